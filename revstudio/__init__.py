@@ -1,0 +1,39 @@
+"""revstudio: a studio for memory-saving reversible neural networks.
+
+The scripting API (DESIGN section 3) is loaded lazily so that
+``import revstudio`` stays cheap and never imports torch or Qt by itself::
+
+    import revstudio as rs
+    g = rs.load("model.revs")
+    report = rs.check(g)
+    model = rs.compile(g, mode="reversible", device="cpu")
+    src = rs.export(g)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "Graph": ("revstudio.core.graph", "Graph"),
+    "load": ("revstudio.core.project", "load"),
+    "save": ("revstudio.core.project", "save"),
+    "check": ("revstudio.core.check", "check"),
+    "compile": ("revstudio.compiler", "compile"),
+    "export": ("revstudio.codegen", "export"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'revstudio' has no attribute {name!r}")
+
+
+__all__ = ["Graph", "__version__", "check", "compile", "export", "load", "save"]

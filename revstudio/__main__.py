@@ -1,0 +1,5 @@
+import sys
+
+from revstudio.cli import main
+
+sys.exit(main())

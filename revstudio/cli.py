@@ -1,0 +1,96 @@
+"""``revstudio ...``: the command line (DESIGN section 6).
+
+``revstudio [FILE]`` opens the editor; the subcommands run headless. Each
+subcommand lives in ``revstudio.clicmd.<name>`` and provides
+``add_arguments(parser)`` and ``run(args) -> int``. Exit codes: 0 success,
+1 the graph or check failed, 2 bad usage or an unreadable file. No traceback
+reaches the user.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from typing import Sequence
+
+SUBCOMMANDS: dict[str, str] = {
+    "check": "shapes, parameters, regions, diagnostics and a memory estimate",
+    "gradcheck": "compare reversible and standard gradients on one batch",
+    "memory": "measure peak memory of one training step per mode",
+    "train": "train a project",
+    "export": "write standalone PyTorch code",
+}
+
+
+class CliError(Exception):
+    """A user error: printed as one line, exit code 2 (usage/unreadable) unless given."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 too; keep its wording
+        raise CliError(f"{self.prog}: {message}")
+
+
+def _build_parser(name: str) -> tuple[argparse.ArgumentParser, object]:
+    module = importlib.import_module(f"revstudio.clicmd.{name}")
+    parser = _Parser(prog=f"revstudio {name}", description=SUBCOMMANDS[name])
+    module.add_arguments(parser)  # type: ignore[attr-defined]
+    return parser, module
+
+
+def _usage() -> str:
+    lines = ["usage: revstudio [FILE]            open the editor", "       revstudio COMMAND ...", ""]
+    lines += [f"  {name:<10} {text}" for name, text in SUBCOMMANDS.items()]
+    lines += ["", "Run 'revstudio COMMAND --help' for a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    wants_json = "--json" in args
+    try:
+        if args and args[0] in SUBCOMMANDS:
+            name = args.pop(0)
+            parser, module = _build_parser(name)
+            ns = parser.parse_args(args)
+            return int(module.run(ns))  # type: ignore[attr-defined]
+        if args and args[0] in ("-h", "--help"):
+            print(_usage())
+            return 0
+        if args and args[0] == "--version":
+            from revstudio import __version__
+
+            print(__version__)
+            return 0
+        if len(args) > 1 or (args and args[0].startswith("-")):
+            raise CliError(f"unknown command {args[0]!r}\n{_usage()}")
+        from revstudio.qt.app import run_app  # imports Qt only when the GUI is wanted
+
+        return int(run_app(args[0] if args else None))
+    except CliError as exc:
+        _report(str(exc), exc.code, wants_json)
+        return exc.code
+    except SystemExit as exc:  # --help from argparse
+        return int(exc.code or 0) if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:
+        _report("interrupted", 1, wants_json)
+        return 1
+    except Exception as exc:  # last line of defence: a bug, but still no traceback
+        _report(f"internal error: {type(exc).__name__}: {exc} (please report this)", 1, wants_json)
+        return 1
+
+
+def _report(message: str, code: int, wants_json: bool) -> None:
+    if wants_json:
+        print(json.dumps({"error": message, "exit_code": code}))
+    else:
+        print(f"revstudio: {message}", file=sys.stderr)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,269 @@
+"""The document's facts: nodes, edges and groups, with primitive mutators.
+
+A :class:`Graph` is a thin store. Each mutator changes one fact and emits an
+event (``node_added``, ``edge_removed``, ...) followed by ``changed``; views and
+derived passes (shapes, regions) observe those events. Queries such as
+``check_connect`` never mutate. Undoable edits live in ``commands``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from .events import Event
+
+ID_PATTERN = re.compile(r"^[^\s.][^\s.]{0,63}$")
+
+
+class GraphError(ValueError):
+    """A primitive edit is not possible; the message says why."""
+
+
+@dataclass(frozen=True, order=True)
+class PortRef:
+    node: str
+    port: str
+
+    @classmethod
+    def parse(cls, text: str) -> "PortRef":
+        if not isinstance(text, str) or "." not in text:
+            raise GraphError(f"port reference {text!r} must look like 'node.port'")
+        node, _, port = text.rpartition(".")
+        if not node or not port:
+            raise GraphError(f"port reference {text!r} must look like 'node.port'")
+        return cls(node, port)
+
+    def __str__(self) -> str:
+        return f"{self.node}.{self.port}"
+
+
+@dataclass(frozen=True, order=True)
+class Edge:
+    src: PortRef
+    dst: PortRef
+
+    def to_json(self) -> list[str]:
+        return [str(self.src), str(self.dst)]
+
+    def __str__(self) -> str:
+        return f"{self.src} -> {self.dst}"
+
+
+@dataclass
+class Node:
+    id: str
+    type: str
+    params: dict[str, Any] = field(default_factory=dict)  # explicitly set values only
+    pos: tuple[float, float] = (0.0, 0.0)
+
+    def copy(self) -> "Node":
+        return Node(self.id, self.type, dict(self.params), tuple(self.pos))  # type: ignore[arg-type]
+
+
+class Graph:
+    """Nodes, edges and named sub-graphs (groups) of a project."""
+
+    def __init__(self, name: str = "untitled") -> None:
+        self.name = name
+        self.nodes: dict[str, Node] = {}
+        self.edges: list[Edge] = []
+        self.groups: dict[str, Graph] = {}
+        self.training: dict[str, Any] = {}
+        self.view: dict[str, Any] = {}
+        self.node_added = Event("node_added")        # (node)
+        self.node_removed = Event("node_removed")    # (node)
+        self.edge_added = Event("edge_added")        # (edge)
+        self.edge_removed = Event("edge_removed")    # (edge)
+        self.param_changed = Event("param_changed")  # (node, name, old, new)
+        self.node_moved = Event("node_moved")        # (node, old_pos, new_pos)
+        self.group_changed = Event("group_changed")  # (name, old_graph|None, new_graph|None)
+        self.changed = Event("changed")              # () after any of the above
+
+    # ---- queries -------------------------------------------------------
+    def node(self, node_id: str) -> Node:
+        try:
+            return self.nodes[node_id]
+        except KeyError:
+            raise GraphError(f"there is no node {node_id!r}") from None
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self.nodes
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(list(self.nodes.values()))
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def edges_of(self, node_id: str) -> list[Edge]:
+        return [e for e in self.edges if e.src.node == node_id or e.dst.node == node_id]
+
+    def edges_into(self, node_id: str, port: str | None = None) -> list[Edge]:
+        return [e for e in self.edges if e.dst.node == node_id and (port is None or e.dst.port == port)]
+
+    def edges_from(self, node_id: str, port: str | None = None) -> list[Edge]:
+        return [e for e in self.edges if e.src.node == node_id and (port is None or e.src.port == port)]
+
+    def unique_id(self, prefix: str) -> str:
+        base = re.sub(r"[\s.]+", "_", prefix.lower()) or "node"
+        if base not in self.nodes:
+            return base
+        i = 1
+        while f"{base}{i}" in self.nodes:
+            i += 1
+        return f"{base}{i}"
+
+    def unique_group_name(self, prefix: str = "group") -> str:
+        i = 1
+        while f"{prefix}{i}" in self.groups:
+            i += 1
+        return f"{prefix}{i}"
+
+    def ports(self, node_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(input ports, output ports) of a node, from its spec; empty if the type is unknown."""
+        from .spec import registry
+
+        node = self.node(node_id)
+        spec = registry.find(node.type)
+        if spec is None:
+            return (), ()
+        params = {**spec.defaults(), **node.params}
+        try:
+            return spec.input_ports(params, self.groups), spec.output_ports(params, self.groups)
+        except Exception:  # a bad param value: ports fall back to none; validation reports it
+            return (), ()
+
+    def check_connect(self, src: PortRef, dst: PortRef) -> str | None:
+        """Why ``src -> dst`` cannot be connected, or None if it can."""
+        if src.node not in self.nodes:
+            return f"there is no node {src.node!r}"
+        if dst.node not in self.nodes:
+            return f"there is no node {dst.node!r}"
+        if src.node == dst.node:
+            return "a node cannot feed itself"
+        if src.port not in self.ports(src.node)[1]:
+            return f"{src.node} has no output port {src.port!r}"
+        if dst.port not in self.ports(dst.node)[0]:
+            return f"{dst.node} has no input port {dst.port!r}"
+        if any(e.src == src and e.dst == dst for e in self.edges):
+            return f"{src} is already connected to {dst}"
+        if self._reaches(dst.node, src.node):
+            return f"connecting {src} to {dst} would make a cycle"
+        return None
+
+    def _reaches(self, start: str, goal: str) -> bool:
+        succ: dict[str, list[str]] = {}
+        for e in self.edges:
+            succ.setdefault(e.src.node, []).append(e.dst.node)
+        stack, seen = [start], {start}
+        while stack:
+            n = stack.pop()
+            if n == goal:
+                return True
+            for m in succ.get(n, ()):
+                if m not in seen:
+                    seen.add(m)
+                    stack.append(m)
+        return False
+
+    # ---- primitive mutators -------------------------------------------
+    def add_node(
+        self,
+        type: str,
+        id: str | None = None,
+        params: dict[str, Any] | None = None,
+        pos: Iterable[float] = (0.0, 0.0),
+    ) -> Node:
+        node_id = id if id is not None else self.unique_id(type)
+        if not isinstance(node_id, str) or not ID_PATTERN.match(node_id):
+            raise GraphError(
+                f"node id {node_id!r} is not allowed: use 1-64 characters without spaces or dots"
+            )
+        if node_id in self.nodes:
+            raise GraphError(f"a node with id {node_id!r} already exists")
+        x, y = pos
+        node = Node(node_id, type, dict(params or {}), (float(x), float(y)))
+        self.insert_node(node)
+        return node
+
+    def insert_node(self, node: Node) -> None:
+        if node.id in self.nodes:
+            raise GraphError(f"a node with id {node.id!r} already exists")
+        self.nodes[node.id] = node
+        self.node_added.emit(node)
+        self.changed.emit()
+
+    def remove_node(self, node_id: str) -> Node:
+        node = self.node(node_id)
+        for edge in self.edges_of(node_id):
+            self.remove_edge(edge)
+        del self.nodes[node_id]
+        self.node_removed.emit(node)
+        self.changed.emit()
+        return node
+
+    def connect(self, src: str | PortRef, dst: str | PortRef) -> Edge:
+        s = src if isinstance(src, PortRef) else PortRef.parse(src)
+        d = dst if isinstance(dst, PortRef) else PortRef.parse(dst)
+        for ref in (s, d):
+            if ref.node not in self.nodes:
+                raise GraphError(f"edge {s} -> {d} names a node {ref.node!r} that does not exist")
+        edge = Edge(s, d)
+        if edge in self.edges:
+            raise GraphError(f"edge {edge} already exists")
+        self.add_edge(edge)
+        return edge
+
+    def add_edge(self, edge: Edge) -> None:
+        self.edges.append(edge)
+        self.edge_added.emit(edge)
+        self.changed.emit()
+
+    def remove_edge(self, edge: Edge) -> None:
+        try:
+            self.edges.remove(edge)
+        except ValueError:
+            raise GraphError(f"there is no edge {edge}") from None
+        self.edge_removed.emit(edge)
+        self.changed.emit()
+
+    def set_param(self, node_id: str, name: str, value: Any) -> Any:
+        """Set a param; ``None`` resets it to the spec's default. Returns the old raw value."""
+        node = self.node(node_id)
+        old = node.params.get(name)
+        if value is None:
+            node.params.pop(name, None)
+        else:
+            node.params[name] = value
+        self.param_changed.emit(node, name, old, value)
+        self.changed.emit()
+        return old
+
+    def move(self, node_id: str, pos: Iterable[float]) -> tuple[float, float]:
+        node = self.node(node_id)
+        old = node.pos
+        x, y = pos
+        node.pos = (float(x), float(y))
+        self.node_moved.emit(node, old, node.pos)
+        self.changed.emit()
+        return old
+
+    def set_group(self, name: str, body: "Graph | None") -> "Graph | None":
+        """Add, replace or (with None) remove a group body. Returns the old one."""
+        old = self.groups.get(name)
+        if body is None:
+            self.groups.pop(name, None)
+        else:
+            self.groups[name] = body
+        self.group_changed.emit(name, old, body)
+        self.changed.emit()
+        return old
+
+    def resolved_params(self, node_id: str) -> dict[str, Any]:
+        """Params with defaults filled in (unvalidated)."""
+        from .spec import registry
+
+        node = self.node(node_id)
+        spec = registry.find(node.type)
+        return {**(spec.defaults() if spec else {}), **node.params}

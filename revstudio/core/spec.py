@@ -1,0 +1,198 @@
+"""Node specifications: each node type is declared once, as a :class:`NodeSpec`.
+
+The palette, inspector, shape inference, validation, compiler and code
+generator all read the same declaration. The registry maps stable type ids
+(and legacy ids, so renamed types keep loading) to specs. Specs hold
+callables: ``infer`` (shapes), ``count_params`` and ``build`` (torch module,
+imported lazily inside the function so the core never imports torch).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence, Union
+
+from .params import Param
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .graph import Graph
+
+ShapeT = tuple[int, ...]
+Groups = Mapping[str, "Graph"]
+PortsRule = Union[Sequence[str], Callable[[Mapping[str, Any], Groups], Sequence[str]]]
+
+
+class ShapeError(Exception):
+    """Raised by ``infer`` when inputs do not fit; names the port if it can."""
+
+    def __init__(self, message: str, port: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.port = port
+
+
+@dataclass
+class InferContext:
+    """What a spec's ``infer``/``count_params`` sees of one node."""
+
+    node_id: str
+    params: Mapping[str, Any]
+    inputs: Mapping[str, ShapeT | None]
+    groups: Groups = field(default_factory=dict)
+    # Infers a group body given shapes for its GroupInput ports; returns output
+    # shapes by GroupOutput port and the body's parameter count. Set by the
+    # shape pass so Group/Repeat/coupling specs can look inside.
+    infer_group: Callable[[str, Mapping[str, ShapeT]], "GroupShapes"] | None = None
+
+    def input(self, port: str = "in") -> ShapeT:
+        shape = self.inputs.get(port)
+        if shape is None:
+            raise ShapeError(f"input {port!r} has no known shape; connect it", port=port)
+        return shape
+
+
+@dataclass
+class GroupShapes:
+    """Result of inferring a group body."""
+
+    outputs: dict[str, ShapeT]
+    parameters: int
+
+
+@dataclass
+class BuildContext:
+    """What a spec's ``build`` sees: resolved params and inferred shapes.
+
+    ``build`` returns an ``nn.Module`` whose ``forward(*inputs)`` takes the
+    input tensors in input-port order (batch first) and returns a tuple of
+    outputs in output-port order. Invertible types also define
+    ``inverse(*outputs) -> tuple`` returning the inputs.
+    """
+
+    node_id: str
+    params: Mapping[str, Any]
+    in_shapes: Sequence[ShapeT]
+    out_shapes: Sequence[ShapeT]
+    groups: Groups = field(default_factory=dict)
+    # Builds a group body into a module (set by the compiler).
+    build_group: Callable[[str], Any] | None = None
+
+
+def _ports(rule: PortsRule, params: Mapping[str, Any], groups: Groups) -> tuple[str, ...]:
+    if callable(rule):
+        return tuple(rule(params, groups))
+    return tuple(rule)
+
+
+def numbered(prefix: str, count: int) -> tuple[str, ...]:
+    """``in0, in1, ...``: the names of variadic ports."""
+    return tuple(f"{prefix}{i}" for i in range(count))
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """The one declaration of a node type."""
+
+    type_id: str
+    category: str
+    help: str
+    params: Mapping[str, Param]
+    inputs: PortsRule
+    outputs: PortsRule
+    infer: Callable[[InferContext], dict[str, ShapeT]]
+    count_params: Callable[[InferContext], int] | None = None
+    build: Callable[[BuildContext], Any] | None = None
+    invertible: bool = False
+    key_params: tuple[str, ...] = ()
+    legacy_ids: tuple[str, ...] = ()
+    title: str = ""
+
+    def input_ports(self, params: Mapping[str, Any], groups: Groups | None = None) -> tuple[str, ...]:
+        return _ports(self.inputs, params, groups or {})
+
+    def output_ports(self, params: Mapping[str, Any], groups: Groups | None = None) -> tuple[str, ...]:
+        return _ports(self.outputs, params, groups or {})
+
+    def defaults(self) -> dict[str, Any]:
+        return {name: p.default for name, p in self.params.items()}
+
+    @property
+    def display_name(self) -> str:
+        return self.title or self.type_id
+
+
+class UnknownNodeType(KeyError):
+    def __init__(self, type_id: str) -> None:
+        super().__init__(type_id)
+        self.type_id = type_id
+
+    def __str__(self) -> str:
+        return f"unknown node type {self.type_id!r}"
+
+
+class Registry:
+    """Type id -> spec, with legacy ids mapped to their current spec."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, NodeSpec] = {}
+        self._legacy: dict[str, str] = {}
+
+    def register(self, spec: NodeSpec) -> NodeSpec:
+        if spec.type_id in self._specs:
+            raise ValueError(f"node type {spec.type_id!r} is declared twice")
+        self._specs[spec.type_id] = spec
+        for old in spec.legacy_ids:
+            self._legacy[old] = spec.type_id
+        return spec
+
+    def get(self, type_id: str) -> NodeSpec:
+        _ensure_catalog()
+        spec = self._specs.get(type_id) or self._specs.get(self._legacy.get(type_id, ""))
+        if spec is None:
+            raise UnknownNodeType(type_id)
+        return spec
+
+    def find(self, type_id: str) -> NodeSpec | None:
+        try:
+            return self.get(type_id)
+        except UnknownNodeType:
+            return None
+
+    def canonical(self, type_id: str) -> str:
+        return self.get(type_id).type_id
+
+    def __contains__(self, type_id: object) -> bool:
+        return isinstance(type_id, str) and self.find(type_id) is not None
+
+    def __iter__(self) -> Iterator[NodeSpec]:
+        _ensure_catalog()
+        return iter(list(self._specs.values()))
+
+    def categories(self) -> dict[str, list[NodeSpec]]:
+        out: dict[str, list[NodeSpec]] = {}
+        for spec in self:
+            out.setdefault(spec.category, []).append(spec)
+        return out
+
+
+registry = Registry()
+_loading = False
+
+
+def _ensure_catalog() -> None:
+    """Import the built-in catalog on first use (it registers itself)."""
+    global _loading
+    if _loading or registry._specs:
+        return
+    _loading = True
+    try:
+        import revstudio.nodes  # noqa: F401  (registers the v1 catalog)
+    finally:
+        _loading = False
+
+
+def register(spec: NodeSpec) -> NodeSpec:
+    return registry.register(spec)
+
+
+def get_spec(type_id: str) -> NodeSpec:
+    return registry.get(type_id)

@@ -1,0 +1,1 @@
+"""The built-in node catalog (DESIGN section 4): one NodeSpec per type."""
