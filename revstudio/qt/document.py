@@ -1,0 +1,118 @@
+"""The open document: one project graph, its one undo stack, its derived analysis.
+
+Every user edit is a core ``Command`` pushed through :meth:`Document.push`,
+which wraps it in a ``QUndoCommand`` on the document's single ``QUndoStack``.
+After each edit the derived analysis (shapes, diagnostics, regions, memory
+estimate) is recomputed once, coalesced on the event loop, and announced with
+``analysisChanged``. Views observe the graph's events; they never keep a second
+copy of the truth.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from revstudio.core.commands import Command
+from revstudio.core.graph import Graph
+
+
+class _QtCommand(QUndoCommand):
+    """Adapts a pure-Python core command to ``QUndoStack``."""
+
+    _ids: dict[Any, int] = {}
+
+    def __init__(self, cmd: Command) -> None:
+        super().__init__(cmd.text)
+        self.cmd = cmd
+        self._first = True
+
+    def redo(self) -> None:
+        # QUndoStack.push calls redo(); the command applies itself there.
+        self.cmd.do()
+
+    def undo(self) -> None:
+        self.cmd.undo()
+
+    def id(self) -> int:
+        key = self.cmd.merge_id()
+        if key is None:
+            return -1
+        return self._ids.setdefault(key, len(self._ids) + 1)
+
+    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt API
+        return isinstance(other, _QtCommand) and self.cmd.merge(other.cmd)
+
+
+class Document(QObject):
+    """A project graph + path + undo stack + derived analysis."""
+
+    analysisChanged = Signal()      # the derived report was recomputed
+    pathChanged = Signal(str)
+    dirtyChanged = Signal(bool)
+    graphReplaced = Signal()        # a new graph object (new/open/restore)
+
+    def __init__(self, graph: Graph | None = None, path: str | None = None, parent: QObject | None = None):
+        super().__init__(parent)
+        self.graph = graph if graph is not None else Graph()
+        self.path = path
+        self.undo_stack = QUndoStack(self)
+        self.undo_stack.cleanChanged.connect(lambda clean: self.dirtyChanged.emit(not clean))
+        self.report: Any = None
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self.recompute)
+        self._watch(self.graph)
+        self.recompute()
+
+    # ---- editing -----------------------------------------------------
+    def push(self, cmd: Command) -> None:
+        """Apply an edit as one undoable step."""
+        self.undo_stack.push(_QtCommand(cmd))
+
+    def _watch(self, graph: Graph) -> None:
+        graph.changed.sub(self.schedule_recompute)
+        graph.group_changed.sub(self._on_group_changed)
+        for body in graph.groups.values():
+            body.changed.sub(self.schedule_recompute)
+
+    def _on_group_changed(self, name: str, old: Graph | None, new: Graph | None) -> None:
+        if old is not None:
+            old.changed.unsub(self.schedule_recompute)
+        if new is not None:
+            new.changed.sub(self.schedule_recompute)
+
+    def schedule_recompute(self) -> None:
+        self._timer.start()
+
+    def recompute(self) -> None:
+        """Recompute shapes, diagnostics, regions and the memory estimate."""
+        self._timer.stop()
+        try:
+            from revstudio.diagnostics.check import full_check
+        except ImportError:  # backend not there yet: shapes and diagnostics only
+            from revstudio.core.check import check as full_check
+        self.report = full_check(self.graph)
+        self.analysisChanged.emit()
+
+    # ---- whole-document changes ------------------------------------
+    def replace_graph(self, graph: Graph, path: str | None = None) -> None:
+        """New/open/restore: a fresh graph and an empty undo stack."""
+        self.graph.changed.unsub(self.schedule_recompute)
+        self.graph = graph
+        self.path = path
+        self.undo_stack.clear()
+        self._watch(graph)
+        self.graphReplaced.emit()
+        self.pathChanged.emit(path or "")
+        self.recompute()
+
+    def is_dirty(self) -> bool:
+        return not self.undo_stack.isClean()
+
+    def mark_saved(self, path: str) -> None:
+        self.path = path
+        self.undo_stack.setClean()
+        self.pathChanged.emit(path)
