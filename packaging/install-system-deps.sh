@@ -4,6 +4,7 @@
 set -e
 need=""
 command -v Xvfb >/dev/null 2>&1 || need=1
+command -v xdotool >/dev/null 2>&1 || need=1
 [ -e /usr/lib/x86_64-linux-gnu/libxcb-icccm.so.4 ] || [ -e /usr/lib/aarch64-linux-gnu/libxcb-icccm.so.4 ] || need=1
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" != "0" ] || ! command -v apt-get >/dev/null 2>&1; then
@@ -16,4 +17,4 @@ apt-get install -y -qq --no-install-recommends \
     xvfb xauth libxkbcommon-x11-0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 \
     libxcb-render-util0 libxcb-xinerama0 libxcb-randr0 libxcb-shape0 libxcb-xfixes0 \
     libxcb-cursor0 libxcb-xkb1 libxcb-sync1 libxcb-render0 libxcb-shm0 libxcb1 \
-    libegl1 libgl1 libfontconfig1 libdbus-1-3 fonts-dejavu-core >/dev/null
+    libegl1 libgl1 libfontconfig1 libdbus-1-3 fonts-dejavu-core xdotool >/dev/null

@@ -9,6 +9,7 @@ copy of the truth.
 """
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -18,15 +19,20 @@ from revstudio.core.commands import Command
 from revstudio.core.graph import Graph
 
 
+log = logging.getLogger("revstudio")
+
+
 class _QtCommand(QUndoCommand):
     """Adapts a pure-Python core command to ``QUndoStack``."""
 
     _ids: dict[Any, int] = {}
 
-    def __init__(self, cmd: Command) -> None:
+    def __init__(self, cmd: Command, session: int = 0) -> None:
         super().__init__(cmd.text)
         self.cmd = cmd
-        self._first = True
+        # Merging is limited to one editing session (one focus of one field), so
+        # typing "128" is one undo step but two separate visits stay two steps.
+        self.session = session
 
     def redo(self) -> None:
         # QUndoStack.push calls redo(); the command applies itself there.
@@ -42,7 +48,8 @@ class _QtCommand(QUndoCommand):
         return self._ids.setdefault(key, len(self._ids) + 1)
 
     def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt API
-        return isinstance(other, _QtCommand) and self.cmd.merge(other.cmd)
+        return (isinstance(other, _QtCommand) and other.session == self.session
+                and self.cmd.merge(other.cmd))
 
 
 class Document(QObject):
@@ -60,6 +67,8 @@ class Document(QObject):
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(lambda clean: self.dirtyChanged.emit(not clean))
         self.report: Any = None
+        self.analysis_error: str | None = None
+        self._session = 0
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
@@ -69,8 +78,12 @@ class Document(QObject):
 
     # ---- editing -----------------------------------------------------
     def push(self, cmd: Command) -> None:
-        """Apply an edit as one undoable step."""
-        self.undo_stack.push(_QtCommand(cmd))
+        """Apply an edit as one undoable step (merging with the previous one if allowed)."""
+        self.undo_stack.push(_QtCommand(cmd, self._session))
+
+    def break_merge(self) -> None:
+        """End the current editing session: the next edit starts a new undo step."""
+        self._session += 1
 
     def _watch(self, graph: Graph) -> None:
         graph.changed.sub(self.schedule_recompute)
@@ -94,13 +107,21 @@ class Document(QObject):
             from revstudio.diagnostics.check import full_check
         except ImportError:  # backend not there yet: shapes and diagnostics only
             from revstudio.core.check import check as full_check
-        self.report = full_check(self.graph)
+        try:
+            self.report = full_check(self.graph)
+            self.analysis_error = None
+        except Exception as exc:  # a bug in a pass must not take the editor down
+            log.exception("analysis failed")
+            self.analysis_error = f"analysis failed: {type(exc).__name__}: {exc}"
         self.analysisChanged.emit()
 
     # ---- whole-document changes ------------------------------------
     def replace_graph(self, graph: Graph, path: str | None = None) -> None:
         """New/open/restore: a fresh graph and an empty undo stack."""
         self.graph.changed.unsub(self.schedule_recompute)
+        self.graph.group_changed.unsub(self._on_group_changed)
+        for body in self.graph.groups.values():
+            body.changed.unsub(self.schedule_recompute)
         self.graph = graph
         self.path = path
         self.undo_stack.clear()
@@ -111,6 +132,11 @@ class Document(QObject):
 
     def is_dirty(self) -> bool:
         return not self.undo_stack.isClean()
+
+    def mark_dirty(self) -> None:
+        """The document holds edits that are on no disk (e.g. restored from recovery)."""
+        self.undo_stack.resetClean()
+        self.dirtyChanged.emit(True)
 
     def mark_saved(self, path: str) -> None:
         self.path = path

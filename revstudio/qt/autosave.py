@@ -1,0 +1,176 @@
+"""Crash recovery: the open document is autosaved to a recovery file every 30 s.
+
+One recovery file per open document lives in ``<AppDataLocation>/recovery``
+with a small JSON sidecar naming the document it belongs to. A clean save or
+close removes both; on start, recovery files newer than their document (or
+whose document was never saved) are offered for restoring.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QStandardPaths, QTimer
+
+from revstudio.qt.document import Document
+
+AUTOSAVE_MS = 30_000
+
+
+def default_recovery_dir() -> Path:
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
+    return Path(base or os.path.expanduser("~/.local/share/revstudio")) / "recovery"
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """One recovery file found on disk."""
+
+    file: Path          # the autosaved project text
+    meta: Path          # its sidecar
+    path: str | None    # the document it belongs to (None: never saved)
+    name: str
+    saved: float        # time.time() of the autosave
+
+    def describe(self) -> str:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.saved))
+        what = self.path or f"unsaved project '{self.name}'"
+        return f"{what} (autosaved {when})"
+
+    def discard(self) -> None:
+        for p in (self.file, self.meta):
+            try:
+                p.unlink()
+            except OSError:
+                pass
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class RecoveryStore:
+    """The folder of recovery files."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = Path(folder) if folder is not None else default_recovery_dir()
+
+    def key_for(self, path: str | None, token: str) -> str:
+        if path:
+            return hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:16]
+        return f"untitled-{token}"
+
+    def write(self, key: str, text: str, path: str | None, name: str) -> Path:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        target = self.folder / f"{key}.revs"
+        meta = {"path": os.path.abspath(path) if path else None, "name": name,
+                "saved": time.time(), "pid": os.getpid()}
+        # Write the text before the sidecar so a half-written pair is never offered.
+        _atomic_write(target, text)
+        _atomic_write(self.folder / f"{key}.json", json.dumps(meta))
+        return target
+
+    def remove(self, key: str) -> None:
+        for suffix in (".revs", ".json"):
+            try:
+                (self.folder / f"{key}{suffix}").unlink()
+            except OSError:
+                pass
+
+    def pending(self) -> list[Recovery]:
+        """Recovery files worth offering, newest first; stale ones are removed."""
+        found: list[Recovery] = []
+        if not self.folder.is_dir():
+            return found
+        for meta_path in self.folder.glob("*.json"):
+            file = meta_path.with_suffix(".revs")
+            try:
+                meta = json.loads(meta_path.read_text(encoding="utf-8"))
+                saved = float(meta["saved"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if not file.exists():
+                continue
+            if _pid_alive(int(meta.get("pid", 0))):
+                continue  # belongs to another running revstudio
+            rec = Recovery(file, meta_path, meta.get("path"), str(meta.get("name", "untitled")), saved)
+            if rec.path and os.path.exists(rec.path) and os.path.getmtime(rec.path) >= saved:
+                rec.discard()  # the document was saved after this autosave
+                continue
+            found.append(rec)
+        found.sort(key=lambda r: r.saved, reverse=True)
+        return found
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+class Autosaver(QObject):
+    """Writes the document's recovery file while it has unsaved edits."""
+
+    def __init__(self, document: Document, store: RecoveryStore, interval_ms: int = AUTOSAVE_MS,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.store = store
+        self._token = uuid.uuid4().hex[:12]
+        self._key = store.key_for(document.path, self._token)
+        self.last_error: str | None = None
+        self.timer = QTimer(self)
+        self.timer.setInterval(interval_ms)
+        self.timer.timeout.connect(self.save_now)
+        self.timer.start()
+        document.dirtyChanged.connect(self._on_dirty)
+        document.pathChanged.connect(self._on_path)
+
+    @property
+    def recovery_file(self) -> Path:
+        return self.store.folder / f"{self._key}.revs"
+
+    def save_now(self) -> bool:
+        """Autosave if there are unsaved edits; True if a file was written."""
+        if not self.document.is_dirty():
+            return False
+        from revstudio.core.project import dumps
+
+        try:
+            self.store.write(self._key, dumps(self.document.graph), self.document.path,
+                             self.document.graph.name)
+        except Exception as exc:  # a full disk must not take the editor down
+            self.last_error = f"autosave to {self.store.folder} failed: {exc}"
+            return False
+        self.last_error = None
+        return True
+
+    def discard(self) -> None:
+        """The document was saved or closed cleanly: forget its recovery file."""
+        self.store.remove(self._key)
+
+    def _on_dirty(self, dirty: bool) -> None:
+        if not dirty:
+            self.discard()
+
+    def _on_path(self, path: str) -> None:
+        new = self.store.key_for(path or None, self._token)
+        if new != self._key:
+            self.store.remove(self._key)
+            self._key = new

@@ -1,0 +1,77 @@
+"""Preferences that outlive a session: theme, window layout, recent files.
+
+Everything lives in one ``QSettings`` (INI format, organisation "revstudio")
+so tests can redirect it with ``QSettings.setPath`` to a temporary folder.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSettings
+
+ORGANISATION = "revstudio"
+APPLICATION = "revstudio"
+MAX_RECENT = 10
+
+
+class Settings:
+    """Typed access to the persisted preferences."""
+
+    def __init__(self) -> None:
+        self._s = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANISATION, APPLICATION)
+
+    def file_name(self) -> str:
+        return self._s.fileName()
+
+    def sync(self) -> None:
+        self._s.sync()
+
+    # ---- appearance ---------------------------------------------------
+    @property
+    def theme(self) -> str:
+        value = self._s.value("appearance/theme", "dark")
+        return value if value in ("dark", "light") else "dark"
+
+    @theme.setter
+    def theme(self, value: str) -> None:
+        self._s.setValue("appearance/theme", value)
+
+    # ---- window layout ------------------------------------------------
+    def save_layout(self, geometry: QByteArray, state: QByteArray) -> None:
+        self._s.setValue("window/geometry", geometry)
+        self._s.setValue("window/state", state)
+
+    def layout(self) -> tuple[QByteArray | None, QByteArray | None]:
+        geo = self._s.value("window/geometry")
+        state = self._s.value("window/state")
+        return (geo if isinstance(geo, QByteArray) else None, state if isinstance(state, QByteArray) else None)
+
+    # ---- recent files -------------------------------------------------
+    def recent_files(self) -> list[str]:
+        value: Any = self._s.value("files/recent", [])
+        if isinstance(value, str):  # QSettings returns a lone entry as a plain string
+            value = [value]
+        return [str(v) for v in (value or []) if v]
+
+    def add_recent(self, path: str) -> list[str]:
+        path = os.path.abspath(path)
+        recent = [p for p in self.recent_files() if p != path]
+        recent.insert(0, path)
+        del recent[MAX_RECENT:]
+        self._s.setValue("files/recent", recent)
+        return recent
+
+    def remove_recent(self, path: str) -> list[str]:
+        recent = [p for p in self.recent_files() if p != os.path.abspath(path)]
+        self._s.setValue("files/recent", recent)
+        return recent
+
+    def clear_recent(self) -> None:
+        self._s.setValue("files/recent", [])
+
+    def last_dir(self) -> str:
+        return str(self._s.value("files/last_dir", os.path.expanduser("~")))
+
+    def set_last_dir(self, path: str) -> None:
+        self._s.setValue("files/last_dir", os.path.dirname(os.path.abspath(path)))

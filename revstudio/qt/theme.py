@@ -1,0 +1,122 @@
+"""Dark and light themes: a Fusion palette, a stylesheet and tinted line icons.
+
+Icons are single-colour SVGs drawn with ``currentColor``; :func:`icon` renders
+them in the theme's foreground so one file serves both themes. Stylesheets
+live in ``resources/styles/<theme>.qss`` next to the icons.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QRectF, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
+from PySide6.QtWidgets import QApplication
+
+RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+THEMES = ("dark", "light")
+
+
+@dataclass(frozen=True)
+class Colors:
+    window: str
+    base: str
+    alt_base: str
+    text: str
+    muted: str
+    accent: str
+    error: str
+    warning: str
+    ok: str
+    border: str
+
+
+DARK = Colors("#1e2128", "#16181d", "#22262e", "#dfe3ea", "#8a93a3", "#5b8cff",
+              "#ff6b6b", "#f5b84c", "#4cc38a", "#2c313b")
+LIGHT = Colors("#f4f5f8", "#ffffff", "#eef0f4", "#1d2330", "#6a7385", "#3567e8",
+               "#d63b3b", "#b97a0b", "#1f9d62", "#d6dae2")
+
+_current = "dark"
+
+
+def colors(theme: str | None = None) -> Colors:
+    return DARK if (theme or _current) == "dark" else LIGHT
+
+
+def current() -> str:
+    return _current
+
+
+def _palette(c: Colors) -> QPalette:
+    p = QPalette()
+    role = QPalette.ColorRole
+    for r, value in (
+        (role.Window, c.window), (role.WindowText, c.text), (role.Base, c.base),
+        (role.AlternateBase, c.alt_base), (role.Text, c.text), (role.Button, c.alt_base),
+        (role.ButtonText, c.text), (role.ToolTipBase, c.base), (role.ToolTipText, c.text),
+        (role.Highlight, c.accent), (role.HighlightedText, "#ffffff"), (role.Link, c.accent),
+        (role.PlaceholderText, c.muted), (role.Mid, c.border), (role.Dark, c.border),
+    ):
+        p.setColor(r, QColor(value))
+    disabled = QPalette.ColorGroup.Disabled
+    for r in (role.Text, role.WindowText, role.ButtonText):
+        p.setColor(disabled, r, QColor(c.muted))
+    return p
+
+
+def stylesheet(theme: str) -> str:
+    """The theme's stylesheet with ``@name`` colour tokens substituted."""
+    path = RESOURCES / "styles" / f"{theme}.qss"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:  # a broken install still gets a usable (unstyled) window
+        return ""
+    c = colors(theme)
+    # Longest names first so "@alt_base" is not eaten by "@base".
+    for name in sorted(c.__dataclass_fields__, key=len, reverse=True):
+        text = text.replace(f"@{name}", getattr(c, name))
+    return text
+
+
+def apply_theme(app: QApplication, theme: str) -> None:
+    """Switch the whole application to ``theme`` ("dark" or "light")."""
+    global _current
+    _current = theme if theme in THEMES else "dark"
+    app.setStyle("Fusion")
+    app.setPalette(_palette(colors()))
+    app.setStyleSheet(stylesheet(_current))
+    _icon.cache_clear()
+
+
+def icon(name: str, color: str | None = None) -> QIcon:
+    """A line icon from ``resources/icons/<name>.svg`` tinted for the current theme."""
+    return _icon(name, color or colors().text, _current)
+
+
+@lru_cache(maxsize=256)
+def _icon(name: str, color: str, _theme: str) -> QIcon:
+    from PySide6.QtSvg import QSvgRenderer  # only needed once icons are drawn
+
+    path = RESOURCES / "icons" / f"{name}.svg"
+    try:
+        svg = path.read_text(encoding="utf-8").replace("currentColor", color)
+    except OSError:
+        return QIcon()
+    renderer = QSvgRenderer(QByteArray(svg.encode()))
+    result = QIcon()
+    ratio = QGuiApplication.instance().devicePixelRatio() if QGuiApplication.instance() else 1.0
+    for size in (16, 20, 24, 32, 48):
+        pm = QPixmap(int(size * ratio), int(size * ratio))
+        pm.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(pm)
+        renderer.render(painter, QRectF(0, 0, pm.width(), pm.height()))
+        painter.end()
+        pm.setDevicePixelRatio(ratio)
+        result.addPixmap(pm)
+    return result
+
+
+def app_icon() -> QIcon:
+    path = RESOURCES / "icons" / "revstudio.svg"
+    return QIcon(str(path)) if path.exists() else QIcon()
