@@ -1,0 +1,107 @@
+"""The check report: shapes, parameter counts and diagnostics derived from a graph.
+
+``check(graph)`` is a pure query: it stores nothing in the graph and is rerun
+after every edit. It validates structure and params (``validate.py``), infers
+shapes in topological order (``shapes.py``) and returns a :class:`Report`;
+``revstudio.diagnostics.check.full_check`` later adds regions and a memory estimate.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diagnostics import Diagnostic
+from .graph import Graph, GraphError, PortRef
+from .shapes import Analysis, GroupInferer, NodeInfo, analyse_graph, fmt_shape
+from .spec import Registry, ShapeT
+from .spec import registry as default_registry
+
+__all__ = ["NodeInfo", "Report", "check", "fmt_shape"]
+
+
+@dataclass
+class Report:
+    """Everything the check found; see docs/architecture.md ("The check report")."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    nodes: dict[str, NodeInfo] = field(default_factory=dict)
+    parameters: int = 0
+    order: list[str] = field(default_factory=list)
+    regions: list[Any] = field(default_factory=list)       # filled by full_check
+    near_misses: list[Diagnostic] = field(default_factory=list)
+    estimate: Any = None                                    # filled by full_check
+    # Body analyses by group name (shapes seen at the group's first use), so a
+    # group's canvas tab can show shapes and errors inside it.
+    groups: dict[str, Report] = field(default_factory=dict)
+
+    @property
+    def valid(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "warning"]
+
+    def for_node(self, node_id: str) -> list[Diagnostic]:
+        """Diagnostics about one node (the canvas outlines it, the inspector lists them)."""
+        return [d for d in self.diagnostics if d.node == node_id]
+
+    def shape(self, ref: str | PortRef) -> ShapeT | None:
+        """The inferred shape at ``"node.port"`` (an output, or a connected input), or None."""
+        try:
+            port = ref if isinstance(ref, PortRef) else PortRef.parse(ref)
+        except GraphError:
+            return None
+        info = self.nodes.get(port.node)
+        if info is None:
+            return None
+        if port.port in info.outputs:
+            return info.outputs[port.port]
+        return info.inputs.get(port.port)
+
+    def to_json(self) -> dict[str, Any]:
+        """The object printed by ``revstudio check --json``."""
+        out: dict[str, Any] = {
+            "valid": self.valid,
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+            "nodes": {
+                nid: {
+                    "type": info.type,
+                    "outputs": {p: list(s) for p, s in info.outputs.items()},
+                    "parameters": info.parameters,
+                }
+                for nid, info in self.nodes.items()
+            },
+            "parameters": self.parameters,
+        }
+        if self.regions:
+            out["regions"] = [r.to_json() for r in self.regions]
+        if self.estimate is not None:
+            out["estimate"] = self.estimate.to_json()
+        return out
+
+
+def _report(analysis: Analysis) -> Report:
+    return Report(
+        diagnostics=list(analysis.diagnostics),
+        nodes=analysis.nodes,
+        parameters=analysis.parameters,
+        order=analysis.order,
+    )
+
+
+def check(graph: Graph, registry: Registry | None = None) -> Report:
+    """Validate ``graph`` and infer every shape and parameter count it can.
+
+    Never raises on a loaded graph: every problem becomes a diagnostic naming
+    the node and port. Linear in nodes + edges (group bodies are memoised on
+    their input shapes).
+    """
+    inferer = GroupInferer(graph.groups, registry or default_registry)
+    report = _report(analyse_graph(graph, inferer))
+    report.groups = {name: _report(body) for name, body in inferer.bodies.items()}
+    return report

@@ -1,0 +1,269 @@
+"""Shape inference: walk the nodes in topological order calling each spec's ``infer``.
+
+The second half of the check pass (FrEIA ``output_dims``, torch.fx ``ShapeProp``
+style). A node whose inputs are unknown because something upstream failed gets
+no shape and no diagnostic of its own, so one mistake is reported once while
+every unrelated node still gets its shapes. Group bodies are inferred through
+:class:`GroupInferer`, memoised on (group, input shapes).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diagnostics import Diagnostic, error, warning
+from .graph import Graph
+from .spec import GroupShapes, InferContext, Registry, ShapeError, ShapeT
+from .validate import (
+    BROKEN,
+    GROUP_INPUT,
+    GROUP_OUTPUT,
+    NodeState,
+    analyse_structure,
+    group_refs,
+    recursive_groups,
+)
+
+MAX_GROUP_DEPTH = 32  # deeper nesting is a mistake, and it keeps recursion bounded
+
+
+@dataclass
+class NodeInfo:
+    """What the check found out about one node."""
+
+    type: str
+    inputs: dict[str, ShapeT | None] = field(default_factory=dict)
+    outputs: dict[str, ShapeT] = field(default_factory=dict)
+    parameters: int = 0
+    ok: bool = False  # shapes and parameters were inferred
+
+
+@dataclass
+class Analysis:
+    """Shapes and diagnostics of one graph (the project or a group body)."""
+
+    nodes: dict[str, NodeInfo]
+    diagnostics: list[Diagnostic]
+    order: list[str]
+    parameters: int
+    group_outputs: dict[str, ShapeT] = field(default_factory=dict)
+
+
+def fmt_shape(shape: ShapeT | None) -> str:
+    """8x16x16, or ? when unknown."""
+    if shape is None:
+        return "?"
+    return "x".join(str(d) for d in shape) if shape else "scalar"
+
+
+def _shape_key(shapes: Mapping[str, Any]) -> tuple[tuple[str, ShapeT | None], ...]:
+    return tuple(sorted((str(k), None if v is None else tuple(v)) for k, v in shapes.items()))
+
+
+class GroupInferer:
+    """``InferContext.infer_group``: infers group bodies, memoised, refusing recursion."""
+
+    def __init__(self, groups: Mapping[str, Graph], registry: Registry) -> None:
+        self.groups = groups
+        self.registry = registry
+        self.recursive = recursive_groups(groups, registry)
+        self.active: list[str] = []
+        self._cache: dict[Any, GroupShapes | ShapeError] = {}
+        self.bodies: dict[str, Analysis] = {}  # first analysis of each body, for group tabs
+
+    def __call__(self, name: str, shapes: Mapping[str, ShapeT]) -> GroupShapes:
+        if name not in self.groups:
+            known = ", ".join(sorted(self.groups)) or "none"
+            raise ShapeError(f"there is no group {name!r} (groups: {known}); pick an existing group")
+        if name in self.recursive or name in self.active:
+            path = " -> ".join(self.recursive.get(name) or [*self.active, name])
+            raise ShapeError(
+                f"group {name!r} contains itself ({path}); a group cannot use the group it is "
+                "inside: remove that Group node from the body"
+            )
+        if len(self.active) >= MAX_GROUP_DEPTH:
+            raise ShapeError(f"groups are nested more than {MAX_GROUP_DEPTH} deep; flatten some of them")
+        key = (name, _shape_key(shapes))
+        cached = self._cache.get(key)
+        if cached is None:
+            self.active.append(name)
+            try:
+                body = analyse_graph(self.groups[name], self, provided=dict(shapes))
+            finally:
+                self.active.pop()
+            self.bodies.setdefault(name, body)
+            cached = _group_result(name, body)
+            self._cache[key] = cached
+        if isinstance(cached, ShapeError):
+            raise ShapeError(cached.message, cached.port)
+        return GroupShapes(dict(cached.outputs), cached.parameters)
+
+
+def _group_result(name: str, body: Analysis) -> GroupShapes | ShapeError:
+    errors = [d for d in body.diagnostics if d.severity == "error"]
+    if not errors:
+        return GroupShapes(dict(body.group_outputs), body.parameters)
+    first = errors[0]
+    where = f"node {first.node!r}" if first.node else "the body"
+    if first.port:
+        where += f" port {first.port!r}"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return ShapeError(f"group {name!r} has errors: {where}: {first.message}{more}; open the group to fix it")
+
+
+def _check_outputs(state: NodeState, result: Any) -> dict[str, ShapeT]:
+    """Normalise what ``infer`` returned and make sure it is a shape per output port."""
+    if not isinstance(result, Mapping):
+        raise ShapeError(f"{state.type_id} returned {result!r} instead of shapes by port (a bug in the spec)")
+    out: dict[str, ShapeT] = {}
+    for port in state.outputs:
+        shape = result.get(port)
+        if shape is None:
+            raise ShapeError(f"no shape was inferred for output {port!r} (a bug in the spec)", port)
+        dims = tuple(shape)
+        if not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+            raise ShapeError(f"output {port!r} got a non-integer shape {dims!r} (a bug in the spec)", port)
+        if any(d <= 0 for d in dims):
+            raise ShapeError(
+                f"output {port!r} would be {fmt_shape(dims)}, which is empty: the input is too small for "
+                "these parameters; use a larger input or smaller kernel/stride",
+                port,
+            )
+        out[port] = dims
+    return out
+
+
+def analyse_graph(
+    graph: Graph, inferer: GroupInferer, provided: Mapping[str, ShapeT] | None = None
+) -> Analysis:
+    """Check one graph. ``provided`` holds the GroupInput shapes when ``graph`` is a body."""
+    st = analyse_structure(graph, inferer.groups, inferer.registry)
+    diags = st.diagnostics
+    infos = {nid: NodeInfo(s.type_id) for nid, s in st.states.items()}
+    group_outputs: dict[str, ShapeT] = {}
+    total = 0
+    for nid, state in st.states.items():
+        if state.spec is None or state.failed:
+            continue
+        for pname, gname in group_refs(state.spec, state.params):
+            if gname in inferer.recursive:
+                path = " -> ".join(inferer.recursive[gname])
+                diags.append(error(
+                    nid,
+                    f"parameter {pname!r}: group {gname!r} contains itself ({path}); a group cannot use "
+                    "the group it is inside: remove that Group node from the body",
+                ))
+                state.failed = True
+    for nid in st.order:
+        state = st.states[nid]
+        if state.failed:
+            continue
+        info = infos[nid]
+        spec = state.spec
+        assert spec is not None  # resolve_node marks unknown types as failed
+        if spec.type_id == GROUP_INPUT:
+            port = str(state.params.get("port", "in"))
+            if provided is None:
+                diags.append(error(nid, "a GroupInput only belongs inside a group body; use an Input node here"))
+            elif provided.get(port) is None:
+                diags.append(error(nid, f"the Group node passes nothing to group input {port!r}; connect it"))
+            else:
+                info.outputs = {p: tuple(provided[port]) for p in state.outputs or ("out",)}
+                info.ok = True
+            continue
+        if spec.type_id == GROUP_OUTPUT and provided is None:
+            diags.append(error(nid, "a GroupOutput only belongs inside a group body; use an Output node here"))
+            continue
+
+        ins: dict[str, ShapeT | None] = {}
+        missing: list[str] = []
+        blocked = False
+        srcs = st.sources.get(nid, {})
+        for port in state.inputs:
+            src = srcs.get(port)
+            if src is None:
+                missing.append(port)
+                ins[port] = None
+            elif src is BROKEN:
+                blocked = True
+                ins[port] = None
+            else:
+                shape = infos[src.node].outputs.get(src.port)
+                ins[port] = shape
+                blocked = blocked or shape is None
+        info.inputs = ins
+        for port in missing:
+            diags.append(error(
+                nid,
+                f"input {port!r} is not connected, so its shape is unknown; connect an output to it",
+                port=port,
+            ))
+        if missing or blocked:
+            continue  # upstream already reported why; stay quiet here
+
+        if spec.type_id == GROUP_OUTPUT:
+            port = str(state.params.get("port", "out"))
+            if port in group_outputs:
+                diags.append(error(nid, f"two GroupOutput nodes use port {port!r}; give each a different port"))
+                continue
+            group_outputs[port] = ins.get("in") or next(iter(ins.values()))  # type: ignore[assignment]
+            info.ok = True
+            continue
+
+        ctx = InferContext(nid, state.params, ins, inferer.groups, infer_group=inferer)
+        try:
+            info.outputs = _check_outputs(state, spec.infer(ctx))
+            info.parameters = int(spec.count_params(ctx)) if spec.count_params else 0
+        except ShapeError as exc:
+            info.outputs = {}
+            diags.append(error(nid, exc.message, port=exc.port))
+            continue
+        except RecursionError:
+            info.outputs = {}
+            diags.append(error(nid, "groups nest too deeply to infer; flatten some of them"))
+            continue
+        except Exception as exc:  # a spec bug must not take the whole check down
+            info.outputs = {}
+            diags.append(error(nid, f"could not infer shapes ({type(exc).__name__}: {exc}); check the parameters"))
+            continue
+        info.ok = True
+        total += info.parameters
+
+    diags += _unused_outputs(st.states, st.used, infos)
+    if provided is None:
+        types = {s.type_id for s in st.states.values()}
+        if "Input" not in types:
+            diags.append(warning(None, "the graph has no Input node; add one so shapes can be inferred"))
+        if "Output" not in types:
+            diags.append(warning(None, "the graph has no Output node; add one to mark what the network returns"))
+    return Analysis(infos, diags, st.order, total, group_outputs)
+
+
+def _unused_outputs(
+    states: Mapping[str, NodeState], used: Mapping[str, set[str]], infos: Mapping[str, NodeInfo]
+) -> list[Diagnostic]:
+    """Warn about computed values nobody reads (only for nodes that worked: no noise)."""
+    out = []
+    for nid, state in states.items():
+        if not infos[nid].ok or not state.outputs:
+            continue
+        reads = used.get(nid, set())
+        unused = [p for p in state.outputs if p not in reads]
+        if not unused:
+            continue
+        if len(unused) == len(state.outputs):
+            out.append(warning(
+                nid,
+                f"nothing reads the output of {nid!r}; connect it to another node or an Output, or delete it",
+                port=unused[0],
+            ))
+            continue
+        for port in unused:
+            out.append(warning(
+                nid,
+                f"output {port!r} is not connected, so its values are thrown away (and the network "
+                "cannot be inverted here); connect it, e.g. to a Concat, or change the node",
+                port=port,
+            ))
+    return out

@@ -1,0 +1,315 @@
+"""Structural validation: node types, parameters, ports, edges, cycles and group references.
+
+The first half of the check pass. It resolves every node against the registry
+once, indexes the edges once and finds every problem that needs no shapes; the
+shape walk (``shapes.py``) then runs over what this pass left usable.
+"""
+from __future__ import annotations
+
+import difflib
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diagnostics import Diagnostic, error
+from .graph import Edge, Graph, Node, PortRef
+from .params import validate_all
+from .spec import NodeSpec, Registry
+
+GROUP_INPUT = "GroupInput"
+GROUP_OUTPUT = "GroupOutput"
+
+
+@dataclass
+class NodeState:
+    """One node as the checker sees it: its spec, validated params and ports."""
+
+    node: Node
+    spec: NodeSpec | None
+    params: dict[str, Any] = field(default_factory=dict)
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    # Ports are only trusted when the type is known and the params are valid;
+    # otherwise edge/port checks would pile noise on a node that is already red.
+    ports_known: bool = False
+    failed: bool = False  # has an error of its own: no shape is inferred for it
+
+    @property
+    def type_id(self) -> str:
+        return self.spec.type_id if self.spec is not None else str(self.node.type)
+
+
+# An input port fed by a source whose port does not exist: connected, shapeless.
+BROKEN = PortRef("", "")
+
+
+@dataclass
+class Structure:
+    """What the structural pass found: usable nodes, one source per input, order."""
+
+    states: dict[str, NodeState]
+    sources: dict[str, dict[str, PortRef]]  # node -> input port -> the one source
+    used: dict[str, set[str]]               # node -> output ports read by someone
+    order: list[str]                        # topological, cycle members omitted
+    cycle_members: set[str]
+    diagnostics: list[Diagnostic]
+
+
+def _suggest(name: str, known: Iterable[str]) -> str:
+    """' (did you mean Conv?)' for near misses, case-insensitively."""
+    by_lower = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.6)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(by_lower[c] for c in close) + "?)"
+
+
+def group_refs(spec: NodeSpec, values: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(param name, group name) for each group a node refers to."""
+    refs = []
+    for name, param in spec.params.items():
+        if param.kind == "group":
+            value = values.get(name, param.default)
+            if isinstance(value, str) and value:
+                refs.append((name, value))
+    return refs
+
+
+def resolve_node(
+    node: Node, registry: Registry, groups: Mapping[str, Graph], diags: list[Diagnostic]
+) -> NodeState:
+    """Look up the spec, validate params and group references, compute ports."""
+    spec = registry.find(node.type) if isinstance(node.type, str) else None
+    if spec is None:
+        types = [s.type_id for s in registry]
+        diags.append(error(
+            node.id,
+            f"unknown node type {node.type!r}{_suggest(str(node.type), types)}; "
+            "change the type or delete the node",
+        ))
+        return NodeState(node, None, failed=True)
+    state = NodeState(node, spec)
+    raw = node.params if isinstance(node.params, dict) else {}
+    if not isinstance(node.params, dict):
+        diags.append(error(node.id, "params must be an object of name: value; fix the file"))
+        state.failed = True
+    values, problems = validate_all(dict(spec.params), raw)
+    for name, message in problems.items():
+        diags.append(error(node.id, f"parameter {name!r}: {message}"))
+        state.failed = True
+    state.params = values
+    for pname, gname in group_refs(spec, values):
+        if gname not in groups:
+            known = ", ".join(sorted(groups)) or "none yet"
+            diags.append(error(
+                node.id,
+                f"parameter {pname!r}: there is no group {gname!r}{_suggest(gname, groups)} "
+                f"(groups: {known}); pick an existing group or create it",
+            ))
+            state.failed = True
+    try:
+        full = {**spec.defaults(), **values}
+        state.inputs = spec.input_ports(full, groups)
+        state.outputs = spec.output_ports(full, groups)
+        state.ports_known = not state.failed
+    except Exception as exc:  # a spec's port rule choked on odd params: report, don't crash
+        diags.append(error(node.id, f"cannot work out this node's ports ({exc}); check its parameters"))
+        state.failed = True
+    return state
+
+
+def recursive_groups(groups: Mapping[str, Graph], registry: Registry) -> dict[str, list[str]]:
+    """Groups that contain themselves, directly or not: name -> cycle path."""
+    succ: dict[str, list[str]] = {}
+    for name, body in groups.items():
+        refs: list[str] = []
+        for node in body.nodes.values():
+            spec = registry.find(node.type) if isinstance(node.type, str) else None
+            if spec is not None and isinstance(node.params, dict):
+                refs += [g for _, g in group_refs(spec, node.params) if g in groups]
+        succ[name] = refs
+    out: dict[str, list[str]] = {}
+    for comp in strongly_connected(list(groups), succ):
+        if len(comp) > 1 or comp[0] in succ.get(comp[0], ()):
+            members = set(comp)
+            for name in comp:
+                out[name] = cycle_path(name, succ, members)
+    return out
+
+
+def strongly_connected(nodes: list[str], succ: Mapping[str, list[str]]) -> list[list[str]]:
+    """Tarjan's algorithm, iterative so hostile files cannot exhaust the stack."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    comps: list[list[str]] = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(succ.get(root, ())))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(succ.get(w, ()))))
+                    advanced = True
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                comps.append(comp)
+    return comps
+
+
+def cycle_path(start: str, succ: Mapping[str, list[str]], members: set[str]) -> list[str]:
+    """A shortest cycle start -> ... -> start inside one strongly connected component."""
+    parent: dict[str, str] = {}
+    queue = deque([start])
+    while queue:
+        v = queue.popleft()
+        for w in succ.get(v, ()):
+            if w == start:
+                path = [v]
+                while path[-1] != start:
+                    path.append(parent[path[-1]])
+                return list(reversed(path)) + [start]
+            if w in members and w not in parent:
+                parent[w] = v
+                queue.append(w)
+    return [start, start]
+
+
+def _topological(ids: list[str], succ: Mapping[str, list[str]], skip: set[str]) -> list[str]:
+    """Kahn's algorithm in node order, so the result reads like the file."""
+    indeg = dict.fromkeys(ids, 0)
+    for v in ids:
+        if v in skip:
+            continue
+        for w in succ.get(v, ()):
+            if w in indeg:
+                indeg[w] += 1
+    queue = deque(v for v in ids if indeg[v] == 0 and v not in skip)
+    order: list[str] = []
+    while queue:
+        v = queue.popleft()
+        order.append(v)
+        for w in succ.get(v, ()):
+            if w in skip:
+                continue
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                queue.append(w)
+    return order
+
+
+def analyse_structure(graph: Graph, groups: Mapping[str, Graph], registry: Registry) -> Structure:
+    """Resolve nodes, index edges once, detect cycles; linear in nodes + edges."""
+    diags: list[Diagnostic] = []
+    states = {nid: resolve_node(node, registry, groups, diags) for nid, node in graph.nodes.items()}
+
+    incoming: dict[str, dict[str, list[Edge]]] = {}
+    broken: dict[str, set[str]] = {}
+    used: dict[str, set[str]] = {}
+    succ: dict[str, list[str]] = {}
+    for edge in graph.edges:
+        src, dst = states.get(edge.src.node), states.get(edge.dst.node)
+        if src is None or dst is None:
+            missing = edge.src.node if src is None else edge.dst.node
+            where = dst if src is None else src
+            diags.append(error(
+                where.node.id if where is not None else None,
+                f"edge {edge} names a node {missing!r} that does not exist; remove the edge",
+            ))
+            continue
+        succ.setdefault(edge.src.node, []).append(edge.dst.node)
+        src_ok = not src.ports_known or edge.src.port in src.outputs
+        dst_ok = not dst.ports_known or edge.dst.port in dst.inputs
+        if not src_ok:
+            diags.append(error(
+                src.node.id,
+                f"edge {edge}: {src.type_id} node {src.node.id!r} has no output port "
+                f"{edge.src.port!r} (it has {_names(src.outputs)}); reconnect or remove the edge",
+                port=edge.src.port,
+            ))
+        if not dst_ok:
+            diags.append(error(
+                dst.node.id,
+                f"edge {edge}: {dst.type_id} node {dst.node.id!r} has no input port "
+                f"{edge.dst.port!r} (it has {_names(dst.inputs)}); reconnect or remove the edge",
+                port=edge.dst.port,
+            ))
+            continue
+        used.setdefault(edge.src.node, set()).add(edge.src.port)
+        incoming.setdefault(edge.dst.node, {}).setdefault(edge.dst.port, []).append(edge)
+        if not src_ok:
+            broken.setdefault(edge.dst.node, set()).add(edge.dst.port)
+
+    sources: dict[str, dict[str, PortRef]] = {}
+    for nid, ports in incoming.items():
+        for port, edges in ports.items():
+            if len(edges) > 1:
+                froms = ", ".join(str(e.src) for e in edges)
+                diags.append(error(
+                    nid,
+                    f"input {port!r} has {len(edges)} edges (from {froms}) but an input takes one; "
+                    "remove all but one, or add a Merge/Concat to combine them",
+                    port=port,
+                ))
+                states[nid].failed = True
+                continue
+            bad = port in broken.get(nid, ())
+            sources.setdefault(nid, {})[port] = BROKEN if bad else edges[0].src
+
+    ids = list(graph.nodes)
+    order = _topological(ids, succ, set())
+    cycle_members: set[str] = set()
+    if len(order) < len(ids):
+        placed = set(order)
+        rest = [v for v in ids if v not in placed]
+        rest_set = set(rest)
+        position = {v: i for i, v in enumerate(ids)}
+        rest_succ = {v: [w for w in succ.get(v, ()) if w in rest_set] for v in rest}
+        for comp in strongly_connected(rest, rest_succ):
+            if len(comp) == 1 and comp[0] not in rest_succ[comp[0]]:
+                continue
+            members = set(comp)
+            first = min(comp, key=position.__getitem__)
+            path = " -> ".join(cycle_path(first, rest_succ, members))
+            for nid in sorted(members, key=position.__getitem__):
+                diags.append(error(
+                    nid,
+                    f"node {nid!r} is part of a cycle ({path}); data must flow one way: "
+                    "remove one of these edges",
+                ))
+            cycle_members |= members
+        order = _topological(ids, succ, cycle_members)
+    return Structure(states, sources, used, order, cycle_members, diags)
+
+
+def _names(ports: Iterable[str]) -> str:
+    names = [repr(p) for p in ports]
+    return ", ".join(names) if names else "no such ports"
