@@ -19,7 +19,7 @@ _LAZY = {
     "Graph": ("revstudio.core.graph", "Graph"),
     "load": ("revstudio.core.project", "load"),
     "save": ("revstudio.core.project", "save"),
-    "check": ("revstudio.core.check", "check"),
+    "check": ("revstudio.diagnostics.check", "full_check"),
     "compile": ("revstudio.compiler", "compile"),
     "export": ("revstudio.codegen", "export"),
 }

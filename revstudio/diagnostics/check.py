@@ -1,0 +1,49 @@
+"""The full check: shapes and diagnostics, reversible regions, and a memory estimate.
+
+``full_check(graph)`` is ``revstudio.check``: what ``revstudio check``, the
+editor's live analysis and the compiler's users see. It is torch-free and
+never raises: when the graph has errors, regions and the estimate are still
+computed for the parts whose shapes are known.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from revstudio.core.check import Report, check
+from revstudio.core.diagnostics import Diagnostic, warning
+from revstudio.core.graph import Graph
+
+from .estimate import estimate
+
+
+def _analyze_regions(graph: Graph, report: Report) -> tuple[list[Any], list[Diagnostic]]:
+    try:
+        from revstudio.compiler.regions import analyze
+    except ImportError:  # a build without the compiler: shapes and estimate still work
+        return [], []
+    try:
+        analysis = analyze(graph, report)
+    except Exception as exc:  # an analysis bug must not hide the rest of the check
+        return [], [warning(None, f"the reversibility analysis failed ({type(exc).__name__}: {exc}); "
+                                  "regions are not shown. Please report this with the project file")]
+    return list(analysis.regions), list(analysis.near_misses)
+
+
+def full_check(graph: Graph, batch: int = 1) -> Report:
+    """Core check + reversible regions (with near-miss warnings) + memory estimate.
+
+    ``batch`` only scales the estimate (shapes exclude the batch dimension).
+    """
+    report = check(graph)
+    regions, near = _analyze_regions(graph, report)
+    report.regions = regions
+    report.near_misses = near
+    known = {(d.node, d.port, d.message) for d in report.diagnostics}
+    report.diagnostics.extend(d for d in near if (d.node, d.port, d.message) not in known)
+    try:
+        report.estimate = estimate(graph, report, regions, batch=batch)
+    except Exception as exc:  # same reasoning: the estimate is advice, never a crash
+        report.estimate = None
+        report.diagnostics.append(warning(
+            None, f"the memory estimate failed ({type(exc).__name__}: {exc}); please report this"))
+    return report

@@ -1,0 +1,344 @@
+"""Static memory estimate from shapes alone, per node and per execution mode.
+
+For each mode ("standard", "reversible", "checkpoint") it counts parameter
+bytes and the activation bytes kept for backward: in standard mode what
+autograd saves for each node type (``save_rules``); inside a reversible region
+only the region's outputs; inside a checkpointed segment only its inputs.
+Each kept tensor is counted once, views resolve to the tensor they view, and
+tensors the caller owns (the inputs) are excluded, as the measurement does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from revstudio.core.graph import Graph, PortRef
+
+from .save_rules import VIEW_TYPES, BodySaves, NodeView, rule_for
+
+MODES = ("standard", "reversible", "checkpoint")
+
+DTYPE_BYTES = {
+    "float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4, "float64": 8, "double": 8,
+}
+
+Value = tuple[str, str]  # (node id, output port); ("", port) = a group input
+
+
+@dataclass
+class NodeEstimate:
+    """One node: its parameter bytes and the activation bytes it accounts for per mode."""
+
+    type: str
+    parameter_bytes: int
+    activation_bytes: dict[str, int]
+    approximate: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": self.type,
+            "parameter_bytes": self.parameter_bytes,
+            "activation_bytes": dict(self.activation_bytes),
+        }
+        if self.approximate:
+            out["approximate"] = True
+        return out
+
+
+@dataclass
+class RegionEstimate:
+    """Activation bytes a reversible region keeps in standard vs reversible mode."""
+
+    standard_bytes: int
+    reversible_bytes: int
+
+    @property
+    def saved_bytes(self) -> int:
+        return max(0, self.standard_bytes - self.reversible_bytes)
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "standard_bytes": self.standard_bytes,
+            "reversible_bytes": self.reversible_bytes,
+            "saved_bytes": self.saved_bytes,
+        }
+
+
+@dataclass
+class MemoryEstimate:
+    """The whole estimate; ``to_json()`` is the ``"estimate"`` of ``check --json``."""
+
+    batch: int
+    dtype: str
+    element_bytes: int
+    nodes: dict[str, NodeEstimate] = field(default_factory=dict)
+    regions: dict[str, RegionEstimate] = field(default_factory=dict)
+
+    def parameter_bytes(self) -> int:
+        return sum(n.parameter_bytes for n in self.nodes.values())
+
+    def activation_bytes(self, mode: str) -> int:
+        return sum(n.activation_bytes[mode] for n in self.nodes.values())
+
+    def totals(self) -> dict[str, dict[str, int]]:
+        params = self.parameter_bytes()
+        out = {}
+        for mode in MODES:
+            act = self.activation_bytes(mode)
+            out[mode] = {"parameter_bytes": params, "activation_bytes": act, "total_bytes": params + act}
+        return out
+
+    def saved_by_region(self, region_id: str) -> int:
+        """Bytes a region saves (the editor labels the region's backdrop with it)."""
+        region = self.regions.get(region_id)
+        return region.saved_bytes if region else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "batch": self.batch,
+            "dtype": self.dtype,
+            "modes": self.totals(),
+            "nodes": {nid: n.to_json() for nid, n in self.nodes.items()},
+            "regions": {rid: r.to_json() for rid, r in self.regions.items()},
+        }
+
+
+def fmt_bytes(n: int) -> str:
+    """1.5 MiB: short binary units for labels and tables."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024 or unit == "GiB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"  # pragma: no cover
+
+
+def input_dtype(graph: Graph) -> str:
+    """The floating dtype of the first Input node that declares one (float32 by default)."""
+    for node in graph:
+        if node.type == "Input":
+            name = str(graph.resolved_params(node.id).get("dtype", "float32") or "float32")
+            if name in DTYPE_BYTES:
+                return name
+    return "float32"
+
+
+class _Walker:
+    """Applies the save rules to one graph (the project or a group body)."""
+
+    def __init__(self, graph: Graph, report: Any, batch: int, elem: int, bodies: "_Bodies") -> None:
+        self.graph = graph
+        self.report = report
+        self.batch = batch
+        self.elem = elem
+        self.bodies = bodies
+        self.source: dict[tuple[str, str], PortRef] = {}
+        for e in graph.edges:
+            self.source[(e.dst.node, e.dst.port)] = e.src
+        self.views: dict[str, NodeView] = {}
+        self.saves: dict[str, Any] = {}
+        for nid in report.order:
+            info = report.nodes.get(nid)
+            if info is None or not info.ok or nid not in graph.nodes:
+                continue
+            node = graph.node(nid)
+            params = graph.resolved_params(nid)
+            view = NodeView(info.type, params, dict(info.inputs), dict(info.outputs), batch, elem,
+                            bodies.for_node(info.type, params))
+            self.views[nid] = view
+            try:
+                self.saves[nid] = rule_for(info.type)(view)
+            except (TypeError, ValueError, KeyError):  # odd params: keep the inputs, be honest
+                self.saves[nid] = rule_for("?")(view)
+            del node
+
+    # -- values ---------------------------------------------------------
+    def base(self, value: Value) -> Value | None:
+        """The value whose storage ``value`` lives in; None if the caller owns it."""
+        seen = 0
+        while seen < 10_000:
+            seen += 1
+            nid, port = value
+            info = self.report.nodes.get(nid)
+            kind = info.type if info is not None else None
+            if kind == "Input":
+                return None
+            if kind == "GroupInput":
+                return ("", str(self.graph.resolved_params(nid).get("port", "in")))
+            if kind in VIEW_TYPES:
+                src = self.source.get((nid, "in"))
+                if src is None:
+                    return None
+                value = (src.node, src.port)
+                continue
+            return value
+        return None  # pragma: no cover - a cycle; the check already reports it
+
+    def input_value(self, nid: str, port: str) -> Value | None:
+        src = self.source.get((nid, port))
+        return None if src is None else self.base((src.node, src.port))
+
+    def nbytes(self, value: Value) -> int:
+        nid, port = value
+        info = self.report.nodes.get(nid)
+        if info is None:
+            return 0
+        shape = info.outputs.get(port)
+        return 0 if shape is None else self.batch * _prod(shape) * self.elem
+
+    # -- one mode -------------------------------------------------------
+    def kept(self, skip: set[str], forced: Iterable[Value | None]) -> tuple[set[Value], dict[str, int]]:
+        """Kept values and extra bytes per node when the nodes in ``skip``
+        keep nothing themselves and ``forced`` values are kept anyway."""
+        values: set[Value] = {v for v in forced if v is not None}
+        extra: dict[str, int] = {}
+        for nid, saves in self.saves.items():
+            if nid in skip:
+                continue
+            for port in saves.inputs:
+                v = self.input_value(nid, port)
+                if v is not None:
+                    values.add(v)
+            for port in saves.outputs:
+                v = self.base((nid, port))
+                if v is not None:
+                    values.add(v)
+            if saves.extra_bytes:
+                extra[nid] = saves.extra_bytes
+        return values, extra
+
+    def per_node(self, values: set[Value], extra: Mapping[str, int]) -> dict[str, int]:
+        out = {nid: extra.get(nid, 0) for nid in self.report.nodes}
+        for v in values:
+            if v[0] in out:
+                out[v[0]] += self.nbytes(v)
+        return out
+
+
+def _prod(shape: Sequence[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+class _Bodies:
+    """Summaries of group bodies as single steps, memoised and recursion-safe."""
+
+    def __init__(self, graph: Graph, report: Any, batch: int, elem: int) -> None:
+        self.graph = graph
+        self.reports: Mapping[str, Any] = getattr(report, "groups", {}) or {}
+        self.batch = batch
+        self.elem = elem
+        self.cache: dict[str, BodySaves | None] = {}
+        self.active: set[str] = set()
+
+    def for_node(self, type_id: str, params: Mapping[str, Any]) -> dict[str, BodySaves]:
+        out = {}
+        for key in ("group", "f", "g", "net"):
+            name = params.get(key)
+            if isinstance(name, str) and name:
+                body = self.summary(name)
+                if body is not None:
+                    out[key] = body
+        return out
+
+    def summary(self, name: str) -> BodySaves | None:
+        if name in self.cache:
+            return self.cache[name]
+        body_graph = self.graph.groups.get(name)
+        body_report = self.reports.get(name)
+        if body_graph is None or body_report is None or name in self.active:
+            return None
+        self.active.add(name)
+        try:
+            walker = _Walker(body_graph, body_report, self.batch, self.elem, self)
+            values, extra = walker.kept(set(), ())
+            inputs = tuple(sorted(port for nid, port in values if nid == ""))
+            internal = sum(walker.nbytes(v) for v in values if v[0]) + sum(extra.values())
+            in_bytes: dict[str, int] = {}
+            out_bytes: dict[str, int] = {}
+            for nid, info in body_report.nodes.items():
+                params = body_graph.resolved_params(nid) if nid in body_graph.nodes else {}
+                if info.type == "GroupInput":
+                    shape = next(iter(info.outputs.values()), None)
+                    in_bytes[str(params.get("port", "in"))] = self._bytes(shape)
+                elif info.type == "GroupOutput":
+                    out_bytes[str(params.get("port", "out"))] = self._bytes(info.inputs.get("in"))
+            result: BodySaves | None = BodySaves(inputs, (), internal, in_bytes, out_bytes)
+        finally:
+            self.active.discard(name)
+        self.cache[name] = result
+        return result
+
+    def _bytes(self, shape: Sequence[int] | None) -> int:
+        return 0 if shape is None else self.batch * _prod(shape) * self.elem
+
+
+def _region_parts(region: Any) -> tuple[str, set[str], list[str], list[str]]:
+    rid = str(getattr(region, "id", ""))
+    return rid, set(getattr(region, "nodes", ())), list(getattr(region, "inputs", ())), \
+        list(getattr(region, "outputs", ()))
+
+
+def _values_of(walker: _Walker, refs: Iterable[str]) -> list[Value | None]:
+    out: list[Value | None] = []
+    for ref in refs:
+        try:
+            p = PortRef.parse(ref)
+        except ValueError:
+            continue
+        info = walker.report.nodes.get(p.node)
+        if info is not None and p.port in info.outputs:
+            out.append(walker.base((p.node, p.port)))
+        else:  # an input port reference: the value feeding it
+            out.append(walker.input_value(p.node, p.port))
+    return out
+
+
+def estimate(
+    graph: Graph,
+    report: Any,
+    regions: Sequence[Any] | None = None,
+    batch: int = 1,
+    dtype: str | None = None,
+) -> MemoryEstimate:
+    """Per-node, per-mode memory estimate of ``graph`` from the shapes in ``report``.
+
+    ``regions`` defaults to ``report.regions``; each needs ``id``, ``nodes``,
+    ``inputs`` and ``outputs`` ("node.port" strings). Nodes without inferred
+    shapes contribute nothing. Never raises on a checked graph.
+    """
+    dtype = dtype if dtype in DTYPE_BYTES else input_dtype(graph)
+    elem = DTYPE_BYTES[dtype]
+    batch = max(1, int(batch))
+    regions = list(report.regions if regions is None else regions)
+    walker = _Walker(graph, report, batch, elem, _Bodies(graph, report, batch, elem))
+
+    parts = [_region_parts(r) for r in regions]
+    in_regions = set().union(*(nodes for _, nodes, _, _ in parts)) if parts else set()
+    region_outputs = [v for _, _, _, outs in parts for v in _values_of(walker, outs)]
+    region_inputs = [v for _, _, ins, _ in parts for v in _values_of(walker, ins)]
+
+    per_mode = {
+        # checkpoint mode recomputes each region as one torch.utils.checkpoint
+        # segment, which keeps the segment's inputs instead of its insides
+        "standard": walker.per_node(*walker.kept(set(), ())),
+        "reversible": walker.per_node(*walker.kept(in_regions, region_outputs)),
+        "checkpoint": walker.per_node(*walker.kept(in_regions, region_inputs)),
+    }
+    result = MemoryEstimate(batch=batch, dtype=dtype, element_bytes=elem)
+    for nid, info in report.nodes.items():
+        saves = walker.saves.get(nid)
+        result.nodes[nid] = NodeEstimate(
+            type=info.type,
+            parameter_bytes=int(info.parameters) * elem,
+            activation_bytes={mode: per_mode[mode].get(nid, 0) for mode in MODES},
+            approximate=bool(saves is not None and saves.approximate),
+        )
+    for rid, nodes, _, _ in parts:
+        result.regions[rid] = RegionEstimate(
+            standard_bytes=sum(per_mode["standard"].get(n, 0) for n in nodes),
+            reversible_bytes=sum(per_mode["reversible"].get(n, 0) for n in nodes),
+        )
+    return result

@@ -1,0 +1,217 @@
+"""What autograd keeps for backward, per node type, computed from shapes alone.
+
+Each rule says which of a node's values (input ports, output ports) its
+backward needs and how many extra bytes of internal tensors (masks, pooling
+indices, RNN gates) it keeps. The estimate counts each kept tensor once, so
+two readers saving the same value do not double it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import prod
+from typing import Any, Callable, Mapping
+
+ShapeT = tuple[int, ...]
+
+
+@dataclass
+class Saves:
+    """What one node keeps for backward (standard mode)."""
+
+    inputs: tuple[str, ...] = ()     # input ports whose tensors are kept
+    outputs: tuple[str, ...] = ()    # output ports whose tensors are kept
+    extra_bytes: int = 0             # internal tensors only this node holds
+    approximate: bool = False        # the rule is a model, not an exact count
+
+
+@dataclass
+class NodeView:
+    """The facts a rule sees: params and shapes (batch excluded), element size."""
+
+    type: str
+    params: Mapping[str, Any]
+    inputs: Mapping[str, ShapeT | None]
+    outputs: Mapping[str, ShapeT]
+    batch: int
+    element_bytes: int
+    # Body summaries of the groups this node runs (coupling f/g, Group, Repeat).
+    bodies: Mapping[str, "BodySaves"] = field(default_factory=dict)
+
+    def numel(self, shape: ShapeT | None) -> int:
+        return 0 if shape is None else self.batch * prod(shape)
+
+    def in_bytes(self, port: str = "in") -> int:
+        return self.numel(self.inputs.get(port)) * self.element_bytes
+
+    def out_bytes(self, port: str = "out") -> int:
+        return self.numel(self.outputs.get(port)) * self.element_bytes
+
+    def first_in(self) -> str:
+        return next(iter(self.inputs), "in")
+
+
+@dataclass
+class BodySaves:
+    """A group body as one step: which of its group inputs/outputs it keeps, and
+    the bytes of everything it keeps inside."""
+
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    internal_bytes: int
+    input_bytes: Mapping[str, int] = field(default_factory=dict)
+    output_bytes: Mapping[str, int] = field(default_factory=dict)
+
+
+Rule = Callable[[NodeView], Saves]
+
+# Value-producing types whose outputs are views of their input: keeping the
+# output keeps the input's storage alive, not a new tensor.
+VIEW_TYPES = frozenset({"Split", "Flatten", "Reshape", "GroupInput", "GroupOutput"})
+
+
+def _none(v: NodeView) -> Saves:
+    return Saves()
+
+
+def _saves_input(v: NodeView) -> Saves:
+    return Saves(inputs=(v.first_in(),))
+
+
+def _activation(v: NodeView) -> Saves:
+    fn = str(v.params.get("fn", "relu"))
+    if fn == "identity":
+        return Saves()
+    if fn in ("relu", "tanh", "sigmoid"):  # their derivative is written in terms of the result
+        return Saves(outputs=("out",))
+    return Saves(inputs=("in",))
+
+
+def _norm(v: NodeView) -> Saves:
+    shape = v.inputs.get("in") or ()
+    channels = shape[0] if shape else 1
+    kind = str(v.params.get("kind", "batch"))
+    stats = {
+        "batch": channels,
+        "layer": v.batch,
+        "group": v.batch * int(v.params.get("groups", 1) or 1),
+        "instance": v.batch * channels,
+    }.get(kind, channels)
+    # mean and inverse std are kept in float32 at least
+    return Saves(inputs=("in",), extra_bytes=2 * stats * max(4, v.element_bytes))
+
+
+def _pool(v: NodeView) -> Saves:
+    kind = str(v.params.get("kind", "max"))
+    if kind == "max":  # int64 indices of the maxima
+        return Saves(inputs=("in",), extra_bytes=v.numel(v.outputs.get("out")) * 8)
+    if kind == "global_avg":  # a mean over space keeps only sizes
+        return Saves()
+    return Saves(inputs=("in",))
+
+
+def _dropout(v: NodeView) -> Saves:
+    if float(v.params.get("p", 0.5)) <= 0.0:
+        return Saves()
+    return Saves(extra_bytes=v.numel(v.outputs.get("out")))  # a bool mask
+
+
+def _merge(v: NodeView) -> Saves:
+    mode = str(v.params.get("mode", "add"))
+    if mode in ("mul", "max"):  # each operand's gradient needs the others
+        return Saves(inputs=tuple(v.inputs))
+    return Saves()
+
+
+def _birnn(v: NodeView) -> Saves:
+    # The sequence length and feature layout follow DESIGN section 4: (C, L) or
+    # (C, H, W) read as a sequence over W. Kept per step and direction: the
+    # gates and the states the cell equations need.
+    shape = v.inputs.get("in") or ()
+    length = shape[-1] if shape else 0
+    hidden = int(v.params.get("hidden_size", 0) or 0)
+    layers = int(v.params.get("num_layers", 1) or 1)
+    per_step = {"lstm": 7, "gru": 6}.get(str(v.params.get("cell", "lstm")), 2)
+    kept = 2 * layers * v.batch * length * hidden * per_step * v.element_bytes
+    return Saves(inputs=("in",), extra_bytes=kept, approximate=True)
+
+
+def _actnorm(v: NodeView) -> Saves:
+    # y = (x + b) * s keeps the shifted input for the gradient of s
+    return Saves(extra_bytes=v.in_bytes("in"))
+
+
+def _output(v: NodeView) -> Saves:
+    return Saves(inputs=("in",))  # returned to the caller: alive after forward
+
+
+def _group_like(v: NodeView) -> Saves:
+    body = v.bodies.get("group")
+    if body is None:
+        return Saves(inputs=tuple(v.inputs), approximate=True)
+    times = int(v.params.get("times", 1) or 1) if v.type == "Repeat" else 1
+    extra = body.internal_bytes * times
+    if times > 1:
+        # values passed between copies are new tensors kept when the body
+        # keeps its inputs or its outputs
+        between = sum(body.output_bytes.values())
+        if body.inputs or body.outputs:
+            extra += between * (times - 1)
+    return Saves(inputs=body.inputs, outputs=body.outputs, extra_bytes=extra)
+
+
+def _coupling(v: NodeView) -> Saves:
+    # y1 = x1 + F(x2); y2 = x2 + G(y1); out = cat(y1, y2). x1/x2 are views of
+    # the input, y1 is a new half-size tensor, F/G bodies keep what they keep.
+    inputs: tuple[str, ...] = ()
+    extra = 0
+    approximate = False
+    for name in ("f", "g", "net"):
+        body = v.bodies.get(name)
+        if body is None:
+            if v.params.get(name):
+                approximate = True
+            continue
+        extra += body.internal_bytes + sum(body.output_bytes[p] for p in body.outputs)
+        if body.inputs:
+            if name == "g":  # G reads y1, a new tensor
+                extra += sum(body.input_bytes[p] for p in body.inputs)
+            else:
+                inputs = ("in",)
+    if v.type == "AffineCoupling":
+        # the scale (and its exp/sigmoid) and the scaled half are kept
+        extra += 2 * v.in_bytes("in") // 2
+        inputs = ("in",)
+    return Saves(inputs=inputs, extra_bytes=extra, approximate=approximate)
+
+
+RULES: dict[str, Rule] = {
+    "Input": _none,
+    "Output": _output,
+    "GroupInput": _none,
+    "GroupOutput": _none,
+    "Conv": _saves_input,
+    "Linear": _saves_input,
+    "InvConv1x1": _saves_input,
+    "BiRNN": _birnn,
+    "Activation": _activation,
+    "Norm": _norm,
+    "Pool": _pool,
+    "Dropout": _dropout,
+    "Flatten": _none,
+    "Reshape": _none,
+    "Split": _none,
+    "Concat": _none,
+    "Merge": _merge,
+    "Permute": _none,
+    "ActNorm": _actnorm,
+    "Squeeze": _none,
+    "AdditiveCoupling": _coupling,
+    "AffineCoupling": _coupling,
+    "Group": _group_like,
+    "Repeat": _group_like,
+}
+
+
+def rule_for(type_id: str) -> Rule:
+    """The rule of a type; an unknown type is assumed to keep all its inputs."""
+    return RULES.get(type_id, lambda v: Saves(inputs=tuple(v.inputs), approximate=True))
