@@ -1,0 +1,28 @@
+"""Writing an export to disk atomically, so a failed write never leaves half a file.
+
+The text goes to a temporary file in the target folder, is flushed and
+fsynced, then renamed over the destination (one step on every platform).
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+
+
+def write_source(source: str, path: str | os.PathLike[str]) -> None:
+    """Write ``source`` to ``path`` (UTF-8, ``\\n`` line ends) atomically; raises ``OSError``."""
+    target = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=".revstudio-export-", suffix=".py.tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(source)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,219 @@
+"""Copy torch-only classes and functions verbatim into the exported file.
+
+The reversible runtime (``revstudio.compiler.runtime``) and the node modules
+(``revstudio.nodes.torch_modules``) import only torch and the standard
+library, so their source can travel: :class:`Inliner` takes the definitions a
+model needs, plus everything they reference, as the exact text of their
+files (comments kept), and collects the imports they rely on.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+# Modules whose source may be inlined: torch-only by contract (docs/architecture.md).
+INLINABLE_PREFIXES = ("revstudio.nodes.torch_modules", "revstudio.compiler.runtime")
+STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"math", "typing", "dataclasses", "itertools"}
+
+
+class InlineError(ValueError):
+    """A definition cannot be inlined; the message names it and why."""
+
+
+@dataclass(frozen=True)
+class ImportFact:
+    """What one imported name is bound to: ``module`` (from-import: ``module.name``)."""
+
+    bound: str
+    module: str
+    name: str | None = None  # None: ``import module [as bound]``
+
+    @property
+    def target(self) -> str:
+        return f"{self.module}.{self.name}" if self.name else self.module
+
+
+@dataclass
+class _Unit:
+    """One source file: its lines and its top-level definitions and imports by name."""
+
+    module: str
+    lines: list[str]
+    defs: dict[str, ast.stmt] = field(default_factory=dict)
+    imports: dict[str, ImportFact] = field(default_factory=dict)
+    local_imports: dict[str, tuple[str, str]] = field(default_factory=dict)  # bound -> (module, name)
+    future_annotations: bool = False
+
+
+def _load_unit(module_name: str) -> _Unit:
+    module = importlib.import_module(module_name)
+    try:
+        source = inspect.getsource(module)
+    except (OSError, TypeError) as exc:
+        raise InlineError(f"cannot read the source of {module_name} to inline it ({exc})") from None
+    tree = ast.parse(source)
+    unit = _Unit(module_name, source.splitlines())
+    package = module_name.rpartition(".")[0]
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            unit.defs[stmt.name] = stmt
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id != "__all__":
+                    unit.defs[target.id] = stmt
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                unit.imports[bound] = ImportFact(bound, alias.name if alias.asname else bound)
+        elif isinstance(stmt, ast.ImportFrom):
+            source_module = stmt.module or ""
+            if stmt.level:
+                base = package.rsplit(".", stmt.level - 1)[0] if stmt.level > 1 else package
+                source_module = f"{base}.{source_module}" if source_module else base
+            for alias in stmt.names:
+                bound = alias.asname or alias.name
+                if source_module == "__future__":
+                    unit.future_annotations = unit.future_annotations or alias.name == "annotations"
+                elif source_module.startswith("revstudio"):
+                    unit.local_imports[bound] = (source_module, alias.name)
+                else:
+                    unit.imports[bound] = ImportFact(bound, source_module, alias.name)
+    return unit
+
+
+def _names_used(stmt: ast.stmt) -> list[str]:
+    seen: dict[str, None] = {}
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name):
+            seen.setdefault(node.id, None)
+    return list(seen)
+
+
+class Inliner:
+    """Collects definitions (in dependency order) and the imports they need."""
+
+    def __init__(self) -> None:
+        self._units: dict[str, _Unit] = {}
+        self._done: dict[str, str] = {}  # name in the export -> module it came from
+        self._busy: set[tuple[str, str]] = set()
+        self.chunks: list[str] = []
+        self.imports: dict[str, ImportFact] = {}
+        self.future_annotations = False
+
+    def _unit(self, module: str) -> _Unit:
+        if not module.startswith(INLINABLE_PREFIXES):
+            raise InlineError(
+                f"{module} is not a torch-only module, so its code cannot go into an export "
+                f"(only {', '.join(INLINABLE_PREFIXES)} can)"
+            )
+        if module not in self._units:
+            self._units[module] = _load_unit(module)
+        return self._units[module]
+
+    def require(self, obj: Any) -> str:
+        """Inline the class or function ``obj``; returns the name to call it by."""
+        module, name = getattr(obj, "__module__", ""), getattr(obj, "__qualname__", "")
+        if "." in name:
+            raise InlineError(f"{module}.{name} is nested; only top-level definitions can be inlined")
+        return self.require_name(module, name)
+
+    def require_name(self, module: str, name: str) -> str:
+        if self._done.get(name) == module:
+            return name
+        if name in self._done:
+            if self._same_text(module, name):
+                return name
+            raise InlineError(
+                f"{module}.{name} and {self._done[name]}.{name} share a name; rename one of them "
+                "so both can be inlined into one file"
+            )
+        unit = self._unit(module)
+        if name in unit.local_imports:  # re-exported from a sibling torch-only file
+            return self.require_name(*unit.local_imports[name])
+        stmt = unit.defs.get(name)
+        if stmt is None:
+            raise InlineError(f"{module} has no top-level definition {name!r} to inline")
+        if (module, name) in self._busy:  # mutual references: order is already being settled
+            return name
+        self._busy.add((module, name))
+        for used in _names_used(stmt):
+            if used == name:
+                continue
+            if used in unit.defs:
+                self.require_name(module, used)
+            elif used in unit.local_imports:
+                self.require_name(*unit.local_imports[used])
+            elif used in unit.imports:
+                self._add_import(unit.imports[used], module)
+        self._busy.discard((module, name))
+        if name in self._done:  # a cycle finished it meanwhile
+            return name
+        self._done[name] = module
+        self.future_annotations = self.future_annotations or unit.future_annotations
+        self.chunks.append(self._text(unit, stmt))
+        return name
+
+    def _add_import(self, fact: ImportFact, module: str) -> None:
+        known = self.imports.get(fact.bound)
+        if known is not None and known.target != fact.target:
+            raise InlineError(
+                f"{module} binds {fact.bound!r} to {fact.target} but another inlined file binds it to "
+                f"{known.target}; use one meaning per name in torch-only modules"
+            )
+        self.imports.setdefault(fact.bound, fact)
+
+    def _same_text(self, module: str, name: str) -> bool:
+        """Two files may define the same small helper (``Tensors = Tuple[...]``) identically."""
+        other_module = self._done[name]
+        mine, theirs = self._unit(module), self._unit(other_module)
+        if name not in mine.defs or name not in theirs.defs:
+            return False
+        return self._text(mine, mine.defs[name]).strip() == self._text(theirs, theirs.defs[name]).strip()
+
+    @staticmethod
+    def _text(unit: _Unit, stmt: ast.stmt) -> str:
+        """The statement's exact lines, with its decorators and the comment block just above it."""
+        start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])]) - 1
+        while start > 0 and unit.lines[start - 1].lstrip().startswith("#"):
+            start -= 1
+        end = stmt.end_lineno or stmt.lineno
+        return "\n".join(unit.lines[start:end]).rstrip() + "\n"
+
+    @property
+    def names(self) -> set[str]:
+        return set(self._done)
+
+
+def import_block(facts: list[ImportFact], future_annotations: bool) -> str:
+    """Imports grouped like isort does: __future__, standard library, then third party."""
+    plain: dict[str, set[str]] = {}
+    froms: dict[str, set[str]] = {}
+    for fact in facts:
+        if fact.name is None:
+            line = f"import {fact.module}" + (f" as {fact.bound}" if fact.bound != fact.module else "")
+            plain.setdefault(fact.module.split(".")[0], set()).add(line)
+        else:
+            alias = f" as {fact.bound}" if fact.bound != fact.name else ""
+            froms.setdefault(fact.module, set()).add(f"{fact.name}{alias}")
+    sections: list[list[str]] = [[], []]
+    # ruff/isort order: in each section every ``import x`` first, then ``from x import y``,
+    # names ordered constants, classes, then the rest.
+    for top in sorted(plain, key=str.lower):
+        sections[0 if top in STDLIB else 1].extend(sorted(plain[top], key=str.lower))
+    for module in sorted(froms, key=str.lower):
+        names = sorted(froms[module], key=_name_order)
+        sections[0 if module.split(".")[0] in STDLIB else 1].append(f"from {module} import {', '.join(names)}")
+    blocks = [["from __future__ import annotations"]] if future_annotations else []
+    blocks += [s for s in sections if s]
+    return "\n\n".join("\n".join(b) for b in blocks) + "\n"
+
+
+def _name_order(name: str) -> tuple[int, str]:
+    base = name.split(" as ")[0]
+    kind = 0 if base.isupper() and len(base) > 1 else 1 if base[:1].isupper() else 2
+    return kind, base
