@@ -9,8 +9,9 @@ tensors the caller owns (the inputs) are excluded, as the measurement does.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from revstudio.core.graph import Graph, PortRef
 
@@ -126,7 +127,7 @@ def input_dtype(graph: Graph) -> str:
 class _Walker:
     """Applies the save rules to one graph (the project or a group body)."""
 
-    def __init__(self, graph: Graph, report: Any, batch: int, elem: int, bodies: "_Bodies") -> None:
+    def __init__(self, graph: Graph, report: Any, batch: int, elem: int, bodies: _Bodies) -> None:
         self.graph = graph
         self.report = report
         self.batch = batch

@@ -11,7 +11,8 @@ from __future__ import annotations
 import statistics
 import time
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TypedDict
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -156,7 +157,7 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
     return (value,)
 
 
-def default_loss(outputs: Any) -> "torch.Tensor":
+def default_loss(outputs: Any) -> torch.Tensor:
     """Sum of every floating output: cheap, and every output gets a gradient."""
     total = None
     for out in _as_tuple(outputs):
@@ -168,7 +169,7 @@ def default_loss(outputs: Any) -> "torch.Tensor":
     return total
 
 
-def _device_of(inputs: Sequence[Any], model: Any) -> "torch.device":
+def _device_of(inputs: Sequence[Any], model: Any) -> torch.device:
     import torch
 
     for t in inputs:
@@ -211,7 +212,7 @@ def _measure_cpu(
 
 
 def _measure_cuda(
-    model: Callable[..., Any], inputs: Sequence[Any], loss_fn: Callable[[Any], Any], device: "torch.device"
+    model: Callable[..., Any], inputs: Sequence[Any], loss_fn: Callable[[Any], Any], device: torch.device
 ) -> tuple[int, int]:
     import torch
 

@@ -7,9 +7,10 @@ two readers saving the same value do not double it.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from math import prod
-from typing import Any, Callable, Mapping
+from typing import Any
 
 ShapeT = tuple[int, ...]
 
@@ -35,7 +36,7 @@ class NodeView:
     batch: int
     element_bytes: int
     # Body summaries of the groups this node runs (coupling f/g, Group, Repeat).
-    bodies: Mapping[str, "BodySaves"] = field(default_factory=dict)
+    bodies: Mapping[str, BodySaves] = field(default_factory=dict)
 
     def numel(self, shape: ShapeT | None) -> int:
         return 0 if shape is None else self.batch * prod(shape)

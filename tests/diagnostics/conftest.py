@@ -118,5 +118,12 @@ def revnet(blocks: int, channels: int = 8, size: int = 4, dtype: str = "float32"
 
 
 @pytest.fixture
-def registry() -> Registry:
+def fake_registry() -> Registry:
+    """A registry of the stand-in specs above."""
     return make_registry()
+
+
+@pytest.fixture
+def fake_revnet():  # type: ignore[no-untyped-def]
+    """``fake_revnet(blocks, ...) -> (graph, region)`` built from the stand-in specs."""
+    return revnet

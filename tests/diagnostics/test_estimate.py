@@ -2,21 +2,30 @@
 memory with depth, and robustness on graphs with errors."""
 from __future__ import annotations
 
-from conftest import FakeRegion, make_registry, revnet
+from typing import Any
+
+import pytest
 
 from revstudio.core.check import check
 from revstudio.core.graph import Graph
+from revstudio.core.spec import Registry
 from revstudio.diagnostics.estimate import MODES, estimate, fmt_bytes
 
 F32 = 4
 
 
-def _estimate(graph: Graph, regions: list[FakeRegion], batch: int = 1):  # type: ignore[no-untyped-def]
-    report = check(graph, make_registry())
-    return report, estimate(graph, report, regions, batch=batch)
+@pytest.fixture
+def run(fake_registry: Registry):  # type: ignore[no-untyped-def]
+    """check with the stand-in specs, then estimate: (report, estimate)."""
+
+    def _run(graph: Graph, regions: list[Any], batch: int = 1):  # type: ignore[no-untyped-def]
+        report = check(graph, fake_registry)
+        return report, estimate(graph, report, regions, batch=batch)
+
+    return _run
 
 
-def test_conv_relu_chain_counts_each_kept_tensor_once() -> None:
+def test_conv_relu_chain_counts_each_kept_tensor_once(run: Any, fake_revnet: Any) -> None:
     g = Graph()
     g.add_node("Input", "x", {"shape": [2, 5, 5]})
     g.add_node("Conv", "c1", {"out_channels": 3, "kernel_size": 3})
@@ -25,7 +34,7 @@ def test_conv_relu_chain_counts_each_kept_tensor_once() -> None:
     g.add_node("Output", "y", {})
     for src, dst in (("x", "c1"), ("c1", "r"), ("r", "c2"), ("c2", "y")):
         g.connect(f"{src}.out", f"{dst}.in")
-    report, est = _estimate(g, [], batch=3)
+    report, est = run(g, [], batch=3)
     assert report.valid
     nodes = est.nodes
     # c1 keeps the caller's input (not counted); relu keeps its result, which c2
@@ -42,9 +51,9 @@ def test_conv_relu_chain_counts_each_kept_tensor_once() -> None:
     assert {totals[m]["activation_bytes"] for m in MODES} == {3 * 5 * 25 * F32}
 
 
-def test_reversible_region_keeps_only_its_outputs() -> None:
-    g, region = revnet(blocks=3)
-    report, est = _estimate(g, [region], batch=2)
+def test_reversible_region_keeps_only_its_outputs(run: Any, fake_revnet: Any) -> None:
+    g, region = fake_revnet(blocks=3)
+    report, est = run(g, [region], batch=2)
     assert report.valid, report.diagnostics
     cat_bytes = 2 * 8 * 16 * F32
     rev = est.totals()["reversible"]["activation_bytes"]
@@ -58,10 +67,10 @@ def test_reversible_region_keeps_only_its_outputs() -> None:
     assert est.saved_by_region("r0") == region_est.saved_bytes
 
 
-def test_reversible_is_flat_with_depth_and_standard_grows() -> None:
+def test_reversible_is_flat_with_depth_and_standard_grows(run: Any, fake_revnet: Any) -> None:
     def totals(blocks: int) -> dict:
-        graph, region = revnet(blocks)
-        return _estimate(graph, [region])[1].totals()
+        graph, region = fake_revnet(blocks)
+        return run(graph, [region])[1].totals()
 
     small, large = totals(2), totals(8)
     assert small["reversible"]["activation_bytes"] == large["reversible"]["activation_bytes"]
@@ -70,16 +79,16 @@ def test_reversible_is_flat_with_depth_and_standard_grows() -> None:
     assert large["checkpoint"]["activation_bytes"] == small["checkpoint"]["activation_bytes"]
 
 
-def test_dtype_comes_from_the_input_node() -> None:
-    g, region = revnet(blocks=1, dtype="float64")
-    _, est = _estimate(g, [region])
+def test_dtype_comes_from_the_input_node(run: Any, fake_revnet: Any) -> None:
+    g, region = fake_revnet(blocks=1, dtype="float64")
+    _, est = run(g, [region])
     assert est.dtype == "float64" and est.element_bytes == 8
-    g32, region32 = revnet(blocks=1)
-    _, est32 = _estimate(g32, [region32])
+    g32, region32 = fake_revnet(blocks=1)
+    _, est32 = run(g32, [region32])
     assert est.totals()["standard"]["total_bytes"] == 2 * est32.totals()["standard"]["total_bytes"]
 
 
-def test_graph_with_errors_still_estimates_what_it_can() -> None:
+def test_graph_with_errors_still_estimates_what_it_can(run: Any, fake_revnet: Any) -> None:
     g = Graph()
     g.add_node("Input", "x", {"shape": [2, 5, 5]})
     g.add_node("Activation", "r", {"fn": "relu"})
@@ -87,7 +96,7 @@ def test_graph_with_errors_still_estimates_what_it_can() -> None:
     g.add_node("Output", "y", {})
     g.connect("x.out", "r.in")
     g.connect("r.out", "y.in")  # 'bad' has no input: an error
-    report, est = _estimate(g, [])
+    report, est = run(g, [])
     assert not report.valid
     assert est.nodes["r"].activation_bytes["standard"] == 2 * 25 * F32
     assert est.nodes["bad"].activation_bytes["standard"] == 0
