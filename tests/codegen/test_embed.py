@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from revstudio.codegen.embed import CONSTANT, EmbeddedProjectError, embed, extract
+from revstudio.core.pyfile import CONSTANT, EmbeddedError, embed, read_embedded
 
 
 @settings(max_examples=200, deadline=None)
@@ -17,7 +17,7 @@ def test_any_text_round_trips_and_parses(text: str) -> None:
     source = embed(text)
     tree = ast.parse(source)
     assert len(tree.body) == 1
-    assert extract(source) == text
+    assert read_embedded(source) == text
 
 
 def test_hostile_json_round_trips_without_running_anything(tmp_path) -> None:
@@ -28,7 +28,7 @@ def test_hostile_json_round_trips_without_running_anything(tmp_path) -> None:
         ensure_ascii=False,
     )
     source = "import sys\n" + embed(payload) + "raise SystemExit('must never run')\n"
-    assert extract(source, "x.py") == payload
+    assert read_embedded(source, "x.py") == payload
     assert not marker.exists()
     namespace: dict[str, object] = {}
     exec(compile(embed(payload), "x.py", "exec"), namespace)  # the assignment alone is inert data
@@ -40,11 +40,11 @@ def test_hostile_json_round_trips_without_running_anything(tmp_path) -> None:
     "source, message",
     [
         ("x = 1\n", "no REVSTUDIO_PROJECT"),
-        ("REVSTUDIO_PROJECT = open('x').read()\n", "plain string constant"),
+        ("REVSTUDIO_PROJECT = open('x').read()\n", "plain string literal"),
         ("def (:\n", "not valid Python"),
     ],
 )
 def test_missing_or_computed_constant_is_a_clear_error(source: str, message: str) -> None:
-    with pytest.raises(EmbeddedProjectError, match=message) as info:
-        extract(source, "model.py")
+    with pytest.raises(EmbeddedError, match=message) as info:
+        read_embedded(source, "model.py")
     assert "model.py" in str(info.value)
