@@ -18,7 +18,7 @@ RESERVED: frozenset[str] = frozenset(
     {
         "torch", "nn", "F", "math", "typing", "argparse", "json", "os", "sys", "self", "cls",
         "Model", "main", "train", "inputs", "outputs", "args", "kwargs", "mode", "annotations",
-        "REVSTUDIO_PROJECT", "MODES", "INPUT_SHAPES", "INPUT_DTYPES",
+        "REVSTUDIO_PROJECT", "MODES", "INPUTS", "synthetic_batch",
     }
 )
 
