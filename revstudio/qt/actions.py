@@ -1,0 +1,163 @@
+"""The window's actions, menus and toolbar, with the usual shortcuts.
+
+Actions are created once here and looked up by name (``window.actions_by_name``)
+so menus, toolbar, tests and the real-window driver all trigger the same code.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu, QToolBar
+
+from revstudio.qt.theme import icon
+
+if TYPE_CHECKING:  # pragma: no cover
+    from revstudio.qt.main_window import MainWindow
+
+Std = QKeySequence.StandardKey
+# Keys that mean something else in a text field or a dock (Tab moves focus, Delete edits
+# text): these act only while the canvas has focus.
+CANVAS_ONLY = {"cut", "copy", "paste", "duplicate", "delete", "select_all", "quick_add", "open_group", "fit"}
+
+
+def _action(window: "MainWindow", name: str, text: str, slot: Callable[[], object],
+            shortcut: QKeySequence.StandardKey | str | None = None, icon_name: str | None = None,
+            tip: str = "") -> QAction:
+    act = QAction(text, window)
+    act.setObjectName(name)
+    if shortcut is not None:
+        act.setShortcut(QKeySequence(shortcut))
+        act.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut if name in CANVAS_ONLY
+                               else Qt.ShortcutContext.WindowShortcut)
+    if icon_name:
+        act.setIcon(icon(icon_name))
+        act.setProperty("icon_name", icon_name)
+    if tip:
+        act.setStatusTip(tip)
+        act.setToolTip(f"{text.replace('&', '')} ({act.shortcut().toString()})" if shortcut else tip)
+    act.triggered.connect(lambda _checked=False: slot())
+    (window.tabs if name in CANVAS_ONLY else window).addAction(act)
+    window.actions_by_name[name] = act
+    return act
+
+
+def build_actions(w: "MainWindow") -> None:
+    f, t = w.files, w.tabs
+    _action(w, "new", "&New", f.new_file, Std.New, "new", "Start an empty project")
+    _action(w, "open", "&Open…", f.open_file, Std.Open, "open", "Open a .revs project")
+    _action(w, "save", "&Save", f.save, Std.Save, "save", "Save the project")
+    _action(w, "save_as", "Save &As…", f.save_as, Std.SaveAs, None, "Save the project under a new name")
+    _action(w, "export", "&Export Python…", w.export_code, "Ctrl+E", None, "Write standalone PyTorch code")
+    _action(w, "quit", "&Quit", w.close, Std.Quit, None, "Quit revstudio")
+
+    undo = w.document.undo_stack.createUndoAction(w, "&Undo")
+    undo.setShortcut(QKeySequence(Std.Undo))
+    undo.setIcon(icon("undo"))
+    undo.setProperty("icon_name", "undo")
+    redo = w.document.undo_stack.createRedoAction(w, "&Redo")
+    redo.setShortcuts([QKeySequence(Std.Redo), QKeySequence("Ctrl+Y")])
+    redo.setIcon(icon("redo"))
+    redo.setProperty("icon_name", "redo")
+    for name, act in (("undo", undo), ("redo", redo)):
+        act.setObjectName(name)
+        w.addAction(act)
+        w.actions_by_name[name] = act
+
+    view = w.current_view
+    _action(w, "cut", "Cu&t", lambda: view().cut(), Std.Cut)
+    _action(w, "copy", "&Copy", lambda: view().copy(), Std.Copy)
+    _action(w, "paste", "&Paste", lambda: view().paste(), Std.Paste)
+    _action(w, "duplicate", "D&uplicate", lambda: view().duplicate(), "Ctrl+D")
+    _action(w, "delete", "&Delete", lambda: view().delete_selection(), Std.Delete, "delete",
+            "Delete the selected nodes and their wires")
+    _action(w, "select_all", "Select &All", w.select_all, Std.SelectAll)
+    _action(w, "quick_add", "&Add Node…", w.quick_add, "Space", None, "Search node types and add one")
+    _action(w, "group", "&Group Selection", t.group_selection, "Ctrl+G", "group",
+            "Collapse the selected nodes into a Group node")
+    _action(w, "ungroup", "&Ungroup", t.ungroup_selection, "Ctrl+Shift+G", "ungroup",
+            "Replace the selected Group node by its nodes")
+    _action(w, "open_group", "&Open Group", t.open_selected_group, "Tab", None,
+            "Edit the selected group's body on its own tab")
+
+    _action(w, "zoom_in", "Zoom &In", lambda: view().zoom_in(), Std.ZoomIn, "zoom-in", "Zoom in")
+    _action(w, "zoom_out", "Zoom &Out", lambda: view().zoom_out(), Std.ZoomOut, "zoom-out", "Zoom out")
+    _action(w, "reset_zoom", "&Actual Size", lambda: view().reset_zoom(), "Ctrl+0")
+    _action(w, "fit", "&Fit All", lambda: view().fit_all(), "F", "fit", "Show the whole graph")
+    _action(w, "layout", "Auto &Layout", lambda: view().auto_layout(False), "Ctrl+L", "layout",
+            "Arrange the nodes left to right")
+    _action(w, "layout_selection", "Layout &Selection", lambda: view().auto_layout(True), "Ctrl+Shift+L")
+    _action(w, "align_h", "Align &Horizontally", lambda: view().align("horizontal"), "Ctrl+Shift+H")
+    _action(w, "align_v", "Align &Vertically", lambda: view().align("vertical"), "Ctrl+Shift+V")
+    theme = _action(w, "dark_theme", "&Dark Theme", w.toggle_theme, "Ctrl+Shift+T", "theme",
+                    "Switch between the dark and light theme")
+    theme.setCheckable(True)
+    _action(w, "about", "&About revstudio", w.about)
+    _action(w, "reset_layout", "Reset &Window Layout", w.reset_layout)
+
+
+def build_menus(w: "MainWindow") -> None:
+    a = w.actions_by_name
+    bar = w.menuBar()
+    file_menu = bar.addMenu("&File")
+    for name in ("new", "open"):
+        file_menu.addAction(a[name])
+    w.recent_menu = file_menu.addMenu("Open &Recent")
+    w.examples_menu = file_menu.addMenu("E&xamples")
+    file_menu.addSeparator()
+    for name in ("save", "save_as", "export"):
+        file_menu.addAction(a[name])
+    file_menu.addSeparator()
+    file_menu.addAction(a["quit"])
+
+    edit = bar.addMenu("&Edit")
+    for name in ("undo", "redo", None, "cut", "copy", "paste", "duplicate", "delete", None,
+                 "select_all", "quick_add", None, "group", "ungroup", "open_group"):
+        edit.addSeparator() if name is None else edit.addAction(a[name])
+
+    view = bar.addMenu("&View")
+    for name in ("zoom_in", "zoom_out", "reset_zoom", "fit", None, "layout", "layout_selection",
+                 "align_h", "align_v", None, "dark_theme"):
+        view.addSeparator() if name is None else view.addAction(a[name])
+    view.addSeparator()
+    w.panels_menu = view.addMenu("&Panels")
+    view.addAction(a["reset_layout"])
+
+    help_menu = bar.addMenu("&Help")
+    help_menu.addAction(a["about"])
+
+
+def build_toolbar(w: "MainWindow") -> QToolBar:
+    a = w.actions_by_name
+    bar = QToolBar("Main toolbar", w)
+    bar.setObjectName("mainToolbar")
+    bar.setMovable(False)
+    bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+    for name in ("new", "open", "save", None, "undo", "redo", None, "delete", "group", "ungroup",
+                 None, "zoom_out", "zoom_in", "fit", "layout", None, "dark_theme"):
+        bar.addSeparator() if name is None else bar.addAction(a[name])
+    w.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+    return bar
+
+
+def retint(w: "MainWindow") -> None:
+    """Re-render action icons in the current theme's colour."""
+    for act in w.actions_by_name.values():
+        name = act.property("icon_name")
+        if name:
+            act.setIcon(icon(name))
+
+
+def fill_recent(menu: QMenu, paths: list[str], open_path: Callable[[str], object],
+                clear: Callable[[], object]) -> None:
+    menu.clear()
+    for i, path in enumerate(paths):
+        label = f"&{i + 1}  {path}" if i < 9 else path
+        act = menu.addAction(label)
+        act.triggered.connect(lambda _c=False, p=path: open_path(p))
+    if paths:
+        menu.addSeparator()
+        menu.addAction("Clear Recent Files").triggered.connect(lambda _c=False: clear())
+    else:
+        menu.addAction("No recent files").setEnabled(False)

@@ -1,0 +1,80 @@
+"""``revstudio [FILE]``: start the Qt application and show the main window.
+
+Start-up stays cheap (torch is imported only when something needs it). An
+unexpected exception never shows a traceback: it is logged to the Log tab,
+the open document is autosaved, and the user sees one short message.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+from types import TracebackType
+from typing import Callable
+
+from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from revstudio.qt import theme
+from revstudio.qt.settings import APPLICATION, ORGANISATION, Settings
+
+log = logging.getLogger("revstudio")
+ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None], object]
+
+
+def make_excepthook(window_getter: Callable[[], object], show_dialog: bool = True) -> ExceptHook:
+    """An excepthook that logs, autosaves and shows a one-line message (never a traceback)."""
+    busy = False
+
+    def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        nonlocal busy
+        if issubclass(kind, KeyboardInterrupt):
+            QCoreApplication.quit()
+            return
+        text = "".join(traceback.format_exception(kind, exc, tb))
+        log.error("unexpected error: %s: %s\n%s", kind.__name__, exc, text)
+        print(text, file=sys.stderr)  # for whoever runs it from a terminal
+        window = window_getter()
+        saver = getattr(window, "autosaver", None)
+        if saver is not None:
+            saver.save_now()  # never lose an edit to a bug
+        if busy or not show_dialog or window is None:
+            return
+        busy = True  # an error while the message is open must not stack dialogs
+        try:
+            QMessageBox.warning(
+                window, "Something went wrong",  # type: ignore[arg-type]
+                f"revstudio hit an unexpected error: {kind.__name__}: {exc}\n\n"
+                "Your work is autosaved. Details are in the Log tab; please report them.")
+        finally:
+            busy = False
+
+    return hook
+
+
+def create_app(argv: list[str] | None = None) -> QApplication:
+    """The QApplication with names, icon and the saved theme applied."""
+    QCoreApplication.setOrganizationName(ORGANISATION)
+    QCoreApplication.setApplicationName(APPLICATION)
+    QApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        app = QApplication(argv if argv is not None else sys.argv[:1])
+    app.setApplicationDisplayName("revstudio")
+    app.setDesktopFileName("revstudio")
+    app.setWindowIcon(theme.app_icon())
+    theme.apply_theme(app, Settings().theme)
+    return app
+
+
+def run_app(path: str | None) -> int:
+    """Open the editor (optionally on ``path``); returns the process exit code."""
+    logging.basicConfig(level=logging.WARNING, format="revstudio: %(message)s")
+    app = create_app()
+    from revstudio.qt.main_window import MainWindow  # after the app: widgets need it
+
+    window = MainWindow()
+    sys.excepthook = make_excepthook(lambda: window)
+    window.show()
+    window.open_later(path)
+    return int(app.exec())

@@ -1,0 +1,194 @@
+"""Canvas tabs: the main graph, plus one tab per opened group body.
+
+Tab opens a Group node's body on its own canvas; a group tab closes itself
+when its body disappears from the project (ungroup, undo, another file).
+Ctrl+G collapses the selection into a Group node and Ctrl+Shift+G restores it,
+both through core grouping commands pushed on the document's undo stack.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QTabWidget, QWidget
+
+from revstudio.core.graph import Graph
+from revstudio.qt.document import Document
+from revstudio.qt.theme import icon
+
+log = logging.getLogger("revstudio")
+
+
+class CanvasTabs(QTabWidget):
+    """Tab 0 is the main graph; the others are group bodies (closable)."""
+
+    selectionChanged = Signal(object, list)  # (graph shown, selected node ids)
+    message = Signal(str)
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.setDocumentMode(True)
+        self.setTabsClosable(True)
+        self.setMovable(False)
+        self.dark = True
+        self._groups: dict[str, QWidget] = {}
+        self.tabCloseRequested.connect(self._close_tab)
+        self.currentChanged.connect(self._on_current)
+        self._watched: Graph | None = None
+        self._add_main()
+        document.graphReplaced.connect(self._on_graph_replaced)
+
+    # ---- views ----------------------------------------------------------
+    def _make_view(self, graph: Graph | None) -> QWidget:
+        from revstudio.qt.canvas import GraphView
+
+        view = GraphView(self.document, graph)
+        view.selectionChangedIds.connect(lambda ids, v=view: self._on_view_selection(v, ids))
+        view.message.connect(self.message)
+        view.openGroupRequested.connect(self.open_group)
+        if hasattr(view, "set_theme"):
+            view.set_theme(self.dark)
+        return view
+
+    def _add_main(self) -> None:
+        view = self._make_view(None)
+        self.insertTab(0, view, icon("node"), self.document.graph.name or "main")
+        self.tabBar().setTabButton(0, self.tabBar().ButtonPosition.RightSide, None)
+        self._watch(self.document.graph)
+
+    def main_view(self) -> Any:
+        return self.widget(0)
+
+    def current_view(self) -> Any:
+        return self.currentWidget()
+
+    def current_graph(self) -> Graph:
+        name = self.current_group()
+        return self.document.graph.groups.get(name, self.document.graph) if name else self.document.graph
+
+    def current_group(self) -> str | None:
+        view = self.currentWidget()
+        return next((n for n, v in self._groups.items() if v is view), None)
+
+    def views(self) -> list[Any]:
+        return [self.widget(i) for i in range(self.count())]
+
+    def set_theme(self, dark: bool) -> None:
+        self.dark = dark
+        for view in self.views():
+            if hasattr(view, "set_theme"):
+                view.set_theme(dark)
+
+    # ---- groups -------------------------------------------------------
+    def open_group(self, name: str) -> bool:
+        """Show the body of group ``name`` on its own tab (reusing an open one)."""
+        if name in self._groups:
+            self.setCurrentWidget(self._groups[name])
+            return True
+        body = self.document.graph.groups.get(name)
+        if body is None:
+            self.message.emit(f"There is no group '{name}' in this project")
+            return False
+        view = self._make_view(body)
+        self._groups[name] = view
+        self.setCurrentIndex(self.addTab(view, icon("group"), name))
+        return True
+
+    def open_selected_group(self) -> bool:
+        """Tab on a selected Group/Repeat node: open its body."""
+        graph, ids = self.current_graph(), self.current_view().selected_node_ids()
+        for node_id in ids:
+            node = graph.nodes.get(node_id)
+            group = node.params.get("group") if node is not None else None
+            if group:
+                return self.open_group(group)
+        self.message.emit("Select a Group or Repeat node to open its body (Tab)")
+        return False
+
+    def group_selection(self) -> bool:
+        """Ctrl+G: collapse the selected nodes of the current canvas into a Group node."""
+        from revstudio.core.grouping import GroupingError, group_nodes
+
+        view = self.current_view()
+        ids = list(view.selected_node_ids())
+        if not ids:
+            self.message.emit("Select the nodes to group first (Ctrl+G)")
+            return False
+        try:
+            cmd = group_nodes(self.document.graph, ids, graph=self.current_graph())
+        except GroupingError as exc:
+            self.message.emit(f"Cannot group: {exc}")
+            return False
+        self.document.push(cmd)
+        new_id = getattr(cmd, "group_node_id", None)
+        if new_id:
+            view.select_nodes([new_id])
+        return True
+
+    def ungroup_selection(self) -> bool:
+        """Ctrl+Shift+G: replace the selected Group node by its body's nodes."""
+        from revstudio.core.grouping import GroupingError, ungroup
+
+        view = self.current_view()
+        graph = self.current_graph()
+        groups = [n for n in view.selected_node_ids() if graph.nodes.get(n) and graph.nodes[n].type == "Group"]
+        if not groups:
+            self.message.emit("Select a Group node to ungroup (Ctrl+Shift+G)")
+            return False
+        try:
+            cmd = ungroup(self.document.graph, groups[0], graph=graph)
+        except GroupingError as exc:
+            self.message.emit(f"Cannot ungroup {groups[0]}: {exc}")
+            return False
+        self.document.push(cmd)
+        restored = getattr(cmd, "node_ids", None)
+        if restored:
+            view.select_nodes(list(restored))
+        return True
+
+    # ---- bookkeeping --------------------------------------------------
+    def _watch(self, graph: Graph) -> None:
+        if self._watched is not None:
+            self._watched.group_changed.unsub(self._on_group_changed)
+        graph.group_changed.sub(self._on_group_changed)
+        self._watched = graph
+
+    def _on_group_changed(self, name: str, old: Graph | None, new: Graph | None) -> None:
+        view = self._groups.get(name)
+        if view is not None and (new is None or new is not old):
+            # The body was removed or replaced: its canvas would show a stale graph.
+            self._close_view(name)
+
+    def _close_view(self, name: str) -> None:
+        view = self._groups.pop(name, None)
+        if view is not None:
+            self.removeTab(self.indexOf(view))
+            view.deleteLater()
+
+    def _close_tab(self, index: int) -> None:
+        name = next((n for n, v in self._groups.items() if v is self.widget(index)), None)
+        if name is not None:
+            self._close_view(name)
+
+    def _on_graph_replaced(self) -> None:
+        for name in list(self._groups):
+            self._close_view(name)
+        old = self.widget(0)
+        self.removeTab(0)
+        old.deleteLater()
+        self._add_main()
+        self.setCurrentIndex(0)
+
+    def _on_view_selection(self, view: Any, ids: list) -> None:
+        if view is self.currentWidget():
+            self.selectionChanged.emit(self.current_graph(), list(ids))
+
+    def _on_current(self, _index: int) -> None:
+        view = self.currentWidget()
+        if view is not None:
+            self.selectionChanged.emit(self.current_graph(), list(view.selected_node_ids()))
+
+    def rename_main(self, text: str) -> None:
+        self.setTabText(0, text)

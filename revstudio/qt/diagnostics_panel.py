@@ -1,0 +1,79 @@
+"""The diagnostics list: every error and warning of the latest check.
+
+Clicking a row selects (and reveals) the node it names; near misses (why a
+merge is not a coupling) are listed too, as hints.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from revstudio.qt.document import Document
+from revstudio.qt.theme import colors, icon
+
+NODE_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class DiagnosticsPanel(QWidget):
+    """A table of severity / where / message."""
+
+    nodeActivated = Signal(str)
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.tree = QTreeWidget(self)
+        self.tree.setColumnCount(3)
+        self.tree.setHeaderLabels(["", "Where", "Message"])
+        self.tree.setRootIsDecorated(False)
+        self.tree.setAlternatingRowColors(False)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setColumnWidth(0, 28)
+        self.tree.setColumnWidth(1, 140)
+        self.empty = QLabel("No problems: every node has valid parameters and known shapes.", self)
+        self.empty.setObjectName("placeholder")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tree)
+        layout.addWidget(self.empty)
+        self.tree.itemClicked.connect(self._on_clicked)
+        self.tree.itemActivated.connect(self._on_clicked)
+        document.analysisChanged.connect(self.refresh)
+        self.refresh()
+
+    def refresh(self) -> None:
+        report = self.document.report
+        self.tree.clear()
+        diags = list(getattr(report, "diagnostics", None) or [])
+        hints = [d for d in (getattr(report, "near_misses", None) or []) if d not in diags]
+        if self.document.analysis_error:
+            item = QTreeWidgetItem(["", "analysis", self.document.analysis_error])
+            item.setIcon(0, icon("error", colors().error))
+            self.tree.addTopLevelItem(item)
+        for d, hint in [(d, False) for d in diags] + [(d, True) for d in hints]:
+            where = (d.node or "project") + (f".{d.port}" if getattr(d, "port", None) else "")
+            item = QTreeWidgetItem(["", where, d.message])
+            if hint:
+                item.setIcon(0, icon("info", colors().muted))
+                item.setToolTip(0, "near miss: why this is not reversible")
+            elif d.severity == "error":
+                item.setIcon(0, icon("error", colors().error))
+                item.setToolTip(0, "error")
+            else:
+                item.setIcon(0, icon("warning", colors().warning))
+                item.setToolTip(0, "warning")
+            item.setToolTip(2, d.message)
+            item.setData(0, NODE_ROLE, d.node)
+            self.tree.addTopLevelItem(item)
+        has_rows = self.tree.topLevelItemCount() > 0
+        self.tree.setVisible(has_rows)
+        self.empty.setVisible(not has_rows)
+
+    def row_count(self) -> int:
+        return self.tree.topLevelItemCount()
+
+    def _on_clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
+        node = item.data(0, NODE_ROLE)
+        if node:
+            self.nodeActivated.emit(node)

@@ -1,0 +1,62 @@
+"""Every question the window asks the user, in one replaceable object.
+
+Modal dialogs block an offscreen test, so the window asks through a
+:class:`Dialogs` instance; tests swap in one with scripted answers.
+"""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+FILE_FILTER = "revstudio projects (*.revs);;All files (*)"
+
+
+class Dialogs:
+    """The real, modal dialogs."""
+
+    def ask_unsaved(self, parent: QWidget, name: str) -> str:
+        """'save', 'discard' or 'cancel' for a document with unsaved changes."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "Unsaved changes",
+                          f"'{name}' has changes that are not saved.", parent=parent)
+        box.setInformativeText("Save them before continuing?")
+        box.setStandardButtons(QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                               | QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Save)
+        answer = box.exec()
+        if answer == QMessageBox.StandardButton.Save:
+            return "save"
+        if answer == QMessageBox.StandardButton.Discard:
+            return "discard"
+        return "cancel"
+
+    def error(self, parent: QWidget, title: str, text: str) -> None:
+        QMessageBox.critical(parent, title, text)
+
+    def info(self, parent: QWidget, title: str, text: str) -> None:
+        QMessageBox.information(parent, title, text)
+
+    def open_path(self, parent: QWidget, start: str) -> str | None:
+        path, _ = QFileDialog.getOpenFileName(parent, "Open project", start, FILE_FILTER)
+        return path or None
+
+    def save_path(self, parent: QWidget, start: str) -> str | None:
+        path, _ = QFileDialog.getSaveFileName(parent, "Save project as", start, FILE_FILTER)
+        if path and not path.endswith(".revs") and "." not in path.rsplit("/", 1)[-1]:
+            path += ".revs"
+        return path or None
+
+    def ask_restore(self, parent: QWidget, description: str) -> str:
+        """'restore', 'discard' or 'later' for one recovery file."""
+        box = QMessageBox(QMessageBox.Icon.Question, "Recover unsaved work",
+                          "revstudio did not close cleanly last time.", parent=parent)
+        box.setInformativeText(f"Restore the autosaved copy of {description}?")
+        restore = box.addButton("Restore", QMessageBox.ButtonRole.AcceptRole)
+        discard = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton("Ask later", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(restore)
+        box.exec()
+        clicked = box.clickedButton()
+        if clicked is restore:
+            return "restore"
+        if clicked is discard:
+            return "discard"
+        return "later"

@@ -1,0 +1,169 @@
+"""New, open, save, save as, recent files and examples for the one open document.
+
+Opening a file whose graph has errors shows it with the errors marked (the
+check reports them); only a file that cannot be read at all is refused, with a
+message naming the file and the problem. Nothing is discarded without asking.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QWidget
+
+from revstudio.core.graph import Graph
+from revstudio.qt.dialogs import Dialogs
+from revstudio.qt.document import Document
+from revstudio.qt.settings import Settings
+from revstudio.qt.theme import RESOURCES
+
+log = logging.getLogger("revstudio")
+EXAMPLES_DIR = RESOURCES / "examples"
+
+
+def examples() -> list[Path]:
+    """The example projects shipped in ``resources/examples``."""
+    return sorted(EXAMPLES_DIR.glob("*.revs")) if EXAMPLES_DIR.is_dir() else []
+
+
+def read_project(path: str) -> Graph:
+    """Load ``path``; raises ``OpenError`` with a message for the user."""
+    from revstudio.core.project import ProjectError, load
+
+    try:
+        return load(path)
+    except ProjectError as exc:
+        text = str(exc)
+        raise OpenError(text if path in text or os.path.basename(path) in text else f"{path}: {text}") from None
+    except IsADirectoryError:
+        raise OpenError(f"{path} is a folder, not a project file") from None
+    except FileNotFoundError:
+        raise OpenError(f"{path} does not exist") from None
+    except PermissionError:
+        raise OpenError(f"{path} cannot be read: permission denied") from None
+    except OSError as exc:
+        raise OpenError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise OpenError(f"{path} is not a text file; a .revs project is JSON text") from None
+
+
+class OpenError(Exception):
+    """A project file could not be read at all."""
+
+
+class FileController(QObject):
+    """File actions for one window and its document."""
+
+    recentChanged = Signal(list)
+    message = Signal(str)  # a short status-bar note
+
+    def __init__(self, window: QWidget, document: Document, settings: Settings,
+                 dialogs: Dialogs | None = None) -> None:
+        super().__init__(window)
+        self.window = window
+        self.document = document
+        self.settings = settings
+        self.dialogs = dialogs or Dialogs()
+
+    # ---- asking before losing edits -----------------------------------
+    def display_name(self) -> str:
+        if self.document.path:
+            return os.path.basename(self.document.path)
+        return self.document.graph.name or "untitled"
+
+    def maybe_save(self) -> bool:
+        """True if it is fine to drop the current document (saved, discarded or unchanged)."""
+        if not self.document.is_dirty():
+            return True
+        answer = self.dialogs.ask_unsaved(self.window, self.display_name())
+        if answer == "save":
+            return self.save()
+        return answer == "discard"
+
+    # ---- actions ------------------------------------------------------
+    def new_file(self) -> bool:
+        if not self.maybe_save():
+            return False
+        self.document.replace_graph(Graph(), None)
+        self.message.emit("New project")
+        return True
+
+    def open_file(self, path: str | None = None) -> bool:
+        if not self.maybe_save():
+            return False
+        if path is None:
+            path = self.dialogs.open_path(self.window, self.settings.last_dir())
+            if not path:
+                return False
+        return self.load_path(path)
+
+    def load_path(self, path: str) -> bool:
+        """Open ``path`` without asking; refuse with a clear message if unreadable."""
+        try:
+            graph = read_project(path)
+        except OpenError as exc:
+            log.error("cannot open %s", exc)
+            self.dialogs.error(self.window, "Cannot open project", str(exc))
+            if not os.path.exists(path):
+                self.recentChanged.emit(self.settings.remove_recent(path))
+            return False
+        self.document.replace_graph(graph, os.path.abspath(path))
+        self.settings.set_last_dir(path)
+        self.recentChanged.emit(self.settings.add_recent(path))
+        report = self.document.report
+        errors = sum(1 for d in (getattr(report, "diagnostics", None) or []) if d.severity == "error")
+        note = f"Opened {path}" + (f" with {errors} error(s): see Problems" if errors else "")
+        log.info(note)
+        self.message.emit(note)
+        return True
+
+    def open_example(self, path: str | Path) -> bool:
+        """Open an example as an untitled copy, so saving never overwrites the shipped file."""
+        if not self.maybe_save():
+            return False
+        try:
+            graph = read_project(str(path))
+        except OpenError as exc:
+            self.dialogs.error(self.window, "Cannot open example", str(exc))
+            return False
+        self.document.replace_graph(graph, None)
+        self.message.emit(f"Opened example {Path(path).stem} (a copy: Save As to keep it)")
+        return True
+
+    def save(self) -> bool:
+        if not self.document.path:
+            return self.save_as()
+        return self.write(self.document.path)
+
+    def save_as(self) -> bool:
+        start = self.document.path or os.path.join(self.settings.last_dir(),
+                                                   f"{self.document.graph.name or 'untitled'}.revs")
+        path = self.dialogs.save_path(self.window, start)
+        if not path:
+            return False
+        return self.write(path)
+
+    def write(self, path: str) -> bool:
+        """Save the document to ``path`` (atomic); reports failure instead of raising."""
+        from revstudio.core.project import ProjectError, save
+
+        try:
+            save(self.document.graph, path)
+        except (OSError, ProjectError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            log.error("could not save %s: %s", path, reason)
+            self.dialogs.error(self.window, "Cannot save project",
+                               f"{path} could not be written: {reason}. Choose another location with Save As.")
+            return False
+        self.document.mark_saved(os.path.abspath(path))
+        self.settings.set_last_dir(path)
+        self.recentChanged.emit(self.settings.add_recent(path))
+        self.message.emit(f"Saved {path}")
+        log.info("saved %s", path)
+        return True
+
+    def clear_recent(self) -> None:
+        self.settings.clear_recent()
+        self.recentChanged.emit([])

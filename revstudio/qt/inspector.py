@@ -1,0 +1,267 @@
+"""The inspector: parameters and read-only facts of the selected node.
+
+Editors come from each parameter's kind (:mod:`revstudio.qt.param_editors`);
+every commit pushes one ``SetParam`` through the document's undo stack. Facts
+(shapes, parameter count, memory per mode, region membership or the near-miss
+explanation) are read from the latest check report and refresh after each edit.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFormLayout, QFrame, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget,
+)
+
+from revstudio.core.commands import SetParam
+from revstudio.core.graph import Graph, Node
+from revstudio.core.spec import registry
+from revstudio.qt import report_facts as rf
+from revstudio.qt.document import Document
+from revstudio.qt.param_editors import GroupEditor, ParamEditor, make_editor
+
+
+def _label(text: str, name: str = "", wrap: bool = True) -> QLabel:
+    label = QLabel(text)
+    if name:
+        label.setObjectName(name)
+    label.setWordWrap(wrap)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+class Inspector(QWidget):
+    """Shows the selected node of the current canvas (or a project summary)."""
+
+    openGroupRequested = Signal(str)
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.graph: Graph = document.graph
+        self.node_id: str | None = None
+        self.selection: list[str] = []
+        self.editors: dict[str, ParamEditor] = {}
+        self._watched: Graph | None = None
+
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self._body = QWidget()
+        self._layout = QVBoxLayout(self._body)
+        self._layout.setContentsMargins(12, 10, 12, 12)
+        self._layout.setSpacing(4)
+        scroll.setWidget(self._body)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+
+        self.title = _label("", "inspectorTitle")
+        self.type_label = _label("", "inspectorType")
+        self.help = _label("", "inspectorHelp")
+        self.form_title = _label("PARAMETERS", "sectionTitle")
+        self.form_host = QWidget()
+        self.form = QFormLayout(self.form_host)
+        self.form.setContentsMargins(0, 4, 0, 4)
+        self.form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.facts_title = _label("FACTS", "sectionTitle")
+        self.facts = _label("", "")
+        self.facts.setTextFormat(Qt.TextFormat.RichText)
+        self.facts.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        for w in (self.title, self.type_label, self.help, self.form_title, self.form_host,
+                  self.facts_title, self.facts):
+            self._layout.addWidget(w)
+        self._layout.addStretch(1)
+
+        document.analysisChanged.connect(self.refresh_facts)
+        document.graphReplaced.connect(lambda: self.set_selection(self.document.graph, []))
+        self.set_selection(document.graph, [])
+
+    # ---- selection ------------------------------------------------------
+    def set_selection(self, graph: Graph, node_ids: list[str]) -> None:
+        """Show ``node_ids`` of ``graph`` (the main graph or a group body)."""
+        self._watch(graph)
+        self.graph = graph
+        self.selection = [n for n in node_ids if n in graph.nodes]
+        node_id = self.selection[0] if len(self.selection) == 1 else None
+        if node_id != self.node_id or not self.editors:
+            self.node_id = node_id
+            self._rebuild()
+        self.refresh_facts()
+
+    def _watch(self, graph: Graph) -> None:
+        if self._watched is graph:
+            return
+        if self._watched is not None:
+            self._watched.param_changed.unsub(self._on_param_changed)
+            self._watched.node_removed.unsub(self._on_node_removed)
+            self._watched.group_changed.unsub(self._on_groups_changed)
+        graph.param_changed.sub(self._on_param_changed)
+        graph.node_removed.sub(self._on_node_removed)
+        graph.group_changed.sub(self._on_groups_changed)
+        self._watched = graph
+
+    def _node(self) -> Node | None:
+        return self.graph.nodes.get(self.node_id) if self.node_id else None
+
+    # ---- editors --------------------------------------------------------
+    def _rebuild(self) -> None:
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.editors.clear()
+        node = self._node()
+        if node is None:
+            self._show_summary()
+            return
+        spec = registry.find(node.type)
+        self.title.setText(node.id)
+        self.type_label.setText(spec.display_name if spec else node.type)
+        self.help.setText(spec.help if spec else
+                          f"Unknown node type '{node.type}': fix the type in the file or delete this node.")
+        self.help.setVisible(True)
+        params = dict(spec.params) if spec else {}
+        self.form_title.setVisible(bool(params))
+        self.form_host.setVisible(bool(params))
+        for name, param in params.items():
+            editor = make_editor(name, param, self.form_host)
+            if isinstance(editor, GroupEditor):
+                editor.set_groups(self._group_names())
+            editor.set_value(node.params.get(name))
+            editor.committed.connect(lambda value, n=name: self._commit(n, value))
+            editor.finished.connect(self.document.break_merge)
+            label = _label(name, "paramLabel", wrap=False)
+            label.setToolTip(editor.toolTip())
+            label.setProperty("modified", name in node.params)
+            self.form.addRow(label, editor)
+            self.editors[name] = editor
+        # Parameters a file set that the spec does not know: visible, so the user can see the error.
+        for name in node.params:
+            if name not in params:
+                self.form.addRow(_label(name, "paramLabel"), _label(
+                    f"unknown parameter = {node.params[name]!r}; delete it in the file", "paramError"))
+
+    def _group_names(self) -> list[str]:
+        return list(self.document.graph.groups)
+
+    def _show_summary(self) -> None:
+        g = self.document.graph
+        self.form_title.hide()
+        self.form_host.hide()
+        if len(self.selection) > 1:
+            self.title.setText(f"{len(self.selection)} nodes selected")
+            self.type_label.setText("")
+            self.help.setText("Select a single node to edit its parameters. Ctrl+G groups the selection.")
+        else:
+            self.title.setText(g.name or "untitled")
+            self.type_label.setText("Project")
+            self.help.setText("Select a node on the canvas to edit its parameters, "
+                              "or drag a node type from the palette.")
+
+    def _commit(self, name: str, value: Any) -> None:
+        node = self._node()
+        if node is None or node.params.get(name) == value:
+            return
+        self.document.push(SetParam(self.graph, node.id, name, value))
+
+    def _on_param_changed(self, node: Node, name: str, old: Any, new: Any) -> None:
+        if node.id != self.node_id:
+            return
+        editor = self.editors.get(name)
+        if editor is not None:
+            editor.set_value(new)
+        for row in range(self.form.rowCount()):
+            label = self.form.itemAt(row, QFormLayout.ItemRole.LabelRole)
+            if label is not None and label.widget() is not None and label.widget().text() == name:
+                w = label.widget()
+                w.setProperty("modified", new is not None)
+                w.style().unpolish(w)
+                w.style().polish(w)
+
+    def _on_node_removed(self, node: Node) -> None:
+        if node.id in self.selection:
+            self.set_selection(self.graph, [n for n in self.selection if n != node.id])
+
+    def _on_groups_changed(self, *args: Any) -> None:
+        for editor in self.editors.values():
+            if isinstance(editor, GroupEditor):
+                editor.set_groups(self._group_names())
+
+    # ---- facts ----------------------------------------------------------
+    def refresh_facts(self) -> None:
+        report = self.document.report
+        node = self._node()
+        if node is None:
+            self.facts.setText(self._summary_facts(report))
+            return
+        self.facts.setText(self._node_facts(report, node))
+
+    def _summary_facts(self, report: Any) -> str:
+        g = self.document.graph
+        rows = [("Nodes", str(len(g.nodes))), ("Edges", str(len(g.edges))), ("Groups", str(len(g.groups)))]
+        if report is not None:
+            rows.append(("Parameters", rf.human_count(getattr(report, "parameters", None))))
+            errors, warnings = rf.counts(report)
+            rows.append(("Diagnostics", f"{errors} errors, {warnings} warnings"))
+            rows.append(("Reversible regions", str(len(getattr(report, "regions", None) or []))))
+            totals = rf.mode_totals(report)
+            if totals:
+                rows += [(f"Memory ({m})", rf.human_bytes(b)) for m, b in totals.items()]
+        if self.document.analysis_error:
+            rows.append(("Analysis", self.document.analysis_error))
+        return _table(rows)
+
+    def _node_facts(self, report: Any, node: Node) -> str:
+        rows: list[tuple[str, str]] = []
+        in_main = self.graph is self.document.graph
+        info = rf.node_info(report, node.id) if in_main else None
+        if info is not None:
+            for port, shape in (getattr(info, "inputs", None) or {}).items():
+                rows.append((f"in  {port}", rf.format_shape(shape)))
+            for port, shape in (getattr(info, "outputs", None) or {}).items():
+                rows.append((f"out {port}", rf.format_shape(shape)))
+            rows.append(("Parameters", rf.human_count(getattr(info, "parameters", None))))
+            mem = rf.node_memory(report, node.id)
+            if mem:
+                rows += [(f"Memory ({m})", rf.human_bytes(b)) for m, b in mem.items()]
+            region = rf.region_of(report, node.id)
+            if region is not None:
+                rows.append(("Reversible", f"yes: in {rf.region_label(*region)}"))
+            elif getattr(report, "regions", None) is not None and rf.near_misses_for(report, node.id):
+                rows.append(("Reversible", "no"))
+        elif not in_main:
+            rows.append(("Shapes", "shown for the main graph; see the group node outside"))
+        text = _table(rows)
+        notes = [d for d in rf.near_misses_for(report, node.id)] if in_main else []
+        diags = rf.diagnostics_for(report, node.id) if in_main else []
+        for d in diags:
+            color = "@error" if d.severity == "error" else "@warning"
+            text += _note(d.severity, d.message, color)
+        for d in notes:
+            if d not in diags:
+                text += _note("near miss", d.message, "@muted")
+        return text
+
+
+def _table(rows: list[tuple[str, str]]) -> str:
+    from html import escape
+
+    from revstudio.qt.theme import colors
+
+    muted = colors().muted
+    body = "".join(
+        f"<tr><td style='color:{muted}; padding:2px 12px 2px 0'>{escape(k)}</td>"
+        f"<td style='padding:2px 0'>{escape(v)}</td></tr>" for k, v in rows
+    )
+    return f"<table cellspacing='0'>{body}</table>"
+
+
+def _note(kind: str, message: str, token: str) -> str:
+    from html import escape
+
+    from revstudio.qt.theme import colors
+
+    color = getattr(colors(), token.lstrip("@"))
+    return (f"<p style='margin-top:8px'><span style='color:{color}; font-weight:600'>{escape(kind)}</span>"
+            f"<br>{escape(message)}</p>")

@@ -1,0 +1,305 @@
+"""The main window: palette | canvas tabs | inspector, a bottom dock, menus, status bar.
+
+The window only wires parts together: the document owns the graph and the
+undo stack, the canvas tabs own the views, :class:`FileController` the file
+actions and :class:`Autosaver` crash recovery. Layout and preferences persist
+in :class:`Settings`.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox, QUndoView, QWidget
+
+from revstudio import __version__
+from revstudio.core.graph import Graph
+from revstudio.qt import actions as act
+from revstudio.qt import report_facts as rf
+from revstudio.qt import theme
+from revstudio.qt.autosave import AUTOSAVE_MS, Autosaver, RecoveryStore
+from revstudio.qt.bottom_panel import BottomPanel
+from revstudio.qt.canvas_tabs import CanvasTabs
+from revstudio.qt.diagnostics_panel import DiagnosticsPanel
+from revstudio.qt.dialogs import Dialogs
+from revstudio.qt.document import Document
+from revstudio.qt.files import FileController, OpenError, examples, read_project
+from revstudio.qt.inspector import Inspector
+from revstudio.qt.palette import PaletteWidget
+from revstudio.qt.settings import Settings
+
+log = logging.getLogger("revstudio")
+
+
+class MainWindow(QMainWindow):
+    """One window editing one document."""
+
+    def __init__(self, document: Document | None = None, settings: Settings | None = None,
+                 dialogs: Dialogs | None = None, recovery: RecoveryStore | None = None,
+                 autosave_ms: int = AUTOSAVE_MS) -> None:
+        super().__init__()
+        self.setObjectName("revstudioMainWindow")
+        self.setWindowIcon(theme.app_icon())
+        self.document = document or Document(Graph())
+        self.settings = settings or Settings()
+        self.dialogs = dialogs or Dialogs()
+        self.actions_by_name: dict[str, QAction] = {}
+        self.files = FileController(self, self.document, self.settings, self.dialogs)
+        self.recovery = recovery or RecoveryStore()
+        self.autosaver = Autosaver(self.document, self.recovery, autosave_ms, self)
+
+        self.tabs = CanvasTabs(self.document, self)
+        self.tabs.set_theme(theme.current() == "dark")
+        self.setCentralWidget(self.tabs)
+        self.palette = PaletteWidget()
+        self.inspector = Inspector(self.document)
+        self.history = QUndoView(self.document.undo_stack)
+        self.history.setEmptyLabel("<opened>")
+        self.diagnostics = DiagnosticsPanel(self.document)
+        self.bottom = BottomPanel(self.diagnostics)
+        self.bottom.log.attach(log)
+        self.palette_dock = self._dock("Nodes", "paletteDock", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.inspector_dock = self._dock("Inspector", "inspectorDock", self.inspector,
+                                         Qt.DockWidgetArea.RightDockWidgetArea)
+        self.history_dock = self._dock("History", "historyDock", self.history, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.bottom_dock = self._dock("Output", "bottomDock", self.bottom, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.splitDockWidget(self.inspector_dock, self.history_dock, Qt.Orientation.Vertical)
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+
+        act.build_actions(self)
+        act.build_menus(self)
+        self.toolbar = act.build_toolbar(self)
+        for dock in (self.palette_dock, self.inspector_dock, self.history_dock, self.bottom_dock):
+            self.panels_menu.addAction(dock.toggleViewAction())
+        self.actions_by_name["dark_theme"].setChecked(theme.current() == "dark")
+        self._build_status_bar()
+        self._fill_examples()
+        self._fill_recent(self.settings.recent_files())
+        self._add_code_tab()
+
+        self.palette.addRequested.connect(self.add_node_at_centre)
+        self.diagnostics.nodeActivated.connect(self.select_node)
+        self.inspector.openGroupRequested.connect(self.tabs.open_group)
+        self.tabs.selectionChanged.connect(self.inspector.set_selection)
+        self.tabs.message.connect(self.show_message)
+        self.files.message.connect(self.show_message)
+        self.files.recentChanged.connect(self._fill_recent)
+        self.document.analysisChanged.connect(self._update_status)
+        self.document.dirtyChanged.connect(lambda _d: self._update_title())
+        self.document.pathChanged.connect(lambda _p: self._update_title())
+        self.document.graphReplaced.connect(self._update_title)
+        self.document.undo_stack.indexChanged.connect(lambda _i: self._update_title())
+
+        self.resize(1440, 900)
+        self._default_state = self.saveState()
+        self._restore_layout()
+        self._update_title()
+        self._update_status()
+
+    # ---- construction helpers ------------------------------------------
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                         | QDockWidget.DockWidgetFeature.DockWidgetClosable
+                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.status_params = QLabel()
+        self.status_errors = QLabel()
+        self.status_errors.setObjectName("statusErrors")
+        self.status_warnings = QLabel()
+        self.status_warnings.setObjectName("statusWarnings")
+        self.status_memory = QLabel()
+        self.status_memory.setObjectName("statusMemory")
+        for w in (self.status_params, self.status_errors, self.status_warnings, self.status_memory):
+            bar.addPermanentWidget(w)
+
+    def _add_code_tab(self) -> None:
+        """The code-export engineer's live code view, when it is installed."""
+        try:
+            from revstudio.qt.code_view import CodeView
+        except ImportError:
+            return
+        self.code_view = CodeView(self.document)
+        self.add_bottom_tab(self.code_view, "Code")
+
+    def add_bottom_tab(self, widget: QWidget, title: str) -> int:
+        """Add (or replace) a tab of the bottom dock; other parts use this for their panels."""
+        return self.bottom.add_tab(widget, title)
+
+    # ---- state shown ----------------------------------------------------
+    def _update_title(self) -> None:
+        name = self.files.display_name()
+        self.setWindowTitle(f"{name}[*] — revstudio")
+        self.setWindowModified(self.document.is_dirty())
+        self.tabs.rename_main(self.document.graph.name or "main")
+
+    def _update_status(self) -> None:
+        report = self.document.report
+        params = getattr(report, "parameters", None)
+        self.status_params.setText(f"{rf.human_count(params)} parameters" if params is not None else "")
+        errors, warnings = rf.counts(report)
+        self.status_errors.setText(f"● {errors} error{'s' * (errors != 1)}")
+        self.status_warnings.setText(f"▲ {warnings} warning{'s' * (warnings != 1)}")
+        for label, bad in ((self.status_errors, errors > 0), (self.status_warnings, warnings > 0)):
+            label.setProperty("bad", bad)
+            label.style().unpolish(label)
+            label.style().polish(label)
+        totals = rf.mode_totals(report)
+        if totals:
+            short = {"reversible": "rev", "checkpoint": "ckpt", "standard": "std"}
+            self.status_memory.setText("memory  " + "   ".join(
+                f"{short.get(m, m)} {rf.human_bytes(b)}" for m, b in totals.items()))
+            self.status_memory.setToolTip("Estimated memory per training step (batch of the training "
+                                          "config) in each mode:\n" + "\n".join(
+                                              f"{m}: {rf.human_bytes(b)}" for m, b in totals.items()))
+        else:
+            self.status_memory.setText("memory estimate: connect an Input to see it" if not errors
+                                       else "memory estimate: fix the errors first")
+        self.bottom.set_problem_count(errors, warnings)
+
+    def show_message(self, text: str) -> None:
+        self.statusBar().showMessage(text, 6000)
+
+    # ---- canvas helpers ---------------------------------------------------
+    def current_view(self) -> Any:
+        return self.tabs.current_view()
+
+    def add_node_at_centre(self, type_id: str) -> None:
+        view = self.current_view()
+        centre = view.mapToScene(view.viewport().rect().center())
+        view.add_node_at(type_id, centre)
+
+    def quick_add(self) -> None:
+        view = self.current_view()
+        view.open_quick_add(view.mapToScene(view.viewport().rect().center()))
+
+    def select_all(self) -> None:
+        self.current_view().select_nodes(list(self.tabs.current_graph().nodes))
+
+    def select_node(self, node_id: str) -> None:
+        """Show ``node_id`` of the main graph selected (diagnostics clicks land here)."""
+        if node_id not in self.document.graph.nodes:
+            self.show_message(f"Node {node_id} is not on the main canvas")
+            return
+        self.tabs.setCurrentIndex(0)
+        view = self.tabs.main_view()
+        view.select_nodes([node_id])
+        if hasattr(view, "center_on_node"):
+            view.center_on_node(node_id)
+        self.inspector.set_selection(self.document.graph, [node_id])
+
+    # ---- files and recovery --------------------------------------------
+    def _fill_recent(self, paths: list[str]) -> None:
+        act.fill_recent(self.recent_menu, paths, self.files.open_file, self.files.clear_recent)
+
+    def _fill_examples(self) -> None:
+        self.examples_menu.clear()
+        found = examples()
+        for path in found:
+            action = self.examples_menu.addAction(path.stem.replace("_", " "))
+            action.setToolTip(str(path))
+            action.triggered.connect(lambda _c=False, p=path: self.files.open_example(p))
+        if not found:
+            self.examples_menu.addAction("No examples installed").setEnabled(False)
+
+    def offer_recovery(self) -> bool:
+        """Offer the newest pending recovery file; True if one was restored."""
+        for rec in self.recovery.pending():
+            answer = self.dialogs.ask_restore(self, rec.describe())
+            if answer == "discard":
+                rec.discard()
+                continue
+            if answer != "restore":
+                return False
+            try:
+                graph = read_project(str(rec.file))
+            except OpenError as exc:
+                self.dialogs.error(self, "Cannot restore", f"The recovery file is damaged: {exc}")
+                continue
+            if not self.files.maybe_save():
+                return False
+            self.document.replace_graph(graph, rec.path)
+            self.document.mark_dirty()
+            rec.discard()
+            self.autosaver.save_now()  # the restored edits are again only in memory: keep a copy
+            self.show_message(f"Restored {rec.describe()}; save to keep it")
+            log.info("restored %s", rec.describe())
+            return True
+        return False
+
+    def export_code(self) -> None:
+        try:
+            from revstudio.qt.code_view import export_with_dialog
+        except ImportError:
+            self.dialogs.info(self, "Export", "Code export is not installed in this build.")
+            return
+        export_with_dialog(self, self.document)
+
+    # ---- preferences ------------------------------------------------------
+    def toggle_theme(self) -> None:
+        self.set_theme("light" if theme.current() == "dark" else "dark")
+
+    def set_theme(self, name: str) -> None:
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            theme.apply_theme(app, name)
+        self.settings.theme = theme.current()
+        self.actions_by_name["dark_theme"].setChecked(theme.current() == "dark")
+        act.retint(self)
+        self.tabs.set_theme(theme.current() == "dark")
+        code = getattr(self, "code_view", None)
+        if code is not None and hasattr(code, "set_dark"):
+            code.set_dark(theme.current() == "dark")
+        self.diagnostics.refresh()
+        self.inspector.refresh_facts()
+
+    def _restore_layout(self) -> None:
+        geometry, state = self.settings.layout()
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+
+    def reset_layout(self) -> None:
+        self.restoreState(self._default_state)
+        for dock in (self.palette_dock, self.inspector_dock, self.history_dock, self.bottom_dock):
+            dock.show()
+
+    def save_layout(self) -> None:
+        self.settings.save_layout(QByteArray(self.saveGeometry()), QByteArray(self.saveState()))
+        self.settings.sync()
+
+    def about(self) -> None:
+        QMessageBox.about(self, "About revstudio",
+                          f"<b>revstudio {__version__}</b><p>A studio for memory-saving reversible "
+                          "neural networks.</p><p>Settings: " + self.settings.file_name() + "</p>")
+
+    # ---- closing ----------------------------------------------------------
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
+        if not self.files.maybe_save():
+            event.ignore()
+            return
+        self.autosaver.timer.stop()
+        self.autosaver.discard()
+        self.save_layout()
+        self.bottom.log.detach(log)
+        event.accept()
+
+    def open_later(self, path: str | None) -> None:
+        """Open ``path`` and offer recovery once the window is on screen."""
+        def go() -> None:
+            restored = self.offer_recovery()
+            if path and not restored:
+                self.files.load_path(os.path.abspath(path))
+        QTimer.singleShot(0, go)
+

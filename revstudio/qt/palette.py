@@ -1,0 +1,168 @@
+"""The palette: every registered node type, grouped by category, searchable.
+
+Dragging a type onto the canvas adds it; the drag's MIME payload carries only
+the type id (``application/x-revstudio-node-type``), so the canvas looks the
+spec up itself. Double-click (or Enter) asks for the type at the view centre.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QMimeData, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView, QLabel, QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
+)
+
+from revstudio.core.spec import NodeSpec, registry
+from revstudio.qt.theme import icon
+
+NODE_MIME = "application/x-revstudio-node-type"
+TYPE_ROLE = Qt.ItemDataRole.UserRole + 1
+
+# Categories the user reaches for most come first; any others follow alphabetically.
+CATEGORY_ORDER = ("io", "input/output", "layers", "layer", "activation", "normalisation",
+                  "structure", "reversible", "invertible", "flow", "groups", "group")
+
+
+def _category_key(name: str) -> tuple[int, str]:
+    low = name.lower()
+    return (CATEGORY_ORDER.index(low) if low in CATEGORY_ORDER else len(CATEGORY_ORDER), low)
+
+
+class _PaletteTree(QTreeWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setHeaderHidden(True)
+        self.setDragEnabled(True)
+        self.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
+        self.setRootIsDecorated(False)
+        self.setIndentation(12)
+        self.setUniformRowHeights(True)
+        self.setAnimated(True)
+
+    def mimeTypes(self) -> list[str]:  # noqa: N802 - Qt API
+        return [NODE_MIME]
+
+    def mimeData(self, items: list[QTreeWidgetItem]) -> QMimeData:  # noqa: N802 - Qt API
+        data = QMimeData()
+        type_ids = [i.data(0, TYPE_ROLE) for i in items if i.data(0, TYPE_ROLE)]
+        if type_ids:
+            data.setData(NODE_MIME, type_ids[0].encode("utf-8"))
+            data.setText(type_ids[0])
+        return data
+
+
+class PaletteWidget(QWidget):
+    """Search field + category tree + help for the highlighted type."""
+
+    addRequested = Signal(str)  # type id: add at the view centre
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.search = QLineEdit(self)
+        self.search.setPlaceholderText("Search nodes…")
+        self.search.setClearButtonEnabled(True)
+        self.search.addAction(icon("search"), QLineEdit.ActionPosition.LeadingPosition)
+        self.tree = _PaletteTree(self)
+        self.help = QLabel(self)
+        self.help.setObjectName("paletteHelp")
+        self.help.setWordWrap(True)
+        self.help.setMinimumHeight(48)
+        self.help.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.setSpacing(6)
+        layout.addWidget(self.search)
+        layout.addWidget(self.tree, 1)
+        layout.addWidget(self.help)
+
+        self.search.textChanged.connect(self.filter)
+        self.search.returnPressed.connect(self._add_first_visible)
+        self.tree.itemDoubleClicked.connect(self._on_double_click)
+        self.tree.itemActivated.connect(self._on_double_click)
+        self.tree.currentItemChanged.connect(self._on_current)
+        self.populate()
+
+    def populate(self) -> None:
+        """(Re)build the tree from the registry."""
+        self.tree.clear()
+        categories = registry.categories()
+        for category in sorted(categories, key=_category_key):
+            head = QTreeWidgetItem([category])
+            head.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            font = head.font(0)
+            font.setBold(True)
+            head.setFont(0, font)
+            self.tree.addTopLevelItem(head)
+            for spec in sorted(categories[category], key=lambda s: s.display_name.lower()):
+                head.addChild(self._item(spec))
+            head.setExpanded(True)
+        self.filter(self.search.text())
+
+    def _item(self, spec: NodeSpec) -> QTreeWidgetItem:
+        item = QTreeWidgetItem([spec.display_name])
+        item.setData(0, TYPE_ROLE, spec.type_id)
+        item.setIcon(0, icon("node"))
+        tip = spec.help
+        if spec.invertible:
+            tip += "\n\nInvertible: can sit inside a reversible region."
+        item.setToolTip(0, tip)
+        item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsDragEnabled)
+        return item
+
+    def type_items(self) -> list[QTreeWidgetItem]:
+        out = []
+        for i in range(self.tree.topLevelItemCount()):
+            head = self.tree.topLevelItem(i)
+            out += [head.child(j) for j in range(head.childCount())]
+        return out
+
+    def item_for(self, type_id: str) -> QTreeWidgetItem | None:
+        return next((i for i in self.type_items() if i.data(0, TYPE_ROLE) == type_id), None)
+
+    def visible_type_ids(self) -> list[str]:
+        return [i.data(0, TYPE_ROLE) for i in self.type_items() if not i.isHidden()]
+
+    def filter(self, text: str) -> None:
+        """Show types whose name, category or help mentions every word of ``text``."""
+        words = text.lower().split()
+        for i in range(self.tree.topLevelItemCount()):
+            head = self.tree.topLevelItem(i)
+            any_visible = False
+            for j in range(head.childCount()):
+                item = head.child(j)
+                spec = registry.find(item.data(0, TYPE_ROLE))
+                hay = " ".join([spec.type_id, spec.display_name, spec.category, spec.help]).lower() if spec else ""
+                match = all(w in hay for w in words)
+                item.setHidden(not match)
+                any_visible |= match
+            head.setHidden(not any_visible)
+        visible = self.visible_type_ids()
+        if words and visible:
+            self.tree.setCurrentItem(self.item_for(visible[0]))
+        elif words:
+            self.help.setText(f"No node type matches '{text.strip()}'.")
+
+    def _on_current(self, item: QTreeWidgetItem | None, _prev: QTreeWidgetItem | None) -> None:
+        spec = registry.find(item.data(0, TYPE_ROLE)) if item is not None and item.data(0, TYPE_ROLE) else None
+        if spec is None:
+            self.help.setText("Drag a node onto the canvas, or double-click to add it at the centre.")
+            return
+        ports = f"in: {self._ports(spec, True)}   out: {self._ports(spec, False)}"
+        self.help.setText(f"<b>{spec.display_name}</b> · {spec.category}<br>{spec.help}<br><i>{ports}</i>")
+
+    @staticmethod
+    def _ports(spec: NodeSpec, inputs: bool) -> str:
+        try:
+            ports = spec.input_ports(spec.defaults()) if inputs else spec.output_ports(spec.defaults())
+        except Exception:  # ports that depend on a group body cannot be listed here
+            return "from its group"
+        return ", ".join(ports) or "none"
+
+    def _on_double_click(self, item: QTreeWidgetItem, _column: int = 0) -> None:
+        type_id = item.data(0, TYPE_ROLE)
+        if type_id:
+            self.addRequested.emit(type_id)
+
+    def _add_first_visible(self) -> None:
+        visible = self.visible_type_ids()
+        if visible:
+            self.addRequested.emit(visible[0])

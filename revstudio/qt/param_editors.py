@@ -1,0 +1,285 @@
+"""Inspector editors generated from each parameter's kind (never named by the model).
+
+:func:`make_editor` maps a :class:`~revstudio.core.params.Param` kind to a
+small widget. Text kinds are parsed and validated as the user types: a valid
+value is emitted at once with ``committed`` (the document merges the keystrokes
+of one visit into one undo step), an invalid one shows the reason inline and
+emits nothing. An empty field resets the parameter to its default.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit, QVBoxLayout, QWidget
+
+from revstudio.core.params import Param, ParamError, to_json
+
+_SEP = re.compile(r"[\s,x×*]+")
+
+
+class ParseError(ValueError):
+    """The typed text is not a value of the parameter's kind."""
+
+
+def _parse_int(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ParseError(f"'{text.strip()}' is not an integer") from None
+
+
+def _parse_float(text: str) -> float:
+    try:
+        return float(text.strip())
+    except ValueError:
+        raise ParseError(f"'{text.strip()}' is not a number") from None
+
+
+def _parse_int_list(text: str) -> list[int]:
+    inner = text.strip().strip("[]()").strip()
+    if not inner:
+        return []
+    return [_parse_int(part) for part in _SEP.split(inner) if part]
+
+
+def _parse_int_or_word(text: str) -> int | str:
+    t = text.strip()
+    return _parse_int(t) if re.fullmatch(r"[+-]?\d+", t) else t
+
+
+def _parse_int_or_list(text: str) -> int | list[int]:
+    t = text.strip()
+    if re.search(r"[\[\](),\sx×*]", t):
+        return _parse_int_list(t)
+    return _parse_int(t)
+
+
+PARSERS: dict[str, Callable[[str], Any]] = {
+    "int": _parse_int,
+    "float": _parse_float,
+    "str": lambda text: text,
+    "int_list": _parse_int_list,
+    "shape": _parse_int_list,
+    "int_or_choice": _parse_int_or_word,
+    "int_or_list": _parse_int_or_list,
+}
+
+
+def format_value(value: Any) -> str:
+    """How a stored value reads in a text field (the inverse of the parsers)."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    if value is None:
+        return ""
+    return str(value)
+
+
+def parse_text(param: Param, text: str) -> Any:
+    """Typed text -> validated JSON value; None means "use the default".
+
+    Raises :class:`ParseError` or :class:`ParamError` with a message for the user.
+    """
+    if param.kind != "str" and not text.strip():
+        return None
+    parser = PARSERS.get(param.kind, lambda t: t)
+    return to_json(param.validate(parser(text)))
+
+
+class ParamEditor(QWidget):
+    """Base: one parameter's editor. ``committed(value)``: a valid new value (None = default)."""
+
+    committed = Signal(object)
+    finished = Signal()  # the user left the field: the next edit is a new undo step
+
+    def __init__(self, name: str, param: Param, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.name, self.param = name, param
+        self._value: Any = None
+        self.error_label = QLabel(self)
+        self.error_label.setObjectName("paramError")
+        self.error_label.setWordWrap(True)
+        self.error_label.hide()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        self.setToolTip(self._tooltip())
+
+    def _tooltip(self) -> str:
+        parts = [self.param.help, self.param.describe(), f"default: {format_value(self.param.default) or '(empty)'}"]
+        return "\n".join(p for p in parts if p)
+
+    def value(self) -> Any:
+        """The stored value shown (None = default)."""
+        return self._value
+
+    def set_value(self, value: Any) -> None:
+        """Show the model's value without emitting anything."""
+        self._value = value
+        self.show_error(None)
+
+    def error(self) -> str | None:
+        return self.error_label.text() if self.error_label.isVisibleTo(self) else None
+
+    def show_error(self, message: str | None) -> None:
+        self.error_label.setText(message or "")
+        self.error_label.setVisible(bool(message))
+
+    def effective(self) -> Any:
+        return to_json(self.param.default) if self._value is None else self._value
+
+    def _emit(self, value: Any) -> None:
+        if value == self._value:
+            return
+        self._value = value
+        self.committed.emit(value)
+
+
+class TextEditor(ParamEditor):
+    """int, float, str, int lists, shapes, int-or-word, count-or-list: a validated line edit."""
+
+    def __init__(self, name: str, param: Param, parent: QWidget | None = None) -> None:
+        super().__init__(name, param, parent)
+        self.edit = QLineEdit(self)
+        self.edit.setPlaceholderText(f"default: {format_value(param.default) or '(empty)'}")
+        self.edit.setToolTip(self.toolTip())
+        self.layout().addWidget(self.edit)
+        self.layout().addWidget(self.error_label)
+        self.edit.textEdited.connect(self._on_text)
+        self.edit.editingFinished.connect(self.finished)
+
+    def set_value(self, value: Any) -> None:
+        super().set_value(value)
+        if self.edit.hasFocus():
+            try:  # don't rewrite what the user is typing if it already means this value
+                if parse_text(self.param, self.edit.text()) == value:
+                    return
+            except (ParseError, ParamError):
+                pass
+        self.edit.setText(format_value(value))
+        self._mark(False)
+
+    def set_text(self, text: str) -> None:
+        """Type ``text`` as a user would (used by tests and the quick editor)."""
+        self.edit.setText(text)
+        self._on_text(text)
+
+    def _mark(self, invalid: bool) -> None:
+        if bool(self.edit.property("invalid")) != invalid:
+            self.edit.setProperty("invalid", invalid)
+            self.edit.style().unpolish(self.edit)
+            self.edit.style().polish(self.edit)
+
+    def _on_text(self, text: str) -> None:
+        try:
+            value = parse_text(self.param, text)
+        except (ParseError, ParamError) as exc:
+            self.show_error(f"{self.name}: {exc}")
+            self._mark(True)
+            return
+        self.show_error(None)
+        self._mark(False)
+        self._emit(value)
+
+
+class ChoiceEditor(ParamEditor):
+    def __init__(self, name: str, param: Param, parent: QWidget | None = None) -> None:
+        super().__init__(name, param, parent)
+        self.combo = QComboBox(self)
+        self.combo.setToolTip(self.toolTip())
+        self.combo.addItems(list(getattr(param, "options", ())))
+        self.layout().addWidget(self.combo)
+        self.layout().addWidget(self.error_label)
+        self.combo.activated.connect(self._on_activated)
+
+    def set_value(self, value: Any) -> None:
+        super().set_value(value)
+        self.combo.setCurrentText(str(self.effective()))
+
+    def choose(self, option: str) -> None:
+        index = self.combo.findText(option)
+        if index < 0:
+            raise ValueError(f"{self.name}: {option!r} is not one of the options")
+        self.combo.setCurrentIndex(index)
+        self._on_activated(index)
+
+    def _on_activated(self, index: int) -> None:
+        self._emit(self.combo.itemText(index))
+        self.finished.emit()
+
+
+class BoolEditor(ParamEditor):
+    def __init__(self, name: str, param: Param, parent: QWidget | None = None) -> None:
+        super().__init__(name, param, parent)
+        self.box = QCheckBox(self)
+        self.box.setToolTip(self.toolTip())
+        self.layout().addWidget(self.box)
+        self.box.clicked.connect(self._on_clicked)
+
+    def set_value(self, value: Any) -> None:
+        super().set_value(value)
+        self.box.setChecked(bool(self.effective()))
+
+    def _on_clicked(self, checked: bool) -> None:
+        self._emit(bool(checked))
+        self.finished.emit()
+
+
+class GroupEditor(ParamEditor):
+    """The name of a group body: pick one of the project's groups."""
+
+    def __init__(self, name: str, param: Param, parent: QWidget | None = None) -> None:
+        super().__init__(name, param, parent)
+        self.combo = QComboBox(self)
+        self.combo.setToolTip(self.toolTip())
+        self.layout().addWidget(self.combo)
+        self.layout().addWidget(self.error_label)
+        self.combo.activated.connect(self._on_activated)
+
+    def set_groups(self, names: list[str]) -> None:
+        current = self.effective()
+        self.combo.blockSignals(True)
+        self.combo.clear()
+        if getattr(self.param, "optional", False):
+            self.combo.addItem("(none)", "")
+        for n in names:
+            self.combo.addItem(n, n)
+        if current and current not in names:  # a dangling reference stays visible, marked
+            self.combo.addItem(f"{current} (missing)", current)
+        index = self.combo.findData(current)
+        self.combo.setCurrentIndex(max(index, 0))
+        self.combo.blockSignals(False)
+
+    def set_value(self, value: Any) -> None:
+        super().set_value(value)
+        index = self.combo.findData(self.effective())
+        if index >= 0:
+            self.combo.setCurrentIndex(index)
+
+    def _on_activated(self, index: int) -> None:
+        value = self.combo.itemData(index)
+        try:
+            self.param.validate(value)
+        except ParamError as exc:
+            self.show_error(f"{self.name}: {exc}")
+            return
+        self.show_error(None)
+        self._emit(value)
+        self.finished.emit()
+
+
+EDITORS: dict[str, type[ParamEditor]] = {
+    "choice": ChoiceEditor,
+    "bool": BoolEditor,
+    "group": GroupEditor,
+}
+
+
+def make_editor(name: str, param: Param, parent: QWidget | None = None) -> ParamEditor:
+    """The editor for ``param``'s kind; unknown kinds get a validated text field."""
+    editor = EDITORS.get(param.kind, TextEditor)(name, param, parent)
+    editor.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+    return editor
