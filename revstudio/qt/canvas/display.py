@@ -1,0 +1,102 @@
+"""What a node shows on the canvas, derived from its spec, its params and the report.
+
+Kept apart from painting so the same facts (title, ports, key params, parameter
+count, Repeat memory growth, errors) are computed in one place and compared
+cheaply: an item repaints only when its :class:`NodeDisplay` really changed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from revstudio.core.graph import Graph
+from revstudio.core.params import to_json
+from revstudio.core.spec import registry
+
+
+@dataclass(frozen=True)
+class NodeDisplay:
+    title: str
+    type_id: str
+    category: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    lines: tuple[str, ...]          # key params, "name: value"
+    footer: str                     # parameter count and, for Repeat, memory growth
+    known_type: bool
+    opens_group: bool               # Group/Repeat-like: double-click opens the body
+
+
+def format_count(n: int) -> str:
+    """1234 -> '1.2k', the way model summaries print parameter counts."""
+    if n < 1000:
+        return str(n)
+    for div, suffix in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
+        if n >= div:
+            value = n / div
+            return f"{value:.1f}{suffix}" if value < 100 else f"{value:.0f}{suffix}"
+    return str(n)  # pragma: no cover
+
+
+def format_shape(shape: Any) -> str:
+    """(8, 16, 16) -> '8x16x16' (the batch dimension is never part of a shape)."""
+    if shape is None:
+        return ""
+    try:
+        return "x".join(str(int(d)) for d in shape)
+    except (TypeError, ValueError):
+        return str(shape)
+
+
+def format_bytes(n: float) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"  # pragma: no cover
+
+
+def _value_text(value: Any) -> str:
+    value = to_json(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    text = str(value)
+    return text if len(text) <= 18 else text[:17] + "…"
+
+
+def group_param_names(type_id: str) -> tuple[str, ...]:
+    """Params of kind 'group' on a type: they name sub-graphs (Group/Repeat/couplings)."""
+    spec = registry.find(type_id)
+    if spec is None:
+        return ()
+    return tuple(name for name, p in spec.params.items() if getattr(p, "kind", "") == "group")
+
+
+def node_display(graph: Graph, node_id: str, report: Any, in_region: bool) -> NodeDisplay:
+    node = graph.node(node_id)
+    spec = registry.find(node.type)
+    inputs, outputs = graph.ports(node_id)
+    if spec is None:
+        return NodeDisplay(node.type, node.type, "unknown", inputs, outputs, ("unknown node type",), "", False, False)
+    params = graph.resolved_params(node_id)
+    lines = tuple(f"{k}: {_value_text(params[k])}" for k in spec.key_params if k in params)
+    footer_parts: list[str] = []
+    info = getattr(report, "nodes", {}).get(node_id) if report is not None else None
+    count = getattr(info, "parameters", None) if info is not None else None
+    if isinstance(count, int) and count > 0:
+        footer_parts.append(f"{format_count(count)} params")
+    if "times" in spec.params and group_param_names(node.type):
+        # A Repeat's activation memory is flat when its body runs reversibly, linear otherwise.
+        times = params.get("times")
+        growth = "flat (reversible)" if in_region else f"linear (x{times})"
+        footer_parts.append(f"memory: {growth}")
+    opens = bool(group_param_names(node.type))
+    return NodeDisplay(
+        spec.display_name, spec.type_id, spec.category, inputs, outputs, lines,
+        "  ·  ".join(footer_parts), True, opens,
+    )

@@ -1,0 +1,276 @@
+"""The node item: a rounded card with a coloured header, port dots, key params and counts.
+
+A :class:`NodeItem` draws one graph node. It holds only what it needs to paint
+(a :class:`NodeDisplay` and the node's diagnostics); the graph stays the truth.
+Painting is cached per device (1,000-node scenes stay fast) and simplified when
+zoomed far out. Port positions are computed, not separate items, to keep the
+item count low.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
+
+from .display import NodeDisplay
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .scene import GraphScene
+
+WIDTH = 184.0
+HEADER = 24.0
+ROW = 18.0
+LINE = 15.0
+PAD = 6.0
+PORT_RADIUS = 5.0
+PORT_HIT = 11.0      # generous hit radius: ports are small targets
+CORNER = 7.0
+
+_TITLE_FONT = QFont()
+_TITLE_FONT.setPointSizeF(9.0)
+_TITLE_FONT.setBold(True)
+_BODY_FONT = QFont()
+_BODY_FONT.setPointSizeF(7.5)
+
+
+class NodeItem(QGraphicsItem):
+    """One node on the canvas; ``node_id`` links it to the graph."""
+
+    def __init__(self, node_id: str, display: NodeDisplay) -> None:
+        super().__init__()
+        self.node_id = node_id
+        self.display = display
+        self.errors: tuple[str, ...] = ()
+        self.warnings: tuple[str, ...] = ()
+        self.error_ports: frozenset[str] = frozenset()
+        self.hover_port: tuple[str, bool] | None = None
+        self._hovered = False
+        self._height = self._compute_height()
+        self.setFlags(
+            QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+            | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
+            | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges  # wires follow a drag
+        )
+        self.setAcceptHoverEvents(True)
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.setZValue(1.0)
+        self._update_tooltip()
+
+    # ---- geometry ----------------------------------------------------
+    def _compute_height(self) -> float:
+        d = self.display
+        rows = max(len(d.inputs), len(d.outputs), 1)
+        body = rows * ROW + len(d.lines) * LINE + (LINE if d.footer else 0.0)
+        return HEADER + PAD + body + PAD
+
+    @property
+    def height(self) -> float:
+        return self._height
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
+        # room for the port dots and the selection/error outline
+        m = PORT_RADIUS + 2.0
+        return QRectF(-m, -m, WIDTH + 2 * m, self._height + 2 * m)
+
+    def shape(self) -> QPainterPath:
+        path = QPainterPath()
+        path.addRoundedRect(QRectF(-PORT_RADIUS, 0, WIDTH + 2 * PORT_RADIUS, self._height), CORNER, CORNER)
+        return path
+
+    def port_local_pos(self, port: str, is_output: bool) -> QPointF:
+        ports = self.display.outputs if is_output else self.display.inputs
+        try:
+            i = ports.index(port)
+        except ValueError:
+            i = 0  # a port that vanished (param edit): anchor at the first row
+        y = HEADER + PAD + i * ROW + ROW / 2
+        return QPointF(WIDTH if is_output else 0.0, y)
+
+    def port_scene_pos(self, port: str, is_output: bool) -> QPointF:
+        return self.mapToScene(self.port_local_pos(port, is_output))
+
+    def port_at(self, local: QPointF, radius: float = PORT_HIT) -> tuple[str, bool] | None:
+        """The port (name, is_output) whose dot is under ``local``, if any."""
+        best: tuple[float, tuple[str, bool]] | None = None
+        for is_output, ports in ((False, self.display.inputs), (True, self.display.outputs)):
+            for port in ports:
+                p = self.port_local_pos(port, is_output)
+                dist = max(abs(p.x() - local.x()) * 0.6, abs(p.y() - local.y()))
+                if abs(p.x() - local.x()) <= radius * 1.6 and dist <= radius and (best is None or dist < best[0]):
+                    best = (dist, (port, is_output))
+        return best[1] if best else None
+
+    def nearest_port(self, local: QPointF, is_output: bool) -> str | None:
+        """The port on one side closest in height to ``local`` (drop anywhere on a node)."""
+        ports = self.display.outputs if is_output else self.display.inputs
+        if not ports:
+            return None
+        return min(ports, key=lambda p: abs(self.port_local_pos(p, is_output).y() - local.y()))
+
+    # ---- state -------------------------------------------------------
+    def set_display(self, display: NodeDisplay) -> bool:
+        """Adopt new display facts; returns True if the port layout changed."""
+        if display == self.display:
+            return False
+        ports_changed = (display.inputs, display.outputs, display.lines, display.footer) != (
+            self.display.inputs, self.display.outputs, self.display.lines, self.display.footer)
+        if ports_changed:
+            self.prepareGeometryChange()
+        self.display = display
+        self._height = self._compute_height()
+        self._update_tooltip()
+        self.update()
+        return ports_changed
+
+    def set_diagnostics(self, errors: tuple[str, ...], warnings: tuple[str, ...], error_ports: frozenset[str]) -> None:
+        if (errors, warnings, error_ports) == (self.errors, self.warnings, self.error_ports):
+            return
+        self.errors, self.warnings, self.error_ports = errors, warnings, error_ports
+        self._update_tooltip()
+        self.update()
+
+    def _update_tooltip(self) -> None:
+        d = self.display
+        parts = [f"<b>{d.title}</b> <span style='color:gray'>({self.node_id})</span>"]
+        for message in self.errors:
+            parts.append(f"<span style='color:#e04545'>error: {_escape(message)}</span>")
+        for message in self.warnings:
+            parts.append(f"<span style='color:#c27803'>warning: {_escape(message)}</span>")
+        if d.footer:
+            parts.append(_escape(d.footer))
+        self.setToolTip("<br>".join(parts))
+
+    def set_hover_port(self, port: tuple[str, bool] | None) -> None:
+        if port != self.hover_port:
+            self.hover_port = port
+            self.update()
+
+    # ---- events ------------------------------------------------------
+    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: Any) -> Any:  # noqa: N802
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+            scene = self.scene()
+            if scene is not None:
+                scene.item_moved(self)  # type: ignore[attr-defined]
+        return super().itemChange(change, value)
+
+    def hoverEnterEvent(self, event: Any) -> None:  # noqa: N802
+        self._hovered = True
+        self.update()
+        super().hoverEnterEvent(event)
+
+    def hoverMoveEvent(self, event: Any) -> None:  # noqa: N802
+        self.set_hover_port(self.port_at(event.pos()))
+        super().hoverMoveEvent(event)
+
+    def hoverLeaveEvent(self, event: Any) -> None:  # noqa: N802
+        self._hovered = False
+        self.set_hover_port(None)
+        self.update()
+        super().hoverLeaveEvent(event)
+
+    def mouseDoubleClickEvent(self, event: Any) -> None:  # noqa: N802
+        scene: GraphScene | None = self.scene()  # type: ignore[assignment]
+        if scene is not None and self.display.opens_group:
+            scene.openGroupRequested.emit(self.node_id)
+            event.accept()
+            return
+        super().mouseDoubleClickEvent(event)
+
+    # ---- painting ----------------------------------------------------
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        scene = self.scene()
+        theme = scene.theme  # type: ignore[attr-defined]
+        d = self.display
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        rect = QRectF(0, 0, WIDTH, self._height)
+        header_color = theme.category_color(d.category) if d.known_type else theme.error
+
+        outline = QPen(theme.node_border, 1.0)
+        if self.errors:
+            outline = QPen(theme.error, 2.5)
+        elif self.isSelected():
+            outline = QPen(theme.selection, 2.0)
+        elif self.warnings:
+            outline = QPen(theme.warning, 2.0)
+        elif self._hovered:
+            outline = QPen(theme.hover, 1.5)
+        if self.isSelected() and self.errors:
+            outline.setStyle(Qt.PenStyle.DashLine)
+
+        if lod < 0.35:
+            # Far away: a flat card is all the eye can see, and it is cheap.
+            painter.setPen(outline)
+            painter.setBrush(QBrush(theme.node_body))
+            painter.drawRect(rect)
+            painter.fillRect(QRectF(0, 0, WIDTH, HEADER), header_color)
+            return
+
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        body = QPainterPath()
+        body.addRoundedRect(rect, CORNER, CORNER)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QBrush(theme.node_body))
+        painter.drawPath(body)
+        header = QPainterPath()
+        header.addRoundedRect(QRectF(0, 0, WIDTH, HEADER + CORNER), CORNER, CORNER)
+        header = header.intersected(_rect_path(QRectF(0, 0, WIDTH, HEADER)))
+        painter.setBrush(QBrush(header_color))
+        painter.drawPath(header)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setPen(outline)
+        painter.drawPath(body)
+
+        # title + id
+        painter.setFont(_TITLE_FONT)
+        painter.setPen(theme.node_text if theme.dark else theme.node_text)
+        fm = QFontMetricsF(_TITLE_FONT)
+        title = fm.elidedText(d.title, Qt.TextElideMode.ElideRight, WIDTH * 0.55)
+        painter.drawText(QRectF(8, 0, WIDTH - 16, HEADER), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, title)
+        painter.setFont(_BODY_FONT)
+        fmb = QFontMetricsF(_BODY_FONT)
+        ident = fmb.elidedText(self.node_id, Qt.TextElideMode.ElideLeft, WIDTH * 0.4)
+        painter.drawText(QRectF(8, 0, WIDTH - 16, HEADER), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, ident)
+
+        # ports
+        for is_output, ports in ((False, d.inputs), (True, d.outputs)):
+            for port in ports:
+                p = self.port_local_pos(port, is_output)
+                hovered = self.hover_port == (port, is_output)
+                color = theme.port_out if is_output else theme.port_in
+                if not is_output and port in self.error_ports:
+                    color = theme.error
+                painter.setPen(QPen(theme.node_border, 1.0))
+                painter.setBrush(QBrush(theme.hover if hovered else color))
+                r = PORT_RADIUS + (1.5 if hovered else 0.0)
+                painter.drawEllipse(p, r, r)
+                painter.setPen(theme.node_subtext)
+                label_rect = QRectF(p.x() + 9, p.y() - ROW / 2, WIDTH / 2 - 12, ROW)
+                align = Qt.AlignmentFlag.AlignLeft
+                if is_output:
+                    label_rect = QRectF(WIDTH / 2 + 3, p.y() - ROW / 2, WIDTH / 2 - 12, ROW)
+                    align = Qt.AlignmentFlag.AlignRight
+                painter.drawText(label_rect, align | Qt.AlignmentFlag.AlignVCenter, port)
+
+        # key params and footer
+        y = HEADER + PAD + max(len(d.inputs), len(d.outputs), 1) * ROW
+        painter.setPen(theme.node_text)
+        for line in d.lines:
+            text = fmb.elidedText(line, Qt.TextElideMode.ElideRight, WIDTH - 16)
+            painter.drawText(QRectF(8, y, WIDTH - 16, LINE), Qt.AlignmentFlag.AlignVCenter, text)
+            y += LINE
+        if d.footer:
+            painter.setPen(theme.node_subtext)
+            text = fmb.elidedText(d.footer, Qt.TextElideMode.ElideRight, WIDTH - 16)
+            painter.drawText(QRectF(8, y, WIDTH - 16, LINE), Qt.AlignmentFlag.AlignVCenter, text)
+
+
+def _rect_path(rect: QRectF) -> QPainterPath:
+    path = QPainterPath()
+    path.addRect(rect)
+    return path
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

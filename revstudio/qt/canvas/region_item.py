@@ -1,0 +1,100 @@
+"""Reversible-region backdrops and the short-lived hint label near the cursor.
+
+A :class:`RegionItem` is a translucent rounded box behind the nodes of one
+reversible region (from ``report.regions``), labelled with the activation
+memory the region saves (from ``report.estimate``). :class:`HintItem` shows why
+a connection is refused (or what it would carry) next to the cursor.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
+
+_REGION_FONT = QFont()
+_REGION_FONT.setPointSizeF(8.5)
+_REGION_FONT.setBold(True)
+_HINT_FONT = QFont()
+_HINT_FONT.setPointSizeF(8.5)
+MARGIN = 18.0
+LABEL_H = 20.0
+
+
+class RegionItem(QGraphicsItem):
+    """One reversible region, drawn behind its nodes."""
+
+    def __init__(self, region_id: str, node_ids: tuple[str, ...], label: str, tooltip: str) -> None:
+        super().__init__()
+        self.region_id = region_id
+        self.node_ids = node_ids
+        self.label = label
+        self._rect = QRectF()
+        self.setZValue(-10.0)
+        self.setToolTip(tooltip)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)  # clicks fall through to the canvas
+
+    def fit(self, rects: list[QRectF]) -> None:
+        if not rects:
+            return
+        box = rects[0]
+        for r in rects[1:]:
+            box = box.united(r)
+        box = box.adjusted(-MARGIN, -MARGIN - LABEL_H, MARGIN, MARGIN)
+        if box != self._rect:
+            self.prepareGeometryChange()
+            self._rect = box
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
+        return self._rect.adjusted(-1, -1, 1, 1)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        theme = self.scene().theme  # type: ignore[attr-defined]
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        pen = QPen(theme.region_border, 1.5, Qt.PenStyle.DashLine)
+        pen.setCosmetic(True)
+        painter.setPen(pen)
+        painter.setBrush(QBrush(theme.region_fill))
+        painter.drawRoundedRect(self._rect, 12, 12)
+        painter.setFont(_REGION_FONT)
+        painter.setPen(theme.region_text)
+        text_rect = QRectF(self._rect.left() + 10, self._rect.top() + 3, self._rect.width() - 20, LABEL_H)
+        text = QFontMetricsF(_REGION_FONT).elidedText(self.label, Qt.TextElideMode.ElideRight, text_rect.width())
+        painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+
+
+class HintItem(QGraphicsItem):
+    """A small rounded label placed next to the cursor; ignores view zoom."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text = ""
+        self.color = QColor("white")
+        self._rect = QRectF()
+        self.setZValue(100.0)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations, True)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.hide()
+
+    def show_text(self, text: str, color: QColor, pos: QPointF) -> None:
+        fm = QFontMetricsF(_HINT_FONT)
+        w = min(fm.horizontalAdvance(text) + 14, 520)
+        self.prepareGeometryChange()
+        self.text, self.color = text, color
+        self._rect = QRectF(14, 10, w, fm.height() + 8)
+        self.setPos(pos)
+        self.show()
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
+        return self._rect
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        theme = self.scene().theme  # type: ignore[attr-defined]
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setPen(QPen(self.color, 1.2))
+        painter.setBrush(QBrush(theme.label_bg))
+        painter.drawRoundedRect(self._rect, 5, 5)
+        painter.setFont(_HINT_FONT)
+        painter.setPen(self.color)
+        text = QFontMetricsF(_HINT_FONT).elidedText(self.text, Qt.TextElideMode.ElideRight, self._rect.width() - 10)
+        painter.drawText(self._rect, Qt.AlignmentFlag.AlignCenter, text)

@@ -1,0 +1,384 @@
+"""The graph scene: a QGraphicsScene that observes a core Graph and the document's analysis.
+
+The scene keeps id -> item maps and mirrors graph events (nodes, edges, params,
+moves) onto items; it never stores graph facts of its own. Derived facts (wire
+shapes, error outlines, region backdrops, parameter counts) are applied when the
+document announces a new report. Every edit goes through ``document.push``;
+gestures preview on items and commit one command at the end.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent
+
+from revstudio.core.commands import Command, Connect, Disconnect, Macro, Move, connect_replacing
+from revstudio.core.graph import Edge, Graph, Node, PortRef
+
+from .connect_rules import connection_reason
+from .display import format_bytes, format_shape, node_display
+from .node_item import NodeItem
+from .region_item import HintItem, RegionItem
+from .theme import Theme, theme_for
+from .wire_item import WireItem
+from .wiring import WireDrag
+
+HINT_MS = 3500
+
+
+class GraphScene(QGraphicsScene):
+    """Items for one graph (the project or a group body) of a document."""
+
+    message = Signal(str)                       # status-bar text (refusals, results)
+    selectionChangedIds = Signal(list)          # selected node ids
+    openGroupRequested = Signal(str)            # a Group/Repeat node was double-clicked
+    quickAddRequested = Signal(QPointF, object, bool)  # (scene pos, PortRef origin, origin is output)
+
+    def __init__(self, document: Any, graph: Graph | None = None, dark: bool = True) -> None:
+        super().__init__()
+        self.document = document
+        self._follows_document = graph is None or graph is document.graph
+        self.graph: Graph = document.graph if graph is None else graph
+        self.theme: Theme = theme_for(dark)
+        self.node_items: dict[str, NodeItem] = {}
+        self.wire_items: dict[Edge, WireItem] = {}
+        self.region_items: list[RegionItem] = []
+        self._wires_by_node: dict[str, set[WireItem]] = {}
+        self._regions_by_node: dict[str, list[RegionItem]] = {}
+        self._region_nodes: set[str] = set()
+        self._wire: WireDrag | None = None
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
+        self.setBackgroundBrush(self.theme.background)
+        self.hint = HintItem()
+        self.addItem(self.hint)
+        self._hint_timer = QTimer(self)
+        self._hint_timer.setSingleShot(True)
+        self._hint_timer.timeout.connect(self.hide_hint)
+        self.selectionChanged.connect(self._emit_selection)
+        document.analysisChanged.connect(self.apply_analysis)
+        document.graphReplaced.connect(self._on_graph_replaced)
+        self._subscribe()
+        self.rebuild()
+
+    # ---- observing the graph ------------------------------------------
+    def _handlers(self) -> list[tuple[Any, Any]]:
+        g = self.graph
+        return [
+            (g.node_added, self._on_node_added), (g.node_removed, self._on_node_removed),
+            (g.edge_added, self._on_edge_added), (g.edge_removed, self._on_edge_removed),
+            (g.param_changed, self._on_param_changed), (g.node_moved, self._on_node_moved),
+        ]
+
+    def _subscribe(self) -> None:
+        for event, handler in self._handlers():
+            event.sub(handler)
+
+    def detach(self) -> None:
+        """Stop observing (the view closes, or the group body tab goes away)."""
+        for event, handler in self._handlers():
+            event.unsub(handler)
+        for signal, slot in ((self.document.analysisChanged, self.apply_analysis),
+                             (self.document.graphReplaced, self._on_graph_replaced)):
+            try:
+                signal.disconnect(slot)
+            except (RuntimeError, TypeError):
+                pass
+
+    def _on_graph_replaced(self) -> None:
+        if not self._follows_document:
+            return  # a group-body scene: the main window closes its tab
+        for event, handler in self._handlers():
+            event.unsub(handler)
+        self.graph = self.document.graph
+        self._subscribe()
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        """Drop every item and create them again from the graph (open, replace)."""
+        self.cancel_gesture()
+        for item in [*self.node_items.values(), *self.wire_items.values(), *self.region_items]:
+            self.removeItem(item)
+        self.node_items.clear()
+        self.wire_items.clear()
+        self.region_items.clear()
+        self._wires_by_node.clear()
+        self._regions_by_node.clear()
+        report = self.report()
+        for node in self.graph.nodes.values():
+            self._add_node_item(node, report)
+        for edge in self.graph.edges:
+            self._add_wire_item(edge)
+        self.apply_analysis()
+
+    def report(self) -> Any:
+        """The analysis for this scene's graph (group bodies have none of their own)."""
+        return self.document.report if self.graph is self.document.graph else None
+
+    def _add_node_item(self, node: Node, report: Any) -> NodeItem:
+        item = NodeItem(node.id, node_display(self.graph, node.id, report, node.id in self._region_nodes))
+        item.setPos(*node.pos)
+        self.node_items[node.id] = item
+        self._wires_by_node.setdefault(node.id, set())
+        self.addItem(item)
+        return item
+
+    def _add_wire_item(self, edge: Edge) -> None:
+        src, dst = self.node_items.get(edge.src.node), self.node_items.get(edge.dst.node)
+        if src is None or dst is None:
+            return
+        wire = WireItem(edge)
+        self.wire_items[edge] = wire
+        self._wires_by_node[edge.src.node].add(wire)
+        self._wires_by_node[edge.dst.node].add(wire)
+        self._update_wire(wire)
+        self.addItem(wire)
+
+    def _update_wire(self, wire: WireItem) -> None:
+        e = wire.edge
+        wire.update_path(self.node_items[e.src.node].port_scene_pos(e.src.port, True),
+                         self.node_items[e.dst.node].port_scene_pos(e.dst.port, False))
+
+    def _on_node_added(self, node: Node) -> None:
+        self._add_node_item(node, None)  # counts/diagnostics arrive with the next report
+
+    def _on_node_removed(self, node: Node) -> None:
+        item = self.node_items.pop(node.id, None)
+        self._wires_by_node.pop(node.id, None)
+        if item is not None:
+            self.removeItem(item)
+
+    def _on_edge_added(self, edge: Edge) -> None:
+        self._add_wire_item(edge)
+
+    def _on_edge_removed(self, edge: Edge) -> None:
+        wire = self.wire_items.pop(edge, None)
+        if wire is None:
+            return
+        for end in (edge.src.node, edge.dst.node):
+            self._wires_by_node.get(end, set()).discard(wire)
+        self.removeItem(wire)
+
+    def _on_param_changed(self, node: Node, name: str, old: Any, new: Any) -> None:
+        # Ports may appear or vanish (Split sections, Merge inputs): refresh now, counts later.
+        self._refresh_node(node.id, self.report())
+
+    def _on_node_moved(self, node: Node, old: Any, new: tuple[float, float]) -> None:
+        item = self.node_items.get(node.id)
+        if item is not None and (item.pos().x(), item.pos().y()) != new:
+            item.setPos(*new)  # itemChange updates the wires
+
+    def _refresh_node(self, node_id: str, report: Any) -> None:
+        item = self.node_items.get(node_id)
+        if item is None:
+            return
+        display = node_display(self.graph, node_id, report, node_id in self._region_nodes)
+        if item.set_display(display):
+            for wire in self._wires_by_node.get(node_id, ()):
+                self._update_wire(wire)
+            for region in self._regions_by_node.get(node_id, ()):
+                self._fit_region(region)
+
+    def item_moved(self, item: NodeItem) -> None:
+        """A node item moved (drag or sync): update only its own wires and regions."""
+        for wire in self._wires_by_node.get(item.node_id, ()):
+            self._update_wire(wire)
+        for region in self._regions_by_node.get(item.node_id, ()):
+            self._fit_region(region)
+
+    # ---- derived analysis ------------------------------------------------
+    def apply_analysis(self) -> None:
+        """Shapes on wires, error outlines/tooltips, counts and region backdrops."""
+        report = self.report()
+        self._apply_regions(report)
+        errors: dict[str, list[str]] = {}
+        warnings: dict[str, list[str]] = {}
+        bad_ports: dict[str, set[str]] = {}
+        for d in getattr(report, "diagnostics", None) or ():
+            if d.node is None:
+                continue
+            (errors if d.severity == "error" else warnings).setdefault(d.node, []).append(
+                f"{d.port}: {d.message}" if d.port else d.message)
+            if d.severity == "error" and d.port:
+                bad_ports.setdefault(d.node, set()).add(d.port)
+        for node_id, item in self.node_items.items():
+            self._refresh_node(node_id, report)
+            item.set_diagnostics(tuple(errors.get(node_id, ())), tuple(warnings.get(node_id, ())),
+                                 frozenset(bad_ports.get(node_id, ())))
+        for edge, wire in self.wire_items.items():
+            label = format_shape(self.shape_of(edge.src, report))
+            wire.set_label(label, edge.dst.port in bad_ports.get(edge.dst.node, ()))
+
+    def shape_of(self, port: PortRef, report: Any = None) -> Any:
+        report = report if report is not None else self.report()
+        if report is None:
+            return None
+        try:
+            return report.shape(str(port))
+        except Exception:  # an older/partial report: no shape rather than a crash
+            return None
+
+    def _apply_regions(self, report: Any) -> None:
+        for region in self.region_items:
+            self.removeItem(region)
+        self.region_items.clear()
+        self._regions_by_node.clear()
+        regions = list(getattr(report, "regions", None) or ())
+        self._region_nodes = set()
+        estimate = getattr(report, "estimate", None)
+        for region in regions:
+            rid = str(getattr(region, "id", len(self.region_items)))
+            nodes = tuple(n for n in getattr(region, "nodes", ()) if n in self.node_items)
+            if not nodes:
+                continue
+            saved = region_saving(estimate, rid)
+            label = f"reversible {rid}" + (f" · saves {format_bytes(saved)}" if saved is not None else "")
+            tip = (f"Reversible region {rid}: {len(nodes)} nodes run without storing activations"
+                   + (f"; saves about {format_bytes(saved)} of activation memory per sample" if saved is not None else ""))
+            item = RegionItem(rid, nodes, label, tip)
+            self.region_items.append(item)
+            for n in nodes:
+                self._regions_by_node.setdefault(n, []).append(item)
+            self._region_nodes.update(nodes)
+            self._fit_region(item)
+            self.addItem(item)
+
+    def _fit_region(self, region: RegionItem) -> None:
+        region.fit([self.node_items[n].sceneBoundingRect() for n in region.node_ids if n in self.node_items])
+
+    # ---- edits -------------------------------------------------------------
+    def push(self, cmd: Command) -> None:
+        self.document.push(cmd)
+
+    def connect_ports(self, src: PortRef, dst: PortRef, replace: bool = False, moving: Edge | None = None,
+                      pos: QPointF | None = None) -> bool:
+        """Connect if allowed (one undoable step); otherwise show why and return False."""
+        reason = connection_reason(self.graph, src, dst, replace=replace, moving=moving)
+        if reason is not None:
+            self.show_hint(f"Cannot connect: {reason}", pos, ok=False)
+            return False
+        children: list[Command] = []
+        if moving is not None:
+            children.append(Disconnect(self.graph, moving))
+        if replace:
+            cmd: Command = connect_replacing(self.graph, src, dst)
+        else:
+            cmd = Connect(self.graph, src, dst)
+        if children:
+            self.push(Macro(f"Reconnect {moving} to {dst}", [*children, cmd]))
+        else:
+            self.push(cmd)
+        self.message.emit(f"Connected {src} → {dst}")
+        return True
+
+    def commit_moves(self) -> bool:
+        """Push one Move for every node whose item was dragged away from its graph position."""
+        moves = {}
+        for node_id, item in self.node_items.items():
+            node = self.graph.nodes.get(node_id)
+            pos = (item.pos().x(), item.pos().y())
+            if node is not None and node.pos != pos:
+                moves[node_id] = pos
+        if moves:
+            self.push(Move(self.graph, moves))
+        return bool(moves)
+
+    # ---- hints -------------------------------------------------------------
+    def show_hint(self, text: str, pos: QPointF | None, ok: bool, announce: bool = True) -> None:
+        """A label near the cursor; refusals also go to the status bar via ``message``."""
+        if pos is not None:
+            self.hint.show_text(text, self.theme.ok_text if ok else self.theme.refuse_text, pos)
+            self._hint_timer.start(HINT_MS)
+        if announce:
+            self.message.emit(text)
+
+    def hide_hint(self) -> None:
+        self.hint.hide()
+
+    # ---- selection -----------------------------------------------------------
+    def selected_node_ids(self) -> list[str]:
+        return [i.node_id for i in self.selectedItems() if isinstance(i, NodeItem)]
+
+    def selected_edges(self) -> list[Edge]:
+        return [i.edge for i in self.selectedItems() if isinstance(i, WireItem)]
+
+    def _emit_selection(self) -> None:
+        self.selectionChangedIds.emit(self.selected_node_ids())
+
+    def nodes_rect(self, node_ids: list[str] | None = None) -> QRectF:
+        items = [self.node_items[n] for n in (node_ids if node_ids is not None else self.node_items)
+                 if n in self.node_items]
+        rect = QRectF()
+        for item in items:
+            rect = rect.united(item.sceneBoundingRect())
+        for region in self.region_items:
+            if node_ids is None:
+                rect = rect.united(region.sceneBoundingRect())
+        return rect
+
+    def set_theme(self, dark: bool) -> None:
+        self.theme = theme_for(dark)
+        self.setBackgroundBrush(self.theme.background)
+        for item in self.items():
+            item.update()
+
+    # ---- mouse: wires start on ports, moves commit on release ----------------
+    def node_at(self, pos: QPointF) -> NodeItem | None:
+        for item in self.items(pos):
+            if isinstance(item, NodeItem):
+                return item
+        return None
+
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        if event.button() == Qt.MouseButton.LeftButton and self._wire is None:
+            item = self.node_at(event.scenePos())
+            hit = item.port_at(item.mapFromScene(event.scenePos())) if item is not None else None
+            if item is not None and hit is not None:
+                self._wire = WireDrag(self, item.node_id, hit[0], hit[1])
+                event.accept()
+                return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        if self._wire is not None:
+            self._wire.move(event.scenePos(), event.modifiers())
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        if self._wire is not None and event.button() == Qt.MouseButton.LeftButton:
+            wire, self._wire = self._wire, None
+            wire.finish(event.scenePos(), event.modifiers())
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.commit_moves()
+
+    def cancel_gesture(self) -> None:
+        """Escape or a rebuild mid-gesture: drop the provisional wire."""
+        if self._wire is not None:
+            wire, self._wire = self._wire, None
+            wire.cancel()
+
+    @property
+    def wiring(self) -> bool:
+        return self._wire is not None
+
+
+def region_saving(estimate: Any, region_id: str) -> float | None:
+    """Bytes of activation memory a region saves, from whatever shape the estimate takes."""
+    if estimate is None:
+        return None
+    for attr in ("region_savings", "regions_saved", "saved_by_region", "regions"):
+        table = getattr(estimate, attr, None)
+        if isinstance(table, dict) and region_id in table:
+            value = table[region_id]
+            if isinstance(value, (int, float)):
+                return float(value)
+            for key in ("saved_bytes", "saved", "bytes_saved"):
+                got = value.get(key) if isinstance(value, dict) else getattr(value, key, None)
+                if isinstance(got, (int, float)):
+                    return float(got)
+    return None

@@ -1,0 +1,570 @@
+"""The canvas widget: zoom, pan, keyboard, drops and the editing actions of the editor.
+
+:class:`GraphView` shows a :class:`GraphScene` and offers the API the main
+window uses (fit, zoom, selection, clipboard, align, layout, add, quick add).
+Mouse gestures on items live in the scene; view-level gestures (wheel zoom,
+middle/Space-drag pan, rubber band, palette drops, keys) live here. Every edit
+is one command pushed through the document.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QAction, QCursor, QGuiApplication, QKeyEvent, QKeySequence, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsView, QMenu, QWidget
+
+from revstudio.core.commands import (
+    AddNode,
+    Command,
+    Connect,
+    Disconnect,
+    Macro,
+    Move,
+    connect_replacing,
+    remove_nodes,
+)
+from revstudio.core.graph import Graph, Node, PortRef
+from revstudio.core.spec import registry
+
+from . import clipboard, layout
+from .quick_add import QuickAddPopup, candidate_specs
+from .scene import GraphScene
+
+NODE_MIME = "application/x-revstudio-node-type"
+ZOOM_STEP = 1.2
+ZOOM_MIN, ZOOM_MAX = 0.04, 4.0
+FIT_MAX = 1.25          # fitting one small node should not blow it up
+SCENE_EXTENT = 1.0e6    # an effectively endless canvas
+
+
+class GraphView(QGraphicsView):
+    """A node-editor view of one graph of a document."""
+
+    selectionChangedIds = Signal(list)
+    message = Signal(str)
+    openGroupRequested = Signal(str)
+    contextMenuRequested = Signal(object, str)  # (QMenu about to open, node id or "")
+
+    def __init__(self, document: Any, graph: Graph | None = None, parent: QWidget | None = None,
+                 dark: bool = True) -> None:
+        super().__init__(parent)
+        self.document = document
+        self._scene = GraphScene(document, graph, dark=dark)
+        self.setScene(self._scene)
+        self._scene.setSceneRect(QRectF(-SCENE_EXTENT, -SCENE_EXTENT, 2 * SCENE_EXTENT, 2 * SCENE_EXTENT))
+        self._scene.message.connect(self.message)
+        self._scene.selectionChangedIds.connect(self.selectionChangedIds)
+        self._scene.openGroupRequested.connect(self.openGroupRequested)
+        self._scene.quickAddRequested.connect(self._quick_add_from_wire)
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
+        self.setOptimizationFlags(QGraphicsView.OptimizationFlag.DontSavePainterState)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
+        self.setRubberBandSelectionMode(Qt.ItemSelectionMode.IntersectsItemShape)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setAcceptDrops(True)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self._space = False
+        self._pan_from: QPoint | None = None
+        self._last_scene_pos = QPointF(0, 0)
+        self._paste_count = 0
+        self.popup: QuickAddPopup | None = None
+        self._keys = self._key_table()
+        self.centerOn(0, 0)
+
+    def scene(self) -> GraphScene:  # type: ignore[override]
+        return self._scene
+
+    @property
+    def graph(self) -> Graph:
+        return self._scene.graph
+
+    def _project(self) -> Graph:
+        """The graph that owns the groups (a body scene shares its project's groups)."""
+        return self.document.graph
+
+    def set_theme(self, dark: bool) -> None:
+        self._scene.set_theme(dark)
+        self.viewport().update()
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802
+        self._scene.detach()
+        super().closeEvent(event)
+
+    # ---- zoom and pan --------------------------------------------------
+    def zoom(self) -> float:
+        return self.transform().m11()
+
+    def _zoom_by(self, factor: float, under_mouse: bool = False) -> None:
+        target = max(ZOOM_MIN, min(ZOOM_MAX, self.zoom() * factor))
+        factor = target / self.zoom()
+        anchor = (QGraphicsView.ViewportAnchor.AnchorUnderMouse if under_mouse
+                  else QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        old = self.transformationAnchor()
+        self.setTransformationAnchor(anchor)
+        self.scale(factor, factor)
+        self.setTransformationAnchor(old)
+
+    def zoom_in(self) -> None:
+        self._zoom_by(ZOOM_STEP)
+
+    def zoom_out(self) -> None:
+        self._zoom_by(1 / ZOOM_STEP)
+
+    def reset_zoom(self) -> None:
+        center = self.mapToScene(self.viewport().rect().center())
+        self.resetTransform()
+        self.centerOn(center)
+
+    def fit_all(self) -> None:
+        self._fit(self._scene.nodes_rect())
+
+    def fit_selection(self) -> None:
+        ids = self.selected_node_ids()
+        self._fit(self._scene.nodes_rect(ids) if ids else self._scene.nodes_rect())
+
+    def _fit(self, rect: QRectF) -> None:
+        if rect.isNull() or rect.isEmpty():
+            self.resetTransform()
+            self.centerOn(0, 0)
+            return
+        self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
+        if self.zoom() > FIT_MAX:
+            self.resetTransform()
+            self.scale(FIT_MAX, FIT_MAX)
+            self.centerOn(rect.center())
+        elif self.zoom() < ZOOM_MIN:
+            self.resetTransform()
+            self.scale(ZOOM_MIN, ZOOM_MIN)
+            self.centerOn(rect.center())
+
+    def view_state(self) -> dict[str, float]:
+        """Zoom and centre, for the project's ``view`` section."""
+        c = self.mapToScene(self.viewport().rect().center())
+        return {"zoom": round(self.zoom(), 4), "x": round(c.x(), 1), "y": round(c.y(), 1)}
+
+    def restore_view_state(self, state: dict[str, Any]) -> None:
+        try:
+            zoom = max(ZOOM_MIN, min(ZOOM_MAX, float(state["zoom"])))
+            x, y = float(state["x"]), float(state["y"])
+        except (KeyError, TypeError, ValueError):
+            self.fit_all()  # no usable saved view: show everything
+            return
+        self.resetTransform()
+        self.scale(zoom, zoom)
+        self.centerOn(x, y)
+
+    def wheelEvent(self, event: Any) -> None:  # noqa: N802
+        steps = event.angleDelta().y() / 120.0
+        if steps:
+            self._zoom_by(ZOOM_STEP ** steps, under_mouse=True)
+        event.accept()
+
+    def mousePressEvent(self, event: Any) -> None:  # noqa: N802
+        self.setFocus()
+        if event.button() == Qt.MouseButton.MiddleButton or (
+                event.button() == Qt.MouseButton.LeftButton and self._space):
+            self._pan_from = event.position().toPoint()
+            self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: Any) -> None:  # noqa: N802
+        self._last_scene_pos = self.mapToScene(event.position().toPoint())
+        if self._pan_from is not None:
+            delta = event.position().toPoint() - self._pan_from
+            self._pan_from = event.position().toPoint()
+            self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - delta.x())
+            self.verticalScrollBar().setValue(self.verticalScrollBar().value() - delta.y())
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: Any) -> None:  # noqa: N802
+        if self._pan_from is not None and event.button() in (Qt.MouseButton.MiddleButton, Qt.MouseButton.LeftButton):
+            self._pan_from = None
+            self.viewport().setCursor(Qt.CursorShape.OpenHandCursor if self._space else Qt.CursorShape.ArrowCursor)
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+
+    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
+        theme = self._scene.theme
+        painter.fillRect(rect, theme.background)
+        zoom = self.zoom()
+        for step, color, min_zoom in ((20.0, theme.grid_minor, 0.6), (100.0, theme.grid_major, 0.15)):
+            if zoom < min_zoom:
+                continue  # too dense to help, and costly
+            pen = QPen(color, 1.0)
+            pen.setCosmetic(True)
+            painter.setPen(pen)
+            left = rect.left() - rect.left() % step
+            top = rect.top() - rect.top() % step
+            x = left
+            while x < rect.right():
+                painter.drawLine(QPointF(x, rect.top()), QPointF(x, rect.bottom()))
+                x += step
+            y = top
+            while y < rect.bottom():
+                painter.drawLine(QPointF(rect.left(), y), QPointF(rect.right(), y))
+                y += step
+
+    # ---- keyboard --------------------------------------------------------
+    def _key_table(self) -> dict[tuple[int, int], Callable[[], None]]:
+        K, M = Qt.Key, Qt.KeyboardModifier
+        ctrl, shift, none = int(M.ControlModifier.value), int(M.ShiftModifier.value), 0
+        return {
+            (int(K.Key_Delete.value), none): self.delete_selection,
+            (int(K.Key_Backspace.value), none): self.delete_selection,
+            (int(K.Key_C.value), ctrl): self.copy,
+            (int(K.Key_X.value), ctrl): self.cut,
+            (int(K.Key_V.value), ctrl): self.paste,
+            (int(K.Key_D.value), ctrl): self.duplicate,
+            (int(K.Key_D.value), shift): self.duplicate,  # Blender's duplicate
+            (int(K.Key_A.value), ctrl): self.select_all,
+            (int(K.Key_F.value), none): self.fit_selection,
+            (int(K.Key_Home.value), none): self.fit_all,
+            (int(K.Key_Plus.value), none): self.zoom_in,
+            (int(K.Key_Plus.value), shift): self.zoom_in,
+            (int(K.Key_Equal.value), none): self.zoom_in,
+            (int(K.Key_Minus.value), none): self.zoom_out,
+            (int(K.Key_0.value), ctrl): self.reset_zoom,
+            (int(K.Key_A.value), shift): self._quick_add_at_cursor,
+            (int(K.Key_Tab.value), none): self._tab,
+            (int(K.Key_L.value), ctrl): lambda: self.auto_layout(len(self.selected_node_ids()) > 1),
+            (int(K.Key_Escape.value), none): self._escape,
+        }
+
+    def _action_for(self, event: QKeyEvent) -> Callable[[], None] | None:
+        mods = event.modifiers() & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+                                    | Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.MetaModifier)
+        return self._keys.get((event.key(), int(mods.value)))
+
+    def event(self, event: Any) -> bool:
+        # The view's keys win over window-wide shortcuts while the canvas has focus.
+        if event.type() == event.Type.ShortcutOverride and self._action_for(event) is not None:
+            event.accept()
+            return True
+        return super().event(event)
+
+    def focusNextPrevChild(self, next: bool) -> bool:  # noqa: N802, A002
+        return False  # Tab belongs to quick add / open group, not to focus changes
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
+            self._space = True
+            self.viewport().setCursor(Qt.CursorShape.OpenHandCursor)
+            event.accept()
+            return
+        action = self._action_for(event)
+        if action is not None:
+            action()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def keyReleaseEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
+            self._space = False
+            self._pan_from = None
+            self.viewport().setCursor(Qt.CursorShape.ArrowCursor)
+            event.accept()
+            return
+        super().keyReleaseEvent(event)
+
+    def _escape(self) -> None:
+        if self._scene.wiring:
+            self._scene.cancel_gesture()
+        else:
+            self._scene.clearSelection()
+
+    def _tab(self) -> None:
+        ids = self.selected_node_ids()
+        if len(ids) == 1 and self._scene.node_items[ids[0]].display.opens_group:
+            self.openGroupRequested.emit(ids[0])
+        else:
+            self._quick_add_at_cursor()
+
+    def cursor_scene_pos(self) -> QPointF:
+        local = self.viewport().mapFromGlobal(QCursor.pos())
+        if self.viewport().rect().contains(local):
+            return self.mapToScene(local)
+        return self.mapToScene(self.viewport().rect().center())
+
+    # ---- selection ---------------------------------------------------------
+    def select_nodes(self, ids: list[str]) -> None:
+        self._scene.clearSelection()
+        items = [self._scene.node_items[i] for i in ids if i in self._scene.node_items]
+        for item in items:
+            item.setSelected(True)
+        if items:
+            self.ensureVisible(self._scene.nodes_rect([i.node_id for i in items]), 40, 40)
+
+    def selected_node_ids(self) -> list[str]:
+        return self._scene.selected_node_ids()
+
+    def select_all(self) -> None:
+        for item in self._scene.node_items.values():
+            item.setSelected(True)
+
+    # ---- edits ---------------------------------------------------------------
+    def add_node_at(self, type_id: str, scene_pos: QPointF | tuple[float, float]) -> str | None:
+        """Add a node of ``type_id`` with its top-left at ``scene_pos``; returns its id."""
+        spec = registry.find(type_id)
+        if spec is None:
+            self.message.emit(f"Cannot add {type_id!r}: there is no such node type; pick one from the palette")
+            return None
+        x, y = (scene_pos.x(), scene_pos.y()) if isinstance(scene_pos, QPointF) else scene_pos
+        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (float(x), float(y)))
+        self.document.push(AddNode(self.graph, node))
+        self.select_nodes([node.id])
+        return node.id
+
+    def delete_selection(self) -> None:
+        ids = self.selected_node_ids()
+        gone = set(ids)
+        edges = [e for e in self._scene.selected_edges() if e.src.node not in gone and e.dst.node not in gone]
+        if not ids and not edges:
+            self.message.emit("Nothing selected to delete")
+            return
+        children: list[Command] = [Disconnect(self.graph, e) for e in edges]
+        if ids:
+            children.append(remove_nodes(self.graph, ids))
+        if len(children) == 1:
+            self.document.push(children[0])
+        else:
+            self.document.push(Macro(f"Delete {len(ids)} nodes and {len(edges)} wires", children))
+        self.message.emit(f"Deleted {len(ids)} node(s)" + (f" and {len(edges)} wire(s)" if edges else ""))
+
+    def copy(self) -> bool:
+        ids = self.selected_node_ids()
+        if not ids:
+            self.message.emit("Nothing selected to copy")
+            return False
+        text = clipboard.encode(self.graph, ids)
+        data = QMimeData()
+        data.setData(clipboard.MIME, text.encode("utf-8"))
+        data.setText(text)  # readable anywhere, and pasteable back
+        QGuiApplication.clipboard().setMimeData(data)
+        self._paste_count = 0
+        self.message.emit(f"Copied {len(ids)} node(s)")
+        return True
+
+    def cut(self) -> None:
+        if self.copy():
+            self.delete_selection()
+
+    def paste(self) -> list[str]:
+        data = QGuiApplication.clipboard().mimeData()
+        if data is None:
+            self.message.emit("The clipboard is empty")
+            return []
+        if data.hasFormat(clipboard.MIME):
+            text = bytes(data.data(clipboard.MIME).data()).decode("utf-8", "replace")
+        else:
+            text = data.text()
+        self._paste_count += 1
+        at = None
+        if self.underMouse():
+            p = self._last_scene_pos
+            at = (p.x(), p.y())
+        step = 40.0 * self._paste_count
+        return self._paste_text(text, at, (step, step))
+
+    def duplicate(self) -> list[str]:
+        ids = self.selected_node_ids()
+        if not ids:
+            self.message.emit("Nothing selected to duplicate")
+            return []
+        return self._paste_text(clipboard.encode(self.graph, ids), None, (30.0, 30.0))
+
+    def _paste_text(self, text: str, at: tuple[float, float] | None, offset: tuple[float, float]) -> list[str]:
+        try:
+            cmd, mapping = clipboard.paste_command(self._project(), self.graph, text, at=at, offset=offset)
+        except clipboard.ClipboardError as exc:
+            self.message.emit(f"Cannot paste: {exc}")
+            return []
+        self.document.push(cmd)
+        new = list(mapping.values())
+        self.select_nodes(new)
+        renamed = [f"{a} → {b}" for a, b in mapping.items() if a != b]
+        self.message.emit(f"Pasted {len(new)} node(s)" + (f" (renamed {', '.join(renamed[:4])})" if renamed else ""))
+        return new
+
+    def _rects(self, ids: list[str]) -> dict[str, tuple[float, float, float, float]]:
+        out = {}
+        for n in ids:
+            item = self._scene.node_items[n]
+            out[n] = (item.pos().x(), item.pos().y(), 184.0, item.height)
+        return out
+
+    def _push_moves(self, moves: dict[str, tuple[float, float]], text: str) -> bool:
+        changed = {k: v for k, v in moves.items() if self.graph.node(k).pos != (float(v[0]), float(v[1]))}
+        if not changed:
+            self.message.emit(f"{text}: nothing to move")
+            return False
+        cmd = Move(self.graph, changed)
+        cmd.text = text
+        self.document.push(cmd)
+        self.message.emit(f"{text}: moved {len(changed)} node(s)")
+        return True
+
+    def align(self, axis: str) -> bool:
+        """Line up the selected nodes: left/right/top/bottom edges, or centres (horizontal/vertical)."""
+        ids = self.selected_node_ids()
+        if len(ids) < 2:
+            self.message.emit("Select at least two nodes to align")
+            return False
+        try:
+            moves = layout.align(axis, self._rects(ids))
+        except ValueError as exc:
+            self.message.emit(str(exc))
+            return False
+        return self._push_moves(moves, f"Align {axis}")
+
+    def auto_layout(self, selection_only: bool = False) -> bool:
+        """Layered left-to-right layout of the selection (kept in place) or the whole graph."""
+        ids = self.selected_node_ids() if selection_only else list(self.graph.nodes)
+        if not ids:
+            self.message.emit("Nothing to lay out")
+            return False
+        rects = self._rects(ids)
+        origin = (min(r[0] for r in rects.values()), min(r[1] for r in rects.values()))
+        edges = [(e.src.node, e.dst.node) for e in self.graph.edges]
+        sizes = {n: (r[2], r[3]) for n, r in rects.items()}
+        initial = {n: (r[0], r[1]) for n, r in rects.items()}
+        moves = layout.layered_layout(ids, edges, sizes, origin=origin, initial=initial)
+        done = self._push_moves(moves, "Layout selection" if selection_only else "Layout graph")
+        if done and not selection_only:
+            self.fit_all()
+        return done
+
+    # ---- quick add -------------------------------------------------------------
+    def _quick_add_at_cursor(self) -> None:
+        self.open_quick_add(self.cursor_scene_pos())
+
+    def _quick_add_from_wire(self, pos: QPointF, origin: PortRef, is_output: bool) -> None:
+        self.open_quick_add(pos, (origin, is_output))
+
+    def open_quick_add(self, scene_pos: QPointF, from_port: Any = None) -> QuickAddPopup:
+        """Open the type search at ``scene_pos``; with ``from_port`` the new node is wired to it.
+
+        ``from_port`` is ``"node.port"``, a ``PortRef`` or ``(PortRef, is_output)``.
+        """
+        origin: PortRef | None = None
+        is_output = True
+        if from_port is not None:
+            if isinstance(from_port, tuple):
+                origin, is_output = from_port
+            else:
+                origin = from_port if isinstance(from_port, PortRef) else PortRef.parse(from_port)
+                is_output = origin.port in self.graph.ports(origin.node)[1]
+        in_body = self.graph is not self.document.graph
+        if origin is None:
+            specs, title = candidate_specs(None, in_body), "Add node"
+        else:
+            specs = candidate_specs("input" if is_output else "output", in_body)
+            title = f"Add a node {'after' if is_output else 'before'} {origin}"
+        if self.popup is not None:
+            self.popup.close()
+        self.popup = QuickAddPopup(specs, title, self)
+        self.popup.chosen.connect(lambda type_id: self._quick_add_chosen(type_id, scene_pos, origin, is_output))
+        self.popup.popup_at(self.mapToGlobal(self.mapFromScene(scene_pos)))
+        return self.popup
+
+    def _quick_add_chosen(self, type_id: str, pos: QPointF, origin: PortRef | None, is_output: bool) -> str | None:
+        if origin is None:
+            return self.add_node_at(type_id, pos)
+        spec = registry.get(type_id)
+        params = spec.defaults()
+        ports = spec.input_ports(params, self.graph.groups) if is_output else spec.output_ports(params, self.graph.groups)
+        if not ports:
+            self.message.emit(f"{type_id} has no {'inputs' if is_output else 'outputs'} to connect to {origin}")
+            return None
+        x = pos.x() if is_output else pos.x() - 184.0
+        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (x, pos.y() - 40.0))
+        new = PortRef(node.id, ports[0])
+        add = AddNode(self.graph, node)
+        if is_output:
+            link: Command = Connect(self.graph, origin, new)
+        elif self.graph.edges_into(origin.node, origin.port):
+            link = connect_replacing(self.graph, new, origin)
+        else:
+            link = Connect(self.graph, new, origin)
+        self.document.push(Macro(f"Add {type_id} {node.id} connected to {origin}", [add, link]))
+        self.select_nodes([node.id])
+        self.message.emit(f"Added {node.id} and connected it to {origin}")
+        return node.id
+
+    # ---- drops from the palette --------------------------------------------
+    def dragEnterEvent(self, event: Any) -> None:  # noqa: N802
+        if event.mimeData().hasFormat(NODE_MIME):
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event: Any) -> None:  # noqa: N802
+        if event.mimeData().hasFormat(NODE_MIME):
+            event.acceptProposedAction()
+        else:
+            super().dragMoveEvent(event)
+
+    def dropEvent(self, event: Any) -> None:  # noqa: N802
+        data = event.mimeData()
+        if not data.hasFormat(NODE_MIME):
+            super().dropEvent(event)
+            return
+        type_id = bytes(data.data(NODE_MIME).data()).decode("utf-8", "replace").strip()
+        pos = self.mapToScene(event.position().toPoint())
+        if self.add_node_at(type_id, pos) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    # ---- context menu -----------------------------------------------------------
+    def build_context_menu(self, scene_pos: QPointF) -> tuple[QMenu, str]:
+        item = self._scene.node_at(scene_pos)
+        node_id = item.node_id if item is not None else ""
+        if item is not None and not item.isSelected():
+            self.select_nodes([node_id])
+        menu = QMenu(self)
+
+        def add(text: str, slot: Callable[[], Any], shortcut: str = "", enabled: bool = True) -> QAction:
+            action = menu.addAction(text)
+            action.triggered.connect(lambda _=False: slot())
+            if shortcut:
+                action.setShortcut(QKeySequence(shortcut))
+            action.setEnabled(enabled)
+            return action
+
+        has_sel = bool(self.selected_node_ids())
+        add("Add node…", lambda: self.open_quick_add(scene_pos), "Shift+A")
+        if item is not None and item.display.opens_group:
+            add("Open group", lambda: self.openGroupRequested.emit(node_id), "Tab")
+        menu.addSeparator()
+        add("Cut", self.cut, "Ctrl+X", has_sel)
+        add("Copy", self.copy, "Ctrl+C", has_sel)
+        add("Paste", self.paste, "Ctrl+V")
+        add("Duplicate", self.duplicate, "Ctrl+D", has_sel)
+        add("Delete", self.delete_selection, "Del", has_sel or bool(self._scene.selected_edges()))
+        menu.addSeparator()
+        align = menu.addMenu("Align")
+        for axis in layout.ALIGN_AXES:
+            act = align.addAction(axis.capitalize())
+            act.triggered.connect(lambda _=False, a=axis: self.align(a))
+        align.setEnabled(len(self.selected_node_ids()) > 1)
+        add("Layout selection", lambda: self.auto_layout(True), "", len(self.selected_node_ids()) > 1)
+        add("Layout graph", lambda: self.auto_layout(False), "Ctrl+L")
+        add("Fit to view", self.fit_all, "Home")
+        self.contextMenuRequested.emit(menu, node_id)
+        return menu, node_id
+
+    def contextMenuEvent(self, event: Any) -> None:  # noqa: N802
+        menu, _ = self.build_context_menu(self.mapToScene(event.pos()))
+        menu.exec(event.globalPos())

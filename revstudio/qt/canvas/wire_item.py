@@ -1,0 +1,147 @@
+"""Wires: smooth bezier curves between ports, labelled with the live tensor shape.
+
+A :class:`WireItem` stands for one graph edge; it recomputes its path only when
+one of its two nodes moves (the scene calls :meth:`WireItem.update_path` for the
+moved node's edges alone). :class:`DragWire` is the temporary curve that follows
+the cursor while a connection is being drawn.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
+
+from revstudio.core.graph import Edge
+
+_LABEL_FONT = QFont()
+_LABEL_FONT.setPointSizeF(7.0)
+_LABEL_METRICS: QFontMetricsF | None = None
+
+
+def wire_path(p1: QPointF, p2: QPointF) -> QPainterPath:
+    """A horizontal-tangent bezier from an output (left) to an input (right)."""
+    dx = max(40.0, abs(p2.x() - p1.x()) * 0.5)
+    path = QPainterPath(p1)
+    path.cubicTo(QPointF(p1.x() + dx, p1.y()), QPointF(p2.x() - dx, p2.y()), p2)
+    return path
+
+
+def _metrics() -> QFontMetricsF:
+    global _LABEL_METRICS
+    if _LABEL_METRICS is None:
+        _LABEL_METRICS = QFontMetricsF(_LABEL_FONT)
+    return _LABEL_METRICS
+
+
+class WireItem(QGraphicsItem):
+    """One edge, drawn between the output and input port positions."""
+
+    def __init__(self, edge: Edge) -> None:
+        super().__init__()
+        self.edge = edge
+        self.label = ""
+        self.invalid = False
+        self._path = QPainterPath()
+        self._label_rect = QRectF()
+        self._bounds = QRectF()
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
+        self.setAcceptHoverEvents(True)
+        self._hovered = False
+        self.setZValue(0.0)
+
+    def update_path(self, p1: QPointF, p2: QPointF) -> None:
+        self.prepareGeometryChange()
+        self._path = wire_path(p1, p2)
+        self._place_label()
+
+    def set_label(self, text: str, invalid: bool) -> None:
+        if (text, invalid) == (self.label, self.invalid):
+            return
+        self.prepareGeometryChange()
+        self.label, self.invalid = text, invalid
+        self._place_label()
+        self.setToolTip(f"{self.edge.src} → {self.edge.dst}" + (f"<br>shape {text}" if text else ""))
+        self.update()
+
+    def _place_label(self) -> None:
+        bounds = self._path.boundingRect().adjusted(-3, -3, 3, 3)
+        if self.label:
+            mid = self._path.pointAtPercent(0.5)
+            w = _metrics().horizontalAdvance(self.label) + 8
+            h = _metrics().height() + 2
+            self._label_rect = QRectF(mid.x() - w / 2, mid.y() - h / 2, w, h)
+            bounds = bounds.united(self._label_rect)
+        else:
+            self._label_rect = QRectF()
+        self._bounds = bounds
+
+    def path(self) -> QPainterPath:
+        return self._path
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
+        return self._bounds
+
+    def shape(self) -> QPainterPath:
+        stroker = QPainterPathStroker()
+        stroker.setWidth(10.0)  # easy to click
+        shape = stroker.createStroke(self._path)
+        if self.label:
+            shape.addRect(self._label_rect)
+        return shape
+
+    def hoverEnterEvent(self, event: Any) -> None:  # noqa: N802
+        self._hovered = True
+        self.update()
+
+    def hoverLeaveEvent(self, event: Any) -> None:  # noqa: N802
+        self._hovered = False
+        self.update()
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        theme = self.scene().theme  # type: ignore[attr-defined]
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        color = theme.wire_invalid if self.invalid else theme.wire
+        if self.isSelected():
+            color = theme.wire_selected
+        elif self._hovered:
+            color = theme.hover
+        width = 2.6 if (self.isSelected() or self._hovered) else 1.8
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod > 0.35)
+        pen = QPen(color, width)
+        pen.setCosmetic(lod < 0.35)
+        painter.setPen(pen)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawPath(self._path)
+        if self.label and lod >= 0.45:
+            painter.setPen(QPen(color, 1.0))
+            painter.setBrush(QBrush(theme.label_bg))
+            painter.drawRoundedRect(self._label_rect, 4, 4)
+            painter.setFont(_LABEL_FONT)
+            painter.setPen(theme.wire_invalid if self.invalid else theme.label_text)
+            painter.drawText(self._label_rect, Qt.AlignmentFlag.AlignCenter, self.label)
+
+
+class DragWire(QGraphicsPathItem):
+    """The provisional curve drawn while dragging from a port."""
+
+    def __init__(self, anchor: QPointF, from_output: bool, color: Any) -> None:
+        super().__init__()
+        self.anchor = anchor
+        self.from_output = from_output
+        pen = QPen(color, 2.0, Qt.PenStyle.DashLine)
+        self.setPen(pen)
+        self.setZValue(50.0)
+        self.follow(anchor)
+
+    def follow(self, pos: QPointF) -> None:
+        if self.from_output:
+            self.setPath(wire_path(self.anchor, pos))
+        else:
+            self.setPath(wire_path(pos, self.anchor))
+
+    def set_ok(self, color: Any) -> None:
+        pen = self.pen()
+        pen.setColor(color)
+        self.setPen(pen)
