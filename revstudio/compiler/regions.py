@@ -1,0 +1,462 @@
+"""Reversibility analysis: which parts of a graph can run without storing activations.
+
+A *step* is an invertible node (catalog flag, or a Group/Repeat whose body is
+invertible) or a *wired coupling*: a Merge add/sub ``y = a +- F(b)`` whose F
+sub-graph reads only values that stay available after the merge. Steps joined
+by the values they pass form maximal regions; the backward pass rebuilds each
+step's inputs from its outputs. Every add/sub merge or group that misses is
+explained as a warning (a "near miss"). Torch-free: the editor runs it per edit.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from revstudio.core.diagnostics import Diagnostic, warning
+from revstudio.core.graph import Graph
+from revstudio.core.params import validate_all
+from revstudio.core.spec import NodeSpec, registry
+
+SOURCES = frozenset({"Input", "GroupInput"})
+SINKS = frozenset({"Output", "GroupOutput"})
+# Steps that only move memory around: a region made of these alone saves nothing.
+STRUCTURAL = frozenset({"Split", "Concat", "Flatten", "Reshape", "Permute", "Squeeze"})
+GROUP_TYPES = frozenset({"Group", "Repeat"})
+
+
+@dataclass
+class Coupling:
+    """A wired coupling ``y = a + sign * F(b...)`` found at a Merge node."""
+
+    merge: str
+    a: str                    # the stream value the merge consumes ("node.port")
+    f: str                    # the value of F's result ("node.port")
+    sign: int                 # +1 (add) or -1 (sub)
+    body: list[str]           # F's nodes, in topological order (may be empty: F = identity)
+    b: list[str]              # F's inputs ("node.port"), read, not consumed
+
+
+@dataclass
+class Region:
+    """A maximal reversible region: its steps run in ``steps`` order."""
+
+    id: str
+    steps: list[str]                       # step node ids (invertible nodes and coupling merges)
+    nodes: list[str]                       # steps + F nodes, in topological order
+    inputs: list[str]                      # values read from outside ("node.port")
+    outputs: list[str]                     # values kept after the forward pass ("node.port")
+    side: list[str] = field(default_factory=list)  # inputs only F reads: kept, not rebuilt
+    couplings: dict[str, Coupling] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "nodes": list(self.nodes), "inputs": list(self.inputs),
+                "outputs": list(self.outputs)}
+
+
+@dataclass
+class RegionAnalysis:
+    regions: list[Region]
+    near_misses: list[Diagnostic]
+    order: list[str]                       # a topological order honouring the regions' step order
+
+    def region_of(self, node_id: str) -> Region | None:
+        for region in self.regions:
+            if node_id in region.nodes:
+                return region
+        return None
+
+
+class _View:
+    """Indexes of one graph: who produces and who reads each value."""
+
+    def __init__(self, graph: Graph, report: Any) -> None:
+        self.graph = graph
+        infos = getattr(report, "nodes", {}) or {}
+        base = [n for n in getattr(report, "order", []) if n in graph.nodes] or list(graph.nodes)
+        self.order = [n for n in base if _ok(infos.get(n))]
+        self.index = {n: i for i, n in enumerate(self.order)}
+        self.specs: dict[str, NodeSpec | None] = {n: registry.find(graph.nodes[n].type) for n in self.order}
+        self.params: dict[str, dict[str, Any]] = {}
+        for n in self.order:
+            spec = self.specs[n]
+            self.params[n] = validate_all(dict(spec.params), dict(graph.nodes[n].params))[0] if spec else {}
+        self.src: dict[tuple[str, str], str] = {}              # (node, in port) -> value
+        self.readers: dict[str, list[tuple[str, str]]] = {}   # value -> [(node, in port)]
+        self.inputs: dict[str, list[str]] = {n: [] for n in self.order}  # node -> values read, port order
+        for e in graph.edges:
+            if e.src.node in self.index and e.dst.node in self.index:
+                value = str(e.src)
+                self.src[(e.dst.node, e.dst.port)] = value
+                self.readers.setdefault(value, []).append((e.dst.node, e.dst.port))
+        self.outputs: dict[str, list[str]] = {}
+        for n in self.order:
+            ins, outs = graph.ports(n)
+            self.inputs[n] = [self.src[(n, p)] for p in ins if (n, p) in self.src]
+            self.outputs[n] = [f"{n}.{p}" for p in outs]
+
+    def type(self, n: str) -> str:
+        spec = self.specs[n]
+        return spec.type_id if spec else self.graph.nodes[n].type
+
+    def producer(self, value: str) -> str:
+        return value.rpartition(".")[0]
+
+
+def _ok(info: Any) -> bool:
+    return info is not None and bool(getattr(info, "ok", True))
+
+
+def analyze(graph: Graph, report: Any, *, keep_trivial: bool = False) -> RegionAnalysis:
+    """Partition ``graph`` into maximal reversible regions plus ordinary nodes.
+
+    ``report`` is the check report (shapes, order, per-node ``ok``); nodes the
+    check could not infer are left out. Regions of structural steps alone
+    (Split/Concat/...) save nothing and are dropped unless ``keep_trivial``.
+    """
+    return _Analyzer(graph, report, {}).run(keep_trivial)
+
+
+class _Analyzer:
+    def __init__(self, graph: Graph, report: Any, body_cache: dict[str, str | None]) -> None:
+        self.v = _View(graph, report)
+        self.graph = graph
+        self.report = report
+        self.body_cache = body_cache   # group name -> None if invertible, else why not
+        self.near: list[Diagnostic] = []
+
+    # ---- which nodes are steps -----------------------------------------
+    def body_problem(self, name: str, stack: tuple[str, ...] = ()) -> str | None:
+        """Why the group body ``name`` is not invertible, or None if it is."""
+        if name in self.body_cache:
+            return self.body_cache[name]
+        root_groups = getattr(self, "root_groups", None) or self.graph.groups
+        body = root_groups.get(name)
+        if body is None or name in stack:
+            return f"group {name!r} is missing or contains itself"
+        self.body_cache[name] = f"group {name!r} is being analysed"  # guards recursion
+        sub_report = getattr(self.report, "groups", {}).get(name) if self.report is not None else None
+        sub = _Analyzer(_with_groups(body, root_groups), sub_report, self.body_cache)
+        sub.root_groups = root_groups  # type: ignore[attr-defined]
+        why = sub.invertible_body()
+        self.body_cache[name] = why
+        return why
+
+    def invertible_body(self) -> str | None:
+        """None if this (body) graph is one region mapping all GroupInputs to all GroupOutputs."""
+        v = self.v
+        result = self.run(keep_trivial=True)
+        members = {n for r in result.regions for n in r.nodes}
+        for n in v.order:
+            if v.type(n) in SOURCES | SINKS or n in members:
+                continue
+            return f"its node {n} ({v.type(n)}) is not invertible"
+        if len(result.regions) != 1:
+            return "it does not form a single reversible chain" if result.regions else "it has no invertible node"
+        region = result.regions[0]
+        ins = [o for n in v.order if v.type(n) == "GroupInput" for o in v.outputs[n]]
+        if set(region.inputs) != set(ins) or region.side:
+            return "not every GroupInput is rebuilt from the outputs (an input is only read, or unused)"
+        outs = {v.src.get((n, "in")) for n in v.order if v.type(n) == "GroupOutput"}
+        if set(region.outputs) != outs:
+            return "a value computed inside is neither passed on nor sent to a GroupOutput"
+        return None
+
+    def is_invertible_node(self, n: str) -> bool:
+        spec = self.v.specs[n]
+        t = self.v.type(n)
+        if spec is None or t in SOURCES | SINKS:
+            return False
+        if t in GROUP_TYPES:
+            name = self.v.params[n].get("group", "")
+            why = self.body_problem(name)
+            if why is not None:
+                self.near.append(warning(n, f"{t.lower()} {n} is not reversible: group {name!r} is not "
+                                            f"invertible because {why}; its activations are stored"))
+                return False
+            return True
+        return bool(spec.invertible)
+
+    # ---- wired couplings ----------------------------------------------
+    def f_subgraph(self, merge: str, fval: str) -> tuple[list[str], list[str]]:
+        """F's nodes (exclusive ancestors of ``fval`` feeding only this merge) and its inputs."""
+        v = self.v
+        target = (merge, _port_of(v, merge, fval))
+        body: set[str] = set()
+        start = v.producer(fval)
+        candidates = sorted(_ancestors(v, start) | {start}, key=v.index.__getitem__, reverse=True)
+        for n in candidates:
+            if v.type(n) in SOURCES:
+                continue
+            readers = [r for o in v.outputs[n] for r in v.readers.get(o, [])]
+            if n != start and not any(r[0] in body for r in readers):
+                continue  # not on a path into F
+            if all(r[0] in body or r == target for r in readers) and readers:
+                body.add(n)
+        ordered = [n for n in v.order if n in body]
+        b: list[str] = []
+        for n in ordered:
+            for value in v.inputs[n]:
+                if v.producer(value) not in body and value not in b:
+                    b.append(value)
+        if not ordered:
+            b = [fval]
+        return ordered, b
+
+    def couplings(self, steps: set[str]) -> dict[str, Coupling]:
+        v = self.v
+        found: dict[str, Coupling] = {}
+        for n in v.order:
+            if v.type(n) != "Merge":
+                continue
+            mode = v.params[n].get("mode")
+            if mode not in ("add", "sub"):
+                continue
+            ins = v.inputs[n]
+            if len(ins) != 2:
+                self.near.append(warning(n, f"merge {n} is not a coupling: it has {len(ins)} inputs; a "
+                                            "coupling adds exactly two (the stream and F's result)"))
+                continue
+            options = [(ins[0], ins[1])] + ([(ins[1], ins[0])] if mode == "add" else [])
+            reasons = []
+            for a, f in options:
+                body, b = self.f_subgraph(n, f)
+                why = self.coupling_problem(n, a, f, body, b)
+                if why is None:
+                    found[n] = Coupling(n, a, f, 1 if mode == "add" else -1, body, b)
+                    break
+                reasons.append(why)
+            else:
+                self.near.append(warning(n, f"merge {n} is not a coupling: {reasons[0]}"))
+        # a merge inside another coupling's F is just part of that function
+        inner = {m for c in found.values() for m in c.body}
+        return {m: c for m, c in found.items() if m not in inner}
+
+    def coupling_problem(self, merge: str, a: str, f: str, body: list[str], b: list[str]) -> str | None:
+        v = self.v
+        operand = v.producer(f) if body else f
+        for value in b:
+            if value == a:
+                return (f"operand {operand} reads {a}, which this merge consumes; F may only read values "
+                        "that remain available after the merge")
+        if v.producer(a) in body:
+            return f"its operand {a} is computed by F itself"
+        return None
+
+    # ---- regions --------------------------------------------------------
+    def run(self, keep_trivial: bool) -> RegionAnalysis:
+        v = self.v
+        steps = {n for n in v.order if self.is_invertible_node(n)}
+        couplings = self.couplings(steps)
+        fnodes = {m for c in couplings.values() for m in c.body}
+        steps = (steps - fnodes) | set(couplings)
+        while True:
+            order, conflict = self.step_order(steps, couplings)
+            if conflict is None:
+                break
+            steps.discard(conflict[0])
+            couplings.pop(conflict[0], None)
+            self.near.append(warning(conflict[0], f"merge {conflict[0]} is not a coupling: {conflict[1]}"))
+        regions = self.partition(steps, couplings, order)
+        if not keep_trivial:
+            regions = [r for r in regions if r.couplings or any(v.type(s) not in STRUCTURAL for s in r.steps)]
+        return RegionAnalysis(regions, self.near, order)
+
+    def consumers(self, value: str, steps: set[str], couplings: Mapping[str, Coupling]) -> list[str]:
+        """Steps that rebuild ``value`` in backward (their main input or coupling stream)."""
+        out = []
+        for node, _port in self.v.readers.get(value, []):
+            if node in couplings:
+                if couplings[node].a == value:
+                    out.append(node)
+            elif node in steps:
+                out.append(node)
+        return out
+
+    def step_order(self, steps: set[str], couplings: Mapping[str, Coupling]) -> tuple[list[str], Any]:
+        """Topological order where each coupling runs before the steps that consume its b.
+
+        Returns (order, None) or (partial, (merge, why)) for a coupling that cannot be ordered.
+        """
+        v = self.v
+        extra: dict[str, set[str]] = {n: set() for n in v.order}
+        for m, c in couplings.items():
+            for value in c.b:
+                cons = [s for s in self.consumers(value, steps, couplings) if s != m]
+                if not cons or self.kept(value, steps, couplings):
+                    continue
+                after = [s for s in cons if m not in _ancestors(v, s) and s not in _ancestors(v, m)]
+                later = [s for s in cons if m in _ancestors(v, s)]
+                if not after and not later:
+                    return [], (m, f"operand reads {value}, which {cons[0]} consumes before this merge; "
+                                   "rebuilding the merge's stream needs it afterwards")
+                for s in after:
+                    extra[m].add(s)
+        succ: dict[str, set[str]] = {n: set(extra[n]) for n in v.order}
+        for (node, _port), value in v.src.items():
+            succ[v.producer(value)].add(node)
+        indeg = {n: 0 for n in v.order}
+        for n in v.order:
+            for s in succ[n]:
+                indeg[s] += 1
+        import heapq
+
+        heap = [(v.index[n], n) for n in v.order if indeg[n] == 0]
+        heapq.heapify(heap)
+        out = []
+        while heap:
+            _, n = heapq.heappop(heap)
+            out.append(n)
+            for s in succ[n]:
+                indeg[s] -= 1
+                if indeg[s] == 0:
+                    heapq.heappush(heap, (v.index[s], s))
+        if len(out) < len(v.order):
+            stuck = [m for m in couplings if m not in out]
+            m = max(stuck, key=v.index.__getitem__)
+            return out, (m, "its F reads a value that other couplings consume first; the order cannot "
+                            "be rebuilt backwards")
+        return out, None
+
+    def kept(self, value: str, steps: set[str], couplings: Mapping[str, Coupling]) -> bool:
+        """True if ``value`` is read outside the steps/F nodes (so it is kept anyway)."""
+        members = steps | {m for c in couplings.values() for m in c.body}
+        return any(node not in members for node, _p in self.v.readers.get(value, []))
+
+    def partition(self, steps: set[str], couplings: dict[str, Coupling], order: list[str]) -> list[Region]:
+        v = self.v
+        member_of = {s: s for s in steps}
+        for c in couplings.values():
+            for n in c.body:
+                member_of[n] = c.merge
+        cut: set[tuple[str, str]] = set()
+        while True:
+            parent = {s: s for s in steps}
+
+            def find(x: str) -> str:
+                while parent[x] != x:
+                    parent[x] = parent[parent[x]]
+                    x = parent[x]
+                return x
+
+            for (node, _port), value in v.src.items():
+                p, c = member_of.get(v.producer(value)), member_of.get(node)
+                if p is None or c is None or p == c or (p, c) in cut:
+                    continue
+                parent[find(p)] = find(c)
+            groups: dict[str, set[str]] = {}
+            for s in steps:
+                groups.setdefault(find(s), set()).add(s)
+            broken = False
+            for members in groups.values():
+                nodes = {n for n, owner in member_of.items() if owner in members}
+                reenter = _reentering(v, nodes)
+                if reenter:
+                    late = {member_of[n] for n in reenter}
+                    for p in members - late:
+                        for c in late:
+                            cut.add((p, c))
+                            cut.add((c, p))
+                    broken = True
+            if not broken:
+                break
+        regions = []
+        for members in groups.values():
+            regions.append(self.region(members, couplings, member_of, order))
+        regions.sort(key=lambda r: v.index[r.nodes[0]])
+        return regions
+
+    def region(self, members: set[str], couplings: Mapping[str, Coupling], member_of: Mapping[str, str],
+               order: list[str]) -> Region:
+        v = self.v
+        nodes = [n for n in order if member_of.get(n) in members]
+        node_set = set(nodes)
+        ordered_steps = [n for n in order if n in members]
+        inputs: list[str] = []
+        side: list[str] = []
+        for n in nodes:
+            for value in v.inputs[n]:
+                if v.producer(value) in node_set or value in inputs:
+                    continue
+                inputs.append(value)
+        consumed = set()
+        for s in ordered_steps:
+            if s in couplings:
+                consumed.add(couplings[s].a)
+            else:
+                consumed.update(v.inputs[s])
+        side = [x for x in inputs if x not in consumed]
+        outputs: list[str] = []
+        for n in ordered_steps:
+            for value in ([f"{n}.out"] if n in couplings else v.outputs[n]):
+                readers = v.readers.get(value, [])
+                outside = any(r[0] not in node_set for r in readers)
+                consumed_inside = any(r[0] in members and (r[0] not in couplings or couplings[r[0]].a == value)
+                                      for r in readers)
+                if outside or not consumed_inside:
+                    outputs.append(value)
+        rid = "region-" + ordered_steps[0]
+        return Region(rid, ordered_steps, nodes, inputs, outputs, side,
+                      {m: couplings[m] for m in ordered_steps if m in couplings})
+
+
+def _port_of(v: _View, node: str, value: str) -> str:
+    for (n, port), val in v.src.items():
+        if n == node and val == value:
+            return port
+    return ""
+
+
+def _ancestors(v: _View, node: str) -> set[str]:
+    cache: dict[str, set[str]] = v.__dict__.setdefault("_anc", {})
+    if node in cache:
+        return cache[node]
+    out: set[str] = set()
+    stack = [v.producer(x) for x in v.inputs.get(node, [])]
+    while stack:
+        n = stack.pop()
+        if n in out:
+            continue
+        out.add(n)
+        stack.extend(v.producer(x) for x in v.inputs.get(n, []))
+    cache[node] = out
+    return out
+
+
+def _reentering(v: _View, nodes: set[str]) -> set[str]:
+    """Members reachable from the set through an outside node (they break atomic execution)."""
+    succ: dict[str, list[str]] = {}
+    for (node, _port), value in v.src.items():
+        succ.setdefault(v.producer(value), []).append(node)
+    frontier = [s for n in nodes for s in succ.get(n, []) if s not in nodes]
+    seen: set[str] = set()
+    hit: set[str] = set()
+    while frontier:
+        n = frontier.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for s in succ.get(n, []):
+            if s in nodes:
+                hit.add(s)
+            else:
+                frontier.append(s)
+    # everything downstream of a re-entry point inside the set also has to move
+    stack = list(hit)
+    while stack:
+        n = stack.pop()
+        for s in succ.get(n, []):
+            if s in nodes and s not in hit:
+                hit.add(s)
+                stack.append(s)
+    return hit
+
+
+def _with_groups(body: Graph, groups: Mapping[str, Graph]) -> Graph:
+    """A body sees the project's groups (nested Group/Repeat nodes refer to them)."""
+    if body.groups is groups:
+        return body
+    view = Graph(body.name)
+    view.nodes = body.nodes
+    view.edges = body.edges
+    view.groups = dict(groups)
+    return view
