@@ -94,6 +94,22 @@ class MemoryEstimate:
         region = self.regions.get(region_id)
         return region.saved_bytes if region else 0
 
+    def summary_lines(self) -> list[str]:
+        """Human lines: totals per mode, then what each region saves."""
+        lines = [f"batch {self.batch}, {self.dtype}; parameters {fmt_bytes(self.parameter_bytes())}"]
+        standard = self.activation_bytes("standard")
+        for mode in MODES:
+            act = self.activation_bytes(mode)
+            ratio = f" ({act / standard:.0%} of standard)" if standard and mode != "standard" else ""
+            lines.append(f"{mode:<11} activations kept for backward {fmt_bytes(act)}{ratio}")
+        for rid, region in self.regions.items():
+            lines.append(f"region {rid} saves {fmt_bytes(region.saved_bytes)} "
+                         f"({fmt_bytes(region.standard_bytes)} -> {fmt_bytes(region.reversible_bytes)})")
+        if any(n.approximate for n in self.nodes.values()):
+            rough = ", ".join(nid for nid, n in self.nodes.items() if n.approximate)
+            lines.append(f"approximate for: {rough}")
+        return lines
+
     def to_json(self) -> dict[str, Any]:
         return {
             "batch": self.batch,
@@ -277,9 +293,12 @@ class _Bodies:
 
 
 def _region_parts(region: Any) -> tuple[str, set[str], list[str], list[str]]:
+    """(id, nodes, inputs, kept values) of a region. Besides its outputs a region
+    keeps its "side" inputs: values only a coupling function reads, which the
+    backward pass needs but cannot rebuild."""
     rid = str(getattr(region, "id", ""))
-    return rid, set(getattr(region, "nodes", ())), list(getattr(region, "inputs", ())), \
-        list(getattr(region, "outputs", ()))
+    kept = list(getattr(region, "outputs", ())) + list(getattr(region, "side", ()) or ())
+    return rid, set(getattr(region, "nodes", ())), list(getattr(region, "inputs", ())), kept
 
 
 def _values_of(walker: _Walker, refs: Iterable[str]) -> list[Value | None]:

@@ -1,0 +1,80 @@
+"""Shared pieces of the commands that run a model (``gradcheck``, ``memory``).
+
+Loading and checking a project, and turning ``--device`` / ``--batch`` into
+values, with errors a user can act on (exit 2 for bad usage or files, exit 1
+for a graph with errors).
+"""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from revstudio.cli import CliError
+from revstudio.core.check import Report
+from revstudio.core.graph import Graph
+
+
+def positive_int(text: str) -> int:
+    """argparse type for --batch: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; use e.g. --batch 4") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is too small; use a batch of at least 1")
+    if value > 1 << 16:
+        raise argparse.ArgumentTypeError(f"{value} is too large; use a batch of at most {1 << 16}")
+    return value
+
+
+def load_checked(path: str, batch: int = 1) -> tuple[Graph, Report]:
+    """Load and fully check a project; a graph with errors is a CliError with exit 1."""
+    from revstudio.clicmd.check import load_project
+    from revstudio.diagnostics.check import full_check
+
+    graph = load_project(path)
+    report = full_check(graph, batch=batch)
+    if not report.valid:
+        lines = [f"{path}: the graph has errors; fix them first ('revstudio check {path}' shows all):"]
+        lines += [f"  {d}" for d in report.errors[:10]]
+        if len(report.errors) > 10:
+            lines.append(f"  ... and {len(report.errors) - 10} more")
+        raise CliError("\n".join(lines), 1)
+    if not any(n.type == "Input" for n in graph) or not any(n.type == "Output" for n in graph):
+        raise CliError(f"{path}: the graph needs at least one Input and one Output node to run", 1)
+    return graph, report
+
+
+def resolve_device(text: str | None) -> Any:
+    """'cpu', 'cuda', 'cuda:N' (or None: CUDA when available) -> torch.device, checked."""
+    import torch
+
+    if text is None or text == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(text)
+    except (RuntimeError, ValueError):
+        raise CliError(f"--device {text!r} is not a device; use cpu, cuda or cuda:N", 2) from None
+    if device.type == "cpu":
+        return device
+    if device.type != "cuda":
+        raise CliError(f"--device {text!r} is not supported; use cpu, cuda or cuda:N", 2)
+    if not torch.cuda.is_available():
+        why = "this torch build has no CUDA support" if torch.version.cuda is None else "no GPU is visible"
+        raise CliError(f"--device {text}: CUDA is not available ({why}); use --device cpu", 2)
+    count = torch.cuda.device_count()
+    if device.index is not None and device.index >= count:
+        raise CliError(f"--device {text}: there {'is' if count == 1 else 'are'} only {count} CUDA "
+                       f"device{'s' * (count != 1)} (cuda:0..cuda:{count - 1}); pick one of those", 2)
+    return device
+
+
+def compile_error(exc: Exception) -> CliError | None:
+    """The compiler's own error (names the node) as exit 1; None for anything else."""
+    try:
+        from revstudio.compiler import CompileError
+    except ImportError:  # pragma: no cover - compiler always ships with the package
+        return None
+    if isinstance(exc, CompileError):
+        return CliError(f"cannot compile the graph: {exc}", 1)
+    return None

@@ -1,0 +1,288 @@
+"""Gradient agreement: reversible against standard mode on the same weights and batch.
+
+One compiled model, one random batch, training mode (dropout and batch
+statistics active) with the random streams reset to the same seed before each
+mode. The gradients of every parameter (matched by name) and every input are
+compared, each as max |difference| normalised by the global gradient norm, and
+the inversion error of every reversible region is read back from the runtime.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from revstudio.core.graph import Graph
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+TOLERANCE = {"float64": 1e-10, "float32": 1e-4}
+INPUT_SEED_OFFSET = 1_000_003  # inputs and the loss weights get a stream of their own
+
+
+@dataclass
+class TensorError:
+    """How far one tensor's gradient (or value) in a mode is from standard mode's."""
+
+    name: str
+    max_abs: float      # max |other - standard|
+    error: float        # max_abs / the global gradient norm (or the reference scale)
+    norm: float         # |standard| (2-norm), for context
+
+    def to_json(self) -> dict[str, float]:
+        return {"error": self.error, "max_abs": self.max_abs, "norm": self.norm}
+
+
+@dataclass
+class GradReport:
+    """The outcome of :func:`compare_modes`; ``ok`` is the pass/fail verdict."""
+
+    dtype: str
+    batch: int
+    seed: int
+    tolerance: float
+    mode: str
+    gradient_norm: float
+    parameters: list[TensorError] = field(default_factory=list)
+    inputs: list[TensorError] = field(default_factory=list)
+    outputs: list[TensorError] = field(default_factory=list)
+    buffers: list[TensorError] = field(default_factory=list)
+    inversion: dict[str, float] = field(default_factory=dict)
+    unmatched: list[str] = field(default_factory=list)
+
+    def _all(self) -> list[TensorError]:
+        return [*self.parameters, *self.inputs, *self.outputs, *self.buffers]
+
+    @property
+    def max_error(self) -> float:
+        return max((t.error for t in self._all()), default=0.0)
+
+    @property
+    def max_inversion_error(self) -> float:
+        return max(self.inversion.values(), default=0.0)
+
+    def failures(self) -> list[str]:
+        """One line per disagreement, naming the tensor or region and the numbers."""
+        out = [f"{t.name}: error {t.error:.3g} > {self.tolerance:g}" for t in self._all()
+               if not t.error <= self.tolerance]
+        out += [f"region {rid}: inversion error {e:.3g} > {self.tolerance:g}"
+                for rid, e in self.inversion.items() if not e <= self.tolerance]
+        out += [f"{name}: exists in only one mode" for name in self.unmatched]
+        return out
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "mode": self.mode,
+            "reference": "standard",
+            "dtype": self.dtype,
+            "batch": self.batch,
+            "seed": self.seed,
+            "tolerance": self.tolerance,
+            "max_error": self.max_error,
+            "gradient_norm": self.gradient_norm,
+            "parameters": {t.name: t.to_json() for t in self.parameters},
+            "inputs": {t.name: t.to_json() for t in self.inputs},
+            "outputs": {t.name: t.to_json() for t in self.outputs},
+            "buffers": {t.name: t.to_json() for t in self.buffers},
+            "inversion_error": dict(self.inversion),
+            "max_inversion_error": self.max_inversion_error,
+            "unmatched": list(self.unmatched),
+            "failures": self.failures(),
+        }
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    import torch
+
+    try:
+        return {"float64": torch.float64, "float32": torch.float32}[name]
+    except KeyError:
+        raise ValueError(f"dtype {name!r} is not supported here; use float64 or float32") from None
+
+
+def input_nodes(graph: Graph) -> list[tuple[str, tuple[int, ...]]]:
+    """(node id, shape) of each Input node in node order: the compiled model's arguments."""
+    out = []
+    for node in graph:
+        if node.type == "Input":
+            shape = graph.resolved_params(node.id).get("shape", ())
+            out.append((node.id, tuple(int(d) for d in shape)))
+    return out
+
+
+def output_nodes(graph: Graph) -> list[str]:
+    return [node.id for node in graph if node.type == "Output"]
+
+
+def random_inputs(
+    graph: Graph, batch: int, dtype: torch.dtype, seed: int = 0, device: Any = "cpu",
+    requires_grad: bool = True,
+) -> tuple[torch.Tensor, ...]:
+    """One deterministic standard-normal batch per Input node (node order)."""
+    import torch
+
+    gen = torch.Generator(device="cpu").manual_seed(seed + INPUT_SEED_OFFSET)
+    out = []
+    for _, shape in input_nodes(graph):
+        t = torch.randn((batch, *shape), generator=gen, dtype=dtype).to(device)
+        out.append(t.requires_grad_(requires_grad))
+    return tuple(out)
+
+
+def _as_tuple(value: Any) -> tuple[Any, ...]:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _step(model: Any, inputs: Sequence[torch.Tensor], weights: Sequence[torch.Tensor], seed: int,
+          ) -> tuple[tuple[torch.Tensor, ...], dict[str, torch.Tensor | None], list[torch.Tensor | None]]:
+    import torch
+
+    model.zero_grad(set_to_none=True)
+    for t in inputs:
+        t.grad = None
+    devices = [t.device.index or 0 for t in inputs if t.device.type == "cuda"]
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        outputs = _as_tuple(model(*inputs))
+        # A random projection: every output element gets its own gradient weight,
+        # so a mix-up of positions cannot cancel out.
+        loss = sum((o * w).sum() for o, w in zip(outputs, weights))
+        loss.backward()  # type: ignore[union-attr]
+    grads = {name: (p.grad.detach().clone() if p.grad is not None else None)
+             for name, p in model.named_parameters()}
+    in_grads = [t.grad.detach().clone() if t.grad is not None else None for t in inputs]
+    return tuple(o.detach().clone() for o in outputs), grads, in_grads
+
+
+def _compare(name: str, ref: torch.Tensor | None, other: torch.Tensor | None, scale: float) -> TensorError:
+    import torch
+
+    if ref is None and other is None:
+        return TensorError(name, 0.0, 0.0, 0.0)
+    if ref is None:
+        ref = torch.zeros_like(other)  # type: ignore[arg-type]
+    if other is None:
+        other = torch.zeros_like(ref)
+    diff = float((other.double() - ref.double()).abs().max()) if ref.numel() else 0.0
+    if not math.isfinite(diff):
+        diff = math.inf
+    norm = float(ref.double().norm())
+    return TensorError(name, diff, diff / scale if scale > 0 else diff, norm)
+
+
+def _buffers(model: Any) -> dict[str, torch.Tensor]:
+    return {name: b.detach().clone() for name, b in model.named_buffers()}
+
+
+def compare_modes(
+    graph: Graph,
+    batch: int = 2,
+    dtype: str = "float64",
+    seed: int = 0,
+    mode: str = "reversible",
+    device: Any = "cpu",
+    tolerance: float | None = None,
+) -> GradReport:
+    """Compare ``mode`` ("reversible" or "checkpoint") against "standard".
+
+    Raises the compiler's ``CompileError`` (with a message naming the node)
+    when the graph does not compile.
+    """
+    import torch
+
+    from revstudio.compiler import compile as compile_graph
+
+    tdtype = torch_dtype(dtype)
+    model = compile_graph(graph, mode="standard", device=device, dtype=tdtype)
+    model.train()
+    inputs = random_inputs(graph, batch, tdtype, seed, device)
+    if hasattr(model, "initialize"):
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            model.initialize(*[t.detach() for t in inputs])  # once-only data-dependent init
+    state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+    weights = _loss_weights(graph, batch, tdtype, seed, device)
+
+    ref_out, ref_grads, ref_in = _step(model, inputs, weights, seed)
+    ref_buffers = _buffers(model)
+    model.load_state_dict(state)
+    model.mode = mode
+    out, grads, in_grads = _step(model, inputs, weights, seed)
+    buffers = _buffers(model)
+    inversion = {}
+    if hasattr(model, "inversion_errors"):
+        inversion = {str(k): float(v) for k, v in dict(model.inversion_errors()).items()}
+    model.mode = "standard"
+
+    squares = [float(g.double().pow(2).sum()) for g in [*ref_grads.values(), *ref_in] if g is not None]
+    gnorm = math.sqrt(sum(squares))
+    scale = gnorm if gnorm > 0 else 1.0
+    report = GradReport(dtype=dtype, batch=batch, seed=seed,
+                        tolerance=TOLERANCE[dtype] if tolerance is None else tolerance,
+                        mode=mode, gradient_norm=gnorm, inversion=inversion)
+    report.unmatched = sorted(set(ref_grads) ^ set(grads))
+    for name in sorted(set(ref_grads) & set(grads)):
+        report.parameters.append(_compare(name, ref_grads[name], grads[name], scale))
+    names = [nid for nid, _ in input_nodes(graph)]
+    for name, ref, other in zip(names, ref_in, in_grads):
+        report.inputs.append(_compare(name, ref, other, scale))
+    for name, ref, other in zip(output_nodes(graph), ref_out, out):
+        # outputs are compared relative to their own scale: they are values, not gradients
+        report.outputs.append(_compare(f"output {name}", ref, other, _scale(ref)))
+    for name in sorted(set(ref_buffers) & set(buffers)):
+        if ref_buffers[name].is_floating_point():
+            report.buffers.append(_compare(f"buffer {name}", ref_buffers[name], buffers[name],
+                                           _scale(ref_buffers[name])))
+    return report
+
+
+def _loss_weights(graph: Graph, batch: int, dtype: torch.dtype, seed: int, device: Any) -> list[torch.Tensor]:
+    # Output shapes come from the check (no probe forward: it would move batch
+    # statistics and consume random numbers before the compared steps).
+    import torch
+
+    from revstudio.core.check import check
+
+    report = check(graph)
+    gen = torch.Generator(device="cpu").manual_seed(seed + 2 * INPUT_SEED_OFFSET)
+    out = []
+    for nid in output_nodes(graph):
+        shape = report.nodes[nid].inputs.get("in") if nid in report.nodes else None
+        if shape is None:
+            raise ValueError(f"output {nid!r} has no known shape; run 'revstudio check' to see why")
+        out.append(torch.randn((batch, *shape), generator=gen, dtype=dtype).to(device))
+    return out
+
+
+def _scale(t: torch.Tensor) -> float:
+    return max(1.0, float(t.double().abs().max())) if t.numel() else 1.0
+
+
+def summarize(report: GradReport, limit: int = 20) -> list[str]:
+    """Human lines for the CLI: worst tensors first."""
+    lines = [f"{report.mode} vs standard, {report.dtype}, batch {report.batch}, seed {report.seed}: "
+             f"max error {report.max_error:.3g} (tolerance {report.tolerance:g}), "
+             f"gradient norm {report.gradient_norm:.4g}"]
+    rows: list[tuple[str, str, TensorError]] = []
+    rows += [("param", t.name, t) for t in report.parameters]
+    rows += [("input", t.name, t) for t in report.inputs]
+    rows += [("output", t.name, t) for t in report.outputs]
+    rows += [("buffer", t.name, t) for t in report.buffers]
+    rows.sort(key=lambda r: -r[2].error)
+    width = max([len(r[1]) for r in rows[:limit]] + [4])
+    lines.append(f"  {'kind':<7}{'name':<{width}}  {'error':>10}  {'max |diff|':>10}  {'|grad|':>10}")
+    for kind, name, t in rows[:limit]:
+        lines.append(f"  {kind:<7}{name:<{width}}  {t.error:>10.3g}  {t.max_abs:>10.3g}  {t.norm:>10.3g}")
+    if len(rows) > limit:
+        lines.append(f"  ... and {len(rows) - limit} more (all within {rows[limit][2].error:.3g})")
+    for rid, err in sorted(report.inversion.items()):
+        lines.append(f"  region {rid}: inversion error {err:.3g}")
+    return lines
