@@ -1,0 +1,84 @@
+"""Invertible flow layers: Permute, InvConv1x1, ActNorm and Squeeze.
+
+They act on the channel axis (Squeeze trades positions for channels), never lose
+information, and so can run inside reversible regions without storing activations.
+"""
+from __future__ import annotations
+
+from revstudio.core.params import Bool, Choice, Int
+from revstudio.core.spec import InferContext, NodeSpec, ShapeT
+
+from ._common import builder, fmt, need_ndim, problem, recipe
+
+
+def _channels(kind: str, ctx: InferContext) -> ShapeT:
+    shape = ctx.input("in")
+    need_ndim(kind, ctx, shape, (1, 2, 3), "add a Reshape")
+    return shape
+
+
+PERMUTE = NodeSpec(
+    type_id="Permute", category="Invertible",
+    help="Reorders the channels with a fixed permutation (reversed, or shuffled from a seed), "
+         "so the next coupling transforms different channels. Invertible, no weights.",
+    params={
+        "kind": Choice(default="shuffle", options=("reverse", "shuffle"), help="Which permutation."),
+        "seed": Int(default=0, min=0, max=2**31 - 1, help="Seed of the shuffle (same seed, same order)."),
+    },
+    inputs=("in",), outputs=("out",),
+    infer=lambda ctx: {"out": _channels("Permute", ctx)},
+    count_params=lambda ctx: 0,
+    build=builder("Permute", lambda ctx: recipe("flows", "Permute", channels=ctx.in_shapes[0][0],
+                                                 kind=ctx.params["kind"], seed=ctx.params["seed"])),
+    invertible=True, key_params=("kind",),
+)
+
+INVCONV = NodeSpec(
+    type_id="InvConv1x1", category="Invertible",
+    help="Glow's invertible 1x1 convolution: a learned C x C mixing of the channels at every "
+         "position, starting as a random rotation. lu keeps it cheap to invert and its log-determinant cheap.",
+    params={"lu": Bool(default=True, help="Store the matrix as P*L*U (Glow's LU parametrisation).")},
+    inputs=("in",), outputs=("out",),
+    infer=lambda ctx: {"out": _channels("InvConv1x1", ctx)},
+    count_params=lambda ctx: _channels("InvConv1x1", ctx)[0] ** 2,
+    build=builder("InvConv1x1", lambda ctx: recipe("flows", "InvConv1x1", channels=ctx.in_shapes[0][0],
+                                                     lu=ctx.params["lu"])),
+    invertible=True, key_params=("lu",),
+)
+
+ACTNORM = NodeSpec(
+    type_id="ActNorm", category="Invertible",
+    help="A learned per-channel scale and shift (Glow), set from the first batch so that it "
+         "comes out with zero mean and unit variance, then trained. Invertible.",
+    params={},
+    inputs=("in",), outputs=("out",),
+    infer=lambda ctx: {"out": _channels("ActNorm", ctx)},
+    count_params=lambda ctx: 2 * _channels("ActNorm", ctx)[0],
+    build=builder("ActNorm", lambda ctx: recipe("flows", "ActNorm", channels=ctx.in_shapes[0][0])),
+    invertible=True,
+)
+
+
+def _squeeze_infer(ctx: InferContext) -> dict[str, ShapeT]:
+    shape = ctx.input("in")
+    nd = need_ndim("Squeeze", ctx, shape, (2, 3), "squeeze trades positions for channels")
+    f = ctx.params["factor"]
+    for size in shape[1:]:
+        if size % f:
+            raise problem("Squeeze", ctx, f"{fmt(shape)} is not divisible by factor {f} along every "
+                                          "position axis; change factor or the input size", "in")
+    return {"out": (shape[0] * f ** (nd - 1), *(s // f for s in shape[1:]))}
+
+
+SQUEEZE = NodeSpec(
+    type_id="Squeeze", category="Invertible",
+    help="Space-to-depth: folds each f x f patch into channels, (C, H, W) -> (C*f*f, H/f, W/f) "
+         "(or (C, L) -> (C*f, L/f)). Invertible, no weights.",
+    params={"factor": Int(default=2, min=1, max=16, help="Patch size folded into the channels.")},
+    inputs=("in",), outputs=("out",),
+    infer=_squeeze_infer, count_params=lambda ctx: 0,
+    build=builder("Squeeze", lambda ctx: recipe("flows", "Squeeze", factor=ctx.params["factor"])),
+    invertible=True, key_params=("factor",),
+)
+
+SPECS = (PERMUTE, INVCONV, ACTNORM, SQUEEZE)

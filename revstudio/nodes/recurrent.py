@@ -1,0 +1,64 @@
+"""The bidirectional recurrent layer (BiRNN) and its size arithmetic.
+
+It reads the last axis as time: (C, L) is L steps of C features, (C, H, W) is W
+steps of C*H features; the output is channel-first, (2*hidden_size, steps), so it
+can follow an Input directly and feed convolutions or other BiRNNs.
+"""
+from __future__ import annotations
+
+from revstudio.core.params import Bool, Choice, Int
+from revstudio.core.spec import BuildContext, InferContext, NodeSpec, ShapeT
+
+from ._common import ModuleRecipe, builder, init_param, need_ndim, numel, recipe
+
+GATES = {"rnn_tanh": 1, "rnn_relu": 1, "lstm": 4, "gru": 3}
+
+
+def _features(ctx: InferContext) -> tuple[int, int]:
+    """(features per step, steps) of the input."""
+    shape = ctx.input("in")
+    need_ndim("BiRNN", ctx, shape, (2, 3), "a BiRNN reads a sequence: use (C, L), or (C, H, W) read along W")
+    return numel(shape[:-1]), shape[-1]
+
+
+def _infer(ctx: InferContext) -> dict[str, ShapeT]:
+    _, steps = _features(ctx)
+    return {"out": (2 * ctx.params["hidden_size"], steps)}
+
+
+def _count(ctx: InferContext) -> int:
+    features, _ = _features(ctx)
+    p = ctx.params
+    hidden, gates = p["hidden_size"], GATES[p["cell"]]
+    total = 0
+    for layer in range(p["num_layers"]):
+        size_in = features if layer == 0 else 2 * hidden
+        per_direction = gates * hidden * (size_in + hidden) + (2 * gates * hidden if p["bias"] else 0)
+        total += 2 * per_direction
+    return total
+
+
+def _recipe(ctx: BuildContext) -> ModuleRecipe:
+    p = ctx.params
+    return recipe("layers", "BiRNN", input_size=numel(ctx.in_shapes[0][:-1]), hidden_size=p["hidden_size"],
+                  cell=p["cell"], num_layers=p["num_layers"], bias=p["bias"], init=p["init"])
+
+
+BIRNN = NodeSpec(
+    type_id="BiRNN", category="Recurrent",
+    help="A bidirectional RNN, LSTM or GRU reading the last axis as time, forwards and backwards. "
+         "(C, L) gives (2*hidden_size, L); (C, H, W) is read along W and gives (2*hidden_size, W).",
+    params={
+        "hidden_size": Int(default=32, min=1, help="Features per direction; the output has twice as many."),
+        "cell": Choice(default="lstm", options=("rnn_tanh", "rnn_relu", "lstm", "gru"),
+                       help="Recurrent cell: a plain RNN (tanh or relu), an LSTM or a GRU."),
+        "num_layers": Int(default=1, min=1, max=16, help="Stacked recurrent layers."),
+        "bias": Bool(default=True, help="Learn bias terms in the cell."),
+        "init": init_param(),
+    },
+    inputs=("in",), outputs=("out",),
+    infer=_infer, count_params=_count, build=builder("BiRNN", _recipe),
+    key_params=("hidden_size", "cell"),
+)
+
+SPECS = (BIRNN,)

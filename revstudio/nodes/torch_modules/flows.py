@@ -1,0 +1,162 @@
+"""Invertible flow layers: channel permutation, Glow's 1x1 convolution, ActNorm, squeeze.
+
+Each has ``forward(x) -> (y,)`` and ``inverse(y) -> (x,)``; volume-changing ones
+store the per-sample log-determinant of their last forward in ``self.logdet``.
+Torch only: this file is inlined verbatim into exported code.
+"""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+Tensors = tuple[torch.Tensor, ...]
+
+
+def _spatial_size(x: torch.Tensor) -> int:
+    """Number of positions per channel (1 for a (B, C) tensor)."""
+    n = 1
+    for s in x.shape[2:]:
+        n *= s
+    return n
+
+
+def _mix_channels(weight: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Apply a (C, C) matrix to the channel axis of (B, C, ...)."""
+    return torch.einsum("ij,bj...->bi...", weight, x)
+
+
+class Permute(nn.Module):
+    """A fixed channel permutation: reversed, or shuffled reproducibly from ``seed``."""
+
+    def __init__(self, channels: int, kind: str = "shuffle", seed: int = 0) -> None:
+        super().__init__()
+        if kind == "reverse":
+            perm = torch.arange(channels - 1, -1, -1)
+        else:
+            generator = torch.Generator().manual_seed(seed)
+            perm = torch.randperm(channels, generator=generator)
+        # not persistent: the permutation is a function of (kind, seed), not a weight
+        self.register_buffer("perm", perm, persistent=False)
+        self.register_buffer("inverse_perm", torch.argsort(perm), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> Tensors:
+        return (x.index_select(1, self.perm),)
+
+    def inverse(self, y: torch.Tensor) -> Tensors:
+        return (y.index_select(1, self.inverse_perm),)
+
+
+class InvConv1x1(nn.Module):
+    """Glow's invertible 1x1 convolution: a learned (C, C) channel-mixing matrix.
+
+    With ``lu`` the matrix is W = P L (U + diag(sign * exp(log_s))), stored as one
+    (C, C) parameter ``lu`` (L strictly below the diagonal, U strictly above,
+    log_s on it), so log|det W| = sum(log_s) is cheap and W stays invertible.
+    Starts as a random rotation drawn from the global torch RNG.
+    """
+
+    def __init__(self, channels: int, lu: bool = True) -> None:
+        super().__init__()
+        q, _ = torch.linalg.qr(torch.randn(channels, channels))
+        self.use_lu = lu
+        self.logdet: torch.Tensor | None = None
+        if lu:
+            p, lower, upper = torch.linalg.lu(q)
+            diag = torch.diagonal(upper)
+            packed = torch.tril(lower, -1) + torch.triu(upper, 1) + torch.diag(torch.log(diag.abs()))
+            self.lu = nn.Parameter(packed)
+            self.register_buffer("p", p)
+            self.register_buffer("sign", torch.sign(diag))
+        else:
+            self.weight = nn.Parameter(q)
+
+    def matrix(self) -> torch.Tensor:
+        if not self.use_lu:
+            return self.weight
+        eye = torch.eye(self.lu.shape[0], dtype=self.lu.dtype, device=self.lu.device)
+        lower = torch.tril(self.lu, -1) + eye
+        upper = torch.triu(self.lu, 1) + torch.diag(self.sign * torch.exp(torch.diagonal(self.lu)))
+        return self.p @ lower @ upper
+
+    def log_abs_det(self) -> torch.Tensor:
+        if self.use_lu:
+            return torch.diagonal(self.lu).sum()
+        return torch.linalg.slogdet(self.weight)[1]
+
+    def forward(self, x: torch.Tensor) -> Tensors:
+        y = _mix_channels(self.matrix(), x)
+        self.logdet = (self.log_abs_det() * _spatial_size(x)).expand(x.shape[0])
+        return (y,)
+
+    def inverse(self, y: torch.Tensor) -> Tensors:
+        return (_mix_channels(torch.linalg.inv(self.matrix()), y),)
+
+
+class ActNorm(nn.Module):
+    """Per-channel affine map y = (x + bias) * exp(log_scale) with data-dependent init.
+
+    ``initialize(x)`` sets bias and scale so the first batch comes out with zero
+    mean and unit variance per channel, once; the ``initialized`` buffer records
+    it (and travels in checkpoints). ``forward`` runs it itself if nobody has.
+    """
+
+    def __init__(self, channels: int, eps: float = 1e-6) -> None:
+        super().__init__()
+        self.eps = eps
+        self.bias = nn.Parameter(torch.zeros(channels))
+        self.log_scale = nn.Parameter(torch.zeros(channels))
+        self.register_buffer("initialized", torch.tensor(False))
+        self.logdet: torch.Tensor | None = None
+        # Python-side cache of the buffer, so forward does not sync with the device each call
+        self._known_initialized = False
+
+    def _view(self, p: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        return p.reshape(1, -1, *([1] * (x.dim() - 2)))
+
+    @torch.no_grad()
+    def initialize(self, x: torch.Tensor) -> None:
+        per_channel = x.transpose(0, 1).reshape(x.shape[1], -1)
+        mean = per_channel.mean(1)
+        std = per_channel.std(1, unbiased=False)
+        self.bias.copy_(-mean)
+        self.log_scale.copy_(-torch.log(std + self.eps))
+        self.initialized.fill_(True)
+        self._known_initialized = True
+
+    def _load_from_state_dict(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super()._load_from_state_dict(*args, **kwargs)
+        self._known_initialized = False  # re-read the loaded buffer on the next forward
+
+    def forward(self, x: torch.Tensor) -> Tensors:
+        if not self._known_initialized:
+            if not bool(self.initialized):
+                self.initialize(x)
+            self._known_initialized = True
+        y = (x + self._view(self.bias, x)) * torch.exp(self._view(self.log_scale, x))
+        self.logdet = (self.log_scale.sum() * _spatial_size(x)).expand(x.shape[0])
+        return (y,)
+
+    def inverse(self, y: torch.Tensor) -> Tensors:
+        return (y * torch.exp(-self._view(self.log_scale, y)) - self._view(self.bias, y),)
+
+
+class Squeeze(nn.Module):
+    """Space-to-depth: (B, C, H, W) -> (B, C*f*f, H/f, W/f), or (B, C, L) -> (B, C*f, L/f)."""
+
+    def __init__(self, factor: int = 2) -> None:
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x: torch.Tensor) -> Tensors:
+        f = self.factor
+        if x.dim() == 4:
+            return (F.pixel_unshuffle(x, f),)
+        b, c, length = x.shape
+        return (x.reshape(b, c, length // f, f).transpose(2, 3).reshape(b, c * f, length // f),)
+
+    def inverse(self, y: torch.Tensor) -> Tensors:
+        f = self.factor
+        if y.dim() == 4:
+            return (F.pixel_shuffle(y, f),)
+        b, cf, steps = y.shape
+        return (y.reshape(b, cf // f, f, steps).transpose(2, 3).reshape(b, cf // f, steps * f),)
