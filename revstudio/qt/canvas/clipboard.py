@@ -8,35 +8,21 @@ group definitions, all as one undoable step.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
+from revstudio.core import project
 from revstudio.core.commands import AddSubgraph, Command, Macro, SetGroup, add_subgraph
-from revstudio.core.graph import Edge, Graph, GraphError, Node, PortRef, valid_id
+from revstudio.core.graph import Edge, Graph, Node
 from revstudio.core.params import to_json
 
 from .display import group_param_names
 
 MIME = "application/x-revstudio-graph"
-FORMAT, VERSION = "revstudio", 1
-MAX_NODES = 20_000  # a clipboard larger than this is not ours, or not sane
 
 
 class ClipboardError(ValueError):
     """The clipboard holds something that is not a revstudio selection."""
-
-
-def _node_json(node: Node) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": node.id, "type": node.type}
-    if node.params:
-        out["params"] = {k: to_json(v) for k, v in node.params.items()}
-    out["pos"] = [node.pos[0], node.pos[1]]
-    return out
-
-
-def _graph_json(nodes: Iterable[Node], edges: Iterable[Edge]) -> dict[str, Any]:
-    return {"nodes": [_node_json(n) for n in nodes], "edges": [e.to_json() for e in edges]}
 
 
 def _referenced_groups(graph: Graph, nodes: Iterable[Node]) -> list[str]:
@@ -54,60 +40,30 @@ def _referenced_groups(graph: Graph, nodes: Iterable[Node]) -> list[str]:
 
 
 def encode(graph: Graph, node_ids: Iterable[str]) -> str:
-    """The JSON payload for ``node_ids`` of ``graph`` and the edges among them."""
-    ids = [n for n in node_ids if n in graph.nodes]
-    chosen = set(ids)
-    nodes = [graph.nodes[n] for n in graph.nodes if n in chosen]  # keep the document's order
-    edges = [e for e in graph.edges if e.src.node in chosen and e.dst.node in chosen]
-    doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "name": "clipboard", **_graph_json(nodes, edges)}
-    groups = _referenced_groups(graph, nodes)
-    doc["groups"] = {name: _graph_json(graph.groups[name].nodes.values(), graph.groups[name].edges)
-                     for name in groups}
-    return json.dumps(doc, indent=1)
-
-
-def _parse_nodes(data: Any, where: str) -> tuple[list[Node], list[Edge]]:
-    if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
-        raise ClipboardError(f"{where}: expected an object with a 'nodes' list")
-    raw_nodes = data["nodes"]
-    if len(raw_nodes) > MAX_NODES:
-        raise ClipboardError(f"{where}: {len(raw_nodes)} nodes is more than a paste can take")
-    nodes: list[Node] = []
-    for i, raw in enumerate(raw_nodes):
-        if not isinstance(raw, dict) or not valid_id(raw.get("id")) or not isinstance(raw.get("type"), str):
-            raise ClipboardError(f"{where}: node {i} needs a valid 'id' and a 'type'")
-        params = raw.get("params", {})
-        pos = raw.get("pos", [0, 0])
-        if not isinstance(params, dict):
-            raise ClipboardError(f"{where}: node {raw['id']!r} has params that are not an object")
-        if not (isinstance(pos, list) and len(pos) == 2 and all(isinstance(v, (int, float)) for v in pos)):
-            raise ClipboardError(f"{where}: node {raw['id']!r} has a position that is not [x, y]")
-        nodes.append(Node(raw["id"], raw["type"], dict(params), (float(pos[0]), float(pos[1]))))
-    edges: list[Edge] = []
-    for i, raw in enumerate(data.get("edges", [])):
-        try:
-            edges.append(Edge(PortRef.parse(raw[0]), PortRef.parse(raw[1])))
-        except (GraphError, TypeError, IndexError, KeyError):
-            raise ClipboardError(f"{where}: edge {i} is not a pair of 'node.port' strings") from None
-    return nodes, edges
+    """The payload for ``node_ids`` of ``graph``: a project holding them, their edges and groups."""
+    chosen = {n for n in node_ids if n in graph.nodes}
+    sub = Graph("clipboard")
+    sub.nodes = {k: n.copy() for k, n in graph.nodes.items() if k in chosen}  # keep the document's order
+    sub.edges = [e for e in graph.edges if e.src.node in chosen and e.dst.node in chosen]
+    # dumps only reads the bodies, so the originals can be shared here
+    sub.groups = {name: graph.groups[name] for name in _referenced_groups(graph, sub.nodes.values())}
+    return project.dumps(sub)
 
 
 def decode(text: str) -> tuple[list[Node], list[Edge], dict[str, tuple[list[Node], list[Edge]]]]:
     """Nodes, edges and group bodies from a payload; ClipboardError if it is not one."""
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise ClipboardError(f"the clipboard does not hold revstudio nodes ({exc})") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
+    if not text.lstrip().startswith("{"):
         raise ClipboardError("the clipboard does not hold revstudio nodes")
-    if not isinstance(data.get("version"), int) or data["version"] > VERSION:
-        raise ClipboardError("the clipboard was filled by a newer revstudio: upgrade to paste it")
-    nodes, edges = _parse_nodes(data, "clipboard")
-    groups_raw = data.get("groups", {})
-    if not isinstance(groups_raw, dict):
-        raise ClipboardError("clipboard: 'groups' is not an object")
-    groups = {str(k): _parse_nodes(v, f"clipboard group {k!r}") for k, v in groups_raw.items()}
-    return nodes, edges, groups
+    try:
+        sub = project.loads(text, source="clipboard")
+    except project.ProjectError as exc:
+        raise ClipboardError(str(exc)) from None
+    groups = {name: (list(body.nodes.values()), list(body.edges)) for name, body in sub.groups.items()}
+    return list(sub.nodes.values()), list(sub.edges), groups
+
+
+def _graph_json(nodes: Iterable[Node], edges: Iterable[Edge]) -> Any:
+    return ([(n.id, n.type, to_json(n.params), tuple(n.pos)) for n in nodes], [str(e) for e in edges])
 
 
 def _same_body(body: Graph, nodes: list[Node], edges: list[Edge]) -> bool:

@@ -84,7 +84,9 @@ def node_display(graph: Graph, node_id: str, report: Any, in_region: bool) -> No
     if spec is None:
         return NodeDisplay(node.type, node.type, "unknown", inputs, outputs, ("unknown node type",), "", False, False)
     params = graph.resolved_params(node_id)
-    lines = tuple(f"{k}: {_value_text(params[k])}" for k in spec.key_params if k in params)
+    # empty values (an unnamed Output) say nothing, so they take no line
+    lines = tuple(f"{k}: {_value_text(params[k])}" for k in spec.key_params
+                  if k in params and params[k] not in ("", None, ()))
     footer_parts: list[str] = []
     info = getattr(report, "nodes", {}).get(node_id) if report is not None else None
     count = getattr(info, "parameters", None) if info is not None else None

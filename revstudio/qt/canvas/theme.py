@@ -13,13 +13,13 @@ from PySide6.QtGui import QColor
 
 # Known catalog categories get distinct, readable hues; others are hashed.
 _CATEGORY_HUES = {
-    "io": 210, "input": 210, "output": 210,
+    "i/o": 210, "io": 210, "input": 210, "output": 210,
     "layers": 25, "layer": 25, "conv": 25, "linear": 25, "recurrent": 330,
     "activation": 95, "activations": 95,
     "normalization": 175, "norm": 175,
     "pooling": 265, "regularization": 50,
     "structure": 285, "routing": 285, "shape": 285, "tensor": 285,
-    "reversible": 140, "invertible": 140, "flow": 140, "flows": 140, "coupling": 140,
+    "reversible": 140, "invertible": 140, "couplings": 160, "flow": 140, "flows": 140, "coupling": 140,
     "groups": 0, "group": 0, "graph": 0,
 }
 
