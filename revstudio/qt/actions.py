@@ -5,7 +5,8 @@ so menus, toolbar, tests and the real-window driver all trigger the same code.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -22,7 +23,7 @@ Std = QKeySequence.StandardKey
 CANVAS_ONLY = {"cut", "copy", "paste", "duplicate", "delete", "select_all", "quick_add", "open_group", "fit"}
 
 
-def _action(window: "MainWindow", name: str, text: str, slot: Callable[[], object],
+def _action(window: MainWindow, name: str, text: str, slot: Callable[[], object],
             shortcut: QKeySequence.StandardKey | str | None = None, icon_name: str | None = None,
             tip: str = "") -> QAction:
     act = QAction(text, window)
@@ -43,7 +44,7 @@ def _action(window: "MainWindow", name: str, text: str, slot: Callable[[], objec
     return act
 
 
-def build_actions(w: "MainWindow") -> None:
+def build_actions(w: MainWindow) -> None:
     f, t = w.files, w.tabs
     _action(w, "new", "&New", f.new_file, Std.New, "new", "Start an empty project")
     _action(w, "open", "&Open…", f.open_file, Std.Open, "open", "Open a .revs project")
@@ -97,7 +98,7 @@ def build_actions(w: "MainWindow") -> None:
     _action(w, "reset_layout", "Reset &Window Layout", w.reset_layout)
 
 
-def build_menus(w: "MainWindow") -> None:
+def build_menus(w: MainWindow) -> None:
     a = w.actions_by_name
     bar = w.menuBar()
     file_menu = bar.addMenu("&File")
@@ -128,7 +129,7 @@ def build_menus(w: "MainWindow") -> None:
     help_menu.addAction(a["about"])
 
 
-def build_toolbar(w: "MainWindow") -> QToolBar:
+def build_toolbar(w: MainWindow) -> QToolBar:
     a = w.actions_by_name
     bar = QToolBar("Main toolbar", w)
     bar.setObjectName("mainToolbar")
@@ -141,7 +142,7 @@ def build_toolbar(w: "MainWindow") -> QToolBar:
     return bar
 
 
-def retint(w: "MainWindow") -> None:
+def retint(w: MainWindow) -> None:
     """Re-render action icons in the current theme's colour."""
     for act in w.actions_by_name.values():
         name = act.property("icon_name")

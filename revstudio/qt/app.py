@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 import sys
 import traceback
+from collections.abc import Callable
 from types import TracebackType
-from typing import Callable
 
 from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox

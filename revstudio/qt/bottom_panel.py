@@ -73,6 +73,7 @@ class BottomPanel(QTabWidget):
     def __init__(self, problems: QWidget, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setDocumentMode(True)
+        self.tabBar().setDrawBase(False)
         self.problems = problems
         self.plots = placeholder("Plots", "Live plots of loss, accuracy and memory start with a training run.")
         self.runs = placeholder("Runs", "Training runs of this project will be listed here: "

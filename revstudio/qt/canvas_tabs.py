@@ -32,6 +32,7 @@ class CanvasTabs(QTabWidget):
         self.setDocumentMode(True)
         self.setTabsClosable(True)
         self.setMovable(False)
+        self.tabBar().setDrawBase(False)
         self.dark = True
         self._groups: dict[str, QWidget] = {}
         self.tabCloseRequested.connect(self._close_tab)

@@ -18,7 +18,6 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 from revstudio.core.commands import Command
 from revstudio.core.graph import Graph
 
-
 log = logging.getLogger("revstudio")
 
 
@@ -65,7 +64,8 @@ class Document(QObject):
         self.graph = graph if graph is not None else Graph()
         self.path = path
         self.undo_stack = QUndoStack(self)
-        self.undo_stack.cleanChanged.connect(lambda clean: self.dirtyChanged.emit(not clean))
+        # A bound method, not a lambda: Qt drops the connection when the document dies.
+        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self.report: Any = None
         self.analysis_error: str | None = None
         self._session = 0
@@ -75,6 +75,9 @@ class Document(QObject):
         self._timer.timeout.connect(self.recompute)
         self._watch(self.graph)
         self.recompute()
+
+    def _on_clean_changed(self, clean: bool) -> None:
+        self.dirtyChanged.emit(not clean)
 
     # ---- editing -----------------------------------------------------
     def push(self, cmd: Command) -> None:

@@ -11,7 +11,13 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QFormLayout, QFrame, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget,
+    QFormLayout,
+    QFrame,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
 )
 
 from revstudio.core.commands import SetParam
@@ -212,35 +218,46 @@ class Inspector(QWidget):
             rows.append(("Analysis", self.document.analysis_error))
         return _table(rows)
 
+    def _body_report(self, report: Any) -> Any:
+        """The report that covers the graph shown: the main one or a group body's."""
+        if self.graph is self.document.graph:
+            return report
+        name = next((n for n, b in self.document.graph.groups.items() if b is self.graph), None)
+        return (getattr(report, "groups", None) or {}).get(name) if name else None
+
     def _node_facts(self, report: Any, node: Node) -> str:
         rows: list[tuple[str, str]] = []
-        in_main = self.graph is self.document.graph
-        info = rf.node_info(report, node.id) if in_main else None
+        sub = self._body_report(report)
+        info = rf.node_info(sub, node.id)
         if info is not None:
             for port, shape in (getattr(info, "inputs", None) or {}).items():
-                rows.append((f"in  {port}", rf.format_shape(shape)))
+                rows.append((f"in · {port}", rf.format_shape(shape)))
             for port, shape in (getattr(info, "outputs", None) or {}).items():
-                rows.append((f"out {port}", rf.format_shape(shape)))
+                rows.append((f"out · {port}", rf.format_shape(shape)))
             rows.append(("Parameters", rf.human_count(getattr(info, "parameters", None))))
-            mem = rf.node_memory(report, node.id)
-            if mem:
-                rows += [(f"Memory ({m})", rf.human_bytes(b)) for m, b in mem.items()]
-            region = rf.region_of(report, node.id)
-            if region is not None:
-                rows.append(("Reversible", f"yes: in {rf.region_label(*region)}"))
-            elif getattr(report, "regions", None) is not None and rf.near_misses_for(report, node.id):
-                rows.append(("Reversible", "no"))
-        elif not in_main:
-            rows.append(("Shapes", "shown for the main graph; see the group node outside"))
+        elif sub is None:
+            rows.append(("Shapes", "not analysed yet for this group; use it from a Group node"))
+        mem = rf.node_memory(sub, node.id) if sub is report else None
+        if mem:
+            pbytes = rf.node_parameter_bytes(report, node.id)
+            if pbytes:
+                rows.append(("Weights", rf.human_bytes(pbytes)))
+            rows += [(f"Kept ({m})", rf.human_bytes(b)) for m, b in mem.items()]
+        region = rf.region_of(sub, node.id) if sub is report else None
+        if region is not None:
+            index, reg = region
+            label = rf.region_label(index, reg)
+            saved = rf.region_saved(report, label)
+            rows.append(("Reversible", f"in {label}" + (f", saves {rf.human_bytes(saved)}" if saved else "")))
+        elif sub is report and getattr(report, "estimate", None) is not None:
+            rows.append(("Reversible", "no: runs with plain autograd"))
         text = _table(rows)
-        notes = [d for d in rf.near_misses_for(report, node.id)] if in_main else []
-        diags = rf.diagnostics_for(report, node.id) if in_main else []
+        diags = rf.diagnostics_for(sub, node.id)
         for d in diags:
-            color = "@error" if d.severity == "error" else "@warning"
-            text += _note(d.severity, d.message, color)
-        for d in notes:
+            text += _note(d.severity, d.message, "@error" if d.severity == "error" else "@warning")
+        for d in rf.near_misses_for(sub, node.id):
             if d not in diags:
-                text += _note("near miss", d.message, "@muted")
+                text += _note("why not reversible", d.message, "@muted")
         return text
 
 

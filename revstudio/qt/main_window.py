@@ -11,7 +11,7 @@ import logging
 import os
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtCore import QByteArray, QPointF, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox, QUndoView, QWidget
 
@@ -177,7 +177,8 @@ class MainWindow(QMainWindow):
     def add_node_at_centre(self, type_id: str) -> None:
         view = self.current_view()
         centre = view.mapToScene(view.viewport().rect().center())
-        view.add_node_at(type_id, centre)
+        # add_node_at places the top-left corner: shift so the node lands about centred
+        view.add_node_at(type_id, QPointF(centre.x() - 80, centre.y() - 30))
 
     def quick_add(self) -> None:
         view = self.current_view()
@@ -257,6 +258,7 @@ class MainWindow(QMainWindow):
         self.actions_by_name["dark_theme"].setChecked(theme.current() == "dark")
         act.retint(self)
         self.tabs.set_theme(theme.current() == "dark")
+        self.palette.populate()  # category swatches follow the canvas colours
         code = getattr(self, "code_view", None)
         if code is not None and hasattr(code, "set_dark"):
             code.set_dark(theme.current() == "dark")

@@ -7,24 +7,46 @@ spec up itself. Double-click (or Enter) asks for the type at the view centre.
 from __future__ import annotations
 
 from PySide6.QtCore import QMimeData, Qt, Signal
+from PySide6.QtGui import QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
-    QAbstractItemView, QLabel, QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QLabel,
+    QLineEdit,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
 )
 
 from revstudio.core.spec import NodeSpec, registry
-from revstudio.qt.theme import icon
+from revstudio.qt.theme import current, icon
 
 NODE_MIME = "application/x-revstudio-node-type"
 TYPE_ROLE = Qt.ItemDataRole.UserRole + 1
 
 # Categories the user reaches for most come first; any others follow alphabetically.
-CATEGORY_ORDER = ("io", "input/output", "layers", "layer", "activation", "normalisation",
-                  "structure", "reversible", "invertible", "flow", "groups", "group")
+CATEGORY_ORDER = ("i/o", "io", "layers", "recurrent", "structure", "invertible", "couplings", "groups")
 
 
 def _category_key(name: str) -> tuple[int, str]:
     low = name.lower()
     return (CATEGORY_ORDER.index(low) if low in CATEGORY_ORDER else len(CATEGORY_ORDER), low)
+
+
+def _category_icon(category: str) -> QIcon:
+    """A rounded swatch in the colour the canvas gives this category's node headers."""
+    from revstudio.qt.canvas.theme import theme_for
+
+    color = theme_for(current() == "dark").category_color(category)
+    pm = QPixmap(28, 28)
+    pm.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pm)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(color)
+    painter.drawRoundedRect(4, 7, 20, 14, 4, 4)
+    painter.end()
+    return QIcon(pm)
 
 
 class _PaletteTree(QTreeWidget):
@@ -100,7 +122,7 @@ class PaletteWidget(QWidget):
     def _item(self, spec: NodeSpec) -> QTreeWidgetItem:
         item = QTreeWidgetItem([spec.display_name])
         item.setData(0, TYPE_ROLE, spec.type_id)
-        item.setIcon(0, icon("node"))
+        item.setIcon(0, _category_icon(spec.category))
         tip = spec.help
         if spec.invertible:
             tip += "\n\nInvertible: can sit inside a reversible region."

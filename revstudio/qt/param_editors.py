@@ -9,14 +9,16 @@ emits nothing. An empty field resets the parameter to its default.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from revstudio.core.params import Param, ParamError, to_json
 
-_SEP = re.compile(r"[\s,x×*]+")
+_SEP = re.compile(r"[\s,;]+")
+_TIMES = re.compile(r"(?<=\d)\s*[x×*]\s*(?=[+-]?\d)")  # "3x32x32" reads as a shape
 
 
 class ParseError(ValueError):
@@ -41,7 +43,7 @@ def _parse_int_list(text: str) -> list[int]:
     inner = text.strip().strip("[]()").strip()
     if not inner:
         return []
-    return [_parse_int(part) for part in _SEP.split(inner) if part]
+    return [_parse_int(part) for part in _SEP.split(_TIMES.sub(",", inner)) if part]
 
 
 def _parse_int_or_word(text: str) -> int | str:

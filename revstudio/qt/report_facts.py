@@ -32,61 +32,54 @@ def human_count(n: int | None) -> str:
     return f"{n:,}"
 
 
-def _as_data(obj: Any) -> Any:
-    if obj is None or isinstance(obj, (dict, list, int, float, str)):
-        return obj
-    if hasattr(obj, "to_json"):
-        return obj.to_json()
-    if hasattr(obj, "__dict__"):
-        return dict(vars(obj))
-    return None
-
-
-def _bytes_of(value: Any) -> int | None:
-    """A memory figure: a number, or a mapping with a total-like entry."""
-    if isinstance(value, bool):
+def _estimate(report: Any) -> dict[str, Any] | None:
+    est = getattr(report, "estimate", None)
+    if est is None:
         return None
-    if isinstance(value, (int, float)):
-        return int(value)
-    data = _as_data(value)
-    if isinstance(data, dict):
-        for key in ("total", "total_bytes", "peak", "peak_bytes", "bytes"):
-            if isinstance(data.get(key), (int, float)):
-                return int(data[key])
-        parts = [data.get(k) for k in ("activations", "activation_bytes", "parameters", "parameter_bytes")]
-        nums = [int(p) for p in parts if isinstance(p, (int, float)) and not isinstance(p, bool)]
-        if nums:
-            return sum(nums)
-    return None
+    data = est.to_json() if hasattr(est, "to_json") else est
+    return data if isinstance(data, dict) else None
 
 
-def _per_mode(data: Any) -> dict[str, int] | None:
-    data = _as_data(data)
-    if not isinstance(data, dict):
+def mode_breakdown(report: Any) -> dict[str, tuple[int, int]] | None:
+    """(parameter bytes, activation bytes) of the whole network per mode, if estimated."""
+    data = _estimate(report)
+    modes = data.get("modes") if data else None
+    if not isinstance(modes, dict):
         return None
-    for key in ("modes", "totals", "per_mode", "total"):
-        inner = _as_data(data.get(key))
-        if isinstance(inner, dict) and any(m in inner for m in MODES):
-            data = inner
-            break
-    out = {m: b for m in MODES if m in data and (b := _bytes_of(data[m])) is not None}
+    out = {}
+    for mode in MODES:
+        m = modes.get(mode)
+        if isinstance(m, dict):
+            out[mode] = (int(m.get("parameter_bytes", 0)), int(m.get("activation_bytes", 0)))
     return out or None
 
 
 def mode_totals(report: Any) -> dict[str, int] | None:
-    """Estimated memory of the whole network per mode (bytes), if the estimate exists."""
-    return _per_mode(getattr(report, "estimate", None))
+    """Estimated memory (parameters + kept activations) per mode in bytes, if estimated."""
+    parts = mode_breakdown(report)
+    return {m: p + a for m, (p, a) in parts.items()} if parts else None
 
 
 def node_memory(report: Any, node_id: str) -> dict[str, int] | None:
-    """Estimated memory of one node per mode (bytes), if the estimate has it."""
-    data = _as_data(getattr(report, "estimate", None))
-    if not isinstance(data, dict):
+    """Activation bytes one node keeps for backward, per mode, if estimated."""
+    data = _estimate(report)
+    node = (data.get("nodes") or {}).get(node_id) if data else None
+    acts = node.get("activation_bytes") if isinstance(node, dict) else None
+    if not isinstance(acts, dict):
         return None
-    nodes = _as_data(data.get("nodes") or data.get("per_node"))
-    if isinstance(nodes, dict):
-        return _per_mode(nodes.get(node_id))
-    return None
+    return {m: int(acts[m]) for m in MODES if m in acts}
+
+
+def node_parameter_bytes(report: Any, node_id: str) -> int | None:
+    data = _estimate(report)
+    node = (data.get("nodes") or {}).get(node_id) if data else None
+    return int(node["parameter_bytes"]) if isinstance(node, dict) and "parameter_bytes" in node else None
+
+
+def region_saved(report: Any, region_id: str) -> int | None:
+    data = _estimate(report)
+    region = (data.get("regions") or {}).get(region_id) if data else None
+    return int(region["saved_bytes"]) if isinstance(region, dict) and "saved_bytes" in region else None
 
 
 def node_info(report: Any, node_id: str) -> Any:

@@ -1,0 +1,115 @@
+"""Shared fixtures for the GUI tests: isolated settings, scripted dialogs, a main window.
+
+Every test gets its own QSettings folder and QStandardPaths test mode, so no
+test reads or writes the real user's preferences, recent files or recovery
+files. Dialogs answer from a script instead of blocking the offscreen run.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings, QStandardPaths
+
+from revstudio.core.graph import Graph
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path: Path) -> Path:
+    QStandardPaths.setTestModeEnabled(True)
+    folder = tmp_path / "settings"
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
+    return folder
+
+
+class ScriptedDialogs:
+    """Answers the window's questions from queues; records what was asked."""
+
+    def __init__(self) -> None:
+        self.unsaved: list[str] = []        # answers to "save changes?"
+        self.open_paths: list[str | None] = []
+        self.save_paths: list[str | None] = []
+        self.restore: list[str] = []
+        self.errors: list[tuple[str, str]] = []
+        self.asked: list[str] = []
+
+    def ask_unsaved(self, parent: Any, name: str) -> str:
+        self.asked.append(f"unsaved:{name}")
+        return self.unsaved.pop(0) if self.unsaved else "discard"
+
+    def error(self, parent: Any, title: str, text: str) -> None:
+        self.errors.append((title, text))
+
+    def info(self, parent: Any, title: str, text: str) -> None:
+        self.asked.append(f"info:{title}")
+
+    def open_path(self, parent: Any, start: str) -> str | None:
+        self.asked.append("open")
+        return self.open_paths.pop(0) if self.open_paths else None
+
+    def save_path(self, parent: Any, start: str) -> str | None:
+        self.asked.append("save_as")
+        return self.save_paths.pop(0) if self.save_paths else None
+
+    def ask_restore(self, parent: Any, description: str) -> str:
+        self.asked.append(f"restore:{description}")
+        return self.restore.pop(0) if self.restore else "later"
+
+
+@pytest.fixture
+def dialogs() -> ScriptedDialogs:
+    return ScriptedDialogs()
+
+
+@pytest.fixture
+def make_window(qtbot: Any, tmp_path: Path, dialogs: ScriptedDialogs) -> Callable[..., Any]:
+    """Build a shown MainWindow on ``graph`` with scripted dialogs and a temp recovery folder."""
+    from revstudio.qt.autosave import RecoveryStore
+    from revstudio.qt.document import Document
+    from revstudio.qt.main_window import MainWindow
+    from revstudio.qt.settings import Settings
+
+    def make(graph: Graph | None = None, path: str | None = None, **kwargs: Any) -> Any:
+        doc = Document(graph if graph is not None else Graph(), path)
+        window = MainWindow(doc, Settings(), dialogs, RecoveryStore(tmp_path / "recovery"), **kwargs)
+        qtbot.addWidget(window)
+        window.resize(1280, 800)
+        window.show()
+        qtbot.waitExposed(window)
+        return window
+
+    return make
+
+
+def _revnet_graph() -> Graph:
+    """The RevNet-style block of DESIGN section 2, built through the core API."""
+    g = Graph("revnet-tiny")
+    g.add_node("Input", "x", {"shape": [8, 16, 16]}, (0, 0))
+    g.add_node("Split", "s", {"sections": 2}, (220, 0))
+    g.add_node("Conv", "f", {"out_channels": 4, "kernel_size": 3, "padding": "same"}, (440, 120))
+    g.add_node("Merge", "m", {"mode": "add"}, (660, -40))
+    g.add_node("Concat", "c", {}, (880, 0))
+    g.add_node("Output", "y", {}, (1100, 0))
+    for src, dst in (("x.out", "s.in"), ("s.out1", "f.in"), ("s.out0", "m.in0"), ("f.out", "m.in1"),
+                     ("m.out", "c.in0"), ("s.out1", "c.in1"), ("c.out", "y.in")):
+        g.connect(src, dst)
+    return g
+
+
+@pytest.fixture
+def revnet() -> Graph:
+    return _revnet_graph()
+
+
+@pytest.fixture
+def settle(qtbot: Any) -> Callable[[], None]:
+    """Let coalesced recomputes and deferred deletions run."""
+    from PySide6.QtCore import QCoreApplication
+
+    def run() -> None:
+        for _ in range(3):
+            QCoreApplication.processEvents()
+
+    return run

@@ -1,0 +1,145 @@
+"""The inspector: editors generated from param kinds, validation as typed, one undo step per visit."""
+from __future__ import annotations
+
+import pytest
+
+from revstudio.core.params import Bool, Choice, Float, GroupRef, Int, IntList, IntOrChoice, IntOrList, Shape, Str
+from revstudio.core.spec import registry
+from revstudio.qt.document import Document
+from revstudio.qt.inspector import Inspector
+from revstudio.qt.param_editors import (
+    BoolEditor, ChoiceEditor, GroupEditor, ParseError, TextEditor, make_editor, parse_text,
+)
+
+
+@pytest.mark.parametrize("param, editor_type", [
+    (Int(default=1), TextEditor), (Float(default=0.5), TextEditor), (Str(), TextEditor),
+    (IntList(), TextEditor), (Shape(default=(3,)), TextEditor), (IntOrChoice(options=("same",)), TextEditor),
+    (IntOrList(), TextEditor), (Choice(default="a", options=("a", "b")), ChoiceEditor),
+    (Bool(), BoolEditor), (GroupRef(), GroupEditor),
+])
+def test_editor_follows_the_param_kind(qtbot, param, editor_type):
+    editor = make_editor("p", param)
+    qtbot.addWidget(editor)
+    assert type(editor) is editor_type
+
+
+def test_every_catalog_param_gets_an_editor(qtbot):
+    kinds = set()
+    for spec in registry:
+        for name, param in spec.params.items():
+            editor = make_editor(name, param)
+            qtbot.addWidget(editor)
+            editor.set_value(None)  # shows the default without error
+            assert editor.error() is None, (spec.type_id, name)
+            kinds.add(param.kind)
+    assert {"int", "choice", "bool", "shape"} <= kinds
+
+
+@pytest.mark.parametrize("param, text, value", [
+    (Int(min=1), "12", 12), (Float(), "1e-3", 0.001), (Shape(), "[3, 32, 32]", [3, 32, 32]),
+    (Shape(), "3x32x32", [3, 32, 32]), (Shape(), "3 32", [3, 32]), (IntList(), "", None),
+    (IntOrChoice(options=("same",), min=0), "same", "same"), (IntOrChoice(options=("same",)), "2", 2),
+    (IntOrList(), "4", 4), (IntOrList(), "4, 4", [4, 4]), (Str(), "", ""), (Int(), "", None),
+])
+def test_typed_text_parses_to_the_stored_value(param, text, value):
+    assert parse_text(param, text) == value
+
+
+@pytest.mark.parametrize("param, text, reason", [
+    (Int(min=1), "abc", "not an integer"), (Int(min=1), "0", "too small"),
+    (Shape(), "3, x", "not an integer"), (Shape(), "1,2,3,4,5", "between 1 and 4"),
+    (IntOrChoice(options=("same",)), "valid", "not one of same"), (Float(min=0.0), "-1", "too small"),
+])
+def test_invalid_text_names_the_reason(param, text, reason):
+    with pytest.raises((ParseError, ValueError)) as info:
+        parse_text(param, text)
+    assert reason in str(info.value)
+
+
+@pytest.fixture
+def inspected(qtbot, revnet, settle):
+    doc = Document(revnet)
+    inspector = Inspector(doc)
+    qtbot.addWidget(inspector)
+    inspector.show()
+    inspector.set_selection(revnet, ["f"])
+    settle()
+    return doc, inspector
+
+
+def test_editing_a_param_updates_shapes_and_facts(inspected, settle):
+    doc, inspector = inspected
+    assert doc.report.shape("f.out") == (4, 16, 16)
+    inspector.editors["out_channels"].set_text("6")
+    settle()
+    assert doc.graph.node("f").params["out_channels"] == 6
+    assert doc.report.shape("f.out") == (6, 16, 16)
+    assert "(6, 16, 16)" in inspector.facts.text()
+    doc.undo_stack.undo()
+    settle()
+    assert doc.report.shape("f.out") == (4, 16, 16)
+    assert inspector.editors["out_channels"].edit.text() == "4"
+
+
+def test_invalid_text_shows_the_reason_and_pushes_nothing(inspected):
+    doc, inspector = inspected
+    editor = inspector.editors["kernel_size"]
+    editor.set_text("three")
+    assert "kernel_size" in editor.error() and "not an integer" in editor.error()
+    assert editor.edit.property("invalid") is True
+    assert doc.undo_stack.count() == 0
+    editor.set_text("5")
+    assert editor.error() is None
+    assert doc.undo_stack.count() == 1
+
+
+def test_typing_in_one_field_is_one_undo_step_per_visit(inspected):
+    doc, inspector = inspected
+    editor = inspector.editors["out_channels"]
+    for text in ("1", "12", "128"):
+        editor.set_text(text)
+    assert doc.undo_stack.count() == 1
+    assert doc.graph.node("f").params["out_channels"] == 128
+    editor.finished.emit()  # focus left the field
+    editor.set_text("64")
+    assert doc.undo_stack.count() == 2
+    doc.undo_stack.undo()
+    assert doc.graph.node("f").params["out_channels"] == 128
+    doc.undo_stack.undo()
+    assert doc.graph.node("f").params["out_channels"] == 4
+
+
+def test_choice_bool_and_reset_to_default(inspected):
+    doc, inspector = inspected
+    inspector.editors["init"].choose(inspector.editors["init"].combo.itemText(1))
+    inspector.editors["bias"].box.click()
+    assert doc.graph.node("f").params["bias"] is False
+    inspector.editors["kernel_size"].set_text("")  # empty = the spec's default
+    assert "kernel_size" not in doc.graph.node("f").params
+    assert doc.undo_stack.count() == 3
+
+
+def test_inspector_shows_region_or_near_miss_and_summary(qtbot, revnet, settle):
+    doc = Document(revnet)
+    inspector = Inspector(doc)
+    qtbot.addWidget(inspector)
+    inspector.set_selection(revnet, ["m"])
+    settle()
+    text = inspector.facts.text()
+    assert "out · out" in text and "(4, 16, 16)" in text
+    if doc.report.regions:
+        assert "Reversible" in text
+    inspector.set_selection(revnet, ["f", "m"])
+    assert "2 nodes selected" in inspector.title.text()
+    inspector.set_selection(revnet, [])
+    assert "Nodes" in inspector.facts.text() and "Parameters" in inspector.facts.text()
+
+
+def test_removed_node_clears_the_inspector(inspected, settle):
+    doc, inspector = inspected
+    from revstudio.core.commands import RemoveNode
+
+    doc.push(RemoveNode(doc.graph, "f"))
+    settle()
+    assert inspector.node_id is None and not inspector.editors

@@ -1,0 +1,60 @@
+"""The palette lists the registry by category, searches it, and drags only a type id."""
+from __future__ import annotations
+
+from revstudio.core.spec import registry
+from revstudio.qt.palette import NODE_MIME, TYPE_ROLE, PaletteWidget
+
+
+def test_every_registered_type_is_listed_under_its_category(qtbot):
+    palette = PaletteWidget()
+    qtbot.addWidget(palette)
+    listed = {}
+    for i in range(palette.tree.topLevelItemCount()):
+        head = palette.tree.topLevelItem(i)
+        for j in range(head.childCount()):
+            listed[head.child(j).data(0, TYPE_ROLE)] = head.text(0)
+    assert listed == {spec.type_id: spec.category for spec in registry}
+    conv = palette.item_for("Conv")
+    assert registry.get("Conv").help in conv.toolTip(0)
+
+
+def test_search_filters_by_name_category_and_help(qtbot):
+    palette = PaletteWidget()
+    qtbot.addWidget(palette)
+    palette.search.setText("conv")
+    visible = palette.visible_type_ids()
+    assert "Conv" in visible and "Input" not in visible
+    palette.search.setText("coupling")
+    assert set(palette.visible_type_ids()) >= {"AdditiveCoupling", "AffineCoupling"}
+    palette.search.setText("no such thing at all")
+    assert palette.visible_type_ids() == []
+    assert "No node type matches" in palette.help.text()
+    palette.search.clear()
+    assert len(palette.visible_type_ids()) == len(list(registry))
+
+
+def test_drag_payload_is_only_the_type_id(qtbot):
+    palette = PaletteWidget()
+    qtbot.addWidget(palette)
+    data = palette.tree.mimeData([palette.item_for("Split")])
+    assert data.formats()[0] == NODE_MIME
+    assert bytes(data.data(NODE_MIME).data()) == b"Split"
+
+
+def test_double_click_and_enter_ask_to_add(qtbot):
+    palette = PaletteWidget()
+    qtbot.addWidget(palette)
+    with qtbot.waitSignal(palette.addRequested) as sig:
+        palette.tree.itemDoubleClicked.emit(palette.item_for("Dropout"), 0)
+    assert sig.args == ["Dropout"]
+    palette.search.setText("Squeeze")
+    with qtbot.waitSignal(palette.addRequested) as sig:
+        palette.search.returnPressed.emit()
+    assert sig.args == ["Squeeze"]
+
+
+def test_selecting_a_type_shows_its_help_and_ports(qtbot):
+    palette = PaletteWidget()
+    qtbot.addWidget(palette)
+    palette.tree.setCurrentItem(palette.item_for("Split"))
+    assert "out0" in palette.help.text() and registry.get("Split").category in palette.help.text()
