@@ -100,15 +100,20 @@ class GraphView(QGraphicsView):
     def zoom(self) -> float:
         return self.transform().m11()
 
-    def _zoom_by(self, factor: float, under_mouse: bool = False) -> None:
+    def _zoom_by(self, factor: float, anchor: QPointF | None = None) -> None:
+        """Scale by ``factor`` keeping the scene point under ``anchor`` (viewport px) in place."""
         target = max(ZOOM_MIN, min(ZOOM_MAX, self.zoom() * factor))
         factor = target / self.zoom()
-        anchor = (QGraphicsView.ViewportAnchor.AnchorUnderMouse if under_mouse
-                  else QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        if anchor is None:
+            anchor = QPointF(self.viewport().rect().center())
+        fixed = self.mapToScene(anchor.toPoint())
         old = self.transformationAnchor()
-        self.setTransformationAnchor(anchor)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
         self.scale(factor, factor)
         self.setTransformationAnchor(old)
+        drift = self.mapFromScene(fixed) - anchor.toPoint()
+        self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() + drift.x())
+        self.verticalScrollBar().setValue(self.verticalScrollBar().value() + drift.y())
 
     def zoom_in(self) -> None:
         self._zoom_by(ZOOM_STEP)
@@ -162,7 +167,7 @@ class GraphView(QGraphicsView):
     def wheelEvent(self, event: Any) -> None:  # noqa: N802
         steps = event.angleDelta().y() / 120.0
         if steps:
-            self._zoom_by(ZOOM_STEP ** steps, under_mouse=True)
+            self._zoom_by(ZOOM_STEP ** steps, event.position())
         event.accept()
 
     def mousePressEvent(self, event: Any) -> None:  # noqa: N802

@@ -1,0 +1,262 @@
+"""Editing on the canvas: drops, wires, refusals, quick add, keys; each edit one undo step."""
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt
+from PySide6.QtGui import QDropEvent
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from revstudio.core.generate import revnet_chain
+from revstudio.core.graph import Graph
+from revstudio.qt.canvas import NODE_MIME, GraphView
+from revstudio.qt.document import Document
+
+NONE = Qt.KeyboardModifier.NoModifier
+LEFT = Qt.MouseButton.LeftButton
+
+
+@pytest.fixture
+def make_view(qtbot):
+    docs: list[Document] = []
+
+    def make(graph: Graph) -> GraphView:
+        doc = Document(graph)
+        docs.append(doc)
+        v = GraphView(doc)
+        qtbot.addWidget(v)
+        v.resize(1000, 700)
+        v.show()
+        QApplication.processEvents()
+        v.fit_all()
+        return v
+
+    yield make
+    for doc in docs:
+        doc.undo_stack.clear()  # no clean-state signal while Qt tears documents down
+
+
+def chain() -> Graph:
+    """x -> a (Conv 4ch) -> b (Activation); m is a Merge(add) fed by x on in0; o is unconnected."""
+    g = Graph("chain")
+    g.add_node("Input", "x", {"shape": [8, 16, 16]}, (0, 0))
+    g.add_node("Conv", "a", {"out_channels": 4, "kernel_size": 3, "padding": "same"}, (260, 0))
+    g.add_node("Activation", "b", {}, (520, 0))
+    g.add_node("Merge", "m", {"mode": "add"}, (520, 220))
+    g.add_node("Output", "o", {}, (780, 0))
+    g.connect("x.out", "a.in")
+    g.connect("a.out", "b.in")
+    g.connect("x.out", "m.in0")
+    return g
+
+
+def port_point(view: GraphView, node: str, port: str, output: bool) -> QPoint:
+    item = view.scene().node_items[node]
+    return view.mapFromScene(item.port_scene_pos(port, output))
+
+
+def drag(view: GraphView, start: QPoint, end: QPoint, modifiers=NONE) -> None:
+    vp = view.viewport()
+    QTest.mousePress(vp, LEFT, modifiers, start)
+    mid = (start + end) / 2
+    QTest.mouseMove(vp, QPoint(int(mid.x()), int(mid.y())))
+    QTest.mouseMove(vp, end)
+    QTest.mouseRelease(vp, LEFT, modifiers, end)
+
+
+def messages(view: GraphView) -> list[str]:
+    out: list[str] = []
+    view.message.connect(out.append)
+    return out
+
+
+def test_palette_drop_adds_a_node_and_undo_removes_it(make_view):
+    view = make_view(chain())
+    doc = view.document
+    data = QMimeData()
+    data.setData(NODE_MIME, b"Conv")
+    at = QPointF(300, 200)
+    event = QDropEvent(at, Qt.DropAction.CopyAction, data, LEFT, NONE)
+    view.dropEvent(event)
+    new = [n for n in doc.graph.nodes if n not in ("x", "a", "b", "m", "o")]
+    assert len(new) == 1 and doc.graph.node(new[0]).type == "Conv"
+    assert new[0] in view.scene().node_items
+    assert view.selected_node_ids() == new
+    expected = view.mapToScene(at.toPoint())
+    assert doc.graph.node(new[0]).pos == (expected.x(), expected.y())
+    doc.undo_stack.undo()
+    assert new[0] not in doc.graph.nodes and new[0] not in view.scene().node_items
+
+
+def test_unknown_type_drop_is_refused_with_a_reason(make_view):
+    view = make_view(chain())
+    said = messages(view)
+    data = QMimeData()
+    data.setData(NODE_MIME, b"NoSuchLayer")
+    view.dropEvent(QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, data, LEFT, NONE))
+    assert len(view.document.graph.nodes) == 5
+    assert said and "NoSuchLayer" in said[-1]
+
+
+def test_drawing_a_wire_connects_in_one_undo_step(make_view):
+    view = make_view(chain())
+    doc = view.document
+    count = doc.undo_stack.count()
+    drag(view, port_point(view, "b", "out", True), port_point(view, "o", "in", False))
+    assert [str(e) for e in doc.graph.edges_into("o")] == ["b.out -> o.in"]
+    assert doc.undo_stack.count() == count + 1
+    assert any(str(e) == "b.out -> o.in" for e in view.scene().wire_items)
+    doc.undo_stack.undo()
+    assert not doc.graph.edges_into("o")
+
+
+def test_dropping_onto_a_node_body_picks_the_nearest_input(make_view):
+    view = make_view(chain())
+    target = view.mapFromScene(view.scene().node_items["o"].mapToScene(QPointF(90, 40)))
+    drag(view, port_point(view, "b", "out", True), target)
+    assert [str(e) for e in view.document.graph.edges_into("o")] == ["b.out -> o.in"]
+
+
+@pytest.mark.parametrize(("src", "dst", "ctrl", "reason"), [
+    (("x", "out"), ("b", "in"), False, "already fed"),
+    (("b", "out"), ("a", "in"), True, "cycle"),
+    (("a", "out"), ("m", "in0"), False, "already fed"),
+    (("a", "out"), ("m", "in1"), False, "m:"),  # 4 channels added to 8: the checker's shape error
+])
+def test_refused_connections_say_why(make_view, src, dst, ctrl, reason):
+    view = make_view(chain())
+    doc = view.document
+    said = messages(view)
+    edges = list(doc.graph.edges)
+    count = doc.undo_stack.count()
+    mods = Qt.KeyboardModifier.ControlModifier if ctrl else NONE
+    drag(view, port_point(view, src[0], src[1], True), port_point(view, dst[0], dst[1], False), mods)
+    assert doc.graph.edges == edges and doc.undo_stack.count() == count
+    assert said and reason in said[-1] and said[-1].startswith("Cannot connect")
+    assert view.scene().hint.isVisible() and reason in view.scene().hint.text
+
+
+def test_ctrl_drop_replaces_what_fed_the_input(make_view):
+    view = make_view(chain())
+    doc = view.document
+    drag(view, port_point(view, "x", "out", True), port_point(view, "b", "in", False),
+         Qt.KeyboardModifier.ControlModifier)
+    assert [str(e) for e in doc.graph.edges_into("b")] == ["x.out -> b.in"]
+    doc.undo_stack.undo()
+    assert [str(e) for e in doc.graph.edges_into("b")] == ["a.out -> b.in"]
+
+
+def test_picking_up_a_wire_replugs_or_removes_it(make_view):
+    view = make_view(chain())
+    doc = view.document
+    count = doc.undo_stack.count()
+    drag(view, port_point(view, "b", "in", False), port_point(view, "o", "in", False))
+    assert not doc.graph.edges_into("b")
+    assert [str(e) for e in doc.graph.edges_into("o")] == ["a.out -> o.in"]
+    assert doc.undo_stack.count() == count + 1
+    empty = view.mapFromScene(QPointF(300, 600))
+    drag(view, port_point(view, "o", "in", False), empty)
+    assert not doc.graph.edges_into("o")
+    doc.undo_stack.undo()
+    doc.undo_stack.undo()
+    assert [str(e) for e in doc.graph.edges_into("b")] == ["a.out -> b.in"]
+
+
+def test_wire_dropped_on_empty_canvas_quick_adds_a_connected_node(make_view):
+    view = make_view(chain())
+    doc = view.document
+    empty = view.mapFromScene(QPointF(800, 400))
+    drag(view, port_point(view, "b", "out", True), empty)
+    popup = view.popup
+    assert popup is not None and popup.isVisible()
+    offered = popup.visible_types()
+    assert "Activation" in offered and "Conv" in offered
+    assert "Input" not in offered  # it has no input to take the wire
+    popup.search.setText("dropo")
+    assert popup.visible_types()[0] == "Dropout"
+    count = doc.undo_stack.count()
+    popup.accept_current()
+    new = view.selected_node_ids()
+    assert len(new) == 1 and doc.graph.node(new[0]).type == "Dropout"
+    assert [str(e) for e in doc.graph.edges_into(new[0])] == [f"b.out -> {new[0]}.in"]
+    assert doc.undo_stack.count() == count + 1
+    doc.undo_stack.undo()
+    assert new[0] not in doc.graph.nodes
+
+
+def test_quick_add_from_an_input_feeds_it(make_view):
+    view = make_view(chain())
+    popup = view.open_quick_add(QPointF(700, 300), "o.in")
+    assert "Output" not in popup.visible_types()
+    popup.choose("Linear")
+    new = view.selected_node_ids()[0]
+    assert [str(e) for e in view.document.graph.edges_into("o")] == [f"{new}.out -> o.in"]
+
+
+def test_shift_a_opens_quick_add_with_every_type(make_view):
+    view = make_view(chain())
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)
+    assert view.popup is not None and view.popup.isVisible()
+    assert {"Input", "Conv", "Repeat"} <= set(view.popup.visible_types())
+    assert "GroupInput" not in view.popup.visible_types()  # only inside group bodies
+    view.popup.choose("Input")
+    assert len(view.document.graph.nodes) == 6
+
+
+def test_keys_delete_duplicate_zoom_and_fit(make_view):
+    view = make_view(chain())
+    doc = view.document
+    view.setFocus()
+    view.select_nodes(["b"])
+    QTest.keyClick(view, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
+    dup = view.selected_node_ids()
+    assert len(dup) == 1 and dup[0] != "b" and doc.graph.node(dup[0]).type == "Activation"
+    QTest.keyClick(view, Qt.Key.Key_Delete)
+    assert dup[0] not in doc.graph.nodes
+    z = view.zoom()
+    QTest.keyClick(view, Qt.Key.Key_Plus)
+    assert view.zoom() > z
+    QTest.keyClick(view, Qt.Key.Key_Minus)
+    QTest.keyClick(view, Qt.Key.Key_Minus)
+    assert view.zoom() < z
+    QTest.keyClick(view, Qt.Key.Key_Home)
+    visible = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert visible.contains(view.scene().nodes_rect())
+
+
+def test_wheel_zooms_around_the_cursor(make_view):
+    from PySide6.QtGui import QWheelEvent
+
+    view = make_view(chain())
+    pos = port_point(view, "a", "in", False)
+    before = view.mapToScene(pos)
+    z = view.zoom()
+    event = QWheelEvent(QPointF(pos), QPointF(view.viewport().mapToGlobal(pos)), QPoint(0, 0), QPoint(0, 120),
+                        Qt.MouseButton.NoButton, NONE, Qt.ScrollPhase.NoScrollPhase, False)
+    view.wheelEvent(event)
+    assert view.zoom() > z
+    after = view.mapToScene(pos)
+    assert abs(after.x() - before.x()) < 3 and abs(after.y() - before.y()) < 3
+
+
+def test_tab_on_a_repeat_asks_to_open_its_group(make_view, qtbot):
+    view = make_view(revnet_chain(2, channels=4, size=8, wired=False))
+    view.select_nodes(["blocks"])
+    view.setFocus()
+    with qtbot.waitSignal(view.openGroupRequested, timeout=1000) as got:
+        QTest.keyClick(view, Qt.Key.Key_Tab)
+    assert got.args == ["blocks"]
+
+
+def test_rubber_band_selects_and_reports_ids(make_view, qtbot):
+    view = make_view(chain())
+    seen: list[list[str]] = []
+    view.selectionChangedIds.connect(seen.append)
+    a = view.scene().node_items["a"].sceneBoundingRect()
+    b = view.scene().node_items["b"].sceneBoundingRect()
+    start = view.mapFromScene(QPointF(a.left() - 20, a.top() - 30))
+    end = view.mapFromScene(QPointF(b.right() - 30, b.bottom() + 10))
+    drag(view, start, end)
+    assert sorted(view.selected_node_ids()) == ["a", "b"]
+    assert seen and sorted(seen[-1]) == ["a", "b"]
