@@ -1,0 +1,369 @@
+"""Building an ``nn.Module`` from a plan: ``revstudio.compile(graph, mode, device, dtype)``.
+
+Node modules come from each spec's ``build``; they are registered under the
+plan's module names, so ``state_dict`` keys derive from node ids. Group bodies
+become :class:`GroupModule` s built from their own plans. Every plan op turns
+into a small executor over named values; reversible regions turn into
+``runtime.Region`` objects, whose mode ("reversible" | "standard" |
+"checkpoint") can be switched at any time without touching the weights.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import torch
+from torch import nn
+
+from revstudio.core.graph import Graph
+from revstudio.core.spec import BuildContext, registry
+
+from . import runtime as rt
+from .plan import CompileError, CouplingOp, InputOp, NodeOp, OutputOp, Plan, RegionOp, lower
+
+MODES = ("reversible", "standard", "checkpoint")
+
+
+def _inplace(module: nn.Module) -> bool:
+    return bool(getattr(module, "inplace", False))
+
+
+class _Executor(nn.Module):
+    """Shared by the model and group bodies: builds node modules and runs the plan's ops."""
+
+    def _setup(self, plan: Plan, root: "_Builder") -> None:
+        self._plan = plan
+        self._root = root
+        for op in plan.node_ops():
+            self._build_node(op)
+        readers: dict[str, int] = {}
+        for op in plan.ops:
+            for v in _reads(op):
+                readers[v] = readers.get(v, 0) + 1
+        kept = {v for op in plan.ops if isinstance(op, RegionOp) for v in op.outputs + op.side}
+        inputs = {op.output for op in plan.inputs}
+        self._program: list[Callable[[dict[str, torch.Tensor]], None]] = []
+        self._regions: list[rt.Region] = []
+        for op in plan.ops:
+            if isinstance(op, NodeOp):
+                protect = {v for v in op.inputs if v in kept or v in inputs or readers.get(v, 0) > 1}
+                self._program.append(self._node_call(op, protect))
+            elif isinstance(op, RegionOp):
+                region = self._region(op)
+                self._regions.append(region)
+                self._program.append(self._region_call(op, region))
+
+    # ---- building ----------------------------------------------------------
+    def _build_node(self, op: NodeOp) -> None:
+        spec = registry.get(op.type)
+        if spec.build is None:
+            raise CompileError(f"{op.node}: node type {op.type} cannot be compiled (it has no build)")
+        root = self._root
+
+        def build_group(name: str) -> nn.Module:
+            keys = [k for p, k in op.bodies.items() if op.params.get(p) == name]
+            if not keys:
+                raise CompileError(f"{op.node}: asked for group {name!r}, which none of its parameters names")
+            return GroupModule(root.plan.groups[keys[0]], root)
+
+        ctx = BuildContext(op.node, dict(op.params), list(op.in_shapes), list(op.out_shapes),
+                           root.graph.groups, build_group)
+        try:
+            module = spec.build(ctx)
+        except CompileError:
+            raise
+        except Exception as exc:  # a catalog build failing is reported against its node
+            raise CompileError(f"{op.node} ({op.type}): could not build the layer: {exc}") from exc
+        self.add_module(op.module, module.to(device=root.device, dtype=root.dtype))
+
+    def _node_call(self, op: NodeOp, protect: set[str]) -> Callable[[dict[str, torch.Tensor]], None]:
+        module = getattr(self, op.module)
+        clone = _inplace(module) and any(v in protect for v in op.inputs)
+
+        def call(env: dict[str, torch.Tensor]) -> None:
+            xs = [env[v] for v in op.inputs]
+            if clone:  # an in-place layer must not overwrite a value someone else still reads
+                xs = [x.clone() for x in xs]
+            for name, y in zip(op.outputs, module(*xs)):
+                env[name] = y
+
+        return call
+
+    def _region_call(self, op: RegionOp, region: rt.Region) -> Callable[[dict[str, torch.Tensor]], None]:
+        def call(env: dict[str, torch.Tensor]) -> None:
+            root = self._root
+            outs = region([env[v] for v in op.inputs], root.mode, root.dtype, root.stream_for(root.dtype))
+            for name, y in zip(op.outputs, outs):
+                env[name] = y
+
+        return call
+
+    def _region(self, op: RegionOp) -> rt.Region:
+        slots: dict[str, int] = {}
+
+        def slot(v: str) -> int:
+            return slots.setdefault(v, len(slots))
+
+        steps: list[rt.Step] = []
+        for step in op.steps:
+            self._steps(step, slot, steps)
+        return rt.Region(op.id, steps, [slot(v) for v in op.inputs], [slot(v) for v in op.outputs],
+                         [slot(v) for v in op.side], [slot(v) for v in op.free])
+
+    def _steps(self, step: Any, slot: Callable[[str], int], out: list[rt.Step], owner: Any = None) -> None:
+        owner = owner or self
+        if isinstance(step, CouplingOp):
+            out.append(rt.Coupling(slot(step.a), [slot(b) for b in step.b], slot(step.output), step.sign,
+                                   _function(owner, step), [getattr(owner, n.module) for n in step.body]))
+            return
+        module = getattr(owner, step.module)
+        ins, outs = [slot(v) for v in step.inputs], [slot(v) for v in step.outputs]
+        if step.type == "AdditiveCoupling" and hasattr(module, "f"):
+            self._additive(step, module, ins, outs, slot, out)
+        elif step.type in ("Group", "Repeat"):
+            blocks = list(module.blocks) if step.type == "Repeat" else [module.body]
+            values = ins
+            for i, block in enumerate(blocks):
+                last = i == len(blocks) - 1
+                nxt = outs if last else [slot(f"{step.module}#{i}:{k}") for k in range(len(outs))]
+                self._inline(block, values, nxt, slot, out, f"{step.module}#{i}")
+                values = nxt
+        else:
+            cast = any(p.is_floating_point() for p in list(module.parameters()) + list(module.buffers()))
+            out.append(rt.Invertible(module, ins, outs, cast))
+
+    def _inline(self, block: "GroupModule", ins: Sequence[int], outs: Sequence[int],
+                slot: Callable[[str], int], out: list[rt.Step], prefix: str) -> None:
+        """Splices an invertible body's steps into the enclosing region (memory stays flat)."""
+        plan = block._plan
+        mapping = {op.output: ins[op.index] for op in plan.inputs}
+        mapping.update({op.input: outs[op.index] for op in plan.outputs})
+
+        def inner(v: str) -> int:
+            if v in mapping:
+                return mapping[v]
+            return slot(f"{prefix}/{v}")
+
+        region = next(op for op in plan.ops if isinstance(op, RegionOp))
+        for step in region.steps:
+            self._steps(step, inner, out, block)
+
+    def _additive(self, op: NodeOp, module: nn.Module, ins: list[int], outs: list[int],
+                  slot: Callable[[str], int], out: list[rt.Step]) -> None:
+        channels = op.in_shapes[0][0]
+        split = int(module.split)
+        x1, x2, y1, y2 = (slot(f"{op.module}#{k}") for k in ("x1", "x2", "y1", "y2"))
+        out.append(rt.Slice(ins[0], [x1, x2], [split, channels - split]))
+        out.append(rt.Coupling(x1, [x2], y1, 1, _first(module.f), [module.f]))
+        if module.g is not None:
+            out.append(rt.Coupling(x2, [y1], y2, 1, _first(module.g), [module.g]))
+        else:
+            y2 = x2
+        out.append(rt.Cat([y1, y2], outs[0], [split, channels - split]))
+
+    # ---- running -------------------------------------------------------------
+    def _run(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        plan = self._plan
+        env: dict[str, torch.Tensor] = {}
+        for op in plan.inputs:
+            env[op.output] = inputs[op.index]
+        for call in self._program:
+            call(env)
+        return [env[op.input] for op in sorted(plan.outputs, key=lambda o: o.index)]
+
+
+def _reads(op: Any) -> tuple[str, ...]:
+    if isinstance(op, (NodeOp, RegionOp)):
+        return tuple(op.inputs)
+    if isinstance(op, OutputOp):
+        return (op.input,)
+    return ()
+
+
+def _first(module: nn.Module) -> Callable[..., torch.Tensor]:
+    return lambda *xs: module(*xs)[0]
+
+
+def _function(owner: nn.Module, op: CouplingOp) -> Callable[..., torch.Tensor]:
+    """F of a wired coupling: its body ops, run on the coupling's b values."""
+    calls = [(getattr(owner, n.module), n) for n in op.body]
+
+    def fn(*bs: torch.Tensor) -> torch.Tensor:
+        env = dict(zip(op.b, bs))
+        for module, n in calls:
+            for name, y in zip(n.outputs, module(*[env[v] for v in n.inputs])):
+                env[name] = y
+        return env[op.f]
+
+    return fn
+
+
+class GroupModule(_Executor):
+    """A group body built from its plan: ``forward(*xs) -> tuple``; ``inverse`` if the body is invertible."""
+
+    def __init__(self, plan: Plan, root: "_Builder") -> None:
+        super().__init__()
+        self._setup(plan, root)
+
+    def forward(self, *xs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return tuple(self._run(xs))
+
+    def inverse(self, *ys: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        if not self._plan.invertible:
+            raise NotImplementedError(f"group {self._plan.name!r} is not invertible")
+        region_op = next(op for op in self._plan.ops if isinstance(op, RegionOp))
+        region = self._regions[0]
+        slot_of = {v: i for i, v in enumerate(region_op.inputs)}  # only for ordering below
+        del slot_of
+        env = {}
+        for op in self._plan.outputs:
+            env[region.outputs[region_op.outputs.index(op.input)]] = ys[op.index]
+        dtype = self._root.dtype
+        for step in reversed(region.steps):
+            step.inverse(env, dtype)
+        by_value = dict(zip(region_op.inputs, region.inputs))
+        return tuple(env[by_value[op.output]] for op in sorted(self._plan.inputs, key=lambda o: o.index))
+
+
+class _Builder:
+    """What every executor of one compiled model shares: graph, plan, device, dtype, mode."""
+
+    def __init__(self, graph: Graph, plan: Plan, device: torch.device, dtype: torch.dtype) -> None:
+        self.graph, self.plan, self.device, self.dtype = graph, plan, device, dtype
+        self.mode = "reversible"
+        self.stream_dtype: torch.dtype | None = None  # None: automatic
+
+    def stream_for(self, dtype: torch.dtype) -> torch.dtype | None:
+        if self.stream_dtype is not None:
+            return self.stream_dtype
+        # float32 (and lower) models keep their residual streams in float64: the
+        # couplings still run in the model's dtype, but rebuilding does not drift
+        return torch.float64 if dtype in (torch.float32, torch.float16, torch.bfloat16) else None
+
+
+class CompiledModel(_Executor):
+    """The compiled graph: ``forward(*inputs)`` takes one tensor per Input node (document order)
+    and returns one tensor per Output node (a single tensor if there is one)."""
+
+    def __init__(self, graph: Graph, plan: Plan, device: torch.device, dtype: torch.dtype,
+                 mode: str = "reversible") -> None:
+        super().__init__()
+        root = _Builder(graph, plan, device, dtype)
+        self._setup(plan, root)
+        self._init_checked = False
+        self.mode = mode
+
+    # ---- the mode switch ---------------------------------------------------
+    @property
+    def mode(self) -> str:
+        return self._root.mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        if value not in MODES:
+            raise ValueError(f"mode {value!r} is not known; use one of {', '.join(MODES)}")
+        self._root.mode = value
+
+    @property
+    def stream_dtype(self) -> torch.dtype | None:
+        """The dtype of the residual streams inside regions (None: float64 for float32 models)."""
+        return self._root.stream_dtype
+
+    @stream_dtype.setter
+    def stream_dtype(self, value: torch.dtype | None) -> None:
+        self._root.stream_dtype = value
+
+    @property
+    def plan(self) -> Plan:
+        return self._plan
+
+    @property
+    def regions(self) -> list[Any]:
+        """The reversible regions (``revstudio.compiler.regions.Region``) of the top-level graph."""
+        return list(self._plan.regions.regions)
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self._root.dtype
+
+    # ---- running -------------------------------------------------------------
+    def forward(self, *inputs: torch.Tensor) -> Any:
+        expected = self._plan.inputs
+        if len(inputs) != len(expected):
+            names = ", ".join(op.node for op in sorted(expected, key=lambda o: o.index)) or "none"
+            raise TypeError(f"{self._plan.name}: expected {len(expected)} input tensor(s) ({names}), "
+                            f"got {len(inputs)}")
+        if not self._init_checked:
+            self.initialize(*inputs)
+        outs = self._run(inputs)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    @torch.compiler.disable
+    @torch.no_grad()
+    def initialize(self, *inputs: torch.Tensor) -> None:
+        """Runs data-dependent initialisation (ActNorm) once, eagerly, on this batch.
+
+        Called by the first forward when needed; never traced by torch.compile. The
+        pass draws no random numbers from the caller's stream and leaves BatchNorm
+        statistics untouched.
+        """
+        pending = [m for m in self.modules() if hasattr(m, "initialize") and isinstance(
+            getattr(m, "initialized", None), torch.Tensor) and not bool(m.initialized)]
+        if pending:
+            mode = self.mode
+            self.mode = "standard"
+            try:
+                with torch.random.fork_rng(devices=_cuda_devices(inputs)), rt.frozen_batch_stats([self]):
+                    self._run(inputs)
+            finally:
+                self.mode = mode
+        self._init_checked = True
+
+    def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:
+        super()._load_from_state_dict(*args, **kwargs)
+        self._init_checked = False  # re-read ActNorm's flags from the loaded buffers
+
+    def inversion_errors(self) -> dict[str, float]:
+        """Last measured |x - f^-1(f(x))| / |x| per region (from the latest backward pass)."""
+        out: dict[str, float] = {}
+        for region in self._regions:
+            if region.last_error is not None:
+                out[region.id] = float(region.last_error)
+        return out
+
+    @torch.no_grad()
+    def measure_inversion(self, *inputs: torch.Tensor) -> dict[str, float]:
+        """Runs the model forward and each region forward-then-inverse on this batch (on demand)."""
+        env: dict[str, torch.Tensor] = {}
+        for op in self._plan.inputs:
+            env[op.output] = inputs[op.index]
+        out: dict[str, float] = {}
+        regions = iter(self._regions)
+        for op, call in zip([op for op in self._plan.ops if isinstance(op, (NodeOp, RegionOp))], self._program):
+            if isinstance(op, RegionOp):
+                region = next(regions)
+                out[region.id] = region.inversion_error([env[v] for v in op.inputs], self.dtype,
+                                                        self._root.stream_for(self.dtype))
+            call(env)
+        return out
+
+
+def _cuda_devices(inputs: Sequence[torch.Tensor]) -> list[torch.device]:
+    return sorted({x.device for x in inputs if x.device.type == "cuda"}, key=str)
+
+
+def compile(graph: Graph, mode: str = "reversible", device: Any = None,
+            dtype: torch.dtype = torch.float32, report: Any = None) -> CompiledModel:
+    """Compile a checked graph into an ``nn.Module`` (``revstudio.compile``).
+
+    Parameters exist right away (sizes come from shape inference); ``device``
+    defaults to CUDA when available, else CPU. Raises :class:`CompileError`
+    naming the node if the graph does not check clean.
+    """
+    if mode not in MODES:
+        raise CompileError(f"mode {mode!r} is not known; use one of {', '.join(MODES)}")
+    if dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        raise CompileError(f"dtype {dtype} is not supported; use torch.float32 or torch.float64")
+    dev = torch.device(device) if device is not None else torch.device(
+        "cuda" if torch.cuda.is_available() else "cpu")
+    plan = lower(graph, report)
+    return CompiledModel(graph, plan, dev, dtype, mode)

@@ -1,0 +1,436 @@
+"""The reversible runtime: one autograd Function per region, with a fused backward.
+
+A region is a list of steps over numbered value slots. Forward keeps only the
+region's outputs; backward walks the steps in reverse, rebuilding each step's
+inputs from its outputs and, in the same pass, getting gradients: a coupling
+``y = a + s * F(b)`` evaluates F(b) once with grad, which gives both
+``a = y - s * F(b)`` and the gradients of b and of F's parameters. Parameter
+gradients are returned from the Function (optimizers, DDP hooks and clipping see
+them as usual). The streams between steps may be kept in a wider dtype
+(float64 for a float32 model) so reconstruction error does not compound with
+depth. Imports only torch and the standard library: the code exporter inlines
+this file verbatim.
+"""
+import contextlib
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import torch
+from torch import nn
+
+Tensor = torch.Tensor
+
+
+def _add(acc: Optional[Tensor], g: Optional[Tensor]) -> Optional[Tensor]:
+    if g is None:
+        return acc
+    return g if acc is None else acc + g
+
+
+def _unique_params(modules: Sequence[nn.Module]) -> List[nn.Parameter]:
+    seen, out = set(), []
+    for m in modules:
+        for p in m.parameters():
+            if p.requires_grad and id(p) not in seen:
+                seen.add(id(p))
+                out.append(p)
+    return out
+
+
+@contextlib.contextmanager
+def frozen_batch_stats(modules: Sequence[nn.Module]) -> Iterator[None]:
+    """Recomputation must not update BatchNorm running statistics a second time.
+
+    With ``track_running_stats`` off, a training-mode BatchNorm normalises with
+    the batch statistics exactly as before but leaves its buffers alone.
+    """
+    touched = []
+    for root in modules:
+        for m in root.modules():
+            if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.training and m.track_running_stats:
+                m.track_running_stats = False
+                touched.append(m)
+    try:
+        yield
+    finally:
+        for m in touched:
+            m.track_running_stats = True
+
+
+def _is_stochastic(modules: Sequence[nn.Module]) -> bool:
+    return any(isinstance(m, nn.modules.dropout._DropoutNd) or getattr(m, "stochastic", False)
+               for root in modules for m in root.modules())
+
+
+class RngState:
+    """The random state before a step ran, so its recomputation draws the same dropout masks."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.cpu = torch.get_rng_state()
+        self.device = device
+        self.cuda = torch.cuda.get_rng_state(device) if device.type == "cuda" else None
+
+    @contextlib.contextmanager
+    def replay(self) -> Iterator[None]:
+        devices = [self.device] if self.cuda is not None else []
+        with torch.random.fork_rng(devices=devices):
+            torch.set_rng_state(self.cpu)
+            if self.cuda is not None:
+                torch.cuda.set_rng_state(self.cuda, self.device)
+            yield
+
+
+class Step:
+    """One invertible step over value slots; subclasses define run, inverse and backward."""
+
+    consumes: Tuple[int, ...] = ()   # slots rebuilt by this step in backward
+    reads: Tuple[int, ...] = ()      # slots only read (must be available in backward)
+    produces: Tuple[int, ...] = ()
+    modules: List[nn.Module] = []
+    stochastic: bool = False
+
+    def slots_read(self) -> Tuple[int, ...]:
+        return self.consumes + self.reads
+
+    def params(self) -> List[nn.Parameter]:
+        return _unique_params(self.modules)
+
+
+class Coupling(Step):
+    """``out = a + sign * fn(*b)``; ``fn`` runs in the compute dtype, the stream in its own."""
+
+    def __init__(self, a: int, b: Sequence[int], out: int, sign: int, fn: Callable[..., Tensor],
+                 modules: Sequence[nn.Module]) -> None:
+        self.a, self.b, self.out, self.sign, self.fn = a, tuple(b), out, sign, fn
+        self.consumes, self.reads, self.produces = (a,), tuple(b), (out,)
+        self.modules = list(modules)
+        self.stochastic = _is_stochastic(self.modules)
+
+    def f(self, bs: Sequence[Tensor], dtype: torch.dtype) -> Tensor:
+        return self.fn(*[x.to(dtype) for x in bs])
+
+    def run(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+        a = env[self.a]
+        f = self.f([env[s] for s in self.b], dtype).to(a.dtype)
+        env[self.out] = a + f if self.sign > 0 else a - f
+
+    def inverse(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+        y = env.pop(self.out)
+        f = self.f([env[s] for s in self.b], dtype).to(y.dtype)
+        env[self.a] = y - f if self.sign > 0 else y + f
+
+    def backward(self, env: Dict[int, Tensor], grads: Dict[int, Tensor], pgrads: Dict[int, Tensor],
+                 dtype: torch.dtype) -> None:
+        y = env.pop(self.out)
+        gy = grads.pop(self.out, None)
+        with torch.set_grad_enabled(gy is not None):
+            b_in = [env[s].detach().to(dtype).requires_grad_(gy is not None) for s in self.b]
+            f = self.fn(*b_in)
+        fd = f.detach().to(y.dtype)
+        env[self.a] = y - fd if self.sign > 0 else y + fd
+        if gy is None:
+            return
+        grads[self.a] = _add(grads.get(self.a), gy)
+        if not f.requires_grad:
+            return
+        params = self.params()
+        gf = (gy if self.sign > 0 else -gy).to(f.dtype)
+        res = torch.autograd.grad(f, b_in + params, gf, allow_unused=True)
+        for s, g in zip(self.b, res):
+            if g is not None:
+                grads[s] = _add(grads.get(s), g.to(env[s].dtype))
+        for p, g in zip(params, res[len(self.b):]):
+            pgrads[id(p)] = _add(pgrads.get(id(p)), g)
+
+
+class Invertible(Step):
+    """A module with ``forward(*xs) -> tuple`` and ``inverse(*ys) -> tuple``.
+
+    ``cast``: the module has floating weights, so it runs in the compute dtype
+    rather than the (possibly wider) stream dtype.
+    """
+
+    def __init__(self, module: nn.Module, ins: Sequence[int], outs: Sequence[int], cast: bool) -> None:
+        self.module, self.cast = module, cast
+        self.consumes, self.produces = tuple(ins), tuple(outs)
+        self.modules = [module]
+        self.stochastic = _is_stochastic(self.modules)
+
+    def _call(self, fn: Callable[..., Tuple[Tensor, ...]], xs: Sequence[Tensor], dtype: torch.dtype,
+              stream: torch.dtype) -> List[Tensor]:
+        if self.cast:
+            return [y.to(stream) for y in fn(*[x.to(dtype) for x in xs])]
+        return list(fn(*xs))
+
+    def run(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+        xs = [env[s] for s in self.consumes]
+        for s, y in zip(self.produces, self._call(self.module, xs, dtype, xs[0].dtype)):
+            env[s] = y
+
+    def inverse(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+        ys = [env.pop(s) for s in self.produces]
+        for s, x in zip(self.consumes, self._call(self.module.inverse, ys, dtype, ys[0].dtype)):
+            env[s] = x
+
+    def backward(self, env: Dict[int, Tensor], grads: Dict[int, Tensor], pgrads: Dict[int, Tensor],
+                 dtype: torch.dtype) -> None:
+        stream = env[self.produces[0]].dtype
+        gys = [grads.pop(s, None) for s in self.produces]
+        with torch.no_grad():
+            self.inverse(env, dtype)
+        if all(g is None for g in gys):
+            return
+        params = self.params()
+        with torch.enable_grad():
+            xs = [env[s].detach().requires_grad_(True) for s in self.consumes]
+            ys = self._call(self.module, xs, dtype, stream)
+        pairs = [(y, g.to(y.dtype)) for y, g in zip(ys, gys) if g is not None and y.requires_grad]
+        if not pairs:
+            return
+        res = torch.autograd.grad([p[0] for p in pairs], xs + params, [p[1] for p in pairs], allow_unused=True)
+        for s, g in zip(self.consumes, res):
+            grads[s] = _add(grads.get(s), g)
+        for p, g in zip(params, res[len(xs):]):
+            pgrads[id(p)] = _add(pgrads.get(id(p)), g)
+
+
+class Slice(Step):
+    """Splits slot ``src`` along ``dim`` (after batch) into ``sizes`` (views); inverse: concat."""
+
+    def __init__(self, src: int, outs: Sequence[int], sizes: Sequence[int], dim: int = 1) -> None:
+        self.sizes, self.dim = list(sizes), dim
+        self.consumes, self.produces = (src,), tuple(outs)
+        self.modules = []
+
+    def run(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+        for s, y in zip(self.produces, torch.split(env[self.consumes[0]], self.sizes, self.dim)):
+            env[s] = y
+
+    def inverse(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+        env[self.consumes[0]] = torch.cat([env.pop(s) for s in self.produces], self.dim)
+
+    def backward(self, env: Dict[int, Tensor], grads: Dict[int, Tensor], pgrads: Dict[int, Tensor],
+                 dtype: torch.dtype) -> None:
+        parts = [env[s] for s in self.produces]
+        gs = [grads.pop(s, None) for s in self.produces]
+        self.inverse(env, dtype)
+        if any(g is not None for g in gs):
+            full = [g if g is not None else torch.zeros_like(p) for g, p in zip(gs, parts)]
+            src = self.consumes[0]
+            grads[src] = _add(grads.get(src), torch.cat(full, self.dim))
+
+
+class Cat(Step):
+    """Concatenates slots along ``dim``; inverse: split back into the recorded sizes."""
+
+    def __init__(self, ins: Sequence[int], out: int, sizes: Sequence[int], dim: int = 1) -> None:
+        self.sizes, self.dim = list(sizes), dim
+        self.consumes, self.produces = tuple(ins), (out,)
+        self.modules = []
+
+    def run(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+        env[self.produces[0]] = torch.cat([env[s] for s in self.consumes], self.dim)
+
+    def inverse(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+        for s, x in zip(self.consumes, torch.split(env.pop(self.produces[0]), self.sizes, self.dim)):
+            env[s] = x
+
+    def backward(self, env: Dict[int, Tensor], grads: Dict[int, Tensor], pgrads: Dict[int, Tensor],
+                 dtype: torch.dtype) -> None:
+        g = grads.pop(self.produces[0], None)
+        self.inverse(env, dtype)
+        if g is not None:
+            for s, gx in zip(self.consumes, torch.split(g, self.sizes, self.dim)):
+                grads[s] = _add(grads.get(s), gx)
+
+
+def _sample_index(x: Tensor, k: int = 1024) -> Tuple[Tensor, ...]:
+    """Fixed coordinates spread over ``x`` (indexing a view this way copies only k values)."""
+    flat = torch.linspace(0, x.numel() - 1, min(k, x.numel()), device=x.device).long()
+    return torch.unravel_index(flat, x.shape)
+
+
+def _releasable(x: Tensor, outputs: Sequence[Tensor]) -> bool:
+    """Only a tensor that solely owns its whole storage, shared with no output, may be released."""
+    if x._base is not None or x.storage_offset() != 0 or not x.is_contiguous() or x.numel() == 0:
+        return False
+    storage = x.untyped_storage()
+    if storage.nbytes() != x.numel() * x.element_size():
+        return False
+    ptr = storage.data_ptr()
+    return all(o.untyped_storage().data_ptr() != ptr for o in outputs)
+
+
+class _RegionFunction(torch.autograd.Function):
+    """Forward without storing activations; backward rebuilds them step by step (fused)."""
+
+    @staticmethod
+    def forward(ctx, region: "Region", dtype: torch.dtype, stream: torch.dtype, n_in: int,  # type: ignore[override]
+                *args: Tensor) -> Tuple[Tensor, ...]:
+        inputs = args[:n_in]
+        ctx.region, ctx.dtype, ctx.n_in = region, dtype, n_in
+        ctx.in_dtypes = [x.dtype for x in inputs]
+        device = inputs[0].device
+        ctx.autocast = (device.type, torch.is_autocast_enabled(device.type), torch.get_autocast_dtype(device.type))
+        env: Dict[int, Tensor] = {s: x.to(stream) for s, x in zip(region.inputs, inputs)}
+        ctx.side = [env[s] for s in region.side]
+        ctx.samples = {}
+        if region.track_error:
+            for s in region.rebuilt:
+                idx = _sample_index(env[s])
+                ctx.samples[s] = (idx, env[s][idx].clone())
+        ctx.rng = {}
+        for i, step in enumerate(region.steps):
+            if step.stochastic:
+                ctx.rng[i] = RngState(device)
+            step.run(env, dtype)
+            for s in region.dead_after[i]:
+                env.pop(s, None)
+        kept = [env[s] for s in region.outputs]
+        out_dtype = inputs[0].dtype
+        outs = []
+        for t in kept:
+            y = t.to(out_dtype)
+            if any(y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr() for x in inputs):
+                y = y.clone()  # never hand out a view of an input from a custom Function
+            outs.append(y)
+        same = all(y is t for y, t in zip(outs, kept))
+        ctx.kept = None if same else kept
+        if same:
+            ctx.save_for_backward(*outs)  # catches in-place edits of the outputs by the caller
+        ctx.freed = []
+        if region.free and not _compiling():
+            for i, s in enumerate(region.inputs):
+                x = inputs[i]
+                if s in region.free and _releasable(x, outs):
+                    ctx.freed.append((s, x))
+                    x.data.untyped_storage().resize_(0)
+        return tuple(outs)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, *gouts: Optional[Tensor]) -> Tuple[Optional[Tensor], ...]:  # type: ignore[override]
+        region: Region = ctx.region
+        kept = ctx.kept if ctx.kept is not None else list(ctx.saved_tensors)
+        env: Dict[int, Tensor] = {s: t.detach() for s, t in zip(region.outputs, kept)}
+        env.update({s: t for s, t in zip(region.side, ctx.side)})
+        grads: Dict[int, Tensor] = {}
+        for s, t, g in zip(region.outputs, kept, gouts):
+            if g is not None:
+                grads[s] = g.to(t.dtype)
+        pgrads: Dict[int, Tensor] = {}
+        device_type, enabled, ac_dtype = ctx.autocast
+        with torch.autocast(device_type, dtype=ac_dtype, enabled=enabled):
+            for i in range(len(region.steps) - 1, -1, -1):
+                step = region.steps[i]
+                replay = ctx.rng[i].replay() if i in ctx.rng else contextlib.nullcontext()
+                with frozen_batch_stats(step.modules), replay:
+                    step.backward(env, grads, pgrads, ctx.dtype)
+        if ctx.samples:
+            errs = []
+            for s, (idx, ref) in ctx.samples.items():
+                rec = env[s][idx]
+                errs.append((ref - rec).norm() / ref.norm().clamp_min(torch.finfo(ref.dtype).tiny))
+            region.last_error = torch.stack(errs).max().detach()
+        with torch.no_grad():
+            for s, x in ctx.freed:
+                # restore through .data: the producer may have saved this very tensor (an
+                # in-place activation), and its version counter must stay untouched
+                if x.data.untyped_storage().nbytes() == 0:
+                    x.data.untyped_storage().resize_(x.numel() * x.element_size())
+                    x.data.copy_(env[s].to(x.dtype))
+        in_grads = []
+        for i, s in enumerate(region.inputs):
+            g = grads.get(s)
+            needed = ctx.needs_input_grad[4 + i]
+            in_grads.append(g.to(ctx.in_dtypes[i]) if (g is not None and needed) else None)
+        params = region.param_list
+        pg = [pgrads.get(id(p)) for p in params]
+        return (None, None, None, None, *in_grads, *pg)
+
+
+def _compiling() -> bool:
+    compiler = getattr(torch, "compiler", None)
+    return bool(compiler is not None and compiler.is_compiling())
+
+
+class Region:
+    """A reversible region over slots: ``inputs`` -> steps -> ``outputs`` (kept), ``side`` (kept inputs)."""
+
+    def __init__(self, id: str, steps: Sequence[Step], inputs: Sequence[int], outputs: Sequence[int],
+                 side: Sequence[int] = (), free: Sequence[int] = ()) -> None:
+        self.id = id
+        self.steps = list(steps)
+        self.inputs, self.outputs = tuple(inputs), tuple(outputs)
+        self.side, self.free = tuple(side), frozenset(free)
+        self.rebuilt = [s for s in self.inputs if s not in self.side]
+        self.track_error = True
+        self.last_error: Optional[Tensor] = None
+        keep = set(self.outputs) | set(self.side)
+        last: Dict[int, int] = {}
+        for i, step in enumerate(self.steps):
+            for s in step.slots_read():
+                last[s] = i
+        self.dead_after: List[List[int]] = [[] for _ in self.steps]
+        for s, i in last.items():
+            if s not in keep:
+                self.dead_after[i].append(s)
+        self.modules: List[nn.Module] = [m for step in self.steps for m in step.modules]
+        self.param_list: List[nn.Parameter] = []
+
+    def run(self, inputs: Sequence[Tensor], dtype: torch.dtype, stream: Optional[torch.dtype] = None
+            ) -> Tuple[Tensor, ...]:
+        """Plain execution (autograd records everything): the "standard" mode and no-grad inference."""
+        env = {s: (x.to(stream) if stream is not None else x) for s, x in zip(self.inputs, inputs)}
+        for i, step in enumerate(self.steps):
+            step.run(env, dtype)
+            for s in self.dead_after[i]:
+                env.pop(s, None)
+        out_dtype = inputs[0].dtype
+        return tuple(env[s].to(out_dtype) for s in self.outputs)
+
+    def __call__(self, inputs: Sequence[Tensor], mode: str, dtype: torch.dtype,
+                 stream: Optional[torch.dtype] = None) -> Tuple[Tensor, ...]:
+        if mode == "standard":
+            return self.run(inputs, dtype)
+        if mode == "checkpoint":
+            return self._checkpointed(inputs, dtype)
+        self.param_list = _unique_params(self.modules)
+        wants_grad = torch.is_grad_enabled() and (
+            any(x.requires_grad for x in inputs) or bool(self.param_list))
+        if not wants_grad:
+            with torch.no_grad():
+                return self.run(inputs, dtype, stream)
+        return _reversible(self, inputs, dtype, stream or inputs[0].dtype)
+
+    def _checkpointed(self, inputs: Sequence[Tensor], dtype: torch.dtype) -> Tuple[Tensor, ...]:
+        from torch.utils.checkpoint import checkpoint
+
+        def context() -> Tuple[contextlib.AbstractContextManager, contextlib.AbstractContextManager]:
+            return contextlib.nullcontext(), frozen_batch_stats(self.modules)
+
+        return checkpoint(lambda *xs: self.run(xs, dtype), *inputs, use_reentrant=False, context_fn=context)
+
+    @torch.no_grad()
+    def inversion_error(self, inputs: Sequence[Tensor], dtype: torch.dtype,
+                        stream: Optional[torch.dtype] = None) -> float:
+        """|x - f^-1(f(x))| / |x| over the region's rebuilt inputs, measured on demand."""
+        env = {s: (x.to(stream) if stream is not None else x) for s, x in zip(self.inputs, inputs)}
+        ref = {s: env[s] for s in self.rebuilt}
+        for step in self.steps:
+            step.run(env, dtype)
+        env = {s: env[s] for s in set(self.outputs) | set(self.side)}
+        for step in reversed(self.steps):
+            step.inverse(env, dtype)
+        errs = [float((ref[s] - env[s]).norm() / ref[s].norm().clamp_min(1e-30)) for s in ref]
+        return max(errs) if errs else 0.0
+
+
+def _reversible_impl(region: Region, inputs: Sequence[Tensor], dtype: torch.dtype,
+                     stream: torch.dtype) -> Tuple[Tensor, ...]:
+    return _RegionFunction.apply(region, dtype, stream, len(inputs), *inputs, *region.param_list)
+
+
+# The Function frees and restores storage and records RNG states: run it eagerly
+# even inside torch.compile (a graph break around each region).
+_disable = getattr(getattr(torch, "compiler", None), "disable", None)
+_reversible = _disable(_reversible_impl) if _disable is not None else _reversible_impl
