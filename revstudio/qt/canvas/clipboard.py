@@ -94,17 +94,23 @@ def paste_command(
     if not nodes:
         raise ClipboardError("the clipboard holds no nodes")
     renamed: dict[str, str] = {}
-    taken = set(project.groups)
-    for name, (bnodes, bedges) in groups.items():
-        existing = project.groups.get(name)
-        if existing is not None and not _same_body(existing, bnodes, bedges):
-            new = name
-            i = 1
-            while new in taken:
-                new = f"{name}_{i}"
-                i += 1
-            renamed[name] = new
-            taken.add(new)
+    taken = set(project.groups) | set(groups)
+    changed = True
+    while changed:  # renaming f makes a block that uses f differ too: repeat until stable
+        changed = False
+        for name, (bnodes, bedges) in groups.items():
+            existing = project.groups.get(name)
+            if name in renamed or existing is None:
+                continue
+            if not _same_body(existing, _rename_refs(bnodes, renamed), bedges):
+                new = f"{name}_1"
+                i = 1
+                while new in taken:
+                    i += 1
+                    new = f"{name}_{i}"
+                renamed[name] = new
+                taken.add(new)
+                changed = True
     children: list[Command] = []
     for name, (bnodes, bedges) in groups.items():
         target = renamed.get(name, name)

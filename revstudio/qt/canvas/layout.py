@@ -58,6 +58,8 @@ def _layers(ids: list[str], edges: list[tuple[str, str]]) -> dict[str, int]:
             n = queue.popleft()
             done.add(n)
             for m in succ[n]:
+                if m in done:
+                    continue  # a back edge of a broken cycle
                 layer[m] = max(layer[m], layer[n] + 1)
                 indeg[m] -= 1
                 if indeg[m] == 0:
