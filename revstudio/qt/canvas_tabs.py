@@ -108,45 +108,57 @@ class CanvasTabs(QTabWidget):
         self.message.emit("Select a Group or Repeat node to open its body (Tab)")
         return False
 
-    def group_selection(self) -> bool:
-        """Ctrl+G: collapse the selected nodes of the current canvas into a Group node."""
-        from revstudio.core.grouping import GroupingError, group_nodes
+    def _main_canvas_only(self, what: str) -> bool:
+        # Group bodies live in the project's ``groups``; a body has no groups of its own,
+        # so grouping inside a body tab would put the new body in the wrong place.
+        if self.current_group() is None:
+            return True
+        self.message.emit(f"{what} works on the main canvas; switch to the '{self.tabText(0)}' tab")
+        return False
 
+    def group_selection(self) -> bool:
+        """Ctrl+G: collapse the selected nodes of the main canvas into a Group node."""
+        from revstudio.core.graph import GraphError
+        from revstudio.core.grouping import group_nodes
+
+        if not self._main_canvas_only("Grouping"):
+            return False
         view = self.current_view()
         ids = list(view.selected_node_ids())
         if not ids:
             self.message.emit("Select the nodes to group first (Ctrl+G)")
             return False
         try:
-            cmd = group_nodes(self.document.graph, ids, graph=self.current_graph())
-        except GroupingError as exc:
+            cmd = group_nodes(self.document.graph, ids)
+        except GraphError as exc:
             self.message.emit(f"Cannot group: {exc}")
             return False
         self.document.push(cmd)
-        new_id = getattr(cmd, "group_node_id", None)
-        if new_id:
-            view.select_nodes([new_id])
+        view.select_nodes([cmd.node_id])
+        self.message.emit(f"Grouped {len(ids)} node(s) into {cmd.node_id} (Tab opens it)")
         return True
 
     def ungroup_selection(self) -> bool:
         """Ctrl+Shift+G: replace the selected Group node by its body's nodes."""
-        from revstudio.core.grouping import GroupingError, ungroup
+        from revstudio.core.graph import GraphError
+        from revstudio.core.grouping import ungroup
 
+        if not self._main_canvas_only("Ungrouping"):
+            return False
         view = self.current_view()
-        graph = self.current_graph()
-        groups = [n for n in view.selected_node_ids() if graph.nodes.get(n) and graph.nodes[n].type == "Group"]
+        graph = self.document.graph
+        before = set(graph.nodes)
+        groups = [n for n in view.selected_node_ids() if n in graph.nodes and graph.nodes[n].type == "Group"]
         if not groups:
             self.message.emit("Select a Group node to ungroup (Ctrl+Shift+G)")
             return False
         try:
-            cmd = ungroup(self.document.graph, groups[0], graph=graph)
-        except GroupingError as exc:
+            cmd = ungroup(graph, groups[0])
+        except GraphError as exc:
             self.message.emit(f"Cannot ungroup {groups[0]}: {exc}")
             return False
         self.document.push(cmd)
-        restored = getattr(cmd, "node_ids", None)
-        if restored:
-            view.select_nodes(list(restored))
+        view.select_nodes(sorted(set(graph.nodes) - before))
         return True
 
     # ---- bookkeeping --------------------------------------------------

@@ -82,7 +82,7 @@ class Inspector(QWidget):
         self._layout.addStretch(1)
 
         document.analysisChanged.connect(self.refresh_facts)
-        document.graphReplaced.connect(lambda: self.set_selection(self.document.graph, []))
+        document.graphReplaced.connect(self._on_graph_replaced)
         self.set_selection(document.graph, [])
 
     # ---- selection ------------------------------------------------------
@@ -96,6 +96,9 @@ class Inspector(QWidget):
             self.node_id = node_id
             self._rebuild()
         self.refresh_facts()
+
+    def _on_graph_replaced(self) -> None:
+        self.set_selection(self.document.graph, [])
 
     def _watch(self, graph: Graph) -> None:
         if self._watched is graph:

@@ -11,6 +11,7 @@ import logging
 import os
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QByteArray, QPointF, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox, QUndoView, QWidget
@@ -44,6 +45,8 @@ class MainWindow(QMainWindow):
         self.setObjectName("revstudioMainWindow")
         self.setWindowIcon(theme.app_icon())
         self.document = document or Document(Graph())
+        if self.document.parent() is None:
+            self.document.setParent(self)  # the window owns its document: they die together
         self.settings = settings or Settings()
         self.dialogs = dialogs or Dialogs()
         self.actions_by_name: dict[str, QAction] = {}
@@ -89,10 +92,12 @@ class MainWindow(QMainWindow):
         self.files.message.connect(self.show_message)
         self.files.recentChanged.connect(self._fill_recent)
         self.document.analysisChanged.connect(self._update_status)
-        self.document.dirtyChanged.connect(lambda _d: self._update_title())
-        self.document.pathChanged.connect(lambda _p: self._update_title())
+        # Bound methods only (no lambdas) on document signals: Qt disconnects them
+        # when this window is destroyed, even if the document lives on.
+        self.document.dirtyChanged.connect(self._update_title)
+        self.document.pathChanged.connect(self._update_title)
         self.document.graphReplaced.connect(self._update_title)
-        self.document.undo_stack.indexChanged.connect(lambda _i: self._update_title())
+        self.document.undo_stack.indexChanged.connect(self._update_title)
 
         self.resize(1440, 900)
         self._default_state = self.saveState()
@@ -137,7 +142,9 @@ class MainWindow(QMainWindow):
         return self.bottom.add_tab(widget, title)
 
     # ---- state shown ----------------------------------------------------
-    def _update_title(self) -> None:
+    def _update_title(self, *_args: object) -> None:
+        if not shiboken6.isValid(self.document.undo_stack):  # signals while tearing down
+            return
         name = self.files.display_name()
         self.setWindowTitle(f"{name}[*] — revstudio")
         self.setWindowModified(self.document.is_dirty())

@@ -3,12 +3,29 @@ from __future__ import annotations
 
 import pytest
 
-from revstudio.core.params import Bool, Choice, Float, GroupRef, Int, IntList, IntOrChoice, IntOrList, Shape, Str
+from revstudio.core.params import (
+    Bool,
+    Choice,
+    Float,
+    GroupRef,
+    Int,
+    IntList,
+    IntOrChoice,
+    IntOrList,
+    Shape,
+    Str,
+)
 from revstudio.core.spec import registry
 from revstudio.qt.document import Document
 from revstudio.qt.inspector import Inspector
 from revstudio.qt.param_editors import (
-    BoolEditor, ChoiceEditor, GroupEditor, ParseError, TextEditor, make_editor, parse_text,
+    BoolEditor,
+    ChoiceEditor,
+    GroupEditor,
+    ParseError,
+    TextEditor,
+    make_editor,
+    parse_text,
 )
 
 
