@@ -51,7 +51,10 @@ class Recovery:
 
 
 def _pid_alive(pid: int) -> bool:
-    if pid <= 0 or pid == os.getpid():
+    """True if the session that wrote a recovery file still runs (it is not a crash)."""
+    if pid == os.getpid():
+        return True  # written by this very session
+    if pid <= 0:
         return False
     try:
         os.kill(pid, 0)
