@@ -65,7 +65,7 @@ class ModuleRecipe:
     """How to create a node's module: ``module.cls(**kwargs, **built group bodies)``.
 
     ``kwargs`` hold plain values (int, float, str, bool, tuples) that ``repr``
-    turns into source. ``groups`` maps a constructor argument to the name of a
+    turns into source. ``bodies`` maps a constructor argument to the name of a
     group whose built body it receives, a tuple of names (a list of bodies, each
     built separately so each has its own weights), or None.
     """
@@ -73,22 +73,22 @@ class ModuleRecipe:
     module: str
     cls: str
     kwargs: Mapping[str, Any] = field(default_factory=dict)
-    groups: Mapping[str, GroupArg] = field(default_factory=dict)
+    bodies: Mapping[str, GroupArg] = field(default_factory=dict)
 
 
 RecipeFn = Callable[[BuildContext], ModuleRecipe]
 RECIPES: dict[str, RecipeFn] = {}
 
 
-def recipe(file: str, cls: str, groups: Mapping[str, GroupArg] | None = None, **kwargs: Any) -> ModuleRecipe:
-    return ModuleRecipe(f"{TORCH_MODULES}.{file}", cls, kwargs, dict(groups or {}))
+def recipe(file: str, cls: str, /, bodies: Mapping[str, GroupArg] | None = None, **kwargs: Any) -> ModuleRecipe:
+    return ModuleRecipe(f"{TORCH_MODULES}.{file}", cls, kwargs, dict(bodies or {}))
 
 
 def instantiate(rec: ModuleRecipe, build_group: Callable[[str], Any] | None = None) -> Any:
     """Create the module a recipe describes (imports torch through the torch-only file)."""
     cls = getattr(importlib.import_module(rec.module), rec.cls)
     bodies: dict[str, Any] = {}
-    for arg, ref in rec.groups.items():
+    for arg, ref in rec.bodies.items():
         if ref is None:
             bodies[arg] = None
             continue

@@ -49,7 +49,7 @@ def _additive_infer(ctx: InferContext) -> dict[str, ShapeT]:
 
 def _additive_recipe(ctx: BuildContext) -> ModuleRecipe:
     g = ctx.params["g"] or None
-    return recipe("composite", "AdditiveCoupling", groups={"f": ctx.params["f"], "g": g}, split=_split_of(ctx))
+    return recipe("composite", "AdditiveCoupling", bodies={"f": ctx.params["f"], "g": g}, split=_split_of(ctx))
 
 
 ADDITIVE = NodeSpec(
@@ -83,7 +83,7 @@ def _affine_infer(ctx: InferContext) -> dict[str, ShapeT]:
 
 
 def _affine_recipe(ctx: BuildContext) -> ModuleRecipe:
-    return recipe("composite", "AffineCoupling", groups={"net": ctx.params["net"]}, split=_split_of(ctx),
+    return recipe("composite", "AffineCoupling", bodies={"net": ctx.params["net"]}, split=_split_of(ctx),
                   clamp=ctx.params["clamp"])
 
 

@@ -37,7 +37,7 @@ GROUP = NodeSpec(
     params={"group": GroupRef(default="", help="Which group this node runs.")},
     inputs=ports_rule("GroupInput"), outputs=ports_rule("GroupOutput"),
     infer=_group_infer, count_params=lambda ctx: _run_body("Group", ctx)[1],
-    build=builder("Group", lambda ctx: recipe("composite", "GroupCall", groups={"body": ctx.params["group"]})),
+    build=builder("Group", lambda ctx: recipe("composite", "GroupCall", bodies={"body": ctx.params["group"]})),
     key_params=("group",),
 )
 
@@ -58,7 +58,7 @@ def _repeat_run(ctx: InferContext) -> tuple[dict[str, ShapeT], int]:
 
 def _repeat_recipe(ctx: BuildContext) -> ModuleRecipe:
     name = ctx.params["group"]
-    return recipe("composite", "Repeat", groups={"blocks": (name,) * ctx.params["times"]})
+    return recipe("composite", "Repeat", bodies={"blocks": (name,) * ctx.params["times"]})
 
 
 REPEAT = NodeSpec(
