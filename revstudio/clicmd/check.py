@@ -1,0 +1,153 @@
+"""``revstudio check FILE [--json]``: shapes, parameters, regions, diagnostics, memory estimate.
+
+Loads a project, runs the full check (core check + reversible regions + static
+memory estimate when the backend is installed) and prints a table or one JSON
+object. Exit 0 when the graph is valid, 1 when it has errors, 2 when the file
+cannot be read.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from revstudio.cli import CliError
+from revstudio.core.check import Report, fmt_shape
+from revstudio.core.graph import Graph
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="project file (.revs) or an exported .py")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def load_project(path: str) -> Graph:
+    """Load a project; an unreadable file becomes a CliError (exit 2) naming it."""
+    from revstudio.core.project import ProjectError, load
+
+    try:
+        return load(path)
+    except ProjectError as exc:
+        raise CliError(str(exc), 2) from None
+    except OSError as exc:  # the loader should wrap these; stay safe if it does not
+        raise CliError(f"{path}: cannot read the file ({exc.strerror or exc}); check the path", 2) from None
+
+
+def _checker() -> Callable[[Graph], Report]:
+    try:
+        from revstudio.diagnostics.check import full_check
+    except ImportError:  # backend not installed: shapes and diagnostics only
+        from revstudio.core.check import check
+
+        return check
+    return full_check
+
+
+def run(args: argparse.Namespace) -> int:
+    graph = load_project(args.file)
+    report = _checker()(graph)
+    if args.json:
+        print(json.dumps(report.to_json()))
+    else:
+        print(format_report(report, args.file, graph))
+    return 0 if report.valid else 1
+
+
+# ---- human output ---------------------------------------------------------
+
+def _outputs_text(outputs: dict[str, Any]) -> str:
+    if not outputs:
+        return "-"
+    if len(outputs) == 1:
+        return fmt_shape(next(iter(outputs.values())))
+    return ", ".join(f"{port} {fmt_shape(shape)}" for port, shape in outputs.items())
+
+
+def _table(rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
+def format_report(report: Report, path: str, graph: Graph) -> str:
+    """The human-readable report: node table, diagnostics, totals, regions, estimate."""
+    seen = set(report.order)
+    ids = list(report.order) + [nid for nid in report.nodes if nid not in seen]
+    rows = [("node", "type", "outputs", "parameters")]
+    for nid in ids:
+        info = report.nodes[nid]
+        outputs = _outputs_text(info.outputs) if info.ok else "?"
+        rows.append((nid, info.type, outputs, f"{info.parameters:,}" if info.ok else "-"))
+    lines = _table(rows, right={3}) if ids else ["(the graph has no nodes)"]
+
+    errors, warnings = len(report.errors), len(report.warnings)
+    if report.diagnostics:
+        lines += ["", "diagnostics:"]
+        diag_rows = []
+        for d in report.diagnostics:
+            where = (d.node or "graph") + (f".{d.port}" if d.port else "")
+            diag_rows.append((f"  {d.severity}", where, d.message))
+        lines += _table(diag_rows, right=set())
+
+    lines += ["", f"{graph.name or path}: {len(report.nodes)} nodes, {report.parameters:,} parameters, "
+              f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"]
+    if report.regions:
+        lines += ["", "reversible regions:"]
+        for region in report.regions:
+            lines.append("  " + _region_text(region.to_json()))
+    if report.estimate is not None:
+        lines += ["", "memory estimate (batch 1):"]
+        lines += ["  " + line for line in _estimate_lines(report.estimate)]
+    lines.append("valid" if report.valid else "NOT valid: fix the errors above")
+    return "\n".join(lines)
+
+
+def _region_text(data: dict[str, Any]) -> str:
+    nodes = list(data.get("nodes", []))
+    shown = ", ".join(nodes[:8]) + (f", ... ({len(nodes)} nodes)" if len(nodes) > 8 else "")
+    text = f"{data.get('id', '?')}: {shown}"
+    if data.get("inputs") or data.get("outputs"):
+        text += f"  [{', '.join(data.get('inputs', []))} -> {', '.join(data.get('outputs', []))}]"
+    return text
+
+
+def _bytes(n: Any) -> str:
+    if not isinstance(n, (int, float)) or isinstance(n, bool):
+        return str(n)
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(size) < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return str(n)  # pragma: no cover
+
+
+def _estimate_lines(estimate: Any) -> list[str]:
+    """Summarise the estimate: its own text if it has one, else its JSON's totals."""
+    summary = getattr(estimate, "summary_lines", None)
+    if callable(summary):
+        return [str(line) for line in summary()]
+    data = estimate.to_json()
+    if not isinstance(data, dict):
+        return [str(data)]
+    lines = []
+    for key, value in data.items():
+        if key == "nodes" or isinstance(value, list):
+            continue  # per-node detail belongs to --json and the inspector
+        if isinstance(value, dict):
+            parts = []
+            for k, v in value.items():
+                if isinstance(v, dict):
+                    inner = ", ".join(f"{ik} {_bytes(iv) if 'bytes' in ik else iv}" for ik, iv in v.items()
+                                      if not isinstance(iv, (dict, list)))
+                    parts.append(f"{k}: {inner}")
+                else:
+                    parts.append(f"{k} {_bytes(v) if 'bytes' in str(k) or 'bytes' in key else v}")
+            lines.append(f"{key}: " + ("; ".join(parts) if parts else "-"))
+        else:
+            lines.append(f"{key}: {_bytes(value) if 'bytes' in key else value}")
+    return lines

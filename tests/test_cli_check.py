@@ -1,0 +1,162 @@
+"""``revstudio check``: human table, one JSON object, exit codes 0/1/2, no tracebacks.
+
+Covers the bad input files of issue 2 (truncated JSON, unknown types, negative
+sizes, dangling edges, newer version, 10,000 nodes) end to end.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from revstudio.cli import main
+from revstudio.core.generate import large_graph, revnet_chain
+from revstudio.core.project import dumps, save
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def doc(nodes: list, edges: list, version: int = 1) -> str:
+    return json.dumps({"format": "revstudio", "version": version, "name": "t", "nodes": nodes, "edges": edges,
+                       "groups": {}, "training": {}, "view": {}})
+
+
+@pytest.fixture
+def revnet_file(tmp_path: Path) -> str:
+    path = str(tmp_path / "revnet.revs")
+    save(revnet_chain(2, channels=8, size=8), path)
+    return path
+
+
+def test_valid_file_prints_table_and_exits_0(revnet_file: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", revnet_file]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split() == ["node", "type", "outputs", "parameters"]
+    assert "8x8x8" in out and "out0 4x8x8, out1 4x8x8" in out
+    assert "b0_f_conv1" in out and "Conv" in out
+    assert out.rstrip().endswith("valid")
+
+
+def test_json_is_one_object_with_the_documented_schema(revnet_file: str,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", revnet_file, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)  # exactly one JSON document
+    assert {"valid", "diagnostics", "nodes", "parameters"} <= set(data)
+    assert set(data) <= {"valid", "diagnostics", "nodes", "parameters", "regions", "estimate"}
+    assert data["valid"] is True
+    assert data["nodes"]["x"] == {"type": "Input", "outputs": {"out": [8, 8, 8]}, "parameters": 0}
+    assert data["nodes"]["b0_split"]["outputs"] == {"out0": [4, 8, 8], "out1": [4, 8, 8]}
+    conv = 4 * 4 * 3 * 3 + 4
+    assert data["nodes"]["b0_f_conv1"]["parameters"] == conv
+    assert data["parameters"] == 2 * 4 * conv + 8 * 10 + 10
+    for d in data["diagnostics"]:
+        assert set(d) == {"severity", "node", "port", "message"}
+
+
+def test_graph_with_errors_exits_1_naming_the_node(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "bad.revs", doc(
+        [{"id": "x", "type": "Input", "params": {"shape": [4, 8]}}, {"id": "c", "type": "Conv2"},
+         {"id": "y", "type": "Output"}], [["x.out", "c.in"], ["c.out", "y.in"]]))
+    assert main(["check", path]) == 1
+    out = capsys.readouterr().out
+    assert "error" in out and "unknown node type 'Conv2'" in out and "Conv" in out
+    assert "NOT valid" in out
+    assert main(["check", path, "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["valid"] is False and data["diagnostics"][0]["node"] == "c"
+
+
+def test_negative_sizes_exit_1_naming_node_and_param(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "neg.revs", doc(
+        [{"id": "x", "type": "Input", "params": {"shape": [-3, 8]}},
+         {"id": "l", "type": "Linear", "params": {"out_features": -1}}, {"id": "y", "type": "Output"}],
+        [["x.out", "l.in"], ["l.out", "y.in"]]))
+    assert main(["check", path, "--json"]) == 1
+    diags = json.loads(capsys.readouterr().out)["diagnostics"]
+    where = {(d["node"], d["message"].split(":")[0]) for d in diags if d["severity"] == "error"}
+    assert ("x", "parameter 'shape'") in where and ("l", "parameter 'out_features'") in where
+
+
+@pytest.mark.parametrize("name,text,needle", [
+    ("trunc.revs", '{"format": "revstudio", "version": 1, "nodes": [', "line"),
+    ("newer.revs", doc([], [], version=99), "newer revstudio"),
+    ("dangling.revs", doc([{"id": "x", "type": "Input"}], [["x.out", "zz.in"]]), "zz"),
+    ("notjson.revs", "this is not a project", "trunc"),
+])
+def test_unreadable_files_exit_2_with_a_message_naming_the_place(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str, needle: str) -> None:
+    path = write(tmp_path, name, text)
+    assert main(["check", path]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert name in captured.err and "Traceback" not in captured.err
+    if needle != "trunc":
+        assert needle in captured.err
+
+
+def test_missing_file_and_json_error_object(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = str(tmp_path / "nope.revs")
+    assert main(["check", missing, "--json"]) == 2
+    data = json.loads(capsys.readouterr().out)
+    assert data["exit_code"] == 2 and "nope.revs" in data["error"]
+
+
+def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check"]) == 2
+    assert "FILE" in capsys.readouterr().err
+    assert main(["check", "a.revs", "--frobnicate"]) == 2
+
+
+@pytest.mark.slow
+def test_ten_thousand_nodes_exit_0_without_hanging(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "big.revs", dumps(large_graph(10_000)))
+    assert main(["check", path, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["nodes"]) >= 9_000 and data["valid"]
+
+
+def test_ten_thousand_nodes_load_and_core_check_fast(tmp_path: Path) -> None:
+    from revstudio.core.check import check
+    from revstudio.core.project import load
+
+    path = write(tmp_path, "big.revs", dumps(large_graph(10_000)))
+    start = time.perf_counter()
+    report = check(load(path))
+    elapsed = time.perf_counter() - start
+    assert report.valid and len(report.order) == len(report.nodes) >= 9_000
+    assert elapsed < 5  # ~1 s here; generous for a loaded 2-core CI box (benchmarks/bench_check.py tracks it)
+
+
+def _run_module(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "revstudio", "check", *args], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=ROOT)
+
+
+def test_subprocess_valid_json_and_missing_file(revnet_file: str, tmp_path: Path) -> None:
+    ok = _run_module(revnet_file, "--json")
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["valid"] is True
+    gone = _run_module(str(tmp_path / "missing.revs"))
+    assert gone.returncode == 2 and "missing.revs" in gone.stderr and "Traceback" not in gone.stderr
+
+
+def test_subprocess_graph_errors_exit_1(tmp_path: Path) -> None:
+    path = write(tmp_path, "cyc.revs", doc(
+        [{"id": "x", "type": "Input", "params": {"shape": [4]}}, {"id": "a", "type": "Merge"},
+         {"id": "b", "type": "Activation"}, {"id": "y", "type": "Output"}],
+        [["x.out", "a.in0"], ["a.out", "b.in"], ["b.out", "a.in1"], ["b.out", "y.in"]]))
+    res = _run_module(path)
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert "cycle" in res.stdout and "a -> b -> a" in res.stdout
