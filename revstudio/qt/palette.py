@@ -168,7 +168,7 @@ class PaletteWidget(QWidget):
         if spec is None:
             self.help.setText("Drag a node onto the canvas, or double-click to add it at the centre.")
             return
-        ports = f"in: {self._ports(spec, True)}   out: {self._ports(spec, False)}"
+        ports = f"inputs: {self._ports(spec, True)} · outputs: {self._ports(spec, False)}"
         self.help.setText(f"<b>{spec.display_name}</b> · {spec.category}<br>{spec.help}<br><i>{ports}</i>")
 
     @staticmethod
