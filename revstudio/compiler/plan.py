@@ -63,6 +63,12 @@ to to_empty train training type xpu zero_grad
 mode modes plan regions inversion_errors initialize graph device dtype self torch nn math
 """.split())
 RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins)) | MODULE_ATTRS
+# Producers whose autograd never keeps their own output: a region input made by
+# one of them (and read by nothing else) can be released after the forward pass
+# and rebuilt in backward. Activations keep their result (an in-place ReLU even
+# shares it), and a rebuilt value is equal only to rounding, which would flip
+# ReLU's mask at exact zeros; Inputs belong to the caller.
+RELEASABLE_AFTER = frozenset({"Conv", "Linear", "Merge", "Norm", "Pool", "Dropout"})
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
@@ -274,7 +280,7 @@ class _Lowering:
                                                 c.sign, tuple(node_op(n) for n in c.body), values[f"{s}.out"]))
                 free = tuple(values[x] for x in region.inputs
                              if x not in region.side and self.only_read_by(graph, x, set(region.nodes))
-                             and graph.nodes[x.rpartition(".")[0]].type not in ("Input", "GroupInput"))
+                             and graph.nodes[x.rpartition(".")[0]].type in RELEASABLE_AFTER)
                 ops.append(RegionOp(region.id, tuple(region.nodes), tuple(steps),
                                     tuple(values[x] for x in region.inputs), tuple(values[x] for x in region.outputs),
                                     tuple(values[x] for x in region.side), free))

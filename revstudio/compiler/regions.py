@@ -217,9 +217,13 @@ class _Analyzer:
                                             "coupling adds exactly two (the stream and F's result)"))
                 continue
             options = [(ins[0], ins[1])] + ([(ins[1], ins[0])] if mode == "add" else [])
+            tried = [(a, f, *self.f_subgraph(n, f)) for a, f in options]
+            # An operand computed by its own sub-graph is F; reading the plain
+            # stream as F (F = identity) is only right when neither operand has one.
+            if any(body for _a, _f, body, _b in tried):
+                tried = [t for t in tried if t[2]]
             reasons = []
-            for a, f in options:
-                body, b = self.f_subgraph(n, f)
+            for a, f, body, b in tried:
                 why = self.coupling_problem(n, a, f, body, b)
                 if why is None:
                     found[n] = Coupling(n, a, f, 1 if mode == "add" else -1, body, b)
