@@ -224,11 +224,15 @@ class _Walker:
                 extra[nid] = saves.extra_bytes
         return values, extra
 
-    def per_node(self, values: set[Value], extra: Mapping[str, int]) -> dict[str, int]:
+    def per_node(self, values: set[Value], extra: Mapping[str, int],
+                 wide: Iterable[Value | None] = (), wide_bytes: int = 0) -> dict[str, int]:
+        """Bytes per producing node; ``wide`` values are kept at ``wide_bytes`` per element."""
+        wide_set = {v for v in wide if v is not None}
         out = {nid: extra.get(nid, 0) for nid in self.report.nodes}
         for v in values:
             if v[0] in out:
-                out[v[0]] += self.nbytes(v)
+                n = self.nbytes(v)
+                out[v[0]] += n * wide_bytes // self.elem if v in wide_set and wide_bytes else n
         return out
 
 
@@ -322,15 +326,19 @@ def estimate(
     regions: Sequence[Any] | None = None,
     batch: int = 1,
     dtype: str | None = None,
+    stream_dtype: str | None = None,
 ) -> MemoryEstimate:
     """Per-node, per-mode memory estimate of ``graph`` from the shapes in ``report``.
 
     ``regions`` defaults to ``report.regions``; each needs ``id``, ``nodes``,
-    ``inputs`` and ``outputs`` ("node.port" strings). Nodes without inferred
-    shapes contribute nothing. Never raises on a checked graph.
+    ``inputs`` and ``outputs`` ("node.port" strings). ``stream_dtype`` is the
+    dtype regions keep their streams in (default: float64, as the compiler
+    does for every narrower type). Nodes without inferred shapes contribute
+    nothing. Never raises on a checked graph.
     """
     dtype = dtype if dtype in DTYPE_BYTES else input_dtype(graph)
     elem = DTYPE_BYTES[dtype]
+    stream_bytes = DTYPE_BYTES.get(stream_dtype or "float64", 8)
     batch = max(1, int(batch))
     regions = list(report.regions if regions is None else regions)
     walker = _Walker(graph, report, batch, elem, _Bodies(graph, report, batch, elem))
@@ -344,7 +352,10 @@ def estimate(
         # checkpoint mode recomputes each region as one torch.utils.checkpoint
         # segment, which keeps the segment's inputs instead of its insides
         "standard": walker.per_node(*walker.kept(set(), ())),
-        "reversible": walker.per_node(*walker.kept(in_regions, region_outputs)),
+        # the runtime keeps a region's residual streams in float64 when the model
+        # computes in a narrower type (so reconstruction error cannot compound)
+        "reversible": walker.per_node(*walker.kept(in_regions, region_outputs), wide=region_outputs,
+                                      wide_bytes=stream_bytes),
         "checkpoint": walker.per_node(*walker.kept(in_regions, region_inputs)),
     }
     result = MemoryEstimate(batch=batch, dtype=dtype, element_bytes=elem)

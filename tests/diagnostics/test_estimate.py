@@ -18,9 +18,9 @@ F32 = 4
 def run(fake_registry: Registry):  # type: ignore[no-untyped-def]
     """check with the stand-in specs, then estimate: (report, estimate)."""
 
-    def _run(graph: Graph, regions: list[Any], batch: int = 1):  # type: ignore[no-untyped-def]
+    def _run(graph: Graph, regions: list[Any], batch: int = 1, **kw: Any):  # type: ignore[no-untyped-def]
         report = check(graph, fake_registry)
-        return report, estimate(graph, report, regions, batch=batch)
+        return report, estimate(graph, report, regions, batch=batch, **kw)
 
     return _run
 
@@ -53,7 +53,7 @@ def test_conv_relu_chain_counts_each_kept_tensor_once(run: Any, fake_revnet: Any
 
 def test_reversible_region_keeps_only_its_outputs(run: Any, fake_revnet: Any) -> None:
     g, region = fake_revnet(blocks=3)
-    report, est = run(g, [region], batch=2)
+    report, est = run(g, [region], batch=2, stream_dtype="float32")
     assert report.valid, report.diagnostics
     cat_bytes = 2 * 8 * 16 * F32
     rev = est.totals()["reversible"]["activation_bytes"]
@@ -65,6 +65,13 @@ def test_reversible_region_keeps_only_its_outputs(run: Any, fake_revnet: Any) ->
     assert region_est.reversible_bytes == cat_bytes
     assert region_est.saved_bytes == region_est.standard_bytes - cat_bytes > 0
     assert est.saved_by_region("r0") == region_est.saved_bytes
+
+
+def test_float32_regions_keep_float64_streams_by_default(run: Any, fake_revnet: Any) -> None:
+    g, region = fake_revnet(blocks=3)
+    _, est = run(g, [region], batch=2)
+    assert est.nodes["cat"].activation_bytes["reversible"] == 2 * 8 * 16 * 8
+    assert est.nodes["cat"].activation_bytes["standard"] == 0  # pool(global_avg) keeps nothing
 
 
 def test_reversible_is_flat_with_depth_and_standard_grows(run: Any, fake_revnet: Any) -> None:
