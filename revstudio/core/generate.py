@@ -248,7 +248,8 @@ def random_graph(seed: int, max_nodes: int = 30) -> Graph:
         pool = unused if unused and rng.random() < 0.8 else list(shapes)
         return rng.choice(pool)
 
-    while len(g) + len(unused) + 2 <= max_nodes:
+    # Room for the worst step (a Split: one node, two new open ends) plus an Output per open end.
+    while len(g) + len(unused) + 3 <= max_nodes:
         count += 1
         if count > 10 * max_nodes:
             break
