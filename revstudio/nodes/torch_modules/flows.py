@@ -105,7 +105,8 @@ class ActNorm(nn.Module):
         self.eps = eps
         self.bias = nn.Parameter(torch.zeros(channels))
         self.log_scale = nn.Parameter(torch.zeros(channels))
-        self.register_buffer("initialized", torch.tensor(False))
+        # uint8 rather than bool: every distributed backend can broadcast it (DDP syncs buffers)
+        self.register_buffer("initialized", torch.zeros((), dtype=torch.uint8))
         self.logdet: torch.Tensor | None = None
         # Python-side cache of the buffer, so forward does not sync with the device each call
         self._known_initialized = False
@@ -120,7 +121,7 @@ class ActNorm(nn.Module):
         std = per_channel.std(1, unbiased=False)
         self.bias.copy_(-mean)
         self.log_scale.copy_(-torch.log(std + self.eps))
-        self.initialized.fill_(True)
+        self.initialized.fill_(1)
         self._known_initialized = True
 
     def _load_from_state_dict(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
