@@ -135,12 +135,26 @@ def test_region_backdrop_for_a_revnet_labelled_with_savings(make_view):
     assert item.zValue() < scene.node_items[item.node_ids[0]].zValue()
 
 
-def test_region_backdrop_follows_a_dragged_member(view):
+def test_region_backdrop_and_wires_follow_a_dragged_member(view):
+    view.show()
     scene = view.scene()
     region = scene.region_items[0]
-    member = scene.node_items[region.node_ids[0]]
-    member.setPos(member.pos() + QPointF(0, 400))
-    assert region.boundingRect().contains(member.sceneBoundingRect())
+    member = scene.node_items["m"]
+    assert "m" in region.node_ids
+    wire = scene.wire_items[next(e for e in view.document.graph.edges if str(e.src) == "m.out")]
+    view.centerOn(member.sceneBoundingRect().center())
+    start = view.mapFromScene(member.mapToScene(QPointF(90, 10)))
+    vp = view.viewport()
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+    for step in range(1, 5):
+        QTest.mouseMove(vp, start + type(start)(0, 40 * step))
+        # while dragging, before any command: the backdrop and the wire follow
+        assert region.boundingRect().contains(member.sceneBoundingRect())
+        assert wire.path().pointAtPercent(0.0) == member.port_scene_pos("out", True)
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start + type(start)(0, 160))
+    view.document.recompute()
+    assert region not in scene.region_items or region.boundingRect().contains(member.sceneBoundingRect())
+    assert scene.region_items[0].boundingRect().contains(member.sceneBoundingRect())
 
 
 def test_repeat_node_shows_memory_growth(make_view):

@@ -48,11 +48,10 @@ class NodeItem(QGraphicsItem):
         self.hover_port: tuple[str, bool] | None = None
         self._hovered = False
         self._height = self._compute_height()
-        self.setFlags(
-            QGraphicsItem.GraphicsItemFlag.ItemIsMovable
-            | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
-            | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges  # wires follow a drag
-        )
+        self._bounds = self._compute_bounds()
+        # No ItemSendsGeometryChanges: the scene moves wires itself (drag frames, model
+        # moves), which spares a Python itemChange call for every change of every item.
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsMovable | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setAcceptHoverEvents(True)
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.setZValue(1.0)
@@ -65,14 +64,17 @@ class NodeItem(QGraphicsItem):
         body = rows * ROW + len(d.lines) * LINE + (LINE if d.footer else 0.0)
         return HEADER + PAD + body + PAD
 
+    def _compute_bounds(self) -> QRectF:
+        # room for the port dots and the selection/error outline
+        m = PORT_RADIUS + 2.0
+        return QRectF(-m, -m, WIDTH + 2 * m, self._height + 2 * m)
+
     @property
     def height(self) -> float:
         return self._height
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
-        # room for the port dots and the selection/error outline
-        m = PORT_RADIUS + 2.0
-        return QRectF(-m, -m, WIDTH + 2 * m, self._height + 2 * m)
+        return self._bounds  # cached: Qt asks for it very often while painting and indexing
 
     def shape(self) -> QPainterPath:
         path = QPainterPath()
@@ -89,7 +91,7 @@ class NodeItem(QGraphicsItem):
         return QPointF(WIDTH if is_output else 0.0, y)
 
     def port_scene_pos(self, port: str, is_output: bool) -> QPointF:
-        return self.mapToScene(self.port_local_pos(port, is_output))
+        return self.pos() + self.port_local_pos(port, is_output)  # nodes are never rotated or scaled
 
     def port_at(self, local: QPointF, radius: float = PORT_HIT) -> tuple[str, bool] | None:
         """The port (name, is_output) whose dot is under ``local``, if any."""
@@ -120,6 +122,7 @@ class NodeItem(QGraphicsItem):
             self.prepareGeometryChange()
         self.display = display
         self._height = self._compute_height()
+        self._bounds = self._compute_bounds()
         self._update_tooltip()
         self.update()
         return ports_changed
@@ -148,13 +151,6 @@ class NodeItem(QGraphicsItem):
             self.update()
 
     # ---- events ------------------------------------------------------
-    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value: Any) -> Any:  # noqa: N802
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
-            scene = self.scene()
-            if scene is not None:
-                scene.item_moved(self)  # type: ignore[attr-defined]
-        return super().itemChange(change, value)
-
     def hoverEnterEvent(self, event: Any) -> None:  # noqa: N802
         self._hovered = True
         self.update()

@@ -32,6 +32,8 @@ class RegionItem(QGraphicsItem):
         self.setZValue(-10.0)
         self.setToolTip(tooltip)
         self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)  # clicks fall through to the canvas
+        # Big translucent boxes are costly to fill; Qt caches only the exposed part.
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def fit(self, rects: list[QRectF]) -> None:
         if not rects:
@@ -44,13 +46,20 @@ class RegionItem(QGraphicsItem):
             self.prepareGeometryChange()
             self._rect = box
 
+    def include(self, rect: QRectF) -> None:
+        """Grow to cover a dragged member (cheap; the exact fit follows the edit)."""
+        box = rect.adjusted(-MARGIN, -MARGIN - LABEL_H, MARGIN, MARGIN)
+        if not self._rect.contains(box):
+            self.prepareGeometryChange()
+            self._rect = self._rect.united(box)
+
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
         return self._rect.adjusted(-1, -1, 1, 1)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         theme = self.scene().theme  # type: ignore[attr-defined]
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        pen = QPen(theme.region_border, 1.5, Qt.PenStyle.DashLine)
+        pen = QPen(theme.region_border, 1.5)
         pen.setCosmetic(True)
         painter.setPen(pen)
         painter.setBrush(QBrush(theme.region_fill))

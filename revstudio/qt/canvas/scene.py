@@ -25,6 +25,7 @@ from .wire_item import WireItem
 from .wiring import WireDrag
 
 HINT_MS = 3500
+ROOM = 3000.0  # scene margin around the nodes, so one can pan beyond them
 
 
 class GraphScene(QGraphicsScene):
@@ -48,6 +49,7 @@ class GraphScene(QGraphicsScene):
         self._regions_by_node: dict[str, list[RegionItem]] = {}
         self._region_nodes: set[str] = set()
         self._wire: WireDrag | None = None
+        self._room_set = False
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.setBackgroundBrush(self.theme.background)
         self.hint = HintItem()
@@ -104,12 +106,15 @@ class GraphScene(QGraphicsScene):
         self.region_items.clear()
         self._wires_by_node.clear()
         self._regions_by_node.clear()
+        self._room_set = False
         report = self.report()
+        self._region_nodes = {n for r in (getattr(report, "regions", None) or ()) for n in getattr(r, "nodes", ())}
         for node in self.graph.nodes.values():
             self._add_node_item(node, report)
         for edge in self.graph.edges:
-            self._add_wire_item(edge)
-        self.apply_analysis()
+            self._add_wire_item(edge, format_shape(self.shape_of(edge.src, report)))
+        self.apply_analysis(refresh_nodes=False)  # the items were just built from this report
+        self._make_room(self.nodes_rect() if self.node_items else QRectF(-400, -300, 800, 600))
 
     def report(self) -> Any:
         """The analysis for this scene's graph (group bodies have none of their own)."""
@@ -121,13 +126,17 @@ class GraphScene(QGraphicsScene):
         self.node_items[node.id] = item
         self._wires_by_node.setdefault(node.id, set())
         self.addItem(item)
+        if self._room_set:
+            self._make_room(item.sceneBoundingRect())
         return item
 
-    def _add_wire_item(self, edge: Edge) -> None:
+    def _add_wire_item(self, edge: Edge, label: str | None = None) -> None:
         src, dst = self.node_items.get(edge.src.node), self.node_items.get(edge.dst.node)
         if src is None or dst is None:
             return
         wire = WireItem(edge)
+        if label is not None:
+            wire.set_label(label, False, place=False)  # placed by the path update below
         self.wire_items[edge] = wire
         self._wires_by_node[edge.src.node].add(wire)
         self._wires_by_node[edge.dst.node].add(wire)
@@ -165,8 +174,11 @@ class GraphScene(QGraphicsScene):
 
     def _on_node_moved(self, node: Node, old: Any, new: tuple[float, float]) -> None:
         item = self.node_items.get(node.id)
-        if item is not None and (item.pos().x(), item.pos().y()) != new:
-            item.setPos(*new)  # itemChange updates the wires
+        if item is None:
+            return
+        if (item.pos().x(), item.pos().y()) != new:
+            item.setPos(*new)
+        self.item_moved(item)
 
     def _refresh_node(self, node_id: str, report: Any) -> None:
         item = self.node_items.get(node_id)
@@ -183,11 +195,26 @@ class GraphScene(QGraphicsScene):
         """A node item moved (drag or sync): update only its own wires and regions."""
         for wire in self._wires_by_node.get(item.node_id, ()):
             self._update_wire(wire)
+        rect = item.sceneBoundingRect()
         for region in self._regions_by_node.get(item.node_id, ()):
-            self._fit_region(region)
+            region.include(rect)  # refitting a 500-node region per mouse move is too slow
+        self._make_room(rect)
+
+    def _make_room(self, rect: QRectF) -> None:
+        """Grow the scene rect (with a wide margin) so the canvas pans past every node.
+
+        A bounded rect keeps the BSP index effective; an 'infinite' one would put
+        every item in one leaf and make hit tests linear.
+        """
+        current = self.sceneRect() if self._room_set else QRectF()
+        if current.contains(rect):
+            return
+        margin = max(ROOM, rect.width(), rect.height())
+        self.setSceneRect(current.united(rect.adjusted(-margin, -margin, margin, margin)))
+        self._room_set = True
 
     # ---- derived analysis ------------------------------------------------
-    def apply_analysis(self) -> None:
+    def apply_analysis(self, refresh_nodes: bool = True) -> None:
         """Shapes on wires, error outlines/tooltips, counts and region backdrops."""
         report = self.report()
         self._apply_regions(report)
@@ -202,7 +229,8 @@ class GraphScene(QGraphicsScene):
             if d.severity == "error" and d.port:
                 bad_ports.setdefault(d.node, set()).add(d.port)
         for node_id, item in self.node_items.items():
-            self._refresh_node(node_id, report)
+            if refresh_nodes:
+                self._refresh_node(node_id, report)
             item.set_diagnostics(tuple(errors.get(node_id, ())), tuple(warnings.get(node_id, ())),
                                  frozenset(bad_ports.get(node_id, ())))
         for edge, wire in self.wire_items.items():
@@ -345,6 +373,11 @@ class GraphScene(QGraphicsScene):
             event.accept()
             return
         super().mouseMoveEvent(event)
+        if isinstance(self.mouseGrabberItem(), NodeItem) and event.buttons() & Qt.MouseButton.LeftButton:
+            # Qt moved the grabbed node and the rest of the selection: their wires follow.
+            for item in self.selectedItems():
+                if isinstance(item, NodeItem):
+                    self.item_moved(item)
 
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
         if self._wire is not None and event.button() == Qt.MouseButton.LeftButton:

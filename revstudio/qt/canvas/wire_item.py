@@ -56,12 +56,14 @@ class WireItem(QGraphicsItem):
         self._path = wire_path(p1, p2)
         self._place_label()
 
-    def set_label(self, text: str, invalid: bool) -> None:
+    def set_label(self, text: str, invalid: bool, place: bool = True) -> None:
+        """New shape text; ``place=False`` when a path update follows anyway."""
         if (text, invalid) == (self.label, self.invalid):
             return
-        self.prepareGeometryChange()
         self.label, self.invalid = text, invalid
-        self._place_label()
+        if place:
+            self.prepareGeometryChange()
+            self._place_label()
         self.setToolTip(f"{self.edge.src} → {self.edge.dst}" + (f"<br>shape {text}" if text else ""))
         self.update()
 

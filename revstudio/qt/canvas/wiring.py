@@ -46,6 +46,8 @@ class WireDrag:
         self.line = DragWire(anchor, is_output, scene.theme.hover)
         scene.addItem(self.line)
         self._hovered: NodeItem | None = None
+        # The cycle test walks the graph; a drag hovers the same few ports many times.
+        self._reasons: dict[tuple[PortRef, PortRef, bool], str | None] = {}
 
     # ---- targets -------------------------------------------------------
     def target_at(self, pos: QPointF) -> PortRef | None:
@@ -84,7 +86,10 @@ class WireDrag:
         self.line.follow(item.port_scene_pos(target.port, want_output))
         src, dst = self._pair(target)
         replace = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
-        reason = structural_reason(self.scene.graph, src, dst, replace, ignore=self.moving)
+        key = (src, dst, replace)
+        if key not in self._reasons:
+            self._reasons[key] = structural_reason(self.scene.graph, src, dst, replace, ignore=self.moving)
+        reason = self._reasons[key]
         if reason:
             self.line.set_ok(theme.refuse_text)
             self.scene.show_hint(reason, pos, ok=False, announce=False)
