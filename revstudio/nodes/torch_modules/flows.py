@@ -28,6 +28,9 @@ def _mix_channels(weight: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 class Permute(nn.Module):
     """A fixed channel permutation: reversed, or shuffled reproducibly from ``seed``."""
 
+    perm: torch.Tensor
+    inverse_perm: torch.Tensor
+
     def __init__(self, channels: int, kind: str = "shuffle", seed: int = 0) -> None:
         super().__init__()
         if kind == "reverse":
@@ -54,6 +57,9 @@ class InvConv1x1(nn.Module):
     log_s on it), so log|det W| = sum(log_s) is cheap and W stays invertible.
     Starts as a random rotation drawn from the global torch RNG.
     """
+
+    p: torch.Tensor
+    sign: torch.Tensor
 
     def __init__(self, channels: int, lu: bool = True) -> None:
         super().__init__()
@@ -99,6 +105,8 @@ class ActNorm(nn.Module):
     mean and unit variance per channel, once; the ``initialized`` buffer records
     it (and travels in checkpoints). ``forward`` runs it itself if nobody has.
     """
+
+    initialized: torch.Tensor
 
     def __init__(self, channels: int, eps: float = 1e-6) -> None:
         super().__init__()

@@ -10,6 +10,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+# mypy: disable-error-code="misc,override"
+# (the layers below deliberately change torch's forward to return a tuple)
+
 INIT_SCHEMES = (
     "default", "zeros", "xavier_uniform", "xavier_normal",
     "kaiming_uniform", "kaiming_normal", "orthogonal",
