@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QByteArray, QPointF, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox, QUndoView, QWidget
 
@@ -38,6 +38,8 @@ log = logging.getLogger("revstudio")
 class MainWindow(QMainWindow):
     """One window editing one document."""
 
+    opened = Signal()  # the file given on the command line (if any) is open
+
     def __init__(self, document: Document | None = None, settings: Settings | None = None,
                  dialogs: Dialogs | None = None, recovery: RecoveryStore | None = None,
                  autosave_ms: int = AUTOSAVE_MS) -> None:
@@ -50,6 +52,8 @@ class MainWindow(QMainWindow):
         self.settings = settings or Settings()
         self.dialogs = dialogs or Dialogs()
         self.actions_by_name: dict[str, QAction] = {}
+        self._painted = False
+        self._after_paint: list[Any] = []
         self.files = FileController(self, self.document, self.settings, self.dialogs)
         self.recovery = recovery or RecoveryStore()
         self.autosaver = Autosaver(self.document, self.recovery, autosave_ms, self)
@@ -305,10 +309,25 @@ class MainWindow(QMainWindow):
         event.accept()
 
     def open_later(self, path: str | None) -> None:
-        """Open ``path`` and offer recovery once the window is on screen."""
+        """Open ``path`` and offer recovery once the window has been painted.
+
+        Waiting for the first paint keeps start-up snappy: the empty window is
+        on screen before a large project is read and checked.
+        """
         def go() -> None:
             restored = self.offer_recovery()
             if path and not restored:
                 self.files.load_path(os.path.abspath(path))
-        QTimer.singleShot(0, go)
+            self.opened.emit()
+        if self._painted:
+            QTimer.singleShot(0, go)
+        else:
+            self._after_paint.append(go)
 
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint and not self._painted:
+            self._painted = True
+            for fn in self._after_paint:
+                QTimer.singleShot(0, fn)
+            self._after_paint.clear()
+        return super().event(event)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
@@ -234,3 +235,18 @@ def test_startup_does_not_import_torch(tmp_path):
                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.slow
+def test_startup_benchmark_runs(tmp_path):
+    """The start-up benchmark in quick mode, so it cannot rot (timings are not asserted here)."""
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    out = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "bench_startup.py"), "--quick"],
+                         capture_output=True, text=True, timeout=240, cwd=root,
+                         env={**os.environ, "HOME": str(tmp_path)})
+    assert "torch imported: no" in out.stdout, out.stdout + out.stderr
+    assert out.stdout.count("window painted") == 2
