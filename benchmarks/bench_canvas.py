@@ -37,34 +37,44 @@ NONE = Qt.KeyboardModifier.NoModifier
 def open_and_fit(n_nodes: int) -> tuple[dict[str, float], GraphView]:
     """Seconds for each stage of opening a graph of ``n_nodes`` in a fitted, painted view."""
     graph = large_graph(n_nodes)
-    t0 = time.perf_counter()
+    clocks = [(time.perf_counter(), time.process_time())]
     doc = Document(graph)                      # full check: shapes, regions, estimate
-    t1 = time.perf_counter()
+    clocks.append((time.perf_counter(), time.process_time()))
     view = GraphView(doc)                      # items for every node, wire and region
     view.resize(1400, 900)
     view.show()
-    t2 = time.perf_counter()
+    clocks.append((time.perf_counter(), time.process_time()))
     view.fit_all()
     view.viewport().repaint()                  # the first full paint, synchronously
     QApplication.processEvents()
-    t3 = time.perf_counter()
-    stages = {"analysis_s": t1 - t0, "items_s": t2 - t1, "fit_paint_s": t3 - t2, "total_s": t3 - t0}
+    clocks.append((time.perf_counter(), time.process_time()))
+    stages = {}
+    for i, name in enumerate(("analysis", "items", "fit_paint")):
+        stages[f"{name}_s"] = clocks[i + 1][0] - clocks[i][0]
+        stages[f"{name}_cpu_s"] = clocks[i + 1][1] - clocks[i][1]
+    stages["total_s"] = clocks[-1][0] - clocks[0][0]
+    stages["total_cpu_s"] = clocks[-1][1] - clocks[0][1]
     return stages, view
 
 
-def _frames(view: GraphView, start: QPoint, frames: int, step: QPoint) -> list[float]:
-    """Press at ``start``, then time each mouse move until its repaint is done."""
+def _frames(view: GraphView, start: QPoint, frames: int, step: QPoint) -> tuple[list[float], float]:
+    """Press at ``start``, then time each mouse move until its repaint is done.
+
+    Returns the wall time of each frame and the mean CPU time per frame.
+    """
     vp = view.viewport()
     QTest.mousePress(vp, LEFT, NONE, start)
     times, pos = [], QPoint(start)
+    cpu = time.process_time()
     for i in range(frames):
         pos = pos + (step if (i // 10) % 2 == 0 else -step)  # wiggle, staying on screen
         t = time.perf_counter()
         QTest.mouseMove(vp, pos)
         QApplication.processEvents()  # the scene's batched update and the paint of the dirty region
         times.append(time.perf_counter() - t)
+    cpu = (time.process_time() - cpu) / frames
     QTest.mouseRelease(vp, LEFT, NONE, pos)
-    return times
+    return times, cpu
 
 
 def drag_frames(view: GraphView, frames: int) -> dict[str, float]:
@@ -93,10 +103,11 @@ def drag_frames(view: GraphView, frames: int) -> dict[str, float]:
     header = view.mapFromScene(item.mapToScene(QPointF(92, 10)))
     far_times = _frames(view, header, frames // 2, QPoint(2, 1))
     out = {}
-    for name, ts in (("node_drag", node_times), ("wire_drag", wire_times), ("node_drag_fitted", far_times)):
+    for name, (ts, cpu) in (("node_drag", node_times), ("wire_drag", wire_times), ("node_drag_fitted", far_times)):
         ts = sorted(ts)
         out[f"{name}_median_ms"] = statistics.median(ts) * 1e3
         out[f"{name}_p95_ms"] = ts[int(0.95 * (len(ts) - 1))] * 1e3
+        out[f"{name}_cpu_ms"] = cpu * 1e3
     out["moves_pushed"] = doc.undo_stack.count() - undo_count + 1  # one per node drag
     return out
 
@@ -130,14 +141,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result, indent=1))
     else:
-        print(f"graph: {result['nodes']} nodes, {result['edges']} edges (median of {args.repeat} opens)")
-        print(f"  open + fit total   {result['open_total_s'] * 1e3:8.1f} ms  (target < 1000 ms)")
-        print(f"    analysis         {result['open_analysis_s'] * 1e3:8.1f} ms")
-        print(f"    items            {result['open_items_s'] * 1e3:8.1f} ms")
-        print(f"    fit + paint      {result['open_fit_paint_s'] * 1e3:8.1f} ms")
+        print(f"graph: {result['nodes']} nodes, {result['edges']} edges (median of {args.repeat} opens; "
+              "wall time, and CPU time of this process in brackets)")
+        for key, label in (("total", "open + fit total"), ("analysis", "  analysis"), ("items", "  items"),
+                           ("fit_paint", "  fit + paint")):
+            print(f"  {label:<18} {result[f'open_{key}_s'] * 1e3:8.1f} ms  ({result[f'open_{key}_cpu_s'] * 1e3:6.1f} ms)"
+                  + ("   target < 1000 ms" if key == "total" else ""))
         for name in ("node_drag", "wire_drag", "node_drag_fitted"):
             print(f"  {name:<18} {result[f'{name}_median_ms']:8.2f} ms median, "
-                  f"{result[f'{name}_p95_ms']:6.2f} ms p95 per frame (target < 16 ms)")
+                  f"{result[f'{name}_p95_ms']:6.2f} ms p95, ({result[f'{name}_cpu_ms']:5.2f} ms) per frame;"
+                  " target < 16 ms")
     return 0
 
 
