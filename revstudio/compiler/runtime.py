@@ -56,6 +56,25 @@ def frozen_batch_stats(modules: Sequence[nn.Module]) -> Iterator[None]:
             m.track_running_stats = True
 
 
+@contextlib.contextmanager
+def restored_batch_stats(modules: Sequence[nn.Module]) -> Iterator[None]:
+    """Undo whatever a recomputation did to BatchNorm buffers (for torch checkpointing,
+    which needs the recomputation to save exactly what the forward saved)."""
+    saved = []
+    for root in modules:
+        for m in root.modules():
+            if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats:
+                saved.append((m, [b.clone() for b in (m.running_mean, m.running_var, m.num_batches_tracked)]))
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for m, (mean, var, count) in saved:
+                m.running_mean.copy_(mean)
+                m.running_var.copy_(var)
+                m.num_batches_tracked.copy_(count)
+
+
 def _is_stochastic(modules: Sequence[nn.Module]) -> bool:
     return any(isinstance(m, nn.modules.dropout._DropoutNd) or getattr(m, "stochastic", False)
                for root in modules for m in root.modules())
@@ -406,7 +425,7 @@ class Region:
         from torch.utils.checkpoint import checkpoint
 
         def context() -> Tuple[contextlib.AbstractContextManager, contextlib.AbstractContextManager]:
-            return contextlib.nullcontext(), frozen_batch_stats(self.modules)
+            return contextlib.nullcontext(), restored_batch_stats(self.modules)
 
         return checkpoint(lambda *xs: self.run(xs, dtype), *inputs, use_reentrant=False, context_fn=context)
 

@@ -35,10 +35,15 @@ def wired_block(g: Graph, prefix: str, src: str, channels: int, *, act: bool = T
     return f"{prefix}c.out"
 
 
-def wired_revnet(blocks: int, channels: int = 4, size: int = 4, **kw) -> Graph:
+def wired_revnet(blocks: int, channels: int = 4, size: int = 4, *, stem: bool = False, **kw) -> Graph:
+    """Input (-> Conv stem) -> N wired RevNet blocks -> Output."""
     g = Graph("wired")
     g.add_node("Input", "x", {"shape": [channels, size, size]})
     src = "x.out"
+    if stem:
+        g.add_node("Conv", "stem", {"out_channels": channels, "kernel_size": 3, "padding": "same"})
+        g.connect(src, "stem.in")
+        src = "stem.out"
     for i in range(blocks):
         src = wired_block(g, f"b{i}", src, channels, **kw)
     g.add_node("Output", "y")
