@@ -1,0 +1,126 @@
+"""``revstudio gradcheck`` and ``revstudio memory``: exit codes, JSON schema, human text."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from revstudio.cli import main  # noqa: E402
+from revstudio.core.generate import revnet_chain  # noqa: E402
+from revstudio.core.project import save  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "resources" / "examples" / "revnet_wired.revs"
+
+
+@pytest.fixture(autouse=True)
+def _few_threads() -> None:
+    torch.set_num_threads(1)
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> str:
+    path = tmp_path / "small.revs"
+    save(revnet_chain(2, channels=4, size=4), path)
+    return str(path)
+
+
+@pytest.fixture
+def broken(tmp_path: Path) -> str:
+    graph = revnet_chain(1, channels=4, size=4)
+    graph.add_node("Conv", "lonely", {"out_channels": 3})
+    path = tmp_path / "broken.revs"
+    save(graph, path)
+    return str(path)
+
+
+def _json(capsys: pytest.CaptureFixture[str]) -> dict:
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1, out  # exactly one JSON object
+    return json.loads(out[0])
+
+
+def test_gradcheck_json_on_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gradcheck", str(EXAMPLE), "--json"]) == 0
+    data = _json(capsys)
+    assert data["ok"] is True and data["dtype"] == "float64" and data["tolerance"] == 1e-10
+    assert data["batch"] == 2 and data["mode"] == "reversible"
+    assert data["max_error"] <= 1e-10
+    assert data["parameters"] and data["inputs"] and data["inversion_error"]
+    assert data["regions"][0]["id"] in data["inversion_error"]
+    assert data["failures"] == []
+
+
+def test_gradcheck_human_text(small: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gradcheck", small, "--batch", "3", "--dtype", "float32"]) == 0
+    out = capsys.readouterr().out
+    assert "reversible vs standard, float32, batch 3" in out
+    assert "inversion error" in out and out.rstrip().endswith("within 0.0001")
+
+
+def test_gradcheck_disagreement_exits_1(small: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gradcheck", small, "--dtype", "float32", "--tolerance", "1e-15"]) == 1
+    assert "FAILED" in capsys.readouterr().out
+
+
+def test_graph_with_errors_exits_1(broken: str, capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("gradcheck", "memory"):
+        assert main([command, broken, "--json"]) == 1
+        data = _json(capsys)
+        assert data["exit_code"] == 1 and "lonely" in data["error"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["gradcheck", "/no/such/file.revs"],
+    ["memory", "/no/such/file.revs"],
+    ["gradcheck", "FILE", "--batch", "0"],
+    ["gradcheck", "FILE", "--dtype", "float16"],
+    ["memory", "FILE", "--batch", "many"],
+    ["memory", "FILE", "--device", "tpu"],
+])
+def test_bad_usage_or_files_exit_2(argv: list[str], small: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [small if a == "FILE" else a for a in argv]
+    assert main([*argv, "--json"]) == 2
+    data = _json(capsys)
+    assert data["exit_code"] == 2 and data["error"]
+
+
+def test_unavailable_cuda_is_a_clear_usage_error(small: str, capsys: pytest.CaptureFixture[str]) -> None:
+    device = "cuda:99" if torch.cuda.is_available() else "cuda"
+    assert main(["memory", small, "--device", device]) == 2
+    err = capsys.readouterr().err
+    assert "CUDA" in err and "--device" in err
+
+
+def test_memory_json_schema(small: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", small, "--batch", "2", "--json"]) == 0
+    data = _json(capsys)
+    assert set(data["modes"]) == {"standard", "reversible", "checkpoint"}
+    for mode in data["modes"].values():
+        assert set(mode) == {"peak_bytes", "kept_bytes", "seconds"}
+        assert isinstance(mode["peak_bytes"], int) and isinstance(mode["kept_bytes"], int)
+        assert mode["peak_bytes"] >= mode["kept_bytes"] > 0 and mode["seconds"] > 0
+    assert data["device"] == "cpu" and data["measured_with"] == "live tensor accounting"
+    assert set(data["estimate"]["modes"]) == set(data["modes"])
+    assert data["estimate"]["batch"] == 2
+
+
+def test_memory_human_table(small: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", small, "--batch", "2"]) == 0
+    out = capsys.readouterr().out
+    for word in ("standard", "reversible", "checkpoint", "peak", "kept after fwd", "estimate kept"):
+        assert word in out
+
+
+def test_subprocess_has_no_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.revs"
+    bad.write_text("{not json")
+    proc = subprocess.run([sys.executable, "-m", "revstudio", "gradcheck", str(bad)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "bad.revs" in proc.stderr
