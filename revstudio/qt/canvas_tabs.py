@@ -78,6 +78,8 @@ class CanvasTabs(QTabWidget):
 
     def set_theme(self, dark: bool) -> None:
         self.dark = dark
+        for i in range(self.count()):  # tab icons are drawn in the theme's text colour
+            self.setTabIcon(i, icon("node" if i == 0 else "group"))
         for view in self.views():
             if hasattr(view, "set_theme"):
                 view.set_theme(dark)

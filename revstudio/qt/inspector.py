@@ -53,6 +53,7 @@ class Inspector(QWidget):
 
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # text wraps instead
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         self._body = QWidget()
         self._layout = QVBoxLayout(self._body)

@@ -104,6 +104,10 @@ class MainWindow(QMainWindow):
         self.document.undo_stack.indexChanged.connect(self._update_title)
 
         self.resize(1440, 900)
+        # Inspector gets most of the right column; the bottom dock a third of the height.
+        self.resizeDocks([self.inspector_dock, self.history_dock], [560, 200], Qt.Orientation.Vertical)
+        self.resizeDocks([self.palette_dock, self.inspector_dock], [230, 320], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.bottom_dock], [230], Qt.Orientation.Vertical)
         self._default_state = self.saveState()
         self._restore_layout()
         self._update_title()

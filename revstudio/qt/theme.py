@@ -83,7 +83,8 @@ def apply_theme(app: QApplication, theme: str) -> None:
     """Switch the whole application to ``theme`` ("dark" or "light")."""
     global _current
     _current = theme if theme in THEMES else "dark"
-    app.setStyle("Fusion")
+    if app.style().name().lower() != "fusion":  # re-creating the style costs ~0.1 s
+        app.setStyle("Fusion")
     app.setPalette(_palette(colors()))
     app.setStyleSheet(stylesheet(_current))
     _icon.cache_clear()

@@ -6,6 +6,7 @@ import os
 import time
 
 import pytest
+from PySide6.QtWidgets import QLabel
 
 from revstudio.core.graph import Graph
 from revstudio.core.project import dumps, load, save
@@ -62,8 +63,9 @@ def test_unreadable_file_is_refused_with_a_message_naming_it(make_window, dialog
 
 def test_file_with_graph_errors_opens_with_the_errors_marked(make_window, dialogs, tmp_path, settle):
     doc = {"format": "revstudio", "version": 1, "name": "broken",
-           "nodes": [{"id": "x", "type": "Input", "params": {"shape": [3, 8, 8]}},
+           "nodes": [{"id": "x", "type": "Input", "params": {"shape": [3, 8, 8], "colour": "red"}},
                      {"id": "lin", "type": "Linear", "params": {"out_features": 4}},
+                     {"id": "odd", "type": "NoSuchType", "params": {}},
                      {"id": "y", "type": "Output", "params": {}}],
            "edges": [["lin.out", "y.in"]], "groups": {}}
     path = tmp_path / "broken.revs"
@@ -73,7 +75,14 @@ def test_file_with_graph_errors_opens_with_the_errors_marked(make_window, dialog
     settle()
     assert dialogs.errors == []
     assert window.diagnostics.row_count() >= 1
-    assert any(d.node == "lin" for d in window.document.report.diagnostics)
+    flagged = {d.node for d in window.document.report.diagnostics if d.severity == "error"}
+    assert {"lin", "odd", "x"} <= flagged
+    window.select_node("odd")
+    assert "Unknown node type 'NoSuchType'" in window.inspector.help.text()
+    window.select_node("x")
+    labels = [lbl.text() for lbl in window.inspector.form_host.findChildren(QLabel)]
+    assert "colour" in labels  # the unknown parameter is shown, with what to do about it
+    assert any("unknown parameter" in t for t in labels)
     assert "1 error" in window.status_errors.text() or "errors" in window.status_errors.text()
 
 
