@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QApplication
 from revstudio.core import project
 from revstudio.core.generate import revnet_chain
 from revstudio.core.graph import Graph
-from revstudio.qt.canvas import CLIPBOARD_MIME, GraphView
-from revstudio.qt.canvas import layout
+from revstudio.qt.canvas import CLIPBOARD_MIME, GraphView, layout
+from revstudio.qt.canvas.node_item import WIDTH
 from revstudio.qt.document import Document
 
 
@@ -173,9 +173,9 @@ def test_align_is_one_undoable_move(make_view, axis):
     items = [view.scene().node_items[n] for n in ("x", "a", "b")]
     rects = [i.sceneBoundingRect() for i in items]
     key = {
-        "left": lambda i: i.pos().x(), "right": lambda i: i.pos().x() + 184,
+        "left": lambda i: i.pos().x(), "right": lambda i: i.pos().x() + WIDTH,
         "top": lambda i: i.pos().y(), "bottom": lambda i: i.pos().y() + i.height,
-        "horizontal": lambda i: i.pos().y() + i.height / 2, "vertical": lambda i: i.pos().x() + 92,
+        "horizontal": lambda i: i.pos().y() + i.height / 2, "vertical": lambda i: i.pos().x() + WIDTH / 2,
     }[axis]
     assert len({round(key(i), 6) for i in items}) == 1, rects
     doc.undo_stack.undo()

@@ -22,7 +22,7 @@ class NodeDisplay:
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     lines: tuple[str, ...]          # key params, "name: value"
-    footer: str                     # parameter count and, for Repeat, memory growth
+    footer: tuple[str, ...]         # parameter count and, for Repeat, memory growth
     known_type: bool
     opens_group: bool               # Group/Repeat-like: double-click opens the body
 
@@ -82,7 +82,7 @@ def node_display(graph: Graph, node_id: str, report: Any, in_region: bool) -> No
     spec = registry.find(node.type)
     inputs, outputs = graph.ports(node_id)
     if spec is None:
-        return NodeDisplay(node.type, node.type, "unknown", inputs, outputs, ("unknown node type",), "", False, False)
+        return NodeDisplay(node.type, node.type, "unknown", inputs, outputs, ("unknown node type",), (), False, False)
     params = graph.resolved_params(node_id)
     # empty values (an unnamed Output) say nothing, so they take no line
     lines = tuple(f"{k}: {_value_text(params[k])}" for k in spec.key_params
@@ -100,5 +100,5 @@ def node_display(graph: Graph, node_id: str, report: Any, in_region: bool) -> No
     opens = bool(group_param_names(node.type))
     return NodeDisplay(
         spec.display_name, spec.type_id, spec.category, inputs, outputs, lines,
-        "  ·  ".join(footer_parts), True, opens,
+        tuple(footer_parts), True, opens,
     )

@@ -19,7 +19,7 @@ from .display import NodeDisplay
 if TYPE_CHECKING:  # pragma: no cover
     from .scene import GraphScene
 
-WIDTH = 184.0
+WIDTH = 164.0
 HEADER = 24.0
 ROW = 18.0
 LINE = 15.0
@@ -61,7 +61,7 @@ class NodeItem(QGraphicsItem):
     def _compute_height(self) -> float:
         d = self.display
         rows = max(len(d.inputs), len(d.outputs), 1)
-        body = rows * ROW + len(d.lines) * LINE + (LINE if d.footer else 0.0)
+        body = rows * ROW + (len(d.lines) + len(d.footer)) * LINE
         return HEADER + PAD + body + PAD
 
     def _compute_bounds(self) -> QRectF:
@@ -141,8 +141,7 @@ class NodeItem(QGraphicsItem):
             parts.append(f"<span style='color:#e04545'>error: {_escape(message)}</span>")
         for message in self.warnings:
             parts.append(f"<span style='color:#c27803'>warning: {_escape(message)}</span>")
-        if d.footer:
-            parts.append(_escape(d.footer))
+        parts.extend(_escape(line) for line in d.footer)
         self.setToolTip("<br>".join(parts))
 
     def set_hover_port(self, port: tuple[str, bool] | None) -> None:
@@ -256,10 +255,11 @@ class NodeItem(QGraphicsItem):
             text = fmb.elidedText(line, Qt.TextElideMode.ElideRight, WIDTH - 16)
             painter.drawText(QRectF(8, y, WIDTH - 16, LINE), Qt.AlignmentFlag.AlignVCenter, text)
             y += LINE
-        if d.footer:
-            painter.setPen(theme.node_subtext)
-            text = fmb.elidedText(d.footer, Qt.TextElideMode.ElideRight, WIDTH - 16)
+        painter.setPen(theme.node_subtext)
+        for line in d.footer:
+            text = fmb.elidedText(line, Qt.TextElideMode.ElideRight, WIDTH - 16)
             painter.drawText(QRectF(8, y, WIDTH - 16, LINE), Qt.AlignmentFlag.AlignVCenter, text)
+            y += LINE
 
 
 def _rect_path(rect: QRectF) -> QPainterPath:

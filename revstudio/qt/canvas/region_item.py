@@ -42,6 +42,10 @@ class RegionItem(QGraphicsItem):
         for r in rects[1:]:
             box = box.united(r)
         box = box.adjusted(-MARGIN, -MARGIN - LABEL_H, MARGIN, MARGIN)
+        # wide enough for its label: the saving is the point of the backdrop
+        need = QFontMetricsF(_REGION_FONT).horizontalAdvance(self.label) + 24
+        if box.width() < need:
+            box.setWidth(need)
         if box != self._rect:
             self.prepareGeometryChange()
             self._rect = box

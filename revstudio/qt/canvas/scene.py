@@ -260,7 +260,7 @@ class GraphScene(QGraphicsScene):
             if not nodes:
                 continue
             saved = region_saving(estimate, rid)
-            label = f"reversible {rid}" + (f" · saves {format_bytes(saved)}" if saved is not None else "")
+            label = "reversible" + (f" · saves {format_bytes(saved)}" if saved is not None else "")
             tip = (f"Reversible region {rid}: {len(nodes)} nodes run without storing activations"
                    + (f"; saves about {format_bytes(saved)} of activation memory per sample" if saved is not None else ""))
             item = RegionItem(rid, nodes, label, tip)

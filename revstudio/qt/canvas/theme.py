@@ -20,7 +20,7 @@ _CATEGORY_HUES = {
     "pooling": 265, "regularization": 50,
     "structure": 285, "routing": 285, "shape": 285, "tensor": 285,
     "reversible": 140, "invertible": 140, "couplings": 160, "flow": 140, "flows": 140, "coupling": 140,
-    "groups": 0, "group": 0, "graph": 0,
+    "groups": 55, "group": 55, "graph": 55,
 }
 
 
@@ -90,7 +90,7 @@ DARK = Theme(
 
 LIGHT = Theme(
     dark=False,
-    background=_c("#f4f5f7"), grid_minor=_c("#e9ebef"), grid_major=_c("#dcdfe5"),
+    background=_c("#f4f5f7"), grid_minor=_c("#eceef1"), grid_major=_c("#e2e5ea"),
     node_body=_c("#ffffff", 245), node_border=_c("#9aa1ad"), node_text=_c("#1d2330"),
     node_subtext=_c("#5b6475"), selection=_c("#d48806"), hover=_c("#2f6fdb"),
     error=_c("#d92b2b"), warning=_c("#c27803"), wire=_c("#5f6b7c"), wire_selected=_c("#d48806"),

@@ -29,6 +29,7 @@ from revstudio.core.graph import Graph, Node, PortRef
 from revstudio.core.spec import registry
 
 from . import clipboard, layout
+from .node_item import WIDTH as NODE_WIDTH
 from .quick_add import QuickAddPopup, candidate_specs
 from .scene import GraphScene
 
@@ -406,7 +407,7 @@ class GraphView(QGraphicsView):
         out = {}
         for n in ids:
             item = self._scene.node_items[n]
-            out[n] = (item.pos().x(), item.pos().y(), 184.0, item.height)
+            out[n] = (item.pos().x(), item.pos().y(), NODE_WIDTH, item.height)
         return out
 
     def _push_moves(self, moves: dict[str, tuple[float, float]], text: str) -> bool:
@@ -492,7 +493,7 @@ class GraphView(QGraphicsView):
         if not ports:
             self.message.emit(f"{type_id} has no {'inputs' if is_output else 'outputs'} to connect to {origin}")
             return None
-        x = pos.x() if is_output else pos.x() - 184.0
+        x = pos.x() if is_output else pos.x() - NODE_WIDTH
         node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (x, pos.y() - 40.0))
         new = PortRef(node.id, ports[0])
         add = AddNode(self.graph, node)

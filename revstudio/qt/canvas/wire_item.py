@@ -46,6 +46,7 @@ class WireItem(QGraphicsItem):
         self._path = QPainterPath()
         self._label_rect = QRectF()
         self._bounds = QRectF()
+        self._label_fits = False
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
         self.setAcceptHoverEvents(True)
         self._hovered = False
@@ -69,12 +70,16 @@ class WireItem(QGraphicsItem):
 
     def _place_label(self) -> None:
         bounds = self._path.boundingRect().adjusted(-3, -3, 3, 3)
+        self._label_fits = False
         if self.label:
             mid = self._path.pointAtPercent(0.5)
             w = _metrics().horizontalAdvance(self.label) + 8
             h = _metrics().height() + 2
             self._label_rect = QRectF(mid.x() - w / 2, mid.y() - h / 2, w, h)
             bounds = bounds.united(self._label_rect)
+            # Between nodes packed tight the label would cover the ports: show it on hover only.
+            start, end = self._path.pointAtPercent(0.0), self._path.pointAtPercent(1.0)
+            self._label_fits = abs(end.x() - start.x()) >= w + 12 or abs(end.y() - start.y()) >= 2 * h
         else:
             self._label_rect = QRectF()
         self._bounds = bounds
@@ -116,7 +121,7 @@ class WireItem(QGraphicsItem):
         painter.setPen(pen)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawPath(self._path)
-        if self.label and lod >= 0.45:
+        if self.label and lod >= 0.45 and (self._label_fits or self._hovered or self.isSelected()):
             painter.setPen(QPen(color, 1.0))
             painter.setBrush(QBrush(theme.label_bg))
             painter.drawRoundedRect(self._label_rect, 4, 4)
