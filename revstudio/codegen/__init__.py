@@ -1,1 +1,30 @@
-"""(filled in by its issue)"""
+"""Export a project as readable, standalone PyTorch code (DESIGN section 8).
+
+``export(graph)`` lowers the graph with the compiler's own plan, records how the
+compiler constructs every layer, and writes a ``.py`` file that needs only torch:
+``class Model(nn.Module)`` with the compiled module's ``state_dict`` keys, the
+reversible runtime inline, and the project embedded as data for reopening.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .files import write_source
+
+
+class CodegenError(ValueError):
+    """The graph cannot be exported; ``problems`` lists what to fix (each names its node)."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = list(problems or [message])
+
+
+def export(graph: Any, *, with_training: bool = False) -> str:
+    """The standalone Python source of ``graph`` (a ``str``; nothing is written)."""
+    from .emit import generate
+
+    return generate(graph, with_training=with_training)
+
+
+__all__ = ["CodegenError", "export", "write_source"]

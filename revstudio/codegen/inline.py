@@ -102,6 +102,7 @@ class Inliner:
         self._done: dict[str, str] = {}  # name in the export -> module it came from
         self._busy: set[tuple[str, str]] = set()
         self.chunks: list[str] = []
+        self.chunk_modules: list[str] = []  # the module each chunk came from
         self.imports: dict[str, ImportFact] = {}
         self.future_annotations = False
 
@@ -156,6 +157,7 @@ class Inliner:
         self._done[name] = module
         self.future_annotations = self.future_annotations or unit.future_annotations
         self.chunks.append(self._text(unit, stmt))
+        self.chunk_modules.append(module)
         return name
 
     def _add_import(self, fact: ImportFact, module: str) -> None:

@@ -86,7 +86,15 @@ class Harness:
         self.tmp = tmp
 
     def reference(self, model: Any, io: dict[str, Any]) -> dict[str, Any]:
-        return _step()(model, io["inputs"], io["weights"], io["modes"], io["seed"], io["train"])
+        import torch
+
+        # the child runs on one thread: reductions split over threads would round differently
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return _step()(model, io["inputs"], io["weights"], io["modes"], io["seed"], io["train"])
+        finally:
+            torch.set_num_threads(threads)
 
     def standalone(self, source: str, io: dict[str, Any], name: str = "exported.py") -> dict[str, Any]:
         import torch

@@ -1,0 +1,73 @@
+"""``revstudio export FILE -o OUT.py [--with-training]``: write standalone PyTorch code.
+
+The output needs only torch, defines ``class Model(nn.Module)`` with the same
+``state_dict`` keys as ``revstudio.compile``, and embeds the project so that
+``revstudio OUT.py`` reopens it. Exit codes: 0 written, 1 the graph has
+errors, 2 bad usage or an unreadable/unwritable file.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from revstudio.cli import CliError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="a project (.revs) or an earlier export (.py)")
+    parser.add_argument("-o", "--output", metavar="OUT.py", required=True, help="where to write the code")
+    parser.add_argument(
+        "--with-training",
+        action="store_true",
+        help="add a runnable training script (synthetic data of the Input shapes, argparse options)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def run(args: argparse.Namespace) -> int:
+    from revstudio.codegen import CodegenError, export, write_source
+    from revstudio.core.project import ProjectError, load
+
+    if os.path.abspath(args.output) == os.path.abspath(args.file):
+        raise CliError(f"{args.output}: the output would overwrite the input; choose another -o path")
+    try:
+        graph = load(args.file)
+    except ProjectError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"{args.file}: cannot read ({exc.strerror or exc})") from None
+    try:
+        source = export(graph, with_training=args.with_training)
+    except CodegenError as exc:
+        return _fail(args, exc)
+    try:
+        write_source(source, args.output)
+    except OSError as exc:
+        raise CliError(f"{args.output}: cannot write ({exc.strerror or exc}); check the folder exists and is writable") from None
+    lines = source.count("\n")
+    if args.json:
+        print(json.dumps({"ok": True, "output": args.output, "lines": lines, "with_training": args.with_training}))
+    else:
+        extra = " with a training script" if args.with_training else ""
+        print(f"wrote {args.output} ({lines} lines){extra}")
+        print(f"  use it: from {_module_name(args.output)} import Model; model = Model()")
+        print(f"  reopen it: revstudio {args.output}")
+    return 0
+
+
+def _fail(args: argparse.Namespace, exc: Exception) -> int:
+    problems = list(getattr(exc, "problems", ()) or [str(exc)])
+    if args.json:
+        print(json.dumps({"ok": False, "error": str(exc), "problems": problems, "exit_code": 1}))
+    else:
+        print(f"revstudio: cannot export {args.file}; fix these first:", file=sys.stderr)
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
+    return 1
+
+
+def _module_name(path: str) -> str:
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return stem if stem.isidentifier() else "model"

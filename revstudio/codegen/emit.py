@@ -1,0 +1,394 @@
+"""Plan -> Python source: one class per plan, one statement per op (torch.fx style).
+
+:func:`generate` compiles the graph exactly as ``revstudio.compile`` does while
+recording every layer's constructor call, then walks the compiler's lowered
+plan: ``emit_op`` dispatches on the op kind, layers are rebuilt with the
+recorded classes and arguments, and every name comes from one
+:class:`~revstudio.codegen.namespace.Namespace`.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from revstudio import __version__
+
+from . import CodegenError
+from .construct import ConstructionError, Record, call_source, recording
+from .inline import Inliner, InlineError, import_block
+from .namespace import Namespace, is_safe_identifier
+from .regions import STREAM_HELPER, RegionWriter
+from .training import MAIN_GUARD, inputs_constant, training_source
+
+MODES = ("reversible", "standard", "checkpoint")
+
+
+def comment_text(text: str) -> str:
+    """Project text fit for a ``#`` comment: ``ascii`` escapes every newline and non-ASCII character."""
+    return ascii(str(text))[1:-1]
+
+
+def docstring_text(text: str) -> str:
+    """Project text fit for a docstring: only plain characters survive; quotes and backslashes never."""
+    return re.sub(r"[^A-Za-z0-9 _.,:;()+=/-]+", "_", str(text))[:80]
+
+
+@dataclass
+class ClassCode:
+    """The source of one generated ``nn.Module`` class."""
+
+    name: str
+    lines: list[str] = field(default_factory=list)
+
+
+class _Writer:
+    """Everything one export needs: the plan, the recorded layers, names and inlined code."""
+
+    def __init__(self, graph: Any, model: Any, record: Record) -> None:
+        self.graph = graph
+        self.model = model
+        self.plan = model.plan
+        self.record = record
+        self.inliner = Inliner()
+        self.names = Namespace()
+        self.classes: dict[str, ClassCode] = {}  # plan key ("" = the model) -> class
+        self.body_plans = {id(p): key for key, p in self.plan.groups.items()}
+        self.uses_math = False
+        self.needs_any = False
+        self.instances: dict[int, Any] = {id(self.plan): model}
+        self.regions = RegionWriter(self)
+
+    # ---- layers -----------------------------------------------------
+    def class_ref(self, module: Any, where: str) -> str:
+        import torch.nn as nn
+
+        cls = type(module)
+        if cls.__module__.startswith("revstudio."):
+            try:
+                return self.inliner.require(cls)
+            except InlineError as exc:
+                raise CodegenError(f"{where}: {exc}") from None
+        if getattr(nn, cls.__name__, None) is cls:
+            return f"nn.{cls.__name__}"
+        raise CodegenError(
+            f"{where}: its module class {cls.__module__}.{cls.__qualname__} is neither in torch.nn nor a "
+            "torch-only revstudio module, so it cannot be written into standalone code"
+        )
+
+    def body_key(self, module: Any) -> str | None:
+        # a compiled group body carries the plan it was built from (GroupModule._plan)
+        for attr in ("_plan", "plan"):
+            plan = getattr(module, attr, None)
+            if plan is not None and id(plan) in self.body_plans:
+                return self.body_plans[id(plan)]
+        return None
+
+    def construct(self, module: Any, where: str) -> str:
+        """Source that builds ``module`` the way the compiler did."""
+        key = self.body_key(module)
+        if key is not None:
+            return f"{self.body_class(key, module)}()"
+        construction = self.record.of(module)
+        if construction is None:
+            raise CodegenError(f"{where}: the compiler built this layer in a way the exporter could not observe")
+        try:
+            text = call_source(construction, self.class_ref(module, where), lambda m: self.construct(m, where), where)
+        except ConstructionError as exc:
+            raise CodegenError(str(exc)) from None
+        self.uses_math = self.uses_math or "math." in text
+        return text
+
+    # ---- classes ----------------------------------------------------
+    def body_class(self, key: str, instance: Any) -> str:
+        """The class of a group body (one per lowered body; every copy is an instance)."""
+        if key not in self.classes:
+            body = self.plan.groups[key]
+            name = self.names.name("Group " + body.name, key=("class", key), fallback="group")
+            name = _camel(name)
+            self.classes[key] = ClassCode(name)  # placeholder first: bodies may nest
+            self.instances[id(body)] = instance
+            self.classes[key] = self.write_class(body, instance, name, is_model=False)
+        return self.classes[key].name
+
+    def write_class(self, plan: Any, instance: Any, name: str, is_model: bool) -> ClassCode:
+        code = ClassCode(name)
+        local = self.names.child()
+        for op in plan.node_ops():
+            local.reserve(op.module)
+        layers: list[str] = []
+        for op in plan.node_ops():
+            module = getattr(instance, op.module)
+            where = f"node {op.node!r} ({op.type})"
+            if not is_safe_identifier(op.module) or op.module.startswith("_"):
+                raise CodegenError(f"{where}: the compiler named its layer {op.module!r}, which is not a safe identifier")
+            layers.append(f"        self.{op.module} = {self.construct(module, where)}  # node {ascii(op.node)} ({op.type})")
+        self.regions.prepare(plan, instance)
+        forward, signature, returns = self.write_forward(plan, local, is_model)
+        lines = code.lines
+        if is_model:
+            lines += [f"class {name}(nn.Module):",
+                      f'    """{docstring_text(self.graph.name)}: the network drawn in revstudio.',
+                      "",
+                      '    ``mode`` says how reversible regions run: "reversible" (activations are rebuilt',
+                      '    in backward instead of stored), "standard" (plain autograd) or "checkpoint"',
+                      "    (torch.utils.checkpoint); the weights are the same in every mode.",
+                      '    """', ""]
+        else:
+            lines += [f"class {name}(nn.Module):",
+                      f'    """Group {docstring_text(plan.name)}: ``forward(*inputs)`` returns a tuple of outputs."""', ""]
+        lines += ["    def __init__(self) -> None:", "        super().__init__()", '        self._mode = "reversible"']
+        if is_model and self.initializes:
+            lines.append("        self._initialized = False")
+        lines += layers
+        lines += self.regions.init_lines(plan)
+        if is_model:
+            lines += self.model_extras()
+        lines += ["", f"    def forward(self, {signature}) -> {returns}:"]
+        if is_model and self.initializes:
+            lines += ["        if not self._initialized:",
+                      f"            self.initialize({', '.join(a.split(':')[0] for a in signature.split(', '))})"]
+        lines += forward
+        if not is_model and plan.invertible:
+            lines += self.inverse_method(plan)
+        lines += self.regions.helper_methods(plan)
+        return code
+
+    @property
+    def initializes(self) -> bool:
+        """Whether some layer has data-dependent initialisation (ActNorm) the model must run first."""
+        import torch
+
+        return any(hasattr(m, "initialize") and isinstance(getattr(m, "initialized", None), torch.Tensor)
+                   for m in self.model.modules())
+
+    def model_extras(self) -> list[str]:
+        lines = [
+            "",
+            "    @property",
+            "    def mode(self) -> str:",
+            "        return self._mode",
+            "",
+            "    @mode.setter",
+            "    def mode(self, value: str) -> None:",
+            "        if value not in MODES:",
+            "            raise ValueError(f\"mode {value!r} is not known; use one of {', '.join(MODES)}\")",
+            "        # groups run their own regions: they follow the model's mode",
+            "        for module in self.modules():",
+            "            if isinstance(getattr(module, \"_mode\", None), str):",
+            "                module._mode = value",
+        ]
+        if self.initializes:
+            frozen = self.inliner.require_name("revstudio.compiler.runtime", "frozen_batch_stats")
+            lines += [
+                "",
+                "    @torch.no_grad()",
+                "    def initialize(self, *inputs: torch.Tensor) -> None:",
+                '        """Data-dependent initialisation (ActNorm) on one batch, once, as revstudio does.',
+                "",
+                "        Runs in standard mode, draws nothing from the caller's random stream and",
+                "        leaves BatchNorm statistics alone. A loaded checkpoint is already initialised.",
+                '        """',
+                "        pending = [m for m in self.modules() if hasattr(m, \"initialize\") and isinstance(",
+                "            getattr(m, \"initialized\", None), torch.Tensor) and not bool(m.initialized)]",
+                "        if pending:",
+                "            mode = self.mode",
+                '            self.mode = "standard"',
+                "            devices = sorted({x.device for x in inputs if x.device.type == \"cuda\"}, key=str)",
+                "            try:",
+                f"                with torch.random.fork_rng(devices=devices), {frozen}([self]):",
+                "                    self.forward(*inputs)",
+                "            finally:",
+                "                self.mode = mode",
+                "        self._initialized = True",
+                "",
+                "    def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:",
+                "        super()._load_from_state_dict(*args, **kwargs)",
+                "        self._initialized = False  # re-read ActNorm's flags from the loaded buffers",
+            ]
+            self.needs_any = True
+        return lines
+
+    def inverse_method(self, plan: Any) -> list[str]:
+        """``inverse(*outputs)`` of an invertible group body: its region's steps backwards."""
+        region_op = next(op for op in plan.ops if op.kind == "region")
+        attr = self.regions.extras_for(plan).regions[region_op.id]
+        outs = sorted(plan.outputs, key=lambda o: o.index)
+        args = [f"y{i}" for i in range(len(outs))]
+        lines = ["", f"    def inverse(self, {', '.join(a + ': torch.Tensor' for a in args)}) -> tuple[torch.Tensor, ...]:",
+                 '        """The inputs rebuilt from the outputs (this group is invertible)."""',
+                 f"        region = self.{attr}"]
+        pairs = ", ".join(f"region.outputs[{list(region_op.outputs).index(o.input)}]: {a}" for o, a in zip(outs, args))
+        lines.append(f"        env = {{{pairs}}}")
+        lines += ["        for step in reversed(region.steps):",
+                  f"            step.inverse(env, {args[0]}.dtype)"]
+        ins = sorted(plan.inputs, key=lambda o: o.index)
+        items = ", ".join(f"env[region.inputs[{list(region_op.inputs).index(o.output)}]]" for o in ins)
+        lines.append(f"        return ({items}{',' if len(ins) == 1 else ''})")
+        return lines
+
+    def write_forward(self, plan: Any, local: Namespace, is_model: bool) -> tuple[list[str], str, str]:
+        """Body lines, parameter list and return annotation of ``forward``."""
+        values: dict[str, str] = {}
+        params: list[str] = []
+        for op in sorted(plan.inputs, key=lambda o: o.index):
+            arg = local.name(op.name, key=("value", op.output), fallback="x")
+            values[op.output] = arg
+            params.append(f"{arg}: torch.Tensor")
+
+        def value(identifier: str) -> str:
+            if identifier not in values:
+                values[identifier] = local.name(identifier, key=("value", identifier))
+            return values[identifier]
+
+        # An in-place layer must not overwrite a value someone else still reads (as the compiler does).
+        readers: dict[str, int] = {}
+        for op in plan.ops:
+            for v in _reads(op):
+                readers[v] = readers.get(v, 0) + 1
+        kept = {v for op in plan.ops if op.kind == "region" for v in op.outputs + op.side}
+        inputs = {op.output for op in plan.inputs}
+        body: list[str] = []
+        for op in plan.ops:
+            if op.kind == "node":
+                protect = {v for v in op.inputs if v in kept or v in inputs or readers.get(v, 0) > 1}
+                clone = bool(getattr(getattr(self._instance_of(plan), op.module, None), "inplace", False)) and any(
+                    v in protect for v in op.inputs)
+                body += self.emit_node(op, value, clone=clone)
+            elif op.kind == "region":
+                body += self.regions.emit(plan, op, value)
+            elif op.kind not in ("input", "output"):
+                raise CodegenError(f"the plan holds an op of kind {op.kind!r} where the exporter expects none")
+        outs = sorted(plan.outputs, key=lambda o: o.index)
+        if is_model and len(outs) == 1:
+            body.append(f"        return {value(outs[0].input)}")
+            returns = "torch.Tensor"
+        else:
+            items = ", ".join(value(o.input) for o in outs)
+            body.append(f"        return ({items}{',' if len(outs) == 1 else ''})")
+            returns = "torch.Tensor | tuple[torch.Tensor, ...]" if is_model else "tuple[torch.Tensor, ...]"
+        return body, ", ".join(params), returns
+
+    def _instance_of(self, plan: Any) -> Any:
+        return self.instances.get(id(plan))
+
+    # ---- ops (one statement each) -------------------------------------
+    @staticmethod
+    def emit_node(op: Any, value: Any, indent: str = "        ", clone: bool = False) -> list[str]:
+        args = ", ".join(value(v) + (".clone()" if clone else "") for v in op.inputs)
+        outs = [value(v) for v in op.outputs]
+        call = f"self.{op.module}({args})"
+        note = f"  # node {ascii(op.node)}" if op.node != op.module else ""
+        if len(outs) == 1:
+            return [f"{indent}{outs[0]} = {call}[0]{note}"]
+        return [f"{indent}{', '.join(outs)} = {call}{note}"]
+
+
+def _reads(op: Any) -> tuple[str, ...]:
+    if op.kind in ("node", "region"):
+        return tuple(op.inputs)
+    if op.kind == "output":
+        return (op.input,)
+    return ()
+
+
+def _camel(name: str) -> str:
+    parts = [p for p in name.split("_") if p]
+    text = "".join(p[:1].upper() + p[1:] for p in parts) or "Group"
+    return text if text.isidentifier() else "Group" + text
+
+
+def generate(graph: Any, *, with_training: bool = False) -> str:
+    """The whole exported file for ``graph``; raises :class:`CodegenError` naming what to fix."""
+    model, record = _compile_recorded(graph)
+    writer = _Writer(graph, model, record)
+    for reserved in ("Model",):
+        writer.names.reserve(reserved)
+    model_class = writer.write_class(writer.plan, model, "Model", is_model=True)
+    return _assemble(writer, model_class, with_training)
+
+
+def _compile_recorded(graph: Any) -> tuple[Any, Record]:
+    """``revstudio.compile(graph)`` on the CPU, watching every layer's constructor call."""
+    from revstudio.core.check import check
+
+    report = check(graph)
+    if not report.valid:
+        problems = [str(d) for d in report.diagnostics if d.severity == "error"]
+        raise CodegenError(f"{graph.name}: the graph has errors", problems)
+    import torch
+
+    from revstudio.compiler import CompileError, compile
+
+    # Building draws initial weights from the global RNG; the user's stream must not move.
+    with torch.random.fork_rng(devices=[]), recording() as record:
+        try:
+            model = compile(graph, mode="reversible", device="cpu")
+        except CompileError as exc:
+            raise CodegenError(str(exc)) from None
+    return model, record
+
+
+def _assemble(writer: _Writer, model_class: ClassCode, with_training: bool) -> str:
+    from revstudio.core.pyfile import embed
+    from revstudio.core.project import dumps
+
+    graph = writer.graph
+    parts: list[str] = []
+    chunks = list(zip(writer.inliner.chunk_modules, writer.inliner.chunks))
+    runtime = [text for module, text in chunks if module.startswith("revstudio.compiler")]
+    layers = [text for module, text in chunks if not module.startswith("revstudio.compiler")]
+    if runtime:
+        parts.append("# ---- reversible runtime (verbatim from revstudio.compiler.runtime) " + "-" * 16)
+        parts += runtime
+        parts.append(STREAM_HELPER)
+    if layers:
+        parts.append("# ---- layers (verbatim from revstudio's torch-only node modules) " + "-" * 20)
+        parts += layers
+    parts += ["# ---- the network " + "-" * 68]
+    parts.append(f"MODES = {MODES!r}\n")
+    parts.append(inputs_constant([(op.name, op.shape, op.dtype) for op in writer.plan.inputs]))
+    for key, cls in writer.classes.items():
+        parts.append("\n".join(cls.lines) + "\n")
+    parts.append("\n".join(model_class.lines) + "\n")
+    if with_training:
+        parts.append(training_source())
+    parts.append("# The project, as data: `revstudio THIS_FILE.py` reopens it (read with ast, never run).\n"
+                 + embed(dumps(graph)))
+    if with_training:
+        parts[-1] += MAIN_GUARD
+    body = "\n\n".join(p.rstrip("\n") + "\n" for p in parts)
+    header = _header(writer, with_training, body)
+    return header + "\n" + body
+
+
+def _header(writer: _Writer, with_training: bool, body: str) -> str:
+    from .inline import ImportFact
+
+    name = docstring_text(writer.graph.name)
+    doc = [
+        f'"""{name}: exported from revstudio {__version__}; needs only PyTorch.',
+        "",
+        "    model = Model()                      # same state_dict keys as revstudio.compile",
+        "    model.load_state_dict(torch.load(\"checkpoint.pt\"))",
+        "    model.mode = \"standard\"              # or \"reversible\" / \"checkpoint\"",
+        "",
+        "Reopen the graph in revstudio with `revstudio THIS_FILE.py`.",
+    ]
+    if with_training:
+        doc += ["Train on synthetic data: `python THIS_FILE.py --steps 200 --lr 1e-3 --batch 16`."]
+    doc.append('"""')
+    facts = dict(writer.inliner.imports)
+    facts.setdefault("torch", ImportFact("torch", "torch"))
+    facts.setdefault("nn", ImportFact("nn", "torch", "nn"))
+    if with_training:
+        facts.setdefault("argparse", ImportFact("argparse", "argparse"))
+        facts.setdefault("F", ImportFact("F", "torch.nn.functional"))
+    if writer.needs_any:
+        facts.setdefault("Any", ImportFact("Any", "typing", "Any"))
+    if writer.uses_math:
+        facts.setdefault("math", ImportFact("math", "math"))
+    used = {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)}
+    kept = [f for b, f in facts.items() if b in used]
+    return "\n".join(doc) + "\n" + import_block(kept, future_annotations=True)

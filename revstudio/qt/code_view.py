@@ -1,0 +1,254 @@
+"""The Code tab: a live, read-only, syntax-highlighted preview of ``revstudio.export``.
+
+The view follows the document: each ``analysisChanged`` restarts a short
+debounce timer, and the export is regenerated only while the tab is visible
+(torch is imported on first use, never at start-up). Regenerating keeps the
+scroll position, so reading the code while editing the graph stays calm.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from PySide6.QtCore import QRegularExpression, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+DEBOUNCE_MS = 300
+
+_KEYWORDS = (
+    "and as assert async await break class continue def del elif else except finally for from global "
+    "if import in is lambda nonlocal not or pass raise return try while with yield None True False"
+).split()
+_BUILTINS = (
+    "abs all any bool dict enumerate float getattr hasattr int isinstance len list max min object print "
+    "range repr setattr sorted str sum super tuple type zip"
+).split()
+
+
+def _fmt(color: str, bold: bool = False, italic: bool = False) -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    fmt.setForeground(QColor(color))
+    if bold:
+        fmt.setFontWeight(QFont.Weight.Bold)
+    fmt.setFontItalic(italic)
+    return fmt
+
+
+class PythonHighlighter(QSyntaxHighlighter):
+    """Keywords, builtins, names after def/class, numbers, decorators, strings and comments.
+
+    Triple-quoted strings span lines, so the block state remembers which
+    quote (1 = ''', 2 = \"\"\") is still open at the end of a line.
+    """
+
+    def __init__(self, document: QTextDocument, dark: bool = True) -> None:
+        super().__init__(document)
+        self.set_dark(dark)
+
+    def set_dark(self, dark: bool) -> None:
+        c = (
+            {"kw": "#c678dd", "bi": "#56b6c2", "def": "#61afef", "num": "#d19a66", "str": "#98c379",
+             "com": "#7f848e", "deco": "#e5c07b", "self": "#e06c75"}
+            if dark
+            else {"kw": "#a626a4", "bi": "#0184bc", "def": "#4078f2", "num": "#986801", "str": "#50a14f",
+                  "com": "#a0a1a7", "deco": "#c18401", "self": "#e45649"}
+        )
+        self.formats = {
+            "keyword": _fmt(c["kw"], bold=True),
+            "builtin": _fmt(c["bi"]),
+            "defname": _fmt(c["def"], bold=True),
+            "number": _fmt(c["num"]),
+            "string": _fmt(c["str"]),
+            "comment": _fmt(c["com"], italic=True),
+            "decorator": _fmt(c["deco"]),
+            "self": _fmt(c["self"], italic=True),
+        }
+        words = "|".join(_KEYWORDS)
+        self.rules: list[tuple[QRegularExpression, str, int]] = [
+            (QRegularExpression(rf"\b(?:{words})\b"), "keyword", 0),
+            (QRegularExpression(rf"\b(?:{'|'.join(_BUILTINS)})\b(?=\()"), "builtin", 0),
+            (QRegularExpression(r"\bself\b"), "self", 0),
+            (QRegularExpression(r"\b(?:def|class)\s+(\w+)"), "defname", 1),
+            (QRegularExpression(r"\b(?:0[xX][0-9a-fA-F_]+|\d[\d_]*(?:\.\d*)?(?:[eE][+-]?\d+)?)\b"), "number", 0),
+            (QRegularExpression(r"^\s*@[\w.]+"), "decorator", 0),
+        ]
+        self.rehighlight()
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt API
+        for regex, name, group in self.rules:
+            it = regex.globalMatch(text)
+            while it.hasNext():
+                m = it.next()
+                self.setFormat(m.capturedStart(group), m.capturedLength(group), self.formats[name])
+        self._strings_and_comments(text)
+
+    def _strings_and_comments(self, text: str) -> None:
+        """Scan left to right so a '#' inside a string is not a comment and vice versa."""
+        self.setCurrentBlockState(0)
+        i, n = 0, len(text)
+        open_state = self.previousBlockState()
+        if open_state in (1, 2):
+            quote = "'''" if open_state == 1 else '"""'
+            end = text.find(quote)
+            if end < 0:
+                self.setFormat(0, n, self.formats["string"])
+                self.setCurrentBlockState(open_state)
+                return
+            self.setFormat(0, end + 3, self.formats["string"])
+            i = end + 3
+        while i < n:
+            ch = text[i]
+            if ch == "#":
+                self.setFormat(i, n - i, self.formats["comment"])
+                return
+            if ch in "'\"":
+                triple = text[i:i + 3]
+                if triple in ("'''", '"""'):
+                    end = text.find(triple, i + 3)
+                    if end < 0:
+                        self.setFormat(i, n - i, self.formats["string"])
+                        self.setCurrentBlockState(1 if triple == "'''" else 2)
+                        return
+                    self.setFormat(i, end + 3 - i, self.formats["string"])
+                    i = end + 3
+                    continue
+                j = i + 1
+                while j < n and text[j] != ch:
+                    j += 2 if text[j] == "\\" else 1
+                self.setFormat(i, min(j + 1, n) - i, self.formats["string"])
+                i = j + 1
+                continue
+            i += 1
+
+
+def export_text(graph: Any, with_training: bool = False) -> tuple[str, bool]:
+    """(source, ok): the export, or a commented explanation of why there is none."""
+    try:
+        from revstudio.codegen import CodegenError, export
+
+        return export(graph, with_training=with_training), True
+    except CodegenError as exc:
+        problems = list(getattr(exc, "problems", ()) or [str(exc)])
+        lines = ["# No export yet: the graph has problems to fix first.", "#"]
+        lines += [f"#   {p}" for p in problems]
+        return "\n".join(lines) + "\n", False
+    except Exception as exc:  # a bug must not take the editor down; say so in the tab
+        return f"# The code generator failed: {type(exc).__name__}: {exc}\n# Please report this.\n", False
+
+
+class CodeView(QWidget):
+    """Read-only live preview of the exported Python code, with Copy and Export... buttons."""
+
+    regenerated = Signal()  # the text was regenerated (tests and status bar)
+
+    def __init__(self, document: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.with_training = QCheckBox("Include training script")
+        self.status = QLabel()
+        copy_button = QPushButton("Copy")
+        export_button = QPushButton("Export...")
+        self.editor = QPlainTextEdit()
+        self.editor.setReadOnly(True)
+        self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.editor.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        dark = self.palette().color(self.backgroundRole()).lightness() < 128
+        self.highlighter = PythonHighlighter(self.editor.document(), dark=dark)
+
+        bar = QHBoxLayout()
+        bar.addWidget(self.with_training)
+        bar.addStretch(1)
+        bar.addWidget(self.status)
+        bar.addWidget(copy_button)
+        bar.addWidget(export_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.editor)
+
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(DEBOUNCE_MS)
+        self._timer.timeout.connect(self.refresh)
+        self._stale = True
+        self.ok = False
+        document.analysisChanged.connect(self.schedule)
+        self.with_training.toggled.connect(lambda _on: self.refresh())
+        copy_button.clicked.connect(lambda: QApplication.clipboard().setText(self.editor.toPlainText()))
+        export_button.clicked.connect(lambda: export_with_dialog(self, self.document, self.with_training.isChecked()))
+
+    def schedule(self) -> None:
+        """An edit happened: regenerate after the user pauses (debounce)."""
+        self._stale = True
+        if self.isVisible():
+            self._timer.start()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
+        super().showEvent(event)
+        if self._stale:
+            self._timer.start()
+
+    def refresh(self) -> None:
+        """Regenerate now, keeping the scroll position."""
+        self._timer.stop()
+        source, self.ok = export_text(self.document.graph, self.with_training.isChecked())
+        self._stale = False
+        if source != self.editor.toPlainText():
+            vbar, hbar = self.editor.verticalScrollBar(), self.editor.horizontalScrollBar()
+            v, h = vbar.value(), hbar.value()
+            self.editor.setPlainText(source)
+            vbar.setValue(min(v, vbar.maximum()))
+            hbar.setValue(min(h, hbar.maximum()))
+        lines = source.count("\n")
+        self.status.setText(f"{lines} lines" if self.ok else "graph has errors")
+        self.regenerated.emit()
+
+    def text(self) -> str:
+        return self.editor.toPlainText()
+
+
+def default_export_name(document: Any) -> str:
+    """``model.revs`` -> ``model.py``; an untitled graph -> its name as a file name."""
+    path = getattr(document, "path", None)
+    if path:
+        return re.sub(r"\.[^./\\]*$", "", path) + ".py"
+    name = re.sub(r"[^\w-]+", "_", getattr(document.graph, "name", "") or "").strip("_")
+    return (name or "model") + ".py"
+
+
+def export_with_dialog(parent: QWidget | None, document: Any, with_training: bool = False) -> str | None:
+    """File > Export...: ask where, write atomically, report problems in a message box."""
+    path, _filter = QFileDialog.getSaveFileName(
+        parent, "Export PyTorch code", default_export_name(document), "Python files (*.py)"
+    )
+    if not path:
+        return None
+    if not path.endswith(".py"):
+        path += ".py"
+    source, ok = export_text(document.graph, with_training)
+    if not ok:
+        QMessageBox.warning(parent, "Cannot export", source.replace("# ", "").replace("#", ""))
+        return None
+    try:
+        from revstudio.codegen import write_source
+
+        write_source(source, path)
+    except OSError as exc:
+        QMessageBox.warning(parent, "Cannot export", f"{path}: cannot write ({exc.strerror or exc}).")
+        return None
+    return path

@@ -1,0 +1,78 @@
+"""``revstudio export``: exit codes 0/1/2, atomic output, JSON mode, reopening the result."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from revstudio.cli import main  # noqa: E402
+from revstudio.core.graph import Graph  # noqa: E402
+from revstudio.core.project import dumps, load  # noqa: E402
+
+
+def _project(tmp_path: Path, broken: bool = False) -> Path:
+    g = Graph("cli")
+    g.add_node("Input", "x", {"shape": [4, 6]})
+    g.add_node("Linear", "fc", {"out_features": 0 if broken else 3})
+    g.add_node("Output", "y", {})
+    g.connect("x.out", "fc.in")
+    g.connect("fc.out", "y.in")
+    path = tmp_path / "p.revs"
+    path.write_text(dumps(g), encoding="utf-8")
+    return path
+
+
+def test_export_writes_a_file_that_reopens(tmp_path, capsys) -> None:
+    src = _project(tmp_path)
+    out = tmp_path / "model.py"
+    assert main(["export", str(src), "-o", str(out)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    assert dumps(load(str(out))) == dumps(load(str(src)))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".revstudio-export-")]
+
+
+def test_with_training_and_json(tmp_path, capsys) -> None:
+    src = _project(tmp_path)
+    out = tmp_path / "train_me.py"
+    assert main(["export", str(src), "-o", str(out), "--with-training", "--json"]) == 0
+    reply = json.loads(capsys.readouterr().out)
+    assert reply["ok"] and reply["with_training"] and reply["output"] == str(out)
+    text = out.read_text(encoding="utf-8")
+    assert "def train(" in text and 'if __name__ == "__main__":' in text
+
+
+def test_graph_errors_exit_1_and_write_nothing(tmp_path, capsys) -> None:
+    src = _project(tmp_path, broken=True)
+    out = tmp_path / "model.py"
+    assert main(["export", str(src), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "fc" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "argv_tail, needle",
+    [
+        (["missing.revs", "-o", "x.py"], "missing.revs"),
+        (["p.revs"], "-o"),
+        (["p.revs", "-o", "no/such/folder/x.py"], "cannot write"),
+        (["p.revs", "-o", "p.revs"], "overwrite"),
+    ],
+)
+def test_bad_usage_or_unreadable_file_exits_2(tmp_path, capsys, monkeypatch, argv_tail, needle) -> None:
+    _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", *argv_tail]) == 2
+    captured = capsys.readouterr()
+    assert needle in captured.err + captured.out
+    assert "Traceback" not in captured.err
+
+
+def test_garbage_project_exits_2(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.revs"
+    bad.write_text("{ not json", encoding="utf-8")
+    assert main(["export", str(bad), "-o", str(tmp_path / "x.py")]) == 2
+    assert "bad.revs" in capsys.readouterr().err

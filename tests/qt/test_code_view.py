@@ -1,0 +1,121 @@
+"""The Code tab: live, highlighted, read-only preview of the export that follows edits."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+
+from PySide6.QtGui import QTextCursor  # noqa: E402
+
+from revstudio.core.commands import SetParam  # noqa: E402
+from revstudio.core.graph import Graph  # noqa: E402
+from revstudio.qt.code_view import DEBOUNCE_MS, CodeView, PythonHighlighter, default_export_name  # noqa: E402
+from revstudio.qt.document import Document  # noqa: E402
+
+
+def _graph(channels: int = 4) -> Graph:
+    g = Graph("tiny")
+    g.add_node("Input", "x", {"shape": [4, 6, 6]})
+    g.add_node("Conv", "conv", {"out_channels": channels, "kernel_size": 3, "padding": "same"})
+    g.add_node("Output", "y", {})
+    g.connect("x.out", "conv.in")
+    g.connect("conv.out", "y.in")
+    return g
+
+
+@pytest.fixture
+def view(qtbot):
+    doc = Document(_graph())
+    widget = CodeView(doc)
+    qtbot.addWidget(widget)
+    widget.resize(600, 300)
+    widget.show()
+    with qtbot.waitSignal(widget.regenerated, timeout=20000):
+        pass
+    return widget
+
+
+def test_shows_the_export_read_only(view) -> None:
+    text = view.text()
+    assert "class Model(nn.Module):" in text
+    assert "REVSTUDIO_PROJECT" in text
+    assert view.editor.isReadOnly()
+    assert view.ok
+
+
+def test_follows_edits_after_a_debounce_and_keeps_scroll(view, qtbot) -> None:
+    bar = view.editor.verticalScrollBar()
+    assert bar.maximum() > 10, "the export should be longer than the view"
+    bar.setValue(bar.maximum() // 2)
+    kept = bar.value()
+    view.document.push(SetParam(view.document.graph, "conv", "out_channels", 8))
+    assert "Conv2d(4, 8" not in view.text()  # not yet: debounced
+    with qtbot.waitSignal(view.regenerated, timeout=DEBOUNCE_MS * 20 + 20000):
+        pass
+    assert "(4, 8, 3" in view.text()
+    assert bar.value() == kept
+
+
+def test_graph_errors_are_explained_in_the_tab(view, qtbot) -> None:
+    view.document.push(SetParam(view.document.graph, "conv", "kernel_size", -3))
+    with qtbot.waitSignal(view.regenerated, timeout=20000):
+        pass
+    assert not view.ok
+    assert view.text().startswith("# No export yet")
+    assert "conv" in view.text()
+
+
+def test_highlighter_marks_keywords_strings_and_comments(qtbot) -> None:
+    from PySide6.QtGui import QTextDocument
+
+    doc = QTextDocument()
+    highlighter = PythonHighlighter(doc, dark=True)
+    doc.setPlainText('def f():  # note\n    s = """a\n# not a comment\n"""\n    return "x#y"\n')
+    highlighter.rehighlight()
+
+    def fmt_at(line: int, column: int):
+        block = doc.findBlockByNumber(line)
+        for r in block.layout().formats():
+            if r.start <= column < r.start + r.length:
+                return r.format.foreground().color().name()
+        return None
+
+    keyword = highlighter.formats["keyword"].foreground().color().name()
+    string = highlighter.formats["string"].foreground().color().name()
+    comment = highlighter.formats["comment"].foreground().color().name()
+    assert fmt_at(0, 0) == keyword
+    assert fmt_at(0, 12) == comment
+    assert fmt_at(2, 2) == string  # inside the triple-quoted string, not a comment
+    assert fmt_at(4, 13) == string
+
+
+def test_default_export_name(view) -> None:
+    assert default_export_name(view.document) == "tiny.py"
+    view.document.path = "/tmp/a.b/model.revs"
+    assert default_export_name(view.document) == "/tmp/a.b/model.py"
+
+
+def test_copy_puts_the_code_on_the_clipboard(view) -> None:
+    from PySide6.QtWidgets import QApplication, QPushButton
+
+    copy = next(b for b in view.findChildren(QPushButton) if b.text() == "Copy")
+    copy.click()
+    assert QApplication.clipboard().text() == view.text()
+    cursor = view.editor.textCursor()
+    cursor.movePosition(QTextCursor.MoveOperation.End)
+    assert cursor.position() > 0
+
+
+def test_export_button_writes_the_file(view, tmp_path, monkeypatch) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    from revstudio.core.project import load
+    from revstudio.qt.code_view import export_with_dialog
+
+    target = tmp_path / "out"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), "Python files (*.py)"))
+    path = export_with_dialog(view, view.document, with_training=True)
+    assert path == str(target) + ".py"
+    text = (tmp_path / "out.py").read_text(encoding="utf-8")
+    assert "def train(" in text
+    assert set(load(path).nodes) == {"x", "conv", "y"}
