@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # pragma: no cover
 Std = QKeySequence.StandardKey
 # Keys that mean something else in a text field or a dock (Tab moves focus, Delete edits
 # text): these act only while the canvas has focus.
-CANVAS_ONLY = {"cut", "copy", "paste", "duplicate", "delete", "select_all", "quick_add", "open_group", "fit"}
+CANVAS_ONLY = {"cut", "copy", "paste", "duplicate", "delete", "select_all", "quick_add", "open_group", "fit",
+               "fit_selection"}
 
 
 def _action(window: MainWindow, name: str, text: str, slot: Callable[[], object],
@@ -74,7 +75,7 @@ def build_actions(w: MainWindow) -> None:
     _action(w, "delete", "&Delete", lambda: view().delete_selection(), Std.Delete, "delete",
             "Delete the selected nodes and their wires")
     _action(w, "select_all", "Select &All", w.select_all, Std.SelectAll)
-    _action(w, "quick_add", "&Add Node…", w.quick_add, "Space", None, "Search node types and add one")
+    _action(w, "quick_add", "&Add Node…", w.quick_add, "Shift+A", None, "Search node types and add one")
     _action(w, "group", "&Group Selection", t.group_selection, "Ctrl+G", "group",
             "Collapse the selected nodes into a Group node")
     _action(w, "ungroup", "&Ungroup", t.ungroup_selection, "Ctrl+Shift+G", "ungroup",
@@ -85,12 +86,15 @@ def build_actions(w: MainWindow) -> None:
     _action(w, "zoom_in", "Zoom &In", lambda: view().zoom_in(), Std.ZoomIn, "zoom-in", "Zoom in")
     _action(w, "zoom_out", "Zoom &Out", lambda: view().zoom_out(), Std.ZoomOut, "zoom-out", "Zoom out")
     _action(w, "reset_zoom", "&Actual Size", lambda: view().reset_zoom(), "Ctrl+0")
-    _action(w, "fit", "&Fit All", lambda: view().fit_all(), "F", "fit", "Show the whole graph")
+    _action(w, "fit", "&Fit All", lambda: view().fit_all(), "Home", "fit", "Show the whole graph")
+    _action(w, "fit_selection", "Fit &Selection", lambda: view().fit_selection(), "F")
     _action(w, "layout", "Auto &Layout", lambda: view().auto_layout(False), "Ctrl+L", "layout",
             "Arrange the nodes left to right")
     _action(w, "layout_selection", "Layout &Selection", lambda: view().auto_layout(True), "Ctrl+Shift+L")
-    _action(w, "align_h", "Align &Horizontally", lambda: view().align("horizontal"), "Ctrl+Shift+H")
-    _action(w, "align_v", "Align &Vertically", lambda: view().align("vertical"), "Ctrl+Shift+V")
+    _action(w, "align_h", "Align Centres &Horizontally", lambda: view().align("horizontal"), "Ctrl+Shift+H")
+    _action(w, "align_v", "Align Centres &Vertically", lambda: view().align("vertical"), "Ctrl+Shift+V")
+    for side in ("left", "right", "top", "bottom"):
+        _action(w, f"align_{side}", f"Align {side.title()} Edges", lambda s=side: view().align(s))
     theme = _action(w, "dark_theme", "&Dark Theme", w.toggle_theme, "Ctrl+Shift+T", "theme",
                     "Switch between the dark and light theme")
     theme.setCheckable(True)
@@ -118,9 +122,13 @@ def build_menus(w: MainWindow) -> None:
         edit.addSeparator() if name is None else edit.addAction(a[name])
 
     view = bar.addMenu("&View")
-    for name in ("zoom_in", "zoom_out", "reset_zoom", "fit", None, "layout", "layout_selection",
-                 "align_h", "align_v", None, "dark_theme"):
+    for name in ("zoom_in", "zoom_out", "reset_zoom", "fit", "fit_selection", None, "layout", "layout_selection"):
         view.addSeparator() if name is None else view.addAction(a[name])
+    align = view.addMenu("&Align")
+    for name in ("align_h", "align_v", "align_left", "align_right", "align_top", "align_bottom"):
+        align.addAction(a[name])
+    view.addSeparator()
+    view.addAction(a["dark_theme"])
     view.addSeparator()
     w.panels_menu = view.addMenu("&Panels")
     view.addAction(a["reset_layout"])

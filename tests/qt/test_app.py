@@ -85,12 +85,15 @@ def test_diagnostics_select_their_node(make_window, qtbot, settle):
     assert window.inspector.node_id == "lin"
 
 
-def test_group_and_ungroup_round_trip(make_window, revnet, settle):
+def test_group_and_ungroup_round_trip(make_window, revnet, settle, qtbot):
     window = make_window(revnet)
     before = dumps(window.document.graph)
     view = window.tabs.main_view()
     view.select_nodes(["f", "m"])
-    window.actions_by_name["group"].trigger()
+    window.activateWindow()
+    view.setFocus()
+    qtbot.waitUntil(view.hasFocus)
+    qtbot.keyClick(view, Qt.Key.Key_G, Qt.KeyboardModifier.ControlModifier)  # the Ctrl+G shortcut
     settle()
     graph = window.document.graph
     assert "f" not in graph.nodes and len(graph.groups) == 1
