@@ -103,5 +103,7 @@ def check(graph: Graph, registry: Registry | None = None) -> Report:
     """
     inferer = GroupInferer(graph.groups, registry or default_registry)
     report = _report(analyse_graph(graph, inferer))
+    # Errors first (stable, so each keeps graph order): what blocks a run leads.
+    report.diagnostics.sort(key=lambda d: d.severity != "error")
     report.groups = {name: _report(body) for name, body in inferer.bodies.items()}
     return report

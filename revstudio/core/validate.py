@@ -96,6 +96,10 @@ def resolve_node(
         state.failed = True
     values, problems = validate_all(dict(spec.params), raw)
     for name, message in problems.items():
+        if name not in spec.params:
+            known = ", ".join(sorted(spec.params)) or "none"
+            message = (f"{spec.type_id} has no parameter {name!r}{_suggest(name, spec.params)} "
+                       f"(it has: {known}); remove it or rename it")
         diags.append(error(node.id, f"parameter {name!r}: {message}"))
         state.failed = True
     state.params = values

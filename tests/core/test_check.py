@@ -232,7 +232,7 @@ def test_unknown_param_and_bad_values() -> None:
     assert ("d", "parameter 'out_features'") in msgs and ("d", "parameter 'colour'") in msgs
     assert ("e", "parameter 'out_features'") in msgs
     texts = " ".join(d.message for d in only(run(g)))
-    assert "unknown parameter 'colour'" in texts and "too small" in texts and "expected an integer" in texts
+    assert "Dense has no parameter 'colour'" in texts and "remove it" in texts and "too small" in texts and "expected an integer" in texts
 
 
 def test_shape_mismatch_names_port() -> None:

@@ -85,3 +85,19 @@ def test_breaking_one_node_keeps_unrelated_shapes(seed: int, how: str) -> None:
             assert after.nodes[nid].outputs == info.outputs, nid
     for d in after.diagnostics:
         assert d.node is None or d.node in g.nodes
+
+
+def test_load_and_check_benchmark_runs_in_quick_mode() -> None:
+    """benchmarks/bench_check.py must keep working (it records the speed targets)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, str(root / "benchmarks" / "bench_check.py"), "--quick", "--json"],
+                         capture_output=True, text=True, timeout=120, cwd=root)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["import_core_s"] > 0 and data["sizes"][0]["nodes"] >= 150
+    assert data["sizes"][0]["load_check_s"] >= data["sizes"][0]["load_s"] > 0
