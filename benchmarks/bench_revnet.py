@@ -64,24 +64,27 @@ def _grad_error(model: torch.nn.Module, params: list, x: torch.Tensor, weight: t
     return float((_grads(params) - ref).norm() / ref.norm())
 
 
-def measure_column(name: str, functions: list, x: torch.Tensor, weight: torch.Tensor, ref: torch.Tensor,
-                   runs: int, channels: int, size: int) -> dict[str, Any]:
-    device = x.device
-    model, params = COLUMNS[name](functions, channels, size, device=device)
-    model.to(device)
-    model.train()
+def _memory_and_error(model: torch.nn.Module, params: list, x: torch.Tensor, weight: torch.Tensor,
+                      ref: torch.Tensor) -> dict[str, Any]:
     loss = _loss_fn(weight)
     # warm-up: first-call costs (allocator growth, lazy init) are not the step's
     time_step(model, (x,), loss, runs=1)
     # exact_resizes: MemCNN frees activations by shrinking storages in place
-    mem = measure_step(model, (x,), loss, timing_runs=0, exact_resizes=device.type == "cpu")
-    times = time_step(model, (x,), loss, runs=runs)
-    return {
-        "seconds": statistics.median(times),
-        "peak_bytes": mem["peak_bytes"],
-        "kept_bytes": mem["kept_bytes"],
-        "grad_error": _grad_error(model, params, x, weight, ref),
-    }
+    mem = measure_step(model, (x,), loss, timing_runs=0, exact_resizes=x.device.type == "cpu")
+    return {"peak_bytes": mem["peak_bytes"], "kept_bytes": mem["kept_bytes"],
+            "grad_error": _grad_error(model, params, x, weight, ref)}
+
+
+def _interleaved_times(models: dict[str, torch.nn.Module], x: torch.Tensor, weight: torch.Tensor,
+                       runs: int) -> dict[str, float]:
+    """Median fwd+bwd seconds per column, timed round-robin so that load from other
+    processes on a shared machine hits every column alike."""
+    loss = _loss_fn(weight)
+    times: dict[str, list[float]] = {name: [] for name in models}
+    for _ in range(runs):
+        for name, model in models.items():
+            times[name] += time_step(model, (x,), loss, runs=1)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def run(blocks_list: list[int], batch: int, channels: int, size: int, runs: int, device: torch.device,
@@ -102,14 +105,21 @@ def run(blocks_list: list[int], batch: int, channels: int, size: int, runs: int,
         weight = torch.randn(batch, channels, size, size, generator=gen).to(device)
         ref = _reference(functions, x.cpu(), weight.cpu()).to(device)
         row: dict[str, Any] = {"blocks": blocks, "columns": {}}
+        models = {}
         for name in columns:
             start = time.perf_counter()
-            row["columns"][name] = measure_column(name, functions, x, weight, ref, runs, channels, size)
-            print(f"  N={blocks:<3} {name:<10} done in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+            model, params = COLUMNS[name](functions, channels, size, device=device)
+            model.to(device).train()
+            models[name] = model
+            row["columns"][name] = _memory_and_error(model, params, x, weight, ref)
+            print(f"  N={blocks:<3} {name:<10} memory in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+        for name, seconds in _interleaved_times(models, x, weight, runs).items():
+            row["columns"][name]["seconds"] = seconds
         plain = row["columns"].get("plain", {}).get("seconds")
         for col in row["columns"].values():
             col["ratio"] = col["seconds"] / plain if plain else math.nan
         results["rows"].append(row)
+        del models
     return results
 
 
