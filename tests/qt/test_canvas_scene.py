@@ -207,6 +207,9 @@ def test_theme_switch_and_group_body_scene(make_view):
     doc = v.document
     body = doc.graph.groups["block"]
     assert set(v.scene().node_items) == set(body.nodes)
+    # shapes inside the body, as the project's report saw them at the group's first use
+    labels = [w.label for w in v.scene().wire_items.values()]
+    assert labels and all(labels), labels
     v.set_theme(False)
     assert not v.scene().theme.dark
     n = len(body.nodes)
@@ -221,3 +224,21 @@ def test_replacing_the_document_graph_rebuilds(view):
     view.document.replace_graph(revnet_chain(1, channels=4, size=8))
     assert set(scene.node_items) == set(view.document.graph.nodes)
     assert not any(isinstance(i, NodeItem) and i.node_id == "s" for i in scene.items())
+
+
+def test_a_deleted_view_stops_observing_the_graph(qtbot):
+    doc = Document(small_revnet())
+    graph = doc.graph
+    view = GraphView(doc)  # not given to qtbot: it is deleted here, as canvas tabs do
+    assert len(graph.node_added) == 1
+    view.deleteLater()
+    qtbot.waitUntil(lambda: len(graph.node_added) == 0, timeout=2000)
+    graph.add_node("Activation", "late", {}, (0, 0))  # nothing dangling reacts to it
+    doc.recompute()  # nor to the analysis signal
+
+
+def test_center_on_node(view):
+    assert view.center_on_node("y")
+    centre = view.mapToScene(view.viewport().rect().center())
+    assert view.scene().node_items["y"].sceneBoundingRect().contains(centre)
+    assert not view.center_on_node("nope")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent
 
 from revstudio.core.commands import Command, Connect, Disconnect, Macro, Move, connect_replacing
@@ -58,8 +58,8 @@ class GraphScene(QGraphicsScene):
         self._hint_timer.setSingleShot(True)
         self._hint_timer.timeout.connect(self.hide_hint)
         self.selectionChanged.connect(self._emit_selection)
-        document.analysisChanged.connect(self.apply_analysis)
-        document.graphReplaced.connect(self._on_graph_replaced)
+        self._connections = [document.analysisChanged.connect(self.apply_analysis),
+                             document.graphReplaced.connect(self._on_graph_replaced)]
         self._subscribe()
         self.rebuild()
 
@@ -80,12 +80,9 @@ class GraphScene(QGraphicsScene):
         """Stop observing (the view closes, or the group body tab goes away)."""
         for event, handler in self._handlers():
             event.unsub(handler)
-        for signal, slot in ((self.document.analysisChanged, self.apply_analysis),
-                             (self.document.graphReplaced, self._on_graph_replaced)):
-            try:
-                signal.disconnect(slot)
-            except (RuntimeError, TypeError):
-                pass
+        connections, self._connections = self._connections, []
+        for connection in connections:  # idempotent: close and destroy may both land here
+            QObject.disconnect(connection)
 
     def _on_graph_replaced(self) -> None:
         if not self._follows_document:
@@ -117,8 +114,15 @@ class GraphScene(QGraphicsScene):
         self._make_room(self.nodes_rect() if self.node_items else QRectF(-400, -300, 800, 600))
 
     def report(self) -> Any:
-        """The analysis for this scene's graph (group bodies have none of their own)."""
-        return self.document.report if self.graph is self.document.graph else None
+        """The analysis for this scene's graph; a group body uses its part of the project's
+        report (shapes as seen at the group's first use), if the checker provides one."""
+        report = self.document.report
+        if self.graph is self.document.graph or report is None:
+            return report
+        for name, body in self.document.graph.groups.items():
+            if body is self.graph:
+                return (getattr(report, "groups", None) or {}).get(name)
+        return None
 
     def _add_node_item(self, node: Node, report: Any) -> NodeItem:
         item = NodeItem(node.id, node_display(self.graph, node.id, report, node.id in self._region_nodes))

@@ -76,6 +76,9 @@ class GraphView(QGraphicsView):
         self._paste_count = 0
         self.popup: QuickAddPopup | None = None
         self._keys = self._key_table()
+        # Tabs drop views with deleteLater (no close event): stop observing then, or the
+        # scene would keep following the graph for nothing.
+        self.destroyed.connect(self._scene.detach)
         self.centerOn(0, 0)
 
     def scene(self) -> GraphScene:  # type: ignore[override]
@@ -314,6 +317,14 @@ class GraphView(QGraphicsView):
 
     def selected_node_ids(self) -> list[str]:
         return self._scene.selected_node_ids()
+
+    def center_on_node(self, node_id: str) -> bool:
+        """Scroll so that ``node_id`` is in the middle (diagnostics clicks, search)."""
+        item = self._scene.node_items.get(node_id)
+        if item is None:
+            return False
+        self.centerOn(item.sceneBoundingRect().center())
+        return True
 
     def select_all(self) -> None:
         for item in self._scene.node_items.values():
