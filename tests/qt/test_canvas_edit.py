@@ -260,3 +260,74 @@ def test_rubber_band_selects_and_reports_ids(make_view, qtbot):
     drag(view, start, end)
     assert sorted(view.selected_node_ids()) == ["a", "b"]
     assert seen and sorted(seen[-1]) == ["a", "b"]
+
+
+def test_middle_drag_and_space_drag_pan_without_editing(make_view):
+    view = make_view(chain())
+    doc = view.document
+    count = doc.undo_stack.count()
+    vp = view.viewport()
+    centre = view.mapToScene(vp.rect().center())
+    on_node = port_point(view, "a", "in", False) + QPoint(60, 0)  # panning starts even over a node
+    QTest.mousePress(vp, Qt.MouseButton.MiddleButton, NONE, on_node)
+    QTest.mouseMove(vp, on_node + QPoint(-120, -80))
+    QTest.mouseRelease(vp, Qt.MouseButton.MiddleButton, NONE, on_node + QPoint(-120, -80))
+    moved = view.mapToScene(vp.rect().center())
+    assert moved.x() > centre.x() + 50 and moved.y() > centre.y() + 30
+    view.setFocus()
+    QTest.keyPress(view, Qt.Key.Key_Space)
+    QTest.mousePress(vp, LEFT, NONE, on_node)
+    QTest.mouseMove(vp, on_node + QPoint(100, 0))
+    QTest.mouseRelease(vp, LEFT, NONE, on_node + QPoint(100, 0))
+    QTest.keyRelease(view, Qt.Key.Key_Space)
+    assert view.mapToScene(vp.rect().center()).x() < moved.x() - 50
+    assert doc.undo_stack.count() == count  # nothing was dragged or selected into an edit
+    assert doc.graph.node("a").pos == (260.0, 0.0)
+
+
+def test_palette_drag_is_accepted_only_for_node_types(make_view):
+    from PySide6.QtGui import QDragEnterEvent
+
+    view = make_view(chain())
+    ours = QMimeData()
+    ours.setData(NODE_MIME, b"Conv")
+    enter = QDragEnterEvent(QPoint(20, 20), Qt.DropAction.CopyAction, ours, LEFT, NONE)
+    view.dragEnterEvent(enter)
+    assert enter.isAccepted()
+    other = QMimeData()
+    other.setText("just text")
+    enter = QDragEnterEvent(QPoint(20, 20), Qt.DropAction.CopyAction, other, LEFT, NONE)
+    enter.setAccepted(False)
+    view.dragEnterEvent(enter)
+    assert not enter.isAccepted()
+
+
+def test_context_menu_offers_the_edits_and_lets_the_window_extend_it(make_view):
+    view = make_view(revnet_chain(2, channels=4, size=8, wired=False))
+    seen: list[tuple[object, str]] = []
+    view.contextMenuRequested.connect(lambda menu, node: seen.append((menu, node)))
+    pos = view.scene().node_items["blocks"].sceneBoundingRect().center()
+    menu, node = view.build_context_menu(pos)
+    texts = [a.text() for a in menu.actions()]
+    assert {"Add node…", "Open group", "Copy", "Paste", "Duplicate", "Delete", "Layout graph"} <= set(texts)
+    assert node == "blocks" and view.selected_node_ids() == ["blocks"]
+    assert seen and seen[-1][0] is menu and seen[-1][1] == "blocks"
+    duplicate = next(a for a in menu.actions() if a.text() == "Duplicate")
+    duplicate.trigger()
+    assert len(view.document.graph.nodes) == 6
+    menu, node = view.build_context_menu(QPointF(-3000, -3000))
+    assert node == "" and "Open group" not in [a.text() for a in menu.actions()]
+
+
+def test_escape_cancels_a_wire_being_drawn(make_view):
+    view = make_view(chain())
+    vp = view.viewport()
+    start = port_point(view, "b", "out", True)
+    QTest.mousePress(vp, LEFT, NONE, start)
+    QTest.mouseMove(vp, start + QPoint(80, 40))
+    assert view.scene().wiring
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_Escape)
+    assert not view.scene().wiring
+    QTest.mouseRelease(vp, LEFT, NONE, start + QPoint(80, 40))
+    assert view.popup is None and len(view.document.graph.edges) == 3

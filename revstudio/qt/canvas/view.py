@@ -520,22 +520,24 @@ class GraphView(QGraphicsView):
         return node.id
 
     # ---- drops from the palette --------------------------------------------
+    # Only node types are dropped here; anything else (files, text) is left to the
+    # window, which opens project files dropped anywhere on it.
     def dragEnterEvent(self, event: Any) -> None:  # noqa: N802
         if event.mimeData().hasFormat(NODE_MIME):
             event.acceptProposedAction()
         else:
-            super().dragEnterEvent(event)
+            event.ignore()
 
     def dragMoveEvent(self, event: Any) -> None:  # noqa: N802
         if event.mimeData().hasFormat(NODE_MIME):
             event.acceptProposedAction()
         else:
-            super().dragMoveEvent(event)
+            event.ignore()
 
     def dropEvent(self, event: Any) -> None:  # noqa: N802
         data = event.mimeData()
         if not data.hasFormat(NODE_MIME):
-            super().dropEvent(event)
+            event.ignore()
             return
         type_id = bytes(data.data(NODE_MIME).data()).decode("utf-8", "replace").strip()
         pos = self.mapToScene(event.position().toPoint())
