@@ -9,7 +9,8 @@ into a small executor over named values; reversible regions turn into
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch import nn
@@ -18,7 +19,7 @@ from revstudio.core.graph import Graph
 from revstudio.core.spec import BuildContext, registry
 
 from . import runtime as rt
-from .plan import CompileError, CouplingOp, InputOp, NodeOp, OutputOp, Plan, RegionOp, lower
+from .plan import CompileError, CouplingOp, NodeOp, OutputOp, Plan, RegionOp, lower
 
 MODES = ("reversible", "standard", "checkpoint")
 
@@ -30,7 +31,7 @@ def _inplace(module: nn.Module) -> bool:
 class _Executor(nn.Module):
     """Shared by the model and group bodies: builds node modules and runs the plan's ops."""
 
-    def _setup(self, plan: Plan, root: "_Builder") -> None:
+    def _setup(self, plan: Plan, root: _Builder) -> None:
         self._plan = plan
         self._root = root
         for op in plan.node_ops():
@@ -131,7 +132,7 @@ class _Executor(nn.Module):
             cast = any(p.is_floating_point() for p in list(module.parameters()) + list(module.buffers()))
             out.append(rt.Invertible(module, ins, outs, cast))
 
-    def _inline(self, block: "GroupModule", ins: Sequence[int], outs: Sequence[int],
+    def _inline(self, block: GroupModule, ins: Sequence[int], outs: Sequence[int],
                 slot: Callable[[str], int], out: list[rt.Step], prefix: str) -> None:
         """Splices an invertible body's steps into the enclosing region (memory stays flat)."""
         plan = block._plan
@@ -200,7 +201,7 @@ def _function(owner: nn.Module, op: CouplingOp) -> Callable[..., torch.Tensor]:
 class GroupModule(_Executor):
     """A group body built from its plan: ``forward(*xs) -> tuple``; ``inverse`` if the body is invertible."""
 
-    def __init__(self, plan: Plan, root: "_Builder") -> None:
+    def __init__(self, plan: Plan, root: _Builder) -> None:
         super().__init__()
         self._setup(plan, root)
 

@@ -35,8 +35,9 @@ import builtins
 import hashlib
 import keyword
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Union
+from typing import Any, Union
 
 from revstudio.core.graph import Graph
 from revstudio.core.params import validate_all
@@ -182,7 +183,7 @@ class Plan:
     ops: list[Op]
     modules: dict[str, str]                 # node id -> module attribute
     values: dict[str, str]                  # "node.port" -> value identifier
-    groups: dict[str, "Plan"]               # body key -> body plan (shared by all plans of a compile)
+    groups: dict[str, Plan]               # body key -> body plan (shared by all plans of a compile)
     regions: RegionAnalysis
     invertible: bool = False                # (bodies) one region maps all inputs to all outputs
 

@@ -9,8 +9,9 @@ explained as a warning (a "near miss"). Torch-free: the editor runs it per edit.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from revstudio.core.diagnostics import Diagnostic, warning
 from revstudio.core.graph import Graph
@@ -336,7 +337,7 @@ class _Analyzer:
         while True:
             parent = {s: s for s in steps}
 
-            def find(x: str) -> str:
+            def find(x: str, parent: dict[str, str] = parent) -> str:
                 while parent[x] != x:
                     parent[x] = parent[parent[x]]
                     x = parent[x]

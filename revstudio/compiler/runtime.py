@@ -12,7 +12,7 @@ depth. Imports only torch and the standard library: the code exporter inlines
 this file verbatim.
 """
 import contextlib
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from collections.abc import Callable, Iterator, Sequence
 
 import torch
 from torch import nn
@@ -20,13 +20,13 @@ from torch import nn
 Tensor = torch.Tensor
 
 
-def _add(acc: Optional[Tensor], g: Optional[Tensor]) -> Optional[Tensor]:
+def _add(acc: Tensor | None, g: Tensor | None) -> Tensor | None:
     if g is None:
         return acc
     return g if acc is None else acc + g
 
 
-def _unique_params(modules: Sequence[nn.Module]) -> List[nn.Parameter]:
+def _unique_params(modules: Sequence[nn.Module]) -> list[nn.Parameter]:
     seen, out = set(), []
     for m in modules:
         for p in m.parameters():
@@ -101,16 +101,16 @@ class RngState:
 class Step:
     """One invertible step over value slots; subclasses define run, inverse and backward."""
 
-    consumes: Tuple[int, ...] = ()   # slots rebuilt by this step in backward
-    reads: Tuple[int, ...] = ()      # slots only read (must be available in backward)
-    produces: Tuple[int, ...] = ()
-    modules: List[nn.Module] = []
+    consumes: tuple[int, ...] = ()   # slots rebuilt by this step in backward
+    reads: tuple[int, ...] = ()      # slots only read (must be available in backward)
+    produces: tuple[int, ...] = ()
+    modules: list[nn.Module] = []
     stochastic: bool = False
 
-    def slots_read(self) -> Tuple[int, ...]:
+    def slots_read(self) -> tuple[int, ...]:
         return self.consumes + self.reads
 
-    def params(self) -> List[nn.Parameter]:
+    def params(self) -> list[nn.Parameter]:
         return _unique_params(self.modules)
 
 
@@ -127,17 +127,17 @@ class Coupling(Step):
     def f(self, bs: Sequence[Tensor], dtype: torch.dtype) -> Tensor:
         return self.fn(*[x.to(dtype) for x in bs])
 
-    def run(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
         a = env[self.a]
         f = self.f([env[s] for s in self.b], dtype).to(a.dtype)
         env[self.out] = a + f if self.sign > 0 else a - f
 
-    def inverse(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
         y = env.pop(self.out)
         f = self.f([env[s] for s in self.b], dtype).to(y.dtype)
         env[self.a] = y - f if self.sign > 0 else y + f
 
-    def backward(self, env: Dict[int, Tensor], grads: Dict[int, Tensor], pgrads: Dict[int, Tensor],
+    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
                  dtype: torch.dtype) -> None:
         y = env.pop(self.out)
         gy = grads.pop(self.out, None)
@@ -174,23 +174,23 @@ class Invertible(Step):
         self.modules = [module]
         self.stochastic = _is_stochastic(self.modules)
 
-    def _call(self, fn: Callable[..., Tuple[Tensor, ...]], xs: Sequence[Tensor], dtype: torch.dtype,
-              stream: torch.dtype) -> List[Tensor]:
+    def _call(self, fn: Callable[..., tuple[Tensor, ...]], xs: Sequence[Tensor], dtype: torch.dtype,
+              stream: torch.dtype) -> list[Tensor]:
         if self.cast:
             return [y.to(stream) for y in fn(*[x.to(dtype) for x in xs])]
         return list(fn(*xs))
 
-    def run(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
         xs = [env[s] for s in self.consumes]
         for s, y in zip(self.produces, self._call(self.module, xs, dtype, xs[0].dtype)):
             env[s] = y
 
-    def inverse(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
         ys = [env.pop(s) for s in self.produces]
         for s, x in zip(self.consumes, self._call(self.module.inverse, ys, dtype, ys[0].dtype)):
             env[s] = x
 
-    def backward(self, env: Dict[int, Tensor], grads: Dict[int, Tensor], pgrads: Dict[int, Tensor],
+    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
                  dtype: torch.dtype) -> None:
         stream = env[self.produces[0]].dtype
         gys = [grads.pop(s, None) for s in self.produces]
@@ -220,14 +220,14 @@ class Slice(Step):
         self.consumes, self.produces = (src,), tuple(outs)
         self.modules = []
 
-    def run(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
         for s, y in zip(self.produces, torch.split(env[self.consumes[0]], self.sizes, self.dim)):
             env[s] = y
 
-    def inverse(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
         env[self.consumes[0]] = torch.cat([env.pop(s) for s in self.produces], self.dim)
 
-    def backward(self, env: Dict[int, Tensor], grads: Dict[int, Tensor], pgrads: Dict[int, Tensor],
+    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
                  dtype: torch.dtype) -> None:
         parts = [env[s] for s in self.produces]
         gs = [grads.pop(s, None) for s in self.produces]
@@ -246,14 +246,14 @@ class Cat(Step):
         self.consumes, self.produces = tuple(ins), (out,)
         self.modules = []
 
-    def run(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
         env[self.produces[0]] = torch.cat([env[s] for s in self.consumes], self.dim)
 
-    def inverse(self, env: Dict[int, Tensor], dtype: torch.dtype) -> None:
+    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
         for s, x in zip(self.consumes, torch.split(env.pop(self.produces[0]), self.sizes, self.dim)):
             env[s] = x
 
-    def backward(self, env: Dict[int, Tensor], grads: Dict[int, Tensor], pgrads: Dict[int, Tensor],
+    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
                  dtype: torch.dtype) -> None:
         g = grads.pop(self.produces[0], None)
         self.inverse(env, dtype)
@@ -262,7 +262,7 @@ class Cat(Step):
                 grads[s] = _add(grads.get(s), gx)
 
 
-def _sample_index(x: Tensor, k: int = 1024) -> Tuple[Tensor, ...]:
+def _sample_index(x: Tensor, k: int = 1024) -> tuple[Tensor, ...]:
     """Fixed coordinates spread over ``x`` (indexing a view this way copies only k values)."""
     flat = torch.linspace(0, x.numel() - 1, min(k, x.numel()), device=x.device).long()
     return torch.unravel_index(flat, x.shape)
@@ -284,13 +284,13 @@ class _RegionFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, region: "Region", dtype: torch.dtype, stream: torch.dtype, n_in: int,  # type: ignore[override]
-                *args: Tensor) -> Tuple[Tensor, ...]:
+                *args: Tensor) -> tuple[Tensor, ...]:
         inputs = args[:n_in]
         ctx.region, ctx.dtype, ctx.n_in = region, dtype, n_in
         ctx.in_dtypes = [x.dtype for x in inputs]
         device = inputs[0].device
         ctx.autocast = (device.type, torch.is_autocast_enabled(device.type), torch.get_autocast_dtype(device.type))
-        env: Dict[int, Tensor] = {s: x.to(stream) for s, x in zip(region.inputs, inputs)}
+        env: dict[int, Tensor] = {s: x.to(stream) for s, x in zip(region.inputs, inputs)}
         ctx.side = [env[s] for s in region.side]
         ctx.samples = {}
         if region.track_error:
@@ -327,16 +327,16 @@ class _RegionFunction(torch.autograd.Function):
 
     @staticmethod
     @torch.autograd.function.once_differentiable
-    def backward(ctx, *gouts: Optional[Tensor]) -> Tuple[Optional[Tensor], ...]:  # type: ignore[override]
+    def backward(ctx, *gouts: Tensor | None) -> tuple[Tensor | None, ...]:  # type: ignore[override]
         region: Region = ctx.region
         kept = ctx.kept if ctx.kept is not None else list(ctx.saved_tensors)
-        env: Dict[int, Tensor] = {s: t.detach() for s, t in zip(region.outputs, kept)}
+        env: dict[int, Tensor] = {s: t.detach() for s, t in zip(region.outputs, kept)}
         env.update({s: t for s, t in zip(region.side, ctx.side)})
-        grads: Dict[int, Tensor] = {}
+        grads: dict[int, Tensor] = {}
         for s, t, g in zip(region.outputs, kept, gouts):
             if g is not None:
                 grads[s] = g.to(t.dtype)
-        pgrads: Dict[int, Tensor] = {}
+        pgrads: dict[int, Tensor] = {}
         device_type, enabled, ac_dtype = ctx.autocast
         with torch.autocast(device_type, dtype=ac_dtype, enabled=enabled):
             for i in range(len(region.steps) - 1, -1, -1):
@@ -383,21 +383,21 @@ class Region:
         self.side, self.free = tuple(side), frozenset(free)
         self.rebuilt = [s for s in self.inputs if s not in self.side]
         self.track_error = True
-        self.last_error: Optional[Tensor] = None
+        self.last_error: Tensor | None = None
         keep = set(self.outputs) | set(self.side)
-        last: Dict[int, int] = {}
+        last: dict[int, int] = {}
         for i, step in enumerate(self.steps):
             for s in step.slots_read():
                 last[s] = i
-        self.dead_after: List[List[int]] = [[] for _ in self.steps]
+        self.dead_after: list[list[int]] = [[] for _ in self.steps]
         for s, i in last.items():
             if s not in keep:
                 self.dead_after[i].append(s)
-        self.modules: List[nn.Module] = [m for step in self.steps for m in step.modules]
-        self.param_list: List[nn.Parameter] = []
+        self.modules: list[nn.Module] = [m for step in self.steps for m in step.modules]
+        self.param_list: list[nn.Parameter] = []
 
-    def run(self, inputs: Sequence[Tensor], dtype: torch.dtype, stream: Optional[torch.dtype] = None
-            ) -> Tuple[Tensor, ...]:
+    def run(self, inputs: Sequence[Tensor], dtype: torch.dtype, stream: torch.dtype | None = None
+            ) -> tuple[Tensor, ...]:
         """Plain execution (autograd records everything): the "standard" mode and no-grad inference."""
         env = {s: (x.to(stream) if stream is not None else x) for s, x in zip(self.inputs, inputs)}
         for i, step in enumerate(self.steps):
@@ -408,7 +408,7 @@ class Region:
         return tuple(env[s].to(out_dtype) for s in self.outputs)
 
     def __call__(self, inputs: Sequence[Tensor], mode: str, dtype: torch.dtype,
-                 stream: Optional[torch.dtype] = None) -> Tuple[Tensor, ...]:
+                 stream: torch.dtype | None = None) -> tuple[Tensor, ...]:
         if mode == "standard":
             return self.run(inputs, dtype)
         if mode == "checkpoint":
@@ -421,17 +421,17 @@ class Region:
                 return self.run(inputs, dtype, stream)
         return _reversible(self, inputs, dtype, stream or inputs[0].dtype)
 
-    def _checkpointed(self, inputs: Sequence[Tensor], dtype: torch.dtype) -> Tuple[Tensor, ...]:
+    def _checkpointed(self, inputs: Sequence[Tensor], dtype: torch.dtype) -> tuple[Tensor, ...]:
         from torch.utils.checkpoint import checkpoint
 
-        def context() -> Tuple[contextlib.AbstractContextManager, contextlib.AbstractContextManager]:
+        def context() -> tuple[contextlib.AbstractContextManager, contextlib.AbstractContextManager]:
             return contextlib.nullcontext(), restored_batch_stats(self.modules)
 
         return checkpoint(lambda *xs: self.run(xs, dtype), *inputs, use_reentrant=False, context_fn=context)
 
     @torch.no_grad()
     def inversion_error(self, inputs: Sequence[Tensor], dtype: torch.dtype,
-                        stream: Optional[torch.dtype] = None) -> float:
+                        stream: torch.dtype | None = None) -> float:
         """|x - f^-1(f(x))| / |x| over the region's rebuilt inputs, measured on demand."""
         env = {s: (x.to(stream) if stream is not None else x) for s, x in zip(self.inputs, inputs)}
         ref = {s: env[s] for s in self.rebuilt}
@@ -445,7 +445,7 @@ class Region:
 
 
 def _reversible_impl(region: Region, inputs: Sequence[Tensor], dtype: torch.dtype,
-                     stream: torch.dtype) -> Tuple[Tensor, ...]:
+                     stream: torch.dtype) -> tuple[Tensor, ...]:
     return _RegionFunction.apply(region, dtype, stream, len(inputs), *inputs, *region.param_list)
 
 

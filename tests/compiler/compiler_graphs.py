@@ -190,3 +190,18 @@ def two_branch(merge: str = "stack", zero_branch: bool = False, size: int = 4) -
     g.add_node("Output", "y")
     g.connect("head.out", "y.in")
     return g
+
+
+def glow(size: int = 4) -> Graph:
+    """Squeeze -> ActNorm -> InvConv1x1 -> AffineCoupling(net): a Glow step."""
+    g = Graph("glow")
+    g.set_group("net", conv_body(8, act=None))
+    g.add_node("Input", "x", {"shape": [2, size, size]})
+    g.add_node("Squeeze", "sq", {"factor": 2})
+    g.add_node("ActNorm", "an", {})
+    g.add_node("InvConv1x1", "inv", {})
+    g.add_node("AffineCoupling", "aff", {"net": "net"})
+    g.add_node("Output", "y")
+    for a, b in (("x", "sq"), ("sq", "an"), ("an", "inv"), ("inv", "aff"), ("aff", "y")):
+        g.connect(f"{a}.out", f"{b}.in")
+    return g

@@ -1,11 +1,11 @@
 """Reversible vs standard autograd: same weights, same batch, same random streams, same gradients."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 import torch
-from compiler_graphs import coupling_repeat, nested_quarter, two_stream_group, wired_revnet
+from compiler_graphs import coupling_repeat, glow, nested_quarter, two_stream_group, wired_revnet
 
 import revstudio.compiler as C
 from revstudio.core.graph import Graph
@@ -29,6 +29,7 @@ GRAPHS: dict[str, Callable[[], Graph]] = {
     "nested_quarter_inplace": lambda: nested_quarter(inplace_before=True),
     "two_stream_group": two_stream_group,
     "peek": _peek,
+    "glow": glow,
 }
 
 
