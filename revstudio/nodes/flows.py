@@ -36,7 +36,7 @@ PERMUTE = NodeSpec(
 INVCONV = NodeSpec(
     type_id="InvConv1x1", category="Invertible",
     help="Glow's invertible 1x1 convolution: a learned C x C mixing of the channels at every "
-         "position, starting as a random rotation. lu keeps it cheap to invert and its log-determinant cheap.",
+         "position, starting as a random rotation. With lu, inverting it and its log-determinant stay cheap.",
     params={"lu": Bool(default=True, help="Store the matrix as P*L*U (Glow's LU parametrisation).")},
     inputs=("in",), outputs=("out",),
     infer=lambda ctx: {"out": _channels("InvConv1x1", ctx)},

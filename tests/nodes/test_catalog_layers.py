@@ -245,3 +245,10 @@ def test_building_a_group_node_without_build_group_says_so(kit: NodeKit) -> None
     spec = registry.get("AdditiveCoupling")
     with pytest.raises(RuntimeError, match="build_group"):
         spec.build(BuildContext("c", ctx.params, [(4, 2)], [out["out"]], kit.groups))
+
+
+def test_actnorm_on_a_single_value_per_channel_only_centres(kit: NodeKit) -> None:
+    module = kit.build("ActNorm", {}, [(3,)]).module
+    x = torch.tensor([[1.0, 2.0, 3.0]])
+    (y,) = module(x)
+    assert torch.equal(y, torch.zeros(1, 3)) and torch.equal(module.log_scale, torch.zeros(3))

@@ -124,11 +124,12 @@ class ActNorm(nn.Module):
 
     @torch.no_grad()
     def initialize(self, x: torch.Tensor) -> None:
-        per_channel = x.transpose(0, 1).reshape(x.shape[1], -1)
-        mean = per_channel.mean(1)
-        std = per_channel.std(1, unbiased=False)
-        self.bias.copy_(-mean)
-        self.log_scale.copy_(-torch.log(std + self.eps))
+        # statistics in the parameters' precision, also when x comes from autocast (bf16/fp16)
+        per_channel = x.transpose(0, 1).reshape(x.shape[1], -1).to(self.bias.dtype)
+        self.bias.copy_(-per_channel.mean(1))
+        if per_channel.shape[1] > 1:  # one value per channel has no spread to normalise
+            std = per_channel.std(1, unbiased=False)
+            self.log_scale.copy_(-torch.log(std + self.eps))
         self.initialized.fill_(1)
         self._known_initialized = True
 
