@@ -73,6 +73,7 @@ def stylesheet(theme: str) -> str:
     except OSError:  # a broken install still gets a usable (unstyled) window
         return ""
     c = colors(theme)
+    text = text.replace("@icons", (RESOURCES / "icons").as_posix())
     # Longest names first so "@alt_base" is not eaten by "@base".
     for name in sorted(c.__dataclass_fields__, key=len, reverse=True):
         text = text.replace(f"@{name}", getattr(c, name))
