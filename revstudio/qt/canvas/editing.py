@@ -1,0 +1,253 @@
+"""The editing actions of a canvas view: add, delete, clipboard, align, layout, quick add.
+
+:class:`EditingMixin` is mixed into ``GraphView``: each public method turns one
+user intent into exactly one core command pushed through the document (or a
+message saying why nothing happened). Kept apart from the view's input handling
+so each file stays about one thing.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+from PySide6.QtCore import QMimeData, QPointF
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QGraphicsView
+
+from revstudio.core.commands import (
+    AddNode,
+    Command,
+    Connect,
+    Disconnect,
+    Macro,
+    Move,
+    connect_replacing,
+    remove_nodes,
+)
+from revstudio.core.graph import Graph, Node, PortRef
+from revstudio.core.spec import registry
+
+from . import clipboard, layout
+from .node_item import WIDTH as NODE_WIDTH
+from .quick_add import QuickAddPopup, candidate_specs
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PySide6.QtCore import SignalInstance
+
+    from .scene import GraphScene
+
+
+class EditingMixin:
+    """Edit actions for a view that has ``document``, ``graph``, ``_scene`` and ``message``."""
+
+    if TYPE_CHECKING:  # provided by GraphView
+        document: Any
+
+        @property
+        def graph(self) -> Graph: ...
+
+        _scene: GraphScene
+        message: SignalInstance
+        popup: QuickAddPopup | None
+        _paste_count: int
+        _last_scene_pos: QPointF
+
+        def select_nodes(self, ids: list[str]) -> None: ...
+        def selected_node_ids(self) -> list[str]: ...
+        def fit_all(self) -> None: ...
+        def cursor_scene_pos(self) -> QPointF: ...
+
+    def _widget(self) -> QGraphicsView:
+        return cast(QGraphicsView, self)  # the mixin only ever lives in GraphView
+
+    def _project(self) -> Graph:
+        """The graph that owns the groups (a body scene shares its project's groups)."""
+        return self.document.graph
+
+    def add_node_at(self, type_id: str, scene_pos: QPointF | tuple[float, float]) -> str | None:
+        """Add a node of ``type_id`` with its top-left at ``scene_pos``; returns its id."""
+        spec = registry.find(type_id)
+        if spec is None:
+            self.message.emit(f"Cannot add {type_id!r}: there is no such node type; pick one from the palette")
+            return None
+        x, y = (scene_pos.x(), scene_pos.y()) if isinstance(scene_pos, QPointF) else scene_pos
+        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (float(x), float(y)))
+        self.document.push(AddNode(self.graph, node))
+        self.select_nodes([node.id])
+        return node.id
+
+    def delete_selection(self) -> None:
+        ids = self.selected_node_ids()
+        gone = set(ids)
+        edges = [e for e in self._scene.selected_edges() if e.src.node not in gone and e.dst.node not in gone]
+        if not ids and not edges:
+            self.message.emit("Nothing selected to delete")
+            return
+        children: list[Command] = [Disconnect(self.graph, e) for e in edges]
+        if ids:
+            children.append(remove_nodes(self.graph, ids))
+        if len(children) == 1:
+            self.document.push(children[0])
+        else:
+            self.document.push(Macro(f"Delete {len(ids)} nodes and {len(edges)} wires", children))
+        self.message.emit(f"Deleted {len(ids)} node(s)" + (f" and {len(edges)} wire(s)" if edges else ""))
+
+    def copy(self) -> bool:
+        ids = self.selected_node_ids()
+        if not ids:
+            self.message.emit("Nothing selected to copy")
+            return False
+        text = clipboard.encode(self.graph, ids)
+        data = QMimeData()
+        data.setData(clipboard.MIME, text.encode("utf-8"))
+        data.setText(text)  # readable anywhere, and pasteable back
+        QGuiApplication.clipboard().setMimeData(data)
+        self._paste_count = 0
+        self.message.emit(f"Copied {len(ids)} node(s)")
+        return True
+
+    def cut(self) -> None:
+        if self.copy():
+            self.delete_selection()
+
+    def paste(self) -> list[str]:
+        data = QGuiApplication.clipboard().mimeData()
+        if data is None:
+            self.message.emit("The clipboard is empty")
+            return []
+        if data.hasFormat(clipboard.MIME):
+            text = bytes(data.data(clipboard.MIME).data()).decode("utf-8", "replace")
+        else:
+            text = data.text()
+        self._paste_count += 1
+        at = None
+        if self._widget().underMouse():
+            p = self._last_scene_pos
+            at = (p.x(), p.y())
+        step = 40.0 * self._paste_count
+        return self._paste_text(text, at, (step, step))
+
+    def duplicate(self) -> list[str]:
+        ids = self.selected_node_ids()
+        if not ids:
+            self.message.emit("Nothing selected to duplicate")
+            return []
+        return self._paste_text(clipboard.encode(self.graph, ids), None, (30.0, 30.0))
+
+    def _paste_text(self, text: str, at: tuple[float, float] | None, offset: tuple[float, float]) -> list[str]:
+        try:
+            cmd, mapping = clipboard.paste_command(self._project(), self.graph, text, at=at, offset=offset)
+        except clipboard.ClipboardError as exc:
+            self.message.emit(f"Cannot paste: {exc}")
+            return []
+        self.document.push(cmd)
+        new = list(mapping.values())
+        self.select_nodes(new)
+        renamed = [f"{a} → {b}" for a, b in mapping.items() if a != b]
+        self.message.emit(f"Pasted {len(new)} node(s)" + (f" (renamed {', '.join(renamed[:4])})" if renamed else ""))
+        return new
+
+    def _rects(self, ids: list[str]) -> dict[str, tuple[float, float, float, float]]:
+        out = {}
+        for n in ids:
+            item = self._scene.node_items[n]
+            out[n] = (item.pos().x(), item.pos().y(), NODE_WIDTH, item.height)
+        return out
+
+    def _push_moves(self, moves: dict[str, tuple[float, float]], text: str) -> bool:
+        changed = {k: v for k, v in moves.items() if self.graph.node(k).pos != (float(v[0]), float(v[1]))}
+        if not changed:
+            self.message.emit(f"{text}: nothing to move")
+            return False
+        cmd = Move(self.graph, changed)
+        cmd.text = text
+        self.document.push(cmd)
+        self.message.emit(f"{text}: moved {len(changed)} node(s)")
+        return True
+
+    def align(self, axis: str) -> bool:
+        """Line up the selected nodes: left/right/top/bottom edges, or centres (horizontal/vertical)."""
+        ids = self.selected_node_ids()
+        if len(ids) < 2:
+            self.message.emit("Select at least two nodes to align")
+            return False
+        try:
+            moves = layout.align(axis, self._rects(ids))
+        except ValueError as exc:
+            self.message.emit(str(exc))
+            return False
+        return self._push_moves(moves, f"Align {axis}")
+
+    def auto_layout(self, selection_only: bool = False) -> bool:
+        """Layered left-to-right layout of the selection (kept in place) or the whole graph."""
+        ids = self.selected_node_ids() if selection_only else list(self.graph.nodes)
+        if not ids:
+            self.message.emit("Nothing to lay out")
+            return False
+        rects = self._rects(ids)
+        origin = (min(r[0] for r in rects.values()), min(r[1] for r in rects.values()))
+        edges = [(e.src.node, e.dst.node) for e in self.graph.edges]
+        sizes = {n: (r[2], r[3]) for n, r in rects.items()}
+        initial = {n: (r[0], r[1]) for n, r in rects.items()}
+        moves = layout.layered_layout(ids, edges, sizes, origin=origin, initial=initial)
+        done = self._push_moves(moves, "Layout selection" if selection_only else "Layout graph")
+        if done and not selection_only:
+            self.fit_all()
+        return done
+
+    # ---- quick add -------------------------------------------------------------
+    def _quick_add_at_cursor(self) -> None:
+        self.open_quick_add(self.cursor_scene_pos())
+
+    def _quick_add_from_wire(self, pos: QPointF, origin: PortRef, is_output: bool) -> None:
+        self.open_quick_add(pos, (origin, is_output))
+
+    def open_quick_add(self, scene_pos: QPointF, from_port: Any = None) -> QuickAddPopup:
+        """Open the type search at ``scene_pos``; with ``from_port`` the new node is wired to it.
+
+        ``from_port`` is ``"node.port"``, a ``PortRef`` or ``(PortRef, is_output)``.
+        """
+        origin: PortRef | None = None
+        is_output = True
+        if from_port is not None:
+            if isinstance(from_port, tuple):
+                origin, is_output = from_port
+            else:
+                origin = from_port if isinstance(from_port, PortRef) else PortRef.parse(from_port)
+                is_output = origin.port in self.graph.ports(origin.node)[1]
+        in_body = self.graph is not self.document.graph
+        if origin is None:
+            specs, title = candidate_specs(None, in_body), "Add node"
+        else:
+            specs = candidate_specs("input" if is_output else "output", in_body)
+            title = f"Add a node {'after' if is_output else 'before'} {origin}"
+        if self.popup is not None:
+            self.popup.close()
+        view = self._widget()
+        self.popup = QuickAddPopup(specs, title, view)
+        self.popup.chosen.connect(lambda type_id: self._quick_add_chosen(type_id, scene_pos, origin, is_output))
+        self.popup.popup_at(view.mapToGlobal(view.mapFromScene(scene_pos)))
+        return self.popup
+
+    def _quick_add_chosen(self, type_id: str, pos: QPointF, origin: PortRef | None, is_output: bool) -> str | None:
+        if origin is None:
+            return self.add_node_at(type_id, pos)
+        spec = registry.get(type_id)
+        params = spec.defaults()
+        ports = spec.input_ports(params, self.graph.groups) if is_output else spec.output_ports(params, self.graph.groups)
+        if not ports:
+            self.message.emit(f"{type_id} has no {'inputs' if is_output else 'outputs'} to connect to {origin}")
+            return None
+        x = pos.x() if is_output else pos.x() - NODE_WIDTH
+        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (x, pos.y() - 40.0))
+        new = PortRef(node.id, ports[0])
+        add = AddNode(self.graph, node)
+        if is_output:
+            link: Command = Connect(self.graph, origin, new)
+        elif self.graph.edges_into(origin.node, origin.port):
+            link = connect_replacing(self.graph, new, origin)
+        else:
+            link = Connect(self.graph, new, origin)
+        self.document.push(Macro(f"Add {type_id} {node.id} connected to {origin}", [add, link]))
+        self.select_nodes([node.id])
+        self.message.emit(f"Added {node.id} and connected it to {origin}")
+        return node.id
