@@ -160,3 +160,25 @@ def test_subprocess_graph_errors_exit_1(tmp_path: Path) -> None:
     res = _run_module(path)
     assert res.returncode == 1 and "Traceback" not in res.stderr
     assert "cycle" in res.stdout and "a -> b -> a" in res.stdout
+
+
+def test_text_report_shows_regions_and_a_generic_estimate(revnet_file: str) -> None:
+    from revstudio.clicmd.check import format_report
+    from revstudio.core.check import check
+    from revstudio.core.project import load
+
+    class Region:
+        def to_json(self) -> dict:
+            return {"id": "r0", "nodes": ["a", "b", "c", "d", "e"], "inputs": ["x.out"], "outputs": ["e.out"]}
+
+    class Estimate:  # no summary_lines(): the text falls back to the JSON's totals
+        def to_json(self) -> dict:
+            return {"batch": 1, "totals": {"standard": {"activation_bytes": 4096}}, "nodes": {"a": {}}}
+
+    graph = load(revnet_file)
+    report = check(graph)
+    report.regions, report.estimate = [Region()], Estimate()
+    text = format_report(report, revnet_file, graph)
+    assert "r0: 5 nodes (a ... e); in x.out; out e.out" in text
+    assert "batch: 1" in text and "standard: activation_bytes 4.0 KiB" in text
+    assert "nodes" not in text.split("memory estimate:")[1]

@@ -100,18 +100,24 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
         for region in report.regions:
             lines.append("  " + _region_text(region.to_json()))
     if report.estimate is not None:
-        lines += ["", "memory estimate (batch 1):"]
+        lines += ["", "memory estimate:"]
         lines += ["  " + line for line in _estimate_lines(report.estimate)]
-    lines.append("valid" if report.valid else "NOT valid: fix the errors above")
+    lines += ["", "valid" if report.valid else "NOT valid: fix the errors above"]
     return "\n".join(lines)
 
 
 def _region_text(data: dict[str, Any]) -> str:
-    nodes = list(data.get("nodes", []))
-    shown = ", ".join(nodes[:8]) + (f", ... ({len(nodes)} nodes)" if len(nodes) > 8 else "")
+    """'r0: 20 nodes (s ... cat); in stem.out; out cat.out'."""
+    nodes = [str(n) for n in data.get("nodes", [])]
+    if len(nodes) <= 4:
+        shown = ", ".join(nodes)
+    else:
+        shown = f"{len(nodes)} nodes ({nodes[0]} ... {nodes[-1]})"
     text = f"{data.get('id', '?')}: {shown}"
-    if data.get("inputs") or data.get("outputs"):
-        text += f"  [{', '.join(data.get('inputs', []))} -> {', '.join(data.get('outputs', []))}]"
+    if data.get("inputs"):
+        text += "; in " + ", ".join(str(p) for p in data["inputs"])
+    if data.get("outputs"):
+        text += "; out " + ", ".join(str(p) for p in data["outputs"])
     return text
 
 
