@@ -140,7 +140,12 @@ def _birnn(v: NodeView) -> Saves:
 
 def _actnorm(v: NodeView) -> Saves:
     # y = (x + b) * s keeps the shifted input for the gradient of s
-    return Saves(extra_bytes=v.in_bytes("in"))
+    return Saves(extra_bytes=v.in_bytes("in"), approximate=True)
+
+
+def _invconv(v: NodeView) -> Saves:
+    # a 1x1 convolution keeps its input; the weight built from its LU factors is small
+    return Saves(inputs=("in",), approximate=True)
 
 
 def _output(v: NodeView) -> Saves:
@@ -184,6 +189,7 @@ def _coupling(v: NodeView) -> Saves:
         # the scale (and its exp/sigmoid) and the scaled half are kept
         extra += 2 * v.in_bytes("in") // 2
         inputs = ("in",)
+        approximate = True
     return Saves(inputs=inputs, extra_bytes=extra, approximate=approximate)
 
 
@@ -194,7 +200,7 @@ RULES: dict[str, Rule] = {
     "GroupOutput": _none,
     "Conv": _saves_input,
     "Linear": _saves_input,
-    "InvConv1x1": _saves_input,
+    "InvConv1x1": _invconv,
     "BiRNN": _birnn,
     "Activation": _activation,
     "Norm": _norm,
