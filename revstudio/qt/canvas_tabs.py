@@ -86,7 +86,15 @@ class CanvasTabs(QTabWidget):
 
     # ---- groups -------------------------------------------------------
     def open_group(self, name: str) -> bool:
-        """Show the body of group ``name`` on its own tab (reusing an open one)."""
+        """Show the body of group ``name`` on its own tab (reusing an open one).
+
+        The canvas's ``openGroupRequested`` passes a node id: a Group/Repeat (or
+        coupling) node opens the group its params name.
+        """
+        node = self.current_graph().nodes.get(name)
+        if name not in self.document.graph.groups and node is not None:
+            refs = [v for v in node.params.values() if isinstance(v, str) and v in self.document.graph.groups]
+            name = node.params.get("group", refs[0] if refs else name)
         if name in self._groups:
             self.setCurrentWidget(self._groups[name])
             return True
