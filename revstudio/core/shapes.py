@@ -207,8 +207,10 @@ def analyse_graph(
             if port in group_outputs:
                 diags.append(error(nid, f"two GroupOutput nodes use port {port!r}; give each a different port"))
                 continue
-            group_outputs[port] = ins.get("in") or next(iter(ins.values()))  # type: ignore[assignment]
-            info.ok = True
+            shape = ins.get("in")
+            if shape is not None:
+                group_outputs[port] = shape
+                info.ok = True
             continue
 
         ctx = InferContext(nid, state.params, ins, inferer.groups, infer_group=inferer)
