@@ -70,6 +70,8 @@ def create_app(argv: list[str] | None = None) -> QApplication:
 def run_app(path: str | None) -> int:
     """Open the editor (optionally on ``path``); returns the process exit code."""
     logging.basicConfig(level=logging.WARNING, format="revstudio: %(message)s")
+    for handler in logging.getLogger().handlers:  # the terminal gets warnings; the Log tab gets it all
+        handler.setLevel(logging.WARNING)
     app = create_app()
     from revstudio.qt.main_window import MainWindow  # after the app: widgets need it
 

@@ -49,6 +49,7 @@ class Inspector(QWidget):
         self.node_id: str | None = None
         self.selection: list[str] = []
         self.editors: dict[str, ParamEditor] = {}
+        self._labels: dict[str, QLabel] = {}
         self._watched: Graph | None = None
 
         scroll = QScrollArea(self)
@@ -121,6 +122,7 @@ class Inspector(QWidget):
         while self.form.rowCount():
             self.form.removeRow(0)
         self.editors.clear()
+        self._labels = {}
         node = self._node()
         if node is None:
             self._show_summary()
@@ -142,6 +144,7 @@ class Inspector(QWidget):
             editor.committed.connect(lambda value, n=name: self._commit(n, value))
             editor.finished.connect(self.document.break_merge)
             label = _label(name, "paramLabel", wrap=False)
+            self._labels[name] = label
             label.setToolTip(editor.toolTip())
             label.setProperty("modified", name in node.params)
             self.form.addRow(label, editor)
@@ -181,13 +184,11 @@ class Inspector(QWidget):
         editor = self.editors.get(name)
         if editor is not None:
             editor.set_value(new)
-        for row in range(self.form.rowCount()):
-            label = self.form.itemAt(row, QFormLayout.ItemRole.LabelRole)
-            if label is not None and label.widget() is not None and label.widget().text() == name:
-                w = label.widget()
-                w.setProperty("modified", new is not None)
-                w.style().unpolish(w)
-                w.style().polish(w)
+        label = self._labels.get(name)
+        if label is not None:
+            label.setProperty("modified", new is not None)
+            label.style().unpolish(label)
+            label.style().polish(label)
 
     def _on_node_removed(self, node: Node) -> None:
         if node.id in self.selection:

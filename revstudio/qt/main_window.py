@@ -14,7 +14,16 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QByteArray, QEvent, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
-from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox, QUndoView, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QUndoView,
+    QWidget,
+)
 
 from revstudio import __version__
 from revstudio.core.graph import Graph
@@ -39,6 +48,10 @@ class MainWindow(QMainWindow):
     """One window editing one document."""
 
     opened = Signal()  # the file given on the command line (if any) is open
+    # Filled by revstudio.qt.actions.build_menus:
+    recent_menu: QMenu
+    examples_menu: QMenu
+    panels_menu: QMenu
 
     def __init__(self, document: Document | None = None, settings: Settings | None = None,
                  dialogs: Dialogs | None = None, recovery: RecoveryStore | None = None,
@@ -61,14 +74,14 @@ class MainWindow(QMainWindow):
         self.tabs = CanvasTabs(self.document, self)
         self.tabs.set_theme(theme.current() == "dark")
         self.setCentralWidget(self.tabs)
-        self.palette = PaletteWidget()
+        self.node_palette = PaletteWidget()
         self.inspector = Inspector(self.document)
         self.history = QUndoView(self.document.undo_stack)
         self.history.setEmptyLabel("<opened>")
         self.diagnostics = DiagnosticsPanel(self.document)
         self.bottom = BottomPanel(self.diagnostics)
         self.bottom.log.attach(log)
-        self.palette_dock = self._dock("Nodes", "paletteDock", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.palette_dock = self._dock("Nodes", "paletteDock", self.node_palette, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.inspector_dock = self._dock("Inspector", "inspectorDock", self.inspector,
                                          Qt.DockWidgetArea.RightDockWidgetArea)
         self.history_dock = self._dock("History", "historyDock", self.history, Qt.DockWidgetArea.RightDockWidgetArea)
@@ -88,7 +101,7 @@ class MainWindow(QMainWindow):
         self._fill_recent(self.settings.recent_files())
         self._add_code_tab()
 
-        self.palette.addRequested.connect(self.add_node_at_centre)
+        self.node_palette.addRequested.connect(self.add_node_at_centre)
         self.diagnostics.nodeActivated.connect(self.select_node)
         self.inspector.openGroupRequested.connect(self.tabs.open_group)
         self.tabs.selectionChanged.connect(self.inspector.set_selection)
@@ -273,7 +286,7 @@ class MainWindow(QMainWindow):
         self.actions_by_name["dark_theme"].setChecked(theme.current() == "dark")
         act.retint(self)
         self.tabs.set_theme(theme.current() == "dark")
-        self.palette.populate()  # category swatches follow the canvas colours
+        self.node_palette.populate()  # category swatches follow the canvas colours
         code = getattr(self, "code_view", None)
         if code is not None and hasattr(code, "set_dark"):
             code.set_dark(theme.current() == "dark")

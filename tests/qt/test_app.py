@@ -16,7 +16,7 @@ from revstudio.qt.palette import NODE_MIME
 
 def drop_from_palette(window, type_id: str, at: QPoint) -> None:
     """What a drag from the palette delivers to the canvas: enter, move, drop of the MIME payload."""
-    data = window.palette.tree.mimeData([window.palette.item_for(type_id)])
+    data = window.node_palette.tree.mimeData([window.node_palette.item_for(type_id)])
     viewport = window.current_view().viewport()
     action = Qt.DropAction.CopyAction
     buttons, mods = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
@@ -28,7 +28,7 @@ def drop_from_palette(window, type_id: str, at: QPoint) -> None:
 
 def test_drag_from_palette_adds_a_node_and_undo_removes_it(make_window, settle):
     window = make_window()
-    assert bytes(window.palette.tree.mimeData([window.palette.item_for("Conv")]).data(NODE_MIME).data()) == b"Conv"
+    assert bytes(window.node_palette.tree.mimeData([window.node_palette.item_for("Conv")]).data(NODE_MIME).data()) == b"Conv"
     drop_from_palette(window, "Conv", QPoint(300, 200))
     settle()
     graph = window.document.graph
@@ -47,7 +47,7 @@ def test_drag_from_palette_adds_a_node_and_undo_removes_it(make_window, settle):
 
 def test_double_click_in_palette_adds_at_view_centre(make_window, settle):
     window = make_window()
-    window.palette.tree.itemDoubleClicked.emit(window.palette.item_for("Input"), 0)
+    window.node_palette.tree.itemDoubleClicked.emit(window.node_palette.item_for("Input"), 0)
     settle()
     (node,) = list(window.document.graph)
     view = window.current_view()

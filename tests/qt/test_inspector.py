@@ -132,8 +132,10 @@ def test_choice_bool_and_reset_to_default(inspected):
     inspector.editors["init"].choose(inspector.editors["init"].combo.itemText(1))
     inspector.editors["bias"].box.click()
     assert doc.graph.node("f").params["bias"] is False
+    assert inspector._labels["kernel_size"].property("modified") is True  # set in the file: highlighted
     inspector.editors["kernel_size"].set_text("")  # empty = the spec's default
     assert "kernel_size" not in doc.graph.node("f").params
+    assert inspector._labels["kernel_size"].property("modified") is False
     assert doc.undo_stack.count() == 3
 
 

@@ -48,8 +48,8 @@ def glob(widget, point):
 def answer(req):
     cmd = req["cmd"]
     if cmd == "palette":
-        tree = window.palette.tree
-        item = window.palette.item_for(req["type"])
+        tree = window.node_palette.tree
+        item = window.node_palette.item_for(req["type"])
         tree.scrollToItem(item)
         return glob(tree.viewport(), tree.visualItemRect(item).center())
     if cmd == "canvas":
