@@ -331,3 +331,13 @@ def test_escape_cancels_a_wire_being_drawn(make_view):
     assert not view.scene().wiring
     QTest.mouseRelease(vp, LEFT, NONE, start + QPoint(80, 40))
     assert view.popup is None and len(view.document.graph.edges) == 3
+
+
+def test_quick_add_after_a_flat_vector_offers_only_what_takes_it(make_view):
+    view = make_view(revnet_chain(2, channels=4, size=8))
+    flat = view.open_quick_add(QPointF(0, 0), "pool.out").visible_types()  # a (4,) vector
+    assert "Linear" in flat and "Activation" in flat
+    assert "Conv" not in flat and "Pool" not in flat  # they need (C, L) or (C, H, W)
+    view.popup.close()
+    image = view.open_quick_add(QPointF(0, 0), "x.out").visible_types()  # a (4, 8, 8) image
+    assert "Conv" in image and "AdditiveCoupling" in image  # the coupling's groups come after

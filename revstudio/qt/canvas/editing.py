@@ -28,7 +28,7 @@ from revstudio.core.spec import registry
 
 from . import clipboard, layout
 from .node_item import WIDTH as NODE_WIDTH
-from .quick_add import QuickAddPopup, candidate_specs
+from .quick_add import QuickAddPopup, accepts_shape, candidate_specs
 
 if TYPE_CHECKING:  # pragma: no cover
     from PySide6.QtCore import SignalInstance
@@ -219,6 +219,10 @@ class EditingMixin:
             specs, title = candidate_specs(None, in_body), "Add node"
         else:
             specs = candidate_specs("input" if is_output else "output", in_body)
+            shape = self._scene.shape_of(origin) if is_output else None
+            if shape:
+                # offer only what can take this tensor (a Conv cannot follow a flat vector)
+                specs = [sp for sp in specs if accepts_shape(sp, shape, self.graph.groups)]
             title = f"Add a node {'after' if is_output else 'before'} {origin}"
         if self.popup is not None:
             self.popup.close()

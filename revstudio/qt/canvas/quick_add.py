@@ -7,7 +7,8 @@ Types come only from the spec registry.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QKeyEvent
@@ -37,6 +38,40 @@ def candidate_specs(needs: str | None = None, in_body: bool = False) -> list[Nod
                 continue
         out.append(spec)
     return sorted(out, key=lambda s: (s.category.lower(), s.display_name.lower()))
+
+
+def accepts_shape(spec: NodeSpec, shape: Sequence[int], groups: Mapping[str, Any]) -> bool:
+    """Whether a new ``spec`` node with default params can take a tensor of ``shape``.
+
+    Checked on a throwaway two-node graph (an Input of that shape feeding every
+    input port), so the cost does not grow with the document.
+    """
+    from revstudio.core.graph import Graph
+
+    check = _check_fn()
+    if check is None:
+        return True
+    trial = Graph("quick-add", groups=dict(groups))
+    try:
+        trial.add_node("Input", "src", {"shape": list(shape)})
+        trial.add_node(spec.type_id, "new")
+        inputs = trial.ports("new")[0]
+        for port in inputs:
+            trial.connect("src.out", f"new.{port}")
+        report = check(trial)
+    except Exception:  # an odd default or a checker hiccup: offer the type, the checker will explain
+        return True
+    # Only errors on an input port are about the tensor; others (a coupling whose
+    # function group is not chosen yet) are fixed after adding, so the type stays offered.
+    return not any(d.severity == "error" and d.node == "new" and d.port in inputs for d in report.diagnostics)
+
+
+def _check_fn() -> Any:
+    try:
+        from revstudio.core.check import check
+    except ImportError:
+        return None
+    return check
 
 
 def matches(spec: NodeSpec, text: str) -> int | None:
