@@ -13,8 +13,9 @@ from typing import Any
 
 from .graph import Edge, Graph, PortRef
 
-COLUMN = 190.0  # horizontal distance between layers on the canvas
-ROW = 110.0     # vertical distance between nodes of one layer
+# Canvas nodes are 164 wide and up to ~140 tall: leave room for wires and their shape labels.
+COLUMN = 240.0  # horizontal distance between layers on the canvas
+ROW = 170.0     # vertical distance between nodes of one layer
 
 
 class Builder:
@@ -22,9 +23,12 @@ class Builder:
 
     def __init__(self, name: str) -> None:
         self.graph = Graph(name)
+        self.rows: dict[str, int] = {}  # preferred canvas row of some nodes (layout hints)
 
-    def node(self, type_id: str, node_id: str, **params: Any) -> str:
+    def node(self, type_id: str, node_id: str, *, row: int | None = None, **params: Any) -> str:
         self.graph.add_node(type_id, node_id, params)
+        if row is not None:
+            self.rows[node_id] = row
         return node_id
 
     def wire(self, src: str, dst: str) -> None:
@@ -42,17 +46,20 @@ class Builder:
             src = f"{nid}.out"
         return src
 
-    def done(self) -> Graph:
-        layout(self.graph)
+    def done(self, band_of: Callable[[str], int] | None = None) -> Graph:
+        layout(self.graph, band_of, self.rows.get)
         return self.graph
 
 
 def layout(graph: Graph, band_of: Callable[[str], int] | None = None,
+           row_of: Callable[[str], int | None] | None = None,
            origin: tuple[float, float] = (0.0, 0.0)) -> None:
     """Place nodes in columns by longest path from the inputs.
 
-    Within a column nodes keep their file order; ``band_of`` stacks independent
-    parts (e.g. the lanes of a wide model) in horizontal bands of their own.
+    Within a column nodes take the first free row in file order, or the row
+    ``row_of`` prefers (e.g. a coupling's F below its main stream, so skip wires
+    stay visible); ``band_of`` stacks independent parts (the lanes of a wide
+    model) in horizontal bands of their own.
     """
     depth: dict[str, int] = dict.fromkeys(graph.nodes, 0)
     preds: dict[str, list[str]] = {}
@@ -62,15 +69,17 @@ def layout(graph: Graph, band_of: Callable[[str], int] | None = None,
     for nid in graph.nodes:
         for p in preds.get(nid, ()):
             depth[nid] = max(depth[nid], depth.get(p, 0) + 1)
-    rows: dict[tuple[int, int], int] = {}
+    taken: set[tuple[int, int, int]] = set()
     slot: dict[str, tuple[int, int]] = {}
-    for nid in graph.nodes:
-        key = (band_of(nid) if band_of else 0, depth[nid])
-        slot[nid] = (key[0], rows.get(key, 0))
-        rows[key] = rows.get(key, 0) + 1
     height: dict[int, int] = {}
-    for (band, _), count in rows.items():
-        height[band] = max(height.get(band, 0), count)
+    for nid in graph.nodes:
+        band, col = (band_of(nid) if band_of else 0), depth[nid]
+        row = (row_of(nid) if row_of else None) or 0
+        while (band, col, row) in taken:
+            row += 1
+        taken.add((band, col, row))
+        slot[nid] = (band, row)
+        height[band] = max(height.get(band, 0), row + 1)
     top, offset = 0.0, {}
     for band in sorted(height):
         offset[band] = top
@@ -84,11 +93,11 @@ def layout(graph: Graph, band_of: Callable[[str], int] | None = None,
 
 # ---- RevNet blocks -------------------------------------------------------
 
-def _conv_act_conv(b: Builder, src: str, prefix: str, channels: int) -> str:
+def _conv_act_conv(b: Builder, src: str, prefix: str, channels: int, row: int | None = None) -> str:
     """F or G of a RevNet block: Conv3x3 -> ReLU -> Conv3x3, keeping ``channels``."""
-    b.node("Conv", f"{prefix}_conv1", out_channels=channels, kernel_size=3, padding="same")
-    b.node("Activation", f"{prefix}_relu", fn="relu")
-    b.node("Conv", f"{prefix}_conv2", out_channels=channels, kernel_size=3, padding="same")
+    b.node("Conv", f"{prefix}_conv1", out_channels=channels, kernel_size=3, padding="same", row=row)
+    b.node("Activation", f"{prefix}_relu", fn="relu", row=row)
+    b.node("Conv", f"{prefix}_conv2", out_channels=channels, kernel_size=3, padding="same", row=row)
     return b.chain(src, f"{prefix}_conv1", f"{prefix}_relu", f"{prefix}_conv2")
 
 
@@ -97,12 +106,14 @@ def wired_block(b: Builder, src: str, name: str, channels: int) -> str:
     half = channels // 2
     split = b.node("Split", f"{name}_split", sections=2)
     b.wire(src, split)
-    f_out = _conv_act_conv(b, f"{split}.out1", f"{name}_f", half)
+    # Main stream on row 0, F and G below it, the second merge below them: the
+    # skip wires then run through empty cells instead of behind nodes.
+    f_out = _conv_act_conv(b, f"{split}.out1", f"{name}_f", half, row=1)
     merge1 = b.node("Merge", f"{name}_add1", mode="add")
     b.wire(f"{split}.out0", f"{merge1}.in0")
     b.wire(f_out, f"{merge1}.in1")
-    g_out = _conv_act_conv(b, f"{merge1}.out", f"{name}_g", half)
-    merge2 = b.node("Merge", f"{name}_add2", mode="add")
+    g_out = _conv_act_conv(b, f"{merge1}.out", f"{name}_g", half, row=1)
+    merge2 = b.node("Merge", f"{name}_add2", mode="add", row=2)
     b.wire(f"{split}.out1", f"{merge2}.in0")
     b.wire(g_out, f"{merge2}.in1")
     cat = b.node("Concat", f"{name}_cat")
@@ -182,13 +193,10 @@ def large_graph(n_nodes: int, channels: int = 8, size: int = 8) -> Graph:
         for i in range(blocks):
             src = wired_block(b, src, f"l{lane}b{i}", channels)
         classifier_head(b, src, prefix=f"l{lane}_")
-    graph = b.graph
-
     def lane_of(nid: str) -> int:
         return int(nid[1:].split("b")[0].split("_")[0]) if nid != "x" else 0
 
-    layout(graph, lane_of)
-    return graph
+    return b.done(lane_of)
 
 
 # ---- random valid graphs -----------------------------------------------------
