@@ -5,8 +5,9 @@ so menus, toolbar, tests and the real-window driver all trigger the same code.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -94,12 +95,24 @@ def build_actions(w: MainWindow) -> None:
     _action(w, "align_h", "Align Centres &Horizontally", lambda: view().align("horizontal"), "Ctrl+Shift+H")
     _action(w, "align_v", "Align Centres &Vertically", lambda: view().align("vertical"), "Ctrl+Shift+V")
     for side in ("left", "right", "top", "bottom"):
-        _action(w, f"align_{side}", f"Align {side.title()} Edges", lambda s=side: view().align(s))
+        _action(w, f"align_{side}", f"Align {side.title()} Edges", partial(_align, view, side))
     theme = _action(w, "dark_theme", "&Dark Theme", w.toggle_theme, "Ctrl+Shift+T", "theme",
                     "Switch between the dark and light theme")
     theme.setCheckable(True)
     _action(w, "about", "&About revstudio", w.about)
     _action(w, "reset_layout", "Reset &Window Layout", w.reset_layout)
+
+
+def _align(view: Callable[[], Any], side: str) -> None:
+    view().align(side)
+
+
+def _fill(menu: QMenu | QToolBar, actions: dict[str, QAction], names: Sequence[str | None]) -> None:
+    for name in names:
+        if name is None:
+            menu.addSeparator()
+        else:
+            menu.addAction(actions[name])
 
 
 def build_menus(w: MainWindow) -> None:
@@ -117,13 +130,12 @@ def build_menus(w: MainWindow) -> None:
     file_menu.addAction(a["quit"])
 
     edit = bar.addMenu("&Edit")
-    for name in ("undo", "redo", None, "cut", "copy", "paste", "duplicate", "delete", None,
-                 "select_all", "quick_add", None, "group", "ungroup", "open_group"):
-        edit.addSeparator() if name is None else edit.addAction(a[name])
+    _fill(edit, a, ("undo", "redo", None, "cut", "copy", "paste", "duplicate", "delete", None,
+                    "select_all", "quick_add", None, "group", "ungroup", "open_group"))
 
     view = bar.addMenu("&View")
-    for name in ("zoom_in", "zoom_out", "reset_zoom", "fit", "fit_selection", None, "layout", "layout_selection"):
-        view.addSeparator() if name is None else view.addAction(a[name])
+    _fill(view, a, ("zoom_in", "zoom_out", "reset_zoom", "fit", "fit_selection", None, "layout",
+                    "layout_selection"))
     align = view.addMenu("&Align")
     for name in ("align_h", "align_v", "align_left", "align_right", "align_top", "align_bottom"):
         align.addAction(a[name])
@@ -143,9 +155,8 @@ def build_toolbar(w: MainWindow) -> QToolBar:
     bar.setObjectName("mainToolbar")
     bar.setMovable(False)
     bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
-    for name in ("new", "open", "save", None, "undo", "redo", None, "delete", "group", "ungroup",
-                 None, "zoom_out", "zoom_in", "fit", "layout", None, "dark_theme"):
-        bar.addSeparator() if name is None else bar.addAction(a[name])
+    _fill(bar, a, ("new", "open", "save", None, "undo", "redo", None, "delete", "group", "ungroup",
+                   None, "zoom_out", "zoom_in", "fit", "layout", None, "dark_theme"))
     w.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
     return bar
 

@@ -200,7 +200,8 @@ class CanvasTabs(QTabWidget):
             self._close_view(name)
         old = self.widget(0)
         self.removeTab(0)
-        old.deleteLater()
+        if old is not None:
+            old.deleteLater()
         self._add_main()
         self.setCurrentIndex(0)
 
@@ -209,7 +210,7 @@ class CanvasTabs(QTabWidget):
             self.selectionChanged.emit(self.current_graph(), list(ids))
 
     def _on_current(self, _index: int) -> None:
-        view = self.currentWidget()
+        view: Any = self.currentWidget()
         if view is not None:
             self.selectionChanged.emit(self.current_graph(), list(view.selected_node_ids()))
 

@@ -10,6 +10,7 @@ copy of the truth.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -106,9 +107,10 @@ class Document(QObject):
     def recompute(self) -> None:
         """Recompute shapes, diagnostics, regions and the memory estimate."""
         self._timer.stop()
+        full_check: Callable[[Graph], Any]
         try:
             from revstudio.diagnostics.check import full_check
-        except ImportError:  # backend not there yet: shapes and diagnostics only
+        except ImportError:  # a build without the backend: shapes and diagnostics only
             from revstudio.core.check import check as full_check
         try:
             self.report = full_check(self.graph)

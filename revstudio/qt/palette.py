@@ -6,6 +6,8 @@ spec up itself. Double-click (or Enter) asks for the type at the view centre.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtGui import QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
@@ -63,7 +65,7 @@ class _PaletteTree(QTreeWidget):
     def mimeTypes(self) -> list[str]:  # noqa: N802 - Qt API
         return [NODE_MIME]
 
-    def mimeData(self, items: list[QTreeWidgetItem]) -> QMimeData:  # noqa: N802 - Qt API
+    def mimeData(self, items: Sequence[QTreeWidgetItem]) -> QMimeData:  # noqa: N802 - Qt API
         data = QMimeData()
         type_ids = [i.data(0, TYPE_ROLE) for i in items if i.data(0, TYPE_ROLE)]
         if type_ids:
@@ -130,12 +132,17 @@ class PaletteWidget(QWidget):
         item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsDragEnabled)
         return item
 
+    def _heads(self) -> list[QTreeWidgetItem]:
+        heads = (self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount()))
+        return [h for h in heads if h is not None]
+
+    @staticmethod
+    def _children(head: QTreeWidgetItem) -> list[QTreeWidgetItem]:
+        kids = (head.child(j) for j in range(head.childCount()))
+        return [k for k in kids if k is not None]
+
     def type_items(self) -> list[QTreeWidgetItem]:
-        out = []
-        for i in range(self.tree.topLevelItemCount()):
-            head = self.tree.topLevelItem(i)
-            out += [head.child(j) for j in range(head.childCount())]
-        return out
+        return [item for head in self._heads() for item in self._children(head)]
 
     def item_for(self, type_id: str) -> QTreeWidgetItem | None:
         return next((i for i in self.type_items() if i.data(0, TYPE_ROLE) == type_id), None)
@@ -146,11 +153,9 @@ class PaletteWidget(QWidget):
     def filter(self, text: str) -> None:
         """Show types whose name, category or help mentions every word of ``text``."""
         words = text.lower().split()
-        for i in range(self.tree.topLevelItemCount()):
-            head = self.tree.topLevelItem(i)
+        for head in self._heads():
             any_visible = False
-            for j in range(head.childCount()):
-                item = head.child(j)
+            for item in self._children(head):
                 spec = registry.find(item.data(0, TYPE_ROLE))
                 hay = " ".join([spec.type_id, spec.display_name, spec.category, spec.help]).lower() if spec else ""
                 match = all(w in hay for w in words)
@@ -158,8 +163,9 @@ class PaletteWidget(QWidget):
                 any_visible |= match
             head.setHidden(not any_visible)
         visible = self.visible_type_ids()
-        if words and visible:
-            self.tree.setCurrentItem(self.item_for(visible[0]))
+        first = self.item_for(visible[0]) if visible else None
+        if words and first is not None:
+            self.tree.setCurrentItem(first)
         elif words:
             self.help.setText(f"No node type matches '{text.strip()}'.")
 

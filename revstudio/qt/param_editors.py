@@ -105,9 +105,9 @@ class ParamEditor(QWidget):
         self.error_label.setObjectName("paramError")
         self.error_label.setWordWrap(True)
         self.error_label.hide()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
+        self._vbox = QVBoxLayout(self)
+        self._vbox.setContentsMargins(0, 0, 0, 0)
+        self._vbox.setSpacing(2)
         self.setToolTip(self._tooltip())
 
     def _tooltip(self) -> str:
@@ -148,8 +148,8 @@ class TextEditor(ParamEditor):
         self.edit = QLineEdit(self)
         self.edit.setPlaceholderText(f"default: {format_value(param.default) or '(empty)'}")
         self.edit.setToolTip(self.toolTip())
-        self.layout().addWidget(self.edit)
-        self.layout().addWidget(self.error_label)
+        self._vbox.addWidget(self.edit)
+        self._vbox.addWidget(self.error_label)
         self.edit.textEdited.connect(self._on_text)
         self.edit.editingFinished.connect(self.finished)
 
@@ -193,8 +193,8 @@ class ChoiceEditor(ParamEditor):
         self.combo = QComboBox(self)
         self.combo.setToolTip(self.toolTip())
         self.combo.addItems(list(getattr(param, "options", ())))
-        self.layout().addWidget(self.combo)
-        self.layout().addWidget(self.error_label)
+        self._vbox.addWidget(self.combo)
+        self._vbox.addWidget(self.error_label)
         self.combo.activated.connect(self._on_activated)
 
     def set_value(self, value: Any) -> None:
@@ -218,7 +218,7 @@ class BoolEditor(ParamEditor):
         super().__init__(name, param, parent)
         self.box = QCheckBox(self)
         self.box.setToolTip(self.toolTip())
-        self.layout().addWidget(self.box)
+        self._vbox.addWidget(self.box)
         self.box.clicked.connect(self._on_clicked)
 
     def set_value(self, value: Any) -> None:
@@ -237,8 +237,8 @@ class GroupEditor(ParamEditor):
         super().__init__(name, param, parent)
         self.combo = QComboBox(self)
         self.combo.setToolTip(self.toolTip())
-        self.layout().addWidget(self.combo)
-        self.layout().addWidget(self.error_label)
+        self._vbox.addWidget(self.combo)
+        self._vbox.addWidget(self.error_label)
         self.combo.activated.connect(self._on_activated)
 
     def set_groups(self, names: list[str]) -> None:

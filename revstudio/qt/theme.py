@@ -107,7 +107,8 @@ def _icon(name: str, color: str, _theme: str) -> QIcon:
         return QIcon()
     renderer = QSvgRenderer(QByteArray(svg.encode()))
     result = QIcon()
-    ratio = QGuiApplication.instance().devicePixelRatio() if QGuiApplication.instance() else 1.0
+    app = QGuiApplication.instance()
+    ratio = app.devicePixelRatio() if isinstance(app, QGuiApplication) else 1.0
     for size in (16, 20, 24, 32, 48):
         pm = QPixmap(int(size * ratio), int(size * ratio))
         pm.fill(Qt.GlobalColor.transparent)
