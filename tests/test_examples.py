@@ -92,3 +92,11 @@ def test_two_branch_heads_start_at_zero() -> None:
         graph = load(EXAMPLES / name)
         assert graph.nodes["head"].params["init"] == "zeros"
         assert graph.nodes["join"].type in ("Merge", "Concat")
+
+
+def test_example_files_match_their_generator() -> None:
+    """Regenerate with `python -m revstudio.core.generate resources/examples` after changing one."""
+    from revstudio.core.generate import example_projects
+
+    for stem, graph in example_projects().items():
+        assert dumps(graph) == (EXAMPLES / f"{stem}.revs").read_text(encoding="utf-8"), stem
