@@ -262,10 +262,10 @@ class Cat(Step):
                 grads[s] = _add(grads.get(s), gx)
 
 
-def _sample_index(x: Tensor, k: int = 1024) -> tuple[Tensor, ...]:
-    """Fixed coordinates spread over ``x`` (indexing a view this way copies only k values)."""
+def _sample(x: Tensor, k: int = 256) -> Tensor:
+    """``k`` values spread evenly over ``x`` (the same ones every time; copies only those)."""
     flat = torch.linspace(0, x.numel() - 1, min(k, x.numel()), device=x.device).long()
-    return torch.unravel_index(flat, x.shape)
+    return x[torch.unravel_index(flat, x.shape)]
 
 
 def _releasable(x: Tensor, outputs: Sequence[Tensor]) -> bool:
@@ -295,8 +295,7 @@ class _RegionFunction(torch.autograd.Function):
         ctx.samples = {}
         if region.track_error:
             for s in region.rebuilt:
-                idx = _sample_index(env[s])
-                ctx.samples[s] = (idx, env[s][idx].clone())
+                ctx.samples[s] = _sample(env[s])
         ctx.rng = {}
         for i, step in enumerate(region.steps):
             if step.stochastic:
@@ -312,10 +311,12 @@ class _RegionFunction(torch.autograd.Function):
             if any(y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr() for x in inputs):
                 y = y.clone()  # never hand out a view of an input from a custom Function
             outs.append(y)
-        same = all(y is t for y, t in zip(outs, kept))
-        ctx.kept = None if same else kept
-        if same:
-            ctx.save_for_backward(*outs)  # catches in-place edits of the outputs by the caller
+        # Keep the returned tensors (save_for_backward catches in-place edits by the
+        # caller) plus, for wide streams, the rounding residual in the narrow dtype:
+        # y + r restores the wide value to ~2^-48, at half the bytes of a wide copy.
+        ctx.save_for_backward(*outs)
+        ctx.residuals = [None if y is t else (t - y.to(t.dtype)).to(y.dtype) for y, t in zip(outs, kept)]
+        ctx.stream = stream
         ctx.freed = []
         if region.free and not _compiling():
             for i, s in enumerate(region.inputs):
@@ -329,7 +330,8 @@ class _RegionFunction(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, *gouts: Tensor | None) -> tuple[Tensor | None, ...]:  # type: ignore[override]
         region: Region = ctx.region
-        kept = ctx.kept if ctx.kept is not None else list(ctx.saved_tensors)
+        kept = [y if r is None else y.to(ctx.stream) + r.to(ctx.stream)
+                for y, r in zip(ctx.saved_tensors, ctx.residuals)]
         env: dict[int, Tensor] = {s: t.detach() for s, t in zip(region.outputs, kept)}
         env.update({s: t for s, t in zip(region.side, ctx.side)})
         grads: dict[int, Tensor] = {}
@@ -346,8 +348,8 @@ class _RegionFunction(torch.autograd.Function):
                     step.backward(env, grads, pgrads, ctx.dtype)
         if ctx.samples:
             errs = []
-            for s, (idx, ref) in ctx.samples.items():
-                rec = env[s][idx]
+            for s, ref in ctx.samples.items():
+                rec = _sample(env[s])
                 errs.append((ref - rec).norm() / ref.norm().clamp_min(torch.finfo(ref.dtype).tiny))
             region.last_error = torch.stack(errs).max().detach()
         with torch.no_grad():
