@@ -24,7 +24,7 @@ from .scene import GraphScene
 
 NODE_MIME = "application/x-revstudio-node-type"
 ZOOM_STEP = 1.2
-ZOOM_MIN, ZOOM_MAX = 0.01, 4.0
+ZOOM_MIN, ZOOM_MAX = 0.002, 4.0  # fit must show even a 100,000 px wide graph
 FIT_MAX = 1.25          # fitting one small node should not blow it up
 
 
