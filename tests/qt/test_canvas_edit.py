@@ -341,3 +341,14 @@ def test_quick_add_after_a_flat_vector_offers_only_what_takes_it(make_view):
     view.popup.close()
     image = view.open_quick_add(QPointF(0, 0), "x.out").visible_types()  # a (4, 8, 8) image
     assert "Conv" in image and "AdditiveCoupling" in image  # the coupling's groups come after
+
+
+def test_double_click_on_empty_canvas_opens_quick_add_there(make_view):
+    view = make_view(chain())
+    spot = view.mapFromScene(QPointF(300, 700))
+    QTest.mouseDClick(view.viewport(), LEFT, NONE, spot)
+    assert view.popup is not None and view.popup.isVisible()
+    view.popup.choose("Dropout")
+    new = view.selected_node_ids()[0]
+    x, y = view.document.graph.node(new).pos
+    assert abs(x - 300) < 5 and abs(y - 700) < 5

@@ -242,3 +242,14 @@ def test_center_on_node(view):
     centre = view.mapToScene(view.viewport().rect().center())
     assert view.scene().node_items["y"].sceneBoundingRect().contains(centre)
     assert not view.center_on_node("nope")
+
+
+def test_port_tooltips_say_what_flows_through(view):
+    scene = view.scene()
+    item = scene.node_items["f"]
+    item.set_hover_port(("out", True))
+    assert "f.out" in item.toolTip() and "4x16x16" in item.toolTip() and "m.in1" in item.toolTip()
+    item.set_hover_port(("in", False))
+    assert "fed by s.out1" in item.toolTip()
+    item.set_hover_port(None)
+    assert item.toolTip().startswith("<b>Conv</b>")

@@ -46,6 +46,7 @@ class NodeItem(QGraphicsItem):
         self.warnings: tuple[str, ...] = ()
         self.error_ports: frozenset[str] = frozenset()
         self.hover_port: tuple[str, bool] | None = None
+        self._tooltip = ""
         self._hovered = False
         self._height = self._compute_height()
         self._bounds = self._compute_bounds()
@@ -142,12 +143,21 @@ class NodeItem(QGraphicsItem):
         for message in self.warnings:
             parts.append(f"<span style='color:#c27803'>warning: {_escape(message)}</span>")
         parts.extend(_escape(line) for line in d.footer)
-        self.setToolTip("<br>".join(parts))
+        self._tooltip = "<br>".join(parts)
+        if self.hover_port is None:
+            self.setToolTip(self._tooltip)
 
     def set_hover_port(self, port: tuple[str, bool] | None) -> None:
-        if port != self.hover_port:
-            self.hover_port = port
-            self.update()
+        """Highlight a port; its tooltip says what flows through it."""
+        if port == self.hover_port:
+            return
+        self.hover_port = port
+        scene = self.scene()
+        if port is not None and scene is not None:
+            self.setToolTip(scene.port_tooltip(self.node_id, port[0], port[1]))  # type: ignore[attr-defined]
+        else:
+            self.setToolTip(self._tooltip)
+        self.update()
 
     # ---- events ------------------------------------------------------
     def hoverEnterEvent(self, event: Any) -> None:  # noqa: N802

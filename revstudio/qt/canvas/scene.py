@@ -250,6 +250,20 @@ class GraphScene(QGraphicsScene):
         except Exception:  # an older/partial report: no shape rather than a crash
             return None
 
+    def port_tooltip(self, node_id: str, port: str, is_output: bool) -> str:
+        """What flows through a port: its shape, and where it comes from or goes to."""
+        ref = PortRef(node_id, port)
+        if is_output:
+            shape = format_shape(self.shape_of(ref))
+            readers = [str(e.dst) for e in self.graph.edges_from(node_id, port)]
+            where = ("feeds " + ", ".join(readers[:6]) + (" …" if len(readers) > 6 else "")) if readers \
+                else "not connected yet: drag from here to an input"
+        else:
+            fed = self.graph.edges_into(node_id, port)
+            shape = format_shape(self.shape_of(fed[0].src)) if fed else ""
+            where = f"fed by {fed[0].src}" if fed else "not connected yet: drag here from an output"
+        return f"<b>{ref}</b>" + (f" &nbsp;{shape}" if shape else "") + f"<br>{where}"
+
     def _apply_regions(self, report: Any) -> None:
         for region in self.region_items:
             self.removeItem(region)

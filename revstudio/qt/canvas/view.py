@@ -21,6 +21,7 @@ from . import layout
 from .editing import EditingMixin
 from .quick_add import QuickAddPopup
 from .scene import GraphScene
+from .wire_item import WireItem
 
 NODE_MIME = "application/x-revstudio-node-type"
 ZOOM_STEP = 1.2
@@ -380,6 +381,16 @@ class GraphView(EditingMixin, QGraphicsView):
         add("Fit to view", self.fit_all, "Home")
         self.contextMenuRequested.emit(menu, node_id)
         return menu, node_id
+
+    def mouseDoubleClickEvent(self, event: Any) -> None:  # noqa: N802
+        # Double-click on empty canvas searches for a node to add there (as in ComfyUI).
+        pos = self.mapToScene(event.position().toPoint())
+        if event.button() == Qt.MouseButton.LeftButton and self._scene.node_at(pos) is None \
+                and not any(isinstance(i, WireItem) for i in self._scene.items(pos)):
+            self.open_quick_add(pos)
+            event.accept()
+            return
+        super().mouseDoubleClickEvent(event)
 
     def contextMenuEvent(self, event: Any) -> None:  # noqa: N802
         menu, _ = self.build_context_menu(self.mapToScene(event.pos()))
