@@ -100,6 +100,7 @@ def build_actions(w: MainWindow) -> None:
                     "Switch between the dark and light theme")
     theme.setCheckable(True)
     _action(w, "about", "&About revstudio", w.about)
+    _action(w, "shortcuts", "&Keyboard Shortcuts", w.show_shortcuts, "F1")
     _action(w, "reset_layout", "Reset &Window Layout", w.reset_layout)
 
 
@@ -146,6 +147,7 @@ def build_menus(w: MainWindow) -> None:
     view.addAction(a["reset_layout"])
 
     help_menu = bar.addMenu("&Help")
+    help_menu.addAction(a["shortcuts"])
     help_menu.addAction(a["about"])
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import time
 import uuid
@@ -20,6 +21,7 @@ from PySide6.QtCore import QObject, QStandardPaths, QTimer
 from revstudio.qt.document import Document
 
 AUTOSAVE_MS = 30_000
+log = logging.getLogger("revstudio")
 
 
 def default_recovery_dir() -> Path:
@@ -159,7 +161,10 @@ class Autosaver(QObject):
             self.store.write(self._key, dumps(self.document.graph), self.document.path,
                              self.document.graph.name)
         except Exception as exc:  # a full disk must not take the editor down
-            self.last_error = f"autosave to {self.store.folder} failed: {exc}"
+            error = f"autosave to {self.store.folder} failed: {exc}; save your work with Save As"
+            if error != self.last_error:  # say it once, not every 30 s
+                log.warning(error)
+            self.last_error = error
             return False
         self.last_error = None
         return True

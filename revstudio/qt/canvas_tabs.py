@@ -11,7 +11,8 @@ import logging
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QTabWidget, QWidget
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QMenu, QTabWidget, QWidget
 
 from revstudio.core.graph import Graph
 from revstudio.qt.document import Document
@@ -49,6 +50,7 @@ class CanvasTabs(QTabWidget):
         view.selectionChangedIds.connect(lambda ids, v=view: self._on_view_selection(v, ids))
         view.message.connect(self.message)
         view.openGroupRequested.connect(self.open_group)
+        view.contextMenuRequested.connect(self._extend_menu)
         if hasattr(view, "set_theme"):
             view.set_theme(self.dark)
         return view
@@ -170,6 +172,22 @@ class CanvasTabs(QTabWidget):
         self.document.push(cmd)
         view.select_nodes(sorted(set(graph.nodes) - before))
         return True
+
+    def _extend_menu(self, menu: QMenu, node_id: str) -> None:
+        """Add grouping to the canvas's context menu (the canvas knows nothing of groups' tabs)."""
+        view = self.current_view()
+        main = self.current_group() is None
+        menu.addSeparator()
+        group = menu.addAction(icon("group"), "Group selection")
+        group.setShortcut(QKeySequence("Ctrl+G"))
+        group.setEnabled(main and bool(view.selected_node_ids()))
+        group.triggered.connect(self.group_selection)
+        node = self.current_graph().nodes.get(node_id) if node_id else None
+        if node is not None and node.type == "Group":
+            ungroup = menu.addAction(icon("ungroup"), "Ungroup")
+            ungroup.setShortcut(QKeySequence("Ctrl+Shift+G"))
+            ungroup.setEnabled(main)
+            ungroup.triggered.connect(self.ungroup_selection)
 
     # ---- bookkeeping --------------------------------------------------
     def _watch(self, graph: Graph) -> None:

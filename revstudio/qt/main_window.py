@@ -12,8 +12,8 @@ import os
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QByteArray, QEvent, QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtCore import QByteArray, QEvent, QMimeData, QPointF, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -42,6 +42,14 @@ from revstudio.qt.palette import PaletteWidget
 from revstudio.qt.settings import Settings
 
 log = logging.getLogger("revstudio")
+
+
+def _project_url(data: QMimeData) -> str | None:
+    """The local project file in a drop from a file manager, if any."""
+    for url in data.urls() if data.hasUrls() else []:
+        if url.isLocalFile() and url.toLocalFile().endswith((".revs", ".py")):
+            return url.toLocalFile()
+    return None
 
 
 class MainWindow(QMainWindow):
@@ -96,6 +104,7 @@ class MainWindow(QMainWindow):
         for dock in (self.palette_dock, self.inspector_dock, self.history_dock, self.bottom_dock):
             self.panels_menu.addAction(dock.toggleViewAction())
         self.actions_by_name["dark_theme"].setChecked(theme.current() == "dark")
+        self.setAcceptDrops(True)  # .revs files dropped from a file manager open
         self._build_status_bar()
         self._fill_examples()
         self._fill_recent(self.settings.recent_files())
@@ -287,9 +296,9 @@ class MainWindow(QMainWindow):
         act.retint(self)
         self.tabs.set_theme(theme.current() == "dark")
         self.node_palette.populate()  # category swatches follow the canvas colours
-        code = getattr(self, "code_view", None)
-        if code is not None and hasattr(code, "set_dark"):
-            code.set_dark(theme.current() == "dark")
+        highlighter = getattr(getattr(self, "code_view", None), "highlighter", None)
+        if highlighter is not None and hasattr(highlighter, "set_dark"):
+            highlighter.set_dark(theme.current() == "dark")
         self.diagnostics.refresh()
         self.inspector.refresh_facts()
 
@@ -313,6 +322,33 @@ class MainWindow(QMainWindow):
         QMessageBox.about(self, "About revstudio",
                           f"<b>revstudio {__version__}</b><p>A studio for memory-saving reversible "
                           "neural networks.</p><p>Settings: " + self.settings.file_name() + "</p>")
+
+    def show_shortcuts(self) -> None:
+        """Help > Keyboard Shortcuts: every action with a key, from the actions themselves."""
+        from html import escape
+
+        rows = "".join(
+            f"<tr><td style='padding:2px 18px 2px 0'>{escape(a.text().replace('&', ''))}</td>"
+            f"<td><b>{escape(a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))}</b></td></tr>"
+            for a in self.actions_by_name.values() if not a.shortcut().isEmpty())
+        extra = ("<p>On the canvas: drag from a port to wire it, Space+drag or the middle button pans, "
+                 "the wheel zooms, Tab opens a group, Escape cancels.</p>")
+        self.dialogs.info(self, "Keyboard shortcuts", f"<table>{rows}</table>{extra}")
+
+    # ---- dropping files -----------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt API
+        if _project_url(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt API
+        path = _project_url(event.mimeData())
+        if path:
+            event.acceptProposedAction()
+            self.files.open_file(path)
+        else:
+            super().dropEvent(event)
 
     # ---- closing ----------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API

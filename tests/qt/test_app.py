@@ -253,3 +253,56 @@ def test_startup_benchmark_runs(tmp_path):
                          env={**os.environ, "HOME": str(tmp_path)})
     assert "torch imported: no" in out.stdout, out.stdout + out.stderr
     assert out.stdout.count("window painted") == 2
+
+
+def test_dropping_a_project_file_on_the_window_opens_it(make_window, revnet, tmp_path, settle):
+    from PySide6.QtCore import QMimeData, QUrl
+
+    from revstudio.core.project import save
+
+    path = tmp_path / "dropped.revs"
+    save(revnet, str(path))
+    window = make_window()
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(str(path))])
+    at = QPoint(20, 20)
+    enter = QDragEnterEvent(at, Qt.DropAction.CopyAction, data, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, enter)
+    assert enter.isAccepted()
+    QApplication.sendEvent(window, QDropEvent(QPointF(at), Qt.DropAction.CopyAction, data,
+                                              Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier))
+    settle()
+    assert window.document.path == str(path) and "f" in window.document.graph.nodes
+
+
+def test_canvas_context_menu_offers_grouping(make_window, revnet):
+    window = make_window(revnet)
+    view = window.tabs.main_view()
+    view.select_nodes(["f", "m"])
+    menu, _ = view.build_context_menu(view.scene().node_items["f"].scenePos())
+    group = next(a for a in menu.actions() if a.text() == "Group selection")
+    assert group.isEnabled()
+    group.trigger()
+    (group_id,) = view.selected_node_ids()
+    menu, _ = view.build_context_menu(view.scene().node_items[group_id].scenePos() + QPointF(20, 20))
+    assert "Ungroup" in [a.text() for a in menu.actions()]
+
+
+def test_shortcuts_help_lists_the_actions(make_window, dialogs):
+    window = make_window()
+    window.actions_by_name["shortcuts"].trigger()
+    assert dialogs.asked == ["info:Keyboard shortcuts"]
+    assert window.actions_by_name["group"].shortcut().toString() == "Ctrl+G"
+    assert window.actions_by_name["save"].shortcut().toString() == "Ctrl+S"
+    assert window.actions_by_name["undo"].shortcut().toString() == "Ctrl+Z"
+
+
+def test_autosave_failure_is_logged_once(make_window, revnet, tmp_path):
+    window = make_window(revnet)
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    window.autosaver.store.folder = blocker / "recovery"  # cannot be created: a file is in the way
+    window.document.mark_dirty()
+    assert not window.autosaver.save_now() and not window.autosaver.save_now()
+    log = window.bottom.log.toPlainText()
+    assert log.count("autosave to") == 1 and "Save As" in log
