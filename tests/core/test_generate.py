@@ -6,6 +6,7 @@ never hides the shapes of nodes that do not depend on it.
 """
 from __future__ import annotations
 
+import json
 import random
 
 from hypothesis import HealthCheck, given, settings
@@ -57,6 +58,8 @@ def test_random_graphs_are_valid_and_fully_inferred(seed: int, size: int) -> Non
     assert all(info.ok for info in r.nodes.values())
     assert r.parameters == sum(info.parameters for info in r.nodes.values())
     assert random_graph(seed, size).nodes.keys() == g.nodes.keys()  # deterministic per seed
+    data = json.loads(json.dumps(r.to_json()))  # the --json object is plain JSON
+    assert set(data["nodes"]) == set(g.nodes) and data["valid"] is True
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
