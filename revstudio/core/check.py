@@ -78,7 +78,9 @@ class Report:
             },
             "parameters": self.parameters,
         }
-        if self.regions:
+        # After a full check (it always sets the estimate) an empty region list
+        # is an answer ("nothing here is reversible"), so it is printed too.
+        if self.regions or self.estimate is not None:
             out["regions"] = [r.to_json() for r in self.regions]
         if self.estimate is not None:
             out["estimate"] = self.estimate.to_json()

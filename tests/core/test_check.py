@@ -163,6 +163,8 @@ def test_regions_and_estimate_appear_in_json_when_filled() -> None:
     r.estimate = Obj({"total": 3})
     data = r.to_json()
     assert data["regions"] == [{"id": "r0", "nodes": ["s", "m"]}] and data["estimate"] == {"total": 3}
+    r.regions = []
+    assert r.to_json()["regions"] == []  # a full check that found no region says so
 
 
 def test_cycle_names_its_nodes_and_downstream_stays_quiet() -> None:

@@ -92,7 +92,6 @@ def test_breaking_one_node_keeps_unrelated_shapes(seed: int, how: str) -> None:
 
 def test_load_and_check_benchmark_runs_in_quick_mode() -> None:
     """benchmarks/bench_check.py must keep working (it records the speed targets)."""
-    import json
     import subprocess
     import sys
     from pathlib import Path
