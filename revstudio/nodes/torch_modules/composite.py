@@ -35,7 +35,7 @@ class GroupCall(nn.Module):
 class Repeat(nn.Module):
     """Runs several copies of a body in sequence, each with its own weights."""
 
-    def __init__(self, blocks: "list[nn.Module]") -> None:
+    def __init__(self, blocks: list[nn.Module]) -> None:
         super().__init__()
         self.blocks = nn.ModuleList(blocks)
 

@@ -24,7 +24,7 @@ class Identity(nn.Module):
 class Flatten(nn.Module):
     """(B, *in_shape) -> (B, prod(in_shape)); the inverse restores the shape."""
 
-    def __init__(self, in_shape: "tuple[int, ...] | list[int]") -> None:
+    def __init__(self, in_shape: tuple[int, ...] | list[int]) -> None:
         super().__init__()
         self.in_shape = tuple(in_shape)
 
@@ -38,7 +38,7 @@ class Flatten(nn.Module):
 class Reshape(nn.Module):
     """(B, *in_shape) -> (B, *out_shape) with the same number of values."""
 
-    def __init__(self, in_shape: "tuple[int, ...] | list[int]", out_shape: "tuple[int, ...] | list[int]") -> None:
+    def __init__(self, in_shape: tuple[int, ...] | list[int], out_shape: tuple[int, ...] | list[int]) -> None:
         super().__init__()
         self.in_shape = tuple(in_shape)
         self.out_shape = tuple(out_shape)
@@ -53,7 +53,7 @@ class Reshape(nn.Module):
 class Split(nn.Module):
     """Cuts one tensor into pieces of ``sizes`` along ``dim``; the pieces are views."""
 
-    def __init__(self, sizes: "tuple[int, ...] | list[int]", dim: int = 0) -> None:
+    def __init__(self, sizes: tuple[int, ...] | list[int], dim: int = 0) -> None:
         super().__init__()
         self.sizes = [int(s) for s in sizes]
         self.dim = dim
@@ -68,7 +68,7 @@ class Split(nn.Module):
 class Concat(nn.Module):
     """Joins tensors along ``dim``; ``sizes`` (each input's extent) make it invertible."""
 
-    def __init__(self, sizes: "tuple[int, ...] | list[int]", dim: int = 0) -> None:
+    def __init__(self, sizes: tuple[int, ...] | list[int], dim: int = 0) -> None:
         super().__init__()
         self.sizes = [int(s) for s in sizes]
         self.dim = dim
