@@ -210,6 +210,15 @@ class NodeItem(QGraphicsItem):
             painter.setBrush(QBrush(theme.node_body))
             painter.drawRect(rect)
             painter.fillRect(QRectF(0, 0, WIDTH, HEADER), header_color)
+            if lod >= 0.12:
+                # The type name, drawn big enough to read at this zoom, says what each card is.
+                font = QFont(_TITLE_FONT)
+                font.setPointSizeF(min(7.0 / lod, 40.0))
+                painter.setFont(font)
+                painter.setPen(theme.node_text)
+                title = QFontMetricsF(font).elidedText(d.title, Qt.TextElideMode.ElideRight, WIDTH - 8)
+                painter.drawText(QRectF(4, HEADER, WIDTH - 8, max(self._height - HEADER, 1.0)),
+                                 Qt.AlignmentFlag.AlignCenter, title)
             return
 
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)

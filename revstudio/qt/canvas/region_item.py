@@ -17,7 +17,7 @@ _REGION_FONT.setBold(True)
 _HINT_FONT = QFont()
 _HINT_FONT.setPointSizeF(8.5)
 MARGIN = 18.0
-LABEL_H = 20.0
+BAND = 56.0  # room above the box for the label, which grows when zoomed out
 
 
 class RegionItem(QGraphicsItem):
@@ -41,7 +41,7 @@ class RegionItem(QGraphicsItem):
         box = rects[0]
         for r in rects[1:]:
             box = box.united(r)
-        box = box.adjusted(-MARGIN, -MARGIN - LABEL_H, MARGIN, MARGIN)
+        box = box.adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
         # wide enough for its label: the saving is the point of the backdrop
         need = QFontMetricsF(_REGION_FONT).horizontalAdvance(self.label) + 24
         if box.width() < need:
@@ -52,13 +52,17 @@ class RegionItem(QGraphicsItem):
 
     def include(self, rect: QRectF) -> None:
         """Grow to cover a dragged member (cheap; the exact fit follows the edit)."""
-        box = rect.adjusted(-MARGIN, -MARGIN - LABEL_H, MARGIN, MARGIN)
+        box = rect.adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
         if not self._rect.contains(box):
             self.prepareGeometryChange()
             self._rect = self._rect.united(box)
 
+    def box(self) -> QRectF:
+        """The backdrop itself (the bounding rect adds the label band above it)."""
+        return QRectF(self._rect)
+
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
-        return self._rect.adjusted(-1, -1, 1, 1)
+        return self._rect.adjusted(-1, -BAND - 1, 1, 1)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         theme = self.scene().theme  # type: ignore[attr-defined]
@@ -68,11 +72,16 @@ class RegionItem(QGraphicsItem):
         painter.setPen(pen)
         painter.setBrush(QBrush(theme.region_fill))
         painter.drawRoundedRect(self._rect, 12, 12)
-        painter.setFont(_REGION_FONT)
+        # Zoomed out, the label grows so the saving stays readable on screen.
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        font = QFont(_REGION_FONT)
+        scale = min(max(1.0, 0.9 / max(lod, 1e-3)), 3.0)  # 3x still fits the band
+        font.setPointSizeF(_REGION_FONT.pointSizeF() * scale)
+        painter.setFont(font)
         painter.setPen(theme.region_text)
-        text_rect = QRectF(self._rect.left() + 10, self._rect.top() + 3, self._rect.width() - 20, LABEL_H)
-        text = QFontMetricsF(_REGION_FONT).elidedText(self.label, Qt.TextElideMode.ElideRight, text_rect.width())
-        painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+        text_rect = QRectF(self._rect.left() + 6, self._rect.top() - BAND, self._rect.width() - 12, BAND - 2)
+        text = QFontMetricsF(font).elidedText(self.label, Qt.TextElideMode.ElideRight, text_rect.width())
+        painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom, text)
 
 
 class HintItem(QGraphicsItem):

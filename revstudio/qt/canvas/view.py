@@ -233,7 +233,8 @@ class GraphView(EditingMixin, QGraphicsView):
             (int(K.Key_0.value), ctrl): self.reset_zoom,
             (int(K.Key_A.value), shift): self._quick_add_at_cursor,
             (int(K.Key_Tab.value), none): self._tab,
-            (int(K.Key_L.value), ctrl): lambda: self.auto_layout(len(self.selected_node_ids()) > 1),
+            (int(K.Key_L.value), ctrl): lambda: self.auto_layout(False),
+            (int(K.Key_L.value), ctrl | shift): lambda: self.auto_layout(True),
             (int(K.Key_Escape.value), none): self._escape,
         }
 
@@ -376,7 +377,7 @@ class GraphView(EditingMixin, QGraphicsView):
             act = align.addAction(axis.capitalize())
             act.triggered.connect(lambda _=False, a=axis: self.align(a))
         align.setEnabled(len(self.selected_node_ids()) > 1)
-        add("Layout selection", lambda: self.auto_layout(True), "", len(self.selected_node_ids()) > 1)
+        add("Layout selection", lambda: self.auto_layout(True), "Ctrl+Shift+L", len(self.selected_node_ids()) > 1)
         add("Layout graph", lambda: self.auto_layout(False), "Ctrl+L")
         add("Fit to view", self.fit_all, "Home")
         self.contextMenuRequested.emit(menu, node_id)
