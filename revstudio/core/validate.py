@@ -7,6 +7,7 @@ shape walk (``shapes.py``) then runs over what this pass left usable.
 from __future__ import annotations
 
 import difflib
+import functools
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -58,6 +59,12 @@ class Structure:
 
 def _suggest(name: str, known: Iterable[str]) -> str:
     """' (did you mean Conv?)' for near misses, case-insensitively."""
+    return _suggest_cached(name, tuple(known))
+
+
+@functools.lru_cache(maxsize=256)
+def _suggest_cached(name: str, known: tuple[str, ...]) -> str:
+    # Cached: a file with thousands of nodes of one misspelt type asks the same question.
     by_lower = {k.lower(): k for k in known}
     close = difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.6)
     if not close:
@@ -82,7 +89,7 @@ def resolve_node(
     """Look up the spec, validate params and group references, compute ports."""
     spec = registry.find(node.type) if isinstance(node.type, str) else None
     if spec is None:
-        types = [s.type_id for s in registry]
+        types = tuple(s.type_id for s in registry)
         diags.append(error(
             node.id,
             f"unknown node type {node.type!r}{_suggest(str(node.type), types)}; "

@@ -478,3 +478,15 @@ def test_real_repeat_of_a_group_that_repeats_itself() -> None:
     g.nodes["cp"].params["f"] = "f"
     errs = check(g).errors
     assert errs and errs[0].node == "cp" and "contains itself" in errs[0].message and "f -> f" in errs[0].message
+
+
+def test_many_nodes_of_a_misspelt_type_stay_fast() -> None:
+    import time
+
+    g = Graph("typos")
+    for i in range(5000):
+        g.add_node("Dens", f"n{i}")
+    t = time.perf_counter()
+    r = run(g)
+    assert time.perf_counter() - t < 2.0  # suggestions are cached per name
+    assert len(r.errors) == 5000 and "did you mean Dense" in r.errors[-1].message
