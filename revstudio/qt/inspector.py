@@ -258,11 +258,12 @@ class Inspector(QWidget):
             rows.append(("Reversible", "no: runs with plain autograd"))
         text = _table(rows)
         diags = rf.diagnostics_for(sub, node.id)
+        misses = rf.near_misses_for(sub, node.id)
         for d in diags:
-            text += _note(d.severity, d.message, "@error" if d.severity == "error" else "@warning")
-        for d in rf.near_misses_for(sub, node.id):
-            if d not in diags:
-                text += _note("why not reversible", d.message, "@muted")
+            if d not in misses:
+                text += _note(d.severity, d.message, "@error" if d.severity == "error" else "@warning")
+        for d in misses:
+            text += _note("why not reversible", d.message, "@warning")
         return text
 
 

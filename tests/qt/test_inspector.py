@@ -147,8 +147,7 @@ def test_inspector_shows_region_or_near_miss_and_summary(qtbot, revnet, settle):
     settle()
     text = inspector.facts.text()
     assert "out · out" in text and "(4, 16, 16)" in text
-    if doc.report.regions:
-        assert "Reversible" in text
+    assert "Reversible" in text and "in region" in text  # the wired RevNet block is one region
     inspector.set_selection(revnet, ["f", "m"])
     assert "2 nodes selected" in inspector.title.text()
     inspector.set_selection(revnet, [])
@@ -162,3 +161,27 @@ def test_removed_node_clears_the_inspector(inspected, settle):
     doc.push(RemoveNode(doc.graph, "f"))
     settle()
     assert inspector.node_id is None and not inspector.editors
+
+
+def test_inspector_explains_a_near_miss(qtbot, settle):
+    from revstudio.core.graph import Graph
+
+    g = Graph("near-miss")
+    g.add_node("Input", "x", {"shape": [8, 16, 16]})
+    g.add_node("Split", "s", {"sections": 2})
+    g.add_node("Conv", "f", {"out_channels": 4, "kernel_size": 3, "padding": "same"})
+    g.add_node("Merge", "m", {"mode": "add"})
+    g.add_node("Concat", "c", {})
+    g.add_node("Output", "y", {})
+    # F reads s.out0, which the merge also consumes: not a coupling.
+    for src, dst in (("x.out", "s.in"), ("s.out0", "f.in"), ("s.out0", "m.in0"), ("f.out", "m.in1"),
+                     ("m.out", "c.in0"), ("s.out1", "c.in1"), ("c.out", "y.in")):
+        g.connect(src, dst)
+    doc = Document(g)
+    inspector = Inspector(doc)
+    qtbot.addWidget(inspector)
+    inspector.set_selection(g, ["m"])
+    settle()
+    text = inspector.facts.text()
+    assert "why not reversible" in text and "is not a coupling" in text
+    assert "no: runs with plain autograd" in text
