@@ -54,6 +54,9 @@ def make_groups() -> dict[str, Graph]:
         # affine net: x1 (2 channels) -> 2 x (2 channels)
         "net": chain(conv2, ("Activation", {"fn": "tanh"}), ("Conv", {"out_channels": 4, "kernel_size": 1})),
         "net_zero": chain(("Conv", {"out_channels": 4, "kernel_size": 1, "init": "zeros"})),
+        # flat features (tabular flows): Linear bodies
+        "f_lin": chain(("Linear", {"out_features": 3}), ("Activation", {"fn": "gelu"})),
+        "net_lin": chain(("Linear", {"out_features": 6, "init": "xavier_uniform"})),
         "wrong": chain(("Conv", {"out_channels": 3, "kernel_size": 1})),
         "block": chain(("Conv", {"out_channels": 4, "kernel_size": 3}), ("Activation", {"fn": "tanh"})),
         "flow": chain(("ActNorm", {}), ("InvConv1x1", {}), ("AdditiveCoupling", {"f": "f", "g": "g"})),
@@ -110,8 +113,11 @@ CASES: dict[str, list[Case]] = {
     "AdditiveCoupling": [
         ({"f": "f", "g": "g"}, [(4, 3, 3)]), ({"f": "f"}, [(4, 5)]),
         ({"f": "f21", "g": "g12", "split": 1}, [(3, 2)]),
+        ({"f": "f_lin", "split": 3}, [(6,)]),
     ],
-    "AffineCoupling": [({"net": "net"}, [(4, 3, 3)]), ({"net": "net", "clamp": 0.0}, [(4, 5)])],
+    "AffineCoupling": [
+        ({"net": "net"}, [(4, 3, 3)]), ({"net": "net", "clamp": 0.0}, [(4, 5)]), ({"net": "net_lin"}, [(6,)]),
+    ],
     "Group": [({"group": "block"}, [(4, 3, 3)]), ({"group": "two"}, [(2, 3), (2, 3)])],
     "Repeat": [({"group": "block", "times": 2}, [(4, 3, 3)]), ({"group": "flow", "times": 2}, [(4, 2, 2)])],
 }
