@@ -253,3 +253,20 @@ def test_port_tooltips_say_what_flows_through(view):
     assert "fed by s.out1" in item.toolTip()
     item.set_hover_port(None)
     assert item.toolTip().startswith("<b>Conv</b>")
+
+
+def test_files_with_unknown_types_and_ports_are_shown_with_their_errors(make_view):
+    g = Graph("odd")
+    g.add_node("Input", "x", {"shape": [4, 8]}, (0, 0))
+    g.add_node("Wobble", "w", {}, (250, 0))              # no such type
+    g.add_node("Split", "s", {"sections": "many"}, (500, 0))  # a value the spec refuses
+    g.connect("x.out", "w.in")
+    g.connect("x.out", "s.nope")                          # no such port
+    view = make_view(g)
+    scene = view.scene()
+    assert set(scene.node_items) == {"x", "w", "s"} and len(scene.wire_items) == 2
+    unknown = scene.node_items["w"]
+    assert not unknown.display.known_type and unknown.errors
+    assert scene.node_items["s"].errors
+    view.fit_all()
+    view.grab()  # paints every kind of item without raising
