@@ -12,9 +12,10 @@ from __future__ import annotations
 import inspect
 import math
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 _CO_VARARGS = 0x04
 _CO_VARKEYWORDS = 0x08

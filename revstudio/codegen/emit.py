@@ -17,7 +17,7 @@ from revstudio import __version__
 
 from . import CodegenError
 from .construct import ConstructionError, Record, call_source, recording
-from .inline import Inliner, InlineError, import_block
+from .inline import InlineError, Inliner, import_block
 from .namespace import Namespace, is_safe_identifier
 from .regions import STREAM_HELPER, RegionWriter
 from .training import MAIN_GUARD, inputs_constant, training_source
@@ -331,12 +331,12 @@ def _compile_recorded(graph: Any) -> tuple[Any, Record]:
 
 
 def _assemble(writer: _Writer, model_class: ClassCode, with_training: bool) -> str:
-    from revstudio.core.pyfile import embed
     from revstudio.core.project import dumps
+    from revstudio.core.pyfile import embed
 
     graph = writer.graph
     parts: list[str] = []
-    chunks = list(zip(writer.inliner.chunk_modules, writer.inliner.chunks))
+    chunks = writer.inliner.ordered()
     runtime = [text for module, text in chunks if module.startswith("revstudio.compiler")]
     layers = [text for module, text in chunks if not module.startswith("revstudio.compiler")]
     if runtime:
@@ -349,7 +349,7 @@ def _assemble(writer: _Writer, model_class: ClassCode, with_training: bool) -> s
     parts += ["# ---- the network " + "-" * 68]
     parts.append(f"MODES = {MODES!r}\n")
     parts.append(inputs_constant([(op.name, op.shape, op.dtype) for op in writer.plan.inputs]))
-    for key, cls in writer.classes.items():
+    for cls in writer.classes.values():
         parts.append("\n".join(cls.lines) + "\n")
     parts.append("\n".join(model_class.lines) + "\n")
     if with_training:
@@ -391,4 +391,4 @@ def _header(writer: _Writer, with_training: bool, body: str) -> str:
         facts.setdefault("math", ImportFact("math", "math"))
     used = {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)}
     kept = [f for b, f in facts.items() if b in used]
-    return "\n".join(doc) + "\n" + import_block(kept, future_annotations=True)
+    return "\n".join(doc) + "\n" + import_block(kept, future_annotations=writer.inliner.future_annotations)

@@ -101,8 +101,7 @@ class Inliner:
         self._units: dict[str, _Unit] = {}
         self._done: dict[str, str] = {}  # name in the export -> module it came from
         self._busy: set[tuple[str, str]] = set()
-        self.chunks: list[str] = []
-        self.chunk_modules: list[str] = []  # the module each chunk came from
+        self._entries: list[tuple[str, int, str]] = []  # (module, line, text) in completion order
         self.imports: dict[str, ImportFact] = {}
         self.future_annotations = False
 
@@ -156,8 +155,7 @@ class Inliner:
             return name
         self._done[name] = module
         self.future_annotations = self.future_annotations or unit.future_annotations
-        self.chunks.append(self._text(unit, stmt))
-        self.chunk_modules.append(module)
+        self._entries.append((module, stmt.lineno, self._text(unit, stmt)))
         return name
 
     def _add_import(self, fact: ImportFact, module: str) -> None:
@@ -185,6 +183,23 @@ class Inliner:
             start -= 1
         end = stmt.end_lineno or stmt.lineno
         return "\n".join(unit.lines[start:end]).rstrip() + "\n"
+
+    def ordered(self) -> list[tuple[str, str]]:
+        """(module, text) of every inlined definition, each file's in its own source order.
+
+        Source order is what made the file importable (a class before the function
+        whose annotation names it); files come in the order their first definition
+        was completed, so a file another one imports from comes first.
+        """
+        first: dict[str, int] = {}
+        for i, (module, _line, _text) in enumerate(self._entries):
+            first.setdefault(module, i)
+        entries = sorted(self._entries, key=lambda e: (first[e[0]], e[1]))
+        return [(module, text) for module, _line, text in entries]
+
+    @property
+    def chunks(self) -> list[str]:
+        return [text for _module, text in self.ordered()]
 
     @property
     def names(self) -> set[str]:

@@ -11,7 +11,7 @@ import builtins
 import keyword
 import re
 import unicodedata
-from typing import Hashable, Iterable
+from collections.abc import Hashable, Iterable
 
 # Names the exported file defines or imports itself; a project id must never shadow them.
 RESERVED: frozenset[str] = frozenset(
@@ -66,7 +66,7 @@ class Namespace:
     ``a_b_1``.
     """
 
-    def __init__(self, taken: Iterable[str] = (), parent: "Namespace | None" = None) -> None:
+    def __init__(self, taken: Iterable[str] = (), parent: Namespace | None = None) -> None:
         self._used: set[str] = set(taken)
         self._by_key: dict[Hashable, str] = {}
         self._parent = parent
@@ -97,7 +97,7 @@ class Namespace:
         self._by_key[cache_key] = candidate
         return candidate
 
-    def child(self) -> "Namespace":
+    def child(self) -> Namespace:
         """A nested scope (a function body) that avoids every name taken here."""
         return Namespace(parent=self)
 

@@ -8,8 +8,9 @@ methods of the class that owns their layers, so ``copy.deepcopy`` stays correct.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .namespace import Namespace
 
@@ -35,7 +36,7 @@ class ClassExtras:
 class RegionWriter:
     """Writes region construction (``__init__``), region calls (``forward``) and F methods."""
 
-    def __init__(self, writer: "_Writer") -> None:
+    def __init__(self, writer: _Writer) -> None:
         self.w = writer
         self.extras: dict[int, ClassExtras] = {}  # id(plan) -> extras
         self.used_runtime = False

@@ -7,7 +7,7 @@ are argparse options; the result is a ``state_dict`` checkpoint.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 _TRAINING = '''
 

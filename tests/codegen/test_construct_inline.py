@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
 from revstudio.codegen.construct import ConstructionError, call_source, recording, value_source  # noqa: E402
-from revstudio.codegen.inline import ImportFact, Inliner, InlineError, import_block  # noqa: E402
+from revstudio.codegen.inline import ImportFact, InlineError, Inliner, import_block  # noqa: E402
 
 
 def _source(module: nn.Module, record) -> str:

@@ -1,68 +1,90 @@
 """Exported code is the compiled module: bit-identical outputs and gradients in every mode.
 
-Each graph is exported, run in a subprocess in which revstudio cannot be
-imported, loaded with the compiled module's ``state_dict`` and compared with
+Each graph (every example project, generated RevNets, random graphs and graphs
+with hostile ids) is exported, run in one subprocess in which revstudio cannot
+be imported, loaded with the compiled module's ``state_dict`` and compared with
 ``revstudio.compile`` on the same batch, seed and loss: outputs, input
 gradients, parameter gradients and buffers must be equal bit for bit on CPU.
 """
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
+pytest.importorskip("torch")
 
-from conftest import assert_identical  # noqa: E402
+from codegen_harness import (  # noqa: E402
+    MODES,
+    assert_identical,
+    hostile_ids,
+    names_for,
+    prepare,
+    renamed,
+)
 
-from revstudio.codegen import export  # noqa: E402
-from revstudio.compiler import compile as rs_compile  # noqa: E402
 from revstudio.core import generate  # noqa: E402
 from revstudio.core.project import load  # noqa: E402
 
+pytestmark = pytest.mark.slow  # one child process runs every case: about 20-40 s in all
+
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "resources" / "examples").glob("*.revs"))
-MODES = ["reversible", "standard", "checkpoint"]
+MARKER = Path("pwned")  # hostile names try to create this file in the current folder
+
+CASES = {
+    **{f"example-{p.stem}": (lambda p=p: load(p)) for p in EXAMPLES},
+    "revnet-wired": lambda: generate.revnet_chain(2, channels=8, size=6, wired=True),
+    "revnet-coupling": lambda: generate.revnet_chain(2, channels=8, size=6, wired=False),
+    **{f"random-{seed}": (lambda seed=seed: generate.random_graph(seed, max_nodes=14)) for seed in range(8)},
+    **{f"hostile-{kind}": (lambda kind=kind: renamed(generate.revnet_chain(2, channels=4, size=4, wired=kind == "wired"),
+                                                      hostile_ids(MARKER), names_for(MARKER)))
+       for kind in ("wired", "coupling")},
+}
 
 
-def make_io(model, batch: int = 2, seed: int = 0, train: bool = True) -> dict:
-    g = torch.Generator().manual_seed(seed)
-    dtypes = {"float32": torch.float32, "float64": torch.float64}
-    inputs = [torch.randn(batch, *op.shape, generator=g, dtype=dtypes.get(op.dtype, torch.float32))
-              for op in sorted(model.plan.inputs, key=lambda o: o.index)]
-    with torch.no_grad():
-        probe = model(*[x.clone() for x in inputs])
-    outs = probe if isinstance(probe, tuple) else (probe,)
-    weights = [torch.randn(o.shape, generator=g, dtype=o.dtype) for o in outs]
-    return {"state_dict": model.state_dict(), "inputs": inputs, "weights": weights, "modes": MODES,
-            "seed": seed, "train": train}
+@pytest.fixture(scope="module")
+def results(module_harness):
+    """Every case exported and run in one child process (starting torch once)."""
+    prepared, failures = {}, {}
+    for i, (name, make) in enumerate(CASES.items()):
+        try:
+            prepared[name] = prepare(make(), seed=i, train=i % 2 == 0)
+        except Exception as exc:  # reported by that case's test, not by all of them
+            failures[name] = exc
+    got = module_harness.standalone_many({n: (src, io) for n, (src, io, _m) in prepared.items()})
+    done = {n: (module_harness.reference(m, io), got[n], m, src) for n, (src, io, m) in prepared.items()}
+    return done, failures, module_harness.tmp
 
 
-def check_graph(graph, harness, seed: int = 0, train: bool = True) -> None:
-    torch.manual_seed(seed)
-    model = rs_compile(graph, device="cpu")
-    io = make_io(model, seed=seed, train=train)
-    source = export(graph)
-    got = harness.standalone(source, io)
-    # a fresh compiled copy with the same weights, so both sides start from the same state
-    model = rs_compile(graph, device="cpu")
-    model.load_state_dict(io["state_dict"])
-    ref = harness.reference(model, io)
+@pytest.mark.parametrize("name", list(CASES))
+def test_export_runs_identically_without_revstudio(name: str, results) -> None:
+    done, failures, folder = results
+    if name in failures:
+        raise failures[name]
+    ref, got, model, _source = done[name]
     meta = got.pop("__meta__")
     assert not meta["revstudio_imported"]
+    assert meta["modes"] == MODES
     assert meta["state_keys"] == list(model.state_dict().keys())
     assert_identical(ref, got)
+    # hostile names must not have run, neither here nor in the child
+    assert not (folder / MARKER).exists() and not MARKER.exists()
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_examples_run_identically(path: Path, harness) -> None:
-    check_graph(load(path), harness)
+def test_every_export_passes_ruff_and_reopens_to_the_same_document(results) -> None:
+    done, failures, folder = results
+    assert not failures, failures
+    from revstudio.core.project import dumps
 
-
-@pytest.mark.parametrize("wired", [True, False], ids=["wired", "coupling"])
-def test_revnet_chains_run_identically(wired: bool, harness) -> None:
-    check_graph(generate.revnet_chain(2, channels=8, size=6, wired=wired), harness)
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_random_graphs_run_identically(seed: int, harness) -> None:
-    check_graph(generate.random_graph(seed, max_nodes=14), harness, seed=seed, train=seed % 2 == 0)
+    paths = []
+    for i, (name, make) in enumerate(CASES.items()):
+        path = folder / f"lint_{i}.py"
+        path.write_text(done[name][3], encoding="utf-8")
+        paths.append(path)
+        assert dumps(load(path)) == dumps(make()), name
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--config", str(ROOT / "pyproject.toml"),
+                           *map(str, paths)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-4000:]

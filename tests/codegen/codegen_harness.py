@@ -1,0 +1,239 @@
+"""Runs an exported file where revstudio cannot be imported and compares it with ``revstudio.compile``.
+
+``Harness.standalone`` writes the export, loads the compiled module's
+``state_dict`` into the exported ``Model`` in a ``python -I`` subprocess whose
+import system refuses ``revstudio``, runs every mode, and returns outputs and
+gradients; ``reference`` does the same in-process with the compiled module,
+through the very same step function, so the two can be compared bit for bit.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from revstudio.codegen import export
+from revstudio.compiler import compile as rs_compile
+from revstudio.core.project import dumps, loads
+
+# One step per mode: same seed, same loss, gradients of inputs and parameters.
+# The text runs both in the child (standalone) and here (reference).
+STEP = r'''
+import torch
+
+
+def run_modes(model, inputs, weights, modes, seed, train):
+    results = {}
+    model.train(train)
+    for mode in modes:
+        model.mode = mode
+        model.zero_grad(set_to_none=True)
+        xs = [x.clone().requires_grad_(x.is_floating_point()) for x in inputs]
+        torch.manual_seed(seed)
+        out = model(*xs)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        loss = sum((o * w).sum() for o, w in zip(outs, weights))
+        loss.backward()
+        results[mode] = {
+            "outputs": [o.detach().clone() for o in outs],
+            "input_grads": [None if x.grad is None else x.grad.clone() for x in xs],
+            "param_grads": {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None},
+            "buffers": {n: b.clone() for n, b in model.named_buffers()},
+        }
+    return results
+'''
+
+DRIVER = STEP + r'''
+import importlib.abc
+import importlib.util
+import sys
+
+
+class _NoRevstudio(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "revstudio" or name.startswith("revstudio."):
+            raise ImportError(f"revstudio must not be imported by an export (tried {name})")
+        return None
+
+
+sys.meta_path.insert(0, _NoRevstudio())
+torch.set_num_threads(1)
+# One child runs many exports (starting torch costs seconds): each line is "export io out".
+with open(sys.argv[1], encoding="utf-8") as manifest:
+    jobs = [line.rstrip("\n").split("\t") for line in manifest if line.strip()]
+for number, (export_path, io_path, out_path) in enumerate(jobs):
+    try:
+        spec = importlib.util.spec_from_file_location(f"exported_model_{number}", export_path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        io = torch.load(io_path, weights_only=True)
+        model = module.Model()
+        model.load_state_dict(io["state_dict"], strict=True)
+        results = run_modes(model, io["inputs"], io["weights"], io["modes"], io["seed"], io["train"])
+        results["__meta__"] = {
+            "revstudio_imported": any(m == "revstudio" or m.startswith("revstudio.") for m in sys.modules),
+            "modes": list(getattr(module, "MODES", ())),
+            "state_keys": list(model.state_dict().keys()),
+        }
+    except BaseException:
+        import traceback
+
+        results = {"__error__": traceback.format_exc()}
+    torch.save(results, out_path)
+'''
+
+
+def _step() -> Callable[..., dict[str, Any]]:
+    namespace: dict[str, Any] = {}
+    exec(compile(STEP, "<step>", "exec"), namespace)
+    return namespace["run_modes"]
+
+
+class Harness:
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+
+    def reference(self, model: Any, io: dict[str, Any]) -> dict[str, Any]:
+        # the child runs on one thread: reductions split over threads would round differently
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return _step()(model, io["inputs"], io["weights"], io["modes"], io["seed"], io["train"])
+        finally:
+            torch.set_num_threads(threads)
+
+    def standalone(self, source: str, io: dict[str, Any], name: str = "exported") -> dict[str, Any]:
+        return self.standalone_many({name: (source, io)})[name]
+
+    def standalone_many(self, cases: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+        """Run several exports in one child process; returns each case's results by name."""
+        lines = []
+        for i, (source, io) in enumerate(cases.values()):
+            path, io_path, out_path = (self.tmp / f"case{i}_{k}" for k in ("export.py", "io.pt", "out.pt"))
+            path.write_text(source, encoding="utf-8")
+            torch.save(io, io_path)
+            lines.append(f"{path}\t{io_path}\t{out_path}")
+        manifest, driver = self.tmp / "manifest.txt", self.tmp / "driver.py"
+        manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        driver.write_text(DRIVER, encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        env["OMP_NUM_THREADS"] = "1"
+        proc = subprocess.run(
+            [sys.executable, "-I", str(driver), str(manifest)],
+            capture_output=True, text=True, cwd=self.tmp, env=env, timeout=600,
+        )
+        assert proc.returncode == 0, f"the standalone runner failed:\n{proc.stderr[-4000:]}"
+        out = {}
+        for i, name in enumerate(cases):
+            result = torch.load(self.tmp / f"case{i}_out.pt", weights_only=True)
+            assert "__error__" not in result, f"{name}: the exported file failed standalone:\n{result['__error__']}"
+            out[name] = result
+        return out
+
+
+def assert_identical(ref: dict[str, Any], got: dict[str, Any]) -> None:
+    """Bit-identical outputs, input gradients, parameter gradients and buffers in every mode."""
+
+    for mode, expected in ref.items():
+        actual = got[mode]
+        for kind in ("outputs", "input_grads"):
+            assert len(expected[kind]) == len(actual[kind]), (mode, kind)
+            for i, (a, b) in enumerate(zip(expected[kind], actual[kind])):
+                assert (a is None) == (b is None), (mode, kind, i)
+                if a is not None:
+                    assert a.dtype == b.dtype and a.shape == b.shape, (mode, kind, i)
+                    assert torch.equal(a, b), f"{mode}: {kind}[{i}] differs by {(a - b).abs().max()}"
+        for kind in ("param_grads", "buffers"):
+            assert expected[kind].keys() == actual[kind].keys(), (mode, kind)
+            for key, a in expected[kind].items():
+                assert torch.equal(a, actual[kind][key]), f"{mode}: {kind} {key} differs"
+
+
+MODES = ["reversible", "standard", "checkpoint"]
+
+
+def make_io(model: Any, batch: int = 2, seed: int = 0, train: bool = True) -> dict[str, Any]:
+    g = torch.Generator().manual_seed(seed)
+    dtypes = {"float32": torch.float32, "float64": torch.float64}
+    inputs = [torch.randn(batch, *op.shape, generator=g, dtype=dtypes.get(op.dtype, torch.float32))
+              for op in sorted(model.plan.inputs, key=lambda o: o.index)]
+    with torch.no_grad():
+        probe = model(*[x.clone() for x in inputs])
+    outs = probe if isinstance(probe, tuple) else (probe,)
+    weights = [torch.randn(o.shape, generator=g, dtype=o.dtype) for o in outs]
+    return {"state_dict": model.state_dict(), "inputs": inputs, "weights": weights, "modes": MODES,
+            "seed": seed, "train": train}
+
+
+def prepare(graph: Any, seed: int, train: bool) -> tuple[str, dict[str, Any], Any]:
+    """(source, io, reference results) of one graph."""
+    torch.manual_seed(seed)
+    model = rs_compile(graph, device="cpu")
+    io = make_io(model, seed=seed, train=train)
+    source = export(graph)
+    # a fresh compiled copy with the same weights, so both sides start from the same state
+    model = rs_compile(graph, device="cpu")
+    model.load_state_dict(io["state_dict"])
+    return source, io, model
+
+
+# ---- hostile project text ----------------------------------------------------
+
+def evil_code(marker: Path) -> str:
+    # relative: the tests run in the marker's folder (and names may hold at most 64 characters)
+    return f"__import__('pathlib').Path({marker.name!r}).touch()"
+
+
+def hostile_ids(marker: Path) -> list[str]:
+    return [
+        "x'\"\\", "class", '"""f"""', "'''g'''", "é日本💥", "None", "print", "self", "__init__",
+        "forward", "Model", "REVSTUDIO_PROJECT", "torch", "nn", "F", "\\n\\r", "#comment", "a'''b\"\"\"c",
+        "__import__('os')", "exec(chr(112))", "1st", "lambda:0", "\u0394x", "𝔘", "mode", "_region",
+    ]
+
+
+def renamed(graph: Any, ids: list[str], names: dict[str, str]) -> Any:
+    """The same network with every node id, group name and name replaced by hostile text."""
+    doc = json.loads(dumps(graph))
+    pool = itertools.cycle(ids)
+    suffix = itertools.count()
+    group_names = {g: names["group"] + str(i) for i, g in enumerate(doc.get("groups", {}))}
+
+    def rewrite(body: dict[str, Any]) -> None:
+        mapping = {}
+        for node in body["nodes"]:
+            new = (next(pool) + str(next(suffix)))[:64]
+            mapping[node["id"]] = new
+            node["id"] = new
+            for key, value in list(node.get("params", {}).items()):
+                if key in ("group", "f", "g", "net") and value in group_names:
+                    node["params"][key] = group_names[value]
+            if node["type"] == "Output":
+                node["params"]["name"] = names["output"]
+        body["edges"] = [[mapping[a.rpartition(".")[0]] + "." + a.rpartition(".")[2],
+                          mapping[b.rpartition(".")[0]] + "." + b.rpartition(".")[2]] for a, b in body["edges"]]
+
+    rewrite(doc)
+    groups = {}
+    for old, body in doc.get("groups", {}).items():
+        rewrite(body)
+        groups[group_names[old]] = body
+    doc["groups"] = groups
+    doc["name"] = names["project"]
+    return loads(json.dumps(doc))
+
+
+def names_for(marker: Path) -> dict[str, str]:
+    code = evil_code(marker)
+    return {
+        "project": f'evil"""\n{code}\n"""\'\'\'\\',
+        "group": "g\"\"\"\\'\\'\\'\\#é💥class",
+        "output": f"out\n{code}\r'''\u2028",
+    }
