@@ -22,6 +22,7 @@ from .validate import (
     NodeState,
     analyse_structure,
     group_refs,
+    path_text,
     recursive_groups,
 )
 
@@ -77,7 +78,7 @@ class GroupInferer:
             known = ", ".join(sorted(self.groups)) or "none"
             raise ShapeError(f"there is no group {name!r} (groups: {known}); pick an existing group")
         if name in self.recursive or name in self.active:
-            path = " -> ".join(self.recursive.get(name) or [*self.active, name])
+            path = path_text(self.recursive.get(name) or [*self.active, name])
             raise ShapeError(
                 f"group {name!r} contains itself ({path}); a group cannot use the group it is "
                 "inside: remove that Group node from the body"
@@ -148,7 +149,7 @@ def analyse_graph(
             continue
         for pname, gname in group_refs(state.spec, state.params):
             if gname in inferer.recursive:
-                path = " -> ".join(inferer.recursive[gname])
+                path = path_text(inferer.recursive[gname])
                 diags.append(error(
                     nid,
                     f"parameter {pname!r}: group {gname!r} contains itself ({path}); a group cannot use "

@@ -309,7 +309,7 @@ def analyse_structure(graph: Graph, groups: Mapping[str, Graph], registry: Regis
                 continue
             members = set(comp)
             first = min(comp, key=position.__getitem__)
-            path = " -> ".join(cycle_path(first, rest_succ, members))
+            path = path_text(cycle_path(first, rest_succ, members))
             for nid in sorted(members, key=position.__getitem__):
                 diags.append(error(
                     nid,
@@ -319,6 +319,13 @@ def analyse_structure(graph: Graph, groups: Mapping[str, Graph], registry: Regis
             cycle_members |= members
         order = _topological(ids, succ, cycle_members)
     return Structure(states, sources, used, order, cycle_members, diags)
+
+
+def path_text(path: list[str], limit: int = 8) -> str:
+    """'a -> b -> a', shortened in the middle for long cycles (every member repeats it)."""
+    if len(path) <= limit:
+        return " -> ".join(path)
+    return " -> ".join(path[: limit - 2]) + f" -> ... ({len(path) - limit} more) -> " + " -> ".join(path[-2:])
 
 
 def _names(ports: Iterable[str]) -> str:

@@ -490,3 +490,22 @@ def test_many_nodes_of_a_misspelt_type_stay_fast() -> None:
     r = run(g)
     assert time.perf_counter() - t < 2.0  # suggestions are cached per name
     assert len(r.errors) == 5000 and "did you mean Dense" in r.errors[-1].message
+
+
+def test_a_huge_cycle_is_reported_briefly_and_fast() -> None:
+    import time
+
+    n = 5000
+    g = build([("x", "Input"), ("m", "Merge")], [("x.out", "m.in0")])
+    prev = "m"
+    for i in range(n):
+        g.add_node("Dense", f"d{i}")
+        g.add_edge(Edge(PortRef(prev, "out"), PortRef(f"d{i}", "in")))
+        prev = f"d{i}"
+    g.add_edge(Edge(PortRef(prev, "out"), PortRef("m", "in1")))
+    t = time.perf_counter()
+    r = run(g)
+    assert time.perf_counter() - t < 2.0
+    assert len(r.errors) == n + 1
+    assert all(len(d.message) < 300 for d in r.errors)  # the path is shortened, not repeated 5,000 times
+    assert "m -> d0 -> d1" in r.errors[0].message and "more) -> d4999 -> m" in r.errors[0].message
