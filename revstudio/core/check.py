@@ -12,7 +12,7 @@ from typing import Any
 
 from .diagnostics import Diagnostic
 from .graph import Graph, GraphError, PortRef
-from .shapes import Analysis, GroupInferer, NodeInfo, analyse_graph, fmt_shape
+from .shapes import UNUSED_BODY, Analysis, GroupInferer, NodeInfo, analyse_graph, fmt_shape
 from .spec import Registry, ShapeT
 from .spec import registry as default_registry
 
@@ -30,8 +30,9 @@ class Report:
     regions: list[Any] = field(default_factory=list)       # filled by full_check
     near_misses: list[Diagnostic] = field(default_factory=list)
     estimate: Any = None                                    # filled by full_check
-    # Body analyses by group name (shapes seen at the group's first use), so a
-    # group's canvas tab can show shapes and errors inside it.
+    # Body analyses by group name, so a group's canvas tab can show shapes and
+    # errors inside it: shapes from the group's first use; a group no node uses
+    # gets its structural diagnostics only. Not part of ``diagnostics``.
     groups: dict[str, Report] = field(default_factory=dict)
 
     @property
@@ -107,5 +108,9 @@ def check(graph: Graph, registry: Registry | None = None) -> Report:
     report = _report(analyse_graph(graph, inferer))
     # Errors first (stable, so each keeps graph order): what blocks a run leads.
     report.diagnostics.sort(key=lambda d: d.severity != "error")
-    report.groups = {name: _report(body) for name, body in inferer.bodies.items()}
+    bodies = dict(inferer.bodies)
+    for name, body in graph.groups.items():
+        if name not in bodies:  # defined but not used (or not reached): structure only
+            bodies[name] = analyse_graph(body, inferer, provided=UNUSED_BODY)
+    report.groups = {name: _report(bodies[name]) for name in graph.groups}
     return report

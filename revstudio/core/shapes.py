@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from .diagnostics import Diagnostic, error, warning
@@ -27,6 +28,10 @@ from .validate import (
 )
 
 MAX_GROUP_DEPTH = 32  # deeper nesting is a mistake, and it keeps recursion bounded
+
+# ``provided`` for a body no node uses yet: its inputs have no shape, quietly,
+# but its structural problems are still found for the group's canvas tab.
+UNUSED_BODY: Mapping[str, ShapeT] = MappingProxyType({})
 
 
 @dataclass
@@ -138,7 +143,8 @@ def _check_outputs(state: NodeState, result: Any) -> dict[str, ShapeT]:
 def analyse_graph(
     graph: Graph, inferer: GroupInferer, provided: Mapping[str, ShapeT] | None = None
 ) -> Analysis:
-    """Check one graph. ``provided`` holds the GroupInput shapes when ``graph`` is a body."""
+    """Check one graph. ``provided`` holds the GroupInput shapes when ``graph`` is a body
+    (``UNUSED_BODY`` for a body no node uses); None for the project itself."""
     st = analyse_structure(graph, inferer.groups, inferer.registry)
     diags = st.diagnostics
     infos = {nid: NodeInfo(s.type_id) for nid, s in st.states.items()}
@@ -167,6 +173,8 @@ def analyse_graph(
             port = str(state.params.get("port", "in"))
             if provided is None:
                 diags.append(error(nid, "a GroupInput only belongs inside a group body; use an Input node here"))
+            elif provided is UNUSED_BODY:
+                pass
             elif provided.get(port) is None:
                 diags.append(error(nid, f"the Group node passes nothing to group input {port!r}; connect it"))
             else:

@@ -509,3 +509,13 @@ def test_a_huge_cycle_is_reported_briefly_and_fast() -> None:
     assert len(r.errors) == n + 1
     assert all(len(d.message) < 300 for d in r.errors)  # the path is shortened, not repeated 5,000 times
     assert "m -> d0 -> d1" in r.errors[0].message and "more) -> d4999 -> m" in r.errors[0].message
+
+
+def test_unused_group_bodies_get_structural_diagnostics_for_their_tab() -> None:
+    g = chain()
+    g.groups["spare"] = body(("a", "Dense", {"out_features": -2}), ("b", "Dense"))
+    r = run(g)
+    assert r.valid  # an unused group does not make the project invalid
+    spare = r.groups["spare"]
+    assert [(d.node, d.message.split(":")[0]) for d in spare.errors] == [("a", "parameter 'out_features'")]
+    assert spare.shape("b.out") is None  # no use, so no input shape: quiet, no extra errors
