@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
     QLabel,
+    QPushButton,
     QScrollArea,
     QSizePolicy,
     QVBoxLayout,
@@ -26,6 +27,7 @@ from revstudio.core.spec import registry
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
 from revstudio.qt.param_editors import GroupEditor, ParamEditor, make_editor
+from revstudio.qt.theme import icon
 
 
 def _label(text: str, name: str = "", wrap: bool = True) -> QLabel:
@@ -74,12 +76,15 @@ class Inspector(QWidget):
         self.form.setContentsMargins(0, 4, 0, 4)
         self.form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.open_group = QPushButton("Open group body (Tab)")
+        self.open_group.setIcon(icon("group"))
+        self.open_group.clicked.connect(self._on_open_group)
         self.facts_title = _label("FACTS", "sectionTitle")
         self.facts = _label("", "")
         self.facts.setTextFormat(Qt.TextFormat.RichText)
         self.facts.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         for w in (self.title, self.type_label, self.help, self.form_title, self.form_host,
-                  self.facts_title, self.facts):
+                  self.open_group, self.facts_title, self.facts):
             self._layout.addWidget(w)
         self._layout.addStretch(1)
 
@@ -124,6 +129,7 @@ class Inspector(QWidget):
         self.editors.clear()
         self._labels = {}
         node = self._node()
+        self.open_group.setVisible(self._group_of(node) is not None)
         if node is None:
             self._show_summary()
             return
@@ -155,6 +161,22 @@ class Inspector(QWidget):
                 self.form.addRow(_label(name, "paramLabel"), _label(
                     f"unknown parameter = {node.params[name]!r}; delete it in the file", "paramError"))
 
+    def _group_of(self, node: Node | None) -> str | None:
+        """The body a Group/Repeat node refers to, if it exists in the project."""
+        if node is None or self.graph is not self.document.graph:
+            return None
+        spec = registry.find(node.type)
+        for name, param in (spec.params.items() if spec else ()):
+            value = node.params.get(name)
+            if param.kind == "group" and value in self.document.graph.groups:
+                return str(value)
+        return None
+
+    def _on_open_group(self) -> None:
+        name = self._group_of(self._node())
+        if name:
+            self.openGroupRequested.emit(name)
+
     def _group_names(self) -> list[str]:
         return list(self.document.graph.groups)
 
@@ -184,6 +206,7 @@ class Inspector(QWidget):
         editor = self.editors.get(name)
         if editor is not None:
             editor.set_value(new)
+        self.open_group.setVisible(self._group_of(node) is not None)
         label = self._labels.get(name)
         if label is not None:
             label.setProperty("modified", new is not None)
