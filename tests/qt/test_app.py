@@ -100,8 +100,9 @@ def test_group_and_ungroup_round_trip(make_window, revnet, settle, qtbot):
     (group_id,) = view.selected_node_ids()
     assert graph.node(group_id).type == "Group"
     assert window.document.report.shape("c.out") == (8, 16, 16)  # same shapes through the group
-    # Tab opens the body on its own canvas tab.
-    assert window.tabs.open_selected_group()
+    # The inspector's button (like Tab) opens the body on its own canvas tab.
+    assert window.inspector.open_group.isVisibleTo(window.inspector)
+    window.inspector.open_group.click()
     assert window.tabs.count() == 2 and window.tabs.current_graph() is next(iter(graph.groups.values()))
     window.tabs.setCurrentIndex(0)
     view.select_nodes([group_id])
