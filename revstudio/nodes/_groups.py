@@ -7,7 +7,7 @@ couplings use these helpers for ports, shape checks and parameter counts.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from revstudio.core.spec import Groups, GroupShapes, InferContext, ShapeT
@@ -32,7 +32,7 @@ def body_of(groups: Groups, name: Any) -> Any:
     return groups.get(name) if isinstance(name, str) else None
 
 
-def ports_rule(node_type: str):  # type: ignore[no-untyped-def]
+def ports_rule(node_type: str) -> Callable[[Mapping[str, Any], Groups], list[str]]:
     """A spec's ports rule reading the ``group`` param's body; no body, no ports."""
 
     def rule(params: Mapping[str, Any], groups: Groups) -> list[str]:

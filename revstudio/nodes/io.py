@@ -6,9 +6,9 @@ the graph is inferred from it.
 from __future__ import annotations
 
 from revstudio.core.params import Choice, Shape, Str
-from revstudio.core.spec import InferContext, NodeSpec, ShapeT
+from revstudio.core.spec import BuildContext, InferContext, NodeSpec, ShapeT
 
-from ._common import builder, recipe
+from ._common import ModuleRecipe, builder, recipe
 
 
 def _infer_input(ctx: InferContext) -> dict[str, ShapeT]:
@@ -20,7 +20,7 @@ def _infer_output(ctx: InferContext) -> dict[str, ShapeT]:
     return {}
 
 
-def _identity(ctx: object) -> object:
+def _identity(ctx: BuildContext) -> ModuleRecipe:
     return recipe("structure", "Identity")
 
 
@@ -38,7 +38,7 @@ INPUT = NodeSpec(
     outputs=("out",),
     infer=_infer_input,
     count_params=lambda ctx: 0,
-    build=builder("Input", _identity),  # type: ignore[arg-type]
+    build=builder("Input", _identity),
     key_params=("shape",),
 )
 
@@ -54,7 +54,7 @@ OUTPUT = NodeSpec(
     outputs=(),
     infer=_infer_output,
     count_params=lambda ctx: 0,
-    build=builder("Output", _identity),  # type: ignore[arg-type]
+    build=builder("Output", _identity),
     key_params=("name",),
 )
 

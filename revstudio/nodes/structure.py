@@ -6,7 +6,7 @@ their params: Split has out0..out{k-1}, Concat and Merge in0..in{n-1}.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from revstudio.core.params import Choice, Int, IntOrList, Shape
@@ -17,7 +17,7 @@ from ._common import ModuleRecipe, builder, fmt, numel, problem, recipe
 MAX_PORTS = 64
 
 
-def _count_rule(prefix: str, param: str, default: int):  # type: ignore[no-untyped-def]
+def _count_rule(prefix: str, param: str, default: int) -> Callable[[Mapping[str, Any], Groups], tuple[str, ...]]:
     """Ports numbered from a count (or the length of a list) held in ``param``."""
 
     def rule(params: Mapping[str, Any], groups: Groups) -> tuple[str, ...]:

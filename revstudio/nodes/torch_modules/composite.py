@@ -5,13 +5,15 @@ project's groups). Couplings split the channel axis into x1 (the first ``split``
 channels) and x2 (the rest). Torch only: this file is inlined verbatim into exported code.
 """
 
+from typing import Any
+
 import torch
 from torch import nn
 
 Tensors = tuple[torch.Tensor, ...]
 
 
-def _inverse_of(module: nn.Module, what: str):  # type: ignore[no-untyped-def]
+def _inverse_of(module: nn.Module, what: str) -> Any:  # the bound inverse method
     inverse = getattr(module, "inverse", None)
     if inverse is None:
         raise NotImplementedError(f"{what} has no inverse: its body contains a non-invertible node")

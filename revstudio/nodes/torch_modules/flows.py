@@ -5,6 +5,8 @@ store the per-sample log-determinant of their last forward in ``self.logdet``.
 Torch only: this file is inlined verbatim into exported code.
 """
 
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -133,7 +135,7 @@ class ActNorm(nn.Module):
         self.initialized.fill_(1)
         self._known_initialized = True
 
-    def _load_from_state_dict(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:
         super()._load_from_state_dict(*args, **kwargs)
         self._known_initialized = False  # re-read the loaded buffer on the next forward
 
