@@ -136,7 +136,7 @@ _TRACKER: type | None = None
 
 
 def LiveTensorTracker(exact_resizes: bool = False) -> Any:
-    """A context manager counting live bytes of tensors created inside it.
+    """A context manager counting live bytes of tensors created inside it (CPU or any device).
 
     ``tracker.current_bytes`` / ``tracker.live_bytes()`` are the bytes alive
     now, ``tracker.peak_bytes`` the most alive at once (after any op).
@@ -261,7 +261,7 @@ def measure_step(
     loss_fn: Callable[[Any], Any] | None = None,
     *,
     timing_runs: int = 1,
-    exact_resizes: bool = False,
+    exact_resizes: bool = True,
 ) -> StepMemory:
     """Run one forward+backward step and measure it.
 
@@ -270,7 +270,9 @@ def measure_step(
     and loss). Both exclude what existed before the step (weights, inputs),
     and parameter gradients are freed first so the step allocates its own.
     ``seconds`` is the median of ``timing_runs`` further untracked steps, so
-    the tracking overhead never inflates it.
+    the tracking overhead never inflates it. ``exact_resizes`` (CPU) re-reads
+    storage sizes after each allocation: the reversible runtime, like MemCNN,
+    frees a region's inputs by shrinking their storage in place.
     """
     import torch
 

@@ -79,3 +79,27 @@ def test_revstudio_check_is_the_full_check() -> None:
     import revstudio
 
     assert revstudio.check is full_check
+
+
+def test_region_inputs_freed_by_the_runtime_stop_counting() -> None:
+    """A conv stem feeds a region: the runtime frees the stem's output (storage shrunk
+    in place) once the region has consumed it; the measurement must see that."""
+    from revstudio.compiler import compile as compile_graph
+    from revstudio.core.generate import Builder, wired_block
+    from revstudio.diagnostics.memory import measure_step
+
+    b = Builder("stem")
+    b.node("Input", "x", shape=[4, 4, 4])
+    b.node("Conv", "stem", out_channels=8, kernel_size=3, padding="same")
+    src = b.chain("x.out", "stem")
+    for i in range(2):
+        src = wired_block(b, src, f"b{i}", 8)
+    b.node("Output", "y")
+    b.wire(src, "y")
+    graph = b.done()
+    model = compile_graph(graph, mode="reversible", device="cpu")
+    x = torch.randn(2, 4, 4, 4)
+    exact = measure_step(model, (x,), timing_runs=0)
+    naive = measure_step(model, (x,), timing_runs=0, exact_resizes=False)
+    stem_out = 2 * 8 * 4 * 4 * 4
+    assert naive["kept_bytes"] - exact["kept_bytes"] == stem_out
