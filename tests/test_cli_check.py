@@ -119,11 +119,25 @@ def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.slow
-def test_ten_thousand_nodes_exit_0_without_hanging(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = write(tmp_path, "big.revs", dumps(large_graph(10_000)))
-    assert main(["check", path, "--json"]) == 0
+def test_ten_thousand_nodes_with_one_bad_value_exit_1_naming_it(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    graph = large_graph(10_000)
+    last = list(graph.nodes)[-2]  # the last head's Linear
+    graph.nodes[last].params["out_features"] = -5
+    path = write(tmp_path, "big.revs", dumps(graph))
+    assert main(["check", path, "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
-    assert len(data["nodes"]) >= 9_000 and data["valid"]
+    assert len(data["nodes"]) >= 9_000 and data["valid"] is False
+    assert [d["node"] for d in data["diagnostics"] if d["severity"] == "error"] == [last]
+
+
+def test_ten_thousand_nodes_with_a_dangling_edge_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads(dumps(large_graph(10_000)))
+    data["edges"].append(["x.out", "ghost.in"])
+    path = write(tmp_path, "big.revs", json.dumps(data))
+    assert main(["check", path]) == 2
+    err = capsys.readouterr().err
+    assert "big.revs" in err and "ghost" in err and "Traceback" not in err
 
 
 def test_ten_thousand_nodes_load_and_core_check_fast(tmp_path: Path) -> None:
