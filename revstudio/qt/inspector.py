@@ -188,6 +188,12 @@ class Inspector(QWidget):
             self.title.setText(f"{len(self.selection)} nodes selected")
             self.type_label.setText("")
             self.help.setText("Select a single node to edit its parameters. Ctrl+G groups the selection.")
+        elif self.graph is not g:
+            name = next((n for n, body in g.groups.items() if body is self.graph), "group")
+            self.title.setText(name)
+            self.type_label.setText("Group body")
+            self.help.setText("The inside of a group: its GroupInput and GroupOutput nodes are the "
+                              "ports of every Group node that uses it. Select a node to edit it.")
         else:
             self.title.setText(g.name or "untitled")
             self.type_label.setText("Project")
@@ -233,6 +239,11 @@ class Inspector(QWidget):
 
     def _summary_facts(self, report: Any) -> str:
         g = self.document.graph
+        if self.graph is not g:  # a group body: its own counts; shapes live on its Group nodes
+            users = [n.id for n in g if self.graph in (g.groups.get(v) for v in n.params.values()
+                                                          if isinstance(v, str))]
+            return _table([("Nodes", str(len(self.graph.nodes))), ("Edges", str(len(self.graph.edges))),
+                           ("Used by", ", ".join(users) or "no node yet")])
         rows = [("Nodes", str(len(g.nodes))), ("Edges", str(len(g.edges))), ("Groups", str(len(g.groups)))]
         if report is not None:
             rows.append(("Parameters", rf.human_count(getattr(report, "parameters", None))))

@@ -104,6 +104,7 @@ def test_group_and_ungroup_round_trip(make_window, revnet, settle, qtbot):
     assert window.inspector.open_group.isVisibleTo(window.inspector)
     window.inspector.open_group.click()
     assert window.tabs.count() == 2 and window.tabs.current_graph() is next(iter(graph.groups.values()))
+    assert window.inspector.type_label.text() == "Group body" and group_id in window.inspector.facts.text()
     window.tabs.setCurrentIndex(0)
     view.select_nodes([group_id])
     window.actions_by_name["ungroup"].trigger()
