@@ -50,7 +50,8 @@ def run_modes(model, inputs, weights, modes, seed, train):
     return results
 '''
 
-DRIVER = STEP + r'''
+# Installed in every child first: importing revstudio (even an installed copy) fails.
+BLOCKER = r'''
 import importlib.abc
 import importlib.util
 import sys
@@ -64,6 +65,9 @@ class _NoRevstudio(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, _NoRevstudio())
+'''
+
+DRIVER = STEP + BLOCKER + r'''
 torch.set_num_threads(1)
 # One child runs many exports (starting torch costs seconds): each line is "export io out".
 with open(sys.argv[1], encoding="utf-8") as manifest:
@@ -74,6 +78,8 @@ for number, (export_path, io_path, out_path) in enumerate(jobs):
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         io = torch.load(io_path, weights_only=True)
+        torch.manual_seed(io["seed"])
+        initial = {k: v.clone() for k, v in module.Model().state_dict().items()}
         model = module.Model()
         model.load_state_dict(io["state_dict"], strict=True)
         results = run_modes(model, io["inputs"], io["weights"], io["modes"], io["seed"], io["train"])
@@ -81,6 +87,7 @@ for number, (export_path, io_path, out_path) in enumerate(jobs):
             "revstudio_imported": any(m == "revstudio" or m.startswith("revstudio.") for m in sys.modules),
             "modes": list(getattr(module, "MODES", ())),
             "state_keys": list(model.state_dict().keys()),
+            "initial_state": initial,
         }
     except BaseException:
         import traceback
@@ -237,3 +244,12 @@ def names_for(marker: Path) -> dict[str, str]:
         "group": "g\"\"\"\\'\\'\\'\\#é💥class",
         "output": f"out\n{code}\r'''\u2028",
     }
+
+
+def run_script(path: Path, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python path args...`` as ``__main__`` in a child where revstudio cannot be imported."""
+    code = BLOCKER + "import runpy\nsys.argv = sys.argv[1:]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["OMP_NUM_THREADS"] = "1"
+    return subprocess.run([sys.executable, "-I", "-c", code, str(path), *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=600)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 
 from codegen_harness import (  # noqa: E402
     MODES,
@@ -25,6 +25,7 @@ from codegen_harness import (  # noqa: E402
     renamed,
 )
 
+from revstudio.compiler import compile as rs_compile  # noqa: E402
 from revstudio.core import generate  # noqa: E402
 from revstudio.core.project import load  # noqa: E402
 
@@ -45,13 +46,17 @@ CASES = {
 }
 
 
+def model_seed(name: str) -> int:
+    return list(CASES).index(name)
+
+
 @pytest.fixture(scope="module")
 def results(module_harness):
     """Every case exported and run in one child process (starting torch once)."""
     prepared, failures = {}, {}
     for i, (name, make) in enumerate(CASES.items()):
         try:
-            prepared[name] = prepare(make(), seed=i, train=i % 2 == 0)
+            prepared[name] = prepare(make(), seed=model_seed(name), train=i % 2 == 0)
         except Exception as exc:  # reported by that case's test, not by all of them
             failures[name] = exc
     got = module_harness.standalone_many({n: (src, io) for n, (src, io, _m) in prepared.items()})
@@ -70,6 +75,12 @@ def test_export_runs_identically_without_revstudio(name: str, results) -> None:
     assert meta["modes"] == MODES
     assert meta["state_keys"] == list(model.state_dict().keys())
     assert_identical(ref, got)
+    # Model() draws the same initial weights as revstudio.compile under the same seed
+    torch.manual_seed(model_seed(name))
+    initial = rs_compile(CASES[name](), device="cpu").state_dict()
+    assert initial.keys() == meta["initial_state"].keys()
+    for key, value in initial.items():
+        assert torch.equal(value, meta["initial_state"][key]), f"initial {key} differs"
     # hostile names must not have run, neither here nor in the child
     assert not (folder / MARKER).exists() and not MARKER.exists()
 
