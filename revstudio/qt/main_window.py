@@ -232,8 +232,9 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(0)
         view = self.tabs.main_view()
         view.select_nodes([node_id])
-        if hasattr(view, "center_on_node"):
-            view.center_on_node(node_id)
+        item = getattr(view.scene(), "node_items", {}).get(node_id)
+        if item is not None:  # reveal it: the node may be far off screen in a big graph
+            view.centerOn(item)
         self.inspector.set_selection(self.document.graph, [node_id])
 
     # ---- files and recovery --------------------------------------------

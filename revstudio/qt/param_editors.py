@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QCompleter, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from revstudio.core.params import Param, ParamError, to_json
 
@@ -152,6 +152,12 @@ class TextEditor(ParamEditor):
         self._vbox.addWidget(self.error_label)
         self.edit.textEdited.connect(self._on_text)
         self.edit.editingFinished.connect(self.finished)
+        options = getattr(param, "options", ())
+        if options:  # int-or-word kinds: offer the words as you type
+            completer = QCompleter(list(options), self.edit)
+            completer.setCompletionMode(QCompleter.CompletionMode.UnfilteredPopupCompletion)
+            completer.activated.connect(self.set_text)
+            self.edit.setCompleter(completer)
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)
