@@ -60,3 +60,37 @@ def test_thousand_nodes_open_fit_and_drag_quickly(qtbot):
         assert doc.undo_stack.count() == 1  # the whole drag is one Move
     finally:
         doc.undo_stack.clear()
+
+
+@pytest.mark.slow
+def test_dragging_a_large_selection_stays_interactive(qtbot):
+    doc = Document(large_graph(500))
+    try:
+        view = GraphView(doc)
+        qtbot.addWidget(view)
+        view.resize(1000, 700)
+        view.show()
+        view.select_all()
+        view.fit_all()
+        QApplication.processEvents()
+        item = next(iter(view.scene().node_items.values()))
+        vp = view.viewport()
+        start = view.mapFromScene(item.mapToScene(QPointF(60, 10)))
+        QTest.mousePress(vp, LEFT, NONE, start)
+        frames = []
+        for i in range(1, 11):
+            t = time.process_time()
+            QTest.mouseMove(vp, start + QPoint(2 * i, i))
+            QApplication.processEvents()
+            frames.append(time.process_time() - t)
+        QTest.mouseRelease(vp, LEFT, NONE, start + QPoint(20, 10))
+        print(f"select-all drag: {statistics.median(frames) * 1e3:.1f} ms CPU per frame")
+        assert statistics.median(frames) < 0.1, f"{statistics.median(frames) * 1e3:.0f} ms CPU per frame"
+        assert doc.undo_stack.count() == 1
+        move = doc.undo_stack.command(0)
+        assert move.text().startswith("Move") and len(doc.graph.nodes) > 400
+        wire = next(iter(view.scene().wire_items.values()))
+        e = wire.edge
+        assert wire.scene_path().pointAtPercent(0.0) == view.scene().node_items[e.src.node].port_scene_pos(e.src.port, True)
+    finally:
+        doc.undo_stack.clear()

@@ -150,7 +150,7 @@ def test_region_backdrop_and_wires_follow_a_dragged_member(view):
         QTest.mouseMove(vp, start + type(start)(0, 40 * step))
         # while dragging, before any command: the backdrop and the wire follow
         assert region.boundingRect().contains(member.sceneBoundingRect())
-        assert wire.path().pointAtPercent(0.0) == member.port_scene_pos("out", True)
+        assert wire.scene_path().pointAtPercent(0.0) == member.port_scene_pos("out", True)
     QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start + type(start)(0, 160))
     view.document.recompute()
     assert region not in scene.region_items or region.boundingRect().contains(member.sceneBoundingRect())
@@ -196,10 +196,10 @@ def qtbot_wait_exposed(view):
 def test_moves_from_the_model_move_items_and_wires(view):
     scene, doc = view.scene(), view.document
     wire = scene.wire_items[next(e for e in doc.graph.edges if str(e.dst) == "f.in")]
-    before = wire.path().pointAtPercent(1.0)
+    before = wire.scene_path().pointAtPercent(1.0)
     doc.push(Move(doc.graph, {"f": (520, 100)}))
     assert scene.node_items["f"].pos() == QPointF(520, 100)
-    assert wire.path().pointAtPercent(1.0) == before + QPointF(20, 100)
+    assert wire.scene_path().pointAtPercent(1.0) == before + QPointF(20, 100)
 
 
 def test_theme_switch_and_group_body_scene(make_view):

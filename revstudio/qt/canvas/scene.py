@@ -197,12 +197,19 @@ class GraphScene(QGraphicsScene):
 
     def item_moved(self, item: NodeItem) -> None:
         """A node item moved (drag or sync): update only its own wires and regions."""
-        for wire in self._wires_by_node.get(item.node_id, ()):
+        self.items_moved([item])
+
+    def items_moved(self, items: list[NodeItem]) -> None:
+        """Several nodes moved together: each affected wire is recomputed once."""
+        wires: set[WireItem] = set()
+        for item in items:
+            wires.update(self._wires_by_node.get(item.node_id, ()))
+            rect = item.sceneBoundingRect()
+            for region in self._regions_by_node.get(item.node_id, ()):
+                region.include(rect)  # refitting a 500-node region per mouse move is too slow
+            self._make_room(rect)
+        for wire in wires:
             self._update_wire(wire)
-        rect = item.sceneBoundingRect()
-        for region in self._regions_by_node.get(item.node_id, ()):
-            region.include(rect)  # refitting a 500-node region per mouse move is too slow
-        self._make_room(rect)
 
     def _make_room(self, rect: QRectF) -> None:
         """Grow the scene rect (with a wide margin) so the canvas pans past every node.
@@ -393,9 +400,7 @@ class GraphScene(QGraphicsScene):
         super().mouseMoveEvent(event)
         if isinstance(self.mouseGrabberItem(), NodeItem) and event.buttons() & Qt.MouseButton.LeftButton:
             # Qt moved the grabbed node and the rest of the selection: their wires follow.
-            for item in self.selectedItems():
-                if isinstance(item, NodeItem):
-                    self.item_moved(item)
+            self.items_moved([i for i in self.selectedItems() if isinstance(i, NodeItem)])
 
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
         if self._wire is not None and event.button() == Qt.MouseButton.LeftButton:

@@ -2,7 +2,8 @@
 
 A :class:`WireItem` stands for one graph edge; it recomputes its path only when
 one of its two nodes moves (the scene calls :meth:`WireItem.update_path` for the
-moved node's edges alone). :class:`DragWire` is the temporary curve that follows
+moved node's edges alone). The path is kept relative to its output port, so a
+wire whose two ends move together (a dragged selection) is only translated. :class:`DragWire` is the temporary curve that follows
 the cursor while a connection is being drawn.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from revstudio.core.graph import Edge
 _LABEL_FONT = QFont()
 _LABEL_FONT.setPointSizeF(7.0)
 _LABEL_METRICS: QFontMetricsF | None = None
+_LABEL_WIDTHS: dict[str, float] = {}  # shape texts repeat a lot; measuring them is not free
 
 
 def wire_path(p1: QPointF, p2: QPointF) -> QPainterPath:
@@ -44,6 +46,7 @@ class WireItem(QGraphicsItem):
         self.label = ""
         self.invalid = False
         self._path = QPainterPath()
+        self._delta: QPointF | None = None  # input port minus output port
         self._label_rect = QRectF()
         self._bounds = QRectF()
         self._label_fits = False
@@ -53,9 +56,17 @@ class WireItem(QGraphicsItem):
         self.setZValue(0.0)
 
     def update_path(self, p1: QPointF, p2: QPointF) -> None:
-        self.prepareGeometryChange()
-        self._path = wire_path(p1, p2)
-        self._place_label()
+        """Run from output port ``p1`` to input port ``p2`` (scene coordinates)."""
+        delta = p2 - p1
+        if delta != self._delta:
+            self.prepareGeometryChange()
+            self._delta = delta
+            self._path = wire_path(QPointF(0.0, 0.0), delta)
+            self._place_label()
+        self.setPos(p1)
+
+    def scene_path(self) -> QPainterPath:
+        return self.mapToScene(self._path)
 
     def set_label(self, text: str, invalid: bool, place: bool = True) -> None:
         """New shape text; ``place=False`` when a path update follows anyway."""
@@ -71,15 +82,18 @@ class WireItem(QGraphicsItem):
     def _place_label(self) -> None:
         bounds = self._path.boundingRect().adjusted(-3, -3, 3, 3)
         self._label_fits = False
+        delta = self._delta or QPointF()
         if self.label:
-            mid = self._path.pointAtPercent(0.5)
-            w = _metrics().horizontalAdvance(self.label) + 8
+            # The curve is point-symmetric about the middle of its ends: that is its midpoint.
+            mid = delta / 2
+            w = _LABEL_WIDTHS.get(self.label)
+            if w is None:
+                w = _LABEL_WIDTHS.setdefault(self.label, _metrics().horizontalAdvance(self.label) + 8)
             h = _metrics().height() + 2
             self._label_rect = QRectF(mid.x() - w / 2, mid.y() - h / 2, w, h)
             bounds = bounds.united(self._label_rect)
             # Between nodes packed tight the label would cover the ports: show it on hover only.
-            start, end = self._path.pointAtPercent(0.0), self._path.pointAtPercent(1.0)
-            self._label_fits = abs(end.x() - start.x()) >= w + 12 or abs(end.y() - start.y()) >= 2 * h
+            self._label_fits = abs(delta.x()) >= w + 12 or abs(delta.y()) >= 2 * h
         else:
             self._label_rect = QRectF()
         self._bounds = bounds
