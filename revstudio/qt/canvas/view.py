@@ -157,6 +157,8 @@ class GraphView(EditingMixin, QGraphicsView):
 
     def wheelEvent(self, event: Any) -> None:  # noqa: N802
         steps = event.angleDelta().y() / 120.0
+        if not steps:  # some touchpads report pixels only
+            steps = event.pixelDelta().y() / 120.0
         if steps:
             self._zoom_by(ZOOM_STEP ** steps, event.position())
         event.accept()
