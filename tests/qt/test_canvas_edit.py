@@ -352,3 +352,33 @@ def test_double_click_on_empty_canvas_opens_quick_add_there(make_view):
     new = view.selected_node_ids()[0]
     x, y = view.document.graph.node(new).pos
     assert abs(x - 300) < 5 and abs(y - 700) < 5
+
+
+def test_dropping_a_type_on_a_wire_splices_it_in(make_view):
+    view = make_view(chain())
+    doc = view.document
+    wire = next(w for e, w in view.scene().wire_items.items() if str(e) == "a.out -> b.in")
+    spot = wire.scene_path().pointAtPercent(0.5)
+    data = QMimeData()
+    data.setData(NODE_MIME, b"Dropout")
+    at = QPointF(view.mapFromScene(spot))
+    count = doc.undo_stack.count()
+    view.dropEvent(QDropEvent(at, Qt.DropAction.CopyAction, data, LEFT, NONE))
+    new = view.selected_node_ids()[0]
+    assert doc.graph.node(new).type == "Dropout"
+    assert [str(e) for e in doc.graph.edges_into(new)] == [f"a.out -> {new}.in"]
+    assert [str(e) for e in doc.graph.edges_into("b")] == [f"{new}.out -> b.in"]
+    assert doc.undo_stack.count() == count + 1
+    doc.undo_stack.undo()
+    assert [str(e) for e in doc.graph.edges_into("b")] == ["a.out -> b.in"] and new not in doc.graph.nodes
+
+
+def test_a_type_that_cannot_take_the_wire_is_added_beside_it(make_view):
+    view = make_view(revnet_chain(2, channels=4, size=8))
+    doc = view.document
+    said = messages(view)
+    edge = next(e for e in doc.graph.edges if str(e.src) == "pool.out")  # a flat (4,) vector
+    view.insert_node_on_wire("Conv", edge, QPointF(0, 400))
+    new = view.selected_node_ids()[0]
+    assert not doc.graph.edges_of(new) and edge in doc.graph.edges
+    assert "cannot take" in said[-1]

@@ -23,7 +23,7 @@ from revstudio.core.commands import (
     connect_replacing,
     remove_nodes,
 )
-from revstudio.core.graph import Graph, Node, PortRef
+from revstudio.core.graph import Edge, Graph, Node, PortRef
 from revstudio.core.spec import registry
 
 from . import clipboard, layout
@@ -73,6 +73,43 @@ class EditingMixin:
         node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (float(x), float(y)))
         self.document.push(AddNode(self.graph, node))
         self.select_nodes([node.id])
+        return node.id
+
+    def insert_node_on_wire(self, type_id: str, edge: Edge, scene_pos: QPointF) -> str | None:
+        """Add a node centred at ``scene_pos`` and splice it into ``edge`` (one undo step).
+
+        If the type has no input or output, or cannot take the wire's tensor, the
+        node is added next to the wire instead and the message says why.
+        """
+        spec = registry.find(type_id)
+        if spec is None or edge not in self.graph.edges:
+            return self.add_node_at(type_id, scene_pos)
+        params = spec.defaults()
+        try:
+            ins = spec.input_ports(params, self.graph.groups)
+            outs = spec.output_ports(params, self.graph.groups)
+        except Exception:  # ports that depend on a group not chosen yet
+            ins, outs = (), ()
+        shape = self._scene.shape_of(edge.src)
+        why = ""
+        if not ins or not outs:
+            why = f"{spec.display_name} needs an input and an output to sit on a wire"
+        elif shape and not accepts_shape(spec, shape, self.graph.groups):
+            why = f"{spec.display_name} cannot take the {'x'.join(map(str, shape))} tensor of {edge.src}"
+        if why:
+            new_id = self.add_node_at(type_id, scene_pos)
+            self.message.emit(f"Added {new_id} beside the wire: {why}")
+            return new_id
+        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {},
+                    (scene_pos.x() - NODE_WIDTH / 2, scene_pos.y() - 30.0))
+        self.document.push(Macro(f"Insert {node.id} into {edge}", [
+            AddNode(self.graph, node),
+            Disconnect(self.graph, edge),
+            Connect(self.graph, edge.src, PortRef(node.id, ins[0])),
+            Connect(self.graph, PortRef(node.id, outs[0]), edge.dst),
+        ]))
+        self.select_nodes([node.id])
+        self.message.emit(f"Inserted {node.id} between {edge.src} and {edge.dst}")
         return node.id
 
     def delete_selection(self) -> None:

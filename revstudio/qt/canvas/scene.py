@@ -50,6 +50,7 @@ class GraphScene(QGraphicsScene):
         self._region_nodes: set[str] = set()
         self._wire: WireDrag | None = None
         self._room_set = False
+        self._drop_wire: WireItem | None = None
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.setBackgroundBrush(self.theme.background)
         self.hint = HintItem()
@@ -376,6 +377,23 @@ class GraphScene(QGraphicsScene):
             item.update()
 
     # ---- mouse: wires start on ports, moves commit on release ----------------
+    def wire_at(self, pos: QPointF) -> WireItem | None:
+        """The wire under ``pos``, unless a node is there (nodes sit above wires)."""
+        for item in self.items(pos):
+            if isinstance(item, NodeItem):
+                return None
+            if isinstance(item, WireItem) and item.isVisible():
+                return item
+        return None
+
+    def set_drop_wire(self, wire: WireItem | None) -> None:
+        if wire is not self._drop_wire:
+            if self._drop_wire is not None and self._drop_wire.scene() is self:
+                self._drop_wire.set_highlight(False)
+            self._drop_wire = wire
+            if wire is not None:
+                wire.set_highlight(True)
+
     def node_at(self, pos: QPointF) -> NodeItem | None:
         for item in self.items(pos):
             if isinstance(item, NodeItem):

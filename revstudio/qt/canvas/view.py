@@ -331,18 +331,27 @@ class GraphView(EditingMixin, QGraphicsView):
 
     def dragMoveEvent(self, event: Any) -> None:  # noqa: N802
         if event.mimeData().hasFormat(NODE_MIME):
+            # a wire under the cursor lights up: dropping there splices the node into it
+            self._scene.set_drop_wire(self._scene.wire_at(self.mapToScene(event.position().toPoint())))
             event.acceptProposedAction()
         else:
             event.ignore()
 
+    def dragLeaveEvent(self, event: Any) -> None:  # noqa: N802
+        self._scene.set_drop_wire(None)
+        event.accept()
+
     def dropEvent(self, event: Any) -> None:  # noqa: N802
         data = event.mimeData()
+        self._scene.set_drop_wire(None)
         if not data.hasFormat(NODE_MIME):
             event.ignore()
             return
         type_id = bytes(data.data(NODE_MIME).data()).decode("utf-8", "replace").strip()
         pos = self.mapToScene(event.position().toPoint())
-        if self.add_node_at(type_id, pos) is not None:
+        wire = self._scene.wire_at(pos)
+        new = self.insert_node_on_wire(type_id, wire.edge, pos) if wire else self.add_node_at(type_id, pos)
+        if new is not None:
             event.acceptProposedAction()
         else:
             event.ignore()

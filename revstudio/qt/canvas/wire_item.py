@@ -112,6 +112,12 @@ class WireItem(QGraphicsItem):
             shape.addRect(self._label_rect)
         return shape
 
+    def set_highlight(self, on: bool) -> None:
+        """Drawn as if hovered (a palette drag is over it)."""
+        if on != self._hovered:
+            self._hovered = on
+            self.update()
+
     def hoverEnterEvent(self, event: Any) -> None:  # noqa: N802
         self._hovered = True
         self.update()
