@@ -46,8 +46,9 @@ class ClassCode:
 class _Writer:
     """Everything one export needs: the plan, the recorded layers, names and inlined code."""
 
-    def __init__(self, graph: Any, model: Any, record: Record) -> None:
+    def __init__(self, graph: Any, model: Any, record: Record, report: Any = None) -> None:
         self.graph = graph
+        self.report = report
         self.model = model
         self.plan = model.plan
         self.record = record
@@ -146,6 +147,8 @@ class _Writer:
         if is_model:
             lines += self.model_extras()
         lines += ["", f"    def forward(self, {signature}) -> {returns}:"]
+        if is_model:
+            lines.append(f'        """{self.shapes_doc(plan)}"""')
         if is_model and self.initializes:
             lines += ["        if not self._initialized:",
                       f"            self.initialize({', '.join(a.split(':')[0] for a in signature.split(', '))})"]
@@ -154,6 +157,19 @@ class _Writer:
             lines += self.inverse_method(plan)
         lines += self.regions.helper_methods(plan)
         return code
+
+    def shapes_doc(self, plan: Any) -> str:
+        """``image (B, 3, 16, 16) -> logits (B, 10)``: what forward takes and returns."""
+        def shape(dims: Any) -> str:
+            return "(B, " + ", ".join(str(int(d)) for d in dims) + ")" if dims is not None else "(B, ?)"
+
+        ins = [f"{docstring_text(op.name)} {shape(op.shape)}" for op in sorted(plan.inputs, key=lambda o: o.index)]
+        outs = []
+        for op in sorted(plan.outputs, key=lambda o: o.index):
+            info = self.report.nodes.get(op.node) if self.report is not None else None
+            dims = (getattr(info, "inputs", None) or {}).get("in") if info is not None else None
+            outs.append(f"{docstring_text(op.name)} {shape(dims)}")
+        return f"{', '.join(ins)} -> {', '.join(outs)}; B is the batch size."
 
     @property
     def initializes(self) -> bool:
@@ -301,15 +317,15 @@ def _camel(name: str) -> str:
 
 def generate(graph: Any, *, with_training: bool = False) -> str:
     """The whole exported file for ``graph``; raises :class:`CodegenError` naming what to fix."""
-    model, record = _compile_recorded(graph)
-    writer = _Writer(graph, model, record)
+    model, record, report = _compile_recorded(graph)
+    writer = _Writer(graph, model, record, report)
     for reserved in ("Model",):
         writer.names.reserve(reserved)
     model_class = writer.write_class(writer.plan, model, "Model", is_model=True)
     return _assemble(writer, model_class, with_training)
 
 
-def _compile_recorded(graph: Any) -> tuple[Any, Record]:
+def _compile_recorded(graph: Any) -> tuple[Any, Record, Any]:
     """``revstudio.compile(graph)`` on the CPU, watching every layer's constructor call."""
     from revstudio.core.check import check
 
@@ -324,10 +340,10 @@ def _compile_recorded(graph: Any) -> tuple[Any, Record]:
     # Building draws initial weights from the global RNG; the user's stream must not move.
     with torch.random.fork_rng(devices=[]), recording() as record:
         try:
-            model = compile(graph, mode="reversible", device="cpu")
+            model = compile(graph, mode="reversible", device="cpu", report=report)
         except CompileError as exc:
             raise CodegenError(str(exc)) from None
-    return model, record
+    return model, record, report
 
 
 def _assemble(writer: _Writer, model_class: ClassCode, with_training: bool) -> str:

@@ -231,8 +231,15 @@ def default_export_name(document: Any) -> str:
     return (name or "model") + ".py"
 
 
-def export_with_dialog(parent: QWidget | None, document: Any, with_training: bool = False) -> str | None:
-    """File > Export...: ask where, write atomically, report problems in a message box."""
+def export_with_dialog(parent: QWidget | None, document: Any, with_training: bool | None = None) -> str | None:
+    """File > Export...: ask where, write atomically, report problems in a message box.
+
+    ``with_training`` None follows the Code tab's "Include training script" box.
+    """
+    if with_training is None:
+        view = getattr(parent, "code_view", None)
+        box = getattr(view, "with_training", None)
+        with_training = bool(box.isChecked()) if box is not None else False
     path, _filter = QFileDialog.getSaveFileName(
         parent, "Export PyTorch code", default_export_name(document), "Python files (*.py)"
     )
