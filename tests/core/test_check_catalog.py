@@ -5,8 +5,15 @@ these make sure the same promises hold with the catalog's specs and messages.
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from revstudio.core.check import check
-from revstudio.core.graph import Graph
+from revstudio.core.graph import Edge, Graph, PortRef
+from revstudio.core.project import load
 
 
 def catalog_graph() -> Graph:
@@ -71,3 +78,43 @@ def test_real_repeat_of_a_group_that_repeats_itself() -> None:
     g.nodes["cp"].params["f"] = "f"
     errs = check(g).errors
     assert errs and errs[0].node == "cp" and "contains itself" in errs[0].message and "f -> f" in errs[0].message
+
+
+# ---- mutated example projects: the check never raises ----------------------
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "resources" / "examples").glob("*.revs"))
+ODD_VALUES = [-1, 0, 1, 3, 1.5, "same", "x", None, [], [1, 2], {"a": 1}, True, "f", "net", "block", 10**9]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_examples_never_break_the_check(data: st.DataObject) -> None:
+    graph = load(data.draw(st.sampled_from(EXAMPLES)))
+    graphs = [graph, *graph.groups.values()]
+    for _ in range(data.draw(st.integers(1, 4))):
+        g = data.draw(st.sampled_from(graphs))
+        nid = data.draw(st.sampled_from(sorted(g.nodes)))
+        node = g.nodes[nid]
+        what = data.draw(st.sampled_from(["type", "param", "drop_edge", "add_edge", "delete", "group_ref"]))
+        if what == "type":
+            node.type = data.draw(st.sampled_from(["Nope", "conv", "Group", "Repeat", "Merge", "Split"]))
+        elif what == "param":
+            node.params[data.draw(st.sampled_from([*node.params, "zzz", "group", "sections"]))] = \
+                data.draw(st.sampled_from(ODD_VALUES))
+        elif what == "drop_edge" and g.edges:
+            g.edges.pop(data.draw(st.integers(0, len(g.edges) - 1)))
+        elif what == "add_edge":
+            other = data.draw(st.sampled_from(sorted(g.nodes)))
+            g.edges.append(Edge(PortRef(nid, data.draw(st.sampled_from(["out", "out0", "in"]))),
+                                PortRef(other, data.draw(st.sampled_from(["in", "in0", "in1", "in5"])))))
+        elif what == "delete":
+            g.remove_node(nid)
+        elif graph.groups:  # a body that refers to some group, perhaps its own
+            name = data.draw(st.sampled_from(sorted(graph.groups)))
+            body = graph.groups[name]
+            body.add_node("Repeat", body.unique_id("rep"), {"group": data.draw(st.sampled_from(sorted(graph.groups)))})
+    report = check(graph)
+    json.dumps(report.to_json())
+    for d in report.diagnostics:
+        assert d.node is None or d.node in graph.nodes
+        assert d.message and "Traceback" not in d.message
