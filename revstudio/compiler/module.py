@@ -34,8 +34,8 @@ class _Executor(nn.Module):
     def _setup(self, plan: Plan, root: _Builder) -> None:
         self._plan = plan
         self._root = root
-        for op in plan.node_ops():
-            self._build_node(op)
+        for node_op in plan.node_ops():
+            self._build_node(node_op)
         readers: dict[str, int] = {}
         for op in plan.ops:
             for v in _reads(op):
@@ -148,7 +148,7 @@ class _Executor(nn.Module):
         for step in region.steps:
             self._steps(step, inner, out, block)
 
-    def _additive(self, op: NodeOp, module: nn.Module, ins: list[int], outs: list[int],
+    def _additive(self, op: NodeOp, module: Any, ins: list[int], outs: list[int],
                   slot: Callable[[str], int], out: list[rt.Step]) -> None:
         channels = op.in_shapes[0][0]
         split = int(module.split)
@@ -335,11 +335,11 @@ class CompiledModel(_Executor):
     def measure_inversion(self, *inputs: torch.Tensor) -> dict[str, float]:
         """Runs the model forward and each region forward-then-inverse on this batch (on demand)."""
         env: dict[str, torch.Tensor] = {}
-        for op in self._plan.inputs:
-            env[op.output] = inputs[op.index]
+        for inp in self._plan.inputs:
+            env[inp.output] = inputs[inp.index]
         out: dict[str, float] = {}
         regions = iter(self._regions)
-        for op, call in zip([op for op in self._plan.ops if isinstance(op, (NodeOp, RegionOp))], self._program):
+        for op, call in zip([o for o in self._plan.ops if isinstance(o, (NodeOp, RegionOp))], self._program):
             if isinstance(op, RegionOp):
                 region = next(regions)
                 out[region.id] = region.inversion_error([env[v] for v in op.inputs], self.dtype,

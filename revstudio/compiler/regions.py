@@ -329,10 +329,10 @@ class _Analyzer:
 
     def partition(self, steps: set[str], couplings: dict[str, Coupling], order: list[str]) -> list[Region]:
         v = self.v
-        member_of = {s: s for s in steps}
-        for c in couplings.values():
-            for n in c.body:
-                member_of[n] = c.merge
+        member_of: dict[str, str] = {s: s for s in steps}
+        for coupling in couplings.values():
+            for n in coupling.body:
+                member_of[n] = coupling.merge
         cut: set[tuple[str, str]] = set()
         while True:
             parent = {s: s for s in steps}
@@ -344,10 +344,10 @@ class _Analyzer:
                 return x
 
             for (node, _port), value in v.src.items():
-                p, c = member_of.get(v.producer(value)), member_of.get(node)
-                if p is None or c is None or p == c or (p, c) in cut:
+                src, dst = member_of.get(v.producer(value)), member_of.get(node)
+                if src is None or dst is None or src == dst or (src, dst) in cut:
                     continue
-                parent[find(p)] = find(c)
+                parent[find(src)] = find(dst)
             groups: dict[str, set[str]] = {}
             for s in steps:
                 groups.setdefault(find(s), set()).add(s)
@@ -357,10 +357,10 @@ class _Analyzer:
                 reenter = _reentering(v, nodes)
                 if reenter:
                     late = {member_of[n] for n in reenter}
-                    for p in members - late:
-                        for c in late:
-                            cut.add((p, c))
-                            cut.add((c, p))
+                    for early in members - late:
+                        for moved in late:
+                            cut.add((early, moved))
+                            cut.add((moved, early))
                     broken = True
             if not broken:
                 break

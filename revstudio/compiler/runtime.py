@@ -13,6 +13,7 @@ this file verbatim.
 """
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import torch
 from torch import nn
@@ -20,7 +21,7 @@ from torch import nn
 Tensor = torch.Tensor
 
 
-def _add(acc: Tensor | None, g: Tensor | None) -> Tensor | None:
+def _add(acc: Tensor | None, g: Tensor | None) -> Any:
     if g is None:
         return acc
     return g if acc is None else acc + g
@@ -60,11 +61,12 @@ def frozen_batch_stats(modules: Sequence[nn.Module]) -> Iterator[None]:
 def restored_batch_stats(modules: Sequence[nn.Module]) -> Iterator[None]:
     """Undo whatever a recomputation did to BatchNorm buffers (for torch checkpointing,
     which needs the recomputation to save exactly what the forward saved)."""
-    saved = []
+    saved: list[tuple[Any, list[Tensor]]] = []
     for root in modules:
         for m in root.modules():
             if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats:
-                saved.append((m, [b.clone() for b in (m.running_mean, m.running_var, m.num_batches_tracked)]))
+                buffers: list[Any] = [m.running_mean, m.running_var, m.num_batches_tracked]
+                saved.append((m, [b.clone() for b in buffers]))
     try:
         yield
     finally:
@@ -110,6 +112,20 @@ class Step:
     def slots_read(self) -> tuple[int, ...]:
         return self.consumes + self.reads
 
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+        """Forward: read this step's input slots, write its output slots."""
+        raise NotImplementedError
+
+    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+        """Rebuild the input slots from the output slots (which it removes)."""
+        raise NotImplementedError
+
+    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
+                 dtype: torch.dtype) -> None:
+        """Rebuild the inputs and, in the same pass, turn output gradients into input and
+        parameter gradients (accumulated into ``grads`` / ``pgrads``)."""
+        raise NotImplementedError
+
     def params(self) -> list[nn.Parameter]:
         return _unique_params(self.modules)
 
@@ -153,7 +169,7 @@ class Coupling(Step):
             return
         params = self.params()
         gf = (gy if self.sign > 0 else -gy).to(f.dtype)
-        res = torch.autograd.grad(f, b_in + params, gf, allow_unused=True)
+        res = torch.autograd.grad(f, [*b_in, *params], gf, allow_unused=True)
         for s, g in zip(self.b, res):
             if g is not None:
                 grads[s] = _add(grads.get(s), g.to(env[s].dtype))
@@ -182,12 +198,13 @@ class Invertible(Step):
 
     def run(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
         xs = [env[s] for s in self.consumes]
-        for s, y in zip(self.produces, self._call(self.module, xs, dtype, xs[0].dtype)):
+        for s, y in zip(self.produces, self._call(self.module.__call__, xs, dtype, xs[0].dtype)):
             env[s] = y
 
     def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
         ys = [env.pop(s) for s in self.produces]
-        for s, x in zip(self.consumes, self._call(self.module.inverse, ys, dtype, ys[0].dtype)):
+        inverse: Any = self.module.inverse
+        for s, x in zip(self.consumes, self._call(inverse, ys, dtype, ys[0].dtype)):
             env[s] = x
 
     def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
@@ -201,11 +218,12 @@ class Invertible(Step):
         params = self.params()
         with torch.enable_grad():
             xs = [env[s].detach().requires_grad_(True) for s in self.consumes]
-            ys = self._call(self.module, xs, dtype, stream)
+            ys = self._call(self.module.__call__, xs, dtype, stream)
         pairs = [(y, g.to(y.dtype)) for y, g in zip(ys, gys) if g is not None and y.requires_grad]
         if not pairs:
             return
-        res = torch.autograd.grad([p[0] for p in pairs], xs + params, [p[1] for p in pairs], allow_unused=True)
+        res = torch.autograd.grad([p[0] for p in pairs], [*xs, *params], [p[1] for p in pairs],
+                                  allow_unused=True)
         for s, g in zip(self.consumes, res):
             grads[s] = _add(grads.get(s), g)
         for p, g in zip(params, res[len(xs):]):
