@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .diagnostics import Diagnostic, error, warning
-from .graph import Graph
+from .graph import Graph, PortRef
 from .spec import GroupShapes, InferContext, Registry, ShapeError, ShapeT
 from .validate import (
     BROKEN,
@@ -140,6 +140,31 @@ def _check_outputs(state: NodeState, result: Any) -> dict[str, ShapeT]:
     return out
 
 
+def _gather_inputs(
+    state: NodeState, sources: Mapping[str, PortRef], infos: Mapping[str, NodeInfo]
+) -> tuple[dict[str, ShapeT | None], list[str], bool]:
+    """Input shapes by port, the unconnected ports, and whether an upstream shape is missing.
+
+    A node of unknown type has no declared ports: its connected ports are shown.
+    """
+    ins: dict[str, ShapeT | None] = {}
+    missing: list[str] = []
+    blocked = False
+    for port in state.inputs if state.ports_known or state.inputs else tuple(sources):
+        src = sources.get(port)
+        if src is None:
+            missing.append(port)
+            ins[port] = None
+        elif src is BROKEN:
+            blocked = True
+            ins[port] = None
+        else:
+            shape = infos[src.node].outputs.get(src.port)
+            ins[port] = shape
+            blocked = blocked or shape is None
+    return ins, missing, blocked
+
+
 def analyse_graph(
     graph: Graph, inferer: GroupInferer, provided: Mapping[str, ShapeT] | None = None
 ) -> Analysis:
@@ -164,9 +189,11 @@ def analyse_graph(
                 state.failed = True
     for nid in st.order:
         state = st.states[nid]
+        info = infos[nid]
+        ins, missing, blocked = _gather_inputs(state, st.sources.get(nid, {}), infos)
+        info.inputs = ins  # shown by the inspector even when the node itself is broken
         if state.failed:
             continue
-        info = infos[nid]
         spec = state.spec
         assert spec is not None  # resolve_node marks unknown types as failed
         if spec.type_id == GROUP_INPUT:
@@ -185,23 +212,6 @@ def analyse_graph(
             diags.append(error(nid, "a GroupOutput only belongs inside a group body; use an Output node here"))
             continue
 
-        ins: dict[str, ShapeT | None] = {}
-        missing: list[str] = []
-        blocked = False
-        srcs = st.sources.get(nid, {})
-        for port in state.inputs:
-            src = srcs.get(port)
-            if src is None:
-                missing.append(port)
-                ins[port] = None
-            elif src is BROKEN:
-                blocked = True
-                ins[port] = None
-            else:
-                shape = infos[src.node].outputs.get(src.port)
-                ins[port] = shape
-                blocked = blocked or shape is None
-        info.inputs = ins
         for port in missing:
             diags.append(error(
                 nid,

@@ -453,3 +453,11 @@ def test_unused_group_bodies_get_structural_diagnostics_for_their_tab() -> None:
     spare = r.groups["spare"]
     assert [(d.node, d.message.split(":")[0]) for d in spare.errors] == [("a", "parameter 'out_features'")]
     assert spare.shape("b.out") is None  # no use, so no input shape: quiet, no extra errors
+
+
+def test_broken_nodes_still_show_their_input_shapes() -> None:
+    g = build([("x", "Input", {"shape": [6]}), ("d", "Dense", {"out_features": -1}), ("u", "Mystery")],
+              [("x.out", "d.in"), ("x.out", "u.whatever")])
+    r = run(g)
+    assert not r.nodes["d"].ok and r.nodes["d"].inputs == {"in": (6,)}
+    assert r.nodes["u"].inputs == {"whatever": (6,)} and r.shape("u.whatever") == (6,)
