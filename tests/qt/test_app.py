@@ -121,6 +121,7 @@ def test_group_and_ungroup_round_trip(make_window, revnet, settle, qtbot):
     assert dumps(window.document.graph) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [7, 23])
 def test_undo_redo_of_a_random_sequence_of_gui_edits(make_window, revnet, settle, seed):
     window = make_window(revnet)
