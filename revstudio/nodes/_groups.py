@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from revstudio.core.spec import Groups, GroupShapes, InferContext, ShapeT
+from revstudio.core.spec import Groups, GroupShapes, InferContext, ShapeError, ShapeT
 
 from ._common import fmt, problem
 
@@ -64,10 +64,16 @@ def check_body(kind: str, ctx: InferContext, param: str) -> tuple[list[str], lis
     return ins, outs
 
 
-def infer_body(kind: str, ctx: InferContext, name: str, inputs: Mapping[str, ShapeT]) -> GroupShapes:
+def infer_body(kind: str, ctx: InferContext, param: str, inputs: Mapping[str, ShapeT]) -> GroupShapes:
+    """Infer the body named by ``param``; its errors are reported as this node's, with context."""
+    name = ctx.params[param]
     if ctx.infer_group is None:
         raise problem(kind, ctx, f"cannot look inside group {name!r} here (no group inference available)")
-    return ctx.infer_group(name, dict(inputs))
+    try:
+        return ctx.infer_group(name, dict(inputs))
+    except ShapeError as exc:
+        given = ", ".join(f"{port} {fmt(shape)}" for port, shape in inputs.items())
+        raise problem(kind, ctx, f"{param}: group {name!r} does not work on {given}: {exc.message}") from None
 
 
 def single_map(kind: str, ctx: InferContext, param: str, in_shape: ShapeT, role: str,
@@ -78,7 +84,7 @@ def single_map(kind: str, ctx: InferContext, param: str, in_shape: ShapeT, role:
     if len(ins) != 1 or len(outs) != 1:
         raise problem(kind, ctx, f"{param}: group {name!r} must have exactly one GroupInput and one "
                                  f"GroupOutput (it has {len(ins)} and {len(outs)})")
-    result = infer_body(kind, ctx, name, {ins[0]: in_shape})
+    result = infer_body(kind, ctx, param, {ins[0]: in_shape})
     got = result.outputs.get(outs[0])
     if got is None:
         raise problem(kind, ctx, f"{param}: group {name!r} produces no shape for {role}; fix the group body")

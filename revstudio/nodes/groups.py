@@ -16,7 +16,7 @@ from ._groups import PORT_PATTERN, check_body, infer_body, ports_rule
 def _run_body(kind: str, ctx: InferContext) -> tuple[dict[str, ShapeT], int, list[str], list[str]]:
     ins, outs = check_body(kind, ctx, "group")
     shapes = {port: ctx.input(port) for port in ins}
-    result = infer_body(kind, ctx, ctx.params["group"], shapes)
+    result = infer_body(kind, ctx, "group", shapes)
     outputs = {}
     for port in outs:
         if result.outputs.get(port) is None:

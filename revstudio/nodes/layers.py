@@ -164,6 +164,9 @@ def _norm_check(ctx: InferContext) -> ShapeT:
     if kind == "instance":
         need_ndim("Norm", ctx, shape, (2, 3), "instance norm needs positions to average over; "
                                               "use kind batch or layer for flat features")
+        if numel(shape[1:]) == 1:
+            raise problem("Norm", ctx, f"instance norm of {fmt(shape)} averages over a single position, "
+                                       "which leaves nothing; use kind batch or layer", "in")
     else:
         need_ndim("Norm", ctx, shape, (1, 2, 3), "add a Reshape")
     if kind == "group" and shape[0] % ctx.params["groups"]:
