@@ -111,6 +111,14 @@ class MemoryEstimate:
         return lines
 
     def to_json(self) -> dict[str, Any]:
+        # The editor reads per-node facts from this object after every edit;
+        # build it once (an estimate is a snapshot: nothing changes it later).
+        cached = self.__dict__.get("_json")
+        if cached is None:
+            cached = self.__dict__["_json"] = self._build_json()
+        return cached
+
+    def _build_json(self) -> dict[str, Any]:
         return {
             "batch": self.batch,
             "dtype": self.dtype,
@@ -140,6 +148,21 @@ def input_dtype(graph: Graph) -> str:
     return "float32"
 
 
+_DEFAULTS: dict[str, dict[str, Any]] = {}
+
+
+def _params(graph: Graph, nid: str) -> dict[str, Any]:
+    """A node's params with the spec's defaults (cached per type: this runs per node per edit)."""
+    node = graph.nodes[nid]
+    defaults = _DEFAULTS.get(node.type)
+    if defaults is None:
+        from revstudio.core.spec import registry
+
+        spec = registry.find(node.type)
+        defaults = _DEFAULTS[node.type] = spec.defaults() if spec is not None else {}
+    return {**defaults, **node.params}
+
+
 class _Walker:
     """Applies the save rules to one graph (the project or a group body)."""
 
@@ -158,8 +181,7 @@ class _Walker:
             info = report.nodes.get(nid)
             if info is None or not info.ok or nid not in graph.nodes:
                 continue
-            node = graph.node(nid)
-            params = graph.resolved_params(nid)
+            params = _params(graph, nid)
             view = NodeView(info.type, params, dict(info.inputs), dict(info.outputs), batch, elem,
                             bodies.for_node(info.type, params))
             self.views[nid] = view
@@ -167,7 +189,6 @@ class _Walker:
                 self.saves[nid] = rule_for(info.type)(view)
             except (TypeError, ValueError, KeyError):  # odd params: keep the inputs, be honest
                 self.saves[nid] = rule_for("?")(view)
-            del node
 
     # -- values ---------------------------------------------------------
     def base(self, value: Value) -> Value | None:
@@ -181,7 +202,7 @@ class _Walker:
             if kind == "Input":
                 return None
             if kind == "GroupInput":
-                return ("", str(self.graph.resolved_params(nid).get("port", "in")))
+                return ("", str(_params(self.graph, nid).get("port", "in")))
             if kind in VIEW_TYPES:
                 src = self.source.get((nid, "in"))
                 if src is None:
@@ -280,7 +301,7 @@ class _Bodies:
             in_bytes: dict[str, int] = {}
             out_bytes: dict[str, int] = {}
             for nid, info in body_report.nodes.items():
-                params = body_graph.resolved_params(nid) if nid in body_graph.nodes else {}
+                params = _params(body_graph, nid) if nid in body_graph.nodes else {}
                 if info.type == "GroupInput":
                     shape = next(iter(info.outputs.values()), None)
                     in_bytes[str(params.get("port", "in"))] = self._bytes(shape)
