@@ -382,3 +382,22 @@ def test_a_type_that_cannot_take_the_wire_is_added_beside_it(make_view):
     new = view.selected_node_ids()[0]
     assert not doc.graph.edges_of(new) and edge in doc.graph.edges
     assert "cannot take" in said[-1]
+
+
+def test_ports_show_which_can_take_a_wire_being_drawn(make_view):
+    view = make_view(chain())
+    scene = view.scene()
+    vp = view.viewport()
+    start = port_point(view, "b", "out", True)
+    QTest.mousePress(vp, LEFT, NONE, start)
+    QTest.mouseMove(vp, start + QPoint(40, 60))
+    state = scene.port_state
+    assert state is not None
+    assert state("o", "in", False) == "ok"
+    assert state("m", "in1", False) == "ok"
+    assert state("a", "in", False) == "no"    # upstream of b: a cycle
+    assert state("m", "in0", False) == "no"   # already fed
+    assert state("x", "out", True) is None    # an output cannot take an output
+    view.grab()  # paints the highlighted ports
+    QTest.mouseRelease(vp, LEFT, NONE, port_point(view, "o", "in", False))
+    assert scene.port_state is None

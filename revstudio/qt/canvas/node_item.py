@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from .display import NodeDisplay
@@ -67,7 +67,7 @@ class NodeItem(QGraphicsItem):
 
     def _compute_bounds(self) -> QRectF:
         # room for the port dots and the selection/error outline
-        m = PORT_RADIUS + 2.0
+        m = PORT_RADIUS + 5.0
         return QRectF(-m, -m, WIDTH + 2 * m, self._height + 2 * m)
 
     @property
@@ -247,14 +247,22 @@ class NodeItem(QGraphicsItem):
         ident = fmb.elidedText(self.node_id, Qt.TextElideMode.ElideLeft, WIDTH * 0.4)
         painter.drawText(QRectF(8, 0, WIDTH - 16, HEADER), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, ident)
 
-        # ports
+        # ports (while a wire is drawn: a ring on those that can take it, dim the rest)
+        port_state = getattr(scene, "port_state", None)
         for is_output, ports in ((False, d.inputs), (True, d.outputs)):
             for port in ports:
                 p = self.port_local_pos(port, is_output)
                 hovered = self.hover_port == (port, is_output)
-                color = theme.port_out if is_output else theme.port_in
+                color = QColor(theme.port_out if is_output else theme.port_in)
                 if not is_output and port in self.error_ports:
-                    color = theme.error
+                    color = QColor(theme.error)
+                state = port_state(self.node_id, port, is_output) if port_state is not None else None
+                if state == "no":
+                    color.setAlpha(70)
+                elif state == "ok":
+                    painter.setPen(QPen(theme.ok_text, 1.5))
+                    painter.setBrush(Qt.BrushStyle.NoBrush)
+                    painter.drawEllipse(p, PORT_RADIUS + 3.5, PORT_RADIUS + 3.5)
                 painter.setPen(QPen(theme.node_border, 1.0))
                 painter.setBrush(QBrush(theme.hover if hovered else color))
                 r = PORT_RADIUS + (1.5 if hovered else 0.0)

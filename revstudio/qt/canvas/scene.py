@@ -51,6 +51,7 @@ class GraphScene(QGraphicsScene):
         self._wire: WireDrag | None = None
         self._room_set = False
         self._drop_wire: WireItem | None = None
+        self.port_state: Any = None  # set while a wire is being drawn
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.setBackgroundBrush(self.theme.background)
         self.hint = HintItem()
@@ -385,6 +386,12 @@ class GraphScene(QGraphicsScene):
             if isinstance(item, WireItem) and item.isVisible():
                 return item
         return None
+
+    def set_port_filter(self, state: Any) -> None:
+        """While a wire is drawn, ports show whether they can take it (``state(node, port, out)``)."""
+        self.port_state = state
+        for item in self.node_items.values():
+            item.update()  # only the visible ones actually repaint
 
     def set_drop_wire(self, wire: WireItem | None) -> None:
         if wire is not self._drop_wire:

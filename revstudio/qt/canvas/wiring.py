@@ -46,10 +46,44 @@ class WireDrag:
         self.line = DragWire(anchor, is_output, scene.theme.hover)
         scene.addItem(self.line)
         self._hovered: NodeItem | None = None
+        self._blocked = self._cycle_nodes()
+        self._fed = {(e.dst.node, e.dst.port) for e in graph.edges if e != self.moving}
+        scene.set_port_filter(self.port_state)
         # The cycle test walks the graph; a drag hovers the same few ports many times.
         self._reasons: dict[tuple[PortRef, PortRef, bool], str | None] = {}
 
     # ---- targets -------------------------------------------------------
+    def _cycle_nodes(self) -> set[str]:
+        """Nodes a wire from the origin may not reach: they would close a cycle.
+
+        From an output, that is the origin and everything upstream of it; from an
+        input, the origin and everything downstream. One walk per drag, so the
+        port highlights cost nothing per mouse move.
+        """
+        step: dict[str, list[str]] = {}
+        for e in self.scene.graph.edges:
+            if self.from_output:
+                step.setdefault(e.dst.node, []).append(e.src.node)
+            else:
+                step.setdefault(e.src.node, []).append(e.dst.node)
+        seen, stack = {self.origin.node}, [self.origin.node]
+        while stack:
+            for m in step.get(stack.pop(), ()):
+                if m not in seen:
+                    seen.add(m)
+                    stack.append(m)
+        return seen
+
+    def port_state(self, node_id: str, port: str, is_output: bool) -> str | None:
+        """How a port looks during this drag: "ok" (can take the wire), "no", or None (other side)."""
+        if is_output == self.from_output:
+            return None
+        if node_id in self._blocked:
+            return "no"
+        if not is_output and (node_id, port) in self._fed:
+            return "no"  # Ctrl replaces it; the hint says so
+        return "ok"
+
     def target_at(self, pos: QPointF) -> PortRef | None:
         """The port a release at ``pos`` would connect to: on the dot, or nearest on that node."""
         for item in self.scene.items(pos):
@@ -99,6 +133,7 @@ class WireDrag:
             self.scene.show_hint(f"{src} → {dst}" + (f"  ({shape})" if shape else ""), pos, ok=True, announce=False)
 
     def cancel(self) -> None:
+        self.scene.set_port_filter(None)
         if self._hovered is not None:
             self._hovered.set_hover_port(None)
         if self.moving is not None and self.moving in self.scene.wire_items:
