@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMenu, QTabWidget, QWidget
 
@@ -214,14 +214,25 @@ class CanvasTabs(QTabWidget):
             self._close_view(name)
 
     def _on_graph_replaced(self) -> None:
+        # The main scene follows the document and rebuilds itself; group tabs showed
+        # bodies of the old project, so they go.
         for name in list(self._groups):
             self._close_view(name)
-        old = self.widget(0)
-        self.removeTab(0)
-        if old is not None:
-            old.deleteLater()
-        self._add_main()
+        self._watch(self.document.graph)
         self.setCurrentIndex(0)
+        # Once laid out, show the saved zoom/centre of the project (or everything).
+        QTimer.singleShot(0, self.restore_view)
+
+    def restore_view(self) -> None:
+        view = self.main_view()
+        if view is not None:
+            view.restore_view_state(dict(self.document.graph.view))
+
+    def store_view(self) -> None:
+        """Put the main canvas's zoom and centre in the project's ``view`` (saved with it)."""
+        view = self.main_view()
+        if view is not None:
+            self.document.graph.view = {**self.document.graph.view, **view.view_state()}
 
     def _on_view_selection(self, view: Any, ids: list) -> None:
         if view is self.currentWidget():

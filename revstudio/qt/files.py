@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -66,6 +67,8 @@ class FileController(QObject):
         self.document = document
         self.settings = settings
         self.dialogs = dialogs or Dialogs()
+        # Called just before writing: the window stores view state (zoom, centre) in the graph.
+        self.before_save: list[Callable[[], object]] = []
 
     # ---- asking before losing edits -----------------------------------
     def display_name(self) -> str:
@@ -149,6 +152,8 @@ class FileController(QObject):
         """Save the document to ``path`` (atomic); reports failure instead of raising."""
         from revstudio.core.project import ProjectError, save
 
+        for hook in self.before_save:
+            hook()
         try:
             save(self.document.graph, path)
         except (OSError, ProjectError) as exc:

@@ -80,6 +80,7 @@ class MainWindow(QMainWindow):
         self.autosaver = Autosaver(self.document, self.recovery, autosave_ms, self)
 
         self.tabs = CanvasTabs(self.document, self)
+        self.files.before_save.append(self.tabs.store_view)
         self.tabs.set_theme(theme.current() == "dark")
         self.setCentralWidget(self.tabs)
         self.node_palette = PaletteWidget()

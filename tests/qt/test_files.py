@@ -220,3 +220,23 @@ def test_discarding_a_recovery_deletes_it(make_window, dialogs, revnet, tmp_path
 def test_new_graph_starts_clean(make_window):
     window = make_window(Graph("fresh"))
     assert not window.isWindowModified() and window.windowTitle().startswith("fresh")
+
+
+def test_zoom_and_centre_are_saved_with_the_project_and_restored(make_window, revnet, dialogs, tmp_path, qtbot):
+    window = make_window(revnet)
+    view = window.tabs.main_view()
+    view.reset_zoom()
+    view.zoom_in()
+    view.zoom_in()
+    view.centerOn(300, 40)
+    target = tmp_path / "view.revs"
+    dialogs.save_paths.append(str(target))
+    assert window.files.save()
+    saved = load(str(target)).view
+    assert saved["zoom"] == pytest.approx(view.zoom(), rel=1e-3)
+
+    other = make_window()
+    assert other.files.load_path(str(target))
+    qtbot.waitUntil(lambda: abs(other.tabs.main_view().zoom() - saved["zoom"]) < 1e-3, timeout=2000)
+    centre = other.tabs.main_view().view_state()
+    assert abs(centre["x"] - saved["x"]) < 2 and abs(centre["y"] - saved["y"]) < 2
