@@ -317,6 +317,7 @@ class CompiledModel(_Executor):
                     self._run(inputs)
             finally:
                 self.mode = mode
+            _share_from_rank0(pending)
         self._init_checked = True
 
     def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:
@@ -324,12 +325,28 @@ class CompiledModel(_Executor):
         self._init_checked = False  # re-read ActNorm's flags from the loaded buffers
 
     def inversion_errors(self) -> dict[str, float]:
-        """Last measured |x - f^-1(f(x))| / |x| per region (from the latest backward pass)."""
+        """Last measured |x - f^-1(f(x))| / |x| per region (from the latest backward pass).
+
+        Top-level regions by id; regions inside group bodies as ``"<module path>/<id>"``.
+        """
         out: dict[str, float] = {}
-        for region in self._regions:
-            if region.last_error is not None:
-                out[region.id] = float(region.last_error)
+        for path, module in self.named_modules():
+            if not isinstance(module, _Executor):
+                continue
+            for region in module._regions:
+                if region.last_error is not None:
+                    out[f"{path}/{region.id}" if path else region.id] = float(region.last_error)
         return out
+
+    def _apply(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        # .to() / .double() / .cuda() change where and in what the weights live;
+        # the regions' compute dtype must follow them
+        result = super()._apply(fn, *args, **kwargs)
+        for p in self.parameters():
+            if p.is_floating_point():
+                self._root.dtype, self._root.device = p.dtype, p.device
+                break
+        return result
 
     @torch.no_grad()
     def measure_inversion(self, *inputs: torch.Tensor) -> dict[str, float]:
@@ -346,6 +363,18 @@ class CompiledModel(_Executor):
                                                         self._root.stream_for(self.dtype))
             call(env)
         return out
+
+
+def _share_from_rank0(modules: Sequence[nn.Module]) -> None:
+    """Under torch.distributed every rank must start from the same weights: data-dependent
+    init ran on each rank's own batch, so take rank 0's result."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return
+    for m in modules:
+        for t in list(m.parameters()) + list(m.buffers()):
+            dist.broadcast(t.data, src=0)
 
 
 def _cuda_devices(inputs: Sequence[torch.Tensor]) -> list[torch.device]:

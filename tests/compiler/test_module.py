@@ -144,3 +144,14 @@ def test_gradcheck_through_a_reversible_region() -> None:
     model = C.compile(coupling_repeat(2, size=3), device="cpu", dtype=torch.float64)
     x = torch.randn(2, 4, 3, 3, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda t: model(t), (x,), eps=1e-6, atol=1e-6)
+
+
+def test_moving_or_casting_the_model_keeps_regions_working() -> None:
+    torch.manual_seed(0)
+    model = C.compile(coupling_repeat(2), device="cpu", dtype=torch.float32)
+    model.double()
+    assert model.dtype == torch.float64
+    x = torch.randn(2, 4, 4, 4, dtype=torch.float64, requires_grad=True)
+    model(x).sum().backward()
+    assert x.grad is not None and x.grad.dtype == torch.float64
+    assert set(model.inversion_errors()) == {"region-rep"}
