@@ -53,6 +53,8 @@ def build_actions(w: MainWindow) -> None:
     _action(w, "save", "&Save", f.save, Std.Save, "save", "Save the project")
     _action(w, "save_as", "Save &As…", f.save_as, Std.SaveAs, None, "Save the project under a new name")
     _action(w, "export", "&Export Python…", w.export_code, "Ctrl+E", None, "Write standalone PyTorch code")
+    _action(w, "preferences", "P&references…", w.show_preferences, "Ctrl+,", None,
+            "Theme, autosave interval, start-up")
     _action(w, "quit", "&Quit", w.close, Std.Quit, None, "Quit revstudio")
 
     undo = w.document.undo_stack.createUndoAction(w, "&Undo")
@@ -127,6 +129,8 @@ def build_menus(w: MainWindow) -> None:
     file_menu.addSeparator()
     for name in ("save", "save_as", "export"):
         file_menu.addAction(a[name])
+    file_menu.addSeparator()
+    file_menu.addAction(a["preferences"])
     file_menu.addSeparator()
     file_menu.addAction(a["quit"])
 

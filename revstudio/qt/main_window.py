@@ -39,6 +39,7 @@ from revstudio.qt.document import Document
 from revstudio.qt.files import FileController, OpenError, examples, read_project
 from revstudio.qt.inspector import Inspector
 from revstudio.qt.palette import PaletteWidget
+from revstudio.qt.preferences import PreferencesDialog
 from revstudio.qt.settings import Settings
 
 log = logging.getLogger("revstudio")
@@ -77,6 +78,8 @@ class MainWindow(QMainWindow):
         self._after_paint: list[Any] = []
         self.files = FileController(self, self.document, self.settings, self.dialogs)
         self.recovery = recovery or RecoveryStore()
+        if autosave_ms == AUTOSAVE_MS:  # the default: the user's preference decides
+            autosave_ms = self.settings.autosave_seconds * 1000
         self.autosaver = Autosaver(self.document, self.recovery, autosave_ms, self)
 
         self.tabs = CanvasTabs(self.document, self)
@@ -304,6 +307,18 @@ class MainWindow(QMainWindow):
         self.diagnostics.refresh()
         self.inspector.refresh_facts()
 
+    def show_preferences(self) -> PreferencesDialog:
+        """File > Preferences: a window-modal dialog applied on OK."""
+        dialog = PreferencesDialog(self.settings, self)
+        dialog.applied.connect(self.apply_preferences)
+        dialog.open()
+        return dialog
+
+    def apply_preferences(self) -> None:
+        if self.settings.theme != theme.current():
+            self.set_theme(self.settings.theme)
+        self.autosaver.timer.setInterval(self.settings.autosave_seconds * 1000)
+
     def _restore_layout(self) -> None:
         geometry, state = self.settings.layout()
         if geometry is not None:
@@ -369,6 +384,10 @@ class MainWindow(QMainWindow):
         Waiting for the first paint keeps start-up snappy: the empty window is
         on screen before a large project is read and checked.
         """
+        if path is None and self.settings.reopen_last:
+            recent = [p for p in self.settings.recent_files() if os.path.exists(p)]
+            path = recent[0] if recent else None
+
         def go() -> None:
             restored = self.offer_recovery()
             if path and not restored:

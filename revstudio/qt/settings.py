@@ -37,6 +37,27 @@ class Settings:
     def theme(self, value: str) -> None:
         self._s.setValue("appearance/theme", value)
 
+    # ---- behaviour ------------------------------------------------------
+    @property
+    def autosave_seconds(self) -> int:
+        try:
+            value = int(self._s.value("files/autosave_seconds", 30))
+        except (TypeError, ValueError):
+            return 30
+        return min(max(value, 5), 3600)
+
+    @autosave_seconds.setter
+    def autosave_seconds(self, value: int) -> None:
+        self._s.setValue("files/autosave_seconds", int(value))
+
+    @property
+    def reopen_last(self) -> bool:
+        return str(self._s.value("files/reopen_last", "false")).lower() == "true"
+
+    @reopen_last.setter
+    def reopen_last(self, value: bool) -> None:
+        self._s.setValue("files/reopen_last", "true" if value else "false")
+
     # ---- window layout ------------------------------------------------
     def save_layout(self, geometry: QByteArray, state: QByteArray) -> None:
         self._s.setValue("window/geometry", geometry)

@@ -314,3 +314,33 @@ def test_autosave_failure_is_logged_once(make_window, revnet, tmp_path):
     assert not window.autosaver.save_now() and not window.autosaver.save_now()
     log = window.bottom.log.toPlainText()
     assert log.count("autosave to") == 1 and "Save As" in log
+
+
+def test_preferences_apply_at_once_and_persist(make_window, revnet, tmp_path, qtbot):
+    from revstudio.core.project import save
+    from revstudio.qt import theme
+    from revstudio.qt.settings import Settings
+
+    window = make_window(revnet)
+    start_theme = theme.current()
+    dialog = window.show_preferences()
+    dialog.autosave.setValue(12)
+    dialog.theme.setCurrentIndex(dialog.theme.findData("light" if start_theme == "dark" else "dark"))
+    dialog.reopen.setChecked(True)
+    dialog.accept()
+    assert window.autosaver.timer.interval() == 12_000
+    assert theme.current() != start_theme
+    stored = Settings()
+    assert stored.autosave_seconds == 12 and stored.reopen_last and stored.theme == theme.current()
+    window.set_theme(start_theme)
+
+    path = tmp_path / "last.revs"
+    save(revnet, str(path))
+    Settings().add_recent(str(path))
+    again = make_window()  # a new session: autosave interval and the last project come back
+    assert again.autosaver.timer.interval() == 12_000
+    with_last = []
+    again.opened.connect(lambda: with_last.append(again.document.path))
+    again.open_later(None)
+    qtbot.waitUntil(lambda: bool(with_last), timeout=3000)
+    assert with_last == [str(path)]

@@ -1,0 +1,51 @@
+"""The Preferences dialog: theme, autosave interval and what opens at start.
+
+Values live in :class:`~revstudio.qt.settings.Settings`; the dialog writes them
+on OK and the window applies them at once (``applied``), so nothing needs a
+restart.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QSpinBox, QWidget
+
+from revstudio.qt.settings import Settings
+
+
+class PreferencesDialog(QDialog):
+    """Edits the persisted preferences."""
+
+    applied = Signal()
+
+    def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Preferences")
+        self.setObjectName("preferencesDialog")
+        self.settings = settings
+        self.theme = QComboBox(self)
+        self.theme.addItem("Dark", "dark")
+        self.theme.addItem("Light", "light")
+        self.theme.setCurrentIndex(max(0, self.theme.findData(settings.theme)))
+        self.autosave = QSpinBox(self)
+        self.autosave.setRange(5, 3600)
+        self.autosave.setSuffix(" s")
+        self.autosave.setValue(settings.autosave_seconds)
+        self.autosave.setToolTip("How often unsaved edits are copied to a recovery file")
+        self.reopen = QCheckBox("Reopen the last project when revstudio starts", self)
+        self.reopen.setChecked(settings.reopen_last)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form = QFormLayout(self)
+        form.addRow("Theme", self.theme)
+        form.addRow("Autosave every", self.autosave)
+        form.addRow("", self.reopen)
+        form.addRow(buttons)
+
+    def accept(self) -> None:
+        self.settings.theme = str(self.theme.currentData())
+        self.settings.autosave_seconds = self.autosave.value()
+        self.settings.reopen_last = self.reopen.isChecked()
+        self.settings.sync()
+        self.applied.emit()
+        super().accept()
