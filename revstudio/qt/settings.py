@@ -41,7 +41,7 @@ class Settings:
     @property
     def autosave_seconds(self) -> int:
         try:
-            value = int(self._s.value("files/autosave_seconds", 30))
+            value = int(str(self._s.value("files/autosave_seconds", 30)))
         except (TypeError, ValueError):
             return 30
         return min(max(value, 5), 3600)
