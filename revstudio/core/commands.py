@@ -4,12 +4,21 @@ Each command is a do/undo pair of a few lines that calls graph primitives
 only (never a view). Compound edits are built from child commands: removing a
 node first removes its edges. The Qt layer wraps these in ``QUndoCommand``;
 headless code and tests use :class:`UndoStack`.
+
+Undo is exact: node order, edge order, group order and which params are set
+explicitly all come back, so a save after undo is byte-identical to the save
+before the edit. Commands note what they replace when they *do* (not when
+they are built), so a command may be built before the edits that precede it
+in a :class:`Macro`.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from .graph import Edge, Graph, Node, PortRef
+from .graph import Edge, Graph, GraphError, Node, PortRef, valid_id
+
+_UNSET = object()
 
 
 class Command:
@@ -27,12 +36,16 @@ class Command:
         """Commands with equal non-None ids may merge (e.g. typing into one field)."""
         return None
 
-    def merge(self, other: "Command") -> bool:
+    def merge(self, other: Command) -> bool:
         return False
 
 
 class Macro(Command):
-    """A compound edit: children run in order and undo in reverse."""
+    """A compound edit: children run in order and undo in reverse.
+
+    If a child fails, the children already done are undone and the error
+    propagates, so a failed macro leaves the graph as it found it.
+    """
 
     def __init__(self, text: str, children: Sequence[Command] = ()) -> None:
         self.text = text
@@ -55,36 +68,40 @@ class Macro(Command):
 
 
 class AddNode(Command):
-    def __init__(self, graph: Graph, node: Node) -> None:
-        self.graph, self.node = graph, node.copy()
+    """Add one node (at the end of the node order unless ``index`` is given)."""
+
+    def __init__(self, graph: Graph, node: Node, index: int | None = None) -> None:
+        self.graph, self.node, self.index = graph, node.copy(), index
         self.text = f"Add {node.type} {node.id}"
 
     def do(self) -> None:
-        self.graph.insert_node(self.node.copy())
+        self.graph.insert_node(self.node.copy(), self.index)
 
     def undo(self) -> None:
         self.graph.remove_node(self.node.id)
 
 
 class _RemoveBareNode(Command):
+    """Remove a node that has no edges left; undo puts it back at its old index."""
+
     def __init__(self, graph: Graph, node_id: str) -> None:
-        self.graph, self.node = graph, graph.node(node_id).copy()
-        self.index = list(graph.nodes).index(node_id)
+        self.graph, self.node_id = graph, node_id
+        self.node: Node | None = None
+        self.index = 0
+        self.text = f"Remove {node_id}"
 
     def do(self) -> None:
-        self.graph.remove_node(self.node.id)
+        self.index = list(self.graph.nodes).index(self.node_id) if self.node_id in self.graph.nodes else 0
+        self.node = self.graph.remove_node(self.node_id)
 
     def undo(self) -> None:
-        # Restore the original position in the node order so files stay identical.
-        self.graph.insert_node(self.node.copy())
-        items = list(self.graph.nodes.items())
-        moved = items.pop()
-        items.insert(self.index, moved)
-        self.graph.nodes.clear()
-        self.graph.nodes.update(items)
+        assert self.node is not None
+        self.graph.insert_node(self.node, self.index)
 
 
 class Connect(Command):
+    """Add one edge (no port checks: ``graph.check_connect`` is the query for that)."""
+
     def __init__(self, graph: Graph, src: str | PortRef, dst: str | PortRef) -> None:
         s = src if isinstance(src, PortRef) else PortRef.parse(src)
         d = dst if isinstance(dst, PortRef) else PortRef.parse(dst)
@@ -92,6 +109,11 @@ class Connect(Command):
         self.text = f"Connect {s} to {d}"
 
     def do(self) -> None:
+        for ref in (self.edge.src, self.edge.dst):
+            if ref.node not in self.graph.nodes:
+                raise GraphError(f"edge {self.edge} names a node {ref.node!r} that does not exist")
+        if self.edge in self.graph.edges:
+            raise GraphError(f"edge {self.edge} already exists")
         self.graph.add_edge(self.edge)
 
     def undo(self) -> None:
@@ -99,30 +121,37 @@ class Connect(Command):
 
 
 class Disconnect(Command):
+    """Remove one edge; undo puts it back at its old place in the edge order."""
+
     def __init__(self, graph: Graph, edge: Edge) -> None:
         self.graph, self.edge = graph, edge
-        self.index = graph.edges.index(edge)
+        self.index = 0
         self.text = f"Disconnect {edge}"
 
     def do(self) -> None:
+        try:
+            self.index = self.graph.edges.index(self.edge)
+        except ValueError:
+            raise GraphError(f"there is no edge {self.edge}") from None
         self.graph.remove_edge(self.edge)
 
     def undo(self) -> None:
-        self.graph.add_edge(self.edge)
-        # keep the edge order stable for byte-identical saves
-        self.graph.edges.remove(self.edge)
-        self.graph.edges.insert(self.index, self.edge)
+        self.graph.add_edge(self.edge, self.index)
 
 
 def remove_nodes(graph: Graph, node_ids: Iterable[str]) -> Macro:
     """Remove nodes: first every edge touching them, then the nodes."""
-    ids = [n for n in node_ids if n in graph.nodes]
-    edges = [e for e in graph.edges if e.src.node in ids or e.dst.node in ids]
-    # Disconnect in reverse order so each recorded index is still valid on undo.
+    ids = list(dict.fromkeys(n for n in node_ids if n in graph.nodes))
+    chosen = set(ids)
+    edges = [e for e in graph.edges if e.src.node in chosen or e.dst.node in chosen]
+    # Remove the last edge first, so each restored index is right on undo.
     children: list[Command] = [Disconnect(graph, e) for e in reversed(edges)]
-    order = sorted(ids, key=list(graph.nodes).index, reverse=True)
-    children += [_RemoveBareNode(graph, n) for n in order]
-    text = f"Remove {ids[0]}" if len(ids) == 1 else f"Remove {len(ids)} nodes"
+    position = {n: i for i, n in enumerate(graph.nodes)}
+    children += [_RemoveBareNode(graph, n) for n in sorted(ids, key=position.__getitem__, reverse=True)]
+    if not ids:
+        text = "Remove nothing"
+    else:
+        text = f"Remove {ids[0]}" if len(ids) == 1 else f"Remove {len(ids)} nodes"
     return Macro(text, children)
 
 
@@ -133,22 +162,38 @@ def RemoveNode(graph: Graph, node_id: str) -> Macro:  # noqa: N802 - reads like 
 def connect_replacing(graph: Graph, src: str | PortRef, dst: str | PortRef) -> Command:
     """Connect, first removing whatever already feeds the input port (node editors do this)."""
     d = dst if isinstance(dst, PortRef) else PortRef.parse(dst)
-    old = [Disconnect(graph, e) for e in graph.edges_into(d.node, d.port)]
+    old = [Disconnect(graph, e) for e in reversed(graph.edges_into(d.node, d.port))]
     new = Connect(graph, src, d)
     return Macro(new.text, [*old, new]) if old else new
 
 
 class SetParam(Command):
+    """Set one param; ``None`` resets it to the spec default (removes it from the file)."""
+
     def __init__(self, graph: Graph, node_id: str, name: str, value: Any) -> None:
         self.graph, self.node_id, self.name, self.value = graph, node_id, name, value
-        self.old = graph.node(node_id).params.get(name)
+        self.old: Any = _UNSET
+        self.order: list[str] = []
         self.text = f"Set {node_id}.{name}"
 
     def do(self) -> None:
+        params = self.graph.node(self.node_id).params
+        self.old = params.get(self.name, _UNSET)
+        self.order = list(params)
         self.graph.set_param(self.node_id, self.name, self.value)
 
     def undo(self) -> None:
+        if self.old is _UNSET:
+            self.graph.set_param(self.node_id, self.name, None)
+            return
+        params = self.graph.node(self.node_id).params
         self.graph.set_param(self.node_id, self.name, self.old)
+        if list(params) != self.order:
+            # A reset removed the key: put it back at its old place (files sort
+            # params anyway; the inspector lists them in this order).
+            items = [(k, params[k]) for k in self.order if k in params]
+            params.clear()
+            params.update(items)
 
     def merge_id(self) -> Any:
         return ("param", id(self.graph), self.node_id, self.name)
@@ -163,13 +208,17 @@ class SetParam(Command):
 class Move(Command):
     """Move one or more nodes; a drag pushes one of these on release."""
 
-    def __init__(self, graph: Graph, moves: dict[str, tuple[float, float]]) -> None:
+    def __init__(self, graph: Graph, moves: Mapping[str, Iterable[float]]) -> None:
         self.graph = graph
-        self.new = {k: (float(v[0]), float(v[1])) for k, v in moves.items()}
-        self.old = {k: graph.node(k).pos for k in moves}
+        self.new: dict[str, tuple[float, float]] = {}
+        for k, v in moves.items():
+            x, y = v
+            self.new[k] = (float(x), float(y))
+        self.old: dict[str, tuple[float, float]] = {}
         self.text = "Move " + (next(iter(moves)) if len(moves) == 1 else f"{len(moves)} nodes")
 
     def do(self) -> None:
+        self.old = {k: self.graph.node(k).pos for k in self.new}
         for k, pos in self.new.items():
             self.graph.move(k, pos)
 
@@ -179,30 +228,102 @@ class Move(Command):
 
 
 class SetGroup(Command):
-    """Add, replace or remove a group body in ``graph.groups``."""
+    """Add, replace or (with ``body=None``) remove a group body in ``graph.groups``."""
 
     def __init__(self, graph: Graph, name: str, body: Graph | None) -> None:
         self.graph, self.name, self.body = graph, name, body
-        self.old = graph.groups.get(name)
-        self.index = list(graph.groups).index(name) if name in graph.groups else None
-        self.text = f"Set group {name}"
+        self.old: Graph | None = None
+        self.index: int | None = None
+        self.text = f"Set group {name}" if body is not None else f"Remove group {name}"
 
     def do(self) -> None:
+        self.old = self.graph.groups.get(self.name)
+        self.index = list(self.graph.groups).index(self.name) if self.old is not None else None
         self.graph.set_group(self.name, self.body)
 
     def undo(self) -> None:
-        self.graph.set_group(self.name, self.old)
-        if self.old is not None and self.index is not None:
-            items = list(self.graph.groups.items())
-            item = next(i for i in items if i[0] == self.name)
-            items.remove(item)
-            items.insert(self.index, item)
-            self.graph.groups.clear()
-            self.graph.groups.update(items)
+        if self.body is not None and self.old is None:
+            self.graph.set_group(self.name, None)
+        elif self.body is None and self.old is not None:
+            self.graph.set_group(self.name, self.old, self.index)
+        elif self.old is not None:  # a replacement keeps its place
+            self.graph.set_group(self.name, self.old)
+
+
+class AddSubgraph(Macro):
+    """Nodes and the edges among them added as one step (paste, duplicate).
+
+    ``mapping`` maps each given node id to the id it got in ``graph``: the same
+    id where it was free, a fresh one (``conv`` -> ``conv1``) where it collided.
+    """
+
+    def __init__(self, text: str, children: Sequence[Command], mapping: dict[str, str]) -> None:
+        super().__init__(text, children)
+        self.mapping = mapping
+
+
+def fresh_id(base: str, taken: set[str] | Mapping[str, Any]) -> str:
+    """``base`` if it is free, otherwise ``base1``, ``base2``, ... (trailing digits replaced)."""
+    if base not in taken and valid_id(base):
+        return base
+    stem = base.rstrip("0123456789") or base
+    stem = stem[:56] if valid_id(stem[:56]) else "node"
+    i = 1
+    while f"{stem}{i}" in taken:
+        i += 1
+    return f"{stem}{i}"
+
+
+def add_subgraph(
+    graph: Graph,
+    nodes: Iterable[Node],
+    edges: Iterable[Edge | tuple[str, str] | Sequence[str]] = (),
+    offset: tuple[float, float] = (0.0, 0.0),
+) -> AddSubgraph:
+    """Add copies of ``nodes`` and of the ``edges`` among them, renaming ids that collide.
+
+    Edges with an end outside ``nodes`` are left out (a copied selection loses
+    its links to the rest of the graph). ``offset`` shifts every position.
+    The returned command's ``mapping`` says which id each node got.
+    """
+    taken: set[str] = set(graph.nodes)
+    mapping: dict[str, str] = {}
+    children: list[Command] = []
+    dx, dy = offset
+    for node in nodes:
+        if node.id in mapping:
+            raise GraphError(f"node id {node.id!r} appears twice in what is being added")
+        new_id = fresh_id(node.id, taken)
+        taken.add(new_id)
+        mapping[node.id] = new_id
+        copy = node.copy()
+        copy.id = new_id
+        copy.pos = (float(node.pos[0]) + dx, float(node.pos[1]) + dy)
+        children.append(AddNode(graph, copy))
+    seen: set[Edge] = set()
+    for raw in edges:
+        edge = raw if isinstance(raw, Edge) else Edge(PortRef.parse(raw[0]), PortRef.parse(raw[1]))
+        if edge.src.node not in mapping or edge.dst.node not in mapping:
+            continue
+        new = Edge(PortRef(mapping[edge.src.node], edge.src.port), PortRef(mapping[edge.dst.node], edge.dst.port))
+        if new not in seen:
+            seen.add(new)
+            children.append(Connect(graph, new.src, new.dst))
+    count = len(mapping)
+    text = f"Paste {next(iter(mapping))}" if count == 1 else f"Paste {count} nodes"
+    return AddSubgraph(text, children, mapping)
+
+
+paste = add_subgraph
 
 
 class UndoStack:
-    """A headless undo stack with the same semantics as ``QUndoStack``."""
+    """A headless undo stack with the same semantics as ``QUndoStack``.
+
+    Like Qt, a command merges into the previous one (same ``merge_id``) unless
+    the stack is at its clean state, and pushing after an undo drops the
+    commands that could have been redone (and a clean state among them).
+    """
 
     def __init__(self) -> None:
         self._commands: list[Command] = []
@@ -212,7 +333,14 @@ class UndoStack:
     def push(self, cmd: Command) -> None:
         cmd.do()
         del self._commands[self._index:]
-        if self._commands and self._index == len(self._commands) and self._commands[-1].merge(cmd):
+        if self._clean > self._index:
+            self._clean = -1  # the saved state can no longer be reached
+        if (
+            self._commands
+            and self._clean != self._index
+            and self._commands[-1].merge_id() is not None
+            and self._commands[-1].merge(cmd)
+        ):
             return
         self._commands.append(cmd)
         self._index += 1
@@ -242,6 +370,10 @@ class UndoStack:
 
     def is_clean(self) -> bool:
         return self._clean == self._index
+
+    def clear(self) -> None:
+        self._commands.clear()
+        self._index = self._clean = 0
 
     def __len__(self) -> int:
         return len(self._commands)

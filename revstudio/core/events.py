@@ -4,7 +4,8 @@ An :class:`Event` holds callbacks; ``emit`` calls them in subscription order.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 Callback = Callable[..., Any]
 

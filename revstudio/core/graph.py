@@ -4,16 +4,30 @@ A :class:`Graph` is a thin store. Each mutator changes one fact and emits an
 event (``node_added``, ``edge_removed``, ...) followed by ``changed``; views and
 derived passes (shapes, regions) observe those events. Queries such as
 ``check_connect`` never mutate. Undoable edits live in ``commands``.
+
+Group bodies are graphs too. Group names form one namespace per project, so a
+body shares its project's ``groups`` dict (``set_group`` wires that up): a
+``Group`` node inside a body finds its own body, and ``graph.ports`` works at
+every level. Node and edge order are facts as well: they are saved, and undo
+restores them exactly.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from .events import Event
 
-ID_PATTERN = re.compile(r"^[^\s.][^\s.]{0,63}$")
+# 1-64 characters, no whitespace, dots or control characters. Use ``valid_id``
+# (a full match: ``$`` alone would let a trailing newline through).
+ID_PATTERN = re.compile(r"[^\s.\x00-\x1f\x7f]{1,64}")
+
+
+def valid_id(text: object) -> bool:
+    """Whether ``text`` may be a node id, a port name or a group name."""
+    return isinstance(text, str) and ID_PATTERN.fullmatch(text) is not None
 
 
 class GraphError(ValueError):
@@ -26,7 +40,7 @@ class PortRef:
     port: str
 
     @classmethod
-    def parse(cls, text: str) -> "PortRef":
+    def parse(cls, text: str) -> PortRef:
         if not isinstance(text, str) or "." not in text:
             raise GraphError(f"port reference {text!r} must look like 'node.port'")
         node, _, port = text.rpartition(".")
@@ -57,18 +71,32 @@ class Node:
     params: dict[str, Any] = field(default_factory=dict)  # explicitly set values only
     pos: tuple[float, float] = (0.0, 0.0)
 
-    def copy(self) -> "Node":
-        return Node(self.id, self.type, dict(self.params), tuple(self.pos))  # type: ignore[arg-type]
+    def copy(self) -> Node:
+        """An independent copy (list/dict param values are copied too)."""
+        params = {k: _copy_value(v) for k, v in self.params.items()}
+        return Node(self.id, self.type, params, (self.pos[0], self.pos[1]))
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def _copy_value(value: Any) -> Any:
+    if isinstance(value, _ATOMS):
+        return value
+    import copy
+
+    return copy.deepcopy(value)
 
 
 class Graph:
     """Nodes, edges and named sub-graphs (groups) of a project."""
 
-    def __init__(self, name: str = "untitled") -> None:
+    def __init__(self, name: str = "untitled", groups: dict[str, Graph] | None = None) -> None:
         self.name = name
         self.nodes: dict[str, Node] = {}
         self.edges: list[Edge] = []
-        self.groups: dict[str, Graph] = {}
+        # A body passes its project's dict here (or gets it from ``set_group``).
+        self.groups: dict[str, Graph] = groups if groups is not None else {}
         self.training: dict[str, Any] = {}
         self.view: dict[str, Any] = {}
         self.node_added = Event("node_added")        # (node)
@@ -176,7 +204,7 @@ class Graph:
         pos: Iterable[float] = (0.0, 0.0),
     ) -> Node:
         node_id = id if id is not None else self.unique_id(type)
-        if not isinstance(node_id, str) or not ID_PATTERN.match(node_id):
+        if not valid_id(node_id):
             raise GraphError(
                 f"node id {node_id!r} is not allowed: use 1-64 characters without spaces or dots"
             )
@@ -187,10 +215,17 @@ class Graph:
         self.insert_node(node)
         return node
 
-    def insert_node(self, node: Node) -> None:
+    def insert_node(self, node: Node, index: int | None = None) -> None:
+        """Add ``node`` at the end of the node order, or at ``index`` (undo restores order)."""
         if node.id in self.nodes:
             raise GraphError(f"a node with id {node.id!r} already exists")
-        self.nodes[node.id] = node
+        if index is None or index >= len(self.nodes):
+            self.nodes[node.id] = node
+        else:
+            items = list(self.nodes.items())
+            items.insert(max(index, 0), (node.id, node))
+            self.nodes.clear()  # keep the dict object: views may hold it
+            self.nodes.update(items)
         self.node_added.emit(node)
         self.changed.emit()
 
@@ -215,8 +250,12 @@ class Graph:
         self.add_edge(edge)
         return edge
 
-    def add_edge(self, edge: Edge) -> None:
-        self.edges.append(edge)
+    def add_edge(self, edge: Edge, index: int | None = None) -> None:
+        """Append ``edge`` (or insert it at ``index``); no checks, see ``connect``."""
+        if index is None:
+            self.edges.append(edge)
+        else:
+            self.edges.insert(index, edge)
         self.edge_added.emit(edge)
         self.changed.emit()
 
@@ -249,16 +288,62 @@ class Graph:
         self.changed.emit()
         return old
 
-    def set_group(self, name: str, body: "Graph | None") -> "Graph | None":
-        """Add, replace or (with None) remove a group body. Returns the old one."""
+    def set_group(self, name: str, body: Graph | None, index: int | None = None) -> Graph | None:
+        """Add, replace or (with None) remove a group body. Returns the old one.
+
+        A new name goes at the end of the group order, or at ``index``. The body
+        shares this project's ``groups`` dict from then on.
+        """
         old = self.groups.get(name)
         if body is None:
             self.groups.pop(name, None)
         else:
-            self.groups[name] = body
+            if body is self:
+                raise GraphError(f"group {name!r} cannot be the project graph itself")
+            if body.groups is not self.groups:
+                if body.groups:
+                    raise GraphError(
+                        f"group {name!r} has groups of its own; group names are project-wide, "
+                        "add them to the project instead"
+                    )
+                body.groups = self.groups
+            if name in self.groups or index is None or index >= len(self.groups):
+                self.groups[name] = body
+            else:
+                items = list(self.groups.items())
+                items.insert(max(index, 0), (name, body))
+                self.groups.clear()
+                self.groups.update(items)
         self.group_changed.emit(name, old, body)
         self.changed.emit()
         return old
+
+    def is_body(self) -> bool:
+        """Whether this graph is a group body (it appears in its own shared ``groups``)."""
+        return any(body is self for body in self.groups.values())
+
+    def copy(self) -> Graph:
+        """A deep copy of the facts (nodes, edges, groups, training, view), without subscribers.
+
+        Copying a project copies its group bodies; copying a body shares the
+        project's groups, as the original does.
+        """
+        import copy as _copy
+
+        if self.is_body():
+            out = Graph(self.name, groups=self.groups)
+        else:
+            out = Graph(self.name)
+            for gname, body in self.groups.items():
+                b = Graph(body.name, groups=out.groups)
+                b.nodes = {k: n.copy() for k, n in body.nodes.items()}
+                b.edges = list(body.edges)
+                b.training, b.view = _copy.deepcopy(body.training), _copy.deepcopy(body.view)
+                out.groups[gname] = b
+        out.nodes = {k: n.copy() for k, n in self.nodes.items()}
+        out.edges = list(self.edges)
+        out.training, out.view = _copy.deepcopy(self.training), _copy.deepcopy(self.view)
+        return out
 
     def resolved_params(self, node_id: str) -> dict[str, Any]:
         """Params with defaults filled in (unvalidated)."""

@@ -9,14 +9,24 @@ a widget.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 MAX_DIM = 1 << 20  # larger sizes are almost certainly typos; keeps arithmetic sane
 
 
 class ParamError(ValueError):
     """A parameter value is not allowed; the message says what is."""
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    """``repr`` cut to a readable length: values come from files and may be huge."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
+        return "a number with more than 30 digits"
+    text = repr(value) if not isinstance(value, (list, tuple, dict)) or len(value) <= 16 else (
+        f"a {type(value).__name__} of {len(value)} items")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _is_int(value: Any) -> bool:
@@ -52,11 +62,11 @@ class Int(Param):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if not _is_int(value):
-            raise ParamError(f"expected an integer, got {value!r}; {self.describe()}")
+            raise ParamError(f"expected an integer, got {_show(value)}; {self.describe()}")
         if self.min is not None and value < self.min:
-            raise ParamError(f"{value} is too small; {self.describe()}")
+            raise ParamError(f"{_show(value)} is too small; {self.describe()}")
         if self.max is not None and value > self.max:
-            raise ParamError(f"{value} is too large; {self.describe()}")
+            raise ParamError(f"{_show(value)} is too large; {self.describe()}")
         return int(value)
 
     def describe(self) -> str:
@@ -76,15 +86,18 @@ class Float(Param):
 
     def validate(self, value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ParamError(f"expected a number, got {value!r}; {self.describe()}")
-        value = float(value)
-        if not math.isfinite(value):
-            raise ParamError(f"{value} is not a finite number; {self.describe()}")
-        if self.min is not None and value < self.min:
-            raise ParamError(f"{value} is too small; {self.describe()}")
-        if self.max is not None and value > self.max:
-            raise ParamError(f"{value} is too large; {self.describe()}")
-        return value
+            raise ParamError(f"expected a number, got {_show(value)}; {self.describe()}")
+        try:
+            number = float(value)
+        except OverflowError:  # an integer with hundreds of digits
+            raise ParamError(f"the number is far too large; {self.describe()}") from None
+        if not math.isfinite(number):
+            raise ParamError(f"{_show(number)} is not a finite number; {self.describe()}")
+        if self.min is not None and number < self.min:
+            raise ParamError(f"{_show(number)} is too small; {self.describe()}")
+        if self.max is not None and number > self.max:
+            raise ParamError(f"{_show(number)} is too large; {self.describe()}")
+        return number
 
     def describe(self) -> str:
         lo = "" if self.min is None else f">= {self.min:g}"
@@ -102,7 +115,7 @@ class Choice(Param):
 
     def validate(self, value: Any) -> str:
         if value not in self.options:
-            raise ParamError(f"{value!r} is not one of {', '.join(self.options)}")
+            raise ParamError(f"{_show(value)} is not one of {', '.join(self.options)}")
         return str(value)
 
     def describe(self) -> str:
@@ -117,7 +130,7 @@ class Bool(Param):
 
     def validate(self, value: Any) -> bool:
         if not isinstance(value, bool):
-            raise ParamError(f"expected true or false, got {value!r}")
+            raise ParamError(f"expected true or false, got {_show(value)}")
         return value
 
     def describe(self) -> str:
@@ -133,7 +146,7 @@ class Str(Param):
 
     def validate(self, value: Any) -> str:
         if not isinstance(value, str):
-            raise ParamError(f"expected text, got {value!r}")
+            raise ParamError(f"expected text, got {_show(value)}")
         if len(value) > self.max_length:
             raise ParamError(f"text is longer than {self.max_length} characters")
         return value
@@ -156,13 +169,19 @@ class IntList(Param):
 
     def validate(self, value: Any) -> tuple[int, ...]:
         if not isinstance(value, (list, tuple)):
-            raise ParamError(f"expected a list of integers, got {value!r}")
+            raise ParamError(f"expected a list of integers, got {_show(value)}")
         if not self.min_length <= len(value) <= self.max_length:
             raise ParamError(
                 f"expected between {self.min_length} and {self.max_length} entries, got {len(value)}"
             )
         item = Int(min=self.min, max=self.max)
-        return tuple(item.validate(v) for v in value)
+        out = []
+        for i, v in enumerate(value):
+            try:
+                out.append(item.validate(v))
+            except ParamError as exc:
+                raise ParamError(f"entry {i}: {exc}") from None
+        return tuple(out)
 
     def describe(self) -> str:
         return "a list of integers"
@@ -197,7 +216,7 @@ class IntOrChoice(Param):
         try:
             return Int(min=self.min, max=self.max).validate(value)
         except ParamError:
-            raise ParamError(f"{value!r} is not allowed; {self.describe()}") from None
+            raise ParamError(f"{_show(value)} is not allowed; {self.describe()}") from None
 
     def describe(self) -> str:
         return f"an integer or one of {', '.join(self.options)}"
@@ -233,7 +252,7 @@ class GroupRef(Param):
 
     def validate(self, value: Any) -> str:
         if not isinstance(value, str):
-            raise ParamError(f"expected a group name, got {value!r}")
+            raise ParamError(f"expected a group name, got {_show(value)}")
         if not value and not self.optional:
             raise ParamError("choose a group")
         return value
@@ -243,9 +262,11 @@ class GroupRef(Param):
 
 
 def to_json(value: Any) -> Any:
-    """Params are stored as JSON: tuples become lists."""
-    if isinstance(value, tuple):
+    """Params are stored as JSON: tuples become lists (at any depth)."""
+    if isinstance(value, (tuple, list)):
         return [to_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_json(v) for k, v in value.items()}
     return value
 
 
@@ -260,12 +281,14 @@ def validate_all(params: dict[str, Param], values: dict[str, Any]) -> tuple[dict
         spec = params.get(name)
         if spec is None:
             known = ", ".join(sorted(params)) or "none"
-            errors[name] = f"unknown parameter {name!r} (known: {known})"
+            errors[name] = f"unknown parameter {_show(name)} (known: {known})"
             continue
         try:
             out[name] = spec.validate(value)
         except ParamError as exc:
             errors[name] = str(exc)
+        except (TypeError, ValueError, OverflowError) as exc:  # a value no kind expected
+            errors[name] = f"{_show(value)} is not allowed ({exc}); {spec.describe()}"
     for name, spec in params.items():
         if name not in out and name not in errors:
             out[name] = spec.default

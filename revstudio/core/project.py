@@ -1,0 +1,467 @@
+"""Project files (``*.revs``): versioned JSON to and from a :class:`Graph`.
+
+The format is DESIGN section 2. Loading is strict on structure (malformed JSON,
+wrong field types, duplicate ids or edges, dangling edges: a
+:class:`ProjectError` naming the file and the node/edge/field) and lenient on
+meaning: unknown node types, unknown params and out-of-range values are kept
+so the checker can mark them in the editor. Legacy type ids become current
+ones. Nothing in a file is ever executed or unpickled, and every walk over it
+is iterative and linear, so hostile files cannot blow the stack or hang.
+
+``dumps`` is deterministic: node and edge order as in the graph, params and
+groups sorted by name, only explicitly set params, ASCII only. So
+save -> load -> save is byte-identical.
+
+Versions. ``CURRENT_VERSION`` is what we write; ``MIGRATIONS[v]`` (in
+``migrations.py``) turns a version-``v`` document into a version ``v + 1`` one,
+and the loader applies them step by step.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+from .graph import ID_PATTERN, Edge, Graph, Node, PortRef, valid_id
+from .migrations import CURRENT_VERSION, MIGRATIONS, migrate_0_to_1
+from .pyfile import EmbeddedError, read_embedded
+
+FORMAT = "revstudio"
+MAX_FILE_BYTES = 64 << 20   # far beyond any real project; stops a stray multi-GB file
+MAX_DEPTH = 32              # nesting allowed inside params, training and view
+MAX_NAME = 1000
+
+TOP_FIELDS = ("format", "version", "name", "nodes", "edges", "groups", "training", "view")
+NODE_FIELDS = ("id", "type", "params", "pos")
+_NODE_FIELD_SET = frozenset(NODE_FIELDS)
+_NUMBER = (int, float)
+_NESTED = (dict, list)
+_ORIGIN = [0.0, 0.0]
+BODY_FIELDS = ("nodes", "edges")
+
+
+class ProjectError(ValueError):
+    """A project file cannot be read or written; the message names the file and the place."""
+
+    def __init__(self, message: str, source: str = "", where: str = "") -> None:
+        super().__init__(message)
+        self.source = source
+        self.where = where
+
+
+# ---- reading ---------------------------------------------------------------
+
+class _JsonProblem(Exception):
+    """Raised from json hooks; turned into a ProjectError with the source name."""
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _JsonProblem(f"the key {_short(key)} appears twice in one object; keep one")
+            seen.add(key)
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise _JsonProblem(f"{name} is not a number JSON allows; use a finite number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _JsonProblem(f"the number {_short(text)} is too large; use a finite number")
+    return value
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """A bounded description of any JSON value, safe for error messages."""
+    if isinstance(value, dict):
+        return f"an object with {len(value)} fields"
+    if isinstance(value, list):
+        if len(value) <= 4 and all(isinstance(v, (str, int, float, bool, type(None))) for v in value):
+            text = repr(value)
+            return text if len(text) <= limit else text[: limit - 3] + "..."
+        return f"a list of {len(value)} items"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    return {dict: "an object", list: "a list", str: "text", int: "a number", float: "a number"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether lists/objects nest more than ``limit`` levels (iterative: no recursion)."""
+    if not isinstance(value, (dict, list)):
+        return False
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
+
+
+def parse_json(text: str, source: str) -> Any:
+    """JSON text -> Python values, rejecting NaN, duplicate keys and absurd nesting."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.strip():
+        raise ProjectError(f"{source}: the file is empty; it is not a revstudio project", source)
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_float=_finite)
+    except json.JSONDecodeError as exc:
+        tail = text[exc.pos:].strip()
+        hint = "the file ends too early (truncated?)" if not tail else "the file is not valid JSON"
+        raise ProjectError(
+            f"{source}: line {exc.lineno}, column {exc.colno}: {exc.msg}; {hint}",
+            source, f"line {exc.lineno}, column {exc.colno}",
+        ) from None
+    except _JsonProblem as exc:
+        raise ProjectError(f"{source}: {exc}", source) from None
+    except RecursionError:
+        raise ProjectError(
+            f"{source}: lists or objects nest too deeply; this is not a revstudio project", source
+        ) from None
+    except ValueError as exc:  # e.g. an integer with thousands of digits
+        raise ProjectError(f"{source}: {exc}; this is not a revstudio project", source) from None
+
+
+class _Reader:
+    """One load: the source name for messages and a cache of canonical type ids."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.types: dict[str, str] = {}
+
+    def fail(self, where: str, problem: str) -> ProjectError:
+        return ProjectError(f"{self.source}: {where}: {problem}", self.source, where)
+
+    def fields(self, obj: dict[str, Any], allowed: tuple[str, ...], required: tuple[str, ...], where: str) -> None:
+        for key in obj:
+            if key not in allowed:
+                raise self.fail(where, f"unknown field {_short(key)} (allowed: {', '.join(allowed)}); remove it")
+        for key in required:
+            if key not in obj:
+                raise self.fail(where, f"the field {key!r} is missing")
+
+    def canonical_type(self, type_id: str) -> str:
+        """The current id of a (possibly legacy) type; unknown types stay as they are."""
+        found = self.types.get(type_id)
+        if found is None:
+            from .spec import registry
+
+            spec = registry.find(type_id)
+            found = self.types[type_id] = spec.type_id if spec is not None else type_id
+        return found
+
+    def node(self, raw: Any, index: int, prefix: str) -> Node:
+        where = f"{prefix}node {index}"
+        if not isinstance(raw, dict):
+            raise self.fail(where, f'expected an object like {{"id": "x", "type": "Conv"}}, got {_kind(raw)}')
+        node_id = raw.get("id")
+        if node_id is None:
+            raise self.fail(where, "the field 'id' is missing; give every node a unique id")
+        if type(node_id) is not str or not ID_PATTERN.fullmatch(node_id):
+            raise self.fail(
+                where, f"id {_short(node_id)} is not allowed; use 1-64 characters without spaces, dots "
+                "or control characters",
+            )
+        where = f"{prefix}node {index} {node_id!r}"
+        if "type" not in raw or len(raw) > 2 and not raw.keys() <= _NODE_FIELD_SET:
+            self.fields(raw, NODE_FIELDS, ("type",), where)
+        type_id = raw["type"]
+        if not isinstance(type_id, str) or not 0 < len(type_id) <= 100:
+            raise self.fail(where, f"'type' must be a node type name such as \"Conv\", not {_short(type_id)}")
+        params = raw.get("params", {})
+        if type(params) is not dict:
+            raise self.fail(where, f"'params' must be an object of name: value, not {_kind(params)}")
+        for name, value in params.items():
+            if type(value) in _NESTED and _too_deep(value):
+                raise self.fail(f"{where} param {_short(name)}", f"nests deeper than {MAX_DEPTH} levels")
+        if None in params.values():
+            # null means "not set": the spec's default applies (and the file stays minimal)
+            params = {k: v for k, v in params.items() if v is not None}
+        pos = raw.get("pos", _ORIGIN)
+        if type(pos) is not list or len(pos) != 2 or type(pos[0]) not in _NUMBER or type(pos[1]) not in _NUMBER:
+            raise self.fail(where, f"'pos' must be two numbers [x, y], not {_short(pos)}")
+        try:
+            x, y = float(pos[0]), float(pos[1])
+        except OverflowError:
+            x = y = math.inf
+        if not (math.isfinite(x) and math.isfinite(y)):
+            raise self.fail(where, f"'pos' must be two finite numbers, not {_short(pos)}")
+        return Node(node_id, self.canonical_type(type_id), params, (x, y))
+
+    def graph_part(self, graph: Graph, raw_nodes: Any, raw_edges: Any, prefix: str) -> None:
+        """Fill ``graph`` with the nodes and edges of a project or of a group body."""
+        if not isinstance(raw_nodes, list):
+            raise self.fail(f"{prefix}field 'nodes'", f"expected a list of nodes, got {_kind(raw_nodes)}")
+        if not isinstance(raw_edges, list):
+            raise self.fail(f"{prefix}field 'edges'", f"expected a list of edges, got {_kind(raw_edges)}")
+        index: dict[str, int] = {}
+        nodes = graph.nodes
+        for i, raw in enumerate(raw_nodes):
+            node = self.node(raw, i, prefix)
+            if node.id in index:
+                raise self.fail(
+                    f"{prefix}node {i} {node.id!r}",
+                    f"the id is already used by node {index[node.id]}; give each node its own id",
+                )
+            index[node.id] = i
+            nodes[node.id] = node
+        seen: dict[tuple[str, str], int] = {}
+        good_ports: set[str] = set()
+        edges = graph.edges
+        for i, raw in enumerate(raw_edges):
+            # Fast path for the common, well-formed edge; anything odd goes to _edge_problem.
+            if type(raw) is not list or len(raw) != 2 or type(raw[0]) is not str or type(raw[1]) is not str:
+                raise self.fail(f"{prefix}edge {i} {_short(raw)}", 'expected two port references like ["a.out", "b.in"]')
+            a, b = raw
+            src_node, _, src_port = a.rpartition(".")
+            dst_node, _, dst_port = b.rpartition(".")
+            if (src_node not in nodes or dst_node not in nodes
+                    or src_port not in good_ports or dst_port not in good_ports):
+                self._check_edge(raw, f"{prefix}edge {i} {_short(raw, 160)}", nodes, good_ports)
+            key = (a, b)
+            if key in seen:
+                raise self.fail(f"{prefix}edge {i} {_short(raw, 160)}",
+                                f"the same edge as edge {seen[key]}; remove one of them")
+            seen[key] = i
+            edges.append(Edge(PortRef(src_node, src_port), PortRef(dst_node, dst_port)))
+
+    def _check_edge(self, raw: list[str], where: str, nodes: dict[str, Node], good_ports: set[str]) -> None:
+        for text in raw:
+            node_id, dot, port = text.rpartition(".")
+            if not dot or not node_id or not valid_id(port):
+                raise self.fail(where, f"{_short(text)} is not a port reference like 'node.port'")
+            if node_id not in nodes:
+                raise self.fail(where, f"there is no node {_short(node_id)}; remove the edge or add the node")
+            good_ports.add(port)
+
+    def document(self, doc: Any) -> Graph:
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            found = _short(doc.get("format")) if isinstance(doc, dict) else _kind(doc)
+            raise ProjectError(
+                f'{self.source}: not a revstudio project (expected an object with "format": "revstudio", '
+                f"found {found})",
+                self.source,
+            )
+        version = doc.get("version")
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise self.fail("field 'version'", f"expected a whole number, got {_short(version)}")
+        if version > CURRENT_VERSION:
+            raise ProjectError(
+                f"{self.source}: made by a newer revstudio (file version {version}, this revstudio reads up "
+                f"to {CURRENT_VERSION}): upgrade revstudio",
+                self.source, "field 'version'",
+            )
+        if version < min(MIGRATIONS, default=CURRENT_VERSION):
+            raise self.fail("field 'version'", f"unknown file version {version}")
+        while version < CURRENT_VERSION:
+            doc = MIGRATIONS[version](doc)
+            version += 1
+            doc["version"] = version
+        return self.current(doc)
+
+    def current(self, doc: dict[str, Any]) -> Graph:
+        self.fields(doc, TOP_FIELDS, ("format", "version", "nodes", "edges"), "top level")
+        name = doc.get("name", "untitled")
+        if not isinstance(name, str) or len(name) > MAX_NAME:
+            raise self.fail("field 'name'", f"expected text of at most {MAX_NAME} characters")
+        graph = Graph(name)
+        self.graph_part(graph, doc["nodes"], doc["edges"], "")
+        groups = doc.get("groups", {})
+        if not isinstance(groups, dict):
+            raise self.fail("field 'groups'", f'expected an object of name: {{"nodes": [...], "edges": [...]}}, '
+                            f"got {_kind(groups)}")
+        for gname, raw in groups.items():
+            where = f"group {_short(gname)}"
+            if not valid_id(gname):
+                raise self.fail(where, "a group name has 1-64 characters without spaces, dots or control characters")
+            if not isinstance(raw, dict):
+                raise self.fail(where, f'expected an object {{"nodes": [...], "edges": [...]}}, got {_kind(raw)}')
+            self.fields(raw, BODY_FIELDS, BODY_FIELDS, where)
+            body = Graph(gname, groups=graph.groups)
+            self.graph_part(body, raw["nodes"], raw["edges"], f"{where}: ")
+            graph.groups[gname] = body
+        for key in ("training", "view"):
+            value = doc.get(key, {})
+            if not isinstance(value, dict):
+                raise self.fail(f"field {key!r}", f"expected an object, got {_kind(value)}")
+            if _too_deep(value):
+                raise self.fail(f"field {key!r}", f"nests deeper than {MAX_DEPTH} levels")
+            setattr(graph, key, value)
+        return graph
+
+
+def loads(text: str | bytes, source: str = "<string>") -> Graph:
+    """A project from JSON text; raises :class:`ProjectError` (and nothing else) on bad input."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ProjectError(f"{source}: not UTF-8 text (byte {exc.start})", source) from None
+    if not isinstance(text, str):
+        raise ProjectError(f"{source}: expected JSON text, got {type(text).__name__}", source)
+    return _Reader(source).document(parse_json(text, source))
+
+
+def load(path: str | os.PathLike[str]) -> Graph:
+    """A project from a ``.revs`` file, or from the project embedded in an exported ``.py``."""
+    source = os.fspath(path)
+    try:
+        with open(source, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ProjectError(f"{source}: cannot read the file ({reason}); check the path", source) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ProjectError(f"{source}: larger than {MAX_FILE_BYTES >> 20} MiB; not a revstudio project", source)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ProjectError(f"{source}: not UTF-8 text (byte {exc.start}); not a revstudio project", source) from None
+    if source.lower().endswith(".py"):
+        try:
+            text = read_embedded(text, source)
+        except EmbeddedError as exc:
+            raise ProjectError(str(exc), source) from None
+        return loads(text, f"{source} (embedded project)")
+    return loads(text, source)
+
+
+# ---- writing ---------------------------------------------------------------
+
+def _value(value: Any, where: str, indent: int | None = None) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=True, allow_nan=False, sort_keys=True, indent=indent)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ProjectError(f"<graph>: {where}: cannot be saved as JSON ({exc})", "<graph>", where) from None
+
+
+def _number(value: float, where: str) -> str:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        raise ProjectError(f"<graph>: {where}: position {value!r} is not a finite number", "<graph>", where)
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+
+
+def _graph_lines(graph: Graph, pad: str) -> list[str]:
+    """``"nodes": [...]`` and ``"edges": [...]``, one node or edge per line."""
+    out: list[str] = []
+    node_lines = []
+    for node in graph.nodes.values():
+        where = f"node {node.id!r}"
+        x, y = node.pos
+        node_lines.append(
+            f'{pad}  {{"id": {_value(node.id, where)}, "type": {_value(node.type, where)}, '
+            f'"params": {_value(node.params, where)}, "pos": [{_number(x, where)}, {_number(y, where)}]}}'
+        )
+    edge_lines = [f"{pad}  {_value(edge.to_json(), f'edge {edge}')}" for edge in graph.edges]
+    for key, lines in (("nodes", node_lines), ("edges", edge_lines)):
+        if lines:
+            out.append(f'{pad}"{key}": [\n' + ",\n".join(lines) + f"\n{pad}]")
+        else:
+            out.append(f'{pad}"{key}": []')
+    return out
+
+
+def dumps(graph: Graph) -> str:
+    """The project as JSON text (DESIGN section 2): deterministic, ASCII, one node/edge per line."""
+    fields = [
+        f'  "format": "{FORMAT}"',
+        f'  "version": {CURRENT_VERSION}',
+        f'  "name": {_value(graph.name, "name")}',
+        *_graph_lines(graph, "  "),
+    ]
+    if graph.groups:
+        bodies = []
+        for gname in sorted(graph.groups):
+            inner = ",\n".join(_graph_lines(graph.groups[gname], "      "))
+            bodies.append(f"    {_value(gname, 'group name')}: {{\n{inner}\n    }}")
+        fields.append('  "groups": {\n' + ",\n".join(bodies) + "\n  }")
+    else:
+        fields.append('  "groups": {}')
+    for key in ("training", "view"):
+        text = _value(getattr(graph, key), key, indent=2)
+        fields.append(f'  "{key}": ' + text.replace("\n", "\n  "))
+    return "{\n" + ",\n".join(fields) + "\n}\n"
+
+
+def _file_mode(path: str) -> int:
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def save(graph: Graph, path: str | os.PathLike[str]) -> None:
+    """Write ``graph`` to ``path`` atomically: a temp file beside it, fsync, rename.
+
+    On any error the original file is untouched, the temp file is removed,
+    and a :class:`ProjectError` names the path.
+    """
+    data = dumps(graph).encode("ascii")
+    target = os.fspath(path)
+    if os.path.islink(target):  # write through a link to its file, keep the link
+        target = os.path.realpath(target)
+    directory = os.path.dirname(os.path.abspath(target))
+    name = os.path.basename(target)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name[:100]}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise ProjectError(
+            f"{os.fspath(path)}: cannot save ({exc.strerror or exc}); check that the folder exists and is writable",
+            os.fspath(path),
+        ) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, _file_mode(target))
+        os.replace(tmp, target)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise ProjectError(
+                f"{os.fspath(path)}: cannot save ({exc.strerror or exc}); the file on disk is unchanged",
+                os.fspath(path),
+            ) from None
+        raise
+    try:  # make the rename itself durable (best effort: not every platform allows it)
+        dir_fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+__all__ = [
+    "CURRENT_VERSION", "FORMAT", "MIGRATIONS", "ProjectError", "dumps", "load", "loads", "migrate_0_to_1",
+    "parse_json", "save",
+]
