@@ -38,7 +38,7 @@ test: setup-dev sysdeps
 
 lint: setup-dev
 	$(BIN)/ruff check revstudio tests benchmarks
-	$(BIN)/lint-imports
+	$(BIN)/lint-imports --no-cache
 
 bench: setup-dev
 	$(BIN)/python benchmarks/run_all.py
