@@ -228,6 +228,7 @@ class _Analyzer:
                 why = self.coupling_problem(n, a, f, body, b)
                 if why is None:
                     found[n] = Coupling(n, a, f, 1 if mode == "add" else -1, body, b)
+                    self.explain_shared_operand(n, f, body, steps)
                     break
                 reasons.append(why)
             else:
@@ -235,6 +236,19 @@ class _Analyzer:
         # a merge inside another coupling's F is just part of that function
         inner = {m for c in found.values() for m in c.body}
         return {m: c for m, c in found.items() if m not in inner}
+
+    def explain_shared_operand(self, merge: str, f: str, body: list[str], steps: set[str]) -> None:
+        """F = identity because the operand's producer is also read elsewhere: say so."""
+        v = self.v
+        producer = v.producer(f)
+        if body or producer in steps or v.type(producer) in SOURCES or v.type(producer) == "Merge":
+            return
+        others = sorted({r[0] for o in v.outputs[producer] for r in v.readers.get(o, []) if r[0] != merge})
+        if others:
+            self.near.append(warning(merge, f"merge {merge} cannot recompute {producer}: its result is also "
+                                            f"read by {', '.join(others)}, so it is stored; feed "
+                                            f"{', '.join(others)} from another value to make {producer} part "
+                                            "of the coupling's F"))
 
     def coupling_problem(self, merge: str, a: str, f: str, body: list[str], b: list[str]) -> str | None:
         v = self.v

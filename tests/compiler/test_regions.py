@@ -154,5 +154,7 @@ def test_ordinary_node_between_steps_splits_the_region() -> None:
     result = _analyze(g)
     for region in result.regions:
         assert "b0fa" not in region.nodes
+    (miss,) = result.near_misses
+    assert miss.node == "b0m1" and "cannot recompute b0fa: its result is also read by peek" in miss.message
     order = result.order
     assert order.index("b0fa") < order.index("b0m1")
