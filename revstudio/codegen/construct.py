@@ -167,7 +167,11 @@ def call_source(
         signature = inspect.signature(construction.cls.__init__)
     except (TypeError, ValueError):
         signature = None
-    params = list(signature.parameters.values())[1:] if signature else []
+    if signature is None:
+        if construction.arguments:
+            raise ConstructionError(f"{where}: cannot read the signature of {construction.cls.__name__}")
+        return f"{class_ref}()"
+    params = list(signature.parameters.values())[1:]
     # Parameters before a ``*args`` can only be passed by position.
     star = next((i for i, p in enumerate(params) if p.kind is p.VAR_POSITIONAL), -1)
     args: list[str] = []

@@ -79,7 +79,12 @@ for number, (export_path, io_path, out_path) in enumerate(jobs):
         spec.loader.exec_module(module)
         io = torch.load(io_path, weights_only=True)
         torch.manual_seed(io["seed"])
-        initial = {k: v.clone() for k, v in module.Model().state_dict().items()}
+        fresh = module.Model()
+        initial = {k: v.clone() for k, v in fresh.state_dict().items()}
+        fresh.train(io["train"])
+        with torch.no_grad():  # the first forward of a fresh model runs data-dependent init (ActNorm)
+            first = fresh(*[x.clone() for x in io["inputs"]])
+        first = list(first) if isinstance(first, tuple) else [first]
         model = module.Model()
         model.load_state_dict(io["state_dict"], strict=True)
         results = run_modes(model, io["inputs"], io["weights"], io["modes"], io["seed"], io["train"])
@@ -88,6 +93,7 @@ for number, (export_path, io_path, out_path) in enumerate(jobs):
             "modes": list(getattr(module, "MODES", ())),
             "state_keys": list(model.state_dict().keys()),
             "initial_state": initial,
+            "first_outputs": first,
         }
     except BaseException:
         import traceback

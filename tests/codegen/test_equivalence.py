@@ -46,6 +46,10 @@ CASES = {
 }
 
 
+def io_inputs(name: str, results) -> list:
+    return results[0][name][4]["inputs"]
+
+
 def model_seed(name: str) -> int:
     return list(CASES).index(name)
 
@@ -60,7 +64,7 @@ def results(module_harness):
         except Exception as exc:  # reported by that case's test, not by all of them
             failures[name] = exc
     got = module_harness.standalone_many({n: (src, io) for n, (src, io, _m) in prepared.items()})
-    done = {n: (module_harness.reference(m, io), got[n], m, src) for n, (src, io, m) in prepared.items()}
+    done = {n: (module_harness.reference(m, io), got[n], m, src, io) for n, (src, io, m) in prepared.items()}
     return done, failures, module_harness.tmp
 
 
@@ -69,7 +73,7 @@ def test_export_runs_identically_without_revstudio(name: str, results) -> None:
     done, failures, folder = results
     if name in failures:
         raise failures[name]
-    ref, got, model, _source = done[name]
+    ref, got, model, _source, _io = done[name]
     meta = got.pop("__meta__")
     assert not meta["revstudio_imported"]
     assert meta["modes"] == MODES
@@ -77,10 +81,24 @@ def test_export_runs_identically_without_revstudio(name: str, results) -> None:
     assert_identical(ref, got)
     # Model() draws the same initial weights as revstudio.compile under the same seed
     torch.manual_seed(model_seed(name))
-    initial = rs_compile(CASES[name](), device="cpu").state_dict()
+    fresh = rs_compile(CASES[name](), device="cpu")
+    initial = fresh.state_dict()
     assert initial.keys() == meta["initial_state"].keys()
     for key, value in initial.items():
         assert torch.equal(value, meta["initial_state"][key]), f"initial {key} differs"
+    # ... and its first forward (which runs data-dependent initialisation) gives the same outputs
+    fresh.train(model_seed(name) % 2 == 0)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.no_grad():
+            first = fresh(*[x.clone() for x in io_inputs(name, results)])
+    finally:
+        torch.set_num_threads(threads)
+    first = list(first) if isinstance(first, tuple) else [first]
+    assert len(first) == len(meta["first_outputs"])
+    for a, b in zip(first, meta["first_outputs"]):
+        assert torch.equal(a, b), "the first forward of a fresh model differs"
     # hostile names must not have run, neither here nor in the child
     assert not (folder / MARKER).exists() and not MARKER.exists()
 

@@ -73,3 +73,12 @@ def _embedded(tree: ast.Module) -> str:
         if isinstance(stmt, ast.Assign) and getattr(stmt.targets[0], "id", "") == "REVSTUDIO_PROJECT":
             return stmt.value.value  # type: ignore[attr-defined]
     raise AssertionError("no REVSTUDIO_PROJECT")
+
+
+def test_export_is_deterministic_and_leaves_the_random_stream_alone() -> None:
+    graph = generate.revnet_chain(2, channels=4, size=4, wired=False)
+    torch.manual_seed(5)
+    state = torch.get_rng_state()
+    first = export(graph)
+    assert torch.equal(torch.get_rng_state(), state)
+    assert export(graph) == first
