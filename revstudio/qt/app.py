@@ -7,13 +7,14 @@ the open document is autosaved, and the user sees one short message.
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 import traceback
 from collections.abc import Callable
 from types import TracebackType
 
-from PySide6.QtCore import QCoreApplication, Qt
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtCore import QCoreApplication, Qt, QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from revstudio.qt import theme
 from revstudio.qt.settings import APPLICATION, ORGANISATION, Settings
@@ -77,6 +78,19 @@ def run_app(path: str | None) -> int:
 
     window = MainWindow()
     sys.excepthook = make_excepthook(lambda: window)
+    _quit_on_ctrl_c(window)
     window.show()
     window.open_later(path)
     return int(app.exec())
+
+
+def _quit_on_ctrl_c(window: QWidget) -> None:
+    """Ctrl+C in the terminal closes the window the normal way (asking about unsaved work).
+
+    Python only runs signal handlers between bytecodes, which never happens while
+    Qt's event loop waits; a cheap timer gives it the chance.
+    """
+    signal.signal(signal.SIGINT, lambda *_: QTimer.singleShot(0, window.close))
+    timer = QTimer(window)
+    timer.start(250)
+    timer.timeout.connect(lambda: None)
