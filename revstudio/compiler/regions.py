@@ -9,6 +9,7 @@ explained as a warning (a "near miss"). Torch-free: the editor runs it per edit.
 """
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,17 +184,23 @@ class _Analyzer:
         v = self.v
         target = (merge, _port_of(v, merge, fval))
         body: set[str] = set()
-        start = v.producer(fval)
-        candidates = sorted(_ancestors(v, start) | {start}, key=v.index.__getitem__, reverse=True)
-        for n in candidates:
+        # Walk up from F's result in reverse topological order: a node joins F when
+        # everything that reads it is already in F (readers always come later).
+        heap = [(-v.index[v.producer(fval)], v.producer(fval))]
+        queued = {heap[0][1]}
+        while heap:
+            _, n = heapq.heappop(heap)
             if v.type(n) in SOURCES:
                 continue
             readers = [r for o in v.outputs[n] for r in v.readers.get(o, [])]
-            if n != start and not any(r[0] in body for r in readers):
-                continue  # not on a path into F
-            if all(r[0] in body or r == target for r in readers) and readers:
+            if readers and all(r[0] in body or r == target for r in readers):
                 body.add(n)
-        ordered = [n for n in v.order if n in body]
+                for value in v.inputs[n]:
+                    p = v.producer(value)
+                    if p not in queued:
+                        queued.add(p)
+                        heapq.heappush(heap, (-v.index[p], p))
+        ordered = sorted(body, key=v.index.__getitem__)
         b: list[str] = []
         for n in ordered:
             for value in v.inputs[n]:
@@ -297,15 +304,16 @@ class _Analyzer:
         Returns (order, None) or (partial, (merge, why)) for a coupling that cannot be ordered.
         """
         v = self.v
+        members = steps | {n for c in couplings.values() for n in c.body}
         extra: dict[str, set[str]] = {n: set() for n in v.order}
         for m, c in couplings.items():
             for value in c.b:
                 cons = [s for s in self.consumers(value, steps, couplings) if s != m]
-                if not cons or self.kept(value, steps, couplings):
+                if not cons or self.kept(value, members):
                     continue
-                after = [s for s in cons if m not in _ancestors(v, s) and s not in _ancestors(v, m)]
-                later = [s for s in cons if m in _ancestors(v, s)]
-                if not after and not later:
+                # a consumer that is not upstream of the merge can be ordered after it
+                after = [s for s in cons if not _reaches(v, s, m)]
+                if not after:
                     return [], (m, f"operand reads {value}, which {cons[0]} consumes before this merge; "
                                    "rebuilding the merge's stream needs it afterwards")
                 for s in after:
@@ -317,8 +325,6 @@ class _Analyzer:
         for n in v.order:
             for s in succ[n]:
                 indeg[s] += 1
-        import heapq
-
         heap = [(v.index[n], n) for n in v.order if indeg[n] == 0]
         heapq.heapify(heap)
         out = []
@@ -336,9 +342,8 @@ class _Analyzer:
                             "be rebuilt backwards")
         return out, None
 
-    def kept(self, value: str, steps: set[str], couplings: Mapping[str, Coupling]) -> bool:
+    def kept(self, value: str, members: set[str]) -> bool:
         """True if ``value`` is read outside the steps/F nodes (so it is kept anyway)."""
-        members = steps | {m for c in couplings.values() for m in c.body}
         return any(node not in members for node, _p in self.v.readers.get(value, []))
 
     def partition(self, steps: set[str], couplings: dict[str, Coupling], order: list[str]) -> list[Region]:
@@ -419,26 +424,25 @@ class _Analyzer:
 
 
 def _port_of(v: _View, node: str, value: str) -> str:
-    for (n, port), val in v.src.items():
-        if n == node and val == value:
-            return port
-    return ""
+    return next((port for n, port in v.readers.get(value, []) if n == node), "")
 
 
-def _ancestors(v: _View, node: str) -> set[str]:
-    cache: dict[str, set[str]] = v.__dict__.setdefault("_anc", {})
-    if node in cache:
-        return cache[node]
-    out: set[str] = set()
-    stack = [v.producer(x) for x in v.inputs.get(node, [])]
+def _reaches(v: _View, src: str, dst: str) -> bool:
+    """Is there a path src -> ... -> dst? (Searches up from dst, never below src's position.)"""
+    if v.index[src] >= v.index[dst]:
+        return src == dst
+    floor = v.index[src]
+    stack, seen = [dst], {dst}
     while stack:
         n = stack.pop()
-        if n in out:
-            continue
-        out.add(n)
-        stack.extend(v.producer(x) for x in v.inputs.get(n, []))
-    cache[node] = out
-    return out
+        for value in v.inputs.get(n, []):
+            p = v.producer(value)
+            if p == src:
+                return True
+            if p not in seen and v.index.get(p, -1) > floor:
+                seen.add(p)
+                stack.append(p)
+    return False
 
 
 def _reentering(v: _View, nodes: set[str]) -> set[str]:
