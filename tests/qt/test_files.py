@@ -240,3 +240,55 @@ def test_zoom_and_centre_are_saved_with_the_project_and_restored(make_window, re
     qtbot.waitUntil(lambda: abs(other.tabs.main_view().zoom() - saved["zoom"]) < 1e-3, timeout=2000)
     centre = other.tabs.main_view().view_state()
     assert abs(centre["x"] - saved["x"]) < 2 and abs(centre["y"] - saved["y"]) < 2
+
+
+@pytest.mark.parametrize("button, expected", [("Save", "save"), ("Discard", "discard"), ("Cancel", "cancel")])
+def test_real_unsaved_changes_box_maps_its_buttons(qtbot, button, expected):
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+
+    from revstudio.qt.dialogs import Dialogs
+
+    parent = QWidget()
+    qtbot.addWidget(parent)
+
+    seen: list[str] = []
+
+    def click() -> None:  # never raise here: an open modal box would hang the test
+        box = QApplication.activeModalWidget()
+        if isinstance(box, QMessageBox):
+            seen.append(box.text())
+            match = [b for b in box.buttons() if button in b.text().replace("&", "")]
+            match[0].click() if match else box.reject()
+        else:  # not open yet (slow machine): look again
+            QTimer.singleShot(50, click)
+
+    QTimer.singleShot(50, click)
+    assert Dialogs().ask_unsaved(parent, "model.revs") == expected
+    assert seen and "'model.revs' has changes" in seen[0]
+
+
+@pytest.mark.parametrize("button, expected", [("Restore", "restore"), ("Discard", "discard"), ("Ask later", "later")])
+def test_real_restore_box_maps_its_buttons(qtbot, button, expected):
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+
+    from revstudio.qt.dialogs import Dialogs
+
+    parent = QWidget()
+    qtbot.addWidget(parent)
+
+    seen: list[str] = []
+
+    def click() -> None:  # never raise here: an open modal box would hang the test
+        box = QApplication.activeModalWidget()
+        if isinstance(box, QMessageBox):
+            seen.append(box.informativeText())
+            match = [b for b in box.buttons() if b.text().replace("&", "") == button]
+            match[0].click() if match else box.reject()
+        else:  # not open yet (slow machine): look again
+            QTimer.singleShot(50, click)
+
+    QTimer.singleShot(50, click)
+    assert Dialogs().ask_restore(parent, "/tmp/x.revs (autosaved now)") == expected
+    assert seen and "/tmp/x.revs" in seen[0]
