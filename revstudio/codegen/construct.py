@@ -164,7 +164,7 @@ def call_source(
 ) -> str:
     """``ClassRef(required, ..., keyword=value)``: defaults that were not changed are left out."""
     try:
-        signature = inspect.signature(construction.cls.__init__)
+        signature = inspect.signature(construction.cls.__init__)  # type: ignore[misc]
     except (TypeError, ValueError):
         signature = None
     if signature is None:

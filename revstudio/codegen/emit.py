@@ -299,7 +299,10 @@ class _Writer:
         args = ", ".join(value(v) + (".clone()" if clone else "") for v in op.inputs)
         outs = [value(v) for v in op.outputs]
         call = f"self.{op.module}({args})"
-        note = f"  # node {ascii(op.node)}" if op.node != op.module else ""
+        notes = [f"node {ascii(op.node)}"] if op.node != op.module else []
+        if clone:
+            notes.append("in place, so it gets a copy of a value read elsewhere")
+        note = f"  # {'; '.join(notes)}" if notes else ""
         if len(outs) == 1:
             return [f"{indent}{outs[0]} = {call}[0]{note}"]
         return [f"{indent}{', '.join(outs)} = {call}{note}"]

@@ -35,7 +35,24 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "resources" / "examples").glob("*.revs"))
 MARKER = Path("pwned")  # hostile names try to create this file in the current folder
 
+def inplace_before_region():
+    """In-place activations on the model input and on a value read twice, right before a region."""
+    b = generate.Builder("inplace-before-region")
+    b.node("Input", "x", shape=[8, 6, 6])
+    b.node("Activation", "act0", fn="leaky_relu", inplace=True)
+    b.node("Conv", "stem", out_channels=8, kernel_size=3, padding="same")
+    b.node("Activation", "act1", fn="relu", inplace=True)
+    src = b.chain("x.out", "act0", "stem", "act1")
+    src = generate.wired_block(b, src, "b0", 8)
+    b.node("Merge", "skip", mode="add")
+    b.wire(src, "skip.in0")
+    b.wire("stem.out", "skip.in1")
+    generate.classifier_head(b, "skip.out", classes=3)
+    return b.done()
+
+
 CASES = {
+    "inplace-before-region": inplace_before_region,
     **{f"example-{p.stem}": (lambda p=p: load(p)) for p in EXAMPLES},
     "revnet-wired": lambda: generate.revnet_chain(2, channels=8, size=6, wired=True),
     "revnet-coupling": lambda: generate.revnet_chain(2, channels=8, size=6, wired=False),
