@@ -280,6 +280,53 @@ class Cat(Step):
                 grads[s] = _add(grads.get(s), gx)
 
 
+class Rename(Step):
+    """Slots ``outs`` are the tensors of slots ``ins``: what a Cat followed by the Slice that
+    undoes it amounts to (between two coupling blocks), without the two copies."""
+
+    def __init__(self, ins: Sequence[int], outs: Sequence[int]) -> None:
+        self.consumes, self.produces = tuple(ins), tuple(outs)
+        self.modules = []
+
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+        for a, b in zip(self.consumes, self.produces):
+            env[b] = env[a]
+
+    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+        for a, b in zip(self.consumes, self.produces):
+            env[a] = env.pop(b)
+
+    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
+                 dtype: torch.dtype) -> None:
+        gs = [grads.pop(b, None) for b in self.produces]
+        self.inverse(env, dtype)
+        for a, g in zip(self.consumes, gs):
+            grads[a] = _add(grads.get(a), g)
+
+
+def fuse_cat_slice(steps: Sequence[Step], keep: Sequence[int]) -> list[Step]:
+    """Replaces ``Cat`` immediately undone by a matching ``Slice`` with a :class:`Rename`
+    (same values, no copies) when nothing else reads the concatenated slot."""
+    out: list[Step] = []
+    reads: dict[int, int] = {}
+    for step in steps:
+        for s in step.slots_read():
+            reads[s] = reads.get(s, 0) + 1
+    i = 0
+    while i < len(steps):
+        a = steps[i]
+        b = steps[i + 1] if i + 1 < len(steps) else None
+        if (isinstance(a, Cat) and isinstance(b, Slice) and b.consumes[0] == a.produces[0]
+                and a.sizes == b.sizes and a.dim == b.dim and reads.get(a.produces[0]) == 1
+                and a.produces[0] not in keep):
+            out.append(Rename(a.consumes, b.produces))
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 def _sample(x: Tensor, k: int = 256) -> Tensor:
     """``k`` values spread evenly over ``x`` (the same ones every time; copies only those)."""
     flat = torch.linspace(0, x.numel() - 1, min(k, x.numel()), device=x.device).long()
@@ -398,7 +445,7 @@ class Region:
     def __init__(self, id: str, steps: Sequence[Step], inputs: Sequence[int], outputs: Sequence[int],
                  side: Sequence[int] = (), free: Sequence[int] = ()) -> None:
         self.id = id
-        self.steps = list(steps)
+        self.steps = fuse_cat_slice(steps, tuple(outputs) + tuple(side))
         self.inputs, self.outputs = tuple(inputs), tuple(outputs)
         self.side, self.free = tuple(side), frozenset(free)
         self.rebuilt = [s for s in self.inputs if s not in self.side]
