@@ -2,15 +2,17 @@
 
 The view follows the document: each ``analysisChanged`` restarts a short
 debounce timer, and the export is regenerated only while the tab is visible
-(torch is imported on first use, never at start-up). Regenerating keeps the
-scroll position, so reading the code while editing the graph stays calm.
+(torch is imported on first use, never at start-up). The export of a snapshot
+of the graph runs in a worker thread (a big graph takes a second or two), so
+the GUI thread only paints; the text is swapped in keeping the scroll position.
 """
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
-from PySide6.QtCore import QRegularExpression, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QRegularExpression, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 from PySide6.QtWidgets import (
     QApplication,
@@ -148,6 +150,29 @@ def export_text(graph: Any, with_training: bool = False) -> tuple[str, bool]:
         return f"# The code generator failed: {type(exc).__name__}: {exc}\n# Please report this.\n", False
 
 
+class _Relay(QObject):
+    """Carries a worker thread's result to the GUI thread (a queued signal)."""
+
+    done = Signal(int, str, bool)
+
+
+def _snapshot(graph: Any) -> str:
+    from revstudio.core.project import dumps
+
+    return dumps(graph)
+
+
+def _export_snapshot(text: str, with_training: bool) -> tuple[str, bool]:
+    """Export a graph given as project JSON (runs in the worker thread)."""
+    try:
+        from revstudio.core.project import loads
+
+        graph = loads(text, "<editor>")
+    except Exception as exc:  # the editor's graph always serialises; say so if it does not
+        return f"# The graph could not be prepared for export: {exc}\n", False
+    return export_text(graph, with_training)
+
+
 class CodeView(QWidget):
     """Read-only live preview of the exported Python code, with Copy and Export... buttons."""
 
@@ -187,6 +212,11 @@ class CodeView(QWidget):
         self._timer.timeout.connect(self.refresh)
         self._stale = True
         self.ok = False
+        self._generation = 0      # the latest request; older results are dropped
+        self._busy = False        # one worker at a time; edits meanwhile ask for one more run
+        self._again = False
+        self._relay = _Relay(self)
+        self._relay.done.connect(self._show)
         document.analysisChanged.connect(self.schedule)
         self.with_training.toggled.connect(lambda _on: self.refresh())
         copy_button.clicked.connect(lambda: QApplication.clipboard().setText(self.editor.toPlainText()))
@@ -204,10 +234,41 @@ class CodeView(QWidget):
             self._timer.start()
 
     def refresh(self) -> None:
-        """Regenerate now, keeping the scroll position."""
+        """Regenerate from the graph as it is now; the text arrives via ``regenerated``."""
         self._timer.stop()
-        source, self.ok = export_text(self.document.graph, self.with_training.isChecked())
         self._stale = False
+        if self._busy:
+            self._again = True
+            return
+        self._generation += 1
+        generation, with_training = self._generation, self.with_training.isChecked()
+        try:
+            text = _snapshot(self.document.graph)
+        except Exception as exc:  # e.g. a value JSON cannot hold: explain instead of exporting
+            self._show(generation, f"# The graph cannot be exported yet: {exc}\n", False)
+            return
+        self._busy = True
+        self.status.setText("updating...")
+        relay = self._relay
+
+        def work() -> None:
+            source, ok = _export_snapshot(text, with_training)
+            try:
+                relay.done.emit(generation, source, ok)
+            except RuntimeError:  # the view was closed meanwhile
+                pass
+
+        threading.Thread(target=work, name="revstudio-code-view", daemon=True).start()
+
+    def _show(self, generation: int, source: str, ok: bool) -> None:
+        self._busy = False
+        if self._again:
+            self._again = False
+            self.refresh()
+            return
+        if generation != self._generation:
+            return
+        self.ok = ok
         if source != self.editor.toPlainText():
             vbar, hbar = self.editor.verticalScrollBar(), self.editor.horizontalScrollBar()
             v, h = vbar.value(), hbar.value()
@@ -215,7 +276,7 @@ class CodeView(QWidget):
             vbar.setValue(min(v, vbar.maximum()))
             hbar.setValue(min(h, hbar.maximum()))
         lines = source.count("\n")
-        self.status.setText(f"{lines} lines" if self.ok else "graph has errors")
+        self.status.setText(f"{lines} lines" if ok else "graph has errors")
         self.regenerated.emit()
 
     def text(self) -> str:

@@ -32,7 +32,8 @@ def view(qtbot):
     widget.show()
     with qtbot.waitSignal(widget.regenerated, timeout=20000):
         pass
-    return widget
+    yield widget
+    qtbot.waitUntil(lambda: not widget._busy, timeout=30000)  # no worker outlives the widget
 
 
 def test_shows_the_export_read_only(view) -> None:
@@ -119,3 +120,37 @@ def test_export_button_writes_the_file(view, tmp_path, monkeypatch) -> None:
     text = (tmp_path / "out.py").read_text(encoding="utf-8")
     assert "def train(" in text
     assert set(load(path).nodes) == {"x", "conv", "y"}
+
+
+def test_a_hidden_code_tab_does_not_import_torch(tmp_path) -> None:
+    """The window must appear fast: the Code tab imports torch only once it is shown."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    code = (
+        "import sys\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "app = QApplication([])\n"
+        "from revstudio.qt.code_view import CodeView\n"
+        "from revstudio.qt.document import Document\n"
+        "view = CodeView(Document())\n"
+        "view.schedule()\n"
+        "app.processEvents()\n"
+        "print('torch' in sys.modules)\n"
+    )
+    env = {"QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_results_of_superseded_edits_are_dropped(view, qtbot) -> None:
+    graph = view.document.graph
+    for channels in (5, 6, 7):  # several edits while a worker may still run
+        view.document.push(SetParam(graph, "conv", "out_channels", channels))
+        view.refresh()
+    qtbot.waitUntil(lambda: "(4, 7, 3" in view.text() and not view._busy, timeout=30000)
+    assert "(4, 5, 3" not in view.text() and "(4, 6, 3" not in view.text()
