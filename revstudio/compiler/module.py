@@ -128,6 +128,11 @@ class _Executor(nn.Module):
                 nxt = outs if last else [slot(f"{step.module}#{i}:{k}") for k in range(len(outs))]
                 self._inline(block, values, nxt, slot, out, f"{step.module}#{i}")
                 values = nxt
+        elif step.type == "Split" and hasattr(module, "sizes"):
+            # plain slicing steps: cheap backward, and Cat/Slice pairs between blocks fuse away
+            out.append(rt.Slice(ins[0], outs, list(module.sizes), int(module.dim) + 1))
+        elif step.type == "Concat" and hasattr(module, "sizes"):
+            out.append(rt.Cat(ins, outs[0], list(module.sizes), int(module.dim) + 1))
         else:
             cast = any(p.is_floating_point() for p in list(module.parameters()) + list(module.buffers()))
             out.append(rt.Invertible(module, ins, outs, cast))
