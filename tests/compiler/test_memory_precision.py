@@ -2,6 +2,7 @@
 autocast runs with the streams kept wide."""
 from __future__ import annotations
 
+import pytest
 import torch
 from compiler_graphs import wired_revnet
 
@@ -62,7 +63,8 @@ def test_float32_reversible_gradients_are_as_accurate_as_plain_autograd() -> Non
     assert reversible <= narrow
 
 
-def test_autocast_bfloat16_runs_and_stays_close() -> None:
+@pytest.mark.parametrize("low", [torch.bfloat16, torch.float16])
+def test_autocast_runs_and_stays_close(low: torch.dtype) -> None:
     torch.manual_seed(0)
     model = C.compile(wired_revnet(3, channels=4, size=8), device="cpu")
     x = torch.randn(2, 4, 8, 8, requires_grad=True)
@@ -71,12 +73,16 @@ def test_autocast_bfloat16_runs_and_stays_close() -> None:
         model.mode = mode
         model.zero_grad(set_to_none=True)
         x.grad = None
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast("cpu", dtype=low):
             y = model(x)
-        assert y.dtype == torch.float32  # the residual streams never drop to bfloat16
+        assert y.dtype == torch.float32  # the residual streams never drop to the low precision
         y.square().sum().backward()
         results[mode] = [y.detach(), x.grad.clone()] + [p.grad.clone() for p in model.parameters()]
     for rev, std in zip(results["reversible"], results["standard"]):
         assert float((rev - std).norm() / std.norm()) < 5e-2
+    model.mode = "standard"
+    with torch.no_grad():
+        full = model(x)
+    assert not torch.equal(full, results["standard"][0])  # F really ran in the low precision
     errors = model.inversion_errors()
     assert errors and all(e < 1e-6 for e in errors.values())
