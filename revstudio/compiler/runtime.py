@@ -106,7 +106,7 @@ class Step:
     consumes: tuple[int, ...] = ()   # slots rebuilt by this step in backward
     reads: tuple[int, ...] = ()      # slots only read (must be available in backward)
     produces: tuple[int, ...] = ()
-    modules: list[nn.Module] = []
+    modules: Sequence[nn.Module] = ()  # immutable default: each step sets its own
     stochastic: bool = False
 
     def slots_read(self) -> tuple[int, ...]:
