@@ -9,6 +9,7 @@ into a small executor over named values; reversible regions turn into
 """
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -52,6 +53,34 @@ class _Executor(nn.Module):
                 region = self._region(op)
                 self._regions.append(region)
                 self._program.append(self._region_call(op, region))
+        self._segments = self._checkpoint_segments(plan)
+
+    def _checkpoint_segments(self, plan: Plan) -> list[tuple[list[int], list[str], list[str], list[nn.Module]]]:
+        """Runs of two or more consecutive ordinary ops: "checkpoint" mode recomputes each run
+        in backward instead of storing what happens inside it."""
+        ops = [op for op in plan.ops if isinstance(op, (NodeOp, RegionOp))]
+        later: list[set[str]] = [set() for _ in ops]
+        after: set[str] = {op.input for op in plan.outputs}
+        for i in range(len(ops) - 1, -1, -1):
+            later[i] = set(after)
+            after |= set(ops[i].inputs)
+        segments = []
+        i = 0
+        while i < len(ops):
+            j = i
+            while j < len(ops) and isinstance(ops[j], NodeOp):
+                j += 1
+            if j - i >= 2:
+                made: set[str] = set()
+                seg_in: list[str] = []
+                for op in ops[i:j]:
+                    seg_in += [v for v in op.inputs if v not in made and v not in seg_in]
+                    made |= set(op.outputs)
+                seg_out = [v for op in ops[i:j] for v in op.outputs if v in later[j - 1]]
+                modules = [getattr(self, op.module) for op in ops[i:j] if isinstance(op, NodeOp)]
+                segments.append((list(range(i, j)), seg_in, seg_out, modules))
+            i = max(j, i + 1)
+        return segments
 
     # ---- building ----------------------------------------------------------
     def _build_node(self, op: NodeOp) -> None:
@@ -172,9 +201,39 @@ class _Executor(nn.Module):
         env: dict[str, torch.Tensor] = {}
         for op in plan.inputs:
             env[op.output] = inputs[op.index]
-        for call in self._program:
-            call(env)
+        if self._root.mode == "checkpoint" and self._segments and torch.is_grad_enabled():
+            self._run_checkpointed(env)
+        else:
+            for call in self._program:
+                call(env)
         return [env[op.input] for op in sorted(plan.outputs, key=lambda o: o.index)]
+
+    def _run_checkpointed(self, env: dict[str, torch.Tensor]) -> None:
+        from torch.utils.checkpoint import checkpoint
+
+        start = {seg[0][0]: seg for seg in self._segments}
+        i = 0
+        while i < len(self._program):
+            seg = start.get(i)
+            if seg is None:
+                self._program[i](env)
+                i += 1
+                continue
+            idxs, seg_in, seg_out, modules = seg
+
+            def run(*xs: torch.Tensor, idxs: list[int] = idxs, seg_in: list[str] = seg_in,
+                    seg_out: list[str] = seg_out) -> tuple[torch.Tensor, ...]:
+                local = dict(zip(seg_in, xs))
+                for k in idxs:
+                    self._program[k](local)
+                return tuple(local[v] for v in seg_out)
+
+            def context(modules: list[nn.Module] = modules) -> tuple[Any, Any]:
+                return contextlib.nullcontext(), rt.restored_batch_stats(modules)
+
+            outs = checkpoint(run, *[env[v] for v in seg_in], use_reentrant=False, context_fn=context)
+            env.update(zip(seg_out, outs))
+            i = idxs[-1] + 1
 
 
 def _reads(op: Any) -> tuple[str, ...]:

@@ -205,3 +205,20 @@ def glow(size: int = 4) -> Graph:
     for a, b in (("x", "sq"), ("sq", "an"), ("an", "inv"), ("inv", "aff"), ("aff", "y")):
         g.connect(f"{a}.out", f"{b}.in")
     return g
+
+
+def plain_chain(layers: int = 3, channels: int = 4, size: int = 4) -> Graph:
+    """No invertible part: Conv -> Norm(batch) -> Dropout -> tanh, repeated."""
+    g = Graph("plain")
+    g.add_node("Input", "x", {"shape": [channels, size, size]})
+    src = "x.out"
+    for i in range(layers):
+        for kind, params in (("Conv", {"out_channels": channels, "kernel_size": 3, "padding": "same"}),
+                             ("Norm", {}), ("Dropout", {"p": 0.3}), ("Activation", {"fn": "tanh"})):
+            nid = f"{kind.lower()}{i}"
+            g.add_node(kind, nid, params)
+            g.connect(src, f"{nid}.in")
+            src = f"{nid}.out"
+    g.add_node("Output", "y")
+    g.connect(src, "y.in")
+    return g

@@ -5,7 +5,7 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from compiler_graphs import coupling_repeat, glow, nested_quarter, two_stream_group, wired_revnet
+from compiler_graphs import coupling_repeat, glow, nested_quarter, plain_chain, two_stream_group, wired_revnet
 
 import revstudio.compiler as C
 from revstudio.core.graph import Graph
@@ -30,6 +30,7 @@ GRAPHS: dict[str, Callable[[], Graph]] = {
     "two_stream_group": two_stream_group,
     "peek": _peek,
     "glow": glow,
+    "plain_chain": plain_chain,  # no region: checkpoint mode recomputes the ordinary ops
 }
 
 

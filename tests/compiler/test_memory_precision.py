@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from compiler_graphs import wired_revnet
+from compiler_graphs import plain_chain, wired_revnet
 
 import revstudio.compiler as C
 from revstudio.diagnostics.memory import LiveTensorTracker
@@ -86,3 +86,17 @@ def test_autocast_runs_and_stays_close(low: torch.dtype) -> None:
     assert not torch.equal(full, results["standard"][0])  # F really ran in the low precision
     errors = model.inversion_errors()
     assert errors and all(e < 1e-6 for e in errors.values())
+
+
+def test_checkpoint_mode_recomputes_ordinary_ops() -> None:
+    kept = {}
+    for mode in ("standard", "checkpoint"):
+        torch.manual_seed(0)
+        model = C.compile(plain_chain(6, channels=4, size=8), mode=mode, device="cpu")
+        x = torch.randn(2, 4, 8, 8, requires_grad=True)
+        model(x)
+        with LiveTensorTracker() as tracker:
+            y = model(x)
+            kept[mode] = tracker.live_bytes()
+        y.sum().backward()
+    assert kept["checkpoint"] * 4 < kept["standard"]
