@@ -92,7 +92,7 @@ class BiRNN(nn.Module):
     def __init__(self, input_size: int, hidden_size: int, cell: str = "lstm", num_layers: int = 1,
                  bias: bool = True, init: str = "default") -> None:
         super().__init__()
-        common = dict(num_layers=num_layers, bias=bias, batch_first=True, bidirectional=True)
+        common = {"num_layers": num_layers, "bias": bias, "batch_first": True, "bidirectional": True}
         if cell == "lstm":
             self.rnn: nn.Module = nn.LSTM(input_size, hidden_size, **common)
         elif cell == "gru":
