@@ -358,30 +358,39 @@ def _assemble(writer: _Writer, model_class: ClassCode, with_training: bool) -> s
     from revstudio.core.pyfile import embed
 
     graph = writer.graph
-    parts: list[str] = []
     chunks = writer.inliner.ordered()
     runtime = [text for module, text in chunks if module.startswith("revstudio.compiler")]
     layers = [text for module, text in chunks if not module.startswith("revstudio.compiler")]
+    # The network comes first, so a reader meets Model before the support code; the
+    # classes below it are only needed when Model() is called, not when it is defined.
+    parts = ["# ---- the network " + "-" * 68, f"MODES = {MODES!r}\n",
+             inputs_constant([(op.name, op.shape, op.dtype) for op in writer.plan.inputs]),
+             "\n".join(model_class.lines) + "\n"]
+    if writer.classes:
+        parts.append("# ---- groups: one class per group body " + "-" * 47)
+        parts += ["\n".join(cls.lines) + "\n" for cls in writer.classes.values()]
+    if with_training:
+        parts.append("# ---- training on synthetic data " + "-" * 53)
+        parts.append(training_source())
+    if layers:
+        parts.append("# ---- layers (verbatim from revstudio's torch-only node modules) " + "-" * 21)
+        parts += layers
     if runtime:
-        parts.append("# ---- reversible runtime (verbatim from revstudio.compiler.runtime) " + "-" * 16)
+        parts.append("# ---- reversible runtime (verbatim from revstudio.compiler.runtime) " + "-" * 17)
         parts += runtime
         parts.append(STREAM_HELPER)
-    if layers:
-        parts.append("# ---- layers (verbatim from revstudio's torch-only node modules) " + "-" * 20)
-        parts += layers
-    parts += ["# ---- the network " + "-" * 68]
-    parts.append(f"MODES = {MODES!r}\n")
-    parts.append(inputs_constant([(op.name, op.shape, op.dtype) for op in writer.plan.inputs]))
-    for cls in writer.classes.values():
-        parts.append("\n".join(cls.lines) + "\n")
-    parts.append("\n".join(model_class.lines) + "\n")
-    if with_training:
-        parts.append(training_source())
-    parts.append("# The project, as data: `revstudio THIS_FILE.py` reopens it (read with ast, never run).\n"
+    parts.append("# ---- the project, as data: `revstudio THIS_FILE.py` reopens it (read with ast, never run)\n"
                  + embed(dumps(graph)))
     if with_training:
         parts[-1] += MAIN_GUARD
-    body = "\n\n".join(p.rstrip("\n") + "\n" for p in parts)
+    # a section's heading sits right on top of its first definition
+    merged: list[str] = []
+    for part in parts:
+        if merged and merged[-1].startswith("# ---- ") and "\n" not in merged[-1].rstrip("\n"):
+            merged[-1] = merged[-1].rstrip("\n") + "\n" + part
+        else:
+            merged.append(part)
+    body = "\n\n".join(p.rstrip("\n") + "\n" for p in merged)
     header = _header(writer, with_training, body)
     return header + "\n" + body
 
