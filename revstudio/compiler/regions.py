@@ -402,13 +402,18 @@ class _Analyzer:
                 if v.producer(value) in node_set or value in inputs:
                     continue
                 inputs.append(value)
-        consumed = set()
-        for s in ordered_steps:
+        first_use: dict[str, int] = {}   # value -> position of the first step consuming it
+        for i, s in enumerate(ordered_steps):
+            for x in ([couplings[s].a] if s in couplings else v.inputs[s]):
+                first_use.setdefault(x, i)
+        last_read: dict[str, int] = {}   # value -> position of the last coupling reading it as b
+        for i, s in enumerate(ordered_steps):
             if s in couplings:
-                consumed.add(couplings[s].a)
-            else:
-                consumed.update(v.inputs[s])
-        side = [x for x in inputs if x not in consumed]
+                for x in couplings[s].b:
+                    last_read[x] = i
+        # An input F reads is kept when nothing rebuilds it in time: nobody consumes it,
+        # or it is consumed before a coupling reads it (backward meets that coupling first).
+        side = [x for x in inputs if x not in first_use or first_use[x] < last_read.get(x, -1)]
         outputs: list[str] = []
         for n in ordered_steps:
             for value in ([f"{n}.out"] if n in couplings else v.outputs[n]):
