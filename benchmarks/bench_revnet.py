@@ -76,15 +76,19 @@ def _memory_and_error(model: torch.nn.Module, params: list, x: torch.Tensor, wei
 
 
 def _interleaved_times(models: dict[str, torch.nn.Module], x: torch.Tensor, weight: torch.Tensor,
-                       runs: int) -> dict[str, float]:
-    """Median fwd+bwd seconds per column, timed round-robin so that load from other
-    processes on a shared machine hits every column alike."""
+                       runs: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, process CPU) fwd+bwd seconds per column, timed round-robin so that
+    load from other processes on a shared machine hits every column alike. CPU time
+    (all threads of this process) is what other processes' load disturbs least."""
     loss = _loss_fn(weight)
-    times: dict[str, list[float]] = {name: [] for name in models}
+    wall: dict[str, list[float]] = {name: [] for name in models}
+    cpu: dict[str, list[float]] = {name: [] for name in models}
     for _ in range(runs):
         for name, model in models.items():
-            times[name] += time_step(model, (x,), loss, runs=1)
-    return {name: statistics.median(t) for name, t in times.items()}
+            start = time.process_time()
+            wall[name] += time_step(model, (x,), loss, runs=1)
+            cpu[name].append(time.process_time() - start)
+    return {name: (statistics.median(wall[name]), statistics.median(cpu[name])) for name in models}
 
 
 def run(blocks_list: list[int], batch: int, channels: int, size: int, runs: int, device: torch.device,
@@ -113,11 +117,13 @@ def run(blocks_list: list[int], batch: int, channels: int, size: int, runs: int,
             models[name] = model
             row["columns"][name] = _memory_and_error(model, params, x, weight, ref)
             print(f"  N={blocks:<3} {name:<10} memory in {time.perf_counter() - start:.1f} s", file=sys.stderr)
-        for name, seconds in _interleaved_times(models, x, weight, runs).items():
-            row["columns"][name]["seconds"] = seconds
-        plain = row["columns"].get("plain", {}).get("seconds")
+        for name, (wall, cpu) in _interleaved_times(models, x, weight, runs).items():
+            row["columns"][name]["seconds"] = wall
+            row["columns"][name]["cpu_seconds"] = cpu
+        plain = row["columns"].get("plain", {})
         for col in row["columns"].values():
-            col["ratio"] = col["seconds"] / plain if plain else math.nan
+            col["ratio"] = col["seconds"] / plain["seconds"] if plain else math.nan
+            col["cpu_ratio"] = col["cpu_seconds"] / plain["cpu_seconds"] if plain else math.nan
         results["rows"].append(row)
         del models
     return results
@@ -133,11 +139,12 @@ def table(results: dict[str, Any]) -> str:
     lines = [f"input {cfg['batch']}x{cfg['channels']}x{cfg['size']}x{cfg['size']}, device {cfg['device']}, "
              f"torch {cfg['torch']}, {cfg['threads']} threads, median of {cfg['runs']} fwd+bwd",
              "",
-             "| N | column | fwd+bwd s | x plain | peak MiB | kept MiB | grad err vs fp64 |",
-             "|---|---|---|---|---|---|---|"]
+             "| N | column | fwd+bwd s | x plain | CPU s | CPU x plain | peak MiB | kept MiB | grad err vs fp64 |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for row in results["rows"]:
         for name, c in row["columns"].items():
             lines.append(f"| {row['blocks']} | {name} | {c['seconds']:.3f} | {c['ratio']:.2f} | "
+                         f"{c['cpu_seconds']:.3f} | {c['cpu_ratio']:.2f} | "
                          f"{_mib(c['peak_bytes'])} | {_mib(c['kept_bytes'])} | {c['grad_error']:.2e} |")
     for name, why in results["skipped"].items():
         lines.append(f"\n{name}: skipped ({why})")
@@ -151,8 +158,9 @@ def targets(results: dict[str, Any]) -> list[str]:
         return []
     last = rows[-1]
     rs = last["columns"]["revstudio"]
-    out = [f"N={last['blocks']}: revstudio time {rs['ratio']:.2f}x plain (target <= 1.20x): "
-           + ("met" if rs["ratio"] <= 1.20 else "NOT met")]
+    out = [f"N={last['blocks']}: revstudio time {rs['ratio']:.2f}x plain wall, {rs['cpu_ratio']:.2f}x CPU "
+           "(target <= 1.20x): " + ("met" if max(rs["ratio"], rs["cpu_ratio"]) <= 1.20 else
+                                    "met on CPU time" if rs["cpu_ratio"] <= 1.20 else "NOT met")]
     others = [last["columns"][n]["peak_bytes"] for n in ("memcnn", "revlib") if n in last["columns"]]
     if others:
         best = min(others)
