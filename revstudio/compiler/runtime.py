@@ -172,7 +172,7 @@ class Coupling(Step):
         res = torch.autograd.grad(f, [*b_in, *params], gf, allow_unused=True)
         for s, g in zip(self.b, res):
             if g is not None:
-                grads[s] = _add(grads.get(s), g.to(env[s].dtype))
+                grads[s] = _add(grads.get(s), g)
         for p, g in zip(params, res[len(self.b):]):
             pgrads[id(p)] = _add(pgrads.get(id(p)), g)
 
@@ -224,8 +224,9 @@ class Invertible(Step):
             return
         res = torch.autograd.grad([p[0] for p in pairs], [*xs, *params], [p[1] for p in pairs],
                                   allow_unused=True)
+        gdtype = pairs[0][1].dtype
         for s, g in zip(self.consumes, res):
-            grads[s] = _add(grads.get(s), g)
+            grads[s] = _add(grads.get(s), None if g is None else g.to(gdtype))
         for p, g in zip(params, res[len(xs):]):
             pgrads[id(p)] = _add(pgrads.get(id(p)), g)
 
@@ -400,9 +401,9 @@ class _RegionFunction(torch.autograd.Function):
         env: dict[int, Tensor] = {s: t.detach() for s, t in zip(region.outputs, kept)}
         env.update({s: t for s, t in zip(region.side, ctx.side)})
         grads: dict[int, Tensor] = {}
-        for s, t, g in zip(region.outputs, kept, gouts):
+        for s, g in zip(region.outputs, gouts):
             if g is not None:
-                grads[s] = g.to(t.dtype)
+                grads[s] = g  # gradients stay in the model's dtype, like plain autograd's
         pgrads: dict[int, Tensor] = {}
         device_type, enabled, ac_dtype = ctx.autocast
         with torch.autocast(device_type, dtype=ac_dtype, enabled=enabled):
