@@ -277,8 +277,6 @@ class GroupModule(_Executor):
             raise NotImplementedError(f"group {self._plan.name!r} is not invertible")
         region_op = next(op for op in self._plan.ops if isinstance(op, RegionOp))
         region = self._regions[0]
-        slot_of = {v: i for i, v in enumerate(region_op.inputs)}  # only for ordering below
-        del slot_of
         env = {}
         for op in self._plan.outputs:
             env[region.outputs[region_op.outputs.index(op.input)]] = ys[op.index]
