@@ -100,9 +100,9 @@ def coupling_repeat(times: int, channels: int = 4, size: int = 4, *, extra: dict
     return g
 
 
-def nested_quarter(channels: int = 8, size: int = 4, *, inplace_before: bool = False) -> Graph:
+def nested_quarter(channels: int = 8, size: int = 4, *, inplace_before: bool = False, blocks: int = 1) -> Graph:
     """Split in halves, split the second half in quarters, a wired coupling on the quarters,
-    then concat back twice; optionally a Conv + in-place ReLU right before it all."""
+    then concat back twice (``blocks`` times); optionally a Conv + in-place ReLU right before."""
     g = Graph("nested")
     g.add_node("Input", "x", {"shape": [channels, size, size]})
     src = "x.out"
@@ -112,14 +112,17 @@ def nested_quarter(channels: int = 8, size: int = 4, *, inplace_before: bool = F
         g.connect(src, "pre.in")
         g.connect("pre.out", "relu.in")
         src = "relu.out"
-    g.add_node("Split", "s1", {"sections": 2})
-    g.connect(src, "s1.in")
-    wired_block(g, "q", "s1.out1", channels // 2)
-    g.add_node("Concat", "c1", {})
-    g.connect("s1.out0", "c1.in0")
-    g.connect("qc.out", "c1.in1")
+    for i in range(blocks):
+        p = "" if i == 0 else f"k{i}"
+        g.add_node("Split", f"{p}s1", {"sections": 2})
+        g.connect(src, f"{p}s1.in")
+        wired_block(g, f"{p}q", f"{p}s1.out1", channels // 2)
+        g.add_node("Concat", f"{p}c1", {})
+        g.connect(f"{p}s1.out0", f"{p}c1.in0")
+        g.connect(f"{p}qc.out", f"{p}c1.in1")
+        src = f"{p}c1.out"
     g.add_node("Output", "y")
-    g.connect("c1.out", "y.in")
+    g.connect(src, "y.in")
     return g
 
 

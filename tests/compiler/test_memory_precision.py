@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from compiler_graphs import plain_chain, wired_revnet
+from compiler_graphs import nested_quarter, plain_chain, wired_revnet
 
 import revstudio.compiler as C
 from revstudio.diagnostics.memory import LiveTensorTracker
@@ -12,10 +12,13 @@ from revstudio.diagnostics.memory import LiveTensorTracker
 torch.set_num_threads(1)
 
 
-def _kept_after_forward(blocks: int, mode: str) -> int:
+def _kept_after_forward(blocks: int, mode: str, nested: bool = False) -> int:
     torch.manual_seed(0)
-    model = C.compile(wired_revnet(blocks, channels=4, size=8, stem=True), mode=mode, device="cpu")
-    x = torch.randn(2, 4, 8, 8, requires_grad=True)
+    graph = (nested_quarter(8, 8, blocks=blocks, inplace_before=True) if nested
+             else wired_revnet(blocks, channels=4, size=8, stem=True))
+    model = C.compile(graph, mode=mode, device="cpu")
+    assert len(model.regions) == 1
+    x = torch.randn(2, *model.plan.inputs[0].shape, requires_grad=True)
     model(x)  # initialisation and lazy imports happen outside the measurement
     with LiveTensorTracker(exact_resizes=True) as tracker:
         y = model(x)
@@ -29,6 +32,7 @@ def test_kept_after_forward_is_flat_with_depth() -> None:
     assert shallow == deep > 0
     plain4, plain32 = _kept_after_forward(4, "standard"), _kept_after_forward(32, "standard")
     assert plain32 > 4 * plain4 and deep < plain4  # standard autograd grows with depth
+    assert _kept_after_forward(2, "reversible", nested=True) == _kept_after_forward(8, "reversible", nested=True)
 
 
 def _grads(model: C.CompiledModel, x: torch.Tensor) -> list[torch.Tensor]:
