@@ -16,17 +16,19 @@ from revstudio.core.graph import Graph
 from .estimate import estimate
 
 
-def _analyze_regions(graph: Graph, report: Report) -> tuple[list[Any], list[Diagnostic]]:
+def _analyze_regions(graph: Graph, report: Report) -> tuple[list[Any], list[Diagnostic], list[str] | None]:
+    """(regions, near misses, execution order) from the compiler's analysis."""
     try:
         from revstudio.compiler.regions import analyze
     except ImportError:  # a build without the compiler: shapes and estimate still work
-        return [], []
+        return [], [], None
     try:
         analysis = analyze(graph, report)
     except Exception as exc:  # an analysis bug must not hide the rest of the check
         return [], [warning(None, f"the reversibility analysis failed ({type(exc).__name__}: {exc}); "
-                                  "regions are not shown. Please report this with the project file")]
-    return list(analysis.regions), list(analysis.near_misses)
+                                  "regions are not shown. Please report this with the project file")], None
+    order = getattr(analysis, "order", None)
+    return list(analysis.regions), list(analysis.near_misses), list(order) if order else None
 
 
 def full_check(graph: Graph, batch: int = 1) -> Report:
@@ -35,13 +37,13 @@ def full_check(graph: Graph, batch: int = 1) -> Report:
     ``batch`` only scales the estimate (shapes exclude the batch dimension).
     """
     report = check(graph)
-    regions, near = _analyze_regions(graph, report)
+    regions, near, order = _analyze_regions(graph, report)
     report.regions = regions
     report.near_misses = near
     known = {(d.node, d.port, d.message) for d in report.diagnostics}
     report.diagnostics.extend(d for d in near if (d.node, d.port, d.message) not in known)
     try:
-        report.estimate = estimate(graph, report, regions, batch=batch)
+        report.estimate = estimate(graph, report, regions, batch=batch, order=order)
     except Exception as exc:  # same reasoning: the estimate is advice, never a crash
         report.estimate = None
         report.diagnostics.append(warning(

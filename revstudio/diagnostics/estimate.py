@@ -175,6 +175,13 @@ class _Walker:
         self.source: dict[tuple[str, str], PortRef] = {}
         for e in graph.edges:
             self.source[(e.dst.node, e.dst.port)] = e.src
+        self.readers: dict[tuple[str, str], int] = {}
+        for e in graph.edges:
+            key = (e.src.node, e.src.port)
+            self.readers[key] = self.readers.get(key, 0) + 1
+        # node -> region id, and the values regions keep (set by ``estimate``)
+        self.region_of: dict[str, str] = {}
+        self.region_kept: set[tuple[str, str]] = set()
         self.views: dict[str, NodeView] = {}
         self.saves: dict[str, Any] = {}
         for nid in report.order:
@@ -203,6 +210,11 @@ class _Walker:
                 return None
             if kind == "GroupInput":
                 return ("", str(_params(self.graph, nid).get("port", "in")))
+            if kind == "Split":
+                fused = self._fused_split(nid, port)
+                if fused is not None:
+                    value = fused
+                    continue
             if kind in VIEW_TYPES:
                 src = self.source.get((nid, "in"))
                 if src is None:
@@ -211,6 +223,26 @@ class _Walker:
                 continue
             return value
         return None  # pragma: no cover - a cycle; the check already reports it
+
+    def _fused_split(self, nid: str, port: str) -> Value | None:
+        """Inside a region the runtime fuses a Concat undone by a matching Split away
+        (no copy): the Split's outputs are then the Concat's inputs themselves."""
+        src = self.source.get((nid, "in"))
+        rid = self.region_of.get(nid)
+        if src is None or rid is None or self.region_of.get(src.node) != rid:
+            return None
+        cat = self.report.nodes.get(src.node)
+        split = self.report.nodes.get(nid)
+        if cat is None or split is None or cat.type != "Concat":
+            return None
+        if self.readers.get((src.node, src.port), 0) != 1 or (src.node, src.port) in self.region_kept:
+            return None
+        parts = list(cat.inputs.values())
+        if parts != list(split.outputs.values()) or port not in split.outputs:
+            return None
+        index = list(split.outputs).index(port)
+        feed = self.source.get((src.node, list(cat.inputs)[index]))
+        return None if feed is None else (feed.node, feed.port)
 
     def input_value(self, nid: str, port: str) -> Value | None:
         src = self.source.get((nid, port))
@@ -307,7 +339,10 @@ class _Bodies:
                     in_bytes[str(params.get("port", "in"))] = self._bytes(shape)
                 elif info.type == "GroupOutput":
                     out_bytes[str(params.get("port", "out"))] = self._bytes(info.inputs.get("in"))
-            result: BodySaves | None = BodySaves(inputs, (), internal, in_bytes, out_bytes)
+            steps = [sv for nid, sv in walker.saves.items()
+                     if body_report.nodes[nid].type not in ("GroupInput", "GroupOutput")]
+            part = steps[0].input_part_bytes if len(steps) == 1 else 0
+            result: BodySaves | None = BodySaves(inputs, (), internal, in_bytes, out_bytes, part)
         finally:
             self.active.discard(name)
         self.cache[name] = result
@@ -341,6 +376,42 @@ def _values_of(walker: _Walker, refs: Iterable[str]) -> list[Value | None]:
     return out
 
 
+def _checkpoint_segments(walker: _Walker, order: Sequence[str], region_of: Mapping[str, str]
+                         ) -> tuple[set[str], list[Value | None]]:
+    """(nodes, kept inputs) of the runs of ordinary nodes checkpoint mode recomputes.
+
+    Mirrors the compiler: in execution order, each region is one op and every
+    run of two or more consecutive ordinary ops is one torch.utils.checkpoint
+    segment, which keeps its inputs instead of what happens inside.
+    """
+    items: list[tuple[str, str]] = []
+    for nid in order:
+        info = walker.report.nodes.get(nid)
+        if info is None or info.type in ("Input", "Output"):
+            continue
+        rid = region_of.get(nid)
+        item = ("region", rid) if rid is not None else ("node", nid)
+        if rid is None or not items or items[-1] != item:
+            items.append(item)
+    nodes: set[str] = set()
+    kept: list[Value | None] = []
+    run: list[str] = []
+    for kind, name in [*items, ("end", "")]:
+        if kind == "node":
+            run.append(name)
+            continue
+        if len(run) >= 2:
+            inside = set(run)
+            nodes |= inside
+            for nid in run:
+                for port in walker.report.nodes[nid].inputs:
+                    src = walker.source.get((nid, port))
+                    if src is not None and src.node not in inside:
+                        kept.append(walker.base((src.node, src.port)))
+        run = []
+    return nodes, kept
+
+
 def estimate(
     graph: Graph,
     report: Any,
@@ -348,6 +419,7 @@ def estimate(
     batch: int = 1,
     dtype: str | None = None,
     stream_dtype: str | None = None,
+    order: Sequence[str] | None = None,
 ) -> MemoryEstimate:
     """Per-node, per-mode memory estimate of ``graph`` from the shapes in ``report``.
 
@@ -355,7 +427,9 @@ def estimate(
     ``inputs`` and ``outputs`` ("node.port" strings). ``stream_dtype`` is the
     dtype regions keep their streams in (default: float64, as the compiler
     does for every narrower type). Nodes without inferred shapes contribute
-    nothing. Never raises on a checked graph.
+    nothing. ``order`` is the execution order (the regions analysis's; the
+    check's topological order by default): it decides which ordinary nodes
+    checkpoint mode groups into segments. Never raises on a checked graph.
     """
     dtype = dtype if dtype in DTYPE_BYTES else input_dtype(graph)
     elem = DTYPE_BYTES[dtype]
@@ -365,19 +439,29 @@ def estimate(
     walker = _Walker(graph, report, batch, elem, _Bodies(graph, report, batch, elem))
 
     parts = [_region_parts(r) for r in regions]
+    walker.region_of = {n: rid for rid, nodes, _, _ in parts for n in nodes}
+    for _, _, _, kept_refs in parts:
+        for ref in kept_refs:
+            try:
+                p = PortRef.parse(ref)
+            except ValueError:
+                continue
+            walker.region_kept.add((p.node, p.port))
     in_regions = set().union(*(nodes for _, nodes, _, _ in parts)) if parts else set()
     region_outputs = [v for _, _, _, outs in parts for v in _values_of(walker, outs)]
     region_inputs = [v for _, _, ins, _ in parts for v in _values_of(walker, ins)]
 
+    seg_nodes, seg_inputs = _checkpoint_segments(walker, list(order or report.order), walker.region_of)
+
     per_mode = {
-        # checkpoint mode recomputes each region as one torch.utils.checkpoint
-        # segment, which keeps the segment's inputs instead of its insides
+        # checkpoint mode recomputes each region, and each run of ordinary nodes,
+        # as one torch.utils.checkpoint segment, which keeps only its inputs
         "standard": walker.per_node(*walker.kept(set(), ())),
         # the runtime keeps a region's residual streams in float64 when the model
         # computes in a narrower type (so reconstruction error cannot compound)
         "reversible": walker.per_node(*walker.kept(in_regions, region_outputs), wide=region_outputs,
                                       wide_bytes=stream_bytes),
-        "checkpoint": walker.per_node(*walker.kept(in_regions, region_inputs)),
+        "checkpoint": walker.per_node(*walker.kept(in_regions | seg_nodes, region_inputs + seg_inputs)),
     }
     result = MemoryEstimate(batch=batch, dtype=dtype, element_bytes=elem)
     for nid, info in report.nodes.items():

@@ -23,6 +23,9 @@ class Saves:
     outputs: tuple[str, ...] = ()    # output ports whose tensors are kept
     extra_bytes: int = 0             # internal tensors only this node holds
     approximate: bool = False        # the rule is a model, not an exact count
+    # Of a kept input, the bytes actually read (a coupling's F reads only x2, a
+    # view): when the input arrives as separate halves, only this part is kept.
+    input_part_bytes: int = 0
 
 
 @dataclass
@@ -61,6 +64,7 @@ class BodySaves:
     internal_bytes: int
     input_bytes: Mapping[str, int] = field(default_factory=dict)
     output_bytes: Mapping[str, int] = field(default_factory=dict)
+    input_part_bytes: int = 0  # see Saves.input_part_bytes (a body that is one coupling)
 
 
 Rule = Callable[[NodeView], Saves]
@@ -158,12 +162,12 @@ def _group_like(v: NodeView) -> Saves:
         return Saves(inputs=tuple(v.inputs), approximate=True)
     times = int(v.params.get("times", 1) or 1) if v.type == "Repeat" else 1
     extra = body.internal_bytes * times
-    if times > 1:
-        # values passed between copies are new tensors kept when the body
-        # keeps its inputs or its outputs
-        between = sum(body.output_bytes.values())
-        if body.inputs or body.outputs:
-            extra += between * (times - 1)
+    if times > 1 and body.inputs:
+        # values passed between copies are new tensors, kept when the body keeps
+        # its input; between coupling copies the runtime passes the halves
+        # without concatenating, so only the half F reads stays
+        between = body.input_part_bytes or sum(body.output_bytes.values())
+        extra += between * (times - 1)
     return Saves(inputs=body.inputs, outputs=body.outputs, extra_bytes=extra)
 
 
@@ -172,6 +176,7 @@ def _coupling(v: NodeView) -> Saves:
     # the input, y1 is a new half-size tensor, F/G bodies keep what they keep.
     inputs: tuple[str, ...] = ()
     extra = 0
+    part = 0
     approximate = False
     for name in ("f", "g", "net"):
         body = v.bodies.get(name)
@@ -185,12 +190,13 @@ def _coupling(v: NodeView) -> Saves:
                 extra += sum(body.input_bytes[p] for p in body.inputs)
             else:
                 inputs = ("in",)
+                part += sum(body.input_bytes[p] for p in body.inputs)
     if v.type == "AffineCoupling":
         # the scale (and its exp/sigmoid) and the scaled half are kept
         extra += 2 * v.in_bytes("in") // 2
         inputs = ("in",)
         approximate = True
-    return Saves(inputs=inputs, extra_bytes=extra, approximate=approximate)
+    return Saves(inputs=inputs, extra_bytes=extra, approximate=approximate, input_part_bytes=part)
 
 
 RULES: dict[str, Rule] = {
