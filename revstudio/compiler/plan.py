@@ -69,7 +69,8 @@ RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset
 # and rebuilt in backward. Activations keep their result (an in-place ReLU even
 # shares it), and a rebuilt value is equal only to rounding, which would flip
 # ReLU's mask at exact zeros; Inputs belong to the caller.
-RELEASABLE_AFTER = frozenset({"Conv", "Linear", "Merge", "Norm", "Pool", "Dropout"})
+# Dropout is out: in eval mode it hands back its very input; so does a one-input Merge.
+RELEASABLE_AFTER = frozenset({"Conv", "Linear", "Merge", "Norm", "Pool"})
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
@@ -281,7 +282,7 @@ class _Lowering:
                                                 c.sign, tuple(node_op(n) for n in c.body), values[f"{s}.out"]))
                 free = tuple(values[x] for x in region.inputs
                              if x not in region.side and self.only_read_by(graph, x, set(region.nodes))
-                             and graph.nodes[x.rpartition(".")[0]].type in RELEASABLE_AFTER)
+                             and self.releasable_producer(graph, x.rpartition(".")[0]))
                 ops.append(RegionOp(region.id, tuple(region.nodes), tuple(steps),
                                     tuple(values[x] for x in region.inputs), tuple(values[x] for x in region.outputs),
                                     tuple(values[x] for x in region.side), free))
@@ -307,6 +308,16 @@ class _Lowering:
         if body:
             plan.invertible = _is_invertible_body(plan)
         return plan
+
+    @staticmethod
+    def releasable_producer(graph: Graph, node_id: str) -> bool:
+        node = graph.nodes[node_id]
+        if node.type not in RELEASABLE_AFTER:
+            return False
+        if node.type == "Merge":
+            params = graph.resolved_params(node_id)
+            return int(params.get("inputs", 2)) >= 2 or params.get("mode") in ("concat", "stack")
+        return True
 
     @staticmethod
     def only_read_by(graph: Graph, value: str, nodes: set[str]) -> bool:
