@@ -20,6 +20,7 @@ from .construct import ConstructionError, Record, call_source, recording
 from .inline import InlineError, Inliner, import_block
 from .namespace import Namespace, is_safe_identifier
 from .regions import STREAM_HELPER, RegionWriter
+from .segments import RUN_PART, Segment, executable_ops, segments
 from .training import MAIN_GUARD, inputs_constant, training_source
 
 MODES = ("reversible", "standard", "checkpoint")
@@ -156,6 +157,9 @@ class _Writer:
         if not is_model and plan.invertible:
             lines += self.inverse_method(plan)
         lines += self.regions.helper_methods(plan)
+        if self.regions.extras_for(plan).runs_parts:
+            restored = self.inliner.require_name("revstudio.compiler.runtime", "restored_batch_stats")
+            lines += RUN_PART.format(restored=restored).rstrip("\n").split("\n")
         return code
 
     def shapes_doc(self, plan: Any) -> str:
@@ -269,17 +273,28 @@ class _Writer:
                 readers[v] = readers.get(v, 0) + 1
         kept = {v for op in plan.ops if op.kind == "region" for v in op.outputs + op.side}
         inputs = {op.output for op in plan.inputs}
-        body: list[str] = []
+        def node_lines(op: Any) -> list[str]:
+            protect = {v for v in op.inputs if v in kept or v in inputs or readers.get(v, 0) > 1}
+            clone = bool(getattr(getattr(self._instance_of(plan), op.module, None), "inplace", False)) and any(
+                v in protect for v in op.inputs)
+            return self.emit_node(op, value, clone=clone)
+
         for op in plan.ops:
-            if op.kind == "node":
-                protect = {v for v in op.inputs if v in kept or v in inputs or readers.get(v, 0) > 1}
-                clone = bool(getattr(getattr(self._instance_of(plan), op.module, None), "inplace", False)) and any(
-                    v in protect for v in op.inputs)
-                body += self.emit_node(op, value, clone=clone)
-            elif op.kind == "region":
-                body += self.regions.emit(plan, op, value)
-            elif op.kind not in ("input", "output"):
+            if op.kind not in ("input", "output", "node", "region"):
                 raise CodegenError(f"the plan holds an op of kind {op.kind!r} where the exporter expects none")
+        ops = executable_ops(plan)
+        parts = segments(plan)
+        body: list[str] = []
+        i = 0
+        while i < len(ops):
+            seg = parts.get(i)
+            if seg is None:
+                op = ops[i]
+                body += node_lines(op) if op.kind == "node" else self.regions.emit(plan, op, value)
+                i += 1
+                continue
+            body += self.write_part(plan, seg, ops[seg.start:seg.end], value, node_lines)
+            i = seg.end
         outs = sorted(plan.outputs, key=lambda o: o.index)
         if is_model and len(outs) == 1:
             body.append(f"        return {value(outs[0].input)}")
@@ -289,6 +304,26 @@ class _Writer:
             body.append(f"        return ({items}{',' if len(outs) == 1 else ''})")
             returns = "torch.Tensor | tuple[torch.Tensor, ...]" if is_model else "tuple[torch.Tensor, ...]"
         return body, ", ".join(params), returns
+
+    def write_part(self, plan: Any, seg: Segment, ops: list[Any], value: Any, node_lines: Any) -> list[str]:
+        """A method holding one run of ordinary layers; forward calls it through ``_run_part``."""
+        extras = self.regions.extras_for(plan)
+        name = self.regions.method(plan, "part", ops[0].node)
+        args = ", ".join(f"{value(v)}: torch.Tensor" for v in seg.inputs)
+        nodes = ", ".join(docstring_text(op.node) for op in ops)
+        lines = ["", f"    def {name}(self, {args}) -> tuple[torch.Tensor, ...]:",
+                 f'        """Nodes {nodes}."""']
+        for op in ops:
+            lines += node_lines(op)
+        outs = [value(v) for v in seg.outputs]
+        lines.append(f"        return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+        extras.method_lines += lines
+        extras.runs_parts = True
+        call = f"self._run_part(self.{name}, {', '.join(value(v) for v in seg.inputs)})"
+        if not outs:
+            return [f"        {call}"]
+        target = f"({outs[0]},)" if len(outs) == 1 else ", ".join(outs)
+        return [f"        {target} = {call}"]
 
     def _instance_of(self, plan: Any) -> Any:
         return self.instances.get(id(plan))
@@ -417,6 +452,10 @@ def _header(writer: _Writer, with_training: bool, body: str) -> str:
     if with_training:
         facts.setdefault("argparse", ImportFact("argparse", "argparse"))
         facts.setdefault("F", ImportFact("F", "torch.nn.functional"))
+    if any(extras.runs_parts for extras in writer.regions.extras.values()):
+        facts.setdefault("checkpoint", ImportFact("checkpoint", "torch.utils.checkpoint", "checkpoint"))
+        facts.setdefault("contextlib", ImportFact("contextlib", "contextlib"))
+        facts.setdefault("Callable", ImportFact("Callable", "collections.abc", "Callable"))
     if writer.needs_any:
         facts.setdefault("Any", ImportFact("Any", "typing", "Any"))
     if writer.uses_math:

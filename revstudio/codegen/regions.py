@@ -31,6 +31,7 @@ class ClassExtras:
     methods: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, node) -> method name
     method_lines: list[str] = field(default_factory=list)
     init_lines: list[str] = field(default_factory=list)
+    runs_parts: bool = False  # the class has ``_run_part`` (checkpoint segments)
 
 
 class RegionWriter:
@@ -160,6 +161,15 @@ class RegionWriter:
                 nxt = outs if last else [slot(f"{step.module}#{i}:{k}") for k in range(len(outs))]
                 self._inline(block, block_ref, values, nxt, slot, out, f"{step.module}#{i}")
                 values = nxt
+        elif step.type == "Split" and hasattr(module, "sizes"):
+            # plain slicing steps, as the compiler makes them (cheap backward)
+            slice_ = self.w.inliner.require_name(rt, "Slice")
+            out.append(f"{slice_}({ins[0]}, {outs!r}, {list(module.sizes)!r}, {int(module.dim) + 1}),"
+                       f"  # Split {comment(step.node)}")
+        elif step.type == "Concat" and hasattr(module, "sizes"):
+            cat = self.w.inliner.require_name(rt, "Cat")
+            out.append(f"{cat}({ins!r}, {outs[0]}, {list(module.sizes)!r}, {int(module.dim) + 1}),"
+                       f"  # Concat {comment(step.node)}")
         else:
             invertible = self.w.inliner.require_name(rt, "Invertible")
             cast = any(p.is_floating_point() for p in list(module.parameters()) + list(module.buffers()))
@@ -214,7 +224,7 @@ class RegionWriter:
         outs = [value(v) for v in op.outputs]
         target = f"({outs[0]},)" if len(outs) == 1 else ", ".join(outs)
         return [f"        {target} = self.{attr}([{', '.join(ins)}], self._mode, {ins[0]}.dtype, "
-                f"stream_dtype({ins[0]}.dtype))"]
+                f"stream_dtype({ins[0]}))"]
 
 
 def _doc(text: str) -> str:
@@ -223,8 +233,11 @@ def _doc(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.,:;()+=/-]+", "_", str(text))[:60]
 
 
-STREAM_HELPER = '''def stream_dtype(dtype: torch.dtype) -> torch.dtype | None:
+STREAM_HELPER = '''def stream_dtype(x: torch.Tensor) -> torch.dtype | None:
     """Residual streams of float32 (and narrower) models are kept in float64 inside regions,
-    so rebuilding activations in backward does not drift (as ``revstudio.compile`` does)."""
-    return torch.float64 if dtype in (torch.float32, torch.float16, torch.bfloat16) else None
+    so rebuilding activations in backward does not drift (as ``revstudio.compile`` does);
+    MPS has no float64."""
+    if x.device.type == "mps":
+        return None
+    return torch.float64 if x.dtype in (torch.float32, torch.float16, torch.bfloat16) else None
 '''

@@ -12,7 +12,7 @@ import re
 import threading
 from typing import Any
 
-from PySide6.QtCore import QObject, QRegularExpression, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QRegularExpression, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 from PySide6.QtWidgets import (
     QApplication,
@@ -227,6 +227,11 @@ class CodeView(QWidget):
         self._stale = True
         if self.isVisible():
             self._timer.start()
+
+    def changeEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:  # the theme switched: recolour the code
+            self.highlighter.set_dark(self.palette().color(self.backgroundRole()).lightness() < 128)
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
         super().showEvent(event)

@@ -29,6 +29,21 @@ STEP = r'''
 import torch
 
 
+def region_structure(model):
+    """Every region's steps (kind and slots) in module order: the exported model must build
+    the same runtime objects as the compiled one (numbers alone could hide a drift)."""
+    out = []
+    for module in model.modules():
+        regions = getattr(module, "_regions", None)
+        if regions is None:
+            regions = [v for k, v in vars(module).items() if k.startswith("_region_")]
+        for region in regions:
+            steps = [(type(s).__name__, tuple(s.consumes), tuple(s.produces), tuple(s.reads)) for s in region.steps]
+            out.append((tuple(region.inputs), tuple(region.outputs), tuple(region.side), tuple(sorted(region.free)),
+                        steps))
+    return out
+
+
 def run_modes(model, inputs, weights, modes, seed, train):
     results = {}
     model.train(train)
@@ -94,6 +109,7 @@ for number, (export_path, io_path, out_path) in enumerate(jobs):
             "state_keys": list(model.state_dict().keys()),
             "initial_state": initial,
             "first_outputs": first,
+            "regions": region_structure(model),
         }
     except BaseException:
         import traceback
@@ -103,10 +119,14 @@ for number, (export_path, io_path, out_path) in enumerate(jobs):
 '''
 
 
-def _step() -> Callable[..., dict[str, Any]]:
+def _step(name: str = "run_modes") -> Callable[..., Any]:
     namespace: dict[str, Any] = {}
     exec(compile(STEP, "<step>", "exec"), namespace)
-    return namespace["run_modes"]
+    return namespace[name]
+
+
+def region_structure(model: Any) -> list[Any]:
+    return _step("region_structure")(model)
 
 
 class Harness:
@@ -185,11 +205,18 @@ def make_io(model: Any, batch: int = 2, seed: int = 0, train: bool = True) -> di
             "seed": seed, "train": train}
 
 
+class CompilerFailure(Exception):
+    """``revstudio.compile`` itself cannot build or run the graph: not a question for the exporter."""
+
+
 def prepare(graph: Any, seed: int, train: bool) -> tuple[str, dict[str, Any], Any]:
-    """(source, io, reference results) of one graph."""
+    """(source, io, compiled model with the same weights) of one graph."""
     torch.manual_seed(seed)
-    model = rs_compile(graph, device="cpu")
-    io = make_io(model, seed=seed, train=train)
+    try:
+        model = rs_compile(graph, device="cpu")
+        io = make_io(model, seed=seed, train=train)
+    except Exception as exc:
+        raise CompilerFailure(f"{type(exc).__name__}: {exc}") from exc
     source = export(graph)
     # a fresh compiled copy with the same weights, so both sides start from the same state
     model = rs_compile(graph, device="cpu")

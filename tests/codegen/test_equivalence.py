@@ -18,10 +18,12 @@ torch = pytest.importorskip("torch")
 
 from codegen_harness import (  # noqa: E402
     MODES,
+    CompilerFailure,
     assert_identical,
     hostile_ids,
     names_for,
     prepare,
+    region_structure,
     renamed,
 )
 
@@ -57,6 +59,7 @@ CASES = {
     "revnet-wired": lambda: generate.revnet_chain(2, channels=8, size=6, wired=True),
     "revnet-coupling": lambda: generate.revnet_chain(2, channels=8, size=6, wired=False),
     **{f"random-{seed}": (lambda seed=seed: generate.random_graph(seed, max_nodes=14)) for seed in range(8)},
+    **{f"random-large-{seed}": (lambda seed=seed: generate.random_graph(seed, max_nodes=30)) for seed in range(100, 104)},
     **{f"hostile-{kind}": (lambda kind=kind: renamed(generate.revnet_chain(2, channels=4, size=4, wired=kind == "wired"),
                                                       hostile_ids(MARKER), names_for(MARKER)))
        for kind in ("wired", "coupling")},
@@ -88,6 +91,8 @@ def results(module_harness):
 @pytest.mark.parametrize("name", list(CASES))
 def test_export_runs_identically_without_revstudio(name: str, results) -> None:
     done, failures, folder = results
+    if isinstance(failures.get(name), CompilerFailure):
+        pytest.xfail(f"revstudio.compile itself fails on this graph ({failures[name]}); nothing to compare with")
     if name in failures:
         raise failures[name]
     ref, got, model, _source, _io = done[name]
@@ -95,6 +100,7 @@ def test_export_runs_identically_without_revstudio(name: str, results) -> None:
     assert not meta["revstudio_imported"]
     assert meta["modes"] == MODES
     assert meta["state_keys"] == list(model.state_dict().keys())
+    assert meta["regions"] == region_structure(model)
     assert_identical(ref, got)
     # Model() draws the same initial weights as revstudio.compile under the same seed
     torch.manual_seed(model_seed(name))
@@ -122,11 +128,13 @@ def test_export_runs_identically_without_revstudio(name: str, results) -> None:
 
 def test_every_export_passes_ruff_and_reopens_to_the_same_document(results) -> None:
     done, failures, folder = results
-    assert not failures, failures
+    assert not [f for f in failures.values() if not isinstance(f, CompilerFailure)], failures
     from revstudio.core.project import dumps
 
     paths = []
     for i, (name, make) in enumerate(CASES.items()):
+        if name in failures:
+            continue
         path = folder / f"lint_{i}.py"
         path.write_text(done[name][3], encoding="utf-8")
         paths.append(path)
