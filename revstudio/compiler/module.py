@@ -96,7 +96,7 @@ class _Executor(nn.Module):
             return GroupModule(root.plan.groups[keys[0]], root)
 
         ctx = BuildContext(op.node, dict(op.params), list(op.in_shapes), list(op.out_shapes),
-                           root.graph.groups, build_group)
+                           root.graph.groups if root.graph is not None else {}, build_group)
         try:
             module = spec.build(ctx)
         except CompileError:
@@ -107,25 +107,10 @@ class _Executor(nn.Module):
 
     def _node_call(self, op: NodeOp, protect: set[str]) -> Callable[[dict[str, torch.Tensor]], None]:
         module = getattr(self, op.module)
-        clone = _inplace(module) and any(v in protect for v in op.inputs)
-
-        def call(env: dict[str, torch.Tensor]) -> None:
-            xs = [env[v] for v in op.inputs]
-            if clone:  # an in-place layer must not overwrite a value someone else still reads
-                xs = [x.clone() for x in xs]
-            for name, y in zip(op.outputs, module(*xs)):
-                env[name] = y
-
-        return call
+        return _NodeCall(module, op, _inplace(module) and any(v in protect for v in op.inputs))
 
     def _region_call(self, op: RegionOp, region: rt.Region) -> Callable[[dict[str, torch.Tensor]], None]:
-        def call(env: dict[str, torch.Tensor]) -> None:
-            root = self._root
-            outs = region([env[v] for v in op.inputs], root.mode, root.dtype, root.stream_for(root.dtype))
-            for name, y in zip(op.outputs, outs):
-                env[name] = y
-
-        return call
+        return _RegionCall(self, op, region)
 
     def _region(self, op: RegionOp) -> rt.Region:
         slots: dict[str, int] = {}
@@ -244,22 +229,55 @@ def _reads(op: Any) -> tuple[str, ...]:
     return ()
 
 
-def _first(module: nn.Module) -> Callable[..., torch.Tensor]:
-    return lambda *xs: module(*xs)[0]
+# The program's callables are small objects rather than closures: copy.deepcopy of a
+# model (EMA, SWA) then copies the modules they hold along with the model.
+
+class _NodeCall:
+    def __init__(self, module: nn.Module, op: NodeOp, clone: bool) -> None:
+        self.module, self.op, self.clone = module, op, clone
+
+    def __call__(self, env: dict[str, torch.Tensor]) -> None:
+        xs = [env[v] for v in self.op.inputs]
+        if self.clone:  # an in-place layer must not overwrite a value someone else still reads
+            xs = [x.clone() for x in xs]
+        for name, y in zip(self.op.outputs, self.module(*xs)):
+            env[name] = y
 
 
-def _function(owner: nn.Module, op: CouplingOp) -> Callable[..., torch.Tensor]:
+class _RegionCall:
+    def __init__(self, owner: _Executor, op: RegionOp, region: rt.Region) -> None:
+        self.owner, self.op, self.region = owner, op, region
+
+    def __call__(self, env: dict[str, torch.Tensor]) -> None:
+        root = self.owner._root
+        outs = self.region([env[v] for v in self.op.inputs], root.mode, root.dtype, root.stream_for(root.dtype))
+        for name, y in zip(self.op.outputs, outs):
+            env[name] = y
+
+
+class _first:  # noqa: N801  (used like a function)
+    """The first output of a tuple-returning module (a coupling body's F)."""
+
+    def __init__(self, module: nn.Module) -> None:
+        self.module = module
+
+    def __call__(self, *xs: torch.Tensor) -> torch.Tensor:
+        return self.module(*xs)[0]
+
+
+class _function:  # noqa: N801
     """F of a wired coupling: its body ops, run on the coupling's b values."""
-    calls = [(getattr(owner, n.module), n) for n in op.body]
 
-    def fn(*bs: torch.Tensor) -> torch.Tensor:
-        env = dict(zip(op.b, bs))
-        for module, n in calls:
+    def __init__(self, owner: nn.Module, op: CouplingOp) -> None:
+        self.calls = [(getattr(owner, n.module), n) for n in op.body]
+        self.op = op
+
+    def __call__(self, *bs: torch.Tensor) -> torch.Tensor:
+        env = dict(zip(self.op.b, bs))
+        for module, n in self.calls:
             for name, y in zip(n.outputs, module(*[env[v] for v in n.inputs])):
                 env[name] = y
-        return env[op.f]
-
-    return fn
+        return env[self.op.f]
 
 
 class GroupModule(_Executor):
@@ -291,7 +309,8 @@ class _Builder:
     """What every executor of one compiled model shares: graph, plan, device, dtype, mode."""
 
     def __init__(self, graph: Graph, plan: Plan, device: torch.device, dtype: torch.dtype) -> None:
-        self.graph, self.plan, self.device, self.dtype = graph, plan, device, dtype
+        self.graph: Graph | None = graph
+        self.plan, self.device, self.dtype = plan, device, dtype
         self.mode = "reversible"
         self.stream_dtype: torch.dtype | None = None  # None: automatic
 
@@ -314,6 +333,7 @@ class CompiledModel(_Executor):
         super().__init__()
         root = _Builder(graph, plan, device, dtype)
         self._setup(plan, root)
+        root.graph = None  # built: keep no reference to the live document (copies, pickles)
         self._init_checked = False
         self.mode = mode
 

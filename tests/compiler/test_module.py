@@ -181,3 +181,20 @@ def _plain_group() -> Graph:
     g.connect("x.out", "grp.in")
     g.connect("grp.out", "y.in")
     return g
+
+
+def test_deepcopy_gives_an_independent_model() -> None:
+    import copy
+
+    torch.manual_seed(0)
+    model = C.compile(wired_revnet(2), device="cpu", dtype=torch.float64)
+    twin = copy.deepcopy(model)
+    x = torch.randn(2, 4, 4, 4, dtype=torch.float64)
+    before = twin(x)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(1.0)  # only the original changes
+    assert torch.equal(twin(x), before)
+    twin.mode = "standard"
+    assert model.mode == "reversible"
+    assert not torch.allclose(model(x), before)
