@@ -246,7 +246,7 @@ class _Writer:
         pairs = ", ".join(f"region.outputs[{list(region_op.outputs).index(o.input)}]: {a}" for o, a in zip(outs, args))
         lines.append(f"        env = {{{pairs}}}")
         lines += ["        for step in reversed(region.steps):",
-                  f"            step.inverse(env, {args[0]}.dtype)"]
+                  f"            step.inverse(env, region_dtypes(self, {args[0]})[0])"]
         ins = sorted(plan.inputs, key=lambda o: o.index)
         items = ", ".join(f"env[region.inputs[{list(region_op.inputs).index(o.output)}]]" for o in ins)
         lines.append(f"        return ({items}{',' if len(ins) == 1 else ''})")

@@ -18,7 +18,8 @@ RESERVED: frozenset[str] = frozenset(
     {
         "torch", "nn", "F", "math", "typing", "argparse", "json", "os", "sys", "self", "cls",
         "Model", "main", "train", "inputs", "outputs", "args", "kwargs", "mode", "annotations",
-        "REVSTUDIO_PROJECT", "MODES", "INPUTS", "synthetic_batch",
+        "REVSTUDIO_PROJECT", "MODES", "INPUTS", "synthetic_batch", "region_dtypes", "checkpoint", "contextlib",
+        "Callable", "Any",
     }
 )
 

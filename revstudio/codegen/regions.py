@@ -223,8 +223,7 @@ class RegionWriter:
         ins = [value(v) for v in op.inputs]
         outs = [value(v) for v in op.outputs]
         target = f"({outs[0]},)" if len(outs) == 1 else ", ".join(outs)
-        return [f"        {target} = self.{attr}([{', '.join(ins)}], self._mode, {ins[0]}.dtype, "
-                f"stream_dtype({ins[0]}))"]
+        return [f"        {target} = self.{attr}([{', '.join(ins)}], self._mode, *region_dtypes(self, {ins[0]}))"]
 
 
 def _doc(text: str) -> str:
@@ -233,11 +232,15 @@ def _doc(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.,:;()+=/-]+", "_", str(text))[:60]
 
 
-STREAM_HELPER = '''def stream_dtype(x: torch.Tensor) -> torch.dtype | None:
-    """Residual streams of float32 (and narrower) models are kept in float64 inside regions,
-    so rebuilding activations in backward does not drift (as ``revstudio.compile`` does);
-    MPS has no float64."""
-    if x.device.type == "mps":
-        return None
-    return torch.float64 if x.dtype in (torch.float32, torch.float16, torch.bfloat16) else None
+STREAM_HELPER = '''def region_dtypes(module: nn.Module, x: torch.Tensor) -> tuple[torch.dtype, torch.dtype | None]:
+    """(compute dtype, stream dtype) of a reversible region, picked as revstudio.compile does.
+
+    Layers compute in the dtype of the weights; the residual streams of float32 (and
+    narrower) models are kept in float64, so rebuilding activations in backward does
+    not drift with depth. MPS has no float64.
+    """
+    dtype = next((p.dtype for p in module.parameters() if p.is_floating_point()), x.dtype)
+    if x.device.type == "mps" or dtype not in (torch.float32, torch.float16, torch.bfloat16):
+        return dtype, None
+    return dtype, torch.float64
 '''

@@ -1,0 +1,80 @@
+"""The exported Model's mode switch, dtypes and group inverses behave like the compiled module's."""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from revstudio.codegen import export  # noqa: E402
+from revstudio.compiler import compile as rs_compile  # noqa: E402
+from revstudio.core import generate  # noqa: E402
+
+
+def _pair(graph):
+    """(compiled, exported) with the same weights; the export runs in this process."""
+    torch.manual_seed(0)
+    compiled = rs_compile(graph, device="cpu")
+    namespace: dict[str, object] = {"__name__": "exported_for_test"}
+    exec(compile(export(graph), "exported.py", "exec"), namespace)  # generated code, project text only as data
+    exported = namespace["Model"]()  # type: ignore[operator]
+    exported.load_state_dict(compiled.state_dict())
+    return compiled, exported, namespace
+
+
+def _step(model, x):
+    x = x.clone().requires_grad_(True)
+    out = model(x)
+    out.square().sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad(set_to_none=True)
+    return out.detach(), x.grad, grads
+
+
+@pytest.mark.parametrize("mode", ["reversible", "standard", "checkpoint"])
+def test_autocast_bf16_matches_the_compiled_module(mode: str) -> None:
+    compiled, exported, _ = _pair(generate.revnet_chain(2, channels=4, size=4, wired=True))
+    x = torch.randn(2, 4, 4, 4)
+    results = []
+    for model in (compiled, exported):
+        model.mode = mode
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            results.append(_step(model, x))
+    (a_out, a_gx, a_gp), (b_out, b_gx, b_gp) = results
+    assert torch.equal(a_out, b_out) and torch.equal(a_gx, b_gx)
+    assert all(torch.equal(a, b) for a, b in zip(a_gp, b_gp))
+
+
+def test_double_follows_the_weights_like_the_compiled_module() -> None:
+    compiled, exported, _ = _pair(generate.revnet_chain(1, channels=4, size=4, wired=False))
+    compiled.double()
+    exported.double()
+    x = torch.randn(2, 4, 4, 4, dtype=torch.float64)
+    (a_out, a_gx, _), (b_out, b_gx, _) = _step(compiled, x), _step(exported, x)
+    assert a_out.dtype == b_out.dtype == torch.float64
+    assert torch.equal(a_out, b_out) and torch.equal(a_gx, b_gx)
+
+
+def test_unknown_mode_is_refused_with_the_choices() -> None:
+    _compiled, exported, _ = _pair(generate.revnet_chain(1, channels=4, size=4, wired=True))
+    with pytest.raises(ValueError, match="reversible, standard, checkpoint"):
+        exported.mode = "fast"
+    assert exported.mode == "reversible"
+
+
+def test_mode_reaches_the_groups() -> None:
+    _compiled, exported, _ = _pair(generate.revnet_chain(2, channels=4, size=4, wired=False))
+    exported.mode = "checkpoint"
+    modes = {m._mode for m in exported.modules() if isinstance(getattr(m, "_mode", None), str)}
+    assert modes == {"checkpoint"}
+
+
+def test_invertible_group_classes_have_an_inverse() -> None:
+    _compiled, exported, namespace = _pair(generate.revnet_chain(1, channels=4, size=4, wired=False))
+    block = exported.blocks.blocks[0]
+    assert type(block).__name__ == "GroupBlock" and namespace["GroupBlock"] is type(block)
+    x = torch.randn(3, 4, 4, 4, dtype=torch.float64)
+    block.double()
+    with torch.no_grad():
+        (y,) = block(x)
+        (x_again,) = block.inverse(y)
+    assert torch.allclose(x, x_again, atol=1e-12)
