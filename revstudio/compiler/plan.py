@@ -19,9 +19,11 @@ Format (all frozen dataclasses; ``kind`` tells them apart):
   the NodeOps in ``body`` (F; their modules are ordinary model attributes).
 * ``RegionOp(id, nodes, steps, inputs, outputs, side, free)``: a reversible
   region; ``steps`` (NodeOps of invertible nodes and CouplingOps) run in order
-  on ``inputs`` and keep only ``outputs``. ``side`` are inputs F only reads
-  (kept for backward, never rebuilt); ``free`` are inputs nothing else reads,
-  whose memory the runtime may release after the forward pass.
+  on ``inputs`` and keep only ``outputs``. ``side`` are inputs a coupling's F
+  reads that backward cannot rebuild in time (kept as they are); ``free`` are inputs nothing else reads,
+  made by a layer that does not keep its own output (``RELEASABLE_AFTER``): the
+  runtime may release their memory after the forward pass and refill it in backward.
+  Never a forward argument: tensors the caller owns are never released.
 * ``OutputOp(node, index, name, input)``: result ``index`` is value ``input``.
 
 Value names (``Plan.values``: ``"node.port" -> identifier``) and module names
