@@ -116,7 +116,7 @@ def run(blocks_list: list[int], batch: int, channels: int, size: int, runs: int,
             model.to(device).train()
             models[name] = model
             row["columns"][name] = _memory_and_error(model, params, x, weight, ref)
-            print(f"  N={blocks:<3} {name:<10} memory in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+            print(f"  N={blocks:<3} {name:<20} memory in {time.perf_counter() - start:.1f} s", file=sys.stderr)
         for name, (wall, cpu) in _interleaved_times(models, x, weight, runs).items():
             row["columns"][name]["seconds"] = wall
             row["columns"][name]["cpu_seconds"] = cpu
@@ -180,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=16)
     parser.add_argument("--runs", type=int, default=5, help="timed fwd+bwd runs per column (median)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--columns", nargs="+", default=list(COLUMNS), choices=list(COLUMNS))
+    parser.add_argument("--columns", nargs="+", default=list(COLUMNS), choices=list(COLUMNS),
+                        help="default: all (MemCNN/RevLib only when importable)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     parser.add_argument("--quick", action="store_true", help="tiny shapes, one run: a smoke test")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
