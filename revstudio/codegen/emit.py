@@ -302,7 +302,7 @@ class _Writer:
         else:
             items = ", ".join(value(o.input) for o in outs)
             body.append(f"        return ({items}{',' if len(outs) == 1 else ''})")
-            returns = "torch.Tensor | tuple[torch.Tensor, ...]" if is_model else "tuple[torch.Tensor, ...]"
+            returns = "tuple[torch.Tensor, ...]"
         return body, ", ".join(params), returns
 
     def write_part(self, plan: Any, seg: Segment, ops: list[Any], value: Any, node_lines: Any) -> list[str]:
