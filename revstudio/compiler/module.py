@@ -377,6 +377,13 @@ class CompiledModel(_Executor):
             names = ", ".join(op.node for op in sorted(expected, key=lambda o: o.index)) or "none"
             raise TypeError(f"{self._plan.name}: expected {len(expected)} input tensor(s) ({names}), "
                             f"got {len(inputs)}")
+        for op in expected:
+            x = inputs[op.index]
+            # channels must match; other sizes may differ where the layers allow (fully convolutional)
+            if x.dim() != len(op.shape) + 1 or (op.shape and x.shape[1] != op.shape[0]):
+                want = "x".join(map(str, op.shape))
+                raise ValueError(f"input {op.node!r} expects tensors of shape (batch, {want.replace('x', ', ')}), "
+                                 f"got {tuple(x.shape)}; reshape the batch or change the Input node's shape")
         if not self._init_checked:
             self.initialize(*inputs)
         outs = self._run(inputs)
@@ -403,6 +410,10 @@ class CompiledModel(_Executor):
                 self.mode = mode
             _share_from_rank0(pending)
         self._init_checked = True
+
+    def extra_repr(self) -> str:
+        regions = ", ".join(f"{r.id} ({len(r.nodes)} nodes)" for r in self.regions) or "none"
+        return f"mode={self.mode!r}, regions: {regions}"
 
     def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:
         super()._load_from_state_dict(*args, **kwargs)

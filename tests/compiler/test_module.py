@@ -70,6 +70,9 @@ def test_one_tensor_per_input_and_output_node() -> None:
     assert p.shape == (5, 2) and torch.equal(q, a * b)
     with pytest.raises(TypeError, match=r"expected 2 input tensor\(s\) \(a, b\), got 1"):
         model(a)
+    with pytest.raises(ValueError, match=r"input 'b' expects tensors of shape \(batch, 3\), got \(5, 4\)"):
+        model(a, torch.randn(5, 4))
+    assert "regions: none" in repr(model) and "mode='reversible'" in repr(model)
 
 
 def test_compile_refuses_a_graph_with_errors_and_names_the_node() -> None:
