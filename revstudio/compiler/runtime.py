@@ -28,10 +28,28 @@ def _add(acc: Tensor | None, g: Tensor | None) -> Any:
 
 
 def _unique_params(modules: Sequence[nn.Module]) -> list[nn.Parameter]:
-    seen, out = set(), []
-    for m in modules:
-        for p in m.parameters():
-            if p.requires_grad and id(p) not in seen:
+    return _params_of(_owners(modules))
+
+
+def _owners(modules: Sequence[nn.Module]) -> list[nn.Module]:
+    """Every module in these trees, once (the structure is fixed after building, so a step
+    walks it once; the parameters themselves are read fresh on every call)."""
+    seen: set[int] = set()
+    out: list[nn.Module] = []
+    for root in modules:
+        for m in root.modules():
+            if id(m) not in seen:
+                seen.add(id(m))
+                out.append(m)
+    return out
+
+
+def _params_of(owners: Sequence[nn.Module]) -> list[nn.Parameter]:
+    seen: set[int] = set()
+    out: list[nn.Parameter] = []
+    for m in owners:
+        for p in m._parameters.values():
+            if p is not None and p.requires_grad and id(p) not in seen:
                 seen.add(id(p))
                 out.append(p)
     return out
@@ -126,8 +144,19 @@ class Step:
         parameter gradients (accumulated into ``grads`` / ``pgrads``)."""
         raise NotImplementedError
 
+    _tree: list[nn.Module] | None = None
+
+    def tree(self) -> list[nn.Module]:
+        """All modules of this step (cached: walking nn.Module trees per step is slow)."""
+        if self._tree is None:
+            self._tree = _owners(self.modules)
+        return self._tree
+
     def params(self) -> list[nn.Parameter]:
-        return _unique_params(self.modules)
+        return _params_of(self.tree())
+
+    def batch_norms(self) -> list[nn.Module]:
+        return [m for m in self.tree() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
 
 
 class Coupling(Step):
@@ -410,7 +439,7 @@ class _RegionFunction(torch.autograd.Function):
             for i in range(len(region.steps) - 1, -1, -1):
                 step = region.steps[i]
                 replay = ctx.rng[i].replay() if i in ctx.rng else contextlib.nullcontext()
-                with frozen_batch_stats(step.modules), replay:
+                with frozen_batch_stats(step.batch_norms()), replay:
                     step.backward(env, grads, pgrads, ctx.dtype)
         if ctx.samples:
             errs = []
@@ -463,6 +492,7 @@ class Region:
                 self.dead_after[i].append(s)
         self.modules: list[nn.Module] = [m for step in self.steps for m in step.modules]
         self.param_list: list[nn.Parameter] = []
+        self._tree: list[nn.Module] | None = None
 
     def run(self, inputs: Sequence[Tensor], dtype: torch.dtype, stream: torch.dtype | None = None
             ) -> tuple[Tensor, ...]:
@@ -481,7 +511,9 @@ class Region:
             return self.run(inputs, dtype)
         if mode == "checkpoint":
             return self._checkpointed(inputs, dtype)
-        self.param_list = _unique_params(self.modules)
+        if self._tree is None:
+            self._tree = _owners(self.modules)
+        self.param_list = _params_of(self._tree)
         wants_grad = torch.is_grad_enabled() and (
             any(x.requires_grad for x in inputs) or bool(self.param_list))
         if not wants_grad:
