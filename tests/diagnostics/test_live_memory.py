@@ -102,3 +102,19 @@ def test_kept_bytes_grow_with_depth_in_plain_autograd() -> None:
     # per layer one 4x16 tensor stays: tanh's result, which tanh saves and the next Linear
     # saves as its input; the Linear output before tanh is not needed and is freed
     assert large - small == 4 * (4 * 16 * F32)
+
+
+def _block(n: int) -> int:
+    return -(-n // 512) * 512  # the CUDA caching allocator rounds blocks up to 512 bytes
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (allocator statistics)")
+def test_cuda_uses_allocator_statistics() -> None:
+    torch.manual_seed(0)
+    batch, n_in, n_out = 64, 32, 16
+    model = _ScaledLinear(n_in, n_out).cuda()
+    x = torch.randn(batch, n_in, device="cuda")
+    result = measure_step(model, (x,))
+    h, y, loss = batch * n_in * F32, batch * n_out * F32, F32
+    assert result["kept_bytes"] == _block(h) + _block(y) + _block(loss)
+    assert result["peak_bytes"] >= result["kept_bytes"] + _block(n_out * n_in * F32)
