@@ -252,6 +252,8 @@ def _loss_weights(graph: Graph, batch: int, dtype: torch.dtype, seed: int, devic
     from revstudio.core.check import check
 
     report = check(graph)
+    if not output_nodes(graph):
+        raise ValueError("the graph has no Output node, so there is no gradient to compare; add one")
     gen = torch.Generator(device="cpu").manual_seed(seed + 2 * INPUT_SEED_OFFSET)
     out = []
     for nid in output_nodes(graph):

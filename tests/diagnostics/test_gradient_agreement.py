@@ -117,3 +117,10 @@ def test_random_inputs_are_deterministic_per_seed() -> None:
     c = random_inputs(graph, 2, torch.float64, seed=6)
     assert a[0].shape == (2, 4, 4, 4) and a[0].requires_grad
     assert torch.equal(a[0], b[0]) and not torch.equal(a[0], c[0])
+
+
+def test_a_graph_without_outputs_is_a_clear_error() -> None:
+    graph = revnet_chain(1, channels=4, size=4)
+    graph.remove_node("logits")
+    with pytest.raises(ValueError, match="no Output node"):
+        compare_modes(graph)
