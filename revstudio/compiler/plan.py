@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import heapq
 import keyword
 import re
 from collections.abc import Mapping
@@ -267,7 +268,7 @@ class _Lowering:
 
         ops: list[Op] = []
         done: set[str] = set()
-        for nid in analysis.order:
+        for nid in _unit_order(analysis.order, region_of, src):
             if nid in done:
                 continue
             node = graph.nodes[nid]
@@ -358,6 +359,43 @@ class _Lowering:
                 self.bodies[key] = self.lower(body, analysis, gname, body=True)
             keys[pname] = key
         return keys
+
+
+def _unit_order(order: list[str], region_of: Mapping[str, Any], src: Mapping[tuple[str, str], str]) -> list[str]:
+    """``order`` rearranged so each region runs as one unit: after everything it reads
+    (a region's first node may come before an outside node one of its later steps needs)."""
+    index = {n: i for i, n in enumerate(order)}
+
+    def unit(n: str) -> str:
+        region = region_of.get(n)
+        return region.id if region is not None else n
+
+    members: dict[str, list[str]] = {}
+    for n in order:
+        members.setdefault(unit(n), []).append(n)
+    succ: dict[str, set[str]] = {u: set() for u in members}
+    indeg = {u: 0 for u in members}
+    for (dst, _port), value in src.items():
+        producer = value.rpartition(".")[0]
+        if producer not in index or dst not in index:
+            continue
+        a, b = unit(producer), unit(dst)
+        if a != b and b not in succ[a]:
+            succ[a].add(b)
+            indeg[b] += 1
+    heap = [(index[ns[0]], u) for u, ns in members.items() if indeg[u] == 0]
+    heapq.heapify(heap)
+    out: list[str] = []
+    while heap:
+        _, u = heapq.heappop(heap)
+        out.extend(members[u])
+        for v in succ[u]:
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                heapq.heappush(heap, (index[members[v][0]], v))
+    if len(out) != len(order):  # regions are convex, so this cannot happen; fail loudly if it does
+        raise CompileError("internal error: the reversible regions cannot be ordered; please report this graph")
+    return out
 
 
 def _is_invertible_body(plan: Plan) -> bool:

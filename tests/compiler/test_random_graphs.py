@@ -17,6 +17,7 @@ CASES: dict[str, Graph] = {
     "revnet_chain_wired": revnet_chain(3, channels=4, size=4),
     "revnet_chain_coupling": revnet_chain(3, channels=4, size=4, wired=False),
     **{f"random_{seed}": random_graph(seed, 20) for seed in range(12)},
+    **{f"random_large_{seed}": random_graph(seed, 30) for seed in range(100, 104)},
 }
 
 
@@ -60,3 +61,34 @@ def test_examples_have_the_regions_their_names_promise() -> None:
         analysis = C.analyze(graph, check(graph))
         assert len(analysis.regions) >= 1, name
         assert not analysis.near_misses, (name, [str(d) for d in analysis.near_misses])
+
+
+def test_every_lowered_op_reads_only_values_defined_before_it() -> None:
+    """Torch-free and cheap, so many graphs: regions run as units after all they read."""
+    from revstudio.compiler.plan import CouplingOp, InputOp, OutputOp, RegionOp, lower
+
+    checked = 0
+    for seed in range(80):
+        for size in (15, 30, 45):
+            graph = random_graph(seed, size)
+            report = check(graph)
+            if not report.valid:
+                continue
+            plan = lower(graph, report)
+            defined: set[str] = set()
+            for op in plan.ops:
+                if isinstance(op, InputOp):
+                    defined.add(op.output)
+                elif isinstance(op, OutputOp):
+                    assert op.input in defined
+                else:
+                    assert set(op.inputs) <= defined, (seed, size, getattr(op, "id", getattr(op, "node", "")))
+                    defined |= set(op.outputs)
+                    if isinstance(op, RegionOp):
+                        inner = set(op.inputs)
+                        for step in op.steps:
+                            reads = (step.a, *step.b) if isinstance(step, CouplingOp) else step.inputs
+                            assert set(reads) <= inner
+                            inner |= {step.output} if isinstance(step, CouplingOp) else set(step.outputs)
+            checked += 1
+    assert checked > 100
