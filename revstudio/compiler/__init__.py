@@ -1,7 +1,9 @@
 """The compiler: lowering to a plan, reversibility analysis, the reversible runtime, nn.Modules.
 
-``plan`` and ``regions`` are torch-free (the editor runs them on every edit);
-``compile`` (torch) is loaded lazily so importing this package stays cheap.
+``plan`` (``lower``) and ``regions`` (``analyze``) are torch-free (the editor runs
+them on every edit); ``compile`` / ``CompiledModel`` (torch) load lazily so that
+importing this package stays cheap. ``runtime`` imports only torch and is
+inlined verbatim by the code exporter.
 """
 from __future__ import annotations
 
