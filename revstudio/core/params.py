@@ -212,14 +212,24 @@ class IntOrChoice(Param):
 
     def validate(self, value: Any) -> int | str:
         if isinstance(value, str):
-            return Choice(options=self.options).validate(value)
+            if value in self.options:
+                return value
+            raise ParamError(f"{_show(value)} is not allowed; {self.describe()}")
         try:
             return Int(min=self.min, max=self.max).validate(value)
         except ParamError:
             raise ParamError(f"{_show(value)} is not allowed; {self.describe()}") from None
 
     def describe(self) -> str:
-        return f"an integer or one of {', '.join(self.options)}"
+        # One sentence covering both halves: a user who typed a wrong word
+        # needs to learn that numbers work too, and the other way round.
+        words = " or ".join(repr(o) for o in self.options) if len(self.options) <= 2 else (
+            "one of " + ", ".join(repr(o) for o in self.options))
+        lo = "" if self.min is None else f" >= {self.min}"
+        text = f"use an integer{lo} or {words}" if words else f"use an integer{lo}"
+        if self.max is not None and self.max != MAX_DIM:  # MAX_DIM only guards against typos
+            text += f" (integers up to {self.max})"
+        return text
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,7 @@ def test_group_input_without_a_feed_explains_itself(kit: NodeKit) -> None:
 @pytest.mark.parametrize(
     ("type_id", "name", "value", "words"),
     [
-        ("Conv", "padding", "valid", "same"),
+        ("Conv", "padding", "valid", "'valid' is not allowed; use an integer >= 0 or 'same'"),
         ("Conv", "kernel_size", 0, "too small"),
         ("Conv", "init", "he", "is not one of default, zeros"),
         ("Split", "sections", [], "between 1 and 64"),

@@ -66,7 +66,7 @@ def test_typed_text_parses_to_the_stored_value(param, text, value):
 @pytest.mark.parametrize("param, text, reason", [
     (Int(min=1), "abc", "not an integer"), (Int(min=1), "0", "too small"),
     (Shape(), "3, x", "not an integer"), (Shape(), "1,2,3,4,5", "between 1 and 4"),
-    (IntOrChoice(options=("same",)), "valid", "not one of same"), (Float(min=0.0), "-1", "too small"),
+    (IntOrChoice(options=("same",)), "valid", "use an integer >= 0 or 'same'"), (Float(min=0.0), "-1", "too small"),
 ])
 def test_invalid_text_names_the_reason(param, text, reason):
     with pytest.raises((ParseError, ValueError)) as info:
