@@ -61,8 +61,13 @@ class RegionItem(QGraphicsItem):
         """The backdrop itself (the bounding rect adds the label band above it)."""
         return QRectF(self._rect)
 
+    def _label_room(self) -> float:
+        # The label may grow up to 3x when zoomed out; it can reach past a narrow box.
+        return QFontMetricsF(_REGION_FONT).horizontalAdvance(self.label) * 3.0 + 24
+
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
-        return self._rect.adjusted(-1, -BAND - 1, 1, 1)
+        extra = max(1.0, self._label_room() - self._rect.width())
+        return self._rect.adjusted(-1, -BAND - 1, extra, 1)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         theme = self.scene().theme  # type: ignore[attr-defined]
@@ -79,9 +84,9 @@ class RegionItem(QGraphicsItem):
         font.setPointSizeF(_REGION_FONT.pointSizeF() * scale)
         painter.setFont(font)
         painter.setPen(theme.region_text)
-        text_rect = QRectF(self._rect.left() + 6, self._rect.top() - BAND, self._rect.width() - 12, BAND - 2)
-        text = QFontMetricsF(font).elidedText(self.label, Qt.TextElideMode.ElideRight, text_rect.width())
-        painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom, text)
+        width = max(self._rect.width() - 12, QFontMetricsF(font).horizontalAdvance(self.label) + 4)
+        text_rect = QRectF(self._rect.left() + 6, self._rect.top() - BAND, width, BAND - 2)
+        painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom, self.label)
 
 
 class HintItem(QGraphicsItem):
