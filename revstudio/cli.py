@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
+import os
+import signal
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 SUBCOMMANDS: dict[str, str] = {
     "check": "shapes, parameters, regions, diagnostics and a memory estimate",
@@ -36,7 +39,15 @@ class _Parser(argparse.ArgumentParser):
         raise CliError(f"{self.prog}: {message}")
 
 
+def _available(name: str) -> bool:
+    """Whether this build ships ``revstudio.clicmd.<name>`` (a part may not be built yet)."""
+    return importlib.util.find_spec(f"revstudio.clicmd.{name}") is not None
+
+
 def _build_parser(name: str) -> tuple[argparse.ArgumentParser, object]:
+    if not _available(name):
+        raise CliError(f"'revstudio {name}' is not available in this build of revstudio "
+                       f"(the module revstudio.clicmd.{name} is missing); see 'revstudio --help'")
     module = importlib.import_module(f"revstudio.clicmd.{name}")
     parser = _Parser(prog=f"revstudio {name}", description=SUBCOMMANDS[name])
     module.add_arguments(parser)  # type: ignore[attr-defined]
@@ -45,7 +56,8 @@ def _build_parser(name: str) -> tuple[argparse.ArgumentParser, object]:
 
 def _usage() -> str:
     lines = ["usage: revstudio [FILE]            open the editor", "       revstudio COMMAND ...", ""]
-    lines += [f"  {name:<10} {text}" for name, text in SUBCOMMANDS.items()]
+    lines += [f"  {name:<10} {text}{'' if _available(name) else ' (not in this build)'}"
+              for name, text in SUBCOMMANDS.items()]
     lines += ["", "Run 'revstudio COMMAND --help' for a command's options."]
     return "\n".join(lines)
 
@@ -54,42 +66,75 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     wants_json = "--json" in args
     try:
-        if args and args[0] in SUBCOMMANDS:
-            name = args.pop(0)
-            parser, module = _build_parser(name)
-            ns = parser.parse_args(args)
-            return int(module.run(ns))  # type: ignore[attr-defined]
-        if args and args[0] in ("-h", "--help"):
-            print(_usage())
-            return 0
-        if args and args[0] == "--version":
-            from revstudio import __version__
-
-            print(__version__)
-            return 0
-        if len(args) > 1 or (args and args[0].startswith("-")):
-            raise CliError(f"unknown command {args[0]!r}\n{_usage()}")
-        from revstudio.qt.app import run_app  # imports Qt only when the GUI is wanted
-
-        return int(run_app(args[0] if args else None))
+        code = _dispatch(args)
+        # Short output sits in the buffer until exit; flush here so that a
+        # reader that went away is noticed below, not at interpreter shutdown.
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except CliError as exc:
-        _report(str(exc), exc.code, wants_json)
-        return exc.code
+        return _report(str(exc), exc.code, wants_json)
     except SystemExit as exc:  # --help from argparse
         return int(exc.code or 0) if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
-        _report("interrupted", 1, wants_json)
-        return 1
+        return _report("interrupted", 1, wants_json)
     except Exception as exc:  # last line of defence: a bug, but still no traceback
-        _report(f"internal error: {type(exc).__name__}: {exc} (please report this)", 1, wants_json)
-        return 1
+        return _report(f"internal error: {type(exc).__name__}: {exc} (please report this)", 1, wants_json)
 
 
-def _report(message: str, code: int, wants_json: bool) -> None:
-    if wants_json:
-        print(json.dumps({"error": message, "exit_code": code}))
-    else:
-        print(f"revstudio: {message}", file=sys.stderr)
+def _dispatch(args: list[str]) -> int:
+    if args and args[0] in SUBCOMMANDS:
+        name = args.pop(0)
+        parser, module = _build_parser(name)
+        ns = parser.parse_args(args)
+        return int(module.run(ns))  # type: ignore[attr-defined]
+    if args and args[0] in ("-h", "--help"):
+        print(_usage())
+        return 0
+    if args and args[0] == "--version":
+        from revstudio import __version__
+
+        print(__version__)
+        return 0
+    if len(args) > 1 or (args and args[0].startswith("-")):
+        raise CliError(f"unknown command {args[0]!r}\n{_usage()}")
+    from revstudio.qt.app import run_app  # imports Qt only when the GUI is wanted
+
+    return int(run_app(args[0] if args else None))
+
+
+# What a shell reports for a program stopped by SIGPIPE (``cat big | head``).
+PIPE_CLOSED = 128 + int(getattr(signal, "SIGPIPE", 13))
+
+
+def _reader_gone() -> int:
+    """The reader of stdout closed the pipe (``revstudio check --json x | head``).
+
+    Stop quietly, as cat and grep do: no message (nobody is reading) and the
+    conventional exit status. Stdout now points at the null device so the
+    interpreter's last flush cannot raise the error again.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a real file (tests, embedding): nothing to redirect
+        pass
+    return PIPE_CLOSED
+
+
+def _report(message: str, code: int, wants_json: bool) -> int:
+    """Print a user-facing error (JSON on stdout with ``--json``) and return ``code``."""
+    try:
+        if wants_json:
+            print(json.dumps({"error": message, "exit_code": code}))
+            sys.stdout.flush()
+        else:
+            print(f"revstudio: {message}", file=sys.stderr)
+    except BrokenPipeError:
+        return _reader_gone()
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

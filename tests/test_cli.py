@@ -1,0 +1,97 @@
+"""The dispatcher itself: every subcommand's --help, missing parts, and a closed output pipe.
+
+Piping into ``head`` must behave as it does for cat or grep: no message, no
+traceback, exit status 141 (128 + SIGPIPE), never "internal error".
+"""
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from revstudio import cli
+from revstudio.cli import PIPE_CLOSED, SUBCOMMANDS, main
+from revstudio.core.generate import revnet_chain
+from revstudio.core.project import save
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", list(SUBCOMMANDS))
+def test_every_subcommand_help_exits_0_or_says_it_is_missing(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([name, "--help"])
+    out, err = capsys.readouterr()
+    if cli._available(name):
+        assert code == 0, err
+        assert out.startswith(f"usage: revstudio {name}") and SUBCOMMANDS[name] in out
+    else:  # a part not built yet is a clear usage error, not an internal error
+        assert code == 2 and f"'revstudio {name}' is not available" in err and "internal error" not in err
+
+
+def test_top_level_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"  {name} " in out for name in SUBCOMMANDS)
+
+
+def test_a_listed_command_without_its_module_is_a_usage_error(monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(SUBCOMMANDS, "teleport", "not a real command")
+    assert main(["teleport", "x.revs"]) == 2
+    err = capsys.readouterr().err
+    assert "'revstudio teleport' is not available" in err and "revstudio.clicmd.teleport" in err
+    assert "Traceback" not in err and "internal error" not in err
+    assert main(["--help"]) == 0
+    assert "teleport   not a real command (not in this build)" in capsys.readouterr().out
+
+
+class _ClosedPipe(io.StringIO):
+    """A stdout whose reader has gone away."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+@pytest.fixture
+def example_file(tmp_path: Path) -> str:
+    path = tmp_path / "chain.revs"
+    save(revnet_chain(2), path)
+    return str(path)
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"]])
+def test_a_closed_stdout_exits_quietly_in_process(example_file: str, extra: list[str],
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    assert main(["check", example_file, *extra]) == PIPE_CLOSED
+    monkeypatch.undo()
+    assert capsys.readouterr().err == ""
+
+
+def test_a_closed_stdout_while_reporting_a_json_error_exits_quietly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    assert main(["check", str(tmp_path / "missing.revs"), "--json"]) == PIPE_CLOSED
+    monkeypatch.undo()
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("args", [["check"], ["check", "--json"], ["--help"]])
+def test_piping_into_a_reader_that_closes_early(example_file: str, args: list[str]) -> None:
+    """A real pipe whose read end is closed before the child writes (what ``| head -0`` does)."""
+    argv = [sys.executable, "-m", "revstudio", *args] + ([example_file] if args[0] == "check" else [])
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # nobody will ever read: the child's first write fails with EPIPE
+    err = proc.stderr.read().decode()
+    code = proc.wait(timeout=120)
+    assert err == "" and code == PIPE_CLOSED
