@@ -3,13 +3,13 @@
 Node modules come from each spec's ``build``; they are registered under the
 plan's module names, so ``state_dict`` keys derive from node ids. Group bodies
 become :class:`GroupModule` s built from their own plans. Every plan op turns
-into a small executor over named values; reversible regions turn into
-``runtime.Region`` objects, whose mode ("reversible" | "standard" |
+into a small executor over named values; reversible regions and checkpoint
+segments are assembled by ``assembly`` (the same code the exported file runs)
+into ``runtime.Region`` objects, whose mode ("reversible" | "standard" |
 "checkpoint") can be switched at any time without touching the weights.
 """
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,14 +19,11 @@ from torch import nn
 from revstudio.core.graph import Graph
 from revstudio.core.spec import BuildContext, registry
 
+from . import assembly as asm
 from . import runtime as rt
-from .plan import CompileError, CouplingOp, NodeOp, OutputOp, Plan, RegionOp, lower
+from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 
 MODES = ("reversible", "standard", "checkpoint")
-
-
-def _inplace(module: nn.Module) -> bool:
-    return bool(getattr(module, "inplace", False))
 
 
 class _Executor(nn.Module):
@@ -37,50 +34,21 @@ class _Executor(nn.Module):
         self._root = root
         for node_op in plan.node_ops():
             self._build_node(node_op)
-        readers: dict[str, int] = {}
-        for op in plan.ops:
-            for v in _reads(op):
-                readers[v] = readers.get(v, 0) + 1
-        kept = {v for op in plan.ops if isinstance(op, RegionOp) for v in op.outputs + op.side}
-        inputs = {op.output for op in plan.inputs}
+        shared = asm.shared_values(plan)
         self._program: list[Callable[[dict[str, torch.Tensor]], None]] = []
         self._regions: list[rt.Region] = []
         for op in plan.ops:
             if isinstance(op, NodeOp):
-                protect = {v for v in op.inputs if v in kept or v in inputs or readers.get(v, 0) > 1}
-                self._program.append(self._node_call(op, protect))
+                module = getattr(self, op.module)
+                self._program.append(_NodeCall(module, op, asm.copies_inputs(module, op.inputs, shared)))
             elif isinstance(op, RegionOp):
-                region = self._region(op)
+                region = asm.build_region(self, asm.region_data(op, plan.groups))
                 self._regions.append(region)
-                self._program.append(self._region_call(op, region))
-        self._segments = self._checkpoint_segments(plan)
-
-    def _checkpoint_segments(self, plan: Plan) -> list[tuple[list[int], list[str], list[str], list[nn.Module]]]:
-        """Runs of two or more consecutive ordinary ops: "checkpoint" mode recomputes each run
-        in backward instead of storing what happens inside it."""
-        ops = [op for op in plan.ops if isinstance(op, (NodeOp, RegionOp))]
-        later: list[set[str]] = [set() for _ in ops]
-        after: set[str] = {op.input for op in plan.outputs}
-        for i in range(len(ops) - 1, -1, -1):
-            later[i] = set(after)
-            after |= set(ops[i].inputs)
-        segments = []
-        i = 0
-        while i < len(ops):
-            j = i
-            while j < len(ops) and isinstance(ops[j], NodeOp):
-                j += 1
-            if j - i >= 2:
-                made: set[str] = set()
-                seg_in: list[str] = []
-                for op in ops[i:j]:
-                    seg_in += [v for v in op.inputs if v not in made and v not in seg_in]
-                    made |= set(op.outputs)
-                seg_out = [v for op in ops[i:j] for v in op.outputs if v in later[j - 1]]
-                modules = [getattr(self, op.module) for op in ops[i:j] if isinstance(op, NodeOp)]
-                segments.append((list(range(i, j)), seg_in, seg_out, modules))
-            i = max(j, i + 1)
-        return segments
+                self._program.append(_RegionCall(self, op, region))
+        # runs of ordinary layers that "checkpoint" mode recomputes in backward
+        ops = asm.executed_ops(plan)
+        self._segments = {start: (end, seg_in, seg_out, [getattr(self, op.module) for op in ops[start:end]])
+                          for start, end, seg_in, seg_out in asm.plan_segments(plan)}
 
     # ---- building ----------------------------------------------------------
     def _build_node(self, op: NodeOp) -> None:
@@ -105,81 +73,6 @@ class _Executor(nn.Module):
             raise CompileError(f"{op.node} ({op.type}): could not build the layer: {exc}") from exc
         self.add_module(op.module, module.to(device=root.device, dtype=root.dtype))
 
-    def _node_call(self, op: NodeOp, protect: set[str]) -> Callable[[dict[str, torch.Tensor]], None]:
-        module = getattr(self, op.module)
-        return _NodeCall(module, op, _inplace(module) and any(v in protect for v in op.inputs))
-
-    def _region_call(self, op: RegionOp, region: rt.Region) -> Callable[[dict[str, torch.Tensor]], None]:
-        return _RegionCall(self, op, region)
-
-    def _region(self, op: RegionOp) -> rt.Region:
-        slots: dict[str, int] = {}
-
-        def slot(v: str) -> int:
-            return slots.setdefault(v, len(slots))
-
-        steps: list[rt.Step] = []
-        for step in op.steps:
-            self._steps(step, slot, steps)
-        return rt.Region(op.id, steps, [slot(v) for v in op.inputs], [slot(v) for v in op.outputs],
-                         [slot(v) for v in op.side], [slot(v) for v in op.free])
-
-    def _steps(self, step: Any, slot: Callable[[str], int], out: list[rt.Step], owner: Any = None) -> None:
-        owner = owner or self
-        if isinstance(step, CouplingOp):
-            out.append(rt.Coupling(slot(step.a), [slot(b) for b in step.b], slot(step.output), step.sign,
-                                   _function(owner, step), [getattr(owner, n.module) for n in step.body]))
-            return
-        module = getattr(owner, step.module)
-        ins, outs = [slot(v) for v in step.inputs], [slot(v) for v in step.outputs]
-        if step.type == "AdditiveCoupling" and hasattr(module, "f"):
-            self._additive(step, module, ins, outs, slot, out)
-        elif step.type in ("Group", "Repeat"):
-            blocks = list(module.blocks) if step.type == "Repeat" else [module.body]
-            values = ins
-            for i, block in enumerate(blocks):
-                last = i == len(blocks) - 1
-                nxt = outs if last else [slot(f"{step.module}#{i}:{k}") for k in range(len(outs))]
-                self._inline(block, values, nxt, slot, out, f"{step.module}#{i}")
-                values = nxt
-        elif step.type == "Split" and hasattr(module, "sizes"):
-            # plain slicing steps: cheap backward, and Cat/Slice pairs between blocks fuse away
-            out.append(rt.Slice(ins[0], outs, list(module.sizes), int(module.dim) + 1))
-        elif step.type == "Concat" and hasattr(module, "sizes"):
-            out.append(rt.Cat(ins, outs[0], list(module.sizes), int(module.dim) + 1))
-        else:
-            cast = any(p.is_floating_point() for p in list(module.parameters()) + list(module.buffers()))
-            out.append(rt.Invertible(module, ins, outs, cast))
-
-    def _inline(self, block: GroupModule, ins: Sequence[int], outs: Sequence[int],
-                slot: Callable[[str], int], out: list[rt.Step], prefix: str) -> None:
-        """Splices an invertible body's steps into the enclosing region (memory stays flat)."""
-        plan = block._plan
-        mapping = {op.output: ins[op.index] for op in plan.inputs}
-        mapping.update({op.input: outs[op.index] for op in plan.outputs})
-
-        def inner(v: str) -> int:
-            if v in mapping:
-                return mapping[v]
-            return slot(f"{prefix}/{v}")
-
-        region = next(op for op in plan.ops if isinstance(op, RegionOp))
-        for step in region.steps:
-            self._steps(step, inner, out, block)
-
-    def _additive(self, op: NodeOp, module: Any, ins: list[int], outs: list[int],
-                  slot: Callable[[str], int], out: list[rt.Step]) -> None:
-        channels = op.in_shapes[0][0]
-        split = int(module.split)
-        x1, x2, y1, y2 = (slot(f"{op.module}#{k}") for k in ("x1", "x2", "y1", "y2"))
-        out.append(rt.Slice(ins[0], [x1, x2], [split, channels - split]))
-        out.append(rt.Coupling(x1, [x2], y1, 1, _first(module.f), [module.f]))
-        if module.g is not None:
-            out.append(rt.Coupling(x2, [y1], y2, 1, _first(module.g), [module.g]))
-        else:
-            y2 = x2
-        out.append(rt.Cat([y1, y2], outs[0], [split, channels - split]))
-
     # ---- running -------------------------------------------------------------
     def _run(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         plan = self._plan
@@ -194,39 +87,18 @@ class _Executor(nn.Module):
         return [env[op.input] for op in sorted(plan.outputs, key=lambda o: o.index)]
 
     def _run_checkpointed(self, env: dict[str, torch.Tensor]) -> None:
-        from torch.utils.checkpoint import checkpoint
-
-        start = {seg[0][0]: seg for seg in self._segments}
         i = 0
         while i < len(self._program):
-            seg = start.get(i)
+            seg = self._segments.get(i)
             if seg is None:
                 self._program[i](env)
                 i += 1
                 continue
-            idxs, seg_in, seg_out, modules = seg
-
-            def run(*xs: torch.Tensor, idxs: list[int] = idxs, seg_in: list[str] = seg_in,
-                    seg_out: list[str] = seg_out) -> tuple[torch.Tensor, ...]:
-                local = dict(zip(seg_in, xs))
-                for k in idxs:
-                    self._program[k](local)
-                return tuple(local[v] for v in seg_out)
-
-            def context(modules: list[nn.Module] = modules) -> tuple[Any, Any]:
-                return contextlib.nullcontext(), rt.restored_batch_stats(modules)
-
-            outs = checkpoint(run, *[env[v] for v in seg_in], use_reentrant=False, context_fn=context)
+            end, seg_in, seg_out, modules = seg
+            outs = asm.recompute_in_backward(_Part(self._program[i:end], seg_in, seg_out),
+                                             [env[v] for v in seg_in], modules)
             env.update(zip(seg_out, outs))
-            i = idxs[-1] + 1
-
-
-def _reads(op: Any) -> tuple[str, ...]:
-    if isinstance(op, (NodeOp, RegionOp)):
-        return tuple(op.inputs)
-    if isinstance(op, OutputOp):
-        return (op.input,)
-    return ()
+            i = end
 
 
 # The program's callables are small objects rather than closures: copy.deepcopy of a
@@ -255,29 +127,18 @@ class _RegionCall:
             env[name] = y
 
 
-class _first:  # noqa: N801  (used like a function)
-    """The first output of a tuple-returning module (a coupling body's F)."""
+class _Part:
+    """A checkpoint segment: its program calls run on their own values, returning what is read later."""
 
-    def __init__(self, module: nn.Module) -> None:
-        self.module = module
+    def __init__(self, calls: list[Callable[[dict[str, torch.Tensor]], None]], inputs: list[str],
+                 outputs: list[str]) -> None:
+        self.calls, self.inputs, self.outputs = calls, inputs, outputs
 
-    def __call__(self, *xs: torch.Tensor) -> torch.Tensor:
-        return self.module(*xs)[0]
-
-
-class _function:  # noqa: N801
-    """F of a wired coupling: its body ops, run on the coupling's b values."""
-
-    def __init__(self, owner: nn.Module, op: CouplingOp) -> None:
-        self.calls = [(getattr(owner, n.module), n) for n in op.body]
-        self.op = op
-
-    def __call__(self, *bs: torch.Tensor) -> torch.Tensor:
-        env = dict(zip(self.op.b, bs))
-        for module, n in self.calls:
-            for name, y in zip(n.outputs, module(*[env[v] for v in n.inputs])):
-                env[name] = y
-        return env[self.op.f]
+    def __call__(self, *xs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        local = dict(zip(self.inputs, xs))
+        for call in self.calls:
+            call(local)
+        return tuple(local[v] for v in self.outputs)
 
 
 class GroupModule(_Executor):
@@ -293,16 +154,8 @@ class GroupModule(_Executor):
     def inverse(self, *ys: torch.Tensor) -> tuple[torch.Tensor, ...]:
         if not self._plan.invertible:
             raise NotImplementedError(f"group {self._plan.name!r} is not invertible")
-        region_op = next(op for op in self._plan.ops if isinstance(op, RegionOp))
-        region = self._regions[0]
-        env = {}
-        for op in self._plan.outputs:
-            env[region.outputs[region_op.outputs.index(op.input)]] = ys[op.index]
-        dtype = self._root.dtype
-        for step in reversed(region.steps):
-            step.inverse(env, dtype)
-        by_value = dict(zip(region_op.inputs, region.inputs))
-        return tuple(env[by_value[op.output]] for op in sorted(self._plan.inputs, key=lambda o: o.index))
+        output_at, input_at = asm.inverse_positions(self._plan)
+        return asm.invert_region(self._regions[0], ys, output_at, input_at, self._root.dtype)
 
 
 class _Builder:

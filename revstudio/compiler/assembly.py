@@ -1,0 +1,260 @@
+"""Runtime objects from a plan's plain data: reversible regions, coupling bodies, checkpoint segments.
+
+A region arrives as plain data (value names, module names, ints and strings in
+lists and dicts; ``region_data`` writes it) and :func:`build_region` turns it
+into a ``runtime.Region`` over the layers of an owner module. ``revstudio.compile``
+calls it; the code exporter writes the same data as a literal and inlines this
+file verbatim (like ``runtime``), so the exported model assembles its regions
+with the very same code. Imports only torch, the standard library and ``runtime``.
+"""
+import contextlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+from .runtime import Cat, Coupling, Invertible, Region, Slice, Step, restored_batch_stats
+
+# ---- regions ------------------------------------------------------------------
+# Region data: {"id": str, "steps": [step, ...], "inputs"/"outputs"/"side"/"free": [value, ...]}.
+# A step is one of
+#   {"kind": "coupling", "a": value, "b": [value, ...], "output": value, "sign": 1 | -1, "f": value,
+#    "body": [{"module": name, "inputs": [value, ...], "outputs": [value, ...]}, ...]}
+#   {"kind": "node", "type": type id, "module": name, "inputs": [...], "outputs": [...]}, plus
+#     "channels" (AdditiveCoupling: its input's channels) or
+#     "body": {"inputs": {value: index}, "outputs": {value: index}, "steps": [...]} (Group, Repeat:
+#     the body's own region, spliced into this one).
+
+
+def build_region(owner: nn.Module, data: Mapping[str, Any]) -> Region:
+    """The ``runtime.Region`` that ``data`` describes, over the layers (attributes) of ``owner``.
+
+    Values become slots numbered in the order they are first met: the steps
+    first, then the region's inputs, outputs, side and free values.
+    """
+    slots: dict[str, int] = {}
+
+    def slot(v: str) -> int:
+        return slots.setdefault(v, len(slots))
+
+    steps: list[Step] = []
+    for step in data["steps"]:
+        _add_steps(owner, step, slot, steps)
+    return Region(data["id"], steps, [slot(v) for v in data["inputs"]], [slot(v) for v in data["outputs"]],
+                  [slot(v) for v in data["side"]], [slot(v) for v in data["free"]])
+
+
+def _add_steps(owner: nn.Module, step: Mapping[str, Any], slot: Callable[[str], int], out: list[Step]) -> None:
+    if step["kind"] == "coupling":
+        out.append(Coupling(slot(step["a"]), [slot(b) for b in step["b"]], slot(step["output"]), step["sign"],
+                            LayerChain(owner, step), [getattr(owner, layer["module"]) for layer in step["body"]]))
+        return
+    module = getattr(owner, step["module"])
+    ins, outs = [slot(v) for v in step["inputs"]], [slot(v) for v in step["outputs"]]
+    if step["type"] == "AdditiveCoupling" and hasattr(module, "f"):
+        _additive(module, step, ins, outs, slot, out)
+    elif step["type"] in ("Group", "Repeat"):
+        blocks = list(module.blocks) if step["type"] == "Repeat" else [module.body]
+        values = ins
+        for i, block in enumerate(blocks):
+            last = i == len(blocks) - 1
+            nxt = outs if last else [slot(f"{step['module']}#{i}:{k}") for k in range(len(outs))]
+            _splice(block, step["body"], values, nxt, slot, out, f"{step['module']}#{i}")
+            values = nxt
+    elif step["type"] == "Split" and hasattr(module, "sizes"):
+        # plain slicing steps: cheap backward, and Cat/Slice pairs between blocks fuse away
+        out.append(Slice(ins[0], outs, list(module.sizes), int(module.dim) + 1))
+    elif step["type"] == "Concat" and hasattr(module, "sizes"):
+        out.append(Cat(ins, outs[0], list(module.sizes), int(module.dim) + 1))
+    else:
+        # layers with floating weights compute in the model's dtype, not the (wider) stream's
+        cast = any(p.is_floating_point() for p in list(module.parameters()) + list(module.buffers()))
+        out.append(Invertible(module, ins, outs, cast))
+
+
+def _splice(block: nn.Module, body: Mapping[str, Any], ins: Sequence[int], outs: Sequence[int],
+            slot: Callable[[str], int], out: list[Step], prefix: str) -> None:
+    """An invertible group body's steps, inside the enclosing region (so memory stays flat)."""
+    mapping = {v: ins[i] for v, i in body["inputs"].items()}
+    mapping.update({v: outs[i] for v, i in body["outputs"].items()})
+
+    def inner(v: str) -> int:
+        if v in mapping:
+            return mapping[v]
+        return slot(f"{prefix}/{v}")
+
+    for step in body["steps"]:
+        _add_steps(block, step, inner, out)
+
+
+def _additive(module: nn.Module, step: Mapping[str, Any], ins: list[int], outs: list[int],
+              slot: Callable[[str], int], out: list[Step]) -> None:
+    """An AdditiveCoupling node as its halves: slice, y1 = x1 + F(x2), y2 = x2 + G(y1), concatenate."""
+    channels, split = int(step["channels"]), int(module.split)
+    x1, x2, y1, y2 = (slot(f"{step['module']}#{k}") for k in ("x1", "x2", "y1", "y2"))
+    out.append(Slice(ins[0], [x1, x2], [split, channels - split]))
+    out.append(Coupling(x1, [x2], y1, 1, FirstOutput(module.f), [module.f]))
+    if module.g is not None:
+        out.append(Coupling(x2, [y1], y2, 1, FirstOutput(module.g), [module.g]))
+    else:
+        y2 = x2
+    out.append(Cat([y1, y2], outs[0], [split, channels - split]))
+
+
+def invert_region(region: Region, ys: Sequence[torch.Tensor], output_at: Sequence[int],
+                  input_at: Sequence[int], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    """A group body's inputs rebuilt from its outputs: ``ys[i]`` is ``region.outputs[output_at[i]]``,
+    result ``j`` is ``region.inputs[input_at[j]]``."""
+    env = {region.outputs[p]: y for p, y in zip(output_at, ys)}
+    for step in reversed(region.steps):
+        step.inverse(env, dtype)
+    return tuple(env[region.inputs[p]] for p in input_at)
+
+
+# Coupling functions are small objects rather than closures or bound methods: copy.deepcopy
+# of a model (EMA, SWA) then copies the layers they call along with the model.
+
+class LayerChain:
+    """F of a wired coupling: its body layers, run in order on the coupling's b values."""
+
+    def __init__(self, owner: nn.Module, coupling: Mapping[str, Any]) -> None:
+        self.calls = [(getattr(owner, layer["module"]), list(layer["inputs"]), list(layer["outputs"]))
+                      for layer in coupling["body"]]
+        self.b, self.f = list(coupling["b"]), coupling["f"]
+
+    def __call__(self, *bs: torch.Tensor) -> torch.Tensor:
+        env = dict(zip(self.b, bs))
+        for module, ins, outs in self.calls:
+            for name, y in zip(outs, module(*[env[v] for v in ins])):
+                env[name] = y
+        return env[self.f]
+
+
+class FirstOutput:
+    """The first output of a tuple-returning module (F or G of an AdditiveCoupling node)."""
+
+    def __init__(self, module: nn.Module) -> None:
+        self.module = module
+
+    def __call__(self, *xs: torch.Tensor) -> torch.Tensor:
+        return self.module(*xs)[0]
+
+
+# ---- ordinary layers ----------------------------------------------------------
+
+def checkpoint_segments(ops: Sequence[tuple[Sequence[str], Sequence[str], bool]], results: Iterable[str]
+                        ) -> list[tuple[int, int, list[str], list[str]]]:
+    """Runs of two or more consecutive ordinary ops, which "checkpoint" mode recomputes in
+    backward instead of storing what happens inside them.
+
+    ``ops``: (input values, output values, ordinary?) of each executed op in order
+    (ordinary: a layer outside any region); ``results``: the values returned at
+    the end. Each segment is (start, end, values it reads from before it, values
+    it makes that something after it reads).
+    """
+    later: list[set[str]] = [set() for _ in ops]
+    after: set[str] = set(results)
+    for i in range(len(ops) - 1, -1, -1):
+        later[i] = set(after)
+        after |= set(ops[i][0])
+    segments = []
+    i = 0
+    while i < len(ops):
+        j = i
+        while j < len(ops) and ops[j][2]:
+            j += 1
+        if j - i >= 2:
+            made: set[str] = set()
+            seg_in: list[str] = []
+            for ins, outs, _ordinary in ops[i:j]:
+                seg_in += [v for v in ins if v not in made and v not in seg_in]
+                made |= set(outs)
+            seg_out = [v for _ins, outs, _ordinary in ops[i:j] for v in outs if v in later[j - 1]]
+            segments.append((i, j, seg_in, seg_out))
+        i = max(j, i + 1)
+    return segments
+
+
+def recompute_in_backward(part: Callable[..., tuple[torch.Tensor, ...]], inputs: Sequence[torch.Tensor],
+                          modules: Sequence[nn.Module]) -> tuple[torch.Tensor, ...]:
+    """``part(*inputs)`` through torch.utils.checkpoint: kept are its inputs, not what happens inside."""
+
+    def context() -> tuple[contextlib.AbstractContextManager[None], contextlib.AbstractContextManager[None]]:
+        # the recomputation must leave BatchNorm running statistics as the forward left them
+        return contextlib.nullcontext(), restored_batch_stats(modules)
+
+    return checkpoint(part, *inputs, use_reentrant=False, context_fn=context)
+
+
+def copies_inputs(module: nn.Module, inputs: Iterable[str], shared: Iterable[str]) -> bool:
+    """Whether a layer must get copies of its inputs: an in-place layer must not overwrite a
+    value that someone else still reads (``shared``, see ``shared_values``)."""
+    keep = set(shared)
+    return bool(getattr(module, "inplace", False)) and any(v in keep for v in inputs)
+
+
+# ---- from the plan (read at build and export time; torch-free, never inlined) -----
+
+def region_data(op: Any, groups: Mapping[str, Any]) -> dict[str, Any]:
+    """The plain data of a plan's ``RegionOp`` (``groups``: the plan's body plans by key)."""
+    return {"id": op.id, "steps": [_step_data(s, groups) for s in op.steps], "inputs": list(op.inputs),
+            "outputs": list(op.outputs), "side": list(op.side), "free": list(op.free)}
+
+
+def _step_data(step: Any, groups: Mapping[str, Any]) -> dict[str, Any]:
+    if step.kind == "coupling":
+        return {"kind": "coupling", "a": step.a, "b": list(step.b), "output": step.output, "sign": int(step.sign),
+                "f": step.f, "body": [{"module": n.module, "inputs": list(n.inputs), "outputs": list(n.outputs)}
+                                      for n in step.body]}
+    data: dict[str, Any] = {"kind": "node", "type": step.type, "module": step.module,
+                            "inputs": list(step.inputs), "outputs": list(step.outputs)}
+    if step.type == "AdditiveCoupling":
+        data["channels"] = int(step.in_shapes[0][0])
+    elif step.type in ("Group", "Repeat"):
+        keys = sorted(set(step.bodies.values()))
+        if len(keys) != 1:
+            raise ValueError(f"{step.node} ({step.type}): expected one group body, found {len(keys)}; "
+                             "check the node's group parameter")
+        data["body"] = body_data(groups[keys[0]])
+    return data
+
+
+def body_data(plan: Any) -> dict[str, Any]:
+    """An invertible group body's region with its inputs and outputs by index (to splice it)."""
+    region = next(op for op in plan.ops if op.kind == "region")
+    return {"inputs": {op.output: op.index for op in plan.inputs},
+            "outputs": {op.input: op.index for op in plan.outputs},
+            "steps": [_step_data(s, plan.groups) for s in region.steps]}
+
+
+def inverse_positions(plan: Any) -> tuple[list[int], list[int]]:
+    """(output_at, input_at) of :func:`invert_region` for an invertible body plan."""
+    region = next(op for op in plan.ops if op.kind == "region")
+    outs = sorted(plan.outputs, key=lambda o: o.index)
+    ins = sorted(plan.inputs, key=lambda o: o.index)
+    return [list(region.outputs).index(o.input) for o in outs], [list(region.inputs).index(o.output) for o in ins]
+
+
+def executed_ops(plan: Any) -> list[Any]:
+    """The ops that run, in order: layers and regions."""
+    return [op for op in plan.ops if op.kind in ("node", "region")]
+
+
+def plan_segments(plan: Any) -> list[tuple[int, int, list[str], list[str]]]:
+    """:func:`checkpoint_segments` of a plan (indices into :func:`executed_ops`)."""
+    ops = [(list(op.inputs), list(op.outputs), op.kind == "node") for op in executed_ops(plan)]
+    return checkpoint_segments(ops, [op.input for op in plan.outputs])
+
+
+def shared_values(plan: Any) -> set[str]:
+    """Values an in-place layer must not overwrite: forward arguments, what a region keeps
+    (outputs, side inputs) and anything read more than once."""
+    readers: dict[str, int] = {}
+    for op in plan.ops:
+        reads = op.inputs if op.kind in ("node", "region") else (op.input,) if op.kind == "output" else ()
+        for v in reads:
+            readers[v] = readers.get(v, 0) + 1
+    kept = {v for op in plan.ops if op.kind == "region" for v in op.outputs + op.side}
+    return kept | {op.output for op in plan.inputs} | {v for v, n in readers.items() if n > 1}
