@@ -82,6 +82,7 @@ def test_graph_with_errors_exits_1(broken: str, capsys: pytest.CaptureFixture[st
     ["gradcheck", "FILE", "--dtype", "float16"],
     ["memory", "FILE", "--batch", "many"],
     ["memory", "FILE", "--device", "tpu"],
+    ["memory", "FILE", "--top", "-1"],
 ])
 def test_bad_usage_or_files_exit_2(argv: list[str], small: str, capsys: pytest.CaptureFixture[str]) -> None:
     argv = [small if a == "FILE" else a for a in argv]
@@ -115,6 +116,30 @@ def test_memory_human_table(small: str, capsys: pytest.CaptureFixture[str]) -> N
     out = capsys.readouterr().out
     for word in ("standard", "reversible", "checkpoint", "peak", "kept after fwd", "estimate kept"):
         assert word in out
+
+
+def test_memory_top_json_lists_the_peak_per_mode(small: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", small, "--batch", "2", "--top", "3", "--json"]) == 0
+    data = _json(capsys)
+    for mode in data["modes"].values():
+        assert mode["peak_phase"] in ("forward", "backward")
+        assert 0 < len(mode["peak_tensors"]) <= 3
+        sizes = [t["bytes"] for t in mode["peak_tensors"]]
+        assert sizes == sorted(sizes, reverse=True)
+        assert set(mode["peak_tensors"][0]) == {"bytes", "dtype", "shape", "op", "grad_fn", "where"}
+        assert sum(mode["peak_by_dtype"].values()) == mode["peak_bytes"]
+    # the float32 model keeps its reversible streams in float64: the listing shows it
+    assert "float64" in data["modes"]["reversible"]["peak_by_dtype"]
+
+
+def test_memory_top_human_listing(small: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", small, "--batch", "2", "--repeat", "2", "--top", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "seconds (median of 2)" in out
+    for mode in ("standard", "reversible", "checkpoint"):
+        assert f"{mode}: peak " in out
+    assert out.count("largest live tensors") == 3 and "allocated at" in out
+    assert "revstudio/compiler/runtime.py" in out  # reversible peak tensors come from the runtime
 
 
 def test_subprocess_has_no_traceback(tmp_path: Path) -> None:

@@ -78,3 +78,14 @@ def compile_error(exc: Exception) -> CliError | None:
     if isinstance(exc, CompileError):
         return CliError(f"cannot compile the graph: {exc}", 1)
     return None
+
+
+def count(text: str) -> int:
+    """argparse type for counts such as --top: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; use e.g. --top 10") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative; use 0 (none) or more")
+    return value

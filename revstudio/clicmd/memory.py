@@ -1,9 +1,10 @@
-"""``revstudio memory FILE [--batch B] [--device D] [--json]``: measured memory per mode.
+"""``revstudio memory FILE [--batch B] [--device D] [--repeat N] [--top K] [--json]``.
 
-Runs one training step (forward, loss, backward) in each mode on the same
-weights and batch and reports peak bytes, bytes kept after forward and the
-step's time, measured (CUDA allocator statistics, or exact live-tensor
-accounting on CPU), next to the static estimate of ``revstudio check``.
+Runs training steps (forward, loss, backward) in each mode on the same weights
+and batch and reports peak bytes, bytes kept after forward and the step's time,
+measured (CUDA allocator statistics, or exact live-tensor accounting on CPU),
+next to the static estimate of ``revstudio check``; ``--top`` lists the
+largest tensors alive at each mode's peak, to see where the memory goes.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 from revstudio.cli import CliError
 
-from ._runargs import compile_error, load_checked, positive_int, resolve_device
+from ._runargs import compile_error, count, load_checked, positive_int, resolve_device
 
 MODES = ("standard", "reversible", "checkpoint")
 
@@ -24,19 +25,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cpu",
                         help="cpu, cuda or cuda:N (default cpu; 'auto' picks CUDA when available)")
     parser.add_argument("--repeat", type=positive_int, default=1,
-                        help="timed steps per mode; the median is reported (default 1)")
+                        help="timed steps per mode, after one warm-up step each and interleaved "
+                             "across modes; the median is reported (default 1)")
+    parser.add_argument("--top", type=count, default=0, metavar="K",
+                        help="also list the K largest tensors alive at each mode's peak (default 0)")
     parser.add_argument("--seed", type=int, default=0, help="seed of weights and batch (default 0)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
-def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: int = 0) -> dict[str, dict]:
-    """{mode: {"peak_bytes", "kept_bytes", "seconds"}} for one model switched between modes."""
+def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: int = 0,
+                 top: int = 0) -> dict[str, dict]:
+    """{mode: {"peak_bytes", "kept_bytes", "seconds"[, "peak_phase", "peak_tensors",
+    "peak_by_dtype"]}} for one model switched between modes (see ``compare_modes``)."""
     import torch
 
     from revstudio.compiler import compile as compile_graph
     from revstudio.diagnostics.estimate import input_dtype
     from revstudio.diagnostics.gradcheck import random_inputs, torch_dtype
-    from revstudio.diagnostics.memory import measure_step
+    from revstudio.diagnostics.memory import compare_modes
 
     dtype = torch_dtype(input_dtype(graph))
     torch.manual_seed(seed)
@@ -45,19 +51,16 @@ def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: in
     inputs = random_inputs(graph, batch, dtype, seed, device, requires_grad=False)
     if hasattr(model, "initialize"):
         model.initialize(*inputs)
-    out = {}
-    for mode in MODES:
-        model.mode = mode
-        out[mode] = dict(measure_step(model, inputs, timing_runs=repeat))
+    measured = compare_modes(model, inputs, MODES, repeat=repeat, top=top)
     model.mode = "standard"
-    return out
+    return {mode: dict(m) for mode, m in measured.items()}
 
 
 def run(args: argparse.Namespace) -> int:
     device = resolve_device(args.device)
     graph, report = load_checked(args.file, batch=args.batch)
     try:
-        modes = measure_modes(graph, args.batch, device, args.repeat, args.seed)
+        modes = measure_modes(graph, args.batch, device, args.repeat, args.seed, args.top)
     except Exception as exc:
         err = compile_error(exc)
         if err is not None:
@@ -70,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"file": args.file, "batch": args.batch, "device": str(device),
                           "measured_with": _method(device), "modes": modes, "estimate": estimate}))
         return 0
-    print(_table(args.file, args.batch, device, modes, estimate))
+    print(_table(args.file, args.batch, device, modes, estimate, args.repeat))
+    if args.top:
+        print(_top_listing(modes, args.top))
     return 0
 
 
@@ -78,11 +83,12 @@ def _method(device: Any) -> str:
     return "cuda allocator statistics" if device.type == "cuda" else "live tensor accounting"
 
 
-def _table(path: str, batch: int, device: Any, modes: dict[str, dict], estimate: dict) -> str:
+def _table(path: str, batch: int, device: Any, modes: dict[str, dict], estimate: dict, repeat: int = 1) -> str:
     from revstudio.diagnostics.estimate import fmt_bytes
 
     est_modes = estimate.get("modes", {})
-    rows = [("mode", "peak", "kept after fwd", "estimate kept", "seconds", "peak vs standard")]
+    seconds = "seconds" if repeat == 1 else f"seconds (median of {repeat})"
+    rows = [("mode", "peak", "kept after fwd", "estimate kept", seconds, "peak vs standard")]
     base = modes["standard"]["peak_bytes"] or 1
     for mode, m in modes.items():
         est = est_modes.get(mode, {}).get("activation_bytes")
@@ -95,4 +101,29 @@ def _table(path: str, batch: int, device: Any, modes: dict[str, dict], estimate:
     for r in rows:
         lines.append("  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                       for i, (c, w) in enumerate(zip(r, widths))))
+    return "\n".join(lines)
+
+
+def _top_listing(modes: dict[str, dict], top: int) -> str:
+    from revstudio.diagnostics.estimate import fmt_bytes
+
+    lines = []
+    for mode, m in modes.items():
+        tensors = m.get("peak_tensors", [])
+        by_dtype = ", ".join(f"{d} {fmt_bytes(b)}" for d, b in m.get("peak_by_dtype", {}).items())
+        lines.append("")
+        lines.append(f"{mode}: peak {fmt_bytes(m['peak_bytes'])} during {m.get('peak_phase') or 'the step'} "
+                     f"({by_dtype or 'nothing allocated'}); the {len(tensors)} largest live tensors:")
+        rows = [("bytes", "dtype", "shape", "op", "autograd node", "allocated at")]
+        for t in tensors:
+            rows.append((fmt_bytes(t["bytes"]), t["dtype"], "x".join(map(str, t["shape"])) or "scalar",
+                         t["op"], t["grad_fn"] or "-", t["where"] or "-"))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        for r in rows:
+            lines.append("  " + "  ".join(c.rjust(w) if i == 0 else c.ljust(w)
+                                          for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+        shown = sum(t["bytes"] for t in tensors)
+        rest = m["peak_bytes"] - shown
+        if rest > 0 and tensors:
+            lines.append(f"  ... and {fmt_bytes(rest)} in smaller tensors")
     return "\n".join(lines)

@@ -5,17 +5,31 @@ allocator to ask, so :class:`LiveTensorTracker` accounts every tensor storage
 created while it is active (a ``TorchDispatchMode`` sees every op's outputs,
 including tensors autograd keeps on its graph or on a Function's ``ctx``) and
 learns of each release from a finalizer on the storage. Never process RSS.
+With ``explain`` it also remembers which tensors made up the peak.
 """
 from __future__ import annotations
 
+import os
 import statistics
+import sys
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
+
+
+class LiveTensor(TypedDict):
+    """One storage alive at the peak: what a user needs to find where memory goes."""
+
+    bytes: int
+    dtype: str
+    shape: list[int]
+    op: str        # the op that allocated it, e.g. "aten.convolution"
+    grad_fn: str   # the autograd node running when it was allocated ("" outside backward ops)
+    where: str     # the innermost Python frame outside torch, "revstudio/x.py:12 fn"
 
 
 class StepMemory(TypedDict):
@@ -24,6 +38,14 @@ class StepMemory(TypedDict):
     peak_bytes: int
     kept_bytes: int
     seconds: float
+    # only when asked for (top > 0): the largest tensors alive at the peak
+    peak_phase: NotRequired[str]
+    peak_tensors: NotRequired[list[LiveTensor]]
+    peak_by_dtype: NotRequired[dict[str, int]]
+
+
+# Timing reads this clock (a module attribute, so tests can drive it deterministically).
+_clock: Callable[[], float] = time.perf_counter
 
 
 def _tracker_class() -> type:
@@ -32,28 +54,48 @@ def _tracker_class() -> type:
     global _TRACKER
     if _TRACKER is not None:
         return _TRACKER
+    import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_leaves
+
+    skip_dirs = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(os.__file__) + os.sep)
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+    # the measuring harness (this module, the CLI commands) is never where memory goes
+    harness = (os.path.abspath(__file__), os.path.join(package_root, "revstudio", "clicmd") + os.sep)
+
+    def where() -> str:
+        """The innermost caller outside torch, the standard library and the harness."""
+        frame = sys._getframe(2)
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if not name.startswith(skip_dirs) and not name.startswith(harness) and not name.startswith("<"):
+                shown = name[len(package_root):] if name.startswith(package_root) else os.path.basename(name)
+                return f"{shown}:{frame.f_lineno} {frame.f_code.co_name}"
+            frame = frame.f_back
+        return ""
 
     class _Tracker(TorchDispatchMode):
         """Counts the bytes of storages allocated while active, each once."""
 
         def __init__(self) -> None:
             super().__init__()
-            # id(storage) -> (weak ref, bytes when first seen). Weak, so the
-            # tracker never extends a tensor's life.
-            self._live: dict[int, tuple[weakref.ref, int]] = {}
+            # id(storage) -> (weak ref, bytes when first seen, description or None).
+            # Weak, so the tracker never extends a tensor's life.
+            self._live: dict[int, tuple[weakref.ref, int, Any]] = {}
             # Storages that existed before (weights, inputs): never counted.
             self._external: dict[int, weakref.ref] = {}
             self.current_bytes = 0
             self.peak_bytes = 0
             self.allocations = 0
+            self.phase = ""  # set by the caller ("forward", "backward"); recorded with the peak
             self._finalizers: list[weakref.finalize] = []
+            self._explain = False
+            self._peak_pending = False  # a new peak whose tensors are not yet listed
+            self._peak_live: list[tuple[int, Any]] = []
+            self._peak_phase = ""
 
         # -- accounting -----------------------------------------------------
         def _storage(self, t: Any) -> Any:
-            import torch
-
             if not isinstance(t, torch.Tensor) or t.device.type == "meta" or t.is_sparse:
                 return None
             try:
@@ -62,6 +104,9 @@ def _tracker_class() -> type:
                 return None
 
         def _forget(self, key: int, table: dict) -> None:
+            if table is self._live and self._peak_pending:
+                # the first release after a new peak: the live set is still the peak's
+                self._snapshot()
             entry = table.pop(key, None)
             if entry is not None and table is self._live:
                 self.current_bytes -= entry[1]
@@ -73,26 +118,38 @@ def _tracker_class() -> type:
             self._external[key] = weakref.ref(storage)
             self._finalizers.append(weakref.finalize(storage, self._forget, key, self._external))
 
-        def _note_output(self, storage: Any) -> bool:
+        def _note_output(self, storage: Any, func: Any, leaf: Any) -> bool:
             key = id(storage)
             if key in self._live or key in self._external:
                 return False  # a view or an in-place result: no new memory
             nbytes = int(storage.nbytes())
-            self._live[key] = (weakref.ref(storage), nbytes)
+            info = self._describe(func, leaf) if self._explain else None
+            self._live[key] = (weakref.ref(storage), nbytes, info)
             self._finalizers.append(weakref.finalize(storage, self._forget, key, self._live))
             self.current_bytes += nbytes
             self.allocations += 1
             return True
 
+        def _describe(self, func: Any, leaf: Any) -> tuple[str, tuple[int, ...], str, str, str]:
+            node = torch._C._current_autograd_node()
+            return (str(leaf.dtype).replace("torch.", ""), tuple(leaf.shape), str(func.overloadpacket),
+                    node.name() if node is not None else "", where())
+
+        def _entry_bytes(self, entry: tuple[weakref.ref, int, Any]) -> int:
+            if not self._shrinkable:
+                return entry[1]
+            storage = entry[0]()
+            return int(storage.nbytes()) if storage is not None else 0
+
         def recount(self) -> int:
             """Exact live bytes now, re-reading sizes (a library may shrink a
             storage with ``resize_(0)`` to free it while the tensor lives on)."""
-            total = 0
-            for ref, _ in list(self._live.values()):
-                storage = ref()
-                if storage is not None:
-                    total += int(storage.nbytes())
-            return total
+            return sum(self._entry_bytes(e) for e in list(self._live.values()))
+
+        def _snapshot(self) -> None:
+            self._peak_pending = False
+            self._peak_phase = self.phase
+            self._peak_live = [(self._entry_bytes(e), e[2]) for e in list(self._live.values())]
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             kwargs = kwargs or {}
@@ -105,11 +162,19 @@ def _tracker_class() -> type:
             for leaf in tree_leaves(out):
                 storage = self._storage(leaf)
                 if storage is not None:
-                    grew = self._note_output(storage) or grew
+                    grew = self._note_output(storage, func, leaf) or grew
             if grew:
                 if self._shrinkable:
                     self.current_bytes = self.recount()
-                self.peak_bytes = max(self.peak_bytes, self.current_bytes)
+                if self.current_bytes > self.peak_bytes:
+                    self.peak_bytes = self.current_bytes
+                    if self._explain:
+                        # a storage shrunk in place frees no finalizer: list the peak now;
+                        # otherwise wait for the first release (far cheaper while memory grows)
+                        if self._shrinkable:
+                            self._snapshot()
+                        else:
+                            self._peak_pending = True
             return out
 
         _shrinkable = False
@@ -119,8 +184,30 @@ def _tracker_class() -> type:
 
         def reset_peak(self) -> None:
             self.peak_bytes = self.live_bytes()
+            if self._explain:
+                self._snapshot()
+
+        def peak_tensors(self) -> list[LiveTensor]:
+            """The storages alive at the peak, largest first (needs ``explain``)."""
+            if not self._explain:
+                raise RuntimeError("create the tracker with explain=True to list the tensors at the peak")
+            if self._peak_pending:
+                self._snapshot()
+            out = [LiveTensor(bytes=n, dtype=info[0], shape=list(info[1]), op=info[2], grad_fn=info[3],
+                              where=info[4]) for n, info in self._peak_live if n > 0]
+            out.sort(key=lambda t: -t["bytes"])
+            return out
+
+        @property
+        def peak_phase(self) -> str:
+            """What the caller was doing (``phase``) when the peak was reached."""
+            if self._peak_pending:
+                return self.phase
+            return self._peak_phase
 
         def __exit__(self, *exc: Any) -> Any:
+            if self._peak_pending:
+                self._snapshot()
             # Finalizers on long-lived storages (weights) would otherwise pile up
             # in the global registry across measurements.
             for fin in self._finalizers:
@@ -135,7 +222,7 @@ def _tracker_class() -> type:
 _TRACKER: type | None = None
 
 
-def LiveTensorTracker(exact_resizes: bool = False) -> Any:
+def LiveTensorTracker(exact_resizes: bool = False, explain: bool = False) -> Any:
     """A context manager counting live bytes of tensors created inside it (CPU or any device).
 
     ``tracker.current_bytes`` / ``tracker.live_bytes()`` are the bytes alive
@@ -144,10 +231,14 @@ def LiveTensorTracker(exact_resizes: bool = False) -> Any:
     are never counted. With ``exact_resizes`` the live total is re-read after
     each allocation, so storages shrunk in place by ``resize_(0)`` (how some
     reversible libraries free activations) stop counting; slower, so only
-    the benchmark's third-party columns use it.
+    the benchmark's third-party columns use it. With ``explain`` every
+    allocation records its op, dtype, shape and caller, and
+    ``tracker.peak_tensors()`` lists what was alive at the peak (their bytes
+    add up to ``peak_bytes``); ``tracker.phase = "backward"`` labels the peak.
     """
     tracker = _tracker_class()()
     tracker._shrinkable = exact_resizes
+    tracker._explain = explain
     return tracker
 
 
@@ -198,17 +289,18 @@ def _step(model: Callable[..., Any], inputs: Sequence[Any], loss_fn: Callable[[A
     return outputs, loss
 
 
-def _measure_cpu(
-    model: Callable[..., Any], inputs: Sequence[Any], loss_fn: Callable[[Any], Any], exact_resizes: bool
-) -> tuple[int, int]:
-    tracker = LiveTensorTracker(exact_resizes)
+def _measure_cpu(model: Callable[..., Any], inputs: Sequence[Any], loss_fn: Callable[[Any], Any],
+                 exact_resizes: bool, top: int) -> tuple[int, int, Any]:
+    tracker = LiveTensorTracker(exact_resizes, explain=top > 0)
     with tracker:
+        tracker.phase = "forward"
         outputs, loss = _step(model, inputs, loss_fn)
         kept = tracker.live_bytes()
+        tracker.phase = "backward"
         loss.backward()
         del outputs, loss
         peak = tracker.peak_bytes
-    return int(peak), int(kept)
+    return int(peak), int(kept), tracker if top > 0 else None
 
 
 def _measure_cuda(
@@ -245,14 +337,25 @@ def time_step(
         _zero_grads(model, inputs)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
-        start = time.perf_counter()
+        start = _clock()
         outputs, loss = _step(model, inputs, loss_fn)
         loss.backward()
         del outputs, loss
         if device.type == "cuda":
             torch.cuda.synchronize(device)
-        times.append(time.perf_counter() - start)
+        times.append(_clock() - start)
     return times
+
+
+def _explained(result: StepMemory, tracker: Any, top: int) -> StepMemory:
+    tensors = tracker.peak_tensors()
+    by_dtype: dict[str, int] = {}
+    for t in tensors:
+        by_dtype[t["dtype"]] = by_dtype.get(t["dtype"], 0) + t["bytes"]
+    result["peak_phase"] = tracker.peak_phase
+    result["peak_tensors"] = tensors[:top]
+    result["peak_by_dtype"] = dict(sorted(by_dtype.items(), key=lambda kv: -kv[1]))
+    return result
 
 
 def measure_step(
@@ -262,6 +365,8 @@ def measure_step(
     *,
     timing_runs: int = 1,
     exact_resizes: bool = True,
+    warmup: bool = True,
+    top: int = 0,
 ) -> StepMemory:
     """Run one forward+backward step and measure it.
 
@@ -269,23 +374,80 @@ def measure_step(
     bytes alive after forward (activations kept for backward, plus the outputs
     and loss). Both exclude what existed before the step (weights, inputs),
     and parameter gradients are freed first so the step allocates its own.
+    ``warmup`` runs one untracked step first, so one-time costs (lazy
+    initialisation, allocator growth, kernel selection) are not the step's.
     ``seconds`` is the median of ``timing_runs`` further untracked steps, so
     the tracking overhead never inflates it. ``exact_resizes`` (CPU) re-reads
     storage sizes after each allocation: the reversible runtime, like MemCNN,
-    frees a region's inputs by shrinking their storage in place.
+    frees a region's inputs by shrinking their storage in place. ``top > 0``
+    adds ``peak_tensors`` (the ``top`` largest storages alive at the peak),
+    ``peak_by_dtype`` and ``peak_phase`` ("forward" or "backward"); on CUDA
+    they come from one extra step under the live-tensor tracker.
     """
     import torch
 
     loss_fn = loss_fn or default_loss
     inputs = tuple(inputs)
     device = _device_of(inputs, model)
+    if warmup:
+        time_step(model, inputs, loss_fn, runs=1)
     _zero_grads(model, inputs)
     if device.type == "cuda":
         peak, kept = _measure_cuda(model, inputs, loss_fn, device)
+        tracker = None
+        if top > 0:
+            _zero_grads(model, inputs)
+            tracker = _measure_cpu(model, inputs, loss_fn, exact_resizes, top)[2]
     else:
-        peak, kept = _measure_cpu(model, inputs, loss_fn, exact_resizes)
+        peak, kept, tracker = _measure_cpu(model, inputs, loss_fn, exact_resizes, top)
     seconds = statistics.median(time_step(model, inputs, loss_fn, timing_runs)) if timing_runs > 0 else 0.0
     _zero_grads(model, inputs)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-    return StepMemory(peak_bytes=peak, kept_bytes=kept, seconds=float(seconds))
+    result = StepMemory(peak_bytes=peak, kept_bytes=kept, seconds=float(seconds))
+    return _explained(result, tracker, top) if tracker is not None else result
+
+
+def compare_modes(
+    model: Any,
+    inputs: Sequence[Any],
+    modes: Sequence[str],
+    loss_fn: Callable[[Any], Any] | None = None,
+    *,
+    repeat: int = 1,
+    exact_resizes: bool = True,
+    top: int = 0,
+) -> dict[str, StepMemory]:
+    """:func:`measure_step` for each mode of one model (switched through ``model.mode``).
+
+    Fair to every mode: each runs one warm-up step before anything is
+    measured (the first mode would otherwise pay the process's one-time
+    costs); memory comes from one tracked step per mode; the ``repeat`` timed
+    steps are untracked and interleaved round-robin, starting each round
+    with the next mode, so drifting machine load and cache state hit every
+    mode alike; ``seconds`` is their median.
+    """
+    inputs = tuple(inputs)
+    loss_fn = loss_fn or default_loss
+    before = model.mode
+    try:
+        for mode in modes:
+            model.mode = mode
+            time_step(model, inputs, loss_fn, runs=1)
+        out: dict[str, StepMemory] = {}
+        for mode in modes:
+            model.mode = mode
+            out[mode] = measure_step(model, inputs, loss_fn, timing_runs=0, exact_resizes=exact_resizes,
+                                     warmup=False, top=top)
+        times: dict[str, list[float]] = {mode: [] for mode in modes}
+        for r in range(max(1, repeat)):
+            k = r % len(modes)
+            for mode in [*modes[k:], *modes[:k]]:
+                model.mode = mode
+                times[mode] += time_step(model, inputs, loss_fn, runs=1)
+        for mode in modes:
+            out[mode]["seconds"] = float(statistics.median(times[mode]))
+    finally:
+        model.mode = before
+        _zero_grads(model, inputs)
+    return out

@@ -118,3 +118,129 @@ def test_cuda_uses_allocator_statistics() -> None:
     h, y, loss = batch * n_in * F32, batch * n_out * F32, F32
     assert result["kept_bytes"] == _block(h) + _block(y) + _block(loss)
     assert result["peak_bytes"] >= result["kept_bytes"] + _block(n_out * n_in * F32)
+
+
+# ---- what was alive at the peak -------------------------------------------------------
+
+def test_peak_tensors_add_up_to_the_peak_and_name_their_op() -> None:
+    torch.manual_seed(0)
+    batch, n_in, n_out = 5, 8, 3
+    model = _ScaledLinear(n_in, n_out)
+    x = torch.randn(batch, n_in)
+    result = measure_step(model, (x,), timing_runs=0, top=20)
+    tensors = result["peak_tensors"]
+    assert sum(t["bytes"] for t in tensors) == result["peak_bytes"]
+    assert sum(result["peak_by_dtype"].values()) == result["peak_bytes"]
+    assert result["peak_phase"] == "backward"
+    largest = tensors[0]
+    # h = 2x, saved by Linear: the biggest tensor, made by forward's mul in this file
+    assert largest["bytes"] == batch * n_in * F32 and largest["op"] == "aten.mul"
+    assert largest["shape"] == [batch, n_in] and largest["dtype"] == "float32"
+    assert largest["grad_fn"] == "" and "test_live_memory.py" in largest["where"]
+    assert "forward" in largest["where"]
+    # W.grad is made inside backward by the Linear's autograd node
+    w_grad = [t for t in tensors if t["shape"] == [n_out, n_in]]
+    assert len(w_grad) == 1 and w_grad[0]["grad_fn"]
+
+
+def test_peak_listing_is_of_the_peak_not_of_the_end() -> None:
+    tracker = LiveTensorTracker(explain=True)
+    with tracker:
+        tracker.phase = "grow"
+        a = torch.zeros(1000)
+        b = torch.zeros(500)
+        del a                       # the peak (a + b) has passed
+        tracker.phase = "shrunk"
+        c = torch.zeros(10)
+    listed = sorted(t["bytes"] for t in tracker.peak_tensors())
+    assert listed == [500 * F32, 1000 * F32] and tracker.peak_phase == "grow"
+    del b, c
+
+
+def test_peak_listing_with_exact_resizes_sees_shrunk_storages() -> None:
+    tracker = LiveTensorTracker(exact_resizes=True, explain=True)
+    with tracker:
+        a = torch.ones(256)
+        a.untyped_storage().resize_(0)  # freed in place, with no finalizer to tell
+        b = torch.ones(200)
+        c = torch.ones(100)             # b + c = 1200 bytes: a new peak without a
+    assert sorted(t["bytes"] for t in tracker.peak_tensors()) == [100 * F32, 200 * F32]
+    assert tracker.peak_bytes == 300 * F32
+    del a, b, c
+
+
+def test_listing_needs_explain() -> None:
+    tracker = LiveTensorTracker()
+    with tracker:
+        pass
+    with pytest.raises(RuntimeError, match="explain=True"):
+        tracker.peak_tensors()
+
+
+# ---- honest timing: warm-up first, modes interleaved, median ------------------------------
+
+class _Clock:
+    """A fake clock the model advances: time is what the model says it costs."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _CostlyModes(torch.nn.Module):
+    """Each mode costs a fixed time per step; the very first step of the process pays a
+    large one-time cost, as lazy initialisation and allocator growth do."""
+
+    COST = {"standard": 1.0, "reversible": 2.0, "checkpoint": 3.0}
+
+    def __init__(self, clock: _Clock) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+        self.clock, self.mode, self.calls = clock, "standard", []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.clock.now += self.COST[self.mode] + (50.0 if not self.calls else 0.0)
+        self.calls.append(self.mode)
+        return self.lin(x)
+
+
+@pytest.mark.parametrize("order", [("standard", "reversible", "checkpoint"),
+                                   ("checkpoint", "reversible", "standard"),
+                                   ("reversible", "checkpoint", "standard")])
+def test_first_mode_measured_does_not_pay_one_time_costs(order: tuple[str, ...],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from revstudio.diagnostics import memory
+
+    clock = _Clock()
+    monkeypatch.setattr(memory, "_clock", clock)
+    model = _CostlyModes(clock)
+    result = memory.compare_modes(model, (torch.randn(2, 4),), order, repeat=3)
+    assert {m: r["seconds"] for m, r in result.items()} == model.COST
+    assert model.mode == "standard"  # restored
+
+
+def test_timed_steps_follow_a_warm_up_and_are_interleaved(monkeypatch: pytest.MonkeyPatch) -> None:
+    from revstudio.diagnostics import memory
+
+    clock = _Clock()
+    monkeypatch.setattr(memory, "_clock", clock)
+    model = _CostlyModes(clock)
+    modes = ("standard", "reversible", "checkpoint")
+    memory.compare_modes(model, (torch.randn(2, 4),), modes, repeat=3)
+    s, r, c = modes
+    warm, tracked, timed = model.calls[:3], model.calls[3:6], model.calls[6:]
+    assert warm == list(modes) and tracked == list(modes)
+    assert timed == [s, r, c, r, c, s, c, s, r]  # round-robin, each round starting one later
+
+
+def test_measure_step_warms_up_before_it_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    from revstudio.diagnostics import memory
+
+    clock = _Clock()
+    monkeypatch.setattr(memory, "_clock", clock)
+    model = _CostlyModes(clock)
+    result = memory.measure_step(model, (torch.randn(2, 4),), timing_runs=2)
+    assert len(model.calls) == 1 + 1 + 2  # warm-up, tracked step, timed steps
+    assert result["seconds"] == 1.0
