@@ -9,7 +9,8 @@ Group bodies are graphs too. Group names form one namespace per project, so a
 body shares its project's ``groups`` dict (``set_group`` wires that up): a
 ``Group`` node inside a body finds its own body, and ``graph.ports`` works at
 every level. Node and edge order are facts as well: they are saved, and undo
-restores them exactly.
+restores them exactly. ``edges`` is a list that indexes itself (``EdgeList``),
+so duplicate checks and per-node edge queries do not scan every edge.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .edge_index import EdgeList
 from .events import Event
 
 # 1-64 characters, no whitespace, dots or control characters. Use ``valid_id``
@@ -94,7 +96,7 @@ class Graph:
     def __init__(self, name: str = "untitled", groups: dict[str, Graph] | None = None) -> None:
         self.name = name
         self.nodes: dict[str, Node] = {}
-        self.edges: list[Edge] = []
+        self.edges = []  # an EdgeList, see the property
         # A body passes its project's dict here (or gets it from ``set_group``).
         self.groups: dict[str, Graph] = groups if groups is not None else {}
         self.training: dict[str, Any] = {}
@@ -107,6 +109,16 @@ class Graph:
         self.node_moved = Event("node_moved")        # (node, old_pos, new_pos)
         self.group_changed = Event("group_changed")  # (name, old_graph|None, new_graph|None)
         self.changed = Event("changed")              # () after any of the above
+
+    @property
+    def edges(self) -> EdgeList:
+        """The edges in file order: a ``list`` whose index follows every change."""
+        return self._edges
+
+    @edges.setter
+    def edges(self, edges: Iterable[Edge]) -> None:
+        # Code that assigns a plain list (copies, clipboard, tests) gets an indexed one.
+        self._edges = edges if isinstance(edges, EdgeList) else EdgeList(edges)
 
     # ---- queries -------------------------------------------------------
     def node(self, node_id: str) -> Node:
@@ -125,13 +137,15 @@ class Graph:
         return len(self.nodes)
 
     def edges_of(self, node_id: str) -> list[Edge]:
-        return [e for e in self.edges if e.src.node == node_id or e.dst.node == node_id]
+        return list(self.edges.touching(node_id))
 
     def edges_into(self, node_id: str, port: str | None = None) -> list[Edge]:
-        return [e for e in self.edges if e.dst.node == node_id and (port is None or e.dst.port == port)]
+        return [e for e in self.edges.touching(node_id)
+                if e.dst.node == node_id and (port is None or e.dst.port == port)]
 
     def edges_from(self, node_id: str, port: str | None = None) -> list[Edge]:
-        return [e for e in self.edges if e.src.node == node_id and (port is None or e.src.port == port)]
+        return [e for e in self.edges.touching(node_id)
+                if e.src.node == node_id and (port is None or e.src.port == port)]
 
     def unique_id(self, prefix: str) -> str:
         base = re.sub(r"[\s.]+", "_", prefix.lower()) or "node"
@@ -174,23 +188,22 @@ class Graph:
             return f"{src.node} has no output port {src.port!r}"
         if dst.port not in self.ports(dst.node)[0]:
             return f"{dst.node} has no input port {dst.port!r}"
-        if any(e.src == src and e.dst == dst for e in self.edges):
+        if Edge(src, dst) in self.edges:
             return f"{src} is already connected to {dst}"
         if self._reaches(dst.node, src.node):
             return f"connecting {src} to {dst} would make a cycle"
         return None
 
     def _reaches(self, start: str, goal: str) -> bool:
-        succ: dict[str, list[str]] = {}
-        for e in self.edges:
-            succ.setdefault(e.src.node, []).append(e.dst.node)
+        # Walks only what ``start`` reaches, through the edge index.
         stack, seen = [start], {start}
         while stack:
             n = stack.pop()
             if n == goal:
                 return True
-            for m in succ.get(n, ()):
-                if m not in seen:
+            for e in self.edges.touching(n):
+                m = e.dst.node
+                if e.src.node == n and m not in seen:
                     seen.add(m)
                     stack.append(m)
         return False
