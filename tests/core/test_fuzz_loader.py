@@ -19,7 +19,9 @@ from revstudio.core.graph import Graph
 from revstudio.core.project import ProjectError, dumps, loads
 
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-SLOW = 2.0  # seconds: far above any small input, far below "hangs"
+# A hang guard, not a speed test (machines are shared): no small input comes near
+# it, and a loop that never ends still fails instead of stalling the suite.
+SLOW = 30.0
 
 SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False),
@@ -59,7 +61,7 @@ def only_project_errors(text: str | bytes) -> Graph | None:
     except ProjectError as exc:
         assert str(exc).startswith("<string>")
         graph = None
-    assert time.perf_counter() - start < SLOW, "the loader took too long"
+    assert time.perf_counter() - start < SLOW, f"the loader took over {SLOW:.0f} s: it hangs"
     if graph is not None:
         assert dumps(loads(dumps(graph))) == dumps(graph)
     return graph
@@ -69,7 +71,7 @@ def check_never_raises(graph: Graph) -> None:
     check = pytest.importorskip("revstudio.core.check").check
     start = time.perf_counter()
     report = check(graph)
-    assert time.perf_counter() - start < SLOW, "the checker took too long"
+    assert time.perf_counter() - start < SLOW, f"the checker took over {SLOW:.0f} s: it hangs"
     assert isinstance(report.valid, bool)
     json.dumps(report.to_json())
 
