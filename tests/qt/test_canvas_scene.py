@@ -270,3 +270,16 @@ def test_files_with_unknown_types_and_ports_are_shown_with_their_errors(make_vie
     assert scene.node_items["s"].errors
     view.fit_all()
     view.grab()  # paints every kind of item without raising
+
+
+def test_closing_a_view_whose_graph_is_being_collected_does_not_raise(qtbot) -> None:
+    # Python's cycle collector may clear the graph before the view's destroyed
+    # signal reaches the scene; leaving must not raise inside Qt's event loop.
+    doc = Document(small_revnet())
+    view = GraphView(doc)
+    qtbot.addWidget(view)
+    scene = view.scene()
+    scene.graph = Graph.__new__(Graph)  # a graph whose attributes are already gone
+    scene.detach()
+    view.close()
+    assert scene._connections == []

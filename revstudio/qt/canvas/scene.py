@@ -80,7 +80,14 @@ class GraphScene(QGraphicsScene):
 
     def detach(self) -> None:
         """Stop observing (the view closes, or the group body tab goes away)."""
-        for event, handler in self._handlers():
+        try:
+            handlers = self._handlers()
+        except AttributeError:
+            # The view's ``destroyed`` signal can fire while Python's cycle
+            # collector is tearing down the graph and this scene together; the
+            # graph's events are already gone, so there is nothing to leave.
+            handlers = []
+        for event, handler in handlers:
             event.unsub(handler)
         connections, self._connections = self._connections, []
         for connection in connections:  # idempotent: close and destroy may both land here
