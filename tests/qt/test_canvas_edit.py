@@ -244,7 +244,7 @@ def test_tab_on_a_repeat_asks_to_open_its_group(make_view, qtbot):
     view = make_view(revnet_chain(2, channels=4, size=8, wired=False))
     view.select_nodes(["blocks"])
     view.setFocus()
-    with qtbot.waitSignal(view.openGroupRequested, timeout=1000) as got:
+    with qtbot.waitSignal(view.openGroupRequested, timeout=30_000) as got:
         QTest.keyClick(view, Qt.Key.Key_Tab)
     assert got.args == ["blocks"]
 

@@ -232,7 +232,7 @@ def test_a_deleted_view_stops_observing_the_graph(qtbot):
     view = GraphView(doc)  # not given to qtbot: it is deleted here, as canvas tabs do
     assert len(graph.node_added) == 1
     view.deleteLater()
-    qtbot.waitUntil(lambda: len(graph.node_added) == 0, timeout=2000)
+    qtbot.waitUntil(lambda: len(graph.node_added) == 0, timeout=30_000)
     graph.add_node("Activation", "late", {}, (0, 0))  # nothing dangling reacts to it
     doc.recompute()  # nor to the analysis signal
 

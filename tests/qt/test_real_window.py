@@ -111,7 +111,7 @@ def xvfb(tmp_path):
     display = f":{number}"
     proc = subprocess.Popen(["Xvfb", display, "-screen", "0", "1600x1000x24", "-nolisten", "tcp"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30  # a hang guard: the loop ends as soon as the socket appears
     while not Path(f"/tmp/.X11-unix/X{number}").exists():
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
@@ -169,7 +169,7 @@ class App:
         self.xdo("mouseup", 1)
         time.sleep(0.3)
 
-    def wait_state(self, predicate, timeout: float = 5.0) -> dict:
+    def wait_state(self, predicate, timeout: float = 30.0) -> dict:  # returns as soon as it holds
         deadline = time.monotonic() + timeout
         state = self.ask(cmd="state")
         while not predicate(state) and time.monotonic() < deadline:
