@@ -23,7 +23,6 @@ import math
 import os
 import stat
 import tempfile
-from collections.abc import Callable
 from typing import Any
 
 from .graph import ID_PATTERN, Edge, Graph, Node, PortRef, valid_id

@@ -8,8 +8,9 @@ imported lazily inside the function so the core never imports torch).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from .params import Param
 
@@ -41,7 +42,7 @@ class InferContext:
     # Infers a group body given shapes for its GroupInput ports; returns output
     # shapes by GroupOutput port and the body's parameter count. Set by the
     # shape pass so Group/Repeat/coupling specs can look inside.
-    infer_group: Callable[[str, Mapping[str, ShapeT]], "GroupShapes"] | None = None
+    infer_group: Callable[[str, Mapping[str, ShapeT]], GroupShapes] | None = None
 
     def input(self, port: str = "in") -> ShapeT:
         shape = self.inputs.get(port)
