@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from revstudio import __version__
+from revstudio.compiler import assembly
 
 from . import CodegenError
 from .construct import ConstructionError, Record, call_source, recording
 from .inline import InlineError, Inliner, import_block
 from .namespace import Namespace, is_safe_identifier
-from .regions import STREAM_HELPER, RegionWriter
-from .segments import RUN_PART, Segment, executable_ops, segments
+from .regions import ASSEMBLY, STREAM_HELPER, RegionWriter
+from .segments import RUN_PART, Segment, segments
 from .training import MAIN_GUARD, inputs_constant, training_source
 
 MODES = ("reversible", "standard", "checkpoint")
@@ -126,7 +127,7 @@ class _Writer:
             if not is_safe_identifier(op.module) or op.module.startswith("_"):
                 raise CodegenError(f"{where}: the compiler named its layer {op.module!r}, which is not a safe identifier")
             layers.append(f"        self.{op.module} = {self.construct(module, where)}  # node {ascii(op.node)} ({op.type})")
-        self.regions.prepare(plan, instance)
+        self.regions.prepare(plan)
         forward, signature, returns = self.write_forward(plan, local, is_model)
         lines = code.lines
         if is_model:
@@ -155,11 +156,11 @@ class _Writer:
                       f"            self.initialize({', '.join(a.split(':')[0] for a in signature.split(', '))})"]
         lines += forward
         if not is_model and plan.invertible:
-            lines += self.inverse_method(plan)
+            lines += self.regions.inverse_method(plan)
         lines += self.regions.helper_methods(plan)
         if self.regions.extras_for(plan).runs_parts:
-            restored = self.inliner.require_name("revstudio.compiler.runtime", "restored_batch_stats")
-            lines += RUN_PART.format(restored=restored).rstrip("\n").split("\n")
+            recompute = self.inliner.require_name(ASSEMBLY, "recompute_in_backward")
+            lines += RUN_PART.format(recompute=recompute).rstrip("\n").split("\n")
         return code
 
     def shapes_doc(self, plan: Any) -> str:
@@ -234,24 +235,6 @@ class _Writer:
             self.needs_any = True
         return lines
 
-    def inverse_method(self, plan: Any) -> list[str]:
-        """``inverse(*outputs)`` of an invertible group body: its region's steps backwards."""
-        region_op = next(op for op in plan.ops if op.kind == "region")
-        attr = self.regions.extras_for(plan).regions[region_op.id]
-        outs = sorted(plan.outputs, key=lambda o: o.index)
-        args = [f"y{i}" for i in range(len(outs))]
-        lines = ["", f"    def inverse(self, {', '.join(a + ': torch.Tensor' for a in args)}) -> tuple[torch.Tensor, ...]:",
-                 '        """The inputs rebuilt from the outputs (this group is invertible)."""',
-                 f"        region = self.{attr}"]
-        pairs = ", ".join(f"region.outputs[{list(region_op.outputs).index(o.input)}]: {a}" for o, a in zip(outs, args))
-        lines.append(f"        env = {{{pairs}}}")
-        lines += ["        for step in reversed(region.steps):",
-                  f"            step.inverse(env, region_dtypes(self, {args[0]})[0])"]
-        ins = sorted(plan.inputs, key=lambda o: o.index)
-        items = ", ".join(f"env[region.inputs[{list(region_op.inputs).index(o.output)}]]" for o in ins)
-        lines.append(f"        return ({items}{',' if len(ins) == 1 else ''})")
-        return lines
-
     def write_forward(self, plan: Any, local: Namespace, is_model: bool) -> tuple[list[str], str, str]:
         """Body lines, parameter list and return annotation of ``forward``."""
         values: dict[str, str] = {}
@@ -266,23 +249,17 @@ class _Writer:
                 values[identifier] = local.name(identifier, key=("value", identifier))
             return values[identifier]
 
-        # An in-place layer must not overwrite a value someone else still reads (as the compiler does).
-        readers: dict[str, int] = {}
-        for op in plan.ops:
-            for v in _reads(op):
-                readers[v] = readers.get(v, 0) + 1
-        kept = {v for op in plan.ops if op.kind == "region" for v in op.outputs + op.side}
-        inputs = {op.output for op in plan.inputs}
+        # An in-place layer gets copies of values others still read, decided as the compiler does.
+        shared = assembly.shared_values(plan)
+
         def node_lines(op: Any) -> list[str]:
-            protect = {v for v in op.inputs if v in kept or v in inputs or readers.get(v, 0) > 1}
-            clone = bool(getattr(getattr(self._instance_of(plan), op.module, None), "inplace", False)) and any(
-                v in protect for v in op.inputs)
-            return self.emit_node(op, value, clone=clone)
+            module = getattr(self._instance_of(plan), op.module)
+            return self.emit_node(op, value, clone=assembly.copies_inputs(module, op.inputs, shared))
 
         for op in plan.ops:
             if op.kind not in ("input", "output", "node", "region"):
                 raise CodegenError(f"the plan holds an op of kind {op.kind!r} where the exporter expects none")
-        ops = executable_ops(plan)
+        ops = assembly.executed_ops(plan)
         parts = segments(plan)
         body: list[str] = []
         i = 0
@@ -319,7 +296,8 @@ class _Writer:
         lines.append(f"        return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
         extras.method_lines += lines
         extras.runs_parts = True
-        call = f"self._run_part(self.{name}, {', '.join(value(v) for v in seg.inputs)})"
+        layers = ", ".join(f"self.{op.module}" for op in ops)
+        call = f"self._run_part({', '.join([f'self.{name}', f'[{layers}]'] + [value(v) for v in seg.inputs])})"
         if not outs:
             return [f"        {call}"]
         target = f"({outs[0]},)" if len(outs) == 1 else ", ".join(outs)
@@ -341,14 +319,6 @@ class _Writer:
         if len(outs) == 1:
             return [f"{indent}{outs[0]} = {call}[0]{note}"]
         return [f"{indent}{', '.join(outs)} = {call}{note}"]
-
-
-def _reads(op: Any) -> tuple[str, ...]:
-    if op.kind in ("node", "region"):
-        return tuple(op.inputs)
-    if op.kind == "output":
-        return (op.input,)
-    return ()
 
 
 def _camel(name: str) -> str:
@@ -411,7 +381,7 @@ def _assemble(writer: _Writer, model_class: ClassCode, with_training: bool) -> s
         parts.append("# ---- layers (verbatim from revstudio's torch-only node modules) " + "-" * 21)
         parts += layers
     if runtime:
-        parts.append("# ---- reversible runtime (verbatim from revstudio.compiler.runtime) " + "-" * 17)
+        parts.append("# ---- reversible runtime (verbatim from revstudio.compiler.runtime and .assembly) " + "-" * 4)
         parts += runtime
         parts.append(STREAM_HELPER)
     parts.append("# ---- the project, as data: `revstudio THIS_FILE.py` reopens it (read with ast, never run)\n"
@@ -453,8 +423,6 @@ def _header(writer: _Writer, with_training: bool, body: str) -> str:
         facts.setdefault("argparse", ImportFact("argparse", "argparse"))
         facts.setdefault("F", ImportFact("F", "torch.nn.functional"))
     if any(extras.runs_parts for extras in writer.regions.extras.values()):
-        facts.setdefault("checkpoint", ImportFact("checkpoint", "torch.utils.checkpoint", "checkpoint"))
-        facts.setdefault("contextlib", ImportFact("contextlib", "contextlib"))
         facts.setdefault("Callable", ImportFact("Callable", "collections.abc", "Callable"))
     if writer.needs_any:
         facts.setdefault("Any", ImportFact("Any", "typing", "Any"))

@@ -1,6 +1,6 @@
 """Copy torch-only classes and functions verbatim into the exported file.
 
-The reversible runtime (``revstudio.compiler.runtime``) and the node modules
+The reversible runtime (``revstudio.compiler.runtime`` and ``.assembly``) and the node modules
 (``revstudio.nodes.torch_modules``) import only torch and the standard
 library, so their source can travel: :class:`Inliner` takes the definitions a
 model needs, plus everything they reference, as the exact text of their
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Modules whose source may be inlined: torch-only by contract (docs/architecture.md).
-INLINABLE_PREFIXES = ("revstudio.nodes.torch_modules", "revstudio.compiler.runtime")
+INLINABLE_PREFIXES = ("revstudio.nodes.torch_modules", "revstudio.compiler.runtime", "revstudio.compiler.assembly")
 STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"math", "typing", "dataclasses", "itertools"}
 
 

@@ -18,6 +18,8 @@ from torch.utils.checkpoint import checkpoint
 from .runtime import Cat, Coupling, Invertible, Region, Slice, Step, restored_batch_stats
 
 # ---- regions ------------------------------------------------------------------
+
+
 # Region data: {"id": str, "steps": [step, ...], "inputs"/"outputs"/"side"/"free": [value, ...]}.
 # A step is one of
 #   {"kind": "coupling", "a": value, "b": [value, ...], "output": value, "sign": 1 | -1, "f": value,
@@ -26,8 +28,6 @@ from .runtime import Cat, Coupling, Invertible, Region, Slice, Step, restored_ba
 #     "channels" (AdditiveCoupling: its input's channels) or
 #     "body": {"inputs": {value: index}, "outputs": {value: index}, "steps": [...]} (Group, Repeat:
 #     the body's own region, spliced into this one).
-
-
 def build_region(owner: nn.Module, data: Mapping[str, Any]) -> Region:
     """The ``runtime.Region`` that ``data`` describes, over the layers (attributes) of ``owner``.
 
@@ -115,7 +115,6 @@ def invert_region(region: Region, ys: Sequence[torch.Tensor], output_at: Sequenc
 
 # Coupling functions are small objects rather than closures or bound methods: copy.deepcopy
 # of a model (EMA, SWA) then copies the layers they call along with the model.
-
 class LayerChain:
     """F of a wired coupling: its body layers, run in order on the coupling's b values."""
 
@@ -143,6 +142,7 @@ class FirstOutput:
 
 
 # ---- ordinary layers ----------------------------------------------------------
+
 
 def checkpoint_segments(ops: Sequence[tuple[Sequence[str], Sequence[str], bool]], results: Iterable[str]
                         ) -> list[tuple[int, int, list[str], list[str]]]:
@@ -196,6 +196,7 @@ def copies_inputs(module: nn.Module, inputs: Iterable[str], shared: Iterable[str
 
 
 # ---- from the plan (read at build and export time; torch-free, never inlined) -----
+
 
 def region_data(op: Any, groups: Mapping[str, Any]) -> dict[str, Any]:
     """The plain data of a plan's ``RegionOp`` (``groups``: the plan's body plans by key)."""
