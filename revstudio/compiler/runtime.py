@@ -21,12 +21,6 @@ from torch import nn
 Tensor = torch.Tensor
 
 
-def _add(acc: Tensor | None, g: Tensor | None) -> Any:
-    if g is None:
-        return acc
-    return g if acc is None else acc + g
-
-
 def _unique_params(modules: Sequence[nn.Module]) -> list[nn.Parameter]:
     return _params_of(_owners(modules))
 
@@ -118,8 +112,61 @@ class RngState:
             yield
 
 
+class Owned:
+    """Which slots hold tensors the runtime allocated itself and nothing else refers to.
+
+    Only those may be overwritten in place (a coupling's stream update, a gradient
+    sum), which saves an allocation, a copy and a page-faulting fresh buffer per
+    step. ``values`` are stream slots, ``grads`` gradient slots, ``params``
+    parameter-gradient sums (by ``id`` of the parameter). Tensors that came from
+    the caller or from autograd are never owned: they may be shared.
+    """
+
+    __slots__ = ("values", "grads", "params")
+
+    def __init__(self) -> None:
+        self.values: set[int] = set()
+        self.grads: set[int] = set()
+        self.params: set[int] = set()
+
+
+def _accumulate(acc: dict[int, Tensor], owned: set[int], key: int, g: Tensor | None) -> None:
+    """``acc[key] += g``: in place into a sum the runtime owns, else a new (owned) sum;
+    the first gradient is kept as it is (not owned: it may be shared)."""
+    if g is None:
+        return
+    old = acc.get(key)
+    if old is None:
+        acc[key] = g
+        owned.discard(key)
+    elif key in owned and old.shape == g.shape and old.dtype == torch.promote_types(old.dtype, g.dtype):
+        old.add_(g)
+    else:
+        acc[key] = old + g
+        owned.add(key)
+
+
+def _shares(a: Tensor, b: Tensor) -> bool:
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def _update(y: Tensor, f: Tensor, sign: int, in_place: bool) -> Tensor:
+    """``y + sign * f`` in y's dtype (the stream's: float64 streams stay float64)."""
+    if f.dtype != y.dtype:
+        f = f.to(y.dtype)  # converting first is ~2x faster than a mixed-dtype op on CPU
+    if in_place and y.shape == f.shape:
+        return y.add_(f) if sign > 0 else y.sub_(f)
+    return torch.add(y, f) if sign > 0 else torch.sub(y, f)
+
+
 class Step:
-    """One invertible step over value slots; subclasses define run, inverse and backward."""
+    """One invertible step over value slots; subclasses define run, inverse and backward.
+
+    ``run`` and ``backward`` take an :class:`Owned` inside the region Function
+    (``None`` in plain, autograd-recorded execution): a step may then overwrite a
+    slot it consumes when the runtime owns it and nothing reads it later
+    (``dying``), and records which of its results the runtime owns.
+    """
 
     consumes: tuple[int, ...] = ()   # slots rebuilt by this step in backward
     reads: tuple[int, ...] = ()      # slots only read (must be available in backward)
@@ -130,7 +177,8 @@ class Step:
     def slots_read(self) -> tuple[int, ...]:
         return self.consumes + self.reads
 
-    def run(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: "Owned | None" = None,
+            dying: frozenset[int] = frozenset()) -> None:
         """Forward: read this step's input slots, write its output slots."""
         raise NotImplementedError
 
@@ -139,12 +187,13 @@ class Step:
         raise NotImplementedError
 
     def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
-                 dtype: torch.dtype) -> None:
+                 dtype: torch.dtype, own: "Owned | None" = None) -> None:
         """Rebuild the inputs and, in the same pass, turn output gradients into input and
         parameter gradients (accumulated into ``grads`` / ``pgrads``)."""
         raise NotImplementedError
 
     _tree: list[nn.Module] | None = None
+    _norms: list[nn.Module] | None = None
 
     def tree(self) -> list[nn.Module]:
         """All modules of this step (cached: walking nn.Module trees per step is slow)."""
@@ -156,7 +205,9 @@ class Step:
         return _params_of(self.tree())
 
     def batch_norms(self) -> list[nn.Module]:
-        return [m for m in self.tree() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+        if self._norms is None:
+            self._norms = [m for m in self.tree() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+        return self._norms
 
 
 class Coupling(Step):
@@ -172,38 +223,54 @@ class Coupling(Step):
     def f(self, bs: Sequence[Tensor], dtype: torch.dtype) -> Tensor:
         return self.fn(*[x.to(dtype) for x in bs])
 
-    def run(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
-        a = env[self.a]
-        f = self.f([env[s] for s in self.b], dtype).to(a.dtype)
-        env[self.out] = a + f if self.sign > 0 else a - f
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+            dying: frozenset[int] = frozenset()) -> None:
+        f = self.f([env[s] for s in self.b], dtype)
+        reuse = own is not None and self.a in own.values and self.a in dying
+        env[self.out] = _update(env[self.a], f, self.sign, reuse)
+        if own is not None:
+            own.values.discard(self.a)
+            own.values.add(self.out)
 
     def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
         y = env.pop(self.out)
-        f = self.f([env[s] for s in self.b], dtype).to(y.dtype)
-        env[self.a] = y - f if self.sign > 0 else y + f
+        env[self.a] = _update(y, self.f([env[s] for s in self.b], dtype), -self.sign, False)
 
     def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
-                 dtype: torch.dtype) -> None:
-        y = env.pop(self.out)
+                 dtype: torch.dtype, own: Owned | None = None) -> None:
+        own = own or Owned()
         gy = grads.pop(self.out, None)
-        with torch.set_grad_enabled(gy is not None):
-            b_in = [env[s].detach().to(dtype).requires_grad_(gy is not None) for s in self.b]
+        gy_owned = self.out in own.grads
+        need = gy is not None
+        with torch.set_grad_enabled(need):
+            b_in = [env[s].detach().to(dtype).requires_grad_(need) for s in self.b]
             f = self.fn(*b_in)
-        fd = f.detach().to(y.dtype)
-        env[self.a] = y - fd if self.sign > 0 else y + fd
-        if gy is None:
-            return
-        grads[self.a] = _add(grads.get(self.a), gy)
-        if not f.requires_grad:
-            return
-        params = self.params()
-        gf = (gy if self.sign > 0 else -gy).to(f.dtype)
-        res = torch.autograd.grad(f, [*b_in, *params], gf, allow_unused=True)
+        res: Sequence[Tensor | None] = ()
+        params: list[nn.Parameter] = []
+        if gy is not None:
+            _accumulate(grads, own.grads, self.a, gy)
+            if gy_owned and grads[self.a] is gy:
+                own.grads.add(self.a)
+            if f.requires_grad:
+                params = self.params()
+                gf = gy if self.sign > 0 else -gy
+                if gf.dtype != f.dtype:
+                    gf = gf.to(f.dtype)
+                res = torch.autograd.grad(f, [*b_in, *params], gf, allow_unused=True)
+                if gy_owned and any(g is not None and _shares(g, gy) for g in res):
+                    own.grads.discard(self.a)  # F passed its gradient through: gy is shared now
+        # a = y - sign * F(b), written over y when the runtime owns it (after F's graph is
+        # spent: y may be a view sharing a version counter with b): the output and the
+        # rebuilt input are never both alive
+        y = env.pop(self.out)
+        env[self.a] = _update(y, f.detach(), -self.sign, self.out in own.values)
+        del y, f
+        own.values.discard(self.out)
+        own.values.add(self.a)
         for s, g in zip(self.b, res):
-            if g is not None:
-                grads[s] = _add(grads.get(s), g)
+            _accumulate(grads, own.grads, s, g)
         for p, g in zip(params, res[len(self.b):]):
-            pgrads[id(p)] = _add(pgrads.get(id(p)), g)
+            _accumulate(pgrads, own.params, id(p), g)
 
 
 class Invertible(Step):
@@ -225,10 +292,13 @@ class Invertible(Step):
             return [y.to(stream) for y in fn(*[x.to(dtype) for x in xs])]
         return list(fn(*xs))
 
-    def run(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+            dying: frozenset[int] = frozenset()) -> None:
         xs = [env[s] for s in self.consumes]
         for s, y in zip(self.produces, self._call(self.module.__call__, xs, dtype, xs[0].dtype)):
             env[s] = y
+        if own is not None:  # a module may return views of its inputs: own none of it
+            own.values.difference_update(self.consumes)
 
     def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
         ys = [env.pop(s) for s in self.produces]
@@ -237,9 +307,12 @@ class Invertible(Step):
             env[s] = x
 
     def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
-                 dtype: torch.dtype) -> None:
+                 dtype: torch.dtype, own: Owned | None = None) -> None:
+        own = own or Owned()
         stream = env[self.produces[0]].dtype
         gys = [grads.pop(s, None) for s in self.produces]
+        own.values.difference_update(self.produces)
+        own.grads.difference_update(self.produces)
         with torch.no_grad():
             self.inverse(env, dtype)
         if all(g is None for g in gys):
@@ -255,9 +328,9 @@ class Invertible(Step):
                                   allow_unused=True)
         gdtype = pairs[0][1].dtype
         for s, g in zip(self.consumes, res):
-            grads[s] = _add(grads.get(s), None if g is None else g.to(gdtype))
+            _accumulate(grads, own.grads, s, None if g is None else g.to(gdtype))
         for p, g in zip(params, res[len(xs):]):
-            pgrads[id(p)] = _add(pgrads.get(id(p)), g)
+            _accumulate(pgrads, own.params, id(p), g)
 
 
 class Slice(Step):
@@ -268,22 +341,35 @@ class Slice(Step):
         self.consumes, self.produces = (src,), tuple(outs)
         self.modules = []
 
-    def run(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
-        for s, y in zip(self.produces, torch.split(env[self.consumes[0]], self.sizes, self.dim)):
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+            dying: frozenset[int] = frozenset()) -> None:
+        src = self.consumes[0]
+        for s, y in zip(self.produces, torch.split(env[src], self.sizes, self.dim)):
             env[s] = y
+        if own is not None and src in own.values:
+            own.values.discard(src)
+            if src in dying:  # the parts are disjoint views nothing else reads
+                own.values.update(self.produces)
 
     def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
         env[self.consumes[0]] = torch.cat([env.pop(s) for s in self.produces], self.dim)
 
     def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
-                 dtype: torch.dtype) -> None:
+                 dtype: torch.dtype, own: Owned | None = None) -> None:
+        own = own or Owned()
         parts = [env[s] for s in self.produces]
         gs = [grads.pop(s, None) for s in self.produces]
+        own.values.difference_update(self.produces)
+        own.grads.difference_update(self.produces)
         self.inverse(env, dtype)
+        src = self.consumes[0]
+        own.values.add(src)
         if any(g is not None for g in gs):
-            full = [g if g is not None else torch.zeros_like(p) for g, p in zip(gs, parts)]
-            src = self.consumes[0]
-            grads[src] = _add(grads.get(src), torch.cat(full, self.dim))
+            full = torch.cat([g if g is not None else torch.zeros_like(p) for g, p in zip(gs, parts)], self.dim)
+            fresh = src not in grads
+            _accumulate(grads, own.grads, src, full)
+            if fresh:
+                own.grads.add(src)
 
 
 class Cat(Step):
@@ -294,20 +380,34 @@ class Cat(Step):
         self.consumes, self.produces = tuple(ins), (out,)
         self.modules = []
 
-    def run(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+            dying: frozenset[int] = frozenset()) -> None:
         env[self.produces[0]] = torch.cat([env[s] for s in self.consumes], self.dim)
+        if own is not None:
+            own.values.difference_update(s for s in self.consumes if s in dying)
+            own.values.add(self.produces[0])
 
     def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
         for s, x in zip(self.consumes, torch.split(env.pop(self.produces[0]), self.sizes, self.dim)):
             env[s] = x
 
     def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
-                 dtype: torch.dtype) -> None:
-        g = grads.pop(self.produces[0], None)
+                 dtype: torch.dtype, own: Owned | None = None) -> None:
+        own = own or Owned()
+        out = self.produces[0]
+        g = grads.pop(out, None)
+        value_owned, grad_owned = out in own.values, out in own.grads
+        own.values.discard(out)
+        own.grads.discard(out)
         self.inverse(env, dtype)
+        if value_owned and len(set(self.consumes)) == len(self.consumes):
+            own.values.update(self.consumes)  # disjoint views of a buffer the runtime owns
         if g is not None:
             for s, gx in zip(self.consumes, torch.split(g, self.sizes, self.dim)):
-                grads[s] = _add(grads.get(s), gx)
+                fresh = s not in grads
+                _accumulate(grads, own.grads, s, gx)
+                if fresh and grad_owned and len(set(self.consumes)) == len(self.consumes):
+                    own.grads.add(s)
 
 
 class Rename(Step):
@@ -318,20 +418,35 @@ class Rename(Step):
         self.consumes, self.produces = tuple(ins), tuple(outs)
         self.modules = []
 
-    def run(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+            dying: frozenset[int] = frozenset()) -> None:
         for a, b in zip(self.consumes, self.produces):
             env[b] = env[a]
+            if own is not None and a in own.values:
+                own.values.discard(a)
+                if a in dying:
+                    own.values.add(b)
 
     def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
         for a, b in zip(self.consumes, self.produces):
             env[a] = env.pop(b)
 
     def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
-                 dtype: torch.dtype) -> None:
-        gs = [grads.pop(b, None) for b in self.produces]
-        self.inverse(env, dtype)
-        for a, g in zip(self.consumes, gs):
-            grads[a] = _add(grads.get(a), g)
+                 dtype: torch.dtype, own: Owned | None = None) -> None:
+        own = own or Owned()
+        for a, b in zip(self.consumes, self.produces):
+            env[a] = env.pop(b)
+            if b in own.values:
+                own.values.discard(b)
+                own.values.add(a)
+            g = grads.pop(b, None)
+            g_owned = b in own.grads
+            own.grads.discard(b)
+            if g is not None:
+                fresh = a not in grads
+                _accumulate(grads, own.grads, a, g)
+                if fresh and g_owned:
+                    own.grads.add(a)
 
 
 def fuse_cat_slice(steps: Sequence[Step], keep: Sequence[int]) -> list[Step]:
@@ -385,7 +500,12 @@ class _RegionFunction(torch.autograd.Function):
         ctx.in_dtypes = [x.dtype for x in inputs]
         device = inputs[0].device
         ctx.autocast = (device.type, torch.is_autocast_enabled(device.type), torch.get_autocast_dtype(device.type))
-        env: dict[int, Tensor] = {s: x.to(stream) for s, x in zip(region.inputs, inputs)}
+        own = Owned()
+        env: dict[int, Tensor] = {}
+        for s, x in zip(region.inputs, inputs):
+            env[s] = x.to(stream)
+            if env[s] is not x and s not in region.side:
+                own.values.add(s)  # a converted copy: the runtime's to overwrite
         ctx.side = [env[s] for s in region.side]
         ctx.samples = {}
         if region.track_error:
@@ -395,22 +515,30 @@ class _RegionFunction(torch.autograd.Function):
         for i, step in enumerate(region.steps):
             if step.stochastic:
                 ctx.rng[i] = RngState(device)
-            step.run(env, dtype)
+            step.run(env, dtype, own, region.dead_after[i])
             for s in region.dead_after[i]:
                 env.pop(s, None)
-        kept = [env[s] for s in region.outputs]
         out_dtype = inputs[0].dtype
-        outs = []
-        for t in kept:
+        outs, residuals = [], []
+        for k, s in enumerate(region.outputs):
+            t = env[s]
             y = t.to(out_dtype)
-            if any(y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr() for x in inputs):
+            if y is t and any(_shares(y, x) for x in inputs):
                 y = y.clone()  # never hand out a view of an input from a custom Function
+            # Keep the returned tensors (save_for_backward catches in-place edits by the
+            # caller) plus, for wide streams, the rounding residual in the narrow dtype:
+            # y + r restores the wide value to ~2^-48, at half the bytes of a wide copy.
+            if y is t or y.dtype == t.dtype:
+                residuals.append(None)
+            elif s in own.values and s not in region.outputs[k + 1:]:
+                residuals.append(t.sub_(y).to(out_dtype))  # the stream is done: reuse it
+            else:
+                residuals.append(torch.sub(t, y).to(out_dtype))
+            del t
             outs.append(y)
-        # Keep the returned tensors (save_for_backward catches in-place edits by the
-        # caller) plus, for wide streams, the rounding residual in the narrow dtype:
-        # y + r restores the wide value to ~2^-48, at half the bytes of a wide copy.
+        env.clear()
         ctx.save_for_backward(*outs)
-        ctx.residuals = [None if y is t else (t - y.to(t.dtype)).to(y.dtype) for y, t in zip(outs, kept)]
+        ctx.residuals = residuals
         ctx.stream = stream
         ctx.freed = []
         if region.free and not _compiling():
@@ -425,22 +553,33 @@ class _RegionFunction(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, *gouts: Tensor | None) -> tuple[Tensor | None, ...]:  # type: ignore[override]
         region: Region = ctx.region
-        kept = [y if r is None else y.to(ctx.stream) + r.to(ctx.stream)
-                for y, r in zip(ctx.saved_tensors, ctx.residuals)]
-        env: dict[int, Tensor] = {s: t.detach() for s, t in zip(region.outputs, kept)}
+        own = Owned()
+        env: dict[int, Tensor] = {}
+        for s, y, r in zip(region.outputs, ctx.saved_tensors, ctx.residuals):
+            if r is None:
+                env[s] = y.detach()  # the caller's output: never overwritten
+            else:
+                env[s] = y.to(ctx.stream).add_(r)
+                own.values.add(s)
+        if len(set(region.outputs)) != len(region.outputs):
+            own.values.clear()  # one tensor under two slots: overwrite neither
         env.update({s: t for s, t in zip(region.side, ctx.side)})
         grads: dict[int, Tensor] = {}
         for s, g in zip(region.outputs, gouts):
-            if g is not None:
-                grads[s] = g  # gradients stay in the model's dtype, like plain autograd's
+            if g is not None:  # gradients stay in the model's dtype, like plain autograd's
+                _accumulate(grads, own.grads, s, g)
         pgrads: dict[int, Tensor] = {}
         device_type, enabled, ac_dtype = ctx.autocast
         with torch.autocast(device_type, dtype=ac_dtype, enabled=enabled):
             for i in range(len(region.steps) - 1, -1, -1):
                 step = region.steps[i]
-                replay = ctx.rng[i].replay() if i in ctx.rng else contextlib.nullcontext()
-                with frozen_batch_stats(step.batch_norms()), replay:
-                    step.backward(env, grads, pgrads, ctx.dtype)
+                norms = step.batch_norms()
+                if i in ctx.rng or norms:
+                    replay = ctx.rng[i].replay() if i in ctx.rng else contextlib.nullcontext()
+                    with frozen_batch_stats(norms), replay:
+                        step.backward(env, grads, pgrads, ctx.dtype, own)
+                else:
+                    step.backward(env, grads, pgrads, ctx.dtype, own)
         if ctx.samples:
             errs = []
             for s, ref in ctx.samples.items():
@@ -459,8 +598,10 @@ class _RegionFunction(torch.autograd.Function):
             g = grads.get(s)
             needed = ctx.needs_input_grad[4 + i]
             in_grads.append(g.to(ctx.in_dtypes[i]) if (g is not None and needed) else None)
+        env.clear()
+        grads.clear()
         params = region.param_list
-        pg = [pgrads.get(id(p)) for p in params]
+        pg = [pgrads.pop(id(p), None) for p in params]
         return (None, None, None, None, *in_grads, *pg)
 
 
@@ -486,20 +627,28 @@ class Region:
         for i, step in enumerate(self.steps):
             for s in step.slots_read():
                 last[s] = i
-        self.dead_after: list[list[int]] = [[] for _ in self.steps]
+        dead: list[list[int]] = [[] for _ in self.steps]
         for s, i in last.items():
             if s not in keep:
-                self.dead_after[i].append(s)
+                dead[i].append(s)
+        self.dead_after: list[frozenset[int]] = [frozenset(d) for d in dead]
         self.modules: list[nn.Module] = [m for step in self.steps for m in step.modules]
         self.param_list: list[nn.Parameter] = []
         self._tree: list[nn.Module] | None = None
 
-    def run(self, inputs: Sequence[Tensor], dtype: torch.dtype, stream: torch.dtype | None = None
-            ) -> tuple[Tensor, ...]:
-        """Plain execution (autograd records everything): the "standard" mode and no-grad inference."""
+    def run(self, inputs: Sequence[Tensor], dtype: torch.dtype, stream: torch.dtype | None = None,
+            in_place: bool = False) -> tuple[Tensor, ...]:
+        """Plain execution (autograd records everything): the "standard" mode and no-grad inference.
+
+        ``in_place`` (only without autograd): update the streams the runtime owns in place.
+        """
         env = {s: (x.to(stream) if stream is not None else x) for s, x in zip(self.inputs, inputs)}
+        own = None
+        if in_place:
+            own = Owned()
+            own.values.update(s for s, x in zip(self.inputs, inputs) if env[s] is not x and s not in self.side)
         for i, step in enumerate(self.steps):
-            step.run(env, dtype)
+            step.run(env, dtype, own, self.dead_after[i])
             for s in self.dead_after[i]:
                 env.pop(s, None)
         out_dtype = inputs[0].dtype
@@ -518,7 +667,7 @@ class Region:
             any(x.requires_grad for x in inputs) or bool(self.param_list))
         if not wants_grad:
             with torch.no_grad():
-                return self.run(inputs, dtype, stream)
+                return self.run(inputs, dtype, stream, in_place=True)
         return _reversible(self, inputs, dtype, stream or inputs[0].dtype)
 
     def _checkpointed(self, inputs: Sequence[Tensor], dtype: torch.dtype) -> tuple[Tensor, ...]:
