@@ -114,10 +114,10 @@ def _top_listing(modes: dict[str, dict], top: int) -> str:
         lines.append("")
         lines.append(f"{mode}: peak {fmt_bytes(m['peak_bytes'])} during {m.get('peak_phase') or 'the step'} "
                      f"({by_dtype or 'nothing allocated'}); the {len(tensors)} largest live tensors:")
-        rows = [("bytes", "dtype", "shape", "op", "autograd node", "allocated at")]
+        rows = [("bytes", "dtype", "shape", "op", "node or region", "autograd node", "allocated at")]
         for t in tensors:
             rows.append((fmt_bytes(t["bytes"]), t["dtype"], "x".join(map(str, t["shape"])) or "scalar",
-                         t["op"], t["grad_fn"] or "-", t["where"] or "-"))
+                         t["op"], t.get("module") or "-", t["grad_fn"] or "-", t["where"] or "-"))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             lines.append("  " + "  ".join(c.rjust(w) if i == 0 else c.ljust(w)

@@ -15,6 +15,7 @@ import sys
 import time
 import weakref
 from collections.abc import Callable, Sequence
+from types import FrameType
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,6 +31,7 @@ class LiveTensor(TypedDict):
     op: str        # the op that allocated it, e.g. "aten.convolution"
     grad_fn: str   # the autograd node running when it was allocated ("" outside backward ops)
     where: str     # the innermost Python frame outside torch, "revstudio/x.py:12 fn"
+    module: str    # the innermost named module running (a node id in a compiled graph), or ""
 
 
 class StepMemory(TypedDict):
@@ -48,6 +50,22 @@ class StepMemory(TypedDict):
 _clock: Callable[[], float] = time.perf_counter
 
 
+# Frames that may run a named layer or a reversible region, and what names them: a
+# module of the measured model (a node id in a compiled graph) or a region (its id).
+_RUNNERS = frozenset({"forward", "backward", "run", "__call__", "_checkpointed"})
+
+
+def _owner_name(local: dict[str, Any], modules: dict[int, str]) -> str:
+    owner = local.get("self")
+    if owner is not None and id(owner) in modules:
+        return modules[id(owner)]
+    region = local.get("region", owner)
+    rid = getattr(region, "id", None)
+    if isinstance(rid, str) and hasattr(region, "steps"):
+        return rid if rid.startswith("region") else f"region {rid}"
+    return ""
+
+
 def _tracker_class() -> type:
     # Built lazily: this module is imported by torch-free code paths (the CLI
     # parser), and TorchDispatchMode needs torch at class-creation time.
@@ -58,21 +76,29 @@ def _tracker_class() -> type:
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_leaves
 
-    skip_dirs = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(os.__file__) + os.sep)
+    torch_dir = os.path.dirname(torch.__file__) + os.sep
+    stdlib_dir = os.path.dirname(os.__file__) + os.sep
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
     # the measuring harness (this module, the CLI commands) is never where memory goes
-    harness = (os.path.abspath(__file__), os.path.join(package_root, "revstudio", "clicmd") + os.sep)
+    harness = (os.path.abspath(__file__), os.path.join(package_root, "revstudio", "clicmd") + os.sep,
+               os.path.join(package_root, "revstudio", "cli.py"), os.path.join(package_root, "revstudio", "__main__.py"))
 
-    def where() -> str:
-        """The innermost caller outside torch, the standard library and the harness."""
-        frame = sys._getframe(2)
-        while frame is not None:
-            name = frame.f_code.co_filename
-            if not name.startswith(skip_dirs) and not name.startswith(harness) and not name.startswith("<"):
+    def where(modules: dict[int, str]) -> tuple[str, str]:
+        """The innermost caller outside torch, the standard library and the harness, and
+        the innermost named module (or reversible region) that is running."""
+        frame: FrameType | None = sys._getframe(3)
+        place, module = "", ""
+        while frame is not None and not (place and module):
+            code = frame.f_code
+            name = code.co_filename
+            if not module and code.co_name in _RUNNERS:
+                module = _owner_name(frame.f_locals, modules)
+            library = name.startswith(torch_dir) or (name.startswith(stdlib_dir) and "-packages" not in name)
+            if not place and not library and not name.startswith(harness) and not name.startswith("<"):
                 shown = name[len(package_root):] if name.startswith(package_root) else os.path.basename(name)
-                return f"{shown}:{frame.f_lineno} {frame.f_code.co_name}"
+                place = f"{shown}:{frame.f_lineno} {code.co_name}"
             frame = frame.f_back
-        return ""
+        return place, module
 
     class _Tracker(TorchDispatchMode):
         """Counts the bytes of storages allocated while active, each once."""
@@ -93,6 +119,8 @@ def _tracker_class() -> type:
             self._peak_pending = False  # a new peak whose tensors are not yet listed
             self._peak_live: list[tuple[int, Any]] = []
             self._peak_phase = ""
+            # id(module) -> its name in the measured model: says which layer allocated what
+            self.module_names: dict[int, str] = {}
 
         # -- accounting -----------------------------------------------------
         def _storage(self, t: Any) -> Any:
@@ -130,10 +158,11 @@ def _tracker_class() -> type:
             self.allocations += 1
             return True
 
-        def _describe(self, func: Any, leaf: Any) -> tuple[str, tuple[int, ...], str, str, str]:
+        def _describe(self, func: Any, leaf: Any) -> tuple[str, tuple[int, ...], str, str, str, str]:
             node = torch._C._current_autograd_node()
+            place, module = where(self.module_names)
             return (str(leaf.dtype).replace("torch.", ""), tuple(leaf.shape), str(func.overloadpacket),
-                    node.name() if node is not None else "", where())
+                    node.name() if node is not None else "", place, module)
 
         def _entry_bytes(self, entry: tuple[weakref.ref, int, Any]) -> int:
             if not self._shrinkable:
@@ -194,7 +223,7 @@ def _tracker_class() -> type:
             if self._peak_pending:
                 self._snapshot()
             out = [LiveTensor(bytes=n, dtype=info[0], shape=list(info[1]), op=info[2], grad_fn=info[3],
-                              where=info[4]) for n, info in self._peak_live if n > 0]
+                              where=info[4], module=info[5]) for n, info in self._peak_live if n > 0]
             out.sort(key=lambda t: -t["bytes"])
             return out
 
@@ -292,6 +321,8 @@ def _step(model: Callable[..., Any], inputs: Sequence[Any], loss_fn: Callable[[A
 def _measure_cpu(model: Callable[..., Any], inputs: Sequence[Any], loss_fn: Callable[[Any], Any],
                  exact_resizes: bool, top: int) -> tuple[int, int, Any]:
     tracker = LiveTensorTracker(exact_resizes, explain=top > 0)
+    if top > 0 and hasattr(model, "named_modules"):
+        tracker.module_names = {id(m): name for name, m in model.named_modules() if name}
     with tracker:
         tracker.phase = "forward"
         outputs, loss = _step(model, inputs, loss_fn)

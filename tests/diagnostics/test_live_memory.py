@@ -143,6 +143,19 @@ def test_peak_tensors_add_up_to_the_peak_and_name_their_op() -> None:
     assert len(w_grad) == 1 and w_grad[0]["grad_fn"]
 
 
+def test_peak_tensors_name_the_module_that_made_them() -> None:
+    from collections import OrderedDict
+
+    inner = torch.nn.Sequential(OrderedDict(scaled=_ScaledLinear(8, 6)))
+    model = torch.nn.Sequential(OrderedDict(first=inner, act=torch.nn.Softplus()))
+    result = measure_step(model, (torch.randn(4, 8),), timing_runs=0, top=50)
+    by_op = {t["op"]: t["module"] for t in result["peak_tensors"] if not t["grad_fn"]}
+    assert by_op["aten.mul"] == "first.scaled"  # h = 2x: the innermost named module wins
+    assert by_op["aten.softplus"] == "act"
+    # made by autograd's own nodes, outside any module's forward: no name
+    assert all(t["module"] == "" for t in result["peak_tensors"] if t["grad_fn"])
+
+
 def test_peak_listing_is_of_the_peak_not_of_the_end() -> None:
     tracker = LiveTensorTracker(explain=True)
     with tracker:
