@@ -383,7 +383,8 @@ def _assemble(writer: _Writer, model_class: ClassCode, with_training: bool) -> s
     if runtime:
         parts.append("# ---- reversible runtime (verbatim from revstudio.compiler.runtime and .assembly) " + "-" * 4)
         parts += runtime
-        parts.append(STREAM_HELPER)
+    if writer.regions.stream is not None:  # regions pick their dtypes through region_dtypes
+        parts.append(STREAM_HELPER.format(stream=writer.regions.stream))
     parts.append("# ---- the project, as data: `revstudio THIS_FILE.py` reopens it (read with ast, never run)\n"
                  + embed(dumps(graph)))
     if with_training:

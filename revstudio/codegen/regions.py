@@ -42,6 +42,7 @@ class RegionWriter:
     def __init__(self, writer: Any) -> None:
         self.w = writer
         self.extras: dict[int, ClassExtras] = {}  # id(plan) -> extras
+        self.stream: str | None = None  # the inlined ``assembly.stream_dtype``, once a region needs it
 
     # ---- per class --------------------------------------------------
     def extras_for(self, plan: Any) -> ClassExtras:
@@ -83,6 +84,7 @@ class RegionWriter:
 
             raise CodegenError(f"region {op.id}: {exc}") from None
         build = self.w.inliner.require_name(ASSEMBLY, "build_region")
+        self.stream = self.w.inliner.require_name(ASSEMBLY, "stream_dtype")
         head = f"        self.{attr} = {build}(self, "
         return [f"        # reversible region {comment(op.id)}: nodes {comment(', '.join(op.nodes))}",
                 head + literal(data, 8) + ")"]
@@ -145,14 +147,8 @@ def _flat(value: Any) -> str:
 
 
 STREAM_HELPER = '''def region_dtypes(module: nn.Module, x: torch.Tensor) -> tuple[torch.dtype, torch.dtype | None]:
-    """(compute dtype, stream dtype) of a reversible region, picked as revstudio.compile does.
-
-    Layers compute in the dtype of the weights; the residual streams of float32 (and
-    narrower) models are kept in float64, so rebuilding activations in backward does
-    not drift with depth. MPS has no float64.
-    """
+    """(compute dtype, stream dtype) of a reversible region, picked as revstudio.compile does:
+    layers compute in the dtype of the weights, the streams in ``{stream}``'s choice."""
     dtype = next((p.dtype for p in module.parameters() if p.is_floating_point()), x.dtype)
-    if x.device.type == "mps" or dtype not in (torch.float32, torch.float16, torch.bfloat16):
-        return dtype, None
-    return dtype, torch.float64
+    return dtype, {stream}(dtype, x.device)
 '''

@@ -113,6 +113,18 @@ def invert_region(region: Region, ys: Sequence[torch.Tensor], output_at: Sequenc
     return tuple(env[region.inputs[p]] for p in input_at)
 
 
+def stream_dtype(dtype: torch.dtype, device: torch.device) -> torch.dtype | None:
+    """The dtype of a region's residual streams for layers computing in ``dtype`` (None: the same).
+
+    float32 (and narrower) models keep their streams in float64: the couplings still
+    run in the model's dtype, but rebuilding activations in backward does not drift
+    with depth. MPS has no float64.
+    """
+    if device.type == "mps" or dtype not in (torch.float32, torch.float16, torch.bfloat16):
+        return None
+    return torch.float64
+
+
 # Coupling functions are small objects rather than closures or bound methods: copy.deepcopy
 # of a model (EMA, SWA) then copies the layers they call along with the model.
 class LayerChain:

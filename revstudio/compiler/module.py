@@ -170,11 +170,7 @@ class _Builder:
     def stream_for(self, dtype: torch.dtype) -> torch.dtype | None:
         if self.stream_dtype is not None:
             return self.stream_dtype
-        if self.device.type == "mps":  # no float64 there
-            return None
-        # float32 (and lower) models keep their residual streams in float64: the
-        # couplings still run in the model's dtype, but rebuilding does not drift
-        return torch.float64 if dtype in (torch.float32, torch.float16, torch.bfloat16) else None
+        return asm.stream_dtype(dtype, self.device)
 
 
 class CompiledModel(_Executor):
