@@ -89,7 +89,7 @@ def _splice(block: nn.Module, body: Mapping[str, Any], ins: Sequence[int], outs:
         _add_steps(block, step, inner, out)
 
 
-def _additive(module: nn.Module, step: Mapping[str, Any], ins: list[int], outs: list[int],
+def _additive(module: Any, step: Mapping[str, Any], ins: list[int], outs: list[int],
               slot: Callable[[str], int], out: list[Step]) -> None:
     """An AdditiveCoupling node as its halves: slice, y1 = x1 + F(x2), y2 = x2 + G(y1), concatenate."""
     channels, split = int(step["channels"]), int(module.split)
