@@ -103,6 +103,16 @@ class _View:
     def producer(self, value: str) -> str:
         return value.rpartition(".")[0]
 
+    def successors(self) -> dict[str, list[str]]:
+        """node -> nodes reading any of its outputs (built once per analysis)."""
+        succ = getattr(self, "_succ", None)
+        if succ is None:
+            succ = {}
+            for (node, _port), value in self.src.items():
+                succ.setdefault(self.producer(value), []).append(node)
+            self._succ = succ
+        return succ
+
 
 def _ok(info: Any) -> bool:
     return info is not None and bool(getattr(info, "ok", True))
@@ -452,10 +462,11 @@ def _reaches(v: _View, src: str, dst: str) -> bool:
 
 def _reentering(v: _View, nodes: set[str]) -> set[str]:
     """Members reachable from the set through an outside node (they break atomic execution)."""
-    succ: dict[str, list[str]] = {}
-    for (node, _port), value in v.src.items():
-        succ.setdefault(v.producer(value), []).append(node)
-    frontier = [s for n in nodes for s in succ.get(n, []) if s not in nodes]
+    succ = v.successors()
+    # In topological order a path that comes back into the set never passes a node
+    # placed after the set's last member, so the walk stops there (keeps it local).
+    last = max((v.index[n] for n in nodes), default=-1)
+    frontier = [s for n in nodes for s in succ.get(n, []) if s not in nodes and v.index[s] < last]
     seen: set[str] = set()
     hit: set[str] = set()
     while frontier:
@@ -466,7 +477,7 @@ def _reentering(v: _View, nodes: set[str]) -> set[str]:
         for s in succ.get(n, []):
             if s in nodes:
                 hit.add(s)
-            else:
+            elif v.index[s] < last:
                 frontier.append(s)
     # everything downstream of a re-entry point inside the set also has to move
     stack = list(hit)

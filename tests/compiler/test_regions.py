@@ -160,15 +160,23 @@ def test_ordinary_node_between_steps_splits_the_region() -> None:
     assert order.index("b0fa") < order.index("b0m1")
 
 
-def test_analysis_is_fast_on_large_graphs() -> None:
-    import time
+def test_analysis_grows_linearly_with_the_graph() -> None:
+    # The editor reruns the analysis after every edit; absolute times live in
+    # benchmarks/bench_check.py, here only the growth between two sizes is checked.
+    from scaling import NOT_QUADRATIC, growth
 
     from revstudio.core.generate import large_graph, revnet_chain
 
-    for g in (large_graph(2000), revnet_chain(150, channels=4, size=4)):
+    def lanes(n: int):
+        g = large_graph(n)
         report = check(g)
-        start = time.perf_counter()
-        result = analyze(g, report)
-        elapsed = time.perf_counter() - start
-        assert result.regions
-        assert elapsed < 2.0  # ~0.15 s on a quiet core; the editor reruns this after every edit
+        return lambda: analyze(g, report)
+
+    def chain(n: int):
+        g = revnet_chain(n, channels=4, size=4)
+        report = check(g)
+        return lambda: analyze(g, report)
+
+    assert analyze(large_graph(500), check(large_graph(500))).regions
+    assert growth(lanes, 500) < NOT_QUADRATIC
+    assert growth(chain, 40) < NOT_QUADRATIC
