@@ -120,14 +120,16 @@ class Owned:
     step. ``values`` are stream slots, ``grads`` gradient slots, ``params``
     parameter-gradient sums (by ``id`` of the parameter). Tensors that came from
     the caller or from autograd are never owned: they may be shared.
+    ``unneeded``: region inputs whose gradient nobody asked for (not computed).
     """
 
-    __slots__ = ("values", "grads", "params")
+    __slots__ = ("grads", "params", "unneeded", "values")
 
     def __init__(self) -> None:
         self.values: set[int] = set()
         self.grads: set[int] = set()
         self.params: set[int] = set()
+        self.unneeded: frozenset[int] = frozenset()  # region inputs whose gradient nobody wants
 
 
 def _accumulate(acc: dict[int, Tensor], owned: set[int], key: int, g: Tensor | None) -> None:
@@ -146,15 +148,33 @@ def _accumulate(acc: dict[int, Tensor], owned: set[int], key: int, g: Tensor | N
         owned.add(key)
 
 
+def _whole(parts: Sequence[Tensor], sizes: Sequence[int], dim: int) -> Tensor | None:
+    """The tensor whose split into ``sizes`` along ``dim`` are exactly ``parts`` (in order),
+    or None: concatenating such parts is that tensor, without a copy."""
+    base = parts[0]._base
+    if base is None or base.dim() <= dim or base.shape[dim] != sum(sizes):
+        return None
+    for part, view in zip(parts, torch.split(base, list(sizes), dim)):
+        if (part._base is not base or part.storage_offset() != view.storage_offset()
+                or part.shape != view.shape or part.stride() != view.stride()):
+            return None
+    return base
+
+
 def _shares(a: Tensor, b: Tensor) -> bool:
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
 def _update(y: Tensor, f: Tensor, sign: int, in_place: bool) -> Tensor:
-    """``y + sign * f`` in y's dtype (the stream's: float64 streams stay float64)."""
-    if f.dtype != y.dtype:
-        f = f.to(y.dtype)  # converting first is ~2x faster than a mixed-dtype op on CPU
-    if in_place and y.shape == f.shape:
+    """``y + sign * f`` in y's dtype (the stream's: float64 streams stay float64).
+
+    In place, a narrow ``f`` is widened element by element (no widened copy of f
+    alive next to the stream); out of place, converting first is ~2x faster on CPU.
+    """
+    in_place = in_place and y.shape == f.shape and torch.promote_types(y.dtype, f.dtype) == y.dtype
+    if f.dtype != y.dtype and not in_place:
+        f = f.to(y.dtype)
+    if in_place:
         return y.add_(f) if sign > 0 else y.sub_(f)
     return torch.add(y, f) if sign > 0 else torch.sub(y, f)
 
@@ -243,34 +263,56 @@ class Coupling(Step):
         gy_owned = self.out in own.grads
         need = gy is not None
         with torch.set_grad_enabled(need):
-            b_in = [env[s].detach().to(dtype).requires_grad_(need) for s in self.b]
+            b_in = [env[s].detach().to(dtype).requires_grad_(need and s not in own.unneeded) for s in self.b]
             f = self.fn(*b_in)
+        y = env.pop(self.out)
+        y_owned = self.out in own.values
+        own.values.discard(self.out)
+        # a = y - sign * F(b), written over y when the runtime owns it, so the output and
+        # the rebuilt input are never both alive. Done before F's backward (F's output can
+        # then go before its graph runs) unless y shares storage, and so a version
+        # counter, with an input F saved.
+        early = not any(_shares(y, x) for x in b_in)
+        if early or gy is None or not f.requires_grad:
+            env[self.a] = _update(y, f.detach(), -self.sign, y_owned)
+            own.values.add(self.a)
+            del y
+        if gy is None:
+            return
+        _accumulate(grads, own.grads, self.a, gy)
+        if gy_owned and grads[self.a] is gy:
+            own.grads.add(self.a)
         res: Sequence[Tensor | None] = ()
         params: list[nn.Parameter] = []
-        if gy is not None:
-            _accumulate(grads, own.grads, self.a, gy)
-            if gy_owned and grads[self.a] is gy:
-                own.grads.add(self.a)
-            if f.requires_grad:
-                params = self.params()
-                gf = gy if self.sign > 0 else -gy
-                if gf.dtype != f.dtype:
-                    gf = gf.to(f.dtype)
-                res = torch.autograd.grad(f, [*b_in, *params], gf, allow_unused=True)
-                if gy_owned and any(g is not None and _shares(g, gy) for g in res):
-                    own.grads.discard(self.a)  # F passed its gradient through: gy is shared now
-        # a = y - sign * F(b), written over y when the runtime owns it (after F's graph is
-        # spent: y may be a view sharing a version counter with b): the output and the
-        # rebuilt input are never both alive
-        y = env.pop(self.out)
-        env[self.a] = _update(y, f.detach(), -self.sign, self.out in own.values)
-        del y, f
-        own.values.discard(self.out)
-        own.values.add(self.a)
+        if f.requires_grad:
+            params = self.params()
+            gf = gy if self.sign > 0 else -gy
+            if gf.dtype != f.dtype:
+                gf = gf.to(f.dtype)
+            wrt = [b for b in b_in if b.requires_grad]
+            root: Any = _edge(f) if early and _edge is not None else f
+            if root is not f:
+                del f  # F's output is not needed by its own backward (unless its graph saved it)
+            res = torch.autograd.grad(root, [*wrt, *params], gf, allow_unused=True)
+            del root
+            if len(wrt) < len(b_in):  # no gradient for inputs nobody needs
+                found = iter(res)
+                res = [next(found) if b.requires_grad else None for b in b_in] + list(found)
+            if gy_owned and any(g is not None and _shares(g, gy) for g in res):
+                own.grads.discard(self.a)  # F passed its gradient through: gy is shared now
+            if not early:
+                env[self.a] = _update(y, f.detach(), -self.sign, y_owned)
+                own.values.add(self.a)
+                del y
         for s, g in zip(self.b, res):
             _accumulate(grads, own.grads, s, g)
         for p, g in zip(params, res[len(self.b):]):
             _accumulate(pgrads, own.params, id(p), g)
+
+
+# F's backward run from its output's gradient edge, so the output tensor itself can be
+# released first (torch >= 2.2; else the tensor is the root)
+_edge = getattr(torch.autograd.graph, "get_gradient_edge", None)
 
 
 class Invertible(Step):
@@ -357,14 +399,17 @@ class Slice(Step):
     def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
                  dtype: torch.dtype, own: Owned | None = None) -> None:
         own = own or Owned()
-        parts = [env[s] for s in self.produces]
+        parts = [env.pop(s) for s in self.produces]
         gs = [grads.pop(s, None) for s in self.produces]
+        src = self.consumes[0]
+        # parts the runtime owns are often still the views it split off the region's
+        # kept output and updated in place: then they are the whole already
+        whole = _whole(parts, self.sizes, self.dim) if own.values.issuperset(self.produces) else None
         own.values.difference_update(self.produces)
         own.grads.difference_update(self.produces)
-        self.inverse(env, dtype)
-        src = self.consumes[0]
+        env[src] = whole if whole is not None else torch.cat(parts, self.dim)
         own.values.add(src)
-        if any(g is not None for g in gs):
+        if src not in own.unneeded and any(g is not None for g in gs):
             full = torch.cat([g if g is not None else torch.zeros_like(p) for g, p in zip(gs, parts)], self.dim)
             fresh = src not in grads
             _accumulate(grads, own.grads, src, full)
@@ -382,7 +427,11 @@ class Cat(Step):
 
     def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
             dying: frozenset[int] = frozenset()) -> None:
-        env[self.produces[0]] = torch.cat([env[s] for s in self.consumes], self.dim)
+        parts = [env[s] for s in self.consumes]
+        whole = None
+        if own is not None and all(s in own.values and s in dying for s in self.consumes):
+            whole = _whole(parts, self.sizes, self.dim)  # updated in place where they were split
+        env[self.produces[0]] = whole if whole is not None else torch.cat(parts, self.dim)
         if own is not None:
             own.values.difference_update(s for s in self.consumes if s in dying)
             own.values.add(self.produces[0])
@@ -554,15 +603,21 @@ class _RegionFunction(torch.autograd.Function):
     def backward(ctx, *gouts: Tensor | None) -> tuple[Tensor | None, ...]:  # type: ignore[override]
         region: Region = ctx.region
         own = Owned()
+        own.unneeded = frozenset(s for i, s in enumerate(region.inputs) if not ctx.needs_input_grad[4 + i]
+                                 and region.inputs.count(s) == 1)
         env: dict[int, Tensor] = {}
+        y = r = None
         for s, y, r in zip(region.outputs, ctx.saved_tensors, ctx.residuals):
             if r is None:
                 env[s] = y.detach()  # the caller's output: never overwritten
             else:
                 env[s] = y.to(ctx.stream).add_(r)
                 own.values.add(s)
+        del y, r  # (the loop's names would keep the last residual alive)
         if len(set(region.outputs)) != len(region.outputs):
             own.values.clear()  # one tensor under two slots: overwrite neither
+        if not _keeps_graph():
+            ctx.residuals = None  # folded into the wide streams; no second backward will ask
         env.update({s: t for s, t in zip(region.side, ctx.side)})
         grads: dict[int, Tensor] = {}
         for s, g in zip(region.outputs, gouts):
@@ -603,6 +658,15 @@ class _RegionFunction(torch.autograd.Function):
         params = region.param_list
         pg = [pgrads.pop(id(p), None) for p in params]
         return (None, None, None, None, *in_grads, *pg)
+
+
+def _keeps_graph() -> bool:
+    """Whether the running backward keeps the graph (``retain_graph``); True when unknown."""
+    probe = getattr(torch._C._autograd, "_get_current_graph_task_keep_graph", None)
+    try:
+        return True if probe is None else bool(probe())
+    except RuntimeError:  # not inside a graph task
+        return True
 
 
 def _compiling() -> bool:
