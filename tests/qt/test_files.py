@@ -131,8 +131,7 @@ def test_window_layout_persists(make_window):
 
 def test_examples_menu_opens_each_example_as_a_copy(make_window, dialogs, settle):
     found = examples()
-    if not found:
-        pytest.skip("resources/examples has no projects yet (written by the examples issue)")
+    assert found, "resources/examples should hold the example projects"
     window = make_window()
     actions = [a for a in window.examples_menu.actions() if a.isEnabled()]
     assert len(actions) == len(found)
