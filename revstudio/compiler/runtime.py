@@ -8,8 +8,10 @@ inputs from its outputs and, in the same pass, getting gradients: a coupling
 gradients are returned from the Function (optimizers, DDP hooks and clipping see
 them as usual). The streams between steps may be kept in a wider dtype
 (float64 for a float32 model) so reconstruction error does not compound with
-depth. Imports only torch and the standard library: the code exporter inlines
-this file verbatim.
+depth. Buffers the runtime made itself (widened inputs, rebuilt streams,
+gradient sums) are updated in place; the caller's tensors never are (``Owned``).
+Imports only torch and the standard library: the code exporter inlines this
+file verbatim.
 """
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
@@ -577,7 +579,8 @@ class _RegionFunction(torch.autograd.Function):
             for s in region.dead_after[i]:
                 env.pop(s, None)
         out_dtype = inputs[0].dtype
-        outs, residuals = [], []
+        outs: list[Tensor] = []
+        residuals: list[Tensor | None] = []
         for k, s in enumerate(region.outputs):
             t = env[s]
             y = t.to(out_dtype)
