@@ -656,10 +656,14 @@ class _RegionFunction(torch.autograd.Function):
         with torch.no_grad():
             for s, x in ctx.freed:
                 # restore through .data: the producer may have saved this very tensor (an
-                # in-place activation), and its version counter must stay untouched
-                if x.data.untyped_storage().nbytes() == 0:
+                # in-place activation), and its version counter must stay untouched.
+                # copy_ converts the (wider) stream itself: no converted temporary, and the
+                # stream goes as soon as it is copied (popped: nothing after this reads it)
+                rebuilt = env.pop(s, None)
+                if rebuilt is not None and x.data.untyped_storage().nbytes() == 0:
                     x.data.untyped_storage().resize_(x.numel() * x.element_size())
-                    x.data.copy_(env[s].to(x.dtype))
+                    x.data.copy_(rebuilt)
+                del rebuilt
         in_grads = []
         for i, s in enumerate(region.inputs):
             g = grads.get(s)
