@@ -586,8 +586,7 @@ class _RegionFunction(torch.autograd.Function):
             y = t.to(out_dtype)
             if y is t and any(_shares(y, x) for x in inputs):
                 y = y.clone()  # never hand out a view of an input from a custom Function
-            # Keep the returned tensors (save_for_backward catches in-place edits by the
-            # caller) plus, for wide streams, the rounding residual in the narrow dtype:
+            # Keep the returned tensors plus, for wide streams, the rounding residual in the narrow dtype:
             # y + r restores the wide value to ~2^-48, at half the bytes of a wide copy.
             if y is t or y.dtype == t.dtype:
                 residuals.append(None)
@@ -598,7 +597,13 @@ class _RegionFunction(torch.autograd.Function):
             del t
             outs.append(y)
         env.clear()
-        ctx.save_for_backward(*outs)
+        # The returned tensors are kept as detached aliases, not through save_for_backward:
+        # backward can then drop them as soon as it has rebuilt the streams from them
+        # (a saved tensor stays alive until the whole backward ends). Detached, they hold
+        # no grad_fn (no reference cycle) but share the version counter, so an in-place
+        # edit by the caller is still caught (``_kept_outputs``).
+        ctx.outs = [y.detach() for y in outs]
+        ctx.versions = [y._version for y in outs]
         ctx.residuals = residuals
         ctx.stream = stream
         ctx.freed = []
@@ -619,13 +624,14 @@ class _RegionFunction(torch.autograd.Function):
                                  and region.inputs.count(s) == 1)
         env: dict[int, Tensor] = {}
         y = r = None
-        for s, y, r in zip(region.outputs, ctx.saved_tensors, ctx.residuals):
+        kept = _kept_outputs(ctx, region)
+        for s, y, r in zip(region.outputs, kept, ctx.residuals):
             if r is None:
-                env[s] = y.detach()  # the caller's output: never overwritten
+                env[s] = y  # the caller's output: never overwritten
             else:
                 env[s] = _update(y.to(ctx.stream), r, 1, True)
                 own.values.add(s)
-        del y, r  # (the loop's names would keep the last residual alive)
+        del kept, y, r  # (the loop's names would keep the last output and residual alive)
         if len(set(region.outputs)) != len(region.outputs):
             own.values.clear()  # one tensor under two slots: overwrite neither
         if not _keeps_graph():
@@ -674,6 +680,23 @@ class _RegionFunction(torch.autograd.Function):
         params = region.param_list
         pg = [pgrads.pop(id(p), None) for p in params]
         return (None, None, None, None, *in_grads, *pg)
+
+
+def _kept_outputs(ctx: Any, region: "Region") -> list[Tensor]:
+    """The region's outputs as forward returned them; released from ``ctx`` unless the
+    graph is kept for another backward. Raises, like autograd's saved tensors, when the
+    caller has since modified one in place (the rebuild would start from wrong values)."""
+    outs: list[Tensor] = ctx.outs
+    for k, (y, version) in enumerate(zip(outs, ctx.versions)):
+        if y._version != version:
+            raise RuntimeError(
+                f"reversible region {region.id!r}: its output {k} was modified by an in-place "
+                f"operation after the forward (version {version} -> {y._version}), so the "
+                "activations cannot be rebuilt from it; use an out-of-place operation (e.g. "
+                "y = y * 2 instead of y *= 2) or clone the output first")
+    if not _keeps_graph():
+        ctx.outs = None
+    return outs
 
 
 def _keeps_graph() -> bool:

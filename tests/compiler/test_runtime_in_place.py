@@ -97,3 +97,40 @@ def test_no_grad_inference_leaves_its_input_alone() -> None:
         ref = _plain(x, g, fns)
     assert torch.equal(x, before)
     assert torch.allclose(y, ref, atol=1e-6)
+
+
+@pytest.mark.parametrize("stream", [torch.float32, torch.float64])
+def test_an_output_edited_in_place_after_forward_is_refused(stream: torch.dtype) -> None:
+    """The rebuild starts from the outputs: an in-place edit by the caller would silently give
+    wrong activations, so backward refuses it with the region and the fix named."""
+    torch.manual_seed(3)
+    f, g = _Scale(2), nn.Conv2d(2, 2, 3, padding=1)
+    region, _ = _region(f, g, 2, None)
+    x = torch.randn(2, 4, 4, 4, requires_grad=True)
+    (y,) = region([x], "reversible", torch.float32, stream)
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match=r"region 'r'.*output 0.*in-place.*out-of-place"):
+        y.sum().backward()
+
+
+@pytest.mark.parametrize("stream", [torch.float32, torch.float64])
+def test_the_kept_outputs_are_let_go_once_the_streams_are_rebuilt(stream: torch.dtype) -> None:
+    """Backward drops its reference to the region's outputs as soon as it has read them (not
+    at its end); kept when the graph is retained for another pass."""
+    torch.manual_seed(4)
+    f, g = _Scale(2), nn.Conv2d(2, 2, 3, padding=1)
+    region, fns = _region(f, g, 2, None)
+    x = torch.randn(2, 4, 4, 4, requires_grad=True)
+    w = torch.randn(2, 4, 4, 4)
+    (y,) = region([x], "reversible", torch.float32, stream)
+    node = y.grad_fn
+    loss = (y * w).sum()
+    del y
+    (gx_kept,) = torch.autograd.grad(loss, [x], retain_graph=True)
+    assert node.outs is not None
+    (gx,) = torch.autograd.grad(loss, [x])
+    assert node.outs is None
+    xr = x.detach().requires_grad_(True)
+    (ref,) = torch.autograd.grad((_plain(xr, g, fns) * w).sum(), [xr])
+    assert torch.allclose(gx, ref, atol=1e-5)
+    assert torch.equal(gx, gx_kept)
