@@ -168,6 +168,7 @@ def _shares(a: Tensor, b: Tensor) -> bool:
 
 
 _CHUNK_BYTES = 1 << 18
+_MIN_PIECES = 8
 
 
 def _update(y: Tensor, f: Tensor, sign: int, in_place: bool) -> Tensor:
@@ -183,7 +184,10 @@ def _update(y: Tensor, f: Tensor, sign: int, in_place: bool) -> Tensor:
         return torch.add(y, f) if sign > 0 else torch.sub(y, f)
     if f.dtype == y.dtype or y.dim() == 0:
         return y.add_(f) if sign > 0 else y.sub_(f)
-    pieces = max(1, min(y.shape[0], -(-y.numel() * y.element_size() // _CHUNK_BYTES)))
+    size = y.numel() * y.element_size()
+    # pieces of at most _CHUNK_BYTES, and at least _MIN_PIECES of a stream that matters, so
+    # the widened piece stays small next to the stream itself (it is alive at the peak)
+    pieces = max(1, min(y.shape[0], max(-(-size // _CHUNK_BYTES), _MIN_PIECES if size >= _CHUNK_BYTES // 4 else 1)))
     for yp, fp in zip(y.chunk(pieces), f.chunk(pieces)):
         wide = fp.to(y.dtype)
         yp.add_(wide) if sign > 0 else yp.sub_(wide)

@@ -134,3 +134,27 @@ def test_the_kept_outputs_are_let_go_once_the_streams_are_rebuilt(stream: torch.
     (ref,) = torch.autograd.grad((_plain(xr, g, fns) * w).sum(), [xr])
     assert torch.allclose(gx, ref, atol=1e-5)
     assert torch.equal(gx, gx_kept)
+
+
+def test_a_narrow_update_widens_a_small_piece_at_a_time() -> None:
+    """Adding a float32 F to a float64 stream in place widens F piece by piece along the batch:
+    the widened piece is alive next to the stream at the peak, so it stays well under the
+    stream's size even for streams smaller than one chunk."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    widened: list[int] = []
+
+    class Watch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            out = func(*args, **(kwargs or {}))
+            if isinstance(out, torch.Tensor) and out.dtype == torch.float64:
+                widened.append(out.numel() * out.element_size())
+            return out
+
+    y = torch.zeros(8, 8, 16, 16, dtype=torch.float64)  # 128 KiB: below one 256 KiB chunk
+    f = torch.randn(8, 8, 16, 16)
+    with Watch():
+        out = rt._update(y, f, 1, True)
+    assert out is y and torch.equal(y, f.double())
+    copies = [n for n in widened if n != y.numel() * y.element_size()]
+    assert copies and max(copies) <= y.numel() * y.element_size() // 8
