@@ -125,6 +125,11 @@ class Inliner:
     def require_name(self, module: str, name: str) -> str:
         if self._done.get(name) == module:
             return name
+        if module.startswith(INLINABLE_PREFIXES):
+            unit = self._unit(module)
+            if name in unit.local_imports and name not in unit.defs:
+                # re-exported from a sibling torch-only file: the definition lives there
+                return self.require_name(*unit.local_imports[name])
         if name in self._done:
             if self._same_text(module, name):
                 return name
@@ -133,8 +138,6 @@ class Inliner:
                 "so both can be inlined into one file"
             )
         unit = self._unit(module)
-        if name in unit.local_imports:  # re-exported from a sibling torch-only file
-            return self.require_name(*unit.local_imports[name])
         stmt = unit.defs.get(name)
         if stmt is None:
             raise InlineError(f"{module} has no top-level definition {name!r} to inline")
@@ -188,13 +191,23 @@ class Inliner:
         """(module, text) of every inlined definition, each file's in its own source order.
 
         Source order is what made the file importable (a class before the function
-        whose annotation names it); files come in the order their first definition
-        was completed, so a file another one imports from comes first.
+        whose annotation names it); a file another one imports from comes first,
+        otherwise files come in the order their first definition was completed.
         """
         first: dict[str, int] = {}
         for i, (module, _line, _text) in enumerate(self._entries):
             first.setdefault(module, i)
-        entries = sorted(self._entries, key=lambda e: (first[e[0]], e[1]))
+        # A file that imports from another inlined file comes after it, whatever
+        # completed first (a def's annotation may name the other file's class).
+        rank: dict[str, int] = {}
+        pending = sorted(first, key=first.__getitem__)
+        while pending:
+            ready = next((m for m in pending if all(
+                dep in rank or dep not in first or dep == m
+                for dep, _name in self._units[m].local_imports.values())), pending[0])
+            rank[ready] = len(rank)
+            pending.remove(ready)
+        entries = sorted(self._entries, key=lambda e: (rank[e[0]], e[1]))
         return [(module, text) for module, _line, text in entries]
 
     @property

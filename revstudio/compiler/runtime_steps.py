@@ -1,0 +1,530 @@
+"""Steps of the reversible runtime: what one region step does forward, inverse and backward.
+
+A step reads and writes numbered value slots: ``Coupling`` (``y = a + s * F(b)``
+with the fused backward), ``Invertible`` (any module with ``inverse``), ``Slice``,
+``Cat`` and ``Rename``; plus the bookkeeping they share (owned buffers updated in
+place, random-state replay, batch statistics frozen during recomputation).
+``runtime`` runs a list of steps as one autograd Function. Imports only torch and
+the standard library: the code exporter inlines this file verbatim.
+"""
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+Tensor = torch.Tensor
+
+
+def _unique_params(modules: Sequence[nn.Module]) -> list[nn.Parameter]:
+    return _params_of(_owners(modules))
+
+
+def _owners(modules: Sequence[nn.Module]) -> list[nn.Module]:
+    """Every module in these trees, once (the structure is fixed after building, so a step
+    walks it once; the parameters themselves are read fresh on every call)."""
+    seen: set[int] = set()
+    out: list[nn.Module] = []
+    for root in modules:
+        for m in root.modules():
+            if id(m) not in seen:
+                seen.add(id(m))
+                out.append(m)
+    return out
+
+
+def _params_of(owners: Sequence[nn.Module]) -> list[nn.Parameter]:
+    seen: set[int] = set()
+    out: list[nn.Parameter] = []
+    for m in owners:
+        for p in m._parameters.values():
+            if p is not None and p.requires_grad and id(p) not in seen:
+                seen.add(id(p))
+                out.append(p)
+    return out
+
+
+@contextlib.contextmanager
+def frozen_batch_stats(modules: Sequence[nn.Module]) -> Iterator[None]:
+    """Recomputation must not update BatchNorm running statistics a second time.
+
+    With ``track_running_stats`` off, a training-mode BatchNorm normalises with
+    the batch statistics exactly as before but leaves its buffers alone.
+    """
+    touched = []
+    for root in modules:
+        for m in root.modules():
+            if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.training and m.track_running_stats:
+                m.track_running_stats = False
+                touched.append(m)
+    try:
+        yield
+    finally:
+        for m in touched:
+            m.track_running_stats = True
+
+
+@contextlib.contextmanager
+def restored_batch_stats(modules: Sequence[nn.Module]) -> Iterator[None]:
+    """Undo whatever a recomputation did to BatchNorm buffers (for torch checkpointing,
+    which needs the recomputation to save exactly what the forward saved)."""
+    saved: list[tuple[Any, list[Tensor]]] = []
+    for root in modules:
+        for m in root.modules():
+            if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats:
+                buffers: list[Any] = [m.running_mean, m.running_var, m.num_batches_tracked]
+                saved.append((m, [b.clone() for b in buffers]))
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for m, (mean, var, count) in saved:
+                m.running_mean.copy_(mean)
+                m.running_var.copy_(var)
+                m.num_batches_tracked.copy_(count)
+
+
+def _is_stochastic(modules: Sequence[nn.Module]) -> bool:
+    return any(isinstance(m, nn.modules.dropout._DropoutNd) or getattr(m, "stochastic", False)
+               for root in modules for m in root.modules())
+
+
+class RngState:
+    """The random state before a step ran, so its recomputation draws the same dropout masks."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.cpu = torch.get_rng_state()
+        self.device = device
+        self.cuda = torch.cuda.get_rng_state(device) if device.type == "cuda" else None
+
+    @contextlib.contextmanager
+    def replay(self) -> Iterator[None]:
+        devices = [self.device] if self.cuda is not None else []
+        with torch.random.fork_rng(devices=devices):
+            torch.set_rng_state(self.cpu)
+            if self.cuda is not None:
+                torch.cuda.set_rng_state(self.cuda, self.device)
+            yield
+
+
+class Owned:
+    """Which slots hold tensors the runtime allocated itself and nothing else refers to.
+
+    Only those may be overwritten in place (a coupling's stream update, a gradient
+    sum), which saves an allocation, a copy and a page-faulting fresh buffer per
+    step. ``values`` are stream slots, ``grads`` gradient slots, ``params``
+    parameter-gradient sums (by ``id`` of the parameter). Tensors that came from
+    the caller or from autograd are never owned: they may be shared.
+    ``unneeded``: region inputs whose gradient nobody asked for (not computed).
+    """
+
+    __slots__ = ("grads", "params", "unneeded", "values")
+
+    def __init__(self) -> None:
+        self.values: set[int] = set()
+        self.grads: set[int] = set()
+        self.params: set[int] = set()
+        self.unneeded: frozenset[int] = frozenset()  # region inputs whose gradient nobody wants
+
+
+def _accumulate(acc: dict[int, Tensor], owned: set[int], key: int, g: Tensor | None) -> None:
+    """``acc[key] += g``: in place into a sum the runtime owns, else a new (owned) sum;
+    the first gradient is kept as it is (not owned: it may be shared)."""
+    if g is None:
+        return
+    old = acc.get(key)
+    if old is None:
+        acc[key] = g
+        owned.discard(key)
+    elif key in owned and old.shape == g.shape and old.dtype == torch.promote_types(old.dtype, g.dtype):
+        old.add_(g)
+    else:
+        acc[key] = old + g
+        owned.add(key)
+
+
+def _whole(parts: Sequence[Tensor], sizes: Sequence[int], dim: int) -> Tensor | None:
+    """The tensor whose split into ``sizes`` along ``dim`` are exactly ``parts`` (in order),
+    or None: concatenating such parts is that tensor, without a copy."""
+    base = parts[0]._base
+    if base is None or base.dim() <= dim or base.shape[dim] != sum(sizes):
+        return None
+    for part, view in zip(parts, torch.split(base, list(sizes), dim)):
+        if (part._base is not base or part.storage_offset() != view.storage_offset()
+                or part.shape != view.shape or part.stride() != view.stride()):
+            return None
+    return base
+
+
+def _shares(a: Tensor, b: Tensor) -> bool:
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+_CHUNK_BYTES = 1 << 18
+_MIN_PIECES = 8
+
+
+def _update(y: Tensor, f: Tensor, sign: int, in_place: bool) -> Tensor:
+    """``y + sign * f`` in y's dtype (the stream's: float64 streams stay float64).
+
+    A narrow ``f`` is widened before the arithmetic (a mixed-dtype op makes the
+    same widened copy internally, ~2x slower on CPU); in place, a piece at a time
+    along the batch, so no widened copy of the whole of f sits next to the stream.
+    """
+    in_place = in_place and y.shape == f.shape and torch.promote_types(y.dtype, f.dtype) == y.dtype
+    if not in_place:
+        f = f.to(y.dtype)
+        return torch.add(y, f) if sign > 0 else torch.sub(y, f)
+    if f.dtype == y.dtype or y.dim() == 0:
+        return y.add_(f) if sign > 0 else y.sub_(f)
+    size = y.numel() * y.element_size()
+    # pieces of at most _CHUNK_BYTES, and at least _MIN_PIECES of a stream that matters, so
+    # the widened piece stays small next to the stream itself (it is alive at the peak)
+    pieces = max(1, min(y.shape[0], max(-(-size // _CHUNK_BYTES), _MIN_PIECES if size >= _CHUNK_BYTES // 4 else 1)))
+    for yp, fp in zip(y.chunk(pieces), f.chunk(pieces)):
+        wide = fp.to(y.dtype)
+        yp.add_(wide) if sign > 0 else yp.sub_(wide)
+    return y
+
+
+class Step:
+    """One invertible step over value slots; subclasses define run, inverse and backward.
+
+    ``run`` and ``backward`` take an :class:`Owned` inside the region Function
+    (``None`` in plain, autograd-recorded execution): a step may then overwrite a
+    slot it consumes when the runtime owns it and nothing reads it later
+    (``dying``), and records which of its results the runtime owns.
+    """
+
+    consumes: tuple[int, ...] = ()   # slots rebuilt by this step in backward
+    reads: tuple[int, ...] = ()      # slots only read (must be available in backward)
+    produces: tuple[int, ...] = ()
+    modules: Sequence[nn.Module] = ()  # immutable default: each step sets its own
+    stochastic: bool = False
+
+    def slots_read(self) -> tuple[int, ...]:
+        return self.consumes + self.reads
+
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: "Owned | None" = None,
+            dying: frozenset[int] = frozenset()) -> None:
+        """Forward: read this step's input slots, write its output slots."""
+        raise NotImplementedError
+
+    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+        """Rebuild the input slots from the output slots (which it removes)."""
+        raise NotImplementedError
+
+    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
+                 dtype: torch.dtype, own: "Owned | None" = None) -> None:
+        """Rebuild the inputs and, in the same pass, turn output gradients into input and
+        parameter gradients (accumulated into ``grads`` / ``pgrads``)."""
+        raise NotImplementedError
+
+    _tree: list[nn.Module] | None = None
+    _norms: list[nn.Module] | None = None
+
+    def tree(self) -> list[nn.Module]:
+        """All modules of this step (cached: walking nn.Module trees per step is slow)."""
+        if self._tree is None:
+            self._tree = _owners(self.modules)
+        return self._tree
+
+    def params(self) -> list[nn.Parameter]:
+        return _params_of(self.tree())
+
+    def batch_norms(self) -> list[nn.Module]:
+        if self._norms is None:
+            self._norms = [m for m in self.tree() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+        return self._norms
+
+
+class Coupling(Step):
+    """``out = a + sign * fn(*b)``; ``fn`` runs in the compute dtype, the stream in its own."""
+
+    def __init__(self, a: int, b: Sequence[int], out: int, sign: int, fn: Callable[..., Tensor],
+                 modules: Sequence[nn.Module]) -> None:
+        self.a, self.b, self.out, self.sign, self.fn = a, tuple(b), out, sign, fn
+        self.consumes, self.reads, self.produces = (a,), tuple(b), (out,)
+        self.modules = list(modules)
+        self.stochastic = _is_stochastic(self.modules)
+
+    def f(self, bs: Sequence[Tensor], dtype: torch.dtype) -> Tensor:
+        return self.fn(*[x.to(dtype) for x in bs])
+
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+            dying: frozenset[int] = frozenset()) -> None:
+        f = self.f([env[s] for s in self.b], dtype)
+        reuse = own is not None and self.a in own.values and self.a in dying
+        env[self.out] = _update(env[self.a], f, self.sign, reuse)
+        if own is not None:
+            own.values.discard(self.a)
+            own.values.add(self.out)
+
+    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+        y = env.pop(self.out)
+        env[self.a] = _update(y, self.f([env[s] for s in self.b], dtype), -self.sign, False)
+
+    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
+                 dtype: torch.dtype, own: Owned | None = None) -> None:
+        own = own or Owned()
+        gy = grads.pop(self.out, None)
+        gy_owned = self.out in own.grads
+        need = gy is not None
+        with torch.set_grad_enabled(need):
+            b_in = [env[s].detach().to(dtype).requires_grad_(need and s not in own.unneeded) for s in self.b]
+            f = self.fn(*b_in)
+        y = env.pop(self.out)
+        y_owned = self.out in own.values
+        own.values.discard(self.out)
+        # a = y - sign * F(b), written over y when the runtime owns it, so the output and
+        # the rebuilt input are never both alive. Done before F's backward (F's output can
+        # then go before its graph runs) unless y shares storage, and so a version
+        # counter, with an input F saved.
+        early = not any(_shares(y, x) for x in b_in)
+        if early or gy is None or not f.requires_grad:
+            env[self.a] = _update(y, f.detach(), -self.sign, y_owned)
+            own.values.add(self.a)
+            del y
+        if gy is None:
+            return
+        _accumulate(grads, own.grads, self.a, gy)
+        if gy_owned and grads[self.a] is gy:
+            own.grads.add(self.a)
+        res: Sequence[Tensor | None] = ()
+        params: list[nn.Parameter] = []
+        if f.requires_grad:
+            params = self.params()
+            gf = gy if self.sign > 0 else -gy
+            if gf.dtype != f.dtype:
+                gf = gf.to(f.dtype)
+            wrt = [b for b in b_in if b.requires_grad]
+            root: Any = _edge(f) if early and _edge is not None else f
+            if root is not f:
+                del f  # F's output is not needed by its own backward (unless its graph saved it)
+            res = torch.autograd.grad(root, [*wrt, *params], gf, allow_unused=True)
+            del root
+            if len(wrt) < len(b_in):  # no gradient for inputs nobody needs
+                found = iter(res)
+                res = [next(found) if b.requires_grad else None for b in b_in] + list(found)
+            if gy_owned and any(g is not None and _shares(g, gy) for g in res):
+                own.grads.discard(self.a)  # F passed its gradient through: gy is shared now
+            if not early:
+                env[self.a] = _update(y, f.detach(), -self.sign, y_owned)
+                own.values.add(self.a)
+                del y
+        for s, g in zip(self.b, res):
+            _accumulate(grads, own.grads, s, g)
+        for p, g in zip(params, res[len(self.b):]):
+            _accumulate(pgrads, own.params, id(p), g)
+
+
+# F's backward run from its output's gradient edge, so the output tensor itself can be
+# released first (torch >= 2.2; else the tensor is the root)
+_edge = getattr(torch.autograd.graph, "get_gradient_edge", None)
+
+
+class Invertible(Step):
+    """A module with ``forward(*xs) -> tuple`` and ``inverse(*ys) -> tuple``.
+
+    ``cast``: the module has floating weights, so it runs in the compute dtype
+    rather than the (possibly wider) stream dtype.
+    """
+
+    def __init__(self, module: nn.Module, ins: Sequence[int], outs: Sequence[int], cast: bool) -> None:
+        self.module, self.cast = module, cast
+        self.consumes, self.produces = tuple(ins), tuple(outs)
+        self.modules = [module]
+        self.stochastic = _is_stochastic(self.modules)
+
+    def _call(self, fn: Callable[..., tuple[Tensor, ...]], xs: Sequence[Tensor], dtype: torch.dtype,
+              stream: torch.dtype) -> list[Tensor]:
+        if self.cast:
+            return [y.to(stream) for y in fn(*[x.to(dtype) for x in xs])]
+        return list(fn(*xs))
+
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+            dying: frozenset[int] = frozenset()) -> None:
+        xs = [env[s] for s in self.consumes]
+        for s, y in zip(self.produces, self._call(self.module.__call__, xs, dtype, xs[0].dtype)):
+            env[s] = y
+        if own is not None:  # a module may return views of its inputs: own none of it
+            own.values.difference_update(self.consumes)
+
+    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+        ys = [env.pop(s) for s in self.produces]
+        inverse: Any = self.module.inverse
+        for s, x in zip(self.consumes, self._call(inverse, ys, dtype, ys[0].dtype)):
+            env[s] = x
+
+    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
+                 dtype: torch.dtype, own: Owned | None = None) -> None:
+        own = own or Owned()
+        stream = env[self.produces[0]].dtype
+        gys = [grads.pop(s, None) for s in self.produces]
+        own.values.difference_update(self.produces)
+        own.grads.difference_update(self.produces)
+        with torch.no_grad():
+            self.inverse(env, dtype)
+        if all(g is None for g in gys):
+            return
+        params = self.params()
+        with torch.enable_grad():
+            xs = [env[s].detach().requires_grad_(True) for s in self.consumes]
+            ys = self._call(self.module.__call__, xs, dtype, stream)
+        pairs = [(y, g.to(y.dtype)) for y, g in zip(ys, gys) if g is not None and y.requires_grad]
+        if not pairs:
+            return
+        res = torch.autograd.grad([p[0] for p in pairs], [*xs, *params], [p[1] for p in pairs],
+                                  allow_unused=True)
+        gdtype = pairs[0][1].dtype
+        for s, g in zip(self.consumes, res):
+            _accumulate(grads, own.grads, s, None if g is None else g.to(gdtype))
+        for p, g in zip(params, res[len(xs):]):
+            _accumulate(pgrads, own.params, id(p), g)
+
+
+class Slice(Step):
+    """Splits slot ``src`` along ``dim`` (after batch) into ``sizes`` (views); inverse: concat."""
+
+    def __init__(self, src: int, outs: Sequence[int], sizes: Sequence[int], dim: int = 1) -> None:
+        self.sizes, self.dim = list(sizes), dim
+        self.consumes, self.produces = (src,), tuple(outs)
+        self.modules = []
+
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+            dying: frozenset[int] = frozenset()) -> None:
+        src = self.consumes[0]
+        for s, y in zip(self.produces, torch.split(env[src], self.sizes, self.dim)):
+            env[s] = y
+        if own is not None and src in own.values:
+            own.values.discard(src)
+            if src in dying:  # the parts are disjoint views nothing else reads
+                own.values.update(self.produces)
+
+    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+        env[self.consumes[0]] = torch.cat([env.pop(s) for s in self.produces], self.dim)
+
+    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
+                 dtype: torch.dtype, own: Owned | None = None) -> None:
+        own = own or Owned()
+        parts = [env.pop(s) for s in self.produces]
+        gs = [grads.pop(s, None) for s in self.produces]
+        src = self.consumes[0]
+        # parts the runtime owns are often still the views it split off the region's
+        # kept output and updated in place: then they are the whole already
+        whole = _whole(parts, self.sizes, self.dim) if own.values.issuperset(self.produces) else None
+        own.values.difference_update(self.produces)
+        own.grads.difference_update(self.produces)
+        env[src] = whole if whole is not None else torch.cat(parts, self.dim)
+        own.values.add(src)
+        if src not in own.unneeded and any(g is not None for g in gs):
+            full = torch.cat([g if g is not None else torch.zeros_like(p) for g, p in zip(gs, parts)], self.dim)
+            fresh = src not in grads
+            _accumulate(grads, own.grads, src, full)
+            if fresh:
+                own.grads.add(src)
+
+
+class Cat(Step):
+    """Concatenates slots along ``dim``; inverse: split back into the recorded sizes."""
+
+    def __init__(self, ins: Sequence[int], out: int, sizes: Sequence[int], dim: int = 1) -> None:
+        self.sizes, self.dim = list(sizes), dim
+        self.consumes, self.produces = tuple(ins), (out,)
+        self.modules = []
+
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+            dying: frozenset[int] = frozenset()) -> None:
+        parts = [env[s] for s in self.consumes]
+        whole = None
+        if own is not None and all(s in own.values and s in dying for s in self.consumes):
+            whole = _whole(parts, self.sizes, self.dim)  # updated in place where they were split
+        env[self.produces[0]] = whole if whole is not None else torch.cat(parts, self.dim)
+        if own is not None:
+            own.values.difference_update(s for s in self.consumes if s in dying)
+            own.values.add(self.produces[0])
+
+    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+        for s, x in zip(self.consumes, torch.split(env.pop(self.produces[0]), self.sizes, self.dim)):
+            env[s] = x
+
+    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
+                 dtype: torch.dtype, own: Owned | None = None) -> None:
+        own = own or Owned()
+        out = self.produces[0]
+        g = grads.pop(out, None)
+        value_owned, grad_owned = out in own.values, out in own.grads
+        own.values.discard(out)
+        own.grads.discard(out)
+        self.inverse(env, dtype)
+        if value_owned and len(set(self.consumes)) == len(self.consumes):
+            own.values.update(self.consumes)  # disjoint views of a buffer the runtime owns
+        if g is not None:
+            for s, gx in zip(self.consumes, torch.split(g, self.sizes, self.dim)):
+                fresh = s not in grads
+                _accumulate(grads, own.grads, s, gx)
+                if fresh and grad_owned and len(set(self.consumes)) == len(self.consumes):
+                    own.grads.add(s)
+
+
+class Rename(Step):
+    """Slots ``outs`` are the tensors of slots ``ins``: what a Cat followed by the Slice that
+    undoes it amounts to (between two coupling blocks), without the two copies."""
+
+    def __init__(self, ins: Sequence[int], outs: Sequence[int]) -> None:
+        self.consumes, self.produces = tuple(ins), tuple(outs)
+        self.modules = []
+
+    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+            dying: frozenset[int] = frozenset()) -> None:
+        for a, b in zip(self.consumes, self.produces):
+            env[b] = env[a]
+            if own is not None and a in own.values:
+                own.values.discard(a)
+                if a in dying:
+                    own.values.add(b)
+
+    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+        for a, b in zip(self.consumes, self.produces):
+            env[a] = env.pop(b)
+
+    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
+                 dtype: torch.dtype, own: Owned | None = None) -> None:
+        own = own or Owned()
+        for a, b in zip(self.consumes, self.produces):
+            env[a] = env.pop(b)
+            if b in own.values:
+                own.values.discard(b)
+                own.values.add(a)
+            g = grads.pop(b, None)
+            g_owned = b in own.grads
+            own.grads.discard(b)
+            if g is not None:
+                fresh = a not in grads
+                _accumulate(grads, own.grads, a, g)
+                if fresh and g_owned:
+                    own.grads.add(a)
+
+
+def fuse_cat_slice(steps: Sequence[Step], keep: Sequence[int]) -> list[Step]:
+    """Replaces ``Cat`` immediately undone by a matching ``Slice`` with a :class:`Rename`
+    (same values, no copies) when nothing else reads the concatenated slot."""
+    out: list[Step] = []
+    reads: dict[int, int] = {}
+    for step in steps:
+        for s in step.slots_read():
+            reads[s] = reads.get(s, 0) + 1
+    i = 0
+    while i < len(steps):
+        a = steps[i]
+        b = steps[i + 1] if i + 1 < len(steps) else None
+        if (isinstance(a, Cat) and isinstance(b, Slice) and b.consumes[0] == a.produces[0]
+                and a.sizes == b.sizes and a.dim == b.dim and reads.get(a.produces[0]) == 1
+                and a.produces[0] not in keep):
+            out.append(Rename(a.consumes, b.produces))
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
