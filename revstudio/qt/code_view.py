@@ -1,18 +1,18 @@
 """The Code tab: a live, read-only, syntax-highlighted preview of ``revstudio.export``.
 
 The view follows the document: each ``analysisChanged`` restarts a short
-debounce timer, and the export is regenerated only while the tab is visible
-(torch is imported on first use, never at start-up). The export of a snapshot
-of the graph runs in a worker thread (a big graph takes a second or two), so
-the GUI thread only paints; the text is swapped in keeping the scroll position.
+debounce timer, and the export is regenerated only while the tab is visible.
+A snapshot of the graph (its project text) goes to the application's export
+worker, a child process (:mod:`revstudio.qt.export_worker`): torch is never
+imported by the editor and the GUI thread only paints. The text is swapped in
+keeping the scroll position; replies to superseded edits are dropped.
 """
 from __future__ import annotations
 
 import re
-import threading
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QRegularExpression, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QRegularExpression, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 from PySide6.QtWidgets import (
     QApplication,
@@ -135,42 +135,10 @@ class PythonHighlighter(QSyntaxHighlighter):
             i += 1
 
 
-def export_text(graph: Any, with_training: bool = False) -> tuple[str, bool]:
-    """(source, ok): the export, or a commented explanation of why there is none."""
-    try:
-        from revstudio.codegen import CodegenError, export
-
-        return export(graph, with_training=with_training), True
-    except CodegenError as exc:
-        problems = list(getattr(exc, "problems", ()) or [str(exc)])
-        lines = ["# No export yet: the graph has problems to fix first.", "#"]
-        lines += [f"#   {p}" for p in problems]
-        return "\n".join(lines) + "\n", False
-    except Exception as exc:  # a bug must not take the editor down; say so in the tab
-        return f"# The code generator failed: {type(exc).__name__}: {exc}\n# Please report this.\n", False
-
-
-class _Relay(QObject):
-    """Carries a worker thread's result to the GUI thread (a queued signal)."""
-
-    done = Signal(int, str, bool)
-
-
 def _snapshot(graph: Any) -> str:
     from revstudio.core.project import dumps
 
     return dumps(graph)
-
-
-def _export_snapshot(text: str, with_training: bool) -> tuple[str, bool]:
-    """Export a graph given as project JSON (runs in the worker thread)."""
-    try:
-        from revstudio.core.project import loads
-
-        graph = loads(text, "<editor>")
-    except Exception as exc:  # the editor's graph always serialises; say so if it does not
-        return f"# The graph could not be prepared for export: {exc}\n", False
-    return export_text(graph, with_training)
 
 
 class CodeView(QWidget):
@@ -212,11 +180,10 @@ class CodeView(QWidget):
         self._timer.timeout.connect(self.refresh)
         self._stale = True
         self.ok = False
-        self._generation = 0      # the latest request; older results are dropped
-        self._busy = False        # one worker at a time; edits meanwhile ask for one more run
+        self._request = 0         # the id of the latest request; replies to older ones are dropped
+        self._busy = False        # one request at a time; edits meanwhile ask for one more run
         self._again = False
-        self._relay = _Relay(self)
-        self._relay.done.connect(self._show)
+        self._worker: Any = None  # the shared export worker, on first use
         document.analysisChanged.connect(self.schedule)
         self.with_training.toggled.connect(lambda _on: self.refresh())
         copy_button.clicked.connect(lambda: QApplication.clipboard().setText(self.editor.toPlainText()))
@@ -245,34 +212,32 @@ class CodeView(QWidget):
         if self._busy:
             self._again = True
             return
-        self._generation += 1
-        generation, with_training = self._generation, self.with_training.isChecked()
         try:
             text = _snapshot(self.document.graph)
         except Exception as exc:  # e.g. a value JSON cannot hold: explain instead of exporting
-            self._show(generation, f"# The graph cannot be exported yet: {exc}\n", False)
+            self._request = -1
+            self._display(f"# The graph cannot be exported yet: {exc}\n", False)
             return
+        if self._worker is None:
+            from revstudio.qt.export_worker import shared_worker
+
+            self._worker = shared_worker()
+            self._worker.finished.connect(self._show)
         self._busy = True
         self.status.setText("updating...")
-        relay = self._relay
+        self._request = self._worker.request(text, self.with_training.isChecked())
 
-        def work() -> None:
-            source, ok = _export_snapshot(text, with_training)
-            try:
-                relay.done.emit(generation, source, ok)
-            except RuntimeError:  # the view was closed meanwhile
-                pass
-
-        threading.Thread(target=work, name="revstudio-code-view", daemon=True).start()
-
-    def _show(self, generation: int, source: str, ok: bool) -> None:
+    def _show(self, request: int, source: str, ok: bool) -> None:
+        if request != self._request:
+            return  # another view's request, or one an edit has superseded
         self._busy = False
         if self._again:
             self._again = False
             self.refresh()
             return
-        if generation != self._generation:
-            return
+        self._display(source, ok)
+
+    def _display(self, source: str, ok: bool) -> None:
         self.ok = ok
         if source != self.editor.toPlainText():
             vbar, hbar = self.editor.verticalScrollBar(), self.editor.horizontalScrollBar()
@@ -313,7 +278,15 @@ def export_with_dialog(parent: QWidget | None, document: Any, with_training: boo
         return None
     if not path.endswith(".py"):
         path += ".py"
-    source, ok = export_text(document.graph, with_training)
+    from revstudio.qt.export_worker import shared_worker
+
+    QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+    try:
+        source, ok = shared_worker().export(_snapshot(document.graph), with_training)
+    except Exception as exc:  # a value JSON cannot hold
+        source, ok = f"# The graph cannot be exported yet: {exc}\n", False
+    finally:
+        QApplication.restoreOverrideCursor()
     if not ok:
         QMessageBox.warning(parent, "Cannot export", source.replace("# ", "").replace("#", ""))
         return None

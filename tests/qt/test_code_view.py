@@ -33,7 +33,7 @@ def view(qtbot):
     with qtbot.waitSignal(widget.regenerated, timeout=20000):
         pass
     yield widget
-    qtbot.waitUntil(lambda: not widget._busy, timeout=30000)  # no worker outlives the widget
+    qtbot.waitUntil(lambda: not widget._busy, timeout=30000)  # no reply is left for a deleted widget
 
 
 def test_shows_the_export_read_only(view) -> None:
@@ -154,3 +154,69 @@ def test_results_of_superseded_edits_are_dropped(view, qtbot) -> None:
         view.refresh()
     qtbot.waitUntil(lambda: "(4, 7, 3" in view.text() and not view._busy, timeout=30000)
     assert "(4, 5, 3" not in view.text() and "(4, 6, 3" not in view.text()
+
+
+SHOWN_VIEW = (
+    "import sys, threading\n"
+    "from PySide6.QtCore import QEventLoop, QTimer\n"
+    "from PySide6.QtWidgets import QApplication\n"
+    "app = QApplication([])\n"
+    "from revstudio.core.project import load\n"
+    "from revstudio.qt.code_view import CodeView\n"
+    "from revstudio.qt.document import Document\n"
+    "view = CodeView(Document(load(sys.argv[1])))\n"
+    "view.show()\n"
+    "loop = QEventLoop()\n"
+    "view.regenerated.connect(loop.quit)\n"
+    "QTimer.singleShot(90000, loop.quit)\n"
+    "loop.exec()\n"
+    "print('class Model(nn.Module):' in view.text(), 'torch' in sys.modules, threading.active_count())\n"
+)
+
+
+def test_the_export_runs_in_a_child_process_not_in_the_editor(tmp_path) -> None:
+    """The GUI process neither imports torch nor runs a second Python thread beside Qt's loop.
+
+    A worker thread exporting while the GUI thread collected garbage crashed the
+    interpreter (CI, segmentation fault in the code-view tests); the export now
+    runs in ``python -m revstudio.codegen.serve``.
+    """
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    example = root / "resources" / "examples" / "revnet_wired.revs"
+    env = {"QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", SHOWN_VIEW, str(example)], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["True", "False", "1"]
+
+
+def test_a_crashed_worker_is_reported_and_restarted_by_the_next_edit(view, qtbot) -> None:
+    worker = view._worker
+    first = worker.process_id()
+    worker._process.kill()  # dead before it can read the next request, which goes to it anyway
+    view.document.push(SetParam(view.document.graph, "conv", "out_channels", 9))
+    view.refresh()
+    with qtbot.waitSignal(view.regenerated, timeout=20000):
+        pass
+    assert view.text().startswith("# The export worker crashed")
+    assert not view.ok and view.status.text() == "graph has errors"
+    view.document.push(SetParam(view.document.graph, "conv", "out_channels", 10))
+    with qtbot.waitSignal(view.regenerated, timeout=DEBOUNCE_MS * 20 + 30000):
+        pass
+    assert view.ok and "(4, 10, 3" in view.text()
+    assert worker.process_id() not in (0, first)
+
+
+def test_two_views_get_their_own_replies_from_the_shared_worker(view, qtbot) -> None:
+    other = CodeView(Document(_graph(channels=3)))
+    qtbot.addWidget(other)
+    other.show()
+    with qtbot.waitSignal(other.regenerated, timeout=20000):
+        pass
+    assert other._worker is view._worker
+    assert "(4, 3, 3" in other.text() and "(4, 4, 3" in view.text()
+    qtbot.waitUntil(lambda: not other._busy, timeout=30000)
