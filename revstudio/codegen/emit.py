@@ -155,6 +155,7 @@ class _Writer:
             lines += ["        if not self._initialized:",
                       f"            self.initialize({', '.join(a.split(':')[0] for a in signature.split(', '))})"]
         lines += forward
+        lines += self.logdet_property(plan, instance)
         if not is_model and plan.invertible:
             lines += self.regions.inverse_method(plan)
         lines += self.regions.helper_methods(plan)
@@ -162,6 +163,28 @@ class _Writer:
             recompute = self.inliner.require_name(ASSEMBLY, "recompute_in_backward")
             lines += RUN_PART.format(recompute=recompute).rstrip("\n").split("\n")
         return code
+
+    def logdet_property(self, plan: Any, instance: Any) -> list[str]:
+        """``logdet``: the compiled executor's flow parts (layers and regions), by attribute."""
+        flows = {id(part) for part in getattr(instance, "_flow_parts", ())}
+        if not flows:
+            return []
+        regions = iter(getattr(instance, "_regions", ()))
+        attrs = []
+        for op in plan.ops:
+            if op.kind == "node":
+                part, attr = getattr(instance, op.module), op.module
+            elif op.kind == "region":
+                part, attr = next(regions), self.regions.extras_for(plan).regions[op.id]
+            else:
+                continue
+            if id(part) in flows:
+                attrs.append(f"self.{attr}")
+        total = self.inliner.require_name(ASSEMBLY, "total_logdet")
+        return ["", "    @property",
+                "    def logdet(self) -> torch.Tensor | None:",
+                '        """log|det J| of the last forward per sample (flow layers), differentiable in every mode."""',
+                f"        return {total}([{', '.join(attrs)}])"]
 
     def shapes_doc(self, plan: Any) -> str:
         """``image (B, 3, 16, 16) -> logits (B, 10)``: what forward takes and returns."""

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from .runtime import Cat, Coupling, Invertible, Region, Slice, Step, restored_batch_stats
+from .runtime import Affine, Cat, Coupling, Invertible, Region, Slice, Step, restored_batch_stats
 
 # ---- regions ------------------------------------------------------------------
 
@@ -25,7 +25,7 @@ from .runtime import Cat, Coupling, Invertible, Region, Slice, Step, restored_ba
 #   {"kind": "coupling", "a": value, "b": [value, ...], "output": value, "sign": 1 | -1, "f": value,
 #    "body": [{"module": name, "inputs": [value, ...], "outputs": [value, ...]}, ...]}
 #   {"kind": "node", "type": type id, "module": name, "inputs": [...], "outputs": [...]}, plus
-#     "channels" (AdditiveCoupling: its input's channels) or
+#     "channels" (AdditiveCoupling, AffineCoupling: its input's channels) or
 #     "body": {"inputs": {value: index}, "outputs": {value: index}, "steps": [...]} (Group, Repeat:
 #     the body's own region, spliced into this one).
 def build_region(owner: nn.Module, data: Mapping[str, Any]) -> Region:
@@ -55,6 +55,13 @@ def _add_steps(owner: nn.Module, step: Mapping[str, Any], slot: Callable[[str], 
     ins, outs = [slot(v) for v in step["inputs"]], [slot(v) for v in step["outputs"]]
     if step["type"] == "AdditiveCoupling" and hasattr(module, "f"):
         _additive(module, step, ins, outs, slot, out)
+    elif step["type"] == "AffineCoupling" and hasattr(module, "net") and "channels" in step:
+        # its parts, so backward evaluates the net once (an Invertible step would run it twice)
+        channels, split = int(step["channels"]), int(module.split)
+        x1, x2, y2 = (slot(f"{step['module']}#{k}") for k in ("x1", "x2", "y2"))
+        out.append(Slice(ins[0], [x1, x2], [split, channels - split]))
+        out.append(Affine(x2, x1, y2, module))
+        out.append(Cat([x1, y2], outs[0], [split, channels - split]))
     elif step["type"] in ("Group", "Repeat"):
         blocks = list(module.blocks) if step["type"] == "Repeat" else [module.body]
         values = ins
@@ -101,6 +108,22 @@ def _additive(module: Any, step: Mapping[str, Any], ins: list[int], outs: list[i
     else:
         y2 = x2
     out.append(Cat([y1, y2], outs[0], [split, channels - split]))
+
+
+def is_flow(part: Any) -> bool:
+    """Whether ``part`` (a layer, a region, a group body) reports a log-determinant as ``logdet``."""
+    flow = getattr(part, "flow", None)
+    return flow if isinstance(flow, bool) else hasattr(part, "logdet")
+
+
+def total_logdet(parts: Iterable[Any]) -> torch.Tensor | None:
+    """The per-sample sum of the parts' ``logdet`` from the last forward (None: no part has one)."""
+    total = None
+    for part in parts:
+        logdet = part.logdet
+        if isinstance(logdet, torch.Tensor):
+            total = logdet if total is None else total + logdet
+    return total
 
 
 def invert_region(region: Region, ys: Sequence[torch.Tensor], output_at: Sequence[int],
@@ -223,7 +246,7 @@ def _step_data(step: Any, groups: Mapping[str, Any]) -> dict[str, Any]:
                                       for n in step.body]}
     data: dict[str, Any] = {"kind": "node", "type": step.type, "module": step.module,
                             "inputs": list(step.inputs), "outputs": list(step.outputs)}
-    if step.type == "AdditiveCoupling":
+    if step.type in ("AdditiveCoupling", "AffineCoupling"):
         data["channels"] = int(step.in_shapes[0][0])
     elif step.type in ("Group", "Repeat"):
         keys = sorted(set(step.bodies.values()))

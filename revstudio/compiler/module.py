@@ -45,10 +45,35 @@ class _Executor(nn.Module):
                 region = asm.build_region(self, asm.region_data(op, plan.groups))
                 self._regions.append(region)
                 self._program.append(_RegionCall(self, op, region))
+        # what adds to the log-determinant: flow layers and regions holding flow steps, in order
+        regions = iter(self._regions)
+        self._flow_parts: list[Any] = []
+        for op in plan.ops:
+            if isinstance(op, NodeOp):
+                part: Any = getattr(self, op.module)
+            elif isinstance(op, RegionOp):
+                part = next(regions)
+            else:
+                continue
+            if asm.is_flow(part):
+                self._flow_parts.append(part)
         # runs of ordinary layers that "checkpoint" mode recomputes in backward
         ops = asm.executed_ops(plan)
         self._segments = {start: (end, seg_in, seg_out, [getattr(self, op.module) for op in ops[start:end]])
                           for start, end, seg_in, seg_out in asm.plan_segments(plan)}
+
+    @property
+    def flow(self) -> bool:
+        """Whether this graph has flow layers (a log-determinant)."""
+        return bool(self._flow_parts)
+
+    @property
+    def logdet(self) -> torch.Tensor | None:
+        """log|det J| of the last forward, per sample: the sum over the flow layers
+        (AffineCoupling, ActNorm, InvConv1x1; additive couplings add 0), differentiable
+        in every mode, so a flow's likelihood trains in reversible mode too. None
+        without flow layers."""
+        return asm.total_logdet(self._flow_parts)
 
     # ---- building ----------------------------------------------------------
     def _build_node(self, op: NodeOp) -> None:

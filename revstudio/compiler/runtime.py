@@ -20,7 +20,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from .runtime_affine import Affine  # noqa: F401 - re-exported: the runtime's public step API
 from .runtime_steps import (  # noqa: F401 - re-exported: the runtime's public step API
+    LOGDET,
     Cat,
     Coupling,
     Invertible,
@@ -88,6 +90,7 @@ class _RegionFunction(torch.autograd.Function):
             step.run(env, dtype, own, region.dead_after[i])
             for s in region.dead_after[i]:
                 env.pop(s, None)
+        logdet = env.pop(LOGDET, None)
         out_dtype = inputs[0].dtype
         outs: list[Tensor] = []
         residuals: list[Tensor | None] = []
@@ -123,6 +126,9 @@ class _RegionFunction(torch.autograd.Function):
                 if s in region.free and _releasable(x, outs):
                     ctx.freed.append((s, x))
                     x.data.untyped_storage().resize_(0)
+        if region.flow:  # the log-determinant is one more output, so its gradient reaches backward
+            logdet = inputs[0].new_zeros(inputs[0].shape[0], dtype=dtype) if logdet is None else logdet.clone()
+            return (*outs, logdet)
         return tuple(outs)
 
     @staticmethod
@@ -151,6 +157,8 @@ class _RegionFunction(torch.autograd.Function):
         for s, g in zip(region.outputs, gouts):
             if g is not None:  # gradients stay in the model's dtype, like plain autograd's
                 _accumulate(grads, own.grads, s, g)
+        if region.flow and gouts[-1] is not None:
+            grads[LOGDET] = gouts[-1]  # read by every flow step
         pgrads: dict[int, Tensor] = {}
         device_type, enabled, ac_dtype = ctx.autocast
         with torch.autocast(device_type, dtype=ac_dtype, enabled=enabled):
@@ -235,6 +243,9 @@ class Region:
         self.rebuilt = [s for s in self.inputs if s not in self.side]
         self.track_error = True
         self.last_error: Tensor | None = None
+        self.flow = any(step.flow for step in self.steps)
+        # log|det| of the last forward per sample (flow steps only), with its gradient in every mode
+        self.logdet: Tensor | None = None
         keep = set(self.outputs) | set(self.side)
         last: dict[int, int] = {}
         for i, step in enumerate(self.steps):
@@ -265,6 +276,7 @@ class Region:
             for s in self.dead_after[i]:
                 env.pop(s, None)
         out_dtype = inputs[0].dtype
+        self.logdet = env.get(LOGDET)
         return tuple(env[s].to(out_dtype) for s in self.outputs)
 
     def __call__(self, inputs: Sequence[Tensor], mode: str, dtype: torch.dtype,
@@ -281,7 +293,10 @@ class Region:
         if not wants_grad:
             with torch.no_grad():
                 return self.run(inputs, dtype, stream, in_place=True)
-        return _reversible(self, inputs, dtype, stream or inputs[0].dtype)
+        outs = _reversible(self, inputs, dtype, stream or inputs[0].dtype)
+        if self.flow:
+            self.logdet, outs = outs[-1], outs[:-1]
+        return outs
 
     def _checkpointed(self, inputs: Sequence[Tensor], dtype: torch.dtype) -> tuple[Tensor, ...]:
         from torch.utils.checkpoint import checkpoint
@@ -289,7 +304,14 @@ class Region:
         def context() -> tuple[contextlib.AbstractContextManager, contextlib.AbstractContextManager]:
             return contextlib.nullcontext(), restored_batch_stats(self.modules)
 
-        return checkpoint(lambda *xs: self.run(xs, dtype), *inputs, use_reentrant=False, context_fn=context)
+        def part(*xs: Tensor) -> tuple[Tensor, ...]:
+            outs = self.run(xs, dtype)
+            return (*outs, self.logdet) if self.flow and self.logdet is not None else outs
+
+        outs = checkpoint(part, *inputs, use_reentrant=False, context_fn=context)
+        if self.flow and len(outs) > len(self.outputs):
+            self.logdet, outs = outs[-1], outs[:-1]
+        return outs
 
     @torch.no_grad()
     def inversion_error(self, inputs: Sequence[Tensor], dtype: torch.dtype,

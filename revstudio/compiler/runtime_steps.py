@@ -188,6 +188,17 @@ def _update(y: Tensor, f: Tensor, sign: int, in_place: bool) -> Tensor:
     return y
 
 
+# The slot of a region's log-determinant: the per-sample sum of log|det| of its flow steps
+# (AffineCoupling, ActNorm, InvConv1x1). It is no value slot (those are >= 0): forward adds
+# to it, and in backward its gradient is read, never popped, by every flow step.
+LOGDET = -1
+
+
+def _add_logdet(env: dict[int, Tensor], logdet: Tensor | None) -> None:
+    if logdet is not None:
+        env[LOGDET] = logdet if LOGDET not in env else env[LOGDET] + logdet
+
+
 class Step:
     """One invertible step over value slots; subclasses define run, inverse and backward.
 
@@ -202,6 +213,7 @@ class Step:
     produces: tuple[int, ...] = ()
     modules: Sequence[nn.Module] = ()  # immutable default: each step sets its own
     stochastic: bool = False
+    flow: bool = False               # adds to the region's log-determinant (``LOGDET``)
 
     def slots_read(self) -> tuple[int, ...]:
         return self.consumes + self.reads
@@ -336,6 +348,7 @@ class Invertible(Step):
         self.consumes, self.produces = tuple(ins), tuple(outs)
         self.modules = [module]
         self.stochastic = _is_stochastic(self.modules)
+        self.flow = hasattr(module, "logdet")  # a flow layer records its log|det| as ``logdet``
 
     def _call(self, fn: Callable[..., tuple[Tensor, ...]], xs: Sequence[Tensor], dtype: torch.dtype,
               stream: torch.dtype) -> list[Tensor]:
@@ -348,6 +361,8 @@ class Invertible(Step):
         xs = [env[s] for s in self.consumes]
         for s, y in zip(self.produces, self._call(self.module.__call__, xs, dtype, xs[0].dtype)):
             env[s] = y
+        if self.flow:
+            _add_logdet(env, getattr(self.module, "logdet", None))
         if own is not None:  # a module may return views of its inputs: own none of it
             own.values.difference_update(self.consumes)
 
@@ -366,13 +381,17 @@ class Invertible(Step):
         own.grads.difference_update(self.produces)
         with torch.no_grad():
             self.inverse(env, dtype)
-        if all(g is None for g in gys):
+        gld = grads.get(LOGDET) if self.flow else None
+        if all(g is None for g in gys) and gld is None:
             return
         params = self.params()
         with torch.enable_grad():
             xs = [env[s].detach().requires_grad_(True) for s in self.consumes]
             ys = self._call(self.module.__call__, xs, dtype, stream)
         pairs = [(y, g.to(y.dtype)) for y, g in zip(ys, gys) if g is not None and y.requires_grad]
+        logdet = getattr(self.module, "logdet", None)
+        if gld is not None and logdet is not None and logdet.requires_grad:
+            pairs.append((logdet, gld.to(logdet.dtype)))
         if not pairs:
             return
         res = torch.autograd.grad([p[0] for p in pairs], [*xs, *params], [p[1] for p in pairs],

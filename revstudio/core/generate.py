@@ -389,6 +389,32 @@ def _glow_flow() -> Graph:
     return b.done()
 
 
+def glow_repeat(times: int, size: int = 8) -> Graph:
+    """A Glow-style flow whose step (ActNorm -> InvConv1x1 -> AffineCoupling) is a Repeat of a group."""
+    b = Builder("glow-repeat")
+    b.node("Input", "image", shape=[3, size, size])
+    b.node("Squeeze", "squeeze", factor=2)
+
+    def net(bb: Builder, s: str) -> str:
+        bb.node("Conv", "hidden", out_channels=8, kernel_size=3, padding="same")
+        bb.node("Activation", "relu", fn="relu")
+        bb.node("Conv", "scale_shift", out_channels=12, kernel_size=3, padding="same")
+        return bb.chain(s, "hidden", "relu", "scale_shift")
+
+    def step(bb: Builder, s: str) -> str:
+        bb.node("ActNorm", "actnorm")
+        bb.node("InvConv1x1", "invconv", lu=True)
+        bb.node("AffineCoupling", "coupling", net="net", clamp=2.0)
+        return bb.chain(s, "actnorm", "invconv", "coupling")
+
+    b.graph.groups["net"] = _body("net", net)
+    b.graph.groups["step"] = _body("step", step)
+    b.node("Repeat", "flow", group="step", times=times)
+    b.node("Output", "z", name="z")
+    b.chain("image.out", "squeeze", "flow", "z")
+    return b.done()
+
+
 def example_projects() -> dict[str, Graph]:
     """The projects shipped in resources/examples, by file stem (tests keep the files in sync)."""
     return {

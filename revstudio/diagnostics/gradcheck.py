@@ -141,7 +141,9 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
 
 
 def _step(model: Any, inputs: Sequence[torch.Tensor], weights: Sequence[torch.Tensor], seed: int,
+          logdet_weight: torch.Tensor | None = None,
           ) -> tuple[tuple[torch.Tensor, ...], dict[str, torch.Tensor | None], list[torch.Tensor | None]]:
+    """One training step; the outputs it returns end with the log-determinant when the model has one."""
     import torch
 
     model.zero_grad(set_to_none=True)
@@ -154,6 +156,10 @@ def _step(model: Any, inputs: Sequence[torch.Tensor], weights: Sequence[torch.Te
         # A random projection: every output element gets its own gradient weight,
         # so a mix-up of positions cannot cancel out.
         loss = sum((o * w).sum() for o, w in zip(outputs, weights))
+        logdet = getattr(model, "logdet", None)
+        if logdet is not None and logdet_weight is not None:  # a flow: its likelihood term too
+            loss = loss + (logdet * logdet_weight).sum()
+            outputs = (*outputs, logdet)
         loss.backward()  # type: ignore[union-attr]
     grads = {name: (p.grad.detach().clone() if p.grad is not None else None)
              for name, p in model.named_parameters()}
@@ -210,12 +216,14 @@ def compare_modes(
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}
 
     weights = _loss_weights(graph, batch, tdtype, seed, device)
+    gen = torch.Generator(device="cpu").manual_seed(seed + 3 * INPUT_SEED_OFFSET)
+    logdet_weight = torch.randn(batch, generator=gen, dtype=tdtype).to(device)
 
-    ref_out, ref_grads, ref_in = _step(model, inputs, weights, seed)
+    ref_out, ref_grads, ref_in = _step(model, inputs, weights, seed, logdet_weight)
     ref_buffers = _buffers(model)
     model.load_state_dict(state)
     model.mode = mode
-    out, grads, in_grads = _step(model, inputs, weights, seed)
+    out, grads, in_grads = _step(model, inputs, weights, seed, logdet_weight)
     buffers = _buffers(model)
     inversion = {}
     if hasattr(model, "inversion_errors"):
@@ -234,7 +242,8 @@ def compare_modes(
     names = [nid for nid, _ in input_nodes(graph)]
     for name, ref, other in zip(names, ref_in, in_grads):
         report.inputs.append(_compare(name, ref, other, scale))
-    for name, ref, other in zip(output_nodes(graph), ref_out, out):
+    names = output_nodes(graph) + ["log-determinant"]  # the last only for flows
+    for name, ref, other in zip(names, ref_out, out):
         # outputs are compared relative to their own scale: they are values, not gradients
         report.outputs.append(_compare(f"output {name}", ref, other, _scale(ref)))
     for name in sorted(set(ref_buffers) & set(buffers)):

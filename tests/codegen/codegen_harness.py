@@ -55,9 +55,12 @@ def run_modes(model, inputs, weights, modes, seed, train):
         out = model(*xs)
         outs = out if isinstance(out, (tuple, list)) else (out,)
         loss = sum((o * w).sum() for o, w in zip(outs, weights))
+        logdet = getattr(model, "logdet", None)  # a flow's log-determinant, trained with the outputs
+        if logdet is not None:
+            loss = loss - logdet.sum()
         loss.backward()
         results[mode] = {
-            "outputs": [o.detach().clone() for o in outs],
+            "outputs": [o.detach().clone() for o in outs] + ([] if logdet is None else [logdet.detach().clone()]),
             "input_grads": [None if x.grad is None else x.grad.clone() for x in xs],
             "param_grads": {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None},
             "buffers": {n: b.clone() for n, b in model.named_buffers()},

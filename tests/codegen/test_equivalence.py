@@ -58,6 +58,7 @@ CASES = {
     **{f"example-{p.stem}": (lambda p=p: load(p)) for p in EXAMPLES},
     "revnet-wired": lambda: generate.revnet_chain(2, channels=8, size=6, wired=True),
     "revnet-coupling": lambda: generate.revnet_chain(2, channels=8, size=6, wired=False),
+    "glow-repeat": lambda: generate.glow_repeat(2),
     **{f"random-{seed}": (lambda seed=seed: generate.random_graph(seed, max_nodes=14)) for seed in range(8)},
     **{f"random-large-{seed}": (lambda seed=seed: generate.random_graph(seed, max_nodes=30)) for seed in range(100, 104)},
     **{f"hostile-{kind}": (lambda kind=kind: renamed(generate.revnet_chain(2, channels=4, size=4, wired=kind == "wired"),

@@ -56,6 +56,9 @@ def _ddp_worker(rank: int, world: int, init: str, out: str, name: str) -> None:
         dist.all_gather(gathered, flat)
         if rank == 0:
             torch.save({"grads": gathered, "errors": model.inversion_errors()}, out)
+        # no rank tears gloo down while the other still talks to it: a rank that destroyed the
+        # group early made its peer abort ("terminate called without an active exception")
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 

@@ -124,3 +124,15 @@ def test_a_graph_without_outputs_is_a_clear_error() -> None:
     graph.remove_node("logits")
     with pytest.raises(ValueError, match="no Output node"):
         compare_modes(graph)
+
+
+def test_flows_compare_the_log_determinant_and_its_gradients() -> None:
+    from revstudio.core.generate import glow_repeat
+
+    report = compare_modes(glow_repeat(2), batch=2, seed=3)
+    assert report.ok, report.failures()
+    names = [e.name for e in report.outputs]
+    assert names == ["output z", "output log-determinant"]
+    assert report.outputs[1].norm > 0
+    # a flow whose log-determinant lost its gradient in reversible mode would fail here
+    assert all(e.error <= 1e-10 for e in report.parameters)

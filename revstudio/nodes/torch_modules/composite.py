@@ -20,6 +20,16 @@ def _inverse_of(module: nn.Module, what: str) -> Any:  # the bound inverse metho
     return inverse
 
 
+def _is_flow(part: nn.Module) -> bool:
+    flow = getattr(part, "flow", None)
+    return flow if isinstance(flow, bool) else hasattr(part, "logdet")
+
+
+def _sum_logdets(parts: Any) -> torch.Tensor | None:
+    found = [p.logdet for p in parts if _is_flow(p) and isinstance(p.logdet, torch.Tensor)]
+    return torch.stack(found).sum(0) if found else None
+
+
 class GroupCall(nn.Module):
     """Runs a group body once."""
 
@@ -32,6 +42,15 @@ class GroupCall(nn.Module):
 
     def inverse(self, *ys: torch.Tensor) -> Tensors:
         return tuple(_inverse_of(self.body, "this group")(*ys))
+
+    @property
+    def flow(self) -> bool:
+        return _is_flow(self.body)
+
+    @property
+    def logdet(self) -> torch.Tensor | None:
+        """log|det| of the body's flow layers in the last forward that ran it (per sample)."""
+        return _sum_logdets([self.body])
 
 
 class Repeat(nn.Module):
@@ -50,6 +69,15 @@ class Repeat(nn.Module):
         for block in reversed(self.blocks):
             ys = tuple(_inverse_of(block, "this repeated group")(*ys))
         return tuple(ys)
+
+    @property
+    def flow(self) -> bool:
+        return any(_is_flow(b) for b in self.blocks)
+
+    @property
+    def logdet(self) -> torch.Tensor | None:
+        """log|det| of all copies' flow layers in the last forward that ran them (per sample)."""
+        return _sum_logdets(self.blocks)
 
 
 class AdditiveCoupling(nn.Module):

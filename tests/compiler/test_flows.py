@@ -1,0 +1,139 @@
+"""Flows in every mode: the model's log-determinant and its gradients, and the fused affine backward."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import revstudio  # noqa: E402
+from revstudio.compiler import runtime as rt  # noqa: E402
+from revstudio.core.generate import glow_repeat  # noqa: E402
+from revstudio.core.project import load  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+GLOW = ROOT / "resources" / "examples" / "glow_flow.revs"
+MODES = ("standard", "reversible", "checkpoint")
+
+
+def _model(dtype=torch.float64, seed: int = 0, graph=None):
+    torch.manual_seed(seed)
+    model = revstudio.compile(graph or load(GLOW), dtype=dtype, device="cpu")
+    x = torch.randn(4, 3, 16, 16, dtype=dtype)
+    model(x)  # ActNorm's data-dependent initialisation
+    with torch.no_grad():  # move off the zero-initialised nets so every path carries a gradient
+        for p in model.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    return model, x
+
+
+def _nll_step(model, x, mode: str, with_outputs: bool = True):
+    model.mode = mode
+    xi = x.clone().requires_grad_(True)
+    z = model(xi)
+    logdet = model.logdet
+    loss = -logdet.mean()
+    if with_outputs:
+        loss = loss + 0.5 * z.pow(2).flatten(1).sum(1).mean()
+    grads = torch.autograd.grad(loss, [xi, *model.parameters()])
+    return logdet.detach(), grads
+
+
+@pytest.mark.parametrize("with_outputs", [True, False], ids=["nll", "logdet-only"])
+def test_the_log_determinant_and_its_gradients_agree_in_every_mode(with_outputs: bool) -> None:
+    model, x = _model()
+    ref_logdet, ref = _nll_step(model, x, "standard", with_outputs)
+    assert ref_logdet.shape == (4,) and ref_logdet.abs().sum() > 0
+    scale = max(float(g.abs().max()) for g in ref)
+    for mode in ("reversible", "checkpoint"):
+        logdet, grads = _nll_step(model, x, mode, with_outputs)
+        assert torch.allclose(logdet, ref_logdet, rtol=0, atol=1e-12), mode
+        for g, r in zip(grads, ref):
+            assert float((g - r).abs().max()) <= 1e-10 * scale, mode
+
+
+def test_log_determinant_is_the_sum_of_the_flow_layers() -> None:
+    model, x = _model()
+    model.mode = "standard"
+    with torch.no_grad():
+        model(x)
+    parts = [model.get_submodule(name).logdet for name in ("actnorm0", "invconv0", "coupling0",
+                                                          "actnorm1", "invconv1", "coupling1")]
+    assert torch.allclose(model.logdet, sum(parts), rtol=1e-12, atol=1e-12)
+    # the change of variables: log|det J| of the whole map, checked against autograd's Jacobian
+    one = x[:1].clone()
+    jac = torch.autograd.functional.jacobian(lambda t: model(t).flatten(), one).reshape(one.numel(), one.numel())
+    with torch.no_grad():
+        model(one)
+    assert torch.allclose(model.logdet, torch.linalg.slogdet(jac)[1].reshape(1), rtol=1e-8, atol=1e-8)
+
+
+def test_reversible_float32_log_determinant_gradients_track_standard() -> None:
+    model, x = _model(dtype=torch.float32)
+    _ld, ref = _nll_step(model, x, "standard")
+    _ld, got = _nll_step(model, x, "reversible")
+    for g, r in zip(got, ref):
+        assert float((g - r).norm()) <= 1e-4 * float(r.norm()) + 1e-6
+
+
+def test_an_affine_coupling_net_runs_once_per_backward() -> None:
+    model, x = _model()
+    model.mode = "reversible"
+    calls = []
+    hooks = [model.get_submodule(f"coupling{i}").net.register_forward_hook(lambda *_a, i=i: calls.append(i))
+             for i in range(2)]
+    try:
+        z = model(x.clone().requires_grad_(True))
+        loss = z.square().sum() - model.logdet.sum()
+        assert sorted(calls) == [0, 1]  # forward: once each
+        calls.clear()
+        loss.backward()
+        assert sorted(calls) == [0, 1], "backward must rebuild and differentiate from one evaluation"
+    finally:
+        for h in hooks:
+            h.remove()
+    region = model._regions[0]
+    assert [type(s).__name__ for s in region.steps].count("Affine") == 2
+    assert region.flow and not any(isinstance(s, rt.Invertible) and s.module is model.coupling0
+                                   for s in region.steps)
+
+
+def test_finite_differences_of_the_reversible_flow_in_float64() -> None:
+    model, _x = _model()
+    model.mode = "reversible"
+    x = torch.randn(2, 3, 4, 4, dtype=torch.float64, requires_grad=True)
+
+    def fn(t):
+        z = model(t)
+        return z, model.logdet
+
+    assert torch.autograd.gradcheck(fn, (x,), eps=1e-6, atol=1e-6)
+
+
+def test_models_without_flows_have_no_log_determinant() -> None:
+    model = revstudio.compile(load(ROOT / "resources" / "examples" / "revnet_coupling.revs"), device="cpu")
+    model(torch.randn(2, *model.plan.inputs[0].shape))
+    assert model.logdet is None and not model.flow
+
+
+def test_a_repeated_flow_step_sums_every_copy_in_every_mode() -> None:
+    torch.manual_seed(0)
+    model = revstudio.compile(glow_repeat(3), dtype=torch.float64, device="cpu")
+    x = torch.randn(2, 3, 8, 8, dtype=torch.float64)
+    model(x)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    model.mode = "standard"
+    with torch.no_grad():
+        model(x)
+    copies = [m.logdet for m in model.modules() if type(m).__name__ in ("ActNorm", "InvConv1x1", "AffineCoupling")]
+    assert len(copies) == 9
+    assert torch.allclose(model.logdet, sum(copies), rtol=1e-12, atol=1e-12)
+    ref_logdet, ref = _nll_step(model, x, "standard")
+    scale = max(float(g.abs().max()) for g in ref)
+    for mode in ("reversible", "checkpoint"):
+        logdet, grads = _nll_step(model, x, mode)
+        assert torch.allclose(logdet, ref_logdet, rtol=0, atol=1e-12), mode
+        assert max(float((g - r).abs().max()) for g, r in zip(grads, ref)) <= 1e-10 * scale, mode
