@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 SUBCOMMANDS: dict[str, str] = {
     "check": "shapes, parameters, regions, diagnostics and a memory estimate",
@@ -38,7 +39,7 @@ class CliError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 too; keep its wording
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep its wording
         raise CliError(f"{self.prog}: {message}")
 
 

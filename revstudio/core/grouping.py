@@ -95,9 +95,16 @@ def _check_no_cycle(graph: Graph, chosen: set[str]) -> None:
 
 
 def group_nodes(
-    graph: Graph, node_ids: Iterable[str], name: str | None = None, group_name: str | None = None
+    graph: Graph, node_ids: Iterable[str], name: str | None = None, group_name: str | None = None,
+    project: Graph | None = None,
 ) -> GroupCommand:
-    """Collapse ``node_ids`` into a ``Group`` node ``name`` whose body is ``groups[group_name]``."""
+    """Collapse ``node_ids`` into a ``Group`` node ``name`` whose body is ``groups[group_name]``.
+
+    ``graph`` may be a group body (its nodes are grouped into a nested group); the new
+    body is then added to ``project`` (the document's graph, whose ``groups`` the bodies
+    share), so the project's observers see it like any other group.
+    """
+    home = project if project is not None else graph
     chosen = set(node_ids)
     if not chosen:
         raise GraphError("select at least one node to group")
@@ -166,7 +173,7 @@ def group_nodes(
 
     group_node = Node(node_id, GROUP, {"group": group_name}, (cx, cy))
     children: list[Command] = list(remove_nodes(graph, order).children)
-    children += [SetGroup(graph, group_name, body), AddNode(graph, group_node)]
+    children += [SetGroup(home, group_name, body), AddNode(graph, group_node)]
     children += [_AddEdge(graph, e) for e in outer]
     text = f"Group {order[0]}" if len(order) == 1 else f"Group {len(order)} nodes"
     return GroupCommand(text, children, node_id, group_name)
@@ -184,20 +191,23 @@ def _refers_to(node: Node, group_name: str) -> bool:
 
 
 def group_users(graph: Graph, group_name: str, exclude: Iterable[str] = ()) -> list[str]:
-    """Ids of nodes (in ``graph`` and in every body) that refer to ``group_name``."""
+    """Ids of nodes (in ``graph`` and in every body, as ``body/id``) that refer to ``group_name``;
+    ``exclude`` uses the same spelling."""
     skip = set(exclude)
     users = [n.id for n in graph.nodes.values() if n.id not in skip and _refers_to(n, group_name)]
     for bname, body in graph.groups.items():
         if body is not graph:
-            users += [f"{bname}/{n.id}" for n in body.nodes.values() if _refers_to(n, group_name)]
+            users += [f"{bname}/{n.id}" for n in body.nodes.values()
+                      if f"{bname}/{n.id}" not in skip and _refers_to(n, group_name)]
     return users
 
 
-def ungroup(graph: Graph, group_node_id: str) -> Macro:
+def ungroup(graph: Graph, group_node_id: str, project: Graph | None = None) -> Macro:
     """Inline a ``Group`` node's body in its place (ids made unique, positions around the node).
 
-    The body is removed from ``graph.groups`` when nothing else uses it (never
-    from inside a body: the project's other users are not visible from there).
+    The body is removed from ``graph.groups`` when nothing else uses it. Inside a
+    body, pass the document's graph as ``project``: the project's other users are
+    only visible from there (without it, the body is kept).
     """
     node = graph.node(group_node_id)
     if type_of(node) != GROUP:
@@ -256,7 +266,11 @@ def ungroup(graph: Graph, group_node_id: str) -> Macro:
                 if Edge(s, d) not in existing:
                     edges[Edge(s, d)] = None
     children += [_AddEdge(graph, e) for e in edges]
-    if not graph.is_body() and not group_users(graph, gname, exclude=[group_node_id]):
+    if project is not None and project is not graph:  # ungrouping inside a body of ``project``
+        where = next((k for k, b in project.groups.items() if b is graph), None)
+        if where is not None and not group_users(project, gname, exclude=[f"{where}/{group_node_id}"]):
+            children.append(SetGroup(project, gname, None))
+    elif not graph.is_body() and not group_users(graph, gname, exclude=[group_node_id]):
         children.append(SetGroup(graph, gname, None))
     return Macro(f"Ungroup {group_node_id}", children)
 

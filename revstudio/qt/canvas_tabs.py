@@ -120,28 +120,18 @@ class CanvasTabs(QTabWidget):
         self.message.emit("Select a Group or Repeat node to open its body (Tab)")
         return False
 
-    def _main_canvas_only(self, what: str) -> bool:
-        # Group bodies live in the project's ``groups``; a body has no groups of its own,
-        # so grouping inside a body tab would put the new body in the wrong place.
-        if self.current_group() is None:
-            return True
-        self.message.emit(f"{what} works on the main canvas; switch to the '{self.tabText(0)}' tab")
-        return False
-
     def group_selection(self) -> bool:
-        """Ctrl+G: collapse the selected nodes of the main canvas into a Group node."""
+        """Ctrl+G: collapse the selected nodes of this canvas (main or a group body) into a Group node."""
         from revstudio.core.graph import GraphError
         from revstudio.core.grouping import group_nodes
 
-        if not self._main_canvas_only("Grouping"):
-            return False
         view = self.current_view()
         ids = list(view.selected_node_ids())
         if not ids:
             self.message.emit("Select the nodes to group first (Ctrl+G)")
             return False
         try:
-            cmd = group_nodes(self.document.graph, ids)
+            cmd = group_nodes(self.current_graph(), ids, project=self.document.graph)
         except GraphError as exc:
             self.message.emit(f"Cannot group: {exc}")
             return False
@@ -155,17 +145,15 @@ class CanvasTabs(QTabWidget):
         from revstudio.core.graph import GraphError
         from revstudio.core.grouping import ungroup
 
-        if not self._main_canvas_only("Ungrouping"):
-            return False
         view = self.current_view()
-        graph = self.document.graph
+        graph = self.current_graph()
         before = set(graph.nodes)
         groups = [n for n in view.selected_node_ids() if n in graph.nodes and graph.nodes[n].type == "Group"]
         if not groups:
             self.message.emit("Select a Group node to ungroup (Ctrl+Shift+G)")
             return False
         try:
-            cmd = ungroup(graph, groups[0])
+            cmd = ungroup(graph, groups[0], project=self.document.graph)
         except GraphError as exc:
             self.message.emit(f"Cannot ungroup {groups[0]}: {exc}")
             return False
@@ -176,17 +164,15 @@ class CanvasTabs(QTabWidget):
     def _extend_menu(self, menu: QMenu, node_id: str) -> None:
         """Add grouping to the canvas's context menu (the canvas knows nothing of groups' tabs)."""
         view = self.current_view()
-        main = self.current_group() is None
         menu.addSeparator()
         group = menu.addAction(icon("group"), "Group selection")
         group.setShortcut(QKeySequence("Ctrl+G"))
-        group.setEnabled(main and bool(view.selected_node_ids()))
+        group.setEnabled(bool(view.selected_node_ids()))
         group.triggered.connect(self.group_selection)
         node = self.current_graph().nodes.get(node_id) if node_id else None
         if node is not None and node.type == "Group":
             ungroup = menu.addAction(icon("ungroup"), "Ungroup")
             ungroup.setShortcut(QKeySequence("Ctrl+Shift+G"))
-            ungroup.setEnabled(main)
             ungroup.triggered.connect(self.ungroup_selection)
 
     # ---- bookkeeping --------------------------------------------------

@@ -200,6 +200,43 @@ def test_ungroup_inside_a_body_never_drops_the_definition() -> None:
     assert inner.group_name in g.groups  # the project may still use it; only the checker knows
 
 
+def test_grouping_inside_a_body_adds_a_nested_group_to_the_project() -> None:
+    g = revnet()
+    outer = group_nodes(g, ["s", "f", "m"])
+    outer.do()
+    body = g.groups[outer.group_name]
+    seen = []
+    g.group_changed.sub(lambda name, old, new: seen.append(name))
+    before = dumps(g)
+    inner = group_nodes(body, ["f"], project=g)
+    inner.do()
+    assert seen == [inner.group_name]  # the project's observers (the editor's tabs) hear of it
+    assert inner.group_name in g.groups and body.nodes[inner.node_id].type == "Group"
+    assert g.groups[inner.group_name].groups is g.groups  # the new body shares the project's groups
+    from revstudio.core.check import check
+
+    assert check(g).valid and check(g).shape("c.out") == (8, 16, 16)
+    # ungrouping inside the body drops the nested definition, which nothing else uses now
+    again = ungroup(body, inner.node_id, project=g)
+    again.do()
+    assert inner.group_name not in g.groups and "f" in body.nodes
+    again.undo()
+    inner.undo()
+    assert dumps(g) == before
+
+
+def test_ungroup_inside_a_body_keeps_a_definition_used_elsewhere() -> None:
+    g = revnet()
+    inner = group_nodes(g, ["f"])
+    inner.do()
+    outer = group_nodes(g, [inner.node_id, "m"])
+    outer.do()
+    body = g.groups[outer.group_name]
+    g.add_node("Group", "elsewhere", {"group": inner.group_name})
+    ungroup(body, inner.node_id, project=g).do()
+    assert inner.group_name in g.groups
+
+
 def test_port_names() -> None:
     assert port_names("in", 1) == ["in"]
     assert port_names("out", 3) == ["out0", "out1", "out2"]

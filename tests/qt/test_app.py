@@ -121,6 +121,33 @@ def test_group_and_ungroup_round_trip(make_window, revnet, settle, qtbot):
     assert dumps(window.document.graph) == before
 
 
+def test_grouping_and_ungrouping_inside_a_group_tab(make_window, revnet, settle):
+    window = make_window(revnet)
+    graph = window.document.graph
+    before = dumps(graph)
+    window.tabs.main_view().select_nodes(["s", "f", "m"])
+    assert window.tabs.group_selection()
+    settle()
+    (outer,) = graph.groups
+    assert window.tabs.open_group(outer)
+    body_view = window.tabs.current_view()
+    body_view.select_nodes(["f"])
+    window.actions_by_name["group"].trigger()  # Ctrl+G on the body's canvas
+    settle()
+    assert len(graph.groups) == 2 and "f" not in graph.groups[outer].nodes
+    (nested_id,) = body_view.selected_node_ids()
+    assert graph.groups[outer].nodes[nested_id].type == "Group"
+    assert window.document.report.shape("c.out") == (8, 16, 16)
+    assert not [d for d in window.document.report.diagnostics if d.severity == "error"]
+    window.actions_by_name["ungroup"].trigger()  # and back, still inside the body
+    settle()
+    assert len(graph.groups) == 1 and "f" in graph.groups[outer].nodes
+    for _ in range(3):
+        window.document.undo_stack.undo()
+    settle()
+    assert dumps(graph) == before
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [7, 23])
 def test_undo_redo_of_a_random_sequence_of_gui_edits(make_window, revnet, settle, seed):
