@@ -285,8 +285,8 @@ def summarize(report: GradReport, limit: int = 20) -> list[str]:
     rows: list[tuple[str, str, TensorError]] = []
     rows += [("param", t.name, t) for t in report.parameters]
     rows += [("input", t.name, t) for t in report.inputs]
-    rows += [("output", t.name, t) for t in report.outputs]
-    rows += [("buffer", t.name, t) for t in report.buffers]
+    rows += [("output", t.name.removeprefix("output "), t) for t in report.outputs]
+    rows += [("buffer", t.name.removeprefix("buffer "), t) for t in report.buffers]
     rows.sort(key=lambda r: -r[2].error)
     width = max([len(r[1]) for r in rows[:limit]] + [4])
     lines.append(f"  {'kind':<7}{'name':<{width}}  {'error':>10}  {'max |diff|':>10}  {'|grad|':>10}")
