@@ -156,8 +156,8 @@ class _Writer:
                       f"            self.initialize({', '.join(a.split(':')[0] for a in signature.split(', '))})"]
         lines += forward
         lines += self.logdet_property(plan, instance)
-        if not is_model and plan.invertible:
-            lines += self.regions.inverse_method(plan)
+        if plan.invertible:
+            lines += self.regions.inverse_method(plan, single=is_model)
         lines += self.regions.helper_methods(plan)
         if self.regions.extras_for(plan).runs_parts:
             recompute = self.inliner.require_name(ASSEMBLY, "recompute_in_backward")

@@ -98,18 +98,26 @@ class RegionWriter:
         target = f"({outs[0]},)" if len(outs) == 1 else ", ".join(outs)
         return [f"        {target} = self.{attr}([{', '.join(ins)}], self._mode, *region_dtypes(self, {ins[0]}))"]
 
-    def inverse_method(self, plan: Any) -> list[str]:
-        """``inverse(*outputs)`` of an invertible group body: the inlined ``assembly.invert_region``."""
+    def inverse_method(self, plan: Any, single: bool = False) -> list[str]:
+        """``inverse(*outputs)`` of an invertible group body or model: the inlined
+        ``assembly.invert_region``. ``single``: like the model's forward, one input comes back
+        as a tensor rather than a 1-tuple."""
         region_op = next(op for op in plan.ops if op.kind == "region")
         attr = self.extras_for(plan).regions[region_op.id]
         invert = self.w.inliner.require_name(ASSEMBLY, "invert_region")
         output_at, input_at = assembly.inverse_positions(plan)
         args = [f"y{i}" for i in range(len(output_at))]
         ys = f"({', '.join(args)}{',' if len(args) == 1 else ''})"
-        return ["", f"    def inverse(self, {', '.join(a + ': torch.Tensor' for a in args)}) -> tuple[torch.Tensor, ...]:",
-                '        """The inputs rebuilt from the outputs (this group is invertible)."""',
-                f"        return {invert}(self.{attr}, {ys}, {output_at!r}, {input_at!r}, "
-                f"region_dtypes(self, {args[0]})[0])"]
+        call = f"{invert}(self.{attr}, {ys}, {output_at!r}, {input_at!r}, region_dtypes(self, {args[0]})[0])"
+        params = ", ".join(a + ": torch.Tensor" for a in args)
+        if single and len(input_at) == 1:
+            return ["", f"    def inverse(self, {params}) -> torch.Tensor:",
+                    '        """The input rebuilt from the outputs (the model is invertible end to end)."""',
+                    f"        return {call}[0]"]
+        what = "the model is invertible end to end" if single else "this group is invertible"
+        return ["", f"    def inverse(self, {params}) -> tuple[torch.Tensor, ...]:",
+                f'        """The inputs rebuilt from the outputs ({what})."""',
+                f"        return {call}"]
 
 
 def literal(value: Any, indent: int) -> str:

@@ -75,6 +75,10 @@ class _Executor(nn.Module):
         without flow layers."""
         return asm.total_logdet(self._flow_parts)
 
+    def _invert(self, ys: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        output_at, input_at = asm.inverse_positions(self._plan)
+        return asm.invert_region(self._regions[0], ys, output_at, input_at, self._root.dtype)
+
     # ---- building ----------------------------------------------------------
     def _build_node(self, op: NodeOp) -> None:
         spec = registry.get(op.type)
@@ -179,8 +183,7 @@ class GroupModule(_Executor):
     def inverse(self, *ys: torch.Tensor) -> tuple[torch.Tensor, ...]:
         if not self._plan.invertible:
             raise NotImplementedError(f"group {self._plan.name!r} is not invertible")
-        output_at, input_at = asm.inverse_positions(self._plan)
-        return asm.invert_region(self._regions[0], ys, output_at, input_at, self._root.dtype)
+        return self._invert(ys)
 
 
 class _Builder:
@@ -262,6 +265,24 @@ class CompiledModel(_Executor):
             self.initialize(*inputs)
         outs = self._run(inputs)
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def inverse(self, *outputs: torch.Tensor) -> Any:
+        """The inputs rebuilt from the outputs (one per Output node, in forward's order), for a
+        graph that is one reversible region from its Inputs to its Outputs, such as a flow:
+        ``x = model.inverse(z)`` samples from it. Returns a tensor per Input node (a single
+        tensor if there is one)."""
+        if not self._plan.invertible:
+            regions = ", ".join(r.id for r in self.regions) or "none"
+            raise NotImplementedError(
+                f"{self._plan.name}: the model is not invertible end to end (regions: {regions}); every "
+                "node between the Inputs and the Outputs must be in one reversible region, see "
+                "'revstudio check' for the regions and why the other nodes are not in one")
+        expected = len(self._plan.outputs)
+        if len(outputs) != expected:
+            raise TypeError(f"{self._plan.name}: inverse expects {expected} tensor(s), one per Output node, "
+                            f"got {len(outputs)}")
+        xs = self._invert(outputs)
+        return xs[0] if len(xs) == 1 else xs
 
     @torch.compiler.disable
     @torch.no_grad()

@@ -65,7 +65,7 @@ register_load_state_dict_pre_hook register_module register_parameter register_st
 register_state_dict_pre_hook requires_grad_ set_extra_state set_submodule share_memory state_dict
 to to_empty train training type xpu zero_grad
 mode modes plan regions inversion_errors initialize graph device dtype self torch nn math
-logdet flow stream_dtype measure_inversion
+logdet flow stream_dtype measure_inversion inverse
 """.split())
 RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins)) | MODULE_ATTRS
 # Producers whose autograd never keeps their own output: a region input made by
@@ -309,8 +309,7 @@ class _Lowering:
                 ops.append(node_op(nid))
         ops.sort(key=lambda op: (0, op.index) if isinstance(op, InputOp) else (1, 0))
         plan = Plan(name, ops, modules, values, self.bodies, analysis)
-        if body:
-            plan.invertible = _is_invertible_body(plan)
+        plan.invertible = _is_invertible_body(plan)
         return plan
 
     @staticmethod

@@ -59,8 +59,16 @@ def run_modes(model, inputs, weights, modes, seed, train):
         if logdet is not None:
             loss = loss - logdet.sum()
         loss.backward()
+        rebuilt = []  # a model that is invertible end to end: its inverse too
+        try:
+            with torch.no_grad():
+                back = model.inverse(*[o.detach() for o in outs])
+            rebuilt = list(back) if isinstance(back, tuple) else [back]
+        except (AttributeError, NotImplementedError):
+            pass
         results[mode] = {
-            "outputs": [o.detach().clone() for o in outs] + ([] if logdet is None else [logdet.detach().clone()]),
+            "outputs": [o.detach().clone() for o in outs] + ([] if logdet is None else [logdet.detach().clone()])
+            + rebuilt,
             "input_grads": [None if x.grad is None else x.grad.clone() for x in xs],
             "param_grads": {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None},
             "buffers": {n: b.clone() for n, b in model.named_buffers()},

@@ -137,3 +137,21 @@ def test_a_repeated_flow_step_sums_every_copy_in_every_mode() -> None:
         logdet, grads = _nll_step(model, x, mode)
         assert torch.allclose(logdet, ref_logdet, rtol=0, atol=1e-12), mode
         assert max(float((g - r).abs().max()) for g, r in zip(grads, ref)) <= 1e-10 * scale, mode
+
+
+def test_an_invertible_model_samples_by_inverting_its_output() -> None:
+    model, x = _model()
+    for mode in MODES:
+        model.mode = mode
+        with torch.no_grad():
+            z = model(x)
+            back = model.inverse(z)
+        assert torch.allclose(back, x, rtol=0, atol=1e-10), mode
+    with pytest.raises(TypeError, match="one per Output node"):
+        model.inverse(z, z)
+
+
+def test_a_model_that_is_not_invertible_end_to_end_says_why() -> None:
+    model = revstudio.compile(load(ROOT / "resources" / "examples" / "revnet_coupling.revs"), device="cpu")
+    with pytest.raises(NotImplementedError, match="not invertible end to end .*revstudio check"):
+        model.inverse(torch.zeros(2, 10))
