@@ -14,6 +14,7 @@ Imports only torch and the standard library: the code exporter inlines this
 file verbatim.
 """
 import contextlib
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -137,6 +138,15 @@ class _RegionFunction(torch.autograd.Function):
                 if s in region.free and _releasable(x, outs):
                     ctx.freed.append((s, x))
                     x.data.untyped_storage().resize_(0)
+        # A leaf input (the caller's batch) is its own reference for the inversion error: no
+        # samples of it are kept (they would sit at the peak), only a weak reference, which
+        # never keeps it alive (if the caller lets it go first, that input goes unmeasured).
+        ctx.refs = {}
+        freed = {s for s, _ in ctx.freed}
+        for i, s in enumerate(region.inputs):
+            if s in ctx.samples and s not in freed and inputs[i].is_leaf:
+                del ctx.samples[s]
+                ctx.refs[s] = (weakref.ref(inputs[i]), inputs[i]._version)
         return tuple(outs)
 
     @staticmethod
@@ -183,12 +193,19 @@ class _RegionFunction(torch.autograd.Function):
                         step.backward(env, grads, pgrads, ctx.dtype, own)
                 else:
                     step.backward(env, grads, pgrads, ctx.dtype, own)
-        if ctx.samples:
+        if ctx.samples or ctx.refs:
             errs = []
             for s, ref in ctx.samples.items():
                 rec = sample(env[s])
                 errs.append((ref - rec).norm() / ref.norm().clamp_min(torch.finfo(ref.dtype).tiny))
-            region.last_error = torch.stack(errs).max().detach()
+            for s, (alive, version) in ctx.refs.items():
+                x = alive()
+                if x is None or x._version != version or x.untyped_storage().nbytes() == 0:
+                    continue  # gone or changed since the forward: nothing to compare with
+                rec = sample(env[s])
+                ref = sample(x.detach()).to(rec.dtype)
+                errs.append((ref - rec).norm() / ref.norm().clamp_min(torch.finfo(ref.dtype).tiny))
+            region.last_error = torch.stack(errs).max().detach() if errs else None
         with torch.no_grad():
             for s, x in ctx.freed:
                 # restore through .data: the producer may have saved this very tensor (an

@@ -191,7 +191,21 @@ def _pair_update(y: Pair, f: torch.Tensor, sign: int, in_place: bool) -> Pair:
         return Pair(*_two_sum(y.hi, y.lo, f, sign))
     pieces = _pieces(y.hi)
     for hp, lp, fp in zip(y.hi.chunk(pieces), y.lo.chunk(pieces), f.chunk(pieces)):
-        new_hi, new_lo = _two_sum(hp, lp, fp, sign)
-        hp.copy_(new_hi)
-        lp.copy_(new_lo)
+        _two_sum_(hp, lp, fp, sign)
     return y
+
+
+def _two_sum_(hi: torch.Tensor, lo: torch.Tensor, f: torch.Tensor, sign: int) -> None:
+    """:func:`_two_sum` in place, the same operations bit for bit, with three temporaries."""
+    total = hi + f if sign > 0 else hi - f
+    back = total - hi
+    err = total - back
+    torch.sub(hi, err, out=err)
+    if sign > 0:
+        err.add_(torch.sub(f, back, out=back))
+    else:
+        err.sub_(torch.add(f, back, out=back))
+    del back
+    lo.add_(err)
+    torch.add(total, lo, out=hi)
+    lo.sub_(torch.sub(hi, total, out=err))
