@@ -146,9 +146,9 @@ def _flat(value: Any) -> str:
     raise TypeError(f"region data holds a {type(value).__name__}, which is not plain data")
 
 
-STREAM_HELPER = '''def region_dtypes(module: nn.Module, x: torch.Tensor) -> tuple[torch.dtype, torch.dtype | None]:
-    """(compute dtype, stream dtype) of a reversible region, picked as revstudio.compile does:
-    layers compute in the dtype of the weights, the streams in ``{stream}``'s choice."""
+STREAM_HELPER = '''def region_dtypes(module: nn.Module, x: torch.Tensor) -> tuple[torch.dtype, torch.dtype | str | None]:
+    """(compute dtype, streams) of a reversible region, picked as revstudio.compile does:
+    layers compute in the dtype of the weights, the streams are kept as ``{stream}`` chooses."""
     dtype = next((p.dtype for p in module.parameters() if p.is_floating_point()), x.dtype)
     return dtype, {stream}(dtype, x.device)
 '''

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from .runtime import Cat, Coupling, Invertible, Region, Slice, Step, restored_batch_stats
+from .runtime import FLOAT32X2, Cat, Coupling, Invertible, Region, Slice, Step, restored_batch_stats
 
 # ---- regions ------------------------------------------------------------------
 
@@ -113,16 +113,20 @@ def invert_region(region: Region, ys: Sequence[torch.Tensor], output_at: Sequenc
     return tuple(env[region.inputs[p]] for p in input_at)
 
 
-def stream_dtype(dtype: torch.dtype, device: torch.device) -> torch.dtype | None:
-    """The dtype of a region's residual streams for layers computing in ``dtype`` (None: the same).
+def stream_dtype(dtype: torch.dtype, device: torch.device) -> torch.dtype | str | None:
+    """How a region keeps its residual streams for layers computing in ``dtype`` (None: in
+    the dtype of its inputs).
 
-    float32 (and narrower) models keep their streams in float64: the couplings still
-    run in the model's dtype, but rebuilding activations in backward does not drift
-    with depth. MPS has no float64.
+    float32 models keep each stream as a compensated pair of float32 tensors
+    (``FLOAT32X2``: a value and its rounding error), float16/bfloat16 models in
+    float64: the couplings still run in the model's dtype, but rebuilding
+    activations in backward does not drift with depth. A pair is as accurate as a
+    float64 stream and takes as many bytes, but layers read its float32 value
+    without a converted copy. MPS has no float64 (and pairs are untested there).
     """
     if device.type == "mps" or dtype not in (torch.float32, torch.float16, torch.bfloat16):
         return None
-    return torch.float64
+    return FLOAT32X2 if dtype == torch.float32 else torch.float64
 
 
 # Coupling functions are small objects rather than closures or bound methods: copy.deepcopy

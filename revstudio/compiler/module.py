@@ -206,8 +206,9 @@ class CompiledModel(_Executor):
         memory, reconstruction error compounds with depth), ``"float32x2"``
         (``revstudio.compiler.runtime.FLOAT32X2``: a float32 value plus a float32
         correction, as accurate as float64 and read by layers without a copy; float32
-        models only, others keep their automatic choice), or None (automatic: see
-        ``assembly.stream_dtype``).
+        models only, others keep their automatic choice), or None (automatic:
+        ``"float32x2"`` for float32 models, float64 for float16/bfloat16 ones, the
+        model's own dtype for float64 models and on MPS).
         """
         return self._root.stream_dtype
 

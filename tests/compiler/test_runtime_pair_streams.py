@@ -110,6 +110,7 @@ def test_kept_after_forward_is_flat_with_depth_and_the_size_of_float64_streams()
     # (the output plus its float32 rounding residual)
     torch.manual_seed(0)
     model = C.compile(wired_revnet(4, channels=4, size=8, stem=True), device="cpu")
+    model.stream_dtype = torch.float64
     x = torch.randn(2, 4, 8, 8, requires_grad=True)
     model(x)
     with LiveTensorTracker(exact_resizes=True) as tracker:
@@ -139,6 +140,7 @@ def test_autocast_with_pair_streams() -> None:
 
 def test_the_setting_is_checked_and_applies_to_float32_models_only() -> None:
     model = C.compile(wired_revnet(1), device="cpu")
+    assert model.stream_dtype is None and model._root.stream_for(torch.float32) == PAIR  # the automatic choice
     model.stream_dtype = "float32x2"
     assert model.stream_dtype == PAIR and model._root.stream_for(torch.float32) == PAIR
     assert model._root.stream_for(torch.float64) is None  # a float64 model keeps float64 streams
@@ -171,3 +173,24 @@ def test_a_pair_update_is_exact_and_the_same_in_pieces(sign: int) -> None:
     assert torch.equal(hi, exact.float())  # and hi its float32 rounding
     back = rt._update(in_place, f, -sign, True)
     assert torch.equal(back.hi, x) and not back.lo.any()  # the inverse gives x back exactly
+
+
+def test_a_leaf_input_the_caller_keeps_is_the_inversion_errors_own_reference() -> None:
+    """No samples of the caller's batch are kept for the inversion error (they would sit at
+    the peak): backward compares with the batch itself, through a weak reference."""
+    torch.manual_seed(0)
+    model = C.compile(wired_revnet(8, channels=4, size=6), device="cpu")
+    x = torch.randn(2, 4, 6, 6)
+    y = model(x)
+    node = y.grad_fn
+    assert node.samples == {} and len(node.refs) == 1
+    y.sum().backward()
+    (error,) = model.inversion_errors().values()
+    assert 0 <= error < 1e-10
+    y = model(torch.randn(2, 4, 6, 6))  # the caller keeps no reference: nothing to compare with
+    y.sum().backward()
+    assert model.inversion_errors() == {}
+    y = model(x)
+    x.add_(1)  # changed since the forward: not a reference any more
+    y.sum().backward()
+    assert model.inversion_errors() == {}
