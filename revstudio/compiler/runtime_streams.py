@@ -143,11 +143,12 @@ def fresh_alias(x: torch.Tensor) -> torch.Tensor:
     return alias
 
 
-def _pieces(y: torch.Tensor) -> int:
-    """How many batch pieces an in-place update works in: pieces of at most _CHUNK_BYTES, and at
-    least _MIN_PIECES of a stream that matters, so temporaries stay small next to the stream
-    itself (they are alive at the peak)."""
-    size = y.numel() * y.element_size()
+def _pieces(y: torch.Tensor, temporaries: int = 1) -> int:
+    """How many batch pieces an in-place update of ``y`` works in, when each piece needs
+    ``temporaries`` temporaries of its size: pieces of at most _CHUNK_BYTES of them, and at
+    least _MIN_PIECES where they matter, so they stay small next to the stream itself (they
+    are alive at the peak)."""
+    size = y.numel() * y.element_size() * temporaries
     return max(1, min(y.shape[0], max(-(-size // _CHUNK_BYTES), _MIN_PIECES if size >= _CHUNK_BYTES // 4 else 1)))
 
 
@@ -189,7 +190,7 @@ def _pair_update(y: Pair, f: torch.Tensor, sign: int, in_place: bool) -> Pair:
     f = f.to(torch.float32)  # autocast's bfloat16/float16 widen exactly
     if not (in_place and y.hi.shape == f.shape and y.hi.dim() > 0):
         return Pair(*_two_sum(y.hi, y.lo, f, sign))
-    pieces = _pieces(y.hi)
+    pieces = _pieces(y.hi, 3)
     for hp, lp, fp in zip(y.hi.chunk(pieces), y.lo.chunk(pieces), f.chunk(pieces)):
         _two_sum_(hp, lp, fp, sign)
     return y
