@@ -78,7 +78,8 @@ class RegionWriter:
         attr = "_" + ex.names.name(str(op.id), key=("region", op.id), fallback="region")
         ex.regions[op.id] = attr
         try:
-            data = assembly.region_data(op, plan.groups)
+            given = assembly.caller_values(plan) if plan is self.w.plan else ()
+            data = assembly.region_data(op, plan.groups, given)
         except ValueError as exc:
             from . import CodegenError
 

@@ -42,7 +42,8 @@ class _Executor(nn.Module):
                 module = getattr(self, op.module)
                 self._program.append(_NodeCall(module, op, asm.copies_inputs(module, op.inputs, shared)))
             elif isinstance(op, RegionOp):
-                region = asm.build_region(self, asm.region_data(op, plan.groups))
+                given = asm.caller_values(plan) if plan is root.plan else ()
+                region = asm.build_region(self, asm.region_data(op, plan.groups, given))
                 self._regions.append(region)
                 self._program.append(_RegionCall(self, op, region))
         # runs of ordinary layers that "checkpoint" mode recomputes in backward

@@ -116,9 +116,9 @@ class _RegionFunction(torch.autograd.Function):
             if y is t or y.dtype == t.dtype:
                 residuals.append(None)
             elif s in own.values and s not in region.outputs[k + 1:]:
-                residuals.append(_update(t, y, -1, True).to(out_dtype))  # the stream is done: reuse it
+                residuals.append(value(_update(t, y, -1, True)).to(out_dtype))  # the stream is done: reuse it
             else:
-                residuals.append(_update(t, y, -1, False).to(out_dtype))
+                residuals.append(value(_update(t, y, -1, False)).to(out_dtype))
             del t
             outs.append(y)
         env.clear()
@@ -138,13 +138,14 @@ class _RegionFunction(torch.autograd.Function):
                 if s in region.free and _releasable(x, outs):
                     ctx.freed.append((s, x))
                     x.data.untyped_storage().resize_(0)
-        # A leaf input (the caller's batch) is its own reference for the inversion error: no
-        # samples of it are kept (they would sit at the peak), only a weak reference, which
-        # never keeps it alive (if the caller lets it go first, that input goes unmeasured).
+        # An input the caller passed to the model (``given``: its batch) is its own reference
+        # for the inversion error: no samples of it are kept (they would sit at the peak), only
+        # a weak reference, which never keeps it alive (if the caller lets it go or edits it
+        # before backward, that input goes unmeasured).
         ctx.refs = {}
         freed = {s for s, _ in ctx.freed}
         for i, s in enumerate(region.inputs):
-            if s in ctx.samples and s not in freed and inputs[i].is_leaf:
+            if s in ctx.samples and s not in freed and s in region.given:
                 del ctx.samples[s]
                 ctx.refs[s] = (weakref.ref(inputs[i]), inputs[i]._version)
         return tuple(outs)
@@ -266,14 +267,16 @@ def _compiling() -> bool:
 
 
 class Region:
-    """A reversible region over slots: ``inputs`` -> steps -> ``outputs`` (kept), ``side`` (kept inputs)."""
+    """A reversible region over slots: ``inputs`` -> steps -> ``outputs`` (kept), ``side`` (kept inputs);
+    ``free``: inputs it may release after forward (restored in backward); ``given``: inputs that
+    are the model's own arguments (the caller's tensors)."""
 
     def __init__(self, id: str, steps: Sequence[Step], inputs: Sequence[int], outputs: Sequence[int],
-                 side: Sequence[int] = (), free: Sequence[int] = ()) -> None:
+                 side: Sequence[int] = (), free: Sequence[int] = (), given: Sequence[int] = ()) -> None:
         self.id = id
         self.steps = fuse_cat_slice(steps, tuple(outputs) + tuple(side))
         self.inputs, self.outputs = tuple(inputs), tuple(outputs)
-        self.side, self.free = tuple(side), frozenset(free)
+        self.side, self.free, self.given = tuple(side), frozenset(free), frozenset(given)
         self.rebuilt = [s for s in self.inputs if s not in self.side]
         self.track_error = True
         self.last_error: Tensor | None = None

@@ -307,7 +307,7 @@ class Invertible(Step):
             his, los = fn(*[x.hi for x in xs]), fn(*[x.lo for x in xs])  # type: ignore[union-attr]
             return [Pair(h, lo) for h, lo in zip(his, los)]
         if self.cast:
-            return [y.to(xs[0].dtype) for y in fn(*[value(x).to(dtype) for x in xs])]
+            return [y.to(value(xs[0]).dtype) for y in fn(*[value(x).to(dtype) for x in xs])]
         return list(fn(*xs))
 
     def run(self, env: dict[int, Value], dtype: torch.dtype, own: Owned | None = None,

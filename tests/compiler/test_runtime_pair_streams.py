@@ -175,9 +175,10 @@ def test_a_pair_update_is_exact_and_the_same_in_pieces(sign: int) -> None:
     assert torch.equal(back.hi, x) and not back.lo.any()  # the inverse gives x back exactly
 
 
-def test_a_leaf_input_the_caller_keeps_is_the_inversion_errors_own_reference() -> None:
+def test_the_callers_batch_is_the_inversion_errors_own_reference() -> None:
     """No samples of the caller's batch are kept for the inversion error (they would sit at
-    the peak): backward compares with the batch itself, through a weak reference."""
+    the peak): backward compares with the batch itself, through a weak reference. Inputs made
+    inside the model keep their samples (nothing else may hold them until backward)."""
     torch.manual_seed(0)
     model = C.compile(wired_revnet(8, channels=4, size=6), device="cpu")
     x = torch.randn(2, 4, 6, 6)
@@ -217,3 +218,8 @@ def test_a_pair_update_keeps_its_temporaries_small() -> None:
         out = rt._update(stream, f, 1, True)
     assert out is stream and made
     assert max(made) <= stream.hi.numel() * stream.hi.element_size() // 8
+    inner = C.compile(nested_quarter(8, 4, inplace_before=True), device="cpu")
+    y = inner(torch.randn(2, 8, 4, 4))
+    assert y.grad_fn.samples and not y.grad_fn.refs  # the ReLU's output, not the caller's
+    y.sum().backward()
+    assert inner.inversion_errors()
