@@ -459,8 +459,9 @@ def estimate(
         # checkpoint mode recomputes each region, and each run of ordinary nodes,
         # as one torch.utils.checkpoint segment, which keeps only its inputs
         "standard": walker.per_node(*walker.kept(set(), ())),
-        # the runtime keeps a region's residual streams in float64 when the model
-        # computes in a narrower type (so reconstruction error cannot compound)
+        # the runtime keeps a region's residual streams wide (float32 pairs or float64)
+        # when the model computes in float32 or narrower (so reconstruction error
+        # cannot compound): the kept outputs take 8 bytes per value
         "reversible": walker.per_node(*walker.kept(in_regions, region_outputs), wide=region_outputs,
                                       wide_bytes=stream_bytes),
         "checkpoint": walker.per_node(*walker.kept(in_regions | seg_nodes, region_inputs + seg_inputs)),
