@@ -7,9 +7,10 @@ inputs from its outputs and, in the same pass, getting gradients: a coupling
 ``a = y - s * F(b)`` and the gradients of b and of F's parameters. Parameter
 gradients are returned from the Function (optimizers, DDP hooks and clipping see
 them as usual). The streams between steps may be kept in a wider dtype
-(float64) or as compensated float32 pairs (``runtime_streams``) so reconstruction
-error does not compound with depth. Buffers the runtime made itself (widened inputs, rebuilt streams,
-gradient sums) are updated in place; the caller's tensors never are (``Owned``).
+(float64) or as compensated float32 pairs (``runtime_streams``) so that
+reconstruction error does not compound with depth. Buffers the runtime made
+itself (widened inputs, rebuilt streams, gradient sums) are updated in place;
+the caller's tensors never are (``Owned``).
 Imports only torch and the standard library: the code exporter inlines this
 file verbatim.
 """
