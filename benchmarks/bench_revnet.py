@@ -3,7 +3,8 @@
 N additive-coupling blocks, F and G each Conv3x3 -> ReLU -> Conv3x3 on half the
 channels, input B x C x H x W (16 x 64 x 16 x 16 in the published comparisons).
 Columns: plain autograd, torch.utils.checkpoint per block, revstudio (compiled
-from a generated graph), and MemCNN / RevLib when installed. Per column: median
+from a generated graph; default streams, and float32 / float64 streams), and
+MemCNN / RevLib when installed. Per column: median
 fwd+bwd time and its ratio to plain, measured peak and kept-after-forward bytes
 (revstudio.diagnostics.memory: allocator statistics on CUDA, exact live-tensor
 accounting on CPU), and the gradient error against a float64 plain reference.
@@ -166,6 +167,11 @@ def targets(results: dict[str, Any]) -> list[str]:
         best = min(others)
         out.append(f"N={last['blocks']}: revstudio peak {_mib(rs['peak_bytes'])} MiB vs best of "
                    f"MemCNN/RevLib {_mib(best)} MiB: " + ("met" if rs["peak_bytes"] <= best else "NOT met"))
+    plain = last["columns"].get("plain")
+    if plain:
+        ratio = rs["grad_error"] / plain["grad_error"] if plain["grad_error"] else math.inf
+        out.append(f"N={last['blocks']}: revstudio gradient error {rs['grad_error']:.2e} = {ratio:.2f}x plain's "
+                   f"{plain['grad_error']:.2e} (target <= 1.5x): " + ("met" if ratio <= 1.5 else "NOT met"))
     kept = [r["columns"]["revstudio"]["kept_bytes"] for r in rows]
     out.append("revstudio kept-after-forward over N=" + "/".join(str(r["blocks"]) for r in rows) + ": "
                + "/".join(_mib(k) for k in kept) + " MiB: " + ("flat" if len(set(kept)) == 1 else "NOT flat"))

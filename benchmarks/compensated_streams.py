@@ -8,7 +8,8 @@ streams, gradients in float32) on the RevNet of bench_revnet.py, with the stream
 as float32, float64, or float32 + a correction in bfloat16 / float16 / float16
 scaled by the ulp of hi / float32, and reports the gradient error against float64
 plain autograd (bench_revnet.py's metric and inputs: its float32 and float64 rows
-are reproduced exactly).
+are reproduced exactly). The ``runtime`` row runs the revstudio runtime itself with
+its compensated float32 streams (``stream_dtype = "float32x2"``, the f32+f32 kind).
 
     python benchmarks/compensated_streams.py --blocks 4 16 64 --batch 16
 """
@@ -24,7 +25,8 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from revnet_models import make_functions  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's revstudio
+from revnet_models import make_functions, revstudio_model  # noqa: E402
 
 Stream = Any  # a tensor, or (hi, lo) / (hi, lo, ulp) for compensated streams
 
@@ -126,11 +128,21 @@ def plain_grads(fns: list, x: torch.Tensor, w: torch.Tensor, dtype: torch.dtype)
     return torch.cat([p.grad.double().flatten() for f, g in fns for m in (f, g) for p in m.parameters()])
 
 
+def runtime_grads(fns: list, x: torch.Tensor, w: torch.Tensor, stream: Any = "float32x2") -> torch.Tensor:
+    """The same gradients from the runtime itself (``model.stream_dtype = stream``)."""
+    model, params = revstudio_model(fns, x.shape[1], x.shape[2])
+    model.stream_dtype = stream
+    (model(x) * w).sum().backward()
+    return torch.cat([p.grad.double().flatten() for p in params])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--blocks", type=int, nargs="+", default=[4, 16, 64])
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0, help="bench_revnet.py's --seed (inputs drawn as it does)")
+    parser.add_argument("--kinds", nargs="+", default=[*KINDS, "runtime"], choices=[*KINDS, "runtime"],
+                        help="rows to run; runtime: the revstudio runtime with its float32x2 streams")
     args = parser.parse_args()
     torch.set_num_threads(1)
     gen = torch.Generator().manual_seed(args.seed + 1)
@@ -143,11 +155,14 @@ def main() -> None:
         ref = plain_grads(fns, x, w, torch.float64)
         plain = float((plain_grads(fns, x, w, torch.float32) - ref).norm() / ref.norm())
         print(f"| {blocks} | plain autograd | - | {plain:.3g} | 1.00 | - |")
-        for name, kind in KINDS.items():
+        for name in args.kinds:
             start = time.perf_counter()
-            grads = reversible_grads(fns, x, w, kind)
+            if name == "runtime":
+                grads, size = runtime_grads(fns, x, w), 8
+            else:
+                grads, size = reversible_grads(fns, x, w, KINDS[name]), KINDS[name].bytes_per_value()
             err = float((grads - ref).norm() / ref.norm())
-            print(f"| {blocks} | {name} | {kind.bytes_per_value()} | {err:.3g} | {err / plain:.2f} "
+            print(f"| {blocks} | {name} | {size} | {err:.3g} | {err / plain:.2f} "
                   f"| {time.perf_counter() - start:.2f} |")
 
 

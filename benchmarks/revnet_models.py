@@ -196,9 +196,9 @@ class _InputNeedsGrad(nn.Module):
         return self.body(x.detach().requires_grad_())
 
 
-def _f32_streams(built: Built) -> Built:
+def _streams(built: Built, stream: Any) -> Built:
     model, params = built
-    model.stream_dtype = torch.float32  # type: ignore[assignment]
+    model.stream_dtype = stream  # type: ignore[assignment]
     return model, params
 
 
@@ -206,9 +206,10 @@ COLUMNS: dict[str, Callable[..., Built]] = {
     "plain": lambda fns, c, s, **kw: plain_model(fns),
     "checkpoint": lambda fns, c, s, **kw: plain_model(fns, per_block_checkpoint=True),
     "revstudio": lambda fns, c, s, **kw: revstudio_model(fns, c, s, **kw),
-    # the same model with its residual streams in float32 too: the runtime's
-    # float64 streams are what keeps its gradients as accurate as plain autograd's
-    "revstudio-f32streams": lambda fns, c, s, **kw: _f32_streams(revstudio_model(fns, c, s, **kw)),
+    # the same model with its residual streams (model.stream_dtype) in float32 (the usual
+    # approach) and in float64 instead of the default compensated float32 pairs ("float32x2")
+    "revstudio-f32streams": lambda fns, c, s, **kw: _streams(revstudio_model(fns, c, s, **kw), torch.float32),
+    "revstudio-f64streams": lambda fns, c, s, **kw: _streams(revstudio_model(fns, c, s, **kw), torch.float64),
     "memcnn": lambda fns, c, s, **kw: memcnn_model(fns),
     "revlib": lambda fns, c, s, **kw: revlib_model(fns),
 }

@@ -141,7 +141,7 @@ def test_memory_top_human_listing(small: str, capsys: pytest.CaptureFixture[str]
     for mode in ("standard", "reversible", "checkpoint"):
         assert f"{mode}: peak " in out
     assert out.count("largest live tensors") == 3 and "allocated at" in out
-    assert "revstudio/compiler/runtime.py" in out  # reversible peak tensors come from the runtime
+    assert "revstudio/compiler/runtime" in out  # reversible peak tensors come from the runtime (runtime*.py)
 
 
 def test_subprocess_has_no_traceback(tmp_path: Path) -> None:

@@ -78,7 +78,8 @@ class RegionWriter:
         attr = "_" + ex.names.name(str(op.id), key=("region", op.id), fallback="region")
         ex.regions[op.id] = attr
         try:
-            data = assembly.region_data(op, plan.groups)
+            given = assembly.caller_values(plan) if plan is self.w.plan else ()
+            data = assembly.region_data(op, plan.groups, given)
         except ValueError as exc:
             from . import CodegenError
 
@@ -154,9 +155,9 @@ def _flat(value: Any) -> str:
     raise TypeError(f"region data holds a {type(value).__name__}, which is not plain data")
 
 
-STREAM_HELPER = '''def region_dtypes(module: nn.Module, x: torch.Tensor) -> tuple[torch.dtype, torch.dtype | None]:
-    """(compute dtype, stream dtype) of a reversible region, picked as revstudio.compile does:
-    layers compute in the dtype of the weights, the streams in ``{stream}``'s choice."""
+STREAM_HELPER = '''def region_dtypes(module: nn.Module, x: torch.Tensor) -> tuple[torch.dtype, torch.dtype | str | None]:
+    """(compute dtype, streams) of a reversible region, picked as revstudio.compile does:
+    layers compute in the dtype of the weights, the streams are kept as ``{stream}`` chooses."""
     dtype = next((p.dtype for p in module.parameters() if p.is_floating_point()), x.dtype)
     return dtype, {stream}(dtype, x.device)
 '''

@@ -15,12 +15,12 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from .runtime import Affine, Cat, Coupling, Invertible, Region, Slice, Step, restored_batch_stats
+from .runtime import FLOAT32X2, Affine, Cat, Coupling, Invertible, Region, Slice, Step, restored_batch_stats
 
 # ---- regions ------------------------------------------------------------------
 
 
-# Region data: {"id": str, "steps": [step, ...], "inputs"/"outputs"/"side"/"free": [value, ...]}.
+# Region data: {"id": str, "steps": [step, ...], "inputs"/"outputs"/"side"/"free"/"given": [value, ...]}.
 # A step is one of
 #   {"kind": "coupling", "a": value, "b": [value, ...], "output": value, "sign": 1 | -1, "f": value,
 #    "body": [{"module": name, "inputs": [value, ...], "outputs": [value, ...]}, ...]}
@@ -32,7 +32,7 @@ def build_region(owner: nn.Module, data: Mapping[str, Any]) -> Region:
     """The ``runtime.Region`` that ``data`` describes, over the layers (attributes) of ``owner``.
 
     Values become slots numbered in the order they are first met: the steps
-    first, then the region's inputs, outputs, side and free values.
+    first, then the region's inputs, outputs, side, free and given values.
     """
     slots: dict[str, int] = {}
 
@@ -43,7 +43,8 @@ def build_region(owner: nn.Module, data: Mapping[str, Any]) -> Region:
     for step in data["steps"]:
         _add_steps(owner, step, slot, steps)
     return Region(data["id"], steps, [slot(v) for v in data["inputs"]], [slot(v) for v in data["outputs"]],
-                  [slot(v) for v in data["side"]], [slot(v) for v in data["free"]])
+                  [slot(v) for v in data["side"]], [slot(v) for v in data["free"]],
+                  [slot(v) for v in data.get("given", ())])
 
 
 def _add_steps(owner: nn.Module, step: Mapping[str, Any], slot: Callable[[str], int], out: list[Step]) -> None:
@@ -130,22 +131,26 @@ def invert_region(region: Region, ys: Sequence[torch.Tensor], output_at: Sequenc
                   input_at: Sequence[int], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
     """A group body's inputs rebuilt from its outputs: ``ys[i]`` is ``region.outputs[output_at[i]]``,
     result ``j`` is ``region.inputs[input_at[j]]``."""
-    env = {region.outputs[p]: y for p, y in zip(output_at, ys)}
+    env: dict[int, Any] = {region.outputs[p]: y for p, y in zip(output_at, ys)}
     for step in reversed(region.steps):
         step.inverse(env, dtype)
     return tuple(env[region.inputs[p]] for p in input_at)
 
 
-def stream_dtype(dtype: torch.dtype, device: torch.device) -> torch.dtype | None:
-    """The dtype of a region's residual streams for layers computing in ``dtype`` (None: the same).
+def stream_dtype(dtype: torch.dtype, device: torch.device) -> torch.dtype | str | None:
+    """How a region keeps its residual streams for layers computing in ``dtype`` (None: in
+    the dtype of its inputs).
 
-    float32 (and narrower) models keep their streams in float64: the couplings still
-    run in the model's dtype, but rebuilding activations in backward does not drift
-    with depth. MPS has no float64.
+    float32 models keep each stream as a compensated pair of float32 tensors
+    (``FLOAT32X2``: a value and its rounding error), float16/bfloat16 models in
+    float64: the couplings still run in the model's dtype, but rebuilding
+    activations in backward does not drift with depth. A pair is as accurate as a
+    float64 stream and takes as many bytes, but layers read its float32 value
+    without a converted copy. MPS has no float64 (and pairs are untested there).
     """
     if device.type == "mps" or dtype not in (torch.float32, torch.float16, torch.bfloat16):
         return None
-    return torch.float64
+    return FLOAT32X2 if dtype == torch.float32 else torch.float64
 
 
 # Coupling functions are small objects rather than closures or bound methods: copy.deepcopy
@@ -233,10 +238,18 @@ def copies_inputs(module: nn.Module, inputs: Iterable[str], shared: Iterable[str
 # ---- from the plan (read at build and export time; torch-free, never inlined) -----
 
 
-def region_data(op: Any, groups: Mapping[str, Any]) -> dict[str, Any]:
-    """The plain data of a plan's ``RegionOp`` (``groups``: the plan's body plans by key)."""
+def region_data(op: Any, groups: Mapping[str, Any], given: Iterable[str] = ()) -> dict[str, Any]:
+    """The plain data of a plan's ``RegionOp`` (``groups``: the plan's body plans by key;
+    ``given``: values the caller passes in, see :func:`caller_values`)."""
+    caller = set(given)
     return {"id": op.id, "steps": [_step_data(s, groups) for s in op.steps], "inputs": list(op.inputs),
-            "outputs": list(op.outputs), "side": list(op.side), "free": list(op.free)}
+            "outputs": list(op.outputs), "side": list(op.side), "free": list(op.free),
+            "given": [v for v in op.inputs if v in caller]}
+
+
+def caller_values(plan: Any) -> set[str]:
+    """The values of a top-level plan that are the model's forward arguments (the caller's)."""
+    return {op.output for op in plan.inputs}
 
 
 def _step_data(step: Any, groups: Mapping[str, Any]) -> dict[str, Any]:

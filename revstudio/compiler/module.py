@@ -42,7 +42,8 @@ class _Executor(nn.Module):
                 module = getattr(self, op.module)
                 self._program.append(_NodeCall(module, op, asm.copies_inputs(module, op.inputs, shared)))
             elif isinstance(op, RegionOp):
-                region = asm.build_region(self, asm.region_data(op, plan.groups))
+                given = asm.caller_values(plan) if plan is root.plan else ()
+                region = asm.build_region(self, asm.region_data(op, plan.groups, given))
                 self._regions.append(region)
                 self._program.append(_RegionCall(self, op, region))
         # what adds to the log-determinant: flow layers and regions holding flow steps, in order
@@ -193,12 +194,13 @@ class _Builder:
         self.graph: Graph | None = graph
         self.plan, self.device, self.dtype = plan, device, dtype
         self.mode = "reversible"
-        self.stream_dtype: torch.dtype | None = None  # None: automatic
+        self.stream_dtype: torch.dtype | str | None = None  # None: automatic
 
-    def stream_for(self, dtype: torch.dtype) -> torch.dtype | None:
-        if self.stream_dtype is not None:
-            return self.stream_dtype
-        return asm.stream_dtype(dtype, self.device)
+    def stream_for(self, dtype: torch.dtype) -> torch.dtype | str | None:
+        choice = self.stream_dtype
+        if choice is None or (rt.is_pair(choice) and dtype != torch.float32):
+            return asm.stream_dtype(dtype, self.device)  # pairs are float32: other models keep theirs
+        return choice
 
 
 class CompiledModel(_Executor):
@@ -226,12 +228,24 @@ class CompiledModel(_Executor):
         self._root.mode = value
 
     @property
-    def stream_dtype(self) -> torch.dtype | None:
-        """The dtype of the residual streams inside regions (None: float64 for float32 models)."""
+    def stream_dtype(self) -> torch.dtype | str | None:
+        """How regions keep their residual streams (what backward rebuilds activations from).
+
+        A dtype (``torch.float64``: rebuilt without drift; ``torch.float32``: half the
+        memory, reconstruction error compounds with depth), ``"float32x2"``
+        (``revstudio.compiler.runtime.FLOAT32X2``: a float32 value plus a float32
+        correction, as accurate as float64 and read by layers without a copy; float32
+        models only, others keep their automatic choice), or None (automatic:
+        ``"float32x2"`` for float32 models, float64 for float16/bfloat16 ones, the
+        model's own dtype for float64 models and on MPS).
+        """
         return self._root.stream_dtype
 
     @stream_dtype.setter
-    def stream_dtype(self, value: torch.dtype | None) -> None:
+    def stream_dtype(self, value: torch.dtype | str | None) -> None:
+        if not (value is None or isinstance(value, torch.dtype) or rt.is_pair(value)):
+            raise ValueError(f"stream_dtype {value!r} is not known; use a torch dtype, "
+                             f"{rt.FLOAT32X2!r} or None (automatic)")
         self._root.stream_dtype = value
 
     @property

@@ -7,13 +7,15 @@ inputs from its outputs and, in the same pass, getting gradients: a coupling
 ``a = y - s * F(b)`` and the gradients of b and of F's parameters. Parameter
 gradients are returned from the Function (optimizers, DDP hooks and clipping see
 them as usual). The streams between steps may be kept in a wider dtype
-(float64 for a float32 model) so reconstruction error does not compound with
-depth. Buffers the runtime made itself (widened inputs, rebuilt streams,
-gradient sums) are updated in place; the caller's tensors never are (``Owned``).
+(float64) or as compensated float32 pairs (``runtime_streams``) so that
+reconstruction error does not compound with depth. Buffers the runtime made
+itself (widened inputs, rebuilt streams, gradient sums) are updated in place;
+the caller's tensors never are (``Owned``).
 Imports only torch and the standard library: the code exporter inlines this
 file verbatim.
 """
 import contextlib
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,20 +36,24 @@ from .runtime_steps import (  # noqa: F401 - re-exported: the runtime's public s
     _accumulate,
     _owners,
     _params_of,
-    _shares,
-    _update,
     frozen_batch_stats,
     fuse_cat_slice,
     restored_batch_stats,
 )
+from .runtime_streams import (  # noqa: F401 - re-exported
+    FLOAT32X2,
+    Pair,
+    Value,
+    _shares,
+    _update,
+    exact,
+    is_pair,
+    sample,
+    to_stream,
+    value,
+)
 
 Tensor = torch.Tensor
-
-
-def _sample(x: Tensor, k: int = 256) -> Tensor:
-    """``k`` values spread evenly over ``x`` (the same ones every time; copies only those)."""
-    flat = torch.linspace(0, x.numel() - 1, min(k, x.numel()), device=x.device).long()
-    return x[torch.unravel_index(flat, x.shape)]
 
 
 def _releasable(x: Tensor, outputs: Sequence[Tensor]) -> bool:
@@ -65,7 +71,7 @@ class _RegionFunction(torch.autograd.Function):
     """Forward without storing activations; backward rebuilds them step by step (fused)."""
 
     @staticmethod
-    def forward(ctx, region: "Region", dtype: torch.dtype, stream: torch.dtype, n_in: int,  # type: ignore[override]
+    def forward(ctx, region: "Region", dtype: torch.dtype, stream: torch.dtype | str, n_in: int,  # type: ignore[override]
                 *args: Tensor) -> tuple[Tensor, ...]:
         inputs = args[:n_in]
         ctx.region, ctx.dtype, ctx.n_in = region, dtype, n_in
@@ -73,16 +79,16 @@ class _RegionFunction(torch.autograd.Function):
         device = inputs[0].device
         ctx.autocast = (device.type, torch.is_autocast_enabled(device.type), torch.get_autocast_dtype(device.type))
         own = Owned()
-        env: dict[int, Tensor] = {}
+        env: dict[int, Value] = {}
         for s, x in zip(region.inputs, inputs):
-            env[s] = x.to(stream)
+            env[s] = to_stream(x, stream, copy=s not in region.side)
             if env[s] is not x and s not in region.side:
                 own.values.add(s)  # a converted copy: the runtime's to overwrite
         ctx.side = [env[s] for s in region.side]
         ctx.samples = {}
         if region.track_error:
             for s in region.rebuilt:
-                ctx.samples[s] = _sample(env[s])
+                ctx.samples[s] = sample(env[s])
         ctx.rng = {}
         for i, step in enumerate(region.steps):
             if step.stochastic:
@@ -90,12 +96,23 @@ class _RegionFunction(torch.autograd.Function):
             step.run(env, dtype, own, region.dead_after[i])
             for s in region.dead_after[i]:
                 env.pop(s, None)
-        logdet = env.pop(LOGDET, None)
+        found = env.pop(LOGDET, None)  # a tensor (the slot never holds a pair)
+        logdet = None if found is None else value(found)
         out_dtype = inputs[0].dtype
         outs: list[Tensor] = []
         residuals: list[Tensor | None] = []
         for k, s in enumerate(region.outputs):
             t = env[s]
+            if isinstance(t, Pair):
+                # hi is the float32 rounding of the stream and lo exactly what it left out:
+                # hand out hi, keep lo as the residual (no arithmetic, no copy)
+                y = t.hi.to(out_dtype)
+                if any(_shares(y, x) for x in inputs):
+                    y = y.clone()
+                outs.append(y)
+                residuals.append(t.lo)
+                del t
+                continue
             y = t.to(out_dtype)
             if y is t and any(_shares(y, x) for x in inputs):
                 y = y.clone()  # never hand out a view of an input from a custom Function
@@ -104,9 +121,9 @@ class _RegionFunction(torch.autograd.Function):
             if y is t or y.dtype == t.dtype:
                 residuals.append(None)
             elif s in own.values and s not in region.outputs[k + 1:]:
-                residuals.append(_update(t, y, -1, True).to(out_dtype))  # the stream is done: reuse it
+                residuals.append(value(_update(t, y, -1, True)).to(out_dtype))  # the stream is done: reuse it
             else:
-                residuals.append(_update(t, y, -1, False).to(out_dtype))
+                residuals.append(value(_update(t, y, -1, False)).to(out_dtype))
             del t
             outs.append(y)
         env.clear()
@@ -126,6 +143,16 @@ class _RegionFunction(torch.autograd.Function):
                 if s in region.free and _releasable(x, outs):
                     ctx.freed.append((s, x))
                     x.data.untyped_storage().resize_(0)
+        # An input the caller passed to the model (``given``: its batch) is its own reference
+        # for the inversion error: no samples of it are kept (they would sit at the peak), only
+        # a weak reference, which never keeps it alive (if the caller lets it go or edits it
+        # before backward, that input goes unmeasured).
+        ctx.refs = {}
+        freed = {s for s, _ in ctx.freed}
+        for i, s in enumerate(region.inputs):
+            if s in ctx.samples and s not in freed and s in region.given:
+                del ctx.samples[s]
+                ctx.refs[s] = (weakref.ref(inputs[i]), inputs[i]._version)
         if region.flow:  # the log-determinant is one more output, so its gradient reaches backward
             logdet = inputs[0].new_zeros(inputs[0].shape[0], dtype=dtype) if logdet is None else logdet.clone()
             return (*outs, logdet)
@@ -138,19 +165,25 @@ class _RegionFunction(torch.autograd.Function):
         own = Owned()
         own.unneeded = frozenset(s for i, s in enumerate(region.inputs) if not ctx.needs_input_grad[4 + i]
                                  and region.inputs.count(s) == 1)
-        env: dict[int, Tensor] = {}
+        env: dict[int, Value] = {}
         y = r = None
+        keeps = _keeps_graph()
         kept = _kept_outputs(ctx, region)
         for s, y, r in zip(region.outputs, kept, ctx.residuals):
             if r is None:
                 env[s] = y  # the caller's output: never overwritten
+            elif is_pair(ctx.stream):
+                # the pair is the output (a copy: the caller's tensor is never overwritten) and
+                # the residual, taken over unless another backward will ask for it
+                env[s] = Pair(y.to(torch.float32, copy=True), r.clone() if keeps or _overlapping(r) else r)
+                own.values.add(s)
             else:
                 env[s] = _update(y.to(ctx.stream), r, 1, True)
                 own.values.add(s)
         del kept, y, r  # (the loop's names would keep the last output and residual alive)
         if len(set(region.outputs)) != len(region.outputs):
             own.values.clear()  # one tensor under two slots: overwrite neither
-        if not _keeps_graph():
+        if not keeps:
             ctx.residuals = None  # folded into the wide streams; no second backward will ask
         env.update({s: t for s, t in zip(region.side, ctx.side)})
         grads: dict[int, Tensor] = {}
@@ -171,12 +204,19 @@ class _RegionFunction(torch.autograd.Function):
                         step.backward(env, grads, pgrads, ctx.dtype, own)
                 else:
                     step.backward(env, grads, pgrads, ctx.dtype, own)
-        if ctx.samples:
+        if ctx.samples or ctx.refs:
             errs = []
             for s, ref in ctx.samples.items():
-                rec = _sample(env[s])
+                rec = sample(env[s])
                 errs.append((ref - rec).norm() / ref.norm().clamp_min(torch.finfo(ref.dtype).tiny))
-            region.last_error = torch.stack(errs).max().detach()
+            for s, (alive, version) in ctx.refs.items():
+                x = alive()
+                if x is None or x._version != version or x.untyped_storage().nbytes() == 0:
+                    continue  # gone or changed since the forward: nothing to compare with
+                rec = sample(env[s])
+                ref = sample(x.detach()).to(rec.dtype)
+                errs.append((ref - rec).norm() / ref.norm().clamp_min(torch.finfo(ref.dtype).tiny))
+            region.last_error = torch.stack(errs).max().detach() if errs else None
         with torch.no_grad():
             for s, x in ctx.freed:
                 # restore through .data: the producer may have saved this very tensor (an
@@ -186,7 +226,7 @@ class _RegionFunction(torch.autograd.Function):
                 rebuilt = env.pop(s, None)
                 if rebuilt is not None and x.data.untyped_storage().nbytes() == 0:
                     x.data.untyped_storage().resize_(x.numel() * x.element_size())
-                    x.data.copy_(rebuilt)
+                    x.data.copy_(value(rebuilt))
                 del rebuilt
         in_grads = []
         for i, s in enumerate(region.inputs):
@@ -217,6 +257,11 @@ def _kept_outputs(ctx: Any, region: "Region") -> list[Tensor]:
     return outs
 
 
+def _overlapping(t: Tensor) -> bool:
+    """Whether elements of ``t`` share memory (an expanded tensor: no in-place writes)."""
+    return any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape))
+
+
 def _keeps_graph() -> bool:
     """Whether the running backward keeps the graph (``retain_graph``); True when unknown."""
     probe = getattr(torch._C._autograd, "_get_current_graph_task_keep_graph", None)
@@ -232,14 +277,16 @@ def _compiling() -> bool:
 
 
 class Region:
-    """A reversible region over slots: ``inputs`` -> steps -> ``outputs`` (kept), ``side`` (kept inputs)."""
+    """A reversible region over slots: ``inputs`` -> steps -> ``outputs`` (kept), ``side`` (kept inputs);
+    ``free``: inputs it may release after forward (restored in backward); ``given``: inputs that
+    are the model's own arguments (the caller's tensors)."""
 
     def __init__(self, id: str, steps: Sequence[Step], inputs: Sequence[int], outputs: Sequence[int],
-                 side: Sequence[int] = (), free: Sequence[int] = ()) -> None:
+                 side: Sequence[int] = (), free: Sequence[int] = (), given: Sequence[int] = ()) -> None:
         self.id = id
         self.steps = fuse_cat_slice(steps, tuple(outputs) + tuple(side))
         self.inputs, self.outputs = tuple(inputs), tuple(outputs)
-        self.side, self.free = tuple(side), frozenset(free)
+        self.side, self.free, self.given = tuple(side), frozenset(free), frozenset(given)
         self.rebuilt = [s for s in self.inputs if s not in self.side]
         self.track_error = True
         self.last_error: Tensor | None = None
@@ -260,13 +307,14 @@ class Region:
         self.param_list: list[nn.Parameter] = []
         self._tree: list[nn.Module] | None = None
 
-    def run(self, inputs: Sequence[Tensor], dtype: torch.dtype, stream: torch.dtype | None = None,
+    def run(self, inputs: Sequence[Tensor], dtype: torch.dtype, stream: torch.dtype | str | None = None,
             in_place: bool = False) -> tuple[Tensor, ...]:
         """Plain execution (autograd records everything): the "standard" mode and no-grad inference.
 
         ``in_place`` (only without autograd): update the streams the runtime owns in place.
         """
-        env = {s: (x.to(stream) if stream is not None else x) for s, x in zip(self.inputs, inputs)}
+        env: dict[int, Value] = {s: to_stream(x, stream, copy=in_place and s not in self.side)
+                                 for s, x in zip(self.inputs, inputs)}
         own = None
         if in_place:
             own = Owned()
@@ -276,11 +324,14 @@ class Region:
             for s in self.dead_after[i]:
                 env.pop(s, None)
         out_dtype = inputs[0].dtype
-        self.logdet = env.get(LOGDET)
-        return tuple(env[s].to(out_dtype) for s in self.outputs)
+        found = env.get(LOGDET)
+        self.logdet = None if found is None else value(found)
+        return tuple(value(env[s]).to(out_dtype) for s in self.outputs)
 
     def __call__(self, inputs: Sequence[Tensor], mode: str, dtype: torch.dtype,
-                 stream: torch.dtype | None = None) -> tuple[Tensor, ...]:
+                 stream: torch.dtype | str | None = None) -> tuple[Tensor, ...]:
+        """Runs the region; ``stream``: how its residual streams are kept (a dtype, ``FLOAT32X2``
+        for compensated float32 pairs, None: as the inputs)."""
         if mode == "standard":
             return self.run(inputs, dtype)
         if mode == "checkpoint":
@@ -315,21 +366,21 @@ class Region:
 
     @torch.no_grad()
     def inversion_error(self, inputs: Sequence[Tensor], dtype: torch.dtype,
-                        stream: torch.dtype | None = None) -> float:
+                        stream: torch.dtype | str | None = None) -> float:
         """|x - f^-1(f(x))| / |x| over the region's rebuilt inputs, measured on demand."""
-        env = {s: (x.to(stream) if stream is not None else x) for s, x in zip(self.inputs, inputs)}
+        env: dict[int, Value] = {s: to_stream(x, stream) for s, x in zip(self.inputs, inputs)}
         ref = {s: env[s] for s in self.rebuilt}
         for step in self.steps:
             step.run(env, dtype)
         env = {s: env[s] for s in set(self.outputs) | set(self.side)}
         for step in reversed(self.steps):
             step.inverse(env, dtype)
-        errs = [float((ref[s] - env[s]).norm() / ref[s].norm().clamp_min(1e-30)) for s in ref]
+        errs = [float((exact(ref[s]) - exact(env[s])).norm() / exact(ref[s]).norm().clamp_min(1e-30)) for s in ref]
         return max(errs) if errs else 0.0
 
 
 def _reversible_impl(region: Region, inputs: Sequence[Tensor], dtype: torch.dtype,
-                     stream: torch.dtype) -> tuple[Tensor, ...]:
+                     stream: torch.dtype | str) -> tuple[Tensor, ...]:
     return _RegionFunction.apply(region, dtype, stream, len(inputs), *inputs, *region.param_list)
 
 

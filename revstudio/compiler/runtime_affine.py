@@ -14,8 +14,22 @@ import torch
 from torch import nn
 
 from .runtime_steps import LOGDET, Owned, Step, _accumulate, _add_logdet, _is_stochastic
+from .runtime_streams import Pair, Value, exact, value
 
 Tensor = torch.Tensor
+
+
+def _wide(v: Value) -> Tensor:
+    """A stream value to scale: a compensated pair as float64 (``hi + lo``), a tensor as it is."""
+    return exact(v) if isinstance(v, Pair) else v
+
+
+def _narrow(ref: Value, y: Tensor) -> Value:
+    """``y`` (from :func:`_wide`) back as a stream value of ``ref``'s kind."""
+    if isinstance(ref, Pair):
+        hi = y.to(torch.float32)
+        return Pair(hi, (y - hi.double()).to(torch.float32))
+    return y
 
 
 class Affine(Step):
@@ -29,20 +43,28 @@ class Affine(Step):
         self.modules = [module]
         self.stochastic = _is_stochastic(self.modules)
 
-    def scale_shift(self, x1: Tensor, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
+    def scale_shift(self, x1: Value, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
         """(log-scale, shift) from the net, in the compute dtype."""
         scale_shift: Any = self.module._scale_shift
-        return scale_shift(x1.to(dtype))
+        return scale_shift(value(x1).to(dtype))
 
-    def _record(self, env: dict[int, Tensor], s: Tensor) -> None:
+    def _record(self, env: dict[int, Any], s: Tensor) -> None:
         logdet = s.flatten(1).sum(1)
         self.module.logdet = logdet  # what the module itself reports after a forward
         _add_logdet(env, logdet)
 
-    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+    def run(self, env: dict[int, Value], dtype: torch.dtype, own: Owned | None = None,
             dying: frozenset[int] = frozenset()) -> None:
         s, t = self.scale_shift(env[self.b], dtype)
         x2 = env[self.a]
+        if isinstance(x2, Pair):  # y2 = x2 * exp(s) + t, rounded back to a compensated pair
+            wide = _wide(x2)
+            env[self.out] = _narrow(x2, wide * torch.exp(s).to(wide.dtype) + t.to(wide.dtype))
+            if own is not None:
+                own.values.discard(self.a)
+                own.values.add(self.out)
+            self._record(env, s)
+            return
         if own is not None and self.a in own.values and self.a in dying:
             y2 = x2.mul_(torch.exp(s).to(x2.dtype)).add_(t.to(x2.dtype))  # a stream the runtime owns
             own.values.discard(self.a)
@@ -53,28 +75,31 @@ class Affine(Step):
             own.values.add(self.out)
         self._record(env, s)
 
-    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+    def inverse(self, env: dict[int, Value], dtype: torch.dtype) -> None:
         y2 = env.pop(self.out)
         s, t = self.scale_shift(env[self.b], dtype)
-        env[self.a] = (y2 - t.to(y2.dtype)) * torch.exp(-s).to(y2.dtype)
+        wide = _wide(y2)
+        # divided by the very exp(s) forward multiplied by (exp(-s) would be another rounding)
+        env[self.a] = _narrow(y2, (wide - t.to(wide.dtype)) / torch.exp(s).to(wide.dtype))
 
-    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
+    def backward(self, env: dict[int, Value], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
                  dtype: torch.dtype, own: Owned | None = None) -> None:
         own = own or Owned()
         gy = grads.pop(self.out, None)
         gld = grads.get(LOGDET)
         need = gy is not None or gld is not None
         with torch.set_grad_enabled(need):
-            x1 = env[self.b].detach().to(dtype).requires_grad_(need and self.b not in own.unneeded)
+            x1 = value(env[self.b]).detach().to(dtype).requires_grad_(need and self.b not in own.unneeded)
             s, t = self.scale_shift(x1, dtype)
         y2 = env.pop(self.out)
         own.values.discard(self.out)
         with torch.no_grad():  # the rebuilt input, from the same (s, t) the gradients use
             sd, td = s.detach(), t.detach()
-            centred = y2 - td.to(y2.dtype)  # = x2 * exp(s): also d loss / d s per unit gradient
-            env[self.a] = centred * torch.exp(-sd).to(y2.dtype)
+            wide = _wide(y2)
+            centred = wide - td.to(wide.dtype)  # = x2 * exp(s): also d loss / d s per unit gradient
+            env[self.a] = _narrow(y2, centred / torch.exp(sd).to(wide.dtype))
             own.values.add(self.a)
-        del y2
+        del y2, wide
         if not need:
             return
         outputs: list[Tensor] = []

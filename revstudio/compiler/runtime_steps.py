@@ -4,6 +4,7 @@ A step reads and writes numbered value slots: ``Coupling`` (``y = a + s * F(b)``
 with the fused backward), ``Invertible`` (any module with ``inverse``), ``Slice``,
 ``Cat`` and ``Rename``; plus the bookkeeping they share (owned buffers updated in
 place, random-state replay, batch statistics frozen during recomputation).
+Slot values are streams of ``runtime_streams`` (a tensor or a compensated pair).
 ``runtime`` runs a list of steps as one autograd Function. Imports only torch and
 the standard library: the code exporter inlines this file verbatim.
 """
@@ -13,6 +14,8 @@ from typing import Any
 
 import torch
 from torch import nn
+
+from .runtime_streams import Pair, Value, _update, cat, fresh_alias, like, shares, split, value, whole
 
 Tensor = torch.Tensor
 
@@ -144,57 +147,13 @@ def _accumulate(acc: dict[int, Tensor], owned: set[int], key: int, g: Tensor | N
         owned.add(key)
 
 
-def _whole(parts: Sequence[Tensor], sizes: Sequence[int], dim: int) -> Tensor | None:
-    """The tensor whose split into ``sizes`` along ``dim`` are exactly ``parts`` (in order),
-    or None: concatenating such parts is that tensor, without a copy."""
-    base = parts[0]._base
-    if base is None or base.dim() <= dim or base.shape[dim] != sum(sizes):
-        return None
-    for part, view in zip(parts, torch.split(base, list(sizes), dim)):
-        if (part._base is not base or part.storage_offset() != view.storage_offset()
-                or part.shape != view.shape or part.stride() != view.stride()):
-            return None
-    return base
-
-
-def _shares(a: Tensor, b: Tensor) -> bool:
-    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
-
-
-_CHUNK_BYTES = 1 << 18
-_MIN_PIECES = 8
-
-
-def _update(y: Tensor, f: Tensor, sign: int, in_place: bool) -> Tensor:
-    """``y + sign * f`` in y's dtype (the stream's: float64 streams stay float64).
-
-    A narrow ``f`` is widened before the arithmetic (a mixed-dtype op makes the
-    same widened copy internally, ~2x slower on CPU); in place, a piece at a time
-    along the batch, so no widened copy of the whole of f sits next to the stream.
-    """
-    in_place = in_place and y.shape == f.shape and torch.promote_types(y.dtype, f.dtype) == y.dtype
-    if not in_place:
-        f = f.to(y.dtype)
-        return torch.add(y, f) if sign > 0 else torch.sub(y, f)
-    if f.dtype == y.dtype or y.dim() == 0:
-        return y.add_(f) if sign > 0 else y.sub_(f)
-    size = y.numel() * y.element_size()
-    # pieces of at most _CHUNK_BYTES, and at least _MIN_PIECES of a stream that matters, so
-    # the widened piece stays small next to the stream itself (it is alive at the peak)
-    pieces = max(1, min(y.shape[0], max(-(-size // _CHUNK_BYTES), _MIN_PIECES if size >= _CHUNK_BYTES // 4 else 1)))
-    for yp, fp in zip(y.chunk(pieces), f.chunk(pieces)):
-        wide = fp.to(y.dtype)
-        yp.add_(wide) if sign > 0 else yp.sub_(wide)
-    return y
-
-
 # The slot of a region's log-determinant: the per-sample sum of log|det| of its flow steps
 # (AffineCoupling, ActNorm, InvConv1x1). It is no value slot (those are >= 0): forward adds
 # to it, and in backward its gradient is read, never popped, by every flow step.
 LOGDET = -1
 
 
-def _add_logdet(env: dict[int, Tensor], logdet: Tensor | None) -> None:
+def _add_logdet(env: dict[int, Any], logdet: Tensor | None) -> None:
     if logdet is not None:
         env[LOGDET] = logdet if LOGDET not in env else env[LOGDET] + logdet
 
@@ -218,16 +177,16 @@ class Step:
     def slots_read(self) -> tuple[int, ...]:
         return self.consumes + self.reads
 
-    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: "Owned | None" = None,
+    def run(self, env: dict[int, Value], dtype: torch.dtype, own: "Owned | None" = None,
             dying: frozenset[int] = frozenset()) -> None:
         """Forward: read this step's input slots, write its output slots."""
         raise NotImplementedError
 
-    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+    def inverse(self, env: dict[int, Value], dtype: torch.dtype) -> None:
         """Rebuild the input slots from the output slots (which it removes)."""
         raise NotImplementedError
 
-    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
+    def backward(self, env: dict[int, Value], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
                  dtype: torch.dtype, own: "Owned | None" = None) -> None:
         """Rebuild the inputs and, in the same pass, turn output gradients into input and
         parameter gradients (accumulated into ``grads`` / ``pgrads``)."""
@@ -261,10 +220,10 @@ class Coupling(Step):
         self.modules = list(modules)
         self.stochastic = _is_stochastic(self.modules)
 
-    def f(self, bs: Sequence[Tensor], dtype: torch.dtype) -> Tensor:
-        return self.fn(*[x.to(dtype) for x in bs])
+    def f(self, bs: Sequence[Value], dtype: torch.dtype) -> Tensor:
+        return self.fn(*[value(x).to(dtype) for x in bs])
 
-    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+    def run(self, env: dict[int, Value], dtype: torch.dtype, own: Owned | None = None,
             dying: frozenset[int] = frozenset()) -> None:
         f = self.f([env[s] for s in self.b], dtype)
         reuse = own is not None and self.a in own.values and self.a in dying
@@ -273,31 +232,35 @@ class Coupling(Step):
             own.values.discard(self.a)
             own.values.add(self.out)
 
-    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+    def inverse(self, env: dict[int, Value], dtype: torch.dtype) -> None:
         y = env.pop(self.out)
         env[self.a] = _update(y, self.f([env[s] for s in self.b], dtype), -self.sign, False)
 
-    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
+    def backward(self, env: dict[int, Value], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
                  dtype: torch.dtype, own: Owned | None = None) -> None:
         own = own or Owned()
         gy = grads.pop(self.out, None)
         gy_owned = self.out in own.grads
         need = gy is not None
-        with torch.set_grad_enabled(need):
-            b_in = [env[s].detach().to(dtype).requires_grad_(need and s not in own.unneeded) for s in self.b]
-            f = self.fn(*b_in)
         y = env.pop(self.out)
         y_owned = self.out in own.values
         own.values.discard(self.out)
+        with torch.set_grad_enabled(need):
+            b_in = []
+            for s in self.b:
+                x = value(env[s]).detach().to(dtype)
+                if y_owned and need and shares(y, x):
+                    # y is rebuilt in place below, before F's backward: its elements are the
+                    # runtime's alone, but a view of the same buffer shares the version counter
+                    x = fresh_alias(x)
+                b_in.append(x.requires_grad_(need and s not in own.unneeded))
+            f = self.fn(*b_in)
         # a = y - sign * F(b), written over y when the runtime owns it, so the output and
-        # the rebuilt input are never both alive. Done before F's backward (F's output can
-        # then go before its graph runs) unless y shares storage, and so a version
-        # counter, with an input F saved.
-        early = not any(_shares(y, x) for x in b_in)
-        if early or gy is None or not f.requires_grad:
-            env[self.a] = _update(y, f.detach(), -self.sign, y_owned)
-            own.values.add(self.a)
-            del y
+        # the rebuilt input are never both alive; done before F's backward, so F's output
+        # can go before its graph runs.
+        env[self.a] = _update(y, f.detach(), -self.sign, y_owned)
+        own.values.add(self.a)
+        del y
         if gy is None:
             return
         _accumulate(grads, own.grads, self.a, gy)
@@ -311,7 +274,7 @@ class Coupling(Step):
             if gf.dtype != f.dtype:
                 gf = gf.to(f.dtype)
             wrt = [b for b in b_in if b.requires_grad]
-            root: Any = _edge(f) if early and _edge is not None else f
+            root: Any = _edge(f) if _edge is not None else f
             if root is not f:
                 del f  # F's output is not needed by its own backward (unless its graph saved it)
             res = torch.autograd.grad(root, [*wrt, *params], gf, allow_unused=True)
@@ -319,12 +282,8 @@ class Coupling(Step):
             if len(wrt) < len(b_in):  # no gradient for inputs nobody needs
                 found = iter(res)
                 res = [next(found) if b.requires_grad else None for b in b_in] + list(found)
-            if gy_owned and any(g is not None and _shares(g, gy) for g in res):
+            if gy_owned and any(g is not None and shares(g, gy) for g in res):
                 own.grads.discard(self.a)  # F passed its gradient through: gy is shared now
-            if not early:
-                env[self.a] = _update(y, f.detach(), -self.sign, y_owned)
-                own.values.add(self.a)
-                del y
         for s, g in zip(self.b, res):
             _accumulate(grads, own.grads, s, g)
         for p, g in zip(params, res[len(self.b):]):
@@ -350,32 +309,40 @@ class Invertible(Step):
         self.stochastic = _is_stochastic(self.modules)
         self.flow = hasattr(module, "logdet")  # a flow layer records its log|det| as ``logdet``
 
-    def _call(self, fn: Callable[..., tuple[Tensor, ...]], xs: Sequence[Tensor], dtype: torch.dtype,
-              stream: torch.dtype) -> list[Tensor]:
+    def _call(self, fn: Callable[..., tuple[Tensor, ...]], xs: Sequence[Value], dtype: torch.dtype
+              ) -> list[Value]:
+        """``fn`` on stream values, giving stream values of the same kind."""
+        if xs and isinstance(xs[0], Pair):
+            if self.cast:  # computed in the model's dtype: a pair with no correction
+                return [like(xs[0], y) for y in fn(*[value(x).to(dtype) for x in xs])]
+            # no floating weights: the invertible types without them (Permute, Squeeze, Reshape,
+            # Flatten) only rearrange values, so they rearrange hi and lo alike
+            his, los = fn(*[x.hi for x in xs]), fn(*[x.lo for x in xs])  # type: ignore[union-attr]
+            return [Pair(h, lo) for h, lo in zip(his, los)]
         if self.cast:
-            return [y.to(stream) for y in fn(*[x.to(dtype) for x in xs])]
+            return [y.to(value(xs[0]).dtype) for y in fn(*[value(x).to(dtype) for x in xs])]
         return list(fn(*xs))
 
-    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+    def run(self, env: dict[int, Value], dtype: torch.dtype, own: Owned | None = None,
             dying: frozenset[int] = frozenset()) -> None:
         xs = [env[s] for s in self.consumes]
-        for s, y in zip(self.produces, self._call(self.module.__call__, xs, dtype, xs[0].dtype)):
+        for s, y in zip(self.produces, self._call(self.module.__call__, xs, dtype)):
             env[s] = y
         if self.flow:
             _add_logdet(env, getattr(self.module, "logdet", None))
         if own is not None:  # a module may return views of its inputs: own none of it
             own.values.difference_update(self.consumes)
 
-    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+    def inverse(self, env: dict[int, Value], dtype: torch.dtype) -> None:
         ys = [env.pop(s) for s in self.produces]
         inverse: Any = self.module.inverse
-        for s, x in zip(self.consumes, self._call(inverse, ys, dtype, ys[0].dtype)):
+        for s, x in zip(self.consumes, self._call(inverse, ys, dtype)):
             env[s] = x
 
-    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
+    def backward(self, env: dict[int, Value], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
                  dtype: torch.dtype, own: Owned | None = None) -> None:
         own = own or Owned()
-        stream = env[self.produces[0]].dtype
+        pair = isinstance(env[self.produces[0]], Pair)
         gys = [grads.pop(s, None) for s in self.produces]
         own.values.difference_update(self.produces)
         own.grads.difference_update(self.produces)
@@ -386,17 +353,21 @@ class Invertible(Step):
             return
         params = self.params()
         with torch.enable_grad():
-            xs = [env[s].detach().requires_grad_(True) for s in self.consumes]
-            ys = self._call(self.module.__call__, xs, dtype, stream)
-        pairs = [(y, g.to(y.dtype)) for y, g in zip(ys, gys) if g is not None and y.requires_grad]
+            # recomputed on what the layer reads (a pair's hi): gradients need no correction
+            xs = [value(env[s]).detach().requires_grad_(True) for s in self.consumes]
+            if pair:
+                ys = list(self.module(*[x.to(dtype) for x in xs] if self.cast else xs))
+            else:
+                ys = [value(y) for y in self._call(self.module.__call__, xs, dtype)]
+        outs = [(y, g.to(y.dtype)) for y, g in zip(ys, gys) if g is not None and y.requires_grad]
         logdet = getattr(self.module, "logdet", None)
         if gld is not None and logdet is not None and logdet.requires_grad:
-            pairs.append((logdet, gld.to(logdet.dtype)))
-        if not pairs:
+            outs.append((logdet, gld.to(logdet.dtype)))
+        if not outs:
             return
-        res = torch.autograd.grad([p[0] for p in pairs], [*xs, *params], [p[1] for p in pairs],
+        res = torch.autograd.grad([o[0] for o in outs], [*xs, *params], [o[1] for o in outs],
                                   allow_unused=True)
-        gdtype = pairs[0][1].dtype
+        gdtype = outs[0][1].dtype
         for s, g in zip(self.consumes, res):
             _accumulate(grads, own.grads, s, None if g is None else g.to(gdtype))
         for p, g in zip(params, res[len(xs):]):
@@ -411,20 +382,20 @@ class Slice(Step):
         self.consumes, self.produces = (src,), tuple(outs)
         self.modules = []
 
-    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+    def run(self, env: dict[int, Value], dtype: torch.dtype, own: Owned | None = None,
             dying: frozenset[int] = frozenset()) -> None:
         src = self.consumes[0]
-        for s, y in zip(self.produces, torch.split(env[src], self.sizes, self.dim)):
+        for s, y in zip(self.produces, split(env[src], self.sizes, self.dim)):
             env[s] = y
         if own is not None and src in own.values:
             own.values.discard(src)
             if src in dying:  # the parts are disjoint views nothing else reads
                 own.values.update(self.produces)
 
-    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
-        env[self.consumes[0]] = torch.cat([env.pop(s) for s in self.produces], self.dim)
+    def inverse(self, env: dict[int, Value], dtype: torch.dtype) -> None:
+        env[self.consumes[0]] = cat([env.pop(s) for s in self.produces], self.dim)
 
-    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
+    def backward(self, env: dict[int, Value], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
                  dtype: torch.dtype, own: Owned | None = None) -> None:
         own = own or Owned()
         parts = [env.pop(s) for s in self.produces]
@@ -432,13 +403,13 @@ class Slice(Step):
         src = self.consumes[0]
         # parts the runtime owns are often still the views it split off the region's
         # kept output and updated in place: then they are the whole already
-        whole = _whole(parts, self.sizes, self.dim) if own.values.issuperset(self.produces) else None
+        base = whole(parts, self.sizes, self.dim) if own.values.issuperset(self.produces) else None
         own.values.difference_update(self.produces)
         own.grads.difference_update(self.produces)
-        env[src] = whole if whole is not None else torch.cat(parts, self.dim)
+        env[src] = base if base is not None else cat(parts, self.dim)
         own.values.add(src)
         if src not in own.unneeded and any(g is not None for g in gs):
-            full = torch.cat([g if g is not None else torch.zeros_like(p) for g, p in zip(gs, parts)], self.dim)
+            full = torch.cat([g if g is not None else torch.zeros_like(value(p)) for g, p in zip(gs, parts)], self.dim)
             fresh = src not in grads
             _accumulate(grads, own.grads, src, full)
             if fresh:
@@ -453,22 +424,22 @@ class Cat(Step):
         self.consumes, self.produces = tuple(ins), (out,)
         self.modules = []
 
-    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+    def run(self, env: dict[int, Value], dtype: torch.dtype, own: Owned | None = None,
             dying: frozenset[int] = frozenset()) -> None:
         parts = [env[s] for s in self.consumes]
-        whole = None
+        base = None
         if own is not None and all(s in own.values and s in dying for s in self.consumes):
-            whole = _whole(parts, self.sizes, self.dim)  # updated in place where they were split
-        env[self.produces[0]] = whole if whole is not None else torch.cat(parts, self.dim)
+            base = whole(parts, self.sizes, self.dim)  # updated in place where they were split
+        env[self.produces[0]] = base if base is not None else cat(parts, self.dim)
         if own is not None:
             own.values.difference_update(s for s in self.consumes if s in dying)
             own.values.add(self.produces[0])
 
-    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
-        for s, x in zip(self.consumes, torch.split(env.pop(self.produces[0]), self.sizes, self.dim)):
+    def inverse(self, env: dict[int, Value], dtype: torch.dtype) -> None:
+        for s, x in zip(self.consumes, split(env.pop(self.produces[0]), self.sizes, self.dim)):
             env[s] = x
 
-    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
+    def backward(self, env: dict[int, Value], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
                  dtype: torch.dtype, own: Owned | None = None) -> None:
         own = own or Owned()
         out = self.produces[0]
@@ -495,7 +466,7 @@ class Rename(Step):
         self.consumes, self.produces = tuple(ins), tuple(outs)
         self.modules = []
 
-    def run(self, env: dict[int, Tensor], dtype: torch.dtype, own: Owned | None = None,
+    def run(self, env: dict[int, Value], dtype: torch.dtype, own: Owned | None = None,
             dying: frozenset[int] = frozenset()) -> None:
         for a, b in zip(self.consumes, self.produces):
             env[b] = env[a]
@@ -504,11 +475,11 @@ class Rename(Step):
                 if a in dying:
                     own.values.add(b)
 
-    def inverse(self, env: dict[int, Tensor], dtype: torch.dtype) -> None:
+    def inverse(self, env: dict[int, Value], dtype: torch.dtype) -> None:
         for a, b in zip(self.consumes, self.produces):
             env[a] = env.pop(b)
 
-    def backward(self, env: dict[int, Tensor], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
+    def backward(self, env: dict[int, Value], grads: dict[int, Tensor], pgrads: dict[int, Tensor],
                  dtype: torch.dtype, own: Owned | None = None) -> None:
         own = own or Owned()
         for a, b in zip(self.consumes, self.produces):

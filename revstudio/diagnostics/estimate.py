@@ -425,14 +425,16 @@ def estimate(
 
     ``regions`` defaults to ``report.regions``; each needs ``id``, ``nodes``,
     ``inputs`` and ``outputs`` ("node.port" strings). ``stream_dtype`` is the
-    dtype regions keep their streams in (default: float64, as the compiler
-    does for every narrower type). Nodes without inferred shapes contribute
+    dtype regions keep their streams in (default: 8 bytes per value, what the
+    compiler's float32 pairs and float64 streams take). Nodes without inferred shapes contribute
     nothing. ``order`` is the execution order (the regions analysis's; the
     check's topological order by default): it decides which ordinary nodes
     checkpoint mode groups into segments. Never raises on a checked graph.
     """
     dtype = dtype if dtype in DTYPE_BYTES else input_dtype(graph)
     elem = DTYPE_BYTES[dtype]
+    # a compensated float32 pair ("float32x2", the compiler's choice for float32 models)
+    # takes the 8 bytes of a float64 value
     stream_bytes = DTYPE_BYTES.get(stream_dtype or "float64", 8)
     batch = max(1, int(batch))
     regions = list(report.regions if regions is None else regions)
@@ -457,8 +459,9 @@ def estimate(
         # checkpoint mode recomputes each region, and each run of ordinary nodes,
         # as one torch.utils.checkpoint segment, which keeps only its inputs
         "standard": walker.per_node(*walker.kept(set(), ())),
-        # the runtime keeps a region's residual streams in float64 when the model
-        # computes in a narrower type (so reconstruction error cannot compound)
+        # the runtime keeps a region's residual streams wide (float32 pairs or float64)
+        # when the model computes in float32 or narrower (so reconstruction error
+        # cannot compound): the kept outputs take 8 bytes per value
         "reversible": walker.per_node(*walker.kept(in_regions, region_outputs), wide=region_outputs,
                                       wide_bytes=stream_bytes),
         "checkpoint": walker.per_node(*walker.kept(in_regions | seg_nodes, region_inputs + seg_inputs)),

@@ -155,3 +155,39 @@ def test_a_model_that_is_not_invertible_end_to_end_says_why() -> None:
     model = revstudio.compile(load(ROOT / "resources" / "examples" / "revnet_coupling.revs"), device="cpu")
     with pytest.raises(NotImplementedError, match="not invertible end to end .*revstudio check"):
         model.inverse(torch.zeros(2, 10))
+
+
+def _affine_flow(blocks: int):
+    from revstudio.core.generate import Builder, _body
+
+    b = Builder("affine-flow")
+    b.node("Input", "x", shape=[4, 8, 8])
+
+    def net(bb, src):
+        bb.node("Conv", "c", out_channels=4, kernel_size=3, padding="same")
+        return bb.chain(src, "c")
+
+    b.graph.groups["net"] = _body("net", net)
+    src = "x.out"
+    for i in range(blocks):
+        b.node("AffineCoupling", f"a{i}", net="net", clamp=2.0)
+        b.node("Permute", f"p{i}", kind="reverse")
+        src = b.chain(src, f"a{i}", f"p{i}")
+    b.node("Output", "z")
+    b.chain(src, "z")
+    return b.done()
+
+
+def test_affine_streams_rebuild_exactly_with_compensated_or_float64_streams() -> None:
+    torch.manual_seed(0)
+    model = revstudio.compile(_affine_flow(6), device="cpu")  # float32: compensated pair streams
+    x = torch.randn(4, 4, 8, 8)
+    errors = {}
+    for setting in (None, torch.float64, torch.float32):
+        model.stream_dtype = setting
+        xi = x.clone().requires_grad_(True)
+        z = model(xi)
+        (z.square().sum() - model.logdet.sum()).backward()
+        (errors[setting],) = model.inversion_errors().values()
+    assert errors[None] < 1e-12 and errors[torch.float64] < 1e-12
+    assert errors[torch.float32] > 1e3 * errors[None]  # what plain float32 streams lose

@@ -90,8 +90,10 @@ def test_shared_values_and_copies_inputs_protect_what_others_still_read() -> Non
 
 
 def test_stream_dtype_widens_narrow_models_except_on_mps() -> None:
+    """float32 models get compensated float32 pairs (float64's accuracy, no converted copy
+    for F), float16/bfloat16 models float64 streams."""
     cpu, mps = torch.device("cpu"), torch.device("mps")
-    assert asm.stream_dtype(torch.float32, cpu) is torch.float64
+    assert asm.stream_dtype(torch.float32, cpu) == "float32x2"
     assert asm.stream_dtype(torch.bfloat16, cpu) is torch.float64
     assert asm.stream_dtype(torch.float64, cpu) is None
     assert asm.stream_dtype(torch.float32, mps) is None

@@ -1,5 +1,5 @@
-"""benchmarks/compensated_streams.py models the runtime's reversible backward: its float32
-and float64 stream gradients must be the runtime's, or its verdict on compensated streams
+"""benchmarks/compensated_streams.py models the runtime's reversible backward: its float32,
+float64 and f32+f32 (``stream_dtype = "float32x2"``) stream gradients must be the runtime's, or its verdict on compensated streams
 (README, RevNet section) would not be about the runtime. Also: a float32 correction term is
 as exact as a float64 stream, and the correction arithmetic is exact (TwoSum)."""
 from __future__ import annotations
@@ -19,20 +19,20 @@ from revnet_models import make_functions, revstudio_model  # noqa: E402
 torch.set_num_threads(1)
 
 
-def _runtime_grads(fns: list, x: torch.Tensor, w: torch.Tensor, stream: torch.dtype) -> torch.Tensor:
+def _runtime_grads(fns: list, x: torch.Tensor, w: torch.Tensor, stream: torch.dtype | str) -> torch.Tensor:
     model, params = revstudio_model(fns, x.shape[1], x.shape[2])
     model.stream_dtype = stream
     (model(x) * w).sum().backward()
     return torch.cat([p.grad.double().flatten() for p in params])
 
 
-@pytest.mark.parametrize("kind", ["float32", "float64"])
+@pytest.mark.parametrize("kind", ["float32", "float64", "f32+f32"])
 def test_the_model_gives_the_runtime_gradients(kind: str) -> None:
     fns = make_functions(6, 8, seed=3)
     gen = torch.Generator().manual_seed(5)
     x, w = torch.randn(2, 8, 4, 4, generator=gen), torch.randn(2, 8, 4, 4, generator=gen)
     ours = cs.reversible_grads(fns, x, w, cs.KINDS[kind])
-    runtime = _runtime_grads(fns, x, w, cs.KINDS[kind].wide)
+    runtime = _runtime_grads(fns, x, w, cs.KINDS[kind].wide or "float32x2")
     assert torch.allclose(ours, runtime, rtol=1e-5, atol=1e-7)
 
 

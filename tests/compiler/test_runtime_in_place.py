@@ -1,8 +1,8 @@
 """The runtime's in-place updates: only buffers it made itself are overwritten.
 
 Regions built directly from runtime steps (a split, couplings, a concat) are
-checked against the same arithmetic under plain autograd, with float32 and
-float64 streams, including couplings whose F hands its gradient straight
+checked against the same arithmetic under plain autograd, with float32,
+float64 and compensated float32 pair streams, including couplings whose F hands its gradient straight
 through (the runtime must not then add into a gradient that is shared).
 """
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _plain(x: torch.Tensor, g: nn.Module, fns: list) -> torch.Tensor:
     return torch.cat([x1, x2], 1)
 
 
-@pytest.mark.parametrize("stream", [torch.float32, torch.float64])
+@pytest.mark.parametrize("stream", [torch.float32, torch.float64, rt.FLOAT32X2])
 @pytest.mark.parametrize("identity_at", [None, 0, 2])
 def test_in_place_runtime_matches_plain_autograd(stream: torch.dtype, identity_at: int | None) -> None:
     torch.manual_seed(0)
@@ -72,13 +72,14 @@ def test_in_place_runtime_matches_plain_autograd(stream: torch.dtype, identity_a
         assert torch.allclose(got, want, atol=1e-4, rtol=1e-4)
 
 
-def test_a_second_backward_sees_the_same_streams() -> None:
-    """retain_graph: the residuals that restore the float64 streams are kept for the next pass."""
+@pytest.mark.parametrize("stream", [torch.float64, rt.FLOAT32X2])
+def test_a_second_backward_sees_the_same_streams(stream: torch.dtype | str) -> None:
+    """retain_graph: the residuals that restore the wide streams are kept for the next pass."""
     torch.manual_seed(1)
     f, g = _Scale(2), nn.Conv2d(2, 2, 3, padding=1)
     region, _ = _region(f, g, 2, None)
     x = torch.randn(2, 4, 4, 4, requires_grad=True)
-    (y,) = region([x], "reversible", torch.float32, torch.float64)
+    (y,) = region([x], "reversible", torch.float32, stream)
     loss = (y * y).sum()
     first = torch.autograd.grad(loss, [x, g.weight], retain_graph=True)
     second = torch.autograd.grad(loss, [x, g.weight])
@@ -99,7 +100,7 @@ def test_no_grad_inference_leaves_its_input_alone() -> None:
     assert torch.allclose(y, ref, atol=1e-6)
 
 
-@pytest.mark.parametrize("stream", [torch.float32, torch.float64])
+@pytest.mark.parametrize("stream", [torch.float32, torch.float64, rt.FLOAT32X2])
 def test_an_output_edited_in_place_after_forward_is_refused(stream: torch.dtype) -> None:
     """The rebuild starts from the outputs: an in-place edit by the caller would silently give
     wrong activations, so backward refuses it with the region and the fix named."""
@@ -113,7 +114,7 @@ def test_an_output_edited_in_place_after_forward_is_refused(stream: torch.dtype)
         y.sum().backward()
 
 
-@pytest.mark.parametrize("stream", [torch.float32, torch.float64])
+@pytest.mark.parametrize("stream", [torch.float32, torch.float64, rt.FLOAT32X2])
 def test_the_kept_outputs_are_let_go_once_the_streams_are_rebuilt(stream: torch.dtype) -> None:
     """Backward drops its reference to the region's outputs as soon as it has read them (not
     at its end); kept when the graph is retained for another pass."""

@@ -1,0 +1,212 @@
+"""Residual stream values of the reversible runtime: one tensor, or a compensated pair.
+
+A stream inside a region is a tensor (in the model's dtype, or float64 for a
+float32 model), or with ``FLOAT32X2`` a :class:`Pair` of float32 tensors: ``hi``
+(the float32 rounding of the value, what layers read, without a copy) and ``lo``
+(the rounding error, so ``hi + lo`` carries about 48 bits like a float64 stream
+carries 53). Couplings update a pair with TwoSum and renormalise it (Fast2Sum).
+The helpers here take either kind. Imports only torch and the standard library:
+the code exporter inlines this file verbatim.
+"""
+from collections.abc import Sequence
+
+import torch
+
+# The stream setting for compensated float32 pairs (``model.stream_dtype = "float32x2"``).
+FLOAT32X2 = "float32x2"
+
+_CHUNK_BYTES = 1 << 18
+_MIN_PIECES = 8
+
+
+class Pair:
+    """A compensated float32 stream value: ``hi`` is the float32 rounding of ``hi + lo``."""
+
+    __slots__ = ("hi", "lo")
+
+    def __init__(self, hi: torch.Tensor, lo: torch.Tensor) -> None:
+        self.hi, self.lo = hi, lo
+
+    @property
+    def shape(self) -> torch.Size:
+        return self.hi.shape
+
+
+Value = torch.Tensor | Pair
+
+
+def is_pair(stream: object) -> bool:
+    return isinstance(stream, str) and stream == FLOAT32X2
+
+
+def to_stream(x: torch.Tensor, stream: "torch.dtype | str | None", copy: bool = False) -> Value:
+    """``x`` as a stream value. ``copy``: the runtime will update it in place, so a pair gets
+    buffers of its own (like the converted copy of a wider dtype); otherwise a pair reads
+    ``x`` itself with a correction of zeros that takes no memory (nothing may write it)."""
+    if stream is None:
+        return x
+    if not is_pair(stream):
+        return x.to(stream)  # type: ignore[arg-type]
+    if copy:
+        hi = x.to(torch.float32, copy=True)
+        return Pair(hi, torch.zeros_like(hi))
+    hi = x.to(torch.float32)
+    return Pair(hi, hi.new_zeros(()).expand_as(hi))
+
+
+def value(v: Value) -> torch.Tensor:
+    """What a layer reads from a stream: the tensor, or a pair's ``hi`` (no copy)."""
+    return v.hi if isinstance(v, Pair) else v
+
+
+def tensors(v: Value) -> tuple[torch.Tensor, ...]:
+    return (v.hi, v.lo) if isinstance(v, Pair) else (v,)
+
+
+def exact(v: Value) -> torch.Tensor:
+    """The stream's value in float64 (a pair's hi + lo): for measuring, never kept."""
+    return v.hi.double() + v.lo.double() if isinstance(v, Pair) else v
+
+
+def sample(v: Value, k: int = 256) -> torch.Tensor:
+    """``k`` values spread evenly over the stream (the same ones every time; copies only those)."""
+    if isinstance(v, Pair):
+        return sample(v.hi, k).double() + sample(v.lo, k).double()
+    flat = torch.linspace(0, v.numel() - 1, min(k, v.numel()), device=v.device).long()
+    return v[torch.unravel_index(flat, v.shape)]
+
+
+def like(ref: Value, y: torch.Tensor) -> Value:
+    """A layer's result ``y`` as a stream value of ``ref``'s kind (a pair with no correction)."""
+    if isinstance(ref, Pair):
+        hi = y.to(torch.float32)
+        return Pair(hi, torch.zeros_like(hi))
+    return y.to(ref.dtype)
+
+
+def split(v: Value, sizes: Sequence[int], dim: int) -> list[Value]:
+    if isinstance(v, Pair):
+        return [Pair(h, lo) for h, lo in zip(torch.split(v.hi, list(sizes), dim), torch.split(v.lo, list(sizes), dim))]
+    return list(torch.split(v, list(sizes), dim))
+
+
+def cat(parts: Sequence[Value], dim: int) -> Value:
+    if parts and isinstance(parts[0], Pair):
+        return Pair(torch.cat([value(p) for p in parts], dim), torch.cat([_lo(p) for p in parts], dim))
+    return torch.cat(list(parts), dim)  # type: ignore[arg-type]
+
+
+def _lo(v: Value) -> torch.Tensor:
+    return v.lo if isinstance(v, Pair) else torch.zeros_like(v)
+
+
+def whole(parts: Sequence[Value], sizes: Sequence[int], dim: int) -> Value | None:
+    """The value whose split into ``sizes`` along ``dim`` are exactly ``parts`` (in order),
+    or None: concatenating such parts is that value, without a copy."""
+    if isinstance(parts[0], Pair):
+        hi = _whole([value(p) for p in parts], sizes, dim)
+        lo = _whole([_lo(p) for p in parts], sizes, dim)
+        return Pair(hi, lo) if hi is not None and lo is not None else None
+    return _whole(parts, sizes, dim)  # type: ignore[arg-type]
+
+
+def _whole(parts: Sequence[torch.Tensor], sizes: Sequence[int], dim: int) -> torch.Tensor | None:
+    base = parts[0]._base
+    if base is None or base.dim() <= dim or base.shape[dim] != sum(sizes):
+        return None
+    for part, view in zip(parts, torch.split(base, list(sizes), dim)):
+        if (part._base is not base or part.storage_offset() != view.storage_offset()
+                or part.shape != view.shape or part.stride() != view.stride()):
+            return None
+    return base
+
+
+def _shares(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def shares(a: Value, b: Value) -> bool:
+    """Whether the two values share any storage."""
+    return any(_shares(x, y) for x in tensors(a) for y in tensors(b))
+
+
+def fresh_alias(x: torch.Tensor) -> torch.Tensor:
+    """The same memory as ``x`` under a version counter of its own.
+
+    F reads a stream whose neighbour (another part of the same buffer) the runtime
+    updates in place before F's backward runs: the elements differ, but views share
+    their base's version counter, and autograd would refuse what F saved.
+    """
+    alias = x.new_empty((0,))
+    with torch.no_grad():
+        alias.set_(x.untyped_storage(), x.storage_offset(), x.shape, x.stride())
+    return alias
+
+
+def _pieces(y: torch.Tensor, temporaries: int = 1) -> int:
+    """How many batch pieces an in-place update of ``y`` works in, when each piece needs
+    ``temporaries`` temporaries of its size: pieces of at most _CHUNK_BYTES of them, and at
+    least _MIN_PIECES where they matter, so they stay small next to the stream itself (they
+    are alive at the peak)."""
+    size = y.numel() * y.element_size() * temporaries
+    return max(1, min(y.shape[0], max(-(-size // _CHUNK_BYTES), _MIN_PIECES if size >= _CHUNK_BYTES // 4 else 1)))
+
+
+def _update(y: Value, f: torch.Tensor, sign: int, in_place: bool) -> Value:
+    """``y + sign * f`` in y's kind (float64 streams stay float64, pairs stay compensated).
+
+    A narrow ``f`` is widened before the arithmetic (a mixed-dtype op makes the
+    same widened copy internally, ~2x slower on CPU); in place, a piece at a time
+    along the batch, so no widened copy of the whole of f sits next to the stream.
+    """
+    if isinstance(y, Pair):
+        return _pair_update(y, f, sign, in_place)
+    in_place = in_place and y.shape == f.shape and torch.promote_types(y.dtype, f.dtype) == y.dtype
+    if not in_place:
+        f = f.to(y.dtype)
+        return torch.add(y, f) if sign > 0 else torch.sub(y, f)
+    if f.dtype == y.dtype or y.dim() == 0:
+        return y.add_(f) if sign > 0 else y.sub_(f)
+    for yp, fp in zip(y.chunk(_pieces(y)), f.chunk(_pieces(y))):
+        wide = fp.to(y.dtype)
+        yp.add_(wide) if sign > 0 else yp.sub_(wide)
+    return y
+
+
+def _two_sum(hi: torch.Tensor, lo: torch.Tensor, f: torch.Tensor, sign: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(hi, lo) + sign * f: TwoSum puts the rounding error of hi + f into lo (exactly),
+    Fast2Sum renormalises so hi is the float32 rounding of hi + lo. Negating f is exact
+    and rounding symmetric, so a subtraction is the addition of -f bit for bit."""
+    total = hi + f if sign > 0 else hi - f
+    back = total - hi
+    err = hi - (total - back)
+    err = err + (f - back) if sign > 0 else err - (f + back)
+    lo = lo + err
+    new_hi = total + lo
+    return new_hi, lo - (new_hi - total)
+
+
+def _pair_update(y: Pair, f: torch.Tensor, sign: int, in_place: bool) -> Pair:
+    f = f.to(torch.float32)  # autocast's bfloat16/float16 widen exactly
+    if not (in_place and y.hi.shape == f.shape and y.hi.dim() > 0):
+        return Pair(*_two_sum(y.hi, y.lo, f, sign))
+    pieces = _pieces(y.hi, 3)
+    for hp, lp, fp in zip(y.hi.chunk(pieces), y.lo.chunk(pieces), f.chunk(pieces)):
+        _two_sum_(hp, lp, fp, sign)
+    return y
+
+
+def _two_sum_(hi: torch.Tensor, lo: torch.Tensor, f: torch.Tensor, sign: int) -> None:
+    """:func:`_two_sum` in place, the same operations bit for bit, with three temporaries."""
+    total = hi + f if sign > 0 else hi - f
+    back = total - hi
+    err = total - back
+    torch.sub(hi, err, out=err)
+    if sign > 0:
+        err.add_(torch.sub(f, back, out=back))
+    else:
+        err.sub_(torch.add(f, back, out=back))
+    del back
+    lo.add_(err)
+    torch.add(total, lo, out=hi)
+    lo.sub_(torch.sub(hi, total, out=err))

@@ -1,0 +1,230 @@
+"""Compensated float32 streams (``stream_dtype = "float32x2"``): each residual stream a float32
+value ``hi`` plus a float32 correction ``lo``. They must rebuild like float64 streams: the same
+gradients (to float32 rounding) on every example project and test graph, the same region
+outputs, a reported inversion error, and kept-after-forward memory that is flat with depth."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from compiler_graphs import nested_quarter, wired_revnet
+from test_gradients import GRAPHS, _inputs, _max_rel, _step, _stream_read_after_it_is_consumed
+
+import revstudio.compiler as C
+from revstudio.compiler import runtime as rt
+from revstudio.core.project import load
+from revstudio.diagnostics.memory import LiveTensorTracker
+
+torch.set_num_threads(1)
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
+PAIR = rt.FLOAT32X2
+
+
+def _float32_inputs(model: C.CompiledModel, batch: int = 3) -> list[torch.Tensor]:
+    return [x.detach().float().requires_grad_(True) for x in _inputs(model, batch)]
+
+
+def _compare(model: C.CompiledModel, xs: list[torch.Tensor]) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    results = {}
+    for stream in (torch.float64, PAIR):
+        model.stream_dtype = stream
+        results[stream] = _step(model, "reversible", xs)
+    return results[torch.float64], results[PAIR]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.revs")))
+def test_pair_streams_give_the_float64_streams_gradients_on_every_example(name: str) -> None:
+    torch.manual_seed(0)
+    model = C.compile(load(EXAMPLES / name), device="cpu")
+    model.train()
+    xs = _float32_inputs(model)
+    wide, pair = _compare(model, xs)
+    assert _max_rel(pair, wide) < 1e-5
+    assert any(float(g.abs().max()) > 0 for g in wide)
+    if model.regions:
+        assert model.inversion_errors()  # measured in the pair's backward too
+
+
+TEST_GRAPHS = {**{n: g for n, g in GRAPHS.items() if n != "plain_chain"},
+               "side_input": _stream_read_after_it_is_consumed}
+
+
+@pytest.mark.parametrize("name", sorted(TEST_GRAPHS))
+def test_pair_streams_give_the_float64_streams_gradients_on_the_test_graphs(name: str) -> None:
+    """Dropout replay, BatchNorm, nested groups, invertible layers (Glow), a side input
+    (kept, read through a pair with no correction) consumed by a Permute."""
+    torch.manual_seed(0)
+    model = C.compile(TEST_GRAPHS[name](), device="cpu")
+    model.train()
+    xs = _float32_inputs(model)
+    wide, pair = _compare(model, xs)
+    assert _max_rel(pair, wide) < 1e-5
+
+
+def test_region_outputs_are_the_float64_streams_rounding() -> None:
+    torch.manual_seed(0)
+    model = C.compile(wired_revnet(16, channels=4, size=6), device="cpu")
+    x = torch.randn(2, 4, 6, 6, requires_grad=True)
+    outs = {}
+    for stream in (torch.float64, PAIR, torch.float32):
+        model.stream_dtype = stream
+        outs[stream] = model(x).detach()
+        with torch.no_grad():
+            assert torch.equal(model(x), outs[stream])  # inference (in place, no autograd) agrees
+    assert torch.equal(outs[PAIR], outs[torch.float64])
+    assert not torch.equal(outs[torch.float32], outs[torch.float64])  # the comparison can fail
+
+
+def test_inversion_error_is_reported_for_pair_streams() -> None:
+    torch.manual_seed(0)
+    model = C.compile(wired_revnet(24, channels=4, size=6), device="cpu")
+    x = torch.randn(2, 4, 6, 6)
+    errors = {}
+    for stream in (torch.float32, PAIR):
+        model.stream_dtype = stream
+        model(x).sum().backward()
+        errors[stream] = model.inversion_errors()
+        on_demand = model.measure_inversion(x)
+        assert set(on_demand) == set(errors[stream])
+    (region,) = errors[PAIR]
+    assert 0 <= errors[PAIR][region] < 1e-10 < errors[torch.float32][region]
+    assert model.measure_inversion(x)[region] < 1e-10
+
+
+def _kept_after_forward(blocks: int, nested: bool = False) -> int:
+    torch.manual_seed(0)
+    graph = (nested_quarter(8, 8, blocks=blocks, inplace_before=True) if nested
+             else wired_revnet(blocks, channels=4, size=8, stem=True))
+    model = C.compile(graph, device="cpu")
+    model.stream_dtype = PAIR
+    x = torch.randn(2, *model.plan.inputs[0].shape, requires_grad=True)
+    model(x)
+    with LiveTensorTracker(exact_resizes=True) as tracker:
+        y = model(x)
+        kept = tracker.live_bytes()
+    y.sum().backward()
+    return kept
+
+
+def test_kept_after_forward_is_flat_with_depth_and_the_size_of_float64_streams() -> None:
+    assert _kept_after_forward(4) == _kept_after_forward(32) > 0
+    assert _kept_after_forward(2, nested=True) == _kept_after_forward(8, nested=True)
+    # the output (float32) plus its correction (float32): what float64 streams keep
+    # (the output plus its float32 rounding residual)
+    torch.manual_seed(0)
+    model = C.compile(wired_revnet(4, channels=4, size=8, stem=True), device="cpu")
+    model.stream_dtype = torch.float64
+    x = torch.randn(2, 4, 8, 8, requires_grad=True)
+    model(x)
+    with LiveTensorTracker(exact_resizes=True) as tracker:
+        y = model(x)
+        wide = tracker.live_bytes()
+    y.sum().backward()
+    assert _kept_after_forward(4) == wide
+
+
+def test_autocast_with_pair_streams() -> None:
+    torch.manual_seed(0)
+    model = C.compile(wired_revnet(3, channels=4, size=8), device="cpu")
+    x = torch.randn(2, 4, 8, 8, requires_grad=True)
+    results = {}
+    for stream in (torch.float64, PAIR):
+        model.stream_dtype = stream
+        model.zero_grad(set_to_none=True)
+        x.grad = None
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = model(x)
+        assert y.dtype == torch.float32
+        y.square().sum().backward()
+        results[stream] = [y.detach(), x.grad.clone()] + [p.grad.clone() for p in model.parameters()]
+    assert _max_rel(results[PAIR], results[torch.float64]) < 1e-5
+    assert all(e < 1e-10 for e in model.inversion_errors().values())
+
+
+def test_the_setting_is_checked_and_applies_to_float32_models_only() -> None:
+    model = C.compile(wired_revnet(1), device="cpu")
+    assert model.stream_dtype is None and model._root.stream_for(torch.float32) == PAIR  # the automatic choice
+    model.stream_dtype = "float32x2"
+    assert model.stream_dtype == PAIR and model._root.stream_for(torch.float32) == PAIR
+    assert model._root.stream_for(torch.float64) is None  # a float64 model keeps float64 streams
+    assert model._root.stream_for(torch.bfloat16) is torch.float64
+    with pytest.raises(ValueError, match="float32x2"):
+        model.stream_dtype = "float32x3"
+
+
+def test_a_float64_model_asked_for_pairs_keeps_its_exact_gradients() -> None:
+    torch.manual_seed(0)
+    model = C.compile(GRAPHS["wired"](), dtype=torch.float64, device="cpu")
+    model.stream_dtype = PAIR
+    xs = _inputs(model)
+    assert _max_rel(_step(model, "reversible", xs), _step(model, "standard", xs)) < 1e-10
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_pair_update_is_exact_and_the_same_in_pieces(sign: int) -> None:
+    gen = torch.Generator().manual_seed(7)
+    x = torch.randn(16, 8, 32, 32, generator=gen) * 1e3  # 512 KiB: updated in 8 pieces
+    f = torch.randn(16, 8, 32, 32, generator=gen) * 1e-3
+    fresh = rt._update(rt.to_stream(x, PAIR), f, sign, False)
+    stream = rt.to_stream(x, PAIR, copy=True)
+    hi, lo = stream.hi, stream.lo
+    in_place = rt._update(stream, f, sign, True)
+    assert in_place.hi is hi and in_place.lo is lo  # updated where it lies
+    assert torch.equal(fresh.hi, hi) and torch.equal(fresh.lo, lo)
+    exact = x.double() + sign * f.double()
+    assert torch.equal(hi.double() + lo.double(), exact)  # hi + lo is the float64 sum
+    assert torch.equal(hi, exact.float())  # and hi its float32 rounding
+    back = rt._update(in_place, f, -sign, True)
+    assert torch.equal(back.hi, x) and not back.lo.any()  # the inverse gives x back exactly
+
+
+def test_the_callers_batch_is_the_inversion_errors_own_reference() -> None:
+    """No samples of the caller's batch are kept for the inversion error (they would sit at
+    the peak): backward compares with the batch itself, through a weak reference. Inputs made
+    inside the model keep their samples (nothing else may hold them until backward)."""
+    torch.manual_seed(0)
+    model = C.compile(wired_revnet(8, channels=4, size=6), device="cpu")
+    x = torch.randn(2, 4, 6, 6)
+    y = model(x)
+    node = y.grad_fn
+    assert node.samples == {} and len(node.refs) == 1
+    y.sum().backward()
+    (error,) = model.inversion_errors().values()
+    assert 0 <= error < 1e-10
+    y = model(torch.randn(2, 4, 6, 6))  # the caller keeps no reference: nothing to compare with
+    y.sum().backward()
+    assert model.inversion_errors() == {}
+    y = model(x)
+    x.add_(1)  # changed since the forward: not a reference any more
+    y.sum().backward()
+    assert model.inversion_errors() == {}
+
+
+def test_a_pair_update_keeps_its_temporaries_small() -> None:
+    """The in-place update needs three temporaries per batch piece, alive next to the stream at
+    the peak: even for a stream under one chunk they stay an eighth of it (the revnet_wired
+    example at batch 8 peaked 64 KiB higher with the whole stream as one piece)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    made: list[int] = []
+
+    class Watch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            out = func(*args, **(kwargs or {}))
+            if isinstance(out, torch.Tensor) and not any(out is a for a in args) and out.numel() > 1:
+                made.append(out.numel() * out.element_size())
+            return out
+
+    stream = rt.to_stream(torch.randn(8, 4, 16, 16), PAIR, copy=True)  # 32 KiB per tensor
+    f = torch.randn(8, 4, 16, 16)
+    with Watch():
+        out = rt._update(stream, f, 1, True)
+    assert out is stream and made
+    assert max(made) <= stream.hi.numel() * stream.hi.element_size() // 8
+    inner = C.compile(nested_quarter(8, 4, inplace_before=True), device="cpu")
+    y = inner(torch.randn(2, 8, 4, 4))
+    assert y.grad_fn.samples and not y.grad_fn.refs  # the ReLU's output, not the caller's
+    y.sum().backward()
+    assert inner.inversion_errors()
