@@ -76,20 +76,39 @@ def _memory_and_error(model: torch.nn.Module, params: list, x: torch.Tensor, wei
             "grad_error": _grad_error(model, params, x, weight, ref)}
 
 
+FORWARD = "plain-forward"  # plain's forward alone without autograd: what recomputing F and G costs
+
+
+def _forward_seconds(model: torch.nn.Module, x: torch.Tensor) -> float:
+    if x.device.type == "cuda":
+        torch.cuda.synchronize(x.device)
+    start = time.perf_counter()
+    with torch.no_grad():
+        model(x)
+    if x.device.type == "cuda":
+        torch.cuda.synchronize(x.device)
+    return time.perf_counter() - start
+
+
 def _interleaved_times(models: dict[str, torch.nn.Module], x: torch.Tensor, weight: torch.Tensor,
                        runs: int) -> dict[str, tuple[float, float]]:
     """Median (wall, process CPU) fwd+bwd seconds per column, timed round-robin so that
     load from other processes on a shared machine hits every column alike. CPU time
-    (all threads of this process) is what other processes' load disturbs least."""
+    (all threads of this process) is what other processes' load disturbs least.
+    With a plain column, also plain's no-grad forward alone (``FORWARD``)."""
     loss = _loss_fn(weight)
-    wall: dict[str, list[float]] = {name: [] for name in models}
-    cpu: dict[str, list[float]] = {name: [] for name in models}
+    names = list(models) + ([FORWARD] if "plain" in models else [])
+    wall: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
     for _ in range(runs):
-        for name, model in models.items():
+        for name in names:
             start = time.process_time()
-            wall[name] += time_step(model, (x,), loss, runs=1)
+            if name == FORWARD:
+                wall[name].append(_forward_seconds(models["plain"], x))
+            else:
+                wall[name] += time_step(models[name], (x,), loss, runs=1)
             cpu[name].append(time.process_time() - start)
-    return {name: (statistics.median(wall[name]), statistics.median(cpu[name])) for name in models}
+    return {name: (statistics.median(wall[name]), statistics.median(cpu[name])) for name in names}
 
 
 def run(blocks_list: list[int], batch: int, channels: int, size: int, runs: int, device: torch.device,
@@ -119,6 +138,9 @@ def run(blocks_list: list[int], batch: int, channels: int, size: int, runs: int,
             row["columns"][name] = _memory_and_error(model, params, x, weight, ref)
             print(f"  N={blocks:<3} {name:<20} memory in {time.perf_counter() - start:.1f} s", file=sys.stderr)
         for name, (wall, cpu) in _interleaved_times(models, x, weight, runs).items():
+            if name == FORWARD:
+                row["plain_forward"] = {"seconds": wall, "cpu_seconds": cpu}
+                continue
             row["columns"][name]["seconds"] = wall
             row["columns"][name]["cpu_seconds"] = cpu
         plain = row["columns"].get("plain", {})
@@ -172,6 +194,15 @@ def targets(results: dict[str, Any]) -> list[str]:
         ratio = rs["grad_error"] / plain["grad_error"] if plain["grad_error"] else math.inf
         out.append(f"N={last['blocks']}: revstudio gradient error {rs['grad_error']:.2e} = {ratio:.2f}x plain's "
                    f"{plain['grad_error']:.2e} (target <= 1.5x): " + ("met" if ratio <= 1.5 else "NOT met"))
+    forward = last.get("plain_forward")
+    if plain and forward:
+        # Reversible backward is plain's backward plus one more forward of every F and G (to
+        # rebuild the inputs), so no reversible scheme can take less than this here.
+        floor = (plain["cpu_seconds"] + forward["cpu_seconds"]) / plain["cpu_seconds"]
+        share = forward["cpu_seconds"] / plain["cpu_seconds"]
+        out.append(f"N={last['blocks']}: recompute floor {floor:.2f}x plain CPU (plain's no-grad forward is "
+                   f"{share:.0%} of its fwd+bwd); revstudio {rs['cpu_ratio'] / floor:.2f}x that floor"
+                   + ("; the 1.20x target is below the floor on this machine" if floor > 1.20 else ""))
     kept = [r["columns"]["revstudio"]["kept_bytes"] for r in rows]
     out.append("revstudio kept-after-forward over N=" + "/".join(str(r["blocks"]) for r in rows) + ": "
                + "/".join(_mib(k) for k in kept) + " MiB: " + ("flat" if len(set(kept)) == 1 else "NOT flat"))
