@@ -31,3 +31,6 @@ def test_bench_revnet_quick(tmp_path: Path) -> None:
     kept = [row["columns"]["revstudio"]["kept_bytes"] for row in data["rows"]]
     assert kept[0] == kept[1]
     assert "kept-after-forward over N=2/4" in proc.stdout and "flat" in proc.stdout
+    for row in data["rows"]:  # plain's no-grad forward, for the recompute floor
+        assert 0 < row["plain_forward"]["seconds"]
+    assert "recompute floor" in proc.stdout
