@@ -128,12 +128,12 @@ class MemoryEstimate:
         }
 
 
-def fmt_bytes(n: int) -> str:
-    """1.5 MiB: short binary units for labels and tables."""
+def fmt_bytes(n: float) -> str:
+    """1.5 MiB: short binary units for labels and tables (the CLI's and the editor's)."""
     value = float(n)
     for unit in ("B", "KiB", "MiB", "GiB"):
         if abs(value) < 1024 or unit == "GiB":
-            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} TiB"  # pragma: no cover
 

@@ -8,18 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from revstudio.diagnostics.estimate import fmt_bytes
+
 MODES = ("reversible", "checkpoint", "standard")
 
 
 def human_bytes(n: float | int | None) -> str:
-    if n is None:
-        return "–"
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} TiB"  # pragma: no cover - loop always returns
+    return "–" if n is None else fmt_bytes(n)
 
 
 def human_count(n: int | None) -> str:

@@ -48,15 +48,6 @@ def format_shape(shape: Any) -> str:
         return str(shape)
 
 
-def format_bytes(n: float) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(value) < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GiB"  # pragma: no cover
-
-
 def _value_text(value: Any) -> str:
     value = to_json(value)
     if isinstance(value, list):

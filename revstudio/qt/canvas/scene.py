@@ -15,9 +15,10 @@ from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent
 
 from revstudio.core.commands import Command, Connect, Disconnect, Macro, Move, connect_replacing
 from revstudio.core.graph import Edge, Graph, Node, PortRef
+from revstudio.diagnostics.estimate import fmt_bytes as format_bytes
 
 from .connect_rules import connection_reason
-from .display import format_bytes, format_shape, node_display
+from .display import format_shape, node_display
 from .node_item import NodeItem
 from .region_item import HintItem, RegionItem
 from .theme import Theme, theme_for
