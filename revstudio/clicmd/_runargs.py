@@ -7,6 +7,8 @@ for a graph with errors).
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from revstudio.cli import CliError
@@ -89,3 +91,18 @@ def count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value} is negative; use 0 (none) or more")
     return value
+
+
+@contextlib.contextmanager
+def graph_errors(path: str) -> Iterator[None]:
+    """Running the graph of ``path``: the compiler's errors and bad values (they name the
+    node or value) become exit 1 with the file named; anything else is a bug and rises."""
+    try:
+        yield
+    except Exception as exc:
+        err = compile_error(exc)
+        if err is not None:
+            raise err from None
+        if isinstance(exc, ValueError):
+            raise CliError(f"{path}: {exc}", 1) from None
+        raise

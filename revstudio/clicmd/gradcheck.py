@@ -11,9 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from revstudio.cli import CliError
-
-from ._runargs import compile_error, load_checked, positive_int
+from ._runargs import graph_errors, load_checked, positive_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,16 +32,9 @@ def run(args: argparse.Namespace) -> int:
     graph, report = load_checked(args.file)
     from revstudio.diagnostics.gradcheck import compare_modes, summarize
 
-    try:
+    with graph_errors(args.file):
         result = compare_modes(graph, batch=args.batch, dtype=args.dtype, seed=args.seed, mode=args.mode,
                                tolerance=args.tolerance)
-    except Exception as exc:
-        err = compile_error(exc)
-        if err is not None:
-            raise err from None
-        if isinstance(exc, ValueError):
-            raise CliError(f"{args.file}: {exc}", 1) from None
-        raise
     if args.json:
         data = {"file": args.file, **result.to_json(), "regions": [r.to_json() for r in report.regions]}
         print(json.dumps(data))

@@ -12,9 +12,7 @@ import argparse
 import json
 from typing import Any
 
-from revstudio.cli import CliError
-
-from ._runargs import compile_error, count, load_checked, positive_int, resolve_device
+from ._runargs import count, graph_errors, load_checked, positive_int, resolve_device
 
 MODES = ("standard", "reversible", "checkpoint")
 
@@ -59,15 +57,8 @@ def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: in
 def run(args: argparse.Namespace) -> int:
     device = resolve_device(args.device)
     graph, report = load_checked(args.file, batch=args.batch)
-    try:
+    with graph_errors(args.file):
         modes = measure_modes(graph, args.batch, device, args.repeat, args.seed, args.top)
-    except Exception as exc:
-        err = compile_error(exc)
-        if err is not None:
-            raise err from None
-        if isinstance(exc, ValueError):
-            raise CliError(f"{args.file}: {exc}", 1) from None
-        raise
     estimate = report.estimate.to_json() if report.estimate is not None else {}
     if args.json:
         print(json.dumps({"file": args.file, "batch": args.batch, "device": str(device),
