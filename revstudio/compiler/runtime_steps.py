@@ -388,7 +388,8 @@ class Invertible(Step):
 
 
 class Slice(Step):
-    """Splits slot ``src`` along ``dim`` (after batch) into ``sizes`` (views); inverse: concat."""
+    """Splits slot ``src`` along ``dim`` (after batch) into ``sizes`` (views; a pair the runtime
+    owns gets contiguous parts, see ``runtime_streams.apart``); inverse: concat."""
 
     def __init__(self, src: int, outs: Sequence[int], sizes: Sequence[int], dim: int = 1) -> None:
         self.sizes, self.dim = list(sizes), dim
