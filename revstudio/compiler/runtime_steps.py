@@ -15,7 +15,20 @@ from typing import Any
 import torch
 from torch import nn
 
-from .runtime_streams import Pair, Value, _update, cat, fresh_alias, like, shares, split, value, whole
+from .runtime_streams import (
+    Pair,
+    Value,
+    _update,
+    apart,
+    cat,
+    fresh_alias,
+    gather,
+    like,
+    shares,
+    split,
+    value,
+    whole,
+)
 
 Tensor = torch.Tensor
 
@@ -375,7 +388,8 @@ class Invertible(Step):
 
 
 class Slice(Step):
-    """Splits slot ``src`` along ``dim`` (after batch) into ``sizes`` (views); inverse: concat."""
+    """Splits slot ``src`` along ``dim`` (after batch) into ``sizes`` (views; a pair the runtime
+    owns gets contiguous parts, see ``runtime_streams.apart``); inverse: concat."""
 
     def __init__(self, src: int, outs: Sequence[int], sizes: Sequence[int], dim: int = 1) -> None:
         self.sizes, self.dim = list(sizes), dim
@@ -385,8 +399,15 @@ class Slice(Step):
     def run(self, env: dict[int, Value], dtype: torch.dtype, own: Owned | None = None,
             dying: frozenset[int] = frozenset()) -> None:
         src = self.consumes[0]
-        for s, y in zip(self.produces, split(env[src], self.sizes, self.dim)):
+        if own is not None and src in own.values and src in dying:
+            # the runtime's own buffer, read by nothing else: a pair's parts get buffers of
+            # their own (contiguous), which replace it
+            parts = apart(env.pop(src), self.sizes, self.dim)
+        else:
+            parts = split(env[src], self.sizes, self.dim)
+        for s, y in zip(self.produces, parts):
             env[s] = y
+        del parts
         if own is not None and src in own.values:
             own.values.discard(src)
             if src in dying:  # the parts are disjoint views nothing else reads
@@ -406,10 +427,12 @@ class Slice(Step):
         base = whole(parts, self.sizes, self.dim) if own.values.issuperset(self.produces) else None
         own.values.difference_update(self.produces)
         own.grads.difference_update(self.produces)
-        env[src] = base if base is not None else cat(parts, self.dim)
+        zeros = [value(p).new_zeros(()).expand_as(value(p)) for p in parts]  # (no memory)
+        env[src] = base if base is not None else gather(parts, self.dim)
+        del parts, base
         own.values.add(src)
         if src not in own.unneeded and any(g is not None for g in gs):
-            full = torch.cat([g if g is not None else torch.zeros_like(value(p)) for g, p in zip(gs, parts)], self.dim)
+            full = torch.cat([g if g is not None else z for g, z in zip(gs, zeros)], self.dim)
             fresh = src not in grads
             _accumulate(grads, own.grads, src, full)
             if fresh:
@@ -447,9 +470,14 @@ class Cat(Step):
         value_owned, grad_owned = out in own.values, out in own.grads
         own.values.discard(out)
         own.grads.discard(out)
-        self.inverse(env, dtype)
         if value_owned and len(set(self.consumes)) == len(self.consumes):
-            own.values.update(self.consumes)  # disjoint views of a buffer the runtime owns
+            # the runtime's own buffer: a pair's parts get contiguous buffers of their own
+            # (layers read them), else they are disjoint views of it
+            for s, x in zip(self.consumes, apart(env.pop(out), self.sizes, self.dim)):
+                env[s] = x
+            own.values.update(self.consumes)
+        else:
+            self.inverse(env, dtype)
         if g is not None:
             for s, gx in zip(self.consumes, torch.split(g, self.sizes, self.dim)):
                 fresh = s not in grads

@@ -90,10 +90,39 @@ def split(v: Value, sizes: Sequence[int], dim: int) -> list[Value]:
     return list(torch.split(v, list(sizes), dim))
 
 
+def apart(v: Value, sizes: Sequence[int], dim: int) -> list[Value]:
+    """:func:`split`, but a pair's parts get contiguous buffers of their own (copies) where
+    the views would not be contiguous: layers read ``hi`` as it is, and a channel-slice view
+    makes every convolution reorder its input (forward, and again in backward for what it
+    saved). For a value the caller lets go (the copies replace it)."""
+    if not isinstance(v, Pair) or all(h.is_contiguous() for h in torch.split(v.hi, list(sizes), dim)):
+        return split(v, sizes, dim)
+    return [Pair(h.contiguous(), _apart_lo(lo))
+            for h, lo in zip(torch.split(v.hi, list(sizes), dim), torch.split(v.lo, list(sizes), dim))]
+
+
+def _apart_lo(lo: torch.Tensor) -> torch.Tensor:
+    if any(st == 0 and n > 1 for st, n in zip(lo.stride(), lo.shape)):
+        return lo  # an expanded correction of zeros: no memory, nothing writes it
+    return lo.contiguous()
+
+
 def cat(parts: Sequence[Value], dim: int) -> Value:
     if parts and isinstance(parts[0], Pair):
         return Pair(torch.cat([value(p) for p in parts], dim), torch.cat([_lo(p) for p in parts], dim))
     return torch.cat(list(parts), dim)  # type: ignore[arg-type]
+
+
+def gather(parts: list[Value], dim: int) -> Value:
+    """:func:`cat` of parts handed over (``parts`` is emptied): a pair's ``hi`` parts are
+    released before its ``lo`` is concatenated, so at most half a whole copy sits next to them."""
+    if not (parts and isinstance(parts[0], Pair)):
+        return cat(parts, dim)
+    his, los = [value(p) for p in parts], [_lo(p) for p in parts]
+    parts.clear()
+    hi = torch.cat(his, dim)
+    his.clear()
+    return Pair(hi, torch.cat(los, dim))
 
 
 def _lo(v: Value) -> torch.Tensor:

@@ -228,3 +228,20 @@ def test_a_pair_update_keeps_its_temporaries_small() -> None:
     assert y.grad_fn.samples and not y.grad_fn.refs  # the ReLU's output, not the caller's
     y.sum().backward()
     assert inner.inversion_errors()
+
+
+def test_layers_read_contiguous_halves_of_a_pair_stream() -> None:
+    """Split along channels, a pair stream's parts get buffers of their own: a channel-slice
+    view of one buffer made every convolution reorder its input, forward and backward."""
+    torch.manual_seed(0)
+    model = C.compile(wired_revnet(4, channels=4, size=6), device="cpu")
+    assert model.stream_dtype in (None, PAIR)
+    read: list[bool] = []
+    for m in model.modules():
+        if isinstance(m, torch.nn.Conv2d):
+            m.register_forward_pre_hook(lambda _m, args: read.append(args[0].is_contiguous()))
+    x = torch.randn(2, 4, 6, 6)
+    model(x).sum().backward()
+    assert len(read) == 4 * 2 * 2 and all(read)  # F and G of 4 blocks, forward and recompute
+    (error,) = model.inversion_errors().values()
+    assert 0 <= error < 1e-10
