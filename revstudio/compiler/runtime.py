@@ -23,21 +23,18 @@ import torch
 from torch import nn
 
 from .runtime_affine import Affine  # noqa: F401 - re-exported: the runtime's public step API
+from .runtime_layout import Cat, Rename, Slice, fuse_cat_slice  # noqa: F401 - re-exported
 from .runtime_steps import (  # noqa: F401 - re-exported: the runtime's public step API
     LOGDET,
-    Cat,
     Coupling,
     Invertible,
     Owned,
-    Rename,
     RngState,
-    Slice,
     Step,
     _accumulate,
     _owners,
     _params_of,
     frozen_batch_stats,
-    fuse_cat_slice,
     restored_batch_stats,
 )
 from .runtime_streams import (  # noqa: F401 - re-exported
