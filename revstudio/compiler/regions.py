@@ -16,8 +16,8 @@ from typing import Any
 
 from revstudio.core.diagnostics import Diagnostic, warning
 from revstudio.core.graph import Graph
-from revstudio.core.params import validate_all
-from revstudio.core.spec import NodeSpec, registry
+
+from .regions_view import View, port_of, reaches, reentering
 
 SOURCES = frozenset({"Input", "GroupInput"})
 SINKS = frozenset({"Output", "GroupOutput"})
@@ -68,56 +68,6 @@ class RegionAnalysis:
         return None
 
 
-class _View:
-    """Indexes of one graph: who produces and who reads each value."""
-
-    def __init__(self, graph: Graph, report: Any) -> None:
-        self.graph = graph
-        infos = getattr(report, "nodes", {}) or {}
-        base = [n for n in getattr(report, "order", []) if n in graph.nodes] or list(graph.nodes)
-        self.order = [n for n in base if _ok(infos.get(n))]
-        self.index = {n: i for i, n in enumerate(self.order)}
-        self.specs: dict[str, NodeSpec | None] = {n: registry.find(graph.nodes[n].type) for n in self.order}
-        self.params: dict[str, dict[str, Any]] = {}
-        for n in self.order:
-            spec = self.specs[n]
-            self.params[n] = validate_all(dict(spec.params), dict(graph.nodes[n].params))[0] if spec else {}
-        self.src: dict[tuple[str, str], str] = {}              # (node, in port) -> value
-        self.readers: dict[str, list[tuple[str, str]]] = {}   # value -> [(node, in port)]
-        self.inputs: dict[str, list[str]] = {n: [] for n in self.order}  # node -> values read, port order
-        for e in graph.edges:
-            if e.src.node in self.index and e.dst.node in self.index:
-                value = str(e.src)
-                self.src[(e.dst.node, e.dst.port)] = value
-                self.readers.setdefault(value, []).append((e.dst.node, e.dst.port))
-        self.outputs: dict[str, list[str]] = {}
-        for n in self.order:
-            ins, outs = graph.ports(n)
-            self.inputs[n] = [self.src[(n, p)] for p in ins if (n, p) in self.src]
-            self.outputs[n] = [f"{n}.{p}" for p in outs]
-
-    def type(self, n: str) -> str:
-        spec = self.specs[n]
-        return spec.type_id if spec else self.graph.nodes[n].type
-
-    def producer(self, value: str) -> str:
-        return value.rpartition(".")[0]
-
-    def successors(self) -> dict[str, list[str]]:
-        """node -> nodes reading any of its outputs (built once per analysis)."""
-        succ = getattr(self, "_succ", None)
-        if succ is None:
-            succ = {}
-            for (node, _port), value in self.src.items():
-                succ.setdefault(self.producer(value), []).append(node)
-            self._succ = succ
-        return succ
-
-
-def _ok(info: Any) -> bool:
-    return info is not None and bool(getattr(info, "ok", True))
-
-
 def analyze(graph: Graph, report: Any, *, keep_trivial: bool = False) -> RegionAnalysis:
     """Partition ``graph`` into maximal reversible regions plus ordinary nodes.
 
@@ -130,7 +80,7 @@ def analyze(graph: Graph, report: Any, *, keep_trivial: bool = False) -> RegionA
 
 class _Analyzer:
     def __init__(self, graph: Graph, report: Any, body_cache: dict[str, str | None]) -> None:
-        self.v = _View(graph, report)
+        self.v = View(graph, report)
         self.graph = graph
         self.report = report
         self.body_cache = body_cache   # group name -> None if invertible, else why not
@@ -192,7 +142,7 @@ class _Analyzer:
     def f_subgraph(self, merge: str, fval: str) -> tuple[list[str], list[str]]:
         """F's nodes (exclusive ancestors of ``fval`` feeding only this merge) and its inputs."""
         v = self.v
-        target = (merge, _port_of(v, merge, fval))
+        target = (merge, port_of(v, merge, fval))
         body: set[str] = set()
         # Walk up from F's result in reverse topological order: a node joins F when
         # everything that reads it is already in F (readers always come later).
@@ -322,7 +272,7 @@ class _Analyzer:
                 if not cons or self.kept(value, members):
                     continue
                 # a consumer that is not upstream of the merge can be ordered after it
-                after = [s for s in cons if not _reaches(v, s, m)]
+                after = [s for s in cons if not reaches(v, s, m)]
                 if not after:
                     return [], (m, f"operand reads {value}, which {cons[0]} consumes before this merge; "
                                    "rebuilding the merge's stream needs it afterwards")
@@ -383,7 +333,7 @@ class _Analyzer:
             broken = False
             for members in groups.values():
                 nodes = {n for n, owner in member_of.items() if owner in members}
-                reenter = _reentering(v, nodes)
+                reenter = reentering(v, nodes)
                 if reenter:
                     late = {member_of[n] for n in reenter}
                     for early in members - late:
@@ -436,58 +386,6 @@ class _Analyzer:
         rid = "region-" + ordered_steps[0]
         return Region(rid, ordered_steps, nodes, inputs, outputs, side,
                       {m: couplings[m] for m in ordered_steps if m in couplings})
-
-
-def _port_of(v: _View, node: str, value: str) -> str:
-    return next((port for n, port in v.readers.get(value, []) if n == node), "")
-
-
-def _reaches(v: _View, src: str, dst: str) -> bool:
-    """Is there a path src -> ... -> dst? (Searches up from dst, never below src's position.)"""
-    if v.index[src] >= v.index[dst]:
-        return src == dst
-    floor = v.index[src]
-    stack, seen = [dst], {dst}
-    while stack:
-        n = stack.pop()
-        for value in v.inputs.get(n, []):
-            p = v.producer(value)
-            if p == src:
-                return True
-            if p not in seen and v.index.get(p, -1) > floor:
-                seen.add(p)
-                stack.append(p)
-    return False
-
-
-def _reentering(v: _View, nodes: set[str]) -> set[str]:
-    """Members reachable from the set through an outside node (they break atomic execution)."""
-    succ = v.successors()
-    # In topological order a path that comes back into the set never passes a node
-    # placed after the set's last member, so the walk stops there (keeps it local).
-    last = max((v.index[n] for n in nodes), default=-1)
-    frontier = [s for n in nodes for s in succ.get(n, []) if s not in nodes and v.index[s] < last]
-    seen: set[str] = set()
-    hit: set[str] = set()
-    while frontier:
-        n = frontier.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        for s in succ.get(n, []):
-            if s in nodes:
-                hit.add(s)
-            elif v.index[s] < last:
-                frontier.append(s)
-    # everything downstream of a re-entry point inside the set also has to move
-    stack = list(hit)
-    while stack:
-        n = stack.pop()
-        for s in succ.get(n, []):
-            if s in nodes and s not in hit:
-                hit.add(s)
-                stack.append(s)
-    return hit
 
 
 def _with_groups(body: Graph, groups: Mapping[str, Graph]) -> Graph:
