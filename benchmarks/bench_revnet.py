@@ -95,16 +95,18 @@ def _interleaved_times(models: dict[str, torch.nn.Module], x: torch.Tensor, weig
     """Median (wall, process CPU) fwd+bwd seconds per column, timed round-robin so that
     load from other processes on a shared machine hits every column alike. CPU time
     (all threads of this process) is what other processes' load disturbs least.
-    With a plain column, also plain's no-grad forward alone (``FORWARD``)."""
+    With a plain column, also plain's no-grad forward alone (``FORWARD``; ``FORWARD + "-cl"``
+    for the channels_last plain column)."""
     loss = _loss_fn(weight)
-    names = list(models) + ([FORWARD] if "plain" in models else [])
+    forwards = {FORWARD + name[len("plain"):]: name for name in ("plain", "plain-cl") if name in models}
+    names = list(models) + list(forwards)
     wall: dict[str, list[float]] = {name: [] for name in names}
     cpu: dict[str, list[float]] = {name: [] for name in names}
     for _ in range(runs):
         for name in names:
             start = time.process_time()
-            if name == FORWARD:
-                wall[name].append(_forward_seconds(models["plain"], x))
+            if name in forwards:
+                wall[name].append(_forward_seconds(models[forwards[name]], x))
             else:
                 wall[name] += time_step(models[name], (x,), loss, runs=1)
             cpu[name].append(time.process_time() - start)
@@ -138,8 +140,8 @@ def run(blocks_list: list[int], batch: int, channels: int, size: int, runs: int,
             row["columns"][name] = _memory_and_error(model, params, x, weight, ref)
             print(f"  N={blocks:<3} {name:<20} memory in {time.perf_counter() - start:.1f} s", file=sys.stderr)
         for name, (wall, cpu) in _interleaved_times(models, x, weight, runs).items():
-            if name == FORWARD:
-                row["plain_forward"] = {"seconds": wall, "cpu_seconds": cpu}
+            if name.startswith(FORWARD):
+                row[name.replace("-", "_")] = {"seconds": wall, "cpu_seconds": cpu}
                 continue
             row["columns"][name]["seconds"] = wall
             row["columns"][name]["cpu_seconds"] = cpu
@@ -203,6 +205,13 @@ def targets(results: dict[str, Any]) -> list[str]:
         out.append(f"N={last['blocks']}: recompute floor {floor:.2f}x plain CPU (plain's no-grad forward is "
                    f"{share:.0%} of its fwd+bwd); revstudio {rs['cpu_ratio'] / floor:.2f}x that floor"
                    + ("; the 1.20x target is below the floor on this machine" if floor > 1.20 else ""))
+    same = last["columns"].get("plain-cl")
+    forward = last.get("plain_forward_cl")
+    if same and forward:
+        floor = (same["cpu_seconds"] + forward["cpu_seconds"]) / same["cpu_seconds"]
+        out.append(f"N={last['blocks']}: in one layout (channels_last, as revstudio runs here): revstudio "
+                   f"{rs['cpu_seconds'] / same['cpu_seconds']:.2f}x plain-cl CPU, whose recompute floor is "
+                   f"{floor:.2f}x")
     kept = [r["columns"]["revstudio"]["kept_bytes"] for r in rows]
     out.append("revstudio kept-after-forward over N=" + "/".join(str(r["blocks"]) for r in rows) + ": "
                + "/".join(_mib(k) for k in kept) + " MiB: " + ("flat" if len(set(kept)) == 1 else "NOT flat"))

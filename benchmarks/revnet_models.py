@@ -43,13 +43,17 @@ class _Block(nn.Module):
 class PlainRevNet(nn.Module):
     """Plain autograd: every activation is kept for backward."""
 
-    def __init__(self, functions: list[tuple[nn.Module, nn.Module]], per_block_checkpoint: bool = False) -> None:
+    def __init__(self, functions: list[tuple[nn.Module, nn.Module]], per_block_checkpoint: bool = False,
+                 channels_last: bool = False) -> None:
         super().__init__()
         self.blocks = nn.ModuleList(_Block(copy.deepcopy(f), copy.deepcopy(g)) for f, g in functions)
         self.per_block_checkpoint = per_block_checkpoint
+        self.channels_last = channels_last
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x1, x2 = x.chunk(2, dim=1)
+        if self.channels_last:  # each half a dense channels_last tensor, as revstudio runs on the CPU
+            x1, x2 = (t.contiguous(memory_format=torch.channels_last) for t in (x1, x2))
         for block in self.blocks:
             if self.per_block_checkpoint:
                 x1, x2 = checkpoint(block, x1, x2, use_reentrant=False)
@@ -142,8 +146,9 @@ def _why_not(name: str) -> str | None:
     return None
 
 
-def plain_model(functions: list[tuple[nn.Module, nn.Module]], per_block_checkpoint: bool = False) -> Built:
-    model = PlainRevNet(functions, per_block_checkpoint)
+def plain_model(functions: list[tuple[nn.Module, nn.Module]], per_block_checkpoint: bool = False,
+                channels_last: bool = False) -> Built:
+    model = PlainRevNet(functions, per_block_checkpoint, channels_last)
     return model, _canonical([(b.f, b.g) for b in model.blocks])
 
 
@@ -202,14 +207,24 @@ def _streams(built: Built, stream: Any) -> Built:
     return model, params
 
 
+def _layout(built: Built, layout: torch.memory_format) -> Built:
+    model, params = built
+    model.memory_format = layout  # type: ignore[assignment]
+    return model, params
+
+
 COLUMNS: dict[str, Callable[..., Built]] = {
     "plain": lambda fns, c, s, **kw: plain_model(fns),
+    # plain autograd in the layout revstudio picks on the CPU (channels_last): the same-layout baseline
+    "plain-cl": lambda fns, c, s, **kw: plain_model(fns, channels_last=True),
     "checkpoint": lambda fns, c, s, **kw: plain_model(fns, per_block_checkpoint=True),
     "revstudio": lambda fns, c, s, **kw: revstudio_model(fns, c, s, **kw),
     # the same model with its residual streams (model.stream_dtype) in float32 (the usual
     # approach) and in float64 instead of the default compensated float32 pairs ("float32x2")
     "revstudio-f32streams": lambda fns, c, s, **kw: _streams(revstudio_model(fns, c, s, **kw), torch.float32),
     "revstudio-f64streams": lambda fns, c, s, **kw: _streams(revstudio_model(fns, c, s, **kw), torch.float64),
+    # the default streams in the usual contiguous layout (model.memory_format), not channels_last
+    "revstudio-nchw": lambda fns, c, s, **kw: _layout(revstudio_model(fns, c, s, **kw), torch.contiguous_format),
     "memcnn": lambda fns, c, s, **kw: memcnn_model(fns),
     "revlib": lambda fns, c, s, **kw: revlib_model(fns),
 }

@@ -195,6 +195,7 @@ class _Builder:
         self.plan, self.device, self.dtype = plan, device, dtype
         self.mode = "reversible"
         self.stream_dtype: torch.dtype | str | None = None  # None: automatic
+        self.memory_format: torch.memory_format | None = None  # None: automatic
 
     def stream_for(self, dtype: torch.dtype) -> torch.dtype | str | None:
         choice = self.stream_dtype
@@ -247,6 +248,27 @@ class CompiledModel(_Executor):
             raise ValueError(f"stream_dtype {value!r} is not known; use a torch dtype, "
                              f"{rt.FLOAT32X2!r} or None (automatic)")
         self._root.stream_dtype = value
+
+    @property
+    def memory_format(self) -> torch.memory_format | None:
+        """The memory layout of the residual streams the regions copy their inputs into:
+        ``torch.channels_last``, ``torch.contiguous_format``, or None (automatic:
+        channels_last for float32 regions with 2-D convolutions on the CPU, where oneDNN
+        convolves without reordering; the input's own layout elsewhere). Region outputs
+        come back in it (same shapes and values; ``.contiguous()`` gives the usual layout).
+        Weights, ``state_dict`` and standard mode are the same in every layout.
+        """
+        return self._root.memory_format
+
+    @memory_format.setter
+    def memory_format(self, value: torch.memory_format | None) -> None:
+        if value is not None and value not in (torch.channels_last, torch.contiguous_format):
+            raise ValueError(f"memory_format {value!r} is not supported; use torch.channels_last, "
+                             "torch.contiguous_format or None (automatic)")
+        self._root.memory_format = value
+        for module in self.modules():
+            for region in getattr(module, "_regions", ()):
+                region.memory_format = value
 
     @property
     def plan(self) -> Plan:

@@ -39,16 +39,18 @@ def is_pair(stream: object) -> bool:
     return isinstance(stream, str) and stream == FLOAT32X2
 
 
-def to_stream(x: torch.Tensor, stream: "torch.dtype | str | None", copy: bool = False) -> Value:
+def to_stream(x: torch.Tensor, stream: "torch.dtype | str | None", copy: bool = False,
+              layout: torch.memory_format = torch.preserve_format) -> Value:
     """``x`` as a stream value. ``copy``: the runtime will update it in place, so a pair gets
     buffers of its own (like the converted copy of a wider dtype); otherwise a pair reads
-    ``x`` itself with a correction of zeros that takes no memory (nothing may write it)."""
+    ``x`` itself with a correction of zeros that takes no memory (nothing may write it).
+    ``layout``: the memory layout of such copies (the region's, see ``Region.layout_of``)."""
     if stream is None:
         return x
     if not is_pair(stream):
-        return x.to(stream)  # type: ignore[arg-type]
+        return x.to(stream, memory_format=layout)  # type: ignore[call-overload]
     if copy:
-        hi = x.to(torch.float32, copy=True)
+        hi = x.to(torch.float32, copy=True, memory_format=layout)
         return Pair(hi, torch.zeros_like(hi))
     hi = x.to(torch.float32)
     return Pair(hi, hi.new_zeros(()).expand_as(hi))
@@ -91,20 +93,37 @@ def split(v: Value, sizes: Sequence[int], dim: int) -> list[Value]:
 
 
 def apart(v: Value, sizes: Sequence[int], dim: int) -> list[Value]:
-    """:func:`split`, but a pair's parts get contiguous buffers of their own (copies) where
-    the views would not be contiguous: layers read ``hi`` as it is, and a channel-slice view
-    makes every convolution reorder its input (forward, and again in backward for what it
-    saved). For a value the caller lets go (the copies replace it)."""
-    if not isinstance(v, Pair) or all(h.is_contiguous() for h in torch.split(v.hi, list(sizes), dim)):
+    """:func:`split`, but a pair's parts get dense buffers of their own (copies, in the
+    pair's memory layout) where the views would not be dense: layers read ``hi`` as it is,
+    and a channel-slice view makes every convolution reorder its input (forward, and again
+    in backward for what it saved). For a value the caller lets go (the copies replace it)."""
+    if not isinstance(v, Pair):
         return split(v, sizes, dim)
-    return [Pair(h.contiguous(), _apart_lo(lo))
-            for h, lo in zip(torch.split(v.hi, list(sizes), dim), torch.split(v.lo, list(sizes), dim))]
+    fmt = layout(v.hi)
+    his = torch.split(v.hi, list(sizes), dim)
+    if all(h.is_contiguous(memory_format=fmt) for h in his):
+        return split(v, sizes, dim)
+    return [Pair(h.contiguous(memory_format=fmt), _apart_lo(lo, fmt))
+            for h, lo in zip(his, torch.split(v.lo, list(sizes), dim))]
 
 
-def _apart_lo(lo: torch.Tensor) -> torch.Tensor:
+def _apart_lo(lo: torch.Tensor, fmt: torch.memory_format) -> torch.Tensor:
     if any(st == 0 and n > 1 for st, n in zip(lo.stride(), lo.shape)):
         return lo  # an expanded correction of zeros: no memory, nothing writes it
-    return lo.contiguous()
+    return lo.contiguous(memory_format=fmt)
+
+
+def layout(x: torch.Tensor) -> torch.memory_format:
+    """The memory layout ``x`` is dense in: channels_last for a 4-D tensor stored so (what
+    a region's streams use on the CPU, see ``Region.layout_of``), else contiguous."""
+    if x.dim() == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last):
+        return torch.channels_last
+    return torch.contiguous_format
+
+
+def dense(x: torch.Tensor) -> bool:
+    """Whether ``x`` covers its elements without gaps, in either layout."""
+    return x.is_contiguous() or (x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last))
 
 
 def cat(parts: Sequence[Value], dim: int) -> Value:

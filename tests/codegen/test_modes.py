@@ -78,3 +78,20 @@ def test_invertible_group_classes_have_an_inverse() -> None:
         (y,) = block(x)
         (x_again,) = block.inverse(y)
     assert torch.allclose(x, x_again, atol=1e-12)
+
+
+def test_exported_regions_pick_the_stream_layout_like_the_compiled_module() -> None:
+    """channels_last streams for convolutions on the CPU: outputs come back in the same
+    layout, bit for bit, from the exported model (it runs the same runtime)."""
+    b = generate.Builder("blocks")
+    src = f"{b.node('Input', 'x', shape=[4, 4, 4])}.out"
+    for i in range(2):
+        src = generate.wired_block(b, src, f"b{i}", 4)
+    b.node("Output", "y")
+    b.wire(src, "y")
+    compiled, exported, _ = _pair(b.done())
+    x = torch.randn(2, 4, 4, 4)
+    (a_out, a_gx, a_gp), (b_out, b_gx, b_gp) = _step(compiled, x), _step(exported, x)
+    assert a_out.is_contiguous(memory_format=torch.channels_last) and a_out.stride() == b_out.stride()
+    assert torch.equal(a_out, b_out) and torch.equal(a_gx, b_gx)
+    assert all(torch.equal(a, b) for a, b in zip(a_gp, b_gp))

@@ -22,6 +22,9 @@ torch.set_num_threads(1)
 def _runtime_grads(fns: list, x: torch.Tensor, w: torch.Tensor, stream: torch.dtype | str) -> torch.Tensor:
     model, params = revstudio_model(fns, x.shape[1], x.shape[2])
     model.stream_dtype = stream
+    # the model computes in the usual layout; channels_last (the CPU default) only changes how
+    # the convolutions round, not the stream arithmetic modelled here
+    model.memory_format = torch.contiguous_format
     (model(x) * w).sum().backward()
     return torch.cat([p.grad.double().flatten() for p in params])
 

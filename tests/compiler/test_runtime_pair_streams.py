@@ -230,16 +230,20 @@ def test_a_pair_update_keeps_its_temporaries_small() -> None:
     assert inner.inversion_errors()
 
 
-def test_layers_read_contiguous_halves_of_a_pair_stream() -> None:
-    """Split along channels, a pair stream's parts get buffers of their own: a channel-slice
-    view of one buffer made every convolution reorder its input, forward and backward."""
+@pytest.mark.parametrize("layout", [None, torch.contiguous_format, torch.channels_last])
+def test_layers_read_dense_halves_of_a_pair_stream(layout: torch.memory_format | None) -> None:
+    """Split along channels, a pair stream's parts get buffers of their own, in the model's
+    layout (automatic: channels_last on the CPU): a channel-slice view of one buffer made every
+    convolution reorder its input, forward and backward."""
     torch.manual_seed(0)
     model = C.compile(wired_revnet(4, channels=4, size=6), device="cpu")
     assert model.stream_dtype in (None, PAIR)
+    model.memory_format = layout
+    want = torch.channels_last if layout is None else layout
     read: list[bool] = []
     for m in model.modules():
         if isinstance(m, torch.nn.Conv2d):
-            m.register_forward_pre_hook(lambda _m, args: read.append(args[0].is_contiguous()))
+            m.register_forward_pre_hook(lambda _m, args: read.append(args[0].is_contiguous(memory_format=want)))
     x = torch.randn(2, 4, 6, 6)
     model(x).sum().backward()
     assert len(read) == 4 * 2 * 2 and all(read)  # F and G of 4 blocks, forward and recompute
