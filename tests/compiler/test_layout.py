@@ -128,3 +128,14 @@ def test_an_unknown_layout_is_refused_with_the_choices() -> None:
         model.memory_format = torch.preserve_format
     with pytest.raises(ValueError, match="channels_last"):
         model.memory_format = "channels_last"  # type: ignore[assignment]
+
+
+def test_float32_gradcheck_with_dropout_in_a_channels_last_region() -> None:
+    """`revstudio gradcheck --dtype float32` compares a channels_last region with plain
+    autograd in the usual layout: dropout must drop the same values in both."""
+    from revstudio.diagnostics.gradcheck import compare_modes
+
+    graph = wired_revnet(3, channels=4, size=6, extra="Dropout")
+    report = compare_modes(graph, batch=3, dtype="float32")
+    assert report.ok, report.max_error
+    assert report.max_error < 1e-4

@@ -219,6 +219,22 @@ def test_dropout_is_the_identity_in_eval_mode(kit: NodeKit) -> None:
     assert torch.equal(module(x)[0], x)
 
 
+def test_dropout_masks_do_not_depend_on_the_memory_layout(kit: NodeKit) -> None:
+    """Reversible regions keep channels_last streams on the CPU; standard mode and the
+    regions must drop the same values from the same random state."""
+    module = kit.build("Dropout", {"p": 0.3}, [(3, 4, 5)]).module
+    module.train()
+    x = torch.randn(2, 3, 4, 5)
+    torch.manual_seed(1)
+    plain = module(x)[0]
+    torch.manual_seed(1)
+    reference = nn.functional.dropout(x, 0.3, True)  # what nn.Dropout gives a contiguous input
+    torch.manual_seed(1)
+    strided = module(x.contiguous(memory_format=torch.channels_last))[0]
+    assert torch.equal(plain, reference) and torch.equal(strided, reference)
+    assert strided.is_contiguous(memory_format=torch.channels_last)  # the layout is kept
+
+
 def test_repeat_copies_have_their_own_weights(kit: NodeKit) -> None:
     built = kit.build("Repeat", {"group": "block", "times": 3}, [(4, 3, 3)])
     blocks = built.module.blocks

@@ -193,5 +193,16 @@ class GlobalAvgPool(nn.Module):
         return (x.flatten(2).mean(2),)
 
 
-class Dropout(TupleOut, nn.Dropout):
-    pass
+class Dropout(nn.Dropout):
+    """``nn.Dropout`` whose mask does not depend on how the input lies in memory.
+
+    An input in another layout (channels_last: reversible regions keep their streams
+    in it on the CPU) gets the very mask a contiguous input of that shape would get
+    from the same random state, so standard and reversible mode drop the same values.
+    """
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        if not (self.training and self.p > 0) or x.is_contiguous():
+            return (super().forward(x),)
+        mask = F.dropout(torch.ones(x.shape, dtype=x.dtype, device=x.device), self.p, True)
+        return (x.mul_(mask) if self.inplace else x * mask,)
