@@ -17,6 +17,9 @@ FLOAT32X2 = "float32x2"
 
 _CHUNK_BYTES = 1 << 18
 _MIN_PIECES = 8
+# On an accelerator every piece costs each pass a kernel launch, which outweighs the
+# work at these sizes: pieces only bound the temporaries of very large streams there
+_DEVICE_CHUNK_BYTES = 1 << 26
 
 
 class Pair:
@@ -195,8 +198,11 @@ def _pieces(y: torch.Tensor, temporaries: int = 1) -> int:
     """How many batch pieces an in-place update of ``y`` works in, when each piece needs
     ``temporaries`` temporaries of its size: pieces of at most _CHUNK_BYTES of them, and at
     least _MIN_PIECES where they matter, so they stay small next to the stream itself (they
-    are alive at the peak)."""
+    are alive at the peak). Off the CPU, pieces of up to _DEVICE_CHUNK_BYTES (a launch per
+    pass and piece; not yet measured on a GPU)."""
     size = y.numel() * y.element_size() * temporaries
+    if y.device.type != "cpu":
+        return max(1, min(y.shape[0], -(-size // _DEVICE_CHUNK_BYTES)))
     return max(1, min(y.shape[0], max(-(-size // _CHUNK_BYTES), _MIN_PIECES if size >= _CHUNK_BYTES // 4 else 1)))
 
 

@@ -13,6 +13,7 @@ from test_gradients import GRAPHS, _inputs, _max_rel, _step, _stream_read_after_
 
 import revstudio.compiler as C
 from revstudio.compiler import runtime as rt
+from revstudio.compiler import runtime_streams as streams
 from revstudio.core.project import load
 from revstudio.diagnostics.memory import LiveTensorTracker
 
@@ -178,6 +179,16 @@ def test_a_pair_update_is_exact_and_the_same_in_pieces(sign: int) -> None:
     assert torch.equal(hi, exact.float())  # and hi its float32 rounding
     back = rt._update(in_place, f, -sign, True)
     assert torch.equal(back.hi, x) and not back.lo.any()  # the inverse gives x back exactly
+
+
+def test_updates_work_in_few_pieces_off_the_cpu() -> None:
+    """On the CPU an update works in L2-sized pieces (small temporaries at the peak); on an
+    accelerator each piece costs every pass a kernel launch, so only huge streams are split."""
+    cpu = torch.empty(16, 32, 16, 16)
+    assert streams._pieces(cpu, 3) == 8
+    elsewhere = torch.empty(16, 32, 16, 16, device="meta")  # stands in for a GPU here
+    assert streams._pieces(elsewhere, 3) == 1
+    assert streams._pieces(torch.empty(64, 256, 64, 64, device="meta"), 3) == 12  # 768 MiB of temporaries
 
 
 def test_the_callers_batch_is_the_inversion_errors_own_reference() -> None:
