@@ -207,7 +207,7 @@ def targets(results: dict[str, Any]) -> list[str]:
                    + ("; the 1.20x target is below the floor on this machine" if floor > 1.20 else ""))
     same = last["columns"].get("plain-cl")
     forward = last.get("plain_forward_cl")
-    if same and forward:
+    if same and forward and results["config"]["device"] == "cpu":  # regions pick channels_last on the CPU
         floor = (same["cpu_seconds"] + forward["cpu_seconds"]) / same["cpu_seconds"]
         out.append(f"N={last['blocks']}: in one layout (channels_last, as revstudio runs here): revstudio "
                    f"{rs['cpu_seconds'] / same['cpu_seconds']:.2f}x plain-cl CPU, whose recompute floor is "

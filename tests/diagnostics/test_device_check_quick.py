@@ -1,0 +1,39 @@
+"""The prepared GPU check runs its steps end to end on the CPU in --quick mode, so the
+one short run a GPU session gets is not spent on a script that rotted."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_device_check_quick_on_the_cpu(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "device_check.py"), "--device", "cpu", "--quick",
+         "--out", str(tmp_path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    data = json.loads((tmp_path / "device_check.json").read_text())
+    kinds = {c["check"] for c in data["checks"]}
+    assert kinds == {"gradcheck", "memory", "export"} and all(c["ok"] for c in data["checks"])
+    projects = {c["project"] for c in data["checks"] if c["check"] == "gradcheck"}
+    assert len(projects) == len(list((ROOT / "resources" / "examples").glob("*.revs")))
+    assert [row["blocks"] for row in data["bench"]["rows"]] == [2, 4]
+    assert "checks passed" in proc.stdout and "recompute floor" in proc.stdout
+
+
+def test_device_check_says_when_there_is_no_gpu() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is here")
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "device_check.py")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2 and "CUDA is not available" in proc.stderr
