@@ -1,6 +1,6 @@
 """The prepared check of the CUDA paths: one short run on a machine with a GPU.
 
-What no CPU machine can show, in one go (about 5 minutes on one GPU):
+What no CPU machine can show, in one go (a few minutes on one GPU):
 
 1. every example project, compiled on the device: reversible and checkpoint mode
    against standard in float64 (``gradcheck``: must agree to 1e-10) and reversible
