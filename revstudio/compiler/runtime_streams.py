@@ -47,11 +47,12 @@ def to_stream(x: torch.Tensor, stream: "torch.dtype | str | None", copy: bool = 
     """``x`` as a stream value. ``copy``: the runtime will update it in place, so a pair gets
     buffers of its own (like the converted copy of a wider dtype); otherwise a pair reads
     ``x`` itself with a correction of zeros that takes no memory (nothing may write it).
-    ``layout``: the memory layout of such copies (the region's, see ``Region.layout_of``)."""
+    ``layout``: the memory layout of such copies (the region's, see ``Region.layout_of``);
+    a value read without ``copy`` (a side input, kept for backward) is never copied for it."""
     if stream is None:
         return x
     if not is_pair(stream):
-        return x.to(stream, memory_format=layout)  # type: ignore[call-overload]
+        return x.to(stream, memory_format=layout if copy else torch.preserve_format)  # type: ignore[call-overload]
     if copy:
         hi = x.to(torch.float32, copy=True, memory_format=layout)
         return Pair(hi, torch.zeros_like(hi))

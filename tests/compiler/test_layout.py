@@ -139,3 +139,15 @@ def test_float32_gradcheck_with_dropout_in_a_channels_last_region() -> None:
     report = compare_modes(graph, batch=3, dtype="float32")
     assert report.ok, report.max_error
     assert report.max_error < 1e-4
+
+
+def test_side_inputs_are_not_copied_for_the_layout() -> None:
+    """A value a region reads but does not rebuild is kept for backward as it is: a
+    channels_last copy of it would be kept too."""
+    from revstudio.compiler import runtime_streams as streams
+
+    x = torch.randn(2, 4, 6, 6)
+    assert streams.to_stream(x, torch.float32, copy=False, layout=CL) is x
+    assert streams.to_stream(x, torch.float32, copy=True, layout=CL).is_contiguous(memory_format=CL)
+    pair = streams.to_stream(x, streams.FLOAT32X2, copy=False, layout=CL)
+    assert pair.hi is x
