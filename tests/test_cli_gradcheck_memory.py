@@ -151,3 +151,14 @@ def test_subprocess_has_no_traceback(tmp_path: Path) -> None:
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "bad.revs" in proc.stderr
+
+
+def test_gradcheck_text_folds_the_rest_of_a_long_listing() -> None:
+    from revstudio.diagnostics.gradcheck import GradReport, TensorError, summarize
+
+    report = GradReport(dtype="float32", batch=2, seed=0, tolerance=1e-4, mode="reversible", gradient_norm=1.0,
+                        parameters=[TensorError(f"p{i}", e, e, 1.0) for i, e in enumerate([3e-8, 2e-8, 1e-9, 0.0])])
+    lines = summarize(report, limit=2)
+    assert lines[-1] == "  ... and 2 more (errors at most 1e-09)"
+    report.parameters[2] = TensorError("p2", 0.0, 0.0, 1.0)
+    assert summarize(report, limit=2)[-1] == "  ... and 2 more (all exactly equal)"

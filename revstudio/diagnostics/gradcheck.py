@@ -293,7 +293,9 @@ def summarize(report: GradReport, limit: int = 20) -> list[str]:
     for kind, name, t in rows[:limit]:
         lines.append(f"  {kind:<7}{name:<{width}}  {t.error:>10.3g}  {t.max_abs:>10.3g}  {t.norm:>10.3g}")
     if len(rows) > limit:
-        lines.append(f"  ... and {len(rows) - limit} more (all within {rows[limit][2].error:.3g})")
+        rest = rows[limit][2].error
+        how = f"errors at most {rest:.3g}" if rest > 0 else "all exactly equal"
+        lines.append(f"  ... and {len(rows) - limit} more ({how})")
     for rid, err in sorted(report.inversion.items()):
         lines.append(f"  region {rid}: inversion error {err:.3g}")
     return lines
