@@ -250,6 +250,20 @@ class SetGroup(Command):
             self.graph.set_group(self.name, self.old)
 
 
+class SetTraining(Command):
+    """Replace the project's ``training`` section (run settings, the batch behind the memory figures)."""
+
+    def __init__(self, graph: Graph, section: Mapping[str, Any], text: str = "Change run settings") -> None:
+        self.graph, self.section, self.text = graph, dict(section), text
+        self.old: dict[str, Any] = {}
+
+    def do(self) -> None:
+        self.old = self.graph.set_training(self.section)
+
+    def undo(self) -> None:
+        self.graph.set_training(self.old)
+
+
 class AddSubgraph(Macro):
     """Nodes and the edges among them added as one step (paste, duplicate).
 

@@ -108,6 +108,7 @@ class Graph:
         self.param_changed = Event("param_changed")  # (node, name, old, new)
         self.node_moved = Event("node_moved")        # (node, old_pos, new_pos)
         self.group_changed = Event("group_changed")  # (name, old_graph|None, new_graph|None)
+        self.training_changed = Event("training_changed")  # (old_dict, new_dict)
         self.changed = Event("changed")              # () after any of the above
 
     @property
@@ -328,6 +329,18 @@ class Graph:
                 self.groups.clear()
                 self.groups.update(items)
         self.group_changed.emit(name, old, body)
+        self.changed.emit()
+        return old
+
+    def set_training(self, section: dict[str, Any]) -> dict[str, Any]:
+        """Replace the project's ``training`` section (the run settings). Returns the old one.
+
+        The section is stored as given (a deep copy); its keys and values are
+        checked by ``revstudio.training.config``, which knows their meaning.
+        """
+        old = self.training
+        self.training = _copy_value(dict(section))
+        self.training_changed.emit(old, self.training)
         self.changed.emit()
         return old
 

@@ -218,3 +218,23 @@ def test_undo_stack_semantics() -> None:
     assert len(stack) == 1 and not stack.can_redo() and not stack.is_clean()
     stack.clear()
     assert len(stack) == 0 and stack.is_clean()
+
+
+def test_set_training_is_undoable_and_emits():
+    from revstudio.core.commands import SetTraining, UndoStack
+    from revstudio.core.graph import Graph
+
+    g = Graph()
+    g.training = {"batch_size": 8}
+    seen = []
+    g.training_changed.sub(lambda old, new: seen.append((old, new)))
+    stack = UndoStack()
+    section = {"batch_size": 64, "steps": 10}
+    stack.push(SetTraining(g, section))
+    section["steps"] = 99  # the command keeps its own copy
+    assert g.training == {"batch_size": 64, "steps": 10}
+    stack.undo()
+    assert g.training == {"batch_size": 8}
+    stack.redo()
+    assert g.training["batch_size"] == 64
+    assert len(seen) == 3
