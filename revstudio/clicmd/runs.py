@@ -22,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _metric_text(metrics: dict[str, object]) -> str:
     order = ("loss", "val_loss", "accuracy", "val_accuracy")
     keys = [k for k in order if k in metrics] + sorted(k for k in metrics if k not in order)
-    return "  ".join(f"{k} {v:.4g}" if isinstance(v, (int, float)) else f"{k} {v}" for k in keys)
+    return "  ".join(f"{k} {metrics[k]:.4g}" if isinstance(metrics[k], (int, float)) else f"{k} {metrics[k]}"
+                     for k in keys)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -23,6 +23,16 @@ METRICS = "metrics.jsonl"
 CHECKPOINT = os.path.join("checkpoints", "last.pt")
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# mkstemp makes 0600 files; run files are ordinary documents, readable as the umask allows
+_FILE_MODE = 0o666 & ~_umask()
+
+
 def now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
@@ -34,6 +44,7 @@ def write_atomic(path: str, data: bytes | str) -> None:
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), _FILE_MODE)
             handle.write(data.encode("utf-8") if isinstance(data, str) else data)
             handle.flush()
             os.fsync(handle.fileno())
