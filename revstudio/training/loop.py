@@ -184,7 +184,10 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     total = cfg.steps if cfg.steps is not None else int(cfg.epochs or 1) * spe
 
     torch.manual_seed(cfg.seed)  # the same initial weights on every rank
-    model = compile_graph(graph, mode=cfg.mode, device=device, report=report)
+    from revstudio.diagnostics.estimate import input_dtype
+
+    dtype = torch.float64 if input_dtype(graph) == "float64" else torch.float32
+    model = compile_graph(graph, mode=cfg.mode, device=device, dtype=dtype, report=report)
     model.train()
     optimizer = make_optimizer(cfg, model.parameters())
     scheduler = make_scheduler(cfg, optimizer, total)
