@@ -379,9 +379,25 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     run.metrics.setdefault("loss", last_loss)
     validate()
     save_checkpoint()
+    extra = {"ranks_in_sync": _ranks_in_sync(model, device)} if dist.active else {}
     run.emit({"kind": "event", "event": "finished", "step": run.step, "metrics": dict(run.metrics),
-              "wall_s": round(time.perf_counter() - t0, 3)})
+              "wall_s": round(time.perf_counter() - t0, 3), **extra})
     return finish("finished")
+
+
+def _ranks_in_sync(model: Any, device: torch.device) -> bool:
+    """Whether every rank ends with rank 0's weights and buffers, bit for bit (DDP keeps them so;
+    a difference means a desynchronised run). One tensor at a time: no copy of the whole model."""
+    import torch.distributed as tdist
+
+    same = torch.ones(1, device=device)
+    for value in model.state_dict().values():
+        ref = value.detach().clone()
+        tdist.broadcast(ref, src=0)
+        if not torch.equal(ref, value):
+            same.zero_()
+    tdist.all_reduce(same, op=tdist.ReduceOp.MIN)
+    return bool(same.item() == 1)
 
 
 def _oom(run: _Run, model: Any, step: int, exc: BaseException, finish: Callable[..., TrainResult],
