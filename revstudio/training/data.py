@@ -96,7 +96,8 @@ def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: s
         val_fraction=val_fraction, seed=seed, base_dir=base_dir,
         sequence=find_type(graph, ("BiRNN",)) is not None)
     if kind != task.kind:
-        task = dataclasses.replace(task, kind=kind, num_classes=None)
+        classes = task.output_shape[0] if kind == "classification" else None
+        task = dataclasses.replace(task, kind=kind, num_classes=classes)
     return DataBundle(Split(inputs, targets), None if val is None else Split(*val), task,
                       "synthetic" if spec == "synthetic" else str(spec))
 

@@ -301,7 +301,8 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
                   auto: bool) -> tuple[Any, str]:
     """``(targets, kind)``: int64 class indices in range for a classification head, floats of the
     Output's shape for regression, None for a flow. An automatic classification guess turns into
-    regression when ``y`` holds real values of the Output's shape."""
+    regression when ``y`` holds real values of the Output's shape, and an automatic regression
+    guess into classification when ``y`` holds integer labels for a 1-D Output of K > 1."""
     import torch
 
     if kind == "flow":
@@ -314,6 +315,9 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         n = len(t) if t.dim() else "no"
         raise DataError(f"{source}: array 'y' has {n} samples, the inputs have {count}")
     head = head_id or output_id
+    if (kind == "regression" and auto and t.dim() == 1 and not t.is_floating_point() and t.dtype != torch.bool
+            and len(out_shape) == 1 and out_shape[0] > 1):
+        kind, num_classes = "classification", int(out_shape[0])  # labels for a K-vector output: class scores
     if kind == "classification" and t.is_floating_point():
         integral = bool(torch.isfinite(t).all()) and bool((t == t.round()).all())
         if auto and tuple(t.shape[1:]) == tuple(out_shape):
