@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{args.file}: no such file; check the path")
     if args.resume and not os.path.isdir(args.resume):
         raise CliError(f"--resume {args.resume}: no such run directory")
-    from revstudio.training.launch import launch_needed, launch
+    from revstudio.training.launch import launch, launch_needed
 
     if launch_needed(args):
         return launch(args)

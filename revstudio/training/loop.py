@@ -304,7 +304,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                 xs, ys = batch_at(run.step)
                 if (cfg.gradcheck_every and step % cfg.gradcheck_every == 0 and regions and dist.rank == 0
                         and cfg.precision == "fp32"):
-                    result = region_gradcheck(model, regions, lambda: forward(model, xs, ys)[0], device,
+                    result = region_gradcheck(model, regions, lambda xs=xs, ys=ys: forward(model, xs, ys)[0], device,
                                               cfg.seed + step)
                     run.emit({"kind": "gradcheck", "step": step, "epoch": round(step / spe, 4), **result})
                 measure = bool(cfg.memory_every and step % cfg.memory_every == 0)
@@ -329,7 +329,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                     return _oom(run, model, step, exc, finish, local)
                 raise
             if stats[3] > 0:
-                node = first_nonfinite(model, lambda: model(*xs)) if dist.rank == 0 else None
+                node = first_nonfinite(model, lambda xs=xs: model(*xs)) if dist.rank == 0 else None
                 where = f", first at node {node!r}" if node else ""
                 msg = (f"the loss became non-finite (NaN or Inf) at step {step}{where}; the last good "
                        f"checkpoint stays. Try a lower --lr (now {cfg.lr:g}), gradient clipping, or fp32")

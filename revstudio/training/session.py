@@ -151,7 +151,8 @@ def run_session(req: Request) -> int:
     from revstudio.core.project import dumps
 
     from .loop import Distributed, TrainResult, train
-    from .output import JsonRows, Progress, RunDirRows, dumps as row_dumps
+    from .output import JsonRows, Progress, RunDirRows
+    from .output import dumps as row_dumps
     from .parts import TrainError
 
     stop = StopFlag()

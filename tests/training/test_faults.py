@@ -62,7 +62,7 @@ def test_kill_9_during_checkpointing_leaves_a_loadable_checkpoint(tmp_path) -> N
     weights = {"w": torch.randn(512, 1024)}
     checkpoint.save(path, {"step": 0, "model": weights})
     rng = random.Random(0)
-    for attempt in range(6):
+    for _ in range(6):
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child only writes until it is killed
             try:

@@ -16,9 +16,10 @@ QUICK = dict(batch_size=8, lr=0.01, log_every=1, val_every=0, gradcheck_every=0,
              checkpoint_every=0)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _example(name: str) -> tuple:
-    return prepared(EXAMPLES[[p.stem for p in EXAMPLES].index(name)], steps=12, **QUICK)
+    return prepared(EXAMPLES[[p.stem for p in EXAMPLES].index(name)], steps=12, data="synthetic", schedule="constant",
+                    **QUICK)
 
 
 @pytest.mark.parametrize("mode", ["reversible", "standard", "checkpoint"])
