@@ -19,6 +19,7 @@ over the ranks, so a 2-process run optimises what a 1-process run does.
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -304,8 +305,10 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                 xs, ys = batch_at(run.step)
                 if (cfg.gradcheck_every and step % cfg.gradcheck_every == 0 and regions and dist.rank == 0
                         and cfg.precision == "fp32"):
-                    result = region_gradcheck(model, regions, lambda xs=xs, ys=ys: forward(model, xs, ys)[0], device,
-                                              cfg.seed + step)
+                    def check_step(xs: list[torch.Tensor] = xs, ys: Any = ys) -> torch.Tensor:
+                        return forward(model, xs, ys)[0]  # type: ignore[no-any-return]
+
+                    result = region_gradcheck(model, regions, check_step, device, cfg.seed + step)
                     run.emit({"kind": "gradcheck", "step": step, "epoch": round(step / spe, 4), **result})
                 measure = bool(cfg.memory_every and step % cfg.memory_every == 0)
                 optimizer.zero_grad(set_to_none=True)
@@ -329,7 +332,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                     return _oom(run, model, step, exc, finish, local)
                 raise
             if stats[3] > 0:
-                node = first_nonfinite(model, lambda xs=xs: model(*xs)) if dist.rank == 0 else None
+                node = first_nonfinite(model, functools.partial(model, *xs)) if dist.rank == 0 else None
                 where = f", first at node {node!r}" if node else ""
                 msg = (f"the loss became non-finite (NaN or Inf) at step {step}{where}; the last good "
                        f"checkpoint stays. Try a lower --lr (now {cfg.lr:g}), gradient clipping, or fp32")

@@ -138,6 +138,7 @@ class RunDirRows(Callback):
     def on_row(self, row: dict[str, Any]) -> None:
         self.writer.row(_clean(row))
         kind, event = row.get("kind"), row.get("event")
+        metrics: dict[str, Any]
         if kind == "step":
             metrics = {k: row[k] for k in ("loss", "accuracy") if k in row}
             self.writer.update_status(step=row["step"], metrics={**self.writer.status["metrics"], **metrics})
