@@ -299,7 +299,9 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
 
     while run.step < total:
         step = run.step + 1
-        stop_now = run.should_stop()
+        # under DDP a stop is decided together, from the flags all-reduced with each step's
+        # numbers: a rank that left alone would leave its peers waiting in the next all-reduce
+        stop_now = run.should_stop() and not dist.active
         if not stop_now:
             try:
                 xs, ys = batch_at(run.step)

@@ -201,7 +201,7 @@ def run_session(req: Request) -> int:
                              val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base)
         except DataError as exc:
             return failed(f"{cfg.data}: {exc}", 2)
-        if stop():  # a stop during the start-up: nothing trained, nothing more to save
+        if stop() and world == 1:  # a stop during the start-up: nothing trained, nothing more to save
             if rank == 0:
 
                 row = {"kind": "event", "event": "stopped", "time": 0.0, "step": fail_step or 0,
