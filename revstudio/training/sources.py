@@ -55,7 +55,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
     lower = text.lower()
     if lower.endswith(".npz"):
         return "npz", text
-    if lower.endswith(".pt") or lower.endswith(".pth"):
+    if lower.endswith((".pt", ".pth")):
         return "pt", text
     raise DataError(f"data {text!r} is not a known source; use synthetic, FILE.npz, FILE.pt, mnist:DIR or "
                     "cifar10:DIR")
