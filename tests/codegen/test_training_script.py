@@ -182,3 +182,18 @@ def test_torchrun_two_processes_train_the_global_batch(tmp_path: Path) -> None:
     for key in b:
         if b[key].is_floating_point():
             assert torch.allclose(a[key], b[key], atol=1e-5, rtol=1e-4), key
+
+
+def test_hostile_names_stay_data_in_the_training_script(tmp_path: Path) -> None:
+    from codegen_harness import hostile_ids, names_for, renamed
+
+    marker = tmp_path / "MARKER"
+    graph = renamed(load(EXAMPLES / "digits_revnet.revs"), hostile_ids(marker), names_for(marker))
+    path = exported(graph, tmp_path, "hostile.py")
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", str(path)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    run = run_script(path, ["--data", "synthetic", "--steps", "2", "--batch-size", "4", "--log-every", "1",
+                            "--val-fraction", "0"], tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "step      2" in run.stdout and not marker.exists()
