@@ -30,6 +30,10 @@ class _Reject(Exception):
     """Options that do not fit together (exit code 2, like bad data)."""
 
 
+class _Failed(Exception):
+    """The run itself failed, e.g. a non-finite loss (exit code 1)."""
+
+
 def start_distributed(device_name: str) -> tuple[int, int, int]:
     """(rank, world size, local rank); joins the process group when torchrun started this process."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -199,7 +203,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             stats = stats.to(device)
             torch.distributed.all_reduce(stats)
         if not math.isfinite(float(stats[0])):
-            raise _Reject(f"the loss became non-finite (NaN or Inf) at step {step + 1}; the last checkpoint "
+            raise _Failed(f"the loss became non-finite (NaN or Inf) at step {step + 1}; the last checkpoint "
                           f"stays. Try a lower --lr (now {config['lr']:g}), --grad-clip, or fp32")
         if config["grad_clip"] is not None:
             if scaler is not None:
@@ -281,9 +285,9 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--val-fraction must be at least 0 and below 1")
     try:
         train(config, args.out, args.base_dir, args.json, args.resume)
-    except (DataError, _Reject) as exc:
+    except (DataError, _Reject, _Failed) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+        raise SystemExit(1 if isinstance(exc, _Failed) else 2) from None
 '''
 
 MAIN_GUARD = '''

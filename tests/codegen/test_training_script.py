@@ -197,3 +197,19 @@ def test_hostile_names_stay_data_in_the_training_script(tmp_path: Path) -> None:
                             "--val-fraction", "0"], tmp_path)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "step      2" in run.stdout and not marker.exists()
+
+
+def test_resume_continues_as_if_never_stopped_and_nan_fails_cleanly(tmp_path: Path) -> None:
+    graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
+    path = exported(graph, tmp_path)
+    common = ["--schedule", "constant", "--batch-size", "8", "--lr", "0.01", "--val-fraction", "0"]
+    whole = run_script(path, [*common, "--steps", "6", "--out", "whole.pt"], tmp_path)
+    half = run_script(path, [*common, "--steps", "3", "--out", "half.pt"], tmp_path)
+    rest = run_script(path, [*common, "--steps", "6", "--resume", "half.pt", "--out", "rest.pt"], tmp_path)
+    assert whole.returncode == half.returncode == rest.returncode == 0, rest.stderr[-3000:]
+    a = torch.load(tmp_path / "whole.pt", weights_only=True)
+    b = torch.load(tmp_path / "rest.pt", weights_only=True)
+    assert b["step"] == 6 and all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
+    bad = run_script(path, [*common, "--steps", "3", "--lr", "1e30", "--optimizer", "sgd", "--out", "nan.pt"],
+                     tmp_path)
+    assert bad.returncode == 1 and "non-finite" in bad.stderr and "Traceback" not in bad.stderr
