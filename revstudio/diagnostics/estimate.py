@@ -376,6 +376,40 @@ def _values_of(walker: _Walker, refs: Iterable[str]) -> list[Value | None]:
     return out
 
 
+def _region_segment_inputs(walker: _Walker, region: Any) -> list[Value | None]:
+    """Values checkpoint mode keeps for a region: the inputs of each of its segments
+    (``compiler.checkpointing``: about sqrt(N) segments of its N computing steps)."""
+    from revstudio.compiler.checkpointing import region_segments, step_weight
+
+    steps = list(getattr(region, "steps", ()) or ())
+    couplings = getattr(region, "couplings", {}) or {}
+    step_of: dict[str, int] = {}
+    for i, nid in enumerate(steps):
+        step_of[nid] = i
+        coupling = couplings.get(nid)
+        for body in getattr(coupling, "body", ()) or ():
+            step_of.setdefault(body, i)
+    types = [walker.report.nodes[n].type if n in walker.report.nodes else "?" for n in steps]
+    segment_of: dict[int, int] = {}
+    for k, (start, end) in enumerate(region_segments([step_weight(t) for t in types])):
+        for i in range(start, end):
+            segment_of[i] = k
+    kept: list[Value | None] = []
+    for nid in getattr(region, "nodes", ()):
+        info = walker.report.nodes.get(nid)
+        if info is None or nid not in step_of:
+            continue
+        mine = segment_of.get(step_of[nid], 0)
+        for port in info.inputs:
+            src = walker.source.get((nid, port))
+            if src is None:
+                continue
+            if src.node in step_of and segment_of.get(step_of[src.node], 0) == mine:
+                continue
+            kept.append(walker.base((src.node, src.port)))
+    return kept
+
+
 def _checkpoint_segments(walker: _Walker, order: Sequence[str], region_of: Mapping[str, str]
                          ) -> tuple[set[str], list[Value | None]]:
     """(nodes, kept inputs) of the runs of ordinary nodes checkpoint mode recomputes.
@@ -454,6 +488,7 @@ def estimate(
     region_inputs = [v for _, _, ins, _ in parts for v in _values_of(walker, ins)]
 
     seg_nodes, seg_inputs = _checkpoint_segments(walker, list(order or report.order), walker.region_of)
+    region_inputs += [v for r in regions for v in _region_segment_inputs(walker, r)]
 
     per_mode = {
         # checkpoint mode recomputes each region, and each run of ordinary nodes,
