@@ -15,6 +15,7 @@ from typing import Any
 
 from revstudio.core.graph import Graph, PortRef
 
+from .peak import Unit, UnitBuilder, Walk
 from .save_rules import VIEW_TYPES, BodySaves, NodeView, rule_for
 
 MODES = ("standard", "reversible", "checkpoint")
@@ -74,6 +75,21 @@ class MemoryEstimate:
     element_bytes: int
     nodes: dict[str, NodeEstimate] = field(default_factory=dict)
     regions: dict[str, RegionEstimate] = field(default_factory=dict)
+    # the simulated training step per mode (``peak``), computed when first asked for
+    _peaks_of: Any = field(default=None, repr=False)
+
+    @property
+    def peaks(self) -> dict[str, Walk]:
+        """The simulated step per mode: its peak, where it happens, what forward keeps."""
+        found = self.__dict__.get("_peaks")
+        if found is None:
+            found = self.__dict__["_peaks"] = self._peaks_of() if self._peaks_of is not None else {}
+        return found
+
+    def peak_bytes(self, mode: str) -> int:
+        """Estimated peak of one training step in ``mode`` (excluding weights and the input batch)."""
+        walk = self.peaks.get(mode)
+        return walk.peak if walk is not None else self.activation_bytes(mode) + self.parameter_bytes()
 
     def parameter_bytes(self) -> int:
         return sum(n.parameter_bytes for n in self.nodes.values())
@@ -200,6 +216,13 @@ class _Walker:
     # -- values ---------------------------------------------------------
     def base(self, value: Value) -> Value | None:
         """The value whose storage ``value`` lives in; None if the caller owns it."""
+        cache = self.__dict__.setdefault("_base_cache", {})
+        if value in cache:
+            return cache[value]
+        found = cache[value] = self._base(value)
+        return found
+
+    def _base(self, value: Value) -> Value | None:
         seen = 0
         while seen < 10_000:
             seen += 1
@@ -249,6 +272,13 @@ class _Walker:
         return None if src is None else self.base((src.node, src.port))
 
     def nbytes(self, value: Value) -> int:
+        cache = self.__dict__.setdefault("_nbytes_cache", {})
+        if value in cache:
+            return cache[value]
+        cache[value] = found = self._nbytes(value)
+        return found
+
+    def _nbytes(self, value: Value) -> int:
         nid, port = value
         info = self.report.nodes.get(nid)
         if info is None:
@@ -376,8 +406,8 @@ def _values_of(walker: _Walker, refs: Iterable[str]) -> list[Value | None]:
     return out
 
 
-def _region_segment_inputs(walker: _Walker, region: Any) -> list[Value | None]:
-    """Values checkpoint mode keeps for a region: the inputs of each of its segments
+def _region_segment_nodes(walker: _Walker, region: Any) -> tuple[dict[str, int], list[list[str]]]:
+    """(node -> segment, nodes per segment) of a region in checkpoint mode
     (``compiler.checkpointing``: about sqrt(N) segments of its N computing steps)."""
     from revstudio.compiler.checkpointing import region_segments, step_weight
 
@@ -391,27 +421,36 @@ def _region_segment_inputs(walker: _Walker, region: Any) -> list[Value | None]:
             step_of.setdefault(body, i)
     types = [walker.report.nodes[n].type if n in walker.report.nodes else "?" for n in steps]
     segment_of: dict[int, int] = {}
-    for k, (start, end) in enumerate(region_segments([step_weight(t) for t in types])):
+    bounds = region_segments([step_weight(t) for t in types])
+    for k, (start, end) in enumerate(bounds):
         for i in range(start, end):
             segment_of[i] = k
+    where = {nid: segment_of.get(i, 0) for nid, i in step_of.items()}
+    members: list[list[str]] = [[] for _ in bounds] or [[]]
+    for nid in getattr(region, "nodes", ()):
+        if nid in where and nid in walker.report.nodes:
+            members[where[nid]].append(nid)
+    return where, members
+
+
+def _region_segment_inputs(walker: _Walker, region: Any) -> list[Value | None]:
+    """Values checkpoint mode keeps for a region: the inputs of each of its segments."""
+    where, _ = _region_segment_nodes(walker, region)
     kept: list[Value | None] = []
     for nid in getattr(region, "nodes", ()):
         info = walker.report.nodes.get(nid)
-        if info is None or nid not in step_of:
+        if info is None or nid not in where:
             continue
-        mine = segment_of.get(step_of[nid], 0)
         for port in info.inputs:
             src = walker.source.get((nid, port))
-            if src is None:
-                continue
-            if src.node in step_of and segment_of.get(step_of[src.node], 0) == mine:
+            if src is None or where.get(src.node, -1) == where[nid]:
                 continue
             kept.append(walker.base((src.node, src.port)))
     return kept
 
 
-def _checkpoint_segments(walker: _Walker, order: Sequence[str], region_of: Mapping[str, str]
-                         ) -> tuple[set[str], list[Value | None]]:
+def _checkpoint_segments(walker: _Walker, order: Sequence[str], region_of: Mapping[str, str],
+                         runs: list[list[str]] | None = None) -> tuple[set[str], list[Value | None]]:
     """(nodes, kept inputs) of the runs of ordinary nodes checkpoint mode recomputes.
 
     Mirrors the compiler: in execution order, each region is one op and every
@@ -435,6 +474,8 @@ def _checkpoint_segments(walker: _Walker, order: Sequence[str], region_of: Mappi
             run.append(name)
             continue
         if len(run) >= 2:
+            if runs is not None:
+                runs.append(list(run))
             inside = set(run)
             nodes |= inside
             for nid in run:
@@ -476,6 +517,7 @@ def estimate(
 
     parts = [_region_parts(r) for r in regions]
     walker.region_of = {n: rid for rid, nodes, _, _ in parts for n in nodes}
+    walker.__dict__.pop("_base_cache", None)  # the fused views depend on the regions
     for _, _, _, kept_refs in parts:
         for ref in kept_refs:
             try:
@@ -483,11 +525,13 @@ def estimate(
             except ValueError:
                 continue
             walker.region_kept.add((p.node, p.port))
+    walker.__dict__.pop("_base_cache", None)
     in_regions = set().union(*(nodes for _, nodes, _, _ in parts)) if parts else set()
     region_outputs = [v for _, _, _, outs in parts for v in _values_of(walker, outs)]
     region_inputs = [v for _, _, ins, _ in parts for v in _values_of(walker, ins)]
 
-    seg_nodes, seg_inputs = _checkpoint_segments(walker, list(order or report.order), walker.region_of)
+    runs: list[list[str]] = []
+    seg_nodes, seg_inputs = _checkpoint_segments(walker, list(order or report.order), walker.region_of, runs)
     region_inputs += [v for r in regions for v in _region_segment_inputs(walker, r)]
 
     per_mode = {
@@ -510,9 +554,123 @@ def estimate(
             activation_bytes={mode: per_mode[mode].get(nid, 0) for mode in MODES},
             approximate=bool(saves is not None and saves.approximate),
         )
+    walk_order = list(order or report.order)
+    result._peaks_of = lambda: _peaks(walker, walk_order, regions, runs, stream_bytes)
     for rid, nodes, _, _ in parts:
         result.regions[rid] = RegionEstimate(
             standard_bytes=sum(per_mode["standard"].get(n, 0) for n in nodes),
             reversible_bytes=sum(per_mode["reversible"].get(n, 0) for n in nodes),
         )
     return result
+
+
+def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list[list[str]],
+           stream_bytes: int) -> dict[str, Walk]:
+    """The simulated step per mode (``peak.simulate``)."""
+    b = UnitBuilder(walker, order, stream_bytes)
+    by_node = {n: r for r in regions for n in getattr(r, "nodes", ())}
+    run_of = {n: i for i, run in enumerate(runs) for n in run}
+    units: dict[str, list[Unit]] = {m: [] for m in MODES}
+    done: set[Any] = set()
+    for nid in b.order:
+        units["standard"].append(b.node(nid))
+        region = by_node.get(nid)
+        if region is not None:
+            if id(region) not in done:
+                done.add(id(region))
+                units["reversible"].append(b.region(region))
+                for k, members in enumerate(_region_segment_nodes(walker, region)[1]):
+                    if members:
+                        units["checkpoint"].append(b.segment(f"{getattr(region, 'id', '')}#{k}", members))
+            continue
+        units["reversible"].append(b.node(nid))
+        if nid in run_of:
+            if ("run", run_of[nid]) not in done:
+                done.add(("run", run_of[nid]))
+                run = [n for n in runs[run_of[nid]] if n in walker.views]
+                units["checkpoint"].append(b.segment(f"segment {run[0]}..{run[-1]}", run))
+            continue
+        units["checkpoint"].append(b.node(nid))
+    return {mode: b.walk(units[mode]) for mode in MODES}
+
+
+# Optimizer state per parameter byte, where known: what ``optimizer.step`` keeps between steps.
+OPTIMIZER_STATE = {"sgd": 1, "adam": 2, "adamw": 2, None: 0, "none": 0}
+
+
+def _checked_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+    return mode
+
+
+def _state_bytes(parameter_bytes: int, optimizer: str | None) -> int:
+    key = optimizer.lower() if isinstance(optimizer, str) else None
+    if key not in OPTIMIZER_STATE:
+        raise ValueError(f"optimizer {optimizer!r} is not one of sgd, adam, adamw (or None)")
+    return OPTIMIZER_STATE[key] * parameter_bytes
+
+
+def estimate_peak(graph: Graph, report: Any, *, batch: int, mode: str, dtype: str | None = None,
+                  optimizer: str | None = None) -> int:
+    """Bytes of the peak of one training step in ``mode`` at ``batch``, from shapes alone.
+
+    What the step allocates on top of the weights and the input batch, as
+    ``revstudio memory`` measures it: the activations kept for backward, the
+    transient peak of backward (gradient buffers, a region's streams and one
+    step rebuilt at a time, a checkpoint segment recomputed) and the parameters'
+    gradients; plus, with ``optimizer`` ("sgd" with momentum, "adam", "adamw"),
+    the optimizer's state. ``report`` is ``full_check``'s (its regions are used).
+    """
+    _checked_mode(mode)
+    est = estimate(graph, report, getattr(report, "regions", None) or [], batch=batch, dtype=dtype)
+    return est.peak_bytes(mode) + _state_bytes(est.parameter_bytes(), optimizer)
+
+
+def input_bytes(graph: Graph, report: Any, batch: int, dtype: str | None = None) -> int:
+    """Bytes of one input batch (every Input node's shape times ``batch``)."""
+    elem = DTYPE_BYTES[dtype if dtype in DTYPE_BYTES else input_dtype(graph)]
+    total = 0
+    for info in report.nodes.values():
+        if info.type == "Input":
+            for shape in info.outputs.values():
+                total += batch * _prod(shape) * elem
+    return total
+
+
+def max_batch_that_fits(graph: Graph, report: Any, budget_bytes: int, *, mode: str, dtype: str | None = None,
+                        optimizer: str | None = None, limit: int = 1 << 16) -> int | None:
+    """The largest batch whose training step fits in ``budget_bytes`` (None: not even batch 1).
+
+    Counted against the budget: the weights, the input batch and
+    :func:`estimate_peak` (with the optimizer's state when given). Peaks grow
+    with the batch, so a doubling search then bisection finds it in a few
+    dozen estimates; at most ``limit``.
+    """
+    _checked_mode(mode)
+
+    def cost(b: int) -> int:
+        est = estimate(graph, report, getattr(report, "regions", None) or [], batch=b, dtype=dtype)
+        params = est.parameter_bytes()
+        return (params + input_bytes(graph, report, b, est.dtype) + est.peak_bytes(mode)
+                + _state_bytes(params, optimizer))
+
+    if cost(1) > budget_bytes:
+        return None
+    lo, hi = 1, 2
+    while hi <= limit and cost(hi) <= budget_bytes:
+        lo, hi = hi, hi * 2
+    if hi > limit:
+        return limit if cost(limit) <= budget_bytes else _bisect(cost, lo, limit, budget_bytes)
+    return _bisect(cost, lo, hi, budget_bytes)
+
+
+def _bisect(cost: Any, lo: int, hi: int, budget: int) -> int:
+    """Largest b in [lo, hi) with cost(b) <= budget, given cost(lo) fits and cost(hi) does not."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if cost(mid) <= budget:
+            lo = mid
+        else:
+            hi = mid
+    return lo
