@@ -120,7 +120,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     return Walk(peak=max(peak, kept), kept=kept, phase=phase, at=at)
 
 
-# ---- units from the estimate's walker (estimate._Walker) ------------------------------
+# ---- units from the estimate's walker (estimate_walk._Walker) ------------------------------
 
 
 class UnitBuilder:
@@ -248,7 +248,7 @@ class UnitBuilder:
         holds the streams' gradients and one step's recomputation at a time."""
         nodes = set(getattr(region, "nodes", ()))
         reads, makes = self._outside(nodes)
-        from .estimate import _values_of
+        from .estimate_walk import _values_of
 
         outs = [v for v in _values_of(self.w, getattr(region, "outputs", ())) if v is not None]
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
