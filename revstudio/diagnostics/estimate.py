@@ -9,7 +9,7 @@ tensors the caller owns (the inputs) are excluded, as the measurement does.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,19 +58,29 @@ class NodeEstimate:
 
 @dataclass
 class RegionEstimate:
-    """Activation bytes a reversible region keeps in standard vs reversible mode."""
+    """Activation bytes a reversible region accounts for in standard vs reversible mode.
+
+    ``standard_bytes`` / ``reversible_bytes`` are what the region's own nodes keep;
+    ``freed_input_bytes`` what the layers feeding it no longer keep because the
+    region rebuilds their outputs in backward. ``saved_bytes`` is the difference
+    reversible mode makes for this region, negative when it costs more (its kept
+    outputs are wide streams), so the savings of the regions and the figures of
+    the nodes add up to the mode totals exactly.
+    """
 
     standard_bytes: int
     reversible_bytes: int
+    freed_input_bytes: int = 0
 
     @property
     def saved_bytes(self) -> int:
-        return max(0, self.standard_bytes - self.reversible_bytes)
+        return self.standard_bytes - self.reversible_bytes + self.freed_input_bytes
 
     def to_json(self) -> dict[str, int]:
         return {
             "standard_bytes": self.standard_bytes,
             "reversible_bytes": self.reversible_bytes,
+            "freed_input_bytes": self.freed_input_bytes,
             "saved_bytes": self.saved_bytes,
         }
 
@@ -86,6 +96,16 @@ class MemoryEstimate:
     regions: dict[str, RegionEstimate] = field(default_factory=dict)
     # the simulated training step per mode (``peak``), computed when first asked for
     _peaks_of: Any = field(default=None, repr=False)
+    # what explains each node's bytes (``explain``), computed when first asked for
+    _facts_of: Any = field(default=None, repr=False)
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        """Who keeps which value, per mode: what ``explain`` words node tooltips from."""
+        found = self.__dict__.get("_facts")
+        if found is None:
+            found = self.__dict__["_facts"] = self._facts_of() if self._facts_of is not None else {}
+        return found
 
     @property
     def peaks(self) -> dict[str, Walk]:
@@ -115,21 +135,28 @@ class MemoryEstimate:
         return out
 
     def saved_by_region(self, region_id: str) -> int:
-        """Bytes a region saves (the editor labels the region's backdrop with it)."""
+        """Bytes a region saves, negative if it costs (the editor labels its backdrop with it)."""
         region = self.regions.get(region_id)
         return region.saved_bytes if region else 0
 
     def summary_lines(self) -> list[str]:
-        """Human lines: totals per mode, then what each region saves."""
-        lines = [f"batch {self.batch}, {self.dtype}; parameters {fmt_bytes(self.parameter_bytes())}"]
+        """Human lines: totals per mode, then what each region saves and why modes differ."""
+        from .explain import mode_notes, region_text
+
+        lines = [f"batch {self.batch}, {self.dtype}; parameters {fmt_bytes(self.parameter_bytes())} "
+                 "(weights; gradients are part of the peak)"]
         standard = self.activation_bytes("standard")
+        std_peak = self.peak_bytes("standard")
         for mode in MODES:
             act = self.activation_bytes(mode)
+            peak = self.peak_bytes(mode)
             ratio = f" ({act / standard:.0%} of standard)" if standard and mode != "standard" else ""
-            lines.append(f"{mode:<11} activations kept for backward {fmt_bytes(act)}{ratio}")
+            pratio = f" ({peak / std_peak:.0%})" if std_peak and mode != "standard" else ""
+            lines.append(f"{mode:<11} kept for backward {fmt_bytes(act)}{ratio}; "
+                         f"peak of a training step {fmt_bytes(peak)}{pratio}")
         for rid, region in self.regions.items():
-            lines.append(f"region {rid} saves {fmt_bytes(region.saved_bytes)} "
-                         f"({fmt_bytes(region.standard_bytes)} -> {fmt_bytes(region.reversible_bytes)})")
+            lines.append(f"region {rid} {region_text(region)}")
+        lines += mode_notes(self)
         if any(n.approximate for n in self.nodes.values()):
             rough = ", ".join(nid for nid, n in self.nodes.items() if n.approximate)
             lines.append(f"approximate for: {rough}")
@@ -147,7 +174,11 @@ class MemoryEstimate:
         return {
             "batch": self.batch,
             "dtype": self.dtype,
-            "modes": self.totals(),
+            "modes": {mode: {**figures, "kept_bytes": figures["activation_bytes"],
+                             "peak_bytes": self.peak_bytes(mode), "peak_phase": self.peaks[mode].phase,
+                             "peak_at": self.peaks[mode].at} if mode in self.peaks else figures
+                      for mode, figures in self.totals().items()},
+            "notes": _notes(self),
             "nodes": {nid: n.to_json() for nid, n in self.nodes.items()},
             "regions": {rid: r.to_json() for rid, r in self.regions.items()},
         }
@@ -242,10 +273,21 @@ def estimate(
         )
     walk_order = list(order or report.order)
     result._peaks_of = lambda: _peaks(walker, walk_order, regions, runs, stream_bytes)
+    kept_sets = {"reversible": set(region_outputs), "checkpoint": set(region_inputs + seg_inputs)}
+    result._facts_of = lambda: _facts(walker, kept_sets, seg_nodes)
+    # a layer outside every region keeps less in reversible mode only because a region
+    # rebuilds its output: count that to the region reading it, so the savings add up
+    feeds: dict[str, str] = {}
+    for rid, _nodes, ins, _ in parts:
+        for v in _values_of(walker, ins):
+            if v is not None and v[0] not in in_regions:
+                feeds.setdefault(v[0], rid)
     for rid, nodes, _, _ in parts:
         result.regions[rid] = RegionEstimate(
             standard_bytes=sum(per_mode["standard"].get(n, 0) for n in nodes),
             reversible_bytes=sum(per_mode["reversible"].get(n, 0) for n in nodes),
+            freed_input_bytes=sum(per_mode["standard"].get(n, 0) - per_mode["reversible"].get(n, 0)
+                                  for n, r in feeds.items() if r == rid),
         )
     return result
 
@@ -360,3 +402,32 @@ def _bisect(cost: Any, lo: int, hi: int, budget: int) -> int:
         else:
             hi = mid
     return lo
+
+
+def _notes(est: MemoryEstimate) -> list[str]:
+    from .explain import mode_notes
+
+    return mode_notes(est)
+
+
+def _facts(walker: _Walker, kept: Mapping[str, set[Value | None]], seg_nodes: set[str]) -> dict[str, Any]:
+    """Who keeps which value in standard mode, and what the other modes keep instead."""
+    savers: dict[Value, list[str]] = {}
+    for nid, saves in walker.saves.items():
+        for port in saves.inputs:
+            v = walker.input_value(nid, port)
+            if v is not None:
+                savers.setdefault(v, []).append(nid)
+        for port in saves.outputs:
+            v = walker.base((nid, port))
+            if v is not None:
+                savers.setdefault(v, []).append(nid)
+    readers: dict[Value, list[str]] = {}
+    for (dst, _port), src in walker.source.items():
+        readers.setdefault((src.node, src.port), []).append(dst)
+    bases = {(nid, port): walker.base((nid, port)) for nid, info in walker.report.nodes.items()
+             for port in info.outputs}
+    return {"savers": savers, "readers": readers, "bases": bases, "region_of": dict(walker.region_of),
+            "kept": {m: {v for v in vals if v is not None} for m, vals in kept.items()},
+            "segments": set(seg_nodes), "extra": {n: s.extra_bytes for n, s in walker.saves.items()},
+            "types": {n: i.type for n, i in walker.report.nodes.items()}}
