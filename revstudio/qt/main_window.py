@@ -159,7 +159,12 @@ class MainWindow(QMainWindow):
         self.status_warnings.setObjectName("statusWarnings")
         self.status_memory = QLabel()
         self.status_memory.setObjectName("statusMemory")
-        for w in (self.status_params, self.status_errors, self.status_warnings, self.status_memory):
+        from revstudio.qt.memory_figures import BatchField
+
+        self.status_batch = BatchField(self.document)
+        self.status_batch.setObjectName("statusBatch")
+        for w in (self.status_params, self.status_errors, self.status_warnings, self.status_batch,
+                  self.status_memory):
             bar.addPermanentWidget(w)
 
     def _add_code_tab(self) -> None:
@@ -195,14 +200,12 @@ class MainWindow(QMainWindow):
             label.setProperty("bad", bad)
             label.style().unpolish(label)
             label.style().polish(label)
-        totals = rf.mode_totals(report)
-        if totals:
-            short = {"reversible": "rev", "checkpoint": "ckpt", "standard": "std"}
-            self.status_memory.setText("memory  " + "   ".join(
-                f"{short.get(m, m)} {rf.human_bytes(b)}" for m, b in totals.items()))
-            self.status_memory.setToolTip("Estimated memory per training step (batch of the training "
-                                          "config) in each mode:\n" + "\n".join(
-                                              f"{m}: {rf.human_bytes(b)}" for m, b in totals.items()))
+        from revstudio.qt.memory_figures import status_text, status_tooltip
+
+        text = status_text(report)
+        if text:
+            self.status_memory.setText(text)
+            self.status_memory.setToolTip(status_tooltip(report))
         else:
             self.status_memory.setText("memory estimate: connect an Input to see it" if not errors
                                        else "memory estimate: fix the errors first")
