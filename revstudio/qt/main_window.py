@@ -113,6 +113,7 @@ class MainWindow(QMainWindow):
         self._fill_examples()
         self._fill_recent(self.settings.recent_files())
         self._add_code_tab()
+        self._add_memory_tab()
 
         self.node_palette.addRequested.connect(self.add_node_at_centre)
         self.diagnostics.nodeActivated.connect(self.select_node)
@@ -175,6 +176,19 @@ class MainWindow(QMainWindow):
             return
         self.code_view = CodeView(self.document)
         self.add_bottom_tab(self.code_view, "Code")
+
+    def _add_memory_tab(self) -> None:
+        """Measured beside estimated memory, and the largest batch that fits a device."""
+        from revstudio.qt.memory_panel import MemoryPanel
+
+        self.memory_panel = MemoryPanel(self.document)
+        self.add_bottom_tab(self.memory_panel, "Memory")
+
+    def measure_memory(self) -> None:
+        """Tools > Measure Memory: show the Memory tab and start a measurement."""
+        self.bottom_dock.show()
+        self.bottom.setCurrentWidget(self.memory_panel)
+        self.memory_panel.measure()
 
     def add_bottom_tab(self, widget: QWidget, title: str) -> int:
         """Add (or replace) a tab of the bottom dock; other parts use this for their panels."""
