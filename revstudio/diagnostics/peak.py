@@ -133,6 +133,7 @@ class UnitBuilder:
         self.elem = self.w.elem
         self._reads: dict[str, list[Value]] = {}
         self._units: dict[str, Unit] = {}
+        self._makes: dict[str, list[Value]] = {}
         self._saved: dict[str, tuple[set[Value], int]] = {}
         self.rg: dict[Value, bool] = {}
         for nid in self.order:
@@ -162,7 +163,10 @@ class UnitBuilder:
         return cached
 
     def makes(self, nid: str) -> list[Value]:
-        return [(nid, port) for port in self.w.report.nodes[nid].outputs]
+        cached = self._makes.get(nid)
+        if cached is None:
+            cached = self._makes[nid] = [(nid, port) for port in self.w.report.nodes[nid].outputs]
+        return cached
 
     def saved_by(self, nid: str) -> tuple[set[Value], int]:
         found = self._saved.get(nid)
@@ -206,7 +210,7 @@ class UnitBuilder:
 
     def _outside(self, nodes: set[str]) -> tuple[list[Value], list[Value]]:
         """(values the nodes read from outside, values they make that outside nodes read)."""
-        ordered = sorted((n for n in nodes if n in self.position), key=self.position.__getitem__)
+        ordered = [n for n in nodes if n in self.position]  # order does not matter: deduplicated
         reads: dict[Value, None] = {}
         makes: dict[Value, None] = {}
         for nid in ordered:

@@ -238,7 +238,7 @@ class MemoryPanel(QWidget):
         data = self.result or {}
         est = data.get("estimate", {}).get("modes", {})
         rows: dict[str, dict[str, dict[str, int]]] = {}
-        lines = ["<table cellspacing='0'><tr><th align='left'>mode</th><th>peak</th><th>estimate</th>"
+        lines = ["<table cellspacing='0' cellpadding='3'><tr><th align='left'>mode</th><th>peak</th><th>estimate</th>"
                  "<th>error</th><th>kept</th><th>estimate</th><th>error</th></tr>"]
         for mode in ORDER:
             m = data.get("modes", {}).get(mode)
