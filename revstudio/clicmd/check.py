@@ -43,7 +43,7 @@ def load_project(path: str) -> Graph:
         raise CliError(f"{path}: cannot read the file ({exc.strerror or exc}); check the path", 2) from None
 
 
-def _checker() -> Callable[[Graph], Report]:
+def _checker() -> Callable[..., Report]:
     try:
         from revstudio.diagnostics.check import full_check
     except ImportError:  # backend not installed: shapes and diagnostics only

@@ -126,7 +126,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
 class UnitBuilder:
     """Turns the nodes of a checked graph into units, per mode (``walker``: the estimate's)."""
 
-    def __init__(self, walker: object, order: list[str], stream_bytes: int) -> None:
+    def __init__(self, walker: Any, order: list[str], stream_bytes: int) -> None:
         self.w: Any = walker
         self.order = [n for n in order if n in self.w.views and self.w.report.nodes[n].type != "Input"]
         self.stream_bytes = stream_bytes
