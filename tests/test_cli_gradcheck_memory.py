@@ -172,7 +172,7 @@ def test_memory_times_every_mode_several_times_and_shows_the_spread(small: str,
     for mode in data["modes"].values():
         runs = mode["seconds_runs"]
         assert len(runs) == 3 and min(runs) <= mode["seconds"] <= max(runs)
-    for mode, figures in data["estimate"]["modes"].items():
+    for figures in data["estimate"]["modes"].values():
         assert figures["peak_bytes"] >= figures["kept_bytes"]
     assert main(["memory", small, "--batch", "2", "--repeat", "3"]) == 0
     out = capsys.readouterr().out
