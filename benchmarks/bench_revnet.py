@@ -212,6 +212,17 @@ def targets(results: dict[str, Any]) -> list[str]:
         out.append(f"N={last['blocks']}: in one layout (channels_last, as revstudio runs here): revstudio "
                    f"{rs['cpu_seconds'] / same['cpu_seconds']:.2f}x plain-cl CPU, whose recompute floor is "
                    f"{floor:.2f}x")
+    cols = last["columns"]
+    if "revstudio-checkpoint" in cols and "revstudio-standard" in cols:
+        ratio = cols["revstudio-checkpoint"]["peak_bytes"] / cols["revstudio-standard"]["peak_bytes"]
+        line = (f"N={last['blocks']}: revstudio checkpoint-mode peak {ratio:.0%} of its standard mode's "
+                "(target <= 60%): " + ("met" if ratio <= 0.60 else "NOT met"))
+        if "checkpoint" in cols:
+            per_block = cols["checkpoint"]["peak_bytes"]
+            line += (f"; {_mib(cols['revstudio-checkpoint']['peak_bytes'])} MiB vs per-block checkpoint "
+                     f"{_mib(per_block)} MiB: "
+                     + ("no higher" if cols["revstudio-checkpoint"]["peak_bytes"] <= per_block else "HIGHER"))
+        out.append(line)
     kept = [r["columns"]["revstudio"]["kept_bytes"] for r in rows]
     out.append("revstudio kept-after-forward over N=" + "/".join(str(r["blocks"]) for r in rows) + ": "
                + "/".join(_mib(k) for k in kept) + " MiB: " + ("flat" if len(set(kept)) == 1 else "NOT flat"))

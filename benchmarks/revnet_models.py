@@ -207,6 +207,12 @@ def _streams(built: Built, stream: Any) -> Built:
     return model, params
 
 
+def _mode(built: Built, mode: str) -> Built:
+    model, params = built
+    model.mode = mode  # type: ignore[assignment]
+    return model, params
+
+
 def _layout(built: Built, layout: torch.memory_format) -> Built:
     model, params = built
     model.memory_format = layout  # type: ignore[assignment]
@@ -225,6 +231,10 @@ COLUMNS: dict[str, Callable[..., Built]] = {
     "revstudio-f64streams": lambda fns, c, s, **kw: _streams(revstudio_model(fns, c, s, **kw), torch.float64),
     # the default streams in the usual contiguous layout (model.memory_format), not channels_last
     "revstudio-nchw": lambda fns, c, s, **kw: _layout(revstudio_model(fns, c, s, **kw), torch.contiguous_format),
+    # the compiled model in its other modes: plain autograd, and checkpoint mode (the region
+    # recomputed in about sqrt(N) segments, compiler.checkpointing)
+    "revstudio-standard": lambda fns, c, s, **kw: _mode(revstudio_model(fns, c, s, **kw), "standard"),
+    "revstudio-checkpoint": lambda fns, c, s, **kw: _mode(revstudio_model(fns, c, s, **kw), "checkpoint"),
     "memcnn": lambda fns, c, s, **kw: memcnn_model(fns),
     "revlib": lambda fns, c, s, **kw: revlib_model(fns),
 }

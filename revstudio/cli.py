@@ -31,6 +31,12 @@ SUBCOMMANDS: dict[str, str] = {
 GUI_MODULE = "revstudio.qt.app"  # provides run_app(path | None) -> int
 
 
+def child_argv(module: str, *args: str) -> list[str]:
+    """The argv of every child process revstudio starts (CONTRACTS section 6): this Python,
+    ``-P`` (not ``-I``, which would drop PYTHONPATH), ``-m module`` and ``args``."""
+    return [sys.executable, "-P", "-m", module, *args]
+
+
 class CliError(Exception):
     """A user error: printed as one line, exit code 2 (usage/unreadable) unless given."""
 

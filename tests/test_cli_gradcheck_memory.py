@@ -103,7 +103,7 @@ def test_memory_json_schema(small: str, capsys: pytest.CaptureFixture[str]) -> N
     data = _json(capsys)
     assert set(data["modes"]) == {"standard", "reversible", "checkpoint"}
     for mode in data["modes"].values():
-        assert set(mode) == {"peak_bytes", "kept_bytes", "seconds"}
+        assert set(mode) == {"peak_bytes", "kept_bytes", "seconds", "seconds_runs"}
         assert isinstance(mode["peak_bytes"], int) and isinstance(mode["kept_bytes"], int)
         assert mode["peak_bytes"] >= mode["kept_bytes"] > 0 and mode["seconds"] > 0
     assert data["device"] == "cpu" and data["measured_with"] == "live tensor accounting"
@@ -137,7 +137,7 @@ def test_memory_top_json_lists_the_peak_per_mode(small: str, capsys: pytest.Capt
 def test_memory_top_human_listing(small: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["memory", small, "--batch", "2", "--repeat", "2", "--top", "2"]) == 0
     out = capsys.readouterr().out
-    assert "seconds (median of 2)" in out
+    assert "seconds: median (min-max of 2)" in out
     for mode in ("standard", "reversible", "checkpoint"):
         assert f"{mode}: peak " in out
     assert out.count("largest live tensors") == 3 and "allocated at" in out
@@ -162,3 +162,18 @@ def test_gradcheck_text_folds_the_rest_of_a_long_listing() -> None:
     assert lines[-1] == "  ... and 2 more (errors at most 1e-09)"
     report.parameters[2] = TensorError("p2", 0.0, 0.0, 1.0)
     assert summarize(report, limit=2)[-1] == "  ... and 2 more (all exactly equal)"
+
+
+def test_memory_times_every_mode_several_times_and_shows_the_spread(small: str,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", small, "--batch", "2", "--repeat", "3", "--json"]) == 0
+    data = _json(capsys)
+    assert data["device_memory_bytes"] is None  # the CPU: no device memory to fit into
+    for mode in data["modes"].values():
+        runs = mode["seconds_runs"]
+        assert len(runs) == 3 and min(runs) <= mode["seconds"] <= max(runs)
+    for figures in data["estimate"]["modes"].values():
+        assert figures["peak_bytes"] >= figures["kept_bytes"]
+    assert main(["memory", small, "--batch", "2", "--repeat", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "warmed up first" in out and "min-max of 3" in out and "estimate peak" in out

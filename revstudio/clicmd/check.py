@@ -19,7 +19,16 @@ from revstudio.core.graph import Graph
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="project file (.revs) or an exported .py")
+    parser.add_argument("--batch", type=_batch, default=None,
+                        help="batch size of the memory estimate (default: the project's training "
+                             "batch_size, 32 when unset)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def _batch(text: str) -> int:
+    from ._runargs import positive_int
+
+    return positive_int(text)
 
 
 def load_project(path: str) -> Graph:
@@ -34,7 +43,7 @@ def load_project(path: str) -> Graph:
         raise CliError(f"{path}: cannot read the file ({exc.strerror or exc}); check the path", 2) from None
 
 
-def _checker() -> Callable[[Graph], Report]:
+def _checker() -> Callable[..., Report]:
     try:
         from revstudio.diagnostics.check import full_check
     except ImportError:  # backend not installed: shapes and diagnostics only
@@ -46,7 +55,9 @@ def _checker() -> Callable[[Graph], Report]:
 
 def run(args: argparse.Namespace) -> int:
     graph = load_project(args.file)
-    report = _checker()(graph)
+    checker = _checker()
+    batch = getattr(args, "batch", None)
+    report = checker(graph, batch=batch) if batch is not None else checker(graph)
     if args.json:
         print(json.dumps(report.to_json()))
     else:

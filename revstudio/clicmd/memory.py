@@ -22,9 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", type=positive_int, default=8, help="batch size (default 8)")
     parser.add_argument("--device", default="cpu",
                         help="cpu, cuda or cuda:N (default cpu; 'auto' picks CUDA when available)")
-    parser.add_argument("--repeat", type=positive_int, default=1,
+    parser.add_argument("--repeat", type=positive_int, default=5,
                         help="timed steps per mode, after one warm-up step each and interleaved "
-                             "across modes; the median is reported (default 1)")
+                             "across modes; the median and the spread are reported (default 5)")
     parser.add_argument("--top", type=count, default=0, metavar="K",
                         help="also list the K largest tensors alive at each mode's peak (default 0)")
     parser.add_argument("--seed", type=int, default=0, help="seed of weights and batch (default 0)")
@@ -62,12 +62,22 @@ def run(args: argparse.Namespace) -> int:
     estimate = report.estimate.to_json() if report.estimate is not None else {}
     if args.json:
         print(json.dumps({"file": args.file, "batch": args.batch, "device": str(device),
-                          "measured_with": _method(device), "modes": modes, "estimate": estimate}))
+                          "measured_with": _method(device), "device_memory_bytes": _device_memory(device),
+                          "modes": modes, "estimate": estimate}))
         return 0
     print(_table(args.file, args.batch, device, modes, estimate, args.repeat))
     if args.top:
         print(_top_listing(modes, args.top))
     return 0
+
+
+def _device_memory(device: Any) -> int | None:
+    """Total memory of a CUDA device (what "fits on my device" compares against); None on the CPU."""
+    if device.type != "cuda":
+        return None
+    import torch
+
+    return int(torch.cuda.get_device_properties(device).total_memory)
 
 
 def _method(device: Any) -> str:
@@ -78,17 +88,26 @@ def _table(path: str, batch: int, device: Any, modes: dict[str, dict], estimate:
     from revstudio.diagnostics.estimate import fmt_bytes
 
     est_modes = estimate.get("modes", {})
-    seconds = "seconds" if repeat == 1 else f"seconds (median of {repeat})"
-    rows = [("mode", "peak", "kept after fwd", "estimate kept", seconds, "peak vs standard")]
+    seconds = "seconds" if repeat == 1 else f"seconds: median (min-max of {repeat})"
+    rows = [("mode", "peak", "estimate peak", "kept after fwd", "estimate kept", seconds, "peak vs standard")]
     base = modes["standard"]["peak_bytes"] or 1
     for mode, m in modes.items():
         est = est_modes.get(mode, {}).get("activation_bytes")
-        rows.append((mode, fmt_bytes(m["peak_bytes"]), fmt_bytes(m["kept_bytes"]),
-                     fmt_bytes(est) if isinstance(est, int) else "-", f"{m['seconds']:.4f}",
+        est_peak = est_modes.get(mode, {}).get("peak_bytes")
+        runs = m.get("seconds_runs") or [m["seconds"]]
+        spread = f" ({min(runs):.4f}-{max(runs):.4f})" if len(runs) > 1 else ""
+        rows.append((mode, fmt_bytes(m["peak_bytes"]),
+                     (f"{fmt_bytes(est_peak)} ({est_peak / m['peak_bytes'] - 1:+.0%})"
+                      if isinstance(est_peak, int) and m["peak_bytes"] else "-"),
+                     fmt_bytes(m["kept_bytes"]),
+                     fmt_bytes(est) if isinstance(est, int) else "-", f"{m['seconds']:.4f}{spread}",
                      f"{m['peak_bytes'] / base:.2f}x"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [f"{path}: one training step, batch {batch}, {device} ({_method(device)}; "
              "bytes exclude weights and inputs)"]
+    if repeat > 1:
+        lines.append(f"  every mode warmed up first, then {repeat} timed steps each, taking turns; "
+                     "on a loaded machine compare the spreads (benchmarks/bench_revnet.py times properly)")
     for r in rows:
         lines.append("  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                       for i, (c, w) in enumerate(zip(r, widths))))

@@ -20,7 +20,8 @@ from .runtime import FLOAT32X2, Affine, Cat, Coupling, Invertible, Region, Slice
 # ---- regions ------------------------------------------------------------------
 
 
-# Region data: {"id": str, "steps": [step, ...], "inputs"/"outputs"/"side"/"free"/"given": [value, ...]}.
+# Region data: {"id": str, "steps": [step, ...], "inputs"/"outputs"/"side"/"free"/"given": [value, ...],
+#   "segments": [[start, end], ...] (plan step ranges checkpoint mode recomputes one at a time)}.
 # A step is one of
 #   {"kind": "coupling", "a": value, "b": [value, ...], "output": value, "sign": 1 | -1, "f": value,
 #    "body": [{"module": name, "inputs": [value, ...], "outputs": [value, ...]}, ...]}
@@ -40,11 +41,15 @@ def build_region(owner: nn.Module, data: Mapping[str, Any]) -> Region:
         return slots.setdefault(v, len(slots))
 
     steps: list[Step] = []
+    ends: list[int] = []  # runtime steps made by plan steps 0..i
     for step in data["steps"]:
         _add_steps(owner, step, slot, steps)
+        ends.append(len(steps))
+    # checkpoint mode's segments start at these runtime steps (data["segments"]: plan step ranges)
+    cuts = [ends[start - 1] for start, _end in data.get("segments", ())[1:] if 0 < start <= len(ends)]
     return Region(data["id"], steps, [slot(v) for v in data["inputs"]], [slot(v) for v in data["outputs"]],
                   [slot(v) for v in data["side"]], [slot(v) for v in data["free"]],
-                  [slot(v) for v in data.get("given", ())])
+                  [slot(v) for v in data.get("given", ())], cuts)
 
 
 def _add_steps(owner: nn.Module, step: Mapping[str, Any], slot: Callable[[str], int], out: list[Step]) -> None:
@@ -241,10 +246,14 @@ def copies_inputs(module: nn.Module, inputs: Iterable[str], shared: Iterable[str
 def region_data(op: Any, groups: Mapping[str, Any], given: Iterable[str] = ()) -> dict[str, Any]:
     """The plain data of a plan's ``RegionOp`` (``groups``: the plan's body plans by key;
     ``given``: values the caller passes in, see :func:`caller_values`)."""
+    from .checkpointing import region_segments, step_weight
+
     caller = set(given)
+    weights = [1 if s.kind == "coupling" else step_weight(s.type) for s in op.steps]
     return {"id": op.id, "steps": [_step_data(s, groups) for s in op.steps], "inputs": list(op.inputs),
             "outputs": list(op.outputs), "side": list(op.side), "free": list(op.free),
-            "given": [v for v in op.inputs if v in caller]}
+            "given": [v for v in op.inputs if v in caller],
+            "segments": [list(seg) for seg in region_segments(weights)]}
 
 
 def caller_values(plan: Any) -> set[str]:

@@ -274,15 +274,74 @@ def _compiling() -> bool:
     return bool(compiler is not None and compiler.is_compiling())
 
 
+class _SegmentPart:
+    """One checkpoint segment of a region: its steps run on their own slots (an object, so
+    copy.deepcopy of a model copies it along)."""
+
+    def __init__(self, region: "Region", start: int, end: int, reads: Sequence[int], outs: Sequence[int],
+                 dtype: torch.dtype) -> None:
+        self.region, self.start, self.end = region, start, end
+        self.reads, self.outs, self.dtype = list(reads), list(outs), dtype
+
+    def __call__(self, *xs: Tensor) -> tuple[Any, ...]:
+        env: dict[int, Any] = dict(zip(self.reads, xs))
+        region = self.region
+        for i in range(self.start, self.end):
+            region.steps[i].run(env, self.dtype, None, region.dead_after[i])
+            for s in region.dead_after[i]:
+                if s not in self.outs:
+                    env.pop(s, None)
+        return tuple(env.get(s) for s in self.outs)
+
+
+def _fused_cuts(before: Sequence[Step], after: Sequence[Step], cuts: Sequence[int]) -> list[int]:
+    """``cuts`` (indices into ``before``) as indices into ``after`` = fuse_cat_slice(before): a cut
+    between a Cat and the Slice fused with it into one Rename moves after the Rename."""
+    where: dict[int, int] = {}
+    i = j = 0
+    while i < len(before) and j < len(after):
+        if after[j] is before[i]:
+            where[i] = j
+            i += 1
+        else:  # a Rename made of before[i] (Cat) and before[i + 1] (Slice)
+            where[i], where[i + 1] = j, j + 1
+            i += 2
+        j += 1
+    return sorted({where[c] for c in cuts if c in where and 0 < where[c] < len(after)})
+
+
+def _segments(cuts: Sequence[int], steps: Sequence[Step], outputs: Sequence[int]
+              ) -> list[tuple[int, int, list[int], list[int]]]:
+    """(start, end, slots read from before, slots made that later steps or the outputs read)
+    of each checkpoint segment; LOGDET (a flow's running log-determinant) passes through all."""
+    bounds = [0, *cuts, len(steps)]
+    out = []
+    for k in range(len(bounds) - 1):
+        start, end = bounds[k], bounds[k + 1]
+        made: set[int] = set()
+        seg_in: list[int] = []
+        for step in steps[start:end]:
+            seg_in += [s for s in step.slots_read() if s not in made and s not in seg_in]
+            made |= set(step.produces)
+        later = set(outputs)
+        for step in steps[end:]:
+            later |= set(step.slots_read())
+        seg_out = [s for s in sorted(made) if s in later]
+        out.append((start, end, [*seg_in, LOGDET], [*seg_out, LOGDET]))
+    return out
+
+
 class Region:
     """A reversible region over slots: ``inputs`` -> steps -> ``outputs`` (kept), ``side`` (kept inputs);
     ``free``: inputs it may release after forward (restored in backward); ``given``: inputs that
     are the model's own arguments (the caller's tensors)."""
 
     def __init__(self, id: str, steps: Sequence[Step], inputs: Sequence[int], outputs: Sequence[int],
-                 side: Sequence[int] = (), free: Sequence[int] = (), given: Sequence[int] = ()) -> None:
+                 side: Sequence[int] = (), free: Sequence[int] = (), given: Sequence[int] = (),
+                 cuts: Sequence[int] = ()) -> None:
         self.id = id
         self.steps = fuse_cat_slice(steps, tuple(outputs) + tuple(side))
+        self.segments = _segments(_fused_cuts(steps, self.steps, cuts), self.steps, outputs)
         self.inputs, self.outputs = tuple(inputs), tuple(outputs)
         self.side, self.free, self.given = tuple(side), frozenset(free), frozenset(given)
         self.rebuilt = [s for s in self.inputs if s not in self.side]
@@ -372,19 +431,34 @@ class Region:
         return outs
 
     def _checkpointed(self, inputs: Sequence[Tensor], dtype: torch.dtype) -> tuple[Tensor, ...]:
+        """torch.utils.checkpoint segment by segment (``segments``): backward recomputes one
+        segment at a time, so it holds the segments' inputs plus one segment's activations."""
         from torch.utils.checkpoint import checkpoint
 
-        def context() -> tuple[contextlib.AbstractContextManager, contextlib.AbstractContextManager]:
-            return contextlib.nullcontext(), restored_batch_stats(self.modules)
+        env: dict[int, Any] = dict(zip(self.inputs, inputs))
+        for start, end, seg_in, seg_out in self.segments:
+            steps = self.steps[start:end]
+            modules = [m for step in steps for m in step.modules]
+            reads = [s for s in seg_in if s in env]
 
-        def part(*xs: Tensor) -> tuple[Tensor, ...]:
-            outs = self.run(xs, dtype)
-            return (*outs, self.logdet) if self.flow and self.logdet is not None else outs
+            def context(modules: list[nn.Module] = modules
+                        ) -> tuple[contextlib.AbstractContextManager, contextlib.AbstractContextManager]:
+                # recomputing must leave BatchNorm running statistics as the forward left them
+                return contextlib.nullcontext(), restored_batch_stats(modules)
 
-        outs = checkpoint(part, *inputs, use_reentrant=False, context_fn=context)
-        if self.flow and len(outs) > len(self.outputs):
-            self.logdet, outs = outs[-1], outs[:-1]
-        return outs
+            part = _SegmentPart(self, start, end, reads, seg_out, dtype)
+            outs = checkpoint(part, *[env[s] for s in reads], use_reentrant=False, context_fn=context)
+            for s in reads:
+                if s not in seg_out and s != LOGDET and not self._read_after(s, end):
+                    env.pop(s, None)
+            env.update((s, y) for s, y in zip(seg_out, outs) if y is not None)
+        out_dtype = inputs[0].dtype
+        found = env.get(LOGDET)
+        self.logdet = None if found is None else value(found)
+        return tuple(value(env[s]).to(out_dtype) for s in self.outputs)
+
+    def _read_after(self, slot: int, end: int) -> bool:
+        return slot in self.outputs or any(slot in step.slots_read() for step in self.steps[end:])
 
     @torch.no_grad()
     def inversion_error(self, inputs: Sequence[Tensor], dtype: torch.dtype,

@@ -31,11 +31,26 @@ def _analyze_regions(graph: Graph, report: Report) -> tuple[list[Any], list[Diag
     return list(analysis.regions), list(analysis.near_misses), list(order) if order else None
 
 
-def full_check(graph: Graph, batch: int = 1) -> Report:
+DEFAULT_BATCH = 32  # the training section's default batch_size (CONTRACTS section 1)
+
+
+def training_batch(graph: Graph) -> int:
+    """The batch the project trains with (``training.batch_size``), which its memory
+    figures are for; the default when unset or not a whole number >= 1."""
+    value = (getattr(graph, "training", None) or {}).get("batch_size", DEFAULT_BATCH)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return DEFAULT_BATCH
+    return value
+
+
+def full_check(graph: Graph, batch: int | None = None) -> Report:
     """Core check + reversible regions (with near-miss warnings) + memory estimate.
 
-    ``batch`` only scales the estimate (shapes exclude the batch dimension).
+    ``batch`` only scales the estimate (shapes exclude the batch dimension);
+    None: the project's training batch (:func:`training_batch`).
     """
+    if batch is None:
+        batch = training_batch(graph)
     report = check(graph)
     regions, near, order = _analyze_regions(graph, report)
     report.regions = regions

@@ -40,6 +40,8 @@ class StepMemory(TypedDict):
     peak_bytes: int
     kept_bytes: int
     seconds: float
+    # compare_modes: every timed run (interleaved across modes), for the spread
+    seconds_runs: NotRequired[list[float]]
     # only when asked for (top > 0): the largest tensors alive at the peak
     peak_phase: NotRequired[str]
     peak_tensors: NotRequired[list[LiveTensor]]
@@ -478,6 +480,7 @@ def compare_modes(
                 times[mode] += time_step(model, inputs, loss_fn, runs=1)
         for mode in modes:
             out[mode]["seconds"] = float(statistics.median(times[mode]))
+            out[mode]["seconds_runs"] = [float(t) for t in times[mode]]
     finally:
         model.mode = before
         _zero_grads(model, inputs)

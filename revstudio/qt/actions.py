@@ -101,6 +101,8 @@ def build_actions(w: MainWindow) -> None:
     theme = _action(w, "dark_theme", "&Dark Theme", w.toggle_theme, "Ctrl+Shift+T", "theme",
                     "Switch between the dark and light theme")
     theme.setCheckable(True)
+    _action(w, "measure_memory", "&Measure Memory", w.measure_memory, "Ctrl+M", None,
+            "Measure one training step per mode at the figures' batch, beside the estimate")
     _action(w, "about", "&About revstudio", w.about)
     _action(w, "shortcuts", "&Keyboard Shortcuts", w.show_shortcuts, "F1")
     _action(w, "reset_layout", "Reset &Window Layout", w.reset_layout)
@@ -149,6 +151,9 @@ def build_menus(w: MainWindow) -> None:
     view.addSeparator()
     w.panels_menu = view.addMenu("&Panels")
     view.addAction(a["reset_layout"])
+
+    tools = bar.addMenu("&Tools")
+    tools.addAction(a["measure_memory"])
 
     help_menu = bar.addMenu("&Help")
     help_menu.addAction(a["shortcuts"])

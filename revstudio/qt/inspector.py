@@ -26,6 +26,7 @@ from revstudio.core.graph import Graph, Node
 from revstudio.core.spec import registry
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
+from revstudio.qt.memory_figures import ORDER, BatchField, batch_label, estimate_of, node_lines
 from revstudio.qt.param_editors import GroupEditor, ParamEditor, make_editor
 from revstudio.qt.theme import icon
 
@@ -83,8 +84,15 @@ class Inspector(QWidget):
         self.facts = _label("", "")
         self.facts.setTextFormat(Qt.TextFormat.RichText)
         self.facts.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        # the batch behind the memory figures, editable beside them in the project's facts
+        self.batch_host = QWidget()
+        batch_row = QFormLayout(self.batch_host)
+        batch_row.setContentsMargins(0, 4, 0, 4)
+        self.batch_field = BatchField(document, self.batch_host)
+        self.batch_field.setPrefix("")
+        batch_row.addRow(_label("Batch size", "paramLabel", wrap=False), self.batch_field)
         for w in (self.title, self.type_label, self.help, self.form_title, self.form_host,
-                  self.open_group, self.facts_title, self.facts):
+                  self.open_group, self.facts_title, self.batch_host, self.facts):
             self._layout.addWidget(w)
         self._layout.addStretch(1)
 
@@ -232,6 +240,8 @@ class Inspector(QWidget):
     def refresh_facts(self) -> None:
         report = self.document.report
         node = self._node()
+        self.batch_host.setVisible(node is None and self.graph is self.document.graph
+                                   and len(self.selection) <= 1)
         if node is None:
             self.facts.setText(self._summary_facts(report))
             return
@@ -250,9 +260,14 @@ class Inspector(QWidget):
             errors, warnings = rf.counts(report)
             rows.append(("Diagnostics", f"{errors} errors, {warnings} warnings"))
             rows.append(("Reversible regions", str(len(getattr(report, "regions", None) or []))))
-            totals = rf.mode_totals(report)
-            if totals:
-                rows += [(f"Memory ({m})", rf.human_bytes(b)) for m, b in totals.items()]
+            est = estimate_of(report)
+            if est is not None:
+                rows.append(("Memory figures", f"{batch_label(est)}; weights {rf.human_bytes(est.parameter_bytes())}"))
+                rows += [(f"Memory ({m})", f"kept {rf.human_bytes(est.activation_bytes(m))}, "
+                                           f"peak {rf.human_bytes(est.peak_bytes(m))}") for m in ORDER]
+                from revstudio.diagnostics.explain import mode_notes
+
+                rows += [("Why", note) for note in mode_notes(est)]
         if self.document.analysis_error:
             rows.append(("Analysis", self.document.analysis_error))
         return _table(rows)
@@ -281,7 +296,7 @@ class Inspector(QWidget):
             pbytes = rf.node_parameter_bytes(report, node.id)
             if pbytes:
                 rows.append(("Weights", rf.human_bytes(pbytes)))
-            rows += [(f"Kept ({m})", rf.human_bytes(b)) for m, b in mem.items()]
+            rows += node_lines(report, node.id) or [(f"Kept ({m})", rf.human_bytes(b)) for m, b in mem.items()]
         region = rf.region_of(sub, node.id) if sub is report else None
         if region is not None:
             index, reg = region

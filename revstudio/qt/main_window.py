@@ -113,6 +113,7 @@ class MainWindow(QMainWindow):
         self._fill_examples()
         self._fill_recent(self.settings.recent_files())
         self._add_code_tab()
+        self._add_memory_tab()
 
         self.node_palette.addRequested.connect(self.add_node_at_centre)
         self.diagnostics.nodeActivated.connect(self.select_node)
@@ -159,7 +160,12 @@ class MainWindow(QMainWindow):
         self.status_warnings.setObjectName("statusWarnings")
         self.status_memory = QLabel()
         self.status_memory.setObjectName("statusMemory")
-        for w in (self.status_params, self.status_errors, self.status_warnings, self.status_memory):
+        from revstudio.qt.memory_figures import BatchField
+
+        self.status_batch = BatchField(self.document)
+        self.status_batch.setObjectName("statusBatch")
+        for w in (self.status_params, self.status_errors, self.status_warnings, self.status_batch,
+                  self.status_memory):
             bar.addPermanentWidget(w)
 
     def _add_code_tab(self) -> None:
@@ -170,6 +176,19 @@ class MainWindow(QMainWindow):
             return
         self.code_view = CodeView(self.document)
         self.add_bottom_tab(self.code_view, "Code")
+
+    def _add_memory_tab(self) -> None:
+        """Measured beside estimated memory, and the largest batch that fits a device."""
+        from revstudio.qt.memory_panel import MemoryPanel
+
+        self.memory_panel = MemoryPanel(self.document)
+        self.add_bottom_tab(self.memory_panel, "Memory")
+
+    def measure_memory(self) -> None:
+        """Tools > Measure Memory: show the Memory tab and start a measurement."""
+        self.bottom_dock.show()
+        self.bottom.setCurrentWidget(self.memory_panel)
+        self.memory_panel.measure()
 
     def add_bottom_tab(self, widget: QWidget, title: str) -> int:
         """Add (or replace) a tab of the bottom dock; other parts use this for their panels."""
@@ -195,14 +214,12 @@ class MainWindow(QMainWindow):
             label.setProperty("bad", bad)
             label.style().unpolish(label)
             label.style().polish(label)
-        totals = rf.mode_totals(report)
-        if totals:
-            short = {"reversible": "rev", "checkpoint": "ckpt", "standard": "std"}
-            self.status_memory.setText("memory  " + "   ".join(
-                f"{short.get(m, m)} {rf.human_bytes(b)}" for m, b in totals.items()))
-            self.status_memory.setToolTip("Estimated memory per training step (batch of the training "
-                                          "config) in each mode:\n" + "\n".join(
-                                              f"{m}: {rf.human_bytes(b)}" for m, b in totals.items()))
+        from revstudio.qt.memory_figures import status_text, status_tooltip
+
+        text = status_text(report)
+        if text:
+            self.status_memory.setText(text)
+            self.status_memory.setToolTip(status_tooltip(report))
         else:
             self.status_memory.setText("memory estimate: connect an Input to see it" if not errors
                                        else "memory estimate: fix the errors first")

@@ -110,7 +110,7 @@ def test_graph_with_errors_still_estimates_what_it_can(run: Any, fake_revnet: An
     assert est.nodes["r"].activation_bytes["standard"] == 2 * 25 * F32
     assert est.nodes["bad"].activation_bytes["standard"] == 0
     json = est.to_json()
-    assert set(json) == {"batch", "dtype", "modes", "nodes", "regions"}
+    assert set(json) == {"batch", "dtype", "modes", "nodes", "regions", "notes"}
     assert set(json["modes"]) == set(MODES)
 
 

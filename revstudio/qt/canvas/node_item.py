@@ -47,6 +47,7 @@ class NodeItem(QGraphicsItem):
         self.error_ports: frozenset[str] = frozenset()
         self.hover_port: tuple[str, bool] | None = None
         self._tooltip = ""
+        self._memory_tip = ""
         self._hovered = False
         self._height = self._compute_height()
         self._bounds = self._compute_bounds()
@@ -156,12 +157,18 @@ class NodeItem(QGraphicsItem):
         if port is not None and scene is not None:
             self.setToolTip(scene.port_tooltip(self.node_id, port[0], port[1]))  # type: ignore[attr-defined]
         else:
-            self.setToolTip(self._tooltip)
+            self.setToolTip(self._tooltip + self._memory_tip)
         self.update()
 
     # ---- events ------------------------------------------------------
     def hoverEnterEvent(self, event: Any) -> None:  # noqa: N802
         self._hovered = True
+        # the memory lines are worded on demand: cheap per hover, costly per edit for every node
+        scene = self.scene()
+        memory = getattr(scene, "memory_tooltip", None)
+        self._memory_tip = memory(self.node_id) if memory is not None else ""
+        if self.hover_port is None:
+            self.setToolTip(self._tooltip + self._memory_tip)
         self.update()
         super().hoverEnterEvent(event)
 

@@ -23,6 +23,8 @@ BAND = 56.0  # room above the box for the label, which grows when zoomed out
 class RegionItem(QGraphicsItem):
     """One reversible region, drawn behind its nodes."""
 
+    saves = True  # False: drawn neutral, not as a saving
+
     def __init__(self, region_id: str, node_ids: tuple[str, ...], label: str, tooltip: str) -> None:
         super().__init__()
         self.region_id = region_id
@@ -72,10 +74,13 @@ class RegionItem(QGraphicsItem):
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         theme = self.scene().theme  # type: ignore[attr-defined]
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        pen = QPen(theme.region_border, 1.5)
+        # a region that saves nothing at the figures' batch is not drawn in the saving green
+        border, fill, text = ((theme.region_border, theme.region_fill, theme.region_text) if self.saves
+                              else (QColor(140, 140, 140, 150), QColor(140, 140, 140, 28), QColor(150, 150, 150)))
+        pen = QPen(border, 1.5)
         pen.setCosmetic(True)
         painter.setPen(pen)
-        painter.setBrush(QBrush(theme.region_fill))
+        painter.setBrush(QBrush(fill))
         painter.drawRoundedRect(self._rect, 12, 12)
         # Zoomed out, the label grows so the saving stays readable on screen.
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
@@ -83,7 +88,7 @@ class RegionItem(QGraphicsItem):
         scale = min(max(1.0, 0.9 / max(lod, 1e-3)), 3.0)  # 3x still fits the band
         font.setPointSizeF(_REGION_FONT.pointSizeF() * scale)
         painter.setFont(font)
-        painter.setPen(theme.region_text)
+        painter.setPen(text)
         width = max(self._rect.width() - 12, QFontMetricsF(font).horizontalAdvance(self.label) + 4)
         text_rect = QRectF(self._rect.left() + 6, self._rect.top() - BAND, width, BAND - 2)
         painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom, self.label)

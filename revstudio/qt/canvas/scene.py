@@ -267,6 +267,22 @@ class GraphScene(QGraphicsScene):
         except Exception:  # an older/partial report: no shape rather than a crash
             return None
 
+    def memory_tooltip(self, node_id: str) -> str:
+        """The node's memory per mode and how its bytes are attributed (tooltip HTML)."""
+        if self.graph is not self.document.graph:  # a group body has no per-node estimate
+            return ""
+        from html import escape
+
+        from revstudio.qt.memory_figures import node_lines
+
+        try:
+            rows = node_lines(self.report(), node_id)
+        except Exception:  # a tooltip must never take the canvas down
+            return ""
+        if not rows:
+            return ""
+        return "<br>" + "<br>".join(f"<span style='color:gray'>{escape(k)}:</span> {escape(v)}" for k, v in rows)
+
     def port_tooltip(self, node_id: str, port: str, is_output: bool) -> str:
         """What flows through a port: its shape, and where it comes from or goes to."""
         ref = PortRef(node_id, port)
@@ -294,11 +310,19 @@ class GraphScene(QGraphicsScene):
             nodes = tuple(n for n in getattr(region, "nodes", ()) if n in self.node_items)
             if not nodes:
                 continue
-            saved = region_saving(estimate, rid)
-            label = "reversible" + (f" · saves {format_bytes(saved)}" if saved is not None else "")
-            tip = (f"Reversible region {rid}: {len(nodes)} nodes run without storing activations"
-                   + (f"; saves about {format_bytes(saved)} of activation memory per sample" if saved is not None else ""))
+            saves = True
+            if hasattr(estimate, "peak_bytes"):
+                from revstudio.qt.memory_figures import region_badge
+
+                label, tip, saves = region_badge(report, rid)
+                tip = f"{len(nodes)} nodes run without storing activations. " + tip
+            else:
+                saved = region_saving(estimate, rid)
+                label = "reversible" + (f" · saves {format_bytes(saved)}" if saved is not None else "")
+                tip = (f"Reversible region {rid}: {len(nodes)} nodes run without storing activations"
+                       + (f"; saves about {format_bytes(saved)} of activation memory" if saved is not None else ""))
             item = RegionItem(rid, nodes, label, tip)
+            item.saves = saves
             self.region_items.append(item)
             for n in nodes:
                 self._regions_by_node.setdefault(n, []).append(item)

@@ -1,0 +1,105 @@
+"""Peak estimate vs measured peak: every example project, every mode, batch 1, 16 and 64.
+
+Measured: exact live-tensor accounting on the CPU (or CUDA allocator statistics
+with --device cuda) of one training step, as ``revstudio memory`` reports it.
+Estimated: ``revstudio.diagnostics.estimate.estimate_peak`` from shapes alone.
+Also times the estimate of a 2,000-node RevNet (the editor's live figures):
+the kept-activation estimate and the peak walk, medians of interleaved runs.
+
+    python benchmarks/bench_estimate.py                 # markdown tables
+    python benchmarks/bench_estimate.py --batches 16 --device cuda
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from revstudio.core.generate import revnet_chain  # noqa: E402
+from revstudio.core.project import load  # noqa: E402
+from revstudio.diagnostics.check import full_check  # noqa: E402
+from revstudio.diagnostics.estimate import MODES, estimate, estimate_peak  # noqa: E402
+
+TARGET = 0.15
+
+
+def errors(batches: list[int], device_name: str) -> list[tuple[str, int, str, int, int, float]]:
+    import torch
+
+    from revstudio.compiler import compile as compile_graph
+    from revstudio.diagnostics.estimate import input_dtype
+    from revstudio.diagnostics.gradcheck import random_inputs, torch_dtype
+    from revstudio.diagnostics.memory import compare_modes
+
+    device = torch.device(device_name)
+    rows = []
+    for path in sorted((ROOT / "resources" / "examples").glob("*.revs")):
+        graph = load(path)
+        report = full_check(graph)
+        dtype = torch_dtype(input_dtype(graph))
+        torch.manual_seed(0)
+        model = compile_graph(graph, mode="standard", device=device, dtype=dtype)
+        model.train()
+        for batch in batches:
+            inputs = random_inputs(graph, batch, dtype, 0, device, requires_grad=False)
+            if hasattr(model, "initialize"):
+                model.initialize(*inputs)
+            measured = compare_modes(model, inputs, MODES)
+            for mode in MODES:
+                real = measured[mode]["peak_bytes"]
+                est = estimate_peak(graph, report, batch=batch, mode=mode)
+                rows.append((path.stem, batch, mode, real, est, est / real - 1))
+    return rows
+
+
+def timings(blocks: int, runs: int) -> tuple[int, float, float]:
+    graph = revnet_chain(blocks)
+    report = full_check(graph)
+    kept: list[float] = []
+    peak: list[float] = []
+    for _ in range(runs):  # interleaved: machine load hits both alike
+        start = time.perf_counter()
+        estimate(graph, report, report.regions, batch=32)
+        kept.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        est = estimate(graph, report, report.regions, batch=32)
+        est.peak_bytes("standard")
+        peak.append(time.perf_counter() - start)
+    return len(graph.nodes), statistics.median(kept), statistics.median(peak)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=7, help="timed estimates (median)")
+    args = parser.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    rows = errors(args.batches, args.device)
+    print(f"peak of one training step, {args.device}: estimated vs measured "
+          f"({'allocator statistics' if args.device.startswith('cuda') else 'live tensor accounting'})")
+    print()
+    print("| project | batch | mode | measured | estimated | error |")
+    print("|---|---|---|---|---|---|")
+    for name, batch, mode, real, est, err in rows:
+        flag = "" if abs(err) <= TARGET else " **"
+        print(f"| {name} | {batch} | {mode} | {real:,} | {est:,} | {err:+.1%}{flag} |")
+    within = sum(abs(r[-1]) <= TARGET for r in rows)
+    print(f"\n{within} of {len(rows)} within {TARGET:.0%}; worst {max(abs(r[-1]) for r in rows):.1%} "
+          "(** marks a miss)")
+    nodes, kept, peak = timings(200, args.runs)
+    print(f"\nestimate of a {nodes}-node RevNet at batch 32 (median of {args.runs}): kept activations "
+          f"{kept * 1000:.0f} ms; with the peak walk {peak * 1000:.0f} ms (target < 100 ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

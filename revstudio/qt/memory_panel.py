@@ -1,0 +1,303 @@
+"""The Memory panel: measured beside estimated, and the largest batch that fits a device.
+
+"Measure memory" runs ``revstudio memory --json`` on a snapshot of the project in
+a child process (QProcess, ``cli.child_argv``): torch never loads into the editor
+and the GUI never waits. The reply is drawn as a small bar chart per mode
+(estimated and measured kept and peak) with the estimate's error. "Fits on my
+device" turns a memory size (typed, like "8 GiB", or the GPU the measurement
+found) into the largest batch per mode from ``max_batch_that_fits``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from typing import Any
+
+from PySide6.QtCore import QProcess, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from revstudio.qt import report_facts as rf
+from revstudio.qt.document import Document
+from revstudio.qt.memory_figures import ORDER, BatchField, batch_label, estimate_of
+
+UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
+         "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
+
+
+def parse_bytes(text: str) -> int:
+    """'8 GiB', '8GB', '512 MiB', '1.5e9' -> bytes; ValueError naming what is wrong."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", text or "")
+    if not match:
+        raise ValueError(f"{text!r} is not a memory size; type e.g. 8 GiB, 24 GB or 512 MiB")
+    unit = match.group(2).lower()
+    if unit not in UNITS:
+        raise ValueError(f"unknown unit {match.group(2)!r}; use B, KiB, MiB, GiB (or KB, MB, GB)")
+    value = float(match.group(1)) * UNITS[unit]
+    if value < 1:
+        raise ValueError(f"{text!r} is too small; type the device's memory, e.g. 8 GiB")
+    return int(value)
+
+
+class BarChart(QWidget):
+    """Per mode: estimated and measured kept, estimated and measured peak, as bars."""
+
+    SERIES = (("estimate kept", "kept", "est"), ("measured kept", "kept", "real"),
+              ("estimate peak", "peak", "est"), ("measured peak", "peak", "real"))
+    COLORS = ("#7fb3ff", "#2f6fdb", "#ffb36b", "#d9731f")
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.rows: dict[str, dict[str, dict[str, int]]] = {}
+        self.setMinimumHeight(150)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def set_rows(self, rows: dict[str, dict[str, dict[str, int]]]) -> None:
+        """``rows[mode]["kept"|"peak"]["est"|"real"]`` in bytes."""
+        self.rows = rows
+        self.update()
+
+    def paintEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        text = self.palette().windowText().color()
+        if not self.rows:
+            painter.setPen(text)
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter,
+                             "Measure memory to see measured figures beside the estimate")
+            return
+        top = max((v for r in self.rows.values() for part in r.values() for v in part.values()), default=1) or 1
+        legend_h, label_h = 18, 18
+        area = QRectF(8, legend_h + 4, self.width() - 16, self.height() - legend_h - label_h - 8)
+        group_w = area.width() / max(1, len(self.rows))
+        bar_w = max(4.0, group_w / (len(self.SERIES) + 2))
+        for i, (name, _part, _kind) in enumerate(self.SERIES):  # legend
+            x = 8 + i * 120
+            painter.fillRect(QRectF(x, 4, 10, 10), QColor(self.COLORS[i]))
+            painter.setPen(text)
+            painter.drawText(QRectF(x + 14, 0, 104, 18), Qt.AlignmentFlag.AlignVCenter, name)
+        for g, (mode, parts) in enumerate(self.rows.items()):
+            x0 = area.left() + g * group_w + bar_w
+            for i, (_name, part, kind) in enumerate(self.SERIES):
+                value = parts.get(part, {}).get(kind, 0)
+                h = area.height() * value / top
+                painter.fillRect(QRectF(x0 + i * bar_w, area.bottom() - h, bar_w - 2, h), QColor(self.COLORS[i]))
+            painter.setPen(QPen(text))
+            painter.drawText(QRectF(area.left() + g * group_w, area.bottom() + 2, group_w, label_h),
+                             Qt.AlignmentFlag.AlignHCenter, mode)
+
+
+class MemoryPanel(QWidget):
+    """Bottom-panel tab: measure the project's memory, and what batch fits a device."""
+
+    measured = Signal()  # a measurement arrived (or failed: see ``message``)
+
+    def __init__(self, document: Document, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.process: QProcess | None = None
+        self.result: dict[str, Any] | None = None
+        self.message = ""
+        self.detected_bytes: int | None = None
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+
+        self.batch = BatchField(document, self)
+        self.device = QComboBox()
+        self.device.addItems(["cpu", "auto"])
+        self.device.setToolTip("cpu: exact live-tensor accounting; auto: the GPU when there is one "
+                               "(allocator statistics), which also detects its memory")
+        self.measure_button = QPushButton("Measure memory")
+        self.measure_button.setToolTip("Run one training step per mode in a separate process "
+                                       "(revstudio memory) at this batch and show it beside the estimate")
+        self.measure_button.clicked.connect(self.measure)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.cancel_button.setEnabled(False)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.chart = BarChart()
+        self.table = QLabel("")
+        self.table.setTextFormat(Qt.TextFormat.RichText)
+        self.table.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.budget = QLineEdit()
+        self.budget.setPlaceholderText("device memory, e.g. 8 GiB")
+        self.budget.setToolTip("The memory of the device to train on (e.g. 8 GiB, 24 GB); "
+                               "Measure with device 'auto' fills in a detected GPU")
+        self.budget.editingFinished.connect(self.update_fits)
+        self.fits = QLabel("")
+        self.fits.setWordWrap(True)
+
+        row = QHBoxLayout()
+        for w in (self.batch, self.device, self.measure_button, self.cancel_button):
+            row.addWidget(w)
+        row.addWidget(self.status, 1)
+        fit_row = QHBoxLayout()
+        fit_row.addWidget(QLabel("Fits on my device:"))
+        fit_row.addWidget(self.budget)
+        fit_row.addWidget(self.fits, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(row)
+        body = QHBoxLayout()
+        body.addWidget(self.chart, 3)
+        body.addWidget(self.table, 2)
+        layout.addLayout(body, 1)
+        layout.addLayout(fit_row)
+        document.analysisChanged.connect(self._on_analysis)
+
+    # ---- measuring -----------------------------------------------------------
+    def measure(self) -> None:
+        """Start ``revstudio memory --json`` on a snapshot of the project (never blocks)."""
+        if self.process is not None:
+            return
+        from revstudio.cli import child_argv
+        from revstudio.core.project import dumps
+
+        self._tmp = tempfile.TemporaryDirectory(prefix="revstudio-memory-")
+        path = os.path.join(self._tmp.name, "project.revs")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(dumps(self.document.graph))
+        batch = self.batch.value()
+        argv = child_argv("revstudio", "memory", path, "--json", "--batch", str(batch),
+                          "--device", self.device.currentText(), "--repeat", "3")
+        process = QProcess(self)
+        process.setWorkingDirectory(self._tmp.name)
+        process.setProgram(argv[0])
+        process.setArguments(argv[1:])
+        process.finished.connect(self._on_finished)
+        process.errorOccurred.connect(self._on_error)
+        self.process = process
+        self._batch = batch
+        self.measure_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.status.setText(f"measuring one training step per mode at batch {batch}…")
+        process.start()
+
+    def cancel(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+
+    def _on_error(self, error: QProcess.ProcessError) -> None:
+        if error == QProcess.ProcessError.FailedToStart:
+            self._done(None, "could not start the measurement process "
+                             f"({self.process.program() if self.process else '?'})")
+
+    def _on_finished(self, code: int, status: QProcess.ExitStatus) -> None:
+        process = self.process
+        if process is None:
+            return
+        out = bytes(process.readAllStandardOutput().data()).decode("utf-8", "replace").strip()
+        err = bytes(process.readAllStandardError().data()).decode("utf-8", "replace").strip()
+        data: dict[str, Any] | None = None
+        try:
+            data = json.loads(out.splitlines()[-1]) if out else None
+        except ValueError:
+            data = None
+        if status == QProcess.ExitStatus.CrashExit:
+            self._done(None, "measurement stopped" if not err else f"measurement stopped: {err[-300:]}")
+        elif data is None or "error" in data or code != 0:
+            why = (data or {}).get("error") or err[-300:] or f"exit code {code}"
+            self._done(None, f"measurement failed: {why}")
+        else:
+            self._done(data, "")
+
+    def _done(self, data: dict[str, Any] | None, message: str) -> None:
+        if self.process is not None:
+            self.process.deleteLater()
+        self.process = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+        self.measure_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.message = message
+        if data is not None:
+            self.result = data
+            detected = data.get("device_memory_bytes")
+            if isinstance(detected, int) and detected > 0:
+                self.detected_bytes = detected
+                self.budget.setText(rf.human_bytes(detected).replace(" ", " "))
+            self._show_result()
+            self.update_fits()
+        else:
+            self.status.setText(message)
+        self.measured.emit()
+
+    def _show_result(self) -> None:
+        data = self.result or {}
+        est = data.get("estimate", {}).get("modes", {})
+        rows: dict[str, dict[str, dict[str, int]]] = {}
+        lines = ["<table cellspacing='0' cellpadding='3'><tr><th align='left'>mode</th><th>peak</th><th>estimate</th>"
+                 "<th>error</th><th>kept</th><th>estimate</th><th>error</th></tr>"]
+        for mode in ORDER:
+            m = data.get("modes", {}).get(mode)
+            e = est.get(mode, {})
+            if not m:
+                continue
+            real_peak, real_kept = int(m["peak_bytes"]), int(m["kept_bytes"])
+            est_peak, est_kept = int(e.get("peak_bytes", 0)), int(e.get("kept_bytes", e.get("activation_bytes", 0)))
+            rows[mode] = {"kept": {"est": est_kept, "real": real_kept}, "peak": {"est": est_peak, "real": real_peak}}
+            lines.append(f"<tr><td>{mode}</td><td align='right'>{rf.human_bytes(real_peak)}</td>"
+                         f"<td align='right'>{rf.human_bytes(est_peak)}</td><td align='right'>{_err(est_peak, real_peak)}</td>"
+                         f"<td align='right'>{rf.human_bytes(real_kept)}</td><td align='right'>{rf.human_bytes(est_kept)}</td>"
+                         f"<td align='right'>{_err(est_kept, real_kept)}</td></tr>")
+        lines.append("</table>")
+        self.chart.set_rows(rows)
+        self.table.setText("".join(lines))
+        self.status.setText(f"measured at batch {data.get('batch')}, {data.get('device')} "
+                            f"({data.get('measured_with')}); estimate at the same batch")
+
+    # ---- fits on my device -------------------------------------------------------
+    def _on_analysis(self) -> None:
+        if self.budget.text().strip():
+            self.update_fits()
+
+    def update_fits(self) -> None:
+        """The largest batch per mode that fits the typed (or detected) device memory."""
+        text = self.budget.text().strip()
+        if not text:
+            self.fits.setText("")
+            return
+        try:
+            budget = parse_bytes(text)
+        except ValueError as exc:
+            self.fits.setText(str(exc))
+            return
+        report = self.document.report
+        est = estimate_of(report)
+        if est is None:
+            self.fits.setText("no estimate yet: fix the graph's errors first")
+            return
+        from revstudio.diagnostics.estimate import max_batch_that_fits
+
+        optimizer = self.document.graph.training.get("optimizer", "adam")
+        optimizer = optimizer if optimizer in ("sgd", "adam", "adamw") else None
+        self.fit_results = {}
+        parts = []
+        for mode in ORDER:
+            n = max_batch_that_fits(self.document.graph, report, budget, mode=mode, optimizer=optimizer)
+            self.fit_results[mode] = n
+            parts.append(f"{mode} {'does not fit' if n is None else f'{n:,}'}")
+        self.fits.setText(f"largest batch in {rf.human_bytes(budget)}: " + ", ".join(parts)
+                          + f" ({est.dtype}; weights, input batch, gradients"
+                          + (f" and {optimizer} state" if optimizer else "") + " counted)")
+
+    fit_results: dict[str, int | None] = {}
+
+
+def _err(est: int, real: int) -> str:
+    return f"{est / real - 1:+.0%}" if real else "–"
+
+
+__all__ = ["BarChart", "MemoryPanel", "batch_label", "parse_bytes"]

@@ -1,0 +1,138 @@
+"""The peak estimate (``estimate_peak``) against the measured peak of a training step on
+every example project at batch 1, 16 and 64, and ``max_batch_that_fits``."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from revstudio.core.generate import revnet_chain
+from revstudio.core.project import load
+from revstudio.diagnostics.check import full_check
+from revstudio.diagnostics.estimate import (
+    MODES,
+    estimate,
+    estimate_peak,
+    input_bytes,
+    max_batch_that_fits,
+)
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
+PROJECTS = sorted(p.stem for p in EXAMPLES.glob("*.revs"))
+BATCHES = (1, 16, 64)
+TARGET = 0.15
+# Where the model misses the 15 % target today (benchmarks/README.md, "Peak estimate"):
+# the bound each case is held to, so a regression still fails. Keys: (project, mode, batch).
+KNOWN = {
+    # a Repeat of couplings is one plan step, so checkpoint mode recomputes it as one segment;
+    # the walk counts all of its activations at once, torch frees them as backward uses them
+    ("revnet_coupling", "checkpoint", 1): 0.45, ("revnet_coupling", "checkpoint", 16): 0.40,
+    ("revnet_coupling", "checkpoint", 64): 0.40,
+    # fused LSTM kernels: oneDNN's padded workspace is fitted, not counted
+    ("two_branch", "standard", 1): 0.40, ("two_branch", "reversible", 1): 0.40,
+    ("two_branch", "checkpoint", 1): 0.40, ("two_branch_concat", "standard", 1): 0.40,
+    ("two_branch_concat", "reversible", 1): 0.40, ("two_branch_concat", "checkpoint", 1): 0.40,
+    ("birnn_sequence", "standard", 1): 0.20, ("birnn_sequence", "standard", 64): 0.20, ("birnn_sequence", "checkpoint", 1): 0.20,
+    ("birnn_sequence", "reversible", 1): 0.30, ("birnn_sequence", "reversible", 16): 0.20,
+    ("birnn_sequence", "reversible", 64): 0.20, ("birnn_sequence", "checkpoint", 16): 0.20,
+    ("birnn_sequence", "checkpoint", 64): 0.20,
+    # batch 1: a region's fixed costs (rounding samples, small tensors) weigh more than the model's
+    ("glow_flow", "reversible", 1): 0.25, ("glow_flow", "checkpoint", 1): 0.20,
+    ("revnet_wired", "checkpoint", 1): 0.20,
+    ("revnet_coupling", "reversible", 1): 0.20, ("revnet_wired", "reversible", 1): 0.20,
+}
+
+
+@pytest.fixture(scope="module")
+def measured() -> dict[tuple[str, int], dict[str, dict]]:
+    torch = pytest.importorskip("torch")
+    from revstudio.compiler import compile as compile_graph
+    from revstudio.diagnostics.estimate import input_dtype
+    from revstudio.diagnostics.gradcheck import random_inputs, torch_dtype
+    from revstudio.diagnostics.memory import compare_modes
+
+    torch.set_num_threads(1)
+    out = {}
+    for name in PROJECTS:
+        graph = load(EXAMPLES / f"{name}.revs")
+        dtype = torch_dtype(input_dtype(graph))
+        torch.manual_seed(0)
+        model = compile_graph(graph, mode="standard", dtype=dtype)
+        model.train()
+        for batch in BATCHES:
+            inputs = random_inputs(graph, batch, dtype, 0, torch.device("cpu"), requires_grad=False)
+            if hasattr(model, "initialize"):
+                model.initialize(*inputs)
+            out[(name, batch)] = compare_modes(model, inputs, MODES)
+    return out
+
+
+@pytest.mark.parametrize("name", PROJECTS)
+def test_estimated_peak_is_within_target_of_the_measured_peak(name: str, measured) -> None:  # type: ignore[no-untyped-def]
+    graph = load(EXAMPLES / f"{name}.revs")
+    report = full_check(graph)
+    misses = []
+    for batch in BATCHES:
+        for mode in MODES:
+            real = measured[(name, batch)][mode]["peak_bytes"]
+            est = estimate_peak(graph, report, batch=batch, mode=mode)
+            error = est / real - 1
+            bound = KNOWN.get((name, mode, batch), TARGET)
+            if abs(error) > bound:
+                misses.append(f"{mode} batch {batch}: estimated {est}, measured {real} ({error:+.0%}, "
+                              f"bound {bound:.0%})")
+    assert not misses, "\n".join(misses)
+
+
+def test_peak_counts_kept_activations_and_gradients() -> None:
+    graph = revnet_chain(4, channels=8, size=8)
+    report = full_check(graph)
+    est = estimate(graph, report, report.regions, batch=8)
+    for mode in MODES:
+        walk = est.peaks[mode]
+        assert walk.peak >= walk.kept >= est.activation_bytes(mode)
+        assert walk.peak >= walk.kept + est.parameter_bytes()  # parameter gradients appear in backward
+    assert est.peak_bytes("reversible") < est.peak_bytes("standard")
+    assert est.peak_bytes("checkpoint") < est.peak_bytes("standard")
+    small = estimate_peak(graph, report, batch=2, mode="standard")
+    big = estimate_peak(graph, report, batch=32, mode="standard")
+    assert big > 8 * small
+    adam = estimate_peak(graph, report, batch=2, mode="standard", optimizer="adam")
+    sgd = estimate_peak(graph, report, batch=2, mode="standard", optimizer="sgd")
+    assert adam - small == 2 * (sgd - small) == 2 * est.parameter_bytes()
+
+
+def test_peak_estimate_rejects_unknown_modes_and_optimizers() -> None:
+    graph = revnet_chain(2, channels=4, size=4)
+    report = full_check(graph)
+    with pytest.raises(ValueError, match="mode 'fast'"):
+        estimate_peak(graph, report, batch=1, mode="fast")
+    with pytest.raises(ValueError, match="optimizer 'lion'"):
+        estimate_peak(graph, report, batch=1, mode="standard", optimizer="lion")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_max_batch_that_fits_is_the_largest_batch_under_the_budget(mode: str) -> None:
+    graph = revnet_chain(4, channels=8, size=8)
+    report = full_check(graph)
+    est = estimate(graph, report, report.regions, batch=24)
+
+    def cost(b: int) -> int:
+        e = estimate(graph, report, report.regions, batch=b)
+        return e.parameter_bytes() + input_bytes(graph, report, b) + e.peak_bytes(mode) + 2 * e.parameter_bytes()
+
+    budget = cost(24)
+    assert est.peak_bytes(mode) > 0
+    assert max_batch_that_fits(graph, report, budget, mode=mode, optimizer="adam") == 24
+    assert max_batch_that_fits(graph, report, budget - 1, mode=mode, optimizer="adam") == 23
+    assert max_batch_that_fits(graph, report, 100, mode=mode) is None
+    assert max_batch_that_fits(graph, report, 1 << 50, mode=mode) == 1 << 16
+
+
+def test_reversible_fits_a_larger_batch_than_standard_on_a_deep_revnet() -> None:
+    graph = revnet_chain(16, channels=16, size=16)
+    report = full_check(graph)
+    budget = 64 << 20
+    fits = {m: max_batch_that_fits(graph, report, budget, mode=m) for m in MODES}
+    assert fits["reversible"] > 2 * fits["standard"]
+    assert fits["checkpoint"] > fits["standard"]

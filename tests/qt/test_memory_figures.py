@@ -1,0 +1,113 @@
+"""The batch behind the memory figures, their labels, and measuring memory from the editor."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from revstudio.core.project import load
+from revstudio.diagnostics.check import full_check
+from revstudio.diagnostics.estimate import max_batch_that_fits
+from revstudio.qt.document import Document
+from revstudio.qt.inspector import Inspector
+from revstudio.qt.memory_figures import BatchField, region_badge, status_text
+from revstudio.qt.memory_panel import MemoryPanel, parse_bytes
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
+
+
+def _document(qtbot, name: str = "revnet_wired") -> Document:  # type: ignore[no-untyped-def]
+    doc = Document(load(EXAMPLES / f"{name}.revs"))
+    doc.recompute()
+    return doc
+
+
+def test_batch_field_edits_training_batch_size_and_undo_restores(qtbot) -> None:  # type: ignore[no-untyped-def]
+    doc = _document(qtbot)
+    field = BatchField(doc)
+    qtbot.addWidget(field)
+    assert field.value() == 32 and doc.report.estimate.batch == 32
+    before = doc.report.estimate.peak_bytes("standard")
+    field.setValue(8)
+    assert doc.graph.training["batch_size"] == 8
+    assert doc.undo_stack.count() == 1 and "batch size" in doc.undo_stack.undoText().lower()
+    doc.recompute()
+    assert doc.report.estimate.batch == 8 and doc.report.estimate.peak_bytes("standard") < before
+    doc.undo_stack.undo()
+    assert "batch_size" not in doc.graph.training and field.value() == 32
+    doc.undo_stack.redo()
+    assert field.value() == 8
+
+
+def test_inspector_project_facts_have_the_batch_field_and_labelled_figures(qtbot) -> None:  # type: ignore[no-untyped-def]
+    doc = _document(qtbot)
+    inspector = Inspector(doc)
+    qtbot.addWidget(inspector)
+    inspector.show()
+    assert inspector.batch_field.isVisible() and inspector.batch_field.value() == 32
+    text = inspector.facts.text()
+    assert "batch 32, float32" in text and "peak" in text and "kept" in text
+    inspector.batch_field.setValue(4)
+    qtbot.waitUntil(lambda: "batch 4, float32" in inspector.facts.text(), timeout=5000)
+    inspector.set_selection(doc.graph, ["block0_f_conv1"])
+    assert not inspector.batch_field.isVisible()
+    facts = inspector.facts.text()
+    assert "Kept (standard, batch 4, float32)" in facts
+    assert "does not need it" in facts
+
+
+def test_status_text_and_region_badges_say_batch_and_dtype(qtbot) -> None:  # type: ignore[no-untyped-def]
+    doc = _document(qtbot)
+    text = status_text(doc.report)
+    assert text is not None and text.startswith("float32") and "kept std" in text and "peak std" in text
+    label, tip, saves = region_badge(doc.report, doc.report.regions[0].id)
+    assert saves and "saves" in label and "batch 32, float32" in label
+    birnn = _document(qtbot, "birnn_sequence")
+    label, tip, saves = region_badge(birnn.report, birnn.report.regions[0].id)
+    assert not saves and "saves" not in label.split("·")[1].replace("saves nothing", "")
+
+
+def test_parse_bytes_reads_what_people_type() -> None:
+    assert parse_bytes("8 GiB") == 8 << 30
+    assert parse_bytes("24GB") == 24 * 10**9
+    assert parse_bytes("512 mib") == 512 << 20
+    assert parse_bytes("1.5e9") == 1_500_000_000
+    for bad in ("", "lots", "8 parsecs", "0"):
+        with pytest.raises(ValueError):
+            parse_bytes(bad)
+
+
+def test_fits_on_my_device_shows_max_batch_per_mode(qtbot) -> None:  # type: ignore[no-untyped-def]
+    doc = _document(qtbot)
+    panel = MemoryPanel(doc)
+    qtbot.addWidget(panel)
+    panel.budget.setText("4 MiB")
+    panel.update_fits()
+    report = full_check(doc.graph)
+    for mode in ("standard", "reversible", "checkpoint"):
+        expected = max_batch_that_fits(doc.graph, report, 4 << 20, mode=mode, optimizer="adam")
+        assert panel.fit_results[mode] == expected
+        assert f"{mode} {expected:,}" in panel.fits.text()
+    assert panel.fit_results["reversible"] > panel.fit_results["standard"]
+    panel.budget.setText("lots")
+    panel.update_fits()
+    assert "not a memory size" in panel.fits.text()
+
+
+def test_measure_memory_runs_a_child_process_and_shows_measured_beside_estimate(qtbot) -> None:  # type: ignore[no-untyped-def]
+    doc = _document(qtbot)
+    panel = MemoryPanel(doc)
+    qtbot.addWidget(panel)
+    panel.batch.setValue(2)
+    doc.recompute()
+    with qtbot.waitSignal(panel.measured, timeout=180_000):
+        panel.measure()
+        assert panel.process is not None and not panel.measure_button.isEnabled()  # the GUI did not wait
+    assert panel.message == "", panel.message
+    assert panel.result is not None and panel.result["batch"] == 2
+    assert set(panel.chart.rows) == {"standard", "reversible", "checkpoint"}
+    for mode, parts in panel.chart.rows.items():
+        assert parts["peak"]["real"] == panel.result["modes"][mode]["peak_bytes"]
+        assert parts["peak"]["est"] > 0
+    assert "%" in panel.table.text() and "measured at batch 2" in panel.status.text()
+    assert panel.measure_button.isEnabled()
