@@ -22,9 +22,10 @@ import json
 import math
 import os
 import stat
-import tempfile
+import time
 from typing import Any
 
+from . import tempfiles
 from .graph import ID_PATTERN, Edge, Graph, Node, PortRef, valid_id
 from .migrations import CURRENT_VERSION, MIGRATIONS, migrate_0_to_1
 from .pyfile import EmbeddedError, read_embedded
@@ -423,8 +424,10 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> None:
         target = os.path.realpath(target)
     directory = os.path.dirname(os.path.abspath(target))
     name = os.path.basename(target)
+    started = time.time()
+    prefix = f".{name[:100]}."
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{name[:100]}.", suffix=".tmp", dir=directory)
+        fd, tmp = tempfiles.create(directory, prefix, ".tmp")  # locked until closed
     except OSError as exc:
         raise ProjectError(
             f"{os.fspath(path)}: cannot save ({exc.strerror or exc}); check that the folder exists and is writable",
@@ -437,6 +440,8 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> None:
             os.fsync(f.fileno())
         os.chmod(tmp, _file_mode(target))
         os.replace(tmp, target)
+        # leftovers of saves of this file that were killed before their rename
+        tempfiles.remove_stale(directory, prefix, ".tmp", started)
     except BaseException as exc:
         try:
             os.unlink(tmp)
