@@ -135,6 +135,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0) if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
         return _report("interrupted", 1, wants_json)
+    except MemoryError as exc:  # its message is usually empty: say what happened
+        detail = f" ({exc})" if str(exc) else ""
+        return _report(f"out of memory{detail}: the graph or file is too large for this machine; "
+                       "try a smaller batch or a smaller graph", 1, wants_json)
     except Exception as exc:  # last line of defence: a bug, but still no traceback
         return _report(f"internal error: {type(exc).__name__}: {exc} (please report this)", 1, wants_json)
 

@@ -28,7 +28,7 @@ from typing import Any
 from . import tempfiles
 from .graph import ID_PATTERN, Edge, Graph, Node, PortRef, valid_id
 from .migrations import CURRENT_VERSION, MIGRATIONS, migrate_0_to_1
-from .pyfile import EmbeddedError, read_embedded
+from .pyfile import EmbeddedError, decode_source, read_embedded
 
 FORMAT = "revstudio"
 MAX_FILE_BYTES = 64 << 20   # far beyond any real project; stops a stray multi-GB file
@@ -332,16 +332,16 @@ def load(path: str | os.PathLike[str]) -> Graph:
         raise ProjectError(f"{source}: cannot read the file ({reason}); check the path", source) from None
     if len(data) > MAX_FILE_BYTES:
         raise ProjectError(f"{source}: larger than {MAX_FILE_BYTES >> 20} MiB; not a revstudio project", source)
+    if source.lower().endswith(".py"):
+        try:  # decoded as Python would: a "# coding:" line counts
+            text = read_embedded(decode_source(data, source), source)
+        except EmbeddedError as exc:
+            raise ProjectError(str(exc), source) from None
+        return loads(text, f"{source} (embedded project)")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ProjectError(f"{source}: not UTF-8 text (byte {exc.start}); not a revstudio project", source) from None
-    if source.lower().endswith(".py"):
-        try:
-            text = read_embedded(text, source)
-        except EmbeddedError as exc:
-            raise ProjectError(str(exc), source) from None
-        return loads(text, f"{source} (embedded project)")
     return loads(text, source)
 
 
