@@ -15,6 +15,7 @@ Imports only torch and the standard library: the code exporter inlines this
 file verbatim.
 """
 import contextlib
+import functools
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -64,6 +65,24 @@ def _releasable(x: Tensor, outputs: Sequence[Tensor]) -> bool:
         return False
     ptr = storage.data_ptr()
     return all(o.untyped_storage().data_ptr() != ptr for o in outputs)
+
+
+def _first_order_only(backward: Any) -> Any:
+    """Like ``once_differentiable``, but a double backward is refused at once, not answered
+    with gradients that silently miss every path through the rebuilt activations."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *gouts: Tensor | None) -> tuple[Tensor | None, ...]:
+        # grad mode is on inside backward exactly when the caller asked for create_graph
+        if torch.is_grad_enabled():
+            raise RuntimeError(
+                f"reversible region {ctx.region.id!r}: higher-order gradients (create_graph=True, "
+                "double backward) are not supported in reversible mode, because activations are "
+                "rebuilt without a graph; set model.mode = \"standard\" or \"checkpoint\" for them")
+        with torch.no_grad():
+            return backward(ctx, *gouts)
+
+    return wrapper
 
 
 class _RegionFunction(torch.autograd.Function):
@@ -162,19 +181,8 @@ class _RegionFunction(torch.autograd.Function):
         return tuple(outs)
 
     @staticmethod
+    @_first_order_only
     def backward(ctx, *gouts: Tensor | None) -> tuple[Tensor | None, ...]:  # type: ignore[override]
-        # Grad mode is on inside backward exactly when the caller asked for create_graph:
-        # the rebuilt activations carry no graph, so a second-order gradient would be wrong.
-        if torch.is_grad_enabled():
-            raise RuntimeError(
-                f"reversible region {ctx.region.id!r}: higher-order gradients (create_graph=True, "
-                "double backward) are not supported in reversible mode, because activations are "
-                "rebuilt without a graph; set model.mode = \"standard\" or \"checkpoint\" for them")
-        with torch.no_grad():
-            return _RegionFunction._backward(ctx, *gouts)
-
-    @staticmethod
-    def _backward(ctx: Any, *gouts: Tensor | None) -> tuple[Tensor | None, ...]:
         region: Region = ctx.region
         _check_read_again(ctx, region)
         own = Owned()
