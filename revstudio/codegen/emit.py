@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -464,7 +465,7 @@ def check_bindings(source: str, classes: set[str]) -> None:
     """
     tree = ast.parse(source)
 
-    def bound(stmts: list[ast.stmt], where: str) -> None:
+    def bound(stmts: Sequence[ast.stmt], where: str) -> None:
         seen: set[str] = set()
         for stmt in stmts:
             names: list[str] = []

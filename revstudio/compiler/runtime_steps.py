@@ -90,8 +90,8 @@ class RecomputeGuard:
     """
 
     def __init__(self, modules: Sequence[nn.Module]) -> None:
-        self.norms = [m for root in modules for m in root.modules()
-                      if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats]
+        self.norms: list[Any] = [m for root in modules for m in root.modules()
+                                 if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats]
         self.params = [p for root in modules for p in root.parameters()]
         self.versions: list[int] | None = None
         self._saved: list[list[list[Tensor]]] = []

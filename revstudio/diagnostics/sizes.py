@@ -122,7 +122,7 @@ def size_warnings(graph: Graph, report: Any, dtype: str = "float32") -> list[Dia
         out.append(warning(s.parameter_node, f"the graph has {s.parameters:,} parameters "
                            f"({fmt_bytes(s.parameters * elem)}), more than any device holds; "
                            f"{s.parameter_node} has the most"))
-    if s.layers > LAYER_LIMIT:
+    if s.layers > LAYER_LIMIT and s.layer_node is not None:
         out.append(warning(s.layer_node, f"the graph expands into {s.layers:,} layers ({s.layer_node} alone into "
                            f"{_layers(graph, graph.nodes[s.layer_node], {}, set()):,}); building it takes minutes, "
                            f"'revstudio memory' and 'gradcheck' refuse more than {LAYER_LIMIT:,}"))
