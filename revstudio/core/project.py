@@ -28,6 +28,7 @@ from typing import Any
 from . import tempfiles
 from .graph import ID_PATTERN, Edge, Graph, Node, PortRef, valid_id
 from .migrations import CURRENT_VERSION, MIGRATIONS, migrate_0_to_1
+from .nogc import without_cyclic_gc
 from .pyfile import EmbeddedError, decode_source, read_embedded
 
 FORMAT = "revstudio"
@@ -309,6 +310,7 @@ class _Reader:
         return graph
 
 
+@without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
 def loads(text: str | bytes, source: str = "<string>") -> Graph:
     """A project from JSON text; raises :class:`ProjectError` (and nothing else) on bad input."""
     if isinstance(text, (bytes, bytearray)):

@@ -12,6 +12,7 @@ from typing import Any
 from revstudio.core.check import Report, check
 from revstudio.core.diagnostics import Diagnostic, warning
 from revstudio.core.graph import Graph
+from revstudio.core.nogc import without_cyclic_gc
 
 from .estimate import estimate, input_dtype
 from .sizes import size_warnings
@@ -32,6 +33,7 @@ def _analyze_regions(graph: Graph, report: Report) -> tuple[list[Any], list[Diag
     return list(analysis.regions), list(analysis.near_misses), list(order) if order else None
 
 
+@without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
 def full_check(graph: Graph, batch: int = 1) -> Report:
     """Core check + reversible regions (with near-miss warnings) + memory estimate.
 
