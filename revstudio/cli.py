@@ -30,6 +30,58 @@ SUBCOMMANDS: dict[str, str] = {
 
 GUI_MODULE = "revstudio.qt.app"  # provides run_app(path | None) -> int
 
+# Python 3.10 has no -P: the child drops sys.path[0] (the current folder) itself before it
+# imports the module. Only the interpreter's own start-up modules are loaded before that.
+_SAFE_PATH_BOOTSTRAP = (
+    "import sys; del sys.path[0]; import runpy; "
+    "sys.argv[0] = {module!r}; runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"
+)
+
+
+def child_argv(module: str, *args: str) -> list[str]:
+    """The argv of every child process revstudio starts: ``python -P -m MODULE ARGS``.
+
+    ``-P`` keeps the current folder off ``sys.path`` (with ``-m`` Python would put it
+    first, so a planted ``json.py`` would run). Never ``-I``: it also drops
+    PYTHONPATH, which tests and packaged layouts rely on. Start the child in
+    :func:`child_cwd` (or its run directory) as well.
+    """
+    if sys.version_info >= (3, 11):
+        return [sys.executable, "-P", "-m", module, *args]
+    return [sys.executable, "-c", _SAFE_PATH_BOOTSTRAP.format(module=module), *args]
+
+
+def child_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for a child: ``environ`` (default ``os.environ``) made safe.
+
+    PYTHONSAFEPATH=1 carries ``-P`` on to the child's own children (DDP ranks), and
+    empty or ``.`` entries of PYTHONPATH, which mean the current folder, are dropped.
+    """
+    env = dict(os.environ if environ is None else environ)
+    env["PYTHONSAFEPATH"] = "1"
+    if "PYTHONPATH" in env:
+        kept = [p for p in env["PYTHONPATH"].split(os.pathsep) if p not in ("", ".")]
+        env["PYTHONPATH"] = os.pathsep.join(kept)
+        if not kept:
+            del env["PYTHONPATH"]
+    return env
+
+
+_CHILD_CWD: list[str] = []
+
+
+def child_cwd() -> str:
+    """A fixed, private, empty working folder for children that have no run directory."""
+    if not _CHILD_CWD:
+        import atexit
+        import shutil
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="revstudio-child-")  # mode 0700: nobody can plant files in it
+        atexit.register(shutil.rmtree, folder, True)
+        _CHILD_CWD.append(folder)
+    return _CHILD_CWD[0]
+
 
 def child_argv(module: str, *args: str) -> list[str]:
     """The argv of every child process revstudio starts (CONTRACTS section 6): this Python,
@@ -90,6 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0) if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
         return _report("interrupted", 1, wants_json)
+    except MemoryError as exc:  # its message is usually empty: say what happened
+        detail = f" ({exc})" if str(exc) else ""
+        return _report(f"out of memory{detail}: the graph or file is too large for this machine; "
+                       "try a smaller batch or a smaller graph", 1, wants_json)
     except Exception as exc:  # last line of defence: a bug, but still no traceback
         return _report(f"internal error: {type(exc).__name__}: {exc} (please report this)", 1, wants_json)
 

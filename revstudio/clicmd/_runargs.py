@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -106,3 +107,45 @@ def graph_errors(path: str) -> Iterator[None]:
         if isinstance(exc, ValueError):
             raise CliError(f"{path}: {exc}", 1) from None
         raise
+
+
+def machine_memory(device: Any) -> tuple[int | None, str]:
+    """(bytes, what) a run on ``device`` can use at most: the GPU's memory, or on the CPU the
+    smallest of physical memory, the cgroup limit and this process's address-space limit."""
+    if getattr(device, "type", "cpu") == "cuda":
+        import torch
+
+        return int(torch.cuda.get_device_properties(device).total_memory), str(device)
+    limits: list[tuple[int, str]] = []
+    try:
+        limits.append((os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "this machine"))
+    except (AttributeError, ValueError, OSError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as f:
+            text = f.read().strip()
+        if text.isdigit():
+            limits.append((int(text), "this container"))
+    except OSError:
+        pass
+    try:
+        import resource
+
+        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            limits.append((int(soft), "this process (its memory limit)"))
+    except (ImportError, OSError, ValueError):
+        pass
+    if not limits:
+        return None, "this machine"
+    return min(limits)
+
+
+def refuse_unfit(path: str, graph: Graph, report: Report, batch: int, dtype: str, device: Any) -> None:
+    """Refuse, before compiling or allocating, a run whose sizes cannot fit or take minutes to build."""
+    from revstudio.diagnostics.sizes import fit_problem
+
+    available, where = machine_memory(device)
+    problem = fit_problem(graph, report, batch, dtype, available, where)
+    if problem is not None:
+        raise CliError(f"{path}: {problem}", 1)

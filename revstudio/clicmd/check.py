@@ -15,6 +15,7 @@ from typing import Any
 from revstudio.cli import CliError
 from revstudio.core.check import Report, fmt_shape
 from revstudio.core.graph import Graph
+from revstudio.core.nogc import without_cyclic_gc
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -84,6 +85,7 @@ def _table(rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
     return lines
 
 
+@without_cyclic_gc  # one line per node: allocation-heavy and cycle-free (revstudio.core.nogc)
 def format_report(report: Report, path: str, graph: Graph) -> str:
     """The human-readable report: node table, diagnostics, totals, regions, estimate."""
     seen = set(report.order)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ._runargs import graph_errors, load_checked, positive_int
+from ._runargs import graph_errors, load_checked, positive_int, refuse_unfit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     graph, report = load_checked(args.file)
+    refuse_unfit(args.file, graph, report, args.batch, args.dtype, "cpu")  # before torch is even imported
     from revstudio.diagnostics.gradcheck import compare_modes, summarize
 
     with graph_errors(args.file):

@@ -12,7 +12,7 @@ import argparse
 import json
 from typing import Any
 
-from ._runargs import count, graph_errors, load_checked, positive_int, resolve_device
+from ._runargs import count, graph_errors, load_checked, positive_int, refuse_unfit, resolve_device
 
 MODES = ("standard", "reversible", "checkpoint")
 
@@ -55,8 +55,14 @@ def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: in
 
 
 def run(args: argparse.Namespace) -> int:
-    device = resolve_device(args.device)
+    # on the CPU torch is imported only once the sizes are known to fit (importing it takes seconds)
+    device = None if args.device == "cpu" else resolve_device(args.device)
     graph, report = load_checked(args.file, batch=args.batch)
+    from revstudio.diagnostics.estimate import input_dtype
+
+    refuse_unfit(args.file, graph, report, args.batch, input_dtype(graph), device or "cpu")
+    if device is None:
+        device = resolve_device(args.device)
     with graph_errors(args.file):
         modes = measure_modes(graph, args.batch, device, args.repeat, args.seed, args.top)
     estimate = report.estimate.to_json() if report.estimate is not None else {}

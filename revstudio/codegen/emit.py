@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,8 +19,8 @@ from revstudio.compiler import assembly
 
 from . import CodegenError
 from .construct import ConstructionError, Record, call_source, recording
-from .inline import InlineError, Inliner, import_block
-from .namespace import Namespace, is_safe_identifier
+from .inline import InlineError, Inliner, import_block, names_in_inlinable_code
+from .namespace import Namespace, camel, is_safe_attribute
 from .regions import ASSEMBLY, STREAM_HELPER, RegionWriter
 from .segments import RUN_PART, Segment, segments
 from .training import IMPORTS as TRAINING_IMPORTS
@@ -56,7 +57,9 @@ class _Writer:
         self.plan = model.plan
         self.record = record
         self.inliner = Inliner()
-        self.names = Namespace()
+        # One namespace for every module-level name of the file: it starts out knowing
+        # every name the inlined runtime and layers define or import.
+        self.names = Namespace(taken=names_in_inlinable_code())
         self.classes: dict[str, ClassCode] = {}  # plan key ("" = the model) -> class
         self.body_plans = {id(p): key for key, p in self.plan.groups.items()}
         self.uses_math = False
@@ -109,8 +112,7 @@ class _Writer:
         """The class of a group body (one per lowered body; every copy is an instance)."""
         if key not in self.classes:
             body = self.plan.groups[key]
-            name = self.names.name("Group " + body.name, key=("class", key), fallback="group")
-            name = _camel(name)
+            name = self.names.name("Group " + body.name, key=("class", key), fallback="group", style=camel)
             self.classes[key] = ClassCode(name)  # placeholder first: bodies may nest
             self.instances[id(body)] = instance
             self.classes[key] = self.write_class(body, instance, name, is_model=False)
@@ -125,7 +127,8 @@ class _Writer:
         for op in plan.node_ops():
             module = getattr(instance, op.module)
             where = f"node {op.node!r} ({op.type})"
-            if not is_safe_identifier(op.module) or op.module.startswith("_"):
+            # an attribute cannot shadow a module-level name (self.F is not F), only nn.Module's own
+            if not is_safe_attribute(op.module):
                 raise CodegenError(f"{where}: the compiler named its layer {op.module!r}, which is not a safe identifier")
             layers.append(f"        self.{op.module} = {self.construct(module, where)}  # node {ascii(op.node)} ({op.type})")
         self.regions.prepare(plan)
@@ -345,12 +348,6 @@ class _Writer:
         return [f"{indent}{', '.join(outs)} = {call}{note}"]
 
 
-def _camel(name: str) -> str:
-    parts = [p for p in name.split("_") if p]
-    text = "".join(p[:1].upper() + p[1:] for p in parts) or "Group"
-    return text if text.isidentifier() else "Group" + text
-
-
 def generate(graph: Any, *, with_training: bool = False, training: dict[str, Any] | None = None) -> str:
     """The whole exported file for ``graph``; raises :class:`CodegenError` naming what to fix.
 
@@ -367,7 +364,9 @@ def generate(graph: Any, *, with_training: bool = False, training: dict[str, Any
         script = training_parts(graph, report, training,
                                 [op.node for op in sorted(plan.inputs, key=lambda o: o.index)],
                                 [op.node for op in sorted(plan.outputs, key=lambda o: o.index)])
-    return _assemble(writer, model_class, script)
+    source = _assemble(writer, model_class, script)
+    check_bindings(source, {"Model"} | {c.name for c in writer.classes.values()})
+    return source
 
 
 def _compile_recorded(graph: Any) -> tuple[Any, Record, Any]:
@@ -473,3 +472,48 @@ def _header(writer: _Writer, with_training: bool, body: str) -> str:
     used = {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)}
     kept = [f for b, f in facts.items() if b in used]
     return "\n".join(doc) + "\n" + import_block(kept, future_annotations=writer.inliner.future_annotations)
+
+
+def check_bindings(source: str, classes: set[str]) -> None:
+    """Refuse a file in which one name is bound twice: the later definition would win silently.
+
+    Every module-level definition and import, every method of a class and every
+    ``self.X = ...`` in an ``__init__`` must be unique; the namespace makes this so,
+    and this check makes any future slip an error instead of a different model.
+    """
+    tree = ast.parse(source)
+
+    def bound(stmts: Sequence[ast.stmt], where: str) -> None:
+        seen: set[str] = set()
+        for stmt in stmts:
+            names: list[str] = []
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names = [stmt.name]
+            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                names = [(a.asname or a.name).split(".")[0] for a in stmt.names]
+            elif isinstance(stmt, ast.Assign):
+                names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                names = [stmt.target.id]
+            for name in names:
+                if name in seen:
+                    raise CodegenError(f"the export would define {name!r} twice {where}; please report this")
+                seen.add(name)
+
+    bound(tree.body, "at module level")
+    for cls in (s for s in tree.body if isinstance(s, ast.ClassDef)):
+        methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if cls.name not in classes:
+            continue  # inlined runtime classes are verbatim source, checked by their own tests
+        # a property's setter reuses the property's name on purpose
+        methods = [m for m in methods if not any(
+            isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter") for d in m.decorator_list)]
+        bound(methods, f"in class {cls.name}")
+        init = next((m for m in methods if m.name == "__init__"), None)
+        attrs = [t.attr for s in (init.body if init else []) if isinstance(s, ast.Assign)
+                 for t in s.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                 and t.value.id == "self"]
+        duplicates = {a for a in attrs if attrs.count(a) > 1}
+        if duplicates:
+            raise CodegenError(f"the export would set self.{sorted(duplicates)[0]} twice in {cls.name}; "
+                               "please report this")

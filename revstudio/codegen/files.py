@@ -6,20 +6,26 @@ fsynced, then renamed over the destination (one step on every platform).
 from __future__ import annotations
 
 import os
-import tempfile
+import time
+
+from revstudio.core import tempfiles
+
+PREFIX, SUFFIX = ".revstudio-export-", ".py.tmp"
 
 
 def write_source(source: str, path: str | os.PathLike[str]) -> None:
     """Write ``source`` to ``path`` (UTF-8, ``\\n`` line ends) atomically; raises ``OSError``."""
     target = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(prefix=".revstudio-export-", suffix=".py.tmp", dir=folder)
+    started = time.time()
+    fd, tmp = tempfiles.create(folder, PREFIX, SUFFIX)  # locked until closed
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(source)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
+        tempfiles.remove_stale(folder, PREFIX, SUFFIX, started)  # left by exports that were killed
     except BaseException:
         try:
             os.unlink(tmp)

@@ -9,8 +9,10 @@ files (comments kept), and collects the imports they rely on.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
+import pkgutil
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -217,6 +219,31 @@ class Inliner:
     @property
     def names(self) -> set[str]:
         return set(self._done)
+
+
+def inlinable_modules() -> list[str]:
+    """Every module whose code an export may inline (found on disk, so a new runtime file counts)."""
+    found: list[str] = []
+    for package in ("revstudio.compiler", "revstudio.nodes.torch_modules"):
+        pkg = importlib.import_module(package)
+        names = [package] + [f"{package}.{info.name}" for info in pkgutil.iter_modules(pkg.__path__)]
+        found += [name for name in names if name.startswith(INLINABLE_PREFIXES)]
+    return sorted(set(found))
+
+
+@functools.lru_cache(maxsize=1)
+def names_in_inlinable_code() -> frozenset[str]:
+    """Every top-level name (definition or import binding) any inlined file may bring into an export.
+
+    The export's namespace starts with all of them, so a generated class, value or
+    function can never take a name that inlined runtime code defines or imports,
+    whichever parts of it a given model ends up needing.
+    """
+    names: set[str] = set()
+    for module in inlinable_modules():
+        unit = _load_unit(module)
+        names |= set(unit.defs) | set(unit.imports) | set(unit.local_imports)
+    return frozenset(names)
 
 
 def import_block(facts: list[ImportFact], future_annotations: bool) -> str:

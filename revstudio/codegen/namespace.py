@@ -11,7 +11,10 @@ import builtins
 import keyword
 import re
 import unicodedata
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
+
+# nn.Module's attributes and the ones compiled and exported models add (torch-free list)
+from revstudio.compiler.plan import MODULE_ATTRS
 
 # Names the exported file defines or imports itself; a project id must never shadow them.
 RESERVED: frozenset[str] = frozenset(
@@ -58,6 +61,18 @@ def is_safe_identifier(name: str) -> bool:
     )
 
 
+def is_safe_attribute(name: str) -> bool:
+    """A legal public attribute name of a generated module (``self.F`` and ``self.Model`` are fine)."""
+    return (
+        name.isidentifier()
+        and name.isascii()
+        and not keyword.iskeyword(name)
+        and not name.startswith("_")
+        and name not in MODULE_ATTRS
+        and name not in dir(object)
+    )
+
+
 class Namespace:
     """Hands out unique, legal, never-reserved identifiers.
 
@@ -81,18 +96,29 @@ class Namespace:
         """Mark an identifier the generated code uses itself."""
         self._used.add(name)
 
-    def name(self, text: str, key: Hashable | None = None, fallback: str = "v") -> str:
-        """The identifier for ``text`` (cached under ``key``)."""
+    def name(self, text: str, key: Hashable | None = None, fallback: str = "v",
+             style: Callable[[str], str] | None = None) -> str:
+        """The identifier for ``text`` (cached under ``key``).
+
+        ``style`` turns the snake_case stem into its final form (``camel`` for a
+        class); uniqueness is decided on that final form, so two stems that style
+        alike (``x1`` and ``x_1`` both ``X1``) still get two names.
+        """
         cache_key = text if key is None else key
         if cache_key in self._by_key:
             return self._by_key[cache_key]
         stem = sanitize(text, fallback)
+        shape = style or (lambda s: s)
         # A keyword or builtin reads best with a trailing underscore (``class_``);
         # a clash between two ids is told apart by a counter (``a_b_1``).
-        candidate = stem if is_safe_identifier(stem) else f"{stem}_"
+        candidate = shape(stem)
+        if not is_safe_identifier(candidate):
+            candidate = shape(f"{stem}_") if style is None else f"{candidate}_"
         i = 1
         while not self._is_free(candidate):
-            candidate = f"{stem}_{i}"
+            candidate = shape(f"{stem}_{i}")
+            if style is not None and not is_safe_identifier(candidate):
+                candidate += "_"
             i += 1
         self._used.add(candidate)
         self._by_key[cache_key] = candidate
@@ -104,3 +130,10 @@ class Namespace:
 
     def __contains__(self, name: object) -> bool:
         return name in self._used
+
+
+def camel(name: str) -> str:
+    """``group_x_1`` -> ``GroupX1``: a class name (always starting with a letter)."""
+    parts = [p for p in name.split("_") if p]
+    text = "".join(p[:1].upper() + p[1:] for p in parts) or "Group"
+    return text if text.isidentifier() else "Group" + text

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from .runtime import FLOAT32X2, Affine, Cat, Coupling, Invertible, Region, Slice, Step, restored_batch_stats
+from .runtime import FLOAT32X2, Affine, Cat, Coupling, Invertible, Region, Slice, Step, recompute_contexts
 
 # ---- regions ------------------------------------------------------------------
 
@@ -227,8 +227,8 @@ def recompute_in_backward(part: Callable[..., tuple[torch.Tensor, ...]], inputs:
     """``part(*inputs)`` through torch.utils.checkpoint: kept are its inputs, not what happens inside."""
 
     def context() -> tuple[contextlib.AbstractContextManager[None], contextlib.AbstractContextManager[None]]:
-        # the recomputation must leave BatchNorm running statistics as the forward left them
-        return contextlib.nullcontext(), restored_batch_stats(modules)
+        # the recomputation must see the forward's weights and leave BatchNorm statistics as it found them
+        return recompute_contexts(modules)
 
     return checkpoint(part, *inputs, use_reentrant=False, context_fn=context)
 

@@ -285,22 +285,62 @@ class CompiledModel(_Executor):
 
     # ---- running -------------------------------------------------------------
     def forward(self, *inputs: torch.Tensor) -> Any:
+        self._check_inputs(inputs)
+        if not self._init_checked:
+            self.initialize(*inputs)
+        try:
+            outs = self._run(inputs)
+        except RuntimeError as exc:
+            hint = self._size_hint(inputs)
+            if hint is None or isinstance(exc, torch.OutOfMemoryError):
+                raise
+            raise ValueError(f"{hint}; the layers failed with: {exc}") from exc
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _check_inputs(self, inputs: Sequence[Any]) -> None:
+        """The model's boundary: one tensor per Input node, of its rank, channels, kind and device.
+
+        A few attribute reads per input (it runs every step; torch.compile turns them into
+        guards). Sizes other than the channels may differ where the layers allow (fully
+        convolutional); when they do not, :meth:`_size_hint` names the Input node.
+        """
         expected = self._plan.inputs
         if len(inputs) != len(expected):
             names = ", ".join(op.node for op in sorted(expected, key=lambda o: o.index)) or "none"
             raise TypeError(f"{self._plan.name}: expected {len(expected)} input tensor(s) ({names}), "
                             f"got {len(inputs)}")
+        device = self._root.device
         for op in expected:
             x = inputs[op.index]
+            want = "(batch, " + ", ".join(map(str, op.shape)) + ")"
+            if not isinstance(x, torch.Tensor):
+                raise TypeError(f"input {op.node!r} expects a tensor of shape {want}, got {type(x).__name__}; "
+                                "pass one tensor per Input node (model(x), not model([x]))")
             # channels must match; other sizes may differ where the layers allow (fully convolutional)
             if x.dim() != len(op.shape) + 1 or (op.shape and x.shape[1] != op.shape[0]):
-                want = "x".join(map(str, op.shape))
-                raise ValueError(f"input {op.node!r} expects tensors of shape (batch, {want.replace('x', ', ')}), "
+                raise ValueError(f"input {op.node!r} expects tensors of shape {want}, "
                                  f"got {tuple(x.shape)}; reshape the batch or change the Input node's shape")
-        if not self._init_checked:
-            self.initialize(*inputs)
-        outs = self._run(inputs)
-        return outs[0] if len(outs) == 1 else tuple(outs)
+            if x.shape[0] == 0:
+                raise ValueError(f"input {op.node!r} got a batch of 0 samples (shape {tuple(x.shape)}); "
+                                 "pass at least one sample")
+            if not x.is_floating_point():
+                raise TypeError(f"input {op.node!r} expects floating-point values ({op.dtype} as the Input "
+                                f"node declares, or the model's {self._root.dtype}), got {x.dtype}; "
+                                "convert with x.float()")
+            if x.device.type != device.type or (device.index is not None and x.device.type != "cpu"
+                                                 and x.device.index != device.index):
+                raise ValueError(f"input {op.node!r} is on the {x.device} device but the model's weights are on "
+                                 f"{device}; move it with x.to({str(device)!r})")
+
+    def _size_hint(self, inputs: Sequence[torch.Tensor]) -> str | None:
+        """Which Input got other sizes than it declares, once the layers have failed on them."""
+        for op in sorted(self._plan.inputs, key=lambda o: o.index):
+            got = tuple(inputs[op.index].shape[1:])
+            if got != tuple(op.shape):
+                want = ", ".join(map(str, op.shape))
+                return (f"input {op.node!r} has shape {tuple(inputs[op.index].shape)} but its Input node declares "
+                        f"(batch, {want}), and the layers do not accept the other sizes")
+        return None
 
     def inverse(self, *outputs: torch.Tensor) -> Any:
         """The inputs rebuilt from the outputs (one per Output node, in forward's order), for a
@@ -407,6 +447,23 @@ def _cuda_devices(inputs: Sequence[torch.Tensor]) -> list[torch.device]:
     return sorted({x.device for x in inputs if x.device.type == "cuda"}, key=str)
 
 
+def _device(device: Any) -> torch.device:
+    """``device`` (None: CUDA when there is one) as a torch.device that exists here."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise CompileError(f"device {device!r} is not known; use 'cpu', 'cuda' or 'cuda:N'") from None
+    if dev.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise CompileError(f"device {device!r}: CUDA is not available here; use device='cpu'")
+        if dev.index is not None and dev.index >= count:
+            raise CompileError(f"device {device!r}: there are only {count} CUDA device(s) (cuda:0..cuda:{count - 1})")
+    return dev
+
+
 def compile(graph: Graph, mode: str = "reversible", device: Any = None,
             dtype: torch.dtype = torch.float32, report: Any = None) -> CompiledModel:
     """Compile a checked graph into an ``nn.Module`` (``revstudio.compile``).
@@ -419,7 +476,6 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
         raise CompileError(f"mode {mode!r} is not known; use one of {', '.join(MODES)}")
     if dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
         raise CompileError(f"dtype {dtype} is not supported; use torch.float32 or torch.float64")
-    dev = torch.device(device) if device is not None else torch.device(
-        "cuda" if torch.cuda.is_available() else "cpu")
+    dev = _device(device)
     plan = lower(graph, report)
     return CompiledModel(graph, plan, dev, dtype, mode)

@@ -312,6 +312,11 @@ class _Analyzer:
         for coupling in couplings.values():
             for n in coupling.body:
                 member_of[n] = coupling.merge
+        # nodes by step and positions, once: per-region scans of every node were quadratic
+        by_step: dict[str, list[str]] = {}
+        for n, owner in member_of.items():
+            by_step.setdefault(owner, []).append(n)
+        position = {n: i for i, n in enumerate(order)}
         cut: set[tuple[str, str]] = set()
         while True:
             parent = {s: s for s in steps}
@@ -332,7 +337,7 @@ class _Analyzer:
                 groups.setdefault(find(s), set()).add(s)
             broken = False
             for members in groups.values():
-                nodes = {n for n, owner in member_of.items() if owner in members}
+                nodes = {n for m in members for n in by_step.get(m, ())}
                 reenter = reentering(v, nodes)
                 if reenter:
                     late = {member_of[n] for n in reenter}
@@ -345,22 +350,29 @@ class _Analyzer:
                 break
         regions = []
         for members in groups.values():
-            regions.append(self.region(members, couplings, member_of, order))
+            regions.append(self.region(members, couplings, member_of, order, by_step, position))
         regions.sort(key=lambda r: v.index[r.nodes[0]])
         return regions
 
     def region(self, members: set[str], couplings: Mapping[str, Coupling], member_of: Mapping[str, str],
-               order: list[str]) -> Region:
+               order: list[str], by_step: Mapping[str, list[str]] | None = None,
+               position: Mapping[str, int] | None = None) -> Region:
         v = self.v
-        nodes = [n for n in order if member_of.get(n) in members]
+        if by_step is None or position is None:
+            nodes = [n for n in order if member_of.get(n) in members]
+            ordered_steps = [n for n in order if n in members]
+        else:  # the same lists, from this region's own nodes (linear in the region, not the graph)
+            nodes = sorted((n for m in members for n in by_step.get(m, ()) if n in position), key=position.__getitem__)
+            ordered_steps = sorted((m for m in members if m in position), key=position.__getitem__)
         node_set = set(nodes)
-        ordered_steps = [n for n in order if n in members]
         inputs: list[str] = []
+        seen: set[str] = set()
         side: list[str] = []
         for n in nodes:
             for value in v.inputs[n]:
-                if v.producer(value) in node_set or value in inputs:
+                if value in seen or v.producer(value) in node_set:
                     continue
+                seen.add(value)
                 inputs.append(value)
         first_use: dict[str, int] = {}   # value -> position of the first step consuming it
         for i, s in enumerate(ordered_steps):

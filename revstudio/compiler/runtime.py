@@ -15,6 +15,7 @@ Imports only torch and the standard library: the code exporter inlines this
 file verbatim.
 """
 import contextlib
+import functools
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -35,6 +36,7 @@ from .runtime_steps import (  # noqa: F401 - re-exported: the runtime's public s
     _owners,
     _params_of,
     frozen_batch_stats,
+    recompute_contexts,
     restored_batch_stats,
 )
 from .runtime_streams import (  # noqa: F401 - re-exported
@@ -63,6 +65,24 @@ def _releasable(x: Tensor, outputs: Sequence[Tensor]) -> bool:
         return False
     ptr = storage.data_ptr()
     return all(o.untyped_storage().data_ptr() != ptr for o in outputs)
+
+
+def _first_order_only(backward: Any) -> Any:
+    """Like ``once_differentiable``, but a double backward is refused at once, not answered
+    with gradients that silently miss every path through the rebuilt activations."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *gouts: Tensor | None) -> tuple[Tensor | None, ...]:
+        # grad mode is on inside backward exactly when the caller asked for create_graph
+        if torch.is_grad_enabled():
+            raise RuntimeError(
+                f"reversible region {ctx.region.id!r}: higher-order gradients (create_graph=True, "
+                "double backward) are not supported in reversible mode, because activations are "
+                "rebuilt without a graph; set model.mode = \"standard\" or \"checkpoint\" for them")
+        with torch.no_grad():
+            return backward(ctx, *gouts)
+
+    return wrapper
 
 
 class _RegionFunction(torch.autograd.Function):
@@ -132,6 +152,10 @@ class _RegionFunction(torch.autograd.Function):
         # edit by the caller is still caught (``_kept_outputs``).
         ctx.outs = [y.detach() for y in outs]
         ctx.versions = [y._version for y in outs]
+        # weights and kept inputs are read again in backward: an in-place edit in between
+        # (optimizer.step() before backward) must raise, as autograd's saved tensors do
+        ctx.read_again = [(x, x._version) for x in (*args[n_in:], *(inputs[i] for i, s in enumerate(region.inputs)
+                                                                     if s in region.side))]
         ctx.residuals = residuals
         ctx.stream = stream
         ctx.freed = []
@@ -157,9 +181,10 @@ class _RegionFunction(torch.autograd.Function):
         return tuple(outs)
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
+    @_first_order_only
     def backward(ctx, *gouts: Tensor | None) -> tuple[Tensor | None, ...]:  # type: ignore[override]
         region: Region = ctx.region
+        _check_read_again(ctx, region)
         own = Owned()
         own.unneeded = frozenset(s for i, s in enumerate(region.inputs) if not ctx.needs_input_grad[4 + i]
                                  and region.inputs.count(s) == 1)
@@ -236,6 +261,23 @@ class _RegionFunction(torch.autograd.Function):
         params = region.param_list
         pg = [pgrads.pop(id(p), None) for p in params]
         return (None, None, None, None, *in_grads, *pg)
+
+
+def _check_read_again(ctx: Any, region: "Region") -> None:
+    """Raise as autograd does when the graph was freed or a weight was edited in place."""
+    if ctx.outs is None or ctx.residuals is None:
+        raise RuntimeError(
+            f"reversible region {region.id!r}: trying to backward through the graph a second time "
+            "(its kept outputs were released by the first backward). Specify retain_graph=True "
+            "in the first backward() or autograd.grad() call if you need to backward a second time")
+    for x, version in ctx.read_again:
+        if x._version != version:
+            what = "a weight" if isinstance(x, nn.Parameter) else "an input it keeps"
+            raise RuntimeError(
+                f"reversible region {region.id!r}: one of the variables needed for gradient computation "
+                f"has been modified by an inplace operation: {what} of shape {list(x.shape)} is at version "
+                f"{x._version}; expected version {version} instead. Call backward() before changing "
+                "weights in place (optimizer.step() after loss.backward())")
 
 
 def _kept_outputs(ctx: Any, region: "Region") -> list[Tensor]:
@@ -443,8 +485,9 @@ class Region:
 
             def context(modules: list[nn.Module] = modules
                         ) -> tuple[contextlib.AbstractContextManager, contextlib.AbstractContextManager]:
-                # recomputing must leave BatchNorm running statistics as the forward left them
-                return contextlib.nullcontext(), restored_batch_stats(modules)
+                # recomputing leaves BatchNorm statistics as the forward left them, and a
+                # second backward or an in-place weight edit is refused (RecomputeGuard)
+                return recompute_contexts(modules)
 
             part = _SegmentPart(self, start, end, reads, seg_out, dtype)
             outs = checkpoint(part, *[env[s] for s in reads], use_reentrant=False, context_fn=context)

@@ -77,24 +77,61 @@ def frozen_batch_stats(modules: Sequence[nn.Module]) -> Iterator[None]:
             m.track_running_stats = True
 
 
-@contextlib.contextmanager
-def restored_batch_stats(modules: Sequence[nn.Module]) -> Iterator[None]:
-    """Undo whatever a recomputation did to BatchNorm buffers (for torch checkpointing,
-    which needs the recomputation to save exactly what the forward saved)."""
-    saved: list[tuple[Any, list[Tensor]]] = []
-    for root in modules:
-        for m in root.modules():
-            if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats:
-                buffers: list[Any] = [m.running_mean, m.running_var, m.num_batches_tracked]
-                saved.append((m, [b.clone() for b in buffers]))
-    try:
+class RecomputeGuard:
+    """The recompute context of torch checkpointing: the recomputation must see the weights
+    the forward saw and must leave BatchNorm buffers as the forward left them.
+
+    ``forward()`` is the forward context: on its exit the weights' version counters are
+    noted; entering the guard itself (the recomputation, in backward) raises, as
+    autograd does for a saved tensor, when one was modified in place since, instead of
+    silently differentiating other weights. Re-entrant: torch enters it once per
+    recomputation, and a second backward (``retain_graph=True``) or a double backward
+    recomputes again with the same object, which a generator context manager refuses.
+    """
+
+    def __init__(self, modules: Sequence[nn.Module]) -> None:
+        self.norms: list[Any] = [m for root in modules for m in root.modules()
+                                 if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats]
+        self.params = [p for root in modules for p in root.parameters()]
+        self.versions: list[int] | None = None
+        self._saved: list[list[list[Tensor]]] = []
+
+    @contextlib.contextmanager
+    def forward(self) -> Iterator[None]:
         yield
-    finally:
+        self.versions = [p._version for p in self.params]  # after the forward: its own edits count
+
+    def __enter__(self) -> None:
+        if self.versions is not None:
+            for p, version in zip(self.params, self.versions):
+                if p._version != version:
+                    raise RuntimeError(
+                        "one of the variables needed for gradient computation has been modified by an "
+                        f"inplace operation: a weight of shape {list(p.shape)} of a checkpointed part is at "
+                        f"version {p._version}; expected version {version} instead. Call backward() before "
+                        "changing weights in place (optimizer.step() after loss.backward())")
+        self._saved.append([[m.running_mean.clone(), m.running_var.clone(), m.num_batches_tracked.clone()]
+                            for m in self.norms])
+
+    def __exit__(self, *exc: object) -> None:
+        saved = self._saved.pop()
         with torch.no_grad():
-            for m, (mean, var, count) in saved:
+            for m, (mean, var, count) in zip(self.norms, saved):
                 m.running_mean.copy_(mean)
                 m.running_var.copy_(var)
                 m.num_batches_tracked.copy_(count)
+
+
+def recompute_contexts(modules: Sequence[nn.Module]) -> tuple[contextlib.AbstractContextManager[None],
+                                                              contextlib.AbstractContextManager[None]]:
+    """``context_fn`` of torch.utils.checkpoint over ``modules`` (see :class:`RecomputeGuard`)."""
+    guard = RecomputeGuard(modules)
+    return guard.forward(), guard
+
+
+def restored_batch_stats(modules: Sequence[nn.Module]) -> RecomputeGuard:
+    """A context that restores BatchNorm buffers on exit (see :class:`RecomputeGuard`)."""
+    return RecomputeGuard(modules)
 
 
 def _is_stochastic(modules: Sequence[nn.Module]) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 
 from .diagnostics import Diagnostic
 from .graph import Graph, GraphError, PortRef
+from .nogc import without_cyclic_gc
 from .shapes import UNUSED_BODY, Analysis, GroupInferer, NodeInfo, analyse_graph, fmt_shape
 from .spec import Registry, ShapeT
 from .spec import registry as default_registry
@@ -97,6 +98,7 @@ def _report(analysis: Analysis) -> Report:
     )
 
 
+@without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
 def check(graph: Graph, registry: Registry | None = None) -> Report:
     """Validate ``graph`` and infer every shape and parameter count it can.
 

@@ -22,12 +22,14 @@ import json
 import math
 import os
 import stat
-import tempfile
+import time
 from typing import Any
 
+from . import tempfiles
 from .graph import ID_PATTERN, Edge, Graph, Node, PortRef, valid_id
 from .migrations import CURRENT_VERSION, MIGRATIONS, migrate_0_to_1
-from .pyfile import EmbeddedError, read_embedded
+from .nogc import without_cyclic_gc
+from .pyfile import EmbeddedError, decode_source, read_embedded
 
 FORMAT = "revstudio"
 MAX_FILE_BYTES = 64 << 20   # far beyond any real project; stops a stray multi-GB file
@@ -308,6 +310,7 @@ class _Reader:
         return graph
 
 
+@without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
 def loads(text: str | bytes, source: str = "<string>") -> Graph:
     """A project from JSON text; raises :class:`ProjectError` (and nothing else) on bad input."""
     if isinstance(text, (bytes, bytearray)):
@@ -331,16 +334,16 @@ def load(path: str | os.PathLike[str]) -> Graph:
         raise ProjectError(f"{source}: cannot read the file ({reason}); check the path", source) from None
     if len(data) > MAX_FILE_BYTES:
         raise ProjectError(f"{source}: larger than {MAX_FILE_BYTES >> 20} MiB; not a revstudio project", source)
+    if source.lower().endswith(".py"):
+        try:  # decoded as Python would: a "# coding:" line counts
+            text = read_embedded(decode_source(data, source), source)
+        except EmbeddedError as exc:
+            raise ProjectError(str(exc), source) from None
+        return loads(text, f"{source} (embedded project)")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ProjectError(f"{source}: not UTF-8 text (byte {exc.start}); not a revstudio project", source) from None
-    if source.lower().endswith(".py"):
-        try:
-            text = read_embedded(text, source)
-        except EmbeddedError as exc:
-            raise ProjectError(str(exc), source) from None
-        return loads(text, f"{source} (embedded project)")
     return loads(text, source)
 
 
@@ -423,8 +426,10 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> None:
         target = os.path.realpath(target)
     directory = os.path.dirname(os.path.abspath(target))
     name = os.path.basename(target)
+    started = time.time()
+    prefix = f".{name[:100]}."
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{name[:100]}.", suffix=".tmp", dir=directory)
+        fd, tmp = tempfiles.create(directory, prefix, ".tmp")  # locked until closed
     except OSError as exc:
         raise ProjectError(
             f"{os.fspath(path)}: cannot save ({exc.strerror or exc}); check that the folder exists and is writable",
@@ -437,6 +442,8 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> None:
             os.fsync(f.fileno())
         os.chmod(tmp, _file_mode(target))
         os.replace(tmp, target)
+        # leftovers of saves of this file that were killed before their rename
+        tempfiles.remove_stale(directory, prefix, ".tmp", started)
     except BaseException as exc:
         try:
             os.unlink(tmp)

@@ -12,8 +12,10 @@ from typing import Any
 from revstudio.core.check import Report, check
 from revstudio.core.diagnostics import Diagnostic, warning
 from revstudio.core.graph import Graph
+from revstudio.core.nogc import without_cyclic_gc
 
-from .estimate import estimate
+from .estimate import estimate, input_dtype
+from .sizes import size_warnings
 
 
 def _analyze_regions(graph: Graph, report: Report) -> tuple[list[Any], list[Diagnostic], list[str] | None]:
@@ -43,6 +45,7 @@ def training_batch(graph: Graph) -> int:
     return value
 
 
+@without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
 def full_check(graph: Graph, batch: int | None = None) -> Report:
     """Core check + reversible regions (with near-miss warnings) + memory estimate.
 
@@ -57,6 +60,11 @@ def full_check(graph: Graph, batch: int | None = None) -> Report:
     report.near_misses = near
     known = {(d.node, d.port, d.message) for d in report.diagnostics}
     report.diagnostics.extend(d for d in near if (d.node, d.port, d.message) not in known)
+    try:  # sizes no device holds: a warning naming the node and the bytes, before anyone allocates
+        report.diagnostics.extend(size_warnings(graph, report, input_dtype(graph)))
+    except Exception as exc:
+        report.diagnostics.append(warning(None, f"the size check failed ({type(exc).__name__}: {exc}); "
+                                                "please report this"))
     try:
         report.estimate = estimate(graph, report, regions, batch=batch, order=order)
     except Exception as exc:  # same reasoning: the estimate is advice, never a crash

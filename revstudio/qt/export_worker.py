@@ -14,7 +14,6 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import sys
 from pathlib import Path
 
 from PySide6.QtCore import (
@@ -27,12 +26,15 @@ from PySide6.QtCore import (
     Signal,
 )
 
+from revstudio.cli import child_argv, child_cwd, child_env
+
 STDERR_KEEP = 4000  # characters of the worker's stderr kept for the message when it dies
 
 
 def worker_command() -> tuple[str, list[str]]:
-    """Program and arguments that start a worker (one place, for packaging to change)."""
-    return sys.executable, ["-m", "revstudio.codegen.serve"]
+    """Program and arguments that start a worker: ``child_argv``, the one argv builder."""
+    argv = child_argv("revstudio.codegen.serve")
+    return argv[0], argv[1:]
 
 
 class ExportWorker(QObject):
@@ -99,12 +101,15 @@ class ExportWorker(QObject):
         if self._process is not None:
             self._process.deleteLater()
         process = QProcess(self)
-        env = QProcessEnvironment.systemEnvironment()
+        env = QProcessEnvironment()
         package_root = str(Path(__file__).resolve().parents[2])  # so the child imports this revstudio
-        old = env.value("PYTHONPATH", "")
-        env.insert("PYTHONPATH", package_root + (os.pathsep + old if old else ""))
-        env.insert("PYTHONUNBUFFERED", "1")
+        values = child_env()  # no current folder on sys.path, in the child or its children
+        values["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, values.get("PYTHONPATH")) if p)
+        values["PYTHONUNBUFFERED"] = "1"
+        for key, value in values.items():
+            env.insert(key, value)
         process.setProcessEnvironment(env)
+        process.setWorkingDirectory(child_cwd())  # a fixed folder: never the one the app started in
         process.readyReadStandardOutput.connect(self._read_replies)
         process.readyReadStandardError.connect(self._read_errors)
         process.finished.connect(self._died)

@@ -1,0 +1,57 @@
+"""The compiled model's forward checks its inputs at the boundary, naming the Input node."""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import revstudio as rs  # noqa: E402
+from revstudio.compiler import CompileError  # noqa: E402
+from revstudio.core.generate import example_projects  # noqa: E402
+
+GRAPH = example_projects()["glow_flow"]
+
+
+@pytest.fixture(scope="module")
+def model():
+    return rs.compile(GRAPH, device="cpu")
+
+
+@pytest.mark.parametrize("args, error, words", [
+    ((torch.randn(0, 3, 16, 16),), ValueError, "input 'image' got a batch of 0 samples"),
+    (([torch.randn(2, 3, 16, 16)],), TypeError, "input 'image' expects a tensor of shape (batch, 3, 16, 16), got list"),
+    ((None,), TypeError, "got NoneType"),
+    ((torch.zeros(2, 3, 16, 16, dtype=torch.int64),), TypeError, "expects floating-point values"),
+    ((torch.empty(2, 3, 16, 16, device="meta"),), ValueError, "input 'image' is on the meta device"),
+    ((torch.randn(2, 3, 16),), ValueError, "expects tensors of shape (batch, 3, 16, 16), got (2, 3, 16)"),
+    ((torch.randn(2, 4, 16, 16),), ValueError, "got (2, 4, 16, 16)"),
+    ((), TypeError, "expected 1 input tensor(s) (image), got 0"),
+])
+def test_bad_inputs_name_the_input_node(model, args, error, words) -> None:
+    with pytest.raises(error) as info:
+        model(*args)
+    assert words in str(info.value)
+
+
+def test_sizes_the_layers_refuse_name_the_input() -> None:
+    model = rs.compile(example_projects()["birnn_sequence"], device="cpu")
+    op = model.plan.inputs[0]
+    bad = torch.randn(2, op.shape[0], *[d + 3 for d in op.shape[1:]])
+    try:
+        model(bad)
+    except ValueError as exc:
+        assert f"input {op.node!r} has shape" in str(exc) and "Input node declares" in str(exc)
+    # a fully convolutional graph may take other sizes: then it simply runs
+
+
+def test_a_good_batch_still_runs(model) -> None:
+    z = model(torch.randn(2, 3, 16, 16))
+    assert z.shape[0] == 2
+
+
+@pytest.mark.parametrize("device, words", [("nope", "device 'nope' is not known"), ("cuda:99", "cuda")])
+def test_compile_refuses_unknown_devices(device: str, words: str) -> None:
+    if device.startswith("cuda") and torch.cuda.is_available() and torch.cuda.device_count() > 99:
+        pytest.skip("a machine with 100 GPUs")
+    with pytest.raises(CompileError, match=words):
+        rs.compile(GRAPH, device=device)
