@@ -173,3 +173,18 @@ def test_split_region_data_hands_over_what_the_rest_reads() -> None:
     assert "x2" not in head["free"]
     assert split_region_data(data, 0) == (data, None)
     assert split_region_data(data, 3) == (None, data)
+
+
+def test_the_choice_needs_no_torch() -> None:
+    """The canvas badges call it in the editor, which never imports torch for them."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom revstudio.core.generate import revnet_chain\n"
+            "from revstudio.diagnostics.check import full_check\n"
+            "from revstudio.diagnostics.budget import budget_choice, region_badges\n"
+            "g = revnet_chain(2)\ng.training = {'memory_budget': '1GiB', 'batch_size': 4}\nr = full_check(g)\n"
+            "assert budget_choice(g, r, None, batch=4).kept_regions() and region_badges(g, r)\n"
+            "assert 'torch' not in sys.modules, 'torch was imported'\n")
+    proc = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
