@@ -29,10 +29,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also list the K largest tensors alive at each mode's peak (default 0)")
     parser.add_argument("--seed", type=int, default=0, help="seed of weights and batch (default 0)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    parser.add_argument("--budget", type=_budget_arg, default=None, metavar="BYTES",
+                        help="also run reversible mode under this memory budget (e.g. 64MiB, 1.5GB, "
+                             "'unlimited'): shows which regions it keeps and measures it")
+
+
+def _budget_arg(text: str) -> float:
+    from revstudio.diagnostics.budget import parse_bytes
+
+    if text.strip().lower() in ("unlimited", "inf", "none"):
+        return float("inf")
+    try:
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: int = 0,
-                 top: int = 0) -> dict[str, dict]:
+                  top: int = 0, budget: float | None = None) -> dict[str, dict]:
     """{mode: {"peak_bytes", "kept_bytes", "seconds"[, "peak_phase", "peak_tensors",
     "peak_by_dtype"]}} for one model switched between modes (see ``compare_modes``)."""
     import torch
@@ -50,8 +64,13 @@ def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: in
     if hasattr(model, "initialize"):
         model.initialize(*inputs)
     measured = compare_modes(model, inputs, MODES, repeat=repeat, top=top)
+    out = {mode: dict(m) for mode, m in measured.items()}
+    if budget is not None:
+        from ._budget import measure_budget
+
+        out["budget"] = measure_budget(model, inputs, budget, repeat)
     model.mode = "standard"
-    return {mode: dict(m) for mode, m in measured.items()}
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,14 +83,26 @@ def run(args: argparse.Namespace) -> int:
     if device is None:
         device = resolve_device(args.device)
     with graph_errors(args.file):
-        modes = measure_modes(graph, args.batch, device, args.repeat, args.seed, args.top)
+        modes = measure_modes(graph, args.batch, device, args.repeat, args.seed, args.top, args.budget)
     estimate = report.estimate.to_json() if report.estimate is not None else {}
+    budget = None
+    if args.budget is not None:
+        from ._budget import budget_section
+
+        budget = budget_section(graph, report, args.budget, args.batch, modes, modes.pop("budget"))
     if args.json:
-        print(json.dumps({"file": args.file, "batch": args.batch, "device": str(device),
-                          "measured_with": _method(device), "device_memory_bytes": _device_memory(device),
-                          "modes": modes, "estimate": estimate}))
+        out = {"file": args.file, "batch": args.batch, "device": str(device),
+               "measured_with": _method(device), "device_memory_bytes": _device_memory(device),
+               "modes": modes, "estimate": estimate}
+        if budget is not None:
+            out["budget"] = budget
+        print(json.dumps(out))
         return 0
     print(_table(args.file, args.batch, device, modes, estimate, args.repeat))
+    if budget is not None:
+        from ._budget import budget_lines
+
+        print(budget_lines(budget))
     if args.top:
         print(_top_listing(modes, args.top))
     return 0

@@ -70,9 +70,13 @@ def _add_steps(owner: nn.Module, step: Mapping[str, Any], slot: Callable[[str], 
         out.append(Cat([x1, y2], outs[0], [split, channels - split]))
     elif step["type"] in ("Group", "Repeat"):
         blocks = list(module.blocks) if step["type"] == "Repeat" else [module.body]
+        # "blocks": [lo, hi] runs only those copies of a Repeat (a memory budget cuts it there)
+        lo, hi = step.get("blocks", (0, len(blocks)))
         values = ins
-        for i, block in enumerate(blocks):
-            last = i == len(blocks) - 1
+        for i, block in enumerate(blocks[:hi]):
+            if i < lo:
+                continue
+            last = i == hi - 1
             nxt = outs if last else [slot(f"{step['module']}#{i}:{k}") for k in range(len(outs))]
             _splice(block, step["body"], values, nxt, slot, out, f"{step['module']}#{i}")
             values = nxt
@@ -271,6 +275,8 @@ def _step_data(step: Any, groups: Mapping[str, Any]) -> dict[str, Any]:
     if step.type in ("AdditiveCoupling", "AffineCoupling"):
         data["channels"] = int(step.in_shapes[0][0])
     elif step.type in ("Group", "Repeat"):
+        if step.type == "Repeat":
+            data["times"] = int(step.params.get("times", 1))
         keys = sorted(set(step.bodies.values()))
         if len(keys) != 1:
             raise ValueError(f"{step.node} ({step.type}): expected one group body, found {len(keys)}; "

@@ -10,6 +10,7 @@ into ``runtime.Region`` objects, whose mode ("reversible" | "standard" |
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from revstudio.core.graph import Graph
 from revstudio.core.spec import BuildContext, registry
 
 from . import assembly as asm
+from . import budget
 from . import runtime as rt
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 
@@ -37,6 +39,7 @@ class _Executor(nn.Module):
         shared = asm.shared_values(plan)
         self._program: list[Callable[[dict[str, torch.Tensor]], None]] = []
         self._regions: list[rt.Region] = []
+        self._budget_prefix: dict[str, rt.Region] = {}  # a region's reversible part under a budget
         for op in plan.ops:
             if isinstance(op, NodeOp):
                 module = getattr(self, op.module)
@@ -149,12 +152,51 @@ class _NodeCall:
 class _RegionCall:
     def __init__(self, owner: _Executor, op: RegionOp, region: rt.Region) -> None:
         self.owner, self.op, self.region = owner, op, region
+        # memory budget: (prefix data, prefix, suffix data, suffix) per number of kept late steps
+        self._parts: dict[int, tuple[Any, rt.Region | None, Any, rt.Region | None]] = {}
 
     def __call__(self, env: dict[str, torch.Tensor]) -> None:
         root = self.owner._root
+        kept = 0
+        if root.mode == "reversible" and root.memory_budget is not None and self.owner._plan is root.plan:
+            inputs = [env[v] for v in self.op.inputs]
+            kept = root.kept_steps(inputs[0].shape[0] if inputs and inputs[0].dim() else 1).get(self.region.id, 0)
+        if kept:
+            self._run_kept(env, root, kept)
+            return
         outs = self.region([env[v] for v in self.op.inputs], root.mode, root.dtype, root.stream_for(root.dtype))
         for name, y in zip(self.op.outputs, outs):
             env[name] = y
+
+    def _run_kept(self, env: dict[str, torch.Tensor], root: _Builder, kept: int) -> None:
+        """The region with its last ``kept`` steps as in standard mode (autograd keeps their
+        activations: no rebuild in backward) and the steps before them reversible."""
+        if kept not in self._parts:
+            data = asm.region_data(self.op, root.plan.groups, asm.caller_values(root.plan))
+            head, tail = budget.split_region_data(data, kept)
+            self._parts[kept] = (head, None if head is None else asm.build_region(self.owner, head),
+                                 tail, None if tail is None else asm.build_region(self.owner, tail))
+        head, prefix, tail, suffix = self._parts[kept]
+        stream = root.stream_for(root.dtype)
+        local = dict(env)
+        logdets = []
+        self.region.last_error = None
+        self.owner._budget_prefix.pop(self.region.id, None)
+        if prefix is not None:
+            prefix.memory_format = self.region.memory_format
+            outs = prefix([local[v] for v in head["inputs"]], "reversible", root.dtype, stream)
+            local.update(zip(head["outputs"], outs))
+            logdets.append(prefix.logdet)
+            self.owner._budget_prefix[self.region.id] = prefix
+        if suffix is not None:
+            outs = suffix([local[v] for v in tail["inputs"]], "standard", root.dtype, stream)
+            local.update(zip(tail["outputs"], outs))
+            logdets.append(suffix.logdet)
+        if self.region.flow:
+            found = [d for d in logdets if d is not None]
+            self.region.logdet = sum(found[1:], found[0]) if found else None
+        for name in self.op.outputs:
+            env[name] = local[name]
 
 
 class _Part:
@@ -196,6 +238,23 @@ class _Builder:
         self.mode = "reversible"
         self.stream_dtype: torch.dtype | str | None = None  # None: automatic
         self.memory_format: torch.memory_format | None = None  # None: automatic
+        # memory budget (reversible mode): bytes of activations regions may keep; None = none,
+        # math.inf = unlimited. step_costs: per top-level region, what each step keeps in
+        # standard mode at batch 1 (the static estimate), scaled by the batch that runs
+        self.memory_budget: float | None = None
+        self.step_costs: dict[str, list[int]] = {}
+        self._kept: dict[tuple[int, float], dict[str, int]] = {}
+
+    def kept_steps(self, batch: int) -> dict[str, int]:
+        """{region id: its last steps the budget keeps} at this batch size (cached)."""
+        assert self.memory_budget is not None
+        key = (int(batch), float(self.memory_budget))
+        found = self._kept.get(key)
+        if found is None:
+            costs = {rid: [c * max(1, int(batch)) for c in steps] for rid, steps in self.step_costs.items()}
+            limit = None if math.isinf(self.memory_budget) else int(self.memory_budget)
+            found = self._kept[key] = budget.select_kept(costs, limit)
+        return found
 
     def stream_for(self, dtype: torch.dtype) -> torch.dtype | str | None:
         choice = self.stream_dtype
@@ -269,6 +328,32 @@ class CompiledModel(_Executor):
         for module in self.modules():
             for region in getattr(module, "_regions", ()):
                 region.memory_format = value
+
+    @property
+    def memory_budget(self) -> float | None:
+        """Bytes of activations the reversible regions may keep for backward (reversible
+        mode only), to buy back the time of rebuilding them.
+
+        The budget keeps the last steps of the last regions first (priced by the static
+        estimate at the batch that runs, see ``revstudio memory FILE --budget``); the
+        other steps run reversibly. None (the default): every region reversible;
+        ``math.inf``: every region keeps its activations (standard mode's speed); 0:
+        today's reversible memory. Standard and checkpoint mode ignore it.
+        """
+        return self._root.memory_budget
+
+    @memory_budget.setter
+    def memory_budget(self, value: float | None) -> None:
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+                raise ValueError(f"memory_budget {value!r} is not a number of bytes; use an int >= 0, "
+                                 "math.inf (unlimited) or None (no budget)")
+            if not math.isinf(value):
+                value = int(value)
+        self._root.memory_budget = value
+        for module in self.modules():
+            if isinstance(module, _Executor):
+                module._budget_prefix.clear()
 
     @property
     def plan(self) -> Plan:
@@ -400,8 +485,10 @@ class CompiledModel(_Executor):
             if not isinstance(module, _Executor):
                 continue
             for region in module._regions:
-                if region.last_error is not None:
-                    out[f"{path}/{region.id}" if path else region.id] = float(region.last_error)
+                part = module._budget_prefix.get(region.id)
+                error = region.last_error if part is None else part.last_error
+                if error is not None:
+                    out[f"{path}/{region.id}" if path else region.id] = float(error)
         return out
 
     def _apply(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -465,17 +552,37 @@ def _device(device: Any) -> torch.device:
 
 
 def compile(graph: Graph, mode: str = "reversible", device: Any = None,
-            dtype: torch.dtype = torch.float32, report: Any = None) -> CompiledModel:
+            dtype: torch.dtype = torch.float32, report: Any = None,
+            memory_budget: float | None = None) -> CompiledModel:
     """Compile a checked graph into an ``nn.Module`` (``revstudio.compile``).
 
     Parameters exist right away (sizes come from shape inference); ``device``
-    defaults to CUDA when available, else CPU. Raises :class:`CompileError`
-    naming the node if the graph does not check clean.
+    defaults to CUDA when available, else CPU. ``memory_budget``: bytes of
+    activations reversible regions may keep (see ``CompiledModel.memory_budget``).
+    Raises :class:`CompileError` naming the node if the graph does not check clean.
     """
     if mode not in MODES:
         raise CompileError(f"mode {mode!r} is not known; use one of {', '.join(MODES)}")
     if dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
         raise CompileError(f"dtype {dtype} is not supported; use torch.float32 or torch.float64")
     dev = _device(device)
+    if report is None:
+        from revstudio.core.check import check
+
+        report = check(graph)
     plan = lower(graph, report)
-    return CompiledModel(graph, plan, dev, dtype, mode)
+    model = CompiledModel(graph, plan, dev, dtype, mode)
+    model._root.step_costs = _step_costs(graph, report, plan, dtype)
+    model.memory_budget = memory_budget
+    return model
+
+
+def _step_costs(graph: Graph, report: Any, plan: Plan, dtype: torch.dtype) -> dict[str, list[int]]:
+    """Per top-level region, the standard-mode bytes each step keeps at batch 1 (the static
+    estimate: what a memory budget pays for keeping that step's activations)."""
+    if not plan.regions.regions:
+        return {}
+    from revstudio.diagnostics.budget import step_costs  # torch-free; above the compiler
+
+    return step_costs(graph, report, batch=1, dtype=str(dtype).rpartition(".")[2],
+                      regions=plan.regions.regions)

@@ -97,6 +97,7 @@ class _RegionFunction(torch.autograd.Function):
         device = inputs[0].device
         ctx.autocast = (device.type, torch.is_autocast_enabled(device.type), torch.get_autocast_dtype(device.type))
         own = Owned()
+        own.whole = True  # the forward's update temporaries sit below backward's peak
         env: dict[int, Value] = {}
         for s, x in zip(region.inputs, inputs):
             env[s] = to_stream(x, stream, copy=s not in region.side, layout=region.layout_of(x))

@@ -166,15 +166,18 @@ class Owned:
     parameter-gradient sums (by ``id`` of the parameter). Tensors that came from
     the caller or from autograd are never owned: they may be shared.
     ``unneeded``: region inputs whose gradient nobody asked for (not computed).
+    ``whole``: stream updates may work in whole-stream pieces (the reversible forward,
+    whose temporaries are not at the step's peak: backward's are).
     """
 
-    __slots__ = ("grads", "params", "unneeded", "values")
+    __slots__ = ("grads", "params", "unneeded", "values", "whole")
 
     def __init__(self) -> None:
         self.values: set[int] = set()
         self.grads: set[int] = set()
         self.params: set[int] = set()
         self.unneeded: frozenset[int] = frozenset()  # region inputs whose gradient nobody wants
+        self.whole = False
 
 
 def _accumulate(acc: dict[int, Tensor], owned: set[int], key: int, g: Tensor | None) -> None:
@@ -273,7 +276,7 @@ class Coupling(Step):
             dying: frozenset[int] = frozenset()) -> None:
         f = self.f([env[s] for s in self.b], dtype)
         reuse = own is not None and self.a in own.values and self.a in dying
-        env[self.out] = _update(env[self.a], f, self.sign, reuse)
+        env[self.out] = _update(env[self.a], f, self.sign, reuse, own is not None and own.whole)
         if own is not None:
             own.values.discard(self.a)
             own.values.add(self.out)

@@ -78,8 +78,26 @@ def sample(v: Value, k: int = 256) -> torch.Tensor:
     """``k`` values spread evenly over the stream (the same ones every time; copies only those)."""
     if isinstance(v, Pair):
         return sample(v.hi, k).double() + sample(v.lo, k).double()
-    flat = torch.linspace(0, v.numel() - 1, min(k, v.numel()), device=v.device).long()
-    return v[torch.unravel_index(flat, v.shape)]
+    return v[_sample_index(tuple(v.shape), k, v.device)]
+
+
+_SAMPLE_INDEX: dict[tuple[tuple[int, ...], int, torch.device], tuple[torch.Tensor, ...]] = {}
+
+
+def _sample_index(shape: tuple[int, ...], k: int, device: torch.device) -> tuple[torch.Tensor, ...]:
+    """The indices :func:`sample` reads, made once per shape (a few small ops per call
+    were a measurable share of a small model's step: every region samples every step)."""
+    key = (shape, k, device)
+    found = _SAMPLE_INDEX.get(key)
+    if found is None:
+        if len(_SAMPLE_INDEX) > 256:
+            _SAMPLE_INDEX.clear()
+        n = 1
+        for d in shape:
+            n *= d
+        flat = torch.linspace(0, n - 1, min(k, n), device=device).long()
+        found = _SAMPLE_INDEX[key] = tuple(torch.unravel_index(flat, shape))
+    return found
 
 
 def like(ref: Value, y: torch.Tensor) -> Value:
@@ -195,7 +213,7 @@ def fresh_alias(x: torch.Tensor) -> torch.Tensor:
     return alias
 
 
-def _pieces(y: torch.Tensor, temporaries: int = 1) -> int:
+def _pieces(y: torch.Tensor, temporaries: int = 1, whole: bool = False) -> int:
     """How many batch pieces an in-place update of ``y`` works in, when each piece needs
     ``temporaries`` temporaries of its size: pieces of at most _CHUNK_BYTES of them, and at
     least _MIN_PIECES where they matter, so they stay small next to the stream itself (they
@@ -204,18 +222,21 @@ def _pieces(y: torch.Tensor, temporaries: int = 1) -> int:
     size = y.numel() * y.element_size() * temporaries
     if y.device.type != "cpu":
         return max(1, min(y.shape[0], -(-size // _DEVICE_CHUNK_BYTES)))
-    return max(1, min(y.shape[0], max(-(-size // _CHUNK_BYTES), _MIN_PIECES if size >= _CHUNK_BYTES // 4 else 1)))
+    least = _MIN_PIECES if size >= _CHUNK_BYTES // 4 and not whole else 1  # whole: L2-sized pieces only
+    return max(1, min(y.shape[0], max(-(-size // _CHUNK_BYTES), least)))
 
 
-def _update(y: Value, f: torch.Tensor, sign: int, in_place: bool) -> Value:
+def _update(y: Value, f: torch.Tensor, sign: int, in_place: bool, whole: bool = False) -> Value:
     """``y + sign * f`` in y's kind (float64 streams stay float64, pairs stay compensated).
 
     A narrow ``f`` is widened before the arithmetic (a mixed-dtype op makes the
     same widened copy internally, ~2x slower on CPU); in place, a piece at a time
     along the batch, so no widened copy of the whole of f sits next to the stream.
+    ``whole``: a pair's temporaries may be as large as the stream (not at the peak),
+    so a small stream is updated in one piece: each piece costs ten dispatched passes.
     """
     if isinstance(y, Pair):
-        return _pair_update(y, f, sign, in_place)
+        return _pair_update(y, f, sign, in_place, whole)
     in_place = in_place and y.shape == f.shape and torch.promote_types(y.dtype, f.dtype) == y.dtype
     if not in_place:
         f = f.to(y.dtype)
@@ -241,11 +262,11 @@ def _two_sum(hi: torch.Tensor, lo: torch.Tensor, f: torch.Tensor, sign: int) -> 
     return new_hi, lo - (new_hi - total)
 
 
-def _pair_update(y: Pair, f: torch.Tensor, sign: int, in_place: bool) -> Pair:
+def _pair_update(y: Pair, f: torch.Tensor, sign: int, in_place: bool, whole: bool = False) -> Pair:
     f = f.to(torch.float32)  # autocast's bfloat16/float16 widen exactly
     if not (in_place and y.hi.shape == f.shape and y.hi.dim() > 0):
         return Pair(*_two_sum(y.hi, y.lo, f, sign))
-    pieces = _pieces(y.hi, 3)
+    pieces = _pieces(y.hi, 3, whole)
     for hp, lp, fp in zip(y.hi.chunk(pieces), y.lo.chunk(pieces), f.chunk(pieces)):
         _two_sum_(hp, lp, fp, sign)
     return y

@@ -305,6 +305,7 @@ class GraphScene(QGraphicsScene):
         regions = list(getattr(report, "regions", None) or ())
         self._region_nodes = set()
         estimate = getattr(report, "estimate", None)
+        budget = _budget_badges(self.graph, report)
         for region in regions:
             rid = str(getattr(region, "id", len(self.region_items)))
             nodes = tuple(n for n in getattr(region, "nodes", ()) if n in self.node_items)
@@ -321,6 +322,9 @@ class GraphScene(QGraphicsScene):
                 label = "reversible" + (f" · saves {format_bytes(saved)}" if saved is not None else "")
                 tip = (f"Reversible region {rid}: {len(nodes)} nodes run without storing activations"
                        + (f"; saves about {format_bytes(saved)} of activation memory" if saved is not None else ""))
+            if rid in budget:  # the training memory budget keeps (part of) it: no rebuild there
+                label += f" · {budget[rid]}"
+                tip += f"; the memory budget keeps its activations ({budget[rid]}) to run faster"
             item = RegionItem(rid, nodes, label, tip)
             item.saves = saves
             self.region_items.append(item)
@@ -478,6 +482,14 @@ class GraphScene(QGraphicsScene):
     @property
     def wiring(self) -> bool:
         return self._wire is not None
+
+
+def _budget_badges(graph: Any, report: Any) -> dict[str, str]:
+    try:
+        from revstudio.diagnostics.budget import region_badges
+    except ImportError:  # pragma: no cover - diagnostics ships with the package
+        return {}
+    return region_badges(graph, report)
 
 
 def region_saving(estimate: Any, region_id: str) -> float | None:

@@ -1,0 +1,238 @@
+"""Size sweep: the reversible default against plain, checkpoint, MemCNN and RevLib, tiny to large.
+
+Each cell is one network measured in one run, columns interleaved (the
+``bench_revnet`` machinery): RevNet cells (batch x channels x spatial x depth,
+F and G Conv3x3 -> ReLU -> Conv3x3) and BiRNN-in-coupling sequence cells
+(F and G a bidirectional LSTM over the sequence, batch x channels x length x
+depth). Per cell: CPU-time ratio to plain of every column, the cell's
+recompute floor (plain fwd+bwd plus one no-grad forward, over plain), the
+default's ratio to that floor and to RevLib, peak memory against RevLib's and
+the gradient error against plain's (both vs a float64 plain reference). A
+summary row gives the worst and median of those ratios.
+
+    python benchmarks/bench_sweep.py --threads 1            # the full grid (tens of minutes)
+    python benchmarks/bench_sweep.py --quick --threads 1    # a few cells, a few minutes
+    python benchmarks/bench_sweep.py --cells 3x32x16x8 seq:16x32x64x4
+
+MemCNN and RevLib come from the optional ``bench`` extra (see benchmarks/README.md);
+without them their columns are left out with the reason printed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import revnet_models as rm  # noqa: E402
+from bench_revnet import FORWARD, _interleaved_times, _memory_and_error, _reference  # noqa: E402
+
+# (kind, batch, channels, spatial or length, depth)
+Cell = tuple[str, int, int, int, int]
+FULL: list[Cell] = [
+    *[("conv", b, 32, 16, 8) for b in (1, 4, 16, 64)],
+    *[("conv", 16, c, 16, 8) for c in (8, 128)],
+    *[("conv", 16, 32, s, 8) for s in (4, 8, 32)],
+    *[("conv", 16, 32, 16, d) for d in (2, 32, 64)],
+    ("conv", 1, 8, 4, 2), ("conv", 32, 16, 8, 3), ("conv", 32, 16, 16, 32), ("conv", 8, 32, 32, 8),
+    ("seq", 16, 32, 64, 4), ("seq", 4, 16, 32, 16),
+]
+QUICK: list[Cell] = [("conv", 2, 8, 4, 2), ("conv", 32, 16, 8, 3), ("conv", 8, 16, 16, 16), ("seq", 8, 16, 32, 3)]
+COLUMNS = ("plain", "checkpoint", "revstudio", "memcnn", "revlib")
+
+
+class _First(nn.Module):
+    """F or G from a tuple-returning catalog module: its first output."""
+
+    def __init__(self, module: nn.Module) -> None:
+        super().__init__()
+        self.m = module
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.m(x)[0]
+
+
+def seq_functions(blocks: int, channels: int, seed: int = 0) -> list[tuple[nn.Module, nn.Module]]:
+    """(F, G) per block: a bidirectional LSTM over the half's sequence (hidden = channels/4,
+    so its 2 x hidden outputs match the other half), the catalog's BiRNN layer itself."""
+    from revstudio.nodes.torch_modules.layers import BiRNN
+
+    torch.manual_seed(seed)
+    half = channels // 2
+    return [(_First(BiRNN(half, half // 2)), _First(BiRNN(half, half // 2))) for _ in range(blocks)]
+
+
+def seq_graph(blocks: int, channels: int, length: int) -> Any:
+    """Input (C, L) -> N couplings whose F and G are BiRNN nodes -> Output, drawn as nodes."""
+    from revstudio.core.graph import Graph
+
+    g = Graph(f"bench-birnn-{blocks}")
+    g.add_node("Input", "x", {"shape": [channels, length]})
+    src = "x.out"
+    for i in range(blocks):
+        p = f"b{i}"
+        g.add_node("Split", f"{p}_split", {"sections": 2})
+        g.connect(src, f"{p}_split.in")
+        for name, b_in, a_in in (("f", f"{p}_split.out1", f"{p}_split.out0"), ("g", f"{p}_add_f.out", f"{p}_split.out1")):
+            g.add_node("BiRNN", f"{p}_{name}", {"cell": "lstm", "hidden_size": channels // 4})
+            g.connect(b_in, f"{p}_{name}.in")
+            g.add_node("Merge", f"{p}_add_{name}", {"mode": "add"})
+            g.connect(a_in, f"{p}_add_{name}.in0")
+            g.connect(f"{p}_{name}.out", f"{p}_add_{name}.in1")
+        g.add_node("Concat", f"{p}_cat", {})
+        g.connect(f"{p}_add_f.out", f"{p}_cat.in0")
+        g.connect(f"{p}_add_g.out", f"{p}_cat.in1")
+        src = f"{p}_cat.out"
+    g.add_node("Output", "y")
+    g.connect(src, "y.in")
+    return g
+
+
+def seq_revstudio(functions: list[tuple[nn.Module, nn.Module]], channels: int, length: int) -> rm.Built:
+    from revstudio.compiler import compile as compile_graph
+
+    model = compile_graph(seq_graph(len(functions), channels, length), device="cpu")
+    order: list[nn.Parameter] = []
+    for i, (f, g) in enumerate(functions):
+        for name, fn in (("f", f), ("g", g)):
+            layer = getattr(model, f"b{i}_{name}")
+            layer.load_state_dict(fn.m.state_dict())
+            order += list(layer.parameters())
+    return model, order
+
+
+def build(cell: Cell, column: str, functions: list) -> rm.Built:
+    kind, _batch, channels, size, _depth = cell
+    if kind == "seq" and column == "revstudio":
+        return seq_revstudio(functions, channels, size)
+    return rm.COLUMNS[column](functions, channels, size)
+
+
+def measure_cell(cell: Cell, columns: list[str], runs: int, seed: int = 0) -> dict[str, Any]:
+    kind, batch, channels, size, depth = cell
+    functions = (seq_functions if kind == "seq" else rm.make_functions)(depth, channels, seed)
+    gen = torch.Generator().manual_seed(seed + 1)
+    shape = (batch, channels, size) if kind == "seq" else (batch, channels, size, size)
+    x, weight = torch.randn(*shape, generator=gen), torch.randn(*shape, generator=gen)
+    ref = _reference(functions, x, weight)
+    out: dict[str, Any] = {"cell": list(cell), "columns": {}}
+    models = {}
+    for name in columns:
+        model, params = build(cell, name, functions)
+        model.train()
+        models[name] = model
+        out["columns"][name] = _memory_and_error(model, params, x, weight, ref)
+    for name, (_wall, cpu) in _interleaved_times(models, x, weight, runs).items():
+        if name == FORWARD:
+            out["forward_cpu_seconds"] = cpu
+        elif name in out["columns"]:
+            out["columns"][name]["cpu_seconds"] = cpu
+    plain = out["columns"]["plain"]["cpu_seconds"]
+    for col in out["columns"].values():
+        col["ratio"] = col["cpu_seconds"] / plain
+    out["floor"] = (plain + out["forward_cpu_seconds"]) / plain
+    return out
+
+
+def _label(cell: Cell) -> str:
+    kind, b, c, s, d = cell
+    return f"{'seq ' if kind == 'seq' else ''}{d}x{b}x{c}x{s}"
+
+
+def table(cells: list[dict[str, Any]], columns: list[str]) -> str:
+    head = ["depth x batch x ch x size", "plain ms", "floor", *[c for c in columns if c != "plain"],
+            "default/floor", "default/RevLib", "peak/RevLib", "err/plain"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in cells:
+        cols = r["columns"]
+        d = cols["revstudio"]
+        rl = cols.get("revlib")
+        p = cols["plain"]
+        row = [_label(tuple(r["cell"])), f"{1000 * p['cpu_seconds']:.1f}", f"{r['floor']:.2f}",
+               *[f"{cols[c]['ratio']:.2f}" for c in columns if c != "plain"],
+               f"{d['ratio'] / r['floor']:.2f}",
+               f"{d['ratio'] / rl['ratio']:.2f}" if rl else "-",
+               f"{d['peak_bytes'] / rl['peak_bytes']:.2f}" if rl else "-",
+               f"{d['grad_error'] / p['grad_error']:.2f}" if p["grad_error"] else "-"]
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def summary(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    floor = [r["columns"]["revstudio"]["ratio"] / r["floor"] for r in cells]
+    out: dict[str, Any] = {"floor_worst": max(floor), "floor_median": statistics.median(floor)}
+    with_rl = [r for r in cells if "revlib" in r["columns"]]
+    if with_rl:
+        rl = [r["columns"]["revstudio"]["ratio"] / r["columns"]["revlib"]["ratio"] for r in with_rl]
+        peak = [r["columns"]["revstudio"]["peak_bytes"] / r["columns"]["revlib"]["peak_bytes"] for r in with_rl]
+        out.update(revlib_worst=max(rl), revlib_median=statistics.median(rl), peak_worst=max(peak))
+    return out
+
+
+def summary_line(s: dict[str, Any]) -> str:
+    line = (f"summary: default / recompute floor worst {s['floor_worst']:.2f}, median {s['floor_median']:.2f} "
+            "(targets 1.15 / 1.05)")
+    if "revlib_worst" in s:
+        line += (f"; default / RevLib worst {s['revlib_worst']:.2f}, median {s['revlib_median']:.2f} "
+                 f"(target <= 1.00); peak / RevLib worst {s['peak_worst']:.2f} (target <= 1.00)")
+    return line
+
+
+def parse_cell(text: str) -> Cell:
+    kind, _, dims = text.rpartition(":")
+    try:
+        d, b, c, s = (int(v) for v in dims.split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: write a cell as DEPTHxBATCHxCHANNELSxSIZE, "
+                                         "e.g. 8x16x32x16 (or seq:4x16x32x64)") from None
+    return ("seq" if kind == "seq" else "conv", b, c, s, d)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help=f"{len(QUICK)} cells: a few minutes")
+    parser.add_argument("--cells", type=parse_cell, nargs="+", help="cells to run instead of the grid")
+    parser.add_argument("--runs", type=int, default=None, help="timed runs per column (default 7; quick 5)")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    cells = args.cells or (QUICK if args.quick else FULL)
+    runs = args.runs or (5 if args.quick else 7)
+    columns = [c for c in COLUMNS if c not in ("memcnn", "revlib") or (
+        (rm.memcnn_available() if c == "memcnn" else rm.revlib_available()) is None)]
+    for c in set(COLUMNS) - set(columns):
+        why = rm.memcnn_available() if c == "memcnn" else rm.revlib_available()
+        print(f"{c}: left out ({why})", file=sys.stderr)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU time, median of {runs} "
+          f"interleaved runs; load average {load:.1f} at the start")
+    results = []
+    for cell in cells:
+        start = time.perf_counter()
+        results.append(measure_cell(cell, columns, runs))
+        print(f"  {_label(cell):<18} {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    print(table(results, columns))
+    s = summary(results)
+    print(summary_line(s))
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"cells": results, "summary": s, "columns": columns, "runs": runs}, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""What a memory budget keeps: per region, how many late steps keep their activations.
+
+``budget_choice(graph, report, budget, batch=)`` is the torch-free answer the
+editor's region badges, ``revstudio memory --budget`` and the compiler share:
+it prices every step of every reversible region with the static estimate
+(what standard mode keeps for backward there) and runs the compiler's own
+selection (``revstudio.compiler.budget.select_kept``). ``step_costs`` are the
+prices; the compiled model takes them at batch 1 and scales them by the batch
+it runs. ``parse_bytes("64MiB")`` reads a budget as users write it.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from revstudio.core.graph import Graph
+
+from .estimate import estimate, fmt_bytes
+
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000 ** 2, "mb": 1000 ** 2, "g": 1000 ** 3,
+          "gb": 1000 ** 3, "kib": 1024, "mib": 1024 ** 2, "gib": 1024 ** 3, "tb": 1000 ** 4,
+          "tib": 1024 ** 4}
+
+
+def parse_bytes(text: str | int) -> int:
+    """``"64MiB"``, ``"1.5 GB"``, ``"200000"`` -> bytes; ValueError says what is accepted."""
+    if isinstance(text, int):
+        value = text
+    else:
+        m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]*)\s*", str(text))
+        unit = m.group(2).lower() if m else ""
+        if m is None or unit not in _UNITS:
+            raise ValueError(f"{text!r} is not an amount of memory; write e.g. 64MiB, 1.5GB or 200000 (bytes)")
+        value = int(float(m.group(1)) * _UNITS[unit])
+    if value < 0:
+        raise ValueError(f"{text!r}: a memory budget cannot be negative")
+    return value
+
+
+def _step_nodes(region: Any) -> list[list[str]]:
+    """The nodes of each step of an analysis region (a coupling's merge plus F's nodes)."""
+    couplings = getattr(region, "couplings", {}) or {}
+    out = []
+    for step in region.steps:
+        c = couplings.get(step)
+        out.append([step, *(c.body if c is not None else ())])
+    return out
+
+
+def step_costs(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None = None,
+               regions: Sequence[Any] | None = None) -> dict[str, list[int]]:
+    """{region id: standard-mode activation bytes each of its steps keeps}, in execution order.
+
+    ``regions`` defaults to ``report.regions`` (the full check's); each needs
+    ``steps`` (and ``couplings`` for wired couplings), like the compiler's analysis.
+    """
+    regions = list(report.regions if regions is None else regions)
+    if not regions:
+        return {}
+    est = estimate(graph, report, regions, batch=batch, dtype=dtype)
+    out: dict[str, list[int]] = {}
+    for region in regions:
+        costs: list[int] = []
+        for nodes in _step_nodes(region):
+            cost = sum(est.nodes[n].activation_bytes["standard"] for n in nodes if n in est.nodes)
+            node = graph.nodes.get(nodes[0])
+            # each copy of a Repeat is a step of its own (the copies are alike: an equal share)
+            times = int(graph.resolved_params(node.id).get("times", 1)) if node and node.type == "Repeat" else 1
+            times = max(1, times)
+            costs += [cost // times] * times
+        out[region.id] = costs
+    return out
+
+
+@dataclass
+class RegionChoice:
+    """One region under a budget: its last ``kept_steps`` of ``steps`` keep their activations."""
+
+    region: str
+    steps: int
+    kept_steps: int
+    kept_bytes: int       # estimated standard-mode bytes of the kept steps
+    standard_bytes: int   # estimated standard-mode bytes of the whole region
+
+    @property
+    def state(self) -> str:
+        """"kept" (the whole region), "partly kept" or "reversible"."""
+        if self.kept_steps >= self.steps and self.steps:
+            return "kept"
+        return "partly kept" if self.kept_steps else "reversible"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"region": self.region, "state": self.state, "steps": self.steps, "kept_steps": self.kept_steps,
+                "kept_bytes": self.kept_bytes, "standard_bytes": self.standard_bytes}
+
+
+@dataclass
+class BudgetChoice:
+    """What a budget keeps, region by region (``budget`` None: unlimited)."""
+
+    budget: int | None
+    batch: int
+    regions: dict[str, RegionChoice] = field(default_factory=dict)
+
+    @property
+    def kept_bytes(self) -> int:
+        return sum(r.kept_bytes for r in self.regions.values())
+
+    def kept_regions(self) -> list[str]:
+        return [rid for rid, r in self.regions.items() if r.state == "kept"]
+
+    def state_of(self, region_id: str) -> str | None:
+        r = self.regions.get(region_id)
+        return None if r is None else r.state
+
+    def badge(self, region_id: str) -> str:
+        """A short label for the region's badge: "" when the budget keeps nothing there."""
+        r = self.regions.get(region_id)
+        if r is None or not r.kept_steps:
+            return ""
+        if r.state == "kept":
+            return "kept by budget"
+        return f"last {r.kept_steps}/{r.steps} steps kept"
+
+    def summary_lines(self) -> list[str]:
+        budget = "unlimited" if self.budget is None else fmt_bytes(self.budget)
+        lines = [f"memory budget {budget} (batch {self.batch}): keeps {fmt_bytes(self.kept_bytes)} "
+                 "of activations (estimate); the rest runs reversibly"]
+        for r in self.regions.values():
+            lines.append(f"  region {r.region}: {r.state}, {r.kept_steps}/{r.steps} late steps "
+                         f"({fmt_bytes(r.kept_bytes)} of {fmt_bytes(r.standard_bytes)})")
+        return lines
+
+    def to_json(self) -> dict[str, Any]:
+        return {"budget_bytes": self.budget, "batch": self.batch, "kept_bytes": self.kept_bytes,
+                "kept_regions": self.kept_regions(),
+                "regions": [r.to_json() for r in self.regions.values()]}
+
+
+def choose(costs: Mapping[str, Sequence[int]], budget: int | None, batch: int = 1) -> BudgetChoice:
+    """The choice for per-step ``costs`` (already at ``batch``)."""
+    from revstudio.compiler.budget import select_kept
+
+    kept = select_kept(costs, budget)
+    out = BudgetChoice(budget, batch)
+    for rid, steps in costs.items():
+        k = kept.get(rid, 0)
+        out.regions[rid] = RegionChoice(rid, len(steps), k, sum(steps[len(steps) - k:]) if k else 0, sum(steps))
+    return out
+
+
+def budget_choice(graph: Graph, report: Any, budget: int | None, *, batch: int = 1,
+                  dtype: str | None = None) -> BudgetChoice:
+    """Which regions a ``budget`` (bytes; None = unlimited) keeps at ``batch``, from the
+    full check's ``report`` (torch-free; the canvas badges call it). Priced at batch 1
+    and scaled, exactly as the compiled model does, so both make the same choice."""
+    costs = step_costs(graph, report, batch=1, dtype=dtype)
+    return choose(scaled(costs, batch), budget, batch)
+
+
+def scaled(costs: Mapping[str, Sequence[int]], batch: int) -> dict[str, list[int]]:
+    """Per-step costs at batch 1 times ``batch`` (activations grow with the batch)."""
+    return {rid: [int(c) * max(1, int(batch)) for c in steps] for rid, steps in costs.items()}
+
+
+def region_badges(graph: Graph, report: Any) -> dict[str, str]:
+    """{region id: badge text} for the regions the project's own training budget keeps
+    (``training.memory_budget`` at ``training.batch_size``); empty without a budget.
+    Torch-free and never raises: the canvas calls it after every analysis."""
+    section = getattr(graph, "training", None) or {}
+    budget = section.get("memory_budget")
+    if budget is None or getattr(report, "estimate", None) is None:
+        return {}
+    try:
+        limit = parse_bytes(budget if isinstance(budget, int) else str(budget))
+        batch = max(1, int(section.get("batch_size", 32) or 32))
+        choice = budget_choice(graph, report, limit, batch=batch)
+    except (ValueError, TypeError, KeyError):
+        return {}  # a bad setting is the training dialog's to report, not the canvas's
+    return {rid: text for rid in choice.regions if (text := choice.badge(rid))}

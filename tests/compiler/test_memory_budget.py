@@ -1,0 +1,190 @@
+"""The memory budget: regions keep the activations of their last steps within a byte budget.
+
+Gradients must equal standard mode's under every budget (every cut point of
+every region), the bytes kept beyond reversible mode must stay within the
+budget (measured by live-tensor accounting), and the torch-free choice the
+editor and the CLI show must be the one the model makes.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from compiler_graphs import coupling_repeat, two_stream_group, wired_revnet  # noqa: E402
+
+import revstudio  # noqa: E402
+from revstudio.compiler.budget import select_kept, split_region_data  # noqa: E402
+from revstudio.core.project import load  # noqa: E402
+from revstudio.diagnostics.budget import budget_choice, parse_bytes  # noqa: E402
+from revstudio.diagnostics.check import full_check  # noqa: E402
+from revstudio.diagnostics.memory import measure_step  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "resources" / "examples"
+
+
+def test_select_keeps_late_steps_of_late_regions_first() -> None:
+    costs = {"a": [5, 5, 5], "b": [4, 0, 4]}
+    assert select_kept(costs, None) == {"a": 3, "b": 3}
+    assert select_kept(costs, 0) == {"a": 0, "b": 0}
+    assert select_kept(costs, 4) == {"a": 0, "b": 2}  # a free step rides along
+    assert select_kept(costs, 8) == {"a": 0, "b": 3}
+    assert select_kept(costs, 13) == {"a": 1, "b": 3}  # what is left goes to the region before
+    assert select_kept(costs, 100) == {"a": 3, "b": 3}
+    # steps that keep nothing are not worth a cut when the budget buys nothing
+    assert select_kept({"a": [5, 0]}, 0) == {"a": 0}
+
+
+def test_parse_bytes() -> None:
+    assert parse_bytes("64MiB") == 64 << 20
+    assert parse_bytes("1.5 GB") == 1_500_000_000
+    assert parse_bytes("2000") == 2000
+    assert parse_bytes("0") == 0
+    with pytest.raises(ValueError, match="64MiB"):
+        parse_bytes("lots")
+
+
+def _grads(model, x, budget):
+    model.memory_budget = budget
+    model.zero_grad(set_to_none=True)
+    xi = x.clone().requires_grad_(True)
+    y = model(xi)
+    y = y if isinstance(y, torch.Tensor) else y[0]
+    loss = (y.double() ** 2).mean()
+    if model.logdet is not None:
+        loss = loss - model.logdet.double().mean()
+    gx, *gp = torch.autograd.grad(loss, [xi, *model.parameters()], allow_unused=True)
+    return [gx, *gp]
+
+
+def _every_cut(model, batch):
+    """Budgets that keep 0, 1, ..., all steps of the last region (and then the others)."""
+    costs = {rid: [c * batch for c in steps] for rid, steps in model._root.step_costs.items()}
+    budgets, total = [0], 0
+    for rid in reversed(list(costs)):
+        for c in reversed(costs[rid]):
+            total += c
+            budgets.append(total)
+    return budgets + [math.inf]
+
+
+GRAPHS = {
+    "wired+stem": lambda: wired_revnet(3, channels=4, size=4, stem=True),
+    "repeat": lambda: coupling_repeat(3),
+    "two_stream": lambda: two_stream_group(),
+    "glow": lambda: load(EXAMPLES / "glow_flow.revs"),
+    "birnn": lambda: load(EXAMPLES / "birnn_sequence.revs"),
+    "revnet_coupling": lambda: load(EXAMPLES / "revnet_coupling.revs"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_gradients_equal_standard_under_every_budget(name: str) -> None:
+    torch.manual_seed(0)
+    graph = GRAPHS[name]()
+    model = revstudio.compile(graph, device="cpu", dtype=torch.float64)
+    model.train()
+    for module in model.modules():  # dropout would make two runs differ
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    shapes = [op.shape for op in sorted(model.plan.inputs, key=lambda o: o.index)]
+    x = torch.randn(3, *shapes[0], dtype=torch.float64)
+    model(x)  # data-dependent init (ActNorm)
+    model.mode = "standard"
+    ref = _grads(model, x, None)
+    model.mode = "reversible"
+    seen = set()
+    for budget in _every_cut(model, 3):
+        got = _grads(model, x, budget)
+        seen.add(tuple(sorted(model._root.kept_steps(3).items())))
+        for g, r in zip(got, ref):
+            if r is None:
+                assert g is None or not g.any()
+                continue
+            torch.testing.assert_close(g, r, rtol=1e-9, atol=1e-11)
+    if model._root.step_costs:
+        assert len(seen) > 2  # partial cuts really ran, not just all-or-nothing
+
+
+def test_kept_bytes_stay_within_the_budget() -> None:
+    torch.manual_seed(0)
+    model = revstudio.compile(wired_revnet(6, channels=8, size=8, stem=True), device="cpu")
+    x = torch.randn(8, 8, 8, 8)
+    model.mode = "standard"
+    standard = measure_step(model, (x,), timing_runs=0)
+    model.mode = "reversible"
+    reversible = measure_step(model, (x,), timing_runs=0)
+    assert reversible["kept_bytes"] < standard["kept_bytes"]
+    base = reversible["kept_bytes"]
+    for budget in (0, standard["kept_bytes"] // 4, standard["kept_bytes"] // 2, standard["kept_bytes"]):
+        model.memory_budget = budget
+        got = measure_step(model, (x,), timing_runs=0)
+        assert got["kept_bytes"] - base <= budget, budget
+        if budget == 0:
+            assert got["kept_bytes"] == base and got["peak_bytes"] == reversible["peak_bytes"]
+    model.memory_budget = standard["kept_bytes"] // 2
+    half = measure_step(model, (x,), timing_runs=0)
+    assert half["kept_bytes"] > base  # the budget bought something
+    model.memory_budget = math.inf
+    assert measure_step(model, (x,), timing_runs=0)["kept_bytes"] <= standard["kept_bytes"]
+
+
+def test_the_torch_free_choice_is_the_models() -> None:
+    graph = wired_revnet(4, channels=8, size=8)
+    report = full_check(graph)
+    model = revstudio.compile(graph, device="cpu", memory_budget=parse_bytes("40KiB"))
+    choice = budget_choice(graph, report, 40 * 1024, batch=8)
+    assert {r: c.kept_steps for r, c in choice.regions.items()} == model._root.kept_steps(8)
+    (rid,) = choice.regions
+    assert choice.regions[rid].state == "partly kept"
+    assert choice.badge(rid).startswith("last ")
+    assert choice.kept_bytes <= 40 * 1024
+    assert budget_choice(graph, report, None, batch=8).kept_regions() == [rid]
+    assert budget_choice(graph, report, 0, batch=8).badge(rid) == ""
+    data = choice.to_json()
+    assert data["regions"][0]["region"] == rid and data["budget_bytes"] == 40 * 1024
+
+
+def test_budget_setting_is_checked() -> None:
+    model = revstudio.compile(wired_revnet(1), device="cpu")
+    assert model.memory_budget is None
+    model.memory_budget = 1.5e6
+    assert model.memory_budget == 1_500_000
+    for bad in (-1, "64MiB", float("nan"), True):
+        with pytest.raises(ValueError, match="memory_budget"):
+            model.memory_budget = bad
+
+
+def test_split_region_data_hands_over_what_the_rest_reads() -> None:
+    steps = [{"kind": "node", "type": "T", "module": "m1", "inputs": ["x"], "outputs": ["a"]},
+             {"kind": "coupling", "a": "a", "b": ["s"], "output": "b", "sign": 1, "f": "h",
+              "body": [{"module": "c", "inputs": ["s", "z"], "outputs": ["h"]}]},
+             {"kind": "node", "type": "T", "module": "m2", "inputs": ["b", "x2"], "outputs": ["y"]}]
+    data = {"id": "r", "steps": steps, "inputs": ["x", "s", "z", "x2"], "outputs": ["y"], "side": ["z"],
+            "free": ["x", "x2"], "given": []}
+    head, tail = split_region_data(data, 1)
+    assert head is not None and tail is not None
+    assert head["outputs"] == ["b"] and head["inputs"] == ["x", "s", "z"] and head["side"] == ["z"]
+    assert tail["inputs"] == ["b", "x2"] and tail["outputs"] == ["y"]
+    assert "x2" not in head["free"]
+    assert split_region_data(data, 0) == (data, None)
+    assert split_region_data(data, 3) == (None, data)
+
+
+def test_the_choice_needs_no_torch() -> None:
+    """The canvas badges call it in the editor, which never imports torch for them."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom revstudio.core.generate import revnet_chain\n"
+            "from revstudio.diagnostics.check import full_check\n"
+            "from revstudio.diagnostics.budget import budget_choice, region_badges\n"
+            "g = revnet_chain(2)\ng.training = {'memory_budget': '1GiB', 'batch_size': 4}\nr = full_check(g)\n"
+            "assert budget_choice(g, r, None, batch=4).kept_regions() and region_badges(g, r)\n"
+            "assert 'torch' not in sys.modules, 'torch was imported'\n")
+    proc = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]

@@ -1,0 +1,30 @@
+"""Region badges say which regions the project's memory budget keeps (training.memory_budget)."""
+from __future__ import annotations
+
+from revstudio.core.commands import SetTraining
+from revstudio.core.generate import revnet_chain
+from revstudio.qt.canvas import GraphView
+from revstudio.qt.document import Document
+
+
+def _view(qtbot, graph):
+    doc = Document(graph)
+    view = GraphView(doc)
+    qtbot.addWidget(view)
+    return doc, view
+
+
+def test_badge_names_what_the_budget_keeps(qtbot):
+    graph = revnet_chain(4, channels=4, size=8)
+    doc, view = _view(qtbot, graph)
+    scene = view.scene()
+    assert scene.region_items and all("budget" not in r.label for r in scene.region_items)
+    doc.push(SetTraining(graph, {"version": 1, "memory_budget": "1GiB", "batch_size": 8}))
+    doc.recompute()
+    assert all(r.label.endswith("kept by budget") for r in scene.region_items)
+    assert "memory budget keeps" in scene.region_items[0].toolTip()
+    doc.push(SetTraining(graph, {"version": 1, "memory_budget": 0, "batch_size": 8}))
+    doc.recompute()
+    assert all("budget" not in r.label for r in scene.region_items)
+    view.close()
+    doc.undo_stack.clear()
