@@ -1,0 +1,56 @@
+"""Questions only torch can answer, asked in a child process so the editor never imports torch.
+
+``python -P -m revstudio.qt.training.probe devices`` prints the devices torch
+sees; ``... peek SPEC BASE_DIR`` prints what a data source holds (shape and
+labels, ``revstudio.training.data.peek_data``). One JSON object on stdout,
+``{"error": message}`` when the answer is a user error. No Qt here.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def devices() -> dict[str, Any]:
+    import torch
+
+    found = [{"id": "cpu", "name": f"CPU ({torch.get_num_threads()} threads)"}]
+    if torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            props = torch.cuda.get_device_properties(i)
+            found.append({"id": f"cuda:{i}", "name": f"{props.name} ({props.total_memory / 2**30:.0f} GiB)"})
+    return {"devices": found, "torch": torch.__version__}
+
+
+def peek(spec: str, base: str | None) -> dict[str, Any]:
+    if spec == "synthetic":
+        return {"arrays": {}, "classes": None, "samples": None, "synthetic": True}
+    try:
+        from revstudio.training.data import DataError, peek_data
+    except ImportError:
+        return {"error": "this build has no data loaders (revstudio.training.data)"}
+    try:
+        return dict(peek_data(spec, base_dir=base or None))
+    except DataError as exc:
+        return {"error": str(exc)}
+    except OSError as exc:
+        return {"error": f"{spec}: {exc.strerror or exc}"}
+
+
+def main(argv: list[str]) -> int:
+    try:
+        if argv[:1] == ["devices"]:
+            answer = devices()
+        elif argv[:1] == ["peek"] and len(argv) >= 2:
+            answer = peek(argv[1], argv[2] if len(argv) > 2 else None)
+        else:
+            answer = {"error": "usage: probe devices | probe peek SPEC [BASE_DIR]"}
+    except Exception as exc:  # the answer is shown in a dialog; a traceback would help nobody there
+        answer = {"error": f"{type(exc).__name__}: {exc}"}
+    print(json.dumps(answer), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
