@@ -1,8 +1,9 @@
 """A stand-in for ``revstudio train SNAPSHOT --json --out DIR`` that prints CONTRACTS section 3 rows.
 
 Test fixture only (the product runs the real worker): it lets the GUI tests
-drive rows, stops and failures quickly. Environment: FAKE_STEPS, FAKE_DELAY
-(seconds per step), FAKE_FAIL_AT (a step where it fails with a message).
+drive rows, stops and failures quickly. It reads ``steps`` from the snapshot's
+training section like the real worker; FAKE_DELAY (seconds per step) and
+FAKE_FAIL_AT (a step where it fails with a message) come from the environment.
 """
 import json
 import os
@@ -15,7 +16,8 @@ args = sys.argv[1:]
 out = Path(args[args.index("--out") + 1])
 out.mkdir(parents=True, exist_ok=True)
 (out / "checkpoints").mkdir(exist_ok=True)
-steps = int(os.environ.get("FAKE_STEPS", "50"))
+training = json.loads(Path(args[0]).read_text()).get("training") or {}
+steps = int(training.get("steps") or 200)
 delay = float(os.environ.get("FAKE_DELAY", "0.02"))
 fail_at = int(os.environ.get("FAKE_FAIL_AT", "-1"))
 t0 = time.monotonic()
