@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, str] = {
     "gradcheck": "compare reversible and standard gradients on one batch",
     "memory": "measure peak memory of one training step per mode",
     "train": "train a project",
+    "runs": "list training runs with their status and final metrics",
     "export": "write standalone PyTorch code",
 }
 

@@ -1,0 +1,54 @@
+"""``revstudio runs [DIR] [--json]``: the training runs in DIR (default ./runs) and how they ended.
+
+DIR may be a folder of run directories (a project's ``runs/``), one run
+directory, or a project file (its ``runs/`` folder beside it). A run whose
+status says running but whose process is gone is shown as killed. Torch-free.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from revstudio.cli import CliError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", metavar="DIR", nargs="?", default="runs",
+                        help="folder of runs, one run, or a project file (default ./runs)")
+    parser.add_argument("--json", action="store_true", help="one JSON object with a list of runs")
+
+
+def _metric_text(metrics: dict[str, object]) -> str:
+    order = ("loss", "val_loss", "accuracy", "val_accuracy")
+    keys = [k for k in order if k in metrics] + sorted(k for k in metrics if k not in order)
+    return "  ".join(f"{k} {metrics[k]:.4g}" if isinstance(metrics[k], (int, float)) else f"{k} {metrics[k]}"
+                     for k in keys)
+
+
+def run(args: argparse.Namespace) -> int:
+    from revstudio.training.runs import list_runs
+
+    folder = args.dir
+    if os.path.isfile(folder):
+        folder = os.path.join(os.path.dirname(os.path.abspath(folder)), "runs")
+    if not os.path.isdir(folder):
+        raise CliError(f"{args.dir}: no such folder of runs (train with 'revstudio train FILE' first)")
+    runs = list_runs(folder)
+    if args.json:
+        print(json.dumps({"dir": folder, "runs": [r.to_json() for r in runs]}))
+        return 0
+    if not runs:
+        print(f"{folder}: no runs")
+        return 0
+    rows = [("run", "status", "step", "metrics")]
+    for r in runs:
+        step = f"{r.step if r.step is not None else '-'}/{r.total_steps if r.total_steps else '-'}"
+        rows.append((r.name, r.status, step, _metric_text(r.metrics)))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}".rstrip())
+    for r in runs:
+        if r.status in ("failed", "killed") and r.message:
+            print(f"{r.name}: {r.message}")
+    return 0

@@ -1,0 +1,103 @@
+"""``revstudio train FILE [--steps N | --epochs E] [--data SPEC] ... [--nproc K] [--resume DIR] [--json]``.
+
+Trains a project with the settings of its ``training`` section, overridden by
+the flags, into a run directory (docs/cli.md has the JSON rows). With
+``--nproc K`` (or multi-node flags) the run goes through torch's own launcher,
+``torch.distributed.run``, which starts the K worker processes; each worker is
+this same command. Exit codes: 0 finished or stopped by a signal, 1 the graph
+or the run failed (NaN, out of memory), 2 bad usage, config or data.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from revstudio.cli import CliError
+
+from ._runargs import positive_int
+
+# flag -> training key; the values are checked by TrainConfig (errors name the key)
+OVERRIDES = {
+    "steps": "steps", "epochs": "epochs", "data": "data", "val_data": "val_data", "mode": "mode",
+    "device": "device", "lr": "lr", "batch_size": "batch_size", "optimizer": "optimizer",
+    "precision": "precision", "seed": "seed", "schedule": "schedule", "task": "task",
+    "weight_decay": "weight_decay", "grad_clip": "grad_clip", "warmup_steps": "warmup_steps",
+    "log_every": "log_every", "val_every": "val_every", "gradcheck_every": "gradcheck_every",
+    "memory_every": "memory_every", "checkpoint_every": "checkpoint_every", "val_fraction": "val_fraction",
+}
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative; use 0 or more")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", nargs="?", help="project file (.revs); not needed with --resume")
+    length = parser.add_mutually_exclusive_group()
+    length.add_argument("--steps", type=positive_int, help="optimizer steps (default: the project's, 200)")
+    length.add_argument("--epochs", type=positive_int, help="passes over the training data instead of --steps")
+    parser.add_argument("--data", metavar="SPEC",
+                        help="synthetic | FILE.npz | FILE.pt | mnist:DIR | cifar10:DIR (default synthetic)")
+    parser.add_argument("--val-data", metavar="SPEC", help="a separate validation set (default: hold out "
+                                                           "--val-fraction of the data)")
+    parser.add_argument("--val-fraction", type=_number, help="share held out for validation (default 0.1)")
+    parser.add_argument("--task", choices=("auto", "classification", "regression", "flow"))
+    parser.add_argument("--out", metavar="DIR", help="run directory (default runs/<project>-<time>/ beside it)")
+    parser.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its last checkpoint")
+    parser.add_argument("--mode", choices=("reversible", "standard", "checkpoint"))
+    parser.add_argument("--device", help="auto | cpu | cuda | cuda:N")
+    parser.add_argument("--lr", type=_number, help="learning rate (default 0.001)")
+    parser.add_argument("--batch-size", type=positive_int, help="global batch size (default 32)")
+    parser.add_argument("--optimizer", choices=("sgd", "adam", "adamw"))
+    parser.add_argument("--schedule", choices=("constant", "cosine", "onecycle"))
+    parser.add_argument("--warmup-steps", type=_count)
+    parser.add_argument("--weight-decay", type=_number)
+    parser.add_argument("--grad-clip", type=_number, help="max global gradient norm")
+    parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), help="fp16 needs CUDA")
+    parser.add_argument("--seed", type=_count)
+    for name in ("log", "val", "gradcheck", "memory", "checkpoint"):
+        parser.add_argument(f"--{name}-every", type=_count, metavar="N", help=f"steps between {name} rows")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line (docs/cli.md)")
+    dist = parser.add_argument_group("distributed (torch.distributed.run)")
+    dist.add_argument("--nproc", type=positive_int, help="processes on this machine (DistributedDataParallel)")
+    dist.add_argument("--nnodes", help="machines, or MIN:MAX")
+    dist.add_argument("--node-rank", type=_count, help="this machine's rank")
+    dist.add_argument("--master-addr", help="address of the rank-0 machine")
+    dist.add_argument("--master-port", type=positive_int, help="its port")
+    dist.add_argument("--rdzv-endpoint", help="a rendezvous endpoint HOST:PORT (c10d), instead of master-*")
+    dist.add_argument("--rdzv-id", help="the rendezvous job id")
+
+
+def overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {key: getattr(args, flag) for flag, key in OVERRIDES.items() if getattr(args, flag, None) is not None}
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.file and not args.resume:
+        raise CliError("revstudio train: give a project FILE, or --resume DIR to continue a run")
+    if args.file and not args.resume and not os.path.isfile(args.file):
+        raise CliError(f"{args.file}: no such file; check the path")
+    if args.resume and not os.path.isdir(args.resume):
+        raise CliError(f"--resume {args.resume}: no such run directory")
+    from revstudio.training.launch import launch_needed, launch
+
+    if launch_needed(args):
+        return launch(args)
+    from revstudio.training.session import Request, run_session
+
+    req = Request(file=args.file, overrides=overrides(args), out=args.out, resume=args.resume, json=args.json)
+    return run_session(req)

@@ -1,0 +1,69 @@
+"""What to tell a user whose run ran out of memory: a mode that keeps less, or a batch that fits.
+
+The batch comes from the memory estimate (``max_batch_that_fits``, CONTRACTS
+section 5) against what the device has: CUDA's total memory, or the
+``MemAvailable`` of /proc/meminfo on the CPU. Until that function exists the
+existing estimate's totals, which grow linearly with the batch, stand in.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .config import TrainConfig
+
+
+def _budget(device_type: str) -> int | None:
+    if device_type == "cuda":
+        import torch
+
+        try:
+            free, total = torch.cuda.mem_get_info()
+            return int(total * 0.9)
+        except Exception:
+            return None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def fitting_batch(graph: Any, report: Any, budget: int, mode: str) -> int | None:
+    """The largest batch whose estimated step fits ``budget`` bytes, or None if not even 1 does."""
+    try:
+        from revstudio.diagnostics.estimate import max_batch_that_fits  # type: ignore[attr-defined]
+
+        return max_batch_that_fits(graph, report, budget, mode=mode)  # type: ignore[no-any-return]
+    except ImportError:
+        from revstudio.diagnostics.estimate import estimate
+
+        one = estimate(graph, report, batch=1).totals()[mode]
+        per_sample = max(1, one["activation_bytes"])
+        room = budget - one["parameter_bytes"] * 4  # weights, gradients and two optimizer moments
+        return int(room // per_sample) if room >= per_sample else None
+
+
+def oom_message(graph: Any, report: Any, cfg: TrainConfig, batch: int, model: Any) -> str:
+    device_type = "cpu"
+    try:
+        device_type = next(model.parameters()).device.type
+    except (StopIteration, AttributeError):
+        pass
+    hints = []
+    if cfg.mode != "reversible" and getattr(report, "regions", None):
+        hints.append("--mode reversible (it rebuilds the regions' activations instead of keeping them)")
+    budget = _budget(device_type)
+    fits = None
+    if budget is not None:
+        try:
+            fits = fitting_batch(graph, report, budget, "reversible" if hints else cfg.mode)
+        except Exception:
+            fits = None
+    if fits is not None and fits < batch:
+        hints.append(f"--batch-size {max(1, fits)} (the memory estimate's largest batch that fits)")
+    elif fits is None or not hints:
+        hints.append(f"a smaller --batch-size than {batch}")
+    return (f"out of memory on {device_type} at batch {batch} in {cfg.mode} mode; try " + " or ".join(hints))

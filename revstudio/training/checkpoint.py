@@ -1,0 +1,66 @@
+"""Checkpoints: everything a run needs to continue, saved atomically, loaded safely.
+
+A checkpoint is a ``torch.save`` of a plain dict (CONTRACTS section 4) made of
+tensors, numbers, strings, lists and dicts only, so ``torch.load(...,
+weights_only=True)`` reads it and no pickled code ever runs. It is written to
+a temporary file beside the target, fsynced and renamed over it: a kill at any
+moment leaves either the previous checkpoint or the new one, never half of one.
+The RNG states (torch CPU and CUDA, plus the data order's generator) are saved
+so that a resumed run draws the very numbers the uninterrupted one would have.
+"""
+from __future__ import annotations
+
+import io
+import os
+from typing import Any
+
+import torch
+
+from .runs import write_atomic
+
+FORMAT = "revstudio-checkpoint"
+VERSION = 1
+
+
+class CheckpointError(Exception):
+    """A checkpoint that cannot be read or does not belong to this run; the message names the file."""
+
+
+def rng_state() -> dict[str, Any]:
+    state: dict[str, Any] = {"torch": torch.get_rng_state()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        cuda = list(state["cuda"])
+        if len(cuda) == torch.cuda.device_count():
+            torch.cuda.set_rng_state_all(cuda)
+
+
+def save(path: str, payload: dict[str, Any]) -> None:
+    """Write ``payload`` (with the format header added) to ``path`` atomically."""
+    data = {"format": FORMAT, "version": VERSION, **payload}
+    buffer = io.BytesIO()
+    torch.save(data, buffer)
+    write_atomic(path, buffer.getvalue())
+
+
+def load(path: str, map_location: Any = "cpu") -> dict[str, Any]:
+    """Read a checkpoint with ``weights_only=True``; a bad file is a CheckpointError naming it."""
+    if not os.path.isfile(path):
+        raise CheckpointError(f"{path}: no checkpoint there (the run saved none yet?)")
+    try:
+        data = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # truncated, not a torch file, or holding objects we refuse to unpickle
+        raise CheckpointError(f"{path}: not a readable checkpoint ({type(exc).__name__}: "
+                              f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: not a revstudio checkpoint (no 'format': '{FORMAT}')")
+    if data.get("version") != VERSION:
+        raise CheckpointError(f"{path}: checkpoint version {data.get('version')!r}; this revstudio reads "
+                              f"version {VERSION}")
+    return data

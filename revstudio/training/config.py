@@ -1,0 +1,255 @@
+"""The run configuration: the project's ``training`` section as a :class:`TrainConfig`.
+
+A project stores only the keys that differ from :data:`DEFAULTS` (plus
+``"version"``), so a saved project reopens with its settings and a new default
+reaches old projects. Reading is strict, like the file format: an unknown key
+or a bad value is a :class:`ConfigError` naming the key and what is allowed.
+A section written by a later shape of this code is brought up to date by
+:data:`MIGRATIONS` before it is read. Torch-free: the editor imports this.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+VERSION = 1
+
+DEFAULTS: dict[str, Any] = {
+    "data": "synthetic",
+    "val_data": None,
+    "val_fraction": 0.1,
+    "task": "auto",
+    "optimizer": "adam",
+    "lr": 0.001,
+    "momentum": 0.9,
+    "weight_decay": 0.0,
+    "schedule": "constant",
+    "warmup_steps": 0,
+    "grad_clip": None,
+    "batch_size": 32,
+    "steps": 200,
+    "epochs": None,
+    "device": "auto",
+    "precision": "fp32",
+    "mode": "reversible",
+    "seed": 0,
+    "log_every": 10,
+    "val_every": 100,
+    "gradcheck_every": 100,
+    "memory_every": 50,
+    "checkpoint_every": 100,
+    "memory_budget": None,
+}
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "task": ("auto", "classification", "regression", "flow"),
+    "optimizer": ("sgd", "adam", "adamw"),
+    "schedule": ("constant", "cosine", "onecycle"),
+    "precision": ("fp32", "bf16", "fp16"),
+    "mode": ("reversible", "standard", "checkpoint"),
+}
+
+# Sections of an older version are migrated one version at a time: MIGRATIONS[v]
+# turns a version-v section into a version-(v + 1) one. Version 1 is the first,
+# so there is nothing to migrate yet; a later change of shape adds its step here.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+class ConfigError(Exception):
+    """A bad ``training`` section or override; the message names the key."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    return type(value).__name__
+
+
+def _int(key: str, value: Any, low: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+            isinstance(value, float) and not value.is_integer()):
+        raise ConfigError(f"training.{key}: expected a whole number ({what}), got {value!r} ({_kind(value)})", key)
+    value = int(value)
+    if value < low:
+        raise ConfigError(f"training.{key}: {value} is too small; use {what}", key)
+    return value
+
+
+def _float(key: str, value: Any, low: float, what: str, strict: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"training.{key}: expected a number ({what}), got {value!r} ({_kind(value)})", key)
+    value = float(value)
+    if not math.isfinite(value) or value < low or (strict and value <= low):
+        raise ConfigError(f"training.{key}: {value!r} is out of range; use {what}", key)
+    return value
+
+
+def _device(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"training.device: expected text such as 'auto', 'cpu' or 'cuda:0', got {value!r}",
+                          "device")
+    if value in ("auto", "cpu", "cuda"):
+        return value
+    head, _, index = value.partition(":")
+    if head == "cuda" and index.isdigit():
+        return value
+    raise ConfigError(f"training.device: {value!r} is not a device; use auto, cpu, cuda or cuda:N", "device")
+
+
+def _data(key: str, value: Any, nullable: bool) -> str | None:
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        allowed = "'synthetic', a .npz/.pt file, 'mnist:DIR' or 'cifar10:DIR'" + (" or null" if nullable else "")
+        raise ConfigError(f"training.{key}: expected {allowed}, got {value!r}", key)
+    return value
+
+
+def _check(key: str, value: Any) -> Any:
+    """One key's value, validated and normalised (ints as int, rates as float)."""
+    if key in CHOICES:
+        if value not in CHOICES[key]:
+            raise ConfigError(f"training.{key}: {value!r} is not one of {', '.join(CHOICES[key])}", key)
+        return value
+    if key == "data":
+        return _data(key, value, nullable=False)
+    if key == "val_data":
+        return _data(key, value, nullable=True)
+    if key == "device":
+        return _device(value)
+    if key == "val_fraction":
+        v = _float(key, value, 0.0, "a fraction from 0 (no validation) to below 1")
+        if v >= 1.0:
+            raise ConfigError(f"training.val_fraction: {v!r} leaves nothing to train on; use below 1", key)
+        return v
+    if key == "lr":
+        return _float(key, value, 0.0, "a learning rate above 0, e.g. 0.001", strict=True)
+    if key == "momentum":
+        v = _float(key, value, 0.0, "a momentum from 0 to below 1, e.g. 0.9")
+        if v >= 1.0:
+            raise ConfigError(f"training.momentum: {v!r} is out of range; use from 0 to below 1", key)
+        return v
+    if key == "weight_decay":
+        return _float(key, value, 0.0, "0 or more, e.g. 0.01")
+    if key == "grad_clip":
+        return None if value is None else _float(key, value, 0.0, "a max gradient norm above 0, or null",
+                                                 strict=True)
+    if key == "batch_size":
+        return _int(key, value, 1, "at least 1")
+    if key in ("steps", "epochs"):
+        return None if value is None else _int(key, value, 1, "at least 1, or null")
+    if key == "seed":
+        return _int(key, value, 0, "0 or more")
+    if key == "memory_budget":
+        return None if value is None else _int(key, value, 1, "bytes above 0, or null")
+    if key == "log_every":
+        return _int(key, value, 1, "at least 1 step")
+    if key in ("warmup_steps", "val_every", "gradcheck_every", "memory_every", "checkpoint_every"):
+        return _int(key, value, 0, "0 or more steps")
+    raise ConfigError(f"training.{key}: unknown key", key)  # pragma: no cover - keys come from DEFAULTS
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Every run setting; the fields and defaults are :data:`DEFAULTS`."""
+
+    data: str = DEFAULTS["data"]
+    val_data: str | None = DEFAULTS["val_data"]
+    val_fraction: float = DEFAULTS["val_fraction"]
+    task: str = DEFAULTS["task"]
+    optimizer: str = DEFAULTS["optimizer"]
+    lr: float = DEFAULTS["lr"]
+    momentum: float = DEFAULTS["momentum"]
+    weight_decay: float = DEFAULTS["weight_decay"]
+    schedule: str = DEFAULTS["schedule"]
+    warmup_steps: int = DEFAULTS["warmup_steps"]
+    grad_clip: float | None = DEFAULTS["grad_clip"]
+    batch_size: int = DEFAULTS["batch_size"]
+    steps: int | None = DEFAULTS["steps"]
+    epochs: int | None = DEFAULTS["epochs"]
+    device: str = DEFAULTS["device"]
+    precision: str = DEFAULTS["precision"]
+    mode: str = DEFAULTS["mode"]
+    seed: int = DEFAULTS["seed"]
+    log_every: int = DEFAULTS["log_every"]
+    val_every: int = DEFAULTS["val_every"]
+    gradcheck_every: int = DEFAULTS["gradcheck_every"]
+    memory_every: int = DEFAULTS["memory_every"]
+    checkpoint_every: int = DEFAULTS["checkpoint_every"]
+    memory_budget: int | None = DEFAULTS["memory_budget"]
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, _check(f.name, getattr(self, f.name)))
+        if (self.steps is None) == (self.epochs is None):
+            raise ConfigError("training.steps / training.epochs: set exactly one of them (the other null)",
+                              "steps" if self.steps is None else "epochs")
+
+    @classmethod
+    def from_section(cls, section: dict[str, Any] | None) -> TrainConfig:
+        """Read a project's ``training`` section (missing keys take the defaults)."""
+        if section is None:
+            section = {}
+        if not isinstance(section, dict):
+            raise ConfigError(f"training: expected an object of run settings, got {_kind(section)}")
+        values = migrate(section)
+        unknown = sorted(set(values) - set(DEFAULTS))
+        if unknown:
+            raise ConfigError(f"training.{unknown[0]}: unknown key; the known keys are "
+                              f"{', '.join(DEFAULTS)}", unknown[0])
+        # steps and epochs exclude each other: a section naming one drops the other's default
+        if values.get("epochs") is not None and "steps" not in values:
+            values["steps"] = None
+        return cls(**values)
+
+    def to_section(self) -> dict[str, Any]:
+        """The section to store: ``version`` and only the keys that differ from the defaults."""
+        out: dict[str, Any] = {"version": VERSION}
+        for key, default in DEFAULTS.items():
+            value = getattr(self, key)
+            if value != default or type(value) is not type(default):
+                out[key] = value
+        return out
+
+    def full_section(self) -> dict[str, Any]:
+        """Every key with its value (the resolved config of a run directory)."""
+        return {"version": VERSION, **{key: getattr(self, key) for key in DEFAULTS}}
+
+    def replace(self, **overrides: Any) -> TrainConfig:
+        """A copy with some keys changed (validated; ``steps=N`` clears epochs and vice versa)."""
+        unknown = sorted(set(overrides) - set(DEFAULTS))
+        if unknown:
+            raise ConfigError(f"training.{unknown[0]}: unknown key", unknown[0])
+        if overrides.get("steps") is not None and "epochs" not in overrides:
+            overrides["epochs"] = None
+        if overrides.get("epochs") is not None and "steps" not in overrides:
+            overrides["steps"] = None
+        return dataclasses.replace(self, **overrides)
+
+
+def migrate(section: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``section`` in the current shape, without its ``version`` key."""
+    values = dict(section)
+    version = values.pop("version", VERSION)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ConfigError(f"training.version: expected a whole number from 1, got {version!r}", "version")
+    if version > VERSION:
+        raise ConfigError(f"training.version: {version} is newer than this revstudio reads ({VERSION}); "
+                          "update revstudio", "version")
+    while version < VERSION:
+        values = MIGRATIONS[version](values)
+        version += 1
+    return values

@@ -1,0 +1,265 @@
+"""The data of a training run: a spec (``synthetic``, ``FILE.npz``, ``FILE.pt``, ``mnist:DIR``,
+``cifar10:DIR``) read, checked against the graph and split into train / validation.
+
+``load_data`` takes the facts it needs from the graph and its check report (the
+Input nodes' shapes and dtypes, the Output and head the loss reads) and hands them
+to ``sources`` / ``synthetic``, the torch-only code an exported training script
+carries too. Everything that does not fit is refused *before* training with a
+:class:`DataError` naming the file, array or node. ``peek_data`` is the cheap
+preview the run-settings dialog shows; it imports no torch except for ``.pt``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import sources
+from .sources import DataError, parse_spec, resolve
+from .synthetic import synthetic
+from .task import TaskInfo, find_type, infer_task, input_nodes
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+__all__ = ["DataBundle", "DataError", "Split", "TaskInfo", "infer_task", "input_specs", "load_data",
+           "peek_data"]
+
+
+@dataclass
+class Split:
+    """Tensors on the CPU, N first: inputs by Input node id, targets (or None for a flow)."""
+
+    inputs: dict[str, Tensor]
+    targets: Tensor | None
+
+    def __len__(self) -> int:
+        return len(next(iter(self.inputs.values())))
+
+    def batch(self, index: Tensor) -> tuple[dict[str, Tensor], Tensor | None]:
+        return ({k: v[index] for k, v in self.inputs.items()},
+                None if self.targets is None else self.targets[index])
+
+    def subset(self, index: Tensor) -> Split:
+        inputs, targets = self.batch(index)
+        return Split(inputs, targets)
+
+
+@dataclass
+class DataBundle:
+    """What a run trains and validates on, with the task the data resolved."""
+
+    train: Split
+    val: Split | None
+    task: TaskInfo
+    source: str
+
+    def describe(self) -> str:
+        """One line: ``digits.npz: 1617 train / 180 val, x 1x8x8, 10 classes``."""
+        val = f" / {len(self.val)} val" if self.val is not None else ", no validation"
+        shapes = ", ".join(f"{'x' if len(self.train.inputs) == 1 else k} "
+                           f"{'x'.join(map(str, v.shape[1:]))}" for k, v in self.train.inputs.items())
+        if self.task.kind == "classification":
+            what = f"{self.task.num_classes} classes"
+        elif self.task.kind == "flow":
+            what = "density (flow)"
+        else:
+            what = "regression targets " + "x".join(map(str, self.task.output_shape))
+        name = self.source if self.source == "synthetic" else os.path.basename(self.source.rstrip("/\\"))
+        return f"{name}: {len(self.train)} train{val}, {shapes}, {what}"
+
+
+def input_specs(graph: Any, report: Any) -> dict[str, tuple[tuple[int, ...], str]]:
+    """``{Input node id: (shape, dtype)}`` in the compiled model's argument order."""
+    out: dict[str, tuple[tuple[int, ...], str]] = {}
+    for node_id in input_nodes(graph):
+        params = graph.resolved_params(node_id)
+        shape = report.shape(f"{node_id}.out") if report is not None else None
+        out[node_id] = (tuple(int(s) for s in (shape or params["shape"])), str(params.get("dtype", "float32")))
+    return out
+
+
+def _read(spec: str, specs: dict[str, Any], task: TaskInfo, seed: int, base_dir: str | None,
+          sequence: bool) -> tuple[dict[str, Any], Any, tuple[Any, Any] | None, str]:
+    """``(inputs, targets, built-in validation (x, y) or None, source name)`` of one spec, unchecked."""
+    kind, path = parse_spec(spec)
+    if kind == "synthetic":
+        inputs, targets = synthetic(specs, kind=task.kind, num_classes=task.num_classes,
+                                    out_shape=task.output_shape, seed=seed, sequence=sequence)
+        return inputs, targets, None, "synthetic"
+    full = resolve(path, base_dir)
+    if kind in ("npz", "pt"):
+        inputs, targets = sources.pick_arrays(sources.load_arrays(full), list(specs), full)
+        return inputs, targets, None, full
+    if len(specs) != 1:
+        raise DataError(f"{kind}:{path} feeds one Input node, the graph has {len(specs)} "
+                        f"({', '.join(specs)}); use a .npz with one array per Input node id")
+    loader = sources.load_mnist if kind == "mnist" else sources.load_cifar10
+    (x, y), val = loader(full)
+    return {next(iter(specs)): x}, y, val, f"{kind}:{full}"
+
+
+def _checked(inputs: dict[str, Any], targets: Any, specs: dict[str, Any], task: TaskInfo, source: str,
+             auto: bool) -> tuple[Split, TaskInfo]:
+    inputs = sources.check_inputs(inputs, specs, source)
+    count = len(next(iter(inputs.values())))
+    targets, kind = sources.check_targets(
+        targets, count, kind=task.kind, num_classes=task.num_classes, output_id=task.output_id,
+        head_id=task.head_id, out_shape=task.output_shape, source=source, auto=auto)
+    if kind != task.kind:
+        task = dataclasses.replace(task, kind=kind, num_classes=None)
+    return Split(inputs, targets), task
+
+
+def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: str | None = None,
+              val_fraction: float = 0.1, seed: int = 0, base_dir: str | None = None) -> DataBundle:
+    """Read ``spec`` (and ``val_spec``), check it against the graph, split off validation.
+
+    Without ``val_spec`` the validation set is the source's own (MNIST t10k, CIFAR
+    test_batch) or ``val_fraction`` of the samples held out by a permutation fixed by
+    ``seed``. Raises :class:`DataError` before any training on data that does not fit.
+    """
+    if not 0.0 <= float(val_fraction) < 1.0:
+        raise DataError(f"val_fraction {val_fraction} must be at least 0 and below 1")
+    specs = input_specs(graph, report)
+    if not specs:
+        raise DataError("the graph has no Input node: training needs one to feed the data into")
+    sequence = find_type(graph, ("BiRNN",)) is not None
+    auto = task.requested == "auto"
+    inputs, targets, builtin_val, source = _read(spec, specs, task, seed, base_dir, sequence)
+    train, task = _checked(inputs, targets, specs, task, source, auto)
+    val: Split | None = None
+    if val_spec:
+        v_inputs, v_targets, _, v_source = _read(val_spec, specs, task, seed + 1, base_dir, sequence)
+        val, _ = _checked(v_inputs, v_targets, specs, task, v_source, auto=False)
+    elif builtin_val is not None:
+        x, y = builtin_val
+        val, _ = _checked({next(iter(specs)): x}, y, specs, task, source + " (validation files)", auto=False)
+    elif val_fraction > 0 and len(train) >= 2:
+        train_idx, val_idx = sources.split_indices(len(train), float(val_fraction), seed)
+        train, val = train.subset(train_idx), train.subset(val_idx)
+    return DataBundle(train, val, task, source if source == "synthetic" else str(spec))
+
+
+# ---- the preview of the run-settings dialog (no torch for .npz / mnist / cifar) ------------------
+
+def peek_data(spec: str, base_dir: str | None = None) -> dict[str, Any]:
+    """``{"arrays": {name: [shape]}, "classes": int | None, "samples": int}`` read cheaply
+    (headers, file sizes, the labels); raises :class:`DataError` like ``load_data``."""
+    kind, path = parse_spec(spec)
+    if kind == "synthetic":
+        return {"arrays": {}, "classes": None, "samples": 0, "kind": "synthetic"}
+    full = resolve(path, base_dir)
+    if kind == "npz":
+        return {**_peek_npz(full), "kind": "npz"}
+    if kind == "pt":
+        arrays = sources.load_arrays(full)
+        shapes = {k: list(v.shape) for k, v in arrays.items()}
+        return {"arrays": shapes, "classes": _classes_torch(arrays.get("y")), "kind": "pt",
+                "samples": _samples(shapes)}
+    if kind == "mnist":
+        return {**_peek_mnist(full), "kind": "mnist"}
+    return {**_peek_cifar(full), "kind": "cifar10"}
+
+
+def _samples(shapes: dict[str, list[int]]) -> int:
+    for name in ("x", *shapes):
+        if shapes.get(name):
+            return int(shapes[name][0])
+    return 0
+
+
+def _peek_npz(path: str) -> dict[str, Any]:
+    import zipfile
+
+    import numpy as np
+
+    if not os.path.isfile(path):
+        raise DataError(f"{path}: no such file")
+    shapes: dict[str, list[int]] = {}
+    classes = None
+    try:
+        with zipfile.ZipFile(path) as zf:
+            for member in zf.namelist():
+                if not member.endswith(".npy"):
+                    continue
+                with zf.open(member) as fh:
+                    version = np.lib.format.read_magic(fh)
+                    shape, _, dtype = np.lib.format._read_array_header(fh, version)  # type: ignore[attr-defined]
+                name = member[:-4]
+                if dtype.kind not in "biuf":
+                    raise DataError(f"{path}: array {name!r} has dtype {dtype}; expected numbers (float, int "
+                                    "or bool)")
+                shapes[name] = [int(s) for s in shape]
+        if "y" in shapes:
+            with np.load(path, allow_pickle=False) as npz:
+                y = npz["y"]
+            if y.dtype.kind in "iu" and y.size:
+                classes = int(y.max()) + 1
+    except DataError:
+        raise
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise DataError(f"{path}: not a readable .npz file ({exc})") from exc
+    return {"arrays": shapes, "classes": classes, "samples": _samples(shapes)}
+
+
+def _classes_torch(y: Any) -> int | None:
+    if y is None or y.is_floating_point() or y.numel() == 0:
+        return None
+    return int(y.max()) + 1
+
+
+def _peek_idx(path: str, *, labels: bool) -> tuple[list[int], int | None]:
+    data = sources._read_bytes(path)
+    dims, start = sources.read_idx_header(data, path)
+    need = 1
+    for d in dims:
+        need *= d
+    if len(data) - start != need:
+        raise DataError(f"{path}: truncated or corrupt: the header gives {need} bytes of data, the file has "
+                        f"{len(data) - start}")
+    classes = (max(data[start:]) + 1) if labels and need else None
+    return dims, classes
+
+
+def _peek_mnist(folder: str) -> dict[str, Any]:
+    if not os.path.isdir(folder):
+        raise DataError(f"mnist:{folder}: no such folder")
+    arrays: dict[str, list[int]] = {}
+    classes = None
+    for split, prefix in (("train", ""), ("val", "val ")):
+        xs = sources.find_file(folder, sources.MNIST_NAMES[split + "_x"])
+        ys = sources.find_file(folder, sources.MNIST_NAMES[split + "_y"])
+        if xs is None or ys is None:
+            if split == "train":
+                raise DataError(f"mnist:{folder}: train-images-idx3-ubyte / train-labels-idx1-ubyte (or .gz) "
+                                "missing")
+            continue
+        dims, _ = _peek_idx(xs, labels=False)
+        ldims, found = _peek_idx(ys, labels=True)
+        arrays[prefix + "x"] = [dims[0], 1, *dims[1:]]
+        arrays[prefix + "y"] = ldims
+        classes = max(classes or 0, found or 0) or None
+    return {"arrays": arrays, "classes": classes, "samples": arrays["x"][0]}
+
+
+def _peek_cifar(folder: str) -> dict[str, Any]:
+    if os.path.isdir(os.path.join(folder, "cifar-10-batches-bin")):
+        folder = os.path.join(folder, "cifar-10-batches-bin")
+    if not os.path.isdir(folder):
+        raise DataError(f"cifar10:{folder}: no such folder")
+    counts: dict[str, int] = {"": 0, "val ": 0}
+    for name in [f"data_batch_{i}.bin" for i in range(1, 6)] + ["test_batch.bin"]:
+        path = os.path.join(folder, name)
+        if not os.path.isfile(path):
+            continue
+        size = os.path.getsize(path)
+        if not size or size % sources.CIFAR_RECORD:
+            raise DataError(f"{path}: truncated or corrupt: {size} bytes is not a whole number of "
+                            f"{sources.CIFAR_RECORD}-byte records")
+        counts["val " if name.startswith("test") else ""] += size // sources.CIFAR_RECORD
+    if not counts[""]:
+        raise DataError(f"cifar10:{folder}: no data_batch_1.bin .. data_batch_5.bin")
+    arrays = {f"{p}{a}": ([n, 3, 32, 32] if a == "x" else [n]) for p, n in counts.items() if n for a in "xy"}
+    return {"arrays": arrays, "classes": 10, "samples": counts[""]}

@@ -1,0 +1,140 @@
+"""Checks made during a run, on the run's own batch and weights, without disturbing it.
+
+* :func:`region_gradcheck`: the gradients of the reversible mode (activations
+  rebuilt in backward) against standard autograd, per reversible region (the
+  parameters of the region's nodes, as max |difference| over the global
+  gradient norm, the normalisation of ``revstudio gradcheck``), and each
+  region's inversion error. Both passes start from the same random state and
+  the run's random stream, gradients and batch statistics are restored after,
+  so a run with the check computes exactly what a run without it does.
+* :func:`tracked_peak`: the measured peak of one training step's forward and
+  backward: CUDA allocator statistics, or :class:`LiveTensorTracker` on CPU.
+* :func:`first_nonfinite`: which node's output first went NaN/Inf, found by
+  forward hooks on the compiled module's named children (node ids).
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import torch
+
+
+@contextlib.contextmanager
+def _preserved(model: torch.nn.Module, device: torch.device) -> Iterator[None]:
+    grads = {n: (p.grad.clone() if p.grad is not None else None) for n, p in model.named_parameters()}
+    buffers = {n: b.clone() for n, b in model.named_buffers()}
+    mode = getattr(model, "mode", None)
+    devices = [device] if device.type == "cuda" else []
+    try:
+        with torch.random.fork_rng(devices=devices):
+            yield
+    finally:
+        if mode is not None:
+            model.mode = mode  # type: ignore[assignment]
+        with torch.no_grad():
+            for n, b in model.named_buffers():
+                b.copy_(buffers[n])
+        for n, p in model.named_parameters():
+            p.grad = grads[n]
+
+
+def _grads(model: torch.nn.Module, mode: str, step: Callable[[], torch.Tensor], seed: int) -> dict[str, Any]:
+    model.mode = mode  # type: ignore[assignment]
+    model.zero_grad(set_to_none=True)
+    torch.manual_seed(seed)
+    step().backward()
+    return {n: (p.grad.detach().double().clone() if p.grad is not None else None)
+            for n, p in model.named_parameters()}
+
+
+def region_gradcheck(model: torch.nn.Module, regions: Sequence[Any], step: Callable[[], torch.Tensor],
+                     device: torch.device, seed: int) -> dict[str, Any]:
+    """Per-region agreement of reversible and standard gradients on the batch ``step`` computes.
+
+    ``step()`` runs forward on the current batch and returns the loss. Returns
+    the ``regions`` list and maxima of a gradcheck row (CONTRACTS section 3).
+    """
+    with _preserved(model, device):
+        ref = _grads(model, "standard", step, seed)
+        rev = _grads(model, "reversible", step, seed)
+        inversion = dict(model.inversion_errors()) if hasattr(model, "inversion_errors") else {}
+    squares = [float(g.pow(2).sum()) for g in ref.values() if g is not None]
+    scale = math.sqrt(sum(squares)) or 1.0
+    rows = []
+    for region in regions:
+        nodes = set(region.nodes)
+        worst = 0.0
+        for name, g in ref.items():
+            if name.split(".", 1)[0] not in nodes:
+                continue
+            other = rev.get(name)
+            if g is None and other is None:
+                continue
+            a = g if g is not None else torch.zeros_like(other)
+            b = other if other is not None else torch.zeros_like(a)
+            diff = float((a - b).abs().max()) if a.numel() else 0.0
+            worst = max(worst, diff / scale if math.isfinite(diff) else math.inf)
+        inv = inversion.get(region.id)
+        rows.append({"region": region.id, "grad_rel_error": worst,
+                     "inversion_error": float(inv) if inv is not None else None})
+    return {"regions": rows,
+            "max_grad_rel_error": max((r["grad_rel_error"] for r in rows), default=0.0),
+            "max_inversion_error": max((r["inversion_error"] or 0.0 for r in rows), default=0.0)}
+
+
+class PeakMeter:
+    """Measures the peak bytes of the forward and backward inside ``with meter.measure():``."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.peak: int | None = None
+
+    @contextlib.contextmanager
+    def measure(self) -> Iterator[None]:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+            base = torch.cuda.memory_allocated(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+            yield
+            torch.cuda.synchronize(self.device)
+            self.peak = int(torch.cuda.max_memory_allocated(self.device) - base)
+            return
+        from revstudio.diagnostics.memory import LiveTensorTracker
+
+        # exact_resizes: the reversible runtime frees a region's inputs by shrinking storages
+        tracker = LiveTensorTracker(exact_resizes=True)
+        with tracker:
+            yield
+            self.peak = int(tracker.peak_bytes)
+
+
+def first_nonfinite(model: torch.nn.Module, run: Callable[[], Any]) -> str | None:
+    """The first named child (a node id) whose output has a NaN or Inf when ``run()`` runs forward."""
+    found: list[str] = []
+    handles = []
+
+    def hook(name: str) -> Callable[..., None]:
+        def check(_module: Any, _inputs: Any, output: Any) -> None:
+            if found:
+                return
+            values = output if isinstance(output, (tuple, list)) else (output,)
+            for v in values:
+                if isinstance(v, torch.Tensor) and v.is_floating_point() and not bool(torch.isfinite(v).all()):
+                    found.append(name)
+                    return
+        return check
+
+    for name, child in model.named_children():
+        handles.append(child.register_forward_hook(hook(name)))
+    try:
+        with torch.no_grad():
+            run()
+    except Exception:  # the search is best effort: a forward that fails tells us nothing more
+        pass
+    finally:
+        for h in handles:
+            h.remove()
+    return found[0] if found else None

@@ -1,0 +1,393 @@
+"""The training loop: one plain function, :func:`train`, with Lightning-like callbacks.
+
+The CLI, the app's worker (through the CLI's ``--json`` rows) and the tests
+run the same function. It compiles the graph in the configured mode, runs
+``steps`` optimizer steps over a data order fixed by the seed, and reports
+everything as rows (CONTRACTS section 3) to its callbacks: step rows every
+``log_every`` steps, validation, the in-run gradient check and memory
+measurement at their intervals, checkpoints, and one final event (finished,
+stopped, nan, oom or failed). It never raises for a run-time fault: the fault
+becomes the final row and :class:`TrainResult` says how it ended.
+
+Data order: epoch ``e`` visits the training set in ``randperm`` order drawn
+from ``seed`` and ``e`` alone, and step ``s`` takes batch ``s mod
+steps_per_epoch`` of it, so the position in the data follows from the step
+number and a resumed run (weights, optimizer, schedule and RNG states from
+the checkpoint) computes the same steps the uninterrupted run would have.
+Under DDP the configured ``batch_size`` is the global batch, split evenly
+over the ranks, so a 2-process run optimises what a 1-process run does.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from . import checkpoint as ckpt
+from .config import TrainConfig
+from .inrun import PeakMeter, first_nonfinite, region_gradcheck
+from .parts import Loss, TrainError, make_optimizer, make_scheduler, precision_context, resolve_device
+from .runs import CHECKPOINT
+
+
+class Callback:
+    """Receives the run's rows as they happen; override what you need."""
+
+    def on_row(self, row: dict[str, Any]) -> None:
+        """Every row (step, val, gradcheck, event), after the specific hook below."""
+
+    def on_train_start(self, row: dict[str, Any]) -> None: ...
+    def on_step_end(self, row: dict[str, Any]) -> None: ...
+    def on_validation_end(self, row: dict[str, Any]) -> None: ...
+    def on_gradcheck(self, row: dict[str, Any]) -> None: ...
+    def on_event(self, row: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class Distributed:
+    """This process's place in a torch.distributed run (rank 0 of 1 when alone)."""
+
+    rank: int = 0
+    world: int = 1
+    local_rank: int = 0
+
+    @property
+    def active(self) -> bool:
+        return self.world > 1
+
+
+@dataclass
+class TrainResult:
+    status: str                       # finished | stopped | nan | oom | failed
+    step: int
+    metrics: dict[str, Any] = field(default_factory=dict)
+    message: str | None = None
+    model: Any = None
+    rows: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.status in ("finished", "stopped") else 1
+
+
+def _versions() -> dict[str, str]:
+    import platform
+
+    from revstudio import __version__
+
+    return {"revstudio": __version__, "torch": torch.__version__.split("+")[0], "python": platform.python_version()}
+
+
+def _estimates(graph: Any, report: Any, batch: int, mode: str) -> tuple[int | None, int | None]:
+    """(estimate for the run's mode, for standard mode) of one step's peak at this batch."""
+    try:
+        from revstudio.diagnostics.estimate import estimate_peak  # type: ignore[attr-defined]
+
+        return (int(estimate_peak(graph, report, batch=batch, mode=mode)),
+                int(estimate_peak(graph, report, batch=batch, mode="standard")))
+    except ImportError:  # until the memory branch lands: the kept-activation totals (CONTRACTS section 5)
+        try:
+            from revstudio.diagnostics.estimate import estimate
+
+            totals = estimate(graph, report, batch=batch).totals()
+            return int(totals[mode]["total_bytes"]), int(totals["standard"]["total_bytes"])
+        except Exception:
+            return None, None
+    except Exception:
+        return None, None
+
+
+class _Run:
+    """The state of one run; :func:`train` is its only user."""
+
+    def __init__(self, graph: Any, report: Any, cfg: TrainConfig, data: Any, callbacks: Sequence[Callback],
+                 should_stop: Callable[[], bool], dist: Distributed, run_dir: str | None,
+                 project_text: str, clock_start: float) -> None:
+        self.graph, self.report, self.cfg, self.data = graph, report, cfg, data
+        self.callbacks, self.should_stop, self.dist = list(callbacks), should_stop, dist
+        self.run_dir, self.project_text = run_dir, project_text
+        self.t0 = clock_start
+        self.rows = 0
+        self.step = 0
+        self.metrics: dict[str, Any] = {}
+
+    # ---- reporting -----------------------------------------------------------
+    def emit(self, row: dict[str, Any]) -> None:
+        if self.dist.rank != 0:
+            return
+        row = {"kind": row.pop("kind"), **({"event": row.pop("event")} if "event" in row else {}), **row}
+        row.setdefault("time", round(time.perf_counter() - self.t0, 4))
+        self.rows += 1
+        hook = {"step": "on_step_end", "val": "on_validation_end", "gradcheck": "on_gradcheck"}.get(
+            row["kind"], "on_event")
+        for cb in self.callbacks:
+            if row.get("event") == "started":
+                cb.on_train_start(row)
+            else:
+                getattr(cb, hook)(row)
+            cb.on_row(row)
+
+    def now(self) -> float:
+        return round(time.perf_counter() - self.t0, 4)
+
+
+def _to_device(batch: tuple[dict[str, torch.Tensor], torch.Tensor | None], order: Sequence[str],
+               device: torch.device) -> tuple[list[torch.Tensor], torch.Tensor | None]:
+    inputs, targets = batch
+    xs = [inputs[nid].to(device, non_blocking=True) for nid in order]
+    return xs, (targets.to(device, non_blocking=True) if targets is not None else None)
+
+
+def _allreduce(values: list[float], dist: Distributed, device: torch.device) -> list[float]:
+    if not dist.active:
+        return values
+    import torch.distributed as tdist
+
+    t = torch.tensor(values, dtype=torch.float64, device=device)
+    tdist.all_reduce(t)
+    return [float(v) for v in t.tolist()]
+
+
+def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Sequence[Callback] = (),
+          should_stop: Callable[[], bool] | None = None, resume: dict[str, Any] | None = None,
+          run_dir: str | None = None, project_text: str = "", dist: Distributed | None = None,
+          resumed_from: str | None = None, data_base: str | None = None) -> TrainResult:
+    """Train ``graph`` on ``data`` (a DataBundle) with ``cfg``; see the module docstring.
+
+    ``resume`` is a loaded checkpoint to continue from. ``run_dir`` (rank 0):
+    where ``checkpoints/last.pt`` goes (None: no checkpoints). Raises
+    :class:`TrainError` only for what is wrong before step 1 (a device or
+    precision that cannot work, a batch that does not split over the ranks).
+    """
+    from revstudio.compiler import compile as compile_graph
+    from revstudio.diagnostics.gradcheck import input_nodes, output_nodes
+
+    t0 = time.perf_counter()
+    dist = dist or Distributed()
+    run = _Run(graph, report, cfg, data, callbacks, should_stop or (lambda: False), dist, run_dir,
+               project_text, t0)
+    device = resolve_device(cfg.device, dist.local_rank if dist.active else None)
+    autocast, scaler = precision_context(cfg, device)
+    if cfg.batch_size % dist.world:
+        raise TrainError(f"batch size {cfg.batch_size} does not split evenly over {dist.world} processes; "
+                         f"use a multiple of {dist.world}", 2)
+    n = len(data.train)
+    batch = min(cfg.batch_size, n)
+    local = batch // dist.world
+    if local < 1:
+        raise TrainError(f"{n} training samples cannot feed {dist.world} processes", 2)
+    spe = max(1, n // batch)
+    total = cfg.steps if cfg.steps is not None else int(cfg.epochs or 1) * spe
+
+    torch.manual_seed(cfg.seed)  # the same initial weights on every rank
+    from revstudio.diagnostics.estimate import input_dtype
+
+    dtype = torch.float64 if input_dtype(graph) == "float64" else torch.float32
+    model = compile_graph(graph, mode=cfg.mode, device=device, dtype=dtype, report=report)
+    model.train()
+    optimizer = make_optimizer(cfg, model.parameters())
+    scheduler = make_scheduler(cfg, optimizer, total)
+    if resume is not None:
+        model.load_state_dict(resume["model"])
+        optimizer.load_state_dict(resume["optimizer"])
+        scheduler.load_state_dict(resume["scheduler"])
+        if scaler is not None and resume.get("scaler"):
+            scaler.load_state_dict(resume["scaler"])
+        run.step = int(resume["step"])
+    net: Any = model
+    if dist.active:
+        # Plain DDP, no static_graph and no find_unused_parameters: the reversible runtime's
+        # autograd Function returns every parameter's gradient from its one backward (it does
+        # not accumulate into .grad itself), so each parameter's DDP hook fires exactly once
+        # per step, as in a standard network ("marked ready twice" cannot happen), and
+        # checkpoint mode uses non-reentrant torch.utils.checkpoint, which DDP supports.
+        # static_graph would also be correct but is not needed, and would wrongly freeze the
+        # set of used parameters for graphs whose data decide it.
+        net = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None)
+    if resume is not None:
+        ckpt.set_rng_state(resume["rng"])  # after DDP's construction, which may draw nothing but is not ours
+
+    order = [nid for nid, _ in input_nodes(graph)]
+    outputs = output_nodes(graph)
+    out_index = outputs.index(data.task.output_id) if data.task.output_id in outputs else 0
+    loss_fn = Loss(data.task.kind)
+    classification = data.task.kind == "classification"
+    estimate, standard_estimate = _estimates(graph, report, local, cfg.mode)
+    regions = list(getattr(report, "regions", []) or [])
+    meter = PeakMeter(device)
+
+    def forward(module: Any, xs: list[torch.Tensor], ys: torch.Tensor | None) -> tuple[Any, Any]:
+        with autocast():
+            out = module(*xs)
+            head = out[out_index] if isinstance(out, tuple) else out
+            return loss_fn(head, ys, getattr(model, "logdet", None))
+
+    def batch_at(step_index: int) -> tuple[list[torch.Tensor], torch.Tensor | None]:
+        epoch, pos = divmod(step_index, spe)
+        if epoch != getattr(batch_at, "epoch", None):
+            gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + epoch)
+            batch_at.perm = torch.randperm(n, generator=gen)  # type: ignore[attr-defined]
+            batch_at.epoch = epoch  # type: ignore[attr-defined]
+        idx = batch_at.perm[pos * batch:(pos + 1) * batch]  # type: ignore[attr-defined]
+        idx = idx[dist.rank * local:(dist.rank + 1) * local]
+        return _to_device(data.train.batch(idx), order, device)
+
+    def save_checkpoint() -> str | None:
+        if dist.rank != 0 or run_dir is None:
+            return None
+        if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
+            return None  # never replace the last good checkpoint with broken weights
+        import os
+
+        path = os.path.join(run_dir, CHECKPOINT)
+        ckpt.save(path, {
+            "step": run.step, "epoch": run.step // spe, "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+            "scaler": scaler.state_dict() if scaler is not None else None, "rng": ckpt.rng_state(),
+            "data": {"epoch": run.step // spe, "position": run.step % spe, "steps_per_epoch": spe,
+                     "order_seed": cfg.seed, "base_dir": data_base},
+            "config": cfg.full_section(), "graph": project_text, "versions": _versions()})
+        run.emit({"kind": "event", "event": "checkpoint", "step": run.step, "path": CHECKPOINT})
+        return CHECKPOINT
+
+    def validate() -> dict[str, Any] | None:
+        split = data.val
+        if split is None or len(split) == 0:
+            return None
+        model.eval()
+        loss_sum, correct, count = 0.0, 0.0, 0
+        try:
+            with torch.no_grad():
+                for start in range(0, len(split), cfg.batch_size):
+                    idx = torch.arange(start, min(start + cfg.batch_size, len(split)))
+                    xs, ys = _to_device(split.batch(idx), order, device)
+                    loss, hits = forward(model, xs, ys)
+                    loss_sum += float(loss) * len(idx)
+                    correct += float(hits) if hits is not None else 0.0
+                    count += len(idx)
+                    if run.should_stop():
+                        return None
+        finally:
+            model.train()
+        row = {"kind": "val", "step": run.step, "epoch": round(run.step / spe, 4), "val_loss": loss_sum / count}
+        if classification:
+            row["val_accuracy"] = correct / count
+        run.metrics.update({k: v for k, v in row.items() if k.startswith("val_")})
+        run.emit(row)
+        return row
+
+    params = sum(p.numel() for p in model.parameters())
+    run.emit({"kind": "event", "event": "started", "time": 0.0, "run_dir": run_dir, "config": cfg.full_section(),
+              "device": str(device), "versions": _versions(), "parameters": int(params), "total_steps": total,
+              "steps_per_epoch": spe, "mode": cfg.mode, "task": data.task.kind, "estimate_bytes": estimate,
+              "standard_estimate_bytes": standard_estimate, "regions": [r.id for r in regions],
+              "resumed_from": resumed_from, "processes": dist.world, "batch_size": batch,
+              "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", ""))})
+
+    window = {"loss": 0.0, "correct": 0.0, "count": 0, "steps": 0, "t": time.perf_counter()}
+    last_loss = math.nan
+
+    def finish(status: str, message: str | None = None, **extra: Any) -> TrainResult:
+        return TrainResult(status=status, step=run.step, metrics=dict(run.metrics), message=message,
+                           model=model, rows=run.rows)
+
+    while run.step < total:
+        step = run.step + 1
+        stop_now = run.should_stop()
+        if not stop_now:
+            try:
+                xs, ys = batch_at(run.step)
+                if (cfg.gradcheck_every and step % cfg.gradcheck_every == 0 and regions and dist.rank == 0
+                        and cfg.precision == "fp32"):
+                    result = region_gradcheck(model, regions, lambda: forward(model, xs, ys)[0], device,
+                                              cfg.seed + step)
+                    run.emit({"kind": "gradcheck", "step": step, "epoch": round(step / spe, 4), **result})
+                measure = bool(cfg.memory_every and step % cfg.memory_every == 0)
+                optimizer.zero_grad(set_to_none=True)
+                if measure:
+                    with meter.measure():
+                        loss, hits = forward(net, xs, ys)
+                        (scaler.scale(loss) if scaler is not None else loss).backward()
+                else:
+                    loss, hits = forward(net, xs, ys)
+                    (scaler.scale(loss) if scaler is not None else loss).backward()
+                local_loss = float(loss.detach())
+                finite = 1.0 if math.isfinite(local_loss) else 0.0
+                stats = _allreduce([local_loss * len(xs[0]) if finite else 0.0,
+                                    float(hits) if hits is not None else 0.0, float(len(xs[0])),
+                                    1.0 - finite, 1.0 if run.should_stop() else 0.0], dist, device)
+            except torch.OutOfMemoryError as exc:
+                return _oom(run, model, step, exc, finish, local)
+            except (MemoryError, RuntimeError) as exc:
+                if isinstance(exc, MemoryError) or "can't allocate memory" in str(exc) or \
+                        "out of memory" in str(exc):
+                    return _oom(run, model, step, exc, finish, local)
+                raise
+            if stats[3] > 0:
+                node = first_nonfinite(model, lambda: model(*xs)) if dist.rank == 0 else None
+                where = f", first at node {node!r}" if node else ""
+                msg = (f"the loss became non-finite (NaN or Inf) at step {step}{where}; the last good "
+                       f"checkpoint stays. Try a lower --lr (now {cfg.lr:g}), gradient clipping, or fp32")
+                run.emit({"kind": "event", "event": "nan", "step": step, "node": node, "message": msg})
+                return finish("nan", msg)
+            if cfg.grad_clip is not None:
+                if scaler is not None:
+                    scaler.unscale_(optimizer)
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            if scaler is not None:
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                optimizer.step()
+            scheduler.step()
+            run.step = step
+            last_loss = stats[0] / stats[2]
+            window["loss"] += stats[0]
+            window["correct"] += stats[1]
+            window["count"] += int(stats[2])
+            window["steps"] += 1
+            stop_now = stats[4] > 0
+            if step % cfg.log_every == 0 or measure or step == total:
+                elapsed = max(time.perf_counter() - window["t"], 1e-9)
+                row: dict[str, Any] = {"kind": "step", "step": step, "epoch": round(step / spe, 4),
+                                       "loss": window["loss"] / window["count"],
+                                       "lr": float(optimizer.param_groups[0]["lr"]),
+                                       "samples_per_s": round(window["count"] / elapsed, 2)}
+                if classification:
+                    row["accuracy"] = window["correct"] / window["count"]
+                if measure and meter.peak is not None:
+                    row["peak_bytes"] = meter.peak
+                    row["estimate_bytes"] = estimate
+                run.metrics["loss"] = row["loss"]
+                if classification:
+                    run.metrics["accuracy"] = row["accuracy"]
+                run.emit(row)
+                window = {"loss": 0.0, "correct": 0.0, "count": 0, "steps": 0, "t": time.perf_counter()}
+            if cfg.val_every and step % cfg.val_every == 0 and step != total:
+                validate()
+            if cfg.checkpoint_every and step % cfg.checkpoint_every == 0 and step != total:
+                save_checkpoint()
+        if stop_now:
+            path = save_checkpoint()
+            run.emit({"kind": "event", "event": "stopped", "step": run.step, "checkpoint": path})
+            return finish("stopped")
+    run.metrics.setdefault("loss", last_loss)
+    validate()
+    save_checkpoint()
+    run.emit({"kind": "event", "event": "finished", "step": run.step, "metrics": dict(run.metrics),
+              "wall_s": round(time.perf_counter() - t0, 3)})
+    return finish("finished")
+
+
+def _oom(run: _Run, model: Any, step: int, exc: BaseException, finish: Callable[..., TrainResult],
+         batch: int) -> TrainResult:
+    from .advice import oom_message
+
+    msg = oom_message(run.graph, run.report, run.cfg, batch, model)
+    run.emit({"kind": "event", "event": "oom", "step": step, "message": msg})
+    return finish("oom", msg)

@@ -1,0 +1,160 @@
+"""Where a run's rows go: JSON lines on stdout, a progress bar for people, the run directory.
+
+Each is a :class:`~revstudio.training.loop.Callback`. ``JsonRows`` prints one
+object per line and flushes it (the app reads the pipe as it goes);
+``Progress`` draws a one-line bar (step, epoch, loss, samples/s, ETA) on a
+terminal and plain lines elsewhere; ``RunDirRows`` appends every row to
+``metrics.jsonl`` and keeps ``status.json`` truthful.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from typing import IO, Any
+
+from .loop import Callback
+from .runs import RunWriter, now_iso
+
+
+def _clean(value: Any) -> Any:
+    # JSON has no NaN/Inf: a non-finite number is written as null
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def dumps(row: dict[str, Any]) -> str:
+    return json.dumps(_clean(row), allow_nan=False)
+
+
+class JsonRows(Callback):
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self.stream = stream
+
+    def on_row(self, row: dict[str, Any]) -> None:
+        out = self.stream or sys.stdout
+        out.write(dumps(row) + "\n")
+        out.flush()
+
+
+def _fmt_bytes(n: Any) -> str:
+    if not isinstance(n, (int, float)):
+        return "-"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)  # pragma: no cover
+
+
+def _eta(seconds: float) -> str:
+    seconds = int(max(0, seconds))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+
+
+class Progress(Callback):
+    """Human output: a redrawn bar on a terminal, one line per step row otherwise."""
+
+    WIDTH = 24
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self.stream = stream or sys.stdout
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.total = 1
+        self.start_step = 0
+        self.t0 = time.perf_counter()
+        self.drawn = False
+
+    def _line(self, text: str) -> None:
+        if self.drawn and self.tty:
+            self.stream.write("\r\033[K")
+            self.drawn = False
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def on_train_start(self, row: dict[str, Any]) -> None:
+        self.total = int(row.get("total_steps") or 1)
+        self.t0 = time.perf_counter()
+        resumed = f", resumed from {row['resumed_from']}" if row.get("resumed_from") else ""
+        self._line(f"training {row.get('parameters', 0):,} parameters on {row.get('device')} in "
+                   f"{row.get('mode')} mode, {row.get('task')}, {self.total} steps "
+                   f"({row.get('steps_per_epoch')} per epoch){resumed}")
+        if row.get("data"):
+            self._line(f"data: {row['data']}")
+        if row.get("run_dir"):
+            self._line(f"run directory: {row['run_dir']}")
+
+    def on_step_end(self, row: dict[str, Any]) -> None:
+        step = int(row["step"])
+        if not self.start_step:
+            self.start_step = step - 1
+        done = step / self.total
+        rate = (step - self.start_step) / max(time.perf_counter() - self.t0, 1e-9)
+        eta = _eta((self.total - step) / rate) if rate > 0 else "--:--"
+        bar = "#" * int(self.WIDTH * done) + "-" * (self.WIDTH - int(self.WIDTH * done))
+        acc = f" acc {row['accuracy']:.3f}" if "accuracy" in row else ""
+        mem = f" peak {_fmt_bytes(row['peak_bytes'])}" if "peak_bytes" in row else ""
+        text = (f"[{bar}] step {step}/{self.total} epoch {row['epoch']:.2f} loss {row['loss']:.4g}{acc} "
+                f"{row['samples_per_s']:.0f} samples/s ETA {eta}{mem}")
+        if self.tty:
+            self.stream.write("\r\033[K" + text)
+            self.stream.flush()
+            self.drawn = True
+        else:
+            self._line(text)
+
+    def on_validation_end(self, row: dict[str, Any]) -> None:
+        acc = f", accuracy {row['val_accuracy']:.4f}" if "val_accuracy" in row else ""
+        self._line(f"validation at step {row['step']}: loss {row['val_loss']:.4g}{acc}")
+
+    def on_gradcheck(self, row: dict[str, Any]) -> None:
+        self._line(f"gradient check at step {row['step']}: reversible vs standard max error "
+                   f"{row['max_grad_rel_error']:.2g}, inversion error {row['max_inversion_error']:.2g}")
+
+    def on_event(self, row: dict[str, Any]) -> None:
+        event = row.get("event")
+        if event == "finished":
+            m = row.get("metrics", {})
+            parts = [f"{k} {v:.4g}" for k, v in m.items() if isinstance(v, (int, float))]
+            self._line(f"finished {row['step']} steps in {row['wall_s']:.1f} s: " + ", ".join(parts))
+        elif event == "stopped":
+            where = f"; checkpoint {row['checkpoint']}" if row.get("checkpoint") else ""
+            self._line(f"stopped at step {row['step']}{where}")
+        elif event in ("nan", "oom", "failed"):
+            self._line(f"error: {row.get('message')}")
+
+
+class RunDirRows(Callback):
+    """Every row into metrics.jsonl; status.json follows the run."""
+
+    def __init__(self, writer: RunWriter) -> None:
+        self.writer = writer
+
+    def on_row(self, row: dict[str, Any]) -> None:
+        self.writer.row(_clean(row))
+        kind, event = row.get("kind"), row.get("event")
+        if kind == "step":
+            metrics = {k: row[k] for k in ("loss", "accuracy") if k in row}
+            self.writer.update_status(step=row["step"], metrics={**self.writer.status["metrics"], **metrics})
+        elif kind == "val":
+            metrics = {k: row[k] for k in ("val_loss", "val_accuracy") if k in row}
+            self.writer.update_status(metrics={**self.writer.status["metrics"], **metrics})
+        elif event == "started":
+            self.writer.update_status(status="running", total_steps=row.get("total_steps"), message=None,
+                                      ended=None)
+        elif event == "finished":
+            self.writer.update_status(status="finished", step=row["step"], ended=now_iso(),
+                                      metrics=_clean(row.get("metrics", {})))
+        elif event == "stopped":
+            self.writer.update_status(status="stopped", step=row["step"], ended=now_iso(),
+                                      message="stopped by a signal; --resume continues it")
+        elif event in ("nan", "oom", "failed"):
+            self.writer.update_status(status="failed", ended=now_iso(), message=row.get("message"))

@@ -1,0 +1,126 @@
+"""The pieces a run is made of, built from a :class:`TrainConfig`: device, precision, optimizer,
+learning-rate schedule and the loss of the task.
+
+Schedules are one ``LambdaLR`` with a plain function (its state_dict is then
+just numbers, so checkpoints load with ``weights_only=True``): a linear
+warm-up over ``warmup_steps``, then constant, a cosine to zero, or one-cycle
+(up from lr/25 over the warm-up, or the first 30 % of the run without one,
+then a cosine down to lr/10^4, as in Smith's one-cycle policy).
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from .config import ConfigError, TrainConfig
+
+
+class TrainError(Exception):
+    """A run that cannot start or continue; ``code`` is the CLI exit code (1 run failed, 2 bad usage)."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def resolve_device(name: str, local_rank: int | None = None) -> torch.device:
+    """'auto' | 'cpu' | 'cuda' | 'cuda:N' -> a device that exists (under torchrun: this rank's GPU)."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    device = torch.device(name)
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            why = "this torch build has no CUDA support" if torch.version.cuda is None else "no GPU is visible"
+            raise TrainError(f"device {name}: CUDA is not available ({why}); use --device cpu", 2)
+        if device.index is None:
+            device = torch.device("cuda", local_rank or 0)
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise TrainError(f"device {name}: only {torch.cuda.device_count()} CUDA device(s) are visible", 2)
+    return device
+
+
+def precision_context(cfg: TrainConfig, device: torch.device) -> tuple[Callable[[], Any], Any]:
+    """(a context manager factory for the forward pass, a GradScaler or None)."""
+    if cfg.precision == "fp16" and device.type != "cuda":
+        raise TrainError("precision fp16 needs a CUDA device (autocast with a GradScaler); on the CPU use "
+                         "--precision bf16 or fp32", 2)
+    if cfg.precision == "fp32":
+        return contextlib.nullcontext, None
+    dtype = torch.bfloat16 if cfg.precision == "bf16" else torch.float16
+    scaler = torch.amp.GradScaler("cuda") if cfg.precision == "fp16" else None
+    return (lambda: torch.autocast(device_type=device.type, dtype=dtype)), scaler
+
+
+def make_optimizer(cfg: TrainConfig, params: Any) -> torch.optim.Optimizer:
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
+    if cfg.optimizer == "adam":
+        return torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    if cfg.optimizer == "adamw":
+        return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+    raise ConfigError(f"training.optimizer: {cfg.optimizer!r} is not known", "optimizer")  # pragma: no cover
+
+
+def lr_factor(schedule: str, warmup: int, total: int) -> Callable[[int], float]:
+    """The multiplier of the base learning rate after ``step`` optimizer steps."""
+    total = max(1, total)
+
+    def cosine(progress: float, floor: float) -> float:
+        progress = min(1.0, max(0.0, progress))
+        return floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+    def factor(step: int) -> float:
+        if schedule == "onecycle":
+            rise = warmup if warmup > 0 else max(1, int(0.3 * total))
+            if step < rise:
+                return 1.0 / 25 + (1.0 - 1.0 / 25) * step / rise
+            return cosine((step - rise) / max(1, total - rise), 1e-4)
+        if step < warmup:
+            return (step + 1) / (warmup + 1)
+        if schedule == "cosine":
+            return cosine((step - warmup) / max(1, total - warmup), 0.0)
+        return 1.0
+
+    return factor
+
+
+def make_scheduler(cfg: TrainConfig, optimizer: torch.optim.Optimizer, total: int) -> Any:
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor(cfg.schedule, cfg.warmup_steps, total))
+
+
+LN2 = math.log(2.0)
+
+
+class Loss:
+    """The loss of a task: ``value(output, targets, logdet) -> (loss, correct or None)``."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __call__(self, output: torch.Tensor, targets: torch.Tensor | None,
+                 logdet: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        if self.kind == "classification":
+            assert targets is not None
+            logits = output.float()
+            loss = F.cross_entropy(logits, targets)
+            correct = (logits.detach().argmax(dim=1) == targets).sum()
+            return loss, correct
+        if self.kind == "regression":
+            assert targets is not None
+            out = output.float()
+            target = targets.to(out.dtype)
+            if target.shape != out.shape and target.numel() == out.numel():
+                target = target.view_as(out)
+            return F.mse_loss(out, target), None
+        # flow: negative log-likelihood under a standard normal base, in bits per dimension
+        z = output.float().flatten(1)
+        dims = z.shape[1]
+        nll = 0.5 * z.pow(2).sum(dim=1) + 0.5 * dims * math.log(2 * math.pi)
+        if logdet is not None:
+            nll = nll - logdet.float().reshape(-1)
+        return (nll / (dims * LN2)).mean(), None

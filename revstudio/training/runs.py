@@ -1,0 +1,200 @@
+"""Run directories: what one training run leaves on disk, written and read back.
+
+A run directory (CONTRACTS section 4) holds the project snapshot, the
+resolved config, the environment, ``status.json`` (kept truthful while the run
+goes), ``metrics.jsonl`` (the rows of ``--json``), ``checkpoints/last.pt`` and
+the exported ``model.py``. Every JSON file is replaced atomically (temporary
+file, fsync, rename), so a reader never sees half of one. A status that says
+``running`` whose process is gone is reported as ``killed``. Torch-free: the
+app's run list and ``revstudio runs`` read this without loading torch.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+STATUS = "status.json"
+CONFIG = "config.json"
+METRICS = "metrics.jsonl"
+CHECKPOINT = os.path.join("checkpoints", "last.pt")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# mkstemp makes 0600 files; run files are ordinary documents, readable as the umask allows
+_FILE_MODE = 0o666 & ~_umask()
+
+
+def now_iso() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_atomic(path: str, data: bytes | str) -> None:
+    """Write ``data`` to ``path`` so that the old file or the whole new one is there at any moment."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), _FILE_MODE)
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_json(path: str, value: Any) -> None:
+    write_atomic(path, json.dumps(value, indent=2, sort_keys=False) + "\n")
+
+
+def _pid_alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, but someone else's
+        return True
+    except OSError:
+        return False
+    # a zombie (exited, not yet reaped by its parent) is not running either
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+@dataclass
+class RunInfo:
+    """One run directory as ``revstudio runs`` and the app's run list show it."""
+
+    path: str
+    status: str                      # running | finished | stopped | failed | killed | unknown
+    step: int | None = None
+    total_steps: int | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    started: str | None = None
+    ended: str | None = None
+    message: str | None = None
+    pid: int | None = None
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(os.path.normpath(self.path))
+
+    @property
+    def has_checkpoint(self) -> bool:
+        return os.path.isfile(os.path.join(self.path, CHECKPOINT))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "name": self.name, "status": self.status, "step": self.step,
+                "total_steps": self.total_steps, "metrics": self.metrics, "started": self.started,
+                "ended": self.ended, "message": self.message, "checkpoint": self.has_checkpoint,
+                "config": self.config}
+
+
+def _read_json(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def is_run_dir(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, STATUS))
+
+
+def read_run(run_dir: str) -> RunInfo:
+    """What ``run_dir`` says about its run; a missing or broken status reads as ``unknown``."""
+    status = _read_json(os.path.join(run_dir, STATUS))
+    config = _read_json(os.path.join(run_dir, CONFIG))
+    if not isinstance(status, dict):
+        return RunInfo(path=run_dir, status="unknown", config=config if isinstance(config, dict) else {},
+                       message="status.json is missing or unreadable")
+    state = str(status.get("status", "unknown"))
+    message = status.get("message")
+    if state == "running" and not _pid_alive(status.get("pid")):
+        state = "killed"
+        message = message or "the process ended without saying why (killed?); --resume continues it"
+    return RunInfo(
+        path=run_dir, status=state, step=status.get("step"), total_steps=status.get("total_steps"),
+        config=config if isinstance(config, dict) else {},
+        metrics=status.get("metrics") if isinstance(status.get("metrics"), dict) else {},
+        started=status.get("started"), ended=status.get("ended"), message=message, pid=status.get("pid"))
+
+
+def list_runs(directory: str) -> list[RunInfo]:
+    """The runs in ``directory`` (or ``directory`` itself if it is one), oldest first."""
+    if is_run_dir(directory):
+        return [read_run(directory)]
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    runs = [read_run(os.path.join(directory, n)) for n in names if is_run_dir(os.path.join(directory, n))]
+    runs.sort(key=lambda r: (r.started or "", r.name))
+    return runs
+
+
+def read_metrics(run_dir: str) -> list[dict[str, Any]]:
+    """The rows of ``metrics.jsonl``; a last line cut short by a kill is skipped."""
+    rows = []
+    try:
+        with open(os.path.join(run_dir, METRICS), encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(row, dict):
+                    rows.append(row)
+    except OSError:
+        pass
+    return rows
+
+
+class RunWriter:
+    """The writing side of a run directory (rank 0 only): status, config and metric rows."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        os.makedirs(os.path.join(path, "checkpoints"), exist_ok=True)
+        self.status: dict[str, Any] = {"status": "running", "pid": os.getpid(), "step": 0, "total_steps": None,
+                                       "started": now_iso(), "ended": None, "metrics": {}, "message": None}
+        self._metrics = open(os.path.join(path, METRICS), "a", encoding="utf-8")  # noqa: SIM115
+
+    def file(self, name: str) -> str:
+        return os.path.join(self.path, name)
+
+    def update_status(self, **fields: Any) -> None:
+        self.status.update(fields)
+        write_json(self.file(STATUS), self.status)
+
+    def row(self, row: dict[str, Any]) -> None:
+        # one write per row, flushed: a kill can cut at most the last line
+        self._metrics.write(json.dumps(row) + "\n")
+        self._metrics.flush()
+
+    def close(self) -> None:
+        try:
+            self._metrics.close()
+        except OSError:
+            pass

@@ -1,0 +1,259 @@
+"""One ``revstudio train`` process: from a project (or a run to resume) to a finished run directory.
+
+Order of work: read the config (errors name the key, exit 2), check the graph
+(exit 1), create the run directory (rank 0) and record the snapshot, config,
+environment and exported model code, load the data (refused data is a
+``failed`` row), then :func:`revstudio.training.loop.train`. SIGINT and
+SIGTERM only set a flag that the loop reads between steps, so a stop is a
+clean one: a final checkpoint, a ``stopped`` row, exit 0. Every fault ends as
+one row and a truthful status.json, never as a traceback.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import signal
+import socket
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import ConfigError, TrainConfig
+from .runs import CONFIG, RunWriter, write_atomic, write_json
+
+
+@dataclass
+class Request:
+    """What the command line asked for."""
+
+    file: str | None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    out: str | None = None
+    resume: str | None = None
+    json: bool = False
+
+
+class SessionError(Exception):
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class StopFlag:
+    """Set by SIGINT/SIGTERM; the loop polls it between steps (and validation batches)."""
+
+    def __init__(self) -> None:
+        self.set = False
+        self.previous: dict[int, Any] = {}
+
+    def __call__(self) -> bool:
+        return self.set
+
+    def install(self) -> None:
+        def handler(signum: int, _frame: Any) -> None:
+            self.set = True
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self.previous[sig] = signal.signal(sig, handler)
+            except (ValueError, OSError):  # not the main thread (tests calling in-process)
+                pass
+
+    def uninstall(self) -> None:
+        for sig, old in self.previous.items():
+            signal.signal(sig, old)
+        self.previous.clear()
+
+
+def default_run_dir(project: str) -> str:
+    folder = os.path.dirname(os.path.abspath(project))
+    stem = os.path.splitext(os.path.basename(project))[0]
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = os.path.join(folder, "runs", f"{stem}-{stamp}")
+    n = 1
+    while os.path.exists(path):
+        n += 1
+        path = os.path.join(folder, "runs", f"{stem}-{stamp}-{n}")
+    return path
+
+
+def _rank() -> tuple[int, int, int]:
+    env = os.environ
+    return int(env.get("RANK", 0)), int(env.get("WORLD_SIZE", 1)), int(env.get("LOCAL_RANK", 0))
+
+
+def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
+    """(graph, config, checkpoint to resume or None, base dir of relative data paths)."""
+    from revstudio.clicmd.check import load_project
+
+    resume = None
+    if req.resume:
+        from . import checkpoint as ckpt
+
+        snapshot = os.path.join(req.resume, "project.revs")
+        if not os.path.isfile(snapshot):
+            raise SessionError(f"--resume {req.resume}: not a run directory (no project.revs)", 2)
+        try:
+            resume = ckpt.load(os.path.join(req.resume, "checkpoints", "last.pt"))
+        except ckpt.CheckpointError as exc:
+            raise SessionError(f"--resume {req.resume}: {exc}", 2) from None
+        graph = load_project(snapshot)
+        section = resume.get("config") or {}
+        base = str((resume.get("data") or {}).get("base_dir") or os.path.dirname(os.path.abspath(snapshot)))
+    else:
+        assert req.file is not None
+        graph = load_project(req.file)
+        section = graph.training
+        base = os.path.dirname(os.path.abspath(req.file))
+    try:
+        cfg = TrainConfig.from_section(section)
+        cfg = cfg.replace(**req.overrides) if req.overrides else cfg
+    except ConfigError as exc:
+        raise SessionError(f"{req.resume or req.file}: {exc}", 2) from None
+    return graph, cfg, resume, base
+
+
+def _environment(cfg: TrainConfig, world: int) -> dict[str, Any]:
+    import torch
+
+    from revstudio import __version__
+
+    return {"python": platform.python_version(), "torch": torch.__version__, "revstudio": __version__,
+            "device": cfg.device, "cuda": torch.version.cuda, "cuda_available": torch.cuda.is_available(),
+            "threads": torch.get_num_threads(), "processes": world, "hostname": socket.gethostname(),
+            "platform": platform.platform(), "argv": sys.argv[1:]}
+
+
+def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed: bool) -> str:
+    """Write the snapshot, config, environment and model code; returns the project text."""
+    from revstudio.core.project import dumps
+
+    snap = graph.snapshot() if hasattr(graph, "snapshot") else graph
+    snap.training = cfg.to_section()
+    text = dumps(snap)
+    if not resumed:
+        write_atomic(writer.file("project.revs"), text)
+    write_json(writer.file(CONFIG), cfg.full_section())
+    write_json(writer.file("environment.json"), _environment(cfg, world))
+    try:
+        from revstudio.codegen import export
+
+        write_atomic(writer.file("model.py"), export(graph))
+    except Exception as exc:  # the run does not need the code; say why it is missing
+        write_atomic(writer.file("model.py.txt"), f"the model could not be exported: {exc}\n")
+    return text
+
+
+def run_session(req: Request) -> int:
+    """Run one training process; returns the exit code."""
+    from revstudio.clicmd._runargs import load_checked
+    from revstudio.core.project import dumps
+
+    from .loop import Distributed, TrainResult, train
+    from .output import JsonRows, Progress, RunDirRows, dumps as row_dumps
+    from .parts import TrainError
+
+    stop = StopFlag()
+    stop.install()
+    rank, world, local_rank = _rank()
+    writer: RunWriter | None = None
+    fail_step: int | None = None
+
+    def failed(message: str, code: int) -> int:
+        row = {"kind": "event", "event": "failed", "time": 0.0, "step": fail_step, "message": message,
+               "exit_code": code}
+        if rank == 0:
+            if req.json:
+                print(row_dumps(row), flush=True)
+            else:
+                print(f"revstudio train: {message}", file=sys.stderr)
+            if writer is not None:
+                RunDirRows(writer).on_row(row)
+        return code
+
+    try:
+        graph, cfg, resume, base = _load(req)
+        source = os.path.join(req.resume, "project.revs") if req.resume else str(req.file)
+        from revstudio.cli import CliError
+
+        try:
+            graph, report = load_checked(source, batch=cfg.batch_size)
+        except CliError as exc:
+            return failed(str(exc), exc.code)
+        if rank == 0:
+            out = req.resume or req.out or default_run_dir(source)
+            writer = RunWriter(out)
+            if resume is not None:
+                fail_step = int(resume["step"])
+                writer.status["step"] = fail_step
+            writer.update_status(status="running")
+            project_text = _record(writer, graph, cfg, world, resume is not None)
+        else:
+            project_text = dumps(graph)
+        from .data import DataError, load_data
+        from .task import infer_task
+
+        try:
+            task = infer_task(graph, report, cfg.task)
+            data = load_data(cfg.data, graph, report, task=task, val_spec=cfg.val_data,
+                             val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base)
+        except DataError as exc:
+            return failed(f"{cfg.data}: {exc}", 2)
+        callbacks: list[Any] = []
+        if rank == 0:
+            callbacks.append(JsonRows() if req.json else Progress())
+            assert writer is not None
+            callbacks.append(RunDirRows(writer))
+        dist = Distributed(rank, world, local_rank)
+        if dist.active:
+            _init_distributed(cfg)
+        try:
+            result: TrainResult = train(graph, report, cfg, data, callbacks=callbacks, should_stop=stop,
+                                        resume=resume, run_dir=writer.path if writer else None,
+                                        project_text=project_text, dist=dist,
+                                        resumed_from=req.resume, data_base=base)
+        except TrainError as exc:
+            return failed(str(exc), exc.code)
+        return result.exit_code
+    except SessionError as exc:
+        return failed(str(exc), exc.code)
+    except Exception as exc:
+        from revstudio.clicmd._runargs import compile_error
+
+        err = compile_error(exc)
+        if err is not None:
+            return failed(str(err), err.code)
+        return failed(f"internal error: {type(exc).__name__}: {exc} (please report this)", 1)
+    finally:
+        stop.uninstall()
+        if writer is not None:
+            writer.close()
+        if world > 1:
+            _finish_distributed()
+
+
+def _init_distributed(cfg: TrainConfig) -> None:
+    import torch
+    import torch.distributed as tdist
+
+    backend = "nccl" if cfg.device.startswith("cuda") or (cfg.device == "auto" and torch.cuda.is_available()) \
+        else "gloo"
+    if backend == "nccl":
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+    if not tdist.is_initialized():
+        tdist.init_process_group(backend)
+
+
+def _finish_distributed() -> None:
+    import torch.distributed as tdist
+
+    if tdist.is_available() and tdist.is_initialized():
+        try:
+            tdist.barrier()  # no rank tears gloo down while a peer still talks to it
+        except Exception:
+            pass
+        tdist.destroy_process_group()
+
+
+__all__ = ["Request", "SessionError", "StopFlag", "default_run_dir", "run_session"]

@@ -1,0 +1,371 @@
+"""Data sources that need only torch (numpy only for .npz): reading, generating, checking.
+
+This file is the data half of training twice over: ``revstudio.training.data``
+calls it with facts taken from the graph, and ``revstudio export --with-training``
+copies it verbatim into the exported script (``codegen/training.py``), so a run
+moved to a user's cluster reads the same files, generates the same synthetic
+data for the same seed and refuses the same bad data. Keep it self-contained:
+stdlib and torch (imported inside functions, so previews stay torch-free), no
+revstudio imports, nothing that reaches outside its arguments.
+
+Formats: ``FILE.npz`` (``allow_pickle=False``) / ``FILE.pt`` (``weights_only=True``)
+with arrays ``x`` (or one per Input node id) and ``y``; ``mnist:DIR`` (IDX files,
+plain or .gz, any image size); ``cifar10:DIR`` (the binary batches); ``synthetic``.
+"""
+from __future__ import annotations
+
+import gzip
+import math
+import os
+import struct
+import zipfile
+from typing import Any
+
+
+class DataError(Exception):
+    """Data that does not fit: the message names the file / array / node, what was expected and found."""
+
+
+MNIST_NAMES = {
+    "train_x": ("train-images-idx3-ubyte", "train-images.idx3-ubyte"),
+    "train_y": ("train-labels-idx1-ubyte", "train-labels.idx1-ubyte"),
+    "val_x": ("t10k-images-idx3-ubyte", "t10k-images.idx3-ubyte"),
+    "val_y": ("t10k-labels-idx1-ubyte", "t10k-labels.idx1-ubyte"),
+}
+CIFAR_RECORD = 1 + 3 * 32 * 32
+
+
+def _fmt(shape: Any) -> str:
+    return "x".join(str(int(s)) for s in shape) if len(shape) else "a scalar"
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """``(kind, path)`` of a data spec: synthetic, npz, pt, mnist, cifar10."""
+    text = str(spec).strip()
+    if text == "synthetic":
+        return "synthetic", ""
+    for kind in ("mnist", "cifar10"):
+        if text.startswith(kind + ":"):
+            path = text[len(kind) + 1:]
+            if not path:
+                raise DataError(f"data {text!r} names no folder; write {kind}:DIR")
+            return kind, path
+    lower = text.lower()
+    if lower.endswith(".npz"):
+        return "npz", text
+    if lower.endswith(".pt") or lower.endswith(".pth"):
+        return "pt", text
+    raise DataError(f"data {text!r} is not a known source; use synthetic, FILE.npz, FILE.pt, mnist:DIR or "
+                    "cifar10:DIR")
+
+
+def resolve(path: str, base_dir: str | None) -> str:
+    """A relative path resolves against the project's folder (``base_dir``) when one is given."""
+    path = os.path.expanduser(path)
+    if base_dir and not os.path.isabs(path):
+        path = os.path.join(base_dir, path)
+    return path
+
+
+# ---- IDX (MNIST) ---------------------------------------------------------------------------
+
+def _read_bytes(path: str) -> bytes:
+    try:
+        if path.endswith(".gz"):
+            with gzip.open(path, "rb") as fh:
+                return fh.read()
+        with open(path, "rb") as fh:
+            return fh.read()
+    except (EOFError, gzip.BadGzipFile, zipfile.BadZipFile) as exc:
+        raise DataError(f"{path}: not a readable gzip file ({exc}); the download may be truncated") from exc
+    except OSError as exc:
+        raise DataError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+
+
+def read_idx_header(data: bytes, path: str) -> tuple[list[int], int]:
+    """The dimensions of an unsigned-byte IDX file and where its data starts."""
+    if len(data) < 4:
+        raise DataError(f"{path}: {len(data)} bytes is too short for an IDX file (4-byte magic number first)")
+    if data[0] != 0 or data[1] != 0 or data[2] != 0x08 or not 1 <= data[3] <= 4:
+        raise DataError(f"{path}: bad magic number {data[:4].hex()} (expected 000008 followed by the number "
+                        "of dimensions, e.g. 00000803 for images); not an unsigned-byte IDX file")
+    ndim = data[3]
+    start = 4 + 4 * ndim
+    if len(data) < start:
+        raise DataError(f"{path}: truncated header ({len(data)} bytes, the {ndim} dimensions need {start})")
+    dims = list(struct.unpack(">" + "I" * ndim, data[4:start]))
+    return dims, start
+
+
+def read_idx(path: str) -> Any:
+    """An IDX file of unsigned bytes as a uint8 tensor of the header's shape."""
+    import torch
+
+    data = _read_bytes(path)
+    dims, start = read_idx_header(data, path)
+    need = math.prod(dims)
+    found = len(data) - start
+    if found != need:
+        what = "truncated" if found < need else "corrupt"
+        raise DataError(f"{path}: {what}: the header gives {_fmt(dims)} = {need} bytes of data, the file has "
+                        f"{found}")
+    return torch.frombuffer(bytearray(data[start:]), dtype=torch.uint8).reshape(dims)
+
+
+def find_file(folder: str, names: tuple[str, ...]) -> str | None:
+    for name in names:
+        for candidate in (name, name + ".gz"):
+            path = os.path.join(folder, candidate)
+            if os.path.isfile(path):
+                return path
+    return None
+
+
+def load_mnist(folder: str) -> tuple[tuple[Any, Any], tuple[Any, Any] | None]:
+    """``((x, y), (x_val, y_val) or None)`` of an MNIST-layout folder: images scaled to [0, 1],
+    a channel axis added (N x 1 x H x W), labels int64; the t10k files are the validation set."""
+    import torch
+
+    if not os.path.isdir(folder):
+        raise DataError(f"mnist:{folder}: no such folder")
+    parts: list[tuple[Any, Any] | None] = []
+    for split in ("train", "val"):
+        xs = find_file(folder, MNIST_NAMES[split + "_x"])
+        ys = find_file(folder, MNIST_NAMES[split + "_y"])
+        if split == "train" and (xs is None or ys is None):
+            missing = MNIST_NAMES["train_x"][0] if xs is None else MNIST_NAMES["train_y"][0]
+            raise DataError(f"mnist:{folder}: {missing} (or .gz) is missing; the folder needs "
+                            "train-images-idx3-ubyte and train-labels-idx1-ubyte, plain or gzipped")
+        if xs is None or ys is None:
+            parts.append(None)
+            continue
+        images, labels = read_idx(xs), read_idx(ys)
+        if images.dim() != 3:
+            raise DataError(f"{xs}: an image file has 3 dimensions (N, H, W); this one has {_fmt(images.shape)}")
+        if labels.dim() != 1:
+            raise DataError(f"{ys}: a label file has 1 dimension (N); this one has {_fmt(labels.shape)}")
+        if len(images) != len(labels):
+            raise DataError(f"{xs} holds {len(images)} images but {ys} holds {len(labels)} labels")
+        parts.append((images.unsqueeze(1).to(torch.float32) / 255.0, labels.to(torch.int64)))
+    assert parts[0] is not None
+    return parts[0], parts[1]
+
+
+# ---- CIFAR-10 (binary version) ---------------------------------------------------------------
+
+def read_cifar_batch(path: str) -> tuple[Any, Any]:
+    import torch
+
+    data = _read_bytes(path)
+    if not data or len(data) % CIFAR_RECORD:
+        raise DataError(f"{path}: truncated or corrupt: {len(data)} bytes is not a whole number of "
+                        f"{CIFAR_RECORD}-byte records (1 label byte + 3072 image bytes)")
+    records = torch.frombuffer(bytearray(data), dtype=torch.uint8).reshape(-1, CIFAR_RECORD)
+    labels = records[:, 0].to(torch.int64)
+    bad = (labels > 9).nonzero()
+    if len(bad):
+        i = int(bad[0])
+        raise DataError(f"{path}: corrupt: record {i} has label byte {int(labels[i])}, a CIFAR-10 class is 0-9")
+    images = records[:, 1:].reshape(-1, 3, 32, 32).to(torch.float32) / 255.0
+    return images, labels
+
+
+def load_cifar10(folder: str) -> tuple[tuple[Any, Any], tuple[Any, Any] | None]:
+    """``((x, y), (x_val, y_val) or None)``: data_batch_1..5.bin, test_batch.bin as validation."""
+    import torch
+
+    if os.path.isdir(os.path.join(folder, "cifar-10-batches-bin")):
+        folder = os.path.join(folder, "cifar-10-batches-bin")
+    if not os.path.isdir(folder):
+        raise DataError(f"cifar10:{folder}: no such folder")
+    paths = [os.path.join(folder, f"data_batch_{i}.bin") for i in range(1, 6)]
+    present = [p for p in paths if os.path.isfile(p)]
+    if not present:
+        raise DataError(f"cifar10:{folder}: no data_batch_1.bin .. data_batch_5.bin (the binary version of "
+                        "CIFAR-10, cifar-10-binary.tar.gz, unpacked)")
+    batches = [read_cifar_batch(p) for p in present]
+    train = (torch.cat([b[0] for b in batches]), torch.cat([b[1] for b in batches]))
+    test = os.path.join(folder, "test_batch.bin")
+    return train, read_cifar_batch(test) if os.path.isfile(test) else None
+
+
+# ---- .npz / .pt --------------------------------------------------------------------------------
+
+_KINDS = {"b": "bool", "i": "int", "u": "unsigned int", "f": "float"}
+
+
+def load_arrays(path: str) -> dict[str, Any]:
+    """The named tensors of a ``.npz`` (no pickles) or ``.pt`` (``weights_only``) file."""
+    import torch
+
+    if not os.path.isfile(path):
+        raise DataError(f"{path}: no such file")
+    if path.lower().endswith(".npz"):
+        try:
+            import numpy as np
+        except ImportError as exc:
+            raise DataError(f"{path}: reading .npz needs numpy (pip install numpy), or save the arrays "
+                            "with torch.save as a .pt") from exc
+        out: dict[str, Any] = {}
+        try:
+            with np.load(path, allow_pickle=False) as npz:
+                for name in npz.files:
+                    try:
+                        arr = npz[name]
+                    except ValueError as exc:  # object arrays need pickle
+                        raise DataError(f"{path}: array {name!r} holds Python objects (dtype object), which "
+                                        "are not loaded (that would unpickle); save numbers") from exc
+                    if arr.dtype.kind not in _KINDS:
+                        raise DataError(f"{path}: array {name!r} has dtype {arr.dtype} ({arr.dtype.kind!r}); "
+                                        "expected numbers (float, int or bool)")
+                    out[name] = torch.from_numpy(np.ascontiguousarray(arr))
+        except DataError:
+            raise
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+            raise DataError(f"{path}: not a readable .npz file ({exc})") from exc
+        return out
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # weights_only refuses pickled objects; anything else is a broken file
+        raise DataError(f"{path}: cannot be read with torch.load(weights_only=True): "
+                        f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}; save a dict of "
+                        "tensors, e.g. torch.save({'x': x, 'y': y}, path)") from exc
+    if not isinstance(obj, dict) or not all(isinstance(k, str) for k in obj):
+        raise DataError(f"{path}: holds a {type(obj).__name__}; expected a dict of tensors such as "
+                        "{'x': inputs, 'y': targets}")
+    for name, value in obj.items():
+        if not isinstance(value, torch.Tensor):
+            raise DataError(f"{path}: entry {name!r} is a {type(value).__name__}, expected a tensor")
+        if value.is_complex() or value.dtype in (torch.quint8, torch.qint8, torch.qint32):
+            raise DataError(f"{path}: tensor {name!r} has dtype {value.dtype}; expected float, int or bool")
+    return dict(obj)
+
+
+def pick_arrays(arrays: dict[str, Any], input_ids: list[str], source: str) -> tuple[dict[str, Any], Any]:
+    """The input arrays by Input node id (``x`` for a single Input) and the targets ``y`` (or None)."""
+    found = ", ".join(sorted(arrays)) or "nothing"
+    inputs: dict[str, Any] = {}
+    for node in input_ids:
+        if len(input_ids) == 1 and "x" in arrays:
+            inputs[node] = arrays["x"]
+        elif node in arrays:
+            inputs[node] = arrays[node]
+        else:
+            want = "'x' (the inputs, N first)" if len(input_ids) == 1 else (
+                f"{node!r} (the inputs of Input node {node!r}, N first; one array per Input node)")
+            raise DataError(f"{source}: missing array {want}; found {found}")
+    return inputs, arrays.get("y")
+
+
+# ---- checking data against the graph ----------------------------------------------------------
+
+def check_inputs(inputs: dict[str, Any], specs: dict[str, tuple[tuple[int, ...], str]],
+                 source: str) -> dict[str, Any]:
+    """Inputs as float tensors of each Input node's shape (a missing channel axis of 1 is added);
+    wrong shapes, non-numbers and NaN/Inf are refused naming the array and the node."""
+    import torch
+
+    out: dict[str, Any] = {}
+    count = None
+    for node, (shape, dtype) in specs.items():
+        t = inputs[node]
+        name = "x" if len(specs) == 1 else node
+        if not isinstance(t, torch.Tensor) or t.is_complex():
+            raise DataError(f"{source}: array {name!r} is not a tensor of real numbers")
+        want = tuple(int(s) for s in shape)
+        if t.dim() == len(want) and want and want[0] == 1 and tuple(t.shape[1:]) == want[1:]:
+            t = t.unsqueeze(1)  # (N, H, W) for a 1-channel Input: add the channel axis
+        if t.dim() < 1 or tuple(t.shape[1:]) != want:
+            got = _fmt(t.shape[1:]) if t.dim() >= 1 else "a scalar"
+            raise DataError(f"{source}: array {name!r} has samples of shape {got} (array {_fmt(t.shape)}), "
+                            f"Input node {node!r} expects {_fmt(want)} (an N x {_fmt(want)} array)")
+        if len(t) == 0:
+            raise DataError(f"{source}: array {name!r} has no samples")
+        if count is not None and len(t) != count:
+            raise DataError(f"{source}: array {name!r} has {len(t)} samples, the other inputs have {count}")
+        count = len(t)
+        t = t.to(torch.float64 if dtype == "float64" else torch.float32)
+        finite = torch.isfinite(t.reshape(len(t), -1)).all(dim=1)
+        if not bool(finite.all()):
+            first = int((~finite).nonzero()[0])
+            raise DataError(f"{source}: array {name!r} has NaN or Inf values ({int((~finite).sum())} samples, "
+                            f"the first is sample {first}); clean or drop them")
+        out[node] = t.contiguous()
+    return out
+
+
+def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | None, output_id: str,
+                  head_id: str | None, out_shape: tuple[int, ...], source: str,
+                  auto: bool) -> tuple[Any, str]:
+    """``(targets, kind)``: int64 class indices in range for a classification head, floats of the
+    Output's shape for regression, None for a flow. An automatic classification guess turns into
+    regression when ``y`` holds real values of the Output's shape."""
+    import torch
+
+    if kind == "flow":
+        return None, kind
+    if targets is None:
+        raise DataError(f"{source}: missing array 'y' (the targets: int64 class indices or float values); a "
+                        f"{kind} task needs one")
+    t = targets
+    if t.dim() == 0 or len(t) != count:
+        n = len(t) if t.dim() else "no"
+        raise DataError(f"{source}: array 'y' has {n} samples, the inputs have {count}")
+    head = head_id or output_id
+    if kind == "classification" and t.is_floating_point():
+        integral = bool(torch.isfinite(t).all()) and bool((t == t.round()).all())
+        if auto and tuple(t.shape[1:]) == tuple(out_shape):
+            kind = "regression"
+        elif integral and t.dim() <= 2 and (t.dim() == 1 or t.shape[1] == 1):
+            t = t.to(torch.int64)
+        else:
+            raise DataError(f"{source}: array 'y' holds real values of shape {_fmt(t.shape[1:])}; classification "
+                            "needs one int64 class index per sample (or set task to 'regression')")
+    if kind == "classification":
+        if t.dtype == torch.bool or t.is_complex():
+            raise DataError(f"{source}: array 'y' has dtype {t.dtype}; expected int64 class indices")
+        if t.dim() == 2 and t.shape[1] == 1:
+            t = t[:, 0]
+        if t.dim() != 1:
+            raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}; classification "
+                            f"needs one class index per sample (an array of N labels)")
+        t = t.to(torch.int64)
+        low, high = int(t.min()), int(t.max())
+        if low < 0:
+            raise DataError(f"{source}: array 'y' has the label {low}; class indices start at 0")
+        classes = int(num_classes or 0)
+        if high >= classes:
+            raise DataError(f"{source}: {high + 1} classes in the labels, {classes} outputs in head {head!r} "
+                            f"(labels 0..{high}, Output {output_id!r} reads {classes} scores); give the head "
+                            f"{high + 1} outputs or relabel the data")
+        return t.contiguous(), kind
+    # regression
+    if t.dtype == torch.bool or t.is_complex():
+        raise DataError(f"{source}: array 'y' has dtype {t.dtype}; regression needs float targets")
+    want = tuple(int(s) for s in out_shape)
+    if tuple(t.shape[1:]) != want:
+        if t[0].numel() == math.prod(want):
+            t = t.reshape(count, *want)
+        else:
+            raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}, Output {output_id!r} "
+                            f"reads {_fmt(want)}")
+    t = t.to(torch.float32)
+    finite = torch.isfinite(t.reshape(count, -1)).all(dim=1)
+    if not bool(finite.all()):
+        raise DataError(f"{source}: array 'y' has NaN or Inf values (the first at sample "
+                        f"{int((~finite).nonzero()[0])}); clean or drop those samples")
+    return t.contiguous(), kind
+
+
+def split_indices(count: int, fraction: float, seed: int) -> tuple[Any, Any]:
+    """``(train, val)`` sample indices, both sorted: ``round(count * fraction)`` samples held out,
+    chosen by a permutation fixed by the seed (at least one on each side when both exist)."""
+    import torch
+
+    n_val = int(count * fraction + 0.5) if fraction > 0 else 0
+    if fraction > 0 and count >= 2:
+        n_val = min(max(n_val, 1), count - 1)
+    perm = torch.randperm(count, generator=torch.Generator().manual_seed(int(seed)))
+    val, _ = perm[:n_val].sort()
+    train, _ = perm[n_val:].sort()
+    return train, val

@@ -1,0 +1,151 @@
+"""What a training run optimises: the task (and so the loss) a graph and its data call for.
+
+``infer_task(graph, report, requested)`` reads the graph's last layers:
+
+- **flow** when the graph has a log-determinant (an AffineCoupling, ActNorm or
+  InvConv1x1, at top level or inside a group body) and its Output holds as many
+  values per sample as its Inputs: the loss is the negative log-likelihood of a
+  standard normal prior plus ``model.logdet``;
+- **classification** when the Output reads a 1-D vector of K > 1 features (class
+  scores, e.g. after Linear): cross-entropy over K classes;
+- **regression** otherwise: mean squared error against real-valued targets.
+
+A requested task that does not fit the graph is refused with a :class:`DataError`
+naming the node. No torch here: the Qt run-settings dialog calls this too.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+from typing import Any
+
+from .sources import DataError
+
+__all__ = ["FLOW_TYPES", "TASKS", "DataError", "TaskInfo", "find_type", "has_logdet", "infer_task",
+           "input_nodes", "output_nodes"]
+
+TASKS = ("auto", "classification", "regression", "flow")
+FLOW_TYPES = ("AffineCoupling", "ActNorm", "InvConv1x1")
+_LOSSES = {"classification": "cross-entropy", "regression": "mse", "flow": "nll"}
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """The resolved task: its kind, the class count of a classification head, the Output the loss reads."""
+
+    kind: str                      # "classification" | "regression" | "flow"
+    num_classes: int | None
+    output_id: str                 # the Output node the loss reads
+    # beyond CONTRACTS section 2 (all defaulted): where the guess came from and what it read
+    requested: str = "auto"        # what the config asked for; "auto" lets load_data turn a
+    #                                classification guess into regression when y holds floats
+    head_id: str | None = None     # the node feeding the Output (named in label messages)
+    output_shape: tuple[int, ...] = ()
+
+    def loss_name(self) -> str:
+        return _LOSSES[self.kind]
+
+    def describe(self) -> str:
+        if self.kind == "classification":
+            return f"classification ({self.num_classes} classes, cross-entropy on {self.output_id!r})"
+        return f"{self.kind} ({self.loss_name()} on {self.output_id!r})"
+
+
+def input_nodes(graph: Any) -> list[str]:
+    """Input node ids in document order (the compiled model's argument order)."""
+    return [n.id for n in graph if n.type == "Input"]
+
+
+def output_nodes(graph: Any) -> list[str]:
+    """Output node ids in document order (the compiled model's result order)."""
+    return [n.id for n in graph if n.type == "Output"]
+
+
+def has_logdet(graph: Any) -> str | None:
+    """The id of the first node that adds a log-determinant (inside a group: ``"node/inner"``), or None."""
+    return find_type(graph, FLOW_TYPES)
+
+
+def find_type(graph: Any, types: tuple[str, ...]) -> str | None:
+    """The first node of one of ``types``, looking into the group bodies nodes use, or None."""
+    return _find(graph, graph.groups, types, set())
+
+
+def _find(g: Any, groups: dict[str, Any], types: tuple[str, ...], seen: set[str]) -> str | None:
+    for node in g:
+        if node.type in types:
+            return str(node.id)
+        for value in node.params.values():
+            # a Group / Repeat / coupling names its bodies by group name
+            if isinstance(value, str) and value in groups and value not in seen:
+                seen.add(value)
+                inner = _find(groups[value], groups, types, seen)
+                if inner is not None:
+                    return f"{node.id}/{inner}"
+    return None
+
+
+def _numel(shape: tuple[int, ...] | None) -> int:
+    return prod(shape) if shape else 0
+
+
+def _fmt(shape: tuple[int, ...] | None) -> str:
+    return "x".join(map(str, shape)) if shape else "nothing (not connected or no shape)"
+
+
+def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
+    """The task for ``graph`` (checked into ``report``): ``requested`` if it fits, else a DataError."""
+    if requested not in TASKS:
+        raise DataError(f"task {requested!r} is not known; use one of {', '.join(TASKS)}")
+    if report is not None and not report.valid:
+        first = report.errors[0]
+        raise DataError(f"the graph does not check clean ({first}); fix it before training")
+    outputs = output_nodes(graph)
+    inputs = input_nodes(graph)
+    if not outputs:
+        raise DataError("the graph has no Output node: add one after the last layer so the loss has "
+                        "something to read")
+    if not inputs:
+        raise DataError("the graph has no Input node: training needs one to feed the data into")
+    out_id = outputs[0]  # with several Outputs the loss reads the first in document order
+    edges = graph.edges_into(out_id)
+    head = edges[0].src.node if edges else None
+    out_shape = tuple(report.shape(f"{out_id}.in") or ()) if report is not None else ()
+    in_total = sum(_numel(tuple(report.shape(f"{i}.out") or ())) for i in inputs) if report is not None else 0
+    flow_node = has_logdet(graph)
+    several = (f" (the graph has {len(outputs)} Outputs: {', '.join(outputs)}; the loss reads the "
+               f"first, {out_id!r})") if len(outputs) > 1 else ""
+
+    def info(kind: str, classes: int | None = None) -> TaskInfo:
+        return TaskInfo(kind, classes, out_id, requested, head, out_shape)
+
+    def classification_fits() -> bool:
+        return len(out_shape) == 1 and out_shape[0] > 1
+
+    def flow_fits() -> bool:
+        return len(outputs) == 1 and _numel(out_shape) == in_total
+
+    if requested == "flow":
+        if flow_node is None:
+            raise DataError("task 'flow' needs a log-determinant: the graph has no AffineCoupling, ActNorm "
+                            "or InvConv1x1")
+        if len(outputs) > 1:
+            raise DataError(f"task 'flow' reads one Output, the graph has {len(outputs)} "
+                            f"({', '.join(outputs)}); join them with a Concat before a single Output")
+        if not flow_fits():
+            raise DataError(f"task 'flow' needs Output {out_id!r} to hold as many values per sample as the "
+                            f"input ({in_total}); it reads {_fmt(out_shape)} ({_numel(out_shape)} values)")
+        return info("flow")
+    if requested == "classification":
+        if not classification_fits():
+            raise DataError(f"task 'classification' needs Output {out_id!r} to read a vector of class scores "
+                            f"(K > 1 features, e.g. after a Linear); it reads {_fmt(out_shape)}{several}")
+        return info("classification", out_shape[0])
+    if requested == "regression":
+        return info("regression")
+    # auto
+    if flow_node is not None and flow_fits():
+        return info("flow")
+    if classification_fits():
+        return info("classification", out_shape[0])
+    return info("regression")

@@ -1,0 +1,152 @@
+"""``revstudio train`` and ``revstudio runs``: JSON rows, run directories, config errors, resume."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+import torch
+from conftest import EXAMPLES
+
+from revstudio import cli
+from revstudio.training import runs, session
+
+EXAMPLE = str(next(p for p in EXAMPLES if p.stem == "revnet_coupling"))
+QUICK = ["--batch-size", "8", "--lr", "0.01", "--device", "cpu"]
+
+STEP_KEYS = {"kind", "step", "epoch", "time", "loss", "lr", "samples_per_s", "accuracy"}
+STARTED_KEYS = {"kind", "event", "time", "run_dir", "config", "device", "versions", "parameters", "total_steps",
+                "steps_per_epoch", "mode", "task", "estimate_bytes", "standard_estimate_bytes", "regions",
+                "resumed_from"}
+
+
+def _rows(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def test_json_rows_follow_the_schema_and_match_metrics_jsonl(tmp_path, capsys) -> None:
+    out = tmp_path / "run"
+    code = cli.main(["train", EXAMPLE, "--steps", "4", *QUICK, "--json", "--out", str(out), "--log-every", "2",
+                     "--val-every", "2", "--gradcheck-every", "2", "--memory-every", "4",
+                     "--checkpoint-every", "2"])
+    rows = _rows(capsys.readouterr().out)
+    assert code == 0
+    assert rows == runs.read_metrics(str(out))
+    started = rows[0]
+    assert started["event"] == "started" and STARTED_KEYS <= set(started)
+    assert started["config"]["steps"] == 4 and started["versions"]["torch"] and started["task"] == "classification"
+    assert started["regions"] == ["region-blocks"] and started["resumed_from"] is None
+    steps = [r for r in rows if r["kind"] == "step"]
+    assert [r["step"] for r in steps] == [2, 4] and all(STEP_KEYS <= set(r) for r in steps)
+    assert {"peak_bytes", "estimate_bytes"} <= set(steps[-1])
+    vals = [r for r in rows if r["kind"] == "val"]
+    assert vals and {"val_loss", "val_accuracy", "step", "epoch", "time"} <= set(vals[0])
+    check = next(r for r in rows if r["kind"] == "gradcheck")
+    assert {"region", "grad_rel_error", "inversion_error"} == set(check["regions"][0])
+    assert {"max_grad_rel_error", "max_inversion_error"} <= set(check)
+    assert any(r.get("event") == "checkpoint" and r["path"] == "checkpoints/last.pt" for r in rows)
+    finished = rows[-1]
+    assert finished["event"] == "finished" and finished["step"] == 4 and "wall_s" in finished
+    assert {"loss", "val_loss", "val_accuracy"} <= set(finished["metrics"])
+    assert all(isinstance(r["time"], float) for r in rows)
+    for name in ("project.revs", "config.json", "environment.json", "status.json", "model.py",
+                 "checkpoints/last.pt"):
+        assert (out / name).is_file(), name
+    env = json.loads((out / "environment.json").read_text())
+    assert {"python", "torch", "revstudio", "device", "threads", "hostname"} <= set(env)
+    info = runs.read_run(str(out))
+    assert info.status == "finished" and info.step == 4 and info.total_steps == 4 and "val_loss" in info.metrics
+    ckpt = torch.load(out / "checkpoints" / "last.pt", weights_only=True)
+    assert ckpt["format"] == "revstudio-checkpoint" and ckpt["step"] == 4 and "rng" in ckpt
+    assert ckpt["graph"] == (out / "project.revs").read_text()
+
+    assert cli.main(["runs", str(tmp_path)]) == 0
+    listing = capsys.readouterr().out
+    assert "run" in listing and "finished" in listing and "4/4" in listing
+
+
+def _project(tmp_path, training: dict) -> str:
+    text = json.loads(open(EXAMPLE).read())
+    text["training"] = training
+    path = tmp_path / "p.revs"
+    path.write_text(json.dumps(text))
+    return str(path)
+
+
+def test_a_bad_training_section_is_refused_naming_the_key(tmp_path, capsys) -> None:
+    path = _project(tmp_path, {"lr": "fast"})
+    assert cli.main(["train", path, "--json"]) == 2
+    row = _rows(capsys.readouterr().out)[-1]
+    assert row["event"] == "failed" and "training.lr" in row["message"] and row["exit_code"] == 2
+    assert cli.main(["train", _project(tmp_path, {"momentum": 2}), "--steps", "1"]) == 2
+    assert "training.momentum" in capsys.readouterr().err
+    assert cli.main(["train", EXAMPLE, "--lr", "-1"]) == 2
+    assert "training.lr" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()  # nothing written for a run that never started
+
+
+def test_fp16_on_the_cpu_fails_clearly(tmp_path, capsys) -> None:
+    code = cli.main(["train", EXAMPLE, "--precision", "fp16", "--device", "cpu", "--out", str(tmp_path / "r")])
+    assert code == 2 and "fp16 needs a CUDA device" in capsys.readouterr().err
+    assert runs.read_run(str(tmp_path / "r")).status == "failed"
+
+
+def test_runs_lists_a_killed_run(tmp_path, capsys) -> None:
+    run = tmp_path / "a"
+    run.mkdir()
+    runs.write_json(str(run / "status.json"), {"status": "running", "pid": 2 ** 22 + 12345, "step": 3,
+                                                "total_steps": 9, "started": "x", "metrics": {}})
+    assert runs.read_run(str(run)).status == "killed"
+    assert cli.main(["runs", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"][0]["status"] == "killed"
+
+
+class _StopAfter(session.StopFlag):
+    polls = 0
+    limit = 10 ** 9
+
+    def __call__(self) -> bool:
+        type(self).polls += 1
+        return type(self).polls > type(self).limit
+
+
+def test_a_resumed_run_reproduces_the_uninterrupted_losses(tmp_path, capsys, monkeypatch) -> None:
+    args = ["--steps", "8", *QUICK, "--json", "--log-every", "1", "--schedule", "cosine", "--checkpoint-every",
+            "3", "--val-every", "0"]
+    assert cli.main(["train", EXAMPLE, *args, "--out", str(tmp_path / "full")]) == 0
+    full = {r["step"]: r["loss"] for r in _rows(capsys.readouterr().out) if r["kind"] == "step"}
+    monkeypatch.setattr(session, "StopFlag", _StopAfter)
+    _StopAfter.limit = 5 * 2  # the loop polls twice a step: stop during step 6
+    assert cli.main(["train", EXAMPLE, *args, "--out", str(tmp_path / "cut")]) == 0
+    first = _rows(capsys.readouterr().out)
+    assert first[-1]["event"] == "stopped" and runs.read_run(str(tmp_path / "cut")).status == "stopped"
+    cut_at = first[-1]["step"]
+    assert 0 < cut_at < 8
+    _StopAfter.limit = 10 ** 9
+    assert cli.main(["train", "--resume", str(tmp_path / "cut"), "--json"]) == 0
+    second = _rows(capsys.readouterr().out)
+    assert second[0]["resumed_from"] == str(tmp_path / "cut")
+    resumed = {r["step"]: r["loss"] for r in second if r["kind"] == "step"}
+    assert sorted(resumed) == list(range(cut_at + 1, 9))
+    assert all(resumed[s] == full[s] for s in resumed)  # exactly, not approximately
+    a = torch.load(tmp_path / "full" / "checkpoints" / "last.pt", weights_only=True)["model"]
+    b = torch.load(tmp_path / "cut" / "checkpoints" / "last.pt", weights_only=True)["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert runs.read_run(str(tmp_path / "cut")).status == "finished"
+
+
+def test_resume_refuses_a_folder_without_a_checkpoint(tmp_path, capsys) -> None:
+    run = tmp_path / "r"
+    run.mkdir()
+    shutil.copy(EXAMPLE, run / "project.revs")
+    assert cli.main(["train", "--resume", str(run)]) == 2
+    assert "no checkpoint" in capsys.readouterr().err
+    assert cli.main(["train"]) == 2
+    assert "--resume" in capsys.readouterr().err
+    assert os.path.exists(run / "project.revs")
+
+
+@pytest.mark.parametrize("flags", [["--steps", "1", "--epochs", "1"], ["--batch-size", "0"]])
+def test_bad_flags_are_usage_errors(flags, capsys) -> None:
+    assert cli.main(["train", EXAMPLE, *flags]) == 2

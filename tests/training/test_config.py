@@ -1,0 +1,70 @@
+"""The training section: defaults, strict reading (errors name the key), round trips, migration."""
+from __future__ import annotations
+
+import pytest
+
+from revstudio.training import config as C
+from revstudio.training.config import DEFAULTS, ConfigError, TrainConfig
+
+
+def test_an_empty_section_is_all_defaults_and_writes_only_the_version() -> None:
+    cfg = TrainConfig.from_section({})
+    assert cfg.full_section() == {"version": 1, **DEFAULTS}
+    assert cfg.to_section() == {"version": 1}
+    assert TrainConfig.from_section(None) == cfg
+
+
+def test_only_changed_keys_are_written_and_read_back() -> None:
+    cfg = TrainConfig.from_section({"lr": 0.1, "epochs": 3, "mode": "standard"})
+    assert cfg.steps is None and cfg.epochs == 3
+    section = cfg.to_section()
+    assert section == {"version": 1, "lr": 0.1, "steps": None, "epochs": 3, "mode": "standard"}
+    assert TrainConfig.from_section(section) == cfg
+
+
+@pytest.mark.parametrize("section, key", [
+    ({"learning_rate": 0.1}, "learning_rate"),
+    ({"lr": -1}, "lr"),
+    ({"lr": "fast"}, "lr"),
+    ({"lr": float("nan")}, "lr"),
+    ({"batch_size": 0}, "batch_size"),
+    ({"batch_size": 2.5}, "batch_size"),
+    ({"batch_size": True}, "batch_size"),
+    ({"optimizer": "lion"}, "optimizer"),
+    ({"schedule": "step"}, "schedule"),
+    ({"precision": "fp8"}, "precision"),
+    ({"mode": "fast"}, "mode"),
+    ({"device": "tpu"}, "device"),
+    ({"val_fraction": 1.0}, "val_fraction"),
+    ({"momentum": 1.5}, "momentum"),
+    ({"data": ""}, "data"),
+    ({"steps": None}, "steps"),
+    ({"steps": 10, "epochs": 2}, "epochs"),
+    ({"grad_clip": 0}, "grad_clip"),
+    ({"version": 99}, "version"),
+    ({"log_every": 0}, "log_every"),
+])
+def test_bad_sections_name_the_key(section: dict, key: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        TrainConfig.from_section(section)
+    assert info.value.key == key
+    assert f"training.{key}" in str(info.value)
+
+
+def test_overrides_replace_and_validate() -> None:
+    cfg = TrainConfig().replace(epochs=2)
+    assert cfg.steps is None and cfg.epochs == 2
+    assert cfg.replace(steps=5).epochs is None
+    with pytest.raises(ConfigError, match="training.lr"):
+        cfg.replace(lr=0)
+    with pytest.raises(ConfigError, match="training.nope"):
+        cfg.replace(nope=1)
+
+
+def test_an_older_section_is_migrated(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a later version 2 renames "lr" to "learning_rate": its migration turns version-1 sections into it
+    monkeypatch.setattr(C, "VERSION", 2)
+    monkeypatch.setitem(C.MIGRATIONS, 1, lambda s: {**{k: v for k, v in s.items() if k != "old"},
+                                                     "lr": s.get("old", 0.5)})
+    assert C.migrate({"version": 1, "old": 0.25}) == {"lr": 0.25}
+    assert TrainConfig.from_section({"version": 1, "old": 0.25}).lr == 0.25

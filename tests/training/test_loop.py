@@ -1,0 +1,118 @@
+"""The loop trains every example in every mode, and reports what it measured along the way."""
+from __future__ import annotations
+
+import functools
+import math
+import os
+
+import pytest
+import torch
+from conftest import EXAMPLES, Rows, prepared
+
+from revstudio.training.loop import train
+from revstudio.training.parts import TrainError, lr_factor
+
+QUICK = dict(batch_size=8, lr=0.01, log_every=1, val_every=0, gradcheck_every=0, memory_every=0,
+             checkpoint_every=0)
+
+
+@functools.lru_cache(maxsize=None)
+def _example(name: str) -> tuple:
+    return prepared(EXAMPLES[[p.stem for p in EXAMPLES].index(name)], steps=12, **QUICK)
+
+
+@pytest.mark.parametrize("mode", ["reversible", "standard", "checkpoint"])
+@pytest.mark.parametrize("name", [p.stem for p in EXAMPLES])
+def test_every_example_learns_in_every_mode(name: str, mode: str) -> None:
+    graph, report, cfg, data = _example(name)
+    rows = Rows()
+    result = train(graph, report, cfg.replace(mode=mode), data, callbacks=[rows])
+    assert result.status == "finished", result.message
+    losses = [r["loss"] for r in rows.kind("step")]
+    assert len(losses) == 12 and all(math.isfinite(v) for v in losses)
+    assert sum(losses[-3:]) < sum(losses[:3]), losses
+    finished = rows.event("finished")[0]
+    assert finished["step"] == 12 and finished["metrics"]["loss"] == pytest.approx(losses[-1])
+
+
+def test_in_run_gradcheck_and_memory_rows(tmp_path) -> None:
+    graph, report, cfg, data = _example("revnet_coupling")
+    rows = Rows()
+    cfg = cfg.replace(steps=4, gradcheck_every=2, memory_every=2, log_every=4, val_every=2, checkpoint_every=2)
+    result = train(graph, report, cfg, data, callbacks=[rows], run_dir=str(tmp_path))
+    assert result.status == "finished"
+    checks = rows.kind("gradcheck")
+    assert [r["step"] for r in checks] == [2, 4]
+    for row in checks:
+        assert [r["region"] for r in row["regions"]] == [r.id for r in report.regions]
+        # float32 training: reversible and standard gradients agree to rounding
+        assert 0 <= row["max_grad_rel_error"] < 1e-4 and row["max_inversion_error"] < 1e-4
+    measured = [r for r in rows.kind("step") if "peak_bytes" in r]
+    assert [r["step"] for r in measured] == [2, 4]
+    assert all(r["peak_bytes"] > 0 and r["estimate_bytes"] > 0 for r in measured)
+    assert [r["step"] for r in rows.kind("val")] == [2, 4] and "val_accuracy" in rows.kind("val")[0]
+    assert [r["step"] for r in rows.event("checkpoint")] == [2, 4]
+    assert os.path.isfile(tmp_path / "checkpoints" / "last.pt")
+
+
+def test_the_in_run_checks_do_not_change_the_run() -> None:
+    graph, report, cfg, data = _example("revnet_coupling")
+    plain, checked = Rows(), Rows()
+    train(graph, report, cfg.replace(steps=4), data, callbacks=[plain])
+    train(graph, report, cfg.replace(steps=4, gradcheck_every=1, memory_every=1), data, callbacks=[checked])
+    assert [r["loss"] for r in plain.kind("step")] == [r["loss"] for r in checked.kind("step")]
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam", "adamw"])
+@pytest.mark.parametrize("schedule", ["constant", "cosine", "onecycle"])
+def test_optimizers_and_schedules_run(optimizer: str, schedule: str) -> None:
+    graph, report, cfg, data = _example("two_branch")
+    rows = Rows()
+    cfg = cfg.replace(steps=4, optimizer=optimizer, schedule=schedule, warmup_steps=1, grad_clip=1.0,
+                      weight_decay=0.01)
+    assert train(graph, report, cfg, data, callbacks=[rows]).status == "finished"
+    lrs = [r["lr"] for r in rows.kind("step")]
+    assert lrs == pytest.approx([cfg.lr * lr_factor(schedule, 1, 4)(s) for s in range(1, 5)])
+
+
+def test_schedules_shape() -> None:
+    cos = lr_factor("cosine", 10, 110)
+    assert cos(0) == pytest.approx(1 / 11) and cos(10) == pytest.approx(1.0) and cos(110) == pytest.approx(0.0)
+    one = lr_factor("onecycle", 0, 100)
+    assert one(0) == pytest.approx(1 / 25) and one(30) == pytest.approx(1.0) and one(100) < 1e-3
+    assert lr_factor("constant", 0, 10)(7) == 1.0
+
+
+def test_fp16_on_the_cpu_is_refused_and_bf16_runs() -> None:
+    graph, report, cfg, data = _example("revnet_coupling")
+    with pytest.raises(TrainError, match="fp16 needs a CUDA device"):
+        train(graph, report, cfg.replace(precision="fp16", device="cpu"), data)
+    rows = Rows()
+    assert train(graph, report, cfg.replace(steps=3, precision="bf16", device="cpu"), data,
+                 callbacks=[rows]).status == "finished"
+    assert all(math.isfinite(r["loss"]) for r in rows.kind("step"))
+
+
+def test_a_non_finite_loss_stops_naming_the_step_and_node(tmp_path) -> None:
+    graph, report, cfg, data = _example("revnet_coupling")
+    rows = Rows()
+    cfg = cfg.replace(steps=20, lr=1e30, optimizer="sgd", checkpoint_every=1)
+    result = train(graph, report, cfg, data, callbacks=[rows], run_dir=str(tmp_path))
+    assert result.status == "nan" and result.exit_code == 1
+    nan = rows.event("nan")[0]
+    assert f"at step {nan['step']}" in nan["message"] and nan["node"] in {n.id for n in graph}
+    saved = torch.load(tmp_path / "checkpoints" / "last.pt", weights_only=True)
+    assert saved["step"] < nan["step"]
+    assert all(bool(torch.isfinite(v).all()) for v in saved["model"].values() if v.is_floating_point())
+
+
+def test_a_stop_request_ends_with_a_checkpoint(tmp_path) -> None:
+    graph, report, cfg, data = _example("two_branch")
+    rows = Rows()
+    calls = iter(range(100))
+    result = train(graph, report, cfg.replace(steps=50), data, callbacks=[rows], run_dir=str(tmp_path),
+                   should_stop=lambda: next(calls) >= 6)
+    assert result.status == "stopped" and result.exit_code == 0
+    stopped = rows.event("stopped")[0]
+    assert 0 < stopped["step"] < 50 and stopped["checkpoint"] == os.path.join("checkpoints", "last.pt")
+    assert torch.load(tmp_path / "checkpoints" / "last.pt", weights_only=True)["step"] == stopped["step"]
