@@ -58,11 +58,12 @@ class MetricPlot(QWidget):
     """A titled plot with log-y, hover read-out and export."""
 
     def __init__(self, title: str, channels: Sequence[Channel], y_label: str = "", units: str = "",
-                 log_y: bool = False, parent: QWidget | None = None) -> None:
+                 log_y: bool = False, floor: float | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName(f"plot_{title.lower().replace(' ', '_')}")
         self.title_text = title
         self.channels = list(channels)
+        self.floor = floor  # on a log scale, values below it (an exact 0) are drawn at it
         self.curves: dict[tuple[str, str], _Curve] = {}
         self.axis = "step"
         self.weight = 0.0
@@ -152,7 +153,7 @@ class MetricPlot(QWidget):
                     base = colour if overlay else PALETTE[i % len(PALETTE)]
                     label = f"{run.name}: {channel.title(name)}" if overlay else channel.title(name)
                     curve = self.curves[key] = self._make_curve(base, label, channel.dashed)
-                stamp = (axis, weight > 0)
+                stamp = (axis, weight > 0, self.log_y)
                 if curve.version == series.version and curve.stamp == stamp:
                     continue
                 self._set_data(curve, series, axis, weight > 0)
@@ -180,6 +181,9 @@ class MetricPlot(QWidget):
     def _set_data(self, curve: _Curve, series: Series, axis: str, smoothing: bool) -> None:
         x = series.column(axis)
         y = series.column("value")
+        sm = series.column("smooth")
+        if self.floor is not None and self.log_y:
+            y, sm = np.maximum(y, self.floor), np.maximum(sm, self.floor)
         if len(x) == 1:  # one point is a dot, not an invisible zero-length line
             curve.smooth.setSymbol("o")
             curve.smooth.setSymbolSize(5)
@@ -187,7 +191,7 @@ class MetricPlot(QWidget):
             curve.smooth.setSymbol(None)
         if smoothing:
             curve.raw.setData(x, y)
-            curve.smooth.setData(x, series.column("smooth"))
+            curve.smooth.setData(x, sm)
         else:
             curve.raw.setData([], [])
             curve.smooth.setData(x, y)

@@ -83,7 +83,7 @@ class PlotsPanel(QWidget):
         self.gradcheck = MetricPlot("Gradient check", [Channel(GRAD_PREFIX, "grad disagreement", prefix=True),
                                                        Channel(INV_PREFIX, "inversion error", dashed=True,
                                                                prefix=True)],
-                                    "relative error", log_y=True)
+                                    "relative error", log_y=True, floor=1e-12)
         self.throughput = MetricPlot("Throughput", [Channel("samples_per_s", "samples/s")], "samples/s")
         self.plots = [self.loss, self.accuracy, self.memory, self.gradcheck, self.throughput]
         self._memory_refs = [pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(c, width=1, style=Qt.PenStyle.DashLine),
@@ -105,6 +105,7 @@ class PlotsPanel(QWidget):
         for plot in self.plots:
             plot.png_button.clicked.connect(lambda _c=False, p=plot: self._export(p, "png"))
             plot.csv_button.clicked.connect(lambda _c=False, p=plot: self._export(p, "csv"))
+            plot.log_box.toggled.connect(lambda _on: self.refresh(force=True))
 
         grid = QGridLayout()
         grid.setSpacing(6)

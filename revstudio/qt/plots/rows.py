@@ -86,6 +86,7 @@ class RunData:
         self.noise: list[str] = []
         self.rows = 0
         self.version = 0
+        self.time_offset = 0.0  # a resumed worker counts its time from 0 again; the curves go on
 
     # ---- reading ---------------------------------------------------------
     def feed_lines(self, lines: Iterable[bytes | str]) -> list[dict[str, Any]]:
@@ -104,10 +105,13 @@ class RunData:
 
     def feed(self, row: dict[str, Any]) -> None:
         kind = row.get("kind")
+        if kind == "event" and row.get("event") == "started" and row.get("resumed_from") and self.rows:
+            self.time_offset = self.time
         self.rows += 1
         self.version += 1
         t = _num(row.get("time"))
         if t is not None:
+            t += self.time_offset
             self.time = max(self.time, t)
         step = _num(row.get("step"))
         if step is not None:
@@ -173,6 +177,7 @@ class RunData:
         step = _num(row.get("step"))
         epoch = _num(row.get("epoch"))
         t = _num(row.get("time"))
+        t = None if t is None else t + self.time_offset
         series.append(self.step if step is None else step, self.epoch if epoch is None else epoch,
                       self.time if t is None else t, value)
 

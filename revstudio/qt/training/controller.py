@@ -163,10 +163,12 @@ class TrainController(QObject):
             reason = self.refusal() or "A run is already training."
             self.message.emit(reason)
             return reason
+        if data is None and run_dir == self.run_dir and self.run is not None:
+            data = self.run  # the run last started here: its curves are in memory already
         run = RunData(run_dir.name)
         if data is not None:  # keep the curves so far: the resumed rows continue them
             run = data
-            run.status = "starting"
+            run.status, run.message = "starting", None
         return self._launch(run_dir, worker_argv(run_dir / "project.revs", run_dir, resume=True), run)
 
     def _launch(self, run_dir: Path, argv: list[str], run: RunData) -> str | None:

@@ -13,11 +13,7 @@ from typing import Any
 
 from revstudio.core.graph import Graph
 from revstudio.core.project import dumps, loads
-
-try:
-    from revstudio.training.config import DEFAULTS, ConfigError, TrainConfig
-except ImportError:  # until train-core's config module is merged (CONTRACTS section 1)
-    from revstudio.qt.training._contract_config import DEFAULTS, ConfigError, TrainConfig  # type: ignore
+from revstudio.training.config import DEFAULTS, ConfigError, TrainConfig
 
 DATA_KEYS = ("data", "val_data")
 DATASET_PREFIXES = ("mnist:", "cifar10:")
