@@ -6,7 +6,8 @@ stream read from the child into whole lines (a read may end mid-row), and
 throughput and memory series, validation rows into the validation series,
 gradient-check rows into one series per region, events into the run's status
 (started, checkpoint, nan, oom, stopped, finished, failed). The same class
-reads a finished run's ``metrics.jsonl``. No Qt here.
+reads a finished run's ``metrics.jsonl``. No Qt here, and no numpy until the
+first curve exists.
 """
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ import json
 import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from revstudio.qt.plots.series import DEFAULT_CAPACITY, Series
+if TYPE_CHECKING:  # pragma: no cover
+    from revstudio.qt.plots.series import Series
+
+DEFAULT_CAPACITY = 1 << 18  # points kept per curve: a 100,000-step run logged every step fits whole
 
 STEP_SERIES = ("loss", "accuracy", "lr", "samples_per_s", "peak_bytes", "estimate_bytes")
 VAL_SERIES = ("val_loss", "val_accuracy")
@@ -173,6 +177,9 @@ class RunData:
             return
         series = self.series.get(name)
         if series is None:
+            # numpy loads with the first curve, not with the editor (the Runs tab lists runs without it)
+            from revstudio.qt.plots.series import Series
+
             series = self.series[name] = Series(name, self.capacity, self.weight)
         step = _num(row.get("step"))
         epoch = _num(row.get("epoch"))

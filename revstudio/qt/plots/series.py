@@ -14,9 +14,10 @@ import math
 
 import numpy as np
 
+from revstudio.qt.plots.rows import DEFAULT_CAPACITY
+
 X_AXES = ("step", "epoch", "time")
 COLUMNS = {"step": 0, "epoch": 1, "time": 2, "value": 3, "smooth": 4}
-DEFAULT_CAPACITY = 1 << 18  # 262,144 points: a 100,000-step run logged every step fits whole
 
 
 def ema_debiased(values: np.ndarray, weight: float) -> np.ndarray:
