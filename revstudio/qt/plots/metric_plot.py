@@ -52,6 +52,7 @@ class _Curve:
     smooth: Any
     version: int = -1
     stamp: tuple[Any, ...] = field(default_factory=tuple)
+    points: int = 0
 
 
 class MetricPlot(QWidget):
@@ -64,6 +65,8 @@ class MetricPlot(QWidget):
         self.title_text = title
         self.channels = list(channels)
         self.floor = floor  # on a log scale, values below it (an exact 0) are drawn at it
+        self.dirty = False  # zoomed: the next tick redraws even if no row arrived
+        self._planned: tuple[float, float] | None = None  # x range set from the runs' lengths
         self.curves: dict[tuple[str, str], _Curve] = {}
         self.axis = "step"
         self.weight = 0.0
@@ -97,7 +100,8 @@ class MetricPlot(QWidget):
         self.plot = pg.PlotWidget()
         self.plot.setBackground(None)
         item = self.plot.getPlotItem()
-        item.showGrid(x=True, y=True, alpha=0.15)
+        # No grid: pyqtgraph draws it into the axes' pictures, repainted whenever a range moves,
+        # and it was most of a frame's cost while a run streams (benchmarks/bench_plots.py).
         item.setDownsampling(auto=True, mode="peak")
         item.setClipToView(True)
         item.addLegend(offset=(-8, 8), labelTextSize="8pt")
@@ -108,6 +112,7 @@ class MetricPlot(QWidget):
         self.plot.setLabel("bottom", "step")
         self.plot.setMinimumHeight(120)
         self.plot.scene().sigMouseMoved.connect(self._hover)
+        item.getViewBox().sigXRangeChanged.connect(self._range_changed)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 2, 0, 0)
         layout.setSpacing(0)
@@ -138,7 +143,9 @@ class MetricPlot(QWidget):
         if axis != self.axis:
             self.set_axis(axis)
         self.weight = weight
+        self.dirty = False
         self._runs = list(runs)
+        self._plan_x(runs, axis)
         wanted: set[tuple[str, str]] = set()
         redrawn = 0
         overlay = len(runs) > 1
@@ -179,26 +186,72 @@ class MetricPlot(QWidget):
         return _Curve(raw, smooth)
 
     def _set_data(self, curve: _Curve, series: Series, axis: str, smoothing: bool) -> None:
-        x = series.column(axis)
-        y = series.column("value")
-        sm = series.column("smooth")
+        xr = self._zoomed_range()
+        x, y = series.view(axis, "value", xr)
         if self.floor is not None and self.log_y:
-            y, sm = np.maximum(y, self.floor), np.maximum(sm, self.floor)
-        if len(x) == 1:  # one point is a dot, not an invisible zero-length line
+            y = np.maximum(y, self.floor)
+        if len(series) == 1:  # one point is a dot, not an invisible zero-length line
             curve.smooth.setSymbol("o")
             curve.smooth.setSymbolSize(5)
         elif curve.smooth.opts.get("symbol") is not None:
             curve.smooth.setSymbol(None)
         if smoothing:
+            xs, sm = series.view(axis, "smooth", xr)
+            if self.floor is not None and self.log_y:
+                sm = np.maximum(sm, self.floor)
             curve.raw.setData(x, y)
-            curve.smooth.setData(x, sm)
+            curve.smooth.setData(xs, sm)
         else:
             curve.raw.setData([], [])
             curve.smooth.setData(x, y)
+        curve.points = len(series)
+
+    def _plan_x(self, runs: Sequence[tuple[RunData, str]], axis: str) -> None:
+        """Over steps or epochs the x axis spans the whole run from its first row.
+
+        The curves grow into a fixed frame (the plot doubles as progress), and
+        the x axis is not redrawn at every frame as it would be if it chased
+        the newest point.
+        """
+        vb = self.plot.getPlotItem().getViewBox()
+        ends = []
+        for run, _c in runs:
+            total = run.total_steps
+            if total and axis == "step":
+                ends.append(float(total))
+            elif total and axis == "epoch" and run.info.get("steps_per_epoch"):
+                ends.append(total / float(run.info["steps_per_epoch"]))
+        if axis == "time" or not ends or len(ends) != len(runs):
+            if self._planned is not None:
+                self._planned = None
+                vb.enableAutoRange(x=True)
+            return
+        planned = (0.0, max(ends))
+        if planned != self._planned and (self._planned is None or self._zoomed_range() is None):
+            self._planned = planned
+            vb.setXRange(*planned, padding=0.02)
+
+    def _zoomed_range(self) -> tuple[float, float] | None:
+        """The x range the user zoomed to (None while the plot follows the data or the planned range)."""
+        vb = self.plot.getPlotItem().getViewBox()
+        if vb.autoRangeEnabled()[0]:
+            return None
+        lo, hi = vb.viewRange()[0]
+        if self._planned is not None:
+            pad = 0.021 * (self._planned[1] - self._planned[0])
+            if abs(lo - (self._planned[0] - pad)) <= pad and abs(hi - (self._planned[1] + pad)) <= pad:
+                return None
+        return float(lo), float(hi)
+
+    def _range_changed(self, *_args: object) -> None:
+        if self._zoomed_range() is not None:  # zoomed by the user: draw the points now in view
+            for curve in self.curves.values():
+                curve.version = -1
+            self.dirty = True
 
     def curve_points(self) -> dict[tuple[str, str], int]:
         """How many points each curve has (for tests and the benchmark)."""
-        return {key: len(c.smooth.xData) if c.smooth.xData is not None else 0 for key, c in self.curves.items()}
+        return {key: c.points for key, c in self.curves.items()}
 
     # ---- reading --------------------------------------------------------------
     def _hover(self, pos: QPointF) -> None:

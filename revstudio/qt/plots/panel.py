@@ -10,6 +10,7 @@ gradient-check plot a warning band, and a sentence when a region enters it.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 
 import pyqtgraph as pg
@@ -30,6 +31,7 @@ from revstudio.qt.plots.rows import GRAD_PREFIX, INV_PREFIX, RunData
 from revstudio.qt.report_facts import human_bytes
 
 REFRESH_MS = 50  # 20 Hz (STYLE point 11)
+FRAME_BUDGET_MS = 12  # plots redrawn per tick until this is spent; the rest go first next tick
 # Relative gradient disagreement above which a region is flagged, by the run's precision: float32
 # round-off in a rebuilt activation stays near 1e-6..1e-5, so 1e-4 is gradcheck's own float32 tolerance.
 WARN_LEVEL = {"fp32": 1e-4, "bf16": 3e-2, "fp16": 3e-2}
@@ -120,7 +122,8 @@ class PlotsPanel(QWidget):
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.refresh)
         self.timer.start()
-        self._seen: tuple[int, ...] = ()
+        self._seen_by: dict[int, tuple[int, ...]] = {}  # run versions each plot last drew
+        self._next = 0
 
     # ---- what is shown ----------------------------------------------------------
     @property
@@ -151,16 +154,31 @@ class PlotsPanel(QWidget):
         self.refresh(force=True)
 
     def refresh(self, force: bool = False) -> int:
-        """Redraw what changed since the last tick; returns the number of curves redrawn."""
+        """Redraw what changed since the last tick; returns the number of curves redrawn.
+
+        A tick spends at most ``FRAME_BUDGET_MS`` on plots (round robin): on a
+        busy machine the plots take turns instead of holding up input.
+        """
         seen = tuple(r.version for r in self.runs)
-        if not force and (seen == self._seen or not self.isVisible()):
+        if not force and not self.isVisible():
             return 0
-        self._seen = seen
         shown = [(r, self.colours.get(r.name, PALETTE[0])) for r in self.runs]
-        redrawn = sum(p.refresh(shown, self.axis, self.weight) for p in self.plots)
-        self._update_warning()
-        if len(self.runs) == 1:
-            self.shown_label.setText(f"Run {self.runs[0].name} ({self.runs[0].status})")
+        t0 = time.perf_counter()
+        redrawn = 0
+        n = len(self.plots)
+        for k in range(n):
+            plot = self.plots[(self._next + k) % n]
+            if not force and self._seen_by.get(id(plot)) == seen and not plot.dirty:
+                continue
+            redrawn += plot.refresh(shown, self.axis, self.weight)
+            self._seen_by[id(plot)] = seen
+            if not force and (time.perf_counter() - t0) * 1000 > FRAME_BUDGET_MS:
+                self._next = (self._next + k + 1) % n
+                break
+        if redrawn or force:
+            self._update_warning()
+            if len(self.runs) == 1:
+                self.shown_label.setText(f"Run {self.runs[0].name} ({self.runs[0].status})")
         return redrawn
 
     # ---- reference lines, band, warning --------------------------------------------

@@ -18,6 +18,9 @@ from revstudio.qt.plots.rows import DEFAULT_CAPACITY
 
 X_AXES = ("step", "epoch", "time")
 COLUMNS = {"step": 0, "epoch": 1, "time": 2, "value": 3, "smooth": 4}
+INITIAL_ROOM = 1024
+BLOCK = 64      # points per min/max block of the drawn overview
+DETAIL = 4096   # up to this many points (in view) are drawn one by one
 
 
 def ema_debiased(values: np.ndarray, weight: float) -> np.ndarray:
@@ -61,28 +64,51 @@ def _ema(y: np.ndarray, w: float) -> np.ndarray:
 
 
 class Series:
-    """One curve's newest points, appended one at a time, read as contiguous views."""
+    """One curve's newest points, appended one at a time, read as contiguous views.
+
+    For drawing, :meth:`view` hands out at most a few thousand points whatever
+    the length: beyond ``DETAIL`` points in view, completed blocks of ``BLOCK``
+    points are drawn by their minimum and maximum (pyqtgraph's 'peak' rule),
+    computed once per block as it completes, so a frame of a 100,000-point
+    curve costs what a 3,000-point one does.
+    """
 
     def __init__(self, name: str, capacity: int = DEFAULT_CAPACITY, weight: float = 0.0) -> None:
         self.name = name
         self.capacity = int(capacity)
-        self._data = np.full((5, 2 * self.capacity), np.nan)
+        # Room grows by doubling up to twice the capacity: a short run's curve stays small, and
+        # overlaid runs do not each hold megabytes of empty buffer.
+        self._data = np.full((5, min(INITIAL_ROOM, 2 * self.capacity)), np.nan)
         self._start = 0
         self._end = 0
         self.weight = float(weight)
         self._num = 0.0  # EMA state (numerator and debias denominator)
         self._den = 0.0
         self.version = 0  # bumped on every change: plots redraw only what changed
+        self._reset_blocks()
+
+    def _reset_blocks(self) -> None:
+        self._bstart = self._start          # buffer index where block 0 begins
+        self._nb = 0                        # completed blocks summarised so far
+        self._bx = np.empty((3, 64))        # first step / epoch / time of each block
+        self._blo = np.empty((2, 64))       # min of value / smooth
+        self._bhi = np.empty((2, 64))       # max of value / smooth
 
     def __len__(self) -> int:
         return self._end - self._start
 
     def append(self, step: float, epoch: float, time: float, value: float) -> None:
-        if self._end == self._data.shape[1]:  # out of room: keep the newest `capacity` points at the front
-            keep = self.capacity - 1
-            self._data[:, :keep] = self._data[:, self._end - keep:self._end]
-            self._start, self._end = 0, keep
-        elif self._end - self._start == self.capacity:
+        if self._end == self._data.shape[1]:
+            if self._data.shape[1] < 2 * self.capacity:  # grow, keeping the points where they are
+                room = np.full((5, min(2 * self._data.shape[1], 2 * self.capacity)), np.nan)
+                room[:, :self._end] = self._data[:, :self._end]
+                self._data = room
+            else:  # full: keep the newest `capacity` points at the front (amortised O(1) per point)
+                keep = self.capacity - 1
+                self._data[:, :keep] = self._data[:, self._end - keep:self._end]
+                self._start, self._end = 0, keep
+                self._reset_blocks()
+        if self._end - self._start == self.capacity:
             self._start += 1
         i = self._end
         col = self._data[:, i]
@@ -109,11 +135,55 @@ class Series:
             finite = np.isfinite(values)
             self._den = 1.0 - weight ** int(finite.sum()) if weight > 0 else (1.0 if finite.any() else 0.0)
             self._num = float(smooth[-1]) * self._den if np.isfinite(smooth[-1]) else 0.0
+        self._reset_blocks()
         self.version += 1
 
     def column(self, name: str) -> np.ndarray:
         """A view (no copy) of one column of the kept points."""
         return self._data[COLUMNS[name], self._start:self._end]
+
+    def _update_blocks(self) -> None:
+        complete = (self._end - self._bstart) // BLOCK
+        if complete <= self._nb:
+            return
+        if complete > self._bx.shape[1]:
+            size = max(complete, 2 * self._bx.shape[1])
+            for name in ("_bx", "_blo", "_bhi"):
+                old = getattr(self, name)
+                new = np.empty((old.shape[0], size))
+                new[:, :self._nb] = old[:, :self._nb]
+                setattr(self, name, new)
+        a, b = self._bstart + self._nb * BLOCK, self._bstart + complete * BLOCK
+        chunk = self._data[:, a:b].reshape(5, complete - self._nb, BLOCK)
+        self._bx[:, self._nb:complete] = chunk[:3, :, 0]
+        with np.errstate(invalid="ignore"):
+            self._blo[:, self._nb:complete] = np.fmin.reduce(chunk[3:], axis=2)  # fmin/fmax skip NaN points
+            self._bhi[:, self._nb:complete] = np.fmax.reduce(chunk[3:], axis=2)
+        self._nb = complete
+
+    def view(self, axis: str, which: str = "value",
+             x_range: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """x and y to draw: every point when few are in ``x_range`` (all when None), else the block overview."""
+        xs, ys = self.column(axis), self.column(which)
+        n = xs.size
+        if n <= DETAIL:
+            return xs, ys
+        if x_range is not None:
+            i0 = max(0, int(np.searchsorted(xs, x_range[0])) - 1)
+            i1 = min(n, int(np.searchsorted(xs, x_range[1])) + 1)
+            if i1 - i0 <= DETAIL:
+                return xs[i0:i1], ys[i0:i1]
+        self._update_blocks()
+        first = max(0, -(-(self._start - self._bstart) // BLOCK))  # blocks that lost points to the ring: raw
+        head_end = self._bstart + first * BLOCK
+        tail = self._bstart + self._nb * BLOCK
+        a, w = ("step", "epoch", "time").index(axis), 0 if which == "value" else 1
+        bx = np.repeat(self._bx[a, first:self._nb], 2)
+        by = np.column_stack((self._blo[w, first:self._nb], self._bhi[w, first:self._nb])).ravel()
+        row_x, row_y = COLUMNS[axis], COLUMNS[which]
+        x = np.concatenate((self._data[row_x, self._start:head_end], bx, self._data[row_x, tail:self._end]))
+        y = np.concatenate((self._data[row_y, self._start:head_end], by, self._data[row_y, tail:self._end]))
+        return x, y
 
     def last(self, name: str = "value") -> float | None:
         return float(self._data[COLUMNS[name], self._end - 1]) if len(self) else None

@@ -49,6 +49,27 @@ def test_series_keeps_the_newest_points_and_smooths_incrementally():
     assert s.nearest("step", 2000.4) == 2000 - 1601 and s.point(0)["value"] == pytest.approx(values[1601])
 
 
+def test_a_long_curve_is_drawn_from_min_max_blocks_and_in_full_when_zoomed():
+    from revstudio.qt.plots.series import BLOCK, DETAIL
+
+    s = Series("loss", capacity=50_000)
+    rng = np.random.default_rng(2)
+    values = rng.normal(size=100_000)
+    values[777] = np.nan
+    for i, v in enumerate(values):
+        s.append(i, i / 10, i * 0.5, v)
+    x, y = s.view("step")
+    assert len(x) < 2 * 50_000 / BLOCK + 2 * BLOCK  # an overview, not every point
+    kept = values[50_000:]
+    assert np.nanmax(y) == kept.max() and np.nanmin(y) == kept.min()  # no peak is lost
+    assert x[0] == 50_000 and x[-1] == 99_999 and (np.diff(x) >= 0).all()
+    zx, zy = s.view("time", "value", (30_000.0, 30_100.0))  # zoomed in: every point in view
+    assert len(zx) <= DETAIL and zx[1] == 30_000.0 and np.array_equal(zy[1:], values[60_000:60_201])
+    short = Series("acc")
+    short.append(1, 0, 0, 0.5)
+    assert short.view("step")[1].tolist() == [0.5]
+
+
 def test_line_splitter_waits_for_whole_lines():
     split = LineSplitter()
     row = json.dumps({"kind": "step", "step": 1, "time": 0.1, "loss": 2.0}).encode()
