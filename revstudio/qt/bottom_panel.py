@@ -108,7 +108,8 @@ class BottomPanel(QTabWidget):
                     self.plots = widget
                 elif title == "Runs":
                     self.runs = widget
-                old.deleteLater()
+                if old is not None:
+                    old.deleteLater()
                 return
         self.add_tab(widget, title)
 

@@ -124,7 +124,7 @@ class DiagnosticsDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(title)
         self.setObjectName(f"diagnostics_{kind}")
-        self.result = result
+        self.data = result
         layout = QVBoxLayout(self)
         self.summary = QLabel()
         self.summary.setWordWrap(True)

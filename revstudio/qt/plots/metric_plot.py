@@ -91,11 +91,11 @@ class MetricPlot(QWidget):
         tools = QHBoxLayout()
         tools.setContentsMargins(4, 0, 4, 0)
         tools.setSpacing(8)
-        for w in (self.title, self.note):
-            tools.addWidget(w)
+        tools.addWidget(self.title)
+        tools.addWidget(self.note)
         tools.addStretch(1)
-        for w in (self.log_box, self.png_button, self.csv_button):
-            tools.addWidget(w)
+        for tool in (self.log_box, self.png_button, self.csv_button):
+            tools.addWidget(tool)
 
         self.plot = pg.PlotWidget()
         self.plot.setBackground(None)

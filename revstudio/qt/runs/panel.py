@@ -136,12 +136,12 @@ class RunsPanel(QWidget):
         layout.addWidget(self.stale)
         layout.addLayout(row)
         layout.addWidget(split, 1)
-        self.watcher = QFileSystemWatcher(self)
-        self.watcher.directoryChanged.connect(lambda _p: self._reload_soon.start())
         self._reload_soon = QTimer(self)
         self._reload_soon.setSingleShot(True)
         self._reload_soon.setInterval(300)
         self._reload_soon.timeout.connect(self.reload)
+        self.watcher = QFileSystemWatcher(self)
+        self.watcher.directoryChanged.connect(lambda _p: self._reload_soon.start())
         self._update_buttons()
 
     # ---- contents -------------------------------------------------------------

@@ -108,7 +108,8 @@ def read_run_dir(path: str | Path) -> RunEntry:
         value = status.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
             setattr(entry, key, value)
-    entry.metrics = status.get("metrics") if isinstance(status.get("metrics"), dict) else {}
+    metrics = status.get("metrics")
+    entry.metrics = dict(metrics) if isinstance(metrics, dict) else {}
     entry.started = status.get("started")
     entry.ended = status.get("ended")
     entry.message = status.get("message")

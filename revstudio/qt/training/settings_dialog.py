@@ -146,10 +146,11 @@ class RunSettingsDialog(QDialog):
         layout.addWidget(self.buttons)
 
         self._fill(self.values)
-        for w in (self.data_kind, self.length_kind, self.device):
-            w.currentIndexChanged.connect(self.changed)
-        for w in (self.data_path, self.val_data, self.device.lineEdit()):
-            w.textChanged.connect(self.changed)
+        for box in (self.data_kind, self.length_kind, self.device):
+            box.currentIndexChanged.connect(self.changed)
+        for edit in (self.data_path, self.val_data, self.device.lineEdit()):
+            if edit is not None:
+                edit.textChanged.connect(self.changed)
         self.data_path.editingFinished.connect(self.request_preview)
         self.data_kind.currentIndexChanged.connect(self.request_preview)
         self.length.valueChanged.connect(self.changed)

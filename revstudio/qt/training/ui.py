@@ -41,12 +41,13 @@ class LazyTab(QWidget):
         super().__init__(parent)
         self._build = build
         self.content: Any = None
-        QVBoxLayout(self).setContentsMargins(0, 0, 0, 0)
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
 
     def ensure(self) -> Any:
         if self.content is None:
             self.content = self._build()
-            self.layout().addWidget(self.content)
+            self._layout.addWidget(self.content)
         return self.content
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
@@ -360,14 +361,16 @@ class TrainingUI(QObject):
                               snap.parent)
 
     def gradcheck_run(self, path: Path) -> ChildQuery:
-        args = [str(path / "project.revs"), "--json"]
-        checkpoint = path / "checkpoints" / "last.pt"
-        if checkpoint.exists() and _gradcheck_takes_checkpoints():
-            args += ["--checkpoint", str(checkpoint)]
-        return self._diagnose("gradcheck", f"Gradient check of {path.name}", args, None)
+        """The gradient check at the run's last checkpoint (its trained weights), or its snapshot's."""
+        snapshot, checkpoint = path / "project.revs", path / "checkpoints" / "last.pt"
+        if checkpoint.exists():
+            return self._diagnose("gradcheck", f"Gradient check of {path.name} at its checkpoint",
+                                  [str(snapshot), str(checkpoint)], None, module="revstudio.qt.training.probe")
+        return self._diagnose("gradcheck", f"Gradient check of {path.name}", [str(snapshot), "--json"], None)
 
-    def _diagnose(self, kind: str, title: str, args: list[str], cleanup: Path | None) -> ChildQuery:
-        query = ChildQuery("revstudio", [kind, *args], parent=self)
+    def _diagnose(self, kind: str, title: str, args: list[str], cleanup: Path | None,
+                  module: str = "revstudio") -> ChildQuery:
+        query = ChildQuery(module, [kind, *args], parent=self)
         self.window.show_message(f"{title}: running …")
 
         def answered(result: dict[str, Any]) -> None:
@@ -399,16 +402,6 @@ def _alive(widget: Any) -> bool:
     import shiboken6
 
     return shiboken6.isValid(widget) and widget.isVisible()
-
-
-def _gradcheck_takes_checkpoints() -> bool:
-    import argparse
-
-    from revstudio.clicmd import gradcheck
-
-    parser = argparse.ArgumentParser()
-    gradcheck.add_arguments(parser)
-    return any("--checkpoint" in a.option_strings for a in parser._actions)
 
 
 def install(window: MainWindow) -> TrainingUI:

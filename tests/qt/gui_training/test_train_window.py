@@ -74,6 +74,12 @@ def test_one_click_trains_rows_arrive_and_every_plot_fills(qtbot, train_window, 
     checkpoint = load_checkpoint(ctl.run_dir / "checkpoints" / "last.pt")
     assert checkpoint["format"] == "revstudio-checkpoint" and checkpoint["step"] == 12
     assert not dialogs.errors
+    # the run's checkpoint loaded into a gradient check (a child process), drawn per tensor
+    panel.select_paths([ctl.run_dir])
+    query = window.training.run_action("gradcheck", panel.selected_paths())
+    qtbot.waitUntil(lambda: query.answer is not None, timeout=START_TIMEOUT_MS)
+    assert query.answer.get("ok") is True and query.answer["step"] == 12, str(query.answer)[:400]
+    assert window.training.dialogs[-1].plot is not None
 
 
 def test_defaults_stop_within_two_seconds_keeps_checkpoint_and_resume_continues(qtbot, train_window):
