@@ -34,6 +34,9 @@ EXPECTED: dict[str, tuple[int, dict[str, tuple[int, ...]]]] = {
     # 2 x (ActNorm 2*12 + InvConv1x1 12*12 + net (6*16*9+16) + (16*12*9+12))
     "glow_flow.revs": (2 * (24 + 144 + 880 + 1740), {
         "squeeze.out": (12, 8, 8), "coupling0.out": (12, 8, 8), "coupling1.out": (12, 8, 8)}),
+    # stem 1*16*9+16 = 160; 8 convs 8->8 3x3: 8*584; head 16*4*4*10+10 = 2570
+    "digits_revnet.revs": (160 + 8 * 584 + 2570, {
+        "stem.out": (16, 8, 8), "block1_cat.out": (16, 8, 8), "pool.out": (16, 4, 4), "head.out": (10,)}),
 }
 
 
@@ -100,3 +103,17 @@ def test_example_files_match_their_generator() -> None:
 
     for stem, graph in example_projects().items():
         assert dumps(graph) == (EXAMPLES / f"{stem}.revs").read_text(encoding="utf-8"), stem
+
+
+def test_digits_example_trains_on_the_shipped_digits() -> None:
+    """Its training section names resources/data/digits.npz relative to the project file."""
+    from revstudio.training.config import TrainConfig
+
+    graph = load(EXAMPLES / "digits_revnet.revs")
+    config = TrainConfig.from_section(graph.training)
+    data = (EXAMPLES / config.data).resolve()
+    assert data == EXAMPLES.parent / "data" / "digits.npz" and data.is_file()
+    from revstudio.training.data import peek_data
+
+    peek = peek_data(config.data, base_dir=str(EXAMPLES))
+    assert peek["arrays"] == {"x": [1797, 1, 8, 8], "y": [1797]} and peek["classes"] == 10

@@ -45,11 +45,21 @@ def _count(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is too small; use at least 1")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", nargs="?", help="project file (.revs); not needed with --resume")
     length = parser.add_mutually_exclusive_group()
-    length.add_argument("--steps", type=positive_int, help="optimizer steps (default: the project's, 200)")
-    length.add_argument("--epochs", type=positive_int, help="passes over the training data instead of --steps")
+    length.add_argument("--steps", type=_positive, help="optimizer steps (default: the project's, 200)")
+    length.add_argument("--epochs", type=_positive, help="passes over the training data instead of --steps")
     parser.add_argument("--data", metavar="SPEC",
                         help="synthetic | FILE.npz | FILE.pt | mnist:DIR | cifar10:DIR (default synthetic)")
     parser.add_argument("--val-data", metavar="SPEC", help="a separate validation set (default: hold out "
@@ -93,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{args.file}: no such file; check the path")
     if args.resume and not os.path.isdir(args.resume):
         raise CliError(f"--resume {args.resume}: no such run directory")
-    from revstudio.training.launch import launch_needed, launch
+    from revstudio.training.launch import launch, launch_needed
 
     if launch_needed(args):
         return launch(args)

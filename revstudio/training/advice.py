@@ -47,23 +47,30 @@ def fitting_batch(graph: Any, report: Any, budget: int, mode: str) -> int | None
 
 
 def oom_message(graph: Any, report: Any, cfg: TrainConfig, batch: int, model: Any) -> str:
+    """One line: where memory ran out, and what would fit by the estimate."""
     device_type = "cpu"
     try:
         device_type = next(model.parameters()).device.type
     except (StopIteration, AttributeError):
         pass
+    budget = _budget(device_type)
+
+    def fits(mode: str) -> int | None:
+        if budget is None:
+            return None
+        try:
+            return fitting_batch(graph, report, budget, mode)
+        except Exception:  # advice is best effort; the message stands without the number
+            return None
+
     hints = []
     if cfg.mode != "reversible" and getattr(report, "regions", None):
-        hints.append("--mode reversible (it rebuilds the regions' activations instead of keeping them)")
-    budget = _budget(device_type)
-    fits = None
-    if budget is not None:
-        try:
-            fits = fitting_batch(graph, report, budget, "reversible" if hints else cfg.mode)
-        except Exception:
-            fits = None
-    if fits is not None and fits < batch:
-        hints.append(f"--batch-size {max(1, fits)} (the memory estimate's largest batch that fits)")
-    elif fits is None or not hints:
+        rev = fits("reversible")
+        more = f", where the estimate fits batch {rev}" if rev else ""
+        hints.append(f"--mode reversible (it rebuilds the regions' activations instead of keeping them{more})")
+    now = fits(cfg.mode)
+    if now is not None and now < batch:
+        hints.append(f"--batch-size {max(1, now)} (the largest batch the memory estimate fits in {cfg.mode} mode)")
+    elif not hints:
         hints.append(f"a smaller --batch-size than {batch}")
-    return (f"out of memory on {device_type} at batch {batch} in {cfg.mode} mode; try " + " or ".join(hints))
+    return f"out of memory on {device_type} at batch {batch} in {cfg.mode} mode; try " + " or ".join(hints)

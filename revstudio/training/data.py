@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from . import sources
 from .sources import DataError, parse_spec, resolve
-from .synthetic import synthetic
 from .task import TaskInfo, find_type, infer_task, input_nodes
 
 if TYPE_CHECKING:
@@ -80,38 +79,6 @@ def input_specs(graph: Any, report: Any) -> dict[str, tuple[tuple[int, ...], str
     return out
 
 
-def _read(spec: str, specs: dict[str, Any], task: TaskInfo, seed: int, base_dir: str | None,
-          sequence: bool) -> tuple[dict[str, Any], Any, tuple[Any, Any] | None, str]:
-    """``(inputs, targets, built-in validation (x, y) or None, source name)`` of one spec, unchecked."""
-    kind, path = parse_spec(spec)
-    if kind == "synthetic":
-        inputs, targets = synthetic(specs, kind=task.kind, num_classes=task.num_classes,
-                                    out_shape=task.output_shape, seed=seed, sequence=sequence)
-        return inputs, targets, None, "synthetic"
-    full = resolve(path, base_dir)
-    if kind in ("npz", "pt"):
-        inputs, targets = sources.pick_arrays(sources.load_arrays(full), list(specs), full)
-        return inputs, targets, None, full
-    if len(specs) != 1:
-        raise DataError(f"{kind}:{path} feeds one Input node, the graph has {len(specs)} "
-                        f"({', '.join(specs)}); use a .npz with one array per Input node id")
-    loader = sources.load_mnist if kind == "mnist" else sources.load_cifar10
-    (x, y), val = loader(full)
-    return {next(iter(specs)): x}, y, val, f"{kind}:{full}"
-
-
-def _checked(inputs: dict[str, Any], targets: Any, specs: dict[str, Any], task: TaskInfo, source: str,
-             auto: bool) -> tuple[Split, TaskInfo]:
-    inputs = sources.check_inputs(inputs, specs, source)
-    count = len(next(iter(inputs.values())))
-    targets, kind = sources.check_targets(
-        targets, count, kind=task.kind, num_classes=task.num_classes, output_id=task.output_id,
-        head_id=task.head_id, out_shape=task.output_shape, source=source, auto=auto)
-    if kind != task.kind:
-        task = dataclasses.replace(task, kind=kind, num_classes=None)
-    return Split(inputs, targets), task
-
-
 def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: str | None = None,
               val_fraction: float = 0.1, seed: int = 0, base_dir: str | None = None) -> DataBundle:
     """Read ``spec`` (and ``val_spec``), check it against the graph, split off validation.
@@ -120,26 +87,19 @@ def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: s
     test_batch) or ``val_fraction`` of the samples held out by a permutation fixed by
     ``seed``. Raises :class:`DataError` before any training on data that does not fit.
     """
-    if not 0.0 <= float(val_fraction) < 1.0:
-        raise DataError(f"val_fraction {val_fraction} must be at least 0 and below 1")
     specs = input_specs(graph, report)
     if not specs:
         raise DataError("the graph has no Input node: training needs one to feed the data into")
-    sequence = find_type(graph, ("BiRNN",)) is not None
-    auto = task.requested == "auto"
-    inputs, targets, builtin_val, source = _read(spec, specs, task, seed, base_dir, sequence)
-    train, task = _checked(inputs, targets, specs, task, source, auto)
-    val: Split | None = None
-    if val_spec:
-        v_inputs, v_targets, _, v_source = _read(val_spec, specs, task, seed + 1, base_dir, sequence)
-        val, _ = _checked(v_inputs, v_targets, specs, task, v_source, auto=False)
-    elif builtin_val is not None:
-        x, y = builtin_val
-        val, _ = _checked({next(iter(specs)): x}, y, specs, task, source + " (validation files)", auto=False)
-    elif val_fraction > 0 and len(train) >= 2:
-        train_idx, val_idx = sources.split_indices(len(train), float(val_fraction), seed)
-        train, val = train.subset(train_idx), train.subset(val_idx)
-    return DataBundle(train, val, task, source if source == "synthetic" else str(spec))
+    (inputs, targets), val, kind = sources.load_splits(
+        spec, specs, kind=task.kind, num_classes=task.num_classes, output_id=task.output_id,
+        head_id=task.head_id, out_shape=task.output_shape, auto=task.requested == "auto", val_spec=val_spec,
+        val_fraction=val_fraction, seed=seed, base_dir=base_dir,
+        sequence=find_type(graph, ("BiRNN",)) is not None)
+    if kind != task.kind:
+        classes = task.output_shape[0] if kind == "classification" else None
+        task = dataclasses.replace(task, kind=kind, num_classes=classes)
+    return DataBundle(Split(inputs, targets), None if val is None else Split(*val), task,
+                      "synthetic" if spec == "synthetic" else str(spec))
 
 
 # ---- the preview of the run-settings dialog (no torch for .npz / mnist / cifar) ------------------
@@ -185,8 +145,10 @@ def _peek_npz(path: str) -> dict[str, Any]:
                 if not member.endswith(".npy"):
                     continue
                 with zf.open(member) as fh:
-                    version = np.lib.format.read_magic(fh)
-                    shape, _, dtype = np.lib.format._read_array_header(fh, version)  # type: ignore[attr-defined]
+                    fmt = np.lib.format
+                    major, _ = fmt.read_magic(fh)
+                    read = fmt.read_array_header_1_0 if major == 1 else fmt.read_array_header_2_0
+                    shape, _, dtype = read(fh)
                 name = member[:-4]
                 if dtype.kind not in "biuf":
                     raise DataError(f"{path}: array {name!r} has dtype {dtype}; expected numbers (float, int "

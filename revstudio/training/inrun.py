@@ -60,7 +60,8 @@ def region_gradcheck(model: torch.nn.Module, regions: Sequence[Any], step: Calla
     with _preserved(model, device):
         ref = _grads(model, "standard", step, seed)
         rev = _grads(model, "reversible", step, seed)
-        inversion = dict(model.inversion_errors()) if hasattr(model, "inversion_errors") else {}
+        errors: Any = getattr(model, "inversion_errors", None)
+        inversion = dict(errors()) if callable(errors) else {}
     squares = [float(g.pow(2).sum()) for g in ref.values() if g is not None]
     scale = math.sqrt(sum(squares)) or 1.0
     rows = []
@@ -73,8 +74,8 @@ def region_gradcheck(model: torch.nn.Module, regions: Sequence[Any], step: Calla
             other = rev.get(name)
             if g is None and other is None:
                 continue
-            a = g if g is not None else torch.zeros_like(other)
-            b = other if other is not None else torch.zeros_like(a)
+            a: torch.Tensor = g if g is not None else torch.zeros_like(other)  # type: ignore[arg-type]
+            b: torch.Tensor = other if other is not None else torch.zeros_like(a)
             diff = float((a - b).abs().max()) if a.numel() else 0.0
             worst = max(worst, diff / scale if math.isfinite(diff) else math.inf)
         inv = inversion.get(region.id)

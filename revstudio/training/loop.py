@@ -19,6 +19,7 @@ over the ranks, so a 2-process run optimises what a 1-process run does.
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -298,14 +299,18 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
 
     while run.step < total:
         step = run.step + 1
-        stop_now = run.should_stop()
+        # under DDP a stop is decided together, from the flags all-reduced with each step's
+        # numbers: a rank that left alone would leave its peers waiting in the next all-reduce
+        stop_now = run.should_stop() and not dist.active
         if not stop_now:
             try:
                 xs, ys = batch_at(run.step)
                 if (cfg.gradcheck_every and step % cfg.gradcheck_every == 0 and regions and dist.rank == 0
                         and cfg.precision == "fp32"):
-                    result = region_gradcheck(model, regions, lambda: forward(model, xs, ys)[0], device,
-                                              cfg.seed + step)
+                    def check_step(xs: list[torch.Tensor] = xs, ys: Any = ys) -> torch.Tensor:
+                        return forward(model, xs, ys)[0]  # type: ignore[no-any-return]
+
+                    result = region_gradcheck(model, regions, check_step, device, cfg.seed + step)
                     run.emit({"kind": "gradcheck", "step": step, "epoch": round(step / spe, 4), **result})
                 measure = bool(cfg.memory_every and step % cfg.memory_every == 0)
                 optimizer.zero_grad(set_to_none=True)
@@ -329,7 +334,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                     return _oom(run, model, step, exc, finish, local)
                 raise
             if stats[3] > 0:
-                node = first_nonfinite(model, lambda: model(*xs)) if dist.rank == 0 else None
+                node = first_nonfinite(model, functools.partial(model, *xs)) if dist.rank == 0 else None
                 where = f", first at node {node!r}" if node else ""
                 msg = (f"the loss became non-finite (NaN or Inf) at step {step}{where}; the last good "
                        f"checkpoint stays. Try a lower --lr (now {cfg.lr:g}), gradient clipping, or fp32")
@@ -379,9 +384,25 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     run.metrics.setdefault("loss", last_loss)
     validate()
     save_checkpoint()
+    extra = {"ranks_in_sync": _ranks_in_sync(model, device)} if dist.active else {}
     run.emit({"kind": "event", "event": "finished", "step": run.step, "metrics": dict(run.metrics),
-              "wall_s": round(time.perf_counter() - t0, 3)})
+              "wall_s": round(time.perf_counter() - t0, 3), **extra})
     return finish("finished")
+
+
+def _ranks_in_sync(model: Any, device: torch.device) -> bool:
+    """Whether every rank ends with rank 0's weights and buffers, bit for bit (DDP keeps them so;
+    a difference means a desynchronised run). One tensor at a time: no copy of the whole model."""
+    import torch.distributed as tdist
+
+    same = torch.ones(1, device=device)
+    for value in model.state_dict().values():
+        ref = value.detach().clone()
+        tdist.broadcast(ref, src=0)
+        if not torch.equal(ref, value):
+            same.zero_()
+    tdist.all_reduce(same, op=tdist.ReduceOp.MIN)
+    return bool(same.item() == 1)
 
 
 def _oom(run: _Run, model: Any, step: int, exc: BaseException, finish: Callable[..., TrainResult],

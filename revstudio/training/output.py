@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import sys
-import time
 from typing import IO, Any
 
 from .loop import Callback
@@ -69,8 +68,7 @@ class Progress(Callback):
         self.stream = stream or sys.stdout
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.total = 1
-        self.start_step = 0
-        self.t0 = time.perf_counter()
+        self.batch = 1
         self.drawn = False
 
     def _line(self, text: str) -> None:
@@ -82,7 +80,7 @@ class Progress(Callback):
 
     def on_train_start(self, row: dict[str, Any]) -> None:
         self.total = int(row.get("total_steps") or 1)
-        self.t0 = time.perf_counter()
+        self.batch = int(row.get("batch_size") or 1)
         resumed = f", resumed from {row['resumed_from']}" if row.get("resumed_from") else ""
         self._line(f"training {row.get('parameters', 0):,} parameters on {row.get('device')} in "
                    f"{row.get('mode')} mode, {row.get('task')}, {self.total} steps "
@@ -94,10 +92,9 @@ class Progress(Callback):
 
     def on_step_end(self, row: dict[str, Any]) -> None:
         step = int(row["step"])
-        if not self.start_step:
-            self.start_step = step - 1
         done = step / self.total
-        rate = (step - self.start_step) / max(time.perf_counter() - self.t0, 1e-9)
+        # the latest throughput, not the average since the start (which holds one-time costs)
+        rate = float(row.get("samples_per_s") or 0.0) / max(1, self.batch)
         eta = _eta((self.total - step) / rate) if rate > 0 else "--:--"
         bar = "#" * int(self.WIDTH * done) + "-" * (self.WIDTH - int(self.WIDTH * done))
         acc = f" acc {row['accuracy']:.3f}" if "accuracy" in row else ""
@@ -141,6 +138,7 @@ class RunDirRows(Callback):
     def on_row(self, row: dict[str, Any]) -> None:
         self.writer.row(_clean(row))
         kind, event = row.get("kind"), row.get("event")
+        metrics: dict[str, Any]
         if kind == "step":
             metrics = {k: row[k] for k in ("loss", "accuracy") if k in row}
             self.writer.update_status(step=row["step"], metrics={**self.writer.status["metrics"], **metrics})

@@ -134,10 +134,11 @@ def read_run(run_dir: str) -> RunInfo:
     if state == "running" and not _pid_alive(status.get("pid")):
         state = "killed"
         message = message or "the process ended without saying why (killed?); --resume continues it"
+    metrics = status.get("metrics")
     return RunInfo(
         path=run_dir, status=state, step=status.get("step"), total_steps=status.get("total_steps"),
         config=config if isinstance(config, dict) else {},
-        metrics=status.get("metrics") if isinstance(status.get("metrics"), dict) else {},
+        metrics=metrics if isinstance(metrics, dict) else {},
         started=status.get("started"), ended=status.get("ended"), message=message, pid=status.get("pid"))
 
 

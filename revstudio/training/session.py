@@ -151,7 +151,8 @@ def run_session(req: Request) -> int:
     from revstudio.core.project import dumps
 
     from .loop import Distributed, TrainResult, train
-    from .output import JsonRows, Progress, RunDirRows, dumps as row_dumps
+    from .output import JsonRows, Progress, RunDirRows
+    from .output import dumps as row_dumps
     from .parts import TrainError
 
     stop = StopFlag()
@@ -200,6 +201,18 @@ def run_session(req: Request) -> int:
                              val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base)
         except DataError as exc:
             return failed(f"{cfg.data}: {exc}", 2)
+        if stop() and world == 1:  # a stop during the start-up: nothing trained, nothing more to save
+            if rank == 0:
+
+                row = {"kind": "event", "event": "stopped", "time": 0.0, "step": fail_step or 0,
+                       "checkpoint": "checkpoints/last.pt" if resume is not None else None}
+                if req.json:
+                    print(row_dumps(row), flush=True)
+                else:
+                    print(f"stopped before step {(fail_step or 0) + 1}", flush=True)
+                assert writer is not None
+                RunDirRows(writer).on_row(row)
+            return 0
         callbacks: list[Any] = []
         if rank == 0:
             callbacks.append(JsonRows() if req.json else Progress())

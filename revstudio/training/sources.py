@@ -21,6 +21,8 @@ import struct
 import zipfile
 from typing import Any
 
+from .synthetic import synthetic
+
 
 class DataError(Exception):
     """Data that does not fit: the message names the file / array / node, what was expected and found."""
@@ -299,7 +301,8 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
                   auto: bool) -> tuple[Any, str]:
     """``(targets, kind)``: int64 class indices in range for a classification head, floats of the
     Output's shape for regression, None for a flow. An automatic classification guess turns into
-    regression when ``y`` holds real values of the Output's shape."""
+    regression when ``y`` holds real values of the Output's shape, and an automatic regression
+    guess into classification when ``y`` holds integer labels for a 1-D Output of K > 1."""
     import torch
 
     if kind == "flow":
@@ -312,6 +315,9 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         n = len(t) if t.dim() else "no"
         raise DataError(f"{source}: array 'y' has {n} samples, the inputs have {count}")
     head = head_id or output_id
+    if (kind == "regression" and auto and t.dim() == 1 and not t.is_floating_point() and t.dtype != torch.bool
+            and len(out_shape) == 1 and out_shape[0] > 1):
+        kind, num_classes = "classification", int(out_shape[0])  # labels for a K-vector output: class scores
     if kind == "classification" and t.is_floating_point():
         integral = bool(torch.isfinite(t).all()) and bool((t == t.round()).all())
         if auto and tuple(t.shape[1:]) == tuple(out_shape):
@@ -369,3 +375,68 @@ def split_indices(count: int, fraction: float, seed: int) -> tuple[Any, Any]:
     val, _ = perm[:n_val].sort()
     train, _ = perm[n_val:].sort()
     return train, val
+
+
+# ---- a whole source: read, check, split -------------------------------------------------------
+
+def read_source(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kind: str,
+                num_classes: int | None, out_shape: tuple[int, ...], seed: int, base_dir: str | None,
+                sequence: bool) -> tuple[dict[str, Any], Any, tuple[Any, Any] | None, str]:
+    """``(inputs, targets, the source's own validation (x, y) or None, source name)``, unchecked."""
+    source_kind, path = parse_spec(spec)
+    if source_kind == "synthetic":
+        inputs, targets = synthetic(specs, kind=kind, num_classes=num_classes, out_shape=out_shape,
+                                    seed=seed, sequence=sequence)
+        return inputs, targets, None, "synthetic"
+    full = resolve(path, base_dir)
+    if source_kind in ("npz", "pt"):
+        inputs, targets = pick_arrays(load_arrays(full), list(specs), full)
+        return inputs, targets, None, full
+    if len(specs) != 1:
+        raise DataError(f"{source_kind}:{path} feeds one Input node, the graph has {len(specs)} "
+                        f"({', '.join(specs)}); use a .npz with one array per Input node id")
+    loader = load_mnist if source_kind == "mnist" else load_cifar10
+    (x, y), val = loader(full)
+    return {next(iter(specs)): x}, y, val, f"{source_kind}:{full}"
+
+
+def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kind: str,
+                num_classes: int | None, output_id: str, head_id: str | None, out_shape: tuple[int, ...],
+                auto: bool = False, val_spec: str | None = None, val_fraction: float = 0.1, seed: int = 0,
+                base_dir: str | None = None, sequence: bool = False) -> tuple[Any, Any, str]:
+    """``((inputs, targets), (val inputs, val targets) or None, kind)``, checked against the graph.
+
+    Validation: ``val_spec`` if given, else the source's own (MNIST t10k, CIFAR test_batch),
+    else ``val_fraction`` of the samples held out by a permutation fixed by ``seed``.
+    ``kind`` comes back as given unless ``auto`` let float targets turn classification
+    into regression."""
+    if not 0.0 <= float(val_fraction) < 1.0:
+        raise DataError(f"val_fraction {val_fraction} must be at least 0 and below 1")
+
+    def checked(inputs: dict[str, Any], targets: Any, source: str, kind: str, auto: bool) -> tuple[Any, str]:
+        inputs = check_inputs(inputs, specs, source)
+        count = len(next(iter(inputs.values())))
+        targets, kind = check_targets(targets, count, kind=kind, num_classes=num_classes, output_id=output_id,
+                                      head_id=head_id, out_shape=out_shape, source=source, auto=auto)
+        return (inputs, targets), kind
+
+    inputs, targets, own_val, source = read_source(spec, specs, kind=kind, num_classes=num_classes,
+                                                   out_shape=out_shape, seed=seed, base_dir=base_dir,
+                                                   sequence=sequence)
+    train, kind = checked(inputs, targets, source, kind, auto)
+    val = None
+    if val_spec:
+        v_inputs, v_targets, _, v_source = read_source(val_spec, specs, kind=kind, num_classes=num_classes,
+                                                       out_shape=out_shape, seed=seed + 1, base_dir=base_dir,
+                                                       sequence=sequence)
+        val, _ = checked(v_inputs, v_targets, v_source, kind, False)
+    elif own_val is not None:
+        val, _ = checked({next(iter(specs)): own_val[0]}, own_val[1], source + " (validation files)", kind, False)
+    else:
+        count = len(next(iter(train[0].values())))
+        if val_fraction > 0 and count >= 2:
+            train_idx, val_idx = split_indices(count, float(val_fraction), seed)
+            val = ({k: v[val_idx] for k, v in train[0].items()}, None if train[1] is None else train[1][val_idx])
+            train = ({k: v[train_idx] for k, v in train[0].items()},
+                     None if train[1] is None else train[1][train_idx])
+    return train, val, kind

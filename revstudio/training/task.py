@@ -7,7 +7,9 @@
   values per sample as its Inputs: the loss is the negative log-likelihood of a
   standard normal prior plus ``model.logdet``;
 - **classification** when the Output reads a 1-D vector of K > 1 features (class
-  scores, e.g. after Linear): cross-entropy over K classes;
+  scores, e.g. after Linear) other than the input's own shape: cross-entropy over K
+  classes (``load_data`` also turns a regression guess into classification when the
+  labels are integers, and a classification guess into regression for float targets);
 - **regression** otherwise: mean squared error against real-valued targets.
 
 A requested task that does not fit the graph is refused with a :class:`DataError`
@@ -122,6 +124,12 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
     def classification_fits() -> bool:
         return len(out_shape) == 1 and out_shape[0] > 1
 
+    def looks_like_scores() -> bool:
+        # a K-vector of another size than the input: class scores; the input's own shape
+        # back (a map of features) is a regression guess, which integer labels still overturn
+        same = len(inputs) == 1 and report is not None and tuple(report.shape(f"{inputs[0]}.out") or ()) == out_shape
+        return classification_fits() and not same
+
     def flow_fits() -> bool:
         return len(outputs) == 1 and _numel(out_shape) == in_total
 
@@ -146,6 +154,6 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
     # auto
     if flow_node is not None and flow_fits():
         return info("flow")
-    if classification_fits():
+    if looks_like_scores():
         return info("classification", out_shape[0])
     return info("regression")

@@ -150,3 +150,11 @@ def test_resume_refuses_a_folder_without_a_checkpoint(tmp_path, capsys) -> None:
 @pytest.mark.parametrize("flags", [["--steps", "1", "--epochs", "1"], ["--batch-size", "0"]])
 def test_bad_flags_are_usage_errors(flags, capsys) -> None:
     assert cli.main(["train", EXAMPLE, *flags]) == 2
+
+
+def test_human_output_shows_progress_and_the_result(tmp_path, capsys) -> None:
+    assert cli.main(["train", EXAMPLE, "--steps", "2", *QUICK, "--log-every", "1", "--out", str(tmp_path / "h"),
+                     "--val-fraction", "0.02"]) == 0
+    text = capsys.readouterr().out
+    assert "step 2/2" in text and "samples/s" in text and "ETA" in text
+    assert "validation at step 2" in text and "finished 2 steps" in text

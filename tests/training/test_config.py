@@ -68,3 +68,17 @@ def test_an_older_section_is_migrated(monkeypatch: pytest.MonkeyPatch) -> None:
                                                      "lr": s.get("old", 0.5)})
     assert C.migrate({"version": 1, "old": 0.25}) == {"lr": 0.25}
     assert TrainConfig.from_section({"version": 1, "old": 0.25}).lr == 0.25
+
+
+def test_config_and_runs_load_no_torch() -> None:
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    code = ("import sys, revstudio.training.config, revstudio.training.runs, revstudio.clicmd.runs\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'PySide6')))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -16,9 +16,10 @@ QUICK = dict(batch_size=8, lr=0.01, log_every=1, val_every=0, gradcheck_every=0,
              checkpoint_every=0)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _example(name: str) -> tuple:
-    return prepared(EXAMPLES[[p.stem for p in EXAMPLES].index(name)], steps=12, **QUICK)
+    return prepared(EXAMPLES[[p.stem for p in EXAMPLES].index(name)], steps=12, data="synthetic", schedule="constant",
+                    **QUICK)
 
 
 @pytest.mark.parametrize("mode", ["reversible", "standard", "checkpoint"])
@@ -116,3 +117,26 @@ def test_a_stop_request_ends_with_a_checkpoint(tmp_path) -> None:
     stopped = rows.event("stopped")[0]
     assert 0 < stopped["step"] < 50 and stopped["checkpoint"] == os.path.join("checkpoints", "last.pt")
     assert torch.load(tmp_path / "checkpoints" / "last.pt", weights_only=True)["step"] == stopped["step"]
+
+
+def test_out_of_memory_ends_with_advice(monkeypatch) -> None:
+    from revstudio.training import loop
+
+    graph, report, cfg, data = _example("revnet_coupling")
+    calls = {"n": 0}
+    real = loop.Loss.__call__
+
+    def failing(self, *args):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return real(self, *args)
+
+    monkeypatch.setattr(loop.Loss, "__call__", failing)
+    monkeypatch.setattr("revstudio.training.advice._budget", lambda device_type: 600_000)
+    rows = Rows()
+    result = train(graph, report, cfg.replace(steps=5, mode="standard", batch_size=32), data, callbacks=[rows])
+    assert result.status == "oom" and result.exit_code == 1
+    oom = rows.event("oom")[0]
+    assert oom["step"] == 3 and "--mode reversible" in oom["message"]
+    assert "--batch-size" in oom["message"]

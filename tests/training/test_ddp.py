@@ -1,0 +1,44 @@
+"""``--nproc 2``: DDP through torch.distributed.run on 2 CPU processes (gloo), reversible mode."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from conftest import EXAMPLES, ROOT
+
+from revstudio import cli
+from revstudio.training import runs
+
+EXAMPLE = str(next(p for p in EXAMPLES if p.stem == "revnet_coupling"))
+ARGS = ["--steps", "4", "--batch-size", "8", "--lr", "0.01", "--log-every", "1", "--val-every", "0",
+        "--device", "cpu", "--json", "--mode", "reversible"]
+
+
+def test_two_processes_match_one_on_the_same_global_batch(tmp_path, capsys) -> None:
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    two = subprocess.run([sys.executable, "-P", "-m", "revstudio", "train", EXAMPLE, *ARGS, "--nproc", "2",
+                          "--out", str(tmp_path / "two")], capture_output=True, text=True, env=env,
+                         cwd=str(tmp_path), timeout=600)
+    assert two.returncode == 0, two.stderr[-3000:]
+    rows = [json.loads(line) for line in two.stdout.splitlines()]
+    assert rows == runs.read_metrics(str(tmp_path / "two"))  # rank 0 alone prints and writes
+    assert rows[0]["processes"] == 2
+    finished = rows[-1]
+    assert finished["event"] == "finished"
+    assert finished["ranks_in_sync"] is True  # every rank holds rank 0's weights bit for bit
+
+    assert cli.main(["train", EXAMPLE, *ARGS, "--out", str(tmp_path / "one")]) == 0
+    one = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    losses = lambda rs: [r["loss"] for r in rs if r["kind"] == "step"]  # noqa: E731
+    assert len(losses(rows)) == 4
+    assert losses(rows) == pytest.approx(losses(one), rel=1e-5)
+    a = torch.load(tmp_path / "two" / "checkpoints" / "last.pt", weights_only=True)["model"]
+    b = torch.load(tmp_path / "one" / "checkpoints" / "last.pt", weights_only=True)["model"]
+    for key in a:
+        assert torch.allclose(a[key].double(), b[key].double(), rtol=1e-4, atol=1e-6), key
+    assert sorted(os.listdir(tmp_path)) == ["one", "two"]  # no other rank wrote anything
