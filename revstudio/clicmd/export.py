@@ -21,7 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--with-training",
         action="store_true",
-        help="add a runnable training script (synthetic data of the Input shapes, argparse options)",
+        help="add a training script: main() trains like `revstudio train` (the project's training "
+             "settings as argparse options, the same data sources and checkpoints; torchrun for DDP)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
@@ -39,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"{args.file}: cannot read ({exc.strerror or exc})") from None
     try:
-        source = export(graph, with_training=args.with_training)
+        section = _rebased(graph.training, args.file, args.output) if args.with_training else None
+        source = export(graph, with_training=args.with_training, training=section)
     except CodegenError as exc:
         return _fail(args, exc)
     try:
@@ -66,6 +68,28 @@ def _fail(args: argparse.Namespace, exc: Exception) -> int:
         for problem in problems:
             print(f"  {problem}", file=sys.stderr)
     return 1
+
+
+def _rebased(section: dict, project: str, output: str) -> dict:
+    """The training section with relative data paths made relative to the output's folder
+    (the exported script resolves them against its own folder), so both find the same files."""
+    from revstudio.training.sources import DataError, parse_spec
+
+    out = dict(section)
+    src, dst = os.path.dirname(os.path.abspath(project)), os.path.dirname(os.path.abspath(output))
+    for key in ("data", "val_data"):
+        value = out.get(key)
+        if not isinstance(value, str):
+            continue
+        try:
+            kind, path = parse_spec(value)
+        except DataError:
+            continue  # the export's own check names the bad value
+        if kind == "synthetic" or os.path.isabs(os.path.expanduser(path)):
+            continue
+        moved = os.path.relpath(os.path.join(src, path), dst).replace(os.sep, "/")
+        out[key] = f"{kind}:{moved}" if kind in ("mnist", "cifar10") else moved
+    return out
 
 
 def _module_name(path: str) -> str:

@@ -97,6 +97,20 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except CliError as exc:
+        if not args.json:
+            raise
+        # a reader of the rows (the app) gets every refusal as the same kind of row
+        from revstudio.training.output import dumps
+
+        print(dumps({"kind": "event", "event": "failed", "time": 0.0, "step": None, "message": str(exc),
+                     "exit_code": exc.code}), flush=True)
+        return exc.code
+
+
+def _run(args: argparse.Namespace) -> int:
     if not args.file and not args.resume:
         raise CliError("revstudio train: give a project FILE, or --resume DIR to continue a run")
     if args.file and not args.resume and not os.path.isfile(args.file):

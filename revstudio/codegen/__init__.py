@@ -20,11 +20,14 @@ class CodegenError(ValueError):
         self.problems = list(problems or [message])
 
 
-def export(graph: Any, *, with_training: bool = False) -> str:
-    """The standalone Python source of ``graph`` (a ``str``; nothing is written)."""
+def export(graph: Any, *, with_training: bool = False, training: dict[str, Any] | None = None) -> str:
+    """The standalone Python source of ``graph`` (a ``str``; nothing is written).
+
+    ``with_training`` adds a training script that embeds ``training`` (default: the
+    project's own ``training`` section)."""
     from .emit import generate
 
-    return generate(graph, with_training=with_training)
+    return generate(graph, with_training=with_training, training=training)
 
 
 __all__ = ["CodegenError", "export", "write_source"]

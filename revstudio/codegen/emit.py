@@ -22,7 +22,8 @@ from .inline import InlineError, Inliner, import_block
 from .namespace import Namespace, is_safe_identifier
 from .regions import ASSEMBLY, STREAM_HELPER, RegionWriter
 from .segments import RUN_PART, Segment, segments
-from .training import MAIN_GUARD, inputs_constant, training_source
+from .training import IMPORTS as TRAINING_IMPORTS
+from .training import MAIN_GUARD, inputs_constant, top_level_names, training_parts
 
 MODES = ("reversible", "standard", "checkpoint")
 
@@ -350,14 +351,23 @@ def _camel(name: str) -> str:
     return text if text.isidentifier() else "Group" + text
 
 
-def generate(graph: Any, *, with_training: bool = False) -> str:
-    """The whole exported file for ``graph``; raises :class:`CodegenError` naming what to fix."""
+def generate(graph: Any, *, with_training: bool = False, training: dict[str, Any] | None = None) -> str:
+    """The whole exported file for ``graph``; raises :class:`CodegenError` naming what to fix.
+
+    ``training``: the section the script embeds instead of ``graph.training`` (the CLI
+    passes one whose relative data paths start from the output's folder)."""
     model, record, report = _compile_recorded(graph)
     writer = _Writer(graph, model, record, report)
-    for reserved in ("Model",):
+    for reserved in ("Model", *(sorted(top_level_names()) if with_training else ())):
         writer.names.reserve(reserved)
     model_class = writer.write_class(writer.plan, model, "Model", is_model=True)
-    return _assemble(writer, model_class, with_training)
+    script = None
+    if with_training:
+        plan = writer.plan
+        script = training_parts(graph, report, training,
+                                [op.node for op in sorted(plan.inputs, key=lambda o: o.index)],
+                                [op.node for op in sorted(plan.outputs, key=lambda o: o.index)])
+    return _assemble(writer, model_class, script)
 
 
 def _compile_recorded(graph: Any) -> tuple[Any, Record, Any]:
@@ -381,7 +391,7 @@ def _compile_recorded(graph: Any) -> tuple[Any, Record, Any]:
     return model, record, report
 
 
-def _assemble(writer: _Writer, model_class: ClassCode, with_training: bool) -> str:
+def _assemble(writer: _Writer, model_class: ClassCode, script: list[str] | None) -> str:
     from revstudio.core.project import dumps
     from revstudio.core.pyfile import embed
 
@@ -397,9 +407,9 @@ def _assemble(writer: _Writer, model_class: ClassCode, with_training: bool) -> s
     if writer.classes:
         parts.append("# ---- groups: one class per group body " + "-" * 47)
         parts += ["\n".join(cls.lines) + "\n" for cls in writer.classes.values()]
-    if with_training:
-        parts.append("# ---- training on synthetic data " + "-" * 53)
-        parts.append(training_source())
+    with_training = script is not None
+    if script is not None:
+        parts += script
     if layers:
         parts.append("# ---- layers (verbatim from revstudio's torch-only node modules) " + "-" * 21)
         parts += layers
@@ -438,14 +448,22 @@ def _header(writer: _Writer, with_training: bool, body: str) -> str:
         "Reopen the graph in revstudio with `revstudio THIS_FILE.py`.",
     ]
     if with_training:
-        doc += ["Train on synthetic data: `python THIS_FILE.py --steps 200 --lr 1e-3 --batch 16`."]
+        doc += ["Train it as `revstudio train` would (the project's training settings, every one an",
+                "option): `python THIS_FILE.py --steps 200 --data synthetic`, or on several processes",
+                "or machines with DDP: `torchrun --nproc_per_node 4 THIS_FILE.py ...`. Its checkpoint is",
+                "revstudio's: `Model().load_state_dict(torch.load(path, weights_only=True)[\"model\"])`."]
     doc.append('"""')
     facts = dict(writer.inliner.imports)
     facts.setdefault("torch", ImportFact("torch", "torch"))
     facts.setdefault("nn", ImportFact("nn", "torch", "nn"))
     if with_training:
-        facts.setdefault("argparse", ImportFact("argparse", "argparse"))
-        facts.setdefault("F", ImportFact("F", "torch.nn.functional"))
+        for module, bound in TRAINING_IMPORTS:
+            if bound is None:
+                facts.setdefault(module, ImportFact(module, module))
+            elif "." in module and bound == "F":
+                facts.setdefault(bound, ImportFact(bound, module))
+            else:
+                facts.setdefault(bound, ImportFact(bound, module, bound))
     if any(extras.runs_parts for extras in writer.regions.extras.values()):
         facts.setdefault("Callable", ImportFact("Callable", "collections.abc", "Callable"))
     if writer.needs_any:

@@ -1,76 +1,293 @@
-"""The optional training script of an export (``--with-training``).
+"""The training script of an export (``--with-training``): ``revstudio train`` in one torch-only file.
 
-It trains ``Model`` on synthetic data of the Input shapes: a frozen, randomly
-initialised copy of the same network is the teacher, so the task is learnable
-and needs no download. Steps, learning rate, batch size, device, mode and seed
-are argparse options; the result is a ``state_dict`` checkpoint.
+The script's ``main()`` trains ``Model`` as ``revstudio train`` would: the project's
+``training`` section is embedded (every key, as ``TRAINING``) and each key has an
+argparse override; the data code is ``revstudio.training.sources`` and
+``.synthetic`` copied verbatim (same files read, same synthetic tensors for the
+same seed, same refusals); the schedule and the loss are
+``revstudio.training.parts.lr_factor`` and ``Loss`` copied verbatim; the data
+order, the optimizers and the checkpoint dict (CONTRACTS section 4) follow
+``revstudio.training.loop``. Launched by ``torchrun`` (``WORLD_SIZE`` > 1) it
+joins the process group and trains with DistributedDataParallel on the global
+batch, split over the ranks; only rank 0 prints and writes.
 """
 from __future__ import annotations
 
+import ast
+import inspect
+import re
 from collections.abc import Sequence
+from typing import Any
 
-_TRAINING = '''
+# Imports the copied code and the loop need; emit's header keeps those the file uses.
+IMPORTS = (("argparse", None), ("gzip", None), ("json", None), ("math", None), ("os", None),
+           ("platform", None), ("struct", None), ("sys", None), ("time", None), ("zipfile", None),
+           ("contextlib", None), ("typing", "Any"), ("torch.nn.functional", "F"))
 
-def synthetic_batch(batch_size: int, generator: torch.Generator, device: str) -> tuple[torch.Tensor, ...]:
-    """One batch of standard-normal inputs with the shapes of the Input nodes."""
-    return tuple(
-        torch.randn(batch_size, *shape, generator=generator, dtype=dtype).to(device)
-        for shape, dtype in INPUTS.values()
-    )
+_LOOP = '''
+
+class _Reject(Exception):
+    """Options that do not fit together (exit code 2, like bad data)."""
 
 
-def train(
-    steps: int = 100,
-    lr: float = 1e-3,
-    batch_size: int = 16,
-    device: str = "cpu",
-    mode: str = "reversible",
-    seed: int = 0,
-    out: str = "checkpoint.pt",
-) -> Model:
-    """Fit ``Model`` to a frozen random teacher of the same architecture; save a state_dict."""
-    torch.manual_seed(seed)
-    teacher = Model().to(device).eval()
-    teacher.mode = "standard"
-    model = Model().to(device).train()
-    model.mode = mode
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    generator = torch.Generator().manual_seed(seed)
-    for step in range(1, steps + 1):
-        inputs = synthetic_batch(batch_size, generator, device)
+class _Failed(Exception):
+    """The run itself failed, e.g. a non-finite loss (exit code 1)."""
+
+
+def start_distributed(device_name: str) -> tuple[int, int, int]:
+    """(rank, world size, local rank); joins the process group when torchrun started this process."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1 and not torch.distributed.is_initialized():
+        cuda = device_name != "cpu" and torch.cuda.is_available()
+        torch.distributed.init_process_group("nccl" if cuda else "gloo")
+    return int(os.environ.get("RANK", "0")), world, int(os.environ.get("LOCAL_RANK", "0"))
+
+
+def pick_device(name: str, local_rank: int) -> torch.device:
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    device = torch.device(name)
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise _Reject(f"device {name}: CUDA is not available; use --device cpu")
+        if device.index is None:
+            device = torch.device("cuda", local_rank)
+    return device
+
+
+def make_optimizer(config: dict[str, Any], params: Any) -> torch.optim.Optimizer:
+    if config["optimizer"] == "sgd":
+        return torch.optim.SGD(params, lr=config["lr"], momentum=config["momentum"],
+                               weight_decay=config["weight_decay"])
+    if config["optimizer"] == "adamw":
+        return torch.optim.AdamW(params, lr=config["lr"], weight_decay=config["weight_decay"])
+    return torch.optim.Adam(params, lr=config["lr"], weight_decay=config["weight_decay"])
+
+
+def load_training_data(config: dict[str, Any], base_dir: str | None) -> tuple[Any, Any, str]:
+    """((inputs, targets), validation or None, task kind): the data revstudio would train on."""
+    return load_splits(
+        config["data"], INPUT_SPECS, kind=TASK["kind"], num_classes=TASK["num_classes"],
+        output_id=TASK["output_id"], head_id=TASK["head_id"], out_shape=tuple(TASK["output_shape"]),
+        auto=TASK["requested"] == "auto", val_spec=config["val_data"], val_fraction=config["val_fraction"],
+        seed=config["seed"], base_dir=base_dir, sequence=TASK["sequence"])
+
+
+def save_checkpoint(path: str, payload: dict[str, Any]) -> None:
+    """torch.save to a temporary file beside ``path``, fsync, rename: a kill leaves the old one whole."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        torch.save({"format": "revstudio-checkpoint", "version": 1, **payload}, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | None = None,
+          json_rows: bool = False, resume: str | None = None) -> Model:
+    """Train ``Model`` with ``config`` (the TRAINING keys); write the checkpoint to ``out``."""
+    rank, world, local_rank = start_distributed(config["device"])
+    device = pick_device(config["device"], local_rank)
+    (inputs, targets), val, kind = load_training_data(config, base_dir)
+    n, batch = len(next(iter(inputs.values()))), config["batch_size"]
+    if batch % world or batch < world:
+        raise _Reject(f"batch size {batch} does not split evenly over {world} processes")
+    local = batch // world
+    if n < batch:
+        raise _Reject(f"{n} training samples are fewer than one batch of {batch}; lower --batch-size")
+    per_epoch = max(1, n // batch)
+    total = config["steps"] if config["steps"] is not None else int(config["epochs"]) * per_epoch
+    torch.manual_seed(config["seed"])  # the same initial weights as revstudio.compile, on every rank
+    float64 = any(dtype == "float64" for _, dtype in INPUT_SPECS.values())
+    model = Model().to(device=device, dtype=torch.float64 if float64 else torch.float32)
+    model.mode = config["mode"]
+    model.train()
+    optimizer = make_optimizer(config, model.parameters())
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor(config["schedule"], config["warmup_steps"],
+                                                                       total))
+    if config["precision"] == "fp16" and device.type != "cuda":
+        raise _Reject("precision fp16 needs a CUDA device; on the CPU use --precision bf16 or fp32")
+    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(config["precision"])
+    scaler = torch.amp.GradScaler("cuda") if config["precision"] == "fp16" else None
+    step = 0
+    if resume:
+        state = torch.load(resume, map_location="cpu", weights_only=True)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        if scaler is not None and state.get("scaler"):
+            scaler.load_state_dict(state["scaler"])
+        step = int(state["step"])
+    net: Any = model
+    if world > 1:
+        # the reversible runtime returns each parameter's gradient once per backward, so plain DDP works
+        net = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None)
+    if resume:
+        torch.set_rng_state(state["rng"]["torch"])
+    loss_fn = Loss(kind)
+    index = TASK["output_index"]
+
+    def forward(module: Any, xs: list[torch.Tensor], ys: Any) -> tuple[torch.Tensor, Any]:
+        context = torch.autocast(device.type, dtype=half) if half is not None else contextlib.nullcontext()
+        with context:
+            result = module(*xs)
+            head = result[index] if isinstance(result, tuple) else result
+            return loss_fn(head, ys, getattr(model, "logdet", None))
+
+    def emit(row: dict[str, Any]) -> None:
+        if rank != 0:
+            return
+        if json_rows:
+            print(json.dumps(row), flush=True)
+        elif row["kind"] == "step":
+            acc = f"  accuracy {row['accuracy']:.4f}" if "accuracy" in row else ""
+            print(f"step {row['step']:>6}  loss {row['loss']:.6f}{acc}  lr {row['lr']:.3g}", flush=True)
+        elif row["kind"] == "val":
+            acc = f"  val_accuracy {row['val_accuracy']:.4f}" if "val_accuracy" in row else ""
+            print(f"val  {row['step']:>6}  val_loss {row['val_loss']:.6f}{acc}", flush=True)
+
+    def validate() -> None:
+        if val is None or rank != 0:
+            return
+        model.eval()
+        loss_sum, correct, count = 0.0, 0.0, 0
         with torch.no_grad():
-            targets = _as_tuple(teacher(*inputs))
-        outputs = _as_tuple(model(*inputs))
-        loss = sum(F.mse_loss(o, t) for o, t in zip(outputs, targets))
+            for start in range(0, len(next(iter(val[0].values()))), batch):
+                idx = torch.arange(start, min(start + batch, len(next(iter(val[0].values())))))
+                xs = [val[0][k][idx].to(device) for k in INPUT_SPECS]
+                loss, hits = forward(model, xs, None if val[1] is None else val[1][idx].to(device))
+                loss_sum += float(loss) * len(idx)
+                correct += float(hits) if hits is not None else 0.0
+                count += len(idx)
+        model.train()
+        row = {"kind": "val", "step": step, "val_loss": loss_sum / count}
+        if kind == "classification":
+            row["val_accuracy"] = correct / count
+        emit(row)
+
+    def save_now() -> None:
+        if rank != 0:
+            return
+        rng = {"torch": torch.get_rng_state()}
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            rng["cuda"] = torch.cuda.get_rng_state_all()
+        save_checkpoint(out, {
+            "step": step, "epoch": step // per_epoch, "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+            "scaler": scaler.state_dict() if scaler is not None else None, "rng": rng,
+            "data": {"epoch": step // per_epoch, "position": step % per_epoch, "steps_per_epoch": per_epoch,
+                     "order_seed": config["seed"], "base_dir": base_dir},
+            "config": dict(config), "graph": REVSTUDIO_PROJECT,
+            "versions": {"revstudio": EXPORTED_BY, "torch": str(torch.__version__).split("+")[0],
+                         "python": platform.python_version()}})
+
+    window = [0.0, 0.0, 0.0, time.perf_counter()]
+    order_epoch, perm = -1, torch.empty(0, dtype=torch.int64)
+    while step < total:
+        epoch, position = divmod(step, per_epoch)
+        if epoch != order_epoch:  # epoch e visits the data in an order fixed by the seed and e alone
+            perm = torch.randperm(n, generator=torch.Generator().manual_seed(config["seed"] * 1_000_003 + epoch))
+            order_epoch = epoch
+        idx = perm[position * batch:(position + 1) * batch][rank * local:(rank + 1) * local]
+        xs = [inputs[k][idx].to(device) for k in INPUT_SPECS]
+        ys = None if targets is None else targets[idx].to(device)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        if step == 1 or step % max(1, steps // 10) == 0 or step == steps:
-            print(f"step {step:>6}  loss {loss.item():.6f}")
-    torch.save(model.state_dict(), out)
-    print(f"saved the trained weights to {out} (load with Model().load_state_dict(torch.load(path)))")
+        loss, hits = forward(net, xs, ys)
+        (scaler.scale(loss) if scaler is not None else loss).backward()
+        stats = torch.tensor([float(loss.detach()) * len(idx), float(hits) if hits is not None else 0.0,
+                              float(len(idx))], dtype=torch.float64)
+        if world > 1:
+            stats = stats.to(device)
+            torch.distributed.all_reduce(stats)
+        if not math.isfinite(float(stats[0])):
+            raise _Failed(f"the loss became non-finite (NaN or Inf) at step {step + 1}; the last checkpoint "
+                          f"stays. Try a lower --lr (now {config['lr']:g}), --grad-clip, or fp32")
+        if config["grad_clip"] is not None:
+            if scaler is not None:
+                scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), config["grad_clip"])
+        if scaler is not None:
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
+        scheduler.step()
+        step += 1
+        window[0] += float(stats[0])
+        window[1] += float(stats[1])
+        window[2] += float(stats[2])
+        if step % config["log_every"] == 0 or step == total:
+            elapsed = max(time.perf_counter() - window[3], 1e-9)
+            row = {"kind": "step", "step": step, "epoch": round(step / per_epoch, 4), "loss": window[0] / window[2],
+                   "lr": float(optimizer.param_groups[0]["lr"]), "samples_per_s": round(window[2] / elapsed, 2)}
+            if kind == "classification":
+                row["accuracy"] = window[1] / window[2]
+            emit(row)
+            window = [0.0, 0.0, 0.0, time.perf_counter()]
+        if config["val_every"] and step % config["val_every"] == 0 and step != total:
+            validate()
+        if config["checkpoint_every"] and step % config["checkpoint_every"] == 0 and step != total:
+            save_now()
+    validate()
+    save_now()
+    if rank == 0 and not json_rows:
+        print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, "
+              "weights_only=True)['model']))")
+    if world > 1:
+        torch.distributed.destroy_process_group()
     return model
 
 
-def _as_tuple(value: torch.Tensor | tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
-    return value if isinstance(value, tuple) else (value,)
+_OPTIONS = (  # flag, TRAINING key, type, choices
+    ("--data", "data", str, None), ("--val-data", "val_data", str, None),
+    ("--val-fraction", "val_fraction", float, None), ("--steps", "steps", int, None),
+    ("--epochs", "epochs", int, None), ("--batch-size", "batch_size", int, None), ("--lr", "lr", float, None),
+    ("--optimizer", "optimizer", str, ("sgd", "adam", "adamw")), ("--momentum", "momentum", float, None),
+    ("--weight-decay", "weight_decay", float, None),
+    ("--schedule", "schedule", str, ("constant", "cosine", "onecycle")),
+    ("--warmup-steps", "warmup_steps", int, None), ("--grad-clip", "grad_clip", float, None),
+    ("--device", "device", str, None), ("--precision", "precision", str, ("fp32", "bf16", "fp16")),
+    ("--mode", "mode", str, MODES), ("--seed", "seed", int, None), ("--log-every", "log_every", int, None),
+    ("--val-every", "val_every", int, None), ("--checkpoint-every", "checkpoint_every", int, None),
+)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=100, help="optimizer steps (default 100)")
-    parser.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (default 1e-3)")
-    parser.add_argument("--batch", type=int, default=16, help="batch size (default 16)")
-    parser.add_argument(
-        "--device", default="cuda" if torch.cuda.is_available() else "cpu", help="cpu, cuda, cuda:1, ..."
-    )
-    parser.add_argument("--mode", choices=MODES, default="reversible", help="how to run the reversible parts")
-    parser.add_argument("--seed", type=int, default=0, help="random seed for weights and data")
-    parser.add_argument("--out", default="checkpoint.pt", help="where to save the trained state_dict")
+    parser = argparse.ArgumentParser(description="Train the exported Model (the project's training settings; "
+                                                 "every option overrides one). Under torchrun: DDP.")
+    for flag, key, kind, choices in _OPTIONS:
+        names = (flag, "--batch") if key == "batch_size" else (flag,)
+        parser.add_argument(*names, dest=key, type=kind, choices=choices, default=None,
+                            help=f"default {TRAINING[key]!r}")
+    here = os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else os.getcwd()
+    parser.add_argument("--base-dir", default=here, help="folder relative data paths start from "
+                                                         "(default: this file's folder)")
+    parser.add_argument("--out", default="checkpoint.pt", help="where to write the checkpoint (default "
+                                                               "checkpoint.pt)")
+    parser.add_argument("--resume", default=None, metavar="CHECKPOINT", help="continue from a checkpoint")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per row")
     args = parser.parse_args(argv)
-    if args.steps < 1 or args.batch < 1 or args.lr <= 0:
-        parser.error("--steps and --batch must be at least 1 and --lr positive")
-    train(args.steps, args.lr, args.batch, args.device, args.mode, args.seed, args.out)
+    config = dict(TRAINING)
+    for _, key, _, _ in _OPTIONS:
+        value = getattr(args, key)
+        if value is not None:
+            config[key] = value
+            if key in ("steps", "epochs"):
+                config["epochs" if key == "steps" else "steps"] = None
+    if (config["steps"] or 0) < 1 and (config["epochs"] or 0) < 1:
+        parser.error("--steps or --epochs must be at least 1")
+    if config["batch_size"] < 1 or config["lr"] <= 0 or config["log_every"] < 1:
+        parser.error("--batch-size and --log-every must be at least 1 and --lr positive")
+    if not 0 <= config["val_fraction"] < 1:
+        parser.error("--val-fraction must be at least 0 and below 1")
+    try:
+        train(config, args.out, args.base_dir, args.json, args.resume)
+    except (DataError, _Reject, _Failed) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(1 if isinstance(exc, _Failed) else 2) from None
 '''
 
 MAIN_GUARD = '''
@@ -90,6 +307,103 @@ def inputs_constant(inputs: Sequence[tuple[str, Sequence[int], str]]) -> str:
     return "INPUTS = {\n" + "\n".join(rows) + "\n}\n"
 
 
-def training_source() -> str:
-    """The functions ``synthetic_batch``, ``train`` and ``main`` (needs ``INPUTS`` and ``MODES``)."""
-    return _TRAINING.lstrip("\n")
+def _verbatim(module: Any) -> str:
+    """A module's code without its docstring, ``__future__`` and import lines, and without the
+    function-local ``import torch`` (the script imports torch once at the top)."""
+    source = inspect.getsource(module)
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    drop: set[int] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or (
+                isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, str)):
+            drop.update(range(stmt.lineno - 1, (stmt.end_lineno or stmt.lineno)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and [a.name for a in node.names] == ["torch"] and node.col_offset:
+            drop.add(node.lineno - 1)
+            if node.lineno < len(lines) and not lines[node.lineno].strip():
+                drop.add(node.lineno)  # the blank line after it
+    kept = "".join(line for i, line in enumerate(lines) if i not in drop)
+    return re.sub(r"\n{3,}", "\n\n\n", kept).strip("\n") + "\n"
+
+
+def _copied_parts() -> str:
+    """``LN2``, ``lr_factor`` and ``Loss`` of revstudio.training.parts, verbatim."""
+    from revstudio.training import parts
+
+    return "\n\n".join(["LN2 = math.log(2.0)\n", inspect.getsource(parts.lr_factor),
+                        inspect.getsource(parts.Loss)])
+
+
+def _literal(value: Any) -> str:
+    """A Python literal of JSON-like data (strings through ``repr``, so nothing becomes code)."""
+    text = repr(value)
+    ast.literal_eval(text)  # the check that it is data only
+    return text
+
+
+def training_constants(graph: Any, report: Any, section: dict[str, Any] | None,
+                       input_order: Sequence[str], output_order: Sequence[str]) -> str:
+    """``EXPORTED_BY``, ``TRAINING`` (every key), ``TASK`` and ``INPUT_SPECS`` of the script."""
+    from revstudio import __version__
+    from revstudio.training.config import ConfigError, TrainConfig
+    from revstudio.training.data import input_specs
+    from revstudio.training.task import DataError, find_type, infer_task
+
+    from . import CodegenError
+
+    try:
+        config = TrainConfig.from_section(graph.training if section is None else section).full_section()
+        task = infer_task(graph, report, config["task"])
+    except (ConfigError, DataError) as exc:
+        raise CodegenError(f"{graph.name}: the training section does not fit: {exc}") from None
+    specs = input_specs(graph, report)
+    ordered = {node: specs[node] for node in input_order}
+    facts = {
+        "kind": task.kind, "num_classes": task.num_classes, "output_id": task.output_id,
+        "output_index": list(output_order).index(task.output_id), "head_id": task.head_id,
+        "output_shape": list(task.output_shape), "requested": task.requested,
+        "sequence": find_type(graph, ("BiRNN",)) is not None,
+    }
+    spec_rows = "\n".join(f"    {node!r}: ({tuple(shape)!r}, {dtype!r})," for node, (shape, dtype) in ordered.items())
+    config_rows = "\n".join(f"    {key!r}: {_literal(value)}," for key, value in config.items())
+    task_rows = "\n".join(f"    {key!r}: {_literal(value)}," for key, value in facts.items())
+    return (f"EXPORTED_BY = {_literal(__version__)}\n"
+            "# the project's training section, every key (argparse options override them)\n"
+            f"TRAINING: dict[str, Any] = {{\n{config_rows}\n}}\n"
+            "# what revstudio resolved from the graph: the task, the Output the loss reads\n"
+            f"TASK: dict[str, Any] = {{\n{task_rows}\n}}\n"
+            "# Input node id -> (shape, dtype), in Model's argument order\n"
+            f"INPUT_SPECS: dict[str, tuple[tuple[int, ...], str]] = {{\n{spec_rows}\n}}\n")
+
+
+def training_parts(graph: Any, report: Any, section: dict[str, Any] | None, input_order: Sequence[str],
+                   output_order: Sequence[str]) -> list[str]:
+    """The script's sections, in order (each starts with its ``# ----`` heading)."""
+    from revstudio.training import sources, synthetic
+
+    return [
+        "# ---- training settings " + "-" * 62 + "\n" + training_constants(graph, report, section, input_order,
+                                                                           output_order),
+        "# ---- data (verbatim from revstudio.training.synthetic and .sources) " + "-" * 17 + "\n"
+        + _verbatim(synthetic) + "\n\n" + _verbatim(sources),
+        "# ---- schedule and loss (verbatim from revstudio.training.parts) " + "-" * 21 + "\n" + _copied_parts(),
+        "# ---- the training loop (as revstudio.training.loop) " + "-" * 32 + "\n" + _LOOP.strip("\n") + "\n",
+    ]
+
+
+def top_level_names() -> set[str]:
+    """Names the training code defines at module level (reserved so no generated class takes one)."""
+    from revstudio.training import sources, synthetic
+
+    names: set[str] = set()
+    for text in (inspect.getsource(sources), inspect.getsource(synthetic), _copied_parts(), _LOOP):
+        for stmt in ast.parse(text).body:
+            if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+                names.add(stmt.name)
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names | {"EXPORTED_BY", "TRAINING", "TASK", "INPUT_SPECS"}
+

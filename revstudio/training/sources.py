@@ -55,7 +55,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
     lower = text.lower()
     if lower.endswith(".npz"):
         return "npz", text
-    if lower.endswith(".pt") or lower.endswith(".pth"):
+    if lower.endswith((".pt", ".pth")):
         return "pt", text
     raise DataError(f"data {text!r} is not a known source; use synthetic, FILE.npz, FILE.pt, mnist:DIR or "
                     "cifar10:DIR")
@@ -148,7 +148,7 @@ def load_mnist(folder: str) -> tuple[tuple[Any, Any], tuple[Any, Any] | None]:
             raise DataError(f"{ys}: a label file has 1 dimension (N); this one has {_fmt(labels.shape)}")
         if len(images) != len(labels):
             raise DataError(f"{xs} holds {len(images)} images but {ys} holds {len(labels)} labels")
-        parts.append((images.unsqueeze(1).to(torch.float32) / 255.0, labels.to(torch.int64)))
+        parts.append((images.unsqueeze(1).to(torch.float32).div_(255.0), labels.to(torch.int64)))
     assert parts[0] is not None
     return parts[0], parts[1]
 
@@ -168,7 +168,7 @@ def read_cifar_batch(path: str) -> tuple[Any, Any]:
     if len(bad):
         i = int(bad[0])
         raise DataError(f"{path}: corrupt: record {i} has label byte {int(labels[i])}, a CIFAR-10 class is 0-9")
-    images = records[:, 1:].reshape(-1, 3, 32, 32).to(torch.float32) / 255.0
+    images = records[:, 1:].reshape(-1, 3, 32, 32).to(torch.float32).div_(255.0)  # in place: 600 MB for all 5
     return images, labels
 
 

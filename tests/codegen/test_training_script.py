@@ -1,45 +1,215 @@
-"""``--with-training``: the exported file trains on synthetic data and saves a loadable checkpoint."""
+"""``--with-training``: the exported file trains as ``revstudio train`` does, needing only torch.
+
+Same data (the same files read, the same synthetic tensors for a seed), same loss and
+schedule, same data order and initial weights: on the CPU its loss rows and final
+weights equal ``revstudio train``'s bit for bit; its checkpoint is revstudio's format.
+"""
 from __future__ import annotations
+
+import gzip
+import json
+import os
+import runpy
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 torch = pytest.importorskip("torch")
+np = pytest.importorskip("numpy")
 
 from codegen_harness import run_script  # noqa: E402
 
 from revstudio.codegen import export  # noqa: E402
 from revstudio.compiler import compile as rs_compile  # noqa: E402
 from revstudio.core import generate  # noqa: E402
+from revstudio.core.check import check  # noqa: E402
+from revstudio.core.project import load  # noqa: E402
+from revstudio.training.data import load_data  # noqa: E402
+from revstudio.training.task import infer_task  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "resources" / "examples"
 
 
-@pytest.mark.slow
-def test_training_script_runs_standalone_and_its_checkpoint_loads_into_revstudio(tmp_path) -> None:
-    graph = generate.revnet_chain(1, channels=4, size=4, wired=False)
-    path = tmp_path / "train_revnet.py"
+def exported(graph: Any, folder: Path, name: str = "train_model.py") -> Path:
+    path = folder / name
     path.write_text(export(graph, with_training=True), encoding="utf-8")
+    return path
+
+
+def test_training_script_runs_standalone_and_its_checkpoint_loads_into_revstudio(tmp_path: Path) -> None:
+    graph = generate.revnet_chain(1, channels=4, size=4, wired=False)
+    path = exported(graph, tmp_path)
     proc = run_script(path, ["--steps", "3", "--batch", "2", "--lr", "0.01", "--mode", "reversible",
-                             "--device", "cpu", "--out", "ck.pt"], tmp_path)
+                             "--device", "cpu", "--log-every", "1", "--out", "ck.pt"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "step      1" in proc.stdout and "step      3" in proc.stdout
     state = torch.load(tmp_path / "ck.pt", weights_only=True)
+    assert state["format"] == "revstudio-checkpoint" and state["version"] == 1 and state["step"] == 3
+    assert set(state) >= {"model", "optimizer", "scheduler", "scaler", "rng", "data", "config", "graph",
+                          "versions", "epoch"}
     model = rs_compile(graph, device="cpu")
-    model.load_state_dict(state, strict=True)  # the keys are the compiled module's
-    # the script seeds 0, builds the teacher, then the student: training moved the student's weights
-    torch.manual_seed(0)
-    rs_compile(graph, device="cpu")
+    model.load_state_dict(state["model"], strict=True)  # the keys are the compiled module's
+    torch.manual_seed(0)  # the script seeds 0 and builds Model: the same weights as revstudio.compile
     start = rs_compile(graph, device="cpu").state_dict()
-    assert any(not torch.equal(state[k], start[k]) for k in state if state[k].is_floating_point())
+    assert any(not torch.equal(state["model"][k], start[k]) for k in start if start[k].is_floating_point())
+    assert json.loads(state["graph"])["name"] == graph.name
 
 
-def test_training_script_rejects_bad_options(tmp_path) -> None:
+def test_training_script_rejects_bad_options_and_data(tmp_path: Path) -> None:
     graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
-    path = tmp_path / "t.py"
-    path.write_text(export(graph, with_training=True), encoding="utf-8")
+    path = exported(graph, tmp_path, "t.py")
     proc = run_script(path, ["--steps", "0"], tmp_path)
     assert proc.returncode == 2
     assert "--steps" in proc.stderr and "Traceback" not in proc.stderr
+    np.savez(tmp_path / "bad.npz", x=np.zeros((8, 3, 4, 4), np.float32), y=np.zeros(8, np.int64))
+    proc = run_script(path, ["--data", "bad.npz", "--steps", "1"], tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "Input node 'x' expects 4x4x4" in proc.stderr, proc.stderr
+    proc = run_script(path, ["--data", "mnist:nowhere", "--steps", "1"], tmp_path)
+    assert proc.returncode == 2 and "no such folder" in proc.stderr
 
 
-def test_plain_export_has_no_script(tmp_path) -> None:
+def test_plain_export_has_no_script(tmp_path: Path) -> None:
     source = export(generate.revnet_chain(1, channels=4, size=4, wired=True))
-    assert "def train(" not in source and "__main__" not in source
+    assert "def train(" not in source and "__main__" not in source and "TRAINING" not in source
+
+
+def _tiny_sources(folder: Path) -> None:
+    rng = np.random.default_rng(0)
+    np.savez(folder / "d.npz", x=rng.random((40, 1, 8, 8)).astype(np.float32), y=np.arange(40) % 10)
+    torch.save({"x": torch.rand(30, 1, 8, 8), "y": torch.arange(30) % 10}, folder / "d.pt")
+    (folder / "m").mkdir()
+    for name, arr in [("train-images-idx3-ubyte", rng.integers(0, 256, (30, 8, 8))),
+                      ("train-labels-idx1-ubyte", np.arange(30) % 10),
+                      ("t10k-images-idx3-ubyte", rng.integers(0, 256, (5, 8, 8))),
+                      ("t10k-labels-idx1-ubyte", np.arange(5))]:
+        data = bytes([0, 0, 8, arr.ndim]) + struct.pack(">" + "I" * arr.ndim, *arr.shape) + arr.astype(
+            np.uint8).tobytes()
+        (folder / "m" / (name + ".gz")).write_bytes(gzip.compress(data))
+
+
+@pytest.mark.parametrize("spec", ["synthetic", "d.npz", "d.pt", "mnist:m"])
+def test_the_script_loads_the_very_tensors_revstudio_loads(tmp_path: Path, spec: str) -> None:
+    graph = load(EXAMPLES / "digits_revnet.revs")
+    _tiny_sources(tmp_path)
+    script = runpy.run_path(str(exported(graph, tmp_path)))  # defines, runs nothing (no __main__)
+    config = {**script["TRAINING"], "data": spec, "seed": 5}
+    (x, y), val, kind = script["load_training_data"](config, str(tmp_path))
+    report = check(graph)
+    ours = load_data(spec, graph, report, task=infer_task(graph, report), seed=5, base_dir=str(tmp_path))
+    assert kind == ours.task.kind == "classification"
+    assert torch.equal(x["image"], ours.train.inputs["image"]) and torch.equal(y, ours.train.targets)
+    assert torch.equal(val[0]["image"], ours.val.inputs["image"]) and torch.equal(val[1], ours.val.targets)
+
+
+@pytest.mark.parametrize("name", ["glow_flow", "birnn_sequence", "two_branch"])
+def test_synthetic_data_of_the_script_matches_for_flows_and_sequences(tmp_path: Path, name: str) -> None:
+    graph = load(EXAMPLES / f"{name}.revs")
+    script = runpy.run_path(str(exported(graph, tmp_path)))
+    (x, y), _, kind = script["load_training_data"](dict(script["TRAINING"]), None)
+    report = check(graph)
+    ours = load_data("synthetic", graph, report, task=infer_task(graph, report))
+    assert kind == ours.task.kind
+    for node, tensor in ours.train.inputs.items():
+        assert torch.equal(x[node], tensor)
+    assert (y is None and ours.train.targets is None) or torch.equal(y, ours.train.targets)
+
+
+def _rows(text: str) -> list[tuple[Any, ...]]:
+    rows = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    return [(r["kind"], r["step"], r.get("loss"), r.get("val_loss"), r.get("val_accuracy"))
+            for r in rows if r["kind"] in ("step", "val")]
+
+
+@pytest.mark.slow
+def test_the_script_trains_bit_for_bit_like_revstudio_train(tmp_path: Path) -> None:
+    """The digits example, 12 steps on the shipped data: the same rows and final weights."""
+    out = tmp_path / "sub"
+    out.mkdir()
+    script = out / "digits.py"
+    cli = [sys.executable, "-P", "-m", "revstudio"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([*cli, "export", str(EXAMPLES / "digits_revnet.revs"), "-o", str(script),
+                           "--with-training"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    ours = subprocess.run([*cli, "train", str(EXAMPLES / "digits_revnet.revs"), "--steps", "12", "--json",
+                           "--out", str(tmp_path / "run")], capture_output=True, text=True, env=env, cwd=tmp_path,
+                          timeout=600)
+    assert ours.returncode == 0, ours.stderr[-3000:]
+    # the exported section's data path was rebased onto the script's folder
+    theirs = run_script(script, ["--steps", "12", "--json", "--out", "ck.pt"], tmp_path)
+    assert theirs.returncode == 0, theirs.stderr[-3000:]
+    assert _rows(theirs.stdout) == _rows(ours.stdout) != []
+    a = torch.load(tmp_path / "ck.pt", weights_only=True)
+    b = torch.load(tmp_path / "run" / "checkpoints" / "last.pt", weights_only=True)
+    assert set(a) == set(b) and a["step"] == b["step"] == 12 and a["data"].keys() == b["data"].keys()
+    assert all(torch.equal(a["model"][k], b["model"][k]) for k in b["model"])
+
+
+def test_exported_training_scripts_pass_ruff(tmp_path: Path) -> None:
+    paths = []
+    for path in sorted(EXAMPLES.glob("*.revs")):
+        paths.append(exported(load(path), tmp_path, f"{path.stem}_train.py"))
+    for config in (["--config", str(ROOT / "pyproject.toml")], ["--isolated"]):
+        proc = subprocess.run([sys.executable, "-m", "ruff", "check", *config, *map(str, paths)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout[-4000:]
+
+
+@pytest.mark.slow
+def test_torchrun_two_processes_train_the_global_batch(tmp_path: Path) -> None:
+    """``torchrun --nproc_per_node 2``: gloo DDP, each rank half of the global batch; the weights
+    end where a single process on the same global batch ends (to rounding)."""
+    graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
+    path = exported(graph, tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["OMP_NUM_THREADS"] = "1"
+    common = ["--steps", "3", "--batch-size", "8", "--device", "cpu", "--log-every", "1", "--val-fraction", "0"]
+    two = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                          str(path), *common, "--out", "two.pt"], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=600)
+    assert two.returncode == 0, (two.stdout + two.stderr)[-3000:]
+    assert two.stdout.count("step      3") == 1  # only rank 0 prints
+    one = run_script(path, [*common, "--out", "one.pt"], tmp_path)
+    assert one.returncode == 0, one.stderr[-3000:]
+    a = torch.load(tmp_path / "two.pt", weights_only=True)["model"]
+    b = torch.load(tmp_path / "one.pt", weights_only=True)["model"]
+    for key in b:
+        if b[key].is_floating_point():
+            assert torch.allclose(a[key], b[key], atol=1e-5, rtol=1e-4), key
+
+
+def test_hostile_names_stay_data_in_the_training_script(tmp_path: Path) -> None:
+    from codegen_harness import hostile_ids, names_for, renamed
+
+    marker = tmp_path / "MARKER"
+    graph = renamed(load(EXAMPLES / "digits_revnet.revs"), hostile_ids(marker), names_for(marker))
+    path = exported(graph, tmp_path, "hostile.py")
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", str(path)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    run = run_script(path, ["--data", "synthetic", "--steps", "2", "--batch-size", "4", "--log-every", "1",
+                            "--val-fraction", "0"], tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "step      2" in run.stdout and not marker.exists()
+
+
+def test_resume_continues_as_if_never_stopped_and_nan_fails_cleanly(tmp_path: Path) -> None:
+    graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
+    path = exported(graph, tmp_path)
+    common = ["--schedule", "constant", "--batch-size", "8", "--lr", "0.01", "--val-fraction", "0"]
+    whole = run_script(path, [*common, "--steps", "6", "--out", "whole.pt"], tmp_path)
+    half = run_script(path, [*common, "--steps", "3", "--out", "half.pt"], tmp_path)
+    rest = run_script(path, [*common, "--steps", "6", "--resume", "half.pt", "--out", "rest.pt"], tmp_path)
+    assert whole.returncode == half.returncode == rest.returncode == 0, rest.stderr[-3000:]
+    a = torch.load(tmp_path / "whole.pt", weights_only=True)
+    b = torch.load(tmp_path / "rest.pt", weights_only=True)
+    assert b["step"] == 6 and all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
+    bad = run_script(path, [*common, "--steps", "3", "--lr", "1e30", "--optimizer", "sgd", "--out", "nan.pt"],
+                     tmp_path)
+    assert bad.returncode == 1 and "non-finite" in bad.stderr and "Traceback" not in bad.stderr

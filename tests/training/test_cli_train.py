@@ -158,3 +158,9 @@ def test_human_output_shows_progress_and_the_result(tmp_path, capsys) -> None:
     text = capsys.readouterr().out
     assert "step 2/2" in text and "samples/s" in text and "ETA" in text
     assert "validation at step 2" in text and "finished 2 steps" in text
+
+
+def test_a_missing_file_is_a_failed_row_with_json(tmp_path, capsys) -> None:
+    assert cli.main(["train", str(tmp_path / "nope.revs"), "--json"]) == 2
+    row = json.loads(capsys.readouterr().out)
+    assert row["event"] == "failed" and "nope.revs" in row["message"] and row["exit_code"] == 2
