@@ -58,7 +58,7 @@ def gradcheck(snapshot: str, checkpoint: str) -> dict[str, Any]:
         return {"error": f"{checkpoint}: not a readable checkpoint ({exc})"}
     if not isinstance(state, dict) or not isinstance(state.get("model"), dict):
         return {"error": f"{checkpoint}: not a revstudio checkpoint (no model weights in it)"}
-    report = compare_modes(graph, weights=state["model"])
+    report = compare_modes(graph, state=state["model"])
     regions = getattr(check(graph), "regions", [])
     return {"file": snapshot, "checkpoint": checkpoint, "step": state.get("step"), **report.to_json(),
             "regions": [r.to_json() for r in regions if hasattr(r, "to_json")]}
