@@ -9,7 +9,7 @@ the inversion error of every reversible region is read back from the runtime.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -195,8 +195,12 @@ def compare_modes(
     mode: str = "reversible",
     device: Any = "cpu",
     tolerance: float | None = None,
+    state: Mapping[str, Any] | None = None,
 ) -> GradReport:
     """Compare ``mode`` ("reversible" or "checkpoint") against "standard".
+
+    ``state`` (a state dict, e.g. a training checkpoint's ``"model"``) checks
+    the trained network instead of freshly initialised weights.
 
     Raises the compiler's ``CompileError`` (with a message naming the node)
     when the graph does not compile.
@@ -213,6 +217,8 @@ def compare_modes(
         with torch.random.fork_rng():
             torch.manual_seed(seed)
             model.initialize(*[t.detach() for t in inputs])  # once-only data-dependent init
+    if state is not None:  # trained weights, in the dtype of the comparison
+        model.load_state_dict({k: v.to(tdtype) if v.is_floating_point() else v for k, v in state.items()})
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}
 
     weights = _loss_weights(graph, batch, tdtype, seed, device)

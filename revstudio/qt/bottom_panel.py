@@ -94,6 +94,25 @@ class BottomPanel(QTabWidget):
         index = self.insertTab(self.indexOf(self.log), widget, title)
         return index
 
+    def replace_tab(self, title: str, widget: QWidget) -> None:
+        """Put ``widget`` in the place of the tab ``title`` (the training UI fills Plots and Runs)."""
+        for i in range(self.count()):
+            if self.tabText(i) == title:
+                old = self.widget(i)
+                current = self.currentIndex() == i
+                self.removeTab(i)
+                self.insertTab(i, widget, title)
+                if current:
+                    self.setCurrentIndex(i)
+                if title == "Plots":
+                    self.plots = widget
+                elif title == "Runs":
+                    self.runs = widget
+                if old is not None:
+                    old.deleteLater()
+                return
+        self.add_tab(widget, title)
+
     def tab(self, title: str) -> QWidget | None:
         for i in range(self.count()):
             if self.tabText(i) == title:

@@ -34,6 +34,12 @@ class Dialogs:
     def info(self, parent: QWidget, title: str, text: str) -> None:
         QMessageBox.information(parent, title, text)
 
+    def confirm(self, parent: QWidget, title: str, text: str) -> bool:
+        """Yes/No for a destructive step (deleting runs); No is the default."""
+        answer = QMessageBox.question(parent, title, text, QMessageBox.StandardButton.Yes
+                                      | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
     def open_path(self, parent: QWidget, start: str) -> str | None:
         path, _ = QFileDialog.getOpenFileName(parent, "Open project", start, FILE_FILTER)
         return path or None

@@ -41,6 +41,7 @@ from revstudio.qt.inspector import Inspector
 from revstudio.qt.palette import PaletteWidget
 from revstudio.qt.preferences import PreferencesDialog
 from revstudio.qt.settings import Settings
+from revstudio.qt.training.ui import install as install_training
 
 log = logging.getLogger("revstudio")
 
@@ -114,6 +115,7 @@ class MainWindow(QMainWindow):
         self._fill_recent(self.settings.recent_files())
         self._add_code_tab()
         self._add_memory_tab()
+        self.training = install_training(self)
 
         self.node_palette.addRequested.connect(self.add_node_at_centre)
         self.diagnostics.nodeActivated.connect(self.select_node)
@@ -389,6 +391,7 @@ class MainWindow(QMainWindow):
         if not self.files.maybe_save():
             event.ignore()
             return
+        self.training.shutdown()  # a run is stopped (checkpointed), never left behind
         self.autosaver.timer.stop()
         self.autosaver.discard()
         self.save_layout()

@@ -34,6 +34,7 @@ class ScriptedDialogs:
         self.restore: list[str] = []
         self.errors: list[tuple[str, str]] = []
         self.asked: list[str] = []
+        self.confirms: list[bool] = []      # answers to yes/no questions (delete runs)
 
     def ask_unsaved(self, parent: Any, name: str) -> str:
         self.asked.append(f"unsaved:{name}")
@@ -44,6 +45,10 @@ class ScriptedDialogs:
 
     def info(self, parent: Any, title: str, text: str) -> None:
         self.asked.append(f"info:{title}")
+
+    def confirm(self, parent: Any, title: str, text: str) -> bool:
+        self.asked.append(f"confirm:{title}")
+        return self.confirms.pop(0) if self.confirms else False
 
     def open_path(self, parent: Any, start: str) -> str | None:
         self.asked.append("open")

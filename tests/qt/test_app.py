@@ -212,7 +212,9 @@ def test_bottom_dock_tabs_and_slot_for_more(make_window):
     window = make_window()
     titles = [window.bottom.tabText(i) for i in range(window.bottom.count())]
     assert titles[0].startswith("Problems") and {"Plots", "Runs", "Log"} <= set(titles)
-    assert "training run" in window.bottom.plots.findChild(QLabel).text()
+    # Plots and Runs are the training UI's (tests/qt/gui_training); an empty Plots tab says how to start
+    assert window.bottom.plots is window.training.plots_tab and window.bottom.runs is window.training.runs_panel
+    assert "press Train" in window.training.plots.shown_label.text()
     window.add_bottom_tab(QLabel("extra"), "Extra")
     titles = [window.bottom.tabText(i) for i in range(window.bottom.count())]
     assert titles[-1] == "Log" and "Extra" in titles

@@ -1,0 +1,241 @@
+"""Live plots under a 100,000-step run: redraw per frame, event-loop stalls, cost of the rows.
+
+A synthetic run of N steps (every series of CONTRACTS section 3: step rows
+with loss, accuracy, lr, samples/s and measured peak; validation and gradient
+check rows of two regions every 100 steps) is streamed as JSON lines into the
+Plots tab at full speed: each turn of the event loop the GUI reads one 64 KiB
+chunk, as it does from the worker's pipe, splits and files its rows, while the
+panel's 20 Hz timer redraws. Measured:
+
+- redraw per frame: ``PlotsPanel.refresh`` + the paint events that follow
+  it (timed in ``QApplication.notify``), during streaming and at the end
+  with N points in every curve;
+- the longest stall of the event loop: the largest gap between ticks of a
+  1 ms timer while streaming and redrawing;
+- rows: the cost of splitting and filing one step row, against the time of a
+  training step of the example projects (their median step time measured by
+  ``revstudio train --json`` logging every step).
+
+Targets: redraw < 20 ms per frame at 100,000 points per series, no stall over
+50 ms, rows < 2 % of a training step.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_plots.py
+    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_plots.py --quick   # smoke run
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+CHUNK = 64 * 1024
+EXAMPLES = ("revnet_coupling", "glow_flow", "two_branch")
+
+
+def synthetic_rows(steps: int) -> bytes:
+    rows = [{"kind": "event", "event": "started", "time": 0.0, "mode": "reversible", "total_steps": steps,
+             "estimate_bytes": 3_000_000, "standard_estimate_bytes": 10_000_000, "regions": ["r0", "r1"],
+             "config": {"precision": "fp32"}}]
+    for s in range(1, steps + 1):
+        t = s * 0.01
+        rows.append({"kind": "step", "step": s, "epoch": round(s / 500, 4), "time": round(t, 4),
+                     "loss": 2.3 * math.exp(-s / 30000) + 0.05 * math.sin(s / 7), "lr": 0.001,
+                     "samples_per_s": 800.0 + 40 * math.sin(s / 50), "accuracy": min(1.0, s / steps),
+                     "peak_bytes": 2_900_000 + (s % 13) * 1000, "estimate_bytes": 3_000_000})
+        if s % 100 == 0:
+            rows.append({"kind": "val", "step": s, "epoch": s / 500, "time": t, "val_loss": 2.0 * math.exp(-s / 30000),
+                         "val_accuracy": min(1.0, s / steps)})
+            rows.append({"kind": "gradcheck", "step": s, "epoch": s / 500, "time": t,
+                         "regions": [{"region": r, "grad_rel_error": 1e-7 * (1 + (s % 7)), "inversion_error": 1e-9}
+                                     for r in ("r0", "r1")], "max_grad_rel_error": 7e-7, "max_inversion_error": 1e-9})
+    return ("\n".join(json.dumps(r) for r in rows) + "\n").encode()
+
+
+def row_cost_us(data: bytes, repeat: int = 3) -> tuple[float, float]:
+    """Microseconds (wall, CPU) to split and file one row (best of ``repeat`` passes over all rows)."""
+    from revstudio.qt.plots.rows import LineSplitter, RunData
+
+    n = data.count(b"\n")
+    best, best_cpu = math.inf, math.inf
+    for _ in range(repeat):
+        run, split = RunData("cost"), LineSplitter()
+        t0, c0 = time.perf_counter(), time.process_time()
+        for i in range(0, len(data), CHUNK):
+            run.feed_lines(split.feed(data[i:i + CHUNK]))
+        best, best_cpu = min(best, time.perf_counter() - t0), min(best_cpu, time.process_time() - c0)
+    return best / n * 1e6, best_cpu / n * 1e6
+
+
+def _timing_app() -> Any:
+    """A QApplication that times the delivery of every paint event (where pyqtgraph draws)."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    class TimingApp(QApplication):
+        paint_wall = 0.0
+        paint_cpu = 0.0
+
+        def notify(self, receiver: Any, event: Any) -> bool:  # noqa: N802 - Qt API
+            if event.type() != QEvent.Type.Paint:
+                return super().notify(receiver, event)
+            t0, c0 = time.perf_counter(), time.process_time()
+            try:
+                return super().notify(receiver, event)
+            finally:
+                TimingApp.paint_wall += time.perf_counter() - t0
+                TimingApp.paint_cpu += time.process_time() - c0
+
+    return QApplication.instance() or TimingApp([])
+
+
+def stream(steps: int, data: bytes) -> dict[str, float]:
+    from PySide6.QtCore import QElapsedTimer, QTimer
+
+    from revstudio.qt.plots.panel import PlotsPanel
+    from revstudio.qt.plots.rows import LineSplitter, RunData
+
+    app = _timing_app()
+    cls = type(app)
+    panel = PlotsPanel()
+    panel.resize(1400, 620)
+    panel.show()
+    run, split = RunData("bench"), LineSplitter()
+    warm = RunData("warm-up")  # the Plots tab's first paint (pyqtgraph's lazy imports), timed on its own
+    warm.feed_lines(split.feed(data[:CHUNK]))
+    t0 = time.perf_counter()
+    panel.set_runs([warm])
+    for _ in range(3):
+        app.processEvents()
+    first_paint = (time.perf_counter() - t0) * 1000
+    split = LineSplitter()
+    panel.set_runs([run])
+    frames: list[float] = []
+    frames_cpu: list[float] = []
+    gaps: list[float] = []
+    clock = QElapsedTimer()
+    clock.start()
+    last = [clock.nsecsElapsed()]
+    pos = [0]
+
+    pending = [0.0, 0.0]  # the last refresh, waiting for the paints it causes
+
+    def frame() -> None:  # the panel's own timer: a frame = refresh + the paints that follow it
+        if pending[0]:
+            frames.append((pending[0] + cls.paint_wall) * 1000)
+            frames_cpu.append((pending[1] + cls.paint_cpu) * 1000)
+        cls.paint_wall = cls.paint_cpu = 0.0
+        t0, c0 = time.perf_counter(), time.process_time()
+        redrawn = panel.refresh()
+        pending[:] = [time.perf_counter() - t0, time.process_time() - c0] if redrawn else [0.0, 0.0]
+
+    def tick() -> None:
+        now = clock.nsecsElapsed()
+        gaps.append((now - last[0]) / 1e6)
+        last[0] = now
+
+    def feed() -> None:
+        i = pos[0]
+        if i >= len(data):
+            app.quit()
+            return
+        run.feed_lines(split.feed(data[i:i + CHUNK]))
+        pos[0] = i + CHUNK
+
+    panel.timer.timeout.disconnect()
+    panel.timer.timeout.connect(frame)
+    heartbeat = QTimer()
+    heartbeat.setInterval(1)
+    heartbeat.timeout.connect(tick)
+    heartbeat.start()
+    feeder = QTimer()
+    feeder.setInterval(0)
+    feeder.timeout.connect(feed)
+    feeder.start()
+    t0 = time.perf_counter()
+    app.exec()
+    wall = time.perf_counter() - t0
+    heartbeat.stop()
+    feeder.stop()
+    final, final_cpu = [], []
+    for _ in range(15):  # every curve full: N points per series, every curve handed to setData again
+        run.version += 1
+        for series in run.series.values():
+            series.version += 1
+        cls.paint_wall = cls.paint_cpu = 0.0
+        t1, c1 = time.perf_counter(), time.process_time()
+        panel.refresh(force=True)
+        refresh_wall, refresh_cpu = time.perf_counter() - t1, time.process_time() - c1
+        for _ in range(3):
+            app.processEvents()
+        final.append((refresh_wall + cls.paint_wall) * 1000)
+        final_cpu.append((refresh_cpu + cls.paint_cpu) * 1000)
+    points = max(panel.loss.curve_points().values())
+    panel.close()
+    return {"wall_s": wall, "rows_per_s": data.count(b"\n") / wall, "frames": len(frames),
+            "frame_median_ms": statistics.median(frames), "frame_max_ms": max(frames),
+            "frame_p95_ms": sorted(frames)[int(0.95 * (len(frames) - 1))],
+            "full_median_ms": statistics.median(final), "full_max_ms": max(final),
+            "frame_cpu_median_ms": statistics.median(frames_cpu), "full_cpu_median_ms": statistics.median(final_cpu),
+            "first_paint_ms": first_paint,
+            "stall_max_ms": max(gaps[1:]) if len(gaps) > 1 else 0.0, "points": points}
+
+
+def step_time_ms(example: str, steps: int) -> float:
+    """Median time of a training step of an example, from ``revstudio train --json`` logging every step."""
+    out = Path(tempfile.mkdtemp(prefix="bench-plots-"))
+    argv = [sys.executable, "-P", "-m", "revstudio", "train", str(ROOT / "resources" / "examples" / f"{example}.revs"),
+            "--json", "--out", str(out / "run"), "--steps", str(steps), "--log-every", "1", "--val-every", "0",
+            "--gradcheck-every", "0", "--memory-every", "0", "--checkpoint-every", "0"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, cwd=out)
+    times = [r["time"] for r in map(json.loads, (ln for ln in proc.stdout.splitlines() if ln.startswith("{")))
+             if r.get("kind") == "step"]
+    diffs = [b - a for a, b in zip(times[1:], times[2:])]  # the first step warms up
+    if not diffs:
+        raise SystemExit(f"revstudio train {example} gave no step rows: {proc.stderr[-800:]}")
+    return statistics.median(diffs) * 1000
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=100_000)
+    parser.add_argument("--quick", action="store_true", help="2,000 steps and one example (smoke test)")
+    parser.add_argument("--no-examples", action="store_true", help="step time of one example only")
+    args = parser.parse_args()
+    steps = min(args.steps, 2000) if args.quick else args.steps
+    data = synthetic_rows(steps)
+    s = stream(steps, data)
+    cost, cost_cpu = row_cost_us(data)
+    print(f"synthetic run: {steps:,} steps, {data.count(b'{'):,} rows, {len(data) / 2**20:.1f} MiB streamed in "
+          f"{s['wall_s']:.1f} s ({s['rows_per_s']:,.0f} rows/s, chunks of {CHUNK // 1024} KiB)")
+    print(f"machine load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
+          "(wall times include waiting for a core; CPU times are this process's own)")
+    print("| measure | wall | CPU | target |")
+    print("|---|---|---|---|")
+    print(f"| redraw per frame while streaming (median / p95 / max of {s['frames']} frames) | "
+          f"{s['frame_median_ms']:.1f} / {s['frame_p95_ms']:.1f} / {s['frame_max_ms']:.1f} ms | "
+          f"{s['frame_cpu_median_ms']:.1f} ms | < 20 ms |")
+    print(f"| redraw per frame, every curve at {s['points']:,} points (median / max) | "
+          f"{s['full_median_ms']:.1f} / {s['full_max_ms']:.1f} ms | {s['full_cpu_median_ms']:.1f} ms | < 20 ms |")
+    print(f"| longest event-loop stall while streaming | {s['stall_max_ms']:.1f} ms | | < 50 ms |")
+    print(f"| first paint of the Plots tab (once, pyqtgraph's lazy set-up) | {s['first_paint_ms']:.0f} ms | | |")
+    print(f"| split + file one row | {cost:.1f} us | {cost_cpu:.1f} us | |")
+    for example in EXAMPLES[:1] if args.quick or args.no_examples else EXAMPLES:
+        step_ms = step_time_ms(example, 12 if args.quick else 40)
+        print(f"| rows of one step vs a training step of {example} ({step_ms:.1f} ms) | "
+              f"{cost / 1000 / step_ms * 100:.3f} % | | < 2 % |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

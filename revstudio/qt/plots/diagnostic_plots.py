@@ -1,0 +1,140 @@
+"""``revstudio memory`` and ``revstudio gradcheck`` results drawn, not only printed.
+
+Memory: one group of bars per mode, the measured peak of one training step
+beside the static estimate, and the saving against standard mode in words.
+Gradient check: one horizontal bar per tensor (parameters, inputs, outputs)
+on a log scale of the normalised disagreement with standard autograd, the
+pass/fail tolerance as a line, and each region's inversion error.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
+
+from revstudio.qt.report_facts import human_bytes
+
+FLOOR = 1e-20   # an exact agreement (error 0) is drawn at this level
+MODE_ORDER = ("standard", "checkpoint", "reversible")
+
+
+def memory_bars(result: dict[str, Any]) -> tuple[list[str], list[float], list[float | None]]:
+    """(modes, measured peaks, estimated peaks) from ``revstudio memory --json``."""
+    modes = [m for m in MODE_ORDER if m in (result.get("modes") or {})]
+    modes += [m for m in result.get("modes") or {} if m not in modes]
+    est = (result.get("estimate") or {}).get("modes") or {}
+    measured = [float(result["modes"][m].get("peak_bytes") or 0) for m in modes]
+    estimated: list[float | None] = []
+    for m in modes:
+        e = est.get(m) or {}
+        value = e.get("peak_bytes", e.get("activation_bytes"))
+        estimated.append(float(value) if isinstance(value, (int, float)) else None)
+    return modes, measured, estimated
+
+
+def gradcheck_bars(result: dict[str, Any]) -> list[tuple[str, float]]:
+    """(label, error) per tensor and per region's inversion, worst first, from ``revstudio gradcheck --json``."""
+    rows: list[tuple[str, float]] = []
+    for group in ("parameters", "inputs", "outputs", "buffers"):
+        for name, v in (result.get(group) or {}).items():
+            if isinstance(v, dict) and isinstance(v.get("error"), (int, float)):
+                rows.append((f"{group[:-1] if group != 'inputs' else 'input'} {name}", float(v["error"])))
+    for region, v in (result.get("inversion_error") or {}).items():
+        if isinstance(v, (int, float)):
+            rows.append((f"inversion {region}", float(v)))
+    rows.sort(key=lambda r: -r[1])
+    return rows
+
+
+class _LogTicks(pg.AxisItem):
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
+        return [f"1e{int(round(v))}" if abs(v - round(v)) < 1e-6 else "" for v in values]
+
+
+class _NameTicks(pg.AxisItem):
+    def __init__(self, names: list[str], **kw: Any) -> None:
+        super().__init__(**kw)
+        self.names = names
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # noqa: N802,N803
+        return [(1.0, [float(i) for i in range(len(self.names)) if minVal - 1 <= i <= maxVal + 1])]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
+        return [self.names[int(v)] if 0 <= int(v) < len(self.names) else "" for v in values]
+
+
+def memory_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
+    modes, measured, estimated = memory_bars(result)
+    plot = pg.PlotWidget(axisItems={"bottom": _NameTicks(modes, orientation="bottom")})
+    plot.setBackground(None)
+    xs = list(range(len(modes)))
+    plot.addItem(pg.BarGraphItem(x=[x - 0.18 for x in xs], height=measured, width=0.34, brush="#4e9af1",
+                                 name="measured peak"))
+    est_x = [x + 0.18 for x, e in zip(xs, estimated) if e is not None]
+    est_h = [e for e in estimated if e is not None]
+    if est_h:
+        plot.addItem(pg.BarGraphItem(x=est_x, height=est_h, width=0.34, brush="#9c9c9c", name="estimate"))
+    plot.setLabel("left", "peak of one step", units="B")
+    legend = plot.addLegend()
+    legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=0, brush="#4e9af1"), "measured peak")
+    if est_h:
+        legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=0, brush="#9c9c9c"), "static estimate")
+    lines = [f"Batch {result.get('batch')}, {result.get('device')} ({result.get('measured_with', '')})."]
+    base = measured[modes.index("standard")] if "standard" in modes else 0
+    for m, v in zip(modes, measured):
+        pct = f", {v / base * 100:.0f} % of standard's" if base and m != "standard" else ""
+        lines.append(f"{m}: peak {human_bytes(int(v))}{pct}")
+    return plot, "\n".join(lines)
+
+
+def gradcheck_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
+    rows = gradcheck_bars(result)
+    names = [r[0] for r in rows]
+    logs = [math.log10(max(e, FLOOR)) for _n, e in rows]
+    lo = math.floor(math.log10(FLOOR))
+    plot = pg.PlotWidget(axisItems={"left": _NameTicks(names, orientation="left"),
+                                    "bottom": _LogTicks(orientation="bottom")})
+    plot.setBackground(None)
+    tol = float(result.get("tolerance") or 1e-10)
+    colours = ["#e15759" if e > tol else "#59a14f" for _n, e in rows]
+    plot.addItem(pg.BarGraphItem(x0=[lo] * len(rows), width=[v - lo for v in logs], y=list(range(len(rows))),
+                                 height=0.7, brushes=colours))
+    plot.addItem(pg.InfiniteLine(pos=math.log10(tol), angle=90, pen=pg.mkPen("#e15759", style=Qt.PenStyle.DashLine),
+                                 label=f"tolerance {tol:g}", labelOpts={"position": 0.95}))
+    plot.setLabel("bottom", "normalised disagreement with standard autograd (log scale; exact = 1e-20)")
+    plot.getPlotItem().invertY(True)
+    plot.setMinimumHeight(min(900, 60 + 18 * len(rows)))
+    ok = "agree" if result.get("ok") else "DISAGREE"
+    text = (f"{result.get('mode', 'reversible')} vs standard gradients {ok}: worst {result.get('max_error', 0):.2g} "
+            f"(tolerance {tol:g}, {result.get('dtype')}, batch {result.get('batch')}); max inversion error "
+            f"{result.get('max_inversion_error', 0) or 0:.2g}.")
+    failures = result.get("failures") or []
+    if failures:
+        text += "\n" + "\n".join(str(f) for f in failures[:8])
+    return plot, text
+
+
+class DiagnosticsDialog(QDialog):
+    """A non-modal window with one diagnostic drawn and summarised."""
+
+    def __init__(self, title: str, kind: str, result: dict[str, Any], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.setObjectName(f"diagnostics_{kind}")
+        self.data = result
+        layout = QVBoxLayout(self)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        if result.get("error"):
+            self.plot = None
+            self.summary.setText(str(result["error"]))
+        else:
+            self.plot, text = memory_widget(result) if kind == "memory" else gradcheck_widget(result)
+            self.summary.setText(text)
+            layout.addWidget(self.plot, 1)
+        layout.addWidget(self.summary)
+        self.resize(820, 520)

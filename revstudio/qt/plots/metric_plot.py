@@ -1,0 +1,318 @@
+"""One live plot: a few channels of one or more runs, raw and smoothed, with its own tools.
+
+Each curve is drawn twice: the raw values faint, the debiased smoothed values
+on top (only the raw one when smoothing is off). Curves are refreshed from the
+runs' ring buffers by the panel's timer, and only when their buffer changed;
+``setDownsampling('peak')`` and ``setClipToView(True)`` keep a 100,000-point
+curve cheap to redraw. The tool row has the log-y toggle, a hover read-out and
+PNG/CSV export.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+from revstudio.qt.plots.rows import RunData
+from revstudio.qt.plots.series import Series
+
+PALETTE = ("#4e9af1", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f")
+AXIS_LABELS = {"step": ("step", ""), "epoch": ("epoch", ""), "time": ("wall time", "s")}
+
+
+@dataclass
+class Channel:
+    """Which series of a run a plot draws: a fixed name, or all names under a prefix (per region)."""
+
+    key: str
+    label: str
+    dashed: bool = False
+    prefix: bool = False
+
+    def names(self, run: RunData) -> list[str]:
+        if self.prefix:
+            return sorted(n for n in run.series if n.startswith(self.key))
+        return [self.key] if self.key in run.series else []
+
+    def title(self, name: str) -> str:
+        return f"{self.label} {name[len(self.key):]}" if self.prefix else self.label
+
+
+@dataclass
+class _Curve:
+    raw: Any
+    smooth: Any
+    version: int = -1
+    stamp: tuple[Any, ...] = field(default_factory=tuple)
+    points: int = 0
+
+
+class MetricPlot(QWidget):
+    """A titled plot with log-y, hover read-out and export."""
+
+    def __init__(self, title: str, channels: Sequence[Channel], y_label: str = "", units: str = "",
+                 log_y: bool = False, floor: float | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(f"plot_{title.lower().replace(' ', '_')}")
+        self.title_text = title
+        self.channels = list(channels)
+        self.floor = floor  # on a log scale, values below it (an exact 0) are drawn at it
+        self.dirty = False  # zoomed: the next tick redraws even if no row arrived
+        self._planned: tuple[float, float] | None = None  # x range set from the runs' lengths
+        self.curves: dict[tuple[str, str], _Curve] = {}
+        self.axis = "step"
+        self.weight = 0.0
+        self._runs: list[tuple[RunData, str]] = []
+        self.on_refresh: list[Callable[[MetricPlot], None]] = []  # extra drawing (reference lines, numbers)
+
+        self.title = QLabel(f"<b>{title}</b>")
+        self.note = QLabel("")            # a number the plot stands for ("peak 29 % of standard's")
+        self.note.setObjectName("plotNote")
+        self.readout = QLabel("")
+        self.readout.setObjectName("plotReadout")
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.log_box = QCheckBox("log y")
+        self.log_box.setChecked(log_y)
+        self.log_box.toggled.connect(self.set_log_y)
+        self.png_button = QToolButton()
+        self.png_button.setText("PNG")
+        self.png_button.setToolTip("Save this plot as a PNG image")
+        self.csv_button = QToolButton()
+        self.csv_button.setText("CSV")
+        self.csv_button.setToolTip("Save the curves of this plot as CSV (raw and smoothed values)")
+        tools = QHBoxLayout()
+        tools.setContentsMargins(4, 0, 4, 0)
+        tools.setSpacing(8)
+        tools.addWidget(self.title)
+        tools.addWidget(self.note)
+        tools.addStretch(1)
+        for tool in (self.log_box, self.png_button, self.csv_button):
+            tools.addWidget(tool)
+
+        self.plot = pg.PlotWidget()
+        self.plot.setBackground(None)
+        item = self.plot.getPlotItem()
+        # No grid: pyqtgraph draws it into the axes' pictures, repainted whenever a range moves,
+        # and it was most of a frame's cost while a run streams (benchmarks/bench_plots.py).
+        item.setDownsampling(auto=True, mode="peak")
+        item.setClipToView(True)
+        item.addLegend(offset=(-8, 8), labelTextSize="8pt")
+        item.setMenuEnabled(False)
+        self.plot.setLabel("left", y_label, units=units or None)
+        if not units:  # "accuracy (x0.001)" helps nobody: SI prefixes only for bytes
+            self.plot.getAxis("left").enableAutoSIPrefix(False)
+        self.plot.setLabel("bottom", "step")
+        self.plot.setMinimumHeight(120)
+        self.plot.scene().sigMouseMoved.connect(self._hover)
+        item.getViewBox().sigXRangeChanged.connect(self._range_changed)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 2, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(tools)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.readout)
+        self.set_log_y(log_y)
+
+    # ---- drawing -------------------------------------------------------------
+    def set_log_y(self, on: bool) -> None:
+        self.plot.getPlotItem().setLogMode(x=False, y=bool(on))
+        if self.log_box.isChecked() != bool(on):
+            self.log_box.setChecked(bool(on))
+        for fn in self.on_refresh:
+            fn(self)
+
+    @property
+    def log_y(self) -> bool:
+        return self.log_box.isChecked()
+
+    def set_axis(self, axis: str) -> None:
+        self.axis = axis
+        name, unit = AXIS_LABELS[axis]
+        self.plot.setLabel("bottom", name, units=unit or None)
+
+    def refresh(self, runs: Sequence[tuple[RunData, str]], axis: str, weight: float) -> int:
+        """Bring the curves up to date with ``runs`` (data, colour); returns how many were redrawn."""
+        if axis != self.axis:
+            self.set_axis(axis)
+        self.weight = weight
+        self.dirty = False
+        self._runs = list(runs)
+        self._plan_x(runs, axis)
+        wanted: set[tuple[str, str]] = set()
+        redrawn = 0
+        overlay = len(runs) > 1
+        for run, colour in runs:
+            names = [(ch, n) for ch in self.channels for n in ch.names(run)]
+            for i, (channel, name) in enumerate(names):
+                key = (run.name, name)
+                wanted.add(key)
+                series = run.series[name]
+                curve = self.curves.get(key)
+                if curve is None:
+                    base = colour if overlay else PALETTE[i % len(PALETTE)]
+                    label = f"{run.name}: {channel.title(name)}" if overlay else channel.title(name)
+                    curve = self.curves[key] = self._make_curve(base, label, channel.dashed)
+                stamp = (axis, weight > 0, self.log_y)
+                if curve.version == series.version and curve.stamp == stamp:
+                    continue
+                self._set_data(curve, series, axis, weight > 0)
+                curve.version, curve.stamp = series.version, stamp
+                redrawn += 1
+        for key in [k for k in self.curves if k not in wanted]:
+            curve = self.curves.pop(key)
+            self.plot.removeItem(curve.raw)
+            self.plot.removeItem(curve.smooth)
+        for fn in self.on_refresh:
+            fn(self)
+        return redrawn
+
+    def _make_curve(self, colour: str, label: str, dashed: bool) -> _Curve:
+        faint = QColor(colour)
+        faint.setAlpha(70)
+        style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
+        raw = self.plot.plot(pen=pg.mkPen(faint, width=1, style=style))
+        smooth = self.plot.plot(pen=pg.mkPen(colour, width=2, style=style), name=label)
+        for c in (raw, smooth):
+            c.setDownsampling(auto=True, method="peak")
+            c.setClipToView(True)
+        return _Curve(raw, smooth)
+
+    def _set_data(self, curve: _Curve, series: Series, axis: str, smoothing: bool) -> None:
+        xr = self._zoomed_range()
+        x, y = series.view(axis, "value", xr)
+        if self.floor is not None and self.log_y:
+            y = np.maximum(y, self.floor)
+        if len(series) == 1:  # one point is a dot, not an invisible zero-length line
+            curve.smooth.setSymbol("o")
+            curve.smooth.setSymbolSize(5)
+        elif curve.smooth.opts.get("symbol") is not None:
+            curve.smooth.setSymbol(None)
+        if smoothing:
+            xs, sm = series.view(axis, "smooth", xr)
+            if self.floor is not None and self.log_y:
+                sm = np.maximum(sm, self.floor)
+            curve.raw.setData(x, y)
+            curve.smooth.setData(xs, sm)
+        else:
+            curve.raw.setData([], [])
+            curve.smooth.setData(x, y)
+        curve.points = len(series)
+
+    def _plan_x(self, runs: Sequence[tuple[RunData, str]], axis: str) -> None:
+        """Over steps or epochs the x axis spans the whole run from its first row.
+
+        The curves grow into a fixed frame (the plot doubles as progress), and
+        the x axis is not redrawn at every frame as it would be if it chased
+        the newest point.
+        """
+        vb = self.plot.getPlotItem().getViewBox()
+        ends = []
+        for run, _c in runs:
+            total = run.total_steps
+            if total and axis == "step":
+                ends.append(float(total))
+            elif total and axis == "epoch" and run.info.get("steps_per_epoch"):
+                ends.append(total / float(run.info["steps_per_epoch"]))
+        if axis == "time" or not ends or len(ends) != len(runs):
+            if self._planned is not None:
+                self._planned = None
+                vb.enableAutoRange(x=True)
+            return
+        planned = (0.0, max(ends))
+        if planned != self._planned and (self._planned is None or self._zoomed_range() is None):
+            self._planned = planned
+            vb.setXRange(*planned, padding=0.02)
+
+    def _zoomed_range(self) -> tuple[float, float] | None:
+        """The x range the user zoomed to (None while the plot follows the data or the planned range)."""
+        vb = self.plot.getPlotItem().getViewBox()
+        if vb.autoRangeEnabled()[0]:
+            return None
+        lo, hi = vb.viewRange()[0]
+        if self._planned is not None:
+            pad = 0.021 * (self._planned[1] - self._planned[0])
+            if abs(lo - (self._planned[0] - pad)) <= pad and abs(hi - (self._planned[1] + pad)) <= pad:
+                return None
+        return float(lo), float(hi)
+
+    def _range_changed(self, *_args: object) -> None:
+        if self._zoomed_range() is not None:  # zoomed by the user: draw the points now in view
+            for curve in self.curves.values():
+                curve.version = -1
+            self.dirty = True
+
+    def curve_points(self) -> dict[tuple[str, str], int]:
+        """How many points each curve has (for tests and the benchmark)."""
+        return {key: c.points for key, c in self.curves.items()}
+
+    # ---- reading --------------------------------------------------------------
+    def _hover(self, pos: QPointF) -> None:
+        vb = self.plot.getPlotItem().getViewBox()
+        if not self.plot.sceneBoundingRect().contains(pos) or not self._runs:
+            return
+        x = vb.mapSceneToView(pos).x()
+        self.readout.setText(self.describe_at(x))
+
+    def describe_at(self, x: float) -> str:
+        """The read-out at ``x``: for each curve the nearest point's value (and smoothed value)."""
+        parts = []
+        for run, _colour in self._runs:
+            for channel in self.channels:
+                for name in channel.names(run):
+                    series = run.series[name]
+                    i = series.nearest(self.axis, x)
+                    if i is None:
+                        continue
+                    p = series.point(i)
+                    label = (f"{run.name}: " if len(self._runs) > 1 else "") + channel.title(name)
+                    text = f"{label} {_fmt(p['value'])}"
+                    if self.weight > 0 or series.weight > 0:
+                        text += f" (smoothed {_fmt(p['smooth'])})"
+                    parts.append(text)
+        if not parts:
+            return ""
+        return f"{AXIS_LABELS[self.axis][0]} {_fmt(x)}:  " + ",  ".join(parts)
+
+    # ---- export --------------------------------------------------------------------
+    def export_png(self, path: str) -> None:
+        from pyqtgraph.exporters import ImageExporter
+
+        exporter = ImageExporter(self.plot.getPlotItem())
+        exporter.parameters()["width"] = max(600, int(self.plot.width()))
+        exporter.export(path)
+
+    def export_csv(self, path: str) -> int:
+        """Every curve of the plot as rows ``run, series, step, epoch, time, value, smoothed``."""
+        count = 0
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["run", "series", "step", "epoch", "time", "value", "smoothed"])
+            for run, _colour in self._runs:
+                for channel in self.channels:
+                    for name in channel.names(run):
+                        s = run.series[name]
+                        cols = [s.column(c) for c in ("step", "epoch", "time", "value", "smooth")]
+                        for row in np.column_stack(cols):
+                            writer.writerow([run.name, name, *(_csv(v) for v in row)])
+                            count += 1
+        return count
+
+
+def _fmt(v: float) -> str:
+    if v is None or not math.isfinite(v):
+        return "–"
+    if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
+        return f"{v:.3g}"
+    return f"{v:.4g}"
+
+
+def _csv(v: float) -> str:
+    return "" if not math.isfinite(v) else repr(float(v))

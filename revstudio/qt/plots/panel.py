@@ -1,0 +1,248 @@
+"""The Plots tab: loss, accuracy, memory, gradient check and throughput of the shown runs.
+
+The panel draws the live run and any runs selected in the Runs tab (their
+curves overlaid, one colour per run). A 20 Hz timer brings the plots up to
+date from the runs' ring buffers; nothing is drawn per row, so a fast run
+never floods the event loop. The memory plot carries the static peak
+estimates of the run's mode and of standard mode as reference lines; the
+gradient-check plot a warning band, and a sentence when a region enters it.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+
+from revstudio.qt.plots.metric_plot import PALETTE, Channel, MetricPlot
+from revstudio.qt.plots.rows import GRAD_PREFIX, INV_PREFIX, RunData
+from revstudio.qt.report_facts import human_bytes
+
+REFRESH_MS = 50  # 20 Hz (STYLE point 11)
+FRAME_BUDGET_MS = 12  # plots redrawn per tick until this is spent; the rest go first next tick
+# Relative gradient disagreement above which a region is flagged, by the run's precision: float32
+# round-off in a rebuilt activation stays near 1e-6..1e-5, so 1e-4 is gradcheck's own float32 tolerance.
+WARN_LEVEL = {"fp32": 1e-4, "bf16": 3e-2, "fp16": 3e-2}
+
+
+class PlotsPanel(QWidget):
+    """The grid of live plots with the shared x-axis and smoothing controls."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("plotsPanel")
+        self.runs: list[RunData] = []
+        self.colours: dict[str, str] = {}
+        self.weight = 0.6
+        self.axis_box = QComboBox()
+        self.axis_box.addItem("step", "step")
+        self.axis_box.addItem("epoch", "epoch")
+        self.axis_box.addItem("wall time", "time")
+        self.axis_box.setToolTip("The x axis of every plot")
+        self.axis_box.currentIndexChanged.connect(lambda _i: self.refresh(force=True))
+        self.smooth_slider = QSlider(Qt.Orientation.Horizontal)
+        self.smooth_slider.setRange(0, 99)
+        self.smooth_slider.setValue(int(self.weight * 100))
+        self.smooth_slider.setMaximumWidth(160)
+        self.smooth_slider.setToolTip("Smoothing (exponential moving average, debiased); the raw curve stays faint "
+                                      "behind the smoothed one")
+        self.smooth_slider.valueChanged.connect(self._smoothing_changed)
+        self.smooth_label = QLabel(f"{self.weight:.2f}")
+        self.shown_label = QLabel("No run yet: press Train (F5) to train this project; the curves appear here.")
+        self.shown_label.setObjectName("plotsShown")
+        self.warning = QLabel("")
+        self.warning.setObjectName("plotsWarning")
+        self.warning.setWordWrap(True)
+        self.warning.setStyleSheet("color: #e15759; font-weight: 600")
+        self.warning.hide()
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("x axis"))
+        controls.addWidget(self.axis_box)
+        controls.addSpacing(12)
+        controls.addWidget(QLabel("smoothing"))
+        controls.addWidget(self.smooth_slider)
+        controls.addWidget(self.smooth_label)
+        controls.addSpacing(12)
+        controls.addWidget(self.shown_label, 1)
+
+        self.loss = MetricPlot("Loss", [Channel("loss", "loss"), Channel("val_loss", "val loss", dashed=True)],
+                               "loss")
+        self.accuracy = MetricPlot("Accuracy", [Channel("accuracy", "accuracy"),
+                                                Channel("val_accuracy", "val accuracy", dashed=True)], "accuracy")
+        self.memory = MetricPlot("Memory", [Channel("peak_bytes", "measured peak")], "peak", units="B")
+        self.gradcheck = MetricPlot("Gradient check", [Channel(GRAD_PREFIX, "grad disagreement", prefix=True),
+                                                       Channel(INV_PREFIX, "inversion error", dashed=True,
+                                                               prefix=True)],
+                                    "relative error", log_y=True, floor=1e-12)
+        self.throughput = MetricPlot("Throughput", [Channel("samples_per_s", "samples/s")], "samples/s")
+        self.plots = [self.loss, self.accuracy, self.memory, self.gradcheck, self.throughput]
+        self._memory_refs = [pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(c, width=1, style=Qt.PenStyle.DashLine),
+                                             label=text, labelOpts={"position": 0.02, "color": c, "anchors": [(0, 1), (0, 1)]})
+                             for c, text in (("#59a14f", "estimate"), ("#e15759", "standard"))]
+        self._memory_texts = ["estimate ({mode})", "estimate (standard)"]
+        self._memory_values: list[float | None] = [None, None]
+        for line in self._memory_refs:
+            self.memory.plot.addItem(line, ignoreBounds=False)
+            line.hide()
+        self._band = pg.LinearRegionItem(orientation="horizontal", movable=False, brush=pg.mkBrush(225, 87, 89, 40),
+                                         pen=pg.mkPen(None))
+        self._band.setZValue(-10)
+        self.gradcheck.plot.addItem(self._band, ignoreBounds=True)
+        self._band.hide()
+        self._band_level: float | None = None
+        self.memory.on_refresh.append(self._draw_memory_refs)
+        self.gradcheck.on_refresh.append(self._draw_band)
+        for plot in self.plots:
+            plot.png_button.clicked.connect(lambda _c=False, p=plot: self._export(p, "png"))
+            plot.csv_button.clicked.connect(lambda _c=False, p=plot: self._export(p, "csv"))
+            plot.log_box.toggled.connect(lambda _on: self.refresh(force=True))
+
+        grid = QGridLayout()
+        grid.setSpacing(6)
+        for i, plot in enumerate(self.plots):
+            grid.addWidget(plot, i // 3, i % 3)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(controls)
+        layout.addWidget(self.warning)
+        layout.addLayout(grid, 1)
+        self.timer = QTimer(self)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(self.refresh)
+        self.timer.start()
+        self._seen_by: dict[int, tuple[int, ...]] = {}  # run versions each plot last drew
+        self._next = 0
+
+    # ---- what is shown ----------------------------------------------------------
+    @property
+    def axis(self) -> str:
+        return str(self.axis_box.currentData())
+
+    def set_runs(self, runs: Sequence[RunData]) -> None:
+        """Show these runs (the live one first); each keeps its colour while it is shown."""
+        self.runs = list(runs)
+        for run in self.runs:
+            if run.name not in self.colours:
+                self.colours[run.name] = PALETTE[len(self.colours) % len(PALETTE)]
+            if run.weight != self.weight:
+                run.set_weight(self.weight)
+        if not self.runs:
+            self.shown_label.setText("No run shown: press Train (F5), or select runs in the Runs tab.")
+        elif len(self.runs) == 1:
+            self.shown_label.setText(f"Run {self.runs[0].name} ({self.runs[0].status})")
+        else:
+            self.shown_label.setText(f"{len(self.runs)} runs overlaid: " + ", ".join(r.name for r in self.runs))
+        self.refresh(force=True)
+
+    def _smoothing_changed(self, value: int) -> None:
+        self.weight = value / 100.0
+        self.smooth_label.setText(f"{self.weight:.2f}")
+        for run in self.runs:
+            run.set_weight(self.weight)
+        self.refresh(force=True)
+
+    def refresh(self, force: bool = False) -> int:
+        """Redraw what changed since the last tick; returns the number of curves redrawn.
+
+        A tick spends at most ``FRAME_BUDGET_MS`` on plots (round robin): on a
+        busy machine the plots take turns instead of holding up input.
+        """
+        seen = tuple(r.version for r in self.runs)
+        if not force and not self.isVisible():
+            return 0
+        shown = [(r, self.colours.get(r.name, PALETTE[0])) for r in self.runs]
+        t0 = time.perf_counter()
+        redrawn = 0
+        n = len(self.plots)
+        for k in range(n):
+            plot = self.plots[(self._next + k) % n]
+            if not force and self._seen_by.get(id(plot)) == seen and not plot.dirty:
+                continue
+            redrawn += plot.refresh(shown, self.axis, self.weight)
+            self._seen_by[id(plot)] = seen
+            if not force and (time.perf_counter() - t0) * 1000 > FRAME_BUDGET_MS:
+                self._next = (self._next + k + 1) % n
+                break
+        if redrawn or force:
+            self._update_warning()
+            if len(self.runs) == 1:
+                self.shown_label.setText(f"Run {self.runs[0].name} ({self.runs[0].status})")
+        return redrawn
+
+    # ---- reference lines, band, warning --------------------------------------------
+    def _draw_memory_refs(self, plot: MetricPlot) -> None:
+        run = self.runs[0] if self.runs else None
+        info = run.info if run is not None else {}
+        mode = str(info.get("mode") or "run's mode")
+        values = [info.get("estimate_bytes"), info.get("standard_estimate_bytes")]
+        for i, (line, value) in enumerate(zip(self._memory_refs, values)):
+            if not isinstance(value, (int, float)) or value <= 0:
+                line.hide()
+                continue
+            line.setValue(math.log10(value) if plot.log_y else float(value))
+            line.label.setFormat(self._memory_texts[i].format(mode=mode) + f" {human_bytes(int(value))}")
+            line.show()
+        fraction = run.peak_fraction_of_standard() if run is not None else None
+        plot.note.setText(f"peak {fraction * 100:.0f} % of standard's" if fraction is not None else "")
+        plot.note.setToolTip("The largest measured peak of this run over the static estimate of the same step "
+                             "in standard mode (every activation kept)")
+
+    def warn_level(self) -> float:
+        run = self.runs[0] if self.runs else None
+        precision = str((run.info.get("config") or {}).get("precision", "fp32")) if run is not None else "fp32"
+        return WARN_LEVEL.get(precision, 1e-4)
+
+    def _draw_band(self, plot: MetricPlot) -> None:
+        if not self.runs:
+            self._band.hide()
+            return
+        level = self.warn_level()
+        lo, hi = (math.log10(level), 3.0) if plot.log_y else (level, 1e3)
+        self._band.setRegion((lo, hi))
+        self._band.show()
+        self._band_level = level
+
+    def _update_warning(self) -> None:
+        texts = []
+        level = self.warn_level()
+        for run in self.runs[:1]:  # the run in front; overlays would repeat it per run
+            for event in run.events:
+                if event.get("event") in ("nan", "oom"):
+                    texts.append(f"Step {event.get('step')}: {event.get('message') or event.get('event')}")
+            for name, series in run.series.items():
+                if not name.startswith((GRAD_PREFIX, INV_PREFIX)) or not len(series):
+                    continue
+                value = series.last() or 0.0
+                if value > level:
+                    region = name.split("/", 1)[1]
+                    what = ("its reversible gradients disagree with standard autograd" if name.startswith(GRAD_PREFIX)
+                            else "rebuilding its inputs from its outputs is off")
+                    texts.append(f"Region {region}: {what} by {value:.2g} at step {int(series.last('step') or 0)} "
+                                 f"(the warning band starts at {level:g}). Its inverse is losing precision: try "
+                                 "checkpoint mode for it, a higher precision, or a smaller learning rate.")
+        self.warning.setText("\n".join(texts[-4:]))
+        self.warning.setVisible(bool(texts))
+
+    def _export(self, plot: MetricPlot, kind: str) -> None:
+        name = plot.title_text.lower().replace(" ", "_")
+        path, _ = QFileDialog.getSaveFileName(self, f"Export {plot.title_text}", f"{name}.{kind}",
+                                              "PNG image (*.png)" if kind == "png" else "CSV table (*.csv)")
+        if not path:
+            return
+        if kind == "png":
+            plot.export_png(path)
+        else:
+            plot.export_csv(path)
+

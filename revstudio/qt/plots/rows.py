@@ -1,0 +1,255 @@
+"""The rows of ``revstudio train --json`` (CONTRACTS section 3) turned into a run's state and curves.
+
+A worker prints one JSON object per line; :class:`LineSplitter` cuts the byte
+stream read from the child into whole lines (a read may end mid-row), and
+:meth:`RunData.feed` files each row: step rows into the loss, accuracy,
+throughput and memory series, validation rows into the validation series,
+gradient-check rows into one series per region, events into the run's status
+(started, checkpoint, nan, oom, stopped, finished, failed). The same class
+reads a finished run's ``metrics.jsonl``. No Qt here, and no numpy until the
+first curve exists.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from revstudio.qt.plots.series import Series
+
+DEFAULT_CAPACITY = 1 << 18  # points kept per curve: a 100,000-step run logged every step fits whole
+
+STEP_SERIES = ("loss", "accuracy", "lr", "samples_per_s", "peak_bytes", "estimate_bytes")
+VAL_SERIES = ("val_loss", "val_accuracy")
+GRAD_PREFIX = "grad_rel_error/"
+INV_PREFIX = "inversion_error/"
+NOISE_KEEP = 40  # lines on stdout that were not rows (kept for a failed run's message)
+ENDED = ("finished", "stopped", "failed")
+
+
+class LineSplitter:
+    """Bytes in, whole lines out; a partial last line waits for the next read."""
+
+    def __init__(self) -> None:
+        self._rest = b""
+
+    def feed(self, data: bytes) -> list[bytes]:
+        if not data:
+            return []
+        *lines, self._rest = (self._rest + data).split(b"\n")
+        return lines
+
+    def flush(self) -> list[bytes]:
+        rest, self._rest = self._rest, b""
+        return [rest] if rest.strip() else []
+
+
+def parse_row(line: bytes | str) -> dict[str, Any] | None:
+    """One row as a dict, or None for a line that is not a contract row (a stray print)."""
+    text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+    text = text.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        row = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(row, dict) or not isinstance(row.get("kind"), str):
+        return None
+    return row
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+class RunData:
+    """What is known about one run: its settings, status, progress and every curve."""
+
+    def __init__(self, name: str = "run", capacity: int = DEFAULT_CAPACITY, weight: float = 0.0) -> None:
+        self.name = name
+        self.capacity = capacity
+        self.weight = weight
+        self.series: dict[str, Series] = {}
+        self.info: dict[str, Any] = {}       # the "started" row
+        self.status = "starting"              # starting | running | finished | stopped | failed
+        self.step = 0
+        self.epoch = 0.0
+        self.time = 0.0
+        self.total_steps: int | None = None
+        self.samples_per_s: float | None = None
+        self.message: str | None = None
+        self.metrics: dict[str, Any] = {}     # final metrics (finished row) or the latest seen
+        self.checkpoint: str | None = None
+        self.events: list[dict[str, Any]] = []  # nan / oom / checkpoint rows, for the log
+        self.noise: list[str] = []
+        self.rows = 0
+        self.version = 0
+        self.time_offset = 0.0  # a resumed worker counts its time from 0 again; the curves go on
+
+    # ---- reading ---------------------------------------------------------
+    def feed_lines(self, lines: Iterable[bytes | str]) -> list[dict[str, Any]]:
+        """File every row among ``lines``; returns the rows (stray lines go to ``noise``)."""
+        rows = []
+        for line in lines:
+            row = parse_row(line)
+            if row is None:
+                text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+                if text.strip():
+                    self.noise = (self.noise + [text.rstrip()])[-NOISE_KEEP:]
+                continue
+            self.feed(row)
+            rows.append(row)
+        return rows
+
+    def feed(self, row: dict[str, Any]) -> None:
+        kind = row.get("kind")
+        if kind == "event" and row.get("event") == "started" and row.get("resumed_from") and self.rows:
+            self.time_offset = self.time
+        self.rows += 1
+        self.version += 1
+        t = _num(row.get("time"))
+        if t is not None:
+            t += self.time_offset
+            self.time = max(self.time, t)
+        step = _num(row.get("step"))
+        if step is not None:
+            self.step = max(self.step, int(step))
+        epoch = _num(row.get("epoch"))
+        if epoch is not None:
+            self.epoch = max(self.epoch, epoch)
+        if kind == "step":
+            self._add_all(row, STEP_SERIES)
+            self.samples_per_s = _num(row.get("samples_per_s")) or self.samples_per_s
+            for key in ("loss", "accuracy"):
+                if _num(row.get(key)) is not None:
+                    self.metrics[key] = row[key]
+        elif kind == "val":
+            self._add_all(row, VAL_SERIES)
+            for key in VAL_SERIES:
+                if _num(row.get(key)) is not None:
+                    self.metrics[key] = row[key]
+        elif kind == "gradcheck":
+            for region in row.get("regions") or []:
+                if not isinstance(region, dict):
+                    continue
+                name = str(region.get("region", "?"))
+                self._add(GRAD_PREFIX + name, row, _num(region.get("grad_rel_error")))
+                self._add(INV_PREFIX + name, row, _num(region.get("inversion_error")))
+        elif kind == "event":
+            self._event(row)
+
+    def _event(self, row: dict[str, Any]) -> None:
+        event = row.get("event")
+        if event == "started":
+            self.info = dict(row)
+            self.status = "running"
+            total = _num(row.get("total_steps"))
+            self.total_steps = int(total) if total is not None else None
+        elif event == "checkpoint":
+            self.checkpoint = str(row.get("path")) if row.get("path") else self.checkpoint
+            self.events.append(row)
+        elif event in ("nan", "oom"):
+            self.events.append(row)
+            self.message = str(row.get("message") or event)
+        elif event == "stopped":
+            self.status = "stopped"
+            self.checkpoint = str(row.get("checkpoint")) if row.get("checkpoint") else self.checkpoint
+        elif event == "finished":
+            self.status = "finished"
+            if isinstance(row.get("metrics"), dict):
+                self.metrics.update(row["metrics"])
+        elif event == "failed":
+            self.status = "failed"
+            self.message = str(row.get("message") or "the run failed")
+
+    def _add_all(self, row: dict[str, Any], keys: tuple[str, ...]) -> None:
+        for key in keys:
+            self._add(key, row, _num(row.get(key)))
+
+    def _add(self, name: str, row: dict[str, Any], value: float | None) -> None:
+        if value is None:
+            return
+        series = self.series.get(name)
+        if series is None:
+            # numpy loads with the first curve, not with the editor (the Runs tab lists runs without it)
+            from revstudio.qt.plots.series import Series
+
+            series = self.series[name] = Series(name, self.capacity, self.weight)
+        step = _num(row.get("step"))
+        epoch = _num(row.get("epoch"))
+        t = _num(row.get("time"))
+        t = None if t is None else t + self.time_offset
+        series.append(self.step if step is None else step, self.epoch if epoch is None else epoch,
+                      self.time if t is None else t, value)
+
+    # ---- derived ---------------------------------------------------------
+    def set_weight(self, weight: float) -> None:
+        self.weight = weight
+        for series in self.series.values():
+            series.set_weight(weight)
+        self.version += 1
+
+    def regions(self) -> list[str]:
+        names = [str(r) for r in self.info.get("regions") or []]
+        for key in self.series:
+            if key.startswith(GRAD_PREFIX) and key[len(GRAD_PREFIX):] not in names:
+                names.append(key[len(GRAD_PREFIX):])
+        return names
+
+    @property
+    def ended(self) -> bool:
+        return self.status in ENDED
+
+    def fraction(self) -> float | None:
+        if not self.total_steps:
+            return None
+        return min(1.0, self.step / self.total_steps)
+
+    def eta_seconds(self) -> float | None:
+        """Remaining time at the pace so far (None before the first step)."""
+        if not self.total_steps or self.step <= 0 or self.time <= 0 or self.ended:
+            return None
+        return max(0.0, (self.total_steps - self.step) * self.time / self.step)
+
+    def peak_fraction_of_standard(self) -> float | None:
+        """The largest measured peak over the static standard-mode estimate (the memory plot's number)."""
+        peak = self.series.get("peak_bytes")
+        standard = _num(self.info.get("standard_estimate_bytes"))
+        if peak is None or not len(peak) or not standard:
+            return None
+        values = peak.column("value")
+        top = float(values[values == values].max()) if (values == values).any() else math.nan
+        return top / standard if math.isfinite(top) else None
+
+
+def iter_jsonl(path: str | Path) -> Iterator[bytes]:
+    """The lines of a ``metrics.jsonl`` (a missing file is an empty run, not an error)."""
+    try:
+        with open(path, "rb") as fh:
+            yield from fh
+    except OSError:
+        return
+
+
+def read_metrics(path: str | Path, name: str | None = None, capacity: int = DEFAULT_CAPACITY) -> RunData:
+    """A run's curves from its ``metrics.jsonl``."""
+    data = RunData(name or Path(path).parent.name, capacity)
+    data.feed_lines(iter_jsonl(path))
+    return data
+
+
+def human_duration(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "–"
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"

@@ -1,0 +1,204 @@
+"""Ring buffers of a run's curves, and the debiased smoothing drawn over them.
+
+A :class:`Series` keeps the newest ``capacity`` points of one curve as numpy
+columns (step, epoch, wall time, value, smoothed value) so a plot can hand a
+contiguous view to ``setData`` without copying. The smoothed column is the
+exponential moving average TensorBoard draws, debiased so the first points
+are not pulled towards zero; it is updated per point as rows arrive and
+recomputed in one vectorised pass when the smoothing weight changes.
+No Qt here: the buffers are tested headless and fed by the run controller.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from revstudio.qt.plots.rows import DEFAULT_CAPACITY
+
+X_AXES = ("step", "epoch", "time")
+COLUMNS = {"step": 0, "epoch": 1, "time": 2, "value": 3, "smooth": 4}
+INITIAL_ROOM = 1024
+BLOCK = 64      # points per min/max block of the drawn overview
+DETAIL = 4096   # up to this many points (in view) are drawn one by one
+
+
+def ema_debiased(values: np.ndarray, weight: float) -> np.ndarray:
+    """TensorBoard's smoothing: ``s_i = w s_{i-1} + (1-w) y_i``, divided by ``1 - w^(i+1)``.
+
+    Vectorised in blocks: inside a block the recurrence is a cumulative sum of
+    ``y_j w^-j``, and the block length is chosen so ``w^-j`` stays far from
+    overflowing. NaN points (a diverged step) are skipped, not propagated.
+    """
+    y = np.asarray(values, dtype=np.float64)
+    out = np.full_like(y, np.nan)
+    if y.size == 0:
+        return out
+    finite = np.isfinite(y)
+    if weight <= 0.0:
+        out[finite] = y[finite]
+    else:
+        out[finite] = _ema(y[finite], min(float(weight), 0.999999))
+    if not finite.all():  # a NaN point shows the previous smoothed value, like the incremental update
+        idx = np.where(finite, np.arange(y.size), -1)
+        np.maximum.accumulate(idx, out=idx)
+        out = np.where(idx >= 0, out[np.maximum(idx, 0)], np.nan)
+    return out
+
+
+def _ema(y: np.ndarray, w: float) -> np.ndarray:
+    out = np.empty_like(y)
+    block = max(1, min(4096, int(200.0 / -math.log10(w))))
+    s = 0.0
+    d = 0.0
+    for start in range(0, y.size, block):
+        stop = min(start + block, y.size)
+        k = np.arange(1, stop - start + 1, dtype=np.float64)
+        decay = w ** (k - 1)
+        scale = (1 - w) / decay           # w^-(j-1): each new point in the block's frame
+        num = np.cumsum(y[start:stop] * scale) * decay + s * w * decay
+        den = np.cumsum(scale) * decay + d * w * decay
+        out[start:stop] = num / den
+        s, d = float(num[-1]), float(den[-1])
+    return out
+
+
+class Series:
+    """One curve's newest points, appended one at a time, read as contiguous views.
+
+    For drawing, :meth:`view` hands out at most a few thousand points whatever
+    the length: beyond ``DETAIL`` points in view, completed blocks of ``BLOCK``
+    points are drawn by their minimum and maximum (pyqtgraph's 'peak' rule),
+    computed once per block as it completes, so a frame of a 100,000-point
+    curve costs what a 3,000-point one does.
+    """
+
+    def __init__(self, name: str, capacity: int = DEFAULT_CAPACITY, weight: float = 0.0) -> None:
+        self.name = name
+        self.capacity = int(capacity)
+        # Room grows by doubling up to twice the capacity: a short run's curve stays small, and
+        # overlaid runs do not each hold megabytes of empty buffer.
+        self._data = np.full((5, min(INITIAL_ROOM, 2 * self.capacity)), np.nan)
+        self._start = 0
+        self._end = 0
+        self.weight = float(weight)
+        self._num = 0.0  # EMA state (numerator and debias denominator)
+        self._den = 0.0
+        self.version = 0  # bumped on every change: plots redraw only what changed
+        self._reset_blocks()
+
+    def _reset_blocks(self) -> None:
+        self._bstart = self._start          # buffer index where block 0 begins
+        self._nb = 0                        # completed blocks summarised so far
+        self._bx = np.empty((3, 64))        # first step / epoch / time of each block
+        self._blo = np.empty((2, 64))       # min of value / smooth
+        self._bhi = np.empty((2, 64))       # max of value / smooth
+
+    def __len__(self) -> int:
+        return self._end - self._start
+
+    def append(self, step: float, epoch: float, time: float, value: float) -> None:
+        if self._end == self._data.shape[1]:
+            if self._data.shape[1] < 2 * self.capacity:  # grow, keeping the points where they are
+                room = np.full((5, min(2 * self._data.shape[1], 2 * self.capacity)), np.nan)
+                room[:, :self._end] = self._data[:, :self._end]
+                self._data = room
+            else:  # full: keep the newest `capacity` points at the front (amortised O(1) per point)
+                keep = self.capacity - 1
+                self._data[:, :keep] = self._data[:, self._end - keep:self._end]
+                self._start, self._end = 0, keep
+                self._reset_blocks()
+        if self._end - self._start == self.capacity:
+            self._start += 1
+        i = self._end
+        col = self._data[:, i]
+        col[0], col[1], col[2], col[3] = step, epoch, time, value
+        if math.isfinite(value):
+            w = self.weight
+            self._num = w * self._num + (1 - w) * value
+            self._den = w * self._den + (1 - w)
+        col[4] = self._num / self._den if self._den > 0 else math.nan  # NaN: the previous smoothed value
+        self._end = i + 1
+        self.version += 1
+
+    def set_weight(self, weight: float) -> None:
+        """Change the smoothing and recompute the smoothed column of the kept points."""
+        weight = min(max(float(weight), 0.0), 0.999)
+        if weight == self.weight:
+            return
+        self.weight = weight
+        values = self.column("value")
+        if values.size:
+            smooth = ema_debiased(values, weight)
+            self._data[4, self._start:self._end] = smooth
+            # the state continues the EMA from the recomputed tail
+            finite = np.isfinite(values)
+            self._den = 1.0 - weight ** int(finite.sum()) if weight > 0 else (1.0 if finite.any() else 0.0)
+            self._num = float(smooth[-1]) * self._den if np.isfinite(smooth[-1]) else 0.0
+        self._reset_blocks()
+        self.version += 1
+
+    def column(self, name: str) -> np.ndarray:
+        """A view (no copy) of one column of the kept points."""
+        return self._data[COLUMNS[name], self._start:self._end]
+
+    def _update_blocks(self) -> None:
+        complete = (self._end - self._bstart) // BLOCK
+        if complete <= self._nb:
+            return
+        if complete > self._bx.shape[1]:
+            size = max(complete, 2 * self._bx.shape[1])
+            for name in ("_bx", "_blo", "_bhi"):
+                old = getattr(self, name)
+                new = np.empty((old.shape[0], size))
+                new[:, :self._nb] = old[:, :self._nb]
+                setattr(self, name, new)
+        a, b = self._bstart + self._nb * BLOCK, self._bstart + complete * BLOCK
+        chunk = self._data[:, a:b].reshape(5, complete - self._nb, BLOCK)
+        self._bx[:, self._nb:complete] = chunk[:3, :, 0]
+        with np.errstate(invalid="ignore"):
+            self._blo[:, self._nb:complete] = np.fmin.reduce(chunk[3:], axis=2)  # fmin/fmax skip NaN points
+            self._bhi[:, self._nb:complete] = np.fmax.reduce(chunk[3:], axis=2)
+        self._nb = complete
+
+    def view(self, axis: str, which: str = "value",
+             x_range: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """x and y to draw: every point when few are in ``x_range`` (all when None), else the block overview."""
+        xs, ys = self.column(axis), self.column(which)
+        n = xs.size
+        if n <= DETAIL:
+            return xs, ys
+        if x_range is not None:
+            i0 = max(0, int(np.searchsorted(xs, x_range[0])) - 1)
+            i1 = min(n, int(np.searchsorted(xs, x_range[1])) + 1)
+            if i1 - i0 <= DETAIL:
+                return xs[i0:i1], ys[i0:i1]
+        self._update_blocks()
+        first = max(0, -(-(self._start - self._bstart) // BLOCK))  # blocks that lost points to the ring: raw
+        head_end = self._bstart + first * BLOCK
+        tail = self._bstart + self._nb * BLOCK
+        a, w = ("step", "epoch", "time").index(axis), 0 if which == "value" else 1
+        bx = np.repeat(self._bx[a, first:self._nb], 2)
+        by = np.column_stack((self._blo[w, first:self._nb], self._bhi[w, first:self._nb])).ravel()
+        row_x, row_y = COLUMNS[axis], COLUMNS[which]
+        x = np.concatenate((self._data[row_x, self._start:head_end], bx, self._data[row_x, tail:self._end]))
+        y = np.concatenate((self._data[row_y, self._start:head_end], by, self._data[row_y, tail:self._end]))
+        return x, y
+
+    def last(self, name: str = "value") -> float | None:
+        return float(self._data[COLUMNS[name], self._end - 1]) if len(self) else None
+
+    def nearest(self, axis: str, x: float) -> int | None:
+        """Index of the kept point whose ``axis`` coordinate is nearest ``x`` (for the hover read-out)."""
+        xs = self.column(axis)
+        if not xs.size:
+            return None
+        i = int(np.searchsorted(xs, x))  # x columns only grow, so they are sorted
+        if i >= xs.size:
+            return xs.size - 1
+        if i > 0 and abs(xs[i - 1] - x) <= abs(xs[i] - x):
+            return i - 1
+        return i
+
+    def point(self, index: int) -> dict[str, float]:
+        return {name: float(self._data[c, self._start + index]) for name, c in COLUMNS.items()}

@@ -1,0 +1,265 @@
+"""The Runs tab: the live run's progress, and every run of this project read from its folder.
+
+Each row is one run directory (running, finished, stopped, failed) with its
+settings, final metrics and duration. Selecting rows overlays their curves in
+the Plots tab; the buttons act on the selection (open the snapshot, compare
+its settings with the current ones, resume, gradient-check its checkpoint,
+delete). The panel only shows and asks: the training UI does the work.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from revstudio.qt.plots.rows import RunData, human_duration
+from revstudio.qt.runs.run_dirs import RunEntry, list_run_dirs
+
+COLUMNS = ("run", "status", "step", "loss", "val loss", "val acc", "mode", "lr", "batch", "data", "started",
+           "duration")
+STATUS_COLOURS = {"running": "#4e9af1", "finished": "#59a14f", "stopped": "#edc948", "failed": "#e15759"}
+
+
+def progress_text(run: RunData | None, elapsed_s: float) -> str:
+    """'step 120 / 500 · 12 s elapsed · ETA 38 s · 850 samples/s' for a run (live or last)."""
+    if run is None:
+        return "No run yet"
+    total = f" / {run.total_steps}" if run.total_steps else ""
+    parts = [f"{run.name}: {run.status}", f"step {run.step}{total}", f"{human_duration(elapsed_s)} elapsed"]
+    eta = run.eta_seconds()
+    if eta is not None:
+        parts.append(f"ETA {human_duration(eta)}")
+    if run.samples_per_s:
+        parts.append(f"{run.samples_per_s:,.0f} samples/s")
+    return " · ".join(parts)
+
+
+class RunProgress(QWidget):
+    """A progress bar with step/total, elapsed, ETA and samples/s (status bar and Runs tab)."""
+
+    def __init__(self, compact: bool = False, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(True)
+        self.bar.setFormat("%p %")
+        self.label = QLabel("")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        if compact:
+            self.bar.setMaximumWidth(140)
+            self.bar.setMaximumHeight(14)
+        layout.addWidget(self.bar)
+        layout.addWidget(self.label, 0 if compact else 1)
+
+    def show_run(self, run: RunData | None, elapsed_s: float) -> None:
+        fraction = run.fraction() if run is not None else None
+        if fraction is None:
+            self.bar.setRange(0, 0 if run is not None and not run.ended else 1000)  # busy while it starts
+        else:
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(int(fraction * 1000))
+        self.label.setText(progress_text(run, elapsed_s))
+
+
+class RunsPanel(QWidget):
+    """The table of runs, the live progress and the actions on the selection."""
+
+    selectionChanged = Signal(list)      # [Path] of the selected runs
+    actionRequested = Signal(str, list)  # action name, [Path]: open / compare / resume / gradcheck / delete
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("runsPanel")
+        self.root: Path | None = None
+        self.entries: list[RunEntry] = []
+        self.live: dict[Path, RunData] = {}   # runs started here override what their folder says
+        self.progress = RunProgress()
+        self.stale = QLabel("")
+        self.stale.setObjectName("runStale")
+        self.stale.setStyleSheet("color: #d08c00")
+        self.stale.hide()
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.detail = QPlainTextEdit()
+        self.detail.setReadOnly(True)
+        self.detail.setObjectName("runDetail")
+        self.detail.setPlaceholderText("Select a run to see its message and settings.")
+        self.buttons: dict[str, QPushButton] = {}
+        row = QHBoxLayout()
+        for name, text, tip in (
+                ("open", "Open Snapshot", "Open the project exactly as this run trained it, in a new window"),
+                ("compare", "Compare Settings", "This run's settings side by side with the current project's"),
+                ("resume", "Resume", "Continue this run from its last checkpoint"),
+                ("gradcheck", "Gradient Check", "Compare reversible and standard gradients at this run's "
+                                                "checkpoint"),
+                ("delete", "Delete…", "Delete the selected run folders (asks first)")):
+            button = QPushButton(text)
+            button.setToolTip(tip)
+            button.clicked.connect(lambda _c=False, n=name: self.actionRequested.emit(n, self.selected_paths()))
+            self.buttons[name] = button
+            row.addWidget(button)
+        row.addStretch(1)
+        refresh = QPushButton("Refresh")
+        refresh.clicked.connect(self.reload)
+        row.addWidget(refresh)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.table)
+        split.addWidget(self.detail)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.stale)
+        layout.addLayout(row)
+        layout.addWidget(split, 1)
+        self._reload_soon = QTimer(self)
+        self._reload_soon.setSingleShot(True)
+        self._reload_soon.setInterval(300)
+        self._reload_soon.timeout.connect(self.reload)
+        self.watcher = QFileSystemWatcher(self)
+        self.watcher.directoryChanged.connect(lambda _p: self._reload_soon.start())
+        self._update_buttons()
+
+    # ---- contents -------------------------------------------------------------
+    def set_root(self, root: Path | None) -> None:
+        """The project's runs folder (watched: runs started from a terminal appear too)."""
+        if self.watcher.directories():
+            self.watcher.removePaths(self.watcher.directories())
+        self.root = root
+        if root is not None and root.is_dir():
+            self.watcher.addPath(str(root))
+        self.reload()
+
+    def reload(self) -> None:
+        selected = set(self.selected_paths())
+        if self.root is not None and self.root.is_dir() and str(self.root) not in self.watcher.directories():
+            self.watcher.addPath(str(self.root))
+        self.entries = list_run_dirs(self.root) if self.root is not None else []
+        self.table.blockSignals(True)
+        self.table.setRowCount(len(self.entries))
+        for i, entry in enumerate(self.entries):
+            for j, text in enumerate(self._cells(entry)):
+                item = QTableWidgetItem(text)
+                item.setData(Qt.ItemDataRole.UserRole, str(entry.path))
+                if j == 1:
+                    item.setForeground(_colour(STATUS_COLOURS.get(text, "#888888")))
+                if entry.message:
+                    item.setToolTip(entry.message)
+                self.table.setItem(i, j, item)
+            if entry.path in selected:
+                self.table.selectRow(i)
+        self.table.blockSignals(False)
+        self._update_buttons()
+        self._show_detail()
+
+    def _cells(self, e: RunEntry) -> list[str]:
+        live = self.live.get(e.path)
+        status, step, metrics = e.status, e.step, dict(e.metrics)
+        if live is not None and (live.status in ("running", "starting") or status == "running"
+                                 or live.ended):
+            status = {"starting": "running"}.get(live.status, live.status)
+            step = max(step, live.step)
+            metrics = {**metrics, **live.metrics}
+        total = e.total_steps or (live.total_steps if live is not None else None)
+        c = e.config
+        return [e.name, status, f"{step}" + (f" / {total}" if total else ""), _metric(metrics.get("loss")),
+                _metric(metrics.get("val_loss")), _metric(metrics.get("val_accuracy")), str(c.get("mode", "")),
+                _metric(c.get("lr")), str(c.get("batch_size", "")), str(c.get("data", "")),
+                (e.started or "").replace("T", " ")[:19], human_duration(e.duration_s())]
+
+    def selected_paths(self) -> list[Path]:
+        rows = sorted({i.row() for i in self.table.selectedItems()})
+        return [self.entries[r].path for r in rows if r < len(self.entries)]
+
+    def select_paths(self, paths: list[Path]) -> None:
+        self.table.clearSelection()
+        mode = self.table.selectionMode()
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.MultiSelection)
+        for i, entry in enumerate(self.entries):
+            if entry.path in paths:
+                self.table.selectRow(i)
+        self.table.setSelectionMode(mode)
+
+    def entry(self, path: Path) -> RunEntry | None:
+        return next((e for e in self.entries if e.path == path), None)
+
+    def _selection_changed(self) -> None:
+        self._update_buttons()
+        self._show_detail()
+        self.selectionChanged.emit(self.selected_paths())
+
+    def _update_buttons(self) -> None:
+        paths = self.selected_paths()
+        one = len(paths) == 1
+        entry = self.entry(paths[0]) if one else None
+        for name in ("open", "compare"):
+            self.buttons[name].setEnabled(one)
+        self.buttons["resume"].setEnabled(entry is not None and entry.status in ("stopped", "failed")
+                                          and entry.checkpoint.exists())
+        self.buttons["gradcheck"].setEnabled(entry is not None and entry.snapshot.exists())
+        self.buttons["delete"].setEnabled(bool(paths))
+
+    def _show_detail(self, extra: str = "") -> None:
+        paths = self.selected_paths()
+        entry = self.entry(paths[0]) if len(paths) == 1 else None
+        if entry is None:
+            self.detail.setPlainText(extra)
+            return
+        lines = [f"{entry.name}: {entry.status}"]
+        if entry.message:
+            lines.append(entry.message)
+        live = self.live.get(entry.path)
+        if live is not None and live.message and live.message != entry.message:
+            lines.append(live.message)
+        if entry.checkpoint.exists():
+            lines.append(f"checkpoint: {entry.checkpoint}")
+        if extra:
+            lines += ["", extra]
+        if entry.config:
+            lines += ["", "settings:"] + [f"  {k}: {v}" for k, v in sorted(entry.config.items())]
+        self.detail.setPlainText("\n".join(lines))
+
+    def show_failure(self, text: str) -> None:
+        """A failed run's message and stderr tail, shown whatever is selected."""
+        self.detail.setPlainText(text)
+
+    def set_stale(self, stale: bool) -> None:
+        self.stale.setText("The project was edited after this run started: it trains the older version saved in "
+                           "its run folder (project.revs).")
+        self.stale.setVisible(stale)
+
+
+def _metric(v: Any) -> str:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return ""
+    return f"{v:.4g}"
+
+
+def _colour(name: str) -> Any:
+    from PySide6.QtGui import QBrush, QColor
+
+    return QBrush(QColor(name))

@@ -1,0 +1,143 @@
+"""A project's run directories (CONTRACTS section 4) read into plain records for the Runs tab.
+
+A run directory holds ``status.json`` (written by the worker), ``config.json``,
+``metrics.jsonl`` and ``checkpoints/last.pt``. A status that says running
+while its process is gone means the worker was killed (SIGKILL, the
+out-of-memory killer, a power cut): such a run is listed as failed. No Qt here.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+STATUSES = ("running", "finished", "stopped", "failed")
+
+
+@dataclass
+class RunEntry:
+    path: Path
+    status: str
+    step: int = 0
+    total_steps: int | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    started: str | None = None
+    ended: str | None = None
+    message: str | None = None
+    pid: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def snapshot(self) -> Path:
+        return self.path / "project.revs"
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.path / "checkpoints" / "last.pt"
+
+    @property
+    def metrics_file(self) -> Path:
+        return self.path / "metrics.jsonl"
+
+    def duration_s(self) -> float | None:
+        start, end = _when(self.started), _when(self.ended)
+        if start is None:
+            return None
+        if end is None:
+            if self.status != "running":
+                return None
+            end = datetime.now(start.tzinfo)
+        return max(0.0, (end - start).total_seconds())
+
+
+def _when(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def pid_alive(pid: int | None) -> bool:
+    if not pid or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, someone else's
+        return True
+    except OSError:
+        return False
+    try:  # a zombie (dead, not yet reaped by its parent) is not running
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    except OSError:
+        return True
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def read_run_dir(path: str | Path) -> RunEntry:
+    """One run as the Runs tab lists it."""
+    path = Path(path)
+    status = _json(path / "status.json")
+    config = _json(path / "config.json")
+    entry = RunEntry(path, "failed", config=config if isinstance(config, dict) else {})
+    if not isinstance(status, dict):
+        entry.message = "the run left no readable status.json (it may never have started)"
+        return entry
+    entry.status = str(status.get("status") or "failed")
+    if entry.status not in STATUSES:
+        entry.status = "failed"
+    for key in ("step", "total_steps", "pid"):
+        value = status.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            setattr(entry, key, value)
+    metrics = status.get("metrics")
+    entry.metrics = dict(metrics) if isinstance(metrics, dict) else {}
+    entry.started = status.get("started")
+    entry.ended = status.get("ended")
+    entry.message = status.get("message")
+    if entry.status == "running" and not pid_alive(entry.pid):
+        entry.status = "failed"
+        entry.message = f"killed: the status says running but its process ({entry.pid}) is gone"
+    return entry
+
+
+def is_run_dir(path: Path) -> bool:
+    return path.is_dir() and ((path / "status.json").exists() or (path / "metrics.jsonl").exists()
+                              or (path / "project.revs").exists())
+
+
+def list_run_dirs(root: str | Path) -> list[RunEntry]:
+    """Every run under ``root`` (a project's ``runs`` folder), newest first."""
+    root = Path(root)
+    try:
+        children = [p for p in root.iterdir() if is_run_dir(p)]
+    except OSError:
+        return []
+    children.sort(key=lambda p: (p.stat().st_mtime if p.exists() else 0.0, p.name), reverse=True)
+    return [read_run_dir(p) for p in children]
+
+
+def delete_run_dir(path: str | Path, root: str | Path) -> None:
+    """Remove one run folder; refuses anything that is not a run directly inside ``root``."""
+    path, root = Path(path).resolve(), Path(root).resolve()
+    if path.parent != root or not is_run_dir(path):
+        raise ValueError(f"{path} is not a run folder of {root}; nothing was deleted")
+    shutil.rmtree(path)

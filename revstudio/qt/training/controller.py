@@ -1,0 +1,278 @@
+"""The training run from the editor: one ``revstudio train --json`` child process at a time.
+
+Train writes a snapshot of the project as drawn into a fresh run directory
+and starts ``revstudio train SNAPSHOT --json --out RUN_DIR`` in a
+:class:`QProcess` (never a thread of the GUI process: a crash, an
+out-of-memory or a kill of the run cannot take the editor down). Rows read
+from its stdout are filed into a :class:`RunData` that the plots and the runs
+panel draw on their own timers. Stop sends SIGTERM (the worker checkpoints
+and exits within 2 s) and kills it if it does not.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import (
+    QElapsedTimer,
+    QObject,
+    QProcess,
+    QProcessEnvironment,
+    QStandardPaths,
+    QTimer,
+    Signal,
+)
+
+from revstudio.qt import report_facts as rf
+from revstudio.qt.document import Document
+from revstudio.qt.plots.rows import LineSplitter, RunData
+from revstudio.qt.training import section as sec
+
+STOP_GRACE_MS = 1500   # SIGTERM first; a worker still alive after this is killed (Stop within 2 s)
+STDERR_KEEP = 8000     # characters of stderr kept for a failed run's message
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
+
+
+def child_argv(module: str, *args: str) -> list[str]:
+    """CONTRACTS section 6: every child is ``python -P -m MODULE ...``."""
+    try:
+        from revstudio.cli import child_argv as shared  # type: ignore[attr-defined]
+    except ImportError:  # until the faults branch adds it to cli.py
+        return [sys.executable, "-P", "-m", module, *args]
+    return list(shared(module, *args))
+
+
+def child_environment() -> QProcessEnvironment:
+    """The user's environment, plus this revstudio on PYTHONPATH and unbuffered output."""
+    env = QProcessEnvironment.systemEnvironment()
+    old = env.value("PYTHONPATH", "")
+    env.insert("PYTHONPATH", PACKAGE_ROOT + (os.pathsep + old if old else ""))
+    env.insert("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def runs_root(project_path: str | None) -> Path:
+    """``<project dir>/runs`` (CONTRACTS section 4); an unsaved project's runs live in the app's data folder."""
+    if project_path:
+        return Path(project_path).resolve().parent / "runs"
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation) or str(Path.home())
+    return Path(base) / "runs"
+
+
+def new_run_dir(root: Path, stem: str) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = root / f"{stem}-{stamp}"
+    n = 2
+    while path.exists():
+        path = root / f"{stem}-{stamp}-{n}"
+        n += 1
+    return path
+
+
+def worker_argv(snapshot: Path, run_dir: Path, resume: bool = False) -> list[str]:
+    """The worker's command line (tests point this at a few-step run; packaging may change it)."""
+    if resume:
+        return child_argv("revstudio", "train", "--resume", str(run_dir), "--json")
+    return child_argv("revstudio", "train", str(snapshot), "--json", "--out", str(run_dir))
+
+
+class TrainController(QObject):
+    """Starts, watches and stops the document's training run."""
+
+    started = Signal(object)        # RunData of the new run
+    changed = Signal(object)        # rows arrived (RunData)
+    ended = Signal(object)          # the run is over (RunData; status finished/stopped/failed)
+    message = Signal(str)           # one line for the status bar
+
+    def __init__(self, document: Document, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.run: RunData | None = None        # the current or last run started here
+        self.run_dir: Path | None = None
+        self.stderr = ""
+        self._process: QProcess | None = None
+        self._splitter = LineSplitter()
+        self._stopping = False
+        self._started_index = -1
+        self._started_graph: Any = None
+        self.clock = QElapsedTimer()
+        self._kill_timer = QTimer(self)
+        self._kill_timer.setSingleShot(True)
+        self._kill_timer.timeout.connect(self._kill)
+
+    # ---- state --------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.state() != QProcess.ProcessState.NotRunning
+
+    def process_id(self) -> int:
+        return int(self._process.processId()) if self.running and self._process is not None else 0
+
+    def elapsed_s(self) -> float:
+        return self.clock.elapsed() / 1000.0 if self.clock.isValid() else 0.0
+
+    def is_stale(self) -> bool:
+        """Whether the document was edited since the running snapshot was taken."""
+        return self.running and (self.document.graph is not self._started_graph
+                                 or self.document.undo_stack.index() != self._started_index)
+
+    # ---- starting -------------------------------------------------------------
+    def refusal(self) -> str | None:
+        """Why Train cannot start now, in words; None when it can."""
+        if self.running and self.run is not None:
+            total = f" of {self.run.total_steps}" if self.run.total_steps else ""
+            return (f"A run is already training ({self.run.name}, step {self.run.step}{total}); "
+                    "stop it first (Run > Stop, Shift+F5) or wait for it to finish.")
+        problem = sec.validate(self.document.graph.training)
+        if problem:
+            return f"The run settings are not valid: {problem}. Fix them in Run > Run Settings."
+        errors, _warnings = rf.counts(self.document.report)
+        if errors:
+            return (f"The graph has {errors} error{'s' * (errors != 1)}; fix {'them' if errors != 1 else 'it'} "
+                    "first (see the Problems tab).")
+        if not self.document.graph.nodes:
+            return "The project is empty: draw a network (Input, layers, Output) before training."
+        return None
+
+    def start(self) -> str | None:
+        """Snapshot the project and start a run; returns the reason when it was refused."""
+        reason = self.refusal()
+        if reason:
+            self.message.emit(reason)
+            return reason
+        stem = Path(self.document.path).stem if self.document.path else (self.document.graph.name or "untitled")
+        run_dir = new_run_dir(runs_root(self.document.path), stem or "untitled")
+        try:
+            run_dir.mkdir(parents=True)
+            snapshot = run_dir / "project.revs"
+            tmp = snapshot.with_suffix(".revs.tmp")
+            tmp.write_text(sec.snapshot_text(self.document.graph, self.document.path), encoding="ascii")
+            os.replace(tmp, snapshot)
+        except OSError as exc:
+            reason = f"Cannot create the run folder {run_dir}: {exc.strerror or exc}"
+            self.message.emit(reason)
+            return reason
+        return self._launch(run_dir, worker_argv(snapshot, run_dir), RunData(run_dir.name))
+
+    def resume(self, run_dir: Path, data: RunData | None = None) -> str | None:
+        """Continue a stopped run from its last checkpoint (``revstudio train --resume``)."""
+        if self.running:
+            reason = self.refusal() or "A run is already training."
+            self.message.emit(reason)
+            return reason
+        if data is None and run_dir == self.run_dir and self.run is not None:
+            data = self.run  # the run last started here: its curves are in memory already
+        run = RunData(run_dir.name)
+        if data is not None:  # keep the curves so far: the resumed rows continue them
+            run = data
+            run.status, run.message = "starting", None
+        return self._launch(run_dir, worker_argv(run_dir / "project.revs", run_dir, resume=True), run)
+
+    def _launch(self, run_dir: Path, argv: list[str], run: RunData) -> str | None:
+        process = QProcess(self)
+        process.setProcessEnvironment(child_environment())
+        process.setWorkingDirectory(str(run_dir))
+        process.readyReadStandardOutput.connect(self._read_rows)
+        process.readyReadStandardError.connect(self._read_errors)
+        process.finished.connect(self._finished)
+        process.errorOccurred.connect(self._error)
+        self.run, self.run_dir, self.stderr = run, run_dir, ""
+        self._splitter = LineSplitter()
+        self._stopping = False
+        self._process = process
+        self._started_index = self.document.undo_stack.index()
+        self._started_graph = self.document.graph
+        self.clock.start()
+        process.start(argv[0], argv[1:])
+        self.started.emit(run)
+        self.message.emit(f"Training {run.name} …")
+        return None
+
+    # ---- stopping ---------------------------------------------------------------
+    def stop(self) -> bool:
+        """Ask the run to stop (SIGTERM: it checkpoints and exits); kill it after the grace period."""
+        if not self.running or self._process is None:
+            return False
+        self._stopping = True
+        self._process.terminate()
+        self._kill_timer.start(STOP_GRACE_MS)
+        self.message.emit("Stopping the run …")
+        return True
+
+    def _kill(self) -> None:
+        if self.running and self._process is not None:
+            self._process.kill()
+
+    def shutdown(self) -> None:
+        """The window closes: stop the run and wait for it (a run never outlives its editor silently)."""
+        process = self._process
+        if process is None or not self.running:
+            return
+        self.stop()
+        if not process.waitForFinished(STOP_GRACE_MS + 500):
+            process.kill()
+            process.waitForFinished(1000)
+
+    # ---- the child's output ---------------------------------------------------------
+    def _read_rows(self) -> None:
+        process = self.sender()
+        if process is not self._process or self.run is None:
+            return
+        lines = self._splitter.feed(bytes(process.readAllStandardOutput().data()))  # type: ignore[attr-defined]
+        if lines and self.run.feed_lines(lines):
+            self.changed.emit(self.run)
+
+    def _read_errors(self) -> None:
+        process = self.sender()
+        if process is self._process and process is not None:
+            text = bytes(process.readAllStandardError().data()).decode("utf-8", "replace")  # type: ignore[attr-defined]
+            self.stderr = (self.stderr + text)[-STDERR_KEEP:]
+
+    def stderr_tail(self, lines: int = 12) -> list[str]:
+        return [ln for ln in self.stderr.strip().splitlines() if ln.strip()][-lines:]
+
+    def _error(self, error: QProcess.ProcessError) -> None:
+        if error == QProcess.ProcessError.FailedToStart and self.sender() is self._process:
+            self._finished(-1, QProcess.ExitStatus.CrashExit)
+
+    def _finished(self, code: int, status: QProcess.ExitStatus) -> None:
+        process = self.sender()
+        if process is not self._process or self.run is None:
+            return
+        self._kill_timer.stop()
+        self._read_rows_from(process)
+        run = self.run
+        crashed = status == QProcess.ExitStatus.CrashExit
+        if run.status == "stopped" or (self._stopping and not run.ended):
+            run.status = "stopped"
+            if crashed:
+                run.message = f"killed after the {STOP_GRACE_MS / 1000:g} s grace period"
+            self.message.emit(f"Run {run.name} stopped at step {run.step}")
+        elif run.status == "finished" and code == 0 and not crashed:
+            self.message.emit(f"Run {run.name} finished: step {run.step}")
+        else:
+            run.status = "failed"
+            if code == -1:  # never started
+                run.message = f"the worker could not be started: {process.errorString()}"
+            elif crashed:  # a signal (SIGKILL, the out-of-memory killer, a segfault)
+                run.message = "the worker process was killed" + (f" (after: {run.message})" if run.message else "")
+            elif run.message is None:
+                run.message = f"the worker exited with code {code}"
+            self.message.emit(f"Run {run.name} failed: {run.message}")
+        self._process = None
+        process.deleteLater()  # type: ignore[union-attr]
+        self.ended.emit(run)
+
+    def _read_rows_from(self, process: Any) -> None:
+        if self.run is None:
+            return
+        try:
+            data = bytes(process.readAllStandardOutput().data())
+            err = bytes(process.readAllStandardError().data()).decode("utf-8", "replace")
+        except RuntimeError:
+            return
+        self.stderr = (self.stderr + err)[-STDERR_KEEP:]
+        self.run.feed_lines(self._splitter.feed(data) + self._splitter.flush())

@@ -1,0 +1,409 @@
+"""Training in the window: the Run menu, Train/Stop, progress, the Plots and Runs tabs.
+
+:func:`install` adds everything to a :class:`MainWindow` without the window
+knowing the details: actions (Train F5, Stop Shift+F5, Run Settings Ctrl+F5,
+gradient check and memory of the drawn project), the Run menu and toolbar
+buttons, a progress bar in the status bar, and the two bottom tabs. The Plots
+tab is built on first use: pyqtgraph costs the editor's start-up a second.
+"""
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from revstudio.qt.plots.rows import RunData, read_metrics
+from revstudio.qt.runs.panel import RunProgress, RunsPanel
+from revstudio.qt.runs.run_dirs import delete_run_dir
+from revstudio.qt.theme import icon
+from revstudio.qt.training import section as sec
+from revstudio.qt.training.child_query import ChildQuery
+from revstudio.qt.training.controller import TrainController, runs_root
+
+if TYPE_CHECKING:  # pragma: no cover
+    from revstudio.qt.main_window import MainWindow
+    from revstudio.qt.plots.panel import PlotsPanel
+
+log = logging.getLogger("revstudio")
+PROGRESS_MS = 200
+
+
+class LazyTab(QWidget):
+    """A tab whose content is built the first time it is needed."""
+
+    def __init__(self, build: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._build = build
+        self.content: Any = None
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+
+    def ensure(self) -> Any:
+        if self.content is None:
+            self.content = self._build()
+            self._layout.addWidget(self.content)
+        return self.content
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
+        self.ensure()
+        super().showEvent(event)
+
+
+class TrainingUI(QObject):
+    """Owns the run controller and the training widgets of one window."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.document = window.document
+        self.controller = TrainController(window.document, self)
+        self.runs_panel = RunsPanel()
+        self.plots_tab = LazyTab(self._build_plots)
+        self.status_progress = RunProgress(compact=True)
+        self.status_progress.hide()
+        self.windows: list[Any] = []        # snapshot windows opened from runs
+        self.dialogs: list[Any] = []        # diagnostics windows
+        self.queries: list[ChildQuery] = []
+        self._overlay_cache: dict[Path, tuple[float, RunData]] = {}
+        self.selected: list[Path] = []
+        self.last_failure = ""
+
+        window.bottom.replace_tab("Plots", self.plots_tab)
+        window.bottom.replace_tab("Runs", self.runs_panel)
+        window.statusBar().insertPermanentWidget(0, self.status_progress)
+        self._build_actions()
+        self.controller.started.connect(self._run_started)
+        self.controller.ended.connect(self._run_ended)
+        self.controller.message.connect(window.show_message)
+        self.runs_panel.selectionChanged.connect(self._selection_changed)
+        self.runs_panel.actionRequested.connect(self.run_action)
+        self.document.pathChanged.connect(self._path_changed)
+        self.document.graphReplaced.connect(self._path_changed)
+        self.timer = QTimer(self)
+        self.timer.setInterval(PROGRESS_MS)
+        self.timer.timeout.connect(self.update_progress)
+        self._path_changed()
+
+    # ---- actions and menu -----------------------------------------------------------
+    def _action(self, name: str, text: str, slot: Any, shortcut: str | None, icon_name: str | None,
+                tip: str) -> QAction:
+        act = QAction(text, self.window)
+        act.setObjectName(name)
+        if shortcut:
+            act.setShortcut(QKeySequence(shortcut))
+            act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        if icon_name:
+            act.setIcon(icon(icon_name))
+            act.setProperty("icon_name", icon_name)  # retinted with the theme
+        act.setStatusTip(tip)
+        act.setToolTip(f"{tip} ({shortcut})" if shortcut else tip)
+        act.triggered.connect(lambda _c=False: slot())
+        self.window.addAction(act)
+        self.window.actions_by_name[name] = act
+        return act
+
+    def _build_actions(self) -> None:
+        w = self.window
+        self._action("train", "&Train", self.train, "F5", "train",
+                     "Train this project (synthetic data and defaults unless Run Settings say otherwise)")
+        self._action("stop", "&Stop", self.stop, "Shift+F5", "stop", "Stop the run (its last checkpoint is kept)")
+        self._action("run_settings", "Run &Settings…", self.edit_settings, "Ctrl+F5", "run-settings",
+                     "Data, loss, optimizer, schedule, device, precision, mode and intervals of training")
+        self._action("gradcheck_project", "&Gradient Check", self.gradcheck_project, None, None,
+                     "Compare reversible and standard gradients of the drawn project on one batch")
+        self._action("memory_project", "Measure &Memory", self.memory_project, None, None,
+                     "Measure the peak memory of one training step in each mode")
+        self._action("show_plots", "Show &Plots", lambda: self.show_tab("Plots"), None, None, "The live plots")
+        self._action("show_runs", "Show R&uns", lambda: self.show_tab("Runs"), None, None, "Every run of the project")
+        menu = w.menuBar().addMenu("&Run")
+        help_action = next((a for a in w.menuBar().actions() if a.text().replace("&", "") == "Help"), None)
+        if help_action is not None:  # keep Help last
+            w.menuBar().removeAction(menu.menuAction())
+            w.menuBar().insertMenu(help_action, menu)
+        for name in ("train", "stop", None, "run_settings", None, "gradcheck_project", "memory_project", None,
+                     "show_plots", "show_runs"):
+            if name is None:
+                menu.addSeparator()
+            else:
+                menu.addAction(w.actions_by_name[name])
+        self.run_menu = menu
+        toolbar = getattr(w, "toolbar", None)
+        if toolbar is not None:
+            toolbar.addSeparator()
+            for name in ("train", "stop", "run_settings"):
+                toolbar.addAction(w.actions_by_name[name])
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        running = self.controller.running
+        a = self.window.actions_by_name
+        a["stop"].setEnabled(running)
+        a["train"].setToolTip("A run is training: stop it first (Shift+F5)" if running else
+                              "Train this project (F5)")
+
+    def show_tab(self, title: str) -> None:
+        self.window.bottom_dock.show()
+        widget = self.window.bottom.tab(title)
+        if widget is not None:
+            self.window.bottom.setCurrentWidget(widget)
+
+    # ---- plots ------------------------------------------------------------------------
+    def _build_plots(self) -> PlotsPanel:
+        from revstudio.qt.plots.panel import PlotsPanel
+
+        panel = PlotsPanel()
+        panel.set_runs(self.shown_runs())
+        return panel
+
+    @property
+    def plots(self) -> PlotsPanel:
+        return self.plots_tab.ensure()
+
+    def shown_runs(self) -> list[RunData]:
+        """The live run first, then the runs selected in the Runs tab (their curves overlaid)."""
+        runs: list[RunData] = []
+        live = self.controller.run
+        live_dir = self.controller.run_dir
+        if live is not None and (self.controller.running or not self.selected or live_dir in self.selected):
+            runs.append(live)
+        for path in self.selected:
+            if path == live_dir and live is not None:
+                continue
+            runs.append(self._load_run(path))
+        return runs
+
+    def _load_run(self, path: Path) -> RunData:
+        metrics = path / "metrics.jsonl"
+        try:
+            stamp = metrics.stat().st_mtime_ns + metrics.stat().st_size
+        except OSError:
+            stamp = 0
+        cached = self._overlay_cache.get(path)
+        if cached is None or cached[0] != stamp:
+            data = read_metrics(metrics, path.name)
+            entry = self.runs_panel.entry(path)
+            if entry is not None:
+                data.status = entry.status
+            cached = self._overlay_cache[path] = (stamp, data)
+        return cached[1]
+
+    def _refresh_plots(self) -> None:
+        if self.plots_tab.content is not None:
+            self.plots.set_runs(self.shown_runs())
+
+    def _selection_changed(self, paths: list[Path]) -> None:
+        self.selected = list(paths)
+        self._refresh_plots()
+
+    # ---- train / stop ------------------------------------------------------------------
+    def train(self) -> str | None:
+        """Start a run; returns the refusal's reason (also shown) or None."""
+        reason = self.controller.start()
+        if reason:
+            self.window.show_message(reason)
+            if self.controller.running:
+                self.runs_panel.show_failure(reason)
+            else:
+                self.window.dialogs.error(self.window, "Cannot train", reason)
+        return reason
+
+    def stop(self) -> bool:
+        return self.controller.stop()
+
+    def _run_started(self, run: RunData) -> None:
+        run_dir = self.controller.run_dir
+        if run_dir is not None:
+            self.runs_panel.live[run_dir] = run
+            self.runs_panel.set_root(run_dir.parent)
+        self.selected = []
+        self.runs_panel.table.clearSelection()
+        self.status_progress.show()
+        self.timer.start()
+        self.show_tab("Plots")
+        self._refresh_plots()
+        self._update_actions()
+        log.info("training %s: %s", run.name, " ".join(self.controller._process.arguments()  # type: ignore[union-attr]
+                                                       if self.controller._process else []))
+
+    def _run_ended(self, run: RunData) -> None:
+        self.update_progress()
+        self.timer.stop()
+        self.runs_panel.set_stale(False)
+        self.runs_panel.reload()
+        self._update_actions()
+        if self.plots_tab.content is not None:
+            self.plots.refresh(force=True)
+        if run.status == "failed":
+            tail = self.controller.stderr_tail()
+            text = f"Run {run.name} failed: {run.message}"
+            if tail:
+                text += "\n\nWhat it printed last:\n" + "\n".join(tail)
+            self.last_failure = text
+            self.runs_panel.show_failure(text)
+            self.show_tab("Runs")
+            log.error("%s", text)
+            self.window.dialogs.error(self.window, "Training failed", text)
+        elif run.status == "stopped":
+            log.info("run %s stopped at step %d", run.name, run.step)
+        else:
+            log.info("run %s finished at step %d", run.name, run.step)
+
+    def update_progress(self) -> None:
+        run = self.controller.run
+        elapsed = self.controller.elapsed_s() if self.controller.running else run.time if run else 0.0
+        for widget in (self.status_progress, self.runs_panel.progress):
+            widget.show_run(run, elapsed)
+        self.runs_panel.set_stale(self.controller.is_stale())
+        if run is not None and run.ended:
+            self.status_progress.label.setText(
+                {"stopped": f"stopped at step {run.step}", "failed": f"failed at step {run.step}"}.get(
+                    run.status, f"finished: {run.step} steps"))
+
+    # ---- settings ----------------------------------------------------------------------
+    def edit_settings(self) -> Any:
+        from revstudio.qt.training.settings_dialog import RunSettingsDialog
+
+        dialog = RunSettingsDialog(self.document, self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    # ---- runs ------------------------------------------------------------------------------
+    def _path_changed(self, *_args: object) -> None:
+        self.runs_panel.set_root(runs_root(self.document.path))
+
+    def run_action(self, name: str, paths: list[Path]) -> Any:
+        if not paths:
+            return None
+        if name == "open":
+            return self.open_snapshot(paths[0])
+        if name == "compare":
+            return self.compare_settings(paths[0])
+        if name == "resume":
+            return self.controller.resume(paths[0], self._load_run(paths[0]) if paths[0] != self.controller.run_dir
+                                          else None)
+        if name == "gradcheck":
+            return self.gradcheck_run(paths[0])
+        if name == "delete":
+            return self.delete_runs(paths)
+        return None
+
+    def open_snapshot(self, path: Path) -> Any:
+        from revstudio.qt.document import Document
+        from revstudio.qt.files import OpenError, read_project
+        from revstudio.qt.main_window import MainWindow
+
+        try:
+            graph = read_project(str(path / "project.revs"))
+        except OpenError as exc:
+            self.window.dialogs.error(self.window, "Cannot open the snapshot", str(exc))
+            return None
+        graph.name = f"{graph.name or 'project'} ({path.name})"
+        other = MainWindow(Document(graph, None), self.window.settings, self.window.dialogs, self.window.recovery)
+        other.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        other.show()
+        self.windows = [w for w in self.windows if _alive(w)] + [other]
+        return other
+
+    def compare_settings(self, path: Path) -> Any:
+        from revstudio.qt.training.compare_dialog import CompareDialog
+
+        entry = self.runs_panel.entry(path)
+        config = dict(entry.config) if entry is not None else {}
+        dialog = CompareDialog(path.name, sec.resolved(config), sec.resolved(self.document.graph.training),
+                               self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    def delete_runs(self, paths: list[Path]) -> bool:
+        live = self.controller.run_dir if self.controller.running else None
+        if live in paths:
+            self.window.dialogs.error(self.window, "Cannot delete", f"{live.name} is training; stop it first.")
+            return False
+        names = ", ".join(p.name for p in paths)
+        question = f"Delete {len(paths)} run folder{'s' * (len(paths) != 1)} ({names}) with their checkpoints?"
+        if not self.window.dialogs.confirm(self.window, "Delete runs", question):
+            return False
+        root = self.runs_panel.root
+        for path in paths:
+            try:
+                delete_run_dir(path, root or path.parent)
+            except (OSError, ValueError) as exc:
+                self.window.dialogs.error(self.window, "Cannot delete", str(exc))
+            self._overlay_cache.pop(path, None)
+        self.selected = [p for p in self.selected if p not in paths]
+        self.runs_panel.reload()
+        self._refresh_plots()
+        return True
+
+    # ---- diagnostics in children ---------------------------------------------------------------
+    def _snapshot_file(self) -> Path:
+        folder = Path(tempfile.mkdtemp(prefix="revstudio-diag-"))
+        path = folder / "project.revs"
+        path.write_text(sec.snapshot_text(self.document.graph, self.document.path), encoding="ascii")
+        return path
+
+    def gradcheck_project(self) -> ChildQuery:
+        snap = self._snapshot_file()
+        return self._diagnose("gradcheck", "Gradient check of the drawn project", [str(snap), "--json"], snap.parent)
+
+    def memory_project(self) -> ChildQuery:
+        snap = self._snapshot_file()
+        batch = sec.resolved(self.document.graph.training).get("batch_size", 8)
+        return self._diagnose("memory", "Memory of one training step", [str(snap), "--json", "--batch", str(batch)],
+                              snap.parent)
+
+    def gradcheck_run(self, path: Path) -> ChildQuery:
+        """The gradient check at the run's last checkpoint (its trained weights), or its snapshot's."""
+        snapshot, checkpoint = path / "project.revs", path / "checkpoints" / "last.pt"
+        if checkpoint.exists():
+            return self._diagnose("gradcheck", f"Gradient check of {path.name} at its checkpoint",
+                                  [str(snapshot), str(checkpoint)], None, module="revstudio.qt.training.probe")
+        return self._diagnose("gradcheck", f"Gradient check of {path.name}", [str(snapshot), "--json"], None)
+
+    def _diagnose(self, kind: str, title: str, args: list[str], cleanup: Path | None,
+                  module: str = "revstudio") -> ChildQuery:
+        query = ChildQuery(module, [kind, *args], parent=self)
+        self.window.show_message(f"{title}: running …")
+
+        def answered(result: dict[str, Any]) -> None:
+            if cleanup is not None:
+                shutil.rmtree(cleanup, ignore_errors=True)
+            self.show_diagnostics(title, kind, result)
+        query.answered.connect(answered)
+        self.queries = [q for q in self.queries if q.running] + [query]
+        return query.start()
+
+    def show_diagnostics(self, title: str, kind: str, result: dict[str, Any]) -> Any:
+        from revstudio.qt.plots.diagnostic_plots import DiagnosticsDialog
+
+        dialog = DiagnosticsDialog(title, kind, result, self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        self.dialogs = [d for d in self.dialogs if _alive(d)] + [dialog]
+        self.window.show_message(f"{title}: done")
+        return dialog
+
+    # ---- closing -------------------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        for query in self.queries:
+            query.kill()
+        self.controller.shutdown()
+
+
+def _alive(widget: Any) -> bool:
+    import shiboken6
+
+    return shiboken6.isValid(widget) and widget.isVisible()
+
+
+def install(window: MainWindow) -> TrainingUI:
+    """Add training to ``window`` (called once by the window)."""
+    return TrainingUI(window)

@@ -1,0 +1,69 @@
+"""Fixtures for the training GUI tests: an example project with short run settings, and the worker.
+
+The tests run the REAL worker (``revstudio train --json`` in a child process)
+on the revnet_coupling example with a few steps, logged every step so the
+plots fill. ``fake_worker`` swaps in a script that prints contract rows at a
+chosen pace, for the cases a real run cannot be made to hit on cue (a failure
+with a message at a given step).
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLE = ROOT / "resources" / "examples" / "revnet_coupling.revs"
+FAKE = Path(__file__).with_name("fake_worker.py")
+# Every row kind within a dozen steps: memory every 2, gradient check every 4, validation every 6.
+SHORT = {"steps": 12, "batch_size": 8, "log_every": 1, "val_every": 6, "gradcheck_every": 4, "memory_every": 2,
+         "checkpoint_every": 4}
+# Long enough to be stopped or killed while it runs.
+LONG = {**SHORT, "steps": 100_000, "val_every": 0, "gradcheck_every": 0, "memory_every": 0, "checkpoint_every": 0}
+START_TIMEOUT_MS = 180_000  # the worker's first rows wait for torch's import on a loaded 2-core machine
+
+
+@pytest.fixture
+def train_window(make_window: Callable[..., Any], tmp_path: Path) -> Callable[..., Any]:
+    """A window on a saved copy of the example with the given training section."""
+    from revstudio.core.project import save
+    from revstudio.qt.files import read_project
+
+    def make(section: dict[str, Any] | None = None) -> Any:
+        path = tmp_path / "project" / "coupling.revs"
+        path.parent.mkdir(exist_ok=True)
+        shutil.copy(EXAMPLE, path)
+        graph = read_project(str(path))
+        graph.training = dict(SHORT if section is None else section)
+        save(graph, str(path))
+        window = make_window(read_project(str(path)), str(path))
+        return window
+
+    return make
+
+
+@pytest.fixture
+def fake_worker(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """Point Train at the contract-row script (delay per step, optional failure step)."""
+    import revstudio.qt.training.controller as controller
+
+    def use(delay: float = 0.01, fail_at: int | None = None) -> None:
+        monkeypatch.setenv("FAKE_DELAY", str(delay))
+        monkeypatch.setenv("FAKE_FAIL_AT", str(fail_at if fail_at is not None else -1))
+        monkeypatch.setattr(controller, "worker_argv", lambda snap, run_dir, resume=False: [
+            sys.executable, str(FAKE), str(snap), "--json", "--out", str(run_dir)])
+
+    return use
+
+
+def wait_running(qtbot: Any, window: Any, step: int = 1) -> Any:
+    """Wait until the live run has logged ``step``; returns its RunData."""
+    ctl = window.training.controller
+    qtbot.waitUntil(lambda: ctl.run is not None and (ctl.run.step >= step or ctl.run.ended),
+                    timeout=START_TIMEOUT_MS)
+    assert not ctl.run.ended or ctl.run.status == "finished", (ctl.run.status, ctl.run.message, ctl.stderr_tail())
+    return ctl.run

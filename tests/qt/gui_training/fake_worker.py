@@ -1,0 +1,69 @@
+"""A stand-in for ``revstudio train SNAPSHOT --json --out DIR`` that prints CONTRACTS section 3 rows.
+
+Test fixture only (the product runs the real worker): it lets the GUI tests
+drive rows, stops and failures quickly. It reads ``steps`` from the snapshot's
+training section like the real worker; FAKE_DELAY (seconds per step) and
+FAKE_FAIL_AT (a step where it fails with a message) come from the environment.
+"""
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+args = sys.argv[1:]
+out = Path(args[args.index("--out") + 1])
+out.mkdir(parents=True, exist_ok=True)
+(out / "checkpoints").mkdir(exist_ok=True)
+training = json.loads(Path(args[0]).read_text()).get("training") or {}
+steps = int(training.get("steps") or 200)
+delay = float(os.environ.get("FAKE_DELAY", "0.02"))
+fail_at = int(os.environ.get("FAKE_FAIL_AT", "-1"))
+t0 = time.monotonic()
+stop = []
+signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+log = open(out / "metrics.jsonl", "a")
+
+
+def row(**kw):
+    kw.setdefault("time", round(time.monotonic() - t0, 4))
+    line = json.dumps(kw)
+    print(line, flush=True)
+    log.write(line + "\n")
+    log.flush()
+
+
+def status(state, step, **kw):
+    (out / "status.json").write_text(json.dumps({"status": state, "pid": os.getpid(), "step": step,
+                                                 "total_steps": steps, "started": "2026-12-01T22:00:00",
+                                                 "ended": None, "metrics": {}, "message": None, **kw}))
+
+
+(out / "config.json").write_text(json.dumps({"data": "synthetic", "steps": steps, "lr": 0.001}))
+status("running", 0)
+row(kind="event", event="started", time=0.0, run_dir=str(out), config={"steps": steps}, device="cpu",
+    versions={}, parameters=100, total_steps=steps, steps_per_epoch=10, mode="reversible",
+    task="classification", estimate_bytes=3000, standard_estimate_bytes=10000, regions=["r0"],
+    resumed_from=None)
+for step in range(1, steps + 1):
+    if stop:
+        (out / "checkpoints" / "last.pt").write_text(json.dumps({"step": step - 1}))
+        row(kind="event", event="stopped", step=step - 1, checkpoint="checkpoints/last.pt")
+        status("stopped", step - 1)
+        sys.exit(0)
+    time.sleep(delay)
+    if step == fail_at:
+        print("Traceback (most recent call last):\nValueError: fake failure", file=sys.stderr, flush=True)
+        row(kind="event", event="failed", step=step, message="fake failure at this step", exit_code=1)
+        status("failed", step, message="fake failure")
+        sys.exit(1)
+    row(kind="step", step=step, epoch=step / 10, loss=1.0 / step, lr=0.001, samples_per_s=500.0,
+        accuracy=min(1.0, step / steps), peak_bytes=2900 + step % 7, estimate_bytes=3000)
+    if step % 10 == 0:
+        row(kind="val", step=step, epoch=step / 10, val_loss=1.2 / step, val_accuracy=min(1.0, step / steps))
+        row(kind="gradcheck", step=step, epoch=step / 10, regions=[
+            {"region": "r0", "grad_rel_error": 1e-7 * step, "inversion_error": 1e-8}],
+            max_grad_rel_error=1e-7 * step, max_inversion_error=1e-8)
+row(kind="event", event="finished", step=steps, metrics={"loss": 1.0 / steps}, wall_s=time.monotonic() - t0)
+status("finished", steps)

@@ -1,0 +1,138 @@
+"""A real window under Xvfb: a click on the Train button trains an example; the plots fill.
+
+The app runs in a child process on the xcb platform (the harness of
+tests/qt/test_real_window.py); xdotool clicks the toolbar's Train button;
+the real worker trains the revnet_coupling example and the window is
+screenshotted with its plots filled (docs/training.png shows it).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_real_window import SCREENSHOTS, App, xvfb  # noqa: F401 - xvfb is a fixture
+
+pytestmark = [pytest.mark.xvfb, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLE = ROOT / "resources" / "examples" / "revnet_coupling.revs"
+TRAINING = {"steps": 150, "batch_size": 16, "log_every": 1, "val_every": 15, "gradcheck_every": 10,
+            "memory_every": 3, "checkpoint_every": 50}
+
+CHILD = r"""
+import json, sys
+from PySide6.QtCore import QSocketNotifier, Qt
+from revstudio.qt.app import create_app, make_excepthook
+
+app = create_app(["revstudio"])
+from revstudio.qt.main_window import MainWindow
+
+window = MainWindow()
+sys.excepthook = make_excepthook(lambda: window, show_dialog=False)
+window.resize(1500, 960)
+window.move(0, 0)
+window.show()
+window.raise_()
+window.activateWindow()
+window.files.load_path(sys.argv[1])
+window.resizeDocks([window.bottom_dock], [560], Qt.Orientation.Vertical)
+
+def answer(req):
+    cmd = req["cmd"]
+    ui = window.training
+    if cmd == "button":
+        button = window.toolbar.widgetForAction(window.actions_by_name[req["action"]])
+        p = button.mapToGlobal(button.rect().center())
+        return [p.x(), p.y()]
+    if cmd == "run":
+        run = ui.controller.run
+        if run is None:
+            return None
+        plots = ui.plots_tab.content
+        return {"status": run.status, "step": run.step, "running": ui.controller.running, "message": run.message,
+                "points": {f"{k[0]}/{k[1]}": v for p in (plots.plots if plots else []) for k, v in
+                           p.curve_points().items()},
+                "note": plots.memory.note.text() if plots else "", "stderr": ui.controller.stderr_tail()}
+    if cmd == "shot":
+        if ui.plots_tab.content is not None:
+            ui.plots_tab.content.refresh(force=True)
+        app.processEvents()
+        return window.grab().save(req["path"])
+    if cmd == "quit":
+        window.document.undo_stack.setClean()
+        app.quit()
+        return True
+    raise ValueError(cmd)
+
+def on_input():
+    line = sys.stdin.readline()
+    if not line:
+        app.quit()
+        return
+    try:
+        reply = {"ok": answer(json.loads(line))}
+    except Exception as exc:
+        reply = {"error": f"{type(exc).__name__}: {exc}"}
+    print(json.dumps(reply), flush=True)
+
+notifier = QSocketNotifier(sys.stdin.fileno(), QSocketNotifier.Type.Read)
+notifier.activated.connect(on_input)
+print(json.dumps({"ready": True}), flush=True)
+sys.exit(app.exec())
+"""
+
+
+class TrainApp(App):
+    """The harness's app, started with the training driver above."""
+
+    def __init__(self, display: str, project: Path, home: Path) -> None:
+        self.env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "HOME": str(home),
+                    "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"),
+                    "XDG_RUNTIME_DIR": str(home / "run"), "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+        (home / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.proc = subprocess.Popen([sys.executable, "-c", CHILD, str(project)], env=self.env, cwd=ROOT,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        hello = self._read()
+        assert hello.get("ready"), hello
+
+
+def test_click_train_trains_the_example_and_the_plots_fill(xvfb, tmp_path):  # noqa: F811 - the fixture
+    project = tmp_path / "coupling" / "revnet_coupling.revs"
+    project.parent.mkdir()
+    data = json.loads(EXAMPLE.read_text())
+    data["training"] = TRAINING
+    project.write_text(json.dumps(data, indent=1))
+    app = TrainApp(xvfb, project, tmp_path / "home")
+    try:
+        time.sleep(1.0)  # first expose
+        app.xdo("mousemove", *app.ask(cmd="button", action="train"))
+        time.sleep(0.2)
+        app.xdo("click", 1)
+        deadline = time.monotonic() + 400
+        state = app.ask(cmd="run")
+        while (state is None or state["running"] or state["status"] == "starting") and time.monotonic() < deadline:
+            time.sleep(0.5)
+            state = app.ask(cmd="run")
+        assert state is not None, "the click on Train started no run"
+        assert state["status"] == "finished", state
+        points = state["points"]
+        name = next(iter(points)).split("/")[0]
+        assert points[f"{name}/loss"] == 150 and points[f"{name}/val_loss"] == 10
+        assert points[f"{name}/peak_bytes"] == 50
+        assert any(k.startswith(f"{name}/grad_rel_error/") and v == 15 for k, v in points.items())
+        assert state["note"].startswith("peak ")
+        SCREENSHOTS.mkdir(exist_ok=True)
+        shot = SCREENSHOTS / "training.png"
+        assert app.ask(cmd="shot", path=str(shot))
+        assert shot.stat().st_size > 20_000
+        shutil.copy(shot, ROOT / "docs" / "training.png")  # the README's picture, refreshed by this test
+        runs = list((project.parent / "runs").iterdir())
+        assert len(runs) == 1 and (runs[0] / "checkpoints" / "last.pt").exists()
+    finally:
+        app.close()

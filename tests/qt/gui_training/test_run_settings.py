@@ -1,0 +1,88 @@
+"""Run > Run Settings: every field, the config's own messages, one undoable edit; children for torch."""
+from __future__ import annotations
+
+from revstudio.core.commands import SetTraining
+from revstudio.qt.training import section as sec
+from revstudio.qt.training.settings_dialog import RunSettingsDialog
+
+from .conftest import SHORT
+
+
+def open_dialog(window) -> RunSettingsDialog:
+    window.actions_by_name["run_settings"].trigger()
+    dialogs = [d for d in window.findChildren(RunSettingsDialog) if d.isVisible()]
+    assert len(dialogs) == 1
+    return dialogs[0]
+
+
+def test_settings_are_checked_with_the_configs_messages_and_saved_as_one_undoable_edit(qtbot, train_window):
+    window = train_window()
+    stack = window.document.undo_stack
+    dialog = open_dialog(window)
+    assert dialog.length.value() == 12 and dialog.fields["batch_size"].value() == 8  # filled from the project
+    ok = dialog.buttons.button(dialog.buttons.StandardButton.Ok)
+    assert ok.isEnabled() and not dialog.error.isVisibleTo(dialog)
+
+    dialog.fields["lr"].setText("abc")
+    assert dialog.error.text() == "training.lr: 'abc' is not a number" and not ok.isEnabled()
+    dialog.fields["lr"].setText("-1")
+    assert dialog.error.text() == sec.validate({"lr": -1.0})  # the CLI's message, naming the key
+    assert dialog.error.text().startswith("training.lr") and not ok.isEnabled()
+    dialog.fields["lr"].setText("0.01")
+    dialog.fields["mode"].setCurrentIndex(dialog.fields["mode"].findData("checkpoint"))
+    dialog.fields["schedule"].setCurrentIndex(dialog.fields["schedule"].findData("cosine"))
+    dialog.fields["grad_clip"].setText("1.5")
+    dialog.length_kind.setCurrentIndex(dialog.length_kind.findData("epochs"))
+    dialog.length.setValue(3)
+    assert ok.isEnabled(), dialog.error.text()
+    count = stack.count()
+    dialog.accept()
+    assert stack.count() == count + 1  # one undo step for the whole dialog
+    training = window.document.graph.training
+    assert training["lr"] == 0.01 and training["mode"] == "checkpoint" and training["epochs"] == 3
+    assert training["steps"] is None and training["grad_clip"] == 1.5 and training["version"] == 1
+    stack.undo()
+    assert window.document.graph.training == SHORT
+    stack.redo()
+    assert window.document.graph.training == training
+
+    # Restore Defaults, then OK: the section holds only the version
+    dialog = open_dialog(window)
+    dialog.restore_defaults()
+    dialog.accept()
+    assert window.document.graph.training == {"version": 1}
+
+
+def test_devices_and_the_data_preview_come_from_a_child_process(qtbot, train_window, tmp_path):
+    window = train_window()
+    import torch
+
+    # a .pt file: train-data's .npz preview fails on numpy 2.4 (numpy.lib.format._read_array_header is gone)
+    data = tmp_path / "project" / "tiny.pt"
+    torch.save({"x": torch.zeros(20, 3, 16, 16), "y": torch.arange(20) % 10}, data)
+    dialog = open_dialog(window)
+    qtbot.waitUntil(lambda: any(dialog.device.itemData(i) == "cpu" and "threads" in dialog.device.itemText(i)
+                                for i in range(dialog.device.count())), timeout=120_000)
+    dialog.data_kind.setCurrentIndex(dialog.data_kind.findData("file"))
+    dialog.data_path.setText("missing.npz")
+    dialog.request_preview()
+    qtbot.waitUntil(lambda: "Reading" not in dialog.preview.text(), timeout=120_000)
+    assert "missing.npz" in dialog.preview.text()  # the data loader's message names the file
+    dialog.data_path.setText("tiny.pt")  # relative to the project file
+    dialog.request_preview()
+    qtbot.waitUntil(lambda: "Reading" not in dialog.preview.text(), timeout=120_000)
+    assert dialog.preview.text() == "20 samples: x 20x3x16x16, y 20; 10 classes"
+    dialog.accept()
+    assert window.document.graph.training["data"] == "tiny.pt"
+    # the snapshot of a run names the same file, made absolute (the snapshot lives in the run folder)
+    text = sec.snapshot_text(window.document.graph, window.document.path)
+    assert f'"data": "{data.resolve()}"' in text
+
+
+def test_bad_settings_refuse_train_with_the_reason(qtbot, train_window, dialogs):
+    window = train_window()
+    window.document.push(SetTraining(window.document.graph, {"lr": -1}))
+    assert window.training.train() is not None
+    assert not window.training.controller.running
+    title, text = dialogs.errors[-1]
+    assert title == "Cannot train" and "training.lr" in text and "Run Settings" in text
