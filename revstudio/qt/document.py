@@ -70,6 +70,7 @@ class Document(QObject):
         self.report: Any = None
         self.analysis_error: str | None = None
         self._session = 0
+        self._moving = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
@@ -90,7 +91,8 @@ class Document(QObject):
         self._session += 1
 
     def _watch(self, graph: Graph) -> None:
-        graph.changed.sub(self.schedule_recompute)
+        graph.node_moved.sub(self._on_moved)
+        graph.changed.sub(self._on_changed)
         graph.group_changed.sub(self._on_group_changed)
         for body in graph.groups.values():
             body.changed.sub(self.schedule_recompute)
@@ -100,6 +102,17 @@ class Document(QObject):
             old.changed.unsub(self.schedule_recompute)
         if new is not None:
             new.changed.sub(self.schedule_recompute)
+
+    def _on_moved(self, *_args: object) -> None:
+        self._moving = True
+
+    def _on_changed(self) -> None:
+        # A move changes no shape, diagnostic or estimate: re-checking a 1,000-node
+        # graph after every drag or layout would cost half a second for nothing.
+        if self._moving:
+            self._moving = False
+            return
+        self.schedule_recompute()
 
     def schedule_recompute(self) -> None:
         self._timer.start()
@@ -123,7 +136,8 @@ class Document(QObject):
     # ---- whole-document changes ------------------------------------
     def replace_graph(self, graph: Graph, path: str | None = None) -> None:
         """New/open/restore: a fresh graph and an empty undo stack."""
-        self.graph.changed.unsub(self.schedule_recompute)
+        self.graph.node_moved.unsub(self._on_moved)
+        self.graph.changed.unsub(self._on_changed)
         self.graph.group_changed.unsub(self._on_group_changed)
         for body in self.graph.groups.values():
             body.changed.unsub(self.schedule_recompute)

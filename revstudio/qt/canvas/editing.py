@@ -222,10 +222,15 @@ class EditingMixin:
             return False
         rects = self._rects(ids)
         origin = (min(r[0] for r in rects.values()), min(r[1] for r in rects.values()))
-        edges = [(e.src.node, e.dst.node) for e in self.graph.edges]
+        items = self._scene.node_items
+        # wires attach at their ports: the layout lines ports up, not node tops
+        edges = [(e.src.node, e.dst.node, items[e.src.node].port_local_pos(e.src.port, True).y(),
+                  items[e.dst.node].port_local_pos(e.dst.port, False).y())
+                 for e in self.graph.edges if e.src.node in rects and e.dst.node in rects]
+        regions = {n: r.region_id for r in self._scene.region_items for n in r.node_ids}
         sizes = {n: (r[2], r[3]) for n, r in rects.items()}
         initial = {n: (r[0], r[1]) for n, r in rects.items()}
-        moves = layout.layered_layout(ids, edges, sizes, origin=origin, initial=initial)
+        moves = layout.layered_layout(ids, edges, sizes, origin=origin, initial=initial, regions=regions)
         done = self._push_moves(moves, "Layout selection" if selection_only else "Layout graph")
         if done and not selection_only:
             self.fit_all()

@@ -60,9 +60,15 @@ class GraphScene(QGraphicsScene):
         self._hint_timer = QTimer(self)
         self._hint_timer.setSingleShot(True)
         self._hint_timer.timeout.connect(self.hide_hint)
+        self._moved: list[NodeItem] = []  # moved by the model, wires not yet updated
+        self._refit_timer = QTimer(self)
+        self._refit_timer.setSingleShot(True)
+        self._refit_timer.setInterval(0)
+        self._refit_timer.timeout.connect(self.flush_moves)
         self.selectionChanged.connect(self._emit_selection)
         self._connections = [document.analysisChanged.connect(self.apply_analysis),
-                             document.graphReplaced.connect(self._on_graph_replaced)]
+                             document.graphReplaced.connect(self._on_graph_replaced),
+                             document.undo_stack.indexChanged.connect(self.flush_moves)]
         self._subscribe()
         self.rebuild()
 
@@ -106,6 +112,7 @@ class GraphScene(QGraphicsScene):
     def rebuild(self) -> None:
         """Drop every item and create them again from the graph (open, replace)."""
         self.cancel_gesture()
+        self._moved.clear()
         for item in [*self.node_items.values(), *self.wire_items.values(), *self.region_items]:
             self.removeItem(item)
         self.node_items.clear()
@@ -192,7 +199,20 @@ class GraphScene(QGraphicsScene):
             return
         if (item.pos().x(), item.pos().y()) != new:
             item.setPos(*new)
-        self.item_moved(item)
+        # Wires and backdrops follow once the command is done (a layout moves 1,000
+        # nodes, and each wire would otherwise be rebuilt once per end).
+        self._moved.append(item)
+        self._refit_timer.start()
+
+    def flush_moves(self) -> None:
+        """Bring wires and backdrops up to date with nodes the model just moved."""
+        moved, self._moved = self._moved, []
+        if moved:
+            self.items_moved([i for i in moved if self.node_items.get(i.node_id) is i])
+            regions = {r for i in moved for r in self._regions_by_node.get(i.node_id, ())}
+            for region in regions:  # a move may shrink a backdrop too: refit it
+                if region.scene() is self:
+                    self._fit_region(region)
 
     def _refresh_node(self, node_id: str, report: Any) -> None:
         item = self.node_items.get(node_id)
@@ -369,6 +389,7 @@ class GraphScene(QGraphicsScene):
         self.selectionChangedIds.emit(self.selected_node_ids())
 
     def nodes_rect(self, node_ids: list[str] | None = None) -> QRectF:
+        self.flush_moves()
         items = [self.node_items[n] for n in (node_ids if node_ids is not None else self.node_items)
                  if n in self.node_items]
         rect = QRectF()
