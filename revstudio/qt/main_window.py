@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QByteArray, QEvent, QMimeData, QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QMimeData, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -216,10 +216,8 @@ class MainWindow(QMainWindow):
         return self.tabs.current_view()
 
     def add_node_at_centre(self, type_id: str) -> None:
-        view = self.current_view()
-        centre = view.mapToScene(view.viewport().rect().center())
-        # add_node_at places the top-left corner: shift so the node lands about centred
-        view.add_node_at(type_id, QPointF(centre.x() - 80, centre.y() - 30))
+        """The palette's Enter / double-click: in free space next to the selection."""
+        self.current_view().add_node_beside_selection(type_id)
 
     def quick_add(self) -> None:
         view = self.current_view()

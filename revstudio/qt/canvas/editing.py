@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from PySide6.QtCore import QMimeData, QPointF
+from PySide6.QtCore import QMimeData, QPointF, QRectF
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QGraphicsView
 
@@ -49,7 +49,10 @@ class EditingMixin:
         message: SignalInstance
         popup: QuickAddPopup | None
         _paste_count: int
+        _last_paste_at: tuple[float, float] | None
         _last_scene_pos: QPointF
+
+        def cursor_in_view(self) -> QPointF | None: ...
 
         def select_nodes(self, ids: list[str]) -> None: ...
         def selected_node_ids(self) -> list[str]: ...
@@ -147,6 +150,11 @@ class EditingMixin:
             self.delete_selection()
 
     def paste(self) -> list[str]:
+        """Paste at the cursor (Blender, ComfyUI); from a menu, next to the selection.
+
+        Pasting again without moving the cursor steps each copy down and right,
+        so repeated pastes never stack on one another.
+        """
         data = QGuiApplication.clipboard().mimeData()
         if data is None:
             self.message.emit("The clipboard is empty")
@@ -155,32 +163,69 @@ class EditingMixin:
             text = bytes(data.data(clipboard.MIME).data()).decode("utf-8", "replace")
         else:
             text = data.text()
-        self._paste_count += 1
-        at = None
-        if self._widget().underMouse():
-            p = self._last_scene_pos
-            at = (p.x(), p.y())
-        step = 40.0 * self._paste_count
-        return self._paste_text(text, at, (step, step))
+        cursor = self.cursor_in_view()
+        if cursor is not None:
+            at = (round(cursor.x()), round(cursor.y()))
+            if self._paste_count and self._last_paste_at == at:
+                step = 40.0 * self._paste_count
+                self._paste_count += 1
+                return self._paste_text(text, (at[0] + step, at[1] + step), (0.0, 0.0), remember=at)
+            self._paste_count = 1
+            return self._paste_text(text, at, (0.0, 0.0), remember=at)
+        self._paste_count = 0
+        return self._paste_text(text, None, (0.0, 0.0), beside=True)
+
+    def placement_near_selection(self, size: tuple[float, float]) -> QPointF:
+        """Free space right of the selection, or around the middle of the view."""
+        ids = self.selected_node_ids()
+        if ids:
+            near = self._scene.nodes_rect(ids)
+        else:
+            view = self._widget()
+            centre = view.mapToScene(view.viewport().rect().center())
+            near = QRectF(centre.x() - size[0] / 2, centre.y() - size[1] / 2, size[0], size[1])
+            if self._scene.is_free(near):
+                return near.topLeft()
+            near = QRectF(centre.x() - size[0] / 2 - size[0] - 60, near.top(), size[0], size[1])
+        return self._scene.free_spot(size, near)
+
+    def add_node_beside_selection(self, type_id: str) -> str | None:
+        """The palette's Enter / double-click: a new node in free space next to the selection."""
+        spot = self.placement_near_selection((NODE_WIDTH, 90.0))
+        return self.add_node_at(type_id, QPointF(round(spot.x()), round(spot.y())))
 
     def duplicate(self) -> list[str]:
         ids = self.selected_node_ids()
         if not ids:
             self.message.emit("Nothing selected to duplicate")
             return []
-        return self._paste_text(clipboard.encode(self.graph, ids), None, (30.0, 30.0))
+        # Blender's Shift+D: the copy appears beside the original, in free space
+        return self._paste_text(clipboard.encode(self.graph, ids), None, (0.0, 0.0), beside=True)
 
-    def _paste_text(self, text: str, at: tuple[float, float] | None, offset: tuple[float, float]) -> list[str]:
+    def _paste_text(self, text: str, at: tuple[float, float] | None, offset: tuple[float, float],
+                    remember: tuple[float, float] | None = None, beside: bool = False) -> list[str]:
+        if beside:  # no cursor on the canvas: put the copies in free space beside the selection
+            try:
+                nodes, _, _ = clipboard.decode(text)
+            except clipboard.ClipboardError:
+                nodes = []
+            if nodes:
+                xs, ys = [n.pos[0] for n in nodes], [n.pos[1] for n in nodes]
+                size = (max(xs) - min(xs) + NODE_WIDTH, max(ys) - min(ys) + 90.0)
+                spot = self.placement_near_selection(size)
+                at = (round(spot.x()), round(spot.y()))
         try:
             cmd, mapping = clipboard.paste_command(self._project(), self.graph, text, at=at, offset=offset)
         except clipboard.ClipboardError as exc:
             self.message.emit(f"Cannot paste: {exc}")
             return []
         self.document.push(cmd)
+        self._last_paste_at = remember
         new = list(mapping.values())
         self.select_nodes(new)
         renamed = [f"{a} → {b}" for a, b in mapping.items() if a != b]
-        self.message.emit(f"Pasted {len(new)} node(s)" + (f" (renamed {', '.join(renamed[:4])})" if renamed else ""))
+        self.message.emit(f"Pasted {len(new)} node{'s' * (len(new) != 1)}"
+                          + (f" (renamed {', '.join(renamed[:4])})" if renamed else ""))
         return new
 
     def _rects(self, ids: list[str]) -> dict[str, tuple[float, float, float, float]]:

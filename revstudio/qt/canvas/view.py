@@ -64,6 +64,7 @@ class GraphView(EditingMixin, QGraphicsView):
         self._pan_from: QPoint | None = None
         self._last_scene_pos = QPointF(0, 0)
         self._paste_count = 0
+        self._last_paste_at: tuple[float, float] | None = None
         self.popup: QuickAddPopup | None = None
         self._keys = self._key_table()
         # Tabs drop views with deleteLater (no close event): stop observing then, or the
@@ -289,6 +290,13 @@ class GraphView(EditingMixin, QGraphicsView):
             self.openGroupRequested.emit(ids[0])
         else:
             self._quick_add_at_cursor()
+
+    def cursor_in_view(self) -> QPointF | None:
+        """The scene point under the mouse pointer, if it is over this canvas."""
+        local = self.viewport().mapFromGlobal(QCursor.pos())
+        if self.viewport().rect().contains(local) and self.isVisible():
+            return self.mapToScene(local)
+        return None
 
     def cursor_scene_pos(self) -> QPointF:
         local = self.viewport().mapFromGlobal(QCursor.pos())
