@@ -107,6 +107,9 @@ class CanvasTabs(QTabWidget):
         view = self._make_view(body)
         self._groups[name] = view
         self.setCurrentIndex(self.addTab(view, icon("group"), name))
+        # Open on the whole body, as Blender does on Tab: fit now and once the tab has its size.
+        view.fit_all()
+        QTimer.singleShot(0, view, view.fit_all)
         return True
 
     def open_selected_group(self) -> bool:
