@@ -35,6 +35,7 @@ from revstudio.qt.bottom_panel import BottomPanel
 from revstudio.qt.canvas_tabs import CanvasTabs
 from revstudio.qt.diagnostics_panel import DiagnosticsPanel
 from revstudio.qt.dialogs import Dialogs
+from revstudio.qt.dock_sizes import DockSizeKeeper
 from revstudio.qt.document import Document
 from revstudio.qt.files import FileController, OpenError, examples, read_project
 from revstudio.qt.inspector import Inspector
@@ -136,6 +137,8 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.bottom_dock], [230], Qt.Orientation.Vertical)
         self._default_state = self.saveState()
         self._restore_layout()
+        self.dock_sizes = DockSizeKeeper(self, [self.palette_dock, self.inspector_dock, self.history_dock,
+                                                self.bottom_dock])
         self._update_title()
         self._update_status()
 
@@ -328,6 +331,11 @@ class MainWindow(QMainWindow):
         self.restoreState(self._default_state)
         for dock in (self.palette_dock, self.inspector_dock, self.history_dock, self.bottom_dock):
             dock.show()
+        self.resizeDocks([self.inspector_dock, self.history_dock], [560, 200], Qt.Orientation.Vertical)
+        self.resizeDocks([self.palette_dock, self.inspector_dock], [230, 320], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.bottom_dock], [230], Qt.Orientation.Vertical)
+        self.dock_sizes.preferred.clear()  # the next layout pass takes these as the user's sizes
+        self.dock_sizes._timer.start()
 
     def save_layout(self) -> None:
         self.settings.save_layout(QByteArray(self.saveGeometry()), QByteArray(self.saveState()))

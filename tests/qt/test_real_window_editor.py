@@ -204,3 +204,23 @@ def test_paste_lands_at_the_real_cursor(editor):
     positions = app.py("sorted({n.pos for n in window.document.graph.nodes.values()})")
     assert len(positions) == count + 2, "two pastes at one spot must not stack"
     app.shot("editor_paste.png")
+
+
+def test_panels_come_back_after_the_window_is_shrunk(editor):
+    app = editor(EXAMPLES / "two_branch.revs")
+    wid = app.py("int(window.winId())")
+    sizes = ("[window.palette_dock.width(), window.inspector_dock.width(), window.bottom_dock.height(), "
+             "window.tabs.width(), window.tabs.height()]")
+    big = app.py(sizes)
+    app.xdo("windowsize", wid, 560, 380)
+    assert app.until("window.width() == 560 and window.height() == 380")
+    time.sleep(0.8)
+    small = app.py(sizes)
+    app.shot("editor_small_window.png")
+    assert small[3] >= 200 and small[4] >= 120, small  # a usable canvas
+    app.xdo("windowsize", wid, 1400, 880)
+    assert app.until("window.width() == 1400")
+    time.sleep(0.8)
+    again = app.py(sizes)
+    app.shot("editor_window_restored.png")
+    assert all(abs(a - b) <= 12 for a, b in zip(again[:3], big[:3])), (big, again)
