@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
     QLabel,
+    QLineEdit,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -21,8 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from revstudio.core.commands import SetParam
-from revstudio.core.graph import Graph, Node
+from revstudio.core.commands import RenameNode, SetParam
+from revstudio.core.graph import Graph, Node, valid_id
 from revstudio.core.spec import registry
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
@@ -67,7 +68,13 @@ class Inspector(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
 
-        self.title = _label("", "inspectorTitle")
+        # The node's id, editable (Blender's name field): Enter renames it, as one undoable step.
+        self.title = QLineEdit()
+        self.title.setObjectName("inspectorTitle")
+        self.title.setToolTip("The node's id: type a new one and press Enter to rename it")
+        self.title.editingFinished.connect(self._rename)
+        self.rename_error = _label("", "paramError")
+        self.rename_error.hide()
         self.type_label = _label("", "inspectorType")
         self.help = _label("", "inspectorHelp")
         self.form_title = _label("PARAMETERS", "sectionTitle")
@@ -83,13 +90,14 @@ class Inspector(QWidget):
         self.facts = _label("", "")
         self.facts.setTextFormat(Qt.TextFormat.RichText)
         self.facts.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-        for w in (self.title, self.type_label, self.help, self.form_title, self.form_host,
+        for w in (self.title, self.rename_error, self.type_label, self.help, self.form_title, self.form_host,
                   self.open_group, self.facts_title, self.facts):
             self._layout.addWidget(w)
         self._layout.addStretch(1)
 
         document.analysisChanged.connect(self.refresh_facts)
         document.graphReplaced.connect(self._on_graph_replaced)
+        document.pathChanged.connect(self._on_path_changed)
         self.set_selection(document.graph, [])
 
     # ---- selection ------------------------------------------------------
@@ -103,6 +111,10 @@ class Inspector(QWidget):
             self.node_id = node_id
             self._rebuild()
         self.refresh_facts()
+
+    def _on_path_changed(self, _path: str) -> None:
+        if self._node() is None:
+            self._show_summary()  # Save As may have renamed the project
 
     def _on_graph_replaced(self) -> None:
         self.set_selection(self.document.graph, [])
@@ -130,6 +142,8 @@ class Inspector(QWidget):
         self._labels = {}
         node = self._node()
         self.open_group.setVisible(self._group_of(node) is not None)
+        self.title.setReadOnly(node is None)
+        self.rename_error.hide()
         if node is None:
             self._show_summary()
             return
@@ -200,6 +214,25 @@ class Inspector(QWidget):
             self.help.setText("Select a node on the canvas to edit its parameters, "
                               "or drag a node type from the palette.")
 
+    def _rename(self) -> None:
+        node = self._node()
+        new = self.title.text().strip()
+        if node is None or self.title.isReadOnly() or new == node.id:
+            return
+        problem = None if new else "a node id cannot be empty"
+        if problem is None and new in self.graph.nodes:
+            problem = f"'{new}' is already the id of another node"
+        if problem is None and not valid_id(new):
+            problem = f"'{new}' has spaces, dots or more than 64 characters"
+        if problem is None:
+            self.document.push(RenameNode(self.graph, node.id, new))
+        if problem is not None:
+            self.rename_error.setText(f"Not renamed: {problem}")
+            self.rename_error.show()
+            self.title.setText(node.id)
+            return
+        self.set_selection(self.graph, [new])
+
     def _commit(self, name: str, value: Any) -> None:
         node = self._node()
         if node is None or node.params.get(name) == value:
@@ -220,7 +253,7 @@ class Inspector(QWidget):
             label.style().polish(label)
 
     def _on_node_removed(self, node: Node) -> None:
-        if node.id in self.selection:
+        if node.id in self.selection and self.graph.nodes.get(node.id) is None:
             self.set_selection(self.graph, [n for n in self.selection if n != node.id])
 
     def _on_groups_changed(self, *args: Any) -> None:

@@ -224,3 +224,24 @@ def test_panels_come_back_after_the_window_is_shrunk(editor):
     again = app.py(sizes)
     app.shot("editor_window_restored.png")
     assert all(abs(a - b) <= 12 for a, b in zip(again[:3], big[:3])), (big, again)
+
+
+def test_rename_by_double_clicking_a_header_with_real_keys(editor):
+    app = editor(EXAMPLES / "two_branch.revs")
+    node = app.py("next(n for n, x in window.document.graph.nodes.items() if x.type == 'Conv')")
+    app.py(f"view().centerOn(view().scene().node_items[{node!r}])")
+    time.sleep(0.3)
+    header = app.py(f"node_global({node!r})")
+    app.xdo("mousemove", *header)
+    time.sleep(0.1)
+    app.xdo("click", "--repeat", 2, "--delay", 80, 1)
+    assert app.until("view().rename_field is not None")
+    app.key("ctrl+a")
+    app.xdo("type", "--delay", 30, "stem_conv")
+    app.key("Return")
+    assert app.until("'stem_conv' in window.document.graph.nodes")
+    assert app.py("window.document.graph.renamed") == {node: "stem_conv"}
+    assert app.py("view().selected_node_ids()") == ["stem_conv"]
+    app.shot("editor_renamed.png")
+    app.key("ctrl+z")
+    assert app.until(f"{node!r} in window.document.graph.nodes")

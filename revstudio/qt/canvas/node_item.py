@@ -177,6 +177,10 @@ class NodeItem(QGraphicsItem):
 
     def mouseDoubleClickEvent(self, event: Any) -> None:  # noqa: N802
         scene: GraphScene | None = self.scene()  # type: ignore[assignment]
+        if scene is not None and event.pos().y() <= HEADER:
+            scene.renameRequested.emit(self.node_id)  # double-click on the header: rename in place
+            event.accept()
+            return
         if scene is not None and self.display.opens_group:
             scene.openGroupRequested.emit(self.node_id)
             event.accept()
@@ -244,7 +248,7 @@ class NodeItem(QGraphicsItem):
         painter.drawText(QRectF(8, 0, WIDTH - 16, HEADER), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, title)
         painter.setFont(_BODY_FONT)
         fmb = QFontMetricsF(_BODY_FONT)
-        ident = fmb.elidedText(self.node_id, Qt.TextElideMode.ElideLeft, WIDTH * 0.4)
+        ident = elide_id(self.node_id)
         painter.drawText(QRectF(8, 0, WIDTH - 16, HEADER), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, ident)
 
         # ports (while a wire is drawn: a ring on those that can take it, dim the rest)
@@ -287,6 +291,12 @@ class NodeItem(QGraphicsItem):
             text = fmb.elidedText(line, Qt.TextElideMode.ElideRight, WIDTH - 16)
             painter.drawText(QRectF(8, y, WIDTH - 16, LINE), Qt.AlignmentFlag.AlignVCenter, text)
             y += LINE
+
+
+def elide_id(node_id: str) -> str:
+    """The id as the header shows it: its start and end say the most ("block0_…_conv1"),
+    so a long one loses its middle, never its start."""
+    return QFontMetricsF(_BODY_FONT).elidedText(node_id, Qt.TextElideMode.ElideMiddle, WIDTH * 0.4)
 
 
 def _rect_path(rect: QRectF) -> QPainterPath:

@@ -36,6 +36,7 @@ class GraphScene(QGraphicsScene):
     message = Signal(str)                       # status-bar text (refusals, results)
     selectionChangedIds = Signal(list)          # selected node ids
     openGroupRequested = Signal(str)            # a Group/Repeat node was double-clicked
+    renameRequested = Signal(str)               # a node's header was double-clicked
     quickAddRequested = Signal(QPointF, object, bool)  # (scene pos, PortRef origin, origin is output)
 
     def __init__(self, document: Any, graph: Graph | None = None, dark: bool = True) -> None:
@@ -62,6 +63,7 @@ class GraphScene(QGraphicsScene):
         self._hint_timer.setSingleShot(True)
         self._hint_timer.timeout.connect(self.hide_hint)
         self._moved: list[NodeItem] = []  # moved by the model, wires not yet updated
+        self._removed_selected: set[str] = set()  # so a renamed node keeps its selection
         self._refit_timer = QTimer(self)
         self._refit_timer.setSingleShot(True)
         self._refit_timer.setInterval(0)
@@ -80,6 +82,7 @@ class GraphScene(QGraphicsScene):
             (g.node_added, self._on_node_added), (g.node_removed, self._on_node_removed),
             (g.edge_added, self._on_edge_added), (g.edge_removed, self._on_edge_removed),
             (g.param_changed, self._on_param_changed), (g.node_moved, self._on_node_moved),
+            (g.node_renamed, self._on_node_renamed),
         ]
 
     def _subscribe(self) -> None:
@@ -177,7 +180,14 @@ class GraphScene(QGraphicsScene):
         item = self.node_items.pop(node.id, None)
         self._wires_by_node.pop(node.id, None)
         if item is not None:
+            self._removed_selected = {node.id} if item.isSelected() else set()
             self.removeItem(item)
+
+    def _on_node_renamed(self, old: str, new: str) -> None:
+        item = self.node_items.get(new)
+        if item is not None and old in self._removed_selected:
+            item.setSelected(True)  # a renamed node stays selected (and inspected)
+        self._removed_selected = set()
 
     def _on_edge_added(self, edge: Edge) -> None:
         self._add_wire_item(edge)

@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QLineF, QPoint, QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QAction, QCursor, QKeyEvent, QKeySequence, QPainter, QPen
-from PySide6.QtWidgets import QGraphicsView, QMenu, QWidget
+from PySide6.QtWidgets import QGraphicsView, QLineEdit, QMenu, QWidget
 
 from revstudio.core.graph import Graph
 
@@ -27,6 +27,30 @@ NODE_MIME = "application/x-revstudio-node-type"
 ZOOM_STEP = 1.2
 ZOOM_MIN, ZOOM_MAX = 0.002, 4.0  # fit must show even a 100,000 px wide graph
 FIT_MAX = 1.25          # fitting one small node should not blow it up
+
+
+class RenameField(QLineEdit):
+    """The in-place editor of a node's id; says ``done(node_id, text)`` once, or nothing on Escape."""
+
+    done = Signal(str, str)
+
+    def __init__(self, node_id: str, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.node_id = node_id
+        self._over = False
+        self.editingFinished.connect(self._finish)
+
+    def _finish(self) -> None:
+        if not self._over:
+            self._over = True
+            self.done.emit(self.node_id, self.text())
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if event.key() == Qt.Key.Key_Escape:
+            self._over = True
+            self.done.emit(self.node_id, self.node_id)  # unchanged: nothing happens
+            return
+        super().keyPressEvent(event)
 
 
 class GraphView(EditingMixin, QGraphicsView):
@@ -47,6 +71,8 @@ class GraphView(EditingMixin, QGraphicsView):
         self._scene.selectionChangedIds.connect(self.selectionChangedIds)
         self._scene.openGroupRequested.connect(self.openGroupRequested)
         self._scene.quickAddRequested.connect(self._quick_add_from_wire)
+        self._scene.renameRequested.connect(self.start_rename)
+        self.rename_field: QLineEdit | None = None
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
         self.setOptimizationFlags(QGraphicsView.OptimizationFlag.DontSavePainterState)
@@ -303,6 +329,45 @@ class GraphView(EditingMixin, QGraphicsView):
         if self.viewport().rect().contains(local):
             return self.mapToScene(local)
         return self.mapToScene(self.viewport().rect().center())
+
+    # ---- renaming in place ---------------------------------------------------
+    def start_rename(self, node_id: str) -> QLineEdit | None:
+        """A field over the node's header; Enter (or clicking away) renames, Escape cancels."""
+        item = self._scene.node_items.get(node_id)
+        if item is None:
+            return None
+        if self.rename_field is not None:
+            self.rename_field.deleteLater()
+        top_left = self.mapFromScene(item.pos())
+        width = max(120, int(item.boundingRect().width() * self.zoom()))
+        field = RenameField(node_id, self.viewport())
+        field.setGeometry(top_left.x(), top_left.y(), width, max(22, int(24 * self.zoom())))
+        field.setText(node_id)
+        field.selectAll()
+        field.show()
+        field.setFocus()
+        field.done.connect(self._finish_rename)
+        self.rename_field = field
+        return field
+
+    def _finish_rename(self, node_id: str, text: str) -> None:
+        from revstudio.core.commands import RenameNode
+        from revstudio.core.graph import valid_id
+
+        field, self.rename_field = self.rename_field, None
+        if field is not None:
+            field.deleteLater()
+        self.setFocus()
+        new = text.strip()
+        if not new or new == node_id or node_id not in self.graph.nodes:
+            return
+        if new in self.graph.nodes:
+            self.message.emit(f"Not renamed: '{new}' is already the id of another node")
+        elif not valid_id(new):
+            self.message.emit(f"Not renamed: '{new}' has spaces, dots or more than 64 characters")
+        else:
+            self.document.push(RenameNode(self.graph, node_id, new))
+            self.message.emit(f"Renamed {node_id} to {new}")
 
     # ---- selection ---------------------------------------------------------
     def select_nodes(self, ids: list[str]) -> None:
