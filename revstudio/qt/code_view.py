@@ -9,10 +9,13 @@ keeping the scroll position; replies to superseded edits are dropped.
 """
 from __future__ import annotations
 
+import logging
+import os
 import re
+import time
 from typing import Any
 
-from PySide6.QtCore import QEvent, QRegularExpression, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QEventLoop, QRegularExpression, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 from PySide6.QtWidgets import (
     QApplication,
@@ -26,6 +29,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+log = logging.getLogger("revstudio")
 
 DEBOUNCE_MS = 300
 
@@ -280,6 +285,17 @@ def export_with_dialog(parent: QWidget | None, document: Any, with_training: boo
         path += ".py"
     from revstudio.qt.export_worker import shared_worker
 
+    def say(text: str, error: bool = False) -> None:
+        # the status bar and the Log panel both, so a slow export is never silent
+        (log.error if error else log.info)("%s", text)
+        show = getattr(parent, "show_message", None)
+        if show is not None:
+            show(text)
+
+    name = os.path.basename(path)
+    started = time.perf_counter()
+    say(f"Exporting {name}…")
+    QApplication.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)  # paint it now
     QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
     try:
         source, ok = shared_worker().export(_snapshot(document.graph), with_training)
@@ -288,6 +304,7 @@ def export_with_dialog(parent: QWidget | None, document: Any, with_training: boo
     finally:
         QApplication.restoreOverrideCursor()
     if not ok:
+        say(f"Export of {name} failed", error=True)
         QMessageBox.warning(parent, "Cannot export", source.replace("# ", "").replace("#", ""))
         return None
     try:
@@ -295,6 +312,8 @@ def export_with_dialog(parent: QWidget | None, document: Any, with_training: boo
 
         write_source(source, path)
     except OSError as exc:
+        say(f"Export of {name} failed: {exc.strerror or exc}", error=True)
         QMessageBox.warning(parent, "Cannot export", f"{path}: cannot write ({exc.strerror or exc}).")
         return None
+    say(f"Exported {path} ({source.count(chr(10))} lines, {time.perf_counter() - started:.1f} s)")
     return path

@@ -121,6 +121,7 @@ class MainWindow(QMainWindow):
         self.tabs.selectionChanged.connect(self.inspector.set_selection)
         self.tabs.message.connect(self.show_message)
         self.files.message.connect(self.show_message)
+        self.document.stepped.connect(self.show_message)  # "Undid Delete 1 node"
         self.files.recentChanged.connect(self._fill_recent)
         self.document.analysisChanged.connect(self._update_status)
         # Bound methods only (no lambdas) on document signals: Qt disconnects them

@@ -245,3 +245,20 @@ def test_rename_by_double_clicking_a_header_with_real_keys(editor):
     app.shot("editor_renamed.png")
     app.key("ctrl+z")
     assert app.until(f"{node!r} in window.document.graph.nodes")
+
+
+def test_delete_then_undo_reports_and_reselects_with_real_keys(editor):
+    app = editor(EXAMPLES / "two_branch.revs")
+    node = app.py("next(n for n, x in window.document.graph.nodes.items() if x.type == 'Conv')")
+    app.py(f"view().centerOn(view().scene().node_items[{node!r}])")
+    time.sleep(0.3)
+    app.click(app.py(f"node_global({node!r}, 30)"))
+    assert app.py("view().selected_node_ids()") == [node]
+    app.key("Delete")
+    assert app.until(f"{node!r} not in window.document.graph.nodes")
+    assert app.py("window.statusBar().currentMessage()") == "Deleted 1 node"
+    app.key("ctrl+z")
+    assert app.until(f"{node!r} in window.document.graph.nodes")
+    assert app.py("window.statusBar().currentMessage()").startswith("Undid ")
+    assert app.py("view().selected_node_ids()") == [node]
+    app.shot("editor_undo_status.png")

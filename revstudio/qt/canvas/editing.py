@@ -128,8 +128,11 @@ class EditingMixin:
         if len(children) == 1:
             self.document.push(children[0])
         else:
-            self.document.push(Macro(f"Delete {len(ids)} nodes and {len(edges)} wires", children))
-        self.message.emit(f"Deleted {len(ids)} node(s)" + (f" and {len(edges)} wire(s)" if edges else ""))
+            self.document.push(Macro("Delete " + " and ".join(
+                f"{n} {word}{'s' * (n != 1)}" for n, word in ((len(ids), "node"), (len(edges), "wire")) if n),
+                children))
+        self.message.emit("Deleted " + " and ".join(
+            f"{n} {word}{'s' * (n != 1)}" for n, word in ((len(ids), "node"), (len(edges), "wire")) if n))
 
     def copy(self) -> bool:
         ids = self.selected_node_ids()

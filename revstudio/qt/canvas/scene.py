@@ -64,6 +64,7 @@ class GraphScene(QGraphicsScene):
         self._hint_timer.timeout.connect(self.hide_hint)
         self._moved: list[NodeItem] = []  # moved by the model, wires not yet updated
         self._removed_selected: set[str] = set()  # so a renamed node keeps its selection
+        self._returned: list[str] = []  # nodes an undo/redo brought back
         self._refit_timer = QTimer(self)
         self._refit_timer.setSingleShot(True)
         self._refit_timer.setInterval(0)
@@ -71,7 +72,7 @@ class GraphScene(QGraphicsScene):
         self.selectionChanged.connect(self._emit_selection)
         self._connections = [document.analysisChanged.connect(self.apply_analysis),
                              document.graphReplaced.connect(self._on_graph_replaced),
-                             document.undo_stack.indexChanged.connect(self.flush_moves)]
+                             document.undo_stack.indexChanged.connect(self._after_step)]
         self._subscribe()
         self.rebuild()
 
@@ -175,6 +176,8 @@ class GraphScene(QGraphicsScene):
 
     def _on_node_added(self, node: Node) -> None:
         self._add_node_item(node, None)  # counts/diagnostics arrive with the next report
+        if getattr(self.document, "replaying", False):
+            self._returned.append(node.id)  # undo of a delete, redo of an add: select them
 
     def _on_node_removed(self, node: Node) -> None:
         item = self.node_items.pop(node.id, None)
@@ -214,6 +217,15 @@ class GraphScene(QGraphicsScene):
         # nodes, and each wire would otherwise be rebuilt once per end).
         self._moved.append(item)
         self._refit_timer.start()
+
+    def _after_step(self) -> None:
+        """After each command, undo or redo: wires follow moves; what came back is selected."""
+        self.flush_moves()
+        returned, self._returned = [i for i in self._returned if i in self.node_items], []
+        if returned:
+            self.clearSelection()
+            for node_id in returned:
+                self.node_items[node_id].setSelected(True)
 
     def flush_moves(self) -> None:
         """Bring wires and backdrops up to date with nodes the model just moved."""
