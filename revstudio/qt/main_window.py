@@ -238,9 +238,7 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(0)
         view = self.tabs.main_view()
         view.select_nodes([node_id])
-        item = getattr(view.scene(), "node_items", {}).get(node_id)
-        if item is not None:  # reveal it: the node may be far off screen in a big graph
-            view.centerOn(item)
+        view.reveal_node(node_id)  # it may be far off screen, or a speck in a fitted big graph
         self.inspector.set_selection(self.document.graph, [node_id])
 
     # ---- files and recovery --------------------------------------------

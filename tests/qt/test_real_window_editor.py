@@ -262,3 +262,24 @@ def test_delete_then_undo_reports_and_reselects_with_real_keys(editor):
     assert app.py("window.statusBar().currentMessage()").startswith("Undid ")
     assert app.py("view().selected_node_ids()") == [node]
     app.shot("editor_undo_status.png")
+
+
+def test_fitted_view_draws_blocks_and_a_visible_selection(editor):
+    app = editor(EXAMPLES / "revnet_wired.revs")
+    app.click(_empty_spot(app))
+    app.key("Home")
+    app.key("ctrl+a")
+    assert app.until("len(view().selected_node_ids()) == len(window.document.graph.nodes)")
+    assert app.py("view().zoom()") < 0.35  # the level of detail that draws blocks
+    shot = app.shot("editor_fitted_selection.png")
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(shot))
+    sel = app.py("view().scene().theme.selection.name()")
+    from PySide6.QtGui import QColor
+
+    target = QColor(sel)
+    hits = sum(1 for y in range(0, image.height(), 3) for x in range(0, image.width(), 3)
+               if abs(image.pixelColor(x, y).red() - target.red()) + abs(image.pixelColor(x, y).green()
+                                                                          - target.green()) < 30)
+    assert hits > 150, hits

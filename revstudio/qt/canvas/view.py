@@ -27,6 +27,7 @@ NODE_MIME = "application/x-revstudio-node-type"
 ZOOM_STEP = 1.2
 ZOOM_MIN, ZOOM_MAX = 0.002, 4.0  # fit must show even a 100,000 px wide graph
 FIT_MAX = 1.25          # fitting one small node should not blow it up
+READABLE_ZOOM = 0.8     # revealing a node zooms in at least this far
 
 
 class RenameField(QLineEdit):
@@ -386,6 +387,17 @@ class GraphView(EditingMixin, QGraphicsView):
         item = self._scene.node_items.get(node_id)
         if item is None:
             return False
+        self.centerOn(item.sceneBoundingRect().center())
+        return True
+
+    def reveal_node(self, node_id: str) -> bool:
+        """Centre ``node_id`` and zoom in enough to read it (a Problem's click, a search)."""
+        item = self._scene.node_items.get(node_id)
+        if item is None:
+            return False
+        if self.zoom() < READABLE_ZOOM:
+            self.resetTransform()
+            self.scale(READABLE_ZOOM, READABLE_ZOOM)
         self.centerOn(item.sceneBoundingRect().center())
         return True
 
