@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from revstudio.core.commands import RenameNode, SetParam
+from revstudio.core.commands import Command, Macro, RenameNode, SetParam
 from revstudio.core.graph import Graph, Node, valid_id
 from revstudio.core.spec import registry
 from revstudio.qt import report_facts as rf
@@ -107,7 +107,7 @@ class Inspector(QWidget):
         self.graph = graph
         self.selection = [n for n in node_ids if n in graph.nodes]
         node_id = self.selection[0] if len(self.selection) == 1 else None
-        if node_id != self.node_id or not self.editors:
+        if node_id != self.node_id or not self.editors or node_id is None:
             self.node_id = node_id
             self._rebuild()
         self.refresh_facts()
@@ -144,14 +144,22 @@ class Inspector(QWidget):
         self.open_group.setVisible(self._group_of(node) is not None)
         self.title.setReadOnly(node is None)
         self.rename_error.hide()
+        peers = self._peers()
         if node is None:
             self._show_summary()
-            return
+            if not peers:
+                return
+            node = peers[0]  # several nodes of one type: their shared parameters, edited together
         spec = registry.find(node.type)
-        self.title.setText(node.id)
-        self.type_label.setText(spec.display_name if spec else node.type)
-        self.help.setText(spec.help if spec else
-                          f"Unknown node type '{node.type}': fix the type in the file or delete this node.")
+        if not peers:
+            self.title.setText(node.id)
+            self.type_label.setText(spec.display_name if spec else node.type)
+            self.help.setText(spec.help if spec else
+                              f"Unknown node type '{node.type}': fix the type in the file or delete this node.")
+        else:
+            self.type_label.setText(f"{len(peers)} × {spec.display_name if spec else node.type}")
+            self.help.setText("A value set here applies to every selected node, as one undoable step; "
+                              "an empty field shows values that differ.")
         self.help.setVisible(True)
         params = dict(spec.params) if spec else {}
         self.form_title.setVisible(bool(params))
@@ -160,7 +168,8 @@ class Inspector(QWidget):
             editor = make_editor(name, param, self.form_host)
             if isinstance(editor, GroupEditor):
                 editor.set_groups(self._group_names())
-            editor.set_value(node.params.get(name))
+            values = [p.params.get(name) for p in peers] if peers else [node.params.get(name)]
+            editor.set_value(values[0] if all(v == values[0] for v in values) else None)
             editor.committed.connect(lambda value, n=name: self._commit(n, value))
             editor.finished.connect(self.document.break_merge)
             label = _label(name, "paramLabel", wrap=False)
@@ -170,7 +179,7 @@ class Inspector(QWidget):
             self.form.addRow(label, editor)
             self.editors[name] = editor
         # Parameters a file set that the spec does not know: visible, so the user can see the error.
-        for name in node.params:
+        for name in ([] if peers else node.params):
             if name not in params:
                 self.form.addRow(_label(name, "paramLabel"), _label(
                     f"unknown parameter = {node.params[name]!r}; delete it in the file", "paramError"))
@@ -233,13 +242,32 @@ class Inspector(QWidget):
             return
         self.set_selection(self.graph, [new])
 
+    def _peers(self) -> list[Node]:
+        """The selected nodes when there are several and all have one type, else []."""
+        nodes = [self.graph.nodes[n] for n in self.selection if n in self.graph.nodes]
+        if len(nodes) > 1 and len({n.type for n in nodes}) == 1 and registry.find(nodes[0].type) is not None:
+            return nodes
+        return []
+
     def _commit(self, name: str, value: Any) -> None:
+        peers = self._peers() if self._node() is None else []
+        if peers:
+            changes: list[Command] = [SetParam(self.graph, p.id, name, value)
+                                      for p in peers if p.params.get(name) != value]
+            if changes:
+                self.document.push(Macro(f"Set {name} on {len(changes)} {peers[0].type} nodes", changes))
+            return
         node = self._node()
         if node is None or node.params.get(name) == value:
             return
         self.document.push(SetParam(self.graph, node.id, name, value))
 
     def _on_param_changed(self, node: Node, name: str, old: Any, new: Any) -> None:
+        peers = self._peers() if self.node_id is None else []
+        if peers and node in peers and name in self.editors:  # a shared edit (or its undo)
+            values = [p.params.get(name) for p in peers]
+            self.editors[name].set_value(values[0] if all(v == values[0] for v in values) else None)
+            return
         if node.id != self.node_id:
             return
         editor = self.editors.get(name)

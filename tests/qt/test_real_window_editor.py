@@ -283,3 +283,17 @@ def test_fitted_view_draws_blocks_and_a_visible_selection(editor):
                if abs(image.pixelColor(x, y).red() - target.red()) + abs(image.pixelColor(x, y).green()
                                                                           - target.green()) < 30)
     assert hits > 150, hits
+
+
+def test_shift_click_adds_to_the_selection_with_real_input(editor):
+    app = editor(EXAMPLES / "two_branch.revs")
+    convs = app.py("[n for n, x in window.document.graph.nodes.items() if x.type == 'Conv']")
+    assert len(convs) >= 2
+    app.py("view().resetTransform() or view().centerOn(view().scene().nodes_rect([%r, %r]).center())"
+           % (convs[0], convs[1]))
+    time.sleep(0.3)
+    app.click(app.py(f"node_global({convs[0]!r}, 30)"))
+    app.click(app.py(f"node_global({convs[1]!r}, 30)"), modifier="shift")
+    assert sorted(app.py("view().selected_node_ids()")) == sorted(convs[:2])
+    assert "× Conv" in app.py("window.inspector.type_label.text()")
+    app.shot("editor_shift_selection.png")

@@ -489,6 +489,10 @@ class GraphScene(QGraphicsScene):
                 self._wire = WireDrag(self, item.node_id, hit[0], hit[1])
                 event.accept()
                 return
+            if item is not None and event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                item.setSelected(True)  # Shift+click adds (Blender and most editors); Ctrl+click toggles
+                event.accept()
+                return
         super().mousePressEvent(event)
 
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802

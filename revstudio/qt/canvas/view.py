@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QLineF, QPoint, QPointF, QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QAction, QCursor, QKeyEvent, QKeySequence, QPainter, QPen
+from PySide6.QtGui import QAction, QCursor, QKeyEvent, QKeySequence, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsView, QLineEdit, QMenu, QWidget
 
 from revstudio.core.graph import Graph
@@ -199,6 +199,13 @@ class GraphView(EditingMixin, QGraphicsView):
             self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
             event.accept()
             return
+        shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        if event.button() == Qt.MouseButton.LeftButton and shift \
+                and self._scene.node_at(self.mapToScene(event.position().toPoint())) is None:
+            # Shift+drag on empty canvas adds a rubber band's nodes to the selection, as Ctrl does
+            mods = (event.modifiers() & ~Qt.KeyboardModifier.ShiftModifier) | Qt.KeyboardModifier.ControlModifier
+            event = QMouseEvent(event.type(), event.position(), event.globalPosition(), event.button(),
+                                event.buttons(), mods)
         super().mousePressEvent(event)
 
     def mouseMoveEvent(self, event: Any) -> None:  # noqa: N802
