@@ -289,8 +289,7 @@ def test_shift_click_adds_to_the_selection_with_real_input(editor):
     app = editor(EXAMPLES / "two_branch.revs")
     convs = app.py("[n for n, x in window.document.graph.nodes.items() if x.type == 'Conv']")
     assert len(convs) >= 2
-    app.py("view().resetTransform() or view().centerOn(view().scene().nodes_rect([%r, %r]).center())"
-           % (convs[0], convs[1]))
+    app.py(f"view().resetTransform() or view().centerOn(view().scene().nodes_rect({convs[:2]!r}).center())")
     time.sleep(0.3)
     app.click(app.py(f"node_global({convs[0]!r}, 30)"))
     app.click(app.py(f"node_global({convs[1]!r}, 30)"), modifier="shift")
