@@ -9,6 +9,7 @@ files (comments kept), and collects the imports they rely on.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import sys
@@ -49,7 +50,10 @@ class _Unit:
     future_annotations: bool = False
 
 
+@functools.lru_cache(maxsize=None)
 def _load_unit(module_name: str) -> _Unit:
+    """Parse a module's source once per process: the live Code tab exports after every edit,
+    and parsing the runtime's source was most of an export's time. Units are read-only."""
     module = importlib.import_module(module_name)
     try:
         source = inspect.getsource(module)
@@ -86,12 +90,13 @@ def _load_unit(module_name: str) -> _Unit:
     return unit
 
 
-def _names_used(stmt: ast.stmt) -> list[str]:
+@functools.lru_cache(maxsize=None)
+def _names_used(stmt: ast.stmt) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for node in ast.walk(stmt):
         if isinstance(node, ast.Name):
             seen.setdefault(node.id, None)
-    return list(seen)
+    return tuple(seen)
 
 
 class Inliner:

@@ -13,7 +13,8 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 SIDE_SHARE = 0.26     # a side panel takes at most this share of the window's width
-BOTTOM_SHARE = 0.32   # the bottom panel at most this share of its height
+BOTTOM_SHARE = 0.32   # the bottom panel at most this share of a small window's height
+BOTTOM_SHARE_TALL = 0.45  # ... and of a tall one's (room for the Code tab)
 MIN_CANVAS = QSize(220, 140)
 MIN_PANEL = QSize(120, 60)
 
@@ -86,7 +87,8 @@ class DockSizeKeeper(QObject):
             if not dock.isVisible() or dock.isFloating() or dock not in self.preferred:
                 continue
             if self._vertical(dock):
-                bottoms.append((dock, int(min(self.preferred[dock], BOTTOM_SHARE * h))))
+                share = BOTTOM_SHARE if h < 600 else BOTTOM_SHARE_TALL
+                bottoms.append((dock, int(min(self.preferred[dock], share * h))))
             else:
                 sides.append((dock, int(min(self.preferred[dock], SIDE_SHARE * w))))
         self._applying = True

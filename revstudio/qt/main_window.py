@@ -174,6 +174,25 @@ class MainWindow(QMainWindow):
             return
         self.code_view = CodeView(self.document)
         self.add_bottom_tab(self.code_view, "Code")
+        # code <-> canvas: a node's layer line is highlighted, a click on one selects the node
+        self.code_view.nodeClicked.connect(self.select_node)
+        self.tabs.selectionChanged.connect(self._code_follows_selection)
+        self.bottom.currentChanged.connect(self._room_for_code)
+
+    def _code_follows_selection(self, graph: Graph, ids: list) -> None:
+        if graph is self.document.graph and len(ids) == 1:
+            self.code_view.show_node(ids[0])
+
+    def _room_for_code(self, index: int) -> None:
+        """Code needs more than a few lines: showing its tab grows a short Output panel."""
+        if self.bottom.widget(index) is not getattr(self, "code_view", None) or self.bottom_dock.isFloating():
+            return
+        want = min(380, int(self.height() * 0.45))
+        if self.bottom_dock.height() < want:
+            self.resizeDocks([self.bottom_dock], [want], Qt.Orientation.Vertical)
+            keeper = getattr(self, "dock_sizes", None)
+            if keeper is not None:
+                keeper.preferred[self.bottom_dock] = want
 
     def add_bottom_tab(self, widget: QWidget, title: str) -> int:
         """Add (or replace) a tab of the bottom dock; other parts use this for their panels."""
