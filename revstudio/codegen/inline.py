@@ -50,7 +50,7 @@ class _Unit:
     future_annotations: bool = False
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_unit(module_name: str) -> _Unit:
     """Parse a module's source once per process: the live Code tab exports after every edit,
     and parsing the runtime's source was most of an export's time. Units are read-only."""
@@ -90,7 +90,7 @@ def _load_unit(module_name: str) -> _Unit:
     return unit
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _names_used(stmt: ast.stmt) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for node in ast.walk(stmt):
