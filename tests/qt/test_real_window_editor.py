@@ -296,3 +296,16 @@ def test_shift_click_adds_to_the_selection_with_real_input(editor):
     assert sorted(app.py("view().selected_node_ids()")) == sorted(convs[:2])
     assert "× Conv" in app.py("window.inspector.type_label.text()")
     app.shot("editor_shift_selection.png")
+
+
+def test_a_new_project_shows_the_blank_canvas_hint(editor):
+    app = editor("-")
+    shot = app.shot("editor_empty_canvas.png")
+    assert app.py("window.status_warnings.text()") == "▲ 0 warnings"
+    assert app.py("len(window.document.graph.nodes)") == 0
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(shot))
+    centre = app.py("glob(view().viewport(), view().viewport().rect().center())")
+    row = [image.pixelColor(x, centre[1] - 12).lightness() for x in range(centre[0] - 200, centre[0] + 200)]
+    assert max(row) - min(row) > 40, "the hint text is drawn in the middle of the canvas"

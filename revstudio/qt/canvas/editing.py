@@ -73,7 +73,7 @@ class EditingMixin:
             self.message.emit(f"Cannot add {type_id!r}: there is no such node type; pick one from the palette")
             return None
         x, y = (scene_pos.x(), scene_pos.y()) if isinstance(scene_pos, QPointF) else scene_pos
-        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (float(x), float(y)))
+        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (float(round(x)), float(round(y))))
         self.document.push(AddNode(self.graph, node))
         self.select_nodes([node.id])
         return node.id
@@ -104,7 +104,7 @@ class EditingMixin:
             self.message.emit(f"Added {new_id} beside the wire: {why}")
             return new_id
         node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {},
-                    (scene_pos.x() - NODE_WIDTH / 2, scene_pos.y() - 30.0))
+                    (float(round(scene_pos.x() - NODE_WIDTH / 2)), float(round(scene_pos.y() - 30.0))))
         self.document.push(Macro(f"Insert {node.id} into {edge}", [
             AddNode(self.graph, node),
             Disconnect(self.graph, edge),
@@ -332,7 +332,7 @@ class EditingMixin:
             self.message.emit(f"{type_id} has no {'inputs' if is_output else 'outputs'} to connect to {origin}")
             return None
         x = pos.x() if is_output else pos.x() - NODE_WIDTH
-        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (x, pos.y() - 40.0))
+        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (float(round(x)), float(round(pos.y() - 40.0))))
         new = PortRef(node.id, ports[0])
         add = AddNode(self.graph, node)
         if is_output:

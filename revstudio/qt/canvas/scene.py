@@ -37,6 +37,7 @@ class GraphScene(QGraphicsScene):
     selectionChangedIds = Signal(list)          # selected node ids
     openGroupRequested = Signal(str)            # a Group/Repeat node was double-clicked
     renameRequested = Signal(str)               # a node's header was double-clicked
+    emptyChanged = Signal(bool)                 # the graph became empty / got its first node
     quickAddRequested = Signal(QPointF, object, bool)  # (scene pos, PortRef origin, origin is output)
 
     def __init__(self, document: Any, graph: Graph | None = None, dark: bool = True) -> None:
@@ -150,6 +151,8 @@ class GraphScene(QGraphicsScene):
         item = NodeItem(node.id, node_display(self.graph, node.id, report, node.id in self._region_nodes))
         item.setPos(*node.pos)
         self.node_items[node.id] = item
+        if len(self.node_items) == 1:
+            self.emptyChanged.emit(False)
         self._wires_by_node.setdefault(node.id, set())
         self.addItem(item)
         if self._room_set:
@@ -185,6 +188,8 @@ class GraphScene(QGraphicsScene):
         if item is not None:
             self._removed_selected = {node.id} if item.isSelected() else set()
             self.removeItem(item)
+            if not self.node_items:
+                self.emptyChanged.emit(True)
 
     def _on_node_renamed(self, old: str, new: str) -> None:
         item = self.node_items.get(new)
@@ -384,7 +389,8 @@ class GraphScene(QGraphicsScene):
             node = self.graph.nodes.get(node_id)
             pos = (item.pos().x(), item.pos().y())
             if node is not None and node.pos != pos:
-                moves[node_id] = pos
+                # whole pixels: the file gets 472, not 472.31999999999994 from the mouse
+                moves[node_id] = (float(round(pos[0])), float(round(pos[1])))
         if moves:
             self.push(Move(self.graph, moves))
         return bool(moves)

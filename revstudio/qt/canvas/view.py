@@ -28,6 +28,8 @@ ZOOM_STEP = 1.2
 ZOOM_MIN, ZOOM_MAX = 0.002, 4.0  # fit must show even a 100,000 px wide graph
 FIT_MAX = 1.25          # fitting one small node should not blow it up
 READABLE_ZOOM = 0.8     # revealing a node zooms in at least this far
+EMPTY_HINT = "Drag a node here from the Nodes panel, or press Shift+A"
+EMPTY_HINT_MORE = "Double-click to search for a node  ·  File ▸ New from Example opens a ready-made network"
 
 
 class RenameField(QLineEdit):
@@ -73,6 +75,7 @@ class GraphView(EditingMixin, QGraphicsView):
         self._scene.openGroupRequested.connect(self.openGroupRequested)
         self._scene.quickAddRequested.connect(self._quick_add_from_wire)
         self._scene.renameRequested.connect(self.start_rename)
+        self._scene.emptyChanged.connect(lambda _empty: self.viewport().update())  # the blank-canvas hint
         self.rename_field: QLineEdit | None = None
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
@@ -247,6 +250,24 @@ class GraphView(EditingMixin, QGraphicsView):
             lines = [QLineF(left + i * step, rect.top(), left + i * step, rect.bottom()) for i in range(count_x)]
             lines += [QLineF(rect.left(), top + j * step, rect.right(), top + j * step) for j in range(count_y)]
             painter.drawLines(lines)
+
+    def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802
+        if self._scene.node_items:
+            return
+        # A blank canvas says how to begin (the first thing a new user needs to know).
+        painter.save()
+        painter.resetTransform()
+        area = QRectF(self.viewport().rect())
+        font = painter.font()
+        font.setPointSizeF(13.0)
+        painter.setFont(font)
+        color = self._scene.theme.node_subtext
+        painter.setPen(color)
+        painter.drawText(area.adjusted(20, 0, -20, -24), Qt.AlignmentFlag.AlignCenter, EMPTY_HINT)
+        font.setPointSizeF(10.0)
+        painter.setFont(font)
+        painter.drawText(area.adjusted(20, 40, -20, 0), Qt.AlignmentFlag.AlignCenter, EMPTY_HINT_MORE)
+        painter.restore()
 
     # ---- keyboard --------------------------------------------------------
     def _key_table(self) -> dict[tuple[int, int], Callable[[], object]]:
