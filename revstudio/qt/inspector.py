@@ -295,8 +295,19 @@ class Inspector(QWidget):
         node = self._node()
         if node is None:
             self.facts.setText(self._summary_facts(report))
-            return
-        self.facts.setText(self._node_facts(report, node))
+        else:
+            self.facts.setText(self._node_facts(report, node))
+        self._fit_facts()
+
+    def _fit_facts(self) -> None:
+        # A wrapped rich-text label in a scroll area is laid out at a stale width and its
+        # last lines (the warning) get cut where the History panel starts: size it for its width.
+        width = self.facts.width() if self.facts.isVisible() else self._body.width() - 24
+        self.facts.setMinimumHeight(self.facts.heightForWidth(max(width, 60)))
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        self._fit_facts()
 
     def _summary_facts(self, report: Any) -> str:
         g = self.document.graph
