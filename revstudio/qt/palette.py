@@ -2,13 +2,13 @@
 
 Dragging a type onto the canvas adds it; the drag's MIME payload carries only
 the type id (``application/x-revstudio-node-type``), so the canvas looks the
-spec up itself. Double-click (or Enter) asks for the type at the view centre.
+spec up itself. Double-click (or Enter) adds the type in free space beside the selection.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QSize, QMimeData, Qt, Signal
+from PySide6.QtCore import QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
