@@ -140,7 +140,7 @@ class CanvasTabs(QTabWidget):
             return False
         self.document.push(cmd)
         view.select_nodes([cmd.node_id])
-        self.message.emit(f"Grouped {len(ids)} node(s) into {cmd.node_id} (Tab opens it)")
+        self.message.emit(f"Grouped {len(ids)} node{'s' * (len(ids) != 1)} into {cmd.node_id} (Tab opens it)")
         return True
 
     def ungroup_selection(self) -> bool:

@@ -145,7 +145,7 @@ class EditingMixin:
         data.setText(text)  # readable anywhere, and pasteable back
         QGuiApplication.clipboard().setMimeData(data)
         self._paste_count = 0
-        self.message.emit(f"Copied {len(ids)} node(s)")
+        self.message.emit(f"Copied {len(ids)} node{'s' * (len(ids) != 1)}")
         return True
 
     def cut(self) -> None:
@@ -246,7 +246,7 @@ class EditingMixin:
         cmd = Move(self.graph, changed)
         cmd.text = text
         self.document.push(cmd)
-        self.message.emit(f"{text}: moved {len(changed)} node(s)")
+        self.message.emit(f"{text}: moved {len(changed)} node{'s' * (len(changed) != 1)}")
         return True
 
     def align(self, axis: str) -> bool:
