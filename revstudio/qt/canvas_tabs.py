@@ -108,8 +108,10 @@ class CanvasTabs(QTabWidget):
         self._groups[name] = view
         self.setCurrentIndex(self.addTab(view, icon("group"), name))
         # Open on the whole body, as Blender does on Tab: fit now and once the tab has its size.
-        view.fit_all()
-        QTimer.singleShot(0, view, view.fit_all)
+        fit = getattr(view, "fit_all", None)
+        if fit is not None:
+            fit()
+            QTimer.singleShot(0, view, fit)
         return True
 
     def open_selected_group(self) -> bool:

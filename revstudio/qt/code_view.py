@@ -275,6 +275,8 @@ class CodeView(QWidget):
         self._busy = False
         if self._again:
             self._again = False
+            if not ok:  # a failure (a crashed worker) is said even when an edit is pending
+                self._display(source, ok)
             self.refresh()
             return
         self._display(source, ok)
