@@ -16,6 +16,7 @@ from typing import Any
 
 from revstudio import __version__
 from revstudio.compiler import assembly
+from revstudio.compiler.plan import module_name
 
 from . import CodegenError
 from .construct import ConstructionError, Record, call_source, recording
@@ -254,11 +255,24 @@ class _Writer:
                 "            finally:",
                 "                self.mode = mode",
                 "        self._initialized = True",
-                "",
-                "    def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:",
-                "        super()._load_from_state_dict(*args, **kwargs)",
-                "        self._initialized = False  # re-read ActNorm's flags from the loaded buffers",
             ]
+            self.needs_any = True
+        aliases = {module_name(o): module_name(n) for o, n in sorted(self.graph.renamed.items())
+                   if n in self.graph.nodes}
+        if aliases or self.initializes:
+            lines += ["", "    def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any, **kwargs: Any) -> None:"]
+            if aliases:
+                lines += [
+                    "        # nodes renamed in revstudio: checkpoints saved under the old names still load",
+                    f"        for old, new in {aliases!r}.items():",
+                    '            head = f"{prefix}{old}."',
+                    "            for key in [k for k in state_dict if k.startswith(head)]:",
+                    "                value = state_dict.pop(key)",
+                    '                state_dict.setdefault(f"{prefix}{new}.{key[len(head):]}", value)',
+                ]
+            lines.append("        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)")
+            if self.initializes:
+                lines.append("        self._initialized = False  # re-read ActNorm's flags from the loaded buffers")
             self.needs_any = True
         return lines
 

@@ -23,6 +23,9 @@ def write_source(source: str, path: str | os.PathLike[str]) -> None:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(source)
             handle.flush()
+            # mkstemp makes the file 0600; an export is an ordinary file: the existing
+            # file's mode, or what the user's umask gives a new one (0644 typically)
+            os.fchmod(handle.fileno(), _file_mode(target))
             os.fsync(handle.fileno())
         os.replace(tmp, target)
         tempfiles.remove_stale(folder, PREFIX, SUFFIX, started)  # left by exports that were killed
@@ -32,3 +35,12 @@ def write_source(source: str, path: str | os.PathLike[str]) -> None:
         except OSError:
             pass
         raise
+
+
+def _file_mode(path: str) -> int:
+    try:
+        return os.stat(path).st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

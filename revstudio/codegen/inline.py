@@ -51,7 +51,10 @@ class _Unit:
     future_annotations: bool = False
 
 
+@functools.cache
 def _load_unit(module_name: str) -> _Unit:
+    """Parse a module's source once per process: the live Code tab exports after every edit,
+    and parsing the runtime's source was most of an export's time. Units are read-only."""
     module = importlib.import_module(module_name)
     try:
         source = inspect.getsource(module)
@@ -88,12 +91,13 @@ def _load_unit(module_name: str) -> _Unit:
     return unit
 
 
-def _names_used(stmt: ast.stmt) -> list[str]:
+@functools.cache
+def _names_used(stmt: ast.stmt) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for node in ast.walk(stmt):
         if isinstance(node, ast.Name):
             seen.setdefault(node.id, None)
-    return list(seen)
+    return tuple(seen)
 
 
 class Inliner:

@@ -23,7 +23,7 @@ from revstudio.core.spec import BuildContext, registry
 from . import assembly as asm
 from . import budget
 from . import runtime as rt
-from .plan import CompileError, NodeOp, Plan, RegionOp, lower
+from .plan import CompileError, NodeOp, Plan, RegionOp, lower, module_name
 
 MODES = ("reversible", "standard", "checkpoint")
 
@@ -263,6 +263,16 @@ class _Builder:
         return choice
 
 
+def alias_state_keys(state_dict: Any, prefix: str, aliases: dict[str, str]) -> None:
+    """Move ``prefix + old + ".*"`` keys to the new layer name (children load after their parent,
+    from this very dict); a key already present under the new name wins."""
+    for old, new in aliases.items():
+        head = f"{prefix}{old}."
+        for key in [k for k in state_dict if k.startswith(head)]:
+            value = state_dict.pop(key)
+            state_dict.setdefault(f"{prefix}{new}.{key[len(head):]}", value)
+
+
 class CompiledModel(_Executor):
     """The compiled graph: ``forward(*inputs)`` takes one tensor per Input node (document order)
     and returns one tensor per Output node (a single tensor if there is one)."""
@@ -275,6 +285,8 @@ class CompiledModel(_Executor):
         root.graph = None  # built: keep no reference to the live document (copies, pickles)
         self._init_checked = False
         self.mode = mode
+        # Renamed nodes: state_dict keys under the old layer name load into the new one.
+        self._aliases = {module_name(o): module_name(n) for o, n in graph.renamed.items() if n in graph.nodes}
 
     # ---- the mode switch ---------------------------------------------------
     @property
@@ -471,8 +483,9 @@ class CompiledModel(_Executor):
         regions = ", ".join(f"{r.id} ({len(r.nodes)} nodes)" for r in self.regions) or "none"
         return f"mode={self.mode!r}, regions: {regions}"
 
-    def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:
-        super()._load_from_state_dict(*args, **kwargs)
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any, **kwargs: Any) -> None:
+        alias_state_keys(state_dict, prefix, getattr(self, "_aliases", {}))
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
         self._init_checked = False  # re-read ActNorm's flags from the loaded buffers
 
     def inversion_errors(self) -> dict[str, float]:

@@ -85,6 +85,7 @@ class _Analyzer:
         self.report = report
         self.body_cache = body_cache   # group name -> None if invertible, else why not
         self.near: list[Diagnostic] = []
+        self.group_near: dict[str, Diagnostic] = {}
 
     # ---- which nodes are steps -----------------------------------------
     def body_problem(self, name: str, stack: tuple[str, ...] = ()) -> str | None:
@@ -132,8 +133,10 @@ class _Analyzer:
             name = self.v.params[n].get("group", "")
             why = self.body_problem(name)
             if why is not None:
-                self.near.append(warning(n, f"{t.lower()} {n} is not reversible: group {name!r} is not "
-                                            f"invertible because {why}; its activations are stored"))
+                # Said only if the node ends up in no region: as part of a coupling's F a
+                # non-invertible group is fine (F is recomputed, never inverted).
+                self.group_near[n] = warning(n, f"{t.lower()} {n} is not reversible: group {name!r} is not "
+                                                f"invertible because {why}; its activations are stored")
                 return False
             return True
         return bool(spec.invertible)
@@ -245,6 +248,8 @@ class _Analyzer:
         regions = self.partition(steps, couplings, order)
         if not keep_trivial:
             regions = [r for r in regions if r.couplings or any(v.type(s) not in STRUCTURAL for s in r.steps)]
+        members = {n for r in regions for n in r.nodes}
+        self.near.extend(d for n, d in self.group_near.items() if n not in members)
         return RegionAnalysis(regions, self.near, order)
 
     def consumers(self, value: str, steps: set[str], couplings: Mapping[str, Coupling]) -> list[str]:

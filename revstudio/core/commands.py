@@ -227,6 +227,28 @@ class Move(Command):
             self.graph.move(k, pos)
 
 
+class RenameNode(Command):
+    """Give a node a new id: its wires follow, and ``graph.renamed`` records the alias so a
+    checkpoint saved under the old name still loads (the layer's attribute is the id)."""
+
+    def __init__(self, graph: Graph, old: str, new: str) -> None:
+        self.graph, self.old, self.new = graph, old, new
+        self.before: dict[str, str] = {}
+        self.text = f"Rename {old} to {new}"
+
+    def do(self) -> None:
+        self.before = dict(self.graph.renamed)
+        self.graph.rename_node(self.old, self.new)
+        renamed = {k: (self.new if v == self.old else v) for k, v in self.before.items()}
+        renamed.setdefault(self.old, self.new)
+        # renaming back to an earlier name needs no alias for it
+        self.graph.renamed = {k: v for k, v in renamed.items() if k != v}
+
+    def undo(self) -> None:
+        self.graph.rename_node(self.new, self.old)
+        self.graph.renamed = dict(self.before)
+
+
 class SetGroup(Command):
     """Add, replace or (with ``body=None``) remove a group body in ``graph.groups``."""
 

@@ -101,12 +101,16 @@ class Graph:
         self.groups: dict[str, Graph] = groups if groups is not None else {}
         self.training: dict[str, Any] = {}
         self.view: dict[str, Any] = {}
+        # old node id -> its current id, after renames: checkpoints saved under the
+        # old name still load (the compiler and the exported code read it)
+        self.renamed: dict[str, str] = {}
         self.node_added = Event("node_added")        # (node)
         self.node_removed = Event("node_removed")    # (node)
         self.edge_added = Event("edge_added")        # (edge)
         self.edge_removed = Event("edge_removed")    # (edge)
         self.param_changed = Event("param_changed")  # (node, name, old, new)
         self.node_moved = Event("node_moved")        # (node, old_pos, new_pos)
+        self.node_renamed = Event("node_renamed")    # (old_id, new_id), after its remove/add events
         self.group_changed = Event("group_changed")  # (name, old_graph|None, new_graph|None)
         self.training_changed = Event("training_changed")  # (old_dict, new_dict)
         self.changed = Event("changed")              # () after any of the above
@@ -252,6 +256,36 @@ class Graph:
         self.changed.emit()
         return node
 
+    def rename_node(self, old: str, new: str) -> None:
+        """Give node ``old`` the id ``new``, keeping its place in the order and its wires.
+
+        Observers see the wires and the node go and come back under the new id.
+        """
+        if new == old:
+            return
+        if not valid_id(new):
+            raise GraphError(f"{new!r} is not a valid node id: use 1-64 characters without spaces, dots "
+                             "or control characters")
+        if new in self.nodes:
+            raise GraphError(f"a node with id {new!r} already exists")
+        node = self.node(old)
+        index = list(self.nodes).index(old)
+        wired = [(i, e) for i, e in enumerate(self.edges) if old in (e.src.node, e.dst.node)]
+        for _, e in reversed(wired):
+            self.remove_edge(e)
+        del self.nodes[old]
+        self.node_removed.emit(node)
+        renamed = node.copy()
+        renamed.id = new
+        self.insert_node(renamed, index)
+
+        def swap(ref: PortRef) -> PortRef:
+            return PortRef(new, ref.port) if ref.node == old else ref
+
+        for i, e in wired:
+            self.add_edge(Edge(swap(e.src), swap(e.dst)), i)
+        self.node_renamed.emit(old, new)
+
     def connect(self, src: str | PortRef, dst: str | PortRef) -> Edge:
         s = src if isinstance(src, PortRef) else PortRef.parse(src)
         d = dst if isinstance(dst, PortRef) else PortRef.parse(dst)
@@ -369,6 +403,7 @@ class Graph:
         out.nodes = {k: n.copy() for k, n in self.nodes.items()}
         out.edges = list(self.edges)
         out.training, out.view = _copy.deepcopy(self.training), _copy.deepcopy(self.view)
+        out.renamed = dict(self.renamed)
         return out
 
     def resolved_params(self, node_id: str) -> dict[str, Any]:

@@ -21,7 +21,8 @@ from .graph import Edge, Graph, GraphError, Node, PortRef, valid_id
 GROUP = "Group"
 GROUP_INPUT = "GroupInput"
 GROUP_OUTPUT = "GroupOutput"
-_GAP = 160.0  # how far GroupInput/GroupOutput nodes sit from the body's nodes
+_CARD = 164.0  # a node card's width on the canvas (positions are top-left corners)
+_GAP = 120.0   # free space between GroupInput/GroupOutput and the body: its wires stay visible
 
 
 class GroupCommand(Macro):
@@ -69,7 +70,7 @@ def _centre(nodes: Iterable[Node]) -> tuple[float, float]:
 
 
 def _column(count: int, x: float, cy: float) -> list[tuple[float, float]]:
-    return [(x, cy + (k - (count - 1) / 2) * 80.0) for k in range(count)]
+    return [(x, cy + (k - (count - 1) / 2) * 110.0) for k in range(count)]
 
 
 def _check_no_cycle(graph: Graph, chosen: set[str]) -> None:
@@ -136,8 +137,8 @@ def group_nodes(
     # The body: GroupInputs, the selected nodes (same ids, same positions), GroupOutputs.
     members = [graph.nodes[nid] for nid in order]
     cx, cy = _centre(members)
-    left = min(n.pos[0] for n in members) - _GAP
-    right = max(n.pos[0] for n in members) + _GAP
+    left = min(n.pos[0] for n in members) - _CARD - _GAP
+    right = max(n.pos[0] for n in members) + _CARD + _GAP
     body = Graph(group_name)
     taken: set[str] = set(order)
     gi: dict[PortRef, str] = {}

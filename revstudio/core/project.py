@@ -36,7 +36,7 @@ MAX_FILE_BYTES = 64 << 20   # far beyond any real project; stops a stray multi-G
 MAX_DEPTH = 32              # nesting allowed inside params, training and view
 MAX_NAME = 1000
 
-TOP_FIELDS = ("format", "version", "name", "nodes", "edges", "groups", "training", "view")
+TOP_FIELDS = ("format", "version", "name", "nodes", "edges", "groups", "renamed", "training", "view")
 NODE_FIELDS = ("id", "type", "params", "pos")
 _NODE_FIELD_SET = frozenset(NODE_FIELDS)
 _NUMBER = (int, float)
@@ -300,6 +300,12 @@ class _Reader:
             body = Graph(gname, groups=graph.groups)
             self.graph_part(body, raw["nodes"], raw["edges"], f"{where}: ")
             graph.groups[gname] = body
+        renamed = doc.get("renamed", {})
+        if not isinstance(renamed, dict) or not all(
+                valid_id(k) and isinstance(v, str) and valid_id(v) for k, v in renamed.items()):
+            raise self.fail("field 'renamed'", 'expected an object of old node id: current node id, '
+                            'e.g. {"conv1": "stem"}')
+        graph.renamed = dict(renamed)
         for key in ("training", "view"):
             value = doc.get(key, {})
             if not isinstance(value, dict):
@@ -399,6 +405,9 @@ def dumps(graph: Graph) -> str:
         fields.append('  "groups": {\n' + ",\n".join(bodies) + "\n  }")
     else:
         fields.append('  "groups": {}')
+    if graph.renamed:  # written only once a node was renamed: older files stay byte-identical
+        fields.append('  "renamed": ' + _value(dict(sorted(graph.renamed.items())), "renamed", indent=2)
+                      .replace("\n", "\n  "))
     for key in ("training", "view"):
         text = _value(getattr(graph, key), key, indent=2)
         fields.append(f'  "{key}": ' + text.replace("\n", "\n  "))

@@ -252,7 +252,7 @@ def analyse_graph(
         total += info.parameters
 
     diags += _unused_outputs(st.states, st.used, infos)
-    if provided is None:
+    if provided is None and st.states:  # an empty project is a blank page, not a problem
         types = {s.type_id for s in st.states.values()}
         if "Input" not in types:
             diags.append(warning(None, "the graph has no Input node; add one so shapes can be inferred"))

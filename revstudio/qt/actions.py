@@ -127,7 +127,7 @@ def build_menus(w: MainWindow) -> None:
     for name in ("new", "open"):
         file_menu.addAction(a[name])
     w.recent_menu = file_menu.addMenu("Open &Recent")
-    w.examples_menu = file_menu.addMenu("E&xamples")
+    w.examples_menu = file_menu.addMenu("New from E&xample")
     file_menu.addSeparator()
     for name in ("save", "save_as", "export"):
         file_menu.addAction(a[name])

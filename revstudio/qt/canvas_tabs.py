@@ -107,6 +107,11 @@ class CanvasTabs(QTabWidget):
         view = self._make_view(body)
         self._groups[name] = view
         self.setCurrentIndex(self.addTab(view, icon("group"), name))
+        # Open on the whole body, as Blender does on Tab: fit now and once the tab has its size.
+        fit = getattr(view, "fit_all", None)
+        if fit is not None:
+            fit()
+            QTimer.singleShot(0, view, fit)
         return True
 
     def open_selected_group(self) -> bool:
@@ -137,7 +142,7 @@ class CanvasTabs(QTabWidget):
             return False
         self.document.push(cmd)
         view.select_nodes([cmd.node_id])
-        self.message.emit(f"Grouped {len(ids)} node(s) into {cmd.node_id} (Tab opens it)")
+        self.message.emit(f"Grouped {len(ids)} node{'s' * (len(ids) != 1)} into {cmd.node_id} (Tab opens it)")
         return True
 
     def ungroup_selection(self) -> bool:

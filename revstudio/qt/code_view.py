@@ -9,10 +9,13 @@ keeping the scroll position; replies to superseded edits are dropped.
 """
 from __future__ import annotations
 
+import logging
+import os
 import re
+import time
 from typing import Any
 
-from PySide6.QtCore import QEvent, QRegularExpression, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QEventLoop, QRegularExpression, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 from PySide6.QtWidgets import (
     QApplication,
@@ -27,7 +30,36 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-DEBOUNCE_MS = 300
+log = logging.getLogger("revstudio")
+
+DEBOUNCE_MS = 150  # an edit shows in the code well within half a second (benchmarks/README.md)
+_SECTION = re.compile(r"^# ---- (.*)$")
+_FOLDED = ("layers (verbatim", "reversible runtime (verbatim")  # inlined library code: folded
+_NODE_LINE = re.compile(r"^\s*self\.(\w+) = .*# node '(.+?)' \(")
+
+
+def fold(source: str) -> str:
+    """The code with the inlined runtime sections reduced to one line each."""
+    out: list[str] = []
+    hidden = 0
+    for line in source.splitlines(keepends=True):
+        m = _SECTION.match(line.rstrip("\n"))
+        if m is not None:
+            if hidden > 0:
+                out.append(f"#      … {hidden} lines folded: tick 'Show inlined runtime' to read them\n\n")
+            hidden = 0
+            folding = m.group(1).startswith(_FOLDED)
+            out.append(line)
+            if folding:
+                hidden = -1  # the header stays; what follows it is counted
+            continue
+        if hidden:
+            hidden = 1 if hidden < 0 else hidden + 1
+            continue
+        out.append(line)
+    if hidden > 0:
+        out.append(f"#      … {hidden} lines folded: tick 'Show inlined runtime' to read them\n")
+    return "".join(out)
 
 _KEYWORDS = (
     "and as assert async await break class continue def del elif else except finally for from global "
@@ -145,11 +177,18 @@ class CodeView(QWidget):
     """Read-only live preview of the exported Python code, with Copy and Export... buttons."""
 
     regenerated = Signal()  # the text was regenerated (tests and status bar)
+    nodeClicked = Signal(str)  # a click on a node's line: the canvas selects that node
 
     def __init__(self, document: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
         self.with_training = QCheckBox("Include training script")
+        self.show_runtime = QCheckBox("Show inlined runtime")
+        self.show_runtime.setToolTip("The export is one standalone file: revstudio's reversible runtime and "
+                                     "layers are copied into it. They are folded here to show your network.")
+        self._source = ""
+        self._following = False
+        self.node_lines: dict[str, int] = {}  # node id -> line of its layer, in the text shown
         self.status = QLabel()
         copy_button = QPushButton("Copy")
         export_button = QPushButton("Export...")
@@ -165,6 +204,7 @@ class CodeView(QWidget):
 
         bar = QHBoxLayout()
         bar.addWidget(self.with_training)
+        bar.addWidget(self.show_runtime)
         bar.addStretch(1)
         bar.addWidget(self.status)
         bar.addWidget(copy_button)
@@ -186,7 +226,9 @@ class CodeView(QWidget):
         self._worker: Any = None  # the shared export worker, on first use
         document.analysisChanged.connect(self.schedule)
         self.with_training.toggled.connect(lambda _on: self.refresh())
-        copy_button.clicked.connect(lambda: QApplication.clipboard().setText(self.editor.toPlainText()))
+        copy_button.clicked.connect(lambda: QApplication.clipboard().setText(self.text()))
+        self.show_runtime.toggled.connect(lambda _on: self._display(self._source, self.ok, force=True))
+        self.editor.cursorPositionChanged.connect(self._on_cursor)
         export_button.clicked.connect(lambda: export_with_dialog(self, self.document, self.with_training.isChecked()))
 
     def schedule(self) -> None:
@@ -233,24 +275,81 @@ class CodeView(QWidget):
         self._busy = False
         if self._again:
             self._again = False
+            if not ok:  # a failure (a crashed worker) is said even when an edit is pending
+                self._display(source, ok)
             self.refresh()
             return
         self._display(source, ok)
 
-    def _display(self, source: str, ok: bool) -> None:
+    def _display(self, source: str, ok: bool, force: bool = False) -> None:
         self.ok = ok
-        if source != self.editor.toPlainText():
+        if source != self._source or force:
+            self._source = source
+            shown = source if self.show_runtime.isChecked() else fold(source)
             vbar, hbar = self.editor.verticalScrollBar(), self.editor.horizontalScrollBar()
             v, h = vbar.value(), hbar.value()
-            self.editor.setPlainText(source)
+            self._following = True
+            self.editor.setPlainText(shown)
+            self._following = False
             vbar.setValue(min(v, vbar.maximum()))
             hbar.setValue(min(h, hbar.maximum()))
+            self.node_lines = {}
+            for i, line in enumerate(shown.splitlines()):
+                m = _NODE_LINE.match(line)
+                if m is not None:
+                    self.node_lines.setdefault(m.group(2), i)
         lines = source.count("\n")
         self.status.setText(f"{lines} lines" if ok else "graph has errors")
         self.regenerated.emit()
 
     def text(self) -> str:
-        return self.editor.toPlainText()
+        """The whole export (what Copy and Export write), runtime included."""
+        return self._source
+
+    def show_node(self, node_id: str) -> bool:
+        """Scroll to and highlight the line that builds ``node_id``'s layer (canvas -> code)."""
+        from PySide6.QtGui import QTextCursor
+        from PySide6.QtWidgets import QTextEdit
+
+        line = self.node_lines.get(node_id)
+        if line is None:
+            self.editor.setExtraSelections([])
+            return False
+        block = self.editor.document().findBlockByNumber(line)
+        cursor = QTextCursor(block)
+        self._following = True
+        self.editor.setTextCursor(cursor)
+        self._following = False
+        self.editor.centerCursor()
+        mark = QTextEdit.ExtraSelection()
+        mark.cursor = cursor
+        mark.cursor.select(QTextCursor.SelectionType.LineUnderCursor)
+        mark.format.setBackground(QColor(240, 180, 41, 70))
+        self.editor.setExtraSelections([mark])
+        return True
+
+    def _on_cursor(self) -> None:
+        """The user put the cursor on a layer's line (or a call of it): code -> canvas."""
+        if self._following or not self.editor.hasFocus():
+            return
+        line = self.editor.textCursor().block().text()
+        m = _NODE_LINE.match(line)
+        if m is not None:
+            self.nodeClicked.emit(m.group(2))
+            return
+        by_module = {mod: node for node, mod in self._modules().items()}
+        for name in re.findall(r"self\.(\w+)\(", line):
+            if name in by_module:
+                self.nodeClicked.emit(by_module[name])
+                return
+
+    def _modules(self) -> dict[str, str]:
+        out = {}
+        for line in self.editor.toPlainText().splitlines():
+            m = _NODE_LINE.match(line)
+            if m is not None:
+                out[m.group(2)] = m.group(1)
+        return out
 
 
 def default_export_name(document: Any) -> str:
@@ -280,6 +379,17 @@ def export_with_dialog(parent: QWidget | None, document: Any, with_training: boo
         path += ".py"
     from revstudio.qt.export_worker import shared_worker
 
+    def say(text: str, error: bool = False) -> None:
+        # the status bar and the Log panel both, so a slow export is never silent
+        (log.error if error else log.info)("%s", text)
+        show = getattr(parent, "show_message", None)
+        if show is not None:
+            show(text)
+
+    name = os.path.basename(path)
+    started = time.perf_counter()
+    say(f"Exporting {name}…")
+    QApplication.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)  # paint it now
     QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
     try:
         source, ok = shared_worker().export(_snapshot(document.graph), with_training)
@@ -288,6 +398,7 @@ def export_with_dialog(parent: QWidget | None, document: Any, with_training: boo
     finally:
         QApplication.restoreOverrideCursor()
     if not ok:
+        say(f"Export of {name} failed", error=True)
         QMessageBox.warning(parent, "Cannot export", source.replace("# ", "").replace("#", ""))
         return None
     try:
@@ -295,6 +406,8 @@ def export_with_dialog(parent: QWidget | None, document: Any, with_training: boo
 
         write_source(source, path)
     except OSError as exc:
+        say(f"Export of {name} failed: {exc.strerror or exc}", error=True)
         QMessageBox.warning(parent, "Cannot export", f"{path}: cannot write ({exc.strerror or exc}).")
         return None
+    say(f"Exported {path} ({source.count(chr(10))} lines, {time.perf_counter() - started:.1f} s)")
     return path

@@ -5,13 +5,39 @@ merge is not a coupling) are listed too, as hints.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import (
+    QLabel,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from revstudio.qt.document import Document
 from revstudio.qt.theme import colors, icon
 
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class _WrapDelegate(QStyledItemDelegate):
+    """Rows as tall as their wrapped message: QTreeView sizes rows without the column width."""
+
+    def __init__(self, tree: QTreeWidget) -> None:
+        super().__init__(tree)
+        self.tree = tree
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:  # noqa: N802
+        size = super().sizeHint(option, index)
+        if index.column() != 2:
+            return size
+        width = max(40, self.tree.columnWidth(2) - 10)
+        text = str(index.data() or "")
+        box = QFontMetrics(option.font).boundingRect(QRect(0, 0, width, 100000), Qt.TextFlag.TextWordWrap, text)
+        return QSize(size.width(), max(size.height(), box.height() + 6))
 
 
 class DiagnosticsPanel(QWidget):
@@ -27,9 +53,16 @@ class DiagnosticsPanel(QWidget):
         self.tree.setHeaderLabels(["", "Where", "Message"])
         self.tree.setRootIsDecorated(False)
         self.tree.setAlternatingRowColors(False)
-        self.tree.setUniformRowHeights(True)
+        # Long messages (why a merge is not a coupling) wrap instead of being cut off.
+        self.tree.setUniformRowHeights(False)
+        self.tree.setWordWrap(True)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.tree.setColumnWidth(0, 28)
         self.tree.setColumnWidth(1, 140)
+        self.tree.header().setStretchLastSection(True)
+        self.tree.setItemDelegate(_WrapDelegate(self.tree))
+        self.tree.header().sectionResized.connect(lambda *_: self.tree.doItemsLayout())
         self.empty = QLabel("No problems: every node has valid parameters and known shapes.", self)
         self.empty.setObjectName("placeholder")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)

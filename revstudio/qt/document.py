@@ -27,19 +27,36 @@ class _QtCommand(QUndoCommand):
 
     _ids: dict[Any, int] = {}
 
-    def __init__(self, cmd: Command, session: int = 0) -> None:
+    def __init__(self, cmd: Command, session: int = 0, document: Document | None = None) -> None:
         super().__init__(cmd.text)
         self.cmd = cmd
+        self.document = document
         # Merging is limited to one editing session (one focus of one field), so
         # typing "128" is one undo step but two separate visits stay two steps.
         self.session = session
 
     def redo(self) -> None:
         # QUndoStack.push calls redo(); the command applies itself there.
-        self.cmd.do()
+        doc = self.document
+        if doc is None or doc._pushing:
+            self.cmd.do()
+            return
+        doc.replaying = True  # a redo (not the first do): views select what it brings back
+        try:
+            self.cmd.do()
+        finally:
+            doc.replaying = False
 
     def undo(self) -> None:
-        self.cmd.undo()
+        doc = self.document
+        if doc is None:
+            self.cmd.undo()
+            return
+        doc.replaying = True
+        try:
+            self.cmd.undo()
+        finally:
+            doc.replaying = False
 
     def id(self) -> int:
         key = self.cmd.merge_id()
@@ -59,6 +76,7 @@ class Document(QObject):
     pathChanged = Signal(str)
     dirtyChanged = Signal(bool)
     graphReplaced = Signal()        # a new graph object (new/open/restore)
+    stepped = Signal(str)           # after undo/redo: what was undone or redone, for the status bar
 
     def __init__(self, graph: Graph | None = None, path: str | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -67,9 +85,14 @@ class Document(QObject):
         self.undo_stack = QUndoStack(self)
         # A bound method, not a lambda: Qt drops the connection when the document dies.
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
+        self.undo_stack.indexChanged.connect(self._on_index_changed)
+        self.replaying = False  # True while undo/redo replays commands (views select what comes back)
+        self._pushing = False
+        self._index = 0
         self.report: Any = None
         self.analysis_error: str | None = None
         self._session = 0
+        self._moving = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
@@ -83,14 +106,32 @@ class Document(QObject):
     # ---- editing -----------------------------------------------------
     def push(self, cmd: Command) -> None:
         """Apply an edit as one undoable step (merging with the previous one if allowed)."""
-        self.undo_stack.push(_QtCommand(cmd, self._session))
+        self._pushing = True
+        try:
+            self.undo_stack.push(_QtCommand(cmd, self._session, self))
+        finally:
+            self._pushing = False
+        self._index = self.undo_stack.index()
+
+    def _on_index_changed(self, index: int) -> None:
+        old, self._index = self._index, index
+        if self._pushing or index == old:
+            return
+        stack = self.undo_stack
+        if index < old:
+            text = f"Undid {stack.text(index)}" if old - index == 1 else \
+                f"Undid {old - index} edits (back to before {stack.text(index)})"
+        else:
+            text = f"Redid {stack.text(old)}" if index - old == 1 else f"Redid {index - old} edits"
+        self.stepped.emit(text)
 
     def break_merge(self) -> None:
         """End the current editing session: the next edit starts a new undo step."""
         self._session += 1
 
     def _watch(self, graph: Graph) -> None:
-        graph.changed.sub(self.schedule_recompute)
+        graph.node_moved.sub(self._on_moved)
+        graph.changed.sub(self._on_changed)
         graph.group_changed.sub(self._on_group_changed)
         for body in graph.groups.values():
             body.changed.sub(self.schedule_recompute)
@@ -100,6 +141,17 @@ class Document(QObject):
             old.changed.unsub(self.schedule_recompute)
         if new is not None:
             new.changed.sub(self.schedule_recompute)
+
+    def _on_moved(self, *_args: object) -> None:
+        self._moving = True
+
+    def _on_changed(self) -> None:
+        # A move changes no shape, diagnostic or estimate: re-checking a 1,000-node
+        # graph after every drag or layout would cost half a second for nothing.
+        if self._moving:
+            self._moving = False
+            return
+        self.schedule_recompute()
 
     def schedule_recompute(self) -> None:
         self._timer.start()
@@ -123,7 +175,8 @@ class Document(QObject):
     # ---- whole-document changes ------------------------------------
     def replace_graph(self, graph: Graph, path: str | None = None) -> None:
         """New/open/restore: a fresh graph and an empty undo stack."""
-        self.graph.changed.unsub(self.schedule_recompute)
+        self.graph.node_moved.unsub(self._on_moved)
+        self.graph.changed.unsub(self._on_changed)
         self.graph.group_changed.unsub(self._on_group_changed)
         for body in self.graph.groups.values():
             body.changed.unsub(self.schedule_recompute)

@@ -146,6 +146,12 @@ class FileController(QObject):
         path = self.dialogs.save_path(self.window, start)
         if not path:
             return False
+        graph = self.document.graph
+        old_stem = os.path.splitext(os.path.basename(self.document.path or ""))[0]
+        if graph.name in ("", "untitled", old_stem):
+            # The name followed the file (or was never chosen): it follows the new file,
+            # so the tab, the inspector, the file's "name" and the export's docstring agree.
+            graph.name = os.path.splitext(os.path.basename(path))[0]
         return self.write(path)
 
     def write(self, path: str) -> bool:

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
     QLabel,
+    QLineEdit,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -21,8 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from revstudio.core.commands import SetParam
-from revstudio.core.graph import Graph, Node
+from revstudio.core.commands import Command, Macro, RenameNode, SetParam
+from revstudio.core.graph import Graph, Node, valid_id
 from revstudio.core.spec import registry
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
@@ -68,7 +69,13 @@ class Inspector(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
 
-        self.title = _label("", "inspectorTitle")
+        # The node's id, editable (Blender's name field): Enter renames it, as one undoable step.
+        self.title = QLineEdit()
+        self.title.setObjectName("inspectorTitle")
+        self.title.setToolTip("The node's id: type a new one and press Enter to rename it")
+        self.title.editingFinished.connect(self._rename)
+        self.rename_error = _label("", "paramError")
+        self.rename_error.hide()
         self.type_label = _label("", "inspectorType")
         self.help = _label("", "inspectorHelp")
         self.form_title = _label("PARAMETERS", "sectionTitle")
@@ -91,13 +98,14 @@ class Inspector(QWidget):
         self.batch_field = BatchField(document, self.batch_host)
         self.batch_field.setPrefix("")
         batch_row.addRow(_label("Batch size", "paramLabel", wrap=False), self.batch_field)
-        for w in (self.title, self.type_label, self.help, self.form_title, self.form_host,
+        for w in (self.title, self.rename_error, self.type_label, self.help, self.form_title, self.form_host,
                   self.open_group, self.facts_title, self.batch_host, self.facts):
             self._layout.addWidget(w)
         self._layout.addStretch(1)
 
         document.analysisChanged.connect(self.refresh_facts)
         document.graphReplaced.connect(self._on_graph_replaced)
+        document.pathChanged.connect(self._on_path_changed)
         self.set_selection(document.graph, [])
 
     # ---- selection ------------------------------------------------------
@@ -107,10 +115,14 @@ class Inspector(QWidget):
         self.graph = graph
         self.selection = [n for n in node_ids if n in graph.nodes]
         node_id = self.selection[0] if len(self.selection) == 1 else None
-        if node_id != self.node_id or not self.editors:
+        if node_id != self.node_id or not self.editors or node_id is None:
             self.node_id = node_id
             self._rebuild()
         self.refresh_facts()
+
+    def _on_path_changed(self, _path: str) -> None:
+        if self._node() is None:
+            self._show_summary()  # Save As may have renamed the project
 
     def _on_graph_replaced(self) -> None:
         self.set_selection(self.document.graph, [])
@@ -138,14 +150,24 @@ class Inspector(QWidget):
         self._labels = {}
         node = self._node()
         self.open_group.setVisible(self._group_of(node) is not None)
+        self.title.setReadOnly(node is None)
+        self.rename_error.hide()
+        peers = self._peers()
         if node is None:
             self._show_summary()
-            return
+            if not peers:
+                return
+            node = peers[0]  # several nodes of one type: their shared parameters, edited together
         spec = registry.find(node.type)
-        self.title.setText(node.id)
-        self.type_label.setText(spec.display_name if spec else node.type)
-        self.help.setText(spec.help if spec else
-                          f"Unknown node type '{node.type}': fix the type in the file or delete this node.")
+        if not peers:
+            self.title.setText(node.id)
+            self.type_label.setText(spec.display_name if spec else node.type)
+            self.help.setText(spec.help if spec else
+                              f"Unknown node type '{node.type}': fix the type in the file or delete this node.")
+        else:
+            self.type_label.setText(f"{len(peers)} × {spec.display_name if spec else node.type}")
+            self.help.setText("A value set here applies to every selected node, as one undoable step; "
+                              "an empty field shows values that differ.")
         self.help.setVisible(True)
         params = dict(spec.params) if spec else {}
         self.form_title.setVisible(bool(params))
@@ -154,7 +176,8 @@ class Inspector(QWidget):
             editor = make_editor(name, param, self.form_host)
             if isinstance(editor, GroupEditor):
                 editor.set_groups(self._group_names())
-            editor.set_value(node.params.get(name))
+            values = [p.params.get(name) for p in peers] if peers else [node.params.get(name)]
+            editor.set_value(values[0] if all(v == values[0] for v in values) else None)
             editor.committed.connect(lambda value, n=name: self._commit(n, value))
             editor.finished.connect(self.document.break_merge)
             label = _label(name, "paramLabel", wrap=False)
@@ -164,7 +187,7 @@ class Inspector(QWidget):
             self.form.addRow(label, editor)
             self.editors[name] = editor
         # Parameters a file set that the spec does not know: visible, so the user can see the error.
-        for name in node.params:
+        for name in ([] if peers else node.params):
             if name not in params:
                 self.form.addRow(_label(name, "paramLabel"), _label(
                     f"unknown parameter = {node.params[name]!r}; delete it in the file", "paramError"))
@@ -208,13 +231,51 @@ class Inspector(QWidget):
             self.help.setText("Select a node on the canvas to edit its parameters, "
                               "or drag a node type from the palette.")
 
+    def _rename(self) -> None:
+        node = self._node()
+        new = self.title.text().strip()
+        if node is None or self.title.isReadOnly() or new == node.id:
+            return
+        problem = None if new else "a node id cannot be empty"
+        if problem is None and new in self.graph.nodes:
+            problem = f"'{new}' is already the id of another node"
+        if problem is None and not valid_id(new):
+            problem = f"'{new}' has spaces, dots or more than 64 characters"
+        if problem is None:
+            self.document.push(RenameNode(self.graph, node.id, new))
+        if problem is not None:
+            self.rename_error.setText(f"Not renamed: {problem}")
+            self.rename_error.show()
+            self.title.setText(node.id)
+            return
+        self.set_selection(self.graph, [new])
+
+    def _peers(self) -> list[Node]:
+        """The selected nodes when there are several and all have one type, else []."""
+        nodes = [self.graph.nodes[n] for n in self.selection if n in self.graph.nodes]
+        if len(nodes) > 1 and len({n.type for n in nodes}) == 1 and registry.find(nodes[0].type) is not None:
+            return nodes
+        return []
+
     def _commit(self, name: str, value: Any) -> None:
+        peers = self._peers() if self._node() is None else []
+        if peers:
+            changes: list[Command] = [SetParam(self.graph, p.id, name, value)
+                                      for p in peers if p.params.get(name) != value]
+            if changes:
+                self.document.push(Macro(f"Set {name} on {len(changes)} {peers[0].type} nodes", changes))
+            return
         node = self._node()
         if node is None or node.params.get(name) == value:
             return
         self.document.push(SetParam(self.graph, node.id, name, value))
 
     def _on_param_changed(self, node: Node, name: str, old: Any, new: Any) -> None:
+        peers = self._peers() if self.node_id is None else []
+        if peers and node in peers and name in self.editors:  # a shared edit (or its undo)
+            values = [p.params.get(name) for p in peers]
+            self.editors[name].set_value(values[0] if all(v == values[0] for v in values) else None)
+            return
         if node.id != self.node_id:
             return
         editor = self.editors.get(name)
@@ -228,7 +289,7 @@ class Inspector(QWidget):
             label.style().polish(label)
 
     def _on_node_removed(self, node: Node) -> None:
-        if node.id in self.selection:
+        if node.id in self.selection and self.graph.nodes.get(node.id) is None:
             self.set_selection(self.graph, [n for n in self.selection if n != node.id])
 
     def _on_groups_changed(self, *args: Any) -> None:
@@ -244,8 +305,19 @@ class Inspector(QWidget):
                                    and len(self.selection) <= 1)
         if node is None:
             self.facts.setText(self._summary_facts(report))
-            return
-        self.facts.setText(self._node_facts(report, node))
+        else:
+            self.facts.setText(self._node_facts(report, node))
+        self._fit_facts()
+
+    def _fit_facts(self) -> None:
+        # A wrapped rich-text label in a scroll area is laid out at a stale width and its
+        # last lines (the warning) get cut where the History panel starts: size it for its width.
+        width = self.facts.width() if self.facts.isVisible() else self._body.width() - 24
+        self.facts.setMinimumHeight(self.facts.heightForWidth(max(width, 60)))
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        self._fit_facts()
 
     def _summary_facts(self, report: Any) -> str:
         g = self.document.graph

@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QByteArray, QEvent, QMimeData, QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QMimeData, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -35,6 +35,7 @@ from revstudio.qt.bottom_panel import BottomPanel
 from revstudio.qt.canvas_tabs import CanvasTabs
 from revstudio.qt.diagnostics_panel import DiagnosticsPanel
 from revstudio.qt.dialogs import Dialogs
+from revstudio.qt.dock_sizes import DockSizeKeeper
 from revstudio.qt.document import Document
 from revstudio.qt.files import FileController, OpenError, examples, read_project
 from revstudio.qt.inspector import Inspector
@@ -123,6 +124,7 @@ class MainWindow(QMainWindow):
         self.tabs.selectionChanged.connect(self.inspector.set_selection)
         self.tabs.message.connect(self.show_message)
         self.files.message.connect(self.show_message)
+        self.document.stepped.connect(self.show_message)  # "Undid Delete 1 node"
         self.files.recentChanged.connect(self._fill_recent)
         self.document.analysisChanged.connect(self._update_status)
         # Bound methods only (no lambdas) on document signals: Qt disconnects them
@@ -139,6 +141,8 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.bottom_dock], [230], Qt.Orientation.Vertical)
         self._default_state = self.saveState()
         self._restore_layout()
+        self.dock_sizes = DockSizeKeeper(self, [self.palette_dock, self.inspector_dock, self.history_dock,
+                                                self.bottom_dock])
         self._update_title()
         self._update_status()
 
@@ -178,6 +182,25 @@ class MainWindow(QMainWindow):
             return
         self.code_view = CodeView(self.document)
         self.add_bottom_tab(self.code_view, "Code")
+        # code <-> canvas: a node's layer line is highlighted, a click on one selects the node
+        self.code_view.nodeClicked.connect(self.select_node)
+        self.tabs.selectionChanged.connect(self._code_follows_selection)
+        self.bottom.currentChanged.connect(self._room_for_code)
+
+    def _code_follows_selection(self, graph: Graph, ids: list) -> None:
+        if graph is self.document.graph and len(ids) == 1:
+            self.code_view.show_node(ids[0])
+
+    def _room_for_code(self, index: int) -> None:
+        """Code needs more than a few lines: showing its tab grows a short Output panel."""
+        if self.bottom.widget(index) is not getattr(self, "code_view", None) or self.bottom_dock.isFloating():
+            return
+        want = min(380, int(self.height() * 0.45))
+        if self.bottom_dock.height() < want:
+            self.resizeDocks([self.bottom_dock], [want], Qt.Orientation.Vertical)
+            keeper = getattr(self, "dock_sizes", None)
+            if keeper is not None:
+                keeper.preferred[self.bottom_dock] = want
 
     def _add_memory_tab(self) -> None:
         """Measured beside estimated memory, and the largest batch that fits a device."""
@@ -235,10 +258,8 @@ class MainWindow(QMainWindow):
         return self.tabs.current_view()
 
     def add_node_at_centre(self, type_id: str) -> None:
-        view = self.current_view()
-        centre = view.mapToScene(view.viewport().rect().center())
-        # add_node_at places the top-left corner: shift so the node lands about centred
-        view.add_node_at(type_id, QPointF(centre.x() - 80, centre.y() - 30))
+        """The palette's Enter / double-click: in free space next to the selection."""
+        self.current_view().add_node_beside_selection(type_id)
 
     def quick_add(self) -> None:
         view = self.current_view()
@@ -255,9 +276,7 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(0)
         view = self.tabs.main_view()
         view.select_nodes([node_id])
-        item = getattr(view.scene(), "node_items", {}).get(node_id)
-        if item is not None:  # reveal it: the node may be far off screen in a big graph
-            view.centerOn(item)
+        view.reveal_node(node_id)  # it may be far off screen, or a speck in a fitted big graph
         self.inspector.set_selection(self.document.graph, [node_id])
 
     # ---- files and recovery --------------------------------------------
@@ -349,6 +368,11 @@ class MainWindow(QMainWindow):
         self.restoreState(self._default_state)
         for dock in (self.palette_dock, self.inspector_dock, self.history_dock, self.bottom_dock):
             dock.show()
+        self.resizeDocks([self.inspector_dock, self.history_dock], [560, 200], Qt.Orientation.Vertical)
+        self.resizeDocks([self.palette_dock, self.inspector_dock], [230, 320], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.bottom_dock], [230], Qt.Orientation.Vertical)
+        self.dock_sizes.preferred.clear()  # the next layout pass takes these as the user's sizes
+        self.dock_sizes._timer.start()
 
     def save_layout(self) -> None:
         self.settings.save_layout(QByteArray(self.saveGeometry()), QByteArray(self.saveState()))

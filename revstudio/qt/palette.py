@@ -2,13 +2,13 @@
 
 Dragging a type onto the canvas adds it; the drag's MIME payload carries only
 the type id (``application/x-revstudio-node-type``), so the canvas looks the
-spec up itself. Double-click (or Enter) asks for the type at the view centre.
+spec up itself. Double-click (or Enter) adds the type in free space beside the selection.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QMimeData, Qt, Signal
+from PySide6.QtCore import QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -60,6 +60,10 @@ class _PaletteTree(QTreeWidget):
         self.setRootIsDecorated(False)
         self.setIndentation(12)
         self.setUniformRowHeights(True)
+        # An explicit icon size: the style's default changes with a style sheet, and the
+        # rows would grow after a theme switch and stay tall.
+        self.setIconSize(QSize(14, 14))
+        self.setObjectName("paletteTree")  # compact rows, the same in both themes
         self.setAnimated(True)
 
     def mimeTypes(self) -> list[str]:  # noqa: N802 - Qt API

@@ -45,14 +45,14 @@ def test_drag_from_palette_adds_a_node_and_undo_removes_it(make_window, settle):
     assert [n.type for n in graph] == ["Conv"]
 
 
-def test_double_click_in_palette_adds_at_view_centre(make_window, settle):
+def test_double_click_in_palette_adds_at_view_centre_of_an_empty_canvas(make_window, settle):
     window = make_window()
     window.node_palette.tree.itemDoubleClicked.emit(window.node_palette.item_for("Input"), 0)
     settle()
     (node,) = list(window.document.graph)
     view = window.current_view()
     centre = view.mapToScene(view.viewport().rect().center())
-    assert abs(node.pos[0] + 80 - centre.x()) < 2 and abs(node.pos[1] + 30 - centre.y()) < 2
+    assert abs(node.pos[0] + 82 - centre.x()) < 2 and abs(node.pos[1] + 45 - centre.y()) < 2
     assert window.inspector.node_id == node.id  # the new node is selected and inspected
 
 

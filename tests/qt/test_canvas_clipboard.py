@@ -152,13 +152,15 @@ def test_paste_of_foreign_text_is_refused_with_a_reason(make_view):
     assert set(view.document.graph.nodes) == {"x", "a", "b", "o"}
 
 
-def test_duplicate_offsets_the_copy(make_view):
+def test_duplicate_puts_the_copy_beside_the_original(make_view):
     view = make_view(chain())
     view.select_nodes(["b"])
     new = view.duplicate()
     assert len(new) == 1
-    bx, by = view.document.graph.node("b").pos
-    assert view.document.graph.node(new[0]).pos == (bx + 30, by + 30)
+    items = view.scene().node_items
+    assert items[new[0]].pos().x() > items["b"].sceneBoundingRect().right()
+    copy = items[new[0]].sceneBoundingRect().adjusted(8, 8, -8, -8)
+    assert not any(copy.intersects(i.sceneBoundingRect()) for n, i in items.items() if n != new[0])
 
 
 @pytest.mark.parametrize("axis", layout.ALIGN_AXES)

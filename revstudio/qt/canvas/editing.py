@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from PySide6.QtCore import QMimeData, QPointF
+from PySide6.QtCore import QMimeData, QPointF, QRectF
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QGraphicsView
 
@@ -49,7 +49,10 @@ class EditingMixin:
         message: SignalInstance
         popup: QuickAddPopup | None
         _paste_count: int
+        _last_paste_at: tuple[float, float] | None
         _last_scene_pos: QPointF
+
+        def cursor_in_view(self) -> QPointF | None: ...
 
         def select_nodes(self, ids: list[str]) -> None: ...
         def selected_node_ids(self) -> list[str]: ...
@@ -70,7 +73,7 @@ class EditingMixin:
             self.message.emit(f"Cannot add {type_id!r}: there is no such node type; pick one from the palette")
             return None
         x, y = (scene_pos.x(), scene_pos.y()) if isinstance(scene_pos, QPointF) else scene_pos
-        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (float(x), float(y)))
+        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (float(round(x)), float(round(y))))
         self.document.push(AddNode(self.graph, node))
         self.select_nodes([node.id])
         return node.id
@@ -101,7 +104,7 @@ class EditingMixin:
             self.message.emit(f"Added {new_id} beside the wire: {why}")
             return new_id
         node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {},
-                    (scene_pos.x() - NODE_WIDTH / 2, scene_pos.y() - 30.0))
+                    (float(round(scene_pos.x() - NODE_WIDTH / 2)), float(round(scene_pos.y() - 30.0))))
         self.document.push(Macro(f"Insert {node.id} into {edge}", [
             AddNode(self.graph, node),
             Disconnect(self.graph, edge),
@@ -125,8 +128,11 @@ class EditingMixin:
         if len(children) == 1:
             self.document.push(children[0])
         else:
-            self.document.push(Macro(f"Delete {len(ids)} nodes and {len(edges)} wires", children))
-        self.message.emit(f"Deleted {len(ids)} node(s)" + (f" and {len(edges)} wire(s)" if edges else ""))
+            self.document.push(Macro("Delete " + " and ".join(
+                f"{n} {word}{'s' * (n != 1)}" for n, word in ((len(ids), "node"), (len(edges), "wire")) if n),
+                children))
+        self.message.emit("Deleted " + " and ".join(
+            f"{n} {word}{'s' * (n != 1)}" for n, word in ((len(ids), "node"), (len(edges), "wire")) if n))
 
     def copy(self) -> bool:
         ids = self.selected_node_ids()
@@ -139,7 +145,7 @@ class EditingMixin:
         data.setText(text)  # readable anywhere, and pasteable back
         QGuiApplication.clipboard().setMimeData(data)
         self._paste_count = 0
-        self.message.emit(f"Copied {len(ids)} node(s)")
+        self.message.emit(f"Copied {len(ids)} node{'s' * (len(ids) != 1)}")
         return True
 
     def cut(self) -> None:
@@ -147,6 +153,11 @@ class EditingMixin:
             self.delete_selection()
 
     def paste(self) -> list[str]:
+        """Paste at the cursor (Blender, ComfyUI); from a menu, next to the selection.
+
+        Pasting again without moving the cursor steps each copy down and right,
+        so repeated pastes never stack on one another.
+        """
         data = QGuiApplication.clipboard().mimeData()
         if data is None:
             self.message.emit("The clipboard is empty")
@@ -155,32 +166,69 @@ class EditingMixin:
             text = bytes(data.data(clipboard.MIME).data()).decode("utf-8", "replace")
         else:
             text = data.text()
-        self._paste_count += 1
-        at = None
-        if self._widget().underMouse():
-            p = self._last_scene_pos
-            at = (p.x(), p.y())
-        step = 40.0 * self._paste_count
-        return self._paste_text(text, at, (step, step))
+        cursor = self.cursor_in_view()
+        if cursor is not None:
+            at = (round(cursor.x()), round(cursor.y()))
+            if self._paste_count and self._last_paste_at == at:
+                step = 40.0 * self._paste_count
+                self._paste_count += 1
+                return self._paste_text(text, (at[0] + step, at[1] + step), (0.0, 0.0), remember=at)
+            self._paste_count = 1
+            return self._paste_text(text, at, (0.0, 0.0), remember=at)
+        self._paste_count = 0
+        return self._paste_text(text, None, (0.0, 0.0), beside=True)
+
+    def placement_near_selection(self, size: tuple[float, float]) -> QPointF:
+        """Free space right of the selection, or around the middle of the view."""
+        ids = self.selected_node_ids()
+        if ids:
+            near = self._scene.nodes_rect(ids)
+        else:
+            view = self._widget()
+            centre = view.mapToScene(view.viewport().rect().center())
+            near = QRectF(centre.x() - size[0] / 2, centre.y() - size[1] / 2, size[0], size[1])
+            if self._scene.is_free(near):
+                return near.topLeft()
+            near = QRectF(centre.x() - size[0] / 2 - size[0] - 60, near.top(), size[0], size[1])
+        return self._scene.free_spot(size, near)
+
+    def add_node_beside_selection(self, type_id: str) -> str | None:
+        """The palette's Enter / double-click: a new node in free space next to the selection."""
+        spot = self.placement_near_selection((NODE_WIDTH, 90.0))
+        return self.add_node_at(type_id, QPointF(round(spot.x()), round(spot.y())))
 
     def duplicate(self) -> list[str]:
         ids = self.selected_node_ids()
         if not ids:
             self.message.emit("Nothing selected to duplicate")
             return []
-        return self._paste_text(clipboard.encode(self.graph, ids), None, (30.0, 30.0))
+        # Blender's Shift+D: the copy appears beside the original, in free space
+        return self._paste_text(clipboard.encode(self.graph, ids), None, (0.0, 0.0), beside=True)
 
-    def _paste_text(self, text: str, at: tuple[float, float] | None, offset: tuple[float, float]) -> list[str]:
+    def _paste_text(self, text: str, at: tuple[float, float] | None, offset: tuple[float, float],
+                    remember: tuple[float, float] | None = None, beside: bool = False) -> list[str]:
+        if beside:  # no cursor on the canvas: put the copies in free space beside the selection
+            try:
+                nodes, _, _ = clipboard.decode(text)
+            except clipboard.ClipboardError:
+                nodes = []
+            if nodes:
+                xs, ys = [n.pos[0] for n in nodes], [n.pos[1] for n in nodes]
+                size = (max(xs) - min(xs) + NODE_WIDTH, max(ys) - min(ys) + 90.0)
+                spot = self.placement_near_selection(size)
+                at = (round(spot.x()), round(spot.y()))
         try:
             cmd, mapping = clipboard.paste_command(self._project(), self.graph, text, at=at, offset=offset)
         except clipboard.ClipboardError as exc:
             self.message.emit(f"Cannot paste: {exc}")
             return []
         self.document.push(cmd)
+        self._last_paste_at = remember
         new = list(mapping.values())
         self.select_nodes(new)
         renamed = [f"{a} → {b}" for a, b in mapping.items() if a != b]
-        self.message.emit(f"Pasted {len(new)} node(s)" + (f" (renamed {', '.join(renamed[:4])})" if renamed else ""))
+        self.message.emit(f"Pasted {len(new)} node{'s' * (len(new) != 1)}"
+                          + (f" (renamed {', '.join(renamed[:4])})" if renamed else ""))
         return new
 
     def _rects(self, ids: list[str]) -> dict[str, tuple[float, float, float, float]]:
@@ -198,7 +246,7 @@ class EditingMixin:
         cmd = Move(self.graph, changed)
         cmd.text = text
         self.document.push(cmd)
-        self.message.emit(f"{text}: moved {len(changed)} node(s)")
+        self.message.emit(f"{text}: moved {len(changed)} node{'s' * (len(changed) != 1)}")
         return True
 
     def align(self, axis: str) -> bool:
@@ -222,10 +270,15 @@ class EditingMixin:
             return False
         rects = self._rects(ids)
         origin = (min(r[0] for r in rects.values()), min(r[1] for r in rects.values()))
-        edges = [(e.src.node, e.dst.node) for e in self.graph.edges]
+        items = self._scene.node_items
+        # wires attach at their ports: the layout lines ports up, not node tops
+        edges = [(e.src.node, e.dst.node, items[e.src.node].port_local_pos(e.src.port, True).y(),
+                  items[e.dst.node].port_local_pos(e.dst.port, False).y())
+                 for e in self.graph.edges if e.src.node in rects and e.dst.node in rects]
+        regions = {n: r.region_id for r in self._scene.region_items for n in r.node_ids}
         sizes = {n: (r[2], r[3]) for n, r in rects.items()}
         initial = {n: (r[0], r[1]) for n, r in rects.items()}
-        moves = layout.layered_layout(ids, edges, sizes, origin=origin, initial=initial)
+        moves = layout.layered_layout(ids, edges, sizes, origin=origin, initial=initial, regions=regions)
         done = self._push_moves(moves, "Layout selection" if selection_only else "Layout graph")
         if done and not selection_only:
             self.fit_all()
@@ -279,7 +332,7 @@ class EditingMixin:
             self.message.emit(f"{type_id} has no {'inputs' if is_output else 'outputs'} to connect to {origin}")
             return None
         x = pos.x() if is_output else pos.x() - NODE_WIDTH
-        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (x, pos.y() - 40.0))
+        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (float(round(x)), float(round(pos.y() - 40.0))))
         new = PortRef(node.id, ports[0])
         add = AddNode(self.graph, node)
         if is_output:

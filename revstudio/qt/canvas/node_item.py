@@ -27,6 +27,7 @@ PAD = 6.0
 PORT_RADIUS = 5.0
 PORT_HIT = 11.0      # generous hit radius: ports are small targets
 CORNER = 7.0
+FAR = 0.35           # below this zoom a node is drawn as a block (level of detail)
 
 _TITLE_FONT = QFont()
 _TITLE_FONT.setPointSizeF(9.0)
@@ -184,6 +185,10 @@ class NodeItem(QGraphicsItem):
 
     def mouseDoubleClickEvent(self, event: Any) -> None:  # noqa: N802
         scene: GraphScene | None = self.scene()  # type: ignore[assignment]
+        if scene is not None and event.pos().y() <= HEADER:
+            scene.renameRequested.emit(self.node_id)  # double-click on the header: rename in place
+            event.accept()
+            return
         if scene is not None and self.display.opens_group:
             scene.openGroupRequested.emit(self.node_id)
             event.accept()
@@ -191,6 +196,52 @@ class NodeItem(QGraphicsItem):
         super().mouseDoubleClickEvent(event)
 
     # ---- painting ----------------------------------------------------
+    def _paint_far(self, painter: QPainter, theme: Any, header_color: QColor, lod: float) -> None:
+        """Zoomed out: a block in the type's colour with the type name as large as fits,
+        the selection as a thick outline and a broken input as a red bar, in screen pixels."""
+        d = self.display
+        rect = QRectF(0, 0, WIDTH, self._height)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        painter.fillRect(rect, header_color)
+        painter.fillRect(QRectF(0, HEADER, WIDTH, self._height - HEADER), theme.node_body)
+        painter.fillRect(QRectF(0, 0, WIDTH, HEADER), header_color)
+        font = QFont(_TITLE_FONT)
+        text_width = QFontMetricsF(_TITLE_FONT).horizontalAdvance(d.title) or 1.0
+        # As big as the card allows: about 12 screen px, never wider than the card.
+        # (0.8: glyphs scaled this far run wider than their metrics say)
+        size = min(0.8 * _TITLE_FONT.pointSizeF() * (WIDTH - 10) / text_width, 12.0 / lod, (self._height - 4) * 0.55)
+        title = d.title
+        if size * lod < 5.0 and len(title) > 4:  # a long name would be specks: its start, readable
+            title = title[:3] + "."
+            width = QFontMetricsF(_TITLE_FONT).horizontalAdvance(title) or 1.0
+            size = min(0.8 * _TITLE_FONT.pointSizeF() * (WIDTH - 10) / width, 12.0 / lod, (self._height - 4) * 0.55)
+        if size * lod >= 4.0:  # too small to read: the coloured block alone says enough
+            font.setPointSizeF(size)
+            painter.setFont(font)
+            painter.setPen(theme.node_text)
+            painter.drawText(rect.adjusted(4, 2, -4, -2), Qt.AlignmentFlag.AlignCenter, title)
+        if self.error_ports or self.errors:
+            bar = QRectF(0, 0, min(max(8.0, 6.0 / lod), WIDTH * 0.25), self._height)
+            painter.fillRect(bar, theme.error)  # a broken input: a red bar along the inputs
+        pen = None
+        if self.errors:
+            pen = QPen(theme.error, 4.0)
+        elif self.isSelected():
+            pen = QPen(theme.selection, 4.0)
+        elif self.warnings:
+            pen = QPen(theme.warning, 2.5)
+        if pen is not None:
+            pen.setCosmetic(True)  # screen pixels: visible at any zoom
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            inset = min(2.0 / max(lod, 1e-3), WIDTH / 4, self._height / 4)  # inside the card: within its bounds
+            painter.drawRect(rect.adjusted(inset, inset, -inset, -inset))
+            if self.isSelected() and self.errors:  # both: the selection inside the red
+                inner = QPen(theme.selection, 3.0)
+                inner.setCosmetic(True)
+                painter.setPen(inner)
+                painter.drawRect(rect.adjusted(inset * 3, inset * 3, -inset * 3, -inset * 3))
+
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         scene = self.scene()
         theme = scene.theme  # type: ignore[attr-defined]
@@ -211,21 +262,8 @@ class NodeItem(QGraphicsItem):
         if self.isSelected() and self.errors:
             outline.setStyle(Qt.PenStyle.DashLine)
 
-        if lod < 0.35:
-            # Far away: a flat card is all the eye can see, and it is cheap.
-            painter.setPen(outline)
-            painter.setBrush(QBrush(theme.node_body))
-            painter.drawRect(rect)
-            painter.fillRect(QRectF(0, 0, WIDTH, HEADER), header_color)
-            if lod >= 0.12:
-                # The type name, drawn big enough to read at this zoom, says what each card is.
-                font = QFont(_TITLE_FONT)
-                font.setPointSizeF(min(7.0 / lod, 40.0))
-                painter.setFont(font)
-                painter.setPen(theme.node_text)
-                title = QFontMetricsF(font).elidedText(d.title, Qt.TextElideMode.ElideRight, WIDTH - 8)
-                painter.drawText(QRectF(4, HEADER, WIDTH - 8, max(self._height - HEADER, 1.0)),
-                                 Qt.AlignmentFlag.AlignCenter, title)
+        if lod < FAR:
+            self._paint_far(painter, theme, header_color, lod)
             return
 
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
@@ -251,7 +289,7 @@ class NodeItem(QGraphicsItem):
         painter.drawText(QRectF(8, 0, WIDTH - 16, HEADER), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, title)
         painter.setFont(_BODY_FONT)
         fmb = QFontMetricsF(_BODY_FONT)
-        ident = fmb.elidedText(self.node_id, Qt.TextElideMode.ElideLeft, WIDTH * 0.4)
+        ident = elide_id(self.node_id)
         painter.drawText(QRectF(8, 0, WIDTH - 16, HEADER), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, ident)
 
         # ports (while a wire is drawn: a ring on those that can take it, dim the rest)
@@ -294,6 +332,12 @@ class NodeItem(QGraphicsItem):
             text = fmb.elidedText(line, Qt.TextElideMode.ElideRight, WIDTH - 16)
             painter.drawText(QRectF(8, y, WIDTH - 16, LINE), Qt.AlignmentFlag.AlignVCenter, text)
             y += LINE
+
+
+def elide_id(node_id: str) -> str:
+    """The id as the header shows it: its start and end say the most ("block0_…_conv1"),
+    so a long one loses its middle, never its start."""
+    return QFontMetricsF(_BODY_FONT).elidedText(node_id, Qt.TextElideMode.ElideMiddle, WIDTH * 0.4)
 
 
 def _rect_path(rect: QRectF) -> QPainterPath:

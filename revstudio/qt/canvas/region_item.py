@@ -18,6 +18,7 @@ _HINT_FONT = QFont()
 _HINT_FONT.setPointSizeF(8.5)
 MARGIN = 18.0
 BAND = 56.0  # room above the box for the label, which grows when zoomed out
+FAR_LABEL = 0.12  # below this zoom the band is too thin: the label goes inside the box
 
 
 class RegionItem(QGraphicsItem):
@@ -64,8 +65,8 @@ class RegionItem(QGraphicsItem):
         return QRectF(self._rect)
 
     def _label_room(self) -> float:
-        # The label may grow up to 3x when zoomed out; it can reach past a narrow box.
-        return QFontMetricsF(_REGION_FONT).horizontalAdvance(self.label) * 3.0 + 24
+        # The label may grow up to 5x when zoomed out; it can reach past a narrow box.
+        return QFontMetricsF(_REGION_FONT).horizontalAdvance(self.label) * 5.0 + 24
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
         extra = max(1.0, self._label_room() - self._rect.width())
@@ -86,7 +87,20 @@ class RegionItem(QGraphicsItem):
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         font = QFont(_REGION_FONT)
         scale = min(max(1.0, 0.9 / max(lod, 1e-3)), 3.0)  # 3x still fits the band
-        font.setPointSizeF(_REGION_FONT.pointSizeF() * scale)
+        if lod < FAR_LABEL:
+            # Far out the band is too thin to read: the label goes inside the box, ~13 screen px
+            # high, as large as the box allows.
+            base = QFontMetricsF(_REGION_FONT).horizontalAdvance(self.label) or 1.0
+            size = min(13.0 / max(lod, 1e-3), _REGION_FONT.pointSizeF() * (self._rect.width() - 24) / base,
+                       self._rect.height() * 0.3)
+            font.setPointSizeF(max(size, 1.0))
+            painter.setFont(font)
+            painter.setPen(theme.region_text)
+            inside = self._rect.adjusted(12, 6, -12, -6)
+            painter.drawText(inside, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop, self.label)
+            return
+        # ~12 screen px high, as far as the band above the box allows
+        font.setPointSizeF(max(_REGION_FONT.pointSizeF() * scale, min(12.0 / max(lod, 1e-3), BAND - 10) * 0.75))
         painter.setFont(font)
         painter.setPen(text)
         width = max(self._rect.width() - 12, QFontMetricsF(font).horizontalAdvance(self.label) + 4)

@@ -26,6 +26,7 @@ from .wire_item import WireItem
 from .wiring import WireDrag
 
 HINT_MS = 3500
+FREE_AIR = 30.0  # space kept between a newly placed node and its neighbours
 ROOM = 3000.0  # scene margin around the nodes, so one can pan beyond them
 
 
@@ -35,6 +36,8 @@ class GraphScene(QGraphicsScene):
     message = Signal(str)                       # status-bar text (refusals, results)
     selectionChangedIds = Signal(list)          # selected node ids
     openGroupRequested = Signal(str)            # a Group/Repeat node was double-clicked
+    renameRequested = Signal(str)               # a node's header was double-clicked
+    emptyChanged = Signal(bool)                 # the graph became empty / got its first node
     quickAddRequested = Signal(QPointF, object, bool)  # (scene pos, PortRef origin, origin is output)
 
     def __init__(self, document: Any, graph: Graph | None = None, dark: bool = True) -> None:
@@ -60,9 +63,17 @@ class GraphScene(QGraphicsScene):
         self._hint_timer = QTimer(self)
         self._hint_timer.setSingleShot(True)
         self._hint_timer.timeout.connect(self.hide_hint)
+        self._moved: list[NodeItem] = []  # moved by the model, wires not yet updated
+        self._removed_selected: set[str] = set()  # so a renamed node keeps its selection
+        self._returned: list[str] = []  # nodes an undo/redo brought back
+        self._refit_timer = QTimer(self)
+        self._refit_timer.setSingleShot(True)
+        self._refit_timer.setInterval(0)
+        self._refit_timer.timeout.connect(self.flush_moves)
         self.selectionChanged.connect(self._emit_selection)
         self._connections = [document.analysisChanged.connect(self.apply_analysis),
-                             document.graphReplaced.connect(self._on_graph_replaced)]
+                             document.graphReplaced.connect(self._on_graph_replaced),
+                             document.undo_stack.indexChanged.connect(self._after_step)]
         self._subscribe()
         self.rebuild()
 
@@ -73,6 +84,7 @@ class GraphScene(QGraphicsScene):
             (g.node_added, self._on_node_added), (g.node_removed, self._on_node_removed),
             (g.edge_added, self._on_edge_added), (g.edge_removed, self._on_edge_removed),
             (g.param_changed, self._on_param_changed), (g.node_moved, self._on_node_moved),
+            (g.node_renamed, self._on_node_renamed),
         ]
 
     def _subscribe(self) -> None:
@@ -106,6 +118,7 @@ class GraphScene(QGraphicsScene):
     def rebuild(self) -> None:
         """Drop every item and create them again from the graph (open, replace)."""
         self.cancel_gesture()
+        self._moved.clear()
         for item in [*self.node_items.values(), *self.wire_items.values(), *self.region_items]:
             self.removeItem(item)
         self.node_items.clear()
@@ -138,6 +151,8 @@ class GraphScene(QGraphicsScene):
         item = NodeItem(node.id, node_display(self.graph, node.id, report, node.id in self._region_nodes))
         item.setPos(*node.pos)
         self.node_items[node.id] = item
+        if len(self.node_items) == 1:
+            self.emptyChanged.emit(False)
         self._wires_by_node.setdefault(node.id, set())
         self.addItem(item)
         if self._room_set:
@@ -164,12 +179,23 @@ class GraphScene(QGraphicsScene):
 
     def _on_node_added(self, node: Node) -> None:
         self._add_node_item(node, None)  # counts/diagnostics arrive with the next report
+        if getattr(self.document, "replaying", False):
+            self._returned.append(node.id)  # undo of a delete, redo of an add: select them
 
     def _on_node_removed(self, node: Node) -> None:
         item = self.node_items.pop(node.id, None)
         self._wires_by_node.pop(node.id, None)
         if item is not None:
+            self._removed_selected = {node.id} if item.isSelected() else set()
             self.removeItem(item)
+            if not self.node_items:
+                self.emptyChanged.emit(True)
+
+    def _on_node_renamed(self, old: str, new: str) -> None:
+        item = self.node_items.get(new)
+        if item is not None and old in self._removed_selected:
+            item.setSelected(True)  # a renamed node stays selected (and inspected)
+        self._removed_selected = set()
 
     def _on_edge_added(self, edge: Edge) -> None:
         self._add_wire_item(edge)
@@ -192,7 +218,29 @@ class GraphScene(QGraphicsScene):
             return
         if (item.pos().x(), item.pos().y()) != new:
             item.setPos(*new)
-        self.item_moved(item)
+        # Wires and backdrops follow once the command is done (a layout moves 1,000
+        # nodes, and each wire would otherwise be rebuilt once per end).
+        self._moved.append(item)
+        self._refit_timer.start()
+
+    def _after_step(self) -> None:
+        """After each command, undo or redo: wires follow moves; what came back is selected."""
+        self.flush_moves()
+        returned, self._returned = [i for i in self._returned if i in self.node_items], []
+        if returned:
+            self.clearSelection()
+            for node_id in returned:
+                self.node_items[node_id].setSelected(True)
+
+    def flush_moves(self) -> None:
+        """Bring wires and backdrops up to date with nodes the model just moved."""
+        moved, self._moved = self._moved, []
+        if moved:
+            self.items_moved([i for i in moved if self.node_items.get(i.node_id) is i])
+            regions = {r for i in moved for r in self._regions_by_node.get(i.node_id, ())}
+            for region in regions:  # a move may shrink a backdrop too: refit it
+                if region.scene() is self:
+                    self._fit_region(region)
 
     def _refresh_node(self, node_id: str, report: Any) -> None:
         item = self.node_items.get(node_id)
@@ -369,7 +417,8 @@ class GraphScene(QGraphicsScene):
             node = self.graph.nodes.get(node_id)
             pos = (item.pos().x(), item.pos().y())
             if node is not None and node.pos != pos:
-                moves[node_id] = pos
+                # whole pixels: the file gets 472, not 472.31999999999994 from the mouse
+                moves[node_id] = (float(round(pos[0])), float(round(pos[1])))
         if moves:
             self.push(Move(self.graph, moves))
         return bool(moves)
@@ -397,6 +446,7 @@ class GraphScene(QGraphicsScene):
         self.selectionChangedIds.emit(self.selected_node_ids())
 
     def nodes_rect(self, node_ids: list[str] | None = None) -> QRectF:
+        self.flush_moves()
         items = [self.node_items[n] for n in (node_ids if node_ids is not None else self.node_items)
                  if n in self.node_items]
         rect = QRectF()
@@ -406,6 +456,28 @@ class GraphScene(QGraphicsScene):
             if node_ids is None:
                 rect = rect.united(region.sceneBoundingRect())
         return rect
+
+    def is_free(self, rect: QRectF) -> bool:
+        """No node overlaps ``rect`` (with a little air around it)."""
+        probe = rect.adjusted(-FREE_AIR, -FREE_AIR, FREE_AIR, FREE_AIR)
+        return not any(isinstance(i, NodeItem) for i in self.items(probe))
+
+    def free_spot(self, size: tuple[float, float], near: QRectF) -> QPointF:
+        """A top-left for a ``size`` box in free space next to ``near`` (the selection).
+
+        Tries the column right of ``near`` first, going down then up, then the
+        next column: new things appear beside what one is working on, never on it.
+        """
+        w, h = size
+        step = max(40.0, min(h, 120.0))
+        for column in range(6):
+            x = near.right() + FREE_AIR * 2 + column * (w + FREE_AIR * 2)
+            for k in range(12):
+                for sign in ((1,) if k == 0 else (1, -1)):
+                    y = near.top() + sign * k * step
+                    if self.is_free(QRectF(x, y, w, h)):
+                        return QPointF(x, y)
+        return QPointF(near.right() + FREE_AIR * 2, near.top())
 
     def set_theme(self, dark: bool) -> None:
         self.theme = theme_for(dark)
@@ -449,6 +521,10 @@ class GraphScene(QGraphicsScene):
             hit = item.port_at(item.mapFromScene(event.scenePos())) if item is not None else None
             if item is not None and hit is not None:
                 self._wire = WireDrag(self, item.node_id, hit[0], hit[1])
+                event.accept()
+                return
+            if item is not None and event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                item.setSelected(True)  # Shift+click adds (Blender and most editors); Ctrl+click toggles
                 event.accept()
                 return
         super().mousePressEvent(event)

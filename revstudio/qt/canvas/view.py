@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QLineF, QPoint, QPointF, QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QAction, QCursor, QKeyEvent, QKeySequence, QPainter, QPen
-from PySide6.QtWidgets import QGraphicsView, QMenu, QWidget
+from PySide6.QtGui import QAction, QCursor, QKeyEvent, QKeySequence, QMouseEvent, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsView, QLineEdit, QMenu, QWidget
 
 from revstudio.core.graph import Graph
 
@@ -27,6 +27,33 @@ NODE_MIME = "application/x-revstudio-node-type"
 ZOOM_STEP = 1.2
 ZOOM_MIN, ZOOM_MAX = 0.002, 4.0  # fit must show even a 100,000 px wide graph
 FIT_MAX = 1.25          # fitting one small node should not blow it up
+READABLE_ZOOM = 0.8     # revealing a node zooms in at least this far
+EMPTY_HINT = "Drag a node here from the Nodes panel, or press Shift+A"
+EMPTY_HINT_MORE = "Double-click to search for a node  ·  File ▸ New from Example opens a ready-made network"
+
+
+class RenameField(QLineEdit):
+    """The in-place editor of a node's id; says ``done(node_id, text)`` once, or nothing on Escape."""
+
+    done = Signal(str, str)
+
+    def __init__(self, node_id: str, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.node_id = node_id
+        self._over = False
+        self.editingFinished.connect(self._finish)
+
+    def _finish(self) -> None:
+        if not self._over:
+            self._over = True
+            self.done.emit(self.node_id, self.text())
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if event.key() == Qt.Key.Key_Escape:
+            self._over = True
+            self.done.emit(self.node_id, self.node_id)  # unchanged: nothing happens
+            return
+        super().keyPressEvent(event)
 
 
 class GraphView(EditingMixin, QGraphicsView):
@@ -47,6 +74,9 @@ class GraphView(EditingMixin, QGraphicsView):
         self._scene.selectionChangedIds.connect(self.selectionChangedIds)
         self._scene.openGroupRequested.connect(self.openGroupRequested)
         self._scene.quickAddRequested.connect(self._quick_add_from_wire)
+        self._scene.renameRequested.connect(self.start_rename)
+        self._scene.emptyChanged.connect(lambda _empty: self.viewport().update())  # the blank-canvas hint
+        self.rename_field: QLineEdit | None = None
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
         self.setOptimizationFlags(QGraphicsView.OptimizationFlag.DontSavePainterState)
@@ -64,6 +94,7 @@ class GraphView(EditingMixin, QGraphicsView):
         self._pan_from: QPoint | None = None
         self._last_scene_pos = QPointF(0, 0)
         self._paste_count = 0
+        self._last_paste_at: tuple[float, float] | None = None
         self.popup: QuickAddPopup | None = None
         self._keys = self._key_table()
         # Tabs drop views with deleteLater (no close event): stop observing then, or the
@@ -171,6 +202,13 @@ class GraphView(EditingMixin, QGraphicsView):
             self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
             event.accept()
             return
+        shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        if event.button() == Qt.MouseButton.LeftButton and shift \
+                and self._scene.node_at(self.mapToScene(event.position().toPoint())) is None:
+            # Shift+drag on empty canvas adds a rubber band's nodes to the selection, as Ctrl does
+            mods = (event.modifiers() & ~Qt.KeyboardModifier.ShiftModifier) | Qt.KeyboardModifier.ControlModifier
+            event = QMouseEvent(event.type(), event.position(), event.globalPosition(), event.button(),
+                                event.buttons(), mods)
         super().mousePressEvent(event)
 
     def mouseMoveEvent(self, event: Any) -> None:  # noqa: N802
@@ -212,6 +250,24 @@ class GraphView(EditingMixin, QGraphicsView):
             lines = [QLineF(left + i * step, rect.top(), left + i * step, rect.bottom()) for i in range(count_x)]
             lines += [QLineF(rect.left(), top + j * step, rect.right(), top + j * step) for j in range(count_y)]
             painter.drawLines(lines)
+
+    def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802
+        if self._scene.node_items:
+            return
+        # A blank canvas says how to begin (the first thing a new user needs to know).
+        painter.save()
+        painter.resetTransform()
+        area = QRectF(self.viewport().rect())
+        font = painter.font()
+        font.setPointSizeF(13.0)
+        painter.setFont(font)
+        color = self._scene.theme.node_subtext
+        painter.setPen(color)
+        painter.drawText(area.adjusted(20, 0, -20, -24), Qt.AlignmentFlag.AlignCenter, EMPTY_HINT)
+        font.setPointSizeF(10.0)
+        painter.setFont(font)
+        painter.drawText(area.adjusted(20, 40, -20, 0), Qt.AlignmentFlag.AlignCenter, EMPTY_HINT_MORE)
+        painter.restore()
 
     # ---- keyboard --------------------------------------------------------
     def _key_table(self) -> dict[tuple[int, int], Callable[[], object]]:
@@ -290,11 +346,57 @@ class GraphView(EditingMixin, QGraphicsView):
         else:
             self._quick_add_at_cursor()
 
+    def cursor_in_view(self) -> QPointF | None:
+        """The scene point under the mouse pointer, if it is over this canvas."""
+        local = self.viewport().mapFromGlobal(QCursor.pos())
+        if self.viewport().rect().contains(local) and self.isVisible():
+            return self.mapToScene(local)
+        return None
+
     def cursor_scene_pos(self) -> QPointF:
         local = self.viewport().mapFromGlobal(QCursor.pos())
         if self.viewport().rect().contains(local):
             return self.mapToScene(local)
         return self.mapToScene(self.viewport().rect().center())
+
+    # ---- renaming in place ---------------------------------------------------
+    def start_rename(self, node_id: str) -> QLineEdit | None:
+        """A field over the node's header; Enter (or clicking away) renames, Escape cancels."""
+        item = self._scene.node_items.get(node_id)
+        if item is None:
+            return None
+        if self.rename_field is not None:
+            self.rename_field.deleteLater()
+        top_left = self.mapFromScene(item.pos())
+        width = max(120, int(item.boundingRect().width() * self.zoom()))
+        field = RenameField(node_id, self.viewport())
+        field.setGeometry(top_left.x(), top_left.y(), width, max(22, int(24 * self.zoom())))
+        field.setText(node_id)
+        field.selectAll()
+        field.show()
+        field.setFocus()
+        field.done.connect(self._finish_rename)
+        self.rename_field = field
+        return field
+
+    def _finish_rename(self, node_id: str, text: str) -> None:
+        from revstudio.core.commands import RenameNode
+        from revstudio.core.graph import valid_id
+
+        field, self.rename_field = self.rename_field, None
+        if field is not None:
+            field.deleteLater()
+        self.setFocus()
+        new = text.strip()
+        if not new or new == node_id or node_id not in self.graph.nodes:
+            return
+        if new in self.graph.nodes:
+            self.message.emit(f"Not renamed: '{new}' is already the id of another node")
+        elif not valid_id(new):
+            self.message.emit(f"Not renamed: '{new}' has spaces, dots or more than 64 characters")
+        else:
+            self.document.push(RenameNode(self.graph, node_id, new))
+            self.message.emit(f"Renamed {node_id} to {new}")
 
     # ---- selection ---------------------------------------------------------
     def select_nodes(self, ids: list[str]) -> None:
@@ -313,6 +415,17 @@ class GraphView(EditingMixin, QGraphicsView):
         item = self._scene.node_items.get(node_id)
         if item is None:
             return False
+        self.centerOn(item.sceneBoundingRect().center())
+        return True
+
+    def reveal_node(self, node_id: str) -> bool:
+        """Centre ``node_id`` and zoom in enough to read it (a Problem's click, a search)."""
+        item = self._scene.node_items.get(node_id)
+        if item is None:
+            return False
+        if self.zoom() < READABLE_ZOOM:
+            self.resetTransform()
+            self.scale(READABLE_ZOOM, READABLE_ZOOM)
         self.centerOn(item.sceneBoundingRect().center())
         return True
 

@@ -22,10 +22,28 @@ _LABEL_METRICS: QFontMetricsF | None = None
 _LABEL_WIDTHS: dict[str, float] = {}  # shape texts repeat a lot; measuring them is not free
 
 
+LONG = 420.0   # a wire longer than this crosses other columns of nodes
+BEND = 80.0    # ... so it runs level from its output and bends only in the last gap
+
+
+def is_long(delta: QPointF) -> bool:
+    return delta.x() > LONG and abs(delta.y()) > 1.0
+
+
 def wire_path(p1: QPointF, p2: QPointF) -> QPainterPath:
-    """A horizontal-tangent bezier from an output (left) to an input (right)."""
-    dx = max(40.0, abs(p2.x() - p1.x()) * 0.5)
+    """A horizontal-tangent bezier from an output (left) to an input (right).
+
+    A long wire (a skip connection) keeps its output's height and bends just
+    before its input: the auto layout keeps that row free of nodes, so the wire
+    does not run behind the nodes it passes, as a middle bend would.
+    """
     path = QPainterPath(p1)
+    if is_long(p2 - p1):
+        start = QPointF(p2.x() - BEND, p1.y())
+        path.lineTo(start)
+        path.cubicTo(QPointF(p2.x() - BEND / 2, p1.y()), QPointF(p2.x() - BEND / 2, p2.y()), p2)
+        return path
+    dx = max(40.0, abs(p2.x() - p1.x()) * 0.5)
     path.cubicTo(QPointF(p1.x() + dx, p1.y()), QPointF(p2.x() - dx, p2.y()), p2)
     return path
 
@@ -84,8 +102,9 @@ class WireItem(QGraphicsItem):
         self._label_fits = False
         delta = self._delta or QPointF()
         if self.label:
-            # The curve is point-symmetric about the middle of its ends: that is its midpoint.
-            mid = delta / 2
+            # The curve is point-symmetric about the middle of its ends: that is its midpoint;
+            # a long wire's middle is on its level run.
+            mid = QPointF(delta.x() / 2 - BEND / 2, 0.0) if is_long(delta) else delta / 2
             w = _LABEL_WIDTHS.get(self.label)
             if w is None:
                 w = _LABEL_WIDTHS.setdefault(self.label, _metrics().horizontalAdvance(self.label) + 8)

@@ -1,0 +1,86 @@
+"""Zoomed out: nodes are blocks in their type's colour, the selection is a thick outline,
+a broken input is a red bar, and clicking a Problem zooms in on its node."""
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QImage
+
+from revstudio.core.graph import Graph
+from revstudio.qt.canvas import GraphView
+from revstudio.qt.document import Document
+
+
+def _graph(broken: bool = False) -> Graph:
+    g = Graph("lod")
+    g.add_node("Input", "x", {"shape": [4, 8, 8]}, (0, 0))
+    g.add_node("Conv", "c", {"out_channels": 4, "kernel_size": 3, "padding": "same"}, (220, 0))
+    g.add_node("Output", "y", {}, (440, 0))
+    g.connect("x.out", "c.in")
+    if not broken:
+        g.connect("c.out", "y.in")
+    return g
+
+
+def _count(image: QImage, color: QColor, tolerance: int = 18) -> int:
+    n = 0
+    for y in range(0, image.height(), 2):
+        for x in range(0, image.width(), 2):
+            p = image.pixelColor(x, y)
+            if abs(p.red() - color.red()) + abs(p.green() - color.green()) + abs(p.blue() - color.blue()) < tolerance:
+                n += 1
+    return n
+
+
+def _far_view(qtbot, graph: Graph) -> GraphView:
+    view = GraphView(Document(graph))
+    qtbot.addWidget(view)
+    view.resize(500, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    view.resetTransform()
+    view.scale(0.2, 0.2)
+    view.centerOn(view.scene().nodes_rect().center())
+    return view
+
+
+def test_a_selection_far_out_is_a_thick_outline(qtbot):
+    view = _far_view(qtbot, _graph())
+    color = view.scene().theme.selection
+    before = _count(view.grab().toImage(), color)
+    view.select_all()
+    after = _count(view.grab().toImage(), color)
+    assert after > before + 60, (before, after)  # three cards with a 4 px outline each
+
+
+def test_a_broken_input_far_out_is_a_red_bar(qtbot):
+    g = _graph(broken=True)
+    view = _far_view(qtbot, g)
+    assert view.scene().node_items["y"].error_ports or view.scene().node_items["y"].errors
+    assert _count(view.grab().toImage(), view.scene().theme.error) > 40
+
+
+def test_far_out_cards_show_their_type_in_its_colour(qtbot):
+    view = _far_view(qtbot, _graph())
+    theme = view.scene().theme
+    image = view.grab().toImage()
+    assert _count(image, theme.category_color(view.scene().node_items["c"].display.category)) > 20
+
+
+def test_clicking_a_problem_brings_its_node_into_readable_view(make_window, settle):
+    from revstudio.core.generate import large_graph
+
+    g = large_graph(120)
+    g.add_node("Activation", "stray", {"fn": "relu"}, (9000, 3000))  # unwired: a Problem
+    window = make_window(g)
+    view = window.current_view()
+    view.fit_all()
+    assert view.zoom() < 0.5
+    panel = window.diagnostics
+    row = next(i for i in range(panel.tree.topLevelItemCount())
+               if panel.tree.topLevelItem(i).data(0, panel.tree.topLevelItem(i).type() + 0x101) == "stray"
+               or panel.tree.topLevelItem(i).text(1).startswith("stray"))
+    panel.tree.itemClicked.emit(panel.tree.topLevelItem(row), 0)
+    settle()
+    assert view.selected_node_ids() == ["stray"]
+    assert view.zoom() >= 0.8
+    centre = view.mapFromScene(view.scene().node_items["stray"].sceneBoundingRect().center())
+    assert view.viewport().rect().contains(centre)

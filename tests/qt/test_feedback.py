@@ -1,0 +1,90 @@
+"""Feedback: export says what it does at once and when done, exports get the umask's
+mode, the status bar says what undo undid, wire deletes are counted, undo selects what returns."""
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from revstudio.codegen import write_source
+
+
+def test_write_source_gives_the_umask_mode_not_0600(tmp_path):
+    old = os.umask(0o022)
+    try:
+        target = tmp_path / "model.py"
+        write_source("x = 1\n", target)
+        assert stat.S_IMODE(target.stat().st_mode) == 0o644
+        os.chmod(target, 0o640)  # an existing file keeps the mode its owner gave it
+        write_source("x = 2\n", target)
+        assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    finally:
+        os.umask(old)
+
+
+def test_ctrl_e_export_reports_at_once_and_when_done(make_window, revnet, tmp_path, monkeypatch, settle):
+    from PySide6.QtWidgets import QFileDialog
+
+    window = make_window(revnet)
+    target = tmp_path / "exported.py"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(target), "")))
+    said: list[str] = []
+    window.statusBar().messageChanged.connect(lambda text: said.append(text))
+    window.actions_by_name["export"].trigger()
+    settle()
+    assert target.exists()
+    assert said[0].startswith("Exporting exported.py"), said
+    assert any(t.startswith(f"Exported {target}") for t in said), said
+    settle()
+    log = window.bottom.log.toPlainText()
+    assert "Exporting exported.py" in log and "Exported" in log
+
+
+def test_status_bar_says_what_undo_undid(make_window, revnet, settle):
+    window = make_window(revnet)
+    view = window.current_view()
+    view.select_nodes(["f"])
+    view.delete_selection()
+    assert window.statusBar().currentMessage() == "Deleted 1 node"
+    window.actions_by_name["undo"].trigger()
+    settle()
+    assert window.statusBar().currentMessage().startswith("Undid ")
+    assert "f" in window.statusBar().currentMessage()
+    window.actions_by_name["redo"].trigger()
+    assert window.statusBar().currentMessage().startswith("Redid ")
+
+
+def test_deleting_one_wire_says_one_wire(make_window, revnet, settle):
+    window = make_window(revnet)
+    view = window.current_view()
+    view.scene().clearSelection()
+    edge = next(e for e in window.document.graph.edges if str(e) == "f.out -> m.in1")
+    view.scene().wire_items[edge].setSelected(True)
+    view.delete_selection()
+    assert window.statusBar().currentMessage() == "Deleted 1 wire"
+
+
+@pytest.mark.parametrize("ids", [["f"], ["f", "m"]])
+def test_undo_of_a_delete_selects_the_nodes_it_brings_back(make_window, revnet, settle, ids):
+    window = make_window(revnet)
+    view = window.current_view()
+    view.select_nodes(ids)
+    view.delete_selection()
+    assert view.selected_node_ids() == []
+    window.document.undo_stack.undo()
+    settle()
+    assert sorted(view.selected_node_ids()) == sorted(ids)
+    assert window.inspector.node_id == (ids[0] if len(ids) == 1 else None)
+
+
+def test_undo_of_a_param_edit_keeps_the_selection(make_window, revnet, settle):
+    from revstudio.core.commands import SetParam
+
+    window = make_window(revnet)
+    view = window.current_view()
+    view.select_nodes(["f"])
+    window.document.push(SetParam(window.document.graph, "f", "out_channels", 8))
+    window.document.undo_stack.undo()
+    settle()
+    assert view.selected_node_ids() == ["f"]

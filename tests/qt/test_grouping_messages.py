@@ -1,0 +1,63 @@
+"""Grouping and the analysis agree: a group inside a coupling's F is part of the region
+(no "not reversible ... stored" warning, totals unchanged); Problems rows wrap."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from revstudio.core.graph import Graph
+from revstudio.core.grouping import group_nodes
+from revstudio.core.project import load
+from revstudio.diagnostics.check import full_check
+from revstudio.qt import report_facts as rf
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "resources" / "examples" / "revnet_wired.revs"
+F = ["block0_f_conv1", "block0_f_relu", "block0_f_conv2"]
+
+
+def test_grouping_a_couplings_f_keeps_it_in_the_region_without_a_warning():
+    g = load(str(EXAMPLE))
+    before = full_check(g)
+    cmd = group_nodes(g, F, project=g)
+    cmd.do()
+    after = full_check(g)
+    messages = [d.message for d in [*after.diagnostics, *(after.near_misses or [])]]
+    assert not any("not reversible" in m for m in messages), messages
+    assert any(cmd.node_id in r.nodes for r in after.regions)
+    assert rf.mode_totals(after) == rf.mode_totals(before)  # grouping changes no memory figure
+    assert rf.counts(after) == rf.counts(before)
+
+
+def test_a_group_outside_any_coupling_still_says_why_it_is_stored():
+    g = Graph("plain")
+    g.add_node("Input", "x", {"shape": [4, 8, 8]}, (0, 0))
+    g.add_node("Conv", "c", {"out_channels": 4, "kernel_size": 3, "padding": "same"}, (200, 0))
+    g.add_node("Activation", "a", {"fn": "relu"}, (400, 0))
+    g.add_node("Output", "y", {}, (600, 0))
+    for s, d in (("x.out", "c.in"), ("c.out", "a.in"), ("a.out", "y.in")):
+        g.connect(s, d)
+    cmd = group_nodes(g, ["c", "a"], project=g)
+    cmd.do()
+    report = full_check(g)
+    assert not report.regions
+    # nothing claims a saving; the group is simply an ordinary (stored) step
+    assert all("saves" not in d.message for d in report.diagnostics)
+
+
+def test_problems_rows_wrap_long_messages(make_window, revnet, settle):
+    window = make_window(revnet)
+    panel = window.diagnostics
+    assert panel.tree.wordWrap()
+    assert not panel.tree.uniformRowHeights()
+    long = "x" * 10 + " because " + " ".join(["a reason that goes on"] * 30)
+    from PySide6.QtWidgets import QTreeWidgetItem
+
+    panel.tree.clear()
+    panel.tree.addTopLevelItem(QTreeWidgetItem(["", "node", long]))
+    panel.tree.addTopLevelItem(QTreeWidgetItem(["", "node", "short"]))
+    panel.tree.setVisible(True)
+    panel.resize(600, 300)
+    window.bottom_dock.show()
+    settle()
+    tall = panel.tree.visualItemRect(panel.tree.topLevelItem(0)).height()
+    short = panel.tree.visualItemRect(panel.tree.topLevelItem(1)).height()
+    assert tall >= 2 * short, (tall, short)

@@ -1,0 +1,103 @@
+"""Names: the project follows Save As; nodes rename from the inspector title or a
+double-click on their header, as one undoable command; headers cut ids in the middle."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from revstudio.core.project import load
+
+
+def test_save_as_names_the_project_after_the_file(make_window, dialogs, tmp_path, settle):
+    window = make_window()
+    assert window.document.graph.name == "untitled"
+    target = tmp_path / "mine.revs"
+    dialogs.save_paths.append(str(target))
+    assert window.files.save_as()
+    settle()
+    assert window.document.graph.name == "mine"
+    assert load(str(target)).name == "mine"
+    assert window.tabs.tabText(0) == "mine"
+    assert window.inspector.title.text() == "mine"
+    from revstudio.codegen.emit import generate
+
+    window.document.graph.add_node("Input", "x", {"shape": [3]}, (0, 0))
+    window.document.graph.add_node("Output", "y", {}, (200, 0))
+    window.document.graph.connect("x.out", "y.in")
+    assert '"""mine: the network drawn in revstudio.' in generate(window.document.graph)
+
+
+def test_save_as_keeps_a_name_the_user_chose(make_window, dialogs, tmp_path):
+    window = make_window()
+    window.document.graph.name = "ResNet for digits"
+    dialogs.save_paths.append(str(tmp_path / "run2.revs"))
+    assert window.files.save_as()
+    assert window.document.graph.name == "ResNet for digits"
+
+
+def test_rename_from_the_inspector_title_is_one_undoable_step(make_window, revnet, settle):
+    window = make_window(revnet)
+    view = window.current_view()
+    view.select_nodes(["f"])
+    settle()
+    title = window.inspector.title
+    assert not title.isReadOnly()
+    title.setText("branch_conv")
+    title.editingFinished.emit()
+    settle()
+    g = window.document.graph
+    assert "branch_conv" in g.nodes and "f" not in g.nodes
+    assert "s.out1 -> branch_conv.in" in [str(e) for e in g.edges]
+    assert g.renamed == {"f": "branch_conv"}
+    assert view.selected_node_ids() == ["branch_conv"]  # still selected, still inspected
+    assert window.inspector.node_id == "branch_conv"
+    window.document.undo_stack.undo()
+    settle()
+    assert "f" in g.nodes and g.renamed == {}
+
+
+def test_rename_to_a_taken_id_says_why_and_changes_nothing(make_window, revnet, settle):
+    window = make_window(revnet)
+    window.current_view().select_nodes(["f"])
+    settle()
+    count = window.document.undo_stack.count()
+    window.inspector.title.setText("m")
+    window.inspector.title.editingFinished.emit()
+    assert window.document.undo_stack.count() == count
+    assert "already" in window.inspector.rename_error.text()
+    assert window.inspector.title.text() == "f"
+
+
+def test_double_click_on_a_header_renames_in_place(make_window, revnet, settle, qtbot):
+    window = make_window(revnet)
+    view = window.current_view()
+    item = view.scene().node_items["f"]
+    view.centerOn(item)
+    settle()
+    header = view.mapFromScene(item.mapToScene(40, 10))
+    QTest.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, header)
+    field = view.rename_field
+    assert field is not None and field.text() == "f" and field.hasSelectedText()
+    QTest.keyClicks(field, "conv_f")
+    QTest.keyClick(field, Qt.Key.Key_Return)
+    settle()
+    assert "conv_f" in window.document.graph.nodes
+    assert window.document.undo_stack.text(window.document.undo_stack.count() - 1) == "Rename f to conv_f"
+
+
+def test_escape_cancels_an_in_place_rename(make_window, revnet, settle):
+    window = make_window(revnet)
+    view = window.current_view()
+    field = view.start_rename("f")
+    field.setText("zzz")
+    QTest.keyClick(field, Qt.Key.Key_Escape)
+    settle()
+    assert "f" in window.document.graph.nodes and "zzz" not in window.document.graph.nodes
+
+
+def test_header_ids_are_cut_in_the_middle_not_the_start(qtbot):
+    from revstudio.qt.canvas.node_item import elide_id
+
+    shown = elide_id("block10_g_conv1_extra_long_name")
+    assert shown.startswith("bloc") and shown.endswith("name") and "…" in shown
+    assert elide_id("x") == "x"

@@ -1,0 +1,69 @@
+"""Selection habits: Shift+click adds, Ctrl+click toggles; a shared parameter of several
+selected nodes of one type is edited in the inspector as one undoable Macro."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from revstudio.core.graph import Graph
+
+
+def three_convs() -> Graph:
+    g = Graph("convs")
+    g.add_node("Input", "x", {"shape": [4, 8, 8]}, (0, 0))
+    for i, k in enumerate(("a", "b", "c")):
+        g.add_node("Conv", k, {"out_channels": 4, "kernel_size": 3, "padding": "same"}, (250 * (i + 1), 0))
+    g.add_node("Output", "y", {}, (1000, 0))
+    for s, d in (("x.out", "a.in"), ("a.out", "b.in"), ("b.out", "c.in"), ("c.out", "y.in")):
+        g.connect(s, d)
+    return g
+
+
+def _click(view, node_id, modifier=Qt.KeyboardModifier.NoModifier):
+    item = view.scene().node_items[node_id]
+    point = view.mapFromScene(item.mapToScene(60, 50))
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, modifier, point)
+
+
+def test_shift_click_adds_and_ctrl_click_toggles(make_window, settle):
+    window = make_window(three_convs())
+    view = window.current_view()
+    view.fit_all()
+    view.resetTransform()
+    view.centerOn(view.scene().node_items["b"])
+    settle()
+    _click(view, "a")
+    _click(view, "b", Qt.KeyboardModifier.ShiftModifier)
+    assert sorted(view.selected_node_ids()) == ["a", "b"]
+    _click(view, "b", Qt.KeyboardModifier.ShiftModifier)  # Shift never removes
+    assert sorted(view.selected_node_ids()) == ["a", "b"]
+    _click(view, "b", Qt.KeyboardModifier.ControlModifier)
+    assert view.selected_node_ids() == ["a"]
+    _click(view, "c")
+    assert view.selected_node_ids() == ["c"]
+
+
+def test_a_shared_parameter_is_one_undoable_edit(make_window, settle):
+    window = make_window(three_convs())
+    view = window.current_view()
+    view.select_nodes(["a", "b", "c"])
+    settle()
+    inspector = window.inspector
+    assert "out_channels" in inspector.editors
+    assert "3 × Conv" in inspector.type_label.text()
+    count = window.document.undo_stack.count()
+    inspector.editors["out_channels"].committed.emit(8)
+    settle()
+    g = window.document.graph
+    assert [g.node(n).params["out_channels"] for n in "abc"] == [8, 8, 8]
+    assert window.document.undo_stack.count() == count + 1
+    assert window.document.undo_stack.text(count) == "Set out_channels on 3 Conv nodes"
+    window.document.undo_stack.undo()
+    assert [g.node(n).params["out_channels"] for n in "abc"] == [4, 4, 4]
+
+
+def test_mixed_types_show_no_shared_editors(make_window, settle):
+    window = make_window(three_convs())
+    window.current_view().select_nodes(["a", "x"])
+    settle()
+    assert window.inspector.editors == {}

@@ -1,0 +1,40 @@
+"""Small things: palette rows keep their height across theme switches; the inspector's
+warning is never cut off above the History panel."""
+from __future__ import annotations
+
+from revstudio.core.graph import Graph
+
+
+def _row(window) -> int:
+    tree = window.node_palette.tree
+    return tree.visualItemRect(window.node_palette.item_for("Conv")).height()
+
+
+def test_palette_rows_keep_their_height_after_switching_theme_and_back(make_window, settle):
+    window = make_window()
+    settle()
+    before = _row(window)
+    window.toggle_theme()
+    settle()
+    window.toggle_theme()
+    settle()
+    assert _row(window) == before
+    assert before <= 20
+
+
+def test_the_inspectors_warning_is_not_clipped(make_window, settle, qtbot):
+    g = Graph("warn")
+    g.add_node("Input", "x", {"shape": [4, 8, 8]}, (0, 0))
+    g.add_node("Conv", "c", {"out_channels": 4, "kernel_size": 3, "padding": "same"}, (220, 0))  # read by nothing
+    g.connect("x.out", "c.in")
+    window = make_window(g)
+    window.inspector_dock.resize(260, window.inspector_dock.height())
+    window.current_view().select_nodes(["c"])
+    settle()
+    qtbot.wait(50)
+    facts = window.inspector.facts
+    assert "warning" in facts.text()
+    # the label is as tall as its wrapped text needs at its width: nothing is cut
+    assert facts.height() >= facts.heightForWidth(facts.width()) - 1
+    body = window.inspector._body
+    assert facts.geometry().bottom() <= body.height()
