@@ -101,6 +101,9 @@ class Graph:
         self.groups: dict[str, Graph] = groups if groups is not None else {}
         self.training: dict[str, Any] = {}
         self.view: dict[str, Any] = {}
+        # What the file says provides each plugin node type ({"distribution", "version"}),
+        # kept so a project whose plugin is not installed names it and saves back unchanged.
+        self.plugins: dict[str, dict[str, str]] = {}
         self.node_added = Event("node_added")        # (node)
         self.node_removed = Event("node_removed")    # (node)
         self.edge_added = Event("edge_added")        # (edge)
@@ -369,6 +372,7 @@ class Graph:
         out.nodes = {k: n.copy() for k, n in self.nodes.items()}
         out.edges = list(self.edges)
         out.training, out.view = _copy.deepcopy(self.training), _copy.deepcopy(self.view)
+        out.plugins = _copy.deepcopy(self.plugins)
         return out
 
     def resolved_params(self, node_id: str) -> dict[str, Any]:
