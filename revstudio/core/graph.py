@@ -373,6 +373,9 @@ class Graph:
         out.edges = list(self.edges)
         out.training, out.view = _copy.deepcopy(self.training), _copy.deepcopy(self.view)
         out.plugins = _copy.deepcopy(self.plugins)
+        for body in out.groups.values():
+            if not self.is_body():
+                body.plugins = out.plugins
         return out
 
     def resolved_params(self, node_id: str) -> dict[str, Any]:

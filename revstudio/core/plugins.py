@@ -154,15 +154,14 @@ def _clash(registry: Registry, spec: NodeSpec) -> str | None:
 
 def load_into(registry: Registry) -> None:
     """Register every node type the installed plugins declare (the built-in catalog first)."""
-    builtin_seen = False
-    for ep, dist, version in _entry_points():
-        provider = Provider(ep.name, ep.value.replace(" ", ""), dist, version)
-        builtin_seen = builtin_seen or provider.builtin
-        load_provider(registry, provider, ep.load)
-    if not builtin_seen:
+    found = [(Provider(ep.name, ep.value.replace(" ", ""), dist, version), ep) for ep, dist, version in _entry_points()]
+    if not any(provider.builtin for provider, _ep in found):
         # A source checkout run with PYTHONPATH and no (or stale) installed metadata has no
-        # entry point for the built-in catalog; it is still the same module, loaded by name.
+        # entry point for the built-in catalog; it is still the same module, loaded by name,
+        # and first, so that a plugin can never take a built-in type id.
         load_provider(registry, BUILTIN_PROVIDER, lambda: _resolve(BUILTIN))
+    for provider, ep in found:  # the built-in entry point sorts first
+        load_provider(registry, provider, ep.load)
 
 
 def _resolve(value: str) -> Any:

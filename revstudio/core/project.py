@@ -308,6 +308,8 @@ class _Reader:
         if not isinstance(made_by, str) or len(made_by) > MAX_NAME:
             raise self.fail("field 'made_by'", f"expected text such as {MADE_BY!r}, got {_short(made_by)}")
         graph.plugins = self.plugins(doc.get("plugins", {}))
+        for body in graph.groups.values():
+            body.plugins = graph.plugins  # one record per project, seen from every canvas
         for key in ("training", "view"):
             value = doc.get(key, {})
             if not isinstance(value, dict):

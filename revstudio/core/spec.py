@@ -109,6 +109,9 @@ class NodeSpec:
     key_params: tuple[str, ...] = ()
     legacy_ids: tuple[str, ...] = ()
     title: str = ""
+    # Sample (params, input shapes) the catalog's tests build the type with: a
+    # plugin's types run through the same shape, gradient and inverse checks.
+    examples: tuple[tuple[Mapping[str, Any], tuple[ShapeT, ...]], ...] = ()
 
     def input_ports(self, params: Mapping[str, Any], groups: Groups | None = None) -> tuple[str, ...]:
         return _ports(self.inputs, params, groups or {})

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from revstudio.core.commands import SetParam
 from revstudio.core.graph import Graph, Node
 from revstudio.core.spec import registry
+from revstudio.core.validate import missing_type_text
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
 from revstudio.qt.param_editors import GroupEditor, ParamEditor, make_editor
@@ -136,12 +137,17 @@ class Inspector(QWidget):
         spec = registry.find(node.type)
         self.title.setText(node.id)
         self.type_label.setText(spec.display_name if spec else node.type)
-        self.help.setText(spec.help if spec else
-                          f"Unknown node type '{node.type}': fix the type in the file or delete this node.")
+        missing = missing_type_text(node.type, getattr(self.graph, "plugins", {}).get(node.type))
+        if spec is not None:
+            self.help.setText(spec.help)
+        elif missing:  # its params and wires stay as the file has them, and are saved back
+            self.help.setText(missing[:1].upper() + missing[1:] + ". Its parameters and wires are kept.")
+        else:
+            self.help.setText(f"Unknown node type '{node.type}': fix the type in the file or delete this node.")
         self.help.setVisible(True)
         params = dict(spec.params) if spec else {}
-        self.form_title.setVisible(bool(params))
-        self.form_host.setVisible(bool(params))
+        self.form_title.setVisible(bool(params) or bool(node.params))
+        self.form_host.setVisible(bool(params) or bool(node.params))
         for name, param in params.items():
             editor = make_editor(name, param, self.form_host)
             if isinstance(editor, GroupEditor):
@@ -158,8 +164,9 @@ class Inspector(QWidget):
         # Parameters a file set that the spec does not know: visible, so the user can see the error.
         for name in node.params:
             if name not in params:
-                self.form.addRow(_label(name, "paramLabel"), _label(
-                    f"unknown parameter = {node.params[name]!r}; delete it in the file", "paramError"))
+                text = (f"{node.params[name]!r} (kept)" if spec is None and missing else
+                        f"unknown parameter = {node.params[name]!r}; delete it in the file")
+                self.form.addRow(_label(name, "paramLabel"), _label(text, "paramError"))
 
     def _group_of(self, node: Node | None) -> str | None:
         """The body a Group/Repeat node refers to, if it exists in the project."""
