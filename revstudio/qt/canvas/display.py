@@ -76,7 +76,7 @@ def node_display(graph: Graph, node_id: str, report: Any, in_region: bool) -> No
         # A type whose plugin is not installed keeps its params and wires; say what to install.
         record = getattr(graph, "plugins", {}).get(node.type) or {}
         dist = record.get("distribution")
-        lines = ("missing plugin:", str(dist)) if dist else ("unknown node type",)
+        lines: tuple[str, ...] = ("missing plugin:", str(dist)) if dist else ("unknown node type",)
         return NodeDisplay(node.type, node.type, "missing" if dist else "unknown", inputs, outputs, lines, (),
                            False, False)
     params = graph.resolved_params(node_id)
