@@ -35,9 +35,17 @@ def files() -> Traversable | None:
     if folder is not None:
         return folder
     try:
-        return importlib_resources.files(PACKAGE)
+        found: Traversable | None = importlib_resources.files(PACKAGE)
     except (ModuleNotFoundError, TypeError):
-        return None
+        found = None
+    if isinstance(found, Path):  # an installed wheel: a real folder in site-packages
+        return found
+    # A frozen app (PyInstaller, packaging/revstudio.spec) keeps the folder beside the package,
+    # where it may import as a namespace package; the plain folder is the simpler answer.
+    beside = Path(__file__).resolve().parent / "_resources"
+    if beside.is_dir():
+        return beside
+    return found  # inside a zip: a zipfile.Path, copied out by root()
 
 
 @lru_cache(maxsize=1)

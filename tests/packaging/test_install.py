@@ -123,18 +123,26 @@ EDITOR = textwrap.dedent("""
     from revstudio.qt import theme
 
     seen = {}
+    tries = [0]
 
     def look():
         from revstudio.qt.main_window import MainWindow
-        (window,) = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)]
+        windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)]
+        tries[0] += 1
+        if (not windows or windows[0].document.graph.name == "untitled") and tries[0] < 240:
+            QTimer.singleShot(250, look)  # the file opens once the event loop runs
+            return
+        window = windows[0]
         seen["graph"] = window.document.graph.name
         seen["palette"] = window.node_palette.visible_type_ids()
+        seen["title"] = window.windowTitle()
+        window.close()
         QApplication.instance().quit()
 
     create = qt_app.create_app
     def create_app(*args):
         app = create(*args)
-        QTimer.singleShot(1500, look)
+        QTimer.singleShot(250, look)
         return app
     qt_app.create_app = create_app
 
