@@ -4,8 +4,9 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 import revstudio
 from revstudio.core.project import dumps, load
