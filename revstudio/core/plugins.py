@@ -86,22 +86,20 @@ def _entry_points() -> list[tuple[metadata.EntryPoint, str | None, str | None]]:
     """(entry point, distribution, version) of the group, each pointer once, built-in first."""
     found: dict[str, tuple[metadata.EntryPoint, str | None, str | None]] = {}
     try:
-        distributions: Iterable[metadata.Distribution] = metadata.distributions()
-        for dist in distributions:
-            try:
-                name = dist.metadata["Name"]
-                version = dist.version
-                eps = [ep for ep in dist.entry_points if ep.group == GROUP]
-            except Exception:  # a damaged dist-info must not hide the others
-                continue
-            for ep in eps:
-                # The same package can sit twice on sys.path (an editable install and a
-                # checkout); the first is the one Python imports, like for modules.
-                found.setdefault(ep.value.replace(" ", ""), (ep, name, version))
-    except Exception as exc:  # pragma: no cover - importlib.metadata failing outright
+        # entry_points() reads only entry_points.txt (and the first copy of a package on
+        # sys.path, as imports do); METADATA is parsed only for the plugins found.
+        eps = list(metadata.entry_points(group=GROUP))
+    except Exception as exc:  # a damaged dist-info must not stop the app
         report("(all plugins)", f"could not read the installed packages ({type(exc).__name__}: {exc})")
-    ordered = sorted(found.values(), key=lambda item: item[0].value.replace(" ", "") != BUILTIN)
-    return ordered
+        eps = []
+    for ep in eps:
+        dist = getattr(ep, "dist", None)
+        try:
+            name, version = (dist.name, dist.version) if dist is not None else (None, None)
+        except Exception:  # METADATA unreadable: the entry point still works, unnamed
+            name = version = None
+        found.setdefault(ep.value.replace(" ", ""), (ep, name, version))
+    return sorted(found.values(), key=lambda item: item[0].value.replace(" ", "") != BUILTIN)
 
 
 def _specs_of(obj: Any) -> Any:
