@@ -7,7 +7,8 @@ the machine's wheel, exactly as ``make`` installs it: ``pip install
 torch==2.13.0``). Children run outside the checkout with no PYTHONPATH, so
 only the installed copy can answer. Minutes on CI (packaging/README.md has the
 numbers); marked ``install`` so ``make test-quick`` / ``-m "not install"``
-skips it, while ``make test`` (CI) runs it.
+skips it, while ``make test`` (CI) runs it. ``REVSTUDIO_TEST_VENV=DIR`` reuses a
+venv an earlier run made (only the freshly built wheels are reinstalled).
 """
 from __future__ import annotations
 
@@ -61,10 +62,15 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("venv")
+    wheels = sorted(dist.glob("*.whl"))
+    reuse = os.environ.get("REVSTUDIO_TEST_VENV")  # a venv made by an earlier run: only the wheels change
+    if reuse:
+        pip = [Path(reuse) / "bin" / "python", "-m", "pip", "install", "-q"]
+        _run([*pip, "--force-reinstall", "--no-deps", *wheels], cwd=home, env=_clean_env())
+        return Path(reuse)
     _run([sys.executable, "-m", "venv", home / "venv"], cwd=home)
     pip = [home / "venv" / "bin" / "python", "-m", "pip", "install", "-q"]
     _run([*pip, TORCH], cwd=home, env=_clean_env())
-    wheels = sorted(dist.glob("*.whl"))
     _run([*pip, *wheels], cwd=home, env=_clean_env())
     return home / "venv"
 
@@ -155,7 +161,8 @@ EDITOR = textwrap.dedent("""
 
 
 def test_the_installed_editor_starts_with_its_icons_theme_and_plugins(venv: Path, tmp_path: Path) -> None:
-    env = _clean_env()
+    home = tmp_path / "home"  # the editor's settings and recovery files stay in here
+    env = _clean_env(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local"))
     example = _run([_bin(venv, "revstudio"), "examples", "glow_flow"], cwd=tmp_path, env=env).stdout.strip()
     out = _run([_bin(venv, "python"), "-c", EDITOR, example], cwd=tmp_path, env=env, timeout=300)
     seen = eval(out.stdout.strip().splitlines()[-1], {})  # our own dict literal
