@@ -26,7 +26,7 @@ SUBCOMMANDS: dict[str, str] = {
     "train": "train a project",
     "export": "write standalone PyTorch code",
     "examples": "list the example projects installed with revstudio",
-    "plugins": "list node-type plugins (entry points 'revstudio.nodes') and any that were skipped",
+    "plugins": "list node-type plugins and any that were skipped",
 }
 
 

@@ -167,13 +167,19 @@ class Graph:
         return f"{prefix}{i}"
 
     def ports(self, node_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(input ports, output ports) of a node, from its spec; empty if the type is unknown."""
+        """(input ports, output ports) of a node, from its spec.
+
+        A node whose type is unknown (its plugin is not installed) has the ports its
+        wires use, in wire order, so it is drawn with those wires still attached.
+        """
         from .spec import registry
 
         node = self.node(node_id)
         spec = registry.find(node.type)
         if spec is None:
-            return (), ()
+            ins = dict.fromkeys(e.dst.port for e in self.edges_into(node_id))
+            outs = dict.fromkeys(e.src.port for e in self.edges_from(node_id))
+            return tuple(ins), tuple(outs)
         params = {**spec.defaults(), **node.params}
         try:
             return spec.input_ports(params, self.groups), spec.output_ports(params, self.groups)
