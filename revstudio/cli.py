@@ -12,6 +12,7 @@ import argparse
 import importlib
 import importlib.util
 import json
+import logging
 import os
 import signal
 import sys
@@ -25,6 +26,8 @@ SUBCOMMANDS: dict[str, str] = {
     "train": "train a project",
     "runs": "list training runs with their status and final metrics",
     "export": "write standalone PyTorch code",
+    "examples": "list the example projects installed with revstudio",
+    "plugins": "list node-type plugins and any that were skipped",
 }
 
 
@@ -125,9 +128,28 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
+class _PluginWarnings(logging.Handler):
+    """Plugin problems reach the terminal once each, as 'revstudio: warning: ...' on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(f"revstudio: warning: {record.getMessage()}", file=sys.stderr)
+        except (OSError, ValueError):  # stderr gone: the command itself must still finish
+            pass
+
+
+def _report_plugin_problems() -> None:
+    logger = logging.getLogger("revstudio.plugins")
+    if not any(isinstance(h, _PluginWarnings) for h in logger.handlers):
+        logger.addHandler(_PluginWarnings(logging.WARNING))
+        logger.propagate = False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     wants_json = "--json" in args
+    if args and args[0] in SUBCOMMANDS:  # the editor reports them in its Log tab instead
+        _report_plugin_problems()
     try:
         code = _dispatch(args)
         # Short output sits in the buffer until exit; flush here so that a

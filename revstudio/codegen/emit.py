@@ -20,7 +20,7 @@ from revstudio.compiler.plan import module_name
 
 from . import CodegenError
 from .construct import ConstructionError, Record, call_source, recording
-from .inline import InlineError, Inliner, import_block, names_in_inlinable_code
+from .inline import ImportFact, InlineError, Inliner, import_block, names_in_inlinable_code, plugin_inlinable
 from .namespace import Namespace, camel, is_safe_attribute
 from .regions import ASSEMBLY, STREAM_HELPER, RegionWriter
 from .segments import RUN_PART, Segment, segments
@@ -67,23 +67,47 @@ class _Writer:
         self.needs_any = False
         self.instances: dict[int, Any] = {id(self.plan): model}
         self.regions = RegionWriter(self)
+        self.plugin_packages: dict[str, None] = {}  # plugins whose layers the file imports
 
     # ---- layers -----------------------------------------------------
     def class_ref(self, module: Any, where: str) -> str:
         import torch.nn as nn
 
         cls = type(module)
-        if cls.__module__.startswith("revstudio."):
+        if cls.__module__.startswith("revstudio.") or plugin_inlinable(cls.__module__):
             try:
                 return self.inliner.require(cls)
             except InlineError as exc:
                 raise CodegenError(f"{where}: {exc}") from None
         if getattr(nn, cls.__name__, None) is cls:
             return f"nn.{cls.__name__}"
+        if cls.__module__.split(".")[0] not in ("torch", "__main__", "builtins") and "." not in cls.__qualname__:
+            return self.plugin_import(cls)
         raise CodegenError(
             f"{where}: its module class {cls.__module__}.{cls.__qualname__} is neither in torch.nn nor a "
             "torch-only revstudio module, so it cannot be written into standalone code"
         )
+
+    def plugin_import(self, cls: type) -> str:
+        """``from plugin_module import Class``: a plugin's layer stays in its package.
+
+        The exported file then needs that package installed (its header says so);
+        a plugin that can travel sets ``__revstudio_inline__`` and is inlined instead.
+        """
+        target = f"{cls.__module__}.{cls.__name__}"
+        for bound, fact in self.inliner.imports.items():
+            if fact.target == target:
+                return bound
+        bound = cls.__name__
+        n = 1
+        while bound in self.inliner.imports or bound in self.inliner.names or not self.names._is_free(bound):
+            n += 1
+            bound = f"{cls.__name__}{n}"
+        self.names.reserve(bound)
+        self.inliner.imports[bound] = ImportFact(bound, cls.__module__, cls.__name__)
+        package = cls.__module__.split(".")[0]
+        self.plugin_packages.setdefault(package, None)
+        return bound
 
     def body_key(self, module: Any) -> str | None:
         # a compiled group body carries the plan it was built from (GroupModule._plan)
@@ -447,12 +471,24 @@ def _assemble(writer: _Writer, model_class: ClassCode, script: list[str] | None)
     return header + "\n" + body
 
 
-def _header(writer: _Writer, with_training: bool, body: str) -> str:
-    from .inline import ImportFact
+def _distribution_of(package: str) -> str:
+    """``revstudio_haar`` -> ``revstudio-haar (import revstudio_haar)``: what to pip install."""
+    from importlib import metadata
 
+    try:
+        dists = metadata.packages_distributions().get(package, [])
+    except Exception:  # damaged metadata: the import name still tells the reader something
+        dists = []
+    return f"{dists[0]} (import {package})" if dists else package
+
+
+def _header(writer: _Writer, with_training: bool, body: str) -> str:
     name = docstring_text(writer.graph.name)
+    needs = "PyTorch"
+    if writer.plugin_packages:
+        needs += " and the plugin " + ", ".join(_distribution_of(p) for p in writer.plugin_packages)
     doc = [
-        f'"""{name}: exported from revstudio {__version__}; needs only PyTorch.',
+        f'"""{name}: exported from revstudio {__version__}; needs only {needs}.',
         "",
         "    model = Model()                      # same state_dict keys as revstudio.compile",
         "    model.load_state_dict(torch.load(\"checkpoint.pt\"))",

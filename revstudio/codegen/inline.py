@@ -4,7 +4,9 @@ The reversible runtime (``revstudio.compiler.runtime`` and ``.assembly``) and th
 (``revstudio.nodes.torch_modules``) import only torch and the standard
 library, so their source can travel: :class:`Inliner` takes the definitions a
 model needs, plus everything they reference, as the exact text of their
-files (comments kept), and collects the imports they rely on.
+files (comments kept), and collects the imports they rely on. A plugin's
+module may ask for the same treatment by setting ``__revstudio_inline__ = True``
+(docs/plugins.md): it then has to import only torch and the standard library.
 """
 from __future__ import annotations
 
@@ -19,11 +21,32 @@ from typing import Any
 
 # Modules whose source may be inlined: torch-only by contract (docs/architecture.md).
 INLINABLE_PREFIXES = ("revstudio.nodes.torch_modules", "revstudio.compiler.runtime", "revstudio.compiler.assembly")
+INLINE_FLAG = "__revstudio_inline__"
 STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"math", "typing", "dataclasses", "itertools"}
 
 
 class InlineError(ValueError):
     """A definition cannot be inlined; the message names it and why."""
+
+
+def plugin_inlinable(module_name: str) -> bool:
+    """Whether a plugin's module declares that its source may be copied into an export."""
+    module = sys.modules.get(module_name)
+    if module is None:
+        try:
+            module = importlib.import_module(module_name)
+        except Exception:  # not importable: then it cannot be inlined either
+            return False
+    return getattr(module, INLINE_FLAG, False) is True
+
+
+def inlinable(module_name: str) -> bool:
+    return module_name.startswith(INLINABLE_PREFIXES) or (
+        not _is_revstudio(module_name) and plugin_inlinable(module_name))
+
+
+def _is_revstudio(module_name: str) -> bool:
+    return module_name == "revstudio" or module_name.startswith("revstudio.")
 
 
 @dataclass(frozen=True)
@@ -84,7 +107,7 @@ def _load_unit(module_name: str) -> _Unit:
                 bound = alias.asname or alias.name
                 if source_module == "__future__":
                     unit.future_annotations = unit.future_annotations or alias.name == "annotations"
-                elif source_module.startswith("revstudio"):
+                elif _is_revstudio(source_module) or (stmt.level and inlinable(source_module)):
                     unit.local_imports[bound] = (source_module, alias.name)
                 else:
                     unit.imports[bound] = ImportFact(bound, source_module, alias.name)
@@ -112,10 +135,10 @@ class Inliner:
         self.future_annotations = False
 
     def _unit(self, module: str) -> _Unit:
-        if not module.startswith(INLINABLE_PREFIXES):
+        if not inlinable(module):
             raise InlineError(
                 f"{module} is not a torch-only module, so its code cannot go into an export "
-                f"(only {', '.join(INLINABLE_PREFIXES)} can)"
+                f"(only {', '.join(INLINABLE_PREFIXES)} and plugin modules that set {INLINE_FLAG} can)"
             )
         if module not in self._units:
             self._units[module] = _load_unit(module)
@@ -131,7 +154,7 @@ class Inliner:
     def require_name(self, module: str, name: str) -> str:
         if self._done.get(name) == module:
             return name
-        if module.startswith(INLINABLE_PREFIXES):
+        if inlinable(module):
             unit = self._unit(module)
             if name in unit.local_imports and name not in unit.defs:
                 # re-exported from a sibling torch-only file: the definition lives there

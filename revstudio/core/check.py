@@ -106,7 +106,7 @@ def check(graph: Graph, registry: Registry | None = None) -> Report:
     the node and port. Linear in nodes + edges (group bodies are memoised on
     their input shapes).
     """
-    inferer = GroupInferer(graph.groups, registry or default_registry)
+    inferer = GroupInferer(graph.groups, registry or default_registry, getattr(graph, "plugins", None))
     report = _report(analyse_graph(graph, inferer))
     # Errors first (stable, so each keeps graph order): what blocks a run leads.
     report.diagnostics.sort(key=lambda d: d.severity != "error")

@@ -104,6 +104,9 @@ class Graph:
         # old node id -> its current id, after renames: checkpoints saved under the
         # old name still load (the compiler and the exported code read it)
         self.renamed: dict[str, str] = {}
+        # What the file says provides each plugin node type ({"distribution", "version"}),
+        # kept so a project whose plugin is not installed names it and saves back unchanged.
+        self.plugins: dict[str, dict[str, str]] = {}
         self.node_added = Event("node_added")        # (node)
         self.node_removed = Event("node_removed")    # (node)
         self.edge_added = Event("edge_added")        # (edge)
@@ -168,13 +171,19 @@ class Graph:
         return f"{prefix}{i}"
 
     def ports(self, node_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(input ports, output ports) of a node, from its spec; empty if the type is unknown."""
+        """(input ports, output ports) of a node, from its spec.
+
+        A node whose type is unknown (its plugin is not installed) has the ports its
+        wires use, in wire order, so it is drawn with those wires still attached.
+        """
         from .spec import registry
 
         node = self.node(node_id)
         spec = registry.find(node.type)
         if spec is None:
-            return (), ()
+            ins = dict.fromkeys(e.dst.port for e in self.edges_into(node_id))
+            outs = dict.fromkeys(e.src.port for e in self.edges_from(node_id))
+            return tuple(ins), tuple(outs)
         params = {**spec.defaults(), **node.params}
         try:
             return spec.input_ports(params, self.groups), spec.output_ports(params, self.groups)
@@ -404,6 +413,10 @@ class Graph:
         out.edges = list(self.edges)
         out.training, out.view = _copy.deepcopy(self.training), _copy.deepcopy(self.view)
         out.renamed = dict(self.renamed)
+        out.plugins = _copy.deepcopy(self.plugins)
+        for body in out.groups.values():
+            if not self.is_body():
+                body.plugins = out.plugins
         return out
 
     def resolved_params(self, node_id: str) -> dict[str, Any]:

@@ -10,7 +10,10 @@ is iterative and linear, so hostile files cannot blow the stack or hang.
 
 ``dumps`` is deterministic: node and edge order as in the graph, params and
 groups sorted by name, only explicitly set params, ASCII only. So
-save -> load -> save is byte-identical.
+save -> load -> save is byte-identical. ``made_by`` names the revstudio that
+wrote the file; ``plugins`` records, for each node type a plugin provides, the
+package to install (kept as read for types that are not installed, so such a
+project saves back unchanged and ``check`` can say what is missing).
 
 Versions. ``CURRENT_VERSION`` is what we write; ``MIGRATIONS[v]`` (in
 ``migrations.py``) turns a version-``v`` document into a version ``v + 1`` one,
@@ -25,6 +28,8 @@ import stat
 import time
 from typing import Any
 
+from revstudio import __version__
+
 from . import tempfiles
 from .graph import ID_PATTERN, Edge, Graph, Node, PortRef, valid_id
 from .migrations import CURRENT_VERSION, MIGRATIONS, migrate_0_to_1
@@ -36,7 +41,9 @@ MAX_FILE_BYTES = 64 << 20   # far beyond any real project; stops a stray multi-G
 MAX_DEPTH = 32              # nesting allowed inside params, training and view
 MAX_NAME = 1000
 
-TOP_FIELDS = ("format", "version", "name", "nodes", "edges", "groups", "renamed", "training", "view")
+TOP_FIELDS = ("format", "version", "made_by", "name", "nodes", "edges", "groups", "renamed", "plugins",
+              "training", "view")
+MADE_BY = f"revstudio {__version__}"
 NODE_FIELDS = ("id", "type", "params", "pos")
 _NODE_FIELD_SET = frozenset(NODE_FIELDS)
 _NUMBER = (int, float)
@@ -306,6 +313,12 @@ class _Reader:
             raise self.fail("field 'renamed'", 'expected an object of old node id: current node id, '
                             'e.g. {"conv1": "stem"}')
         graph.renamed = dict(renamed)
+        made_by = doc.get("made_by", "")
+        if not isinstance(made_by, str) or len(made_by) > MAX_NAME:
+            raise self.fail("field 'made_by'", f"expected text such as {MADE_BY!r}, got {_short(made_by)}")
+        graph.plugins = self.plugins(doc.get("plugins", {}))
+        for body in graph.groups.values():
+            body.plugins = graph.plugins  # one record per project, seen from every canvas
         for key in ("training", "view"):
             value = doc.get(key, {})
             if not isinstance(value, dict):
@@ -314,6 +327,22 @@ class _Reader:
                 raise self.fail(f"field {key!r}", f"nests deeper than {MAX_DEPTH} levels")
             setattr(graph, key, value)
         return graph
+
+
+    def plugins(self, raw: Any) -> dict[str, dict[str, str]]:
+        """``{"Type": {"distribution": "pkg", "version": "1.0"}}``: who provides each plugin type."""
+        if not isinstance(raw, dict):
+            raise self.fail("field 'plugins'", f'expected an object of type: {{"distribution": ...}}, got {_kind(raw)}')
+        out: dict[str, dict[str, str]] = {}
+        for type_id, record in raw.items():
+            where = f"field 'plugins' {_short(type_id)}"
+            if not isinstance(record, dict) or not isinstance(record.get("distribution"), str):
+                raise self.fail(where, 'expected {"distribution": "package-name", "version": "1.0"}')
+            for key, value in record.items():
+                if key not in ("distribution", "version") or not isinstance(value, str) or len(value) > MAX_NAME:
+                    raise self.fail(where, f"{_short(key)}: expected 'distribution' and 'version' as text")
+            out[type_id] = dict(record)
+        return out
 
 
 @without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
@@ -389,11 +418,40 @@ def _graph_lines(graph: Graph, pad: str) -> list[str]:
     return out
 
 
+def plugin_records(graph: Graph) -> dict[str, dict[str, str]]:
+    """For every plugin node type the project uses: the package (and version) that provides it.
+
+    Installed types are recorded from the registry; a type that is not installed
+    keeps the record the file came with, so nothing is lost by saving.
+    """
+    from .spec import registry
+
+    used: set[str] = set()
+    for part in (graph, *graph.groups.values()):
+        used.update(node.type for node in part.nodes.values() if isinstance(node.type, str))
+    kept = getattr(graph, "plugins", {})
+    out: dict[str, dict[str, str]] = {}
+    for type_id in sorted(used):
+        spec = registry.find(type_id)
+        if spec is None:
+            if type_id in kept:
+                out[type_id] = dict(kept[type_id])
+            continue
+        provider = registry.provider(spec.type_id)
+        if provider is not None and not provider.builtin and provider.distribution:
+            record = {"distribution": provider.distribution}
+            if provider.version:
+                record["version"] = provider.version
+            out[spec.type_id] = record
+    return out
+
+
 def dumps(graph: Graph) -> str:
     """The project as JSON text (DESIGN section 2): deterministic, ASCII, one node/edge per line."""
     fields = [
         f'  "format": "{FORMAT}"',
         f'  "version": {CURRENT_VERSION}',
+        f'  "made_by": {_value(MADE_BY, "made_by")}',
         f'  "name": {_value(graph.name, "name")}',
         *_graph_lines(graph, "  "),
     ]
@@ -408,6 +466,9 @@ def dumps(graph: Graph) -> str:
     if graph.renamed:  # written only once a node was renamed: older files stay byte-identical
         fields.append('  "renamed": ' + _value(dict(sorted(graph.renamed.items())), "renamed", indent=2)
                       .replace("\n", "\n  "))
+    plugins = plugin_records(graph)
+    if plugins:
+        fields.append('  "plugins": ' + _value(plugins, "plugins", indent=2).replace("\n", "\n  "))
     for key in ("training", "view"):
         text = _value(getattr(graph, key), key, indent=2)
         fields.append(f'  "{key}": ' + text.replace("\n", "\n  "))
@@ -477,6 +538,6 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> None:
 
 
 __all__ = [
-    "CURRENT_VERSION", "FORMAT", "MIGRATIONS", "ProjectError", "dumps", "load", "loads", "migrate_0_to_1",
-    "parse_json", "save",
+    "CURRENT_VERSION", "FORMAT", "MADE_BY", "MIGRATIONS", "ProjectError", "dumps", "load", "loads",
+    "migrate_0_to_1", "parse_json", "plugin_records", "save",
 ]

@@ -15,6 +15,7 @@ from typing import Any
 
 from .diagnostics import Diagnostic, error, warning
 from .graph import Graph, PortRef
+from .plugins import spec_failed
 from .spec import GroupShapes, InferContext, Registry, ShapeError, ShapeT
 from .validate import (
     BROKEN,
@@ -70,9 +71,11 @@ def _shape_key(shapes: Mapping[str, Any]) -> tuple[tuple[str, ShapeT | None], ..
 class GroupInferer:
     """``InferContext.infer_group``: infers group bodies, memoised, refusing recursion."""
 
-    def __init__(self, groups: Mapping[str, Graph], registry: Registry) -> None:
+    def __init__(self, groups: Mapping[str, Graph], registry: Registry,
+                 plugins: Mapping[str, Any] | None = None) -> None:
         self.groups = groups
         self.registry = registry
+        self.plugins = plugins or {}  # the project's record of plugin node types
         self.recursive = recursive_groups(groups, registry)
         self.active: list[str] = []
         self._cache: dict[Any, GroupShapes | ShapeError] = {}
@@ -170,7 +173,7 @@ def analyse_graph(
 ) -> Analysis:
     """Check one graph. ``provided`` holds the GroupInput shapes when ``graph`` is a body
     (``UNUSED_BODY`` for a body no node uses); None for the project itself."""
-    st = analyse_structure(graph, inferer.groups, inferer.registry)
+    st = analyse_structure(graph, inferer.groups, inferer.registry, inferer.plugins)
     diags = st.diagnostics
     infos = {nid: NodeInfo(s.type_id) for nid, s in st.states.items()}
     group_outputs: dict[str, ShapeT] = {}
@@ -246,7 +249,10 @@ def analyse_graph(
             continue
         except Exception as exc:  # a spec bug must not take the whole check down
             info.outputs = {}
-            diags.append(error(nid, f"could not infer shapes ({type(exc).__name__}: {exc}); check the parameters"))
+            # a plugin's bug is reported once, naming the plugin, and only its node fails
+            text = spec_failed(inferer.registry, spec.type_id, exc)
+            diags.append(error(nid, text or f"could not infer shapes ({type(exc).__name__}: {exc}); "
+                                            "check the parameters"))
             continue
         info.ok = True
         total += info.parameters

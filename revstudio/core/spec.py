@@ -4,7 +4,9 @@ The palette, inspector, shape inference, validation, compiler and code
 generator all read the same declaration. The registry maps stable type ids
 (and legacy ids, so renamed types keep loading) to specs. Specs hold
 callables: ``infer`` (shapes), ``count_params`` and ``build`` (torch module,
-imported lazily inside the function so the core never imports torch).
+imported lazily inside the function so the core never imports torch). The
+registry fills itself from the ``revstudio.nodes`` entry points (``plugins``):
+the core never imports the catalog, it is a plugin like any other.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from .params import Param
 
 if TYPE_CHECKING:  # pragma: no cover
     from .graph import Graph
+    from .plugins import Provider
 
 ShapeT = tuple[int, ...]
 Groups = Mapping[str, "Graph"]
@@ -106,6 +109,9 @@ class NodeSpec:
     key_params: tuple[str, ...] = ()
     legacy_ids: tuple[str, ...] = ()
     title: str = ""
+    # Sample (params, input shapes) the catalog's tests build the type with: a
+    # plugin's types run through the same shape, gradient and inverse checks.
+    examples: tuple[tuple[Mapping[str, Any], tuple[ShapeT, ...]], ...] = ()
 
     def input_ports(self, params: Mapping[str, Any], groups: Groups | None = None) -> tuple[str, ...]:
         return _ports(self.inputs, params, groups or {})
@@ -131,22 +137,53 @@ class UnknownNodeType(KeyError):
 
 
 class Registry:
-    """Type id -> spec, with legacy ids mapped to their current spec."""
+    """Type id -> spec, with legacy ids mapped to their current spec.
+
+    Filled on first use from the ``revstudio.nodes`` entry points (``plugins``):
+    the built-in catalog and every installed plugin, each type with its provider.
+    """
 
     def __init__(self) -> None:
         self._specs: dict[str, NodeSpec] = {}
         self._legacy: dict[str, str] = {}
+        self._providers: dict[str, Provider] = {}
+        self._loaded = False
+        self._loading = False
 
-    def register(self, spec: NodeSpec) -> NodeSpec:
+    def register(self, spec: NodeSpec, provider: Provider | None = None) -> NodeSpec:
         if spec.type_id in self._specs:
             raise ValueError(f"node type {spec.type_id!r} is declared twice")
         self._specs[spec.type_id] = spec
         for old in spec.legacy_ids:
             self._legacy[old] = spec.type_id
+        if provider is not None:
+            self._providers[spec.type_id] = provider
         return spec
 
+    def declares(self, type_id: str) -> bool:
+        """Whether ``type_id`` is taken, as a current or a legacy id (no loading)."""
+        return type_id in self._specs or type_id in self._legacy
+
+    def provider(self, type_id: str) -> Provider | None:
+        """Which installed package declares ``type_id`` (None: unknown, or registered by hand)."""
+        self._ensure_loaded()
+        return self._providers.get(self._legacy.get(type_id, type_id))
+
+    def _ensure_loaded(self) -> None:
+        """Load the entry points on first use (``revstudio.core`` never imports the catalog itself)."""
+        if self._loaded or self._loading:
+            return
+        self._loading = True
+        try:
+            from .plugins import load_into
+
+            load_into(self)
+            self._loaded = True
+        finally:
+            self._loading = False
+
     def get(self, type_id: str) -> NodeSpec:
-        _ensure_catalog()
+        self._ensure_loaded()
         spec = self._specs.get(type_id) or self._specs.get(self._legacy.get(type_id, ""))
         if spec is None:
             raise UnknownNodeType(type_id)
@@ -165,7 +202,7 @@ class Registry:
         return isinstance(type_id, str) and self.find(type_id) is not None
 
     def __iter__(self) -> Iterator[NodeSpec]:
-        _ensure_catalog()
+        self._ensure_loaded()
         return iter(list(self._specs.values()))
 
     def categories(self) -> dict[str, list[NodeSpec]]:
@@ -176,19 +213,6 @@ class Registry:
 
 
 registry = Registry()
-_loading = False
-
-
-def _ensure_catalog() -> None:
-    """Import the built-in catalog on first use (it registers itself)."""
-    global _loading
-    if _loading or registry._specs:
-        return
-    _loading = True
-    try:
-        import revstudio.nodes  # noqa: F401  (registers the v1 catalog)
-    finally:
-        _loading = False
 
 
 def register(spec: NodeSpec) -> NodeSpec:

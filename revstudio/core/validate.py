@@ -83,18 +83,34 @@ def group_refs(spec: NodeSpec, values: Mapping[str, Any]) -> list[tuple[str, str
     return refs
 
 
+def missing_type_text(type_id: str, record: Mapping[str, Any] | None) -> str | None:
+    """What to install for a node type the file says a plugin provides; None: no record."""
+    if not isinstance(record, Mapping) or not isinstance(record.get("distribution"), str):
+        return None
+    dist = record["distribution"]
+    version = record.get("version")
+    made = f" (the file was saved with {dist} {version})" if isinstance(version, str) else ""
+    return (f"node type {type_id!r} comes from the plugin {dist}, which is not installed{made}; "
+            f"install it (pip install {dist}) and reopen the file")
+
+
 def resolve_node(
-    node: Node, registry: Registry, groups: Mapping[str, Graph], diags: list[Diagnostic]
+    node: Node, registry: Registry, groups: Mapping[str, Graph], diags: list[Diagnostic],
+    plugins: Mapping[str, Any] | None = None,
 ) -> NodeState:
-    """Look up the spec, validate params and group references, compute ports."""
+    """Look up the spec, validate params and group references, compute ports.
+
+    ``plugins``: the project's record of which package provides each plugin type,
+    so a node whose plugin is not installed names the package to install.
+    """
     spec = registry.find(node.type) if isinstance(node.type, str) else None
     if spec is None:
-        types = tuple(s.type_id for s in registry)
-        diags.append(error(
-            node.id,
-            f"unknown node type {node.type!r}{_suggest(str(node.type), types)}; "
-            "change the type or delete the node",
-        ))
+        hint = missing_type_text(str(node.type), (plugins or {}).get(str(node.type)))
+        if hint is None:
+            types = tuple(s.type_id for s in registry)
+            hint = (f"unknown node type {node.type!r}{_suggest(str(node.type), types)}; change the type or "
+                    "delete the node (or install the plugin that provides it)")
+        diags.append(error(node.id, hint))
         return NodeState(node, None, failed=True)
     state = NodeState(node, spec)
     raw = node.params if isinstance(node.params, dict) else {}
@@ -237,10 +253,11 @@ def _topological(ids: list[str], succ: Mapping[str, list[str]], skip: set[str]) 
     return order
 
 
-def analyse_structure(graph: Graph, groups: Mapping[str, Graph], registry: Registry) -> Structure:
+def analyse_structure(graph: Graph, groups: Mapping[str, Graph], registry: Registry,
+                      plugins: Mapping[str, Any] | None = None) -> Structure:
     """Resolve nodes, index edges once, detect cycles; linear in nodes + edges."""
     diags: list[Diagnostic] = []
-    states = {nid: resolve_node(node, registry, groups, diags) for nid, node in graph.nodes.items()}
+    states = {nid: resolve_node(node, registry, groups, diags, plugins) for nid, node in graph.nodes.items()}
 
     incoming: dict[str, dict[str, list[Edge]]] = {}
     broken: dict[str, set[str]] = {}

@@ -81,7 +81,19 @@ def run_app(path: str | None) -> int:
     _quit_on_ctrl_c(window)
     window.show()
     window.open_later(path)
+    _tell_about_plugin_problems(window)
     return int(app.exec())
+
+
+def _tell_about_plugin_problems(window: object) -> None:
+    """Skipped plugins are in the Log tab already (logger revstudio.plugins); say so once."""
+    from revstudio.core import plugins
+
+    found = plugins.problems()
+    show = getattr(window, "show_message", None)
+    if found and callable(show):
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        show(f"{found[0]}{more}; see the Log tab")
 
 
 def _quit_on_ctrl_c(window: QWidget) -> None:

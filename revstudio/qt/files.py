@@ -14,19 +14,19 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
+from revstudio import resources
 from revstudio.core.graph import Graph
 from revstudio.qt.dialogs import Dialogs
 from revstudio.qt.document import Document
 from revstudio.qt.settings import Settings
-from revstudio.qt.theme import RESOURCES
 
 log = logging.getLogger("revstudio")
-EXAMPLES_DIR = RESOURCES / "examples"
+EXAMPLES_DIR = resources.path("examples")
 
 
 def examples() -> list[Path]:
     """The example projects shipped in ``resources/examples``."""
-    return sorted(EXAMPLES_DIR.glob("*.revs")) if EXAMPLES_DIR.is_dir() else []
+    return resources.examples()
 
 
 def read_project(path: str) -> Graph:

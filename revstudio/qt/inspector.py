@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from revstudio.core.commands import Command, Macro, RenameNode, SetParam
 from revstudio.core.graph import Graph, Node, valid_id
 from revstudio.core.spec import registry
+from revstudio.core.validate import missing_type_text
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
 from revstudio.qt.memory_figures import ORDER, BatchField, batch_label, estimate_of, node_lines
@@ -162,16 +163,21 @@ class Inspector(QWidget):
         if not peers:
             self.title.setText(node.id)
             self.type_label.setText(spec.display_name if spec else node.type)
-            self.help.setText(spec.help if spec else
-                              f"Unknown node type '{node.type}': fix the type in the file or delete this node.")
+            missing = missing_type_text(node.type, getattr(self.graph, "plugins", {}).get(node.type))
+            if spec is not None:
+                self.help.setText(spec.help)
+            elif missing:  # its params and wires stay as the file has them, and are saved back
+                self.help.setText(missing[:1].upper() + missing[1:] + ". Its parameters and wires are kept.")
+            else:
+                self.help.setText(f"Unknown node type '{node.type}': fix the type in the file or delete this node.")
         else:
             self.type_label.setText(f"{len(peers)} × {spec.display_name if spec else node.type}")
             self.help.setText("A value set here applies to every selected node, as one undoable step; "
                               "an empty field shows values that differ.")
         self.help.setVisible(True)
         params = dict(spec.params) if spec else {}
-        self.form_title.setVisible(bool(params))
-        self.form_host.setVisible(bool(params))
+        self.form_title.setVisible(bool(params) or bool(node.params))
+        self.form_host.setVisible(bool(params) or bool(node.params))
         for name, param in params.items():
             editor = make_editor(name, param, self.form_host)
             if isinstance(editor, GroupEditor):
@@ -189,8 +195,9 @@ class Inspector(QWidget):
         # Parameters a file set that the spec does not know: visible, so the user can see the error.
         for name in ([] if peers else node.params):
             if name not in params:
-                self.form.addRow(_label(name, "paramLabel"), _label(
-                    f"unknown parameter = {node.params[name]!r}; delete it in the file", "paramError"))
+                text = (f"{node.params[name]!r} (kept)" if spec is None and missing else
+                        f"unknown parameter = {node.params[name]!r}; delete it in the file")
+                self.form.addRow(_label(name, "paramLabel"), _label(text, "paramError"))
 
     def _group_of(self, node: Node | None) -> str | None:
         """The body a Group/Repeat node refers to, if it exists in the project."""

@@ -2,19 +2,21 @@
 
 Icons are single-colour SVGs drawn with ``currentColor``; :func:`icon` renders
 them in the theme's foreground so one file serves both themes. Stylesheets
-live in ``resources/styles/<theme>.qss`` next to the icons.
+live in ``resources/styles/<theme>.qss`` next to the icons; ``revstudio.resources``
+finds that folder in a checkout, a wheel, a zip or a frozen build.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QRectF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QApplication
 
-RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+from revstudio import resources
+
+RESOURCES = resources.root()
 THEMES = ("dark", "light")
 
 

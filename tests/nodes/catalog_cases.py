@@ -129,8 +129,21 @@ INVERTIBLE_GROUP_CASES: list[tuple[str, Case]] = [
 ]
 
 
+def plugin_cases() -> list[tuple[str, dict[str, Any], list[tuple[int, ...]]]]:
+    """The examples that installed plugins declare for their node types (NodeSpec.examples)."""
+    from revstudio.core.spec import registry
+
+    out = []
+    for spec in registry:
+        provider = registry.provider(spec.type_id)
+        if provider is not None and not provider.builtin:
+            out += [(spec.type_id, dict(params), [tuple(s) for s in shapes]) for params, shapes in spec.examples]
+    return out
+
+
 def all_cases() -> list[tuple[str, dict[str, Any], list[tuple[int, ...]]]]:
-    return [(t, params, shapes) for t, cases in CASES.items() for params, shapes in cases]
+    """Every built-in case, then every installed plugin's examples."""
+    return [(t, params, shapes) for t, cases in CASES.items() for params, shapes in cases] + plugin_cases()
 
 
 def case_id(case: tuple[str, dict[str, Any], list[tuple[int, ...]]]) -> str:

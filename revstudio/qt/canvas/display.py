@@ -73,7 +73,12 @@ def node_display(graph: Graph, node_id: str, report: Any, in_region: bool) -> No
     spec = registry.find(node.type)
     inputs, outputs = graph.ports(node_id)
     if spec is None:
-        return NodeDisplay(node.type, node.type, "unknown", inputs, outputs, ("unknown node type",), (), False, False)
+        # A type whose plugin is not installed keeps its params and wires; say what to install.
+        record = getattr(graph, "plugins", {}).get(node.type) or {}
+        dist = record.get("distribution")
+        lines: tuple[str, ...] = ("missing plugin:", str(dist)) if dist else ("unknown node type",)
+        return NodeDisplay(node.type, node.type, "missing" if dist else "unknown", inputs, outputs, lines, (),
+                           False, False)
     params = graph.resolved_params(node_id)
     # empty values (an unnamed Output) say nothing, so they take no line
     lines = tuple(f"{k}: {_value_text(params[k])}" for k in spec.key_params

@@ -1,0 +1,65 @@
+"""The node types of revstudio-haar, declared once each as a revstudio NodeSpec.
+
+This file imports no torch: revstudio loads it to fill its palette and check
+shapes, and only ``build`` (called when a model is compiled) imports the torch
+modules.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from revstudio.core.params import Float
+from revstudio.core.spec import BuildContext, InferContext, NodeSpec, ShapeError, ShapeT
+
+
+def _haar_infer(ctx: InferContext) -> dict[str, ShapeT]:
+    shape = ctx.input("in")
+    if len(shape) != 3:
+        raise ShapeError(f"HaarDownsample {ctx.node_id}: needs a (C, H, W) input, got "
+                         f"{'x'.join(map(str, shape))}; add a Reshape before it", "in")
+    c, h, w = shape
+    if h % 2 or w % 2:
+        raise ShapeError(f"HaarDownsample {ctx.node_id}: height and width must be even, got {h}x{w}; "
+                         "change the input size or pad it", "in")
+    return {"out": (4 * c, h // 2, w // 2)}
+
+
+def _haar_build(ctx: BuildContext) -> Any:
+    from .haar import HaarDownsample
+
+    return HaarDownsample(channels=ctx.in_shapes[0][0])
+
+
+def _leaky_infer(ctx: InferContext) -> dict[str, ShapeT]:
+    return {"out": ctx.input("in")}
+
+
+def _leaky_build(ctx: BuildContext) -> Any:
+    from .leaky import InvertibleLeakyReLU
+
+    return InvertibleLeakyReLU(slope=ctx.params["slope"])
+
+
+HAAR = NodeSpec(
+    type_id="HaarDownsample", category="Invertible", title="Haar downsample",
+    help="Orthonormal Haar wavelet step: each 2x2 patch becomes four channels (average and three "
+         "details), (C, H, W) -> (4C, H/2, W/2). Invertible, volume preserving, no weights.",
+    params={},
+    inputs=("in",), outputs=("out",),
+    infer=_haar_infer, count_params=lambda ctx: 0, build=_haar_build,
+    invertible=True,
+    examples=(({}, ((3, 4, 4),)), ({}, ((2, 2, 6),))),
+)
+
+LEAKY = NodeSpec(
+    type_id="InvertibleLeakyReLU", category="Invertible", title="Invertible leaky ReLU",
+    help="x for x >= 0 and slope * x below: a leaky ReLU with a positive slope is a bijection, so "
+         "it can sit inside a reversible region. Reports its log-determinant for flows.",
+    params={"slope": Float(default=0.1, min=0.001, max=1000.0, help="Slope below zero (positive).")},
+    inputs=("in",), outputs=("out",),
+    infer=_leaky_infer, count_params=lambda ctx: 0, build=_leaky_build,
+    invertible=True, key_params=("slope",),
+    examples=(({"slope": 0.2}, ((3, 4, 4),)), ({}, ((5,),))),
+)
+
+SPECS = [HAAR, LEAKY]

@@ -1,0 +1,52 @@
+"""``revstudio plugins [--json]``: the node-type plugins found, their types, and any skipped.
+
+Lists every entry point of the ``revstudio.nodes`` group (the built-in catalog
+first) with the package that provides it and its node types, then the plugins
+(or single types) that were skipped and why. Exit 0, or 1 when one was skipped.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def collect() -> dict[str, Any]:
+    from revstudio.core import plugins
+    from revstudio.core.spec import registry
+
+    found: dict[str, dict[str, Any]] = {}
+    for spec in registry:
+        provider = registry.provider(spec.type_id)
+        key = provider.label if provider else "(registered by hand)"
+        entry = found.setdefault(key, {
+            "entry_point": provider.name if provider else None,
+            "value": provider.value if provider else None,
+            "distribution": provider.distribution if provider else None,
+            "version": provider.version if provider else None,
+            "builtin": bool(provider and provider.builtin),
+            "types": [],
+        })
+        entry["types"].append(spec.type_id)
+    return {"plugins": list(found.values()),
+            "problems": [{"plugin": p.plugin, "message": p.message} for p in plugins.problems()]}
+
+
+def run(args: argparse.Namespace) -> int:
+    info = collect()
+    if args.json:
+        print(json.dumps(info))
+    else:
+        for entry in info["plugins"]:
+            who = entry["distribution"] or entry["value"]
+            version = f" {entry['version']}" if entry["version"] else ""
+            kind = "built-in catalog" if entry["builtin"] else f"entry point {entry['entry_point']!r}"
+            print(f"{who}{version} ({kind}): {len(entry['types'])} node types")
+            print("  " + ", ".join(entry["types"]))
+        for problem in info["problems"]:
+            print(f"skipped: plugin {problem['plugin']}: {problem['message']}")
+    return 1 if info["problems"] else 0

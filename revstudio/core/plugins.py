@@ -1,0 +1,190 @@
+"""Node types from installed packages: the ``revstudio.nodes`` entry-point group.
+
+Every package that adds node types (the built-in catalog included) names a list
+of :class:`NodeSpec` in that group (docs/plugins.md). :func:`load_into` reads
+the group once per process. A plugin that cannot be loaded (import error, not a
+list of specs, a type id that is already taken) is skipped and reported once,
+by name, through :func:`problems` and the ``revstudio.plugins`` logger; it never
+stops the app or the CLI. The registry remembers which package provides each
+type (:class:`Provider`), so project files can record what to install.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import import_module, metadata
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .spec import NodeSpec, Registry
+
+GROUP = "revstudio.nodes"
+BUILTIN = "revstudio.nodes:CATALOG"
+BUILTIN_DISTRIBUTION = "revstudio"
+log = logging.getLogger("revstudio.plugins")
+
+
+@dataclass(frozen=True)
+class Provider:
+    """Where one node type comes from."""
+
+    name: str                  # the entry point's name ("builtin", "haar")
+    value: str                 # what it points at ("revstudio_haar.nodes:SPECS")
+    distribution: str | None   # the package to install ("revstudio-haar"); None: not known
+    version: str | None = None
+
+    @property
+    def builtin(self) -> bool:
+        return self.value == BUILTIN
+
+    @property
+    def module(self) -> str:
+        return self.value.partition(":")[0].strip()
+
+    @property
+    def label(self) -> str:
+        """How messages name the plugin: ``revstudio-haar (entry point 'haar')``."""
+        if self.distribution:
+            return f"{self.distribution} (entry point {self.name!r})"
+        return f"entry point {self.name!r} ({self.value})"
+
+
+BUILTIN_PROVIDER = Provider("builtin", BUILTIN, BUILTIN_DISTRIBUTION)
+
+
+@dataclass(frozen=True)
+class PluginProblem:
+    """A plugin, or one of its node types, that was skipped, and why."""
+
+    plugin: str      # Provider.label
+    message: str
+
+    def __str__(self) -> str:
+        return f"plugin {self.plugin}: {self.message}"
+
+
+_problems: list[PluginProblem] = []
+
+
+def problems() -> list[PluginProblem]:
+    """Every plugin problem found in this process so far (each reported once)."""
+    return list(_problems)
+
+
+def report(plugin: str, message: str) -> None:
+    """Record a problem unless the same one was reported already; log it once."""
+    problem = PluginProblem(plugin, message)
+    if problem in _problems:
+        return
+    _problems.append(problem)
+    log.warning("%s", problem)
+
+
+def _entry_points() -> list[tuple[metadata.EntryPoint, str | None, str | None]]:
+    """(entry point, distribution, version) of the group, each pointer once, built-in first."""
+    found: dict[str, tuple[metadata.EntryPoint, str | None, str | None]] = {}
+    try:
+        # entry_points() reads only entry_points.txt (and the first copy of a package on
+        # sys.path, as imports do); METADATA is parsed only for the plugins found.
+        eps = list(metadata.entry_points(group=GROUP))
+    except Exception as exc:  # a damaged dist-info must not stop the app
+        report("(all plugins)", f"could not read the installed packages ({type(exc).__name__}: {exc})")
+        eps = []
+    for ep in eps:
+        dist = getattr(ep, "dist", None)
+        try:
+            name, version = (dist.name, dist.version) if dist is not None else (None, None)
+        except Exception:  # METADATA unreadable: the entry point still works, unnamed
+            name = version = None
+        found.setdefault(ep.value.replace(" ", ""), (ep, name, version))
+    return sorted(found.values(), key=lambda item: item[0].value.replace(" ", "") != BUILTIN)
+
+
+def _specs_of(obj: Any) -> Any:
+    """An entry point may name a list of specs, a module with ``SPECS``, or a function returning one."""
+    if isinstance(obj, ModuleType):
+        obj = getattr(obj, "SPECS", None)
+        if obj is None:
+            raise TypeError("the module has no SPECS list; set SPECS = [NodeSpec(...), ...]")
+    if callable(obj) and not isinstance(obj, type):
+        obj = obj()
+    if isinstance(obj, (str, bytes)) or not isinstance(obj, Iterable):
+        raise TypeError(f"expected a list of NodeSpec, got {type(obj).__name__}")
+    return list(obj)
+
+
+def load_provider(registry: Registry, provider: Provider, loader: Any) -> int:
+    """Register the specs ``loader()`` returns; returns how many were taken."""
+    from .spec import NodeSpec
+
+    try:
+        specs = _specs_of(loader())
+    except BaseException as exc:  # noqa: BLE001 - a plugin's import may even call sys.exit
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        report(provider.label, f"could not be loaded ({type(exc).__name__}: {exc}); its node types are "
+                               "not available: reinstall or update the plugin")
+        return 0
+    taken = 0
+    for spec in specs:
+        if not isinstance(spec, NodeSpec):
+            report(provider.label, f"{spec!r} is not a NodeSpec; skipped")
+            continue
+        clash = _clash(registry, spec)
+        if clash:
+            owner = registry.provider(clash)
+            report(provider.label, f"node type {spec.type_id!r} skipped: {clash!r} is already declared by "
+                                   f"{owner.label if owner else 'another plugin'}; rename one of them")
+            continue
+        registry.register(spec, provider=provider)
+        taken += 1
+    return taken
+
+
+def _clash(registry: Registry, spec: NodeSpec) -> str | None:
+    for name in (spec.type_id, *spec.legacy_ids):
+        if registry.declares(name):
+            return name
+    return None
+
+
+def load_into(registry: Registry) -> None:
+    """Register every node type the installed plugins declare (the built-in catalog first)."""
+    found = [(Provider(ep.name, ep.value.replace(" ", ""), dist, version), ep) for ep, dist, version in _entry_points()]
+    if not any(provider.builtin for provider, _ep in found):
+        # A source checkout run with PYTHONPATH and no (or stale) installed metadata has no
+        # entry point for the built-in catalog; it is still the same module, loaded by name,
+        # and first, so that a plugin can never take a built-in type id.
+        load_provider(registry, BUILTIN_PROVIDER, lambda: _resolve(BUILTIN))
+    for provider, ep in found:  # the built-in entry point sorts first
+        load_provider(registry, provider, ep.load)
+
+
+def _resolve(value: str) -> Any:
+    module, _, attr = value.partition(":")
+    obj: Any = import_module(module)
+    for part in filter(None, attr.split(".")):
+        obj = getattr(obj, part)
+    return obj
+
+
+def spec_failed(registry: Registry, type_id: str, exc: BaseException) -> str | None:
+    """A plugin's ``infer`` raised something other than a ShapeError: report it once.
+
+    Returns the text for the node's diagnostic (naming the plugin), or None for a
+    built-in type (its own message says what went wrong).
+    """
+    provider = registry.provider(type_id)
+    if provider is None or provider.builtin:
+        return None
+    report(provider.label, f"node type {type_id!r}: infer raised {type(exc).__name__}: {exc}")
+    return (f"the plugin {provider.label} failed to infer shapes ({type(exc).__name__}: {exc}); "
+            "update the plugin or tell its authors")
+
+
+__all__ = [
+    "BUILTIN", "BUILTIN_PROVIDER", "GROUP", "PluginProblem", "Provider", "load_into", "load_provider",
+    "problems", "report", "spec_failed",
+]

@@ -1,0 +1,85 @@
+"""The one-folder frozen app (packaging/revstudio.spec) builds and starts. Opt-in: it takes minutes.
+
+Run it with ``REVSTUDIO_FREEZE_TEST=1 python -m pytest tests/packaging/test_freeze.py`` (PyInstaller
+from the ``freeze`` extra), or point ``REVSTUDIO_FROZEN_APP`` at an existing ``dist/revstudio``
+folder to smoke-test that build only. packaging/README.md has the measured time and size.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import revstudio
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [
+    pytest.mark.freeze,
+    pytest.mark.skipif(not (os.environ.get("REVSTUDIO_FREEZE_TEST") or os.environ.get("REVSTUDIO_FROZEN_APP")),
+                       reason="opt-in (minutes): set REVSTUDIO_FREEZE_TEST=1 or REVSTUDIO_FROZEN_APP=dist/revstudio"),
+]
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    given = os.environ.get("REVSTUDIO_FROZEN_APP")
+    if given:
+        return Path(given)
+    pytest.importorskip("PyInstaller")
+    work = tmp_path_factory.mktemp("freeze")
+    tool = shutil.which("pyinstaller", path=str(Path(sys.executable).parent)) or "pyinstaller"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    result = subprocess.run([tool, "--noconfirm", "--distpath", str(work / "dist"), "--workpath", str(work / "build"),
+                             str(ROOT / "packaging" / "revstudio.spec")], env=env, capture_output=True, text=True,
+                            timeout=3600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return work / "dist" / "revstudio"
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    env.update(QT_QPA_PLATFORM="offscreen", OMP_NUM_THREADS="1")
+    return env
+
+
+def _run(app: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(app / "revstudio"), *args], env=_env(), cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_the_frozen_app_runs_its_commands(app: Path, tmp_path: Path) -> None:
+    assert _run(app, "--version", cwd=tmp_path).stdout.strip() == revstudio.__version__
+    example = _run(app, "examples", "glow_flow", cwd=tmp_path).stdout.strip()
+    assert Path(example).is_file() and str(app) in example
+    check = _run(app, "check", example, cwd=tmp_path)
+    assert check.returncode == 0 and "valid" in check.stdout, check.stdout + check.stderr
+    plugins = _run(app, "plugins", cwd=tmp_path)
+    assert plugins.returncode == 0 and "24 node types" in plugins.stdout, plugins.stdout + plugins.stderr
+    export = _run(app, "export", example, "-o", str(tmp_path / "m.py"), cwd=tmp_path)
+    assert export.returncode == 0, export.stderr
+
+
+def test_the_frozen_editor_starts_offscreen_and_closes_cleanly(app: Path, tmp_path: Path) -> None:
+    example = _run(app, "examples", "revnet_wired", cwd=tmp_path).stdout.strip()
+    home = tmp_path / "home"  # settings and recovery files go here, not into the user's home
+    env = dict(_env(), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local"))
+    proc = subprocess.Popen([str(app / "revstudio"), example], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(20)  # start-up, the example opened and checked
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)  # Ctrl+C closes the window the normal way
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "error" not in err.lower(), err
+    assert (app / "_internal" / "revstudio" / "_resources" / "styles" / "dark.qss").is_file()

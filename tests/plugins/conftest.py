@@ -1,0 +1,7 @@
+"""Plugin tests: the helpers in plugin_site.py become importable (like tests/nodes)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

@@ -1,0 +1,154 @@
+"""Plugins that fail, and projects whose plugin is not installed.
+
+A broken plugin (its import fails, it declares a type id that is taken, its
+``infer`` raises) is named once on stderr and skipped; the CLI still works and
+the rest of the graph is still checked. A project that uses a type nobody
+provides opens with those nodes kept (params and wires), saves back unchanged,
+and ``check`` names the package to install when the file records it.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from plugin_site import EXAMPLE_PLUGIN, ROOT, add_distribution, env_with, haar_env, python, revstudio
+
+EXAMPLE = ROOT / "resources" / "examples" / "two_branch.revs"
+
+BAD_INFER = textwrap.dedent('''
+    from revstudio.core.spec import NodeSpec
+    from revstudio.nodes import CATALOG
+
+    def _boom(ctx):
+        raise ZeroDivisionError("division by zero in the plugin")
+
+    CONV_AGAIN = [s for s in CATALOG if s.type_id == "Conv"][0]
+    SPECS = [
+        NodeSpec(type_id="Boom", category="Plugins", help="Always fails to infer shapes, for the tests.",
+                 params={}, inputs=("in",), outputs=("out",), infer=_boom),
+        CONV_AGAIN,   # a type id the built-in catalog already declares
+        "not a spec",
+    ]
+''')
+
+
+@pytest.fixture(scope="module")
+def broken_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    site = tmp_path_factory.mktemp("broken")
+    add_distribution(site, "revstudio-missing-module", "1.0", {"gone": "no_such_module_here:SPECS"})
+    add_distribution(site, "revstudio-crashes", "2.0", {"crash": "crash_plugin:SPECS"},
+                     {"crash_plugin.py": "raise RuntimeError('the plugin crashed while importing')\n"})
+    add_distribution(site, "revstudio-boom", "0.3", {"boom": "boom_plugin:SPECS"}, {"boom_plugin.py": BAD_INFER})
+    return env_with(site)
+
+
+def test_a_command_still_works_and_names_each_broken_plugin_once(broken_env: dict[str, str]) -> None:
+    result = revstudio(broken_env, "check", str(EXAMPLE))
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("revstudio: warning: plugin")]
+    text = "\n".join(lines)
+    assert "revstudio-missing-module (entry point 'gone')" in text and "ModuleNotFoundError" in text
+    assert "revstudio-crashes (entry point 'crash')" in text and "the plugin crashed while importing" in text
+    assert "revstudio-boom (entry point 'boom'): node type 'Conv' skipped" in text
+    assert "is not a NodeSpec" in text
+    assert len(lines) == len(set(lines)) == 4, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_plugins_command_lists_what_was_skipped(broken_env: dict[str, str]) -> None:
+    result = revstudio(broken_env, "plugins", "--json")
+    assert result.returncode == 1
+    info = json.loads(result.stdout)
+    assert {p["plugin"].split()[0] for p in info["problems"]} == {
+        "revstudio-missing-module", "revstudio-crashes", "revstudio-boom"}
+    boom = [p for p in info["plugins"] if p["distribution"] == "revstudio-boom"]
+    assert boom[0]["types"] == ["Boom"]  # its good spec still registered
+    builtin = [p for p in info["plugins"] if p["builtin"]][0]
+    assert "Conv" in builtin["types"]     # the built-in Conv kept its place
+
+
+def test_an_infer_that_raises_fails_only_its_node_naming_the_plugin(broken_env: dict[str, str],
+                                                                    tmp_path: Path) -> None:
+    project = tmp_path / "boom.revs"
+    project.write_text(json.dumps({
+        "format": "revstudio", "version": 1, "name": "boom",
+        "nodes": [{"id": "x", "type": "Input", "params": {"shape": [4]}},
+                  {"id": "b", "type": "Boom"}, {"id": "b2", "type": "Boom"},
+                  {"id": "y", "type": "Output"}, {"id": "z", "type": "Output"}],
+        "edges": [["x.out", "b.in"], ["x.out", "b2.in"], ["b.out", "y.in"], ["b2.out", "z.in"]]}))
+    result = revstudio(broken_env, "check", str(project), "--json")
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    messages = {d["node"]: d["message"] for d in report["diagnostics"] if d["severity"] == "error"}
+    assert "the plugin revstudio-boom (entry point 'boom') failed to infer shapes" in messages["b"]
+    assert "ZeroDivisionError" in messages["b2"]
+    assert report["nodes"]["x"]["outputs"] == {"out": [4]}
+    # reported once on stderr, though two nodes hit it
+    assert result.stderr.count("node type 'Boom': infer raised ZeroDivisionError") == 1, result.stderr
+
+
+def test_the_editor_starts_with_broken_plugins(broken_env: dict[str, str]) -> None:
+    code = ("from PySide6.QtWidgets import QApplication; app = QApplication([]); "
+            "from revstudio.qt.main_window import MainWindow; w = MainWindow(); "
+            "ids = w.node_palette.visible_type_ids(); assert 'Boom' in ids and 'Conv' in ids; print('ok')")
+    result = python(broken_env, code)
+    assert result.stdout.strip() == "ok", result.stderr
+
+
+# ---- a project whose plugin is not installed ----------------------------------
+
+def test_missing_plugin_types_are_named_with_the_package_to_install(tmp_path: Path) -> None:
+    env = env_with()  # the example plugin is not on the path
+    result = revstudio(env, "check", str(EXAMPLE_PLUGIN / "haar_flow.revs"), "--json")
+    assert result.returncode == 1
+    errors = {d["node"]: d["message"] for d in json.loads(result.stdout)["diagnostics"] if d["severity"] == "error"}
+    assert "node type 'HaarDownsample' comes from the plugin revstudio-haar, which is not installed" in errors["haar"]
+    assert "pip install revstudio-haar" in errors["leaky"]
+    text = revstudio(env, "check", str(EXAMPLE_PLUGIN / "haar_flow.revs")).stdout
+    assert "pip install revstudio-haar" in text
+
+
+def test_a_type_without_a_record_still_says_what_to_do(tmp_path: Path) -> None:
+    project = tmp_path / "unknown.revs"
+    project.write_text(json.dumps({"format": "revstudio", "version": 1, "nodes": [{"id": "a", "type": "Fancy"}],
+                                   "edges": []}))
+    result = revstudio(env_with(), "check", str(project), "--json")
+    errors = [d["message"] for d in json.loads(result.stdout)["diagnostics"] if d["severity"] == "error"]
+    assert any("unknown node type 'Fancy'" in m and "install the plugin" in m for m in errors)
+
+
+SAVE_BACK = """
+import sys
+from revstudio.core.project import load, save
+g = load(sys.argv[1])
+assert g.nodes["leaky"].params == {"slope": 0.5}
+save(g, sys.argv[2])
+"""
+
+
+def test_a_project_with_missing_types_saves_back_unchanged(tmp_path: Path) -> None:
+    source = EXAMPLE_PLUGIN / "haar_flow.revs"
+    out = tmp_path / "again.revs"
+    script = tmp_path / "save_back.py"
+    script.write_text(SAVE_BACK)
+    run = subprocess.run([sys.executable, "-P", str(script), str(source), str(out)], env=env_with(),
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert out.read_bytes() == source.read_bytes()
+
+
+def test_saving_with_the_plugin_installed_records_it(tmp_path: Path) -> None:
+    env = haar_env(tmp_path / "site")
+    code = ("import sys; from revstudio.core.project import loads, dumps; "
+            "g = loads(open(sys.argv[1]).read()); g.plugins = {}; print(dumps(g))")
+    run = subprocess.run([sys.executable, "-P", "-c", code, str(EXAMPLE_PLUGIN / "haar_flow.revs")], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    assert doc["made_by"].startswith("revstudio ")
+    assert doc["plugins"] == {"HaarDownsample": {"distribution": "revstudio-haar", "version": "0.1.0"},
+                              "InvertibleLeakyReLU": {"distribution": "revstudio-haar", "version": "0.1.0"}}

@@ -1,0 +1,34 @@
+"""A project whose plugin is not installed: missing nodes keep their ports and params, and save back."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from revstudio.core.project import load
+
+PROJECT = Path(__file__).resolve().parents[2] / "examples" / "plugin" / "haar_flow.revs"
+
+
+def test_missing_plugin_nodes_are_shown_kept_and_saved_back(make_window, tmp_path, settle):
+    window = make_window()
+    assert window.files.load_path(str(PROJECT))  # revstudio-haar is not installed in this environment
+    settle()
+    scene = window.tabs.main_view().scene()
+    haar = scene.node_items["haar"].display
+    assert not haar.known_type and haar.category == "missing"
+    assert haar.lines == ("missing plugin:", "revstudio-haar")
+    assert (haar.inputs, haar.outputs) == (("in",), ("out",))  # its wires stay attached
+    flagged = {d.node: d.message for d in window.document.report.diagnostics if d.severity == "error"}
+    assert "pip install revstudio-haar" in flagged["haar"] and "pip install revstudio-haar" in flagged["leaky"]
+
+    window.select_node("leaky")
+    assert "comes from the plugin revstudio-haar" in window.inspector.help.text()
+    labels = [w.text() for w in window.inspector.findChildren(type(window.inspector.help))]
+    assert any(text == "0.5 (kept)" for text in labels), labels
+
+    target = tmp_path / "again.revs"
+    assert window.files.write(str(target))
+    saved, original = json.loads(target.read_text()), json.loads(PROJECT.read_text())
+    saved.pop("view"), original.pop("view")  # the canvas stores where it was looking
+    assert saved == original
+    assert load(target).nodes["leaky"].params == {"slope": 0.5}
