@@ -86,12 +86,6 @@ def child_cwd() -> str:
     return _CHILD_CWD[0]
 
 
-def child_argv(module: str, *args: str) -> list[str]:
-    """The argv of every child process revstudio starts (CONTRACTS section 6): this Python,
-    ``-P`` (not ``-I``, which would drop PYTHONPATH), ``-m module`` and ``args``."""
-    return [sys.executable, "-P", "-m", module, *args]
-
-
 class CliError(Exception):
     """A user error: printed as one line, exit code 2 (usage/unreadable) unless given."""
 
