@@ -31,19 +31,11 @@ def _budget(device_type: str) -> int | None:
     return None
 
 
-def fitting_batch(graph: Any, report: Any, budget: int, mode: str) -> int | None:
+def fitting_batch(graph: Any, report: Any, budget: int, mode: str, optimizer: str | None = None) -> int | None:
     """The largest batch whose estimated step fits ``budget`` bytes, or None if not even 1 does."""
-    try:
-        from revstudio.diagnostics.estimate import max_batch_that_fits  # type: ignore[attr-defined]
+    from revstudio.diagnostics.estimate import max_batch_that_fits
 
-        return max_batch_that_fits(graph, report, budget, mode=mode)  # type: ignore[no-any-return]
-    except ImportError:
-        from revstudio.diagnostics.estimate import estimate
-
-        one = estimate(graph, report, batch=1).totals()[mode]
-        per_sample = max(1, one["activation_bytes"])
-        room = budget - one["parameter_bytes"] * 4  # weights, gradients and two optimizer moments
-        return int(room // per_sample) if room >= per_sample else None
+    return max_batch_that_fits(graph, report, budget, mode=mode, optimizer=optimizer)
 
 
 def oom_message(graph: Any, report: Any, cfg: TrainConfig, batch: int, model: Any) -> str:
@@ -59,7 +51,7 @@ def oom_message(graph: Any, report: Any, cfg: TrainConfig, batch: int, model: An
         if budget is None:
             return None
         try:
-            return fitting_batch(graph, report, budget, mode)
+            return fitting_batch(graph, report, budget, mode, optimizer=cfg.optimizer)
         except Exception:  # advice is best effort; the message stands without the number
             return None
 

@@ -83,22 +83,15 @@ def _versions() -> dict[str, str]:
     return {"revstudio": __version__, "torch": torch.__version__.split("+")[0], "python": platform.python_version()}
 
 
-def _estimates(graph: Any, report: Any, batch: int, mode: str) -> tuple[int | None, int | None]:
+def _estimates(graph: Any, report: Any, batch: int, mode: str, optimizer: str | None = None
+               ) -> tuple[int | None, int | None]:
     """(estimate for the run's mode, for standard mode) of one step's peak at this batch."""
+    from revstudio.diagnostics.estimate import estimate_peak
+
     try:
-        from revstudio.diagnostics.estimate import estimate_peak  # type: ignore[attr-defined]
-
-        return (int(estimate_peak(graph, report, batch=batch, mode=mode)),
-                int(estimate_peak(graph, report, batch=batch, mode="standard")))
-    except ImportError:  # until the memory branch lands: the kept-activation totals (CONTRACTS section 5)
-        try:
-            from revstudio.diagnostics.estimate import estimate
-
-            totals = estimate(graph, report, batch=batch).totals()
-            return int(totals[mode]["total_bytes"]), int(totals["standard"]["total_bytes"])
-        except Exception:
-            return None, None
-    except Exception:
+        return (int(estimate_peak(graph, report, batch=batch, mode=mode, optimizer=optimizer)),
+                int(estimate_peak(graph, report, batch=batch, mode="standard", optimizer=optimizer)))
+    except ValueError:  # a mode or optimizer the estimate does not model: no reference lines
         return None, None
 
 
@@ -188,7 +181,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     from revstudio.diagnostics.estimate import input_dtype
 
     dtype = torch.float64 if input_dtype(graph) == "float64" else torch.float32
-    model = compile_graph(graph, mode=cfg.mode, device=device, dtype=dtype, report=report)
+    model = compile_graph(graph, mode=cfg.mode, device=device, dtype=dtype, report=report,
+                          memory_budget=cfg.memory_budget)
     model.train()
     optimizer = make_optimizer(cfg, model.parameters())
     scheduler = make_scheduler(cfg, optimizer, total)

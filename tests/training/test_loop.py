@@ -140,3 +140,31 @@ def test_out_of_memory_ends_with_advice(monkeypatch) -> None:
     oom = rows.event("oom")[0]
     assert oom["step"] == 3 and "--mode reversible" in oom["message"]
     assert "--batch-size" in oom["message"]
+
+
+def test_a_memory_budget_reaches_the_model_and_keeps_the_losses() -> None:
+    """The `memory_budget` setting is the compiled model's: it buys speed, never other numbers."""
+    from revstudio.compiler import module
+
+    graph, report, cfg, data = _example("revnet_coupling")
+    seen = []
+    real = module.compile
+
+    def spy(*args, **kwargs):
+        model = real(*args, **kwargs)
+        seen.append(model.memory_budget)
+        return model
+
+    plain, budgeted = Rows(), Rows()
+    train(graph, report, cfg.replace(steps=4), data, callbacks=[plain])
+    import revstudio.compiler as compiler
+
+    original = compiler.compile
+    compiler.compile = spy
+    try:
+        train(graph, report, cfg.replace(steps=4, memory_budget=1 << 30), data, callbacks=[budgeted])
+    finally:
+        compiler.compile = original
+    assert seen == [1 << 30]
+    plain_losses = [r["loss"] for r in plain.kind("step")]
+    assert [r["loss"] for r in budgeted.kind("step")] == pytest.approx(plain_losses, rel=1e-5)
