@@ -191,3 +191,53 @@ def test_affine_streams_rebuild_exactly_with_compensated_or_float64_streams() ->
         (errors[setting],) = model.inversion_errors().values()
     assert errors[None] < 1e-12 and errors[torch.float64] < 1e-12
     assert errors[torch.float32] > 1e3 * errors[None]  # what plain float32 streams lose
+
+
+def test_coupling_nets_read_the_same_layout_in_forward_and_in_the_rebuild() -> None:
+    """The channels_last streams keep their layout through the Permutes between couplings,
+    so each coupling's net reads its input in one layout in forward and in backward's
+    rebuild, and gives the very same (s, t): oneDNN's convolutions differ in the last bits
+    between layouts (on some CPUs), and the rebuild (and the gradients, from the same
+    evaluation) would then not undo the forward exactly."""
+    from torch import nn
+
+    torch.manual_seed(0)
+    model = revstudio.compile(_affine_flow(6), device="cpu")
+    assert model.memory_format is None  # automatic: channels_last for these convolutions
+    seen: dict[str, list[tuple[bool, bool, torch.Tensor]]] = {}
+
+    def record(name):
+        def hook(mod, inp, out):
+            x = inp[0]
+            layout = x.is_contiguous(memory_format=torch.channels_last) or x.stride()[1] == 1
+            y = out[0] if isinstance(out, tuple) else out
+            seen.setdefault(name, []).append((torch.is_grad_enabled(), layout, y.detach().clone()))
+        return hook
+
+    convs = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Conv2d)]
+    assert len(convs) == 6
+    for name, conv in convs:
+        conv.register_forward_hook(record(name))
+    xi = torch.randn(4, 4, 8, 8).requires_grad_(True)
+    z = model(xi)
+    (z.square().sum() - model.logdet.sum()).backward()
+    for name, calls in seen.items():
+        (fwd,), (bwd,) = [c for c in calls if not c[0]], [c for c in calls if c[0]]
+        assert fwd[1] and bwd[1], name  # channels_last (channels innermost) both times
+        assert torch.equal(fwd[2], bwd[2]), name  # the same (s, t), bit for bit
+    assert z.is_contiguous(memory_format=torch.channels_last)  # the streams' layout, kept
+
+
+@pytest.mark.parametrize("fmt", [None, torch.channels_last, torch.contiguous_format])
+def test_permute_keeps_the_memory_layout(fmt) -> None:
+    from revstudio.nodes.torch_modules.flows import Permute
+
+    perm = Permute(6, kind="shuffle", seed=3)
+    x = torch.randn(2, 6, 3, 5)
+    if fmt is not None:
+        x = x.contiguous(memory_format=fmt)
+    (y,) = perm(x)
+    assert torch.equal(y, x.index_select(1, perm.perm))
+    assert y.stride() == x.stride()
+    (back,) = perm.inverse(y)
+    assert torch.equal(back, x) and back.stride() == x.stride()
