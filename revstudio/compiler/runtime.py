@@ -421,12 +421,19 @@ class Region:
         The stream is copied in any case, so the layout costs no memory; the region's
         outputs come back in it (layers downstream keep it). Elsewhere the copy keeps
         ``x``'s layout. ``memory_format`` overrides the choice.
+
+        Not automatically where the region has a general invertible layer (a flow's
+        permutation, squeeze, 1x1 convolution): its outputs are new tensors the runtime
+        does not own, so the couplings after it read channel-slice views of them, which in
+        channels_last have the few channels innermost (every convolution reorders them and
+        every stream update runs on a short inner axis: a Permute flow ran ~1.4x slower).
         """
         if x.dim() != 4:
             return torch.preserve_format
         if self.memory_format is not None:
             return self.memory_format
-        if self.convolves and x.device.type == "cpu" and x.dtype == torch.float32:
+        if (self.convolves and x.device.type == "cpu" and x.dtype == torch.float32
+                and not any(isinstance(step, Invertible) for step in self.steps)):
             return torch.channels_last
         return torch.preserve_format
 

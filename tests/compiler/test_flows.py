@@ -191,3 +191,57 @@ def test_affine_streams_rebuild_exactly_with_compensated_or_float64_streams() ->
         (errors[setting],) = model.inversion_errors().values()
     assert errors[None] < 1e-12 and errors[torch.float64] < 1e-12
     assert errors[torch.float32] > 1e3 * errors[None]  # what plain float32 streams lose
+
+
+@pytest.mark.parametrize("fmt", [None, torch.channels_last], ids=["automatic", "channels_last"])
+def test_coupling_nets_read_the_same_layout_in_forward_and_in_the_rebuild(fmt) -> None:
+    """The streams keep their layout through the Permutes between couplings, so each
+    coupling's net reads its input in one layout in forward and in backward's rebuild, and
+    gives the very same (s, t): oneDNN's convolutions differ in the last bits between
+    layouts (on some CPUs), and the rebuild (and the gradients, from the same evaluation)
+    would then not undo the forward exactly. Automatically a flow keeps the input's layout
+    (see ``Region.layout_of``)."""
+    from torch import nn
+
+    torch.manual_seed(0)
+    model = revstudio.compile(_affine_flow(6), device="cpu")
+    model.memory_format = fmt
+    seen: dict[str, list[tuple[bool, bool, torch.Tensor]]] = {}
+
+    def record(name):
+        def hook(mod, inp, out):
+            channels_innermost = inp[0].stride()[1] == 1  # channels_last, dense or a channel slice
+            y = out[0] if isinstance(out, tuple) else out
+            seen.setdefault(name, []).append((torch.is_grad_enabled(), channels_innermost, y.detach().clone()))
+        return hook
+
+    convs = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Conv2d)]
+    assert len(convs) == 6
+    for name, conv in convs:
+        conv.register_forward_hook(record(name))
+    xi = torch.randn(4, 4, 8, 8).requires_grad_(True)
+    z = model(xi)
+    (z.square().sum() - model.logdet.sum()).backward()
+    want = fmt == torch.channels_last
+    assert z.is_contiguous(memory_format=torch.channels_last) == want  # the streams' layout, kept
+    for name, calls in seen.items():
+        (fwd,), (bwd,) = [c for c in calls if not c[0]], [c for c in calls if c[0]]
+        assert fwd[1] == bwd[1] == want, name  # one layout in forward and in the rebuild
+        assert torch.equal(fwd[2], bwd[2]), name  # the same (s, t), bit for bit
+    (error,) = model.inversion_errors().values()
+    assert error < 1e-12
+
+
+@pytest.mark.parametrize("fmt", [None, torch.channels_last, torch.contiguous_format])
+def test_permute_keeps_the_memory_layout(fmt) -> None:
+    from revstudio.nodes.torch_modules.flows import Permute
+
+    perm = Permute(6, kind="shuffle", seed=3)
+    x = torch.randn(2, 6, 3, 5)
+    if fmt is not None:
+        x = x.contiguous(memory_format=fmt)
+    (y,) = perm(x)
+    assert torch.equal(y, x.index_select(1, perm.perm))
+    assert y.stride() == x.stride()
+    (back,) = perm.inverse(y)
+    assert torch.equal(back, x) and back.stride() == x.stride()

@@ -45,10 +45,22 @@ class Permute(nn.Module):
         self.register_buffer("inverse_perm", torch.argsort(perm), persistent=False)
 
     def forward(self, x: torch.Tensor) -> Tensors:
-        return (x.index_select(1, self.perm),)
+        return (_select_channels(x, self.perm),)
 
     def inverse(self, y: torch.Tensor) -> Tensors:
-        return (y.index_select(1, self.inverse_perm),)
+        return (_select_channels(y, self.inverse_perm),)
+
+
+def _select_channels(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``x.index_select(1, index)`` in ``x``'s memory layout. index_select always returns the
+    usual layout: a channels_last stream (a reversible region's on the CPU) would come out of a
+    permutation in another layout than went in, and a coupling's net would read its input in
+    one layout in forward and in the other when backward rebuilds it (oneDNN's convolutions
+    differ in the last bits between layouts, so the rebuild would not be exact). Selected
+    along the last axis of the channels-last view instead: one output, the same values."""
+    if x.dim() == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last):
+        return x.permute(0, 2, 3, 1).index_select(3, index).permute(0, 3, 1, 2)
+    return x.index_select(1, index)
 
 
 class InvConv1x1(nn.Module):
