@@ -38,7 +38,7 @@ KNOWN = {
     ("birnn_sequence", "checkpoint", 64): 0.20,
     # batch 1: a region's fixed costs (rounding samples, small tensors) weigh more than the model's
     ("glow_flow", "reversible", 1): 0.25, ("glow_flow", "checkpoint", 1): 0.20,
-    ("revnet_wired", "checkpoint", 1): 0.20,
+    ("revnet_wired", "checkpoint", 1): 0.20, ("digits_revnet", "checkpoint", 1): 0.25,
     ("revnet_coupling", "reversible", 1): 0.20, ("revnet_wired", "reversible", 1): 0.20,
 }
 
