@@ -5,7 +5,7 @@
 One process, both modes, the project's own training section (400 steps of
 batch 64, one-cycle schedule, Adam) through :func:`revstudio.training.loop.train`
 with the default in-run intervals (gradient check every 100 steps, memory
-every 50). Prints, per mode: validation accuracy, wall time, CPU time,
+every 100). Prints, per mode: validation accuracy, wall time, CPU time,
 samples/s, and the measured peak of one step (live-tensor accounting on the
 CPU). Then, measured interleaved on one batch so that drifting machine load
 hits both alike: the reversible/standard step-time ratio, and the cost of one

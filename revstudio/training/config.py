@@ -39,7 +39,7 @@ DEFAULTS: dict[str, Any] = {
     "log_every": 10,
     "val_every": 100,
     "gradcheck_every": 100,
-    "memory_every": 50,
+    "memory_every": 100,
     "checkpoint_every": 100,
     "memory_budget": None,
 }
