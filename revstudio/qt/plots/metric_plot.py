@@ -53,6 +53,7 @@ class _Curve:
     version: int = -1
     stamp: tuple[Any, ...] = field(default_factory=tuple)
     points: int = 0
+    bounds: tuple[float, float] | None = None  # lowest and highest y drawn (log10 on a log scale)
 
 
 class MetricPlot(QWidget):
@@ -72,6 +73,8 @@ class MetricPlot(QWidget):
         self.weight = 0.0
         self._runs: list[tuple[RunData, str]] = []
         self.on_refresh: list[Callable[[MetricPlot], None]] = []  # extra drawing (reference lines, numbers)
+        self.y_marks: list[float] = []  # reference values (drawn by on_refresh) the y range must show
+        self._y_set: tuple[float, float, bool] | None = None  # the y range this plot last set, and its log flag
 
         self.title = QLabel(f"<b>{title}</b>")
         self.note = QLabel("")            # a number the plot stands for ("peak 29 % of standard's")
@@ -172,7 +175,52 @@ class MetricPlot(QWidget):
             self.plot.removeItem(curve.smooth)
         for fn in self.on_refresh:
             fn(self)
+        self._follow_y()
         return redrawn
+
+    def _follow_y(self) -> None:
+        """Frame y over the drawn curves, moving the range only when a curve leaves it.
+
+        pyqtgraph's own autorange re-frames the y axis at every frame of a
+        streaming run (the newest loss is always a new minimum), and a new range
+        repaints the axis and re-clips every curve: most of a streaming frame's
+        cost (benchmarks/bench_plots.py). Here the range keeps a 25 % margin on
+        each side and moves only when a curve leaves it or fills under half of
+        it, so every point, spikes included, stays in view. A range the user
+        zoomed or panned to is left alone; the plot's "A" button (pyqtgraph's
+        autorange) hands the range back to this.
+        """
+        vb = self.plot.getPlotItem().getViewBox()
+        cur = None
+        if not vb.autoRangeEnabled()[1]:
+            if self._y_set is None:
+                return  # the user's range
+            if self._y_set[2] == self.log_y:  # (a log toggle re-frames)
+                lo_now, hi_now = vb.viewRange()[1]
+                tol = 1e-6 * max(abs(self._y_set[1] - self._y_set[0]), 1e-300)
+                if abs(lo_now - self._y_set[0]) > tol or abs(hi_now - self._y_set[1]) > tol:
+                    self._y_set = None  # zoomed or panned by the user
+                    return
+                cur = self._y_set
+        lows = [c.bounds[0] for c in self.curves.values() if c.bounds is not None]
+        highs = [c.bounds[1] for c in self.curves.values() if c.bounds is not None]
+        for v in self.y_marks:
+            if self.log_y and v <= 0 or not math.isfinite(v):
+                continue
+            v = math.log10(v) if self.log_y else float(v)
+            lows.append(v)
+            highs.append(v)
+        if not lows:
+            return
+        lo, hi = min(lows), max(highs)
+        if cur is not None and cur[0] <= lo and hi <= cur[1] and hi - lo >= 0.5 * (cur[1] - cur[0]):
+            return
+        span = hi - lo
+        margin = 0.25 * span if span > 0 else max(0.1 * abs(hi), 0.5 if self.log_y else 1e-3)
+        vb.disableAutoRange(axis=pg.ViewBox.YAxis)
+        vb.setYRange(lo - margin, hi + margin, padding=0)
+        lo_set, hi_set = vb.viewRange()[1]
+        self._y_set = (float(lo_set), float(hi_set), self.log_y)
 
     def _make_curve(self, colour: str, label: str, dashed: bool) -> _Curve:
         faint = QColor(colour)
@@ -205,6 +253,7 @@ class MetricPlot(QWidget):
             curve.raw.setData([], [])
             curve.smooth.setData(x, y)
         curve.points = len(series)
+        curve.bounds = _bounds((y, sm) if smoothing else (y,), self.log_y)
 
     def _plan_x(self, runs: Sequence[tuple[RunData, str]], axis: str) -> None:
         """Over steps or epochs the x axis spans the whole run from its first row.
@@ -304,6 +353,19 @@ class MetricPlot(QWidget):
                             writer.writerow([run.name, name, *(_csv(v) for v in row)])
                             count += 1
         return count
+
+
+def _bounds(arrays: Sequence[np.ndarray], log: bool) -> tuple[float, float] | None:
+    """Lowest and highest finite value of the drawn arrays (of the positive ones, as log10, on a log scale)."""
+    lo, hi = math.inf, -math.inf
+    for a in arrays:
+        a = np.asarray(a, dtype=np.float64)
+        a = a[np.isfinite(a) & (a > 0)] if log else a[np.isfinite(a)]
+        if a.size:
+            lo, hi = min(lo, float(a.min())), max(hi, float(a.max()))
+    if lo > hi:
+        return None
+    return (math.log10(lo), math.log10(hi)) if log else (lo, hi)
 
 
 def _fmt(v: float) -> str:

@@ -187,6 +187,7 @@ class PlotsPanel(QWidget):
         info = run.info if run is not None else {}
         mode = str(info.get("mode") or "run's mode")
         values = [info.get("estimate_bytes"), info.get("standard_estimate_bytes")]
+        plot.y_marks = [float(v) for v in values if isinstance(v, (int, float)) and v > 0]  # framed with the curves
         for i, (line, value) in enumerate(zip(self._memory_refs, values)):
             if not isinstance(value, (int, float)) or value <= 0:
                 line.hide()
