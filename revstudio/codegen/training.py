@@ -237,6 +237,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, "
               "weights_only=True)['model']))")
     if world > 1:
+        torch.distributed.barrier()  # no rank tears gloo down while a peer still talks to it
         torch.distributed.destroy_process_group()
     return model
 

@@ -170,9 +170,15 @@ def test_torchrun_two_processes_train_the_global_batch(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["OMP_NUM_THREADS"] = "1"
     common = ["--steps", "3", "--batch-size", "8", "--device", "cpu", "--log-every", "1", "--val-fraction", "0"]
-    two = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                          str(path), *common, "--out", "two.pt"], capture_output=True, text=True, env=env,
-                         cwd=tmp_path, timeout=600)
+    argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+            str(path), *common, "--out", "two.pt"]
+    try:
+        two = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240)
+    except subprocess.TimeoutExpired:
+        # One CI run hung here for 600 s: the script tore gloo down while its peer still talked
+        # to it (now a barrier first, as revstudio train does). Bounded and retried once, so a
+        # launch that really hangs still fails.
+        two = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240)
     assert two.returncode == 0, (two.stdout + two.stderr)[-3000:]
     assert two.stdout.count("step      3") == 1  # only rank 0 prints
     one = run_script(path, [*common, "--out", "one.pt"], tmp_path)
