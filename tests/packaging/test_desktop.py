@@ -15,8 +15,8 @@ NS = {"m": "http://www.freedesktop.org/standards/shared-mime-info"}
 
 
 def _make(*args: str) -> subprocess.CompletedProcess[str]:
-    if shutil.which("make") is None:
-        pytest.skip("make is not installed")
+    # make is the README's own test command, so it is always there where the tests run
+    assert shutil.which("make") is not None, "make is not installed; the README's commands need it"
     return subprocess.run(["make", "-s", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=120)
 
 
