@@ -61,7 +61,8 @@ def write_json(path: str, value: Any) -> None:
     write_atomic(path, json.dumps(value, indent=2, sort_keys=False) + "\n")
 
 
-def _pid_alive(pid: Any) -> bool:
+def pid_alive(pid: Any) -> bool:
+    """Whether process ``pid`` is running (not gone, not a zombie)."""
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:
@@ -131,7 +132,7 @@ def read_run(run_dir: str) -> RunInfo:
                        message="status.json is missing or unreadable")
     state = str(status.get("status", "unknown"))
     message = status.get("message")
-    if state == "running" and not _pid_alive(status.get("pid")):
+    if state == "running" and not pid_alive(status.get("pid")):
         state = "killed"
         message = message or "the process ended without saying why (killed?); --resume continues it"
     metrics = status.get("metrics")

@@ -7,13 +7,15 @@ out-of-memory killer, a power cut): such a run is listed as failed. No Qt here.
 """
 from __future__ import annotations
 
-import json
-import os
 import shutil
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from revstudio.training.runs import pid_alive, read_run
+
+__all__ = ["RunEntry", "delete_run_dir", "is_run_dir", "list_run_dirs", "pid_alive", "read_run_dir"]
 
 STATUSES = ("running", "finished", "stopped", "failed")
 
@@ -67,54 +69,25 @@ def _when(text: str | None) -> datetime | None:
         return None
 
 
-def pid_alive(pid: int | None) -> bool:
-    if not pid or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, someone else's
-        return True
-    except OSError:
-        return False
-    try:  # a zombie (dead, not yet reaped by its parent) is not running
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
-    except OSError:
-        return True
-
-
-def _json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def read_run_dir(path: str | Path) -> RunEntry:
-    """One run as the Runs tab lists it."""
+    """One run as the Runs tab lists it: :func:`revstudio.training.runs.read_run`, whose
+    ``unknown`` and ``killed`` runs the tab shows as failed, with why."""
     path = Path(path)
-    status = _json(path / "status.json")
-    config = _json(path / "config.json")
-    entry = RunEntry(path, "failed", config=config if isinstance(config, dict) else {})
-    if not isinstance(status, dict):
+    info = read_run(str(path))
+    entry = RunEntry(path, info.status, config=info.config)
+    if info.status == "unknown":
+        entry.status = "failed"
         entry.message = "the run left no readable status.json (it may never have started)"
         return entry
-    entry.status = str(status.get("status") or "failed")
     if entry.status not in STATUSES:
         entry.status = "failed"
     for key in ("step", "total_steps", "pid"):
-        value = status.get(key)
+        value = getattr(info, key)
         if isinstance(value, int) and not isinstance(value, bool):
             setattr(entry, key, value)
-    metrics = status.get("metrics")
-    entry.metrics = dict(metrics) if isinstance(metrics, dict) else {}
-    entry.started = status.get("started")
-    entry.ended = status.get("ended")
-    entry.message = status.get("message")
-    if entry.status == "running" and not pid_alive(entry.pid):
-        entry.status = "failed"
+    entry.metrics = dict(info.metrics)
+    entry.started, entry.ended, entry.message = info.started, info.ended, info.message
+    if info.status == "killed":
         entry.message = f"killed: the status says running but its process ({entry.pid}) is gone"
     return entry
 
