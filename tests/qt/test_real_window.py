@@ -74,6 +74,11 @@ def answer(req):
         return True
     raise ValueError(cmd)
 
+"""
+
+# The tail every real-window driver shares: one JSON request per stdin line, answered by the
+# driver's own ``answer(req)`` with one JSON reply per stdout line.
+DRIVER_LOOP = r"""
 def on_input():
     line = sys.stdin.readline()
     if not line:
@@ -83,13 +88,14 @@ def on_input():
         reply = {"ok": answer(json.loads(line))}
     except Exception as exc:
         reply = {"error": f"{type(exc).__name__}: {exc}"}
-    print(json.dumps(reply), flush=True)
+    print(json.dumps(reply, default=str), flush=True)
 
 notifier = QSocketNotifier(sys.stdin.fileno(), QSocketNotifier.Type.Read)
 notifier.activated.connect(on_input)
 print(json.dumps({"ready": True}), flush=True)
 sys.exit(app.exec())
 """
+CHILD += DRIVER_LOOP
 
 
 def _tools_missing() -> str | None:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_real_window import SCREENSHOTS, App, xvfb  # noqa: F401 - xvfb is a fixture
+from test_real_window import DRIVER_LOOP, SCREENSHOTS, App, xvfb  # noqa: F401 - xvfb is a fixture
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[3]
@@ -69,22 +69,8 @@ def answer(req):
         return True
     raise ValueError(cmd)
 
-def on_input():
-    line = sys.stdin.readline()
-    if not line:
-        app.quit()
-        return
-    try:
-        reply = {"ok": answer(json.loads(line))}
-    except Exception as exc:
-        reply = {"error": f"{type(exc).__name__}: {exc}"}
-    print(json.dumps(reply), flush=True)
-
-notifier = QSocketNotifier(sys.stdin.fileno(), QSocketNotifier.Type.Read)
-notifier.activated.connect(on_input)
-print(json.dumps({"ready": True}), flush=True)
-sys.exit(app.exec())
 """
+CHILD += DRIVER_LOOP
 
 
 class TrainApp(App):
