@@ -83,15 +83,22 @@ def compile_error(exc: Exception) -> CliError | None:
     return None
 
 
-def count(text: str) -> int:
-    """argparse type for counts such as --top: a whole number >= 0."""
+def whole_number(text: str, minimum: int, example: str = "") -> int:
+    """argparse helper: ``text`` as a whole number >= ``minimum``, or a message saying what to type."""
+    hint = f"; use e.g. {example}" if example else ""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; use e.g. --top 10") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative; use 0 (none) or more")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number{hint}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{value} is negative; use 0 (none) or more" if minimum == 0
+                                         else f"{value} is too small; use at least {minimum}")
     return value
+
+
+def count(text: str) -> int:
+    """argparse type for counts such as --top: a whole number >= 0."""
+    return whole_number(text, 0, "--top 10")
 
 
 @contextlib.contextmanager

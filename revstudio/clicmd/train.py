@@ -15,7 +15,7 @@ from typing import Any
 
 from revstudio.cli import CliError
 
-from ._runargs import positive_int
+from ._runargs import positive_int, whole_number
 
 # flag -> training key; the values are checked by TrainConfig (errors name the key)
 OVERRIDES = {
@@ -36,23 +36,11 @@ def _number(text: str) -> float:
 
 
 def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative; use 0 or more")
-    return value
+    return whole_number(text, 0)
 
 
 def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is too small; use at least 1")
-    return value
+    return whole_number(text, 1)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
