@@ -21,11 +21,10 @@ and the loader applies them step by step.
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
-import stat
-import time
 from typing import Any
 
 from revstudio import __version__
@@ -475,66 +474,25 @@ def dumps(graph: Graph) -> str:
     return "{\n" + ",\n".join(fields) + "\n}\n"
 
 
-def _file_mode(path: str) -> int:
-    try:
-        return stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
 def save(graph: Graph, path: str | os.PathLike[str]) -> None:
-    """Write ``graph`` to ``path`` atomically: a temp file beside it, fsync, rename.
+    """Write ``graph`` to ``path`` atomically (:func:`tempfiles.write_atomic`).
 
     On any error the original file is untouched, the temp file is removed,
     and a :class:`ProjectError` names the path.
     """
     data = dumps(graph).encode("ascii")
-    target = os.fspath(path)
-    if os.path.islink(target):  # write through a link to its file, keep the link
-        target = os.path.realpath(target)
-    directory = os.path.dirname(os.path.abspath(target))
-    name = os.path.basename(target)
-    started = time.time()
-    prefix = f".{name[:100]}."
     try:
-        fd, tmp = tempfiles.create(directory, prefix, ".tmp")  # locked until closed
+        tempfiles.write_atomic(path, data)
     except OSError as exc:
+        hint = "check that the folder exists and is writable; " if exc.errno in _FOLDER_ERRORS else ""
         raise ProjectError(
-            f"{os.fspath(path)}: cannot save ({exc.strerror or exc}); check that the folder exists and is writable",
+            f"{os.fspath(path)}: cannot save ({exc.strerror or exc}); {hint}the file on disk is unchanged",
             os.fspath(path),
         ) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, _file_mode(target))
-        os.replace(tmp, target)
-        # leftovers of saves of this file that were killed before their rename
-        tempfiles.remove_stale(directory, prefix, ".tmp", started)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise ProjectError(
-                f"{os.fspath(path)}: cannot save ({exc.strerror or exc}); the file on disk is unchanged",
-                os.fspath(path),
-            ) from None
-        raise
-    try:  # make the rename itself durable (best effort: not every platform allows it)
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+
+
+# errors that mean the folder, not the disk or the data, is what stops the save
+_FOLDER_ERRORS = (errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EPERM, errno.EROFS)
 
 
 __all__ = [

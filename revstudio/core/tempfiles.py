@@ -6,6 +6,9 @@ of the same target removes such leftovers, but only files of exactly our own
 pattern, owned by this user, older than the running save and (where the
 platform can tell) not held open by a live writer: every writer holds an
 exclusive lock on its temp file until the rename.
+
+:func:`write_atomic` is the one way the product writes a file that must never
+be seen half-written: projects, exports, run files, snapshots and autosaves.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 
 try:
     import fcntl
@@ -91,6 +95,66 @@ def _remove_if_stale(path: str, started: float) -> bool:
         os.close(fd)
 
 
+def file_mode(path: str) -> int:
+    """The mode a rewrite of ``path`` should get: the existing file's, or what the umask gives
+    a new file (``mkstemp`` makes 0600 files; a user expects 0644 with the usual umask)."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, prefix: str | None = None,
+                 suffix: str = ".tmp", make_folder: bool = False) -> None:
+    """Write ``data`` (``str`` as UTF-8, no newline translation) so that at any moment the old
+    file or the whole new one is at ``path``: a locked temp file beside it, fsync, the mode
+    of :func:`file_mode`, rename, then removal of leftovers of killed writes of the same name.
+
+    A link is written through to its file and stays a link. ``make_folder`` creates a
+    missing folder (a run directory); otherwise a missing folder is an error.
+    Raises ``OSError`` with the file on disk unchanged; the temp file never outlives a failure.
+    """
+    target = os.fspath(path)
+    if os.path.islink(target):
+        target = os.path.realpath(target)
+    folder = os.path.dirname(os.path.abspath(target))
+    if make_folder:
+        os.makedirs(folder, exist_ok=True)
+    if prefix is None:
+        prefix = f".{os.path.basename(target)[:100]}."
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    started = time.time()
+    fd, tmp = create(folder, prefix, suffix)  # locked until closed
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fchmod(handle.fileno(), file_mode(target))
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        _unlink(tmp)
+        raise
+    remove_stale(folder, prefix, suffix, started)
+    _fsync_folder(folder)
+
+
+def _fsync_folder(folder: str) -> None:
+    """Make a rename durable (best effort: not every platform can open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def _unlink(path: str) -> bool:
     try:
         os.unlink(path)
@@ -99,4 +163,4 @@ def _unlink(path: str) -> bool:
         return False
 
 
-__all__ = ["UNLOCKED_AGE_S", "create", "remove_stale"]
+__all__ = ["UNLOCKED_AGE_S", "create", "file_mode", "remove_stale", "write_atomic"]

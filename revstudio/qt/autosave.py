@@ -18,6 +18,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QStandardPaths, QTimer
 
+from revstudio.core.tempfiles import write_atomic
 from revstudio.qt.document import Document
 
 AUTOSAVE_MS = 30_000
@@ -84,8 +85,8 @@ class RecoveryStore:
         meta = {"path": os.path.abspath(path) if path else None, "name": name,
                 "saved": time.time(), "pid": os.getpid()}
         # Write the text before the sidecar so a half-written pair is never offered.
-        _atomic_write(target, text)
-        _atomic_write(self.folder / f"{key}.json", json.dumps(meta))
+        write_atomic(target, text)
+        write_atomic(self.folder / f"{key}.json", json.dumps(meta))
         return target
 
     def remove(self, key: str) -> None:
@@ -118,15 +119,6 @@ class RecoveryStore:
             found.append(rec)
         found.sort(key=lambda r: r.saved, reverse=True)
         return found
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 class Autosaver(QObject):

@@ -13,9 +13,10 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
+
+from revstudio.core import tempfiles
 
 STATUS = "status.json"
 CONFIG = "config.json"
@@ -23,38 +24,14 @@ METRICS = "metrics.jsonl"
 CHECKPOINT = os.path.join("checkpoints", "last.pt")
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-# mkstemp makes 0600 files; run files are ordinary documents, readable as the umask allows
-_FILE_MODE = 0o666 & ~_umask()
-
-
 def now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def write_atomic(path: str, data: bytes | str) -> None:
-    """Write ``data`` to ``path`` so that the old file or the whole new one is there at any moment."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), _FILE_MODE)
-            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write a run file so that the old one or the whole new one is there at any moment;
+    its folder (``checkpoints/``) is made on demand."""
+    tempfiles.write_atomic(path, data, make_folder=True)
 
 
 def write_json(path: str, value: Any) -> None:

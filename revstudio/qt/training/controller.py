@@ -26,6 +26,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
+from revstudio.core.tempfiles import write_atomic
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
 from revstudio.qt.plots.rows import LineSplitter, RunData
@@ -148,9 +149,7 @@ class TrainController(QObject):
         try:
             run_dir.mkdir(parents=True)
             snapshot = run_dir / "project.revs"
-            tmp = snapshot.with_suffix(".revs.tmp")
-            tmp.write_text(sec.snapshot_text(self.document.graph, self.document.path), encoding="ascii")
-            os.replace(tmp, snapshot)
+            write_atomic(snapshot, sec.snapshot_text(self.document.graph, self.document.path))
         except OSError as exc:
             reason = f"Cannot create the run folder {run_dir}: {exc.strerror or exc}"
             self.message.emit(reason)
