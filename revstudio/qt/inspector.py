@@ -23,10 +23,11 @@ from PySide6.QtWidgets import (
 )
 
 from revstudio.core.commands import Command, Macro, RenameNode, SetParam
-from revstudio.core.graph import Graph, Node, valid_id
+from revstudio.core.graph import Graph, Node
 from revstudio.core.spec import registry
 from revstudio.core.validate import missing_type_text
 from revstudio.qt import report_facts as rf
+from revstudio.qt.canvas.rename import rename_problem
 from revstudio.qt.document import Document
 from revstudio.qt.memory_figures import ORDER, BatchField, batch_label, estimate_of, node_lines
 from revstudio.qt.param_editors import GroupEditor, ParamEditor, make_editor
@@ -243,11 +244,7 @@ class Inspector(QWidget):
         new = self.title.text().strip()
         if node is None or self.title.isReadOnly() or new == node.id:
             return
-        problem = None if new else "a node id cannot be empty"
-        if problem is None and new in self.graph.nodes:
-            problem = f"'{new}' is already the id of another node"
-        if problem is None and not valid_id(new):
-            problem = f"'{new}' has spaces, dots or more than 64 characters"
+        problem = rename_problem(self.graph, new)
         if problem is None:
             self.document.push(RenameNode(self.graph, node.id, new))
         if problem is not None:
