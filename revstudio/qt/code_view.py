@@ -379,9 +379,10 @@ def export_with_dialog(parent: QWidget | None, document: Any, with_training: boo
         path += ".py"
     from revstudio.qt.export_worker import shared_worker
 
-    def say(text: str, error: bool = False) -> None:
-        # the status bar and the Log panel both, so a slow export is never silent
-        (log.error if error else log.info)("%s", text)
+    def say(text: str, error: bool = False, logged: str | None = None) -> None:
+        # the status bar and the Log panel both, so a slow export is never silent; the
+        # Log gets the whole path (``logged``), the narrow status bar the file's name
+        (log.error if error else log.info)("%s", logged or text)
         show = getattr(parent, "show_message", None)
         if show is not None:
             show(text)
@@ -409,5 +410,6 @@ def export_with_dialog(parent: QWidget | None, document: Any, with_training: boo
         say(f"Export of {name} failed: {exc.strerror or exc}", error=True)
         QMessageBox.warning(parent, "Cannot export", f"{path}: cannot write ({exc.strerror or exc}).")
         return None
-    say(f"Exported {path} ({source.count(chr(10))} lines, {time.perf_counter() - started:.1f} s)")
+    facts = f"({source.count(chr(10))} lines, {time.perf_counter() - started:.1f} s)"
+    say(f"Exported {name} {facts}", logged=f"Exported {path} {facts}")
     return path

@@ -35,10 +35,10 @@ def test_ctrl_e_export_reports_at_once_and_when_done(make_window, revnet, tmp_pa
     settle()
     assert target.exists()
     assert said[0].startswith("Exporting exported.py"), said
-    assert any(t.startswith(f"Exported {target}") for t in said), said
+    assert any(t.startswith("Exported exported.py (") for t in said), said  # the name fits the bar
     settle()
     log = window.bottom.log.toPlainText()
-    assert "Exporting exported.py" in log and "Exported" in log
+    assert "Exporting exported.py" in log and f"Exported {target} (" in log  # the Log has the path
 
 
 def test_status_bar_says_what_undo_undid(make_window, revnet, settle):
