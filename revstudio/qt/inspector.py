@@ -92,6 +92,8 @@ class Inspector(QWidget):
         self.facts_title = _label("FACTS", "sectionTitle")
         self.facts = _label("", "")
         self.facts.setTextFormat(Qt.TextFormat.RichText)
+        # a rich-text table's height-for-width runs high: spare height goes below, not above
+        self.facts.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.facts.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         # the batch behind the memory figures, editable beside them in the project's facts
         self.batch_host = QWidget()

@@ -184,12 +184,18 @@ class MainWindow(QMainWindow):
         self.add_bottom_tab(self.code_view, "Code")
         # code <-> canvas: a node's layer line is highlighted, a click on one selects the node
         self.code_view.nodeClicked.connect(self.select_node)
+        self.code_view.groupNodeClicked.connect(self.select_group_node)
         self.tabs.selectionChanged.connect(self._code_follows_selection)
         self.bottom.currentChanged.connect(self._room_for_code)
 
     def _code_follows_selection(self, graph: Graph, ids: list) -> None:
-        if graph is self.document.graph and len(ids) == 1:
+        if len(ids) != 1:
+            return
+        if graph is self.document.graph:
             self.code_view.show_node(ids[0])
+        else:  # a node in a group's tab: its line in that body's class
+            name = next((n for n, body in self.document.graph.groups.items() if body is graph), "")
+            self.code_view.show_node(ids[0], group=name)
 
     def _room_for_code(self, index: int) -> None:
         """Code needs more than a few lines: showing its tab grows a short Output panel."""
@@ -278,6 +284,17 @@ class MainWindow(QMainWindow):
         view.select_nodes([node_id])
         view.reveal_node(node_id)  # it may be far off screen, or a speck in a fitted big graph
         self.inspector.set_selection(self.document.graph, [node_id])
+
+    def select_group_node(self, group: str, node_id: str) -> None:
+        """Show ``node_id`` of group ``group``'s body selected, on the group's tab (code clicks)."""
+        body = self.document.graph.groups.get(group)
+        if body is None or node_id not in body.nodes or not self.tabs.open_group(group):
+            self.show_message(f"Node {node_id} is not in group {group}")
+            return
+        view = self.current_view()
+        view.select_nodes([node_id])
+        view.reveal_node(node_id)
+        self.inspector.set_selection(body, [node_id])
 
     # ---- files and recovery --------------------------------------------
     def _fill_recent(self, paths: list[str]) -> None:
