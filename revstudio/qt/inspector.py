@@ -334,9 +334,12 @@ class Inspector(QWidget):
                            ("Used by", ", ".join(users) or "no node yet")])
         rows = [("Nodes", str(len(g.nodes))), ("Edges", str(len(g.edges))), ("Groups", str(len(g.groups)))]
         if report is not None:
-            rows.append(("Parameters", rf.human_count(getattr(report, "parameters", None))))
             errors, warnings = rf.counts(report)
-            rows.append(("Diagnostics", f"{errors} errors, {warnings} warnings"))
+            params = rf.human_count(getattr(report, "parameters", None))
+            # with errors, layers past the break have no shape, so no size: the count is partial
+            rows.append(("Parameters", f"{params} so far (fix the errors for the total)" if errors else params))
+            rows.append(("Diagnostics", f"{errors} error{'s' * (errors != 1)}, "
+                                        f"{warnings} warning{'s' * (warnings != 1)}"))
             rows.append(("Reversible regions", str(len(getattr(report, "regions", None) or []))))
             est = estimate_of(report)
             if est is not None:

@@ -237,7 +237,10 @@ class MainWindow(QMainWindow):
     def _update_status(self) -> None:
         report = self.document.report
         params = getattr(report, "parameters", None)
-        self.status_params.setText(f"{rf.human_count(params)} parameters" if params is not None else "")
+        partial = rf.counts(report)[0] > 0  # layers past an error have no shape, so no size yet
+        self.status_params.setText(f"{rf.human_count(params)}{'+' * partial} parameters" if params is not None else "")
+        self.status_params.setToolTip("Counted over the layers whose shapes are known; fix the errors for the total"
+                                      if partial else "")
         errors, warnings = rf.counts(report)
         self.status_errors.setText(f"● {errors} error{'s' * (errors != 1)}")
         self.status_warnings.setText(f"▲ {warnings} warning{'s' * (warnings != 1)}")

@@ -213,6 +213,13 @@ class GraphView(EditingMixin, QGraphicsView):
         if not self._scene.node_items:
             draw_empty_hint(painter, QRectF(self.viewport().rect()), self._scene.theme)
 
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
+        super().scrollContentsBy(dx, dy)
+        if not self._scene.node_items:
+            # Scrolling blits the old pixels and repaints only the strip it exposed: the hint,
+            # fixed to the viewport, would be drawn twice. Repaint it whole.
+            self.viewport().update()
+
     # ---- keyboard --------------------------------------------------------
     def _key_table(self) -> dict[tuple[int, int], Callable[[], object]]:
         K, M = Qt.Key, Qt.KeyboardModifier
