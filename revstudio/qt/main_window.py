@@ -173,6 +173,7 @@ class MainWindow(QMainWindow):
         for w in (self.status_params, self.status_errors, self.status_warnings, self.status_batch,
                   self.status_memory):
             bar.addPermanentWidget(w)
+        bar.messageChanged.connect(lambda text: self.status_memory.setVisible(True) if not text else None)
 
     def _add_code_tab(self) -> None:
         """The code-export engineer's live code view, when it is installed."""
@@ -260,7 +261,14 @@ class MainWindow(QMainWindow):
         self.bottom.set_problem_count(errors, warnings)
 
     def show_message(self, text: str) -> None:
-        self.statusBar().showMessage(text, 6000)
+        bar = self.statusBar()
+        # The memory summary is the widest permanent item; a message that would be cut
+        # (a path, a rename) borrows its room for the few seconds it shows.
+        room = bar.width() - sum(w.width() + 8 for w in (self.status_params, self.status_errors,
+                                                         self.status_warnings, self.status_batch) if w.isVisible())
+        memory = self.status_memory.sizeHint().width() + 8
+        self.status_memory.setVisible(bar.fontMetrics().horizontalAdvance(text) + 24 <= room - memory)
+        bar.showMessage(text, 6000)
 
     # ---- canvas helpers ---------------------------------------------------
     def current_view(self) -> Any:
