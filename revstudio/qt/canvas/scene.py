@@ -28,7 +28,6 @@ from .wire_item import WireItem
 from .wiring import WireDrag
 
 HINT_MS = 3500
-FREE_AIR = 30.0  # space kept between a newly placed node and its neighbours
 ROOM = 3000.0  # scene margin around the nodes, so one can pan beyond them
 
 
@@ -414,28 +413,6 @@ class GraphScene(QGraphicsScene):
             if node_ids is None:
                 rect = rect.united(region.sceneBoundingRect())
         return rect
-
-    def is_free(self, rect: QRectF) -> bool:
-        """No node overlaps ``rect`` (with a little air around it)."""
-        probe = rect.adjusted(-FREE_AIR, -FREE_AIR, FREE_AIR, FREE_AIR)
-        return not any(isinstance(i, NodeItem) for i in self.items(probe))
-
-    def free_spot(self, size: tuple[float, float], near: QRectF) -> QPointF:
-        """A top-left for a ``size`` box in free space next to ``near`` (the selection).
-
-        Tries the column right of ``near`` first, going down then up, then the
-        next column: new things appear beside what one is working on, never on it.
-        """
-        w, h = size
-        step = max(40.0, min(h, 120.0))
-        for column in range(6):
-            x = near.right() + FREE_AIR * 2 + column * (w + FREE_AIR * 2)
-            for k in range(12):
-                for sign in ((1,) if k == 0 else (1, -1)):
-                    y = near.top() + sign * k * step
-                    if self.is_free(QRectF(x, y, w, h)):
-                        return QPointF(x, y)
-        return QPointF(near.right() + FREE_AIR * 2, near.top())
 
     def set_theme(self, dark: bool) -> None:
         self.theme = theme_for(dark)
