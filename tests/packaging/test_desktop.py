@@ -7,8 +7,6 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 MIME = "application/x-revstudio-project"
 NS = {"m": "http://www.freedesktop.org/standards/shared-mime-info"}
