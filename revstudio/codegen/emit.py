@@ -4,40 +4,29 @@
 recording every layer's constructor call, then walks the compiler's lowered
 plan: ``emit_op`` dispatches on the op kind, layers are rebuilt with the
 recorded classes and arguments, and every name comes from one
-:class:`~revstudio.codegen.namespace.Namespace`.
+:class:`~revstudio.codegen.namespace.Namespace`. The file around the classes is
+laid out by :mod:`~revstudio.codegen.sections` and checked by
+:mod:`~revstudio.codegen.bindings`.
 """
 from __future__ import annotations
 
-import ast
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from revstudio import __version__
 from revstudio.compiler import assembly
-from revstudio.compiler.plan import module_name
+from revstudio.compiler.renames import layer_aliases
 
 from . import CodegenError
+from .bindings import check_bindings
 from .construct import ConstructionError, Record, call_source, recording
-from .inline import ImportFact, InlineError, Inliner, import_block, names_in_inlinable_code, plugin_inlinable
-from .namespace import Namespace, camel, is_safe_attribute
-from .regions import ASSEMBLY, STREAM_HELPER, RegionWriter
+from .inline import ImportFact, InlineError, Inliner, names_in_inlinable_code, plugin_inlinable
+from .namespace import Namespace, camel, comment_text, docstring_text, is_safe_attribute
+from .regions import ASSEMBLY, RegionWriter
+from .sections import MODES, assemble
 from .segments import RUN_PART, Segment, segments
-from .training import IMPORTS as TRAINING_IMPORTS
-from .training import MAIN_GUARD, inputs_constant, top_level_names, training_parts
+from .training import top_level_names, training_parts
 
-MODES = ("reversible", "standard", "checkpoint")
-
-
-def comment_text(text: str) -> str:
-    """Project text fit for a ``#`` comment: ``ascii`` escapes every newline and non-ASCII character."""
-    return ascii(str(text))[1:-1]
-
-
-def docstring_text(text: str) -> str:
-    """Project text fit for a docstring: only plain characters survive; quotes and backslashes never."""
-    return re.sub(r"[^A-Za-z0-9 _.,:;()+=/-]+", "_", str(text))[:80]
+__all__ = ["MODES", "ClassCode", "check_bindings", "comment_text", "docstring_text", "generate"]
 
 
 @dataclass
@@ -177,6 +166,9 @@ class _Writer:
         lines += self.regions.init_lines(plan)
         if is_model:
             lines += self.model_extras()
+        else:
+            body = self.graph.groups.get(plan.name)
+            lines += self.load_method(layer_aliases(body) if body is not None else {})
         lines += ["", f"    def forward(self, {signature}) -> {returns}:"]
         if is_model:
             lines.append(f'        """{self.shapes_doc(plan)}"""')
@@ -281,23 +273,28 @@ class _Writer:
                 "        self._initialized = True",
             ]
             self.needs_any = True
-        aliases = {module_name(o): module_name(n) for o, n in sorted(self.graph.renamed.items())
-                   if n in self.graph.nodes}
-        if aliases or self.initializes:
-            lines += ["", "    def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any, **kwargs: Any) -> None:"]
-            if aliases:
-                lines += [
-                    "        # nodes renamed in revstudio: checkpoints saved under the old names still load",
-                    f"        for old, new in {aliases!r}.items():",
-                    '            head = f"{prefix}{old}."',
-                    "            for key in [k for k in state_dict if k.startswith(head)]:",
-                    "                value = state_dict.pop(key)",
-                    '                state_dict.setdefault(f"{prefix}{new}.{key[len(head):]}", value)',
-                ]
-            lines.append("        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)")
-            if self.initializes:
-                lines.append("        self._initialized = False  # re-read ActNorm's flags from the loaded buffers")
-            self.needs_any = True
+        return lines + self.load_method(layer_aliases(self.graph), reinitialize=self.initializes)
+
+    def load_method(self, aliases: dict[str, str], reinitialize: bool = False) -> list[str]:
+        """``_load_from_state_dict``, where loading needs more than nn.Module's: keys of renamed
+        nodes move to the new layer name (each class for its own layers, so renames inside
+        nested groups load too), and ActNorm's flags are read again after a load."""
+        if not (aliases or reinitialize):
+            return []
+        lines = ["", "    def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any, **kwargs: Any) -> None:"]
+        if aliases:
+            lines += [
+                "        # nodes renamed in revstudio: checkpoints saved under the old names still load",
+                f"        for old, new in {aliases!r}.items():",
+                '            head = f"{prefix}{old}."',
+                "            for key in [k for k in state_dict if k.startswith(head)]:",
+                "                value = state_dict.pop(key)",
+                '                state_dict.setdefault(f"{prefix}{new}.{key[len(head):]}", value)',
+            ]
+        lines.append("        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)")
+        if reinitialize:
+            lines.append("        self._initialized = False  # re-read ActNorm's flags from the loaded buffers")
+        self.needs_any = True
         return lines
 
     def write_forward(self, plan: Any, local: Namespace, is_model: bool) -> tuple[list[str], str, str]:
@@ -402,7 +399,7 @@ def generate(graph: Any, *, with_training: bool = False, training: dict[str, Any
         script = training_parts(graph, report, training,
                                 [op.node for op in sorted(plan.inputs, key=lambda o: o.index)],
                                 [op.node for op in sorted(plan.outputs, key=lambda o: o.index)])
-    source = _assemble(writer, model_class, script)
+    source = assemble(writer, model_class, script)
     check_bindings(source, {"Model"} | {c.name for c in writer.classes.values()})
     return source
 
@@ -426,144 +423,3 @@ def _compile_recorded(graph: Any) -> tuple[Any, Record, Any]:
         except CompileError as exc:
             raise CodegenError(str(exc)) from None
     return model, record, report
-
-
-def _assemble(writer: _Writer, model_class: ClassCode, script: list[str] | None) -> str:
-    from revstudio.core.project import dumps
-    from revstudio.core.pyfile import embed
-
-    graph = writer.graph
-    chunks = writer.inliner.ordered()
-    runtime = [text for module, text in chunks if module.startswith("revstudio.compiler")]
-    layers = [text for module, text in chunks if not module.startswith("revstudio.compiler")]
-    # The network comes first, so a reader meets Model before the support code; the
-    # classes below it are only needed when Model() is called, not when it is defined.
-    parts = ["# ---- the network " + "-" * 68, f"MODES = {MODES!r}\n",
-             inputs_constant([(op.name, op.shape, op.dtype) for op in writer.plan.inputs]),
-             "\n".join(model_class.lines) + "\n"]
-    if writer.classes:
-        parts.append("# ---- groups: one class per group body " + "-" * 47)
-        parts += ["\n".join(cls.lines) + "\n" for cls in writer.classes.values()]
-    with_training = script is not None
-    if script is not None:
-        parts += script
-    if layers:
-        parts.append("# ---- layers (verbatim from revstudio's torch-only node modules) " + "-" * 21)
-        parts += layers
-    if runtime:
-        parts.append("# ---- reversible runtime (verbatim from revstudio.compiler.runtime and .assembly) " + "-" * 4)
-        parts += runtime
-    if writer.regions.stream is not None:  # regions pick their dtypes through region_dtypes
-        parts.append(STREAM_HELPER.format(stream=writer.regions.stream))
-    parts.append("# ---- the project, as data: `revstudio THIS_FILE.py` reopens it (read with ast, never run)\n"
-                 + embed(dumps(graph)))
-    if with_training:
-        parts[-1] += MAIN_GUARD
-    # a section's heading sits right on top of its first definition
-    merged: list[str] = []
-    for part in parts:
-        if merged and merged[-1].startswith("# ---- ") and "\n" not in merged[-1].rstrip("\n"):
-            merged[-1] = merged[-1].rstrip("\n") + "\n" + part
-        else:
-            merged.append(part)
-    body = "\n\n".join(p.rstrip("\n") + "\n" for p in merged)
-    header = _header(writer, with_training, body)
-    return header + "\n" + body
-
-
-def _distribution_of(package: str) -> str:
-    """``revstudio_haar`` -> ``revstudio-haar (import revstudio_haar)``: what to pip install."""
-    from importlib import metadata
-
-    try:
-        dists = metadata.packages_distributions().get(package, [])
-    except Exception:  # damaged metadata: the import name still tells the reader something
-        dists = []
-    return f"{dists[0]} (import {package})" if dists else package
-
-
-def _header(writer: _Writer, with_training: bool, body: str) -> str:
-    name = docstring_text(writer.graph.name)
-    needs = "PyTorch"
-    if writer.plugin_packages:
-        needs += " and the plugin " + ", ".join(_distribution_of(p) for p in writer.plugin_packages)
-    doc = [
-        f'"""{name}: exported from revstudio {__version__}; needs only {needs}.',
-        "",
-        "    model = Model()                      # same state_dict keys as revstudio.compile",
-        "    model.load_state_dict(torch.load(\"checkpoint.pt\"))",
-        "    model.mode = \"standard\"              # or \"reversible\" / \"checkpoint\"",
-        "",
-        "Reopen the graph in revstudio with `revstudio THIS_FILE.py`.",
-    ]
-    if with_training:
-        doc += ["Train it as `revstudio train` would (the project's training settings, every one an",
-                "option): `python THIS_FILE.py --steps 200 --data synthetic`, or on several processes",
-                "or machines with DDP: `torchrun --nproc_per_node 4 THIS_FILE.py ...`. Its checkpoint is",
-                "revstudio's: `Model().load_state_dict(torch.load(path, weights_only=True)[\"model\"])`."]
-    doc.append('"""')
-    facts = dict(writer.inliner.imports)
-    facts.setdefault("torch", ImportFact("torch", "torch"))
-    facts.setdefault("nn", ImportFact("nn", "torch", "nn"))
-    if with_training:
-        for module, bound in TRAINING_IMPORTS:
-            if bound is None:
-                facts.setdefault(module, ImportFact(module, module))
-            elif "." in module and bound == "F":
-                facts.setdefault(bound, ImportFact(bound, module))
-            else:
-                facts.setdefault(bound, ImportFact(bound, module, bound))
-    if any(extras.runs_parts for extras in writer.regions.extras.values()):
-        facts.setdefault("Callable", ImportFact("Callable", "collections.abc", "Callable"))
-    if writer.needs_any:
-        facts.setdefault("Any", ImportFact("Any", "typing", "Any"))
-    if writer.uses_math:
-        facts.setdefault("math", ImportFact("math", "math"))
-    used = {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)}
-    kept = [f for b, f in facts.items() if b in used]
-    return "\n".join(doc) + "\n" + import_block(kept, future_annotations=writer.inliner.future_annotations)
-
-
-def check_bindings(source: str, classes: set[str]) -> None:
-    """Refuse a file in which one name is bound twice: the later definition would win silently.
-
-    Every module-level definition and import, every method of a class and every
-    ``self.X = ...`` in an ``__init__`` must be unique; the namespace makes this so,
-    and this check makes any future slip an error instead of a different model.
-    """
-    tree = ast.parse(source)
-
-    def bound(stmts: Sequence[ast.stmt], where: str) -> None:
-        seen: set[str] = set()
-        for stmt in stmts:
-            names: list[str] = []
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names = [stmt.name]
-            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                names = [(a.asname or a.name).split(".")[0] for a in stmt.names]
-            elif isinstance(stmt, ast.Assign):
-                names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
-            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                names = [stmt.target.id]
-            for name in names:
-                if name in seen:
-                    raise CodegenError(f"the export would define {name!r} twice {where}; please report this")
-                seen.add(name)
-
-    bound(tree.body, "at module level")
-    for cls in (s for s in tree.body if isinstance(s, ast.ClassDef)):
-        methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        if cls.name not in classes:
-            continue  # inlined runtime classes are verbatim source, checked by their own tests
-        # a property's setter reuses the property's name on purpose
-        methods = [m for m in methods if not any(
-            isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter") for d in m.decorator_list)]
-        bound(methods, f"in class {cls.name}")
-        init = next((m for m in methods if m.name == "__init__"), None)
-        attrs = [t.attr for s in (init.body if init else []) if isinstance(s, ast.Assign)
-                 for t in s.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
-                 and t.value.id == "self"]
-        duplicates = {a for a in attrs if attrs.count(a) > 1}
-        if duplicates:
-            raise CodegenError(f"the export would set self.{sorted(duplicates)[0]} twice in {cls.name}; "
-                               "please report this")

@@ -33,6 +33,16 @@ _NON_WORD = re.compile(r"[^0-9A-Za-z_]+")
 _MAX_LENGTH = 40  # long ids stay findable (the id is in a comment) but lines stay short
 
 
+def comment_text(text: str) -> str:
+    """Project text fit for a ``#`` comment: ``ascii`` escapes every newline and non-ASCII character."""
+    return ascii(str(text))[1:-1]
+
+
+def docstring_text(text: str) -> str:
+    """Project text fit for a docstring: only plain characters survive; quotes and backslashes never."""
+    return re.sub(r"[^A-Za-z0-9 _.,:;()+=/-]+", "_", str(text))[:80]
+
+
 def sanitize(text: str, fallback: str = "v") -> str:
     """Text -> a readable ASCII identifier stem (not yet unique or reserved-safe).
 

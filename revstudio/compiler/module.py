@@ -23,7 +23,8 @@ from revstudio.core.spec import BuildContext, registry
 from . import assembly as asm
 from . import budget
 from . import runtime as rt
-from .plan import CompileError, NodeOp, Plan, RegionOp, lower, module_name
+from .plan import CompileError, NodeOp, Plan, RegionOp, lower
+from .renames import layer_aliases
 
 MODES = ("reversible", "standard", "checkpoint")
 
@@ -34,6 +35,7 @@ class _Executor(nn.Module):
     def _setup(self, plan: Plan, root: _Builder) -> None:
         self._plan = plan
         self._root = root
+        self._aliases: dict[str, str] = {}  # renamed nodes: old layer name -> new (load_state_dict)
         for node_op in plan.node_ops():
             self._build_node(node_op)
         shared = asm.shared_values(plan)
@@ -219,6 +221,13 @@ class GroupModule(_Executor):
     def __init__(self, plan: Plan, root: _Builder) -> None:
         super().__init__()
         self._setup(plan, root)
+        body = root.graph.groups.get(plan.name) if root.graph is not None else None
+        if body is not None:  # nodes renamed inside the body: their old keys load here
+            self._aliases = layer_aliases(body)
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any, **kwargs: Any) -> None:
+        alias_state_keys(state_dict, prefix, self._aliases)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def forward(self, *xs: torch.Tensor) -> tuple[torch.Tensor, ...]:
         return tuple(self._run(xs))
@@ -286,7 +295,7 @@ class CompiledModel(_Executor):
         self._init_checked = False
         self.mode = mode
         # Renamed nodes: state_dict keys under the old layer name load into the new one.
-        self._aliases = {module_name(o): module_name(n) for o, n in graph.renamed.items() if n in graph.nodes}
+        self._aliases = layer_aliases(graph)
 
     # ---- the mode switch ---------------------------------------------------
     @property

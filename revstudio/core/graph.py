@@ -102,7 +102,8 @@ class Graph:
         self.training: dict[str, Any] = {}
         self.view: dict[str, Any] = {}
         # old node id -> its current id, after renames: checkpoints saved under the
-        # old name still load (the compiler and the exported code read it)
+        # old name still load (the compiler and the exported code read it). A group
+        # body keeps its own map, for the layers inside it.
         self.renamed: dict[str, str] = {}
         # What the file says provides each plugin node type ({"distribution", "version"}),
         # kept so a project whose plugin is not installed names it and saves back unchanged.
@@ -408,6 +409,7 @@ class Graph:
                 b.nodes = {k: n.copy() for k, n in body.nodes.items()}
                 b.edges = list(body.edges)
                 b.training, b.view = _copy.deepcopy(body.training), _copy.deepcopy(body.view)
+                b.renamed = dict(body.renamed)
                 out.groups[gname] = b
         out.nodes = {k: n.copy() for k, n in self.nodes.items()}
         out.edges = list(self.edges)

@@ -121,7 +121,8 @@ def group_nodes(
         raise GraphError(f"group name {group_name!r} is not allowed: use 1-64 characters without spaces or dots")
     if group_name in graph.groups:
         raise GraphError(f"there is already a group {group_name!r}; pick another name")
-    node_id = name if name is not None else graph.unique_id("group")
+    # the Group node takes its body's name ("group1" uses group1) unless that id is taken
+    node_id = name if name is not None else group_name if group_name not in graph.nodes else graph.unique_id(group_name)
     if not valid_id(node_id):
         raise GraphError(f"node id {node_id!r} is not allowed: use 1-64 characters without spaces or dots")
     if node_id in graph.nodes and node_id not in chosen:

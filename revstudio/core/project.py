@@ -48,7 +48,7 @@ _NODE_FIELD_SET = frozenset(NODE_FIELDS)
 _NUMBER = (int, float)
 _NESTED = (dict, list)
 _ORIGIN = [0.0, 0.0]
-BODY_FIELDS = ("nodes", "edges")
+BODY_FIELDS = ("nodes", "edges", "renamed")
 
 
 class ProjectError(ValueError):
@@ -165,6 +165,14 @@ class _Reader:
         for key in required:
             if key not in obj:
                 raise self.fail(where, f"the field {key!r} is missing")
+
+    def renamed(self, obj: dict[str, Any], where: str) -> dict[str, str]:
+        """A graph's (or group body's) ``renamed`` map: old node id -> current node id."""
+        renamed = obj.get("renamed", {})
+        if not isinstance(renamed, dict) or not all(
+                valid_id(k) and isinstance(v, str) and valid_id(v) for k, v in renamed.items()):
+            raise self.fail(where, 'expected an object of old node id: current node id, e.g. {"conv1": "stem"}')
+        return dict(renamed)
 
     def canonical_type(self, type_id: str) -> str:
         """The current id of a (possibly legacy) type; unknown types stay as they are."""
@@ -302,16 +310,12 @@ class _Reader:
                 raise self.fail(where, "a group name has 1-64 characters without spaces, dots or control characters")
             if not isinstance(raw, dict):
                 raise self.fail(where, f'expected an object {{"nodes": [...], "edges": [...]}}, got {_kind(raw)}')
-            self.fields(raw, BODY_FIELDS, BODY_FIELDS, where)
+            self.fields(raw, BODY_FIELDS, ("nodes", "edges"), where)
             body = Graph(gname, groups=graph.groups)
             self.graph_part(body, raw["nodes"], raw["edges"], f"{where}: ")
+            body.renamed = self.renamed(raw, f"{where}: field 'renamed'")
             graph.groups[gname] = body
-        renamed = doc.get("renamed", {})
-        if not isinstance(renamed, dict) or not all(
-                valid_id(k) and isinstance(v, str) and valid_id(v) for k, v in renamed.items()):
-            raise self.fail("field 'renamed'", 'expected an object of old node id: current node id, '
-                            'e.g. {"conv1": "stem"}')
-        graph.renamed = dict(renamed)
+        graph.renamed = self.renamed(doc, "field 'renamed'")
         made_by = doc.get("made_by", "")
         if not isinstance(made_by, str) or len(made_by) > MAX_NAME:
             raise self.fail("field 'made_by'", f"expected text such as {MADE_BY!r}, got {_short(made_by)}")
@@ -397,6 +401,14 @@ def _number(value: float, where: str) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
 
+def _renamed_lines(graph: Graph, pad: str) -> list[str]:
+    """``"renamed": {...}``, written only once a node was renamed: older files stay byte-identical."""
+    if not graph.renamed:
+        return []
+    text = _value(dict(sorted(graph.renamed.items())), "renamed", indent=2)
+    return [f'{pad}"renamed": ' + text.replace("\n", "\n" + pad)]
+
+
 def _graph_lines(graph: Graph, pad: str) -> list[str]:
     """``"nodes": [...]`` and ``"edges": [...]``, one node or edge per line."""
     out: list[str] = []
@@ -457,14 +469,13 @@ def dumps(graph: Graph) -> str:
     if graph.groups:
         bodies = []
         for gname in sorted(graph.groups):
-            inner = ",\n".join(_graph_lines(graph.groups[gname], "      "))
+            body = graph.groups[gname]
+            inner = ",\n".join(_graph_lines(body, "      ") + _renamed_lines(body, "      "))
             bodies.append(f"    {_value(gname, 'group name')}: {{\n{inner}\n    }}")
         fields.append('  "groups": {\n' + ",\n".join(bodies) + "\n  }")
     else:
         fields.append('  "groups": {}')
-    if graph.renamed:  # written only once a node was renamed: older files stay byte-identical
-        fields.append('  "renamed": ' + _value(dict(sorted(graph.renamed.items())), "renamed", indent=2)
-                      .replace("\n", "\n  "))
+    fields += _renamed_lines(graph, "  ")
     plugins = plugin_records(graph)
     if plugins:
         fields.append('  "plugins": ' + _value(plugins, "plugins", indent=2).replace("\n", "\n  "))

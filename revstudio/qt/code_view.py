@@ -36,6 +36,8 @@ DEBOUNCE_MS = 150  # an edit shows in the code well within half a second (benchm
 _SECTION = re.compile(r"^# ---- (.*)$")
 _FOLDED = ("layers (verbatim", "reversible runtime (verbatim")  # inlined library code: folded
 _NODE_LINE = re.compile(r"^\s*self\.(\w+) = .*# node '(.+?)' \(")
+_CLASS_LINE = re.compile(r"^class \w+\(")
+_GROUP_DOC = re.compile(r'^    """Group (.+?): ``forward')  # a group body's class (codegen.emit)
 
 
 def fold(source: str) -> str:
@@ -178,6 +180,7 @@ class CodeView(QWidget):
 
     regenerated = Signal()  # the text was regenerated (tests and status bar)
     nodeClicked = Signal(str)  # a click on a node's line: the canvas selects that node
+    groupNodeClicked = Signal(str, str)  # (group, node id): a line in a group body's class
 
     def __init__(self, document: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -189,6 +192,8 @@ class CodeView(QWidget):
         self._source = ""
         self._following = False
         self.node_lines: dict[str, int] = {}  # node id -> line of its layer, in the text shown
+        self.group_lines: dict[tuple[str, str], int] = {}  # (group, node id) -> line, in a body's class
+        self._line_group: list[str] = []  # per line shown: the group whose class holds it ("" = none)
         self.status = QLabel()
         copy_button = QPushButton("Copy")
         export_button = QPushButton("Export...")
@@ -293,25 +298,44 @@ class CodeView(QWidget):
             self._following = False
             vbar.setValue(min(v, vbar.maximum()))
             hbar.setValue(min(h, hbar.maximum()))
-            self.node_lines = {}
-            for i, line in enumerate(shown.splitlines()):
-                m = _NODE_LINE.match(line)
-                if m is not None:
-                    self.node_lines.setdefault(m.group(2), i)
+            self._index_lines(shown)
         lines = source.count("\n")
         self.status.setText(f"{lines} lines" if ok else "graph has errors")
         self.regenerated.emit()
+
+    def _index_lines(self, shown: str) -> None:
+        """Where each node's layer is built: in Model, or in the class of a group body."""
+        from revstudio.codegen.namespace import docstring_text
+
+        groups = {docstring_text(name): name for name in getattr(self.document.graph, "groups", {})}
+        self.node_lines, self.group_lines, self._line_group = {}, {}, []
+        group = ""
+        for i, line in enumerate(shown.splitlines()):
+            if _CLASS_LINE.match(line):
+                group = ""
+            doc = _GROUP_DOC.match(line)
+            if doc is not None:
+                group = groups.get(doc.group(1), "")
+            self._line_group.append(group)
+            m = _NODE_LINE.match(line)
+            if m is None:
+                continue
+            if group:
+                self.group_lines.setdefault((group, m.group(2)), i)
+            else:
+                self.node_lines.setdefault(m.group(2), i)
 
     def text(self) -> str:
         """The whole export (what Copy and Export write), runtime included."""
         return self._source
 
-    def show_node(self, node_id: str) -> bool:
-        """Scroll to and highlight the line that builds ``node_id``'s layer (canvas -> code)."""
+    def show_node(self, node_id: str, group: str = "") -> bool:
+        """Scroll to and highlight the line that builds ``node_id``'s layer (canvas -> code);
+        ``group``: the node is in that group's body (its class's line)."""
         from PySide6.QtGui import QTextCursor
         from PySide6.QtWidgets import QTextEdit
 
-        line = self.node_lines.get(node_id)
+        line = self.group_lines.get((group, node_id)) if group else self.node_lines.get(node_id)
         if line is None:
             self.editor.setExtraSelections([])
             return False
@@ -332,22 +356,27 @@ class CodeView(QWidget):
         """The user put the cursor on a layer's line (or a call of it): code -> canvas."""
         if self._following or not self.editor.hasFocus():
             return
-        line = self.editor.textCursor().block().text()
+        block = self.editor.textCursor().block()
+        line, number = block.text(), block.blockNumber()
+        group = self._line_group[number] if number < len(self._line_group) else ""
         m = _NODE_LINE.match(line)
-        if m is not None:
-            self.nodeClicked.emit(m.group(2))
+        node = m.group(2) if m is not None else None
+        if node is None:
+            by_module = {mod: n for n, mod in self._modules(group).items()}
+            node = next((by_module[name] for name in re.findall(r"self\.(\w+)\(", line) if name in by_module), None)
+        if node is None:
             return
-        by_module = {mod: node for node, mod in self._modules().items()}
-        for name in re.findall(r"self\.(\w+)\(", line):
-            if name in by_module:
-                self.nodeClicked.emit(by_module[name])
-                return
+        if group:
+            self.groupNodeClicked.emit(group, node)
+        else:
+            self.nodeClicked.emit(node)
 
-    def _modules(self) -> dict[str, str]:
+    def _modules(self, group: str = "") -> dict[str, str]:
+        """{node id: layer attribute} of Model's layers, or of one group body's class."""
         out = {}
-        for line in self.editor.toPlainText().splitlines():
+        for i, line in enumerate(self.editor.toPlainText().splitlines()):
             m = _NODE_LINE.match(line)
-            if m is not None:
+            if m is not None and i < len(self._line_group) and self._line_group[i] == group:
                 out[m.group(2)] = m.group(1)
         return out
 
@@ -379,9 +408,10 @@ def export_with_dialog(parent: QWidget | None, document: Any, with_training: boo
         path += ".py"
     from revstudio.qt.export_worker import shared_worker
 
-    def say(text: str, error: bool = False) -> None:
-        # the status bar and the Log panel both, so a slow export is never silent
-        (log.error if error else log.info)("%s", text)
+    def say(text: str, error: bool = False, logged: str | None = None) -> None:
+        # the status bar and the Log panel both, so a slow export is never silent; the
+        # Log gets the whole path (``logged``), the narrow status bar the file's name
+        (log.error if error else log.info)("%s", logged or text)
         show = getattr(parent, "show_message", None)
         if show is not None:
             show(text)
@@ -409,5 +439,6 @@ def export_with_dialog(parent: QWidget | None, document: Any, with_training: boo
         say(f"Export of {name} failed: {exc.strerror or exc}", error=True)
         QMessageBox.warning(parent, "Cannot export", f"{path}: cannot write ({exc.strerror or exc}).")
         return None
-    say(f"Exported {path} ({source.count(chr(10))} lines, {time.perf_counter() - started:.1f} s)")
+    facts = f"({source.count(chr(10))} lines, {time.perf_counter() - started:.1f} s)"
+    say(f"Exported {name} {facts}", logged=f"Exported {path} {facts}")
     return path

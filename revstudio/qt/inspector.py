@@ -23,10 +23,11 @@ from PySide6.QtWidgets import (
 )
 
 from revstudio.core.commands import Command, Macro, RenameNode, SetParam
-from revstudio.core.graph import Graph, Node, valid_id
+from revstudio.core.graph import Graph, Node
 from revstudio.core.spec import registry
 from revstudio.core.validate import missing_type_text
 from revstudio.qt import report_facts as rf
+from revstudio.qt.canvas.rename import rename_problem
 from revstudio.qt.document import Document
 from revstudio.qt.memory_figures import ORDER, BatchField, batch_label, estimate_of, node_lines
 from revstudio.qt.param_editors import GroupEditor, ParamEditor, make_editor
@@ -91,6 +92,8 @@ class Inspector(QWidget):
         self.facts_title = _label("FACTS", "sectionTitle")
         self.facts = _label("", "")
         self.facts.setTextFormat(Qt.TextFormat.RichText)
+        # a rich-text table's height-for-width runs high: spare height goes below, not above
+        self.facts.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.facts.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         # the batch behind the memory figures, editable beside them in the project's facts
         self.batch_host = QWidget()
@@ -243,11 +246,7 @@ class Inspector(QWidget):
         new = self.title.text().strip()
         if node is None or self.title.isReadOnly() or new == node.id:
             return
-        problem = None if new else "a node id cannot be empty"
-        if problem is None and new in self.graph.nodes:
-            problem = f"'{new}' is already the id of another node"
-        if problem is None and not valid_id(new):
-            problem = f"'{new}' has spaces, dots or more than 64 characters"
+        problem = rename_problem(self.graph, new)
         if problem is None:
             self.document.push(RenameNode(self.graph, node.id, new))
         if problem is not None:
@@ -335,9 +334,12 @@ class Inspector(QWidget):
                            ("Used by", ", ".join(users) or "no node yet")])
         rows = [("Nodes", str(len(g.nodes))), ("Edges", str(len(g.edges))), ("Groups", str(len(g.groups)))]
         if report is not None:
-            rows.append(("Parameters", rf.human_count(getattr(report, "parameters", None))))
             errors, warnings = rf.counts(report)
-            rows.append(("Diagnostics", f"{errors} errors, {warnings} warnings"))
+            params = rf.human_count(getattr(report, "parameters", None))
+            # with errors, layers past the break have no shape, so no size: the count is partial
+            rows.append(("Parameters", f"{params} so far (fix the errors for the total)" if errors else params))
+            rows.append(("Diagnostics", f"{errors} error{'s' * (errors != 1)}, "
+                                        f"{warnings} warning{'s' * (warnings != 1)}"))
             rows.append(("Reversible regions", str(len(getattr(report, "regions", None) or []))))
             est = estimate_of(report)
             if est is not None:

@@ -173,6 +173,7 @@ class MainWindow(QMainWindow):
         for w in (self.status_params, self.status_errors, self.status_warnings, self.status_batch,
                   self.status_memory):
             bar.addPermanentWidget(w)
+        bar.messageChanged.connect(lambda text: self.status_memory.setVisible(True) if not text else None)
 
     def _add_code_tab(self) -> None:
         """The code-export engineer's live code view, when it is installed."""
@@ -184,12 +185,18 @@ class MainWindow(QMainWindow):
         self.add_bottom_tab(self.code_view, "Code")
         # code <-> canvas: a node's layer line is highlighted, a click on one selects the node
         self.code_view.nodeClicked.connect(self.select_node)
+        self.code_view.groupNodeClicked.connect(self.select_group_node)
         self.tabs.selectionChanged.connect(self._code_follows_selection)
         self.bottom.currentChanged.connect(self._room_for_code)
 
     def _code_follows_selection(self, graph: Graph, ids: list) -> None:
-        if graph is self.document.graph and len(ids) == 1:
+        if len(ids) != 1:
+            return
+        if graph is self.document.graph:
             self.code_view.show_node(ids[0])
+        else:  # a node in a group's tab: its line in that body's class
+            name = next((n for n, body in self.document.graph.groups.items() if body is graph), "")
+            self.code_view.show_node(ids[0], group=name)
 
     def _room_for_code(self, index: int) -> None:
         """Code needs more than a few lines: showing its tab grows a short Output panel."""
@@ -231,7 +238,10 @@ class MainWindow(QMainWindow):
     def _update_status(self) -> None:
         report = self.document.report
         params = getattr(report, "parameters", None)
-        self.status_params.setText(f"{rf.human_count(params)} parameters" if params is not None else "")
+        partial = rf.counts(report)[0] > 0  # layers past an error have no shape, so no size yet
+        self.status_params.setText(f"{rf.human_count(params)}{'+' * partial} parameters" if params is not None else "")
+        self.status_params.setToolTip("Counted over the layers whose shapes are known; fix the errors for the total"
+                                      if partial else "")
         errors, warnings = rf.counts(report)
         self.status_errors.setText(f"● {errors} error{'s' * (errors != 1)}")
         self.status_warnings.setText(f"▲ {warnings} warning{'s' * (warnings != 1)}")
@@ -251,7 +261,14 @@ class MainWindow(QMainWindow):
         self.bottom.set_problem_count(errors, warnings)
 
     def show_message(self, text: str) -> None:
-        self.statusBar().showMessage(text, 6000)
+        bar = self.statusBar()
+        # The memory summary is the widest permanent item; a message that would be cut
+        # (a path, a rename) borrows its room for the few seconds it shows.
+        room = bar.width() - sum(w.width() + 8 for w in (self.status_params, self.status_errors,
+                                                         self.status_warnings, self.status_batch) if w.isVisible())
+        memory = self.status_memory.sizeHint().width() + 8
+        self.status_memory.setVisible(bar.fontMetrics().horizontalAdvance(text) + 24 <= room - memory)
+        bar.showMessage(text, 6000)
 
     # ---- canvas helpers ---------------------------------------------------
     def current_view(self) -> Any:
@@ -278,6 +295,17 @@ class MainWindow(QMainWindow):
         view.select_nodes([node_id])
         view.reveal_node(node_id)  # it may be far off screen, or a speck in a fitted big graph
         self.inspector.set_selection(self.document.graph, [node_id])
+
+    def select_group_node(self, group: str, node_id: str) -> None:
+        """Show ``node_id`` of group ``group``'s body selected, on the group's tab (code clicks)."""
+        body = self.document.graph.groups.get(group)
+        if body is None or node_id not in body.nodes or not self.tabs.open_group(group):
+            self.show_message(f"Node {node_id} is not in group {group}")
+            return
+        view = self.current_view()
+        view.select_nodes([node_id])
+        view.reveal_node(node_id)
+        self.inspector.set_selection(body, [node_id])
 
     # ---- files and recovery --------------------------------------------
     def _fill_recent(self, paths: list[str]) -> None:

@@ -241,3 +241,14 @@ def test_port_names() -> None:
     assert port_names("in", 1) == ["in"]
     assert port_names("out", 3) == ["out0", "out1", "out2"]
     assert port_names("in", 0) == []
+
+
+def test_a_new_group_node_is_named_after_its_body() -> None:
+    g = revnet()
+    first = group_nodes(g, ["f"])
+    first.do()
+    assert first.node_id == first.group_name == "group1"
+    g.add_node("Linear", "group2", {"out_features": 3}, pos=(600, 0))  # the next name is taken as a node id
+    second = group_nodes(g, ["c"])
+    second.do()
+    assert second.group_name == "group2" and second.node_id == "group21"

@@ -84,3 +84,21 @@ def test_clicking_a_problem_brings_its_node_into_readable_view(make_window, sett
     assert view.zoom() >= 0.8
     centre = view.mapFromScene(view.scene().node_items["stray"].sceneBoundingRect().center())
     assert view.viewport().rect().contains(centre)
+
+
+def test_far_names_stay_readable_and_even(qtbot):
+    """Zoomed out, a long type name is cut with "…" at a readable size rather than stubbed
+    ("Inv.") in large letters beside a tiny "ActNorm"; much further out, stubs remain."""
+    from revstudio.qt.canvas.node_item import far_title
+
+    mid = 0.3  # a 9-node flow fitted to the view
+    names = {n: far_title(n, 90.0, mid) for n in ("Squeeze", "ActNorm", "InvConv1x1", "AffineCoupling", "Input")}
+    for name, (text, _) in names.items():  # whole, or its first four letters or more and "…"
+        assert text == name or (text.endswith("…") and name.startswith(text[:-1]) and len(text) >= 5), names
+    assert names["AffineCoupling"][0].endswith("…")
+    assert all(size * mid >= 6.0 for _, size in names.values()), names  # 6 pt on screen at least
+    sizes = [size for name, (_, size) in names.items() if name != "Input"]
+    assert max(sizes) / min(sizes) < 1.3, names  # even from card to card
+    far = 0.14  # a 25-node RevNet fitted
+    assert far_title("Activation", 90.0, far)[0] == "Act."
+    assert far_title("Conv", 90.0, far)[0] == "Conv"

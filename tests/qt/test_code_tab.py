@@ -66,3 +66,35 @@ def test_selecting_a_node_highlights_its_code_and_a_click_in_code_selects_it(mak
     code.editor.setTextCursor(cursor)
     settle()
     assert window.current_view().selected_node_ids() == ["block1_g_relu"]
+
+
+def test_code_and_a_group_tab_follow_each_other(make_window, qtbot, settle):
+    """A node selected in a group's tab shows its line in that body's class; a click on a
+    line of a group class opens the group's tab with the node selected."""
+    from PySide6.QtGui import QTextCursor
+
+    window = make_window(load(str(EXAMPLE)))
+    window.current_view().select_nodes(["block0_f_conv1", "block0_f_relu", "block0_f_conv2"])
+    assert window.tabs.group_selection()
+    name = window.tabs.current_graph().node(window.current_view().selected_node_ids()[0]).params["group"]
+    code = window.code_view
+    window.bottom.setCurrentWidget(code)
+    qtbot.waitUntil(lambda: code.ok and f"Group {name}:" in code.text(), timeout=60000)
+    assert "block0_f_conv1" not in code.node_lines  # not one of Model's layers any more
+    assert (name, "block0_f_relu") in code.group_lines
+    assert window.tabs.open_group(name)
+    settle()
+    window.current_view().select_nodes(["block0_f_conv2"])
+    settle()
+    assert "self.block0_f_conv2 = " in code.editor.textCursor().block().text()
+    # code -> canvas, from the main tab: a click on a layer line of the group's class
+    window.tabs.setCurrentIndex(0)
+    settle()
+    code.editor.setFocus()
+    qtbot.waitUntil(code.editor.hasFocus, timeout=2000)
+    code.editor.setTextCursor(QTextCursor(code.editor.document().findBlockByNumber(
+        code.group_lines[(name, "block0_f_relu")])))
+    settle()
+    assert window.current_view().graph is window.document.graph.groups[name]
+    assert window.current_view().selected_node_ids() == ["block0_f_relu"]
+    assert window.inspector.node_id == "block0_f_relu"

@@ -35,10 +35,10 @@ def test_ctrl_e_export_reports_at_once_and_when_done(make_window, revnet, tmp_pa
     settle()
     assert target.exists()
     assert said[0].startswith("Exporting exported.py"), said
-    assert any(t.startswith(f"Exported {target}") for t in said), said
+    assert any(t.startswith("Exported exported.py (") for t in said), said  # the name fits the bar
     settle()
     log = window.bottom.log.toPlainText()
-    assert "Exporting exported.py" in log and "Exported" in log
+    assert "Exporting exported.py" in log and f"Exported {target} (" in log  # the Log has the path
 
 
 def test_status_bar_says_what_undo_undid(make_window, revnet, settle):
@@ -88,3 +88,23 @@ def test_undo_of_a_param_edit_keeps_the_selection(make_window, revnet, settle):
     window.document.undo_stack.undo()
     settle()
     assert view.selected_node_ids() == ["f"]
+
+
+def test_a_long_status_message_borrows_the_memory_summarys_room(make_window, revnet, settle, qtbot):
+    window = make_window(revnet)
+    window.resize(1400, 880)
+    qtbot.wait(100)
+    settle()
+    bar, memory = window.statusBar(), window.status_memory
+    assert memory.isVisible() and memory.text()
+    window.show_message("Deleted 1 node")
+    assert memory.isVisible()  # a short message leaves the figures in place
+    long = "Opened example digits_revnet (a copy: Save As to keep it) from /usr/share/revstudio/examples"
+    window.show_message(long)
+    settle()
+    assert not memory.isVisible()
+    left = min(w.geometry().left() for w in (window.status_params, window.status_errors))
+    assert bar.fontMetrics().horizontalAdvance(long) < left, "the whole message fits left of the counts"
+    bar.clearMessage()
+    settle()
+    assert memory.isVisible()  # back once the message is gone

@@ -68,3 +68,32 @@ def test_a_dragged_node_lands_on_whole_pixels(make_window, settle):
     x, y = window.document.graph.node("x").pos
     assert (x, y) != (0.0, 0.0)
     assert x == round(x) and y == round(y)
+
+
+def test_scrolling_a_blank_canvas_repaints_the_hint_whole(make_window, settle, qtbot):
+    """Scrolling blits the old pixels and repaints only the strip it exposes; the hint is fixed
+    to the viewport, so a partial repaint drew it twice. The whole viewport must repaint."""
+    from PySide6.QtCore import QEvent, QObject
+
+    window = make_window()
+    view = window.current_view()
+    settle()
+    painted = []
+
+    class Spy(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802
+            if event.type() == QEvent.Type.Paint:
+                painted.append(event.region().boundingRect())
+            return False
+
+    spy = Spy()
+    view.viewport().installEventFilter(spy)
+    try:
+        bar = view.horizontalScrollBar()
+        painted.clear()
+        bar.setValue(bar.value() + 40)
+        qtbot.waitUntil(lambda: bool(painted), timeout=2000)
+        settle()
+        assert any(r.contains(view.viewport().rect()) for r in painted), painted
+    finally:
+        view.viewport().removeEventFilter(spy)

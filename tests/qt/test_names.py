@@ -101,3 +101,32 @@ def test_header_ids_are_cut_in_the_middle_not_the_start(qtbot):
     shown = elide_id("block10_g_conv1_extra_long_name")
     assert shown.startswith("bloc") and shown.endswith("name") and "…" in shown
     assert elide_id("x") == "x"
+
+
+def test_rename_inside_a_group_tab_records_the_alias_in_that_body_and_the_file(
+        make_window, dialogs, tmp_path, settle):
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "resources" / "examples" / "revnet_wired.revs"
+    window = make_window(load(str(example)))
+    window.current_view().select_nodes(["block0_f_conv1", "block0_f_relu", "block0_f_conv2"])
+    assert window.tabs.group_selection()
+    assert window.tabs.open_group(window.current_view().selected_node_ids()[0])
+    settle()
+    view = window.current_view()
+    body = view.graph
+    view.select_nodes(["block0_f_conv1"])
+    settle()
+    window.inspector.title.setText("stem")
+    window.inspector.title.editingFinished.emit()
+    settle()
+    assert "stem" in body.nodes and body.renamed == {"block0_f_conv1": "stem"}
+    assert window.document.graph.renamed == {}
+    target = tmp_path / "renamed.revs"
+    dialogs.save_paths.append(str(target))
+    assert window.files.save_as()
+    again = load(str(target))
+    assert again.groups[body.name].renamed == {"block0_f_conv1": "stem"}
+    window.document.undo_stack.undo()
+    settle()
+    assert "block0_f_conv1" in body.nodes and body.renamed == {}

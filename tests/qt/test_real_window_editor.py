@@ -9,6 +9,7 @@ tests/qt/screenshots/ for a person to look at.
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -40,6 +41,14 @@ window.raise_()
 window.activateWindow()
 if sys.argv[1] != "-":
     window.files.load_path(sys.argv[1])
+
+said = []  # every status-bar message, in order (a fast step may show one only briefly)
+window.statusBar().messageChanged.connect(lambda text: said.append(text) if text else None)
+
+def modal():
+    from PySide6.QtWidgets import QApplication
+    w = QApplication.activeModalWidget()
+    return type(w).__name__ if w is not None else None
 
 def glob(widget, point):
     p = widget.mapToGlobal(point)
@@ -90,7 +99,8 @@ CHILD += DRIVER_LOOP
 class EditorApp(App):
     """The app with an expression channel: ``py("window.document.graph.name")``."""
 
-    def __init__(self, display: str, project: Path | str, home: Path, size: tuple[int, int] = (1400, 880)) -> None:
+    def __init__(self, display: str, project: Path | str, home: Path, size: tuple[int, int] = (1400, 880),
+                 umask: int = 0o022) -> None:
         self.env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "HOME": str(home),
                     "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"),
                     "XDG_RUNTIME_DIR": str(home / "run"), "PYTHONPATH": str(ROOT),
@@ -98,7 +108,7 @@ class EditorApp(App):
         (home / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
         self.proc = subprocess.Popen([sys.executable, "-c", CHILD, str(project)], env=self.env, cwd=ROOT,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
+                                     text=True, umask=umask)
         hello = self._read()
         assert hello.get("ready"), hello
         time.sleep(0.6)  # first expose
@@ -139,8 +149,8 @@ class EditorApp(App):
 def editor(xvfb, tmp_path):  # noqa: F811 - the imported fixture
     apps: list[EditorApp] = []
 
-    def start(project: Path | str = "-", size: tuple[int, int] = (1400, 880)) -> EditorApp:
-        app = EditorApp(xvfb, project, tmp_path / f"home{len(apps)}", size)
+    def start(project: Path | str = "-", size: tuple[int, int] = (1400, 880), umask: int = 0o022) -> EditorApp:
+        app = EditorApp(xvfb, project, tmp_path / f"home{len(apps)}", size, umask)
         apps.append(app)
         return app
 
@@ -295,3 +305,42 @@ def test_a_new_project_shows_the_blank_canvas_hint(editor):
     centre = app.py("glob(view().viewport(), view().viewport().rect().center())")
     row = [image.pixelColor(x, centre[1] - 12).lightness() for x in range(centre[0] - 200, centre[0] + 200)]
     assert max(row) - min(row) > 40, "the hint text is drawn in the middle of the canvas"
+
+
+def test_ctrl_e_export_through_the_save_dialog_with_real_keys(editor, tmp_path):
+    """Ctrl+E, type the path into the save dialog, Enter: the status bar and the Log say it
+    started and finished, and the file has the permissions the umask gives (here 0640)."""
+    project = tmp_path / "two_branch.revs"
+    project.write_text((EXAMPLES / "two_branch.revs").read_text())
+    app = editor(project, umask=0o027)
+    app.click(_empty_spot(app))
+    app.key("ctrl+e")
+    assert app.until("modal() == 'QFileDialog'"), "Ctrl+E opens the save dialog"
+    time.sleep(0.5)
+    app.shot("editor_export_dialog.png")
+    target = tmp_path / "out" / "digits_model.py"
+    target.parent.mkdir()
+    app.key("ctrl+a")  # the suggested name is selected; replace it with a whole path
+    app.xdo("type", "--delay", 20, str(target))
+    app.key("Return")
+    deadline = time.monotonic() + 90
+    while not target.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert target.exists(), "the export was written where the dialog said"
+    assert app.until("any(t.startswith('Exported ') for t in said)", timeout=30)
+    said = app.py("said")
+    started = next(i for i, t in enumerate(said) if t.startswith("Exporting digits_model.py"))
+    finished = next(i for i, t in enumerate(said) if t.startswith("Exported digits_model.py ("))
+    assert started < finished, said
+    assert app.py("modal()") is None
+    log = app.py("window.bottom.log.toPlainText()")
+    assert "Exporting digits_model.py" in log and f"Exported {target}" in log
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640  # the umask's mode, not 0600
+    assert not [p.name for p in target.parent.iterdir() if p != target]  # no temporary file left
+    text = target.read_text()
+    assert "class Model(nn.Module):" in text
+    compile(text, str(target), "exec")
+    bar = "window.bottom.tabBar()"
+    app.click(app.py(f"glob({bar}, {bar}.tabRect(window.bottom.indexOf(window.bottom.log)).center())"))
+    assert app.until("window.bottom.currentWidget() is window.bottom.log")
+    app.shot("editor_export_done.png")

@@ -28,6 +28,7 @@ from revstudio.core.spec import registry
 
 from . import clipboard, layout
 from .node_item import WIDTH as NODE_WIDTH
+from .placement import free_spot, is_free
 from .quick_add import QuickAddPopup, accepts_shape, candidate_specs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -187,10 +188,10 @@ class EditingMixin:
             view = self._widget()
             centre = view.mapToScene(view.viewport().rect().center())
             near = QRectF(centre.x() - size[0] / 2, centre.y() - size[1] / 2, size[0], size[1])
-            if self._scene.is_free(near):
+            if is_free(self._scene, near):
                 return near.topLeft()
             near = QRectF(centre.x() - size[0] / 2 - size[0] - 60, near.top(), size[0], size[1])
-        return self._scene.free_spot(size, near)
+        return free_spot(self._scene, size, near)
 
     def add_node_beside_selection(self, type_id: str) -> str | None:
         """The palette's Enter / double-click: a new node in free space next to the selection."""

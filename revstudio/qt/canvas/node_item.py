@@ -197,7 +197,7 @@ class NodeItem(QGraphicsItem):
 
     # ---- painting ----------------------------------------------------
     def _paint_far(self, painter: QPainter, theme: Any, header_color: QColor, lod: float) -> None:
-        """Zoomed out: a block in the type's colour with the type name as large as fits,
+        """Zoomed out: a block in the type's colour with the type name as large as reads well,
         the selection as a thick outline and a broken input as a red bar, in screen pixels."""
         d = self.display
         rect = QRectF(0, 0, WIDTH, self._height)
@@ -205,17 +205,9 @@ class NodeItem(QGraphicsItem):
         painter.fillRect(rect, header_color)
         painter.fillRect(QRectF(0, HEADER, WIDTH, self._height - HEADER), theme.node_body)
         painter.fillRect(QRectF(0, 0, WIDTH, HEADER), header_color)
-        font = QFont(_TITLE_FONT)
-        text_width = QFontMetricsF(_TITLE_FONT).horizontalAdvance(d.title) or 1.0
-        # As big as the card allows: about 12 screen px, never wider than the card.
-        # (0.8: glyphs scaled this far run wider than their metrics say)
-        size = min(0.8 * _TITLE_FONT.pointSizeF() * (WIDTH - 10) / text_width, 12.0 / lod, (self._height - 4) * 0.55)
-        title = d.title
-        if size * lod < 5.0 and len(title) > 4:  # a long name would be specks: its start, readable
-            title = title[:3] + "."
-            width = QFontMetricsF(_TITLE_FONT).horizontalAdvance(title) or 1.0
-            size = min(0.8 * _TITLE_FONT.pointSizeF() * (WIDTH - 10) / width, 12.0 / lod, (self._height - 4) * 0.55)
+        title, size = far_title(d.title, self._height, lod)
         if size * lod >= 4.0:  # too small to read: the coloured block alone says enough
+            font = QFont(_TITLE_FONT)
             font.setPointSizeF(size)
             painter.setFont(font)
             painter.setPen(theme.node_text)
@@ -348,3 +340,31 @@ def _rect_path(rect: QRectF) -> QPainterPath:
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def far_title(name: str, height: float, lod: float) -> tuple[str, float]:
+    """(text, point size in scene units) of a card's name zoomed out to ``lod``.
+
+    The name as large as fits the card, up to about 10 pt on screen. A name that would
+    shrink below 6 pt keeps 6 pt and is cut with "…" while four letters or more survive
+    (sizes then stay even from card to card); further out, its first letters ("Spl.").
+    """
+    metrics = QFontMetricsF(_TITLE_FONT)
+
+    def fitting(text: str) -> float:
+        # 0.8: glyphs scaled this far run wider than their metrics say
+        return 0.8 * _TITLE_FONT.pointSizeF() * (WIDTH - 10) / (metrics.horizontalAdvance(text) or 1.0)
+
+    cap = min(10.0 / lod, (height - 4) * 0.55)
+    size = min(max(fitting(name), 6.0 / lod), cap)
+    if fitting(name) >= size:
+        return name, size
+    if len(name) <= 4:
+        return name, fitting(name)  # a short name whole, a little smaller
+    font = QFont(_TITLE_FONT)
+    font.setPointSizeF(size)
+    cut = QFontMetricsF(font).elidedText(name, Qt.TextElideMode.ElideRight, 0.8 * (WIDTH - 8))
+    if len(cut.rstrip("…")) >= 4:
+        return cut, size
+    stub = name[:3] + "."
+    return stub, min(fitting(stub), cap)

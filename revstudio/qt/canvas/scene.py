@@ -3,7 +3,8 @@
 The scene keeps id -> item maps and mirrors graph events (nodes, edges, params,
 moves) onto items; it never stores graph facts of its own. Derived facts (wire
 shapes, error outlines, region backdrops, parameter counts) are applied when the
-document announces a new report. Every edit goes through ``document.push``;
+document announces a new report (region badges come from ``region_badges``,
+hover text from ``hover``). Every edit goes through ``document.push``;
 gestures preview on items and commit one command at the end.
 """
 from __future__ import annotations
@@ -15,18 +16,18 @@ from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent
 
 from revstudio.core.commands import Command, Connect, Disconnect, Macro, Move, connect_replacing
 from revstudio.core.graph import Edge, Graph, Node, PortRef
-from revstudio.diagnostics.estimate import fmt_bytes as format_bytes
 
+from . import hover
 from .connect_rules import connection_reason
 from .display import format_shape, node_display
 from .node_item import NodeItem
+from .region_badges import region_items
 from .region_item import HintItem, RegionItem
 from .theme import Theme, theme_for
 from .wire_item import WireItem
 from .wiring import WireDrag
 
 HINT_MS = 3500
-FREE_AIR = 30.0  # space kept between a newly placed node and its neighbours
 ROOM = 3000.0  # scene margin around the nodes, so one can pan beyond them
 
 
@@ -319,66 +320,22 @@ class GraphScene(QGraphicsScene):
         """The node's memory per mode and how its bytes are attributed (tooltip HTML)."""
         if self.graph is not self.document.graph:  # a group body has no per-node estimate
             return ""
-        from html import escape
-
-        from revstudio.qt.memory_figures import node_lines
-
-        try:
-            rows = node_lines(self.report(), node_id)
-        except Exception:  # a tooltip must never take the canvas down
-            return ""
-        if not rows:
-            return ""
-        return "<br>" + "<br>".join(f"<span style='color:gray'>{escape(k)}:</span> {escape(v)}" for k, v in rows)
+        return hover.memory_text(self.report(), node_id)
 
     def port_tooltip(self, node_id: str, port: str, is_output: bool) -> str:
         """What flows through a port: its shape, and where it comes from or goes to."""
-        ref = PortRef(node_id, port)
-        if is_output:
-            shape = format_shape(self.shape_of(ref))
-            readers = [str(e.dst) for e in self.graph.edges_from(node_id, port)]
-            where = ("feeds " + ", ".join(readers[:6]) + (" …" if len(readers) > 6 else "")) if readers \
-                else "not connected yet: drag from here to an input"
-        else:
-            fed = self.graph.edges_into(node_id, port)
-            shape = format_shape(self.shape_of(fed[0].src)) if fed else ""
-            where = f"fed by {fed[0].src}" if fed else "not connected yet: drag here from an output"
-        return f"<b>{ref}</b>" + (f" &nbsp;{shape}" if shape else "") + f"<br>{where}"
+        return hover.port_text(self.graph, self.shape_of, node_id, port, is_output)
 
     def _apply_regions(self, report: Any) -> None:
         for region in self.region_items:
             self.removeItem(region)
-        self.region_items.clear()
+        self.region_items[:] = region_items(self.graph, report, self.node_items)
         self._regions_by_node.clear()
-        regions = list(getattr(report, "regions", None) or ())
         self._region_nodes = set()
-        estimate = getattr(report, "estimate", None)
-        budget = _budget_badges(self.graph, report)
-        for region in regions:
-            rid = str(getattr(region, "id", len(self.region_items)))
-            nodes = tuple(n for n in getattr(region, "nodes", ()) if n in self.node_items)
-            if not nodes:
-                continue
-            saves = True
-            if hasattr(estimate, "peak_bytes"):
-                from revstudio.qt.memory_figures import region_badge
-
-                label, tip, saves = region_badge(report, rid)
-                tip = f"{len(nodes)} nodes run without storing activations. " + tip
-            else:
-                saved = region_saving(estimate, rid)
-                label = "reversible" + (f" · saves {format_bytes(saved)}" if saved is not None else "")
-                tip = (f"Reversible region {rid}: {len(nodes)} nodes run without storing activations"
-                       + (f"; saves about {format_bytes(saved)} of activation memory" if saved is not None else ""))
-            if rid in budget:  # the training memory budget keeps (part of) it: no rebuild there
-                label += f" · {budget[rid]}"
-                tip += f"; the memory budget keeps its activations ({budget[rid]}) to run faster"
-            item = RegionItem(rid, nodes, label, tip)
-            item.saves = saves
-            self.region_items.append(item)
-            for n in nodes:
+        for item in self.region_items:
+            for n in item.node_ids:
                 self._regions_by_node.setdefault(n, []).append(item)
-            self._region_nodes.update(nodes)
+            self._region_nodes.update(item.node_ids)
             self._fit_region(item)
             self.addItem(item)
 
@@ -456,28 +413,6 @@ class GraphScene(QGraphicsScene):
             if node_ids is None:
                 rect = rect.united(region.sceneBoundingRect())
         return rect
-
-    def is_free(self, rect: QRectF) -> bool:
-        """No node overlaps ``rect`` (with a little air around it)."""
-        probe = rect.adjusted(-FREE_AIR, -FREE_AIR, FREE_AIR, FREE_AIR)
-        return not any(isinstance(i, NodeItem) for i in self.items(probe))
-
-    def free_spot(self, size: tuple[float, float], near: QRectF) -> QPointF:
-        """A top-left for a ``size`` box in free space next to ``near`` (the selection).
-
-        Tries the column right of ``near`` first, going down then up, then the
-        next column: new things appear beside what one is working on, never on it.
-        """
-        w, h = size
-        step = max(40.0, min(h, 120.0))
-        for column in range(6):
-            x = near.right() + FREE_AIR * 2 + column * (w + FREE_AIR * 2)
-            for k in range(12):
-                for sign in ((1,) if k == 0 else (1, -1)):
-                    y = near.top() + sign * k * step
-                    if self.is_free(QRectF(x, y, w, h)):
-                        return QPointF(x, y)
-        return QPointF(near.right() + FREE_AIR * 2, near.top())
 
     def set_theme(self, dark: bool) -> None:
         self.theme = theme_for(dark)
@@ -558,28 +493,3 @@ class GraphScene(QGraphicsScene):
     @property
     def wiring(self) -> bool:
         return self._wire is not None
-
-
-def _budget_badges(graph: Any, report: Any) -> dict[str, str]:
-    try:
-        from revstudio.diagnostics.budget import region_badges
-    except ImportError:  # pragma: no cover - diagnostics ships with the package
-        return {}
-    return region_badges(graph, report)
-
-
-def region_saving(estimate: Any, region_id: str) -> float | None:
-    """Bytes of activation memory a region saves, from whatever shape the estimate takes."""
-    if estimate is None:
-        return None
-    for attr in ("region_savings", "regions_saved", "saved_by_region", "regions"):
-        table = getattr(estimate, attr, None)
-        if isinstance(table, dict) and region_id in table:
-            value = table[region_id]
-            if isinstance(value, (int, float)):
-                return float(value)
-            for key in ("saved_bytes", "saved", "bytes_saved"):
-                got = value.get(key) if isinstance(value, dict) else getattr(value, key, None)
-                if isinstance(got, (int, float)):
-                    return float(got)
-    return None

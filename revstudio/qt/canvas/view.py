@@ -11,15 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QLineF, QPoint, QPointF, QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QAction, QCursor, QKeyEvent, QKeySequence, QMouseEvent, QPainter, QPen
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtGui import QAction, QCursor, QKeyEvent, QKeySequence, QMouseEvent, QPainter
 from PySide6.QtWidgets import QGraphicsView, QLineEdit, QMenu, QWidget
 
 from revstudio.core.graph import Graph
 
 from . import layout
+from .backdrop import draw_empty_hint, draw_grid
 from .editing import EditingMixin
 from .quick_add import QuickAddPopup
+from .rename import RenameField, rename_problem
 from .scene import GraphScene
 from .wire_item import WireItem
 
@@ -28,32 +30,6 @@ ZOOM_STEP = 1.2
 ZOOM_MIN, ZOOM_MAX = 0.002, 4.0  # fit must show even a 100,000 px wide graph
 FIT_MAX = 1.25          # fitting one small node should not blow it up
 READABLE_ZOOM = 0.8     # revealing a node zooms in at least this far
-EMPTY_HINT = "Drag a node here from the Nodes panel, or press Shift+A"
-EMPTY_HINT_MORE = "Double-click to search for a node  ·  File ▸ New from Example opens a ready-made network"
-
-
-class RenameField(QLineEdit):
-    """The in-place editor of a node's id; says ``done(node_id, text)`` once, or nothing on Escape."""
-
-    done = Signal(str, str)
-
-    def __init__(self, node_id: str, parent: QWidget) -> None:
-        super().__init__(parent)
-        self.node_id = node_id
-        self._over = False
-        self.editingFinished.connect(self._finish)
-
-    def _finish(self) -> None:
-        if not self._over:
-            self._over = True
-            self.done.emit(self.node_id, self.text())
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
-        if event.key() == Qt.Key.Key_Escape:
-            self._over = True
-            self.done.emit(self.node_id, self.node_id)  # unchanged: nothing happens
-            return
-        super().keyPressEvent(event)
 
 
 class GraphView(EditingMixin, QGraphicsView):
@@ -231,43 +207,18 @@ class GraphView(EditingMixin, QGraphicsView):
         super().mouseReleaseEvent(event)
 
     def drawBackground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802
-        rect = QRectF(rect)
-        theme = self._scene.theme
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)  # crisp and ~10x cheaper
-        painter.fillRect(rect, theme.background)
-        zoom = self.zoom()
-        for step, color, min_zoom in ((20.0, theme.grid_minor, 0.6), (100.0, theme.grid_major, 0.15)):
-            if zoom < min_zoom:
-                continue  # too dense to help, and costly
-            pen = QPen(color, 1.0)
-            pen.setCosmetic(True)
-            painter.setPen(pen)
-            left = rect.left() - rect.left() % step
-            top = rect.top() - rect.top() % step
-            # one drawLines call per grid: per-line calls dominate a drag frame otherwise
-            count_x = int((rect.right() - left) / step) + 1
-            count_y = int((rect.bottom() - top) / step) + 1
-            lines = [QLineF(left + i * step, rect.top(), left + i * step, rect.bottom()) for i in range(count_x)]
-            lines += [QLineF(rect.left(), top + j * step, rect.right(), top + j * step) for j in range(count_y)]
-            painter.drawLines(lines)
+        draw_grid(painter, QRectF(rect), self._scene.theme, self.zoom())
 
     def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802
-        if self._scene.node_items:
-            return
-        # A blank canvas says how to begin (the first thing a new user needs to know).
-        painter.save()
-        painter.resetTransform()
-        area = QRectF(self.viewport().rect())
-        font = painter.font()
-        font.setPointSizeF(13.0)
-        painter.setFont(font)
-        color = self._scene.theme.node_subtext
-        painter.setPen(color)
-        painter.drawText(area.adjusted(20, 0, -20, -24), Qt.AlignmentFlag.AlignCenter, EMPTY_HINT)
-        font.setPointSizeF(10.0)
-        painter.setFont(font)
-        painter.drawText(area.adjusted(20, 40, -20, 0), Qt.AlignmentFlag.AlignCenter, EMPTY_HINT_MORE)
-        painter.restore()
+        if not self._scene.node_items:
+            draw_empty_hint(painter, QRectF(self.viewport().rect()), self._scene.theme)
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
+        super().scrollContentsBy(dx, dy)
+        if not self._scene.node_items:
+            # Scrolling blits the old pixels and repaints only the strip it exposed: the hint,
+            # fixed to the viewport, would be drawn twice. Repaint it whole.
+            self.viewport().update()
 
     # ---- keyboard --------------------------------------------------------
     def _key_table(self) -> dict[tuple[int, int], Callable[[], object]]:
@@ -381,7 +332,6 @@ class GraphView(EditingMixin, QGraphicsView):
 
     def _finish_rename(self, node_id: str, text: str) -> None:
         from revstudio.core.commands import RenameNode
-        from revstudio.core.graph import valid_id
 
         field, self.rename_field = self.rename_field, None
         if field is not None:
@@ -390,10 +340,9 @@ class GraphView(EditingMixin, QGraphicsView):
         new = text.strip()
         if not new or new == node_id or node_id not in self.graph.nodes:
             return
-        if new in self.graph.nodes:
-            self.message.emit(f"Not renamed: '{new}' is already the id of another node")
-        elif not valid_id(new):
-            self.message.emit(f"Not renamed: '{new}' has spaces, dots or more than 64 characters")
+        problem = rename_problem(self.graph, new)
+        if problem is not None:
+            self.message.emit(f"Not renamed: {problem}")
         else:
             self.document.push(RenameNode(self.graph, node_id, new))
             self.message.emit(f"Renamed {node_id} to {new}")

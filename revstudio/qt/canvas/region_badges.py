@@ -1,0 +1,84 @@
+"""What a region backdrop says: its label and tooltip, from the analysis report.
+
+A reversible region's badge names what it saves (the memory figures' estimate
+at the project's batch, or an older estimate's per-region table) and, when the
+training memory budget keeps some of its activations, that too.
+:func:`region_items` turns a report's regions into backdrops carrying them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from revstudio.diagnostics.estimate import fmt_bytes as format_bytes
+
+from .region_item import RegionItem
+
+
+class RegionBadges:
+    """The badges of one report's regions: ``badge(region_id, node_count)``."""
+
+    def __init__(self, graph: Any, report: Any) -> None:
+        self.report = report
+        self.estimate = getattr(report, "estimate", None)
+        self.budget = _budget_badges(graph, report)
+
+    def badge(self, region_id: str, count: int) -> tuple[str, str, bool]:
+        """(label, tooltip, saves?): a region that saves nothing is drawn neutral."""
+        saves = True
+        if hasattr(self.estimate, "peak_bytes"):
+            from revstudio.qt.memory_figures import region_badge
+
+            label, tip, saves = region_badge(self.report, region_id)
+            tip = f"{count} nodes run without storing activations. " + tip
+        else:
+            saved = region_saving(self.estimate, region_id)
+            label = "reversible" + (f" · saves {format_bytes(saved)}" if saved is not None else "")
+            tip = (f"Reversible region {region_id}: {count} nodes run without storing activations"
+                   + (f"; saves about {format_bytes(saved)} of activation memory" if saved is not None else ""))
+        kept = self.budget.get(region_id)
+        if kept is not None:  # the training memory budget keeps (part of) it: no rebuild there
+            label += f" · {kept}"
+            tip += f"; the memory budget keeps its activations ({kept}) to run faster"
+        return label, tip, saves
+
+
+def region_items(graph: Any, report: Any, shown: Any) -> list[RegionItem]:
+    """A backdrop per region of ``report`` with a node in ``shown`` (the scene's node ids),
+    holding those nodes, labelled with its badge; not yet fitted or added to a scene."""
+    badges = RegionBadges(graph, report)
+    out: list[RegionItem] = []
+    for region in list(getattr(report, "regions", None) or ()):
+        rid = str(getattr(region, "id", len(out)))
+        nodes = tuple(n for n in getattr(region, "nodes", ()) if n in shown)
+        if not nodes:
+            continue
+        label, tip, saves = badges.badge(rid, len(nodes))
+        item = RegionItem(rid, nodes, label, tip)
+        item.saves = saves
+        out.append(item)
+    return out
+
+
+def _budget_badges(graph: Any, report: Any) -> dict[str, str]:
+    try:
+        from revstudio.diagnostics.budget import region_badges as budget_badges
+    except ImportError:  # pragma: no cover - diagnostics ships with the package
+        return {}
+    return budget_badges(graph, report)
+
+
+def region_saving(estimate: Any, region_id: str) -> float | None:
+    """Bytes of activation memory a region saves, from whatever shape the estimate takes."""
+    if estimate is None:
+        return None
+    for attr in ("region_savings", "regions_saved", "saved_by_region", "regions"):
+        table = getattr(estimate, attr, None)
+        if isinstance(table, dict) and region_id in table:
+            value = table[region_id]
+            if isinstance(value, (int, float)):
+                return float(value)
+            for key in ("saved_bytes", "saved", "bytes_saved"):
+                got = value.get(key) if isinstance(value, dict) else getattr(value, key, None)
+                if isinstance(got, (int, float)):
+                    return float(got)
+    return None
