@@ -155,9 +155,26 @@ def rnn_elements(table: Mapping[str, tuple[float, ...]], v: NodeView) -> int:
     return max(0, int(total))
 
 
+def rnn_dims(v: NodeView) -> tuple[int, int, int, int]:
+    """(length, features, hidden, layers) of a BiRNN: (C, L) or (C, H, W) read as a sequence
+    over the last axis (DESIGN section 4)."""
+    shape = v.inputs.get("in") or ()
+    length = shape[-1] if shape else 0
+    features = prod(shape[:-1]) if shape else 0
+    return (length, features, int(v.params.get("hidden_size", 0) or 0), max(1, int(v.params.get("num_layers", 1) or 1)))
+
+
+def counted_lstm(v: NodeView) -> bool:
+    """Whether torch runs this BiRNN as the fused float32 CPU LSTM ``rnn_memory`` counts exactly."""
+    return str(v.params.get("cell", "lstm")) == "lstm" and v.element_bytes == 4
+
+
 def _birnn(v: NodeView) -> Saves:
-    # The sequence length and feature layout follow DESIGN section 4: (C, L) or
-    # (C, H, W) read as a sequence over W.
+    if counted_lstm(v):
+        from .rnn_memory import lstm_kept_bytes
+
+        # it keeps a time-major copy of its input, not the input itself
+        return Saves(extra_bytes=lstm_kept_bytes(v.batch, *rnn_dims(v)))
     kept = rnn_elements(RNN_KEPT, v) * v.element_bytes
     return Saves(inputs=("in",), extra_bytes=kept, approximate=True)
 
