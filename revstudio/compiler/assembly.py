@@ -279,7 +279,7 @@ def _pieces(step: Any, groups: Mapping[str, Any]) -> list[int]:
         keys = sorted(set(step.bodies.values()))
         plan = groups.get(keys[0]) if len(keys) == 1 else None
         region = next((op for op in plan.ops if op.kind == "region"), None) if plan is not None else None
-        if region is not None:
+        if plan is not None and region is not None:
             body = body_weight(_pieces(s, plan.groups) for s in region.steps)
     return piece_weights(step.type, int(step.params.get("times", 1) or 1), body)
 

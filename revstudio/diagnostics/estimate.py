@@ -395,36 +395,14 @@ def max_batch_that_fits(graph: Graph, report: Any, budget_bytes: int, *, mode: s
 
     Counted against the budget: the weights, the input batch and
     :func:`estimate_peak` (with the optimizer's state when given). Peaks grow
-    with the batch, so a doubling search then bisection finds it in a few
-    dozen estimates; at most ``limit``.
+    with the batch (almost linearly), so a guess from batch 1 and 2, a gallop and
+    a bisection find it exactly in a handful of estimates (``estimate_fit``); at
+    most ``limit``. ``estimate_fit.max_batches_that_fit`` answers several modes at once.
     """
-    _checked_mode(mode)
+    from .estimate_fit import max_batches_that_fit
 
-    def cost(b: int) -> int:
-        est = estimate(graph, report, getattr(report, "regions", None) or [], batch=b, dtype=dtype)
-        params = est.parameter_bytes()
-        return (params + input_bytes(graph, report, b, est.dtype) + est.peak_bytes(mode)
-                + _state_bytes(params, optimizer))
-
-    if cost(1) > budget_bytes:
-        return None
-    lo, hi = 1, 2
-    while hi <= limit and cost(hi) <= budget_bytes:
-        lo, hi = hi, hi * 2
-    if hi > limit:
-        return limit if cost(limit) <= budget_bytes else _bisect(cost, lo, limit, budget_bytes)
-    return _bisect(cost, lo, hi, budget_bytes)
-
-
-def _bisect(cost: Any, lo: int, hi: int, budget: int) -> int:
-    """Largest b in [lo, hi) with cost(b) <= budget, given cost(lo) fits and cost(hi) does not."""
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if cost(mid) <= budget:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return max_batches_that_fit(graph, report, budget_bytes, [mode], dtype=dtype, optimizer=optimizer,
+                                limit=limit)[mode]
 
 
 def _notes(est: MemoryEstimate) -> list[str]:

@@ -107,8 +107,10 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     for u in reversed(units):
         if not u.grad:
             continue
-        accumulate = new = 0
-        passed = sum(grads.pop(m, 0) for m in u.makes)
+        accumulate = new = passed = 0
+        for m in u.makes:
+            if m in grads:
+                passed += grads.pop(m)
         gtotal -= passed
         for v in u.reads:
             if not needs_grad(v):
@@ -377,7 +379,7 @@ class UnitBuilder:
             # runs their backward as standard mode does: the walk of those layers, from nothing
             # (their inputs are kept outside, their outputs' gradients counted outside)
             inner = simulate([self.node(n) for n in sorted(nodes, key=self.position.__getitem__)],
-                             self.w.nbytes, self.w.base, self.needs_grad)
+                             self.w.nbytes, self.w.base, self.rg.get)  # type: ignore[arg-type]
             work = inner.peak - params
         return Unit(name, reads, makes, saved, 0, params, True, 2 * act, work,
                     any(self.needs_grad(v) for v in makes), late=True)
@@ -435,4 +437,4 @@ class UnitBuilder:
                     any(self.needs_grad(v) for v in makes), late=True)
 
     def walk(self, units: list[Unit]) -> Walk:
-        return simulate(units, self.w.nbytes, self.w.base, self.needs_grad, self.held)
+        return simulate(units, self.w.nbytes, self.w.base, self.rg.get, self.held)  # type: ignore[arg-type]
