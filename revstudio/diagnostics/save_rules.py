@@ -127,11 +127,11 @@ def _merge(v: NodeView) -> Saves:
     return Saves()
 
 
-# Kept by torch 2.13's fused CPU kernels for both directions of one layer, in elements, as
-# b*l*h, b*l*i, b*l, b*h, b*i, b (batch, length, input size, hidden size): least-squares
-# fits of live-tensor measurements over b 1..32, l 4..32, i 8..64, h 8..32 (LSTM's
-# oneDNN workspace is padded, so it stays approximate); and what their backward
-# allocates at once on top.
+# Kept by torch 2.13's CPU kernels for both directions of one layer, in elements, as
+# b*l*h, b*l*i, b*l, b*h, b*i, b (batch, length, input size, hidden size): fits of
+# live-tensor measurements over b 1..32, l 4..32, i 8..64, h 8..32; and what their
+# backward allocates at once on top. A float32 LSTM is counted exactly instead
+# (``rnn_memory``, oneDNN's workspace layout); its row here serves other dtypes.
 RNN_KEPT = {"lstm": (24.3, 10.3, 110.0, 20.0, 8.75, 233.0), "gru": (16, 2, 0, 2, 0, 0),
             "rnn_tanh": (4, 2, 0, 4, 0, 0), "rnn_relu": (4, 2, 0, 4, 0, 0)}
 RNN_BACKWARD = {"lstm": (0, 1, 0, 13.8, 2.8, 0), "gru": (5, 0, 0, 1, 0, 0),
