@@ -15,7 +15,7 @@ from typing import Any
 ShapeT = tuple[int, ...]
 
 
-@dataclass
+@dataclass(slots=True)
 class Saves:
     """What one node keeps for backward (standard mode)."""
 
@@ -28,7 +28,7 @@ class Saves:
     input_part_bytes: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeView:
     """The facts a rule sees: params and shapes (batch excluded), element size."""
 
