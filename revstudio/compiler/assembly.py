@@ -21,7 +21,8 @@ from .runtime import FLOAT32X2, Affine, Cat, Coupling, Invertible, Region, Slice
 
 
 # Region data: {"id": str, "steps": [step, ...], "inputs"/"outputs"/"side"/"free"/"given": [value, ...],
-#   "segments": [[start, end], ...] (plan step ranges checkpoint mode recomputes one at a time)}.
+#   "cuts": [[step, copy], ...] (where checkpoint mode's segments 2..k start: a plan step, and
+#   for a Repeat the copy; backward recomputes one segment at a time)}.
 # A step is one of
 #   {"kind": "coupling", "a": value, "b": [value, ...], "output": value, "sign": 1 | -1, "f": value,
 #    "body": [{"module": name, "inputs": [value, ...], "outputs": [value, ...]}, ...]}
@@ -41,18 +42,23 @@ def build_region(owner: nn.Module, data: Mapping[str, Any]) -> Region:
         return slots.setdefault(v, len(slots))
 
     steps: list[Step] = []
-    ends: list[int] = []  # runtime steps made by plan steps 0..i
-    for step in data["steps"]:
-        _add_steps(owner, step, slot, steps)
-        ends.append(len(steps))
-    # checkpoint mode's segments start at these runtime steps (data["segments"]: plan step ranges)
-    cuts = [ends[start - 1] for start, _end in data.get("segments", ())[1:] if 0 < start <= len(ends)]
+    # checkpoint mode's segments start at these runtime steps (data["cuts"]: plan step, copy)
+    wanted = {(int(i), int(c)) for i, c in data.get("cuts", ())}
+    cuts: list[int] = []
+    for i, step in enumerate(data["steps"]):
+        marks: list[int] = []  # the runtime step each copy (a Repeat's) or the step starts at
+        _add_steps(owner, step, slot, steps, marks)
+        cuts += [m for c, m in enumerate(marks) if (i, c) in wanted and m > 0]
     return Region(data["id"], steps, [slot(v) for v in data["inputs"]], [slot(v) for v in data["outputs"]],
                   [slot(v) for v in data["side"]], [slot(v) for v in data["free"]],
                   [slot(v) for v in data.get("given", ())], cuts)
 
 
-def _add_steps(owner: nn.Module, step: Mapping[str, Any], slot: Callable[[str], int], out: list[Step]) -> None:
+def _add_steps(owner: nn.Module, step: Mapping[str, Any], slot: Callable[[str], int], out: list[Step],
+               marks: list[int] | None = None) -> None:
+    repeat = step["kind"] == "node" and step["type"] == "Repeat"
+    if marks is not None and not repeat:
+        marks.append(len(out))
     if step["kind"] == "coupling":
         out.append(Coupling(slot(step["a"]), [slot(b) for b in step["b"]], slot(step["output"]), step["sign"],
                             LayerChain(owner, step), [getattr(owner, layer["module"]) for layer in step["body"]]))
@@ -76,6 +82,8 @@ def _add_steps(owner: nn.Module, step: Mapping[str, Any], slot: Callable[[str], 
         for i, block in enumerate(blocks[:hi]):
             if i < lo:
                 continue
+            if marks is not None:
+                marks.append(len(out))
             last = i == hi - 1
             nxt = outs if last else [slot(f"{step['module']}#{i}:{k}") for k in range(len(outs))]
             _splice(block, step["body"], values, nxt, slot, out, f"{step['module']}#{i}")
@@ -250,14 +258,30 @@ def copies_inputs(module: nn.Module, inputs: Iterable[str], shared: Iterable[str
 def region_data(op: Any, groups: Mapping[str, Any], given: Iterable[str] = ()) -> dict[str, Any]:
     """The plain data of a plan's ``RegionOp`` (``groups``: the plan's body plans by key;
     ``given``: values the caller passes in, see :func:`caller_values`)."""
-    from .checkpointing import region_segments, step_weight
+    from .checkpointing import region_cuts
 
     caller = set(given)
-    weights = [1 if s.kind == "coupling" else step_weight(s.type) for s in op.steps]
+    pieces = [_pieces(s, groups) for s in op.steps]
     return {"id": op.id, "steps": [_step_data(s, groups) for s in op.steps], "inputs": list(op.inputs),
             "outputs": list(op.outputs), "side": list(op.side), "free": list(op.free),
             "given": [v for v in op.inputs if v in caller],
-            "segments": [list(seg) for seg in region_segments(weights)]}
+            "cuts": [list(c) for c in region_cuts(pieces)]}
+
+
+def _pieces(step: Any, groups: Mapping[str, Any]) -> list[int]:
+    """``checkpointing.piece_weights`` of a plan step (a Repeat's copies weigh its body's steps)."""
+    from .checkpointing import body_weight, piece_weights
+
+    if step.kind == "coupling":
+        return [1]
+    body = None
+    if step.type in ("Group", "Repeat"):
+        keys = sorted(set(step.bodies.values()))
+        plan = groups.get(keys[0]) if len(keys) == 1 else None
+        region = next((op for op in plan.ops if op.kind == "region"), None) if plan is not None else None
+        if plan is not None and region is not None:
+            body = body_weight(_pieces(s, plan.groups) for s in region.steps)
+    return piece_weights(step.type, int(step.params.get("times", 1) or 1), body)
 
 
 def caller_values(plan: Any) -> set[str]:

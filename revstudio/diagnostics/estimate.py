@@ -24,6 +24,7 @@ from .estimate_walk import (
     _region_segment_nodes,
     _values_of,
     _Walker,
+    no_collection,
 )
 from .peak import Unit, UnitBuilder, Walk
 
@@ -223,6 +224,12 @@ def estimate(
     check's topological order by default): it decides which ordinary nodes
     checkpoint mode groups into segments. Never raises on a checked graph.
     """
+    with no_collection():  # tens of thousands of short-lived tuples and sets, and no cycles
+        return _estimate(graph, report, regions, batch, dtype, stream_dtype, order)
+
+
+def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: int, dtype: str | None,
+              stream_dtype: str | None, order: Sequence[str] | None) -> MemoryEstimate:
     dtype = dtype if dtype in DTYPE_BYTES else input_dtype(graph)
     elem = DTYPE_BYTES[dtype]
     # a compensated float32 pair ("float32x2", the compiler's choice for float32 models)
@@ -234,7 +241,7 @@ def estimate(
 
     parts = [_region_parts(r) for r in regions]
     walker.region_of = {n: rid for rid, nodes, _, _ in parts for n in nodes}
-    walker.__dict__.pop("_base_cache", None)  # the fused views depend on the regions
+    walker.regions_changed()  # the fused views depend on the regions
     for _, _, _, kept_refs in parts:
         for ref in kept_refs:
             try:
@@ -242,14 +249,18 @@ def estimate(
             except ValueError:
                 continue
             walker.region_kept.add((p.node, p.port))
-    walker.__dict__.pop("_base_cache", None)
+    walker.regions_changed()
     in_regions = set().union(*(nodes for _, nodes, _, _ in parts)) if parts else set()
     region_outputs = [v for _, _, _, outs in parts for v in _values_of(walker, outs)]
     region_inputs = [v for _, _, ins, _ in parts for v in _values_of(walker, ins)]
 
     runs: list[list[str]] = []
     seg_nodes, seg_inputs = _checkpoint_segments(walker, list(order or report.order), walker.region_of, runs)
-    region_inputs += [v for r in regions for v in _region_segment_inputs(walker, r)]
+    links: dict[str, int] = {}  # bytes kept between the copies of a Repeat a cut falls inside
+    for r in regions:
+        kept_in, inner = _region_segment_inputs(walker, r)
+        region_inputs += kept_in
+        links.update(inner)
 
     per_mode = {
         # checkpoint mode recomputes each region, and each run of ordinary nodes,
@@ -260,7 +271,7 @@ def estimate(
         # cannot compound): the kept outputs take 8 bytes per value
         "reversible": walker.per_node(*walker.kept(in_regions, region_outputs), wide=region_outputs,
                                       wide_bytes=stream_bytes),
-        "checkpoint": walker.per_node(*walker.kept(in_regions | seg_nodes, region_inputs + seg_inputs)),
+        "checkpoint": _with_links(walker.kept(in_regions | seg_nodes, region_inputs + seg_inputs), links, walker),
     }
     result = MemoryEstimate(batch=batch, dtype=dtype, element_bytes=elem)
     for nid, info in report.nodes.items():
@@ -272,7 +283,11 @@ def estimate(
             approximate=bool(saves is not None and saves.approximate),
         )
     walk_order = list(order or report.order)
-    result._peaks_of = lambda: _peaks(walker, walk_order, regions, runs, stream_bytes)
+    def peaks() -> dict[str, Walk]:
+        with no_collection():
+            return _peaks(walker, walk_order, regions, runs, stream_bytes)
+
+    result._peaks_of = peaks
     kept_sets = {"reversible": set(region_outputs), "checkpoint": set(region_inputs + seg_inputs)}
     result._facts_of = lambda: _facts(walker, kept_sets, seg_nodes)
     # a layer outside every region keeps less in reversible mode only because a region
@@ -292,6 +307,14 @@ def estimate(
     return result
 
 
+def _with_links(kept: tuple[set[Value], dict[str, int]], links: Mapping[str, int], walker: _Walker) -> dict[str, int]:
+    values, extra = kept
+    merged = dict(extra)
+    for nid, n in links.items():
+        merged[nid] = merged.get(nid, 0) + n
+    return walker.per_node(values, merged)
+
+
 def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list[list[str]],
            stream_bytes: int) -> dict[str, Walk]:
     """The simulated step per mode (``peak.simulate``)."""
@@ -309,7 +332,7 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
                 units["reversible"].append(b.region(region))
                 for k, members in enumerate(_region_segment_nodes(walker, region)[1]):
                     if members:
-                        units["checkpoint"].append(b.segment(f"{getattr(region, 'id', '')}#{k}", members))
+                        units["checkpoint"].append(b.pieces(f"{getattr(region, 'id', '')}#{k}", members))
             continue
         units["reversible"].append(b.node(nid))
         if nid in run_of:
@@ -372,36 +395,14 @@ def max_batch_that_fits(graph: Graph, report: Any, budget_bytes: int, *, mode: s
 
     Counted against the budget: the weights, the input batch and
     :func:`estimate_peak` (with the optimizer's state when given). Peaks grow
-    with the batch, so a doubling search then bisection finds it in a few
-    dozen estimates; at most ``limit``.
+    with the batch (almost linearly), so a guess from batch 1 and 2, a gallop and
+    a bisection find it exactly in a handful of estimates (``estimate_fit``); at
+    most ``limit``. ``estimate_fit.max_batches_that_fit`` answers several modes at once.
     """
-    _checked_mode(mode)
+    from .estimate_fit import max_batches_that_fit
 
-    def cost(b: int) -> int:
-        est = estimate(graph, report, getattr(report, "regions", None) or [], batch=b, dtype=dtype)
-        params = est.parameter_bytes()
-        return (params + input_bytes(graph, report, b, est.dtype) + est.peak_bytes(mode)
-                + _state_bytes(params, optimizer))
-
-    if cost(1) > budget_bytes:
-        return None
-    lo, hi = 1, 2
-    while hi <= limit and cost(hi) <= budget_bytes:
-        lo, hi = hi, hi * 2
-    if hi > limit:
-        return limit if cost(limit) <= budget_bytes else _bisect(cost, lo, limit, budget_bytes)
-    return _bisect(cost, lo, hi, budget_bytes)
-
-
-def _bisect(cost: Any, lo: int, hi: int, budget: int) -> int:
-    """Largest b in [lo, hi) with cost(b) <= budget, given cost(lo) fits and cost(hi) does not."""
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if cost(mid) <= budget:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return max_batches_that_fit(graph, report, budget_bytes, [mode], dtype=dtype, optimizer=optimizer,
+                                limit=limit)[mode]
 
 
 def _notes(est: MemoryEstimate) -> list[str]:

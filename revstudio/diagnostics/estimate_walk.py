@@ -7,7 +7,9 @@ The helpers below find what regions and checkpoint segments keep. Torch-free.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+import gc
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from revstudio.core.graph import Graph, PortRef
@@ -15,6 +17,7 @@ from revstudio.core.graph import Graph, PortRef
 from .save_rules import VIEW_TYPES, BodySaves, NodeView, rule_for
 
 Value = tuple[str, str]  # (node id, output port); ("", port) = a group input
+_UNSET: Any = object()
 
 
 _DEFAULTS: dict[str, dict[str, Any]] = {}
@@ -32,6 +35,20 @@ def _params(graph: Graph, nid: str) -> dict[str, Any]:
     return {**defaults, **node.params}
 
 
+@contextlib.contextmanager
+def no_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector while an estimate runs: it makes tens of thousands of
+    small tuples and sets and no reference cycles, so collections triggered by those
+    allocations would only re-scan the application's objects (about a fifth of the time)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class _Walker:
     """Applies the save rules to one graph (the project or a group body)."""
 
@@ -42,23 +59,29 @@ class _Walker:
         self.elem = elem
         self.bodies = bodies
         self.source: dict[tuple[str, str], PortRef] = {}
-        for e in graph.edges:
-            self.source[(e.dst.node, e.dst.port)] = e.src
         self.readers: dict[tuple[str, str], int] = {}
+        source, readers = self.source, self.readers
         for e in graph.edges:
-            key = (e.src.node, e.src.port)
-            self.readers[key] = self.readers.get(key, 0) + 1
+            src = e.src
+            source[(e.dst.node, e.dst.port)] = src
+            key = (src.node, src.port)
+            readers[key] = readers.get(key, 0) + 1
         # node -> region id, and the values regions keep (set by ``estimate``)
         self.region_of: dict[str, str] = {}
         self.region_kept: set[tuple[str, str]] = set()
         self.views: dict[str, NodeView] = {}
         self.saves: dict[str, Any] = {}
+        # per value: the storage it lives in, its bytes (asked for thousands of times per estimate)
+        self.base_cache: dict[Value, Value | None] = {}
+        self.nbytes_cache: dict[Value, int] = {}
+        self.segment_cache: dict[int, Any] = {}  # id(region) -> _region_segment_nodes
+        self.saved_cache: dict[str, frozenset[Value]] = {}  # node -> the storages it keeps
         for nid in report.order:
             info = report.nodes.get(nid)
             if info is None or not info.ok or nid not in graph.nodes:
                 continue
             params = _params(graph, nid)
-            view = NodeView(info.type, params, dict(info.inputs), dict(info.outputs), batch, elem,
+            view = NodeView(info.type, params, info.inputs, info.outputs, batch, elem,
                             bodies.for_node(info.type, params))
             self.views[nid] = view
             try:
@@ -69,11 +92,10 @@ class _Walker:
     # -- values ---------------------------------------------------------
     def base(self, value: Value) -> Value | None:
         """The value whose storage ``value`` lives in; None if the caller owns it."""
-        cache = self.__dict__.setdefault("_base_cache", {})
-        if value in cache:
-            return cache[value]
-        found = cache[value] = self._base(value)
-        return found
+        found = self.base_cache.get(value, _UNSET)
+        if found is _UNSET:
+            found = self.base_cache[value] = self._base(value)
+        return found  # type: ignore[return-value]
 
     def _base(self, value: Value) -> Value | None:
         seen = 0
@@ -125,10 +147,9 @@ class _Walker:
         return None if src is None else self.base((src.node, src.port))
 
     def nbytes(self, value: Value) -> int:
-        cache = self.__dict__.setdefault("_nbytes_cache", {})
-        if value in cache:
-            return cache[value]
-        cache[value] = found = self._nbytes(value)
+        found = self.nbytes_cache.get(value)
+        if found is None:
+            found = self.nbytes_cache[value] = self._nbytes(value)
         return found
 
     def _nbytes(self, value: Value) -> int:
@@ -139,6 +160,39 @@ class _Walker:
         shape = info.outputs.get(port)
         return 0 if shape is None else self.batch * _prod(shape) * self.elem
 
+    def define(self, value: Value, nbytes: int) -> None:
+        """A value the graph does not name (between the copies of a Repeat) and its bytes."""
+        self.nbytes_cache[value] = nbytes
+        self.base_cache[value] = value
+
+    def repeat_link_bytes(self, nid: str) -> int:
+        """Bytes of the values one copy of a Repeat hands the next (its outputs' shapes)."""
+        info = self.report.nodes.get(nid)
+        return sum(self.nbytes((nid, p)) for p in info.outputs) if info is not None else 0
+
+    def regions_changed(self) -> None:
+        """Forget what depends on the regions (the views fused inside them)."""
+        self.base_cache.clear()
+        self.saved_cache.clear()
+
+    def saved_values(self, nid: str) -> frozenset[Value]:
+        """The storages node ``nid`` keeps for backward in standard mode (its save rule's ports)."""
+        found = self.saved_cache.get(nid)
+        if found is None:
+            saves = self.saves.get(nid)
+            vals: set[Value] = set()
+            if saves is not None:
+                for port in saves.inputs:
+                    v = self.input_value(nid, port)
+                    if v is not None:
+                        vals.add(v)
+                for port in saves.outputs:
+                    v = self.base((nid, port))
+                    if v is not None:
+                        vals.add(v)
+            found = self.saved_cache[nid] = frozenset(vals)
+        return found
+
     # -- one mode -------------------------------------------------------
     def kept(self, skip: set[str], forced: Iterable[Value | None]) -> tuple[set[Value], dict[str, int]]:
         """Kept values and extra bytes per node when the nodes in ``skip``
@@ -148,14 +202,7 @@ class _Walker:
         for nid, saves in self.saves.items():
             if nid in skip:
                 continue
-            for port in saves.inputs:
-                v = self.input_value(nid, port)
-                if v is not None:
-                    values.add(v)
-            for port in saves.outputs:
-                v = self.base((nid, port))
-                if v is not None:
-                    values.add(v)
+            values |= self.saved_values(nid)
             if saves.extra_bytes:
                 extra[nid] = saves.extra_bytes
         return values, extra
@@ -259,36 +306,105 @@ def _values_of(walker: _Walker, refs: Iterable[str]) -> list[Value | None]:
     return out
 
 
-def _region_segment_nodes(walker: _Walker, region: Any) -> tuple[dict[str, int], list[list[str]]]:
-    """(node -> segment, nodes per segment) of a region in checkpoint mode
-    (``compiler.checkpointing``: about sqrt(N) segments of its N computing steps)."""
-    from revstudio.compiler.checkpointing import region_segments, step_weight
+# A piece of a segment: (node, first copy, end copy, copies); whole nodes are (node, 0, 1, 1).
+Piece = tuple[str, int, int, int]
 
+
+def _body_weight(walker: _Walker, name: str, memo: dict[str, int | None], active: set[str]) -> int | None:
+    """Computing steps one copy of group ``name`` makes (``checkpointing.body_weight``)."""
+    from revstudio.compiler.checkpointing import piece_weights, step_weight
+
+    if name in memo:
+        return memo[name]
+    body = walker.graph.groups.get(name)
+    if body is None or name in active:
+        return None
+    active.add(name)
+    total = 0
+    for node in body:
+        if node.type in ("Repeat", "Group"):
+            params = _params(body, node.id)
+            sub = params.get("group")
+            inner = _body_weight(walker, sub, memo, active) if isinstance(sub, str) else None
+            total += sum(piece_weights(node.type, int(params.get("times", 1) or 1), inner))
+        else:
+            total += step_weight(node.type)
+    active.discard(name)
+    memo[name] = total
+    return total
+
+
+def _region_pieces(walker: _Walker, region: Any) -> list[list[int]]:
+    """``checkpointing.piece_weights`` of each step of a region, as the compiler counts them."""
+    from revstudio.compiler.checkpointing import piece_weights
+
+    couplings = getattr(region, "couplings", {}) or {}
+    memo: dict[str, int | None] = {}
+    out: list[list[int]] = []
+    for nid in getattr(region, "steps", ()) or ():
+        if nid in couplings:
+            out.append([1])
+            continue
+        view = walker.views.get(nid)
+        kind = view.type if view is not None else "?"
+        body = None
+        if kind in ("Repeat", "Group") and view is not None and isinstance(view.params.get("group"), str):
+            body = _body_weight(walker, str(view.params["group"]), memo, set())
+        times = int(view.params.get("times", 1) or 1) if view is not None and kind == "Repeat" else 1
+        out.append(piece_weights(kind, times, body))
+    return out
+
+
+def _region_segment_nodes(walker: _Walker, region: Any) -> tuple[dict[str, tuple[int, int]], list[list[Piece]]]:
+    """(node -> (first, last) segment, pieces per segment) of a region in checkpoint mode
+    (``compiler.checkpointing``: about sqrt(N) segments of its N computing steps; a Repeat's
+    copies may fall into several)."""
+    from revstudio.compiler.checkpointing import region_cuts
+
+    found = walker.segment_cache.get(id(region))
+    if found is not None:
+        return found
     steps = list(getattr(region, "steps", ()) or ())
     couplings = getattr(region, "couplings", {}) or {}
+    pieces = _region_pieces(walker, region)
+    cuts = set(region_cuts(pieces))
+    k = 0
+    spans: dict[int, list[tuple[int, int, int]]] = {}  # step -> (segment, first copy, end copy)
+    for i, ws in enumerate(pieces):
+        for c in range(len(ws)):
+            if (i, c) in cuts:
+                k += 1
+            run = spans.setdefault(i, [])
+            if run and run[-1][0] == k:
+                run[-1] = (k, run[-1][1], c + 1)
+            else:
+                run.append((k, c, c + 1))
     step_of: dict[str, int] = {}
     for i, nid in enumerate(steps):
         step_of[nid] = i
         coupling = couplings.get(nid)
         for body in getattr(coupling, "body", ()) or ():
             step_of.setdefault(body, i)
-    types = [walker.report.nodes[n].type if n in walker.report.nodes else "?" for n in steps]
-    segment_of: dict[int, int] = {}
-    bounds = region_segments([step_weight(t) for t in types])
-    for k, (start, end) in enumerate(bounds):
-        for i in range(start, end):
-            segment_of[i] = k
-    where = {nid: segment_of.get(i, 0) for nid, i in step_of.items()}
-    members: list[list[str]] = [[] for _ in bounds] or [[]]
+    where: dict[str, tuple[int, int]] = {}
+    members: list[list[Piece]] = [[] for _ in range(k + 1)]
     for nid in getattr(region, "nodes", ()):
-        if nid in where and nid in walker.report.nodes:
-            members[where[nid]].append(nid)
-    return where, members
+        if nid not in step_of or nid not in walker.report.nodes:
+            continue
+        i = step_of[nid]
+        run = spans.get(i) or [(0, 0, 1)]
+        copies = len(pieces[i]) if i < len(pieces) else 1
+        where[nid] = (run[0][0], run[-1][0])
+        for seg, lo, hi in run:
+            members[seg].append((nid, lo, hi, copies) if len(run) > 1 else (nid, 0, 1, 1))
+    result = (where, members)
+    walker.segment_cache[id(region)] = result
+    return result
 
 
-def _region_segment_inputs(walker: _Walker, region: Any) -> list[Value | None]:
-    """Values checkpoint mode keeps for a region: the inputs of each of its segments."""
-    where, _ = _region_segment_nodes(walker, region)
+def _region_segment_inputs(walker: _Walker, region: Any) -> tuple[list[Value | None], dict[str, int]]:
+    """What checkpoint mode keeps for a region: the inputs of each of its segments, and
+    (bytes per node) the values between copies of a Repeat that a cut falls inside."""
+    where, members = _region_segment_nodes(walker, region)
     kept: list[Value | None] = []
     for nid in getattr(region, "nodes", ()):
         info = walker.report.nodes.get(nid)
@@ -296,10 +412,15 @@ def _region_segment_inputs(walker: _Walker, region: Any) -> list[Value | None]:
             continue
         for port in info.inputs:
             src = walker.source.get((nid, port))
-            if src is None or where.get(src.node, -1) == where[nid]:
+            if src is None or where.get(src.node, (-1, -1))[1] == where[nid][0]:
                 continue
             kept.append(walker.base((src.node, src.port)))
-    return kept
+    inner: dict[str, int] = {}
+    for seg in members:
+        for nid, lo, _hi, _n in seg:
+            if lo > 0:  # a segment starting inside a Repeat keeps what the copy before made
+                inner[nid] = inner.get(nid, 0) + walker.repeat_link_bytes(nid)
+    return kept, inner
 
 
 def _checkpoint_segments(walker: _Walker, order: Sequence[str], region_of: Mapping[str, str],

@@ -14,6 +14,7 @@ bytes alive at any unit. Bytes exclude the weights and the input batch, as
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,24 +25,32 @@ PASS_THROUGH = frozenset({"Concat", "Flatten", "Reshape", "Permute", "Output", "
 STRUCTURAL = frozenset({"Split", "Concat", "Flatten", "Reshape", "Permute", "Squeeze"})
 # invertible layers whose inverse and gradient the runtime computes in the wide stream dtype
 WIDE_BACKWARD = frozenset({"AffineCoupling", "ActNorm", "InvConv1x1"})
-# the rounding-error samples a region keeps per rebuilt input (runtime_streams.sample: 256 float64)
-SAMPLE_BYTES = 256 * 8
+# the rounding-error samples a region keeps per rebuilt input (runtime_streams.sample: 256 values,
+# float64 for a wide stream)
+SAMPLES = 256
 
 
-@dataclass
+@dataclass(slots=True)
 class Unit:
     """One thing forward runs and backward undoes."""
 
     name: str
     reads: list[Value]               # values read from before the unit (raw, not resolved views)
     makes: list[Value]               # values it produces
-    saved: set[Value] = field(default_factory=set)  # storages (resolved) it keeps for backward
+    saved: AbstractSet[Value] = field(default_factory=frozenset)  # storages (resolved) it keeps for backward
     extra: int = 0                   # bytes of internal tensors it keeps for backward
     params: int = 0                  # parameter bytes: their gradients appear in its backward
     fresh: bool = True               # backward allocates its inputs' gradients (not a pass-through)
     work_fwd: int = 0                # transient bytes while it runs forward
     work_bwd: int = 0                # transient bytes while it runs backward
     grad: bool = True                # its outputs need gradients (its backward runs)
+    # a checkpoint segment: backward first recomputes all of it (``work_bwd``), then frees each
+    # recomputed tensor as it is used while its inputs' gradients build up, so those gradients
+    # are complete only once the work is gone
+    late: bool = False
+    # the storages of ``reads`` and ``makes`` (resolved once; units are shared between the modes)
+    read_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
+    make_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -60,33 +69,36 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     held_set = {b for b in (base(v) for v in held) if b is not None}
     readers: dict[Value, int] = {}
     for u in units:
-        for v in u.reads:
-            b = base(v)
+        if u.read_bases is None:
+            u.read_bases = [base(v) for v in u.reads]
+        if u.make_bases is None:
+            u.make_bases = [base(v) for v in u.makes]
+        for b in u.read_bases:
             if b is not None:
                 readers[b] = readers.get(b, 0) + 1
     live: dict[Value, int] = {}
-    keepers: dict[Value, int] = {}
+    keepers: dict[Value, int] = {}  # a value kept by no one is not in it
     total = 0
     peak, phase, at = 0, "forward", ""
     for u in units:
-        for v in u.makes:
-            b = base(v)
+        mb = u.make_bases or ()
+        for b in mb:
             if b is not None and b not in live:
-                live[b] = nbytes(b)
-                total += live[b]
+                n = live[b] = nbytes(b)
+                total += n
         if total + u.work_fwd > peak:
             peak, phase, at = total + u.work_fwd, "forward", u.name
         if u.grad:
             for b in u.saved:
                 keepers[b] = keepers.get(b, 0) + 1
             total += u.extra
-        for v in [*u.reads, *u.makes]:
-            b = base(v)
-            if b is None or b not in live:
-                continue
-            if v in u.reads:
-                readers[b] -= 1
-            if readers.get(b, 0) <= 0 and not keepers.get(b) and b not in held_set:
+        for b in u.read_bases or ():
+            if b in live:
+                left = readers[b] = readers[b] - 1
+                if left <= 0 and b not in keepers and b not in held_set:
+                    total -= live.pop(b)
+        for b in mb:
+            if b in live and readers.get(b, 0) <= 0 and b not in keepers and b not in held_set:
                 total -= live.pop(b)
     kept = total
     grads: dict[Value, int] = {}
@@ -95,8 +107,10 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     for u in reversed(units):
         if not u.grad:
             continue
-        accumulate = 0
-        passed = sum(grads.pop(m, 0) for m in u.makes)
+        accumulate = new = passed = 0
+        for m in u.makes:
+            if m in grads:
+                passed += grads.pop(m)
         gtotal -= passed
         for v in u.reads:
             if not needs_grad(v):
@@ -108,8 +122,12 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                 continue
             grads[v] = size
             gtotal += size
+            new += size
         pgrads += u.params
-        now = total + gtotal + pgrads + u.work_bwd + accumulate + (passed if u.fresh else 0)
+        if u.late:
+            now = max(total + gtotal - new + pgrads + u.work_bwd + passed, total + gtotal + pgrads + accumulate)
+        else:
+            now = total + gtotal + pgrads + u.work_bwd + accumulate + (passed if u.fresh else 0)
         if now > peak:
             peak, phase, at = now, "backward", u.name
         for b in u.saved:
@@ -134,19 +152,38 @@ class UnitBuilder:
         self._reads: dict[str, list[Value]] = {}
         self._units: dict[str, Unit] = {}
         self._makes: dict[str, list[Value]] = {}
-        self._saved: dict[str, tuple[set[Value], int]] = {}
+        self._saved: dict[str, tuple[AbstractSet[Value], int]] = {}
+        self._work: dict[str, int] = {}
+        self._largest: dict[str, int] = {}
+        # one pass in execution order: what each node reads and makes, whether its outputs
+        # need gradients, who reads each value
         self.rg: dict[Value, bool] = {}
-        for nid in self.order:
-            info = self.w.report.nodes[nid]
-            flag = int(info.parameters) > 0 or any(self.needs_grad(v) for v in self.reads(nid))
-            for port in info.outputs:
-                self.rg[(nid, port)] = flag
-        self.held = [v for nid in self.order if self.w.report.nodes[nid].type == "Output" for v in self.reads(nid)]
-        self.position = {n: i for i, n in enumerate(self.order)}
+        self.flag: dict[str, bool] = {}
+        self.held: list[Value] = []
         self.readers: dict[Value, list[str]] = {}
+        nodes, source, rg, readers = self.w.report.nodes, self.w.source, self.rg, self.readers
         for nid in self.order:
-            for v in self.reads(nid):
-                self.readers.setdefault(v, []).append(nid)
+            info = nodes[nid]
+            reads = []
+            for port in info.inputs:
+                src = source.get((nid, port))
+                if src is not None:
+                    v = (src.node, src.port)
+                    reads.append(v)
+                    found = readers.get(v)
+                    if found is None:
+                        readers[v] = [nid]
+                    else:
+                        found.append(nid)
+            self._reads[nid] = reads
+            makes = self._makes[nid] = [(nid, port) for port in info.outputs]
+            flag = int(info.parameters) > 0 or any(rg.get(v, False) for v in reads)
+            self.flag[nid] = flag
+            for v in makes:
+                rg[v] = flag
+            if info.type == "Output":
+                self.held += reads
+        self.position = {n: i for i, n in enumerate(self.order)}
 
     def needs_grad(self, v: Value) -> bool:
         return self.rg.get(v, False)
@@ -168,18 +205,17 @@ class UnitBuilder:
             cached = self._makes[nid] = [(nid, port) for port in self.w.report.nodes[nid].outputs]
         return cached
 
-    def saved_by(self, nid: str) -> tuple[set[Value], int]:
+    def saved_by(self, nid: str) -> tuple[AbstractSet[Value], int]:
         found = self._saved.get(nid)
         if found is None:
             found = self._saved[nid] = self._saved_by(nid)
         return found
 
-    def _saved_by(self, nid: str) -> tuple[set[Value], int]:
+    def _saved_by(self, nid: str) -> tuple[AbstractSet[Value], int]:
         saves = self.w.saves.get(nid)
         if saves is None:
-            return set(), 0
-        vals = {self.w.input_value(nid, p) for p in saves.inputs} | {self.w.base((nid, p)) for p in saves.outputs}
-        return {v for v in vals if v is not None}, int(saves.extra_bytes)
+            return frozenset(), 0
+        return self.w.saved_values(nid), int(saves.extra_bytes)
 
     def node(self, nid: str) -> Unit:
         unit = self._units.get(nid)
@@ -193,37 +229,77 @@ class UnitBuilder:
         mode = str(self.w.views[nid].params.get("mode", "add")) if info.type == "Merge" else ""
         fresh = info.type not in PASS_THROUGH and mode != "add"
         work = self._node_work(nid)
-        return Unit(nid, self.reads(nid), self.makes(nid), saved, extra, int(info.parameters) * self.elem,
-                    fresh, 0, work, any(self.needs_grad(v) for v in self.makes(nid)))
+        makes = self.makes(nid)
+        return Unit(nid, self.reads(nid), makes, saved, extra, int(info.parameters) * self.elem,
+                    fresh, 0, work, bool(makes) and self.flag.get(nid, False))
 
     def _node_work(self, nid: str) -> int:
         """Transient bytes of a layer's own backward beyond its inputs' gradients."""
+        found = self._work.get(nid)
+        if found is None:
+            found = self._work[nid] = self._find_work(nid)
+        return found
+
+    def _find_work(self, nid: str) -> int:
         info = self.w.report.nodes[nid]
         work = 0
         if info.type in WIDE_BACKWARD:  # scale/shift/log-det gradients: two outputs' worth (measured)
             work = 2 * self._act([nid])
         elif info.type == "BiRNN":  # the fused kernel's backward builds its gate gradients at once
-            from .save_rules import RNN_BACKWARD, rnn_elements
+            from .save_rules import RNN_BACKWARD, counted_lstm, rnn_dims, rnn_elements
 
-            work = rnn_elements(RNN_BACKWARD, self.w.views[nid]) * self.elem
+            view = self.w.views[nid]
+            if counted_lstm(view):
+                from .rnn_memory import lstm_backward_bytes
+
+                # counted whole (rnn_memory): the walk adds its input's and weights' gradients itself
+                work = lstm_backward_bytes(view.batch, *rnn_dims(view)) - int(info.parameters) * self.elem
+                if any(self.needs_grad(v) for v in self.reads(nid)):
+                    work -= view.in_bytes("in")
+            else:
+                work = rnn_elements(RNN_BACKWARD, view) * self.elem
         return work
 
     def _outside(self, nodes: set[str]) -> tuple[list[Value], list[Value]]:
         """(values the nodes read from outside, values they make that outside nodes read)."""
-        ordered = [n for n in nodes if n in self.position]  # order does not matter: deduplicated
         reads: dict[Value, None] = {}
         makes: dict[Value, None] = {}
-        for nid in ordered:
+        position, readers = self.position, self.readers
+        for nid in nodes:  # order does not matter: deduplicated
+            if nid not in position:
+                continue
             for v in self.reads(nid):
                 if v[0] not in nodes:
                     reads[v] = None
             for v in self.makes(nid):
-                if any(r not in nodes for r in self.readers.get(v, ())):
-                    makes[v] = None
+                for r in readers.get(v, ()):
+                    if r not in nodes:
+                        makes[v] = None
+                        break
         return list(reads), list(makes)
 
     def _act(self, nodes: Iterable[str]) -> int:
-        return max((self.w.nbytes(v) for n in nodes for v in self.makes(n)), default=0)
+        """The largest output of ``nodes`` (cached per node)."""
+        best = 0
+        for n in nodes:
+            size = self._largest.get(n)
+            if size is None:
+                size = self._largest[n] = max((self.w.nbytes(v) for v in self.makes(n)), default=0)
+            if size > best:
+                best = size
+        return best
+
+    def _reads_from_outside(self, nodes: list[str]) -> set[Value]:
+        """The storages of what ``nodes`` read from nodes not among them."""
+        inside = set(nodes)
+        out: set[Value] = set()
+        for nid in nodes:
+            for v in self.reads(nid):
+                if v[0] not in inside:
+                    b = self.w.base(v)
+                    if b is not None:
+                        out.add(b)
+        return out
 
     def _recompute(self, nodes: Iterable[str], exclude: set[Value]) -> int:
         vals: set[Value] = set()
@@ -258,19 +334,24 @@ class UnitBuilder:
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
         stream = sum(self.w.nbytes(v) for v in outs)
         wide = stream * max(0, self.stream_bytes - self.elem) // self.elem
-        rebuilt = len([v for v in reads if v not in side])
-        extra = wide + (SAMPLE_BYTES * rebuilt if self.stream_bytes > self.elem else 0)
+        # the rounding-error samples of each rebuilt input, in float64; the caller's own tensors
+        # (an Input's) are compared with themselves instead (runtime: ``refs``), no copy
+        samples = sum(min(SAMPLES, self.w.nbytes(v) // self.elem) * 8 for v in reads
+                      if v not in side and self.w.base(v) is not None)
+        extra = wide + (samples if self.stream_bytes > self.elem else 0)
         step = act = 0
+        out_set = set(outs)
         couplings = getattr(region, "couplings", {}) or {}
         for sid in getattr(region, "steps", ()):
             view = self.w.views.get(sid)
             if view is None or view.type in STRUCTURAL:  # slicing and concatenating streams is cheap
                 continue
             body = [sid, *getattr(couplings.get(sid), "body", ())]
-            ins = {self.w.base(v) for v in self._outside(set(body))[0]}
+            ins = self._reads_from_outside(body)
             parts = self._parts(sid)  # a Repeat or coupling node runs as several runtime steps
-            act = max(act, self._act(body) // parts)
-            cost = self._recompute(body, {v for v in ins if v is not None} | set(outs)) + 2 * self._act(body)
+            largest = self._act(body)
+            act = max(act, largest // parts)
+            cost = self._recompute(body, ins | out_set) + 2 * largest
             if view.type in WIDE_BACKWARD:
                 # rebuilt in the stream's wide arithmetic: the inverse's temporaries and their
                 # float64 copies (measured: about seven outputs' worth on top, torch 2.13 CPU)
@@ -282,18 +363,78 @@ class UnitBuilder:
                     params * self.elem, True, stream + wide + 2 * act, step,
                     any(self.needs_grad(v) for v in makes))
 
-    def segment(self, name: str, nodes: list[str]) -> Unit:
+    def segment(self, name: str, nodes: list[str], in_region: bool = False) -> Unit:
         """Checkpoint mode: a segment keeps its inputs; backward recomputes all of it."""
         members = set(nodes)
         reads, makes = self._outside(members)
         saved = {b for b in (self.w.base(v) for v in reads) if b is not None}
-        params = sum(int(self.w.report.nodes[n].parameters) for n in nodes)
+        params = sum(int(self.w.report.nodes[n].parameters) for n in nodes) * self.elem
         act = self._act(nodes)
-        return Unit(name, reads, makes, saved, 0, params * self.elem, True, 2 * act,
-                    # torch.utils.checkpoint frees each recomputed tensor once backward has used
-                    # it: about three quarters of the segment is alive at once (measured)
-                    3 * self._recompute(nodes, saved) // 4 + act + max(self._node_work(n) for n in nodes),
-                    any(self.needs_grad(v) for v in makes))
+        if in_region:
+            # the runtime recomputes a region's segment step by step over its streams, all of it
+            # when backward reaches it; then the last step's backward works on one output's worth
+            work = self._recompute(nodes, saved) + act + max(max(self._node_work(n) for n in nodes), 0)
+        else:
+            # torch.utils.checkpoint recomputes a run of layers when backward reaches it, then
+            # runs their backward as standard mode does: the walk of those layers, from nothing
+            # (their inputs are kept outside, their outputs' gradients counted outside)
+            inner = simulate([self.node(n) for n in sorted(nodes, key=self.position.__getitem__)],
+                             self.w.nbytes, self.w.base, self.rg.get)  # type: ignore[arg-type]
+            work = inner.peak - params
+        return Unit(name, reads, makes, saved, 0, params, True, 2 * act, work,
+                    any(self.needs_grad(v) for v in makes), late=True)
+
+    def link(self, nid: str, copy: int) -> Value:
+        """The values copy ``copy - 1`` of Repeat ``nid`` hands copy ``copy``, as one value."""
+        v = (nid, f"#{copy}")
+        self.w.define(v, self.w.repeat_link_bytes(nid))
+        self.rg[v] = any(self.needs_grad(m) for m in self.makes(nid))
+        return v
+
+    def pieces(self, name: str, members: list[tuple[str, int, int, int]]) -> Unit:
+        """A checkpoint segment of a region whose cuts may fall between the copies of a Repeat:
+        ``members`` are (node, first copy, end copy, copies); a part of a Repeat reads and makes
+        the values between its copies and costs its share of the Repeat's work."""
+        partial = {nid: (lo, hi, n) for nid, lo, hi, n in members if n > 1 and (lo, hi) != (0, n)}
+        nodes = [m[0] for m in members]
+        if not partial:
+            return self.segment(name, nodes, in_region=True)
+        inside = set(nodes)
+        reads: dict[Value, None] = {}
+        makes: dict[Value, None] = {}
+        for nid in nodes:
+            lo, hi, n = partial.get(nid, (0, 1, 1))
+            if lo > 0:
+                reads[self.link(nid, lo)] = None
+            else:
+                reads.update((v, None) for v in self.reads(nid) if v[0] not in inside)
+            if hi < n:
+                makes[self.link(nid, hi)] = None
+            else:
+                makes.update((v, None) for v in self.makes(nid)
+                             if any(r not in inside for r in self.readers.get(v, ())))
+        saved = {b for b in (self.w.base(v) for v in reads) if b is not None}
+        whole = [n for n in nodes if n not in partial]
+        params = sum(int(self.w.report.nodes[n].parameters) for n in whole) * self.elem
+        recompute = self._recompute(whole, saved)
+        for nid, (lo, hi, n) in partial.items():
+            share = (hi - lo) / n
+            params += int(int(self.w.report.nodes[nid].parameters) * self.elem * share)  # its copies' weights
+            # its share of what the copies keep inside; what the Repeat keeps of its own input
+            # only the first copy recomputes
+            values, extra = self.saved_by(nid)
+            body = self.w.views[nid].bodies.get("group") if nid in self.w.views else None
+            if body is not None:  # the copies' insides, and what passes between the copies inside
+                between = (body.input_part_bytes or sum(body.output_bytes.values())) if body.inputs else 0
+                recompute += body.internal_bytes * (hi - lo) + between * (hi - lo - 1)
+            else:
+                recompute += int(extra * share)
+            if lo == 0:
+                recompute += sum(self.w.nbytes(v) for v in values - saved)
+        act = self._act(nodes)
+        return Unit(name, list(reads), list(makes), saved, 0, params, True, 2 * act,
+                    recompute + act + max(max(self._node_work(n) for n in nodes), 0),
+                    any(self.needs_grad(v) for v in makes), late=True)
 
     def walk(self, units: list[Unit]) -> Walk:
-        return simulate(units, self.w.nbytes, self.w.base, self.needs_grad, self.held)
+        return simulate(units, self.w.nbytes, self.w.base, self.rg.get, self.held)  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from typing import Any
 ShapeT = tuple[int, ...]
 
 
-@dataclass
+@dataclass(slots=True)
 class Saves:
     """What one node keeps for backward (standard mode)."""
 
@@ -28,7 +28,7 @@ class Saves:
     input_part_bytes: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeView:
     """The facts a rule sees: params and shapes (batch excluded), element size."""
 
@@ -127,11 +127,11 @@ def _merge(v: NodeView) -> Saves:
     return Saves()
 
 
-# Kept by torch 2.13's fused CPU kernels for both directions of one layer, in elements, as
-# b*l*h, b*l*i, b*l, b*h, b*i, b (batch, length, input size, hidden size): least-squares
-# fits of live-tensor measurements over b 1..32, l 4..32, i 8..64, h 8..32 (LSTM's
-# oneDNN workspace is padded, so it stays approximate); and what their backward
-# allocates at once on top.
+# Kept by torch 2.13's CPU kernels for both directions of one layer, in elements, as
+# b*l*h, b*l*i, b*l, b*h, b*i, b (batch, length, input size, hidden size): fits of
+# live-tensor measurements over b 1..32, l 4..32, i 8..64, h 8..32; and what their
+# backward allocates at once on top. A float32 LSTM is counted exactly instead
+# (``rnn_memory``, oneDNN's workspace layout); its row here serves other dtypes.
 RNN_KEPT = {"lstm": (24.3, 10.3, 110.0, 20.0, 8.75, 233.0), "gru": (16, 2, 0, 2, 0, 0),
             "rnn_tanh": (4, 2, 0, 4, 0, 0), "rnn_relu": (4, 2, 0, 4, 0, 0)}
 RNN_BACKWARD = {"lstm": (0, 1, 0, 13.8, 2.8, 0), "gru": (5, 0, 0, 1, 0, 0),
@@ -155,9 +155,26 @@ def rnn_elements(table: Mapping[str, tuple[float, ...]], v: NodeView) -> int:
     return max(0, int(total))
 
 
+def rnn_dims(v: NodeView) -> tuple[int, int, int, int]:
+    """(length, features, hidden, layers) of a BiRNN: (C, L) or (C, H, W) read as a sequence
+    over the last axis (DESIGN section 4)."""
+    shape = v.inputs.get("in") or ()
+    length = shape[-1] if shape else 0
+    features = prod(shape[:-1]) if shape else 0
+    return (length, features, int(v.params.get("hidden_size", 0) or 0), max(1, int(v.params.get("num_layers", 1) or 1)))
+
+
+def counted_lstm(v: NodeView) -> bool:
+    """Whether torch runs this BiRNN as the fused float32 CPU LSTM ``rnn_memory`` counts exactly."""
+    return str(v.params.get("cell", "lstm")) == "lstm" and v.element_bytes == 4
+
+
 def _birnn(v: NodeView) -> Saves:
-    # The sequence length and feature layout follow DESIGN section 4: (C, L) or
-    # (C, H, W) read as a sequence over W.
+    if counted_lstm(v):
+        from .rnn_memory import lstm_kept_bytes
+
+        # it keeps a time-major copy of its input, not the input itself
+        return Saves(extra_bytes=lstm_kept_bytes(v.batch, *rnn_dims(v)))
     kept = rnn_elements(RNN_KEPT, v) * v.element_bytes
     return Saves(inputs=("in",), extra_bytes=kept, approximate=True)
 

@@ -5,7 +5,7 @@ a child process (QProcess, ``cli.child_argv``): torch never loads into the edito
 and the GUI never waits. The reply is drawn as a small bar chart per mode
 (estimated and measured kept and peak) with the estimate's error. "Fits on my
 device" turns a memory size (typed, like "8 GiB", or the GPU the measurement
-found) into the largest batch per mode from ``max_batch_that_fits``.
+found) into the largest batch per mode from ``max_batches_that_fit``.
 """
 from __future__ import annotations
 
@@ -279,16 +279,13 @@ class MemoryPanel(QWidget):
         if est is None:
             self.fits.setText("no estimate yet: fix the graph's errors first")
             return
-        from revstudio.diagnostics.estimate import max_batch_that_fits
+        from revstudio.diagnostics.estimate_fit import max_batches_that_fit
 
         optimizer = self.document.graph.training.get("optimizer", "adam")
         optimizer = optimizer if optimizer in ("sgd", "adam", "adamw") else None
-        self.fit_results = {}
-        parts = []
-        for mode in ORDER:
-            n = max_batch_that_fits(self.document.graph, report, budget, mode=mode, optimizer=optimizer)
-            self.fit_results[mode] = n
-            parts.append(f"{mode} {'does not fit' if n is None else f'{n:,}'}")
+        # runs after every edit while a budget is typed: one search for all modes (shared estimates)
+        self.fit_results = max_batches_that_fit(self.document.graph, report, budget, ORDER, optimizer=optimizer)
+        parts = [f"{mode} {'does not fit' if n is None else f'{n:,}'}" for mode, n in self.fit_results.items()]
         self.fits.setText(f"largest batch in {rf.human_bytes(budget)}: " + ", ".join(parts)
                           + f" ({est.dtype}; weights, input batch, gradients"
                           + (f" and {optimizer} state" if optimizer else "") + " counted)")

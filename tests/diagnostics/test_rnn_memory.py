@@ -1,0 +1,63 @@
+"""``rnn_memory`` counts what torch's fused float32 CPU LSTM keeps and allocates, byte for byte
+(exact live-tensor accounting), so the estimate of an LSTM graph is a count, not a fit."""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from revstudio.diagnostics.memory import LiveTensorTracker  # noqa: E402
+from revstudio.diagnostics.rnn_memory import (  # noqa: E402
+    good_ld,
+    lstm_backward_bytes,
+    lstm_kept_bytes,
+    workspace_bytes,
+)
+from revstudio.nodes.torch_modules.layers import BiRNN  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not torch.backends.mkldnn.is_available(),
+                                reason="torch built without oneDNN: its LSTM keeps no workspace")
+
+CASES = [(1, 4, 12, 8, 1), (8, 32, 64, 16, 1), (3, 5, 7, 9, 2), (16, 9, 40, 72, 1), (32, 4, 12, 16, 2)]
+
+
+def test_leading_dimensions_follow_onednn() -> None:
+    assert [good_ld(d) for d in (1, 16, 17, 128, 256, 512)] == [16, 16, 32, 128, 272, 528]
+
+
+@pytest.mark.parametrize("batch,steps,features,hidden,layers", CASES)
+def test_kept_and_backward_bytes_are_exact(batch: int, steps: int, features: int, hidden: int,
+                                           layers: int) -> None:
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    rnn = BiRNN(features, hidden, "lstm", layers)
+    x = torch.randn(batch, features, steps, requires_grad=True)
+    rnn(x)[0].sum().backward()  # warm up: one-time allocations are not the step's
+    rnn.zero_grad(set_to_none=True)
+    grad = torch.ones(batch, 2 * hidden, steps)
+    with LiveTensorTracker() as tracker:
+        (y,) = rnn(x)
+        kept = tracker.live_bytes() - y.numel() * 4
+        tracker.reset_peak()
+        before = tracker.live_bytes()
+        y.backward(grad)
+        peak = tracker.peak_bytes - before
+    assert kept == lstm_kept_bytes(batch, steps, features, hidden, layers)
+    assert peak == lstm_backward_bytes(batch, steps, features, hidden, layers)
+
+
+def test_one_workspace_is_one_call_of_the_fused_kernel() -> None:
+    lstm = torch.nn.LSTM(40, 72, batch_first=True)
+    x = torch.randn(16, 9, 40, requires_grad=True)
+    sizes = []
+
+    class Spy(torch.utils._python_dispatch.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            out = func(*args, **(kwargs or {}))
+            if "mkldnn_rnn_layer" in str(func):
+                sizes.append(out[-1].numel())
+            return out
+
+    with Spy():
+        lstm(x)
+    assert sizes == [workspace_bytes(16, 9, 40, 72)]
