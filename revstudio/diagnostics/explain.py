@@ -122,7 +122,9 @@ def mode_notes(est: Any) -> list[str]:
                      "it keeps every segment's inputs and recomputes "
                      f"{est.peaks['checkpoint'].at or 'a segment'} at once in backward")
     if peak.get("reversible", 0) > peak.get("checkpoint", 0) > 0:
-        notes.append(f"reversible peaks {_fmt(peak['reversible'] - peak['checkpoint'])} above checkpoint: "
-                     "a region's wide streams and rebuilt steps cost more here than recomputing "
-                     "segments from their kept inputs")
+        why = ("a region's wide streams and rebuilt steps cost more here than recomputing "
+               "segments from their kept inputs") if est.regions else (
+               "the graph has no reversible region, so reversible mode runs it as standard does, "
+               "while checkpoint mode recomputes its segments")
+        notes.append(f"reversible peaks {_fmt(peak['reversible'] - peak['checkpoint'])} above checkpoint: {why}")
     return notes

@@ -79,3 +79,23 @@ def test_check_json_reports_kept_and_peak_per_mode_at_a_batch() -> None:
     bad = subprocess.run([sys.executable, "-P", "-m", "revstudio", "check", str(EXAMPLES / "glow_flow.revs"),
                           "--batch", "0"], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert bad.returncode == 2 and "at least 1" in bad.stderr
+
+
+@pytest.mark.parametrize("name", PROJECTS)
+def test_the_notes_speak_of_regions_only_where_the_graph_has_them(name: str) -> None:
+    for batch in (1, 16, 64):
+        est = full_check(load(EXAMPLES / f"{name}.revs"), batch=batch).estimate
+        if not est.regions:
+            assert not any("region" in n and "no reversible region" not in n for n in est.to_json()["notes"])
+
+
+def test_without_regions_reversible_above_checkpoint_is_explained_as_standard() -> None:
+    from types import SimpleNamespace
+
+    from revstudio.diagnostics.explain import mode_notes
+
+    peaks = {"standard": 100, "reversible": 100, "checkpoint": 60}
+    est = SimpleNamespace(peaks={m: SimpleNamespace(at=None) for m in peaks}, regions={},
+                          activation_bytes=lambda m: 10, peak_bytes=lambda m: peaks[m])
+    (note,) = mode_notes(est)
+    assert note.startswith("reversible peaks") and "no reversible region" in note and "wide streams" not in note
