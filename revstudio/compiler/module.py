@@ -39,7 +39,7 @@ class _Executor(nn.Module):
         shared = asm.shared_values(plan)
         self._program: list[Callable[[dict[str, torch.Tensor]], None]] = []
         self._regions: list[rt.Region] = []
-        self._budget_prefix: dict[str, rt.Region] = {}  # a region's reversible part under a budget
+        self._budget_rebuilt: dict[str, rt.Region] = {}  # a region's reversible part under a budget
         for op in plan.ops:
             if isinstance(op, NodeOp):
                 module = getattr(self, op.module)
@@ -152,7 +152,7 @@ class _NodeCall:
 class _RegionCall:
     def __init__(self, owner: _Executor, op: RegionOp, region: rt.Region) -> None:
         self.owner, self.op, self.region = owner, op, region
-        # memory budget: (prefix data, prefix, suffix data, suffix) per number of kept late steps
+        # memory budget: (head data, kept head, tail data, reversible tail) per number of kept first steps
         self._parts: dict[int, tuple[Any, rt.Region | None, Any, rt.Region | None]] = {}
 
     def __call__(self, env: dict[str, torch.Tensor]) -> None:
@@ -169,29 +169,28 @@ class _RegionCall:
             env[name] = y
 
     def _run_kept(self, env: dict[str, torch.Tensor], root: _Builder, kept: int) -> None:
-        """The region with its last ``kept`` steps as in standard mode (autograd keeps their
-        activations: no rebuild in backward) and the steps before them reversible."""
+        """The region with its first ``kept`` steps as in standard mode (autograd keeps their
+        activations: no rebuild in backward) and the steps after them reversible."""
         if kept not in self._parts:
             data = asm.region_data(self.op, root.plan.groups, asm.caller_values(root.plan))
             head, tail = budget.split_region_data(data, kept)
             self._parts[kept] = (head, None if head is None else asm.build_region(self.owner, head),
                                  tail, None if tail is None else asm.build_region(self.owner, tail))
-        head, prefix, tail, suffix = self._parts[kept]
-        stream = root.stream_for(root.dtype)
+        head, kept_part, tail, rebuilt = self._parts[kept]
         local = dict(env)
         logdets = []
         self.region.last_error = None
-        self.owner._budget_prefix.pop(self.region.id, None)
-        if prefix is not None:
-            prefix.memory_format = self.region.memory_format
-            outs = prefix([local[v] for v in head["inputs"]], "reversible", root.dtype, stream)
+        self.owner._budget_rebuilt.pop(self.region.id, None)
+        if kept_part is not None:
+            outs = kept_part([local[v] for v in head["inputs"]], "standard", root.dtype)
             local.update(zip(head["outputs"], outs))
-            logdets.append(prefix.logdet)
-            self.owner._budget_prefix[self.region.id] = prefix
-        if suffix is not None:
-            outs = suffix([local[v] for v in tail["inputs"]], "standard", root.dtype, stream)
+            logdets.append(kept_part.logdet)
+        if rebuilt is not None:
+            rebuilt.memory_format = self.region.memory_format
+            outs = rebuilt([local[v] for v in tail["inputs"]], "reversible", root.dtype, root.stream_for(root.dtype))
             local.update(zip(tail["outputs"], outs))
-            logdets.append(suffix.logdet)
+            logdets.append(rebuilt.logdet)
+            self.owner._budget_rebuilt[self.region.id] = rebuilt
         if self.region.flow:
             found = [d for d in logdets if d is not None]
             self.region.logdet = sum(found[1:], found[0]) if found else None
@@ -243,17 +242,20 @@ class _Builder:
         # standard mode at batch 1 (the static estimate), scaled by the batch that runs
         self.memory_budget: float | None = None
         self.step_costs: dict[str, list[int]] = {}
+        self.cut_refunds: dict[str, list[int]] = {}  # per region: what a cut after n steps gives back
         self._kept: dict[tuple[int, float], dict[str, int]] = {}
 
     def kept_steps(self, batch: int) -> dict[str, int]:
-        """{region id: its last steps the budget keeps} at this batch size (cached)."""
+        """{region id: its first steps the budget keeps} at this batch size (cached)."""
         assert self.memory_budget is not None
         key = (int(batch), float(self.memory_budget))
         found = self._kept.get(key)
         if found is None:
-            costs = {rid: [c * max(1, int(batch)) for c in steps] for rid, steps in self.step_costs.items()}
+            scale = max(1, int(batch))
+            costs = {rid: [c * scale for c in steps] for rid, steps in self.step_costs.items()}
+            refunds = {rid: [c * scale for c in steps] for rid, steps in self.cut_refunds.items()}
             limit = None if math.isinf(self.memory_budget) else int(self.memory_budget)
-            found = self._kept[key] = budget.select_kept(costs, limit)
+            found = self._kept[key] = budget.select_kept(costs, limit, refunds)
         return found
 
     def stream_for(self, dtype: torch.dtype) -> torch.dtype | str | None:
@@ -346,9 +348,10 @@ class CompiledModel(_Executor):
         """Bytes of activations the reversible regions may keep for backward (reversible
         mode only), to buy back the time of rebuilding them.
 
-        The budget keeps the last steps of the last regions first (priced by the static
-        estimate at the batch that runs, see ``revstudio memory FILE --budget``); the
-        other steps run reversibly. None (the default): every region reversible;
+        The budget keeps whole regions from the last one back, and in the region where it
+        runs out, that region's first steps (priced by the static estimate at the batch
+        that runs, see ``revstudio memory FILE --budget``); the other steps run
+        reversibly. None (the default): every region reversible;
         ``math.inf``: every region keeps its activations (standard mode's speed); 0:
         today's reversible memory. Standard and checkpoint mode ignore it.
         """
@@ -365,7 +368,7 @@ class CompiledModel(_Executor):
         self._root.memory_budget = value
         for module in self.modules():
             if isinstance(module, _Executor):
-                module._budget_prefix.clear()
+                module._budget_rebuilt.clear()
 
     @property
     def plan(self) -> Plan:
@@ -498,7 +501,7 @@ class CompiledModel(_Executor):
             if not isinstance(module, _Executor):
                 continue
             for region in module._regions:
-                part = module._budget_prefix.get(region.id)
+                part = module._budget_rebuilt.get(region.id)
                 error = region.last_error if part is None else part.last_error
                 if error is not None:
                     out[f"{path}/{region.id}" if path else region.id] = float(error)
@@ -585,17 +588,19 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
         report = check(graph)
     plan = lower(graph, report)
     model = CompiledModel(graph, plan, dev, dtype, mode)
-    model._root.step_costs = _step_costs(graph, report, plan, dtype)
+    model._root.step_costs, model._root.cut_refunds = _step_prices(graph, report, plan, dtype)
     model.memory_budget = memory_budget
     return model
 
 
-def _step_costs(graph: Graph, report: Any, plan: Plan, dtype: torch.dtype) -> dict[str, list[int]]:
+def _step_prices(graph: Graph, report: Any, plan: Plan, dtype: torch.dtype
+                 ) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
     """Per top-level region, the standard-mode bytes each step keeps at batch 1 (the static
-    estimate: what a memory budget pays for keeping that step's activations)."""
+    estimate: what a memory budget pays for keeping that step's activations), and what a
+    cut after each step gives back."""
     if not plan.regions.regions:
-        return {}
-    from revstudio.diagnostics.budget import step_costs  # torch-free; above the compiler
+        return {}, {}
+    from revstudio.diagnostics.budget import step_prices  # torch-free; above the compiler
 
-    return step_costs(graph, report, batch=1, dtype=str(dtype).rpartition(".")[2],
-                      regions=plan.regions.regions)
+    return step_prices(graph, report, batch=1, dtype=str(dtype).rpartition(".")[2],
+                       regions=plan.regions.regions)

@@ -1,12 +1,12 @@
-"""What a memory budget keeps: per region, how many late steps keep their activations.
+"""What a memory budget keeps: per region, how many first steps keep their activations.
 
 ``budget_choice(graph, report, budget, batch=)`` is the torch-free answer the
 editor's region badges, ``revstudio memory --budget`` and the compiler share:
 it prices every step of every reversible region with the static estimate
 (what standard mode keeps for backward there) and runs the compiler's own
-selection (``revstudio.compiler.budget.select_kept``). ``step_costs`` are the
-prices; the compiled model takes them at batch 1 and scales them by the batch
-it runs. ``parse_bytes("64MiB")`` reads a budget as users write it.
+selection (``revstudio.compiler.budget.select_kept``). ``step_prices`` are the
+prices (bytes per step, and what a cut after each step gives back); the
+compiled model takes them at batch 1 and scales them by the batch it runs. ``parse_bytes("64MiB")`` reads a budget as users write it.
 """
 from __future__ import annotations
 
@@ -56,27 +56,75 @@ def step_costs(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None =
     ``regions`` defaults to ``report.regions`` (the full check's); each needs
     ``steps`` (and ``couplings`` for wired couplings), like the compiler's analysis.
     """
+    return step_prices(graph, report, batch=batch, dtype=dtype, regions=regions)[0]
+
+
+def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None = None,
+                regions: Sequence[Any] | None = None) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """(:func:`step_costs`, refunds): ``refunds[rid][n]`` is what a cut after the first ``n``
+    steps gives back of their costs.
+
+    The reversible rest releases the values it reads from the kept head and rebuilds them
+    in backward, so a coupling merge whose result crosses the cut keeps nothing after all
+    (its bytes were counted to it, as the value a later coupling saves). Only merges count:
+    their results are tensors of their own, which the runtime can release; 0 elsewhere
+    (inside a Repeat, for views), so the price errs high, never low.
+    """
     regions = list(report.regions if regions is None else regions)
     if not regions:
-        return {}
+        return {}, {}
     est = estimate(graph, report, regions, batch=batch, dtype=dtype)
-    out: dict[str, list[int]] = {}
+    costs_of: dict[str, list[int]] = {}
+    refunds_of: dict[str, list[int]] = {}
     for region in regions:
         costs: list[int] = []
-        for nodes in _step_nodes(region):
+        ends: list[int | None] = []  # per expanded step: the region step it completes (None: a copy inside)
+        step_nodes = _step_nodes(region)
+        for j, nodes in enumerate(step_nodes):
             cost = sum(est.nodes[n].activation_bytes["standard"] for n in nodes if n in est.nodes)
             node = graph.nodes.get(nodes[0])
             # each copy of a Repeat is a step of its own (the copies are alike: an equal share)
             times = int(graph.resolved_params(node.id).get("times", 1)) if node and node.type == "Repeat" else 1
             times = max(1, times)
             costs += [cost // times] * times
-        out[region.id] = costs
+            ends += [None] * (times - 1) + [j]
+        # the first steps read the region's inputs: where reversible mode releases those
+        # (a stem layer's result), keeping the head keeps them alive, so the head pays for them
+        freed = est.regions.get(region.id)
+        if costs and freed is not None:
+            costs[0] += max(0, int(freed.freed_input_bytes))
+        costs_of[region.id] = costs
+        refunds_of[region.id] = _cut_refunds(graph, region, step_nodes, ends, est)
+    return costs_of, refunds_of
+
+
+def _cut_refunds(graph: Graph, region: Any, step_nodes: list[list[str]], ends: list[int | None],
+                 est: Any) -> list[int]:
+    """Per cut position (0..len(ends)): the bytes of merge results read across it."""
+    step_of = {n: j for j, nodes in enumerate(step_nodes) for n in nodes}
+    outside = {str(v).partition(".")[0] for v in getattr(region, "outputs", ())}
+    crossing: list[tuple[int, int, int]] = []  # (made by step, last read by step, bytes)
+    for j, nodes in enumerate(step_nodes):
+        merge = nodes[0]
+        node = graph.nodes.get(merge)
+        if node is None or node.type != "Merge" or merge in outside or merge not in est.nodes:
+            continue
+        found = [step_of.get(e.dst.node) for e in graph.edges_from(merge)]
+        readers = [r for r in found if r is not None]
+        if not readers or len(readers) < len(found):
+            continue  # read outside the region too
+        crossing.append((j, max(readers), int(est.nodes[merge].activation_bytes["standard"])))
+    out = [0] * (len(ends) + 1)
+    for n in range(1, len(ends)):
+        end = ends[n - 1]
+        if end is not None:
+            out[n] = sum(b for made, last, b in crossing if made <= end < last)
     return out
 
 
 @dataclass
 class RegionChoice:
-    """One region under a budget: its last ``kept_steps`` of ``steps`` keep their activations."""
+    """One region under a budget: its first ``kept_steps`` of ``steps`` keep their activations."""
 
     region: str
     steps: int
@@ -122,14 +170,14 @@ class BudgetChoice:
             return ""
         if r.state == "kept":
             return "kept by budget"
-        return f"last {r.kept_steps}/{r.steps} steps kept"
+        return f"first {r.kept_steps}/{r.steps} steps kept"
 
     def summary_lines(self) -> list[str]:
         budget = "unlimited" if self.budget is None else fmt_bytes(self.budget)
         lines = [f"memory budget {budget} (batch {self.batch}): keeps {fmt_bytes(self.kept_bytes)} "
                  "of activations (estimate); the rest runs reversibly"]
         for r in self.regions.values():
-            lines.append(f"  region {r.region}: {r.state}, {r.kept_steps}/{r.steps} late steps "
+            lines.append(f"  region {r.region}: {r.state}, {r.kept_steps}/{r.steps} first steps "
                          f"({fmt_bytes(r.kept_bytes)} of {fmt_bytes(r.standard_bytes)})")
         return lines
 
@@ -139,15 +187,17 @@ class BudgetChoice:
                 "regions": [r.to_json() for r in self.regions.values()]}
 
 
-def choose(costs: Mapping[str, Sequence[int]], budget: int | None, batch: int = 1) -> BudgetChoice:
-    """The choice for per-step ``costs`` (already at ``batch``)."""
-    from revstudio.compiler.budget import select_kept
+def choose(costs: Mapping[str, Sequence[int]], budget: int | None, batch: int = 1,
+           refunds: Mapping[str, Sequence[int]] | None = None) -> BudgetChoice:
+    """The choice for per-step ``costs`` and cut ``refunds`` (both already at ``batch``)."""
+    from revstudio.compiler.budget import prefix_cost, select_kept
 
-    kept = select_kept(costs, budget)
+    kept = select_kept(costs, budget, refunds)
     out = BudgetChoice(budget, batch)
     for rid, steps in costs.items():
         k = kept.get(rid, 0)
-        out.regions[rid] = RegionChoice(rid, len(steps), k, sum(steps[len(steps) - k:]) if k else 0, sum(steps))
+        out.regions[rid] = RegionChoice(rid, len(steps), k, prefix_cost(steps, (refunds or {}).get(rid), k),
+                                        sum(steps))
     return out
 
 
@@ -156,12 +206,12 @@ def budget_choice(graph: Graph, report: Any, budget: int | None, *, batch: int =
     """Which regions a ``budget`` (bytes; None = unlimited) keeps at ``batch``, from the
     full check's ``report`` (torch-free; the canvas badges call it). Priced at batch 1
     and scaled, exactly as the compiled model does, so both make the same choice."""
-    costs = step_costs(graph, report, batch=1, dtype=dtype)
-    return choose(scaled(costs, batch), budget, batch)
+    costs, refunds = step_prices(graph, report, batch=1, dtype=dtype)
+    return choose(scaled(costs, batch), budget, batch, scaled(refunds, batch))
 
 
 def scaled(costs: Mapping[str, Sequence[int]], batch: int) -> dict[str, list[int]]:
-    """Per-step costs at batch 1 times ``batch`` (activations grow with the batch)."""
+    """Per-step costs (or refunds) at batch 1 times ``batch`` (activations grow with the batch)."""
     return {rid: [int(c) * max(1, int(batch)) for c in steps] for rid, steps in costs.items()}
 
 
