@@ -94,31 +94,72 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
         if costs and freed is not None:
             costs[0] += max(0, int(freed.freed_input_bytes))
         costs_of[region.id] = costs
-        refunds_of[region.id] = _cut_refunds(graph, region, step_nodes, ends, est)
+        refunds_of[region.id] = _cut_refunds(graph, report, region, step_nodes, ends, est)
     return costs_of, refunds_of
 
 
-def _cut_refunds(graph: Graph, region: Any, step_nodes: list[list[str]], ends: list[int | None],
+def _cut_refunds(graph: Graph, report: Any, region: Any, step_nodes: list[list[str]], ends: list[int | None],
                  est: Any) -> list[int]:
     """Per cut position (0..len(ends)): the bytes of merge results read across it."""
     step_of = {n: j for j, nodes in enumerate(step_nodes) for n in nodes}
-    outside = {str(v).partition(".")[0] for v in getattr(region, "outputs", ())}
-    crossing: list[tuple[int, int, int]] = []  # (made by step, last read by step, bytes)
+    outputs = {str(v) for v in getattr(region, "outputs", ())}
+    outside = {v.partition(".")[0] for v in outputs}
+    renames = _renames(graph, report, region)
+    # (made by step, last read by step, bytes, cuts it does not cross: between a Concat and its Split)
+    crossing: list[tuple[int, int, int, set[int]]] = []
     for j, nodes in enumerate(step_nodes):
         merge = nodes[0]
         node = graph.nodes.get(merge)
         if node is None or node.type != "Merge" or merge in outside or merge not in est.nodes:
             continue
-        found = [step_of.get(e.dst.node) for e in graph.edges_from(merge)]
+        found: list[int | None] = []
+        apart: set[int] = set()
+        for e in graph.edges_from(merge):
+            alias = renames.get((e.dst.node, e.dst.port))
+            if alias is None:
+                found.append(step_of.get(e.dst.node))
+            elif f"{alias[0]}.{alias[1]}" in outputs:
+                found.append(None)
+            else:  # a Concat the next Split undoes: the runtime hands the very tensor on,
+                # unless the cut falls between the two (then the head concatenates: a copy)
+                found += [step_of.get(e2.dst.node) for e2 in graph.edges_from(alias[0], alias[1])]
+                apart.add(step_of[e.dst.node])
         readers = [r for r in found if r is not None]
         if not readers or len(readers) < len(found):
             continue  # read outside the region too
-        crossing.append((j, max(readers), int(est.nodes[merge].activation_bytes["standard"])))
+        crossing.append((j, max(readers), int(est.nodes[merge].activation_bytes["standard"]), apart))
     out = [0] * (len(ends) + 1)
     for n in range(1, len(ends)):
         end = ends[n - 1]
         if end is not None:
-            out[n] = sum(b for made, last, b in crossing if made <= end < last)
+            out[n] = sum(b for made, last, b, apart in crossing if made <= end < last and end not in apart)
+    return out
+
+
+
+def _renames(graph: Graph, report: Any, region: Any) -> dict[tuple[str, str], tuple[str, str]]:
+    """{(Concat, input port): (Split, output port)} where a Concat step is undone by the next
+    step, a Split into the same parts along the same axis: the runtime renames the parts
+    (``runtime_layout.fuse_cat_slice``) instead of copying them, so a part read after the
+    Split is the very tensor the Concat was given."""
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    steps = list(getattr(region, "steps", ()))
+    for cat, cut in zip(steps, steps[1:]):
+        a, b = graph.nodes.get(cat), graph.nodes.get(cut)
+        if a is None or b is None or a.type != "Concat" or b.type != "Split":
+            continue
+        edges = graph.edges_from(cat)
+        if len(edges) != 1 or edges[0].dst.node != cut:
+            continue
+        if graph.resolved_params(cat).get("dim", 0) != graph.resolved_params(cut).get("dim", 0):
+            continue
+        ins, outs = graph.ports(cat)[0], graph.ports(cut)[1]
+        given = {e.dst.port: e.src for e in graph.edges_into(cat)}
+        if len(ins) != len(outs) or any(
+                p not in given or report.shape(given[p]) is None
+                or report.shape(given[p]) != report.shape(f"{cut}.{o}") for p, o in zip(ins, outs)):
+            continue
+        out.update({(cat, p): (cut, o) for p, o in zip(ins, outs)})
     return out
 
 
