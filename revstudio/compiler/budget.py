@@ -23,41 +23,49 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 
-def prefix_cost(costs: Sequence[int], refunds: Sequence[int] | None, n: int) -> int:
+def prefix_cost(costs: Sequence[int], refunds: Sequence[int] | None, n: int,
+                fixed: Sequence[int] | None = None) -> int:
     """What keeping the first ``n`` steps costs: their bytes less what the cut after them
-    gives back (``refunds[n]``: values the reversible rest releases); a whole region has no cut."""
+    gives back (``refunds[n]``: values the reversible rest releases), plus what the cut adds
+    (``fixed[n]``: the rest's inversion-error samples of them); a whole region has no cut."""
     total = sum(max(0, int(c)) for c in costs[:n])
-    if refunds is None or n <= 0 or n >= len(costs) or n >= len(refunds):
+    if n <= 0 or n >= len(costs):
         return total
-    return max(0, total - max(0, int(refunds[n])))
+    if refunds is not None and n < len(refunds):
+        total = max(0, total - max(0, int(refunds[n])))
+    if fixed is not None and n < len(fixed):
+        total += max(0, int(fixed[n]))
+    return total
 
 
 def select_kept(costs: Mapping[str, Sequence[int]], budget: int | None,
-                refunds: Mapping[str, Sequence[int]] | None = None) -> dict[str, int]:
+                refunds: Mapping[str, Sequence[int]] | None = None,
+                fixed: Mapping[str, Sequence[int]] | None = None) -> dict[str, int]:
     """{region id: number of its first steps kept}, greedy from the last region backwards.
 
     ``costs``: per region (in execution order) the standard-mode bytes each step
-    keeps; ``refunds`` (optional): per region, what a cut after the first ``n`` steps
-    gives back (see :func:`prefix_cost`). ``None`` = unlimited (every step kept:
-    standard mode's speed); 0 keeps only steps that cost nothing. Within a region
-    the kept steps are the longest prefix that fits, and what is left of the budget
-    goes to the region before it. A partial prefix never ends in steps that keep
-    nothing (a Concat, a Split): the cut then falls right after a coupling, whose
-    results the reversible rest releases and rebuilds.
+    keeps; ``refunds`` and ``fixed`` (optional): per region, what a cut after the first
+    ``n`` steps gives back and adds (see :func:`prefix_cost`). ``None`` = unlimited
+    (every step kept: standard mode's speed); 0 keeps only steps that cost nothing.
+    Within a region the kept steps are the longest prefix that fits, and what is left
+    of the budget goes to the region before it. A partial prefix never ends in steps
+    that keep nothing (a Concat, a Split) where the cut before them fits: it then falls
+    right after a coupling, whose results the reversible rest releases and rebuilds.
     """
     left = None if budget is None else max(0, int(budget))
     kept: dict[str, int] = {}
     for rid in reversed(list(costs)):
         steps = list(costs[rid])
         back = None if refunds is None else refunds.get(rid)
+        extra = None if fixed is None else fixed.get(rid)
         if left is None:
             kept[rid] = len(steps)
             continue
-        n = max((k for k in range(len(steps) + 1) if prefix_cost(steps, back, k) <= left), default=0)
+        n = max((k for k in range(len(steps) + 1) if prefix_cost(steps, back, k, extra) <= left), default=0)
         if n < len(steps):
-            while n and not steps[n - 1] and prefix_cost(steps, back, n - 1) <= left:
+            while n and not steps[n - 1] and prefix_cost(steps, back, n - 1, extra) <= left:
                 n -= 1  # free steps ride with the reversible rest, so the cut is after a coupling
-        left -= prefix_cost(steps, back, n)
+        left -= prefix_cost(steps, back, n, extra)
         kept[rid] = n
     return {rid: kept[rid] for rid in costs}
 

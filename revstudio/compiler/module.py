@@ -168,6 +168,7 @@ class _Builder:
         self.memory_budget: float | None = None
         self.step_costs: dict[str, list[int]] = {}
         self.cut_refunds: dict[str, list[int]] = {}  # per region: what a cut after n steps gives back
+        self.cut_fixed: dict[str, list[int]] = {}  # ... and adds at any batch (error samples)
         self._kept: dict[tuple[int, float], dict[str, int]] = {}
 
     def kept_steps(self, batch: int) -> dict[str, int]:
@@ -180,7 +181,7 @@ class _Builder:
             costs = {rid: [c * scale for c in steps] for rid, steps in self.step_costs.items()}
             refunds = {rid: [c * scale for c in steps] for rid, steps in self.cut_refunds.items()}
             limit = None if math.isinf(self.memory_budget) else int(self.memory_budget)
-            found = self._kept[key] = budget.select_kept(costs, limit, refunds)
+            found = self._kept[key] = budget.select_kept(costs, limit, refunds, self.cut_fixed)
         return found
 
     def stream_for(self, dtype: torch.dtype) -> torch.dtype | str | None:
@@ -457,18 +458,18 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
         report = check(graph)
     plan = lower(graph, report)
     model = CompiledModel(graph, plan, dev, dtype, mode)
-    model._root.step_costs, model._root.cut_refunds = _step_prices(graph, report, plan, dtype)
+    root = model._root
+    root.step_costs, root.cut_refunds, root.cut_fixed = _step_prices(graph, report, plan, dtype)
     model.memory_budget = memory_budget
     return model
 
 
-def _step_prices(graph: Graph, report: Any, plan: Plan, dtype: torch.dtype
-                 ) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+def _step_prices(graph: Graph, report: Any, plan: Plan, dtype: torch.dtype) -> Any:
     """Per top-level region, the standard-mode bytes each step keeps at batch 1 (the static
     estimate: what a memory budget pays for keeping that step's activations), and what a
-    cut after each step gives back."""
+    cut after each step gives back and adds (``diagnostics.budget.step_prices``)."""
     if not plan.regions.regions:
-        return {}, {}
+        return {}, {}, {}
     from revstudio.diagnostics.budget import step_prices  # torch-free; above the compiler
 
     return step_prices(graph, report, batch=1, dtype=str(dtype).rpartition(".")[2],

@@ -18,6 +18,7 @@ from typing import Any
 from revstudio.core.graph import Graph
 
 from .estimate import estimate, fmt_bytes
+from .peak import SAMPLE_BYTES
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000 ** 2, "mb": 1000 ** 2, "g": 1000 ** 3,
           "gb": 1000 ** 3, "kib": 1024, "mib": 1024 ** 2, "gib": 1024 ** 3, "tb": 1000 ** 4,
@@ -59,10 +60,15 @@ def step_costs(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None =
     return step_prices(graph, report, batch=batch, dtype=dtype, regions=regions)[0]
 
 
+Prices = tuple[dict[str, list[int]], dict[str, list[int]], dict[str, list[int]]]
+
+
 def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None = None,
-                regions: Sequence[Any] | None = None) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
-    """(:func:`step_costs`, refunds): ``refunds[rid][n]`` is what a cut after the first ``n``
-    steps gives back of their costs.
+                regions: Sequence[Any] | None = None) -> Prices:
+    """(:func:`step_costs`, refunds, fixed): ``refunds[rid][n]`` is what a cut after the first
+    ``n`` steps gives back of their costs, ``fixed[rid][n]`` what the cut itself adds whatever
+    the batch: the reversible rest keeps a few samples of each value it rebuilds from the
+    head (its inversion-error reference; the values themselves it releases).
 
     The reversible rest releases the values it reads from the kept head and rebuilds them
     in backward, so a coupling merge whose result crosses the cut keeps nothing after all
@@ -72,10 +78,11 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
     """
     regions = list(report.regions if regions is None else regions)
     if not regions:
-        return {}, {}
+        return {}, {}, {}
     est = estimate(graph, report, regions, batch=batch, dtype=dtype)
     costs_of: dict[str, list[int]] = {}
     refunds_of: dict[str, list[int]] = {}
+    fixed_of: dict[str, list[int]] = {}
     for region in regions:
         costs: list[int] = []
         ends: list[int | None] = []  # per expanded step: the region step it completes (None: a copy inside)
@@ -95,7 +102,28 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
             costs[0] += max(0, int(freed.freed_input_bytes))
         costs_of[region.id] = costs
         refunds_of[region.id] = _cut_refunds(graph, report, region, step_nodes, ends, est)
-    return costs_of, refunds_of
+        fixed_of[region.id] = [SAMPLE_BYTES * n for n in _cut_values(graph, step_nodes, ends)]
+    return costs_of, refunds_of, fixed_of
+
+
+def _cut_values(graph: Graph, step_nodes: list[list[str]], ends: list[int | None]) -> list[int]:
+    """Per cut position (0..len(ends)): how many values made before the cut are read after it
+    (inside a Repeat, between its copies: one per copy output, counted from the Repeat's)."""
+    step_of = {n: j for j, nodes in enumerate(step_nodes) for n in nodes}
+    spans: list[tuple[int, int]] = []  # (made by step, last read by step) per value
+    for j, nodes in enumerate(step_nodes):
+        ports: dict[str, int] = {}
+        for e in graph.edges_from(nodes[0]):
+            r = step_of.get(e.dst.node)
+            if r is not None and r > j:
+                ports[e.src.port] = max(r, ports.get(e.src.port, r))
+        spans += [(j, last) for last in ports.values()]
+    widest = max((len(graph.ports(nodes[0])[1]) for nodes in step_nodes if nodes[0] in graph.nodes), default=1)
+    out = [0] * (len(ends) + 1)
+    for n in range(1, len(ends)):
+        end = ends[n - 1]
+        out[n] = widest if end is None else sum(1 for made, last in spans if made <= end < last)
+    return out
 
 
 def _cut_refunds(graph: Graph, report: Any, region: Any, step_nodes: list[list[str]], ends: list[int | None],
@@ -229,16 +257,18 @@ class BudgetChoice:
 
 
 def choose(costs: Mapping[str, Sequence[int]], budget: int | None, batch: int = 1,
-           refunds: Mapping[str, Sequence[int]] | None = None) -> BudgetChoice:
-    """The choice for per-step ``costs`` and cut ``refunds`` (both already at ``batch``)."""
+           refunds: Mapping[str, Sequence[int]] | None = None,
+           fixed: Mapping[str, Sequence[int]] | None = None) -> BudgetChoice:
+    """The choice for per-step ``costs`` and cut ``refunds`` (both already at ``batch``) and the
+    cuts' ``fixed`` bytes (the same at every batch)."""
     from revstudio.compiler.budget import prefix_cost, select_kept
 
-    kept = select_kept(costs, budget, refunds)
+    kept = select_kept(costs, budget, refunds, fixed)
     out = BudgetChoice(budget, batch)
     for rid, steps in costs.items():
         k = kept.get(rid, 0)
-        out.regions[rid] = RegionChoice(rid, len(steps), k, prefix_cost(steps, (refunds or {}).get(rid), k),
-                                        sum(steps))
+        cost = prefix_cost(steps, (refunds or {}).get(rid), k, (fixed or {}).get(rid))
+        out.regions[rid] = RegionChoice(rid, len(steps), k, cost, sum(steps))
     return out
 
 
@@ -247,8 +277,8 @@ def budget_choice(graph: Graph, report: Any, budget: int | None, *, batch: int =
     """Which regions a ``budget`` (bytes; None = unlimited) keeps at ``batch``, from the
     full check's ``report`` (torch-free; the canvas badges call it). Priced at batch 1
     and scaled, exactly as the compiled model does, so both make the same choice."""
-    costs, refunds = step_prices(graph, report, batch=1, dtype=dtype)
-    return choose(scaled(costs, batch), budget, batch, scaled(refunds, batch))
+    costs, refunds, fixed = step_prices(graph, report, batch=1, dtype=dtype)
+    return choose(scaled(costs, batch), budget, batch, scaled(refunds, batch), fixed)
 
 
 def scaled(costs: Mapping[str, Sequence[int]], batch: int) -> dict[str, list[int]]:

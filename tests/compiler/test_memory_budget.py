@@ -46,6 +46,10 @@ def test_a_cut_gives_back_what_the_reversible_rest_releases() -> None:
     assert prefix_cost(costs["a"], refunds["a"], 4) == 16  # a whole region has no cut
     assert select_kept(costs, 9, refunds) == {"a": 3}  # 12 - 4 fits where 3 * 4 would not
     assert select_kept(costs, 9) == {"a": 2}
+    # what a cut adds at any batch (the rest's error samples) counts too, a whole region has none
+    assert prefix_cost(costs["a"], refunds["a"], 3, [0, 1, 1, 2, 0]) == 10
+    assert select_kept(costs, 9, refunds, {"a": [0, 1, 1, 2, 0]}) == {"a": 2}
+    assert prefix_cost(costs["a"], refunds["a"], 4, [0, 1, 1, 2, 5]) == 16
 
 
 def test_parse_bytes() -> None:
@@ -77,7 +81,8 @@ def _every_cut(model, batch):
     for rid in reversed(list(root.step_costs)):
         costs = [c * batch for c in root.step_costs[rid]]
         refunds = [c * batch for c in root.cut_refunds.get(rid, [])] or None
-        budgets += [total + prefix_cost(costs, refunds, n) for n in range(1, len(costs) + 1)]
+        fixed = root.cut_fixed.get(rid)
+        budgets += [total + prefix_cost(costs, refunds, n, fixed) for n in range(1, len(costs) + 1)]
         total += sum(costs)
     return budgets + [math.inf]
 
@@ -108,7 +113,8 @@ def test_gradients_equal_standard_under_every_budget(name: str) -> None:
     ref = _grads(model, x, None)
     model.mode = "reversible"
     seen = set()
-    for budget in _every_cut(model, 3):
+
+    def check(budget):
         got = _grads(model, x, budget)
         seen.add(tuple(sorted(model._root.kept_steps(3).items())))
         for g, r in zip(got, ref):
@@ -116,7 +122,18 @@ def test_gradients_equal_standard_under_every_budget(name: str) -> None:
                 assert g is None or not g.any()
                 continue
             torch.testing.assert_close(g, r, rtol=1e-9, atol=1e-11)
-    if model._root.step_costs:
+
+    for budget in _every_cut(model, 3):
+        check(budget)
+    # every cut of every region, also those no budget picks at this batch (on tiny tensors a
+    # cut's fixed error samples can cost more than keeping the whole region)
+    root = model._root
+    for rid, costs in root.step_costs.items():
+        for n in range(len(costs) + 1):
+            root.kept_steps = lambda batch, rid=rid, n=n: {r: (n if r == rid else 0) for r in root.step_costs}
+            check(1)
+    del root.kept_steps
+    if root.step_costs:
         assert len(seen) > 2  # partial cuts really ran, not just all-or-nothing
 
 
