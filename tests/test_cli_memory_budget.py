@@ -33,7 +33,7 @@ def test_text_and_a_small_budget(tmp_path, capsys):
     path = _project(tmp_path)
     assert main(["memory", path, "--batch", "4", "--budget", "0"]) == 0
     text = capsys.readouterr().out
-    assert "memory budget 0 B" in text and ": reversible, last 0 of" in text and "within the budget" in text
+    assert "memory budget 0 B" in text and ": reversible, first 0 of" in text and "within the budget" in text
 
 
 def test_a_bad_budget_is_a_usage_error(tmp_path, capsys):

@@ -48,7 +48,7 @@ def budget_lines(section: dict[str, Any]) -> str:
     lines = ["", f"memory budget {name}: keeps {fmt_bytes(section['kept_bytes'])} of activations "
                  "(static estimate); the rest runs reversibly"]
     for r in section["regions"]:
-        lines.append(f"  region {r['region']}: {r['state']}, last {r['kept_steps']} of {r['steps']} steps "
+        lines.append(f"  region {r['region']}: {r['state']}, first {r['kept_steps']} of {r['steps']} steps "
                      f"({fmt_bytes(r['kept_bytes'])} of {fmt_bytes(r['standard_bytes'])})")
     m = section["measured"]
     verdict = "within the budget" if section["within_budget"] else "OVER the budget"

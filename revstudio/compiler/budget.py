@@ -1,15 +1,18 @@
-"""A memory budget: which regions (or late steps of a region) keep their activations.
+"""A memory budget: which regions (or first steps of a region) keep their activations.
 
 Reversible mode rebuilds every region's activations in backward; a user with
 memory to spare can buy that time back. Given what each step of each region
 would keep for backward in standard mode (bytes, from the static estimate),
-:func:`select_kept` picks, within ``budget`` bytes, how many of the *last*
+:func:`select_kept` picks, within ``budget`` bytes, how many of the *first*
 steps of each region run as in standard mode (autograd keeps their
-activations), starting with the last region: late activations are the first
-backward frees, so keeping them raises the peak least. The remaining
-(earliest) steps run reversibly. :func:`split_region_data` cuts a region's
-plain data (``assembly.region_data``) at that step: a reversible prefix and a
-standard suffix over the very same layers.
+activations), starting with the last region. The remaining (later) steps run
+reversibly. :func:`split_region_data` cuts a region's plain data
+(``assembly.region_data``) at that step: a standard head and a reversible
+tail over the very same layers. The head comes first because a cut there is
+free: the tail releases the head's last values and rebuilds them in backward
+(and the first step reads the region's input, which the caller keeps anyway),
+while a reversible head would keep its outputs with their compensation at the
+cut, a whole stream's worth (measured in benchmarks/README.md).
 
 Torch-free: the editor's badges and ``revstudio memory --budget`` call the
 same selection the runtime uses.
@@ -20,28 +23,49 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 
-def select_kept(costs: Mapping[str, Sequence[int]], budget: int | None) -> dict[str, int]:
-    """{region id: number of its last steps kept}, greedy from the last region backwards.
+def prefix_cost(costs: Sequence[int], refunds: Sequence[int] | None, n: int,
+                fixed: Sequence[int] | None = None) -> int:
+    """What keeping the first ``n`` steps costs: their bytes less what the cut after them
+    gives back (``refunds[n]``: values the reversible rest releases), plus what the cut adds
+    (``fixed[n]``: the rest's inversion-error samples of them); a whole region has no cut."""
+    total = sum(max(0, int(c)) for c in costs[:n])
+    if n <= 0 or n >= len(costs):
+        return total
+    if refunds is not None and n < len(refunds):
+        total = max(0, total - max(0, int(refunds[n])))
+    if fixed is not None and n < len(fixed):
+        total += max(0, int(fixed[n]))
+    return total
+
+
+def select_kept(costs: Mapping[str, Sequence[int]], budget: int | None,
+                refunds: Mapping[str, Sequence[int]] | None = None,
+                fixed: Mapping[str, Sequence[int]] | None = None) -> dict[str, int]:
+    """{region id: number of its first steps kept}, greedy from the last region backwards.
 
     ``costs``: per region (in execution order) the standard-mode bytes each step
-    keeps. ``None`` = unlimited (every step kept: standard mode's speed); 0 keeps
-    only steps that cost nothing. Within a region the kept steps are a suffix: the
-    first step that does not fit ends that region's share, and what is left of
-    the budget goes to the region before it.
+    keeps; ``refunds`` and ``fixed`` (optional): per region, what a cut after the first
+    ``n`` steps gives back and adds (see :func:`prefix_cost`). ``None`` = unlimited
+    (every step kept: standard mode's speed); 0 keeps only steps that cost nothing.
+    Within a region the kept steps are the longest prefix that fits, and what is left
+    of the budget goes to the region before it. A partial prefix never ends in steps
+    that keep nothing (a Concat, a Split) where the cut before them fits: it then falls
+    right after a coupling, whose results the reversible rest releases and rebuilds.
     """
     left = None if budget is None else max(0, int(budget))
     kept: dict[str, int] = {}
     for rid in reversed(list(costs)):
         steps = list(costs[rid])
-        n = 0
-        for cost in reversed(steps):
-            if left is not None and cost > left:
-                break
-            if left is not None:
-                left -= max(0, int(cost))
-            n += 1
-        if left is not None and not any(steps[len(steps) - n:]):
-            n = 0  # steps that keep nothing anyway: running them reversibly costs no memory
+        back = None if refunds is None else refunds.get(rid)
+        extra = None if fixed is None else fixed.get(rid)
+        if left is None:
+            kept[rid] = len(steps)
+            continue
+        n = max((k for k in range(len(steps) + 1) if prefix_cost(steps, back, k, extra) <= left), default=0)
+        if n < len(steps):
+            while n and not steps[n - 1] and prefix_cost(steps, back, n - 1, extra) <= left:
+                n -= 1  # free steps ride with the reversible rest, so the cut is after a coupling
+        left -= prefix_cost(steps, back, n, extra)
         kept[rid] = n
     return {rid: kept[rid] for rid in costs}
 
@@ -87,16 +111,19 @@ def expand(steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def split_region_data(data: Mapping[str, Any], kept: int) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """(reversible prefix, standard suffix) of a region whose last ``kept`` steps (each
+    """(standard head, reversible tail) of a region whose first ``kept`` steps (each
     copy of a Repeat counts as one, see :func:`expand`) keep their activations; either
     is None when it would have no steps.
 
-    The prefix returns every value it makes (or passes through) that the suffix
-    or the region's result reads; region inputs the suffix reads directly go to
-    it as they are, so the prefix never releases them (``free``).
+    The head returns every value it makes (or passes through) that the tail or the
+    region's result reads; region inputs the tail reads directly go to it as they are.
+    The tail may release (``free``) what the head made: autograd keeps those values
+    for the head's backward, and the tail's backward rebuilds them in place before
+    that runs, so the cut costs no copy of the streams there (a reversible head
+    would keep its outputs and their compensation at the cut instead).
     """
     steps = expand(data["steps"])
-    cut = max(0, min(len(steps), len(steps) - int(kept)))
+    cut = max(0, min(len(steps), int(kept)))
     if cut == len(steps):
         return dict(data), None
     if cut == 0:
@@ -115,24 +142,25 @@ def split_region_data(data: Mapping[str, Any], kept: int) -> tuple[dict[str, Any
         made_tail.update(step_writes(step))
     needed = list(dict.fromkeys(tail_reads + [v for v in data["outputs"] if v not in made_tail]))
     made = set(made_head)
-    passed = [v for v in needed if v in made]  # what the prefix hands to the suffix
-    direct = [v for v in needed if v not in made]  # region inputs the suffix reads itself
+    passed = [v for v in needed if v in made]  # what the head hands to the tail
+    direct = [v for v in needed if v not in made]  # region inputs the tail reads itself
     reads = set(head_reads)
-    if not passed or not any(v in reads for v in inputs):
-        return None, dict(data)  # nothing to cut at: keep the whole region
-    prefix = {
+    if not passed or not any(v in made for v in tail_reads):
+        return dict(data), None  # the rest reads nothing the head makes: keep the whole region
+    outputs = set(data["outputs"])
+    head_data = {
         "id": data["id"], "steps": head,
         "inputs": [v for v in inputs if v in reads],
         "outputs": passed,
         "side": [v for v in data["side"] if v in reads],
-        "free": [v for v in data["free"] if v in reads and v not in direct],
-        "given": [v for v in data.get("given", ()) if v in reads],
+        "free": [], "given": [],
     }
-    suffix = {
+    tail_data = {
         "id": data["id"], "steps": tail,
         "inputs": list(dict.fromkeys(passed + direct)),
         "outputs": list(data["outputs"]),
         "side": [v for v in data["side"] if v in set(tail_reads)],
-        "free": [], "given": [],
+        "free": [v for v in passed if v not in outputs] + [v for v in data["free"] if v in direct],
+        "given": [v for v in data.get("given", ()) if v in direct],
     }
-    return prefix, suffix
+    return head_data, tail_data

@@ -3,10 +3,11 @@
 Node modules come from each spec's ``build``; they are registered under the
 plan's module names, so ``state_dict`` keys derive from node ids. Group bodies
 become :class:`GroupModule` s built from their own plans. Every plan op turns
-into a small executor over named values; reversible regions and checkpoint
+into a small executor over named values (``program``); reversible regions and checkpoint
 segments are assembled by ``assembly`` (the same code the exported file runs)
 into ``runtime.Region`` objects, whose mode ("reversible" | "standard" |
 "checkpoint") can be switched at any time without touching the weights.
+What callers may pass in is checked at the boundary (``boundary``).
 """
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ from revstudio.core.spec import BuildContext, registry
 from . import assembly as asm
 from . import budget
 from . import runtime as rt
+from .boundary import check_inputs, resolve_device, size_hint
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
+from .program import NodeCall, Part, RegionCall
 from .renames import layer_aliases
 
 MODES = ("reversible", "standard", "checkpoint")
@@ -41,16 +44,16 @@ class _Executor(nn.Module):
         shared = asm.shared_values(plan)
         self._program: list[Callable[[dict[str, torch.Tensor]], None]] = []
         self._regions: list[rt.Region] = []
-        self._budget_prefix: dict[str, rt.Region] = {}  # a region's reversible part under a budget
+        self._budget_rebuilt: dict[str, rt.Region] = {}  # a region's reversible part under a budget
         for op in plan.ops:
             if isinstance(op, NodeOp):
                 module = getattr(self, op.module)
-                self._program.append(_NodeCall(module, op, asm.copies_inputs(module, op.inputs, shared)))
+                self._program.append(NodeCall(module, op, asm.copies_inputs(module, op.inputs, shared)))
             elif isinstance(op, RegionOp):
                 given = asm.caller_values(plan) if plan is root.plan else ()
                 region = asm.build_region(self, asm.region_data(op, plan.groups, given))
                 self._regions.append(region)
-                self._program.append(_RegionCall(self, op, region))
+                self._program.append(RegionCall(self, op, region))
         # what adds to the log-determinant: flow layers and regions holding flow steps, in order
         regions = iter(self._regions)
         self._flow_parts: list[Any] = []
@@ -130,89 +133,10 @@ class _Executor(nn.Module):
                 i += 1
                 continue
             end, seg_in, seg_out, modules = seg
-            outs = asm.recompute_in_backward(_Part(self._program[i:end], seg_in, seg_out),
+            outs = asm.recompute_in_backward(Part(self._program[i:end], seg_in, seg_out),
                                              [env[v] for v in seg_in], modules)
             env.update(zip(seg_out, outs))
             i = end
-
-
-# The program's callables are small objects rather than closures: copy.deepcopy of a
-# model (EMA, SWA) then copies the modules they hold along with the model.
-
-class _NodeCall:
-    def __init__(self, module: nn.Module, op: NodeOp, clone: bool) -> None:
-        self.module, self.op, self.clone = module, op, clone
-
-    def __call__(self, env: dict[str, torch.Tensor]) -> None:
-        xs = [env[v] for v in self.op.inputs]
-        if self.clone:  # an in-place layer must not overwrite a value someone else still reads
-            xs = [x.clone() for x in xs]
-        for name, y in zip(self.op.outputs, self.module(*xs)):
-            env[name] = y
-
-
-class _RegionCall:
-    def __init__(self, owner: _Executor, op: RegionOp, region: rt.Region) -> None:
-        self.owner, self.op, self.region = owner, op, region
-        # memory budget: (prefix data, prefix, suffix data, suffix) per number of kept late steps
-        self._parts: dict[int, tuple[Any, rt.Region | None, Any, rt.Region | None]] = {}
-
-    def __call__(self, env: dict[str, torch.Tensor]) -> None:
-        root = self.owner._root
-        kept = 0
-        if root.mode == "reversible" and root.memory_budget is not None and self.owner._plan is root.plan:
-            inputs = [env[v] for v in self.op.inputs]
-            kept = root.kept_steps(inputs[0].shape[0] if inputs and inputs[0].dim() else 1).get(self.region.id, 0)
-        if kept:
-            self._run_kept(env, root, kept)
-            return
-        outs = self.region([env[v] for v in self.op.inputs], root.mode, root.dtype, root.stream_for(root.dtype))
-        for name, y in zip(self.op.outputs, outs):
-            env[name] = y
-
-    def _run_kept(self, env: dict[str, torch.Tensor], root: _Builder, kept: int) -> None:
-        """The region with its last ``kept`` steps as in standard mode (autograd keeps their
-        activations: no rebuild in backward) and the steps before them reversible."""
-        if kept not in self._parts:
-            data = asm.region_data(self.op, root.plan.groups, asm.caller_values(root.plan))
-            head, tail = budget.split_region_data(data, kept)
-            self._parts[kept] = (head, None if head is None else asm.build_region(self.owner, head),
-                                 tail, None if tail is None else asm.build_region(self.owner, tail))
-        head, prefix, tail, suffix = self._parts[kept]
-        stream = root.stream_for(root.dtype)
-        local = dict(env)
-        logdets = []
-        self.region.last_error = None
-        self.owner._budget_prefix.pop(self.region.id, None)
-        if prefix is not None:
-            prefix.memory_format = self.region.memory_format
-            outs = prefix([local[v] for v in head["inputs"]], "reversible", root.dtype, stream)
-            local.update(zip(head["outputs"], outs))
-            logdets.append(prefix.logdet)
-            self.owner._budget_prefix[self.region.id] = prefix
-        if suffix is not None:
-            outs = suffix([local[v] for v in tail["inputs"]], "standard", root.dtype, stream)
-            local.update(zip(tail["outputs"], outs))
-            logdets.append(suffix.logdet)
-        if self.region.flow:
-            found = [d for d in logdets if d is not None]
-            self.region.logdet = sum(found[1:], found[0]) if found else None
-        for name in self.op.outputs:
-            env[name] = local[name]
-
-
-class _Part:
-    """A checkpoint segment: its program calls run on their own values, returning what is read later."""
-
-    def __init__(self, calls: list[Callable[[dict[str, torch.Tensor]], None]], inputs: list[str],
-                 outputs: list[str]) -> None:
-        self.calls, self.inputs, self.outputs = calls, inputs, outputs
-
-    def __call__(self, *xs: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        local = dict(zip(self.inputs, xs))
-        for call in self.calls:
-            call(local)
-        return tuple(local[v] for v in self.outputs)
 
 
 class GroupModule(_Executor):
@@ -252,17 +176,21 @@ class _Builder:
         # standard mode at batch 1 (the static estimate), scaled by the batch that runs
         self.memory_budget: float | None = None
         self.step_costs: dict[str, list[int]] = {}
+        self.cut_refunds: dict[str, list[int]] = {}  # per region: what a cut after n steps gives back
+        self.cut_fixed: dict[str, list[int]] = {}  # ... and adds at any batch (error samples)
         self._kept: dict[tuple[int, float], dict[str, int]] = {}
 
     def kept_steps(self, batch: int) -> dict[str, int]:
-        """{region id: its last steps the budget keeps} at this batch size (cached)."""
+        """{region id: its first steps the budget keeps} at this batch size (cached)."""
         assert self.memory_budget is not None
         key = (int(batch), float(self.memory_budget))
         found = self._kept.get(key)
         if found is None:
-            costs = {rid: [c * max(1, int(batch)) for c in steps] for rid, steps in self.step_costs.items()}
+            scale = max(1, int(batch))
+            costs = {rid: [c * scale for c in steps] for rid, steps in self.step_costs.items()}
+            refunds = {rid: [c * scale for c in steps] for rid, steps in self.cut_refunds.items()}
             limit = None if math.isinf(self.memory_budget) else int(self.memory_budget)
-            found = self._kept[key] = budget.select_kept(costs, limit)
+            found = self._kept[key] = budget.select_kept(costs, limit, refunds, self.cut_fixed)
         return found
 
     def stream_for(self, dtype: torch.dtype) -> torch.dtype | str | None:
@@ -355,9 +283,10 @@ class CompiledModel(_Executor):
         """Bytes of activations the reversible regions may keep for backward (reversible
         mode only), to buy back the time of rebuilding them.
 
-        The budget keeps the last steps of the last regions first (priced by the static
-        estimate at the batch that runs, see ``revstudio memory FILE --budget``); the
-        other steps run reversibly. None (the default): every region reversible;
+        The budget keeps whole regions from the last one back, and in the region where it
+        runs out, that region's first steps (priced by the static estimate at the batch
+        that runs, see ``revstudio memory FILE --budget``); the other steps run
+        reversibly. None (the default): every region reversible;
         ``math.inf``: every region keeps its activations (standard mode's speed); 0:
         today's reversible memory. Standard and checkpoint mode ignore it.
         """
@@ -374,7 +303,7 @@ class CompiledModel(_Executor):
         self._root.memory_budget = value
         for module in self.modules():
             if isinstance(module, _Executor):
-                module._budget_prefix.clear()
+                module._budget_rebuilt.clear()
 
     @property
     def plan(self) -> Plan:
@@ -404,49 +333,10 @@ class CompiledModel(_Executor):
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _check_inputs(self, inputs: Sequence[Any]) -> None:
-        """The model's boundary: one tensor per Input node, of its rank, channels, kind and device.
-
-        A few attribute reads per input (it runs every step; torch.compile turns them into
-        guards). Sizes other than the channels may differ where the layers allow (fully
-        convolutional); when they do not, :meth:`_size_hint` names the Input node.
-        """
-        expected = self._plan.inputs
-        if len(inputs) != len(expected):
-            names = ", ".join(op.node for op in sorted(expected, key=lambda o: o.index)) or "none"
-            raise TypeError(f"{self._plan.name}: expected {len(expected)} input tensor(s) ({names}), "
-                            f"got {len(inputs)}")
-        device = self._root.device
-        for op in expected:
-            x = inputs[op.index]
-            want = "(batch, " + ", ".join(map(str, op.shape)) + ")"
-            if not isinstance(x, torch.Tensor):
-                raise TypeError(f"input {op.node!r} expects a tensor of shape {want}, got {type(x).__name__}; "
-                                "pass one tensor per Input node (model(x), not model([x]))")
-            # channels must match; other sizes may differ where the layers allow (fully convolutional)
-            if x.dim() != len(op.shape) + 1 or (op.shape and x.shape[1] != op.shape[0]):
-                raise ValueError(f"input {op.node!r} expects tensors of shape {want}, "
-                                 f"got {tuple(x.shape)}; reshape the batch or change the Input node's shape")
-            if x.shape[0] == 0:
-                raise ValueError(f"input {op.node!r} got a batch of 0 samples (shape {tuple(x.shape)}); "
-                                 "pass at least one sample")
-            if not x.is_floating_point():
-                raise TypeError(f"input {op.node!r} expects floating-point values ({op.dtype} as the Input "
-                                f"node declares, or the model's {self._root.dtype}), got {x.dtype}; "
-                                "convert with x.float()")
-            if x.device.type != device.type or (device.index is not None and x.device.type != "cpu"
-                                                 and x.device.index != device.index):
-                raise ValueError(f"input {op.node!r} is on the {x.device} device but the model's weights are on "
-                                 f"{device}; move it with x.to({str(device)!r})")
+        check_inputs(self._plan, self._root.device, self._root.dtype, inputs)
 
     def _size_hint(self, inputs: Sequence[torch.Tensor]) -> str | None:
-        """Which Input got other sizes than it declares, once the layers have failed on them."""
-        for op in sorted(self._plan.inputs, key=lambda o: o.index):
-            got = tuple(inputs[op.index].shape[1:])
-            if got != tuple(op.shape):
-                want = ", ".join(map(str, op.shape))
-                return (f"input {op.node!r} has shape {tuple(inputs[op.index].shape)} but its Input node declares "
-                        f"(batch, {want}), and the layers do not accept the other sizes")
-        return None
+        return size_hint(self._plan, inputs)
 
     def inverse(self, *outputs: torch.Tensor) -> Any:
         """The inputs rebuilt from the outputs (one per Output node, in forward's order), for a
@@ -507,7 +397,7 @@ class CompiledModel(_Executor):
             if not isinstance(module, _Executor):
                 continue
             for region in module._regions:
-                part = module._budget_prefix.get(region.id)
+                part = module._budget_rebuilt.get(region.id)
                 error = region.last_error if part is None else part.last_error
                 if error is not None:
                     out[f"{path}/{region.id}" if path else region.id] = float(error)
@@ -556,23 +446,6 @@ def _cuda_devices(inputs: Sequence[torch.Tensor]) -> list[torch.device]:
     return sorted({x.device for x in inputs if x.device.type == "cuda"}, key=str)
 
 
-def _device(device: Any) -> torch.device:
-    """``device`` (None: CUDA when there is one) as a torch.device that exists here."""
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError, ValueError):
-        raise CompileError(f"device {device!r} is not known; use 'cpu', 'cuda' or 'cuda:N'") from None
-    if dev.type == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if count == 0:
-            raise CompileError(f"device {device!r}: CUDA is not available here; use device='cpu'")
-        if dev.index is not None and dev.index >= count:
-            raise CompileError(f"device {device!r}: there are only {count} CUDA device(s) (cuda:0..cuda:{count - 1})")
-    return dev
-
-
 def compile(graph: Graph, mode: str = "reversible", device: Any = None,
             dtype: torch.dtype = torch.float32, report: Any = None,
             memory_budget: float | None = None) -> CompiledModel:
@@ -587,24 +460,26 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
         raise CompileError(f"mode {mode!r} is not known; use one of {', '.join(MODES)}")
     if dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
         raise CompileError(f"dtype {dtype} is not supported; use torch.float32 or torch.float64")
-    dev = _device(device)
+    dev = resolve_device(device)
     if report is None:
         from revstudio.core.check import check
 
         report = check(graph)
     plan = lower(graph, report)
     model = CompiledModel(graph, plan, dev, dtype, mode)
-    model._root.step_costs = _step_costs(graph, report, plan, dtype)
+    root = model._root
+    root.step_costs, root.cut_refunds, root.cut_fixed = _step_prices(graph, report, plan, dtype)
     model.memory_budget = memory_budget
     return model
 
 
-def _step_costs(graph: Graph, report: Any, plan: Plan, dtype: torch.dtype) -> dict[str, list[int]]:
+def _step_prices(graph: Graph, report: Any, plan: Plan, dtype: torch.dtype) -> Any:
     """Per top-level region, the standard-mode bytes each step keeps at batch 1 (the static
-    estimate: what a memory budget pays for keeping that step's activations)."""
+    estimate: what a memory budget pays for keeping that step's activations), and what a
+    cut after each step gives back and adds (``diagnostics.budget.step_prices``)."""
     if not plan.regions.regions:
-        return {}
-    from revstudio.diagnostics.budget import step_costs  # torch-free; above the compiler
+        return {}, {}, {}
+    from revstudio.diagnostics.budget import step_prices  # torch-free; above the compiler
 
-    return step_costs(graph, report, batch=1, dtype=str(dtype).rpartition(".")[2],
-                      regions=plan.regions.regions)
+    return step_prices(graph, report, batch=1, dtype=str(dtype).rpartition(".")[2],
+                       regions=plan.regions.regions)

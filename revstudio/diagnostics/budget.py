@@ -1,12 +1,12 @@
-"""What a memory budget keeps: per region, how many late steps keep their activations.
+"""What a memory budget keeps: per region, how many first steps keep their activations.
 
 ``budget_choice(graph, report, budget, batch=)`` is the torch-free answer the
 editor's region badges, ``revstudio memory --budget`` and the compiler share:
 it prices every step of every reversible region with the static estimate
 (what standard mode keeps for backward there) and runs the compiler's own
-selection (``revstudio.compiler.budget.select_kept``). ``step_costs`` are the
-prices; the compiled model takes them at batch 1 and scales them by the batch
-it runs. ``parse_bytes("64MiB")`` reads a budget as users write it.
+selection (``revstudio.compiler.budget.select_kept``). ``step_prices`` are the
+prices (bytes per step, and what a cut after each step gives back); the
+compiled model takes them at batch 1 and scales them by the batch it runs. ``parse_bytes("64MiB")`` reads a budget as users write it.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from typing import Any
 from revstudio.core.graph import Graph
 
 from .estimate import estimate, fmt_bytes
+from .peak import SAMPLE_BYTES
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000 ** 2, "mb": 1000 ** 2, "g": 1000 ** 3,
           "gb": 1000 ** 3, "kib": 1024, "mib": 1024 ** 2, "gib": 1024 ** 3, "tb": 1000 ** 4,
@@ -56,27 +57,143 @@ def step_costs(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None =
     ``regions`` defaults to ``report.regions`` (the full check's); each needs
     ``steps`` (and ``couplings`` for wired couplings), like the compiler's analysis.
     """
+    return step_prices(graph, report, batch=batch, dtype=dtype, regions=regions)[0]
+
+
+Prices = tuple[dict[str, list[int]], dict[str, list[int]], dict[str, list[int]]]
+
+
+def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None = None,
+                regions: Sequence[Any] | None = None) -> Prices:
+    """(:func:`step_costs`, refunds, fixed): ``refunds[rid][n]`` is what a cut after the first
+    ``n`` steps gives back of their costs, ``fixed[rid][n]`` what the cut itself adds whatever
+    the batch: the reversible rest keeps a few samples of each value it rebuilds from the
+    head (its inversion-error reference; the values themselves it releases).
+
+    The reversible rest releases the values it reads from the kept head and rebuilds them
+    in backward, so a coupling merge whose result crosses the cut keeps nothing after all
+    (its bytes were counted to it, as the value a later coupling saves). Only merges count:
+    their results are tensors of their own, which the runtime can release; 0 elsewhere
+    (inside a Repeat, for views), so the price errs high, never low.
+    """
     regions = list(report.regions if regions is None else regions)
     if not regions:
-        return {}
+        return {}, {}, {}
     est = estimate(graph, report, regions, batch=batch, dtype=dtype)
-    out: dict[str, list[int]] = {}
+    costs_of: dict[str, list[int]] = {}
+    refunds_of: dict[str, list[int]] = {}
+    fixed_of: dict[str, list[int]] = {}
     for region in regions:
         costs: list[int] = []
-        for nodes in _step_nodes(region):
+        ends: list[int | None] = []  # per expanded step: the region step it completes (None: a copy inside)
+        step_nodes = _step_nodes(region)
+        for j, nodes in enumerate(step_nodes):
             cost = sum(est.nodes[n].activation_bytes["standard"] for n in nodes if n in est.nodes)
             node = graph.nodes.get(nodes[0])
             # each copy of a Repeat is a step of its own (the copies are alike: an equal share)
             times = int(graph.resolved_params(node.id).get("times", 1)) if node and node.type == "Repeat" else 1
             times = max(1, times)
             costs += [cost // times] * times
-        out[region.id] = costs
+            ends += [None] * (times - 1) + [j]
+        # the first steps read the region's inputs: where reversible mode releases those
+        # (a stem layer's result), keeping the head keeps them alive, so the head pays for them
+        freed = est.regions.get(region.id)
+        if costs and freed is not None:
+            costs[0] += max(0, int(freed.freed_input_bytes))
+        costs_of[region.id] = costs
+        refunds_of[region.id] = _cut_refunds(graph, report, region, step_nodes, ends, est)
+        fixed_of[region.id] = [SAMPLE_BYTES * n for n in _cut_values(graph, step_nodes, ends)]
+    return costs_of, refunds_of, fixed_of
+
+
+def _cut_values(graph: Graph, step_nodes: list[list[str]], ends: list[int | None]) -> list[int]:
+    """Per cut position (0..len(ends)): how many values made before the cut are read after it
+    (inside a Repeat, between its copies: one per copy output, counted from the Repeat's)."""
+    step_of = {n: j for j, nodes in enumerate(step_nodes) for n in nodes}
+    spans: list[tuple[int, int]] = []  # (made by step, last read by step) per value
+    for j, nodes in enumerate(step_nodes):
+        ports: dict[str, int] = {}
+        for e in graph.edges_from(nodes[0]):
+            r = step_of.get(e.dst.node)
+            if r is not None and r > j:
+                ports[e.src.port] = max(r, ports.get(e.src.port, r))
+        spans += [(j, last) for last in ports.values()]
+    widest = max((len(graph.ports(nodes[0])[1]) for nodes in step_nodes if nodes[0] in graph.nodes), default=1)
+    out = [0] * (len(ends) + 1)
+    for n in range(1, len(ends)):
+        end = ends[n - 1]
+        out[n] = widest if end is None else sum(1 for made, last in spans if made <= end < last)
+    return out
+
+
+def _cut_refunds(graph: Graph, report: Any, region: Any, step_nodes: list[list[str]], ends: list[int | None],
+                 est: Any) -> list[int]:
+    """Per cut position (0..len(ends)): the bytes of merge results read across it."""
+    step_of = {n: j for j, nodes in enumerate(step_nodes) for n in nodes}
+    outputs = {str(v) for v in getattr(region, "outputs", ())}
+    outside = {v.partition(".")[0] for v in outputs}
+    renames = _renames(graph, report, region)
+    # (made by step, last read by step, bytes, cuts it does not cross: between a Concat and its Split)
+    crossing: list[tuple[int, int, int, set[int]]] = []
+    for j, nodes in enumerate(step_nodes):
+        merge = nodes[0]
+        node = graph.nodes.get(merge)
+        if node is None or node.type != "Merge" or merge in outside or merge not in est.nodes:
+            continue
+        found: list[int | None] = []
+        apart: set[int] = set()
+        for e in graph.edges_from(merge):
+            alias = renames.get((e.dst.node, e.dst.port))
+            if alias is None:
+                found.append(step_of.get(e.dst.node))
+            elif f"{alias[0]}.{alias[1]}" in outputs:
+                found.append(None)
+            else:  # a Concat the next Split undoes: the runtime hands the very tensor on,
+                # unless the cut falls between the two (then the head concatenates: a copy)
+                found += [step_of.get(e2.dst.node) for e2 in graph.edges_from(alias[0], alias[1])]
+                apart.add(step_of[e.dst.node])
+        readers = [r for r in found if r is not None]
+        if not readers or len(readers) < len(found):
+            continue  # read outside the region too
+        crossing.append((j, max(readers), int(est.nodes[merge].activation_bytes["standard"]), apart))
+    out = [0] * (len(ends) + 1)
+    for n in range(1, len(ends)):
+        end = ends[n - 1]
+        if end is not None:
+            out[n] = sum(b for made, last, b, apart in crossing if made <= end < last and end not in apart)
+    return out
+
+
+
+def _renames(graph: Graph, report: Any, region: Any) -> dict[tuple[str, str], tuple[str, str]]:
+    """{(Concat, input port): (Split, output port)} where a Concat step is undone by the next
+    step, a Split into the same parts along the same axis: the runtime renames the parts
+    (``runtime_layout.fuse_cat_slice``) instead of copying them, so a part read after the
+    Split is the very tensor the Concat was given."""
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    steps = list(getattr(region, "steps", ()))
+    for cat, cut in zip(steps, steps[1:]):
+        a, b = graph.nodes.get(cat), graph.nodes.get(cut)
+        if a is None or b is None or a.type != "Concat" or b.type != "Split":
+            continue
+        edges = graph.edges_from(cat)
+        if len(edges) != 1 or edges[0].dst.node != cut:
+            continue
+        if graph.resolved_params(cat).get("dim", 0) != graph.resolved_params(cut).get("dim", 0):
+            continue
+        ins, outs = graph.ports(cat)[0], graph.ports(cut)[1]
+        given = {e.dst.port: e.src for e in graph.edges_into(cat)}
+        if len(ins) != len(outs) or any(
+                p not in given or report.shape(given[p]) is None
+                or report.shape(given[p]) != report.shape(f"{cut}.{o}") for p, o in zip(ins, outs)):
+            continue
+        out.update({(cat, p): (cut, o) for p, o in zip(ins, outs)})
     return out
 
 
 @dataclass
 class RegionChoice:
-    """One region under a budget: its last ``kept_steps`` of ``steps`` keep their activations."""
+    """One region under a budget: its first ``kept_steps`` of ``steps`` keep their activations."""
 
     region: str
     steps: int
@@ -122,14 +239,14 @@ class BudgetChoice:
             return ""
         if r.state == "kept":
             return "kept by budget"
-        return f"last {r.kept_steps}/{r.steps} steps kept"
+        return f"first {r.kept_steps}/{r.steps} steps kept"
 
     def summary_lines(self) -> list[str]:
         budget = "unlimited" if self.budget is None else fmt_bytes(self.budget)
         lines = [f"memory budget {budget} (batch {self.batch}): keeps {fmt_bytes(self.kept_bytes)} "
                  "of activations (estimate); the rest runs reversibly"]
         for r in self.regions.values():
-            lines.append(f"  region {r.region}: {r.state}, {r.kept_steps}/{r.steps} late steps "
+            lines.append(f"  region {r.region}: {r.state}, {r.kept_steps}/{r.steps} first steps "
                          f"({fmt_bytes(r.kept_bytes)} of {fmt_bytes(r.standard_bytes)})")
         return lines
 
@@ -139,15 +256,19 @@ class BudgetChoice:
                 "regions": [r.to_json() for r in self.regions.values()]}
 
 
-def choose(costs: Mapping[str, Sequence[int]], budget: int | None, batch: int = 1) -> BudgetChoice:
-    """The choice for per-step ``costs`` (already at ``batch``)."""
-    from revstudio.compiler.budget import select_kept
+def choose(costs: Mapping[str, Sequence[int]], budget: int | None, batch: int = 1,
+           refunds: Mapping[str, Sequence[int]] | None = None,
+           fixed: Mapping[str, Sequence[int]] | None = None) -> BudgetChoice:
+    """The choice for per-step ``costs`` and cut ``refunds`` (both already at ``batch``) and the
+    cuts' ``fixed`` bytes (the same at every batch)."""
+    from revstudio.compiler.budget import prefix_cost, select_kept
 
-    kept = select_kept(costs, budget)
+    kept = select_kept(costs, budget, refunds, fixed)
     out = BudgetChoice(budget, batch)
     for rid, steps in costs.items():
         k = kept.get(rid, 0)
-        out.regions[rid] = RegionChoice(rid, len(steps), k, sum(steps[len(steps) - k:]) if k else 0, sum(steps))
+        cost = prefix_cost(steps, (refunds or {}).get(rid), k, (fixed or {}).get(rid))
+        out.regions[rid] = RegionChoice(rid, len(steps), k, cost, sum(steps))
     return out
 
 
@@ -156,12 +277,12 @@ def budget_choice(graph: Graph, report: Any, budget: int | None, *, batch: int =
     """Which regions a ``budget`` (bytes; None = unlimited) keeps at ``batch``, from the
     full check's ``report`` (torch-free; the canvas badges call it). Priced at batch 1
     and scaled, exactly as the compiled model does, so both make the same choice."""
-    costs = step_costs(graph, report, batch=1, dtype=dtype)
-    return choose(scaled(costs, batch), budget, batch)
+    costs, refunds, fixed = step_prices(graph, report, batch=1, dtype=dtype)
+    return choose(scaled(costs, batch), budget, batch, scaled(refunds, batch), fixed)
 
 
 def scaled(costs: Mapping[str, Sequence[int]], batch: int) -> dict[str, list[int]]:
-    """Per-step costs at batch 1 times ``batch`` (activations grow with the batch)."""
+    """Per-step costs (or refunds) at batch 1 times ``batch`` (activations grow with the batch)."""
     return {rid: [int(c) * max(1, int(batch)) for c in steps] for rid, steps in costs.items()}
 
 

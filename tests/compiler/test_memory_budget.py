@@ -1,4 +1,4 @@
-"""The memory budget: regions keep the activations of their last steps within a byte budget.
+"""The memory budget: regions keep the activations of their first steps within a byte budget.
 
 Gradients must equal standard mode's under every budget (every cut point of
 every region), the bytes kept beyond reversible mode must stay within the
@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 from compiler_graphs import coupling_repeat, two_stream_group, wired_revnet  # noqa: E402
 
 import revstudio  # noqa: E402
-from revstudio.compiler.budget import select_kept, split_region_data  # noqa: E402
+from revstudio.compiler.budget import prefix_cost, select_kept, split_region_data  # noqa: E402
 from revstudio.core.project import load  # noqa: E402
 from revstudio.diagnostics.budget import budget_choice, parse_bytes  # noqa: E402
 from revstudio.diagnostics.check import full_check  # noqa: E402
@@ -27,16 +27,29 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "resources" / "examples"
 
 
-def test_select_keeps_late_steps_of_late_regions_first() -> None:
+def test_select_keeps_first_steps_of_late_regions_first() -> None:
     costs = {"a": [5, 5, 5], "b": [4, 0, 4]}
     assert select_kept(costs, None) == {"a": 3, "b": 3}
     assert select_kept(costs, 0) == {"a": 0, "b": 0}
-    assert select_kept(costs, 4) == {"a": 0, "b": 2}  # a free step rides along
+    assert select_kept(costs, 4) == {"a": 0, "b": 1}  # the free step after it goes with the rest
     assert select_kept(costs, 8) == {"a": 0, "b": 3}
     assert select_kept(costs, 13) == {"a": 1, "b": 3}  # what is left goes to the region before
     assert select_kept(costs, 100) == {"a": 3, "b": 3}
-    # steps that keep nothing are not worth a cut when the budget buys nothing
-    assert select_kept({"a": [5, 0]}, 0) == {"a": 0}
+    # a prefix never ends in steps that keep nothing: the cut falls after a real step
+    assert select_kept({"a": [0, 5, 0, 5]}, 5) == {"a": 2}
+    assert select_kept({"a": [0, 5]}, 0) == {"a": 0}
+
+
+def test_a_cut_gives_back_what_the_reversible_rest_releases() -> None:
+    costs, refunds = {"a": [4, 4, 4, 4]}, {"a": [0, 2, 3, 4, 0]}
+    assert prefix_cost(costs["a"], refunds["a"], 2) == 5
+    assert prefix_cost(costs["a"], refunds["a"], 4) == 16  # a whole region has no cut
+    assert select_kept(costs, 9, refunds) == {"a": 3}  # 12 - 4 fits where 3 * 4 would not
+    assert select_kept(costs, 9) == {"a": 2}
+    # what a cut adds at any batch (the rest's error samples) counts too, a whole region has none
+    assert prefix_cost(costs["a"], refunds["a"], 3, [0, 1, 1, 2, 0]) == 10
+    assert select_kept(costs, 9, refunds, {"a": [0, 1, 1, 2, 0]}) == {"a": 2}
+    assert prefix_cost(costs["a"], refunds["a"], 4, [0, 1, 1, 2, 5]) == 16
 
 
 def test_parse_bytes() -> None:
@@ -62,13 +75,15 @@ def _grads(model, x, budget):
 
 
 def _every_cut(model, batch):
-    """Budgets that keep 0, 1, ..., all steps of the last region (and then the others)."""
-    costs = {rid: [c * batch for c in steps] for rid, steps in model._root.step_costs.items()}
+    """Budgets that keep 0, 1, ..., all first steps of the last region (and then the others)."""
+    root = model._root
     budgets, total = [0], 0
-    for rid in reversed(list(costs)):
-        for c in reversed(costs[rid]):
-            total += c
-            budgets.append(total)
+    for rid in reversed(list(root.step_costs)):
+        costs = [c * batch for c in root.step_costs[rid]]
+        refunds = [c * batch for c in root.cut_refunds.get(rid, [])] or None
+        fixed = root.cut_fixed.get(rid)
+        budgets += [total + prefix_cost(costs, refunds, n, fixed) for n in range(1, len(costs) + 1)]
+        total += sum(costs)
     return budgets + [math.inf]
 
 
@@ -98,7 +113,8 @@ def test_gradients_equal_standard_under_every_budget(name: str) -> None:
     ref = _grads(model, x, None)
     model.mode = "reversible"
     seen = set()
-    for budget in _every_cut(model, 3):
+
+    def check(budget):
         got = _grads(model, x, budget)
         seen.add(tuple(sorted(model._root.kept_steps(3).items())))
         for g, r in zip(got, ref):
@@ -106,7 +122,18 @@ def test_gradients_equal_standard_under_every_budget(name: str) -> None:
                 assert g is None or not g.any()
                 continue
             torch.testing.assert_close(g, r, rtol=1e-9, atol=1e-11)
-    if model._root.step_costs:
+
+    for budget in _every_cut(model, 3):
+        check(budget)
+    # every cut of every region, also those no budget picks at this batch (on tiny tensors a
+    # cut's fixed error samples can cost more than keeping the whole region)
+    root = model._root
+    for rid, costs in root.step_costs.items():
+        for n in range(len(costs) + 1):
+            root.kept_steps = lambda batch, rid=rid, n=n: {r: (n if r == rid else 0) for r in root.step_costs}
+            check(1)
+    del root.kept_steps
+    if root.step_costs:
         assert len(seen) > 2  # partial cuts really ran, not just all-or-nothing
 
 
@@ -141,7 +168,7 @@ def test_the_torch_free_choice_is_the_models() -> None:
     assert {r: c.kept_steps for r, c in choice.regions.items()} == model._root.kept_steps(8)
     (rid,) = choice.regions
     assert choice.regions[rid].state == "partly kept"
-    assert choice.badge(rid).startswith("last ")
+    assert choice.badge(rid).startswith("first ")
     assert choice.kept_bytes <= 40 * 1024
     assert budget_choice(graph, report, None, batch=8).kept_regions() == [rid]
     assert budget_choice(graph, report, 0, batch=8).badge(rid) == ""
@@ -166,13 +193,15 @@ def test_split_region_data_hands_over_what_the_rest_reads() -> None:
              {"kind": "node", "type": "T", "module": "m2", "inputs": ["b", "x2"], "outputs": ["y"]}]
     data = {"id": "r", "steps": steps, "inputs": ["x", "s", "z", "x2"], "outputs": ["y"], "side": ["z"],
             "free": ["x", "x2"], "given": []}
-    head, tail = split_region_data(data, 1)
+    head, tail = split_region_data(data, 2)
     assert head is not None and tail is not None
     assert head["outputs"] == ["b"] and head["inputs"] == ["x", "s", "z"] and head["side"] == ["z"]
     assert tail["inputs"] == ["b", "x2"] and tail["outputs"] == ["y"]
-    assert "x2" not in head["free"]
-    assert split_region_data(data, 0) == (data, None)
-    assert split_region_data(data, 3) == (None, data)
+    # the reversible tail releases what the kept head made (rebuilt in backward), and the
+    # region inputs only it reads, as the whole region would
+    assert tail["free"] == ["b", "x2"] and head["free"] == []
+    assert split_region_data(data, 3) == (data, None)
+    assert split_region_data(data, 0) == (None, data)
 
 
 def test_the_choice_needs_no_torch() -> None:

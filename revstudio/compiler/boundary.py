@@ -1,0 +1,78 @@
+"""The compiled model's boundary: what callers pass in, and where the weights may live.
+
+:func:`check_inputs` runs on every forward (a few attribute reads per input;
+torch.compile turns them into guards) and names the Input node, the shape, dtype
+or device it expected and what to do. :func:`size_hint` explains, after the
+layers have failed, which Input got sizes they do not accept.
+:func:`resolve_device` turns ``compile(device=...)`` into a device that exists here.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from .plan import CompileError, Plan
+
+
+def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype, inputs: Sequence[Any]) -> None:
+    """The model's boundary: one tensor per Input node, of its rank, channels, kind and device.
+
+    A few attribute reads per input (it runs every step; torch.compile turns them into
+    guards). Sizes other than the channels may differ where the layers allow (fully
+    convolutional); when they do not, :func:`size_hint` names the Input node.
+    """
+    expected = plan.inputs
+    if len(inputs) != len(expected):
+        names = ", ".join(op.node for op in sorted(expected, key=lambda o: o.index)) or "none"
+        raise TypeError(f"{plan.name}: expected {len(expected)} input tensor(s) ({names}), "
+                        f"got {len(inputs)}")
+    for op in expected:
+        x = inputs[op.index]
+        want = "(batch, " + ", ".join(map(str, op.shape)) + ")"
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"input {op.node!r} expects a tensor of shape {want}, got {type(x).__name__}; "
+                            "pass one tensor per Input node (model(x), not model([x]))")
+        # channels must match; other sizes may differ where the layers allow (fully convolutional)
+        if x.dim() != len(op.shape) + 1 or (op.shape and x.shape[1] != op.shape[0]):
+            raise ValueError(f"input {op.node!r} expects tensors of shape {want}, "
+                             f"got {tuple(x.shape)}; reshape the batch or change the Input node's shape")
+        if x.shape[0] == 0:
+            raise ValueError(f"input {op.node!r} got a batch of 0 samples (shape {tuple(x.shape)}); "
+                             "pass at least one sample")
+        if not x.is_floating_point():
+            raise TypeError(f"input {op.node!r} expects floating-point values ({op.dtype} as the Input "
+                            f"node declares, or the model's {dtype}), got {x.dtype}; "
+                            "convert with x.float()")
+        if x.device.type != device.type or (device.index is not None and x.device.type != "cpu"
+                                             and x.device.index != device.index):
+            raise ValueError(f"input {op.node!r} is on the {x.device} device but the model's weights are on "
+                             f"{device}; move it with x.to({str(device)!r})")
+
+def size_hint(plan: Plan, inputs: Sequence[torch.Tensor]) -> str | None:
+    """Which Input got other sizes than it declares, once the layers have failed on them."""
+    for op in sorted(plan.inputs, key=lambda o: o.index):
+        got = tuple(inputs[op.index].shape[1:])
+        if got != tuple(op.shape):
+            want = ", ".join(map(str, op.shape))
+            return (f"input {op.node!r} has shape {tuple(inputs[op.index].shape)} but its Input node declares "
+                    f"(batch, {want}), and the layers do not accept the other sizes")
+    return None
+
+
+def resolve_device(device: Any) -> torch.device:
+    """``device`` (None: CUDA when there is one) as a torch.device that exists here."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise CompileError(f"device {device!r} is not known; use 'cpu', 'cuda' or 'cuda:N'") from None
+    if dev.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise CompileError(f"device {device!r}: CUDA is not available here; use device='cpu'")
+        if dev.index is not None and dev.index >= count:
+            raise CompileError(f"device {device!r}: there are only {count} CUDA device(s) (cuda:0..cuda:{count - 1})")
+    return dev

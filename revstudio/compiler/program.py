@@ -1,0 +1,98 @@
+"""The compiled program's steps: small callables over a dict of named values.
+
+Every plan op becomes one: :class:`NodeCall` runs a layer, :class:`RegionCall`
+a reversible region (in the model's mode; under a memory budget its first steps
+as in standard mode and the rest reversibly), :class:`Part` a run of calls that
+checkpoint mode recomputes in backward. They are objects rather than closures,
+so copy.deepcopy of a model (EMA, SWA) copies the modules they hold along.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import nn
+
+from . import assembly as asm
+from . import budget
+from . import runtime as rt
+from .plan import NodeOp, RegionOp
+
+if TYPE_CHECKING:
+    from .module import _Builder, _Executor
+
+
+class NodeCall:
+    def __init__(self, module: nn.Module, op: NodeOp, clone: bool) -> None:
+        self.module, self.op, self.clone = module, op, clone
+
+    def __call__(self, env: dict[str, torch.Tensor]) -> None:
+        xs = [env[v] for v in self.op.inputs]
+        if self.clone:  # an in-place layer must not overwrite a value someone else still reads
+            xs = [x.clone() for x in xs]
+        for name, y in zip(self.op.outputs, self.module(*xs)):
+            env[name] = y
+
+
+class RegionCall:
+    def __init__(self, owner: _Executor, op: RegionOp, region: rt.Region) -> None:
+        self.owner, self.op, self.region = owner, op, region
+        # memory budget: (head data, kept head, tail data, reversible tail) per number of kept first steps
+        self._parts: dict[int, tuple[Any, rt.Region | None, Any, rt.Region | None]] = {}
+
+    def __call__(self, env: dict[str, torch.Tensor]) -> None:
+        root = self.owner._root
+        kept = 0
+        if root.mode == "reversible" and root.memory_budget is not None and self.owner._plan is root.plan:
+            inputs = [env[v] for v in self.op.inputs]
+            kept = root.kept_steps(inputs[0].shape[0] if inputs and inputs[0].dim() else 1).get(self.region.id, 0)
+        if kept:
+            self._run_kept(env, root, kept)
+            return
+        outs = self.region([env[v] for v in self.op.inputs], root.mode, root.dtype, root.stream_for(root.dtype))
+        for name, y in zip(self.op.outputs, outs):
+            env[name] = y
+
+    def _run_kept(self, env: dict[str, torch.Tensor], root: _Builder, kept: int) -> None:
+        """The region with its first ``kept`` steps as in standard mode (autograd keeps their
+        activations: no rebuild in backward) and the steps after them reversible."""
+        if kept not in self._parts:
+            data = asm.region_data(self.op, root.plan.groups, asm.caller_values(root.plan))
+            head, tail = budget.split_region_data(data, kept)
+            self._parts[kept] = (head, None if head is None else asm.build_region(self.owner, head),
+                                 tail, None if tail is None else asm.build_region(self.owner, tail))
+        head, kept_part, tail, rebuilt = self._parts[kept]
+        local = dict(env)
+        logdets = []
+        self.region.last_error = None
+        self.owner._budget_rebuilt.pop(self.region.id, None)
+        if kept_part is not None:
+            outs = kept_part([local[v] for v in head["inputs"]], "standard", root.dtype)
+            local.update(zip(head["outputs"], outs))
+            logdets.append(kept_part.logdet)
+        if rebuilt is not None:
+            rebuilt.memory_format = self.region.memory_format
+            outs = rebuilt([local[v] for v in tail["inputs"]], "reversible", root.dtype, root.stream_for(root.dtype))
+            local.update(zip(tail["outputs"], outs))
+            logdets.append(rebuilt.logdet)
+            self.owner._budget_rebuilt[self.region.id] = rebuilt
+        if self.region.flow:
+            found = [d for d in logdets if d is not None]
+            self.region.logdet = sum(found[1:], found[0]) if found else None
+        for name in self.op.outputs:
+            env[name] = local[name]
+
+
+class Part:
+    """A checkpoint segment: its program calls run on their own values, returning what is read later."""
+
+    def __init__(self, calls: list[Callable[[dict[str, torch.Tensor]], None]], inputs: list[str],
+                 outputs: list[str]) -> None:
+        self.calls, self.inputs, self.outputs = calls, inputs, outputs
+
+    def __call__(self, *xs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        local = dict(zip(self.inputs, xs))
+        for call in self.calls:
+            call(local)
+        return tuple(local[v] for v in self.outputs)

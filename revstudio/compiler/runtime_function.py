@@ -1,0 +1,287 @@
+"""The reversible region's autograd Function: forward keeps only the outputs, backward rebuilds.
+
+``_RegionFunction.forward`` runs a region's steps without autograd, keeps its
+outputs as detached aliases (plus, for wide or paired streams, the rounding
+residual) and may release inputs it can rebuild; ``backward`` walks the steps in
+reverse, rebuilding each step's inputs and getting its gradients in one pass,
+checks that nothing it reads again was edited in place, and measures the
+inversion error on a few samples. ``runtime.Region`` applies it. Imports only
+torch and the standard library: the code exporter inlines this file verbatim.
+"""
+import contextlib
+import functools
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import nn
+
+from .runtime_steps import LOGDET, Owned, RngState, _accumulate, frozen_batch_stats
+from .runtime_streams import Pair, Value, _shares, _update, dense, is_pair, sample, to_stream, value
+
+if TYPE_CHECKING:
+    from .runtime import Region
+
+Tensor = torch.Tensor
+
+
+def _releasable(x: Tensor, outputs: Sequence[Tensor]) -> bool:
+    """Only a tensor that solely owns its whole storage, shared with no output, may be released."""
+    if x._base is not None or x.storage_offset() != 0 or not dense(x) or x.numel() == 0:
+        return False
+    storage = x.untyped_storage()
+    if storage.nbytes() != x.numel() * x.element_size():
+        return False
+    ptr = storage.data_ptr()
+    return all(o.untyped_storage().data_ptr() != ptr for o in outputs)
+
+
+def _first_order_only(backward: Any) -> Any:
+    """Like ``once_differentiable``, but a double backward is refused at once, not answered
+    with gradients that silently miss every path through the rebuilt activations."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *gouts: Tensor | None) -> tuple[Tensor | None, ...]:
+        # grad mode is on inside backward exactly when the caller asked for create_graph
+        if torch.is_grad_enabled():
+            raise RuntimeError(
+                f"reversible region {ctx.region.id!r}: higher-order gradients (create_graph=True, "
+                "double backward) are not supported in reversible mode, because activations are "
+                "rebuilt without a graph; set model.mode = \"standard\" or \"checkpoint\" for them")
+        with torch.no_grad():
+            return backward(ctx, *gouts)
+
+    return wrapper
+
+
+class _RegionFunction(torch.autograd.Function):
+    """Forward without storing activations; backward rebuilds them step by step (fused)."""
+
+    @staticmethod
+    def forward(ctx, region: "Region", dtype: torch.dtype, stream: torch.dtype | str, n_in: int,  # type: ignore[override]
+                *args: Tensor) -> tuple[Tensor, ...]:
+        inputs = args[:n_in]
+        ctx.region, ctx.dtype, ctx.n_in = region, dtype, n_in
+        ctx.in_dtypes = [x.dtype for x in inputs]
+        device = inputs[0].device
+        ctx.autocast = (device.type, torch.is_autocast_enabled(device.type), torch.get_autocast_dtype(device.type))
+        own = Owned()
+        own.whole = True  # the forward's update temporaries sit below backward's peak
+        env: dict[int, Value] = {}
+        for s, x in zip(region.inputs, inputs):
+            env[s] = to_stream(x, stream, copy=s not in region.side, layout=region.layout_of(x))
+            if env[s] is not x and s not in region.side:
+                own.values.add(s)  # a converted copy: the runtime's to overwrite
+        ctx.side = [env[s] for s in region.side]
+        ctx.samples = {}
+        if region.track_error:
+            for s in region.rebuilt:
+                ctx.samples[s] = sample(env[s])
+        ctx.rng = {}
+        for i, step in enumerate(region.steps):
+            if step.stochastic:
+                ctx.rng[i] = RngState(device)
+            step.run(env, dtype, own, region.dead_after[i])
+            for s in region.dead_after[i]:
+                env.pop(s, None)
+        found = env.pop(LOGDET, None)  # a tensor (the slot never holds a pair)
+        logdet = None if found is None else value(found)
+        out_dtype = inputs[0].dtype
+        outs: list[Tensor] = []
+        residuals: list[Tensor | None] = []
+        for k, s in enumerate(region.outputs):
+            t = env[s]
+            if isinstance(t, Pair):
+                # hi is the float32 rounding of the stream and lo exactly what it left out:
+                # hand out hi, keep lo as the residual (no arithmetic, no copy)
+                y = t.hi.to(out_dtype)
+                if any(_shares(y, x) for x in inputs):
+                    y = y.clone()
+                outs.append(y)
+                residuals.append(t.lo)
+                del t
+                continue
+            y = t.to(out_dtype)
+            if y is t and any(_shares(y, x) for x in inputs):
+                y = y.clone()  # never hand out a view of an input from a custom Function
+            # Keep the returned tensors plus, for wide streams, the rounding residual in the narrow dtype:
+            # y + r restores the wide value to ~2^-48, at half the bytes of a wide copy.
+            if y is t or y.dtype == t.dtype:
+                residuals.append(None)
+            elif s in own.values and s not in region.outputs[k + 1:]:
+                residuals.append(value(_update(t, y, -1, True)).to(out_dtype))  # the stream is done: reuse it
+            else:
+                residuals.append(value(_update(t, y, -1, False)).to(out_dtype))
+            del t
+            outs.append(y)
+        env.clear()
+        # The returned tensors are kept as detached aliases, not through save_for_backward:
+        # backward can then drop them as soon as it has rebuilt the streams from them
+        # (a saved tensor stays alive until the whole backward ends). Detached, they hold
+        # no grad_fn (no reference cycle) but share the version counter, so an in-place
+        # edit by the caller is still caught (``_kept_outputs``).
+        ctx.outs = [y.detach() for y in outs]
+        ctx.versions = [y._version for y in outs]
+        # weights and kept inputs are read again in backward: an in-place edit in between
+        # (optimizer.step() before backward) must raise, as autograd's saved tensors do
+        ctx.read_again = [(x, x._version) for x in (*args[n_in:], *(inputs[i] for i, s in enumerate(region.inputs)
+                                                                     if s in region.side))]
+        ctx.residuals = residuals
+        ctx.stream = stream
+        ctx.freed = []
+        if region.free and not _compiling():
+            for i, s in enumerate(region.inputs):
+                x = inputs[i]
+                if s in region.free and _releasable(x, outs):
+                    ctx.freed.append((s, x))
+                    x.data.untyped_storage().resize_(0)
+        # An input the caller passed to the model (``given``: its batch) is its own reference
+        # for the inversion error: no samples of it are kept (they would sit at the peak), only
+        # a weak reference, which never keeps it alive (if the caller lets it go or edits it
+        # before backward, that input goes unmeasured).
+        ctx.refs = {}
+        freed = {s for s, _ in ctx.freed}
+        for i, s in enumerate(region.inputs):
+            if s in ctx.samples and s not in freed and s in region.given:
+                del ctx.samples[s]
+                ctx.refs[s] = (weakref.ref(inputs[i]), inputs[i]._version)
+        if region.flow:  # the log-determinant is one more output, so its gradient reaches backward
+            logdet = inputs[0].new_zeros(inputs[0].shape[0], dtype=dtype) if logdet is None else logdet.clone()
+            return (*outs, logdet)
+        return tuple(outs)
+
+    @staticmethod
+    @_first_order_only
+    def backward(ctx, *gouts: Tensor | None) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+        region: Region = ctx.region
+        _check_read_again(ctx, region)
+        own = Owned()
+        own.unneeded = frozenset(s for i, s in enumerate(region.inputs) if not ctx.needs_input_grad[4 + i]
+                                 and region.inputs.count(s) == 1)
+        env: dict[int, Value] = {}
+        y = r = None
+        keeps = _keeps_graph()
+        kept = _kept_outputs(ctx, region)
+        for s, y, r in zip(region.outputs, kept, ctx.residuals):
+            if r is None:
+                env[s] = y  # the caller's output: never overwritten
+            elif is_pair(ctx.stream):
+                # the pair is the output (a copy: the caller's tensor is never overwritten) and
+                # the residual, taken over unless another backward will ask for it
+                env[s] = Pair(y.to(torch.float32, copy=True), r.clone() if keeps or _overlapping(r) else r)
+                own.values.add(s)
+            else:
+                env[s] = _update(y.to(ctx.stream), r, 1, True)
+                own.values.add(s)
+        del kept, y, r  # (the loop's names would keep the last output and residual alive)
+        if len(set(region.outputs)) != len(region.outputs):
+            own.values.clear()  # one tensor under two slots: overwrite neither
+        if not keeps:
+            ctx.residuals = None  # folded into the wide streams; no second backward will ask
+        env.update({s: t for s, t in zip(region.side, ctx.side)})
+        grads: dict[int, Tensor] = {}
+        for s, g in zip(region.outputs, gouts):
+            if g is not None:  # gradients stay in the model's dtype, like plain autograd's
+                _accumulate(grads, own.grads, s, g)
+        if region.flow and gouts[-1] is not None:
+            grads[LOGDET] = gouts[-1]  # read by every flow step
+        pgrads: dict[int, Tensor] = {}
+        device_type, enabled, ac_dtype = ctx.autocast
+        with torch.autocast(device_type, dtype=ac_dtype, enabled=enabled):
+            for i in range(len(region.steps) - 1, -1, -1):
+                step = region.steps[i]
+                norms = step.batch_norms()
+                if i in ctx.rng or norms:
+                    replay = ctx.rng[i].replay() if i in ctx.rng else contextlib.nullcontext()
+                    with frozen_batch_stats(norms), replay:
+                        step.backward(env, grads, pgrads, ctx.dtype, own)
+                else:
+                    step.backward(env, grads, pgrads, ctx.dtype, own)
+        if ctx.samples or ctx.refs:
+            errs = []
+            for s, ref in ctx.samples.items():
+                rec = sample(env[s])
+                errs.append((ref - rec).norm() / ref.norm().clamp_min(torch.finfo(ref.dtype).tiny))
+            for s, (alive, version) in ctx.refs.items():
+                x = alive()
+                if x is None or x._version != version or x.untyped_storage().nbytes() == 0:
+                    continue  # gone or changed since the forward: nothing to compare with
+                rec = sample(env[s])
+                ref = sample(x.detach()).to(rec.dtype)
+                errs.append((ref - rec).norm() / ref.norm().clamp_min(torch.finfo(ref.dtype).tiny))
+            region.last_error = torch.stack(errs).max().detach() if errs else None
+        with torch.no_grad():
+            for s, x in ctx.freed:
+                # restore through .data: the producer may have saved this very tensor (an
+                # in-place activation), and its version counter must stay untouched.
+                # copy_ converts the (wider) stream itself: no converted temporary, and the
+                # stream goes as soon as it is copied (popped: nothing after this reads it)
+                rebuilt = env.pop(s, None)
+                if rebuilt is not None and x.data.untyped_storage().nbytes() == 0:
+                    x.data.untyped_storage().resize_(x.numel() * x.element_size())
+                    x.data.copy_(value(rebuilt))
+                del rebuilt
+        in_grads = []
+        for i, s in enumerate(region.inputs):
+            g = grads.get(s)
+            needed = ctx.needs_input_grad[4 + i]
+            in_grads.append(g.to(ctx.in_dtypes[i]) if (g is not None and needed) else None)
+        env.clear()
+        grads.clear()
+        params = region.param_list
+        pg = [pgrads.pop(id(p), None) for p in params]
+        return (None, None, None, None, *in_grads, *pg)
+
+
+def _check_read_again(ctx: Any, region: "Region") -> None:
+    """Raise as autograd does when the graph was freed or a weight was edited in place."""
+    if ctx.outs is None or ctx.residuals is None:
+        raise RuntimeError(
+            f"reversible region {region.id!r}: trying to backward through the graph a second time "
+            "(its kept outputs were released by the first backward). Specify retain_graph=True "
+            "in the first backward() or autograd.grad() call if you need to backward a second time")
+    for x, version in ctx.read_again:
+        if x._version != version:
+            what = "a weight" if isinstance(x, nn.Parameter) else "an input it keeps"
+            raise RuntimeError(
+                f"reversible region {region.id!r}: one of the variables needed for gradient computation "
+                f"has been modified by an inplace operation: {what} of shape {list(x.shape)} is at version "
+                f"{x._version}; expected version {version} instead. Call backward() before changing "
+                "weights in place (optimizer.step() after loss.backward())")
+
+
+def _kept_outputs(ctx: Any, region: "Region") -> list[Tensor]:
+    """The region's outputs as forward returned them; released from ``ctx`` unless the
+    graph is kept for another backward. Raises, like autograd's saved tensors, when the
+    caller has since modified one in place (the rebuild would start from wrong values)."""
+    outs: list[Tensor] = ctx.outs
+    for k, (y, version) in enumerate(zip(outs, ctx.versions)):
+        if y._version != version:
+            raise RuntimeError(
+                f"reversible region {region.id!r}: its output {k} was modified by an in-place "
+                f"operation after the forward (version {version} -> {y._version}), so the "
+                "activations cannot be rebuilt from it; use an out-of-place operation (e.g. "
+                "y = y * 2 instead of y *= 2) or clone the output first")
+    if not _keeps_graph():
+        ctx.outs = None
+    return outs
+
+
+def _overlapping(t: Tensor) -> bool:
+    """Whether elements of ``t`` share memory (an expanded tensor: no in-place writes)."""
+    return any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape))
+
+
+def _keeps_graph() -> bool:
+    """Whether the running backward keeps the graph (``retain_graph``); True when unknown."""
+    probe = getattr(torch._C._autograd, "_get_current_graph_task_keep_graph", None)
+    try:
+        return True if probe is None else bool(probe())
+    except RuntimeError:  # not inside a graph task
+        return True
+
+
+def _compiling() -> bool:
+    compiler = getattr(torch, "compiler", None)
+    return bool(compiler is not None and compiler.is_compiling())
