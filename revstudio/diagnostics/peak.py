@@ -28,6 +28,8 @@ WIDE_BACKWARD = frozenset({"AffineCoupling", "ActNorm", "InvConv1x1"})
 # the rounding-error samples a region keeps per rebuilt input (runtime_streams.sample: 256 values,
 # float64 for a wide stream)
 SAMPLES = 256
+# the most one sample costs (a large input: 256 float64 values); the budget prices cuts with it
+SAMPLE_BYTES = SAMPLES * 8
 
 
 @dataclass(slots=True)
