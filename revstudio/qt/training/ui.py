@@ -354,14 +354,13 @@ class TrainingUI(QObject):
     def gradcheck_run(self, path: Path) -> ChildQuery:
         """The gradient check at the run's last checkpoint (its trained weights), or its snapshot's."""
         snapshot, checkpoint = path / "project.revs", path / "checkpoints" / "last.pt"
-        if checkpoint.exists():
+        if checkpoint.exists():  # `revstudio gradcheck --checkpoint` loads it (weights_only) and checks its keys
             return self._diagnose("gradcheck", f"Gradient check of {path.name} at its checkpoint",
-                                  [str(snapshot), str(checkpoint)], None, module="revstudio.qt.training.probe")
+                                  [str(snapshot), "--json", "--checkpoint", str(path)], None)
         return self._diagnose("gradcheck", f"Gradient check of {path.name}", [str(snapshot), "--json"], None)
 
-    def _diagnose(self, kind: str, title: str, args: list[str], cleanup: Path | None,
-                  module: str = "revstudio") -> ChildQuery:
-        query = ChildQuery(module, [kind, *args], parent=self)
+    def _diagnose(self, kind: str, title: str, args: list[str], cleanup: Path | None) -> ChildQuery:
+        query = ChildQuery("revstudio", [kind, *args], parent=self)
         self.window.show_message(f"{title}: running …")
 
         def answered(result: dict[str, Any]) -> None:
