@@ -39,7 +39,7 @@ class CanvasTabs(QTabWidget):
         self.tabBar().setDrawBase(False)
         self.dark = True
         self._groups: dict[str, QWidget] = {}
-        self._read_only: dict[str, QWidget] = {}  # key (e.g. a run folder) -> view of another document
+        self._read_only: dict[str, Any] = {}  # key (e.g. a run folder) -> view of another document
         self.tabCloseRequested.connect(self._close_tab)
         self.currentChanged.connect(self._on_current)
         self._watched: Graph | None = None
