@@ -172,3 +172,19 @@ def test_run_directories_are_listed_and_a_dead_running_pid_is_failed(tmp_path):
         delete_run_dir(tmp_path / "not-a-run", tmp_path)
     with pytest.raises(ValueError):
         delete_run_dir(tmp_path, tmp_path.parent)
+
+
+def test_line_pump_files_a_few_milliseconds_per_call_and_everything_at_the_end():
+    from revstudio.qt.plots.rows import LinePump
+
+    run = RunData("pump")
+    rows = [json.dumps({"kind": "step", "step": s, "time": s * 0.1, "loss": 1.0 / s}).encode() for s in range(1, 20001)]
+    pump = LinePump(run, budget_ms=2.0)
+    pump.push(rows)
+    filed = pump.pump()
+    assert 0 < filed < 20_000 and len(pump) == 20_000 - filed  # the rest waits for the next turn
+    assert run.step == filed and len(run.series["loss"]) == filed  # in order, none skipped
+    pump.push([b"not a row", json.dumps({"kind": "event", "event": "finished", "step": 20_000}).encode()])
+    pump.pump(everything=True)
+    assert not len(pump) and run.status == "finished" and len(run.series["loss"]) == 20_000
+    assert run.noise == ["not a row"]
