@@ -76,26 +76,121 @@ def row_cost_us(data: bytes, repeat: int = 3) -> tuple[float, float]:
     return best / n * 1e6, best_cpu / n * 1e6
 
 
+TRACE: list[tuple[float, float, str]] | None = None  # --trace: (start, seconds, what) of each slow piece
+
+
 def _timing_app() -> Any:
-    """A QApplication that times the delivery of every paint event (where pyqtgraph draws)."""
+    """A QApplication that times the delivery of every paint event (where pyqtgraph draws).
+
+    With ``--trace`` it also records every event delivery over 1 ms (its type
+    and receiver), so the longest stalls can be taken apart afterwards.
+    """
     from PySide6.QtCore import QEvent
     from PySide6.QtWidgets import QApplication
 
     class TimingApp(QApplication):
         paint_wall = 0.0
         paint_cpu = 0.0
+        depth = 0
+        painted: set[str] = set()  # the plots (object names) that got a paint event
 
         def notify(self, receiver: Any, event: Any) -> bool:  # noqa: N802 - Qt API
-            if event.type() != QEvent.Type.Paint:
+            paint = event.type() == QEvent.Type.Paint
+            if not paint and TRACE is None:
                 return super().notify(receiver, event)
+            kind = event.type()
             t0, c0 = time.perf_counter(), time.process_time()
+            TimingApp.depth += 1
             try:
                 return super().notify(receiver, event)
             finally:
-                TimingApp.paint_wall += time.perf_counter() - t0
-                TimingApp.paint_cpu += time.process_time() - c0
+                TimingApp.depth -= 1
+                took = time.perf_counter() - t0
+                if paint:
+                    TimingApp.painted.add(_where(receiver))
+                    TimingApp.paint_wall += took
+                    TimingApp.paint_cpu += time.process_time() - c0
+                if TRACE is not None and took > 1e-3 and TimingApp.depth <= 2:
+                    name = getattr(kind, "name", str(kind))
+                    who = type(receiver).__name__ + _where(receiver)
+                    TRACE.append((t0, took, "  " * TimingApp.depth + f"{name} -> {who}"))
 
     return QApplication.instance() or TimingApp([])
+
+
+def _where(obj: Any) -> str:
+    """'(plot_loss)': the nearest named object at or above ``obj`` (a viewport names its plot)."""
+    for _ in range(4):
+        name = obj.objectName() if hasattr(obj, "objectName") else ""
+        if name:
+            return f"({name})"
+        obj = obj.parent() if hasattr(obj, "parent") and callable(obj.parent) else None
+        if obj is None:
+            break
+    return ""
+
+
+def _span(what: str, fn: Any) -> Any:
+    """``fn`` with its calls recorded in TRACE (when tracing)."""
+    def timed(*args: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            if TRACE is not None:
+                TRACE.append((t0, time.perf_counter() - t0, what))
+    return timed
+
+
+PARTS: dict[str, list[float]] = {}  # --breakdown: CPU seconds per piece of the drawing, summed over the run
+
+
+def time_parts() -> None:
+    """Wrap the pieces of a frame (setData, the y framing, the reference lines, each plot's paint) in timers."""
+    import pyqtgraph as pg
+
+    from revstudio.qt.plots import metric_plot
+    from revstudio.qt.plots.series import Series
+
+    def wrap(owner: Any, name: str, label: str) -> None:
+        fn = getattr(owner, name)
+
+        def timed(*args: Any, **kw: Any) -> Any:
+            c0 = time.thread_time()
+            try:
+                return fn(*args, **kw)
+            finally:
+                PARTS.setdefault(label, []).append(time.thread_time() - c0)
+        setattr(owner, name, timed)
+
+    wrap(metric_plot.MetricPlot, "_set_data", "MetricPlot._set_data (all of a curve's update)")
+    wrap(Series, "view", "  Series.view (block overview)")
+    wrap(pg.PlotDataItem, "setData", "  PlotDataItem.setData (pyqtgraph: clip, downsample, bounds)")
+    wrap(metric_plot, "_bounds", "  _bounds (y extent of the drawn points)")
+    wrap(metric_plot.MetricPlot, "_follow_y", "MetricPlot._follow_y (y framing)")
+    wrap(metric_plot.MetricPlot, "_plan_x", "MetricPlot._plan_x")
+    wrap(pg.PlotCurveItem, "paint", "paint: PlotCurveItem.paint")
+    wrap(pg.AxisItem, "paint", "paint: AxisItem.paint")
+    wrap(pg.GraphicsView, "paintEvent", "paint: GraphicsView.paintEvent (a whole plot)")
+
+
+def parts_table(frames: int) -> list[str]:
+    lines = ["| piece | calls | CPU per frame | per call |", "|---|---|---|---|"]
+    for label, times in PARTS.items():
+        lines.append(f"| {label} | {len(times):,} | {1000 * sum(times) / max(frames, 1):.2f} ms | "
+                     f"{1e6 * sum(times) / max(len(times), 1):.0f} us |")
+    return lines
+
+
+def stall_anatomy(gaps: list[tuple[float, float]], top: int = 6) -> list[str]:
+    """For the ``top`` longest gaps (start, end in perf_counter seconds): what ran inside them."""
+    lines = []
+    for start, end in sorted(gaps, key=lambda g: g[0] - g[1])[:top]:
+        inside = [(t, d, w) for t, d, w in TRACE or [] if t < end and t + d > start]
+        lines.append(f"gap {1000 * (end - start):.1f} ms:")
+        for t, d, w in sorted(inside):
+            lines.append(f"    +{1000 * (t - start):6.1f} ms  {1000 * d:6.1f} ms  {w}")
+    return lines
 
 
 def stream(steps: int, data: bytes) -> dict[str, float]:
@@ -104,6 +199,10 @@ def stream(steps: int, data: bytes) -> dict[str, float]:
     from revstudio.qt.plots.panel import PlotsPanel
     from revstudio.qt.plots.rows import LineSplitter, RunData
 
+    try:
+        from revstudio.qt.plots.rows import LinePump
+    except ImportError:  # an older revstudio (run for a before/after): rows filed a whole chunk per turn
+        LinePump = None  # noqa: N806
     app = _timing_app()
     cls = type(app)
     panel = PlotsPanel()
@@ -118,6 +217,7 @@ def stream(steps: int, data: bytes) -> dict[str, float]:
         app.processEvents()
     first_paint = (time.perf_counter() - t0) * 1000
     split = LineSplitter()
+    pump = LinePump(run) if LinePump is not None else None  # as the run controller files rows
     panel.set_runs([run])
     frames: list[float] = []
     frames_cpu: list[float] = []
@@ -129,6 +229,7 @@ def stream(steps: int, data: bytes) -> dict[str, float]:
 
     pending = [0.0, 0.0]  # the last refresh, waiting for the paints it causes
 
+    @_span_if_tracing("frame: panel.refresh")
     def frame() -> None:  # the panel's own timer: a frame = refresh + the paints that follow it
         if pending[0]:
             frames.append((pending[0] + cls.paint_wall) * 1000)
@@ -138,19 +239,82 @@ def stream(steps: int, data: bytes) -> dict[str, float]:
         redrawn = panel.refresh()
         pending[:] = [time.perf_counter() - t0, time.process_time() - c0] if redrawn else [0.0, 0.0]
 
+    marks: list[tuple[float, float]] = []
+
     def tick() -> None:
         now = clock.nsecsElapsed()
         gaps.append((now - last[0]) / 1e6)
+        if TRACE is not None and gaps[-1] > 30:
+            end = time.perf_counter()
+            marks.append((end - gaps[-1] / 1000, end))
         last[0] = now
 
-    def feed() -> None:
-        i = pos[0]
-        if i >= len(data):
-            app.quit()
-            return
-        run.feed_lines(split.feed(data[i:i + CHUNK]))
-        pos[0] = i + CHUNK
+    ended = [0.0]
+    final: list[float] = []
+    final_cpu: list[float] = []
+    seen: list[int] = []
+    names = {f"({plot.objectName()})" for plot in panel.plots}
+    static = {"t": 0.0, "c": 0.0, "waits": 0}
 
+    def static_frame() -> None:
+        """Every curve full, handed to setData again, timed with the paints it causes.
+
+        Inside the event loop: once ``exec`` has returned Qt delivers no more paint
+        events, which is why this row once measured ``refresh`` alone.
+        """
+        if static["t"]:  # the last refresh: wait for every plot's paint
+            static["waits"] += 1
+            if not names <= cls.painted and static["waits"] < 50:
+                return
+            final.append((static["t"] + cls.paint_wall) * 1000)
+            final_cpu.append((static["c"] + cls.paint_cpu) * 1000)
+            seen.append(len(names & cls.painted))
+            if len(final) == 15:
+                app.quit()
+                return
+        run.version += 1
+        for series in run.series.values():
+            series.version += 1
+        cls.paint_wall = cls.paint_cpu = 0.0
+        cls.painted = set()
+        t1, c1 = time.perf_counter(), time.process_time()
+        panel.refresh(force=True)
+        static.update(t=time.perf_counter() - t1, c=time.process_time() - c1, waits=0)
+
+    @_span_if_tracing("feed: read a chunk, file rows for a few ms")
+    def feed() -> None:  # the worker's pipe: a chunk each turn while fewer than a chunk's rows wait
+        i = pos[0]
+        if pump is None:  # the old controller: split and file all of a chunk at once
+            if i < len(data):
+                run.feed_lines(split.feed(data[i:i + CHUNK]))
+                pos[0] = i + CHUNK
+                return
+        if i >= len(data) and not (pump is not None and len(pump)):
+            if not ended[0]:  # streaming is over: the static frames follow, timed on their own
+                ended[0] = time.perf_counter()
+                heartbeat.stop()
+                panel.timer.stop()
+                feeder.timeout.disconnect()
+                feeder.timeout.connect(static_frame)
+            return
+        if pump is None:
+            return
+        if i < len(data) and len(pump) < 400:
+            pump.push(split.feed(data[i:i + CHUNK]))
+            pos[0] = i + CHUNK
+        pump.pump()
+
+    redraws = {plot.title_text: 0 for plot in panel.plots}  # how often each plot was brought up to date
+
+    def counted(plot: Any) -> Any:
+        inner = plot.refresh
+
+        def refresh(*args: Any, **kw: Any) -> Any:
+            redraws[plot.title_text] += 1
+            return inner(*args, **kw)
+        return refresh
+    for plot in panel.plots:
+        plot.refresh = counted(plot)
     panel.timer.timeout.disconnect()
     panel.timer.timeout.connect(frame)
     heartbeat = QTimer()
@@ -163,22 +327,9 @@ def stream(steps: int, data: bytes) -> dict[str, float]:
     feeder.start()
     t0 = time.perf_counter()
     app.exec()
-    wall = time.perf_counter() - t0
-    heartbeat.stop()
+    wall = ended[0] - t0
+    rates = {name: count / wall for name, count in redraws.items()}
     feeder.stop()
-    final, final_cpu = [], []
-    for _ in range(15):  # every curve full: N points per series, every curve handed to setData again
-        run.version += 1
-        for series in run.series.values():
-            series.version += 1
-        cls.paint_wall = cls.paint_cpu = 0.0
-        t1, c1 = time.perf_counter(), time.process_time()
-        panel.refresh(force=True)
-        refresh_wall, refresh_cpu = time.perf_counter() - t1, time.process_time() - c1
-        for _ in range(3):
-            app.processEvents()
-        final.append((refresh_wall + cls.paint_wall) * 1000)
-        final_cpu.append((refresh_cpu + cls.paint_cpu) * 1000)
     points = max(panel.loss.curve_points().values())
     panel.close()
     return {"wall_s": wall, "rows_per_s": data.count(b"\n") / wall, "frames": len(frames),
@@ -187,7 +338,15 @@ def stream(steps: int, data: bytes) -> dict[str, float]:
             "full_median_ms": statistics.median(final), "full_max_ms": max(final),
             "frame_cpu_median_ms": statistics.median(frames_cpu), "full_cpu_median_ms": statistics.median(final_cpu),
             "first_paint_ms": first_paint,
-            "stall_max_ms": max(gaps[1:]) if len(gaps) > 1 else 0.0, "points": points}
+            "stall_max_ms": max(gaps[1:]) if len(gaps) > 1 else 0.0, "points": points,
+            "stall_p99_ms": sorted(gaps[1:])[int(0.99 * (len(gaps) - 2))] if len(gaps) > 2 else 0.0,
+            "stalls_over_50": sum(g > 50 for g in gaps[1:]), "marks": marks,
+            "rate_min": min(rates.values()), "rate_max": max(rates.values()),
+            "static_painted": min(seen), "plots": len(names)}
+
+
+def _span_if_tracing(what: str) -> Any:
+    return lambda fn: _span(what, fn)
 
 
 def step_time_ms(example: str, steps: int) -> float:
@@ -211,10 +370,33 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--quick", action="store_true", help="2,000 steps and one example (smoke test)")
     parser.add_argument("--no-examples", action="store_true", help="step time of one example only")
+    parser.add_argument("--trace", action="store_true",
+                        help="take the longest event-loop stalls apart (what ran inside each)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="CPU time per piece of a frame (setData, y framing, paints), per streaming frame")
+    parser.add_argument("--cprofile", metavar="N", type=int, default=0,
+                        help="print the N functions with the most own time while streaming (cProfile)")
     args = parser.parse_args()
     steps = min(args.steps, 2000) if args.quick else args.steps
     data = synthetic_rows(steps)
-    s = stream(steps, data)
+    global TRACE
+    if args.trace:
+        TRACE = []
+    if args.breakdown:
+        time_parts()
+    if args.cprofile:
+        import cProfile
+        import pstats
+
+        prof = cProfile.Profile()
+        s = prof.runcall(stream, steps, data)
+        pstats.Stats(prof).sort_stats("tottime").print_stats(args.cprofile)
+    else:
+        s = stream(steps, data)
+    if args.trace:
+        print("\n".join(stall_anatomy(s["marks"])))
+    if args.breakdown:  # the 15 static frames at the end are in these sums too
+        print("\n".join(parts_table(s["frames"] + 15)))
     cost, cost_cpu = row_cost_us(data)
     print(f"synthetic run: {steps:,} steps, {data.count(b'{'):,} rows, {len(data) / 2**20:.1f} MiB streamed in "
           f"{s['wall_s']:.1f} s ({s['rows_per_s']:,.0f} rows/s, chunks of {CHUNK // 1024} KiB)")
@@ -225,9 +407,13 @@ def main() -> int:
     print(f"| redraw per frame while streaming (median / p95 / max of {s['frames']} frames) | "
           f"{s['frame_median_ms']:.1f} / {s['frame_p95_ms']:.1f} / {s['frame_max_ms']:.1f} ms | "
           f"{s['frame_cpu_median_ms']:.1f} ms | < 20 ms |")
-    print(f"| redraw per frame, every curve at {s['points']:,} points (median / max) | "
+    print(f"| redraw per frame, every curve at {s['points']:,} points (median / max; plots painted each time: "
+          f"at least {s['static_painted']} of {s['plots']}) | "
           f"{s['full_median_ms']:.1f} / {s['full_max_ms']:.1f} ms | {s['full_cpu_median_ms']:.1f} ms | < 20 ms |")
-    print(f"| longest event-loop stall while streaming | {s['stall_max_ms']:.1f} ms | | < 50 ms |")
+    print(f"| longest event-loop stall while streaming (99th percentile; gaps over 50 ms) | "
+          f"{s['stall_max_ms']:.1f} ms ({s['stall_p99_ms']:.1f} ms; {s['stalls_over_50']}) | | < 50 ms |")
+    print(f"| updates per second of each plot while streaming (slowest / fastest plot) | "
+          f"{s['rate_min']:.1f} / {s['rate_max']:.1f} Hz | | 10-30 Hz |")
     print(f"| first paint of the Plots tab (once, pyqtgraph's lazy set-up) | {s['first_paint_ms']:.0f} ms | | |")
     print(f"| split + file one row | {cost:.1f} us | {cost_cpu:.1f} us | |")
     for example in EXAMPLES[:1] if args.quick or args.no_examples else EXAMPLES:

@@ -1,17 +1,25 @@
-"""``revstudio gradcheck FILE [--batch B] [--dtype float64|float32] [--json]``.
+"""``revstudio gradcheck FILE [--batch B] [--dtype float64|float32] [--checkpoint RUN] [--json]``.
 
 Runs one training step in reversible and in standard mode on the same weights,
 batch and random streams and compares every parameter and input gradient (and
-each region's inversion error). Exit 0 when they agree within tolerance
-(1e-10 in float64), 1 when they do not or the graph has errors, 2 for bad
-usage or an unreadable file.
+each region's inversion error). The weights are freshly initialised, or with
+``--checkpoint`` a training run's (``RUN_DIR/checkpoints/last.pt`` or a
+checkpoint file, read with ``weights_only=True``). Exit 0 when they agree
+within tolerance (1e-10 in float64), 1 when they do not or the graph has
+errors, 2 for bad usage or an unreadable file, a checkpoint included.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+from typing import Any
+
+from revstudio.cli import CliError
 
 from ._runargs import graph_errors, load_checked, positive_int, refuse_unfit
+
+CHECKPOINT = os.path.join("checkpoints", "last.pt")  # where a run directory keeps its weights
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,22 +33,65 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the batch and random streams (default 0)")
     parser.add_argument("--tolerance", type=float, default=None,
                         help="override the pass/fail tolerance on the normalised error")
+    parser.add_argument("--checkpoint", metavar="RUN_DIR_OR_CKPT", default=None,
+                        help="compare at a training run's weights: its run folder (checkpoints/last.pt) or "
+                             "a checkpoint file")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
+def checkpoint_file(text: str) -> str:
+    """The checkpoint file ``--checkpoint`` names (a run folder or a file); a CliError (exit 2) if none."""
+    if os.path.isdir(text):
+        for candidate in (os.path.join(text, CHECKPOINT), os.path.join(text, "last.pt")):
+            if os.path.isfile(candidate):
+                return candidate
+        if os.path.isfile(os.path.join(text, "project.revs")):
+            raise CliError(f"--checkpoint {text}: this run has saved no checkpoint yet ({CHECKPOINT} is "
+                           "missing); train it longer or pick another run", 2)
+        raise CliError(f"--checkpoint {text}: a folder that is neither a run directory nor holds {CHECKPOINT}; "
+                       "pass a run folder (runs/NAME) or a .pt file", 2)
+    if not os.path.exists(text):
+        raise CliError(f"--checkpoint {text}: no such file or folder", 2)
+    return text
+
+
+def load_weights(path: str) -> tuple[dict[str, Any], Any]:
+    """(the model's state dict, the step) of a training checkpoint; a CliError (exit 2) if unreadable."""
+    from revstudio.training.checkpoint import CheckpointError, load
+
+    try:
+        data = load(path)
+    except CheckpointError as exc:
+        raise CliError(f"--checkpoint {exc}", 2) from None
+    model = data.get("model")
+    if not isinstance(model, dict) or not model:
+        raise CliError(f"--checkpoint {path}: a revstudio checkpoint without model weights; it may be "
+                       "damaged", 2)
+    return model, data.get("step")
+
+
 def run(args: argparse.Namespace) -> int:
+    ckpt = checkpoint_file(args.checkpoint) if args.checkpoint is not None else None
     graph, report = load_checked(args.file)
     refuse_unfit(args.file, graph, report, args.batch, args.dtype, "cpu")  # before torch is even imported
-    from revstudio.diagnostics.gradcheck import compare_modes, summarize
+    from revstudio.diagnostics.gradcheck import StateMismatch, compare_modes, summarize
 
+    state, step = load_weights(ckpt) if ckpt is not None else (None, None)
     with graph_errors(args.file):
-        result = compare_modes(graph, batch=args.batch, dtype=args.dtype, seed=args.seed, mode=args.mode,
-                               tolerance=args.tolerance)
+        try:
+            result = compare_modes(graph, batch=args.batch, dtype=args.dtype, seed=args.seed, mode=args.mode,
+                                   tolerance=args.tolerance, state=state)
+        except StateMismatch as exc:
+            raise CliError(f"--checkpoint {ckpt}: {exc} (project {args.file})", 2) from None
     if args.json:
         data = {"file": args.file, **result.to_json(), "regions": [r.to_json() for r in report.regions]}
+        if ckpt is not None:
+            data.update(checkpoint=ckpt, step=step)
         print(json.dumps(data))
     else:
         lines = [f"{args.file}:"] + summarize(result)
+        if ckpt is not None:
+            lines.insert(1, f"  weights: {ckpt}" + (f" (step {step})" if step is not None else ""))
         if not report.regions:
             lines.append("  note: the graph has no reversible region, so both modes run plain autograd")
         if result.ok:

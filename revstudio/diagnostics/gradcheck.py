@@ -19,7 +19,38 @@ if TYPE_CHECKING:  # pragma: no cover
     import torch
 
 TOLERANCE = {"float64": 1e-10, "float32": 1e-4}
+KEYS_SHOWN = 6  # mismatching state_dict keys named in a message (then "and N more")
 INPUT_SEED_OFFSET = 1_000_003  # inputs and the loss weights get a stream of their own
+
+
+class StateMismatch(Exception):
+    """Weights (e.g. a training checkpoint's) that do not fit the compiled graph; the message names the keys."""
+
+
+def state_mismatch(expected: Mapping[str, Any], given: Mapping[str, Any]) -> str | None:
+    """Why ``given`` cannot be loaded where ``expected`` (the model's ``state_dict``) is; None when it can."""
+    problems = []
+    missing = sorted(set(expected) - set(given))
+    extra = sorted(set(given) - set(expected))
+    if missing:
+        problems.append(f"missing from it: {_names(missing)}")
+    if extra:
+        problems.append(f"not in the graph: {_names(extra)}")
+    not_tensors = sorted(k for k in set(expected) & set(given) if not hasattr(given[k], "shape"))
+    if not_tensors:
+        problems.append(f"not tensors: {_names(not_tensors)}")
+    shapes = [f"{k} is {list(given[k].shape)} there, {list(expected[k].shape)} in the graph"
+              for k in sorted(set(expected) & set(given))
+              if hasattr(given[k], "shape") and tuple(given[k].shape) != tuple(expected[k].shape)]
+    if shapes:
+        more = f" and {len(shapes) - KEYS_SHOWN} more" if len(shapes) > KEYS_SHOWN else ""
+        problems.append("other shapes: " + "; ".join(shapes[:KEYS_SHOWN]) + more)
+    return "; ".join(problems) or None
+
+
+def _names(keys: list[str]) -> str:
+    more = f" and {len(keys) - KEYS_SHOWN} more" if len(keys) > KEYS_SHOWN else ""
+    return ", ".join(keys[:KEYS_SHOWN]) + more
 
 
 @dataclass
@@ -203,7 +234,8 @@ def compare_modes(
     the trained network instead of freshly initialised weights.
 
     Raises the compiler's ``CompileError`` (with a message naming the node)
-    when the graph does not compile.
+    when the graph does not compile, and :class:`StateMismatch` (naming the
+    keys) when ``state`` belongs to another graph.
     """
     import torch
 
@@ -218,6 +250,10 @@ def compare_modes(
             torch.manual_seed(seed)
             model.initialize(*[t.detach() for t in inputs])  # once-only data-dependent init
     if state is not None:  # trained weights, in the dtype of the comparison
+        why = state_mismatch(model.state_dict(), state)
+        if why:
+            raise StateMismatch(f"the weights do not fit this graph ({why}); were they saved from another "
+                                "project or an older version of it?")
         model.load_state_dict({k: v.to(tdtype) if v.is_floating_point() else v for k, v in state.items()})
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}
 

@@ -1,9 +1,12 @@
-"""Canvas tabs: the main graph, plus one tab per opened group body.
+"""Canvas tabs: the main graph, plus one tab per opened group body (and read-only run snapshots).
 
 Tab opens a Group node's body on its own canvas; a group tab closes itself
 when its body disappears from the project (ungroup, undo, another file).
 Ctrl+G collapses the selection into a Group node and Ctrl+Shift+G restores it,
 both through core grouping commands pushed on the document's undo stack.
+A read-only tab shows another document (a run's snapshot, qt/runs/snapshot.py):
+the inspector never edits it, and edits made on its canvas go to that document,
+which refuses them.
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ class CanvasTabs(QTabWidget):
         self.tabBar().setDrawBase(False)
         self.dark = True
         self._groups: dict[str, QWidget] = {}
+        self._read_only: dict[str, Any] = {}  # key (e.g. a run folder) -> view of another document
         self.tabCloseRequested.connect(self._close_tab)
         self.currentChanged.connect(self._on_current)
         self._watched: Graph | None = None
@@ -68,6 +72,9 @@ class CanvasTabs(QTabWidget):
         return self.currentWidget()
 
     def current_graph(self) -> Graph:
+        view: Any = self.currentWidget()
+        if view is not None and view in self._read_only.values():
+            return view.graph
         name = self.current_group()
         return self.document.graph.groups.get(name, self.document.graph) if name else self.document.graph
 
@@ -116,6 +123,8 @@ class CanvasTabs(QTabWidget):
 
     def open_selected_group(self) -> bool:
         """Tab on a selected Group/Repeat node: open its body."""
+        if self._refuse_read_only("its groups open only in an editable project"):
+            return False
         graph, ids = self.current_graph(), self.current_view().selected_node_ids()
         for node_id in ids:
             node = graph.nodes.get(node_id)
@@ -130,6 +139,8 @@ class CanvasTabs(QTabWidget):
         from revstudio.core.graph import GraphError
         from revstudio.core.grouping import group_nodes
 
+        if self._refuse_read_only("nothing here can be grouped"):
+            return False
         view = self.current_view()
         ids = list(view.selected_node_ids())
         if not ids:
@@ -150,6 +161,8 @@ class CanvasTabs(QTabWidget):
         from revstudio.core.graph import GraphError
         from revstudio.core.grouping import ungroup
 
+        if self._refuse_read_only("nothing here can be ungrouped"):
+            return False
         view = self.current_view()
         graph = self.current_graph()
         before = set(graph.nodes)
@@ -180,6 +193,39 @@ class CanvasTabs(QTabWidget):
             ungroup.setShortcut(QKeySequence("Ctrl+Shift+G"))
             ungroup.triggered.connect(self.ungroup_selection)
 
+    # ---- read-only tabs of other documents ------------------------------
+    def add_read_only(self, key: str, document: Document, title: str, tooltip: str) -> Any:
+        """A closable tab showing ``document``'s graph; its selection never reaches the inspector."""
+        from revstudio.qt.canvas import GraphView
+
+        view = GraphView(document)
+        view.message.connect(self.message)
+        if hasattr(view, "set_theme"):
+            view.set_theme(self.dark)
+        self._read_only[key] = view
+        index = self.addTab(view, icon("node"), title)
+        self.setTabToolTip(index, tooltip)
+        self.setCurrentIndex(index)
+        view.fit_all()
+        QTimer.singleShot(0, view, view.fit_all)  # again once the tab has its size
+        return view
+
+    def _refuse_read_only(self, why: str) -> bool:
+        if self.currentWidget() not in self._read_only.values():
+            return False
+        self.message.emit(f"This tab is read-only: {why}")
+        return True
+
+    def read_only_view(self, key: str) -> Any:
+        return self._read_only.get(key)
+
+    def close_read_only(self, key: str) -> None:
+        view = self._read_only.pop(key, None)
+        if view is not None:
+            self.removeTab(self.indexOf(view))
+            view.deleteLater()
+            view.document.deleteLater()
+
     # ---- bookkeeping --------------------------------------------------
     def _watch(self, graph: Graph) -> None:
         if self._watched is not None:
@@ -203,6 +249,9 @@ class CanvasTabs(QTabWidget):
         name = next((n for n, v in self._groups.items() if v is self.widget(index)), None)
         if name is not None:
             self._close_view(name)
+        key = next((k for k, v in self._read_only.items() if v is self.widget(index)), None)
+        if key is not None:
+            self.close_read_only(key)
 
     def _on_graph_replaced(self) -> None:
         # The main scene follows the document and rebuilds itself; group tabs showed
@@ -231,7 +280,9 @@ class CanvasTabs(QTabWidget):
 
     def _on_current(self, _index: int) -> None:
         view: Any = self.currentWidget()
-        if view is not None:
+        if view is not None and view in self._read_only.values():
+            self.selectionChanged.emit(self.document.graph, [])  # the inspector shows the project
+        elif view is not None:
             self.selectionChanged.emit(self.current_graph(), list(view.selected_node_ids()))
 
     def rename_main(self, text: str) -> None:

@@ -56,8 +56,11 @@ def load(path: str, map_location: Any = "cpu") -> dict[str, Any]:
     try:
         data = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # truncated, not a torch file, or holding objects we refuse to unpickle
-        raise CheckpointError(f"{path}: not a readable checkpoint ({type(exc).__name__}: "
-                              f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+        # Only torch's first sentence: the rest of its weights-only message advises weights_only=False,
+        # which would run the file's pickled code.
+        first = str(exc).splitlines()[0].split(". ")[0].rstrip(".") if str(exc) else ""
+        raise CheckpointError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {first}); it is "
+                              "damaged, cut short, or was not written by revstudio train") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path}: not a revstudio checkpoint (no 'format': '{FORMAT}')")
     if data.get("version") != VERSION:

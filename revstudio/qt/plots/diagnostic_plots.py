@@ -111,6 +111,9 @@ def gradcheck_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
     text = (f"{result.get('mode', 'reversible')} vs standard gradients {ok}: worst {result.get('max_error', 0):.2g} "
             f"(tolerance {tol:g}, {result.get('dtype')}, batch {result.get('batch')}); max inversion error "
             f"{result.get('max_inversion_error', 0) or 0:.2g}.")
+    if result.get("checkpoint"):
+        step = result.get("step")
+        text += f"\nAt the weights of {result['checkpoint']}" + (f" (step {step})." if step is not None else ".")
     failures = result.get("failures") or []
     if failures:
         text += "\n" + "\n".join(str(f) for f in failures[:8])

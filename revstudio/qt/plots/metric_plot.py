@@ -2,29 +2,45 @@
 
 Each curve is drawn twice: the raw values faint, the debiased smoothed values
 on top (only the raw one when smoothing is off). Curves are refreshed from the
-runs' ring buffers by the panel's timer, and only when their buffer changed;
-``setDownsampling('peak')`` and ``setClipToView(True)`` keep a 100,000-point
-curve cheap to redraw. The tool row has the log-y toggle, a hover read-out and
-PNG/CSV export.
+runs' ring buffers by the panel's timer, and only when their buffer changed.
+A curve is a bare ``PlotCurveItem`` handed what its pixels can show: the
+points in view, or beyond two per pixel column their block minima and maxima
+(``Series.view``, the 'peak' rule), on a log scale already as log10. So
+pyqtgraph neither clips nor downsamples a 100,000-point curve again each
+frame (a ``PlotDataItem``'s ``setData`` cost four times as much, and drawing
+3,000 points where 900 pixels' worth show, three times the paint;
+benchmarks/README.md, "Live plots"). The tool row has the log-y toggle, a
+hover read-out and PNG/CSV export.
 """
 from __future__ import annotations
 
 import csv
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGraphicsItem,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from revstudio.qt.plots.rows import RunData
 from revstudio.qt.plots.series import Series
 
 PALETTE = ("#4e9af1", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f")
+TICK_TEXT_WIDTH = 42  # px for the y tick labels ("1e-10", "0.0001", "2.95")
 AXIS_LABELS = {"step": ("step", ""), "epoch": ("epoch", ""), "time": ("wall time", "s")}
 
 
@@ -50,10 +66,75 @@ class Channel:
 class _Curve:
     raw: Any
     smooth: Any
+    dot: Any = None  # a one-point curve is drawn as a dot (a line needs two points)
     version: int = -1
     stamp: tuple[Any, ...] = field(default_factory=tuple)
     points: int = 0
     bounds: tuple[float, float] | None = None  # lowest and highest y drawn (log10 on a log scale)
+
+
+class FittedLabel(QLabel):
+    """A label that shows the longest of its texts that fits its width (the last one elided).
+
+    The memory plot's "peak 29 % of standard's" becomes "29 % of standard's",
+    then "29 %" as the plot narrows, instead of being cut mid-word; the
+    tooltip keeps the whole sentence.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.texts: list[str] = []
+        self.setMinimumWidth(0)
+        # up to its whole text, shrinking (to the shorter texts) only when the row is short of room
+        self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
+
+    def set_texts(self, texts: Sequence[str]) -> None:
+        """The texts from the longest to the shortest (an empty list clears the label)."""
+        texts = [t for t in texts if t]
+        if texts == self.texts:
+            return
+        longest = texts[:1] != self.texts[:1]
+        self.texts = texts
+        if longest:  # a new size hint: the row may give it more room; fit once it has been laid out
+            self.setText(self.full_text())
+            self.updateGeometry()
+            QTimer.singleShot(0, self, self._fit)
+        else:
+            self._fit()
+
+    def full_text(self) -> str:
+        return self.texts[0] if self.texts else ""
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
+        hint = super().sizeHint()
+        metrics = self.fontMetrics()
+        return QSize(metrics.horizontalAdvance(self.full_text()) + 4, hint.height())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt API
+        return QSize(0, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        metrics, room = self.fontMetrics(), self.width()
+        shown = next((t for t in self.texts if metrics.horizontalAdvance(t) <= room), None)
+        if shown is None:
+            shown = metrics.elidedText(self.texts[-1], Qt.TextElideMode.ElideRight, room) if self.texts else ""
+        if shown != super().text():
+            self.setText(shown)
+
+
+class _TimedPlotWidget(pg.PlotWidget):
+    """A PlotWidget that remembers what its last paint cost, so a frame can budget paints too."""
+
+    paint_ms = 0.0
+
+    def paintEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
+        t0 = time.thread_time()  # CPU: on a loaded machine waiting for a core is not the plot's cost
+        super().paintEvent(event)
+        self.paint_ms = (time.thread_time() - t0) * 1000
 
 
 class MetricPlot(QWidget):
@@ -77,9 +158,9 @@ class MetricPlot(QWidget):
         self._y_set: tuple[float, float, bool] | None = None  # the y range this plot last set, and its log flag
 
         self.title = QLabel(f"<b>{title}</b>")
-        self.note = QLabel("")            # a number the plot stands for ("peak 29 % of standard's")
+        self.note = FittedLabel()         # a number the plot stands for ("peak 29 % of standard's")
         self.note.setObjectName("plotNote")
-        self.readout = QLabel("")
+        self.readout = FittedLabel()
         self.readout.setObjectName("plotReadout")
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.log_box = QCheckBox("log y")
@@ -95,25 +176,31 @@ class MetricPlot(QWidget):
         tools.setContentsMargins(4, 0, 4, 0)
         tools.setSpacing(8)
         tools.addWidget(self.title)
-        tools.addWidget(self.note)
         tools.addStretch(1)
         for tool in (self.log_box, self.png_button, self.csv_button):
             tools.addWidget(tool)
 
-        self.plot = pg.PlotWidget()
+        self.plot = _TimedPlotWidget()
+        self.refresh_ms = 0.0  # what the last refresh cost (setData and framing), with plot.paint_ms: a frame
         self.plot.setBackground(None)
         item = self.plot.getPlotItem()
         # No grid: pyqtgraph draws it into the axes' pictures, repainted whenever a range moves,
         # and it was most of a frame's cost while a run streams (benchmarks/bench_plots.py).
-        item.setDownsampling(auto=True, mode="peak")
-        item.setClipToView(True)
         item.addLegend(offset=(-8, 8), labelTextSize="8pt")
         item.setMenuEnabled(False)
         self.plot.setLabel("left", y_label, units=units or None)
         if not units:  # "accuracy (x0.001)" helps nobody: SI prefixes only for bytes
             self.plot.getAxis("left").enableAutoSIPrefix(False)
+        # A fixed room for the tick labels: an axis that widens or narrows with its labels ("0.5" ->
+        # "0.495") re-lays out the plot and re-draws every curve in the middle of a streaming frame.
+        self.plot.getAxis("left").setStyle(autoExpandTextSpace=False, tickTextWidth=TICK_TEXT_WIDTH)
         self.plot.setLabel("bottom", "step")
         self.plot.setMinimumHeight(120)
+        # Axes and legend change only when a range or a curve list does: drawn from a cached pixmap
+        # otherwise, instead of replaying their pictures at every frame of a streaming run.
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        item.legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.plot.scene().sigMouseMoved.connect(self._hover)
         item.getViewBox().sigXRangeChanged.connect(self._range_changed)
         layout = QVBoxLayout(self)
@@ -121,7 +208,14 @@ class MetricPlot(QWidget):
         layout.setSpacing(0)
         layout.addLayout(tools)
         layout.addWidget(self.plot, 1)
-        layout.addWidget(self.readout)
+        # The note sits under the plot, left, where every plot has a row (the hover read-out's): the tool
+        # row has no room left for it in a narrow plot. It keeps its whole text before the read-out does.
+        bottom = QHBoxLayout()
+        bottom.setContentsMargins(4, 0, 4, 0)
+        bottom.setSpacing(12)
+        bottom.addWidget(self.note)
+        bottom.addWidget(self.readout, 1)
+        layout.addLayout(bottom)
         self.set_log_y(log_y)
 
     # ---- drawing -------------------------------------------------------------
@@ -170,9 +264,7 @@ class MetricPlot(QWidget):
                 curve.version, curve.stamp = series.version, stamp
                 redrawn += 1
         for key in [k for k in self.curves if k not in wanted]:
-            curve = self.curves.pop(key)
-            self.plot.removeItem(curve.raw)
-            self.plot.removeItem(curve.smooth)
+            self._remove_curve(self.curves.pop(key))
         for fn in self.on_refresh:
             fn(self)
         self._follow_y()
@@ -226,34 +318,59 @@ class MetricPlot(QWidget):
         faint = QColor(colour)
         faint.setAlpha(70)
         style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
-        raw = self.plot.plot(pen=pg.mkPen(faint, width=1, style=style))
-        smooth = self.plot.plot(pen=pg.mkPen(colour, width=2, style=style), name=label)
-        for c in (raw, smooth):
-            c.setDownsampling(auto=True, method="peak")
-            c.setClipToView(True)
+        raw = pg.PlotCurveItem(pen=pg.mkPen(faint, width=1, style=style))
+        smooth = pg.PlotCurveItem(pen=pg.mkPen(colour, width=2, style=style), name=label)
+        self.plot.addItem(raw)
+        self.plot.addItem(smooth)  # with its name: the legend lists it
         return _Curve(raw, smooth)
+
+    def _remove_curve(self, curve: _Curve) -> None:
+        for item in (curve.raw, curve.smooth, curve.dot):
+            if item is not None:
+                self.plot.removeItem(item)
+
+    def _drawn(self, y: np.ndarray) -> np.ndarray:
+        """y as drawn: on a log scale log10 of it (values at or below 0 left out; ``floor`` first)."""
+        if not self.log_y:
+            return y
+        if self.floor is not None:
+            y = np.maximum(y, self.floor)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(y > 0, np.log10(np.where(y > 0, y, 1.0)), np.nan)
+
+    def _max_points(self, series: Series, axis: str, zoomed: tuple[float, float] | None) -> int:
+        """Two points per pixel column of the part of the plot the curve spans."""
+        vb = self.plot.getPlotItem().getViewBox()
+        width = max(100.0, float(vb.width()))
+        lo, hi = vb.viewRange()[0]
+        xs = series.column(axis)
+        if zoomed is None and len(xs) and hi > lo:
+            width *= min(1.0, max(0.05, (float(xs[-1]) - float(xs[0])) / (hi - lo)))
+        return int(2 * width)
 
     def _set_data(self, curve: _Curve, series: Series, axis: str, smoothing: bool) -> None:
         xr = self._zoomed_range()
-        x, y = series.view(axis, "value", xr)
-        if self.floor is not None and self.log_y:
-            y = np.maximum(y, self.floor)
+        most = self._max_points(series, axis, xr)
+        x, y = series.view(axis, "value", xr, most)
+        y = self._drawn(y)
         if len(series) == 1:  # one point is a dot, not an invisible zero-length line
-            curve.smooth.setSymbol("o")
-            curve.smooth.setSymbolSize(5)
-        elif curve.smooth.opts.get("symbol") is not None:
-            curve.smooth.setSymbol(None)
+            if curve.dot is None:
+                curve.dot = pg.ScatterPlotItem(size=5, pen=None, brush=pg.mkBrush(curve.smooth.opts["pen"].color()))
+                self.plot.addItem(curve.dot)
+            curve.dot.setData(x, y)
+            curve.dot.show()
+        elif curve.dot is not None and curve.dot.isVisible():
+            curve.dot.hide()
         if smoothing:
-            xs, sm = series.view(axis, "smooth", xr)
-            if self.floor is not None and self.log_y:
-                sm = np.maximum(sm, self.floor)
+            xs, sm = series.view(axis, "smooth", xr, most)
+            sm = self._drawn(sm)
             curve.raw.setData(x, y)
             curve.smooth.setData(xs, sm)
         else:
             curve.raw.setData([], [])
             curve.smooth.setData(x, y)
         curve.points = len(series)
-        curve.bounds = _bounds((y, sm) if smoothing else (y,), self.log_y)
+        curve.bounds = _bounds((y, sm) if smoothing else (y,))
 
     def _plan_x(self, runs: Sequence[tuple[RunData, str]], axis: str) -> None:
         """Over steps or epochs the x axis spans the whole run from its first row.
@@ -308,7 +425,7 @@ class MetricPlot(QWidget):
         if not self.plot.sceneBoundingRect().contains(pos) or not self._runs:
             return
         x = vb.mapSceneToView(pos).x()
-        self.readout.setText(self.describe_at(x))
+        self.readout.set_texts([self.describe_at(x)])
 
     def describe_at(self, x: float) -> str:
         """The read-out at ``x``: for each curve the nearest point's value (and smoothed value)."""
@@ -355,17 +472,16 @@ class MetricPlot(QWidget):
         return count
 
 
-def _bounds(arrays: Sequence[np.ndarray], log: bool) -> tuple[float, float] | None:
-    """Lowest and highest finite value of the drawn arrays (of the positive ones, as log10, on a log scale)."""
+def _bounds(arrays: Sequence[np.ndarray]) -> tuple[float, float] | None:
+    """Lowest and highest finite value of the drawn arrays (already log10 on a log scale)."""
     lo, hi = math.inf, -math.inf
     for a in arrays:
-        a = np.asarray(a, dtype=np.float64)
-        a = a[np.isfinite(a) & (a > 0)] if log else a[np.isfinite(a)]
+        a = a[np.isfinite(a)]
         if a.size:
             lo, hi = min(lo, float(a.min())), max(hi, float(a.max()))
     if lo > hi:
         return None
-    return (math.log10(lo), math.log10(hi)) if log else (lo, hi)
+    return lo, hi
 
 
 def _fmt(v: float) -> str:

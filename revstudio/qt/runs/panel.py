@@ -110,7 +110,7 @@ class RunsPanel(QWidget):
         self.buttons: dict[str, QPushButton] = {}
         row = QHBoxLayout()
         for name, text, tip in (
-                ("open", "Open Snapshot", "Open the project exactly as this run trained it, in a new window"),
+                ("open", "Open Snapshot", "Open the project exactly as this run trained it, in a read-only tab"),
                 ("compare", "Compare Settings", "This run's settings side by side with the current project's"),
                 ("resume", "Resume", "Continue this run from its last checkpoint"),
                 ("gradcheck", "Gradient Check", "Compare reversible and standard gradients at this run's "

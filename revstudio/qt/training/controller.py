@@ -29,7 +29,7 @@ from PySide6.QtCore import (
 from revstudio.core.tempfiles import write_atomic
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
-from revstudio.qt.plots.rows import LineSplitter, RunData
+from revstudio.qt.plots.rows import LinePump, LineSplitter, RunData
 from revstudio.qt.training import section as sec
 
 STOP_GRACE_MS = 1500   # SIGTERM first; a worker still alive after this is killed (Stop within 2 s)
@@ -96,6 +96,8 @@ class TrainController(QObject):
         self.stderr = ""
         self._process: QProcess | None = None
         self._splitter = LineSplitter()
+        self._pump: LinePump | None = None  # rows read but not filed yet (filed a few ms per turn)
+        self._filing = False
         self._stopping = False
         self._started_index = -1
         self._started_graph: Any = None
@@ -180,6 +182,7 @@ class TrainController(QObject):
         process.errorOccurred.connect(self._error)
         self.run, self.run_dir, self.stderr = run, run_dir, ""
         self._splitter = LineSplitter()
+        self._pump = LinePump(run)
         self._stopping = False
         self._process = process
         self._started_index = self.document.undo_stack.index()
@@ -220,9 +223,23 @@ class TrainController(QObject):
         process = self.sender()
         if process is not self._process or self.run is None:
             return
-        lines = self._splitter.feed(bytes(process.readAllStandardOutput().data()))  # type: ignore[attr-defined]
-        if lines and self.run.feed_lines(lines):
+        if self._pump is None:
+            return
+        self._pump.push(self._splitter.feed(bytes(process.readAllStandardOutput().data())))  # type: ignore[attr-defined]
+        if not self._filing:  # else the next turn files them
+            self._file_rows()
+
+    def _file_rows(self) -> None:
+        """File a few milliseconds of rows; the rest wait for the next turn of the event loop (input first)."""
+        self._filing = False
+        pump = self._pump
+        if pump is None or self.run is None or pump.run is not self.run:
+            return
+        if pump.pump():
             self.changed.emit(self.run)
+        if len(pump):
+            self._filing = True
+            QTimer.singleShot(0, self, self._file_rows)
 
     def _read_errors(self) -> None:
         process = self.sender()
@@ -274,4 +291,6 @@ class TrainController(QObject):
         except RuntimeError:
             return
         self.stderr = (self.stderr + err)[-STDERR_KEEP:]
-        self.run.feed_lines(self._splitter.feed(data) + self._splitter.flush())
+        if self._pump is not None:  # the run's last rows (all of them) decide how it ended
+            self._pump.push(self._splitter.feed(data) + self._splitter.flush())
+            self._pump.pump(everything=True)

@@ -67,7 +67,6 @@ class TrainingUI(QObject):
         self.plots_tab = LazyTab(self._build_plots)
         self.status_progress = RunProgress(compact=True)
         self.status_progress.hide()
-        self.windows: list[Any] = []        # snapshot windows opened from runs
         self.dialogs: list[Any] = []        # diagnostics windows
         self.queries: list[ChildQuery] = []
         self._overlay_cache: dict[Path, tuple[float, RunData]] = {}
@@ -295,21 +294,10 @@ class TrainingUI(QObject):
         return None
 
     def open_snapshot(self, path: Path) -> Any:
-        from revstudio.qt.document import Document
-        from revstudio.qt.files import OpenError, read_project
-        from revstudio.qt.main_window import MainWindow
+        """The run's project snapshot in a read-only canvas tab (its view, or None if unreadable)."""
+        from revstudio.qt.runs.snapshot import open_snapshot_tab
 
-        try:
-            graph = read_project(str(path / "project.revs"))
-        except OpenError as exc:
-            self.window.dialogs.error(self.window, "Cannot open the snapshot", str(exc))
-            return None
-        graph.name = f"{graph.name or 'project'} ({path.name})"
-        other = MainWindow(Document(graph, None), self.window.settings, self.window.dialogs, self.window.recovery)
-        other.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        other.show()
-        self.windows = [w for w in self.windows if _alive(w)] + [other]
-        return other
+        return open_snapshot_tab(self.window, path)
 
     def compare_settings(self, path: Path) -> Any:
         from revstudio.qt.training.compare_dialog import CompareDialog
@@ -331,8 +319,11 @@ class TrainingUI(QObject):
         question = f"Delete {len(paths)} run folder{'s' * (len(paths) != 1)} ({names}) with their checkpoints?"
         if not self.window.dialogs.confirm(self.window, "Delete runs", question):
             return False
+        from revstudio.qt.runs.snapshot import close_snapshot_tab
+
         root = self.runs_panel.root
         for path in paths:
+            close_snapshot_tab(self.window, path)
             try:
                 delete_run_dir(path, root or path.parent)
             except (OSError, ValueError) as exc:
@@ -363,14 +354,13 @@ class TrainingUI(QObject):
     def gradcheck_run(self, path: Path) -> ChildQuery:
         """The gradient check at the run's last checkpoint (its trained weights), or its snapshot's."""
         snapshot, checkpoint = path / "project.revs", path / "checkpoints" / "last.pt"
-        if checkpoint.exists():
+        if checkpoint.exists():  # `revstudio gradcheck --checkpoint` loads it (weights_only) and checks its keys
             return self._diagnose("gradcheck", f"Gradient check of {path.name} at its checkpoint",
-                                  [str(snapshot), str(checkpoint)], None, module="revstudio.qt.training.probe")
+                                  [str(snapshot), "--json", "--checkpoint", str(path)], None)
         return self._diagnose("gradcheck", f"Gradient check of {path.name}", [str(snapshot), "--json"], None)
 
-    def _diagnose(self, kind: str, title: str, args: list[str], cleanup: Path | None,
-                  module: str = "revstudio") -> ChildQuery:
-        query = ChildQuery(module, [kind, *args], parent=self)
+    def _diagnose(self, kind: str, title: str, args: list[str], cleanup: Path | None) -> ChildQuery:
+        query = ChildQuery("revstudio", [kind, *args], parent=self)
         self.window.show_message(f"{title}: running …")
 
         def answered(result: dict[str, Any]) -> None:

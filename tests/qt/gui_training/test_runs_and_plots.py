@@ -63,12 +63,10 @@ def test_runs_overlay_compare_open_and_delete(qtbot, train_window, fake_worker, 
     panel.select_paths([first_dir])
     dialog = window.training.run_action("compare", panel.selected_paths())
     assert isinstance(dialog, CompareDialog) and "lr" in dialog.changed
-    # open its snapshot in a new window: the project as that run trained it
-    other = window.training.run_action("open", [first_dir])  # deletes itself on close
-    assert other.document.path is None and first_dir.name in other.document.graph.name
-    assert set(other.document.graph.nodes) == set(window.document.graph.nodes)
-    other.document.undo_stack.setClean()
-    other.close()
+    # open its snapshot in a read-only tab: the project as that run trained it (tests/.../test_snapshot_tab.py)
+    view = window.training.run_action("open", [first_dir])
+    assert view.document.path is None and first_dir.name in window.tabs.tabText(window.tabs.indexOf(view))
+    assert set(view.graph.nodes) == set(window.document.graph.nodes)
 
     # delete asks first; No keeps the folder, Yes removes it
     dialogs.confirms = [False, True]

@@ -58,11 +58,23 @@ def test_a_long_curve_is_drawn_from_min_max_blocks_and_in_full_when_zoomed():
     values[777] = np.nan
     for i, v in enumerate(values):
         s.append(i, i / 10, i * 0.5, v)
-    x, y = s.view("step")
-    assert len(x) < 2 * 50_000 / BLOCK + 2 * BLOCK  # an overview, not every point
     kept = values[50_000:]
-    assert np.nanmax(y) == kept.max() and np.nanmin(y) == kept.min()  # no peak is lost
-    assert x[0] == 50_000 and x[-1] == 99_999 and (np.diff(x) >= 0).all()
+    for most in (None, 900, 200):  # None: DETAIL points; 900 / 200: two per pixel column of a plot
+        x, y = s.view("step", max_points=most)
+        assert len(x) <= (most or DETAIL) + 2 * BLOCK  # an overview, not every point
+        assert np.nanmax(y) == kept.max() and np.nanmin(y) == kept.min()  # no peak is lost
+        assert x[0] == 50_000 and x[-1] == 99_999 and (np.diff(x) >= 0).all()
+    # zoomed on 20,000 points: only those (and one block either side), their peaks kept
+    zx, zy = s.view("time", "value", (30_000.0, 40_000.0), max_points=600)
+    inside = values[60_000:80_001]
+    assert len(zx) <= 600 + 2 * BLOCK and 30_000 - BLOCK * 0.5 <= zx[0] <= 30_000 and zx[-1] >= 39_999.5
+    assert zx[-1] <= 40_000 + BLOCK * 0.5 and np.nanmax(zy) >= inside.max() and np.nanmin(zy) <= inside.min()
+    # fewer blocks than pixel columns: grouped on the fly, a pair per column, not 64-point blocks
+    mid = Series("mid")
+    for i in range(3000):
+        mid.append(i, 0, 0, math.sin(i / 40))
+    mx, my = mid.view("step", max_points=1000)
+    assert 900 <= len(mx) <= 1002 and np.max(np.diff(mx)) <= 7
     zx, zy = s.view("time", "value", (30_000.0, 30_100.0))  # zoomed in: every point in view
     assert len(zx) <= DETAIL and zx[1] == 30_000.0 and np.array_equal(zy[1:], values[60_000:60_201])
     short = Series("acc")
@@ -160,3 +172,19 @@ def test_run_directories_are_listed_and_a_dead_running_pid_is_failed(tmp_path):
         delete_run_dir(tmp_path / "not-a-run", tmp_path)
     with pytest.raises(ValueError):
         delete_run_dir(tmp_path, tmp_path.parent)
+
+
+def test_line_pump_files_a_few_milliseconds_per_call_and_everything_at_the_end():
+    from revstudio.qt.plots.rows import LinePump
+
+    run = RunData("pump")
+    rows = [json.dumps({"kind": "step", "step": s, "time": s * 0.1, "loss": 1.0 / s}).encode() for s in range(1, 20001)]
+    pump = LinePump(run, budget_ms=2.0)
+    pump.push(rows)
+    filed = pump.pump()
+    assert 0 < filed < 20_000 and len(pump) == 20_000 - filed  # the rest waits for the next turn
+    assert run.step == filed and len(run.series["loss"]) == filed  # in order, none skipped
+    pump.push([b"not a row", json.dumps({"kind": "event", "event": "finished", "step": 20_000}).encode()])
+    pump.pump(everything=True)
+    assert not len(pump) and run.status == "finished" and len(run.series["loss"]) == 20_000
+    assert run.noise == ["not a row"]

@@ -1,0 +1,44 @@
+"""The memory plot's "peak N % of standard's" stays readable however narrow the plot is."""
+from __future__ import annotations
+
+from revstudio.qt.plots.metric_plot import FittedLabel
+from revstudio.qt.plots.panel import PlotsPanel
+
+from .test_runs_and_plots import synthetic_run
+
+
+def _fits(label) -> bool:
+    return label.fontMetrics().horizontalAdvance(label.text()) <= label.width()
+
+
+def test_the_note_keeps_its_whole_sentence_in_a_narrow_window(qtbot):
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(700, 520)  # three plots a row: each about 230 px wide
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.set_runs([synthetic_run()])
+    qtbot.wait(50)
+    note = panel.memory.note
+    assert note.text() == "peak 29 % of standard's" and note.isVisible() and _fits(note)
+    assert "standard mode" in note.toolTip() and note.full_text() in note.toolTip()
+    # the reference lines' labels are short enough for the plot too
+    labels = [line.label.toPlainText() for line in panel._memory_refs]
+    assert labels == ["est. reversible 2.9 MiB", "est. standard 9.5 MiB"]
+
+
+def test_a_fitted_label_shortens_then_elides(qtbot):
+    label = FittedLabel()
+    qtbot.addWidget(label)
+    label.set_texts(["peak 29 % of standard's", "29 % of standard's", "29 % of std.", "29 %"])
+    label.show()
+    metrics = label.fontMetrics()
+    for text in ("peak 29 % of standard's", "29 % of standard's", "29 % of std.", "29 %"):
+        label.resize(metrics.horizontalAdvance(text) + 1, 20)
+        qtbot.wait(1)
+        assert label.text() == text
+    label.resize(metrics.horizontalAdvance("29") , 20)
+    assert label.text().endswith("…") and _fits(label)
+    assert label.full_text() == "peak 29 % of standard's"
+    label.set_texts([])
+    assert label.text() == ""

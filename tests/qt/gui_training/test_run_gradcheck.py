@@ -1,0 +1,85 @@
+"""The Runs tab's Gradient Check: ``revstudio gradcheck --checkpoint RUN`` in a child process, drawn.
+
+The checkpoints are written here with the training loop's own writer
+(``revstudio.training.checkpoint.save``); test_train_window.py checks one a
+real run wrote.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from revstudio.qt.plots.diagnostic_plots import DiagnosticsDialog
+
+from .conftest import EXAMPLE, START_TIMEOUT_MS
+
+torch = pytest.importorskip("torch")
+
+
+def _run_with_checkpoint(tmp_path, graph, step=7):
+    from revstudio.compiler import compile as compile_graph
+    from revstudio.training import checkpoint as ckpt
+
+    run_dir = tmp_path / "project" / "runs" / f"coupling-{step}"
+    (run_dir / "checkpoints").mkdir(parents=True)
+    shutil.copy(EXAMPLE, run_dir / "project.revs")
+    (run_dir / "status.json").write_text(json.dumps({"status": "finished", "step": step, "total_steps": step}))
+    torch.manual_seed(3)
+    model = compile_graph(graph, mode="standard")
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(2.0)
+    state = model.state_dict()
+    ckpt.save(str(run_dir / "checkpoints" / "last.pt"), {"step": step, "model": state})
+    return run_dir, state
+
+
+def test_gradient_check_button_runs_the_cli_at_the_run_checkpoint(qtbot, train_window, tmp_path):
+    from revstudio.core.project import load
+    from revstudio.diagnostics.gradcheck import compare_modes
+
+    window = train_window({"steps": 7})
+    run_dir, state = _run_with_checkpoint(tmp_path, load(str(EXAMPLE)))
+    panel = window.training.runs_panel
+    panel.reload()
+    panel.select_paths([run_dir])
+    assert panel.buttons["gradcheck"].isEnabled()
+    panel.buttons["gradcheck"].click()
+    query = window.training.queries[-1]
+    assert query.argv[-7:] == ["-m", "revstudio", "gradcheck", str(run_dir / "project.revs"), "--json",
+                               "--checkpoint", str(run_dir)]
+    qtbot.waitUntil(lambda: query.answer is not None, timeout=START_TIMEOUT_MS)
+    answer = query.answer
+    assert answer.get("ok") is True and answer["step"] == 7, str(answer)[:400]
+    assert answer["checkpoint"] == str(run_dir / "checkpoints" / "last.pt")
+    # the trained weights were used, not a fresh initialisation
+    expected = compare_modes(load(str(EXAMPLE)), state=state)
+    assert answer["gradient_norm"] == pytest.approx(expected.gradient_norm, rel=1e-9)
+    dialog = window.training.dialogs[-1]
+    assert isinstance(dialog, DiagnosticsDialog) and dialog.plot is not None
+    assert f"At the weights of {run_dir / 'checkpoints' / 'last.pt'} (step 7)." in dialog.summary.text()
+
+
+def test_a_checkpoint_of_another_graph_is_shown_with_its_keys_and_the_app_goes_on(qtbot, train_window, tmp_path):
+    from revstudio.core.generate import revnet_chain
+
+    window = train_window({"steps": 7})
+    run_dir, _state = _run_with_checkpoint(tmp_path, revnet_chain(2, channels=4, size=4))
+    window.training.runs_panel.reload()
+    query = window.training.run_action("gradcheck", [run_dir])
+    qtbot.waitUntil(lambda: query.answer is not None, timeout=START_TIMEOUT_MS)
+    assert query.answer["exit_code"] == 2
+    error = query.answer["error"]
+    assert "do not fit this graph" in error and "b0_f_conv1.weight" in error, error
+    dialog = window.training.dialogs[-1]
+    assert dialog.plot is None and "do not fit this graph" in dialog.summary.text()
+    # the editor is unharmed: an edit and its undo
+    from revstudio.core.commands import SetParam
+
+    node = next(n for n in window.document.graph if n.type == "Conv")
+    old = node.params["out_channels"]
+    window.document.push(SetParam(window.document.graph, node.id, "out_channels", old + 1))
+    window.document.undo_stack.undo()
+    assert window.document.graph.nodes[node.id].params["out_channels"] == old

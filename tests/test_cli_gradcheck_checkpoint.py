@@ -1,0 +1,144 @@
+"""``revstudio gradcheck FILE --checkpoint RUN_DIR_OR_CKPT``: a run's trained weights, or a clear exit 2."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from revstudio.cli import main  # noqa: E402
+from revstudio.compiler import compile as compile_graph  # noqa: E402
+from revstudio.core.generate import revnet_chain  # noqa: E402
+from revstudio.core.project import save  # noqa: E402
+from revstudio.diagnostics.gradcheck import compare_modes  # noqa: E402
+from revstudio.training import checkpoint as ckpt  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _few_threads() -> None:
+    torch.set_num_threads(1)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "small.revs"
+    save(revnet_chain(2, channels=4, size=4), path)
+    return path
+
+
+def _weights(graph, scale: float = 3.0) -> dict:
+    torch.manual_seed(5)
+    model = compile_graph(graph, mode="standard")
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(scale).add_(0.01)  # far from a fresh initialisation, so using them shows
+    return model.state_dict()
+
+
+def _run_dir(tmp_path: Path, project: Path, state: dict | None, step: int = 7) -> Path:
+    run = tmp_path / "runs" / "small-20261202-013000"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "project.revs").write_bytes(project.read_bytes())
+    if state is not None:
+        ckpt.save(str(run / "checkpoints" / "last.pt"), {"step": step, "model": state, "optimizer": {}})
+    return run
+
+
+def _json(capsys: pytest.CaptureFixture[str]) -> dict:
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1, out
+    return json.loads(out[0])
+
+
+def test_a_run_folder_or_its_file_loads_the_trained_weights(tmp_path, project, capsys) -> None:
+    from revstudio.core.project import load
+
+    graph = load(str(project))
+    state = _weights(graph)
+    run = _run_dir(tmp_path, project, state)
+    assert main(["gradcheck", str(project), "--json"]) == 0
+    fresh = _json(capsys)
+    for where in (run, run / "checkpoints" / "last.pt"):
+        assert main(["gradcheck", str(project), "--checkpoint", str(where), "--json"]) == 0
+        data = _json(capsys)
+        assert data["ok"] is True and data["step"] == 7
+        assert data["checkpoint"] == str(run / "checkpoints" / "last.pt")
+        expected = compare_modes(load(str(project)), state=state)
+        assert data["gradient_norm"] == pytest.approx(expected.gradient_norm, rel=1e-12)
+        assert data["gradient_norm"] != pytest.approx(fresh["gradient_norm"], rel=1e-3)
+    assert main(["gradcheck", str(project), "--checkpoint", str(run)]) == 0
+    text = capsys.readouterr().out
+    assert f"weights: {run / 'checkpoints' / 'last.pt'} (step 7)" in text and "OK:" in text
+
+
+def test_the_checkpoint_a_training_run_writes(tmp_path, project, capsys) -> None:
+    out = tmp_path / "run"
+    assert main(["train", str(project), "--steps", "3", "--batch", "4", "--out", str(out), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["gradcheck", str(project), "--checkpoint", str(out), "--json"]) == 0
+    data = _json(capsys)
+    assert data["ok"] is True and data["step"] == 3
+
+
+@pytest.mark.parametrize("case, words", [
+    ("missing", ["no such file or folder"]),
+    ("no checkpoint yet", ["saved no checkpoint yet", "checkpoints/last.pt"]),
+    ("plain folder", ["neither a run directory"]),
+    ("corrupt", ["not a readable checkpoint"]),
+    ("truncated", ["not a readable checkpoint"]),
+    ("not ours", ["not a revstudio checkpoint"]),
+    ("pickled code", ["not a readable checkpoint"]),
+    ("no weights", ["without model weights"]),
+])
+def test_bad_checkpoints_exit_2_with_a_message(case, words, tmp_path, project, capsys) -> None:
+    from revstudio.core.project import load
+
+    run = _run_dir(tmp_path, project, _weights(load(str(project))))
+    good = run / "checkpoints" / "last.pt"
+    target = {"missing": tmp_path / "nowhere.pt", "no checkpoint yet": _run_dir(tmp_path / "b", project, None),
+              "plain folder": tmp_path / "b"}.get(case, tmp_path / "bad.pt")
+    if case == "corrupt":
+        target.write_bytes(b"\x00garbage" * 50)
+    elif case == "truncated":
+        target.write_bytes(good.read_bytes()[:300])
+    elif case == "not ours":
+        torch.save({"weights": torch.zeros(2)}, target)
+    elif case == "pickled code":
+        torch.save({"format": "revstudio-checkpoint", "version": 1, "model": Path("x")}, target)
+    elif case == "no weights":
+        ckpt.save(str(target), {"step": 1})
+    assert main(["gradcheck", str(project), "--checkpoint", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert str(target) in err and all(w in err for w in words), err
+    assert "Traceback" not in err
+
+
+def test_a_checkpoint_of_another_graph_names_the_keys(tmp_path, project, capsys) -> None:
+    other = revnet_chain(3, channels=4, size=4)  # one block more: keys the small graph lacks
+    run = _run_dir(tmp_path, project, _weights(other))
+    assert main(["gradcheck", str(project), "--checkpoint", str(run), "--json"]) == 2
+    data = _json(capsys)
+    assert data["exit_code"] == 2
+    extra = sorted(set(_weights(other)) - set(_weights(revnet_chain(2, channels=4, size=4))))
+    assert "not in the graph: " + ", ".join(extra[:2]) in data["error"], data["error"]
+    # different widths: the same keys with other shapes, each named with both shapes
+    wide = revnet_chain(2, channels=8, size=4)
+    run2 = _run_dir(tmp_path / "w", project, _weights(wide))
+    assert main(["gradcheck", str(project), "--checkpoint", str(run2)]) == 2
+    err = capsys.readouterr().err
+    assert "other shapes: " in err and "in the graph" in err and str(project) in err
+
+
+def test_no_traceback_from_a_child_process(tmp_path, project) -> None:
+    bad = tmp_path / "bad.pt"
+    bad.write_text("not a checkpoint")
+    proc = subprocess.run([sys.executable, "-P", "-m", "revstudio", "gradcheck", str(project), "--checkpoint",
+                           str(bad), "--json"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "not a readable checkpoint" in json.loads(proc.stdout)["error"]
