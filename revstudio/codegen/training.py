@@ -237,8 +237,15 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, "
               "weights_only=True)['model']))")
     if world > 1:
+        # The DDP wrapper (a reference cycle) must not outlive the group's registration: freeing
+        # its Reducer later, with the GIL held, would destroy the gloo group there, whose join of
+        # its worker threads waits on a thread that needs the GIL (a hang seen under torchrun).
+        import gc
+
+        del net
+        gc.collect()
         torch.distributed.barrier()  # no rank tears gloo down while a peer still talks to it
-        torch.distributed.destroy_process_group()
+        torch.distributed.destroy_process_group()  # frees the group with the GIL released
     return model
 
 

@@ -259,9 +259,16 @@ def _init_distributed(cfg: TrainConfig) -> None:
 
 
 def _finish_distributed() -> None:
+    import gc
+
     import torch.distributed as tdist
 
     if tdist.is_available() and tdist.is_initialized():
+        # the loop's DDP wrapper is a reference cycle: collect it while the group is still
+        # registered, or a later collection frees its Reducer, and with it the gloo group, with
+        # the GIL held, and the group's join of its worker threads can wait forever on one
+        # that needs the GIL (the hang seen in the exported script under torchrun)
+        gc.collect()
         try:
             tdist.barrier()  # no rank tears gloo down while a peer still talks to it
         except Exception:

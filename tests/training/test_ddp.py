@@ -42,3 +42,39 @@ def test_two_processes_match_one_on_the_same_global_batch(tmp_path, capsys) -> N
     for key in a:
         assert torch.allclose(a[key].double(), b[key].double(), rtol=1e-4, atol=1e-6), key
     assert sorted(os.listdir(tmp_path)) == ["one", "two"]  # no other rank wrote anything
+
+
+FINISH_PROBE = r"""
+import gc, os, socket, weakref
+import torch, torch.distributed as tdist
+from revstudio.training import session
+
+with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK="0", WORLD_SIZE="1")
+tdist.init_process_group("gloo")
+gc.disable()  # collections must not happen by chance: only the one that _finish_distributed asks for
+net = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(3, 2))
+net(torch.randn(4, 3)).sum().backward()
+alive = weakref.ref(net)
+del net
+assert alive() is not None, "DDP is no longer a reference cycle: this probe checks nothing"
+real = tdist.destroy_process_group
+seen = []
+tdist.destroy_process_group = lambda *a, **k: (seen.append(alive() is None), real(*a, **k))
+session._finish_distributed()
+print("collected before destroy:", seen)
+assert seen == [True]
+"""
+
+
+def test_finishing_collects_the_ddp_wrapper_before_the_group_is_destroyed() -> None:
+    """A DDP wrapper freed after ``destroy_process_group`` frees the gloo group with the GIL
+    held, whose destructor can wait forever on a worker thread that needs the GIL."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    proc = subprocess.run([sys.executable, "-P", "-c", FINISH_PROBE], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "collected before destroy: [True]" in proc.stdout
