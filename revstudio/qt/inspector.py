@@ -47,6 +47,7 @@ class Inspector(QWidget):
     """Shows the selected node of the current canvas (or a project summary)."""
 
     openGroupRequested = Signal(str)
+    message = Signal(str)  # for the status bar: what an edit made here did
 
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -247,14 +248,15 @@ class Inspector(QWidget):
         if node is None or self.title.isReadOnly() or new == node.id:
             return
         problem = rename_problem(self.graph, new)
-        if problem is None:
-            self.document.push(RenameNode(self.graph, node.id, new))
         if problem is not None:
             self.rename_error.setText(f"Not renamed: {problem}")
             self.rename_error.show()
             self.title.setText(node.id)
             return
+        old = node.id
+        self.document.push(RenameNode(self.graph, old, new))
         self.set_selection(self.graph, [new])
+        self.message.emit(f"Renamed {old} to {new}")  # as a rename on the canvas says
 
     def _peers(self) -> list[Node]:
         """The selected nodes when there are several and all have one type, else []."""
@@ -327,6 +329,8 @@ class Inspector(QWidget):
 
     def _summary_facts(self, report: Any) -> str:
         g = self.document.graph
+        if len(self.selection) > 1:
+            return self._selection_facts(report)
         if self.graph is not g:  # a group body: its own counts; shapes live on its Group nodes
             users = [n.id for n in g if self.graph in (g.groups.get(v) for v in n.params.values()
                                                           if isinstance(v, str))]
@@ -351,6 +355,32 @@ class Inspector(QWidget):
                 rows += [("Why", note) for note in mode_notes(est)]
         if self.document.analysis_error:
             rows.append(("Analysis", self.document.analysis_error))
+        return _table(rows)
+
+    def _selection_facts(self, report: Any) -> str:
+        """Several nodes selected: their own figures, summed (not the project's)."""
+        ids = [n for n in self.selection if n in self.graph.nodes]
+        types: dict[str, int] = {}
+        for nid in ids:
+            types[self.graph.nodes[nid].type] = types.get(self.graph.nodes[nid].type, 0) + 1
+        rows = [("Selected", ", ".join(f"{n} {t}" for t, n in sorted(types.items())))]
+        sub = self._body_report(report)
+        infos = [rf.node_info(sub, nid) for nid in ids]
+        counted = [int(i.parameters) for i in infos if i is not None and getattr(i, "parameters", None) is not None]
+        if counted:
+            partial = len(counted) < len(ids)
+            rows.append(("Parameters", rf.human_count(sum(counted)) + (" (of the nodes with shapes)" if partial else "")))
+        if sub is report:
+            kept: dict[str, int] = {}
+            for nid in ids:
+                for mode, n in (rf.node_memory(report, nid) or {}).items():
+                    kept[mode] = kept.get(mode, 0) + n
+            rows += [(f"Kept ({m})", rf.human_bytes(kept[m])) for m in ORDER if m in kept]
+            regions = sorted({rf.region_label(*r) for r in (rf.region_of(report, nid) for nid in ids) if r})
+            rows.append(("Reversible", ", ".join(f"in {r}" for r in regions) if regions else "none of them"))
+        errors = sum(1 for nid in ids for d in rf.diagnostics_for(sub, nid) if d.severity == "error")
+        if errors:
+            rows.append(("Diagnostics", f"{errors} error{'s' * (errors != 1)} in the selection"))
         return _table(rows)
 
     def _body_report(self, report: Any) -> Any:

@@ -121,6 +121,7 @@ class MainWindow(QMainWindow):
         self.node_palette.addRequested.connect(self.add_node_at_centre)
         self.diagnostics.nodeActivated.connect(self.select_node)
         self.inspector.openGroupRequested.connect(self.tabs.open_group)
+        self.inspector.message.connect(self.show_message)
         self.tabs.selectionChanged.connect(self.inspector.set_selection)
         self.tabs.message.connect(self.show_message)
         self.files.message.connect(self.show_message)

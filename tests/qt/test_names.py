@@ -51,6 +51,7 @@ def test_rename_from_the_inspector_title_is_one_undoable_step(make_window, revne
     assert g.renamed == {"f": "branch_conv"}
     assert view.selected_node_ids() == ["branch_conv"]  # still selected, still inspected
     assert window.inspector.node_id == "branch_conv"
+    assert window.statusBar().currentMessage() == "Renamed f to branch_conv"  # as on the canvas
     window.document.undo_stack.undo()
     settle()
     assert "f" in g.nodes and g.renamed == {}

@@ -67,3 +67,19 @@ def test_mixed_types_show_no_shared_editors(make_window, settle):
     window.current_view().select_nodes(["a", "x"])
     settle()
     assert window.inspector.editors == {}
+
+
+def test_several_selected_nodes_show_their_own_figures_not_the_projects(make_window, settle):
+    window = make_window(three_convs())
+    view = window.current_view()
+    view.select_nodes(["a", "b"])
+    settle()
+    facts = window.inspector.facts.text()
+    report = window.document.report
+    own = sum(int(report.nodes[n].parameters) for n in "ab")
+    assert "2 Conv" in facts and f"{own:,}" in facts
+    assert f"{int(report.parameters):,}" not in facts  # the project's total (three convs) is not shown
+    assert "Kept (standard)" in facts and "Nodes" not in facts
+    view.select_nodes([])
+    settle()
+    assert f"{int(report.parameters):,}" in window.inspector.facts.text()  # the project again
