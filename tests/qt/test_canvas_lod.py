@@ -100,5 +100,6 @@ def test_far_names_stay_readable_and_even(qtbot):
     sizes = [size for name, (_, size) in names.items() if name != "Input"]
     assert max(sizes) / min(sizes) < 1.3, names  # even from card to card
     far = 0.14  # a 25-node RevNet fitted
-    assert far_title("Activation", 90.0, far)[0] == "Act."
+    assert far_title("Activation", 90.0, far)[0] == "Acti."  # "Act." would read as ActNorm too
     assert far_title("Conv", 90.0, far)[0] == "Conv"
+    assert far_title("Concat", 90.0, far)[0] == "Conc."  # "Con." would read as Conv too

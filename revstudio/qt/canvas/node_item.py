@@ -8,6 +8,7 @@ item count low.
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -366,5 +367,18 @@ def far_title(name: str, height: float, lod: float) -> tuple[str, float]:
     cut = QFontMetricsF(font).elidedText(name, Qt.TextElideMode.ElideRight, 0.8 * (WIDTH - 8))
     if len(cut.rstrip("…")) >= 4:
         return cut, size
-    stub = name[:3] + "."
+    stub = _stub(name)
     return stub, min(fitting(stub), cap)
+
+
+@functools.lru_cache(maxsize=512)  # painted per card per frame; the catalog is fixed once loaded
+def _stub(name: str) -> str:
+    """The shortest start of ``name``, three letters or more, that starts no other node type's
+    name, and "." ("Act.", but "Conc." where "Con." would also read as Conv)."""
+    from revstudio.core.spec import registry
+
+    others = [t for t in {s.display_name or s.type_id for s in registry} if t != name]
+    for k in range(3, len(name)):
+        if not any(o.startswith(name[:k]) for o in others):
+            return name[:k] + "."
+    return name
