@@ -8,7 +8,8 @@ so the checker can mark them in the editor. Legacy type ids become current
 ones. Nothing in a file is ever executed or unpickled, and every walk over it
 is iterative and linear, so hostile files cannot blow the stack or hang.
 
-``dumps`` is deterministic: node and edge order as in the graph, params and
+Reading lives here; writing (``dumps``, ``save``) in ``project_write``, both
+re-exported from this module. ``dumps`` is deterministic: node and edge order as in the graph, params and
 groups sorted by name, only explicitly set params, ASCII only. So
 save -> load -> save is byte-identical. ``made_by`` names the revstudio that
 wrote the file; ``plugins`` records, for each node type a plugin provides, the
@@ -21,43 +22,30 @@ and the loader applies them step by step.
 """
 from __future__ import annotations
 
-import errno
 import json
 import math
 import os
 from typing import Any
 
-from revstudio import __version__
-
-from . import tempfiles
 from .graph import ID_PATTERN, Edge, Graph, Node, PortRef, valid_id
 from .migrations import CURRENT_VERSION, MIGRATIONS, migrate_0_to_1
 from .nogc import without_cyclic_gc
+from .project_format import FORMAT, MADE_BY, ProjectError
+from .project_write import dumps, plugin_records, save
 from .pyfile import EmbeddedError, decode_source, read_embedded
 
-FORMAT = "revstudio"
 MAX_FILE_BYTES = 64 << 20   # far beyond any real project; stops a stray multi-GB file
 MAX_DEPTH = 32              # nesting allowed inside params, training and view
 MAX_NAME = 1000
 
 TOP_FIELDS = ("format", "version", "made_by", "name", "nodes", "edges", "groups", "renamed", "plugins",
               "training", "view")
-MADE_BY = f"revstudio {__version__}"
 NODE_FIELDS = ("id", "type", "params", "pos")
 _NODE_FIELD_SET = frozenset(NODE_FIELDS)
 _NUMBER = (int, float)
 _NESTED = (dict, list)
 _ORIGIN = [0.0, 0.0]
 BODY_FIELDS = ("nodes", "edges", "renamed")
-
-
-class ProjectError(ValueError):
-    """A project file cannot be read or written; the message names the file and the place."""
-
-    def __init__(self, message: str, source: str = "", where: str = "") -> None:
-        super().__init__(message)
-        self.source = source
-        self.where = where
 
 
 # ---- reading ---------------------------------------------------------------
@@ -383,127 +371,6 @@ def load(path: str | os.PathLike[str]) -> Graph:
     except UnicodeDecodeError as exc:
         raise ProjectError(f"{source}: not UTF-8 text (byte {exc.start}); not a revstudio project", source) from None
     return loads(text, source)
-
-
-# ---- writing ---------------------------------------------------------------
-
-def _value(value: Any, where: str, indent: int | None = None) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=True, allow_nan=False, sort_keys=True, indent=indent)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise ProjectError(f"<graph>: {where}: cannot be saved as JSON ({exc})", "<graph>", where) from None
-
-
-def _number(value: float, where: str) -> str:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-        raise ProjectError(f"<graph>: {where}: position {value!r} is not a finite number", "<graph>", where)
-    value = float(value)
-    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
-
-
-def _renamed_lines(graph: Graph, pad: str) -> list[str]:
-    """``"renamed": {...}``, written only once a node was renamed: older files stay byte-identical."""
-    if not graph.renamed:
-        return []
-    text = _value(dict(sorted(graph.renamed.items())), "renamed", indent=2)
-    return [f'{pad}"renamed": ' + text.replace("\n", "\n" + pad)]
-
-
-def _graph_lines(graph: Graph, pad: str) -> list[str]:
-    """``"nodes": [...]`` and ``"edges": [...]``, one node or edge per line."""
-    out: list[str] = []
-    node_lines = []
-    for node in graph.nodes.values():
-        where = f"node {node.id!r}"
-        x, y = node.pos
-        node_lines.append(
-            f'{pad}  {{"id": {_value(node.id, where)}, "type": {_value(node.type, where)}, '
-            f'"params": {_value(node.params, where)}, "pos": [{_number(x, where)}, {_number(y, where)}]}}'
-        )
-    edge_lines = [f"{pad}  {_value(edge.to_json(), f'edge {edge}')}" for edge in graph.edges]
-    for key, lines in (("nodes", node_lines), ("edges", edge_lines)):
-        if lines:
-            out.append(f'{pad}"{key}": [\n' + ",\n".join(lines) + f"\n{pad}]")
-        else:
-            out.append(f'{pad}"{key}": []')
-    return out
-
-
-def plugin_records(graph: Graph) -> dict[str, dict[str, str]]:
-    """For every plugin node type the project uses: the package (and version) that provides it.
-
-    Installed types are recorded from the registry; a type that is not installed
-    keeps the record the file came with, so nothing is lost by saving.
-    """
-    from .spec import registry
-
-    used: set[str] = set()
-    for part in (graph, *graph.groups.values()):
-        used.update(node.type for node in part.nodes.values() if isinstance(node.type, str))
-    kept = getattr(graph, "plugins", {})
-    out: dict[str, dict[str, str]] = {}
-    for type_id in sorted(used):
-        spec = registry.find(type_id)
-        if spec is None:
-            if type_id in kept:
-                out[type_id] = dict(kept[type_id])
-            continue
-        provider = registry.provider(spec.type_id)
-        if provider is not None and not provider.builtin and provider.distribution:
-            record = {"distribution": provider.distribution}
-            if provider.version:
-                record["version"] = provider.version
-            out[spec.type_id] = record
-    return out
-
-
-def dumps(graph: Graph) -> str:
-    """The project as JSON text (DESIGN section 2): deterministic, ASCII, one node/edge per line."""
-    fields = [
-        f'  "format": "{FORMAT}"',
-        f'  "version": {CURRENT_VERSION}',
-        f'  "made_by": {_value(MADE_BY, "made_by")}',
-        f'  "name": {_value(graph.name, "name")}',
-        *_graph_lines(graph, "  "),
-    ]
-    if graph.groups:
-        bodies = []
-        for gname in sorted(graph.groups):
-            body = graph.groups[gname]
-            inner = ",\n".join(_graph_lines(body, "      ") + _renamed_lines(body, "      "))
-            bodies.append(f"    {_value(gname, 'group name')}: {{\n{inner}\n    }}")
-        fields.append('  "groups": {\n' + ",\n".join(bodies) + "\n  }")
-    else:
-        fields.append('  "groups": {}')
-    fields += _renamed_lines(graph, "  ")
-    plugins = plugin_records(graph)
-    if plugins:
-        fields.append('  "plugins": ' + _value(plugins, "plugins", indent=2).replace("\n", "\n  "))
-    for key in ("training", "view"):
-        text = _value(getattr(graph, key), key, indent=2)
-        fields.append(f'  "{key}": ' + text.replace("\n", "\n  "))
-    return "{\n" + ",\n".join(fields) + "\n}\n"
-
-
-def save(graph: Graph, path: str | os.PathLike[str]) -> None:
-    """Write ``graph`` to ``path`` atomically (:func:`tempfiles.write_atomic`).
-
-    On any error the original file is untouched, the temp file is removed,
-    and a :class:`ProjectError` names the path.
-    """
-    data = dumps(graph).encode("ascii")
-    try:
-        tempfiles.write_atomic(path, data)
-    except OSError as exc:
-        hint = "check that the folder exists and is writable; " if exc.errno in _FOLDER_ERRORS else ""
-        raise ProjectError(
-            f"{os.fspath(path)}: cannot save ({exc.strerror or exc}); {hint}the file on disk is unchanged",
-            os.fspath(path),
-        ) from None
-
-
-# errors that mean the folder, not the disk or the data, is what stops the save
-_FOLDER_ERRORS = (errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EPERM, errno.EROFS)
 
 
 __all__ = [

@@ -10,9 +10,9 @@ import shutil
 
 import pytest
 from PySide6.QtCore import Qt
-from revstudio.qt.runs.snapshot import SnapshotDocument
 
 from revstudio.core.commands import SetParam
+from revstudio.qt.runs.snapshot import SnapshotDocument
 
 from .conftest import EXAMPLE
 

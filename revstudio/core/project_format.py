@@ -1,0 +1,20 @@
+"""The project file's own words: its format tag, who wrote it, and the one error both its
+reader (``project``) and its writer (``project_write``) raise."""
+from __future__ import annotations
+
+from revstudio import __version__
+
+FORMAT = "revstudio"
+MADE_BY = f"revstudio {__version__}"
+
+
+class ProjectError(ValueError):
+    """A project file cannot be read or written; the message names the file and the place."""
+
+    def __init__(self, message: str, source: str = "", where: str = "") -> None:
+        super().__init__(message)
+        self.source = source
+        self.where = where
+
+
+__all__ = ["FORMAT", "MADE_BY", "ProjectError"]

@@ -1,0 +1,140 @@
+"""Writing a :class:`Graph` as project text (DESIGN section 2) and saving it atomically.
+
+``dumps`` is deterministic: node and edge order as in the graph, params and groups
+sorted by name, only explicitly set params, ASCII only, so save -> load -> save is
+byte-identical. ``revstudio.core.project`` re-exports all of it beside the reader.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import math
+import os
+from typing import Any
+
+from . import tempfiles
+from .graph import Graph
+from .migrations import CURRENT_VERSION
+from .project_format import FORMAT, MADE_BY, ProjectError
+
+
+def _value(value: Any, where: str, indent: int | None = None) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=True, allow_nan=False, sort_keys=True, indent=indent)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ProjectError(f"<graph>: {where}: cannot be saved as JSON ({exc})", "<graph>", where) from None
+
+
+def _number(value: float, where: str) -> str:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        raise ProjectError(f"<graph>: {where}: position {value!r} is not a finite number", "<graph>", where)
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+
+
+def _renamed_lines(graph: Graph, pad: str) -> list[str]:
+    """``"renamed": {...}``, written only once a node was renamed: older files stay byte-identical."""
+    if not graph.renamed:
+        return []
+    text = _value(dict(sorted(graph.renamed.items())), "renamed", indent=2)
+    return [f'{pad}"renamed": ' + text.replace("\n", "\n" + pad)]
+
+
+def _graph_lines(graph: Graph, pad: str) -> list[str]:
+    """``"nodes": [...]`` and ``"edges": [...]``, one node or edge per line."""
+    out: list[str] = []
+    node_lines = []
+    for node in graph.nodes.values():
+        where = f"node {node.id!r}"
+        x, y = node.pos
+        node_lines.append(
+            f'{pad}  {{"id": {_value(node.id, where)}, "type": {_value(node.type, where)}, '
+            f'"params": {_value(node.params, where)}, "pos": [{_number(x, where)}, {_number(y, where)}]}}'
+        )
+    edge_lines = [f"{pad}  {_value(edge.to_json(), f'edge {edge}')}" for edge in graph.edges]
+    for key, lines in (("nodes", node_lines), ("edges", edge_lines)):
+        if lines:
+            out.append(f'{pad}"{key}": [\n' + ",\n".join(lines) + f"\n{pad}]")
+        else:
+            out.append(f'{pad}"{key}": []')
+    return out
+
+
+def plugin_records(graph: Graph) -> dict[str, dict[str, str]]:
+    """For every plugin node type the project uses: the package (and version) that provides it.
+
+    Installed types are recorded from the registry; a type that is not installed
+    keeps the record the file came with, so nothing is lost by saving.
+    """
+    from .spec import registry
+
+    used: set[str] = set()
+    for part in (graph, *graph.groups.values()):
+        used.update(node.type for node in part.nodes.values() if isinstance(node.type, str))
+    kept = getattr(graph, "plugins", {})
+    out: dict[str, dict[str, str]] = {}
+    for type_id in sorted(used):
+        spec = registry.find(type_id)
+        if spec is None:
+            if type_id in kept:
+                out[type_id] = dict(kept[type_id])
+            continue
+        provider = registry.provider(spec.type_id)
+        if provider is not None and not provider.builtin and provider.distribution:
+            record = {"distribution": provider.distribution}
+            if provider.version:
+                record["version"] = provider.version
+            out[spec.type_id] = record
+    return out
+
+
+def dumps(graph: Graph) -> str:
+    """The project as JSON text (DESIGN section 2): deterministic, ASCII, one node/edge per line."""
+    fields = [
+        f'  "format": "{FORMAT}"',
+        f'  "version": {CURRENT_VERSION}',
+        f'  "made_by": {_value(MADE_BY, "made_by")}',
+        f'  "name": {_value(graph.name, "name")}',
+        *_graph_lines(graph, "  "),
+    ]
+    if graph.groups:
+        bodies = []
+        for gname in sorted(graph.groups):
+            body = graph.groups[gname]
+            inner = ",\n".join(_graph_lines(body, "      ") + _renamed_lines(body, "      "))
+            bodies.append(f"    {_value(gname, 'group name')}: {{\n{inner}\n    }}")
+        fields.append('  "groups": {\n' + ",\n".join(bodies) + "\n  }")
+    else:
+        fields.append('  "groups": {}')
+    fields += _renamed_lines(graph, "  ")
+    plugins = plugin_records(graph)
+    if plugins:
+        fields.append('  "plugins": ' + _value(plugins, "plugins", indent=2).replace("\n", "\n  "))
+    for key in ("training", "view"):
+        text = _value(getattr(graph, key), key, indent=2)
+        fields.append(f'  "{key}": ' + text.replace("\n", "\n  "))
+    return "{\n" + ",\n".join(fields) + "\n}\n"
+
+
+def save(graph: Graph, path: str | os.PathLike[str]) -> None:
+    """Write ``graph`` to ``path`` atomically (:func:`tempfiles.write_atomic`).
+
+    On any error the original file is untouched, the temp file is removed,
+    and a :class:`ProjectError` names the path.
+    """
+    data = dumps(graph).encode("ascii")
+    try:
+        tempfiles.write_atomic(path, data)
+    except OSError as exc:
+        hint = "check that the folder exists and is writable; " if exc.errno in _FOLDER_ERRORS else ""
+        raise ProjectError(
+            f"{os.fspath(path)}: cannot save ({exc.strerror or exc}); {hint}the file on disk is unchanged",
+            os.fspath(path),
+        ) from None
+
+
+# errors that mean the folder, not the disk or the data, is what stops the save
+_FOLDER_ERRORS = (errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+__all__ = ["dumps", "plugin_records", "save"]
