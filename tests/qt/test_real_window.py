@@ -107,10 +107,8 @@ def _tools_missing() -> str | None:
 def xvfb(tmp_path):
     """A private X display; yields its DISPLAY string."""
     reason = _tools_missing()
-    if reason:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"real-window test cannot run on CI: {reason}")
-        pytest.skip(reason)
+    if reason:  # make test installs them (packaging/install-system-deps.sh): missing means a broken setup
+        pytest.fail(f"real-window test cannot run: {reason}")
     for number in range(90, 140):
         if not Path(f"/tmp/.X11-unix/X{number}").exists() and not Path(f"/tmp/.X{number}-lock").exists():
             break
