@@ -23,9 +23,13 @@ pytestmark = [pytest.mark.xvfb, pytest.mark.slow]
 SCREENSHOTS = Path(__file__).parent / "screenshots"
 ROOT = Path(__file__).resolve().parents[2]
 
-CHILD = r"""
+def driver_head(width: int = 1400, height: int = 880) -> str:
+    """The start every real-window driver shares: the app and its main window on the X
+    display (RS_W/RS_H override the size), the project of ``sys.argv[1]`` (``-``: none)
+    open, and ``glob`` for a widget point in screen coordinates."""
+    return rf"""
 import json, os, sys
-from PySide6.QtCore import QPoint, QSocketNotifier
+from PySide6.QtCore import QPoint, QSocketNotifier, Qt
 from PySide6.QtGui import QGuiApplication
 from revstudio.qt.app import create_app, make_excepthook
 
@@ -34,17 +38,21 @@ from revstudio.qt.main_window import MainWindow
 
 window = MainWindow()
 sys.excepthook = make_excepthook(lambda: window, show_dialog=False)
-window.resize(1400, 880)
+window.resize(int(os.environ.get("RS_W", "{width}")), int(os.environ.get("RS_H", "{height}")))
 window.move(0, 0)
 window.show()
 window.raise_()
 window.activateWindow()
-window.files.load_path(sys.argv[1])
+if sys.argv[1] != "-":
+    window.files.load_path(sys.argv[1])
 
 def glob(widget, point):
     p = widget.mapToGlobal(point)
     return [p.x(), p.y()]
+"""
 
+
+CHILD = driver_head() + r"""
 def answer(req):
     cmd = req["cmd"]
     if cmd == "palette":

@@ -16,32 +16,14 @@ import time
 from pathlib import Path
 
 import pytest
-from test_real_window import DRIVER_LOOP, SCREENSHOTS, App, xvfb  # noqa: F401 - xvfb is a fixture
+from test_real_window import DRIVER_LOOP, SCREENSHOTS, App, driver_head, xvfb  # noqa: F401 - xvfb is a fixture
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "resources" / "examples"
 
-CHILD = r"""
-import json, os, sys
-from PySide6.QtCore import QPoint, QSocketNotifier
-from PySide6.QtGui import QGuiApplication
-from revstudio.qt.app import create_app, make_excepthook
-
-app = create_app(["revstudio"])
-from revstudio.qt.main_window import MainWindow
-
-window = MainWindow()
-sys.excepthook = make_excepthook(lambda: window, show_dialog=False)
-window.resize(int(os.environ.get("RS_W", "1400")), int(os.environ.get("RS_H", "880")))
-window.move(0, 0)
-window.show()
-window.raise_()
-window.activateWindow()
-if sys.argv[1] != "-":
-    window.files.load_path(sys.argv[1])
-
+CHILD = driver_head() + r"""
 said = []  # every status-bar message, in order (a fast step may show one only briefly)
 window.statusBar().messageChanged.connect(lambda text: said.append(text) if text else None)
 
@@ -49,10 +31,6 @@ def modal():
     from PySide6.QtWidgets import QApplication
     w = QApplication.activeModalWidget()
     return type(w).__name__ if w is not None else None
-
-def glob(widget, point):
-    p = widget.mapToGlobal(point)
-    return [p.x(), p.y()]
 
 def view():
     return window.current_view()

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_real_window import DRIVER_LOOP, SCREENSHOTS, App, xvfb  # noqa: F401 - xvfb is a fixture
+from test_real_window import DRIVER_LOOP, SCREENSHOTS, App, driver_head, xvfb  # noqa: F401 - xvfb is a fixture
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[3]
@@ -24,22 +24,7 @@ EXAMPLE = ROOT / "resources" / "examples" / "revnet_coupling.revs"
 TRAINING = {"steps": 150, "batch_size": 16, "log_every": 1, "val_every": 15, "gradcheck_every": 10,
             "memory_every": 3, "checkpoint_every": 50}
 
-CHILD = r"""
-import json, sys
-from PySide6.QtCore import QSocketNotifier, Qt
-from revstudio.qt.app import create_app, make_excepthook
-
-app = create_app(["revstudio"])
-from revstudio.qt.main_window import MainWindow
-
-window = MainWindow()
-sys.excepthook = make_excepthook(lambda: window, show_dialog=False)
-window.resize(1500, 960)
-window.move(0, 0)
-window.show()
-window.raise_()
-window.activateWindow()
-window.files.load_path(sys.argv[1])
+CHILD = driver_head(1500, 960) + r"""
 window.resizeDocks([window.bottom_dock], [560], Qt.Orientation.Vertical)
 
 def answer(req):
