@@ -17,5 +17,5 @@ def test_bench_plots_quick_runs_and_prints_its_table() -> None:
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_plots.py"), "--quick"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "every curve at 2,000 points" in out.stdout
+    assert "every curve at 10,000 points" in out.stdout
     assert "rows of one step vs a training step of revnet_coupling" in out.stdout
