@@ -246,6 +246,7 @@ def _update(y: Value, f: torch.Tensor, sign: int, in_place: bool, whole: bool = 
     for yp, fp in zip(y.chunk(_pieces(y)), f.chunk(_pieces(y))):
         wide = fp.to(y.dtype)
         yp.add_(wide) if sign > 0 else yp.sub_(wide)
+        del wide  # else it lives on beside the next piece's copy
     return y
 
 

@@ -116,6 +116,14 @@ class MemoryEstimate:
             found = self.__dict__["_peaks"] = self._peaks_of() if self._peaks_of is not None else {}
         return found
 
+    @property
+    def batch_breaks(self) -> tuple[int, ...]:
+        """Batches from which the peak may be *lower* than at the batch before: a region's
+        stream updates then work in more, smaller pieces (``peak.update_break``). Between
+        them the peak grows with the batch; ``estimate_fit`` searches each stretch."""
+        self.peaks  # noqa: B018 - the walk finds them
+        return tuple(self.__dict__.get("_breaks", ()))
+
     def peak_bytes(self, mode: str) -> int:
         """Estimated peak of one training step in ``mode`` (excluding weights and the input batch)."""
         walk = self.peaks.get(mode)
@@ -285,7 +293,9 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
     walk_order = list(order or report.order)
     def peaks() -> dict[str, Walk]:
         with no_collection():
-            return _peaks(walker, walk_order, regions, runs, stream_bytes)
+            walks, breaks = _peaks(walker, walk_order, regions, runs, stream_bytes)
+        result.__dict__["_breaks"] = breaks
+        return walks
 
     result._peaks_of = peaks
     kept_sets = {"reversible": set(region_outputs), "checkpoint": set(region_inputs + seg_inputs)}
@@ -316,8 +326,9 @@ def _with_links(kept: tuple[set[Value], dict[str, int]], links: Mapping[str, int
 
 
 def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list[list[str]],
-           stream_bytes: int) -> dict[str, Walk]:
-    """The simulated step per mode (``peak.simulate``)."""
+           stream_bytes: int) -> tuple[dict[str, Walk], tuple[int, ...]]:
+    """The simulated step per mode (``peak.simulate``), and the batches where the peak may drop
+    (``MemoryEstimate.batch_breaks``)."""
     b = UnitBuilder(walker, order, stream_bytes)
     by_node = {n: r for r in regions for n in getattr(r, "nodes", ())}
     run_of = {n: i for i, run in enumerate(runs) for n in run}
@@ -342,7 +353,7 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
                 units["checkpoint"].append(b.segment(f"segment {run[0]}..{run[-1]}", run))
             continue
         units["checkpoint"].append(b.node(nid))
-    return {mode: b.walk(units[mode]) for mode in MODES}
+    return {mode: b.walk(units[mode]) for mode in MODES}, tuple(sorted(b.breaks))
 
 
 # Optimizer state per parameter byte, where known: what ``optimizer.step`` keeps between steps.

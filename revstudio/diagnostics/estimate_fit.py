@@ -1,7 +1,10 @@
 """The largest batch that fits a memory budget, per mode, from as few estimates as possible.
 
 The cost of a training step (weights, the input batch, the peak estimate, the
-optimizer's state) grows with the batch, and almost linearly: two estimates
+optimizer's state) grows with the batch, and almost linearly, except where a
+region's stream updates start working in smaller pieces (the estimate's
+``batch_breaks``: there a larger batch peaks lower, as the runtime does; each
+stretch between them is searched on its own). Within a stretch two estimates
 (batch 1 and 2) predict where the budget runs out, a gallop from that guess
 brackets it and a bisection settles it, exactly, in a handful of estimates.
 One estimate answers every mode at its batch, so :func:`max_batches_that_fit`
@@ -14,9 +17,27 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 
-def largest_fitting(cost: Callable[[int], int], budget: int, limit: int) -> int | None:
+def largest_fitting(cost: Callable[[int], int], budget: int, limit: int,
+                    breaks: Iterable[int] = ()) -> int | None:
     """The largest b in [1, limit] with cost(b) <= budget, for a cost that grows with b
-    (``cost`` is best memoised: the search may ask for a batch twice)."""
+    between ``breaks`` (batches where it may drop: each stretch is searched, the last first).
+    ``cost`` is best memoised: the search may ask for a batch twice."""
+    starts = sorted({b for b in breaks if 1 < b <= limit}, reverse=True)
+    for start in starts:  # a later stretch whose first batch fits holds the answer
+        if cost(start) <= budget:
+            end = next((b - 1 for b in sorted(starts) if b > start), limit)
+            found = _largest_growing(_shifted(cost, start - 1), budget, end - start + 1)
+            return None if found is None else start - 1 + found
+    first_end = min(starts, default=limit + 1) - 1
+    return _largest_growing(cost, budget, first_end)
+
+
+def _shifted(cost: Callable[[int], int], by: int) -> Callable[[int], int]:
+    return lambda b: cost(by + b)
+
+
+def _largest_growing(cost: Callable[[int], int], budget: int, limit: int) -> int | None:
+    """:func:`largest_fitting` for a cost that grows with b over all of [1, limit]."""
     if cost(1) > budget:
         return None
     if cost(limit) <= budget:
@@ -83,4 +104,6 @@ def max_batches_that_fit(graph: Any, report: Any, budget_bytes: int, modes: Iter
                     + _state_bytes(params, optimizer))
         return cost
 
-    return {mode: largest_fitting(cost_of(mode), int(budget_bytes), max(1, int(limit))) for mode in modes}
+    breaks = estimated(1).batch_breaks  # they do not depend on the batch
+    return {mode: largest_fitting(cost_of(mode), int(budget_bytes), max(1, int(limit)), breaks)
+            for mode in modes}

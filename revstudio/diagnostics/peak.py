@@ -18,6 +18,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
+from revstudio.core.graph import PortRef
+
 Value = tuple[str, str]
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
@@ -30,6 +32,42 @@ WIDE_BACKWARD = frozenset({"AffineCoupling", "ActNorm", "InvConv1x1"})
 SAMPLES = 256
 # the most one sample costs (a large input: 256 float64 values); the budget prices cuts with it
 SAMPLE_BYTES = SAMPLES * 8
+# How the runtime updates a stream in place on the CPU (runtime_streams._pieces): along the batch,
+# in pieces whose temporaries take at most CHUNK_BYTES, and at least MIN_PIECES pieces once
+# they would take CHUNK_BYTES // 4. tests/diagnostics/test_peak_estimate.py holds the two equal.
+CHUNK_BYTES = 1 << 18
+MIN_PIECES = 8
+
+
+def update_pieces(batch: int, sample_bytes: int, temporaries: int) -> int:
+    """Pieces an in-place stream update of ``batch`` samples of ``sample_bytes`` each works in."""
+    size = batch * sample_bytes * temporaries
+    least = MIN_PIECES if size >= CHUNK_BYTES // 4 else 1
+    return max(1, min(batch, max(-(-size // CHUNK_BYTES), least)))
+
+
+def update_break(elements: int, elem: int, stream_bytes: int) -> int | None:
+    """The batch from which an update of ``elements`` per sample works in at least MIN_PIECES
+    pieces, so its temporaries shrink: the one place a larger batch can peak lower (None: never,
+    or from batch 1)."""
+    if stream_bytes <= elem or elements <= 0:
+        return None
+    per_sample = 3 * elements * 4 if elem == 4 and stream_bytes == 8 else elements * stream_bytes
+    first = -(-(CHUNK_BYTES // 4) // per_sample)
+    return first if first > 1 else None
+
+
+def update_temporaries(batch: int, elements: int, elem: int, stream_bytes: int) -> int:
+    """Bytes of temporaries alive while backward rebuilds a stream value of ``elements`` per
+    sample in place: a compensated float32 pair's TwoSum takes three float32 temporaries of a
+    piece (runtime_streams._two_sum_), a float64 stream one widened copy of the narrow update."""
+    if stream_bytes <= elem or elements <= 0:
+        return 0
+    if elem == 4 and stream_bytes == 8:  # float32x2 pairs
+        pieces = update_pieces(batch, elements * 4, 3)
+        return 3 * -(-batch // pieces) * elements * 4
+    pieces = update_pieces(batch, elements * stream_bytes, 1)
+    return -(-batch // pieces) * elements * stream_bytes
 
 
 @dataclass(slots=True)
@@ -143,6 +181,40 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
 # ---- units from the estimate's walker (estimate_walk._Walker) ------------------------------
 
 
+def _prod(shape: Iterable[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def _additive_elements(graph: Any, reports: Any, kind: str, params: Any, shape: Any, active: set[str]) -> int:
+    """Elements per sample of the larger half an AdditiveCoupling updates; for a Repeat or
+    Group, the largest of its body's (recursion-safe)."""
+    if kind == "AdditiveCoupling":
+        if not shape:
+            return 0
+        channels = int(shape[0])
+        c1 = int(params.get("split") or 0) or channels // 2
+        return max(c1, channels - c1) * _prod(shape[1:])
+    name = params.get("group") if kind in ("Repeat", "Group") else None
+    if not isinstance(name, str) or name in active:
+        return 0
+    body, report = graph.groups.get(name), reports.get(name)
+    if body is None or report is None:
+        return 0
+    active.add(name)
+    best = 0
+    for nid, info in report.nodes.items():
+        node = body.nodes.get(nid)
+        if node is None or not info.ok:
+            continue
+        best = max(best, _additive_elements(body, getattr(report, "groups", {}) or reports, info.type,
+                                            {**node.params}, info.inputs.get("in"), active))
+    active.discard(name)
+    return best
+
+
 class UnitBuilder:
     """Turns the nodes of a checked graph into units, per mode (``walker``: the estimate's)."""
 
@@ -162,6 +234,8 @@ class UnitBuilder:
         self.rg: dict[Value, bool] = {}
         self.flag: dict[str, bool] = {}
         self.held: list[Value] = []
+        # batches from which a region's stream updates work in more pieces (``update_break``)
+        self.breaks: set[int] = set()
         self.readers: dict[Value, list[str]] = {}
         nodes, source, rg, readers = self.w.report.nodes, self.w.source, self.rg, self.readers
         for nid in self.order:
@@ -341,9 +415,13 @@ class UnitBuilder:
         samples = sum(min(SAMPLES, self.w.nbytes(v) // self.elem) * 8 for v in reads
                       if v not in side and self.w.base(v) is not None)
         extra = wide + (samples if self.stream_bytes > self.elem else 0)
-        step = act = 0
+        act = 0
         out_set = set(outs)
         couplings = getattr(region, "couplings", {}) or {}
+        nbytes = self.w.report.nodes
+        # per computing step, in forward order: (its parameter bytes, its runtime steps, the most
+        # its backward holds while its parameters' gradients exist, the most before they do)
+        moments: list[tuple[int, int, int, int]] = []
         for sid in getattr(region, "steps", ()):
             view = self.w.views.get(sid)
             if view is None or view.type in STRUCTURAL:  # slicing and concatenating streams is cheap
@@ -353,17 +431,62 @@ class UnitBuilder:
             parts = self._parts(sid)  # a Repeat or coupling node runs as several runtime steps
             largest = self._act(body)
             act = max(act, largest // parts)
-            cost = self._recompute(body, ins | out_set) + 2 * largest
+            recompute = self._recompute(body, ins | out_set)
+            with_grads = (recompute + 2 * largest) // parts  # F's graph and the gradients of its backward
+            before = 0
             if view.type in WIDE_BACKWARD:
-                # rebuilt in the stream's wide arithmetic: the inverse's temporaries and their
-                # float64 copies (measured: about seven outputs' worth on top, torch 2.13 CPU)
-                cost += 7 * self._act([sid])
-            step = max(step, cost // parts)
-        params = sum(int(self.w.report.nodes[n].parameters) for n in nodes if n in self.w.report.nodes)
+                # rebuilt in the stream's wide arithmetic first: the inverse's temporaries and their
+                # float64 copies beside F's graph (measured, torch 2.13 CPU: five float64 and three
+                # float32 half-streams, about six outputs' worth)
+                before = with_grads + 6 * self._act([sid]) // parts
+            # before F's backward, an additive coupling rebuilds its input in place from F's
+            # output while F's graph is alive: that output and the update's temporaries
+            elements = self._updated_elements(sid, couplings.get(sid))
+            temps = update_temporaries(self.w.batch, elements, self.elem, self.stream_bytes)
+            found = update_break(elements, self.elem, self.stream_bytes)
+            if found is not None:
+                self.breaks.add(found)
+            if temps:
+                before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps)
+            own = sum(int(nbytes[n].parameters) for n in body if n in nbytes) * self.elem
+            moments.append((own, parts, with_grads, before))
+        params = sum(int(nbytes[n].parameters) for n in nodes if n in nbytes) * self.elem
+        # backward runs the steps last to first, and a step's parameter gradients appear in its
+        # own backward: at a step, only the gradients of the steps after it (and of its own
+        # copies already done) exist. ``step`` is the backward's peak net of the gradients of
+        # all the region's parameters, which the walk counts for the whole unit.
+        step = 0
+        later = 0
+        for own, parts, with_grads, before in reversed(moments):
+            done = own - own // parts  # a Repeat's other copies
+            step = max(step, with_grads - (params - later - own), before - (params - later - done))
+            later += own
+        # the gradients of the streams being rebuilt become the inputs' gradients, which the walk
+        # counts from the start of the unit; where the inputs need none (an Input's), the
+        # streams' gradients still exist while the region runs backward
+        inputs_grads = sum(self.w.nbytes(v) for v in reads if self.needs_grad(v))
+        step += max(0, stream - inputs_grads)
         return Unit(str(getattr(region, "id", "")), reads, makes, set(outs) | set(side), extra,
-                    # the gradients of the streams being rebuilt become the inputs' gradients
-                    params * self.elem, True, stream + wide + 2 * act, step,
+                    params, True, stream + wide + 2 * act, step,
                     any(self.needs_grad(v) for v in makes))
+
+    def _updated_elements(self, sid: str, coupling: Any) -> int:
+        """Elements per sample of the largest stream value an additive coupling of step ``sid``
+        updates (a wired coupling's, an AdditiveCoupling's larger half, or the largest inside
+        a Repeat's or Group's body); 0 for steps that update no stream by addition."""
+        if coupling is not None:
+            try:
+                ref = PortRef.parse(coupling.a)
+            except ValueError:
+                return 0
+            info = self.w.report.nodes.get(ref.node)
+            shape = info.outputs.get(ref.port) if info is not None else None
+            return _prod(shape) if shape is not None else 0
+        view = self.w.views.get(sid)
+        if view is None:
+            return 0
+        return _additive_elements(self.w.graph, getattr(self.w.report, "groups", {}) or {}, view.type,
+                                  view.params, view.inputs.get("in"), set())
 
     def segment(self, name: str, nodes: list[str], in_region: bool = False) -> Unit:
         """Checkpoint mode: a segment keeps its inputs; backward recomputes all of it."""
