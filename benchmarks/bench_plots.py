@@ -314,7 +314,8 @@ def stream(steps: int, data: bytes) -> dict[str, float]:
         inner = plot.refresh
 
         def refresh(*args: Any, **kw: Any) -> Any:
-            redraws[plot.title_text] += 1
+            if not ended[0]:  # while streaming: the static frames after it are timed on their own
+                redraws[plot.title_text] += 1
             return inner(*args, **kw)
         return refresh
     for plot in panel.plots:
