@@ -29,6 +29,7 @@ def test_bench_sweep_tiny_cells(tmp_path: Path) -> None:
             col = cell["columns"][name]
             assert col["cpu_seconds"] > 0 and col["peak_bytes"] >= col["kept_bytes"] > 0
             assert col["grad_error"] < 1e-4  # the same weights as the float64 reference
+            assert len(col["grad_errors"]) == 3 and max(col["grad_errors"]) < 1e-4  # three batches (--draws)
 
 
 @pytest.mark.slow
