@@ -75,28 +75,29 @@ def exact(v: Value) -> torch.Tensor:
 
 
 def sample(v: Value, k: int = 256) -> torch.Tensor:
-    """``k`` values spread evenly over the stream (the same ones every time; copies only those)."""
+    """``k`` values spread evenly over the stream (the same ones every time; copies only those).
+    A pair's are ``hi + lo`` in float64 (float32 widens exactly, so adding ``lo`` in place
+    is the same sum as widening both)."""
     if isinstance(v, Pair):
-        return sample(v.hi, k).double() + sample(v.lo, k).double()
-    return v[_sample_index(tuple(v.shape), k, v.device)]
+        index = _sample_index(v.hi, k)
+        return torch.take(v.hi, index).double().add_(torch.take(v.lo, index))
+    return torch.take(v, _sample_index(v, k))
 
 
-_SAMPLE_INDEX: dict[tuple[tuple[int, ...], int, torch.device], tuple[torch.Tensor, ...]] = {}
+_SAMPLE_INDEX: dict[tuple[tuple[int, ...], int, torch.device], torch.Tensor] = {}
 
 
-def _sample_index(shape: tuple[int, ...], k: int, device: torch.device) -> tuple[torch.Tensor, ...]:
-    """The indices :func:`sample` reads, made once per shape (a few small ops per call
-    were a measurable share of a small model's step: every region samples every step)."""
-    key = (shape, k, device)
+def _sample_index(v: torch.Tensor, k: int) -> torch.Tensor:
+    """The flat (row-major) indices :func:`sample` reads, made once per shape. ``take`` reads
+    them in one op in any layout (a few small ops per call were a measurable share of a small
+    model's step: every region samples every step)."""
+    key = (tuple(v.shape), k, v.device)
     found = _SAMPLE_INDEX.get(key)
     if found is None:
         if len(_SAMPLE_INDEX) > 256:
             _SAMPLE_INDEX.clear()
-        n = 1
-        for d in shape:
-            n *= d
-        flat = torch.linspace(0, n - 1, min(k, n), device=device).long()
-        found = _SAMPLE_INDEX[key] = tuple(torch.unravel_index(flat, shape))
+        n = v.numel()
+        found = _SAMPLE_INDEX[key] = torch.linspace(0, n - 1, min(k, n), device=v.device).long()
     return found
 
 
@@ -268,6 +269,9 @@ def _pair_update(y: Pair, f: torch.Tensor, sign: int, in_place: bool, whole: boo
     if not (in_place and y.hi.shape == f.shape and y.hi.dim() > 0):
         return Pair(*_two_sum(y.hi, y.lo, f, sign))
     pieces = _pieces(y.hi, 3, whole)
+    if pieces == 1:  # (three chunk calls of one piece each cost as much as a pass)
+        _two_sum_(y.hi, y.lo, f, sign)
+        return y
     for hp, lp, fp in zip(y.hi.chunk(pieces), y.lo.chunk(pieces), f.chunk(pieces)):
         _two_sum_(hp, lp, fp, sign)
     return y
