@@ -1,6 +1,7 @@
 """A compiled model survives torch.compile and DistributedDataParallel."""
 from __future__ import annotations
 
+import gc
 import os
 import tempfile
 
@@ -56,8 +57,13 @@ def _ddp_worker(rank: int, world: int, init: str, out: str, name: str) -> None:
         dist.all_gather(gathered, flat)
         if rank == 0:
             torch.save({"grads": gathered, "errors": model.inversion_errors()}, out)
+        # the DDP wrapper's reducer holds gloo work: freed before the group goes, as the
+        # session and the exported script do (else a rank can abort at exit under load,
+        # "terminate called without an active exception")
+        del ddp
+        gc.collect()
         # no rank tears gloo down while the other still talks to it: a rank that destroyed the
-        # group early made its peer abort ("terminate called without an active exception")
+        # group early made its peer abort the same way
         dist.barrier()
     finally:
         dist.destroy_process_group()
