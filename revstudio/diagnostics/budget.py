@@ -18,7 +18,7 @@ from typing import Any
 from revstudio.core.graph import Graph
 
 from .estimate import estimate, fmt_bytes
-from .peak import SAMPLE_BYTES
+from .peak_units import SAMPLE_BYTES
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000 ** 2, "mb": 1000 ** 2, "g": 1000 ** 3,
           "gb": 1000 ** 3, "kib": 1024, "mib": 1024 ** 2, "gib": 1024 ** 3, "tb": 1000 ** 4,

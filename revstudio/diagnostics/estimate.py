@@ -26,7 +26,8 @@ from .estimate_walk import (
     _Walker,
     no_collection,
 )
-from .peak import Unit, UnitBuilder, Walk
+from .peak import Unit, Walk
+from .peak_units import UnitBuilder
 
 MODES = ("standard", "reversible", "checkpoint")
 
@@ -119,7 +120,7 @@ class MemoryEstimate:
     @property
     def batch_breaks(self) -> tuple[int, ...]:
         """Batches from which the peak may be *lower* than at the batch before: a region's
-        stream updates then work in more, smaller pieces (``peak.update_break``). Between
+        stream updates then work in more, smaller pieces (``stream_updates.update_break``). Between
         them the peak grows with the batch; ``estimate_fit`` searches each stretch."""
         self.peaks  # noqa: B018 - the walk finds them
         return tuple(self.__dict__.get("_breaks", ()))

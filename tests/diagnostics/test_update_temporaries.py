@@ -2,8 +2,8 @@
 
 A region's backward rebuilds a coupling's input in place (``runtime_streams._update``):
 a compensated float32 pair in batch pieces with three temporaries each, a float64
-stream with one widened copy of the narrow update per piece. ``peak.update_pieces`` /
-``peak.update_temporaries`` mirror that torch-free; here both are held to the runtime.
+stream with one widened copy of the narrow update per piece. ``stream_updates.update_pieces`` /
+``update_temporaries`` mirror that torch-free; here both are held to the runtime.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 from revstudio.compiler.runtime_streams import Pair, _pieces, _update  # noqa: E402
 from revstudio.diagnostics.memory import LiveTensorTracker  # noqa: E402
-from revstudio.diagnostics.peak import update_pieces, update_temporaries  # noqa: E402
+from revstudio.diagnostics.stream_updates import update_pieces, update_temporaries  # noqa: E402
 
 # (batch, per-sample shape): tiny, one piece, the minimum of eight, more than eight, odd batches
 SHAPES = [(1, (4, 16, 16)), (2, (8, 4, 4)), (16, (4, 16, 16)), (64, (4, 16, 16)), (7, (16, 32, 32)),

@@ -1,0 +1,403 @@
+"""The units of the peak walk (``peak.simulate``), per mode, from the estimate's walker.
+
+An ordinary layer is one unit in every mode; in reversible mode a whole region is
+one (its backward rebuilds one step at a time), in checkpoint mode a checkpointed
+segment (recomputed whole when backward reaches it). Torch-free.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
+from typing import Any
+
+from revstudio.core.graph import PortRef
+
+from .estimate_walk import _prod, _values_of
+from .peak import Unit, Value, Walk, simulate
+from .stream_updates import update_break, update_temporaries
+
+# Layers whose backward hands the output's gradient on unchanged (or as a view of it)
+PASS_THROUGH = frozenset({"Concat", "Flatten", "Reshape", "Permute", "Output", "GroupOutput", "GroupInput"})
+STRUCTURAL = frozenset({"Split", "Concat", "Flatten", "Reshape", "Permute", "Squeeze"})
+# invertible layers whose inverse and gradient the runtime computes in the wide stream dtype
+WIDE_BACKWARD = frozenset({"AffineCoupling", "ActNorm", "InvConv1x1"})
+# the rounding-error samples a region keeps per rebuilt input (runtime_streams.sample: 256 values,
+# float64 for a wide stream)
+SAMPLES = 256
+# the most one sample costs (a large input: 256 float64 values); the budget prices cuts with it
+SAMPLE_BYTES = SAMPLES * 8
+
+
+def _additive_elements(graph: Any, reports: Any, kind: str, params: Any, shape: Any, active: set[str]) -> int:
+    """Elements per sample of the larger half an AdditiveCoupling updates; for a Repeat or
+    Group, the largest of its body's (recursion-safe)."""
+    if kind == "AdditiveCoupling":
+        if not shape:
+            return 0
+        channels = int(shape[0])
+        c1 = int(params.get("split") or 0) or channels // 2
+        return max(c1, channels - c1) * _prod(shape[1:])
+    name = params.get("group") if kind in ("Repeat", "Group") else None
+    if not isinstance(name, str) or name in active:
+        return 0
+    body, report = graph.groups.get(name), reports.get(name)
+    if body is None or report is None:
+        return 0
+    active.add(name)
+    best = 0
+    for nid, info in report.nodes.items():
+        node = body.nodes.get(nid)
+        if node is None or not info.ok:
+            continue
+        best = max(best, _additive_elements(body, getattr(report, "groups", {}) or reports, info.type,
+                                            {**node.params}, info.inputs.get("in"), active))
+    active.discard(name)
+    return best
+
+
+class UnitBuilder:
+    """Turns the nodes of a checked graph into units, per mode (``walker``: the estimate's)."""
+
+    def __init__(self, walker: Any, order: list[str], stream_bytes: int) -> None:
+        self.w: Any = walker
+        self.order = [n for n in order if n in self.w.views and self.w.report.nodes[n].type != "Input"]
+        self.stream_bytes = stream_bytes
+        self.elem = self.w.elem
+        self._reads: dict[str, list[Value]] = {}
+        self._units: dict[str, Unit] = {}
+        self._makes: dict[str, list[Value]] = {}
+        self._saved: dict[str, tuple[AbstractSet[Value], int]] = {}
+        self._work: dict[str, int] = {}
+        self._largest: dict[str, int] = {}
+        # one pass in execution order: what each node reads and makes, whether its outputs
+        # need gradients, who reads each value
+        self.rg: dict[Value, bool] = {}
+        self.flag: dict[str, bool] = {}
+        self.held: list[Value] = []
+        # batches from which a region's stream updates work in more pieces (``update_break``)
+        self.breaks: set[int] = set()
+        self.readers: dict[Value, list[str]] = {}
+        nodes, source, rg, readers = self.w.report.nodes, self.w.source, self.rg, self.readers
+        for nid in self.order:
+            info = nodes[nid]
+            reads = []
+            for port in info.inputs:
+                src = source.get((nid, port))
+                if src is not None:
+                    v = (src.node, src.port)
+                    reads.append(v)
+                    found = readers.get(v)
+                    if found is None:
+                        readers[v] = [nid]
+                    else:
+                        found.append(nid)
+            self._reads[nid] = reads
+            makes = self._makes[nid] = [(nid, port) for port in info.outputs]
+            flag = int(info.parameters) > 0 or any(rg.get(v, False) for v in reads)
+            self.flag[nid] = flag
+            for v in makes:
+                rg[v] = flag
+            if info.type == "Output":
+                self.held += reads
+        self.position = {n: i for i, n in enumerate(self.order)}
+
+    def needs_grad(self, v: Value) -> bool:
+        return self.rg.get(v, False)
+
+    def reads(self, nid: str) -> list[Value]:
+        cached = self._reads.get(nid)
+        if cached is None:
+            cached = []
+            for port in self.w.report.nodes[nid].inputs:
+                src = self.w.source.get((nid, port))
+                if src is not None:
+                    cached.append((src.node, src.port))
+            self._reads[nid] = cached
+        return cached
+
+    def makes(self, nid: str) -> list[Value]:
+        cached = self._makes.get(nid)
+        if cached is None:
+            cached = self._makes[nid] = [(nid, port) for port in self.w.report.nodes[nid].outputs]
+        return cached
+
+    def saved_by(self, nid: str) -> tuple[AbstractSet[Value], int]:
+        found = self._saved.get(nid)
+        if found is None:
+            found = self._saved[nid] = self._saved_by(nid)
+        return found
+
+    def _saved_by(self, nid: str) -> tuple[AbstractSet[Value], int]:
+        saves = self.w.saves.get(nid)
+        if saves is None:
+            return frozenset(), 0
+        return self.w.saved_values(nid), int(saves.extra_bytes)
+
+    def node(self, nid: str) -> Unit:
+        unit = self._units.get(nid)
+        if unit is None:
+            unit = self._units[nid] = self._node(nid)
+        return unit
+
+    def _node(self, nid: str) -> Unit:
+        info = self.w.report.nodes[nid]
+        saved, extra = self.saved_by(nid)
+        mode = str(self.w.views[nid].params.get("mode", "add")) if info.type == "Merge" else ""
+        fresh = info.type not in PASS_THROUGH and mode != "add"
+        work = self._node_work(nid)
+        makes = self.makes(nid)
+        return Unit(nid, self.reads(nid), makes, saved, extra, int(info.parameters) * self.elem,
+                    fresh, 0, work, bool(makes) and self.flag.get(nid, False))
+
+    def _node_work(self, nid: str) -> int:
+        """Transient bytes of a layer's own backward beyond its inputs' gradients."""
+        found = self._work.get(nid)
+        if found is None:
+            found = self._work[nid] = self._find_work(nid)
+        return found
+
+    def _find_work(self, nid: str) -> int:
+        info = self.w.report.nodes[nid]
+        work = 0
+        if info.type in WIDE_BACKWARD:  # scale/shift/log-det gradients: two outputs' worth (measured)
+            work = 2 * self._act([nid])
+        elif info.type == "BiRNN":  # the fused kernel's backward builds its gate gradients at once
+            from .save_rules import RNN_BACKWARD, counted_lstm, rnn_dims, rnn_elements
+
+            view = self.w.views[nid]
+            if counted_lstm(view):
+                from .rnn_memory import lstm_backward_bytes
+
+                # counted whole (rnn_memory): the walk adds its input's and weights' gradients itself
+                work = lstm_backward_bytes(view.batch, *rnn_dims(view)) - int(info.parameters) * self.elem
+                if any(self.needs_grad(v) for v in self.reads(nid)):
+                    work -= view.in_bytes("in")
+            else:
+                work = rnn_elements(RNN_BACKWARD, view) * self.elem
+        return work
+
+    def _outside(self, nodes: set[str]) -> tuple[list[Value], list[Value]]:
+        """(values the nodes read from outside, values they make that outside nodes read)."""
+        reads: dict[Value, None] = {}
+        makes: dict[Value, None] = {}
+        position, readers = self.position, self.readers
+        for nid in nodes:  # order does not matter: deduplicated
+            if nid not in position:
+                continue
+            for v in self.reads(nid):
+                if v[0] not in nodes:
+                    reads[v] = None
+            for v in self.makes(nid):
+                for r in readers.get(v, ()):
+                    if r not in nodes:
+                        makes[v] = None
+                        break
+        return list(reads), list(makes)
+
+    def _act(self, nodes: Iterable[str]) -> int:
+        """The largest output of ``nodes`` (cached per node)."""
+        best = 0
+        for n in nodes:
+            size = self._largest.get(n)
+            if size is None:
+                size = self._largest[n] = max((self.w.nbytes(v) for v in self.makes(n)), default=0)
+            if size > best:
+                best = size
+        return best
+
+    def _reads_from_outside(self, nodes: list[str]) -> set[Value]:
+        """The storages of what ``nodes`` read from nodes not among them."""
+        inside = set(nodes)
+        out: set[Value] = set()
+        for nid in nodes:
+            for v in self.reads(nid):
+                if v[0] not in inside:
+                    b = self.w.base(v)
+                    if b is not None:
+                        out.add(b)
+        return out
+
+    def _recompute(self, nodes: Iterable[str], exclude: set[Value]) -> int:
+        vals: set[Value] = set()
+        extra = 0
+        for n in nodes:
+            s, e = self.saved_by(n)
+            vals |= s
+            extra += e
+        return sum(self.w.nbytes(v) for v in vals - exclude) + extra
+
+    def _parts(self, nid: str) -> int:
+        view = self.w.views.get(nid)
+        if view is None:
+            return 1
+        parts = int(view.params.get("times", 1) or 1) if view.type == "Repeat" else 1
+        groups = getattr(self.w.graph, "groups", {})
+        name = view.params.get("group") if view.type in ("Repeat", "Group") else None
+        body = groups.get(name) if isinstance(name, str) else None
+        kinds = [n.type for n in body] if body is not None else [view.type]
+        if "AdditiveCoupling" in kinds:
+            parts *= 2  # F and G are separate steps
+        return max(1, parts)
+
+    def region(self, region: Any) -> Unit:
+        """Reversible mode: the region keeps its outputs (wide) and side inputs; backward
+        holds the streams' gradients and one step's recomputation at a time."""
+        nodes = set(getattr(region, "nodes", ()))
+        reads, makes = self._outside(nodes)
+        outs = [v for v in _values_of(self.w, getattr(region, "outputs", ())) if v is not None]
+        side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
+        stream = sum(self.w.nbytes(v) for v in outs)
+        wide = stream * max(0, self.stream_bytes - self.elem) // self.elem
+        # the rounding-error samples of each rebuilt input, in float64; the caller's own tensors
+        # (an Input's) are compared with themselves instead (runtime: ``refs``), no copy
+        samples = sum(min(SAMPLES, self.w.nbytes(v) // self.elem) * 8 for v in reads
+                      if v not in side and self.w.base(v) is not None)
+        extra = wide + (samples if self.stream_bytes > self.elem else 0)
+        act = 0
+        out_set = set(outs)
+        couplings = getattr(region, "couplings", {}) or {}
+        nbytes = self.w.report.nodes
+        # per computing step, in forward order: (its parameter bytes, its runtime steps, the most
+        # its backward holds while its parameters' gradients exist, the most before they do)
+        moments: list[tuple[int, int, int, int]] = []
+        for sid in getattr(region, "steps", ()):
+            view = self.w.views.get(sid)
+            if view is None or view.type in STRUCTURAL:  # slicing and concatenating streams is cheap
+                continue
+            body = [sid, *getattr(couplings.get(sid), "body", ())]
+            ins = self._reads_from_outside(body)
+            parts = self._parts(sid)  # a Repeat or coupling node runs as several runtime steps
+            largest = self._act(body)
+            act = max(act, largest // parts)
+            recompute = self._recompute(body, ins | out_set)
+            with_grads = (recompute + 2 * largest) // parts  # F's graph and the gradients of its backward
+            before = 0
+            if view.type in WIDE_BACKWARD:
+                # rebuilt in the stream's wide arithmetic first: the inverse's temporaries and their
+                # float64 copies beside F's graph (measured, torch 2.13 CPU: five float64 and three
+                # float32 half-streams, about six outputs' worth)
+                before = with_grads + 6 * self._act([sid]) // parts
+            # before F's backward, an additive coupling rebuilds its input in place from F's
+            # output while F's graph is alive: that output and the update's temporaries
+            elements = self._updated_elements(sid, couplings.get(sid))
+            temps = update_temporaries(self.w.batch, elements, self.elem, self.stream_bytes)
+            found = update_break(elements, self.elem, self.stream_bytes)
+            if found is not None:
+                self.breaks.add(found)
+            if temps:
+                before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps)
+            own = sum(int(nbytes[n].parameters) for n in body if n in nbytes) * self.elem
+            moments.append((own, parts, with_grads, before))
+        params = sum(int(nbytes[n].parameters) for n in nodes if n in nbytes) * self.elem
+        # backward runs the steps last to first, and a step's parameter gradients appear in its
+        # own backward: at a step, only the gradients of the steps after it (and of its own
+        # copies already done) exist. ``step`` is the backward's peak net of the gradients of
+        # all the region's parameters, which the walk counts for the whole unit.
+        step = 0
+        later = 0
+        for own, parts, with_grads, before in reversed(moments):
+            done = own - own // parts  # a Repeat's other copies
+            step = max(step, with_grads - (params - later - own), before - (params - later - done))
+            later += own
+        # the gradients of the streams being rebuilt become the inputs' gradients, which the walk
+        # counts from the start of the unit; where the inputs need none (an Input's), the
+        # streams' gradients still exist while the region runs backward
+        inputs_grads = sum(self.w.nbytes(v) for v in reads if self.needs_grad(v))
+        step += max(0, stream - inputs_grads)
+        return Unit(str(getattr(region, "id", "")), reads, makes, set(outs) | set(side), extra,
+                    params, True, stream + wide + 2 * act, step,
+                    any(self.needs_grad(v) for v in makes))
+
+    def _updated_elements(self, sid: str, coupling: Any) -> int:
+        """Elements per sample of the largest stream value an additive coupling of step ``sid``
+        updates (a wired coupling's, an AdditiveCoupling's larger half, or the largest inside
+        a Repeat's or Group's body); 0 for steps that update no stream by addition."""
+        if coupling is not None:
+            try:
+                ref = PortRef.parse(coupling.a)
+            except ValueError:
+                return 0
+            info = self.w.report.nodes.get(ref.node)
+            shape = info.outputs.get(ref.port) if info is not None else None
+            return _prod(shape) if shape is not None else 0
+        view = self.w.views.get(sid)
+        if view is None:
+            return 0
+        return _additive_elements(self.w.graph, getattr(self.w.report, "groups", {}) or {}, view.type,
+                                  view.params, view.inputs.get("in"), set())
+
+    def segment(self, name: str, nodes: list[str], in_region: bool = False) -> Unit:
+        """Checkpoint mode: a segment keeps its inputs; backward recomputes all of it."""
+        members = set(nodes)
+        reads, makes = self._outside(members)
+        saved = {b for b in (self.w.base(v) for v in reads) if b is not None}
+        params = sum(int(self.w.report.nodes[n].parameters) for n in nodes) * self.elem
+        act = self._act(nodes)
+        if in_region:
+            # the runtime recomputes a region's segment step by step over its streams, all of it
+            # when backward reaches it; then the last step's backward works on one output's worth
+            work = self._recompute(nodes, saved) + act + max(max(self._node_work(n) for n in nodes), 0)
+        else:
+            # torch.utils.checkpoint recomputes a run of layers when backward reaches it, then
+            # runs their backward as standard mode does: the walk of those layers, from nothing
+            # (their inputs are kept outside, their outputs' gradients counted outside)
+            inner = simulate([self.node(n) for n in sorted(nodes, key=self.position.__getitem__)],
+                             self.w.nbytes, self.w.base, self.rg.get)  # type: ignore[arg-type]
+            work = inner.peak - params
+        return Unit(name, reads, makes, saved, 0, params, True, 2 * act, work,
+                    any(self.needs_grad(v) for v in makes), late=True)
+
+    def link(self, nid: str, copy: int) -> Value:
+        """The values copy ``copy - 1`` of Repeat ``nid`` hands copy ``copy``, as one value."""
+        v = (nid, f"#{copy}")
+        self.w.define(v, self.w.repeat_link_bytes(nid))
+        self.rg[v] = any(self.needs_grad(m) for m in self.makes(nid))
+        return v
+
+    def pieces(self, name: str, members: list[tuple[str, int, int, int]]) -> Unit:
+        """A checkpoint segment of a region whose cuts may fall between the copies of a Repeat:
+        ``members`` are (node, first copy, end copy, copies); a part of a Repeat reads and makes
+        the values between its copies and costs its share of the Repeat's work."""
+        partial = {nid: (lo, hi, n) for nid, lo, hi, n in members if n > 1 and (lo, hi) != (0, n)}
+        nodes = [m[0] for m in members]
+        if not partial:
+            return self.segment(name, nodes, in_region=True)
+        inside = set(nodes)
+        reads: dict[Value, None] = {}
+        makes: dict[Value, None] = {}
+        for nid in nodes:
+            lo, hi, n = partial.get(nid, (0, 1, 1))
+            if lo > 0:
+                reads[self.link(nid, lo)] = None
+            else:
+                reads.update((v, None) for v in self.reads(nid) if v[0] not in inside)
+            if hi < n:
+                makes[self.link(nid, hi)] = None
+            else:
+                makes.update((v, None) for v in self.makes(nid)
+                             if any(r not in inside for r in self.readers.get(v, ())))
+        saved = {b for b in (self.w.base(v) for v in reads) if b is not None}
+        whole = [n for n in nodes if n not in partial]
+        params = sum(int(self.w.report.nodes[n].parameters) for n in whole) * self.elem
+        recompute = self._recompute(whole, saved)
+        for nid, (lo, hi, n) in partial.items():
+            share = (hi - lo) / n
+            params += int(int(self.w.report.nodes[nid].parameters) * self.elem * share)  # its copies' weights
+            # its share of what the copies keep inside; what the Repeat keeps of its own input
+            # only the first copy recomputes
+            values, extra = self.saved_by(nid)
+            body = self.w.views[nid].bodies.get("group") if nid in self.w.views else None
+            if body is not None:  # the copies' insides, and what passes between the copies inside
+                between = (body.input_part_bytes or sum(body.output_bytes.values())) if body.inputs else 0
+                recompute += body.internal_bytes * (hi - lo) + between * (hi - lo - 1)
+            else:
+                recompute += int(extra * share)
+            if lo == 0:
+                recompute += sum(self.w.nbytes(v) for v in values - saved)
+        act = self._act(nodes)
+        return Unit(name, list(reads), list(makes), saved, 0, params, True, 2 * act,
+                    recompute + act + max(max(self._node_work(n) for n in nodes), 0),
+                    any(self.needs_grad(v) for v in makes), late=True)
+
+    def walk(self, units: list[Unit]) -> Walk:
+        return simulate(units, self.w.nbytes, self.w.base, self.rg.get, self.held)  # type: ignore[arg-type]
