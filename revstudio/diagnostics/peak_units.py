@@ -256,7 +256,7 @@ class UnitBuilder:
         act = 0
         out_set = set(outs)
         couplings = getattr(region, "couplings", {}) or {}
-        nbytes = self.w.report.nodes
+        infos = self.w.report.nodes
         # per computing step, in forward order: (its parameter bytes, its runtime steps, the most
         # its backward holds while its parameters' gradients exist, the most before they do)
         moments: list[tuple[int, int, int, int]] = []
@@ -286,9 +286,9 @@ class UnitBuilder:
                 self.breaks.add(found)
             if temps:
                 before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps)
-            own = sum(int(nbytes[n].parameters) for n in body if n in nbytes) * self.elem
+            own = sum(int(infos[n].parameters) for n in body if n in infos) * self.elem
             moments.append((own, parts, with_grads, before))
-        params = sum(int(nbytes[n].parameters) for n in nodes if n in nbytes) * self.elem
+        params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem
         # backward runs the steps last to first, and a step's parameter gradients appear in its
         # own backward: at a step, only the gradients of the steps after it (and of its own
         # copies already done) exist. ``step`` is the backward's peak net of the gradients of

@@ -21,25 +21,34 @@ def update_pieces(batch: int, sample_bytes: int, temporaries: int) -> int:
     return max(1, min(batch, max(-(-size // CHUNK_BYTES), least)))
 
 
+def _temporaries(elements: int, elem: int, stream_bytes: int) -> tuple[int, int] | None:
+    """(bytes of one temporary per sample, temporaries) of an in-place update of a stream value
+    of ``elements`` per sample; None where the stream is in the model's dtype (no temporaries).
+    A compensated float32 pair's TwoSum takes three float32 temporaries
+    (runtime_streams._two_sum_), a float64 stream one widened copy of the narrow update."""
+    if stream_bytes <= elem or elements <= 0:
+        return None
+    if elem == 4 and stream_bytes == 8:  # float32x2 pairs
+        return elements * 4, 3
+    return elements * stream_bytes, 1
+
+
 def update_break(elements: int, elem: int, stream_bytes: int) -> int | None:
     """The batch from which an update of ``elements`` per sample works in at least MIN_PIECES
     pieces, so its temporaries shrink: the one place a larger batch can peak lower (None: never,
     or from batch 1)."""
-    if stream_bytes <= elem or elements <= 0:
+    found = _temporaries(elements, elem, stream_bytes)
+    if found is None:
         return None
-    per_sample = 3 * elements * 4 if elem == 4 and stream_bytes == 8 else elements * stream_bytes
-    first = -(-(CHUNK_BYTES // 4) // per_sample)
+    first = -(-(CHUNK_BYTES // 4) // (found[0] * found[1]))
     return first if first > 1 else None
 
 
 def update_temporaries(batch: int, elements: int, elem: int, stream_bytes: int) -> int:
     """Bytes of temporaries alive while backward rebuilds a stream value of ``elements`` per
-    sample in place: a compensated float32 pair's TwoSum takes three float32 temporaries of a
-    piece (runtime_streams._two_sum_), a float64 stream one widened copy of the narrow update."""
-    if stream_bytes <= elem or elements <= 0:
+    sample in place (one piece's worth: see :func:`update_pieces`)."""
+    found = _temporaries(elements, elem, stream_bytes)
+    if found is None:
         return 0
-    if elem == 4 and stream_bytes == 8:  # float32x2 pairs
-        pieces = update_pieces(batch, elements * 4, 3)
-        return 3 * -(-batch // pieces) * elements * 4
-    pieces = update_pieces(batch, elements * stream_bytes, 1)
-    return -(-batch // pieces) * elements * stream_bytes
+    sample_bytes, count = found
+    return count * -(-batch // update_pieces(batch, sample_bytes, count)) * sample_bytes
