@@ -23,6 +23,8 @@ from .runtime_streams import (
     fresh_alias,
     like,
     shares,
+    sole,
+    update_over,
     value,
 )
 
@@ -306,8 +308,12 @@ class Coupling(Step):
             f = self.fn(*b_in)
         # a = y - sign * F(b), written over y when the runtime owns it, so the output and
         # the rebuilt input are never both alive; done before F's backward, so F's output
-        # can go before its graph runs.
-        env[self.a] = _update(y, f.detach(), -self.sign, y_owned)
+        # can go before its graph runs. Where nothing else holds F's output (its graph saved
+        # no part of it), a pair's update uses it as one of its temporaries.
+        if y_owned and isinstance(y, Pair) and f.dtype == y.hi.dtype and f.shape == y.hi.shape and sole(f):
+            env[self.a] = update_over(y, f.detach(), -self.sign)
+        else:
+            env[self.a] = _update(y, f.detach(), -self.sign, y_owned)
         own.values.add(self.a)
         del y
         if gy is None:

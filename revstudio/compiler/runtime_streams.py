@@ -8,6 +8,7 @@ carries 53). Couplings update a pair with TwoSum and renormalise it (Fast2Sum).
 The helpers here take either kind. Imports only torch and the standard library:
 the code exporter inlines this file verbatim.
 """
+import sys
 from collections.abc import Sequence
 
 import torch
@@ -227,6 +228,26 @@ def _pieces(y: torch.Tensor, temporaries: int = 1, whole: bool = False) -> int:
     return max(1, min(y.shape[0], max(-(-size // _CHUNK_BYTES), least)))
 
 
+# How many tensors hold a storage (torch's own count; None where this torch has no such call)
+_storage_users = getattr(torch._C, "_storage_Use_Count", None)
+
+
+def sole(f: torch.Tensor) -> bool:
+    """Whether ``f``'s memory is its caller's alone, held by one name: no other tensor shares
+    its storage (a view of it, what F's graph saved for its backward, such as a ReLU's or a
+    custom Function's output, a module's buffer or parameter, an input passed through) and no
+    other Python name holds it (a module keeping its last output). Such an output may be
+    written over once it has been read: nothing can see it change."""
+    if _storage_users is None or f._base is not None or not dense(f):
+        return False
+    try:
+        users = _storage_users(f.untyped_storage()._cdata)
+    except (AttributeError, RuntimeError, NotImplementedError, TypeError):  # a tensor subclass
+        return False
+    # the caller's name, this argument and getrefcount's own; f's tensor and the storage handle
+    return sys.getrefcount(f) <= 3 and users == 2
+
+
 def _update(y: Value, f: torch.Tensor, sign: int, in_place: bool, whole: bool = False) -> Value:
     """``y + sign * f`` in y's kind (float64 streams stay float64, pairs stay compensated).
 
@@ -275,6 +296,48 @@ def _pair_update(y: Pair, f: torch.Tensor, sign: int, in_place: bool, whole: boo
     for hp, lp, fp in zip(y.hi.chunk(pieces), y.lo.chunk(pieces), f.chunk(pieces)):
         _two_sum_(hp, lp, fp, sign)
     return y
+
+
+def update_over(y: Pair, f: torch.Tensor, sign: int) -> Pair:
+    """``y + sign * f`` written over ``y``, using ``f``'s own memory as one of TwoSum's
+    temporaries (f is float32, of y's shape, and the caller's alone: see :func:`sole`; its
+    values are lost). The same operations as :func:`_two_sum_` bit for bit, with two
+    temporaries instead of three, in fewer pieces (:func:`over_rows`)."""
+    rows = over_rows(y.hi)
+    if rows >= y.hi.shape[0]:
+        _two_sum_over_(y.hi, y.lo, f, sign)
+        return y
+    for hp, lp, fp in zip(y.hi.split(rows), y.lo.split(rows), f.split(rows)):
+        _two_sum_over_(hp, lp, fp, sign)
+    return y
+
+
+def over_rows(y: torch.Tensor) -> int:
+    """Rows (along the batch) per piece of :func:`update_over`. Its two temporaries take at most
+    F's output's bytes (half the batch each), where :func:`_pair_update`'s three took 3/8 of
+    them: F's backward, which comes next, holds its graph and two of its largest activations
+    (F's output is one), so the update's moment stays below it. A stream whose update
+    :func:`_pair_update` does in one piece is done in one piece (two temporaries, not three);
+    pieces of at most _CHUNK_BYTES of temporaries, as there."""
+    batch = y.shape[0]
+    if y.device.type != "cpu":
+        return -(-batch // _pieces(y, 2))
+    if _pieces(y, 3) == 1:
+        return batch
+    row = 2 * y[0].numel() * y.element_size()  # the temporaries of one row
+    return max(1, min(batch // 2, _CHUNK_BYTES // row))
+
+
+def _two_sum_over_(hi: torch.Tensor, lo: torch.Tensor, f: torch.Tensor, sign: int) -> None:
+    total = hi + f if sign > 0 else hi - f
+    back = total - hi
+    f.sub_(back) if sign > 0 else f.add_(back)  # f - back (f + back), kept in f
+    torch.sub(total, back, out=back)
+    torch.sub(hi, back, out=back)  # the error of total, before what f loses to its rounding
+    back.add_(f) if sign > 0 else back.sub_(f)
+    lo.add_(back)
+    torch.add(total, lo, out=hi)
+    lo.sub_(torch.sub(hi, total, out=back))
 
 
 def _two_sum_(hi: torch.Tensor, lo: torch.Tensor, f: torch.Tensor, sign: int) -> None:

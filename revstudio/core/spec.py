@@ -112,6 +112,14 @@ class NodeSpec:
     # Sample (params, input shapes) the catalog's tests build the type with: a
     # plugin's types run through the same shape, gradient and inverse checks.
     examples: tuple[tuple[Mapping[str, Any], tuple[ShapeT, ...]], ...] = ()
+    # Whether its (first) output is memory of its own that its backward does not
+    # read (a convolution's; not a ReLU's, whose backward reads its result, nor a
+    # view of its input), given its params and input shapes: the reversible
+    # backward may then write over it when it ends a coupling's F
+    # (runtime_streams.sole decides at run time, the memory estimate counts by
+    # this). None: the output is its input passed through (an identity), so the
+    # node before it decides. Undeclared (a plugin's type): False.
+    fresh_output: bool | Callable[[Mapping[str, Any], Sequence[ShapeT]], bool | None] | None = False
 
     def input_ports(self, params: Mapping[str, Any], groups: Groups | None = None) -> tuple[str, ...]:
         return _ports(self.inputs, params, groups or {})
@@ -121,6 +129,10 @@ class NodeSpec:
 
     def defaults(self) -> dict[str, Any]:
         return {name: p.default for name, p in self.params.items()}
+
+    def output_is_fresh(self, params: Mapping[str, Any], in_shapes: Sequence[ShapeT]) -> bool | None:
+        rule = self.fresh_output
+        return rule(params, in_shapes) if callable(rule) else rule
 
     @property
     def display_name(self) -> str:

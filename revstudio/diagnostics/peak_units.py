@@ -14,7 +14,7 @@ from revstudio.core.graph import PortRef
 
 from .estimate_walk import _prod, _values_of
 from .peak import Unit, Value, Walk, simulate
-from .stream_updates import update_break, update_temporaries
+from .stream_updates import fresh_output, update_break, update_temporaries
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
 PASS_THROUGH = frozenset({"Concat", "Flatten", "Reshape", "Permute", "Output", "GroupOutput", "GroupInput"})
@@ -28,31 +28,48 @@ SAMPLES = 256
 SAMPLE_BYTES = SAMPLES * 8
 
 
-def _additive_elements(graph: Any, reports: Any, kind: str, params: Any, shape: Any, active: set[str]) -> int:
-    """Elements per sample of the larger half an AdditiveCoupling updates; for a Repeat or
-    Group, the largest of its body's (recursion-safe)."""
+def _additive_updates(groups: Any, reports: Any, kind: str, params: Any, shape: Any,
+                      active: set[str]) -> list[tuple[int, bool]]:
+    """(elements per sample, F's output fresh?) of each half an AdditiveCoupling updates (x1 by
+    F, x2 by G where it has one); for a Repeat or Group, those of its body's (recursion-safe).
+    ``groups``: the project's group bodies by name, ``reports`` the check's analyses of them."""
     if kind == "AdditiveCoupling":
         if not shape:
-            return 0
-        channels = int(shape[0])
+            return []
+        channels, spatial = int(shape[0]), _prod(shape[1:])
         c1 = int(params.get("split") or 0) or channels // 2
-        return max(c1, channels - c1) * _prod(shape[1:])
+        out = [(c1 * spatial, _body_fresh(groups, reports, params.get("f")))]
+        if params.get("g"):
+            out.append(((channels - c1) * spatial, _body_fresh(groups, reports, params.get("g"))))
+        return out
     name = params.get("group") if kind in ("Repeat", "Group") else None
     if not isinstance(name, str) or name in active:
-        return 0
-    body, report = graph.groups.get(name), reports.get(name)
+        return []
+    body, report = groups.get(name), reports.get(name)
     if body is None or report is None:
-        return 0
+        return []
     active.add(name)
-    best = 0
+    found: list[tuple[int, bool]] = []
     for nid, info in report.nodes.items():
         node = body.nodes.get(nid)
         if node is None or not info.ok:
             continue
-        best = max(best, _additive_elements(body, getattr(report, "groups", {}) or reports, info.type,
-                                            {**node.params}, info.inputs.get("in"), active))
+        found += _additive_updates(groups, reports, info.type, {**node.params}, info.inputs.get("in"), active)
     active.discard(name)
-    return best
+    return found
+
+
+def _body_fresh(groups: Any, reports: Any, name: Any) -> bool:
+    """Whether the output of group body ``name`` (F or G of an AdditiveCoupling) is fresh."""
+    body = groups.get(name) if isinstance(name, str) else None
+    report = reports.get(name) if body is not None else None
+    if body is None or report is None:
+        return False
+    for nid, node in body.nodes.items():
+        edges = body.edges_into(nid) if node.type == "GroupOutput" else []
+        if edges:
+            return fresh_output(body, groups, reports, str(edges[0].src), report.nodes)
+    return False
 
 
 class UnitBuilder:
@@ -278,14 +295,15 @@ class UnitBuilder:
                 # float32 half-streams, about six outputs' worth)
                 before = with_grads + 6 * self._act([sid]) // parts
             # before F's backward, an additive coupling rebuilds its input in place from F's
-            # output while F's graph is alive: that output and the update's temporaries
-            elements = self._updated_elements(sid, couplings.get(sid))
-            temps = update_temporaries(self.w.batch, elements, self.elem, self.stream_bytes)
-            found = update_break(elements, self.elem, self.stream_bytes)
-            if found is not None:
-                self.breaks.add(found)
-            if temps:
-                before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps)
+            # output while F's graph is alive: that output and the update's temporaries (fewer
+            # where F's output is fresh: the update writes over it)
+            for elements, fresh in self._updates(sid, couplings.get(sid)):
+                temps = update_temporaries(self.w.batch, elements, self.elem, self.stream_bytes, fresh)
+                found = update_break(elements, self.elem, self.stream_bytes)
+                if found is not None:
+                    self.breaks.add(found)
+                if temps:
+                    before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps)
             own = sum(int(infos[n].parameters) for n in body if n in infos) * self.elem
             moments.append((own, parts, with_grads, before))
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem
@@ -308,23 +326,26 @@ class UnitBuilder:
                     params, True, stream + wide + 2 * act, step,
                     any(self.needs_grad(v) for v in makes))
 
-    def _updated_elements(self, sid: str, coupling: Any) -> int:
-        """Elements per sample of the largest stream value an additive coupling of step ``sid``
-        updates (a wired coupling's, an AdditiveCoupling's larger half, or the largest inside
-        a Repeat's or Group's body); 0 for steps that update no stream by addition."""
+    def _updates(self, sid: str, coupling: Any) -> list[tuple[int, bool]]:
+        """(elements per sample, F's output fresh?) of each stream value an additive coupling
+        of step ``sid`` updates: a wired coupling's, an AdditiveCoupling's halves, those inside
+        a Repeat's or Group's body; none for steps that update no stream by addition."""
+        groups = getattr(self.w.report, "groups", {}) or {}
         if coupling is not None:
             try:
                 ref = PortRef.parse(coupling.a)
             except ValueError:
-                return 0
+                return []
             info = self.w.report.nodes.get(ref.node)
             shape = info.outputs.get(ref.port) if info is not None else None
-            return _prod(shape) if shape is not None else 0
+            if shape is None:
+                return []
+            return [(_prod(shape), fresh_output(self.w.graph, self.w.graph.groups, groups, coupling.f,
+                                                self.w.report.nodes))]
         view = self.w.views.get(sid)
         if view is None:
-            return 0
-        return _additive_elements(self.w.graph, getattr(self.w.report, "groups", {}) or {}, view.type,
-                                  view.params, view.inputs.get("in"), set())
+            return []
+        return _additive_updates(self.w.graph.groups, groups, view.type, view.params, view.inputs.get("in"), set())
 
     def segment(self, name: str, nodes: list[str], in_region: bool = False) -> Unit:
         """Checkpoint mode: a segment keeps its inputs; backward recomputes all of it."""

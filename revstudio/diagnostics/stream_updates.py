@@ -3,9 +3,17 @@
 Backward rebuilds a coupling's input in place (``runtime_streams._update``): along
 the batch, in pieces, each with temporaries of its size. The estimate counts them
 with the rule the runtime uses (``runtime_streams._pieces`` on the CPU);
-tests/diagnostics/test_update_temporaries.py holds the two equal.
+tests/diagnostics/test_update_temporaries.py holds the two equal. Where F's output
+is memory nothing else holds (``fresh_output``, the catalog's rule; the runtime
+asks ``runtime_streams.sole``), a pair's update uses it as a temporary and needs
+two more, in fewer pieces (``runtime_streams.update_over``).
 """
 from __future__ import annotations
+
+from typing import Any
+
+from revstudio.core.graph import PortRef
+from revstudio.core.spec import UnknownNodeType, registry
 
 # How the runtime updates a stream in place on the CPU (runtime_streams._pieces): along the batch,
 # in pieces whose temporaries take at most CHUNK_BYTES, and at least MIN_PIECES pieces once
@@ -44,11 +52,65 @@ def update_break(elements: int, elem: int, stream_bytes: int) -> int | None:
     return first if first > 1 else None
 
 
-def update_temporaries(batch: int, elements: int, elem: int, stream_bytes: int) -> int:
+def over_rows(batch: int, sample_bytes: int) -> int:
+    """Rows per piece of an update written over F's output (``runtime_streams.over_rows`` on the
+    CPU): one piece where the usual update takes one, else half the batch, in pieces of at most
+    CHUNK_BYTES of its two temporaries."""
+    if update_pieces(batch, sample_bytes, 3) == 1:
+        return batch
+    return max(1, min(batch // 2, CHUNK_BYTES // (2 * sample_bytes)))
+
+
+def update_temporaries(batch: int, elements: int, elem: int, stream_bytes: int, fresh: bool = False) -> int:
     """Bytes of temporaries alive while backward rebuilds a stream value of ``elements`` per
-    sample in place (one piece's worth: see :func:`update_pieces`)."""
+    sample in place (one piece's worth: see :func:`update_pieces`). ``fresh``: F's output is
+    its own memory (:func:`fresh_output`), so a pair's update writes over it and takes two
+    temporaries of :func:`over_rows` rows."""
     found = _temporaries(elements, elem, stream_bytes)
     if found is None:
         return 0
     sample_bytes, count = found
+    if fresh and count == 3:
+        return 2 * over_rows(batch, sample_bytes) * sample_bytes
     return count * -(-batch // update_pieces(batch, sample_bytes, count)) * sample_bytes
+
+
+def fresh_output(graph: Any, groups: Any, reports: Any, ref: str, nodes: Any, depth: int = 0) -> bool:
+    """Whether the value at ``ref`` ("node.port") of ``graph`` (the project or a group body) is
+    memory of its own that no backward reads, by the catalog's ``NodeSpec.fresh_output``:
+    through identities to the node before them, into a Group's or Repeat's body to what its
+    output port is fed by. ``groups``: the project's group bodies by name, ``reports`` the
+    check's analyses of them; ``nodes``: ``graph``'s node infos (its report's ``nodes``). An
+    F input, a group input and an unknown type are not."""
+    if depth > 32:
+        return False
+    try:
+        port = PortRef.parse(ref)
+    except ValueError:
+        return False
+    node = graph.nodes.get(port.node)
+    info = nodes.get(port.node) if nodes is not None else None
+    if node is None or info is None or not info.ok:
+        return False
+    if node.type in ("Group", "Repeat"):
+        name = node.params.get("group")
+        body, report = groups.get(name), reports.get(name)
+        if body is None or report is None:
+            return False
+        for nid, inner in body.nodes.items():
+            if inner.type == "GroupOutput" and inner.params.get("port") == port.port:
+                edges = body.edges_into(nid)
+                return bool(edges) and fresh_output(body, groups, reports, str(edges[0].src), report.nodes,
+                                                    depth + 1)
+        return False
+    try:
+        spec = registry.get(node.type)
+    except UnknownNodeType:
+        return False
+    params = {**spec.defaults(), **node.params}
+    shapes = [s for s in info.inputs.values() if s is not None]
+    fresh = spec.output_is_fresh(params, shapes)
+    if fresh is None:  # its input passed through
+        edges = graph.edges_into(port.node)
+        return bool(edges) and fresh_output(graph, groups, reports, str(edges[0].src), nodes, depth + 1)
+    return bool(fresh)

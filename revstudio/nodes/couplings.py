@@ -65,6 +65,7 @@ ADDITIVE = NodeSpec(
     inputs=("in",), outputs=("out",),
     infer=_additive_infer, count_params=_additive_check,
     build=builder("AdditiveCoupling", _additive_recipe),
+    fresh_output=True,
     invertible=True, key_params=("f", "g"),
 )
 
@@ -101,6 +102,7 @@ AFFINE = NodeSpec(
     inputs=("in",), outputs=("out",),
     infer=_affine_infer, count_params=_affine_check,
     build=builder("AffineCoupling", _affine_recipe),
+    fresh_output=True,
     invertible=True, key_params=("net",),
 )
 

@@ -30,6 +30,7 @@ PERMUTE = NodeSpec(
     count_params=lambda ctx: 0,
     build=builder("Permute", lambda ctx: recipe("flows", "Permute", channels=ctx.in_shapes[0][0],
                                                  kind=ctx.params["kind"], seed=ctx.params["seed"])),
+    fresh_output=True,  # (a shuffle of a channels_last tensor returns a view)
     invertible=True, key_params=("kind",),
 )
 
@@ -55,6 +56,7 @@ ACTNORM = NodeSpec(
     infer=lambda ctx: {"out": _channels("ActNorm", ctx)},
     count_params=lambda ctx: 2 * _channels("ActNorm", ctx)[0],
     build=builder("ActNorm", lambda ctx: recipe("flows", "ActNorm", channels=ctx.in_shapes[0][0])),
+    fresh_output=True,
     invertible=True,
 )
 
@@ -78,6 +80,7 @@ SQUEEZE = NodeSpec(
     inputs=("in",), outputs=("out",),
     infer=_squeeze_infer, count_params=lambda ctx: 0,
     build=builder("Squeeze", lambda ctx: recipe("flows", "Squeeze", factor=ctx.params["factor"])),
+    fresh_output=True,
     invertible=True, key_params=("factor",),
 )
 

@@ -6,6 +6,9 @@ forward pass will produce.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from revstudio.core.params import Bool, Choice, Float, Int, IntOrChoice
 from revstudio.core.spec import BuildContext, InferContext, NodeSpec, ShapeT
 
@@ -87,6 +90,7 @@ CONV = NodeSpec(
     },
     inputs=IN_OUT[0], outputs=IN_OUT[1],
     infer=_conv_infer, count_params=_conv_count, build=builder("Conv", _conv_recipe),
+    fresh_output=True,
     key_params=("out_channels", "kernel_size", "stride"),
 )
 
@@ -119,6 +123,7 @@ LINEAR = NodeSpec(
     },
     inputs=IN_OUT[0], outputs=IN_OUT[1],
     infer=_linear_infer, count_params=_linear_count, build=builder("Linear", _linear_recipe),
+    fresh_output=True,
     key_params=("out_features",),
 )
 
@@ -142,6 +147,13 @@ def _activation_recipe(ctx: BuildContext) -> ModuleRecipe:
                   negative_slope=p["negative_slope"])
 
 
+def _activation_fresh(params: Mapping[str, Any], shapes: Sequence[ShapeT]) -> bool | None:
+    """relu, tanh and sigmoid backward read their result; in place, the result is the input."""
+    if params["fn"] == "identity":
+        return None
+    return not params["inplace"] and params["fn"] not in ("relu", "tanh", "sigmoid")
+
+
 ACTIVATION = NodeSpec(
     type_id="Activation", category="Layers",
     help="An elementwise nonlinearity such as relu or tanh; the shape is unchanged.",
@@ -153,6 +165,7 @@ ACTIVATION = NodeSpec(
     },
     inputs=IN_OUT[0], outputs=IN_OUT[1],
     infer=_activation_infer, count_params=lambda ctx: 0, build=builder("Activation", _activation_recipe),
+    fresh_output=_activation_fresh,
     key_params=("fn",),
 )
 
@@ -214,6 +227,7 @@ NORM = NodeSpec(
     },
     inputs=IN_OUT[0], outputs=IN_OUT[1],
     infer=_norm_infer, count_params=_norm_count, build=builder("Norm", _norm_recipe),
+    fresh_output=lambda p, shapes: p["kind"] != "instance",  # instance norm returns a view
     key_params=("kind",),
 )
 
@@ -250,6 +264,11 @@ def _pool_recipe(ctx: BuildContext) -> ModuleRecipe:
                   padding=p["padding"])
 
 
+def _pool_fresh(params: Mapping[str, Any], shapes: Sequence[ShapeT]) -> bool:
+    """torch pools a sequence (C, L) as a one-row image and returns a view of that."""
+    return params["kind"] == "global_avg" or (bool(shapes) and len(shapes[0]) == 3)
+
+
 POOL = NodeSpec(
     type_id="Pool", category="Layers",
     help="Downsamples by taking the max or mean of each window; global_avg averages every "
@@ -262,6 +281,7 @@ POOL = NodeSpec(
     },
     inputs=IN_OUT[0], outputs=IN_OUT[1],
     infer=_pool_infer, count_params=lambda ctx: 0, build=builder("Pool", _pool_recipe),
+    fresh_output=_pool_fresh,
     key_params=("kind", "kernel_size"),
 )
 
@@ -278,6 +298,7 @@ DROPOUT = NodeSpec(
     params={"p": Float(default=0.5, min=0.0, max=1.0, help="Probability of dropping a value.")},
     inputs=IN_OUT[0], outputs=IN_OUT[1],
     infer=_same_shape, count_params=lambda ctx: 0,
+    fresh_output=lambda p, shapes: None if p["p"] == 0 else True,
     build=builder("Dropout", lambda ctx: recipe("layers", "Dropout", p=ctx.params["p"])),
     key_params=("p",),
 )

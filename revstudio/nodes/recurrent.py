@@ -58,6 +58,7 @@ BIRNN = NodeSpec(
     },
     inputs=("in",), outputs=("out",),
     infer=_infer, count_params=_count, build=builder("BiRNN", _recipe),
+    fresh_output=True,
     key_params=("hidden_size", "cell"),
 )
 

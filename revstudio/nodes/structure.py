@@ -174,6 +174,7 @@ CONCAT = NodeSpec(
     },
     inputs=_count_rule("in", "inputs", 2), outputs=("out",),
     infer=_concat_infer, count_params=lambda ctx: 0, build=builder("Concat", _concat_recipe),
+    fresh_output=True,
     invertible=True, key_params=("inputs",),
 )
 
@@ -209,6 +210,7 @@ MERGE = NodeSpec(
     inputs=_count_rule("in", "inputs", 2), outputs=("out",),
     infer=_merge_infer, count_params=lambda ctx: 0,
     build=builder("Merge", lambda ctx: recipe("structure", "Merge", mode=ctx.params["mode"])),
+    fresh_output=True,
     key_params=("mode",),
 )
 

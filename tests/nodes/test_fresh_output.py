@@ -1,0 +1,70 @@
+"""Every catalog type declares whether its output is memory of its own (``NodeSpec.fresh_output``).
+
+The memory estimate counts a coupling's backward update by that declaration; the runtime asks
+the tensor itself (``runtime_streams.sole``). Here each built-in example is run on inputs made
+by an op (as F's inner values are) and the two are held equal: True means nothing else holds
+the output (no view of an input, nothing its backward saved), None that the output is an input
+passed through (the very tensor), False anything else (a view, a result its backward reads).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from catalog_cases import CASES, make_groups  # noqa: E402
+from catalog_kit import BOUNDARY, NodeKit  # noqa: E402
+
+from revstudio.compiler.runtime_streams import sole  # noqa: E402
+from revstudio.core.spec import registry  # noqa: E402
+
+# group nodes: the estimate looks into their bodies (tests/diagnostics/test_fresh_estimate.py)
+BODIES = ("Group", "Repeat")
+# declared for the usual (contiguous) layout: on a channels_last tensor these copy, so their
+# output is fresh there while they are declared a view
+LAYOUT_BOUND = ("Flatten", "Reshape", "Permute")
+
+EXAMPLES = [(t, params, shapes) for t, cases in CASES.items() if t not in BOUNDARY + BODIES
+            for params, shapes in cases]
+
+
+def _observed(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], batch: int,
+              channels_last: bool) -> bool | None:
+    module = NodeKit(make_groups()).build(type_id, params, shapes).module
+    module.train()
+    leaves = [torch.randn(batch, *s, requires_grad=True) for s in shapes]
+    xs = [x * 1.0 for x in leaves]  # made by an op, like the values inside F
+    if channels_last:
+        xs = [x.contiguous(memory_format=torch.channels_last) if x.dim() == 4 else x for x in xs]
+    outs = list(module(*xs))
+    out = outs[0]
+    del outs
+    if any(out is x for x in xs) and not params.get("inplace"):
+        return None  # (written over in place, the output is its input's memory, and what
+        # its backward reads: sole says which)
+    del xs, leaves  # what is left holding the output is the module's and autograd's
+    return sole(out)
+
+
+@pytest.mark.parametrize("type_id,params,shapes", EXAMPLES, ids=[f"{t}-{i}" for i, (t, _, _) in enumerate(EXAMPLES)])
+def test_the_declaration_is_what_the_runtime_sees(type_id: str, params: dict[str, Any],
+                                                  shapes: list[tuple[int, ...]]) -> None:
+    spec = registry.get(type_id)
+    declared = spec.output_is_fresh({**spec.defaults(), **params}, shapes)
+    if declared is None:
+        assert _observed(type_id, params, shapes, 2, False) is None
+        return
+    layouts = (False,) if type_id in LAYOUT_BOUND else (False, True)
+    for batch in (2, 3):
+        for channels_last in layouts:
+            assert _observed(type_id, params, shapes, batch, channels_last) is declared, (batch, channels_last)
+
+
+def test_a_type_that_declares_nothing_is_never_written_over() -> None:
+    from revstudio.core.spec import NodeSpec
+
+    spec = NodeSpec(type_id="Plugged", category="Test", help="", params={}, inputs=("in",), outputs=("out",),
+                    infer=lambda ctx: {"out": ctx.input("in")})
+    assert spec.output_is_fresh({}, [(3,)]) is False
