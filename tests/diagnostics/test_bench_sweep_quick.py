@@ -1,4 +1,4 @@
-"""The size sweep and the memory-budget benchmark run end to end on tiny cells, so they cannot rot."""
+"""The size sweep, the memory-budget and the update-over-F benchmarks run end to end on tiny cells, so they cannot rot."""
 from __future__ import annotations
 
 import json
@@ -39,3 +39,12 @@ def test_bench_budget_quick() -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [line for line in proc.stdout.splitlines() if line.startswith("| 4x8x8x8") or line.startswith("| 8x4x8x8")]
     assert len(rows) == 2 and all("(ok)" in row for row in rows)
+
+
+@pytest.mark.slow
+def test_bench_update_over_tiny_cells() -> None:
+    proc = subprocess.run([sys.executable, "-P", str(ROOT / "benchmarks" / "bench_update_over.py"), "--rounds", "1",
+                           "2x2x8x4", "seq:2x2x8x8"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| 2x2x8x4") or line.startswith("| seq")]
+    assert len(rows) == 2 and all("bit-identical" in row for row in rows)
