@@ -75,7 +75,11 @@ def exact(v: Value) -> torch.Tensor:
     return v.hi.double() + v.lo.double() if isinstance(v, Pair) else v
 
 
-def sample(v: Value, k: int = 256) -> torch.Tensor:
+# How many values of a stream the inversion error compares (see :func:`sample`)
+SAMPLES = 256
+
+
+def sample(v: Value, k: int = SAMPLES) -> torch.Tensor:
     """``k`` values spread evenly over the stream (the same ones every time; copies only those).
     A pair's are ``hi + lo`` in float64 (float32 widens exactly, so adding ``lo`` in place
     is the same sum as widening both)."""

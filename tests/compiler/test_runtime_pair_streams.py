@@ -260,3 +260,32 @@ def test_layers_read_dense_halves_of_a_pair_stream(layout: torch.memory_format |
     assert len(read) == 4 * 2 * 2 and all(read)  # F and G of 4 blocks, forward and recompute
     (error,) = model.inversion_errors().values()
     assert 0 <= error < 1e-10
+
+
+def test_the_inversion_error_against_the_callers_batch_is_measured_in_float32() -> None:
+    """``(x - hi) - lo`` in float32 is the float64 difference to within a rounding of itself,
+    with at most two float32 samples alive (three float64 ones were a tiny model's peak)."""
+    from revstudio.compiler.runtime_function import _error_against
+    from revstudio.compiler.runtime_streams import Pair
+    from revstudio.diagnostics.memory import LiveTensorTracker
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 8, 16, 16, generator=g)
+    for ulps, lo_scale in ((0, 1e-9), (3, 1e-8), (1000, 0.0), (0, 0.0)):
+        hi = x.clone()
+        if ulps:
+            hi = hi + ulps * torch.finfo(torch.float32).eps * x.abs() * torch.sign(torch.randn(x.shape, generator=g))
+        lo = (torch.randn(x.shape, generator=g) * lo_scale * x.abs()).float()
+        pair = Pair(hi, lo)
+        index = streams._sample_index(x, streams.SAMPLES)
+        ref = torch.take(x, index).double()
+        exact = ((ref - (torch.take(hi, index).double() + torch.take(lo, index).double())).norm() / ref.norm()).item()
+        with LiveTensorTracker() as tracker:
+            before = tracker.live_bytes()
+            err = _error_against(x, pair).item()
+            extra = tracker.peak_bytes - before
+        assert extra <= 2 * streams.SAMPLES * 4 + 64
+        if ulps or lo_scale:
+            assert abs(err / exact - 1) < 1e-5, (ulps, lo_scale, err, exact)
+        else:
+            assert err == exact == 0.0
