@@ -128,10 +128,11 @@ def test_memory_top_json_lists_the_peak_per_mode(small: str, capsys: pytest.Capt
         assert sizes == sorted(sizes, reverse=True)
         assert set(mode["peak_tensors"][0]) == {"bytes", "dtype", "shape", "op", "grad_fn", "where", "module"}
         assert sum(mode["peak_by_dtype"].values()) == mode["peak_bytes"]
-    # the float32 model keeps its reversible streams in float64: the listing shows it
-    assert "float64" in data["modes"]["reversible"]["peak_by_dtype"]
+    # the float32 model's reversible streams are compensated float32 pairs, and the inversion
+    # error against the caller's batch is measured in float32: nothing wider at the peak
+    assert set(data["modes"]["reversible"]["peak_by_dtype"]) == {"float32"}
     # tensors are named by the node (a module of the compiled graph) or the region that made them
-    assert data["modes"]["reversible"]["peak_tensors"][0]["module"].startswith("region")
+    assert any(t["module"].startswith("region") for t in data["modes"]["reversible"]["peak_tensors"])
 
 
 def test_memory_top_human_listing(small: str, capsys: pytest.CaptureFixture[str]) -> None:
