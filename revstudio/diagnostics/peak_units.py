@@ -14,7 +14,7 @@ from revstudio.core.graph import PortRef
 
 from .estimate_walk import _prod, _values_of
 from .peak import Unit, Value, Walk, simulate
-from .stream_updates import fresh_output, update_break, update_temporaries
+from .stream_updates import body_output_fresh, fresh_output, update_break, update_temporaries
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
 PASS_THROUGH = frozenset({"Concat", "Flatten", "Reshape", "Permute", "Output", "GroupOutput", "GroupInput"})
@@ -38,9 +38,9 @@ def _additive_updates(groups: Any, reports: Any, kind: str, params: Any, shape: 
             return []
         channels, spatial = int(shape[0]), _prod(shape[1:])
         c1 = int(params.get("split") or 0) or channels // 2
-        out = [(c1 * spatial, _body_fresh(groups, reports, params.get("f")))]
+        out = [(c1 * spatial, body_output_fresh(groups, reports, params.get("f")))]
         if params.get("g"):
-            out.append(((channels - c1) * spatial, _body_fresh(groups, reports, params.get("g"))))
+            out.append(((channels - c1) * spatial, body_output_fresh(groups, reports, params.get("g"))))
         return out
     name = params.get("group") if kind in ("Repeat", "Group") else None
     if not isinstance(name, str) or name in active:
@@ -57,19 +57,6 @@ def _additive_updates(groups: Any, reports: Any, kind: str, params: Any, shape: 
         found += _additive_updates(groups, reports, info.type, {**node.params}, info.inputs.get("in"), active)
     active.discard(name)
     return found
-
-
-def _body_fresh(groups: Any, reports: Any, name: Any) -> bool:
-    """Whether the output of group body ``name`` (F or G of an AdditiveCoupling) is fresh."""
-    body = groups.get(name) if isinstance(name, str) else None
-    report = reports.get(name) if body is not None else None
-    if body is None or report is None:
-        return False
-    for nid, node in body.nodes.items():
-        edges = body.edges_into(nid) if node.type == "GroupOutput" else []
-        if edges:
-            return fresh_output(body, groups, reports, str(edges[0].src), report.nodes)
-    return False
 
 
 class UnitBuilder:

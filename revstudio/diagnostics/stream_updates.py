@@ -93,16 +93,7 @@ def fresh_output(graph: Any, groups: Any, reports: Any, ref: str, nodes: Any, de
     if node is None or info is None or not info.ok:
         return False
     if node.type in ("Group", "Repeat"):
-        name = node.params.get("group")
-        body, report = groups.get(name), reports.get(name)
-        if body is None or report is None:
-            return False
-        for nid, inner in body.nodes.items():
-            if inner.type == "GroupOutput" and inner.params.get("port") == port.port:
-                edges = body.edges_into(nid)
-                return bool(edges) and fresh_output(body, groups, reports, str(edges[0].src), report.nodes,
-                                                    depth + 1)
-        return False
+        return body_output_fresh(groups, reports, node.params.get("group"), port.port, depth + 1)
     try:
         spec = registry.get(node.type)
     except UnknownNodeType:
@@ -114,3 +105,17 @@ def fresh_output(graph: Any, groups: Any, reports: Any, ref: str, nodes: Any, de
         edges = graph.edges_into(port.node)
         return bool(edges) and fresh_output(graph, groups, reports, str(edges[0].src), nodes, depth + 1)
     return bool(fresh)
+
+
+def body_output_fresh(groups: Any, reports: Any, name: Any, port: str | None = None, depth: int = 0) -> bool:
+    """:func:`fresh_output` of what feeds group body ``name``'s output ``port`` (None: its first
+    output, as for an AdditiveCoupling's F or G)."""
+    body = groups.get(name) if isinstance(name, str) else None
+    report = reports.get(name) if body is not None else None
+    if body is None or report is None:
+        return False
+    for nid, inner in body.nodes.items():
+        if inner.type == "GroupOutput" and (port is None or inner.params.get("port") == port):
+            edges = body.edges_into(nid)
+            return bool(edges) and fresh_output(body, groups, reports, str(edges[0].src), report.nodes, depth)
+    return False
