@@ -186,7 +186,8 @@ def test_the_peak_falls_as_estimated(monkeypatch: pytest.MonkeyPatch, wired_bloc
     graph = revnet_chain(3, channels=8, size=8, wired=wired_blocks)
     measured, estimated = _peaks(graph, batch)
     monkeypatch.setattr(runtime_steps, "sole", lambda f: False)
-    monkeypatch.setattr(peak_units, "fresh_output", lambda *args: False)
+    monkeypatch.setattr(peak_units, "fresh_output", lambda *args: False)  # wired couplings' F
+    monkeypatch.setattr(peak_units, "body_output_fresh", lambda *args: False)  # F and G group bodies
     measured_before, estimated_before = _peaks(graph, batch)
     assert measured < measured_before
     assert abs((estimated_before - estimated) - (measured_before - measured)) <= 0.01 * measured, (
