@@ -13,6 +13,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from .runtime_grad import vjp
 from .runtime_steps import LOGDET, Owned, Step, _accumulate, _add_logdet, _is_stochastic
 from .runtime_streams import Pair, Value, exact, value
 
@@ -123,7 +124,7 @@ class Affine(Step):
             return
         params = self.params()
         wrt: list[Tensor] = [x1] if x1.requires_grad else []
-        res = torch.autograd.grad(outputs, [*wrt, *params], seeds, allow_unused=True)
+        res = vjp(outputs, [*wrt, *params], seeds)
         if wrt:
             _accumulate(grads, own.grads, self.b, res[0])
         for p, g in zip(params, res[len(wrt):]):

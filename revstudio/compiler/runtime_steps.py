@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from .runtime_grad import vjp
 from .runtime_streams import (
     Pair,
     Value,
@@ -332,7 +333,7 @@ class Coupling(Step):
             root: Any = _edge(f) if _edge is not None else f
             if root is not f:
                 del f  # F's output is not needed by its own backward (unless its graph saved it)
-            res = torch.autograd.grad(root, [*wrt, *params], gf, allow_unused=True)
+            res = vjp((root,), [*wrt, *params], (gf,))
             del root
             if len(wrt) < len(b_in):  # no gradient for inputs nobody needs
                 found = iter(res)
@@ -420,8 +421,7 @@ class Invertible(Step):
             outs.append((logdet, gld.to(logdet.dtype)))
         if not outs:
             return
-        res = torch.autograd.grad([o[0] for o in outs], [*xs, *params], [o[1] for o in outs],
-                                  allow_unused=True)
+        res = vjp([o[0] for o in outs], [*xs, *params], [o[1] for o in outs])
         gdtype = outs[0][1].dtype
         for s, g in zip(self.consumes, res):
             _accumulate(grads, own.grads, s, None if g is None else g.to(gdtype))
