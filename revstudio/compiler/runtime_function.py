@@ -176,7 +176,7 @@ class _RegionFunction(torch.autograd.Function):
         env: dict[int, Value] = {}
         y = r = None
         keeps = _keeps_graph()
-        kept = _kept_outputs(ctx, region)
+        kept = _kept_outputs(ctx, region, keeps)
         for s, y, r in zip(region.outputs, kept, ctx.residuals):
             if r is None:
                 env[s] = y  # the caller's output: never overwritten
@@ -201,8 +201,7 @@ class _RegionFunction(torch.autograd.Function):
         if region.flow and gouts[-1] is not None:
             grads[LOGDET] = gouts[-1]  # read by every flow step
         pgrads: dict[int, Tensor] = {}
-        device_type, enabled, ac_dtype = ctx.autocast
-        with torch.autocast(device_type, dtype=ac_dtype, enabled=enabled):
+        with _autocast_as(*ctx.autocast):
             for i in range(len(region.steps) - 1, -1, -1):
                 step = region.steps[i]
                 norms = step.batch_norms()
@@ -246,6 +245,15 @@ class _RegionFunction(torch.autograd.Function):
         return (None, None, None, None, *in_grads, *pg)
 
 
+def _autocast_as(device_type: str, enabled: bool, dtype: torch.dtype) -> contextlib.AbstractContextManager[Any]:
+    """The forward's autocast state for the recomputation: entered only where the backward runs
+    in another one (entering autocast costs about as much as a small stream update)."""
+    if torch.is_autocast_enabled(device_type) == enabled and (
+            not enabled or torch.get_autocast_dtype(device_type) == dtype):
+        return contextlib.nullcontext()
+    return torch.autocast(device_type, dtype=dtype, enabled=enabled)
+
+
 def _relative_error(ref: Tensor, rec: Tensor) -> Tensor:
     """|ref - rec| / |ref|, the difference written over ``rec`` (a sample made for it): at a
     tiny model's peak, a third sample-sized temporary was most of its excess over RevLib's."""
@@ -287,7 +295,7 @@ def _check_read_again(ctx: Any, region: "Region") -> None:
                 "weights in place (optimizer.step() after loss.backward())")
 
 
-def _kept_outputs(ctx: Any, region: "Region") -> list[Tensor]:
+def _kept_outputs(ctx: Any, region: "Region", keeps: bool) -> list[Tensor]:
     """The region's outputs as forward returned them; released from ``ctx`` unless the
     graph is kept for another backward. Raises, like autograd's saved tensors, when the
     caller has since modified one in place (the rebuild would start from wrong values)."""
@@ -299,7 +307,7 @@ def _kept_outputs(ctx: Any, region: "Region") -> list[Tensor]:
                 f"operation after the forward (version {version} -> {y._version}), so the "
                 "activations cannot be rebuilt from it; use an out-of-place operation (e.g. "
                 "y = y * 2 instead of y *= 2) or clone the output first")
-    if not _keeps_graph():
+    if not keeps:
         ctx.outs = None
     return outs
 
@@ -309,11 +317,13 @@ def _overlapping(t: Tensor) -> bool:
     return any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape))
 
 
+_keep_graph_probe = getattr(torch._C._autograd, "_get_current_graph_task_keep_graph", None)
+
+
 def _keeps_graph() -> bool:
     """Whether the running backward keeps the graph (``retain_graph``); True when unknown."""
-    probe = getattr(torch._C._autograd, "_get_current_graph_task_keep_graph", None)
     try:
-        return True if probe is None else bool(probe())
+        return True if _keep_graph_probe is None else bool(_keep_graph_probe())
     except RuntimeError:  # not inside a graph task
         return True
 

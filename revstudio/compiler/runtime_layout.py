@@ -56,12 +56,16 @@ class Slice(Step):
         base = whole(parts, self.sizes, self.dim) if own.values.issuperset(self.produces) else None
         own.values.difference_update(self.produces)
         own.grads.difference_update(self.produces)
-        zeros = [value(p).new_zeros(()).expand_as(value(p)) for p in parts]  # (no memory)
+        wanted = src not in own.unneeded and any(g is not None for g in gs)
+        # the parts' gradients, zeros (no memory) for missing ones, shaped before gather takes the parts
+        pieces = [g if g is not None else value(p).new_zeros(()).expand_as(value(p))
+                  for p, g in zip(parts, gs)] if wanted else []
         env[src] = base if base is not None else gather(parts, self.dim)
         del parts, base
         own.values.add(src)
-        if src not in own.unneeded and any(g is not None for g in gs):
-            full = torch.cat([g if g is not None else z for g, z in zip(gs, zeros)], self.dim)
+        if wanted:
+            full = torch.cat(pieces, self.dim)
+            del pieces
             fresh = src not in grads
             _accumulate(grads, own.grads, src, full)
             if fresh:

@@ -21,6 +21,7 @@ from .runtime_streams import (
     Pair,
     Value,
     _update,
+    any_in,
     fresh_alias,
     like,
     shares,
@@ -338,7 +339,7 @@ class Coupling(Step):
             if len(wrt) < len(b_in):  # no gradient for inputs nobody needs
                 found = iter(res)
                 res = [next(found) if b.requires_grad else None for b in b_in] + list(found)
-            if gy_owned and any(g is not None and shares(g, gy) for g in res):
+            if gy_owned and any_in(res, gy):
                 own.grads.discard(self.a)  # F passed its gradient through: gy is shared now
         for s, g in zip(self.b, res):
             _accumulate(grads, own.grads, s, g)

@@ -206,6 +206,18 @@ def shares(a: Value, b: Value) -> bool:
     return any(_shares(x, y) for x in tensors(a) for y in tensors(b))
 
 
+def any_in(ts: Sequence[torch.Tensor | None], ref: torch.Tensor) -> bool:
+    """Whether any of ``ts`` (None: skipped) has elements in ``ref``'s storage: :func:`shares`
+    against one tensor, for many at once. Two live storages never overlap, so a tensor whose
+    first element lies in ``ref``'s storage bytes is in that storage; ``ref``'s span is read
+    once and each tensor's address is one call (``untyped_storage()`` makes an object per
+    call, a measurable share of a tiny model's coupling backward)."""
+    storage = ref.untyped_storage()
+    start = storage.data_ptr()
+    end = start + storage.nbytes()
+    return any(t is not None and start <= t.data_ptr() < end and t.numel() > 0 for t in ts)
+
+
 def fresh_alias(x: torch.Tensor) -> torch.Tensor:
     """The same memory as ``x`` under a version counter of its own.
 
@@ -328,7 +340,7 @@ def over_rows(y: torch.Tensor) -> int:
         return -(-batch // _pieces(y, 2))
     if _pieces(y, 3) == 1:
         return batch
-    row = 2 * y[0].numel() * y.element_size()  # the temporaries of one row
+    row = 2 * (y.numel() // batch) * y.element_size()  # the temporaries of one row (y[0] would dispatch a select)
     return max(1, min(batch // 2, _CHUNK_BYTES // row))
 
 
