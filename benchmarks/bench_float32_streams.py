@@ -32,10 +32,12 @@ def _grads(params: list[torch.nn.Parameter]) -> torch.Tensor:
     return torch.cat([p.grad.detach().double().flatten() for p in params])
 
 
-def ratios(depth: int, seeds: int, scale: float) -> tuple[list[float], list[float]]:
-    """Per draw: (float32 streams' error / plain's, pairs' error / plain's)."""
+def ratios(depth: int, seeds: int, scale: float, revlib: bool = False
+           ) -> tuple[list[float], list[float], list[float]]:
+    """Per draw: (float32 streams' error / plain's, pairs' error / plain's, and with ``revlib``
+    RevLib's error / plain's: the same float32 arithmetic as float32 streams, in its own code)."""
     models: dict[tuple[int, int], torch.nn.Module] = {}
-    f32, pair = [], []
+    f32, pair, rl = [], [], []
     for seed in range(seeds):
         batch, channels, size = SHAPES[seed % len(SHAPES)]
         fns = rm.make_functions(depth, channels, seed=1000 + seed)
@@ -62,7 +64,11 @@ def ratios(depth: int, seeds: int, scale: float) -> tuple[list[float], list[floa
             model.zero_grad(set_to_none=True)
             (model(x) * w).sum().backward()
             out.append(float((_grads(params) - truth).norm() / truth.norm()) / base)
-    return f32, pair
+        if revlib:
+            other, other_params = rm.revlib_model(fns)
+            (other(x) * w).sum().backward()
+            rl.append(float((_grads(other_params) - truth).norm() / truth.norm()) / base)
+    return f32, pair, rl
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,17 +80,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.seeds < 1 or min(args.depths) < 1 or min(args.scales) <= 0:
         parser.error("--seeds and --depths take positive whole numbers, --scales positive numbers")
     torch.set_num_threads(1)
+    why = rm.revlib_available()
+    if why is not None:
+        print(f"revlib: left out ({why})", file=sys.stderr)
     print(f"gradient error as a multiple of plain float32 autograd's, {args.seeds} draws per row")
-    print("| weight scale | blocks | float32 streams: median / p95 / worst | draws over 1.5x | pairs: median / worst |")
-    print("|---|---|---|---|---|")
+    rl_head = " RevLib: median / worst | RevLib draws over 1.5x |" if why is None else ""
+    print("| weight scale | blocks | float32 streams: median / p95 / worst | draws over 1.5x | pairs: median / worst |"
+          + rl_head)
+    print("|---|---|---|---|---|" + ("---|---|" if why is None else ""))
     for scale in args.scales:
         for depth in args.depths:
-            f32, pair = ratios(depth, args.seeds, scale)
+            f32, pair, rl = ratios(depth, args.seeds, scale, revlib=why is None)
             f32.sort()
             p95 = f32[int(0.95 * (len(f32) - 1))]
-            print(f"| {scale:g} | {depth} | {statistics.median(f32):.2f} / {p95:.2f} / {f32[-1]:.4g} | "
-                  f"{sum(r > 1.5 for r in f32)}/{len(f32)} | {statistics.median(pair):.2f} / {max(pair):.2f} |",
-                  flush=True)
+            row = (f"| {scale:g} | {depth} | {statistics.median(f32):.2f} / {p95:.2f} / {f32[-1]:.4g} | "
+                   f"{sum(r > 1.5 for r in f32)}/{len(f32)} | {statistics.median(pair):.2f} / {max(pair):.2f} |")
+            if rl:
+                row += f" {statistics.median(rl):.2f} / {max(rl):.4g} | {sum(r > 1.5 for r in rl)}/{len(rl)} |"
+            print(row, flush=True)
     return 0
 
 

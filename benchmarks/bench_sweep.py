@@ -112,8 +112,17 @@ def seq_revstudio(functions: list[tuple[nn.Module, nn.Module]], channels: int, l
     return model, order
 
 
+# The default's own runtime with plain float32 streams (``model.stream_dtype = torch.float32``,
+# RevLib's arithmetic): what the runtime costs without the compensated pairs (``--streams``)
+F32 = "revstudio-f32streams"
+
+
 def build(cell: Cell, column: str, functions: list) -> rm.Built:
     kind, _batch, channels, size, _depth = cell
+    if column == F32:
+        model, params = build(cell, "revstudio", functions)
+        model.stream_dtype = torch.float32  # type: ignore[assignment]
+        return model, params
     if kind == "seq" and column == "revstudio":
         return seq_revstudio(functions, channels, size)
     return rm.COLUMNS[column](functions, channels, size)
@@ -163,8 +172,10 @@ def _label(cell: Cell) -> str:
 
 
 def table(cells: list[dict[str, Any]], columns: list[str]) -> str:
+    f32 = F32 in columns
     head = ["depth x batch x ch x size", "plain ms", "floor", *[c for c in columns if c != "plain"],
-            "default/floor", "default/RevLib", "peak/RevLib", "err/plain (median, range)"]
+            "default/floor", "default/RevLib", "peak/RevLib", "err/plain (median, range)",
+            *(["f32/RevLib", "default/f32", "f32 err/plain"] if f32 else [])]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in cells:
         cols = r["columns"]
@@ -177,6 +188,10 @@ def table(cells: list[dict[str, Any]], columns: list[str]) -> str:
                f"{d['ratio'] / rl['ratio']:.2f}" if rl else "-",
                f"{d['peak_bytes'] / rl['peak_bytes']:.2f}" if rl else "-",
                _error_ratio(d, p)]
+        if f32:
+            f = cols[F32]
+            row += [f"{f['ratio'] / rl['ratio']:.2f}" if rl else "-", f"{d['ratio'] / f['ratio']:.2f}",
+                    _error_ratio(f, p)]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
@@ -200,6 +215,12 @@ def summary(cells: list[dict[str, Any]]) -> dict[str, Any]:
         rl = [r["columns"]["revstudio"]["ratio"] / r["columns"]["revlib"]["ratio"] for r in with_rl]
         peak = [r["columns"]["revstudio"]["peak_bytes"] / r["columns"]["revlib"]["peak_bytes"] for r in with_rl]
         out.update(revlib_worst=max(rl), revlib_median=statistics.median(rl), peak_worst=max(peak))
+        if all(F32 in r["columns"] for r in with_rl):
+            f32 = [r["columns"][F32]["ratio"] / r["columns"]["revlib"]["ratio"] for r in with_rl]
+            out.update(f32_revlib_worst=max(f32), f32_revlib_median=statistics.median(f32))
+    if all(F32 in r["columns"] for r in cells):
+        pair = [r["columns"]["revstudio"]["ratio"] / r["columns"][F32]["ratio"] for r in cells]
+        out.update(pairs_worst=max(pair), pairs_median=statistics.median(pair))
     return out
 
 
@@ -209,6 +230,11 @@ def summary_line(s: dict[str, Any]) -> str:
     if "revlib_worst" in s:
         line += (f"; default / RevLib worst {s['revlib_worst']:.2f}, median {s['revlib_median']:.2f} "
                  f"(target <= 1.00); peak / RevLib worst {s['peak_worst']:.2f} (target <= 1.00)")
+    if "f32_revlib_worst" in s:
+        line += (f"; float32 streams / RevLib worst {s['f32_revlib_worst']:.2f}, "
+                 f"median {s['f32_revlib_median']:.2f}")
+    if "pairs_worst" in s:
+        line += f"; default / float32 streams (the pairs' cost) worst {s['pairs_worst']:.2f}, median {s['pairs_median']:.2f}"
     return line
 
 
@@ -231,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
     parser.add_argument("--draws", type=int, default=3,
                         help="batches the gradient error is taken over (median; default 3)")
+    parser.add_argument("--streams", action="store_true",
+                        help="also the default's runtime with float32 streams (RevLib's arithmetic): "
+                             "what the runtime costs without the compensated pairs")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -241,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     for c in set(COLUMNS) - set(columns):
         why = rm.memcnn_available() if c == "memcnn" else rm.revlib_available()
         print(f"{c}: left out ({why})", file=sys.stderr)
+    if args.streams:
+        columns.insert(columns.index("revstudio") + 1, F32)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU time, median of {runs} "
           f"interleaved runs; load average {load:.1f} at the start")
