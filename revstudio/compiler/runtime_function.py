@@ -22,6 +22,7 @@ from .runtime_streams import (
     SAMPLES,
     Pair,
     Value,
+    _expanded,
     _sample_index,
     _shares,
     _update,
@@ -112,7 +113,9 @@ class _RegionFunction(torch.autograd.Function):
                 if any(_shares(y, x) for x in inputs):
                     y = y.clone()
                 outs.append(y)
-                residuals.append(t.lo)
+                # (a stream no step updated has a correction of zeros that takes no memory: the
+                # residual is kept as real zeros, the bytes the estimate counts for it)
+                residuals.append(torch.zeros_like(t.hi) if _expanded(t.lo) else t.lo)
                 del t
                 continue
             y = t.to(out_dtype)
@@ -183,7 +186,7 @@ class _RegionFunction(torch.autograd.Function):
             elif is_pair(ctx.stream):
                 # the pair is the output (a copy: the caller's tensor is never overwritten) and
                 # the residual, taken over unless another backward will ask for it
-                env[s] = Pair(y.to(torch.float32, copy=True), r.clone() if keeps or _overlapping(r) else r)
+                env[s] = Pair(y.to(torch.float32, copy=True), r.clone() if keeps or _expanded(r) else r)
                 own.values.add(s)
             else:
                 env[s] = _update(y.to(ctx.stream), r, 1, True)
@@ -310,11 +313,6 @@ def _kept_outputs(ctx: Any, region: "Region", keeps: bool) -> list[Tensor]:
     if not keeps:
         ctx.outs = None
     return outs
-
-
-def _overlapping(t: Tensor) -> bool:
-    """Whether elements of ``t`` share memory (an expanded tensor: no in-place writes)."""
-    return any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape))
 
 
 _keep_graph_probe = getattr(torch._C._autograd, "_get_current_graph_task_keep_graph", None)

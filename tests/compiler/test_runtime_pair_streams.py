@@ -10,6 +10,7 @@ import pytest
 import torch
 from compiler_graphs import nested_quarter, wired_revnet
 from test_gradients import GRAPHS, _inputs, _max_rel, _step, _stream_read_after_it_is_consumed
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import revstudio.compiler as C
 from revstudio.compiler import runtime as rt
@@ -170,15 +171,52 @@ def test_a_pair_update_is_exact_and_the_same_in_pieces(sign: int) -> None:
     f = torch.randn(16, 8, 32, 32, generator=gen) * 1e-3
     fresh = rt._update(rt.to_stream(x, PAIR), f, sign, False)
     stream = rt.to_stream(x, PAIR, copy=True)
-    hi, lo = stream.hi, stream.lo
+    hi = stream.hi
+    assert stream.lo.stride() == (0, 0, 0, 0)  # no correction yet: zeros that take no memory
     in_place = rt._update(stream, f, sign, True)
-    assert in_place.hi is hi and in_place.lo is lo  # updated where it lies
+    lo = in_place.lo
+    assert in_place.hi is hi and lo.is_contiguous()  # updated where it lies; lo made for it
     assert torch.equal(fresh.hi, hi) and torch.equal(fresh.lo, lo)
     exact = x.double() + sign * f.double()
     assert torch.equal(hi.double() + lo.double(), exact)  # hi + lo is the float64 sum
     assert torch.equal(hi, exact.float())  # and hi its float32 rounding
     back = rt._update(in_place, f, -sign, True)
     assert torch.equal(back.hi, x) and not back.lo.any()  # the inverse gives x back exactly
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+@pytest.mark.parametrize("shape", [(2, 4, 4, 4), (32, 8, 8, 8), (3, 5)])
+def test_a_streams_first_update_is_twosum_alone(sign: int, shape: tuple[int, ...]) -> None:
+    """A stream copied into a region has no correction yet (zeros that take no memory); its
+    first one-piece update is TwoSum alone, in six passes, and gives the ten passes' pair."""
+    gen = torch.Generator().manual_seed(11)
+    x = torch.randn(*shape, generator=gen) * 1e3
+    f = torch.randn(*shape, generator=gen)
+    first = rt.to_stream(x, PAIR, copy=True)
+    old_hi = first.hi
+    assert streams._pieces(first.hi, 3, True) == 1 and streams._expanded(first.lo)
+    with CountOps() as ops:
+        got = rt._update(first, f, sign, True, True)
+    assert ops.count <= 6 and got.hi is not old_hi  # TwoSum's sum and error are the new pair
+    ref = rt.to_stream(x, PAIR, copy=True)
+    ref = rt.Pair(ref.hi, torch.zeros_like(ref.hi))  # a correction of real zeros: the ten passes
+    want = rt._update(ref, f, sign, True, True)
+    assert torch.equal(got.hi, want.hi) and torch.equal(got.lo, want.lo)
+    exact = x.double() + sign * f.double()
+    assert torch.equal(got.hi.double() + got.lo.double(), exact)
+    assert torch.equal(got.hi, exact.float())  # normalised: hi is the sum's float32 rounding
+
+
+class CountOps(TorchDispatchMode):
+    """Counts the torch operations dispatched inside it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        self.count += 1
+        return func(*args, **(kwargs or {}))
 
 
 def test_updates_work_in_few_pieces_off_the_cpu() -> None:
@@ -230,6 +268,7 @@ def test_a_pair_update_keeps_its_temporaries_small() -> None:
 
     stream = rt.to_stream(torch.randn(8, 4, 16, 16), PAIR, copy=True)  # 32 KiB per tensor
     f = torch.randn(8, 4, 16, 16)
+    stream = rt._update(stream, f, 1, True)  # past its first update: a correction of its own
     with Watch():
         out = rt._update(stream, f, 1, True)
     assert out is stream and made
