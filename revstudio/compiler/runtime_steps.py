@@ -193,7 +193,8 @@ def _accumulate(acc: dict[int, Tensor], owned: set[int], key: int, g: Tensor | N
     if old is None:
         acc[key] = g
         owned.discard(key)
-    elif key in owned and old.shape == g.shape and old.dtype == torch.promote_types(old.dtype, g.dtype):
+    elif key in owned and old.shape == g.shape and (
+            old.dtype == g.dtype or old.dtype == torch.promote_types(old.dtype, g.dtype)):  # (an op call: asked only when needed)
         old.add_(g)
     else:
         acc[key] = old + g

@@ -286,7 +286,8 @@ def _update(y: Value, f: torch.Tensor, sign: int, in_place: bool, whole: bool = 
     """
     if isinstance(y, Pair):
         return _pair_update(y, f, sign, in_place, whole)
-    in_place = in_place and y.shape == f.shape and torch.promote_types(y.dtype, f.dtype) == y.dtype
+    in_place = in_place and y.shape == f.shape and (
+        y.dtype == f.dtype or torch.promote_types(y.dtype, f.dtype) == y.dtype)  # (an op call: asked only when needed)
     if not in_place:
         f = f.to(y.dtype)
         return torch.add(y, f) if sign > 0 else torch.sub(y, f)
