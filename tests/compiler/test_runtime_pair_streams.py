@@ -328,3 +328,28 @@ def test_the_inversion_error_against_the_callers_batch_is_measured_in_float32() 
             assert abs(err / exact - 1) < 1e-5, (ulps, lo_scale, err, exact)
         else:
             assert err == exact == 0.0
+
+
+@pytest.mark.parametrize("shape", [(1, 8, 4, 4), (2, 4, 4, 4), (3, 5, 7)])
+def test_a_small_streams_inversion_error_is_taken_whole_with_one_temporary(shape: tuple[int, ...]) -> None:
+    """A stream of at most SAMPLES values is all sampled: its error is taken of the tensors
+    themselves (one stream-sized temporary, no gathered copies), in any layout."""
+    from revstudio.compiler.runtime_function import _error_against
+    from revstudio.compiler.runtime_streams import Pair
+    from revstudio.diagnostics.memory import LiveTensorTracker
+
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(*shape, generator=g)
+    assert x.numel() <= streams.SAMPLES
+    hi = x + 3 * torch.finfo(torch.float32).eps * x.abs() * torch.sign(torch.randn(x.shape, generator=g))
+    if hi.dim() == 4:
+        hi = hi.contiguous(memory_format=torch.channels_last)
+    lo = (torch.randn(x.shape, generator=g) * 1e-8 * x.abs()).float()
+    exact = ((x.double() - (hi.double() + lo.double())).norm() / x.double().norm()).item()
+    with LiveTensorTracker() as tracker:
+        before = tracker.live_bytes()
+        err = _error_against(x, Pair(hi, lo)).item()
+        extra = tracker.peak_bytes - before
+    assert extra <= x.numel() * 4 + 16
+    assert abs(err / exact - 1) < 1e-5
+    assert _error_against(x, Pair(x.clone(), streams.no_correction(x))).item() == 0.0
