@@ -397,15 +397,7 @@ def _two_sum_(hi: torch.Tensor, lo: torch.Tensor, f: torch.Tensor, sign: int) ->
     (L1) or larger pieces, views made once per pair; a pass costs about a microsecond of
     dispatch plus L2 bandwidth. The pair's whole extra cost over float32 streams is these
     passes (with the update replaced by one add, the default ran as fast as float32 streams)."""
-    total = hi + f if sign > 0 else hi - f
-    back = total - hi
-    err = total - back
-    torch.sub(hi, err, out=err)
-    if sign > 0:
-        err.add_(torch.sub(f, back, out=back))
-    else:
-        err.sub_(torch.add(f, back, out=back))
-    del back
+    total, err = _two_sum_exact(hi, f, sign)  # (its third temporary is gone on return)
     lo.add_(err)
     torch.add(total, lo, out=hi)
     lo.sub_(torch.sub(hi, total, out=err))
