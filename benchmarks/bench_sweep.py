@@ -224,6 +224,45 @@ def summary(cells: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _stream_value_bytes(cell: list[Any]) -> int:
+    """Bytes of one value of a cell's stream: its input (and the region's output) in float32, the
+    size of the correction a compensated pair keeps for the region's output."""
+    kind, batch, channels, size, _depth = cell
+    return batch * channels * (size if kind == "seq" else size * size) * 4
+
+
+def proposed(cells: list[dict[str, Any]]) -> list[tuple[str, bool, str]]:
+    """The targets proposed in benchmarks/README.md ("Where the rest of the gap is"), each as
+    (target, met, measured). They split the default into the runtime with float32 streams
+    (RevLib's arithmetic) and the compensated pairs' cost; the RevLib rows need RevLib, the
+    float32-stream rows ``--streams``."""
+    out: list[tuple[str, bool, str]] = []
+    rl = [r for r in cells if "revlib" in r["columns"]]
+    f32 = [r for r in rl if F32 in r["columns"]]
+    if f32:
+        ratio = statistics.median(r["columns"][F32]["ratio"] / r["columns"]["revlib"]["ratio"] for r in f32)
+        out.append(("float32-stream runtime <= RevLib at the median", ratio <= 1.0, f"{ratio:.2f}"))
+        floor = statistics.median(r["columns"][F32]["ratio"] / r["floor"] for r in f32)
+        out.append(("float32-stream runtime <= 1.05x the floor at the median", floor <= 1.05, f"{floor:.2f}"))
+    if rl:
+        ratios = {_label(tuple(r["cell"])): (r["columns"]["revstudio"]["ratio"] / r["columns"]["revlib"]["ratio"],
+                                             r["columns"]["plain"]["cpu_seconds"]) for r in rl}
+        med = statistics.median(v for v, _ in ratios.values())
+        out.append(("default <= 1.05x RevLib at the median", med <= 1.05, f"{med:.2f}"))
+        for limit, small in ((1.20, False), (1.45, True)):
+            group = {k: v for k, (v, plain) in ratios.items() if (plain < 1e-3) == small}
+            if group:
+                worst = max(group, key=lambda k: group[k])
+                what = "sub-millisecond cells" if small else "every cell of 1 ms or more"
+                out.append((f"default <= {limit:.2f}x RevLib in {what}", group[worst] <= limit,
+                            f"worst {group[worst]:.2f} ({worst})"))
+        over = [(r["columns"]["revstudio"]["peak_bytes"] - r["columns"]["revlib"]["peak_bytes"]) /
+                _stream_value_bytes(r["cell"]) for r in rl]
+        out.append(("peak <= RevLib's + one stream value", max(over) <= 1.0,
+                    f"worst {max(over):+.2f} stream values"))
+    return out
+
+
 def summary_line(s: dict[str, Any]) -> str:
     line = (f"summary: default / recompute floor worst {s['floor_worst']:.2f}, median {s['floor_median']:.2f} "
             "(targets 1.15 / 1.05)")
@@ -283,6 +322,11 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results, columns))
     s = summary(results)
     print(summary_line(s))
+    checks = proposed(results)
+    if checks:
+        print("proposed targets: " + "; ".join(f"{name}: {'met' if ok else 'NOT met'} ({got})"
+                                              for name, ok, got in checks))
+        s["proposed"] = [{"target": name, "met": ok, "measured": got} for name, ok, got in checks]
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w", encoding="utf-8") as fh:
