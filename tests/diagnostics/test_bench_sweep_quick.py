@@ -1,4 +1,4 @@
-"""The size sweep, the memory-budget and the update-over-F benchmarks run end to end on tiny cells, so they cannot rot."""
+"""The size sweep, the memory-budget, the update-over-F and the float32-streams benchmarks run end to end on tiny cells, so they cannot rot."""
 from __future__ import annotations
 
 import json
@@ -85,3 +85,13 @@ def test_the_proposed_targets_are_checked_from_the_cells() -> None:
     assert dict((n, ok) for n, ok, _ in sweep.proposed(cells))["peak <= RevLib's + one stream value"] is False
     assert sweep.proposed([{k: v for k, v in cells[1].items()} | {"columns": {
         k: v for k, v in cells[1]["columns"].items() if k != "revlib"}}]) == []  # no RevLib: nothing to check
+
+
+@pytest.mark.slow
+def test_bench_float32_streams_runs_one_draw() -> None:
+    proc = subprocess.run([sys.executable, "-P", str(ROOT / "benchmarks" / "bench_float32_streams.py"),
+                           "--depths", "2", "--seeds", "1", "--scales", "1"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (row,) = [line for line in proc.stdout.splitlines() if line.startswith("| 1 | 2 |")]
+    assert "0/1" in row  # one draw at the default init and 2 blocks: float32 streams within 1.5x plain's
