@@ -113,9 +113,10 @@ class _RegionFunction(torch.autograd.Function):
                 if any(_shares(y, x) for x in inputs):
                     y = y.clone()
                 outs.append(y)
-                # (a stream no step updated has a correction of zeros that takes no memory: the
-                # residual is kept as real zeros, the bytes the estimate counts for it)
-                residuals.append(torch.zeros_like(t.hi) if _expanded(t.lo) else t.lo)
+                # (a copied stream no step updated still has its correction of zeros that takes
+                # no memory: its residual is kept as real zeros, as the copy's were before and as
+                # the estimate counts; a stream read without a copy keeps its expanded zeros)
+                residuals.append(torch.zeros_like(t.hi) if _expanded(t.lo) and s in own.values else t.lo)
                 del t
                 continue
             y = t.to(out_dtype)
