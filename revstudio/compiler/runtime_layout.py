@@ -58,14 +58,14 @@ class Slice(Step):
         own.grads.difference_update(self.produces)
         wanted = src not in own.unneeded and any(g is not None for g in gs)
         # the parts' gradients, zeros (no memory) for missing ones, shaped before gather takes the parts
-        pieces = [g if g is not None else value(p).new_zeros(()).expand_as(value(p))
+        filled = [g if g is not None else value(p).new_zeros(()).expand_as(value(p))
                   for p, g in zip(parts, gs)] if wanted else []
         env[src] = base if base is not None else gather(parts, self.dim)
         del parts, base
         own.values.add(src)
         if wanted:
-            full = torch.cat(pieces, self.dim)
-            del pieces
+            full = torch.cat(filled, self.dim)
+            del filled
             fresh = src not in grads
             _accumulate(grads, own.grads, src, full)
             if fresh:

@@ -214,15 +214,15 @@ def _shares(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def shares(a: Value, b: Value) -> bool:
     """Whether the two values share any storage."""
-    return any(_shares(x, y) for x in tensors(a) for y in tensors(b))
+    return any(any_in(tensors(a), y) for y in tensors(b))
 
 
 def any_in(ts: Sequence[torch.Tensor | None], ref: torch.Tensor) -> bool:
-    """Whether any of ``ts`` (None: skipped) has elements in ``ref``'s storage: :func:`shares`
-    against one tensor, for many at once. Two live storages never overlap, so a tensor whose
-    first element lies in ``ref``'s storage bytes is in that storage; ``ref``'s span is read
-    once and each tensor's address is one call (``untyped_storage()`` makes an object per
-    call, a measurable share of a tiny model's coupling backward)."""
+    """Whether any of ``ts`` (None: skipped) has elements in ``ref``'s storage. Two live
+    storages never overlap, so a tensor whose first element lies in ``ref``'s storage bytes is
+    in that storage; ``ref``'s span is read once and each tensor's address is one call
+    (``untyped_storage()`` makes an object per call, a measurable share of a tiny model's
+    coupling backward)."""
     storage = ref.untyped_storage()
     start = storage.data_ptr()
     end = start + storage.nbytes()
