@@ -10,6 +10,7 @@ torch and the standard library: the code exporter inlines this file verbatim.
 """
 import contextlib
 import functools
+import sys
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from .runtime_streams import (
     _expanded,
     _sample_index,
     _shares,
+    _storage_users,
     _update,
     dense,
     is_pair,
@@ -75,6 +77,8 @@ class _RegionFunction(torch.autograd.Function):
     def forward(ctx, region: "Region", dtype: torch.dtype, stream: torch.dtype | str, n_in: int,  # type: ignore[override]
                 *args: Tensor) -> tuple[Tensor, ...]:
         inputs = args[:n_in]
+        if not _HOLDERS:
+            _count_holders()
         ctx.region, ctx.dtype, ctx.n_in = region, dtype, n_in
         ctx.in_dtypes = [x.dtype for x in inputs]
         device = inputs[0].device
@@ -172,6 +176,7 @@ class _RegionFunction(torch.autograd.Function):
     @staticmethod
     @_first_order_only
     def backward(ctx, *gouts: Tensor | None) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+        spent = _spent_gradients(gouts)
         region: Region = ctx.region
         _check_read_again(ctx, region)
         own = Owned()
@@ -199,9 +204,9 @@ class _RegionFunction(torch.autograd.Function):
             ctx.residuals = None  # folded into the wide streams; no second backward will ask
         env.update({s: t for s, t in zip(region.side, ctx.side)})
         grads: dict[int, Tensor] = {}
-        for s, g in zip(region.outputs, gouts):
-            if g is not None:  # gradients stay in the model's dtype, like plain autograd's
-                _accumulate(grads, own.grads, s, g)
+        for k, s in enumerate(region.outputs):  # (no loop name may keep a gradient: see _release_spent)
+            if gouts[k] is not None:  # gradients stay in the model's dtype, like plain autograd's
+                _accumulate(grads, own.grads, s, gouts[k])
         if region.flow and gouts[-1] is not None:
             grads[LOGDET] = gouts[-1]  # read by every flow step
         pgrads: dict[int, Tensor] = {}
@@ -215,6 +220,8 @@ class _RegionFunction(torch.autograd.Function):
                         step.backward(env, grads, pgrads, ctx.dtype, own)
                 else:
                     step.backward(env, grads, pgrads, ctx.dtype, own)
+                if spent:
+                    spent = _release_spent(spent)
         if ctx.samples or ctx.refs:
             errs = []
             for s, ref in ctx.samples.items():
@@ -247,6 +254,88 @@ class _RegionFunction(torch.autograd.Function):
         params = region.param_list
         pg = [pgrads.pop(id(p), None) for p in params]
         return (None, None, None, None, *in_grads, *pg)
+
+
+def _holders(tensors: list[Tensor]) -> list[int]:
+    return [sys.getrefcount(t) for t in tensors]
+
+
+def _spent_gradients(gouts: Sequence[Tensor | None], record: list[int] | None = None) -> list[Tensor]:
+    """The incoming gradients this backward alone holds. Autograd hands them over and reads
+    them no more, so each may be released as soon as the steps stop reading it: the region's
+    backward spans all its blocks, where a Function per block would have let it go after the
+    last (one region output's gradient at the peak, measured; see benchmarks/README.md).
+    Only a whole, dense storage held by nothing else: no other name in Python (a hook that
+    kept it, the caller's own ``gradient=``, a second slot of ``gouts``), no other owner in
+    C++ (a retained ``.grad``), no view of it. The Python names are counted against the same
+    calls in a probe Function's backward (:func:`_count_holders`); ``record``: that probe."""
+    if _storage_users is None or _tensor_users is None or (
+            record is None and (len(_HOLDERS) != 2 or _compiling())):
+        return []
+    found = [g for g in gouts if g is not None and g._base is None and g.storage_offset() == 0
+             and dense(g) and g.numel() > 0 and _tensor_users(g) == 1
+             and g.untyped_storage().nbytes() == g.numel() * g.element_size()
+             and _storage_users(g.untyped_storage()._cdata) == 2]
+    counts = _holders(found)
+    if record is not None:
+        record.extend(counts[:1])
+        return found
+    return [g for g, n in zip(found, counts) if n == _HOLDERS[0]]
+
+
+def _release_spent(spent: list[Tensor], record: list[int] | None = None) -> list[Tensor]:
+    """Release each of ``spent`` that no step reads any more (no name, no view of it), by
+    shrinking its storage as the forward does with the inputs it frees; the rest."""
+    counts = _holders(spent)
+    if record is not None:
+        record.extend(counts[:1])
+        return spent
+    if _storage_users is None:  # (nothing is spent without it)
+        return spent
+    left = []
+    for g, n in zip(spent, counts):
+        if n == _HOLDERS[1] and _storage_users(g.untyped_storage()._cdata) == 2:  # (the handle's own)
+            g.untyped_storage().resize_(0)
+        else:
+            left.append(g)
+    return left
+
+
+class _HolderProbe(torch.autograd.Function):
+    """A backward shaped as the region's, whose one gradient nothing else holds."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, record: list[int]) -> Tensor:  # type: ignore[override]
+        ctx.record = record
+        return x.clone()
+
+    @staticmethod
+    @_first_order_only
+    def backward(ctx, *gouts: Tensor | None) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+        spent = _spent_gradients(gouts, ctx.record)
+        spent = _release_spent(spent, ctx.record)
+        return None, None
+
+
+_HOLDERS: list[int] = []  # the probe's counts: at the start, and once the steps let go
+# How many owners a tensor has in C++ (torch's own count; None where this torch has no such call)
+_tensor_users = getattr(torch.Tensor, "_use_count", None)
+
+
+def _count_holders() -> None:
+    """Count, once, the names the backward's own frames hold on a gradient (the engine's
+    argument tuple and the wrapper's), in this Python and torch, by running the probe. Not
+    while compiling or in inference mode (no backward can run there): the next forward counts."""
+    if _storage_users is None or _tensor_users is None or _compiling() or torch.is_inference_mode_enabled():
+        return
+    record: list[int] = []
+    try:
+        with torch.enable_grad():
+            x = torch.zeros(2, requires_grad=True)
+            torch.autograd.backward((_HolderProbe.apply(x, record) * 2).sum())
+    except RuntimeError:
+        record = []
+    _HOLDERS[:] = record if len(record) == 2 else [-1, -1]
 
 
 def _autocast_as(device_type: str, enabled: bool, dtype: torch.dtype) -> contextlib.AbstractContextManager[Any]:
