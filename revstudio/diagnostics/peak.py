@@ -41,6 +41,12 @@ class Unit:
     # recomputed tensor as it is used while its inputs' gradients build up, so those gradients
     # are complete only once the work is gone
     late: bool = False
+    # a reversible region: the most its backward holds once the gradients of its outputs are
+    # gone (net of them). The runtime releases a gradient autograd handed it once no step reads
+    # it (after the last two computing steps, which turn it into the streams' own gradients),
+    # where it is its own buffer, not a view or alias of another gradient; ``work_bwd`` is then
+    # the most before that moment
+    work_spent: int | None = None
     # the storages of ``reads`` and ``makes`` (resolved once; units are shared between the modes)
     read_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
     make_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
@@ -95,15 +101,18 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                 total -= live.pop(b)
     kept = total
     grads: dict[Value, int] = {}
+    aliases: set[Value] = set()  # gradients that are a view or alias of another one (a pass-through's)
     gtotal = 0
     pgrads = 0
     for u in reversed(units):
         if not u.grad:
             continue
-        accumulate = new = passed = 0
+        accumulate = new = passed = own = 0
         for m in u.makes:
             if m in grads:
-                passed += grads.pop(m)
+                size = grads.pop(m)
+                passed += size
+                own += 0 if m in aliases else size
         gtotal -= passed
         for v in u.reads:
             if not needs_grad(v):
@@ -112,15 +121,21 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             passed = 0 if not u.fresh else passed
             if v in grads:
                 accumulate = max(accumulate, size)  # summed into the buffer already there
+                aliases.discard(v)
                 continue
             grads[v] = size
+            if not u.fresh:
+                aliases.add(v)
             gtotal += size
             new += size
         pgrads += u.params
         if u.late:
             now = max(total + gtotal - new + pgrads + u.work_bwd + passed, total + gtotal + pgrads + accumulate)
         else:
-            now = total + gtotal + pgrads + u.work_bwd + accumulate + (passed if u.fresh else 0)
+            work = u.work_bwd + (passed if u.fresh else 0)
+            if u.work_spent is not None:  # (a region: fresh)
+                work = max(work, u.work_spent + passed - own)
+            now = total + gtotal + pgrads + work + accumulate
         if now > peak:
             peak, phase, at = now, "backward", u.name
         for b in u.saved:

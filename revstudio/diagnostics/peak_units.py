@@ -263,7 +263,7 @@ class UnitBuilder:
         infos = self.w.report.nodes
         # per computing step, in forward order: (its parameter bytes, its runtime steps, the most
         # its backward holds while its parameters' gradients exist, the most before they do)
-        moments: list[tuple[int, int, int, int]] = []
+        moments: list[tuple[int, int, int, int, int]] = []
         for sid in getattr(region, "steps", ()):
             view = self.w.views.get(sid)
             if view is None or view.type in STRUCTURAL:  # slicing and concatenating streams is cheap
@@ -284,7 +284,9 @@ class UnitBuilder:
             # before F's backward, an additive coupling rebuilds its input in place from F's
             # output while F's graph is alive: that output and the update's temporaries (fewer
             # where F's output is fresh: the update writes over it)
+            passing = 0
             for elements, fresh in self._updates(sid, couplings.get(sid)):
+                passing = max(passing, self.w.batch * elements * self.elem)
                 temps = update_temporaries(self.w.batch, elements, self.elem, self.stream_bytes, fresh)
                 found = update_break(elements, self.elem, self.stream_bytes)
                 if found is not None:
@@ -292,26 +294,36 @@ class UnitBuilder:
                 if temps:
                     before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps)
             own = sum(int(infos[n].parameters) for n in body if n in infos) * self.elem
-            moments.append((own, parts, with_grads, before))
+            moments.append((own, parts, with_grads, before, passing))
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem
         # backward runs the steps last to first, and a step's parameter gradients appear in its
         # own backward: at a step, only the gradients of the steps after it (and of its own
         # copies already done) exist. ``step`` is the backward's peak net of the gradients of
         # all the region's parameters, which the walk counts for the whole unit.
-        step = 0
-        later = 0
-        for own, parts, with_grads, before in reversed(moments):
+        # The outputs' gradients are released once the last two computing steps have run
+        # (``work_spent``); until then a stream an additive step passes its gradient through to
+        # holds a view of them, not a gradient of its own, where the walk counts the streams'
+        # (the inputs') gradients whole from the start of the unit.
+        step = [0, 0]
+        later = ran = 0  # parameter bytes and runtime steps after this one (backward has run them)
+        for own, parts, with_grads, before, passing in reversed(moments):
             done = own - own // parts  # a Repeat's other copies
-            step = max(step, with_grads - (params - later - own), before - (params - later - done))
+            if ran < 2:  # its first runtime steps, or all of them, run before the release
+                first = own * min(parts, 2 - ran) // parts  # the gradients of the copies run by then
+                step[0] = max(step[0], with_grads - passing - (params - later - first),
+                              before - passing - (params - later - (first - own // parts)))
+            if ran + parts > 2:
+                step[1] = max(step[1], with_grads - (params - later - own), before - (params - later - done))
             later += own
+            ran += parts
         # the gradients of the streams being rebuilt become the inputs' gradients, which the walk
         # counts from the start of the unit; where the inputs need none (an Input's), the
         # streams' gradients still exist while the region runs backward
         inputs_grads = sum(self.w.nbytes(v) for v in reads if self.needs_grad(v))
-        step += max(0, stream - inputs_grads)
+        held = max(0, stream - inputs_grads)
         return Unit(str(getattr(region, "id", "")), reads, makes, set(outs) | set(side), extra,
-                    params, True, stream + wide + 2 * act, step,
-                    any(self.needs_grad(v) for v in makes))
+                    params, True, stream + wide + 2 * act, step[0] + held,
+                    any(self.needs_grad(v) for v in makes), work_spent=step[1] + held)
 
     def _updates(self, sid: str, coupling: Any) -> list[tuple[int, bool]]:
         """(elements per sample, F's output fresh?) of each stream value an additive coupling

@@ -145,3 +145,20 @@ def test_module_recipes_are_plain_source_values(kit: NodeKit, case) -> None:  # 
     assert type(built.module).__name__ == rec.cls
     for value in rec.kwargs.values():
         assert ast.literal_eval(repr(value)) == value
+
+
+@pytest.mark.parametrize("memory_format", ["contiguous", "channels_last"])
+def test_global_pool_gives_its_input_a_gradient_of_its_own(memory_format: str) -> None:
+    """The mean over the spatial axes as they lie: the input's gradient is a tensor of its own,
+    not a view of another (a reversible region before the pool releases it once read)."""
+    from revstudio.nodes.torch_modules.layers import GlobalAvgPool
+
+    x = torch.randn(3, 4, 5, 6, dtype=torch.float64)
+    if memory_format == "channels_last":
+        x = x.contiguous(memory_format=torch.channels_last)
+    x.requires_grad_(True)
+    (y,) = GlobalAvgPool()(x)
+    assert torch.allclose(y, x.detach().reshape(3, 4, -1).mean(2))
+    (g,) = torch.autograd.grad((y * torch.arange(12.0, dtype=torch.float64).view(3, 4)).sum(), [x])
+    assert g._base is None
+    assert torch.allclose(g, torch.arange(12.0, dtype=torch.float64).view(3, 4, 1, 1).expand(3, 4, 5, 6) / 30)

@@ -187,10 +187,15 @@ class AvgPool2d(TupleOut, nn.AvgPool2d):
 
 
 class GlobalAvgPool(nn.Module):
-    """Mean over every axis after the channels: (B, C, ...) -> (B, C)."""
+    """Mean over every axis after the channels: (B, C, ...) -> (B, C). Taken over those axes
+    as they lie (no flattened copy of a channels_last input), so its input's gradient is a
+    tensor of its own, not a view: a reversible region before it can release that gradient
+    as soon as its steps stop reading it."""
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        return (x.flatten(2).mean(2),)
+        if x.dim() < 3:
+            return (x.flatten(2).mean(2),)  # (refused as before: no axis after the channels)
+        return (x.mean(tuple(range(2, x.dim()))),)
 
 
 class Dropout(nn.Dropout):
