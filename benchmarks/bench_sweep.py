@@ -225,17 +225,23 @@ def summary(cells: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _stream_value_bytes(cell: list[Any]) -> int:
-    """Bytes of one value of a cell's stream: its input (and the region's output) in float32, the
-    size of the correction a compensated pair keeps for the region's output."""
+    """Bytes of one value of a cell's stream: its input (and the region's output) in float32."""
     kind, batch, channels, size, _depth = cell
     return batch * channels * (size if kind == "seq" else size * size) * 4
+
+
+# Cells whose stream value is smaller than this are "tiny": a few hundred values, where each of
+# the pair update's passes is a fixed dispatch cost (2x1x8x4: 512 B). By size, not by plain step
+# time, so the split is the same on every machine (the tiny cell's plain step is 0.7-1.3 ms).
+TINY_BYTES = 4096
 
 
 def proposed(cells: list[dict[str, Any]]) -> list[tuple[str, bool, str]]:
     """The targets proposed in benchmarks/README.md ("Where the rest of the gap is"), each as
     (target, met, measured). They split the default into the runtime with float32 streams
     (RevLib's arithmetic) and the compensated pairs' cost; the RevLib rows need RevLib, the
-    float32-stream rows ``--streams``."""
+    float32-stream rows ``--streams``. (The issue's peak target, at most RevLib's, is met as
+    written and checked in the summary line.)"""
     out: list[tuple[str, bool, str]] = []
     rl = [r for r in cells if "revlib" in r["columns"]]
     f32 = [r for r in rl if F32 in r["columns"]]
@@ -246,20 +252,16 @@ def proposed(cells: list[dict[str, Any]]) -> list[tuple[str, bool, str]]:
         out.append(("float32-stream runtime <= 1.05x the floor at the median", floor <= 1.05, f"{floor:.2f}"))
     if rl:
         ratios = {_label(tuple(r["cell"])): (r["columns"]["revstudio"]["ratio"] / r["columns"]["revlib"]["ratio"],
-                                             r["columns"]["plain"]["cpu_seconds"]) for r in rl}
+                                             _stream_value_bytes(r["cell"]) < TINY_BYTES) for r in rl}
         med = statistics.median(v for v, _ in ratios.values())
         out.append(("default <= 1.05x RevLib at the median", med <= 1.05, f"{med:.2f}"))
-        for limit, small in ((1.20, False), (1.45, True)):
-            group = {k: v for k, (v, plain) in ratios.items() if (plain < 1e-3) == small}
+        for limit, tiny in ((1.20, False), (1.45, True)):
+            group = {k: v for k, (v, small) in ratios.items() if small == tiny}
             if group:
                 worst = max(group, key=lambda k: group[k])
-                what = "sub-millisecond cells" if small else "every cell of 1 ms or more"
+                what = f"cells of stream values under {TINY_BYTES} B" if tiny else "every other cell"
                 out.append((f"default <= {limit:.2f}x RevLib in {what}", group[worst] <= limit,
                             f"worst {group[worst]:.2f} ({worst})"))
-        over = [(r["columns"]["revstudio"]["peak_bytes"] - r["columns"]["revlib"]["peak_bytes"]) /
-                _stream_value_bytes(r["cell"]) for r in rl]
-        out.append(("peak <= RevLib's + one stream value", max(over) <= 1.0,
-                    f"worst {max(over):+.2f} stream values"))
     return out
 
 

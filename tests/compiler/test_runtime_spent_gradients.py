@@ -173,3 +173,26 @@ def test_a_first_forward_in_inference_mode_leaves_the_count_for_later(monkeypatc
     done = _released(monkeypatch)
     case.check(torch.autograd.grad((case() * case.w).sum(), [case.x, *case.params]))
     assert len(rf._HOLDERS) == 2 and sum(done) == 1
+
+
+def test_a_module_backward_hook_still_reads_the_gradient(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``register_full_backward_hook`` on a module around the region: its grad_output is read
+    after the region's backward ran."""
+    case = _Case(8)
+
+    class Around(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.g = case.g
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            (y,) = case.region([x], "reversible", torch.float32, rt.FLOAT32X2)
+            return y
+
+    done = _released(monkeypatch)
+    seen: list[torch.Tensor] = []
+    around = Around()
+    around.register_full_backward_hook(lambda module, grad_in, grad_out: seen.append(grad_out[0].clone()))
+    (around(case.x) * case.w).sum().backward()
+    assert sum(done) == 0
+    assert torch.equal(seen[0], case.w)
