@@ -388,8 +388,19 @@ class Invertible(Step):
             env[s] = y
         if self.flow:
             _add_logdet(env, getattr(self.module, "logdet", None))
-        if own is not None:  # a module may return views of its inputs: own none of it
+        if own is not None:  # a module may return views of its inputs: own none of it, unless...
+            moved = self._rearranges(self.consumes, own.values) and all(s in dying for s in self.consumes)
             own.values.difference_update(self.consumes)
+            if moved:  # ...the inputs were the runtime's and nothing reads them after this step
+                own.values.update(self.produces)
+
+    def _rearranges(self, slots: Sequence[int], owned: set[int]) -> bool:
+        """Whether this step only rearranges values the runtime owns (Permute, Squeeze, Reshape,
+        Flatten: no floating weights), its ``slots`` (what it reads forward, what it rebuilds
+        from backward), so what it makes of them are views or copies of that memory alone, the
+        runtime's to update in place (else every update after it, in the order it runs, made
+        new buffers: three temporaries and a new pair each)."""
+        return not self.cast and all(s in owned for s in slots)
 
     def inverse(self, env: dict[int, Value], dtype: torch.dtype) -> None:
         ys = [env.pop(s) for s in self.produces]
@@ -402,10 +413,13 @@ class Invertible(Step):
         own = own or Owned()
         pair = isinstance(env[self.produces[0]], Pair)
         gys = [grads.pop(s, None) for s in self.produces]
+        moved = self._rearranges(self.produces, own.values)
         own.values.difference_update(self.produces)
         own.grads.difference_update(self.produces)
         with torch.no_grad():
             self.inverse(env, dtype)
+        if moved:
+            own.values.update(self.consumes)
         gld = grads.get(LOGDET) if self.flow else None
         if all(g is None for g in gys) and gld is None:
             return

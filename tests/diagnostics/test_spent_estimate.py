@@ -3,7 +3,8 @@
 The runtime releases the gradient autograd hands a region once its last two computing steps
 have turned it into the streams' own gradients, where that gradient is a buffer of its own
 (``runtime_function._spent_gradients``); a gradient that arrives as a view of another (a
-Reshape's) is left alone. The estimate's walk follows both (``peak.Unit.work_spent``).
+Reshape's outside a region) is left alone. The estimate's walk follows both
+(``peak.Unit.work_spent``; the walk's own test below holds it to the view case).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from revstudio.diagnostics.peak import Unit, simulate  # noqa: E402
 
 
 def _reshaped_head(blocks: int = 3, channels: int = 8, size: int = 8) -> Graph:
-    """RevNet blocks -> Reshape to (C, H*W) -> pool -> Linear: the region's gradient is a view."""
+    """RevNet blocks -> Reshape to (C, H*W) -> pool -> Linear."""
     b = Builder("reshaped")
     src = f"{b.node('Input', 'x', shape=[channels, size, size])}.out"
     for i in range(blocks):
@@ -49,12 +50,15 @@ def test_the_release_lowers_the_peak_as_estimated(monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.parametrize("batch", [1, 8])
-def test_a_gradient_that_arrives_as_a_view_is_not_released(monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
+def test_a_reshape_ending_the_region_is_estimated(monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
+    """The Reshape runs inside the region (its last step, on the runtime's own buffers), so the
+    gradient reaching the region is the pool's, a tensor of its own: released, as estimated."""
     torch.set_num_threads(1)
     graph = _reshaped_head()
-    measured, _ = _peaks(graph, batch)
+    measured, estimated = _peaks(graph, batch)
     monkeypatch.setattr(runtime_function, "_HOLDERS", [-1, -1])
-    assert _peaks(graph, batch)[0] == measured
+    assert _peaks(graph, batch)[0] > measured
+    assert abs(estimated / measured - 1) < 0.01, (measured, estimated)
 
 
 def _walk(head_fresh: bool) -> int:
