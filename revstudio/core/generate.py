@@ -154,12 +154,13 @@ def classifier_head(b: Builder, src: str, classes: int = 10, prefix: str = "") -
 
 
 def revnet_chain(blocks: int, channels: int = 16, size: int = 16, wired: bool = True,
-                 classes: int = 10) -> Graph:
+                 classes: int = 10, flatten: bool = False) -> Graph:
     """Input (channels x size x size) -> ``blocks`` RevNet blocks -> pool -> Linear -> Output.
 
     ``wired=True`` draws each block from Split/Conv/Activation/Merge/Concat nodes;
     ``wired=False`` uses one Repeat of an AdditiveCoupling block with f/g groups.
-    Both have the same parameters.
+    Both have the same parameters. ``flatten``: a Reshape to (channels, size * size)
+    after the blocks (the region's last step), before the pool.
     """
     if channels < 2 or channels % 2:
         raise ValueError(f"channels must be even and >= 2, got {channels}")
@@ -173,6 +174,9 @@ def revnet_chain(blocks: int, channels: int = 16, size: int = 16, wired: bool = 
         add_coupling_groups(b.graph, channels)
         b.node("Repeat", "blocks", group="block", times=blocks)
         src = b.chain(src, "blocks")
+    if flatten:
+        b.node("Reshape", "flat", shape=[channels, size * size])
+        src = b.chain(src, "flat")
     classifier_head(b, src, classes)
     return b.done()
 

@@ -12,7 +12,6 @@ import torch
 from torch import nn
 
 from revstudio.compiler import runtime as rt
-from revstudio.core.graph import Graph
 
 torch.set_num_threads(1)
 
@@ -162,31 +161,16 @@ def test_a_narrow_update_widens_a_small_piece_at_a_time() -> None:
     assert copies and max(copies) <= y.numel() * y.element_size() // 8
 
 
-def _reshaped(blocks: int = 3, channels: int = 8, size: int = 8) -> Graph:
-    """RevNet blocks -> Reshape to (C, H*W) -> pool -> Linear: the Reshape is the region's last step."""
-    from revstudio.core.generate import Builder, wired_block
-
-    b = Builder("reshaped")
-    src = f"{b.node('Input', 'x', shape=[channels, size, size])}.out"
-    for i in range(blocks):
-        src = wired_block(b, src, f"b{i}", channels)
-    b.node("Reshape", "flat", shape=[channels, size * size])
-    b.node("Pool", "pool", kind="global_avg")
-    b.node("Linear", "head", out_features=10)
-    b.node("Output", "logits", name="logits")
-    b.chain(src, "flat", "pool", "head", "logits")
-    return b.done()
-
-
 def test_a_rearranging_step_leaves_the_streams_the_runtimes(monkeypatch: pytest.MonkeyPatch) -> None:
     """A Reshape (Permute, Squeeze, Flatten) only rearranges the runtime's own buffers, so the
     updates before it (in backward: after it) stay in place: none makes new buffers, and the
     reversible step peaks below standard mode's (it peaked 1.2x above it before)."""
     from revstudio.compiler import compile as compile_graph
     from revstudio.compiler import runtime_streams
+    from revstudio.core.generate import revnet_chain
     from revstudio.diagnostics.memory import compare_modes
 
-    graph = _reshaped()
+    graph = revnet_chain(3, channels=8, size=8, flatten=True)
     torch.manual_seed(0)
     model = compile_graph(graph, device="cpu")
     model.train()

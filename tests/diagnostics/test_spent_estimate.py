@@ -15,23 +15,8 @@ torch = pytest.importorskip("torch")
 from test_fresh_estimate import _peaks  # noqa: E402
 
 from revstudio.compiler import runtime_function  # noqa: E402
-from revstudio.core.generate import Builder, revnet_chain, wired_block  # noqa: E402
-from revstudio.core.graph import Graph  # noqa: E402
+from revstudio.core.generate import revnet_chain  # noqa: E402
 from revstudio.diagnostics.peak import Unit, simulate  # noqa: E402
-
-
-def _reshaped_head(blocks: int = 3, channels: int = 8, size: int = 8) -> Graph:
-    """RevNet blocks -> Reshape to (C, H*W) -> pool -> Linear."""
-    b = Builder("reshaped")
-    src = f"{b.node('Input', 'x', shape=[channels, size, size])}.out"
-    for i in range(blocks):
-        src = wired_block(b, src, f"b{i}", channels)
-    b.node("Reshape", "flat", shape=[channels, size * size])
-    b.node("Pool", "pool", kind="global_avg")
-    b.node("Linear", "head", out_features=10)
-    b.node("Output", "logits", name="logits")
-    b.chain(src, "flat", "pool", "head", "logits")
-    return b.done()
 
 
 @pytest.mark.parametrize("wired_blocks", [True, False], ids=["wired", "coupling-nodes"])
@@ -54,7 +39,7 @@ def test_a_reshape_ending_the_region_is_estimated(monkeypatch: pytest.MonkeyPatc
     """The Reshape runs inside the region (its last step, on the runtime's own buffers), so the
     gradient reaching the region is the pool's, a tensor of its own: released, as estimated."""
     torch.set_num_threads(1)
-    graph = _reshaped_head()
+    graph = revnet_chain(3, channels=8, size=8, flatten=True)
     measured, estimated = _peaks(graph, batch)
     monkeypatch.setattr(runtime_function, "_HOLDERS", [-1, -1])
     assert _peaks(graph, batch)[0] > measured
