@@ -335,7 +335,9 @@ def _count_holders() -> None:
             torch.autograd.backward((_HolderProbe.apply(x, record) * 2).sum())
     except RuntimeError:
         record = []
-    _HOLDERS[:] = record if len(record) == 2 else [-1, -1]
+    # the probe holds nothing more at its second count than at its first: counts that differ
+    # mean something this code does not know of took part, and nothing is ever released
+    _HOLDERS[:] = record if len(record) == 2 and record[0] == record[1] else [-1, -1]
 
 
 def _autocast_as(device_type: str, enabled: bool, dtype: torch.dtype) -> contextlib.AbstractContextManager[Any]:
