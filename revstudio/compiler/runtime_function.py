@@ -26,8 +26,8 @@ from .runtime_streams import (
     _expanded,
     _sample_index,
     _shares,
-    _storage_users,
     _update,
+    alone,
     dense,
     is_pair,
     sample,
@@ -41,14 +41,17 @@ if TYPE_CHECKING:
 Tensor = torch.Tensor
 
 
+def _owns_storage(x: Tensor) -> bool:
+    """Whether ``x`` covers the whole of its storage (no view: its own base, dense, every byte)."""
+    return (x._base is None and x.storage_offset() == 0 and dense(x) and x.numel() > 0
+            and x.untyped_storage().nbytes() == x.numel() * x.element_size())
+
+
 def _releasable(x: Tensor, outputs: Sequence[Tensor]) -> bool:
     """Only a tensor that solely owns its whole storage, shared with no output, may be released."""
-    if x._base is not None or x.storage_offset() != 0 or not dense(x) or x.numel() == 0:
+    if not _owns_storage(x):
         return False
-    storage = x.untyped_storage()
-    if storage.nbytes() != x.numel() * x.element_size():
-        return False
-    ptr = storage.data_ptr()
+    ptr = x.untyped_storage().data_ptr()
     return all(o.untyped_storage().data_ptr() != ptr for o in outputs)
 
 
@@ -269,13 +272,9 @@ def _spent_gradients(gouts: Sequence[Tensor | None], record: list[int] | None = 
     kept it, the caller's own ``gradient=``, a second slot of ``gouts``), no other owner in
     C++ (a retained ``.grad``), no view of it. The Python names are counted against the same
     calls in a probe Function's backward (:func:`_count_holders`); ``record``: that probe."""
-    if _storage_users is None or _tensor_users is None or (
-            record is None and (len(_HOLDERS) != 2 or _compiling())):
+    if _tensor_users is None or (record is None and (len(_HOLDERS) != 2 or _compiling())):
         return []
-    found = [g for g in gouts if g is not None and g._base is None and g.storage_offset() == 0
-             and dense(g) and g.numel() > 0 and _tensor_users(g) == 1
-             and g.untyped_storage().nbytes() == g.numel() * g.element_size()
-             and _storage_users(g.untyped_storage()._cdata) == 2]
+    found = [g for g in gouts if g is not None and alone(g) and _owns_storage(g) and _tensor_users(g) == 1]
     counts = _holders(found)
     if record is not None:
         record.extend(counts[:1])
@@ -290,11 +289,9 @@ def _release_spent(spent: list[Tensor], record: list[int] | None = None) -> list
     if record is not None:
         record.extend(counts[:1])
         return spent
-    if _storage_users is None:  # (nothing is spent without it)
-        return spent
     left = []
     for g, n in zip(spent, counts):
-        if n == _HOLDERS[1] and _storage_users(g.untyped_storage()._cdata) == 2:  # (the handle's own)
+        if n == _HOLDERS[1] and alone(g):
             g.untyped_storage().resize_(0)
         else:
             left.append(g)
@@ -326,7 +323,7 @@ def _count_holders() -> None:
     """Count, once, the names the backward's own frames hold on a gradient (the engine's
     argument tuple and the wrapper's), in this Python and torch, by running the probe. Not
     while compiling or in inference mode (no backward can run there): the next forward counts."""
-    if _storage_users is None or _tensor_users is None or _compiling() or torch.is_inference_mode_enabled():
+    if _tensor_users is None or _compiling() or torch.is_inference_mode_enabled():
         return
     record: list[int] = []
     try:

@@ -265,14 +265,21 @@ def sole(f: torch.Tensor) -> bool:
     custom Function's output, a module's buffer or parameter, an input passed through) and no
     other Python name holds it (a module keeping its last output). Such an output may be
     written over once it has been read: nothing can see it change."""
-    if _storage_users is None or f._base is not None or not dense(f):
+    if f._base is not None or not dense(f):
+        return False
+    # the caller's name, this argument and getrefcount's own
+    return sys.getrefcount(f) <= 3 and alone(f)
+
+
+def alone(t: torch.Tensor) -> bool:
+    """Whether no other tensor shares ``t``'s storage (torch's count of its users: ``t`` and the
+    storage handle asked); False where unknown (a torch without the count, a tensor subclass)."""
+    if _storage_users is None:
         return False
     try:
-        users = _storage_users(f.untyped_storage()._cdata)
+        return bool(_storage_users(t.untyped_storage()._cdata) == 2)
     except (AttributeError, RuntimeError, NotImplementedError, TypeError):  # a tensor subclass
         return False
-    # the caller's name, this argument and getrefcount's own; f's tensor and the storage handle
-    return sys.getrefcount(f) <= 3 and users == 2
 
 
 def _update(y: Value, f: torch.Tensor, sign: int, in_place: bool, whole: bool = False) -> Value:
