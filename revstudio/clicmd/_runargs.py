@@ -96,6 +96,16 @@ def whole_number(text: str, minimum: int, example: str = "") -> int:
     return value
 
 
+def memory_amount(text: str) -> int:
+    """argparse type for a memory budget: bytes, or an amount such as 64MiB or 1.5GB."""
+    from revstudio.diagnostics.budget import parse_bytes
+
+    try:
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def count(text: str) -> int:
     """argparse type for counts such as --top: a whole number >= 0."""
     return whole_number(text, 0, "--top 10")

@@ -12,7 +12,15 @@ import argparse
 import json
 from typing import Any
 
-from ._runargs import count, graph_errors, load_checked, positive_int, refuse_unfit, resolve_device
+from ._runargs import (
+    count,
+    graph_errors,
+    load_checked,
+    memory_amount,
+    positive_int,
+    refuse_unfit,
+    resolve_device,
+)
 
 MODES = ("standard", "reversible", "checkpoint")
 
@@ -35,14 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _budget_arg(text: str) -> float:
-    from revstudio.diagnostics.budget import parse_bytes
-
     if text.strip().lower() in ("unlimited", "inf", "none"):
         return float("inf")
-    try:
-        return parse_bytes(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return memory_amount(text)
 
 
 def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: int = 0,

@@ -15,7 +15,7 @@ from typing import Any
 
 from revstudio.cli import CliError
 
-from ._runargs import positive_int, whole_number
+from ._runargs import memory_amount, positive_int, whole_number
 
 # flag -> training key; the values are checked by TrainConfig (errors name the key)
 OVERRIDES = {
@@ -25,6 +25,7 @@ OVERRIDES = {
     "weight_decay": "weight_decay", "grad_clip": "grad_clip", "warmup_steps": "warmup_steps",
     "log_every": "log_every", "val_every": "val_every", "gradcheck_every": "gradcheck_every",
     "memory_every": "memory_every", "checkpoint_every": "checkpoint_every", "val_fraction": "val_fraction",
+    "memory_budget": "memory_budget",
 }
 
 
@@ -67,6 +68,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grad-clip", type=_number, help="max global gradient norm")
     parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), help="fp16 needs CUDA")
     parser.add_argument("--seed", type=_count)
+    parser.add_argument("--memory-budget", type=memory_amount, metavar="BYTES",
+                        help="reversible mode keeps the activations of the regions (first steps first) "
+                             "that fit in this many bytes and runs the rest reversibly, buying speed "
+                             "back: e.g. 64MiB, 1.5GB; 0 keeps none ('revstudio memory FILE --budget' "
+                             "shows what a budget keeps)")
     for name in ("log", "val", "gradcheck", "memory", "checkpoint"):
         parser.add_argument(f"--{name}-every", type=_count, metavar="N", help=f"steps between {name} rows")
     parser.add_argument("--json", action="store_true", help="one JSON object per line (docs/cli.md)")

@@ -6,7 +6,7 @@ it prices every step of every reversible region with the static estimate
 (what standard mode keeps for backward there) and runs the compiler's own
 selection (``revstudio.compiler.budget.select_kept``). ``step_prices`` are the
 prices (bytes per step, and what a cut after each step gives back); the
-compiled model takes them at batch 1 and scales them by the batch it runs. ``parse_bytes("64MiB")`` reads a budget as users write it.
+compiled model takes them at batch 1 and scales them by the batch it runs. ``parse_bytes("64MiB")`` reads a budget as users write it, ``amount_text`` writes one.
 """
 from __future__ import annotations
 
@@ -38,6 +38,16 @@ def parse_bytes(text: str | int) -> int:
     if value < 0:
         raise ValueError(f"{text!r}: a memory budget cannot be negative")
     return value
+
+
+def amount_text(n: int) -> str:
+    """Bytes as users write them, exactly: ``67108864`` -> ``"64MiB"``, ``1500`` -> ``"1500"``
+    (:func:`parse_bytes` reads every result back to the same number)."""
+    for unit in ("TiB", "GiB", "MiB", "KiB"):
+        size = _UNITS[unit.lower()]
+        if n and n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
 
 
 def _step_nodes(region: Any) -> list[list[str]]:

@@ -88,6 +88,18 @@ def _int(key: str, value: Any, low: int, what: str) -> int:
     return value
 
 
+def _amount(key: str, value: Any) -> int:
+    """Bytes, as a whole number or as users write them ("64MiB", "1.5GB"): 0 keeps nothing."""
+    from revstudio.diagnostics.budget import parse_bytes  # (torch-free)
+
+    if isinstance(value, str):
+        try:
+            return parse_bytes(value)
+        except ValueError as exc:
+            raise ConfigError(f"training.{key}: {exc}; or null for no budget", key) from None
+    return _int(key, value, 0, "bytes, 0 or more, or an amount such as \"64MiB\"; or null")
+
+
 def _float(key: str, value: Any, low: float, what: str, strict: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigError(f"training.{key}: expected a number ({what}), got {value!r} ({_kind(value)})", key)
@@ -154,7 +166,7 @@ def _check(key: str, value: Any) -> Any:
     if key == "seed":
         return _int(key, value, 0, "0 or more")
     if key == "memory_budget":
-        return None if value is None else _int(key, value, 1, "bytes above 0, or null")
+        return None if value is None else _amount(key, value)
     if key == "log_every":
         return _int(key, value, 1, "at least 1 step")
     if key in ("warmup_steps", "val_every", "gradcheck_every", "memory_every", "checkpoint_every"):

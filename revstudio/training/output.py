@@ -52,6 +52,15 @@ def _fmt_bytes(n: Any) -> str:
     return str(n)  # pragma: no cover
 
 
+def _budget_note(row: dict[str, Any]) -> str:
+    """", memory budget 64.0 MiB" for a run with one (said to do nothing outside reversible mode)."""
+    budget = (row.get("config") or {}).get("memory_budget")
+    if budget is None:
+        return ""
+    unused = "" if row.get("mode") == "reversible" else ", unused outside reversible mode"
+    return f" (memory budget {_fmt_bytes(budget)}{unused})"
+
+
 def _eta(seconds: float) -> str:
     seconds = int(max(0, seconds))
     h, rest = divmod(seconds, 3600)
@@ -83,7 +92,7 @@ class Progress(Callback):
         self.batch = int(row.get("batch_size") or 1)
         resumed = f", resumed from {row['resumed_from']}" if row.get("resumed_from") else ""
         self._line(f"training {row.get('parameters', 0):,} parameters on {row.get('device')} in "
-                   f"{row.get('mode')} mode, {row.get('task')}, {self.total} steps "
+                   f"{row.get('mode')} mode{_budget_note(row)}, {row.get('task')}, {self.total} steps "
                    f"({row.get('steps_per_epoch')} per epoch){resumed}")
         if row.get("data"):
             self._line(f"data: {row['data']}")

@@ -19,7 +19,7 @@ from compiler_graphs import coupling_repeat, two_stream_group, wired_revnet  # n
 import revstudio  # noqa: E402
 from revstudio.compiler.budget import prefix_cost, select_kept, split_region_data  # noqa: E402
 from revstudio.core.project import load  # noqa: E402
-from revstudio.diagnostics.budget import budget_choice, parse_bytes  # noqa: E402
+from revstudio.diagnostics.budget import amount_text, budget_choice, parse_bytes  # noqa: E402
 from revstudio.diagnostics.check import full_check  # noqa: E402
 from revstudio.diagnostics.memory import measure_step  # noqa: E402
 
@@ -59,6 +59,12 @@ def test_parse_bytes() -> None:
     assert parse_bytes("0") == 0
     with pytest.raises(ValueError, match="64MiB"):
         parse_bytes("lots")
+
+
+@pytest.mark.parametrize("n, text", [(64 << 20, "64MiB"), (3 << 30, "3GiB"), (3072, "3KiB"), (1536, "1536"), (1500, "1500"),
+                                     (0, "0"), ((1 << 20) + 1, "1048577"), (2 << 40, "2TiB")])
+def test_amount_text_writes_what_parse_bytes_reads(n, text) -> None:
+    assert amount_text(n) == text and parse_bytes(text) == n
 
 
 def _grads(model, x, budget):

@@ -86,6 +86,21 @@ def test_a_bad_training_section_is_refused_naming_the_key(tmp_path, capsys) -> N
     assert not (tmp_path / "runs").exists()  # nothing written for a run that never started
 
 
+def test_a_memory_budget_from_the_command_line_reaches_the_run(tmp_path, capsys) -> None:
+    quiet = ["--steps", "1", *QUICK, "--val-every", "0", "--gradcheck-every", "0", "--memory-every", "0"]
+    assert cli.main(["train", EXAMPLE, *quiet, "--json", "--out", str(tmp_path / "a"), "--memory-budget", "64MiB"]) == 0
+    started = _rows(capsys.readouterr().out)[0]
+    assert started["config"]["memory_budget"] == 64 << 20
+    assert cli.main(["train", EXAMPLE, *quiet, "--out", str(tmp_path / "b"), "--memory-budget", "0"]) == 0
+    assert "in reversible mode (memory budget 0 B)" in capsys.readouterr().out
+    assert cli.main(["train", EXAMPLE, *quiet, "--out", str(tmp_path / "c"), "--memory-budget", "1MiB",
+                     "--mode", "standard"]) == 0
+    assert "memory budget 1.0 MiB, unused outside reversible mode" in capsys.readouterr().out
+    assert cli.main(["train", EXAMPLE, "--memory-budget", "lots"]) == 2
+    err = capsys.readouterr().err
+    assert "--memory-budget" in err and "'lots' is not an amount of memory" in err
+
+
 def test_fp16_on_the_cpu_fails_clearly(tmp_path, capsys) -> None:
     code = cli.main(["train", EXAMPLE, "--precision", "fp16", "--device", "cpu", "--out", str(tmp_path / "r")])
     assert code == 2 and "fp16 needs a CUDA device" in capsys.readouterr().err

@@ -43,12 +43,27 @@ def test_only_changed_keys_are_written_and_read_back() -> None:
     ({"grad_clip": 0}, "grad_clip"),
     ({"version": 99}, "version"),
     ({"log_every": 0}, "log_every"),
+    ({"memory_budget": -1}, "memory_budget"),
+    ({"memory_budget": 1.5}, "memory_budget"),
+    ({"memory_budget": "lots"}, "memory_budget"),
+    ({"memory_budget": "-5MiB"}, "memory_budget"),
 ])
 def test_bad_sections_name_the_key(section: dict, key: str) -> None:
     with pytest.raises(ConfigError) as info:
         TrainConfig.from_section(section)
     assert info.value.key == key
     assert f"training.{key}" in str(info.value)
+
+
+@pytest.mark.parametrize("value, expected", [
+    (None, None), (0, 0), (200_000, 200_000), ("64MiB", 64 << 20), ("1.5GB", 1_500_000_000), ("512 KiB", 512 << 10),
+])
+def test_a_memory_budget_is_bytes_or_an_amount_as_users_write_it(value, expected) -> None:
+    """0 is a budget (it keeps nothing: reversible mode's memory); a hand-written "64MiB" reads as
+    the badges and `revstudio memory --budget` read it, and is stored as bytes."""
+    cfg = TrainConfig.from_section({"memory_budget": value})
+    assert cfg.memory_budget == expected
+    assert cfg.to_section().get("memory_budget") == expected
 
 
 def test_overrides_replace_and_validate() -> None:

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from revstudio.core.commands import SetTraining
+from revstudio.diagnostics.budget import amount_text, parse_bytes
 from revstudio.qt.document import Document
 from revstudio.qt.training import section as sec
 from revstudio.qt.training.child_query import ChildQuery
@@ -120,7 +121,12 @@ class RunSettingsDialog(QDialog):
         run.addRow("precision", self._combo("precision"))
         run.addRow("mode", self._combo("mode"))
         run.addRow("seed", self._int("seed"))
-        run.addRow("memory budget (bytes)", self._text("memory_budget", "empty: the mode's own behaviour"))
+        budget = self._text("memory_budget", "e.g. 64MiB; empty: none (the mode's own memory)")
+        budget.setToolTip("Reversible mode keeps the activations of as many regions (first steps first) as fit "
+                          "in this much memory and runs the rest reversibly: memory to spare buys speed back. "
+                          "Bytes, or an amount such as 64MiB or 1.5GB; 0 keeps nothing. The canvas's region "
+                          "badges show what it keeps.")
+        run.addRow("memory budget", budget)
         for key, label in (("log_every", "log every (steps)"), ("val_every", "validate every (0: at the end)"),
                            ("gradcheck_every", "gradient check every (0: never)"),
                            ("memory_every", "measure memory every (0: never)"),
@@ -193,6 +199,8 @@ class RunSettingsDialog(QDialog):
                 w.setCurrentIndex(max(i, 0))
             elif isinstance(w, QSpinBox):
                 w.setValue(int(value) if isinstance(value, int) else w.minimum())
+            elif key == "memory_budget":
+                w.setText("" if value is None else amount_text(value) if isinstance(value, int) else str(value))
             else:
                 w.setText("" if value is None else _number_text(value))
         data = str(values.get("data") or "synthetic")
@@ -312,9 +320,10 @@ class RunSettingsDialog(QDialog):
                 out[key] = w.currentData()
             elif isinstance(w, QSpinBox):
                 out[key] = int(w.value())
+            elif key == "memory_budget":
+                out[key] = _parse_amount(key, w.text())
             else:
-                out[key] = _parse_number(key, w.text(), optional=key in (*OPTIONAL_NUMBERS, "memory_budget"),
-                                         integer=key == "memory_budget")
+                out[key] = _parse_number(key, w.text(), optional=key in OPTIONAL_NUMBERS)
         out["data"] = self._data_spec()
         out["val_data"] = self.val_data.text().strip() or None
         length = int(self.length.value())
@@ -361,19 +370,29 @@ def _number_text(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def _parse_number(key: str, text: str, optional: bool, integer: bool = False) -> Any:
+def _parse_number(key: str, text: str, optional: bool) -> Any:
     text = text.strip().replace("_", "")
     if not text:
         if optional:
             return None
         raise NotANumber(f"training.{key}: enter a number")
     try:
-        value = int(text) if integer else float(text)
+        value = float(text)
     except ValueError:
-        raise NotANumber(f"training.{key}: {text!r} is not a {'whole ' if integer else ''}number") from None
-    if not integer and not math.isfinite(value):
+        raise NotANumber(f"training.{key}: {text!r} is not a number") from None
+    if not math.isfinite(value):
         raise NotANumber(f"training.{key}: {text!r} is not a finite number")
     return value
+
+
+def _parse_amount(key: str, text: str) -> int | None:
+    """A memory amount as typed ("64MiB", "1.5 GB", "200000"); empty is no budget."""
+    if not text.strip():
+        return None
+    try:
+        return parse_bytes(text.replace("_", ""))
+    except ValueError as exc:
+        raise NotANumber(f"training.{key}: {exc}") from None
 
 
 

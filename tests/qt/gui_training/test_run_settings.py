@@ -53,6 +53,30 @@ def test_settings_are_checked_with_the_configs_messages_and_saved_as_one_undoabl
     assert window.document.graph.training == {"version": 1}
 
 
+def test_the_memory_budget_is_typed_as_an_amount_and_shown_as_one(qtbot, train_window):
+    window = train_window()
+    dialog = open_dialog(window)
+    ok = dialog.buttons.button(dialog.buttons.StandardButton.Ok)
+    field = dialog.fields["memory_budget"]
+    assert field.text() == "" and "64MiB" in field.placeholderText()
+    field.setText("lots")
+    assert dialog.error.text().startswith("training.memory_budget: 'lots' is not an amount of memory")
+    assert not ok.isEnabled()
+    field.setText("64 MiB")
+    assert ok.isEnabled(), dialog.error.text()
+    dialog.accept()
+    assert window.document.graph.training["memory_budget"] == 64 << 20  # stored as bytes
+    dialog = open_dialog(window)
+    assert dialog.fields["memory_budget"].text() == "64MiB"  # and shown as typed
+    dialog.fields["memory_budget"].setText("0")
+    dialog.accept()
+    assert window.document.graph.training["memory_budget"] == 0  # a budget that keeps nothing
+    dialog = open_dialog(window)
+    dialog.fields["memory_budget"].setText("")
+    dialog.accept()
+    assert "memory_budget" not in window.document.graph.training
+
+
 def test_devices_and_the_data_preview_come_from_a_child_process(qtbot, train_window, tmp_path):
     window = train_window()
     import torch
