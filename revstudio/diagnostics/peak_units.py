@@ -259,6 +259,10 @@ class UnitBuilder:
         extra = wide + (samples if self.stream_bytes > self.elem else 0)
         act = 0
         out_set = set(outs)
+        # backward copies each output to rebuild the streams in (the caller's tensor is never
+        # written over); the copy takes the output's place, unless the caller holds the output
+        # (an Output node reads it; a later layer's saved tensors are gone by then)
+        copies = sum(self.w.nbytes(v) for v in outs if v in self.held)
         couplings = getattr(region, "couplings", {}) or {}
         infos = self.w.report.nodes
         # per computing step, in forward order: (its parameter bytes, its runtime steps, the most
@@ -279,8 +283,9 @@ class UnitBuilder:
             if view.type in WIDE_BACKWARD:
                 # rebuilt in the stream's wide arithmetic first: the inverse's temporaries and their
                 # float64 copies beside F's graph (measured, torch 2.13 CPU: five float64 and three
-                # float32 half-streams, about six outputs' worth)
+                # float32 half-streams, about six outputs' worth, the copy of a held output among them)
                 before = with_grads + 6 * self._act([sid]) // parts
+            with_grads += copies
             # before F's backward, an additive coupling rebuilds its input in place from F's
             # output while F's graph is alive: that output and the update's temporaries (fewer
             # where F's output is fresh: the update writes over it)
@@ -292,7 +297,7 @@ class UnitBuilder:
                 if found is not None:
                     self.breaks.add(found)
                 if temps:
-                    before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps)
+                    before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps + copies)
             own = sum(int(infos[n].parameters) for n in body if n in infos) * self.elem
             moments.append((own, parts, with_grads, before, passing))
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem
