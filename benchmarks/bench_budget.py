@@ -3,13 +3,17 @@
 For each RevNet (the bench_revnet network, compiled by revstudio): measured
 bytes kept after forward (and the step's peak) in standard and reversible mode and
 under ``model.memory_budget = standard kept / 2`` (exact live-tensor accounting),
-and the fwd+bwd CPU time of the three, interleaved. Target (issue 13): at most
-the budget is kept beyond reversible mode's own, and the step is faster than
-reversible by at least half of the reversible-standard difference.
+and the fwd+bwd CPU time of the three, interleaved; and the static estimate of the
+peak under the budget (``diagnostics.budget.budget_peak``, what a training run plots
+as its estimate). Target (issue 13): at most the budget is kept beyond reversible
+mode's own, and the step is faster than reversible by at least half of the
+reversible-standard difference. ``--estimates``: no timing; the measured and
+estimated peak at budgets of 0, 1/4, 1/2, 3/4 and 3/2 of standard mode's kept bytes.
 
     python benchmarks/bench_budget.py --threads 1
     python benchmarks/bench_budget.py --quick
     python benchmarks/bench_budget.py --cells 3x32x16x8 4x32x32x8
+    python benchmarks/bench_budget.py --estimates
 """
 from __future__ import annotations
 
@@ -26,6 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import revnet_models as rm  # noqa: E402
 
+from revstudio.diagnostics.budget import budget_peak  # noqa: E402
+from revstudio.diagnostics.check import full_check  # noqa: E402
 from revstudio.diagnostics.memory import measure_step  # noqa: E402
 
 CELLS = [(8, 32, 16, 16), (16, 16, 16, 16), (32, 32, 16, 16), (4, 32, 32, 8), (3, 32, 16, 8), (64, 16, 64, 16)]
@@ -59,12 +65,44 @@ def measure(depth: int, batch: int, channels: int, size: int, runs: int) -> dict
             step()
             times[name].append(time.thread_time() - start)
     t = {name: statistics.median(v) for name, v in times.items()}
+    graph = rm.revstudio_graph(depth, channels, size)
+    estimated = budget_peak(graph, full_check(graph, batch=batch), budget, batch=batch)
     kept_steps = sum(model._root.kept_steps(batch).values())
     total = sum(len(c) for c in model._root.step_costs.values())
     return {"budget": budget, **{f"kept_{k}": v for k, v in kept.items()}, **{f"s_{k}": v for k, v in t.items()},
             **{f"peak_{k}": v for k, v in peak.items()},
-            "gain": (t["reversible"] - t["budget"]) / (t["reversible"] - t["standard"]),
+            "gain": (t["reversible"] - t["budget"]) / (t["reversible"] - t["standard"]), "estimate_budget": estimated,
             "steps": f"{kept_steps}/{total}"}
+
+
+FRACTIONS = (0.0, 0.25, 0.5, 0.75, 1.5)
+
+
+def estimates(cells: list[tuple[int, int, int, int]]) -> None:
+    """Measured and estimated peak under budgets of FRACTIONS of standard mode's kept bytes."""
+    print("| depth x batch x ch x size | budget (x standard kept) | steps kept | measured peak KiB | "
+          "estimate KiB | estimate / measured |")
+    print("|---|---|---|---|---|---|")
+    worst = []
+    for depth, batch, channels, size in cells:
+        model, _ = rm.revstudio_model(rm.make_functions(depth, channels), channels, size)
+        model.train()
+        graph = rm.revstudio_graph(depth, channels, size)
+        report = full_check(graph, batch=batch)
+        x = torch.randn(batch, channels, size, size)
+        model.mode = "standard"
+        standard_kept = measure_step(model, (x,), timing_runs=0)["kept_bytes"]
+        for frac in FRACTIONS:
+            budget = int(standard_kept * frac)
+            model.mode, model.memory_budget = "reversible", budget
+            peak = measure_step(model, (x,), timing_runs=0)["peak_bytes"]
+            est = budget_peak(graph, report, budget, batch=batch)
+            kept = sum(model._root.kept_steps(batch).values())
+            total = sum(len(c) for c in model._root.step_costs.values())
+            worst.append(est / peak)
+            print(f"| {depth}x{batch}x{channels}x{size} | {frac:.2f} | {kept}/{total} | {peak / 1024:.0f} | "
+                  f"{est / 1024:.0f} | {est / peak:.3f} |", flush=True)
+    print(f"estimate / measured: {min(worst):.3f} to {max(worst):.3f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--runs", type=int, default=None, help="interleaved timed runs (default 11; quick 3)")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--estimates", action="store_true", help="no timing: the peak estimate at five budgets")
     parser.add_argument("--cells", nargs="+", default=None, metavar="DxBxCxS",
                         help="cells to run instead of the grid, e.g. 3x32x16x8")
     args = parser.parse_args(argv)
@@ -83,11 +122,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--cells takes four positive numbers per cell, e.g. 3x32x16x8")
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.estimates:
+        estimates(cells or (QUICK if args.quick else CELLS))
+        return 0
     runs = args.runs or (3 if args.quick else 11)
     print(f"{torch.get_num_threads()} threads, CPU time, median of {runs} interleaved runs; KiB = 1024 bytes")
     print("| depth x batch x ch x size | standard kept | reversible kept | budget | kept under budget | "
-          "beyond reversible | steps kept | peak std / rev / budget | std / rev / budget ms | gain (target >= 0.50) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "beyond reversible | steps kept | peak std / rev / budget | budget peak estimate | std / rev / budget ms | gain (target >= 0.50) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for cell in cells or (QUICK if args.quick else CELLS):
         r = measure(*cell, runs)
         beyond = r["kept_budget"] - r["kept_reversible"]
@@ -95,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {'x'.join(map(str, cell))} | {r['kept_standard'] / 1024:.0f} | {r['kept_reversible'] / 1024:.0f} | "
               f"{r['budget'] / 1024:.0f} | {r['kept_budget'] / 1024:.0f} | {beyond / 1024:.0f} ({ok}) | {r['steps']} | "
               f"{r['peak_standard'] / 1024:.0f} / {r['peak_reversible'] / 1024:.0f} / {r['peak_budget'] / 1024:.0f} | "
+              f"{r['estimate_budget'] / 1024:.0f} ({r['estimate_budget'] / r['peak_budget']:.3f}x) | "
               f"{1e3 * r['s_standard']:.1f} / {1e3 * r['s_reversible']:.1f} / {1e3 * r['s_budget']:.1f} | "
               f"{r['gain']:.2f} |", flush=True)
     return 0

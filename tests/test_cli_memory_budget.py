@@ -27,6 +27,9 @@ def test_json_names_the_kept_regions_and_measures_them(tmp_path, capsys):
     assert budget["budget_bytes"] == 64 << 20 and budget["kept_regions"] == [budget["regions"][0]["region"]]
     assert budget["regions"][0]["state"] == "kept" and budget["within_budget"] is True
     assert budget["measured"]["kept_bytes"] > out["modes"]["reversible"]["kept_bytes"]
+    # everything kept: the estimate is standard mode's, and so is the measured peak
+    assert budget["estimate_peak_bytes"] == out["estimate"]["modes"]["standard"]["peak_bytes"]
+    assert budget["measured"]["peak_bytes"] == out["modes"]["standard"]["peak_bytes"]
 
 
 def test_text_and_a_small_budget(tmp_path, capsys):
@@ -34,9 +37,24 @@ def test_text_and_a_small_budget(tmp_path, capsys):
     assert main(["memory", path, "--batch", "4", "--budget", "0"]) == 0
     text = capsys.readouterr().out
     assert "memory budget 0 B" in text and ": reversible, first 0 of" in text and "within the budget" in text
+    assert "measured: peak " in text and " (estimate " in text
 
 
 def test_a_bad_budget_is_a_usage_error(tmp_path, capsys):
     path = _project(tmp_path)
     assert main(["memory", path, "--budget", "lots"]) == 2
     assert "64MiB" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("budget", ["4KiB", "8KiB"])
+def test_a_budget_whose_peak_is_above_standard_modes_says_so(tmp_path, capsys, budget):
+    """Keeping a region's first steps keeps them alive while the rest rebuilds: on a shallow
+    net the peak can pass standard mode's, and then standard mode is the better choice."""
+    path = _project(tmp_path)
+    assert main(["memory", path, "--batch", "4", "--budget", budget, "--json", "--repeat", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    above = out["budget"]["measured"]["peak_bytes"] > out["modes"]["standard"]["peak_bytes"]
+    assert out["budget"]["peak_above_standard"] is above
+    assert above is (budget == "8KiB")  # 4 KiB keeps nothing; 8 KiB keeps two couplings of three blocks
+    assert main(["memory", path, "--batch", "4", "--budget", budget, "--repeat", "1"]) == 0
+    assert ("standard mode is smaller and faster here" in capsys.readouterr().out) is above

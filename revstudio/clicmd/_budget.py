@@ -28,15 +28,18 @@ def measure_budget(model: Any, inputs: Sequence[Any], budget: float, repeat: int
 def budget_section(graph: Any, report: Any, budget: float, batch: int, modes: dict[str, dict],
                    measured: dict[str, Any]) -> dict[str, Any]:
     """The ``"budget"`` object of ``memory --json``: the choice, the measurement and the verdict."""
-    from revstudio.diagnostics.budget import budget_choice
+    from revstudio.diagnostics.budget import budget_choice, budget_peak
 
     limit = None if math.isinf(budget) else int(budget)
     out = budget_choice(graph, report, limit, batch=batch).to_json()
+    out["estimate_peak_bytes"] = budget_peak(graph, report, limit, batch=batch)
     base = modes.get("reversible", {}).get("kept_bytes", 0)
     extra = max(0, int(measured["kept_bytes"]) - int(base))
     out["measured"] = {k: measured[k] for k in ("peak_bytes", "kept_bytes", "seconds") if k in measured}
     out["measured"]["kept_beyond_reversible"] = extra
     out["within_budget"] = limit is None or extra <= limit
+    standard = modes.get("standard", {}).get("peak_bytes")
+    out["peak_above_standard"] = standard is not None and int(measured["peak_bytes"]) > int(standard)
     return out
 
 
@@ -52,7 +55,12 @@ def budget_lines(section: dict[str, Any]) -> str:
                      f"({fmt_bytes(r['kept_bytes'])} of {fmt_bytes(r['standard_bytes'])})")
     m = section["measured"]
     verdict = "within the budget" if section["within_budget"] else "OVER the budget"
-    lines.append(f"  measured: peak {fmt_bytes(m['peak_bytes'])}, kept after forward {fmt_bytes(m['kept_bytes'])} "
+    lines.append(f"  measured: peak {fmt_bytes(m['peak_bytes'])} (estimate {fmt_bytes(section['estimate_peak_bytes'])}), "
+                 f"kept after forward {fmt_bytes(m['kept_bytes'])} "
                  f"({fmt_bytes(m['kept_beyond_reversible'])} beyond reversible mode's: {verdict}), "
                  f"{m['seconds']:.4f} s")
+    if section.get("peak_above_standard"):
+        lines.append("  note: the peak under this budget is above standard mode's (the kept steps are alive while "
+                     "the rest rebuilds): standard mode is smaller and faster here; a larger budget keeps whole "
+                     "regions, a smaller one keeps fewer steps")
     return "\n".join(lines)

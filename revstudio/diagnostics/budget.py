@@ -17,7 +17,7 @@ from typing import Any
 
 from revstudio.core.graph import Graph
 
-from .estimate import estimate, fmt_bytes
+from .estimate import _state_bytes, estimate, fmt_bytes
 from .peak_units import SAMPLE_BYTES
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000 ** 2, "mb": 1000 ** 2, "g": 1000 ** 3,
@@ -289,6 +289,33 @@ def budget_choice(graph: Graph, report: Any, budget: int | None, *, batch: int =
     and scaled, exactly as the compiled model does, so both make the same choice."""
     costs, refunds, fixed = step_prices(graph, report, batch=1, dtype=dtype)
     return choose(scaled(costs, batch), budget, batch, scaled(refunds, batch), fixed)
+
+
+def budget_peak(graph: Graph, report: Any, budget: int | None, *, batch: int, dtype: str | None = None,
+                optimizer: str | None = None) -> int:
+    """Estimated peak of one reversible training step under ``budget`` (bytes; None: unlimited),
+    as ``estimate_peak`` counts it: the steps the budget keeps walked as standard mode runs
+    them, the rest of their regions reversibly."""
+    choice = budget_choice(graph, report, budget, batch=batch, dtype=dtype)
+    regions = list(getattr(report, "regions", None) or [])
+    heads = {r.id: kept_nodes(graph, r, choice.regions[r.id].kept_steps) for r in regions
+             if r.id in choice.regions and choice.regions[r.id].kept_steps}
+    est = estimate(graph, report, regions, batch=batch, dtype=dtype)
+    return est.peak_keeping(heads).peak + _state_bytes(est.parameter_bytes(), optimizer)
+
+
+def kept_nodes(graph: Graph, region: Any, kept_steps: int) -> frozenset[str]:
+    """The nodes of a region's first ``kept_steps`` steps (a Repeat's copies each a step; a
+    Repeat partly kept counts whole, so its estimate errs high)."""
+    out: set[str] = set()
+    n = 0
+    for nodes in _step_nodes(region):
+        if n >= kept_steps:
+            break
+        node = graph.nodes.get(nodes[0])
+        n += max(1, int(graph.resolved_params(node.id).get("times", 1))) if node and node.type == "Repeat" else 1
+        out.update(nodes)
+    return frozenset(out)
 
 
 def scaled(costs: Mapping[str, Sequence[int]], batch: int) -> dict[str, list[int]]:

@@ -10,7 +10,9 @@ tensors the caller owns (the inputs) are excluded, as the measurement does.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from revstudio.core.graph import Graph, PortRef
@@ -100,6 +102,8 @@ class MemoryEstimate:
     _peaks_of: Any = field(default=None, repr=False)
     # what explains each node's bytes (``explain``), computed when first asked for
     _facts_of: Any = field(default=None, repr=False)
+    # the simulated reversible step with some regions' first steps kept (``peak_keeping``)
+    _keeping_of: Any = field(default=None, repr=False)
 
     @property
     def facts(self) -> dict[str, Any]:
@@ -132,6 +136,14 @@ class MemoryEstimate:
 
     def parameter_bytes(self) -> int:
         return sum(n.parameter_bytes for n in self.nodes.values())
+
+    def peak_keeping(self, heads: Mapping[str, AbstractSet[str]]) -> Walk:
+        """The simulated reversible step where the nodes ``heads[region id]`` (a region's first
+        steps, as a memory budget keeps them) run as standard mode does and the rest of each
+        region reversibly, reading the values that cross the cut as its inputs."""
+        if self._keeping_of is None:
+            raise ValueError("this estimate was made without its walk")
+        return self._keeping_of(heads)
 
     def activation_bytes(self, mode: str) -> int:
         return sum(n.activation_bytes[mode] for n in self.nodes.values())
@@ -299,6 +311,12 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
         return walks
 
     result._peaks_of = peaks
+
+    def keeping(heads: Mapping[str, AbstractSet[str]]) -> Walk:
+        with no_collection():
+            return _keeping(walker, walk_order, regions, stream_bytes, heads)
+
+    result._keeping_of = keeping
     kept_sets = {"reversible": set(region_outputs), "checkpoint": set(region_inputs + seg_inputs)}
     result._facts_of = lambda: _facts(walker, kept_sets, seg_nodes)
     # a layer outside every region keeps less in reversible mode only because a region
@@ -355,6 +373,35 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
             continue
         units["checkpoint"].append(b.node(nid))
     return {mode: b.walk(units[mode]) for mode in MODES}, tuple(sorted(b.breaks))
+
+
+def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_bytes: int,
+             heads: Mapping[str, AbstractSet[str]]) -> Walk:
+    """Reversible mode's units, with each region's ``heads`` nodes as standard units and the
+    rest of the region as one reversible unit (see ``MemoryEstimate.peak_keeping``)."""
+    b = UnitBuilder(walker, order, stream_bytes)
+    by_node = {n: r for r in regions for n in getattr(r, "nodes", ())}
+    units: list[Unit] = []
+    done: set[int] = set()
+    for nid in b.order:
+        region = by_node.get(nid)
+        head = heads.get(getattr(region, "id", ""), frozenset()) if region is not None else frozenset()
+        if region is None or nid in head:
+            units.append(b.node(nid))
+        elif id(region) not in done:
+            done.add(id(region))
+            units.append(b.region(_tail(region, head) if head else region))
+    return b.walk(units)
+
+
+def _tail(region: Any, head: AbstractSet[str]) -> Any:
+    """The part of ``region`` after its kept ``head``: a region of its own for the unit builder."""
+    couplings = getattr(region, "couplings", {}) or {}
+    steps = [s for s in getattr(region, "steps", ()) if s not in head]
+    return SimpleNamespace(id=f"{getattr(region, 'id', '')} (rest)", steps=steps,
+                           nodes=[n for n in getattr(region, "nodes", ()) if n not in head],
+                           outputs=list(getattr(region, "outputs", ())), side=list(getattr(region, "side", ()) or ()),
+                           couplings={k: c for k, c in couplings.items() if k in steps})
 
 
 # Optimizer state per parameter byte, where known: what ``optimizer.step`` keeps between steps.

@@ -61,6 +61,17 @@ def _budget_note(row: dict[str, Any]) -> str:
     return f" (memory budget {_fmt_bytes(budget)}{unused})"
 
 
+def _budget_over_standard(row: dict[str, Any]) -> str:
+    """A note where a memory budget's estimated peak is above standard mode's (it keeps a region's
+    first steps alive while the rest rebuilds): then standard mode is smaller and faster."""
+    est, std = row.get("estimate_bytes"), row.get("standard_estimate_bytes")
+    if (row.get("config") or {}).get("memory_budget") is None or row.get("mode") != "reversible" \
+            or not isinstance(est, int) or not isinstance(std, int) or est <= std:
+        return ""
+    return (f"note: under this memory budget the estimated peak ({_fmt_bytes(est)}) is above standard mode's "
+            f"({_fmt_bytes(std)}); --mode standard would be smaller and faster")
+
+
 def _eta(seconds: float) -> str:
     seconds = int(max(0, seconds))
     h, rest = divmod(seconds, 3600)
@@ -94,6 +105,9 @@ class Progress(Callback):
         self._line(f"training {row.get('parameters', 0):,} parameters on {row.get('device')} in "
                    f"{row.get('mode')} mode{_budget_note(row)}, {row.get('task')}, {self.total} steps "
                    f"({row.get('steps_per_epoch')} per epoch){resumed}")
+        over = _budget_over_standard(row)
+        if over:
+            self._line(over)
         if row.get("data"):
             self._line(f"data: {row['data']}")
         if row.get("run_dir"):

@@ -96,6 +96,21 @@ def test_a_memory_budget_from_the_command_line_reaches_the_run(tmp_path, capsys)
     assert cli.main(["train", EXAMPLE, *quiet, "--out", str(tmp_path / "c"), "--memory-budget", "1MiB",
                      "--mode", "standard"]) == 0
     assert "memory budget 1.0 MiB, unused outside reversible mode" in capsys.readouterr().out
+    # a budget that keeps a region's first steps can peak above standard mode: the run says so
+    from revstudio.core.generate import revnet_chain
+    from revstudio.core.project import save
+    from revstudio.diagnostics.budget import budget_peak
+    from revstudio.diagnostics.check import full_check
+    from revstudio.diagnostics.estimate import estimate_peak
+
+    graph = revnet_chain(3, channels=4, size=8)
+    save(graph, tmp_path / "shallow.revs")
+    report = full_check(graph, batch=8)
+    standard = estimate_peak(graph, report, batch=8, mode="standard")
+    over = next(b for b in range(1 << 10, 1 << 16, 1 << 10) if budget_peak(graph, report, b, batch=8) > standard)
+    assert cli.main(["train", str(tmp_path / "shallow.revs"), *quiet, "--out", str(tmp_path / "d"),
+                     "--memory-budget", str(over)]) == 0
+    assert "above standard mode's" in capsys.readouterr().out
     assert cli.main(["train", EXAMPLE, "--memory-budget", "lots"]) == 2
     err = capsys.readouterr().err
     assert "--memory-budget" in err and "'lots' is not an amount of memory" in err

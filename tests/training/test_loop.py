@@ -166,5 +166,9 @@ def test_a_memory_budget_reaches_the_model_and_keeps_the_losses() -> None:
     finally:
         compiler.compile = original
     assert seen == [1 << 30]
+    # the run's estimate line is the peak with the kept steps (here all of them: standard's)
+    started = budgeted.event("started")[0]
+    assert started["estimate_bytes"] == started["standard_estimate_bytes"]
+    assert plain.event("started")[0]["estimate_bytes"] < started["estimate_bytes"]
     plain_losses = [r["loss"] for r in plain.kind("step")]
     assert [r["loss"] for r in budgeted.kind("step")] == pytest.approx(plain_losses, rel=1e-5)

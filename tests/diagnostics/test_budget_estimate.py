@@ -1,0 +1,57 @@
+"""The peak estimate under a memory budget, next to the measured peak: the steps the budget
+keeps walked as standard mode runs them, the rest of their region reversibly."""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from revstudio.clicmd.memory import measure_modes  # noqa: E402
+from revstudio.core.generate import Builder, layout, revnet_chain, wired_block  # noqa: E402
+from revstudio.diagnostics.budget import budget_choice, budget_peak  # noqa: E402
+from revstudio.diagnostics.check import full_check  # noqa: E402
+from revstudio.diagnostics.estimate import estimate_peak  # noqa: E402
+
+BATCH = 4
+
+
+@pytest.fixture(autouse=True)
+def _few_threads() -> None:
+    torch.set_num_threads(1)
+
+
+def _blocks_to_output(blocks: int, channels: int, size: int):
+    """Input -> RevNet blocks -> Output: the region's output is the model's, which the caller
+    holds through backward, so the region's backward copy of it cannot take its place."""
+    b = Builder("blocks-to-output")
+    src = f"{b.node('Input', 'x', shape=[channels, size, size])}.out"
+    for i in range(blocks):
+        src = wired_block(b, src, f"b{i}", channels)
+    b.node("Output", "y")
+    b.wire(src, "y")
+    layout(b.graph)
+    return b.graph
+
+
+@pytest.mark.parametrize("graph", [_blocks_to_output(4, 8, 8), revnet_chain(4, channels=8, size=8)],
+                         ids=["output-held", "classifier-head"])
+def test_the_estimate_under_a_budget_follows_the_measured_peak(graph) -> None:
+    report = full_check(graph, batch=BATCH)
+    standard_kept = measure_modes(graph, BATCH, torch.device("cpu"))["standard"]["kept_bytes"]
+    seen = set()
+    for budget in (0, standard_kept // 4, standard_kept // 2, None):
+        measured = measure_modes(graph, BATCH, torch.device("cpu"), budget=budget if budget is not None
+                                 else float("inf"))["budget"]["peak_bytes"]
+        estimated = budget_peak(graph, report, budget, batch=BATCH)
+        kept = budget_choice(graph, report, budget, batch=BATCH).kept_bytes
+        seen.add(kept)
+        # exact where nothing or everything is kept; a cut errs high (the rest rebuilds values the
+        # kept steps saved, which the runtime releases meanwhile), by at most ~10 %
+        assert measured * 0.99 <= estimated <= measured * 1.10, (budget, estimated, measured)
+        if budget == 0:
+            assert estimated == estimate_peak(graph, report, batch=BATCH, mode="reversible")
+            assert abs(estimated - measured) <= 0.01 * measured
+        if budget is None:
+            assert estimated == estimate_peak(graph, report, batch=BATCH, mode="standard")
+            assert abs(estimated - measured) <= 0.01 * measured
+    assert len(seen) == 4  # four different choices: none, some steps, more steps, all
