@@ -304,6 +304,27 @@ def budget_peak(graph: Graph, report: Any, budget: int | None, *, batch: int, dt
     return est.peak_keeping(heads).peak + _state_bytes(est.parameter_bytes(), optimizer)
 
 
+def budget_summary(graph: Graph, report: Any, budget: int, *, batch: int) -> str:
+    """One line on what ``budget`` does at ``batch``: what it keeps, region by region, and the
+    estimated peak beside reversible and standard mode's (for the run settings)."""
+    from .estimate import estimate_peak
+
+    choice = budget_choice(graph, report, budget, batch=batch)
+    if not choice.regions:
+        return "no reversible region: the budget has nothing to keep"
+    parts = []
+    for r in choice.regions.values():
+        parts.append(f"{r.region} {'whole' if r.state == 'kept' else f'first {r.kept_steps}/{r.steps} steps'}"
+                     if r.kept_steps else f"{r.region} none")
+    peak = budget_peak(graph, report, budget, batch=batch)
+    rev, std = (estimate_peak(graph, report, batch=batch, mode=m) for m in ("reversible", "standard"))
+    line = (f"at batch {batch} keeps {fmt_bytes(choice.kept_bytes)} ({', '.join(parts)}); estimated peak "
+            f"{fmt_bytes(peak)} (reversible {fmt_bytes(rev)}, standard {fmt_bytes(std)})")
+    if peak > std:
+        line += ": above standard mode's, which is smaller and faster here"
+    return line
+
+
 def kept_nodes(graph: Graph, region: Any, kept_steps: int) -> frozenset[str]:
     """The nodes of a region's first ``kept_steps`` steps (a Repeat's copies each a step; a
     Repeat partly kept counts whole, so its estimate errs high)."""

@@ -55,3 +55,19 @@ def test_the_estimate_under_a_budget_follows_the_measured_peak(graph) -> None:
             assert estimated == estimate_peak(graph, report, batch=BATCH, mode="standard")
             assert abs(estimated - measured) <= 0.01 * measured
     assert len(seen) == 4  # four different choices: none, some steps, more steps, all
+
+
+def test_the_summary_says_what_a_budget_keeps_and_when_standard_mode_is_better() -> None:
+    from revstudio.diagnostics.budget import budget_summary
+
+    graph = revnet_chain(3, channels=4, size=8)
+    report = full_check(graph, batch=BATCH)
+    (rid,) = [r.id for r in report.regions]
+    nothing = budget_summary(graph, report, 0, batch=BATCH)
+    assert nothing.startswith(f"at batch {BATCH} keeps 0 B ({rid} none)") and "above" not in nothing
+    assert f"{rid} whole" in budget_summary(graph, report, 1 << 30, batch=BATCH)
+    part = budget_summary(graph, report, 8 << 10, batch=BATCH)  # two couplings of three blocks
+    assert f"{rid} first " in part and "above standard mode's" in part
+    plain = full_check(revnet_chain(3, channels=4, size=8), batch=BATCH)
+    plain.regions = []
+    assert budget_summary(graph, plain, 1 << 20, batch=BATCH).startswith("no reversible region")

@@ -8,6 +8,7 @@ data preview come from child processes: the editor never imports torch.
 """
 from __future__ import annotations
 
+import logging
 import math
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from revstudio.core.commands import SetTraining
-from revstudio.diagnostics.budget import amount_text, parse_bytes
+from revstudio.diagnostics.budget import amount_text, budget_summary, parse_bytes
 from revstudio.qt.document import Document
 from revstudio.qt.training import section as sec
 from revstudio.qt.training.child_query import ChildQuery
@@ -48,6 +49,7 @@ NUMBERS = ("lr", "momentum", "weight_decay", "val_fraction")           # free te
 OPTIONAL_NUMBERS = ("grad_clip",)                                      # empty = null
 INTS = ("warmup_steps", "batch_size", "seed", "log_every", "val_every", "gradcheck_every", "memory_every",
         "checkpoint_every")
+log = logging.getLogger("revstudio")
 _devices_seen: list[dict[str, str]] = []  # what torch saw, once per editor session (a child costs seconds)
 
 
@@ -127,6 +129,9 @@ class RunSettingsDialog(QDialog):
                           "Bytes, or an amount such as 64MiB or 1.5GB; 0 keeps nothing. The canvas's region "
                           "badges show what it keeps.")
         run.addRow("memory budget", budget)
+        self.budget_hint = QLabel("")  # under the boxes, the dialog's width: it names regions
+        self.budget_hint.setObjectName("budgetHint")
+        self.budget_hint.setWordWrap(True)
         for key, label in (("log_every", "log every (steps)"), ("val_every", "validate every (0: at the end)"),
                            ("gradcheck_every", "gradient check every (0: never)"),
                            ("memory_every", "measure memory every (0: never)"),
@@ -148,6 +153,7 @@ class RunSettingsDialog(QDialog):
         grid.addWidget(run_box, 1, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(grid)
+        layout.addWidget(self.budget_hint)
         layout.addWidget(self.error)
         layout.addWidget(self.buttons)
 
@@ -345,6 +351,29 @@ class RunSettingsDialog(QDialog):
         self.error.setText(problem or "")
         self.error.setVisible(bool(problem))
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(problem is None)
+        hint = self._budget_hint()
+        self.budget_hint.setText(hint)
+        self.budget_hint.setVisible(bool(hint))
+
+    def _budget_hint(self) -> str:
+        """What the typed memory budget keeps and its estimated peak (from the editor's analysis)."""
+        try:
+            budget = _parse_amount("memory_budget", self.fields["memory_budget"].text())
+        except NotANumber:
+            return ""  # the error line says why
+        if budget is None:
+            return ""
+        if self.fields["mode"].currentData() != "reversible":
+            return "memory budget: used in reversible mode only"
+        report = self.document.report
+        if report is None or getattr(report, "estimate", None) is None:
+            return ""
+        try:
+            return "memory budget: " + budget_summary(self.document.graph, report, budget,
+                                                      batch=int(self.fields["batch_size"].value()))
+        except Exception:  # a hint must never break the dialog
+            log.exception("memory budget hint failed")
+            return ""
 
     def restore_defaults(self) -> None:
         self._fill(sec.defaults())
