@@ -296,19 +296,22 @@ def budget_peak(graph: Graph, report: Any, budget: int | None, *, batch: int, dt
     """Estimated peak of one reversible training step under ``budget`` (bytes; None: unlimited),
     as ``estimate_peak`` counts it: the steps the budget keeps walked as standard mode runs
     them, the rest of their regions reversibly."""
-    choice = budget_choice(graph, report, budget, batch=batch, dtype=dtype)
     regions = list(getattr(report, "regions", None) or [])
+    est = estimate(graph, report, regions, batch=batch, dtype=dtype)
+    return _peak_under(graph, est, regions, budget_choice(graph, report, budget, batch=batch, dtype=dtype),
+                       optimizer)
+
+
+def _peak_under(graph: Graph, est: Any, regions: Sequence[Any], choice: BudgetChoice,
+                optimizer: str | None = None) -> int:
     heads = {r.id: kept_nodes(graph, r, choice.regions[r.id].kept_steps) for r in regions
              if r.id in choice.regions and choice.regions[r.id].kept_steps}
-    est = estimate(graph, report, regions, batch=batch, dtype=dtype)
     return est.peak_keeping(heads).peak + _state_bytes(est.parameter_bytes(), optimizer)
 
 
 def budget_summary(graph: Graph, report: Any, budget: int, *, batch: int) -> str:
     """One line on what ``budget`` does at ``batch``: what it keeps, region by region, and the
     estimated peak beside reversible and standard mode's (for the run settings)."""
-    from .estimate import estimate_peak
-
     choice = budget_choice(graph, report, budget, batch=batch)
     if not choice.regions:
         return "no reversible region: the budget has nothing to keep"
@@ -316,10 +319,12 @@ def budget_summary(graph: Graph, report: Any, budget: int, *, batch: int) -> str
     for r in choice.regions.values():
         parts.append(f"{r.region} {'whole' if r.state == 'kept' else f'first {r.kept_steps}/{r.steps} steps'}"
                      if r.kept_steps else f"{r.region} none")
-    peak = budget_peak(graph, report, budget, batch=batch)
-    rev, std = (estimate_peak(graph, report, batch=batch, mode=m) for m in ("reversible", "standard"))
+    regions = list(getattr(report, "regions", None) or [])
+    est = estimate(graph, report, regions, batch=batch)
+    peak = _peak_under(graph, est, regions, choice)
+    std = est.peak_bytes("standard")
     line = (f"at batch {batch} keeps {fmt_bytes(choice.kept_bytes)} ({', '.join(parts)}); estimated peak "
-            f"{fmt_bytes(peak)} (reversible {fmt_bytes(rev)}, standard {fmt_bytes(std)})")
+            f"{fmt_bytes(peak)} (reversible {fmt_bytes(est.peak_bytes('reversible'))}, standard {fmt_bytes(std)})")
     if peak > std:
         line += ": above standard mode's, which is smaller and faster here"
     return line

@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -132,6 +133,12 @@ class RunSettingsDialog(QDialog):
         self.budget_hint = QLabel("")  # under the boxes, the dialog's width: it names regions
         self.budget_hint.setObjectName("budgetHint")
         self.budget_hint.setWordWrap(True)
+        self.budget_hint.hide()
+        # the hint walks the step (a third of a second on a 2,500-node graph): once typing pauses
+        self._hint_timer = QTimer(self)
+        self._hint_timer.setSingleShot(True)
+        self._hint_timer.setInterval(200)
+        self._hint_timer.timeout.connect(self.update_budget_hint)
         for key, label in (("log_every", "log every (steps)"), ("val_every", "validate every (0: at the end)"),
                            ("gradcheck_every", "gradient check every (0: never)"),
                            ("memory_every", "measure memory every (0: never)"),
@@ -351,6 +358,10 @@ class RunSettingsDialog(QDialog):
         self.error.setText(problem or "")
         self.error.setVisible(bool(problem))
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(problem is None)
+        self._hint_timer.start()
+
+    def update_budget_hint(self) -> None:
+        self._hint_timer.stop()
         hint = self._budget_hint()
         self.budget_hint.setText(hint)
         self.budget_hint.setVisible(bool(hint))

@@ -65,12 +65,15 @@ def test_the_memory_budget_is_typed_as_an_amount_and_shown_as_one(qtbot, train_w
     assert not dialog.budget_hint.isVisibleTo(dialog)
     field.setText("64 MiB")
     assert ok.isEnabled(), dialog.error.text()
-    # what it keeps, and its estimated peak beside the modes', from the editor's own analysis
+    # what it keeps, and its estimated peak beside the modes', from the editor's own analysis,
+    # once typing pauses
+    qtbot.waitUntil(lambda: dialog.budget_hint.isVisibleTo(dialog), timeout=5000)
     hint = dialog.budget_hint.text()
-    assert dialog.budget_hint.isVisibleTo(dialog) and "memory budget: at batch 8 keeps" in hint and "whole" in hint
+    assert "memory budget: at batch 8 keeps" in hint and "whole" in hint
     assert "estimated peak" in hint and "standard" in hint
     dialog.fields["mode"].setCurrentIndex(dialog.fields["mode"].findData("standard"))
-    assert dialog.budget_hint.text() == "memory budget: used in reversible mode only"
+    qtbot.waitUntil(lambda: dialog.budget_hint.text() == "memory budget: used in reversible mode only",
+                    timeout=5000)
     dialog.fields["mode"].setCurrentIndex(dialog.fields["mode"].findData("reversible"))
     dialog.accept()
     assert window.document.graph.training["memory_budget"] == 64 << 20  # stored as bytes
