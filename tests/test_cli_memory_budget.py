@@ -58,3 +58,20 @@ def test_a_budget_whose_peak_is_above_standard_modes_says_so(tmp_path, capsys, b
     assert above is (budget == "8KiB")  # 4 KiB keeps nothing; 8 KiB keeps two couplings of three blocks
     assert main(["memory", path, "--batch", "4", "--budget", budget, "--repeat", "1"]) == 0
     assert ("standard mode is smaller and faster here" in capsys.readouterr().out) is above
+
+
+def test_check_shows_the_projects_own_budget(tmp_path, capsys):
+    """`check` says what the project's training.memory_budget keeps, as the canvas badges do."""
+    graph = revnet_chain(3, channels=4, size=8)
+    graph.training = {"version": 1, "memory_budget": "8KiB", "batch_size": 4}
+    path = tmp_path / "budgeted.revs"
+    save(graph, path)
+    assert main(["check", str(path), "--batch", "4"]) == 0
+    text = capsys.readouterr().out
+    assert "memory budget 8.0 KiB (training.memory_budget): at batch 4 keeps" in text and "estimated peak" in text
+    assert main(["check", str(path), "--batch", "4", "--json"]) == 0
+    budget = json.loads(capsys.readouterr().out)["budget"]
+    assert budget["budget_bytes"] == 8 << 10 and budget["batch"] == 4 and budget["regions"][0]["kept_steps"] > 0
+    assert budget["estimate_peak_bytes"] > 0
+    assert main(["check", _project(tmp_path)]) == 0  # no budget: no line
+    assert "memory budget" not in capsys.readouterr().out

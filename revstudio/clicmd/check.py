@@ -60,7 +60,15 @@ def run(args: argparse.Namespace) -> int:
     batch = getattr(args, "batch", None)
     report = checker(graph, batch=batch) if batch is not None else checker(graph)
     if args.json:
-        print(json.dumps(report.to_json()))
+        data = report.to_json()
+        budget = _project_budget(graph, report)
+        if budget is not None:
+            from revstudio.diagnostics.budget import budget_choice, budget_peak
+
+            limit, at = budget
+            data["budget"] = {**budget_choice(graph, report, limit, batch=at).to_json(),
+                              "estimate_peak_bytes": budget_peak(graph, report, limit, batch=at)}
+        print(json.dumps(data))
     else:
         print(format_report(report, args.file, graph))
     return 0 if report.valid else 1
@@ -115,8 +123,29 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
     if report.estimate is not None:
         lines += ["", "memory estimate:"]
         lines += ["  " + line for line in _estimate_lines(report.estimate)]
+        budget = _project_budget(graph, report)
+        if budget is not None:
+            from revstudio.diagnostics.budget import budget_summary
+
+            lines.append(f"  memory budget {_bytes(budget[0])} (training.memory_budget): "
+                         + budget_summary(graph, report, budget[0], batch=budget[1]))
     lines += ["", "valid" if report.valid else "NOT valid: fix the errors above"]
     return "\n".join(lines)
+
+
+def _project_budget(graph: Graph, report: Report) -> tuple[int, int] | None:
+    """(bytes, batch) of the project's own memory budget at the estimate's batch, where it has
+    one, a valid graph and reversible regions; None otherwise (a bad value is train's to refuse)."""
+    budget = (getattr(graph, "training", None) or {}).get("memory_budget")
+    estimate = getattr(report, "estimate", None)
+    if budget is None or estimate is None or not report.regions or not report.valid:
+        return None
+    from revstudio.diagnostics.budget import parse_bytes
+
+    try:
+        return parse_bytes(budget if isinstance(budget, int) else str(budget)), int(estimate.batch)
+    except (ValueError, TypeError):
+        return None
 
 
 def _region_text(data: dict[str, Any]) -> str:
