@@ -196,6 +196,8 @@ class PlotsPanel(QWidget):
         run = self.runs[0] if self.runs else None
         info = run.info if run is not None else {}
         mode = str(info.get("mode") or "run's mode")
+        if mode == "reversible" and (info.get("config") or {}).get("memory_budget") is not None:
+            mode += "+budget"  # the estimate with the steps the budget keeps
         values = [info.get("estimate_bytes"), info.get("standard_estimate_bytes")]
         plot.y_marks = [float(v) for v in values if isinstance(v, (int, float)) and v > 0]  # framed with the curves
         for i, (line, value) in enumerate(zip(self._memory_refs, values)):

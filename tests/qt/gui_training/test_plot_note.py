@@ -25,6 +25,12 @@ def test_the_note_keeps_its_whole_sentence_in_a_narrow_window(qtbot):
     # the reference lines' labels are short enough for the plot too
     labels = [line.label.toPlainText() for line in panel._memory_refs]
     assert labels == ["est. reversible 2.9 MiB", "est. standard 9.5 MiB"]
+    # under a memory budget the run's estimate counts the steps the budget keeps, and says so
+    budgeted = synthetic_run(name="budgeted")
+    budgeted.info["config"] = {**budgeted.info["config"], "memory_budget": 4 << 20}
+    panel.set_runs([budgeted])
+    qtbot.wait(50)
+    assert panel._memory_refs[0].label.toPlainText() == "est. reversible+budget 2.9 MiB"
 
 
 def test_a_fitted_label_shortens_then_elides(qtbot):
