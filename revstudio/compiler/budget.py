@@ -63,8 +63,11 @@ def select_kept(costs: Mapping[str, Sequence[int]], budget: int | None,
             continue
         n = max((k for k in range(len(steps) + 1) if prefix_cost(steps, back, k, extra) <= left), default=0)
         if n < len(steps):
-            while n and not steps[n - 1] and prefix_cost(steps, back, n - 1, extra) <= left:
-                n -= 1  # free steps ride with the reversible rest, so the cut is after a coupling
+            m = n
+            while m and not steps[m - 1]:
+                m -= 1  # free steps ride with the reversible rest, so the cut is after a coupling
+            if prefix_cost(steps, back, m, extra) <= left:  # (a cut between them may cost more: a copy)
+                n = m
         left -= prefix_cost(steps, back, n, extra)
         kept[rid] = n
     return {rid: kept[rid] for rid in costs}

@@ -398,7 +398,7 @@ def _tail(region: Any, head: AbstractSet[str]) -> Any:
     """The part of ``region`` after its kept ``head``: a region of its own for the unit builder."""
     couplings = getattr(region, "couplings", {}) or {}
     steps = [s for s in getattr(region, "steps", ()) if s not in head]
-    return SimpleNamespace(id=f"{getattr(region, 'id', '')} (rest)", steps=steps,
+    return SimpleNamespace(id=f"{getattr(region, 'id', '')} (rest)", steps=steps, head=head,
                            nodes=[n for n in getattr(region, "nodes", ()) if n not in head],
                            outputs=list(getattr(region, "outputs", ())), side=list(getattr(region, "side", ()) or ()),
                            couplings={k: c for k, c in couplings.items() if k in steps})

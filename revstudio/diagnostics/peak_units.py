@@ -253,9 +253,11 @@ class UnitBuilder:
         stream = sum(self.w.nbytes(v) for v in outs)
         wide = stream * max(0, self.stream_bytes - self.elem) // self.elem
         # the rounding-error samples of each rebuilt input, in float64; the caller's own tensors
-        # (an Input's) are compared with themselves instead (runtime: ``refs``), no copy
+        # (an Input's) are compared with themselves instead (runtime: ``refs``), no copy, unless
+        # they reach the rest of a region from the steps a memory budget keeps (``head``)
+        head: AbstractSet[str] = getattr(region, "head", frozenset())
         samples = sum(min(SAMPLES, self.w.nbytes(v) // self.elem) * 8 for v in reads
-                      if v not in side and self.w.base(v) is not None)
+                      if v not in side and (self.w.base(v) is not None or v[0] in head))
         extra = wide + (samples if self.stream_bytes > self.elem else 0)
         act = 0
         out_set = set(outs)

@@ -18,8 +18,9 @@ from compiler_graphs import coupling_repeat, two_stream_group, wired_revnet  # n
 
 import revstudio  # noqa: E402
 from revstudio.compiler.budget import prefix_cost, select_kept, split_region_data  # noqa: E402
+from revstudio.core.generate import revnet_chain  # noqa: E402
 from revstudio.core.project import load  # noqa: E402
-from revstudio.diagnostics.budget import amount_text, budget_choice, parse_bytes  # noqa: E402
+from revstudio.diagnostics.budget import amount_text, budget_choice, parse_bytes, step_costs  # noqa: E402
 from revstudio.diagnostics.check import full_check  # noqa: E402
 from revstudio.diagnostics.memory import measure_step  # noqa: E402
 
@@ -223,3 +224,16 @@ def test_the_choice_needs_no_torch() -> None:
             "assert 'torch' not in sys.modules, 'torch was imported'\n")
     proc = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_more_budget_never_keeps_fewer_steps() -> None:
+    """A cut between a Concat and the next Split costs more than one after the coupling before
+    them (the head would concatenate: a copy). The cut moves back over such free steps only as
+    a whole, so the steps kept grow with the budget and the cut falls after a coupling."""
+    graph = revnet_chain(3, channels=4, size=8)
+    report = full_check(graph, batch=4)
+    (rid,) = [r.id for r in report.regions]
+    kept = [budget_choice(graph, report, kib << 10, batch=4).regions[rid].kept_steps for kib in range(0, 40)]
+    assert kept == sorted(kept) and kept[-1] == 12 and len(set(kept)) > 3
+    costs = step_costs(graph, report, batch=4)[rid]
+    assert all(costs[k - 1] for k in kept if 0 < k < len(costs))  # every partial cut right after a coupling

@@ -71,3 +71,15 @@ def test_the_summary_says_what_a_budget_keeps_and_when_standard_mode_is_better()
     plain = full_check(revnet_chain(3, channels=4, size=8), batch=BATCH)
     plain.regions = []
     assert budget_summary(graph, plain, 1 << 20, batch=BATCH).startswith("no reversible region")
+
+
+def test_a_cut_inside_the_first_block_counts_the_samples_of_the_inputs_views() -> None:
+    """The rest of the region samples every value crossing the cut for its inversion error, a
+    slice of the caller's input too (the region as a whole compares the input with itself)."""
+    graph = revnet_chain(3, channels=4, size=8)
+    report = full_check(graph, batch=BATCH)
+    budget = 6 << 10  # the first block's F coupling: its halves cross the cut, one a view of the input
+    (choice,) = budget_choice(graph, report, budget, batch=BATCH).regions.values()
+    assert choice.kept_steps == 2
+    measured = measure_modes(graph, BATCH, torch.device("cpu"), budget=budget)["budget"]["peak_bytes"]
+    assert abs(budget_peak(graph, report, budget, batch=BATCH) - measured) <= 0.005 * measured
