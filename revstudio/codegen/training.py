@@ -103,6 +103,10 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     float64 = any(dtype == "float64" for _, dtype in INPUT_SPECS.values())
     model = Model().to(device=device, dtype=torch.float64 if float64 else torch.float32)
     model.mode = config["mode"]
+    if config.get("memory_budget") is not None and rank == 0:
+        print(f"note: the project's memory_budget is not applied here (choosing what it keeps needs "
+              f"revstudio's memory estimate: use revstudio train); every region runs {config['mode']} mode",
+              file=sys.stderr, flush=True)
     model.train()
     optimizer = make_optimizer(config, model.parameters())
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor(config["schedule"], config["warmup_steps"],

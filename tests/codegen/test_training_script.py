@@ -60,6 +60,17 @@ def test_training_script_runs_standalone_and_its_checkpoint_loads_into_revstudio
     assert json.loads(state["graph"])["name"] == graph.name
 
 
+def test_a_memory_budget_the_script_cannot_apply_is_said_not_dropped(tmp_path: Path) -> None:
+    graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
+    args = ["--steps", "1", "--batch", "2", "--device", "cpu", "--out", "ck.pt"]
+    proc = run_script(exported(graph, tmp_path, "plain.py"), args, tmp_path)
+    assert proc.returncode == 0 and "memory_budget" not in proc.stderr
+    graph.training = {"version": 1, "memory_budget": "1MiB"}
+    proc = run_script(exported(graph, tmp_path, "budget.py"), args, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "memory_budget is not applied here" in proc.stderr and "revstudio train" in proc.stderr
+
+
 def test_training_script_rejects_bad_options_and_data(tmp_path: Path) -> None:
     graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
     path = exported(graph, tmp_path, "t.py")
