@@ -64,16 +64,9 @@ class PlainRevNet(nn.Module):
 
 def revstudio_graph(blocks: int, channels: int, size: int) -> Any:
     """The same network drawn as a user would: Input -> N wired RevNet blocks -> Output."""
-    from revstudio.core.generate import Builder, layout, wired_block
+    from revstudio.core.generate import revnet_chain
 
-    b = Builder(f"bench-revnet-{blocks}")
-    src = f"{b.node('Input', 'x', shape=[channels, size, size])}.out"
-    for i in range(blocks):
-        src = wired_block(b, src, f"b{i}", channels)
-    b.node("Output", "y")
-    b.wire(src, "y")
-    layout(b.graph)
-    return b.graph
+    return revnet_chain(blocks, channels, size, classes=None)
 
 
 Built = tuple[nn.Module, list[nn.Parameter]]  # the model, its parameters in canonical order

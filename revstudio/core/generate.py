@@ -154,13 +154,15 @@ def classifier_head(b: Builder, src: str, classes: int = 10, prefix: str = "") -
 
 
 def revnet_chain(blocks: int, channels: int = 16, size: int = 16, wired: bool = True,
-                 classes: int = 10, flatten: bool = False) -> Graph:
+                 classes: int | None = 10, flatten: bool = False) -> Graph:
     """Input (channels x size x size) -> ``blocks`` RevNet blocks -> pool -> Linear -> Output.
 
     ``wired=True`` draws each block from Split/Conv/Activation/Merge/Concat nodes;
     ``wired=False`` uses one Repeat of an AdditiveCoupling block with f/g groups.
     Both have the same parameters. ``flatten``: a Reshape to (channels, size * size)
-    after the blocks (the region's last step), before the pool.
+    after the blocks (the region's last step), before the pool. ``classes=None``: no
+    classifier head, the blocks' result is the Output ``y`` (the region's output is the
+    model's own, as in the benchmarks' RevNet).
     """
     if channels < 2 or channels % 2:
         raise ValueError(f"channels must be even and >= 2, got {channels}")
@@ -177,7 +179,11 @@ def revnet_chain(blocks: int, channels: int = 16, size: int = 16, wired: bool = 
     if flatten:
         b.node("Reshape", "flat", shape=[channels, size * size])
         src = b.chain(src, "flat")
-    classifier_head(b, src, classes)
+    if classes is None:
+        b.node("Output", "y")
+        b.wire(src, "y")
+    else:
+        classifier_head(b, src, classes)
     return b.done()
 
 
