@@ -287,8 +287,15 @@ def budget_choice(graph: Graph, report: Any, budget: int | None, *, batch: int =
     """Which regions a ``budget`` (bytes; None = unlimited) keeps at ``batch``, from the
     full check's ``report`` (torch-free; the canvas badges call it). Priced at batch 1
     and scaled, exactly as the compiled model does, so both make the same choice."""
+    return _choice(graph, report, budget, batch, dtype)[0]
+
+
+def _choice(graph: Graph, report: Any, budget: int | None, batch: int,
+            dtype: str | None) -> tuple[BudgetChoice, dict[str, list[int]]]:
+    """:func:`budget_choice` and the per-step costs it priced (at ``batch``)."""
     costs, refunds, fixed = step_prices(graph, report, batch=1, dtype=dtype)
-    return choose(scaled(costs, batch), budget, batch, scaled(refunds, batch), fixed)
+    at_batch = scaled(costs, batch)
+    return choose(at_batch, budget, batch, scaled(refunds, batch), fixed), at_batch
 
 
 def budget_peak(graph: Graph, report: Any, budget: int | None, *, batch: int, dtype: str | None = None,
@@ -298,21 +305,24 @@ def budget_peak(graph: Graph, report: Any, budget: int | None, *, batch: int, dt
     them, the rest of their regions reversibly."""
     regions = list(getattr(report, "regions", None) or [])
     est = estimate(graph, report, regions, batch=batch, dtype=dtype)
-    return _peak_under(graph, est, regions, budget_choice(graph, report, budget, batch=batch, dtype=dtype),
-                       optimizer)
+    return _peak_under(graph, est, regions, *_choice(graph, report, budget, batch, dtype), optimizer)
 
 
 def _peak_under(graph: Graph, est: Any, regions: Sequence[Any], choice: BudgetChoice,
-                optimizer: str | None = None) -> int:
-    heads = {r.id: kept_nodes(graph, r, choice.regions[r.id].kept_steps) for r in regions
-             if r.id in choice.regions and choice.regions[r.id].kept_steps}
-    return est.peak_keeping(heads).peak + _state_bytes(est.parameter_bytes(), optimizer)
+                costs: Mapping[str, Sequence[int]], optimizer: str | None = None) -> int:
+    heads: dict[str, frozenset[str]] = {}
+    inside: dict[str, int] = {}
+    for r in regions:
+        kept = choice.regions[r.id].kept_steps if r.id in choice.regions else 0
+        if kept:
+            heads[r.id], inside[r.id] = kept_parts(graph, r, kept, costs.get(r.id, ()))
+    return est.peak_keeping(heads, inside).peak + _state_bytes(est.parameter_bytes(), optimizer)
 
 
 def budget_summary(graph: Graph, report: Any, budget: int, *, batch: int) -> str:
     """One line on what ``budget`` does at ``batch``: what it keeps, region by region, and the
     estimated peak beside reversible and standard mode's (for the run settings)."""
-    choice = budget_choice(graph, report, budget, batch=batch)
+    choice, costs = _choice(graph, report, budget, batch, None)
     if not choice.regions:
         return "no reversible region: the budget has nothing to keep"
     parts = []
@@ -321,7 +331,7 @@ def budget_summary(graph: Graph, report: Any, budget: int, *, batch: int) -> str
                      if r.kept_steps else f"{r.region} none")
     regions = list(getattr(report, "regions", None) or [])
     est = estimate(graph, report, regions, batch=batch)
-    peak = _peak_under(graph, est, regions, choice)
+    peak = _peak_under(graph, est, regions, choice, costs)
     std = est.peak_bytes("standard")
     line = (f"at batch {batch} keeps {fmt_bytes(choice.kept_bytes)} ({', '.join(parts)}); estimated peak "
             f"{fmt_bytes(peak)} (reversible {fmt_bytes(est.peak_bytes('reversible'))}, standard {fmt_bytes(std)})")
@@ -330,18 +340,23 @@ def budget_summary(graph: Graph, report: Any, budget: int, *, batch: int) -> str
     return line
 
 
-def kept_nodes(graph: Graph, region: Any, kept_steps: int) -> frozenset[str]:
-    """The nodes of a region's first ``kept_steps`` steps (a Repeat's copies each a step; a
-    Repeat partly kept counts whole, so its estimate errs high)."""
+def kept_parts(graph: Graph, region: Any, kept_steps: int, costs: Sequence[int]) -> tuple[frozenset[str], int]:
+    """The nodes of the whole steps among a region's first ``kept_steps`` (a Repeat's copies each
+    a step), and where the cut falls inside a Repeat, the bytes its kept copies keep (``costs``:
+    per step, at the batch): those copies run in the region's rest, keeping their activations
+    until its backward is done."""
     out: set[str] = set()
     n = 0
     for nodes in _step_nodes(region):
         if n >= kept_steps:
             break
         node = graph.nodes.get(nodes[0])
-        n += max(1, int(graph.resolved_params(node.id).get("times", 1))) if node and node.type == "Repeat" else 1
+        times = max(1, int(graph.resolved_params(node.id).get("times", 1))) if node and node.type == "Repeat" else 1
+        if n + times > kept_steps:
+            return frozenset(out), int(sum(costs[n:kept_steps]))
+        n += times
         out.update(nodes)
-    return frozenset(out)
+    return frozenset(out), 0
 
 
 def scaled(costs: Mapping[str, Sequence[int]], batch: int) -> dict[str, list[int]]:

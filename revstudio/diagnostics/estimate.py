@@ -137,13 +137,14 @@ class MemoryEstimate:
     def parameter_bytes(self) -> int:
         return sum(n.parameter_bytes for n in self.nodes.values())
 
-    def peak_keeping(self, heads: Mapping[str, AbstractSet[str]]) -> Walk:
+    def peak_keeping(self, heads: Mapping[str, AbstractSet[str]], inside: Mapping[str, int] | None = None) -> Walk:
         """The simulated reversible step where the nodes ``heads[region id]`` (a region's first
         steps, as a memory budget keeps them) run as standard mode does and the rest of each
-        region reversibly, reading the values that cross the cut as its inputs."""
+        region reversibly, reading the values that cross the cut as its inputs; ``inside[region
+        id]``: bytes kept within the rest (the kept copies of a Repeat the cut falls inside)."""
         if self._keeping_of is None:
             raise ValueError("this estimate was made without its walk")
-        return self._keeping_of(heads)
+        return self._keeping_of(heads, inside or {})
 
     def activation_bytes(self, mode: str) -> int:
         return sum(n.activation_bytes[mode] for n in self.nodes.values())
@@ -312,9 +313,9 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
 
     result._peaks_of = peaks
 
-    def keeping(heads: Mapping[str, AbstractSet[str]]) -> Walk:
+    def keeping(heads: Mapping[str, AbstractSet[str]], inside: Mapping[str, int]) -> Walk:
         with no_collection():
-            return _keeping(walker, walk_order, regions, stream_bytes, heads)
+            return _keeping(walker, walk_order, regions, stream_bytes, heads, inside)
 
     result._keeping_of = keeping
     kept_sets = {"reversible": set(region_outputs), "checkpoint": set(region_inputs + seg_inputs)}
@@ -376,7 +377,7 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
 
 
 def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_bytes: int,
-             heads: Mapping[str, AbstractSet[str]]) -> Walk:
+             heads: Mapping[str, AbstractSet[str]], inside: Mapping[str, int]) -> Walk:
     """Reversible mode's units, with each region's ``heads`` nodes as standard units and the
     rest of the region as one reversible unit (see ``MemoryEstimate.peak_keeping``)."""
     b = UnitBuilder(walker, order, stream_bytes)
@@ -390,7 +391,14 @@ def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_b
             units.append(b.node(nid))
         elif id(region) not in done:
             done.add(id(region))
-            units.append(b.region(_tail(region, head) if head else region))
+            rest = b.region(_tail(region, head) if head else region)
+            # the rest releases the head's values it reads (their storage, where they own one and
+            # a kept step saved them) and rebuilds them at the end of its backward
+            kept = {s for u in units if u.name in head for s in u.saved}
+            rest.extra += inside.get(getattr(region, "id", ""), 0) - sum(
+                walker.nbytes(base) for base in {walker.base(v) for v in rest.reads if v[0] in head}
+                if base is not None and base in kept)
+            units.append(rest)
     return b.walk(units)
 
 
