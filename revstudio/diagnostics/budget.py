@@ -99,10 +99,7 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
         step_nodes = _step_nodes(region)
         for j, nodes in enumerate(step_nodes):
             cost = sum(est.nodes[n].activation_bytes["standard"] for n in nodes if n in est.nodes)
-            node = graph.nodes.get(nodes[0])
-            # each copy of a Repeat is a step of its own (the copies are alike: an equal share)
-            times = int(graph.resolved_params(node.id).get("times", 1)) if node and node.type == "Repeat" else 1
-            times = max(1, times)
+            times = _copies(graph, nodes[0])  # each copy of a Repeat is a step (alike: an equal share)
             costs += [cost // times] * times
             ends += [None] * (times - 1) + [j]
         # the first steps read the region's inputs: where reversible mode releases those
@@ -350,13 +347,18 @@ def kept_parts(graph: Graph, region: Any, kept_steps: int, costs: Sequence[int])
     for nodes in _step_nodes(region):
         if n >= kept_steps:
             break
-        node = graph.nodes.get(nodes[0])
-        times = max(1, int(graph.resolved_params(node.id).get("times", 1))) if node and node.type == "Repeat" else 1
+        times = _copies(graph, nodes[0])
         if n + times > kept_steps:
             return frozenset(out), int(sum(costs[n:kept_steps]))
         n += times
         out.update(nodes)
     return frozenset(out), 0
+
+
+def _copies(graph: Graph, step: str) -> int:
+    """How many budget steps a region step counts as: a Repeat's copies, else 1."""
+    node = graph.nodes.get(step)
+    return max(1, int(graph.resolved_params(step).get("times", 1))) if node and node.type == "Repeat" else 1
 
 
 def scaled(costs: Mapping[str, Sequence[int]], batch: int) -> dict[str, list[int]]:
