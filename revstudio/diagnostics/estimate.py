@@ -392,12 +392,13 @@ def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_b
         elif id(region) not in done:
             done.add(id(region))
             rest = b.region(_tail(region, head) if head else region)
-            # the rest releases the head's values it reads (their storage, where they own one and
-            # a kept step saved them) and rebuilds them at the end of its backward
+            # the rest releases the values the head made that it reads (their storage, where a kept
+            # step saved them; not the region's inputs, a view of which a kept step may hold) and
+            # rebuilds them at the end of its backward
             kept = {s for u in units if u.name in head for s in u.saved}
             rest.extra += inside.get(getattr(region, "id", ""), 0) - sum(
                 walker.nbytes(base) for base in {walker.base(v) for v in rest.reads if v[0] in head}
-                if base is not None and base in kept)
+                if base is not None and base in kept and base[0] in head)
             units.append(rest)
     return b.walk(units)
 

@@ -2,17 +2,21 @@
 keeps walked as standard mode runs them, the rest of their region reversibly."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from revstudio.clicmd.memory import measure_modes  # noqa: E402
 from revstudio.core.generate import revnet_chain  # noqa: E402
+from revstudio.core.project import load  # noqa: E402
 from revstudio.diagnostics.budget import budget_choice, budget_peak  # noqa: E402
 from revstudio.diagnostics.check import full_check  # noqa: E402
 from revstudio.diagnostics.estimate import estimate_peak  # noqa: E402
 
 BATCH = 4
+EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 
 
 @pytest.fixture(autouse=True)
@@ -21,9 +25,11 @@ def _few_threads() -> None:
 
 
 # without a head the region's output is the model's, which the caller holds through backward,
-# so the region's backward copy of it cannot take its place
-@pytest.mark.parametrize("graph", [revnet_chain(4, channels=8, size=8, classes=None), revnet_chain(4, channels=8, size=8)],
-                         ids=["output-held", "classifier-head"])
+# so the region's backward copy of it cannot take its place; after a stem layer, the kept steps
+# hold a view of the region's input, which the rest cannot release
+@pytest.mark.parametrize("graph", [revnet_chain(4, channels=8, size=8, classes=None), revnet_chain(4, channels=8, size=8),
+                                   load(EXAMPLES / "revnet_wired.revs")],
+                         ids=["output-held", "classifier-head", "stem-fed"])
 def test_the_estimate_under_a_budget_follows_the_measured_peak(graph) -> None:
     report = full_check(graph, batch=BATCH)
     standard_kept = measure_modes(graph, BATCH, torch.device("cpu"))["standard"]["kept_bytes"]
@@ -88,3 +94,15 @@ def test_a_cut_inside_a_repeat_errs_high_never_low() -> None:
         estimated = budget_peak(graph, report, budget, batch=BATCH)
         assert measured <= estimated <= 1.15 * measured, (budget, estimated, measured)
     assert 0 < kept[0] < kept[1] < kept[2] < 12  # cuts between the Repeat's copies
+
+
+def test_a_cut_after_a_stem_keeps_the_view_of_the_regions_input() -> None:
+    """Cut right after the first F coupling of a region fed by a stem layer: the rest reads a half
+    of the region's input, a view a kept step saved, which it cannot release (only values the kept
+    steps made are released and rebuilt)."""
+    graph = load(EXAMPLES / "revnet_wired.revs")
+    report = full_check(graph, batch=BATCH)
+    budget = next(kib << 10 for kib in range(1, 256)
+                  if next(iter(budget_choice(graph, report, kib << 10, batch=BATCH).regions.values())).kept_steps == 2)
+    measured = measure_modes(graph, BATCH, torch.device("cpu"), budget=budget)["budget"]["peak_bytes"]
+    assert abs(budget_peak(graph, report, budget, batch=BATCH) - measured) <= 0.005 * measured
