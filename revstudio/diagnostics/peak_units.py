@@ -328,8 +328,16 @@ class UnitBuilder:
         # streams' gradients still exist while the region runs backward
         inputs_grads = sum(self.w.nbytes(v) for v in reads if self.needs_grad(v))
         held = max(0, stream - inputs_grads)
+        first = step[0] + held
+        steps = list(getattr(region, "steps", ()))
+        last = self.w.views.get(steps[-1]) if steps else None
+        if last is not None and last.type == "Concat":
+            # backward starts with the Concat's inverse: the output pair's parts are copied apart
+            # (a channel slice is not dense) while the pair is alive, before any input's or
+            # parameter's gradient (the walk counts those from the start of the unit)
+            first = max(first, stream + wide - inputs_grads - params)
         return Unit(str(getattr(region, "id", "")), reads, makes, set(outs) | set(side), extra,
-                    params, True, stream + wide + 2 * act, step[0] + held,
+                    params, True, stream + wide + 2 * act, first,
                     any(self.needs_grad(v) for v in makes), work_spent=step[1] + held)
 
     def _updates(self, sid: str, coupling: Any) -> list[tuple[int, bool]]:

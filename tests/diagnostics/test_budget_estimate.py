@@ -106,3 +106,18 @@ def test_a_cut_after_a_stem_keeps_the_view_of_the_regions_input() -> None:
                   if next(iter(budget_choice(graph, report, kib << 10, batch=BATCH).regions.values())).kept_steps == 2)
     measured = measure_modes(graph, BATCH, torch.device("cpu"), budget=budget)["budget"]["peak_bytes"]
     assert abs(budget_peak(graph, report, budget, batch=BATCH) - measured) <= 0.005 * measured
+
+
+def test_a_rest_of_only_the_closing_concat_counts_its_copies_apart() -> None:
+    """A budget that keeps every step but the region's closing Concat: the rest's backward starts
+    by copying the output pair's halves apart (a channel slice is not dense) with no computing step
+    after it, so that moment is its peak."""
+    graph = load(EXAMPLES / "digits_revnet.revs")
+    report = full_check(graph, batch=8)
+    (region,) = report.regions
+    assert graph.nodes[region.steps[-1]].type == "Concat"
+    budget = next(kib << 10 for kib in range(1, 1024)
+                  if next(iter(budget_choice(graph, report, kib << 10, batch=8).regions.values())).kept_steps
+                  == len(region.steps) - 1)
+    measured = measure_modes(graph, 8, torch.device("cpu"), budget=budget)["budget"]["peak_bytes"]
+    assert abs(budget_peak(graph, report, budget, batch=8) - measured) <= 0.005 * measured
