@@ -8,12 +8,14 @@ peak under the budget (``diagnostics.budget.budget_peak``, what a training run p
 as its estimate). Target (issue 13): at most the budget is kept beyond reversible
 mode's own, and the step is faster than reversible by at least half of the
 reversible-standard difference. ``--estimates``: no timing; the measured and
-estimated peak at budgets of 0, 1/4, 1/2, 3/4 and 3/2 of standard mode's kept bytes.
+estimated peak at budgets of 0, 1/4, 1/2, 3/4 and 3/2 of standard mode's kept bytes;
+``--examples``: the same for every example project with a region, at batches 1, 8 and 32.
 
     python benchmarks/bench_budget.py --threads 1
     python benchmarks/bench_budget.py --quick
     python benchmarks/bench_budget.py --cells 3x32x16x8 4x32x32x8
     python benchmarks/bench_budget.py --estimates
+    python benchmarks/bench_budget.py --examples
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
 
 import revnet_models as rm  # noqa: E402
 
@@ -105,12 +108,42 @@ def estimates(cells: list[tuple[int, int, int, int]]) -> None:
     print(f"estimate / measured: {min(worst):.3f} to {max(worst):.3f}")
 
 
+def example_estimates() -> None:
+    """Estimated over measured peak under budgets of FRACTIONS of standard's kept bytes, per example."""
+    from revstudio.clicmd.memory import measure_modes
+    from revstudio.core.project import load
+    from revstudio.diagnostics.budget import budget_choice
+
+    cpu = torch.device("cpu")
+    print("| example | batch | estimate / measured peak at 0, 1/4, 1/2, 3/4, 3/2 x standard kept (steps kept) |")
+    print("|---|---|---|")
+    ratios = []
+    for path in sorted((ROOT / "resources" / "examples").glob("*.revs")):
+        graph = load(path)
+        for batch in (1, 8, 32):
+            report = full_check(graph, batch=batch)
+            if not report.regions:
+                break
+            kept = measure_modes(graph, batch, cpu)["standard"]["kept_bytes"]
+            cells = []
+            for frac in FRACTIONS:
+                budget = int(kept * frac)
+                peak = measure_modes(graph, batch, cpu, budget=budget)["budget"]["peak_bytes"]
+                ratio = budget_peak(graph, report, budget, batch=batch) / peak
+                steps = [c.kept_steps for c in budget_choice(graph, report, budget, batch=batch).regions.values()]
+                ratios.append(ratio)
+                cells.append(f"{ratio:.3f} ({'/'.join(map(str, steps))})")
+            print(f"| {path.stem} | {batch} | {', '.join(cells)} |", flush=True)
+    print(f"estimate / measured: {min(ratios):.3f} to {max(ratios):.3f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--runs", type=int, default=None, help="interleaved timed runs (default 11; quick 3)")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--estimates", action="store_true", help="no timing: the peak estimate at five budgets")
+    parser.add_argument("--examples", action="store_true", help="no timing: the same for the example projects")
     parser.add_argument("--cells", nargs="+", default=None, metavar="DxBxCxS",
                         help="cells to run instead of the grid, e.g. 3x32x16x8")
     args = parser.parse_args(argv)
@@ -122,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--cells takes four positive numbers per cell, e.g. 3x32x16x8")
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.examples:
+        example_estimates()
+        return 0
     if args.estimates:
         estimates(cells or (QUICK if args.quick else CELLS))
         return 0
