@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from revstudio.core.graph import Graph
@@ -21,33 +22,62 @@ from .estimate import _state_bytes, estimate, fmt_bytes
 from .peak_units import SAMPLE_BYTES
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000 ** 2, "mb": 1000 ** 2, "g": 1000 ** 3,
-          "gb": 1000 ** 3, "kib": 1024, "mib": 1024 ** 2, "gib": 1024 ** 3, "tb": 1000 ** 4,
+          "gb": 1000 ** 3, "kib": 1024, "mib": 1024 ** 2, "gib": 1024 ** 3, "t": 1000 ** 4, "tb": 1000 ** 4,
           "tib": 1024 ** 4}
 
 
+_MOST = (1 << 63) - 1  # (8 EiB: more than any machine's memory, and what a C long holds)
+_AMOUNT = re.compile(r"\s*((?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?)\s*([A-Za-z]*)\s*")
+
+
 def parse_bytes(text: str | int) -> int:
-    """``"64MiB"``, ``"1.5 GB"``, ``"200000"`` -> bytes; ValueError says what is accepted."""
+    """``"64MiB"``, ``"1.5 GB"``, ``"1e9"``, ``"200000"`` -> bytes; ValueError says what is accepted.
+
+    Exact (decimal arithmetic, no float rounding); an amount in a unit rounds to the nearest
+    byte, a fraction of a byte written as bytes is refused rather than cut off."""
+    shown = repr(text) if len(str(text)) <= 24 else repr(str(text)[:20] + "...")
+    if isinstance(text, bool) or not isinstance(text, (int, str)):
+        raise ValueError(f"{shown} is not an amount of memory; write e.g. 64MiB, 1.5GB or 200000 (bytes)")
     if isinstance(text, int):
         value = text
     else:
-        m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]*)\s*", str(text))
+        m = _AMOUNT.fullmatch(text)
         unit = m.group(2).lower() if m else ""
         if m is None or unit not in _UNITS:
-            raise ValueError(f"{text!r} is not an amount of memory; write e.g. 64MiB, 1.5GB or 200000 (bytes)")
-        value = int(float(m.group(1)) * _UNITS[unit])
+            hint = "cannot be negative" if text.strip().startswith("-") else "is not an amount of memory"
+            raise ValueError(f"{shown} {hint}; write e.g. 64MiB, 1.5GB or 200000 (bytes)")
+        exact = Decimal(m.group(1)) * _UNITS[unit]
+        if exact > _MOST:
+            value = _MOST + 1
+        elif _UNITS[unit] == 1 and exact != exact.to_integral_value():
+            raise ValueError(f"{shown} is not a whole number of bytes; write e.g. 200000 or 64MiB")
+        else:
+            value = int(exact.to_integral_value(ROUND_HALF_UP))
     if value < 0:
-        raise ValueError(f"{text!r}: a memory budget cannot be negative")
+        raise ValueError(f"{shown}: a memory budget cannot be negative")
+    if value > _MOST:
+        raise ValueError(f"{shown} is more memory than any machine has (at most 8EiB); "
+                         "leave the budget empty for none")
     return value
 
 
+_SHOWN = (("TiB", 1024 ** 4), ("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024),
+          ("TB", 1000 ** 4), ("GB", 1000 ** 3), ("MB", 1000 ** 2), ("kB", 1000))
+
+
 def amount_text(n: int) -> str:
-    """Bytes as users write them, exactly: ``67108864`` -> ``"64MiB"``, ``1500`` -> ``"1500"``
+    """Bytes as users write them, exactly and shortest: ``67108864`` -> ``"64MiB"``,
+    ``64000000`` -> ``"64MB"``, ``1500000000`` -> ``"1.5GB"``, ``1500`` -> ``"1500"``
     (:func:`parse_bytes` reads every result back to the same number)."""
-    for unit in ("TiB", "GiB", "MiB", "KiB"):
-        size = _UNITS[unit.lower()]
-        if n and n % size == 0:
-            return f"{n // size}{unit}"
-    return str(n)
+    best = None
+    for unit, size in _SHOWN:
+        if not n or n % size * 100 % size:  # (at most two decimals, exactly)
+            continue
+        number = f"{Decimal(n) / size:f}"
+        text = (number.rstrip("0").rstrip(".") if "." in number else number) + unit
+        if best is None or len(text) < len(best):
+            best = text
+    return str(n) if best is None or len(best) > len(str(n)) else best
 
 
 def _step_nodes(region: Any) -> list[list[str]]:

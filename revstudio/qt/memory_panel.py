@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from typing import Any
 
@@ -28,26 +27,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from revstudio.diagnostics.budget import parse_bytes as parse_amount
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
 from revstudio.qt.memory_figures import ORDER, BatchField, batch_label, estimate_of
 
-UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
-         "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
-
 
 def parse_bytes(text: str) -> int:
-    """'8 GiB', '8GB', '512 MiB', '1.5e9' -> bytes; ValueError naming what is wrong."""
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", text or "")
-    if not match:
-        raise ValueError(f"{text!r} is not a memory size; type e.g. 8 GiB, 24 GB or 512 MiB")
-    unit = match.group(2).lower()
-    if unit not in UNITS:
-        raise ValueError(f"unknown unit {match.group(2)!r}; use B, KiB, MiB, GiB (or KB, MB, GB)")
-    value = float(match.group(1)) * UNITS[unit]
+    """'8 GiB', '8GB', '512 MiB', '1.5e9' -> bytes, read as a memory budget is; ValueError naming
+    what is wrong (a device has some memory: 0 is refused here)."""
+    value = parse_amount(text or "")
     if value < 1:
         raise ValueError(f"{text!r} is too small; type the device's memory, e.g. 8 GiB")
-    return int(value)
+    return value
 
 
 class BarChart(QWidget):

@@ -92,12 +92,12 @@ def _amount(key: str, value: Any) -> int:
     """Bytes, as a whole number or as users write them ("64MiB", "1.5GB"): 0 keeps nothing."""
     from revstudio.diagnostics.budget import parse_bytes  # (torch-free)
 
-    if isinstance(value, str):
-        try:
-            return parse_bytes(value)
-        except ValueError as exc:
-            raise ConfigError(f"training.{key}: {exc}; or null for no budget", key) from None
-    return _int(key, value, 0, "bytes, 0 or more, or an amount such as \"64MiB\"; or null")
+    if not isinstance(value, str):
+        value = _int(key, value, 0, "bytes, 0 or more, or an amount such as \"64MiB\"; or null")
+    try:
+        return parse_bytes(value)
+    except ValueError as exc:
+        raise ConfigError(f"training.{key}: {exc}; or null for no budget", key) from None
 
 
 def _float(key: str, value: Any, low: float, what: str, strict: bool = False) -> float:

@@ -58,12 +58,24 @@ def test_parse_bytes() -> None:
     assert parse_bytes("1.5 GB") == 1_500_000_000
     assert parse_bytes("2000") == 2000
     assert parse_bytes("0") == 0
+    assert parse_bytes("1e9") == parse_bytes("1 GB") == 10**9
+    assert parse_bytes("1.1KiB") == 1126  # an amount in a unit rounds to the byte, exactly
+    assert parse_bytes("0.1GB") == 100_000_000  # (decimal arithmetic: no float's 99,999,999)
     with pytest.raises(ValueError, match="64MiB"):
         parse_bytes("lots")
+    # a fraction of a byte, a negative or an absurd amount, a bool are refused, never cut off or
+    # left to overflow somewhere later
+    for bad, why in (("1.9", "whole number of bytes"), ("0.5", "whole number"), ("-3", "negative"),
+                     ("9" * 400, "more memory than any machine"), (1 << 64, "more memory"),
+                     ("1e999", "more memory"), (True, "not an amount"), (1.5, "not an amount")):
+        with pytest.raises(ValueError, match=why):
+            parse_bytes(bad)
 
 
 @pytest.mark.parametrize("n, text", [(64 << 20, "64MiB"), (3 << 30, "3GiB"), (3072, "3KiB"), (1536, "1536"), (1500, "1500"),
-                                     (0, "0"), ((1 << 20) + 1, "1048577"), (2 << 40, "2TiB")])
+                                     (0, "0"), ((1 << 20) + 1, "1048577"), (2 << 40, "2TiB"),
+                                     (64_000_000, "64MB"), (1_500_000_000, "1.5GB"), (768 << 10, "768KiB"),
+                                     (1000, "1kB"), (5 << 29, "2.5GiB")])
 def test_amount_text_writes_what_parse_bytes_reads(n, text) -> None:
     assert amount_text(n) == text and parse_bytes(text) == n
 

@@ -91,7 +91,7 @@ def test_fits_on_my_device_shows_max_batch_per_mode(qtbot) -> None:  # type: ign
     assert panel.fit_results["reversible"] > panel.fit_results["standard"]
     panel.budget.setText("lots")
     panel.update_fits()
-    assert "not a memory size" in panel.fits.text()
+    assert "not an amount of memory" in panel.fits.text()
 
 
 def test_measure_memory_runs_a_child_process_and_shows_measured_beside_estimate(qtbot) -> None:  # type: ignore[no-untyped-def]

@@ -47,6 +47,10 @@ def test_only_changed_keys_are_written_and_read_back() -> None:
     ({"memory_budget": 1.5}, "memory_budget"),
     ({"memory_budget": "lots"}, "memory_budget"),
     ({"memory_budget": "-5MiB"}, "memory_budget"),
+    ({"memory_budget": "1.9"}, "memory_budget"),
+    ({"memory_budget": True}, "memory_budget"),
+    ({"memory_budget": 1 << 70}, "memory_budget"),
+    ({"memory_budget": "9" * 400}, "memory_budget"),
 ])
 def test_bad_sections_name_the_key(section: dict, key: str) -> None:
     with pytest.raises(ConfigError) as info:

@@ -44,6 +44,15 @@ def normalized(section: dict[str, Any]) -> dict[str, Any]:
     return TrainConfig.from_section(dict(section)).to_section()
 
 
+def stored(section: dict[str, Any]) -> dict[str, Any]:
+    """The section as the project stores it, valid or not: a section the project file
+    brought with a bad value (which the dialog is there to fix) compares as written."""
+    try:
+        return normalized(section)
+    except ConfigError:
+        return {k: v for k, v in section.items() if k != "version"}
+
+
 def _absolute_spec(spec: Any, base: Path) -> Any:
     """A data spec with a relative path made absolute against the project's folder."""
     if not isinstance(spec, str) or spec == "synthetic":

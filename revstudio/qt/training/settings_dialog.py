@@ -396,7 +396,7 @@ class RunSettingsDialog(QDialog):
             self.changed()
             return
         section = sec.normalized(self.section())
-        if sec.normalized(self.document.graph.training) != section:
+        if sec.stored(self.document.graph.training) != section:
             self.document.push(SetTraining(self.document.graph, section))
         super().accept()
 

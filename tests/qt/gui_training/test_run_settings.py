@@ -78,7 +78,16 @@ def test_the_memory_budget_is_typed_as_an_amount_and_shown_as_one(qtbot, train_w
     dialog.accept()
     assert window.document.graph.training["memory_budget"] == 64 << 20  # stored as bytes
     dialog = open_dialog(window)
-    assert dialog.fields["memory_budget"].text() == "64MiB"  # and shown as typed
+    assert dialog.fields["memory_budget"].text() == "64MiB"  # and shown as an amount again
+    for typed, stored in (("64MB", 64_000_000), ("1.5GB", 1_500_000_000), ("768 KiB", 768 << 10)):
+        dialog.fields["memory_budget"].setText(typed)
+        dialog.accept()
+        assert window.document.graph.training["memory_budget"] == stored
+        dialog = open_dialog(window)
+        assert dialog.fields["memory_budget"].text() == typed.replace(" ", "")
+    dialog.fields["memory_budget"].setText("1.9")  # a fraction of a byte is refused, not cut off
+    assert "whole number of bytes" in dialog.error.text()
+    assert not dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()
     dialog.fields["memory_budget"].setText("0")
     dialog.accept()
     assert window.document.graph.training["memory_budget"] == 0  # a budget that keeps nothing
@@ -121,3 +130,18 @@ def test_bad_settings_refuse_train_with_the_reason(qtbot, train_window, dialogs)
     assert not window.training.controller.running
     title, text = dialogs.errors[-1]
     assert title == "Cannot train" and "training.lr" in text and "Run Settings" in text
+
+    # ... and they are fixed where the message says: the dialog opens on the bad value, and OK
+    # with a good one applies the whole section as one undoable edit
+    for bad in ({"lr": -1}, {"memory_budget": "lots"}, {"memory_budget": 1.5}):
+        window.document.push(SetTraining(window.document.graph, bad))
+        dialog = open_dialog(window)
+        key = next(iter(bad))
+        assert dialog.error.text().startswith(f"training.{key}")
+        dialog.fields[key].setText("0.01" if key == "lr" else "64MiB")
+        count = window.document.undo_stack.count()
+        dialog.accept()
+        assert not dialog.isVisible() and window.document.undo_stack.count() == count + 1
+        assert sec.validate(window.document.graph.training) is None
+        window.document.undo_stack.undo()
+        assert window.document.graph.training == bad  # nothing lost either way
