@@ -72,6 +72,16 @@ def test_check_shows_the_projects_own_budget(tmp_path, capsys):
     assert main(["check", str(path), "--batch", "4", "--json"]) == 0
     budget = json.loads(capsys.readouterr().out)["budget"]
     assert budget["budget_bytes"] == 8 << 10 and budget["batch"] == 4 and budget["regions"][0]["kept_steps"] > 0
-    assert budget["estimate_peak_bytes"] > 0
+    assert budget["estimate_peak_bytes"] > 0 and budget["used"] is True
+    # the other modes do not use it, and check says so instead of what it would keep
+    graph.training = {**graph.training, "mode": "checkpoint"}
+    save(graph, path)
+    assert main(["check", str(path), "--batch", "4"]) == 0
+    text = capsys.readouterr().out
+    assert "memory budget 8.0 KiB (training.memory_budget): unused in checkpoint mode (training.mode)" in text
+    assert "keeps" not in text.split("memory budget")[1]
+    assert main(["check", str(path), "--batch", "4", "--json"]) == 0
+    budget = json.loads(capsys.readouterr().out)["budget"]
+    assert budget["used"] is False and budget["mode"] == "checkpoint"
     assert main(["check", _project(tmp_path)]) == 0  # no budget: no line
     assert "memory budget" not in capsys.readouterr().out

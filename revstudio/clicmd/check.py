@@ -66,8 +66,10 @@ def run(args: argparse.Namespace) -> int:
             from revstudio.diagnostics.budget import budget_choice, budget_peak
 
             limit, at = budget
+            mode = _training_mode(graph)
             data["budget"] = {**budget_choice(graph, report, limit, batch=at).to_json(),
-                              "estimate_peak_bytes": budget_peak(graph, report, limit, batch=at)}
+                              "estimate_peak_bytes": budget_peak(graph, report, limit, batch=at),
+                              "used": mode == "reversible", "mode": mode}
         print(json.dumps(data))
     else:
         print(format_report(report, args.file, graph))
@@ -127,10 +129,17 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
         if budget is not None:
             from revstudio.diagnostics.budget import budget_summary
 
+            mode = _training_mode(graph)
             lines.append(f"  memory budget {_bytes(budget[0])} (training.memory_budget): "
-                         + budget_summary(graph, report, budget[0], batch=budget[1]))
+                         + (budget_summary(graph, report, budget[0], batch=budget[1]) if mode == "reversible"
+                            else f"unused in {mode} mode (training.mode); reversible mode would use it"))
     lines += ["", "valid" if report.valid else "NOT valid: fix the errors above"]
     return "\n".join(lines)
+
+
+def _training_mode(graph: Graph) -> str:
+    mode = (getattr(graph, "training", None) or {}).get("mode", "reversible")
+    return mode if isinstance(mode, str) else "reversible"
 
 
 def _project_budget(graph: Graph, report: Report) -> tuple[int, int] | None:

@@ -354,8 +354,9 @@ def budget_summary(graph: Graph, report: Any, budget: int, *, batch: int) -> str
         return "no reversible region: the budget has nothing to keep"
     parts = []
     for r in choice.regions.values():
-        parts.append(f"{r.region} {'whole' if r.state == 'kept' else f'first {r.kept_steps}/{r.steps} steps'}"
-                     if r.kept_steps else f"{r.region} none")
+        what = ("whole" if r.state == "kept" else f"first {r.kept_steps}/{r.steps} steps") if r.kept_steps else "none"
+        # one region needs no name; several are named as their backdrops' tooltips name them
+        parts.append(what if len(choice.regions) == 1 else f"{r.region} {what}")
     regions = list(getattr(report, "regions", None) or [])
     est = estimate(graph, report, regions, batch=batch)
     peak = _peak_under(graph, est, regions, choice, costs)
@@ -398,16 +399,26 @@ def scaled(costs: Mapping[str, Sequence[int]], batch: int) -> dict[str, list[int
 
 def region_badges(graph: Graph, report: Any) -> dict[str, str]:
     """{region id: badge text} for the regions the project's own training budget keeps
-    (``training.memory_budget`` at ``training.batch_size``); empty without a budget.
+    (``training.memory_budget`` at ``training.batch_size``, in reversible mode: the other modes
+    do not use it); empty without a budget. Where the budget's estimated peak passes standard
+    mode's, the badge says so (standard mode would be smaller and faster).
     Torch-free and never raises: the canvas calls it after every analysis."""
     section = getattr(graph, "training", None) or {}
     budget = section.get("memory_budget")
     if budget is None or getattr(report, "estimate", None) is None:
         return {}
+    if section.get("mode", "reversible") != "reversible":
+        return {}
     try:
         limit = parse_bytes(budget if isinstance(budget, int) else str(budget))
         batch = max(1, int(section.get("batch_size", 32) or 32))
-        choice = budget_choice(graph, report, limit, batch=batch)
+        choice, costs = _choice(graph, report, limit, batch, None)
+        badges = {rid: text for rid in choice.regions if (text := choice.badge(rid))}
+        if badges:
+            regions = list(getattr(report, "regions", None) or [])
+            est = estimate(graph, report, regions, batch=batch)
+            if _peak_under(graph, est, regions, choice, costs) > est.peak_bytes("standard"):
+                badges = {rid: f"{text}, peak above standard's" for rid, text in badges.items()}
     except (ValueError, TypeError, KeyError):
         return {}  # a bad setting is the training dialog's to report, not the canvas's
-    return {rid: text for rid in choice.regions if (text := choice.badge(rid))}
+    return badges

@@ -115,8 +115,10 @@ def region_badge(report: Any, region_id: str) -> tuple[str, str, bool]:
     peak_delta = est.peak_bytes("standard") - est.peak_bytes("reversible")
     saves = saved > 0 and peak_delta > 0
     if saves:
+        # the peak is the whole model's: with several regions, say so rather than repeat it as each one's
+        peak = "at the model's peak" if len(est.regions) > 1 else "peak"
         label = (f"reversible · saves {rf.human_bytes(saved)} kept, "
-                 f"{rf.human_bytes(peak_delta)} peak ({batch_label(est)})")
+                 f"{rf.human_bytes(peak_delta)} {peak} ({batch_label(est)})")
     elif saved > 0:
         label = f"reversible · no saving at the peak ({batch_label(est)})"
     else:

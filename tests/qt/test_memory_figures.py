@@ -62,9 +62,32 @@ def test_status_text_and_region_badges_say_batch_and_dtype(qtbot) -> None:  # ty
     assert text is not None and text.startswith("float32") and "kept std" in text and "peak std" in text
     label, tip, saves = region_badge(doc.report, doc.report.regions[0].id)
     assert saves and "saves" in label and "batch 32, float32" in label
+    assert "peak (batch 32" in label  # one region: the model's peak saving is its own
     birnn = _document(qtbot, "birnn_sequence")
     label, tip, saves = region_badge(birnn.report, birnn.report.regions[0].id)
     assert not saves and "saves" not in label.split("·")[1].replace("saves nothing", "")
+
+
+def test_with_two_regions_a_badge_does_not_claim_the_models_peak_saving(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from revstudio.core.generate import Builder, classifier_head, wired_block
+    from revstudio.diagnostics.check import full_check
+
+    b = Builder("two-regions")
+    b.node("Input", "x", shape=[8, 8, 8])
+    src = "x.out"
+    for i in range(2):
+        src = wired_block(b, src, f"a{i}", 8)
+    b.node("Conv", "mid", out_channels=8, kernel_size=3, padding="same")  # not invertible: two regions
+    b.wire(src, "mid")
+    src = "mid.out"
+    for i in range(2):
+        src = wired_block(b, src, f"c{i}", 8)
+    classifier_head(b, src, 10)
+    report = full_check(b.done())
+    assert len(report.regions) == 2
+    for region in report.regions:
+        label, _, saves = region_badge(report, region.id)
+        assert saves and "at the model's peak (batch" in label, label
 
 
 def test_parse_bytes_reads_what_people_type() -> None:

@@ -26,5 +26,20 @@ def test_badge_names_what_the_budget_keeps(qtbot):
     doc.push(SetTraining(graph, {"version": 1, "memory_budget": 0, "batch_size": 8}))
     doc.recompute()
     assert all("budget" not in r.label for r in scene.region_items)
+    # only reversible mode uses a budget: in the others the badges say nothing of it
+    for mode in ("checkpoint", "standard"):
+        doc.push(SetTraining(graph, {"version": 1, "memory_budget": "1GiB", "batch_size": 8, "mode": mode}))
+        doc.recompute()
+        assert all("budget" not in r.label and "budget" not in r.toolTip() for r in scene.region_items)
+    # a budget whose kept steps, alive while the rest rebuilds, lift the peak above standard
+    # mode's says so: standard mode would be smaller and faster (the run settings' hint agrees)
+    doc.push(SetTraining(graph, {"version": 1, "memory_budget": 46416, "batch_size": 8}))
+    doc.recompute()
+    (item,) = scene.region_items
+    assert item.label.endswith("steps kept, peak above standard's"), item.label
+    assert "standard mode would be both smaller and faster" in item.toolTip()
+    doc.push(SetTraining(graph, {"version": 1, "memory_budget": 30944, "batch_size": 8}))
+    doc.recompute()
+    assert scene.region_items[0].label.endswith("steps kept")
     view.close()
     doc.undo_stack.clear()

@@ -39,6 +39,9 @@ class RegionBadges:
         if kept is not None:  # the training memory budget keeps (part of) it: no rebuild there
             label += f" · {kept}"
             tip += f"; the memory budget keeps its activations ({kept}) to run faster"
+            if kept.endswith("peak above standard's"):
+                tip += (": the estimated peak under that budget is above standard mode's, "
+                        "so standard mode would be both smaller and faster here")
         return label, tip, saves
 
 
