@@ -15,6 +15,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
 
+from revstudio.qt.plots.bytes_axis import BytesAxis
 from revstudio.qt.report_facts import human_bytes
 
 FLOOR = 1e-20   # an exact agreement (error 0) is drawn at this level
@@ -68,7 +69,7 @@ class _NameTicks(pg.AxisItem):
 
 def memory_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
     modes, measured, estimated = memory_bars(result)
-    plot = pg.PlotWidget(axisItems={"bottom": _NameTicks(modes, orientation="bottom")})
+    plot = pg.PlotWidget(axisItems={"bottom": _NameTicks(modes, orientation="bottom"), "left": BytesAxis("left")})
     plot.setBackground(None)
     xs = list(range(len(modes)))
     plot.addItem(pg.BarGraphItem(x=[x - 0.18 for x in xs], height=measured, width=0.34, brush="#4e9af1",

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from revstudio.qt.plots.bytes_axis import BytesAxis
 from revstudio.qt.plots.rows import RunData
 from revstudio.qt.plots.series import Series
 
@@ -188,6 +189,8 @@ class MetricPlot(QWidget):
         # and it was most of a frame's cost while a run streams (benchmarks/bench_plots.py).
         item.addLegend(offset=(-8, 8), labelTextSize="8pt")
         item.setMenuEnabled(False)
+        if units == "B":  # in KiB/MiB/GiB like the lines' labels, not pyqtgraph's decimal MB
+            item.setAxisItems({"left": BytesAxis("left")})
         self.plot.setLabel("left", y_label, units=units or None)
         if not units:  # "accuracy (x0.001)" helps nobody: SI prefixes only for bytes
             self.plot.getAxis("left").enableAutoSIPrefix(False)

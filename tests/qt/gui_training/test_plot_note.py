@@ -48,3 +48,21 @@ def test_a_fitted_label_shortens_then_elides(qtbot):
     assert label.full_text() == "peak 29 % of standard's"
     label.set_texts([])
     assert label.text() == ""
+
+
+def test_the_memory_axis_is_in_the_lines_binary_units(qtbot):
+    """The axis and the lines' labels say the same unit: the 2.9 MiB line sits at 2.9 on it."""
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(900, 520)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.set_runs([synthetic_run()])
+    qtbot.wait(50)
+    axis = panel.memory.plot.getAxis("left")
+    assert axis.labelString().split(">")[1].startswith("peak (MiB)"), axis.labelString()
+    line = panel._memory_refs[0]
+    assert line.label.toPlainText() == "est. reversible 2.9 MiB"
+    assert abs(line.value() * axis.scale - 2.9) < 0.05  # the line's position read in the axis' unit
+    ticks = [v * axis.scale for _, values in axis.tickValues(*axis.range, 300) for v in values]
+    assert ticks and all(abs(v * 10 - round(v * 10)) < 1e-6 for v in ticks)  # round MiB
