@@ -222,9 +222,24 @@ class PlotsPanel(QWidget):
         return WARN_LEVEL.get(precision, 1e-4)
 
     def _draw_band(self, plot: MetricPlot) -> None:
-        if not self.runs:
+        checked = any(name.startswith((GRAD_PREFIX, INV_PREFIX)) and len(series)
+                      for run in self.runs for name, series in run.series.items())
+        if not checked:  # no check to warn about: an empty plot, not one filled by the band
             self._band.hide()
+            self._band_level = None
+            info = self.runs[0].info if self.runs else {}
+            if not self.runs:
+                texts: list[str] = []
+            elif info.get("regions") == []:
+                texts = ["no reversible region to check", "no region to check"]
+            elif (info.get("config") or {}).get("gradcheck_every") == 0:
+                texts = ["gradient checks are off in this run (gradcheck_every 0)",
+                         "checks off (gradcheck_every 0)", "checks off"]
+            else:
+                texts = ["no gradient check yet", "no check yet"]
+            plot.note.set_texts(texts)
             return
+        plot.note.set_texts([])
         level = self.warn_level()
         lo, hi = (math.log10(level), 3.0) if plot.log_y else (level, 1e3)
         self._band.setRegion((lo, hi))

@@ -66,3 +66,29 @@ def test_the_memory_axis_is_in_the_lines_binary_units(qtbot):
     assert abs(line.value() * axis.scale - 2.9) < 0.05  # the line's position read in the axis' unit
     ticks = [v * axis.scale for _, values in axis.tickValues(*axis.range, 300) for v in values]
     assert ticks and all(abs(v * 10 - round(v * 10)) < 1e-6 for v in ticks)  # round MiB
+
+
+def test_the_gradient_check_band_is_drawn_only_where_there_are_checks(qtbot):
+    """A run without gradient checks gets an empty plot that says why, not one the red band fills."""
+    from revstudio.qt.plots.rows import RunData
+
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(900, 520)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.set_runs([synthetic_run()])
+    qtbot.wait(50)
+    assert panel._band.isVisible() and panel.gradcheck.note.text() == ""
+    for config, regions, said in (({"gradcheck_every": 0}, ["r0"], "gradient checks are off in this run"),
+                                  ({}, ["r0"], "no gradient check yet"),
+                                  ({}, [], "no reversible region to check")):
+        run = RunData("unchecked")
+        run.feed({"kind": "event", "event": "started", "time": 0.0, "mode": "reversible", "regions": regions,
+                  "config": {"precision": "fp32", **config}, "total_steps": 10})
+        for s in range(1, 11):
+            run.feed({"kind": "step", "step": s, "epoch": s / 10, "time": s * 0.01, "loss": 1.0 / s})
+        panel.set_runs([run])
+        qtbot.wait(50)
+        assert not panel._band.isVisible()
+        assert panel.gradcheck.note.full_text().startswith(said), panel.gradcheck.note.full_text()
