@@ -231,16 +231,16 @@ class RunsPanel(QWidget):
             return
         lines = [f"{entry.name}: {entry.status}"]
         if entry.message:
-            lines.append(entry.message)
+            lines.append(_in_app_words(entry.message))
         live = self.live.get(entry.path)
         if live is not None and live.message and live.message != entry.message:
-            lines.append(live.message)
+            lines.append(_in_app_words(live.message))
         if entry.checkpoint.exists():
             lines.append(f"checkpoint: {entry.checkpoint}")
         if extra:
             lines += ["", extra]
         if entry.config:
-            lines += ["", "settings:"] + [f"  {k}: {v}" for k, v in sorted(entry.config.items())]
+            lines += ["", "settings:"] + [f"  {k}: {_setting_text(k, v)}" for k, v in sorted(entry.config.items())]
         self.detail.setPlainText("\n".join(lines))
 
     def show_failure(self, text: str) -> None:
@@ -251,6 +251,21 @@ class RunsPanel(QWidget):
         self.stale.setText("The project was edited after this run started: it trains the older version saved in "
                            "its run folder (project.revs).")
         self.stale.setVisible(stale)
+
+
+def _in_app_words(message: str) -> str:
+    """A run's message as the app says it: the CLI's "--resume" is the Resume button here."""
+    return message.replace("; --resume continues it", "; Resume continues it")
+
+
+def _setting_text(key: str, value: Any) -> str:
+    """A setting as the Run Settings dialog shows it (a memory budget as an amount, not bytes)."""
+    if key == "memory_budget" and isinstance(value, int) and not isinstance(value, bool):
+        from revstudio.diagnostics.budget import amount_text
+
+        text = amount_text(value)
+        return text if text == str(value) else f"{text} ({value:,} bytes)"
+    return str(value)
 
 
 def _metric(v: Any) -> str:

@@ -102,6 +102,7 @@ class TrainController(QObject):
         self._started_index = -1
         self._started_graph: Any = None
         self.clock = QElapsedTimer()
+        self._final_s: float | None = None
         self._kill_timer = QTimer(self)
         self._kill_timer.setSingleShot(True)
         self._kill_timer.timeout.connect(self._kill)
@@ -115,6 +116,10 @@ class TrainController(QObject):
         return int(self._process.processId()) if self.running and self._process is not None else 0
 
     def elapsed_s(self) -> float:
+        """Seconds since the run's process started; once it has ended, its whole wall time
+        (the progress line keeps the figure it showed, not the run's own clock without start-up)."""
+        if self._final_s is not None:
+            return self._final_s
         return self.clock.elapsed() / 1000.0 if self.clock.isValid() else 0.0
 
     def is_stale(self) -> bool:
@@ -188,6 +193,7 @@ class TrainController(QObject):
         self._started_index = self.document.undo_stack.index()
         self._started_graph = self.document.graph
         self.clock.start()
+        self._final_s = None
         process.start(argv[0], argv[1:])
         self.started.emit(run)
         self.message.emit(f"Training {run.name} …")
@@ -259,6 +265,7 @@ class TrainController(QObject):
         if process is not self._process or self.run is None:
             return
         self._kill_timer.stop()
+        self._final_s = self.elapsed_s()
         self._read_rows_from(process)
         run = self.run
         crashed = status == QProcess.ExitStatus.CrashExit

@@ -255,7 +255,7 @@ class TrainingUI(QObject):
 
     def update_progress(self) -> None:
         run = self.controller.run
-        elapsed = self.controller.elapsed_s() if self.controller.running else run.time if run else 0.0
+        elapsed = self.controller.elapsed_s() if run is not None else 0.0
         for widget in (self.status_progress, self.runs_panel.progress):
             widget.show_run(run, elapsed)
         self.runs_panel.set_stale(self.controller.is_stale())

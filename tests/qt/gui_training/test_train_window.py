@@ -14,7 +14,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from revstudio.core.commands import SetParam
-from revstudio.qt.plots.rows import GRAD_PREFIX, INV_PREFIX
+from revstudio.qt.plots.rows import GRAD_PREFIX, INV_PREFIX, human_duration
 
 from .conftest import LONG, START_TIMEOUT_MS, wait_running
 
@@ -97,10 +97,16 @@ def test_defaults_stop_within_two_seconds_keeps_checkpoint_and_resume_continues(
     assert "older version" in window.training.runs_panel.stale.text()
     assert (ctl.run_dir / "project.revs").read_text() == before
 
+    shown = ctl.elapsed_s()
     t0 = time.monotonic()
     window.actions_by_name["stop"].trigger()
     qtbot.waitUntil(lambda: not ctl.running, timeout=5_000)
     took = time.monotonic() - t0
+    # the progress keeps the wall time it was counting (start-up included), frozen at the end
+    window.training.update_progress()
+    final = ctl.elapsed_s()
+    assert shown <= final <= shown + took + 0.5 and ctl.elapsed_s() == final
+    assert f"{human_duration(final)} elapsed" in window.training.runs_panel.progress.label.text()
     assert took < 2.0, f"Stop took {took:.2f} s"
     assert run.status == "stopped", (run.message, ctl.stderr_tail())
     assert window.statusBar().currentMessage() == f"Run {run.name} stopped at step {run.step}"
@@ -115,6 +121,7 @@ def test_defaults_stop_within_two_seconds_keeps_checkpoint_and_resume_continues(
     # Resume from the Runs tab continues from the checkpoint, then stop it again.
     panel.select_paths([ctl.run_dir])
     assert panel.buttons["resume"].isEnabled()
+    assert "--resume" not in panel.detail.toPlainText()  # the app's words: its Resume button
     panel.buttons["resume"].click()
     qtbot.waitUntil(lambda: run.step > stopped_at or run.ended, timeout=START_TIMEOUT_MS)
     assert ctl.running and run.info.get("resumed_from") is not None
