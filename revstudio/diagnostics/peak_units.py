@@ -241,7 +241,30 @@ class UnitBuilder:
         kinds = [n.type for n in body] if body is not None else [view.type]
         if "AdditiveCoupling" in kinds:
             parts *= 2  # F and G are separate steps
+        elif view.type == "Group" and isinstance(name, str):
+            parts *= self._body_parts(name, set())  # spliced into the region, a step at a time
         return max(1, parts)
+
+    def _body_parts(self, name: str, active: set[str]) -> int:
+        """Computing steps a group body runs as in a region (nested groups' counted in)."""
+        from revstudio.compiler.regions import body_steps
+
+        steps = body_steps(self.w.graph, self.w.report, name) if name not in active else None
+        if not steps:
+            return 1
+        active.add(name)
+        groups = getattr(self.w.graph, "groups", {})
+        count = 0
+        for nid, kind in steps:
+            if kind in STRUCTURAL:
+                continue
+            node = groups[name].nodes.get(nid)
+            inner = node.params.get("group") if node is not None and kind in ("Group", "Repeat") else None
+            times = int(node.params.get("times", 1) or 1) if node is not None and kind == "Repeat" else 1
+            count += times * (self._body_parts(inner, active) if isinstance(inner, str) else
+                              2 if kind == "AdditiveCoupling" else 1)
+        active.discard(name)
+        return max(1, count)
 
     def region(self, region: Any) -> Unit:
         """Reversible mode: the region keeps its outputs (wide) and side inputs; backward
