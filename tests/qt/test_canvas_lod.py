@@ -103,3 +103,32 @@ def test_far_names_stay_readable_and_even(qtbot):
     assert far_title("Activation", 90.0, far)[0] == "Acti."  # "Act." would read as ActNorm too
     assert far_title("Conv", 90.0, far)[0] == "Conv"
     assert far_title("Concat", 90.0, far)[0] == "Conc."  # "Con." would read as Conv too
+
+
+def test_far_out_the_region_label_stays_above_its_nodes(qtbot) -> None:
+    """Fitted to a wide RevNet (zoom ~0.1) the label read "ersible · saves _0.0 KiB ..." through
+    the nodes' top row; it now keeps ~12 screen px in the band above the box, its budget part kept."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QFontMetricsF
+
+    from revstudio.core.generate import revnet_chain
+
+    graph = revnet_chain(4, channels=4, size=8)
+    graph.training = {"version": 1, "memory_budget": 20_000, "batch_size": 8}
+    view = GraphView(Document(graph))
+    qtbot.addWidget(view)
+    (region,) = view.scene().region_items
+    assert region.label.endswith("steps kept")
+    box = region.box()
+    for lod in (0.11, 0.09, 0.075):
+        font, rect, shown, inside = region.label_layout(lod)
+        assert not inside and rect.bottom() <= box.top()  # above the box: no node covers it
+        assert region.boundingRect().contains(rect.adjusted(0, 0, 0, -1))  # drawn where the item repaints
+        assert 10 <= QFontMetricsF(font).height() * lod <= 16  # readable, screen px
+        assert shown.startswith("reversible") and shown.endswith("steps kept")
+    # hovering the band above the box is not hovering the region (no tooltip from empty canvas)
+    assert region.shape().contains(box.center()) and not region.shape().contains(QPointF(box.left() + 20, box.top() - 40))
+    _, _, _, inside = region.label_layout(0.03)  # nodes are specks: inside, as large as fits
+    assert inside
+    _, rect, shown, inside = region.label_layout(0.5)
+    assert not inside and rect.bottom() <= box.top() and shown == region.label

@@ -8,7 +8,7 @@ a connection is refused (or what it would carry) next to the cursor.
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 _REGION_FONT = QFont()
@@ -18,7 +18,9 @@ _HINT_FONT = QFont()
 _HINT_FONT.setPointSizeF(8.5)
 MARGIN = 18.0
 BAND = 56.0  # room above the box for the label, which grows when zoomed out
-FAR_LABEL = 0.12  # below this zoom the band is too thin: the label goes inside the box
+FAR_LABEL = 0.12  # below this zoom the label keeps ~12 screen px in a taller band above the box
+FAR_BAND = 200.0  # that band (scene units): room for 12 px down to a zoom of 0.07
+LABEL_PX = 12.0
 
 
 class RegionItem(QGraphicsItem):
@@ -70,7 +72,13 @@ class RegionItem(QGraphicsItem):
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
         extra = max(1.0, self._label_room() - self._rect.width())
-        return self._rect.adjusted(-1, -BAND - 1, extra, 1)
+        return self._rect.adjusted(-1, -FAR_BAND - 1, extra, 1)
+
+    def shape(self) -> QPainterPath:
+        """The backdrop alone: hovering the band above it (the label's room) is not the region."""
+        path = QPainterPath()
+        path.addRoundedRect(self._rect, 12, 12)
+        return path
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         theme = self.scene().theme  # type: ignore[attr-defined]
@@ -85,27 +93,36 @@ class RegionItem(QGraphicsItem):
         painter.drawRoundedRect(self._rect, 12, 12)
         # Zoomed out, the label grows so the saving stays readable on screen.
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        font, rect, shown, inside = self.label_layout(lod)
+        painter.setFont(font)
+        painter.setPen(theme.region_text if inside else text)
+        align = Qt.AlignmentFlag.AlignTop if inside else Qt.AlignmentFlag.AlignBottom
+        painter.drawText(rect, Qt.AlignmentFlag.AlignLeft | align, shown)
+
+    def label_layout(self, lod: float) -> tuple[QFont, QRectF, str, bool]:
+        """(font, scene rect, text, inside the box?) of the label at zoom ``lod``."""
         font = QFont(_REGION_FONT)
-        scale = min(max(1.0, 0.9 / max(lod, 1e-3)), 3.0)  # 3x still fits the band
+        if lod < FAR_LABEL and FAR_BAND * lod >= LABEL_PX + 2:
+            # Far out, still above the box, where the nodes inside cannot cover it: ~12 screen px
+            # high, cut in the middle (its start and its budget part stay) where it would pass the
+            # room the item has on the right
+            font.setPointSizeF(LABEL_PX / max(lod, 1e-3) * 0.75)
+            room = max(self._rect.width(), self._label_room()) - 8
+            shown = QFontMetricsF(font).elidedText(self.label, Qt.TextElideMode.ElideMiddle, room)
+            return font, QRectF(self._rect.left() + 6, self._rect.top() - FAR_BAND, room, FAR_BAND - 2), shown, False
         if lod < FAR_LABEL:
-            # Far out the band is too thin to read: the label goes inside the box, ~13 screen px
-            # high, as large as the box allows.
+            # Farther out (nodes are specks) the band is too thin to read: the label goes inside
+            # the box, ~13 screen px high, as large as the box allows.
             base = QFontMetricsF(_REGION_FONT).horizontalAdvance(self.label) or 1.0
             size = min(13.0 / max(lod, 1e-3), _REGION_FONT.pointSizeF() * (self._rect.width() - 24) / base,
                        self._rect.height() * 0.3)
             font.setPointSizeF(max(size, 1.0))
-            painter.setFont(font)
-            painter.setPen(theme.region_text)
-            inside = self._rect.adjusted(12, 6, -12, -6)
-            painter.drawText(inside, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop, self.label)
-            return
+            return font, self._rect.adjusted(12, 6, -12, -6), self.label, True
         # ~12 screen px high, as far as the band above the box allows
+        scale = min(max(1.0, 0.9 / max(lod, 1e-3)), 3.0)  # 3x still fits the band
         font.setPointSizeF(max(_REGION_FONT.pointSizeF() * scale, min(12.0 / max(lod, 1e-3), BAND - 10) * 0.75))
-        painter.setFont(font)
-        painter.setPen(text)
         width = max(self._rect.width() - 12, QFontMetricsF(font).horizontalAdvance(self.label) + 4)
-        text_rect = QRectF(self._rect.left() + 6, self._rect.top() - BAND, width, BAND - 2)
-        painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom, self.label)
+        return font, QRectF(self._rect.left() + 6, self._rect.top() - BAND, width, BAND - 2), self.label, False
 
 
 class HintItem(QGraphicsItem):
