@@ -124,11 +124,12 @@ class RunSettingsDialog(QDialog):
         run.addRow("precision", self._combo("precision"))
         run.addRow("mode", self._combo("mode"))
         run.addRow("seed", self._int("seed"))
-        budget = self._text("memory_budget", "e.g. 64MiB; empty: none (the mode's own memory)")
+        budget = self._text("memory_budget", "e.g. 64MiB, or empty: none")
+        budget.setMinimumWidth(budget.fontMetrics().horizontalAdvance(budget.placeholderText()) + 24)
         budget.setToolTip("Reversible mode keeps the activations of as many regions (first steps first) as fit "
                           "in this much memory and runs the rest reversibly: memory to spare buys speed back. "
-                          "Bytes, or an amount such as 64MiB or 1.5GB; 0 keeps nothing. The canvas's region "
-                          "badges show what it keeps.")
+                          "Bytes, or an amount such as 64MiB or 1.5GB; 0 keeps nothing; empty: no budget, "
+                          "the mode's own memory. The canvas's region badges show what it keeps.")
         run.addRow("memory budget", budget)
         self.budget_hint = QLabel("")  # under the boxes, the dialog's width: it names regions
         self.budget_hint.setObjectName("budgetHint")

@@ -59,6 +59,9 @@ def test_the_memory_budget_is_typed_as_an_amount_and_shown_as_one(qtbot, train_w
     ok = dialog.buttons.button(dialog.buttons.StandardButton.Ok)
     field = dialog.fields["memory_budget"]
     assert field.text() == "" and "64MiB" in field.placeholderText()
+    # the whole placeholder shows in the field at the dialog's size (its long form is the tooltip)
+    assert field.fontMetrics().horizontalAdvance(field.placeholderText()) <= field.width() - 12
+    assert "empty: no budget" in field.toolTip()
     field.setText("lots")
     assert dialog.error.text().startswith("training.memory_budget: 'lots' is not an amount of memory")
     assert not ok.isEnabled()
