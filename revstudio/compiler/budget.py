@@ -25,15 +25,17 @@ from typing import Any
 
 def prefix_cost(costs: Sequence[int], refunds: Sequence[int] | None, n: int,
                 fixed: Sequence[int] | None = None) -> int:
-    """What keeping the first ``n`` steps costs: their bytes less what the cut after them
-    gives back (``refunds[n]``: values the reversible rest releases), plus what the cut adds
-    (``fixed[n]``: the rest's inversion-error samples of them); a whole region has no cut."""
+    """What keeping the first ``n`` steps costs beyond reversible mode: their bytes less what
+    the cut after them gives back (``refunds[n]``: values the reversible rest releases), plus
+    what the cut adds (``fixed[n]``: the rest's inversion-error samples of them). A whole
+    region has no cut and no samples; its ``refunds[len(costs)]`` is what reversible mode
+    keeps for it anyway (its wide outputs), which keeping it whole gives back."""
     total = sum(max(0, int(c)) for c in costs[:n])
-    if n <= 0 or n >= len(costs):
+    if n <= 0:
         return total
     if refunds is not None and n < len(refunds):
         total = max(0, total - max(0, int(refunds[n])))
-    if fixed is not None and n < len(fixed):
+    if n < len(costs) and fixed is not None and n < len(fixed):
         total += max(0, int(fixed[n]))
     return total
 
@@ -47,10 +49,11 @@ def select_kept(costs: Mapping[str, Sequence[int]], budget: int | None,
     keeps; ``refunds`` and ``fixed`` (optional): per region, what a cut after the first
     ``n`` steps gives back and adds (see :func:`prefix_cost`). ``None`` = unlimited
     (every step kept: standard mode's speed); 0 keeps only steps that cost nothing.
-    Within a region the kept steps are the longest prefix that fits, and what is left
-    of the budget goes to the region before it. A partial prefix never ends in steps
-    that keep nothing (a Concat, a Split) where the cut before them fits: it then falls
-    right after a coupling, whose results the reversible rest releases and rebuilds.
+    Within a region the kept steps are the longest prefix that fits (the whole region
+    often costs less than a long prefix: see :func:`prefix_cost`), and what is left of
+    the budget goes to the region before it. A partial prefix ends in steps that keep
+    nothing (a Concat, a Split) only where that costs less than the cut right after the
+    coupling before them (whose results the reversible rest releases and rebuilds).
     """
     left = None if budget is None else max(0, int(budget))
     kept: dict[str, int] = {}
@@ -61,14 +64,18 @@ def select_kept(costs: Mapping[str, Sequence[int]], budget: int | None,
         if left is None:
             kept[rid] = len(steps)
             continue
-        n = max((k for k in range(len(steps) + 1) if prefix_cost(steps, back, k, extra) <= left), default=0)
+        price = [prefix_cost(steps, back, k, extra) for k in range(len(steps) + 1)]
+        n = max((k for k in range(len(steps) + 1) if price[k] <= left), default=0)
         if n < len(steps):
+            # free steps ride with the reversible rest: among the cuts back over them the
+            # cheapest, the earliest of equals (right after a coupling). Prices need not grow
+            # with the steps (a cut between a Concat and its Split copies); a later cut wins
+            # only by costing less, so the steps kept grow with the budget
             m = n
             while m and not steps[m - 1]:
-                m -= 1  # free steps ride with the reversible rest, so the cut is after a coupling
-            if prefix_cost(steps, back, m, extra) <= left:  # (a cut between them may cost more: a copy)
-                n = m
-        left -= prefix_cost(steps, back, n, extra)
+                m -= 1
+            n = min(range(m, n + 1), key=lambda k: (price[k], k))
+        left -= price[n]
         kept[rid] = n
     return {rid: kept[rid] for rid in costs}
 

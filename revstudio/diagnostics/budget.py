@@ -138,7 +138,9 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
         if costs and freed is not None:
             costs[0] += max(0, int(freed.freed_input_bytes))
         costs_of[region.id] = costs
-        refunds_of[region.id] = _cut_refunds(graph, report, region, step_nodes, ends, est)
+        refunds_of[region.id] = refunds = _cut_refunds(graph, report, region, step_nodes, ends, est)
+        if freed is not None and costs:  # kept whole, what reversible mode keeps for it (its
+            refunds[len(costs)] = max(0, int(freed.reversible_bytes))  # wide outputs) is given back
         fixed_of[region.id] = [SAMPLE_BYTES * n for n in _cut_values(graph, step_nodes, ends)]
     return costs_of, refunds_of, fixed_of
 

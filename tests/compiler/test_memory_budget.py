@@ -249,3 +249,38 @@ def test_more_budget_never_keeps_fewer_steps() -> None:
     assert kept == sorted(kept) and kept[-1] == 12 and len(set(kept)) > 3
     costs = step_costs(graph, report, batch=4)[rid]
     assert all(costs[k - 1] for k in kept if 0 < k < len(costs))  # every partial cut right after a coupling
+
+
+def test_steps_kept_grow_with_the_budget_where_prices_do_not() -> None:
+    """Cut prices need not grow with the steps (the rest's samples of what crosses a cut vary):
+    from nested_quarter(blocks=2), 8 KiB kept 5 steps for 6,144 B where 6 KiB kept 6 for 4,096 B."""
+    costs = {"r": [0, 0, 2048, 0, 2048, 0, 0, 0, 2048, 0, 0, 4096]}
+    refunds = {"r": [0, 0, 0, 1024, 1024, 0, 0, 0, 0, 1024, 1024, 0, 0]}
+    fixed = {"r": [0, 4096, 6144, 6144, 6144, 4096, 2048, 4096, 6144, 6144, 6144, 4096, 0]}
+    kept = [select_kept(costs, kib << 10, refunds, fixed)["r"] for kib in range(0, 16)]
+    assert kept == sorted(kept), kept
+    prices = [prefix_cost(costs["r"], refunds["r"], k, fixed["r"]) for k in kept]
+    assert all(p <= kib << 10 for kib, p in enumerate(prices))
+    assert kept[6] == kept[8] == 6  # 4,096 B, not the 6,144 B of 5 steps
+
+
+@pytest.mark.parametrize("name, batch", [("revnet_wired", 8), ("birnn_sequence", 8)])
+def test_a_whole_region_costs_what_reversible_mode_saves_there(name: str, batch: int) -> None:
+    """Kept whole, a region no longer keeps its wide outputs: it costs its saving (check's
+    "saves X"), often less than a long prefix. A budget of that size keeps it whole (standard
+    mode's peak and speed), where before it kept part of it, bigger and slower."""
+    graph = load(EXAMPLES / f"{name}.revs")
+    report = full_check(graph, batch=batch)
+    (region,) = report.regions
+    saving = report.estimate.regions[region.id].saved_bytes
+    choice = budget_choice(graph, report, saving, batch=batch).regions[region.id]
+    assert choice.state == "kept" and choice.kept_bytes == saving
+    model = revstudio.compile(graph, device="cpu")
+    x = torch.randn(batch, *graph.nodes[next(n for n in graph.nodes if graph.nodes[n].type == "Input")].params["shape"])
+    reversible = measure_step(model, (x,), timing_runs=0)
+    model.memory_budget = saving
+    kept = measure_step(model, (x,), timing_runs=0)
+    assert kept["kept_bytes"] - reversible["kept_bytes"] <= saving
+    model.mode = "standard"
+    model.memory_budget = None
+    assert kept["peak_bytes"] <= measure_step(model, (x,), timing_runs=0)["peak_bytes"]

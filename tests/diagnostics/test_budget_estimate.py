@@ -108,16 +108,19 @@ def test_a_cut_after_a_stem_keeps_the_view_of_the_regions_input() -> None:
     assert abs(budget_peak(graph, report, budget, batch=BATCH) - measured) <= 0.005 * measured
 
 
-def test_a_rest_of_only_the_closing_concat_counts_its_copies_apart() -> None:
-    """A budget that keeps every step but the region's closing Concat: the rest's backward starts
+def test_a_rest_of_only_the_closing_concat_counts_its_copies_apart(monkeypatch) -> None:
+    """A cut that keeps every step but the region's closing Concat: the rest's backward starts
     by copying the output pair's halves apart (a channel slice is not dense) with no computing step
-    after it, so that moment is its peak."""
+    after it, so that moment is its peak. (The selection no longer makes this cut on its own: the
+    whole region costs less. It is forced here, in the model and in the estimate alike.)"""
+    from revstudio.compiler import budget as selection
+
     graph = load(EXAMPLES / "digits_revnet.revs")
     report = full_check(graph, batch=8)
     (region,) = report.regions
     assert graph.nodes[region.steps[-1]].type == "Concat"
-    budget = next(kib << 10 for kib in range(1, 1024)
-                  if next(iter(budget_choice(graph, report, kib << 10, batch=8).regions.values())).kept_steps
-                  == len(region.steps) - 1)
+    monkeypatch.setattr(selection, "select_kept", lambda costs, *a, **k: {rid: len(c) - 1 for rid, c in costs.items()})
+    budget = 1 << 20
+    assert budget_choice(graph, report, budget, batch=8).regions[region.id].kept_steps == len(region.steps) - 1
     measured = measure_modes(graph, 8, torch.device("cpu"), budget=budget)["budget"]["peak_bytes"]
     assert abs(budget_peak(graph, report, budget, batch=8) - measured) <= 0.005 * measured
