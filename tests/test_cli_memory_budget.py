@@ -38,6 +38,21 @@ def test_text_and_a_small_budget(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "memory budget 0 B" in text and ": reversible, first 0 of" in text and "within the budget" in text
     assert "measured: peak " in text and " (estimate " in text
+    assert "every region runs reversibly" in text
+    assert main(["memory", path, "--batch", "4", "--budget", "1GiB", "--repeat", "1"]) == 0
+    assert "every region runs as in standard mode" in capsys.readouterr().out
+
+
+def test_a_budget_that_keeps_nothing_does_not_take_the_blame(tmp_path, capsys):
+    """The BiRNN example peaks above standard mode in reversible mode itself: with a budget that
+    keeps nothing the note says so, rather than blaming kept steps there are none of."""
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "resources" / "examples" / "birnn_sequence.revs"
+    assert main(["memory", str(example), "--batch", "8", "--budget", "0", "--repeat", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "the budget keeps nothing here, and reversible mode's own peak is above standard mode's" in text
+    assert "the kept steps are alive" not in text
 
 
 def test_a_bad_budget_is_a_usage_error(tmp_path, capsys):

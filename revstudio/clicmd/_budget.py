@@ -48,8 +48,12 @@ def budget_lines(section: dict[str, Any]) -> str:
 
     limit = section["budget_bytes"]
     name = "unlimited" if limit is None else fmt_bytes(limit)
+    regions = section["regions"]
+    rest = ("no reversible region: nothing to keep" if not regions else
+            "every region runs as in standard mode" if all(r["state"] == "kept" for r in regions) else
+            "every region runs reversibly" if not section["kept_bytes"] else "the rest runs reversibly")
     lines = ["", f"memory budget {name}: keeps {fmt_bytes(section['kept_bytes'])} of activations "
-                 "(static estimate); the rest runs reversibly"]
+                 f"(static estimate); {rest}"]
     for r in section["regions"]:
         lines.append(f"  region {r['region']}: {r['state']}, first {r['kept_steps']} of {r['steps']} steps "
                      f"({fmt_bytes(r['kept_bytes'])} of {fmt_bytes(r['standard_bytes'])})")
@@ -59,7 +63,10 @@ def budget_lines(section: dict[str, Any]) -> str:
                  f"kept after forward {fmt_bytes(m['kept_bytes'])} "
                  f"({fmt_bytes(m['kept_beyond_reversible'])} beyond reversible mode's: {verdict}), "
                  f"{m['seconds']:.4f} s")
-    if section.get("peak_above_standard"):
+    if section.get("peak_above_standard") and not section["kept_bytes"]:
+        lines.append("  note: the budget keeps nothing here, and reversible mode's own peak is above standard "
+                     "mode's: standard mode is smaller and faster here")
+    elif section.get("peak_above_standard"):
         lines.append("  note: the peak under this budget is above standard mode's (the kept steps are alive while "
                      "the rest rebuilds): standard mode is smaller and faster here; a larger budget keeps whole "
                      "regions, a smaller one keeps fewer steps")

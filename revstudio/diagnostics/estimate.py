@@ -210,11 +210,15 @@ class MemoryEstimate:
 def fmt_bytes(n: float) -> str:
     """1.5 MiB: short binary units for labels and tables (the CLI's and the editor's)."""
     value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(value) < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    for i, unit in enumerate(units):
+        if unit == "B" and abs(value) < 1024:
+            return f"{value:.0f} B"
+        # (1023.96 KiB would print as "1024.0 KiB": such a value is the next unit's 1.0)
+        if unit != "B" and (round(abs(value), 1) < 1024 or i == len(units) - 1):
+            return f"{value:.1f} {unit}"
         value /= 1024
-    return f"{value:.1f} TiB"  # pragma: no cover
+    return f"{value:.1f} EiB"  # pragma: no cover
 
 
 def input_dtype(graph: Graph) -> str:

@@ -99,6 +99,19 @@ def _estimates(graph: Any, report: Any, batch: int, mode: str, optimizer: str | 
         return None, None
 
 
+def _budget_kept(graph: Any, report: Any, batch: int, mode: str, budget: int | None) -> dict[str, Any] | None:
+    """What a memory ``budget`` keeps at this batch in reversible mode (``memory --budget``'s
+    choice: kept bytes, and per region its first steps kept), for the run's first row."""
+    if mode != "reversible" or budget is None or not getattr(report, "regions", None):
+        return None
+    from revstudio.diagnostics.budget import budget_choice
+
+    try:
+        return budget_choice(graph, report, budget, batch=batch).to_json()
+    except (ValueError, KeyError):  # a graph the prices cannot read: the run goes on without the line
+        return None
+
+
 class _Run:
     """The state of one run; :func:`train` is its only user."""
 
@@ -217,6 +230,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     loss_fn = Loss(data.task.kind)
     classification = data.task.kind == "classification"
     estimate, standard_estimate = _estimates(graph, report, local, cfg.mode, budget=cfg.memory_budget)
+    budget_kept = _budget_kept(graph, report, local, cfg.mode, cfg.memory_budget)
     regions = list(getattr(report, "regions", []) or [])
     meter = PeakMeter(device)
 
@@ -285,7 +299,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
               "device": str(device), "versions": _versions(), "parameters": int(params), "total_steps": total,
               "steps_per_epoch": spe, "mode": cfg.mode, "task": data.task.kind, "estimate_bytes": estimate,
               "standard_estimate_bytes": standard_estimate, "regions": [r.id for r in regions],
-              "resumed_from": resumed_from, "processes": dist.world, "batch_size": batch,
+              "budget": budget_kept, "resumed_from": resumed_from, "processes": dist.world, "batch_size": batch,
               "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", ""))})
 
     window = {"loss": 0.0, "correct": 0.0, "count": 0, "steps": 0, "t": time.perf_counter()}

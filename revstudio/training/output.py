@@ -43,33 +43,41 @@ class JsonRows(Callback):
 
 
 def _fmt_bytes(n: Any) -> str:
-    if not isinstance(n, (int, float)):
-        return "-"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)  # pragma: no cover
+    from revstudio.diagnostics.estimate import fmt_bytes  # (torch-free)
+
+    return fmt_bytes(n) if isinstance(n, (int, float)) else "-"
 
 
 def _budget_note(row: dict[str, Any]) -> str:
-    """", memory budget 64.0 MiB" for a run with one (said to do nothing outside reversible mode)."""
+    """" (memory budget 64.0 MiB: keeps the first 3/8 steps)" for a run with one (said to do
+    nothing outside reversible mode)."""
     budget = (row.get("config") or {}).get("memory_budget")
     if budget is None:
         return ""
-    unused = "" if row.get("mode") == "reversible" else ", unused outside reversible mode"
-    return f" (memory budget {_fmt_bytes(budget)}{unused})"
+    if row.get("mode") != "reversible":
+        return f" (memory budget {_fmt_bytes(budget)}, unused outside reversible mode)"
+    kept = row.get("budget") or {}
+    regions = kept.get("regions") or []
+    parts = []
+    for r in regions:
+        what = ("whole" if r.get("state") == "kept" else f"the first {r.get('kept_steps')}/{r.get('steps')} steps"
+                if r.get("kept_steps") else "nothing")
+        parts.append(what if len(regions) == 1 else f"{r.get('region')} {what}")
+    keeps = f": keeps {', '.join(parts)} at batch {kept.get('batch')}" if parts else ""
+    return f" (memory budget {_fmt_bytes(budget)}{keeps})"
 
 
 def _budget_over_standard(row: dict[str, Any]) -> str:
-    """A note where a memory budget's estimated peak is above standard mode's (it keeps a region's
-    first steps alive while the rest rebuilds): then standard mode is smaller and faster."""
+    """A note where the run's estimated peak is above standard mode's: under a memory budget (it
+    keeps a region's first steps alive while the rest rebuilds) or in reversible mode itself
+    (wide streams on a shallow model). Then standard mode is smaller and faster."""
     est, std = row.get("estimate_bytes"), row.get("standard_estimate_bytes")
-    if (row.get("config") or {}).get("memory_budget") is None or row.get("mode") != "reversible" \
-            or not isinstance(est, int) or not isinstance(std, int) or est <= std:
+    if row.get("mode") != "reversible" or not isinstance(est, int) or not isinstance(std, int) or est <= std:
         return ""
-    return (f"note: under this memory budget the estimated peak ({_fmt_bytes(est)}) is above standard mode's "
-            f"({_fmt_bytes(std)}); --mode standard would be smaller and faster")
+    kept = (row.get("budget") or {}).get("kept_bytes")
+    cause = ("under this memory budget the estimated peak" if kept else "reversible mode's estimated peak")
+    return (f"note: {cause} ({_fmt_bytes(est)}) is above standard mode's ({_fmt_bytes(std)}); "
+            "--mode standard would be smaller and faster")
 
 
 def _eta(seconds: float) -> str:

@@ -91,8 +91,11 @@ def test_a_memory_budget_from_the_command_line_reaches_the_run(tmp_path, capsys)
     assert cli.main(["train", EXAMPLE, *quiet, "--json", "--out", str(tmp_path / "a"), "--memory-budget", "64MiB"]) == 0
     started = _rows(capsys.readouterr().out)[0]
     assert started["config"]["memory_budget"] == 64 << 20
+    # what it keeps, as memory --budget would say at the run's batch (64 MiB: every region whole)
+    assert started["budget"]["kept_bytes"] > 0 and started["budget"]["regions"]
+    assert all(r["state"] == "kept" for r in started["budget"]["regions"])
     assert cli.main(["train", EXAMPLE, *quiet, "--out", str(tmp_path / "b"), "--memory-budget", "0"]) == 0
-    assert "in reversible mode (memory budget 0 B)" in capsys.readouterr().out
+    assert "in reversible mode (memory budget 0 B: keeps nothing at batch" in capsys.readouterr().out
     assert cli.main(["train", EXAMPLE, *quiet, "--out", str(tmp_path / "c"), "--memory-budget", "1MiB",
                      "--mode", "standard"]) == 0
     assert "memory budget 1.0 MiB, unused outside reversible mode" in capsys.readouterr().out
@@ -110,7 +113,9 @@ def test_a_memory_budget_from_the_command_line_reaches_the_run(tmp_path, capsys)
     over = next(b for b in range(1 << 10, 1 << 16, 1 << 10) if budget_peak(graph, report, b, batch=8) > standard)
     assert cli.main(["train", str(tmp_path / "shallow.revs"), *quiet, "--out", str(tmp_path / "d"),
                      "--memory-budget", str(over)]) == 0
-    assert "above standard mode's" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "the first " in text and "steps at batch" in text
+    assert "note: under this memory budget the estimated peak" in text and "above standard mode's" in text
     assert cli.main(["train", EXAMPLE, "--memory-budget", "lots"]) == 2
     err = capsys.readouterr().err
     assert "--memory-budget" in err and "'lots' is not an amount of memory" in err
