@@ -27,15 +27,16 @@ def prefix_cost(costs: Sequence[int], refunds: Sequence[int] | None, n: int,
                 fixed: Sequence[int] | None = None) -> int:
     """What keeping the first ``n`` steps costs beyond reversible mode: their bytes less what
     the cut after them gives back (``refunds[n]``: values the reversible rest releases), plus
-    what the cut adds (``fixed[n]``: the rest's inversion-error samples of them). A whole
-    region has no cut and no samples; its ``refunds[len(costs)]`` is what reversible mode
-    keeps for it anyway (its wide outputs), which keeping it whole gives back."""
+    what keeping them adds whatever the batch (``fixed[n]``: the rest's inversion-error
+    samples of them, their bytes that do not grow with the batch). A whole region has no
+    cut and no samples; its ``refunds[len(costs)]`` is what reversible mode keeps for it
+    anyway (its wide outputs), which keeping it whole gives back."""
     total = sum(max(0, int(c)) for c in costs[:n])
     if n <= 0:
         return total
     if refunds is not None and n < len(refunds):
         total = max(0, total - max(0, int(refunds[n])))
-    if n < len(costs) and fixed is not None and n < len(fixed):
+    if fixed is not None and n < len(fixed):
         total += max(0, int(fixed[n]))
     return total
 

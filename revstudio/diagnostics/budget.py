@@ -106,9 +106,11 @@ Prices = tuple[dict[str, list[int]], dict[str, list[int]], dict[str, list[int]]]
 def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None = None,
                 regions: Sequence[Any] | None = None) -> Prices:
     """(:func:`step_costs`, refunds, fixed): ``refunds[rid][n]`` is what a cut after the first
-    ``n`` steps gives back of their costs, ``fixed[rid][n]`` what the cut itself adds whatever
-    the batch: the reversible rest keeps a few samples of each value it rebuilds from the
-    head (its inversion-error reference; the values themselves it releases).
+    ``n`` steps gives back of their costs, ``fixed[rid][n]`` what keeping them adds whatever
+    the batch: the bytes of the first ``n`` steps that do not grow with it, and the samples
+    the reversible rest keeps of each value it rebuilds from the head (its inversion-error
+    reference; the values themselves it releases). Costs and refunds are at ``batch`` and
+    grow with it; ``fixed[rid][len]`` is the whole region's.
 
     The reversible rest releases the values it reads from the kept head and rebuilds them
     in backward, so a coupling merge whose result crosses the cut keeps nothing after all
@@ -119,29 +121,43 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
     regions = list(report.regions if regions is None else regions)
     if not regions:
         return {}, {}, {}
-    est = estimate(graph, report, regions, batch=batch, dtype=dtype)
+    # a step's bytes are a part per sample and a part whatever the batch (a flow layer's weight
+    # built from its factors): priced at two batches, the constant part goes with the cuts
+    # (``fixed``), so scaling the costs by the batch never scales it
+    one = estimate(graph, report, regions, batch=1, dtype=dtype)
+    two = estimate(graph, report, regions, batch=2, dtype=dtype)
+    scale = max(1, int(batch))
     costs_of: dict[str, list[int]] = {}
     refunds_of: dict[str, list[int]] = {}
     fixed_of: dict[str, list[int]] = {}
     for region in regions:
         costs: list[int] = []
+        consts: list[int] = []
         ends: list[int | None] = []  # per expanded step: the region step it completes (None: a copy inside)
         step_nodes = _step_nodes(region)
         for j, nodes in enumerate(step_nodes):
-            cost = sum(est.nodes[n].activation_bytes["standard"] for n in nodes if n in est.nodes)
+            at1 = sum(one.nodes[n].activation_bytes["standard"] for n in nodes if n in one.nodes)
+            at2 = sum(two.nodes[n].activation_bytes["standard"] for n in nodes if n in two.nodes)
+            per, const = max(0, at2 - at1), max(0, 2 * at1 - at2)
             times = _copies(graph, nodes[0])  # each copy of a Repeat is a step (alike: an equal share)
-            costs += [cost // times] * times
+            costs += [-(-per * scale // times)] * times  # (rounded up: a share never prices low)
+            consts += [-(-const // times)] * times
             ends += [None] * (times - 1) + [j]
         # the first steps read the region's inputs: where reversible mode releases those
         # (a stem layer's result), keeping the head keeps them alive, so the head pays for them
-        freed = est.regions.get(region.id)
+        freed = one.regions.get(region.id)
         if costs and freed is not None:
-            costs[0] += max(0, int(freed.freed_input_bytes))
+            costs[0] += max(0, int(freed.freed_input_bytes)) * scale
+        if costs and any(_flows(graph, nodes[0], set()) for nodes in step_nodes):
+            # a flow's head hands its log-determinant so far to the rest, which copies it (the
+            # runtime's wide dtype): one more float64 per sample at any cut
+            costs[0] += 8 * scale
         costs_of[region.id] = costs
-        refunds_of[region.id] = refunds = _cut_refunds(graph, report, region, step_nodes, ends, est)
+        refunds_of[region.id] = refunds = [r * scale for r in _cut_refunds(graph, report, region, step_nodes, ends, one)]
         if freed is not None and costs:  # kept whole, what reversible mode keeps for it (its
-            refunds[len(costs)] = max(0, int(freed.reversible_bytes))  # wide outputs) is given back
-        fixed_of[region.id] = [SAMPLE_BYTES * n for n in _cut_values(graph, step_nodes, ends)]
+            refunds[len(costs)] = max(0, int(freed.reversible_bytes)) * scale  # wide outputs) is given back
+        samples = [SAMPLE_BYTES * n for n in _cut_values(graph, step_nodes, ends)]
+        fixed_of[region.id] = [samples[n] + sum(consts[:n]) for n in range(len(samples))]
     return costs_of, refunds_of, fixed_of
 
 
@@ -386,6 +402,26 @@ def kept_parts(graph: Graph, region: Any, kept_steps: int, costs: Sequence[int])
         n += times
         out.update(nodes)
     return frozenset(out), 0
+
+
+_FLOW_TYPES = ("AffineCoupling", "ActNorm", "InvConv1x1")  # the layers that add a log-determinant
+
+
+def _flows(graph: Graph, nid: str, seen: set[str]) -> bool:
+    """Whether a node adds a log-determinant, itself or in the group body it runs."""
+    node = graph.nodes.get(nid)
+    if node is None:
+        return False
+    if node.type in _FLOW_TYPES:
+        return True
+    name = node.params.get("group") if node.type in ("Group", "Repeat") else None
+    body = graph.groups.get(name) if isinstance(name, str) and name not in seen else None
+    if body is None:
+        return False
+    seen.add(str(name))
+    inner = Graph(body.name)
+    inner.nodes, inner.edges, inner.groups = body.nodes, body.edges, graph.groups
+    return any(_flows(inner, n, seen) for n in body.nodes)
 
 
 def _copies(graph: Graph, step: str) -> int:

@@ -179,14 +179,24 @@ def _birnn(v: NodeView) -> Saves:
     return Saves(inputs=("in",), extra_bytes=kept, approximate=True)
 
 
+def _channels(v: NodeView) -> int:
+    shape = v.inputs.get("in")
+    return int(shape[0]) if shape else 0
+
+
 def _actnorm(v: NodeView) -> Saves:
-    # y = (x + b) * s keeps the shifted input for the gradient of s
-    return Saves(extra_bytes=v.in_bytes("in"), approximate=True)
+    # y = (x + b) * s keeps the shifted input for the gradient of s, and the scale s and its
+    # log-determinant, whatever the batch (measured, torch 2.13 CPU: C + 1 elements)
+    const = (_channels(v) + 1) * v.element_bytes
+    return Saves(extra_bytes=v.in_bytes("in") + const, approximate=True)
 
 
 def _invconv(v: NodeView) -> Saves:
-    # a 1x1 convolution keeps its input; the weight built from its LU factors is small
-    return Saves(inputs=("in",), approximate=True)
+    # a 1x1 convolution keeps its input, and the weight built from its LU factors keeps three
+    # C x C matrices, a C vector and the log-determinant for backward, whatever the batch
+    # (measured, torch 2.13 CPU: 3C^2 + C + 1 elements; 1,780 B at 12 channels)
+    c = _channels(v)
+    return Saves(inputs=("in",), extra_bytes=(3 * c * c + c + 1) * v.element_bytes, approximate=True)
 
 
 def _output(v: NodeView) -> Saves:
