@@ -98,5 +98,14 @@ def test_check_shows_the_projects_own_budget(tmp_path, capsys):
     assert main(["check", str(path), "--batch", "4", "--json"]) == 0
     budget = json.loads(capsys.readouterr().out)["budget"]
     assert budget["used"] is False and budget["mode"] == "checkpoint"
+    # a value train refuses is shown with the config's own message, not dropped without a word
+    for bad in (True, 1.5, "lots", -1):
+        graph.training = {"version": 1, "memory_budget": bad, "batch_size": 4}
+        save(graph, path)
+        assert main(["check", str(path), "--batch", "4"]) == 0
+        text = capsys.readouterr().out
+        assert "memory budget: training.memory_budget:" in text and "train refuses it" in text, bad
+        assert main(["check", str(path), "--batch", "4", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["budget"]["error"].startswith("training.memory_budget")
     assert main(["check", _project(tmp_path)]) == 0  # no budget: no line
     assert "memory budget" not in capsys.readouterr().out

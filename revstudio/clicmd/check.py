@@ -62,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         data = report.to_json()
         budget = _project_budget(graph, report)
+        problem = _budget_problem(graph)
+        if problem is not None:
+            data["budget"] = {"error": problem}
         if budget is not None:
             from revstudio.diagnostics.budget import budget_choice, budget_peak
 
@@ -126,6 +129,9 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
         lines += ["", "memory estimate:"]
         lines += ["  " + line for line in _estimate_lines(report.estimate)]
         budget = _project_budget(graph, report)
+        problem = _budget_problem(graph)
+        if problem is not None:
+            lines.append(f"  memory budget: {problem} (train refuses it; fix it in Run > Run Settings)")
         if budget is not None:
             from revstudio.diagnostics.budget import budget_summary
 
@@ -137,6 +143,20 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
     return "\n".join(lines)
 
 
+def _budget_problem(graph: Graph) -> str | None:
+    """The config's own message for a ``training.memory_budget`` train would refuse, else None."""
+    section = getattr(graph, "training", None) or {}
+    if section.get("memory_budget") is None:
+        return None
+    from revstudio.training.config import ConfigError, TrainConfig  # (torch-free)
+
+    try:
+        TrainConfig.from_section({"memory_budget": section["memory_budget"]})
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
 def _training_mode(graph: Graph) -> str:
     mode = (getattr(graph, "training", None) or {}).get("mode", "reversible")
     return mode if isinstance(mode, str) else "reversible"
@@ -144,17 +164,19 @@ def _training_mode(graph: Graph) -> str:
 
 def _project_budget(graph: Graph, report: Report) -> tuple[int, int] | None:
     """(bytes, batch) of the project's own memory budget at the estimate's batch, where it has
-    one, a valid graph and reversible regions; None otherwise (a bad value is train's to refuse)."""
+    one, a valid graph and reversible regions; None otherwise (a bad value: :func:`_budget_problem`).
+    Read as train reads it (the config's own reading), so both show the same budget."""
     budget = (getattr(graph, "training", None) or {}).get("memory_budget")
     estimate = getattr(report, "estimate", None)
     if budget is None or estimate is None or not report.regions or not report.valid:
         return None
-    from revstudio.diagnostics.budget import parse_bytes
+    from revstudio.training.config import ConfigError, TrainConfig  # (torch-free)
 
     try:
-        return parse_bytes(budget if isinstance(budget, int) else str(budget)), int(estimate.batch)
-    except (ValueError, TypeError):
+        limit = TrainConfig.from_section({"memory_budget": budget}).memory_budget
+    except ConfigError:
         return None
+    return (int(limit), int(estimate.batch)) if limit is not None else None
 
 
 def _region_text(data: dict[str, Any]) -> str:

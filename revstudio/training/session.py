@@ -173,11 +173,14 @@ def run_session(req: Request) -> int:
                 RunDirRows(writer).on_row(row)
         return code
 
-    try:
-        graph, cfg, resume, base = _load(req)
-        source = os.path.join(req.resume, "project.revs") if req.resume else str(req.file)
-        from revstudio.cli import CliError
+    from revstudio.cli import CliError
 
+    try:
+        try:  # an unreadable project (not JSON, NaN in it, a missing file) is the user's to fix
+            graph, cfg, resume, base = _load(req)
+        except CliError as exc:
+            return failed(str(exc), exc.code)
+        source = os.path.join(req.resume, "project.revs") if req.resume else str(req.file)
         try:
             graph, report = load_checked(source, batch=cfg.batch_size)
         except CliError as exc:

@@ -199,3 +199,14 @@ def test_a_missing_file_is_a_failed_row_with_json(tmp_path, capsys) -> None:
     assert cli.main(["train", str(tmp_path / "nope.revs"), "--json"]) == 2
     row = json.loads(capsys.readouterr().out)
     assert row["event"] == "failed" and "nope.revs" in row["message"] and row["exit_code"] == 2
+
+
+def test_an_unreadable_project_is_the_users_to_fix_not_an_internal_error(tmp_path, capsys) -> None:
+    """A NaN in the project file (which JSON does not allow) was reported as an internal error."""
+    data = json.loads(open(EXAMPLE).read())
+    data["training"] = {**data.get("training", {}), "memory_budget": "NAN_HERE"}
+    path = tmp_path / "nan.revs"
+    path.write_text(json.dumps(data).replace('"NAN_HERE"', "NaN"))
+    assert cli.main(["train", str(path), "--steps", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "NaN is not a number JSON allows" in err and "internal error" not in err
