@@ -42,6 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "'unlimited'): shows which regions it keeps and measures it")
 
 
+def _off(error: float) -> str:
+    """An estimate's error as a signed percentage, "0%" where it rounds to none (not "-0%")."""
+    return "0%" if round(error * 100) == 0 else f"{error:+.0%}"
+
+
 def _budget_arg(text: str) -> float:
     if text.strip().lower() in ("unlimited", "inf", "none"):
         return float("inf")
@@ -137,7 +142,7 @@ def _table(path: str, batch: int, device: Any, modes: dict[str, dict], estimate:
         runs = m.get("seconds_runs") or [m["seconds"]]
         spread = f" ({min(runs):.4f}-{max(runs):.4f})" if len(runs) > 1 else ""
         rows.append((mode, fmt_bytes(m["peak_bytes"]),
-                     (f"{fmt_bytes(est_peak)} ({est_peak / m['peak_bytes'] - 1:+.0%})"
+                     (f"{fmt_bytes(est_peak)} ({_off(est_peak / m['peak_bytes'] - 1)})"
                       if isinstance(est_peak, int) and m["peak_bytes"] else "-"),
                      fmt_bytes(m["kept_bytes"]),
                      fmt_bytes(est) if isinstance(est, int) else "-", f"{m['seconds']:.4f}{spread}",
