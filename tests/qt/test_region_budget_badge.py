@@ -33,7 +33,7 @@ def test_badge_names_what_the_budget_keeps(qtbot):
         assert all("budget" not in r.label and "budget" not in r.toolTip() for r in scene.region_items)
     # a budget whose kept steps, alive while the rest rebuilds, lift the peak above standard
     # mode's says so: standard mode would be smaller and faster (the run settings' hint agrees)
-    doc.push(SetTraining(graph, {"version": 1, "memory_budget": 46416, "batch_size": 8}))
+    doc.push(SetTraining(graph, {"version": 1, "memory_budget": 36864, "batch_size": 8}))
     doc.recompute()
     (item,) = scene.region_items
     assert item.label.endswith("steps kept, peak above standard's"), item.label

@@ -50,8 +50,8 @@ def test_a_fitted_label_shortens_then_elides(qtbot):
     assert label.text() == ""
 
 
-def test_the_memory_axis_is_in_the_lines_binary_units(qtbot):
-    """The axis and the lines' labels say the same unit: the 2.9 MiB line sits at 2.9 on it."""
+def _shown(qtbot) -> PlotsPanel:
+    """A plots panel on screen with the synthetic run drawn."""
     panel = PlotsPanel()
     qtbot.addWidget(panel)
     panel.resize(900, 520)
@@ -59,6 +59,12 @@ def test_the_memory_axis_is_in_the_lines_binary_units(qtbot):
     qtbot.waitExposed(panel)
     panel.set_runs([synthetic_run()])
     qtbot.wait(50)
+    return panel
+
+
+def test_the_memory_axis_is_in_the_lines_binary_units(qtbot):
+    """The axis and the lines' labels say the same unit: the 2.9 MiB line sits at 2.9 on it."""
+    panel = _shown(qtbot)
     axis = panel.memory.plot.getAxis("left")
     assert axis.labelString().split(">")[1].startswith("peak (MiB)"), axis.labelString()
     line = panel._memory_refs[0]
@@ -72,13 +78,7 @@ def test_the_gradient_check_band_is_drawn_only_where_there_are_checks(qtbot):
     """A run without gradient checks gets an empty plot that says why, not one the red band fills."""
     from revstudio.qt.plots.rows import RunData
 
-    panel = PlotsPanel()
-    qtbot.addWidget(panel)
-    panel.resize(900, 520)
-    panel.show()
-    qtbot.waitExposed(panel)
-    panel.set_runs([synthetic_run()])
-    qtbot.wait(50)
+    panel = _shown(qtbot)
     assert panel._band.isVisible() and panel.gradcheck.note.text() == ""
     for config, regions, said in (({"gradcheck_every": 0}, ["r0"], "gradient checks are off in this run"),
                                   ({}, ["r0"], "no gradient check yet"),
