@@ -118,6 +118,7 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
     their results are tensors of their own, which the runtime can release; 0 elsewhere
     (inside a Repeat, for views), so the price errs high, never low.
     """
+    own = regions is None  # the check's own regions: its estimate can be one of the two below
     regions = list(report.regions if regions is None else regions)
     if not regions:
         return {}, {}, {}
@@ -125,8 +126,11 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
     # built from its factors): priced at two batches, the constant part goes with the cuts
     # (``fixed``), so scaling the costs by the batch never scales it
     one = estimate(graph, report, regions, batch=1, dtype=dtype)
-    two = estimate(graph, report, regions, batch=2, dtype=dtype)
+    other = getattr(report, "estimate", None) if own else None
+    if other is None or other.batch < 2 or other.dtype != one.dtype:
+        other = estimate(graph, report, regions, batch=2, dtype=dtype)
     scale = max(1, int(batch))
+    span = int(other.batch) - 1  # (bytes at batch b = per sample * b + constant, exactly)
     costs_of: dict[str, list[int]] = {}
     refunds_of: dict[str, list[int]] = {}
     fixed_of: dict[str, list[int]] = {}
@@ -137,8 +141,9 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
         step_nodes = _step_nodes(region)
         for j, nodes in enumerate(step_nodes):
             at1 = sum(one.nodes[n].activation_bytes["standard"] for n in nodes if n in one.nodes)
-            at2 = sum(two.nodes[n].activation_bytes["standard"] for n in nodes if n in two.nodes)
-            per, const = max(0, at2 - at1), max(0, 2 * at1 - at2)
+            at_b = sum(other.nodes[n].activation_bytes["standard"] for n in nodes if n in other.nodes)
+            per = max(0, -(-(at_b - at1) // span))  # (rounded up, should a rule not be exactly linear)
+            const = max(0, at1 - per)
             times = _copies(graph, nodes[0])  # each copy of a Repeat is a step (alike: an equal share)
             costs += [-(-per * scale // times)] * times  # (rounded up: a share never prices low)
             consts += [-(-const // times)] * times
@@ -449,12 +454,17 @@ def region_badges(graph: Graph, report: Any) -> dict[str, str]:
         return {}
     try:
         limit = parse_bytes(budget if isinstance(budget, int) else str(budget))
+        if limit == 0:
+            return {}  # keeps nothing (a step that costs nothing is left to the rest)
         batch = max(1, int(section.get("batch_size", 32) or 32))
         choice, costs = _choice(graph, report, limit, batch, None)
         badges = {rid: text for rid in choice.regions if (text := choice.badge(rid))}
-        if badges:
+        # only a cut keeps a head alive while its rest rebuilds: whole regions peak as standard mode
+        if any(0 < r.kept_steps < r.steps for r in choice.regions.values()):
             regions = list(getattr(report, "regions", None) or [])
-            est = estimate(graph, report, regions, batch=batch)
+            est = report.estimate  # (the figures' own, at this batch: its peaks are walked already)
+            if est.batch != batch:
+                est = estimate(graph, report, regions, batch=batch)
             if _peak_under(graph, est, regions, choice, costs) > est.peak_bytes("standard"):
                 badges = {rid: f"{text}, peak above standard's" for rid, text in badges.items()}
     except (ValueError, TypeError, KeyError):
