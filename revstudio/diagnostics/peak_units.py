@@ -249,6 +249,9 @@ class UnitBuilder:
         """Computing steps a group body runs as in a region (nested groups' counted in)."""
         from revstudio.compiler.regions import body_steps
 
+        memo: dict[str, int] = self.__dict__.setdefault("_body_parts_memo", {})
+        if name in memo:
+            return memo[name]
         steps = body_steps(self.w.graph, self.w.report, name) if name not in active else None
         if not steps:
             return 1
@@ -264,7 +267,8 @@ class UnitBuilder:
             count += times * (self._body_parts(inner, active) if isinstance(inner, str) else
                               2 if kind == "AdditiveCoupling" else 1)
         active.discard(name)
-        return max(1, count)
+        memo[name] = max(1, count)  # (one analysis of a body per walk, however many nodes run it)
+        return memo[name]
 
     def region(self, region: Any) -> Unit:
         """Reversible mode: the region keeps its outputs (wide) and side inputs; backward
