@@ -405,20 +405,27 @@ class _Analyzer:
                       {m: couplings[m] for m in ordered_steps if m in couplings})
 
 
-def body_steps(graph: Graph, report: Any, name: str) -> list[tuple[str, str]] | None:
-    """(node id, type) of the steps an invertible group body ``name`` runs as, in order, as the
-    compiler splices them into a region (a wired coupling is one step, typed "coupling");
-    None where the body is not one invertible region."""
+def body_regions(graph: Graph, report: Any, name: str) -> tuple[list[Region], Any] | None:
+    """(regions, analyzer) of the group body ``name``, analysed as the compiler analyses it
+    (regions of structural steps alone kept: a body may be one); None without the body or
+    its part of the check's report."""
     body = graph.groups.get(name)
     sub_report = (getattr(report, "groups", {}) or {}).get(name)
     if body is None or sub_report is None:
         return None
     sub = _Analyzer(_with_groups(body, graph.groups), sub_report, {})
     sub.root_groups = graph.groups  # type: ignore[attr-defined]
-    result = sub.run(keep_trivial=True)
-    if len(result.regions) != 1:
+    return list(sub.run(keep_trivial=True).regions), sub
+
+
+def body_steps(graph: Graph, report: Any, name: str) -> list[tuple[str, str]] | None:
+    """(node id, type) of the steps an invertible group body ``name`` runs as, in order, as the
+    compiler splices them into a region (a wired coupling is one step, typed "coupling");
+    None where the body is not one invertible region."""
+    found = body_regions(graph, report, name)
+    if found is None or len(found[0]) != 1:
         return None
-    region = result.regions[0]
+    (region,), sub = found
     couplings = getattr(region, "couplings", {}) or {}
     return [(n, "coupling" if n in couplings else sub.v.type(n)) for n in region.steps]
 

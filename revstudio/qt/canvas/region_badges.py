@@ -62,6 +62,33 @@ def region_items(graph: Any, report: Any, shown: Any) -> list[RegionItem]:
     return out
 
 
+def body_region_items(project: Any, report: Any, name: str, shown: Any) -> list[RegionItem]:
+    """Backdrops for a group body's tab: its reversible regions as the compiler finds them (the
+    project's report has them for the top level only). The body's memory is counted where the
+    group is used, so the label says what the region does, not what it saves."""
+    try:
+        from revstudio.compiler.regions import STRUCTURAL, body_regions
+    except ImportError:  # pragma: no cover - the compiler ships with the package
+        return []
+    found = body_regions(project, report, name) if report is not None else None
+    if found is None:
+        return []
+    regions, analyzer = found
+    out: list[RegionItem] = []
+    for region in regions:
+        steps = list(getattr(region, "steps", ()))
+        if not region.couplings and all(analyzer.v.type(n) in STRUCTURAL for n in steps):
+            continue  # only slicing and joining: nothing to rebuild
+        nodes = tuple(n for n in region.nodes if n in shown)
+        if not nodes:
+            continue
+        tip = (f"Reversible region {region.id} of group {name!r}: wherever the group runs, its {len(nodes)} "
+               "nodes run without storing activations (rebuilt from the outputs in backward). Its memory "
+               "is counted where the group is used: see the badge of the region around the Group node.")
+        out.append(RegionItem(str(region.id), nodes, "reversible (group body)", tip))
+    return out
+
+
 def _budget_badges(graph: Any, report: Any) -> dict[str, str]:
     try:
         from revstudio.diagnostics.budget import region_badges as budget_badges

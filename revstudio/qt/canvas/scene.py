@@ -21,7 +21,7 @@ from . import hover
 from .connect_rules import connection_reason
 from .display import format_shape, node_display
 from .node_item import NodeItem
-from .region_badges import region_items
+from .region_badges import body_region_items, region_items
 from .region_item import HintItem, RegionItem
 from .theme import Theme, theme_for
 from .wire_item import WireItem
@@ -136,6 +136,12 @@ class GraphScene(QGraphicsScene):
             self._add_wire_item(edge, format_shape(self.shape_of(edge.src, report)))
         self.apply_analysis(refresh_nodes=False)  # the items were just built from this report
         self._make_room(self.nodes_rect() if self.node_items else QRectF(-400, -300, 800, 600))
+
+    def group_name(self) -> str | None:
+        """The project's name for this scene's graph when it is a group body, else None."""
+        if self.graph is self.document.graph:
+            return None
+        return next((name for name, body in self.document.graph.groups.items() if body is self.graph), None)
 
     def report(self) -> Any:
         """The analysis for this scene's graph; a group body uses its part of the project's
@@ -329,7 +335,9 @@ class GraphScene(QGraphicsScene):
     def _apply_regions(self, report: Any) -> None:
         for region in self.region_items:
             self.removeItem(region)
-        self.region_items[:] = region_items(self.graph, report, self.node_items)
+        name = self.group_name()
+        self.region_items[:] = (region_items(self.graph, report, self.node_items) if name is None else
+                                body_region_items(self.document.graph, self.document.report, name, self.node_items))
         self._regions_by_node.clear()
         self._region_nodes = set()
         for item in self.region_items:
