@@ -98,6 +98,10 @@ def test_check_shows_the_projects_own_budget(tmp_path, capsys):
     assert main(["check", str(path), "--batch", "4", "--json"]) == 0
     budget = json.loads(capsys.readouterr().out)["budget"]
     assert budget["used"] is False and budget["mode"] == "checkpoint"
+    graph.training = {**graph.training, "mode": "bogus"}  # train refuses the mode; check reads the budget
+    save(graph, path)
+    assert main(["check", str(path), "--batch", "4"]) == 0
+    assert "unused in bogus mode" not in capsys.readouterr().out
     # a value train refuses is shown with the config's own message, not dropped without a word
     for bad in (True, 1.5, "lots", -1):
         graph.training = {"version": 1, "memory_budget": bad, "batch_size": 4}

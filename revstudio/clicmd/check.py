@@ -159,7 +159,7 @@ def _budget_problem(graph: Graph) -> str | None:
 
 def _training_mode(graph: Graph) -> str:
     mode = (getattr(graph, "training", None) or {}).get("mode", "reversible")
-    return mode if isinstance(mode, str) else "reversible"
+    return mode if mode in ("standard", "checkpoint") else "reversible"  # (a bad one is train's to refuse)
 
 
 def _project_budget(graph: Graph, report: Report) -> tuple[int, int] | None:

@@ -5,8 +5,8 @@ memory to spare can buy that time back. Given what each step of each region
 would keep for backward in standard mode (bytes, from the static estimate),
 :func:`select_kept` picks, within ``budget`` bytes, how many of the *first*
 steps of each region run as in standard mode (autograd keeps their
-activations), starting with the last region. The remaining (later) steps run
-reversibly. :func:`split_region_data` cuts a region's plain data
+activations): the most steps that fit, over all regions together. The remaining
+(later) steps run reversibly. :func:`split_region_data` cuts a region's plain data
 (``assembly.region_data``) at that step: a standard head and a reversible
 tail over the very same layers. The head comes first because a cut there is
 free: the tail releases the head's last values and rebuilds them in backward
@@ -44,41 +44,53 @@ def prefix_cost(costs: Sequence[int], refunds: Sequence[int] | None, n: int,
 def select_kept(costs: Mapping[str, Sequence[int]], budget: int | None,
                 refunds: Mapping[str, Sequence[int]] | None = None,
                 fixed: Mapping[str, Sequence[int]] | None = None) -> dict[str, int]:
-    """{region id: number of its first steps kept}, greedy from the last region backwards.
+    """{region id: number of its first steps kept}: the most computing steps that fit.
 
     ``costs``: per region (in execution order) the standard-mode bytes each step
     keeps; ``refunds`` and ``fixed`` (optional): per region, what a cut after the first
     ``n`` steps gives back and adds (see :func:`prefix_cost`). ``None`` = unlimited
-    (every step kept: standard mode's speed); 0 keeps only steps that cost nothing.
-    Within a region the kept steps are the longest prefix that fits (the whole region
-    often costs less than a long prefix: see :func:`prefix_cost`), and what is left of
-    the budget goes to the region before it. A partial prefix ends in steps that keep
-    nothing (a Concat, a Split) only where that costs less than the cut right after the
-    coupling before them (whose results the reversible rest releases and rebuilds).
+    (every step kept: standard mode's speed); 0 keeps nothing (reversible mode's memory).
+    Over all regions together, the choice keeps the most steps that cost something (a
+    kept step is a rebuild saved) within the budget, the cheapest such choice, so the steps
+    kept never fall as the budget grows. Prices need not grow with the steps: the whole of a
+    region often costs less than a long prefix, and a cut between a Concat and its Split
+    copies. A cut falls after free steps (a Concat, a Split) only where that costs less than
+    the cut right after the coupling before them (whose results the rest releases and rebuilds).
     """
-    left = None if budget is None else max(0, int(budget))
-    kept: dict[str, int] = {}
-    for rid in reversed(list(costs)):
-        steps = list(costs[rid])
+    if budget is None:
+        return {rid: len(steps) for rid, steps in costs.items()}
+    left = max(0, int(budget))
+    if left == 0:  # reversible mode's memory, exactly (a region whose whole costs nothing included)
+        return {rid: 0 for rid in costs}
+    # per region, the cuts worth having: (price, computing steps kept, cut), each dearer one keeping more
+    options: list[list[tuple[int, int, int]]] = []
+    for rid, steps in costs.items():
         back = None if refunds is None else refunds.get(rid)
         extra = None if fixed is None else fixed.get(rid)
-        if left is None:
-            kept[rid] = len(steps)
-            continue
-        price = [prefix_cost(steps, back, k, extra) for k in range(len(steps) + 1)]
-        n = max((k for k in range(len(steps) + 1) if price[k] <= left), default=0)
-        if n < len(steps):
-            # free steps ride with the reversible rest: among the cuts back over them the
-            # cheapest, the earliest of equals (right after a coupling). Prices need not grow
-            # with the steps (a cut between a Concat and its Split copies); a later cut wins
-            # only by costing less, so the steps kept grow with the budget
-            m = n
-            while m and not steps[m - 1]:
-                m -= 1
-            n = min(range(m, n + 1), key=lambda k: (price[k], k))
-        left -= price[n]
-        kept[rid] = n
-    return {rid: kept[rid] for rid in costs}
+        found: list[tuple[int, int, int]] = []
+        value = 0
+        for k in range(len(steps) + 1):
+            if k and steps[k - 1]:
+                value += 1
+            found.append((prefix_cost(steps, back, k, extra), value, k))
+        options.append(_frontier(found))
+    # regions combined one after another, keeping only choices no other beats in price and steps
+    best: list[tuple[int, int, tuple[int, ...]]] = [(0, 0, ())]
+    for found in options:
+        merged = [(p + q, v + w, (*ks, k)) for p, v, ks in best for q, w, k in found if p + q <= left]
+        best = [(p, v, ks) for p, v, ks in _frontier([(p, v, ks) for p, v, ks in merged])]
+    price, value, kept = max(best, key=lambda c: (c[1], -c[0]))
+    return dict(zip(costs, kept))
+
+
+def _frontier(choices: Sequence[tuple[int, int, Any]]) -> list[tuple[int, int, Any]]:
+    """The choices (price, value, what) that nothing cheaper or as cheap beats in value: by
+    price, each keeping more than every cheaper one (of equal ones the first, the earliest cut)."""
+    out: list[tuple[int, int, Any]] = []
+    for price, value, what in sorted(choices, key=lambda c: (c[0], -c[1])):
+        if not out or value > out[-1][1]:
+            out.append((price, value, what))
+    return out
 
 
 def step_reads(step: Mapping[str, Any]) -> list[str]:

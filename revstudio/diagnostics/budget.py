@@ -23,7 +23,7 @@ from .peak_units import SAMPLE_BYTES
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000 ** 2, "mb": 1000 ** 2, "g": 1000 ** 3,
           "gb": 1000 ** 3, "kib": 1024, "mib": 1024 ** 2, "gib": 1024 ** 3, "t": 1000 ** 4, "tb": 1000 ** 4,
-          "tib": 1024 ** 4}
+          "tib": 1024 ** 4, "pb": 1000 ** 5, "pib": 1024 ** 5, "eb": 1000 ** 6, "eib": 1024 ** 6}
 
 
 _MOST = (1 << 63) - 1  # (8 EiB: more than any machine's memory, and what a C long holds)
@@ -56,8 +56,7 @@ def parse_bytes(text: str | int) -> int:
     if value < 0:
         raise ValueError(f"{shown}: a memory budget cannot be negative")
     if value > _MOST:
-        raise ValueError(f"{shown} is more memory than any machine has (at most 8EiB); "
-                         "leave the budget empty for none")
+        raise ValueError(f"{shown} is more memory than any machine has (less than 8EiB)")
     return value
 
 
@@ -455,12 +454,13 @@ def region_badges(graph: Graph, report: Any) -> dict[str, str]:
     try:
         limit = parse_bytes(budget if isinstance(budget, int) else str(budget))
         if limit == 0:
-            return {}  # keeps nothing (a step that costs nothing is left to the rest)
+            return {}  # keeps nothing: reversible mode's memory
         batch = max(1, int(section.get("batch_size", 32) or 32))
         choice, costs = _choice(graph, report, limit, batch, None)
         badges = {rid: text for rid in choice.regions if (text := choice.badge(rid))}
-        # only a cut keeps a head alive while its rest rebuilds: whole regions peak as standard mode
-        if any(0 < r.kept_steps < r.steps for r in choice.regions.values()):
+        # kept activations alive while something rebuilds (the rest of a cut region, or another
+        # region) can lift the peak; every region kept whole peaks as standard mode
+        if badges and not all(r.state == "kept" for r in choice.regions.values()):
             regions = list(getattr(report, "regions", None) or [])
             est = report.estimate  # (the figures' own, at this batch: its peaks are walked already)
             if est.batch != batch:

@@ -207,18 +207,21 @@ class MemoryEstimate:
         }
 
 
-def fmt_bytes(n: float) -> str:
-    """1.5 MiB: short binary units for labels and tables (the CLI's and the editor's)."""
+def fmt_bytes(n: float, thousands: bool = False) -> str:
+    """1.5 MiB: short binary units for labels and tables (the CLI's and the editor's); a value
+    that would print as 1024.0 of a unit is the next unit's 1.0. ``thousands``: digits grouped
+    (for sizes past any device, in EiB)."""
     value = float(n)
     units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    sep = "," if thousands else ""
     for i, unit in enumerate(units):
-        if unit == "B" and abs(value) < 1024:
-            return f"{value:.0f} B"
-        # (1023.96 KiB would print as "1024.0 KiB": such a value is the next unit's 1.0)
-        if unit != "B" and (round(abs(value), 1) < 1024 or i == len(units) - 1):
-            return f"{value:.1f} {unit}"
+        last = i == len(units) - 1
+        if unit == "B" and (round(abs(value)) < 1024 or last):
+            return f"{value:{sep}.0f} B"
+        if unit != "B" and (round(abs(value), 1) < 1024 or last):
+            return f"{value:{sep}.1f} {unit}"
         value /= 1024
-    return f"{value:.1f} EiB"  # pragma: no cover
+    return f"{value:{sep}.1f} EiB"  # pragma: no cover
 
 
 def input_dtype(graph: Graph) -> str:

@@ -26,12 +26,10 @@ DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
 
 
 def fmt_bytes(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
-        if value < 1024 or unit == "EiB":
-            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
+    """Bytes in binary units with grouped digits (sizes past any device read as EiB)."""
+    from .estimate import fmt_bytes as short  # (estimate imports nothing of this module)
+
+    return short(n, thousands=True)
 
 
 @dataclass

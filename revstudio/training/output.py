@@ -68,12 +68,13 @@ def _budget_note(row: dict[str, Any]) -> str:
 
 
 def _budget_over_standard(row: dict[str, Any]) -> str:
-    """A note where the run's estimated peak is above standard mode's: under a memory budget (it
-    keeps a region's first steps alive while the rest rebuilds) or in reversible mode itself
-    (wide streams on a shallow model). Then standard mode is smaller and faster."""
+    """A note where a run under a memory budget has an estimated peak above standard mode's:
+    the budget keeps a region's first steps alive while the rest rebuilds, or it keeps nothing
+    and reversible mode itself peaks higher. Then standard mode is smaller and faster."""
     est, std = row.get("estimate_bytes"), row.get("standard_estimate_bytes")
-    if row.get("mode") != "reversible" or not isinstance(est, int) or not isinstance(std, int) or est <= std:
-        return ""
+    if (row.get("config") or {}).get("memory_budget") is None or row.get("mode") != "reversible" \
+            or not isinstance(est, int) or not isinstance(std, int) or est <= std:
+        return ""  # (without a budget, estimates this close are no advice to act on)
     kept = (row.get("budget") or {}).get("kept_bytes")
     cause = ("under this memory budget the estimated peak" if kept else "reversible mode's estimated peak")
     return (f"note: {cause} ({_fmt_bytes(est)}) is above standard mode's ({_fmt_bytes(std)}); "

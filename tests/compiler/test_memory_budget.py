@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "resources" / "examples"
 
 
-def test_select_keeps_first_steps_of_late_regions_first() -> None:
+def test_select_keeps_the_most_steps_that_fit_first_steps_first() -> None:
     costs = {"a": [5, 5, 5], "b": [4, 0, 4]}
     assert select_kept(costs, None) == {"a": 3, "b": 3}
     assert select_kept(costs, 0) == {"a": 0, "b": 0}
@@ -39,6 +39,11 @@ def test_select_keeps_first_steps_of_late_regions_first() -> None:
     # a prefix never ends in steps that keep nothing: the cut falls after a real step
     assert select_kept({"a": [0, 5, 0, 5]}, 5) == {"a": 2}
     assert select_kept({"a": [0, 5]}, 0) == {"a": 0}
+    # 0 is reversible mode's memory, even where a whole region costs nothing beyond it
+    assert select_kept({"a": [5]}, 0, {"a": [0, 5]}) == {"a": 0}
+    assert select_kept({"a": [5]}, 1, {"a": [0, 5]}) == {"a": 1}
+    # over several regions, the most steps that fit: not the last region's first
+    assert select_kept({"a": [3, 3, 3], "b": [8, 1]}, 8) == {"a": 2, "b": 0}
 
 
 def test_a_cut_gives_back_what_the_reversible_rest_releases() -> None:
@@ -54,6 +59,14 @@ def test_a_cut_gives_back_what_the_reversible_rest_releases() -> None:
     assert prefix_cost(costs["a"], refunds["a"], 4, [0, 1, 1, 2, 5]) == 21
 
 
+def test_fmt_bytes_never_writes_1024_of_a_unit() -> None:
+    from revstudio.diagnostics.estimate import fmt_bytes
+    from revstudio.diagnostics.sizes import fmt_bytes as grouped
+
+    assert [fmt_bytes(n) for n in (1023, 1023.5, 1048575, 1 << 40)] == ["1023 B", "1.0 KiB", "1.0 MiB", "1.0 TiB"]
+    assert grouped(1048575) == "1.0 MiB" and grouped(10**30) == "867,361,737,988.4 EiB"
+
+
 def test_parse_bytes() -> None:
     assert parse_bytes("64MiB") == 64 << 20
     assert parse_bytes("1.5 GB") == 1_500_000_000
@@ -62,6 +75,9 @@ def test_parse_bytes() -> None:
     assert parse_bytes("1e9") == parse_bytes("1 GB") == 10**9
     assert parse_bytes("1.1KiB") == 1126  # an amount in a unit rounds to the byte, exactly
     assert parse_bytes("0.1GB") == 100_000_000  # (decimal arithmetic: no float's 99,999,999)
+    assert parse_bytes("1PiB") == 1 << 50  # every unit fmt_bytes writes reads back
+    with pytest.raises(ValueError, match="less than 8EiB"):
+        parse_bytes("8EiB")
     with pytest.raises(ValueError, match="64MiB"):
         parse_bytes("lots")
     # a fraction of a byte, a negative or an absurd amount, a bool are refused, never cut off or
@@ -310,3 +326,33 @@ def test_a_budget_of_any_cuts_price_keeps_at_most_that(name: str) -> None:
             model.memory_budget = price
             kept = measure_step(model, (x,), timing_runs=0)["kept_bytes"] - base
             assert kept <= price, (batch, k, price, kept)
+
+
+def test_steps_kept_over_two_regions_grow_with_the_budget() -> None:
+    """Two regions (a Conv between them): 12 KiB kept 2 steps of the first and 20 KiB 1 of the
+    second (the last region was served first); the total now never falls, the model agrees."""
+    from revstudio.core.generate import Builder, classifier_head, wired_block
+
+    b = Builder("two-regions")
+    b.node("Input", "x", shape=[8, 8, 8])
+    src = "x.out"
+    for i in range(3):
+        src = wired_block(b, src, f"a{i}", 8)
+    b.node("Conv", "mid", out_channels=8, kernel_size=3, padding="same")
+    b.wire(src, "mid")
+    src = "mid.out"
+    for i in range(3):
+        src = wired_block(b, src, f"c{i}", 8)
+    classifier_head(b, src, 10)
+    graph = b.done()
+    report = full_check(graph, batch=8)
+    model = revstudio.compile(graph, device="cpu")
+    totals = []
+    for kib in range(0, 120, 4):
+        choice = budget_choice(graph, report, kib << 10, batch=8)
+        assert choice.kept_bytes <= kib << 10
+        kept = {rid: c.kept_steps for rid, c in choice.regions.items()}
+        model.memory_budget = kib << 10
+        assert model._root.kept_steps(8) == kept
+        totals.append(sum(kept.values()))
+    assert totals == sorted(totals) and totals[-1] > 12

@@ -124,3 +124,39 @@ def test_a_rest_of_only_the_closing_concat_counts_its_copies_apart(monkeypatch) 
     assert budget_choice(graph, report, budget, batch=8).regions[region.id].kept_steps == len(region.steps) - 1
     measured = measure_modes(graph, 8, torch.device("cpu"), budget=budget)["budget"]["peak_bytes"]
     assert abs(budget_peak(graph, report, budget, batch=8) - measured) <= 0.005 * measured
+
+
+def test_a_badge_says_when_a_whole_region_kept_beside_a_reversible_one_lifts_the_peak() -> None:
+    """Two regions, the first kept whole by the budget: it is alive while the second rebuilds,
+    so the peak can pass standard mode's though no region is cut; the badge says what the run
+    settings' hint and check say."""
+    from revstudio.core.generate import Builder, wired_block
+    from revstudio.diagnostics.budget import budget_choice, region_badges
+    from revstudio.diagnostics.estimate import estimate_peak
+
+    b = Builder("seq")
+    b.node("Input", "x", shape=[8, 8, 8])
+    src = "x.out"
+    for i in range(2):
+        src = wired_block(b, src, f"a{i}", 8)
+    b.node("Activation", "mid", fn="relu")
+    b.wire(src, "mid")
+    src = "mid.out"
+    for i in range(3):
+        src = wired_block(b, src, f"c{i}", 8)
+    b.node("Output", "y", name="y")
+    b.wire(src, "y")
+    graph = b.done()
+    report = full_check(graph, batch=8)
+    standard = estimate_peak(graph, report, batch=8, mode="standard")
+    checked = 0
+    for kib in range(1, 80):
+        graph.training = {"version": 1, "memory_budget": kib << 10, "batch_size": 8}
+        states = [c.state for c in budget_choice(graph, report, kib << 10, batch=8).regions.values()]
+        if "kept" not in states or all(s == "kept" for s in states):
+            continue
+        above = budget_peak(graph, report, kib << 10, batch=8) > standard
+        badges = region_badges(graph, report)
+        assert all(text.endswith("peak above standard's") is above for text in badges.values()), (kib, badges)
+        checked += 1
+    assert checked
