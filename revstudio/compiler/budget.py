@@ -74,13 +74,36 @@ def select_kept(costs: Mapping[str, Sequence[int]], budget: int | None,
                 value += 1
             found.append((prefix_cost(steps, back, k, extra), value, k))
         options.append(_frontier(found))
-    # regions combined one after another, keeping only choices no other beats in price and steps
-    best: list[tuple[int, int, tuple[int, ...]]] = [(0, 0, ())]
+    # regions combined one after another: cheapest[v] is the least price that keeps v computing
+    # steps over the regions so far (a knapsack over steps kept, the budget its bound)
+    cheapest: list[int | None] = [0]
+    picks: list[list[tuple[int, int] | None]] = []
     for found in options:
-        merged = [(p + q, v + w, (*ks, k)) for p, v, ks in best for q, w, k in found if p + q <= left]
-        best = [(p, v, ks) for p, v, ks in _frontier([(p, v, ks) for p, v, ks in merged])]
-    price, value, kept = max(best, key=lambda c: (c[1], -c[0]))
-    return dict(zip(costs, kept))
+        top = len(cheapest) - 1 + found[-1][1]
+        merged: list[int | None] = [None] * (top + 1)
+        pick: list[tuple[int, int] | None] = [None] * (top + 1)
+        floor = None  # the least price of a larger v seen so far: a dearer smaller v is no choice
+        for v in range(len(cheapest) - 1, -1, -1):
+            p = cheapest[v]
+            if p is None or (floor is not None and p >= floor):
+                continue
+            floor = p
+            for q, w, k in found:  # (by price)
+                if p + q > left:
+                    break
+                old = merged[v + w]
+                if old is None or p + q < old:
+                    merged[v + w], pick[v + w] = p + q, (v, k)
+        cheapest = merged
+        picks.append(pick)
+    value = max(v for v, p in enumerate(cheapest) if p is not None)
+    kept: list[int] = []
+    for pick in reversed(picks):
+        step = pick[value]
+        assert step is not None
+        value, k = step
+        kept.append(k)
+    return dict(zip(costs, reversed(kept)))
 
 
 def _frontier(choices: Sequence[tuple[int, int, Any]]) -> list[tuple[int, int, Any]]:
