@@ -96,10 +96,16 @@ def whole_number(text: str, minimum: int, example: str = "") -> int:
     return value
 
 
-def memory_amount(text: str) -> int:
-    """argparse type for a memory budget: bytes, or an amount such as 64MiB or 1.5GB."""
+NO_BUDGET = "none"  # --memory-budget none: run without the project's budget
+
+
+def memory_amount(text: str) -> int | str:
+    """argparse type for a memory budget: bytes, or an amount such as 64MiB or 1.5GB; ``none``
+    (:data:`NO_BUDGET`) sets none, whatever the project's ``training.memory_budget``."""
     from revstudio.diagnostics.budget import parse_bytes
 
+    if text.strip().lower() == NO_BUDGET:
+        return NO_BUDGET
     try:
         return parse_bytes(text)
     except ValueError as exc:

@@ -48,9 +48,13 @@ def _off(error: float) -> str:
 
 
 def _budget_arg(text: str) -> float:
-    if text.strip().lower() in ("unlimited", "inf", "none"):
+    if text.strip().lower() in ("unlimited", "inf"):
         return float("inf")
-    return memory_amount(text)
+    value = memory_amount(text)
+    if isinstance(value, str):  # train's "none" (no budget): here, leave --budget out
+        raise argparse.ArgumentTypeError(f"{text!r}: to measure without a budget, leave --budget out; "
+                                         "to keep everything, write unlimited")
+    return value
 
 
 def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: int = 0,

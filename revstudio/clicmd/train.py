@@ -15,7 +15,7 @@ from typing import Any
 
 from revstudio.cli import CliError
 
-from ._runargs import memory_amount, positive_int, whole_number
+from ._runargs import NO_BUDGET, memory_amount, positive_int, whole_number
 
 # flag -> training key; the values are checked by TrainConfig (errors name the key)
 OVERRIDES = {
@@ -71,8 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--memory-budget", type=memory_amount, metavar="BYTES",
                         help="reversible mode keeps the activations of the regions (first steps first) "
                              "that fit in this many bytes and runs the rest reversibly, buying speed "
-                             "back: e.g. 64MiB, 1.5GB; 0 keeps none ('revstudio memory FILE --budget' "
-                             "shows what a budget keeps)")
+                             "back: e.g. 64MiB, 1.5GB; 0 keeps none; 'none' runs without the project's "
+                             "budget ('revstudio memory FILE --budget' shows what a budget keeps)")
     for name in ("log", "val", "gradcheck", "memory", "checkpoint"):
         parser.add_argument(f"--{name}-every", type=_count, metavar="N", help=f"steps between {name} rows")
     parser.add_argument("--json", action="store_true", help="one JSON object per line (docs/cli.md)")
@@ -87,7 +87,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def overrides(args: argparse.Namespace) -> dict[str, Any]:
-    return {key: getattr(args, flag) for flag, key in OVERRIDES.items() if getattr(args, flag, None) is not None}
+    out = {key: getattr(args, flag) for flag, key in OVERRIDES.items() if getattr(args, flag, None) is not None}
+    if out.get("memory_budget") == NO_BUDGET:  # --memory-budget none: the project's budget removed
+        out["memory_budget"] = None
+    return out
 
 
 def run(args: argparse.Namespace) -> int:

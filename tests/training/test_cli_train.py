@@ -116,6 +116,11 @@ def test_a_memory_budget_from_the_command_line_reaches_the_run(tmp_path, capsys)
     text = capsys.readouterr().out
     assert "the first " in text and "steps at batch" in text
     assert "note: under this memory budget the estimated peak" in text and "above standard mode's" in text
+    # a project's own budget is dropped for one run with --memory-budget none
+    budgeted = _project(tmp_path, {"memory_budget": "64MiB"})
+    assert cli.main(["train", budgeted, *quiet, "--json", "--out", str(tmp_path / "e"), "--memory-budget", "none"]) == 0
+    started = _rows(capsys.readouterr().out)[0]
+    assert started["config"]["memory_budget"] is None and started["budget"] is None
     assert cli.main(["train", EXAMPLE, "--memory-budget", "lots"]) == 2
     err = capsys.readouterr().err
     assert "--memory-budget" in err and "'lots' is not an amount of memory" in err
