@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent
+from PySide6.QtCore import QObject, QPointF, QRectF, QTimer, Signal
+from PySide6.QtWidgets import QGraphicsScene
 
 from revstudio.core.commands import Command, Connect, Disconnect, Macro, Move, connect_replacing
 from revstudio.core.graph import Edge, Graph, Node, PortRef
@@ -23,6 +23,7 @@ from .display import format_shape, node_display
 from .node_item import NodeItem
 from .region_badges import body_region_items, region_items
 from .region_item import HintItem, RegionItem
+from .scene_gestures import SceneGestures
 from .theme import Theme, theme_for
 from .wire_item import WireItem
 from .wiring import WireDrag
@@ -31,7 +32,7 @@ HINT_MS = 3500
 ROOM = 3000.0  # scene margin around the nodes, so one can pan beyond them
 
 
-class GraphScene(QGraphicsScene):
+class GraphScene(SceneGestures):
     """Items for one graph (the project or a group body) of a document."""
 
     message = Signal(str)                       # status-bar text (refusals, results)
@@ -147,12 +148,10 @@ class GraphScene(QGraphicsScene):
         """The analysis for this scene's graph; a group body uses its part of the project's
         report (shapes as seen at the group's first use), if the checker provides one."""
         report = self.document.report
-        if self.graph is self.document.graph or report is None:
-            return report
-        for name, body in self.document.graph.groups.items():
-            if body is self.graph:
-                return (getattr(report, "groups", None) or {}).get(name)
-        return None
+        name = self.group_name()
+        if name is None or report is None:
+            return report if self.graph is self.document.graph else None
+        return (getattr(report, "groups", None) or {}).get(name)
 
     def _add_node_item(self, node: Node, report: Any) -> NodeItem:
         item = NodeItem(node.id, node_display(self.graph, node.id, report, node.id in self._region_nodes))
@@ -427,77 +426,3 @@ class GraphScene(QGraphicsScene):
         self.setBackgroundBrush(self.theme.background)
         for item in self.items():
             item.update()
-
-    # ---- mouse: wires start on ports, moves commit on release ----------------
-    def wire_at(self, pos: QPointF) -> WireItem | None:
-        """The wire under ``pos``, unless a node is there (nodes sit above wires)."""
-        for item in self.items(pos):
-            if isinstance(item, NodeItem):
-                return None
-            if isinstance(item, WireItem) and item.isVisible():
-                return item
-        return None
-
-    def set_port_filter(self, state: Any) -> None:
-        """While a wire is drawn, ports show whether they can take it (``state(node, port, out)``)."""
-        self.port_state = state
-        for item in self.node_items.values():
-            item.update()  # only the visible ones actually repaint
-
-    def set_drop_wire(self, wire: WireItem | None) -> None:
-        if wire is not self._drop_wire:
-            if self._drop_wire is not None and self._drop_wire.scene() is self:
-                self._drop_wire.set_highlight(False)
-            self._drop_wire = wire
-            if wire is not None:
-                wire.set_highlight(True)
-
-    def node_at(self, pos: QPointF) -> NodeItem | None:
-        for item in self.items(pos):
-            if isinstance(item, NodeItem):
-                return item
-        return None
-
-    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
-        if event.button() == Qt.MouseButton.LeftButton and self._wire is None:
-            item = self.node_at(event.scenePos())
-            hit = item.port_at(item.mapFromScene(event.scenePos())) if item is not None else None
-            if item is not None and hit is not None:
-                self._wire = WireDrag(self, item.node_id, hit[0], hit[1])
-                event.accept()
-                return
-            if item is not None and event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
-                item.setSelected(True)  # Shift+click adds (Blender and most editors); Ctrl+click toggles
-                event.accept()
-                return
-        super().mousePressEvent(event)
-
-    def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
-        if self._wire is not None:
-            self._wire.move(event.scenePos(), event.modifiers())
-            event.accept()
-            return
-        super().mouseMoveEvent(event)
-        if isinstance(self.mouseGrabberItem(), NodeItem) and event.buttons() & Qt.MouseButton.LeftButton:
-            # Qt moved the grabbed node and the rest of the selection: their wires follow.
-            self.items_moved([i for i in self.selectedItems() if isinstance(i, NodeItem)])
-
-    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
-        if self._wire is not None and event.button() == Qt.MouseButton.LeftButton:
-            wire, self._wire = self._wire, None
-            wire.finish(event.scenePos(), event.modifiers())
-            event.accept()
-            return
-        super().mouseReleaseEvent(event)
-        if event.button() == Qt.MouseButton.LeftButton:
-            self.commit_moves()
-
-    def cancel_gesture(self) -> None:
-        """Escape or a rebuild mid-gesture: drop the provisional wire."""
-        if self._wire is not None:
-            wire, self._wire = self._wire, None
-            wire.cancel()
-
-    @property
-    def wiring(self) -> bool:
-        return self._wire is not None
