@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from revstudio.core.find import FLOW_TYPES, find_in
 from revstudio.core.graph import Graph
 
 from .estimate import _state_bytes, estimate, fmt_bytes
@@ -152,7 +153,7 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
         freed = one.regions.get(region.id)
         if costs and freed is not None:
             costs[0] += max(0, int(freed.freed_input_bytes)) * scale
-        if costs and any(_flows(graph, nodes[0], set()) for nodes in step_nodes):
+        if costs and find_in([graph.nodes[n[0]] for n in step_nodes if n[0] in graph.nodes], graph.groups, FLOW_TYPES):
             # a flow's head hands its log-determinant so far to the rest, which copies it (the
             # runtime's wide dtype): one more float64 per sample at any cut
             costs[0] += 8 * scale
@@ -406,26 +407,6 @@ def kept_parts(graph: Graph, region: Any, kept_steps: int, costs: Sequence[int])
         n += times
         out.update(nodes)
     return frozenset(out), 0
-
-
-_FLOW_TYPES = ("AffineCoupling", "ActNorm", "InvConv1x1")  # the layers that add a log-determinant
-
-
-def _flows(graph: Graph, nid: str, seen: set[str]) -> bool:
-    """Whether a node adds a log-determinant, itself or in the group body it runs."""
-    node = graph.nodes.get(nid)
-    if node is None:
-        return False
-    if node.type in _FLOW_TYPES:
-        return True
-    name = node.params.get("group") if node.type in ("Group", "Repeat") else None
-    body = graph.groups.get(name) if isinstance(name, str) and name not in seen else None
-    if body is None:
-        return False
-    seen.add(str(name))
-    inner = Graph(body.name)
-    inner.nodes, inner.edges, inner.groups = body.nodes, body.edges, graph.groups
-    return any(_flows(inner, n, seen) for n in body.nodes)
 
 
 def _copies(graph: Graph, step: str) -> int:

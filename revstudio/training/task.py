@@ -21,13 +21,14 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
+from revstudio.core.find import FLOW_TYPES, find_type
+
 from .sources import DataError
 
 __all__ = ["FLOW_TYPES", "TASKS", "DataError", "TaskInfo", "find_type", "has_logdet", "infer_task",
            "input_nodes", "output_nodes"]
 
 TASKS = ("auto", "classification", "regression", "flow")
-FLOW_TYPES = ("AffineCoupling", "ActNorm", "InvConv1x1")
 _LOSSES = {"classification": "cross-entropy", "regression": "mse", "flow": "nll"}
 
 
@@ -66,25 +67,6 @@ def output_nodes(graph: Any) -> list[str]:
 def has_logdet(graph: Any) -> str | None:
     """The id of the first node that adds a log-determinant (inside a group: ``"node/inner"``), or None."""
     return find_type(graph, FLOW_TYPES)
-
-
-def find_type(graph: Any, types: tuple[str, ...]) -> str | None:
-    """The first node of one of ``types``, looking into the group bodies nodes use, or None."""
-    return _find(graph, graph.groups, types, set())
-
-
-def _find(g: Any, groups: dict[str, Any], types: tuple[str, ...], seen: set[str]) -> str | None:
-    for node in g:
-        if node.type in types:
-            return str(node.id)
-        for value in node.params.values():
-            # a Group / Repeat / coupling names its bodies by group name
-            if isinstance(value, str) and value in groups and value not in seen:
-                seen.add(value)
-                inner = _find(groups[value], groups, types, seen)
-                if inner is not None:
-                    return f"{node.id}/{inner}"
-    return None
 
 
 def _numel(shape: tuple[int, ...] | None) -> int:
