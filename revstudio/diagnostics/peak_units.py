@@ -70,6 +70,7 @@ class UnitBuilder:
         self._reads: dict[str, list[Value]] = {}
         self._units: dict[str, Unit] = {}
         self._makes: dict[str, list[Value]] = {}
+        self._body_parts_memo: dict[str, int] = {}  # group name -> computing steps its body runs as
         self._saved: dict[str, tuple[AbstractSet[Value], int]] = {}
         self._work: dict[str, int] = {}
         self._largest: dict[str, int] = {}
@@ -249,7 +250,7 @@ class UnitBuilder:
         """Computing steps a group body runs as in a region (nested groups' counted in)."""
         from revstudio.compiler.regions import body_steps
 
-        memo: dict[str, int] = self.__dict__.setdefault("_body_parts_memo", {})
+        memo = self._body_parts_memo
         if name in memo:
             return memo[name]
         steps = body_steps(self.w.graph, self.w.report, name) if name not in active else None
