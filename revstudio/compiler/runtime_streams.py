@@ -111,7 +111,11 @@ def _sample_index(v: torch.Tensor, k: int) -> torch.Tensor:
         if len(_SAMPLE_INDEX) > 256:
             _SAMPLE_INDEX.clear()
         n = v.numel()
-        found = _SAMPLE_INDEX[key] = torch.linspace(0, n - 1, min(k, n), device=v.device).long()
+        m = min(k, n)
+        # integer arithmetic: a float32 linspace rounds its last index up to n on CUDA for
+        # n = 2**24 (a 128x128x32x32 stream), and ``take`` then reads out of bounds
+        found = torch.arange(m, dtype=torch.int64) * (n - 1) // max(m - 1, 1)
+        found = _SAMPLE_INDEX[key] = found.to(v.device)
     return found
 
 

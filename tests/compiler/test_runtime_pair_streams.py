@@ -353,3 +353,18 @@ def test_a_small_streams_inversion_error_is_taken_whole_with_one_temporary(shape
     assert extra <= x.numel() * 4 + 16
     assert abs(err / exact - 1) < 1e-5
     assert _error_against(x, Pair(x.clone(), streams.no_correction(x))).item() == 0.0
+
+
+@pytest.mark.parametrize("n", [2**24, 2**24 + 3, 2**31 + 5, 300, 256, 7, 1])
+def test_sampled_indices_are_exact_and_in_range_at_any_size(n: int) -> None:
+    """The sample's indices are integers spread evenly from the first value to the last. A
+    float32 linspace rounded the last one up to ``n`` on CUDA for a 2**24-value stream (a
+    128x128x32x32 half, found by benchmarks/device_check.py), and ``take`` asserted."""
+    x = torch.zeros(()).expand(n)  # n values, one element of memory
+    index = streams._sample_index(x, streams.SAMPLES)
+    m = min(streams.SAMPLES, n)
+    assert index.dtype == torch.int64 and index.numel() == m
+    assert index[0] == 0 and index[-1] == n - 1 and bool((index[1:] >= index[:-1]).all())
+    assert index.tolist() == [i * (n - 1) // max(m - 1, 1) for i in range(m)]
+    if n < 2**20:
+        assert torch.take(torch.arange(n), index).tolist() == index.tolist()
