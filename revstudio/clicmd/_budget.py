@@ -26,13 +26,14 @@ def measure_budget(model: Any, inputs: Sequence[Any], budget: float, repeat: int
 
 
 def budget_section(graph: Any, report: Any, budget: float, batch: int, modes: dict[str, dict],
-                   measured: dict[str, Any]) -> dict[str, Any]:
-    """The ``"budget"`` object of ``memory --json``: the choice, the measurement and the verdict."""
+                   measured: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
+    """The ``"budget"`` object of ``memory --json``: the choice, the measurement and the verdict
+    (the peak estimated for ``device``'s type, "cpu" or "cuda")."""
     from revstudio.diagnostics.budget import budget_choice, budget_peak
 
     limit = None if math.isinf(budget) else int(budget)
     out = budget_choice(graph, report, limit, batch=batch).to_json()
-    out["estimate_peak_bytes"] = budget_peak(graph, report, limit, batch=batch)
+    out["estimate_peak_bytes"] = budget_peak(graph, report, limit, batch=batch, device=device)
     base = modes.get("reversible", {}).get("kept_bytes", 0)
     extra = max(0, int(measured["kept_bytes"]) - int(base))
     out["measured"] = {k: measured[k] for k in ("peak_bytes", "kept_bytes", "seconds") if k in measured}

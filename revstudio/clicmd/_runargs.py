@@ -30,13 +30,14 @@ def positive_int(text: str) -> int:
     return value
 
 
-def load_checked(path: str, batch: int = 1) -> tuple[Graph, Report]:
-    """Load and fully check a project; a graph with errors is a CliError with exit 1."""
+def load_checked(path: str, batch: int = 1, device: str = "cpu") -> tuple[Graph, Report]:
+    """Load and fully check a project; a graph with errors is a CliError with exit 1.
+    ``device``: "cpu" or the accelerator's type the estimate is for (see ``full_check``)."""
     from revstudio.clicmd.check import load_project
     from revstudio.diagnostics.check import full_check
 
     graph = load_project(path)
-    report = full_check(graph, batch=batch)
+    report = full_check(graph, batch=batch, device=device)
     if not report.valid:
         lines = [f"{path}: the graph has errors; fix them first ('revstudio check {path}' shows all):"]
         lines += [f"  {d}" for d in report.errors[:10]]

@@ -88,7 +88,7 @@ def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: in
 def run(args: argparse.Namespace) -> int:
     # on the CPU torch is imported only once the sizes are known to fit (importing it takes seconds)
     device = None if args.device == "cpu" else resolve_device(args.device)
-    graph, report = load_checked(args.file, batch=args.batch)
+    graph, report = load_checked(args.file, batch=args.batch, device=device.type if device is not None else "cpu")
     from revstudio.diagnostics.estimate import input_dtype
 
     refuse_unfit(args.file, graph, report, args.batch, input_dtype(graph), device or "cpu")
@@ -101,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
     if args.budget is not None:
         from ._budget import budget_section
 
-        budget = budget_section(graph, report, args.budget, args.batch, modes, modes.pop("budget"))
+        budget = budget_section(graph, report, args.budget, args.batch, modes, modes.pop("budget"),
+                                device.type)
     if args.json:
         out = {"file": args.file, "batch": args.batch, "device": str(device),
                "measured_with": _method(device), "device_memory_bytes": _device_memory(device),

@@ -349,12 +349,13 @@ def _choice(graph: Graph, report: Any, budget: int | None, batch: int,
 
 
 def budget_peak(graph: Graph, report: Any, budget: int | None, *, batch: int, dtype: str | None = None,
-                optimizer: str | None = None) -> int:
+                optimizer: str | None = None, device: str = "cpu") -> int:
     """Estimated peak of one reversible training step under ``budget`` (bytes; None: unlimited),
-    as ``estimate_peak`` counts it: the steps the budget keeps walked as standard mode runs
-    them, the rest of their regions reversibly."""
+    as ``estimate_peak`` counts it (on ``device``, "cpu" or "cuda"): the steps the budget keeps
+    walked as standard mode runs them, the rest of their regions reversibly. (Which steps it
+    keeps is priced the same on every device.)"""
     regions = list(getattr(report, "regions", None) or [])
-    est = estimate(graph, report, regions, batch=batch, dtype=dtype)
+    est = estimate(graph, report, regions, batch=batch, dtype=dtype, device=device)
     return _peak_under(graph, est, regions, *_choice(graph, report, budget, batch, dtype), optimizer)
 
 

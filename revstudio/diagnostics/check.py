@@ -46,11 +46,13 @@ def training_batch(graph: Graph) -> int:
 
 
 @without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
-def full_check(graph: Graph, batch: int | None = None) -> Report:
+def full_check(graph: Graph, batch: int | None = None, device: str = "cpu") -> Report:
     """Core check + reversible regions (with near-miss warnings) + memory estimate.
 
     ``batch`` only scales the estimate (shapes exclude the batch dimension);
-    None: the project's training batch (:func:`training_batch`).
+    None: the project's training batch (:func:`training_batch`). ``device``: where the step
+    would run, "cpu" or an accelerator's type ("cuda"): the runtime's stream updates take
+    more temporaries there (``diagnostics.stream_updates``).
     """
     if batch is None:
         batch = training_batch(graph)
@@ -66,7 +68,7 @@ def full_check(graph: Graph, batch: int | None = None) -> Report:
         report.diagnostics.append(warning(None, f"the size check failed ({type(exc).__name__}: {exc}); "
                                                 "please report this"))
     try:
-        report.estimate = estimate(graph, report, regions, batch=batch, order=order)
+        report.estimate = estimate(graph, report, regions, batch=batch, order=order, device=device)
     except Exception as exc:  # same reasoning: the estimate is advice, never a crash
         report.estimate = None
         report.diagnostics.append(warning(

@@ -238,6 +238,7 @@ def estimate(
     dtype: str | None = None,
     stream_dtype: str | None = None,
     order: Sequence[str] | None = None,
+    device: str = "cpu",
 ) -> MemoryEstimate:
     """Per-node, per-mode memory estimate of ``graph`` from the shapes in ``report``.
 
@@ -247,14 +248,16 @@ def estimate(
     compiler's float32 pairs and float64 streams take). Nodes without inferred shapes contribute
     nothing. ``order`` is the execution order (the regions analysis's; the
     check's topological order by default): it decides which ordinary nodes
-    checkpoint mode groups into segments. Never raises on a checked graph.
+    checkpoint mode groups into segments. ``device``: "cpu" or an accelerator's type ("cuda"),
+    whose runtime updates a region's streams in larger pieces (more temporaries at the peak).
+    Never raises on a checked graph.
     """
     with no_collection():  # tens of thousands of short-lived tuples and sets, and no cycles
-        return _estimate(graph, report, regions, batch, dtype, stream_dtype, order)
+        return _estimate(graph, report, regions, batch, dtype, stream_dtype, order, device)
 
 
 def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: int, dtype: str | None,
-              stream_dtype: str | None, order: Sequence[str] | None) -> MemoryEstimate:
+              stream_dtype: str | None, order: Sequence[str] | None, device: str = "cpu") -> MemoryEstimate:
     dtype = dtype if dtype in DTYPE_BYTES else input_dtype(graph)
     elem = DTYPE_BYTES[dtype]
     # a compensated float32 pair ("float32x2", the compiler's choice for float32 models)
@@ -314,7 +317,7 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
     walk_order = list(order or report.order)
     def peaks() -> dict[str, Walk]:
         with no_collection():
-            walks, breaks = _peaks(walker, walk_order, regions, runs, stream_bytes)
+            walks, breaks = _peaks(walker, walk_order, regions, runs, stream_bytes, device)
         result.__dict__["_breaks"] = breaks
         return walks
 
@@ -322,7 +325,7 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
 
     def keeping(heads: Mapping[str, AbstractSet[str]], inside: Mapping[str, int]) -> Walk:
         with no_collection():
-            return _keeping(walker, walk_order, regions, stream_bytes, heads, inside)
+            return _keeping(walker, walk_order, regions, stream_bytes, heads, inside, device)
 
     result._keeping_of = keeping
     kept_sets = {"reversible": set(region_outputs), "checkpoint": set(region_inputs + seg_inputs)}
@@ -370,7 +373,7 @@ def _state_bytes(parameter_bytes: int, optimizer: str | None) -> int:
 
 
 def estimate_peak(graph: Graph, report: Any, *, batch: int, mode: str, dtype: str | None = None,
-                  optimizer: str | None = None) -> int:
+                  optimizer: str | None = None, device: str = "cpu") -> int:
     """Bytes of the peak of one training step in ``mode`` at ``batch``, from shapes alone.
 
     What the step allocates on top of the weights and the input batch, as
@@ -378,10 +381,11 @@ def estimate_peak(graph: Graph, report: Any, *, batch: int, mode: str, dtype: st
     transient peak of backward (gradient buffers, a region's streams and one
     step rebuilt at a time, a checkpoint segment recomputed) and the parameters'
     gradients; plus, with ``optimizer`` ("sgd" with momentum, "adam", "adamw"),
-    the optimizer's state. ``report`` is ``full_check``'s (its regions are used).
+    the optimizer's state. ``report`` is ``full_check``'s (its regions are used). ``device``:
+    "cpu" or the accelerator's type ("cuda"), see :func:`estimate`.
     """
     _checked_mode(mode)
-    est = estimate(graph, report, getattr(report, "regions", None) or [], batch=batch, dtype=dtype)
+    est = estimate(graph, report, getattr(report, "regions", None) or [], batch=batch, dtype=dtype, device=device)
     return est.peak_bytes(mode) + _state_bytes(est.parameter_bytes(), optimizer)
 
 

@@ -18,10 +18,10 @@ MODES = ("standard", "reversible", "checkpoint")
 
 
 def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list[list[str]],
-           stream_bytes: int) -> tuple[dict[str, Walk], tuple[int, ...]]:
+           stream_bytes: int, device: str = "cpu") -> tuple[dict[str, Walk], tuple[int, ...]]:
     """The simulated step per mode (``peak.simulate``), and the batches where the peak may drop
     (``MemoryEstimate.batch_breaks``)."""
-    b = UnitBuilder(walker, order, stream_bytes)
+    b = UnitBuilder(walker, order, stream_bytes, device)
     by_node = {n: r for r in regions for n in getattr(r, "nodes", ())}
     run_of = {n: i for i, run in enumerate(runs) for n in run}
     units: dict[str, list[Unit]] = {m: [] for m in MODES}
@@ -49,10 +49,10 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
 
 
 def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_bytes: int,
-             heads: Mapping[str, AbstractSet[str]], inside: Mapping[str, int]) -> Walk:
+             heads: Mapping[str, AbstractSet[str]], inside: Mapping[str, int], device: str = "cpu") -> Walk:
     """Reversible mode's units, with each region's ``heads`` nodes as standard units and the
     rest of the region as one reversible unit (see ``MemoryEstimate.peak_keeping``)."""
-    b = UnitBuilder(walker, order, stream_bytes)
+    b = UnitBuilder(walker, order, stream_bytes, device)
     by_node = {n: r for r in regions for n in getattr(r, "nodes", ())}
     units: list[Unit] = []
     done: set[int] = set()

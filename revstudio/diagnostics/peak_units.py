@@ -62,10 +62,11 @@ def _additive_updates(groups: Any, reports: Any, kind: str, params: Any, shape: 
 class UnitBuilder:
     """Turns the nodes of a checked graph into units, per mode (``walker``: the estimate's)."""
 
-    def __init__(self, walker: Any, order: list[str], stream_bytes: int) -> None:
+    def __init__(self, walker: Any, order: list[str], stream_bytes: int, device: str = "cpu") -> None:
         self.w: Any = walker
         self.order = [n for n in order if n in self.w.views and self.w.report.nodes[n].type != "Input"]
         self.stream_bytes = stream_bytes
+        self.device = device  # "cpu" or an accelerator's type: how the stream updates are pieced
         self.elem = self.w.elem
         self._reads: dict[str, list[Value]] = {}
         self._units: dict[str, Unit] = {}
@@ -322,8 +323,9 @@ class UnitBuilder:
             passing = 0
             for elements, fresh in self._updates(sid, couplings.get(sid)):
                 passing = max(passing, self.w.batch * elements * self.elem)
-                temps = update_temporaries(self.w.batch, elements, self.elem, self.stream_bytes, fresh)
-                found = update_break(elements, self.elem, self.stream_bytes)
+                temps = update_temporaries(self.w.batch, elements, self.elem, self.stream_bytes, fresh,
+                                           self.device)
+                found = update_break(elements, self.elem, self.stream_bytes, self.device)
                 if found is not None:
                     self.breaks.add(found)
                 if temps:

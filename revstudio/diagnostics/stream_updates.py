@@ -2,7 +2,8 @@
 
 Backward rebuilds a coupling's input in place (``runtime_streams._update``): along
 the batch, in pieces, each with temporaries of its size. The estimate counts them
-with the rule the runtime uses (``runtime_streams._pieces`` on the CPU);
+with the rule the runtime uses (``runtime_streams._pieces``: small pieces on the CPU,
+one piece up to 64 MiB of temporaries on a GPU, where every piece costs a launch);
 tests/diagnostics/test_update_temporaries.py holds the two equal. Where F's output
 is memory nothing else holds (``fresh_output``, the catalog's rule; the runtime
 asks ``runtime_streams.sole``), a pair's update uses it as a temporary and needs
@@ -20,11 +21,18 @@ from revstudio.core.spec import UnknownNodeType, registry
 # they would take CHUNK_BYTES // 4.
 CHUNK_BYTES = 1 << 18
 MIN_PIECES = 8
+# On an accelerator (``device`` other than "cpu"): pieces of at most this many bytes of
+# temporaries, and no least number (runtime_streams._DEVICE_CHUNK_BYTES). Measured on an H200
+# (benchmarks/README.md, "The GPU check"): the update's temporaries are whole stream values there.
+DEVICE_CHUNK_BYTES = 1 << 26
 
 
-def update_pieces(batch: int, sample_bytes: int, temporaries: int) -> int:
-    """Pieces an in-place stream update of ``batch`` samples of ``sample_bytes`` each works in."""
+def update_pieces(batch: int, sample_bytes: int, temporaries: int, device: str = "cpu") -> int:
+    """Pieces an in-place stream update of ``batch`` samples of ``sample_bytes`` each works in,
+    on ``device`` ("cpu", or the type of an accelerator: "cuda")."""
     size = batch * sample_bytes * temporaries
+    if device != "cpu":
+        return max(1, min(batch, -(-size // DEVICE_CHUNK_BYTES)))
     least = MIN_PIECES if size >= CHUNK_BYTES // 4 else 1
     return max(1, min(batch, max(-(-size // CHUNK_BYTES), least)))
 
@@ -41,27 +49,30 @@ def _temporaries(elements: int, elem: int, stream_bytes: int) -> tuple[int, int]
     return elements * stream_bytes, 1
 
 
-def update_break(elements: int, elem: int, stream_bytes: int) -> int | None:
+def update_break(elements: int, elem: int, stream_bytes: int, device: str = "cpu") -> int | None:
     """The batch from which an update of ``elements`` per sample works in at least MIN_PIECES
     pieces, so its temporaries shrink: the one place a larger batch can peak lower (None: never,
-    or from batch 1)."""
+    or from batch 1; never on an accelerator, whose pieces only bound very large updates)."""
     found = _temporaries(elements, elem, stream_bytes)
-    if found is None:
+    if found is None or device != "cpu":
         return None
     first = -(-(CHUNK_BYTES // 4) // (found[0] * found[1]))
     return first if first > 1 else None
 
 
-def over_rows(batch: int, sample_bytes: int) -> int:
-    """Rows per piece of an update written over F's output (``runtime_streams.over_rows`` on the
-    CPU): one piece where the usual update takes one, else half the batch, in pieces of at most
-    CHUNK_BYTES of its two temporaries."""
+def over_rows(batch: int, sample_bytes: int, device: str = "cpu") -> int:
+    """Rows per piece of an update written over F's output (``runtime_streams.over_rows``): on
+    the CPU one piece where the usual update takes one, else half the batch, in pieces of at most
+    CHUNK_BYTES of its two temporaries; on an accelerator, the batch over its pieces."""
+    if device != "cpu":
+        return -(-batch // update_pieces(batch, sample_bytes, 2, device))
     if update_pieces(batch, sample_bytes, 3) == 1:
         return batch
     return max(1, min(batch // 2, CHUNK_BYTES // (2 * sample_bytes)))
 
 
-def update_temporaries(batch: int, elements: int, elem: int, stream_bytes: int, fresh: bool = False) -> int:
+def update_temporaries(batch: int, elements: int, elem: int, stream_bytes: int, fresh: bool = False,
+                       device: str = "cpu") -> int:
     """Bytes of temporaries alive while backward rebuilds a stream value of ``elements`` per
     sample in place (one piece's worth: see :func:`update_pieces`). ``fresh``: F's output is
     its own memory (:func:`fresh_output`), so a pair's update writes over it and takes two
@@ -71,8 +82,8 @@ def update_temporaries(batch: int, elements: int, elem: int, stream_bytes: int, 
         return 0
     sample_bytes, count = found
     if fresh and count == 3:
-        return 2 * over_rows(batch, sample_bytes) * sample_bytes
-    return count * -(-batch // update_pieces(batch, sample_bytes, count)) * sample_bytes
+        return 2 * over_rows(batch, sample_bytes, device) * sample_bytes
+    return count * -(-batch // update_pieces(batch, sample_bytes, count, device)) * sample_bytes
 
 
 def fresh_output(graph: Any, groups: Any, reports: Any, ref: str, nodes: Any, depth: int = 0) -> bool:

@@ -84,17 +84,19 @@ def _versions() -> dict[str, str]:
 
 
 def _estimates(graph: Any, report: Any, batch: int, mode: str, optimizer: str | None = None,
-               budget: int | None = None) -> tuple[int | None, int | None]:
-    """(estimate for the run's mode, for standard mode) of one step's peak at this batch; in
-    reversible mode under a memory ``budget``, with the steps the budget keeps."""
+               budget: int | None = None, device: str = "cpu") -> tuple[int | None, int | None]:
+    """(estimate for the run's mode, for standard mode) of one step's peak at this batch on
+    ``device`` ("cpu" or "cuda"); in reversible mode under a memory ``budget``, with the steps
+    the budget keeps."""
     from revstudio.diagnostics.budget import budget_peak
     from revstudio.diagnostics.estimate import estimate_peak
 
     try:
-        run = (budget_peak(graph, report, budget, batch=batch, optimizer=optimizer)
+        run = (budget_peak(graph, report, budget, batch=batch, optimizer=optimizer, device=device)
                if mode == "reversible" and budget is not None
-               else estimate_peak(graph, report, batch=batch, mode=mode, optimizer=optimizer))
-        return int(run), int(estimate_peak(graph, report, batch=batch, mode="standard", optimizer=optimizer))
+               else estimate_peak(graph, report, batch=batch, mode=mode, optimizer=optimizer, device=device))
+        return int(run), int(estimate_peak(graph, report, batch=batch, mode="standard", optimizer=optimizer,
+                                           device=device))
     except ValueError:  # a mode or optimizer the estimate does not model: no reference lines
         return None, None
 
@@ -229,7 +231,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     out_index = outputs.index(data.task.output_id) if data.task.output_id in outputs else 0
     loss_fn = Loss(data.task.kind)
     classification = data.task.kind == "classification"
-    estimate, standard_estimate = _estimates(graph, report, local, cfg.mode, budget=cfg.memory_budget)
+    estimate, standard_estimate = _estimates(graph, report, local, cfg.mode, budget=cfg.memory_budget,
+                                              device=device.type)
     budget_kept = _budget_kept(graph, report, local, cfg.mode, cfg.memory_budget)
     regions = list(getattr(report, "regions", []) or [])
     meter = PeakMeter(device)

@@ -35,6 +35,30 @@ def test_pieces_are_the_runtimes(batch: int, shape: tuple[int, ...], temporaries
         assert update_pieces(batch, _elements(shape) * y.element_size(), temporaries) == _pieces(y, temporaries)
 
 
+# a large stream too: on an accelerator pieces only bound updates of over 64 MiB of temporaries
+DEVICE_SHAPES = [*SHAPES, (512, (64, 32, 32)), (64, (256, 64, 64))]
+
+
+@pytest.mark.parametrize("batch,shape", DEVICE_SHAPES)
+@pytest.mark.parametrize("temporaries", [1, 2, 3])
+def test_pieces_on_an_accelerator_are_the_runtimes(batch: int, shape: tuple[int, ...], temporaries: int) -> None:
+    """Off the CPU the runtime updates a stream in pieces of up to 64 MiB of temporaries (each
+    piece costs every pass a launch): on an H200 the reversible peak measured one update's
+    whole temporaries above the CPU rule's estimate (benchmarks/README.md, "The GPU check").
+    The runtime's rule is read off a tensor on the meta device, which allocates nothing."""
+    from revstudio.compiler.runtime_streams import over_rows
+    from revstudio.diagnostics import stream_updates
+
+    y = torch.empty(batch, *shape, device="meta")
+    sample = _elements(shape) * y.element_size()
+    assert update_pieces(batch, sample, temporaries, "cuda") == _pieces(y, temporaries)
+    assert stream_updates.over_rows(batch, sample, "cuda") == over_rows(y)
+    assert stream_updates.update_break(_elements(shape), 4, 8, "cuda") is None
+    # one piece below 64 MiB: the temporaries are whole stream values, never fewer than the CPU's
+    assert update_temporaries(batch, _elements(shape), 4, 8, device="cuda") >= update_temporaries(
+        batch, _elements(shape), 4, 8)
+
+
 def _measured(y: object, f: torch.Tensor) -> int:
     with LiveTensorTracker() as tracker:
         before = tracker.live_bytes()
@@ -85,3 +109,24 @@ def test_the_measured_peak_drops_where_the_estimate_says() -> None:
         estimated[batch] = estimate_peak(graph, report, batch=batch, mode="reversible")
         assert abs(estimated[batch] / measured[batch] - 1) < 0.01
     assert measured[22] < measured[21] and estimated[22] < estimated[21]
+
+
+def test_the_estimate_for_a_gpu_counts_its_larger_update_temporaries() -> None:
+    """``full_check(device="cuda")``, ``estimate_peak`` and ``budget_peak`` price the reversible
+    step with the GPU's whole-stream update temporaries (digits_revnet at batch 16: the H200
+    measured 409,928 B of tensors at the reversible peak, the CPU rule said 349,992); standard
+    and checkpoint mode update no stream, so they are the same on every device."""
+    from pathlib import Path
+
+    from revstudio.core.project import load
+    from revstudio.diagnostics.budget import budget_peak
+    from revstudio.diagnostics.check import full_check
+    from revstudio.diagnostics.estimate import estimate_peak
+
+    graph = load(Path(__file__).resolve().parents[2] / "resources" / "examples" / "digits_revnet.revs")
+    cpu, gpu = full_check(graph, batch=16), full_check(graph, batch=16, device="cuda")
+    for mode in ("standard", "checkpoint"):
+        assert gpu.estimate.peak_bytes(mode) == cpu.estimate.peak_bytes(mode)
+    assert 349_992 == cpu.estimate.peak_bytes("reversible") < gpu.estimate.peak_bytes("reversible") <= 409_928
+    assert estimate_peak(graph, cpu, batch=16, mode="reversible", device="cuda") == gpu.estimate.peak_bytes("reversible")
+    assert budget_peak(graph, cpu, 0, batch=16, device="cuda") > budget_peak(graph, cpu, 0, batch=16)
