@@ -4,7 +4,8 @@ Each cell is one network measured in one run, columns interleaved (the
 ``bench_revnet`` machinery): RevNet cells (batch x channels x spatial x depth,
 F and G Conv3x3 -> ReLU -> Conv3x3) and BiRNN-in-coupling sequence cells
 (F and G a bidirectional LSTM over the sequence, batch x channels x length x
-depth). Per cell: CPU-time ratio to plain of every column, the cell's
+depth). Per cell: CPU-time ratio to plain of every column (wall time on CUDA, where
+the process's CPU time is launches and waiting), the cell's
 recompute floor (plain fwd+bwd plus one no-grad forward, over plain), the
 default's ratio to that floor and to RevLib, peak memory against RevLib's and
 the gradient error against plain's (both vs a float64 plain reference). A
@@ -13,6 +14,7 @@ summary row gives the worst and median of those ratios.
     python benchmarks/bench_sweep.py --threads 1            # the full grid (tens of minutes)
     python benchmarks/bench_sweep.py --quick --threads 1    # a few cells, a few minutes
     python benchmarks/bench_sweep.py --cells 3x32x16x8 seq:16x32x64x4
+    python benchmarks/bench_sweep.py --quick --device cuda  # on a GPU (benchmarks/device_check.py runs it)
 
 MemCNN and RevLib come from the optional ``bench`` extra (see benchmarks/README.md);
 without them their columns are left out with the reason printed.
@@ -50,6 +52,7 @@ FULL: list[Cell] = [
 ]
 QUICK: list[Cell] = [("conv", 2, 8, 4, 2), ("conv", 32, 16, 8, 3), ("conv", 8, 16, 16, 16), ("seq", 8, 16, 32, 3)]
 COLUMNS = ("plain", "checkpoint", "revstudio", "memcnn", "revlib")
+CPU = torch.device("cpu")
 
 
 class _First(nn.Module):
@@ -99,10 +102,11 @@ def seq_graph(blocks: int, channels: int, length: int) -> Any:
     return g
 
 
-def seq_revstudio(functions: list[tuple[nn.Module, nn.Module]], channels: int, length: int) -> rm.Built:
+def seq_revstudio(functions: list[tuple[nn.Module, nn.Module]], channels: int, length: int,
+                  device: Any = "cpu") -> rm.Built:
     from revstudio.compiler import compile as compile_graph
 
-    model = compile_graph(seq_graph(len(functions), channels, length), device="cpu")
+    model = compile_graph(seq_graph(len(functions), channels, length), device=device)
     order: list[nn.Parameter] = []
     for i, (f, g) in enumerate(functions):
         for name, fn in (("f", f), ("g", g)):
@@ -117,52 +121,62 @@ def seq_revstudio(functions: list[tuple[nn.Module, nn.Module]], channels: int, l
 F32 = "revstudio-f32streams"
 
 
-def build(cell: Cell, column: str, functions: list) -> rm.Built:
+def build(cell: Cell, column: str, functions: list, device: torch.device = CPU) -> rm.Built:
     kind, _batch, channels, size, _depth = cell
     if column == F32:
-        model, params = build(cell, "revstudio", functions)
+        model, params = build(cell, "revstudio", functions, device)
         model.stream_dtype = torch.float32  # type: ignore[assignment]
         return model, params
     if kind == "seq" and column == "revstudio":
-        return seq_revstudio(functions, channels, size)
-    return rm.COLUMNS[column](functions, channels, size)
+        return seq_revstudio(functions, channels, size, device)
+    if column == "revstudio":
+        return rm.COLUMNS[column](functions, channels, size, device=device)
+    model, params = rm.COLUMNS[column](functions, channels, size)
+    return model.to(device), params  # (in place: ``params`` are the moved parameters)
 
 
-def measure_cell(cell: Cell, columns: list[str], runs: int, seed: int = 0, draws: int = 3) -> dict[str, Any]:
+def measure_cell(cell: Cell, columns: list[str], runs: int, seed: int = 0, draws: int = 3,
+                 device: torch.device = CPU) -> dict[str, Any]:
     """One cell: every column's peak, time and gradient error. The error is taken over ``draws``
     batches (and loss weights): at depth, some pre-activation of a ReLU lies within a rounding
     of zero on most batches, and whichever column rounds it to the other side (plain
     included) takes a gradient error a thousand times its usual one. One batch is a lottery;
-    the median over a few says how a column drifts."""
+    the median over a few says how a column drifts. Times are CPU time on the CPU and wall
+    time on CUDA (``clock``)."""
     kind, batch, channels, size, depth = cell
     functions = (seq_functions if kind == "seq" else rm.make_functions)(depth, channels, seed)
     gen = torch.Generator().manual_seed(seed + 1)
     shape = (batch, channels, size) if kind == "seq" else (batch, channels, size, size)
-    x, weight = torch.randn(*shape, generator=gen), torch.randn(*shape, generator=gen)
-    ref = _reference(functions, x, weight)
-    out: dict[str, Any] = {"cell": list(cell), "columns": {}}
+
+    def draw() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        x, weight = torch.randn(*shape, generator=gen), torch.randn(*shape, generator=gen)
+        return x.to(device), weight.to(device), _reference(functions, x, weight).to(device)
+
+    x, weight, ref = draw()
+    clock = "wall" if device.type == "cuda" else "cpu"
+    out: dict[str, Any] = {"cell": list(cell), "columns": {}, "clock": clock}
     models = {}
     built = {}
     for name in columns:
-        model, params = build(cell, name, functions)
+        model, params = build(cell, name, functions, device)
         model.train()
         models[name], built[name] = model, params
         out["columns"][name] = _memory_and_error(model, params, x, weight, ref)
         out["columns"][name]["grad_errors"] = [out["columns"][name]["grad_error"]]
     for _ in range(1, draws):
-        xk, wk = torch.randn(*shape, generator=gen), torch.randn(*shape, generator=gen)
-        refk = _reference(functions, xk, wk)
+        xk, wk, refk = draw()
         for name in columns:
             out["columns"][name]["grad_errors"].append(_grad_error(models[name], built[name], xk, wk, refk))
-    for name, (_wall, cpu) in _interleaved_times(models, x, weight, runs).items():
+    for name, (wall, cpu) in _interleaved_times(models, x, weight, runs).items():
         if name == FORWARD:
-            out["forward_cpu_seconds"] = cpu
+            out["forward_cpu_seconds"], out["forward_wall_seconds"] = cpu, wall
         elif name in out["columns"]:
-            out["columns"][name]["cpu_seconds"] = cpu
-    plain = out["columns"]["plain"]["cpu_seconds"]
+            out["columns"][name]["cpu_seconds"], out["columns"][name]["wall_seconds"] = cpu, wall
+    key = f"{clock}_seconds"
+    plain = out["columns"]["plain"][key]
     for col in out["columns"].values():
-        col["ratio"] = col["cpu_seconds"] / plain
-    out["floor"] = (plain + out["forward_cpu_seconds"]) / plain
+        col["ratio"] = col[key] / plain
+    out["floor"] = (plain + out[f"forward_{key}"]) / plain
     return out
 
 
@@ -182,7 +196,7 @@ def table(cells: list[dict[str, Any]], columns: list[str]) -> str:
         d = cols["revstudio"]
         rl = cols.get("revlib")
         p = cols["plain"]
-        row = [_label(tuple(r["cell"])), f"{1000 * p['cpu_seconds']:.1f}", f"{r['floor']:.2f}",
+        row = [_label(tuple(r["cell"])), f"{1000 * p[r.get('clock', 'cpu') + '_seconds']:.1f}", f"{r['floor']:.2f}",
                *[f"{cols[c]['ratio']:.2f}" for c in columns if c != "plain"],
                f"{d['ratio'] / r['floor']:.2f}",
                f"{d['ratio'] / rl['ratio']:.2f}" if rl else "-",
@@ -298,12 +312,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON here")
     parser.add_argument("--draws", type=int, default=3,
                         help="batches the gradient error is taken over (median; default 3)")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="start no new cell after this many seconds (a time-boxed run: the cells so far)")
+    parser.add_argument("--device", default="cpu", help="cpu (CPU time) or cuda (wall time; default cpu)")
     parser.add_argument("--streams", action="store_true",
                         help="also the default's runtime with float32 streams (RevLib's arithmetic): "
                              "what the runtime costs without the compensated pairs")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        print("bench_sweep: --device cuda but CUDA is not available here; use --device cpu", file=sys.stderr)
+        return 2
     cells = args.cells or (QUICK if args.quick else FULL)
     runs = args.runs or (5 if args.quick else 7)
     columns = [c for c in COLUMNS if c not in ("memcnn", "revlib") or (
@@ -314,12 +335,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.streams:
         columns.insert(columns.index("revstudio") + 1, F32)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU time, median of {runs} "
+    clock = f"{torch.cuda.get_device_name(device)}, wall time" if device.type == "cuda" else "CPU time"
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {clock}, median of {runs} "
           f"interleaved runs; load average {load:.1f} at the start")
     results = []
+    began = time.perf_counter()
     for cell in cells:
+        if args.seconds is not None and time.perf_counter() - began > args.seconds:
+            print(f"--seconds {args.seconds:g}: {len(results)} of {len(cells)} cells measured", file=sys.stderr)
+            break
         start = time.perf_counter()
-        results.append(measure_cell(cell, columns, runs, draws=max(1, args.draws)))
+        results.append(measure_cell(cell, columns, runs, draws=max(1, args.draws), device=device))
         print(f"  {_label(cell):<18} {time.perf_counter() - start:.1f} s", file=sys.stderr)
     print(table(results, columns))
     s = summary(results)
@@ -332,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"cells": results, "summary": s, "columns": columns, "runs": runs}, fh, indent=1)
+            json.dump({"cells": results, "summary": s, "columns": columns, "runs": runs, "device": str(device)},
+                      fh, indent=1)
     return 0
 
 

@@ -9,15 +9,24 @@ What no CPU machine can show, in one go (a few minutes on one GPU):
    memory``'s numbers) next to the static estimate;
 3. the exported file of one example, run on the device, bit for bit against the
    compiled model;
-4. the RevNet benchmark on the device (``bench_revnet.py``: time ratio and recompute
-   floor, allocator peaks, gradient error), N in {4, 16, 64}.
+4. the product's own commands on the device: ``revstudio train`` (reversible, under a
+   memory budget, standard), its measured peaks against its estimates, and
+   ``revstudio memory --budget``;
+5. the RevNet benchmark on the device (``bench_revnet.py``: time ratio and recompute
+   floor, allocator peaks, gradient error), N in {4, 16, 64}, and N=64 again with
+   TF32 off (PyTorch lets cuDNN convolutions round to TF32 by default);
+6. whether the recompute overlaps the backward on a second CUDA stream
+   (``bench_overlap.py``);
+7. the size sweep's cells on the device (``bench_sweep.py``, wall time), as many as fit
+   in ``--sweep-seconds``.
 
     python benchmarks/device_check.py --out $OUT            # on the GPU machine
     python benchmarks/device_check.py --device cpu --quick  # here: the same steps, tiny
 
 It needs torch, not PySide6 (run it with the repository on PYTHONPATH). It
-prints one line per check and a summary, writes ``device_check.json`` under
-``--out``, and exits 1 if a check failed. MemCNN and RevLib are pure Python: for
+prints one line per check and a table per benchmark, writes ``device_check.json``
+under ``--out`` after every step (a run cut short keeps what it measured), and
+exits 1 if a check failed. MemCNN and RevLib are pure Python: for
 their bench columns carry their wheels (``pip download --no-deps memcnn==1.5.2
 revlib==1.7.2 -d .whl``) and install them there first.
 """
@@ -25,7 +34,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -66,12 +78,19 @@ def _memory(device: str, batch: int) -> list[dict[str, Any]]:
         graph = load(path)
         measured = measure_modes(graph, batch, torch.device(device))
         report = full_check(graph, batch=batch)
-        estimate = report.estimate.totals() if report.estimate is not None else {}
+        est = report.estimate
+        estimate = est.totals() if est is not None else {}
         flat = measured["reversible"]["kept_bytes"] <= measured["standard"]["kept_bytes"]
-        rows.append({"check": "memory", "project": path.stem, "ok": bool(flat),
-                     "modes": {m: {k: v for k, v in d.items() if k in ("peak_bytes", "kept_bytes", "seconds")}
-                               for m, d in measured.items()},
-                     "estimate": {m: d.get("activation_bytes") for m, d in estimate.items()}})
+        row = {"check": "memory", "project": path.stem, "ok": bool(flat),
+               "modes": {m: {k: v for k, v in d.items() if k in ("peak_bytes", "kept_bytes", "seconds")}
+                         for m, d in measured.items()},
+               "estimate": {m: d.get("activation_bytes") for m, d in estimate.items()},
+               "estimated_peaks": {m: est.peak_bytes(m) for m in estimate} if est is not None else {}}
+        if device.startswith("cuda"):  # what of the peak is cuDNN's own (its workspaces and RNN reserve)
+            with torch.backends.cudnn.flags(enabled=False):
+                row["peaks_without_cudnn"] = {m: d["peak_bytes"] for m, d in
+                                              measure_modes(graph, batch, torch.device(device)).items()}
+        rows.append(row)
     return rows
 
 
@@ -102,12 +121,71 @@ def _export(device: str) -> dict[str, Any]:
     return {"check": "export", "project": "revnet_wired", "ok": bool(same)}
 
 
+def _train(device: str, steps: int) -> list[dict[str, Any]]:
+    """``revstudio train`` on the device, as a user runs it: reversible, under a budget and
+    standard. Its step rows' measured peak (the allocator's on CUDA) against its estimate."""
+    rows = []
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    for label, extra in (("reversible", []), ("reversible, budget 700KiB", ["--memory-budget", "700KiB"]),
+                         ("standard", ["--mode", "standard"])):
+        with tempfile.TemporaryDirectory() as out:
+            cmd = [sys.executable, "-m", "revstudio", "train", str(EXAMPLES / "digits_revnet.revs"), "--json",
+                   "--steps", str(steps), "--memory-every", str(max(1, steps // 4)), "--device", device,
+                   "--out", out, *extra]
+            start = time.perf_counter()
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+            lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+        measured = [r for r in lines if r.get("kind") == "step" and r.get("peak_bytes")]
+        finished = [r for r in lines if r.get("event") == "finished"]
+        row: dict[str, Any] = {"check": "train", "project": "digits_revnet", "run": label,
+                               "ok": proc.returncode == 0 and bool(finished), "seconds": time.perf_counter() - start}
+        if measured:
+            last = measured[-1]
+            row.update(peak_bytes=last["peak_bytes"], estimate_bytes=last.get("estimate_bytes"),
+                       samples_per_s=last.get("samples_per_s"))
+            if last.get("estimate_bytes"):
+                row["estimate_over_peak"] = round(last["estimate_bytes"] / last["peak_bytes"], 3)
+        if finished:
+            row["metrics"] = finished[-1].get("metrics")
+        if not row["ok"]:
+            row["error"] = (proc.stderr or proc.stdout)[-1500:]
+        rows.append(row)
+    proc = subprocess.run([sys.executable, "-m", "revstudio", "memory", str(EXAMPLES / "revnet_wired.revs"),
+                           "--device", device, "--batch", "16", "--budget", "300KiB", "--json"],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    row = {"check": "memory-cli", "project": "revnet_wired", "ok": proc.returncode == 0}
+    try:
+        data = json.loads(proc.stdout)
+        row["modes"] = {m: {k: v for k, v in d.items() if k in ("peak_bytes", "kept_bytes", "seconds")}
+                        for m, d in data.get("modes", {}).items() if isinstance(d, dict)}
+        row["budget"] = data.get("budget")
+    except ValueError:
+        row["ok"], row["error"] = False, (proc.stderr or proc.stdout)[-1500:]
+    rows.append(row)
+    return rows
+
+
+def _isolated(script: str, args: list[str], timeout: float) -> dict[str, Any]:
+    """A benchmark in its own process, so that a device-side assert (which poisons the CUDA
+    context for good) costs that benchmark only. Its tables go to our output, its JSON back."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "out.json"
+        proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args, "--json", str(path)],
+                              capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+        print(proc.stdout, end="", flush=True)
+        if proc.returncode != 0 or not path.exists():
+            raise RuntimeError(f"{script} exited {proc.returncode}: {proc.stderr[-3000:]}")
+        return json.loads(path.read_text(encoding="utf-8"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out"))
     parser.add_argument("--quick", action="store_true", help="tiny bench, batch 2: a smoke run")
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--sweep-seconds", type=float, default=150.0,
+                        help="start no new sweep cell after this many seconds (default 150)")
     args = parser.parse_args(argv)
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         print("device_check: CUDA is not available here; use --device cpu for a smoke run", file=sys.stderr)
@@ -115,9 +193,20 @@ def main(argv: list[str] | None = None) -> int:
     name = torch.cuda.get_device_name(args.device) if args.device.startswith("cuda") else "cpu"
     print(f"device {args.device} ({name}), torch {torch.__version__}", flush=True)
     results: dict[str, Any] = {"device": args.device, "name": name, "torch": torch.__version__, "checks": []}
+    if args.device.startswith("cuda"):
+        results["tf32"] = {"cudnn": torch.backends.cudnn.allow_tf32, "matmul": torch.backends.cuda.matmul.allow_tf32}
+        print(f"TF32: cuDNN convolutions {torch.backends.cudnn.allow_tf32}, "
+              f"matmul {torch.backends.cuda.matmul.allow_tf32} (PyTorch's defaults)", flush=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def save() -> None:
+        (out / "device_check.json").write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
+
     steps = [("gradcheck", lambda: _gradchecks(args.device, 2 if args.quick else 4)),
              ("memory", lambda: _memory(args.device, 2 if args.quick else 16)),
-             ("export", lambda: [_export(args.device)])]
+             ("export", lambda: [_export(args.device)]),
+             ("train", lambda: _train(args.device, 8 if args.quick else 40))]
     for title, step in steps:
         try:
             rows = step()
@@ -125,28 +214,62 @@ def main(argv: list[str] | None = None) -> int:
             rows = [{"check": title, "ok": False, "error": f"{type(exc).__name__}: {exc}",
                      "trace": traceback.format_exc()[-2000:]}]
         for row in rows:
-            fields = {k: v for k, v in row.items() if k not in ("check", "ok", "trace", "modes", "estimate")}
-            print(f"{'ok  ' if row['ok'] else 'FAIL'} {title}: {fields}", flush=True)
+            fields = {k: v for k, v in row.items() if k not in ("check", "ok", "trace", "modes", "estimate", "budget")}
+            if isinstance(row.get("budget"), dict):
+                fields["budget"] = {k: row["budget"].get(k) for k in ("budget_bytes", "kept_bytes", "estimate_peak_bytes")}
+            if row.get("modes"):
+                fields["peaks"] = {m: d.get("peak_bytes") for m, d in row["modes"].items()}
+            fields.pop("estimate", None)
+            print(f"{'ok  ' if row['ok'] else 'FAIL'} {row.get('check', title)}: {fields}", flush=True)
         results["checks"] += rows
+        save()
     import bench_revnet
 
     blocks = [2, 4] if args.quick else [4, 16, 64]
     size, channels, batch = (8, 8, 2) if args.quick else (16, 64, 16)
     columns = ["plain", "plain-cl", "checkpoint", "revstudio", "revstudio-f32streams", "revstudio-f64streams",
                "memcnn", "revlib"]
-    bench = bench_revnet.run(blocks, batch, channels, size, 1 if args.quick else args.runs,
-                             torch.device(args.device), columns)
-    print(bench_revnet.table(bench))
-    for line in bench_revnet.targets(bench):
-        print(line)
-    results["bench"] = bench
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "device_check.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    benches: list[tuple[str, Any]] = [
+        ("bench", lambda: bench_revnet.run(blocks, batch, channels, size, 1 if args.quick else args.runs,
+                                           torch.device(args.device), columns))]
+    if args.device.startswith("cuda"):
+        benches.append(("bench_no_tf32", lambda: _without_tf32(lambda: bench_revnet.run(
+            blocks[-1:], batch, channels, size, args.runs, torch.device(args.device), columns))))
+    benches += [
+        ("overlap", lambda: _isolated("bench_overlap.py", ["--device", args.device, *(["--quick"] if args.quick else [])],
+                                      timeout=600)),
+        ("sweep", lambda: _isolated("bench_sweep.py", [
+            "--device", args.device, "--streams", "--draws", "1", "--seconds", str(args.sweep_seconds),
+            *(["--quick", "--runs", "1"] if args.quick else [])], timeout=args.sweep_seconds + 600))]
+    for title, bench in benches:
+        print(f"--- {title}", flush=True)
+        try:
+            results[title] = found = bench()
+        except Exception as exc:
+            results[title] = {"error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()[-2000:]}
+            print(f"FAIL {title}: {results[title]['trace']}", flush=True)
+            save()
+            continue
+        if title.startswith("bench"):
+            print(bench_revnet.table(found))
+            for line in bench_revnet.targets(found):
+                print(line)
+        save()
     failed = [c for c in results["checks"] if not c["ok"]]
     print(f"{len(results['checks']) - len(failed)} of {len(results['checks'])} checks passed; "
           f"results in {out / 'device_check.json'}")
     return 1 if failed else 0
+
+
+def _without_tf32(run: Any) -> Any:
+    saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        found = run()
+        found["config"]["tf32"] = False
+        return found
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
 
 
 if __name__ == "__main__":

@@ -91,3 +91,20 @@ def test_bench_float32_streams_runs_one_draw() -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     (row,) = [line for line in proc.stdout.splitlines() if line.startswith("| 1 | 2 |")]
     assert "0/1" in row  # one draw at the default init and 2 blocks: float32 streams within 1.5x plain's
+
+
+@pytest.mark.slow
+def test_bench_overlap_quick_gives_plains_gradients(tmp_path: Path) -> None:
+    """The hand-written reversible backward of bench_overlap (serial and in the overlapped
+    order; on the CPU one stream) gives plain autograd's gradients, so what the GPU run times
+    is a correct backward."""
+    out = tmp_path / "overlap.json"
+    proc = subprocess.run([sys.executable, "-P", str(ROOT / "benchmarks" / "bench_overlap.py"), "--device", "cpu",
+                           "--quick", "--json", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "overlap gain" in proc.stdout
+    cells = json.loads(out.read_text())["cells"]
+    for cell in cells:
+        for name in ("serial", "overlapped", "revstudio"):
+            assert cell["columns"][name]["grad_vs_plain"] < 1e-5, (cell["cell"], name)
+        assert cell["floor"] > 1 and cell["columns"]["plain"]["ratio"] == 1.0

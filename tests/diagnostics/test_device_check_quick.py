@@ -23,11 +23,19 @@ def test_device_check_quick_on_the_cpu(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     data = json.loads((tmp_path / "device_check.json").read_text())
     kinds = {c["check"] for c in data["checks"]}
-    assert kinds == {"gradcheck", "memory", "export"} and all(c["ok"] for c in data["checks"])
+    assert kinds == {"gradcheck", "memory", "export", "train", "memory-cli"} and all(c["ok"] for c in data["checks"])
+    runs = [c for c in data["checks"] if c["check"] == "train"]
+    assert [r["run"] for r in runs] == ["reversible", "reversible, budget 700KiB", "standard"]
+    assert all(r["peak_bytes"] > 0 and 0.8 < r["estimate_over_peak"] < 1.2 for r in runs)
+    # the benchmarks that run in their own process came back, each with its cells
+    assert [c["cell"] for c in data["overlap"]["cells"]] == [[2, 2, 8, 4], [3, 4, 8, 8]]
+    assert all(c["overlapped_vs_serial"] == 0 for c in data["overlap"]["cells"])  # one stream: the same sums
+    assert len(data["sweep"]["cells"]) == 4 and "revstudio-f32streams" in data["sweep"]["columns"]
     projects = {c["project"] for c in data["checks"] if c["check"] == "gradcheck"}
     assert len(projects) == len(list((ROOT / "resources" / "examples").glob("*.revs")))
     assert [row["blocks"] for row in data["bench"]["rows"]] == [2, 4]
     assert "checks passed" in proc.stdout and "recompute floor" in proc.stdout
+    assert "overlap gain" in proc.stdout and "summary: default / recompute floor" in proc.stdout
 
 
 def test_device_check_says_when_there_is_no_gpu() -> None:
