@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import torch
 
+from .runtime_fused import fused_two_sum_, fused_usable, fused_wanted
+
 # The stream setting for compensated float32 pairs (``model.stream_dtype = "float32x2"``).
 FLOAT32X2 = "float32x2"
 
@@ -344,6 +346,10 @@ def _pair_update(y: Pair, f: torch.Tensor, sign: int, in_place: bool, whole: boo
     f = f.to(torch.float32)  # autocast's bfloat16/float16 widen exactly
     if not (in_place and y.hi.shape == f.shape and y.hi.dim() > 0):
         return Pair(*_two_sum(y.hi, y.lo, f, sign))
+    if fused_wanted(y.hi):
+        fused = _fused_update(y, f, sign)
+        if fused is not None:
+            return fused
     pieces = _pieces(y.hi, 3, whole)
     if _expanded(y.lo):  # no correction yet (a stream's first update in a region)
         if pieces == 1 and y.hi._base is None:
@@ -357,11 +363,27 @@ def _pair_update(y: Pair, f: torch.Tensor, sign: int, in_place: bool, whole: boo
     return y
 
 
+def _fused_update(y: Pair, f: torch.Tensor, sign: int) -> Pair | None:
+    """The in-place pair update as one GPU kernel (``runtime_fused``: the same bits, no
+    temporaries), or None where it cannot run. A first update (``lo`` an expanded zero) writes
+    the sum over ``hi`` and its error into a new ``lo``."""
+    first = _expanded(y.lo)
+    if not fused_usable(y.hi, None if first else y.lo, f):
+        return None
+    if first:
+        lo = torch.empty_like(y.hi)
+        return Pair(y.hi, lo) if fused_two_sum_(y.hi, lo, f, sign, exact=True) else None
+    return y if fused_two_sum_(y.hi, y.lo, f, sign) else None
+
+
 def update_over(y: Pair, f: torch.Tensor, sign: int) -> Pair:
     """``y + sign * f`` written over ``y``, using ``f``'s own memory as one of TwoSum's
     temporaries (f is float32, of y's shape, and the caller's alone: see :func:`sole`; its
     values are lost). The same operations as :func:`_two_sum_` bit for bit, with two
-    temporaries instead of three, in fewer pieces (:func:`over_rows`)."""
+    temporaries instead of three, in fewer pieces (:func:`over_rows`). On a GPU, one fused
+    kernel with none (``runtime_fused``)."""
+    if fused_wanted(y.hi) and fused_usable(y.hi, y.lo, f) and fused_two_sum_(y.hi, y.lo, f, sign):
+        return y
     rows = over_rows(y.hi)
     if rows >= y.hi.shape[0]:
         _two_sum_over_(y.hi, y.lo, f, sign)

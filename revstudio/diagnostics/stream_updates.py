@@ -76,11 +76,15 @@ def update_temporaries(batch: int, elements: int, elem: int, stream_bytes: int, 
     """Bytes of temporaries alive while backward rebuilds a stream value of ``elements`` per
     sample in place (one piece's worth: see :func:`update_pieces`). ``fresh``: F's output is
     its own memory (:func:`fresh_output`), so a pair's update writes over it and takes two
-    temporaries of :func:`over_rows` rows."""
+    temporaries of :func:`over_rows` rows. On a GPU a pair's update is one Triton kernel with
+    none (``compiler.runtime_fused``; where Triton is missing, the torch passes take whole
+    stream values: not modelled)."""
     found = _temporaries(elements, elem, stream_bytes)
     if found is None:
         return 0
     sample_bytes, count = found
+    if count == 3 and device != "cpu":
+        return 0  # one fused kernel updates the pair in registers (compiler.runtime_fused)
     if fresh and count == 3:
         return 2 * over_rows(batch, sample_bytes, device) * sample_bytes
     return count * -(-batch // update_pieces(batch, sample_bytes, count, device)) * sample_bytes

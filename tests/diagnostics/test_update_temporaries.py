@@ -54,9 +54,12 @@ def test_pieces_on_an_accelerator_are_the_runtimes(batch: int, shape: tuple[int,
     assert update_pieces(batch, sample, temporaries, "cuda") == _pieces(y, temporaries)
     assert stream_updates.over_rows(batch, sample, "cuda") == over_rows(y)
     assert stream_updates.update_break(_elements(shape), 4, 8, "cuda") is None
-    # one piece below 64 MiB: the temporaries are whole stream values, never fewer than the CPU's
-    assert update_temporaries(batch, _elements(shape), 4, 8, device="cuda") >= update_temporaries(
-        batch, _elements(shape), 4, 8)
+    # a float64 stream's update in one piece below 64 MiB: whole widened values, never fewer than
+    # the CPU's; a float32 pair's is one fused kernel there, with no temporaries (runtime_fused)
+    assert update_temporaries(batch, _elements(shape), 2, 8, device="cuda") >= update_temporaries(
+        batch, _elements(shape), 2, 8)
+    assert update_temporaries(batch, _elements(shape), 4, 8, device="cuda") == 0
+    assert update_temporaries(batch, _elements(shape), 4, 8, fresh=True, device="cuda") == 0
 
 
 def _measured(y: object, f: torch.Tensor) -> int:
@@ -111,11 +114,12 @@ def test_the_measured_peak_drops_where_the_estimate_says() -> None:
     assert measured[22] < measured[21] and estimated[22] < estimated[21]
 
 
-def test_the_estimate_for_a_gpu_counts_its_larger_update_temporaries() -> None:
+def test_the_estimate_for_a_gpu_prices_the_fused_pair_update() -> None:
     """``full_check(device="cuda")``, ``estimate_peak`` and ``budget_peak`` price the reversible
-    step with the GPU's whole-stream update temporaries (digits_revnet at batch 16: the H200
-    measured 409,928 B of tensors at the reversible peak, the CPU rule said 349,992); standard
-    and checkpoint mode update no stream, so they are the same on every device."""
+    step with the GPU's pair update, one fused kernel without temporaries (on the torch passes
+    an H200 held two whole stream values of them at digits_revnet's reversible peak, batch 16:
+    409,928 B of tensors where the CPU rule said 349,992); standard and checkpoint mode update
+    no stream, so they are the same on every device."""
     from pathlib import Path
 
     from revstudio.core.project import load
@@ -123,10 +127,16 @@ def test_the_estimate_for_a_gpu_counts_its_larger_update_temporaries() -> None:
     from revstudio.diagnostics.check import full_check
     from revstudio.diagnostics.estimate import estimate_peak
 
-    graph = load(Path(__file__).resolve().parents[2] / "resources" / "examples" / "digits_revnet.revs")
-    cpu, gpu = full_check(graph, batch=16), full_check(graph, batch=16, device="cuda")
+    examples = Path(__file__).resolve().parents[2] / "resources" / "examples"
+    digits = load(examples / "digits_revnet.revs")
+    cpu, gpu = full_check(digits, batch=16), full_check(digits, batch=16, device="cuda")
     for mode in ("standard", "checkpoint"):
         assert gpu.estimate.peak_bytes(mode) == cpu.estimate.peak_bytes(mode)
-    assert 349_992 == cpu.estimate.peak_bytes("reversible") < gpu.estimate.peak_bytes("reversible") <= 409_928
-    assert estimate_peak(graph, cpu, batch=16, mode="reversible", device="cuda") == gpu.estimate.peak_bytes("reversible")
-    assert budget_peak(graph, cpu, 0, batch=16, device="cuda") > budget_peak(graph, cpu, 0, batch=16)
+    # there F's backward, not the update, is the reversible peak: the same on both devices
+    assert gpu.estimate.peak_bytes("reversible") == cpu.estimate.peak_bytes("reversible") == 349_992
+    # revnet_coupling at batch 16 peaks at the update on the CPU: 64,352 B of temporaries
+    coupling = load(examples / "revnet_coupling.revs")
+    cpu, gpu = full_check(coupling, batch=16), full_check(coupling, batch=16, device="cuda")
+    assert (cpu.estimate.peak_bytes("reversible"), gpu.estimate.peak_bytes("reversible")) == (708_744, 644_392)
+    assert estimate_peak(coupling, cpu, batch=16, mode="reversible", device="cuda") == 644_392
+    assert budget_peak(coupling, cpu, 0, batch=16, device="cuda") < budget_peak(coupling, cpu, 0, batch=16)
