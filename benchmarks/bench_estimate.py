@@ -52,7 +52,7 @@ def errors(batches: list[int], device_name: str) -> list[tuple[str, int, str, in
             measured = compare_modes(model, inputs, MODES)
             for mode in MODES:
                 real = measured[mode]["peak_bytes"]
-                est = estimate_peak(graph, report, batch=batch, mode=mode)
+                est = estimate_peak(graph, report, batch=batch, mode=mode, device=device.type)
                 rows.append((path.stem, batch, mode, real, est, est / real - 1))
     return rows
 

@@ -2,7 +2,8 @@
 
 What no CPU machine can show, in one go (a few minutes on one GPU):
 
-1. every example project, compiled on the device: reversible and checkpoint mode
+1. the fused pair update (one Triton kernel) against torch's passes, bit for bit, and
+   every example project, compiled on the device: reversible and checkpoint mode
    against standard in float64 (``gradcheck``: must agree to 1e-10) and reversible
    in float32 (1e-4), with the per-region inversion error;
 2. measured memory per mode from the CUDA allocator's statistics (``revstudio
@@ -102,9 +103,16 @@ def _export(device: str) -> dict[str, Any]:
     graph = load(EXAMPLES / "revnet_wired.revs")
     torch.manual_seed(0)
     compiled = rs_compile(graph, device=device)
-    namespace: dict[str, Any] = {"__name__": "exported_on_device"}
-    exec(compile(export(graph), "exported.py", "exec"), namespace)  # generated code; project text only as data
-    exported = namespace["Model"]().to(device)
+    import importlib.util
+
+    # imported from a file, as a user runs it (Triton builds a kernel only from a file's source)
+    folder = Path(tempfile.mkdtemp())
+    (folder / "exported_on_device.py").write_text(export(graph), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("exported_on_device", folder / "exported_on_device.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # generated code; project text only as data
+    exported = module.Model().to(device)
     exported.load_state_dict(compiled.state_dict())
     x = torch.randn(4, *compiled.plan.inputs[0].shape, device=device)
     results = []
@@ -165,6 +173,49 @@ def _train(device: str, steps: int) -> list[dict[str, Any]]:
     return rows
 
 
+def _fused(device: str) -> list[dict[str, Any]]:
+    """The fused pair update (``compiler.runtime_fused``, one Triton kernel) against the torch
+    passes it replaces, bit for bit, on the device; and each one's time per update."""
+    from revstudio.compiler import runtime_fused as fused
+    from revstudio.compiler.runtime_streams import _two_sum_, _two_sum_exact
+
+    if not device.startswith("cuda"):
+        return [{"check": "fused", "ok": True, "status": "the CPU takes the torch passes"}]
+    g = torch.Generator(device=device).manual_seed(0)
+    same, checked = True, 0
+    for n in (1, 1025, 1 << 20, (1 << 24) + 3):
+        for scale in (1.0, 1e-30, 1e30):
+            hi = torch.randn(n, generator=g, device=device) * scale
+            lo = torch.randn(n, generator=g, device=device) * scale * 1e-8
+            f = torch.randn(n, generator=g, device=device) * torch.logspace(-8, 8, n, device=device)
+            f[::5] = 0.0
+            f[1::7] = -hi[1::7]
+            for sign in (1, -1):
+                a_hi, a_lo = hi.clone(), lo.clone()
+                _two_sum_(a_hi, a_lo, f, sign)
+                b_hi, b_lo = hi.clone(), lo.clone()
+                ran = fused.fused_usable(b_hi, b_lo, f) and fused.fused_two_sum_(b_hi, b_lo, f, sign)
+                e_hi, e_lo = _two_sum_exact(hi, f, sign)
+                c_hi, c_lo = hi.clone(), torch.empty_like(hi)
+                ran = ran and fused.fused_two_sum_(c_hi, c_lo, f, sign, exact=True)
+                same = same and bool(ran) and all(torch.equal(u.view(torch.int32), v.view(torch.int32)) for u, v in
+                                                  ((a_hi, b_hi), (a_lo, b_lo), (e_hi, c_hi), (e_lo, c_lo)))
+                checked += 1
+    times = {}
+    for n in (1 << 12, 1 << 16, 1 << 20, 1 << 24):
+        hi, lo, f = (torch.randn(n, device=device) for _ in range(3))
+        for name, update in (("torch passes", _two_sum_), ("fused", fused.fused_two_sum_)):
+            for _ in range(3):
+                update(hi, lo, f, 1)
+            torch.cuda.synchronize(device)
+            start = time.perf_counter()
+            for _ in range(50):
+                update(hi, lo, f, 1)
+            torch.cuda.synchronize(device)
+            times[f"{name} n={n}"] = round((time.perf_counter() - start) / 50 * 1e6, 1)
+    return [{"check": "fused", "ok": same, "status": fused.fused_status(), "cases": checked, "microseconds": times}]
+
+
 def _isolated(script: str, args: list[str], timeout: float) -> dict[str, Any]:
     """A benchmark in its own process, so that a device-side assert (which poisons the CUDA
     context for good) costs that benchmark only. Its tables go to our output, its JSON back."""
@@ -206,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     steps = [("gradcheck", lambda: _gradchecks(args.device, 2 if args.quick else 4)),
              ("memory", lambda: _memory(args.device, 2 if args.quick else 16)),
              ("export", lambda: [_export(args.device)]),
+             ("fused", lambda: _fused(args.device)),
              ("train", lambda: _train(args.device, 8 if args.quick else 40))]
     for title, step in steps:
         try:
