@@ -45,17 +45,27 @@ def training_batch(graph: Graph) -> int:
     return value
 
 
+def training_device(graph: Graph) -> str:
+    """The kind of device the project trains on (``training.device``), which its memory figures
+    are for: "cuda" for ``cuda`` or ``cuda:N``, else "cpu" (``auto`` included: which one it picks
+    is known only where torch runs)."""
+    value = (getattr(graph, "training", None) or {}).get("device", "auto")
+    return "cuda" if isinstance(value, str) and value.strip().lower().startswith("cuda") else "cpu"
+
+
 @without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
-def full_check(graph: Graph, batch: int | None = None, device: str = "cpu") -> Report:
+def full_check(graph: Graph, batch: int | None = None, device: str | None = None) -> Report:
     """Core check + reversible regions (with near-miss warnings) + memory estimate.
 
     ``batch`` only scales the estimate (shapes exclude the batch dimension);
     None: the project's training batch (:func:`training_batch`). ``device``: where the step
-    would run, "cpu" or an accelerator's type ("cuda"): the runtime's stream updates take
-    more temporaries there (``diagnostics.stream_updates``).
+    would run, "cpu" or an accelerator's type ("cuda"), whose runtime updates streams
+    differently (``diagnostics.stream_updates``); None: the project's (:func:`training_device`).
     """
     if batch is None:
         batch = training_batch(graph)
+    if device is None:
+        device = training_device(graph)
     report = check(graph)
     regions, near, order = _analyze_regions(graph, report)
     report.regions = regions

@@ -140,3 +140,21 @@ def test_the_estimate_for_a_gpu_prices_the_fused_pair_update() -> None:
     assert (cpu.estimate.peak_bytes("reversible"), gpu.estimate.peak_bytes("reversible")) == (708_744, 644_392)
     assert estimate_peak(coupling, cpu, batch=16, mode="reversible", device="cuda") == 644_392
     assert budget_peak(coupling, cpu, 0, batch=16, device="cuda") < budget_peak(coupling, cpu, 0, batch=16)
+
+
+@pytest.mark.parametrize("device,kind", [("cuda", "cuda"), ("cuda:1", "cuda"), (" CUDA ", "cuda"), ("cpu", "cpu"),
+                                         ("auto", "cpu"), (None, "cpu"), (3, "cpu")])
+def test_the_estimate_is_for_the_device_the_project_trains_on(device: object, kind: str) -> None:
+    """Without a device, ``full_check`` (the editor's and ``revstudio check``'s) prices the step
+    for the project's ``training.device``; ``auto`` picks one only where torch runs, so it is the
+    CPU's figure."""
+    from pathlib import Path
+
+    from revstudio.core.project import load
+    from revstudio.diagnostics.check import full_check, training_device
+
+    graph = load(Path(__file__).resolve().parents[2] / "resources" / "examples" / "revnet_coupling.revs")
+    graph.training = {**(graph.training or {}), "device": device}
+    assert training_device(graph) == kind
+    assert full_check(graph, batch=16).estimate.peak_bytes("reversible") == full_check(
+        graph, batch=16, device=kind).estimate.peak_bytes("reversible")
