@@ -28,7 +28,10 @@ _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000 ** 2, "mb": 1000 ** 2,
 
 
 _MOST = (1 << 63) - 1  # (8 EiB: more than any machine's memory, and what a C long holds)
-_AMOUNT = re.compile(r"\s*((?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?)\s*([A-Za-z]*)\s*")
+# digits with single underscores between them, as Python writes them (1_000_000): the run
+# settings dialog, the CLI and the project file read the same amounts
+_DIGITS = r"[0-9](?:_?[0-9])*"
+_AMOUNT = re.compile(rf"\s*((?:{_DIGITS}(?:\.(?:{_DIGITS})?)?|\.{_DIGITS})(?:[eE][+-]?[0-9]{{1,3}})?)\s*([A-Za-z]*)\s*")
 
 
 def parse_bytes(text: str | int) -> int:

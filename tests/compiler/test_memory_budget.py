@@ -76,6 +76,11 @@ def test_parse_bytes() -> None:
     assert parse_bytes("1.1KiB") == 1126  # an amount in a unit rounds to the byte, exactly
     assert parse_bytes("0.1GB") == 100_000_000  # (decimal arithmetic: no float's 99,999,999)
     assert parse_bytes("1PiB") == 1 << 50  # every unit fmt_bytes writes reads back
+    # digit groups as Python writes them: the CLI, the project file and the run settings agree
+    assert parse_bytes("1_000_000") == parse_bytes("1_000 kB") == 10**6 and parse_bytes("1.5_0 GB") == 1_500_000_000
+    for bad in ("1__000", "_1000", "1000_", "1_.5", "1e1_0"):
+        with pytest.raises(ValueError, match="not an amount"):
+            parse_bytes(bad)
     with pytest.raises(ValueError, match="less than 8EiB"):
         parse_bytes("8EiB")
     with pytest.raises(ValueError, match="64MiB"):

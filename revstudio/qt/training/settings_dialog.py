@@ -431,7 +431,7 @@ def _parse_amount(key: str, text: str) -> int | None:
     if not text.strip():
         return None
     try:
-        return parse_bytes(text.replace("_", ""))
+        return parse_bytes(text)  # (digit groups, 1_000, as the CLI and the project file read them)
     except ValueError as exc:
         raise NotANumber(f"training.{key}: {exc}") from None
 
