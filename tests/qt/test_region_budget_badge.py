@@ -21,8 +21,10 @@ def test_badge_names_what_the_budget_keeps(qtbot):
     assert scene.region_items and all("budget" not in r.label for r in scene.region_items)
     doc.push(SetTraining(graph, {"version": 1, "memory_budget": "1GiB", "batch_size": 8}))
     doc.recompute()
-    assert all(r.label.endswith("kept by budget") for r in scene.region_items)
-    assert "memory budget keeps" in scene.region_items[0].toolTip()
+    # kept whole, a region runs as standard mode does: its badge no longer claims a saving
+    assert all(r.label == "kept whole by budget · runs as standard" for r in scene.region_items)
+    assert "memory budget keeps all of its activations" in scene.region_items[0].toolTip()
+    assert not any(r.saves for r in scene.region_items)
     doc.push(SetTraining(graph, {"version": 1, "memory_budget": 0, "batch_size": 8}))
     doc.recompute()
     assert all("budget" not in r.label for r in scene.region_items)

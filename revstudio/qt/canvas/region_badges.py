@@ -36,7 +36,11 @@ class RegionBadges:
             tip = (f"Reversible region {region_id}: {count} nodes run without storing activations"
                    + (f"; saves about {format_bytes(saved)} of activation memory" if saved is not None else ""))
         kept = self.budget.get(region_id)
-        if kept is not None:  # the training memory budget keeps (part of) it: no rebuild there
+        if kept == "kept by budget":  # kept whole: it runs as standard mode does, saving nothing
+            return ("kept whole by budget · runs as standard",
+                    f"{count} nodes in reversible region {region_id}: the memory budget keeps all of its "
+                    "activations, so it runs as standard mode does (nothing rebuilt, nothing saved)", False)
+        if kept is not None:  # the training memory budget keeps part of it: no rebuild there
             label += f" · {kept}"
             tip += f"; the memory budget keeps its activations ({kept}) to run faster"
             if kept.endswith("peak above standard's"):
