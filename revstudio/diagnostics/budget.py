@@ -362,6 +362,20 @@ def budget_peak(graph: Graph, report: Any, budget: int | None, *, batch: int, dt
     return _peak_under(graph, est, regions, *_choice(graph, report, budget, batch, dtype), optimizer)
 
 
+def budget_peaks(graph: Graph, report: Any, budget: int | None, *, dtype: str | None = None) -> Any:
+    """``peak(est)``: :func:`budget_peak` (without optimizer state) for an estimate at any batch,
+    the steps priced once (a search over batches asks at many: ``estimate_fit``)."""
+    costs, refunds, fixed = step_prices(graph, report, batch=1, dtype=dtype)
+    regions = list(getattr(report, "regions", None) or [])
+
+    def peak(est: Any) -> int:
+        at = scaled(costs, est.batch)
+        choice = choose(at, budget, est.batch, scaled(refunds, est.batch), fixed)
+        return _peak_under(graph, est, regions, choice, at)
+
+    return peak
+
+
 def _peak_under(graph: Graph, est: Any, regions: Sequence[Any], choice: BudgetChoice,
                 costs: Mapping[str, Sequence[int]], optimizer: str | None = None) -> int:
     heads: dict[str, frozenset[str]] = {}

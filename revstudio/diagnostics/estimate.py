@@ -401,7 +401,7 @@ def input_bytes(graph: Graph, report: Any, batch: int, dtype: str | None = None)
 
 
 def max_batch_that_fits(graph: Graph, report: Any, budget_bytes: int, *, mode: str, dtype: str | None = None,
-                        optimizer: str | None = None, limit: int = 1 << 16) -> int | None:
+                        optimizer: str | None = None, limit: int = 1 << 16, device: str = "cpu") -> int | None:
     """The largest batch whose training step fits in ``budget_bytes`` (None: not even batch 1).
 
     Counted against the budget: the weights, the input batch and
@@ -409,11 +409,12 @@ def max_batch_that_fits(graph: Graph, report: Any, budget_bytes: int, *, mode: s
     with the batch (almost linearly), so a guess from batch 1 and 2, a gallop and
     a bisection find it exactly in a handful of estimates (``estimate_fit``); at
     most ``limit``. ``estimate_fit.max_batches_that_fit`` answers several modes at once.
+    ``device``: "cpu" or "cuda" (see :func:`estimate`).
     """
     from .estimate_fit import max_batches_that_fit
 
     return max_batches_that_fit(graph, report, budget_bytes, [mode], dtype=dtype, optimizer=optimizer,
-                                limit=limit)[mode]
+                                limit=limit, device=device)[mode]
 
 
 def _notes(est: MemoryEstimate) -> list[str]:

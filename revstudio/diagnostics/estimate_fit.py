@@ -78,12 +78,19 @@ def _largest_growing(cost: Callable[[int], int], budget: int, limit: int) -> int
     return lo
 
 
+# The key of reversible mode under the project's memory budget in max_batches_that_fit's answer
+UNDER_BUDGET = "reversible+budget"
+
+
 def max_batches_that_fit(graph: Any, report: Any, budget_bytes: int, modes: Iterable[str], *,
                          dtype: str | None = None, optimizer: str | None = None,
-                         limit: int = 1 << 16) -> dict[str, int | None]:
+                         limit: int = 1 << 16, device: str = "cpu",
+                         memory_budget: int | None = None) -> dict[str, int | None]:
     """{mode: the largest batch whose training step fits in ``budget_bytes``} (None: not even 1),
     counting the weights, the input batch, ``estimate_peak`` and the optimizer's state; the
-    estimates are shared between the modes."""
+    estimates are shared between the modes. ``device``: "cpu" or "cuda" (see ``estimate``).
+    ``memory_budget`` (bytes a reversible run may keep to run faster): also ``UNDER_BUDGET``,
+    reversible mode with what that budget keeps at each batch (``budget.budget_peak``)."""
     from .estimate import _checked_mode, _state_bytes, estimate, input_bytes
 
     modes = [_checked_mode(m) for m in modes]
@@ -93,17 +100,27 @@ def max_batches_that_fit(graph: Any, report: Any, budget_bytes: int, modes: Iter
     def estimated(b: int) -> Any:
         est = cache.get(b)  # noqa: SIM401
         if est is None:
-            est = cache[b] = estimate(graph, report, getattr(report, "regions", None) or [], batch=b, dtype=dtype)
+            est = cache[b] = estimate(graph, report, getattr(report, "regions", None) or [], batch=b, dtype=dtype,
+                                      device=device)
         return est
+
+    def mode_peak(mode: str) -> Callable[[Any], int]:
+        return lambda est: int(est.peak_bytes(mode))
+
+    peaks: dict[str, Callable[[Any], int]] = {m: mode_peak(m) for m in modes}
+    if memory_budget is not None:
+        from .budget import budget_peaks
+
+        peaks[UNDER_BUDGET] = budget_peaks(graph, report, int(memory_budget), dtype=dtype)
 
     def cost_of(mode: str) -> Callable[[int], int]:
         def cost(b: int) -> int:
             est = estimated(b)
             params = est.parameter_bytes()
-            return (params + input_bytes(graph, report, b, est.dtype) + est.peak_bytes(mode)
+            return (params + input_bytes(graph, report, b, est.dtype) + peaks[mode](est)
                     + _state_bytes(params, optimizer))
         return cost
 
     breaks = estimated(1).batch_breaks  # they do not depend on the batch
     return {mode: largest_fitting(cost_of(mode), int(budget_bytes), max(1, int(limit)), breaks)
-            for mode in modes}
+            for mode in peaks}

@@ -271,18 +271,43 @@ class MemoryPanel(QWidget):
         if est is None:
             self.fits.setText("no estimate yet: fix the graph's errors first")
             return
-        from revstudio.diagnostics.estimate_fit import max_batches_that_fit
+        from revstudio.diagnostics.estimate_fit import UNDER_BUDGET, max_batches_that_fit
 
-        optimizer = self.document.graph.training.get("optimizer", "adam")
+        training = self.document.graph.training
+        optimizer = training.get("optimizer", "adam")
         optimizer = optimizer if optimizer in ("sgd", "adam", "adamw") else None
+        kept = _project_budget(training)
         # runs after every edit while a budget is typed: one search for all modes (shared estimates)
-        self.fit_results = max_batches_that_fit(self.document.graph, report, budget, ORDER, optimizer=optimizer)
-        parts = [f"{mode} {'does not fit' if n is None else f'{n:,}'}" for mode, n in self.fit_results.items()]
+        self.fit_results = max_batches_that_fit(self.document.graph, report, budget, ORDER, optimizer=optimizer,
+                                                device=self._fit_device(), memory_budget=kept)
+        names = {UNDER_BUDGET: f"reversible with its {rf.human_bytes(kept or 0)} budget"}
+        parts = [f"{names.get(mode, mode)} {'does not fit' if n is None else f'{n:,}'}"
+                 for mode, n in self.fit_results.items()]
         self.fits.setText(f"largest batch in {rf.human_bytes(budget)}: " + ", ".join(parts)
                           + f" ({est.dtype}; weights, input batch, gradients"
                           + (f" and {optimizer} state" if optimizer else "") + " counted)")
 
     fit_results: dict[str, int | None] = {}
+
+    def _fit_device(self) -> str:
+        """The device kind the fit is priced for: the measured one where a measurement found a
+        GPU (its memory is the one filled in), else the project's ``training.device``."""
+        from revstudio.diagnostics.check import training_device
+
+        measured = str((self.result or {}).get("device", ""))
+        return "cuda" if measured.startswith("cuda") else training_device(self.document.graph)
+
+
+def _project_budget(training: dict[str, Any]) -> int | None:
+    """The project's memory budget in bytes where a reversible run uses one (> 0), else None."""
+    value = training.get("memory_budget")
+    if value is None or training.get("mode", "reversible") != "reversible":
+        return None
+    try:
+        kept = parse_amount(value if isinstance(value, int) else str(value))
+    except ValueError:
+        return None  # the run settings say what is wrong with it
+    return kept or None
 
 
 def _err(est: int, real: int) -> str:

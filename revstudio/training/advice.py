@@ -31,11 +31,13 @@ def _budget(device_type: str) -> int | None:
     return None
 
 
-def fitting_batch(graph: Any, report: Any, budget: int, mode: str, optimizer: str | None = None) -> int | None:
-    """The largest batch whose estimated step fits ``budget`` bytes, or None if not even 1 does."""
+def fitting_batch(graph: Any, report: Any, budget: int, mode: str, optimizer: str | None = None,
+                  device: str = "cpu") -> int | None:
+    """The largest batch whose estimated step fits ``budget`` bytes on ``device`` ("cpu" or
+    "cuda"), or None if not even 1 does."""
     from revstudio.diagnostics.estimate import max_batch_that_fits
 
-    return max_batch_that_fits(graph, report, budget, mode=mode, optimizer=optimizer)
+    return max_batch_that_fits(graph, report, budget, mode=mode, optimizer=optimizer, device=device)
 
 
 def oom_message(graph: Any, report: Any, cfg: TrainConfig, batch: int, model: Any) -> str:
@@ -51,7 +53,8 @@ def oom_message(graph: Any, report: Any, cfg: TrainConfig, batch: int, model: An
         if budget is None:
             return None
         try:
-            return fitting_batch(graph, report, budget, mode, optimizer=cfg.optimizer)
+            return fitting_batch(graph, report, budget, mode, optimizer=cfg.optimizer,
+                                 device="cuda" if device_type == "cuda" else "cpu")
         except Exception:  # advice is best effort; the message stands without the number
             return None
 

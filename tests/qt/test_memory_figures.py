@@ -117,6 +117,48 @@ def test_fits_on_my_device_shows_max_batch_per_mode(qtbot) -> None:  # type: ign
     assert "not an amount of memory" in panel.fits.text()
 
 
+def test_fits_on_my_device_counts_the_projects_budget_and_device(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """With a memory budget in the run settings, the fit also says how large a batch a reversible
+    run under that budget takes (the kept steps grow with the batch); a project set to train on
+    cuda is priced as the GPU runtime runs (its stream updates in one piece)."""
+    from revstudio.core.commands import SetTraining
+    from revstudio.diagnostics.budget import budget_peak
+    from revstudio.diagnostics.estimate import _state_bytes, estimate, input_bytes
+    from revstudio.diagnostics.estimate_fit import UNDER_BUDGET, max_batches_that_fit
+
+    doc = _document(qtbot)
+    panel = MemoryPanel(doc)
+    qtbot.addWidget(panel)
+    doc.push(SetTraining(doc.graph, {**doc.graph.training, "memory_budget": "64KiB"}))
+    doc.recompute()
+    panel.budget.setText("4 MiB")
+    panel.update_fits()
+    n = panel.fit_results[UNDER_BUDGET]
+    assert n is not None and panel.fit_results["standard"] <= n <= panel.fit_results["reversible"]
+    assert f"reversible with its 64.0 KiB budget {n:,}" in panel.fits.text()
+    report = full_check(doc.graph)
+
+    def cost(b: int) -> int:
+        est = estimate(doc.graph, report, report.regions, batch=b)
+        params = est.parameter_bytes()
+        return (params + input_bytes(doc.graph, report, b, est.dtype)
+                + budget_peak(doc.graph, report, 64 << 10, batch=b) + _state_bytes(params, "adam"))
+
+    assert cost(n) <= 4 << 20 < cost(n + 1)
+    # a run in another mode uses no budget: no such entry
+    doc.push(SetTraining(doc.graph, {**doc.graph.training, "mode": "standard"}))
+    doc.recompute()
+    panel.update_fits()
+    assert UNDER_BUDGET not in panel.fit_results
+    doc.push(SetTraining(doc.graph, {**doc.graph.training, "mode": "reversible", "memory_budget": None,
+                                     "device": "cuda"}))
+    doc.recompute()
+    panel.update_fits()
+    assert panel.fit_results == max_batches_that_fit(doc.graph, full_check(doc.graph), 4 << 20,
+                                                     ("standard", "reversible", "checkpoint"),
+                                                     optimizer="adam", device="cuda")
+
+
 def test_measure_memory_runs_a_child_process_and_shows_measured_beside_estimate(qtbot) -> None:  # type: ignore[no-untyped-def]
     doc = _document(qtbot)
     panel = MemoryPanel(doc)
