@@ -16,6 +16,7 @@ Triton importable. Anything else takes the torch passes. A kernel that fails to 
 launch is reported once and never tried again in this process.
 """
 
+import contextlib
 import os
 import warnings
 from typing import Any
@@ -107,9 +108,13 @@ def fused_two_sum_(hi: torch.Tensor, lo: torch.Tensor, f: torch.Tensor, sign: in
     n = hi.numel()
     if n == 0:
         return True
+    # Triton launches on the current device and its current stream: make that the tensors' own
+    # (a model on cuda:1 while cuda:0 is current, as in a single process driving several GPUs)
+    on_device = torch.cuda.device(hi.device) if hi.is_cuda else contextlib.nullcontext()
     try:
-        kernels["two_sum"][(kernels["cdiv"](n, _BLOCK),)](hi, lo, f, n, SIGN=1 if sign > 0 else -1,
-                                                          EXACT=bool(exact), BLOCK=_BLOCK)
+        with on_device:
+            kernels["two_sum"][(kernels["cdiv"](n, _BLOCK),)](hi, lo, f, n, SIGN=1 if sign > 0 else -1,
+                                                              EXACT=bool(exact), BLOCK=_BLOCK)
     except Exception as exc:  # noqa: BLE001 - a build or launch failure (Triton's errors have no common base): say so once, then keep to torch
         _broken = f"the fused pair update failed ({type(exc).__name__}: {exc})"
         warnings.warn(f"revstudio: {_broken}; compensated streams use torch's elementwise passes",
