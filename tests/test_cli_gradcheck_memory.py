@@ -107,6 +107,7 @@ def test_memory_json_schema(small: str, capsys: pytest.CaptureFixture[str]) -> N
         assert isinstance(mode["peak_bytes"], int) and isinstance(mode["kept_bytes"], int)
         assert mode["peak_bytes"] >= mode["kept_bytes"] > 0 and mode["seconds"] > 0
     assert data["device"] == "cpu" and data["measured_with"] == "live tensor accounting"
+    assert data["estimate_note"] is None  # on the CPU both count the model's tensors
     assert set(data["estimate"]["modes"]) == set(data["modes"])
     assert data["estimate"]["batch"] == 2
 
@@ -178,3 +179,19 @@ def test_memory_times_every_mode_several_times_and_shows_the_spread(small: str,
     assert main(["memory", small, "--batch", "2", "--repeat", "3"]) == 0
     out = capsys.readouterr().out
     assert "warmed up first" in out and "min-max of 3" in out and "estimate peak" in out
+
+
+def test_a_cuda_measurement_says_what_the_estimate_does_not_count() -> None:
+    """On CUDA the allocator's peak holds cuDNN's workspaces (about 17 MB for an LSTM on an
+    H200), which the estimate, counting the model's tensors, does not: the table and --json say
+    so there, and nothing on the CPU, where both count tensors exactly."""
+    import torch
+
+    from revstudio.clicmd.memory import _table, estimate_note
+
+    assert estimate_note(torch.device("cpu")) is None
+    note = estimate_note(torch.device("cuda"))
+    assert note is not None and "cuDNN" in note
+    modes = {m: {"peak_bytes": 1000, "kept_bytes": 500, "seconds": 0.1} for m in ("standard", "reversible")}
+    assert note in _table("x.revs", 4, torch.device("cuda"), modes, {})
+    assert "cuDNN" not in _table("x.revs", 4, torch.device("cpu"), modes, {})

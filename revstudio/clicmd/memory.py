@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         out = {"file": args.file, "batch": args.batch, "device": str(device),
                "measured_with": _method(device), "device_memory_bytes": _device_memory(device),
-               "modes": modes, "estimate": estimate}
+               "modes": modes, "estimate": estimate, "estimate_note": estimate_note(device)}
         if budget is not None:
             out["budget"] = budget
         print(json.dumps(out))
@@ -134,6 +134,17 @@ def _method(device: Any) -> str:
     return "cuda allocator statistics" if device.type == "cuda" else "live tensor accounting"
 
 
+def estimate_note(device: Any) -> str | None:
+    """What a measured peak holds that the estimate does not count, on this device (None: nothing
+    to say: on the CPU both count the model's tensors exactly). Measured on an H200: cuDNN's RNN
+    workspace is about 17 MB in every mode, its convolution workspace a few hundred KB
+    (benchmarks/README.md, "The GPU check")."""
+    if device.type != "cuda":
+        return None
+    return ("the estimate counts the model's tensors; a CUDA peak also holds cuDNN's workspaces "
+            "(about 17 MB for an LSTM or GRU), which it does not")
+
+
 def _table(path: str, batch: int, device: Any, modes: dict[str, dict], estimate: dict, repeat: int = 1) -> str:
     from revstudio.diagnostics.estimate import fmt_bytes
 
@@ -155,6 +166,9 @@ def _table(path: str, batch: int, device: Any, modes: dict[str, dict], estimate:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [f"{path}: one training step, batch {batch}, {device} ({_method(device)}; "
              "bytes exclude weights and inputs)"]
+    note = estimate_note(device)
+    if note:
+        lines.append(f"  {note}")
     if repeat > 1:
         lines.append(f"  every mode warmed up first, then {repeat} timed steps each, taking turns; "
                      "on a loaded machine compare the spreads (benchmarks/bench_revnet.py times properly)")

@@ -247,8 +247,10 @@ class MemoryPanel(QWidget):
         lines.append("</table>")
         self.chart.set_rows(rows)
         self.table.setText("".join(lines))
+        note = data.get("estimate_note")
         self.status.setText(f"measured at batch {data.get('batch')}, {data.get('device')} "
-                            f"({data.get('measured_with')}); estimate at the same batch")
+                            f"({data.get('measured_with')}); estimate at the same batch"
+                            + (f"; {note}" if isinstance(note, str) and note else ""))
 
     # ---- fits on my device -------------------------------------------------------
     def _on_analysis(self) -> None:

@@ -176,3 +176,15 @@ def test_measure_memory_runs_a_child_process_and_shows_measured_beside_estimate(
         assert parts["peak"]["est"] > 0
     assert "%" in panel.table.text() and "measured at batch 2" in panel.status.text()
     assert panel.measure_button.isEnabled()
+
+
+def test_a_cuda_measurement_says_what_the_estimate_does_not_count(qtbot) -> None:  # type: ignore[no-untyped-def]
+    doc = _document(qtbot)
+    panel = MemoryPanel(doc)
+    qtbot.addWidget(panel)
+    mode = {"peak_bytes": 18_421_760, "kept_bytes": 500_000, "seconds": 0.01}
+    panel.result = {"batch": 16, "device": "cuda:0", "measured_with": "cuda allocator statistics",
+                    "modes": {"standard": mode}, "estimate": {"modes": {"standard": {"peak_bytes": 1_421_332}}},
+                    "estimate_note": "the estimate counts the model's tensors; a CUDA peak also holds cuDNN's workspaces"}
+    panel._show_result()
+    assert "cuDNN's workspaces" in panel.status.text() and "-92%" in panel.table.text()
