@@ -24,11 +24,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import statistics
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import revnet_models as rm  # noqa: E402
+from bench_revnet import FORWARD, _interleaved_times, _loss_fn  # noqa: E402
+
+from revstudio.diagnostics.memory import measure_step  # noqa: E402
 
 # (depth, batch, channels, size): the RevNet benchmark's shape first, then shapes big
 # enough that one convolution keeps much of the GPU busy
@@ -185,76 +187,45 @@ COLUMNS: dict[str, Callable[..., rm.Built]] = {
 }
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-@contextlib.contextmanager
-def _peak(device: torch.device) -> Iterator[dict[str, int]]:
-    out: dict[str, int] = {}
-    if device.type == "cuda":
-        _sync(device)
-        torch.cuda.reset_peak_memory_stats(device)
-        base = torch.cuda.memory_allocated(device)
-    yield out
-    if device.type == "cuda":
-        _sync(device)
-        out["peak_bytes"] = torch.cuda.max_memory_allocated(device) - base
-
-
-def _step(model: nn.Module, x: torch.Tensor, weight: torch.Tensor) -> None:
-    model.zero_grad(set_to_none=True)
-    (model(x) * weight).sum().backward()
-
-
 def _grads(params: list[torch.Tensor]) -> torch.Tensor:
     return torch.cat([p.grad.reshape(-1) for p in params])  # type: ignore[union-attr]
 
 
 def measure_cell(cell: tuple[int, int, int, int], runs: int, device: torch.device) -> dict[str, Any]:
+    """One cell, with bench_revnet's machinery: each column's peak (``measure_step``: the
+    allocator's on CUDA, exact accounting on the CPU), its gradients against plain autograd's,
+    and its median step, columns taking turns, beside plain's no-grad forward (the floor)."""
     depth, batch, channels, size = cell
     functions = rm.make_functions(depth, channels)
     gen = torch.Generator().manual_seed(1)
     x = torch.randn(batch, channels, size, size, generator=gen).to(device)
     weight = torch.randn(batch, channels, size, size, generator=gen).to(device)
-    models, params = {}, {}
+    loss = _loss_fn(weight)
+    models, grads = {}, {}
     out: dict[str, Any] = {"cell": list(cell), "columns": {}}
     for name, build in COLUMNS.items():
-        model, ps = build(functions, channels, size, device)
-        models[name], params[name] = model.to(device).train(), ps
-        _step(model, x, weight)  # warm-up: allocator growth, kernel choice
-        with _peak(device) as peak:
-            _step(model, x, weight)
-        out["columns"][name] = {"peak_bytes": peak.get("peak_bytes")}
-    grads = {name: _grads(params[name]) for name in models}
+        model, params = build(functions, channels, size, device)
+        models[name] = model.to(device).train()
+        mem = measure_step(model, (x,), loss, timing_runs=0, exact_resizes=device.type == "cpu")
+        out["columns"][name] = {"peak_bytes": mem["peak_bytes"]}
+        model.zero_grad(set_to_none=True)
+        loss(model(x)).backward()
+        grads[name] = _grads(params)
     ref = grads["plain"]
     for name, g in grads.items():
         out["columns"][name]["grad_vs_plain"] = float((g - ref).norm() / ref.norm())
     out["overlapped_vs_serial"] = float((grads["overlapped"] - grads["serial"]).norm() / grads["serial"].norm())
-    times: dict[str, list[float]] = {name: [] for name in [*models, "forward"]}
-    for _ in range(runs):  # round-robin: load from elsewhere hits every column alike
-        for name in times:
-            _sync(device)
-            start = time.perf_counter()
-            if name == "forward":
-                with torch.no_grad():
-                    models["plain"](x)
-            else:
-                _step(models[name], x, weight)
-            _sync(device)
-            times[name].append(time.perf_counter() - start)
-    med = {name: statistics.median(ts) for name, ts in times.items()}
-    plain = med["plain"]
-    out["floor"] = (plain + med["forward"]) / plain
+    wall = {name: w for name, (w, _cpu) in _interleaved_times(models, x, weight, runs).items()}
+    plain = wall["plain"]
+    out["floor"] = (plain + wall[FORWARD]) / plain
     for name in models:
-        out["columns"][name].update(seconds=med[name], ratio=med[name] / plain)
-    out["gain"] = 1 - med["overlapped"] / med["serial"]
+        out["columns"][name].update(seconds=wall[name], ratio=wall[name] / plain)
+    out["gain"] = 1 - wall["overlapped"] / wall["serial"]
     return out
 
 
-def _mib(n: int | None) -> str:
-    return "-" if n is None else f"{n / 2**20:.1f}"
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f}"
 
 
 def table(cells: list[dict[str, Any]]) -> str:

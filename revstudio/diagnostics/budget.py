@@ -276,6 +276,10 @@ class RegionChoice:
                 "kept_bytes": self.kept_bytes, "standard_bytes": self.standard_bytes}
 
 
+# The badge of a region the budget keeps whole (``BudgetChoice.badge``; the canvas words it)
+KEPT_WHOLE = "kept by budget"
+
+
 @dataclass
 class BudgetChoice:
     """What a budget keeps, region by region (``budget`` None: unlimited)."""
@@ -301,7 +305,7 @@ class BudgetChoice:
         if r is None or not r.kept_steps:
             return ""
         if r.state == "kept":
-            return "kept by budget"
+            return KEPT_WHOLE
         return f"first {r.kept_steps}/{r.steps} steps kept"
 
     def summary_lines(self) -> list[str]:
@@ -346,7 +350,13 @@ def budget_choice(graph: Graph, report: Any, budget: int | None, *, batch: int =
 def _choice(graph: Graph, report: Any, budget: int | None, batch: int,
             dtype: str | None) -> tuple[BudgetChoice, dict[str, list[int]]]:
     """:func:`budget_choice` and the per-step costs it priced (at ``batch``)."""
-    costs, refunds, fixed = step_prices(graph, report, batch=1, dtype=dtype)
+    return _choose_at(step_prices(graph, report, batch=1, dtype=dtype), budget, batch)
+
+
+def _choose_at(prices: Prices, budget: int | None,
+               batch: int) -> tuple[BudgetChoice, dict[str, list[int]]]:
+    """The choice from ``step_prices`` at batch 1, scaled to ``batch``, and the costs it priced."""
+    costs, refunds, fixed = prices
     at_batch = scaled(costs, batch)
     return choose(at_batch, budget, batch, scaled(refunds, batch), fixed), at_batch
 
@@ -365,13 +375,11 @@ def budget_peak(graph: Graph, report: Any, budget: int | None, *, batch: int, dt
 def budget_peaks(graph: Graph, report: Any, budget: int | None, *, dtype: str | None = None) -> Any:
     """``peak(est)``: :func:`budget_peak` (without optimizer state) for an estimate at any batch,
     the steps priced once (a search over batches asks at many: ``estimate_fit``)."""
-    costs, refunds, fixed = step_prices(graph, report, batch=1, dtype=dtype)
+    prices = step_prices(graph, report, batch=1, dtype=dtype)
     regions = list(getattr(report, "regions", None) or [])
 
     def peak(est: Any) -> int:
-        at = scaled(costs, est.batch)
-        choice = choose(at, budget, est.batch, scaled(refunds, est.batch), fixed)
-        return _peak_under(graph, est, regions, choice, at)
+        return _peak_under(graph, est, regions, *_choose_at(prices, budget, est.batch))
 
     return peak
 
@@ -438,6 +446,20 @@ def scaled(costs: Mapping[str, Sequence[int]], batch: int) -> dict[str, list[int
     return {rid: [int(c) * max(1, int(batch)) for c in steps] for rid, steps in costs.items()}
 
 
+def project_budget(training: Mapping[str, Any]) -> int | None:
+    """The bytes the project's ``training`` section lets a run keep (``memory_budget``), where a
+    run uses them: in reversible mode, and more than 0 (0 keeps nothing: reversible mode's own
+    memory). None otherwise, or for a value that does not read (the run settings report it)."""
+    budget = training.get("memory_budget")
+    if budget is None or training.get("mode", "reversible") != "reversible":
+        return None
+    try:
+        limit = parse_bytes(budget if isinstance(budget, int) else str(budget))
+    except ValueError:
+        return None
+    return limit or None
+
+
 def region_badges(graph: Graph, report: Any) -> dict[str, str]:
     """{region id: badge text} for the regions the project's own training budget keeps
     (``training.memory_budget`` at ``training.batch_size``, in reversible mode: the other modes
@@ -445,15 +467,10 @@ def region_badges(graph: Graph, report: Any) -> dict[str, str]:
     mode's, the badge says so (standard mode would be smaller and faster).
     Torch-free and never raises: the canvas calls it after every analysis."""
     section = getattr(graph, "training", None) or {}
-    budget = section.get("memory_budget")
-    if budget is None or getattr(report, "estimate", None) is None:
-        return {}
-    if section.get("mode", "reversible") != "reversible":
+    limit = project_budget(section)
+    if limit is None or getattr(report, "estimate", None) is None:
         return {}
     try:
-        limit = parse_bytes(budget if isinstance(budget, int) else str(budget))
-        if limit == 0:
-            return {}  # keeps nothing: reversible mode's memory
         batch = max(1, int(section.get("batch_size", 32) or 32))
         choice, costs = _choice(graph, report, limit, batch, None)
         badges = {rid: text for rid in choice.regions if (text := choice.badge(rid))}

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from revstudio.diagnostics.budget import parse_bytes as parse_amount
+from revstudio.diagnostics.budget import project_budget
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
 from revstudio.qt.memory_figures import ORDER, BatchField, batch_label, estimate_of
@@ -278,7 +279,7 @@ class MemoryPanel(QWidget):
         training = self.document.graph.training
         optimizer = training.get("optimizer", "adam")
         optimizer = optimizer if optimizer in ("sgd", "adam", "adamw") else None
-        kept = _project_budget(training)
+        kept = project_budget(training)
         # runs after every edit while a budget is typed: one search for all modes (shared estimates)
         self.fit_results = max_batches_that_fit(self.document.graph, report, budget, ORDER, optimizer=optimizer,
                                                 device=self._fit_device(), memory_budget=kept)
@@ -298,18 +299,6 @@ class MemoryPanel(QWidget):
 
         measured = str((self.result or {}).get("device", ""))
         return "cuda" if measured.startswith("cuda") else training_device(self.document.graph)
-
-
-def _project_budget(training: dict[str, Any]) -> int | None:
-    """The project's memory budget in bytes where a reversible run uses one (> 0), else None."""
-    value = training.get("memory_budget")
-    if value is None or training.get("mode", "reversible") != "reversible":
-        return None
-    try:
-        kept = parse_amount(value if isinstance(value, int) else str(value))
-    except ValueError:
-        return None  # the run settings say what is wrong with it
-    return kept or None
 
 
 def _err(est: int, real: int) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from revstudio.diagnostics.budget import KEPT_WHOLE
 from revstudio.diagnostics.estimate import fmt_bytes as format_bytes
 
 from .region_item import RegionItem
@@ -36,7 +37,7 @@ class RegionBadges:
             tip = (f"Reversible region {region_id}: {count} nodes run without storing activations"
                    + (f"; saves about {format_bytes(saved)} of activation memory" if saved is not None else ""))
         kept = self.budget.get(region_id)
-        if kept == "kept by budget":  # kept whole: it runs as standard mode does, saving nothing
+        if kept == KEPT_WHOLE:  # kept whole: it runs as standard mode does, saving nothing
             return ("kept whole by budget · runs as standard",
                     f"{count} nodes in reversible region {region_id}: the memory budget keeps all of its "
                     "activations, so it runs as standard mode does (nothing rebuilt, nothing saved)", False)
