@@ -162,3 +162,24 @@ def test_global_pool_gives_its_input_a_gradient_of_its_own(memory_format: str) -
     (g,) = torch.autograd.grad((y * torch.arange(12.0, dtype=torch.float64).view(3, 4)).sum(), [x])
     assert g._base is None
     assert torch.allclose(g, torch.arange(12.0, dtype=torch.float64).view(3, 4, 1, 1).expand(3, 4, 5, 6) / 30)
+
+
+@pytest.mark.parametrize("case", CASE_LIST, ids=case_id)
+def test_every_module_trains_under_cpu_bf16_autocast(kit: NodeKit, case) -> None:  # type: ignore[no-untyped-def]
+    """``--precision bf16`` on the CPU runs every node type forward and backward (a float32
+    LSTM under autocast used to stop in oneDNN on CPUs without AVX512-BF16)."""
+    type_id, params, shapes = case
+    built = _built(kit, type_id, params, shapes, torch.float32)
+    xs = _inputs(shapes, torch.float32, requires_grad=True)
+    if type_id == "Input":
+        xs = _inputs([built.outputs["out"]], torch.float32, requires_grad=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        ys = built.module(*[x * 1 for x in xs])  # (not leaves: in-place activations may write them)
+    outs = [y for y in ys if y.is_floating_point() and y.requires_grad]
+    if not outs:
+        return
+    sum(y.float().sum() for y in outs).backward()
+    for y in outs:
+        assert bool(torch.isfinite(y.float()).all())
+    for p in built.module.parameters():
+        assert p.dtype == torch.float32 and (p.grad is None or bool(torch.isfinite(p.grad).all()))

@@ -106,6 +106,13 @@ class BiRNN(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         steps = x.shape[-1]
         sequence = x.reshape(x.shape[0], -1, steps).transpose(1, 2)  # (B, steps, features)
+        if (isinstance(self.rnn, nn.LSTM) and sequence.device.type == "cpu" and torch.is_autocast_enabled("cpu")
+                and sequence.dtype != torch.get_autocast_dtype("cpu")):
+            # CPU autocast sends a float32 LSTM to oneDNN's low-precision kernel without asking
+            # whether the CPU has one (without AVX512-BF16 oneDNN refuses: "could not create a
+            # primitive descriptor"). Given the low-precision input itself, torch asks first and
+            # takes its own kernel where oneDNN has none; the result is the same dtype either way.
+            sequence = sequence.to(torch.get_autocast_dtype("cpu"))
         out, _ = self.rnn(sequence)
         # contiguous: downstream views (Split, Reshape) expect the usual memory layout
         return (out.transpose(1, 2).contiguous(),)
