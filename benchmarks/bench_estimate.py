@@ -8,6 +8,12 @@ the kept-activation estimate and the peak walk, medians of interleaved runs.
 
     python benchmarks/bench_estimate.py                 # markdown tables
     python benchmarks/bench_estimate.py --batches 16 --device cuda
+    python benchmarks/bench_estimate.py --batches 32 --precision bf16   # measured under autocast
+
+``--precision bf16`` (or fp16 on CUDA) measures each step's forward under autocast, as
+``revstudio train --precision`` runs it, beside the same (fp32) estimate: the estimate does
+not model autocast, and a run at those precisions draws no estimate; this shows by how much
+it would miss.
 """
 from __future__ import annotations
 
@@ -28,7 +34,28 @@ from revstudio.diagnostics.estimate import MODES, estimate, estimate_peak  # noq
 TARGET = 0.15
 
 
-def errors(batches: list[int], device_name: str) -> list[tuple[str, int, str, int, int, float]]:
+class _Autocast:
+    """A compiled model whose forward runs under autocast (backward outside it, as in training)."""
+
+    def __init__(self, model: object, device_type: str, dtype: object) -> None:
+        object.__setattr__(self, "_model", model)
+        object.__setattr__(self, "_cast", (device_type, dtype))
+
+    def __call__(self, *inputs: object) -> object:
+        import torch
+
+        with torch.autocast(self._cast[0], dtype=self._cast[1]):
+            return self._model(*inputs)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._model, name)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        setattr(self._model, name, value)
+
+
+def errors(batches: list[int], device_name: str,
+           precision: str = "fp32") -> list[tuple[str, int, str, int, int, float]]:
     import torch
 
     from revstudio.compiler import compile as compile_graph
@@ -45,11 +72,13 @@ def errors(batches: list[int], device_name: str) -> list[tuple[str, int, str, in
         torch.manual_seed(0)
         model = compile_graph(graph, mode="standard", device=device, dtype=dtype)
         model.train()
+        measured_model = model if precision == "fp32" else _Autocast(
+            model, device.type, {"bf16": torch.bfloat16, "fp16": torch.float16}[precision])
         for batch in batches:
             inputs = random_inputs(graph, batch, dtype, 0, device, requires_grad=False)
             if hasattr(model, "initialize"):
                 model.initialize(*inputs)
-            measured = compare_modes(model, inputs, MODES)
+            measured = compare_modes(measured_model, inputs, MODES)
             for mode in MODES:
                 real = measured[mode]["peak_bytes"]
                 est = estimate_peak(graph, report, batch=batch, mode=mode, device=device.type)
@@ -82,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 16, 64])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), default="fp32",
+                        help="measure under autocast (the estimate stays fp32's)")
     parser.add_argument("--runs", type=int, default=7, help="timed estimates (median)")
     parser.add_argument("--timing-only", action="store_true", help="only time the 2,000-node estimate")
     args = parser.parse_args(argv)
@@ -91,8 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    rows = errors(args.batches, args.device)
-    print(f"peak of one training step, {args.device}: estimated vs measured "
+    rows = errors(args.batches, args.device, args.precision)
+    print(f"peak of one training step, {args.device}, {args.precision}: estimated vs measured "
           f"({'allocator statistics' if args.device.startswith('cuda') else 'live tensor accounting'})")
     print()
     print("| project | batch | mode | measured | estimated | error |")

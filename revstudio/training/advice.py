@@ -50,7 +50,7 @@ def oom_message(graph: Any, report: Any, cfg: TrainConfig, batch: int, model: An
     budget = _budget(device_type)
 
     def fits(mode: str) -> int | None:
-        if budget is None:
+        if budget is None or cfg.precision != "fp32":  # (the estimate models fp32 steps only)
             return None
         try:
             return fitting_batch(graph, report, budget, mode, optimizer=cfg.optimizer,

@@ -83,14 +83,30 @@ def _versions() -> dict[str, str]:
     return {"revstudio": __version__, "torch": torch.__version__.split("+")[0], "python": platform.python_version()}
 
 
+def estimate_note(precision: str) -> str | None:
+    """Why a run at ``precision`` has no estimated peak (None: it has one). The estimate counts
+    every value in the model's dtype; autocast keeps low-precision copies for backward, and the
+    reversible runtime keeps its streams in float32 beside them, so the fp32 figures were
+    1.1-3.6x the measured peak in standard mode and 0.81-0.87x it in reversible mode on the
+    examples (bf16, CPU: benchmarks/README.md, "Mixed precision and the estimate")."""
+    if precision == "fp32":
+        return None
+    return (f"no memory estimate under {precision} autocast: the estimate models fp32 steps only "
+            "(measure the peak with --memory-every)")
+
+
 def _estimates(graph: Any, report: Any, batch: int, mode: str, optimizer: str | None = None,
-               budget: int | None = None, device: str = "cpu") -> tuple[int | None, int | None]:
+               budget: int | None = None, device: str = "cpu",
+               precision: str = "fp32") -> tuple[int | None, int | None]:
     """(estimate for the run's mode, for standard mode) of one step's peak at this batch on
     ``device`` ("cpu" or "cuda"); in reversible mode under a memory ``budget``, with the steps
-    the budget keeps."""
+    the budget keeps. (None, None) where the estimate does not model the run: a low
+    ``precision`` (:func:`estimate_note`), a mode or optimizer it does not know."""
     from revstudio.diagnostics.budget import budget_peak
     from revstudio.diagnostics.estimate import estimate_peak
 
+    if estimate_note(precision) is not None:
+        return None, None
     try:
         run = (budget_peak(graph, report, budget, batch=batch, optimizer=optimizer, device=device)
                if mode == "reversible" and budget is not None
@@ -232,7 +248,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     loss_fn = Loss(data.task.kind)
     classification = data.task.kind == "classification"
     estimate, standard_estimate = _estimates(graph, report, local, cfg.mode, budget=cfg.memory_budget,
-                                              device=device.type)
+                                              device=device.type, precision=cfg.precision)
     budget_kept = _budget_kept(graph, report, local, cfg.mode, cfg.memory_budget)
     regions = list(getattr(report, "regions", []) or [])
     meter = PeakMeter(device)
@@ -301,7 +317,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     run.emit({"kind": "event", "event": "started", "time": 0.0, "run_dir": run_dir, "config": cfg.full_section(),
               "device": str(device), "versions": _versions(), "parameters": int(params), "total_steps": total,
               "steps_per_epoch": spe, "mode": cfg.mode, "task": data.task.kind, "estimate_bytes": estimate,
-              "standard_estimate_bytes": standard_estimate, "regions": [r.id for r in regions],
+              "standard_estimate_bytes": standard_estimate, "estimate_note": estimate_note(cfg.precision),
+              "regions": [r.id for r in regions],
               "budget": budget_kept, "resumed_from": resumed_from, "processes": dist.world, "batch_size": batch,
               "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", ""))})
 

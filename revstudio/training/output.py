@@ -117,6 +117,8 @@ class Progress(Callback):
         over = _budget_over_standard(row)
         if over:
             self._line(over)
+        if row.get("estimate_note"):
+            self._line(f"note: {row['estimate_note']}")
         if row.get("data"):
             self._line(f"data: {row['data']}")
         if row.get("run_dir"):

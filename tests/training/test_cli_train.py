@@ -132,6 +132,13 @@ def test_fp16_on_the_cpu_fails_clearly(tmp_path, capsys) -> None:
     assert runs.read_run(str(tmp_path / "r")).status == "failed"
 
 
+def test_bf16_says_the_estimate_does_not_cover_it(tmp_path, capsys) -> None:
+    code = cli.main(["train", EXAMPLE, "--precision", "bf16", "--steps", "1", "--out", str(tmp_path / "r")])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0 and lines[1] == ("note: no memory estimate under bf16 autocast: the estimate models fp32 "
+                                      "steps only (measure the peak with --memory-every)")
+
+
 def test_runs_lists_a_killed_run(tmp_path, capsys) -> None:
     run = tmp_path / "a"
     run.mkdir()

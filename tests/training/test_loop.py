@@ -94,6 +94,45 @@ def test_fp16_on_the_cpu_is_refused_and_bf16_runs() -> None:
     assert all(math.isfinite(r["loss"]) for r in rows.kind("step"))
 
 
+@pytest.mark.parametrize("name", [p.stem for p in EXAMPLES])
+def test_bf16_trains_every_example_and_draws_no_fp32_estimate(name: str) -> None:
+    """CPU autocast: every node type runs (a float32 LSTM under it used to fail in oneDNN on
+    CPUs without AVX512-BF16: "could not create a primitive descriptor"), and the run offers no
+    fp32 estimate as the bf16 step's (it was 1.1-3.6x the measured peak in standard mode, and
+    below it in reversible mode), but says why there is none."""
+    graph, report, cfg, data = _example(name)
+    rows = Rows()
+    result = train(graph, report, cfg.replace(steps=2, precision="bf16", device="cpu", memory_every=2), data,
+                   callbacks=[rows])
+    assert result.status == "finished", result.message
+    started = rows.event("started")[0]
+    assert started["estimate_bytes"] is None and started["standard_estimate_bytes"] is None
+    assert "bf16" in started["estimate_note"] and "fp32" in started["estimate_note"]
+    measured = [r for r in rows.kind("step") if "peak_bytes" in r]
+    assert measured and measured[-1]["peak_bytes"] > 0 and measured[-1].get("estimate_bytes") is None
+    fp32 = Rows()
+    train(graph, report, cfg.replace(steps=1), data, callbacks=[fp32])
+    assert fp32.event("started")[0]["estimate_note"] is None
+
+
+def test_out_of_memory_under_bf16_offers_no_fp32_batch(monkeypatch) -> None:
+    from revstudio.training import loop
+
+    graph, report, cfg, data = _example("revnet_coupling")
+
+    def failing(self, *args):
+        raise torch.OutOfMemoryError("out of memory")
+
+    monkeypatch.setattr(loop.Loss, "__call__", failing)
+    monkeypatch.setattr("revstudio.training.advice._budget", lambda device_type: 600_000)
+    rows = Rows()
+    result = train(graph, report, cfg.replace(steps=2, mode="standard", batch_size=32, precision="bf16"), data,
+                   callbacks=[rows])
+    message = rows.event("oom")[0]["message"]
+    assert result.status == "oom" and "--mode reversible" in message
+    assert "estimate fits" not in message and "the largest batch" not in message
+
+
 def test_a_non_finite_loss_stops_naming_the_step_and_node(tmp_path) -> None:
     graph, report, cfg, data = _example("revnet_coupling")
     rows = Rows()

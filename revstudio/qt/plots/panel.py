@@ -208,6 +208,13 @@ class PlotsPanel(QWidget):
             line.setValue(math.log10(value) if plot.log_y else float(value))
             line.label.setFormat(self._memory_texts[i].format(mode=mode) + f" {human_bytes(int(value))}")
         fraction = run.peak_fraction_of_standard() if run is not None else None
+        unmodelled = info.get("estimate_note")
+        if isinstance(unmodelled, str) and unmodelled:
+            # (a mixed-precision run: the fp32 estimate would draw lines 0.8-3.6x off)
+            precision = str((info.get("config") or {}).get("precision", ""))
+            plot.note.set_texts([f"no estimate under {precision}", "no estimate", "no est."])
+            plot.note.setToolTip(unmodelled[0].upper() + unmodelled[1:])
+            return
         if fraction is None:
             plot.note.set_texts([])
         else:

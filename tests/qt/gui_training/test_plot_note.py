@@ -92,3 +92,28 @@ def test_the_gradient_check_band_is_drawn_only_where_there_are_checks(qtbot):
         qtbot.wait(50)
         assert not panel._band.isVisible()
         assert panel.gradcheck.note.full_text().startswith(said), panel.gradcheck.note.full_text()
+
+
+def test_a_mixed_precision_run_says_why_it_has_no_estimate_lines(qtbot):
+    """The estimate models fp32 steps: under bf16 autocast no fp32 line is drawn as the run's, and
+    the note where "peak N % of standard's" would be says there is no estimate, the tooltip why."""
+    from revstudio.training.loop import estimate_note
+
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(700, 520)
+    panel.show()
+    qtbot.waitExposed(panel)
+    run = synthetic_run(name="bf16")
+    run.info.update(estimate_bytes=None, standard_estimate_bytes=None, estimate_note=estimate_note("bf16"),
+                    config={**run.info["config"], "precision": "bf16"})
+    panel.set_runs([run])
+    qtbot.wait(50)
+    note = panel.memory.note
+    assert note.full_text() == "no estimate under bf16" and note.isVisible() and _fits(note)
+    assert "fp32 steps only" in note.toolTip() and note.toolTip()[0].isupper()
+    assert not any(line.isVisible() for line in panel._memory_refs)
+    # and back to an fp32 run: its lines and its fraction again
+    panel.set_runs([synthetic_run()])
+    qtbot.wait(50)
+    assert note.text() == "peak 29 % of standard's" and all(line.isVisible() for line in panel._memory_refs)
