@@ -19,6 +19,7 @@ over the ranks, so a 2-process run optimises what a 1-process run does.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import time
@@ -253,8 +254,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     regions = list(getattr(report, "regions", []) or [])
     meter = PeakMeter(device)
 
-    def forward(module: Any, xs: list[torch.Tensor], ys: torch.Tensor | None) -> tuple[Any, Any]:
-        with autocast():
+    def forward(module: Any, xs: list[torch.Tensor], ys: torch.Tensor | None, cast: bool = True) -> tuple[Any, Any]:
+        with autocast() if cast else contextlib.nullcontext():
             out = module(*xs)
             head = out[out_index] if isinstance(out, tuple) else out
             return loss_fn(head, ys, getattr(model, "logdet", None))
@@ -337,10 +338,13 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         if not stop_now:
             try:
                 xs, ys = batch_at(run.step)
-                if (cfg.gradcheck_every and step % cfg.gradcheck_every == 0 and regions and dist.rank == 0
-                        and cfg.precision == "fp32"):
+                if cfg.gradcheck_every and step % cfg.gradcheck_every == 0 and regions and dist.rank == 0:
+                    # in the model's own dtype, also in a bf16/fp16 run: the check asks whether the
+                    # regions' rebuilt gradients are standard mode's for these weights, which
+                    # autocast's rounding (standard mode keeps bf16 sums, the runtime float32
+                    # streams) would hide under differences of 1e-2
                     def check_step(xs: list[torch.Tensor] = xs, ys: Any = ys) -> torch.Tensor:
-                        return forward(model, xs, ys)[0]  # type: ignore[no-any-return]
+                        return forward(model, xs, ys, cast=False)[0]  # type: ignore[no-any-return]
 
                     result = region_gradcheck(model, regions, check_step, device, cfg.seed + step)
                     run.emit({"kind": "gradcheck", "step": step, "epoch": round(step / spe, 4), **result})

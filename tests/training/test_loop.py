@@ -56,11 +56,14 @@ def test_in_run_gradcheck_and_memory_rows(tmp_path) -> None:
     assert os.path.isfile(tmp_path / "checkpoints" / "last.pt")
 
 
-def test_the_in_run_checks_do_not_change_the_run() -> None:
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_the_in_run_checks_do_not_change_the_run(precision: str) -> None:
     graph, report, cfg, data = _example("revnet_coupling")
+    cfg = cfg.replace(precision=precision)
     plain, checked = Rows(), Rows()
     train(graph, report, cfg.replace(steps=4), data, callbacks=[plain])
     train(graph, report, cfg.replace(steps=4, gradcheck_every=1, memory_every=1), data, callbacks=[checked])
+    assert len(checked.kind("gradcheck")) == 4
     assert [r["loss"] for r in plain.kind("step")] == [r["loss"] for r in checked.kind("step")]
 
 
@@ -96,15 +99,20 @@ def test_fp16_on_the_cpu_is_refused_and_bf16_runs() -> None:
 
 @pytest.mark.parametrize("name", [p.stem for p in EXAMPLES])
 def test_bf16_trains_every_example_and_draws_no_fp32_estimate(name: str) -> None:
-    """CPU autocast: every node type runs (a float32 LSTM under it used to fail in oneDNN on
+    """CPU autocast: every node type runs, the in-run gradient check too (it was skipped: the
+    plot waited for a check that never came) (a float32 LSTM under it used to fail in oneDNN on
     CPUs without AVX512-BF16: "could not create a primitive descriptor"), and the run offers no
     fp32 estimate as the bf16 step's (it was 1.1-3.6x the measured peak in standard mode, and
     below it in reversible mode), but says why there is none."""
     graph, report, cfg, data = _example(name)
     rows = Rows()
-    result = train(graph, report, cfg.replace(steps=2, precision="bf16", device="cpu", memory_every=2), data,
-                   callbacks=[rows])
+    result = train(graph, report, cfg.replace(steps=2, precision="bf16", device="cpu", memory_every=2,
+                                              gradcheck_every=2), data, callbacks=[rows])
     assert result.status == "finished", result.message
+    # the gradient check runs in the model's dtype (autocast off): fp32's agreement, not bf16's
+    checks = rows.kind("gradcheck")
+    assert len(checks) == (1 if report.regions else 0)
+    assert all(0 <= r["max_grad_rel_error"] < 1e-4 for r in checks)
     started = rows.event("started")[0]
     assert started["estimate_bytes"] is None and started["standard_estimate_bytes"] is None
     assert "bf16" in started["estimate_note"] and "fp32" in started["estimate_note"]

@@ -36,7 +36,9 @@ REFRESH_MS = 50  # 20 Hz (STYLE point 11)
 FRAME_BUDGET_MS = 14
 # Relative gradient disagreement above which a region is flagged, by the run's precision: float32
 # round-off in a rebuilt activation stays near 1e-6..1e-5, so 1e-4 is gradcheck's own float32 tolerance.
-WARN_LEVEL = {"fp32": 1e-4, "bf16": 3e-2, "fp16": 3e-2}
+# reversible vs standard gradients further apart than this are flagged; the in-run check runs in
+# the model's own dtype whatever the run's precision (autocast off), so one level serves every run
+WARN_LEVEL = 1e-4
 
 
 class PlotsPanel(QWidget):
@@ -224,9 +226,7 @@ class PlotsPanel(QWidget):
                              "static estimate of the same step in standard mode (every activation kept)")
 
     def warn_level(self) -> float:
-        run = self.runs[0] if self.runs else None
-        precision = str((run.info.get("config") or {}).get("precision", "fp32")) if run is not None else "fp32"
-        return WARN_LEVEL.get(precision, 1e-4)
+        return WARN_LEVEL
 
     def _draw_band(self, plot: MetricPlot) -> None:
         checked = any(name.startswith((GRAD_PREFIX, INV_PREFIX)) and len(series)
