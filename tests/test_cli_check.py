@@ -204,3 +204,18 @@ def test_text_report_shows_regions_and_a_generic_estimate(revnet_file: str) -> N
     assert "r0: 5 nodes (a ... e); in x.out; out e.out" in text
     assert "batch: 1" in text and "standard: activation_bytes 4.0 KiB" in text
     assert "nodes" not in text.split("memory estimate:")[1]
+
+
+def test_a_bf16_project_is_told_the_estimate_is_an_fp32_steps(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    graph = revnet_chain(2, channels=8, size=8)
+    path = str(tmp_path / "r.revs")
+    save(graph, path)
+    assert main(["check", path]) == 0 and "autocast" not in capsys.readouterr().out
+    graph.training = {"precision": "bf16"}
+    save(graph, path)
+    assert main(["check", path]) == 0
+    assert ("  note: training.precision is bf16: the estimate models fp32 steps only; bf16 autocast is "
+            "not modelled") in capsys.readouterr().out.splitlines()
+    assert main(["check", path, "--json"]) == 0
+    assert "bf16 autocast" in json.loads(capsys.readouterr().out)["estimate"]["precision_note"]

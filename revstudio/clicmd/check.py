@@ -73,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
             data["budget"] = {**budget_choice(graph, report, limit, batch=at).to_json(),
                               "estimate_peak_bytes": budget_peak(graph, report, limit, batch=at),
                               "used": mode == "reversible", "mode": mode}
+        note = _precision_note(graph)
+        if note and isinstance(data.get("estimate"), dict):
+            data["estimate"]["precision_note"] = note
         print(json.dumps(data))
     else:
         print(format_report(report, args.file, graph))
@@ -128,6 +131,9 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
     if report.estimate is not None:
         lines += ["", "memory estimate:"]
         lines += ["  " + line for line in _estimate_lines(report.estimate)]
+        note = _precision_note(graph)
+        if note:
+            lines.append(f"  note: training.precision is {_training_precision(graph)}: {note}")
         budget = _project_budget(graph, report)
         problem = _budget_problem(graph)
         if problem is not None:
@@ -155,6 +161,17 @@ def _budget_problem(graph: Graph) -> str | None:
     except ConfigError as exc:
         return str(exc)
     return None
+
+
+def _training_precision(graph: Graph) -> str:
+    return str((getattr(graph, "training", None) or {}).get("precision", "fp32") or "fp32")
+
+
+def _precision_note(graph: Graph) -> str | None:
+    """What the estimate does not model of the project's own runs (their precision), or None."""
+    from revstudio.diagnostics.estimate import precision_note
+
+    return precision_note(_training_precision(graph))
 
 
 def _training_mode(graph: Graph) -> str:

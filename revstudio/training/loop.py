@@ -85,15 +85,12 @@ def _versions() -> dict[str, str]:
 
 
 def estimate_note(precision: str) -> str | None:
-    """Why a run at ``precision`` has no estimated peak (None: it has one). The estimate counts
-    every value in the model's dtype; autocast keeps low-precision copies for backward, and the
-    reversible runtime keeps its streams in float32 beside them, so the fp32 figures were
-    1.1-3.6x the measured peak in standard mode and 0.81-0.87x it in reversible mode on the
-    examples (bf16, CPU: benchmarks/README.md, "Mixed precision and the estimate")."""
-    if precision == "fp32":
-        return None
-    return (f"no memory estimate under {precision} autocast: the estimate models fp32 steps only "
-            "(measure the peak with --memory-every)")
+    """Why a run at ``precision`` has no estimated peak (None: it has one); see
+    :func:`revstudio.diagnostics.estimate.precision_note`."""
+    from revstudio.diagnostics.estimate import precision_note
+
+    note = precision_note(precision)
+    return None if note is None else f"no memory estimate: {note} (the run measures its peak at --memory-every)"
 
 
 def _estimates(graph: Any, report: Any, batch: int, mode: str, optimizer: str | None = None,

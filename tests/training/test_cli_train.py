@@ -135,8 +135,8 @@ def test_fp16_on_the_cpu_fails_clearly(tmp_path, capsys) -> None:
 def test_bf16_says_the_estimate_does_not_cover_it(tmp_path, capsys) -> None:
     code = cli.main(["train", EXAMPLE, "--precision", "bf16", "--steps", "1", "--out", str(tmp_path / "r")])
     lines = capsys.readouterr().out.splitlines()
-    assert code == 0 and lines[1] == ("note: no memory estimate under bf16 autocast: the estimate models fp32 "
-                                      "steps only (measure the peak with --memory-every)")
+    assert code == 0 and lines[1] == ("note: no memory estimate: the estimate models fp32 steps only; bf16 "
+                                      "autocast is not modelled (the run measures its peak at --memory-every)")
 
 
 def test_runs_lists_a_killed_run(tmp_path, capsys) -> None:

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from revstudio.core.commands import SetTraining
 from revstudio.diagnostics.budget import amount_text, budget_summary, parse_bytes
+from revstudio.diagnostics.estimate import precision_note
 from revstudio.qt.document import Document
 from revstudio.qt.training import section as sec
 from revstudio.qt.training.child_query import ChildQuery
@@ -381,8 +382,12 @@ class RunSettingsDialog(QDialog):
         if report is None or getattr(report, "estimate", None) is None:
             return ""
         try:
-            return "memory budget: " + budget_summary(self.document.graph, report, budget,
+            hint = "memory budget: " + budget_summary(self.document.graph, report, budget,
                                                       batch=int(self.fields["batch_size"].value()))
+            note = precision_note(self.fields["precision"].currentData())
+            if note:  # (what it keeps is priced the same; the peaks are fp32 steps')
+                hint += f"; {note}"
+            return hint
         except Exception:  # a hint must never break the dialog
             log.exception("memory budget hint failed")
             return ""

@@ -73,7 +73,12 @@ def test_the_memory_budget_is_typed_as_an_amount_and_shown_as_one(qtbot, train_w
     qtbot.waitUntil(lambda: dialog.budget_hint.isVisibleTo(dialog), timeout=5000)
     hint = dialog.budget_hint.text()
     assert "memory budget: at batch 8 keeps" in hint and "whole" in hint
-    assert "estimated peak" in hint and "standard" in hint
+    assert "estimated peak" in hint and "standard" in hint and "autocast" not in hint
+    # under bf16 the peaks are still an fp32 step's, and the hint says so
+    dialog.fields["precision"].setCurrentIndex(dialog.fields["precision"].findData("bf16"))
+    qtbot.waitUntil(lambda: dialog.budget_hint.text().endswith(
+        "; the estimate models fp32 steps only; bf16 autocast is not modelled"), timeout=5000)
+    dialog.fields["precision"].setCurrentIndex(dialog.fields["precision"].findData("fp32"))
     dialog.fields["mode"].setCurrentIndex(dialog.fields["mode"].findData("standard"))
     qtbot.waitUntil(lambda: dialog.budget_hint.text() == "memory budget: used in reversible mode only",
                     timeout=5000)
