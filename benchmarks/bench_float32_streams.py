@@ -10,10 +10,16 @@ default init, about 2.45 is He (kaiming-normal) init, which trained ResNets reac
 
     python benchmarks/bench_float32_streams.py                      # 50 draws per cell
     python benchmarks/bench_float32_streams.py --depths 2 4 --seeds 10 --scales 1 3
+    python benchmarks/bench_float32_streams.py --precision bf16     # forwards under CPU autocast
+
+``--precision bf16`` runs plain autograd, float32 streams and pairs with their forwards under
+CPU bf16 autocast (as ``revstudio train --precision bf16`` does), against the same float64
+reference: the multiples are then of plain bf16 autograd's error.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 from pathlib import Path
@@ -32,12 +38,18 @@ def _grads(params: list[torch.nn.Parameter]) -> torch.Tensor:
     return torch.cat([p.grad.detach().double().flatten() for p in params])
 
 
-def ratios(depth: int, seeds: int, scale: float, revlib: bool = False
+def ratios(depth: int, seeds: int, scale: float, revlib: bool = False, precision: str = "fp32"
            ) -> tuple[list[float], list[float], list[float]]:
     """Per draw: (float32 streams' error / plain's, pairs' error / plain's, and with ``revlib``
     RevLib's error / plain's: the same float32 arithmetic as float32 streams, in its own code)."""
     models: dict[tuple[int, int], torch.nn.Module] = {}
     f32, pair, rl = [], [], []
+
+    def cast() -> contextlib.AbstractContextManager[object]:
+        if precision == "fp32":
+            return contextlib.nullcontext()
+        return torch.autocast("cpu", dtype={"bf16": torch.bfloat16, "fp16": torch.float16}[precision])
+
     for seed in range(seeds):
         batch, channels, size = SHAPES[seed % len(SHAPES)]
         fns = rm.make_functions(depth, channels, seed=1000 + seed)
@@ -57,14 +69,18 @@ def ratios(depth: int, seeds: int, scale: float, revlib: bool = False
         (ref(x.double()) * w.double()).sum().backward()
         truth = _grads(ref_params)
         plain, plain_params = rm.plain_model(fns)
-        (plain(x) * w).sum().backward()
+        with cast():
+            y = plain(x)
+        (y.float() * w).sum().backward()
         base = float((_grads(plain_params) - truth).norm() / truth.norm())
-        for stream, out in ((torch.float32, f32), (None, pair)):
+        for stream, out in ((torch.float32, f32), ("float32x2", pair)):
             model.stream_dtype = stream
             model.zero_grad(set_to_none=True)
-            (model(x) * w).sum().backward()
+            with cast():
+                y = model(x)
+            (y.float() * w).sum().backward()
             out.append(float((_grads(params) - truth).norm() / truth.norm()) / base)
-        if revlib:
+        if revlib and precision == "fp32":
             other, other_params = rm.revlib_model(fns)
             (other(x) * w).sum().backward()
             rl.append(float((_grads(other_params) - truth).norm() / truth.norm()) / base)
@@ -76,21 +92,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depths", type=int, nargs="+", default=[2, 3, 4, 6, 8, 12, 16, 24])
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--scales", type=float, nargs="+", default=[1.0, 2.0, 3.0])
+    parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                        help="bf16: every forward under CPU autocast (RevLib left out)")
     args = parser.parse_args(argv)
     if args.seeds < 1 or min(args.depths) < 1 or min(args.scales) <= 0:
         parser.error("--seeds and --depths take positive whole numbers, --scales positive numbers")
     torch.set_num_threads(1)
-    why = rm.revlib_available()
+    why = rm.revlib_available() if args.precision == "fp32" else "not run under autocast"
     if why is not None:
         print(f"revlib: left out ({why})", file=sys.stderr)
-    print(f"gradient error as a multiple of plain float32 autograd's, {args.seeds} draws per row")
+    plain = "float32" if args.precision == "fp32" else f"{args.precision}-autocast"
+    print(f"gradient error as a multiple of plain {plain} autograd's, {args.seeds} draws per row")
     rl_head = " RevLib: median / worst | RevLib draws over 1.5x |" if why is None else ""
     print("| weight scale | blocks | float32 streams: median / p95 / worst | draws over 1.5x | pairs: median / worst |"
           + rl_head)
     print("|---|---|---|---|---|" + ("---|---|" if why is None else ""))
     for scale in args.scales:
         for depth in args.depths:
-            f32, pair, rl = ratios(depth, args.seeds, scale, revlib=why is None)
+            f32, pair, rl = ratios(depth, args.seeds, scale, revlib=why is None, precision=args.precision)
             f32.sort()
             p95 = f32[int(0.95 * (len(f32) - 1))]
             row = (f"| {scale:g} | {depth} | {statistics.median(f32):.2f} / {p95:.2f} / {f32[-1]:.4g} | "

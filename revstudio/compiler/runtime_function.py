@@ -213,6 +213,12 @@ class _RegionFunction(torch.autograd.Function):
         if region.flow and gouts[-1] is not None:
             grads[LOGDET] = gouts[-1]  # read by every flow step
         pgrads: dict[int, Tensor] = {}
+        # Autocast caches its low-precision copy of every leaf that requires grad until the
+        # context ends: meant for weights, it also holds each step's rebuilt inputs (leaves
+        # here), one copy per layer that reads them, for the whole region: memory growing with
+        # the depth (measured: 21 KB a block of a 16-channel RevNet at batch 8). Dropped after
+        # each step; a later step's layers have weights of their own to cast anyway.
+        cast = ctx.autocast[1]
         with _autocast_as(*ctx.autocast):
             for i in range(len(region.steps) - 1, -1, -1):
                 step = region.steps[i]
@@ -223,6 +229,8 @@ class _RegionFunction(torch.autograd.Function):
                         step.backward(env, grads, pgrads, ctx.dtype, own)
                 else:
                     step.backward(env, grads, pgrads, ctx.dtype, own)
+                if cast:
+                    torch.clear_autocast_cache()
                 if spent:
                     spent = _release_spent(spent)
         if ctx.samples or ctx.refs:

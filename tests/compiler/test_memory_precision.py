@@ -92,6 +92,30 @@ def test_autocast_runs_and_stays_close(low: torch.dtype) -> None:
     assert errors and all(e < 1e-6 for e in errors.values())
 
 
+def _step_peak(blocks: int, low: torch.dtype | None) -> int:
+    from revstudio.diagnostics.memory import measure_step
+
+    torch.manual_seed(0)
+    model = C.compile(wired_revnet(blocks, channels=8, size=8, stem=True), device="cpu")
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        with torch.autocast("cpu", dtype=low or torch.bfloat16, enabled=low is not None):
+            return model(x)
+
+    return measure_step(step, [torch.randn(4, *model.plan.inputs[0].shape)])["peak_bytes"]
+
+
+@pytest.mark.parametrize("low", [torch.bfloat16, torch.float16])
+def test_the_peak_under_autocast_grows_with_depth_only_by_the_weights_gradients(low: torch.dtype) -> None:
+    """Autocast caches its low-precision copy of every leaf that requires grad until its context
+    ends; a region's backward rebuilds its steps' inputs as such leaves, so one copy per layer
+    that read them stayed for the whole region: the step's peak grew with the depth (5x
+    the float32 growth here), which reversible mode exists to prevent."""
+    fp32 = _step_peak(8, None) - _step_peak(2, None)  # the 6 more blocks' weight gradients
+    low_growth = _step_peak(8, low) - _step_peak(2, low)
+    assert 0 < low_growth <= fp32
+
+
 def test_checkpoint_mode_recomputes_ordinary_ops() -> None:
     kept = {}
     for mode in ("standard", "checkpoint"):
