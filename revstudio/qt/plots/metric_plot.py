@@ -311,7 +311,10 @@ class MetricPlot(QWidget):
         if cur is not None and cur[0] <= lo and hi <= cur[1] and hi - lo >= 0.5 * (cur[1] - cur[0]):
             return
         span = hi - lo
-        margin = 0.25 * span if span > 0 else max(0.1 * abs(hi), 0.5 if self.log_y else 1e-3)
+        # a flat curve (a run's measured peak is the same bytes at every step) is framed around
+        # its value; its smoothed copy may differ in the last bits, which is no span to zoom into
+        flat = span <= 1e-9 * max(abs(lo), abs(hi))
+        margin = max(0.1 * abs(hi), 0.5 if self.log_y else 1e-3) if flat else 0.25 * span
         vb.disableAutoRange(axis=pg.ViewBox.YAxis)
         vb.setYRange(lo - margin, hi + margin, padding=0)
         lo_set, hi_set = vb.viewRange()[1]

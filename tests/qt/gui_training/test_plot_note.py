@@ -117,3 +117,20 @@ def test_a_mixed_precision_run_says_why_it_has_no_estimate_lines(qtbot):
     panel.set_runs([synthetic_run()])
     qtbot.wait(50)
     assert note.text() == "peak 29 % of standard's" and all(line.isVisible() for line in panel._memory_refs)
+
+
+def test_a_flat_measured_peak_is_framed_around_its_value(qtbot):
+    """A run's measured peak is the same bytes at every step; without estimate lines to frame it
+    (a bf16 run), its smoothed copy's last-bit wobble set a range 1e-8 bytes wide: no tick labels
+    and a jagged line. It is framed around the value instead."""
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(900, 520)
+    panel.show()
+    qtbot.waitExposed(panel)
+    run = synthetic_run(name="flat")
+    run.info.update(estimate_bytes=None, standard_estimate_bytes=None)
+    panel.set_runs([run])
+    panel.refresh(force=True)
+    lo, hi = panel.memory.plot.getPlotItem().getViewBox().viewRange()[1]
+    assert lo < 2_900_000 < hi and hi - lo >= 0.1 * 2_900_000
