@@ -26,6 +26,7 @@ from revstudio.core.commands import Command, Macro, RenameNode, SetParam
 from revstudio.core.graph import Graph, Node
 from revstudio.core.spec import registry
 from revstudio.core.validate import missing_type_text
+from revstudio.diagnostics.estimate import precision_note
 from revstudio.qt import report_facts as rf
 from revstudio.qt.canvas.rename import rename_problem
 from revstudio.qt.document import Document
@@ -348,6 +349,10 @@ class Inspector(QWidget):
             est = estimate_of(report)
             if est is not None:
                 rows.append(("Memory figures", f"{batch_label(est)}; weights {rf.human_bytes(est.parameter_bytes())}"))
+                precision = str((g.training or {}).get("precision") or "fp32")
+                note = precision_note(precision)
+                if note:  # the project trains under autocast: these are not its steps' figures
+                    rows.append(("Precision", f"{precision} runs: {note}"))
                 rows += [(f"Memory ({m})", f"kept {rf.human_bytes(est.activation_bytes(m))}, "
                                            f"peak {rf.human_bytes(est.peak_bytes(m))}") for m in ORDER]
                 from revstudio.diagnostics.explain import mode_notes

@@ -154,6 +154,19 @@ def test_inspector_shows_region_or_near_miss_and_summary(qtbot, revnet, settle):
     assert "Nodes" in inspector.facts.text() and "Parameters" in inspector.facts.text()
 
 
+def test_a_bf16_project_is_told_its_memory_figures_are_an_fp32_steps(qtbot, revnet, settle):
+    doc = Document(revnet)
+    inspector = Inspector(doc)
+    qtbot.addWidget(inspector)
+    inspector.set_selection(revnet, [])
+    settle()
+    assert "Memory figures" in inspector.facts.text() and "autocast" not in inspector.facts.text()
+    revnet.training = {**(revnet.training or {}), "precision": "bf16"}
+    inspector.set_selection(revnet, [])
+    settle()
+    assert "bf16 runs: the estimate models fp32 steps only; bf16 autocast is not modelled" in inspector.facts.text()
+
+
 def test_removed_node_clears_the_inspector(inspected, settle):
     doc, inspector = inspected
     from revstudio.core.commands import RemoveNode
