@@ -34,26 +34,6 @@ from revstudio.diagnostics.estimate import MODES, estimate, estimate_peak  # noq
 TARGET = 0.15
 
 
-class _Autocast:
-    """A compiled model whose forward runs under autocast (backward outside it, as in training)."""
-
-    def __init__(self, model: object, device_type: str, dtype: object) -> None:
-        object.__setattr__(self, "_model", model)
-        object.__setattr__(self, "_cast", (device_type, dtype))
-
-    def __call__(self, *inputs: object) -> object:
-        import torch
-
-        with torch.autocast(self._cast[0], dtype=self._cast[1]):
-            return self._model(*inputs)
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._model, name)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        setattr(self._model, name, value)
-
-
 def errors(batches: list[int], device_name: str,
            precision: str = "fp32") -> list[tuple[str, int, str, int, int, float]]:
     import torch
@@ -61,7 +41,7 @@ def errors(batches: list[int], device_name: str,
     from revstudio.compiler import compile as compile_graph
     from revstudio.diagnostics.estimate import input_dtype
     from revstudio.diagnostics.gradcheck import random_inputs, torch_dtype
-    from revstudio.diagnostics.memory import compare_modes
+    from revstudio.diagnostics.memory import Autocast, compare_modes
 
     device = torch.device(device_name)
     rows = []
@@ -72,8 +52,7 @@ def errors(batches: list[int], device_name: str,
         torch.manual_seed(0)
         model = compile_graph(graph, mode="standard", device=device, dtype=dtype)
         model.train()
-        measured_model = model if precision == "fp32" else _Autocast(
-            model, device.type, {"bf16": torch.bfloat16, "fp16": torch.float16}[precision])
+        measured_model = model if precision == "fp32" else Autocast(model, device.type, precision)
         for batch in batches:
             inputs = random_inputs(graph, batch, dtype, 0, device, requires_grad=False)
             if hasattr(model, "initialize"):

@@ -112,6 +112,27 @@ def test_memory_json_schema(small: str, capsys: pytest.CaptureFixture[str]) -> N
     assert data["estimate"]["batch"] == 2
 
 
+def test_memory_measures_a_bf16_step_and_shows_no_fp32_estimate(small: str,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """``--precision bf16`` steps as ``train --precision bf16`` does (forward under autocast): the
+    peaks are bf16 steps', and no fp32 estimate stands beside them."""
+    assert main(["memory", small, "--batch", "2", "--repeat", "1", "--json"]) == 0
+    fp32 = _json(capsys)
+    assert main(["memory", small, "--batch", "2", "--repeat", "1", "--json", "--precision", "bf16",
+                 "--budget", "1KiB"]) == 0
+    bf16 = _json(capsys)
+    assert fp32["precision"] == "fp32" and bf16["precision"] == "bf16"
+    assert bf16["estimate"] == {} and bf16["estimate_note"].startswith("no estimate: the estimate models fp32")
+    assert bf16["budget"]["estimate_peak_bytes"] is None and bf16["budget"]["measured"]["peak_bytes"] > 0
+    # standard mode keeps bf16 activations: a smaller step than fp32's
+    assert 0 < bf16["modes"]["standard"]["peak_bytes"] < fp32["modes"]["standard"]["peak_bytes"]
+    assert main(["memory", small, "--batch", "2", "--repeat", "1", "--precision", "bf16"]) == 0
+    out = capsys.readouterr().out
+    assert "forward under bf16 autocast" in out and "no estimate: the estimate models fp32 steps only" in out
+    assert main(["memory", small, "--precision", "fp16"]) == 2
+    assert "--precision fp16 needs a CUDA device" in capsys.readouterr().err
+
+
 def test_memory_human_table(small: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["memory", small, "--batch", "2"]) == 0
     out = capsys.readouterr().out

@@ -26,14 +26,16 @@ def measure_budget(model: Any, inputs: Sequence[Any], budget: float, repeat: int
 
 
 def budget_section(graph: Any, report: Any, budget: float, batch: int, modes: dict[str, dict],
-                   measured: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
+                   measured: dict[str, Any], device: str = "cpu", estimated: bool = True) -> dict[str, Any]:
     """The ``"budget"`` object of ``memory --json``: the choice, the measurement and the verdict
-    (the peak estimated for ``device``'s type, "cpu" or "cuda")."""
+    (the peak estimated for ``device``'s type, "cpu" or "cuda"; None where not ``estimated``:
+    a step under autocast)."""
     from revstudio.diagnostics.budget import budget_choice, budget_peak
 
     limit = None if math.isinf(budget) else int(budget)
     out = budget_choice(graph, report, limit, batch=batch).to_json()
-    out["estimate_peak_bytes"] = budget_peak(graph, report, limit, batch=batch, device=device)
+    out["estimate_peak_bytes"] = (budget_peak(graph, report, limit, batch=batch, device=device)
+                                  if estimated else None)
     base = modes.get("reversible", {}).get("kept_bytes", 0)
     extra = max(0, int(measured["kept_bytes"]) - int(base))
     out["measured"] = {k: measured[k] for k in ("peak_bytes", "kept_bytes", "seconds") if k in measured}
@@ -60,7 +62,8 @@ def budget_lines(section: dict[str, Any]) -> str:
                      f"({fmt_bytes(r['kept_bytes'])} of {fmt_bytes(r['standard_bytes'])})")
     m = section["measured"]
     verdict = "within the budget" if section["within_budget"] else "OVER the budget"
-    lines.append(f"  measured: peak {fmt_bytes(m['peak_bytes'])} (estimate {fmt_bytes(section['estimate_peak_bytes'])}), "
+    est = section["estimate_peak_bytes"]
+    lines.append(f"  measured: peak {fmt_bytes(m['peak_bytes'])} (estimate {fmt_bytes(est) if est is not None else '-'}), "
                  f"kept after forward {fmt_bytes(m['kept_bytes'])} "
                  f"({fmt_bytes(m['kept_beyond_reversible'])} beyond reversible mode's: {verdict}), "
                  f"{m['seconds']:.4f} s")

@@ -1,16 +1,20 @@
-"""``revstudio memory FILE [--batch B] [--device D] [--repeat N] [--top K] [--json]``.
+"""``revstudio memory FILE [--batch B] [--device D] [--precision P] [--repeat N] [--top K] [--json]``.
 
 Runs training steps (forward, loss, backward) in each mode on the same weights
 and batch and reports peak bytes, bytes kept after forward and the step's time,
 measured (CUDA allocator statistics, or exact live-tensor accounting on CPU),
 next to the static estimate of ``revstudio check``; ``--top`` lists the
 largest tensors alive at each mode's peak, to see where the memory goes.
+``--precision bf16`` (fp16: CUDA) measures the steps as ``train --precision`` runs
+them, forward under autocast; the estimate models fp32 steps only, so none is shown.
 """
 from __future__ import annotations
 
 import argparse
 import json
 from typing import Any
+
+from revstudio.cli import CliError
 
 from ._runargs import (
     count,
@@ -30,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", type=positive_int, default=8, help="batch size (default 8)")
     parser.add_argument("--device", default="cpu",
                         help="cpu, cuda or cuda:N (default cpu; 'auto' picks CUDA when available)")
+    parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), default="fp32",
+                        help="measure the steps as train --precision runs them: forward under autocast "
+                             "(fp16 needs CUDA); the estimate models fp32 only, so none is shown for the others")
     parser.add_argument("--repeat", type=positive_int, default=5,
                         help="timed steps per mode, after one warm-up step each and interleaved "
                              "across modes; the median and the spread are reported (default 5)")
@@ -58,15 +65,16 @@ def _budget_arg(text: str) -> float:
 
 
 def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: int = 0,
-                  top: int = 0, budget: float | None = None) -> dict[str, dict]:
+                  top: int = 0, budget: float | None = None, precision: str = "fp32") -> dict[str, dict]:
     """{mode: {"peak_bytes", "kept_bytes", "seconds"[, "peak_phase", "peak_tensors",
-    "peak_by_dtype"]}} for one model switched between modes (see ``compare_modes``)."""
+    "peak_by_dtype"]}} for one model switched between modes (see ``compare_modes``), its
+    forward under autocast at a ``precision`` other than fp32."""
     import torch
 
     from revstudio.compiler import compile as compile_graph
     from revstudio.diagnostics.estimate import input_dtype
     from revstudio.diagnostics.gradcheck import random_inputs, torch_dtype
-    from revstudio.diagnostics.memory import compare_modes
+    from revstudio.diagnostics.memory import Autocast, compare_modes
 
     dtype = torch_dtype(input_dtype(graph))
     torch.manual_seed(seed)
@@ -75,12 +83,13 @@ def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: in
     inputs = random_inputs(graph, batch, dtype, seed, device, requires_grad=False)
     if hasattr(model, "initialize"):
         model.initialize(*inputs)
-    measured = compare_modes(model, inputs, MODES, repeat=repeat, top=top)
+    stepped: Any = model if precision == "fp32" else Autocast(model, device.type, precision)
+    measured = compare_modes(stepped, inputs, MODES, repeat=repeat, top=top)
     out = {mode: dict(m) for mode, m in measured.items()}
     if budget is not None:
         from ._budget import measure_budget
 
-        out["budget"] = measure_budget(model, inputs, budget, repeat)
+        out["budget"] = measure_budget(stepped, inputs, budget, repeat)
     model.mode = "standard"
     return out
 
@@ -94,24 +103,31 @@ def run(args: argparse.Namespace) -> int:
     refuse_unfit(args.file, graph, report, args.batch, input_dtype(graph), device or "cpu")
     if device is None:
         device = resolve_device(args.device)
+    if args.precision == "fp16" and device.type != "cuda":
+        raise CliError("--precision fp16 needs a CUDA device (train runs it with a GradScaler there); "
+                       "on the CPU use --precision bf16 or fp32", 2)
     with graph_errors(args.file):
-        modes = measure_modes(graph, args.batch, device, args.repeat, args.seed, args.top, args.budget)
-    estimate = report.estimate.to_json() if report.estimate is not None else {}
+        modes = measure_modes(graph, args.batch, device, args.repeat, args.seed, args.top, args.budget,
+                              args.precision)
+    # (under autocast the fp32 figures would not be the step's: 1.3-3.6x off on the examples)
+    modelled = args.precision == "fp32"
+    estimate = report.estimate.to_json() if report.estimate is not None and modelled else {}
     budget = None
     if args.budget is not None:
         from ._budget import budget_section
 
         budget = budget_section(graph, report, args.budget, args.batch, modes, modes.pop("budget"),
-                                device.type)
+                                device.type, estimated=modelled)
+    note = estimate_note(device, args.precision)
     if args.json:
-        out = {"file": args.file, "batch": args.batch, "device": str(device),
+        out = {"file": args.file, "batch": args.batch, "device": str(device), "precision": args.precision,
                "measured_with": _method(device), "device_memory_bytes": _device_memory(device),
-               "modes": modes, "estimate": estimate, "estimate_note": estimate_note(device)}
+               "modes": modes, "estimate": estimate, "estimate_note": note}
         if budget is not None:
             out["budget"] = budget
         print(json.dumps(out))
         return 0
-    print(_table(args.file, args.batch, device, modes, estimate, args.repeat))
+    print(_table(args.file, args.batch, device, modes, estimate, args.repeat, args.precision))
     if budget is not None:
         from ._budget import budget_lines
 
@@ -134,18 +150,25 @@ def _method(device: Any) -> str:
     return "cuda allocator statistics" if device.type == "cuda" else "live tensor accounting"
 
 
-def estimate_note(device: Any) -> str | None:
-    """What a measured peak holds that the estimate does not count, on this device (None: nothing
-    to say: on the CPU both count the model's tensors exactly). Measured on an H200: cuDNN's RNN
-    workspace is about 17 MB in every mode, its convolution workspace a few hundred KB
-    (benchmarks/README.md, "The GPU check")."""
+def estimate_note(device: Any, precision: str = "fp32") -> str | None:
+    """What a measured peak holds that the estimate does not count, on this device and at this
+    precision (None: nothing to say: on the CPU in fp32 both count the model's tensors exactly).
+    Measured on an H200: cuDNN's RNN workspace is about 17 MB in every mode, its convolution
+    workspace a few hundred KB (benchmarks/README.md, "The GPU check"). Under autocast no
+    estimate is shown (``precision_note``)."""
+    from revstudio.diagnostics.estimate import precision_note
+
+    low = precision_note(precision)
+    if low is not None:
+        return f"no estimate: {low}"
     if device.type != "cuda":
         return None
     return ("the estimate counts the model's tensors; a CUDA peak also holds cuDNN's workspaces "
             "(about 17 MB for an LSTM or GRU), which it does not")
 
 
-def _table(path: str, batch: int, device: Any, modes: dict[str, dict], estimate: dict, repeat: int = 1) -> str:
+def _table(path: str, batch: int, device: Any, modes: dict[str, dict], estimate: dict, repeat: int = 1,
+           precision: str = "fp32") -> str:
     from revstudio.diagnostics.estimate import fmt_bytes
 
     est_modes = estimate.get("modes", {})
@@ -164,9 +187,10 @@ def _table(path: str, batch: int, device: Any, modes: dict[str, dict], estimate:
                      fmt_bytes(est) if isinstance(est, int) else "-", f"{m['seconds']:.4f}{spread}",
                      f"{m['peak_bytes'] / base:.2f}x"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = [f"{path}: one training step, batch {batch}, {device} ({_method(device)}; "
+    cast = "" if precision == "fp32" else f", forward under {precision} autocast"
+    lines = [f"{path}: one training step, batch {batch}, {device}{cast} ({_method(device)}; "
              "bytes exclude weights and inputs)"]
-    note = estimate_note(device)
+    note = estimate_note(device, precision)
     if note:
         lines.append(f"  {note}")
     if repeat > 1:

@@ -391,6 +391,36 @@ def _explained(result: StepMemory, tracker: Any, top: int) -> StepMemory:
     return result
 
 
+LOW_PRECISIONS = ("bf16", "fp16")
+
+
+class Autocast:
+    """``model`` stepped as ``revstudio train --precision`` steps it: its forward under autocast
+    (``precision`` "bf16" or "fp16" on ``device_type``), the backward outside it. Everything
+    else (``mode``, ``parameters()``, ``memory_budget``) is the model's own, so the measuring
+    functions here take it in the model's place."""
+
+    def __init__(self, model: Any, device_type: str, precision: str) -> None:
+        import torch
+
+        if precision not in LOW_PRECISIONS:
+            raise ValueError(f"precision {precision!r} is not an autocast precision; use bf16 or fp16")
+        object.__setattr__(self, "model", model)
+        object.__setattr__(self, "_cast", (device_type, torch.bfloat16 if precision == "bf16" else torch.float16))
+
+    def __call__(self, *inputs: Any) -> Any:
+        import torch
+
+        with torch.autocast(self._cast[0], dtype=self._cast[1]):
+            return self.model(*inputs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self.model, name, value)
+
+
 def measure_step(
     model: Callable[..., Any],
     inputs: Sequence[Any],
