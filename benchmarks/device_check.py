@@ -12,7 +12,8 @@ What no CPU machine can show, in one go (a few minutes on one GPU):
    compiled model;
 4. the product's own commands on the device: ``revstudio train`` (reversible, under a
    memory budget, standard), its measured peaks against its estimates, and
-   ``revstudio memory --budget``;
+   ``revstudio memory --budget``; and mixed precision: a reversible step's peak under fp16
+   autocast grows with depth no faster than in fp32, and ``memory --precision fp16`` runs;
 5. the RevNet benchmark on the device (``bench_revnet.py``: time ratio and recompute
    floor, allocator peaks, gradient error), N in {4, 16, 64}, and N=64 again with
    TF32 off (PyTorch lets cuDNN convolutions round to TF32 by default);
@@ -216,6 +217,41 @@ def _fused(device: str) -> list[dict[str, Any]]:
     return [{"check": "fused", "ok": same, "status": fused.fused_status(), "cases": checked, "microseconds": times}]
 
 
+def _autocast(device: str, batch: int) -> list[dict[str, Any]]:
+    """Mixed precision on the device: a reversible step's peak must grow with depth no faster
+    under autocast (fp16 on CUDA, bf16 on the CPU) than in fp32 (the weights' gradients), and
+    ``revstudio memory --precision`` measures every mode there."""
+    from revstudio.compiler import compile as compile_graph
+    from revstudio.core.generate import revnet_chain
+    from revstudio.diagnostics.memory import Autocast, measure_step
+
+    precision = "fp16" if device.startswith("cuda") else "bf16"
+    peaks: dict[str, dict[int, int]] = {"fp32": {}, precision: {}}
+    for blocks in (2, 8):
+        torch.manual_seed(0)
+        model = compile_graph(revnet_chain(blocks, channels=16, size=16), device=device)
+        x = torch.randn(batch, 16, 16, 16, device=device)
+        for name in peaks:
+            stepped: Any = model if name == "fp32" else Autocast(model, torch.device(device).type, name)
+            peaks[name][blocks] = measure_step(stepped, [x])["peak_bytes"]
+    growth = {name: p[8] - p[2] for name, p in peaks.items()}
+    rows = [{"check": "autocast-flat", "precision": precision, "peaks": peaks, "growth": growth,
+             "ok": 0 < growth[precision] <= growth["fp32"] + 64 * 1024}]  # (allocator rounding)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-m", "revstudio", "memory", str(EXAMPLES / "revnet_wired.revs"),
+                           "--device", device, "--batch", str(batch), "--precision", precision, "--json"],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    row: dict[str, Any] = {"check": "memory-cli-precision", "precision": precision, "ok": proc.returncode == 0}
+    try:
+        data = json.loads(proc.stdout)
+        row["modes"] = {m: {k: v for k, v in d.items() if k in ("peak_bytes", "kept_bytes", "seconds")}
+                        for m, d in data.get("modes", {}).items() if isinstance(d, dict)}
+    except ValueError:
+        row["ok"], row["error"] = False, (proc.stderr or proc.stdout)[-1500:]
+    rows.append(row)
+    return rows
+
+
 def _isolated(script: str, args: list[str], timeout: float) -> dict[str, Any]:
     """A benchmark in its own process, so that a device-side assert (which poisons the CUDA
     context for good) costs that benchmark only. Its tables go to our output, its JSON back."""
@@ -258,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
              ("memory", lambda: _memory(args.device, 2 if args.quick else 16)),
              ("export", lambda: [_export(args.device)]),
              ("fused", lambda: _fused(args.device)),
-             ("train", lambda: _train(args.device, 8 if args.quick else 40))]
+             ("train", lambda: _train(args.device, 8 if args.quick else 40)),
+             ("autocast", lambda: _autocast(args.device, 2 if args.quick else 8))]
     for title, step in steps:
         try:
             rows = step()

@@ -23,7 +23,10 @@ def test_device_check_quick_on_the_cpu(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     data = json.loads((tmp_path / "device_check.json").read_text())
     kinds = {c["check"] for c in data["checks"]}
-    assert kinds == {"gradcheck", "memory", "export", "fused", "train", "memory-cli"} and all(c["ok"] for c in data["checks"])
+    assert kinds == {"gradcheck", "memory", "export", "fused", "train", "memory-cli", "autocast-flat",
+                     "memory-cli-precision"} and all(c["ok"] for c in data["checks"])
+    flat = next(c for c in data["checks"] if c["check"] == "autocast-flat")
+    assert flat["precision"] == "bf16" and 0 < flat["growth"]["bf16"] <= flat["growth"]["fp32"]
     runs = [c for c in data["checks"] if c["check"] == "train"]
     assert [r["run"] for r in runs] == ["reversible", "reversible, budget 700KiB", "standard"]
     assert all(r["peak_bytes"] > 0 and 0.8 < r["estimate_over_peak"] < 1.2 for r in runs)
