@@ -75,8 +75,10 @@ class BarChart(QWidget):
         area = QRectF(8, legend_h + 4, self.width() - 16, self.height() - legend_h - label_h - 8)
         group_w = area.width() / max(1, len(self.rows))
         bar_w = max(4.0, group_w / (len(self.SERIES) + 2))
-        for i, (name, _part, _kind) in enumerate(self.SERIES):  # legend
-            x = 8 + i * 120
+        shown = [(i, name) for i, (name, part, kind) in enumerate(self.SERIES)
+                 if any(kind in r.get(part, {}) for r in self.rows.values())]  # (a bf16 step: no estimate)
+        for k, (i, name) in enumerate(shown):  # legend
+            x = 8 + k * 120
             painter.fillRect(QRectF(x, 4, 10, 10), QColor(self.COLORS[i]))
             painter.setPen(text)
             painter.drawText(QRectF(x + 14, 0, 104, 18), Qt.AlignmentFlag.AlignVCenter, name)
@@ -110,6 +112,13 @@ class MemoryPanel(QWidget):
         self.device.addItems(["cpu", "auto"])
         self.device.setToolTip("cpu: exact live-tensor accounting; auto: the GPU when there is one "
                                "(allocator statistics), which also detects its memory")
+        self.precision = QComboBox()
+        self.precision.addItems(["fp32", "bf16", "fp16"])
+        project = str((document.graph.training or {}).get("precision") or "fp32")
+        self.precision.setCurrentText(project if project in ("fp32", "bf16", "fp16") else "fp32")
+        self.precision.setToolTip("The precision the steps are measured in: fp32, or bf16/fp16 autocast as "
+                                  "Train runs them (fp16 needs CUDA). The estimate models fp32 steps only, "
+                                  "so bf16/fp16 measurements stand without one")
         self.measure_button = QPushButton("Measure memory")
         self.measure_button.setToolTip("Run one training step per mode in a separate process "
                                        "(revstudio memory) at this batch and show it beside the estimate")
@@ -133,7 +142,7 @@ class MemoryPanel(QWidget):
         self.fits.setWordWrap(True)
 
         row = QHBoxLayout()
-        for w in (self.batch, self.device, self.measure_button, self.cancel_button):
+        for w in (self.batch, self.device, self.precision, self.measure_button, self.cancel_button):
             row.addWidget(w)
         row.addWidget(self.status, 1)
         fit_row = QHBoxLayout()
@@ -163,7 +172,8 @@ class MemoryPanel(QWidget):
             fh.write(dumps(self.document.graph))
         batch = self.batch.value()
         argv = child_argv("revstudio", "memory", path, "--json", "--batch", str(batch),
-                          "--device", self.device.currentText(), "--repeat", "3")
+                          "--device", self.device.currentText(), "--precision", self.precision.currentText(),
+                          "--repeat", "3")
         process = QProcess(self)
         process.setWorkingDirectory(self._tmp.name)
         process.setProgram(argv[0])
@@ -239,18 +249,22 @@ class MemoryPanel(QWidget):
             if not m:
                 continue
             real_peak, real_kept = int(m["peak_bytes"]), int(m["kept_bytes"])
-            est_peak, est_kept = int(e.get("peak_bytes", 0)), int(e.get("kept_bytes", e.get("activation_bytes", 0)))
-            rows[mode] = {"kept": {"est": est_kept, "real": real_kept}, "peak": {"est": est_peak, "real": real_peak}}
-            lines.append(f"<tr><td>{mode}</td><td align='right'>{rf.human_bytes(real_peak)}</td>"
-                         f"<td align='right'>{rf.human_bytes(est_peak)}</td><td align='right'>{_err(est_peak, real_peak)}</td>"
-                         f"<td align='right'>{rf.human_bytes(real_kept)}</td><td align='right'>{rf.human_bytes(est_kept)}</td>"
-                         f"<td align='right'>{_err(est_kept, real_kept)}</td></tr>")
+            rows[mode] = {"kept": {"real": real_kept}, "peak": {"real": real_peak}}
+            cells = [rf.human_bytes(real_peak), "–", "–", rf.human_bytes(real_kept), "–", "–"]
+            if e:  # (none for a bf16/fp16 step: the estimate models fp32 steps only)
+                est_peak, est_kept = int(e.get("peak_bytes", 0)), int(e.get("kept_bytes", e.get("activation_bytes", 0)))
+                rows[mode]["kept"]["est"], rows[mode]["peak"]["est"] = est_kept, est_peak
+                cells[1:3] = [rf.human_bytes(est_peak), _err(est_peak, real_peak)]
+                cells[4:6] = [rf.human_bytes(est_kept), _err(est_kept, real_kept)]
+            lines.append(f"<tr><td>{mode}</td>" + "".join(f"<td align='right'>{c}</td>" for c in cells) + "</tr>")
         lines.append("</table>")
         self.chart.set_rows(rows)
         self.table.setText("".join(lines))
         note = data.get("estimate_note")
-        self.status.setText(f"measured at batch {data.get('batch')}, {data.get('device')} "
-                            f"({data.get('measured_with')}); estimate at the same batch"
+        precision = str(data.get("precision") or "fp32")
+        cast = "" if precision == "fp32" else f", {precision} autocast"
+        self.status.setText(f"measured at batch {data.get('batch')}, {data.get('device')}{cast} "
+                            f"({data.get('measured_with')})" + ("; estimate at the same batch" if est else "")
                             + (f"; {note}" if isinstance(note, str) and note else ""))
 
     # ---- fits on my device -------------------------------------------------------

@@ -188,3 +188,22 @@ def test_a_cuda_measurement_says_what_the_estimate_does_not_count(qtbot) -> None
                     "estimate_note": "the estimate counts the model's tensors; a CUDA peak also holds cuDNN's workspaces"}
     panel._show_result()
     assert "cuDNN's workspaces" in panel.status.text() and "-92%" in panel.table.text()
+
+
+def test_a_bf16_measurement_stands_without_an_fp32_estimate(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The precision follows the project's (a bf16 project measures what its runs take) and goes
+    to ``revstudio memory --precision``; its result shows no estimate column or bars."""
+    doc = _document(qtbot)
+    doc.graph.training = {**(doc.graph.training or {}), "precision": "bf16"}
+    panel = MemoryPanel(doc)
+    qtbot.addWidget(panel)
+    assert panel.precision.currentText() == "bf16" and "autocast" in panel.precision.toolTip()
+    mode = {"peak_bytes": 538_048, "kept_bytes": 363_426, "seconds": 0.01}
+    panel.result = {"batch": 32, "device": "cpu", "precision": "bf16", "measured_with": "live tensor accounting",
+                    "modes": {"standard": mode, "reversible": mode}, "estimate": {},
+                    "estimate_note": "no estimate: the estimate models fp32 steps only; bf16 autocast is not modelled"}
+    panel._show_result()
+    assert panel.status.text().startswith("measured at batch 32, cpu, bf16 autocast (live tensor accounting); "
+                                          "no estimate: the estimate models fp32")
+    assert "%" not in panel.table.text() and panel.table.text().count("–") == 8
+    assert all("est" not in part for parts in panel.chart.rows.values() for part in parts.values())
