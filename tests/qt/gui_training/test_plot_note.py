@@ -11,12 +11,17 @@ def _fits(label) -> bool:
     return label.fontMetrics().horizontalAdvance(label.text()) <= label.width()
 
 
-def test_the_note_keeps_its_whole_sentence_in_a_narrow_window(qtbot):
+def _shown_panel(qtbot, width: int = 700, height: int = 520) -> PlotsPanel:
     panel = PlotsPanel()
     qtbot.addWidget(panel)
-    panel.resize(700, 520)  # three plots a row: each about 230 px wide
+    panel.resize(width, height)
     panel.show()
     qtbot.waitExposed(panel)
+    return panel
+
+
+def test_the_note_keeps_its_whole_sentence_in_a_narrow_window(qtbot):
+    panel = _shown_panel(qtbot)  # 700 px: three plots a row, each about 230 px wide
     panel.set_runs([synthetic_run()])
     qtbot.wait(50)
     note = panel.memory.note
@@ -99,11 +104,7 @@ def test_a_mixed_precision_run_says_why_it_has_no_estimate_lines(qtbot):
     the note where "peak N % of standard's" would be says there is no estimate, the tooltip why."""
     from revstudio.training.loop import estimate_note
 
-    panel = PlotsPanel()
-    qtbot.addWidget(panel)
-    panel.resize(700, 520)
-    panel.show()
-    qtbot.waitExposed(panel)
+    panel = _shown_panel(qtbot)
     run = synthetic_run(name="bf16")
     run.info.update(estimate_bytes=None, standard_estimate_bytes=None, estimate_note=estimate_note("bf16"),
                     config={**run.info["config"], "precision": "bf16"})
@@ -123,11 +124,7 @@ def test_a_flat_measured_peak_is_framed_around_its_value(qtbot):
     """A run's measured peak is the same bytes at every step; without estimate lines to frame it
     (a bf16 run), its smoothed copy's last-bit wobble set a range 1e-8 bytes wide: no tick labels
     and a jagged line. It is framed around the value instead."""
-    panel = PlotsPanel()
-    qtbot.addWidget(panel)
-    panel.resize(900, 520)
-    panel.show()
-    qtbot.waitExposed(panel)
+    panel = _shown_panel(qtbot, 900)
     run = synthetic_run(name="flat")
     run.info.update(estimate_bytes=None, standard_estimate_bytes=None)
     panel.set_runs([run])
