@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from revstudio.diagnostics.budget import parse_bytes as parse_amount
 from revstudio.diagnostics.budget import project_budget
+from revstudio.diagnostics.estimate import precision_note
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
 from revstudio.qt.memory_figures import ORDER, BatchField, batch_label, estimate_of
@@ -300,9 +301,11 @@ class MemoryPanel(QWidget):
         names = {UNDER_BUDGET: f"reversible with its {rf.human_bytes(kept or 0)} budget"}
         parts = [f"{names.get(mode, mode)} {'does not fit' if n is None else f'{n:,}'}"
                  for mode, n in self.fit_results.items()]
+        low = precision_note(training.get("precision"))
         self.fits.setText(f"largest batch in {rf.human_bytes(budget)}: " + ", ".join(parts)
                           + f" ({est.dtype}; weights, input batch, gradients"
-                          + (f" and {optimizer} state" if optimizer else "") + " counted)")
+                          + (f" and {optimizer} state" if optimizer else "") + " counted)"
+                          + (f"; {training.get('precision')} runs: {low}" if low else ""))
 
     fit_results: dict[str, int | None] = {}
 

@@ -207,3 +207,9 @@ def test_a_bf16_measurement_stands_without_an_fp32_estimate(qtbot) -> None:  # t
                                           "no estimate: the estimate models fp32")
     assert "%" not in panel.table.text() and panel.table.text().count("–") == 8
     assert all("est" not in part for parts in panel.chart.rows.values() for part in parts.values())
+    # the fit is priced from the estimate, and says whose step that is
+    doc.recompute()
+    panel.budget.setText("4 MiB")
+    panel.update_fits()
+    assert panel.fits.text().endswith("counted); bf16 runs: the estimate models fp32 steps only; bf16 autocast "
+                                      "is not modelled")
