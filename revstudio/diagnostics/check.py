@@ -47,10 +47,15 @@ def training_batch(graph: Graph) -> int:
 
 def training_device(graph: Graph) -> str:
     """The kind of device the project trains on (``training.device``), which its memory figures
-    are for: "cuda" for ``cuda`` or ``cuda:N``, else "cpu" (``auto`` included: which one it picks
-    is known only where torch runs)."""
+    are for: "cuda" for ``cuda`` or ``cuda:N``; for ``auto`` (the default) the one it would pick
+    here, read without importing torch (``device_probe.auto_device``); else "cpu"."""
     value = (getattr(graph, "training", None) or {}).get("device", "auto")
-    return "cuda" if isinstance(value, str) and value.strip().lower().startswith("cuda") else "cpu"
+    text = value.strip().lower() if isinstance(value, str) else ""
+    if text == "auto" or value is None:
+        from .device_probe import auto_device
+
+        return auto_device()
+    return "cuda" if text.startswith("cuda") else "cpu"
 
 
 @without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc

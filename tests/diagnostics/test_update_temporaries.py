@@ -142,17 +142,22 @@ def test_the_estimate_for_a_gpu_prices_the_fused_pair_update() -> None:
     assert budget_peak(coupling, cpu, 0, batch=16, device="cuda") < budget_peak(coupling, cpu, 0, batch=16)
 
 
+@pytest.mark.parametrize("here", ["cpu", "cuda"])
 @pytest.mark.parametrize("device,kind", [("cuda", "cuda"), ("cuda:1", "cuda"), (" CUDA ", "cuda"), ("cpu", "cpu"),
-                                         ("auto", "cpu"), (None, "cpu"), (3, "cpu")])
-def test_the_estimate_is_for_the_device_the_project_trains_on(device: object, kind: str) -> None:
+                                         ("auto", "here"), (None, "here"), (3, "cpu")])
+def test_the_estimate_is_for_the_device_the_project_trains_on(device: object, kind: str, here: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Without a device, ``full_check`` (the editor's and ``revstudio check``'s) prices the step
-    for the project's ``training.device``; ``auto`` picks one only where torch runs, so it is the
-    CPU's figure."""
+    for the project's ``training.device``; ``auto`` (and unset) for the device it would pick on
+    this machine, read without torch (``device_probe``)."""
     from pathlib import Path
 
     from revstudio.core.project import load
+    from revstudio.diagnostics import device_probe
     from revstudio.diagnostics.check import full_check, training_device
 
+    monkeypatch.setattr(device_probe, "auto_device", lambda: here)
+    kind = here if kind == "here" else kind
     graph = load(Path(__file__).resolve().parents[2] / "resources" / "examples" / "revnet_coupling.revs")
     graph.training = {**(graph.training or {}), "device": device}
     assert training_device(graph) == kind

@@ -1,0 +1,72 @@
+"""Which device ``training.device: auto`` would pick, asked without importing torch.
+
+The editor prices its live memory figures for the device a project trains on
+(``check.training_device``). ``auto`` means a CUDA device where torch finds one
+(``torch.cuda.is_available()``), and importing torch to ask takes seconds the
+editor does not spend. This reads the same facts from disk: torch is a CUDA build
+(its ``version.py`` names a CUDA version), the NVIDIA driver lists a GPU, and
+``CUDA_VISIBLE_DEVICES`` does not hide every device. A run confirms it (its first
+row names the device it got).
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+_CUDA_BUILD = re.compile(r"^cuda\s*(?::[^=\n]*)?=\s*['\"]([^'\"]+)['\"]", re.MULTILINE)
+GPUS = Path("/proc/driver/nvidia/gpus")  # (Linux: one folder per GPU the driver sees)
+
+
+def cuda_build(version_text: str) -> bool:
+    """Whether a torch ``version.py`` is a CUDA build's (``cuda = '12.8'``, not ``None``)."""
+    return _CUDA_BUILD.search(version_text) is not None
+
+
+def _torch_version_text() -> str:
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return ""
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        try:
+            return (Path(folder) / "version.py").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    return ""
+
+
+def visible(environ: Mapping[str, str]) -> bool:
+    """Whether ``CUDA_VISIBLE_DEVICES`` leaves any device visible (unset: all are)."""
+    value = environ.get("CUDA_VISIBLE_DEVICES")
+    if value is None:
+        return True
+    first = value.split(",")[0].strip()
+    return bool(first) and not first.startswith("-")
+
+
+def driver_gpus(root: Path = GPUS, dev: Path = Path("/dev")) -> int:
+    """GPUs the NVIDIA driver lists (``/proc/driver/nvidia/gpus``), or its device nodes
+    (``/dev/nvidia0``...) where a container shows those but not the listing."""
+    try:
+        return sum(1 for _ in root.iterdir())
+    except OSError:
+        pass
+    try:
+        return sum(1 for p in dev.glob("nvidia[0-9]*"))
+    except OSError:
+        return 0
+
+
+def guess_auto(version_text: str, environ: Mapping[str, str], gpus: int) -> str:
+    """"cuda" where a CUDA build of torch would find a GPU the driver lists, else "cpu"."""
+    return "cuda" if cuda_build(version_text) and gpus > 0 and visible(environ) else "cpu"
+
+
+@functools.cache
+def auto_device() -> str:
+    """The device kind ``auto`` picks on this machine ("cuda" or "cpu"), read once."""
+    return guess_auto(_torch_version_text(), os.environ, driver_gpus())
