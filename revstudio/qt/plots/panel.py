@@ -34,10 +34,9 @@ REFRESH_MS = 50  # 20 Hz (STYLE point 11)
 # Plots redrawn per tick until this is spent, counting the paint each one will cause (its last
 # paint's cost); the rest go first next tick. So one turn of the event loop stays short.
 FRAME_BUDGET_MS = 14
-# Relative gradient disagreement above which a region is flagged, by the run's precision: float32
-# round-off in a rebuilt activation stays near 1e-6..1e-5, so 1e-4 is gradcheck's own float32 tolerance.
-# reversible vs standard gradients further apart than this are flagged; the in-run check runs in
-# the model's own dtype whatever the run's precision (autocast off), so one level serves every run
+# Relative gradient disagreement above which a region is flagged: float32 round-off in a rebuilt
+# activation stays near 1e-6..1e-5, so 1e-4 is gradcheck's own float32 tolerance. The in-run check
+# runs in the model's own dtype whatever the run's precision (autocast off): one level for every run.
 WARN_LEVEL = 1e-4
 
 
@@ -212,7 +211,7 @@ class PlotsPanel(QWidget):
         fraction = run.peak_fraction_of_standard() if run is not None else None
         unmodelled = info.get("estimate_note")
         if isinstance(unmodelled, str) and unmodelled:
-            # (a mixed-precision run: the fp32 estimate would draw lines 0.8-3.6x off)
+            # (a mixed-precision run: the fp32 estimate's lines would be up to 3.6x off)
             precision = str((info.get("config") or {}).get("precision", ""))
             plot.note.set_texts([f"no estimate under {precision}", "no estimate", "no est."])
             plot.note.setToolTip(unmodelled[0].upper() + unmodelled[1:])
