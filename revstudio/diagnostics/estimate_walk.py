@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from revstudio.core.graph import Graph, PortRef
@@ -171,18 +172,39 @@ class _Walker:
         return sum(self.nbytes((nid, p)) for p in info.outputs) if info is not None else 0
 
     def regions_changed(self) -> None:
-        """Forget what depends on the regions (the views fused inside them)."""
+        """Forget what depends on the regions (the views fused inside them), and summarise the
+        Groups inside a region as the region runs them: spliced (``_Bodies.summary``)."""
         self.base_cache.clear()
         self.saved_cache.clear()
+        for nid, view in self.views.items():
+            if view.type not in ("Group", "Repeat"):
+                continue
+            spliced = nid in self.region_of
+            bodies = self.bodies.for_node(view.type, view.params, spliced)
+            if bodies.get("group") is view.bodies.get("group"):
+                continue
+            self.views[nid] = view = NodeView(view.type, view.params, view.inputs, view.outputs, view.batch,
+                                              view.element_bytes, bodies)
+            try:
+                self.saves[nid] = rule_for(view.type)(view)
+            except (TypeError, ValueError, KeyError):
+                self.saves[nid] = rule_for("?")(view)
 
-    def saved_values(self, nid: str) -> frozenset[Value]:
-        """The storages node ``nid`` keeps for backward in standard mode (its save rule's ports)."""
-        found = self.saved_cache.get(nid)
+    def saved_values(self, nid: str, fuse: bool = True) -> frozenset[Value]:
+        """The storages node ``nid`` keeps for backward in standard mode (its save rule's ports).
+        ``fuse=False``: a Group's input as the joined value even where the runtime hands on its
+        parts (what a region's rebuild reads: the parts are its streams, alive anyway)."""
+        key = nid if fuse else "\0" + nid
+        found = self.saved_cache.get(key)
         if found is None:
             saves = self.saves.get(nid)
             vals: set[Value] = set()
             if saves is not None:
                 for port in saves.inputs:
+                    fused = self._fused_group_input(nid, port) if fuse else None
+                    if fused is not None:  # the parts it keeps, not the joined value
+                        vals.update(fused[0])
+                        continue
                     v = self.input_value(nid, port)
                     if v is not None:
                         vals.add(v)
@@ -190,8 +212,54 @@ class _Walker:
                     v = self.base((nid, port))
                     if v is not None:
                         vals.add(v)
-            found = self.saved_cache[nid] = frozenset(vals)
+            found = self.saved_cache[key] = frozenset(vals)
         return found
+
+    def extra_bytes(self, nid: str) -> int:
+        """Bytes node ``nid`` keeps beyond the values it names: its rule's internal tensors, and
+        for a Group reading the parts of a fused Concat inside the group before it, the parts
+        that group does not keep itself (they live as long as this one keeps them)."""
+        saves = self.saves.get(nid)
+        if saves is None:
+            return 0
+        extra = int(saves.extra_bytes)
+        for port in saves.inputs:
+            fused = self._fused_group_input(nid, port)
+            if fused is not None:
+                extra += fused[1]
+        return extra
+
+    def _fused_group_input(self, nid: str, port: str) -> tuple[list[Value], int] | None:
+        """Where Group ``nid``'s body splits its input ``port`` into the very parts a Concat
+        joined just before it in the same region (a Concat node, or one ending the body of the
+        Group before it), the runtime hands the parts on without joining them (as
+        :meth:`_fused_split` within a graph): (the parts it keeps that are values here, and the
+        bytes of the parts it keeps that live inside the group before it, uncounted there).
+        None where the input arrives whole."""
+        view = self.views.get(nid)
+        body = view.bodies.get("group") if view is not None and view.type == "Group" else None
+        head = body.head_split if body is not None else None
+        src = self.source.get((nid, port))
+        rid = self.region_of.get(nid)
+        if head is None or head[0] != port or src is None or rid is None or self.region_of.get(src.node) != rid:
+            return None
+        value = (src.node, src.port)
+        if self.readers.get(value, 0) != 1 or value in self.region_kept:
+            return None
+        _, shapes, kept = head
+        producer = self.report.nodes.get(src.node)
+        if producer is not None and producer.type == "Concat":
+            if tuple(tuple(s) for s in producer.inputs.values()) != shapes:
+                return None
+            parts = [self.input_value(src.node, p) for p in producer.inputs]
+            return [v for v, k in zip(parts, kept) if k and v is not None], 0
+        other = self.views.get(src.node)
+        before = other.bodies.get("group") if other is not None and other.type == "Group" else None
+        tail = before.tail_cat if before is not None else None
+        if tail is None or tail[0] != src.port or tail[1] != shapes:
+            return None
+        return [], sum(self.batch * _prod(shape) * self.elem
+                       for shape, k, inside in zip(shapes, kept, tail[2]) if k and not inside)
 
     # -- one mode -------------------------------------------------------
     def kept(self, skip: set[str], forced: Iterable[Value | None]) -> tuple[set[Value], dict[str, int]]:
@@ -199,12 +267,13 @@ class _Walker:
         keep nothing themselves and ``forced`` values are kept anyway."""
         values: set[Value] = {v for v in forced if v is not None}
         extra: dict[str, int] = {}
-        for nid, saves in self.saves.items():
+        for nid in self.saves:
             if nid in skip:
                 continue
             values |= self.saved_values(nid)
-            if saves.extra_bytes:
-                extra[nid] = saves.extra_bytes
+            n = self.extra_bytes(nid)
+            if n:
+                extra[nid] = n
         return values, extra
 
     def per_node(self, values: set[Value], extra: Mapping[str, int],
@@ -234,22 +303,25 @@ class _Bodies:
         self.reports: Mapping[str, Any] = getattr(report, "groups", {}) or {}
         self.batch = batch
         self.elem = elem
-        self.cache: dict[str, BodySaves | None] = {}
+        self.cache: dict[tuple[str, bool], BodySaves | None] = {}
         self.active: set[str] = set()
 
-    def for_node(self, type_id: str, params: Mapping[str, Any]) -> dict[str, BodySaves]:
+    def for_node(self, type_id: str, params: Mapping[str, Any], spliced: bool = False) -> dict[str, BodySaves]:
         out = {}
         for key in ("group", "f", "g", "net"):
             name = params.get(key)
             if isinstance(name, str) and name:
-                body = self.summary(name)
+                body = self.summary(name, spliced and key == "group")
                 if body is not None:
                     out[key] = body
         return out
 
-    def summary(self, name: str) -> BodySaves | None:
-        if name in self.cache:
-            return self.cache[name]
+    def summary(self, name: str, spliced: bool = False) -> BodySaves | None:
+        """Group body ``name`` as one step. ``spliced``: as a reversible region runs a Group of
+        it, its steps spliced into the region's, where a Concat the next Split undoes is fused
+        (as :meth:`_Walker._fused_split` does in a region of the project)."""
+        if (name, spliced) in self.cache:
+            return self.cache[(name, spliced)]
         body_graph = self.graph.groups.get(name)
         body_report = self.reports.get(name)
         if body_graph is None or body_report is None or name in self.active:
@@ -257,6 +329,9 @@ class _Bodies:
         self.active.add(name)
         try:
             walker = _Walker(body_graph, body_report, self.batch, self.elem, self)
+            if spliced:
+                walker.region_of = {nid: "spliced" for nid in body_report.nodes}
+                walker.regions_changed()
             values, extra = walker.kept(set(), ())
             inputs = tuple(sorted(port for nid, port in values if nid == ""))
             internal = sum(walker.nbytes(v) for v in values if v[0]) + sum(extra.values())
@@ -272,14 +347,71 @@ class _Bodies:
             steps = [sv for nid, sv in walker.saves.items()
                      if body_report.nodes[nid].type not in ("GroupInput", "GroupOutput")]
             part = steps[0].input_part_bytes if len(steps) == 1 else 0
-            result: BodySaves | None = BodySaves(inputs, (), internal, in_bytes, out_bytes, part)
+            # (the parts a Concat and the next Split hand on unjoined: only where they are fused)
+            result: BodySaves | None = BodySaves(inputs, (), internal, in_bytes, out_bytes, part,
+                                                 _head_split(walker, body_graph, inputs) if spliced else None,
+                                                 _tail_cat(walker, body_graph, values) if spliced else None)
         finally:
             self.active.discard(name)
-        self.cache[name] = result
+        self.cache[(name, spliced)] = result
         return result
 
     def _bytes(self, shape: Sequence[int] | None) -> int:
         return 0 if shape is None else self.batch * _prod(shape) * self.elem
+
+
+def _group_port(graph: Graph, nid: str, default: str) -> str:
+    return str(_params(graph, nid).get("port", default))
+
+
+def _head_split(walker: _Walker, graph: Graph, kept_inputs: Sequence[str]
+                ) -> tuple[str, tuple[tuple[int, ...], ...], tuple[bool, ...]] | None:
+    """A body's one kept input that only a Split reads, with which of the Split's parts the body
+    keeps (each kept directly by a layer); None where the body keeps it any other way."""
+    if len(kept_inputs) != 1:
+        return None
+    report = walker.report
+    ins = [nid for nid, info in report.nodes.items() if info.type == "GroupInput"
+           and nid in graph.nodes and _group_port(graph, nid, "in") == kept_inputs[0]]
+    if len(ins) != 1:
+        return None
+    edges = graph.edges_from(ins[0])
+    cut = edges[0].dst.node if len(edges) == 1 else None
+    info = report.nodes.get(cut) if cut is not None else None
+    if info is None or info.type != "Split":
+        return None
+    outs = list(info.outputs)
+    kept = [False] * len(outs)
+    whole = ("", kept_inputs[0])
+    for nid, saves in walker.saves.items():
+        for port in saves.inputs:
+            src = walker.source.get((nid, port))
+            if src is not None and src.node == cut:
+                kept[outs.index(src.port)] = True
+            elif walker.input_value(nid, port) == whole:
+                return None  # read whole (or through a view of a part): no parts to hand on
+        if any(walker.base((nid, port)) == whole for port in saves.outputs):
+            return None
+    return kept_inputs[0], tuple(tuple(info.outputs[o]) for o in outs), tuple(kept)
+
+
+def _tail_cat(walker: _Walker, graph: Graph, kept: AbstractSet[Value]
+              ) -> tuple[str, tuple[tuple[int, ...], ...], tuple[bool, ...]] | None:
+    """A body's one output that a Concat alone feeds (read by nothing else), with which of the
+    Concat's parts the body keeps anyway; None otherwise."""
+    report = walker.report
+    outs = [nid for nid, info in report.nodes.items() if info.type == "GroupOutput" and nid in graph.nodes]
+    if len(outs) != 1:
+        return None
+    src = walker.source.get((outs[0], "in"))
+    if src is None:
+        return None
+    info = report.nodes.get(src.node)
+    if info is None or info.type != "Concat" or walker.readers.get((src.node, src.port), 0) != 1:
+        return None
+    parts = [walker.input_value(src.node, p) for p in info.inputs]
+    return (_group_port(graph, outs[0], "out"), tuple(tuple(s) for s in info.inputs.values()),
+            tuple(v is not None and v in kept for v in parts))
 
 
 def _region_parts(region: Any) -> tuple[str, set[str], list[str], list[str]]:

@@ -14,6 +14,7 @@ from revstudio.core.graph import PortRef
 
 from .estimate_walk import _prod, _values_of
 from .peak import Unit, Value, Walk, simulate
+from .save_rules import between_bytes
 from .stream_updates import body_output_fresh, fresh_output, update_break, update_temporaries
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
@@ -137,7 +138,7 @@ class UnitBuilder:
         saves = self.w.saves.get(nid)
         if saves is None:
             return frozenset(), 0
-        return self.w.saved_values(nid), int(saves.extra_bytes)
+        return self.w.saved_values(nid), self.w.extra_bytes(nid)
 
     def node(self, nid: str) -> Unit:
         unit = self._units.get(nid)
@@ -224,12 +225,15 @@ class UnitBuilder:
         return out
 
     def _recompute(self, nodes: Iterable[str], exclude: set[Value]) -> int:
+        """What rebuilding ``nodes`` keeps for their backward, beyond the values in ``exclude``
+        (a region's or segment's own reads: its streams, not fused apart)."""
         vals: set[Value] = set()
         extra = 0
         for n in nodes:
-            s, e = self.saved_by(n)
-            vals |= s
-            extra += e
+            saves = self.w.saves.get(n)
+            if saves is not None:
+                vals |= self.w.saved_values(n, fuse=False)
+                extra += int(saves.extra_bytes)
         return sum(self.w.nbytes(v) for v in vals - exclude) + extra
 
     def _parts(self, nid: str) -> int:
@@ -453,7 +457,7 @@ class UnitBuilder:
             values, extra = self.saved_by(nid)
             body = self.w.views[nid].bodies.get("group") if nid in self.w.views else None
             if body is not None:  # the copies' insides, and what passes between the copies inside
-                between = (body.input_part_bytes or sum(body.output_bytes.values())) if body.inputs else 0
+                between = between_bytes(body, self.w.batch, self.elem)
                 recompute += body.internal_bytes * (hi - lo) + between * (hi - lo - 1)
             else:
                 recompute += int(extra * share)

@@ -65,6 +65,12 @@ class BodySaves:
     input_bytes: Mapping[str, int] = field(default_factory=dict)
     output_bytes: Mapping[str, int] = field(default_factory=dict)
     input_part_bytes: int = 0  # see Saves.input_part_bytes (a body that is one coupling)
+    # A body whose input port only a Split reads: (port, the Split's part shapes, which parts the
+    # body keeps); whose output port a Concat alone feeds: (port, the Concat's part shapes, which
+    # parts the body keeps anyway). Inside a region the runtime fuses such a Concat with the next
+    # body's Split (``runtime_layout.fuse_cat_slice``): the parts are handed on, never joined.
+    head_split: tuple[str, tuple[tuple[int, ...], ...], tuple[bool, ...]] | None = None
+    tail_cat: tuple[str, tuple[tuple[int, ...], ...], tuple[bool, ...]] | None = None
 
 
 Rule = Callable[[NodeView], Saves]
@@ -203,18 +209,29 @@ def _output(v: NodeView) -> Saves:
     return Saves(inputs=("in",))  # returned to the caller: alive after forward
 
 
+def between_bytes(body: BodySaves, batch: int, element_bytes: int) -> int:
+    """What one copy of a Repeat keeps of the value the copy before it hands on, where the body
+    keeps its input: the whole value; between coupling copies the runtime passes the halves
+    without concatenating, so only the half F reads; and where a region runs the copies spliced
+    and the body ends in a Concat its start splits again (``head_split``, ``tail_cat``), only
+    the parts the body keeps that the copy before did not keep itself."""
+    if not body.inputs:
+        return 0
+    head, tail = body.head_split, body.tail_cat
+    if head is not None and tail is not None and head[1] == tail[1]:
+        return sum(batch * prod(shape) * element_bytes
+                   for shape, kept, inside in zip(head[1], head[2], tail[2]) if kept and not inside)
+    return body.input_part_bytes or sum(body.output_bytes.values())
+
+
 def _group_like(v: NodeView) -> Saves:
     body = v.bodies.get("group")
     if body is None:
         return Saves(inputs=tuple(v.inputs), approximate=True)
     times = int(v.params.get("times", 1) or 1) if v.type == "Repeat" else 1
     extra = body.internal_bytes * times
-    if times > 1 and body.inputs:
-        # values passed between copies are new tensors, kept when the body keeps
-        # its input; between coupling copies the runtime passes the halves
-        # without concatenating, so only the half F reads stays
-        between = body.input_part_bytes or sum(body.output_bytes.values())
-        extra += between * (times - 1)
+    if times > 1:  # values passed between copies are new tensors (see between_bytes)
+        extra += between_bytes(body, v.batch, v.element_bytes) * (times - 1)
     return Saves(inputs=body.inputs, outputs=body.outputs, extra_bytes=extra)
 
 
