@@ -443,24 +443,31 @@ Piece = tuple[str, int, int, int]
 
 
 def _body_weight(walker: _Walker, name: str, memo: dict[str, int | None], active: set[str]) -> int | None:
-    """Computing steps one copy of group ``name`` makes (``checkpointing.body_weight``)."""
+    """Computing steps one copy of group ``name`` makes, as the compiler weighs it
+    (``assembly._pieces``): the steps of the region its body is, a wired coupling one step;
+    None where the body is not one invertible region (the compiler then weighs the step itself)."""
     from revstudio.compiler.checkpointing import piece_weights, step_weight
+    from revstudio.compiler.regions import body_steps
 
     if name in memo:
         return memo[name]
     body = walker.graph.groups.get(name)
     if body is None or name in active:
         return None
+    steps = body_steps(walker.graph, walker.report, name)
+    if steps is None:
+        memo[name] = None
+        return None
     active.add(name)
     total = 0
-    for node in body:
-        if node.type in ("Repeat", "Group"):
-            params = _params(body, node.id)
+    for nid, kind in steps:
+        if kind in ("Repeat", "Group"):
+            params = _params(body, nid)
             sub = params.get("group")
             inner = _body_weight(walker, sub, memo, active) if isinstance(sub, str) else None
-            total += sum(piece_weights(node.type, int(params.get("times", 1) or 1), inner))
+            total += sum(piece_weights(kind, int(params.get("times", 1) or 1), inner))
         else:
-            total += step_weight(node.type)
+            total += 1 if kind == "coupling" else step_weight(kind)
     active.discard(name)
     memo[name] = total
     return total
