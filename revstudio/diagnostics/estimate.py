@@ -16,17 +16,9 @@ from typing import Any
 
 from revstudio.core.graph import Graph, PortRef
 
+from .estimate_segments import _checkpoint_segments, _region_segment_inputs
 from .estimate_units import MODES, _keeping, _peaks
-from .estimate_walk import (
-    _Bodies,
-    _checkpoint_segments,
-    _prod,
-    _region_parts,
-    _region_segment_inputs,
-    _values_of,
-    _Walker,
-    no_collection,
-)
+from .estimate_walk import _Bodies, _prod, _region_parts, _values_of, _Walker, no_collection
 from .peak import Walk
 
 DTYPE_BYTES = {

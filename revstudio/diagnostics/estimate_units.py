@@ -10,7 +10,8 @@ from collections.abc import Set as AbstractSet
 from types import SimpleNamespace
 from typing import Any
 
-from .estimate_walk import _region_segment_nodes, _Walker
+from .estimate_segments import _region_segment_nodes
+from .estimate_walk import _Walker
 from .peak import Unit, Walk
 from .peak_units import UnitBuilder
 

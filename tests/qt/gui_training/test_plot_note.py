@@ -1,7 +1,7 @@
 """The memory plot's "peak N % of standard's" stays readable however narrow the plot is."""
 from __future__ import annotations
 
-from revstudio.qt.plots.metric_plot import FittedLabel
+from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.panel import PlotsPanel
 
 from .test_runs_and_plots import synthetic_run

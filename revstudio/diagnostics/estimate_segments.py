@@ -1,0 +1,175 @@
+"""What checkpoint mode keeps: the segments it cuts regions and runs of ordinary nodes into.
+
+Mirrors the compiler (``compiler.checkpointing``, ``assembly.region_data``): a region is cut
+into about sqrt(N) segments of its N computing steps, weighed as the compiler weighs them
+(a Repeat's copies each a piece, a group body by its region steps), and every run of two or
+more ordinary nodes is one ``torch.utils.checkpoint`` segment. Each segment keeps its inputs.
+Torch-free.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .estimate_walk import Value, _params, _Walker
+
+# A piece of a segment: (node, first copy, end copy, copies); whole nodes are (node, 0, 1, 1).
+Piece = tuple[str, int, int, int]
+
+
+def _body_weight(walker: _Walker, name: str, memo: dict[str, int | None], active: set[str]) -> int | None:
+    """Computing steps one copy of group ``name`` makes, as the compiler weighs it
+    (``assembly._pieces``): the steps of the region its body is, a wired coupling one step;
+    None where the body is not one invertible region (the compiler then weighs the step itself)."""
+    from revstudio.compiler.checkpointing import piece_weights, step_weight
+    from revstudio.compiler.regions import body_steps
+
+    if name in memo:
+        return memo[name]
+    body = walker.graph.groups.get(name)
+    if body is None or name in active:
+        return None
+    steps = body_steps(walker.graph, walker.report, name)
+    if steps is None:
+        memo[name] = None
+        return None
+    active.add(name)
+    total = 0
+    for nid, kind in steps:
+        if kind in ("Repeat", "Group"):
+            params = _params(body, nid)
+            sub = params.get("group")
+            inner = _body_weight(walker, sub, memo, active) if isinstance(sub, str) else None
+            total += sum(piece_weights(kind, int(params.get("times", 1) or 1), inner))
+        else:
+            total += 1 if kind == "coupling" else step_weight(kind)
+    active.discard(name)
+    memo[name] = total
+    return total
+
+
+def _region_pieces(walker: _Walker, region: Any) -> list[list[int]]:
+    """``checkpointing.piece_weights`` of each step of a region, as the compiler counts them."""
+    from revstudio.compiler.checkpointing import piece_weights
+
+    couplings = getattr(region, "couplings", {}) or {}
+    memo: dict[str, int | None] = {}
+    out: list[list[int]] = []
+    for nid in getattr(region, "steps", ()) or ():
+        if nid in couplings:
+            out.append([1])
+            continue
+        view = walker.views.get(nid)
+        kind = view.type if view is not None else "?"
+        body = None
+        if kind in ("Repeat", "Group") and view is not None and isinstance(view.params.get("group"), str):
+            body = _body_weight(walker, str(view.params["group"]), memo, set())
+        times = int(view.params.get("times", 1) or 1) if view is not None and kind == "Repeat" else 1
+        out.append(piece_weights(kind, times, body))
+    return out
+
+
+def _region_segment_nodes(walker: _Walker, region: Any) -> tuple[dict[str, tuple[int, int]], list[list[Piece]]]:
+    """(node -> (first, last) segment, pieces per segment) of a region in checkpoint mode
+    (``compiler.checkpointing``: about sqrt(N) segments of its N computing steps; a Repeat's
+    copies may fall into several)."""
+    from revstudio.compiler.checkpointing import region_cuts
+
+    found = walker.segment_cache.get(id(region))
+    if found is not None:
+        return found
+    steps = list(getattr(region, "steps", ()) or ())
+    couplings = getattr(region, "couplings", {}) or {}
+    pieces = _region_pieces(walker, region)
+    cuts = set(region_cuts(pieces))
+    k = 0
+    spans: dict[int, list[tuple[int, int, int]]] = {}  # step -> (segment, first copy, end copy)
+    for i, ws in enumerate(pieces):
+        for c in range(len(ws)):
+            if (i, c) in cuts:
+                k += 1
+            run = spans.setdefault(i, [])
+            if run and run[-1][0] == k:
+                run[-1] = (k, run[-1][1], c + 1)
+            else:
+                run.append((k, c, c + 1))
+    step_of: dict[str, int] = {}
+    for i, nid in enumerate(steps):
+        step_of[nid] = i
+        coupling = couplings.get(nid)
+        for body in getattr(coupling, "body", ()) or ():
+            step_of.setdefault(body, i)
+    where: dict[str, tuple[int, int]] = {}
+    members: list[list[Piece]] = [[] for _ in range(k + 1)]
+    for nid in getattr(region, "nodes", ()):
+        if nid not in step_of or nid not in walker.report.nodes:
+            continue
+        i = step_of[nid]
+        run = spans.get(i) or [(0, 0, 1)]
+        copies = len(pieces[i]) if i < len(pieces) else 1
+        where[nid] = (run[0][0], run[-1][0])
+        for seg, lo, hi in run:
+            members[seg].append((nid, lo, hi, copies) if len(run) > 1 else (nid, 0, 1, 1))
+    result = (where, members)
+    walker.segment_cache[id(region)] = result
+    return result
+
+
+def _region_segment_inputs(walker: _Walker, region: Any) -> tuple[list[Value | None], dict[str, int]]:
+    """What checkpoint mode keeps for a region: the inputs of each of its segments, and
+    (bytes per node) the values between copies of a Repeat that a cut falls inside."""
+    where, members = _region_segment_nodes(walker, region)
+    kept: list[Value | None] = []
+    for nid in getattr(region, "nodes", ()):
+        info = walker.report.nodes.get(nid)
+        if info is None or nid not in where:
+            continue
+        for port in info.inputs:
+            src = walker.source.get((nid, port))
+            if src is None or where.get(src.node, (-1, -1))[1] == where[nid][0]:
+                continue
+            kept.append(walker.base((src.node, src.port)))
+    inner: dict[str, int] = {}
+    for seg in members:
+        for nid, lo, _hi, _n in seg:
+            if lo > 0:  # a segment starting inside a Repeat keeps what the copy before made
+                inner[nid] = inner.get(nid, 0) + walker.repeat_link_bytes(nid)
+    return kept, inner
+
+
+def _checkpoint_segments(walker: _Walker, order: Sequence[str], region_of: Mapping[str, str],
+                         runs: list[list[str]] | None = None) -> tuple[set[str], list[Value | None]]:
+    """(nodes, kept inputs) of the runs of ordinary nodes checkpoint mode recomputes.
+
+    Mirrors the compiler: in execution order, each region is one op and every
+    run of two or more consecutive ordinary ops is one torch.utils.checkpoint
+    segment, which keeps its inputs instead of what happens inside.
+    """
+    items: list[tuple[str, str]] = []
+    for nid in order:
+        info = walker.report.nodes.get(nid)
+        if info is None or info.type in ("Input", "Output"):
+            continue
+        rid = region_of.get(nid)
+        item = ("region", rid) if rid is not None else ("node", nid)
+        if rid is None or not items or items[-1] != item:
+            items.append(item)
+    nodes: set[str] = set()
+    kept: list[Value | None] = []
+    run: list[str] = []
+    for kind, name in [*items, ("end", "")]:
+        if kind == "node":
+            run.append(name)
+            continue
+        if len(run) >= 2:
+            if runs is not None:
+                runs.append(list(run))
+            inside = set(run)
+            nodes |= inside
+            for nid in run:
+                for port in walker.report.nodes[nid].inputs:
+                    src = walker.source.get((nid, port))
+                    if src is not None and src.node not in inside:
+                        kept.append(walker.base((src.node, src.port)))
+        run = []
+    return nodes, kept
