@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", type=positive_int, default=8, help="batch size (default 8)")
     parser.add_argument("--device", default="cpu",
                         help="cpu, cuda or cuda:N (default cpu; 'auto' picks CUDA when available)")
-    parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), default="fp32",
+    parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), default="fp32",  # (train's)
                         help="measure the steps as train --precision runs them: forward under autocast "
                              "(fp16 needs CUDA); the estimate models fp32 only, so none is shown for the others")
     parser.add_argument("--repeat", type=positive_int, default=5,
@@ -110,7 +110,9 @@ def run(args: argparse.Namespace) -> int:
         modes = measure_modes(graph, args.batch, device, args.repeat, args.seed, args.top, args.budget,
                               args.precision)
     # (under autocast the fp32 figures would not be the step's: 1.3-3.6x off on the examples)
-    modelled = args.precision == "fp32"
+    from revstudio.diagnostics.estimate import precision_note
+
+    modelled = precision_note(args.precision) is None
     estimate = report.estimate.to_json() if report.estimate is not None and modelled else {}
     budget = None
     if args.budget is not None:

@@ -212,13 +212,17 @@ def fmt_bytes(n: float, thousands: bool = False) -> str:
     return f"{value:{sep}.1f} EiB"  # pragma: no cover
 
 
+# Run precisions that train under autocast (``training.precision``): the estimate does not model them
+LOW_PRECISIONS = ("bf16", "fp16")
+
+
 def precision_note(precision: object) -> str | None:
     """Why the estimate is not a step's at a run ``precision`` ("bf16", "fp16": autocast), or None
     (fp32, unset, or a value the run settings refuse). It counts every value in the model's dtype;
     autocast keeps low-precision copies for backward, and the reversible runtime float32 streams
     beside bf16 activations: on the examples the fp32 figures were 1.3-3.6x a bf16 step's peak in
     standard and checkpoint mode (benchmarks/README.md, "Mixed precision and the estimate")."""
-    if precision not in ("bf16", "fp16"):
+    if precision not in LOW_PRECISIONS:
         return None
     return f"the estimate models fp32 steps only; {precision} autocast is not modelled"
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from revstudio.core.graph import Graph, PortRef
 
-from .save_rules import VIEW_TYPES, BodySaves, NodeView, rule_for
+from .save_rules import VIEW_TYPES, BodySaves, NodeView, apply_rule, unjoined_bytes
 
 Value = tuple[str, str]  # (node id, output port); ("", port) = a group input
 _UNSET: Any = object()
@@ -86,10 +86,7 @@ class _Walker:
             view = NodeView(info.type, params, info.inputs, info.outputs, batch, elem,
                             bodies.for_node(info.type, params))
             self.views[nid] = view
-            try:
-                self.saves[nid] = rule_for(info.type)(view)
-            except (TypeError, ValueError, KeyError):  # odd params: keep the inputs, be honest
-                self.saves[nid] = rule_for("?")(view)
+            self.saves[nid] = apply_rule(view)
 
     # -- values ---------------------------------------------------------
     def base(self, value: Value) -> Value | None:
@@ -186,10 +183,7 @@ class _Walker:
                 continue
             self.views[nid] = view = NodeView(view.type, view.params, view.inputs, view.outputs, view.batch,
                                               view.element_bytes, bodies)
-            try:
-                self.saves[nid] = rule_for(view.type)(view)
-            except (TypeError, ValueError, KeyError):
-                self.saves[nid] = rule_for("?")(view)
+            self.saves[nid] = apply_rule(view)
 
     def saved_values(self, nid: str, fuse: bool = True) -> frozenset[Value]:
         """The storages node ``nid`` keeps for backward in standard mode (its save rule's ports).
@@ -257,10 +251,8 @@ class _Walker:
         other = self.views.get(src.node)
         before = other.bodies.get("group") if other is not None and other.type == "Group" else None
         tail = before.tail_cat if before is not None else None
-        if tail is None or tail[0] != src.port or tail[1] != shapes:
-            return None
-        return [], sum(self.batch * _prod(shape) * self.elem
-                       for shape, k, inside in zip(shapes, kept, tail[2]) if k and not inside)
+        found = unjoined_bytes(head, tail, self.batch, self.elem) if tail is not None and tail[0] == src.port else None
+        return None if found is None else ([], found)
 
     # -- one mode -------------------------------------------------------
     def kept(self, skip: set[str], forced: Iterable[Value | None]) -> tuple[set[Value], dict[str, int]]:

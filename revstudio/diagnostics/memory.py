@@ -153,9 +153,6 @@ def _explained(result: StepMemory, tracker: Any, top: int) -> StepMemory:
     return result
 
 
-LOW_PRECISIONS = ("bf16", "fp16")
-
-
 class Autocast:
     """``model`` stepped as ``revstudio train --precision`` steps it: its forward under autocast
     (``precision`` "bf16" or "fp16" on ``device_type``), the backward outside it. Everything
@@ -164,6 +161,8 @@ class Autocast:
 
     def __init__(self, model: Any, device_type: str, precision: str) -> None:
         import torch
+
+        from .estimate import LOW_PRECISIONS
 
         if precision not in LOW_PRECISIONS:
             raise ValueError(f"precision {precision!r} is not an autocast precision; use bf16 or fp16")

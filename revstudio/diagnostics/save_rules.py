@@ -209,6 +209,27 @@ def _output(v: NodeView) -> Saves:
     return Saves(inputs=("in",))  # returned to the caller: alive after forward
 
 
+def unjoined_bytes(head: tuple[str, tuple[tuple[int, ...], ...], tuple[bool, ...]] | None,
+                   tail: tuple[str, tuple[tuple[int, ...], ...], tuple[bool, ...]] | None,
+                   batch: int, element_bytes: int) -> int | None:
+    """Where a body's Concat (``tail``) and the next body's Split (``head``) are fused into
+    parts handed on unjoined: the bytes of the parts the second keeps that the first did not
+    keep itself. None where they do not match (the joined value is handed on)."""
+    if head is None or tail is None or head[1] != tail[1]:
+        return None
+    return sum(batch * prod(shape) * element_bytes
+               for shape, kept, inside in zip(head[1], head[2], tail[2]) if kept and not inside)
+
+
+def apply_rule(view: NodeView) -> Saves:
+    """What a node keeps, by its type's rule; a rule that cannot read its params keeps the
+    inputs, marked approximate (being honest beats a crash in the live figures)."""
+    try:
+        return rule_for(view.type)(view)
+    except (TypeError, ValueError, KeyError):
+        return rule_for("?")(view)
+
+
 def between_bytes(body: BodySaves, batch: int, element_bytes: int) -> int:
     """What one copy of a Repeat keeps of the value the copy before it hands on, where the body
     keeps its input: the whole value; between coupling copies the runtime passes the halves
@@ -217,10 +238,9 @@ def between_bytes(body: BodySaves, batch: int, element_bytes: int) -> int:
     the parts the body keeps that the copy before did not keep itself."""
     if not body.inputs:
         return 0
-    head, tail = body.head_split, body.tail_cat
-    if head is not None and tail is not None and head[1] == tail[1]:
-        return sum(batch * prod(shape) * element_bytes
-                   for shape, kept, inside in zip(head[1], head[2], tail[2]) if kept and not inside)
+    parts = unjoined_bytes(body.head_split, body.tail_cat, batch, element_bytes)
+    if parts is not None:
+        return parts
     return body.input_part_bytes or sum(body.output_bytes.values())
 
 

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from revstudio.diagnostics.budget import parse_bytes as parse_amount
 from revstudio.diagnostics.budget import project_budget
-from revstudio.diagnostics.estimate import precision_note
+from revstudio.diagnostics.estimate import LOW_PRECISIONS, precision_note
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
 from revstudio.qt.memory_figures import ORDER, BatchField, batch_label, estimate_of
@@ -114,9 +114,9 @@ class MemoryPanel(QWidget):
         self.device.setToolTip("cpu: exact live-tensor accounting; auto: the GPU when there is one "
                                "(allocator statistics), which also detects its memory")
         self.precision = QComboBox()
-        self.precision.addItems(["fp32", "bf16", "fp16"])
+        self.precision.addItems(["fp32", *LOW_PRECISIONS])
         project = str((document.graph.training or {}).get("precision") or "fp32")
-        self.precision.setCurrentText(project if project in ("fp32", "bf16", "fp16") else "fp32")
+        self.precision.setCurrentText(project if project in LOW_PRECISIONS else "fp32")
         self.precision.setToolTip("The precision the steps are measured in: fp32, or bf16/fp16 autocast as "
                                   "Train runs them (fp16 needs CUDA). The estimate models fp32 steps only, "
                                   "so bf16/fp16 measurements stand without one")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from revstudio.diagnostics.estimate import precision_note
+
 from .config import TrainConfig
 
 
@@ -50,7 +52,7 @@ def oom_message(graph: Any, report: Any, cfg: TrainConfig, batch: int, model: An
     budget = _budget(device_type)
 
     def fits(mode: str) -> int | None:
-        if budget is None or cfg.precision != "fp32":  # (the estimate models fp32 steps only)
+        if budget is None or precision_note(cfg.precision):  # (the estimate models fp32 steps only)
             return None
         try:
             return fitting_batch(graph, report, budget, mode, optimizer=cfg.optimizer,
