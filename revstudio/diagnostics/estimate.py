@@ -309,10 +309,11 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
         "checkpoint": _with_links(walker.kept(in_regions | seg_nodes, region_inputs + seg_inputs), links, walker),
     }
     result = MemoryEstimate(batch=batch, dtype=dtype, element_bytes=elem)
-    # A Group inside a region runs as its body's steps, one at a time, spliced into the
-    # region (so are its streams across its edges); the walk counts it as one step, its
-    # whole body recomputed at once: an overestimate, flagged (benchmarks/README.md, issue 13)
-    spliced = {nid for nid in in_regions if nid in report.nodes and report.nodes[nid].type == "Group"}
+    # A Group or Repeat inside a region runs as its body's steps, one at a time, spliced into
+    # the region; the walk does so too where the body is one invertible region, and otherwise
+    # counts it as one step, its whole body recomputed at once: an overestimate, flagged
+    unspliced: dict[str, bool] = {}  # per group body
+    spliced = {nid for nid in in_regions if nid in report.nodes and _unspliced(graph, report, nid, unspliced)}
     for nid, info in report.nodes.items():
         saves = walker.saves.get(nid)
         result.nodes[nid] = NodeEstimate(
@@ -352,6 +353,21 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
                                   for n, r in feeds.items() if r == rid),
         )
     return result
+
+
+def _unspliced(graph: Graph, report: Any, nid: str, memo: dict[str, bool]) -> bool:
+    """A Group or Repeat in a region whose body the walk cannot run step by step (the
+    answer per body in ``memo``)."""
+    from revstudio.compiler.regions import body_steps
+
+    if report.nodes[nid].type not in ("Group", "Repeat"):
+        return False
+    name = graph.resolved_params(nid).get("group") if nid in graph.nodes else None
+    if not isinstance(name, str):
+        return True
+    if name not in memo:
+        memo[name] = body_steps(graph, report, name) is None
+    return memo[name]
 
 
 def _with_links(kept: tuple[set[Value], dict[str, int]], links: Mapping[str, int], walker: _Walker) -> dict[str, int]:

@@ -13,6 +13,7 @@ from typing import Any
 from .estimate_segments import _region_segment_nodes
 from .estimate_walk import _Walker
 from .peak import Unit, Walk
+from .peak_segments import pieces, segment
 from .peak_units import UnitBuilder
 
 MODES = ("standard", "reversible", "checkpoint")
@@ -36,14 +37,14 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
                 units["reversible"].append(b.region(region))
                 for k, members in enumerate(_region_segment_nodes(walker, region)[1]):
                     if members:
-                        units["checkpoint"].append(b.pieces(f"{getattr(region, 'id', '')}#{k}", members))
+                        units["checkpoint"].append(pieces(b, f"{getattr(region, 'id', '')}#{k}", members))
             continue
         units["reversible"].append(b.node(nid))
         if nid in run_of:
             if ("run", run_of[nid]) not in done:
                 done.add(("run", run_of[nid]))
                 run = [n for n in runs[run_of[nid]] if n in walker.views]
-                units["checkpoint"].append(b.segment(f"segment {run[0]}..{run[-1]}", run))
+                units["checkpoint"].append(segment(b, f"segment {run[0]}..{run[-1]}", run))
             continue
         units["checkpoint"].append(b.node(nid))
     return {mode: b.walk(units[mode]) for mode in MODES}, tuple(sorted(b.breaks))

@@ -14,7 +14,6 @@ from revstudio.core.graph import PortRef
 
 from .estimate_walk import _prod, _values_of
 from .peak import Unit, Value, Walk, simulate
-from .save_rules import between_bytes
 from .stream_updates import body_output_fresh, fresh_output, update_break, update_temporaries
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
@@ -27,6 +26,8 @@ WIDE_BACKWARD = frozenset({"AffineCoupling", "ActNorm", "InvConv1x1"})
 SAMPLES = 256
 # the most one sample costs (a large input: 256 float64 values); the budget prices cuts with it
 SAMPLE_BYTES = SAMPLES * 8
+# one computing step of a region's backward (``UnitBuilder._moments``)
+Moment = tuple[int, int, int, int, int]
 
 
 def _additive_updates(groups: Any, reports: Any, kind: str, params: Any, shape: Any,
@@ -63,8 +64,13 @@ def _additive_updates(groups: Any, reports: Any, kind: str, params: Any, shape: 
 class UnitBuilder:
     """Turns the nodes of a checked graph into units, per mode (``walker``: the estimate's)."""
 
-    def __init__(self, walker: Any, order: list[str], stream_bytes: int, device: str = "cpu") -> None:
+    def __init__(self, walker: Any, order: list[str], stream_bytes: int, device: str = "cpu", *,
+                 root: tuple[Any, Any] | None = None, active: frozenset[str] = frozenset()) -> None:
         self.w: Any = walker
+        # the project's graph and check report (a group body's builder has its body's walker)
+        self.root: tuple[Any, Any] = root or (walker.graph, walker.report)
+        self.active = active  # the group bodies this builder is inside (recursion-safe)
+        self._bodies: dict[str, tuple[UnitBuilder, Any] | None] = {}
         self.order = [n for n in order if n in self.w.views and self.w.report.nodes[n].type != "Input"]
         self.stream_bytes = stream_bytes
         self.device = device  # "cpu" or an accelerator's type: how the stream updates are pieced
@@ -72,7 +78,6 @@ class UnitBuilder:
         self._reads: dict[str, list[Value]] = {}
         self._units: dict[str, Unit] = {}
         self._makes: dict[str, list[Value]] = {}
-        self._body_parts_memo: dict[str, int] = {}  # group name -> computing steps its body runs as
         self._saved: dict[str, tuple[AbstractSet[Value], int]] = {}
         self._work: dict[str, int] = {}
         self._largest: dict[str, int] = {}
@@ -151,12 +156,12 @@ class UnitBuilder:
         saved, extra = self.saved_by(nid)
         mode = str(self.w.views[nid].params.get("mode", "add")) if info.type == "Merge" else ""
         fresh = info.type not in PASS_THROUGH and mode != "add"
-        work = self._node_work(nid)
+        work = self.node_work(nid)
         makes = self.makes(nid)
         return Unit(nid, self.reads(nid), makes, saved, extra, int(info.parameters) * self.elem,
                     fresh, 0, work, bool(makes) and self.flag.get(nid, False))
 
-    def _node_work(self, nid: str) -> int:
+    def node_work(self, nid: str) -> int:
         """Transient bytes of a layer's own backward beyond its inputs' gradients."""
         found = self._work.get(nid)
         if found is None:
@@ -167,7 +172,7 @@ class UnitBuilder:
         info = self.w.report.nodes[nid]
         work = 0
         if info.type in WIDE_BACKWARD:  # scale/shift/log-det gradients: two outputs' worth (measured)
-            work = 2 * self._act([nid])
+            work = 2 * self.largest_of([nid])
         elif info.type == "BiRNN":  # the fused kernel's backward builds its gate gradients at once
             from .save_rules import RNN_BACKWARD, counted_lstm, rnn_dims, rnn_elements
 
@@ -183,7 +188,7 @@ class UnitBuilder:
                 work = rnn_elements(RNN_BACKWARD, view) * self.elem
         return work
 
-    def _outside(self, nodes: set[str]) -> tuple[list[Value], list[Value]]:
+    def outside(self, nodes: set[str]) -> tuple[list[Value], list[Value]]:
         """(values the nodes read from outside, values they make that outside nodes read)."""
         reads: dict[Value, None] = {}
         makes: dict[Value, None] = {}
@@ -201,7 +206,7 @@ class UnitBuilder:
                         break
         return list(reads), list(makes)
 
-    def _act(self, nodes: Iterable[str]) -> int:
+    def largest_of(self, nodes: Iterable[str]) -> int:
         """The largest output of ``nodes`` (cached per node)."""
         best = 0
         for n in nodes:
@@ -224,7 +229,7 @@ class UnitBuilder:
                         out.add(b)
         return out
 
-    def _recompute(self, nodes: Iterable[str], exclude: set[Value]) -> int:
+    def recompute_bytes(self, nodes: Iterable[str], exclude: set[Value]) -> int:
         """What rebuilding ``nodes`` keeps for their backward, beyond the values in ``exclude``
         (a region's or segment's own reads: its streams, not fused apart)."""
         vals: set[Value] = set()
@@ -237,6 +242,8 @@ class UnitBuilder:
         return sum(self.w.nbytes(v) for v in vals - exclude) + extra
 
     def _parts(self, nid: str) -> int:
+        """Runtime steps a region step runs as, where it is not spliced (``spliced``): a Repeat's
+        copies, an AdditiveCoupling's F and G."""
         view = self.w.views.get(nid)
         if view is None:
             return 1
@@ -247,40 +254,13 @@ class UnitBuilder:
         kinds = [n.type for n in body] if body is not None else [view.type]
         if "AdditiveCoupling" in kinds:
             parts *= 2  # F and G are separate steps
-        elif view.type == "Group" and isinstance(name, str):
-            parts *= self._body_parts(name, set())  # spliced into the region, a step at a time
         return max(1, parts)
-
-    def _body_parts(self, name: str, active: set[str]) -> int:
-        """Computing steps a group body runs as in a region (nested groups' counted in)."""
-        from revstudio.compiler.regions import body_steps
-
-        memo = self._body_parts_memo
-        if name in memo:
-            return memo[name]
-        steps = body_steps(self.w.graph, self.w.report, name) if name not in active else None
-        if not steps:
-            return 1
-        active.add(name)
-        groups = getattr(self.w.graph, "groups", {})
-        count = 0
-        for nid, kind in steps:
-            if kind in STRUCTURAL:
-                continue
-            node = groups[name].nodes.get(nid)
-            inner = node.params.get("group") if node is not None and kind in ("Group", "Repeat") else None
-            times = int(node.params.get("times", 1) or 1) if node is not None and kind == "Repeat" else 1
-            count += times * (self._body_parts(inner, active) if isinstance(inner, str) else
-                              2 if kind == "AdditiveCoupling" else 1)
-        active.discard(name)
-        memo[name] = max(1, count)  # (one analysis of a body per walk, however many nodes run it)
-        return memo[name]
 
     def region(self, region: Any) -> Unit:
         """Reversible mode: the region keeps its outputs (wide) and side inputs; backward
         holds the streams' gradients and one step's recomputation at a time."""
         nodes = set(getattr(region, "nodes", ()))
-        reads, makes = self._outside(nodes)
+        reads, makes = self.outside(nodes)
         outs = [v for v in _values_of(self.w, getattr(region, "outputs", ())) if v is not None]
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
         stream = sum(self.w.nbytes(v) for v in outs)
@@ -292,50 +272,13 @@ class UnitBuilder:
         samples = sum(min(SAMPLES, self.w.nbytes(v) // self.elem) * 8 for v in reads
                       if v not in side and (self.w.base(v) is not None or v[0] in head))
         extra = wide + (samples if self.stream_bytes > self.elem else 0)
-        act = 0
         out_set = set(outs)
         # backward copies each output to rebuild the streams in (the caller's tensor is never
         # written over); the copy takes the output's place, unless the caller holds the output
         # (an Output node reads it; a later layer's saved tensors are gone by then)
         copies = sum(self.w.nbytes(v) for v in outs if v in self.held)
-        couplings = getattr(region, "couplings", {}) or {}
         infos = self.w.report.nodes
-        # per computing step, in forward order: (its parameter bytes, its runtime steps, the most
-        # its backward holds while its parameters' gradients exist, the most before they do)
-        moments: list[tuple[int, int, int, int, int]] = []
-        for sid in getattr(region, "steps", ()):
-            view = self.w.views.get(sid)
-            if view is None or view.type in STRUCTURAL:  # slicing and concatenating streams is cheap
-                continue
-            body = [sid, *getattr(couplings.get(sid), "body", ())]
-            ins = self._reads_from_outside(body)
-            parts = self._parts(sid)  # a Repeat or coupling node runs as several runtime steps
-            largest = self._act(body)
-            act = max(act, largest // parts)
-            recompute = self._recompute(body, ins | out_set)
-            with_grads = (recompute + 2 * largest) // parts  # F's graph and the gradients of its backward
-            before = 0
-            if view.type in WIDE_BACKWARD:
-                # rebuilt in the stream's wide arithmetic first: the inverse's temporaries and their
-                # float64 copies beside F's graph (measured, torch 2.13 CPU: five float64 and three
-                # float32 half-streams, about six outputs' worth, the copy of a held output among them)
-                before = with_grads + 6 * self._act([sid]) // parts
-            with_grads += copies
-            # before F's backward, an additive coupling rebuilds its input in place from F's
-            # output while F's graph is alive: that output and the update's temporaries (fewer
-            # where F's output is fresh: the update writes over it)
-            passing = 0
-            for elements, fresh in self._updates(sid, couplings.get(sid)):
-                passing = max(passing, self.w.batch * elements * self.elem)
-                temps = update_temporaries(self.w.batch, elements, self.elem, self.stream_bytes, fresh,
-                                           self.device)
-                found = update_break(elements, self.elem, self.stream_bytes, self.device)
-                if found is not None:
-                    self.breaks.add(found)
-                if temps:
-                    before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps + copies)
-            own = sum(int(infos[n].parameters) for n in body if n in infos) * self.elem
-            moments.append((own, parts, with_grads, before, passing))
+        moments, act = self._moments(region, out_set, copies)
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem
         # backward runs the steps last to first, and a step's parameter gradients appear in its
         # own backward: at a step, only the gradients of the steps after it (and of its own
@@ -374,11 +317,99 @@ class UnitBuilder:
                     params, True, stream + wide + 2 * act, first,
                     any(self.needs_grad(v) for v in makes), work_spent=step[1] + held)
 
+    def _moments(self, region: Any, out_set: AbstractSet[Value], copies: int) -> tuple[list[Moment], int]:
+        """Per computing step of ``region``, in forward order: (its parameter bytes, its runtime
+        steps, the most its backward holds while its parameters' gradients exist, the most
+        before they do, the stream value an additive update passes on); and the largest output
+        of one runtime step. A Group or Repeat whose body is one invertible region runs as its
+        body's steps spliced into the region, every copy's (``spliced``); ``out_set``: the
+        region's outputs (kept anyway), ``copies``: the bytes of the held outputs' copies."""
+        couplings = getattr(region, "couplings", {}) or {}
+        infos = self.w.report.nodes
+        moments: list[Moment] = []
+        act = 0
+        for sid in getattr(region, "steps", ()):
+            view = self.w.views.get(sid)
+            if view is None or view.type in STRUCTURAL:  # slicing and concatenating streams is cheap
+                continue
+            inner = self.spliced(sid) if sid not in couplings else None
+            if inner is not None:
+                sub, body_region, times = inner
+                # the body's outputs are the region's where the group's are (the last copy's)
+                ends = {v for v in _values_of(sub.w, getattr(body_region, "outputs", ())) if v is not None} \
+                    if any(v in out_set for v in self.makes(sid)) else set()
+                steps, largest = sub._moments(body_region, ends, copies)
+                moments += steps * times
+                act = max(act, largest)
+                self.breaks |= sub.breaks
+                continue
+            body = [sid, *getattr(couplings.get(sid), "body", ())]
+            ins = self._reads_from_outside(body)
+            parts = self._parts(sid)  # a Repeat or coupling node runs as several runtime steps
+            largest = self.largest_of(body)
+            act = max(act, largest // parts)
+            recompute = self.recompute_bytes(body, ins | out_set)
+            with_grads = (recompute + 2 * largest) // parts  # F's graph and the gradients of its backward
+            before = 0
+            if view.type in WIDE_BACKWARD:
+                # rebuilt in the stream's wide arithmetic first: the inverse's temporaries and their
+                # float64 copies beside F's graph (measured, torch 2.13 CPU: five float64 and three
+                # float32 half-streams, about six outputs' worth, the copy of a held output among them)
+                before = with_grads + 6 * self.largest_of([sid]) // parts
+            with_grads += copies
+            # before F's backward, an additive coupling rebuilds its input in place from F's
+            # output while F's graph is alive: that output and the update's temporaries (fewer
+            # where F's output is fresh: the update writes over it)
+            passing = 0
+            for elements, fresh in self._updates(sid, couplings.get(sid)):
+                passing = max(passing, self.w.batch * elements * self.elem)
+                temps = update_temporaries(self.w.batch, elements, self.elem, self.stream_bytes, fresh,
+                                           self.device)
+                found = update_break(elements, self.elem, self.stream_bytes, self.device)
+                if found is not None:
+                    self.breaks.add(found)
+                if temps:
+                    before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps + copies)
+            own = sum(int(infos[n].parameters) for n in body if n in infos) * self.elem
+            moments.append((own, parts, with_grads, before, passing))
+        return moments, act
+
+    def spliced(self, sid: str) -> tuple[UnitBuilder, Any, int] | None:
+        """(a builder of its body, the body's one region, its copies) for a Group or Repeat step
+        whose body is one invertible region (memoised per body); None for any other step."""
+        view = self.w.views.get(sid)
+        name = view.params.get("group") if view is not None and view.type in ("Group", "Repeat") else None
+        if not isinstance(name, str) or name in self.active:
+            return None
+        if name not in self._bodies:
+            self._bodies[name] = self._body_builder(name)
+        found = self._bodies[name]
+        if found is None:
+            return None
+        times = int(view.params.get("times", 1) or 1) if view.type == "Repeat" else 1  # type: ignore[union-attr]
+        return found[0], found[1], max(1, times)
+
+    def _body_builder(self, name: str) -> tuple[UnitBuilder, Any] | None:
+        from revstudio.compiler.regions import body_regions
+
+        from .estimate_walk import _Walker
+
+        found = body_regions(self.root[0], self.root[1], name)
+        if found is None or len(found[0]) != 1:
+            return None
+        (body_region,), analysis = found
+        walker = _Walker(analysis.graph, analysis.report, self.w.batch, self.elem, self.w.bodies)
+        walker.region_of = {nid: "spliced" for nid in analysis.report.nodes}  # as the region runs it
+        walker.regions_changed()
+        sub = UnitBuilder(walker, list(analysis.report.order), self.stream_bytes, self.device,
+                          root=self.root, active=self.active | {name})
+        return sub, body_region
+
     def _updates(self, sid: str, coupling: Any) -> list[tuple[int, bool]]:
         """(elements per sample, F's output fresh?) of each stream value an additive coupling
         of step ``sid`` updates: a wired coupling's, an AdditiveCoupling's halves, those inside
         a Repeat's or Group's body; none for steps that update no stream by addition."""
-        groups = getattr(self.w.report, "groups", {}) or {}
+        groups = getattr(self.root[1], "groups", {}) or {}
         if coupling is not None:
             try:
                 ref = PortRef.parse(coupling.a)
@@ -394,79 +425,6 @@ class UnitBuilder:
         if view is None:
             return []
         return _additive_updates(self.w.graph.groups, groups, view.type, view.params, view.inputs.get("in"), set())
-
-    def segment(self, name: str, nodes: list[str], in_region: bool = False) -> Unit:
-        """Checkpoint mode: a segment keeps its inputs; backward recomputes all of it."""
-        members = set(nodes)
-        reads, makes = self._outside(members)
-        saved = {b for b in (self.w.base(v) for v in reads) if b is not None}
-        params = sum(int(self.w.report.nodes[n].parameters) for n in nodes) * self.elem
-        act = self._act(nodes)
-        if in_region:
-            # the runtime recomputes a region's segment step by step over its streams, all of it
-            # when backward reaches it; then the last step's backward works on one output's worth
-            work = self._recompute(nodes, saved) + act + max(max(self._node_work(n) for n in nodes), 0)
-        else:
-            # torch.utils.checkpoint recomputes a run of layers when backward reaches it, then
-            # runs their backward as standard mode does: the walk of those layers, from nothing
-            # (their inputs are kept outside, their outputs' gradients counted outside)
-            inner = simulate([self.node(n) for n in sorted(nodes, key=self.position.__getitem__)],
-                             self.w.nbytes, self.w.base, self.rg.get)  # type: ignore[arg-type]
-            work = inner.peak - params
-        return Unit(name, reads, makes, saved, 0, params, True, 2 * act, work,
-                    any(self.needs_grad(v) for v in makes), late=True)
-
-    def link(self, nid: str, copy: int) -> Value:
-        """The values copy ``copy - 1`` of Repeat ``nid`` hands copy ``copy``, as one value."""
-        v = (nid, f"#{copy}")
-        self.w.define(v, self.w.repeat_link_bytes(nid))
-        self.rg[v] = any(self.needs_grad(m) for m in self.makes(nid))
-        return v
-
-    def pieces(self, name: str, members: list[tuple[str, int, int, int]]) -> Unit:
-        """A checkpoint segment of a region whose cuts may fall between the copies of a Repeat:
-        ``members`` are (node, first copy, end copy, copies); a part of a Repeat reads and makes
-        the values between its copies and costs its share of the Repeat's work."""
-        partial = {nid: (lo, hi, n) for nid, lo, hi, n in members if n > 1 and (lo, hi) != (0, n)}
-        nodes = [m[0] for m in members]
-        if not partial:
-            return self.segment(name, nodes, in_region=True)
-        inside = set(nodes)
-        reads: dict[Value, None] = {}
-        makes: dict[Value, None] = {}
-        for nid in nodes:
-            lo, hi, n = partial.get(nid, (0, 1, 1))
-            if lo > 0:
-                reads[self.link(nid, lo)] = None
-            else:
-                reads.update((v, None) for v in self.reads(nid) if v[0] not in inside)
-            if hi < n:
-                makes[self.link(nid, hi)] = None
-            else:
-                makes.update((v, None) for v in self.makes(nid)
-                             if any(r not in inside for r in self.readers.get(v, ())))
-        saved = {b for b in (self.w.base(v) for v in reads) if b is not None}
-        whole = [n for n in nodes if n not in partial]
-        params = sum(int(self.w.report.nodes[n].parameters) for n in whole) * self.elem
-        recompute = self._recompute(whole, saved)
-        for nid, (lo, hi, n) in partial.items():
-            share = (hi - lo) / n
-            params += int(int(self.w.report.nodes[nid].parameters) * self.elem * share)  # its copies' weights
-            # its share of what the copies keep inside; what the Repeat keeps of its own input
-            # only the first copy recomputes
-            values, extra = self.saved_by(nid)
-            body = self.w.views[nid].bodies.get("group") if nid in self.w.views else None
-            if body is not None:  # the copies' insides, and what passes between the copies inside
-                between = between_bytes(body, self.w.batch, self.elem)
-                recompute += body.internal_bytes * (hi - lo) + between * (hi - lo - 1)
-            else:
-                recompute += int(extra * share)
-            if lo == 0:
-                recompute += sum(self.w.nbytes(v) for v in values - saved)
-        act = self._act(nodes)
-        return Unit(name, list(reads), list(makes), saved, 0, params, True, 2 * act,
-                    recompute + act + max(max(self._node_work(n) for n in nodes), 0),
-                    any(self.needs_grad(v) for v in makes), late=True)
 
     def walk(self, units: list[Unit]) -> Walk:
         return simulate(units, self.w.nbytes, self.w.base, self.rg.get, self.held)  # type: ignore[arg-type]
