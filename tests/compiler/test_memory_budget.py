@@ -310,7 +310,8 @@ def test_a_whole_region_costs_what_reversible_mode_saves_there(name: str, batch:
 
 @pytest.mark.parametrize("name", ["glow_flow", "repeat"])
 def test_a_budget_of_any_cuts_price_keeps_at_most_that(name: str) -> None:
-    """The price of each cut, as a budget, is never exceeded by what the model keeps, measured.
+    """The price of each cut, as a budget, is never exceeded by what the model keeps, measured
+    (and for the flow, meets it within bytes).
     A glow flow went over by about 2 KiB whatever the batch (its flow layers' weights built from
     their factors, and the log-determinant handed across the cut, were not priced), and a
     Repeat's copies by a byte or two (their shares rounded down)."""
@@ -331,6 +332,10 @@ def test_a_budget_of_any_cuts_price_keeps_at_most_that(name: str) -> None:
             model.memory_budget = price
             kept = measure_step(model, (x,), timing_runs=0)["kept_bytes"] - base
             assert kept <= price, (batch, k, price, kept)
+            if name == "glow_flow":
+                # and not far above it: a cut right after an ActNorm or InvConv1x1 was priced one
+                # value high (3,072 B a sample), which the rest releases and rebuilds
+                assert price - kept <= 128, (batch, k, price, kept)
 
 
 def test_steps_kept_over_two_regions_grow_with_the_budget() -> None:
