@@ -256,8 +256,8 @@ def estimate(
     nothing. ``order`` is the execution order (the regions analysis's; the
     check's topological order by default): it decides which ordinary nodes
     checkpoint mode groups into segments. ``device``: "cpu" or an accelerator's type ("cuda"),
-    whose runtime updates a region's streams in larger pieces (more temporaries at the peak).
-    Never raises on a checked graph.
+    whose runtime updates a region's streams in larger pieces (more temporaries at the peak)
+    and whose dropout keeps a bool mask (the CPU's, one in the input's dtype). Never raises on a checked graph.
     """
     with no_collection():  # tens of thousands of short-lived tuples and sets, and no cycles
         return _estimate(graph, report, regions, batch, dtype, stream_dtype, order, device)
@@ -272,7 +272,7 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
     stream_bytes = DTYPE_BYTES.get(stream_dtype or "float64", 8)
     batch = max(1, int(batch))
     regions = list(report.regions if regions is None else regions)
-    walker = _Walker(graph, report, batch, elem, _Bodies(graph, report, batch, elem))
+    walker = _Walker(graph, report, batch, elem, _Bodies(graph, report, batch, elem, device))
 
     parts = [_region_parts(r) for r in regions]
     walker.region_of = {n: rid for rid, nodes, _, _ in parts for n in nodes}

@@ -16,7 +16,7 @@ from typing import Any
 
 from revstudio.core.graph import Graph, PortRef
 
-from .save_rules import VIEW_TYPES, BodySaves, NodeView, apply_rule, unjoined_bytes
+from .save_rules import VIEW_TYPES, BodySaves, NodeView, Saves, apply_rule, unjoined_bytes
 
 Value = tuple[str, str]  # (node id, output port); ("", port) = a group input
 _UNSET: Any = object()
@@ -78,15 +78,28 @@ class _Walker:
         self.nbytes_cache: dict[Value, int] = {}
         self.segment_cache: dict[int, Any] = {}  # id(region) -> _region_segment_nodes
         self.saved_cache: dict[str, frozenset[Value]] = {}  # node -> the storages it keeps
+        # layers autograd does not record: no weights, and no input that needs a gradient (the
+        # caller's inputs need none); they keep nothing for backward
+        self.untracked: set[str] = set()
+        tracked: dict[Value, bool] = {}
         for nid in report.order:
             info = report.nodes.get(nid)
             if info is None or not info.ok or nid not in graph.nodes:
                 continue
+            flag = info.type == "GroupInput" or int(info.parameters) > 0 or any(
+                tracked.get((src.node, src.port), True) for src in (source.get((nid, port)) for port in info.inputs)
+                if src is not None)
+            for port in info.outputs:
+                tracked[(nid, port)] = flag and info.type != "Input"
             params = _params(graph, nid)
             view = NodeView(info.type, params, info.inputs, info.outputs, batch, elem,
-                            bodies.for_node(info.type, params))
+                            bodies.for_node(info.type, params), bodies.device)
             self.views[nid] = view
-            self.saves[nid] = apply_rule(view)
+            if flag or info.type == "Input":
+                self.saves[nid] = apply_rule(view)
+            else:
+                self.untracked.add(nid)
+                self.saves[nid] = Saves()
 
     # -- values ---------------------------------------------------------
     def base(self, value: Value) -> Value | None:
@@ -182,8 +195,8 @@ class _Walker:
             if bodies.get("group") is view.bodies.get("group"):
                 continue
             self.views[nid] = view = NodeView(view.type, view.params, view.inputs, view.outputs, view.batch,
-                                              view.element_bytes, bodies)
-            self.saves[nid] = apply_rule(view)
+                                              view.element_bytes, bodies, view.device)
+            self.saves[nid] = Saves() if nid in self.untracked else apply_rule(view)
 
     def saved_values(self, nid: str, fuse: bool = True) -> frozenset[Value]:
         """The storages node ``nid`` keeps for backward in standard mode (its save rule's ports).
@@ -291,11 +304,12 @@ def _prod(shape: Sequence[int]) -> int:
 class _Bodies:
     """Summaries of group bodies as single steps, memoised and recursion-safe."""
 
-    def __init__(self, graph: Graph, report: Any, batch: int, elem: int) -> None:
+    def __init__(self, graph: Graph, report: Any, batch: int, elem: int, device: str = "cpu") -> None:
         self.graph = graph
         self.reports: Mapping[str, Any] = getattr(report, "groups", {}) or {}
         self.batch = batch
         self.elem = elem
+        self.device = device  # the device type the steps run on (``NodeView.device``)
         self.cache: dict[tuple[str, bool], BodySaves | None] = {}
         self.active: set[str] = set()
 

@@ -14,6 +14,7 @@ from revstudio.core.graph import PortRef
 
 from .estimate_walk import _prod, _values_of
 from .peak import Unit, Value, Walk, simulate
+from .save_rules import dropout_mask_bytes
 from .stream_updates import body_output_fresh, fresh_output, update_break, update_temporaries
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
@@ -158,8 +159,9 @@ class UnitBuilder:
         fresh = info.type not in PASS_THROUGH and mode != "add"
         work = self.node_work(nid)
         makes = self.makes(nid)
+        # a dropout's mask exists beside its input and output while it runs
         return Unit(nid, self.reads(nid), makes, saved, extra, int(info.parameters) * self.elem,
-                    fresh, 0, work, bool(makes) and self.flag.get(nid, False))
+                    fresh, dropout_mask_bytes(self.w.views[nid]), work, bool(makes) and self.flag.get(nid, False))
 
     def node_work(self, nid: str) -> int:
         """Transient bytes of a layer's own backward beyond its inputs' gradients."""

@@ -100,10 +100,12 @@ def test_dtype_comes_from_the_input_node(run: Any, fake_revnet: Any) -> None:
 def test_graph_with_errors_still_estimates_what_it_can(run: Any, fake_revnet: Any) -> None:
     g = Graph()
     g.add_node("Input", "x", {"shape": [2, 5, 5]})
+    g.add_node("Conv", "c", {"out_channels": 2, "kernel_size": 1})
     g.add_node("Activation", "r", {"fn": "relu"})
     g.add_node("Conv", "bad", {"out_channels": 3})
     g.add_node("Output", "y", {})
-    g.connect("x.out", "r.in")
+    g.connect("x.out", "c.in")
+    g.connect("c.out", "r.in")
     g.connect("r.out", "y.in")  # 'bad' has no input: an error
     report, est = run(g, [])
     assert not report.valid
@@ -112,6 +114,24 @@ def test_graph_with_errors_still_estimates_what_it_can(run: Any, fake_revnet: An
     json = est.to_json()
     assert set(json) == {"batch", "dtype", "modes", "nodes", "regions", "notes"}
     assert set(json["modes"]) == set(MODES)
+
+
+def test_layers_no_gradient_reaches_keep_nothing(run: Any, fake_revnet: Any) -> None:
+    """The caller's inputs need no gradient: a dropout straight after one is not recorded and
+    keeps no mask, until a layer with weights starts the graph autograd keeps."""
+    g = Graph()
+    g.add_node("Input", "x", {"shape": [2, 5, 5]})
+    g.add_node("Dropout", "r", {"p": 0.5})
+    g.add_node("Conv", "c", {"out_channels": 2, "kernel_size": 1})
+    g.add_node("Activation", "r2", {"fn": "relu"})
+    g.add_node("Output", "y", {})
+    g.connect("x.out", "r.in")
+    g.connect("r.out", "c.in")
+    g.connect("c.out", "r2.in")
+    g.connect("r2.out", "y.in")
+    _, est = run(g, [])
+    assert est.nodes["r"].activation_bytes["standard"] == 2 * 25 * F32  # its output, which the Conv keeps
+    assert est.nodes["r2"].activation_bytes["standard"] == 2 * 25 * F32
 
 
 def test_fmt_bytes() -> None:
