@@ -10,6 +10,7 @@ laid out by :mod:`~revstudio.codegen.sections` and checked by
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -323,6 +324,10 @@ class _Writer:
                 raise CodegenError(f"the plan holds an op of kind {op.kind!r} where the exporter expects none")
         ops = assembly.executed_ops(plan)
         parts = segments(plan)
+        outs = sorted(plan.outputs, key=lambda o: o.index)
+        # values are dropped after their last reader, as the compiled module drops them
+        released = assembly.released_after([(op.inputs, op.outputs) for op in ops], [o.input for o in outs])
+        scope = set(values)  # the values forward itself holds (not those inside a part)
         body: list[str] = []
         i = 0
         while i < len(ops):
@@ -330,11 +335,14 @@ class _Writer:
             if seg is None:
                 op = ops[i]
                 body += node_lines(op) if op.kind == "node" else self.regions.emit(plan, op, value)
-                i += 1
-                continue
-            body += self.write_part(plan, seg, ops[seg.start:seg.end], value, node_lines)
-            i = seg.end
-        outs = sorted(plan.outputs, key=lambda o: o.index)
+                scope.update(op.outputs)
+                end = i + 1
+            else:
+                body += self.write_part(plan, seg, ops[seg.start:seg.end], value, node_lines)
+                scope.update(seg.outputs)
+                end = seg.end
+            body += _drop([v for gone in released[i:end] for v in gone if v in scope], value)
+            i = end
         if is_model and len(outs) == 1:
             body.append(f"        return {value(outs[0].input)}")
             returns = "torch.Tensor"
@@ -352,8 +360,9 @@ class _Writer:
         nodes = ", ".join(docstring_text(op.node) for op in ops)
         lines = ["", f"    def {name}(self, {args}) -> tuple[torch.Tensor, ...]:",
                  f'        """Nodes {nodes}."""']
-        for op in ops:
-            lines += node_lines(op)
+        released = assembly.released_after([(op.inputs, op.outputs) for op in ops], seg.outputs)
+        for op, gone in zip(ops, released):
+            lines += node_lines(op) + _drop(gone, value)
         outs = [value(v) for v in seg.outputs]
         lines.append(f"        return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
         extras.method_lines += lines
@@ -423,3 +432,9 @@ def _compile_recorded(graph: Any) -> tuple[Any, Record, Any]:
         except CompileError as exc:
             raise CodegenError(str(exc)) from None
     return model, record, report
+
+
+def _drop(gone: Sequence[str], value: Any) -> list[str]:
+    """``del`` of values nothing reads from here on: what autograd did not save is freed now,
+    not when the method returns."""
+    return [f"        del {', '.join(value(v) for v in gone)}"] if gone else []

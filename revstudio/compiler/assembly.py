@@ -336,6 +336,25 @@ def plan_segments(plan: Any) -> list[tuple[int, int, list[str], list[str]]]:
     return checkpoint_segments(ops, [op.input for op in plan.outputs])
 
 
+def released_after(ops: Sequence[tuple[Sequence[str], Sequence[str]]], keep: Iterable[str]) -> list[tuple[str, ...]]:
+    """Per op (its inputs, its outputs): the values nothing after it reads, its inputs read for
+    the last time and its outputs read by none, except ``keep`` (the results). A run drops
+    them then, so forward holds what autograd saved and what is still to be read, as a
+    forward written by hand does, not every value until it returns."""
+    last: dict[str, int] = {}
+    for i, (ins, outs) in enumerate(ops):
+        for v in outs:
+            last.setdefault(v, i)
+        for v in ins:
+            last[v] = i
+    held = set(keep)
+    drops: list[list[str]] = [[] for _ in ops]
+    for v, i in last.items():
+        if v not in held:
+            drops[i].append(v)
+    return [tuple(d) for d in drops]
+
+
 def shared_values(plan: Any) -> set[str]:
     """Values an in-place layer must not overwrite: forward arguments, what a region keeps
     (outputs, side inputs) and anything read more than once."""

@@ -68,7 +68,11 @@ class _Executor(nn.Module):
                 self._flow_parts.append(part)
         # runs of ordinary layers that "checkpoint" mode recomputes in backward
         ops = asm.executed_ops(plan)
-        self._segments = {start: (end, seg_in, seg_out, [getattr(self, op.module) for op in ops[start:end]])
+        results = [op.input for op in plan.outputs]
+        # per program call: the values no later call reads, dropped once it has run
+        self._released = asm.released_after([(op.inputs, op.outputs) for op in ops], results)
+        self._segments = {start: (end, Part(self._program[start:end], seg_in, seg_out),
+                                  [getattr(self, op.module) for op in ops[start:end]])
                           for start, end, seg_in, seg_out in asm.plan_segments(plan)}
 
     @property
@@ -120,8 +124,10 @@ class _Executor(nn.Module):
         if self._root.mode == "checkpoint" and self._segments and torch.is_grad_enabled():
             self._run_checkpointed(env)
         else:
-            for call in self._program:
+            for call, gone in zip(self._program, self._released):
                 call(env)
+                for v in gone:
+                    env.pop(v, None)
         return [env[op.input] for op in sorted(plan.outputs, key=lambda o: o.index)]
 
     def _run_checkpointed(self, env: dict[str, torch.Tensor]) -> None:
@@ -130,12 +136,14 @@ class _Executor(nn.Module):
             seg = self._segments.get(i)
             if seg is None:
                 self._program[i](env)
-                i += 1
-                continue
-            end, seg_in, seg_out, modules = seg
-            outs = asm.recompute_in_backward(Part(self._program[i:end], seg_in, seg_out),
-                                             [env[v] for v in seg_in], modules)
-            env.update(zip(seg_out, outs))
+                end = i + 1
+            else:
+                end, part, modules = seg
+                outs = asm.recompute_in_backward(part, [env[v] for v in part.inputs], modules)
+                env.update(zip(part.outputs, outs))
+            for gone in self._released[i:end]:
+                for v in gone:
+                    env.pop(v, None)  # (a segment's insides never reach ``env``)
             i = end
 
 

@@ -90,9 +90,13 @@ class Part:
     def __init__(self, calls: list[Callable[[dict[str, torch.Tensor]], None]], inputs: list[str],
                  outputs: list[str]) -> None:
         self.calls, self.inputs, self.outputs = calls, inputs, outputs
+        # per call: the values no later call of the segment reads (``assembly.released_after``)
+        self.released = asm.released_after([(c.op.inputs, c.op.outputs) for c in calls], outputs)  # type: ignore[attr-defined]
 
     def __call__(self, *xs: torch.Tensor) -> tuple[torch.Tensor, ...]:
         local = dict(zip(self.inputs, xs))
-        for call in self.calls:
+        for call, gone in zip(self.calls, self.released):
             call(local)
+            for v in gone:
+                local.pop(v, None)  # (a segment's inputs the caller holds as well)
         return tuple(local[v] for v in self.outputs)
