@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 
-from revstudio.core.generate import Builder, _body
+from revstudio.core.generate import Builder, _body, wired_block
 from revstudio.core.graph import Graph
 
 
@@ -36,21 +36,7 @@ def _chain(rng: random.Random, b: Builder, src: str, prefix: str, channels: int)
 
 
 def _wired(rng: random.Random, b: Builder, src: str, name: str, channels: int) -> str:
-    half = channels // 2
-    split = b.node("Split", f"{name}_split", sections=2)
-    b.wire(src, split)
-    f_out = _chain(rng, b, f"{split}.out1", f"{name}_f", half)
-    add1 = b.node("Merge", f"{name}_add1", mode="add")
-    b.wire(f"{split}.out0", f"{add1}.in0")
-    b.wire(f_out, f"{add1}.in1")
-    g_out = _chain(rng, b, f"{add1}.out", f"{name}_g", half)
-    add2 = b.node("Merge", f"{name}_add2", mode="add")
-    b.wire(f"{split}.out1", f"{add2}.in0")
-    b.wire(g_out, f"{add2}.in1")
-    cat = b.node("Concat", f"{name}_cat")
-    b.wire(f"{add1}.out", f"{cat}.in0")
-    b.wire(f"{add2}.out", f"{cat}.in1")
-    return f"{cat}.out"
+    return wired_block(b, src, name, channels, lambda bb, s, prefix, c: _chain(rng, bb, s, prefix, c))
 
 
 def _coupling_bodies(rng: random.Random, graph: Graph, n: int, half: int) -> tuple[str, str]:

@@ -101,18 +101,21 @@ def _conv_act_conv(b: Builder, src: str, prefix: str, channels: int, row: int | 
     return b.chain(src, f"{prefix}_conv1", f"{prefix}_relu", f"{prefix}_conv2")
 
 
-def wired_block(b: Builder, src: str, name: str, channels: int) -> str:
-    """One RevNet block drawn by hand: y1 = x1 + F(x2); y2 = x2 + G(y1); concat(y1, y2)."""
+def wired_block(b: Builder, src: str, name: str, channels: int,
+                body: Callable[[Builder, str, str, int], str] | None = None) -> str:
+    """One RevNet block drawn by hand: y1 = x1 + F(x2); y2 = x2 + G(y1); concat(y1, y2).
+    ``body(b, src, prefix, channels)`` draws F and G (default: Conv3x3 -> ReLU -> Conv3x3)."""
     half = channels // 2
     split = b.node("Split", f"{name}_split", sections=2)
     b.wire(src, split)
     # Main stream on row 0, F and G below it, the second merge below them: the
     # skip wires then run through empty cells instead of behind nodes.
-    f_out = _conv_act_conv(b, f"{split}.out1", f"{name}_f", half, row=1)
+    make = body or (lambda bb, s, prefix, c: _conv_act_conv(bb, s, prefix, c, row=1))
+    f_out = make(b, f"{split}.out1", f"{name}_f", half)
     merge1 = b.node("Merge", f"{name}_add1", mode="add")
     b.wire(f"{split}.out0", f"{merge1}.in0")
     b.wire(f_out, f"{merge1}.in1")
-    g_out = _conv_act_conv(b, f"{merge1}.out", f"{name}_g", half, row=1)
+    g_out = make(b, f"{merge1}.out", f"{name}_g", half)
     merge2 = b.node("Merge", f"{name}_add2", mode="add", row=2)
     b.wire(f"{split}.out1", f"{merge2}.in0")
     b.wire(g_out, f"{merge2}.in1")

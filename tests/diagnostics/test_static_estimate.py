@@ -119,17 +119,13 @@ def test_graph_with_errors_still_estimates_what_it_can(run: Any, fake_revnet: An
 def test_layers_no_gradient_reaches_keep_nothing(run: Any, fake_revnet: Any) -> None:
     """The caller's inputs need no gradient: a dropout straight after one is not recorded and
     keeps no mask, until a layer with weights starts the graph autograd keeps."""
-    g = Graph()
-    g.add_node("Input", "x", {"shape": [2, 5, 5]})
-    g.add_node("Dropout", "r", {"p": 0.5})
-    g.add_node("Conv", "c", {"out_channels": 2, "kernel_size": 1})
-    g.add_node("Activation", "r2", {"fn": "relu"})
-    g.add_node("Output", "y", {})
-    g.connect("x.out", "r.in")
-    g.connect("r.out", "c.in")
-    g.connect("c.out", "r2.in")
-    g.connect("r2.out", "y.in")
-    _, est = run(g, [])
+    from revstudio.core.generate import Builder
+
+    b = Builder("untracked")
+    b.node("Input", "x", shape=[2, 5, 5])
+    b.chain("x.out", b.node("Dropout", "r", p=0.5), b.node("Conv", "c", out_channels=2, kernel_size=1),
+            b.node("Activation", "r2", fn="relu"), b.node("Output", "y"))
+    _, est = run(b.done(), [])
     assert est.nodes["r"].activation_bytes["standard"] == 2 * 25 * F32  # its output, which the Conv keeps
     assert est.nodes["r2"].activation_bytes["standard"] == 2 * 25 * F32
 
