@@ -422,7 +422,11 @@ def body_steps(graph: Graph, report: Any, name: str) -> list[tuple[str, str]] | 
     """(node id, type) of the steps an invertible group body ``name`` runs as, in order, as the
     compiler splices them into a region (a wired coupling is one step, typed "coupling");
     None where the body is not one invertible region."""
-    found = body_regions(graph, report, name)
+    return steps_of(body_regions(graph, report, name))
+
+
+def steps_of(found: tuple[list[Region], Any] | None) -> list[tuple[str, str]] | None:
+    """:func:`body_steps` of a body already analysed (what :func:`body_regions` returned)."""
     if found is None or len(found[0]) != 1:
         return None
     (region,), sub = found

@@ -312,8 +312,7 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
     # A Group or Repeat inside a region runs as its body's steps, one at a time, spliced into
     # the region; the walk does so too where the body is one invertible region, and otherwise
     # counts it as one step, its whole body recomputed at once: an overestimate, flagged
-    unspliced: dict[str, bool] = {}  # per group body
-    spliced = {nid for nid in in_regions if nid in report.nodes and _unspliced(graph, report, nid, unspliced)}
+    spliced = {nid for nid in in_regions if nid in report.nodes and _unspliced(graph, report, nid, walker.bodies)}
     for nid, info in report.nodes.items():
         saves = walker.saves.get(nid)
         result.nodes[nid] = NodeEstimate(
@@ -355,19 +354,12 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
     return result
 
 
-def _unspliced(graph: Graph, report: Any, nid: str, memo: dict[str, bool]) -> bool:
-    """A Group or Repeat in a region whose body the walk cannot run step by step (the
-    answer per body in ``memo``)."""
-    from revstudio.compiler.regions import body_steps
-
+def _unspliced(graph: Graph, report: Any, nid: str, bodies: _Bodies) -> bool:
+    """A Group or Repeat in a region whose body the walk cannot run step by step."""
     if report.nodes[nid].type not in ("Group", "Repeat"):
         return False
     name = graph.resolved_params(nid).get("group") if nid in graph.nodes else None
-    if not isinstance(name, str):
-        return True
-    if name not in memo:
-        memo[name] = body_steps(graph, report, name) is None
-    return memo[name]
+    return not isinstance(name, str) or bodies.steps(name) is None
 
 
 def _with_links(kept: tuple[set[Value], dict[str, int]], links: Mapping[str, int], walker: _Walker) -> dict[str, int]:

@@ -22,14 +22,13 @@ def _body_weight(walker: _Walker, name: str, memo: dict[str, int | None], active
     (``assembly._pieces``): the steps of the region its body is, a wired coupling one step;
     None where the body is not one invertible region (the compiler then weighs the step itself)."""
     from revstudio.compiler.checkpointing import piece_weights, step_weight
-    from revstudio.compiler.regions import body_steps
 
     if name in memo:
         return memo[name]
     body = walker.graph.groups.get(name)
     if body is None or name in active:
         return None
-    steps = body_steps(walker.graph, walker.report, name)
+    steps = walker.bodies.steps(name)
     if steps is None:
         memo[name] = None
         return None

@@ -306,12 +306,29 @@ class _Bodies:
 
     def __init__(self, graph: Graph, report: Any, batch: int, elem: int, device: str = "cpu") -> None:
         self.graph = graph
+        self.report = report
         self.reports: Mapping[str, Any] = getattr(report, "groups", {}) or {}
         self.batch = batch
         self.elem = elem
         self.device = device  # the device type the steps run on (``NodeView.device``)
         self.cache: dict[tuple[str, bool], BodySaves | None] = {}
         self.active: set[str] = set()
+        self.analyses: dict[str, Any] = {}
+
+    def regions(self, name: str) -> Any:
+        """``compiler.regions.body_regions`` of group body ``name``, analysed once per estimate
+        (the walk, the checkpoint segments and the approximate flags all ask)."""
+        if name not in self.analyses:
+            from revstudio.compiler.regions import body_regions
+
+            self.analyses[name] = body_regions(self.graph, self.report, name)
+        return self.analyses[name]
+
+    def steps(self, name: str) -> list[tuple[str, str]] | None:
+        """``compiler.regions.body_steps`` of group body ``name`` (from :meth:`regions`)."""
+        from revstudio.compiler.regions import steps_of
+
+        return steps_of(self.regions(name))
 
     def for_node(self, type_id: str, params: Mapping[str, Any], spliced: bool = False) -> dict[str, BodySaves]:
         out = {}

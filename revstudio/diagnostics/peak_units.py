@@ -66,10 +66,8 @@ class UnitBuilder:
     """Turns the nodes of a checked graph into units, per mode (``walker``: the estimate's)."""
 
     def __init__(self, walker: Any, order: list[str], stream_bytes: int, device: str = "cpu", *,
-                 root: tuple[Any, Any] | None = None, active: frozenset[str] = frozenset()) -> None:
+                 active: frozenset[str] = frozenset()) -> None:
         self.w: Any = walker
-        # the project's graph and check report (a group body's builder has its body's walker)
-        self.root: tuple[Any, Any] = root or (walker.graph, walker.report)
         self.active = active  # the group bodies this builder is inside (recursion-safe)
         self._bodies: dict[str, tuple[UnitBuilder, Any] | None] = {}
         self.order = [n for n in order if n in self.w.views and self.w.report.nodes[n].type != "Input"]
@@ -392,11 +390,9 @@ class UnitBuilder:
         return found[0], found[1], max(1, times)
 
     def _body_builder(self, name: str) -> tuple[UnitBuilder, Any] | None:
-        from revstudio.compiler.regions import body_regions
-
         from .estimate_walk import _Walker
 
-        found = body_regions(self.root[0], self.root[1], name)
+        found = self.w.bodies.regions(name)
         if found is None or len(found[0]) != 1:
             return None
         (body_region,), analysis = found
@@ -404,14 +400,14 @@ class UnitBuilder:
         walker.region_of = {nid: "spliced" for nid in analysis.report.nodes}  # as the region runs it
         walker.regions_changed()
         sub = UnitBuilder(walker, list(analysis.report.order), self.stream_bytes, self.device,
-                          root=self.root, active=self.active | {name})
+                          active=self.active | {name})
         return sub, body_region
 
     def _updates(self, sid: str, coupling: Any) -> list[tuple[int, bool]]:
         """(elements per sample, F's output fresh?) of each stream value an additive coupling
         of step ``sid`` updates: a wired coupling's, an AdditiveCoupling's halves, those inside
         a Repeat's or Group's body; none for steps that update no stream by addition."""
-        groups = getattr(self.root[1], "groups", {}) or {}
+        groups = self.w.bodies.reports  # the check's analyses of the project's group bodies
         if coupling is not None:
             try:
                 ref = PortRef.parse(coupling.a)
