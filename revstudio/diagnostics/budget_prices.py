@@ -12,6 +12,7 @@ from revstudio.core.find import FLOW_TYPES, find_in
 from revstudio.core.graph import Graph
 
 from .estimate import estimate
+from .estimate_walk import _prod
 from .peak_units import SAMPLE_BYTES
 
 
@@ -183,15 +184,8 @@ def _fresh_crossing(graph: Graph, report: Any, step_nodes: list[list[str]], est:
             readers = [step_of.get(e.dst.node, -1) for e in graph.edges_from(nodes[0], port)]
             if bases.get(value) != value or not by or min(by) <= j or min(readers, default=-1) < 0:
                 continue  # a view, saved by none, by the layer itself, or read outside the region
-            found.append((j, min(by), _numel(shape) * int(est.element_bytes), set()))
+            found.append((j, min(by), _prod(shape or ()) * int(est.element_bytes), set()))
     return found
-
-
-def _numel(shape: Sequence[int] | None) -> int:
-    n = 1
-    for d in shape or ():
-        n *= int(d)
-    return n
 
 
 def _renames(graph: Graph, report: Any, region: Any) -> dict[tuple[str, str], tuple[str, str]]:

@@ -90,16 +90,14 @@ class _Walker:
                 tracked.get((src.node, src.port), True) for src in (source.get((nid, port)) for port in info.inputs)
                 if src is not None)
             for port in info.outputs:
-                tracked[(nid, port)] = flag and info.type != "Input"
+                tracked[(nid, port)] = flag
             params = _params(graph, nid)
             view = NodeView(info.type, params, info.inputs, info.outputs, batch, elem,
                             bodies.for_node(info.type, params), bodies.device)
             self.views[nid] = view
-            if flag or info.type == "Input":
-                self.saves[nid] = apply_rule(view)
-            else:
+            self.saves[nid] = apply_rule(view) if flag else Saves()
+            if not flag:
                 self.untracked.add(nid)
-                self.saves[nid] = Saves()
 
     # -- values ---------------------------------------------------------
     def base(self, value: Value) -> Value | None:
