@@ -108,8 +108,10 @@ def _norm(v: NodeView) -> Saves:
         "group": v.batch * int(v.params.get("groups", 1) or 1),
         "instance": v.batch * channels,
     }.get(kind, channels)
-    # mean and inverse std are kept in float32 at least
-    return Saves(inputs=("in",), extra_bytes=2 * stats * max(4, v.element_bytes))
+    # mean and inverse std are kept in float32 at least; instance norm runs as a batch norm of
+    # batch x channels features, its weight repeated per sample and kept (measured, torch 2.13)
+    kept = 3 if kind == "instance" and v.params.get("affine", True) else 2
+    return Saves(inputs=("in",), extra_bytes=kept * stats * max(4, v.element_bytes))
 
 
 def _pool(v: NodeView) -> Saves:
