@@ -5,14 +5,18 @@ region; in checkpoint mode a checkpointed segment). Forward allocates each
 unit's outputs, keeps what the unit saves for backward and frees a value when
 its last reader ran and nothing keeps it. Backward walks the units in reverse:
 each allocates the gradients of what it read (a view or an add passes its
-gradient on instead), its parameters' gradients, and its own transient work
+gradient on instead, as a view of the same buffer; a second gradient for a
+value is summed in place where the buffer there is that value's own, into a
+new buffer otherwise), its parameters' gradients, and its own transient work
 (a region rebuilding one step at a time, a segment recomputing itself); then
 it frees what it kept and the gradients of its outputs. The peak is the most
 bytes alive at any unit. Bytes exclude the weights and the input batch, as
 ``revstudio memory`` measures them. Torch-free; linear in the graph's size.
 
-``peak_units`` makes the units of a checked graph per mode; ``stream_updates``
-counts the temporaries of the runtime's in-place stream updates.
+``peak_units`` makes the units of a checked graph per mode, ``peak_inline``
+those of the layers inside Groups, Repeats and coupling nodes and the walks of
+checkpoint recomputes; ``stream_updates`` counts the temporaries of the
+runtime's in-place stream updates.
 """
 from __future__ import annotations
 
@@ -37,9 +41,9 @@ class Unit:
     work_fwd: int = 0                # transient bytes while it runs forward
     work_bwd: int = 0                # transient bytes while it runs backward
     grad: bool = True                # its outputs need gradients (its backward runs)
-    # a checkpoint segment: backward first recomputes all of it (``work_bwd``), then frees each
-    # recomputed tensor as it is used while its inputs' gradients build up, so those gradients
-    # are complete only once the work is gone
+    # a checkpoint segment: backward first recomputes it, then runs its backward; ``work_bwd`` is
+    # the peak of that recompute's own walk (``peak_inline.Inline.recompute``), which counts the
+    # gradients of its outputs and the new ones of its inputs, so the unit adds neither
     late: bool = False
     # a reversible region: the most its backward holds once the gradients of its outputs are
     # gone (net of them). The runtime releases a gradient autograd handed it once no step reads
@@ -63,9 +67,175 @@ class Walk:
 
 
 def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[Value], Value | None],
-             needs_grad: Callable[[Value], bool], held: Iterable[Value] = ()) -> Walk:
-    """Forward then backward over ``units`` (in execution order)."""
+             needs_grad: Callable[[Value], bool], held: Iterable[Value] = (), *,
+             outside: Iterable[Value] = (), early_stop: bool = False,
+             seeds: Iterable[tuple[Value, bool]] = ()) -> Walk:
+    """Forward then backward over ``units`` (in execution order). ``outside``: values that exist
+    before the walk and after it, counted elsewhere (a recomputed segment's inputs: a view of one
+    makes nothing). ``early_stop``: forward stops once the last unit that keeps something for
+    backward has kept it, and frees what nothing keeps (torch.utils.checkpoint's recompute).
+    ``seeds``: values whose gradients exist when backward starts (a segment's outputs'), each
+    with whether that gradient is shared with values outside (a view: it outlives the walk)."""
     held_set = {b for b in (base(v) for v in held) if b is not None}
+    out_set = {b for b in (base(v) for v in outside) if b is not None}
+    stop = len(units)
+    last: Unit | None = None  # a checkpointed unit whose saving ends the recompute before it runs
+    if early_stop:
+        stop = max((i + 1 for i, u in enumerate(units) if u.grad and (u.saved or u.extra)), default=0)
+        if stop and units[stop - 1].late:
+            stop -= 1
+            last = units[stop]
+    readers: dict[Value, int] = {}
+    count = readers.get
+    for u in units:
+        if u.read_bases is None:
+            u.read_bases = [base(v) for v in u.reads]
+        if u.make_bases is None:
+            u.make_bases = [base(v) for v in u.makes]
+        for b in u.read_bases:
+            if b is not None:
+                readers[b] = count(b, 0) + 1
+    live: dict[Value, int] = {}
+    keepers: dict[Value, int] = {}  # a value kept by no one is not in it
+    keeping = keepers.get
+    total = 0
+    peak, phase, at = 0, "forward", ""
+    for u in units[:stop] if stop < len(units) else units:
+        mb = u.make_bases or ()
+        for b in mb:
+            if b is not None and b not in live and b not in out_set:
+                n = live[b] = nbytes(b)
+                total += n
+        if total + u.work_fwd > peak:
+            peak, phase, at = total + u.work_fwd, "forward", u.name
+        if u.grad:
+            for b in u.saved:
+                keepers[b] = keeping(b, 0) + 1
+            total += u.extra
+        for b in u.read_bases or ():
+            if b in live:
+                left = readers[b] = readers[b] - 1
+                if left <= 0 and b not in keepers and b not in held_set:
+                    total -= live.pop(b)
+        for b in mb:
+            if b in live and count(b, 0) <= 0 and b not in keepers and b not in held_set:
+                total -= live.pop(b)
+    if last is not None:  # it keeps its inputs, and the recompute stops there
+        for b in last.saved:
+            keepers[b] = keepers.get(b, 0) + 1
+    if stop < len(units):  # the recompute stopped: no unit after it reads; what none keeps is gone
+        for u in units[stop:]:
+            for b in u.read_bases or ():
+                if b in readers:
+                    readers[b] -= 1
+        for b in [b for b in live if b not in keepers and b not in held_set]:
+            total -= live.pop(b)
+    kept = total
+    # Gradients are buffers with references. A unit's backward (fresh) makes a new buffer for the
+    # gradient of each value it read; a pass-through (a view layer, a Concat, an add) hands its
+    # output's on as views. A second gradient for a value is then summed into the buffer there
+    # where that buffer is that value's alone; otherwise (a view) into a new buffer, after the
+    # unit's backward has returned and its outputs' gradients are gone. A buffer is freed with
+    # its last reference.
+    size_of: dict[int, int] = {}
+    refs: dict[int, int] = {}
+    grads: dict[Value, tuple[int, bool]] = {}  # value -> (its buffer, whether a view of it)
+    last_id = 0
+    gtotal = pgrads = 0
+    for v, shared in seeds:
+        if needs_grad(v) and v not in grads:
+            last_id += 1
+            gtotal += nbytes(v)
+            size_of[last_id], refs[last_id], grads[v] = nbytes(v), 2 if shared else 1, (last_id, shared)
+    for u in reversed(units):
+        if not u.grad:
+            continue
+        outs = []
+        viewed = set()  # of those, the buffers it has as views only (not released as its own)
+        seeded = 0  # (a late unit's recompute walk counts its outputs' gradients: their bytes)
+        for m in u.makes:
+            g = grads.pop(m, None)
+            if g is not None:
+                outs.append(g[0])
+                if g[1]:
+                    viewed.add(g[0])
+                seeded += nbytes(m)
+        came: list[tuple[Value, int, bool]] = []  # the gradients it hands its inputs
+        new = 0
+        for v in u.reads:
+            if not needs_grad(v):
+                continue
+            if u.fresh:
+                last_id += 1
+                n = size_of[last_id] = nbytes(v)
+                refs[last_id] = 1
+                gtotal += n
+                new += n
+                came.append((v, last_id, False))
+            elif outs:
+                refs[outs[0]] += 1
+                came.append((v, outs[0], True))
+        pgrads += u.params
+        dying = 0  # bytes of the gradients of its outputs it may release: buffers of their own
+        if outs:
+            holding: dict[int, int] = {}
+            for bid in outs:
+                holding[bid] = holding.get(bid, 0) + 1
+            dying = sum(size_of[bid] for bid, k in holding.items() if refs[bid] == k and bid not in viewed)
+        if u.late:  # its recompute's walk counts its outputs' gradients and its inputs' new ones
+            now = max(total + gtotal - seeded - new + pgrads + u.work_bwd, total + gtotal + pgrads)
+        else:
+            work = u.work_bwd
+            if u.work_spent is not None:  # (a region: fresh)
+                work = max(work, u.work_spent - dying)
+            now = total + gtotal + pgrads + work
+        if now > peak:
+            peak, phase, at = now, "backward", u.name
+        drops = outs
+        summed = False
+        for v, bid, view in came:
+            there = grads.get(v)
+            if there is None:
+                grads[v] = (bid, view)
+                continue
+            old, old_view = there
+            if not old_view and refs[old] == 1:  # summed into the buffer there
+                drops = [*drops, bid]
+                continue
+            if not summed:  # its outputs' gradients are gone before the sums are made
+                summed = True
+                for gone in drops:
+                    left = refs[gone] = refs[gone] - 1
+                    if left <= 0:
+                        gtotal -= size_of.pop(gone)
+                        del refs[gone]
+                drops = []
+            last_id += 1
+            n = size_of[last_id] = nbytes(v)
+            refs[last_id] = 1
+            gtotal += n
+            if total + gtotal + pgrads > peak:
+                peak, phase, at = total + gtotal + pgrads, "backward", u.name
+            drops = [*drops, old, bid]
+            grads[v] = (last_id, False)
+        for gone in drops:
+            left = refs[gone] = refs[gone] - 1
+            if left <= 0:
+                gtotal -= size_of.pop(gone)
+                del refs[gone]
+        for b in u.saved:
+            left = keepers[b] = keeping(b, 0) - 1
+            if left <= 0 and b in live and count(b, 0) <= 0 and b not in held_set:
+                total -= live.pop(b)
+        total -= u.extra
+    return Walk(peak=max(peak, kept), kept=kept, phase=phase, at=at)
+
+
+def forward_peak(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[Value], Value | None],
+                 outside: Iterable[Value] = ()) -> int:
+    """The most bytes ``units`` hold at once running forward with nothing kept for backward (a
+    checkpointed run's forward), beyond the values in ``outside``."""
+    out_set = {b for b in (base(v) for v in outside) if b is not None}
     readers: dict[Value, int] = {}
     for u in units:
         if u.read_bases is None:
@@ -76,71 +246,19 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             if b is not None:
                 readers[b] = readers.get(b, 0) + 1
     live: dict[Value, int] = {}
-    keepers: dict[Value, int] = {}  # a value kept by no one is not in it
-    total = 0
-    peak, phase, at = 0, "forward", ""
+    total = peak = 0
     for u in units:
-        mb = u.make_bases or ()
-        for b in mb:
-            if b is not None and b not in live:
+        for b in u.make_bases or ():
+            if b is not None and b not in live and b not in out_set:
                 n = live[b] = nbytes(b)
                 total += n
-        if total + u.work_fwd > peak:
-            peak, phase, at = total + u.work_fwd, "forward", u.name
-        if u.grad:
-            for b in u.saved:
-                keepers[b] = keepers.get(b, 0) + 1
-            total += u.extra
+        peak = max(peak, total + u.work_fwd)
         for b in u.read_bases or ():
             if b in live:
-                left = readers[b] = readers[b] - 1
-                if left <= 0 and b not in keepers and b not in held_set:
+                readers[b] -= 1
+                if readers[b] <= 0:
                     total -= live.pop(b)
-        for b in mb:
-            if b in live and readers.get(b, 0) <= 0 and b not in keepers and b not in held_set:
+        for b in u.make_bases or ():
+            if b in live and readers.get(b, 0) <= 0:
                 total -= live.pop(b)
-    kept = total
-    grads: dict[Value, int] = {}
-    aliases: set[Value] = set()  # gradients that are a view or alias of another one (a pass-through's)
-    gtotal = 0
-    pgrads = 0
-    for u in reversed(units):
-        if not u.grad:
-            continue
-        accumulate = new = passed = own = 0
-        for m in u.makes:
-            if m in grads:
-                size = grads.pop(m)
-                passed += size
-                own += 0 if m in aliases else size
-        gtotal -= passed
-        for v in u.reads:
-            if not needs_grad(v):
-                continue
-            size = nbytes(v) if u.fresh else passed
-            passed = 0 if not u.fresh else passed
-            if v in grads:
-                accumulate = max(accumulate, size)  # summed into the buffer already there
-                aliases.discard(v)
-                continue
-            grads[v] = size
-            if not u.fresh:
-                aliases.add(v)
-            gtotal += size
-            new += size
-        pgrads += u.params
-        if u.late:
-            now = max(total + gtotal - new + pgrads + u.work_bwd + passed, total + gtotal + pgrads + accumulate)
-        else:
-            work = u.work_bwd + (passed if u.fresh else 0)
-            if u.work_spent is not None:  # (a region: fresh)
-                work = max(work, u.work_spent + passed - own)
-            now = total + gtotal + pgrads + work + accumulate
-        if now > peak:
-            peak, phase, at = now, "backward", u.name
-        for b in u.saved:
-            keepers[b] = keepers.get(b, 0) - 1
-            if keepers[b] <= 0 and b in live and readers.get(b, 0) <= 0 and b not in held_set:
-                total -= live.pop(b)
-        total -= u.extra
-    return Walk(peak=max(peak, kept), kept=kept, phase=phase, at=at)
+    return peak

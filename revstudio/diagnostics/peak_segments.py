@@ -1,34 +1,32 @@
 """Checkpoint mode's units of the peak walk (``peak.simulate``): a run of ordinary layers
 checkpointed as one segment, and the segments of a region, whose cuts may fall between the
-copies of a Repeat. Built from a ``peak_units.UnitBuilder``'s facts. Torch-free.
+copies of a Repeat. Built from a ``peak_units.UnitBuilder``'s facts; each recompute is walked
+by a ``peak_inline.Inline``. Torch-free.
 """
 from __future__ import annotations
 
-from .peak import Unit, Value, simulate
+from typing import Any
+
+from .peak import Unit, Value
+from .peak_recompute import shared_outputs
 from .peak_units import UnitBuilder
 from .save_rules import between_bytes
 
 
-def segment(b: UnitBuilder, name: str, nodes: list[str], in_region: bool = False) -> Unit:
-    """Checkpoint mode: a segment keeps its inputs; backward recomputes all of it."""
-    members = set(nodes)
-    reads, makes = b.outside(members)
+def segment(b: UnitBuilder, name: str, nodes: list[str], inline: Any) -> Unit:
+    """Checkpoint mode: a segment (a run of layers, or of a region's steps) keeps its inputs.
+    torch.utils.checkpoint recomputes it when backward reaches it and runs its backward as
+    standard mode does: ``inline`` (a ``peak_inline.Inline`` of ``b``) walks that recompute
+    alone, layer by layer (its inputs kept, its outputs' gradients counted outside)."""
+    reads, makes = b.outside(set(nodes))
     saved = {base for base in (b.w.base(v) for v in reads) if base is not None}
     params = sum(int(b.w.report.nodes[n].parameters) for n in nodes) * b.elem
-    act = b.largest_of(nodes)
-    if in_region:
-        # the runtime recomputes a region's segment step by step over its streams, all of it
-        # when backward reaches it; then the last step's backward works on one output's worth
-        work = b.recompute_bytes(nodes, saved) + act + max(max(b.node_work(n) for n in nodes), 0)
-    else:
-        # torch.utils.checkpoint recomputes a run of layers when backward reaches it, then
-        # runs their backward as standard mode does: the walk of those layers, from nothing
-        # (their inputs are kept outside, their outputs' gradients counted outside)
-        inner = simulate([b.node(n) for n in sorted(nodes, key=b.position.__getitem__)],
-                         b.w.nbytes, b.w.base, b.rg.get)  # type: ignore[arg-type]
-        work = inner.peak - params
-    return Unit(name, reads, makes, saved, 0, params, True, 2 * act, work,
+    order = sorted(nodes, key=b.position.__getitem__)
+    peak, forward = inline.recompute([u for n in order for u in inline.units(n)], reads, makes,
+                                     shared_outputs(b, makes))
+    return Unit(name, reads, makes, saved, 0, params, True, forward, peak - params,
                 any(b.needs_grad(v) for v in makes), late=True)
+
 
 def _link(b: UnitBuilder, nid: str, copy: int) -> Value:
     """The values copy ``copy - 1`` of Repeat ``nid`` hands copy ``copy``, as one value."""
@@ -37,14 +35,15 @@ def _link(b: UnitBuilder, nid: str, copy: int) -> Value:
     b.rg[v] = any(b.needs_grad(m) for m in b.makes(nid))
     return v
 
-def pieces(b: UnitBuilder, name: str, members: list[tuple[str, int, int, int]]) -> Unit:
+def pieces(b: UnitBuilder, name: str, members: list[tuple[str, int, int, int]], inline: Any) -> Unit:
     """A checkpoint segment of a region whose cuts may fall between the copies of a Repeat:
     ``members`` are (node, first copy, end copy, copies); a part of a Repeat reads and makes
-    the values between its copies and costs its share of the Repeat's work."""
+    the values between its copies, and its recompute walks those copies' layers (where the
+    Repeat is not walked as its copies: its share of the Repeat's work)."""
     partial = {nid: (lo, hi, n) for nid, lo, hi, n in members if n > 1 and (lo, hi) != (0, n)}
     nodes = [m[0] for m in members]
     if not partial:
-        return segment(b, name, nodes, in_region=True)
+        return segment(b, name, nodes, inline)
     inside = set(nodes)
     reads: dict[Value, None] = {}
     makes: dict[Value, None] = {}
@@ -60,6 +59,15 @@ def pieces(b: UnitBuilder, name: str, members: list[tuple[str, int, int, int]]) 
             makes.update((v, None) for v in b.makes(nid)
                          if any(r not in inside for r in b.readers.get(v, ())))
     saved = {base for base in (b.w.base(v) for v in reads) if base is not None}
+    found = inline.piece_units(members)
+    if found is not None:  # the recompute walked layer by layer, as ``segment`` does
+        layers, ends = found
+        params = sum(u.params for u in layers)
+        # (its outputs as its layers make them: a copy's, not the link between the copies)
+        outs = [v for v in makes if v[1][:1] != "#" or v[0] not in partial] + ends
+        peak, forward = inline.recompute(layers, list(reads), outs, shared_outputs(b, outs))
+        return Unit(name, list(reads), list(makes), saved, 0, params, True, forward, peak - params,
+                    any(b.needs_grad(v) for v in makes), late=True)
     whole = [n for n in nodes if n not in partial]
     params = sum(int(b.w.report.nodes[n].parameters) for n in whole) * b.elem
     recompute = b.recompute_bytes(whole, saved)

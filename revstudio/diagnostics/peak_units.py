@@ -6,7 +6,7 @@ segment (recomputed whole when backward reaches it). Torch-free.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -66,7 +66,7 @@ class UnitBuilder:
     """Turns the nodes of a checked graph into units, per mode (``walker``: the estimate's)."""
 
     def __init__(self, walker: Any, order: list[str], stream_bytes: int, device: str = "cpu", *,
-                 active: frozenset[str] = frozenset()) -> None:
+                 active: frozenset[str] = frozenset(), inputs_grad: Mapping[str, bool] | None = None) -> None:
         self.w: Any = walker
         self.active = active  # the group bodies this builder is inside (recursion-safe)
         self._bodies: dict[str, tuple[UnitBuilder, Any] | None] = {}
@@ -105,6 +105,8 @@ class UnitBuilder:
             self._reads[nid] = reads
             makes = self._makes[nid] = [(nid, port) for port in info.outputs]
             flag = int(info.parameters) > 0 or any(rg.get(v, False) for v in reads)
+            if inputs_grad is not None and info.type == "GroupInput":  # a body's: as its caller's
+                flag = inputs_grad.get(str(self.w.views[nid].params.get("port", "in")), False)
             self.flag[nid] = flag
             for v in makes:
                 rg[v] = flag
@@ -151,15 +153,21 @@ class UnitBuilder:
         return unit
 
     def _node(self, nid: str) -> Unit:
+        return self.unit(nid, *self.saved_by(nid))
+
+    def unit(self, nid: str, saved: AbstractSet[Value], extra: int, name: str | None = None,
+             reads: list[Value] | None = None, makes: list[Value] | None = None) -> Unit:
+        """A new unit of node ``nid`` keeping ``saved`` and ``extra`` bytes (under ``name``,
+        reading ``reads`` and making ``makes``: its own by default)."""
         info = self.w.report.nodes[nid]
-        saved, extra = self.saved_by(nid)
         mode = str(self.w.views[nid].params.get("mode", "add")) if info.type == "Merge" else ""
         fresh = info.type not in PASS_THROUGH and mode != "add"
-        work = self.node_work(nid)
-        makes = self.makes(nid)
+        own = self.makes(nid)
         # a dropout's mask exists beside its input and output while it runs
-        return Unit(nid, self.reads(nid), makes, saved, extra, int(info.parameters) * self.elem,
-                    fresh, dropout_mask_bytes(self.w.views[nid]), work, bool(makes) and self.flag.get(nid, False))
+        return Unit(nid if name is None else name, self.reads(nid) if reads is None else reads,
+                    own if makes is None else makes, saved, extra, int(info.parameters) * self.elem,
+                    fresh, dropout_mask_bytes(self.w.views[nid]), self.node_work(nid),
+                    bool(own) and self.flag.get(nid, False))
 
     def node_work(self, nid: str) -> int:
         """Transient bytes of a layer's own backward beyond its inputs' gradients."""
@@ -248,7 +256,7 @@ class UnitBuilder:
         if view is None:
             return 1
         parts = int(view.params.get("times", 1) or 1) if view.type == "Repeat" else 1
-        groups = getattr(self.w.graph, "groups", {})
+        groups = self.w.bodies.graph.groups  # the project's (a body's own graph has none)
         name = view.params.get("group") if view.type in ("Repeat", "Group") else None
         body = groups.get(name) if isinstance(name, str) else None
         kinds = [n.type for n in body] if body is not None else [view.type]
@@ -417,12 +425,12 @@ class UnitBuilder:
             shape = info.outputs.get(ref.port) if info is not None else None
             if shape is None:
                 return []
-            return [(_prod(shape), fresh_output(self.w.graph, self.w.graph.groups, groups, coupling.f,
+            return [(_prod(shape), fresh_output(self.w.graph, self.w.bodies.graph.groups, groups, coupling.f,
                                                 self.w.report.nodes))]
         view = self.w.views.get(sid)
         if view is None:
             return []
-        return _additive_updates(self.w.graph.groups, groups, view.type, view.params, view.inputs.get("in"), set())
+        return _additive_updates(self.w.bodies.graph.groups, groups, view.type, view.params, view.inputs.get("in"), set())
 
     def walk(self, units: list[Unit]) -> Walk:
         return simulate(units, self.w.nbytes, self.w.base, self.rg.get, self.held)  # type: ignore[arg-type]
