@@ -85,16 +85,8 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         if stop and units[stop - 1].late:
             stop -= 1
             last = units[stop]
-    readers: dict[Value, int] = {}
+    readers = _readers(units, base)
     count = readers.get
-    for u in units:
-        if u.read_bases is None:
-            u.read_bases = [base(v) for v in u.reads]
-        if u.make_bases is None:
-            u.make_bases = [base(v) for v in u.makes]
-        for b in u.read_bases:
-            if b is not None:
-                readers[b] = count(b, 0) + 1
     live: dict[Value, int] = {}
     keepers: dict[Value, int] = {}  # a value kept by no one is not in it
     keeping = keepers.get
@@ -231,12 +223,10 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     return Walk(peak=max(peak, kept), kept=kept, phase=phase, at=at)
 
 
-def forward_peak(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[Value], Value | None],
-                 outside: Iterable[Value] = ()) -> int:
-    """The most bytes ``units`` hold at once running forward with nothing kept for backward (a
-    checkpointed run's forward), beyond the values in ``outside``."""
-    out_set = {b for b in (base(v) for v in outside) if b is not None}
+def _readers(units: list[Unit], base: Callable[[Value], Value | None]) -> dict[Value, int]:
+    """How many reads of each storage ``units`` make (resolving and caching their storages)."""
     readers: dict[Value, int] = {}
+    count = readers.get
     for u in units:
         if u.read_bases is None:
             u.read_bases = [base(v) for v in u.reads]
@@ -244,7 +234,16 @@ def forward_peak(units: list[Unit], nbytes: Callable[[Value], int], base: Callab
             u.make_bases = [base(v) for v in u.makes]
         for b in u.read_bases:
             if b is not None:
-                readers[b] = readers.get(b, 0) + 1
+                readers[b] = count(b, 0) + 1
+    return readers
+
+
+def forward_peak(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[Value], Value | None],
+                 outside: Iterable[Value] = ()) -> int:
+    """The most bytes ``units`` hold at once running forward with nothing kept for backward (a
+    checkpointed run's forward), beyond the values in ``outside``."""
+    out_set = {b for b in (base(v) for v in outside) if b is not None}
+    readers = _readers(units, base)
     live: dict[Value, int] = {}
     total = peak = 0
     for u in units:
