@@ -42,8 +42,7 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
 
     by_node = {n: r for r in regions for n in getattr(r, "nodes", ())}
     run_of = {n: i for i, run in enumerate(runs) for n in run}
-    last = {id(r): max((n for n in getattr(r, "nodes", ()) if n in b.position), key=b.position.__getitem__,
-                       default=None) for r in regions}
+    last = _last_steps(b, regions)
     units: dict[str, list[Unit]] = {m: [] for m in MODES}
     done: set[Any] = set()
     for nid in b.order:
@@ -72,6 +71,12 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
     return {mode: flat[mode].walk(units[mode]) for mode in MODES}, tuple(sorted(b.breaks))
 
 
+def _last_steps(b: UnitBuilder, regions: Sequence[Any]) -> dict[int, str | None]:
+    """Per region (by ``id``): the node it runs last."""
+    return {id(r): max((n for n in getattr(r, "nodes", ()) if n in b.position), key=b.position.__getitem__,
+                       default=None) for r in regions}
+
+
 def _held_inputs(walker: _Walker, region: Any) -> Unit:
     """Where a region runs its steps one by one (standard and checkpoint mode), the call holds
     its inputs until its last step has run: a unit reading them then, doing nothing else."""
@@ -86,8 +91,7 @@ def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_b
     b = UnitBuilder(walker, order, stream_bytes, device)
     flat = Inline(b)  # the kept steps and the layers outside regions run as in standard mode
     by_node = {n: r for r in regions for n in getattr(r, "nodes", ())}
-    last = {id(r): max((n for n in getattr(r, "nodes", ()) if n in b.position), key=b.position.__getitem__,
-                       default=None) for r in regions}
+    last = _last_steps(b, regions)
     units: list[Unit] = []
     done: set[int] = set()
     for nid in b.order:

@@ -99,38 +99,28 @@ class Inline:
     def nbytes(self, v: Value) -> int:
         found = self._bytes.get(v)
         if found is None:
-            found = self._bytes[v] = self._nbytes(v)
+            made, b, local = self._owner(v)
+            found = self._bytes[v] = made[0] if made is not None else int(b.w.nbytes(local))
         return found
-
-    def _nbytes(self, v: Value) -> int:
-        if v in self.views:
-            return self.nbytes(self.views[v])
-        made = self.made.get(v)
-        if made is not None:
-            return made[0]
-        scoped = self.scopes.get(v[0])
-        if scoped is None:
-            return int(self.root.w.nbytes(v))
-        scope, local = scoped
-        return int(scope.b.w.nbytes((local, v[1])))
 
     def needs_grad(self, v: Value) -> bool:
         found = self._grads.get(v)
         if found is None:
-            found = self._grads[v] = self._needs_grad(v)
+            made, b, local = self._owner(v)
+            found = self._grads[v] = made[2] if made is not None else bool(b.needs_grad(local))
         return found
 
-    def _needs_grad(self, v: Value) -> bool:
-        if v in self.views:
-            return self.needs_grad(self.views[v])
+    def _owner(self, v: Value) -> tuple[tuple[int, Value | None, bool] | None, UnitBuilder, Value]:
+        """What answers for ``v`` (through the views): the coupling layout's entry for a value it
+        makes, else the builder of the graph ``v`` is a value of and its name there."""
+        while v in self.views:
+            v = self.views[v]
         made = self.made.get(v)
-        if made is not None:
-            return made[2]
         scoped = self.scopes.get(v[0])
-        if scoped is None:
-            return self.root.needs_grad(v)
+        if made is not None or scoped is None:
+            return made, self.root, v
         scope, local = scoped
-        return scope.b.needs_grad((local, v[1]))
+        return None, scope.b, (local, v[1])
 
     def walk(self, units: list[Unit]) -> Walk:
         """``simulate`` over ``units``; those made elsewhere (a region, a segment) see the bodies'

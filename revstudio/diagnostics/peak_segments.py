@@ -17,7 +17,8 @@ def segment(b: UnitBuilder, name: str, nodes: list[str], inline: Any) -> Unit:
     """Checkpoint mode: a segment (a run of layers, or of a region's steps) keeps its inputs.
     torch.utils.checkpoint recomputes it when backward reaches it and runs its backward as
     standard mode does: ``inline`` (a ``peak_inline.Inline`` of ``b``) walks that recompute
-    alone, layer by layer (its inputs kept, its outputs' gradients counted outside)."""
+    alone, layer by layer (``peak_recompute``: its inputs kept outside, its outputs' gradients
+    seeded)."""
     reads, makes = b.outside(set(nodes))
     saved = {base for base in (b.w.base(v) for v in reads) if base is not None}
     params = sum(int(b.w.report.nodes[n].parameters) for n in nodes) * b.elem

@@ -75,7 +75,6 @@ class UnitBuilder:
         self.device = device  # "cpu" or an accelerator's type: how the stream updates are pieced
         self.elem = self.w.elem
         self._reads: dict[str, list[Value]] = {}
-        self._units: dict[str, Unit] = {}
         self._makes: dict[str, list[Value]] = {}
         self._saved: dict[str, tuple[AbstractSet[Value], int]] = {}
         self._work: dict[str, int] = {}
@@ -145,15 +144,6 @@ class UnitBuilder:
         if saves is None:
             return frozenset(), 0
         return self.w.saved_values(nid), self.w.extra_bytes(nid)
-
-    def node(self, nid: str) -> Unit:
-        unit = self._units.get(nid)
-        if unit is None:
-            unit = self._units[nid] = self._node(nid)
-        return unit
-
-    def _node(self, nid: str) -> Unit:
-        return self.unit(nid, *self.saved_by(nid))
 
     def unit(self, nid: str, saved: AbstractSet[Value], extra: int, name: str | None = None,
              reads: list[Value] | None = None, makes: list[Value] | None = None) -> Unit:
