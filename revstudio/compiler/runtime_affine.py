@@ -51,7 +51,11 @@ class Affine(Step):
 
     def _record(self, env: dict[int, Any], s: Tensor) -> None:
         logdet = s.flatten(1).sum(1)
-        self.module.logdet = logdet  # what the module itself reports after a forward
+        # what the module itself reports after a forward; not after a checkpoint's recompute,
+        # which runs inside backward: its logdet would keep that rerun's graph alive (and the
+        # clamp's tanh it saved) until the next forward
+        if torch._C._current_autograd_node() is None:
+            self.module.logdet = logdet
         _add_logdet(env, logdet)
 
     def run(self, env: dict[int, Value], dtype: torch.dtype, own: Owned | None = None,
