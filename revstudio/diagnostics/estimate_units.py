@@ -13,13 +13,14 @@ from typing import Any
 from .estimate_segments import _region_segment_nodes
 from .estimate_walk import _values_of, _Walker
 from .peak import Unit, Walk
+from .peak_couplings import COUPLINGS
 from .peak_inline import Inline
 from .peak_segments import pieces, segment
 from .peak_units import UnitBuilder
 
 MODES = ("standard", "reversible", "checkpoint")
 # node types that run group bodies of their own (walked as their layers: ``peak_inline``)
-BODIED = frozenset({"Group", "Repeat", "AdditiveCoupling"})
+BODIED = frozenset({"Group", "Repeat", *COUPLINGS})
 
 
 def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list[list[str]],
@@ -33,6 +34,8 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
     for nid in b.order:  # in execution order: a Split finds the join it undoes already made
         flat["standard"].units(nid)
     nested = Inline(b, checkpoint=True)  # the checkpoint segments' recomputes, each walked alone
+    for ns in (flat["checkpoint"], nested):  # their segments hand on what standard mode's layers make
+        ns.names_of(flat["standard"])
 
     def recompute(nodes: Iterable[str]) -> Inline:
         """The namespace a segment's recompute is walked in: standard mode's, unless a node runs

@@ -73,7 +73,8 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     """Forward then backward over ``units`` (in execution order). ``outside``: values that exist
     before the walk and after it, counted elsewhere (a recomputed segment's inputs: a view of one
     makes nothing). ``early_stop``: forward stops once the last unit that keeps something for
-    backward has kept it, and frees what nothing keeps (torch.utils.checkpoint's recompute).
+    backward has kept it (before that unit runs where it keeps only what it read), and frees
+    what nothing keeps (torch.utils.checkpoint's recompute).
     ``seeds``: values whose gradients exist when backward starts (a segment's outputs'), each
     with whether that gradient is shared with values outside (a view: it outlives the walk)."""
     held_set = {b for b in (base(v) for v in held) if b is not None}
@@ -82,7 +83,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     last: Unit | None = None  # a checkpointed unit whose saving ends the recompute before it runs
     if early_stop:
         stop = max((i + 1 for i, u in enumerate(units) if u.grad and (u.saved or u.extra)), default=0)
-        if stop and units[stop - 1].late:
+        if stop and _packs_first(units[stop - 1], base):
             stop -= 1
             last = units[stop]
     readers = _readers(units, base)
@@ -145,8 +146,13 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         outs = []
         viewed = set()  # of those, the buffers it has as views only (not released as its own)
         seeded = 0  # (a late unit's recompute walk counts its outputs' gradients: their bytes)
+        # a pass-through making as many values as it reads (a Split handing on the parts of a
+        # joined value) hands each read the gradient of the value at the same place
+        paired: list[int | None] | None = [] if not u.fresh and 1 < len(u.makes) == len(u.reads) else None
         for m in u.makes:
             g = grads.pop(m, None)
+            if paired is not None:
+                paired.append(None if g is None else g[0])
             if g is not None:
                 outs.append(g[0])
                 if g[1]:
@@ -154,7 +160,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                 seeded += nbytes(m)
         came: list[tuple[Value, int, bool]] = []  # the gradients it hands its inputs
         new = 0
-        for v in u.reads:
+        for i, v in enumerate(u.reads):
             if not needs_grad(v):
                 continue
             if u.fresh:
@@ -164,6 +170,11 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                 gtotal += n
                 new += n
                 came.append((v, last_id, False))
+            elif paired is not None:
+                bid = paired[i]
+                if bid is not None:
+                    refs[bid] += 1
+                    came.append((v, bid, True))
             elif outs:
                 refs[outs[0]] += 1
                 came.append((v, outs[0], True))
@@ -221,6 +232,18 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                 total -= live.pop(b)
         total -= u.extra
     return Walk(peak=max(peak, kept), kept=kept, phase=phase, at=at)
+
+
+def _packs_first(u: Unit, base: Callable[[Value], Value | None]) -> bool:
+    """Whether ``u`` keeps only what it read: autograd packs a layer's inputs before the layer
+    runs (its outputs after), so a recompute whose last kept tensor is one of them stops before
+    it runs; a checkpointed unit keeps its inputs alone."""
+    if u.late:
+        return True
+    if u.extra:
+        return False
+    made = {base(m) for m in u.makes}
+    return not any(b in made for b in u.saved)
 
 
 def _readers(units: list[Unit], base: Callable[[Value], Value | None]) -> dict[Value, int]:

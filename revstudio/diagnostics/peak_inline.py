@@ -1,14 +1,15 @@
-"""The layers of Group, Repeat and AdditiveCoupling nodes as units of the peak walk.
+"""The layers of Group, Repeat and coupling nodes as units of the peak walk.
 
 In standard mode (and in checkpoint mode's recomputes) the runtime runs a Group's body, each
-copy of a Repeat's and an AdditiveCoupling's F and G layer by layer (slice, y1 = x1 + F(x2),
-y2 = x2 + G(y1), concatenate), freeing each value after its last reader, and their backward
-frees what each layer kept as it goes. Walked as one step, such a node held all its insides
-and its inputs' gradients at once (up to 17 % above the measured peak); here each body layer
-is a unit of its own, under a global name: ``Inline`` maps the names of every copy's layers to
-the body's walker, resolves values, bytes and gradients across the scopes, and fuses the
-Concat/Split pairs the runtime fuses within a region. In checkpoint mode a body run as its own
-module checkpoints its own runs of layers (``peak_recompute`` walks those). Torch-free.
+copy of a Repeat's, an AdditiveCoupling's F and G and an AffineCoupling's net layer by layer
+(``peak_couplings``), freeing each value after its last reader, and their backward frees what
+each layer kept as it goes. Walked as one step, such a node held all its insides and its
+inputs' gradients at once (up to 17 % above the measured peak; an AffineCoupling priced by a
+rule up to 37 % below it); here each body layer is a unit of its own, under a global name:
+``Inline`` maps the names of every copy's layers to the body's walker, resolves values, bytes
+and gradients across the scopes, and fuses the Concat/Split pairs the runtime fuses within a
+region. In checkpoint mode a body run as its own module checkpoints its own runs of layers
+(``peak_recompute`` walks those). Torch-free.
 """
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
-from .estimate_walk import _params, _prod
+from .estimate_walk import _params
 from .peak import Unit, Value, Walk, simulate
+from .peak_couplings import COUPLINGS
 from .peak_units import UnitBuilder
 
 _GROUPS = frozenset({"Group", "Repeat"})
@@ -33,10 +35,13 @@ class _Scope:
     feeds: dict[str, Value]
     active: frozenset[str]
     region: str | None = None  # the region a spliced body runs in (the top scope: per node)
+    # whether the caller hands its outputs' gradients on as views (an add, a Concat) rather than
+    # making them (an AffineCoupling's net): a view outlives the body's backward
+    shares: bool = True
 
 
 class Inline:
-    """The units of a graph's layers with the bodies of its Groups, Repeats and AdditiveCouplings
+    """The units of a graph's layers with the bodies of its Groups, Repeats and coupling nodes
     walked layer by layer, and the value namespace ``simulate`` walks them with."""
 
     def __init__(self, root: UnitBuilder, checkpoint: bool = False) -> None:
@@ -57,8 +62,18 @@ class Inline:
         self._copies: dict[str, list[tuple[list[Unit], list[Value]]]] = {}
         # joined values a Split may undo without a copy: (their parts, the parts' channels, region)
         self._joins: dict[Value, tuple[list[Value], tuple[int, ...], str]] = {}
+        # joined values handed on unjoined, and their parts (shared by the namespaces of one
+        # estimate: the names are the same in each, and the standard one finds them all first)
+        self.unjoined: dict[Value, list[Value]] = {}
 
     # -- the namespace --------------------------------------------------------
+    def names_of(self, other: Inline) -> None:
+        """Resolve names as ``other`` does (before either has units): checkpoint mode's segments
+        read and make the values standard mode's layers make, under the same global names, and
+        hand on the parts of a joined value where standard mode finds them unjoined."""
+        self.scopes, self.views, self.made = other.scopes, other.views, other.made
+        self._joins, self.unjoined = other._joins, other.unjoined
+
     def base(self, v: Value) -> Value | None:
         if v in self._base:
             return self._base[v]
@@ -156,8 +171,8 @@ class Inline:
                 found = self._group(scope, nid, view)
                 if found is not None:
                     return found
-            elif view.type == "AdditiveCoupling":
-                found = self._coupling(scope, nid, view)
+            elif view.type in COUPLINGS:
+                found = COUPLINGS[view.type](self, scope, nid, view)
                 if found is not None:
                     return found
         unit = self._node(scope, nid)
@@ -175,6 +190,8 @@ class Inline:
                 if src is not None else None
             for part, port in zip(parts_of or (), info.outputs):
                 self.views[self._global(scope, (nid, port))] = part
+            if parts_of:  # no copy: each output's gradient is its part's
+                unit = _copy(unit, reads=list(parts_of), fresh=False)
         return [unit]
 
     def _region(self, scope: _Scope, nid: str) -> str | None:
@@ -193,7 +210,10 @@ class Inline:
             joined = self._joins.get(v)
             if joined is not None:
                 parts, channels, where = joined
-                return parts if where == region and channels == sizes else None
+                if where != region or channels != sizes:
+                    return None
+                self.unjoined[v] = parts
+                return parts
             if v in self.views:
                 v = self.views[v]
                 continue
@@ -276,10 +296,12 @@ class Inline:
                            active=scope.active | {name}, inputs_grad=dict(zip(ports, grads)))
 
     def _run_body(self, scope: _Scope, name: str, prefix: str, feeds: list[Value],
-                  outs: list[Value] | None, out: list[Unit], region: str | None) -> list[Value] | None:
+                  outs: list[Value] | None, out: list[Unit], region: str | None,
+                  shares: bool = True) -> list[Value] | None:
         """Appends the units of one copy of body ``name`` read from ``feeds`` (in port order) to
         ``out``; its outputs become ``outs`` (or values of the copy's own). Returns its outputs.
-        ``region``: the region it runs spliced into (None: the body's module runs it)."""
+        ``region``: the region it runs spliced into (None: the body's module runs it);
+        ``shares``: whether its outputs' gradients are views its caller hands on (``_Scope``)."""
         if name in scope.active:
             return None
         grads = tuple(self.needs_grad(v) for v in feeds)
@@ -291,7 +313,7 @@ class Inline:
         out_nodes = [n for n in graph.nodes if graph.nodes[n].type == "GroupOutput"]
         if len(in_ports) != len(feeds) or (outs is not None and len(outs) != len(out_nodes)):
             return None
-        inner = _Scope(body, prefix, dict(zip(in_ports, feeds)), scope.active | {name}, region)
+        inner = _Scope(body, prefix, dict(zip(in_ports, feeds)), scope.active | {name}, region, shares)
         for nid in graph.nodes:
             self.scopes[prefix + nid] = (inner, nid)
         made: dict[int, Value] = {}
@@ -356,7 +378,7 @@ class Inline:
         from .peak_recompute import shared_outputs
 
         peak, forward = self.recompute(layers, reads, makes,
-                                       {self._global(scope, v) for v in shared_outputs(b, outs)})
+                                       {self._global(scope, v) for v in shared_outputs(b, outs, scope.shares)})
         return Unit(f"{scope.prefix}segment {run[0]}..{run[-1]}", reads, makes, saved, 0, params, True,
                     forward, peak - params, any(self.needs_grad(v) for v in makes), late=True)
 
@@ -413,52 +435,13 @@ class Inline:
                 ends += copies[hi - 1][1]
         return out, ends
 
-    def _coupling(self, scope: _Scope, nid: str, view: Any) -> list[Unit] | None:
-        """slice, y1 = x1 + F(x2), y2 = x2 + G(y1), concatenate (``AdditiveCoupling.forward``)."""
-        b = scope.b
-        src = b.w.source.get((nid, "in"))
-        shape = view.inputs.get("in")
-        f, g = view.params.get("f"), view.params.get("g")
-        if src is None or not shape or not isinstance(f, str) or not f:
-            return None
-        channels, spatial = int(shape[0]), _prod(shape[1:])
-        c1 = int(view.params.get("split") or 0) or channels // 2
-        half = [view.batch * c * spatial * view.element_bytes for c in (c1, channels - c1)]
-        x = self._global(scope, (src.node, src.port))
-        here = self._global(scope, (nid, ""))[0]
-        grad = self.needs_grad(x) or bool(int(b.w.report.nodes[nid].parameters))
-        x1, x2, y1, y2 = ((here, f"#{k}") for k in ("x1", "x2", "y1", "y2"))
-        parts = self._unjoined(scope, nid, (src.node, src.port), (c1, channels - c1))
-        self.made[x1] = (half[0], parts[0] if parts else x, self.needs_grad(x))
-        self.made[x2] = (half[1], parts[1] if parts else x, self.needs_grad(x))
-        self.made[y1] = (half[0], None, grad)
-        self.made[y2] = (half[1], None, grad)
-        units = [Unit(f"{here}/slice", [x], [x1, x2], grad=self.needs_grad(x))]
-        fx = self._run_body(scope, f, f"{here}/f/", [x2], None, units, None)
-        if fx is None or len(fx) < 1:
-            return None
-        units.append(Unit(f"{here}/y1", [x1, fx[0]], [y1], fresh=False, grad=grad))
-        second = x2
-        if isinstance(g, str) and g:
-            gy = self._run_body(scope, g, f"{here}/g/", [y1], None, units, None)
-            if gy is None or len(gy) < 1:
-                return None
-            units.append(Unit(f"{here}/y2", [x2, gy[0]], [y2], fresh=False, grad=grad))
-            second = y2
-        port = next(iter(view.outputs), "out")
-        out = self._global(scope, (nid, port))
-        units.append(Unit(f"{here}/concat", [y1, second], [out], fresh=False, grad=grad))
-        region = self._region(scope, nid)
-        if region is not None:
-            self._joins[out] = ([y1, second], (c1, channels - c1), region)
-        return units
-
 
 def _copy(u: Unit, **changes: Any) -> Unit:
     """``u`` with ``changes``, its resolved storages forgotten (another namespace resolves them);
     ``dataclasses.replace`` without its per-call field introspection (thousands per estimate)."""
     return Unit(changes.get("name", u.name), changes.get("reads", u.reads), changes.get("makes", u.makes),
-                changes.get("saved", u.saved), u.extra, u.params, u.fresh, u.work_fwd, changes.get("work_bwd", u.work_bwd),
+                changes.get("saved", u.saved), u.extra, u.params, changes.get("fresh", u.fresh), u.work_fwd,
+                changes.get("work_bwd", u.work_bwd),
                 changes.get("grad", u.grad), u.late, u.work_spent)
 
 

@@ -12,15 +12,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 from .peak import Unit, Value, forward_peak, simulate
-from .peak_units import WIDE_BACKWARD, UnitBuilder
-
-# A flow layer's (AffineCoupling, ActNorm, InvConv1x1) backward work is a rule measured on a
-# whole training step (``peak_units.WIDE_BACKWARD``: two outputs' worth). Recomputed in a
-# checkpoint segment of glow_flow the step holds half of that beside the segment's other layers:
-# divided by this (torch 2.13 CPU: checkpoint peaks +6 to +8 %; with the whole rule +12 to +19 %,
-# with none -3 to 0 %). A calibration, not a count: on random networks with flow layers the
-# checkpoint estimate then runs up to 18 % low (benchmarks/README.md, "Layer by layer")
-RECOMPUTED_FLOW_WORK = 2
+from .peak_units import UnitBuilder
 
 
 def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[Value],
@@ -30,35 +22,42 @@ def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[V
     holds at most beyond its outputs ``makes`` and its inputs, keeping nothing). ``shared``: the
     outputs whose gradients outlive its backward (views of a gradient other values have too:
     :func:`shared_outputs`)."""
-    from .peak_inline import _copy
-
     base = ns.base
-    infos = ns.root.w.report.nodes
-    units = [_copy(u, work_bwd=u.work_bwd // RECOMPUTED_FLOW_WORK)
-             if u.work_bwd and u.name in infos and infos[u.name].type in WIDE_BACKWARD else u for u in units]
     bases = [(m, base(m)) for u in units for m in u.makes]
     own = {m for m, b in bases if b == m}
     # the storages it makes views of that none of its units makes (the parts of a joined input
     # handed on unjoined) exist before it too
     before = [*reads, *{b for m, b in bases if b is not None and b != m and b not in own}]
-    walk = simulate(units, ns.nbytes, base, ns.needs_grad, outside=before, early_stop=True,
-                    seeds=[(m, m in shared) for m in makes])
+    # an output the next step reads unjoined (a Concat a Split undoes: ``Inline.unjoined``) has
+    # a gradient per part, each freed on its own; one only the step's outputs read has none of
+    # its own (the walk of the step prices the loss's as a sum's: an expanded scalar)
+    root = ns.root
+    seeds = [(p, m in shared) for m in makes if not _returned(root, m) for p in ns.unjoined.get(m, (m,))]
+    walk = simulate(units, ns.nbytes, base, ns.needs_grad, outside=before, early_stop=True, seeds=seeds)
     outputs = {b for b in (base(v) for v in makes) if b is not None}
     forward = forward_peak(units, ns.nbytes, base, before) - sum(ns.nbytes(b) for b in outputs)
     return walk.peak, max(0, forward)
 
 
-def shared_outputs(b: UnitBuilder, makes: list[Value]) -> set[Value]:
+def _returned(b: UnitBuilder, v: Value) -> bool:
+    """Whether only Output nodes read ``v`` (a value of ``b``'s graph)."""
+    found = b.readers.get(v, [])
+    return bool(found) and all(b.w.report.nodes[r].type == "Output" for r in found)
+
+
+def shared_outputs(b: UnitBuilder, makes: list[Value], leaving: bool = True) -> set[Value]:
     """Of a segment's outputs ``makes`` (values of ``b``'s graph), those whose gradient is a view
     of one other values have too: read by an add or a Concat (which hand the same gradient to
-    each operand) or leaving a group body (whose caller may); it outlives the segment's backward."""
+    each operand) or leaving a group body whose caller may (``leaving``: an AffineCoupling's
+    net's caller makes a gradient of its own); it outlives the segment's backward."""
     out = set()
     infos, views = b.w.report.nodes, b.w.views
+    shares = ("Concat", "GroupOutput") if leaving else ("Concat",)
     for v in makes:
         for r in b.readers.get(v, ()):
             kind = infos[r].type
             merge = kind == "Merge" and str(views[r].params.get("mode", "add")) == "add"
-            if merge or kind in ("Concat", "GroupOutput"):
+            if merge or kind in shares:
                 out.add(v)
                 break
     return out

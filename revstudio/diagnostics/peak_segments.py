@@ -20,13 +20,19 @@ def segment(b: UnitBuilder, name: str, nodes: list[str], inline: Any) -> Unit:
     alone, layer by layer (``peak_recompute``: its inputs kept outside, its outputs' gradients
     seeded)."""
     reads, makes = b.outside(set(nodes))
-    saved = {base for base in (b.w.base(v) for v in reads) if base is not None}
+    saved = _kept(inline, reads)
     params = sum(int(b.w.report.nodes[n].parameters) for n in nodes) * b.elem
     order = sorted(nodes, key=b.position.__getitem__)
     peak, forward = inline.recompute([u for n in order for u in inline.units(n)], reads, makes,
                                      shared_outputs(b, makes))
     return Unit(name, reads, makes, saved, 0, params, True, forward, peak - params,
                 any(b.needs_grad(v) for v in makes), late=True)
+
+
+def _kept(inline: Any, reads: Any) -> set[Value]:
+    """The storages of a segment's inputs, which it keeps (as the walk's namespace resolves them:
+    the parts of a joined value a Split hands on unjoined, not the joined value)."""
+    return {base for base in (inline.base(v) for v in reads) if base is not None}
 
 
 def _link(b: UnitBuilder, nid: str, copy: int) -> Value:
@@ -67,7 +73,7 @@ def pieces(b: UnitBuilder, name: str, members: list[tuple[str, int, int, int]], 
         # (its outputs as its layers make them: a copy's, not the link between the copies)
         outs = [v for v in makes if v[1][:1] != "#" or v[0] not in partial] + ends
         peak, forward = inline.recompute(layers, list(reads), outs, shared_outputs(b, outs))
-        return Unit(name, list(reads), list(makes), saved, 0, params, True, forward, peak - params,
+        return Unit(name, list(reads), list(makes), _kept(inline, reads), 0, params, True, forward, peak - params,
                     any(b.needs_grad(v) for v in makes), late=True)
     whole = [n for n in nodes if n not in partial]
     params = sum(int(b.w.report.nodes[n].parameters) for n in whole) * b.elem

@@ -22,6 +22,12 @@ PASS_THROUGH = frozenset({"Concat", "Flatten", "Reshape", "Permute", "Output", "
 STRUCTURAL = frozenset({"Split", "Concat", "Flatten", "Reshape", "Permute", "Squeeze"})
 # invertible layers whose inverse and gradient the runtime computes in the wide stream dtype
 WIDE_BACKWARD = frozenset({"AffineCoupling", "ActNorm", "InvConv1x1"})
+# The transients of a flow layer's backward beside the gradients of its output and input, in
+# outputs' worth (measured, torch 2.13 CPU): ActNorm's g * (x + b) for its scale's gradient;
+# InvConv1x1 none (the contiguous copy of its output's gradient takes that gradient's place); an
+# AffineCoupling priced whole (its net not walked as layers: ``peak_couplings``) its scale's and
+# shift's gradients
+FLOW_WORK = {"ActNorm": 1, "InvConv1x1": 0, "AffineCoupling": 2}
 # the rounding-error samples a region keeps per rebuilt input (runtime_streams.sample: 256 values,
 # float64 for a wide stream)
 SAMPLES = 256
@@ -169,8 +175,8 @@ class UnitBuilder:
     def _find_work(self, nid: str) -> int:
         info = self.w.report.nodes[nid]
         work = 0
-        if info.type in WIDE_BACKWARD:  # scale/shift/log-det gradients: two outputs' worth (measured)
-            work = 2 * self.largest_of([nid])
+        if info.type in FLOW_WORK:  # in outputs' worth, beside its output's and input's gradients
+            work = FLOW_WORK[info.type] * self.largest_of([nid])
         elif info.type == "BiRNN":  # the fused kernel's backward builds its gate gradients at once
             from .save_rules import RNN_BACKWARD, counted_lstm, rnn_dims, rnn_elements
 

@@ -213,11 +213,19 @@ def _actnorm(v: NodeView) -> Saves:
 
 
 def _invconv(v: NodeView) -> Saves:
-    # a 1x1 convolution keeps its input, and the weight built from its LU factors keeps three
-    # C x C matrices, a C vector and the log-determinant for backward, whatever the batch
-    # (measured, torch 2.13 CPU: 3C^2 + C + 1 elements; 1,780 B at 12 channels)
+    # the weight built from its LU factors keeps three C x C matrices, a C vector and the
+    # log-determinant for backward, whatever the batch (measured, torch 2.13 CPU: 3C^2 + C + 1
+    # elements; 1,780 B at 12 channels)
     c = _channels(v)
-    return Saves(inputs=("in",), extra_bytes=(3 * c * c + c + 1) * v.element_bytes, approximate=True)
+    const = (3 * c * c + c + 1) * v.element_bytes
+    shape = v.inputs.get("in") or ()
+    if prod(shape[1:]) > 1:
+        # the 1x1 convolution (an einsum) multiplies the channels by a channels-first copy of the
+        # input and keeps the copy, not the input (no positions: the input itself). At a batch of
+        # one the copy is the input itself; priced as a copy all the same, so that what a step
+        # keeps grows with the batch by the same bytes a sample (the memory budget's prices)
+        return Saves(extra_bytes=v.in_bytes("in") + const, approximate=True)
+    return Saves(inputs=("in",), extra_bytes=const, approximate=True)
 
 
 def _output(v: NodeView) -> Saves:

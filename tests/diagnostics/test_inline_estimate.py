@@ -15,13 +15,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from revstudio.compiler import compile as compile_graph  # noqa: E402
+from estimate_errors import estimate_errors  # noqa: E402
+
 from revstudio.core.generate import Builder, _body, wired_block  # noqa: E402
 from revstudio.core.graph import Graph  # noqa: E402
-from revstudio.diagnostics.check import full_check  # noqa: E402
-from revstudio.diagnostics.estimate import estimate_peak  # noqa: E402
-from revstudio.diagnostics.gradcheck import random_inputs  # noqa: E402
-from revstudio.diagnostics.memory import compare_modes  # noqa: E402
 
 BATCH = 16
 MODES = ("standard", "checkpoint")
@@ -72,24 +69,13 @@ def _net(blocks: list[str], body: str, channels: int = 8) -> Graph:
     return b.done()
 
 
-def _errors(graph: Graph) -> dict[str, float]:
-    report = full_check(graph, batch=BATCH)
-    torch.manual_seed(0)
-    model = compile_graph(graph, mode="standard")
-    model.train()
-    inputs = random_inputs(graph, BATCH, torch.float32, requires_grad=False)
-    measured = compare_modes(model, inputs, MODES)
-    return {mode: estimate_peak(graph, report, batch=BATCH, mode=mode) / measured[mode]["peak_bytes"] - 1
-            for mode in MODES}
-
-
 @pytest.mark.parametrize("blocks", [["node"], ["wired", "node"], ["node", "node"], ["node", "wired"],
                                     ["group"], ["group", "group"], ["repeat"], ["wired", "repeat"]],
                          ids=lambda b: "+".join(b))
 @pytest.mark.parametrize("body", ["cc", "cac", "cnac"])
 def test_coupling_nodes_groups_and_repeats_are_walked_layer_by_layer(blocks: list[str], body: str) -> None:
     torch.set_num_threads(1)
-    for mode, error in _errors(_net(blocks, body)).items():
+    for mode, error in estimate_errors(_net(blocks, body), BATCH, MODES).items():
         assert abs(error) < 0.01, (mode, f"{error:+.2%}")
 
 
@@ -98,7 +84,7 @@ def test_a_regions_input_lives_until_the_region_returns() -> None:
     call holds it until its last step has run (standard mode ran 12.5 % below the measured peak
     with the input freed after its last reader)."""
     torch.set_num_threads(1)
-    for mode, error in _errors(_net(["wired"], "ac")).items():
+    for mode, error in estimate_errors(_net(["wired"], "ac"), BATCH, MODES).items():
         assert abs(error) < 0.01, (mode, f"{error:+.2%}")
 
 
