@@ -352,6 +352,10 @@ class UnitBuilder:
             parts = self._parts(sid)  # a Repeat or coupling node runs as several runtime steps
             largest = self.largest_of(body)
             act = max(act, largest // parts)
+            halves = self._halves(sid, view, largest, copies) if sid not in couplings else None
+            if halves is not None:
+                moments += halves
+                continue
             recompute = self.recompute_bytes(body, ins | out_set)
             with_grads = (recompute + 2 * largest) // parts  # F's graph and the gradients of its backward
             before = 0
@@ -377,6 +381,36 @@ class UnitBuilder:
             own = sum(int(infos[n].parameters) for n in body if n in infos) * self.elem
             moments.append((own, parts, with_grads, before, passing))
         return moments, act
+
+    def _halves(self, sid: str, view: Any, largest: int, copies: int) -> list[Moment] | None:
+        """An AdditiveCoupling node's F and G as the two runtime steps it runs as, each rebuilding
+        its own body's graph (averaged, a node whose F keeps four tensors and G one was priced
+        below the measured peak); None where it has no F and G bodies."""
+        if view.type != "AdditiveCoupling":
+            return None
+        names = [view.params.get("f"), view.params.get("g")]
+        bodies = [view.bodies.get("f"), view.bodies.get("g")]
+        updates = self._updates(sid, None)
+        if not all(isinstance(n, str) and n for n in names) or None in bodies or len(updates) != 2:
+            return None
+        out: list[Moment] = []
+        for name, body, (elements, fresh) in zip(names, bodies, updates):
+            report = self.w.bodies.reports.get(name)
+            own = sum(int(i.parameters) for i in report.nodes.values()) * self.elem if report is not None else 0
+            # (G reads y1, a stream the region updates in place: no tensor of its own)
+            keep = body.internal_bytes + sum(body.output_bytes[p] for p in body.outputs)
+            value = self.w.batch * elements * self.elem  # the half it updates
+            temps = update_temporaries(self.w.batch, elements, self.elem, self.stream_bytes, fresh, self.device)
+            found = update_break(elements, self.elem, self.stream_bytes, self.device)
+            if found is not None:
+                self.breaks.add(found)
+            before = keep + value + temps + copies if temps else 0
+            out.append((own, 1, keep + largest + copies, before, value))
+        # backward runs G's step first, while both halves' gradients are still views of the
+        # output's: it passes both on (F's step, the half G's input gradient was not summed into)
+        g_own, g_parts, g_grads, g_before, g_value = out[1]
+        out[1] = (g_own, g_parts, g_grads, g_before, g_value + out[0][4])
+        return out
 
     def spliced(self, sid: str) -> tuple[UnitBuilder, Any, int] | None:
         """(a builder of its body, the body's one region, its copies) for a Group or Repeat step

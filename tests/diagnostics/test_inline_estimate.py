@@ -42,7 +42,7 @@ def _chain(b: Builder, src: str, prefix: str, channels: int, kind: str) -> str:
     return b.chain(src, *ids)
 
 
-def _net(blocks: list[str], body: str, channels: int = 8) -> Graph:
+def _net(blocks: list[str], body: str, channels: int = 8, g_body: str | None = None) -> Graph:
     """Conv stem, then blocks ("wired": Split, F, add, G, add, Concat; "node": an AdditiveCoupling
     node; "group": a Group of one; "repeat": a Repeat x3 of one), then a pooled Linear head."""
     b = Builder("inline")
@@ -54,7 +54,7 @@ def _net(blocks: list[str], body: str, channels: int = 8) -> Graph:
             continue
         f, g = f"f{n}", f"g{n}"
         b.graph.groups[f] = _body(f, lambda bb, s, f=f: _chain(bb, s, f, channels // 2, body))
-        b.graph.groups[g] = _body(g, lambda bb, s, g=g: _chain(bb, s, g, channels // 2, body))
+        b.graph.groups[g] = _body(g, lambda bb, s, g=g: _chain(bb, s, g, channels // 2, g_body or body))
         if kind == "node":
             src = b.chain(src, b.node("AdditiveCoupling", f"c{n}", f=f, g=g))
             continue
@@ -97,3 +97,16 @@ def test_instance_norm_keeps_its_repeated_weight() -> None:
     assert apply_rule(view).extra_bytes == 3 * 16 * 4 * 4
     plain = NodeView("Norm", {"kind": "instance", "affine": False}, {"in": (4, 8, 8)}, {"out": (4, 8, 8)}, 16, 4)
     assert apply_rule(plain).extra_bytes == 2 * 16 * 4 * 4
+
+
+@pytest.mark.parametrize(("f", "g"), [("cc", "cnac"), ("cnac", "cc"), ("cac", "cac")],
+                         ids=["cc-cnac", "cnac-cc", "cac-cac"])
+def test_a_coupling_nodes_f_and_g_are_rebuilt_one_at_a_time(f: str, g: str) -> None:
+    """Reversible mode rebuilds an AdditiveCoupling node as two steps, G's then F's, each with
+    its own body's graph; when G's starts, both halves' gradients are still views of the
+    output's. Priced as one step of two equal parts, the estimate was +4.4 % (equal bodies) to
+    +8.9 % (a G keeping three tensors after an F keeping one) above the measured peak."""
+    torch.set_num_threads(1)
+    for blocks in (["node"], ["node", "node"]):
+        error = estimate_errors(_net(blocks, f, g_body=g), BATCH, ("reversible",))["reversible"]
+        assert abs(error) < 0.01, (blocks, f"{error:+.2%}")
