@@ -255,6 +255,11 @@ class _RegionFunction(torch.autograd.Function):
                     x.data.untyped_storage().resize_(x.numel() * x.element_size())
                     x.data.copy_(value(rebuilt))
                 del rebuilt
+        if not keeps:
+            # no other backward asks: the rebuilt inputs, the side inputs and the samples go
+            # with their last other holder, not with the whole graph once backward ends (a
+            # region's restored input outlived it through the next region's backward)
+            ctx.freed, ctx.side, ctx.samples, ctx.refs, ctx.read_again = [], [], {}, {}, []
         in_grads = []
         for i, s in enumerate(region.inputs):
             g = grads.get(s)
