@@ -14,14 +14,13 @@ from revstudio.core.graph import PortRef
 
 from .estimate_walk import _prod, _values_of
 from .peak import Unit, Value, Walk, simulate
+from .peak_steps import Moment, coupling_moments
 from .save_rules import dropout_mask_bytes
 from .stream_updates import body_output_fresh, fresh_output, update_break, update_temporaries
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
 PASS_THROUGH = frozenset({"Concat", "Flatten", "Reshape", "Permute", "Output", "GroupOutput", "GroupInput"})
 STRUCTURAL = frozenset({"Split", "Concat", "Flatten", "Reshape", "Permute", "Squeeze"})
-# invertible layers whose inverse and gradient the runtime computes in the wide stream dtype
-WIDE_BACKWARD = frozenset({"AffineCoupling", "ActNorm", "InvConv1x1"})
 # The transients of a flow layer's backward beside the gradients of its output and input, in
 # outputs' worth (measured, torch 2.13 CPU): ActNorm's g * (x + b) for its scale's gradient;
 # InvConv1x1 none (the contiguous copy of its output's gradient takes that gradient's place); an
@@ -33,8 +32,6 @@ FLOW_WORK = {"ActNorm": 1, "InvConv1x1": 0, "AffineCoupling": 2}
 SAMPLES = 256
 # the most one sample costs (a large input: 256 float64 values); the budget prices cuts with it
 SAMPLE_BYTES = SAMPLES * 8
-# one computing step of a region's backward (``UnitBuilder._moments``)
-Moment = tuple[int, int, int, int, int]
 
 
 def _additive_updates(groups: Any, reports: Any, kind: str, params: Any, shape: Any,
@@ -76,6 +73,7 @@ class UnitBuilder:
         self.w: Any = walker
         self.active = active  # the group bodies this builder is inside (recursion-safe)
         self._bodies: dict[str, tuple[UnitBuilder, Any] | None] = {}
+        self._nets: dict[str, tuple[int, int] | None] = {}
         self.order = [n for n in order if n in self.w.views and self.w.report.nodes[n].type != "Input"]
         self.stream_bytes = stream_bytes
         self.device = device  # "cpu" or an accelerator's type: how the stream updates are pieced
@@ -294,16 +292,31 @@ class UnitBuilder:
         # (the inputs') gradients whole from the start of the unit.
         step = [0, 0]
         later = ran = 0  # parameter bytes and runtime steps after this one (backward has run them)
+        # a Squeeze's backward hands the steps before it the streams' gradient as one new tensor
+        # (``joined`` bytes), as the region's output gradients are at its start: until two
+        # computing steps have turned it into the streams' own, the walk's count of the streams'
+        # gradients misses it, less what is still a view of it (``since``: steps run after it)
+        joined = since = 0
         for own, parts, with_grads, before, passing in reversed(moments):
+            if parts == 0:  # (a Squeeze: ``_moments``)
+                joined, since = passing, 0
+                continue
+            lift = 0
+            if joined and since < 2:
+                lift = joined - passing if since == 1 else (0 if passing else joined)
             done = own - own // parts  # a Repeat's other copies
+            if ran == 0 and passing:  # the first: every stream's gradient is still a view of the outputs'
+                passing = max(passing, stream)
             if ran < 2:  # its first runtime steps, or all of them, run before the release
                 first = own * min(parts, 2 - ran) // parts  # the gradients of the copies run by then
                 step[0] = max(step[0], with_grads - passing - (params - later - first),
                               before - passing - (params - later - (first - own // parts)))
             if ran + parts > 2:
-                step[1] = max(step[1], with_grads - (params - later - own), before - (params - later - done))
+                step[1] = max(step[1], with_grads + lift - (params - later - own),
+                              before + lift - (params - later - done))
             later += own
             ran += parts
+            since += parts
         # the gradients of the streams being rebuilt become the inputs' gradients, which the walk
         # counts from the start of the unit; where the inputs need none (an Input's), the
         # streams' gradients still exist while the region runs backward
@@ -324,8 +337,9 @@ class UnitBuilder:
     def _moments(self, region: Any, out_set: AbstractSet[Value], copies: int) -> tuple[list[Moment], int]:
         """Per computing step of ``region``, in forward order: (its parameter bytes, its runtime
         steps, the most its backward holds while its parameters' gradients exist, the most
-        before they do, the stream value an additive update passes on); and the largest output
-        of one runtime step. A Group or Repeat whose body is one invertible region runs as its
+        before they do, the stream value an additive update passes on; a Squeeze, whose backward
+        joins the streams' gradient into a new tensor, is (0, 0, 0, 0, its bytes)); and the
+        largest output of one runtime step. A Group or Repeat whose body is one invertible region runs as its
         body's steps spliced into the region, every copy's (``spliced``); ``out_set``: the
         region's outputs (kept anyway), ``copies``: the bytes of the held outputs' copies."""
         couplings = getattr(region, "couplings", {}) or {}
@@ -334,6 +348,9 @@ class UnitBuilder:
         act = 0
         for sid in getattr(region, "steps", ()):
             view = self.w.views.get(sid)
+            if view is not None and view.type == "Squeeze":  # its backward joins the streams' gradient anew
+                moments.append((0, 0, 0, 0, self.largest_of([sid])))
+                continue
             if view is None or view.type in STRUCTURAL:  # slicing and concatenating streams is cheap
                 continue
             inner = self.spliced(sid) if sid not in couplings else None
@@ -352,14 +369,17 @@ class UnitBuilder:
             parts = self._parts(sid)  # a Repeat or coupling node runs as several runtime steps
             largest = self.largest_of(body)
             act = max(act, largest // parts)
-            halves = self._halves(sid, view, largest, copies) if sid not in couplings else None
-            if halves is not None:
-                moments += halves
+            own_steps = coupling_moments(self, sid, view, largest, copies) if sid not in couplings else None
+            if own_steps is not None:  # a coupling node's: F's and G's, an AffineCoupling's
+                moments += own_steps
                 continue
             recompute = self.recompute_bytes(body, ins | out_set)
-            with_grads = (recompute + 2 * largest) // parts  # F's graph and the gradients of its backward
+            # F's graph and the gradients of its backward (a flow layer's: its output's, and its
+            # backward's own work, ``FLOW_WORK``; measured, torch 2.13 CPU)
+            work = 1 + FLOW_WORK[view.type] if view.type in FLOW_WORK and view.type != "AffineCoupling" else 2
+            with_grads = (recompute + work * largest) // parts
             before = 0
-            if view.type in WIDE_BACKWARD:
+            if view.type == "AffineCoupling":  # (its net not walked: ``_affine``)
                 # rebuilt in the stream's wide arithmetic first: the inverse's temporaries and their
                 # float64 copies beside F's graph (measured, torch 2.13 CPU: five float64 and three
                 # float32 half-streams, about six outputs' worth, the copy of a held output among them)
@@ -381,36 +401,6 @@ class UnitBuilder:
             own = sum(int(infos[n].parameters) for n in body if n in infos) * self.elem
             moments.append((own, parts, with_grads, before, passing))
         return moments, act
-
-    def _halves(self, sid: str, view: Any, largest: int, copies: int) -> list[Moment] | None:
-        """An AdditiveCoupling node's F and G as the two runtime steps it runs as, each rebuilding
-        its own body's graph (averaged, a node whose F keeps four tensors and G one was priced
-        below the measured peak); None where it has no F and G bodies."""
-        if view.type != "AdditiveCoupling":
-            return None
-        names = [view.params.get("f"), view.params.get("g")]
-        bodies = [view.bodies.get("f"), view.bodies.get("g")]
-        updates = self._updates(sid, None)
-        if not all(isinstance(n, str) and n for n in names) or None in bodies or len(updates) != 2:
-            return None
-        out: list[Moment] = []
-        for name, body, (elements, fresh) in zip(names, bodies, updates):
-            report = self.w.bodies.reports.get(name)
-            own = sum(int(i.parameters) for i in report.nodes.values()) * self.elem if report is not None else 0
-            # (G reads y1, a stream the region updates in place: no tensor of its own)
-            keep = body.internal_bytes + sum(body.output_bytes[p] for p in body.outputs)
-            value = self.w.batch * elements * self.elem  # the half it updates
-            temps = update_temporaries(self.w.batch, elements, self.elem, self.stream_bytes, fresh, self.device)
-            found = update_break(elements, self.elem, self.stream_bytes, self.device)
-            if found is not None:
-                self.breaks.add(found)
-            before = keep + value + temps + copies if temps else 0
-            out.append((own, 1, keep + largest + copies, before, value))
-        # backward runs G's step first, while both halves' gradients are still views of the
-        # output's: it passes both on (F's step, the half G's input gradient was not summed into)
-        g_own, g_parts, g_grads, g_before, g_value = out[1]
-        out[1] = (g_own, g_parts, g_grads, g_before, g_value + out[0][4])
-        return out
 
     def spliced(self, sid: str) -> tuple[UnitBuilder, Any, int] | None:
         """(a builder of its body, the body's one region, its copies) for a Group or Repeat step
