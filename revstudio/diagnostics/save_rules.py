@@ -209,7 +209,7 @@ def _actnorm(v: NodeView) -> Saves:
     # y = (x + b) * s keeps the shifted input for the gradient of s, and the scale s and its
     # log-determinant, whatever the batch (measured, torch 2.13 CPU: C + 1 elements)
     const = (_channels(v) + 1) * v.element_bytes
-    return Saves(extra_bytes=v.in_bytes("in") + const, approximate=True)
+    return Saves(extra_bytes=v.in_bytes("in") + const)
 
 
 def _invconv(v: NodeView) -> Saves:
@@ -224,8 +224,8 @@ def _invconv(v: NodeView) -> Saves:
         # input and keeps the copy, not the input (no positions: the input itself). At a batch of
         # one the copy is the input itself; priced as a copy all the same, so that what a step
         # keeps grows with the batch by the same bytes a sample (the memory budget's prices)
-        return Saves(extra_bytes=v.in_bytes("in") + const, approximate=True)
-    return Saves(inputs=("in",), extra_bytes=const, approximate=True)
+        return Saves(extra_bytes=v.in_bytes("in") + const)
+    return Saves(inputs=("in",), extra_bytes=const)
 
 
 def _output(v: NodeView) -> Saves:
@@ -299,10 +299,14 @@ def _coupling(v: NodeView) -> Saves:
                 inputs = ("in",)
                 part += sum(body.input_bytes[p] for p in body.inputs)
     if v.type == "AffineCoupling":
-        # the scale (and its exp/sigmoid) and the scaled half are kept
-        extra += 2 * v.in_bytes("in") // 2
+        # y2 = x2 * exp(s) + t keeps x2 (a view of its input) and exp(s); a clamp's
+        # clamp * tanh(s / clamp) keeps its tanh: x2's size each (measured, torch 2.13 CPU)
+        shape = v.inputs.get("in") or ()
+        channels = int(shape[0]) if shape else 0
+        c1 = int(v.params.get("split") or 0) or channels // 2
+        x2 = v.in_bytes("in") * (channels - c1) // channels if channels else 0
+        extra += (2 if float(v.params.get("clamp", 2.0) or 0.0) > 0 else 1) * x2
         inputs = ("in",)
-        approximate = True
     return Saves(inputs=inputs, extra_bytes=extra, approximate=approximate, input_part_bytes=part)
 
 
