@@ -47,17 +47,16 @@ def _returned(b: UnitBuilder, v: Value) -> bool:
 
 def shared_outputs(b: UnitBuilder, makes: list[Value], leaving: bool = True) -> set[Value]:
     """Of a segment's outputs ``makes`` (values of ``b``'s graph), those whose gradient is a view
-    of one other values have too: read by an add or a Concat (which hand the same gradient to
+    of one other values have too: read only by adds or Concats (which hand the same gradient to
     each operand) or leaving a group body whose caller may (``leaving``: an AffineCoupling's
-    net's caller makes a gradient of its own); it outlives the segment's backward."""
+    net's caller makes a gradient of its own); it outlives the segment's backward. A value a
+    layer reads too gets the sum of both gradients, a tensor of its own."""
     out = set()
     infos, views = b.w.report.nodes, b.w.views
     shares = ("Concat", "GroupOutput") if leaving else ("Concat",)
     for v in makes:
-        for r in b.readers.get(v, ()):
-            kind = infos[r].type
-            merge = kind == "Merge" and str(views[r].params.get("mode", "add")) == "add"
-            if merge or kind in shares:
-                out.add(v)
-                break
+        readers = b.readers.get(v, ())
+        if readers and all(infos[r].type in shares or (infos[r].type == "Merge" and str(
+                views[r].params.get("mode", "add")) == "add") for r in readers):
+            out.add(v)
     return out
