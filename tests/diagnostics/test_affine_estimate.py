@@ -24,9 +24,10 @@ BATCH = 32
 MODES = ("standard", "reversible", "checkpoint")
 
 
-def _flow(steps: list[str], channels: int = 4, hidden: int = 8, clamp: float = 2.0) -> Graph:
+def _flow(steps: list[str], channels: int = 4, hidden: int = 8, clamp: float = 2.0, split: int = 0) -> Graph:
     """Conv stem, then ``steps`` ("affine", "actnorm", "invconv"), then Conv, pool and Linear.
-    Each AffineCoupling's net: Conv to ``hidden`` channels, ReLU, Conv to the scale and shift."""
+    Each AffineCoupling (x1: ``split`` channels, 0: half) has a net: Conv to ``hidden``
+    channels, ReLU, Conv to the scale and shift."""
     b = Builder("flow")
     b.node("Input", "x", shape=[1, 8, 8])
     src = b.chain("x.out", b.node("Conv", "stem", out_channels=channels, kernel_size=3, padding="same"),
@@ -38,9 +39,9 @@ def _flow(steps: list[str], channels: int = 4, hidden: int = 8, clamp: float = 2
             b.graph.groups[net] = _body(net, lambda bb, s, n=net: bb.chain(
                 s, bb.node("Conv", f"{n}_hidden", out_channels=hidden, kernel_size=3, padding="same"),
                 bb.node("Activation", f"{n}_relu", fn="relu"),
-                bb.node("Conv", f"{n}_out", out_channels=2 * (channels - channels // 2), kernel_size=3,
+                bb.node("Conv", f"{n}_out", out_channels=2 * (channels - (split or channels // 2)), kernel_size=3,
                         padding="same", init="zeros")))
-            ids.append(b.node("AffineCoupling", f"ac{i}", net=net, clamp=clamp))
+            ids.append(b.node("AffineCoupling", f"ac{i}", net=net, clamp=clamp, split=split))
         elif kind == "actnorm":
             ids.append(b.node("ActNorm", f"an{i}"))
         else:
@@ -94,3 +95,21 @@ def test_the_flow_layers_kept_figures_are_counts(clamp: float) -> None:
                          ("standard",))["standard"]["kept_bytes"]
     assert abs(est.activation_bytes("standard") / kept - 1) < 0.01, (est.activation_bytes("standard"), kept)
     assert not any(n.approximate for n in est.nodes.values())
+
+
+def test_a_repeat_of_glow_steps_holds_in_every_mode() -> None:
+    """ActNorm, InvConv1x1 and AffineCoupling as the body of a Repeat (spliced into the region in
+    reversible mode, walked per copy in standard and checkpoint mode)."""
+    from revstudio.core.generate import glow_repeat
+
+    torch.set_num_threads(1)
+    for mode, error in estimate_errors(glow_repeat(3), 16, MODES).items():
+        assert abs(error) < 0.01, (mode, f"{error:+.2%}")
+
+
+@pytest.mark.parametrize("split", [1, 3])
+def test_an_uneven_split_prices_x2_by_its_channels(split: int) -> None:
+    torch.set_num_threads(1)
+    graph = _flow(["affine"], channels=4, split=split)
+    for mode, error in estimate_errors(graph, 16, MODES).items():
+        assert abs(error) < 0.01, (mode, f"{error:+.2%}")
