@@ -378,6 +378,9 @@ class UnitBuilder:
             # backward's own work, ``FLOW_WORK``; measured, torch 2.13 CPU)
             work = 1 + FLOW_WORK[view.type] if view.type in FLOW_WORK and view.type != "AffineCoupling" else 2
             with_grads = (recompute + work * largest) // parts
+            if view.type == "InvConv1x1" and view.params.get("lu", True) and view.inputs.get("in"):
+                # the rebuilt weight's gradient beside its factors' (C x C)
+                with_grads += int(view.inputs["in"][0]) ** 2 * self.elem
             before = 0
             if view.type == "AffineCoupling":  # (its net not walked: ``_affine``)
                 # rebuilt in the stream's wide arithmetic first: the inverse's temporaries and their

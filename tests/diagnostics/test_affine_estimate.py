@@ -25,7 +25,8 @@ MODES = ("standard", "reversible", "checkpoint")
 
 
 def _flow(steps: list[str], channels: int = 4, hidden: int = 8, clamp: float = 2.0, split: int = 0) -> Graph:
-    """Conv stem, then ``steps`` ("affine", "actnorm", "invconv"), then Conv, pool and Linear.
+    """Conv stem, then ``steps`` ("affine", "actnorm", "invconv", "invconv-plain"), then Conv,
+    pool and Linear.
     Each AffineCoupling (x1: ``split`` channels, 0: half) has a net: Conv to ``hidden``
     channels, ReLU, Conv to the scale and shift."""
     b = Builder("flow")
@@ -44,8 +45,8 @@ def _flow(steps: list[str], channels: int = 4, hidden: int = 8, clamp: float = 2
             ids.append(b.node("AffineCoupling", f"ac{i}", net=net, clamp=clamp, split=split))
         elif kind == "actnorm":
             ids.append(b.node("ActNorm", f"an{i}"))
-        else:
-            ids.append(b.node("InvConv1x1", f"ic{i}", lu=True))
+        else:  # "invconv" (LU-factored weight) or "invconv-plain"
+            ids.append(b.node("InvConv1x1", f"ic{i}", lu=kind == "invconv"))
     src = b.chain(src, *ids)
     b.chain(src, b.node("Conv", "post", out_channels=4, kernel_size=3, padding="same"),
             b.node("Pool", "pool", kind="global_avg"), b.node("Linear", "head", out_features=10),
@@ -61,14 +62,15 @@ def test_an_affine_couplings_net_is_walked_layer_by_layer(hidden: int, channels:
         assert abs(error) < 0.01, (mode, f"{error:+.2%}")
 
 
-@pytest.mark.parametrize("steps", [["actnorm"], ["invconv"], ["actnorm", "invconv", "affine"],
-                                   ["affine", "actnorm", "invconv", "affine"]], ids="+".join)
+@pytest.mark.parametrize("steps", [["actnorm"], ["invconv"], ["invconv-plain"], ["actnorm", "invconv", "affine"],
+                                   ["affine", "actnorm", "invconv-plain", "affine"]], ids="+".join)
 def test_glow_steps_hold_in_standard_and_checkpoint_mode(steps: list[str]) -> None:
     """ActNorm's backward holds g * (x + b) beside the gradients (the rule said two outputs'
     worth); InvConv1x1 keeps a channels-first copy of its input, not the input (so a checkpoint
     segment that keeps the input holds both: the rule said the input alone); in a region both
     rebuild their input in the model's dtype, not the stream's wide arithmetic (the rule priced
-    six outputs' worth of float64 temporaries)."""
+    six outputs' worth of float64 temporaries); a plain (not LU-factored) weight keeps its
+    log-determinant's LU factors, C^2 + C + 2 values (the rule said the LU form's 3C^2 + C + 1)."""
     torch.set_num_threads(1)
     for mode, error in estimate_errors(_flow(steps), BATCH, MODES).items():
         assert abs(error) < 0.01, (mode, f"{error:+.2%}")
@@ -112,4 +114,13 @@ def test_an_uneven_split_prices_x2_by_its_channels(split: int) -> None:
     torch.set_num_threads(1)
     graph = _flow(["affine"], channels=4, split=split)
     for mode, error in estimate_errors(graph, 16, MODES).items():
+        assert abs(error) < 0.01, (mode, f"{error:+.2%}")
+
+
+@pytest.mark.parametrize("steps", [["invconv"], ["invconv-plain"]], ids="+".join)
+def test_an_invconvs_weight_keeps_what_its_form_keeps(steps: list[str]) -> None:
+    """At 64 channels and a batch of 4 the weight's tensors are a fifth of the step: the LU form
+    keeps 3C^2 + C + 1 values, a plain weight C^2 + C + 2 (priced as the LU form's: +14 %)."""
+    torch.set_num_threads(1)
+    for mode, error in estimate_errors(_flow(steps, channels=64), 4, MODES).items():
         assert abs(error) < 0.01, (mode, f"{error:+.2%}")
