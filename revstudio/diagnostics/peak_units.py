@@ -15,7 +15,7 @@ from revstudio.core.graph import PortRef
 from .estimate_walk import _prod, _values_of
 from .peak import Unit, Value, Walk, simulate
 from .peak_steps import Moment, coupling_moments
-from .save_rules import dropout_mask_bytes
+from .save_rules import forward_work_bytes
 from .stream_updates import body_output_fresh, fresh_output, update_break, update_temporaries
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
@@ -160,7 +160,7 @@ class UnitBuilder:
         # a dropout's mask exists beside its input and output while it runs
         return Unit(nid if name is None else name, self.reads(nid) if reads is None else reads,
                     own if makes is None else makes, saved, extra, int(info.parameters) * self.elem,
-                    fresh, dropout_mask_bytes(self.w.views[nid]), self.node_work(nid),
+                    fresh, forward_work_bytes(self.w.views[nid]), self.node_work(nid),
                     bool(own) and self.flag.get(nid, False))
 
     def node_work(self, nid: str) -> int:
@@ -176,7 +176,14 @@ class UnitBuilder:
         if info.type in FLOW_WORK:  # in outputs' worth, beside its output's and input's gradients
             work = FLOW_WORK[info.type] * self.largest_of([nid])
         elif info.type == "BiRNN":  # the fused kernel's backward builds its gate gradients at once
-            from .save_rules import RNN_BACKWARD, counted_lstm, rnn_dims, rnn_elements
+            from .save_rules import (
+                RNN_BACKWARD,
+                counted_lstm,
+                cpu_gru,
+                gru_backward_work,
+                rnn_dims,
+                rnn_elements,
+            )
 
             view = self.w.views[nid]
             if counted_lstm(view):
@@ -186,6 +193,9 @@ class UnitBuilder:
                 work = lstm_backward_bytes(view.batch, *rnn_dims(view)) - int(info.parameters) * self.elem
                 if any(self.needs_grad(v) for v in self.reads(nid)):
                     work -= view.in_bytes("in")
+            elif cpu_gru(view):
+                work = gru_backward_work(view, int(info.parameters), self.saved_by(nid)[1],
+                                         any(self.needs_grad(v) for v in self.reads(nid)))
             else:
                 work = rnn_elements(RNN_BACKWARD, view) * self.elem
         return work
