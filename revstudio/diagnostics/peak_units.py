@@ -179,8 +179,8 @@ class UnitBuilder:
             from .save_rules import (
                 RNN_BACKWARD,
                 counted_lstm,
-                cpu_gru,
-                gru_backward_work,
+                loop_backward_work,
+                loop_cell,
                 rnn_dims,
                 rnn_elements,
             )
@@ -193,9 +193,9 @@ class UnitBuilder:
                 work = lstm_backward_bytes(view.batch, *rnn_dims(view)) - int(info.parameters) * self.elem
                 if any(self.needs_grad(v) for v in self.reads(nid)):
                     work -= view.in_bytes("in")
-            elif cpu_gru(view):
-                work = gru_backward_work(view, int(info.parameters), self.saved_by(nid)[1],
-                                         any(self.needs_grad(v) for v in self.reads(nid)))
+            elif loop_cell(view) is not None:
+                work = loop_backward_work(view, int(info.parameters), self.saved_by(nid)[1],
+                                          any(self.needs_grad(v) for v in self.reads(nid)))
             else:
                 work = rnn_elements(RNN_BACKWARD, view) * self.elem
         return work

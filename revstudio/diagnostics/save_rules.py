@@ -190,50 +190,63 @@ def counted_lstm(v: NodeView) -> bool:
     return str(v.params.get("cell", "lstm")) == "lstm" and v.element_bytes == 4
 
 
-def gru_kept_elements(v: NodeView) -> int:
-    """Elements a BiRNN GRU keeps on the CPU, where torch runs it as a loop of cells (counted,
-    torch 2.13: exact over batch, length, sizes and layers): two copies of its input for the
-    first layer's projections (not the input itself); per layer and both directions 14 values
-    per step and hidden unit (gates and states); an upper layer also the layer below's output.
-    (What else it keeps is its weights, transposed: views of them.)"""
+# Cells torch runs on the CPU as a loop of steps (counted, torch 2.13: exact over batch, length,
+# sizes and layers): their gates per hidden unit; what each layer keeps for both directions per
+# step and hidden unit, and per sample and hidden unit; the final states alive at forward's end,
+# per sample and hidden unit
+LOOP_CELLS = {"gru": (3, 14, 0, 2), "rnn_tanh": (1, 2, 2, 0), "rnn_relu": (1, 2, 2, 0)}
+
+
+def loop_cell(v: NodeView) -> tuple[int, int, int, int] | None:
+    """(gates, kept a step, kept a sample, final states) of a BiRNN torch runs as a loop of
+    cells on the CPU (``LOOP_CELLS``)."""
+    if v.type != "BiRNN" or v.device != "cpu":
+        return None
+    return LOOP_CELLS.get(str(v.params.get("cell", "lstm")))
+
+
+def loop_kept_elements(v: NodeView) -> int:
+    """Elements a loop-of-cells BiRNN (:func:`loop_cell`) keeps: two copies of its input for the
+    first layer's projections (not the input itself); per layer and both directions, its gates
+    and states (``LOOP_CELLS``); an upper layer also the layer below's output. (What else it
+    keeps is its weights, transposed: views of them.)"""
+    _, per_step, per_sample, _ = loop_cell(v) or (0, 0, 0, 0)
     length, features, hidden, layers = rnn_dims(v)
     b = v.batch
     total = 2 * b * length * features
     for layer in range(layers):
-        total += 14 * b * length * hidden + (b * length * 2 * hidden if layer else 0)
+        total += per_step * b * length * hidden + per_sample * b * hidden + (b * length * 2 * hidden if layer else 0)
     return total
-
-
-def cpu_gru(v: NodeView) -> bool:
-    """Whether torch runs this BiRNN as a GRU's loop of cells on the CPU (:func:`gru_kept_elements`)."""
-    return v.type == "BiRNN" and str(v.params.get("cell", "lstm")) == "gru" and v.device == "cpu"
 
 
 def forward_work_bytes(v: NodeView) -> int:
     """What a layer holds while it runs forward beside its inputs and outputs: a Dropout's mask
-    (:func:`dropout_mask_bytes`); a CPU GRU, once its steps have run, what they keep, its last
-    direction's input projection (3h a step), its final states and the per-direction stacks of
-    its steps' outputs and their concatenation, before its output is made of them (measured,
-    torch 2.13: the output's size twice, the output itself not yet made)."""
-    if cpu_gru(v):
+    (:func:`dropout_mask_bytes`); a loop-of-cells BiRNN, once its steps have run, what they keep,
+    its last direction's input projection (its gates a step), its final states and the
+    per-direction stacks of its steps' outputs and their concatenation, before its output is
+    made of them (measured, torch 2.13: the output's size twice, the output itself not yet made)."""
+    cell = loop_cell(v)
+    if cell is not None:
         length, _, hidden, _ = rnn_dims(v)
-        transient = v.batch * length * 3 * hidden + 2 * v.batch * hidden
-        return (gru_kept_elements(v) + transient) * v.element_bytes + v.out_bytes("out")
+        transient = v.batch * length * cell[0] * hidden + cell[3] * v.batch * hidden
+        return (loop_kept_elements(v) + transient) * v.element_bytes + v.out_bytes("out")
     return dropout_mask_bytes(v)
 
 
-def gru_backward_work(v: NodeView, parameters: int, kept: int, input_grad: bool) -> int:
-    """A CPU GRU's backward beside what the walk counts at its unit (its kept bytes, its output's
-    gradient, its input's and all its weights' gradients), most at either end (measured, torch
-    2.13). It starts with the top layer's last step: of the weights' gradients only that layer's
-    recurrent ones exist, beside one step's worth of them, and not the input's. It ends, each
-    step's tensors freed as it went, with every weight's gradient, the input's copies the input
-    weights' gradients read and the stacked gradients of one direction's input projections."""
+def loop_backward_work(v: NodeView, parameters: int, kept: int, input_grad: bool) -> int:
+    """A loop-of-cells BiRNN's backward beside what the walk counts at its unit (its kept bytes,
+    its output's gradient, its input's and all its weights' gradients), most at either end
+    (measured, torch 2.13). It starts with the top layer's last step: of the weights' gradients
+    only that layer's recurrent ones exist, beside one step's worth of them, and not the input's.
+    It ends, each step's tensors freed as it went, with every weight's gradient, the input's
+    copies the input weights' gradients read and the stacked gradients of one direction's input
+    projections."""
+    gates = (loop_cell(v) or (1, 0, 0, 0))[0]
     length, features, hidden, _ = rnn_dims(v)
     b, elem = v.batch, v.element_bytes
-    recurrent = 2 * (3 * hidden * hidden + 3 * hidden)  # the top layer's, both directions
-    start = (recurrent + 3 * hidden * hidden - parameters) * elem - (v.in_bytes("in") if input_grad else 0)
-    end = (2 * b * length * features + b * length * 3 * hidden) * elem - kept
+    recurrent = 2 * (gates * hidden * hidden + gates * hidden)  # the top layer's, both directions
+    start = (recurrent + gates * hidden * hidden - parameters) * elem - (v.in_bytes("in") if input_grad else 0)
+    end = (2 * b * length * features + b * length * gates * hidden) * elem - kept
     return max(start, end)
 
 
@@ -243,8 +256,8 @@ def _birnn(v: NodeView) -> Saves:
 
         # it keeps a time-major copy of its input, not the input itself
         return Saves(extra_bytes=lstm_kept_bytes(v.batch, *rnn_dims(v)))
-    if cpu_gru(v):
-        return Saves(extra_bytes=gru_kept_elements(v) * v.element_bytes)
+    if loop_cell(v) is not None:
+        return Saves(extra_bytes=loop_kept_elements(v) * v.element_bytes)
     kept = rnn_elements(RNN_KEPT, v) * v.element_bytes
     return Saves(inputs=("in",), extra_bytes=kept, approximate=True)
 
