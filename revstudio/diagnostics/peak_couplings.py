@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .estimate_walk import _prod
 from .peak import Unit, Value
+from .save_rules import clamped, coupling_split
 
 if TYPE_CHECKING:
     from .peak_inline import Inline, _Scope
@@ -27,7 +28,7 @@ def _halves(inl: Inline, scope: _Scope, nid: str, view: Any) -> tuple[Unit, Valu
     shape = view.inputs.get("in")
     if src is None or not shape:
         return None
-    sizes = _split(view)
+    sizes = coupling_split(view.params, shape)
     half = [view.batch * c * _prod(shape[1:]) * view.element_bytes for c in sizes]
     x = inl._global(scope, (src.node, src.port))
     here = inl._global(scope, (nid, ""))[0]
@@ -48,15 +49,8 @@ def _concat(inl: Inline, scope: _Scope, nid: str, view: Any, parts: list[Value],
     out = inl._global(scope, (nid, next(iter(view.outputs), "out")))
     region = inl._region(scope, nid)
     if region is not None:
-        inl._joins[out] = (parts, _split(view), region)
+        inl._joins[out] = (parts, coupling_split(view.params, view.inputs.get("in")), region)
     return Unit(f"{inl._global(scope, (nid, ''))[0]}/concat", parts, [out], fresh=False, grad=grad)
-
-
-def _split(view: Any) -> tuple[int, int]:
-    """The channels of x1 and x2."""
-    channels = int(view.inputs["in"][0])
-    c1 = int(view.params.get("split") or 0) or channels // 2
-    return c1, channels - c1
 
 
 def additive(inl: Inline, scope: _Scope, nid: str, view: Any) -> list[Unit] | None:
@@ -104,9 +98,9 @@ def affine(inl: Inline, scope: _Scope, nid: str, view: Any) -> list[Unit] | None
     st = inl._run_body(scope, net, f"{here}/net/", [x1], None, units, None, shares=False)
     if st is None or len(st) < 1:
         return None
-    clamped = float(view.params.get("clamp", 2.0) or 0.0) > 0
-    kept = (2 if clamped else 1) * half[1]  # exp(s) and, clamped, tanh(s / clamp)
-    log_scale = half[1] if clamped else 0  # clamp * tanh(...): a tensor of its own (unclamped: a view)
+    bounded = clamped(view.params)
+    kept = (2 if bounded else 1) * half[1]  # exp(s) and, clamped, tanh(s / clamp)
+    log_scale = half[1] if bounded else 0  # clamp * tanh(...): a tensor of its own (unclamped: a view)
     # s = ...; exp(s): keeps ``kept``; backward makes the net output's gradient, the sum of the
     # two zero-padded halves the slices of (s, t) hand back, beside them; what it kept is gone
     # by then

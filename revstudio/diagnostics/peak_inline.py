@@ -20,7 +20,7 @@ from typing import Any
 from .estimate_walk import _params
 from .peak import Unit, Value, Walk, simulate
 from .peak_couplings import COUPLINGS
-from .peak_units import UnitBuilder
+from .peak_units import UnitBuilder, group_ports
 
 _GROUPS = frozenset({"Group", "Repeat"})
 
@@ -277,23 +277,8 @@ class Inline:
         as a region runs it, its steps among the region's (a Concat the next Split undoes fused)."""
         key = (name, grads, spliced)
         if key not in self._builders:
-            self._builders[key] = self._make_body(scope, name, grads, spliced)
+            self._builders[key] = scope.b.sub_builder(name, grads, spliced)
         return self._builders[key]
-
-    def _make_body(self, scope: _Scope, name: str, grads: tuple[bool, ...], spliced: bool) -> UnitBuilder | None:
-        from .estimate_walk import _Walker
-
-        w = scope.b.w
-        graph, report = w.bodies.graph.groups.get(name), w.bodies.reports.get(name)
-        if graph is None or report is None or any(not i.ok for i in report.nodes.values()):
-            return None
-        walker = _Walker(graph, report, w.batch, w.elem, w.bodies)
-        if spliced:
-            walker.region_of = {nid: "spliced" for nid in report.nodes}
-            walker.regions_changed()
-        ports = _ports(graph, "GroupInput", "in")
-        return UnitBuilder(walker, list(report.order), scope.b.stream_bytes, scope.b.device,
-                           active=scope.active | {name}, inputs_grad=dict(zip(ports, grads)))
 
     def _run_body(self, scope: _Scope, name: str, prefix: str, feeds: list[Value],
                   outs: list[Value] | None, out: list[Unit], region: str | None,
@@ -309,7 +294,7 @@ class Inline:
         if body is None:
             return None
         graph = body.w.graph
-        in_ports = _ports(graph, "GroupInput", "in")
+        in_ports = group_ports(graph, "GroupInput", "in")
         out_nodes = [n for n in graph.nodes if graph.nodes[n].type == "GroupOutput"]
         if len(in_ports) != len(feeds) or (outs is not None and len(outs) != len(out_nodes)):
             return None
@@ -391,12 +376,12 @@ class Inline:
         if graph is None:
             return None
         feeds = []
-        for port in _ports(graph, "GroupInput", "in"):
+        for port in group_ports(graph, "GroupInput", "in"):
             src = b.w.source.get((nid, port))
             if src is None:
                 return None
             feeds.append(self._global(scope, (src.node, src.port)))
-        outs = [self._global(scope, (nid, p)) for p in _ports(graph, "GroupOutput", "out")]
+        outs = [self._global(scope, (nid, p)) for p in group_ports(graph, "GroupOutput", "out")]
         times = max(1, int(view.params.get("times", 1) or 1)) if view.type == "Repeat" else 1
         units: list[Unit] = []
         values: list[Value] = feeds
@@ -447,8 +432,3 @@ def _copy(u: Unit, **changes: Any) -> Unit:
 
 def _channels(shapes: Any) -> tuple[int, ...]:
     return tuple(int(s[0]) if s else 0 for s in shapes)
-
-
-def _ports(graph: Any, kind: str, default: str) -> list[str]:
-    """The ports of a body's GroupInput (or GroupOutput) nodes, in the body's call order."""
-    return [str(_params(graph, n).get("port", default)) for n in graph.nodes if graph.nodes[n].type == kind]

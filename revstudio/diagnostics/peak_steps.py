@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .estimate_walk import _params, _prod
+from .estimate_walk import _prod
 from .peak import simulate
+from .save_rules import clamped, coupling_split
 from .stream_updates import update_break, update_temporaries
 
 # one computing step of a region's backward (``UnitBuilder._moments``)
@@ -68,11 +69,8 @@ def _affine(b: Any, sid: str, view: Any, largest: int, copies: int) -> list[Mome
     if walked is None or not shape:
         return None
     kept, peak = walked
-    channels = int(shape[0])
-    c1 = int(view.params.get("split") or 0) or channels // 2
-    half = view.batch * (channels - c1) * _prod(shape[1:]) * b.elem  # x2
-    clamped = float(view.params.get("clamp", 2.0) or 0.0) > 0
-    log_scale = half if clamped else 0  # s = clamp * tanh(. / clamp): a tensor of its own
+    half = view.batch * coupling_split(view.params, shape)[1] * _prod(shape[1:]) * b.elem  # x2
+    log_scale = half if clamped(view.params) else 0  # s = clamp * tanh(. / clamp): a tensor of its own
     wide = half * b.stream_bytes // b.elem  # x2 in the stream's arithmetic
     rebuild = 5 * wide + half if b.stream_bytes > b.elem else 3 * wide
     own = int(b.w.report.nodes[sid].parameters) * b.elem
@@ -85,19 +83,12 @@ def _net_walk(b: Any, name: str) -> tuple[int, int] | None:
     gradients included). None where its body does not check."""
     if name not in b._nets:
         b._nets[name] = None
-        graph, report = b.w.bodies.graph.groups.get(name), b.w.bodies.reports.get(name)
-        if graph is not None and report is not None and name not in b.active \
-                and all(i.ok for i in report.nodes.values()):
-            from .estimate_walk import _Walker
-
-            walker = _Walker(graph, report, b.w.batch, b.elem, b.w.bodies)
-            ports = {str(_params(graph, n).get("port", "in")): True for n in graph.nodes
-                     if graph.nodes[n].type == "GroupInput"}  # (x1 needs its gradient)
-            sub = type(b)(walker, list(report.order), b.stream_bytes, b.device,
-                          active=b.active | {name}, inputs_grad=ports)
-            outs = [(src.node, src.port) for n in sub.order if report.nodes[n].type == "GroupOutput"
-                    for src in (walker.source.get((n, "in")),) if src is not None]
-            walk = simulate([sub.unit(n, *sub.saved_by(n)) for n in sub.order], walker.nbytes, walker.base,
+        sub = b.sub_builder(name)  # (x1 needs its gradient)
+        if sub is not None:
+            w, infos = sub.w, sub.w.report.nodes
+            outs = [(src.node, src.port) for n in sub.order if infos[n].type == "GroupOutput"
+                    for src in (w.source.get((n, "in")),) if src is not None]
+            walk = simulate([sub.unit(n, *sub.saved_by(n)) for n in sub.order], w.nbytes, w.base,
                             sub.needs_grad, outs, seeds=[(v, False) for v in outs])
             b._nets[name] = (walk.kept, walk.peak)
     return b._nets[name]

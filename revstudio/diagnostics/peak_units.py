@@ -6,16 +6,16 @@ segment (recomputed whole when backward reaches it). Torch-free.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
 from revstudio.core.graph import PortRef
 
-from .estimate_walk import _prod, _values_of
-from .peak import Unit, Value, Walk, simulate
+from .estimate_walk import _params, _prod, _values_of
+from .peak import Unit, Value
 from .peak_steps import Moment, coupling_moments
-from .save_rules import forward_work_bytes
+from .save_rules import coupling_split, forward_work_bytes
 from .stream_updates import body_output_fresh, fresh_output, update_break, update_temporaries
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
@@ -42,11 +42,11 @@ def _additive_updates(groups: Any, reports: Any, kind: str, params: Any, shape: 
     if kind == "AdditiveCoupling":
         if not shape:
             return []
-        channels, spatial = int(shape[0]), _prod(shape[1:])
-        c1 = int(params.get("split") or 0) or channels // 2
+        spatial = _prod(shape[1:])
+        c1, c2 = coupling_split(params, shape)
         out = [(c1 * spatial, body_output_fresh(groups, reports, params.get("f")))]
         if params.get("g"):
-            out.append(((channels - c1) * spatial, body_output_fresh(groups, reports, params.get("g"))))
+            out.append((c2 * spatial, body_output_fresh(groups, reports, params.get("g"))))
         return out
     name = params.get("group") if kind in ("Repeat", "Group") else None
     if not isinstance(name, str) or name in active:
@@ -384,9 +384,9 @@ class UnitBuilder:
                 moments += own_steps
                 continue
             recompute = self.recompute_bytes(body, ins | out_set)
-            # F's graph and the gradients of its backward (a flow layer's: its output's, and its
-            # backward's own work, ``FLOW_WORK``; measured, torch 2.13 CPU)
-            work = 1 + FLOW_WORK[view.type] if view.type in FLOW_WORK and view.type != "AffineCoupling" else 2
+            # F's graph and the gradients of its backward, two outputs' worth (ActNorm's and
+            # InvConv1x1's: their output's and their backward's own work, ``FLOW_WORK``)
+            work = 1 + FLOW_WORK[view.type] if view.type in ("ActNorm", "InvConv1x1") else 2
             with_grads = (recompute + work * largest) // parts
             if view.type == "InvConv1x1" and view.params.get("lu", True) and view.inputs.get("in"):
                 # the rebuilt weight's gradient beside its factors' (C x C)
@@ -430,6 +430,25 @@ class UnitBuilder:
         times = int(view.params.get("times", 1) or 1) if view.type == "Repeat" else 1  # type: ignore[union-attr]
         return found[0], found[1], max(1, times)
 
+    def sub_builder(self, name: str, grads: Sequence[bool] | None = None,
+                    spliced: bool = False) -> UnitBuilder | None:
+        """A builder over the project's group body ``name`` whose inputs (in port order) need
+        ``grads`` (all of them: None); ``spliced``: as a region runs it, its steps among the
+        region's. None where the body does not check, or is one this builder is inside."""
+        from .estimate_walk import _Walker
+
+        graph, report = self.w.bodies.graph.groups.get(name), self.w.bodies.reports.get(name)
+        if name in self.active or graph is None or report is None or any(not i.ok for i in report.nodes.values()):
+            return None
+        walker = _Walker(graph, report, self.w.batch, self.elem, self.w.bodies)
+        if spliced:
+            walker.region_of = {nid: "spliced" for nid in report.nodes}
+            walker.regions_changed()
+        ports = group_ports(graph, "GroupInput", "in")
+        needed = dict(zip(ports, grads)) if grads is not None else dict.fromkeys(ports, True)
+        return UnitBuilder(walker, list(report.order), self.stream_bytes, self.device,
+                           active=self.active | {name}, inputs_grad=needed)
+
     def _body_builder(self, name: str) -> tuple[UnitBuilder, Any] | None:
         from .estimate_walk import _Walker
 
@@ -465,5 +484,7 @@ class UnitBuilder:
             return []
         return _additive_updates(self.w.bodies.graph.groups, groups, view.type, view.params, view.inputs.get("in"), set())
 
-    def walk(self, units: list[Unit]) -> Walk:
-        return simulate(units, self.w.nbytes, self.w.base, self.rg.get, self.held)  # type: ignore[arg-type]
+
+def group_ports(graph: Any, kind: str, default: str) -> list[str]:
+    """The ports of a body's GroupInput (or GroupOutput) nodes, in the body's call order."""
+    return [str(_params(graph, n).get("port", default)) for n in graph.nodes if graph.nodes[n].type == kind]

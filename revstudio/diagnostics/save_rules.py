@@ -342,6 +342,18 @@ def _group_like(v: NodeView) -> Saves:
     return Saves(inputs=body.inputs, outputs=body.outputs, extra_bytes=extra)
 
 
+def coupling_split(params: Mapping[str, Any], shape: ShapeT | None) -> tuple[int, int]:
+    """The channels of a coupling node's x1 and x2 (``split``; 0: half), from its input's shape."""
+    channels = int(shape[0]) if shape else 0
+    c1 = int(params.get("split") or 0) or channels // 2
+    return c1, channels - c1
+
+
+def clamped(params: Mapping[str, Any]) -> bool:
+    """Whether an AffineCoupling bounds its log-scale with clamp * tanh(s / clamp)."""
+    return float(params.get("clamp", 2.0) or 0.0) > 0
+
+
 def _coupling(v: NodeView) -> Saves:
     # y1 = x1 + F(x2); y2 = x2 + G(y1); out = cat(y1, y2). x1/x2 are views of
     # the input, y1 is a new half-size tensor, F/G bodies keep what they keep.
@@ -365,11 +377,9 @@ def _coupling(v: NodeView) -> Saves:
     if v.type == "AffineCoupling":
         # y2 = x2 * exp(s) + t keeps x2 (a view of its input) and exp(s); a clamp's
         # clamp * tanh(s / clamp) keeps its tanh: x2's size each (measured, torch 2.13 CPU)
-        shape = v.inputs.get("in") or ()
-        channels = int(shape[0]) if shape else 0
-        c1 = int(v.params.get("split") or 0) or channels // 2
-        x2 = v.in_bytes("in") * (channels - c1) // channels if channels else 0
-        extra += (2 if float(v.params.get("clamp", 2.0) or 0.0) > 0 else 1) * x2
+        c1, c2 = coupling_split(v.params, v.inputs.get("in"))
+        x2 = v.in_bytes("in") * c2 // (c1 + c2) if c1 + c2 else 0
+        extra += (2 if clamped(v.params) else 1) * x2
         inputs = ("in",)
     return Saves(inputs=inputs, extra_bytes=extra, approximate=approximate, input_part_bytes=part)
 
