@@ -80,6 +80,28 @@ class Kind:
         return 4 + torch.finfo(self.lo).bits // 8 if self.lo is not None else 4
 
 
+class Grid(Kind):
+    """float64 streams on a fixed grid of 2^-40: F's output is rounded onto the grid (in its own
+    float32, ``(f + c) - c`` with ``ulp(c) = 2^-40``), so every update and its inverse are exact
+    while a stream value stays under 2^12: the backward rebuilds the forward's streams bit for
+    bit. Measured to see whether exact reversibility removes the ReLU-kink lottery at depth."""
+
+    C = 1.5 * 2.0 ** -17  # float32 with ulp 2^-40
+
+    def __init__(self) -> None:
+        super().__init__(torch.float64)
+
+    def make(self, x: torch.Tensor) -> Stream:
+        return self._grid(x).double()
+
+    def add(self, s: Stream, f: torch.Tensor, sign: int) -> Stream:
+        q = self._grid(f).double()
+        return s + q if sign > 0 else s - q
+
+    def _grid(self, f: torch.Tensor) -> torch.Tensor:
+        return (f.float() + self.C) - self.C
+
+
 KINDS = {
     "float32": Kind(torch.float32),
     "float64": Kind(torch.float64),
@@ -87,6 +109,7 @@ KINDS = {
     "f32+f16": Kind(lo=torch.float16),
     "f32+f16/ulp": Kind(lo=torch.float16, scaled=True),
     "f32+f32": Kind(lo=torch.float32),
+    "f64-grid": Grid(),
 }
 
 
@@ -141,6 +164,8 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, nargs="+", default=[4, 16, 64])
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0, help="bench_revnet.py's --seed (inputs drawn as it does)")
+    parser.add_argument("--channels", type=int, default=64, help="stream channels (bench_sweep's cells: 32)")
+    parser.add_argument("--draws", type=int, default=1, help="batches per depth, drawn one after another")
     parser.add_argument("--kinds", nargs="+", default=[*KINDS, "runtime"], choices=[*KINDS, "runtime"],
                         help="rows to run; runtime: the revstudio runtime with its float32x2 streams")
     args = parser.parse_args()
@@ -148,10 +173,10 @@ def main() -> None:
     gen = torch.Generator().manual_seed(args.seed + 1)
     print("| N | streams | bytes/value | grad err vs fp64 | x plain's | s |")
     print("|---|---|---|---|---|---|")
-    for blocks in args.blocks:
-        fns = make_functions(blocks, 64, args.seed)
-        x = torch.randn(args.batch, 64, 16, 16, generator=gen)
-        w = torch.randn(args.batch, 64, 16, 16, generator=gen)
+    for blocks, _draw in ((b, d) for b in args.blocks for d in range(args.draws)):
+        fns = make_functions(blocks, args.channels, args.seed)
+        x = torch.randn(args.batch, args.channels, 16, 16, generator=gen)
+        w = torch.randn(args.batch, args.channels, 16, 16, generator=gen)
         ref = plain_grads(fns, x, w, torch.float64)
         plain = float((plain_grads(fns, x, w, torch.float32) - ref).norm() / ref.norm())
         print(f"| {blocks} | plain autograd | - | {plain:.3g} | 1.00 | - |")

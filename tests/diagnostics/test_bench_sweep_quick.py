@@ -108,3 +108,43 @@ def test_bench_overlap_quick_gives_plains_gradients(tmp_path: Path) -> None:
         for name in ("serial", "overlapped", "revstudio"):
             assert cell["columns"][name]["grad_vs_plain"] < 1e-5, (cell["cell"], name)
         assert cell["floor"] > 1 and cell["columns"]["plain"]["ratio"] == 1.0
+
+
+def _depth_error_module():  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_depth_error
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    return bench_depth_error
+
+
+def test_the_depth_error_verdict_compares_distributions_not_single_draws() -> None:
+    """One draw's ratio to plain is a lottery at depth; the target compares medians over the
+    draws, and the counts show who lost the lottery on how many draws, both ways."""
+    bench = _depth_error_module()
+    errs = {"plain": [1e-6, 5e-4, 1e-6, 3e-4, 1e-6],
+            "revstudio": [4e-4, 6e-7, 8e-7, 6e-7, 2e-4],  # loses twice badly, wins twice, ties once
+            "revstudio-f32streams": [8e-4, 9e-4, 7e-4, 1e-3, 6e-4]}
+    rows = {r["column"]: r for r in bench.rows(errs)}
+    assert rows["plain"]["median_over_plain"] == 1.0 and rows["plain"]["worse"] == 0
+    assert rows["revstudio"]["median"] == 8e-7 and rows["revstudio"]["median_over_plain"] == pytest.approx(0.8)
+    assert (rows["revstudio"]["worse"], rows["revstudio"]["better"]) == (2, 2)
+    assert rows["revstudio-f32streams"]["median_over_plain"] == pytest.approx(800.0)
+    assert (rows["revstudio-f32streams"]["worse"], rows["revstudio-f32streams"]["better"]) == (5, 0)
+    text = bench.table("4x2x8x4", bench.rows(errs))
+    assert "| 4x2x8x4 | revstudio | 8e-07 | 0.80 |" in text and "| 2/5 | 2/5 |" in text
+
+
+@pytest.mark.slow
+def test_bench_depth_error_runs_a_tiny_cell() -> None:
+    proc = subprocess.run([sys.executable, "-P", str(ROOT / "benchmarks" / "bench_depth_error.py"), "--cells",
+                           "3x2x8x4", "--draws", "3"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| 3x2x8x4 |")]
+    assert {line.split(" | ")[1] for line in rows} >= {"plain", "revstudio", "revstudio-f32streams",
+                                                        "revstudio-f64streams"}
+    assert "target (default's median error at most 1.5x plain's) on 3x2x8x4: met" in proc.stdout
+    bad = subprocess.run([sys.executable, "-P", str(ROOT / "benchmarks" / "bench_depth_error.py"), "--draws", "0"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert bad.returncode == 2 and "--draws 0 is too small; use at least 1" in bad.stderr
