@@ -37,12 +37,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import revnet_models as rm  # noqa: E402
 from bench_revnet import _grad_error, _reference  # noqa: E402
-from bench_sweep import F32, Cell, build, parse_cell  # noqa: E402
+from bench_sweep import ERROR_TARGET, F32, Cell, build, parse_cell  # noqa: E402
 
 F64 = "revstudio-f64streams"  # the default's runtime with float64 streams
 COLUMNS = ("plain", "revstudio", F32, F64, "memcnn", "revlib")
 DEFAULT_CELLS: list[Cell] = [("conv", 16, 32, 16, 64)]
-TARGET = 1.5
+TARGET = ERROR_TARGET
 
 
 def errors(cell: Cell, columns: list[str], draws: int, seed: int = 0) -> dict[str, list[float]]:

@@ -148,3 +148,18 @@ def test_bench_depth_error_runs_a_tiny_cell() -> None:
     bad = subprocess.run([sys.executable, "-P", str(ROOT / "benchmarks" / "bench_depth_error.py"), "--draws", "0"],
                          capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert bad.returncode == 2 and "--draws 0 is too small; use at least 1" in bad.stderr
+
+
+def test_the_sweep_points_a_lost_lottery_to_the_depth_error_bench() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_sweep as sweep
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+    def cell(default: list[float], plain: list[float]) -> dict:
+        return {"cell": ["conv", 16, 32, 16, 64], "columns": {"revstudio": {"grad_errors": default, "grad_error": default[0]},
+                                                               "plain": {"grad_errors": plain, "grad_error": plain[0]}}}
+
+    assert sweep._lost_lottery(cell([4.8e-4, 6.7e-4, 6.0e-4], [1e-6, 1.1e-3, 1.1e-6]))  # the 64-block cell, 2026-12-04
+    assert not sweep._lost_lottery(cell([6e-7, 6e-7, 2.4e-4], [1e-6, 5e-4, 2.4e-4]))
