@@ -51,6 +51,9 @@ class Unit:
     # where it is its own buffer, not a view or alias of another gradient; ``work_bwd`` is then
     # the most before that moment
     work_spent: int | None = None
+    # transient bytes once its backward has returned and its outputs' gradients are gone: autograd
+    # copying a weight's gradient made in channels_last into the parameter's own layout
+    work_after: int = 0
     # the storages of ``reads`` and ``makes`` (resolved once; units are shared between the modes)
     read_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
     make_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
@@ -231,6 +234,8 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             if left <= 0 and b in live and count(b, 0) <= 0 and b not in held_set:
                 total -= live.pop(b)
         total -= u.extra
+        if u.work_after and total + gtotal + pgrads + u.work_after > peak:
+            peak, phase, at = total + gtotal + pgrads + u.work_after, "backward", u.name
     return Walk(peak=max(peak, kept), kept=kept, phase=phase, at=at)
 
 

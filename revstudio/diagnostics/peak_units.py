@@ -14,7 +14,7 @@ from revstudio.core.graph import PortRef
 
 from .estimate_walk import _params, _prod, _values_of
 from .peak import Unit, Value
-from .peak_steps import Moment, coupling_moments
+from .peak_steps import Moment, channels_last, coupling_moments, reordered_grads, wired_walk
 from .save_rules import coupling_split, forward_work_bytes
 from .stream_updates import body_output_fresh, fresh_output, update_break, update_temporaries
 
@@ -76,6 +76,7 @@ class UnitBuilder:
         self._nets: dict[str, tuple[int, int] | None] = {}
         self.order = [n for n in order if n in self.w.views and self.w.report.nodes[n].type != "Input"]
         self.stream_bytes = stream_bytes
+        self.channels_last = False  # the streams of the region being priced (``peak_steps.channels_last``)
         self.device = device  # "cpu" or an accelerator's type: how the stream updates are pieced
         self.elem = self.w.elem
         self._reads: dict[str, list[Value]] = {}
@@ -290,6 +291,7 @@ class UnitBuilder:
         # (an Output node reads it; a later layer's saved tensors are gone by then)
         copies = sum(self.w.nbytes(v) for v in outs if v in self.held)
         infos = self.w.report.nodes
+        self.channels_last = channels_last(self, region)
         moments, act = self._moments(region, out_set, copies)
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem
         # backward runs the steps last to first, and a step's parameter gradients appear in its
@@ -342,7 +344,8 @@ class UnitBuilder:
             first = max(first, stream + wide - inputs_grads - params)
         return Unit(str(getattr(region, "id", "")), reads, makes, set(outs) | set(side), extra,
                     params, True, stream + wide + 2 * act, first,
-                    any(self.needs_grad(v) for v in makes), work_spent=step[1] + held)
+                    any(self.needs_grad(v) for v in makes), work_spent=step[1] + held,
+                    work_after=reordered_grads(self, region))
 
     def _moments(self, region: Any, out_set: AbstractSet[Value], copies: int) -> tuple[list[Moment], int]:
         """Per computing step of ``region``, in forward order: (its parameter bytes, its runtime
@@ -369,6 +372,7 @@ class UnitBuilder:
                 # the body's outputs are the region's where the group's are (the last copy's)
                 ends = {v for v in _values_of(sub.w, getattr(body_region, "outputs", ())) if v is not None} \
                     if any(v in out_set for v in self.makes(sid)) else set()
+                sub.channels_last = self.channels_last  # (its body runs in the region's streams)
                 steps, largest = sub._moments(body_region, ends, copies)
                 moments += steps * times
                 act = max(act, largest)
@@ -384,10 +388,12 @@ class UnitBuilder:
                 moments += own_steps
                 continue
             recompute = self.recompute_bytes(body, ins | out_set)
-            # F's graph and the gradients of its backward, two outputs' worth (ActNorm's and
-            # InvConv1x1's: their output's and their backward's own work, ``FLOW_WORK``)
+            # a wired coupling's F walked layer by layer; another step's graph and the gradients of
+            # its backward, two outputs' worth (ActNorm's and InvConv1x1's: their output's and
+            # their backward's own work, ``FLOW_WORK``)
             work = 1 + FLOW_WORK[view.type] if view.type in ("ActNorm", "InvConv1x1") else 2
-            with_grads = (recompute + work * largest) // parts
+            walked = wired_walk(self, sid, couplings[sid].body) if sid in couplings else None
+            with_grads = (recompute + work * largest) // parts if walked is None else walked
             if view.type == "InvConv1x1" and view.params.get("lu", True) and view.inputs.get("in"):
                 # the rebuilt weight's gradient beside its factors' (C x C)
                 with_grads += int(view.inputs["in"][0]) ** 2 * self.elem
