@@ -188,8 +188,9 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             for bid in outs:
                 holding[bid] = holding.get(bid, 0) + 1
             dying = sum(size_of[bid] for bid, k in holding.items() if refs[bid] == k and bid not in viewed)
-        if u.late:  # its recompute's walk counts its outputs' gradients and its inputs' new ones
-            now = max(total + gtotal - seeded - new + pgrads + u.work_bwd, total + gtotal + pgrads)
+        if u.late:  # its recompute's walk counts its outputs' gradients and its inputs' new ones,
+            # and its parameters' as they appear; as it starts, none of them exist
+            now = max(total + gtotal - seeded - new + pgrads + u.work_bwd, total + gtotal + pgrads - u.params)
         else:
             work = u.work_bwd
             if u.work_spent is not None:  # (a region: fresh)

@@ -363,7 +363,8 @@ class Inline:
         from .peak_recompute import shared_outputs
 
         peak, forward = self.recompute(layers, reads, makes,
-                                       {self._global(scope, v) for v in shared_outputs(b, outs, scope.shares)})
+                                       {self._global(scope, v) for v in shared_outputs(
+                                           b, outs, scope.shares, end=b.position[run[-1]])})
         return Unit(f"{scope.prefix}segment {run[0]}..{run[-1]}", reads, makes, saved, 0, params, True,
                     forward, peak - params, any(self.needs_grad(v) for v in makes), late=True)
 

@@ -45,12 +45,16 @@ def _returned(b: UnitBuilder, v: Value) -> bool:
     return bool(found) and all(b.w.report.nodes[r].type == "Output" for r in found)
 
 
-def shared_outputs(b: UnitBuilder, makes: list[Value], leaving: bool = True) -> set[Value]:
+def shared_outputs(b: UnitBuilder, makes: list[Value], leaving: bool = True, end: int | None = None) -> set[Value]:
     """Of a segment's outputs ``makes`` (values of ``b``'s graph), those whose gradient is a view
     of one other values have too: read only by adds or Concats (which hand the same gradient to
     each operand) or leaving a group body whose caller may (``leaving``: an AffineCoupling's
     net's caller makes a gradient of its own); it outlives the segment's backward. A value a
-    layer reads too gets the sum of both gradients, a tensor of its own."""
+    layer reads too gets the sum of both gradients, a tensor of its own. ``end``: the segment's
+    last node's place in ``b``'s order; an add or Concat whose other operands needing gradients
+    are all made after it (by later segments, whose backward has run) leaves the gradient to
+    this segment alone (a RevNet block's x1, which y1 = x1 + F(x2) reads: at batch 1 digits_revnet's
+    checkpoint estimate was 4.9 % over with it counted until the end of the block's backward)."""
     out = set()
     infos, views = b.w.report.nodes, b.w.views
     shares = ("Concat", "GroupOutput") if leaving else ("Concat",)
@@ -58,5 +62,18 @@ def shared_outputs(b: UnitBuilder, makes: list[Value], leaving: bool = True) -> 
         readers = b.readers.get(v, ())
         if readers and all(infos[r].type in shares or (infos[r].type == "Merge" and str(
                 views[r].params.get("mode", "add")) == "add") for r in readers):
-            out.add(v)
+            if end is None or any(_holds_until(b, r, v, end) for r in readers):
+                out.add(v)
     return out
+
+
+def _holds_until(b: UnitBuilder, reader: str, v: Value, end: int) -> bool:
+    """Whether ``reader`` (an add, Concat or GroupOutput) hands its gradient to an operand other
+    than ``v`` that needs one and is made by a node at or before place ``end`` (or outside ``b``'s
+    order): that operand's backward, still to come, keeps the shared gradient alive."""
+    if b.w.report.nodes[reader].type == "GroupOutput":
+        return True
+    for u in b.reads(reader):
+        if u != v and b.needs_grad(u) and b.position.get(u[0], -1) <= end:
+            return True
+    return False

@@ -24,7 +24,7 @@ def segment(b: UnitBuilder, name: str, nodes: list[str], inline: Any) -> Unit:
     params = sum(int(b.w.report.nodes[n].parameters) for n in nodes) * b.elem
     order = sorted(nodes, key=b.position.__getitem__)
     peak, forward = inline.recompute([u for n in order for u in inline.units(n)], reads, makes,
-                                     shared_outputs(b, makes))
+                                     shared_outputs(b, makes, end=b.position[order[-1]]))
     return Unit(name, reads, makes, saved, 0, params, True, forward, peak - params,
                 any(b.needs_grad(v) for v in makes), late=True)
 
@@ -72,7 +72,8 @@ def pieces(b: UnitBuilder, name: str, members: list[tuple[str, int, int, int]], 
         params = sum(u.params for u in layers)
         # (its outputs as its layers make them: a copy's, not the link between the copies)
         outs = [v for v in makes if v[1][:1] != "#" or v[0] not in partial] + ends
-        peak, forward = inline.recompute(layers, list(reads), outs, shared_outputs(b, outs))
+        end = max(b.position[n] for n in nodes)
+        peak, forward = inline.recompute(layers, list(reads), outs, shared_outputs(b, outs, end=end))
         return Unit(name, list(reads), list(makes), _kept(inline, reads), 0, params, True, forward, peak - params,
                     any(b.needs_grad(v) for v in makes), late=True)
     whole = [n for n in nodes if n not in partial]
