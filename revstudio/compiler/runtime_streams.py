@@ -122,10 +122,11 @@ def _sample_index(v: torch.Tensor, k: int) -> torch.Tensor:
 
 
 def like(ref: Value, y: torch.Tensor) -> Value:
-    """A layer's result ``y`` as a stream value of ``ref``'s kind (a pair with no correction)."""
+    """A layer's result ``y`` as a stream value of ``ref``'s kind (a pair with no correction:
+    zeros that take no memory; the layer's result is not the runtime's to update in place)."""
     if isinstance(ref, Pair):
         hi = y.to(torch.float32)
-        return Pair(hi, torch.zeros_like(hi))
+        return Pair(hi, no_correction(hi))
     return y.to(ref.dtype)
 
 

@@ -21,15 +21,75 @@ from .stream_updates import update_break, update_temporaries
 Moment = tuple[int, int, int, int, int]
 
 
-def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int) -> list[Moment] | None:
+def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int,
+                     uncorrected: bool = False) -> list[Moment] | None:
     """The steps of coupling node ``sid`` (``view``) of builder ``b``'s graph; None for another
     step, or a coupling whose bodies are not walked (priced whole by ``_moments``). ``largest``:
-    its output's bytes, ``copies``: those of the held outputs' copies."""
+    its output's bytes, ``copies``: those of the held outputs' copies; ``uncorrected``: backward
+    rebuilds its output with no correction (:func:`uncorrected`)."""
     if view.type == "AdditiveCoupling":
         return _halves(b, sid, view, largest, copies)
     if view.type == "AffineCoupling":
-        return _affine(b, sid, view, largest, copies)
+        return _affine(b, sid, view, largest, copies, uncorrected)
     return None
+
+
+# invertible layers with weights: in a pair region they compute in float32, and their results
+# (and what their inverse rebuilds) are pairs with no correction (``runtime_streams.like``)
+_CAST_FLOWS = frozenset({"ActNorm", "InvConv1x1"})
+
+
+def corrected(b: Any, outs: Sequence[Any]) -> int:
+    """Bytes of the region outputs ``outs`` whose streams carry a correction the region keeps:
+    in pairs, not those a flow layer with weights makes (a pair with no correction)."""
+    pairs = b.elem == 4 and b.stream_bytes == 8
+    infos = b.w.report.nodes
+    return sum(b.w.nbytes(v) for v in outs
+               if not (pairs and v[0] in infos and infos[v[0]].type in _CAST_FLOWS))
+
+
+def next_types(b: Any, steps: Sequence[str], after: str | None = None) -> dict[str, str | None]:
+    """For each step of a region (in forward order), the type of the next step that computes (not
+    a Split or Concat); ``after``: the type of the step after the last (None: the region's end)."""
+    out: dict[str, str | None] = {}
+    waiting: list[str] = []
+    for sid in steps:
+        view = b.w.views.get(sid)
+        if view is None or view.type in ("Split", "Concat"):
+            continue
+        for w in waiting:
+            out[w] = view.type
+        waiting = [sid]
+    for w in waiting:
+        out[w] = after
+    return out
+
+
+def uncorrected(b: Any, nexts: dict[str, str | None]) -> set[str]:
+    """The steps of a region whose output the next step, a flow layer with weights, rebuilds in
+    backward as a pair with no correction (zeros that take no memory); none but in pairs."""
+    if b.elem != 4 or b.stream_bytes != 8:
+        return set()
+    return {sid for sid, kind in nexts.items() if kind in _CAST_FLOWS}
+
+
+def spliced_moments(b: Any, inner: tuple[Any, Any, int], ends: set[Any], copies: int,
+                    after: str | None) -> tuple[list[Moment], int]:
+    """The steps of a Group or Repeat whose body is one invertible region, spliced into ``b``'s
+    region, every copy's: (their moments, the largest output of one runtime step). The last
+    copy is followed by ``after`` (the type of the region's next step), the others by the next
+    copy's first step."""
+    sub, body_region, times = inner
+    sub.channels_last = b.channels_last  # (its body runs in the region's streams)
+    last, largest = sub._moments(body_region, ends, copies, after)
+    others = last
+    if times > 1:
+        first = next((v.type for v in (sub.w.views.get(s) for s in getattr(body_region, "steps", ()))
+                      if v is not None and v.type not in ("Split", "Concat")), None)
+        if first != after:
+            others, _ = sub._moments(body_region, ends, copies, first)
+    b.breaks |= sub.breaks
+    return others * (times - 1) + last, largest
 
 
 def _halves(b: Any, sid: str, view: Any, largest: int, copies: int) -> list[Moment] | None:
@@ -57,7 +117,7 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int) -> list[Mome
     return out
 
 
-def _affine(b: Any, sid: str, view: Any, largest: int, copies: int) -> list[Moment] | None:
+def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, uncorrected: bool) -> list[Moment] | None:
     """An AffineCoupling's step (``runtime_affine.Affine.backward``): its net's graph rebuilt
     (walked alone: :func:`_net_walk`) with s and the clamp's tanh, then x2 = (y2 - t) /
     exp(s) in the stream's wide arithmetic (a pair's: five float64 and one float32 x2 at
@@ -75,13 +135,20 @@ def _affine(b: Any, sid: str, view: Any, largest: int, copies: int) -> list[Mome
     wide = half * b.stream_bytes // b.elem  # x2 in the stream's arithmetic
     rebuild = 5 * wide + half if b.stream_bytes > b.elem else 3 * wide
     own = int(b.w.report.nodes[sid].parameters) * b.elem
-    return [(own, 1, peak + log_scale + 2 * half + copies, kept + 2 * log_scale + rebuild + copies, largest)]
+    # after a flow layer: its output, rebuilt by the flow's inverse, has no correction of its own
+    # yet (zeros that take no memory), where the walk of the region counts one; and the flow's
+    # backward hands it its output's gradient as a new tensor, beside the net's backward
+    bare = largest * (b.stream_bytes - b.elem) // b.elem if uncorrected else 0
+    handed = largest if uncorrected else 0
+    # (the net's walk counts its parameters' gradients as they appear; the region adds them all)
+    return [(own, 1, peak - own + log_scale + 2 * half + copies - bare + handed,
+             kept + 2 * log_scale + rebuild + copies - bare, largest)]
 
 
 def _net_walk(b: Any, name: str) -> tuple[int, int] | None:
     """An AffineCoupling's net ``name`` walked alone with its output's gradient seeded: (what
     its forward keeps, its output included; the most its backward holds, its parameters'
-    gradients included). None where its body does not check."""
+    gradients included, as they appear). None where its body does not check."""
     if name not in b._nets:
         b._nets[name] = None
         sub = b.sub_builder(name)  # (x1 needs its gradient)

@@ -12,9 +12,10 @@ from typing import Any
 
 from revstudio.core.graph import PortRef
 
+from . import peak_steps
 from .estimate_walk import _params, _prod, _values_of
 from .peak import Unit, Value
-from .peak_steps import Moment, channels_last, coupling_moments, reordered_grads, wired_walk
+from .peak_steps import Moment, coupling_moments, wired_walk
 from .save_rules import coupling_split, forward_work_bytes
 from .stream_updates import body_output_fresh, fresh_output, update_break, update_temporaries
 
@@ -277,7 +278,7 @@ class UnitBuilder:
         outs = [v for v in _values_of(self.w, getattr(region, "outputs", ())) if v is not None]
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
         stream = sum(self.w.nbytes(v) for v in outs)
-        wide = stream * max(0, self.stream_bytes - self.elem) // self.elem
+        wide = peak_steps.corrected(self, outs) * max(0, self.stream_bytes - self.elem) // self.elem
         # the rounding-error samples of each rebuilt input, in float64; the caller's own tensors
         # (an Input's) are compared with themselves instead (runtime: ``refs``), no copy, unless
         # they reach the rest of a region from the steps a memory budget keeps (``head``)
@@ -291,7 +292,7 @@ class UnitBuilder:
         # (an Output node reads it; a later layer's saved tensors are gone by then)
         copies = sum(self.w.nbytes(v) for v in outs if v in self.held)
         infos = self.w.report.nodes
-        self.channels_last = channels_last(self, region)
+        self.channels_last = peak_steps.channels_last(self, region)
         moments, act = self._moments(region, out_set, copies)
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem
         # backward runs the steps last to first, and a step's parameter gradients appear in its
@@ -345,21 +346,26 @@ class UnitBuilder:
         return Unit(str(getattr(region, "id", "")), reads, makes, set(outs) | set(side), extra,
                     params, True, stream + wide + 2 * act, first,
                     any(self.needs_grad(v) for v in makes), work_spent=step[1] + held,
-                    work_after=reordered_grads(self, region))
+                    work_after=peak_steps.reordered_grads(self, region))
 
-    def _moments(self, region: Any, out_set: AbstractSet[Value], copies: int) -> tuple[list[Moment], int]:
+    def _moments(self, region: Any, out_set: AbstractSet[Value], copies: int,
+                 after: str | None = None) -> tuple[list[Moment], int]:
         """Per computing step of ``region``, in forward order: (its parameter bytes, its runtime
         steps, the most its backward holds while its parameters' gradients exist, the most
         before they do, the stream value an additive update passes on; a Squeeze, whose backward
         joins the streams' gradient into a new tensor, is (0, 0, 0, 0, its bytes)); and the
         largest output of one runtime step. A Group or Repeat whose body is one invertible region runs as its
         body's steps spliced into the region, every copy's (``spliced``); ``out_set``: the
-        region's outputs (kept anyway), ``copies``: the bytes of the held outputs' copies."""
+        region's outputs (kept anyway), ``copies``: the bytes of the held outputs' copies;
+        ``after``: the type of the step after the region's (a spliced body's next copy's)."""
         couplings = getattr(region, "couplings", {}) or {}
         infos = self.w.report.nodes
         moments: list[Moment] = []
         act = 0
-        for sid in getattr(region, "steps", ()):
+        steps = list(getattr(region, "steps", ()))
+        nexts = peak_steps.next_types(self, steps, after)
+        flows = peak_steps.uncorrected(self, nexts)
+        for sid in steps:
             view = self.w.views.get(sid)
             if view is not None and view.type == "Squeeze":  # its backward joins the streams' gradient anew
                 moments.append((0, 0, 0, 0, self.largest_of([sid])))
@@ -368,22 +374,20 @@ class UnitBuilder:
                 continue
             inner = self.spliced(sid) if sid not in couplings else None
             if inner is not None:
-                sub, body_region, times = inner
                 # the body's outputs are the region's where the group's are (the last copy's)
-                ends = {v for v in _values_of(sub.w, getattr(body_region, "outputs", ())) if v is not None} \
+                ends = {v for v in _values_of(inner[0].w, getattr(inner[1], "outputs", ())) if v is not None} \
                     if any(v in out_set for v in self.makes(sid)) else set()
-                sub.channels_last = self.channels_last  # (its body runs in the region's streams)
-                steps, largest = sub._moments(body_region, ends, copies)
-                moments += steps * times
+                spliced, largest = peak_steps.spliced_moments(self, inner, ends, copies, nexts.get(sid))
+                moments += spliced
                 act = max(act, largest)
-                self.breaks |= sub.breaks
                 continue
             body = [sid, *getattr(couplings.get(sid), "body", ())]
             ins = self._reads_from_outside(body)
             parts = self._parts(sid)  # a Repeat or coupling node runs as several runtime steps
             largest = self.largest_of(body)
             act = max(act, largest // parts)
-            own_steps = coupling_moments(self, sid, view, largest, copies) if sid not in couplings else None
+            own_steps = coupling_moments(self, sid, view, largest, copies, sid in flows) \
+                if sid not in couplings else None
             if own_steps is not None:  # a coupling node's: F's and G's, an AffineCoupling's
                 moments += own_steps
                 continue
