@@ -30,14 +30,15 @@ def prefix_cost(costs: Sequence[int], refunds: Sequence[int] | None, n: int,
     what keeping them adds whatever the batch (``fixed[n]``: the rest's inversion-error
     samples of them, their bytes that do not grow with the batch). A whole region has no
     cut and no samples; its ``refunds[len(costs)]`` is what reversible mode keeps for it
-    anyway (its wide outputs), which keeping it whole gives back."""
+    anyway per sample (its wide outputs) and ``fixed[len(costs)]`` less what it keeps whatever
+    the batch (its inputs' inversion-error samples), which keeping it whole gives back."""
     total = sum(max(0, int(c)) for c in costs[:n])
     if n <= 0:
         return total
     if refunds is not None and n < len(refunds):
         total = max(0, total - max(0, int(refunds[n])))
     if fixed is not None and n < len(fixed):
-        total += max(0, int(fixed[n]))
+        total = max(0, total + int(fixed[n]))
     return total
 
 

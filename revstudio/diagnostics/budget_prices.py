@@ -95,10 +95,18 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
             costs[0] += 8 * scale
         costs_of[region.id] = costs
         refunds_of[region.id] = refunds = [r * scale for r in _cut_refunds(graph, report, region, step_nodes, ends, one)]
+        whole = 0  # what reversible mode keeps of the region whatever the batch (its inputs' samples)
         if freed is not None and costs:  # kept whole, what reversible mode keeps for it (its
-            refunds[len(costs)] = max(0, int(freed.reversible_bytes)) * scale  # wide outputs) is given back
+            # wide outputs, per sample; its inversion-error samples, per region) is given back
+            at1 = max(0, int(freed.reversible_bytes))
+            at_b = other.regions.get(region.id)
+            per = at1 if at_b is None else max(0, (int(at_b.reversible_bytes) - at1) // span)
+            refunds[len(costs)] = per * scale
+            whole = at1 - per
         samples = [SAMPLE_BYTES * n for n in _cut_values(graph, step_nodes, ends)]
         fixed_of[region.id] = [samples[n] + sum(consts[:n]) for n in range(len(samples))]
+        if whole and len(fixed_of[region.id]) > len(costs):
+            fixed_of[region.id][len(costs)] -= whole
     return costs_of, refunds_of, fixed_of
 
 

@@ -34,7 +34,9 @@ def test_the_estimate_under_a_budget_follows_the_measured_peak(graph) -> None:
     report = full_check(graph, batch=BATCH)
     standard_kept = measure_modes(graph, BATCH, torch.device("cpu"))["standard"]["kept_bytes"]
     seen = set()
-    for budget in (0, standard_kept // 4, standard_kept // 2, None):
+    # (at half of standard's kept bytes revnet_wired's whole region fits: whole, it keeps no inversion-
+    # error samples, which reversible mode does)
+    for budget in (0, standard_kept // 4, 2 * standard_kept // 5, None):
         measured = measure_modes(graph, BATCH, torch.device("cpu"), budget=budget if budget is not None
                                  else float("inf"))["budget"]["peak_bytes"]
         estimated = budget_peak(graph, report, budget, batch=BATCH)

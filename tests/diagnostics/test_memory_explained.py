@@ -30,9 +30,11 @@ def test_region_savings_nodes_and_totals_reconcile_exactly(name: str) -> None:
 def test_revnet_wired_region_saving_counts_the_freed_input() -> None:
     est = full_check(load(EXAMPLES / "revnet_wired.revs"), batch=1).estimate
     (region,) = est.regions.values()
-    # the numbers: 36.1 KiB -> 16.1 KiB is 20 KiB, not the 12 KiB the region alone showed
-    assert region.saved_bytes == 20480 and region.freed_input_bytes == 8192
-    assert "saves 20.0 KiB" in region_text(region) and "feeding it 8.0 KiB less" in region_text(region)
+    # the numbers: 36.1 KiB -> 16.1 KiB is 20 KiB, not the 12 KiB the region alone showed;
+    # less the 2 KiB of inversion-error samples reversible mode keeps of the region's input
+    # (measured: 36,940 B standard, 18,508 B reversible kept after forward)
+    assert region.saved_bytes == 18432 and region.freed_input_bytes == 8192
+    assert "saves 18.0 KiB" in region_text(region) and "feeding it 8.0 KiB less" in region_text(region)
 
 
 def test_node_attribution_names_who_keeps_what() -> None:
