@@ -10,9 +10,10 @@ Torch-free.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
-from .estimate_walk import _prod
+from .estimate_walk import _prod, _values_of
 from .peak import simulate
 from .save_rules import clamped, coupling_split
 from .stream_updates import update_break, update_temporaries
@@ -73,13 +74,16 @@ def uncorrected(b: Any, nexts: dict[str, str | None]) -> set[str]:
     return {sid for sid, kind in nexts.items() if kind in _CAST_FLOWS}
 
 
-def spliced_moments(b: Any, inner: tuple[Any, Any, int], ends: set[Any], copies: int,
+def spliced_moments(b: Any, sid: str, inner: tuple[Any, Any, int], out_set: AbstractSet[Any], copies: int,
                     after: str | None) -> tuple[list[Moment], int]:
-    """The steps of a Group or Repeat whose body is one invertible region, spliced into ``b``'s
-    region, every copy's: (their moments, the largest output of one runtime step). The last
-    copy is followed by ``after`` (the type of the region's next step), the others by the next
-    copy's first step."""
+    """The steps of Group or Repeat ``sid`` whose body is one invertible region, spliced into
+    ``b``'s region, every copy's: (their moments, the largest output of one runtime step). The
+    last copy is followed by ``after`` (the type of the region's next step), the others by the
+    next copy's first step; ``out_set``: the region's outputs."""
     sub, body_region, times = inner
+    # the body's outputs are the region's where the group's are (the last copy's)
+    ends = {v for v in _values_of(sub.w, getattr(body_region, "outputs", ())) if v is not None} \
+        if any(v in out_set for v in b.makes(sid)) else set()
     sub.channels_last = b.channels_last  # (its body runs in the region's streams)
     last, largest = sub._moments(body_region, ends, copies, after)
     others = last

@@ -374,10 +374,7 @@ class UnitBuilder:
                 continue
             inner = self.spliced(sid) if sid not in couplings else None
             if inner is not None:
-                # the body's outputs are the region's where the group's are (the last copy's)
-                ends = {v for v in _values_of(inner[0].w, getattr(inner[1], "outputs", ())) if v is not None} \
-                    if any(v in out_set for v in self.makes(sid)) else set()
-                spliced, largest = peak_steps.spliced_moments(self, inner, ends, copies, nexts.get(sid))
+                spliced, largest = peak_steps.spliced_moments(self, sid, inner, out_set, copies, nexts.get(sid))
                 moments += spliced
                 act = max(act, largest)
                 continue
