@@ -1,11 +1,13 @@
-"""A coupling node's own steps in a reversible region's backward (``peak_units.UnitBuilder.region``).
+"""A region's steps in its backward, as the runtime runs them (``peak_units.UnitBuilder.region``).
 
 The runtime runs an AdditiveCoupling node in a region as two steps, G's then F's, each
 rebuilding its own body's graph; an AffineCoupling as one step that rebuilds its net's graph,
-then x2 in the stream's wide arithmetic, then runs its net's backward. Each is a ``Moment``:
-(its parameter bytes, its runtime steps, the most its backward holds while its parameters'
-gradients exist, the most before they do, the stream value an additive update passes on).
-Torch-free.
+then x2 in the stream's wide arithmetic, then runs its net's backward; a wired coupling's F
+as its layers (:func:`wired_walk`). Each is a ``Moment``: (its parameter bytes, its runtime
+steps, the most its backward holds while its parameters' gradients exist, the most before they
+do, the stream value an additive update passes on). Also here: what the region's streams are
+(channels_last on the CPU, whose convolutions' weight gradients autograd copies; which carry
+no correction after a flow layer), and a Group's or Repeat's body spliced in. Torch-free.
 """
 from __future__ import annotations
 
@@ -40,13 +42,18 @@ def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int,
 _CAST_FLOWS = frozenset({"ActNorm", "InvConv1x1"})
 
 
+def _pairs(b: Any) -> bool:
+    """Whether builder ``b`` prices a float32 model's compensated pair streams (float64 streams
+    of a narrower model get a float64 result from a flow layer, no separate correction)."""
+    return bool(b.elem == 4 and b.stream_bytes == 8)
+
+
 def corrected(b: Any, outs: Sequence[Any]) -> int:
     """Bytes of the region outputs ``outs`` whose streams carry a correction the region keeps:
     in pairs, not those a flow layer with weights makes (a pair with no correction)."""
-    pairs = b.elem == 4 and b.stream_bytes == 8
     infos = b.w.report.nodes
     return sum(b.w.nbytes(v) for v in outs
-               if not (pairs and v[0] in infos and infos[v[0]].type in _CAST_FLOWS))
+               if not (_pairs(b) and v[0] in infos and infos[v[0]].type in _CAST_FLOWS))
 
 
 def next_types(b: Any, steps: Sequence[str], after: str | None = None) -> dict[str, str | None]:
@@ -69,9 +76,7 @@ def next_types(b: Any, steps: Sequence[str], after: str | None = None) -> dict[s
 def uncorrected(b: Any, nexts: dict[str, str | None]) -> set[str]:
     """The steps of a region whose output the next step, a flow layer with weights, rebuilds in
     backward as a pair with no correction (zeros that take no memory); none but in pairs."""
-    if b.elem != 4 or b.stream_bytes != 8:
-        return set()
-    return {sid for sid, kind in nexts.items() if kind in _CAST_FLOWS}
+    return {sid for sid, kind in nexts.items() if kind in _CAST_FLOWS} if _pairs(b) else set()
 
 
 def spliced_moments(b: Any, sid: str, inner: tuple[Any, Any, int], out_set: AbstractSet[Any], copies: int,
