@@ -13,7 +13,7 @@ from revstudio.core.graph import Graph
 
 from .estimate import estimate
 from .estimate_walk import _prod
-from .peak_units import SAMPLE_BYTES
+from .peak_steps import SAMPLE_BYTES
 
 
 def _step_nodes(region: Any) -> list[list[str]]:

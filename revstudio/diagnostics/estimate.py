@@ -20,7 +20,7 @@ from .estimate_segments import _checkpoint_segments, _region_segment_inputs
 from .estimate_units import MODES, _keeping, _peaks
 from .estimate_walk import _Bodies, _prod, _region_parts, _values_of, _Walker, no_collection
 from .peak import Walk
-from .peak_units import SAMPLES
+from .peak_steps import sample_bytes
 
 DTYPE_BYTES = {
     "float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4, "float64": 8, "double": 8,
@@ -313,7 +313,8 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
         for r in regions:
             first = next((s for s in getattr(r, "steps", ()) if s in per_mode["reversible"]), None)
             if first is not None:
-                per_mode["reversible"][first] += _sample_bytes(walker, r)
+                per_mode["reversible"][first] += sample_bytes(walker, _values_of(walker, getattr(r, "inputs", ())),
+                                                              _values_of(walker, getattr(r, "side", ()) or ()))
     result = MemoryEstimate(batch=batch, dtype=dtype, element_bytes=elem)
     # A Group or Repeat inside a region runs as its body's steps, one at a time, spliced into
     # the region; the walk does so too where the body is one invertible region, and otherwise
@@ -366,15 +367,6 @@ def _unspliced(graph: Graph, report: Any, nid: str, bodies: _Bodies) -> bool:
         return False
     name = graph.resolved_params(nid).get("group") if nid in graph.nodes else None
     return not isinstance(name, str) or bodies.steps(name) is None
-
-
-def _sample_bytes(walker: _Walker, region: Any) -> int:
-    """Bytes of the float64 samples a region keeps of its inputs to measure their inversion error
-    (``runtime_streams.sample``: up to SAMPLES values each); the caller's own tensors (an Input's)
-    are compared with themselves instead, and side inputs are not rebuilt."""
-    side = set(_values_of(walker, getattr(region, "side", ()) or ()))
-    return sum(min(SAMPLES, walker.nbytes(v) // walker.elem) * 8 for v in _values_of(walker, getattr(region, "inputs", ()))
-               if v is not None and v not in side and walker.base(v) is not None)
 
 
 def _with_links(kept: tuple[set[Value], dict[str, int]], links: Mapping[str, int], walker: _Walker) -> dict[str, int]:

@@ -11,7 +11,7 @@ no correction after a flow layer), and a Group's or Repeat's body spliced in. To
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -22,6 +22,24 @@ from .stream_updates import update_break, update_temporaries
 
 # one computing step of a region's backward (``UnitBuilder._moments``)
 Moment = tuple[int, int, int, int, int]
+
+# the rounding-error samples a region keeps per rebuilt input (runtime_streams.sample: 256 values,
+# float64 for a wide stream)
+SAMPLES = 256
+# the most one sample costs (a large input: 256 float64 values); the budget prices cuts with it
+SAMPLE_BYTES = SAMPLES * 8
+
+
+def sample_bytes(walker: Any, inputs: Iterable[Any], side: Iterable[Any],
+                 head: AbstractSet[str] = frozenset()) -> int:
+    """Bytes of the float64 samples a region keeps of the ``inputs`` it rebuilds, for their
+    inversion error (``runtime_streams.sample``: up to SAMPLES values each). Side inputs are not
+    rebuilt; the caller's own tensors (an Input's) are compared with themselves instead
+    (runtime: ``refs``), no copy, unless they reach the rest of a region from the steps a memory
+    budget keeps (``head``)."""
+    skip = set(side)
+    return sum(min(SAMPLES, walker.nbytes(v) // walker.elem) * 8 for v in inputs
+               if v is not None and v not in skip and (walker.base(v) is not None or v[0] in head))
 
 
 def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int,
@@ -56,21 +74,19 @@ def corrected(b: Any, outs: Sequence[Any]) -> int:
                if not (_pairs(b) and v[0] in infos and infos[v[0]].type in _CAST_FLOWS))
 
 
-def next_types(b: Any, steps: Sequence[str], after: str | None = None) -> dict[str, str | None]:
-    """For each step of a region (in forward order), the type of the next step that computes (not
-    a Split or Concat); ``after``: the type of the step after the last (None: the region's end)."""
-    out: dict[str, str | None] = {}
-    waiting: list[str] = []
+def _computing(b: Any, steps: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """(step, its type) of the steps of ``steps`` that compute (not a Split or Concat)."""
     for sid in steps:
         view = b.w.views.get(sid)
-        if view is None or view.type in ("Split", "Concat"):
-            continue
-        for w in waiting:
-            out[w] = view.type
-        waiting = [sid]
-    for w in waiting:
-        out[w] = after
-    return out
+        if view is not None and view.type not in ("Split", "Concat"):
+            yield sid, view.type
+
+
+def next_types(b: Any, steps: Sequence[str], after: str | None = None) -> dict[str, str | None]:
+    """For each step of a region that computes (in forward order), the type of the next one that
+    does; ``after``: the type of the step after the last (None: the region's end)."""
+    found = list(_computing(b, steps))
+    return {sid: nxt for (sid, _), nxt in zip(found, [kind for _, kind in found[1:]] + [after])}
 
 
 def uncorrected(b: Any, nexts: dict[str, str | None]) -> set[str]:
@@ -93,8 +109,7 @@ def spliced_moments(b: Any, sid: str, inner: tuple[Any, Any, int], out_set: Abst
     last, largest = sub._moments(body_region, ends, copies, after)
     others = last
     if times > 1:
-        first = next((v.type for v in (sub.w.views.get(s) for s in getattr(body_region, "steps", ()))
-                      if v is not None and v.type not in ("Split", "Concat")), None)
+        first = next((kind for _, kind in _computing(sub, getattr(body_region, "steps", ()))), None)
         if first != after:
             others, _ = sub._moments(body_region, ends, copies, first)
     b.breaks |= sub.breaks

@@ -28,11 +28,6 @@ STRUCTURAL = frozenset({"Split", "Concat", "Flatten", "Reshape", "Permute", "Squ
 # AffineCoupling priced whole (its net not walked as layers: ``peak_couplings``) its scale's and
 # shift's gradients
 FLOW_WORK = {"ActNorm": 1, "InvConv1x1": 0, "AffineCoupling": 2}
-# the rounding-error samples a region keeps per rebuilt input (runtime_streams.sample: 256 values,
-# float64 for a wide stream)
-SAMPLES = 256
-# the most one sample costs (a large input: 256 float64 values); the budget prices cuts with it
-SAMPLE_BYTES = SAMPLES * 8
 
 
 def _additive_updates(groups: Any, reports: Any, kind: str, params: Any, shape: Any,
@@ -279,12 +274,7 @@ class UnitBuilder:
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
         stream = sum(self.w.nbytes(v) for v in outs)
         wide = peak_steps.corrected(self, outs) * max(0, self.stream_bytes - self.elem) // self.elem
-        # the rounding-error samples of each rebuilt input, in float64; the caller's own tensors
-        # (an Input's) are compared with themselves instead (runtime: ``refs``), no copy, unless
-        # they reach the rest of a region from the steps a memory budget keeps (``head``)
-        head: AbstractSet[str] = getattr(region, "head", frozenset())
-        samples = sum(min(SAMPLES, self.w.nbytes(v) // self.elem) * 8 for v in reads
-                      if v not in side and (self.w.base(v) is not None or v[0] in head))
+        samples = peak_steps.sample_bytes(self.w, reads, side, getattr(region, "head", frozenset()))
         extra = wide + (samples if self.stream_bytes > self.elem else 0)
         out_set = set(outs)
         # backward copies each output to rebuild the streams in (the caller's tensor is never
