@@ -152,6 +152,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         # a pass-through making as many values as it reads (a Split handing on the parts of a
         # joined value) hands each read the gradient of the value at the same place
         paired: list[int | None] | None = [] if not u.fresh and 1 < len(u.makes) == len(u.reads) else None
+        late = u.late
         for m in u.makes:
             g = grads.pop(m, None)
             if paired is not None:
@@ -160,7 +161,8 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                 outs.append(g[0])
                 if g[1]:
                     viewed.add(g[0])
-                seeded += nbytes(m)
+                if late:
+                    seeded += nbytes(m)
         came: list[tuple[Value, int, bool]] = []  # the gradients it hands its inputs
         new = 0
         for i, v in enumerate(u.reads):
@@ -182,19 +184,13 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                 refs[outs[0]] += 1
                 came.append((v, outs[0], True))
         pgrads += u.params
-        dying = 0  # bytes of the gradients of its outputs it may release: buffers of their own
-        if outs:
-            holding: dict[int, int] = {}
-            for bid in outs:
-                holding[bid] = holding.get(bid, 0) + 1
-            dying = sum(size_of[bid] for bid, k in holding.items() if refs[bid] == k and bid not in viewed)
-        if u.late:  # its recompute's walk counts its outputs' gradients and its inputs' new ones,
+        if late:  # its recompute's walk counts its outputs' gradients and its inputs' new ones,
             # and its parameters' as they appear; as it starts, none of them exist
             now = max(total + gtotal - seeded - new + pgrads + u.work_bwd, total + gtotal + pgrads - u.params)
         else:
             work = u.work_bwd
             if u.work_spent is not None:  # (a region: fresh)
-                work = max(work, u.work_spent - dying)
+                work = max(work, u.work_spent - _dying(outs, viewed, size_of, refs))
             now = total + gtotal + pgrads + work
         if now > peak:
             peak, phase, at = now, "backward", u.name
@@ -238,6 +234,15 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         if u.work_after and total + gtotal + pgrads + u.work_after > peak:
             peak, phase, at = total + gtotal + pgrads + u.work_after, "backward", u.name
     return Walk(peak=max(peak, kept), kept=kept, phase=phase, at=at)
+
+
+def _dying(outs: list[int], viewed: set[int], size_of: dict[int, int], refs: dict[int, int]) -> int:
+    """Bytes of the gradients of a unit's outputs (``outs``: their buffers) it may release:
+    buffers of their own, held by it alone, not views."""
+    holding: dict[int, int] = {}
+    for bid in outs:
+        holding[bid] = holding.get(bid, 0) + 1
+    return sum(size_of[bid] for bid, k in holding.items() if refs[bid] == k and bid not in viewed)
 
 
 def _packs_first(u: Unit, base: Callable[[Value], Value | None]) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 from .estimate_walk import _prod, _values_of
-from .peak import simulate
+from .peak import Value, simulate
 from .save_rules import clamped, coupling_split
 from .stream_updates import update_break, update_temporaries
 
@@ -213,14 +213,14 @@ def wired_walk(b: Any, sid: str, body: Sequence[str]) -> int | None:
 _STREAM_STEPS = frozenset({"Merge", "Split", "Concat", "AdditiveCoupling", "AffineCoupling", "Group", "Repeat"})
 
 
-def channels_last(b: Any, region: Any) -> bool:
+def channels_last(b: Any, region: Any, reads: Sequence[Value]) -> bool:
     """Whether the runtime keeps ``region``'s streams in channels_last (``runtime.layout_of``): on
-    the CPU, in float32, for image streams of a region with a 2-D convolution and no general
-    invertible layer (among its steps, or those of a Group or Repeat spliced into it)."""
+    the CPU, in float32, for image streams (``reads``: the values it reads from outside) of a
+    region with a 2-D convolution and no general invertible layer (among its steps, or those of
+    a Group or Repeat spliced into it)."""
     if b.device != "cpu" or b.elem != 4:
         return False
     infos = b.w.report.nodes
-    reads, _ = b.outside({n for n in getattr(region, "nodes", ()) if n in infos})
     if not any(len(infos[v[0]].outputs.get(v[1], ())) == 3 for v in reads if v[0] in infos):
         return False
     return _stream_steps_only(b, region) and any(_conv2d(info) for info, _ in _layers(b, region))

@@ -282,7 +282,7 @@ class UnitBuilder:
         # (an Output node reads it; a later layer's saved tensors are gone by then)
         copies = sum(self.w.nbytes(v) for v in outs if v in self.held)
         infos = self.w.report.nodes
-        self.channels_last = peak_steps.channels_last(self, region)
+        self.channels_last = peak_steps.channels_last(self, region, reads)
         moments, act = self._moments(region, out_set, copies)
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem
         # backward runs the steps last to first, and a step's parameter gradients appear in its
