@@ -5,7 +5,8 @@ rebuilding its own body's graph; an AffineCoupling as one step that rebuilds its
 then x2 in the stream's wide arithmetic, then runs its net's backward; a wired coupling's F
 as its layers (:func:`wired_walk`). Each is a ``Moment``: (its parameter bytes, its runtime
 steps, the most its backward holds while its parameters' gradients exist, the most before they
-do, the stream value an additive update passes on). Also here: what the region's streams are
+do, the stream value an additive update passes on, what more the first of them holds where it
+is the first step backward runs). Also here: what the region's streams are
 (channels_last on the CPU, whose convolutions' weight gradients autograd copies; which carry
 no correction after a flow layer), and a Group's or Repeat's body spliced in. Torch-free.
 """
@@ -21,7 +22,7 @@ from .save_rules import clamped, coupling_split
 from .stream_updates import update_break, update_temporaries
 
 # one computing step of a region's backward (``UnitBuilder._moments``)
-Moment = tuple[int, int, int, int, int]
+Moment = tuple[int, int, int, int, int, int]
 
 # the rounding-error samples a region keeps per rebuilt input (runtime_streams.sample: 256 values,
 # float64 for a wide stream)
@@ -137,7 +138,7 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int) -> list[Mome
         if found is not None:
             b.breaks.add(found)
         before = keep + value + temps + copies if temps else 0
-        out.append((own, 1, keep + largest + copies, before, value))
+        out.append((own, 1, keep + largest + copies, before, value, 0))
     return out
 
 
@@ -166,7 +167,20 @@ def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, uncorrected:
     handed = largest if uncorrected else 0
     # (the net's walk counts its parameters' gradients as they appear; the region adds them all)
     return [(own, 1, peak - own + log_scale + 2 * half + copies - bare + handed,
-             kept + 2 * log_scale + rebuild + copies - bare, largest)]
+             kept + 2 * log_scale + rebuild + copies - bare, largest, _viewed_y2(b, view, shape, wide))]
+
+
+def _viewed_y2(b: Any, view: Any, shape: Sequence[int], wide: int) -> int:
+    """What more an AffineCoupling holds during its net's backward where it is the first step
+    backward runs: where its output's halves are dense slices (channels first, one sample), they
+    stay views of the output's pair, and y2's half lives on beside the rebuilt x2 pair (x1's view
+    keeps the whole storage); with copies apart, y2's parts go as x2 is rebuilt. At a later step
+    its output is rebuilt anew, and the gradient of the streams the walk counts from the start
+    of the region stands in for it. glow_flow at batch 1, under a budget that keeps the steps
+    before coupling1, was 4.6 % under without it."""
+    if view.batch != 1 or (b.channels_last and _prod(shape[1:]) != 1):
+        return 0
+    return wide
 
 
 def _net_walk(b: Any, name: str) -> tuple[int, int] | None:

@@ -300,7 +300,7 @@ class UnitBuilder:
         # computing steps have turned it into the streams' own, the walk's count of the streams'
         # gradients misses it, less what is still a view of it (``since``: steps run after it)
         joined = since = 0
-        for own, parts, with_grads, before, passing in reversed(moments):
+        for own, parts, with_grads, before, passing, first_more in reversed(moments):
             if parts == 0:  # (a Squeeze: ``_moments``)
                 joined, since = passing, 0
                 continue
@@ -312,7 +312,7 @@ class UnitBuilder:
                 passing = max(passing, stream)
             if ran < 2:  # its first runtime steps, or all of them, run before the release
                 first = own * min(parts, 2 - ran) // parts  # the gradients of the copies run by then
-                step[0] = max(step[0], with_grads - passing - (params - later - first),
+                step[0] = max(step[0], with_grads + (first_more if ran == 0 else 0) - passing - (params - later - first),
                               before - passing - (params - later - (first - own // parts)))
             if ran + parts > 2:
                 step[1] = max(step[1], with_grads + lift - (params - later - own),
@@ -358,7 +358,7 @@ class UnitBuilder:
         for sid in steps:
             view = self.w.views.get(sid)
             if view is not None and view.type == "Squeeze":  # its backward joins the streams' gradient anew
-                moments.append((0, 0, 0, 0, self.largest_of([sid])))
+                moments.append((0, 0, 0, 0, self.largest_of([sid]), 0))
                 continue
             if view is None or view.type in STRUCTURAL:  # slicing and concatenating streams is cheap
                 continue
@@ -409,7 +409,7 @@ class UnitBuilder:
                 if temps:
                     before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps + copies)
             own = sum(int(infos[n].parameters) for n in body if n in infos) * self.elem
-            moments.append((own, parts, with_grads, before, passing))
+            moments.append((own, parts, with_grads, before, passing, 0))
         return moments, act
 
     def spliced(self, sid: str) -> tuple[UnitBuilder, Any, int] | None:
