@@ -146,9 +146,7 @@ def apart(v: Value, sizes: Sequence[int], dim: int) -> list[Value]:
     fmt = layout(v.hi)
     his = torch.split(v.hi, list(sizes), dim)
     if all(h.is_contiguous(memory_format=fmt) for h in his):
-        if _expanded(v.lo):  # the parts stay views of one buffer (a Cat finds them whole): so does lo
-            v = Pair(v.hi, torch.zeros_like(v.hi))
-        return split(v, sizes, dim)
+        return split(v, sizes, dim)  # views of one buffer (a Cat finds them whole: :func:`whole`)
     return [Pair(h.contiguous(memory_format=fmt), _apart_lo(lo, fmt))
             for h, lo in zip(his, torch.split(v.lo, list(sizes), dim))]
 
@@ -199,8 +197,15 @@ def whole(parts: Sequence[Value], sizes: Sequence[int], dim: int) -> Value | Non
     or None: concatenating such parts is that value, without a copy."""
     if isinstance(parts[0], Pair):
         hi = _whole([value(p) for p in parts], sizes, dim)
-        lo = _whole([_lo(p) for p in parts], sizes, dim)
-        return Pair(hi, lo) if hi is not None and lo is not None else None
+        if hi is None:
+            return None
+        los = [_lo(p) for p in parts]
+        if all(_expanded(lo) for lo in los):  # no part has a correction yet: neither has the whole
+            return Pair(hi, no_correction(hi))
+        lo = _whole(los, sizes, dim)
+        # parts updated where they were split, some with a correction of their own since (a
+        # part's first in-place update makes its own): the corrections joined anew, hi as it is
+        return Pair(hi, lo if lo is not None else torch.cat(los, dim))
     return _whole(parts, sizes, dim)  # type: ignore[arg-type]
 
 

@@ -390,3 +390,21 @@ def test_a_flow_layers_result_has_a_correction_that_takes_no_memory() -> None:
     model.stream_dtype = None
     peak = compare_modes(model, [x.detach() for x in xs], ("reversible",))["reversible"]["peak_bytes"]
     assert peak < 600_000  # 593,068 B measured; one stream value (49,152 B) less than with the zeros
+
+
+def test_dense_halves_of_a_pair_with_no_correction_take_no_memory_for_it() -> None:
+    """Halves split off a pair with no correction yet (a flow layer's result, a stream copied
+    into a region), where they are dense views (one sample, channels first), keep that: no
+    buffer of zeros as large as the stream. Joined again they are the whole, without a copy of
+    ``hi``; a correction one half made since is joined anew."""
+    hi = torch.randn(1, 12, 8, 8)
+    pair = streams.Pair(hi, streams.no_correction(hi))
+    a, b = streams.apart(pair, [6, 6], 1)
+    assert all(streams._expanded(p.lo) for p in (a, b))
+    assert a.hi._base is hi and b.hi._base is hi
+    joined = streams.whole([a, b], [6, 6], 1)
+    assert joined is not None and joined.hi is hi and streams._expanded(joined.lo)
+    b = streams.Pair(b.hi, torch.full_like(b.hi, 1e-9))  # (as a first in-place update leaves it)
+    joined = streams.whole([a, b], [6, 6], 1)
+    assert joined is not None and joined.hi is hi
+    assert float(joined.lo[:, :6].abs().max()) == 0.0 and bool((joined.lo[:, 6:] == b.lo).all())
