@@ -398,8 +398,6 @@ class Invertible(Step):
             own.values.difference_update(self.consumes)
             if moved:  # ...the inputs were the runtime's and nothing reads them after this step
                 own.values.update(self.produces)
-            elif self.cast:  # ...or a layer with weights computed them anew
-                own.values.update(_computed(env, self.produces, xs))
 
     def _rearranges(self, slots: Sequence[int], owned: set[int]) -> bool:
         """Whether this step only rearranges values the runtime owns (Permute, Squeeze, Reshape,
@@ -428,7 +426,9 @@ class Invertible(Step):
             self.inverse(env, dtype)
         if moved:
             own.values.update(self.consumes)
-        elif given:  # its inverse computed them anew: the runtime's to update in place
+        elif given:  # its inverse computed them anew: the runtime's to update in place (forward
+            # leaves a result of a layer with weights unowned: a region output it makes keeps its
+            # correction of zeros that takes no memory, as the estimate counts)
             own.values.update(_computed(env, self.consumes, given))
         del given
         gld = grads.get(LOGDET) if self.flow else None
@@ -457,14 +457,13 @@ class Invertible(Step):
 
 
 def _computed(env: dict[int, Value], slots: Sequence[int], sources: Sequence[Value]) -> list[int]:
-    """Of ``slots``, those holding what a layer with weights computed from ``sources`` (its
-    inputs; in backward its outputs, which its inverse read): new, dense buffers sharing memory
-    with none of them and with no other tensor (a layer's result that is its input, or a view
-    of it, or a buffer it keeps, is not the runtime's to write over). A pair's correction may be
-    an expanded zero (``runtime_streams.like``): the in-place updates make it anew.
-    Before, every stream update after an ActNorm or InvConv1x1 made new buffers: a random
-    network's peak at batch 1 held nine half-streams of temporaries where the estimate counts
-    three (11.4 % over it)."""
+    """Of ``slots``, those holding what a layer with weights rebuilt from ``sources`` (its
+    outputs, which its inverse read): new, dense buffers sharing memory with none of them and
+    with no other tensor (a result that is its input, or a view of it, or a buffer the layer
+    keeps, is not the runtime's to write over). A pair's correction may be an expanded zero
+    (``runtime_streams.like``): the in-place updates make it anew. Before, every update backward
+    ran before an ActNorm or InvConv1x1 made new buffers: a random network's peak at batch 1
+    held nine half-streams of temporaries where the estimate counts three (11.4 % over it)."""
     taken = {t.untyped_storage().data_ptr() for v in sources for t in tensors(v)}
     found = []
     for s in slots:
