@@ -20,7 +20,7 @@ from .estimate_segments import _checkpoint_segments, _region_segment_inputs
 from .estimate_units import MODES, _keeping, _peaks
 from .estimate_walk import _Bodies, _prod, _region_parts, _values_of, _Walker, no_collection
 from .peak import Walk
-from .peak_steps import sample_bytes
+from .peak_steps import sample_bytes, with_correction
 
 DTYPE_BYTES = {
     "float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4, "float64": 8, "double": 8,
@@ -304,8 +304,10 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
         "standard": walker.per_node(*walker.kept(set(), ())),
         # the runtime keeps a region's residual streams wide (float32 pairs or float64)
         # when the model computes in float32 or narrower (so reconstruction error
-        # cannot compound): the kept outputs take 8 bytes per value
-        "reversible": walker.per_node(*walker.kept(in_regions, region_outputs), wide=region_outputs,
+        # cannot compound): the kept outputs take 8 bytes per value, but for those a flow
+        # layer with weights makes in pairs (no correction)
+        "reversible": walker.per_node(*walker.kept(in_regions, region_outputs),
+                                      wide=with_correction(report.nodes, elem, stream_bytes, region_outputs),
                                       wide_bytes=stream_bytes),
         "checkpoint": _with_links(walker.kept(in_regions | seg_nodes, region_inputs + seg_inputs), links, walker),
     }

@@ -68,11 +68,18 @@ def _pairs(b: Any) -> bool:
 
 
 def corrected(b: Any, outs: Sequence[Any]) -> int:
-    """Bytes of the region outputs ``outs`` whose streams carry a correction the region keeps:
-    in pairs, not those a flow layer with weights makes (a pair with no correction)."""
-    infos = b.w.report.nodes
-    return sum(b.w.nbytes(v) for v in outs
-               if not (_pairs(b) and v[0] in infos and infos[v[0]].type in _CAST_FLOWS))
+    """Bytes of the region outputs ``outs`` whose streams carry a correction the region keeps
+    (:func:`with_correction`)."""
+    return sum(b.w.nbytes(v) for v in with_correction(b.w.report.nodes, b.elem, b.stream_bytes, outs))
+
+
+def with_correction(infos: Mapping[str, Any], elem: int, stream_bytes: int, outs: Iterable[Any]) -> list[Any]:
+    """Of region outputs ``outs``, those whose streams carry a correction the region keeps: in
+    pairs (a float32 model's, ``stream_bytes`` 8), not those a flow layer with weights makes (a
+    pair with no correction: zeros that take no memory, ``runtime_streams.like``)."""
+    pairs = elem == 4 and stream_bytes == 8
+    return [v for v in outs if v is not None
+            and not (pairs and v[0] in infos and infos[v[0]].type in _CAST_FLOWS)]
 
 
 def _computing(b: Any, steps: Sequence[str]) -> Iterator[tuple[str, str]]:
@@ -106,7 +113,7 @@ def spliced_moments(b: Any, sid: str, inner: tuple[Any, Any, int], out_set: Abst
     # the body's outputs are the region's where the group's are (the last copy's)
     ends = {v for v in _values_of(sub.w, getattr(body_region, "outputs", ())) if v is not None} \
         if any(v in out_set for v in b.makes(sid)) else set()
-    sub.channels_last = b.channels_last  # (its body runs in the region's streams)
+    sub.channels_last, sub.kept_wide = b.channels_last, b.kept_wide  # (its body runs in the region's streams)
     last, largest = sub._moments(body_region, ends, copies, after)
     others = last
     if times > 1:
@@ -163,7 +170,8 @@ def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, uncorrected:
     # after a flow layer: its output, rebuilt by the flow's inverse, has no correction of its own
     # yet (zeros that take no memory), where the walk of the region counts one; and the flow's
     # backward hands it its output's gradient as a new tensor, beside the net's backward
-    bare = largest * (b.stream_bytes - b.elem) // b.elem if uncorrected else 0
+    # (no more than the region keeps: none where a flow layer makes its outputs too)
+    bare = min(largest * (b.stream_bytes - b.elem) // b.elem, b.kept_wide) if uncorrected else 0
     handed = largest if uncorrected else 0
     # (the net's walk counts its parameters' gradients as they appear; the region adds them all)
     return [(own, 1, peak - own + log_scale + 2 * half + copies - bare + handed,

@@ -73,6 +73,7 @@ class UnitBuilder:
         self.order = [n for n in order if n in self.w.views and self.w.report.nodes[n].type != "Input"]
         self.stream_bytes = stream_bytes
         self.channels_last = False  # the streams of the region being priced (``peak_steps.channels_last``)
+        self.kept_wide = 0  # and the correction of its outputs it keeps (``peak_steps.corrected``)
         self.device = device  # "cpu" or an accelerator's type: how the stream updates are pieced
         self.elem = self.w.elem
         self._reads: dict[str, list[Value]] = {}
@@ -283,6 +284,7 @@ class UnitBuilder:
         copies = sum(self.w.nbytes(v) for v in outs if v in self.held)
         infos = self.w.report.nodes
         self.channels_last = peak_steps.channels_last(self, region, reads)
+        self.kept_wide = wide
         moments, act = self._moments(region, out_set, copies)
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem
         # backward runs the steps last to first, and a step's parameter gradients appear in its

@@ -408,3 +408,32 @@ def test_dense_halves_of_a_pair_with_no_correction_take_no_memory_for_it() -> No
     joined = streams.whole([a, b], [6, 6], 1)
     assert joined is not None and joined.hi is hi
     assert float(joined.lo[:, :6].abs().max()) == 0.0 and bool((joined.lo[:, 6:] == b.lo).all())
+
+
+def test_a_region_output_a_flow_layer_makes_keeps_no_correction() -> None:
+    """A region that ends with an ActNorm: its output is a pair with no correction (zeros that
+    take no memory), and the region keeps it so. What a flow layer's inverse rebuilds in
+    backward is the runtime's to update in place; what it makes in forward is left unowned, or
+    a region output it makes would keep a stream of zeros as its residual. The estimate's kept
+    figure counted one (its peak walk did not)."""
+    from revstudio.core.project import loads
+    from revstudio.diagnostics.check import full_check
+    from revstudio.diagnostics.memory import compare_modes
+
+    text = (EXAMPLES / "glow_flow.revs").read_text()
+    graph = loads(text.replace('["coupling1.out", "z.in"]', '["coupling1.out", "last.in"], ["last.out", "z.in"]')
+                  .replace('{"id": "z", "type": "Output"',
+                           '{"id": "last", "type": "ActNorm", "params": {}, "pos": [1800, 0]},\n'
+                           '    {"id": "z", "type": "Output"'))
+    report = full_check(graph, batch=4)
+    assert report.valid and [r.outputs for r in report.regions] == [["last.out"]]
+    torch.manual_seed(0)
+    model = C.compile(graph, device="cpu")
+    model.train()
+    xs = [x.detach() for x in _float32_inputs(model, batch=4)]
+    model.initialize(*xs)
+    measured = compare_modes(model, xs, ("reversible",))["reversible"]
+    # (the flow layers' log-determinants, a few floats per sample, are not counted: 76 B here;
+    # the estimate counted a correction as large as the output, 12,288 B)
+    assert abs(report.estimate.activation_bytes("reversible") / measured["kept_bytes"] - 1) < 0.01
+    assert abs(report.estimate.peak_bytes("reversible") / measured["peak_bytes"] - 1) < 0.002
