@@ -27,6 +27,7 @@ from .runtime_streams import (
     dense,
     fresh_alias,
     like,
+    no_correction,
     shares,
     sole,
     tensors,
@@ -379,8 +380,12 @@ class Invertible(Step):
             if self.cast:  # computed in the model's dtype: a pair with no correction
                 return [like(xs[0], y) for y in fn(*[value(x).to(dtype) for x in xs])]
             # no floating weights: the invertible types without them (Permute, Squeeze, Reshape,
-            # Flatten) only rearrange values, so they rearrange hi and lo alike
-            his, los = fn(*[x.hi for x in xs]), fn(*[x.lo for x in xs])  # type: ignore[union-attr]
+            # Flatten) only rearrange values, so they rearrange hi and lo alike; a correction of
+            # zeros that takes no memory stays one (rearranged, it would be a stream of zeros)
+            his = fn(*[x.hi for x in xs])  # type: ignore[union-attr]
+            if all(_expanded(x.lo) for x in xs):  # type: ignore[union-attr]
+                return [Pair(h, no_correction(h)) for h in his]
+            los = fn(*[x.lo for x in xs])  # type: ignore[union-attr]
             return [Pair(h, lo) for h, lo in zip(his, los)]
         if self.cast:
             return [y.to(value(xs[0]).dtype) for y in fn(*[value(x).to(dtype) for x in xs])]

@@ -44,15 +44,16 @@ def sample_bytes(walker: Any, inputs: Iterable[Any], side: Iterable[Any],
 
 
 def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int,
-                     uncorrected: bool = False) -> list[Moment] | None:
+                     uncorrected: bool = False, bare: bool = False) -> list[Moment] | None:
     """The steps of coupling node ``sid`` (``view``) of builder ``b``'s graph; None for another
     step, or a coupling whose bodies are not walked (priced whole by ``_moments``). ``largest``:
-    its output's bytes, ``copies``: those of the held outputs' copies; ``uncorrected``: backward
-    rebuilds its output with no correction (:func:`uncorrected`)."""
+    its output's bytes, ``copies``: those of the held outputs' copies; ``uncorrected``: the next
+    step is a flow layer with weights (:func:`uncorrected`); ``bare``: backward rebuilds its
+    output with no correction (:func:`bare_streams`)."""
     if view.type == "AdditiveCoupling":
         return _halves(b, sid, view, largest, copies)
     if view.type == "AffineCoupling":
-        return _affine(b, sid, view, largest, copies, uncorrected)
+        return _affine(b, sid, view, largest, copies, uncorrected, bare or uncorrected)
     return None
 
 
@@ -82,19 +83,34 @@ def with_correction(infos: Mapping[str, Any], elem: int, stream_bytes: int, outs
             and not (pairs and v[0] in infos and infos[v[0]].type in _CAST_FLOWS)]
 
 
-def _computing(b: Any, steps: Sequence[str]) -> Iterator[tuple[str, str]]:
-    """(step, its type) of the steps of ``steps`` that compute (not a Split or Concat)."""
+# invertible layers with no weights: in a pair region they rearrange hi and lo alike, and a
+# correction of zeros that takes no memory stays one (``runtime_steps.Invertible._call``)
+_REARRANGING = frozenset({"Squeeze", "Permute", "Reshape", "Flatten"})
+
+
+def _computing(b: Any, steps: Sequence[str], skip: AbstractSet[str] = frozenset()) -> Iterator[tuple[str, str]]:
+    """(step, its type) of the steps of ``steps`` that compute (not a Split or Concat, nor a
+    type in ``skip``)."""
     for sid in steps:
         view = b.w.views.get(sid)
-        if view is not None and view.type not in ("Split", "Concat"):
+        if view is not None and view.type not in ("Split", "Concat") and view.type not in skip:
             yield sid, view.type
 
 
-def next_types(b: Any, steps: Sequence[str], after: str | None = None) -> dict[str, str | None]:
+def next_types(b: Any, steps: Sequence[str], after: str | None = None,
+               skip: AbstractSet[str] = frozenset()) -> dict[str, str | None]:
     """For each step of a region that computes (in forward order), the type of the next one that
-    does; ``after``: the type of the step after the last (None: the region's end)."""
-    found = list(_computing(b, steps))
+    does (steps of a type in ``skip`` passed over); ``after``: the type of the step after the
+    last (None: the region's end)."""
+    found = list(_computing(b, steps, skip))
     return {sid: nxt for (sid, _), nxt in zip(found, [kind for _, kind in found[1:]] + [after])}
+
+
+def bare_streams(b: Any, steps: Sequence[str], after: str | None = None) -> set[str]:
+    """The steps of a region whose output backward rebuilds with no correction: a flow layer
+    with weights rebuilds it, directly or through layers that only rearrange it (a Squeeze
+    between Glow steps); none but in pairs (:func:`uncorrected`: the directly followed)."""
+    return uncorrected(b, next_types(b, steps, after, _REARRANGING))
 
 
 def uncorrected(b: Any, nexts: dict[str, str | None]) -> set[str]:
@@ -149,7 +165,8 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int) -> list[Mome
     return out
 
 
-def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, uncorrected: bool) -> list[Moment] | None:
+def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, uncorrected: bool,
+            bare_stream: bool) -> list[Moment] | None:
     """An AffineCoupling's step (``runtime_affine.Affine.backward``): its net's graph rebuilt
     (walked alone: :func:`_net_walk`) with s and the clamp's tanh, then x2 = (y2 - t) /
     exp(s) in the stream's wide arithmetic (a pair's: five float64 and one float32 x2 at
@@ -171,7 +188,7 @@ def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, uncorrected:
     # yet (zeros that take no memory), where the walk of the region counts one; and the flow's
     # backward hands it its output's gradient as a new tensor, beside the net's backward
     # (no more than the region keeps: none where a flow layer makes its outputs too)
-    bare = min(largest * (b.stream_bytes - b.elem) // b.elem, b.kept_wide) if uncorrected else 0
+    bare = min(largest * (b.stream_bytes - b.elem) // b.elem, b.kept_wide) if bare_stream else 0
     handed = largest if uncorrected else 0
     # (the net's walk counts its parameters' gradients as they appear; the region adds them all)
     return [(own, 1, peak - own + log_scale + 2 * half + copies - bare + handed,

@@ -356,7 +356,7 @@ class UnitBuilder:
         act = 0
         steps = list(getattr(region, "steps", ()))
         nexts = peak_steps.next_types(self, steps, after)
-        flows = peak_steps.uncorrected(self, nexts)
+        flows, bare = peak_steps.uncorrected(self, nexts), peak_steps.bare_streams(self, steps, after)
         for sid in steps:
             view = self.w.views.get(sid)
             if view is not None and view.type == "Squeeze":  # its backward joins the streams' gradient anew
@@ -375,7 +375,7 @@ class UnitBuilder:
             parts = self._parts(sid)  # a Repeat or coupling node runs as several runtime steps
             largest = self.largest_of(body)
             act = max(act, largest // parts)
-            own_steps = coupling_moments(self, sid, view, largest, copies, sid in flows) \
+            own_steps = coupling_moments(self, sid, view, largest, copies, sid in flows, sid in bare) \
                 if sid not in couplings else None
             if own_steps is not None:  # a coupling node's: F's and G's, an AffineCoupling's
                 moments += own_steps
