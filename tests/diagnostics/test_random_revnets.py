@@ -54,24 +54,20 @@ def test_bench_estimate_random_runs() -> None:
         assert f"| {mode} | " in proc.stdout and " of 2 |" in proc.stdout
 
 
-def test_updates_after_a_flow_layer_work_in_place() -> None:
-    """Seed 29: a Repeat of coupling nodes, a Squeeze, an ActNorm, an InvConv1x1 and an
-    AffineCoupling in one region. What a flow layer with weights computes is the runtime's own
-    (new buffers nothing else holds), so the Squeeze's inverse and the couplings before it
-    update the streams in place. Before, every update after the ActNorm made new buffers: at
-    batch 1 the peak held nine half-streams of temporaries (201,676 B measured; 178,796 B now,
-    with the same gradients), 11.4 % over the estimate."""
+def _reversible_peak(seed: int, batch: int) -> tuple[int, int]:
+    """Random network ``seed`` at ``batch``: (the measured reversible peak, its estimate), once
+    its reversible gradients are checked against standard mode's."""
     torch = pytest.importorskip("torch")
     from revstudio.compiler import compile as compile_graph
     from revstudio.diagnostics.estimate import estimate_peak
     from revstudio.diagnostics.gradcheck import random_inputs
     from revstudio.diagnostics.memory import compare_modes
 
-    graph = random_revnet(29)
+    graph = random_revnet(seed)
     torch.manual_seed(0)
     model = compile_graph(graph, mode="standard")
     model.train()
-    inputs = random_inputs(graph, 1, torch.float32, 0, requires_grad=False)
+    inputs = random_inputs(graph, batch, torch.float32, 0, requires_grad=False)
     grads = {}
     for mode in ("standard", "reversible"):
         model.mode = mode
@@ -81,7 +77,17 @@ def test_updates_after_a_flow_layer_work_in_place() -> None:
     for a, b in zip(grads["standard"], grads["reversible"]):
         assert torch.allclose(a, b, rtol=1e-4, atol=1e-6)
     real = compare_modes(model, inputs, ("reversible",))["reversible"]["peak_bytes"]
-    estimated = estimate_peak(graph, full_check(graph, batch=1), batch=1, mode="reversible")
+    return real, estimate_peak(graph, full_check(graph, batch=batch), batch=batch, mode="reversible")
+
+
+def test_updates_after_a_flow_layer_work_in_place() -> None:
+    """Seed 29: a Repeat of coupling nodes, a Squeeze, an ActNorm, an InvConv1x1 and an
+    AffineCoupling in one region. What a flow layer's inverse rebuilds in backward is the
+    runtime's own (new buffers nothing else holds), so the Squeeze's inverse and the couplings
+    before it update the streams in place. Before, every update before the ActNorm made new
+    buffers: at batch 1 the peak held nine half-streams of temporaries (201,676 B measured;
+    178,796 B now, with the same gradients), 11.4 % over the estimate."""
+    real, estimated = _reversible_peak(29, 1)
     assert real < 185_000 and abs(estimated / real - 1) < 0.002, (real, estimated)
 
 
@@ -92,12 +98,8 @@ def test_a_squeeze_keeps_a_correction_that_takes_no_memory() -> None:
     follows: the AffineCoupling before the Squeeze rebuilds a stream with no correction).
     Before, 317,792 B at batch 8 and 982,688 B at batch 32; now 301,412 and 917,156."""
     torch = pytest.importorskip("torch")
-    from revstudio.compiler import compile as compile_graph
     from revstudio.compiler.runtime_steps import Invertible
     from revstudio.compiler.runtime_streams import Pair, _expanded
-    from revstudio.diagnostics.estimate import estimate_peak
-    from revstudio.diagnostics.gradcheck import random_inputs
-    from revstudio.diagnostics.memory import compare_modes
     from revstudio.nodes.torch_modules.flows import Squeeze
 
     hi = torch.randn(2, 4, 8, 8)
@@ -105,20 +107,5 @@ def test_a_squeeze_keeps_a_correction_that_takes_no_memory() -> None:
     env = {1: Pair(hi, hi.new_zeros(()).expand_as(hi))}
     step.inverse(env, torch.float32)
     assert _expanded(env[0].lo) and env[0].lo.untyped_storage().nbytes() == 4
-
-    graph = random_revnet(1)
-    torch.manual_seed(0)
-    model = compile_graph(graph, mode="standard")
-    model.train()
-    inputs = random_inputs(graph, 8, torch.float32, 0, requires_grad=False)
-    grads = {}
-    for mode in ("standard", "reversible"):
-        model.mode = mode
-        model.zero_grad(set_to_none=True)
-        model(*inputs).sum().backward()
-        grads[mode] = [p.grad.clone() for p in model.parameters()]
-    for a, b in zip(grads["standard"], grads["reversible"]):
-        assert torch.allclose(a, b, rtol=1e-4, atol=1e-6)
-    real = compare_modes(model, inputs, ("reversible",))["reversible"]["peak_bytes"]
-    estimated = estimate_peak(graph, full_check(graph, batch=8), batch=8, mode="reversible")
+    real, estimated = _reversible_peak(1, 8)
     assert real < 310_000 and abs(estimated / real - 1) < 0.002, (real, estimated)
