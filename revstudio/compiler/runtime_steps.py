@@ -22,15 +22,14 @@ from .runtime_streams import (
     Value,
     _expanded,
     _update,
-    alone,
     any_in,
-    dense,
     fresh_alias,
     like,
     no_correction,
     shares,
     sole,
     tensors,
+    unshared,
     update_over,
     value,
 )
@@ -318,8 +317,7 @@ class Coupling(Step):
         # the rebuilt input are never both alive; done before F's backward, so F's output
         # can go before its graph runs. Where nothing else holds F's output (its graph saved
         # no part of it), a pair's update uses it as one of its temporaries.
-        if (y_owned and isinstance(y, Pair) and not _expanded(y.lo) and f.dtype == y.hi.dtype
-                and f.shape == y.hi.shape and sole(f)):
+        if y_owned and isinstance(y, Pair) and f.dtype == y.hi.dtype and f.shape == y.hi.shape and sole(f):
             env[self.a] = update_over(y, f.detach(), -self.sign)
         else:
             env[self.a] = _update(y, f.detach(), -self.sign, y_owned)
@@ -426,16 +424,15 @@ class Invertible(Step):
         moved = self._rearranges(self.produces, own.values)
         own.values.difference_update(self.produces)
         own.grads.difference_update(self.produces)
-        given = [env[s] for s in self.produces] if self.cast and not moved else []
+        read = _storages(env, self.produces) if self.cast and not moved else None
         with torch.no_grad():
             self.inverse(env, dtype)
         if moved:
             own.values.update(self.consumes)
-        elif given:  # its inverse computed them anew: the runtime's to update in place (forward
-            # leaves a result of a layer with weights unowned: a region output it makes keeps its
-            # correction of zeros that takes no memory, as the estimate counts)
-            own.values.update(_computed(env, self.consumes, given))
-        del given
+        elif read is not None:  # its inverse computed them anew: the runtime's to update in place
+            # (forward leaves a result of a layer with weights unowned: a region output it makes
+            # keeps its correction of zeros that takes no memory, as the estimate counts)
+            own.values.update(_computed(env, self.consumes, read))
         gld = grads.get(LOGDET) if self.flow else None
         if all(g is None for g in gys) and gld is None:
             return
@@ -461,20 +458,22 @@ class Invertible(Step):
             _accumulate(pgrads, own.params, id(p), g)
 
 
-def _computed(env: dict[int, Value], slots: Sequence[int], sources: Sequence[Value]) -> list[int]:
-    """Of ``slots``, those holding what a layer with weights rebuilt from ``sources`` (its
-    outputs, which its inverse read): new, dense buffers sharing memory with none of them and
-    with no other tensor (a result that is its input, or a view of it, or a buffer the layer
+def _storages(env: dict[int, Value], slots: Sequence[int]) -> set[int]:
+    """The addresses of the storages of what ``slots`` hold."""
+    return {t.untyped_storage().data_ptr() for s in slots for t in tensors(env[s])}
+
+
+def _computed(env: dict[int, Value], slots: Sequence[int], read: set[int]) -> list[int]:
+    """Of ``slots``, those holding what a layer with weights rebuilt from what it read (``read``:
+    the storages of its outputs, which its inverse read): new, dense buffers of their own, on
+    none of those storages (a result that is its input, or a view of it, or a buffer the layer
     keeps, is not the runtime's to write over). A pair's correction may be an expanded zero
     (``runtime_streams.like``): the in-place updates make it anew. Before, every update backward
     ran before an ActNorm or InvConv1x1 made new buffers: a random network's peak at batch 1
     held nine half-streams of temporaries where the estimate counts three (11.4 % over it)."""
-    taken = {t.untyped_storage().data_ptr() for v in sources for t in tensors(v)}
     found = []
     for s in slots:
         parts = [t for t in tensors(env[s]) if not _expanded(t)]
-        if parts and all(t._base is None and dense(t) and alone(t)
-                         and t.untyped_storage().data_ptr() not in taken for t in parts):
+        if parts and all(unshared(t) and t.untyped_storage().data_ptr() not in read for t in parts):
             found.append(s)
     return found
-

@@ -277,10 +277,15 @@ def sole(f: torch.Tensor) -> bool:
     custom Function's output, a module's buffer or parameter, an input passed through) and no
     other Python name holds it (a module keeping its last output). Such an output may be
     written over once it has been read: nothing can see it change."""
-    if f._base is not None or not dense(f):
+    if not unshared(f):
         return False
     # the caller's name, this argument and getrefcount's own
-    return sys.getrefcount(f) <= 3 and alone(f)
+    return sys.getrefcount(f) <= 3
+
+
+def unshared(t: torch.Tensor) -> bool:
+    """Whether ``t`` is a dense buffer of its own: no view, and no other tensor on its storage."""
+    return t._base is None and dense(t) and alone(t)
 
 
 def alone(t: torch.Tensor) -> bool:
@@ -387,7 +392,10 @@ def update_over(y: Pair, f: torch.Tensor, sign: int) -> Pair:
     temporaries (f is float32, of y's shape, and the caller's alone: see :func:`sole`; its
     values are lost). The same operations as :func:`_two_sum_` bit for bit, with two
     temporaries instead of three, in fewer pieces (:func:`over_rows`). On a GPU, one fused
-    kernel with none (``runtime_fused``)."""
+    kernel with none (``runtime_fused``). A stream with no correction yet (an expanded zero,
+    which nothing may write) takes its first update as :func:`_pair_update` does."""
+    if _expanded(y.lo):
+        return _pair_update(y, f, sign, True)
     if fused_wanted(y.hi) and fused_usable(y.hi, y.lo, f) and fused_two_sum_(y.hi, y.lo, f, sign):
         return y
     rows = over_rows(y.hi)

@@ -49,11 +49,11 @@ def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int,
     step, or a coupling whose bodies are not walked (priced whole by ``_moments``). ``largest``:
     its output's bytes, ``copies``: those of the held outputs' copies; ``uncorrected``: the next
     step is a flow layer with weights (:func:`uncorrected`); ``bare``: backward rebuilds its
-    output with no correction (:func:`bare_streams`)."""
+    output with no correction (:func:`bare_streams`, which include those)."""
     if view.type == "AdditiveCoupling":
         return _halves(b, sid, view, largest, copies)
     if view.type == "AffineCoupling":
-        return _affine(b, sid, view, largest, copies, uncorrected, bare or uncorrected)
+        return _affine(b, sid, view, largest, copies, uncorrected, bare)
     return None
 
 
@@ -63,9 +63,15 @@ _CAST_FLOWS = frozenset({"ActNorm", "InvConv1x1"})
 
 
 def _pairs(b: Any) -> bool:
-    """Whether builder ``b`` prices a float32 model's compensated pair streams (float64 streams
-    of a narrower model get a float64 result from a flow layer, no separate correction)."""
-    return bool(b.elem == 4 and b.stream_bytes == 8)
+    """Whether builder ``b`` prices a float32 model's compensated pair streams (:func:`_is_pairs`)."""
+    return _is_pairs(b.elem, b.stream_bytes)
+
+
+def _is_pairs(elem: int, stream_bytes: int) -> bool:
+    """Whether a model of ``elem``-byte values has compensated pair streams (a float32 model's;
+    float64 streams of a narrower model get a float64 result from a flow layer, no separate
+    correction)."""
+    return elem == 4 and stream_bytes == 8
 
 
 def corrected(b: Any, outs: Sequence[Any]) -> int:
@@ -78,7 +84,7 @@ def with_correction(infos: Mapping[str, Any], elem: int, stream_bytes: int, outs
     """Of region outputs ``outs``, those whose streams carry a correction the region keeps: in
     pairs (a float32 model's, ``stream_bytes`` 8), not those a flow layer with weights makes (a
     pair with no correction: zeros that take no memory, ``runtime_streams.like``)."""
-    pairs = elem == 4 and stream_bytes == 8
+    pairs = _is_pairs(elem, stream_bytes)
     return [v for v in outs if v is not None
             and not (pairs and v[0] in infos and infos[v[0]].type in _CAST_FLOWS)]
 

@@ -344,8 +344,9 @@ class UnitBuilder:
                  after: str | None = None) -> tuple[list[Moment], int]:
         """Per computing step of ``region``, in forward order: (its parameter bytes, its runtime
         steps, the most its backward holds while its parameters' gradients exist, the most
-        before they do, the stream value an additive update passes on; a Squeeze, whose backward
-        joins the streams' gradient into a new tensor, is (0, 0, 0, 0, its bytes)); and the
+        before they do, the stream value an additive update passes on, what more it holds where it
+        is the first step backward runs; a Squeeze, whose backward joins the streams' gradient
+        into a new tensor, is (0, 0, 0, 0, its bytes, 0)); and the
         largest output of one runtime step. A Group or Repeat whose body is one invertible region runs as its
         body's steps spliced into the region, every copy's (``spliced``); ``out_set``: the
         region's outputs (kept anyway), ``copies``: the bytes of the held outputs' copies;
