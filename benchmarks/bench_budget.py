@@ -9,13 +9,17 @@ as its estimate). Target (issue 13): at most the budget is kept beyond reversibl
 mode's own, and the step is faster than reversible by at least half of the
 reversible-standard difference. ``--estimates``: no timing; the measured and
 estimated peak at budgets of 0, 1/4, 1/2, 3/4 and 3/2 of standard mode's kept bytes;
-``--examples``: the same for every example project with a region, at batches 1, 8 and 32.
+``--examples``: the same for every example project with a region, at batches 1, 8 and 32;
+``--random N``: every cut of random networks 0..N-1 (``random_revnets.py``, networks no rule
+was tuned on): the budget that keeps each number of first steps, the estimated and measured
+peak, and the bytes kept beyond reversible mode's against the budget.
 
     python benchmarks/bench_budget.py --threads 1
     python benchmarks/bench_budget.py --quick
     python benchmarks/bench_budget.py --cells 3x32x16x8 4x32x32x8
     python benchmarks/bench_budget.py --estimates
     python benchmarks/bench_budget.py --examples
+    python benchmarks/bench_budget.py --random 30 --batch 8          # seeds 0-29 (--first S)
 """
 from __future__ import annotations
 
@@ -137,6 +141,58 @@ def example_estimates() -> None:
     print(f"estimate / measured: {min(ratios):.3f} to {max(ratios):.3f}")
 
 
+def random_cuts(seeds: range, batch: int, only: set[int] | None = None) -> list[tuple[int, str, int, int, int, int, int, int]]:
+    """Per random network with one region and per cut: (seed, region, steps kept, budget,
+    measured peak, estimated peak, bytes kept beyond reversible mode's, steps in the region).
+    The budget of a cut is its price (``compiler.budget.prefix_cost``), where a cheaper cut
+    keeping more steps may win it; ``only``: the cuts (steps kept) to measure, else all."""
+    from random_revnets import random_revnet
+
+    from revstudio.clicmd.memory import measure_modes
+    from revstudio.compiler.budget import prefix_cost
+    from revstudio.diagnostics.budget import budget_choice
+    from revstudio.diagnostics.budget_prices import step_prices
+
+    cpu = torch.device("cpu")
+    out = []
+    for seed in seeds:
+        graph = random_revnet(seed)
+        report = full_check(graph, batch=batch)
+        if len(report.regions) != 1:
+            continue  # (one budget serves every region: a cut of one is a choice of them all)
+        costs, refunds, fixed = step_prices(graph, report, batch=batch)
+        ((rid, steps),) = costs.items()
+        base = measure_modes(graph, batch, cpu)["reversible"]["kept_bytes"]
+        seen = set()
+        for n in range(len(steps) + 1):
+            budget = prefix_cost(steps, refunds[rid], n, fixed[rid])
+            kept = budget_choice(graph, report, budget, batch=batch).regions[rid].kept_steps
+            if kept in seen or (only is not None and kept not in only):
+                continue
+            seen.add(kept)
+            got = measure_modes(graph, batch, cpu, budget=budget)["budget"]
+            out.append((seed, rid, kept, budget, got["peak_bytes"], budget_peak(graph, report, budget, batch=batch),
+                        got["kept_bytes"] - base, len(steps)))
+    return out
+
+
+def random_estimates(seeds: range, batch: int) -> None:
+    """Estimated over measured peak at every cut of random networks with one region."""
+    print(f"random networks {seeds.start}-{seeds.stop - 1}, batch {batch}: every cut of the region (steps "
+          "kept), estimated vs measured peak, kept beyond reversible mode's vs the budget")
+    print("| seed | cut | budget | measured peak | estimate | error | kept beyond reversible |")
+    print("|---|---|---|---|---|---|---|")
+    errs = []
+    for seed, _rid, kept, budget, peak, est, beyond, steps in random_cuts(seeds, batch):
+        errs.append(est / peak - 1)
+        ok = "ok" if beyond <= budget else "OVER"
+        print(f"| {seed} | {kept}/{steps} | {budget:,} | {peak:,} | {est:,} | {est / peak - 1:+.2%} | "
+              f"{beyond:,} ({ok}) |", flush=True)
+    within = sum(abs(e) <= 0.005 for e in errs)
+    print(f"{len(errs)} cuts: {within} within 0.5 %, median {statistics.median(errs):+.2%}, "
+          f"lowest {min(errs):+.2%}, highest {max(errs):+.2%}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -144,6 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--estimates", action="store_true", help="no timing: the peak estimate at five budgets")
     parser.add_argument("--examples", action="store_true", help="no timing: the same for the example projects")
+    parser.add_argument("--random", type=int, default=0, metavar="N",
+                        help="no timing: every cut of random networks 0..N-1")
+    parser.add_argument("--first", type=int, default=0, help="the first seed of --random (default 0)")
+    parser.add_argument("--batch", type=int, default=8, help="the batch of --random (default 8)")
     parser.add_argument("--cells", nargs="+", default=None, metavar="DxBxCxS",
                         help="cells to run instead of the grid, e.g. 3x32x16x8")
     args = parser.parse_args(argv)
@@ -157,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     if args.examples:
         example_estimates()
+        return 0
+    if args.random:
+        random_estimates(range(args.first, args.first + args.random), args.batch)
         return 0
     if args.estimates:
         estimates(cells or (QUICK if args.quick else CELLS))
