@@ -71,6 +71,9 @@ class _Executor(nn.Module):
         results = [op.input for op in plan.outputs]
         # per program call: the values no later call reads, dropped once it has run
         self._released = asm.released_after([(op.inputs, op.outputs) for op in ops], results)
+        for call, gone in zip(self._program, self._released):
+            if isinstance(call, RegionCall):
+                call.released = frozenset(gone)
         self._segments = {start: (end, Part(self._program[start:end], seg_in, seg_out),
                                   [getattr(self, op.module) for op in ops[start:end]])
                           for start, end, seg_in, seg_out in asm.plan_segments(plan)}

@@ -40,13 +40,17 @@ class RegionCall:
         self.owner, self.op, self.region = owner, op, region
         # memory budget: (head data, kept head, tail data, reversible tail) per number of kept first steps
         self._parts: dict[int, tuple[Any, rt.Region | None, Any, rt.Region | None]] = {}
+        # the values nothing after this call reads (set by the executor, which drops them after it)
+        self.released: frozenset[str] = frozenset()
 
     def __call__(self, env: dict[str, torch.Tensor]) -> None:
         root = self.owner._root
         kept = 0
         if root.mode == "reversible" and root.memory_budget is not None and self.owner._plan is root.plan:
-            inputs = [env[v] for v in self.op.inputs]
-            kept = root.kept_steps(inputs[0].shape[0] if inputs and inputs[0].dim() else 1).get(self.region.id, 0)
+            first = env[self.op.inputs[0]] if self.op.inputs else None
+            batch = first.shape[0] if first is not None and first.dim() else 1
+            kept = root.kept_steps(batch).get(self.region.id, 0)
+            del first
         if kept:
             self._run_kept(env, root, kept)
             return
@@ -72,6 +76,12 @@ class RegionCall:
             local.update(zip(head["outputs"], outs))
             logdets.append(kept_part.logdet)
         if rebuilt is not None:
+            # the region's inputs only the head reads, and nothing after the region, go now, not
+            # once the rest has run forward (the head's graph holds what its backward needs)
+            for v in head["inputs"] if head is not None else ():
+                if v in self.released and v not in tail["inputs"]:
+                    env.pop(v, None)
+                    local.pop(v, None)
             rebuilt.memory_format = self.region.memory_format
             outs = rebuilt([local[v] for v in tail["inputs"]], "reversible", root.dtype, root.stream_for(root.dtype))
             local.update(zip(tail["outputs"], outs))
