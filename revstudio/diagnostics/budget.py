@@ -216,11 +216,12 @@ def budget_peaks(graph: Graph, report: Any, budget: int | None, *, dtype: str | 
 def _peak_under(graph: Graph, est: Any, regions: Sequence[Any], choice: BudgetChoice,
                 costs: Mapping[str, Sequence[int]], optimizer: str | None = None) -> int:
     heads: dict[str, frozenset[str]] = {}
-    inside: dict[str, int] = {}
+    inside: dict[str, tuple[int, int]] = {}
     for r in regions:
         kept = choice.regions[r.id].kept_steps if r.id in choice.regions else 0
         if kept:
-            heads[r.id], inside[r.id] = kept_parts(graph, r, kept, costs.get(r.id, ()))
+            heads[r.id], *within = kept_parts(graph, r, kept, costs.get(r.id, ()))
+            inside[r.id] = (within[0], within[1])
     return est.peak_keeping(heads, inside).peak + _state_bytes(est.parameter_bytes(), optimizer)
 
 
@@ -246,11 +247,10 @@ def budget_summary(graph: Graph, report: Any, budget: int, *, batch: int) -> str
     return line
 
 
-def kept_parts(graph: Graph, region: Any, kept_steps: int, costs: Sequence[int]) -> tuple[frozenset[str], int]:
+def kept_parts(graph: Graph, region: Any, kept_steps: int, costs: Sequence[int]) -> tuple[frozenset[str], int, int]:
     """The nodes of the whole steps among a region's first ``kept_steps`` (a Repeat's copies each
     a step), and where the cut falls inside a Repeat, the bytes its kept copies keep (``costs``:
-    per step, at the batch): those copies run in the region's rest, keeping their activations
-    until its backward is done."""
+    per step, at the batch) and how many they are (the rest runs the others)."""
     out: set[str] = set()
     n = 0
     for nodes in _step_nodes(region):
@@ -258,10 +258,10 @@ def kept_parts(graph: Graph, region: Any, kept_steps: int, costs: Sequence[int])
             break
         times = _copies(graph, nodes[0])
         if n + times > kept_steps:
-            return frozenset(out), int(sum(costs[n:kept_steps]))
+            return frozenset(out), int(sum(costs[n:kept_steps])), kept_steps - n
         n += times
         out.update(nodes)
-    return frozenset(out), 0
+    return frozenset(out), 0, 0
 
 
 def scaled(costs: Mapping[str, Sequence[int]], batch: int) -> dict[str, list[int]]:

@@ -80,9 +80,9 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
             at_b = sum(other.nodes[n].activation_bytes["standard"] for n in nodes if n in other.nodes)
             per = max(0, -(-(at_b - at1) // span))  # (rounded up, should a rule not be exactly linear)
             const = max(0, at1 - per)
-            times = _copies(graph, nodes[0])  # each copy of a Repeat is a step (alike: an equal share)
-            costs += [-(-per * scale // times)] * times  # (rounded up: a share never prices low)
-            consts += [-(-const // times)] * times
+            times = _copies(graph, nodes[0])  # each copy of a Repeat is a step
+            costs += _copy_shares(per * scale, times, _per_copy(one, other, nodes[0], span, scale))
+            consts += [-(-const // times)] * times  # (rounded up: a share never prices low)
             ends += [None] * (times - 1) + [j]
         # the first steps read the region's inputs: where reversible mode releases those
         # (a stem layer's result), keeping the head keeps them alive, so the head pays for them
@@ -108,6 +108,31 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
         if whole and len(fixed_of[region.id]) > len(costs):
             fixed_of[region.id][len(costs)] -= whole
     return costs_of, refunds_of, fixed_of
+
+
+def _per_copy(one: Any, other: Any, step: str, span: int, scale: int) -> tuple[int, int] | None:
+    """(bytes one copy of Repeat ``step`` keeps inside, bytes it keeps of the copy before's
+    output) at the batch of the prices (``scale``), from the estimates at two batches."""
+    a, b = one.facts.get("copies", {}).get(step), other.facts.get("copies", {}).get(step)
+    if a is None or b is None:
+        return None
+    return tuple(max(0, -(-(y - x) // span)) * scale for x, y in zip(a, b))  # type: ignore[return-value]
+
+
+def _copy_shares(total: int, times: int, per_copy: tuple[int, int] | None) -> list[int]:
+    """A Repeat's bytes ``total`` as the prices of its copies: the first keeps what a copy keeps
+    inside, each later one that and what it keeps of the copy before's output, and the last
+    also what the Repeat's result keeps (read by the steps after it). A cut after a copy
+    keeps just the copies before it: an equal share priced the first copies with the last
+    one's output (+8 % on a budget's peak of a Repeat cut after its first copy). Without the
+    split (or where it does not add up) equal shares, rounded up: a share never prices low."""
+    if times > 1 and per_copy is not None:
+        inner, between = per_copy
+        shares = [inner] + [inner + between] * (times - 1)
+        if sum(shares) <= total:
+            shares[-1] += total - sum(shares)
+            return shares
+    return [-(-total // times)] * times
 
 
 def _cut_values(graph: Graph, step_nodes: list[list[str]], ends: list[int | None]) -> list[int]:

@@ -21,6 +21,7 @@ from .estimate_units import MODES, _keeping, _peaks
 from .estimate_walk import _Bodies, _prod, _region_parts, _values_of, _Walker, no_collection
 from .peak import Walk
 from .peak_steps import sample_bytes, with_correction
+from .save_rules import between_bytes
 
 DTYPE_BYTES = {
     "float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4, "float64": 8, "double": 8,
@@ -126,11 +127,12 @@ class MemoryEstimate:
     def parameter_bytes(self) -> int:
         return sum(n.parameter_bytes for n in self.nodes.values())
 
-    def peak_keeping(self, heads: Mapping[str, AbstractSet[str]], inside: Mapping[str, int] | None = None) -> Walk:
+    def peak_keeping(self, heads: Mapping[str, AbstractSet[str]],
+                     inside: Mapping[str, tuple[int, int]] | None = None) -> Walk:
         """The simulated reversible step where the nodes ``heads[region id]`` (a region's first
         steps, as a memory budget keeps them) run as standard mode does and the rest of each
         region reversibly, reading the values that cross the cut as its inputs; ``inside[region
-        id]``: bytes kept within the rest (the kept copies of a Repeat the cut falls inside)."""
+        id]``: where the cut falls inside a Repeat, (the bytes its kept copies keep, how many)."""
         if self._keeping_of is None:
             raise ValueError("this estimate was made without its walk")
         return self._keeping_of(heads, inside or {})
@@ -339,7 +341,7 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
 
     result._peaks_of = peaks
 
-    def keeping(heads: Mapping[str, AbstractSet[str]], inside: Mapping[str, int]) -> Walk:
+    def keeping(heads: Mapping[str, AbstractSet[str]], inside: Mapping[str, tuple[int, int]]) -> Walk:
         with no_collection():
             return _keeping(walker, walk_order, regions, stream_bytes, heads, inside, device)
 
@@ -467,4 +469,16 @@ def _facts(walker: _Walker, kept: Mapping[str, set[Value | None]], seg_nodes: se
     return {"savers": savers, "readers": readers, "bases": bases, "region_of": dict(walker.region_of),
             "kept": {m: {v for v in vals if v is not None} for m, vals in kept.items()},
             "segments": set(seg_nodes), "extra": {n: s.extra_bytes for n, s in walker.saves.items()},
-            "types": {n: i.type for n, i in walker.report.nodes.items()}}
+            "types": {n: i.type for n, i in walker.report.nodes.items()}, "copies": _copy_bytes(walker)}
+
+
+def _copy_bytes(walker: _Walker) -> dict[str, tuple[int, int]]:
+    """{Repeat: (bytes one copy keeps inside, bytes it keeps of what the copy before hands
+    it)}, as its save rule counts them (its extra bytes are the first times the copies, the
+    second times the copies after the first)."""
+    out = {}
+    for nid, view in walker.views.items():
+        body = view.bodies.get("group") if view.type == "Repeat" else None
+        if body is not None:
+            out[nid] = (int(body.internal_bytes), between_bytes(body, view.batch, view.element_bytes))
+    return out

@@ -12,11 +12,13 @@ from typing import Any
 
 from .estimate_segments import _region_segment_nodes
 from .estimate_walk import _values_of, _Walker
-from .peak import Unit, Walk
+from .peak import Unit, Value, Walk
 from .peak_couplings import COUPLINGS
 from .peak_inline import Inline
 from .peak_segments import pieces, segment
+from .peak_steps import sample_bytes
 from .peak_units import UnitBuilder
+from .save_rules import between_bytes
 
 MODES = ("standard", "reversible", "checkpoint")
 # node types that run group bodies of their own (walked as their layers: ``peak_inline``)
@@ -88,7 +90,8 @@ def _held_inputs(walker: _Walker, region: Any) -> Unit:
 
 
 def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_bytes: int,
-             heads: Mapping[str, AbstractSet[str]], inside: Mapping[str, int], device: str = "cpu") -> Walk:
+             heads: Mapping[str, AbstractSet[str]], inside: Mapping[str, tuple[int, int]],
+             device: str = "cpu") -> Walk:
     """Reversible mode's units, with each region's ``heads`` nodes as standard units and the
     rest of the region as one reversible unit (see ``MemoryEstimate.peak_keeping``)."""
     b = UnitBuilder(walker, order, stream_bytes, device)
@@ -106,25 +109,79 @@ def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_b
                 units.append(_held_inputs(walker, region))  # kept whole: it runs as in standard mode
         elif id(region) not in done:
             done.add(id(region))
-            rest = b.region(_tail(region, head) if head else region)
+            within, copies = inside.get(getattr(region, "id", ""), (0, 0))
+            rest = b.region(_tail(region, head, copies) if head or copies else region)
             # the rest releases the values the head made that it reads (their storage, where a kept
             # step saved them; not the region's inputs, a view of which a kept step may hold) and
-            # rebuilds them at the end of its backward
+            # rebuilds them at the end of its backward: values that are a storage's whole (a Split's
+            # part of a coupling's result is a half of its own; one of a whole value is a view,
+            # which leaves the storage to the head's other readers)
             layers = [u for n in head for u in flat.units(n)]
             kept = {s for u in layers for s in u.saved}
             made = {m for u in layers for m in u.makes if flat.base(m) == m}
-            rest.extra += inside.get(getattr(region, "id", ""), 0) - sum(
-                flat.nbytes(base) for base in {flat.base(v) for v in rest.reads if v[0] in head}
+            rest.extra -= sum(
+                flat.nbytes(base) for base in {_whole_base(flat, v) for v in rest.reads if v[0] in head}
                 if base is not None and base in kept and base in made)
+            if copies:  # the cut falls inside the Repeat the rest starts with: its kept copies run
+                # before the rest, their activations and their weights' gradients the head's
+                steps = list(getattr(region, "steps", ()))
+                at = next(i for i, s in enumerate(steps) if s not in head)
+                if at:  # the first holds what it keeps of the value handed to it (of a region
+                    # input, the head's price has it: its freed input)
+                    within += _first_copy_holds(walker, steps[at], steps[at - 1])
+                if stream_bytes > walker.elem:  # the rest samples what the last kept copy hands
+                    # it for its inversion error, where the Repeat's input is the caller's too
+                    given = [(src.node, src.port) for p in walker.views[steps[at]].inputs
+                             if (src := walker.source.get((steps[at], p))) is not None]
+                    within += sample_bytes(walker, given, (), {v[0] for v in given}) - sample_bytes(walker, given, ())
+                infos = walker.report.nodes
+                own = int(infos[steps[at]].parameters) * walker.elem * copies // max(1, b._parts(steps[at]))
+                units.append(Unit(f"{steps[at]} (kept copies)", [], [], extra=within, params=own))
             units.append(rest)
     return flat.walk(units)
 
 
-def _tail(region: Any, head: AbstractSet[str]) -> Any:
-    """The part of ``region`` after its kept ``head``: a region of its own for the unit builder."""
+# steps whose result the runtime joins from parts (a Split right after them takes them apart
+# again), as a Group or Repeat whose body ends with a Concat does
+_JOINS = frozenset({"Concat", *COUPLINGS})
+
+
+def _first_copy_holds(walker: _Walker, repeat: str, before: str) -> int:
+    """Bytes the first copy of ``repeat`` keeps of the value step ``before`` hands it: what a
+    copy keeps of the copy before's (``between_bytes``), but where its body starts with a Split
+    of a value that nothing joins (a Concat's, a coupling's two halves, a body's ending in a
+    Concat: the runtime hands those on unjoined), a part it keeps is a view that keeps the
+    whole value."""
+    view = walker.views[repeat]
+    body = view.bodies.get("group")
+    if body is None:
+        return 0
+    prev = walker.views.get(before)
+    joins = prev is not None and (prev.type in _JOINS or getattr(prev.bodies.get("group"), "tail_cat", None))
+    if body.head_split is not None and not joins:
+        given = {walker.input_value(repeat, port) for port in view.inputs}
+        return sum(walker.nbytes(v) for v in given if v is not None) if any(body.head_split[2]) else 0
+    return between_bytes(body, view.batch, view.element_bytes)
+
+
+def _whole_base(flat: Inline, v: Value) -> Value | None:
+    """The storage value ``v`` is, where it is all of it (itself, or a Split's part the runtime
+    hands on as a tensor of its own); None where ``v`` is a view of part of a storage."""
+    base = flat.base(v)
+    if base is None or base == v:
+        return base
+    kind = flat.root.w.report.nodes.get(v[0])
+    whole = kind is not None and kind.type == "Split" and flat.nbytes(v) == flat.nbytes(base)
+    return base if whole else None
+
+
+def _tail(region: Any, head: AbstractSet[str], copies: int = 0) -> Any:
+    """The part of ``region`` after its kept ``head``: a region of its own for the unit builder;
+    ``copies``: of the Repeat it starts with, those kept (it runs the others)."""
     couplings = getattr(region, "couplings", {}) or {}
     steps = [s for s in getattr(region, "steps", ()) if s not in head]
     return SimpleNamespace(id=f"{getattr(region, 'id', '')} (rest)", steps=steps, head=head,
+                           kept_copies={steps[0]: copies} if copies and steps else {},
                            nodes=[n for n in getattr(region, "nodes", ()) if n not in head],
                            outputs=list(getattr(region, "outputs", ())), side=list(getattr(region, "side", ()) or ()),
                            couplings={k: c for k, c in couplings.items() if k in steps})

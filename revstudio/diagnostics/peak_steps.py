@@ -125,6 +125,25 @@ def uncorrected(b: Any, nexts: dict[str, str | None]) -> set[str]:
     return {sid for sid, kind in nexts.items() if kind in _CAST_FLOWS} if _pairs(b) else set()
 
 
+def kept_copies(b: Any, region: Any, sid: str) -> tuple[int, int]:
+    """(how many of its copies a budget's head keeps, how many it has) of the Repeat step ``sid``
+    of a region's rest (``estimate_units._tail``): the rest runs the others."""
+    kept = (getattr(region, "kept_copies", None) or {}).get(sid, 0)
+    view = b.w.views.get(sid)
+    return kept, int(view.params.get("times", 1) or 1) if view is not None and view.type == "Repeat" else 1
+
+
+def kept_params(b: Any, region: Any) -> int:
+    """Parameter bytes of the copies a budget's head keeps of the Repeat a region's rest starts
+    with: their gradients appear in the head's backward, not the rest's."""
+    total = 0
+    for sid in getattr(region, "kept_copies", None) or {}:
+        kept, times = kept_copies(b, region, sid)
+        info = b.w.report.nodes.get(sid)
+        total += int(info.parameters) * b.elem * kept // times if info is not None else 0
+    return total
+
+
 def spliced_moments(b: Any, sid: str, inner: tuple[Any, Any, int], out_set: AbstractSet[Any], copies: int,
                     after: str | None) -> tuple[list[Moment], int]:
     """The steps of Group or Repeat ``sid`` whose body is one invertible region, spliced into

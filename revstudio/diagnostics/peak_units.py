@@ -286,7 +286,7 @@ class UnitBuilder:
         self.channels_last = peak_steps.channels_last(self, region, reads)
         self.kept_wide = wide
         moments, act = self._moments(region, out_set, copies)
-        params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem
+        params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem - peak_steps.kept_params(self, region)
         # backward runs the steps last to first, and a step's parameter gradients appear in its
         # own backward: at a step, only the gradients of the steps after it (and of its own
         # copies already done) exist. ``step`` is the backward's peak net of the gradients of
@@ -368,7 +368,8 @@ class UnitBuilder:
             inner = self.spliced(sid) if sid not in couplings else None
             if inner is not None:
                 spliced, largest = peak_steps.spliced_moments(self, sid, inner, out_set, copies, nexts.get(sid))
-                moments += spliced
+                kept, times = peak_steps.kept_copies(self, region, sid)  # (the head runs those)
+                moments += spliced[len(spliced) // times * kept:]
                 act = max(act, largest)
                 continue
             body = [sid, *getattr(couplings.get(sid), "body", ())]
@@ -412,7 +413,8 @@ class UnitBuilder:
                 if temps:
                     before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps + copies)
             own = sum(int(infos[n].parameters) for n in body if n in infos) * self.elem
-            moments.append((own, parts, with_grads, before, passing, 0))
+            kept, _ = peak_steps.kept_copies(self, region, sid)
+            moments.append((own * (parts - kept) // parts, parts - kept, with_grads, before, passing, 0))
         return moments, act
 
     def spliced(self, sid: str) -> tuple[UnitBuilder, Any, int] | None:

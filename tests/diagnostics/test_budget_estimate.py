@@ -82,20 +82,25 @@ def test_a_cut_inside_the_first_block_counts_the_samples_of_the_inputs_views() -
     assert abs(budget_peak(graph, report, budget, batch=BATCH) - measured) <= 0.005 * measured
 
 
-def test_a_cut_inside_a_repeat_errs_high_never_low() -> None:
-    """A Repeat's kept copies run inside the region's rest, their activations alive until its
-    backward is done: the walk counts them there (the Repeat's own estimate errs ~7 % high)."""
+def test_a_cut_inside_a_repeat_keeps_its_first_copies() -> None:
+    """A cut between a Repeat's copies: the kept copies run before the rest, their activations and
+    their weights' gradients the head's, and the rest samples the value the last of them hands
+    it. The price of each copy is what it keeps (the first reads the caller's input), and the
+    peak is walked so (it was 2-3 % low once the copies were priced as they keep, 7 % high with
+    equal shares)."""
     graph = revnet_chain(6, channels=8, size=8, wired=False)
     report = full_check(graph, batch=BATCH)
-    standard_kept = measure_modes(graph, BATCH, torch.device("cpu"))["standard"]["kept_bytes"]
+    modes = measure_modes(graph, BATCH, torch.device("cpu"))
+    standard_kept, reversible_kept = modes["standard"]["kept_bytes"], modes["reversible"]["kept_bytes"]
     kept = []
     for budget in (standard_kept // 4, standard_kept // 2, 3 * standard_kept // 4):
         (choice,) = budget_choice(graph, report, budget, batch=BATCH).regions.values()
         kept.append(choice.kept_steps)
-        measured = measure_modes(graph, BATCH, torch.device("cpu"), budget=budget)["budget"]["peak_bytes"]
+        measured = measure_modes(graph, BATCH, torch.device("cpu"), budget=budget)["budget"]
         estimated = budget_peak(graph, report, budget, batch=BATCH)
-        assert measured <= estimated <= 1.15 * measured, (budget, estimated, measured)
-    assert 0 < kept[0] < kept[1] < kept[2] < 12  # cuts between the Repeat's copies
+        assert abs(estimated - measured["peak_bytes"]) <= 0.005 * measured["peak_bytes"], (budget, estimated, measured)
+        assert choice.kept_bytes == measured["kept_bytes"] - reversible_kept <= budget
+    assert 0 < kept[0] < kept[1] < kept[2] < 6  # cuts between the Repeat's copies
 
 
 def test_a_cut_after_a_stem_keeps_the_view_of_the_regions_input() -> None:

@@ -30,6 +30,32 @@ def _cuts_hold(seed: int, cuts: set[int], batch: int = 8) -> list[int]:
     return [c[2] for c in found]
 
 
+def test_a_cut_between_a_repeats_copies_prices_each_copy_as_it_keeps() -> None:
+    """Seed 20: a Repeat (x2) of an AdditiveCoupling node first in the region. Its copies were
+    priced an equal share of the Repeat, the first with the second's output: the budget that
+    keeps the first copy put the peak 8.3 % over (1,286,440 B against 1,188,144 measured)."""
+    assert 1 in _cuts_hold(20, {0, 1, 2})
+
+
+def test_a_cut_between_the_copies_of_a_repeat_after_other_steps() -> None:
+    """Seed 0: Glow steps, a Squeeze, then a Repeat (x2) of a wired block. The first copy, kept,
+    holds the Squeeze's output through its Split's view of it, the rest samples the value the
+    copy hands it, and the kept copy's weights' gradients appear in the head's backward: the
+    cut after it was 3.6 % under, then 4.8 % under once the copies were priced as they keep."""
+    assert 6 in _cuts_hold(0, {5, 6, 7})
+
+
+def test_the_rest_releases_only_a_value_that_is_its_storages_whole() -> None:
+    """Seed 4: a cut between the F and G couplings of a wired block after a Squeeze. The rest
+    reads the block's x2, a half of the Squeeze's output the kept F saved as a view: it cannot
+    release that storage (9.4 % under when the walk released it). Seed 21: the same cut after an
+    AdditiveCoupling node, whose halves the runtime hands on as tensors of their own: released."""
+    assert 7 in _cuts_hold(4, {7})
+    found = {c[2]: c for c in random_cuts(range(21, 22), 8, {3})}
+    _seed, _rid, _kept, _budget, peak, estimated, _beyond, _steps = found[3]
+    assert peak <= estimated <= 1.05 * peak  # (4.3 % high: see benchmarks/README.md)
+
+
 def test_a_budget_releases_the_regions_input_once_its_head_has_read_it() -> None:
     """Seed 10: ActNorm, InvConv1x1, AffineCoupling, then a Group of an AdditiveCoupling. With the
     first three kept, the region's input (a stem layer's output, read by the head alone) stayed
