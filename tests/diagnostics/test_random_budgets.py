@@ -56,6 +56,19 @@ def test_the_rest_releases_only_a_value_that_is_its_storages_whole() -> None:
     assert peak <= estimated <= 1.05 * peak  # (4.3 % high: see benchmarks/README.md)
 
 
+def test_the_rest_releases_a_value_laid_out_channels_outermost() -> None:
+    """Seed 25: Glow steps (ActNorm, InvConv1x1, AffineCoupling x2), then a wired block; the cut
+    between its F and G. The rest reads x2, an AffineCoupling's half computed from an
+    InvConv1x1's mix, whose layout is (C, N, H, W): dense, but neither contiguous nor
+    channels_last, and the runtime kept it (1.9 % over the estimate, which releases it)."""
+    from revstudio.compiler.runtime_function import _owns_storage
+
+    assert _owns_storage(torch.empty_strided((8, 2, 8, 8), (64, 512, 8, 1)))
+    assert not _owns_storage(torch.empty_strided((8, 2, 8, 8), (64, 1024, 8, 1)))  # (gaps)
+    assert not _owns_storage(torch.empty(4, 8, 8).expand(8, 4, 8, 8))
+    assert 6 in _cuts_hold(25, {6})
+
+
 def test_a_budget_releases_the_regions_input_once_its_head_has_read_it() -> None:
     """Seed 10: ActNorm, InvConv1x1, AffineCoupling, then a Group of an AdditiveCoupling. With the
     first three kept, the region's input (a stem layer's output, read by the head alone) stayed
