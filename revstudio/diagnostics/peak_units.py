@@ -322,6 +322,10 @@ class UnitBuilder:
             later += own
             ran += parts
             since += parts
+        if moments and moments[0][1] == 0:  # the region starts with a Squeeze: its inverse, the
+            # last step backward runs, makes a new pair from the rebuilt one while both are alive,
+            # every parameter's gradient made (the streams' gradient, joined, is the inputs')
+            step[1] = max(step[1], moments[0][4] * self.stream_bytes // self.elem)
         # the gradients of the streams being rebuilt become the inputs' gradients, which the walk
         # counts from the start of the unit; where the inputs need none (an Input's), the
         # streams' gradients still exist while the region runs backward
