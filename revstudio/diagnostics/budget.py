@@ -220,8 +220,8 @@ def _peak_under(graph: Graph, est: Any, regions: Sequence[Any], choice: BudgetCh
     for r in regions:
         kept = choice.regions[r.id].kept_steps if r.id in choice.regions else 0
         if kept:
-            heads[r.id], *within = kept_parts(graph, r, kept, costs.get(r.id, ()))
-            inside[r.id] = (within[0], within[1])
+            heads[r.id], within, copies = kept_parts(graph, r, kept, costs.get(r.id, ()))
+            inside[r.id] = (within, copies)
     return est.peak_keeping(heads, inside).peak + _state_bytes(est.parameter_bytes(), optimizer)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Set as AbstractSet
 from types import SimpleNamespace
 from typing import Any
 
+from . import peak_steps
 from .estimate_segments import _region_segment_nodes
 from .estimate_walk import _values_of, _Walker
 from .peak import Unit, Value, Walk
@@ -110,7 +111,8 @@ def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_b
         elif id(region) not in done:
             done.add(id(region))
             within, copies = inside.get(getattr(region, "id", ""), (0, 0))
-            rest = b.region(_tail(region, head, copies) if head or copies else region)
+            tail = _tail(region, head, copies) if head or copies else region
+            rest = b.region(tail)
             # the rest releases the values the head made that it reads (their storage, where a kept
             # step saved them; not the region's inputs, a view of which a kept step may hold) and
             # rebuilds them at the end of its backward: values that are a storage's whole (a Split's
@@ -134,9 +136,8 @@ def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_b
                     given = [(src.node, src.port) for p in walker.views[steps[at]].inputs
                              if (src := walker.source.get((steps[at], p))) is not None]
                     within += sample_bytes(walker, given, (), {v[0] for v in given}) - sample_bytes(walker, given, ())
-                infos = walker.report.nodes
-                own = int(infos[steps[at]].parameters) * walker.elem * copies // max(1, b._parts(steps[at]))
-                units.append(Unit(f"{steps[at]} (kept copies)", [], [], extra=within, params=own))
+                units.append(Unit(f"{steps[at]} (kept copies)", [], [], extra=within,
+                                  params=peak_steps.kept_params(b, tail)))
             units.append(rest)
     return flat.walk(units)
 
