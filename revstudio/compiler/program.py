@@ -79,7 +79,7 @@ class RegionCall:
             # the region's inputs only the head reads, and nothing after the region, go now, not
             # once the rest has run forward (the head's graph holds what its backward needs)
             for v in head["inputs"] if head is not None else ():
-                if v in self.released and v not in tail["inputs"]:
+                if v in self.released and v not in tail["inputs"] and v not in self.op.outputs:
                     env.pop(v, None)
                     local.pop(v, None)
             rebuilt.memory_format = self.region.memory_format
