@@ -135,9 +135,14 @@ def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_b
                     # it for its inversion error, where the Repeat's input is the caller's too
                     given = [(src.node, src.port) for p in walker.views[steps[at]].inputs
                              if (src := walker.source.get((steps[at], p))) is not None]
-                    within += sample_bytes(walker, given, (), {v[0] for v in given}) - sample_bytes(walker, given, ())
-                units.append(Unit(f"{steps[at]} (kept copies)", [], [], extra=within,
-                                  params=peak_steps.kept_params(b, tail)))
+                    rest.extra += sample_bytes(walker, given, (), {v[0] for v in given}) - sample_bytes(walker, given, ())
+                # one unit a copy: a copy's backward frees its activations before the gradients
+                # of the copy before it appear (alike: the copies' shares of what they keep)
+                params = peak_steps.kept_params(b, tail)
+                for i in range(copies):
+                    units.append(Unit(f"{steps[at]} (kept copy {i + 1})", [], [],
+                                      extra=within // copies + (within % copies if i == 0 else 0),
+                                      params=params // copies + (params % copies if i == 0 else 0)))
             units.append(rest)
     return flat.walk(units)
 
