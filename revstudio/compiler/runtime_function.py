@@ -28,7 +28,6 @@ from .runtime_streams import (
     _shares,
     _update,
     alone,
-    dense,
     is_pair,
     sample,
     to_stream,
@@ -45,11 +44,12 @@ def _owns_storage(x: Tensor) -> bool:
     """Whether ``x`` covers the whole of its storage (no view: its own base, every byte once, in
     any order of its dimensions: an InvConv1x1's mix leaves channels outermost)."""
     return (x._base is None and x.storage_offset() == 0 and x.numel() > 0
-            and x.untyped_storage().nbytes() == x.numel() * x.element_size() and (dense(x) or _permuted(x)))
+            and x.untyped_storage().nbytes() == x.numel() * x.element_size() and _permuted(x))
 
 
 def _permuted(x: Tensor) -> bool:
-    """Whether ``x``'s strides are a dense layout's in some order of its dimensions."""
+    """Whether ``x``'s strides are a dense layout's in some order of its dimensions (contiguous
+    and channels_last among them)."""
     expected = 1
     for stride, size in sorted((st, s) for s, st in zip(x.shape, x.stride()) if s != 1):
         if stride != expected:

@@ -417,8 +417,9 @@ class UnitBuilder:
                 if temps:
                     before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps + copies)
             own = sum(int(infos[n].parameters) for n in body if n in infos) * self.elem
-            kept, _ = peak_steps.kept_copies(self, region, sid)
-            moments.append((own * (parts - kept) // parts, parts - kept, with_grads, before, passing, 0))
+            kept, times = peak_steps.kept_copies(self, region, sid)  # (copies, where parts are runtime steps)
+            left = parts * (times - kept) // times
+            moments.append((own * left // parts, left, with_grads, before, passing, 0))
         return moments, act
 
     def spliced(self, sid: str) -> tuple[UnitBuilder, Any, int] | None:
