@@ -24,10 +24,10 @@ from revstudio.core.spec import BuildContext, registry
 from . import assembly as asm
 from . import budget
 from . import runtime as rt
-from .boundary import check_inputs, resolve_device, size_hint
+from .boundary import check_inputs, cuda_devices, resolve_device, share_from_rank0, size_hint
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 from .program import NodeCall, Part, RegionCall
-from .renames import layer_aliases
+from .renames import alias_state_keys, layer_aliases
 
 MODES = ("reversible", "standard", "checkpoint")
 
@@ -44,7 +44,6 @@ class _Executor(nn.Module):
         shared = asm.shared_values(plan)
         self._program: list[Callable[[dict[str, torch.Tensor]], None]] = []
         self._regions: list[rt.Region] = []
-        self._budget_rebuilt: dict[str, rt.Region] = {}  # a region's reversible part under a budget
         for op in plan.ops:
             if isinstance(op, NodeOp):
                 module = getattr(self, op.module)
@@ -180,6 +179,7 @@ class _Builder:
         self.graph: Graph | None = graph
         self.plan, self.device, self.dtype = plan, device, dtype
         self.mode = "reversible"
+        self.track_inversion = True  # each reversible backward measures its inversion error
         self.stream_dtype: torch.dtype | str | None = None  # None: automatic
         self.memory_format: torch.memory_format | None = None  # None: automatic
         # memory budget (reversible mode): bytes of activations regions may keep; None = none,
@@ -209,16 +209,6 @@ class _Builder:
         if choice is None or (rt.is_pair(choice) and dtype != torch.float32):
             return asm.stream_dtype(dtype, self.device)  # pairs are float32: other models keep theirs
         return choice
-
-
-def alias_state_keys(state_dict: Any, prefix: str, aliases: dict[str, str]) -> None:
-    """Move ``prefix + old + ".*"`` keys to the new layer name (children load after their parent,
-    from this very dict); a key already present under the new name wins."""
-    for old, new in aliases.items():
-        head = f"{prefix}{old}."
-        for key in [k for k in state_dict if k.startswith(head)]:
-            value = state_dict.pop(key)
-            state_dict.setdefault(f"{prefix}{new}.{key[len(head):]}", value)
 
 
 class CompiledModel(_Executor):
@@ -294,9 +284,9 @@ class CompiledModel(_Executor):
         """Bytes of activations the reversible regions may keep for backward (reversible
         mode only), to buy back the time of rebuilding them.
 
-        The budget keeps whole regions from the last one back, and in the region where it
-        runs out, that region's first steps (priced by the static estimate at the batch
-        that runs, see ``revstudio memory FILE --budget``); the other steps run
+        The budget keeps each region's first steps, as many as fit over all regions
+        together (the whole of a region when it fits), priced by the static estimate at
+        the batch that runs (see ``revstudio memory FILE --budget``); the other steps run
         reversibly. None (the default): every region reversible;
         ``math.inf``: every region keeps its activations (standard mode's speed); 0:
         today's reversible memory. Standard and checkpoint mode ignore it.
@@ -312,9 +302,21 @@ class CompiledModel(_Executor):
             if not math.isinf(value):
                 value = int(value)
         self._root.memory_budget = value
-        for module in self.modules():
-            if isinstance(module, _Executor):
-                module._budget_rebuilt.clear()
+
+    @property
+    def track_inversion(self) -> bool:
+        """Whether each reversible backward measures its regions' inversion error (True, the
+        default): a few samples of every region input kept from the forward and compared with
+        what backward rebuilds, for :meth:`inversion_errors`. Off, backward skips that work
+        (up to 5 % of a small model's step) and ``inversion_errors()`` keeps the figures of
+        the last backward that measured. ``revstudio train`` measures on its gradient-check
+        and memory-measured steps only.
+        """
+        return self._root.track_inversion
+
+    @track_inversion.setter
+    def track_inversion(self, value: bool) -> None:
+        self._root.track_inversion = bool(value)
 
     @property
     def plan(self) -> Plan:
@@ -382,11 +384,11 @@ class CompiledModel(_Executor):
             mode = self.mode
             self.mode = "standard"
             try:
-                with torch.random.fork_rng(devices=_cuda_devices(inputs)), rt.frozen_batch_stats([self]):
+                with torch.random.fork_rng(devices=cuda_devices(inputs)), rt.frozen_batch_stats([self]):
                     self._run(inputs)
             finally:
                 self.mode = mode
-            _share_from_rank0(pending)
+            share_from_rank0(pending)
         self._init_checked = True
 
     def extra_repr(self) -> str:
@@ -399,7 +401,8 @@ class CompiledModel(_Executor):
         self._init_checked = False  # re-read ActNorm's flags from the loaded buffers
 
     def inversion_errors(self) -> dict[str, float]:
-        """Last measured |x - f^-1(f(x))| / |x| per region (from the latest backward pass).
+        """Last measured |x - f^-1(f(x))| / |x| per region (from the latest backward pass that
+        measured it: every one while ``track_inversion`` is on).
 
         Top-level regions by id; regions inside group bodies as ``"<module path>/<id>"``.
         """
@@ -408,10 +411,8 @@ class CompiledModel(_Executor):
             if not isinstance(module, _Executor):
                 continue
             for region in module._regions:
-                part = module._budget_rebuilt.get(region.id)
-                error = region.last_error if part is None else part.last_error
-                if error is not None:
-                    out[f"{path}/{region.id}" if path else region.id] = float(error)
+                if region.last_error is not None:
+                    out[f"{path}/{region.id}" if path else region.id] = float(region.last_error)
         return out
 
     def _apply(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -439,22 +440,6 @@ class CompiledModel(_Executor):
                                                         self._root.stream_for(self.dtype))
             call(env)
         return out
-
-
-def _share_from_rank0(modules: Sequence[nn.Module]) -> None:
-    """Under torch.distributed every rank must start from the same weights: data-dependent
-    init ran on each rank's own batch, so take rank 0's result."""
-    import torch.distributed as dist
-
-    if not (dist.is_available() and dist.is_initialized()):
-        return
-    for m in modules:
-        for t in list(m.parameters()) + list(m.buffers()):
-            dist.broadcast(t.data, src=0)
-
-
-def _cuda_devices(inputs: Sequence[torch.Tensor]) -> list[torch.device]:
-    return sorted({x.device for x in inputs if x.device.type == "cuda"}, key=str)
 
 
 def compile(graph: Graph, mode: str = "reversible", device: Any = None,

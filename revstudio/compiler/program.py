@@ -51,6 +51,7 @@ class RegionCall:
             batch = first.shape[0] if first is not None and first.dim() else 1
             kept = root.kept_steps(batch).get(self.region.id, 0)
             del first
+        self.region.track_error = root.track_inversion
         if kept:
             self._run_kept(env, root, kept)
             return
@@ -69,8 +70,8 @@ class RegionCall:
         head, kept_part, tail, rebuilt = self._parts[kept]
         local = dict(env)
         logdets = []
-        self.region.last_error = None
-        self.owner._budget_rebuilt.pop(self.region.id, None)
+        if root.track_inversion:  # (untracked, the last measured figures stay)
+            self.region.last_error = None  # (the rest sets it: nothing of a region kept whole)
         if kept_part is not None:
             outs = kept_part([local[v] for v in head["inputs"]], "standard", root.dtype)
             local.update(zip(head["outputs"], outs))
@@ -83,10 +84,10 @@ class RegionCall:
                     env.pop(v, None)
                     local.pop(v, None)
             rebuilt.memory_format = self.region.memory_format
+            rebuilt.track_error, rebuilt.error_owner = root.track_inversion, self.region
             outs = rebuilt([local[v] for v in tail["inputs"]], "reversible", root.dtype, root.stream_for(root.dtype))
             local.update(zip(tail["outputs"], outs))
             logdets.append(rebuilt.logdet)
-            self.owner._budget_rebuilt[self.region.id] = rebuilt
         if self.region.flow:
             found = [d for d in logdets if d is not None]
             self.region.logdet = sum(found[1:], found[0]) if found else None

@@ -9,6 +9,8 @@ before loading its own weights, so this works at any nesting depth.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from revstudio.core.graph import Graph
 
 from .plan import module_name
@@ -23,3 +25,13 @@ def layer_aliases(graph: Graph) -> dict[str, str]:
     """
     return {module_name(old): module_name(new) for old, new in sorted(graph.renamed.items())
             if new in graph.nodes and old not in graph.nodes}
+
+
+def alias_state_keys(state_dict: Any, prefix: str, aliases: dict[str, str]) -> None:
+    """Move ``prefix + old + ".*"`` keys to the new layer name (children load after their parent,
+    from this very dict); a key already present under the new name wins."""
+    for old, new in aliases.items():
+        head = f"{prefix}{old}."
+        for key in [k for k in state_dict if k.startswith(head)]:
+            value = state_dict.pop(key)
+            state_dict.setdefault(f"{prefix}{new}.{key[len(head):]}", value)

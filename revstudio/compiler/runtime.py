@@ -128,6 +128,9 @@ class Region:
         self.rebuilt = [s for s in self.inputs if s not in self.side]
         self.track_error = True
         self.last_error: Tensor | None = None
+        # whose ``last_error`` this region's backward sets: its own, or for a memory budget's
+        # reversible rest, the whole region's (what ``inversion_errors()`` reports)
+        self.error_owner: Region = self
         self.flow = any(step.flow for step in self.steps)
         # log|det| of the last forward per sample (flow steps only), with its gradient in every mode
         self.logdet: Tensor | None = None

@@ -253,7 +253,7 @@ class _RegionFunction(torch.autograd.Function):
                 if x is None or x._version != version or x.untyped_storage().nbytes() == 0:
                     continue  # gone or changed since the forward: nothing to compare with
                 errs.append(_error_against(x.detach(), env[s]))
-            region.last_error = (None if not errs else errs[0].detach() if len(errs) == 1
+            region.error_owner.last_error = (None if not errs else errs[0].detach() if len(errs) == 1
                                  else torch.stack(errs).max().detach())
         with torch.no_grad():
             for s, x in ctx.freed:

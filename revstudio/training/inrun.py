@@ -7,7 +7,9 @@
   region's inversion error. Both passes start from the same random state and
   the run's random stream, gradients and batch statistics are restored after,
   so a run with the check computes exactly what a run without it does.
-* :func:`tracked_peak`: the measured peak of one training step's forward and
+* :func:`tracking`: the steps inside it measure the regions' inversion error
+  (``track_inversion``), which a run leaves off on its other steps.
+* :class:`PeakMeter`: the measured peak of one training step's forward and
   backward: CUDA allocator statistics, or :class:`LiveTensorTracker` on CPU.
 * :func:`first_nonfinite`: which node's output first went NaN/Inf, found by
   forward hooks on the compiled module's named children (node ids).
@@ -41,6 +43,22 @@ def _preserved(model: torch.nn.Module, device: torch.device) -> Iterator[None]:
             p.grad = grads[n]
 
 
+@contextlib.contextmanager
+def tracking(model: torch.nn.Module) -> Iterator[None]:
+    """The steps run inside measure the regions' inversion error (``track_inversion``), as
+    a model's every step does by default; a run turns it off for its other steps, where
+    nobody reads it, and the estimate's peak is a measured step's."""
+    before = getattr(model, "track_inversion", None)
+    if before is None:
+        yield
+        return
+    model.track_inversion = True  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        model.track_inversion = before  # type: ignore[assignment]
+
+
 def _grads(model: torch.nn.Module, mode: str, step: Callable[[], torch.Tensor], seed: int) -> dict[str, Any]:
     model.mode = mode  # type: ignore[assignment]
     model.zero_grad(set_to_none=True)
@@ -57,7 +75,7 @@ def region_gradcheck(model: torch.nn.Module, regions: Sequence[Any], step: Calla
     ``step()`` runs forward on the current batch and returns the loss. Returns
     the ``regions`` list and maxima of a gradcheck row (CONTRACTS section 3).
     """
-    with _preserved(model, device):
+    with _preserved(model, device), tracking(model):
         ref = _grads(model, "standard", step, seed)
         rev = _grads(model, "reversible", step, seed)
         errors: Any = getattr(model, "inversion_errors", None)

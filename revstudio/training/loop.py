@@ -31,7 +31,7 @@ import torch
 
 from . import checkpoint as ckpt
 from .config import TrainConfig
-from .inrun import PeakMeter, first_nonfinite, region_gradcheck
+from .inrun import PeakMeter, first_nonfinite, region_gradcheck, tracking
 from .parts import Loss, TrainError, make_optimizer, make_scheduler, precision_context, resolve_device
 from .runs import CHECKPOINT
 
@@ -217,6 +217,9 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     model = compile_graph(graph, mode=cfg.mode, device=device, dtype=dtype, report=report,
                           memory_budget=cfg.memory_budget)
     model.train()
+    # the inversion error is read on gradient-check steps only: the others skip measuring it
+    # (the memory-measured steps measure it too, so their peak is the run's worst step's)
+    model.track_inversion = False
     optimizer = make_optimizer(cfg, model.parameters())
     scheduler = make_scheduler(cfg, optimizer, total)
     if resume is not None:
@@ -348,7 +351,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                 measure = bool(cfg.memory_every and step % cfg.memory_every == 0)
                 optimizer.zero_grad(set_to_none=True)
                 if measure:
-                    with meter.measure():
+                    with tracking(model), meter.measure():
                         loss, hits = forward(net, xs, ys)
                         (scaler.scale(loss) if scaler is not None else loss).backward()
                 else:
