@@ -17,6 +17,7 @@ peak, and the bytes kept beyond reversible mode's against the budget.
     python benchmarks/bench_budget.py --threads 1
     python benchmarks/bench_budget.py --quick
     python benchmarks/bench_budget.py --cells 3x32x16x8 4x32x32x8
+    python benchmarks/bench_budget.py --threads 1 --run-steps     # steps as a training run takes them
     python benchmarks/bench_budget.py --estimates
     python benchmarks/bench_budget.py --examples
     python benchmarks/bench_budget.py --random 30 --batch 8          # seeds 0-29 (--first S)
@@ -45,9 +46,10 @@ CELLS = [(8, 32, 16, 16), (16, 16, 16, 16), (32, 32, 16, 16), (4, 32, 32, 8), (3
 QUICK = [(4, 8, 8, 8), (8, 4, 8, 8)]
 
 
-def measure(depth: int, batch: int, channels: int, size: int, runs: int) -> dict[str, float]:
+def measure(depth: int, batch: int, channels: int, size: int, runs: int, track: bool = True) -> dict[str, float]:
     model, _ = rm.revstudio_model(rm.make_functions(depth, channels), channels, size)
     model.train()
+    model.track_inversion = track
     x = torch.randn(batch, channels, size, size)
     settings = {"standard": ("standard", None), "reversible": ("reversible", None)}
     model.mode = "standard"
@@ -204,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="no timing: every cut of random networks 0..N-1")
     parser.add_argument("--first", type=int, default=0, help="the first seed of --random (default 0)")
     parser.add_argument("--batch", type=int, default=8, help="the batch of --random (default 8)")
+    parser.add_argument("--run-steps", action="store_true",
+                        help="steps as `revstudio train` takes them: measuring no inversion error "
+                             "(track_inversion off; a model measures it every step by default)")
     parser.add_argument("--cells", nargs="+", default=None, metavar="DxBxCxS",
                         help="cells to run instead of the grid, e.g. 3x32x16x8")
     args = parser.parse_args(argv)
@@ -225,12 +230,13 @@ def main(argv: list[str] | None = None) -> int:
         estimates(cells or (QUICK if args.quick else CELLS))
         return 0
     runs = args.runs or (3 if args.quick else 11)
-    print(f"{torch.get_num_threads()} threads, CPU time, median of {runs} interleaved runs; KiB = 1024 bytes")
+    print(f"{torch.get_num_threads()} threads, CPU time, median of {runs} interleaved runs; KiB = 1024 bytes"
+          + ("; steps as a run takes them (no inversion error measured)" if args.run_steps else ""))
     print("| depth x batch x ch x size | standard kept | reversible kept | budget | kept under budget | "
           "beyond reversible | steps kept | peak std / rev / budget | budget peak estimate | std / rev / budget ms | gain (target >= 0.50) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for cell in cells or (QUICK if args.quick else CELLS):
-        r = measure(*cell, runs)
+        r = measure(*cell, runs, track=not args.run_steps)
         beyond = r["kept_budget"] - r["kept_reversible"]
         ok = "ok" if beyond <= r["budget"] else "OVER"
         print(f"| {'x'.join(map(str, cell))} | {r['kept_standard'] / 1024:.0f} | {r['kept_reversible'] / 1024:.0f} | "
