@@ -219,3 +219,28 @@ def test_a_memory_budget_reaches_the_model_and_keeps_the_losses() -> None:
     assert plain.event("started")[0]["estimate_bytes"] < started["estimate_bytes"]
     plain_losses = [r["loss"] for r in plain.kind("step")]
     assert [r["loss"] for r in budgeted.kind("step")] == pytest.approx(plain_losses, rel=1e-5)
+
+
+def test_only_checked_and_measured_steps_measure_the_inversion_error(monkeypatch) -> None:
+    """A run reads the inversion error on its gradient-check steps alone: its other steps skip
+    measuring it (``track_inversion``), but for the memory-measured ones, whose peak is the
+    run's worst step's (what the estimate counts)."""
+    import revstudio.compiler
+
+    seen: list[tuple[str, bool]] = []
+    compile_graph = revstudio.compiler.compile
+
+    def recording(*args, **kwargs):
+        model = compile_graph(*args, **kwargs)
+        model.register_forward_pre_hook(  # (the validation passes compute no gradients)
+            lambda m, _: seen.append((m.mode, m.track_inversion)) if torch.is_grad_enabled() else None)
+        return model
+
+    monkeypatch.setattr(revstudio.compiler, "compile", recording)
+    graph, report, cfg, data = _example("revnet_coupling")
+    cfg = cfg.replace(steps=6, gradcheck_every=3, memory_every=2)
+    assert train(graph, report, cfg, data).status == "finished"
+    # per step: the check's standard and reversible passes (steps 3 and 6), then the step itself
+    assert seen == [("reversible", False), ("reversible", True), ("standard", True), ("reversible", True),
+                    ("reversible", False), ("reversible", True), ("reversible", False),
+                    ("standard", True), ("reversible", True), ("reversible", True)]
