@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 from compiler_graphs import nested_quarter, wired_revnet
+from count_ops import CountOps
 from test_gradients import GRAPHS, _inputs, _max_rel, _step, _stream_read_after_it_is_consumed
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -207,18 +208,6 @@ def test_a_streams_first_update_is_twosum_alone(sign: int, shape: tuple[int, ...
     assert torch.equal(got.hi, exact.float())  # normalised: hi is the sum's float32 rounding
 
 
-class CountOps(TorchDispatchMode):
-    """Counts the torch operations dispatched inside it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-        self.count += 1
-        return func(*args, **(kwargs or {}))
-
-
 def test_updates_work_in_few_pieces_off_the_cpu() -> None:
     """On the CPU an update works in L2-sized pieces (small temporaries at the peak); on an
     accelerator each piece costs every pass a kernel launch, so only huge streams are split."""
@@ -255,7 +244,6 @@ def test_a_pair_update_keeps_its_temporaries_small() -> None:
     """The in-place update needs three temporaries per batch piece, alive next to the stream at
     the peak: even for a stream under one chunk they stay an eighth of it (the revnet_wired
     example at batch 8 peaked 64 KiB higher with the whole stream as one piece)."""
-    from torch.utils._python_dispatch import TorchDispatchMode
 
     made: list[int] = []
 

@@ -8,28 +8,18 @@ import math
 import pytest
 import torch
 from compiler_graphs import coupling_repeat, two_stream_group, wired_revnet
-from torch.utils._python_dispatch import TorchDispatchMode
+from count_ops import CountOps
 
 import revstudio.compiler as C
 from revstudio.compiler.budget import prefix_cost
 from revstudio.compiler.plan import MODULE_ATTRS
 
 
-class _Ops(TorchDispatchMode):
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-        self.count += 1
-        return func(*args, **(kwargs or {}))
-
-
 def _step(model: C.CompiledModel, x: torch.Tensor) -> tuple[list[torch.Tensor], int]:
     """The gradients of one step, and how many ops it dispatched."""
     model.zero_grad(set_to_none=True)
     xi = x.clone().requires_grad_(True)
-    with _Ops() as ops:
+    with CountOps() as ops:
         y = model(xi)
         (y * y).sum().backward()
     return [xi.grad, *(p.grad for p in model.parameters())], ops.count
