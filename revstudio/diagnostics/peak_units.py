@@ -69,7 +69,7 @@ class UnitBuilder:
         self.w: Any = walker
         self.active = active  # the group bodies this builder is inside (recursion-safe)
         self._bodies: dict[str, tuple[UnitBuilder, Any] | None] = {}
-        self._nets: dict[str, tuple[int, int] | None] = {}
+        self._nets: dict[tuple[str, bool], tuple[int, int] | None] = {}
         self.order = [n for n in order if n in self.w.views and self.w.report.nodes[n].type != "Input"]
         self.stream_bytes = stream_bytes
         self.channels_last = False  # the streams of the region being priced (``peak_steps.channels_last``)

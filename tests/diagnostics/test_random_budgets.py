@@ -57,11 +57,11 @@ def test_the_rest_releases_only_a_value_that_is_its_storages_whole() -> None:
     """Seed 4: a cut between the F and G couplings of a wired block after a Squeeze. The rest
     reads the block's x2, a half of the Squeeze's output the kept F saved as a view: it cannot
     release that storage (9.4 % under when the walk released it). Seed 21: the same cut after an
-    AdditiveCoupling node, whose halves the runtime hands on as tensors of their own: released."""
+    AdditiveCoupling node, whose halves the runtime hands on as tensors of their own: released.
+    (Its rest ends with another node, whose F's backward was priced with its graph and its
+    weights' gradients at once: 4.3 % over, until the halves were walked layer by layer.)"""
     assert 7 in _cuts_hold(4, {7})
-    found = {c[2]: c for c in random_cuts(range(21, 22), 8, {3})}
-    _seed, _rid, _kept, _budget, peak, estimated, _beyond, _steps = found[3]
-    assert peak <= estimated <= 1.05 * peak  # (4.3 % high: see benchmarks/README.md)
+    assert 3 in _cuts_hold(21, {3, 4})
 
 
 def test_the_rest_releases_a_value_laid_out_channels_outermost() -> None:
