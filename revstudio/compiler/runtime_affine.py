@@ -15,7 +15,7 @@ from torch import nn
 
 from .runtime_grad import vjp
 from .runtime_steps import LOGDET, Owned, Step, _accumulate, _add_logdet, _is_stochastic
-from .runtime_streams import Pair, Value, exact, value
+from .runtime_streams import Pair, Value, as_dtype, exact, value
 
 Tensor = torch.Tensor
 
@@ -47,7 +47,7 @@ class Affine(Step):
     def scale_shift(self, x1: Value, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
         """(log-scale, shift) from the net, in the compute dtype."""
         scale_shift: Any = self.module._scale_shift
-        return scale_shift(value(x1).to(dtype))
+        return scale_shift(as_dtype(value(x1), dtype))
 
     def _record(self, env: dict[int, Any], s: Tensor) -> None:
         logdet = s.flatten(1).sum(1)
@@ -94,7 +94,7 @@ class Affine(Step):
         gld = grads.get(LOGDET)
         need = gy is not None or gld is not None
         with torch.set_grad_enabled(need):
-            x1 = value(env[self.b]).detach().to(dtype).requires_grad_(need and self.b not in own.unneeded)
+            x1 = as_dtype(value(env[self.b]).detach(), dtype).requires_grad_(need and self.b not in own.unneeded)
             s, t = self.scale_shift(x1, dtype)
         y2 = env.pop(self.out)
         own.values.discard(self.out)

@@ -23,6 +23,7 @@ from .runtime_streams import (
     _expanded,
     _update,
     any_in,
+    as_dtype,
     fresh_alias,
     like,
     no_correction,
@@ -279,7 +280,7 @@ class Coupling(Step):
         self.stochastic = _is_stochastic(self.modules)
 
     def f(self, bs: Sequence[Value], dtype: torch.dtype) -> Tensor:
-        return self.fn(*[value(x).to(dtype) for x in bs])
+        return self.fn(*[as_dtype(value(x), dtype) for x in bs])
 
     def run(self, env: dict[int, Value], dtype: torch.dtype, own: Owned | None = None,
             dying: frozenset[int] = frozenset()) -> None:
@@ -306,7 +307,7 @@ class Coupling(Step):
         with torch.set_grad_enabled(need):
             b_in = []
             for s in self.b:
-                x = value(env[s]).detach().to(dtype)
+                x = as_dtype(value(env[s]).detach(), dtype)
                 if y_owned and need and shares(y, x):
                     # y is rebuilt in place below, before F's backward: its elements are the
                     # runtime's alone, but a view of the same buffer shares the version counter
@@ -376,7 +377,7 @@ class Invertible(Step):
         """``fn`` on stream values, giving stream values of the same kind."""
         if xs and isinstance(xs[0], Pair):
             if self.cast:  # computed in the model's dtype: a pair with no correction
-                return [like(xs[0], y) for y in fn(*[value(x).to(dtype) for x in xs])]
+                return [like(xs[0], y) for y in fn(*[as_dtype(value(x), dtype) for x in xs])]
             # no floating weights: the invertible types without them (Permute, Squeeze, Reshape,
             # Flatten) only rearrange values, so they rearrange hi and lo alike; a correction of
             # zeros that takes no memory stays one (rearranged, it would be a stream of zeros)
@@ -386,7 +387,7 @@ class Invertible(Step):
             los = fn(*[x.lo for x in xs])  # type: ignore[union-attr]
             return [Pair(h, lo) for h, lo in zip(his, los)]
         if self.cast:
-            return [y.to(value(xs[0]).dtype) for y in fn(*[value(x).to(dtype) for x in xs])]
+            return [as_dtype(y, value(xs[0]).dtype) for y in fn(*[as_dtype(value(x), dtype) for x in xs])]
         return list(fn(*xs))
 
     def run(self, env: dict[int, Value], dtype: torch.dtype, own: Owned | None = None,
@@ -441,7 +442,7 @@ class Invertible(Step):
             # recomputed on what the layer reads (a pair's hi): gradients need no correction
             xs = [value(env[s]).detach().requires_grad_(True) for s in self.consumes]
             if pair:
-                ys = list(self.module(*[x.to(dtype) for x in xs] if self.cast else xs))
+                ys = list(self.module(*[as_dtype(x, dtype) for x in xs] if self.cast else xs))
             else:
                 ys = [value(y) for y in self._call(self.module.__call__, xs, dtype)]
         outs = [(y, g.to(y.dtype)) for y, g in zip(ys, gys) if g is not None and y.requires_grad]

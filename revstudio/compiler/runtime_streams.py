@@ -69,12 +69,19 @@ def no_correction(hi: torch.Tensor) -> torch.Tensor:
 
 def _expanded(t: torch.Tensor) -> bool:
     """Whether elements of ``t`` share memory (an expanded tensor, e.g. :func:`no_correction`)."""
-    return any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape))
+    strides = t.stride()
+    return 0 in strides and any(st == 0 and n > 1 for st, n in zip(strides, t.shape))
 
 
 def value(v: Value) -> torch.Tensor:
     """What a layer reads from a stream: the tensor, or a pair's ``hi`` (no copy)."""
     return v.hi if isinstance(v, Pair) else v
+
+
+def as_dtype(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``x.to(dtype)``, asked only when the dtype differs (the call costs a small model's step
+    a measurable share where it would return ``x`` itself, as it almost always does)."""
+    return x if x.dtype == dtype else x.to(dtype)
 
 
 def tensors(v: Value) -> tuple[torch.Tensor, ...]:
