@@ -61,7 +61,7 @@ def _cell(cell: list, plain_s: float, floor: float, ratios: dict[str, float], pe
 
 def test_the_proposed_targets_are_checked_from_the_cells() -> None:
     """The sweep prints the proposed targets (benchmarks/README.md) as met or not: the float32-stream
-    runtime against RevLib and the floor, and the default against RevLib, per cell split by the
+    runtime against RevLib, and the default against RevLib, per cell split by the
     size of a stream value (tiny cells apart, the same split on every machine)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
@@ -75,7 +75,8 @@ def test_the_proposed_targets_are_checked_from_the_cells() -> None:
     checks = {name: (ok, got) for name, ok, got in sweep.proposed(cells)}
     assert checks["float32-stream runtime <= RevLib at the median"] == (True, "0.94")
     assert checks["default <= 1.10x RevLib at the median"] == (False, "1.19")  # (1.3 + 1.07) / 2
-    assert checks["default <= 1.20x RevLib in every other cell"] == (True, "worst 1.07 (8x16x32x16)")
+    assert checks["default <= 1.25x RevLib in every other cell"] == (True, "worst 1.07 (8x16x32x16)")
+    assert not any("floor" in name for name in checks)  # no floor target is proposed
     # a 2x8x4x4 stream value is 1,024 B: tiny, whatever its plain step took
     assert checks["default <= 1.45x RevLib in cells of stream values under 4096 B"] == (True, "worst 1.30 (2x2x8x4)")
     assert not any("peak" in name for name in checks)  # the issue's own peak target is in the summary
