@@ -173,18 +173,23 @@ def stream_dtype(dtype: torch.dtype, device: torch.device) -> torch.dtype | str 
 # Coupling functions are small objects rather than closures or bound methods: copy.deepcopy
 # of a model (EMA, SWA) then copies the layers they call along with the model.
 class LayerChain:
-    """F of a wired coupling: its body layers, run in order on the coupling's b values."""
+    """F of a wired coupling: its body layers, run in order on the coupling's b values, each
+    value let go after the last layer that reads it (held to the end, every layer's output
+    sat beside F's own at the end of each run, forward and backward's recompute alike)."""
 
     def __init__(self, owner: nn.Module, coupling: Mapping[str, Any]) -> None:
         self.calls = [(getattr(owner, layer["module"]), list(layer["inputs"]), list(layer["outputs"]))
                       for layer in coupling["body"]]
         self.b, self.f = list(coupling["b"]), coupling["f"]
+        self.released = released_after([(ins, outs) for _, ins, outs in self.calls], [self.f])
 
     def __call__(self, *bs: torch.Tensor) -> torch.Tensor:
         env = dict(zip(self.b, bs))
-        for module, ins, outs in self.calls:
+        for (module, ins, outs), gone in zip(self.calls, self.released):
             for name, y in zip(outs, module(*[env[v] for v in ins])):
                 env[name] = y
+            for v in gone:
+                env.pop(v, None)
         return env[self.f]
 
 
