@@ -65,8 +65,10 @@ class RegionCall:
         if kept not in self._parts:
             data = asm.region_data(self.op, root.plan.groups, asm.caller_values(root.plan))
             head, tail = budget.split_region_data(data, kept)
-            self._parts[kept] = (head, None if head is None else asm.build_region(self.owner, head),
-                                 tail, None if tail is None else asm.build_region(self.owner, tail))
+            rest = None if tail is None else asm.build_region(self.owner, tail)
+            if rest is not None:
+                rest.error_owner = self.region  # (its inversion error is the whole region's)
+            self._parts[kept] = (head, None if head is None else asm.build_region(self.owner, head), tail, rest)
         head, kept_part, tail, rebuilt = self._parts[kept]
         local = dict(env)
         logdets = []
@@ -84,7 +86,7 @@ class RegionCall:
                     env.pop(v, None)
                     local.pop(v, None)
             rebuilt.memory_format = self.region.memory_format
-            rebuilt.track_error, rebuilt.error_owner = root.track_inversion, self.region
+            rebuilt.track_error = root.track_inversion
             outs = rebuilt([local[v] for v in tail["inputs"]], "reversible", root.dtype, root.stream_for(root.dtype))
             local.update(zip(tail["outputs"], outs))
             logdets.append(rebuilt.logdet)

@@ -28,6 +28,7 @@ from .runtime_streams import (
     _shares,
     _update,
     alone,
+    as_dtype,
     is_pair,
     sample,
     to_stream,
@@ -127,7 +128,7 @@ class _RegionFunction(torch.autograd.Function):
             if isinstance(t, Pair):
                 # hi is the float32 rounding of the stream and lo exactly what it left out:
                 # hand out hi, keep lo as the residual (no arithmetic, no copy)
-                y = t.hi.to(out_dtype)
+                y = as_dtype(t.hi, out_dtype)
                 if any(_shares(y, x) for x in inputs):
                     y = y.clone()
                 outs.append(y)
@@ -137,7 +138,7 @@ class _RegionFunction(torch.autograd.Function):
                 residuals.append(torch.zeros_like(t.hi) if _expanded(t.lo) and s in own.values else t.lo)
                 del t
                 continue
-            y = t.to(out_dtype)
+            y = as_dtype(t, out_dtype)
             if y is t and any(_shares(y, x) for x in inputs):
                 y = y.clone()  # never hand out a view of an input from a custom Function
             # Keep the returned tensors plus, for wide streams, the rounding residual in the narrow dtype:
@@ -275,7 +276,7 @@ class _RegionFunction(torch.autograd.Function):
         for i, s in enumerate(region.inputs):
             g = grads.get(s)
             needed = ctx.needs_input_grad[4 + i]
-            in_grads.append(g.to(ctx.in_dtypes[i]) if (g is not None and needed) else None)
+            in_grads.append(as_dtype(g, ctx.in_dtypes[i]) if (g is not None and needed) else None)
         env.clear()
         grads.clear()
         params = region.param_list

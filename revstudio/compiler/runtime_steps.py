@@ -334,8 +334,7 @@ class Coupling(Step):
         if f.requires_grad:
             params = self.params()
             gf = gy if self.sign > 0 else -gy
-            if gf.dtype != f.dtype:
-                gf = gf.to(f.dtype)
+            gf = as_dtype(gf, f.dtype)
             wrt = [b for b in b_in if b.requires_grad]
             root: Any = _edge(f) if _edge is not None else f
             if root is not f:
@@ -445,16 +444,16 @@ class Invertible(Step):
                 ys = list(self.module(*[as_dtype(x, dtype) for x in xs] if self.cast else xs))
             else:
                 ys = [value(y) for y in self._call(self.module.__call__, xs, dtype)]
-        outs = [(y, g.to(y.dtype)) for y, g in zip(ys, gys) if g is not None and y.requires_grad]
+        outs = [(y, as_dtype(g, y.dtype)) for y, g in zip(ys, gys) if g is not None and y.requires_grad]
         logdet = getattr(self.module, "logdet", None)
         if gld is not None and logdet is not None and logdet.requires_grad:
-            outs.append((logdet, gld.to(logdet.dtype)))
+            outs.append((logdet, as_dtype(gld, logdet.dtype)))
         if not outs:
             return
         res = vjp([o[0] for o in outs], [*xs, *params], [o[1] for o in outs])
         gdtype = outs[0][1].dtype
         for s, g in zip(self.consumes, res):
-            _accumulate(grads, own.grads, s, None if g is None else g.to(gdtype))
+            _accumulate(grads, own.grads, s, None if g is None else as_dtype(g, gdtype))
         for p, g in zip(params, res[len(xs):]):
             _accumulate(pgrads, own.params, id(p), g)
 

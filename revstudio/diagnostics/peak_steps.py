@@ -244,7 +244,8 @@ def _viewed_y2(b: Any, view: Any, shape: Sequence[int], wide: int) -> int:
 
 
 def _net_walk(b: Any, name: str, shared: bool = False) -> tuple[int, int] | None:
-    """An AffineCoupling's net ``name`` walked alone with its output's gradient seeded: (what
+    """A coupling's body ``name`` (an AffineCoupling's net, an AdditiveCoupling node's F or G)
+    walked alone with its output's gradient seeded: (what
     its forward keeps, its output included; the most its backward holds, its parameters'
     gradients included, as they appear). ``shared``: that gradient outlives the walk (an
     AdditiveCoupling's F or G: its output's gradient is the stream's). None where its body
