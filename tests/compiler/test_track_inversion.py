@@ -83,3 +83,23 @@ def test_every_public_attribute_of_the_model_is_a_name_nodes_cannot_take() -> No
     public = {n for n in dir(C.CompiledModel) if not n.startswith("_")}
     missing = public - MODULE_ATTRS - set(dir(torch.nn.Module))
     assert not missing, f"add {sorted(missing)} to compiler.plan.MODULE_ATTRS"
+
+
+def test_the_error_against_a_kept_sample_is_the_same_on_a_second_backward() -> None:
+    """A region whose input a layer computes keeps a sample of it for the inversion error. A
+    backward that lets the graph go writes the difference over that sample (no fresh float64
+    sample and float32 take at the end of backward, beside the rebuilt streams and every
+    gradient); one that keeps the graph must leave it for the next: the same figure twice."""
+    torch.manual_seed(0)
+    model = C.compile(wired_revnet(2, stem=True), device="cpu")
+    x = torch.randn(1, 4, 4, 4)
+    model(x)  # (first-call work)
+    loss = model(x).square().sum()
+    loss.backward(retain_graph=True)
+    first = model.inversion_errors()
+    assert first and all(math.isfinite(e) and e < 1e-6 for e in first.values())
+    loss.backward()
+    assert model.inversion_errors() == first
+    # a fresh step measures the same again, its sample spent
+    model(x).square().sum().backward()
+    assert model.inversion_errors() == first
