@@ -16,8 +16,8 @@ from . import peak_steps
 from .estimate_walk import _params, _prod, _values_of
 from .peak import Unit, Value
 from .peak_steps import Moment, coupling_moments, wired_walk
-from .save_rules import coupling_split, forward_work_bytes
-from .stream_updates import body_output_fresh, fresh_output, update_break, update_temporaries
+from .save_rules import forward_work_bytes
+from .stream_updates import additive_updates, fresh_output, update_break, update_temporaries
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
 PASS_THROUGH = frozenset({"Concat", "Flatten", "Reshape", "Permute", "Output", "GroupOutput", "GroupInput"})
@@ -28,37 +28,6 @@ STRUCTURAL = frozenset({"Split", "Concat", "Flatten", "Reshape", "Permute", "Squ
 # AffineCoupling priced whole (its net not walked as layers: ``peak_couplings``) its scale's and
 # shift's gradients
 FLOW_WORK = {"ActNorm": 1, "InvConv1x1": 0, "AffineCoupling": 2}
-
-
-def _additive_updates(groups: Any, reports: Any, kind: str, params: Any, shape: Any,
-                      active: set[str]) -> list[tuple[int, bool]]:
-    """(elements per sample, F's output fresh?) of each half an AdditiveCoupling updates (x1 by
-    F, x2 by G where it has one); for a Repeat or Group, those of its body's (recursion-safe).
-    ``groups``: the project's group bodies by name, ``reports`` the check's analyses of them."""
-    if kind == "AdditiveCoupling":
-        if not shape:
-            return []
-        spatial = _prod(shape[1:])
-        c1, c2 = coupling_split(params, shape)
-        out = [(c1 * spatial, body_output_fresh(groups, reports, params.get("f")))]
-        if params.get("g"):
-            out.append((c2 * spatial, body_output_fresh(groups, reports, params.get("g"))))
-        return out
-    name = params.get("group") if kind in ("Repeat", "Group") else None
-    if not isinstance(name, str) or name in active:
-        return []
-    body, report = groups.get(name), reports.get(name)
-    if body is None or report is None:
-        return []
-    active.add(name)
-    found: list[tuple[int, bool]] = []
-    for nid, info in report.nodes.items():
-        node = body.nodes.get(nid)
-        if node is None or not info.ok:
-            continue
-        found += _additive_updates(groups, reports, info.type, {**node.params}, info.inputs.get("in"), active)
-    active.discard(name)
-    return found
 
 
 class UnitBuilder:
@@ -302,23 +271,32 @@ class UnitBuilder:
         # computing steps have turned it into the streams' own, the walk's count of the streams'
         # gradients misses it, less what is still a view of it (``since``: steps run after it)
         joined = since = 0
+        # a storage's part no value uses but a view keeps: an affine step's rebuilt x2 is a new
+        # pair, x1's view keeps the storage y2 was part of (``first_more``), and the steps
+        # backward runs next hold it too (an affine step's rebuild beside its own y2), until the
+        # streams are one new tensor again (a Squeeze's inverse, a flow layer's)
+        dead = 0
         for own, parts, with_grads, before, passing, first_more in reversed(moments):
             if parts == 0:  # (a Squeeze: ``_moments``)
-                joined, since = passing, 0
+                joined, since, dead = passing, 0, 0
                 continue
             lift = 0
             if joined and since < 2:
                 lift = joined - passing if since == 1 else (0 if passing else joined)
             done = own - own // parts  # a Repeat's other copies
+            if not passing:  # a flow layer: its inverse reads the streams joined anew
+                dead = 0
+            beside = first_more or dead  # (an affine step's own x2, or another's dead part)
             if ran == 0 and passing:  # the first: every stream's gradient is still a view of the outputs'
                 passing = max(passing, stream)
             if ran < 2:  # its first runtime steps, or all of them, run before the release
                 first = own * min(parts, 2 - ran) // parts  # the gradients of the copies run by then
-                step[0] = max(step[0], with_grads + (first_more if ran == 0 else 0) - passing - (params - later - first),
-                              before - passing - (params - later - (first - own // parts)))
+                step[0] = max(step[0], with_grads + beside - passing - (params - later - first),
+                              before + dead - passing - (params - later - (first - own // parts)))
             if ran + parts > 2:
-                step[1] = max(step[1], with_grads + lift - (params - later - own),
-                              before + lift - (params - later - done))
+                step[1] = max(step[1], with_grads + lift + beside - (params - later - own),
+                              before + lift + dead - (params - later - done))
+            dead = first_more or dead
             later += own
             ran += parts
             since += parts
@@ -348,8 +326,8 @@ class UnitBuilder:
                  after: str | None = None) -> tuple[list[Moment], int]:
         """Per computing step of ``region``, in forward order: (its parameter bytes, its runtime
         steps, the most its backward holds while its parameters' gradients exist, the most
-        before they do, the stream value an additive update passes on, what more it holds where it
-        is the first step backward runs; a Squeeze, whose backward joins the streams' gradient
+        before they do, the stream value an additive update passes on, what more it holds beside
+        the storage its halves are views of (``peak_steps._viewed_y2``); a Squeeze, whose backward joins the streams' gradient
         into a new tensor, is (0, 0, 0, 0, its bytes, 0)); and the
         largest output of one runtime step. A Group or Repeat whose body is one invertible region runs as its
         body's steps spliced into the region, every copy's (``spliced``); ``out_set``: the
@@ -394,8 +372,7 @@ class UnitBuilder:
             walked = wired_walk(self, sid, couplings[sid].body) if sid in couplings else None
             with_grads = (recompute + work * largest) // parts if walked is None else walked
             if view.type == "InvConv1x1" and view.params.get("lu", True) and view.inputs.get("in"):
-                # the rebuilt weight's gradient beside its factors' (C x C)
-                with_grads += int(view.inputs["in"][0]) ** 2 * self.elem
+                with_grads += peak_steps.lu_backward(view, self.elem)
             before = 0
             if view.type == "AffineCoupling":  # (its net not walked: ``_affine``)
                 # rebuilt in the stream's wide arithmetic first: the inverse's temporaries and their
@@ -489,7 +466,7 @@ class UnitBuilder:
         view = self.w.views.get(sid)
         if view is None:
             return []
-        return _additive_updates(self.w.bodies.graph.groups, groups, view.type, view.params, view.inputs.get("in"), set())
+        return additive_updates(self.w.bodies.graph.groups, groups, view.type, view.params, view.inputs.get("in"), set())
 
 
 def group_ports(graph: Any, kind: str, default: str) -> list[str]:

@@ -11,10 +11,13 @@ two more, in fewer pieces (``runtime_streams.update_over``).
 """
 from __future__ import annotations
 
+from math import prod
 from typing import Any
 
 from revstudio.core.graph import PortRef
 from revstudio.core.spec import UnknownNodeType, registry
+
+from .save_rules import coupling_split
 
 # How the runtime updates a stream in place on the CPU (runtime_streams._pieces): along the batch,
 # in pieces whose temporaries take at most CHUNK_BYTES, and at least MIN_PIECES pieces once
@@ -134,3 +137,34 @@ def body_output_fresh(groups: Any, reports: Any, name: Any, port: str | None = N
             edges = body.edges_into(nid)
             return bool(edges) and fresh_output(body, groups, reports, str(edges[0].src), report.nodes, depth)
     return False
+
+
+def additive_updates(groups: Any, reports: Any, kind: str, params: Any, shape: Any,
+                      active: set[str]) -> list[tuple[int, bool]]:
+    """(elements per sample, F's output fresh?) of each half an AdditiveCoupling updates (x1 by
+    F, x2 by G where it has one); for a Repeat or Group, those of its body's (recursion-safe).
+    ``groups``: the project's group bodies by name, ``reports`` the check's analyses of them."""
+    if kind == "AdditiveCoupling":
+        if not shape:
+            return []
+        spatial = prod(shape[1:])
+        c1, c2 = coupling_split(params, shape)
+        out = [(c1 * spatial, body_output_fresh(groups, reports, params.get("f")))]
+        if params.get("g"):
+            out.append((c2 * spatial, body_output_fresh(groups, reports, params.get("g"))))
+        return out
+    name = params.get("group") if kind in ("Repeat", "Group") else None
+    if not isinstance(name, str) or name in active:
+        return []
+    body, report = groups.get(name), reports.get(name)
+    if body is None or report is None:
+        return []
+    active.add(name)
+    found: list[tuple[int, bool]] = []
+    for nid, info in report.nodes.items():
+        node = body.nodes.get(nid)
+        if node is None or not info.ok:
+            continue
+        found += additive_updates(groups, reports, info.type, {**node.params}, info.inputs.get("in"), active)
+    active.discard(name)
+    return found

@@ -21,8 +21,7 @@ from revstudio.diagnostics.check import full_check  # noqa: E402
 from revstudio.diagnostics.estimate import estimate_peak  # noqa: E402
 from revstudio.diagnostics.gradcheck import random_inputs  # noqa: E402
 from revstudio.diagnostics.memory import compare_modes  # noqa: E402
-from revstudio.diagnostics.peak_units import _additive_updates  # noqa: E402
-from revstudio.diagnostics.stream_updates import fresh_output  # noqa: E402
+from revstudio.diagnostics.stream_updates import additive_updates, fresh_output  # noqa: E402
 
 Layer = tuple[str, dict[str, Any]]
 CONV: Layer = ("Conv", {"out_channels": 4, "kernel_size": 3})
@@ -94,7 +93,7 @@ def _estimated(graph: Graph) -> list[bool]:
             node = graph.nodes[sid]
             if node.type == "AdditiveCoupling":
                 info = report.nodes[sid]
-                found += [fresh for _, fresh in _additive_updates(graph.groups, report.groups, node.type,
+                found += [fresh for _, fresh in additive_updates(graph.groups, report.groups, node.type,
                                                                   node.params, info.inputs.get("in"), set())]
     return found
 
@@ -180,14 +179,14 @@ def test_the_peak_falls_as_estimated(monkeypatch: pytest.MonkeyPatch, wired_bloc
     it needs two temporaries of the stream value's size, not three, and the step peaks lower
     by up to one such value, measured as estimated (RevNet blocks, F and G Conv -> ReLU -> Conv)."""
     from revstudio.core.generate import revnet_chain
-    from revstudio.diagnostics import peak_units
+    from revstudio.diagnostics import peak_units, stream_updates
 
     torch.set_num_threads(1)
     graph = revnet_chain(3, channels=8, size=8, wired=wired_blocks)
     measured, estimated = _peaks(graph, batch)
     monkeypatch.setattr(runtime_steps, "sole", lambda f: False)
     monkeypatch.setattr(peak_units, "fresh_output", lambda *args: False)  # wired couplings' F
-    monkeypatch.setattr(peak_units, "body_output_fresh", lambda *args: False)  # F and G group bodies
+    monkeypatch.setattr(stream_updates, "body_output_fresh", lambda *args: False)  # F and G group bodies
     measured_before, estimated_before = _peaks(graph, batch)
     assert measured < measured_before
     assert abs((estimated_before - estimated) - (measured_before - measured)) <= 0.01 * measured, (

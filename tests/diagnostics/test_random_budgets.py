@@ -94,6 +94,23 @@ def test_a_rest_that_starts_with_a_squeeze_peaks_at_its_inverse() -> None:
     assert 3 in _cuts_hold(17, {3}, batch=1)
 
 
+def test_a_rest_in_channels_last_peaks_as_autograd_reorders_a_weights_gradient() -> None:
+    """Seed 19, cut after its Squeeze: the rest (an AffineCoupling, then a wired block of 32
+    channels at 4x4) runs channels_last, and once its backward returns, autograd copies each 3x3
+    weight's gradient into the parameter's layout while all of them exist. The walk had that
+    moment (``Unit.work_after``) but lost it when a unit was copied into a namespace
+    (``peak_inline._copy``): 4.8 % under at batch 1 (277,744 B against 291,608), 1.7 % at batch 2."""
+    assert 6 in _cuts_hold(19, {6}, batch=1)
+    assert 7 in _cuts_hold(19, {7}, batch=2)
+
+
+def test_a_storage_an_affine_step_left_half_used_is_held_by_the_steps_after() -> None:
+    """Seed 19 at batch 1, cuts after the first AffineCoupling: the rest's backward rebuilds the
+    later AffineCoupling's x2 as a new pair while x1's view keeps the Squeeze's storage, x2's old
+    part included, and the wired blocks backward runs next hold both (1.6 % under)."""
+    assert {1, 2} <= set(_cuts_hold(19, {1, 2}, batch=1))
+
+
 def test_bench_budget_random_runs(capsys: pytest.CaptureFixture[str]) -> None:
     from bench_budget import main
 
