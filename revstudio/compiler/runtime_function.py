@@ -381,17 +381,21 @@ def _relative_error(ref: Tensor, rec: Tensor) -> Tensor:
 
 def _error_of_sample(ref: Tensor, v: Value, spare: bool) -> Tensor:
     """The relative inversion error of the rebuilt stream value ``v`` against ``ref``, the sample
-    the forward kept of it. ``spare``: no other backward reads ``ref`` (the graph is not kept),
-    so the difference is written over it, a take of ``v``'s tensors at a time (a pair's
-    ``(ref - hi) - lo``, in ref's float64). A fresh float64 sample of ``v`` beside a float32 take
-    was two sample-sized temporaries more, at the end of backward, beside the rebuilt inputs and
-    every gradient: 3 KB over a small region's peak at batch 1."""
-    if not spare:
-        return _relative_error(ref, sample(v))
-    scale = ref.norm().clamp_min(torch.finfo(ref.dtype).tiny)
+    the forward kept of it (a pair's ``(ref - hi) - lo``, in ref's float64). ``spare``: no other
+    backward reads ``ref`` (the graph is not kept), so the difference is written over it; a
+    fresh float64 sample of ``v`` beside a float32 take was two sample-sized temporaries more,
+    at the end of backward, beside the rebuilt inputs and every gradient: 3 KB over a small
+    region's peak at batch 1."""
+    return _error_into(ref if spare else ref.clone(), v)
+
+
+def _error_into(d: Tensor, v: Value) -> Tensor:
+    """|d - v| / |d| on the samples, ``d`` a sample of the reference (:func:`sample`'s values)
+    the difference is written over, one take of each of ``v``'s tensors at a time."""
+    scale = d.norm().clamp_min(torch.finfo(d.dtype).tiny)
     for t in tensors(v):
-        ref.sub_(torch.take(t, _sample_index(t, SAMPLES)))
-    return ref.norm() / scale
+        d.sub_(torch.take(t, _sample_index(t, SAMPLES)))
+    return d.norm() / scale
 
 
 def _error_against(x: Tensor, v: Value) -> Tensor:
@@ -407,12 +411,7 @@ def _error_against(x: Tensor, v: Value) -> Tensor:
             scale = x.norm().clamp_min(torch.finfo(x.dtype).tiny)
             d = torch.sub(x, v.hi)
             return d.sub_(v.lo).norm() / scale
-        index = _sample_index(x, SAMPLES)
-        d = torch.take(x, index)
-        scale = d.norm().clamp_min(torch.finfo(d.dtype).tiny)
-        d.sub_(torch.take(v.hi, index))
-        d.sub_(torch.take(v.lo, index))
-        return d.norm() / scale
+        return _error_into(torch.take(x, _sample_index(x, SAMPLES)), v)
     rec = sample(v)
     return _relative_error(sample(x).to(rec.dtype), rec)
 
