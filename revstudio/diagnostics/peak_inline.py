@@ -428,7 +428,7 @@ def _copy(u: Unit, **changes: Any) -> Unit:
     return Unit(changes.get("name", u.name), changes.get("reads", u.reads), changes.get("makes", u.makes),
                 changes.get("saved", u.saved), u.extra, u.params, changes.get("fresh", u.fresh), u.work_fwd,
                 changes.get("work_bwd", u.work_bwd),
-                changes.get("grad", u.grad), u.late, u.work_spent, u.work_after)
+                changes.get("grad", u.grad), u.late, u.work_spent, u.work_after, u.extra_fwd)
 
 
 def _channels(shapes: Any) -> tuple[int, ...]:

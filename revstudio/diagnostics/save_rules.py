@@ -233,6 +233,16 @@ def forward_work_bytes(v: NodeView) -> int:
     return dropout_mask_bytes(v)
 
 
+def forward_shared_bytes(v: NodeView) -> int:
+    """Of what a layer keeps beyond the values it names (its rule's ``extra_bytes``), the bytes
+    that are its input itself as its forward ends: a batch of one InvConv1x1's channels-first
+    copy (the rule prices a copy at every batch, so a step's bytes grow by a sample's, and
+    backward holds as much either way; its forward makes no second tensor)."""
+    if v.type == "InvConv1x1" and v.batch == 1 and prod((v.inputs.get("in") or ())[1:]) > 1:
+        return v.in_bytes("in")
+    return 0
+
+
 def loop_backward_work(v: NodeView, parameters: int, kept: int, input_grad: bool) -> int:
     """A loop-of-cells BiRNN's backward beside what the walk counts at its unit (its kept bytes,
     its output's gradient, its input's and all its weights' gradients), most at either end
