@@ -446,8 +446,13 @@ class Invertible(Step):
                 ys = [value(y) for y in self._call(self.module.__call__, xs, dtype)]
         outs = [(y, as_dtype(g, y.dtype)) for y, g in zip(ys, gys) if g is not None and y.requires_grad]
         logdet = getattr(self.module, "logdet", None)
-        if gld is not None and logdet is not None and logdet.requires_grad:
-            outs.append((logdet, as_dtype(gld, logdet.dtype)))
+        if isinstance(logdet, Tensor) and logdet.requires_grad:
+            if gld is not None:
+                outs.append((logdet, as_dtype(gld, logdet.dtype)))
+            # the rerun's log-det, which the layer keeps as ``logdet``, would keep its graph alive
+            # until the next forward where the loss reads none (an InvConv1x1's slogdet factors,
+            # C x C): the graph goes with the vjp below, or with this function
+            self.module.logdet = logdet.detach()
         if not outs:
             return
         res = vjp([o[0] for o in outs], [*xs, *params], [o[1] for o in outs])

@@ -57,6 +57,10 @@ class Unit:
     # of ``extra``, the bytes that are new as its forward ends (None: all), where a checkpoint's
     # recompute stops: a batch of one InvConv1x1's channels-first copy is its input itself
     extra_fwd: int | None = None
+    # of ``extra``, the bytes its backward does not free: they live until the step is over (a
+    # plain-weight InvConv1x1's log-det factors where the loss reads no log-det); a checkpoint
+    # segment's, those of its layers, made again by its recompute
+    extra_held: int = 0
     # the storages of ``reads`` and ``makes`` (resolved once; units are shared between the modes)
     read_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
     make_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
@@ -80,10 +84,12 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     before the walk and after it, counted elsewhere (a recomputed segment's inputs: a view of one
     makes nothing). ``early_stop``: forward stops once the last unit that keeps something for
     backward has kept it (before that unit runs where it keeps only what it read), and frees
-    what nothing keeps (torch.utils.checkpoint's recompute). A recompute runs when backward
-    reaches the segment, so its outputs' gradients (``seeds``) exist all through it, and where it
-    stops, the layer that saved last holds its outputs beside what it keeps (random network 18's
-    ActNorm and InvConv1x1 at batch 2: 7.1 % under without them).
+    what nothing keeps (torch.utils.checkpoint's recompute). Torch recomputes when backward first
+    unpacks a saved tensor: the units after the last that saves (a Squeeze, a Split, a view) run
+    their backward before it, with nothing of the recompute alive; the recompute then runs with
+    the gradients alive at that moment, and where it stops, the layer that saved last holds its
+    outputs beside what it keeps (random network 18's ActNorm and InvConv1x1 at batch 2: 7.1 %
+    under without them; network 66's segment ending in a Squeeze at batch 8: 4.4 % over).
     ``seeds``: values whose gradients exist when backward starts (a segment's outputs'), each
     with whether that gradient is shared with values outside (a view: it outlives the walk)."""
     seeds = list(seeds)
@@ -91,8 +97,10 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     out_set = {b for b in (base(v) for v in outside) if b is not None}
     stop = len(units)
     last: Unit | None = None  # a checkpointed unit whose saving ends the recompute before it runs
+    trigger = -1  # the unit whose backward starts the recompute (the last that saves)
     if early_stop:
         stop = max((i + 1 for i, u in enumerate(units) if u.grad and (u.saved or u.extra)), default=0)
+        trigger = stop - 1
         if stop and _packs_first(units[stop - 1], base):
             stop -= 1
             last = units[stop]
@@ -103,20 +111,18 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     keeping = keepers.get
     total = 0
     peak, phase, at = 0, "forward", ""
-    seeded = sum(nbytes(v) for v, _ in seeds if needs_grad(v)) if early_stop else 0
+    recompute = 0  # (early_stop) the most its forward holds, before the gradients alive then
     for u in units[:stop] if stop < len(units) else units:
         mb = u.make_bases or ()
         for b in mb:
             if b is not None and b not in live and b not in out_set:
                 n = live[b] = nbytes(b)
                 total += n
-        now = total + u.work_fwd
-        if early_stop and u.grad:  # (a layer's forward work holds what it keeps, if any)
-            now = total + seeded + max(u.work_fwd, u.extra if u.extra_fwd is None else u.extra_fwd)
-        elif early_stop:
-            now += seeded
-        if now > peak:
-            peak, phase, at = now, "forward", u.name
+        if early_stop:  # what a layer keeps exists beside its outputs (its forward work holds it, if any)
+            recompute = max(recompute, total + max(u.work_fwd, (
+                u.extra if u.extra_fwd is None else u.extra_fwd) if u.grad else 0))
+        elif total + u.work_fwd > peak:
+            peak, phase, at = total + u.work_fwd, "forward", u.name
         if u.grad:
             for b in u.saved:
                 keepers[b] = keeping(b, 0) + 1
@@ -156,9 +162,14 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             last_id += 1
             gtotal += nbytes(v)
             size_of[last_id], refs[last_id], grads[v] = nbytes(v), 2 if shared else 1, (last_id, shared)
-    for u in reversed(units):
+    for i in range(len(units) - 1, -1, -1):
+        u = units[i]
+        if i == trigger and recompute + gtotal + pgrads > peak:  # the recompute runs now
+            peak, phase, at = recompute + gtotal + pgrads, "backward", u.name
         if not u.grad:
             continue
+        recomputed = i <= trigger or not early_stop  # (before the recompute: nothing it makes exists)
+        base_total = total if recomputed else 0
         outs = []
         viewed = set()  # of those, the buffers it has as views only (not released as its own)
         seeded = 0  # (a late unit's recompute walk counts its outputs' gradients: their bytes)
@@ -199,12 +210,12 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         pgrads += u.params
         if late:  # its recompute's walk counts its outputs' gradients and its inputs' new ones,
             # and its parameters' as they appear; as it starts, none of them exist
-            now = max(total + gtotal - seeded - new + pgrads + u.work_bwd, total + gtotal + pgrads - u.params)
+            now = max(base_total + gtotal - seeded - new + pgrads + u.work_bwd, base_total + gtotal + pgrads - u.params)
         else:
             work = u.work_bwd
             if u.work_spent is not None:  # (a region: fresh)
                 work = max(work, u.work_spent - _dying(outs, viewed, size_of, refs))
-            now = total + gtotal + pgrads + work
+            now = base_total + gtotal + pgrads + work
         if now > peak:
             peak, phase, at = now, "backward", u.name
         drops = outs
@@ -230,8 +241,8 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             n = size_of[last_id] = nbytes(v)
             refs[last_id] = 1
             gtotal += n
-            if total + gtotal + pgrads > peak:
-                peak, phase, at = total + gtotal + pgrads, "backward", u.name
+            if base_total + gtotal + pgrads > peak:
+                peak, phase, at = base_total + gtotal + pgrads, "backward", u.name
             drops = [*drops, old, bid]
             grads[v] = (last_id, False)
         for gone in drops:
@@ -239,13 +250,16 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             if left <= 0:
                 gtotal -= size_of.pop(gone)
                 del refs[gone]
-        for b in u.saved:
+        # (a checkpoint segment with bytes held: the node that holds them is never run, and its
+        # saved tensors' hooks keep the segment's recompute, its inputs with it, until the end)
+        for b in () if u.late and u.extra_held else u.saved:
             left = keepers[b] = keeping(b, 0) - 1
             if left <= 0 and b in live and count(b, 0) <= 0 and b not in held_set:
                 total -= live.pop(b)
-        total -= u.extra
-        if u.work_after and total + gtotal + pgrads + u.work_after > peak:
-            peak, phase, at = total + gtotal + pgrads + u.work_after, "backward", u.name
+        total -= u.extra - u.extra_held
+        base_total = total if recomputed else 0
+        if u.work_after and base_total + gtotal + pgrads + u.work_after > peak:
+            peak, phase, at = base_total + gtotal + pgrads + u.work_after, "backward", u.name
     return Walk(peak=max(peak, kept), kept=kept, phase=phase, at=at)
 
 

@@ -366,7 +366,8 @@ class Inline:
                                        {self._global(scope, v) for v in shared_outputs(
                                            b, outs, scope.shares, end=b.position[run[-1]])})
         return Unit(f"{scope.prefix}segment {run[0]}..{run[-1]}", reads, makes, saved, 0, params, True,
-                    forward, peak - params, any(self.needs_grad(v) for v in makes), late=True)
+                    forward, peak - params, any(self.needs_grad(v) for v in makes), late=True,
+                    extra_held=sum(u.extra_held for u in layers))
 
     def _group(self, scope: _Scope, nid: str, view: Any) -> list[Unit] | None:
         name = view.params.get("group")
@@ -428,7 +429,7 @@ def _copy(u: Unit, **changes: Any) -> Unit:
     return Unit(changes.get("name", u.name), changes.get("reads", u.reads), changes.get("makes", u.makes),
                 changes.get("saved", u.saved), u.extra, u.params, changes.get("fresh", u.fresh), u.work_fwd,
                 changes.get("work_bwd", u.work_bwd),
-                changes.get("grad", u.grad), u.late, u.work_spent, u.work_after, u.extra_fwd)
+                changes.get("grad", u.grad), u.late, u.work_spent, u.work_after, u.extra_fwd, u.extra_held)
 
 
 def _channels(shapes: Any) -> tuple[int, ...]:

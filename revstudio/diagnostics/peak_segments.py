@@ -23,10 +23,10 @@ def segment(b: UnitBuilder, name: str, nodes: list[str], inline: Any) -> Unit:
     saved = _kept(inline, reads)
     params = sum(int(b.w.report.nodes[n].parameters) for n in nodes) * b.elem
     order = sorted(nodes, key=b.position.__getitem__)
-    peak, forward = inline.recompute([u for n in order for u in inline.units(n)], reads, makes,
-                                     shared_outputs(b, makes, end=b.position[order[-1]]))
+    layers = [u for n in order for u in inline.units(n)]
+    peak, forward = inline.recompute(layers, reads, makes, shared_outputs(b, makes, end=b.position[order[-1]]))
     return Unit(name, reads, makes, saved, 0, params, True, forward, peak - params,
-                any(b.needs_grad(v) for v in makes), late=True)
+                any(b.needs_grad(v) for v in makes), late=True, extra_held=sum(u.extra_held for u in layers))
 
 
 def _kept(inline: Any, reads: Any) -> set[Value]:
@@ -75,7 +75,7 @@ def pieces(b: UnitBuilder, name: str, members: list[tuple[str, int, int, int]], 
         end = max(b.position[n] for n in nodes)
         peak, forward = inline.recompute(layers, list(reads), outs, shared_outputs(b, outs, end=end))
         return Unit(name, list(reads), list(makes), _kept(inline, reads), 0, params, True, forward, peak - params,
-                    any(b.needs_grad(v) for v in makes), late=True)
+                    any(b.needs_grad(v) for v in makes), late=True, extra_held=sum(u.extra_held for u in layers))
     whole = [n for n in nodes if n not in partial]
     params = sum(int(b.w.report.nodes[n].parameters) for n in whole) * b.elem
     recompute = b.recompute_bytes(whole, saved)

@@ -16,7 +16,7 @@ from . import peak_steps
 from .estimate_walk import _params, _prod, _values_of
 from .peak import Unit, Value
 from .peak_steps import Moment, coupling_moments, wired_walk
-from .save_rules import forward_shared_bytes, forward_work_bytes
+from .save_rules import forward_shared_bytes, forward_work_bytes, held_bytes
 from .stream_updates import additive_updates, fresh_output, update_break, update_temporaries
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
@@ -130,7 +130,8 @@ class UnitBuilder:
         return Unit(nid if name is None else name, self.reads(nid) if reads is None else reads,
                     own if makes is None else makes, saved, extra, int(info.parameters) * self.elem,
                     fresh, forward_work_bytes(view), self.node_work(nid),
-                    bool(own) and self.flag.get(nid, False), extra_fwd=extra - shared if shared else None)
+                    bool(own) and self.flag.get(nid, False), extra_fwd=extra - shared if shared else None,
+                    extra_held=held_bytes(view))
 
     def node_work(self, nid: str) -> int:
         """Transient bytes of a layer's own backward beyond its inputs' gradients."""

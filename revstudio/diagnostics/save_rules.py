@@ -233,6 +233,20 @@ def forward_work_bytes(v: NodeView) -> int:
     return dropout_mask_bytes(v)
 
 
+def held_bytes(v: NodeView) -> int:
+    """Of what a layer keeps beyond the values it names, the bytes its backward does not free,
+    which live until the step is over: an InvConv1x1 with a plain weight keeps its log-det's LU
+    factors for the log-det's backward (C^2 + C + 2 elements), and a loss that does not read the
+    log-det (a classifier's; the sum ``revstudio memory`` measures) never runs that backward: the
+    layer's ``logdet`` holds the graph until its next forward (measured, torch 2.13 CPU). A flow's
+    negative log-likelihood reads it and frees them at about the layer's backward: counted held,
+    its estimate is at most C^2 + C + 2 elements over."""
+    if v.type == "InvConv1x1" and not bool(v.params.get("lu", True)):
+        c = _channels(v)
+        return (c * c + c + 2) * v.element_bytes
+    return 0
+
+
 def forward_shared_bytes(v: NodeView) -> int:
     """Of what a layer keeps beyond the values it names (its rule's ``extra_bytes``), the bytes
     that are its input itself as its forward ends: a batch of one InvConv1x1's channels-first
