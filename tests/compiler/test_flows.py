@@ -245,3 +245,28 @@ def test_permute_keeps_the_memory_layout(fmt) -> None:
     assert y.stride() == x.stride()
     (back,) = perm.inverse(y)
     assert torch.equal(back, x) and back.stride() == x.stride()
+
+
+@pytest.mark.parametrize(("shape", "fmt"), [
+    ((4, 6, 3, 5), torch.contiguous_format), ((4, 6, 3, 5), torch.channels_last),
+    ((4, 6, 7), torch.contiguous_format), ((4, 6), torch.contiguous_format)],
+    ids=["image", "image-channels-last", "sequence", "vector"])
+def test_an_invconv_inverse_rebuilds_a_dense_buffer_of_its_own(shape, fmt) -> None:
+    """A reversible region updates in place only a dense buffer of its own; the einsum handed
+    back a view of a channels-first product, so after an InvConv1x1's inverse every update
+    backward ran made new buffers (random network 72: 4.4 % over its estimate at batch 8). Where
+    no gradient is taken the inverse now writes a new buffer in its input's layout; with one, it
+    is the einsum it was."""
+    from revstudio.compiler.runtime_streams import unshared
+    from revstudio.nodes.torch_modules.flows import InvConv1x1, _mix_channels
+
+    torch.manual_seed(0)
+    layer = InvConv1x1(6, lu=False)
+    y = torch.randn(*shape).contiguous(memory_format=fmt)
+    inverse = torch.linalg.inv(layer.weight.detach())
+    with torch.no_grad():
+        (x,) = layer.inverse(y)
+    assert unshared(x) and x.stride() == y.stride()
+    assert torch.allclose(x, _mix_channels(inverse, y), rtol=1e-5, atol=1e-6)
+    (x_grad,) = layer.inverse(y)  # with autograd: the einsum, differentiable in the weight
+    assert x_grad.requires_grad and torch.allclose(x_grad, x, rtol=1e-5, atol=1e-6)

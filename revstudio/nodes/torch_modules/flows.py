@@ -27,6 +27,30 @@ def _mix_channels(weight: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     return torch.einsum("ij,bj...->bi...", weight, x)
 
 
+def _mix_channels_dense(weight: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """:func:`_mix_channels` into a new buffer dense in ``x``'s layout, with no copy of ``x``,
+    where no gradient is taken (a reversible region's backward rebuilds its streams so). The
+    einsum multiplies a channels-first copy of its input and hands back a view of that product
+    (neither contiguous nor channels_last from a batch of two on), and a region updates in place
+    only a dense buffer of its own: after this layer's inverse, every update backward ran made
+    new buffers and TwoSum's temporaries beside the whole rebuilt stream (random network 72's
+    peak at batch 8, 4.4 % over its estimate)."""
+    if x.dim() < 2 or (torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad)):
+        return _mix_channels(weight, x)
+    if x.dim() == 2:
+        return torch.mm(x, weight.t())
+    b, c = x.shape[0], x.shape[1]
+    if x.dim() == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last):
+        y = torch.empty_like(x, memory_format=torch.channels_last)  # each position's channels times W^T
+        torch.mm(x.permute(0, 2, 3, 1).reshape(-1, c), weight.t(), out=y.permute(0, 2, 3, 1).view(-1, c))
+        return y
+    if not x.is_contiguous():
+        return _mix_channels(weight, x)
+    y = torch.empty_like(x, memory_format=torch.contiguous_format)
+    torch.bmm(weight.expand(b, c, c), x.view(b, c, -1), out=y.view(b, c, -1))
+    return y
+
+
 class Permute(nn.Module):
     """A fixed channel permutation: reversed, or shuffled reproducibly from ``seed``."""
 
@@ -109,7 +133,7 @@ class InvConv1x1(nn.Module):
         return (y,)
 
     def inverse(self, y: torch.Tensor) -> Tensors:
-        return (_mix_channels(torch.linalg.inv(self.matrix()), y),)
+        return (_mix_channels_dense(torch.linalg.inv(self.matrix()), y),)
 
 
 class ActNorm(nn.Module):
