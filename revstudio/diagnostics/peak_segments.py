@@ -25,8 +25,28 @@ def segment(b: UnitBuilder, name: str, nodes: list[str], inline: Any) -> Unit:
     order = sorted(nodes, key=b.position.__getitem__)
     layers = [u for n in order for u in inline.units(n)]
     peak, forward = inline.recompute(layers, reads, makes, shared_outputs(b, makes, end=b.position[order[-1]]))
-    return Unit(name, reads, makes, saved, 0, params, True, forward, peak - params,
+    return Unit(name, reads, makes, saved, _pinned(b, inline, reads), params, True, forward, peak - params,
                 any(b.needs_grad(v) for v in makes), late=True, extra_held=sum(u.extra_held for u in layers))
+
+
+def _pinned(b: UnitBuilder, inline: Any, reads: list[Value]) -> int:
+    """What a segment keeps of its inputs beyond their bytes: an input its first step reads
+    unjoined (a coupling node's output the next one's slice undoes: ``Inline.unjoined``) is kept
+    as its parts, and a part that is a view (a coupling's x1, which passes through) keeps the
+    whole storage it was sliced from. Random network 50 at batch 8: an AffineCoupling after an
+    InvConv1x1 hands on x1, a view of the InvConv1x1's output, and the segment after the cut
+    kept 96 KiB for a 64 KiB input (4.5 % under without it). (Call once ``inline`` has walked the
+    segment's layers: that finds which inputs are read unjoined.)"""
+    counted = {inline.base(v) for v in reads if v not in inline.unjoined}
+    more = 0
+    for v in reads:
+        parts = inline.unjoined.get(v)
+        if parts is None:
+            continue
+        storages = {s for s in (inline.base(p) for p in parts) if s is not None and s not in counted}
+        counted |= storages
+        more += sum(inline.nbytes(s) for s in storages) - b.w.nbytes(v)
+    return max(0, more)
 
 
 def _kept(inline: Any, reads: Any) -> set[Value]:
@@ -74,7 +94,8 @@ def pieces(b: UnitBuilder, name: str, members: list[tuple[str, int, int, int]], 
         outs = [v for v in makes if v[1][:1] != "#" or v[0] not in partial] + ends
         end = max(b.position[n] for n in nodes)
         peak, forward = inline.recompute(layers, list(reads), outs, shared_outputs(b, outs, end=end))
-        return Unit(name, list(reads), list(makes), _kept(inline, reads), 0, params, True, forward, peak - params,
+        return Unit(name, list(reads), list(makes), _kept(inline, reads), _pinned(b, inline, list(reads)), params,
+                    True, forward, peak - params,
                     any(b.needs_grad(v) for v in makes), late=True, extra_held=sum(u.extra_held for u in layers))
     whole = [n for n in nodes if n not in partial]
     params = sum(int(b.w.report.nodes[n].parameters) for n in whole) * b.elem
