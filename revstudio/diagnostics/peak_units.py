@@ -124,9 +124,9 @@ class UnitBuilder:
         mode = str(self.w.views[nid].params.get("mode", "add")) if info.type == "Merge" else ""
         fresh = info.type not in PASS_THROUGH and mode != "add"
         own = self.makes(nid)
-        # a dropout's mask exists beside its input and output while it runs
         view = self.w.views[nid]
         shared = forward_shared_bytes(view)
+        # a dropout's mask exists beside its input and output while it runs (its forward work)
         return Unit(nid if name is None else name, self.reads(nid) if reads is None else reads,
                     own if makes is None else makes, saved, extra, int(info.parameters) * self.elem,
                     fresh, forward_work_bytes(view), self.node_work(nid),
