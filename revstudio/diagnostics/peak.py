@@ -162,13 +162,14 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             last_id += 1
             gtotal += nbytes(v)
             size_of[last_id], refs[last_id], grads[v] = nbytes(v), 2 if shared else 1, (last_id, shared)
-    for i in range(len(units) - 1, -1, -1):
-        u = units[i]
+    i = len(units)
+    for u in reversed(units):
+        i -= 1
         if i == trigger and recompute + gtotal + pgrads > peak:  # the recompute runs now
             peak, phase, at = recompute + gtotal + pgrads, "backward", u.name
         if not u.grad:
             continue
-        recomputed = i <= trigger or not early_stop  # (before the recompute: nothing it makes exists)
+        recomputed = not early_stop or i <= trigger  # (before the recompute: nothing it makes exists)
         base_total = total if recomputed else 0
         outs = []
         viewed = set()  # of those, the buffers it has as views only (not released as its own)

@@ -125,13 +125,15 @@ class UnitBuilder:
         fresh = info.type not in PASS_THROUGH and mode != "add"
         own = self.makes(nid)
         view = self.w.views[nid]
-        shared = forward_shared_bytes(view)
+        shared = held = 0
+        if info.type == "InvConv1x1":  # (the one layer either applies to)
+            shared, held = forward_shared_bytes(view), held_bytes(view)
         # a dropout's mask exists beside its input and output while it runs (its forward work)
         return Unit(nid if name is None else name, self.reads(nid) if reads is None else reads,
                     own if makes is None else makes, saved, extra, int(info.parameters) * self.elem,
                     fresh, forward_work_bytes(view), self.node_work(nid),
                     bool(own) and self.flag.get(nid, False), extra_fwd=extra - shared if shared else None,
-                    extra_held=held_bytes(view))
+                    extra_held=held)
 
     def node_work(self, nid: str) -> int:
         """Transient bytes of a layer's own backward beyond its inputs' gradients."""
