@@ -20,7 +20,7 @@ runtime's in-place stream updates.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
@@ -61,6 +61,9 @@ class Unit:
     # plain-weight InvConv1x1's log-det factors where the loss reads no log-det); a checkpoint
     # segment's, those of its layers, made again by its recompute
     extra_held: int = 0
+    # the bytes of the buffer a read's gradient is (where a late unit hands one on as a view of
+    # its outputs' gradient: ``Walk.grads``; else the read's own bytes)
+    grad_bytes: Mapping[Value, int] | None = None
     # the storages of ``reads`` and ``makes`` (resolved once; units are shared between the modes)
     read_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
     make_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
@@ -74,6 +77,10 @@ class Walk:
     kept: int
     phase: str
     at: str
+    # of the values that exist before the walk (``outside``), those whose gradient at its end is
+    # a buffer larger than they are: a view of one of the seeds (a coupling's x2, whose gradient
+    # y2 = x2 + G(y1) hands on as a view of the joined output's), and that buffer's bytes
+    grads: dict[Value, int] = field(default_factory=dict)
 
 
 def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[Value], Value | None],
@@ -92,7 +99,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     under without them; network 66's segment ending in a Squeeze at batch 8: 4.4 % over).
     ``seeds``: values whose gradients exist when backward starts (a segment's outputs'), each
     with whether that gradient is shared with values outside (a view: it outlives the walk)."""
-    seeds = list(seeds)
+    seeds, outside = list(seeds), list(outside)
     held_set = {b for b in (base(v) for v in held) if b is not None}
     out_set = {b for b in (base(v) for v in outside) if b is not None}
     stop = len(units)
@@ -162,14 +169,14 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             last_id += 1
             gtotal += nbytes(v)
             size_of[last_id], refs[last_id], grads[v] = nbytes(v), 2 if shared else 1, (last_id, shared)
-    i = len(units)
+    place = len(units)
     for u in reversed(units):
-        i -= 1
-        if i == trigger and recompute + gtotal + pgrads > peak:  # the recompute runs now
+        place -= 1
+        if place == trigger and recompute + gtotal + pgrads > peak:  # the recompute runs now
             peak, phase, at = recompute + gtotal + pgrads, "backward", u.name
         if not u.grad:
             continue
-        recomputed = not early_stop or i <= trigger  # (before the recompute: nothing it makes exists)
+        recomputed = not early_stop or place <= trigger  # (before the recompute: nothing it makes exists)
         base_total = total if recomputed else 0
         outs = []
         viewed = set()  # of those, the buffers it has as views only (not released as its own)
@@ -190,12 +197,13 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                     seeded += nbytes(m)
         came: list[tuple[Value, int, bool]] = []  # the gradients it hands its inputs
         new = 0
+        sizes = u.grad_bytes or _NONE
         for i, v in enumerate(u.reads):
             if not needs_grad(v):
                 continue
             if u.fresh:
                 last_id += 1
-                n = size_of[last_id] = nbytes(v)
+                n = size_of[last_id] = sizes.get(v) or nbytes(v)
                 refs[last_id] = 1
                 gtotal += n
                 new += n
@@ -261,7 +269,27 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         base_total = total if recomputed else 0
         if u.work_after and base_total + gtotal + pgrads + u.work_after > peak:
             peak, phase, at = base_total + gtotal + pgrads + u.work_after, "backward", u.name
-    return Walk(peak=max(peak, kept), kept=kept, phase=phase, at=at)
+    return Walk(peak=max(peak, kept), kept=kept, phase=phase, at=at,
+                grads=_outside_grads(outside, grads, size_of, nbytes) if early_stop else {})
+
+
+_NONE: Mapping[Value, int] = {}
+
+
+def _outside_grads(outside: Iterable[Value], grads: dict[Value, tuple[int, bool]], size_of: dict[int, int],
+                   nbytes: Callable[[Value], int]) -> dict[Value, int]:
+    """The values of ``outside`` whose gradient is a buffer larger than they are, and its bytes
+    (``Walk.grads``; a buffer two of them view is counted for the first)."""
+    found: dict[Value, int] = {}
+    seen: set[int] = set()
+    for v in outside:
+        g = grads.get(v)
+        if g is None or g[0] in seen or g[0] not in size_of:
+            continue
+        seen.add(g[0])
+        if size_of[g[0]] > nbytes(v):
+            found[v] = size_of[g[0]]
+    return found
 
 
 def _dying(outs: list[int], viewed: set[int], size_of: dict[int, int], refs: dict[int, int]) -> int:

@@ -145,7 +145,7 @@ class Inline:
         return simulate(ready, self.nbytes, self.base, self.needs_grad, self.root.held)
 
     def recompute(self, units: list[Unit], reads: list[Value], makes: list[Value],
-                  shared: AbstractSet[Value] = frozenset()) -> tuple[int, int]:
+                  shared: AbstractSet[Value] = frozenset()) -> tuple[int, int, dict[Value, int]]:
         """``peak_recompute.recompute_walk`` of a checkpointed run of ``units`` in this namespace."""
         from .peak_recompute import recompute_walk
 
@@ -362,12 +362,12 @@ class Inline:
         outs = b.outside(set(run))[1]
         from .peak_recompute import shared_outputs
 
-        peak, forward = self.recompute(layers, reads, makes,
+        peak, forward, grads = self.recompute(layers, reads, makes,
                                        {self._global(scope, v) for v in shared_outputs(
                                            b, outs, scope.shares, end=b.position[run[-1]])})
         return Unit(f"{scope.prefix}segment {run[0]}..{run[-1]}", reads, makes, saved, 0, params, True,
                     forward, peak - params, any(self.needs_grad(v) for v in makes), late=True,
-                    extra_held=sum(u.extra_held for u in layers))
+                    extra_held=sum(u.extra_held for u in layers), grad_bytes=grads or None)
 
     def _group(self, scope: _Scope, nid: str, view: Any) -> list[Unit] | None:
         name = view.params.get("group")
@@ -429,7 +429,8 @@ def _copy(u: Unit, **changes: Any) -> Unit:
     return Unit(changes.get("name", u.name), changes.get("reads", u.reads), changes.get("makes", u.makes),
                 changes.get("saved", u.saved), u.extra, u.params, changes.get("fresh", u.fresh), u.work_fwd,
                 changes.get("work_bwd", u.work_bwd),
-                changes.get("grad", u.grad), u.late, u.work_spent, u.work_after, u.extra_fwd, u.extra_held)
+                changes.get("grad", u.grad), u.late, u.work_spent, u.work_after, u.extra_fwd, u.extra_held,
+                u.grad_bytes)
 
 
 def _channels(shapes: Any) -> tuple[int, ...]:

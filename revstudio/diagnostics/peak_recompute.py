@@ -16,12 +16,13 @@ from .peak_units import UnitBuilder
 
 
 def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[Value],
-                   shared: AbstractSet[Value] = frozenset()) -> tuple[int, int]:
+                   shared: AbstractSet[Value] = frozenset()) -> tuple[int, int, dict[Value, int]]:
     """A checkpointed run of ``units`` (a segment) in namespace ``ns`` (an ``Inline``): (the peak
     of its recompute and backward, walked alone from its inputs ``reads``; what its forward
-    holds at most beyond its outputs ``makes`` and its inputs, keeping nothing). ``shared``: the
-    outputs whose gradients outlive its backward (views of a gradient other values have too:
-    :func:`shared_outputs`)."""
+    holds at most beyond its outputs ``makes`` and its inputs, keeping nothing; the inputs whose
+    gradient is a view of a larger buffer, its outputs' gradient, and that buffer's bytes:
+    ``Unit.grad_bytes``). ``shared``: the outputs whose gradients outlive its backward (views of
+    a gradient other values have too: :func:`shared_outputs`)."""
     base = ns.base
     bases = [(m, base(m)) for u in units for m in u.makes]
     own = {m for m, b in bases if b == m}
@@ -36,7 +37,7 @@ def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[V
     walk = simulate(units, ns.nbytes, base, ns.needs_grad, outside=before, early_stop=True, seeds=seeds)
     outputs = {b for b in (base(v) for v in makes) if b is not None}
     forward = forward_peak(units, ns.nbytes, base, before) - sum(ns.nbytes(b) for b in outputs)
-    return walk.peak, max(0, forward)
+    return walk.peak, max(0, forward), {v: n for v, n in walk.grads.items() if v in reads}
 
 
 def _returned(b: UnitBuilder, v: Value) -> bool:
