@@ -36,18 +36,27 @@ def _pinned(b: UnitBuilder, inline: Any, reads: list[Value]) -> int:
     as its parts, and a part that is a view (a coupling's x1, which passes through) keeps the
     whole storage it was sliced from. Random network 50 at batch 8: an AffineCoupling after an
     InvConv1x1 hands on x1, a view of the InvConv1x1's output, and the segment after the cut
-    kept 96 KiB for a 64 KiB input (4.5 % under without it). (Call once ``inline`` has walked the
-    segment's layers: that finds which inputs are read unjoined.)"""
+    kept 96 KiB for a 64 KiB input (4.5 % under without it). A part whose storage the region
+    does not make (a view of the region's input, which its first segment keeps anyway) adds
+    nothing, so the value can come to less than its bytes: random network 139's couplings hand
+    on x1, a view of the stem's output, and the cut kept y2 alone (15.6 % over when the value
+    was counted whole, and that storage again). (Call once ``inline`` has walked the segment's
+    layers: that finds which inputs are read unjoined.)"""
     counted = {inline.base(v) for v in reads if v not in inline.unjoined}
+    region_of, nodes = b.w.region_of, b.w.report.nodes
     more = 0
     for v in reads:
         parts = inline.unjoined.get(v)
         if parts is None:
             continue
-        storages = {s for s in (inline.base(p) for p in parts) if s is not None and s not in counted}
+        here = region_of.get(v[0])
+        # (a storage of a graph node outside the region; a body's, inside a Group or Repeat of
+        # the region, has a scoped name no graph node has)
+        storages = {s for s in (inline.base(p) for p in parts) if s is not None and s not in counted
+                    and not (s[0] in nodes and region_of.get(s[0]) != here)}
         counted |= storages
         more += sum(inline.nbytes(s) for s in storages) - b.w.nbytes(v)
-    return max(0, more)
+    return more
 
 
 def _kept(inline: Any, reads: Any) -> set[Value]:
