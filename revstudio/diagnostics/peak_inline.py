@@ -144,12 +144,17 @@ class Inline:
         ready = [u if id(u) in own or not self.views else self._adopt(u) for u in units]
         return simulate(ready, self.nbytes, self.base, self.needs_grad, self.root.held)
 
-    def recompute(self, units: list[Unit], reads: list[Value], makes: list[Value],
-                  shared: AbstractSet[Value] = frozenset()) -> tuple[int, int, dict[Value, int]]:
-        """``peak_recompute.recompute_walk`` of a checkpointed run of ``units`` in this namespace."""
+    def recompute(self, name: str, units: list[Unit], reads: list[Value], makes: list[Value],
+                  shared: AbstractSet[Value], saved: AbstractSet[Value], extra: int, params: int,
+                  grad: bool) -> Unit:
+        """The unit of a checkpointed run of ``units`` in this namespace (``late``: its backward
+        recomputes it): ``peak_recompute.recompute_walk`` prices that recompute alone; what its
+        layers hold to the end of the step, and the buffers its inputs' gradients are, go with it."""
         from .peak_recompute import recompute_walk
 
-        return recompute_walk(self, units, reads, makes, shared)
+        peak, forward, grads = recompute_walk(self, units, reads, makes, shared)
+        return Unit(name, reads, makes, saved, extra, params, True, forward, peak - params, grad, late=True,
+                    extra_held=sum(u.extra_held for u in units), grad_bytes=grads or None)
 
     def _adopt(self, u: Unit) -> Unit:
         saved = {self.base(s) for s in u.saved}
@@ -362,12 +367,9 @@ class Inline:
         outs = b.outside(set(run))[1]
         from .peak_recompute import shared_outputs
 
-        peak, forward, grads = self.recompute(layers, reads, makes,
-                                       {self._global(scope, v) for v in shared_outputs(
-                                           b, outs, scope.shares, end=b.position[run[-1]])})
-        return Unit(f"{scope.prefix}segment {run[0]}..{run[-1]}", reads, makes, saved, 0, params, True,
-                    forward, peak - params, any(self.needs_grad(v) for v in makes), late=True,
-                    extra_held=sum(u.extra_held for u in layers), grad_bytes=grads or None)
+        shared = {self._global(scope, v) for v in shared_outputs(b, outs, scope.shares, end=b.position[run[-1]])}
+        return self.recompute(f"{scope.prefix}segment {run[0]}..{run[-1]}", layers, reads, makes, shared, saved,
+                              0, params, any(self.needs_grad(v) for v in makes))
 
     def _group(self, scope: _Scope, nid: str, view: Any) -> list[Unit] | None:
         name = view.params.get("group")

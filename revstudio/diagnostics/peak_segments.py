@@ -24,10 +24,8 @@ def segment(b: UnitBuilder, name: str, nodes: list[str], inline: Any) -> Unit:
     params = sum(int(b.w.report.nodes[n].parameters) for n in nodes) * b.elem
     order = sorted(nodes, key=b.position.__getitem__)
     layers = [u for n in order for u in inline.units(n)]
-    peak, forward, grads = inline.recompute(layers, reads, makes, shared_outputs(b, makes, end=b.position[order[-1]]))
-    return Unit(name, reads, makes, saved, _pinned(b, inline, reads), params, True, forward, peak - params,
-                any(b.needs_grad(v) for v in makes), late=True, extra_held=sum(u.extra_held for u in layers),
-                grad_bytes=grads or None)
+    return inline.recompute(name, layers, reads, makes, shared_outputs(b, makes, end=b.position[order[-1]]), saved,
+                            _pinned(b, inline, reads), params, any(b.needs_grad(v) for v in makes))
 
 
 def _pinned(b: UnitBuilder, inline: Any, reads: list[Value]) -> int:
@@ -103,11 +101,11 @@ def pieces(b: UnitBuilder, name: str, members: list[tuple[str, int, int, int]], 
         # (its outputs as its layers make them: a copy's, not the link between the copies)
         outs = [v for v in makes if v[1][:1] != "#" or v[0] not in partial] + ends
         end = max(b.position[n] for n in nodes)
-        peak, forward, grads = inline.recompute(layers, list(reads), outs, shared_outputs(b, outs, end=end))
-        return Unit(name, list(reads), list(makes), _kept(inline, reads), _pinned(b, inline, list(reads)), params,
-                    True, forward, peak - params,
-                    any(b.needs_grad(v) for v in makes), late=True, extra_held=sum(u.extra_held for u in layers),
-                    grad_bytes=grads or None)
+        unit = inline.recompute(name, layers, list(reads), outs, shared_outputs(b, outs, end=end),
+                                _kept(inline, reads), _pinned(b, inline, list(reads)), params,
+                                any(b.needs_grad(v) for v in makes))
+        unit.makes = list(makes)  # (the walk's outputs are the copies'; the step's, the links between them)
+        return unit
     whole = [n for n in nodes if n not in partial]
     params = sum(int(b.w.report.nodes[n].parameters) for n in whole) * b.elem
     recompute = b.recompute_bytes(whole, saved)
