@@ -111,38 +111,48 @@ def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_b
         elif id(region) not in done:
             done.add(id(region))
             within, copies = inside.get(getattr(region, "id", ""), (0, 0))
-            tail = _tail(region, head, copies) if head or copies else region
+            steps = list(getattr(region, "steps", ()))
+            at = next((i for i, s in enumerate(steps) if s not in head), 0)
+            # the cut falls inside the Repeat the rest starts with: its kept copies run before the
+            # rest, their activations and their weights' gradients the head's
+            walked = _kept_copies(flat, walker, steps[at], copies) if copies else None
+            tail = _tail(region, head, copies, walked[2] if walked else 0) if head or copies else region
             rest = b.region(tail)
-            # the rest releases the values the head made that it reads (their storage, where a kept
-            # step saved them; not the region's inputs, a view of which a kept step may hold) and
-            # rebuilds them at the end of its backward: values that are a storage's whole (a Split's
-            # part of a coupling's result is a half of its own; one of a whole value is a view,
-            # which leaves the storage to the head's other readers)
             layers = [u for n in head for u in flat.units(n)]
-            kept = {s for u in layers for s in u.saved}
-            made = {m for u in layers for m in u.makes if flat.base(m) == m}
-            rest.extra -= sum(
-                flat.nbytes(base) for base in {_whole_base(flat, v) for v in rest.reads if v[0] in head}
-                if base is not None and base in kept and base in made)
-            if copies:  # the cut falls inside the Repeat the rest starts with: its kept copies run
-                # before the rest, their activations and their weights' gradients the head's
-                steps = list(getattr(region, "steps", ()))
-                at = next(i for i, s in enumerate(steps) if s not in head)
-                if at:  # the first holds what it keeps of the value handed to it (of a region
-                    # input, the head's price has it: its freed input)
-                    within += _first_copy_holds(walker, steps[at], steps[at - 1])
+            lumped: list[Unit] = []
+            if copies:
                 if stream_bytes > walker.elem:  # the rest samples what the last kept copy hands
                     # it for its inversion error, where the Repeat's input is the caller's too
                     given = [(src.node, src.port) for p in walker.views[steps[at]].inputs
                              if (src := walker.source.get((steps[at], p))) is not None]
                     rest.extra += sample_bytes(walker, given, (), {v[0] for v in given}) - sample_bytes(walker, given, ())
-                # one unit a copy: a copy's backward frees its activations before the gradients
-                # of the copy before it appear (alike: the copies' shares of what they keep)
-                params = peak_steps.kept_params(b, tail)
-                for i in range(copies):
-                    units.append(Unit(f"{steps[at]} (kept copy {i + 1})", [], [],
-                                      extra=within // copies + (within % copies if i == 0 else 0),
-                                      params=params // copies + (params % copies if i == 0 else 0)))
+                if walked is not None:  # the rest reads what the last kept copy hands on
+                    gone = {walker.input_value(steps[at], port) for port in walker.views[steps[at]].inputs}
+                    rest.reads = [*walked[1], *(v for v in rest.reads if v not in gone)]
+                    rest.read_bases = None
+                    layers += walked[0]
+                    units += walked[0]
+                else:  # one unit a copy, priced: a copy's backward frees its activations before
+                    # the gradients of the copy before it appear (alike: the copies' shares)
+                    if at:  # the first holds what it keeps of the value handed to it (of a region
+                        # input, the head's price has it: its freed input)
+                        within += _first_copy_holds(walker, steps[at], steps[at - 1])
+                    params = peak_steps.kept_params(b, tail)
+                    lumped = [Unit(f"{steps[at]} (kept copy {i + 1})", [], [],
+                                   extra=within // copies + (within % copies if i == 0 else 0),
+                                   params=params // copies + (params % copies if i == 0 else 0))
+                              for i in range(copies)]
+            # the rest releases the values the head made that it reads (their storage, where a kept
+            # step saved them; not the region's inputs, a view of which a kept step may hold) and
+            # rebuilds them at the end of its backward: values that are a storage's whole (a Split's
+            # part of a coupling's result is a half of its own; one of a whole value is a view,
+            # which leaves the storage to the head's other readers)
+            kept = {s for u in layers for s in u.saved}
+            made = {m for u in layers for m in u.makes if flat.base(m) == m}
+            rest.extra -= sum(
+                flat.nbytes(base) for base in {_whole_base(flat, v) for v in rest.reads}
+                if base is not None and base in kept and base in made)
+            units += lumped
             units.append(rest)
     return flat.walk(units)
 
@@ -152,21 +162,41 @@ def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_b
 _JOINS = frozenset({"Concat", *COUPLINGS})
 
 
+def _kept_copies(flat: Inline, walker: _Walker, repeat: str, copies: int
+                 ) -> tuple[list[Unit], list[Value], int] | None:
+    """The first ``copies`` copies of ``repeat`` as standard mode's layers (what each keeps, a
+    view of the value handed to the first among it, is walked as it runs, and its weights'
+    gradients appear layer by layer), the values the last of them hands the rest, and the bytes
+    of those values' gradients beyond the Repeat's input's (the rest's backward makes them: a
+    caller's input needs none); None where the Repeat is not walked as its copies."""
+    view = walker.views[repeat]
+    times = max(1, int(view.params.get("times", 1) or 1))
+    got = flat.piece_units([(repeat, 0, copies, times)])
+    if got is None or not got[1]:
+        return None
+    units, ends = got
+    given = {walker.input_value(repeat, port) for port in view.inputs}
+    handed = sum(flat.nbytes(v) for v in ends if flat.needs_grad(v))
+    had = sum(walker.nbytes(v) for v in given if v is not None and flat.needs_grad(v))
+    return units, ends, max(0, handed - had)
+
+
 def _first_copy_holds(walker: _Walker, repeat: str, before: str) -> int:
     """Bytes the first copy of ``repeat`` keeps of the value step ``before`` hands it: what a
     copy keeps of the copy before's (``between_bytes``), but where its body starts with a Split
     of a value that nothing joins (a Concat's, a coupling's two halves, a body's ending in a
-    Concat: the runtime hands those on unjoined), a part it keeps is a view that keeps the
-    whole value."""
+    Concat: the runtime hands those on unjoined), or where the body is one coupling node that
+    splits such a value itself, a part it keeps is a view that keeps the whole value."""
     view = walker.views[repeat]
     body = view.bodies.get("group")
     if body is None:
         return 0
     prev = walker.views.get(before)
     joins = prev is not None and (prev.type in _JOINS or getattr(prev.bodies.get("group"), "tail_cat", None))
-    if body.head_split is not None and not joins:
+    keeps_part = any(body.head_split[2]) if body.head_split is not None else body.input_part_bytes > 0
+    if keeps_part and not joins:
         given = {walker.input_value(repeat, port) for port in view.inputs}
-        return sum(walker.nbytes(v) for v in given if v is not None) if any(body.head_split[2]) else 0
+        return sum(walker.nbytes(v) for v in given if v is not None)
     return between_bytes(body, view.batch, view.element_bytes)
 
 
@@ -181,12 +211,13 @@ def _whole_base(flat: Inline, v: Value) -> Value | None:
     return base if whole else None
 
 
-def _tail(region: Any, head: AbstractSet[str], copies: int = 0) -> Any:
+def _tail(region: Any, head: AbstractSet[str], copies: int = 0, handed: int = 0) -> Any:
     """The part of ``region`` after its kept ``head``: a region of its own for the unit builder;
-    ``copies``: of the Repeat it starts with, those kept (it runs the others)."""
+    ``copies``: of the Repeat it starts with, those kept (it runs the others); ``handed``: the
+    bytes of the gradients it hands them beyond its inputs' (``UnitBuilder.region``)."""
     couplings = getattr(region, "couplings", {}) or {}
     steps = [s for s in getattr(region, "steps", ()) if s not in head]
-    return SimpleNamespace(id=f"{getattr(region, 'id', '')} (rest)", steps=steps, head=head,
+    return SimpleNamespace(id=f"{getattr(region, 'id', '')} (rest)", steps=steps, head=head, handed=handed,
                            kept_copies={steps[0]: copies} if copies and steps else {},
                            nodes=[n for n in getattr(region, "nodes", ()) if n not in head],
                            outputs=list(getattr(region, "outputs", ())), side=list(getattr(region, "side", ()) or ()),

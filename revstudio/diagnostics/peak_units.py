@@ -311,8 +311,9 @@ class UnitBuilder:
             step[1] = max(step[1], moments[0][4] * self.stream_bytes // self.elem)
         # the gradients of the streams being rebuilt become the inputs' gradients, which the walk
         # counts from the start of the unit; where the inputs need none (an Input's), the
-        # streams' gradients still exist while the region runs backward
-        inputs_grads = sum(self.w.nbytes(v) for v in reads if self.needs_grad(v))
+        # streams' gradients still exist while the region runs backward (``handed``: a budget's
+        # rest hands kept copies of a Repeat the gradients of what they hand it)
+        inputs_grads = sum(self.w.nbytes(v) for v in reads if self.needs_grad(v)) + getattr(region, "handed", 0)
         held = max(0, stream - inputs_grads)
         first = step[0] + held
         steps = list(getattr(region, "steps", ()))
