@@ -346,6 +346,7 @@ class UnitBuilder:
         steps = list(getattr(region, "steps", ()))
         nexts = peak_steps.next_types(self, steps, after)
         flows, bare = peak_steps.uncorrected(self, nexts), peak_steps.bare_streams(self, steps, after)
+        bare_wired = peak_steps.bare_wired(self, steps, couplings, after)
         for sid in steps:
             view = self.w.views.get(sid)
             if view is not None and view.type == "Squeeze":  # its backward joins the streams' gradient anew
@@ -378,7 +379,7 @@ class UnitBuilder:
             walked = wired_walk(self, sid, couplings[sid].body) if sid in couplings else None
             with_grads = (recompute + work * largest) // parts if walked is None else walked
             if view.type == "InvConv1x1" and view.params.get("lu", True) and view.inputs.get("in"):
-                with_grads += peak_steps.lu_backward(view, self.elem)
+                with_grads += peak_steps.lu_backward(view, self.elem, nexts.get(sid) is not None)
             before = 0
             if view.type == "AffineCoupling":  # (its net not walked: ``_affine``)
                 # rebuilt in the stream's wide arithmetic first: the inverse's temporaries and their
@@ -386,6 +387,9 @@ class UnitBuilder:
                 # float32 half-streams, about six outputs' worth, the copy of a held output among them)
                 before = with_grads + 6 * self.largest_of([sid]) // parts
             with_grads += copies
+            if sid in bare_wired:  # its rebuilt input gets a correction of its own (the output had none)
+                grown = sum(self.w.batch * elements * self.elem for elements, _ in self._updates(sid, couplings[sid]))
+                with_grads, before = with_grads + grown, before + grown if before else before
             # before F's backward, an additive coupling rebuilds its input in place from F's
             # output while F's graph is alive: that output and the update's temporaries (fewer
             # where F's output is fresh: the update writes over it)

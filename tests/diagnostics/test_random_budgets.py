@@ -123,6 +123,21 @@ def test_kept_copies_are_walked_as_the_layers_they_run() -> None:
     assert {10, 11} <= set(_cuts_hold(87, {10, 11}))
 
 
+def test_an_lu_invconvs_rerun_multiplies_a_copy_of_its_rebuilt_input() -> None:
+    """Seed 1 at batch 2, cuts 4 and 6: the rest's peak is an LU InvConv1x1's backward. Its
+    inverse rebuilds the input as a dense buffer (``flows._mix_channels_dense``), and the rerun's
+    einsum multiplies a channels-first copy of it beside it (2.3 % under when the copy was the
+    input itself, as it is at a batch of one)."""
+    assert {4, 6} <= set(_cuts_hold(1, {4, 6}, batch=2))
+
+
+def test_a_wired_block_before_a_flow_layer_rebuilds_its_inputs_with_corrections() -> None:
+    """Seed 72 at batch 2, cut 3: the rest's wired block is followed by an ActNorm, whose inverse
+    hands both halves back with no correction; each coupling's rebuild gives the input it
+    rebuilds a correction of its own beside its F's graph and weights' gradients (2.1 % under)."""
+    assert 3 in _cuts_hold(72, {3}, batch=2)
+
+
 def test_a_priced_copy_holds_the_whole_value_it_splits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where a Repeat is not walked as its copies, each kept copy is one priced unit: the first,
     a coupling node splitting a value nothing joins (seed 62's Squeeze output), holds all of it."""
