@@ -51,7 +51,7 @@ def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int,
     step is a flow layer with weights (:func:`uncorrected`); ``bare``: backward rebuilds its
     output with no correction (:func:`bare_streams`, which include those)."""
     if view.type == "AdditiveCoupling":
-        return _halves(b, sid, view, largest, copies)
+        return _halves(b, sid, view, largest, copies, bare)
     if view.type == "AffineCoupling":
         return _affine(b, sid, view, largest, copies, uncorrected, bare)
     return None
@@ -184,11 +184,13 @@ def spliced_moments(b: Any, sid: str, inner: tuple[Any, Any, int], out_set: Abst
     return others * (times - 1) + last, largest
 
 
-def _halves(b: Any, sid: str, view: Any, largest: int, copies: int) -> list[Moment] | None:
+def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, bare: bool = False) -> list[Moment] | None:
     """An AdditiveCoupling node's F and G as the two runtime steps it runs as, each rebuilding
     its own body's graph (priced as one step of two equal parts, a node whose G keeps three
     tensors and F one was 8.9 % above the measured peak), its backward walked alone, layer by
-    layer (:func:`_net_walk`); None where it has no F and G bodies."""
+    layer (:func:`_net_walk`); None where it has no F and G bodies. ``bare``: its output comes
+    back with no correction (:func:`bare_streams`), and each half's rebuild gives the half it
+    rebuilds a correction of its own (as :func:`bare_wired`'s blocks)."""
     names = [view.params.get("f"), view.params.get("g")]
     bodies = [view.bodies.get("f"), view.bodies.get("g")]
     updates = b._updates(sid, None)
@@ -215,7 +217,8 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int) -> list[Mome
         # region adds them all); else its graph and two outputs' worth at once. Priced at once,
         # random network 21 was 4.3 % over under a budget and 28 6.7 % at batch 1.
         with_grads = keep + largest if walked is None else walked[1] - 2 * value - own
-        out.append((own, 1, with_grads + copies, before, value, 0))
+        grown = value if bare else 0
+        out.append((own, 1, with_grads + copies + grown, before + grown, value, 0))
     return out
 
 

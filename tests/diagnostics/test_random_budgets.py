@@ -134,8 +134,10 @@ def test_an_lu_invconvs_rerun_multiplies_a_copy_of_its_rebuilt_input() -> None:
 def test_a_wired_block_before_a_flow_layer_rebuilds_its_inputs_with_corrections() -> None:
     """Seed 72 at batch 2, cut 3: the rest's wired block is followed by an ActNorm, whose inverse
     hands both halves back with no correction; each coupling's rebuild gives the input it
-    rebuilds a correction of its own beside its F's graph and weights' gradients (2.1 % under)."""
+    rebuilds a correction of its own beside its F's graph and weights' gradients (2.1 % under).
+    Seed 47, cut 4: the same for a Group of an AdditiveCoupling node before an ActNorm (1.9 %)."""
     assert 3 in _cuts_hold(72, {3}, batch=2)
+    assert 4 in _cuts_hold(47, {4}, batch=2)
 
 
 def test_a_priced_copy_holds_the_whole_value_it_splits(monkeypatch: pytest.MonkeyPatch) -> None:
