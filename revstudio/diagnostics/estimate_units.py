@@ -127,7 +127,7 @@ def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_b
                              if (src := walker.source.get((steps[at], p))) is not None]
                     rest.extra += sample_bytes(walker, given, (), {v[0] for v in given}) - sample_bytes(walker, given, ())
                 if walked is not None:  # the rest reads what the last kept copy hands on
-                    gone = {walker.input_value(steps[at], port) for port in walker.views[steps[at]].inputs}
+                    gone = _given(walker, steps[at])
                     rest.reads = [*walked[1], *(v for v in rest.reads if v not in gone)]
                     rest.read_bases = None
                     layers += walked[0]
@@ -175,10 +175,15 @@ def _kept_copies(flat: Inline, walker: _Walker, repeat: str, copies: int
     if got is None or not got[1]:
         return None
     units, ends = got
-    given = {walker.input_value(repeat, port) for port in view.inputs}
+    given = _given(walker, repeat)
     handed = sum(flat.nbytes(v) for v in ends if flat.needs_grad(v))
     had = sum(walker.nbytes(v) for v in given if v is not None and flat.needs_grad(v))
     return units, ends, max(0, handed - had)
+
+
+def _given(walker: _Walker, repeat: str) -> set[Value | None]:
+    """The values handed to Repeat ``repeat`` (its first copy's inputs)."""
+    return {walker.input_value(repeat, port) for port in walker.views[repeat].inputs}
 
 
 def _first_copy_holds(walker: _Walker, repeat: str, before: str) -> int:
@@ -195,8 +200,7 @@ def _first_copy_holds(walker: _Walker, repeat: str, before: str) -> int:
     joins = prev is not None and (prev.type in _JOINS or getattr(prev.bodies.get("group"), "tail_cat", None))
     keeps_part = any(body.head_split[2]) if body.head_split is not None else body.input_part_bytes > 0
     if keeps_part and not joins:
-        given = {walker.input_value(repeat, port) for port in view.inputs}
-        return sum(walker.nbytes(v) for v in given if v is not None)
+        return sum(walker.nbytes(v) for v in _given(walker, repeat) if v is not None)
     return between_bytes(body, view.batch, view.element_bytes)
 
 

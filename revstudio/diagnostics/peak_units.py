@@ -387,9 +387,6 @@ class UnitBuilder:
                 # float32 half-streams, about six outputs' worth, the copy of a held output among them)
                 before = with_grads + 6 * self.largest_of([sid]) // parts
             with_grads += copies
-            if sid in bare_wired:  # its rebuilt input gets a correction of its own (the output had none)
-                grown = sum(self.w.batch * elements * self.elem for elements, _ in self._updates(sid, couplings[sid]))
-                with_grads, before = with_grads + grown, before + grown if before else before
             # before F's backward, an additive coupling rebuilds its input in place from F's
             # output while F's graph is alive: that output and the update's temporaries (fewer
             # where F's output is fresh: the update writes over it)
@@ -403,6 +400,8 @@ class UnitBuilder:
                     self.breaks.add(found)
                 if temps:
                     before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps + copies)
+            if sid in bare_wired:  # the input its update rebuilds gets a correction of its own (the output had none)
+                with_grads += passing
             own = sum(int(infos[n].parameters) for n in body if n in infos) * self.elem
             kept, times = peak_steps.kept_copies(self, region, sid)  # (copies, where parts are runtime steps)
             left = parts * (times - kept) // times
