@@ -140,6 +140,15 @@ def test_a_wired_block_before_a_flow_layer_rebuilds_its_inputs_with_corrections(
     assert 4 in _cuts_hold(47, {4}, batch=2)
 
 
+def test_a_spliced_blocks_first_coupling_makes_its_x2s_gradient() -> None:
+    """Seed 56 at batch 2, cut 7: the rest is a Group whose body is one wired block, spliced into
+    the region. Its body was walked as a graph of its own whose input needs no gradient, so its
+    F's backward made none for x2; the runtime makes one for every stream not a region input
+    itself (2.07 % under, the peak at that backward). Seed 91 at batch 8, cut 3 (0.77 %)."""
+    assert 7 in _cuts_hold(56, {7}, batch=2)
+    assert 3 in _cuts_hold(91, {3})
+
+
 def test_a_priced_copy_holds_the_whole_value_it_splits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where a Repeat is not walked as its copies, each kept copy is one priced unit: the first,
     a coupling node splitting a value nothing joins (seed 62's Squeeze output), holds all of it."""
