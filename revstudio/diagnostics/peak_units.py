@@ -380,6 +380,8 @@ class UnitBuilder:
             with_grads = (recompute + work * largest) // parts if walked is None else walked
             if view.type == "InvConv1x1" and view.params.get("lu", True) and view.inputs.get("in"):
                 with_grads += peak_steps.lu_backward(view, self.elem, nexts.get(sid) is not None)
+            elif view.type == "InvConv1x1" and view.inputs.get("in"):
+                with_grads += peak_steps.plain_backward(view, self.elem)
             before = 0
             if view.type == "AffineCoupling":  # (its net not walked: ``_affine``)
                 # rebuilt in the stream's wide arithmetic first: the inverse's temporaries and their

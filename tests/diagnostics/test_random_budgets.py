@@ -131,6 +131,14 @@ def test_an_lu_invconvs_rerun_multiplies_a_copy_of_its_rebuilt_input() -> None:
     assert {4, 6} <= set(_cuts_hold(1, {4, 6}, batch=2))
 
 
+def test_a_plain_invconvs_log_determinant_backward_holds_its_factors() -> None:
+    """Seed 104, cuts 10 and 11: the rest's peak is an InvConv1x1 with a plain 64 x 64 weight at
+    4x4. Its log-determinant's backward runs before the 1x1 convolution's and holds the LU
+    factors and two C x C more beside the rerun's graph (1.3 % under at batch 2, 2.1 % at 1)."""
+    assert {10, 11} <= set(_cuts_hold(104, {10, 11}, batch=2))
+    assert {10, 11} <= set(_cuts_hold(104, {10, 11}, batch=1))
+
+
 def test_a_wired_block_before_a_flow_layer_rebuilds_its_inputs_with_corrections() -> None:
     """Seed 72 at batch 2, cut 3: the rest's wired block is followed by an ActNorm, whose inverse
     hands both halves back with no correction; each coupling's rebuild gives the input it
