@@ -147,6 +147,8 @@ class UnitBuilder:
         work = 0
         if info.type in FLOW_WORK:  # in outputs' worth, beside its output's and input's gradients
             work = FLOW_WORK[info.type] * self.largest_of([nid])
+            if info.type == "InvConv1x1":
+                work = peak_steps.lu_product_backward(self.w.views[nid], self.elem)
         elif info.type == "BiRNN":  # the fused kernel's backward builds its gate gradients at once
             from .save_rules import (
                 RNN_BACKWARD,
