@@ -328,7 +328,8 @@ class UnitBuilder:
         return Unit(str(getattr(region, "id", "")), reads, makes, set(outs) | set(side), extra,
                     params, True, stream + wide + 2 * act, first,
                     any(self.needs_grad(v) for v in makes), work_spent=step[1] + held,
-                    work_after=peak_steps.reordered_grads(self, region))
+                    work_after=peak_steps.reordered_grads(self, region),
+                    joined_grads=len(reads) > 1 and peak_steps.joined_grads(self, steps))
 
     def _moments(self, region: Any, out_set: AbstractSet[Value], copies: int,
                  after: str | None = None) -> tuple[list[Moment], int]:

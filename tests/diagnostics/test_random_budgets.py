@@ -157,6 +157,16 @@ def test_a_spliced_blocks_first_coupling_makes_its_x2s_gradient() -> None:
     assert 3 in _cuts_hold(91, {3})
 
 
+def test_a_rest_that_joins_its_inputs_hands_their_gradients_as_views() -> None:
+    """Seed 72 at batch 2, cut 6: the rest starts with a wired block's Concat, then an ActNorm,
+    whose backward makes the joined gradient; the Concat's hands the head y1's and y2's as views
+    of it, and the block's G adds into a new buffer beside y1's view (2.2 % under when each was a
+    buffer of its own, summed in place). Seed 98's cut 6 starts the same way before a coupling
+    node, which takes the halves apart in the streams: a buffer each."""
+    assert 6 in _cuts_hold(72, {6}, batch=2)
+    assert 6 in _cuts_hold(98, {6}, batch=2)
+
+
 def test_a_priced_copy_holds_the_whole_value_it_splits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where a Repeat is not walked as its copies, each kept copy is one priced unit: the first,
     a coupling node splitting a value nothing joins (seed 62's Squeeze output), holds all of it."""
