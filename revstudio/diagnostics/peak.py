@@ -64,9 +64,10 @@ class Unit:
     # the bytes of the buffer a read's gradient is (where a late unit hands one on as a view of
     # its outputs' gradient: ``Walk.grads``; else the read's own bytes)
     grad_bytes: Mapping[Value, int] | None = None
-    # a fresh unit that hands its reads' gradients on as views of one buffer: a region whose
-    # first step joins its inputs (a Concat's backward slices the joined gradient apart)
-    joined_grads: bool = False
+    # (reads, bytes): the reads a fresh unit hands gradients as views of one buffer of those
+    # bytes: a region whose backward makes a joined gradient a Concat's backward slices apart
+    # (``peak_steps.joined_grads``)
+    joined: tuple[AbstractSet[Value], int] | None = None
     # the storages of ``reads`` and ``makes`` (resolved once; units are shared between the modes)
     read_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
     make_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
@@ -201,17 +202,20 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         came: list[tuple[Value, int, bool]] = []  # the gradients it hands its inputs
         new = 0
         sizes = u.grad_bytes or _NONE
+        joined_id = None
         for i, v in enumerate(u.reads):
             if not needs_grad(v):
                 continue
-            if u.fresh and u.joined_grads and came:  # (a view of the first read's buffer)
-                n = sizes.get(v) or nbytes(v)
-                size_of[came[0][1]] += n
-                refs[came[0][1]] += 1
-                gtotal += n
-                new += n
-                came = [(w, bid, True) for w, bid, _ in came]
-                came.append((v, came[0][1], True))
+            if u.fresh and u.joined is not None and v in u.joined[0]:
+                if joined_id is None:
+                    last_id += 1
+                    joined_id = last_id
+                    n = size_of[last_id] = u.joined[1]
+                    refs[last_id] = 0
+                    gtotal += n
+                    new += n
+                refs[joined_id] += 1
+                came.append((v, joined_id, True))
             elif u.fresh:
                 last_id += 1
                 n = size_of[last_id] = sizes.get(v) or nbytes(v)

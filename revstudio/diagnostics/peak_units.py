@@ -325,11 +325,14 @@ class UnitBuilder:
             # (a channel slice is not dense) while the pair is alive, before any input's or
             # parameter's gradient (the walk counts those from the start of the unit)
             first = max(first, stream + wide - inputs_grads - params)
+        views = peak_steps.joined_grads(self, region, reads)
+        # (the walk counts that buffer whole from the start: until the update its view passes
+        # through has run, backward's last, the joined gradient is the streams' own)
+        surplus = views[1] - sum(self.w.nbytes(v) for v in views[0]) if views is not None else 0
         return Unit(str(getattr(region, "id", "")), reads, makes, set(outs) | set(side), extra,
-                    params, True, stream + wide + 2 * act, first,
-                    any(self.needs_grad(v) for v in makes), work_spent=step[1] + held,
-                    work_after=peak_steps.reordered_grads(self, region),
-                    joined_grads=len(reads) > 1 and peak_steps.joined_grads(self, steps))
+                    params, True, stream + wide + 2 * act, first - surplus,
+                    any(self.needs_grad(v) for v in makes), work_spent=step[1] + held - surplus,
+                    work_after=peak_steps.reordered_grads(self, region), joined=views)
 
     def _moments(self, region: Any, out_set: AbstractSet[Value], copies: int,
                  after: str | None = None) -> tuple[list[Moment], int]:

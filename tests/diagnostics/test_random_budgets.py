@@ -161,10 +161,15 @@ def test_a_rest_that_joins_its_inputs_hands_their_gradients_as_views() -> None:
     """Seed 72 at batch 2, cut 6: the rest starts with a wired block's Concat, then an ActNorm,
     whose backward makes the joined gradient; the Concat's hands the head y1's and y2's as views
     of it, and the block's G adds into a new buffer beside y1's view (2.2 % under when each was a
-    buffer of its own, summed in place). Seed 98's cut 6 starts the same way before a coupling
-    node, which takes the halves apart in the streams: a buffer each."""
+    buffer of its own, summed in place). Cut 5 at batch 1 starts with the block's G: x2's
+    gradient passes through its update, a view of the joined buffer (1.4 % under). Seed 98's cut
+    6 starts with a Concat before a coupling node, which takes the halves apart in the streams:
+    a buffer each; seed 4's cut 2 with a G before a Squeeze, whose inverse, the rest's peak, comes
+    before the G's backward makes y1's buffer."""
     assert 6 in _cuts_hold(72, {6}, batch=2)
+    assert 5 in _cuts_hold(72, {5}, batch=1)
     assert 6 in _cuts_hold(98, {6}, batch=2)
+    assert 2 in _cuts_hold(4, {2}, batch=2)
 
 
 def test_a_priced_copy_holds_the_whole_value_it_splits(monkeypatch: pytest.MonkeyPatch) -> None:
