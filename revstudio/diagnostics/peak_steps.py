@@ -289,16 +289,22 @@ def lu_product_backward(view: Any, elem: int) -> int:
     return max(0, matrix - 2 * view.batch * _prod(view.inputs["in"]) * elem)
 
 
-def plain_backward(view: Any, elem: int) -> int:
+def plain_backward(view: Any, elem: int, rebuilt_dense: bool = True) -> int:
     """What more an InvConv1x1 with a plain weight holds in its backward than its 1x1
     convolution's backward does (the step's price): the log-determinant's backward
     (``torch.linalg.slogdet``) runs first, while the rerun's graph is alive, and holds the LU
     factors the rerun saved and two C x C more, the diagonal's embedding and the solve (the
     weight's first gradient, which the region counts), where the convolution's backward holds
     one input's worth more. Above one input's worth, C x C makes that moment the larger: random
-    network 104 (64 channels at 4x4) was 1.3 % under at batch 2 and 2.1 % at batch 1 without it."""
+    network 104 (64 channels at 4x4) was 1.3 % under at batch 2 and 2.1 % at batch 1 without it.
+    Else, from a batch of two, the convolution's backward holds the rebuilt input beside the
+    copy (as :func:`lu_backward`'s, ``rebuilt_dense``): network 72's cut 8 at batch 2 was 1.8 %
+    under without it (hidden until the outputs' gradients were released where the runtime
+    releases them: :func:`spent_after`)."""
     matrix = int(view.inputs["in"][0]) ** 2 * elem
-    return max(0, matrix - view.batch * _prod(view.inputs["in"]) * elem)
+    value = view.batch * _prod(view.inputs["in"]) * elem
+    dense = value if view.batch > 1 and rebuilt_dense and _prod(view.inputs["in"][1:]) > 1 else 0
+    return max(matrix - value, dense)
 
 
 def _viewed_y2(b: Any, view: Any, shape: Sequence[int], wide: int) -> int:
@@ -362,6 +368,25 @@ def wired_walk(b: Any, sid: str, body: Sequence[str]) -> int | None:
 # region steps the runtime runs as couplings or rearranging slots; any other is a general
 # invertible layer, whose outputs are new tensors (``runtime.layout_of``)
 _STREAM_STEPS = frozenset({"Merge", "Split", "Concat", "AdditiveCoupling", "AffineCoupling", "Group", "Repeat"})
+
+
+def spent_after(b: Any, region: Any) -> int:
+    """After how many of its runtime steps ``region``'s backward releases its outputs'
+    gradients (``UnitBuilder.region``): once no stream's gradient is a view of them. An
+    additive coupling passes the gradient of the stream it updates through as a view, so two;
+    one where the step backward runs first is an AffineCoupling or a flow layer, whose
+    backward makes both halves' gradients, or the whole one, new. Random network 106 (an
+    AffineCoupling last) was 5.0 % over at batch 2 with the outputs' gradients alive through
+    the InvConv1x1 before it."""
+    couplings = getattr(region, "couplings", {}) or {}
+    for sid in reversed(list(getattr(region, "steps", ()))):
+        view = b.w.views.get(sid)
+        if view is None or view.type in ("Split", "Concat"):
+            continue
+        if sid in couplings or view.type in ("AdditiveCoupling", "Group", "Repeat", "Merge", "Squeeze"):
+            return 2
+        return 1 if view.type == "AffineCoupling" or view.type not in _STREAM_STEPS else 2
+    return 2
 
 
 def joined_grads(b: Any, region: Any, reads: Sequence[Value]) -> tuple[frozenset[Value], int] | None:

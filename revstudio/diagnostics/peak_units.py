@@ -283,6 +283,7 @@ class UnitBuilder:
         # backward runs next hold it too (an affine step's rebuild beside its own y2), until the
         # streams are one new tensor again (a Squeeze's inverse, a flow layer's)
         dead = 0
+        spent_at = peak_steps.spent_after(self, region)
         for own, parts, with_grads, before, passing, first_more in reversed(moments):
             if parts == 0:  # (a Squeeze: ``_moments``)
                 joined, since, dead = passing, 0, 0
@@ -296,11 +297,11 @@ class UnitBuilder:
             beside = first_more or dead  # (an affine step's own x2, or another's dead part)
             if ran == 0 and passing:  # the first: every stream's gradient is still a view of the outputs'
                 passing = max(passing, stream)
-            if ran < 2:  # its first runtime steps, or all of them, run before the release
-                first = own * min(parts, 2 - ran) // parts  # the gradients of the copies run by then
+            if ran < spent_at:  # its first runtime steps, or all of them, run before the release
+                first = own * min(parts, spent_at - ran) // parts  # the gradients of the copies run by then
                 step[0] = max(step[0], with_grads + beside - passing - (params - later - first),
                               before + dead - passing - (params - later - (first - own // parts)))
-            if ran + parts > 2:
+            if ran + parts > spent_at:
                 step[1] = max(step[1], with_grads + lift + beside - (params - later - own),
                               before + lift + dead - (params - later - done))
             dead = first_more or dead
@@ -387,7 +388,7 @@ class UnitBuilder:
             if view.type == "InvConv1x1" and view.params.get("lu", True) and view.inputs.get("in"):
                 with_grads += peak_steps.lu_backward(view, self.elem, nexts.get(sid) is not None)
             elif view.type == "InvConv1x1" and view.inputs.get("in"):
-                with_grads += peak_steps.plain_backward(view, self.elem)
+                with_grads += peak_steps.plain_backward(view, self.elem, nexts.get(sid) is not None)
             before = 0
             if view.type == "AffineCoupling":  # (its net not walked: ``_affine``)
                 # rebuilt in the stream's wide arithmetic first: the inverse's temporaries and their

@@ -134,9 +134,13 @@ def test_an_lu_invconvs_rerun_multiplies_a_copy_of_its_rebuilt_input() -> None:
 def test_a_plain_invconvs_log_determinant_backward_holds_its_factors() -> None:
     """Seed 104, cuts 10 and 11: the rest's peak is an InvConv1x1 with a plain 64 x 64 weight at
     4x4. Its log-determinant's backward runs before the 1x1 convolution's and holds the LU
-    factors and two C x C more beside the rerun's graph (1.3 % under at batch 2, 2.1 % at 1)."""
+    factors and two C x C more beside the rerun's graph (1.3 % under at batch 2, 2.1 % at 1).
+    Seed 72's cut 8 at batch 2 (32 channels): the 1x1 convolution's backward holds the rebuilt
+    input beside the copy its rerun multiplies (1.8 % under once the outputs' gradients were
+    released after the AffineCoupling last in the region, as the runtime does)."""
     assert {10, 11} <= set(_cuts_hold(104, {10, 11}, batch=2))
     assert {10, 11} <= set(_cuts_hold(104, {10, 11}, batch=1))
+    assert 8 in _cuts_hold(72, {8}, batch=2)
 
 
 def test_a_wired_block_before_a_flow_layer_rebuilds_its_inputs_with_corrections() -> None:
