@@ -45,16 +45,17 @@ def sample_bytes(walker: Any, inputs: Iterable[Any], side: Iterable[Any],
 
 
 def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int,
-                     uncorrected: bool = False, bare: bool = False) -> list[Moment] | None:
+                     uncorrected: bool = False, bare: bool = False, part_bare: int = 0) -> list[Moment] | None:
     """The steps of coupling node ``sid`` (``view``) of builder ``b``'s graph; None for another
     step, or a coupling whose bodies are not walked (priced whole by ``_moments``). ``largest``:
     its output's bytes, ``copies``: those of the held outputs' copies; ``uncorrected``: the next
     step is a flow layer with weights (:func:`uncorrected`); ``bare``: backward rebuilds its
-    output with no correction (:func:`bare_streams`, which include those)."""
+    output with no correction (:func:`bare_streams`, which include those); ``part_bare``: the
+    bytes of its output's correction missing otherwise (:func:`part_bare`)."""
     if view.type == "AdditiveCoupling":
         return _halves(b, sid, view, largest, copies, bare)
     if view.type == "AffineCoupling":
-        return _affine(b, sid, view, largest, copies, uncorrected, bare)
+        return _affine(b, sid, view, largest, copies, uncorrected, bare, part_bare)
     return None
 
 
@@ -118,6 +119,31 @@ def bare_streams(b: Any, steps: Sequence[str], after: str | None = None) -> set[
     with weights rebuilds it, directly or through layers that only rearrange it (a Squeeze
     between Glow steps); none but in pairs (:func:`uncorrected`: the directly followed)."""
     return uncorrected(b, next_types(b, steps, after, _REARRANGING))
+
+
+def part_bare(b: Any, steps: Sequence[str], bare: AbstractSet[str]) -> dict[str, int]:
+    """The steps of a region (AffineCoupling steps, in pairs) whose output backward rebuilds with
+    part of its correction missing, and those bytes: an AffineCoupling hands the step before it
+    its x1 as it got its y1, and where that came back with no correction (:func:`bare_streams`,
+    or again through such a chain) the x1 half still has none; x2 it rebuilds as a new pair,
+    corrected. Where the halves are views of one storage (one sample: ``_viewed_y2``), the
+    storage's dead y2 part takes the correction's place. Random network 94 (two
+    AffineCouplings before an ActNorm) was 3.2 % over at batch 8 without it."""
+    if not _pairs(b):
+        return {}
+    out: dict[str, int] = {}
+    carry = 0
+    for sid, kind in reversed(list(_computing(b, steps))):
+        if carry and sid not in bare:
+            out[sid] = carry
+        view = b.w.views[sid]
+        shape = view.inputs.get("in")
+        if kind == "AffineCoupling" and (sid in bare or sid in out) and shape and not _viewed_y2(b, view, shape, 1):
+            c1, _ = coupling_split(view.params, shape)
+            carry = view.batch * c1 * _prod(shape[1:]) * (b.stream_bytes - b.elem)
+        else:
+            carry = 0
+    return out
 
 
 def bare_wired(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], after: str | None = None) -> set[str]:
@@ -224,7 +250,7 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, bare: bool =
 
 
 def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, uncorrected: bool,
-            bare_stream: bool) -> list[Moment] | None:
+            bare_stream: bool, part_bare: int = 0) -> list[Moment] | None:
     """An AffineCoupling's step (``runtime_affine.Affine.backward``): its net's graph rebuilt
     (walked alone: :func:`_net_walk`) with s and the clamp's tanh, then x2 = (y2 - t) /
     exp(s) in the stream's wide arithmetic (a pair's: five float64 and one float32 x2 at
@@ -246,65 +272,12 @@ def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, uncorrected:
     # yet (zeros that take no memory), where the walk of the region counts one; and the flow's
     # backward hands it its output's gradient as a new tensor, beside the net's backward
     # (no more than the region keeps: none where a flow layer makes its outputs too)
-    bare = min(largest * (b.stream_bytes - b.elem) // b.elem, b.kept_wide) if bare_stream else 0
+    bare = min(largest * (b.stream_bytes - b.elem) // b.elem if bare_stream else part_bare, b.kept_wide)
     handed = largest if uncorrected else 0
     # (the net's walk counts its parameters' gradients as they appear; the region adds them all)
     return [(own, 1, peak - own + log_scale + 2 * half + copies - bare + handed,
              kept + 2 * log_scale + rebuild + copies - bare, largest,
-             0 if bare else _viewed_y2(b, view, shape, wide))]
-
-
-def lu_backward(view: Any, elem: int, rebuilt_dense: bool = True) -> int:
-    """What an InvConv1x1 in LU form holds in its backward beyond what its forward kept (its
-    factors' products, the weight, the copy of its input: ``save_rules._invconv``), its output's
-    gradient and one output's worth. First the 1x1 convolution's backward, beside the weight and
-    the input's copy, makes the weight's gradient (C x C); then, the weight and the copy gone,
-    the product's backward makes its factors' gradients beside it, with the diagonal's from the
-    log-determinant (three C x C more), before the parameter's own gradient exists (the region
-    counts it). At 32 channels, batch 1 and 4x4 positions the second moment is the larger:
-    random network 1 was 1.6 % under with the first alone. From a batch of two, the first
-    moment also holds the rebuilt input beside the copy where the step after it hands it a dense
-    stream (``rebuilt_dense``): the inverse rebuilds the input as a dense buffer
-    (``flows._mix_channels_dense``), and the rerun's einsum multiplies a channels-first copy of
-    it (at a batch of one the two are alike; network 1 at batch 2, under a budget whose rest
-    peaks there, was 2.3 % under without it). Last in its region, its output is the einsum's
-    channels-first product, and so is what its inverse rebuilds: the copy is the input."""
-    shape = view.inputs["in"]
-    matrix = int(shape[0]) ** 2 * elem
-    copy = view.batch * _prod(shape) * elem if _prod(shape[1:]) > 1 else 0
-    return max(matrix + (copy if view.batch > 1 and rebuilt_dense else 0), 2 * matrix - copy)
-
-
-def lu_product_backward(view: Any, elem: int) -> int:
-    """What more an InvConv1x1 in LU form holds in its own backward, as a layer (standard
-    mode, a checkpointed segment), than its saved tensors and its input's, output's and
-    weight's gradients: once the 1x1 convolution's backward is done (the weight it saved and
-    its output's gradient gone; at a batch of one the copy it saved is its input), the product
-    P L U's backward holds two of its three factors and the gradients of the two it multiplies
-    beside the weight's (five C x C). Random network 106 (64 channels at 4x4, batch 1) was 6.3 %
-    under without it."""
-    if not view.params.get("lu", True) or not view.inputs.get("in"):
-        return 0
-    matrix = int(view.inputs["in"][0]) ** 2 * elem
-    return max(0, matrix - 2 * view.batch * _prod(view.inputs["in"]) * elem)
-
-
-def plain_backward(view: Any, elem: int, rebuilt_dense: bool = True) -> int:
-    """What more an InvConv1x1 with a plain weight holds in its backward than its 1x1
-    convolution's backward does (the step's price): the log-determinant's backward
-    (``torch.linalg.slogdet``) runs first, while the rerun's graph is alive, and holds the LU
-    factors the rerun saved and two C x C more, the diagonal's embedding and the solve (the
-    weight's first gradient, which the region counts), where the convolution's backward holds
-    one input's worth more. Above one input's worth, C x C makes that moment the larger: random
-    network 104 (64 channels at 4x4) was 1.3 % under at batch 2 and 2.1 % at batch 1 without it.
-    Else, from a batch of two, the convolution's backward holds the rebuilt input beside the
-    copy (as :func:`lu_backward`'s, ``rebuilt_dense``): network 72's cut 8 at batch 2 was 1.8 %
-    under without it (hidden until the outputs' gradients were released where the runtime
-    releases them: :func:`spent_after`)."""
-    matrix = int(view.inputs["in"][0]) ** 2 * elem
-    value = view.batch * _prod(view.inputs["in"]) * elem
-    dense = value if view.batch > 1 and rebuilt_dense and _prod(view.inputs["in"][1:]) > 1 else 0
-    return max(matrix - value, dense)
+             0 if bare_stream else _viewed_y2(b, view, shape, wide))]
 
 
 def _viewed_y2(b: Any, view: Any, shape: Sequence[int], wide: int) -> int:

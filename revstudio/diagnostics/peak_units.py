@@ -12,7 +12,7 @@ from typing import Any
 
 from revstudio.core.graph import PortRef
 
-from . import peak_steps
+from . import peak_invconv, peak_steps
 from .estimate_walk import _params, _prod, _values_of
 from .peak import Unit, Value
 from .peak_steps import Moment, coupling_moments, wired_walk
@@ -148,7 +148,7 @@ class UnitBuilder:
         if info.type in FLOW_WORK:  # in outputs' worth, beside its output's and input's gradients
             work = FLOW_WORK[info.type] * self.largest_of([nid])
             if info.type == "InvConv1x1":
-                work = peak_steps.lu_product_backward(self.w.views[nid], self.elem)
+                work = peak_invconv.lu_product_backward(self.w.views[nid], self.elem)
         elif info.type == "BiRNN":  # the fused kernel's backward builds its gate gradients at once
             from .save_rules import (
                 RNN_BACKWARD,
@@ -354,6 +354,7 @@ class UnitBuilder:
         nexts = peak_steps.next_types(self, steps, after)
         flows, bare = peak_steps.uncorrected(self, nexts), peak_steps.bare_streams(self, steps, after)
         bare_wired = peak_steps.bare_wired(self, steps, couplings, after)
+        parts_bare = peak_steps.part_bare(self, steps, bare)
         for sid in steps:
             view = self.w.views.get(sid)
             if view is not None and view.type == "Squeeze":  # its backward joins the streams' gradient anew
@@ -373,7 +374,8 @@ class UnitBuilder:
             parts = self._parts(sid)  # a Repeat or coupling node runs as several runtime steps
             largest = self.largest_of(body)
             act = max(act, largest // parts)
-            own_steps = coupling_moments(self, sid, view, largest, copies, sid in flows, sid in bare) \
+            own_steps = coupling_moments(self, sid, view, largest, copies, sid in flows, sid in bare,
+                                         parts_bare.get(sid, 0)) \
                 if sid not in couplings else None
             if own_steps is not None:  # a coupling node's: F's and G's, an AffineCoupling's
                 moments += own_steps
@@ -386,9 +388,9 @@ class UnitBuilder:
             walked = wired_walk(self, sid, couplings[sid].body) if sid in couplings else None
             with_grads = (recompute + work * largest) // parts if walked is None else walked
             if view.type == "InvConv1x1" and view.params.get("lu", True) and view.inputs.get("in"):
-                with_grads += peak_steps.lu_backward(view, self.elem, nexts.get(sid) is not None)
+                with_grads += peak_invconv.lu_backward(view, self.elem, nexts.get(sid) is not None)
             elif view.type == "InvConv1x1" and view.inputs.get("in"):
-                with_grads += peak_steps.plain_backward(view, self.elem, nexts.get(sid) is not None)
+                with_grads += peak_invconv.plain_backward(view, self.elem, nexts.get(sid) is not None)
             before = 0
             if view.type == "AffineCoupling":  # (its net not walked: ``_affine``)
                 # rebuilt in the stream's wide arithmetic first: the inverse's temporaries and their
