@@ -68,6 +68,9 @@ class Unit:
     # bytes: a region whose backward makes a joined gradient a Concat's backward slices apart
     # (``peak_steps.joined_grads``)
     joined: tuple[AbstractSet[Value], int] | None = None
+    # what its backward holds more where ``extra``'s bytes that are its input itself (``extra_fwd``)
+    # are not counted, that input counted beside the walk (a checkpointed segment's input)
+    work_shared: int = 0
     # the storages of ``reads`` and ``makes`` (resolved once; units are shared between the modes)
     read_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
     make_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)

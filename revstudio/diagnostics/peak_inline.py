@@ -432,7 +432,7 @@ def _copy(u: Unit, **changes: Any) -> Unit:
                 changes.get("saved", u.saved), u.extra, u.params, changes.get("fresh", u.fresh), u.work_fwd,
                 changes.get("work_bwd", u.work_bwd),
                 changes.get("grad", u.grad), u.late, u.work_spent, u.work_after, u.extra_fwd, u.extra_held,
-                u.grad_bytes, joined=u.joined)
+                u.grad_bytes, work_shared=u.work_shared, joined=u.joined)
 
 
 def _channels(shapes: Any) -> tuple[int, ...]:

@@ -32,18 +32,20 @@ def lu_backward(view: Any, elem: int, rebuilt_dense: bool = True) -> int:
     return max(matrix + (copy if view.batch > 1 and rebuilt_dense else 0), 2 * matrix - copy)
 
 
-def lu_product_backward(view: Any, elem: int) -> int:
+def lu_product_backward(view: Any, elem: int, copied: bool = True) -> int:
     """What more an InvConv1x1 in LU form holds in its own backward, as a layer (standard
     mode, a checkpointed segment), than its saved tensors and its input's, output's and
     weight's gradients: once the 1x1 convolution's backward is done (the weight it saved and
     its output's gradient gone; at a batch of one the copy it saved is its input), the product
     P L U's backward holds two of its three factors and the gradients of the two it multiplies
     beside the weight's (five C x C). Random network 106 (64 channels at 4x4, batch 1) was 6.3 %
-    under without it."""
+    under without it. Net of the copy its price counts (``copied``); where it is not counted (a
+    batch of one's copy, its input itself, counted beside a checkpointed segment's walk), one
+    input's worth more."""
     if not view.params.get("lu", True) or not view.inputs.get("in"):
         return 0
     matrix = int(view.inputs["in"][0]) ** 2 * elem
-    return max(0, matrix - 2 * view.batch * _prod(view.inputs["in"]) * elem)
+    return max(0, matrix - (2 if copied else 1) * view.batch * _prod(view.inputs["in"]) * elem)
 
 
 def plain_backward(view: Any, elem: int, rebuilt_dense: bool = True) -> int:

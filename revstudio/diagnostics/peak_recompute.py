@@ -9,6 +9,7 @@ seeded, to its inputs' new gradients. Torch-free.
 from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
 from typing import Any
 
 from .peak import Unit, Value, forward_peak, simulate
@@ -34,6 +35,11 @@ def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[V
     # its own (the walk of the step prices the loss's as a sum's: an expanded scalar)
     root = ns.root
     seeds = [(p, m in shared) for m in makes if not _returned(root, m) for p in ns.unjoined.get(m, (m,))]
+    # a layer whose copy of its input is that input itself (a batch of one InvConv1x1's) keeps
+    # nothing more of an input the segment reads: that exists beside the walk, counted by the step's
+    outside = {base(v) for v in reads}
+    units = [replace(u, extra=u.extra_fwd, work_bwd=u.work_bwd + u.work_shared) if u.extra_fwd is not None and any(
+        base(v) in outside for v in u.reads) else u for u in units]
     walk = simulate(units, ns.nbytes, base, ns.needs_grad, outside=before, early_stop=True, seeds=seeds)
     outputs = {b for b in (base(v) for v in makes) if b is not None}
     forward = forward_peak(units, ns.nbytes, base, before) - sum(ns.nbytes(b) for b in outputs)

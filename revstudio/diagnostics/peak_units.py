@@ -125,14 +125,17 @@ class UnitBuilder:
         fresh = info.type not in PASS_THROUGH and mode != "add"
         own = self.makes(nid)
         view = self.w.views[nid]
-        shared = held = 0
+        shared = held = more = 0
         if info.type == "InvConv1x1":  # (the one layer either applies to)
             shared, held = forward_shared_bytes(view), held_bytes(view)
+            if shared:
+                more = peak_invconv.lu_product_backward(view, self.elem, False) - self.node_work(nid)
         # a dropout's mask exists beside its input and output while it runs (its forward work)
         return Unit(nid if name is None else name, self.reads(nid) if reads is None else reads,
                     own if makes is None else makes, saved, extra, int(info.parameters) * self.elem,
                     fresh, forward_work_bytes(view), self.node_work(nid),
                     bool(own) and self.flag.get(nid, False), extra_fwd=extra - shared if shared else None,
+                    work_shared=more,
                     extra_held=held)
 
     def node_work(self, nid: str) -> int:
@@ -150,28 +153,10 @@ class UnitBuilder:
             if info.type == "InvConv1x1":
                 work = peak_invconv.lu_product_backward(self.w.views[nid], self.elem)
         elif info.type == "BiRNN":  # the fused kernel's backward builds its gate gradients at once
-            from .save_rules import (
-                RNN_BACKWARD,
-                counted_lstm,
-                loop_backward_work,
-                loop_cell,
-                rnn_dims,
-                rnn_elements,
-            )
+            from .rnn_memory import birnn_backward_work
 
-            view = self.w.views[nid]
-            if counted_lstm(view):
-                from .rnn_memory import lstm_backward_bytes
-
-                # counted whole (rnn_memory): the walk adds its input's and weights' gradients itself
-                work = lstm_backward_bytes(view.batch, *rnn_dims(view)) - int(info.parameters) * self.elem
-                if any(self.needs_grad(v) for v in self.reads(nid)):
-                    work -= view.in_bytes("in")
-            elif loop_cell(view) is not None:
-                work = loop_backward_work(view, int(info.parameters), self.saved_by(nid)[1],
-                                          any(self.needs_grad(v) for v in self.reads(nid)))
-            else:
-                work = rnn_elements(RNN_BACKWARD, view) * self.elem
+            work = birnn_backward_work(self.w.views[nid], int(info.parameters), self.elem, self.saved_by(nid)[1],
+                                       any(self.needs_grad(v) for v in self.reads(nid)))
         return work
 
     def outside(self, nodes: set[str]) -> tuple[list[Value], list[Value]]:

@@ -14,6 +14,8 @@ Torch-free.
 """
 from __future__ import annotations
 
+from typing import Any
+
 PAGE = 4096  # oneDNN starts every workspace part on a page
 F32 = 4
 
@@ -66,3 +68,19 @@ def lstm_backward_bytes(batch: int, steps: int, features: int, hidden: int, laye
     top = features if max(1, layers) == 1 else 2 * hidden
     weights = 4 * hidden * (top + hidden) + 2 * 4 * hidden  # W_ih, W_hh, two biases
     return (steps * batch * top + weights + 2 * batch * hidden) * F32
+
+
+def birnn_backward_work(view: Any, parameters: int, elem: int, kept: int, input_grad: bool) -> int:
+    """Transient bytes of a BiRNN layer's own backward beyond its inputs' gradients (the walk's
+    ``node_work``): the fused LSTM counted whole (its input's and weights' gradients, which the
+    walk adds itself, taken off), a loop of cells per ``save_rules.loop_backward_work`` (``kept``:
+    what it keeps), else the fused kernel's gate gradients, built at once. ``input_grad``: its
+    input needs a gradient."""
+    from .save_rules import RNN_BACKWARD, counted_lstm, loop_backward_work, loop_cell, rnn_dims, rnn_elements
+
+    if counted_lstm(view):
+        work = lstm_backward_bytes(view.batch, *rnn_dims(view)) - parameters * elem
+        return work - view.in_bytes("in") if input_grad else work
+    if loop_cell(view) is not None:
+        return loop_backward_work(view, parameters, kept, input_grad)
+    return rnn_elements(RNN_BACKWARD, view) * elem
