@@ -347,19 +347,23 @@ def spent_after(b: Any, region: Any) -> int:
     """After how many of its runtime steps ``region``'s backward releases its outputs'
     gradients (``UnitBuilder.region``): once no stream's gradient is a view of them. An
     additive coupling passes the gradient of the stream it updates through as a view, so two;
-    one where the step backward runs first is an AffineCoupling or a flow layer, whose
-    backward makes both halves' gradients, or the whole one, new. Random network 106 (an
+    one where the step backward runs first (a Concat, Split or Reshape passed over: views) is
+    an AffineCoupling or an ActNorm or InvConv1x1, whose backward makes both halves'
+    gradients, or the whole one, new (measured; a region ending in a Reshape hands its
+    coupling's the pool's gradient as views). Random network 106 (an
     AffineCoupling last) was 5.0 % over at batch 2 with the outputs' gradients alive through
     the InvConv1x1 before it."""
     couplings = getattr(region, "couplings", {}) or {}
     for sid in reversed(list(getattr(region, "steps", ()))):
         view = b.w.views.get(sid)
-        if view is None or view.type in ("Split", "Concat"):
+        if view is None or view.type in _VIEWING:
             continue
-        if sid in couplings or view.type in ("AdditiveCoupling", "Group", "Repeat", "Merge", "Squeeze"):
-            return 2
-        return 1 if view.type == "AffineCoupling" or view.type not in _STREAM_STEPS else 2
+        return 1 if sid not in couplings and view.type in ("AffineCoupling", *_CAST_FLOWS) else 2
     return 2
+
+
+# region steps whose backward hands on views of their outputs' gradients
+_VIEWING = frozenset({"Split", "Concat", "Reshape", "Flatten"})
 
 
 def joined_grads(b: Any, region: Any, reads: Sequence[Value]) -> tuple[frozenset[Value], int] | None:
