@@ -38,12 +38,20 @@ def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[V
     # a layer whose copy of its input is that input itself (a batch of one InvConv1x1's) keeps
     # nothing more of an input the segment reads: that exists beside the walk, counted by the step's
     outside = {base(v) for v in reads}
-    units = [replace(u, extra=u.extra_fwd, work_bwd=u.work_bwd + u.work_shared) if u.extra_fwd is not None and any(
-        base(v) in outside for v in u.reads) else u for u in units]
+    units = [_reading_outside(u, base, outside) for u in units]
     walk = simulate(units, ns.nbytes, base, ns.needs_grad, outside=before, early_stop=True, seeds=seeds)
     outputs = {b for b in (base(v) for v in makes) if b is not None}
     forward = forward_peak(units, ns.nbytes, base, before) - sum(ns.nbytes(b) for b in outputs)
     return walk.peak, max(0, forward), {v: n for v, n in walk.grads.items() if v in reads}
+
+
+def _reading_outside(u: Unit, base: Any, outside: AbstractSet[Any]) -> Unit:
+    """``u``, or where the bytes of its price that are its input itself (``Unit.extra_fwd``)
+    are an input the segment reads, ``u`` without them and with the work its backward then
+    adds (``Unit.work_shared``)."""
+    if u.extra_fwd is None or not any(base(v) in outside for v in u.reads):
+        return u
+    return replace(u, extra=u.extra_fwd, work_bwd=u.work_bwd + u.work_shared)
 
 
 def _returned(b: UnitBuilder, v: Value) -> bool:

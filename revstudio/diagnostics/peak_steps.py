@@ -349,10 +349,9 @@ def spent_after(b: Any, region: Any) -> int:
     additive coupling passes the gradient of the stream it updates through as a view, so two;
     one where the step backward runs first (a Concat, Split or Reshape passed over: views) is
     an AffineCoupling or an ActNorm or InvConv1x1, whose backward makes both halves'
-    gradients, or the whole one, new (measured; a region ending in a Reshape hands its
-    coupling's the pool's gradient as views). Random network 106 (an
-    AffineCoupling last) was 5.0 % over at batch 2 with the outputs' gradients alive through
-    the InvConv1x1 before it."""
+    gradients, or the whole one, new (measured; a Reshape ending a region hands the coupling
+    before it the pool's gradient as a view). Random network 106 (an AffineCoupling last) was
+    5.0 % over at batch 2 with the outputs' gradients alive through the InvConv1x1 before it."""
     couplings = getattr(region, "couplings", {}) or {}
     for sid in reversed(list(getattr(region, "steps", ()))):
         view = b.w.views.get(sid)
