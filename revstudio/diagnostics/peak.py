@@ -71,6 +71,9 @@ class Unit:
     # what its backward holds more where ``extra``'s bytes that are its input itself (``extra_fwd``)
     # are not counted, that input counted beside the walk (a checkpointed segment's input)
     work_shared: int = 0
+    # a late unit's outputs whose gradient its recompute's walk seeded as a larger buffer (a view
+    # of one the next segment hands back: ``Walk.grads``), and its bytes
+    seed_bytes: Mapping[Value, int] | None = None
     # the storages of ``reads`` and ``makes`` (resolved once; units are shared between the modes)
     read_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
     make_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
@@ -93,7 +96,7 @@ class Walk:
 def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[Value], Value | None],
              needs_grad: Callable[[Value], bool], held: Iterable[Value] = (), *,
              outside: Iterable[Value] = (), early_stop: bool = False,
-             seeds: Iterable[tuple[Value, bool]] = ()) -> Walk:
+             seeds: Iterable[tuple[Value, bool]] = (), seed_bytes: Mapping[Value, int] | None = None) -> Walk:
     """Forward then backward over ``units`` (in execution order). ``outside``: values that exist
     before the walk and after it, counted elsewhere (a recomputed segment's inputs: a view of one
     makes nothing). ``early_stop``: forward stops once the last unit that keeps something for
@@ -105,7 +108,8 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     outputs beside what it keeps (random network 18's ActNorm and InvConv1x1 at batch 2: 7.1 %
     under without them; network 66's segment ending in a Squeeze at batch 8: 4.4 % over).
     ``seeds``: values whose gradients exist when backward starts (a segment's outputs'), each
-    with whether that gradient is shared with values outside (a view: it outlives the walk)."""
+    with whether that gradient is shared with values outside (a view: it outlives the walk);
+    ``seed_bytes``: of those, the ones whose gradient is a larger buffer, and its bytes."""
     seeds, outside = list(seeds), list(outside)
     held_set = {b for b in (base(v) for v in held) if b is not None}
     out_set = {b for b in (base(v) for v in outside) if b is not None}
@@ -171,11 +175,13 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     grads: dict[Value, tuple[int, bool]] = {}  # value -> (its buffer, whether a view of it)
     last_id = 0
     gtotal = pgrads = 0
+    sized = seed_bytes or _NONE
     for v, shared in seeds:
         if needs_grad(v) and v not in grads:
             last_id += 1
-            gtotal += nbytes(v)
-            size_of[last_id], refs[last_id], grads[v] = nbytes(v), 2 if shared else 1, (last_id, shared)
+            n = sized.get(v) or nbytes(v)
+            gtotal += n
+            size_of[last_id], refs[last_id], grads[v] = n, 2 if shared else 1, (last_id, shared)
     place = len(units)
     for u in reversed(units):
         place -= 1
@@ -201,7 +207,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                 if g[1]:
                     viewed.add(g[0])
                 if late:
-                    seeded += nbytes(m)
+                    seeded += (u.seed_bytes or _NONE).get(m) or nbytes(m)
         came: list[tuple[Value, int, bool]] = []  # the gradients it hands its inputs
         new = 0
         sizes = u.grad_bytes or _NONE

@@ -13,6 +13,7 @@ region. In checkpoint mode a body run as its own module checkpoints its own runs
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
@@ -146,15 +147,18 @@ class Inline:
 
     def recompute(self, name: str, units: list[Unit], reads: list[Value], makes: list[Value],
                   shared: AbstractSet[Value], saved: AbstractSet[Value], extra: int, params: int,
-                  grad: bool) -> Unit:
+                  grad: bool, seed_bytes: Mapping[Value, int] | None = None) -> Unit:
         """The unit of a checkpointed run of ``units`` in this namespace (``late``: its backward
         recomputes it): ``peak_recompute.recompute_walk`` prices that recompute alone; what its
-        layers hold to the end of the step, and the buffers its inputs' gradients are, go with it."""
+        layers hold to the end of the step, and the buffers its inputs' gradients are, go with it.
+        ``seed_bytes``: its outputs whose gradients are larger buffers (``Unit.seed_bytes``)."""
         from .peak_recompute import recompute_walk
 
-        peak, forward, grads = recompute_walk(self, units, reads, makes, shared)
+        seeds = {v: n for v, n in (seed_bytes or {}).items() if v in makes}
+        peak, forward, grads = recompute_walk(self, units, reads, makes, shared, seeds)
         return Unit(name, reads, makes, saved, extra, params, True, forward, peak - params, grad, late=True,
-                    extra_held=sum(u.extra_held for u in units), grad_bytes=grads or None)
+                    extra_held=sum(u.extra_held for u in units), grad_bytes=grads or None,
+                    seed_bytes=seeds or None)
 
     def _adopt(self, u: Unit) -> Unit:
         saved = {self.base(s) for s in u.saved}
@@ -432,7 +436,7 @@ def _copy(u: Unit, **changes: Any) -> Unit:
                 changes.get("saved", u.saved), u.extra, u.params, changes.get("fresh", u.fresh), u.work_fwd,
                 changes.get("work_bwd", u.work_bwd),
                 changes.get("grad", u.grad), u.late, u.work_spent, u.work_after, u.extra_fwd, u.extra_held,
-                u.grad_bytes, work_shared=u.work_shared, joined=u.joined)
+                u.grad_bytes, work_shared=u.work_shared, joined=u.joined, seed_bytes=u.seed_bytes)
 
 
 def _channels(shapes: Any) -> tuple[int, ...]:

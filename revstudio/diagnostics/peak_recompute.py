@@ -8,6 +8,7 @@ seeded, to its inputs' new gradients. Torch-free.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any
@@ -17,13 +18,16 @@ from .peak_units import UnitBuilder
 
 
 def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[Value],
-                   shared: AbstractSet[Value] = frozenset()) -> tuple[int, int, dict[Value, int]]:
+                   shared: AbstractSet[Value] = frozenset(), seed_bytes: Mapping[Value, int] | None = None
+                   ) -> tuple[int, int, dict[Value, int]]:
     """A checkpointed run of ``units`` (a segment) in namespace ``ns`` (an ``Inline``): (the peak
     of its recompute and backward, walked alone from its inputs ``reads``; what its forward
     holds at most beyond its outputs ``makes`` and its inputs, keeping nothing; the inputs whose
     gradient is a view of a larger buffer, its outputs' gradient, and that buffer's bytes:
     ``Unit.grad_bytes``). ``shared``: the outputs whose gradients outlive its backward (views of
-    a gradient other values have too: :func:`shared_outputs`)."""
+    a gradient other values have too: :func:`shared_outputs`); ``seed_bytes``: those whose
+    gradient is a larger buffer the next segment hands back (a view of a joined gradient),
+    its bytes."""
     base = ns.base
     bases = [(m, base(m)) for u in units for m in u.makes]
     own = {m for m, b in bases if b == m}
@@ -39,7 +43,8 @@ def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[V
     # nothing more of an input the segment reads: that exists beside the walk, counted by the step's
     outside = {base(v) for v in reads}
     units = [_reading_outside(u, base, outside) for u in units]
-    walk = simulate(units, ns.nbytes, base, ns.needs_grad, outside=before, early_stop=True, seeds=seeds)
+    walk = simulate(units, ns.nbytes, base, ns.needs_grad, outside=before, early_stop=True, seeds=seeds,
+                    seed_bytes=seed_bytes)
     outputs = {b for b in (base(v) for v in makes) if b is not None}
     forward = forward_peak(units, ns.nbytes, base, before) - sum(ns.nbytes(b) for b in outputs)
     return walk.peak, max(0, forward), {v: n for v, n in walk.grads.items() if v in reads}

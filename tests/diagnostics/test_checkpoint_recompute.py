@@ -126,3 +126,17 @@ def test_a_batch_of_ones_invconv_copy_is_the_segments_input(seed: int, before: f
     from random_revnets import random_revnet
 
     assert abs(estimate_errors(random_revnet(seed), 1, ("checkpoint",))["checkpoint"]) < 0.005, before
+
+
+@pytest.mark.parametrize(("batch", "before"), [(1, 0.010), (2, 0.018), (8, 0.038), (32, 0.038)])
+def test_a_segment_seeds_its_recompute_with_the_buffer_the_next_hands_back(batch: int, before: float) -> None:
+    """Seed 62: a wired block's x2 gradient, which the next segment hands back as a view of the
+    joined gradient its Concat slices, is that whole buffer; the segment before seeded its
+    recompute with x2's bytes and the walk counted the rest of the buffer to the end of that
+    segment's backward, where torch frees it once the backward has used x2's (the error before,
+    in the parameters)."""
+    pytest.importorskip("torch")
+    from estimate_errors import estimate_errors
+    from random_revnets import random_revnet
+
+    assert abs(estimate_errors(random_revnet(62), batch, ("checkpoint",))["checkpoint"]) < 0.005, before
