@@ -74,6 +74,9 @@ class Unit:
     # a late unit's outputs whose gradient its recompute's walk seeded as a larger buffer (a view
     # of one the next segment hands back: ``Walk.grads``), and its bytes
     seed_bytes: Mapping[Value, int] | None = None
+    # bytes a checkpoint's recompute copies of it while the recompute runs (a BatchNorm's running
+    # statistics: ``save_rules.guard_bytes``)
+    guard_bytes: int = 0
     # the storages of ``reads`` and ``makes`` (resolved once; units are shared between the modes)
     read_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
     make_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
@@ -96,7 +99,8 @@ class Walk:
 def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[Value], Value | None],
              needs_grad: Callable[[Value], bool], held: Iterable[Value] = (), *,
              outside: Iterable[Value] = (), early_stop: bool = False,
-             seeds: Iterable[tuple[Value, bool]] = (), seed_bytes: Mapping[Value, int] | None = None) -> Walk:
+             seeds: Iterable[tuple[Value, bool]] = (), seed_bytes: Mapping[Value, int] | None = None,
+             guarded: int = 0) -> Walk:
     """Forward then backward over ``units`` (in execution order). ``outside``: values that exist
     before the walk and after it, counted elsewhere (a recomputed segment's inputs: a view of one
     makes nothing). ``early_stop``: forward stops once the last unit that keeps something for
@@ -109,7 +113,8 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     under without them; network 66's segment ending in a Squeeze at batch 8: 4.4 % over).
     ``seeds``: values whose gradients exist when backward starts (a segment's outputs'), each
     with whether that gradient is shared with values outside (a view: it outlives the walk);
-    ``seed_bytes``: of those, the ones whose gradient is a larger buffer, and its bytes."""
+    ``seed_bytes``: of those, the ones whose gradient is a larger buffer, and its bytes;
+    ``guarded``: bytes the recompute holds beside its layers while it runs (``Unit.guard_bytes``)."""
     seeds, outside = list(seeds), list(outside)
     held_set = {b for b in (base(v) for v in held) if b is not None}
     out_set = {b for b in (base(v) for v in outside) if b is not None}
@@ -185,8 +190,8 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     place = len(units)
     for u in reversed(units):
         place -= 1
-        if place == trigger and recompute + gtotal + pgrads > peak:  # the recompute runs now
-            peak, phase, at = recompute + gtotal + pgrads, "backward", u.name
+        if place == trigger and recompute + guarded + gtotal + pgrads > peak:  # the recompute runs now
+            peak, phase, at = recompute + guarded + gtotal + pgrads, "backward", u.name
         if not u.grad:
             continue
         recomputed = not early_stop or place <= trigger  # (before the recompute: nothing it makes exists)

@@ -436,7 +436,8 @@ def _copy(u: Unit, **changes: Any) -> Unit:
                 changes.get("saved", u.saved), u.extra, u.params, changes.get("fresh", u.fresh), u.work_fwd,
                 changes.get("work_bwd", u.work_bwd),
                 changes.get("grad", u.grad), u.late, u.work_spent, u.work_after, u.extra_fwd, u.extra_held,
-                u.grad_bytes, work_shared=u.work_shared, joined=u.joined, seed_bytes=u.seed_bytes)
+                u.grad_bytes, work_shared=u.work_shared, joined=u.joined, seed_bytes=u.seed_bytes,
+                guard_bytes=u.guard_bytes)
 
 
 def _channels(shapes: Any) -> tuple[int, ...]:

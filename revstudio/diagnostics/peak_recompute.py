@@ -44,7 +44,7 @@ def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[V
     outside = {base(v) for v in reads}
     units = [_reading_outside(u, base, outside) for u in units]
     walk = simulate(units, ns.nbytes, base, ns.needs_grad, outside=before, early_stop=True, seeds=seeds,
-                    seed_bytes=seed_bytes)
+                    seed_bytes=seed_bytes, guarded=sum(u.guard_bytes for u in units))
     outputs = {b for b in (base(v) for v in makes) if b is not None}
     forward = forward_peak(units, ns.nbytes, base, before) - sum(ns.nbytes(b) for b in outputs)
     return walk.peak, max(0, forward), {v: n for v, n in walk.grads.items() if v in reads}

@@ -233,6 +233,16 @@ def forward_work_bytes(v: NodeView) -> int:
     return dropout_mask_bytes(v)
 
 
+def guard_bytes(v: NodeView) -> int:
+    """What a checkpoint's recompute copies of a layer while it runs: a BatchNorm's running
+    mean and variance and its batch count (``runtime_steps.RecomputeGuard`` puts them back
+    after the recompute; C + C elements and an int64). Tiny networks at batch 1 were up to
+    0.7 % under without them (random networks 18, 42 and 109)."""
+    if v.type == "Norm" and v.params.get("kind", "batch") == "batch":
+        return 2 * _channels(v) * v.element_bytes + 8
+    return 0
+
+
 def held_bytes(v: NodeView) -> int:
     """Of what a layer keeps beyond the values it names, the bytes its backward does not free,
     which live until the step is over: an InvConv1x1 with a plain weight keeps its log-det's LU
