@@ -11,6 +11,14 @@ from typing import Any
 from .estimate_walk import _prod
 
 
+def rerun_backward(view: Any, elem: int, rebuilt_dense: bool = True) -> int:
+    """What an InvConv1x1 a reversible region reruns holds in its backward beyond its price:
+    :func:`lu_backward` in LU form, else :func:`plain_backward`."""
+    if view.params.get("lu", True):
+        return lu_backward(view, elem, rebuilt_dense)
+    return plain_backward(view, elem, rebuilt_dense)
+
+
 def lu_backward(view: Any, elem: int, rebuilt_dense: bool = True) -> int:
     """What an InvConv1x1 in LU form holds in its backward beyond what its forward kept (its
     factors' products, the weight, the copy of its input: ``save_rules._invconv``), its output's

@@ -51,7 +51,7 @@ def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int,
     its output's bytes, ``copies``: those of the held outputs' copies; ``uncorrected``: the next
     step is a flow layer with weights (:func:`uncorrected`); ``bare``: backward rebuilds its
     output with no correction (:func:`bare_streams`, which include those); ``part_bare``: the
-    bytes of its output's correction missing otherwise (:func:`part_bare`)."""
+    bytes of its output's correction missing otherwise (:func:`bare_x1`)."""
     if view.type == "AdditiveCoupling":
         return _halves(b, sid, view, largest, copies, bare)
     if view.type == "AffineCoupling":
@@ -121,7 +121,7 @@ def bare_streams(b: Any, steps: Sequence[str], after: str | None = None) -> set[
     return uncorrected(b, next_types(b, steps, after, _REARRANGING))
 
 
-def part_bare(b: Any, steps: Sequence[str], bare: AbstractSet[str]) -> dict[str, int]:
+def bare_x1(b: Any, steps: Sequence[str], bare: AbstractSet[str]) -> dict[str, int]:
     """The steps of a region (AffineCoupling steps, in pairs) whose output backward rebuilds with
     part of its correction missing, and those bytes: an AffineCoupling hands the step before it
     its x1 as it got its y1, and where that came back with no correction (:func:`bare_streams`,

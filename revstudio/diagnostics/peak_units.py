@@ -339,7 +339,7 @@ class UnitBuilder:
         nexts = peak_steps.next_types(self, steps, after)
         flows, bare = peak_steps.uncorrected(self, nexts), peak_steps.bare_streams(self, steps, after)
         bare_wired = peak_steps.bare_wired(self, steps, couplings, after)
-        parts_bare = peak_steps.part_bare(self, steps, bare)
+        parts_bare = peak_steps.bare_x1(self, steps, bare)
         for sid in steps:
             view = self.w.views.get(sid)
             if view is not None and view.type == "Squeeze":  # its backward joins the streams' gradient anew
@@ -372,10 +372,8 @@ class UnitBuilder:
             work = 1 + FLOW_WORK[view.type] if view.type in ("ActNorm", "InvConv1x1") else 2
             walked = wired_walk(self, sid, couplings[sid].body) if sid in couplings else None
             with_grads = (recompute + work * largest) // parts if walked is None else walked
-            if view.type == "InvConv1x1" and view.params.get("lu", True) and view.inputs.get("in"):
-                with_grads += peak_invconv.lu_backward(view, self.elem, nexts.get(sid) is not None)
-            elif view.type == "InvConv1x1" and view.inputs.get("in"):
-                with_grads += peak_invconv.plain_backward(view, self.elem, nexts.get(sid) is not None)
+            if view.type == "InvConv1x1" and view.inputs.get("in"):
+                with_grads += peak_invconv.rerun_backward(view, self.elem, nexts.get(sid) is not None)
             before = 0
             if view.type == "AffineCoupling":  # (its net not walked: ``_affine``)
                 # rebuilt in the stream's wide arithmetic first: the inverse's temporaries and their
