@@ -342,6 +342,7 @@ class UnitBuilder:
         flows, bare = peak_steps.uncorrected(self, nexts), peak_steps.bare_streams(self, steps, after)
         bare_wired = peak_steps.bare_wired(self, steps, couplings, after)
         parts_bare = peak_steps.bare_x1(self, steps, bare)
+        split_lo = peak_steps.split_corrections(self, steps, couplings, bare, bare_wired)
         for sid in steps:
             view = self.w.views.get(sid)
             if view is not None and view.type == "Squeeze":  # its backward joins the streams' gradient anew
@@ -362,7 +363,7 @@ class UnitBuilder:
             largest = self.largest_of(body)
             act = max(act, largest // parts)
             own_steps = coupling_moments(self, sid, view, largest, copies, sid in flows, sid in bare,
-                                         parts_bare.get(sid, 0)) \
+                                         parts_bare.get(sid, 0), sid in split_lo) \
                 if sid not in couplings else None
             if own_steps is not None:  # a coupling node's: F's and G's, an AffineCoupling's
                 moments += own_steps
