@@ -38,7 +38,7 @@ def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[V
     # a gradient per part, each freed on its own; one only the step's outputs read has none of
     # its own (the walk of the step prices the loss's as a sum's: an expanded scalar)
     root = ns.root
-    seeds = [(p, m in shared) for m in makes if not _returned(root, m) for p in ns.unjoined.get(m, (m,))]
+    seeds = [(p, m in shared) for m in makes if not _returned(root, m) for p in _parts(ns, m)]
     # a layer whose copy of its input is that input itself (a batch of one InvConv1x1's) keeps
     # nothing more of an input the segment reads: that exists beside the walk, counted by the step's
     outside = {base(v) for v in reads}
@@ -48,6 +48,16 @@ def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[V
     outputs = {b for b in (base(v) for v in makes) if b is not None}
     forward = forward_peak(units, ns.nbytes, base, before) - sum(ns.nbytes(b) for b in outputs)
     return walk.peak, max(0, forward), {v: n for v, n in walk.grads.items() if v in reads}
+
+
+def _parts(ns: Any, v: Value) -> Any:
+    """The parts the runtime hands ``v`` on as (``Inline.unjoined``), found through the views
+    ``v`` is of (a Repeat copy's output is its coupling node's joined one), else ``(v,)``."""
+    found = ns.unjoined.get(v)
+    if found is None:
+        b = ns.base(v)
+        found = ns.unjoined.get(b) if b is not None else None
+    return found if found is not None else (v,)
 
 
 def _reading_outside(u: Unit, base: Any, outside: AbstractSet[Any]) -> Unit:
