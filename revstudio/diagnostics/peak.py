@@ -77,6 +77,9 @@ class Unit:
     # bytes a checkpoint's recompute copies of it while the recompute runs (a BatchNorm's running
     # statistics: ``save_rules.guard_bytes``)
     guard_bytes: int = 0
+    # its last saving op packs inputs only and makes its outputs after (an LU InvConv1x1's einsum):
+    # a recompute that stops at it stops before its outputs exist
+    output_last: bool = False
     # the storages of ``reads`` and ``makes`` (resolved once; units are shared between the modes)
     read_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
     make_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
@@ -137,12 +140,16 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     recompute = 0  # (early_stop) the most its forward holds, before the gradients alive then
     for u in units[:stop] if stop < len(units) else units:
         mb = u.make_bases or ()
+        made = 0
         for b in mb:
             if b is not None and b not in live and b not in out_set:
                 n = live[b] = nbytes(b)
                 total += n
+                made += n
         if early_stop:  # what a layer keeps exists beside its outputs (its forward work holds it, if any)
-            recompute = max(recompute, total + max(u.work_fwd, (
+            if not (u.output_last and u is units[stop - 1]):  # (else the recompute stops before they exist)
+                made = 0
+            recompute = max(recompute, total - made + max(u.work_fwd, (
                 u.extra if u.extra_fwd is None else u.extra_fwd) if u.grad else 0))
         elif total + u.work_fwd > peak:
             peak, phase, at = total + u.work_fwd, "forward", u.name

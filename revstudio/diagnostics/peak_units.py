@@ -16,7 +16,7 @@ from . import peak_invconv, peak_steps
 from .estimate_walk import _params, _prod, _values_of
 from .peak import Unit, Value
 from .peak_steps import Moment, coupling_moments, wired_walk
-from .save_rules import forward_shared_bytes, forward_work_bytes, guard_bytes, held_bytes
+from .save_rules import forward_shared_bytes, forward_work_bytes, guard_bytes, held_bytes, output_last
 from .stream_updates import additive_updates, fresh_output, update_break, update_temporaries
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
@@ -135,7 +135,7 @@ class UnitBuilder:
                     own if makes is None else makes, saved, extra, int(info.parameters) * self.elem,
                     fresh, forward_work_bytes(view), self.node_work(nid),
                     bool(own) and self.flag.get(nid, False), extra_fwd=extra - shared if shared else None,
-                    work_shared=more, guard_bytes=guard_bytes(view),
+                    work_shared=more, guard_bytes=guard_bytes(view), output_last=output_last(view),
                     extra_held=held)
 
     def node_work(self, nid: str) -> int:

@@ -169,3 +169,16 @@ def test_a_segment_ending_in_a_repeat_copy_is_handed_its_halves_gradients_apart(
     from random_revnets import random_revnet
 
     assert abs(estimate_errors(random_revnet(seed), batch, ("checkpoint",))["checkpoint"]) < 0.005, before
+
+
+@pytest.mark.parametrize(("batch", "before"), [(2, 0.0893), (8, 0.0705), (32, 0.0179)])
+def test_a_recompute_that_stops_at_an_lu_invconv_stops_before_its_output(batch: int, before: float) -> None:
+    """Seed 162: a checkpointed segment (AffineCoupling, ActNorm, InvConv1x1 in LU form) whose
+    last op that keeps anything is the InvConv1x1's einsum, which packs its input's copy before
+    it makes its product: torch's recompute stops there, before the layer's output exists. The
+    walk held that output beside what the layer keeps (the error before, in the parameters)."""
+    pytest.importorskip("torch")
+    from estimate_errors import estimate_errors
+    from random_revnets import random_revnet
+
+    assert abs(estimate_errors(random_revnet(162), batch, ("checkpoint",))["checkpoint"]) < 0.005, before
