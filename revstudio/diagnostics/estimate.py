@@ -20,7 +20,8 @@ from .estimate_segments import _checkpoint_segments, _region_segment_inputs
 from .estimate_units import MODES, _keeping, _peaks
 from .estimate_walk import _Bodies, _prod, _region_parts, _values_of, _Walker, no_collection
 from .peak import Walk
-from .peak_steps import sample_bytes, with_correction
+from .peak_bare import with_correction
+from .peak_steps import sample_bytes
 from .save_rules import between_bytes
 
 DTYPE_BYTES = {

@@ -19,6 +19,7 @@ from typing import Any
 from ..core.graph import PortRef
 from .estimate_walk import _prod, _values_of
 from .peak import Value, simulate
+from .peak_bare import _CAST_FLOWS, _computing, halves_viewed
 from .save_rules import clamped, coupling_split
 from .stream_updates import update_break, update_temporaries
 
@@ -58,145 +59,6 @@ def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int, unc
     if view.type == "AffineCoupling":
         return _affine(b, sid, view, largest, copies, uncorrected, bare, part_bare, split_lo)
     return None
-
-
-# invertible layers with weights: in a pair region they compute in float32, and their results
-# (and what their inverse rebuilds) are pairs with no correction (``runtime_streams.like``)
-_CAST_FLOWS = frozenset({"ActNorm", "InvConv1x1"})
-
-
-def _pairs(b: Any) -> bool:
-    """Whether builder ``b`` prices a float32 model's compensated pair streams (:func:`_is_pairs`)."""
-    return _is_pairs(b.elem, b.stream_bytes)
-
-
-def _is_pairs(elem: int, stream_bytes: int) -> bool:
-    """Whether a model of ``elem``-byte values has compensated pair streams (a float32 model's;
-    float64 streams of a narrower model get a float64 result from a flow layer, no separate
-    correction)."""
-    return elem == 4 and stream_bytes == 8
-
-
-def corrected(b: Any, outs: Sequence[Any]) -> int:
-    """Bytes of the region outputs ``outs`` whose streams carry a correction the region keeps
-    (:func:`with_correction`)."""
-    return sum(b.w.nbytes(v) for v in with_correction(b.w.report.nodes, b.elem, b.stream_bytes, outs))
-
-
-def with_correction(infos: Mapping[str, Any], elem: int, stream_bytes: int, outs: Iterable[Any]) -> list[Any]:
-    """Of region outputs ``outs``, those whose streams carry a correction the region keeps: in
-    pairs (a float32 model's, ``stream_bytes`` 8), not those a flow layer with weights makes (a
-    pair with no correction: zeros that take no memory, ``runtime_streams.like``)."""
-    pairs = _is_pairs(elem, stream_bytes)
-    return [v for v in outs if v is not None
-            and not (pairs and v[0] in infos and infos[v[0]].type in _CAST_FLOWS)]
-
-
-# invertible layers with no weights: in a pair region they rearrange hi and lo alike, and a
-# correction of zeros that takes no memory stays one (``runtime_steps.Invertible._call``)
-_REARRANGING = frozenset({"Squeeze", "Permute", "Reshape", "Flatten"})
-
-
-def _computing(b: Any, steps: Sequence[str], skip: AbstractSet[str] = frozenset()) -> Iterator[tuple[str, str]]:
-    """(step, its type) of the steps of ``steps`` that compute (not a Split or Concat, nor a
-    type in ``skip``)."""
-    for sid in steps:
-        view = b.w.views.get(sid)
-        if view is not None and view.type not in ("Split", "Concat") and view.type not in skip:
-            yield sid, view.type
-
-
-def next_types(b: Any, steps: Sequence[str], after: str | None = None,
-               skip: AbstractSet[str] = frozenset()) -> dict[str, str | None]:
-    """For each step of a region that computes (in forward order), the type of the next one that
-    does (steps of a type in ``skip`` passed over); ``after``: the type of the step after the
-    last (None: the region's end)."""
-    found = list(_computing(b, steps, skip))
-    return {sid: nxt for (sid, _), nxt in zip(found, [kind for _, kind in found[1:]] + [after])}
-
-
-def bare_streams(b: Any, steps: Sequence[str], after: str | None = None) -> set[str]:
-    """The steps of a region whose output backward rebuilds with no correction: a flow layer
-    with weights rebuilds it, directly or through layers that only rearrange it (a Squeeze
-    between Glow steps); none but in pairs (:func:`uncorrected`: the directly followed)."""
-    return uncorrected(b, next_types(b, steps, after, _REARRANGING))
-
-
-def bare_x1(b: Any, steps: Sequence[str], bare: AbstractSet[str]) -> dict[str, int]:
-    """The steps of a region (AffineCoupling steps, in pairs) whose output backward rebuilds with
-    part of its correction missing, and those bytes: an AffineCoupling hands the step before it
-    its x1 as it got its y1, and where that came back with no correction (:func:`bare_streams`,
-    or again through such a chain) the x1 half still has none; x2 it rebuilds as a new pair,
-    corrected. Where the halves are views of one storage (one sample: ``_viewed_y2``), the
-    storage's dead y2 part takes the correction's place. Random network 94 (two
-    AffineCouplings before an ActNorm) was 3.2 % over at batch 8 without it."""
-    if not _pairs(b):
-        return {}
-    out: dict[str, int] = {}
-    carry = 0
-    for sid, kind in reversed(list(_computing(b, steps))):
-        if carry and sid not in bare:
-            out[sid] = carry
-        view = b.w.views[sid]
-        shape = view.inputs.get("in")
-        if kind == "AffineCoupling" and (sid in bare or sid in out) and shape and not _viewed_y2(b, view, shape, 1):
-            c1, _ = coupling_split(view.params, shape)
-            carry = view.batch * c1 * _prod(shape[1:]) * (b.stream_bytes - b.elem)
-        else:
-            carry = 0
-    return out
-
-
-def bare_wired(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], after: str | None = None) -> set[str]:
-    """The wired couplings of a region (``couplings``, by their Merge) whose block's output
-    backward rebuilds with no correction (:func:`bare_streams`): a flow layer with weights
-    follows the block, the other couplings of the block and rearranging layers passed over. Both
-    halves of the joined output come back bare, and each coupling's rebuild gives the input it
-    rebuilds a correction of its own (random network 72's wired block before an ActNorm at batch
-    2: 2.1 % under without it)."""
-    if not couplings or not _pairs(b):
-        return set()
-    found = list(_computing(b, steps))
-    bare = set()
-    for i, (sid, _) in enumerate(found):
-        if sid in couplings:
-            nxt = next((kind for _, kind in found[i + 1:] if kind != "Merge" and kind not in _REARRANGING), after)
-            if nxt in _CAST_FLOWS:
-                bare.add(sid)
-    return bare
-
-
-def split_corrections(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], bare: AbstractSet[str],
-                      wired_bare: AbstractSet[str]) -> set[str]:
-    """The AffineCoupling steps of a region whose output's halves backward hands back with
-    corrections of their own, not views of one: additive couplings follow (wired or nodes; a
-    Concat and Split between them are elided), and the last of them rebuilds bare streams
-    (``bare``: :func:`bare_streams`; ``wired_bare``: :func:`bare_wired`), so each half's first
-    update made it a correction of its own, and the halves' values stay views of one storage
-    only in hi. Random networks 158, 192 and 227 at batch 1 were 1.4-1.8 % over with y2's dead
-    part counted in both (``_viewed_y2``)."""
-    if not _pairs(b):
-        return set()
-    found = list(_computing(b, steps))
-    out = set()
-    for i, (sid, kind) in enumerate(found):
-        if kind != "AffineCoupling":
-            continue
-        chain = []
-        for nid, nxt in found[i + 1:]:
-            if nxt == "AdditiveCoupling" or nid in couplings:
-                chain.append(nid)
-            else:
-                break
-        if chain and (chain[-1] in bare or chain[-1] in wired_bare):
-            out.add(sid)
-    return out
-
-
-def uncorrected(b: Any, nexts: dict[str, str | None]) -> set[str]:
-    """The steps of a region whose output the next step, a flow layer with weights, rebuilds in
-    backward as a pair with no correction (zeros that take no memory); none but in pairs."""
-    return {sid for sid, kind in nexts.items() if kind in _CAST_FLOWS} if _pairs(b) else set()
 
 
 def kept_copies(b: Any, region: Any, sid: str) -> tuple[int, int]:
@@ -318,9 +180,7 @@ def _viewed_y2(b: Any, view: Any, shape: Sequence[int], wide: int) -> int:
     (the caller passes 0). glow_flow at batch 1, under a budget that keeps the steps before
     coupling1, was 4.6 % under without it; random networks 0, 2 and 25 at batch 1 1.5-5.5 %,
     where the step came later."""
-    if view.batch != 1 or (b.channels_last and _prod(shape[1:]) != 1):
-        return 0
-    return wide
+    return wide if halves_viewed(b, view.batch, shape) else 0
 
 
 def _net_walk(b: Any, name: str, shared: bool = False) -> tuple[int, int] | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from revstudio.core.graph import PortRef
 
-from . import peak_invconv, peak_steps
+from . import peak_bare, peak_invconv, peak_steps
 from .estimate_walk import _params, _prod, _values_of
 from .peak import Unit, Value
 from .peak_steps import Moment, coupling_moments, wired_walk
@@ -42,7 +42,7 @@ class UnitBuilder:
         self.order = [n for n in order if n in self.w.views and self.w.report.nodes[n].type != "Input"]
         self.stream_bytes = stream_bytes
         self.channels_last = False  # the streams of the region being priced (``peak_steps.channels_last``)
-        self.kept_wide = 0  # and the correction of its outputs it keeps (``peak_steps.corrected``)
+        self.kept_wide = 0  # and the correction of its outputs it keeps (``peak_bare.corrected``)
         self.device = device  # "cpu" or an accelerator's type: how the stream updates are pieced
         self.elem = self.w.elem
         self._reads: dict[str, list[Value]] = {}
@@ -237,7 +237,7 @@ class UnitBuilder:
         outs = [v for v in _values_of(self.w, getattr(region, "outputs", ())) if v is not None]
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
         stream = sum(self.w.nbytes(v) for v in outs)
-        wide = peak_steps.corrected(self, outs) * max(0, self.stream_bytes - self.elem) // self.elem
+        wide = peak_bare.corrected(self, outs) * max(0, self.stream_bytes - self.elem) // self.elem
         samples = peak_steps.sample_bytes(self.w, reads, side, getattr(region, "head", frozenset()))
         extra = wide + (samples if self.stream_bytes > self.elem else 0)
         out_set = set(outs)
@@ -338,11 +338,12 @@ class UnitBuilder:
         moments: list[Moment] = []
         act = 0
         steps = list(getattr(region, "steps", ()))
-        nexts = peak_steps.next_types(self, steps, after)
-        flows, bare = peak_steps.uncorrected(self, nexts), peak_steps.bare_streams(self, steps, after)
-        bare_wired = peak_steps.bare_wired(self, steps, couplings, after)
-        parts_bare = peak_steps.bare_x1(self, steps, bare)
-        split_lo = peak_steps.split_corrections(self, steps, couplings, bare, bare_wired)
+        nexts = peak_bare.next_types(self, steps, after)
+        flows, bare = peak_bare.uncorrected(self, nexts), peak_bare.bare_streams(self, steps, after)
+        bare_wired = peak_bare.bare_wired(self, steps, couplings, after)
+        parts_bare = peak_bare.bare_x1(self, steps, bare)
+        split_lo = peak_bare.split_corrections(self, steps, couplings, bare, bare_wired)
+        flow_first = peak_bare.flow_joined(self, steps, couplings, after)
         for sid in steps:
             view = self.w.views.get(sid)
             if view is not None and view.type == "Squeeze":  # its backward joins the streams' gradient anew
@@ -390,6 +391,11 @@ class UnitBuilder:
             passing = 0
             for elements, fresh in self._updates(sid, couplings.get(sid)):
                 passing = max(passing, self.w.batch * elements * self.elem)
+                if fresh and sid in bare_wired and peak_bare.halves_viewed(self, self.w.batch, view.inputs.get("in0") or ()):
+                    # its first update of a view with no correction yet makes it one of zeros and
+                    # updates in place with three temporaries, not over F's output with two
+                    # (random network 228 at batch 1: 1.1 % under)
+                    fresh = False
                 temps = update_temporaries(self.w.batch, elements, self.elem, self.stream_bytes, fresh,
                                            self.device)
                 found = update_break(elements, self.elem, self.stream_bytes, self.device)
@@ -399,6 +405,8 @@ class UnitBuilder:
                     before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps + copies)
             if sid in bare_wired:  # the input its update rebuilds gets a correction of its own (the output had none)
                 with_grads += passing
+            if sid in flow_first and before:  # y1's gradient summed anew beside the flow's joined one
+                before += self.largest_of([flow_first[sid]]) - passing
             own = sum(int(infos[n].parameters) for n in body if n in infos) * self.elem
             kept, times = peak_steps.kept_copies(self, region, sid)  # (copies, where parts are runtime steps)
             left = parts * (times - kept) // times
