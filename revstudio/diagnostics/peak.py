@@ -243,7 +243,9 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                 refs[last_id] = 1
                 gtotal += n
                 new += n
-                came.append((v, last_id, False))
+                # a view of a larger buffer (a coupling's x2 a recompute hands back) takes a second
+                # gradient into a new buffer, not into that one
+                came.append((v, last_id, n > nbytes(v)))
             elif paired is not None:
                 bid = paired[i]
                 if bid is not None:
