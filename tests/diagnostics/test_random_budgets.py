@@ -176,6 +176,15 @@ def test_a_rest_that_joins_its_inputs_hands_their_gradients_as_views() -> None:
     assert 2 in _cuts_hold(4, {2}, batch=2)
 
 
+def test_a_squeeze_inside_the_rest_makes_a_new_pair_beside_the_rebuilt_one() -> None:
+    """Seed 443 at batch 32, cut 3 (of networks 300-449, measured only after stop 38's other
+    rules): the rest starts with a wired block's G and its Concat, then a Squeeze. The Squeeze's
+    inverse makes a new pair from the rebuilt one while both are alive, the gradients of the steps
+    after it made: the walk counted that moment only for a region that starts with the Squeeze
+    (3.6 % under)."""
+    assert 3 in _cuts_hold(443, {3}, batch=32)
+
+
 def test_a_priced_copy_holds_the_whole_value_it_splits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where a Repeat is not walked as its copies, each kept copy is one priced unit: the first,
     a coupling node splitting a value nothing joins (seed 62's Squeeze output), holds all of it."""
