@@ -194,3 +194,19 @@ def halves_viewed(b: Any, batch: int, shape: Sequence[int]) -> bool:
     views of one storage, not copies (``runtime_streams.apart``): one sample in channels-first
     streams, or no positions."""
     return batch == 1 and not (b.channels_last and _prod(shape[1:]) != 1)
+
+
+_ADDITIVE = frozenset({"AdditiveCoupling", "Merge", "Group", "Repeat"})
+
+
+def dead_before_additive(b: Any, steps: Sequence[str], bare: AbstractSet[str]) -> set[str]:
+    """The AffineCoupling steps of a region whose output a flow layer rebuilds bare (``bare``:
+    :func:`bare_streams`) and whose step before is additive (a coupling node, a wired block, a
+    Group or Repeat of them): that step's first update makes its x1 a correction of its own
+    again, beside the dead y2 part of the storage x1 is a view of (one sample), which an
+    AffineCoupling before it would pass on still bare (:func:`bare_x1`)."""
+    if not _pairs(b):
+        return set()
+    found = list(_computing(b, steps))
+    return {sid for (sid, kind), (_, prev) in zip(found[1:], found[:-1])
+            if kind == "AffineCoupling" and sid in bare and prev in _ADDITIVE}

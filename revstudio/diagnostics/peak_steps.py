@@ -46,18 +46,21 @@ def sample_bytes(walker: Any, inputs: Iterable[Any], side: Iterable[Any],
 
 
 def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int, uncorrected: bool = False,
-                     bare: bool = False, part_bare: int = 0, split_lo: bool = False) -> list[Moment] | None:
+                     bare: bool = False, part_bare: int = 0, split_lo: bool = False,
+                     dead_before: bool = False) -> list[Moment] | None:
     """The steps of coupling node ``sid`` (``view``) of builder ``b``'s graph; None for another
     step, or a coupling whose bodies are not walked (priced whole by ``_moments``). ``largest``:
     its output's bytes, ``copies``: those of the held outputs' copies; ``uncorrected``: the next
     step is a flow layer with weights (:func:`uncorrected`); ``bare``: backward rebuilds its
     output with no correction (:func:`bare_streams`, which include those); ``part_bare``: the
     bytes of its output's correction missing otherwise (:func:`bare_x1`); ``split_lo``: its
-    output's halves come back with corrections of their own (:func:`split_corrections`)."""
+    output's halves come back with corrections of their own (:func:`split_corrections`);
+    ``dead_before``: an additive step before it holds the dead part of its output's storage
+    (:func:`peak_bare.dead_before_additive`)."""
     if view.type == "AdditiveCoupling":
         return _halves(b, sid, view, largest, copies, bare)
     if view.type == "AffineCoupling":
-        return _affine(b, sid, view, largest, copies, uncorrected, bare, part_bare, split_lo)
+        return _affine(b, sid, view, largest, copies, uncorrected, bare, part_bare, split_lo, dead_before)
     return None
 
 
@@ -140,7 +143,8 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, bare: bool =
 
 
 def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, uncorrected: bool,
-            bare_stream: bool, part_bare: int = 0, split_lo: bool = False) -> list[Moment] | None:
+            bare_stream: bool, part_bare: int = 0, split_lo: bool = False,
+            dead_before: bool = False) -> list[Moment] | None:
     """An AffineCoupling's step (``runtime_affine.Affine.backward``): its net's graph rebuilt
     (walked alone: :func:`_net_walk`) with s and the clamp's tanh, then x2 = (y2 - t) /
     exp(s) in the stream's wide arithmetic (a pair's: five float64 and one float32 x2 at
@@ -169,10 +173,19 @@ def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, uncorrected:
         # correction) beside the rebuilt x2 pair, one half less than at one sample, where x1's
         # view keeps it (random network 51 at batch 2 was 3.2 % over)
         handed -= half
+    # the dead y2 part of its output's storage, beside its own net's backward and the streams of
+    # the steps backward runs next: hi only where the halves' corrections are their own; for an
+    # output a flow layer rebuilt bare, not beside its own (its missing correction in its place)
+    # and only for an additive step before it, which makes its x1 a correction again (random
+    # network 311's coupling node before an AffineCoupling after a Squeeze, 8,224 B under at
+    # batch 1; an AffineCoupling before it passes x1 on still bare: network 94)
+    if bare_stream:
+        dead = _viewed_y2(b, view, shape, half) if dead_before else 0
+    else:
+        dead = _viewed_y2(b, view, shape, half if split_lo else wide)
     # (the net's walk counts its parameters' gradients as they appear; the region adds them all)
-    return [(own, 1, peak - own + log_scale + 2 * half + copies - bare + handed,
-             kept + 2 * log_scale + rebuild + copies - bare, largest,
-             0 if bare_stream else _viewed_y2(b, view, shape, half if split_lo else wide))]
+    return [(own, 1, peak - own + log_scale + 2 * half + copies - bare + handed - (dead if bare_stream else 0),
+             kept + 2 * log_scale + rebuild + copies - bare, largest, dead)]
 
 
 def _viewed_y2(b: Any, view: Any, shape: Sequence[int], wide: int) -> int:

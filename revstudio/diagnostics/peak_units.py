@@ -345,6 +345,7 @@ class UnitBuilder:
         bare_wired = peak_bare.bare_wired(self, steps, couplings, after)
         parts_bare = peak_bare.bare_x1(self, steps, bare)
         split_lo = peak_bare.split_corrections(self, steps, couplings, bare, bare_wired)
+        dead_on = peak_bare.dead_before_additive(self, steps, bare)
         flow_first = peak_bare.flow_joined(self, steps, couplings, after)
         for sid in steps:
             view = self.w.views.get(sid)
@@ -366,7 +367,7 @@ class UnitBuilder:
             largest = self.largest_of(body)
             act = max(act, largest // parts)
             own_steps = coupling_moments(self, sid, view, largest, copies, sid in flows, sid in bare,
-                                         parts_bare.get(sid, 0), sid in split_lo) \
+                                         parts_bare.get(sid, 0), sid in split_lo, sid in dead_on) \
                 if sid not in couplings else None
             if own_steps is not None:  # a coupling node's: F's and G's, an AffineCoupling's
                 moments += own_steps

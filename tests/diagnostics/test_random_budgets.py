@@ -185,6 +185,15 @@ def test_a_squeeze_inside_the_rest_makes_a_new_pair_beside_the_rebuilt_one() -> 
     assert 3 in _cuts_hold(443, {3}, batch=32)
 
 
+def test_an_additive_step_before_a_bare_affine_coupling_holds_its_dead_part() -> None:
+    """Seed 311 at batch 1, cut 3 (held out): a Group of an AdditiveCoupling node after a
+    Squeeze, then an AffineCoupling that a flow layer's inverse hands its output bare. At one
+    sample the AffineCoupling's halves are views of one storage whose y2 part is dead once x2 is
+    rebuilt; the node's first update makes x1 a correction again beside it, so its F backward
+    holds that part too (1.9 % under, the peak once the cut keeps the steps before it)."""
+    assert 3 in _cuts_hold(311, {3}, batch=1)
+
+
 def test_a_priced_copy_holds_the_whole_value_it_splits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where a Repeat is not walked as its copies, each kept copy is one priced unit: the first,
     a coupling node splitting a value nothing joins (seed 62's Squeeze output), holds all of it."""
