@@ -50,13 +50,37 @@ def with_correction(infos: Mapping[str, Any], elem: int, stream_bytes: int, outs
 _REARRANGING = frozenset({"Squeeze", "Permute", "Reshape", "Flatten"})
 
 
+def _typed(b: Any, steps: Sequence[str]) -> list[tuple[str, str]]:
+    """(step, its type) of the steps of ``steps`` builder ``b`` has a view of."""
+    views = b.w.views
+    return [(sid, views[sid].type) for sid in steps if sid in views]
+
+
 def _computing(b: Any, steps: Sequence[str], skip: AbstractSet[str] = frozenset()) -> Iterator[tuple[str, str]]:
     """(step, its type) of the steps of ``steps`` that compute (not a Split or Concat, nor a
     type in ``skip``)."""
-    for sid in steps:
-        view = b.w.views.get(sid)
-        if view is not None and view.type not in ("Split", "Concat") and view.type not in skip:
-            yield sid, view.type
+    for sid, kind in _typed(b, steps):
+        if kind not in ("Split", "Concat") and kind not in skip:
+            yield sid, kind
+
+
+def _after_block(found: Sequence[tuple[str, str]], at: int, after: str | None,
+                 skip: AbstractSet[str] = frozenset()) -> tuple[int | None, str | None]:
+    """For the wired coupling at ``found[at]`` (steps and their types): (where its block's Concat
+    is in ``found``, if it has one, and the type of the step after it: its own other couplings
+    and its Concat, then types in ``skip``, passed over; ``after`` past the region's end)."""
+    concat = None
+    for i in range(at + 1, len(found)):
+        kind = found[i][1]
+        if kind == "Merge" and concat is None:  # (its own block's other coupling)
+            continue
+        if kind == "Concat" and concat is None:  # its block's end
+            concat = i
+            continue
+        if kind in skip:
+            continue
+        return concat, kind
+    return concat, after
 
 
 def next_types(b: Any, steps: Sequence[str], after: str | None = None,
@@ -110,26 +134,9 @@ def bare_wired(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], after
     (random network 72's wired block before an ActNorm at batch 2: 2.1 % under without it)."""
     if not couplings or not _pairs(b):
         return set()
-    views = b.w.views
-    found = [(sid, views[sid].type) for sid in steps if sid in views]
-    bare = set()
-    for i, (sid, _) in enumerate(found):
-        if sid not in couplings:
-            continue
-        nxt, joined = after, False
-        for _, kind in found[i + 1:]:
-            if kind == "Merge" and not joined:  # (its own block's other coupling)
-                continue
-            if kind == "Concat" and not joined:  # its block's end
-                joined = True
-                continue
-            if kind in _REARRANGING:
-                continue
-            nxt = kind
-            break
-        if nxt in _CAST_FLOWS:
-            bare.add(sid)
-    return bare
+    found = _typed(b, steps)
+    return {sid for i, (sid, _) in enumerate(found)
+            if sid in couplings and _after_block(found, i, after, _REARRANGING)[1] in _CAST_FLOWS}
 
 
 def flow_joined(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], after: str | None = None
@@ -141,18 +148,17 @@ def flow_joined(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], afte
     wired in a Group before an ActNorm, was 0.9 % under at batch 1 without it)."""
     if not couplings or not _pairs(b):
         return {}
-    views = b.w.views
-    found = [(sid, views[sid].type) for sid in steps if sid in views]
+    found = _typed(b, steps)
     out: dict[str, str] = {}
-    first: str | None = None
-    for i, (sid, kind) in enumerate(found):
-        if sid in couplings and first is None:
-            first = sid
-        if kind == "Concat" and first is not None:
-            nxt = found[i + 1][1] if i + 1 < len(found) else after
+    end = -1  # where the Concat of the block seen last is
+    for i, (sid, _) in enumerate(found):
+        if sid not in couplings or i < end:
+            continue
+        concat, nxt = _after_block(found, i, after)
+        if concat is not None:
+            end = concat
             if nxt in _CAST_FLOWS:
-                out[first] = sid
-            first = None
+                out[sid] = found[concat][0]
     return out
 
 

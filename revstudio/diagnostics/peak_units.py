@@ -128,8 +128,8 @@ class UnitBuilder:
         shared = held = more = 0
         if info.type == "InvConv1x1":  # (the one layer either applies to)
             shared, held = forward_shared_bytes(view), held_bytes(view)
-            if shared and view.params.get("lu", True):
-                more = peak_invconv.lu_product_backward(view, self.elem, False) - self.node_work(nid)
+            if shared:
+                more = peak_invconv.layer_backward(view, self.elem, False) - self.node_work(nid)
         # a dropout's mask exists beside its input and output while it runs (its forward work)
         return Unit(nid if name is None else name, self.reads(nid) if reads is None else reads,
                     own if makes is None else makes, saved, extra, int(info.parameters) * self.elem,
@@ -151,9 +151,7 @@ class UnitBuilder:
         if info.type in FLOW_WORK:  # in outputs' worth, beside its output's and input's gradients
             work = FLOW_WORK[info.type] * self.largest_of([nid])
             if info.type == "InvConv1x1":
-                view = self.w.views[nid]
-                work = (peak_invconv.lu_product_backward(view, self.elem) if view.params.get("lu", True)
-                        else peak_invconv.plain_layer_backward(view, self.elem))
+                work = peak_invconv.layer_backward(self.w.views[nid], self.elem)
         elif info.type == "BiRNN":  # the fused kernel's backward builds its gate gradients at once
             from .rnn_memory import birnn_backward_work
 
