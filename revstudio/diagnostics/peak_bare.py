@@ -195,6 +195,16 @@ def uncorrected(b: Any, nexts: dict[str, str | None]) -> set[str]:
     return {sid for sid, kind in nexts.items() if kind in _CAST_FLOWS} if _pairs(b) else set()
 
 
+def x1_summed_anew(nexts: dict[str, str | None]) -> set[str]:
+    """The AffineCoupling steps of a region whose x1 gradient from their net is summed into a
+    new buffer (``runtime_steps._accumulate``): x1's gradient there is one handed on as it came,
+    not a sum the runtime owns, where the region's last step gets its output's (views of what
+    autograd hands the region) and where a flow or rearranging layer's backward made it. An
+    additive step or AffineCoupling after it has summed into x1's gradient already, and the sum
+    is made in place."""
+    return {sid for sid, kind in nexts.items() if kind is None or kind in _CAST_FLOWS or kind in _REARRANGING}
+
+
 def halves_viewed(b: Any, batch: int, shape: Sequence[int]) -> bool:
     """Whether the halves a region slices a stream of ``shape`` (per sample) into are dense
     views of one storage, not copies (``runtime_streams.apart``): one sample in channels-first

@@ -47,7 +47,7 @@ def sample_bytes(walker: Any, inputs: Iterable[Any], side: Iterable[Any],
 
 def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int, uncorrected: bool = False,
                      bare: bool = False, part_bare: int = 0, split_lo: bool = False,
-                     dead_before: bool = False) -> list[Moment] | None:
+                     dead_before: bool = False, x1_anew: bool = False) -> list[Moment] | None:
     """The steps of coupling node ``sid`` (``view``) of builder ``b``'s graph; None for another
     step, or a coupling whose bodies are not walked (priced whole by ``_moments``). ``largest``:
     its output's bytes, ``copies``: those of the held outputs' copies; ``uncorrected``: the next
@@ -56,11 +56,12 @@ def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int, unc
     bytes of its output's correction missing otherwise (:func:`bare_x1`); ``split_lo``: its
     output's halves come back with corrections of their own (:func:`split_corrections`);
     ``dead_before``: an additive step before it holds the dead part of its output's storage
-    (:func:`peak_bare.dead_before_additive`)."""
+    (:func:`peak_bare.dead_before_additive`); ``x1_anew``: an AffineCoupling's x1 gradient is
+    summed into a new buffer (:func:`peak_bare.x1_summed_anew`)."""
     if view.type == "AdditiveCoupling":
         return _halves(b, sid, view, largest, copies, bare)
     if view.type == "AffineCoupling":
-        return _affine(b, sid, view, largest, copies, uncorrected, bare, part_bare, split_lo, dead_before)
+        return _affine(b, sid, view, largest, copies, uncorrected, bare, part_bare, split_lo, dead_before, x1_anew)
     return None
 
 
@@ -144,7 +145,7 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, bare: bool =
 
 def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, uncorrected: bool,
             bare_stream: bool, part_bare: int = 0, split_lo: bool = False,
-            dead_before: bool = False) -> list[Moment] | None:
+            dead_before: bool = False, x1_anew: bool = False) -> list[Moment] | None:
     """An AffineCoupling's step (``runtime_affine.Affine.backward``): its net's graph rebuilt
     (walked alone: :func:`_net_walk`) with s and the clamp's tanh, then x2 = (y2 - t) /
     exp(s) in the stream's wide arithmetic (a pair's: five float64 and one float32 x2 at
@@ -156,12 +157,21 @@ def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, uncorrected:
     shape = view.inputs.get("in")
     if walked is None or not shape:
         return None
-    kept, peak = walked
-    half = view.batch * coupling_split(view.params, shape)[1] * _prod(shape[1:]) * b.elem  # x2
+    kept, peak, out = walked
+    split = coupling_split(view.params, shape)
+    half = view.batch * split[1] * _prod(shape[1:]) * b.elem  # x2
     log_scale = half if clamped(view.params) else 0  # s = clamp * tanh(. / clamp): a tensor of its own
     wide = half * b.stream_bytes // b.elem  # x2 in the stream's arithmetic
     rebuild = 5 * wide + half if b.stream_bytes > b.elem else 3 * wide
     own = int(b.w.report.nodes[sid].parameters) * b.elem
+    # once the net's backward is done, x1's gradient from it is summed into the one x1 has; where
+    # that is a gradient handed on as it came (``x1_anew``), into a new buffer, beside the net's
+    # output (s and t are still held) and every weight's gradient: where the weights outweigh
+    # the net's activations that moment is the step's (random network 428 at batch 1, 4x4
+    # positions, the region's last step, under a budget, was 1.6 % under; 499 and 552, before a
+    # wired block, which sums into it first, are not)
+    x1 = view.batch * split[0] * _prod(shape[1:]) * b.elem
+    summed = out + 2 * x1 + own if x1_anew else 0
     # after a flow layer: its output, rebuilt by the flow's inverse, has no correction of its own
     # yet (zeros that take no memory), where the walk of the region counts one; and the flow's
     # backward hands it its output's gradient as a new tensor, beside the net's backward
@@ -184,7 +194,7 @@ def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, uncorrected:
     else:
         dead = _viewed_y2(b, view, shape, half if split_lo else wide)
     # (the net's walk counts its parameters' gradients as they appear; the region adds them all)
-    return [(own, 1, peak - own + log_scale + 2 * half + copies - bare + handed - (dead if bare_stream else 0),
+    return [(own, 1, max(peak, summed) - own + log_scale + 2 * half + copies - bare + handed - (dead if bare_stream else 0),
              kept + 2 * log_scale + rebuild + copies - bare, largest, dead)]
 
 
@@ -201,13 +211,13 @@ def _viewed_y2(b: Any, view: Any, shape: Sequence[int], wide: int) -> int:
     return wide if halves_viewed(b, view.batch, shape) else 0
 
 
-def _net_walk(b: Any, name: str, shared: bool = False) -> tuple[int, int] | None:
+def _net_walk(b: Any, name: str, shared: bool = False) -> tuple[int, int, int] | None:
     """A coupling's body ``name`` (an AffineCoupling's net, an AdditiveCoupling node's F or G)
     walked alone with its output's gradient seeded: (what
     its forward keeps, its output included; the most its backward holds, its parameters'
-    gradients included, as they appear). ``shared``: that gradient outlives the walk (an
-    AdditiveCoupling's F or G: its output's gradient is the stream's). None where its body
-    does not check."""
+    gradients included, as they appear; its output's bytes). ``shared``: that gradient outlives
+    the walk (an AdditiveCoupling's F or G: its output's gradient is the stream's). None where
+    its body does not check."""
     key = (name, shared)
     if key not in b._nets:
         b._nets[key] = None
@@ -218,7 +228,7 @@ def _net_walk(b: Any, name: str, shared: bool = False) -> tuple[int, int] | None
                     for src in (w.source.get((n, "in")),) if src is not None]
             walk = simulate([sub.unit(n, *sub.saved_by(n)) for n in sub.order], w.nbytes, w.base,
                             sub.needs_grad, outs, seeds=[(v, shared) for v in outs])
-            b._nets[key] = (walk.kept, walk.peak)
+            b._nets[key] = (walk.kept, walk.peak, sum(w.nbytes(v) for v in outs))
     return b._nets[key]
 
 

@@ -38,7 +38,7 @@ class UnitBuilder:
         self.w: Any = walker
         self.active = active  # the group bodies this builder is inside (recursion-safe)
         self._bodies: dict[str, tuple[UnitBuilder, Any] | None] = {}
-        self._nets: dict[tuple[str, bool], tuple[int, int] | None] = {}
+        self._nets: dict[tuple[str, bool], tuple[int, int, int] | None] = {}
         self.order = [n for n in order if n in self.w.views and self.w.report.nodes[n].type != "Input"]
         self.stream_bytes = stream_bytes
         self.channels_last = False  # the streams of the region being priced (``peak_steps.channels_last``)
@@ -345,6 +345,7 @@ class UnitBuilder:
         split_lo = peak_bare.split_corrections(self, steps, couplings, bare, bare_wired)
         dead_on = peak_bare.dead_before_additive(self, steps, bare)
         flow_first = peak_bare.flow_joined(self, steps, couplings, after)
+        x1_anew = peak_bare.x1_summed_anew(nexts)
         for sid in steps:
             view = self.w.views.get(sid)
             if view is not None and view.type == "Squeeze":  # its backward joins the streams' gradient anew
@@ -365,7 +366,7 @@ class UnitBuilder:
             largest = self.largest_of(body)
             act = max(act, largest // parts)
             own_steps = coupling_moments(self, sid, view, largest, copies, sid in flows, sid in bare,
-                                         parts_bare.get(sid, 0), sid in split_lo, sid in dead_on) \
+                                         parts_bare.get(sid, 0), sid in split_lo, sid in dead_on, sid in x1_anew) \
                 if sid not in couplings else None
             if own_steps is not None:  # a coupling node's: F's and G's, an AffineCoupling's
                 moments += own_steps

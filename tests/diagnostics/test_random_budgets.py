@@ -194,6 +194,15 @@ def test_an_additive_step_before_a_bare_affine_coupling_holds_its_dead_part() ->
     assert 3 in _cuts_hold(311, {3}, batch=1)
 
 
+def test_an_affine_couplings_x1_gradient_is_summed_beside_every_weights_gradient() -> None:
+    """Seed 428 at batch 1, cut 4 (held out): the rest starts with an AffineCoupling after a
+    Squeeze, at 4x4 positions, whose net's weights' gradients are larger than its activations.
+    Once the net's backward is done, x1's gradient from it is summed into the one the region's
+    output handed on, a new buffer, while s, t and every weight's gradient still exist: the walk
+    took the net's own peak for the step's (1.6 % under)."""
+    assert 4 in _cuts_hold(428, {4}, batch=1)
+
+
 def test_a_priced_copy_holds_the_whole_value_it_splits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where a Repeat is not walked as its copies, each kept copy is one priced unit: the first,
     a coupling node splitting a value nothing joins (seed 62's Squeeze output), holds all of it."""
