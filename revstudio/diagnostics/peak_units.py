@@ -339,7 +339,7 @@ class UnitBuilder:
         act = 0
         steps = list(getattr(region, "steps", ()))
         nexts = peak_bare.next_types(self, steps, after)
-        flows, bare = peak_bare.uncorrected(self, nexts), peak_bare.bare_streams(self, steps, after)
+        bare = peak_bare.bare_streams(self, steps, after)
         bare_wired = peak_bare.bare_wired(self, steps, couplings, after)
         parts_bare = peak_bare.bare_x1(self, steps, bare)
         split_lo = peak_bare.split_corrections(self, steps, couplings, bare, bare_wired)
@@ -365,7 +365,7 @@ class UnitBuilder:
             parts = self._parts(sid)  # a Repeat or coupling node runs as several runtime steps
             largest = self.largest_of(body)
             act = max(act, largest // parts)
-            own_steps = coupling_moments(self, sid, view, largest, copies, sid in flows, sid in bare,
+            own_steps = coupling_moments(self, sid, view, largest, copies, sid in bare,
                                          parts_bare.get(sid, 0), sid in split_lo, sid in dead_on, sid in x1_anew) \
                 if sid not in couplings else None
             if own_steps is not None:  # a coupling node's: F's and G's, an AffineCoupling's
