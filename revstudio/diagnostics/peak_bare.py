@@ -83,6 +83,27 @@ def _after_block(found: Sequence[tuple[str, str]], at: int, after: str | None,
     return concat, after
 
 
+# what follows a region's last step (a spliced body's next copy's first): the type of the next step
+# that computes, and of the next that is no rearranging layer (None: the region's end)
+After = tuple[str | None, str | None]
+NOTHING_AFTER: After = (None, None)
+
+
+def after_each(b: Any, steps: Sequence[str], after: After = NOTHING_AFTER) -> dict[str, After]:
+    """For each step of a region that computes, what follows it (:data:`After`); ``after``:
+    what follows the region's last step."""
+    far = next_types(b, steps, after[1], _REARRANGING)
+    return {sid: (kind, far.get(sid)) for sid, kind in next_types(b, steps, after[0]).items()}
+
+
+def first_after(b: Any, steps: Sequence[str], after: After = NOTHING_AFTER) -> After:
+    """What follows a step that ``steps`` (a region's, in forward order) come right after: their
+    first computing step's type and their first not rearranging, else ``after``'s."""
+    near = next((kind for _, kind in _computing(b, steps)), None)
+    far = next((kind for _, kind in _computing(b, steps, _REARRANGING)), None)
+    return (after[0] if near is None else near, after[1] if far is None else far)
+
+
 def next_types(b: Any, steps: Sequence[str], after: str | None = None,
                skip: AbstractSet[str] = frozenset()) -> dict[str, str | None]:
     """For each step of a region that computes (in forward order), the type of the next one that
@@ -95,7 +116,9 @@ def next_types(b: Any, steps: Sequence[str], after: str | None = None,
 def bare_streams(b: Any, steps: Sequence[str], after: str | None = None) -> set[str]:
     """The steps of a region whose output backward rebuilds with no correction: a flow layer
     with weights rebuilds it, directly or through layers that only rearrange it (a Squeeze
-    between Glow steps); none but in pairs (:func:`uncorrected`: the directly followed)."""
+    between Glow steps); none but in pairs (:func:`uncorrected`: the directly followed).
+    ``after``: the type of the first step after the region's end that is no rearranging layer
+    (``After``'s second)."""
     return uncorrected(b, next_types(b, steps, after, _REARRANGING))
 
 
@@ -126,8 +149,9 @@ def bare_x1(b: Any, steps: Sequence[str], bare: AbstractSet[str]) -> dict[str, i
 
 def bare_wired(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], after: str | None = None) -> set[str]:
     """The wired couplings of a region (``couplings``, by their Merge) whose block's output
-    backward rebuilds with no correction (:func:`bare_streams`): a flow layer with weights
-    follows the block, its own other couplings, its Concat and rearranging layers passed over
+    backward rebuilds with no correction (:func:`bare_streams`, and ``after`` as there): a flow
+    layer with weights follows the block, its own other couplings, its Concat and rearranging
+    layers passed over
     (another wired block in between rebuilds it corrected: random networks 34 and 264 were up to
     0.45 % over at batch 1 with every Merge passed over). Both halves of the joined output come
     back bare, and each coupling's rebuild gives the input it rebuilds a correction of its own

@@ -19,7 +19,7 @@ from typing import Any
 from ..core.graph import PortRef
 from .estimate_walk import _prod, _values_of
 from .peak import Value, simulate
-from .peak_bare import _CAST_FLOWS, _computing, halves_viewed
+from .peak_bare import _CAST_FLOWS, After, first_after, halves_viewed
 from .save_rules import clamped, coupling_split
 from .stream_updates import update_break, update_temporaries
 
@@ -85,11 +85,11 @@ def kept_params(b: Any, region: Any) -> int:
 
 
 def spliced_moments(b: Any, sid: str, inner: tuple[Any, Any, int], out_set: AbstractSet[Any], copies: int,
-                    after: str | None) -> tuple[list[Moment], int]:
+                    after: After) -> tuple[list[Moment], int]:
     """The steps of Group or Repeat ``sid`` whose body is one invertible region, spliced into
     ``b``'s region, every copy's: (their moments, the largest output of one runtime step). The
-    last copy is followed by ``after`` (the type of the region's next step), the others by the
-    next copy's first step; ``out_set``: the region's outputs."""
+    last copy is followed by ``after`` (what follows the Group in the region: ``peak_bare.After``),
+    the others by the next copy's first steps; ``out_set``: the region's outputs."""
     sub, body_region, times = inner
     # the body's outputs are the region's where the group's are (the last copy's)
     ends = {v for v in _values_of(sub.w, getattr(body_region, "outputs", ())) if v is not None} \
@@ -98,7 +98,7 @@ def spliced_moments(b: Any, sid: str, inner: tuple[Any, Any, int], out_set: Abst
     last, largest = sub._moments(body_region, ends, copies, after)
     others = last
     if times > 1:
-        first = next((kind for _, kind in _computing(sub, getattr(body_region, "steps", ()))), None)
+        first = first_after(sub, getattr(body_region, "steps", ()), after)
         if first != after:
             others, _ = sub._moments(body_region, ends, copies, first)
     b.breaks |= sub.breaks
@@ -139,7 +139,10 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, bare: bool =
         # random network 21 was 4.3 % over under a budget and 28 6.7 % at batch 1.
         with_grads = keep + largest if walked is None else walked[1] - 2 * value - own
         grown = value if bare else 0
-        out.append((own, 1, with_grads + copies + grown, before + grown, value, 0))
+        # (the update itself: from two samples the halves are copies, and a first update of a
+        # copy with no correction is TwoSum alone, whose new pair takes the copy's place)
+        viewed = halves_viewed(b, b.w.batch, view.inputs.get("in") or ())
+        out.append((own, 1, with_grads + copies + grown, before + (grown if viewed else 0), value, 0))
     return out
 
 

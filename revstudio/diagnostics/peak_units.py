@@ -323,7 +323,7 @@ class UnitBuilder:
                     work_after=peak_steps.reordered_grads(self, region), joined=views)
 
     def _moments(self, region: Any, out_set: AbstractSet[Value], copies: int,
-                 after: str | None = None) -> tuple[list[Moment], int]:
+                 after: peak_bare.After = peak_bare.NOTHING_AFTER) -> tuple[list[Moment], int]:
         """Per computing step of ``region``, in forward order: (its parameter bytes, its runtime
         steps, the most its backward holds while its parameters' gradients exist, the most
         before they do, the stream value an additive update passes on, what more it holds beside
@@ -332,19 +332,24 @@ class UnitBuilder:
         largest output of one runtime step. A Group or Repeat whose body is one invertible region runs as its
         body's steps spliced into the region, every copy's (``spliced``); ``out_set``: the
         region's outputs (kept anyway), ``copies``: the bytes of the held outputs' copies;
-        ``after``: the type of the step after the region's (a spliced body's next copy's)."""
+        ``after``: what follows the region's last step (``peak_bare.After``: a spliced body's
+        next copy's first)."""
         couplings = getattr(region, "couplings", {}) or {}
         infos = self.w.report.nodes
         moments: list[Moment] = []
         act = 0
         steps = list(getattr(region, "steps", ()))
-        nexts = peak_bare.next_types(self, steps, after)
-        bare = peak_bare.bare_streams(self, steps, after)
-        bare_wired = peak_bare.bare_wired(self, steps, couplings, after)
+        following = peak_bare.after_each(self, steps, after)
+        nexts = {sid: near for sid, (near, _) in following.items()}
+        # (a Group whose body is spliced passes what follows it on, past a Squeeze too: random
+        # network 601's coupling node in a Group before a Squeeze and an ActNorm was 1.8 % under
+        # at batch 1, its streams priced as corrected)
+        bare = peak_bare.bare_streams(self, steps, after[1])
+        bare_wired = peak_bare.bare_wired(self, steps, couplings, after[1])
         parts_bare = peak_bare.bare_x1(self, steps, bare)
         split_lo = peak_bare.split_corrections(self, steps, couplings, bare, bare_wired)
         dead_on = peak_bare.dead_before_additive(self, steps, bare)
-        flow_first = peak_bare.flow_joined(self, steps, couplings, after)
+        flow_first = peak_bare.flow_joined(self, steps, couplings, after[0])
         x1_anew = peak_bare.x1_summed_anew(nexts)
         for sid in steps:
             view = self.w.views.get(sid)
@@ -355,7 +360,8 @@ class UnitBuilder:
                 continue
             inner = self.spliced(sid) if sid not in couplings else None
             if inner is not None:
-                spliced, largest = peak_steps.spliced_moments(self, sid, inner, out_set, copies, nexts.get(sid))
+                spliced, largest = peak_steps.spliced_moments(self, sid, inner, out_set, copies,
+                                                                 following.get(sid, peak_bare.NOTHING_AFTER))
                 kept, times = peak_steps.kept_copies(self, region, sid)  # (the head runs those)
                 moments += spliced[len(spliced) // times * kept:]
                 act = max(act, largest)

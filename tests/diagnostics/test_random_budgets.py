@@ -213,6 +213,17 @@ def test_a_squeeze_before_a_flow_layer_hands_the_affine_coupling_a_new_gradient(
     assert 3 in _cuts_hold(494, {3}, batch=2)
 
 
+def test_a_group_before_a_squeeze_and_a_flow_layer_rebuilds_bare_streams() -> None:
+    """Seed 601 (held out): a Group of an AdditiveCoupling node, then a Squeeze and an ActNorm.
+    The Group's body was told only of the Squeeze after it, so its streams were priced as
+    corrected: at one sample each half's update makes a correction of zeros and updates in
+    place with three temporaries, 1.8 % under in reversible mode and the cuts that keep its peak.
+    From two samples, its halves copies, the update is TwoSum alone over the copy, which its new
+    pair replaces (0.6 % over when priced as at one sample)."""
+    assert {0, 4} <= set(_cuts_hold(601, {0, 4}, batch=1))
+    assert 0 in _cuts_hold(601, {0}, batch=2)
+
+
 def test_a_priced_copy_holds_the_whole_value_it_splits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where a Repeat is not walked as its copies, each kept copy is one priced unit: the first,
     a coupling node splitting a value nothing joins (seed 62's Squeeze output), holds all of it."""
