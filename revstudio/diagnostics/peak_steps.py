@@ -47,7 +47,7 @@ def sample_bytes(walker: Any, inputs: Iterable[Any], side: Iterable[Any],
 
 def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int,
                      bare: bool = False, part_bare: int = 0, split_lo: bool = False,
-                     dead_before: bool = False, x1_anew: bool = False) -> list[Moment] | None:
+                     dead_before: bool = False, x1_anew: bool = False, flow_next: bool = False) -> list[Moment] | None:
     """The steps of coupling node ``sid`` (``view``) of builder ``b``'s graph; None for another
     step, or a coupling whose bodies are not walked (priced whole by ``_moments``). ``largest``:
     its output's bytes, ``copies``: those of the held outputs' copies; ``bare``: backward rebuilds
@@ -57,9 +57,10 @@ def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int,
     output's halves come back with corrections of their own (:func:`split_corrections`);
     ``dead_before``: an additive step before it holds the dead part of its output's storage
     (:func:`peak_bare.dead_before_additive`); ``x1_anew``: an AffineCoupling's x1 gradient is
-    summed into a new buffer (:func:`peak_bare.x1_summed_anew`)."""
+    summed into a new buffer (:func:`peak_bare.x1_summed_anew`); ``flow_next``: a flow layer with
+    weights directly follows it (:func:`peak_bare.uncorrected`)."""
     if view.type == "AdditiveCoupling":
-        return _halves(b, sid, view, largest, copies, bare)
+        return _halves(b, sid, view, largest, copies, bare, flow_next)
     if view.type == "AffineCoupling":
         return _affine(b, sid, view, largest, copies, bare, part_bare, split_lo, dead_before, x1_anew)
     return None
@@ -105,13 +106,18 @@ def spliced_moments(b: Any, sid: str, inner: tuple[Any, Any, int], out_set: Abst
     return others * (times - 1) + last, largest
 
 
-def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, bare: bool = False) -> list[Moment] | None:
+def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, bare: bool = False,
+            flow_next: bool = False) -> list[Moment] | None:
     """An AdditiveCoupling node's F and G as the two runtime steps it runs as, each rebuilding
     its own body's graph (priced as one step of two equal parts, a node whose G keeps three
     tensors and F one was 8.9 % above the measured peak), its backward walked alone, layer by
     layer (:func:`_net_walk`); None where it has no F and G bodies. ``bare``: its output comes
     back with no correction (:func:`bare_streams`), and each half's rebuild gives the half it
-    rebuilds a correction of its own (as :func:`bare_wired`'s blocks)."""
+    rebuilds a correction of its own (as :func:`bare_wired`'s blocks); ``flow_next``: a flow layer
+    follows it, whose backward hands it its output's gradient as one new tensor, and G's backward
+    sums y1's into a new one beside it before F's update (as ``peak_bare.flow_joined``'s wired
+    blocks: random network 665's node before an ActNorm was 1.1 % under at batch 1 under a
+    budget whose rest starts with it)."""
     names = [view.params.get("f"), view.params.get("g")]
     bodies = [view.bodies.get("f"), view.bodies.get("g")]
     updates = b._updates(sid, None)
@@ -142,6 +148,8 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, bare: bool =
         # (the update itself: from two samples the halves are copies, and a first update of a
         # copy with no correction is TwoSum alone, whose new pair takes the copy's place)
         viewed = halves_viewed(b, b.w.batch, view.inputs.get("in") or ())
+        if flow_next and not out:  # (F: backward runs it second)
+            before += largest - value
         out.append((own, 1, with_grads + copies + grown, before + (grown if viewed else 0), value, 0))
     return out
 

@@ -351,6 +351,7 @@ class UnitBuilder:
         dead_on = peak_bare.dead_before_additive(self, steps, bare)
         flow_first = peak_bare.flow_joined(self, steps, couplings, after[0])
         x1_anew = peak_bare.x1_summed_anew(nexts)
+        flows = peak_bare.uncorrected(self, nexts)
         for sid in steps:
             view = self.w.views.get(sid)
             if view is not None and view.type == "Squeeze":  # its backward joins the streams' gradient anew
@@ -372,7 +373,8 @@ class UnitBuilder:
             largest = self.largest_of(body)
             act = max(act, largest // parts)
             own_steps = coupling_moments(self, sid, view, largest, copies, sid in bare,
-                                         parts_bare.get(sid, 0), sid in split_lo, sid in dead_on, sid in x1_anew) \
+                                         parts_bare.get(sid, 0), sid in split_lo, sid in dead_on, sid in x1_anew,
+                                         sid in flows) \
                 if sid not in couplings else None
             if own_steps is not None:  # a coupling node's: F's and G's, an AffineCoupling's
                 moments += own_steps

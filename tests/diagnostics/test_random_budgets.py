@@ -224,6 +224,14 @@ def test_a_group_before_a_squeeze_and_a_flow_layer_rebuilds_bare_streams() -> No
     assert 0 in _cuts_hold(601, {0}, batch=2)
 
 
+def test_a_coupling_node_before_a_flow_layer_sums_y1s_gradient_anew() -> None:
+    """Seed 665 at batch 1, cut 5 (held out): the rest starts with an AdditiveCoupling node
+    before an ActNorm. The ActNorm's backward hands the node its output's gradient as one new
+    tensor, and G's backward sums y1's into a new buffer beside it, both alive at F's update:
+    1.1 % under, as a wired block there was until stop 38."""
+    assert 5 in _cuts_hold(665, {5}, batch=1)
+
+
 def test_a_priced_copy_holds_the_whole_value_it_splits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where a Repeat is not walked as its copies, each kept copy is one priced unit: the first,
     a coupling node splitting a value nothing joins (seed 62's Squeeze output), holds all of it."""
