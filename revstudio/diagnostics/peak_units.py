@@ -347,7 +347,8 @@ class UnitBuilder:
         bare = peak_bare.bare_streams(self, steps, after[1])
         bare_wired = peak_bare.bare_wired(self, steps, couplings, after[1])
         parts_bare = peak_bare.bare_x1(self, steps, bare)
-        split_lo = peak_bare.split_corrections(self, steps, couplings, bare, bare_wired)
+        split_lo = peak_bare.split_corrections(self, steps, couplings, bare, bare_wired) \
+            | peak_bare.bare_x1_viewed(self, steps, bare)
         dead_on = peak_bare.dead_before_additive(self, steps, bare)
         flow_first = peak_bare.flow_joined(self, steps, couplings, after[0])
         x1_anew = peak_bare.x1_summed_anew(nexts)
