@@ -47,7 +47,8 @@ def sample_bytes(walker: Any, inputs: Iterable[Any], side: Iterable[Any],
 
 def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int,
                      bare: bool = False, part_bare: int = 0, split_lo: bool = False,
-                     dead_before: bool = False, x1_anew: bool = False, flow_next: bool = False) -> list[Moment] | None:
+                     dead_before: bool = False, x1_anew: bool = False, flow_next: bool = False,
+                     x1_bare: bool = False) -> list[Moment] | None:
     """The steps of coupling node ``sid`` (``view``) of builder ``b``'s graph; None for another
     step, or a coupling whose bodies are not walked (priced whole by ``_moments``). ``largest``:
     its output's bytes, ``copies``: those of the held outputs' copies; ``bare``: backward rebuilds
@@ -58,11 +59,12 @@ def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int,
     ``dead_before``: an additive step before it holds the dead part of its output's storage
     (:func:`peak_bare.dead_before_additive`); ``x1_anew``: an AffineCoupling's x1 gradient is
     summed into a new buffer (:func:`peak_bare.x1_summed_anew`); ``flow_next``: a flow layer with
-    weights directly follows it (:func:`peak_bare.uncorrected`)."""
+    weights directly follows it (:func:`peak_bare.uncorrected`); ``x1_bare``: at one sample, its x1
+    comes back with no correction (:func:`peak_bare.bare_x1_viewed`)."""
     if view.type == "AdditiveCoupling":
         return _halves(b, sid, view, largest, copies, bare, flow_next)
     if view.type == "AffineCoupling":
-        return _affine(b, sid, view, largest, copies, bare, part_bare, split_lo, dead_before, x1_anew)
+        return _affine(b, sid, view, largest, copies, bare, part_bare, split_lo, dead_before, x1_anew, x1_bare)
     return None
 
 
@@ -154,8 +156,9 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, bare: bool =
     return out
 
 
-def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, bare_stream: bool, part_bare: int = 0, split_lo: bool = False,
-            dead_before: bool = False, x1_anew: bool = False) -> list[Moment] | None:
+def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, bare_stream: bool, part_bare: int = 0,
+            split_lo: bool = False, dead_before: bool = False, x1_anew: bool = False,
+            x1_bare: bool = False) -> list[Moment] | None:
     """An AffineCoupling's step (``runtime_affine.Affine.backward``): its net's graph rebuilt
     (walked alone: :func:`_net_walk`) with s and the clamp's tanh, then x2 = (y2 - t) /
     exp(s) in the stream's wide arithmetic (a pair's: five float64 and one float32 x2 at
@@ -204,6 +207,8 @@ def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, bare_stream:
     # batch 1; an AffineCoupling before it passes x1 on still bare: network 94)
     if bare_stream:
         dead = _viewed_y2(b, view, shape, half) if dead_before else 0
+    elif x1_bare:  # the part in hi takes the place of x1's missing correction, which the region counts
+        dead = 0
     else:
         dead = _viewed_y2(b, view, shape, half if split_lo else wide)
     # (the net's walk counts its parameters' gradients as they appear; the region adds them all)

@@ -347,8 +347,8 @@ class UnitBuilder:
         bare = peak_bare.bare_streams(self, steps, after[1])
         bare_wired = peak_bare.bare_wired(self, steps, couplings, after[1])
         parts_bare = peak_bare.bare_x1(self, steps, bare)
-        split_lo = peak_bare.split_corrections(self, steps, couplings, bare, bare_wired) \
-            | peak_bare.bare_x1_viewed(self, steps, bare)
+        split_lo = peak_bare.split_corrections(self, steps, couplings, bare, bare_wired)
+        x1_bare = peak_bare.bare_x1_viewed(self, steps, bare)
         dead_on = peak_bare.dead_before_additive(self, steps, bare)
         flow_first = peak_bare.flow_joined(self, steps, couplings, after[0])
         x1_anew = peak_bare.x1_summed_anew(nexts)
@@ -375,7 +375,7 @@ class UnitBuilder:
             act = max(act, largest // parts)
             own_steps = coupling_moments(self, sid, view, largest, copies, sid in bare,
                                          parts_bare.get(sid, 0), sid in split_lo, sid in dead_on, sid in x1_anew,
-                                         sid in flows) \
+                                         sid in flows, sid in x1_bare) \
                 if sid not in couplings else None
             if own_steps is not None:  # a coupling node's: F's and G's, an AffineCoupling's
                 moments += own_steps
