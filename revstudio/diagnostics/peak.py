@@ -149,7 +149,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         if early_stop:  # what a layer keeps exists beside its outputs (its forward work holds it, if any)
             if not (u.output_last and u is units[stop - 1]):  # (else the recompute stops before they exist)
                 made = 0
-            recompute = max(recompute, total - made + max(u.work_fwd, (
+            recompute = max(recompute, total - made + max(u.work_fwd + made, (  # (its work is beside its outputs)
                 u.extra if u.extra_fwd is None else u.extra_fwd) if u.grad else 0))
         elif total + u.work_fwd > peak:
             peak, phase, at = total + u.work_fwd, "forward", u.name
