@@ -19,7 +19,7 @@ from typing import Any
 from ..core.graph import PortRef
 from .estimate_walk import _prod, _values_of
 from .peak import Value, simulate
-from .peak_bare import _CAST_FLOWS, After, first_after, halves_viewed
+from .peak_bare import _CAST_FLOWS, After, Facts, first_after, halves_viewed
 from .save_rules import clamped, coupling_split
 from .stream_updates import update_break, update_temporaries
 
@@ -46,25 +46,15 @@ def sample_bytes(walker: Any, inputs: Iterable[Any], side: Iterable[Any],
 
 
 def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int,
-                     bare: bool = False, part_bare: int = 0, split_lo: bool = False,
-                     dead_before: bool = False, x1_anew: bool = False, flow_next: bool = False,
-                     x1_bare: bool = False) -> list[Moment] | None:
+                     facts: Facts) -> list[Moment] | None:
     """The steps of coupling node ``sid`` (``view``) of builder ``b``'s graph; None for another
     step, or a coupling whose bodies are not walked (priced whole by ``_moments``). ``largest``:
-    its output's bytes, ``copies``: those of the held outputs' copies; ``bare``: backward rebuilds
-    its output with no correction, a flow layer with weights after it, directly or through
-    rearranging layers (:func:`bare_streams`); ``part_bare``: the
-    bytes of its output's correction missing otherwise (:func:`bare_x1`); ``split_lo``: its
-    output's halves come back with corrections of their own (:func:`split_corrections`);
-    ``dead_before``: an additive step before it holds the dead part of its output's storage
-    (:func:`peak_bare.dead_before_additive`); ``x1_anew``: an AffineCoupling's x1 gradient is
-    summed into a new buffer (:func:`peak_bare.x1_summed_anew`); ``flow_next``: a flow layer with
-    weights directly follows it (:func:`peak_bare.uncorrected`); ``x1_bare``: at one sample, its x1
-    comes back with no correction (:func:`peak_bare.bare_x1_viewed`)."""
+    its output's bytes, ``copies``: those of the held outputs' copies; ``facts``: what the
+    analysis of its region knows of it (``peak_bare.Facts``)."""
     if view.type == "AdditiveCoupling":
-        return _halves(b, sid, view, largest, copies, bare, flow_next)
+        return _halves(b, sid, view, largest, copies, facts.bare, facts.flow_next)
     if view.type == "AffineCoupling":
-        return _affine(b, sid, view, largest, copies, bare, part_bare, split_lo, dead_before, x1_anew, x1_bare)
+        return _affine(b, sid, view, largest, copies, facts)
     return None
 
 
@@ -156,9 +146,7 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, bare: bool =
     return out
 
 
-def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, bare_stream: bool, part_bare: int = 0,
-            split_lo: bool = False, dead_before: bool = False, x1_anew: bool = False,
-            x1_bare: bool = False) -> list[Moment] | None:
+def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, facts: Facts) -> list[Moment] | None:
     """An AffineCoupling's step (``runtime_affine.Affine.backward``): its net's graph rebuilt
     (walked alone: :func:`_net_walk`) with s and the clamp's tanh, then x2 = (y2 - t) /
     exp(s) in the stream's wide arithmetic (a pair's: five float64 and one float32 x2 at
@@ -178,13 +166,13 @@ def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, bare_stream:
     rebuild = 5 * wide + half if b.stream_bytes > b.elem else 3 * wide
     own = int(b.w.report.nodes[sid].parameters) * b.elem
     # once the net's backward is done, x1's gradient from it is summed into the one x1 has; where
-    # that is a gradient handed on as it came (``x1_anew``), into a new buffer, beside the net's
+    # that is a gradient handed on as it came (``facts.x1_anew``), into a new buffer, beside the net's
     # output (s and t are still held) and every weight's gradient: where the weights outweigh
     # the net's activations that moment is the step's (random network 428 at batch 1, 4x4
     # positions, the region's last step, under a budget, was 1.6 % under; 499 and 552, before a
     # wired block, which sums into it first, are not)
     x1 = view.batch * split[0] * _prod(shape[1:]) * b.elem
-    summed = out + 2 * x1 + own if x1_anew else 0
+    summed = out + 2 * x1 + own if facts.x1_anew else 0
     # before a flow layer, or a Squeeze before one: its output, rebuilt by the flow's inverse
     # (and rearranged), has no correction of its own yet (zeros that take no memory), where the
     # walk of the region counts one; and the flow's backward, or the Squeeze's, hands it its
@@ -192,9 +180,9 @@ def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, bare_stream:
     # keeps: none where a flow layer makes its outputs too). Random network 494, an
     # AffineCoupling before a Squeeze and an ActNorm, was 2.7 % under at batch 1 without the
     # Squeeze's (cuts 3-5, held out)
-    bare = min(largest * (b.stream_bytes - b.elem) // b.elem if bare_stream else part_bare, b.kept_wide)
-    handed = largest if bare_stream else 0
-    if bare_stream and not halves_viewed(b, view.batch, shape):
+    bare = min(largest * (b.stream_bytes - b.elem) // b.elem if facts.bare else facts.part_bare, b.kept_wide)
+    handed = largest if facts.bare else 0
+    if facts.bare and not halves_viewed(b, view.batch, shape):
         # its halves copies, the flow's rebuilt output is gone once split: x1 alone (no
         # correction) beside the rebuilt x2 pair, one half less than at one sample, where x1's
         # view keeps it (random network 51 at batch 2 was 3.2 % over; 494 0.4 %)
@@ -205,14 +193,14 @@ def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, bare_stream:
     # and only for an additive step before it, which makes its x1 a correction again (random
     # network 311's coupling node before an AffineCoupling after a Squeeze, 8,224 B under at
     # batch 1; an AffineCoupling before it passes x1 on still bare: network 94)
-    if bare_stream:
-        dead = _viewed_y2(b, view, shape, half) if dead_before else 0
-    elif x1_bare:  # the part in hi takes the place of x1's missing correction, which the region counts
+    if facts.bare:
+        dead = _viewed_y2(b, view, shape, half) if facts.dead_before else 0
+    elif facts.x1_bare:  # the part in hi takes the place of x1's missing correction, which the region counts
         dead = 0
     else:
-        dead = _viewed_y2(b, view, shape, half if split_lo else wide)
+        dead = _viewed_y2(b, view, shape, half if facts.split_lo else wide)
     # (the net's walk counts its parameters' gradients as they appear; the region adds them all)
-    return [(own, 1, max(peak, summed) - own + log_scale + 2 * half + copies - bare + handed - (dead if bare_stream else 0),
+    return [(own, 1, max(peak, summed) - own + log_scale + 2 * half + copies - bare + handed - (dead if facts.bare else 0),
              kept + 2 * log_scale + rebuild + copies - bare, largest, dead)]
 
 

@@ -339,20 +339,8 @@ class UnitBuilder:
         moments: list[Moment] = []
         act = 0
         steps = list(getattr(region, "steps", ()))
-        following = peak_bare.after_each(self, steps, after)
-        nexts = {sid: near for sid, (near, _) in following.items()}
-        # (a Group whose body is spliced passes what follows it on, past a Squeeze too: random
-        # network 601's coupling node in a Group before a Squeeze and an ActNorm was 1.8 % under
-        # at batch 1, its streams priced as corrected)
-        bare = peak_bare.bare_streams(self, steps, after[1])
-        bare_wired = peak_bare.bare_wired(self, steps, couplings, after[1])
-        parts_bare = peak_bare.bare_x1(self, steps, bare)
-        split_lo = peak_bare.split_corrections(self, steps, couplings, bare, bare_wired)
-        x1_bare = peak_bare.bare_x1_viewed(self, steps, bare)
-        dead_on = peak_bare.dead_before_additive(self, steps, bare)
-        flow_first = peak_bare.flow_joined(self, steps, couplings, after[0])
-        x1_anew = peak_bare.x1_summed_anew(nexts)
-        flows = peak_bare.uncorrected(self, nexts)
+        known = peak_bare.analyse(self, steps, couplings, after)
+        bare_wired, flow_first = known.bare_wired, known.flow_first
         for sid in steps:
             view = self.w.views.get(sid)
             if view is not None and view.type == "Squeeze":  # its backward joins the streams' gradient anew
@@ -363,7 +351,7 @@ class UnitBuilder:
             inner = self.spliced(sid) if sid not in couplings else None
             if inner is not None:
                 spliced, largest = peak_steps.spliced_moments(self, sid, inner, out_set, copies,
-                                                                 following.get(sid, peak_bare.NOTHING_AFTER))
+                                                                 known.following.get(sid, peak_bare.NOTHING_AFTER))
                 kept, times = peak_steps.kept_copies(self, region, sid)  # (the head runs those)
                 moments += spliced[len(spliced) // times * kept:]
                 act = max(act, largest)
@@ -373,9 +361,7 @@ class UnitBuilder:
             parts = self._parts(sid)  # a Repeat or coupling node runs as several runtime steps
             largest = self.largest_of(body)
             act = max(act, largest // parts)
-            own_steps = coupling_moments(self, sid, view, largest, copies, sid in bare,
-                                         parts_bare.get(sid, 0), sid in split_lo, sid in dead_on, sid in x1_anew,
-                                         sid in flows, sid in x1_bare) \
+            own_steps = coupling_moments(self, sid, view, largest, copies, known.of(sid)) \
                 if sid not in couplings else None
             if own_steps is not None:  # a coupling node's: F's and G's, an AffineCoupling's
                 moments += own_steps
@@ -388,7 +374,7 @@ class UnitBuilder:
             walked = wired_walk(self, sid, couplings[sid].body) if sid in couplings else None
             with_grads = (recompute + work * largest) // parts if walked is None else walked
             if view.type == "InvConv1x1" and view.inputs.get("in"):
-                with_grads += peak_invconv.rerun_backward(view, self.elem, nexts.get(sid) is not None)
+                with_grads += peak_invconv.rerun_backward(view, self.elem, known.nexts(sid) is not None)
             before = 0
             if view.type == "AffineCoupling":  # (its net not walked: ``_affine``)
                 # rebuilt in the stream's wide arithmetic first: the inverse's temporaries and their
