@@ -129,23 +129,9 @@ def bare_x1(b: Any, steps: Sequence[str], bare: AbstractSet[str]) -> dict[str, i
     its x1 as it got its y1, and where that came back with no correction (:func:`bare_streams`,
     or again through such a chain) the x1 half still has none; x2 it rebuilds as a new pair,
     corrected. Where the halves are views of one storage (:func:`halves_viewed`), the
-    storage's dead y2 part takes the correction's place. Random network 94 (two
-    AffineCouplings before an ActNorm) was 3.2 % over at batch 8 without it."""
-    if not _pairs(b):
-        return {}
-    out: dict[str, int] = {}
-    carry = 0
-    for sid, kind in reversed(list(_computing(b, steps))):
-        if carry and sid not in bare:
-            out[sid] = carry
-        view = b.w.views[sid]
-        shape = view.inputs.get("in")
-        if kind == "AffineCoupling" and (sid in bare or sid in out) and shape and not halves_viewed(b, view.batch, shape):
-            c1, _ = coupling_split(view.params, shape)
-            carry = view.batch * c1 * _prod(shape[1:]) * (b.stream_bytes - b.elem)
-        else:
-            carry = 0
-    return out
+    storage's dead y2 part takes the correction's place (:func:`bare_x1_viewed`). Random network
+    94 (two AffineCouplings before an ActNorm) was 3.2 % over at batch 8 without it."""
+    return _x1_chain(b, steps, bare, viewed=False)
 
 
 def bare_x1_viewed(b: Any, steps: Sequence[str], bare: AbstractSet[str]) -> set[str]:
@@ -155,17 +141,28 @@ def bare_x1_viewed(b: Any, steps: Sequence[str], bare: AbstractSet[str]) -> set[
     the place of x1's missing correction, which the region counts (random networks 838 and 981,
     two AffineCouplings before an ActNorm, were 1.9 and 3.2 % over at batch 1 counting the part
     whole, 981 still 1.5 % counting its hi)."""
+    return set(_x1_chain(b, steps, bare, viewed=True))
+
+
+def _x1_chain(b: Any, steps: Sequence[str], bare: AbstractSet[str], viewed: bool) -> dict[str, int]:
+    """The steps an AffineCoupling whose halves are (``viewed``) or are not views of one storage
+    hands x1 with no correction (bare itself, or again through such a chain), and the bytes of
+    that x1's missing correction; none but in pairs."""
     if not _pairs(b):
-        return set()
-    out: set[str] = set()
-    carry = False
+        return {}
+    out: dict[str, int] = {}
+    carry = 0
     for sid, kind in reversed(list(_computing(b, steps))):
-        if carry and sid not in bare and kind == "AffineCoupling":
-            out.add(sid)
+        if carry and sid not in bare:
+            out[sid] = carry
         view = b.w.views[sid]
         shape = view.inputs.get("in")
-        carry = bool(kind == "AffineCoupling" and (sid in bare or sid in out) and shape
-                     and halves_viewed(b, view.batch, shape))
+        if kind == "AffineCoupling" and (sid in bare or sid in out) and shape \
+                and halves_viewed(b, view.batch, shape) == viewed:
+            c1, _ = coupling_split(view.params, shape)
+            carry = view.batch * c1 * _prod(shape[1:]) * (b.stream_bytes - b.elem)
+        else:
+            carry = 0
     return out
 
 

@@ -52,7 +52,7 @@ def coupling_moments(b: Any, sid: str, view: Any, largest: int, copies: int,
     its output's bytes, ``copies``: those of the held outputs' copies; ``facts``: what the
     analysis of its region knows of it (``peak_bare.Facts``)."""
     if view.type == "AdditiveCoupling":
-        return _halves(b, sid, view, largest, copies, facts.bare, facts.flow_next)
+        return _halves(b, sid, view, largest, copies, facts)
     if view.type == "AffineCoupling":
         return _affine(b, sid, view, largest, copies, facts)
     return None
@@ -98,14 +98,13 @@ def spliced_moments(b: Any, sid: str, inner: tuple[Any, Any, int], out_set: Abst
     return others * (times - 1) + last, largest
 
 
-def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, bare: bool = False,
-            flow_next: bool = False) -> list[Moment] | None:
+def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, facts: Facts) -> list[Moment] | None:
     """An AdditiveCoupling node's F and G as the two runtime steps it runs as, each rebuilding
     its own body's graph (priced as one step of two equal parts, a node whose G keeps three
     tensors and F one was 8.9 % above the measured peak), its backward walked alone, layer by
-    layer (:func:`_net_walk`); None where it has no F and G bodies. ``bare``: its output comes
+    layer (:func:`_net_walk`); None where it has no F and G bodies. ``facts.bare``: its output comes
     back with no correction (:func:`bare_streams`), and each half's rebuild gives the half it
-    rebuilds a correction of its own (as :func:`bare_wired`'s blocks); ``flow_next``: a flow layer
+    rebuilds a correction of its own (as :func:`bare_wired`'s blocks); ``facts.flow_next``: a flow layer
     follows it, whose backward hands it its output's gradient as one new tensor, and G's backward
     sums y1's into a new one beside it before F's update (as ``peak_bare.flow_joined``'s wired
     blocks: random network 665's node before an ActNorm was 1.1 % under at batch 1 under a
@@ -116,6 +115,10 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, bare: bool =
     if not all(isinstance(n, str) and n for n in names) or None in bodies or len(updates) != 2:
         return None
     out: list[Moment] = []
+    # (the update itself grows by the correction only at one sample: from two the halves are
+    # copies, and a first update of a copy with no correction is TwoSum alone, whose new pair
+    # takes the copy's place)
+    viewed = halves_viewed(b, b.w.batch, view.inputs.get("in") or ())
     for name, body, (elements, fresh) in zip(names, bodies, updates):
         report = b.w.bodies.reports.get(name)
         own = sum(int(i.parameters) for i in report.nodes.values()) * b.elem if report is not None else 0
@@ -136,11 +139,8 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, bare: bool =
         # region adds them all); else its graph and two outputs' worth at once. Priced at once,
         # random network 21 was 4.3 % over under a budget and 28 6.7 % at batch 1.
         with_grads = keep + largest if walked is None else walked[1] - 2 * value - own
-        grown = value if bare else 0
-        # (the update itself: from two samples the halves are copies, and a first update of a
-        # copy with no correction is TwoSum alone, whose new pair takes the copy's place)
-        viewed = halves_viewed(b, b.w.batch, view.inputs.get("in") or ())
-        if flow_next and not out:  # (F: backward runs it second)
+        grown = value if facts.bare else 0
+        if facts.flow_next and not out:  # (F: backward runs it second)
             before += largest - value
         out.append((own, 1, with_grads + copies + grown, before + (grown if viewed else 0), value, 0))
     return out

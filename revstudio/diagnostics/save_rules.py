@@ -229,7 +229,7 @@ def forward_work_bytes(v: NodeView) -> int:
     (``flows.InvConv1x1.matrix``: the identity, L, U and U's two terms, then L, U, P L and the
     weight, five C x C at once; random network 1042, 32 channels at 4x4 and a batch of one, was
     2.4 % under in checkpoint mode, where a recompute peaks there)."""
-    if v.type == "InvConv1x1" and bool(v.params.get("lu", True)):
+    if lu_invconv(v):
         c = _channels(v)
         return max(0, 5 * c * c * v.element_bytes - v.out_bytes("out"))
     cell = loop_cell(v)
@@ -258,10 +258,15 @@ def held_bytes(v: NodeView) -> int:
     layer's ``logdet`` holds the graph until its next forward (measured, torch 2.13 CPU). A flow's
     negative log-likelihood reads it and frees them at about the layer's backward: counted held,
     its estimate is at most C^2 + C + 2 elements over."""
-    if v.type == "InvConv1x1" and not bool(v.params.get("lu", True)):
+    if v.type == "InvConv1x1" and not lu_invconv(v):
         c = _channels(v)
         return (c * c + c + 2) * v.element_bytes
     return 0
+
+
+def lu_invconv(v: NodeView) -> bool:
+    """Whether ``v`` is an InvConv1x1 whose weight is a product of LU factors (its default)."""
+    return v.type == "InvConv1x1" and bool(v.params.get("lu", True))
 
 
 def output_last(v: NodeView) -> bool:
@@ -271,7 +276,7 @@ def output_last(v: NodeView) -> bool:
     nothing). A checkpoint's recompute that stops at it stops before its output exists; a plain
     weight's log-determinant comes after, and keeps the LU factors it makes (measured, torch
     2.13 CPU). Random network 162's segment ending in one was 8.9 % over at batch 2."""
-    return v.type == "InvConv1x1" and bool(v.params.get("lu", True))
+    return lu_invconv(v)
 
 
 def forward_shared_bytes(v: NodeView) -> int:
