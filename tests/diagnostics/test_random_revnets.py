@@ -267,3 +267,18 @@ def test_a_checkpoint_segment_pins_no_storage_another_segment_keeps() -> None:
     from estimate_errors import estimate_errors
 
     assert abs(estimate_errors(random_revnet(700), 32, ("checkpoint",))["checkpoint"]) < 0.005
+
+
+@pytest.mark.parametrize(("seed", "mode", "before"),
+                         [(601, "standard", 0.0016), (1320, "checkpoint", 0.0052), (1428, "checkpoint", 0.0063)])
+def test_an_actnorms_shift_gradient_comes_after_its_product(seed: int, mode: str, before: float) -> None:
+    """Seeds 601 (standard mode), 1320 and 1428 (checkpoint mode; networks 1200-1499, held out)
+    at batch 1, where an ActNorm's backward is the step's peak. It sums its scale's gradient
+    from a product of its output's gradient and its shifted input, and makes its shift's
+    gradient once the product is gone; under a checkpoint's recompute the shifted input, a
+    recomputed saved tensor, goes as that first sum is made. Counting both parameters'
+    gradients beside the product put these figures ``before`` over."""
+    pytest.importorskip("torch")
+    from estimate_errors import estimate_errors
+
+    assert abs(estimate_errors(random_revnet(seed), 1, (mode,))[mode]) < 0.001, before
