@@ -143,12 +143,14 @@ def example_estimates() -> None:
     print(f"estimate / measured: {min(ratios):.3f} to {max(ratios):.3f}")
 
 
-def random_cuts(seeds: range, batch: int, only: set[int] | None = None) -> list[tuple[int, str, int, int, int, int, int, int]]:
+def random_cuts(seeds: range, batch: int, only: set[int] | None = None,
+                family: str = "image") -> list[tuple[int, str, int, int, int, int, int, int]]:
     """Per random network with one region and per cut: (seed, region, steps kept, budget,
     measured peak, estimated peak, bytes kept beyond reversible mode's, steps in the region).
     The budget of a cut is its price (``compiler.budget.prefix_cost``), where a cheaper cut
-    keeping more steps may win it; ``only``: the cuts (steps kept) to measure, else all."""
-    from random_revnets import random_revnet
+    keeping more steps may win it; ``only``: the cuts (steps kept) to measure, else all;
+    ``family``: ``random_revnets.FAMILIES``' key."""
+    from random_revnets import FAMILIES
 
     from revstudio.clicmd.memory import measure_modes
     from revstudio.compiler.budget import prefix_cost
@@ -158,7 +160,7 @@ def random_cuts(seeds: range, batch: int, only: set[int] | None = None) -> list[
     cpu = torch.device("cpu")
     out = []
     for seed in seeds:
-        graph = random_revnet(seed)
+        graph = FAMILIES[family](seed)
         report = full_check(graph, batch=batch)
         if len(report.regions) != 1:
             continue  # (one budget serves every region: a cut of one is a choice of them all)
@@ -178,14 +180,14 @@ def random_cuts(seeds: range, batch: int, only: set[int] | None = None) -> list[
     return out
 
 
-def random_estimates(seeds: range, batch: int) -> None:
+def random_estimates(seeds: range, batch: int, family: str = "image") -> None:
     """Estimated over measured peak at every cut of random networks with one region."""
-    print(f"random networks {seeds.start}-{seeds.stop - 1}, batch {batch}: every cut of the region (steps "
+    print(f"random {family} networks {seeds.start}-{seeds.stop - 1}, batch {batch}: every cut of the region (steps "
           "kept), estimated vs measured peak, kept beyond reversible mode's vs the budget")
     print("| seed | cut | budget | measured peak | estimate | error | kept beyond reversible |")
     print("|---|---|---|---|---|---|---|")
     errs = []
-    for seed, _rid, kept, budget, peak, est, beyond, steps in random_cuts(seeds, batch):
+    for seed, _rid, kept, budget, peak, est, beyond, steps in random_cuts(seeds, batch, family=family):
         errs.append(est / peak - 1)
         ok = "ok" if beyond <= budget else "OVER"
         print(f"| {seed} | {kept}/{steps} | {budget:,} | {peak:,} | {est:,} | {est / peak - 1:+.2%} | "
@@ -206,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="no timing: every cut of random networks 0..N-1")
     parser.add_argument("--first", type=int, default=0, help="the first seed of --random (default 0)")
     parser.add_argument("--batch", type=int, default=8, help="the batch of --random (default 8)")
+    parser.add_argument("--family", choices=("image", "seq"), default="image",
+                        help="the random networks of --random: image classifiers or sequence models")
     parser.add_argument("--run-steps", action="store_true",
                         help="steps as `revstudio train` takes them: measuring no inversion error "
                              "(track_inversion off; a model measures it every step by default)")
@@ -224,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         example_estimates()
         return 0
     if args.random:
-        random_estimates(range(args.first, args.first + args.random), args.batch)
+        random_estimates(range(args.first, args.first + args.random), args.batch, args.family)
         return 0
     if args.estimates:
         estimates(cells or (QUICK if args.quick else CELLS))

@@ -8,6 +8,7 @@ statistics with ``--device cuda``), the estimate, the error; then a summary per 
 
     python benchmarks/bench_estimate_random.py                    # seeds 0-29, batch 32
     python benchmarks/bench_estimate_random.py --seeds 100 --batch 8 --device cuda
+    python benchmarks/bench_estimate_random.py --family seq --seeds 150 --batch 8   # sequence models
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from random_revnets import random_revnet  # noqa: E402
+from random_revnets import FAMILIES  # noqa: E402
 
 from revstudio.diagnostics.check import full_check  # noqa: E402
 from revstudio.diagnostics.estimate import MODES, estimate_peak  # noqa: E402
@@ -29,7 +30,7 @@ TARGET = 0.15
 
 
 def rows(seeds: range, batch: int, device_name: str,
-         modes: tuple[str, ...] = MODES) -> list[tuple[int, str, int, int, float]]:
+         modes: tuple[str, ...] = MODES, family: str = "image") -> list[tuple[int, str, int, int, float]]:
     import torch
 
     from revstudio.compiler import compile as compile_graph
@@ -39,7 +40,7 @@ def rows(seeds: range, batch: int, device_name: str,
     device = torch.device(device_name)
     out = []
     for seed in seeds:
-        graph = random_revnet(seed)
+        graph = FAMILIES[family](seed)
         report = full_check(graph, batch=batch, device=device.type)
         torch.manual_seed(0)
         model = compile_graph(graph, mode="standard", device=device)
@@ -59,8 +60,10 @@ def main() -> None:
     parser.add_argument("--first", type=int, default=0, help="the first seed (default 0)")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--family", choices=sorted(FAMILIES), default="image",
+                        help="image classifiers (random_revnet, the default) or sequence models (random_seqnet)")
     args = parser.parse_args()
-    found = rows(range(args.first, args.first + args.seeds), args.batch, args.device)
+    found = rows(range(args.first, args.first + args.seeds), args.batch, args.device, family=args.family)
     print(f"peak of one training step, {args.device}, batch {args.batch}: estimated vs measured\n")
     print("| seed | mode | measured | estimated | error |")
     print("|---|---|---|---|---|")

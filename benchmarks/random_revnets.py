@@ -101,3 +101,110 @@ def random_revnet(seed: int) -> Graph:
         head.append(b.node("Dropout", "drop", p=0.2))
     b.chain(src, *head, b.node("Linear", "head", out_features=10), b.node("Output", "logits"))
     return b.done()
+
+
+# ---- sequence networks ---------------------------------------------------------------------
+
+def _seq_chain(rng: random.Random, b: Builder, src: str, prefix: str, channels: int) -> str:
+    """F or G of a sequence block, ``channels`` in and out: a BiRNN (its output, twice its hidden
+    size, is ``channels``; ``channels`` is even), a BiRNN then a Conv, or a Conv chain."""
+    kind = rng.choice(["birnn", "birnn-conv", "conv-act-conv", "conv-norm-act-conv"])
+    ids: list[str] = []
+
+    def add(type_id: str, **params: object) -> None:
+        ids.append(b.node(type_id, f"{prefix}_{len(ids)}", **params))
+
+    if kind.startswith("birnn"):
+        add("BiRNN", hidden_size=channels // 2, cell=rng.choice(["lstm", "gru", "rnn_tanh"]))
+        if kind == "birnn-conv":
+            add("Activation", fn=rng.choice(["relu", "tanh"]))
+            add("Conv", out_channels=channels, kernel_size=rng.choice([1, 3]), padding="same")
+    else:
+        add("Conv", out_channels=channels, kernel_size=3, padding="same")
+        if "norm" in kind:
+            add("Norm", kind=rng.choice(["batch", "layer", "instance"]))
+        add("Activation", fn=rng.choice(["relu", "gelu", "tanh"]))
+        add("Conv", out_channels=channels, kernel_size=3, padding="same")
+    return b.chain(src, *ids)
+
+
+def _seq_body_maker(rng: random.Random, channels: int, length: int):
+    """A builder of one F or G on (channels, length), drawn once per body."""
+    linear = rng.random() < 0.15
+
+    def make(b: Builder, src: str, prefix: str, c: int = channels) -> str:
+        if linear:  # a Linear reads the flattened sequence; a Reshape gives it its shape back
+            return b.chain(src, b.node("Linear", f"{prefix}_0", out_features=c * length),
+                           b.node("Activation", f"{prefix}_1", fn="tanh"),
+                           b.node("Reshape", f"{prefix}_2", shape=[c, length]))
+        return _seq_chain(rng, b, src, prefix, c)
+    return make
+
+
+def _seq_block(rng: random.Random, b: Builder, src: str, n: int, channels: int, length: int) -> str:
+    graph = b.graph
+    half = channels // 2
+    kind = rng.choice(["wired", "additive", "affine", "glow", "repeat", "group"])
+    if kind == "wired":
+        make = _seq_body_maker(rng, half, length)
+        return wired_block(b, src, f"w{n}", channels, lambda bb, s, prefix, c: make(bb, s, prefix, c))
+    if kind == "additive":
+        f, g = f"f{n}", f"g{n}"
+        graph.groups[f] = _body(f, lambda bb, s: _seq_body_maker(rng, half, length)(bb, s, f))
+        graph.groups[g] = _body(g, lambda bb, s: _seq_body_maker(rng, half, length)(bb, s, g))
+        return b.chain(src, b.node("AdditiveCoupling", f"c{n}", f=f, g=g))
+    if kind in ("affine", "glow"):
+        net = f"net{n}"
+        graph.groups[net] = _body(net, lambda bb, s: bb.chain(
+            s, bb.node("Conv", f"{net}_hidden", out_channels=8, kernel_size=3, padding="same"),
+            bb.node("Activation", f"{net}_relu", fn="relu"),
+            bb.node("Conv", f"{net}_out", out_channels=2 * (channels - half), kernel_size=3, padding="same",
+                    init="zeros")))
+        ids = []
+        if kind == "glow":
+            mix = rng.choice(["lu", "plain", "permute"])
+            ids = [b.node("ActNorm", f"an{n}"),
+                   b.node("Permute", f"pm{n}", kind=rng.choice(["reverse", "shuffle"]), seed=n) if mix == "permute"
+                   else b.node("InvConv1x1", f"ic{n}", lu=mix == "lu")]
+        return b.chain(src, *ids, b.node("AffineCoupling", f"ac{n}", net=net, clamp=2.0))
+    body = f"blk{n}"
+    make = _seq_body_maker(rng, half, length)
+    graph.groups[body] = _body(body, lambda bb, s: wired_block(bb, s, body, channels,
+                                                                lambda b2, s2, prefix, c: make(b2, s2, prefix, c)))
+    if kind == "repeat":
+        return b.chain(src, b.node("Repeat", f"r{n}", group=body, times=rng.choice([2, 3])))
+    return b.chain(src, b.node("Group", f"gr{n}", group=body))
+
+
+def random_seqnet(seed: int) -> Graph:
+    """A sequence classifier: (features, steps) in; a BiRNN or Conv stem to an even number of
+    channels; one to three blocks as ``random_revnet`` draws them, with F and G a BiRNN (alone or
+    before a Conv), a Conv chain (Norm of any kind) or a Linear over the whole sequence; a head that
+    pools over time, flattens or reshapes, then a Linear. Glow steps mix channels with an
+    InvConv1x1 (LU or plain) or a fixed Permute."""
+    rng = random.Random(seed)
+    b = Builder(f"random-seqnet-{seed}")
+    length = rng.choice([8, 16, 32])
+    b.node("Input", "x", shape=[rng.choice([4, 12, 32]), length])
+    channels = rng.choice([8, 12, 16])
+    if rng.random() < 0.5:
+        stem = b.node("BiRNN", "stem", hidden_size=channels // 2, cell=rng.choice(["lstm", "gru"]))
+    else:
+        stem = b.node("Conv", "stem", out_channels=channels, kernel_size=3, padding="same")
+    src = b.chain("x.out", stem)
+    for n in range(1, rng.choice([1, 2, 3]) + 1):
+        src = _seq_block(rng, b, src, n, channels, length)
+    head = rng.choice(["pool", "flatten", "reshape"])
+    if head == "pool":
+        ids = [b.node("Pool", "pool", kind="global_avg")]
+    elif head == "flatten":
+        ids = [b.node("Flatten", "flat")]
+    else:
+        ids = [b.node("Reshape", "flat", shape=[channels * length // 4, 4])]
+    if rng.random() < 0.3:
+        ids.append(b.node("Dropout", "drop", p=0.2))
+    b.chain(src, *ids, b.node("Linear", "head", out_features=5), b.node("Output", "logits"))
+    return b.done()
+
+
+FAMILIES = {"image": random_revnet, "seq": random_seqnet}
