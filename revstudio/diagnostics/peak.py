@@ -275,7 +275,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         if now > peak:
             peak, phase, at = now, "backward", u.name
         drops = outs
-        summed = False
+        summed = released = False
         for v, bid, view in came:
             there = grads.get(v)
             if there is None:
@@ -285,7 +285,10 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             if not old_view and refs[old] == 1:  # summed into the buffer there
                 drops = [*drops, bid]
                 continue
-            if not summed:  # its outputs' gradients are gone before the sums are made
+            if not summed:  # its outputs' gradients are gone before the sums are made, and
+                # so is what a layer kept for its backward (autograd releases a node's saved
+                # tensors before it hands on its gradients: a wired block whose F is one Conv,
+                # summing x2's gradient beside the stem output that Conv kept, was 3-9 % over)
                 summed = True
                 for gone in drops:
                     left = refs[gone] = refs[gone] - 1
@@ -293,6 +296,10 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                         gtotal -= size_of.pop(gone)
                         del refs[gone]
                 drops = []
+                if not u.late:
+                    released = True
+                    total = _release(u, total, live, keepers, count, held_set)
+                    base_total = total if recomputed else 0
             last_id += 1
             n = size_of[last_id] = nbytes(v)
             refs[last_id] = 1
@@ -306,13 +313,8 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             if left <= 0:
                 gtotal -= size_of.pop(gone)
                 del refs[gone]
-        # (a checkpoint segment with bytes held: the node that holds them is never run, and its
-        # saved tensors' hooks keep the segment's recompute, its inputs with it, until the end)
-        for b in () if u.late and u.extra_held else u.saved:
-            left = keepers[b] = keeping(b, 0) - 1
-            if left <= 0 and b in live and count(b, 0) <= 0 and b not in held_set:
-                total -= live.pop(b)
-        total -= u.extra - u.extra_held
+        if not released:
+            total = _release(u, total, live, keepers, count, held_set)
         base_total = total if recomputed else 0
         if u.work_after and base_total + gtotal + pgrads + u.work_after > peak:
             peak, phase, at = base_total + gtotal + pgrads + u.work_after, "backward", u.name
@@ -321,6 +323,19 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
 
 
 _NONE: Mapping[Value, int] = {}
+
+
+def _release(u: Unit, total: int, live: dict[Value, int], keepers: dict[Value, int],
+             count: Callable[[Value, int], int], held_set: AbstractSet[Value]) -> int:
+    """``total`` once unit ``u``'s backward has let go of what it kept (the storages no one
+    else keeps, and its own extra bytes)."""
+    # (a checkpoint segment with bytes held: the node that holds them is never run, and its
+    # saved tensors' hooks keep the segment's recompute, its inputs with it, until the end)
+    for b in () if u.late and u.extra_held else u.saved:
+        left = keepers[b] = keepers.get(b, 0) - 1
+        if left <= 0 and b in live and count(b, 0) <= 0 and b not in held_set:
+            total -= live.pop(b)
+    return total - (u.extra - u.extra_held)
 
 
 def _outside_grads(outside: Iterable[Value], grads: dict[Value, tuple[int, bool]], size_of: dict[int, int],
