@@ -87,6 +87,10 @@ class Unit:
     # mode and 1320 in checkpoint mode at batch 1: 0.16 % and 0.52 % over counting all of them
     # beside the product)
     params_last: int = 0
+    # its backward hands its inputs their gradients as views of new buffers (a Linear's input
+    # flattened past the batch: its gradient is the matrix product's, reshaped), which a region
+    # reading them may not release
+    grads_viewed: bool = False
     # the storages of ``reads`` and ``makes`` (resolved once; units are shared between the modes)
     read_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
     make_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
@@ -252,7 +256,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                 new += n
                 # a view of a larger buffer (a coupling's x2 a recompute hands back) takes a second
                 # gradient into a new buffer, not into that one
-                came.append((v, last_id, n > nbytes(v)))
+                came.append((v, last_id, u.grads_viewed or n > nbytes(v)))
             elif paired is not None:
                 bid = paired[i]
                 if bid is not None:

@@ -137,7 +137,8 @@ class UnitBuilder:
                     bool(own) and self.flag.get(nid, False), extra_fwd=extra - shared if shared else None,
                     work_shared=more, guard_bytes=guard_bytes(view), output_last=output_last(view),
                     extra_held=held,
-                    params_last=int(info.parameters) * self.elem // 2 if info.type == "ActNorm" else 0)
+                    params_last=int(info.parameters) * self.elem // 2 if info.type == "ActNorm" else 0,
+                    grads_viewed=info.type == "Linear" and len(view.inputs.get("in") or ()) > 1)
 
     def node_work(self, nid: str) -> int:
         """Transient bytes of a layer's own backward beyond its inputs' gradients."""
