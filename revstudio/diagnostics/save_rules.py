@@ -213,7 +213,7 @@ def loop_kept_elements(v: NodeView) -> int:
     _, per_step, per_sample, _ = loop_cell(v) or (0, 0, 0, 0)
     length, features, hidden, layers = rnn_dims(v)
     b = v.batch
-    total = 2 * b * length * features
+    total = 2 * b * length * features if b > 1 else 0  # (at a batch of one: views of the input)
     for layer in range(layers):
         total += per_step * b * length * hidden + per_sample * b * hidden + (b * length * 2 * hidden if layer else 0)
     return total
@@ -302,7 +302,8 @@ def loop_backward_work(v: NodeView, parameters: int, kept: int, input_grad: bool
     b, elem = v.batch, v.element_bytes
     recurrent = 2 * (gates * hidden * hidden + gates * hidden)  # the top layer's, both directions
     start = (recurrent + gates * hidden * hidden - parameters) * elem - (v.in_bytes("in") if input_grad else 0)
-    end = (2 * b * length * features + b * length * gates * hidden) * elem - kept
+    copies = 2 * b * length * features if b > 1 else 0  # (at a batch of one, views of the input)
+    end = (copies + b * length * gates * hidden) * elem - kept
     return max(start, end)
 
 
@@ -313,7 +314,8 @@ def _birnn(v: NodeView) -> Saves:
         # it keeps a time-major copy of its input, not the input itself
         return Saves(extra_bytes=lstm_kept_bytes(v.batch, *rnn_dims(v)))
     if loop_cell(v) is not None:
-        return Saves(extra_bytes=loop_kept_elements(v) * v.element_bytes)
+        # (at a batch of one its input's time-major copies are views: it keeps the input)
+        return Saves(inputs=("in",) if v.batch == 1 else (), extra_bytes=loop_kept_elements(v) * v.element_bytes)
     kept = rnn_elements(RNN_KEPT, v) * v.element_bytes
     return Saves(inputs=("in",), extra_bytes=kept, approximate=True)
 
