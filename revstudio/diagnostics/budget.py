@@ -171,15 +171,17 @@ def choose(costs: Mapping[str, Sequence[int]], budget: int | None, batch: int = 
 def budget_choice(graph: Graph, report: Any, budget: int | None, *, batch: int = 1,
                   dtype: str | None = None) -> BudgetChoice:
     """Which regions a ``budget`` (bytes; None = unlimited) keeps at ``batch``, from the
-    full check's ``report`` (torch-free; the canvas badges call it). Priced at batch 1
-    and scaled, exactly as the compiled model does, so both make the same choice."""
+    full check's ``report`` (torch-free; the canvas badges call it). Priced at ``batch``
+    itself, exactly as the compiled model prices the batch it runs, so both make the same
+    choice."""
     return _choice(graph, report, budget, batch, dtype)[0]
 
 
 def _choice(graph: Graph, report: Any, budget: int | None, batch: int,
             dtype: str | None) -> tuple[BudgetChoice, dict[str, list[int]]]:
     """:func:`budget_choice` and the per-step costs it priced (at ``batch``)."""
-    return _choose_at(step_prices(graph, report, batch=1, dtype=dtype), budget, batch)
+    costs, refunds, fixed = step_prices(graph, report, batch=batch, dtype=dtype)
+    return choose(costs, budget, batch, refunds, fixed), costs
 
 
 def _choose_at(prices: Prices, budget: int | None,
@@ -203,7 +205,9 @@ def budget_peak(graph: Graph, report: Any, budget: int | None, *, batch: int, dt
 
 def budget_peaks(graph: Graph, report: Any, budget: int | None, *, dtype: str | None = None) -> Any:
     """``peak(est)``: :func:`budget_peak` (without optimizer state) for an estimate at any batch,
-    the steps priced once (a search over batches asks at many: ``estimate_fit``)."""
+    the steps priced once, at batch 1, and scaled (a search over batches asks at many:
+    ``estimate_fit``; where a rule changes at one sample, the batch it finds may keep a
+    different cut as it runs, which prices that batch itself)."""
     prices = step_prices(graph, report, batch=1, dtype=dtype)
     regions = list(getattr(report, "regions", None) or [])
 

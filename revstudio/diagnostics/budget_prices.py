@@ -62,9 +62,14 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
     # built from its factors): priced at two batches, the constant part goes with the cuts
     # (``fixed``), so scaling the costs by the batch never scales it
     one = estimate(graph, report, regions, batch=1, dtype=dtype)
+    # the second at ``batch`` itself where that is above one, so that the prices are exact
+    # there (batch 1 is no per-sample rate where a rule changes at one sample: the runtime,
+    # pricing batch 8 from batches 1 and 2, kept a random sequence model's whole region over
+    # its budget); else the check's own, or batch 2
     other = getattr(report, "estimate", None) if own else None
-    if other is None or other.batch < 2 or other.dtype != one.dtype:
-        other = estimate(graph, report, regions, batch=2, dtype=dtype)
+    if (other is None or other.batch < 2 or other.dtype != one.dtype
+            or (batch > 1 and other.batch != batch)):
+        other = estimate(graph, report, regions, batch=max(2, int(batch)), dtype=dtype)
     scale = max(1, int(batch))
     span = int(other.batch) - 1  # (bytes at batch b = per sample * b + constant, exactly)
     costs_of: dict[str, list[int]] = {}

@@ -82,3 +82,23 @@ def test_a_loop_of_cells_birnn_keeps_its_input_itself_at_a_batch_of_one(cell: st
     b.chain("x.out", b.node("BiRNN", "rnn", hidden_size=4, cell=cell), b.node("Flatten", "flat"),
             b.node("Linear", "head", out_features=5), b.node("Output", "logits"))
     assert abs(estimate_errors(b.done(), 1, ("standard",))["standard"]) < 0.025, before
+
+
+def test_a_budget_is_priced_at_the_batch_that_runs() -> None:
+    """Random sequence model 0 at batch 8 under 22,924 B: the check's choice keeps the region's
+    first three steps. The compiled model priced batch 8 from batches 1 and 2, where reversible
+    mode keeps a bare output at one sample, so it took the whole region for cheaper than it is
+    and kept 26,948 B, over the budget. It now prices the batch itself: the same choice, and
+    within the budget as measured."""
+    torch = pytest.importorskip("torch")
+    from revstudio.clicmd.memory import measure_modes
+    from revstudio.compiler import compile as compile_graph
+    from revstudio.diagnostics.budget import budget_choice
+
+    graph, batch, budget = random_seqnet(0), 8, 22_924
+    (chosen,) = budget_choice(graph, full_check(graph, batch=batch), budget, batch=batch).regions.values()
+    model = compile_graph(graph, mode="reversible")
+    model.memory_budget = budget
+    assert model._root.kept_steps(batch) == {chosen.region: chosen.kept_steps} == {chosen.region: 3}
+    got = measure_modes(graph, batch, torch.device("cpu"), budget=budget)
+    assert got["budget"]["kept_bytes"] - got["reversible"]["kept_bytes"] <= budget
