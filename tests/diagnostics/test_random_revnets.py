@@ -11,21 +11,31 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from random_revnets import random_revnet  # noqa: E402
+from random_revnets import FAMILIES, random_revnet  # noqa: E402
 
 from revstudio.diagnostics.check import full_check  # noqa: E402
 
+# per family of random networks: the layers its first 40 networks draw, and the input's rank
+DRAWN = {
+    "image": ({"Merge", "AdditiveCoupling", "AffineCoupling", "ActNorm", "InvConv1x1", "Group", "Repeat",
+               "Dropout", "Norm", "Squeeze", "Pool"}, 3),
+    "seq": ({"BiRNN", "Conv", "Linear", "Reshape", "Flatten", "Pool", "Norm", "AdditiveCoupling",
+             "AffineCoupling", "ActNorm", "InvConv1x1", "Permute", "Group", "Repeat", "Dropout"}, 2),
+}
 
-def test_random_revnets_are_valid_and_draw_every_kind_of_block() -> None:
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_random_networks_are_valid_and_draw_every_kind_of_block(family: str) -> None:
     kinds: set[str] = set()
-    for seed in range(30):
-        graph = random_revnet(seed)
+    expected, rank = DRAWN[family]
+    for seed in range(40):
+        graph = FAMILIES[family](seed)
         report = full_check(graph, batch=2)
         assert report.valid, (seed, [d.message for d in report.diagnostics])
         assert report.regions, seed
+        assert len(report.nodes["x"].outputs["out"]) == rank, seed
         kinds |= {n.type for n in graph} | {n.type for body in graph.groups.values() for n in body}
-    assert {"Merge", "AdditiveCoupling", "AffineCoupling", "ActNorm", "InvConv1x1", "Group", "Repeat",
-            "Dropout", "Norm", "Squeeze", "Pool"} <= kinds
+    assert expected <= kinds
 
 
 def test_the_estimate_holds_on_random_revnets_in_every_mode() -> None:
