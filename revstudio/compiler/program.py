@@ -75,7 +75,15 @@ class RegionCall:
         if root.track_inversion:  # (untracked, the last measured figures stay)
             self.region.last_error = None  # (the rest sets it: nothing of a region kept whole)
         if kept_part is not None:
-            outs = kept_part([local[v] for v in head["inputs"]], "standard", root.dtype)
+            # the head runs as standard mode runs it, regions nested in its bodies included (a
+            # Reshape ending a coupling's F is one): run reversibly, they kept their streams'
+            # pairs and error samples beside the head's activations, over the budget's price
+            # (random sequence model 4 at batch 8 kept 13,312 B under a budget of 7,168 B)
+            mode, root.mode = root.mode, "standard"
+            try:
+                outs = kept_part([local[v] for v in head["inputs"]], "standard", root.dtype)
+            finally:
+                root.mode = mode
             local.update(zip(head["outputs"], outs))
             logdets.append(kept_part.logdet)
         if rebuilt is not None:
