@@ -26,6 +26,7 @@ from . import budget
 from . import runtime as rt
 from .boundary import check_inputs, cuda_devices, resolve_device, share_from_rank0, size_hint
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
+from .pricing import Prices
 from .program import NodeCall, Part, RegionCall
 from .renames import alias_state_keys, layer_aliases
 
@@ -183,16 +184,14 @@ class _Builder:
         self.stream_dtype: torch.dtype | str | None = None  # None: automatic
         self.memory_format: torch.memory_format | None = None  # None: automatic
         # memory budget (reversible mode): bytes of activations regions may keep; None = none,
-        # math.inf = unlimited. step_costs: per top-level region, what each step keeps in
-        # standard mode at batch 1 (the static estimate), scaled by the batch that runs, where
-        # no ``prices`` can price the batch itself (what ``revstudio memory --budget`` and the
-        # editor's badges price: a batch of one is no per-sample rate where a rule changes at
-        # one sample, random sequence model 0 kept 26,948 B under a budget of 22,924 B at 8)
+        # math.inf = unlimited. ``prices(batch)``: per top-level region, what each step keeps in
+        # standard mode at that batch (the static estimate), what a cut after n steps gives
+        # back and adds (``pricing.Prices``); step_costs and the cuts' figures are batch 1's
         self.memory_budget: float | None = None
+        self.prices: Callable[[int], Any] | None = None
         self.step_costs: dict[str, list[int]] = {}
-        self.cut_refunds: dict[str, list[int]] = {}  # per region: what a cut after n steps gives back
-        self.cut_fixed: dict[str, list[int]] = {}  # ... and adds at any batch (error samples)
-        self.prices: Callable[[int], Any] | None = None  # batch -> (costs, refunds, fixed) at it
+        self.cut_refunds: dict[str, list[int]] = {}
+        self.cut_fixed: dict[str, list[int]] = {}
         self._kept: dict[tuple[int, float], dict[str, int]] = {}
 
     def kept_steps(self, batch: int) -> dict[str, int]:
@@ -201,13 +200,7 @@ class _Builder:
         key = (int(batch), float(self.memory_budget))
         found = self._kept.get(key)
         if found is None:
-            scale = max(1, int(batch))
-            if self.prices is not None and scale > 1:
-                costs, refunds, fixed = self.prices(scale)
-            else:
-                costs = {rid: [c * scale for c in steps] for rid, steps in self.step_costs.items()}
-                refunds = {rid: [c * scale for c in steps] for rid, steps in self.cut_refunds.items()}
-                fixed = self.cut_fixed
+            costs, refunds, fixed = self.prices(max(1, int(batch))) if self.prices is not None else ({}, {}, {})
             limit = None if math.isinf(self.memory_budget) else int(self.memory_budget)
             found = self._kept[key] = budget.select_kept(costs, limit, refunds, fixed)
         return found
@@ -472,40 +465,8 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
     plan = lower(graph, report)
     model = CompiledModel(graph, plan, dev, dtype, mode)
     root = model._root
-    root.step_costs, root.cut_refunds, root.cut_fixed = _step_prices(graph, report, plan, dtype)
-    if root.step_costs:
-        root.prices = _Prices(graph, report, plan, dtype)
+    if plan.regions.regions:  # what a memory budget pays for keeping each step's activations
+        root.prices = Prices(graph, report, plan, str(dtype).rpartition(".")[2])
+        root.step_costs, root.cut_refunds, root.cut_fixed = root.prices(1)
     model.memory_budget = memory_budget
     return model
-
-
-class _Prices:
-    """A memory budget's prices at the batch that runs (``diagnostics.budget.step_prices``),
-    one static estimate per batch, cached; it keeps a copy of the graph (the document it was
-    compiled from may change) and the check's report."""
-
-    def __init__(self, graph: Graph, report: Any, plan: Plan, dtype: torch.dtype) -> None:
-        self.graph, self.report, self.regions = graph.copy(), report, plan.regions.regions
-        self.dtype = str(dtype).rpartition(".")[2]
-        self._at: dict[int, Any] = {}
-
-    def __call__(self, batch: int) -> Any:
-        found = self._at.get(batch)
-        if found is None:
-            from revstudio.diagnostics.budget import step_prices  # torch-free; above the compiler
-
-            found = self._at[batch] = step_prices(self.graph, self.report, batch=batch, dtype=self.dtype,
-                                                  regions=self.regions)
-        return found
-
-
-def _step_prices(graph: Graph, report: Any, plan: Plan, dtype: torch.dtype) -> Any:
-    """Per top-level region, the standard-mode bytes each step keeps at batch 1 (the static
-    estimate: what a memory budget pays for keeping that step's activations), and what a
-    cut after each step gives back and adds (``diagnostics.budget.step_prices``)."""
-    if not plan.regions.regions:
-        return {}, {}, {}
-    from revstudio.diagnostics.budget import step_prices  # torch-free; above the compiler
-
-    return step_prices(graph, report, batch=1, dtype=str(dtype).rpartition(".")[2],
-                       regions=plan.regions.regions)

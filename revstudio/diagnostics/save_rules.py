@@ -205,6 +205,12 @@ def loop_cell(v: NodeView) -> tuple[int, int, int, int] | None:
     return LOOP_CELLS.get(str(v.params.get("cell", "lstm")))
 
 
+def loop_input_copies(batch: int, length: int, features: int) -> int:
+    """Elements of a loop-of-cells BiRNN's two time-major copies of its input, which its first
+    layer's projections read (at a batch of one they are views of the input: none)."""
+    return 2 * batch * length * features if batch > 1 else 0
+
+
 def loop_kept_elements(v: NodeView) -> int:
     """Elements a loop-of-cells BiRNN (:func:`loop_cell`) keeps: two copies of its input for the
     first layer's projections (not the input itself); per layer and both directions, its gates
@@ -213,7 +219,7 @@ def loop_kept_elements(v: NodeView) -> int:
     _, per_step, per_sample, _ = loop_cell(v) or (0, 0, 0, 0)
     length, features, hidden, layers = rnn_dims(v)
     b = v.batch
-    total = 2 * b * length * features if b > 1 else 0  # (at a batch of one: views of the input)
+    total = loop_input_copies(b, length, features)
     for layer in range(layers):
         total += per_step * b * length * hidden + per_sample * b * hidden + (b * length * 2 * hidden if layer else 0)
     return total
@@ -302,8 +308,7 @@ def loop_backward_work(v: NodeView, parameters: int, kept: int, input_grad: bool
     b, elem = v.batch, v.element_bytes
     recurrent = 2 * (gates * hidden * hidden + gates * hidden)  # the top layer's, both directions
     start = (recurrent + gates * hidden * hidden - parameters) * elem - (v.in_bytes("in") if input_grad else 0)
-    copies = 2 * b * length * features if b > 1 else 0  # (at a batch of one, views of the input)
-    end = (copies + b * length * gates * hidden) * elem - kept
+    end = (loop_input_copies(b, length, features) + b * length * gates * hidden) * elem - kept
     return max(start, end)
 
 
