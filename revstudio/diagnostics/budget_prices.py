@@ -72,6 +72,11 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
         other = estimate(graph, report, regions, batch=max(2, int(batch)), dtype=dtype)
     scale = max(1, int(batch))
     span = int(other.batch) - 1  # (bytes at batch b = per sample * b + constant, exactly)
+    # what is read at one batch, not fitted: the estimate at the batch priced (which values a
+    # step saves can change at one sample: a loop-of-cells BiRNN saves its input only there,
+    # and a cut's refund from batch 1, scaled, gave random sequence model 19 at batch 8 back
+    # 16,384 B it kept, 40,928 B under a budget of 26,692 B)
+    at = one if scale == 1 else other
     costs_of: dict[str, list[int]] = {}
     refunds_of: dict[str, list[int]] = {}
     fixed_of: dict[str, list[int]] = {}
@@ -92,14 +97,15 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
         # the first steps read the region's inputs: where reversible mode releases those
         # (a stem layer's result), keeping the head keeps them alive, so the head pays for them
         freed = one.regions.get(region.id)
-        if costs and freed is not None:
-            costs[0] += max(0, int(freed.freed_input_bytes)) * scale
+        freed_at = at.regions.get(region.id)
+        if costs and freed_at is not None:
+            costs[0] += max(0, int(freed_at.freed_input_bytes))
         if costs and find_in([graph.nodes[n[0]] for n in step_nodes if n[0] in graph.nodes], graph.groups, FLOW_TYPES):
             # a flow's head hands its log-determinant so far to the rest, which copies it (the
             # runtime's wide dtype): one more float64 per sample at any cut
             costs[0] += 8 * scale
         costs_of[region.id] = costs
-        refunds_of[region.id] = refunds = [r * scale for r in _cut_refunds(graph, report, region, step_nodes, ends, one)]
+        refunds_of[region.id] = refunds = _cut_refunds(graph, report, region, step_nodes, ends, at)
         whole = 0  # what reversible mode keeps of the region whatever the batch (its inputs' samples)
         if freed is not None and costs:  # kept whole, what reversible mode keeps for it (its
             # wide outputs, per sample; its inversion-error samples, per region) is given back
@@ -162,7 +168,8 @@ def _cut_values(graph: Graph, step_nodes: list[list[str]], ends: list[int | None
 
 def _cut_refunds(graph: Graph, report: Any, region: Any, step_nodes: list[list[str]], ends: list[int | None],
                  est: Any) -> list[int]:
-    """Per cut position (0..len(ends)): the bytes of merge results read across it."""
+    """Per cut position (0..len(ends)): the bytes of merge results read across it, at the
+    batch of ``est``."""
     step_of = {n: j for j, nodes in enumerate(step_nodes) for n in nodes}
     outputs = {str(v) for v in getattr(region, "outputs", ())}
     outside = {v.partition(".")[0] for v in outputs}
@@ -207,7 +214,8 @@ def _fresh_crossing(graph: Graph, report: Any, step_nodes: list[list[str]], est:
                     ) -> list[tuple[int, int, int, set[int]]]:
     """The outputs of flow layers and couplings (``_FRESH_STEPS``) that only later steps of the
     region save: a cut between the layer and those steps gives their bytes back, as for a
-    merge. (made by step, first saved by step, bytes per sample, no cut it does not cross)."""
+    merge. (made by step, first saved by step, bytes at the estimate's batch, no cut it does
+    not cross)."""
     step_of = {n: j for j, nodes in enumerate(step_nodes) for n in nodes}
     facts = est.facts
     savers, bases = facts.get("savers", {}), facts.get("bases", {})
@@ -222,7 +230,7 @@ def _fresh_crossing(graph: Graph, report: Any, step_nodes: list[list[str]], est:
             readers = [step_of.get(e.dst.node, -1) for e in graph.edges_from(nodes[0], port)]
             if bases.get(value) != value or not by or min(by) <= j or min(readers, default=-1) < 0:
                 continue  # a view, saved by none, by the layer itself, or read outside the region
-            found.append((j, min(by), _prod(shape or ()) * int(est.element_bytes), set()))
+            found.append((j, min(by), _prod(shape or ()) * int(est.element_bytes) * int(est.batch), set()))
     return found
 
 

@@ -105,3 +105,25 @@ def test_a_budgets_kept_head_runs_its_nested_regions_as_standard_mode_does() -> 
     assert got["budget"]["kept_bytes"] - got["reversible"]["kept_bytes"] <= budget
     estimate = budget_peak(graph, full_check(graph, batch=batch), budget, batch=batch)
     assert abs(estimate / got["budget"]["peak_bytes"] - 1) < 0.005
+
+
+def test_a_cuts_refund_is_read_at_the_batch_that_runs() -> None:
+    """Random sequence model 19 at batch 8, its first step kept: an AffineCoupling whose output
+    the Repeat after it saves at one sample (a loop-of-cells BiRNN keeps its input there), not
+    at eight. The cut's refund was read at batch 1 and scaled, giving back 16,384 B the head
+    keeps: priced 26,692 B, it kept 40,928 B. Read at batch 8, the price holds what it keeps."""
+    torch = pytest.importorskip("torch")
+    from revstudio.clicmd.memory import measure_modes
+    from revstudio.compiler.budget import prefix_cost
+    from revstudio.diagnostics.budget import budget_choice
+    from revstudio.diagnostics.budget_prices import step_prices
+
+    graph, batch = random_seqnet(19), 8
+    report = full_check(graph, batch=batch)
+    costs, refunds, fixed = step_prices(graph, report, batch=batch)
+    ((rid, steps),) = costs.items()
+    budget = prefix_cost(steps, refunds[rid], 1, fixed[rid])
+    assert budget_choice(graph, report, budget, batch=batch).regions[rid].kept_steps == 1
+    got = measure_modes(graph, batch, torch.device("cpu"), budget=budget)
+    kept = got["budget"]["kept_bytes"] - got["reversible"]["kept_bytes"]
+    assert 0.9 * budget <= kept <= budget
