@@ -80,6 +80,10 @@ class Unit:
     # its last saving op packs inputs only and makes its outputs after (an LU InvConv1x1's einsum):
     # a recompute that stops at it stops before its outputs exist
     output_last: bool = False
+    # what it holds beside what it read where a recompute stops at its last saved tensor, inside
+    # it, before its outputs exist (None: its forward work, beside its outputs): a loop-of-cells
+    # BiRNN's (``save_rules.recompute_stop_bytes``)
+    work_stop: int | None = None
     # of ``params``, the bytes of the gradients its backward makes once its work is gone: an
     # ActNorm's shift's, made after its scale's gradient is summed from a product of its output's
     # gradient. Under a checkpoint's recompute (``early_stop``) all of them: the product's other
@@ -157,7 +161,9 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                 n = live[b] = nbytes(b)
                 total += n
                 made += n
-        if early_stop:  # what a layer keeps exists beside its outputs (its forward work holds it, if any)
+        if early_stop and u.work_stop is not None and u.grad and u is units[trigger]:
+            recompute = max(recompute, total - made + u.work_stop)  # (it stops inside the layer)
+        elif early_stop:  # what a layer keeps exists beside its outputs (its forward work holds it, if any)
             if not (u.output_last and u is units[stop - 1]):  # (else the recompute stops before they exist)
                 made = 0
             recompute = max(recompute, total - made + max(u.work_fwd + made, (  # (its work is beside its outputs)

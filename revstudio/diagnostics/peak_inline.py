@@ -437,7 +437,7 @@ def _copy(u: Unit, **changes: Any) -> Unit:
                 changes.get("work_bwd", u.work_bwd),
                 changes.get("grad", u.grad), u.late, u.work_spent, u.work_after, u.extra_fwd, u.extra_held,
                 u.grad_bytes, work_shared=u.work_shared, joined=u.joined, seed_bytes=u.seed_bytes,
-                guard_bytes=u.guard_bytes, output_last=u.output_last,
+                guard_bytes=u.guard_bytes, output_last=u.output_last, work_stop=u.work_stop,
                 params_last=u.params_last, grads_viewed=u.grads_viewed)
 
 

@@ -1,5 +1,6 @@
-"""What torch's fused CPU LSTM keeps for backward and allocates in it, counted from shapes.
+"""What torch's CPU BiRNNs keep for backward and allocate in it, counted from shapes.
 
+A GRU or plain RNN runs as a loop of cells (``LOOP_CELLS``), its steps' tensors counted exactly.
 torch runs a float32 LSTM on the CPU through oneDNN (``aten.mkldnn_rnn_layer``), one call
 per layer and direction. Each call keeps its output sequence, its last h and c, and a
 *workspace* (a uint8 tensor) whose size follows oneDNN's RNN workspace layout: seven
@@ -14,7 +15,11 @@ Torch-free.
 """
 from __future__ import annotations
 
-from typing import Any
+from math import prod
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .save_rules import NodeView
 
 PAGE = 4096  # oneDNN starts every workspace part on a page
 F32 = 4
@@ -73,10 +78,10 @@ def lstm_backward_bytes(batch: int, steps: int, features: int, hidden: int, laye
 def birnn_backward_work(view: Any, parameters: int, elem: int, kept: int, input_grad: bool) -> int:
     """Transient bytes of a BiRNN layer's own backward beyond its inputs' gradients (the walk's
     ``node_work``): the fused LSTM counted whole (its input's and weights' gradients, which the
-    walk adds itself, taken off), a loop of cells per ``save_rules.loop_backward_work`` (``kept``:
+    walk adds itself, taken off), a loop of cells per :func:`loop_backward_work` (``kept``:
     what it keeps), else the fused kernel's gate gradients, built at once. ``input_grad``: its
     input needs a gradient."""
-    from .save_rules import RNN_BACKWARD, counted_lstm, loop_backward_work, loop_cell, rnn_dims, rnn_elements
+    from .save_rules import RNN_BACKWARD, counted_lstm, rnn_elements
 
     if counted_lstm(view):
         work = lstm_backward_bytes(view.batch, *rnn_dims(view)) - parameters * elem
@@ -84,3 +89,94 @@ def birnn_backward_work(view: Any, parameters: int, elem: int, kept: int, input_
     if loop_cell(view) is not None:
         return loop_backward_work(view, parameters, kept, input_grad)
     return rnn_elements(RNN_BACKWARD, view) * elem
+
+
+def rnn_dims(v: NodeView) -> tuple[int, int, int, int]:
+    """(length, features, hidden, layers) of a BiRNN: (C, L) or (C, H, W) read as a sequence
+    over the last axis (DESIGN section 4)."""
+    shape = v.inputs.get("in") or ()
+    length = shape[-1] if shape else 0
+    features = prod(shape[:-1]) if shape else 0
+    return (length, features, int(v.params.get("hidden_size", 0) or 0), max(1, int(v.params.get("num_layers", 1) or 1)))
+
+
+# Cells torch runs on the CPU as a loop of steps (counted, torch 2.13: exact over batch, length,
+# sizes and layers): their gates per hidden unit; what each layer keeps for both directions per
+# step and hidden unit, and per sample and hidden unit; the final states alive at forward's end,
+# per sample and hidden unit
+LOOP_CELLS = {"gru": (3, 14, 0, 2), "rnn_tanh": (1, 2, 2, 0), "rnn_relu": (1, 2, 2, 0)}
+
+
+def loop_cell(v: NodeView) -> tuple[int, int, int, int] | None:
+    """(gates, kept a step, kept a sample, final states) of a BiRNN torch runs as a loop of
+    cells on the CPU (``LOOP_CELLS``)."""
+    if v.type != "BiRNN" or v.device != "cpu":
+        return None
+    return LOOP_CELLS.get(str(v.params.get("cell", "lstm")))
+
+
+def loop_input_copies(batch: int, length: int, features: int) -> int:
+    """Elements of a loop-of-cells BiRNN's two time-major copies of its input, which its first
+    layer's projections read (at a batch of one they are views of the input: none)."""
+    return 2 * batch * length * features if batch > 1 else 0
+
+
+def loop_kept_elements(v: NodeView) -> int:
+    """Elements a loop-of-cells BiRNN (:func:`loop_cell`) keeps: two copies of its input for the
+    first layer's projections (not the input itself); per layer and both directions, its gates
+    and states (``LOOP_CELLS``); an upper layer also the layer below's output. (What else it
+    keeps is its weights, transposed: views of them.)"""
+    _, per_step, per_sample, _ = loop_cell(v) or (0, 0, 0, 0)
+    length, features, hidden, layers = rnn_dims(v)
+    b = v.batch
+    total = loop_input_copies(b, length, features)
+    for layer in range(layers):
+        total += per_step * b * length * hidden + per_sample * b * hidden + (b * length * 2 * hidden if layer else 0)
+    return total
+
+
+def loop_forward_work(v: NodeView) -> int:
+    """What a loop-of-cells BiRNN holds while it runs forward beside its input and output: once
+    its steps have run, what they keep, its last direction's input projection (its gates a
+    step), its final states and the per-direction stacks of its steps' outputs and their
+    concatenation, before its output is made of them (measured, torch 2.13: the output's size
+    twice, the output itself not yet made)."""
+    cell = loop_cell(v) or (0, 0, 0, 0)
+    length, _, hidden, _ = rnn_dims(v)
+    transient = v.batch * length * cell[0] * hidden + cell[3] * v.batch * hidden
+    return (loop_kept_elements(v) + transient) * v.element_bytes + v.out_bytes("out")
+
+
+def loop_stop_bytes(v: NodeView) -> int:
+    """The most a loop-of-cells BiRNN (:func:`loop_cell`) holds beside its input in a checkpoint's
+    recompute that stops at its last saved tensor, before its output exists. It saves last in
+    its last direction's last step; there it holds what its steps keep, that direction's input
+    projection and the final states, and the first direction's stack of its outputs (half the
+    output: the second's and their concatenation are not made). Where a step keeps less than two
+    projections' worth (a plain RNN), the most is earlier, as the last direction's projection is
+    made: the product and its bias's sum beside the first direction's projection, which lives
+    until then, and without the steps the last direction keeps. (:func:`loop_forward_work`
+    counts the stacks and the output whole: a wired block whose F is a lone GRU was 5.7 % over
+    in checkpoint mode at batch 8, a plain RNN 7.2 %; measured, torch 2.13.)"""
+    gates, per_step = (loop_cell(v) or (0, 0, 0, 0))[:2]
+    length, _, hidden, _ = rnn_dims(v)
+    steps = v.batch * length * hidden  # (elements per gate or state over the sequence)
+    earlier = max(0, 2 * gates * steps - per_step // 2 * steps)
+    return loop_forward_work(v) - v.out_bytes("out") // 2 + earlier * v.element_bytes
+
+
+def loop_backward_work(v: NodeView, parameters: int, kept: int, input_grad: bool) -> int:
+    """A loop-of-cells BiRNN's backward beside what the walk counts at its unit (its kept bytes,
+    its output's gradient, its input's and all its weights' gradients), most at either end
+    (measured, torch 2.13). It starts with the top layer's last step: of the weights' gradients
+    only that layer's recurrent ones exist, beside one step's worth of them, and not the input's.
+    It ends, each step's tensors freed as it went, with every weight's gradient, the input's
+    copies the input weights' gradients read and the stacked gradients of one direction's input
+    projections."""
+    gates = (loop_cell(v) or (1, 0, 0, 0))[0]
+    length, features, hidden, _ = rnn_dims(v)
+    b, elem = v.batch, v.element_bytes
+    recurrent = 2 * (gates * hidden * hidden + gates * hidden)  # the top layer's, both directions
+    start = (recurrent + gates * hidden * hidden - parameters) * elem - (v.in_bytes("in") if input_grad else 0)
+    end = (loop_input_copies(b, length, features) + b * length * gates * hidden) * elem - kept
+    return max(start, end)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
+from .rnn_memory import loop_cell, loop_forward_work, loop_kept_elements, loop_stop_bytes, rnn_dims
+
 ShapeT = tuple[int, ...]
 
 
@@ -176,73 +178,23 @@ def rnn_elements(table: Mapping[str, tuple[float, ...]], v: NodeView) -> int:
     return max(0, int(total))
 
 
-def rnn_dims(v: NodeView) -> tuple[int, int, int, int]:
-    """(length, features, hidden, layers) of a BiRNN: (C, L) or (C, H, W) read as a sequence
-    over the last axis (DESIGN section 4)."""
-    shape = v.inputs.get("in") or ()
-    length = shape[-1] if shape else 0
-    features = prod(shape[:-1]) if shape else 0
-    return (length, features, int(v.params.get("hidden_size", 0) or 0), max(1, int(v.params.get("num_layers", 1) or 1)))
-
-
 def counted_lstm(v: NodeView) -> bool:
     """Whether torch runs this BiRNN as the fused float32 CPU LSTM ``rnn_memory`` counts exactly."""
     return str(v.params.get("cell", "lstm")) == "lstm" and v.element_bytes == 4
 
 
-# Cells torch runs on the CPU as a loop of steps (counted, torch 2.13: exact over batch, length,
-# sizes and layers): their gates per hidden unit; what each layer keeps for both directions per
-# step and hidden unit, and per sample and hidden unit; the final states alive at forward's end,
-# per sample and hidden unit
-LOOP_CELLS = {"gru": (3, 14, 0, 2), "rnn_tanh": (1, 2, 2, 0), "rnn_relu": (1, 2, 2, 0)}
-
-
-def loop_cell(v: NodeView) -> tuple[int, int, int, int] | None:
-    """(gates, kept a step, kept a sample, final states) of a BiRNN torch runs as a loop of
-    cells on the CPU (``LOOP_CELLS``)."""
-    if v.type != "BiRNN" or v.device != "cpu":
-        return None
-    return LOOP_CELLS.get(str(v.params.get("cell", "lstm")))
-
-
-def loop_input_copies(batch: int, length: int, features: int) -> int:
-    """Elements of a loop-of-cells BiRNN's two time-major copies of its input, which its first
-    layer's projections read (at a batch of one they are views of the input: none)."""
-    return 2 * batch * length * features if batch > 1 else 0
-
-
-def loop_kept_elements(v: NodeView) -> int:
-    """Elements a loop-of-cells BiRNN (:func:`loop_cell`) keeps: two copies of its input for the
-    first layer's projections (not the input itself); per layer and both directions, its gates
-    and states (``LOOP_CELLS``); an upper layer also the layer below's output. (What else it
-    keeps is its weights, transposed: views of them.)"""
-    _, per_step, per_sample, _ = loop_cell(v) or (0, 0, 0, 0)
-    length, features, hidden, layers = rnn_dims(v)
-    b = v.batch
-    total = loop_input_copies(b, length, features)
-    for layer in range(layers):
-        total += per_step * b * length * hidden + per_sample * b * hidden + (b * length * 2 * hidden if layer else 0)
-    return total
-
-
 def forward_work_bytes(v: NodeView) -> int:
     """What a layer holds while it runs forward beside its inputs and outputs: a Dropout's mask
-    (:func:`dropout_mask_bytes`); a loop-of-cells BiRNN, once its steps have run, what they keep,
-    its last direction's input projection (its gates a step), its final states and the
-    per-direction stacks of its steps' outputs and their concatenation, before its output is
-    made of them (measured, torch 2.13: the output's size twice, the output itself not yet made);
-    an InvConv1x1 in LU form, building its weight from its factors before its output exists
+    (:func:`dropout_mask_bytes`); a loop-of-cells BiRNN, once its steps have run
+    (``rnn_memory.loop_forward_work``); an InvConv1x1 in LU form, building its weight from its factors before its output exists
     (``flows.InvConv1x1.matrix``: the identity, L, U and U's two terms, then L, U, P L and the
     weight, five C x C at once; random network 1042, 32 channels at 4x4 and a batch of one, was
     2.4 % under in checkpoint mode, where a recompute peaks there)."""
     if lu_invconv(v):
         c = _channels(v)
         return max(0, 5 * c * c * v.element_bytes - v.out_bytes("out"))
-    cell = loop_cell(v)
-    if cell is not None:
-        length, _, hidden, _ = rnn_dims(v)
-        transient = v.batch * length * cell[0] * hidden + cell[3] * v.batch * hidden
-        return (loop_kept_elements(v) + transient) * v.element_bytes + v.out_bytes("out")
+    if loop_cell(v) is not None:
+        return loop_forward_work(v)
     return dropout_mask_bytes(v)
 
 
@@ -285,6 +237,13 @@ def output_last(v: NodeView) -> bool:
     return lu_invconv(v)
 
 
+def recompute_stop_bytes(v: NodeView) -> int | None:
+    """The most a layer holds beside its inputs in a checkpoint's recompute that stops at its last
+    saved tensor, inside it, before its outputs exist (None: no such point): a loop-of-cells
+    BiRNN's (``rnn_memory.loop_stop_bytes``)."""
+    return loop_stop_bytes(v) if loop_cell(v) is not None else None
+
+
 def forward_shared_bytes(v: NodeView) -> int:
     """Of what a layer keeps beyond the values it names (its rule's ``extra_bytes``), the bytes
     that are its input itself as its forward ends: a batch of one InvConv1x1's channels-first
@@ -293,23 +252,6 @@ def forward_shared_bytes(v: NodeView) -> int:
     if v.type == "InvConv1x1" and v.batch == 1 and prod((v.inputs.get("in") or ())[1:]) > 1:
         return v.in_bytes("in")
     return 0
-
-
-def loop_backward_work(v: NodeView, parameters: int, kept: int, input_grad: bool) -> int:
-    """A loop-of-cells BiRNN's backward beside what the walk counts at its unit (its kept bytes,
-    its output's gradient, its input's and all its weights' gradients), most at either end
-    (measured, torch 2.13). It starts with the top layer's last step: of the weights' gradients
-    only that layer's recurrent ones exist, beside one step's worth of them, and not the input's.
-    It ends, each step's tensors freed as it went, with every weight's gradient, the input's
-    copies the input weights' gradients read and the stacked gradients of one direction's input
-    projections."""
-    gates = (loop_cell(v) or (1, 0, 0, 0))[0]
-    length, features, hidden, _ = rnn_dims(v)
-    b, elem = v.batch, v.element_bytes
-    recurrent = 2 * (gates * hidden * hidden + gates * hidden)  # the top layer's, both directions
-    start = (recurrent + gates * hidden * hidden - parameters) * elem - (v.in_bytes("in") if input_grad else 0)
-    end = (loop_input_copies(b, length, features) + b * length * gates * hidden) * elem - kept
-    return max(start, end)
 
 
 def _birnn(v: NodeView) -> Saves:

@@ -1,5 +1,5 @@
 """A GRU or a plain RNN cell on the CPU runs as a loop of cells: what it keeps is counted
-(``save_rules.loop_kept_elements``: two copies of its input for the first layer's projections, its
+(``rnn_memory.loop_kept_elements``: two copies of its input for the first layer's projections, its
 gates and states per step, an upper layer's input), and its forward peaks once its steps have run,
 while their outputs are stacked and joined. The fits they replace were 10.9 % above the measured
 kept bytes for a GRU (two_branch at batch 16: +7.6 % on the peak; now 0.0 %)."""

@@ -70,6 +70,31 @@ def test_a_loop_of_cells_birnn_keeps_its_input_itself_at_a_batch_of_one(cell: st
     assert abs(estimate_errors(b.done(), 1, ("standard",))["standard"]) < 0.025, before
 
 
+@pytest.mark.parametrize(("cell", "before"), [("gru", 0.0568), ("rnn_tanh", 0.0717)])
+def test_a_recompute_stops_inside_a_loop_of_cells_birnn(cell: str, before: float) -> None:
+    """A wired block whose F and G are a lone GRU or plain RNN, in checkpoint mode at batch 8:
+    the recompute stops at the BiRNN's last saved tensor, in its last direction's last step,
+    before the second direction's outputs are stacked and joined. Counted with its whole forward
+    work and outputs, the estimate was ``before`` over. (With a Conv after it, which saves the
+    BiRNN's output, the recompute runs the BiRNN whole: that stays as it was.)"""
+    pytest.importorskip("torch")
+    from estimate_errors import estimate_errors
+
+    for after in ((), ("conv",)):
+        b = Builder("loop-cell-f")
+        b.node("Input", "x", shape=[12, 16])
+        src = b.chain("x.out", b.node("Conv", "stem", out_channels=16, kernel_size=3, padding="same"))
+
+        def body(bb: Builder, s: str, prefix: str, c: int, after: tuple[str, ...] = after) -> str:
+            nodes = [bb.node("BiRNN", f"{prefix}_0", hidden_size=4, cell=cell)]
+            nodes += [bb.node("Conv", f"{prefix}_1", out_channels=c, kernel_size=1) for _ in after]
+            return bb.chain(s, *nodes)
+
+        src = wired_block(b, src, "w", 16, body)
+        b.chain(src, b.node("Flatten", "flat"), b.node("Linear", "head", out_features=5), b.node("Output", "logits"))
+        assert abs(estimate_errors(b.done(), 8, ("checkpoint",))["checkpoint"]) < 0.002, (after, before)
+
+
 def test_a_budget_is_priced_at_the_batch_that_runs() -> None:
     """Random sequence model 0 at batch 8 under 22,924 B: the check's choice keeps the region's
     first three steps. The compiled model priced batch 8 from batches 1 and 2, where reversible
