@@ -112,6 +112,8 @@ class Walk:
     # a buffer larger than they are: a view of one of the seeds (a coupling's x2, whose gradient
     # y2 = x2 + G(y1) hands on as a view of the joined output's), and that buffer's bytes
     grads: dict[Value, int] = field(default_factory=dict)
+    # the most its forward held (without ``early_stop``), the values it makes included
+    forward: int = 0
 
 
 def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[Value], Value | None],
@@ -153,6 +155,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     total = 0
     peak, phase, at = 0, "forward", ""
     recompute = 0  # (early_stop) the most its forward holds, before the gradients alive then
+    forward = 0  # (else) the most its forward holds
     for u in units[:stop] if stop < len(units) else units:
         mb = u.make_bases or ()
         made = 0
@@ -168,8 +171,10 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                 made = 0
             recompute = max(recompute, total - made + max(u.work_fwd + made, (  # (its work is beside its outputs)
                 u.extra if u.extra_fwd is None else u.extra_fwd) if u.grad else 0))
-        elif total + u.work_fwd > peak:
-            peak, phase, at = total + u.work_fwd, "forward", u.name
+        else:
+            forward = max(forward, total + u.work_fwd)
+            if forward > peak:
+                peak, phase, at = forward, "forward", u.name
         if u.grad:
             for b in u.saved:
                 keepers[b] = keeping(b, 0) + 1
@@ -329,7 +334,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         if u.work_after and base_total + gtotal + pgrads + u.work_after > peak:
             peak, phase, at = base_total + gtotal + pgrads + u.work_after, "backward", u.name
     return Walk(peak=max(peak, kept), kept=kept, phase=phase, at=at,
-                grads=_outside_grads(outside, grads, size_of, nbytes) if early_stop else {})
+                grads=_outside_grads(outside, grads, size_of, nbytes) if early_stop else {}, forward=forward)
 
 
 _NONE: Mapping[Value, int] = {}

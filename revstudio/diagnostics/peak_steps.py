@@ -238,15 +238,16 @@ def _net_walk(b: Any, name: str, shared: bool = False) -> tuple[int, int, int] |
     return b._nets[key]
 
 
-def wired_walk(b: Any, sid: str, body: Sequence[str]) -> int | None:
+def wired_walk(b: Any, sid: str, body: Sequence[str]) -> tuple[int, int] | None:
     """A wired coupling's F (``body``: its layers in the order the runtime runs them, the
-    coupling's; ``sid``: its merge) rebuilt and run backward alone, layer by layer: the most it
+    coupling's; ``sid``: its merge) rebuilt and run backward alone, layer by layer: (the most it
     holds, net of its output and that output's gradient (the stream's, counted by the region)
     and of its parameters' gradients, which appear layer after layer (the region adds them all
-    back). At a small batch the weights' gradients are most of the step, and the moment F's
-    graph and two gradients are alive comes before its first layer's weights have theirs:
-    digits_revnet at batch 1 was 4.3 % over with F priced as its graph, two outputs' worth and
-    all its weights' gradients at once. None for an F of no layers."""
+    back); the most its rebuild holds as it runs forward, its output included). At a small batch
+    the weights' gradients are most of the step, and the moment F's graph and two gradients are
+    alive comes before its first layer's weights have theirs: digits_revnet at batch 1 was 4.3 %
+    over with F priced as its graph, two outputs' worth and all its weights' gradients at once.
+    None for an F of no layers."""
     position = b.position
     layers = [n for n in body if n in position]
     if not layers:
@@ -257,7 +258,7 @@ def wired_walk(b: Any, sid: str, body: Sequence[str]) -> int | None:
     walk = simulate([b.unit(n, *b.saved_by(n)) for n in layers], b.w.nbytes, b.w.base, b.needs_grad, outs,
                     outside=ins, seeds=[(v, True) for v in outs])
     own = sum(int(b.w.report.nodes[n].parameters) for n in layers) * b.elem
-    return walk.peak - 2 * sum(b.w.nbytes(v) for v in outs) - own
+    return walk.peak - 2 * sum(b.w.nbytes(v) for v in outs) - own, walk.forward
 
 
 # region steps the runtime runs as couplings or rearranging slots; any other is a general
