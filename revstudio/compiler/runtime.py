@@ -150,6 +150,11 @@ class Region:
         self.memory_format: torch.memory_format | None = None
         self.convolves = any(isinstance(m, (nn.Conv2d, nn.ConvTranspose2d))
                              for top in self.modules for m in top.modules())
+        # every step only rearranges values (slices, joins, a Reshape, a Permute, a Squeeze):
+        # standard mode keeps nothing of it for backward either, so there is nothing to rebuild
+        self.rearranges = all(isinstance(step, (Slice, Cat, Rename))
+                              or (isinstance(step, Invertible) and not step.cast and not step.flow)
+                              for step in self.steps)
         self.param_list: list[nn.Parameter] = []
         self._tree: list[nn.Module] | None = None
 
