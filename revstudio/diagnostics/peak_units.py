@@ -12,18 +12,11 @@ from typing import Any
 
 from revstudio.core.graph import PortRef
 
-from . import peak_bare, peak_invconv, peak_steps
+from . import peak_bare, peak_invconv, peak_steps, save_rules
 from .estimate_walk import _params, _prod, _values_of
 from .peak import Unit, Value
 from .peak_steps import Moment, coupling_moments, wired_walk
-from .save_rules import (
-    forward_shared_bytes,
-    forward_work_bytes,
-    guard_bytes,
-    held_bytes,
-    output_last,
-    recompute_stop_bytes,
-)
+from .save_rules import forward_shared_bytes, forward_work_bytes, guard_bytes, held_bytes, output_last
 from .stream_updates import additive_updates, fresh_output, update_break, update_temporaries
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
@@ -143,7 +136,7 @@ class UnitBuilder:
                     fresh, forward_work_bytes(view), self.node_work(nid),
                     bool(own) and self.flag.get(nid, False), extra_fwd=extra - shared if shared else None,
                     work_shared=more, guard_bytes=guard_bytes(view), output_last=output_last(view),
-                    work_stop=recompute_stop_bytes(view),
+                    work_stop=save_rules.recompute_stop_bytes(view),
                     extra_held=held,
                     params_last=int(info.parameters) * self.elem // 2 if info.type == "ActNorm" else 0,
                     grads_viewed=info.type == "Linear" and len(view.inputs.get("in") or ()) > 1)
