@@ -139,6 +139,8 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, facts: Facts
         # region adds them all); else its graph and two outputs' worth at once. Priced at once,
         # random network 21 was 4.3 % over under a budget and 28 6.7 % at batch 1.
         with_grads = keep + largest if walked is None else walked[1] - 2 * value - own
+        if walked is not None:  # its rebuild as it runs forward: a layer's work beside its graph
+            before = max(before, walked[3] + copies)  # (a GRU's projections and stacks, as a wired F's)
         grown = value if facts.bare else 0
         if facts.flow_next and not out:  # (F: backward runs it second)
             before += largest - value
@@ -158,7 +160,7 @@ def _affine(b: Any, sid: str, view: Any, largest: int, copies: int, facts: Facts
     shape = view.inputs.get("in")
     if walked is None or not shape:
         return None
-    kept, peak, out = walked
+    kept, peak, out = walked[:3]
     split = coupling_split(view.params, shape)
     half = view.batch * split[1] * _prod(shape[1:]) * b.elem  # x2
     log_scale = half if clamped(view.params) else 0  # s = clamp * tanh(. / clamp): a tensor of its own
@@ -217,13 +219,13 @@ def _viewed_y2(b: Any, view: Any, shape: Sequence[int], wide: int) -> int:
     return wide if halves_viewed(b, view.batch, shape) else 0
 
 
-def _net_walk(b: Any, name: str, shared: bool = False) -> tuple[int, int, int] | None:
+def _net_walk(b: Any, name: str, shared: bool = False) -> tuple[int, int, int, int] | None:
     """A coupling's body ``name`` (an AffineCoupling's net, an AdditiveCoupling node's F or G)
     walked alone with its output's gradient seeded: (what
     its forward keeps, its output included; the most its backward holds, its parameters'
-    gradients included, as they appear; its output's bytes). ``shared``: that gradient outlives
-    the walk (an AdditiveCoupling's F or G: its output's gradient is the stream's). None where
-    its body does not check."""
+    gradients included, as they appear; its output's bytes; the most its forward holds, its
+    output included). ``shared``: that gradient outlives the walk (an AdditiveCoupling's F or
+    G: its output's gradient is the stream's). None where its body does not check."""
     key = (name, shared)
     if key not in b._nets:
         b._nets[key] = None
@@ -234,7 +236,7 @@ def _net_walk(b: Any, name: str, shared: bool = False) -> tuple[int, int, int] |
                     for src in (w.source.get((n, "in")),) if src is not None]
             walk = simulate([sub.unit(n, *sub.saved_by(n)) for n in sub.order], w.nbytes, w.base,
                             sub.needs_grad, outs, seeds=[(v, shared) for v in outs])
-            b._nets[key] = (walk.kept, walk.peak, sum(w.nbytes(v) for v in outs))
+            b._nets[key] = (walk.kept, walk.peak, sum(w.nbytes(v) for v in outs), walk.forward)
     return b._nets[key]
 
 
