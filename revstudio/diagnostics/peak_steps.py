@@ -268,6 +268,21 @@ def wired_walk(b: Any, sid: str, body: Sequence[str]) -> tuple[int, int] | None:
 _STREAM_STEPS = frozenset({"Merge", "Split", "Concat", "AdditiveCoupling", "AffineCoupling", "Group", "Repeat"})
 
 
+def gathered(b: Any, sid: str) -> int:
+    """What the backward of a region whose first step is ``sid`` holds last, beside the streams
+    and every weight's gradient: where that step splits a value in two (a Split, an
+    AdditiveCoupling node, a spliced body's first step), its backward gathers the rebuilt halves
+    into one stream beside them, then joins their gradients into the value's beside theirs: the
+    value's bytes (random sequence models whose F and G are a Linear over the whole sequence,
+    their weights' gradients most of the step, were up to 5.4 % under); else 0."""
+    view = b.w.views.get(sid)
+    if view is not None and view.type in ("Split", "AdditiveCoupling"):
+        return sum(b.w.nbytes(v) for v in b.reads(sid))
+    inner = b.spliced(sid)
+    steps = list(getattr(inner[1], "steps", ())) if inner is not None else []
+    return gathered(inner[0], steps[0]) if inner is not None and steps else 0
+
+
 def spent_after(b: Any, region: Any) -> int:
     """After how many of its runtime steps ``region``'s backward releases its outputs'
     gradients (``UnitBuilder.region``): once no stream's gradient is a view of them. An

@@ -310,6 +310,8 @@ class UnitBuilder:
         held = max(0, stream - inputs_grads)
         first = step[0] + held
         steps = list(getattr(region, "steps", ()))
+        if steps:  # backward ends with its first split's (``peak_steps.gathered``)
+            step[1] = max(step[1], peak_steps.gathered(self, steps[0]))
         last = self.w.views.get(steps[-1]) if steps else None
         if last is not None and last.type == "Concat":
             # backward starts with the Concat's inverse: the output pair's parts are copied apart
