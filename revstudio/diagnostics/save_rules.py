@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
-from .rnn_memory import loop_cell, loop_forward_work, loop_kept_elements, loop_stop_bytes, rnn_dims
+from .rnn_memory import (
+    loop_cell,
+    loop_forward_work,
+    loop_kept_elements,
+    loop_stop_bytes,
+    lstm_kept_bytes,
+    rnn_dims,
+)
 
 ShapeT = tuple[int, ...]
 
@@ -163,15 +170,11 @@ RNN_BACKWARD = {"lstm": (0, 1, 0, 13.8, 2.8, 0), "gru": (5, 0, 0, 1, 0, 0),
 
 def rnn_elements(table: Mapping[str, tuple[float, ...]], v: NodeView) -> int:
     """Elements of a BiRNN's kept (``RNN_KEPT``) or backward (``RNN_BACKWARD``) tensors."""
-    shape = v.inputs.get("in") or ()
-    length = shape[-1] if shape else 0
-    features = prod(shape[:-1]) if shape else 0
-    hidden = int(v.params.get("hidden_size", 0) or 0)
-    layers = int(v.params.get("num_layers", 1) or 1)
+    length, features, hidden, layers = rnn_dims(v)
     coef = table.get(str(v.params.get("cell", "lstm")), table["lstm"])
     total = 0.0
     b = v.batch
-    for layer in range(max(1, layers)):
+    for layer in range(layers):
         i = features if layer == 0 else 2 * hidden  # upper layers read both directions
         terms = (b * length * hidden, b * length * i, b * length, b * hidden, b * i, b)
         total += sum(c * t for c, t in zip(coef, terms))
@@ -186,10 +189,11 @@ def counted_lstm(v: NodeView) -> bool:
 def forward_work_bytes(v: NodeView) -> int:
     """What a layer holds while it runs forward beside its inputs and outputs: a Dropout's mask
     (:func:`dropout_mask_bytes`); a loop-of-cells BiRNN, once its steps have run
-    (``rnn_memory.loop_forward_work``); an InvConv1x1 in LU form, building its weight from its factors before its output exists
-    (``flows.InvConv1x1.matrix``: the identity, L, U and U's two terms, then L, U, P L and the
-    weight, five C x C at once; random network 1042, 32 channels at 4x4 and a batch of one, was
-    2.4 % under in checkpoint mode, where a recompute peaks there)."""
+    (``rnn_memory.loop_forward_work``); an InvConv1x1 in LU form, building its weight from its
+    factors before its output exists (``flows.InvConv1x1.matrix``: the identity, L, U and U's
+    two terms, then L, U, P L and the weight, five C x C at once; random network 1042, 32
+    channels at 4x4 and a batch of one, was 2.4 % under in checkpoint mode, where a recompute
+    peaks there)."""
     if lu_invconv(v):
         c = _channels(v)
         return max(0, 5 * c * c * v.element_bytes - v.out_bytes("out"))
@@ -255,10 +259,7 @@ def forward_shared_bytes(v: NodeView) -> int:
 
 
 def _birnn(v: NodeView) -> Saves:
-    if counted_lstm(v):
-        from .rnn_memory import lstm_kept_bytes
-
-        # it keeps a time-major copy of its input, not the input itself
+    if counted_lstm(v):  # it keeps a time-major copy of its input, not the input itself
         return Saves(extra_bytes=lstm_kept_bytes(v.batch, *rnn_dims(v)))
     if loop_cell(v) is not None:
         # (at a batch of one its input's time-major copies are views: it keeps the input)
