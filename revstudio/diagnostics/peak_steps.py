@@ -263,6 +263,17 @@ def wired_walk(b: Any, sid: str, body: Sequence[str]) -> tuple[int, int] | None:
     return walk.peak - 2 * sum(b.w.nbytes(v) for v in outs) - own, walk.forward
 
 
+
+def output_kept(b: Any, sid: str, body: Sequence[str]) -> bool:
+    """Whether a wired coupling's F (``body``; ``sid``: its merge) ends in a tensor its own graph
+    keeps (an activation that keeps its result, through views): the update then reads what the
+    rebuild holds anyway, not an output of its own (random networks 31, 36, 97 and 127, whose F is
+    a Linear, a tanh and a Reshape, were 6.6 to 7.8 % over in reversible mode at batch 32)."""
+    inside = {n for n in body if n in b.position}
+    kept = {v for n in inside for v in b.w.saved_values(n, fuse=False)}
+    outs = [b.w.base(v) for v in b.reads(sid) if v[0] in inside]
+    return bool(outs) and all(v in kept for v in outs)
+
 # region steps the runtime runs as couplings or rearranging slots; any other is a general
 # invertible layer, whose outputs are new tensors (``runtime.layout_of``)
 _STREAM_STEPS = frozenset({"Merge", "Split", "Concat", "AdditiveCoupling", "AffineCoupling", "Group", "Repeat"})

@@ -390,7 +390,7 @@ class UnitBuilder:
             # before F's backward, an additive coupling rebuilds its input in place from F's
             # output while F's graph is alive: that output and the update's temporaries (fewer
             # where F's output is fresh: the update writes over it)
-            passing = 0
+            passing, held_out = 0, walked is not None and peak_steps.output_kept(self, sid, couplings[sid].body)
             for elements, fresh in self._updates(sid, couplings.get(sid)):
                 passing = max(passing, self.w.batch * elements * self.elem)
                 if fresh and sid in bare_wired and peak_bare.halves_viewed(self, self.w.batch, view.inputs.get("in0") or ()):
@@ -404,7 +404,8 @@ class UnitBuilder:
                 if found is not None:
                     self.breaks.add(found)
                 if temps:
-                    before = max(before, recompute // parts + self.w.batch * elements * self.elem + temps + copies)
+                    operand = 0 if held_out else self.w.batch * elements * self.elem  # (F's output)
+                    before = max(before, recompute // parts + operand + temps + copies)
             if walked is not None:
                 # F's rebuild as it runs forward, before the update: a layer's work beside its
                 # graph (a GRU's input projections and its outputs' stacks, which go before the
