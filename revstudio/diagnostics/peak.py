@@ -74,6 +74,9 @@ class Unit:
     # a late unit's outputs whose gradient its recompute's walk seeded as a larger buffer (a view
     # of one the next segment hands back: ``Walk.grads``), and its bytes
     seed_bytes: Mapping[Value, int] | None = None
+    # a late unit inside another's recompute: ``work_bwd`` where its inputs that none of its layers
+    # keeps are gone once its recompute has run (``peak_recompute.recompute_walk``); None: the same
+    work_nested: int | None = None
     # bytes a checkpoint's recompute copies of it while the recompute runs (a BatchNorm's running
     # statistics: ``save_rules.guard_bytes``)
     guard_bytes: int = 0
@@ -120,7 +123,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
              needs_grad: Callable[[Value], bool], held: Iterable[Value] = (), *,
              outside: Iterable[Value] = (), early_stop: bool = False,
              seeds: Iterable[tuple[Value, bool]] = (), seed_bytes: Mapping[Value, int] | None = None,
-             guarded: int = 0) -> Walk:
+             guarded: int = 0, dropped: int = 0) -> Walk:
     """Forward then backward over ``units`` (in execution order). ``outside``: values that exist
     before the walk and after it, counted elsewhere (a recomputed segment's inputs: a view of one
     makes nothing). ``early_stop``: forward stops once the last unit that keeps something for
@@ -134,7 +137,9 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     ``seeds``: values whose gradients exist when backward starts (a segment's outputs'), each
     with whether that gradient is shared with values outside (a view: it outlives the walk);
     ``seed_bytes``: of those, the ones whose gradient is a larger buffer, and its bytes;
-    ``guarded``: bytes the recompute holds beside its layers while it runs (``Unit.guard_bytes``)."""
+    ``guarded``: bytes the recompute holds beside its layers while it runs (``Unit.guard_bytes``);
+    ``dropped``: bytes of ``outside`` that exist only until the recompute has run (the inputs of a
+    segment inside another's recompute: torch hands them over once, unpacked)."""
     seeds, outside = list(seeds), list(outside)
     held_set = {b for b in (base(v) for v in held) if b is not None}
     out_set = {b for b in (base(v) for v in outside) if b is not None}
@@ -219,12 +224,12 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     place = len(units)
     for u in reversed(units):
         place -= 1
-        if place == trigger and recompute + guarded + gtotal + pgrads > peak:  # the recompute runs now
-            peak, phase, at = recompute + guarded + gtotal + pgrads, "backward", u.name
+        if place == trigger and recompute + guarded + gtotal + pgrads + dropped > peak:  # the recompute runs now
+            peak, phase, at = recompute + guarded + gtotal + pgrads + dropped, "backward", u.name
         if not u.grad:
             continue
         recomputed = not early_stop or place <= trigger  # (before the recompute: nothing it makes exists)
-        base_total = total if recomputed else 0
+        base_total = total if recomputed else dropped
         outs = []
         viewed = set()  # of those, the buffers it has as views only (not released as its own)
         seeded = 0  # (a late unit's recompute walk counts its outputs' gradients: their bytes)
@@ -314,7 +319,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                 if not u.late:
                     released = True
                     total = _release(u, total, live, keepers, count, held_set)
-                    base_total = total if recomputed else 0
+                    base_total = total if recomputed else dropped
             last_id += 1
             n = size_of[last_id] = nbytes(v)
             refs[last_id] = 1
@@ -330,7 +335,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                 del refs[gone]
         if not released:
             total = _release(u, total, live, keepers, count, held_set)
-        base_total = total if recomputed else 0
+        base_total = total if recomputed else dropped
         if u.work_after and base_total + gtotal + pgrads + u.work_after > peak:
             peak, phase, at = base_total + gtotal + pgrads + u.work_after, "backward", u.name
     return Walk(peak=max(peak, kept), kept=kept, phase=phase, at=at,

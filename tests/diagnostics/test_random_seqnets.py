@@ -238,3 +238,34 @@ def test_a_nested_region_that_only_rearranges_runs_as_standard_mode() -> None:
         grads[mode] = [p.grad.clone() for p in model.parameters()]
     for a, b in zip(grads["standard"], grads["reversible"]):
         assert torch.allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize(("seed", "before"), [(31, 0.0784), (97, 0.0662)])
+def test_a_wired_f_ending_in_an_activation_hands_its_update_what_its_rebuild_holds(seed: int,
+                                                                                   before: float) -> None:
+    """Random sequence models 31 and 97: wired blocks whose F and G are a Linear, a tanh and a
+    Reshape. The tanh keeps its result for its backward, and that result is what the update
+    reads: counted again beside the rebuild as an output of F's own, reversible mode was
+    ``before`` over at batch 32."""
+    pytest.importorskip("torch")
+    from estimate_errors import estimate_errors
+
+    assert abs(estimate_errors(random_seqnet(seed), 32, ("reversible",))["reversible"]) < 0.005, before
+
+
+@pytest.mark.parametrize(("seed", "batch", "before"), [(4, 32, 0.0135), (77, 32, -0.0096), (15, 32, 0.1428),
+                                                       (41, 8, 0.0234)])
+def test_checkpoint_mode_walks_a_coupling_bodys_runs_of_layers_as_torch_recomputes_them(
+        seed: int, batch: int, before: float) -> None:
+    """Coupling nodes of random sequence models in checkpoint mode, each ``before`` off:
+    - 4: F is a Linear, a tanh and a Reshape, the Reshape a region of its own; the body's module
+      checkpoints the run of layers before it, which the estimate walked layer by layer.
+    - 77: G is such a body; the gradient of that run's output is the Reshape's, a view of the
+      coupling's output gradient, which lives on after the run's backward.
+    - 15 and 41: G is a BiRNN, an Activation and a Conv, checkpointed inside the coupling's
+      recompute; torch hands that run its input once, and it is gone once the run's own
+      recompute has made what the run keeps."""
+    pytest.importorskip("torch")
+    from estimate_errors import estimate_errors
+
+    assert abs(estimate_errors(random_seqnet(seed), batch, ("checkpoint",))["checkpoint"]) < 0.005, before
