@@ -250,3 +250,13 @@ def test_the_run_snapshot_names_the_projects_data_from_its_own_folder(tmp_path, 
     assert cli.main(["train", "--resume", str(out), "--steps", "2", "--gradcheck-every", "0",
                      "--memory-every", "0"]) == 0
 
+
+def test_every_training_key_has_a_train_flag() -> None:
+    # a key the exported training script takes (--momentum) is a flag of `revstudio train` too
+    from revstudio.clicmd.train import OVERRIDES, overrides
+    from revstudio.training.config import DEFAULTS
+
+    assert set(DEFAULTS) <= set(OVERRIDES.values())
+    parser, _ = cli._build_parser("train")
+    args = parser.parse_args(["p.revs", "--optimizer", "sgd", "--momentum", "0.5"])
+    assert overrides(args) == {"optimizer": "sgd", "momentum": 0.5}
