@@ -45,7 +45,7 @@ def _positive(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", nargs="?", help="project file (.revs); not needed with --resume")
+    parser.add_argument("file", metavar="FILE", nargs="?", help="project file (.revs) or an exported .py; not needed with --resume")
     length = parser.add_mutually_exclusive_group()
     length.add_argument("--steps", type=_positive, help="optimizer steps (default: the project's, 200)")
     length.add_argument("--epochs", type=_positive, help="passes over the training data instead of --steps")
