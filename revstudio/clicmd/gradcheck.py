@@ -23,7 +23,7 @@ CHECKPOINT = os.path.join("checkpoints", "last.pt")  # where a run directory kee
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="project file (.revs)")
+    parser.add_argument("file", metavar="FILE", help="project file (.revs) or an exported .py")
     parser.add_argument("--batch", type=positive_int, default=2, help="batch size (default 2)")
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
                         help="number type of weights and data (default float64, tolerance 1e-10; "

@@ -30,7 +30,7 @@ MODES = ("standard", "reversible", "checkpoint")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="project file (.revs)")
+    parser.add_argument("file", metavar="FILE", help="project file (.revs) or an exported .py")
     parser.add_argument("--batch", type=positive_int, default=8, help="batch size (default 8)")
     parser.add_argument("--device", default="cpu",
                         help="cpu, cuda or cuda:N (default cpu; 'auto' picks CUDA when available)")

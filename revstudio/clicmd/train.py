@@ -22,7 +22,7 @@ OVERRIDES = {
     "steps": "steps", "epochs": "epochs", "data": "data", "val_data": "val_data", "mode": "mode",
     "device": "device", "lr": "lr", "batch_size": "batch_size", "optimizer": "optimizer",
     "precision": "precision", "seed": "seed", "schedule": "schedule", "task": "task",
-    "weight_decay": "weight_decay", "grad_clip": "grad_clip", "warmup_steps": "warmup_steps",
+    "momentum": "momentum", "weight_decay": "weight_decay", "grad_clip": "grad_clip", "warmup_steps": "warmup_steps",
     "log_every": "log_every", "val_every": "val_every", "gradcheck_every": "gradcheck_every",
     "memory_every": "memory_every", "checkpoint_every": "checkpoint_every", "val_fraction": "val_fraction",
     "memory_budget": "memory_budget",
@@ -45,7 +45,7 @@ def _positive(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", nargs="?", help="project file (.revs); not needed with --resume")
+    parser.add_argument("file", metavar="FILE", nargs="?", help="project file (.revs) or an exported .py; not needed with --resume")
     length = parser.add_mutually_exclusive_group()
     length.add_argument("--steps", type=_positive, help="optimizer steps (default: the project's, 200)")
     length.add_argument("--epochs", type=_positive, help="passes over the training data instead of --steps")
@@ -64,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--optimizer", choices=("sgd", "adam", "adamw"))
     parser.add_argument("--schedule", choices=("constant", "cosine", "onecycle"))
     parser.add_argument("--warmup-steps", type=_count)
+    parser.add_argument("--momentum", type=_number, help="SGD's momentum (default 0.9)")
     parser.add_argument("--weight-decay", type=_number)
     parser.add_argument("--grad-clip", type=_number, help="max global gradient norm")
     parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), help="fp16 needs CUDA")

@@ -88,6 +88,7 @@ def save_checkpoint(path: str, payload: dict[str, Any]) -> None:
 def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | None = None,
           json_rows: bool = False, resume: str | None = None) -> Model:
     """Train ``Model`` with ``config`` (the TRAINING keys); write the checkpoint to ``out``."""
+    t0 = time.perf_counter()
     rank, world, local_rank = start_distributed(config["device"])
     device = pick_device(config["device"], local_rank)
     (inputs, targets), val, kind = load_training_data(config, base_dir)
@@ -144,8 +145,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     def emit(row: dict[str, Any]) -> None:
         if rank != 0:
             return
-        if json_rows:
-            print(json.dumps(row), flush=True)
+        if json_rows:  # the rows of `revstudio train --json`: "time" in seconds since the start
+            print(json.dumps({**row, "time": round(time.perf_counter() - t0, 4)}), flush=True)
         elif row["kind"] == "step":
             acc = f"  accuracy {row['accuracy']:.4f}" if "accuracy" in row else ""
             print(f"step {row['step']:>6}  loss {row['loss']:.6f}{acc}  lr {row['lr']:.3g}", flush=True)
@@ -167,7 +168,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
                 correct += float(hits) if hits is not None else 0.0
                 count += len(idx)
         model.train()
-        row = {"kind": "val", "step": step, "val_loss": loss_sum / count}
+        row = {"kind": "val", "step": step, "epoch": round(step / per_epoch, 4), "val_loss": loss_sum / count}
         if kind == "classification":
             row["val_accuracy"] = correct / count
         emit(row)

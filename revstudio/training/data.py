@@ -22,8 +22,11 @@ from .task import TaskInfo, find_type, infer_task, input_nodes
 if TYPE_CHECKING:
     from torch import Tensor
 
-__all__ = ["DataBundle", "DataError", "Split", "TaskInfo", "infer_task", "input_specs", "load_data",
-           "peek_data"]
+__all__ = ["DATA_KEYS", "DataBundle", "DataError", "Split", "TaskInfo", "absolute_spec", "infer_task",
+           "input_specs", "load_data", "peek_data"]
+
+# The keys of a ``training`` section that name data (their relative paths start at the project's folder).
+DATA_KEYS = ("data", "val_data")
 
 
 @dataclass
@@ -100,6 +103,23 @@ def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: s
         task = dataclasses.replace(task, kind=kind, num_classes=classes)
     return DataBundle(Split(inputs, targets), None if val is None else Split(*val), task,
                       "synthetic" if spec == "synthetic" else str(spec))
+
+
+def absolute_spec(spec: Any, base_dir: str) -> Any:
+    """``spec`` with a relative (or ``~``) path made absolute against ``base_dir``, the folder it is
+    relative to, so it names the same data from anywhere (a run folder's snapshot). ``synthetic``, an
+    absolute path, and a value that is no data spec at all (left for the config to refuse) stay as
+    they are."""
+    if not isinstance(spec, str):
+        return spec
+    try:
+        kind, path = parse_spec(spec)
+    except DataError:
+        return spec
+    if kind == "synthetic" or os.path.isabs(path):
+        return spec
+    full = os.path.normpath(os.path.abspath(resolve(path, base_dir)))
+    return f"{kind}:{full}" if kind in ("mnist", "cifar10") else full
 
 
 # ---- the preview of the run-settings dialog (no torch for .npz / mnist / cifar) ------------------

@@ -119,18 +119,32 @@ def _environment(cfg: TrainConfig, world: int) -> dict[str, Any]:
 
     from revstudio import __version__
 
+    from .parts import TrainError, resolve_device
+
+    try:  # the device the run trains on ("auto" picked for this machine); config.json keeps the setting
+        device = str(resolve_device(cfg.device, _rank()[2] if world > 1 else None))
+    except TrainError:  # the run refuses it with the reason a moment later
+        device = cfg.device
     return {"python": platform.python_version(), "torch": torch.__version__, "revstudio": __version__,
-            "device": cfg.device, "cuda": torch.version.cuda, "cuda_available": torch.cuda.is_available(),
+            "device": device, "cuda": torch.version.cuda, "cuda_available": torch.cuda.is_available(),
             "threads": torch.get_num_threads(), "processes": world, "hostname": socket.gethostname(),
             "platform": platform.platform(), "argv": sys.argv[1:]}
 
 
-def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed: bool) -> str:
-    """Write the snapshot, config, environment and model code; returns the project text."""
+def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed: bool, base: str) -> str:
+    """Write the snapshot, config, environment and model code; returns the project text.
+
+    The snapshot lives in the run folder, not beside the project, so its relative data
+    paths are made absolute against ``base`` (the project's folder): opened or trained
+    on its own, it reads the same files (as the app's snapshots do).
+    """
     from revstudio.core.project import dumps
 
+    from .data import DATA_KEYS, absolute_spec
+
     snap = graph.snapshot() if hasattr(graph, "snapshot") else graph
-    snap.training = cfg.to_section()
+    section = cfg.to_section()
+    snap.training = {k: absolute_spec(v, base) if k in DATA_KEYS else v for k, v in section.items()}
     text = dumps(snap)
     if not resumed:
         write_atomic(writer.file("project.revs"), text)
@@ -192,7 +206,7 @@ def run_session(req: Request) -> int:
                 fail_step = int(resume["step"])
                 writer.status["step"] = fail_step
             writer.update_status(status="running")
-            project_text = _record(writer, graph, cfg, world, resume is not None)
+            project_text = _record(writer, graph, cfg, world, resume is not None, base)
         else:
             project_text = dumps(graph)
         from .data import DataError, load_data

@@ -222,3 +222,41 @@ def test_an_unreadable_project_is_the_users_to_fix_not_an_internal_error(tmp_pat
     assert cli.main(["train", str(path), "--steps", "1"]) == 2
     err = capsys.readouterr().err
     assert "NaN is not a number JSON allows" in err and "internal error" not in err
+
+
+def test_the_run_snapshot_names_the_projects_data_from_its_own_folder(tmp_path, capsys) -> None:
+    # the snapshot lives in the run folder: a data path relative to the project is made absolute,
+    # so the snapshot trains on its own (and a run started in the app writes the same)
+    project_dir = tmp_path / "project"
+    project_dir.mkdir()
+    x = torch.randn(12, 3, 16, 16)
+    torch.save({"x": x, "y": torch.arange(12) % 10}, tmp_path / "tiny.pt")
+    text = json.loads(open(EXAMPLE).read())
+    text["training"] = {"data": "../tiny.pt", "val_fraction": 0.25}
+    path = project_dir / "p.revs"
+    path.write_text(json.dumps(text))
+    out = tmp_path / "elsewhere" / "deeper" / "run"
+    assert cli.main(["train", str(path), "--steps", "1", "--batch-size", "8", "--out", str(out),
+                     "--gradcheck-every", "0", "--memory-every", "0"]) == 0
+    # the environment names the device trained on; the setting ("auto") stays in config.json
+    env = json.loads((out / "environment.json").read_text())
+    assert env["device"] == ("cuda:0" if torch.cuda.is_available() else "cpu")
+    assert json.loads((out / "config.json").read_text())["device"] == "auto"
+    snapshot = json.loads((out / "project.revs").read_text())
+    assert snapshot["training"]["data"] == str(tmp_path / "tiny.pt")
+    capsys.readouterr()
+    assert cli.main(["train", str(out / "project.revs"), "--steps", "1", *QUICK, "--out", str(tmp_path / "again"),
+                     "--gradcheck-every", "0", "--memory-every", "0"]) == 0
+    assert cli.main(["train", "--resume", str(out), "--steps", "2", "--gradcheck-every", "0",
+                     "--memory-every", "0"]) == 0
+
+
+def test_every_training_key_has_a_train_flag() -> None:
+    # a key the exported training script takes (--momentum) is a flag of `revstudio train` too
+    from revstudio.clicmd.train import OVERRIDES, overrides
+    from revstudio.training.config import DEFAULTS
+
+    assert set(DEFAULTS) <= set(OVERRIDES.values())
+    parser, _ = cli._build_parser("train")
+    args = parser.parse_args(["p.revs", "--optimizer", "sgd", "--momentum", "0.5"])
+    assert overrides(args) == {"optimizer": "sgd", "momentum": 0.5}

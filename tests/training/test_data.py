@@ -359,3 +359,18 @@ def test_peek_imports_no_torch(tmp_path: Path) -> None:
 def test_task_info_is_the_contract() -> None:
     t = TaskInfo("classification", 10, "y")
     assert t.loss_name() == "cross-entropy" and TaskInfo("flow", None, "z").loss_name() == "nll"
+
+
+def test_absolute_spec_makes_relative_and_home_paths_absolute(tmp_path: Path, monkeypatch) -> None:
+    from revstudio.training.data import absolute_spec
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    base = str(tmp_path / "proj")
+    assert absolute_spec("d.npz", base) == str(tmp_path / "proj" / "d.npz")
+    assert absolute_spec("../data/d.pt", base) == str(tmp_path / "data" / "d.pt")
+    assert absolute_spec("mnist:mn", base) == f"mnist:{tmp_path / 'proj' / 'mn'}"
+    # "~" is the user's home, as the data loader reads it, not a folder named "~" in the project
+    assert absolute_spec("~/d.npz", base) == str(tmp_path / "home" / "d.npz")
+    assert absolute_spec("cifar10:~/c", base) == f"cifar10:{tmp_path / 'home' / 'c'}"
+    for unchanged in ("synthetic", str(tmp_path / "abs.npz"), "mnist:/abs/mn", "data.csv", None, 3):
+        assert absolute_spec(unchanged, base) == unchanged

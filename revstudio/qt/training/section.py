@@ -7,16 +7,13 @@ would refuse. The config module imports no torch, so this stays cheap.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from revstudio.core.graph import Graph
 from revstudio.core.project import dumps, loads
 from revstudio.training.config import DEFAULTS, ConfigError, TrainConfig
-
-DATA_KEYS = ("data", "val_data")
-DATASET_PREFIXES = ("mnist:", "cifar10:")
+from revstudio.training.data import DATA_KEYS, absolute_spec
 
 
 def defaults() -> dict[str, Any]:
@@ -53,17 +50,6 @@ def stored(section: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in section.items() if k != "version"}
 
 
-def _absolute_spec(spec: Any, base: Path) -> Any:
-    """A data spec with a relative path made absolute against the project's folder."""
-    if not isinstance(spec, str) or spec == "synthetic":
-        return spec
-    for prefix in DATASET_PREFIXES:
-        if spec.startswith(prefix):
-            rest = spec[len(prefix):]
-            return prefix + str((base / rest).resolve()) if rest and not os.path.isabs(rest) else spec
-    return str((base / spec).resolve()) if not os.path.isabs(spec) else spec
-
-
 def snapshot_text(graph: Graph, project_path: str | None) -> str:
     """The project as drawn, for a run directory.
 
@@ -72,9 +58,9 @@ def snapshot_text(graph: Graph, project_path: str | None) -> str:
     same file the settings name.
     """
     text = dumps(graph)
-    base = Path(project_path).resolve().parent if project_path else Path.cwd()
+    base = str(Path(project_path).resolve().parent if project_path else Path.cwd())
     training = dict(graph.training)
-    changed = {k: _absolute_spec(training[k], base) for k in DATA_KEYS if k in training}
+    changed = {k: absolute_spec(training[k], base) for k in DATA_KEYS if k in training}
     if not any(changed[k] != training[k] for k in changed):
         return text
     copy = loads(text)
