@@ -119,21 +119,26 @@ def shared_outputs(b: UnitBuilder, makes: list[Value], leaving: bool = True, end
     return out
 
 
-def _readers_through(b: UnitBuilder, v: Value, depth: int = 0) -> list[tuple[str, Value]]:
-    """The readers of ``v`` as (reader, the value it reads), through Reshapes and Flattens: their
-    input's gradient is their output's (a view, or a copy dying with the first layer it feeds),
-    whose buffer lives as long as their readers keep it (a Linear G reshaped back: random network
-    77's G segment was 1 % under at batch 32 with that gradient counted as gone)."""
+def _readers_through(b: UnitBuilder, v: Value) -> list[tuple[str, Value]]:
+    """The readers of ``v`` as (reader, the value it reads), through a Reshape or Flatten whose
+    output leaves the body: the gradient the caller hands that output lives beyond the body's
+    backward, the Reshape's of it (a view, or a copy the first layer it feeds lets go of) with it
+    (a coupling node's G, a Linear reshaped back: random network 77's G segment was 1 % under at
+    batch 32 with that gradient counted as gone)."""
     found: list[tuple[str, Value]] = []
     for r in b.readers.get(v, ()):
-        if b.w.report.nodes[r].type in ("Reshape", "Flatten") and depth < 16:
-            outs = b.makes(r)
-            if len(outs) != 1 or not b.readers.get(outs[0]):
-                return []
-            found += _readers_through(b, outs[0], depth + 1) or [(r, v)]
+        outs = b.makes(r)
+        if b.w.report.nodes[r].type in ("Reshape", "Flatten") and len(outs) == 1 and _leaves(b, outs[0]):
+            found += [(n, outs[0]) for n in b.readers[outs[0]]]
         else:
             found.append((r, v))
     return found
+
+
+def _leaves(b: UnitBuilder, v: Value) -> bool:
+    """Whether only GroupOutput nodes read ``v``."""
+    found = b.readers.get(v, ())
+    return bool(found) and all(b.w.report.nodes[r].type == "GroupOutput" for r in found)
 
 
 def _holds_until(b: UnitBuilder, reader: str, v: Value, end: int) -> bool:
