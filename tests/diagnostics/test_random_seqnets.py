@@ -254,7 +254,7 @@ def test_a_wired_f_ending_in_an_activation_hands_its_update_what_its_rebuild_hol
 
 
 @pytest.mark.parametrize(("seed", "batch", "before"), [(4, 32, 0.0135), (77, 32, -0.0096), (15, 32, 0.1428),
-                                                       (41, 8, 0.0234)])
+                                                       (41, 8, 0.0234), (225, 8, -0.0112)])
 def test_checkpoint_mode_walks_a_coupling_bodys_runs_of_layers_as_torch_recomputes_them(
         seed: int, batch: int, before: float) -> None:
     """Coupling nodes of random sequence models in checkpoint mode, each ``before`` off:
@@ -264,7 +264,9 @@ def test_checkpoint_mode_walks_a_coupling_bodys_runs_of_layers_as_torch_recomput
       coupling's output gradient, which lives on after the run's backward.
     - 15 and 41: G is a BiRNN, an Activation and a Conv, checkpointed inside the coupling's
       recompute; torch hands that run its input once, and it is gone once the run's own
-      recompute has made what the run keeps."""
+      recompute has made what the run keeps.
+    - 225 (with that third rule alone): F, an LSTM, reads its coupling's x2, a part of the
+      enclosing segment's input handed on unjoined, which that segment keeps."""
     pytest.importorskip("torch")
     from estimate_errors import estimate_errors
 
