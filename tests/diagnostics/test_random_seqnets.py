@@ -271,3 +271,15 @@ def test_checkpoint_mode_walks_a_coupling_bodys_runs_of_layers_as_torch_recomput
     from estimate_errors import estimate_errors
 
     assert abs(estimate_errors(random_seqnet(seed), batch, ("checkpoint",))["checkpoint"]) < 0.005, before
+
+
+@pytest.mark.parametrize(("seed", "before"), [(44, 0.0192), (17, 0.0159)])
+def test_a_checkpoint_recompute_stops_inside_a_fused_lstm(seed: int, before: float) -> None:
+    """Random sequence models 44 and 17: a coupling node whose G is (or ends its run with) an
+    LSTM, the last layer of its coupling's recompute that saves. Torch stops that recompute as
+    the LSTM's last direction returns, before the directions are joined into its output: counted
+    beside what it keeps, checkpoint mode was ``before`` over at batch 32."""
+    pytest.importorskip("torch")
+    from estimate_errors import estimate_errors
+
+    assert abs(estimate_errors(random_seqnet(seed), 32, ("checkpoint",))["checkpoint"]) < 0.005, before
