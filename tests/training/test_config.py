@@ -51,6 +51,10 @@ def test_only_changed_keys_are_written_and_read_back() -> None:
     ({"memory_budget": True}, "memory_budget"),
     ({"memory_budget": 1 << 70}, "memory_budget"),
     ({"memory_budget": "9" * 400}, "memory_budget"),
+    ({"seed": -1}, "seed"),
+    ({"seed": 1 << 32}, "seed"),  # torch keeps 32 bits: it would rerun seed 0 (and 1 << 63 crashed the run)
+    ({"lr": 1e300}, "lr"),  # beyond float32: the first optimizer step overflowed ("internal error")
+    ({"weight_decay": 1e300}, "weight_decay"),
 ])
 def test_bad_sections_name_the_key(section: dict, key: str) -> None:
     with pytest.raises(ConfigError) as info:
