@@ -126,7 +126,7 @@ def repeats(text: str) -> int:
 
 
 def seed(text: str) -> int:
-    """argparse type for --seed: a whole number from 0 to ``SEED_MAX`` (torch keeps 32 bits)."""
+    """argparse type for --seed: a whole number from 0 to ``SEED_MAX``."""
     from revstudio.training.config import SEED_MAX
 
     try:

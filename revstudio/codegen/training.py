@@ -298,8 +298,8 @@ def option_problem(config: dict[str, Any]) -> str | None:
     for key in ("warmup_steps", "val_every", "checkpoint_every"):
         if config[key] < 0:
             return f"{flag[key]} {config[key]} is negative; use 0 or more"
-    if not 0 <= config["seed"] <= 2**32 - 1:
-        return f"--seed {config['seed']} is out of range; use a seed from 0 to {2**32 - 1}"
+    if not 0 <= config["seed"] <= 2**31 - 1:
+        return f"--seed {config['seed']} is out of range; use a seed from 0 to {2**31 - 1}"
     head, _, index = config["device"].partition(":")
     if config["device"] not in ("auto", "cpu", "cuda") and not (head == "cuda" and index.isdigit()):
         return f"--device {config['device']!r} is not a device; use auto, cpu, cuda or cuda:N"

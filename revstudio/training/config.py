@@ -17,8 +17,11 @@ from typing import Any
 
 VERSION = 1
 
-# torch's CPU generator keeps 32 bits of a seed, so a larger one would repeat a smaller one's run
-SEED_MAX = 2**32 - 1
+# Whole numbers (steps, intervals, batch, seed) stay within what the editor's fields hold (a
+# 32-bit QSpinBox: a larger value crashed Run Settings or was silently cut down by it). A seed
+# beyond 32 bits would also repeat a smaller one's run (torch's CPU generator keeps 32 bits).
+INT_MAX = 2**31 - 1
+SEED_MAX = INT_MAX
 # a learning rate or weight decay beyond float32's range overflows the first optimizer step
 FLOAT32_MAX = 3.4028234663852886e38
 
@@ -83,13 +86,15 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _int(key: str, value: Any, low: int, what: str) -> int:
+def _int(key: str, value: Any, low: int, what: str, high: int = INT_MAX) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (
             isinstance(value, float) and not value.is_integer()):
         raise ConfigError(f"training.{key}: expected a whole number ({what}), got {value!r} ({_kind(value)})", key)
     value = int(value)
     if value < low:
         raise ConfigError(f"training.{key}: {value} is too small; use {what}", key)
+    if value > high:
+        raise ConfigError(f"training.{key}: {value} is too large; use at most {high}", key)
     return value
 
 
@@ -98,7 +103,8 @@ def _amount(key: str, value: Any) -> int:
     from revstudio.diagnostics.budget import parse_bytes  # (torch-free)
 
     if not isinstance(value, str):
-        value = _int(key, value, 0, "bytes, 0 or more, or an amount such as \"64MiB\"; or null")
+        value = _int(key, value, 0, "bytes, 0 or more, or an amount such as \"64MiB\"; or null",
+                     high=1 << 80)  # (parse_bytes says how much is too much)
     try:
         return parse_bytes(value)
     except ValueError as exc:
@@ -170,10 +176,7 @@ def _check(key: str, value: Any) -> Any:
     if key in ("steps", "epochs"):
         return None if value is None else _int(key, value, 1, "at least 1, or null")
     if key == "seed":
-        seed = _int(key, value, 0, f"a seed from 0 to {SEED_MAX}")
-        if seed > SEED_MAX:
-            raise ConfigError(f"training.seed: {seed} is too large; use a seed from 0 to {SEED_MAX}", key)
-        return seed
+        return _int(key, value, 0, f"a seed from 0 to {SEED_MAX}", SEED_MAX)
     if key == "memory_budget":
         return None if value is None else _amount(key, value)
     if key == "log_every":

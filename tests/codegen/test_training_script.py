@@ -93,7 +93,7 @@ def test_training_script_rejects_bad_options_and_data(tmp_path: Path) -> None:
     (["--momentum", "2"], "--momentum 2.0 is out of range"),
     (["--grad-clip", "-1"], "--grad-clip -1.0 is out of range"),
     (["--warmup-steps", "-5"], "--warmup-steps -5 is negative"),
-    (["--seed", str(1 << 70)], "use a seed from 0 to 4294967295"),
+    (["--seed", str(1 << 70)], "use a seed from 0 to 2147483647"),
     (["--resume", "missing.pt"], "--resume missing.pt: cannot read the file"),
     (["--resume", "t.py"], "--resume t.py: not a checkpoint of this model"),
 ])

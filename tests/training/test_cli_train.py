@@ -202,7 +202,7 @@ def test_bad_flags_are_usage_errors(flags, capsys) -> None:
 @pytest.mark.parametrize("flags, words", [
     (["--nproc", "0"], "use at least 1"),
     (["--master-port", "65536"], "1 to 65535"),
-    (["--seed", str(1 << 63)], "use a seed from 0 to 4294967295"),
+    (["--seed", str(1 << 63)], "use a seed from 0 to 2147483647"),
 ])
 def test_bad_flags_say_what_to_write(flags, words, capsys) -> None:
     assert cli.main(["train", EXAMPLE, *flags, "--json"]) == 2
