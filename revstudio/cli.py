@@ -13,11 +13,12 @@ import importlib
 import importlib.util
 import json
 import logging
+import math
 import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 SUBCOMMANDS: dict[str, str] = {
     "check": "shapes, parameters, regions, diagnostics and a memory estimate",
@@ -84,6 +85,22 @@ def child_cwd() -> str:
         atexit.register(shutil.rmtree, folder, True)
         _CHILD_CWD.append(folder)
     return _CHILD_CWD[0]
+
+
+def json_text(value: Any) -> str:
+    """``value`` as the one JSON object ``--json`` prints. JSON has no NaN or Infinity, so a
+    non-finite number is written as null, as in train's rows (docs/cli.md)."""
+    return json.dumps(_finite(value), allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 class CliError(Exception):

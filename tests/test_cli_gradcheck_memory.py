@@ -42,7 +42,11 @@ def broken(tmp_path: Path) -> str:
 def _json(capsys: pytest.CaptureFixture[str]) -> dict:
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1, out  # exactly one JSON object
-    return json.loads(out[0])
+    return json.loads(out[0], parse_constant=_not_json)
+
+
+def _not_json(name: str) -> None:
+    raise AssertionError(f"{name} is not valid JSON (RFC 8259 has no NaN or Infinity)")
 
 
 def test_gradcheck_json_on_an_example(capsys: pytest.CaptureFixture[str]) -> None:
@@ -83,12 +87,43 @@ def test_graph_with_errors_exits_1(broken: str, capsys: pytest.CaptureFixture[st
     ["memory", "FILE", "--batch", "many"],
     ["memory", "FILE", "--device", "tpu"],
     ["memory", "FILE", "--top", "-1"],
+    ["gradcheck", "FILE", "--tolerance", "nan"],
+    ["gradcheck", "FILE", "--tolerance", "-1"],
+    ["gradcheck", "FILE", "--seed", "99999999999999999999"],
+    ["memory", "FILE", "--seed", "-1"],
+    ["memory", "FILE", "--repeat", "0"],
 ])
 def test_bad_usage_or_files_exit_2(argv: list[str], small: str, capsys: pytest.CaptureFixture[str]) -> None:
     argv = [small if a == "FILE" else a for a in argv]
     assert main([*argv, "--json"]) == 2
     data = _json(capsys)
     assert data["exit_code"] == 2 and data["error"]
+    if argv[-2] in ("--tolerance", "--seed", "--repeat"):  # the value is named, and what to write
+        assert argv[-2] in data["error"] and "use" in data["error"] and "batch" not in data["error"]
+
+
+OVERFLOW = {  # x -> Linear -> (x * x) 40 times: gradients overflow to inf/nan in float32
+    "format": "revstudio", "version": 1, "name": "overflow",
+    "nodes": [{"id": "x", "type": "Input", "params": {"shape": [4]}},
+              {"id": "l", "type": "Linear", "params": {"out_features": 4}},
+              {"id": "r", "type": "Repeat", "params": {"group": "sq", "times": 40}},
+              {"id": "y", "type": "Output", "params": {}}],
+    "edges": [["x.out", "l.in"], ["l.out", "r.in"], ["r.out", "y.in"]],
+    "groups": {"sq": {"nodes": [{"id": "gi", "type": "GroupInput", "params": {}},
+                                {"id": "m", "type": "Merge", "params": {"mode": "mul"}},
+                                {"id": "go", "type": "GroupOutput", "params": {}}],
+                      "edges": [["gi.out", "m.in0"], ["gi.out", "m.in1"], ["m.out", "go.in"]]}},
+}
+
+
+def test_gradcheck_json_stays_json_when_gradients_overflow(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "overflow.revs"
+    path.write_text(json.dumps(OVERFLOW), encoding="utf-8")
+    assert main(["gradcheck", str(path), "--dtype", "float32", "--batch", "4", "--json"]) == 1
+    data = _json(capsys)  # non-finite errors are null, as in train's rows, never NaN/Infinity
+    assert data["ok"] is False and data["failures"]
+    assert data["max_error"] is None and data["parameters"]["l.weight"]["error"] is None
 
 
 def test_unavailable_cuda_is_a_clear_usage_error(small: str, capsys: pytest.CaptureFixture[str]) -> None:

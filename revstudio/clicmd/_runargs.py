@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -117,6 +118,44 @@ def memory_amount(text: str) -> int | str:
 def count(text: str) -> int:
     """argparse type for counts such as --top: a whole number >= 0."""
     return whole_number(text, 0, "--top 10")
+
+
+def repeats(text: str) -> int:
+    """argparse type for --repeat: timed steps, at least 1."""
+    return whole_number(text, 1, "--repeat 5")
+
+
+def seed(text: str) -> int:
+    """argparse type for --seed: a whole number from 0 to ``SEED_MAX``."""
+    from revstudio.training.config import SEED_MAX
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; use e.g. --seed 1") from None
+    if not 0 <= value <= SEED_MAX:
+        shown = text if len(text) <= 20 else f"{text[:20]}..."
+        raise argparse.ArgumentTypeError(f"{shown} is out of range; use a seed from 0 to {SEED_MAX}")
+    return value
+
+
+def port(text: str) -> int:
+    """argparse type for --master-port: a TCP port, 1 to 65535."""
+    value = whole_number(text, 1, "--master-port 29500")
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port; use 1 to 65535, e.g. --master-port 29500")
+    return value
+
+
+def tolerance(text: str) -> float:
+    """argparse type for --tolerance: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a tolerance; use a number of 0 or more, e.g. 1e-8")
+    return value
 
 
 @contextlib.contextmanager

@@ -11,13 +11,12 @@ errors, 2 for bad usage or an unreadable file, a checkpoint included.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from typing import Any
 
-from revstudio.cli import CliError
+from revstudio.cli import CliError, json_text
 
-from ._runargs import graph_errors, load_checked, positive_int, refuse_unfit
+from ._runargs import graph_errors, load_checked, positive_int, refuse_unfit, seed, tolerance
 
 CHECKPOINT = os.path.join("checkpoints", "last.pt")  # where a run directory keeps its weights
 
@@ -30,8 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "float32 uses 1e-4)")
     parser.add_argument("--mode", choices=("reversible", "checkpoint"), default="reversible",
                         help="the mode compared against standard (default reversible)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the batch and random streams (default 0)")
-    parser.add_argument("--tolerance", type=float, default=None,
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the batch and random streams (default 0)")
+    parser.add_argument("--tolerance", type=tolerance, default=None,
                         help="override the pass/fail tolerance on the normalised error")
     parser.add_argument("--checkpoint", metavar="RUN_DIR_OR_CKPT", default=None,
                         help="compare at a training run's weights: its run folder (checkpoints/last.pt) or "
@@ -87,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         data = {"file": args.file, **result.to_json(), "regions": [r.to_json() for r in report.regions]}
         if ckpt is not None:
             data.update(checkpoint=ckpt, step=step)
-        print(json.dumps(data))
+        print(json_text(data))
     else:
         lines = [f"{args.file}:"] + summarize(result)
         if ckpt is not None:

@@ -11,10 +11,9 @@ them, forward under autocast; the estimate models fp32 steps only, so none is sh
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from revstudio.cli import CliError
+from revstudio.cli import CliError, json_text
 
 from ._runargs import (
     count,
@@ -23,7 +22,9 @@ from ._runargs import (
     memory_amount,
     positive_int,
     refuse_unfit,
+    repeats,
     resolve_device,
+    seed,
 )
 
 MODES = ("standard", "reversible", "checkpoint")
@@ -37,12 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), default="fp32",  # (train's)
                         help="measure the steps as train --precision runs them: forward under autocast "
                              "(fp16 needs CUDA); the estimate models fp32 only, so none is shown for the others")
-    parser.add_argument("--repeat", type=positive_int, default=5,
+    parser.add_argument("--repeat", type=repeats, default=5,
                         help="timed steps per mode, after one warm-up step each and interleaved "
                              "across modes; the median and the spread are reported (default 5)")
     parser.add_argument("--top", type=count, default=0, metavar="K",
                         help="also list the K largest tensors alive at each mode's peak (default 0)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of weights and batch (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of weights and batch (default 0)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.add_argument("--budget", type=_budget_arg, default=None, metavar="BYTES",
                         help="also run reversible mode under this memory budget (e.g. 64MiB, 1.5GB, "
@@ -127,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
                "modes": modes, "estimate": estimate, "estimate_note": note}
         if budget is not None:
             out["budget"] = budget
-        print(json.dumps(out))
+        print(json_text(out))
         return 0
     print(_table(args.file, args.batch, device, modes, estimate, args.repeat, args.precision))
     if budget is not None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from revstudio.cli import CliError
 
-from ._runargs import NO_BUDGET, memory_amount, positive_int, whole_number
+from ._runargs import NO_BUDGET, memory_amount, port, positive_int, seed, whole_number
 
 # flag -> training key; the values are checked by TrainConfig (errors name the key)
 OVERRIDES = {
@@ -68,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--weight-decay", type=_number)
     parser.add_argument("--grad-clip", type=_number, help="max global gradient norm")
     parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), help="fp16 needs CUDA")
-    parser.add_argument("--seed", type=_count)
+    parser.add_argument("--seed", type=seed)
     parser.add_argument("--memory-budget", type=memory_amount, metavar="BYTES",
                         help="reversible mode keeps the activations of the regions (first steps first) "
                              "that fit in this many bytes and runs the rest reversibly, buying speed "
@@ -78,11 +78,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{name}-every", type=_count, metavar="N", help=f"steps between {name} rows")
     parser.add_argument("--json", action="store_true", help="one JSON object per line (docs/cli.md)")
     dist = parser.add_argument_group("distributed (torch.distributed.run)")
-    dist.add_argument("--nproc", type=positive_int, help="processes on this machine (DistributedDataParallel)")
+    dist.add_argument("--nproc", type=_positive, help="processes on this machine (DistributedDataParallel)")
     dist.add_argument("--nnodes", help="machines, or MIN:MAX")
     dist.add_argument("--node-rank", type=_count, help="this machine's rank")
     dist.add_argument("--master-addr", help="address of the rank-0 machine")
-    dist.add_argument("--master-port", type=positive_int, help="its port")
+    dist.add_argument("--master-port", type=port, help="its port")
     dist.add_argument("--rdzv-endpoint", help="a rendezvous endpoint HOST:PORT (c10d), instead of master-*")
     dist.add_argument("--rdzv-id", help="the rendezvous job id")
 

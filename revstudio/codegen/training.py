@@ -21,7 +21,7 @@ from typing import Any
 
 # Imports the copied code and the loop need; emit's header keeps those the file uses.
 IMPORTS = (("argparse", None), ("gzip", None), ("json", None), ("math", None), ("os", None),
-           ("platform", None), ("struct", None), ("sys", None), ("time", None), ("zipfile", None),
+           ("pickle", None), ("platform", None), ("struct", None), ("sys", None), ("time", None), ("zipfile", None),
            ("contextlib", None), ("typing", "Any"), ("torch.nn.functional", "F"))
 
 _LOOP = '''
@@ -118,13 +118,20 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     scaler = torch.amp.GradScaler("cuda") if config["precision"] == "fp16" else None
     step = 0
     if resume:
-        state = torch.load(resume, map_location="cpu", weights_only=True)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        if scaler is not None and state.get("scaler"):
-            scaler.load_state_dict(state["scaler"])
-        step = int(state["step"])
+        try:
+            state = torch.load(resume, map_location="cpu", weights_only=True)
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            scheduler.load_state_dict(state["scheduler"])
+            if scaler is not None and state.get("scaler"):
+                scaler.load_state_dict(state["scaler"])
+            step = int(state["step"])
+        except OSError as exc:
+            raise _Reject(f"--resume {resume}: cannot read the file ({exc.strerror or exc})") from None
+        except (pickle.UnpicklingError, EOFError, RuntimeError, ValueError, KeyError, TypeError) as exc:
+            raise _Reject(f"--resume {resume}: not a checkpoint of this model ({type(exc).__name__}); it is "
+                          "damaged, cut short or another model's: pass the --out file of an earlier run of "
+                          "this script") from None
     net: Any = model
     if world > 1:
         # the reversible runtime returns each parameter's gradient once per backward, so plain DDP works
@@ -268,6 +275,38 @@ _OPTIONS = (  # flag, TRAINING key, type, choices
 )
 
 
+def option_problem(config: dict[str, Any]) -> str | None:
+    """What is wrong with the options (revstudio's run settings refuse the same), or None."""
+    def number(key: str, low: float, high: float = 3.4028234663852886e38, above: bool = False) -> bool:
+        value = config[key]
+        return math.isfinite(value) and (value > low if above else value >= low) and value <= high
+
+    flag = {key: flag for flag, key, _, _ in _OPTIONS}
+    if (config["steps"] or 0) < 1 and (config["epochs"] or 0) < 1:
+        return "--steps or --epochs must be at least 1"
+    if config["batch_size"] < 1 or config["log_every"] < 1:
+        return "--batch-size and --log-every must be at least 1"
+    if not number("lr", 0.0, above=True):
+        return f"--lr {config['lr']!r} is out of range; use a learning rate above 0, e.g. 0.001"
+    if not (number("val_fraction", 0.0) and config["val_fraction"] < 1):
+        return "--val-fraction must be at least 0 and below 1"
+    if not (number("momentum", 0.0) and config["momentum"] < 1):
+        return f"--momentum {config['momentum']!r} is out of range; use from 0 to below 1, e.g. 0.9"
+    if not number("weight_decay", 0.0):
+        return f"--weight-decay {config['weight_decay']!r} is out of range; use 0 or more, e.g. 0.01"
+    if config["grad_clip"] is not None and not number("grad_clip", 0.0, above=True):
+        return f"--grad-clip {config['grad_clip']!r} is out of range; use a max gradient norm above 0"
+    for key in ("warmup_steps", "val_every", "checkpoint_every"):
+        if config[key] < 0:
+            return f"{flag[key]} {config[key]} is negative; use 0 or more"
+    if not 0 <= config["seed"] <= 2**31 - 1:
+        return f"--seed {config['seed']} is out of range; use a seed from 0 to {2**31 - 1}"
+    head, _, index = config["device"].partition(":")
+    if config["device"] not in ("auto", "cpu", "cuda") and not (head == "cuda" and index.isdigit()):
+        return f"--device {config['device']!r} is not a device; use auto, cpu, cuda or cuda:N"
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Train the exported Model (the project's training settings; "
                                                  "every option overrides one). Under torchrun: DDP.")
@@ -290,12 +329,9 @@ def main(argv: list[str] | None = None) -> None:
             config[key] = value
             if key in ("steps", "epochs"):
                 config["epochs" if key == "steps" else "steps"] = None
-    if (config["steps"] or 0) < 1 and (config["epochs"] or 0) < 1:
-        parser.error("--steps or --epochs must be at least 1")
-    if config["batch_size"] < 1 or config["lr"] <= 0 or config["log_every"] < 1:
-        parser.error("--batch-size and --log-every must be at least 1 and --lr positive")
-    if not 0 <= config["val_fraction"] < 1:
-        parser.error("--val-fraction must be at least 0 and below 1")
+    problem = option_problem(config)
+    if problem is not None:
+        parser.error(problem)
     try:
         train(config, args.out, args.base_dir, args.json, args.resume)
     except (DataError, _Reject, _Failed) as exc:

@@ -30,7 +30,7 @@ from typing import Any
 from .graph import ID_PATTERN, Edge, Graph, Node, PortRef, valid_id
 from .migrations import CURRENT_VERSION, MIGRATIONS, migrate_0_to_1
 from .nogc import without_cyclic_gc
-from .project_format import FORMAT, MADE_BY, ProjectError
+from .project_format import FORMAT, MADE_BY, MAX_POS, ProjectError
 from .project_write import dumps, plugin_records, save
 from .pyfile import EmbeddedError, decode_source, read_embedded
 
@@ -208,6 +208,9 @@ class _Reader:
             x = y = math.inf
         if not (math.isfinite(x) and math.isfinite(y)):
             raise self.fail(where, f"'pos' must be two finite numbers, not {_short(pos)}")
+        if abs(x) > MAX_POS or abs(y) > MAX_POS:
+            raise self.fail(where, f"'pos' {_short(pos)} is off the canvas; use numbers from {-MAX_POS:g} "
+                                   f"to {MAX_POS:g} (or remove 'pos')")
         return Node(node_id, self.canonical_type(type_id), params, (x, y))
 
     def graph_part(self, graph: Graph, raw_nodes: Any, raw_edges: Any, prefix: str) -> None:

@@ -6,6 +6,9 @@ from revstudio import __version__
 
 FORMAT = "revstudio"
 MADE_BY = f"revstudio {__version__}"
+# A node's canvas position, in pixels, lies within +-MAX_POS: far beyond any drawing, and far
+# below where Qt's canvas breaks (positions of 1e13 crashed the editor when it opened the file).
+MAX_POS = 1e9
 
 
 class ProjectError(ValueError):
@@ -17,4 +20,4 @@ class ProjectError(ValueError):
         self.where = where
 
 
-__all__ = ["FORMAT", "MADE_BY", "ProjectError"]
+__all__ = ["FORMAT", "MADE_BY", "MAX_POS", "ProjectError"]

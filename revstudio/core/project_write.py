@@ -15,7 +15,7 @@ from typing import Any
 from . import tempfiles
 from .graph import Graph
 from .migrations import CURRENT_VERSION
-from .project_format import FORMAT, MADE_BY, ProjectError
+from .project_format import FORMAT, MADE_BY, MAX_POS, ProjectError
 
 
 def _value(value: Any, where: str, indent: int | None = None) -> str:
@@ -28,6 +28,9 @@ def _value(value: Any, where: str, indent: int | None = None) -> str:
 def _number(value: float, where: str) -> str:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
         raise ProjectError(f"<graph>: {where}: position {value!r} is not a finite number", "<graph>", where)
+    if abs(value) > MAX_POS:  # the reader refuses it: the saved file would not reopen
+        raise ProjectError(f"<graph>: {where}: position {value!r} is off the canvas (beyond {MAX_POS:g})",
+                           "<graph>", where)
     value = float(value)
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 

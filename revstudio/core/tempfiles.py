@@ -112,11 +112,18 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, prefix: str
     file or the whole new one is at ``path``: a locked temp file beside it, fsync, the mode
     of :func:`file_mode`, rename, then removal of leftovers of killed writes of the same name.
 
-    A link is written through to its file and stays a link. ``make_folder`` creates a
-    missing folder (a run directory); otherwise a missing folder is an error.
+    A link is written through to its file and stays a link. A device, pipe or socket
+    (``-o /dev/null``, ``/dev/stdout``) is written into, as ``cp`` does: renaming over it
+    would replace the device with a plain file. ``make_folder`` creates a missing folder
+    (a run directory); otherwise a missing folder is an error.
     Raises ``OSError`` with the file on disk unchanged; the temp file never outlives a failure.
     """
     target = os.fspath(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    if _is_special(target):
+        with open(target, "wb") as handle:
+            handle.write(payload)
+        return
     if os.path.islink(target):
         target = os.path.realpath(target)
     folder = os.path.dirname(os.path.abspath(target))
@@ -124,7 +131,6 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, prefix: str
         os.makedirs(folder, exist_ok=True)
     if prefix is None:
         prefix = f".{os.path.basename(target)[:100]}."
-    payload = data.encode("utf-8") if isinstance(data, str) else data
     started = time.time()
     fd, tmp = create(folder, prefix, suffix)  # locked until closed
     try:
@@ -139,6 +145,15 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, prefix: str
         raise
     remove_stale(folder, prefix, suffix, started)
     _fsync_folder(folder)
+
+
+def _is_special(path: str) -> bool:
+    """Whether ``path`` (links followed) is there and neither a plain file nor a folder."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _fsync_folder(folder: str) -> None:

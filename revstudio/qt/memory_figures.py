@@ -52,7 +52,8 @@ class BatchField(QSpinBox):
     def _show(self) -> None:
         self._syncing = True
         try:
-            self.setValue(training_batch(self.document.graph))
+            # a batch beyond the field (a hand-edited project) shows as its largest, never raises
+            self.setValue(min(training_batch(self.document.graph), MAX_BATCH))
         finally:
             self._syncing = False
 

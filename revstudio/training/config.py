@@ -17,6 +17,14 @@ from typing import Any
 
 VERSION = 1
 
+# Whole numbers (steps, intervals, batch, seed) stay within what the editor's fields hold (a
+# 32-bit QSpinBox: a larger value crashed Run Settings or was silently cut down by it). A seed
+# beyond 32 bits would also repeat a smaller one's run (torch's CPU generator keeps 32 bits).
+INT_MAX = 2**31 - 1
+SEED_MAX = INT_MAX
+# a learning rate or weight decay beyond float32's range overflows the first optimizer step
+FLOAT32_MAX = 3.4028234663852886e38
+
 DEFAULTS: dict[str, Any] = {
     "data": "synthetic",
     "val_data": None,
@@ -78,13 +86,15 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _int(key: str, value: Any, low: int, what: str) -> int:
+def _int(key: str, value: Any, low: int, what: str, high: int = INT_MAX) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (
             isinstance(value, float) and not value.is_integer()):
         raise ConfigError(f"training.{key}: expected a whole number ({what}), got {value!r} ({_kind(value)})", key)
     value = int(value)
     if value < low:
         raise ConfigError(f"training.{key}: {value} is too small; use {what}", key)
+    if value > high:
+        raise ConfigError(f"training.{key}: {value} is too large; use at most {high}", key)
     return value
 
 
@@ -93,18 +103,20 @@ def _amount(key: str, value: Any) -> int:
     from revstudio.diagnostics.budget import parse_bytes  # (torch-free)
 
     if not isinstance(value, str):
-        value = _int(key, value, 0, "bytes, 0 or more, or an amount such as \"64MiB\"; or null")
+        value = _int(key, value, 0, "bytes, 0 or more, or an amount such as \"64MiB\"; or null",
+                     high=1 << 80)  # (parse_bytes says how much is too much)
     try:
         return parse_bytes(value)
     except ValueError as exc:
         raise ConfigError(f"training.{key}: {exc}; or null for no budget", key) from None
 
 
-def _float(key: str, value: Any, low: float, what: str, strict: bool = False) -> float:
+def _float(key: str, value: Any, low: float, what: str, strict: bool = False,
+           high: float = math.inf) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigError(f"training.{key}: expected a number ({what}), got {value!r} ({_kind(value)})", key)
     value = float(value)
-    if not math.isfinite(value) or value < low or (strict and value <= low):
+    if not math.isfinite(value) or value < low or (strict and value <= low) or value > high:
         raise ConfigError(f"training.{key}: {value!r} is out of range; use {what}", key)
     return value
 
@@ -148,14 +160,14 @@ def _check(key: str, value: Any) -> Any:
             raise ConfigError(f"training.val_fraction: {v!r} leaves nothing to train on; use below 1", key)
         return v
     if key == "lr":
-        return _float(key, value, 0.0, "a learning rate above 0, e.g. 0.001", strict=True)
+        return _float(key, value, 0.0, "a learning rate above 0, e.g. 0.001", strict=True, high=FLOAT32_MAX)
     if key == "momentum":
         v = _float(key, value, 0.0, "a momentum from 0 to below 1, e.g. 0.9")
         if v >= 1.0:
             raise ConfigError(f"training.momentum: {v!r} is out of range; use from 0 to below 1", key)
         return v
     if key == "weight_decay":
-        return _float(key, value, 0.0, "0 or more, e.g. 0.01")
+        return _float(key, value, 0.0, "0 or more, e.g. 0.01", high=FLOAT32_MAX)
     if key == "grad_clip":
         return None if value is None else _float(key, value, 0.0, "a max gradient norm above 0, or null",
                                                  strict=True)
@@ -164,7 +176,7 @@ def _check(key: str, value: Any) -> Any:
     if key in ("steps", "epochs"):
         return None if value is None else _int(key, value, 1, "at least 1, or null")
     if key == "seed":
-        return _int(key, value, 0, "0 or more")
+        return _int(key, value, 0, f"a seed from 0 to {SEED_MAX}", SEED_MAX)
     if key == "memory_budget":
         return None if value is None else _amount(key, value)
     if key == "log_every":

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -76,3 +78,26 @@ def test_garbage_project_exits_2(tmp_path, capsys) -> None:
     bad.write_text("{ not json", encoding="utf-8")
     assert main(["export", str(bad), "-o", str(tmp_path / "x.py")]) == 2
     assert "bad.revs" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX named pipes")
+def test_export_into_a_pipe_or_device_writes_into_it_and_keeps_it(tmp_path, capsys) -> None:
+    # `-o /dev/null` (or a pipe): renaming the temp file over it would turn the device into a
+    # plain file (as root, /dev/null itself); it is written into instead, as cp does
+    src = _project(tmp_path)
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so the export can open it
+    try:
+        assert main(["export", str(src), "-o", str(fifo)]) == 0
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+        received = b""
+        while chunk := os.read(reader, 1 << 16):
+            received += chunk
+    finally:
+        os.close(reader)
+    assert b"class Model(nn.Module)" in received
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".revstudio-export-")]
+    capsys.readouterr()
+    assert main(["export", str(src), "-o", os.devnull]) == 0
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)

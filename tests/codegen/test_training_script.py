@@ -85,6 +85,27 @@ def test_training_script_rejects_bad_options_and_data(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "no such folder" in proc.stderr
 
 
+@pytest.mark.parametrize("flags, words", [
+    (["--device", "tpu"], "--device 'tpu' is not a device"),
+    (["--lr", "nan"], "--lr nan is out of range"),
+    (["--lr", "1e300"], "--lr 1e+300 is out of range"),
+    (["--weight-decay", "-1"], "--weight-decay -1.0 is out of range"),
+    (["--momentum", "2"], "--momentum 2.0 is out of range"),
+    (["--grad-clip", "-1"], "--grad-clip -1.0 is out of range"),
+    (["--warmup-steps", "-5"], "--warmup-steps -5 is negative"),
+    (["--seed", str(1 << 70)], "use a seed from 0 to 2147483647"),
+    (["--resume", "missing.pt"], "--resume missing.pt: cannot read the file"),
+    (["--resume", "t.py"], "--resume t.py: not a checkpoint of this model"),
+])
+def test_training_script_refuses_bad_values_without_a_traceback(tmp_path: Path, flags: list[str],
+                                                                 words: str) -> None:
+    # each of these ended in a torch traceback (or, for --momentum 2, trained on nonsense)
+    path = exported(generate.revnet_chain(1, channels=4, size=4, wired=True), tmp_path, "t.py")
+    proc = run_script(path, ["--steps", "1", "--batch", "2", "--device", "cpu", *flags], tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert words in proc.stderr, proc.stderr[-2000:]
+
+
 def test_plain_export_has_no_script(tmp_path: Path) -> None:
     source = export(generate.revnet_chain(1, channels=4, size=4, wired=True))
     assert "def train(" not in source and "__main__" not in source and "TRAINING" not in source

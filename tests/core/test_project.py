@@ -112,6 +112,9 @@ def test_dumps_refuses_values_json_cannot_hold() -> None:
     g.node("c").pos = (float("nan"), 0.0)
     with pytest.raises(ProjectError, match="not a finite number"):
         dumps(g)
+    g.node("c").pos = (0.0, -1e13)  # the reader refuses it, so a saved file would not reopen
+    with pytest.raises(ProjectError, match="off the canvas"):
+        dumps(g)
 
 
 # ---- bad input: structural problems are ProjectErrors naming the place --------------------
@@ -175,6 +178,7 @@ BAD = {
     "pos one number": (node_change(0, pos=[1]), "node 0 'x': 'pos' must be two numbers"),
     "pos text": (node_change(0, pos=["a", 1]), "node 0 'x': 'pos' must be two numbers"),
     "pos bool": (node_change(0, pos=[True, 1]), "'pos' must be two numbers"),
+    "pos off the canvas": (node_change(0, pos=[1e30, 0]), "node 0 'x': 'pos' .* is off the canvas"),
     "unknown node field": (node_change(0, colour="red"), "node 0 'x': unknown field 'colour'"),
     "deep param": (node_change(2, params={"k": json.loads("[" * 40 + "]" * 40)}),
                    "node 2 'f' param 'k': nests deeper than 32"),

@@ -61,6 +61,32 @@ def test_unreadable_file_is_refused_with_a_message_naming_it(make_window, dialog
     assert window.document.graph.nodes == {}
 
 
+def test_a_node_far_off_the_canvas_is_refused_not_a_crash(make_window, dialogs, tmp_path, settle):
+    # a hand-edited position of 1e13 px or more crashed the editor (a segfault inside Qt's
+    # scrolling) as soon as the next file replaced it
+    doc = json.loads(dumps(_far_graph()))
+    doc["nodes"][0]["pos"] = [1e30, -1e30]
+    far = tmp_path / "far.revs"
+    far.write_text(json.dumps(doc), encoding="utf-8")
+    window = make_window()
+    assert not window.files.load_path(str(far))
+    ((title, text),) = dialogs.errors
+    assert "far.revs" in text and "node 0 'x'" in text and "off the canvas" in text
+    near = tmp_path / "near.revs"
+    save(_far_graph(), str(near))
+    assert window.files.load_path(str(near))
+    settle()
+    assert window.document.graph.node("x").pos == (0.0, 0.0)
+
+
+def _far_graph() -> Graph:
+    g = Graph("far")
+    g.add_node("Input", "x", {"shape": [4]}, (0, 0))
+    g.add_node("Output", "y", {}, (1e9, -1e9))  # the edge of the canvas still opens
+    g.connect("x.out", "y.in")
+    return g
+
+
 def test_file_with_graph_errors_opens_with_the_errors_marked(make_window, dialogs, tmp_path, settle):
     doc = {"format": "revstudio", "version": 1, "name": "broken",
            "nodes": [{"id": "x", "type": "Input", "params": {"shape": [3, 8, 8], "colour": "red"}},

@@ -39,6 +39,17 @@ def test_batch_field_edits_training_batch_size_and_undo_restores(qtbot) -> None:
     assert field.value() == 8
 
 
+def test_a_batch_beyond_the_field_shows_as_its_largest_and_changes_nothing(qtbot) -> None:  # type: ignore[no-untyped-def]
+    # a hand-edited training.batch_size of 10**15 raised OverflowError in the field (an
+    # exception in Qt's event loop each time the project was opened or its training changed)
+    doc = _document(qtbot)
+    doc.graph.training = {"version": 1, "batch_size": 10**15}
+    field = BatchField(doc)
+    qtbot.addWidget(field)
+    assert field.value() == field.maximum()
+    assert doc.graph.training["batch_size"] == 10**15 and doc.undo_stack.count() == 0
+
+
 def test_inspector_project_facts_have_the_batch_field_and_labelled_figures(qtbot) -> None:  # type: ignore[no-untyped-def]
     doc = _document(qtbot)
     inspector = Inspector(doc)

@@ -199,6 +199,25 @@ def test_bad_flags_are_usage_errors(flags, capsys) -> None:
     assert cli.main(["train", EXAMPLE, *flags]) == 2
 
 
+@pytest.mark.parametrize("flags, words", [
+    (["--nproc", "0"], "use at least 1"),
+    (["--master-port", "65536"], "1 to 65535"),
+    (["--seed", str(1 << 63)], "use a seed from 0 to 2147483647"),
+])
+def test_bad_flags_say_what_to_write(flags, words, capsys) -> None:
+    assert cli.main(["train", EXAMPLE, *flags, "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert flags[0] in error and words in error and "batch" not in error
+
+
+@pytest.mark.parametrize("flags, key", [(["--lr", "1e300"], "lr"), (["--weight-decay", "1e300"], "weight_decay")])
+def test_values_beyond_float32_are_refused_naming_the_key(flags, key, tmp_path, capsys) -> None:
+    code = cli.main(["train", EXAMPLE, "--steps", "1", "--out", str(tmp_path / "run"), *flags, "--json"])
+    row = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert code == 2 and row["event"] == "failed" and f"training.{key}" in row["message"]
+    assert "internal error" not in row["message"]
+
+
 def test_human_output_shows_progress_and_the_result(tmp_path, capsys) -> None:
     assert cli.main(["train", EXAMPLE, "--steps", "2", *QUICK, "--log-every", "1", "--out", str(tmp_path / "h"),
                      "--val-fraction", "0.02"]) == 0

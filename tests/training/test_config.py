@@ -51,6 +51,13 @@ def test_only_changed_keys_are_written_and_read_back() -> None:
     ({"memory_budget": True}, "memory_budget"),
     ({"memory_budget": 1 << 70}, "memory_budget"),
     ({"memory_budget": "9" * 400}, "memory_budget"),
+    ({"seed": -1}, "seed"),
+    ({"seed": 1 << 32}, "seed"),  # torch keeps 32 bits: it would rerun seed 0 (and 1 << 63 crashed the run)
+    ({"steps": 1 << 31}, "steps"),  # beyond what Run Settings can show (it crashed or cut it down)
+    ({"batch_size": 10**15}, "batch_size"),
+    ({"checkpoint_every": 1 << 40}, "checkpoint_every"),
+    ({"lr": 1e300}, "lr"),  # beyond float32: the first optimizer step overflowed ("internal error")
+    ({"weight_decay": 1e300}, "weight_decay"),
 ])
 def test_bad_sections_name_the_key(section: dict, key: str) -> None:
     with pytest.raises(ConfigError) as info:

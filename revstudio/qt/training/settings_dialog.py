@@ -37,6 +37,7 @@ from revstudio.diagnostics.estimate import precision_note
 from revstudio.qt.document import Document
 from revstudio.qt.training import section as sec
 from revstudio.qt.training.child_query import ChildQuery
+from revstudio.training.config import INT_MAX
 
 CHOICES = {
     "task": ("auto", "classification", "regression", "flow"),
@@ -110,7 +111,7 @@ class RunSettingsDialog(QDialog):
         self.length_kind.addItem("steps", "steps")
         self.length_kind.addItem("epochs", "epochs")
         self.length = QSpinBox()
-        self.length.setRange(1, 100_000_000)
+        self.length.setRange(1, INT_MAX)
         length_row = QHBoxLayout()
         length_row.addWidget(self.length)
         length_row.addWidget(self.length_kind)
@@ -197,7 +198,7 @@ class RunSettingsDialog(QDialog):
 
     def _int(self, key: str, minimum: int = 0) -> QSpinBox:
         spin = QSpinBox()
-        spin.setRange(minimum, 1_000_000_000)
+        spin.setRange(minimum, INT_MAX)  # every value the config takes: none is cut down
         spin.valueChanged.connect(self.changed)
         self.fields[key] = spin
         return spin

@@ -53,6 +53,20 @@ def test_settings_are_checked_with_the_configs_messages_and_saved_as_one_undoabl
     assert window.document.graph.training == {"version": 1}
 
 
+def test_large_whole_numbers_show_as_they_are_and_ok_keeps_them(qtbot, train_window):
+    # the fields stopped at 1e9 (steps at 1e8): a seed of 1.5e9 showed as 1e9 and OK wrote that,
+    # and a value beyond 32 bits raised OverflowError when the dialog opened
+    section = {**SHORT, "seed": 1_500_000_000, "steps": 300_000_000, "checkpoint_every": 2_000_000_000}
+    window = train_window(section)
+    dialog = open_dialog(window)
+    assert dialog.fields["seed"].value() == 1_500_000_000 and dialog.length.value() == 300_000_000
+    assert dialog.fields["checkpoint_every"].value() == 2_000_000_000
+    count = window.document.undo_stack.count()
+    dialog.accept()
+    assert window.document.undo_stack.count() == count  # nothing changed, nothing cut down
+    assert window.document.graph.training["seed"] == 1_500_000_000
+
+
 def test_the_memory_budget_is_typed_as_an_amount_and_shown_as_one(qtbot, train_window):
     window = train_window()
     dialog = open_dialog(window)
