@@ -18,17 +18,18 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-# Steps that only move memory around: they add no activations worth a segment of their own.
-STRUCTURAL_STEPS = frozenset({"Split", "Concat", "Flatten", "Reshape", "Permute", "Squeeze",
-                              "GroupInput", "GroupOutput", "Input", "Output"})
-# Steps the runtime runs as several computing steps: an AdditiveCoupling is its F and its G.
-STEP_WEIGHTS = {"AdditiveCoupling": 2}
+from revstudio.core.spec import registry
 
 
 def step_weight(step_type: str) -> int:
-    """Computing steps the runtime makes of one layer: 0 for a layout step, 2 for an
-    AdditiveCoupling (F and G), else 1 (a coupling, an invertible layer)."""
-    return 0 if step_type in STRUCTURAL_STEPS else STEP_WEIGHTS.get(step_type, 1)
+    """Computing steps the runtime makes of one layer, as its type declares them: 0 for a step
+    that only moves values around (``NodeSpec.layout_only``: it adds no activations worth a
+    segment of its own), else ``NodeSpec.runtime_steps`` (2 for an AdditiveCoupling: F and G;
+    1 for a coupling, an invertible layer, or a type the registry does not know)."""
+    spec = registry.find(step_type)
+    if spec is None:
+        return 1
+    return 0 if spec.layout_only else max(1, int(spec.runtime_steps))
 
 
 def piece_weights(step_type: str, times: int = 1, body: int | None = None) -> list[int]:

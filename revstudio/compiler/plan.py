@@ -21,7 +21,7 @@ Format (all frozen dataclasses; ``kind`` tells them apart):
   region; ``steps`` (NodeOps of invertible nodes and CouplingOps) run in order
   on ``inputs`` and keep only ``outputs``. ``side`` are inputs a coupling's F
   reads that backward cannot rebuild in time (kept as they are); ``free`` are inputs nothing else reads,
-  made by a layer that does not keep its own output (``RELEASABLE_AFTER``): the
+  made by a layer that does not keep its own output (``NodeSpec.releasable_output``): the
   runtime may release their memory after the forward pass and refill it in backward.
   Never a forward argument: tensors the caller owns are never released.
 * ``OutputOp(node, index, name, input)``: result ``index`` is value ``input``.
@@ -68,13 +68,6 @@ mode modes plan regions inversion_errors initialize graph device dtype self torc
 logdet flow stream_dtype memory_format measure_inversion inverse memory_budget track_inversion
 """.split())
 RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins)) | MODULE_ATTRS
-# Producers whose autograd never keeps their own output: a region input made by
-# one of them (and read by nothing else) can be released after the forward pass
-# and rebuilt in backward. Activations keep their result (an in-place ReLU even
-# shares it), and a rebuilt value is equal only to rounding, which would flip
-# ReLU's mask at exact zeros; Inputs belong to the caller.
-# Dropout is out: in eval mode it hands back its very input; so does a one-input Merge.
-RELEASABLE_AFTER = frozenset({"Conv", "Linear", "Merge", "Norm", "Pool"})
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
@@ -314,13 +307,11 @@ class _Lowering:
 
     @staticmethod
     def releasable_producer(graph: Graph, node_id: str) -> bool:
+        """Whether autograd never keeps node ``node_id``'s output (``NodeSpec.releasable_output``;
+        Inputs belong to the caller, and Dropout in eval mode hands back its very input)."""
         node = graph.nodes[node_id]
-        if node.type not in RELEASABLE_AFTER:
-            return False
-        if node.type == "Merge":
-            params = graph.resolved_params(node_id)
-            return int(params.get("inputs", 2)) >= 2 or params.get("mode") in ("concat", "stack")
-        return True
+        spec = registry.find(node.type)
+        return spec is not None and spec.output_releasable(graph.resolved_params(node_id))
 
     @staticmethod
     def only_read_by(graph: Graph, value: str, nodes: set[str]) -> bool:

@@ -16,15 +16,21 @@ from typing import Any
 
 from revstudio.core.diagnostics import Diagnostic, warning
 from revstudio.core.graph import Graph
+from revstudio.core.spec import registry
 
 from .regions_view import View, port_of, reaches, reentering
 
 SOURCES = frozenset({"Input", "GroupInput"})
 SINKS = frozenset({"Output", "GroupOutput"})
-# Steps that only move memory around: a region made of these alone saves nothing.
-STRUCTURAL = frozenset({"Split", "Concat", "Flatten", "Reshape", "Permute", "Squeeze"})
 GROUP_TYPES = frozenset({"Group", "Repeat"})
 
+
+
+def layout_only(type_id: str) -> bool:
+    """Whether a step of type ``type_id`` only moves values around (its ``NodeSpec.layout_only``):
+    a region made of such steps alone saves nothing. An unknown type computes."""
+    spec = registry.find(type_id)
+    return spec is not None and spec.layout_only
 
 @dataclass
 class Coupling:
@@ -247,7 +253,7 @@ class _Analyzer:
             self.near.append(warning(conflict[0], f"merge {conflict[0]} is not a coupling: {conflict[1]}"))
         regions = self.partition(steps, couplings, order)
         if not keep_trivial:
-            regions = [r for r in regions if r.couplings or any(v.type(s) not in STRUCTURAL for s in r.steps)]
+            regions = [r for r in regions if r.couplings or not all(layout_only(v.type(s)) for s in r.steps)]
         members = {n for r in regions for n in r.nodes}
         self.near.extend(d for n, d in self.group_near.items() if n not in members)
         return RegionAnalysis(regions, self.near, order)

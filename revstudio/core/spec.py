@@ -120,6 +120,17 @@ class NodeSpec:
     # this). None: the output is its input passed through (an identity), so the
     # node before it decides. Undeclared (a plugin's type): False.
     fresh_output: bool | Callable[[Mapping[str, Any], Sequence[ShapeT]], bool | None] | None = False
+    # It only moves values around (a Split, Reshape or Permute): no arithmetic, so a checkpoint
+    # segment does not weigh it and a reversible region of such steps alone saves nothing.
+    layout_only: bool = False
+    # The computing steps the reversible runtime makes of it (an AdditiveCoupling: F, then G);
+    # checkpoint mode cuts a region into segments by these (compiler.checkpointing).
+    runtime_steps: int = 1
+    # Whether autograd never keeps its output, given its params: a region input it made and
+    # nothing else reads may be released after forward and rebuilt in backward. Not an
+    # activation's (it keeps its result, and a rebuilt value equal only to rounding could flip a
+    # ReLU's mask), nor an output that is its input itself. Undeclared (a plugin's type): False.
+    releasable_output: bool | Callable[[Mapping[str, Any]], bool] = False
 
     def input_ports(self, params: Mapping[str, Any], groups: Groups | None = None) -> tuple[str, ...]:
         return _ports(self.inputs, params, groups or {})
@@ -133,6 +144,10 @@ class NodeSpec:
     def output_is_fresh(self, params: Mapping[str, Any], in_shapes: Sequence[ShapeT]) -> bool | None:
         rule = self.fresh_output
         return rule(params, in_shapes) if callable(rule) else rule
+
+    def output_releasable(self, params: Mapping[str, Any]) -> bool:
+        rule = self.releasable_output
+        return bool(rule(params)) if callable(rule) else rule
 
     @property
     def display_name(self) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+from revstudio.compiler.regions import layout_only
 from revstudio.core.graph import PortRef
 
 from . import peak_bare, peak_invconv, peak_steps, save_rules
@@ -21,7 +22,6 @@ from .stream_updates import additive_updates, fresh_output, update_break, update
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
 PASS_THROUGH = frozenset({"Concat", "Flatten", "Reshape", "Permute", "Output", "GroupOutput", "GroupInput"})
-STRUCTURAL = frozenset({"Split", "Concat", "Flatten", "Reshape", "Permute", "Squeeze"})
 # The transients of a flow layer's backward beside the gradients of its output and input, in
 # outputs' worth (measured, torch 2.13 CPU): ActNorm's g * (x + b) for its scale's gradient;
 # InvConv1x1 none (the contiguous copy of its output's gradient takes that gradient's place); an
@@ -351,7 +351,7 @@ class UnitBuilder:
             if view is not None and view.type == "Squeeze":  # its backward joins the streams' gradient anew
                 moments.append((0, 0, 0, 0, self.largest_of([sid]), 0))
                 continue
-            if view is None or view.type in STRUCTURAL:  # slicing and concatenating streams is cheap
+            if view is None or layout_only(view.type):  # slicing and concatenating streams is cheap
                 continue
             inner = self.spliced(sid) if sid not in couplings else None
             if inner is not None:

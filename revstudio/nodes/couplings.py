@@ -54,6 +54,7 @@ def _additive_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 ADDITIVE = NodeSpec(
     type_id="AdditiveCoupling", category="Couplings",
+    runtime_steps=2,  # F, then G
     help="RevNet block: x1 = first split channels, x2 = the rest; y1 = x1 + F(x2), y2 = x2 + G(y1), "
          "output [y1, y2]. F maps x2 to x1's shape, G maps y1 to x2's shape (no G: y2 = x2). Invertible.",
     params={

@@ -19,6 +19,7 @@ def _channels(kind: str, ctx: InferContext) -> ShapeT:
 
 PERMUTE = NodeSpec(
     type_id="Permute", category="Invertible",
+    layout_only=True,
     help="Reorders the channels with a fixed permutation (reversed, or shuffled from a seed), "
          "so the next coupling transforms different channels. Invertible, no weights.",
     params={
@@ -74,6 +75,7 @@ def _squeeze_infer(ctx: InferContext) -> dict[str, ShapeT]:
 
 SQUEEZE = NodeSpec(
     type_id="Squeeze", category="Invertible",
+    layout_only=True,
     help="Space-to-depth: folds each f x f patch into channels, (C, H, W) -> (C*f*f, H/f, W/f) "
          "(or (C, L) -> (C*f, L/f)). Invertible, no weights.",
     params={"factor": Int(default=2, min=1, max=16, help="Patch size folded into the channels.")},

@@ -105,6 +105,7 @@ def _identity(ctx: BuildContext) -> ModuleRecipe:
 
 GROUP_INPUT = NodeSpec(
     type_id="GroupInput", category="Groups",
+    layout_only=True,
     help="Inside a group: a value coming in from outside. Its port name becomes an input port "
          "of the Group node.",
     params={"port": Str(default="in", max_length=32, help="Name of the matching port on the Group node.")},
@@ -115,6 +116,7 @@ GROUP_INPUT = NodeSpec(
 
 GROUP_OUTPUT = NodeSpec(
     type_id="GroupOutput", category="Groups",
+    layout_only=True,
     help="Inside a group: a result going out. Its port name becomes an output port of the Group node.",
     params={"port": Str(default="out", max_length=32, help="Name of the matching port on the Group node.")},
     inputs=("in",), outputs=(),

@@ -26,6 +26,7 @@ def _identity(ctx: BuildContext) -> ModuleRecipe:
 
 INPUT = NodeSpec(
     type_id="Input",
+    layout_only=True,
     category="I/O",
     help="A model input: one tensor per sample with the given shape (no batch dimension), "
          "e.g. [3, 32, 32] for colour images or [40, 100] for 40 features over 100 steps.",
@@ -44,6 +45,7 @@ INPUT = NodeSpec(
 
 OUTPUT = NodeSpec(
     type_id="Output",
+    layout_only=True,
     category="I/O",
     help="A model output: the compiled model returns one tensor per Output node, "
          "in node order. A graph may have several.",

@@ -74,6 +74,7 @@ def _conv_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 CONV = NodeSpec(
     type_id="Conv", category="Layers",
+    releasable_output=True,
     help="A convolution over (C, L) sequences (1-D) or (C, H, W) images (2-D). "
          "The input channel count is taken from the incoming wire.",
     params={
@@ -114,6 +115,7 @@ def _linear_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 LINEAR = NodeSpec(
     type_id="Linear", category="Layers",
+    releasable_output=True,
     help="A fully connected layer. The input is flattened first, so any shape works; "
          "the output has out_features values per sample.",
     params={
@@ -216,6 +218,7 @@ def _norm_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 NORM = NodeSpec(
     type_id="Norm", category="Layers",
+    releasable_output=True,
     help="Normalises activations to zero mean and unit variance: over the batch (batch), "
          "over each sample (layer), over channel groups (group) or per channel and sample (instance).",
     params={
@@ -271,6 +274,7 @@ def _pool_fresh(params: Mapping[str, Any], shapes: Sequence[ShapeT]) -> bool:
 
 POOL = NodeSpec(
     type_id="Pool", category="Layers",
+    releasable_output=True,
     help="Downsamples by taking the max or mean of each window; global_avg averages every "
          "position, turning (C, H, W) into (C).",
     params={

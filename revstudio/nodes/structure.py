@@ -43,6 +43,7 @@ def _check_dim(kind: str, ctx: InferContext, shape: ShapeT, dim: int, port: str 
 # ---- Flatten / Reshape -------------------------------------------------------
 FLATTEN = NodeSpec(
     type_id="Flatten", category="Structure",
+    layout_only=True,
     help="Turns each sample into one long vector, e.g. 8x4x4 into 128. Invertible.",
     params={},
     inputs=("in",), outputs=("out",),
@@ -78,6 +79,7 @@ def _reshape_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 RESHAPE = NodeSpec(
     type_id="Reshape", category="Structure",
+    layout_only=True,
     help="Rearranges each sample into a new shape with the same number of values "
          "(one size may be -1 to infer it). Invertible.",
     params={"shape": Shape(default=(-1,), min=-1,
@@ -120,6 +122,7 @@ def _split_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 SPLIT = NodeSpec(
     type_id="Split", category="Structure",
+    layout_only=True,
     help="Cuts a tensor into k equal parts, or parts of the listed sizes, along dim "
          "(0 = channels). The parts are views, no copy. Invertible.",
     params={
@@ -166,6 +169,7 @@ def _concat_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 CONCAT = NodeSpec(
     type_id="Concat", category="Structure",
+    layout_only=True,
     help="Joins n tensors along dim (0 = channels); all other sizes must match. "
          "Invertible, since it knows each input's size.",
     params={
@@ -198,8 +202,15 @@ def _merge_infer(ctx: InferContext) -> dict[str, ShapeT]:
     return {"out": first}
 
 
+def _merge_releasable(params: Mapping[str, Any]) -> bool:
+    """A Merge's output is a new tensor autograd does not keep, except where it hands back its
+    one input (``NodeSpec.releasable_output``)."""
+    return int(params.get("inputs", 2)) >= 2 or params.get("mode") in ("concat", "stack")
+
+
 MERGE = NodeSpec(
     type_id="Merge", category="Structure",
+    releasable_output=_merge_releasable,
     help="Combines n equal-shaped tensors elementwise (add, sub = in0 - in1 - ..., mul, mean, max), "
          "joins them along the channels (concat) or stacks them on a new axis after the batch (stack). "
          "An add/sub Merge can form a reversible coupling.",

@@ -72,7 +72,7 @@ def body_region_items(project: Any, report: Any, name: str, shown: Any) -> list[
     project's report has them for the top level only). The body's memory is counted where the
     group is used, so the label says what the region does, not what it saves."""
     try:
-        from revstudio.compiler.regions import STRUCTURAL, body_regions
+        from revstudio.compiler.regions import body_regions, layout_only
     except ImportError:  # pragma: no cover - the compiler ships with the package
         return []
     found = body_regions(project, report, name) if report is not None else None
@@ -82,7 +82,7 @@ def body_region_items(project: Any, report: Any, name: str, shown: Any) -> list[
     out: list[RegionItem] = []
     for region in regions:
         steps = list(getattr(region, "steps", ()))
-        if not region.couplings and all(analyzer.v.type(n) in STRUCTURAL for n in steps):
+        if not region.couplings and all(layout_only(analyzer.v.type(n)) for n in steps):
             continue  # only slicing and joining: nothing to rebuild
         nodes = tuple(n for n in region.nodes if n in shown)
         if not nodes:
