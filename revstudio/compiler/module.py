@@ -424,6 +424,10 @@ class CompiledModel(_Executor):
             if p.is_floating_point():
                 self._root.dtype, self._root.device = p.dtype, p.device
                 break
+        else:  # no weights to follow (a Squeeze and a Permute alone): what fn makes of a tensor
+            probe = fn(torch.empty(0, dtype=self._root.dtype, device=self._root.device))
+            if isinstance(probe, torch.Tensor) and probe.is_floating_point():
+                self._root.dtype, self._root.device = probe.dtype, probe.device
         return result
 
     @torch.no_grad()

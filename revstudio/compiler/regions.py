@@ -253,7 +253,11 @@ class _Analyzer:
             self.near.append(warning(conflict[0], f"merge {conflict[0]} is not a coupling: {conflict[1]}"))
         regions = self.partition(steps, couplings, order)
         if not keep_trivial:
-            regions = [r for r in regions if r.couplings or not all(layout_only(v.type(s)) for s in r.steps)]
+            kept = [r for r in regions if r.couplings or not all(layout_only(v.type(s)) for s in r.steps)]
+            # (one that is the whole graph stays: the model is then invertible end to end, a
+            # Squeeze between an Input and an Output as much as a flow)
+            whole = len(regions) == 1 and all(n in regions[0].nodes or v.type(n) in SOURCES | SINKS for n in v.order)
+            regions = regions if whole else kept
         members = {n for r in regions for n in r.nodes}
         self.near.extend(d for n, d in self.group_near.items() if n not in members)
         return RegionAnalysis(regions, self.near, order)

@@ -157,6 +157,25 @@ def test_a_model_that_is_not_invertible_end_to_end_says_why() -> None:
         model.inverse(torch.zeros(2, 10))
 
 
+
+def test_a_model_of_layout_layers_alone_inverts() -> None:
+    """A Squeeze and a Permute between an Input and an Output: a region of layers that only move
+    values saves nothing and is dropped, except where it is the whole model, which then inverts
+    as a flow does (it said "not invertible end to end")."""
+    from revstudio.core.generate import Builder
+
+    b = Builder("layout-only")
+    b.node("Input", "x", shape=[4, 8, 8])
+    b.chain("x.out", b.node("Squeeze", "sq"), b.node("Permute", "pm", kind="reverse"), b.node("Output", "y"))
+    graph = b.done()
+    assert [r.id for r in revstudio.check(graph).regions] == ["region-sq"]
+    model = revstudio.compile(graph, device="cpu").double()
+    x = torch.randn(2, 4, 8, 8, dtype=torch.float64)
+    for mode in MODES:
+        model.mode = mode
+        with torch.no_grad():
+            assert torch.equal(model.inverse(model(x)), x), mode
+
 def _affine_flow(blocks: int):
     from revstudio.core.generate import Builder, _body
 
