@@ -13,7 +13,6 @@ import importlib
 import importlib.util
 import json
 import logging
-import math
 import os
 import signal
 import sys
@@ -90,17 +89,9 @@ def child_cwd() -> str:
 def json_text(value: Any) -> str:
     """``value`` as the one JSON object ``--json`` prints. JSON has no NaN or Infinity, so a
     non-finite number is written as null, as in train's rows (docs/cli.md)."""
-    return json.dumps(_finite(value), allow_nan=False)
+    from revstudio.training.runs import finite
 
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+    return json.dumps(finite(value), allow_nan=False)
 
 
 class CliError(Exception):

@@ -9,27 +9,15 @@ terminal and plain lines elsewhere; ``RunDirRows`` appends every row to
 from __future__ import annotations
 
 import json
-import math
 import sys
 from typing import IO, Any
 
 from .loop import Callback
-from .runs import RunWriter, now_iso
-
-
-def _clean(value: Any) -> Any:
-    # JSON has no NaN/Inf: a non-finite number is written as null
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
+from .runs import RunWriter, finite, now_iso
 
 
 def dumps(row: dict[str, Any]) -> str:
-    return json.dumps(_clean(row), allow_nan=False)
+    return json.dumps(finite(row), allow_nan=False)
 
 
 class JsonRows(Callback):
@@ -170,7 +158,7 @@ class RunDirRows(Callback):
         self.writer = writer
 
     def on_row(self, row: dict[str, Any]) -> None:
-        self.writer.row(_clean(row))
+        self.writer.row(finite(row))
         kind, event = row.get("kind"), row.get("event")
         metrics: dict[str, Any]
         if kind == "step":
@@ -184,7 +172,7 @@ class RunDirRows(Callback):
                                       ended=None)
         elif event == "finished":
             self.writer.update_status(status="finished", step=row["step"], ended=now_iso(),
-                                      metrics=_clean(row.get("metrics", {})))
+                                      metrics=finite(row.get("metrics", {})))
         elif event == "stopped":
             self.writer.update_status(status="stopped", step=row["step"], ended=now_iso(),
                                       message="stopped by a signal; --resume continues it")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,18 @@ STATUS = "status.json"
 CONFIG = "config.json"
 METRICS = "metrics.jsonl"
 CHECKPOINT = os.path.join("checkpoints", "last.pt")
+
+
+def finite(value: Any) -> Any:
+    """``value`` (numbers, dicts, lists) with every non-finite number as None: JSON has no NaN
+    or Infinity, so a row or a ``--json`` report writes them as null (docs/cli.md)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
 
 
 def now_iso() -> str:
