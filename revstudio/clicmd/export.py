@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     lines = source.count("\n")
     if args.json:
         print(json.dumps({"ok": True, "output": args.output, "lines": lines, "with_training": args.with_training}))
+    elif not os.path.isfile(args.output):  # a device or pipe (/dev/stdout): nothing to import or reopen
+        print(f"wrote {lines} lines to {args.output}", file=sys.stderr)
     else:
         extra = " with a training script" if args.with_training else ""
         print(f"wrote {args.output} ({lines} lines){extra}")

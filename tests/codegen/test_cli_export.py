@@ -101,3 +101,6 @@ def test_export_into_a_pipe_or_device_writes_into_it_and_keeps_it(tmp_path, caps
     capsys.readouterr()
     assert main(["export", str(src), "-o", os.devnull]) == 0
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    # nothing follows the source on stdout (`-o /dev/stdout | python`), and no import hint for a device
+    out, err = capsys.readouterr()
+    assert out == "" and "lines to" in err and "import Model" not in err
