@@ -25,12 +25,12 @@ SINKS = frozenset({"Output", "GroupOutput"})
 GROUP_TYPES = frozenset({"Group", "Repeat"})
 
 
-
 def layout_only(type_id: str) -> bool:
     """Whether a step of type ``type_id`` only moves values around (its ``NodeSpec.layout_only``):
     a region made of such steps alone saves nothing. An unknown type computes."""
     spec = registry.find(type_id)
     return spec is not None and spec.layout_only
+
 
 @dataclass
 class Coupling:

@@ -40,7 +40,7 @@ def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[V
     # a gradient per part, each freed on its own; one only the step's outputs read has none of
     # its own (the walk of the step prices the loss's as a sum's: an expanded scalar)
     root = ns.root
-    seeds = [(p, m in shared) for m in makes if not _returned(root, m) for p in _parts(ns, m)]
+    seeds = [(p, m in shared) for m in makes if not _read_only_by(root, m, "Output") for p in _parts(ns, m)]
     # a layer whose copy of its input is that input itself (a batch of one InvConv1x1's) keeps
     # nothing more of an input the segment reads: that exists beside the walk, counted by the step's
     outside = {base(v) for v in reads}
@@ -48,8 +48,9 @@ def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[V
     # a segment inside it holds the inputs the enclosing recompute unpacked for it only until its
     # own recompute has run (random network 15's G, a BiRNN, an Activation and a Conv, inside its
     # coupling's recompute: 5 % over with its input counted through its backward)
+    given = {base(v) for v in before}
     units = [replace(u, work_bwd=u.work_nested) if u.late and u.work_nested is not None
-             and not _kept_beside(u, units, base, {base(v) for v in before}) else u for u in units]
+             and not _kept_beside(u, units, base, given) else u for u in units]
     guarded = sum(u.guard_bytes for u in units)
     walk = simulate(units, ns.nbytes, base, ns.needs_grad, outside=before, early_stop=True, seeds=seeds,
                     seed_bytes=seed_bytes, guarded=guarded)
@@ -93,10 +94,11 @@ def _reading_outside(u: Unit, base: Any, outside: AbstractSet[Any]) -> Unit:
     return replace(u, extra=u.extra_fwd, work_bwd=u.work_bwd + u.work_shared)
 
 
-def _returned(b: UnitBuilder, v: Value) -> bool:
-    """Whether only Output nodes read ``v`` (a value of ``b``'s graph)."""
-    found = b.readers.get(v, [])
-    return bool(found) and all(b.w.report.nodes[r].type == "Output" for r in found)
+def _read_only_by(b: UnitBuilder, v: Value, kind: str) -> bool:
+    """Whether only nodes of type ``kind`` read ``v`` (a value of ``b``'s graph): an Output (the
+    step returns it), a GroupOutput (it leaves the body)."""
+    found = b.readers.get(v, ())
+    return bool(found) and all(b.w.report.nodes[r].type == kind for r in found)
 
 
 def shared_outputs(b: UnitBuilder, makes: list[Value], leaving: bool = True, end: int | None = None) -> set[Value]:
@@ -130,17 +132,12 @@ def _readers_through(b: UnitBuilder, v: Value) -> list[tuple[str, Value]]:
     found: list[tuple[str, Value]] = []
     for r in b.readers.get(v, ()):
         outs = b.makes(r)
-        if b.w.report.nodes[r].type in ("Reshape", "Flatten") and len(outs) == 1 and _leaves(b, outs[0]):
+        if b.w.report.nodes[r].type in ("Reshape", "Flatten") and len(outs) == 1 and _read_only_by(
+                b, outs[0], "GroupOutput"):
             found += [(n, outs[0]) for n in b.readers[outs[0]]]
         else:
             found.append((r, v))
     return found
-
-
-def _leaves(b: UnitBuilder, v: Value) -> bool:
-    """Whether only GroupOutput nodes read ``v``."""
-    found = b.readers.get(v, ())
-    return bool(found) and all(b.w.report.nodes[r].type == "GroupOutput" for r in found)
 
 
 def _holds_until(b: UnitBuilder, reader: str, v: Value, end: int) -> bool:

@@ -263,7 +263,6 @@ def wired_walk(b: Any, sid: str, body: Sequence[str]) -> tuple[int, int] | None:
     return walk.peak - 2 * sum(b.w.nbytes(v) for v in outs) - own, walk.forward
 
 
-
 def output_kept(b: Any, sid: str, body: Sequence[str]) -> bool:
     """Whether a wired coupling's F (``body``; ``sid``: its merge) ends in a tensor its own graph
     keeps (an activation that keeps its result, through views): the update then reads what the
@@ -273,6 +272,7 @@ def output_kept(b: Any, sid: str, body: Sequence[str]) -> bool:
     kept = {v for n in inside for v in b.w.saved_values(n, fuse=False)}
     outs = [b.w.base(v) for v in b.reads(sid) if v[0] in inside]
     return bool(outs) and all(v in kept for v in outs)
+
 
 # region steps the runtime runs as couplings or rearranging slots; any other is a general
 # invertible layer, whose outputs are new tensors (``runtime.layout_of``)
