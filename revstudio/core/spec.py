@@ -93,6 +93,30 @@ def numbered(prefix: str, count: int) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class SavedTensors:
+    """What a layer's backward keeps while its step is alive (``NodeSpec.saved_for_backward``).
+
+    ``ports`` names the input and output ports whose tensors the backward reads (a
+    convolution's input, a ReLU's result); the counts are elements per sample of tensors the
+    layer makes for itself: ``values`` at the layer's dtype (an exp, a tanh), ``flags`` one
+    byte each (a bool mask), ``indices`` eight bytes each (argmax positions). Weights and
+    anything whose size does not grow with the batch are left out.
+    """
+
+    ports: tuple[str, ...] = ()
+    values: int = 0
+    flags: int = 0
+    indices: int = 0
+
+    def extra_bytes(self, batch: int, element_bytes: int) -> int:
+        """Bytes of the layer's own kept tensors for ``batch`` samples."""
+        return batch * (self.values * element_bytes + self.flags + 8 * self.indices)
+
+
+SavedRule = Callable[[Mapping[str, Any], Sequence[ShapeT], Sequence[ShapeT]], "SavedTensors | Sequence[str]"]
+
+
+@dataclass(frozen=True)
 class NodeSpec:
     """The one declaration of a node type."""
 
@@ -131,6 +155,12 @@ class NodeSpec:
     # activation's (it keeps its result, and a rebuilt value equal only to rounding could flip a
     # ReLU's mask), nor an output that is its input itself. Undeclared (a plugin's type): False.
     releasable_output: bool | Callable[[Mapping[str, Any]], bool] = False
+    # What its backward keeps (``SavedTensors``, or just the ports whose tensors it reads),
+    # or a function (params, input shapes, output shapes) -> either: the memory estimate counts
+    # by it. () for a reshape or an addition, ("in",) for a convolution, ("out",) for a ReLU.
+    # Undeclared (None, a plugin's type by default): nothing for a ``layout_only`` type,
+    # otherwise every input is assumed kept and the estimate marks the node approximate.
+    saved_for_backward: SavedTensors | Sequence[str] | SavedRule | None = None
 
     def input_ports(self, params: Mapping[str, Any], groups: Groups | None = None) -> tuple[str, ...]:
         return _ports(self.inputs, params, groups or {})
@@ -148,6 +178,18 @@ class NodeSpec:
     def output_releasable(self, params: Mapping[str, Any]) -> bool:
         rule = self.releasable_output
         return bool(rule(params)) if callable(rule) else rule
+
+    def saves_for_backward(self, params: Mapping[str, Any], in_shapes: Sequence[ShapeT],
+                           out_shapes: Sequence[ShapeT]) -> SavedTensors | None:
+        """What the backward keeps, as declared (None: undeclared); a type that only moves values
+        around (``layout_only``) keeps nothing unless it says otherwise."""
+        rule = self.saved_for_backward
+        if rule is None and self.layout_only:
+            return SavedTensors()
+        saved = rule(params, in_shapes, out_shapes) if callable(rule) else rule
+        if saved is None or isinstance(saved, SavedTensors):
+            return saved
+        return SavedTensors(ports=(saved,) if isinstance(saved, str) else tuple(saved))
 
     @property
     def display_name(self) -> str:

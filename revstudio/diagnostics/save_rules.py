@@ -3,7 +3,10 @@
 Each rule says which of a node's values (input ports, output ports) its
 backward needs and how many extra bytes of internal tensors (masks, pooling
 indices, RNN gates) it keeps. The estimate counts each kept tensor once, so
-two readers saving the same value do not double it.
+two readers saving the same value do not double it. Most types say it in their
+declaration (``NodeSpec.saved_for_backward``, read by ``_declared``); ``RULES``
+holds the measured rules of the built-in layers whose kernels keep what no
+declaration by shapes can say (by device, dtype floor or group body).
 """
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
+from ..core.spec import registry
 from .rnn_memory import (
     loop_cell,
     loop_forward_work,
@@ -90,23 +94,6 @@ Rule = Callable[[NodeView], Saves]
 VIEW_TYPES = frozenset({"Split", "Flatten", "Reshape", "GroupInput", "GroupOutput"})
 
 
-def _none(v: NodeView) -> Saves:
-    return Saves()
-
-
-def _saves_input(v: NodeView) -> Saves:
-    return Saves(inputs=(v.first_in(),))
-
-
-def _activation(v: NodeView) -> Saves:
-    fn = str(v.params.get("fn", "relu"))
-    if fn == "identity":
-        return Saves()
-    if fn in ("relu", "tanh", "sigmoid"):  # their derivative is written in terms of the result
-        return Saves(outputs=("out",))
-    return Saves(inputs=("in",))
-
-
 def _norm(v: NodeView) -> Saves:
     shape = v.inputs.get("in") or ()
     channels = shape[0] if shape else 1
@@ -121,15 +108,6 @@ def _norm(v: NodeView) -> Saves:
     # batch x channels features, its weight repeated per sample and kept (measured, torch 2.13)
     kept = 3 if kind == "instance" and v.params.get("affine", True) else 2
     return Saves(inputs=("in",), extra_bytes=kept * stats * max(4, v.element_bytes))
-
-
-def _pool(v: NodeView) -> Saves:
-    kind = str(v.params.get("kind", "max"))
-    if kind == "max":  # int64 indices of the maxima
-        return Saves(inputs=("in",), extra_bytes=v.numel(v.outputs.get("out")) * 8)
-    if kind == "global_avg":  # a mean over space keeps only sizes
-        return Saves()
-    return Saves(inputs=("in",))
 
 
 # device types where torch's dropout is one fused kernel keeping a bool mask; elsewhere (the CPU)
@@ -148,13 +126,6 @@ def dropout_mask_bytes(v: NodeView) -> int:
         return 0
     per = 1 if v.device in FUSED_DROPOUT else v.element_bytes
     return v.numel(v.outputs.get("out")) * per
-
-
-def _merge(v: NodeView) -> Saves:
-    mode = str(v.params.get("mode", "add"))
-    if mode in ("mul", "max"):  # each operand's gradient needs the others
-        return Saves(inputs=tuple(v.inputs))
-    return Saves()
 
 
 # Kept by torch 2.13's CPU kernels for both directions of one layer, in elements, as
@@ -397,26 +368,12 @@ def _coupling(v: NodeView) -> Saves:
 
 
 RULES: dict[str, Rule] = {
-    "Input": _none,
     "Output": _output,
-    "GroupInput": _none,
-    "GroupOutput": _none,
-    "Conv": _saves_input,
-    "Linear": _saves_input,
     "InvConv1x1": _invconv,
     "BiRNN": _birnn,
-    "Activation": _activation,
     "Norm": _norm,
-    "Pool": _pool,
     "Dropout": _dropout,
-    "Flatten": _none,
-    "Reshape": _none,
-    "Split": _none,
-    "Concat": _none,
-    "Merge": _merge,
-    "Permute": _none,
     "ActNorm": _actnorm,
-    "Squeeze": _none,
     "AdditiveCoupling": _coupling,
     "AffineCoupling": _coupling,
     "Group": _group_like,
@@ -424,6 +381,31 @@ RULES: dict[str, Rule] = {
 }
 
 
+def _keeps_every_input(v: NodeView) -> Saves:
+    return Saves(inputs=tuple(v.inputs), approximate=True)
+
+
+def _declared(v: NodeView) -> Saves:
+    """What the type declares its backward keeps (``NodeSpec.saved_for_backward``)."""
+    spec = registry.get(v.type)
+    try:  # a plugin's function: whatever it raises, the live figures go on, marked approximate
+        saved = spec.saves_for_backward(v.params, [s or () for s in v.inputs.values()],
+                                        list(v.outputs.values()))
+        extra = 0 if saved is None else saved.extra_bytes(v.batch, v.element_bytes)
+    except Exception:  # noqa: BLE001
+        return _keeps_every_input(v)
+    if saved is None or any(p not in v.inputs and p not in v.outputs for p in saved.ports):
+        return _keeps_every_input(v)  # undeclared, or naming a port the node does not have
+    return Saves(inputs=tuple(p for p in saved.ports if p in v.inputs),
+                 outputs=tuple(p for p in saved.ports if p in v.outputs and p not in v.inputs),
+                 extra_bytes=extra)
+
+
 def rule_for(type_id: str) -> Rule:
-    """The rule of a type; an unknown type is assumed to keep all its inputs."""
-    return RULES.get(type_id, lambda v: Saves(inputs=tuple(v.inputs), approximate=True))
+    """The rule of a type: the measured one of a built-in layer whose kernels keep more than
+    its declaration can say, otherwise its declaration; an undeclared type (a plugin's) is
+    assumed to keep all its inputs, marked approximate."""
+    rule = RULES.get(type_id)
+    if rule is not None:
+        return rule
+    return _declared if registry.find(type_id) is not None else _keeps_every_input

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from revstudio.core.params import Bool, Choice, Float, Int, IntOrChoice
-from revstudio.core.spec import BuildContext, InferContext, NodeSpec, ShapeT
+from revstudio.core.spec import BuildContext, InferContext, NodeSpec, SavedTensors, ShapeT
 
 from ._common import ModuleRecipe, builder, fmt, init_param, need_ndim, numel, problem, recipe
 
@@ -72,6 +72,18 @@ def _conv_recipe(ctx: BuildContext) -> ModuleRecipe:
                   bias=p["bias"], init=p["init"])
 
 
+def _conv_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Sequence[ShapeT]) -> SavedTensors:
+    """The weight's gradient reads the input. Padded 'same' by an odd total (an even kernel at
+    dilation 1), torch pads a copy by one on the far side first and keeps the copy instead."""
+    shape = shapes[0] if shapes else ()
+    if params["padding"] != "same" or len(shape) < 2:
+        return SavedTensors(ports=("in",))
+    extra = [params["dilation"] * (params["kernel_size"] - 1) % 2 for _ in shape[1:]]
+    if not any(extra):
+        return SavedTensors(ports=("in",))
+    return SavedTensors(values=shape[0] * numel(tuple(n + e for n, e in zip(shape[1:], extra))))
+
+
 CONV = NodeSpec(
     type_id="Conv", category="Layers",
     releasable_output=True,
@@ -92,6 +104,7 @@ CONV = NodeSpec(
     inputs=IN_OUT[0], outputs=IN_OUT[1],
     infer=_conv_infer, count_params=_conv_count, build=builder("Conv", _conv_recipe),
     fresh_output=True,
+    saved_for_backward=_conv_saved,
     key_params=("out_channels", "kernel_size", "stride"),
 )
 
@@ -126,6 +139,7 @@ LINEAR = NodeSpec(
     inputs=IN_OUT[0], outputs=IN_OUT[1],
     infer=_linear_infer, count_params=_linear_count, build=builder("Linear", _linear_recipe),
     fresh_output=True,
+    saved_for_backward=("in",),  # the weight's gradient reads it
     key_params=("out_features",),
 )
 
@@ -156,6 +170,15 @@ def _activation_fresh(params: Mapping[str, Any], shapes: Sequence[ShapeT]) -> bo
     return not params["inplace"] and params["fn"] not in ("relu", "tanh", "sigmoid")
 
 
+def _activation_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT],
+                      outs: Sequence[ShapeT]) -> tuple[str, ...]:
+    """relu, tanh and sigmoid write their derivative in terms of the result, the rest of the input
+    (in place, the two are one tensor)."""
+    if params["fn"] == "identity":
+        return ()
+    return ("out",) if params["fn"] in ("relu", "tanh", "sigmoid") else ("in",)
+
+
 ACTIVATION = NodeSpec(
     type_id="Activation", category="Layers",
     help="An elementwise nonlinearity such as relu or tanh; the shape is unchanged.",
@@ -168,6 +191,7 @@ ACTIVATION = NodeSpec(
     inputs=IN_OUT[0], outputs=IN_OUT[1],
     infer=_activation_infer, count_params=lambda ctx: 0, build=builder("Activation", _activation_recipe),
     fresh_output=_activation_fresh,
+    saved_for_backward=_activation_saved,
     key_params=("fn",),
 )
 
@@ -272,6 +296,14 @@ def _pool_fresh(params: Mapping[str, Any], shapes: Sequence[ShapeT]) -> bool:
     return params["kind"] == "global_avg" or (bool(shapes) and len(shapes[0]) == 3)
 
 
+def _pool_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Sequence[ShapeT]) -> SavedTensors:
+    """A mean over all positions keeps nothing but sizes; a window keeps its input, and a max the
+    int64 position of each maximum."""
+    if params["kind"] == "global_avg":
+        return SavedTensors()
+    return SavedTensors(ports=("in",), indices=numel(outs[0]) if params["kind"] == "max" and outs else 0)
+
+
 POOL = NodeSpec(
     type_id="Pool", category="Layers",
     releasable_output=True,
@@ -286,6 +318,7 @@ POOL = NodeSpec(
     inputs=IN_OUT[0], outputs=IN_OUT[1],
     infer=_pool_infer, count_params=lambda ctx: 0, build=builder("Pool", _pool_recipe),
     fresh_output=_pool_fresh,
+    saved_for_backward=_pool_saved,
     key_params=("kind", "kernel_size"),
 )
 

@@ -6,7 +6,7 @@ their params: Split has out0..out{k-1}, Concat and Merge in0..in{n-1}.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from revstudio.core.params import Choice, Int, IntOrList, Shape
@@ -208,6 +208,12 @@ def _merge_releasable(params: Mapping[str, Any]) -> bool:
     return int(params.get("inputs", 2)) >= 2 or params.get("mode") in ("concat", "stack")
 
 
+def _merge_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Sequence[ShapeT]) -> tuple[str, ...]:
+    """A product's or a maximum's gradient reads every operand; a sum, difference, mean or join
+    reads none."""
+    return tuple(f"in{i}" for i in range(len(shapes))) if params["mode"] in ("mul", "max") else ()
+
+
 MERGE = NodeSpec(
     type_id="Merge", category="Structure",
     releasable_output=_merge_releasable,
@@ -222,6 +228,7 @@ MERGE = NodeSpec(
     infer=_merge_infer, count_params=lambda ctx: 0,
     build=builder("Merge", lambda ctx: recipe("structure", "Merge", mode=ctx.params["mode"])),
     fresh_output=True,
+    saved_for_backward=_merge_saved,
     key_params=("mode",),
 )
 

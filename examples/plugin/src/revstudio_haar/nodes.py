@@ -6,10 +6,12 @@ modules.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from math import prod
 from typing import Any
 
 from revstudio.core.params import Float
-from revstudio.core.spec import BuildContext, InferContext, NodeSpec, ShapeError, ShapeT
+from revstudio.core.spec import BuildContext, InferContext, NodeSpec, SavedTensors, ShapeError, ShapeT
 
 
 def _haar_infer(ctx: InferContext) -> dict[str, ShapeT]:
@@ -34,6 +36,11 @@ def _leaky_infer(ctx: InferContext) -> dict[str, ShapeT]:
     return {"out": ctx.input("in")}
 
 
+def _leaky_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Sequence[ShapeT]) -> SavedTensors:
+    """torch.where's backward reads only its condition: the bool mask of the negative inputs."""
+    return SavedTensors(flags=prod(shapes[0]))
+
+
 def _leaky_build(ctx: BuildContext) -> Any:
     from .leaky import InvertibleLeakyReLU
 
@@ -48,6 +55,7 @@ HAAR = NodeSpec(
     inputs=("in",), outputs=("out",),
     infer=_haar_infer, count_params=lambda ctx: 0, build=_haar_build,
     invertible=True,
+    saved_for_backward=(),  # slices, sums and a join: its backward reads nothing
     examples=(({}, ((3, 4, 4),)), ({}, ((2, 2, 6),))),
 )
 
@@ -58,6 +66,7 @@ LEAKY = NodeSpec(
     params={"slope": Float(default=0.1, min=0.001, max=1000.0, help="Slope below zero (positive).")},
     inputs=("in",), outputs=("out",),
     infer=_leaky_infer, count_params=lambda ctx: 0, build=_leaky_build,
+    saved_for_backward=_leaky_saved,
     invertible=True, key_params=("slope",),
     examples=(({"slope": 0.2}, ((3, 4, 4),)), ({}, ((5,),))),
 )

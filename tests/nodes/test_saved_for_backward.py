@@ -1,0 +1,130 @@
+"""What each type declares its backward keeps (``NodeSpec.saved_for_backward``) is what torch keeps.
+
+The memory estimate counts a layer's kept tensors by its declaration, unless a measured rule of
+its own (``diagnostics.save_rules.RULES``: a BiRNN's gates, a norm's statistics) says more. Here
+every example of the other types, built-in and from installed plugins, runs forward under
+``saved_tensors_hooks`` at two batches: the ports whose tensors autograd saved, and the bytes
+per sample of the tensors it saved of the layer's own making, must be what the declaration says.
+Tensors that do not grow with the batch (weights, a permutation's index) are left out, as the
+declaration leaves them.
+"""
+from __future__ import annotations
+
+from math import prod
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from catalog_cases import all_cases, case_id, make_groups  # noqa: E402
+from catalog_kit import BOUNDARY, NodeKit  # noqa: E402
+
+from revstudio.core.spec import NodeSpec, SavedTensors, registry  # noqa: E402
+from revstudio.diagnostics.save_rules import RULES, NodeView, apply_rule  # noqa: E402
+
+DECLARED = [c for c in all_cases() if c[0] not in RULES and c[0] not in BOUNDARY]
+
+
+def _observed(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], batch: int
+              ) -> tuple[set[frozenset[str]], int]:
+    """(for each saved tensor of the caller's or the result, the ports it is; bytes of the saved
+    tensors the layer made itself)."""
+    built = NodeKit(make_groups()).build(type_id, params, shapes)
+    module = built.module
+    module.train()
+    weights = {t.untyped_storage().data_ptr() for t in [*module.parameters(), *module.buffers()]}
+    xs = [torch.randn(batch, *s, requires_grad=True) * 1.0 for s in shapes]  # made by an op
+    saved: list[Any] = []
+
+    def pack(t: Any) -> Any:
+        saved.append(t)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        outs = list(module(*xs))
+    ports: dict[int, set[str]] = {}
+    for port, t in [*zip(built.in_ports, xs), *zip(built.out_ports, outs)]:
+        ports.setdefault(t.untyped_storage().data_ptr(), set()).add(port)
+    seen, own = set(), {}
+    for t in saved:
+        ptr = t.untyped_storage().data_ptr()
+        if ptr in weights or ptr == 0:
+            continue
+        if ptr in ports:
+            seen.add(frozenset(ports[ptr]))  # (in place, one tensor is both ports)
+        else:
+            own[ptr] = t.untyped_storage().nbytes()
+    return seen, sum(own.values())
+
+
+@pytest.mark.parametrize("case", DECLARED, ids=[case_id(c) for c in DECLARED])
+def test_the_declaration_is_what_autograd_keeps(case: tuple[str, dict[str, Any], list[tuple[int, ...]]]) -> None:
+    type_id, raw, shapes = case
+    spec = registry.get(type_id)
+    ctx, outputs = NodeKit(make_groups()).infer(type_id, raw, shapes)
+    out_shapes = [outputs[p] for p in spec.output_ports(ctx.params)]
+    declared = spec.saves_for_backward(ctx.params, shapes, out_shapes)
+    assert declared is not None, f"{type_id} declares no saved_for_backward: the estimate guesses it"
+    (seen2, own2), (seen3, own3) = _observed(type_id, raw, shapes, 2), _observed(type_id, raw, shapes, 3)
+    assert seen2 == seen3
+    assert all(ports & set(declared.ports) for ports in seen3), (seen3, declared.ports)
+    assert all(any(p in ports for ports in seen3) for p in declared.ports), (seen3, declared.ports)
+    assert own3 - own2 == declared.extra_bytes(1, 4), (own3 - own2, declared)
+
+
+def _view(type_id: str, inputs: dict[str, tuple[int, ...]], outputs: dict[str, tuple[int, ...]],
+          params: dict[str, Any] | None = None) -> NodeView:
+    return NodeView(type_id, params or {}, inputs, outputs, batch=4, element_bytes=4)
+
+
+@pytest.fixture
+def plugged() -> Any:
+    """Register test types the way a plugin's entry point does, and take them out again."""
+    added: list[str] = []
+
+    def add(type_id: str, **fields: Any) -> NodeSpec:
+        spec = NodeSpec(type_id=type_id, category="Test", help="", params={}, inputs=("in",),
+                        outputs=("out",), infer=lambda ctx: {"out": ctx.input("in")}, **fields)
+        registry.register(spec)
+        added.append(type_id)
+        return spec
+
+    yield add
+    for type_id in added:
+        registry._specs.pop(type_id, None)
+
+
+def test_an_undeclared_type_keeps_its_inputs_and_is_marked_approximate(plugged: Any) -> None:
+    plugged("UndeclaredLayer")
+    saves = apply_rule(_view("UndeclaredLayer", {"in": (3, 5)}, {"out": (3, 5)}))
+    assert saves.inputs == ("in",) and saves.approximate
+
+
+def test_a_declared_type_is_counted_exactly(plugged: Any) -> None:
+    plugged("MaskedLayer", saved_for_backward=lambda p, ins, outs: SavedTensors(ports=("out",), flags=prod(ins[0])))
+    saves = apply_rule(_view("MaskedLayer", {"in": (3, 5)}, {"out": (3, 5)}))
+    assert (saves.inputs, saves.outputs, saves.extra_bytes, saves.approximate) == ((), ("out",), 4 * 15, False)
+    plugged("ReadsInput", saved_for_backward="in")  # one port named alone, not as a tuple
+    assert apply_rule(_view("ReadsInput", {"in": (2,)}, {"out": (2,)})).inputs == ("in",)
+
+
+@pytest.mark.parametrize("declaration", [("gate",), lambda p, ins, outs: 1 / 0, lambda p, ins, outs: 7])
+def test_a_broken_declaration_counts_as_none(plugged: Any, declaration: Any) -> None:
+    """A port the node does not have, a function that raises or returns nonsense: the live
+    figures go on, the node marked approximate, as if it declared nothing."""
+    plugged("BrokenDeclaration", saved_for_backward=declaration)
+    saves = apply_rule(_view("BrokenDeclaration", {"in": (3,)}, {"out": (3,)}))
+    assert saves.inputs == ("in",) and saves.approximate
+
+
+def test_a_layout_only_type_keeps_nothing_unless_it_says_so(plugged: Any) -> None:
+    plugged("Shuffle", layout_only=True)
+    saves = apply_rule(_view("Shuffle", {"in": (3,)}, {"out": (3,)}))
+    assert (saves.inputs, saves.outputs, saves.extra_bytes, saves.approximate) == ((), (), 0, False)
+
+
+def test_values_scale_with_the_element_size() -> None:
+    kept = SavedTensors(values=10, flags=3, indices=2)
+    assert kept.extra_bytes(batch=2, element_bytes=4) == 2 * (40 + 3 + 16)
+    assert kept.extra_bytes(batch=2, element_bytes=8) == 2 * (80 + 3 + 16)
