@@ -27,6 +27,7 @@ from .runtime import FLOAT32X2, Affine, Cat, Coupling, Invertible, Region, Slice
 #   {"kind": "coupling", "a": value, "b": [value, ...], "output": value, "sign": 1 | -1, "f": value,
 #    "body": [{"module": name, "inputs": [value, ...], "outputs": [value, ...]}, ...]}
 #   {"kind": "node", "type": type id, "module": name, "inputs": [...], "outputs": [...]}, plus
+#     "layout_only": true (a type that only moves values around: ``NodeSpec.layout_only``),
 #     "channels" (AdditiveCoupling, AffineCoupling: its input's channels) or
 #     "body": {"inputs": {value: index}, "outputs": {value: index}, "steps": [...]} (Group, Repeat:
 #     the body's own region, spliced into this one).
@@ -94,9 +95,11 @@ def _add_steps(owner: nn.Module, step: Mapping[str, Any], slot: Callable[[str], 
     elif step["type"] == "Concat" and hasattr(module, "sizes"):
         out.append(Cat(ins, outs[0], list(module.sizes), int(module.dim) + 1))
     else:
-        # layers with floating weights compute in the model's dtype, not the (wider) stream's
-        cast = any(p.is_floating_point() for p in list(module.parameters()) + list(module.buffers()))
-        out.append(Invertible(module, ins, outs, cast))
+        # a layer that only moves values around (a Squeeze, Permute, Reshape) rearranges a
+        # stream as it is; any other computes in the model's dtype, not the (wider) stream's, a
+        # weightless one too (a plugin's invertible leaky ReLU: run on a compensated pair's hi and
+        # lo apart, it would compute another function; ``NodeSpec.layout_only`` says which)
+        out.append(Invertible(module, ins, outs, cast=not step.get("layout_only", False)))
 
 
 def _splice(block: nn.Module, body: Mapping[str, Any], ins: Sequence[int], outs: Sequence[int],
@@ -299,8 +302,12 @@ def _step_data(step: Any, groups: Mapping[str, Any]) -> dict[str, Any]:
         return {"kind": "coupling", "a": step.a, "b": list(step.b), "output": step.output, "sign": int(step.sign),
                 "f": step.f, "body": [{"module": n.module, "inputs": list(n.inputs), "outputs": list(n.outputs)}
                                       for n in step.body]}
+    from .regions import layout_only
+
     data: dict[str, Any] = {"kind": "node", "type": step.type, "module": step.module,
                             "inputs": list(step.inputs), "outputs": list(step.outputs)}
+    if layout_only(step.type):
+        data["layout_only"] = True
     if step.type in ("AdditiveCoupling", "AffineCoupling"):
         data["channels"] = int(step.in_shapes[0][0])
     elif step.type in ("Group", "Repeat"):

@@ -360,8 +360,9 @@ _edge = getattr(torch.autograd.graph, "get_gradient_edge", None)
 class Invertible(Step):
     """A module with ``forward(*xs) -> tuple`` and ``inverse(*ys) -> tuple``.
 
-    ``cast``: the module has floating weights, so it runs in the compute dtype
-    rather than the (possibly wider) stream dtype.
+    ``cast``: the module computes (it does more than move values around), so it runs in the
+    compute dtype rather than the (possibly wider) stream dtype, and on a compensated pair's
+    value, not on its hi and lo apart.
     """
 
     def __init__(self, module: nn.Module, ins: Sequence[int], outs: Sequence[int], cast: bool) -> None:
@@ -377,9 +378,9 @@ class Invertible(Step):
         if xs and isinstance(xs[0], Pair):
             if self.cast:  # computed in the model's dtype: a pair with no correction
                 return [like(xs[0], y) for y in fn(*[as_dtype(value(x), dtype) for x in xs])]
-            # no floating weights: the invertible types without them (Permute, Squeeze, Reshape,
-            # Flatten) only rearrange values, so they rearrange hi and lo alike; a correction of
-            # zeros that takes no memory stays one (rearranged, it would be a stream of zeros)
+            # a layer that only rearranges values (Permute, Squeeze, Reshape, Flatten) rearranges
+            # hi and lo alike; a correction of zeros that takes no memory stays one (rearranged,
+            # it would be a stream of zeros)
             his = fn(*[x.hi for x in xs])  # type: ignore[union-attr]
             if all(_expanded(x.lo) for x in xs):  # type: ignore[union-attr]
                 return [Pair(h, no_correction(h)) for h in his]
@@ -404,7 +405,7 @@ class Invertible(Step):
 
     def _rearranges(self, slots: Sequence[int], owned: set[int]) -> bool:
         """Whether this step only rearranges values the runtime owns (Permute, Squeeze, Reshape,
-        Flatten: no floating weights), its ``slots`` (what it reads forward, what it rebuilds
+        Flatten: ``NodeSpec.layout_only``), its ``slots`` (what it reads forward, what it rebuilds
         from backward), so what it makes of them are views or copies of that memory alone, the
         runtime's to update in place (else every update after it, in the order it runs, made
         new buffers: three temporaries and a new pair each)."""

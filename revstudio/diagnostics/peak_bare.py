@@ -6,17 +6,42 @@ halves of a coupling are views of one storage. Torch-free.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.spec import NodeSpec, registry
 from .estimate_walk import _prod
 from .save_rules import coupling_split
 
-# invertible layers with weights: in a pair region they compute in float32, and their results
-# (and what their inverse rebuilds) are pairs with no correction (``runtime_streams.like``)
-_CAST_FLOWS = frozenset({"ActNorm", "InvConv1x1"})
+# steps the runtime builds of its own (a region's couplings, spliced groups, slices and joins)
+_STRUCTURED = frozenset({"AdditiveCoupling", "AffineCoupling", "Group", "Repeat", "Split", "Concat"})
+
+
+def cast_flow(kind: str | None) -> bool:
+    """Whether a step of type ``kind`` is an invertible layer that computes (an ActNorm, an
+    InvConv1x1, a plugin's invertible leaky ReLU: not ``NodeSpec.layout_only``): in a pair
+    region it computes in float32, and its results (and what its inverse rebuilds) are pairs
+    with no correction (``runtime_streams.like``, ``runtime_steps.Invertible``'s ``cast``)."""
+    spec = _spec(kind)
+    return spec is not None and spec.invertible and not spec.layout_only
+
+
+def rearranging(kind: str | None) -> bool:
+    """Whether a step of type ``kind`` is an invertible layer that only moves values around (a
+    Squeeze, Permute, Reshape or Flatten: ``NodeSpec.layout_only``): in a pair region it
+    rearranges hi and lo alike, and a correction of zeros that takes no memory stays one."""
+    spec = _spec(kind)
+    return spec is not None and spec.invertible and spec.layout_only
+
+
+def _spec(kind: str | None) -> NodeSpec | None:
+    return None if kind is None or kind in _STRUCTURED else registry.find(kind)
+
+
+def _never(kind: str) -> bool:
+    return False
 
 
 def _pairs(b: Any) -> bool:
@@ -43,12 +68,7 @@ def with_correction(infos: Mapping[str, Any], elem: int, stream_bytes: int, outs
     pair with no correction: zeros that take no memory, ``runtime_streams.like``)."""
     pairs = _is_pairs(elem, stream_bytes)
     return [v for v in outs if v is not None
-            and not (pairs and v[0] in infos and infos[v[0]].type in _CAST_FLOWS)]
-
-
-# invertible layers with no weights: in a pair region they rearrange hi and lo alike, and a
-# correction of zeros that takes no memory stays one (``runtime_steps.Invertible._call``)
-_REARRANGING = frozenset({"Squeeze", "Permute", "Reshape", "Flatten"})
+            and not (pairs and v[0] in infos and cast_flow(infos[v[0]].type))]
 
 
 def _typed(b: Any, steps: Sequence[str]) -> list[tuple[str, str]]:
@@ -57,16 +77,16 @@ def _typed(b: Any, steps: Sequence[str]) -> list[tuple[str, str]]:
     return [(sid, views[sid].type) for sid in steps if sid in views]
 
 
-def _computing(b: Any, steps: Sequence[str], skip: AbstractSet[str] = frozenset()) -> Iterator[tuple[str, str]]:
-    """(step, its type) of the steps of ``steps`` that compute (not a Split or Concat, nor a
-    type in ``skip``)."""
+def _computing(b: Any, steps: Sequence[str], skip: Callable[[str], bool] = _never) -> Iterator[tuple[str, str]]:
+    """(step, its type) of the steps of ``steps`` that compute (not a Split or Concat, nor of a
+    type ``skip`` says)."""
     for sid, kind in _typed(b, steps):
-        if kind not in ("Split", "Concat") and kind not in skip:
+        if kind not in ("Split", "Concat") and not skip(kind):
             yield sid, kind
 
 
 def _after_block(found: Sequence[tuple[str, str]], at: int, after: str | None,
-                 skip: AbstractSet[str] = frozenset()) -> tuple[int | None, str | None]:
+                 skip: Callable[[str], bool] = _never) -> tuple[int | None, str | None]:
     """For the wired coupling at ``found[at]`` (steps and their types): (where its block's Concat
     is in ``found``, if it has one, and the type of the step after it: its own other couplings
     and its Concat, then types in ``skip``, passed over; ``after`` past the region's end)."""
@@ -78,7 +98,7 @@ def _after_block(found: Sequence[tuple[str, str]], at: int, after: str | None,
         if kind == "Concat" and concat is None:  # its block's end
             concat = i
             continue
-        if kind in skip:
+        if skip(kind):
             continue
         return concat, kind
     return concat, after
@@ -93,7 +113,7 @@ NOTHING_AFTER: After = (None, None)
 def after_each(b: Any, steps: Sequence[str], after: After = NOTHING_AFTER) -> dict[str, After]:
     """For each step of a region that computes, what follows it (:data:`After`); ``after``:
     what follows the region's last step."""
-    far = next_types(b, steps, after[1], _REARRANGING)
+    far = next_types(b, steps, after[1], rearranging)
     return {sid: (kind, far.get(sid)) for sid, kind in next_types(b, steps, after[0]).items()}
 
 
@@ -101,14 +121,14 @@ def first_after(b: Any, steps: Sequence[str], after: After = NOTHING_AFTER) -> A
     """What follows a step that ``steps`` (a region's, in forward order) come right after: their
     first computing step's type and their first not rearranging, else ``after``'s."""
     near = next((kind for _, kind in _computing(b, steps)), None)
-    far = next((kind for _, kind in _computing(b, steps, _REARRANGING)), None)
+    far = next((kind for _, kind in _computing(b, steps, rearranging)), None)
     return (after[0] if near is None else near, after[1] if far is None else far)
 
 
 def next_types(b: Any, steps: Sequence[str], after: str | None = None,
-               skip: AbstractSet[str] = frozenset()) -> dict[str, str | None]:
+               skip: Callable[[str], bool] = _never) -> dict[str, str | None]:
     """For each step of a region that computes (in forward order), the type of the next one that
-    does (steps of a type in ``skip`` passed over); ``after``: the type of the step after the
+    does (steps of a type ``skip`` says passed over); ``after``: the type of the step after the
     last (None: the region's end)."""
     found = list(_computing(b, steps, skip))
     return {sid: nxt for (sid, _), nxt in zip(found, [kind for _, kind in found[1:]] + [after])}
@@ -120,7 +140,7 @@ def bare_streams(b: Any, steps: Sequence[str], after: str | None = None) -> set[
     between Glow steps); none but in pairs (:func:`uncorrected`: the directly followed).
     ``after``: the type of the first step after the region's end that is no rearranging layer
     (``After``'s second)."""
-    return uncorrected(b, next_types(b, steps, after, _REARRANGING))
+    return uncorrected(b, next_types(b, steps, after, rearranging))
 
 
 def bare_x1(b: Any, steps: Sequence[str], bare: AbstractSet[str]) -> dict[str, int]:
@@ -179,7 +199,7 @@ def bare_wired(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], after
         return set()
     found = _typed(b, steps)
     return {sid for i, (sid, _) in enumerate(found)
-            if sid in couplings and _after_block(found, i, after, _REARRANGING)[1] in _CAST_FLOWS}
+            if sid in couplings and cast_flow(_after_block(found, i, after, rearranging)[1])}
 
 
 def flow_joined(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], after: str | None = None
@@ -200,7 +220,7 @@ def flow_joined(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], afte
         concat, nxt = _after_block(found, i, after)
         if concat is not None:
             end = concat
-            if nxt in _CAST_FLOWS:
+            if cast_flow(nxt):
                 out[sid] = found[concat][0]
     return out
 
@@ -249,7 +269,7 @@ def _additive_body(b: Any, sid: str) -> bool:
 def uncorrected(b: Any, nexts: dict[str, str | None]) -> set[str]:
     """The steps of a region whose output the next step, a flow layer with weights, rebuilds in
     backward as a pair with no correction (zeros that take no memory); none but in pairs."""
-    return {sid for sid, kind in nexts.items() if kind in _CAST_FLOWS} if _pairs(b) else set()
+    return {sid for sid, kind in nexts.items() if cast_flow(kind)} if _pairs(b) else set()
 
 
 def x1_summed_anew(nexts: dict[str, str | None]) -> set[str]:
@@ -259,7 +279,7 @@ def x1_summed_anew(nexts: dict[str, str | None]) -> set[str]:
     autograd hands the region) and where a flow or rearranging layer's backward made it. An
     additive step or AffineCoupling after it has summed into x1's gradient already, and the sum
     is made in place."""
-    return {sid for sid, kind in nexts.items() if kind is None or kind in _CAST_FLOWS or kind in _REARRANGING}
+    return {sid for sid, kind in nexts.items() if kind is None or cast_flow(kind) or rearranging(kind)}
 
 
 def halves_viewed(b: Any, batch: int, shape: Sequence[int]) -> bool:

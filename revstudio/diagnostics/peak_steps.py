@@ -19,7 +19,7 @@ from typing import Any
 from ..core.graph import PortRef
 from .estimate_walk import _prod, _values_of
 from .peak import Value, simulate
-from .peak_bare import _CAST_FLOWS, After, Facts, first_after, halves_viewed
+from .peak_bare import After, Facts, cast_flow, first_after, halves_viewed
 from .save_rules import clamped, coupling_split
 from .stream_updates import update_break, update_temporaries
 
@@ -308,7 +308,7 @@ def spent_after(b: Any, region: Any) -> int:
         view = b.w.views.get(sid)
         if view is None or view.type in _VIEWING:
             continue
-        return 1 if sid not in couplings and view.type in ("AffineCoupling", *_CAST_FLOWS) else 2
+        return 1 if sid not in couplings and (view.type == "AffineCoupling" or cast_flow(view.type)) else 2
     return 2
 
 
