@@ -11,7 +11,7 @@ type (:class:`Provider`), so project files can record what to install.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import import_module, metadata
 from types import ModuleType
@@ -132,6 +132,13 @@ def load_provider(registry: Registry, provider: Provider, loader: Any) -> int:
         if not isinstance(spec, NodeSpec):
             report(provider.label, f"{spec!r} is not a NodeSpec; skipped")
             continue
+        try:
+            wrong = _malformed(spec) or _bad_default(spec)
+        except Exception as exc:  # noqa: BLE001 - a plugin's own Param kind, say, that breaks on a look
+            wrong = f"it cannot be checked ({type(exc).__name__}: {exc}); fix its declaration in the plugin"
+        if wrong:
+            report(provider.label, f"node type {spec.type_id!r} skipped: {wrong}")
+            continue
         clash = _clash(registry, spec)
         if clash:
             owner = registry.provider(clash)
@@ -141,6 +148,59 @@ def load_provider(registry: Registry, provider: Provider, loader: Any) -> int:
         registry.register(spec, provider=provider)
         taken += 1
     return taken
+
+
+def _is_name(value: Any) -> bool:
+    return isinstance(value, str) and value == value.strip() and value != "" and value.isprintable()
+
+
+def _malformed(spec: NodeSpec) -> str | None:
+    """What in a plugin's declaration revstudio cannot use (it would fail later, far from its
+    cause: in the palette, the inspector or a saved file), or None."""
+    from .params import Param
+
+    if not _is_name(spec.type_id):
+        return "its type_id must be a non-empty name (text without control characters or outer spaces)"
+    if not isinstance(spec.legacy_ids, (tuple, list)) or not all(_is_name(old) for old in spec.legacy_ids):
+        return "legacy_ids must be a tuple of type ids"
+    for name in ("category", "help", "title"):
+        if not isinstance(getattr(spec, name), str):
+            return f"its {name} must be text, not {type(getattr(spec, name)).__name__}"
+    if not isinstance(spec.params, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, Param) for k, v in spec.params.items()):
+        return ("params must map each parameter name to a kind from revstudio.core.params "
+                "(Int, Float, Choice, ...)")
+    for name in ("inputs", "outputs"):
+        rule = getattr(spec, name)
+        if not callable(rule) and (isinstance(rule, (str, bytes)) or not isinstance(rule, Iterable)
+                                   or not all(isinstance(port, str) for port in rule)):
+            return f"{name} must be a tuple of port names or a function (params, groups) -> port names"
+    if not callable(spec.infer):
+        return "infer must be a function (ctx) -> {port: shape}"
+    for name in ("count_params", "build"):
+        if getattr(spec, name) is not None and not callable(getattr(spec, name)):
+            return f"{name} must be a function (ctx) or None"
+    return None
+
+
+def _bad_default(spec: NodeSpec) -> str | None:
+    """Why a parameter's own default is not allowed by its own kind (every new node would start
+    invalid, with nothing in the file to say so), or None. A group reference starts empty on
+    purpose: the user picks the group."""
+    from .params import GroupRef, ParamError
+
+    for name, param in spec.params.items():
+        if isinstance(param, GroupRef):
+            continue
+        try:
+            param.validate(param.default)
+        except ParamError as exc:
+            return (f"the default of its parameter {name!r}, {param.default!r}, is not allowed ({exc}); "
+                    "change the default or the limits in the plugin")
+        except Exception as exc:  # a parameter kind of the plugin's own that cannot check its default
+            return (f"its parameter {name!r} cannot check its default {param.default!r} "
+                    f"({type(exc).__name__}: {exc}); fix the parameter in the plugin")
+    return None
 
 
 def _clash(registry: Registry, spec: NodeSpec) -> str | None:
