@@ -230,8 +230,10 @@ def _resolve(value: str) -> Any:
     return obj
 
 
-def spec_failed(registry: Registry, type_id: str, exc: BaseException) -> str | None:
-    """A plugin's ``infer`` raised something other than a ShapeError: report it once.
+def spec_failed(registry: Registry, type_id: str, exc: BaseException, hook: str = "infer",
+                doing: str = "infer shapes") -> str | None:
+    """A plugin's ``infer`` (or another of its ``hook`` functions) raised something other than a
+    ShapeError: report it once.
 
     Returns the text for the node's diagnostic (naming the plugin), or None for a
     built-in type (its own message says what went wrong).
@@ -239,12 +241,22 @@ def spec_failed(registry: Registry, type_id: str, exc: BaseException) -> str | N
     provider = registry.provider(type_id)
     if provider is None or provider.builtin:
         return None
-    report(provider.label, f"node type {type_id!r}: infer raised {type(exc).__name__}: {exc}")
-    return (f"the plugin {provider.label} failed to infer shapes ({type(exc).__name__}: {exc}); "
+    report(provider.label, f"node type {type_id!r}: {hook} raised {type(exc).__name__}: {exc}")
+    return (f"the plugin {provider.label} failed to {doing} ({type(exc).__name__}: {exc}); "
             "update the plugin or tell its authors")
+
+
+def spec_bug(registry: Registry, type_id: str, message: str) -> str:
+    """A node type broke its own contract (``message`` says how): the diagnostic's text,
+    naming the plugin when a plugin declares the type (reported once, too)."""
+    provider = registry.provider(type_id)
+    if provider is None or provider.builtin:
+        return f"{message} (a bug in the node type {type_id!r})"
+    report(provider.label, f"node type {type_id!r}: {message}")
+    return f"{message}: a bug in the plugin {provider.label}; update the plugin or tell its authors"
 
 
 __all__ = [
     "BUILTIN", "BUILTIN_PROVIDER", "GROUP", "PluginProblem", "Provider", "load_into", "load_provider",
-    "problems", "report", "spec_failed",
+    "problems", "report", "spec_bug", "spec_failed",
 ]

@@ -158,3 +158,15 @@ def test_declarations_revstudio_cannot_use_are_skipped_and_named(runs: dict) -> 
     assert ("node type 'BadDefault' skipped: the default of its parameter 'k', 0, is not allowed "
             "(0 is too small; use an integer >= 1 and <= 5)") in problems
     assert runs["plugins"]["code"] == 1 and "Traceback" not in runs["plugins"]["err"]
+
+
+def test_infer_with_the_wrong_ports_names_the_ports_and_the_plugin(runs: dict) -> None:
+    wrong = _errors(runs["wrong_ports"])["b"]
+    assert "infer returned shapes for 'output' but no shape for output 'out'" in wrong
+    assert f"a bug in the plugin {LABEL}" in wrong
+    assert f"a bug in the plugin {LABEL}" in _errors(runs["not_a_dict"])["b"]
+
+
+def test_a_port_rule_with_the_wrong_signature_names_the_plugin(runs: dict) -> None:
+    message = _errors(runs["one_arg_ports"])["b"]
+    assert f"the plugin {LABEL} failed to work out this node's ports (TypeError" in message
