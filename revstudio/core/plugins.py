@@ -246,6 +246,36 @@ def spec_failed(registry: Registry, type_id: str, exc: BaseException, hook: str 
             "update the plugin or tell its authors")
 
 
+class PluginError(Exception):
+    """A plugin's layer broke its contract while a model was built or run; the message names
+    the plugin, the node type and the node, and says what to do."""
+
+
+def blame_plugin(registry: Registry, exc: BaseException) -> str | None:
+    """If ``exc`` was raised inside a plugin's own code (its innermost frame there), a message
+    that names the plugin and where, instead of calling it a bug of revstudio; else None."""
+    packages: dict[str, Provider] = {}
+    for spec in registry:
+        provider = registry.provider(spec.type_id)
+        if provider is not None and not provider.builtin:
+            packages.setdefault(provider.module.split(".")[0], provider)
+    if not packages:
+        return None
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        module = str(tb.tb_frame.f_globals.get("__name__", ""))
+        owner = packages.get(module.split(".")[0])
+        if owner is not None:
+            found = (owner, module, tb.tb_lineno)
+        tb = tb.tb_next
+    if found is None:
+        return None
+    owner, module, line = found
+    return (f"the plugin {owner.label} failed in {module}, line {line} ({type(exc).__name__}: {exc}); "
+            "update the plugin or tell its authors")
+
+
 def spec_bug(registry: Registry, type_id: str, message: str) -> str:
     """A node type broke its own contract (``message`` says how): the diagnostic's text,
     naming the plugin when a plugin declares the type (reported once, too)."""
@@ -257,6 +287,6 @@ def spec_bug(registry: Registry, type_id: str, message: str) -> str:
 
 
 __all__ = [
-    "BUILTIN", "BUILTIN_PROVIDER", "GROUP", "PluginProblem", "Provider", "load_into", "load_provider",
+    "BUILTIN", "BUILTIN_PROVIDER", "GROUP", "PluginError", "PluginProblem", "blame_plugin", "Provider", "load_into", "load_provider",
     "problems", "report", "spec_bug", "spec_failed",
 ]

@@ -170,3 +170,28 @@ def test_infer_with_the_wrong_ports_names_the_ports_and_the_plugin(runs: dict) -
 def test_a_port_rule_with_the_wrong_signature_names_the_plugin(runs: dict) -> None:
     message = _errors(runs["one_arg_ports"])["b"]
     assert f"the plugin {LABEL} failed to work out this node's ports (TypeError" in message
+
+
+def test_a_forward_that_returns_a_bare_tensor_is_named_not_iterated(runs: dict) -> None:
+    for name in ("bare_gradcheck", "bare_memory"):  # memory used to measure the wrong model silently
+        run = runs[name]
+        text = str(run["err"]) + str(run["out"])
+        assert run["code"] == 1, text
+        assert "node b (BareTensor): the forward of Bare returned a Tensor" in text
+        assert "a tuple of 1 tensor(s)" in text and LABEL in text and "internal error" not in text
+
+
+def test_a_miscounting_count_params_is_reported_once(runs: dict) -> None:
+    run = runs["miscounted"]
+    assert run["code"] == 0, run
+    warning = f"plugin {LABEL}: node type 'MiscountedScale': count_params says 7 weights but build made 4 (node b)"
+    assert str(run["err"]).count(warning) == 1, run["err"]
+
+
+def test_a_raising_build_or_forward_blames_the_plugin_not_revstudio(runs: dict) -> None:
+    build = str(runs["raising_build"]["err"])
+    assert "b (RaisingBuild): could not build the layer: no weights file" in build and LABEL in build
+    forward = json.loads(str(runs["raising_forward"]["out"]))
+    assert forward["exit_code"] == 1
+    assert forward["error"].startswith(f"the plugin {LABEL} failed in sloppy.layers, line ")
+    assert "the kernel is missing" in forward["error"] and "internal error" not in forward["error"]
