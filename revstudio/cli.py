@@ -171,6 +171,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report(f"out of memory{detail}: the graph or file is too large for this machine; "
                        "try a smaller batch or a smaller graph", 1, wants_json)
     except Exception as exc:  # last line of defence: a bug, but still no traceback
+        from revstudio.clicmd._runargs import compile_error
+
+        known = compile_error(exc)  # a plugin's failure is the plugin's, not ours to be told of
+        if known is not None:
+            return _report(str(known), known.code, wants_json)
         return _report(f"internal error: {type(exc).__name__}: {exc} (please report this)", 1, wants_json)
 
 

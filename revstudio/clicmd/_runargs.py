@@ -76,14 +76,21 @@ def resolve_device(text: str | None) -> Any:
 
 
 def compile_error(exc: Exception) -> CliError | None:
-    """The compiler's own error (names the node) as exit 1; None for anything else."""
+    """The compiler's own error (names the node), or a plugin's failure (names the plugin), as exit 1;
+    None for anything else."""
     try:
         from revstudio.compiler import CompileError
     except ImportError:  # pragma: no cover - compiler always ships with the package
         return None
     if isinstance(exc, CompileError):
         return CliError(f"cannot compile the graph: {exc}", 1)
-    return None
+    from revstudio.core.plugins import PluginError, blame_plugin
+    from revstudio.core.spec import registry
+
+    if isinstance(exc, PluginError):  # a plugin's layer broke its contract: it names the node
+        return CliError(str(exc), 1)
+    blamed = blame_plugin(registry, exc)  # raised inside a plugin's own code, not revstudio's
+    return CliError(blamed, 1) if blamed else None
 
 
 def whole_number(text: str, minimum: int, example: str = "") -> int:

@@ -297,6 +297,44 @@ def import_block(facts: list[ImportFact], future_annotations: bool) -> str:
     return "\n\n".join("\n".join(b) for b in blocks) + "\n"
 
 
+def unquote_annotations(source: str) -> str:
+    """``source`` with its string annotations (``x: "torch.dtype | None"``) written bare.
+
+    revstudio's runtime quotes forward references, since it runs without ``from __future__
+    import annotations``; when an inlined plugin module brings that import, the quotes are
+    redundant (ruff's UP037). Under the import annotations are never evaluated, so this
+    changes nothing at run time.
+    """
+    tree = ast.parse(source)
+    spans: list[tuple[int, int, int, int, str]] = []
+    for node in ast.walk(tree):
+        notes: list[ast.expr | None] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            notes += [a.annotation for a in every if a is not None]
+            notes.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            notes.append(node.annotation)
+        for note in notes:
+            if isinstance(note, ast.Constant) and isinstance(note.value, str) and note.end_lineno is not None \
+                    and note.lineno == note.end_lineno and _is_expression(note.value):
+                spans.append((note.lineno, note.col_offset, note.end_lineno, note.end_col_offset or 0, note.value))
+    lines = source.splitlines(keepends=True)
+    for line, start, _end_line, end, text in sorted(spans, reverse=True):
+        row = lines[line - 1].encode("utf-8")  # ast offsets count UTF-8 bytes
+        lines[line - 1] = (row[:start] + text.encode("utf-8") + row[end:]).decode("utf-8")
+    return "".join(lines)
+
+
+def _is_expression(text: str) -> bool:
+    try:
+        ast.parse(text, mode="eval")
+    except SyntaxError:
+        return False
+    return "\n" not in text and "#" not in text
+
+
 def _name_order(name: str) -> tuple[int, str]:
     base = name.split(" as ")[0]
     kind = 0 if base.isupper() and len(base) > 1 else 1 if base[:1].isupper() else 2

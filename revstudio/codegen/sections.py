@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from revstudio import __version__
 
-from .inline import ImportFact, import_block
+from .inline import ImportFact, import_block, unquote_annotations
 from .namespace import docstring_text
 from .regions import STREAM_HELPER
 from .training import IMPORTS as TRAINING_IMPORTS
@@ -64,6 +64,8 @@ def assemble(writer: _Writer, model_class: ClassCode, script: list[str] | None) 
         else:
             merged.append(part)
     body = "\n\n".join(p.rstrip("\n") + "\n" for p in merged)
+    if writer.inliner.future_annotations:  # an inlined plugin module brought the import
+        body = unquote_annotations(body)
     header = _header(writer, with_training, body)
     return header + "\n" + body
 

@@ -26,6 +26,7 @@ from . import budget
 from . import runtime as rt
 from .boundary import check_inputs, cuda_devices, resolve_device, share_from_rank0, size_hint
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
+from .plugin_layers import check_plugin_layer, plugin_of
 from .pricing import Prices
 from .program import NodeCall, Part, RegionCall
 from .renames import alias_state_keys, layer_aliases
@@ -98,8 +99,10 @@ class _Executor(nn.Module):
     # ---- building ----------------------------------------------------------
     def _build_node(self, op: NodeOp) -> None:
         spec = registry.get(op.type)
+        plugin = plugin_of(op.type)
+        blame = f"; a bug in the plugin {plugin.label}: update the plugin or tell its authors" if plugin else ""
         if spec.build is None:
-            raise CompileError(f"{op.node}: node type {op.type} cannot be compiled (it has no build)")
+            raise CompileError(f"{op.node}: node type {op.type} cannot be compiled (it has no build){blame}")
         root = self._root
 
         def build_group(name: str) -> nn.Module:
@@ -115,7 +118,9 @@ class _Executor(nn.Module):
         except CompileError:
             raise
         except Exception as exc:  # a catalog build failing is reported against its node
-            raise CompileError(f"{op.node} ({op.type}): could not build the layer: {exc}") from exc
+            raise CompileError(f"{op.node} ({op.type}): could not build the layer: {exc}{blame}") from exc
+        if plugin is not None:
+            check_plugin_layer(op, spec, module, plugin)
         self.add_module(op.module, module.to(device=root.device, dtype=root.dtype))
 
     # ---- running -------------------------------------------------------------

@@ -11,7 +11,7 @@ type (:class:`Provider`), so project files can record what to install.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import import_module, metadata
 from types import ModuleType
@@ -132,6 +132,13 @@ def load_provider(registry: Registry, provider: Provider, loader: Any) -> int:
         if not isinstance(spec, NodeSpec):
             report(provider.label, f"{spec!r} is not a NodeSpec; skipped")
             continue
+        try:
+            wrong = _malformed(spec) or _bad_default(spec)
+        except Exception as exc:  # noqa: BLE001 - a plugin's own Param kind, say, that breaks on a look
+            wrong = f"it cannot be checked ({type(exc).__name__}: {exc}); fix its declaration in the plugin"
+        if wrong:
+            report(provider.label, f"node type {spec.type_id!r} skipped: {wrong}")
+            continue
         clash = _clash(registry, spec)
         if clash:
             owner = registry.provider(clash)
@@ -141,6 +148,59 @@ def load_provider(registry: Registry, provider: Provider, loader: Any) -> int:
         registry.register(spec, provider=provider)
         taken += 1
     return taken
+
+
+def _is_name(value: Any) -> bool:
+    return isinstance(value, str) and value == value.strip() and value != "" and value.isprintable()
+
+
+def _malformed(spec: NodeSpec) -> str | None:
+    """What in a plugin's declaration revstudio cannot use (it would fail later, far from its
+    cause: in the palette, the inspector or a saved file), or None."""
+    from .params import Param
+
+    if not _is_name(spec.type_id):
+        return "its type_id must be a non-empty name (text without control characters or outer spaces)"
+    if not isinstance(spec.legacy_ids, (tuple, list)) or not all(_is_name(old) for old in spec.legacy_ids):
+        return "legacy_ids must be a tuple of type ids"
+    for name in ("category", "help", "title"):
+        if not isinstance(getattr(spec, name), str):
+            return f"its {name} must be text, not {type(getattr(spec, name)).__name__}"
+    if not isinstance(spec.params, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, Param) for k, v in spec.params.items()):
+        return ("params must map each parameter name to a kind from revstudio.core.params "
+                "(Int, Float, Choice, ...)")
+    for name in ("inputs", "outputs"):
+        rule = getattr(spec, name)
+        if not callable(rule) and (isinstance(rule, (str, bytes)) or not isinstance(rule, Iterable)
+                                   or not all(isinstance(port, str) for port in rule)):
+            return f"{name} must be a tuple of port names or a function (params, groups) -> port names"
+    if not callable(spec.infer):
+        return "infer must be a function (ctx) -> {port: shape}"
+    for name in ("count_params", "build"):
+        if getattr(spec, name) is not None and not callable(getattr(spec, name)):
+            return f"{name} must be a function (ctx) or None"
+    return None
+
+
+def _bad_default(spec: NodeSpec) -> str | None:
+    """Why a parameter's own default is not allowed by its own kind (every new node would start
+    invalid, with nothing in the file to say so), or None. A group reference starts empty on
+    purpose: the user picks the group."""
+    from .params import GroupRef, ParamError
+
+    for name, param in spec.params.items():
+        if isinstance(param, GroupRef):
+            continue
+        try:
+            param.validate(param.default)
+        except ParamError as exc:
+            return (f"the default of its parameter {name!r}, {param.default!r}, is not allowed ({exc}); "
+                    "change the default or the limits in the plugin")
+        except Exception as exc:  # a parameter kind of the plugin's own that cannot check its default
+            return (f"its parameter {name!r} cannot check its default {param.default!r} "
+                    f"({type(exc).__name__}: {exc}); fix the parameter in the plugin")
+    return None
 
 
 def _clash(registry: Registry, spec: NodeSpec) -> str | None:
@@ -170,8 +230,10 @@ def _resolve(value: str) -> Any:
     return obj
 
 
-def spec_failed(registry: Registry, type_id: str, exc: BaseException) -> str | None:
-    """A plugin's ``infer`` raised something other than a ShapeError: report it once.
+def spec_failed(registry: Registry, type_id: str, exc: BaseException, hook: str = "infer",
+                doing: str = "infer shapes") -> str | None:
+    """A plugin's ``infer`` (or another of its ``hook`` functions) raised something other than a
+    ShapeError: report it once.
 
     Returns the text for the node's diagnostic (naming the plugin), or None for a
     built-in type (its own message says what went wrong).
@@ -179,12 +241,52 @@ def spec_failed(registry: Registry, type_id: str, exc: BaseException) -> str | N
     provider = registry.provider(type_id)
     if provider is None or provider.builtin:
         return None
-    report(provider.label, f"node type {type_id!r}: infer raised {type(exc).__name__}: {exc}")
-    return (f"the plugin {provider.label} failed to infer shapes ({type(exc).__name__}: {exc}); "
+    report(provider.label, f"node type {type_id!r}: {hook} raised {type(exc).__name__}: {exc}")
+    return (f"the plugin {provider.label} failed to {doing} ({type(exc).__name__}: {exc}); "
             "update the plugin or tell its authors")
 
 
+class PluginError(Exception):
+    """A plugin's layer broke its contract while a model was built or run; the message names
+    the plugin, the node type and the node, and says what to do."""
+
+
+def blame_plugin(registry: Registry, exc: BaseException) -> str | None:
+    """If ``exc`` was raised inside a plugin's own code (its innermost frame there), a message
+    that names the plugin and where, instead of calling it a bug of revstudio; else None."""
+    packages: dict[str, Provider] = {}
+    for spec in registry:
+        provider = registry.provider(spec.type_id)
+        if provider is not None and not provider.builtin:
+            packages.setdefault(provider.module.split(".")[0], provider)
+    if not packages:
+        return None
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        module = str(tb.tb_frame.f_globals.get("__name__", ""))
+        owner = packages.get(module.split(".")[0])
+        if owner is not None:
+            found = (owner, module, tb.tb_lineno)
+        tb = tb.tb_next
+    if found is None:
+        return None
+    owner, module, line = found
+    return (f"the plugin {owner.label} failed in {module}, line {line} ({type(exc).__name__}: {exc}); "
+            "update the plugin or tell its authors")
+
+
+def spec_bug(registry: Registry, type_id: str, message: str) -> str:
+    """A node type broke its own contract (``message`` says how): the diagnostic's text,
+    naming the plugin when a plugin declares the type (reported once, too)."""
+    provider = registry.provider(type_id)
+    if provider is None or provider.builtin:
+        return f"{message} (a bug in the node type {type_id!r})"
+    report(provider.label, f"node type {type_id!r}: {message}")
+    return f"{message}: a bug in the plugin {provider.label}; update the plugin or tell its authors"
+
+
 __all__ = [
-    "BUILTIN", "BUILTIN_PROVIDER", "GROUP", "PluginProblem", "Provider", "load_into", "load_provider",
-    "problems", "report", "spec_failed",
+    "BUILTIN", "BUILTIN_PROVIDER", "GROUP", "PluginError", "PluginProblem", "blame_plugin", "Provider", "load_into", "load_provider",
+    "problems", "report", "spec_bug", "spec_failed",
 ]

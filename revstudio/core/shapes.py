@@ -8,6 +8,7 @@ every unrelated node still gets its shapes. Group bodies are inferred through
 """
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -15,7 +16,7 @@ from typing import Any
 
 from .diagnostics import Diagnostic, error, warning
 from .graph import Graph, PortRef
-from .plugins import spec_failed
+from .plugins import spec_bug, spec_failed
 from .spec import GroupShapes, InferContext, Registry, ShapeError, ShapeT
 from .validate import (
     BROKEN,
@@ -121,18 +122,23 @@ def _group_result(name: str, body: Analysis) -> GroupShapes | ShapeError:
     return ShapeError(f"group {name!r} has errors: {where}: {first.message}{more}; open the group to fix it")
 
 
-def _check_outputs(state: NodeState, result: Any) -> dict[str, ShapeT]:
+def _check_outputs(state: NodeState, result: Any, registry: Registry) -> dict[str, ShapeT]:
     """Normalise what ``infer`` returned and make sure it is a shape per output port."""
     if not isinstance(result, Mapping):
-        raise ShapeError(f"{state.type_id} returned {result!r} instead of shapes by port (a bug in the spec)")
+        raise ShapeError(spec_bug(registry, state.type_id,
+                                  f"infer returned {reprlib.repr(result)} instead of shapes by port, e.g. {{'out': (4, 8)}}"))
     out: dict[str, ShapeT] = {}
     for port in state.outputs:
         shape = result.get(port)
         if shape is None:
-            raise ShapeError(f"no shape was inferred for output {port!r} (a bug in the spec)", port)
+            got = ", ".join(map(repr, result)) or "nothing"
+            raise ShapeError(spec_bug(registry, state.type_id,
+                                      f"infer returned shapes for {got} but no shape for output {port!r} "
+                                      f"(the outputs are {', '.join(map(repr, state.outputs))})"), port)
         dims = tuple(shape)
         if not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
-            raise ShapeError(f"output {port!r} got a non-integer shape {dims!r} (a bug in the spec)", port)
+            raise ShapeError(spec_bug(registry, state.type_id,
+                                      f"output {port!r} got a non-integer shape {dims!r}"), port)
         if any(d <= 0 for d in dims):
             raise ShapeError(
                 f"output {port!r} would be {fmt_shape(dims)}, which is empty: the input is too small for "
@@ -237,7 +243,7 @@ def analyse_graph(
 
         ctx = InferContext(nid, state.params, ins, inferer.groups, infer_group=inferer)
         try:
-            info.outputs = _check_outputs(state, spec.infer(ctx))
+            info.outputs = _check_outputs(state, spec.infer(ctx), inferer.registry)
             info.parameters = int(spec.count_params(ctx)) if spec.count_params else 0
         except ShapeError as exc:
             info.outputs = {}

@@ -16,6 +16,7 @@ from typing import Any
 from .diagnostics import Diagnostic, error
 from .graph import Edge, Graph, Node, PortRef
 from .params import validate_all
+from .plugins import spec_failed
 from .spec import NodeSpec, Registry
 
 GROUP_INPUT = "GroupInput"
@@ -141,7 +142,8 @@ def resolve_node(
         state.outputs = spec.output_ports(full, groups)
         state.ports_known = not state.failed
     except Exception as exc:  # a spec's port rule choked on odd params: report, don't crash
-        diags.append(error(node.id, f"cannot work out this node's ports ({exc}); check its parameters"))
+        text = spec_failed(registry, spec.type_id, exc, "its inputs/outputs rule", "work out this node's ports")
+        diags.append(error(node.id, text or f"cannot work out this node's ports ({exc}); check its parameters"))
         state.failed = True
     return state
 

@@ -79,6 +79,13 @@ def test_export_imports_one_layer_and_inlines_the_other(env: dict[str, str], tmp
     assert "class InvertibleLeakyReLU(nn.Module):" in text          # __revstudio_inline__ = True
     assert "revstudio_haar.leaky" not in text
     assert "needs only PyTorch and the plugin revstudio-haar" in text
+    # leaky.py brings `from __future__ import annotations`: revstudio's own inlined runtime must
+    # then not keep its quoted annotations (UP037), with this project's ruff settings or ruff's own
+    assert text.startswith('"""') and "\nfrom __future__ import annotations\n" in text
+    for config in (["--config", str(ROOT / "pyproject.toml")], ["--isolated"]):
+        lint = subprocess.run([sys.executable, "-m", "ruff", "check", *config, str(out)],
+                              capture_output=True, text=True, timeout=120)
+        assert lint.returncode == 0, lint.stdout[-3000:]
     script = tmp_path / "check_export.py"
     script.write_text(EXPORT_CHECK)
     run = subprocess.run([sys.executable, "-P", str(script), str(out), str(PROJECT)], env=env, cwd=tmp_path,

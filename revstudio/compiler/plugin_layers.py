@@ -1,0 +1,62 @@
+"""Holding a plugin's layers to the contract of docs/plugins.md while a model is built.
+
+A built-in layer is tested by revstudio's own suite; a plugin's is not. So for a node
+type a plugin declares, the compiler checks what it can see: that ``count_params``
+agrees with the weights ``build`` created (the check, the estimate and the memory
+figures rely on it: a mismatch is reported once, naming the plugin), and that
+``forward`` returns a tuple with one tensor per output port (a bare tensor would be
+iterated along its batch axis, silently wrong; it raises ``PluginError`` naming the node).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from torch import nn
+
+from revstudio.core.plugins import PluginError, Provider, report
+from revstudio.core.spec import InferContext, NodeSpec, registry
+
+from .plan import NodeOp
+
+
+def plugin_of(type_id: str) -> Provider | None:
+    """The plugin that declares ``type_id``; None for the built-in catalog (or a spec registered by hand)."""
+    provider = registry.provider(type_id)
+    return None if provider is None or provider.builtin else provider
+
+
+class OutputContract:
+    """A forward hook: the module must return a tuple of ``count`` tensors (picklable, unlike a closure)."""
+
+    def __init__(self, node: str, type_id: str, plugin: str, count: int) -> None:
+        self.node, self.type_id, self.plugin, self.count = node, type_id, plugin, count
+
+    def __call__(self, module: nn.Module, args: Any, output: Any) -> None:
+        if isinstance(output, tuple) and len(output) == self.count:
+            return
+        got = (f"a tuple of {len(output)}" if isinstance(output, tuple) else f"a {type(output).__name__}")
+        raise PluginError(
+            f"node {self.node} ({self.type_id}): the forward of {type(module).__name__} returned {got}, "
+            f"but revstudio needs a tuple of {self.count} tensor(s), one per output port (e.g. `return (y,)`); "
+            f"a bug in the plugin {self.plugin}: update the plugin or tell its authors")
+
+
+def check_plugin_layer(op: NodeOp, spec: NodeSpec, module: Any, plugin: Provider) -> None:
+    """Check a freshly built plugin layer against its spec (see the module docstring)."""
+    if not isinstance(module, nn.Module):
+        raise PluginError(f"node {op.node} ({op.type}): build returned a {type(module).__name__}, not an "
+                          f"nn.Module; a bug in the plugin {plugin.label}: update the plugin or tell its authors")
+    module.register_forward_hook(OutputContract(op.node, op.type, plugin.label, len(op.outputs)))
+    if spec.count_params is None:
+        return
+    ports = spec.input_ports(op.params)
+    ctx = InferContext(op.node, op.params, dict(zip(ports, op.in_shapes)))
+    try:
+        declared = int(spec.count_params(ctx))
+    except Exception:  # noqa: BLE001 - the shape pass already reported it against the node
+        return
+    built = sum(p.numel() for p in module.parameters())
+    if declared != built:
+        report(plugin.label, f"node type {op.type!r}: count_params says {declared} weights but build made "
+                             f"{built} (node {op.node}); the parameter count and the memory estimate are off "
+                             "until the plugin's count_params is fixed")

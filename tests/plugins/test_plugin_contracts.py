@@ -1,0 +1,197 @@
+"""A plugin that breaks the NodeSpec contract is named, with its node, and never crashes revstudio.
+
+docs/plugins.md promises skipping and reporting for plugins that cannot load; these are
+the mistakes a plugin author makes past that point: a declaration revstudio cannot use
+(an empty type id, params that are not parameter kinds, a default its own limits reject),
+an ``infer`` that returns the wrong ports, a port rule with the wrong signature, a layer
+whose ``forward`` returns a bare tensor (silently iterated along the batch), a
+``count_params`` that disagrees with the weights, and a ``build`` or ``forward`` that
+raises. One child process runs every command (torch is imported once).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from plugin_site import add_distribution, env_with
+
+LABEL = "revstudio-sloppy (entry point 'sloppy')"
+
+SLOPPY = textwrap.dedent('''
+    from revstudio.core.params import Int
+    from revstudio.core.spec import NodeSpec
+
+
+    def same(ctx):
+        return {"out": ctx.input("in")}
+
+
+    def spec(type_id, **kw):
+        args = dict(type_id=type_id, category="Sloppy", help="broken on purpose", params={},
+                    inputs=("in",), outputs=("out",), infer=same, count_params=lambda ctx: 0)
+        args.update(kw)
+        return NodeSpec(**args)
+
+
+    def _layer(kind):
+        def build(ctx):
+            from .layers import Bare, Raises, Scale
+            return {"bare": Bare, "raises": Raises, "scale": Scale}[kind](ctx.in_shapes[0][0])
+        return build
+
+
+    def _build_raises(ctx):
+        raise RuntimeError("no weights file")
+
+
+    SPECS = [
+        spec(""),
+        spec("NoParams", params=["k"]),
+        spec("NoCategory", category=None),
+        spec("BadDefault", params={"k": Int(default=0, min=1, max=5, help="k")}),
+        spec("WrongPorts", infer=lambda ctx: {"output": ctx.input("in")}),
+        spec("NotADict", infer=lambda ctx: ctx.input("in")),
+        spec("OneArgPorts", inputs=lambda params: ("in",)),
+        spec("BareTensor", build=_layer("bare"), count_params=lambda ctx: ctx.input("in")[0]),
+        spec("MiscountedScale", build=_layer("scale"), count_params=lambda ctx: 7),
+        spec("RaisingForward", build=_layer("raises")),
+        spec("RaisingBuild", build=_build_raises),
+        spec("GoodScale", build=_layer("scale"), count_params=lambda ctx: ctx.input("in")[0]),
+    ]
+''')
+
+LAYERS = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+
+    class Scale(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(c, 1))
+
+        def forward(self, x):
+            return (x * self.w,)
+
+
+    class Bare(Scale):
+        def forward(self, x):
+            return x * self.w          # not a tuple: iterating it walks the batch
+
+
+    class Raises(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+
+        def forward(self, x):
+            raise RuntimeError("the kernel is missing")
+''')
+
+# Runs revstudio's CLI in-process once per project, capturing what a terminal would show.
+DRIVER = textwrap.dedent('''
+    import contextlib, io, json, sys
+    from revstudio.cli import main
+    results = {}
+    for name, argv in json.loads(sys.argv[1]).items():
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(argv)
+        results[name] = {"code": code, "out": out.getvalue(), "err": err.getvalue()}
+    print(json.dumps(results))
+''')
+
+
+def _project(folder: Path, type_id: str) -> Path:
+    path = folder / f"{type_id.lower()}.revs"
+    path.write_text(json.dumps({
+        "format": "revstudio", "version": 1, "name": type_id,
+        "nodes": [{"id": "x", "type": "Input", "params": {"shape": [4, 6]}},
+                  {"id": "s", "type": "GoodScale"}, {"id": "b", "type": type_id},
+                  {"id": "y", "type": "Output"}],
+        "edges": [["x.out", "s.in"], ["s.out", "b.in"], ["b.out", "y.in"]]}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | int]]:
+    site = tmp_path_factory.mktemp("sloppy")
+    add_distribution(site, "revstudio-sloppy", "0.1", {"sloppy": "sloppy.nodes:SPECS"},
+                     {"sloppy/__init__.py": "", "sloppy/nodes.py": SLOPPY, "sloppy/layers.py": LAYERS})
+    folder = tmp_path_factory.mktemp("projects")
+    p = {t: str(_project(folder, t)) for t in (
+        "WrongPorts", "NotADict", "OneArgPorts", "BareTensor", "MiscountedScale", "RaisingForward",
+        "RaisingBuild")}
+    commands = {
+        "plugins": ["plugins", "--json"],
+        "wrong_ports": ["check", p["WrongPorts"], "--json"],
+        "not_a_dict": ["check", p["NotADict"], "--json"],
+        "one_arg_ports": ["check", p["OneArgPorts"], "--json"],
+        "bare_gradcheck": ["gradcheck", p["BareTensor"]],
+        "bare_memory": ["memory", p["BareTensor"], "--json"],
+        "miscounted": ["gradcheck", p["MiscountedScale"]],
+        "raising_forward": ["memory", p["RaisingForward"], "--json"],
+        "raising_build": ["gradcheck", p["RaisingBuild"]],
+    }
+    run = subprocess.run([sys.executable, "-P", "-c", DRIVER, json.dumps(commands)], env=env_with(site),
+                         cwd=folder, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def _errors(run: dict[str, str | int]) -> dict[str, str]:
+    return {d["node"]: d["message"] for d in json.loads(str(run["out"]))["diagnostics"] if d["severity"] == "error"}
+
+
+def test_declarations_revstudio_cannot_use_are_skipped_and_named(runs: dict) -> None:
+    info = json.loads(runs["plugins"]["out"])
+    sloppy = [p for p in info["plugins"] if p["distribution"] == "revstudio-sloppy"][0]
+    assert "GoodScale" in sloppy["types"]
+    assert not {"", "NoParams", "NoCategory", "BadDefault"} & set(sloppy["types"])
+    problems = "\n".join(p["message"] for p in info["problems"] if p["plugin"] == LABEL)
+    assert "node type '' skipped: its type_id must be a non-empty name" in problems
+    assert "node type 'NoParams' skipped: params must map each parameter name" in problems
+    assert "node type 'NoCategory' skipped: its category must be text" in problems
+    assert ("node type 'BadDefault' skipped: the default of its parameter 'k', 0, is not allowed "
+            "(0 is too small; use an integer >= 1 and <= 5)") in problems
+    assert runs["plugins"]["code"] == 1 and "Traceback" not in runs["plugins"]["err"]
+
+
+def test_infer_with_the_wrong_ports_names_the_ports_and_the_plugin(runs: dict) -> None:
+    wrong = _errors(runs["wrong_ports"])["b"]
+    assert "infer returned shapes for 'output' but no shape for output 'out'" in wrong
+    assert f"a bug in the plugin {LABEL}" in wrong
+    assert f"a bug in the plugin {LABEL}" in _errors(runs["not_a_dict"])["b"]
+
+
+def test_a_port_rule_with_the_wrong_signature_names_the_plugin(runs: dict) -> None:
+    message = _errors(runs["one_arg_ports"])["b"]
+    assert f"the plugin {LABEL} failed to work out this node's ports (TypeError" in message
+
+
+def test_a_forward_that_returns_a_bare_tensor_is_named_not_iterated(runs: dict) -> None:
+    for name in ("bare_gradcheck", "bare_memory"):  # memory used to measure the wrong model silently
+        run = runs[name]
+        text = str(run["err"]) + str(run["out"])
+        assert run["code"] == 1, text
+        assert "node b (BareTensor): the forward of Bare returned a Tensor" in text
+        assert "a tuple of 1 tensor(s)" in text and LABEL in text and "internal error" not in text
+
+
+def test_a_miscounting_count_params_is_reported_once(runs: dict) -> None:
+    run = runs["miscounted"]
+    assert run["code"] == 0, run
+    warning = f"plugin {LABEL}: node type 'MiscountedScale': count_params says 7 weights but build made 4 (node b)"
+    assert str(run["err"]).count(warning) == 1, run["err"]
+
+
+def test_a_raising_build_or_forward_blames_the_plugin_not_revstudio(runs: dict) -> None:
+    build = str(runs["raising_build"]["err"])
+    assert "b (RaisingBuild): could not build the layer: no weights file" in build and LABEL in build
+    forward = json.loads(str(runs["raising_forward"]["out"]))
+    assert forward["exit_code"] == 1
+    assert forward["error"].startswith(f"the plugin {LABEL} failed in sloppy.layers, line ")
+    assert "the kernel is missing" in forward["error"] and "internal error" not in forward["error"]
