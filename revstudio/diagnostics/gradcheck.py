@@ -82,6 +82,10 @@ class GradReport:
     buffers: list[TensorError] = field(default_factory=list)
     inversion: dict[str, float] = field(default_factory=dict)
     unmatched: list[str] = field(default_factory=list)
+    # where a region's inversion error is over the tolerance: per node of its steps whose layer
+    # has an inverse, |x - inverse(forward(x))| relative to x (:func:`node_inversion_errors`)
+    node_inversion: dict[str, float] = field(default_factory=dict)
+    node_types: dict[str, str] = field(default_factory=dict)  # those nodes' types
 
     def _all(self) -> list[TensorError]:
         return [*self.parameters, *self.inputs, *self.outputs, *self.buffers]
@@ -101,6 +105,8 @@ class GradReport:
         out += [f"region {rid}: inversion error {e:.3g} > {self.tolerance:g}"
                 for rid, e in self.inversion.items() if not e <= self.tolerance]
         out += [f"{name}: exists in only one mode" for name in self.unmatched]
+        out += [_inverse_failure(node, self.node_types.get(node, "?"), e)
+                for node, e in self.node_inversion.items() if not e <= self.tolerance]
         return out
 
     @property
@@ -123,6 +129,7 @@ class GradReport:
             "outputs": {t.name: t.to_json() for t in self.outputs},
             "buffers": {t.name: t.to_json() for t in self.buffers},
             "inversion_error": dict(self.inversion),
+            "node_inversion_error": dict(self.node_inversion),
             "max_inversion_error": self.max_inversion_error,
             "unmatched": list(self.unmatched),
             "failures": self.failures(),
@@ -271,13 +278,20 @@ def compare_modes(
     if hasattr(model, "inversion_errors"):
         inversion = {str(k): float(v) for k, v in dict(model.inversion_errors()).items()}
     model.mode = "standard"
+    if any(not e <= report_tolerance(dtype, tolerance) for e in inversion.values()):
+        model.load_state_dict(state)
+        inversion_by_node, node_types = node_inversion_errors(model, inputs)
+        model.load_state_dict(state)
+    else:
+        inversion_by_node, node_types = {}, {}
 
     squares = [float(g.double().pow(2).sum()) for g in [*ref_grads.values(), *ref_in] if g is not None]
     gnorm = math.sqrt(sum(squares))
     scale = gnorm if gnorm > 0 else 1.0
     report = GradReport(dtype=dtype, batch=batch, seed=seed,
-                        tolerance=TOLERANCE[dtype] if tolerance is None else tolerance,
-                        mode=mode, gradient_norm=gnorm, inversion=inversion)
+                        tolerance=report_tolerance(dtype, tolerance),
+                        mode=mode, gradient_norm=gnorm, inversion=inversion, node_inversion=inversion_by_node,
+                        node_types=node_types)
     report.unmatched = sorted(set(ref_grads) ^ set(grads))
     for name in sorted(set(ref_grads) & set(grads)):
         report.parameters.append(_compare(name, ref_grads[name], grads[name], scale))
@@ -293,6 +307,75 @@ def compare_modes(
             report.buffers.append(_compare(f"buffer {name}", ref_buffers[name], buffers[name],
                                            _scale(ref_buffers[name])))
     return report
+
+
+def report_tolerance(dtype: str, tolerance: float | None) -> float:
+    return TOLERANCE[dtype] if tolerance is None else tolerance
+
+
+def node_inversion_errors(model: Any, inputs: Sequence[torch.Tensor]
+                          ) -> tuple[dict[str, float], dict[str, str]]:
+    """For each node of a reversible region whose layer has an inverse (a flow layer, a coupling
+    node, a plugin's invertible type): max |x - inverse(forward(x))| over the values it sees in
+    one forward pass, relative to x (at least 1). A region's inversion error says that its
+    steps do not undo each other; this says which one. Nodes inside group bodies are named by
+    their module path. Also each such node's type."""
+    import torch
+
+    from revstudio.compiler.plan import NodeOp, RegionOp
+
+    seen: dict[str, tuple[Any, tuple[Any, ...], tuple[Any, ...]]] = {}
+    types: dict[str, str] = {}
+    hooks = []
+    for path, executor in model.named_modules():
+        plan = getattr(executor, "_plan", None)
+        if plan is None:
+            continue
+        for op in plan.ops:
+            if not isinstance(op, RegionOp):
+                continue
+            for step in op.steps:
+                if not isinstance(step, NodeOp):  # a wired coupling: its Merge and bodies invert as one
+                    continue
+                layer = getattr(executor, step.module, None)
+                if layer is None or not callable(getattr(layer, "inverse", None)):
+                    continue
+                name = f"{path}/{step.node}" if path else step.node
+                types[name] = step.type
+
+                def keep(module: Any, args: Any, output: Any, name: str = name) -> None:
+                    seen.setdefault(name, (module, tuple(args), _as_tuple(output)))
+
+                hooks.append(layer.register_forward_hook(keep))
+    try:
+        with torch.no_grad():
+            model(*inputs)
+            out: dict[str, float] = {}
+            for name, (module, xs, ys) in seen.items():
+                try:
+                    back = _as_tuple(module.inverse(*ys))
+                except Exception:  # noqa: BLE001 - a plugin's inverse that fails is one that does not undo
+                    out[name] = math.inf
+                    continue
+                errors = [float((x - b).abs().max()) / _scale(x) if x.shape == b.shape else math.inf
+                          for x, b in zip(xs, back) if isinstance(x, torch.Tensor) and isinstance(b, torch.Tensor)]
+                out[name] = max(errors, default=math.inf) if len(back) == len(xs) else math.inf
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return out, types
+
+
+def _inverse_failure(node: str, type_id: str, error: float) -> str:
+    """A failure line for a node whose layer does not invert, naming the plugin that declares its
+    type (where one does)."""
+    from revstudio.core.spec import registry
+
+    provider = registry.provider(type_id)
+    blame = (f": a bug in the plugin {provider.label}; update the plugin or tell its authors"
+             if provider is not None and not provider.builtin else "")
+    return (f"node {node} ({type_id}): inverse(forward(x)) differs from x by {error:.3g}; "
+            f"the layer's inverse does not undo its forward{blame}")
 
 
 def _loss_weights(graph: Graph, batch: int, dtype: torch.dtype, seed: int, device: Any) -> list[torch.Tensor]:
@@ -340,4 +423,6 @@ def summarize(report: GradReport, limit: int = 20) -> list[str]:
         lines.append(f"  ... and {len(rows) - limit} more ({how})")
     for rid, err in sorted(report.inversion.items()):
         lines.append(f"  region {rid}: inversion error {err:.3g}")
+    for node, err in sorted(report.node_inversion.items(), key=lambda item: -item[1]):
+        lines.append(f"    node {node}: inverse(forward(x)) error {err:.3g}")
     return lines

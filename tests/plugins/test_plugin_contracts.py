@@ -39,8 +39,9 @@ SLOPPY = textwrap.dedent('''
 
     def _layer(kind):
         def build(ctx):
-            from .layers import Bare, Raises, Scale
-            return {"bare": Bare, "raises": Raises, "scale": Scale}[kind](ctx.in_shapes[0][0])
+            from .layers import Bare, Raises, Scale, WrongInverse
+            return {"bare": Bare, "raises": Raises, "scale": Scale,
+                    "wrong_inverse": WrongInverse}[kind](ctx.in_shapes[0][0])
         return build
 
 
@@ -61,6 +62,7 @@ SLOPPY = textwrap.dedent('''
         spec("RaisingForward", build=_layer("raises")),
         spec("RaisingBuild", build=_build_raises),
         spec("GoodScale", build=_layer("scale"), count_params=lambda ctx: ctx.input("in")[0]),
+        spec("WrongInverse", build=_layer("wrong_inverse"), invertible=True),
     ]
 ''')
 
@@ -81,6 +83,17 @@ LAYERS = textwrap.dedent('''
     class Bare(Scale):
         def forward(self, x):
             return x * self.w          # not a tuple: iterating it walks the batch
+
+
+    class WrongInverse(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+
+        def forward(self, x):
+            return (x * 2,)
+
+        def inverse(self, y):
+            return (y / 3,)            # not what forward undoes
 
 
     class Raises(nn.Module):
@@ -124,7 +137,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
     folder = tmp_path_factory.mktemp("projects")
     p = {t: str(_project(folder, t)) for t in (
         "WrongPorts", "NotADict", "OneArgPorts", "BareTensor", "MiscountedScale", "RaisingForward",
-        "RaisingBuild")}
+        "RaisingBuild", "WrongInverse")}
     commands = {
         "plugins": ["plugins", "--json"],
         "wrong_ports": ["check", p["WrongPorts"], "--json"],
@@ -135,6 +148,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
         "miscounted": ["gradcheck", p["MiscountedScale"]],
         "raising_forward": ["memory", p["RaisingForward"], "--json"],
         "raising_build": ["gradcheck", p["RaisingBuild"]],
+        "wrong_inverse": ["gradcheck", p["WrongInverse"]],
     }
     run = subprocess.run([sys.executable, "-P", "-c", DRIVER, json.dumps(commands)], env=env_with(site),
                          cwd=folder, capture_output=True, text=True, timeout=300)
@@ -195,3 +209,11 @@ def test_a_raising_build_or_forward_blames_the_plugin_not_revstudio(runs: dict) 
     assert forward["exit_code"] == 1
     assert forward["error"].startswith(f"the plugin {LABEL} failed in sloppy.layers, line ")
     assert "the kernel is missing" in forward["error"] and "internal error" not in forward["error"]
+
+
+def test_a_wrong_inverse_is_traced_to_its_node_and_plugin(runs: dict) -> None:
+    """gradcheck said only which region did not invert; it now names the node and the plugin."""
+    run = runs["wrong_inverse"]
+    assert run["code"] == 1, run
+    assert ("node b (WrongInverse): inverse(forward(x)) differs from x by 0.333; the layer's inverse "
+            f"does not undo its forward: a bug in the plugin {LABEL}") in str(run["out"]), run["out"]
