@@ -99,7 +99,10 @@ def _entry_points() -> list[tuple[metadata.EntryPoint, str | None, str | None]]:
         except Exception:  # METADATA unreadable: the entry point still works, unnamed
             name = version = None
         found.setdefault(ep.value.replace(" ", ""), (ep, name, version))
-    return sorted(found.values(), key=lambda item: item[0].value.replace(" ", "") != BUILTIN)
+    # built-in first, then by distribution and entry point name: where two plugins declare one
+    # type id, the same one wins on every machine, whatever order sys.path lists them in
+    return sorted(found.values(), key=lambda item: (item[0].value.replace(" ", "") != BUILTIN,
+                                                    (item[1] or "").lower(), item[0].name))
 
 
 def _specs_of(obj: Any) -> Any:

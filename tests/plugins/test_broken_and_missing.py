@@ -152,3 +152,29 @@ def test_saving_with_the_plugin_installed_records_it(tmp_path: Path) -> None:
     assert doc["made_by"].startswith("revstudio ")
     assert doc["plugins"] == {"HaarDownsample": {"distribution": "revstudio-haar", "version": "0.1.0"},
                               "InvertibleLeakyReLU": {"distribution": "revstudio-haar", "version": "0.1.0"}}
+
+
+TWIN = textwrap.dedent('''
+    from revstudio.core.spec import NodeSpec
+
+    SPECS = [NodeSpec(type_id="Twin", category="Plugins", help="Declared by two plugins, for the tests.",
+                      params={}, inputs=("in",), outputs=("out",), infer=lambda ctx: {"out": ctx.input("in")})]
+''')
+
+
+@pytest.mark.parametrize("first", ["zeta", "alpha"])
+def test_of_two_plugins_declaring_one_type_the_same_one_wins_whatever_the_path_order(
+        tmp_path: Path, first: str) -> None:
+    """Which 'earlier plugin' keeps a taken type id follows the distribution names, not the order
+    sys.path happens to list the packages in (that differs between machines and venvs)."""
+    sites = {}
+    for name in ("alpha", "zeta"):
+        sites[name] = add_distribution(tmp_path / name, f"revstudio-{name}", "1.0", {name: f"{name}_twin:SPECS"},
+                                       {f"{name}_twin.py": TWIN})
+    other = "alpha" if first == "zeta" else "zeta"
+    result = revstudio(env_with(sites[first], sites[other]), "plugins", "--json")
+    info = json.loads(result.stdout)
+    owners = [p["distribution"] for p in info["plugins"] if "Twin" in p["types"]]
+    assert owners == ["revstudio-alpha"], info
+    assert any("revstudio-zeta" in str(p) and "already declared by revstudio-alpha" in str(p)
+               for p in info["problems"]), info
