@@ -101,16 +101,27 @@ class SavedTensors:
     layer makes for itself: ``values`` at the layer's dtype (an exp, a tanh), ``flags`` one
     byte each (a bool mask), ``indices`` eight bytes each (argmax positions). Weights and
     anything whose size does not grow with the batch are left out.
+
+    ``work_values`` and ``work_flags`` (elements per sample, at the layer's dtype and one byte
+    each) are what the backward itself holds at once beside the gradients of the layer's
+    outputs, inputs and weights: a weight's gradient built as ``grad * x`` before it is summed
+    is one output's worth of values.
     """
 
     ports: tuple[str, ...] = ()
     values: int = 0
     flags: int = 0
     indices: int = 0
+    work_values: int = 0
+    work_flags: int = 0
 
     def extra_bytes(self, batch: int, element_bytes: int) -> int:
         """Bytes of the layer's own kept tensors for ``batch`` samples."""
         return batch * (self.values * element_bytes + self.flags + 8 * self.indices)
+
+    def work_bytes(self, batch: int, element_bytes: int) -> int:
+        """Bytes the backward holds at once beside the gradients, for ``batch`` samples."""
+        return batch * (self.work_values * element_bytes + self.work_flags)
 
 
 SavedRule = Callable[[Mapping[str, Any], Sequence[ShapeT], Sequence[ShapeT]], "SavedTensors | Sequence[str]"]

@@ -160,6 +160,8 @@ class UnitBuilder:
 
             work = birnn_backward_work(self.w.views[nid], int(info.parameters), self.elem, self.saved_by(nid)[1],
                                        any(self.needs_grad(v) for v in self.reads(nid)))
+        else:  # as the type declares it (``NodeSpec.saved_for_backward``)
+            work = getattr(self.w.saves.get(nid), "work_bytes", 0)
         return work
 
     def outside(self, nodes: set[str]) -> tuple[list[Value], list[Value]]:

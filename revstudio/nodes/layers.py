@@ -74,14 +74,16 @@ def _conv_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 def _conv_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Sequence[ShapeT]) -> SavedTensors:
     """The weight's gradient reads the input. Padded 'same' by an odd total (an even kernel at
-    dilation 1), torch pads a copy by one on the far side first and keeps the copy instead."""
+    dilation 1), torch pads a copy by one on the far side first and keeps the copy instead, and
+    its backward makes the copy's gradient before cutting the input's out of it."""
     shape = shapes[0] if shapes else ()
     if params["padding"] != "same" or len(shape) < 2:
         return SavedTensors(ports=("in",))
     extra = [params["dilation"] * (params["kernel_size"] - 1) % 2 for _ in shape[1:]]
     if not any(extra):
         return SavedTensors(ports=("in",))
-    return SavedTensors(values=shape[0] * numel(tuple(n + e for n, e in zip(shape[1:], extra))))
+    padded = shape[0] * numel(tuple(n + e for n, e in zip(shape[1:], extra)))
+    return SavedTensors(values=padded, work_values=padded)  # (and backward, the copy's gradient)
 
 
 CONV = NodeSpec(

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from revstudio.core.params import Choice, Int, IntOrList, Shape
-from revstudio.core.spec import BuildContext, Groups, InferContext, NodeSpec, ShapeT, numbered
+from revstudio.core.spec import BuildContext, Groups, InferContext, NodeSpec, SavedTensors, ShapeT, numbered
 
 from ._common import ModuleRecipe, builder, fmt, numel, problem, recipe
 
@@ -208,10 +208,17 @@ def _merge_releasable(params: Mapping[str, Any]) -> bool:
     return int(params.get("inputs", 2)) >= 2 or params.get("mode") in ("concat", "stack")
 
 
-def _merge_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Sequence[ShapeT]) -> tuple[str, ...]:
+def _merge_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Sequence[ShapeT]) -> SavedTensors:
     """A product's or a maximum's gradient reads every operand; a sum, difference, mean or join
-    reads none."""
-    return tuple(f"in{i}" for i in range(len(shapes))) if params["mode"] in ("mul", "max") else ()
+    reads none. A maximum's backward splits the gradient of ties in halves and masks the rest:
+    half the gradient and two masks at once (torch 2.13)."""
+    if params["mode"] not in ("mul", "max"):
+        return SavedTensors()
+    ports = tuple(f"in{i}" for i in range(len(shapes)))
+    if params["mode"] == "mul":
+        return SavedTensors(ports=ports)
+    size = numel(outs[0]) if outs else 0
+    return SavedTensors(ports=ports, work_values=size, work_flags=2 * size)
 
 
 MERGE = NodeSpec(
