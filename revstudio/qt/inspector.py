@@ -269,9 +269,10 @@ class Inspector(QWidget):
     def _commit(self, name: str, value: Any) -> None:
         peers = self._peers() if self._node() is None else []
         if peers:
-            changes: list[Command] = [SetParam(self.graph, p.id, name, value)
-                                      for p in peers if p.params.get(name) != value]
-            if changes:
+            if any(p.params.get(name) != value for p in peers):
+                # every peer, even one that holds the value already: the next key then merges
+                # into this step (same nodes, same field), as typing into one node's field does
+                changes: list[Command] = [SetParam(self.graph, p.id, name, value) for p in peers]
                 self.document.push(Macro(f"Set {name} on {len(changes)} {peers[0].type} nodes", changes))
             return
         node = self._node()

@@ -198,3 +198,29 @@ def test_inspector_explains_a_near_miss(qtbot, settle):
     text = inspector.facts.text()
     assert "why not reversible" in text and "is not a coupling" in text
     assert "no: runs with plain autograd" in text
+
+
+def test_typing_into_several_selected_nodes_is_one_undo_step_per_visit(qtbot, revnet, settle):
+    """A shared edit of several nodes merges its keystrokes like a single node's edit does."""
+    revnet.add_node("Conv", "f2", {"out_channels": 8, "padding": "same"}, (440, 300))
+    revnet.connect("s.out1", "f2.in")
+    doc = Document(revnet)
+    inspector = Inspector(doc)
+    qtbot.addWidget(inspector)
+    inspector.set_selection(revnet, ["f", "f2"])
+    settle()
+    editor = inspector.editors["out_channels"]
+    assert editor.edit.text() == ""  # the values differ
+    for text in ("4", "48"):  # "4" already is f's value: only f2 changes on the first key
+        editor.set_text(text)
+    assert doc.undo_stack.count() == 1
+    assert [revnet.node(n).params["out_channels"] for n in ("f", "f2")] == [48, 48]
+    editor.finished.emit()  # focus left the field: the next edit is a step of its own
+    editor.set_text("6")
+    assert doc.undo_stack.count() == 2
+    doc.undo_stack.undo()
+    assert [revnet.node(n).params["out_channels"] for n in ("f", "f2")] == [48, 48]
+    doc.undo_stack.undo()
+    assert [revnet.node(n).params["out_channels"] for n in ("f", "f2")] == [4, 8]
+    doc.undo_stack.redo()
+    assert [revnet.node(n).params["out_channels"] for n in ("f", "f2")] == [48, 48]
