@@ -416,10 +416,12 @@ class MainWindow(QMainWindow):
         """Help > Keyboard Shortcuts: every action with a key, from the actions themselves."""
         from html import escape
 
+        # undo/redo actions' texts follow the stack ("Undo Delete f"): name the action itself
+        fixed = {"undo": "Undo", "redo": "Redo"}
         rows = "".join(
-            f"<tr><td style='padding:2px 18px 2px 0'>{escape(a.text().replace('&', ''))}</td>"
+            f"<tr><td style='padding:2px 18px 2px 0'>{escape(fixed.get(name, a.text().replace('&', '')))}</td>"
             f"<td><b>{escape(a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))}</b></td></tr>"
-            for a in self.actions_by_name.values() if not a.shortcut().isEmpty())
+            for name, a in self.actions_by_name.items() if not a.shortcut().isEmpty())
         extra = ("<p>On the canvas: drag from a port to wire it, Space+drag or the middle button pans, "
                  "the wheel zooms, Tab opens a group, Escape cancels.</p>")
         self.dialogs.info(self, "Keyboard shortcuts", f"<table>{rows}</table>{extra}")
