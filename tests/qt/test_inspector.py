@@ -224,3 +224,27 @@ def test_typing_into_several_selected_nodes_is_one_undo_step_per_visit(qtbot, re
     assert [revnet.node(n).params["out_channels"] for n in ("f", "f2")] == [4, 8]
     doc.undo_stack.redo()
     assert [revnet.node(n).params["out_channels"] for n in ("f", "f2")] == [48, 48]
+
+
+def test_a_group_field_with_no_group_chosen_shows_none_chosen_not_the_first_group(qtbot, settle):
+    """A new coupling's f is empty; the combo showed the project's first group as if it were set."""
+    from pathlib import Path
+
+    from revstudio.core.project import load
+
+    graph = load(Path(__file__).resolve().parents[2] / "resources" / "examples" / "revnet_coupling.revs")
+    graph.add_node("AdditiveCoupling", "c2", {}, (0, 300))
+    doc = Document(graph)
+    inspector = Inspector(doc)
+    qtbot.addWidget(inspector)
+    inspector.set_selection(graph, ["c2"])
+    settle()
+    combo = inspector.editors["f"].combo
+    assert combo.currentIndex() == -1 and combo.currentText() == ""
+    assert "choose" in combo.placeholderText()
+    assert inspector.editors["g"].combo.currentText() == "(none)"  # optional: none is a value
+    combo.activated.emit(combo.findData("f"))
+    assert graph.node("c2").params["f"] == "f"
+    doc.undo_stack.undo()
+    assert not graph.node("c2").params.get("f")
+    assert combo.currentIndex() == -1
