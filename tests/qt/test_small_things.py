@@ -38,3 +38,15 @@ def test_the_inspectors_warning_is_not_clipped(make_window, settle, qtbot):
     assert facts.height() >= facts.heightForWidth(facts.width()) - 1
     body = window.inspector._body
     assert facts.geometry().bottom() <= body.height()
+
+
+def test_the_no_problems_line_wraps_in_a_small_window(make_window, settle, qtbot):
+    """At 800x600 the Output panel is narrower than the line, which was cut at both ends."""
+    window = make_window()
+    window.resize(800, 600)
+    qtbot.wait(50)
+    settle()
+    empty = window.diagnostics.empty
+    assert empty.isVisible()
+    assert empty.minimumSizeHint().width() <= empty.width()
+    assert empty.height() >= empty.heightForWidth(empty.width()) - 1
