@@ -17,10 +17,12 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKe
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
+    QFrame,
     QLabel,
     QMainWindow,
     QMenu,
     QMessageBox,
+    QScrollArea,
     QUndoView,
     QWidget,
 )
@@ -200,8 +202,10 @@ class MainWindow(QMainWindow):
             self.code_view.show_node(ids[0], group=name)
 
     def _room_for_code(self, index: int) -> None:
-        """Code needs more than a few lines: showing its tab grows a short Output panel."""
-        if self.bottom.widget(index) is not getattr(self, "code_view", None) or self.bottom_dock.isFloating():
+        """Code needs more than a few lines, Memory its chart: showing either tab grows a short
+        Output panel."""
+        roomy = (getattr(self, "code_view", None), getattr(self, "memory_tab", None))
+        if self.bottom.widget(index) not in roomy or self.bottom_dock.isFloating():
             return
         want = min(380, int(self.height() * 0.45))
         if self.bottom_dock.height() < want:
@@ -215,12 +219,18 @@ class MainWindow(QMainWindow):
         from revstudio.qt.memory_panel import MemoryPanel
 
         self.memory_panel = MemoryPanel(self.document)
-        self.add_bottom_tab(self.memory_panel, "Memory")
+        # in a small window it scrolls rather than squeezing its buttons and laying rows over the chart
+        self.memory_tab = QScrollArea()
+        self.memory_tab.setObjectName("memoryTab")
+        self.memory_tab.setWidgetResizable(True)
+        self.memory_tab.setFrameShape(QFrame.Shape.NoFrame)
+        self.memory_tab.setWidget(self.memory_panel)
+        self.add_bottom_tab(self.memory_tab, "Memory")
 
     def measure_memory(self) -> None:
         """Tools > Measure Memory: show the Memory tab and start a measurement."""
         self.bottom_dock.show()
-        self.bottom.setCurrentWidget(self.memory_panel)
+        self.bottom.setCurrentWidget(self.memory_tab)
         self.memory_panel.measure()
 
     def add_bottom_tab(self, widget: QWidget, title: str) -> int:
