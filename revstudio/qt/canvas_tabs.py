@@ -202,7 +202,8 @@ class CanvasTabs(QTabWidget):
         from revstudio.qt.canvas import GraphView
 
         view = GraphView(document)
-        view.message.connect(self.message)
+        # what the view says it did is dropped when the document has just refused that edit
+        view.message.connect(lambda text: None if getattr(document, "refusing", False) else self.message.emit(text))
         if hasattr(view, "set_theme"):
             view.set_theme(self.dark)
         self._read_only[key] = view
