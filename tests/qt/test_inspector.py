@@ -248,3 +248,29 @@ def test_a_group_field_with_no_group_chosen_shows_none_chosen_not_the_first_grou
     doc.undo_stack.undo()
     assert not graph.node("c2").params.get("f")
     assert combo.currentIndex() == -1
+
+
+def test_an_unknown_parameter_from_the_file_can_be_removed_here(qtbot, revnet, settle):
+    """An unknown param is an error; the inspector said 'delete it in the file', so fixing it
+    meant leaving the app for a text editor. Remove is one undoable edit."""
+    from PySide6.QtWidgets import QPushButton
+
+    revnet.node("f").params["zzz"] = 1  # as a file from another version could have it
+    doc = Document(revnet)
+    inspector = Inspector(doc)
+    qtbot.addWidget(inspector)
+    inspector.set_selection(revnet, ["f"])
+    settle()
+    assert any("zzz" in d.message for d in doc.report.diagnostics if d.severity == "error")
+    button = inspector.findChild(QPushButton, "removeParam_zzz")
+    assert button is not None and button.isVisibleTo(inspector)
+    button.click()
+    settle()
+    assert "zzz" not in revnet.node("f").params
+    assert not any("zzz" in d.message for d in doc.report.diagnostics)
+    assert inspector.findChild(QPushButton, "removeParam_zzz") is None
+    assert doc.undo_stack.count() == 1
+    doc.undo_stack.undo()
+    settle()
+    assert revnet.node("f").params["zzz"] == 1
+    assert inspector.findChild(QPushButton, "removeParam_zzz") is not None
