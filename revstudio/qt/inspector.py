@@ -380,7 +380,9 @@ class Inspector(QWidget):
             rows.append(("Reversible regions", str(len(getattr(report, "regions", None) or []))))
             est = estimate_of(report)
             if est is not None:
-                rows.append(("Memory figures", f"{batch_label(est)}; weights {rf.human_bytes(est.parameter_bytes())}"))
+                partial = "; so far (fix the errors for the total)" if errors else ""
+                rows.append(("Memory figures",
+                             f"{batch_label(est)}; weights {rf.human_bytes(est.parameter_bytes())}{partial}"))
                 precision = str((g.training or {}).get("precision") or "fp32")
                 note = precision_note(precision)
                 if note:  # the project trains under autocast: these are not its steps' figures

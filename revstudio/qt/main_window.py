@@ -264,8 +264,10 @@ class MainWindow(QMainWindow):
 
         text = status_text(report)
         if text:
-            self.status_memory.setText(text)
-            self.status_memory.setToolTip(status_tooltip(report))
+            # with errors the layers past the break have no shape, so no size: partial, like the count
+            self.status_memory.setText(f"so far: {text}" if errors else text)
+            self.status_memory.setToolTip(("Counted over the layers whose shapes are known: fix the errors for "
+                                           "the total.\n" if errors else "") + status_tooltip(report))
         else:
             self.status_memory.setText("memory estimate: connect an Input to see it" if not errors
                                        else "memory estimate: fix the errors first")

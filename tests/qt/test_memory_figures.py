@@ -246,3 +246,21 @@ def test_the_memory_tab_gets_room_and_nothing_in_it_overlaps(make_window, revnet
         assert chart.bottom() < panel.budget.geometry().top(), size
         if size == (1400, 880):
             assert window.bottom_dock.height() >= 300  # shown, it grows a short panel as Code does
+
+
+def test_with_errors_the_memory_figures_say_they_are_partial_as_the_parameters_do(make_window, settle):
+    """A broken graph showed 'kept std 0 B · peak std 0 B' as if the network needed no memory,
+    beside '0+ parameters' and 'so far (fix the errors for the total)'."""
+    graph = load(EXAMPLES / "revnet_wired.revs")
+    graph.remove_edge(next(e for e in graph.edges if e.dst.node == "stem"))
+    window = make_window(graph)
+    settle()
+    assert window.status_errors.text() == "● 1 error"
+    assert window.status_params.text().startswith("0+")
+    memory = window.status_memory
+    assert "so far" in memory.text() and "fix the errors" in memory.toolTip()
+    assert "so far" in window.inspector.facts.text().split("Memory figures", 1)[1].split("</tr>", 1)[0]
+    graph_ok = load(EXAMPLES / "revnet_wired.revs")
+    window.files.document.replace_graph(graph_ok)
+    settle()
+    assert "so far" not in window.status_memory.text()
