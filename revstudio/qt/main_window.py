@@ -202,10 +202,10 @@ class MainWindow(QMainWindow):
             self.code_view.show_node(ids[0], group=name)
 
     def _room_for_code(self, index: int) -> None:
-        """Code needs more than a few lines, Memory its chart: showing either tab grows a short
-        Output panel."""
-        roomy = (getattr(self, "code_view", None), getattr(self, "memory_tab", None))
-        if self.bottom.widget(index) not in roomy or self.bottom_dock.isFloating():
+        """Code needs more than a few lines, Memory and Plots their charts: showing one of these tabs
+        grows a short Output panel."""
+        roomy = (getattr(self, "code_view", None), getattr(self, "memory_tab", None), self.bottom.tab("Plots"))
+        if index < 0 or self.bottom.widget(index) not in roomy or self.bottom_dock.isFloating():
             return
         want = min(380, int(self.height() * 0.45))
         if self.bottom_dock.height() < want:
