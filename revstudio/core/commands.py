@@ -66,6 +66,16 @@ class Macro(Command):
         for child in reversed(self.children):
             child.undo()
 
+    def merge_id(self) -> Any:
+        # One edit of several nodes (the inspector's shared fields) merges as one node's does.
+        ids = tuple(child.merge_id() for child in self.children)
+        return ("macro", ids) if ids and None not in ids else None
+
+    def merge(self, other: Command) -> bool:
+        if not isinstance(other, Macro) or self.merge_id() is None or other.merge_id() != self.merge_id():
+            return False
+        return all([mine.merge(theirs) for mine, theirs in zip(self.children, other.children)])
+
 
 class AddNode(Command):
     """Add one node (at the end of the node order unless ``index`` is given)."""

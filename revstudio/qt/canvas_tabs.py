@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMenu, QTabWidget, QWidget
 
@@ -37,6 +37,9 @@ class CanvasTabs(QTabWidget):
         self.setTabsClosable(True)
         self.setMovable(False)
         self.tabBar().setDrawBase(False)
+        # Tab is the canvas's key (Open Group): on a focused tab bar it fired that shortcut instead
+        # of moving on, so keyboard focus stopped there; Ctrl+Tab still switches tabs.
+        self.tabBar().setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.dark = True
         self._groups: dict[str, QWidget] = {}
         self._read_only: dict[str, Any] = {}  # key (e.g. a run folder) -> view of another document
@@ -199,7 +202,8 @@ class CanvasTabs(QTabWidget):
         from revstudio.qt.canvas import GraphView
 
         view = GraphView(document)
-        view.message.connect(self.message)
+        # what the view says it did is dropped when the document has just refused that edit
+        view.message.connect(lambda text: None if getattr(document, "refusing", False) else self.message.emit(text))
         if hasattr(view, "set_theme"):
             view.set_theme(self.dark)
         self._read_only[key] = view

@@ -66,6 +66,7 @@ class DiagnosticsPanel(QWidget):
         self.empty = QLabel("No problems: every node has valid parameters and known shapes.", self)
         self.empty.setObjectName("placeholder")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)  # a narrow Output panel wraps it instead of cutting both ends
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tree)

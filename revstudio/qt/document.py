@@ -182,6 +182,7 @@ class Document(QObject):
             body.changed.unsub(self.schedule_recompute)
         self.graph = graph
         self.path = path
+        self._index = 0  # emptying the stack is no undo: nothing to say ("Undid 3 edits")
         self.undo_stack.clear()
         self._watch(graph)
         self.graphReplaced.emit()

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -200,9 +201,36 @@ class Inspector(QWidget):
         # Parameters a file set that the spec does not know: visible, so the user can see the error.
         for name in ([] if peers else node.params):
             if name not in params:
-                text = (f"{node.params[name]!r} (kept)" if spec is None and missing else
+                if spec is not None:  # a known type: the stray value can go, here
+                    self.form.addRow(_label(name, "paramLabel"), self._unknown_param(node.id, name))
+                    continue
+                text = (f"{node.params[name]!r} (kept)" if missing else
                         f"unknown parameter = {node.params[name]!r}; delete it in the file")
                 self.form.addRow(_label(name, "paramLabel"), _label(text, "paramError"))
+
+    def _unknown_param(self, node_id: str, name: str) -> QWidget:
+        """'unknown parameter = 1  [Remove]': a param the node's type does not have."""
+        row = QWidget()
+        box = QHBoxLayout(row)
+        box.setContentsMargins(0, 0, 0, 0)
+        value = self.graph.nodes[node_id].params[name]
+        box.addWidget(_label(f"unknown parameter = {value!r}", "paramError"), 1)
+        remove = QPushButton("Remove")
+        remove.setObjectName(f"removeParam_{name}")
+        remove.setToolTip(f"Delete '{name}' from {node_id}: its type has no such parameter (one undoable step)")
+        # pushed once the click is over: the rebuild that follows deletes this button
+        remove.clicked.connect(lambda _c=False: QTimer.singleShot(0, lambda: self._remove_param(node_id, name)))
+        box.addWidget(remove)
+        return row
+
+    def _remove_param(self, node_id: str, name: str) -> None:
+        node = self.graph.nodes.get(node_id)
+        if node is None or name not in node.params:
+            return
+        cmd = SetParam(self.graph, node_id, name, None)
+        cmd.text = f"Remove {node_id}.{name}"
+        self.document.push(cmd)
+        self.message.emit(f"Removed the unknown parameter {name} from {node_id}")
 
     def _group_of(self, node: Node | None) -> str | None:
         """The body a Group/Repeat node refers to, if it exists in the project."""
@@ -269,9 +297,10 @@ class Inspector(QWidget):
     def _commit(self, name: str, value: Any) -> None:
         peers = self._peers() if self._node() is None else []
         if peers:
-            changes: list[Command] = [SetParam(self.graph, p.id, name, value)
-                                      for p in peers if p.params.get(name) != value]
-            if changes:
+            if any(p.params.get(name) != value for p in peers):
+                # every peer, even one that holds the value already: the next key then merges
+                # into this step (same nodes, same field), as typing into one node's field does
+                changes: list[Command] = [SetParam(self.graph, p.id, name, value) for p in peers]
                 self.document.push(Macro(f"Set {name} on {len(changes)} {peers[0].type} nodes", changes))
             return
         node = self._node()
@@ -286,6 +315,9 @@ class Inspector(QWidget):
             self.editors[name].set_value(values[0] if all(v == values[0] for v in values) else None)
             return
         if node.id != self.node_id:
+            return
+        if name not in self.editors:  # an unknown param removed (or back by undo): its row follows
+            self._rebuild()
             return
         editor = self.editors.get(name)
         if editor is not None:
@@ -348,7 +380,9 @@ class Inspector(QWidget):
             rows.append(("Reversible regions", str(len(getattr(report, "regions", None) or []))))
             est = estimate_of(report)
             if est is not None:
-                rows.append(("Memory figures", f"{batch_label(est)}; weights {rf.human_bytes(est.parameter_bytes())}"))
+                partial = "; so far (fix the errors for the total)" if errors else ""
+                rows.append(("Memory figures",
+                             f"{batch_label(est)}; weights {rf.human_bytes(est.parameter_bytes())}{partial}"))
                 precision = str((g.training or {}).get("precision") or "fp32")
                 note = precision_note(precision)
                 if note:  # the project trains under autocast: these are not its steps' figures

@@ -17,10 +17,12 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKe
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
+    QFrame,
     QLabel,
     QMainWindow,
     QMenu,
     QMessageBox,
+    QScrollArea,
     QUndoView,
     QWidget,
 )
@@ -200,8 +202,10 @@ class MainWindow(QMainWindow):
             self.code_view.show_node(ids[0], group=name)
 
     def _room_for_code(self, index: int) -> None:
-        """Code needs more than a few lines: showing its tab grows a short Output panel."""
-        if self.bottom.widget(index) is not getattr(self, "code_view", None) or self.bottom_dock.isFloating():
+        """Code needs more than a few lines, Memory and Plots their charts: showing one of these tabs
+        grows a short Output panel."""
+        roomy = (getattr(self, "code_view", None), getattr(self, "memory_tab", None), self.bottom.tab("Plots"))
+        if index < 0 or self.bottom.widget(index) not in roomy or self.bottom_dock.isFloating():
             return
         want = min(380, int(self.height() * 0.45))
         if self.bottom_dock.height() < want:
@@ -215,12 +219,18 @@ class MainWindow(QMainWindow):
         from revstudio.qt.memory_panel import MemoryPanel
 
         self.memory_panel = MemoryPanel(self.document)
-        self.add_bottom_tab(self.memory_panel, "Memory")
+        # in a small window it scrolls rather than squeezing its buttons and laying rows over the chart
+        self.memory_tab = QScrollArea()
+        self.memory_tab.setObjectName("memoryTab")
+        self.memory_tab.setWidgetResizable(True)
+        self.memory_tab.setFrameShape(QFrame.Shape.NoFrame)
+        self.memory_tab.setWidget(self.memory_panel)
+        self.add_bottom_tab(self.memory_tab, "Memory")
 
     def measure_memory(self) -> None:
         """Tools > Measure Memory: show the Memory tab and start a measurement."""
         self.bottom_dock.show()
-        self.bottom.setCurrentWidget(self.memory_panel)
+        self.bottom.setCurrentWidget(self.memory_tab)
         self.memory_panel.measure()
 
     def add_bottom_tab(self, widget: QWidget, title: str) -> int:
@@ -254,8 +264,10 @@ class MainWindow(QMainWindow):
 
         text = status_text(report)
         if text:
-            self.status_memory.setText(text)
-            self.status_memory.setToolTip(status_tooltip(report))
+            # with errors the layers past the break have no shape, so no size: partial, like the count
+            self.status_memory.setText(f"so far: {text}" if errors else text)
+            self.status_memory.setToolTip(("Counted over the layers whose shapes are known: fix the errors for "
+                                           "the total.\n" if errors else "") + status_tooltip(report))
         else:
             self.status_memory.setText("memory estimate: connect an Input to see it" if not errors
                                        else "memory estimate: fix the errors first")
@@ -416,10 +428,12 @@ class MainWindow(QMainWindow):
         """Help > Keyboard Shortcuts: every action with a key, from the actions themselves."""
         from html import escape
 
+        # undo/redo actions' texts follow the stack ("Undo Delete f"): name the action itself
+        fixed = {"undo": "Undo", "redo": "Redo"}
         rows = "".join(
-            f"<tr><td style='padding:2px 18px 2px 0'>{escape(a.text().replace('&', ''))}</td>"
+            f"<tr><td style='padding:2px 18px 2px 0'>{escape(fixed.get(name, a.text().replace('&', '')))}</td>"
             f"<td><b>{escape(a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))}</b></td></tr>"
-            for a in self.actions_by_name.values() if not a.shortcut().isEmpty())
+            for name, a in self.actions_by_name.items() if not a.shortcut().isEmpty())
         extra = ("<p>On the canvas: drag from a port to wire it, Space+drag or the middle button pans, "
                  "the wheel zooms, Tab opens a group, Escape cancels.</p>")
         self.dialogs.info(self, "Keyboard shortcuts", f"<table>{rows}</table>{extra}")

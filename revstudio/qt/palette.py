@@ -166,8 +166,8 @@ class PaletteWidget(QWidget):
                 item.setHidden(not match)
                 any_visible |= match
             head.setHidden(not any_visible)
-        visible = self.visible_type_ids()
-        first = self.item_for(visible[0]) if visible else None
+        best = self._best_match(text)
+        first = self.item_for(best) if best else None
         if words and first is not None:
             self.tree.setCurrentItem(first)
         elif words:
@@ -194,7 +194,20 @@ class PaletteWidget(QWidget):
         if type_id:
             self.addRequested.emit(type_id)
 
-    def _add_first_visible(self) -> None:
+    def _best_match(self, text: str) -> str | None:
+        """The visible type Enter adds: one whose name starts with ``text``, else contains it,
+        else the first listed (a match in a help text only: "coupl" must not pick Merge)."""
         visible = self.visible_type_ids()
-        if visible:
-            self.addRequested.emit(visible[0])
+        text = text.strip().lower()
+
+        def rank(type_id: str) -> int:
+            spec = registry.find(type_id)
+            names = (type_id.lower(), spec.display_name.lower() if spec else "")
+            return 0 if any(n.startswith(text) for n in names) else 1 if any(text in n for n in names) else 2
+
+        return min(visible, key=rank) if visible else None  # min keeps the list's order among equals
+
+    def _add_first_visible(self) -> None:
+        best = self._best_match(self.search.text())
+        if best:
+            self.addRequested.emit(best)

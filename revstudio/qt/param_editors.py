@@ -243,6 +243,7 @@ class GroupEditor(ParamEditor):
         super().__init__(name, param, parent)
         self.combo = QComboBox(self)
         self.combo.setToolTip(self.toolTip())
+        self.combo.setPlaceholderText("(choose a group)")  # shown while none is chosen
         self._vbox.addWidget(self.combo)
         self._vbox.addWidget(self.error_label)
         self.combo.activated.connect(self._on_activated)
@@ -257,14 +258,14 @@ class GroupEditor(ParamEditor):
             self.combo.addItem(n, n)
         if current and current not in names:  # a dangling reference stays visible, marked
             self.combo.addItem(f"{current} (missing)", current)
-        index = self.combo.findData(current)
-        self.combo.setCurrentIndex(max(index, 0))
+        # no group chosen yet: the placeholder, not the first group as if it were set
+        self.combo.setCurrentIndex(self.combo.findData(current))
         self.combo.blockSignals(False)
 
     def set_value(self, value: Any) -> None:
         super().set_value(value)
         index = self.combo.findData(self.effective())
-        if index >= 0:
+        if index >= 0 or not self.effective():
             self.combo.setCurrentIndex(index)
 
     def _on_activated(self, index: int) -> None:

@@ -130,6 +130,22 @@ def test_set_param_merges_consecutive_edits_of_one_field() -> None:
     assert len(stack) == 2
 
 
+def test_a_macro_of_param_edits_merges_with_the_same_edit_of_the_same_nodes() -> None:
+    g = chain()
+    stack = UndoStack()
+    before = dumps(g)
+    for value in (5, 6):
+        stack.push(Macro("Set out_channels on 2 Conv nodes",
+                         [SetParam(g, n, "out_channels", value) for n in ("a", "c")]))
+    assert len(stack) == 1 and [g.node(n).params["out_channels"] for n in "ac"] == [6, 6]
+    stack.undo()
+    assert dumps(g) == before
+    stack.redo()
+    stack.push(Macro("other field", [SetParam(g, n, "kernel_size", 5) for n in ("a", "c")]))
+    stack.push(Macro("one node", [SetParam(g, "a", "kernel_size", 1)]))
+    stack.push(Macro("not a param edit", [Move(g, {"a": (1, 1)})]))
+    assert len(stack) == 4
+
 def test_no_merge_into_the_saved_state() -> None:
     g = chain()
     stack = UndoStack()

@@ -373,3 +373,15 @@ def test_preferences_apply_at_once_and_persist(make_window, revnet, tmp_path, qt
     again.open_later(None)
     qtbot.waitUntil(lambda: bool(with_last), timeout=30_000)  # a hang guard: returns when it holds
     assert with_last == [str(path)]
+
+
+def test_shortcuts_help_names_undo_and_redo_not_the_next_edit(make_window, dialogs, revnet):
+    """The undo action's text follows the stack ("Undo Delete f"); the key list names the action."""
+    window = make_window(revnet)
+    window.current_view().select_nodes(["f"])
+    window.current_view().delete_selection()
+    shown: list[str] = []
+    dialogs.info = lambda parent, title, text: shown.append(text)
+    window.actions_by_name["shortcuts"].trigger()
+    assert ">Undo<" in shown[0] and ">Redo<" in shown[0]
+    assert "Undo Delete" not in shown[0] and "Undo Remove" not in shown[0]

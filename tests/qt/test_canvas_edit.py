@@ -401,3 +401,12 @@ def test_ports_show_which_can_take_a_wire_being_drawn(make_view):
     view.grab()  # paints the highlighted ports
     QTest.mouseRelease(vp, LEFT, NONE, port_point(view, "o", "in", False))
     assert scene.port_state is None
+
+
+def test_a_refused_shape_names_the_node_once(make_view):
+    """The reason read 'Cannot connect: m: Merge m: in1 is ...': the checker already names it."""
+    view = make_view(chain())
+    said = messages(view)
+    drag(view, port_point(view, "a", "out", True), port_point(view, "m", "in1", False))
+    assert said[-1].startswith("Cannot connect: Merge m: "), said[-1]
+    assert said[-1].count(" m:") + said[-1].count(": m:") == 1

@@ -108,3 +108,26 @@ def test_a_long_status_message_borrows_the_memory_summarys_room(make_window, rev
     bar.clearMessage()
     settle()
     assert memory.isVisible()  # back once the message is gone
+
+
+def test_new_and_open_do_not_say_they_undid_the_old_projects_edits(make_window, revnet, settle, tmp_path):
+    """New/Open empty the undo stack; that is no undo, and "Undid 2 edits (back to before )" misled."""
+    from revstudio.core.project import save
+
+    path = tmp_path / "other.revs"
+    save(revnet, path)
+    window = make_window(revnet)
+    said: list[str] = []
+    window.statusBar().messageChanged.connect(lambda text: said.append(text) if text else None)
+    view = window.current_view()
+    for node in ("f", "m"):
+        view.select_nodes([node])
+        view.delete_selection()
+    window.files.new_file()  # the scripted answer to "save changes?" is discard
+    settle()
+    view = window.current_view()
+    view.add_node_at("Input", (0.0, 0.0))
+    window.files.load_path(str(path))
+    settle()
+    assert not [text for text in said if text.startswith(("Undid", "Redid"))], said
+    assert said[-1].startswith("Opened ")

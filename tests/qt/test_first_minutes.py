@@ -97,3 +97,31 @@ def test_scrolling_a_blank_canvas_repaints_the_hint_whole(make_window, settle, q
         assert any(r.contains(view.viewport().rect()) for r in painted), painted
     finally:
         view.viewport().removeEventFilter(spy)
+
+
+
+def _all_hint_pixels(view) -> int:
+    image = view.viewport().grab().toImage()
+    color = view.scene().theme.node_subtext
+    n = 0
+    for y in range(image.height()):
+        for x in range(image.width()):
+            p = image.pixelColor(x, y)
+            if abs(p.red() - color.red()) + abs(p.green() - color.green()) + abs(p.blue() - color.blue()) < 60:
+                n += 1
+    return n
+
+
+def test_the_blank_canvas_hint_wraps_in_a_narrow_canvas(make_window, settle, qtbot):
+    """At 800x600 the canvas is ~250 px wide and the one-line hint was cut at both edges."""
+    window = make_window()
+    window.resize(1600, 900)
+    qtbot.wait(50)
+    settle()
+    view = window.current_view()
+    whole = _all_hint_pixels(view)
+    window.resize(800, 600)
+    qtbot.wait(50)
+    settle()
+    assert view.viewport().width() < 400
+    assert _all_hint_pixels(view) > 0.85 * whole  # all of it is drawn, on more lines

@@ -198,3 +198,79 @@ def test_inspector_explains_a_near_miss(qtbot, settle):
     text = inspector.facts.text()
     assert "why not reversible" in text and "is not a coupling" in text
     assert "no: runs with plain autograd" in text
+
+
+def test_typing_into_several_selected_nodes_is_one_undo_step_per_visit(qtbot, revnet, settle):
+    """A shared edit of several nodes merges its keystrokes like a single node's edit does."""
+    revnet.add_node("Conv", "f2", {"out_channels": 8, "padding": "same"}, (440, 300))
+    revnet.connect("s.out1", "f2.in")
+    doc = Document(revnet)
+    inspector = Inspector(doc)
+    qtbot.addWidget(inspector)
+    inspector.set_selection(revnet, ["f", "f2"])
+    settle()
+    editor = inspector.editors["out_channels"]
+    assert editor.edit.text() == ""  # the values differ
+    for text in ("4", "48"):  # "4" already is f's value: only f2 changes on the first key
+        editor.set_text(text)
+    assert doc.undo_stack.count() == 1
+    assert [revnet.node(n).params["out_channels"] for n in ("f", "f2")] == [48, 48]
+    editor.finished.emit()  # focus left the field: the next edit is a step of its own
+    editor.set_text("6")
+    assert doc.undo_stack.count() == 2
+    doc.undo_stack.undo()
+    assert [revnet.node(n).params["out_channels"] for n in ("f", "f2")] == [48, 48]
+    doc.undo_stack.undo()
+    assert [revnet.node(n).params["out_channels"] for n in ("f", "f2")] == [4, 8]
+    doc.undo_stack.redo()
+    assert [revnet.node(n).params["out_channels"] for n in ("f", "f2")] == [48, 48]
+
+
+def test_a_group_field_with_no_group_chosen_shows_none_chosen_not_the_first_group(qtbot, settle):
+    """A new coupling's f is empty; the combo showed the project's first group as if it were set."""
+    from pathlib import Path
+
+    from revstudio.core.project import load
+
+    graph = load(Path(__file__).resolve().parents[2] / "resources" / "examples" / "revnet_coupling.revs")
+    graph.add_node("AdditiveCoupling", "c2", {}, (0, 300))
+    doc = Document(graph)
+    inspector = Inspector(doc)
+    qtbot.addWidget(inspector)
+    inspector.set_selection(graph, ["c2"])
+    settle()
+    combo = inspector.editors["f"].combo
+    assert combo.currentIndex() == -1 and combo.currentText() == ""
+    assert "choose" in combo.placeholderText()
+    assert inspector.editors["g"].combo.currentText() == "(none)"  # optional: none is a value
+    combo.activated.emit(combo.findData("f"))
+    assert graph.node("c2").params["f"] == "f"
+    doc.undo_stack.undo()
+    assert not graph.node("c2").params.get("f")
+    assert combo.currentIndex() == -1
+
+
+def test_an_unknown_parameter_from_the_file_can_be_removed_here(qtbot, revnet, settle):
+    """An unknown param is an error; the inspector said 'delete it in the file', so fixing it
+    meant leaving the app for a text editor. Remove is one undoable edit."""
+    from PySide6.QtWidgets import QPushButton
+
+    revnet.node("f").params["zzz"] = 1  # as a file from another version could have it
+    doc = Document(revnet)
+    inspector = Inspector(doc)
+    qtbot.addWidget(inspector)
+    inspector.set_selection(revnet, ["f"])
+    settle()
+    assert any("zzz" in d.message for d in doc.report.diagnostics if d.severity == "error")
+    button = inspector.findChild(QPushButton, "removeParam_zzz")
+    assert button is not None and button.isVisibleTo(inspector)
+    button.click()
+    settle()
+    assert "zzz" not in revnet.node("f").params
+    assert not any("zzz" in d.message for d in doc.report.diagnostics)
+    assert inspector.findChild(QPushButton, "removeParam_zzz") is None
+    assert doc.undo_stack.count() == 1
+    doc.undo_stack.undo()
+    settle()
+    assert revnet.node("f").params["zzz"] == 1
+    assert inspector.findChild(QPushButton, "removeParam_zzz") is not None

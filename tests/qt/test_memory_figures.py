@@ -224,3 +224,43 @@ def test_a_bf16_measurement_stands_without_an_fp32_estimate(qtbot) -> None:  # t
     panel.update_fits()
     assert panel.fits.text().endswith("counted); bf16 runs: the estimate models fp32 steps only; bf16 autocast "
                                       "is not modelled")
+
+
+def test_the_memory_tab_gets_room_and_nothing_in_it_overlaps(make_window, revnet, qtbot, settle):
+    """In a 200 px Output panel the 'Fits on my device' row lay over the chart, and at 800 px
+    wide the buttons were squeezed to 're m' and 'ance'."""
+    for size in ((1400, 880), (800, 600)):
+        window = make_window(revnet)
+        window.resize(*size)
+        qtbot.wait(100)
+        settle()
+        window.bottom.setCurrentIndex(window.bottom.indexOf(window.bottom.tab("Memory")))
+        qtbot.wait(100)
+        settle()
+        panel = window.memory_panel
+        assert panel.isVisible()
+        for button in (panel.measure_button, panel.cancel_button):
+            assert button.width() >= button.minimumSizeHint().width(), (size, button.text())
+        assert panel.height() >= panel.minimumSizeHint().height(), size
+        chart = panel.chart.geometry()
+        assert chart.bottom() < panel.budget.geometry().top(), size
+        if size == (1400, 880):
+            assert window.bottom_dock.height() >= 300  # shown, it grows a short panel as Code does
+
+
+def test_with_errors_the_memory_figures_say_they_are_partial_as_the_parameters_do(make_window, settle):
+    """A broken graph showed 'kept std 0 B · peak std 0 B' as if the network needed no memory,
+    beside '0+ parameters' and 'so far (fix the errors for the total)'."""
+    graph = load(EXAMPLES / "revnet_wired.revs")
+    graph.remove_edge(next(e for e in graph.edges if e.dst.node == "stem"))
+    window = make_window(graph)
+    settle()
+    assert window.status_errors.text() == "● 1 error"
+    assert window.status_params.text().startswith("0+")
+    memory = window.status_memory
+    assert "so far" in memory.text() and "fix the errors" in memory.toolTip()
+    assert "so far" in window.inspector.facts.text().split("Memory figures", 1)[1].split("</tr>", 1)[0]
+    graph_ok = load(EXAMPLES / "revnet_wired.revs")
+    window.files.document.replace_graph(graph_ok)
+    settle()
+    assert "so far" not in window.status_memory.text()

@@ -58,3 +58,16 @@ def test_selecting_a_type_shows_its_help_and_ports(qtbot):
     qtbot.addWidget(palette)
     palette.tree.setCurrentItem(palette.item_for("Split"))
     assert "out0" in palette.help.text() and registry.get("Split").category in palette.help.text()
+
+
+def test_enter_adds_the_type_whose_name_matches_not_the_first_help_mention(qtbot):
+    """"coupl" + Enter added a Merge (its help mentions couplings; Structure comes first)."""
+    palette = PaletteWidget()
+    qtbot.addWidget(palette)
+    for text, expected in (("coupl", "AdditiveCoupling"), ("lin", "Linear"), ("inv", "InvConv1x1"),
+                           ("flat", "Flatten"), ("group", "Group"), ("relu", "Activation"), ("conv", "Conv")):
+        palette.search.setText(text)
+        with qtbot.waitSignal(palette.addRequested) as sig:
+            palette.search.returnPressed.emit()
+        assert sig.args == [expected], text
+        assert palette.tree.currentItem().data(0, TYPE_ROLE) == expected  # the one Enter adds is marked

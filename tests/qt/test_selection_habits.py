@@ -83,3 +83,34 @@ def test_several_selected_nodes_show_their_own_figures_not_the_projects(make_win
     view.select_nodes([])
     settle()
     assert f"{int(report.parameters):,}" in window.inspector.facts.text()  # the project again
+
+
+def test_tab_moves_the_focus_onto_the_canvas_and_shift_tab_leaves_it(make_window, revnet, qtbot, settle):
+    """Keyboard only: Tab from the status bar's batch field stopped on the canvas tab bar for good
+    (Tab there fired Open Group instead of moving on), and nothing led out of the canvas."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    window = make_window(revnet)
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    view = window.current_view()
+    window.status_batch.setFocus()
+    settle()
+    for _ in range(3):
+        if QApplication.focusWidget() is view:
+            break
+        QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        settle()
+    assert QApplication.focusWidget() is view
+    QTest.keyClick(view, Qt.Key.Key_Backtab, Qt.KeyboardModifier.ShiftModifier)
+    settle()
+    assert QApplication.focusWidget() is not view and window.isAncestorOf(QApplication.focusWidget())
+    view.setFocus()
+    view.select_nodes([])
+    QTest.keyClick(view, Qt.Key.Key_Tab)  # Tab itself still belongs to the canvas (quick add / open group)
+    settle()
+    popup = QApplication.activePopupWidget()
+    assert popup is not None
+    popup.close()

@@ -38,3 +38,50 @@ def test_the_inspectors_warning_is_not_clipped(make_window, settle, qtbot):
     assert facts.height() >= facts.heightForWidth(facts.width()) - 1
     body = window.inspector._body
     assert facts.geometry().bottom() <= body.height()
+
+
+def test_the_no_problems_line_wraps_in_a_small_window(make_window, settle, qtbot):
+    """At 800x600 the Output panel is narrower than the line, which was cut at both ends."""
+    window = make_window()
+    window.resize(800, 600)
+    qtbot.wait(50)
+    settle()
+    empty = window.diagnostics.empty
+    assert empty.isVisible()
+    assert empty.minimumSizeHint().width() <= empty.width()
+    assert empty.height() >= empty.heightForWidth(empty.width()) - 1
+
+
+def test_a_disabled_button_or_field_looks_disabled_in_both_themes(make_window, settle):
+    """The stylesheet gave buttons and fields one text colour, so a disabled Cancel (Memory tab)
+    or a disabled OK (Run Settings with a bad value, drawn in the accent) looked clickable."""
+    from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QPushButton, QWidget
+
+    window = make_window()
+    for name in ("dark", "light"):
+        window.set_theme(name)
+        host = QWidget(window)
+        row = QHBoxLayout(host)
+        pairs = []
+        for make in (lambda: QPushButton("Cancel"), lambda: _default_button(), lambda: QLineEdit("0.01")):
+            on, off = make(), make()
+            off.setEnabled(False)
+            row.addWidget(on)
+            row.addWidget(off)
+            pairs.append((on, off))
+        host.resize(600, 40)
+        host.show()
+        settle()
+        for on, off in pairs:
+            off.resize(on.size())
+            assert on.grab().toImage() != off.grab().toImage(), (name, type(on).__name__)
+        host.deleteLater()
+    window.set_theme("dark")
+
+
+def _default_button():
+    from PySide6.QtWidgets import QPushButton
+
+    button = QPushButton("OK")
+    button.setDefault(True)
+    return button

@@ -7,7 +7,7 @@ canvas says how to begin, in screen pixels at every zoom.
 from __future__ import annotations
 
 from PySide6.QtCore import QLineF, QRectF, Qt
-from PySide6.QtGui import QPainter, QPen
+from PySide6.QtGui import QFont, QFontMetricsF, QPainter, QPen
 
 from .theme import Theme
 
@@ -37,15 +37,24 @@ def draw_grid(painter: QPainter, rect: QRectF, theme: Theme, zoom: float) -> Non
 
 
 def draw_empty_hint(painter: QPainter, area: QRectF, theme: Theme) -> None:
-    """How to begin, centred in the viewport ``area`` (the first thing a new user needs to know)."""
+    """How to begin, centred in the viewport ``area`` (the first thing a new user needs to know).
+
+    Both lines wrap in a narrow canvas (an 800x600 window) rather than being cut at the sides.
+    """
     painter.save()
     painter.resetTransform()
-    font = painter.font()
-    font.setPointSizeF(13.0)
-    painter.setFont(font)
+    box = area.adjusted(20, 0, -20, 0)
+    flags = Qt.AlignmentFlag.AlignHCenter | Qt.TextFlag.TextWordWrap
+    big, small = QFont(painter.font()), QFont(painter.font())
+    big.setPointSizeF(13.0)
+    small.setPointSizeF(10.0)
+    lines = [(font, text, QFontMetricsF(font).boundingRect(box, flags, text))
+             for font, text in ((big, EMPTY_HINT), (small, EMPTY_HINT_MORE))]
+    gap = 14.0
+    top = area.center().y() + 4 - (sum(r.height() for _f, _t, r in lines) + gap) / 2
     painter.setPen(theme.node_subtext)
-    painter.drawText(area.adjusted(20, 0, -20, -24), Qt.AlignmentFlag.AlignCenter, EMPTY_HINT)
-    font.setPointSizeF(10.0)
-    painter.setFont(font)
-    painter.drawText(area.adjusted(20, 40, -20, 0), Qt.AlignmentFlag.AlignCenter, EMPTY_HINT_MORE)
+    for font, text, rect in lines:
+        painter.setFont(font)
+        painter.drawText(QRectF(box.left(), top, box.width(), rect.height()), flags, text)
+        top += rect.height() + gap
     painter.restore()

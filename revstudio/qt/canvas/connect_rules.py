@@ -74,7 +74,11 @@ def shape_reason(graph: Graph, src: PortRef, dst: PortRef, removed: tuple[Edge, 
     except Exception:  # a checker bug must never block drawing: the full check will show it
         return None
     new = sorted(after - before)
-    return f"{dst.node}: {new[0]}" if new else None
+    if not new:
+        return None
+    # the checker's messages mostly name the node already ("Merge m: in1 is ..."): once is enough
+    head = new[0].split(":", 1)[0].split()
+    return new[0] if dst.node in head else f"{dst.node}: {new[0]}"
 
 
 def connection_reason(graph: Graph, src: PortRef, dst: PortRef, replace: bool = False,

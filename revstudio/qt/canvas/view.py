@@ -260,7 +260,8 @@ class GraphView(EditingMixin, QGraphicsView):
         return super().event(event)
 
     def focusNextPrevChild(self, next: bool) -> bool:  # noqa: N802, A002
-        return False  # Tab belongs to quick add / open group, not to focus changes
+        # Tab belongs to quick add / open group; Shift+Tab leaves the canvas (no keyboard trap)
+        return False if next else super().focusNextPrevChild(next)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():

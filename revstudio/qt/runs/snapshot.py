@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QGraphicsItem
 
 from revstudio.core.commands import Command
@@ -28,9 +28,18 @@ class SnapshotDocument(Document):
         super().__init__(graph, None)
         self.run_dir = run_dir
         self.snapshot = run_dir / "project.revs"
+        # True from a refusal until control returns to the event loop: the view's own report of
+        # the edit it asked for ("Deleted 6 nodes") is then untrue and is not shown
+        self.refusing = False
 
     def push(self, cmd: Command) -> None:
+        if not self.refusing:
+            self.refusing = True
+            QTimer.singleShot(0, self._refusal_over)
         self.refused.emit(refusal(self.run_dir, cmd.text))
+
+    def _refusal_over(self) -> None:
+        self.refusing = False
 
 
 def refusal(run_dir: Path, what: str = "") -> str:

@@ -131,3 +131,15 @@ def test_a_flat_measured_peak_is_framed_around_its_value(qtbot):
     panel.refresh(force=True)
     lo, hi = panel.memory.plot.getPlotItem().getViewBox().viewRange()[1]
     assert lo < 2_900_000 < hi and hi - lo >= 0.1 * 2_900_000
+
+
+def test_showing_the_plots_tab_grows_a_short_output_panel(qtbot, train_window):
+    """In the default 200 px panel five plots got ~60 px each: axes over their labels and
+    'no gradient check yet' over the ticks. Plots, like Code and Memory, gets room when shown."""
+    window = train_window({"steps": 10})
+    window.resize(1400, 880)
+    qtbot.wait(100)
+    assert window.bottom_dock.height() < 300
+    window.training.show_tab("Plots")
+    qtbot.wait(100)
+    assert window.bottom_dock.height() >= 300

@@ -99,3 +99,25 @@ def test_an_unreadable_snapshot_gets_the_open_message(qtbot, project_with_run, d
     title, text = dialogs.errors[-1]
     assert title == "Cannot open the snapshot" and str(run_dir / "project.revs") in text
     assert window.tabs.count() == base
+
+
+def test_a_refused_edit_on_the_snapshot_tab_is_not_reported_as_done(qtbot, project_with_run):
+    """Delete on the snapshot tab said 'Deleted 6 nodes' (after the refusal) while nothing went."""
+    window, run_dir = project_with_run
+    view = window.training.run_action("open", [run_dir])
+    said: list[str] = []
+    window.statusBar().messageChanged.connect(lambda text: said.append(text) if text else None)
+    view.setFocus()
+    view.select_nodes(list(view.graph.nodes))
+    count = len(view.graph.nodes)
+    for key, mods in ((Qt.Key.Key_Delete, Qt.KeyboardModifier.NoModifier),
+                      (Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier),
+                      (Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)):
+        said.clear()
+        qtbot.keyClick(view, key, mods)
+        assert len(view.graph.nodes) == count
+        assert said and said[-1].startswith("Not edited"), said
+    qtbot.wait(20)  # the next key press comes in a later turn of the event loop
+    view.select_nodes(list(view.graph.nodes))
+    qtbot.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)  # copying is no edit: it says so
+    assert said[-1].startswith("Copied"), said
