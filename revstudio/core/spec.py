@@ -102,26 +102,34 @@ class SavedTensors:
     byte each (a bool mask), ``indices`` eight bytes each (argmax positions). Weights and
     anything whose size does not grow with the batch are left out.
 
-    ``work_values`` and ``work_flags`` (elements per sample, at the layer's dtype and one byte
-    each) are what the backward itself holds at once beside the gradients of the layer's
-    outputs, inputs and weights: a weight's gradient built as ``grad * x`` before it is summed
-    is one output's worth of values.
+    The rest are what the layer holds for a moment, in elements per sample at its dtype and one
+    byte each: ``forward_values``/``forward_flags`` while its forward runs, beside its outputs
+    (``a * w0 + b * w1`` holds both products as it adds them: two outputs' worth);
+    ``backward_values``/``backward_flags`` while its backward runs, beside the gradients of its
+    outputs, inputs and weights (a weight's gradient built as ``grad * x`` before it is summed:
+    one output's worth).
     """
 
     ports: tuple[str, ...] = ()
     values: int = 0
     flags: int = 0
     indices: int = 0
-    work_values: int = 0
-    work_flags: int = 0
+    forward_values: int = 0
+    forward_flags: int = 0
+    backward_values: int = 0
+    backward_flags: int = 0
 
     def extra_bytes(self, batch: int, element_bytes: int) -> int:
         """Bytes of the layer's own kept tensors for ``batch`` samples."""
         return batch * (self.values * element_bytes + self.flags + 8 * self.indices)
 
-    def work_bytes(self, batch: int, element_bytes: int) -> int:
+    def forward_bytes(self, batch: int, element_bytes: int) -> int:
+        """Bytes the forward holds for a moment beside the outputs, for ``batch`` samples."""
+        return batch * (self.forward_values * element_bytes + self.forward_flags)
+
+    def backward_bytes(self, batch: int, element_bytes: int) -> int:
         """Bytes the backward holds at once beside the gradients, for ``batch`` samples."""
-        return batch * (self.work_values * element_bytes + self.work_flags)
+        return batch * (self.backward_values * element_bytes + self.backward_flags)
 
 
 SavedRule = Callable[[Mapping[str, Any], Sequence[ShapeT], Sequence[ShapeT]], "SavedTensors | Sequence[str]"]

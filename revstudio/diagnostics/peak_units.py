@@ -133,7 +133,8 @@ class UnitBuilder:
         # a dropout's mask exists beside its input and output while it runs (its forward work)
         return Unit(nid if name is None else name, self.reads(nid) if reads is None else reads,
                     own if makes is None else makes, saved, extra, int(info.parameters) * self.elem,
-                    fresh, forward_work_bytes(view), self.node_work(nid),
+                    fresh, forward_work_bytes(view) or getattr(self.w.saves.get(nid), "forward_work_bytes", 0),
+                    self.node_work(nid),
                     bool(own) and self.flag.get(nid, False), extra_fwd=extra - shared if shared else None,
                     work_shared=more, guard_bytes=guard_bytes(view), output_last=output_last(view),
                     work_stop=save_rules.recompute_stop_bytes(view),

@@ -39,8 +39,9 @@ class Saves:
     # Of a kept input, the bytes actually read (a coupling's F reads only x2, a
     # view): when the input arrives as separate halves, only this part is kept.
     input_part_bytes: int = 0
-    # what its backward holds at once beside the gradients, as its type declares it
-    # (``SavedTensors.work_bytes``; the measured rules price theirs in ``peak_units``)
+    # what its forward holds beside its outputs, and its backward beside the gradients, as its
+    # type declares them (``SavedTensors``; the measured rules price theirs in ``peak_units``)
+    forward_work_bytes: int = 0
     work_bytes: int = 0
 
 
@@ -395,14 +396,15 @@ def _declared(v: NodeView) -> Saves:
         saved = spec.saves_for_backward(v.params, [s or () for s in v.inputs.values()],
                                         list(v.outputs.values()))
         extra = 0 if saved is None else saved.extra_bytes(v.batch, v.element_bytes)
-        work = 0 if saved is None else saved.work_bytes(v.batch, v.element_bytes)
+        forward = 0 if saved is None else saved.forward_bytes(v.batch, v.element_bytes)
+        work = 0 if saved is None else saved.backward_bytes(v.batch, v.element_bytes)
     except Exception:  # noqa: BLE001
         return _keeps_every_input(v)
     if saved is None or any(p not in v.inputs and p not in v.outputs for p in saved.ports):
         return _keeps_every_input(v)  # undeclared, or naming a port the node does not have
     return Saves(inputs=tuple(p for p in saved.ports if p in v.inputs),
                  outputs=tuple(p for p in saved.ports if p in v.outputs and p not in v.inputs),
-                 extra_bytes=extra, work_bytes=work)
+                 extra_bytes=extra, forward_work_bytes=forward, work_bytes=work)
 
 
 def rule_for(type_id: str) -> Rule:

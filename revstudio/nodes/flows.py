@@ -33,7 +33,7 @@ PERMUTE = NodeSpec(
                                                  kind=ctx.params["kind"], seed=ctx.params["seed"])),
     fresh_output=True,  # (a shuffle of a channels_last tensor returns a view)
     # its backward scatters the gradient into zeros beside one more input's worth (torch 2.13)
-    saved_for_backward=lambda params, shapes, outs: SavedTensors(work_values=numel(shapes[0]) if shapes else 0),
+    saved_for_backward=lambda params, shapes, outs: SavedTensors(backward_values=numel(shapes[0]) if shapes else 0),
     invertible=True, key_params=("kind",),
 )
 

@@ -83,7 +83,7 @@ def _conv_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Seque
     if not any(extra):
         return SavedTensors(ports=("in",))
     padded = shape[0] * numel(tuple(n + e for n, e in zip(shape[1:], extra)))
-    return SavedTensors(values=padded, work_values=padded)  # (and backward, the copy's gradient)
+    return SavedTensors(values=padded, backward_values=padded)  # (and backward, the copy's gradient)
 
 
 CONV = NodeSpec(

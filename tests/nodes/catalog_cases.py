@@ -105,7 +105,9 @@ CASES: dict[str, list[Case]] = {
     ],
     "Concat": [({}, [(2, 3), (1, 3)]), ({"inputs": 3, "dim": 1}, [(2, 1, 2), (2, 3, 2), (2, 2, 2)])],
     "Merge": [({"mode": mode}, [(2, 3), (2, 3)]) for mode in ("add", "sub", "mul", "mean", "max", "stack")]
-    + [({"mode": "sub", "inputs": 3}, [(2, 2), (2, 2), (2, 2)]), ({"mode": "concat"}, [(2, 3), (1, 3)])],
+    + [({"mode": mode, "inputs": 3}, [(2, 2), (2, 2), (2, 2)]) for mode in ("sub", "mul", "max", "mean")]
+    + [({"mode": mode, "inputs": 4}, [(3,)] * 4) for mode in ("add", "mul", "max")]
+    + [({"mode": "concat"}, [(2, 3), (1, 3)])],
     "Permute": [({"kind": "reverse"}, [(4, 3)]), ({"kind": "shuffle", "seed": 3}, [(5, 2, 2)])],
     "InvConv1x1": [({}, [(3, 2, 2)]), ({"lu": False}, [(3, 4)]), ({}, [(4,)])],
     "ActNorm": [({}, [(3, 2, 2)]), ({}, [(3,)])],

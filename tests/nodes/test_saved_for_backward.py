@@ -58,15 +58,19 @@ def _observed(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]
     return seen, sum(own.values())
 
 
-def _work(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], batch: int) -> int:
-    """Bytes the backward holds at its peak beside the gradients it hands back (of the inputs and
+def _work(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], batch: int) -> tuple[int, int]:
+    """Bytes the forward holds at its peak beside what it hands on and keeps (its outputs and its
+    own saved tensors), and the backward beside the gradients it hands back (of the inputs and
     weights: a gradient that is a view of the output's is no new memory)."""
     from revstudio.diagnostics.memory_tracker import LiveTensorTracker
 
     module = NodeKit(make_groups()).build(type_id, params, shapes).module
     module.train()
     xs = [torch.randn(batch, *s, requires_grad=True) for s in shapes]
-    outs = [o for o in module(*xs) if isinstance(o, torch.Tensor) and o.requires_grad]
+    with LiveTensorTracker() as tracker:
+        start = tracker.live_bytes()
+        outs = [o for o in module(*xs) if isinstance(o, torch.Tensor) and o.requires_grad]
+        forward = tracker.peak_bytes - tracker.live_bytes()
     grads = [torch.randn_like(o) for o in outs]
     given = {g.untyped_storage().data_ptr() for g in grads}
     with LiveTensorTracker() as tracker:
@@ -75,7 +79,8 @@ def _work(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], b
         peak = tracker.peak_bytes
     handed = {t.grad.untyped_storage().data_ptr(): t.grad.untyped_storage().nbytes()
               for t in [*xs, *module.parameters()] if t.grad is not None}
-    return peak - before - sum(n for ptr, n in handed.items() if ptr not in given)
+    del start
+    return forward, peak - before - sum(n for ptr, n in handed.items() if ptr not in given)
 
 
 @pytest.mark.parametrize("case", DECLARED, ids=[case_id(c) for c in DECLARED])
@@ -96,9 +101,11 @@ def test_the_declaration_is_what_autograd_keeps(case: tuple[str, dict[str, Any],
     assert own == declared.extra_bytes(1, 4), \
         f"{type_id}: autograd keeps {own} bytes a sample of the layer's own tensors (float32), {declared}"
     if not raw.get("inplace"):  # (a leaf's input written over in place cannot run)
-        work = _work(type_id, raw, shapes, 3) - _work(type_id, raw, shapes, 2)
-        assert work == declared.work_bytes(1, 4), \
-            f"{type_id}: its backward holds {work} bytes a sample beside the gradients (float32), {declared}"
+        (forward2, backward2), (forward3, backward3) = _work(type_id, raw, shapes, 2), _work(type_id, raw, shapes, 3)
+        assert forward3 - forward2 == declared.forward_bytes(1, 4), \
+            f"{type_id}: its forward holds {forward3 - forward2} bytes a sample beside its outputs (float32), {declared}"
+        assert backward3 - backward2 == declared.backward_bytes(1, 4), \
+            f"{type_id}: its backward holds {backward3 - backward2} bytes a sample beside the gradients (float32), {declared}"
 
 
 def _view(type_id: str, inputs: dict[str, tuple[int, ...]], outputs: dict[str, tuple[int, ...]],
@@ -156,3 +163,66 @@ def test_values_scale_with_the_element_size() -> None:
     kept = SavedTensors(values=10, flags=3, indices=2)
     assert kept.extra_bytes(batch=2, element_bytes=4) == 2 * (40 + 3 + 16)
     assert kept.extra_bytes(batch=2, element_bytes=8) == 2 * (80 + 3 + 16)
+
+
+class _ScaledSum(torch.nn.Module):
+    """w0 * x0 + w1 * x1 with learned scalars: each weight's gradient is grad * x, summed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(2))
+
+    def forward(self, a: Any, b: Any) -> tuple[Any]:
+        return (a * self.w[0] + b * self.w[1],)
+
+
+@pytest.mark.parametrize("work", [True, False])
+def test_a_declared_type_is_estimated_as_it_is_measured(plugged: Any, work: bool) -> None:
+    """End to end, a plugin-like layer declared with what its forward and backward hold for a
+    moment: the estimated peak of every mode is the measured one. Declared without them,
+    checkpoint mode is under by one output's worth (its segment's recompute peaks while the
+    layer's forward holds both products)."""
+    from revstudio.compiler import compile as compile_graph
+    from revstudio.core.generate import Builder
+    from revstudio.diagnostics.check import full_check
+    from revstudio.diagnostics.estimate import estimate_peak
+    from revstudio.diagnostics.gradcheck import random_inputs
+    from revstudio.diagnostics.memory import measure_step
+
+    def saved(params: Any, ins: Any, outs: Any) -> SavedTensors:
+        size = prod(outs[0]) if work else 0  # both products at once as it adds them; grad * x
+        return SavedTensors(ports=("in0", "in1"), forward_values=2 * size, backward_values=size)
+
+    registry.register(NodeSpec(
+        type_id="ScaledSum", category="Test", help="", params={}, inputs=("in0", "in1"), outputs=("out",),
+        infer=lambda ctx: {"out": ctx.input("in0")}, count_params=lambda ctx: 2,
+        build=lambda ctx: _ScaledSum(), saved_for_backward=saved))
+    b = Builder("scaled")
+    b.node("Input", "x", shape=[8, 8, 8])
+    b.node("Input", "z", shape=[8, 8, 8])
+    b.node("ScaledSum", "sum")
+    b.node("Conv", "c", out_channels=8, kernel_size=3)
+    b.node("Output", "y")
+    b.wire("x.out", "sum.in0")
+    b.wire("z.out", "sum.in1")
+    b.chain("sum.out", "c", "y")
+    graph = b.done()
+    try:
+        if work:  # what the catalog test measures of it is what it declares
+            (f2, b2), (f3, b3) = (_work("ScaledSum", {}, [(8, 8, 8)] * 2, n) for n in (2, 3))
+            declared = saved({}, [(8, 8, 8)] * 2, [(8, 8, 8)])
+            assert (f3 - f2, b3 - b2) == (declared.forward_bytes(1, 4), declared.backward_bytes(1, 4))
+        report = full_check(graph, batch=8)
+        torch.manual_seed(0)
+        model = compile_graph(graph, mode="standard")
+        inputs = random_inputs(graph, 8, torch.float32, requires_grad=False)
+        for mode in ("standard", "checkpoint"):
+            model.mode = mode
+            measured = measure_step(model, inputs, timing_runs=0)["peak_bytes"]
+            estimated = estimate_peak(graph, report, batch=8, mode=mode)
+            if work:
+                assert abs(estimated / measured - 1) < 0.005, (mode, estimated, measured)
+            elif mode == "checkpoint":  # the recompute of its segment peaks in its forward
+                assert estimated < 0.95 * measured, (mode, estimated, measured)
+    finally:
+        registry._specs.pop("ScaledSum", None)
