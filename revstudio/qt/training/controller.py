@@ -134,7 +134,8 @@ class TrainController(QObject):
             total = f" of {self.run.total_steps}" if self.run.total_steps else ""
             return (f"A run is already training ({self.run.name}, step {self.run.step}{total}); "
                     "stop it first (Run > Stop, Shift+F5) or wait for it to finish.")
-        problem = sec.validate(self.document.graph.training)
+        problem = sec.validate(self.document.graph.training) or sec.data_problem(self.document.graph.training,
+                                                                                   self.document.path)
         if problem:
             return f"The run settings are not valid: {problem}. Fix them in Run > Run Settings."
         errors, _warnings = rf.counts(self.document.report)
