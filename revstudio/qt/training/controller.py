@@ -63,6 +63,12 @@ def runs_root(project_path: str | None) -> Path:
     return Path(base) / "runs"
 
 
+def run_stem(document: Document) -> str:
+    """What a project's run folders are named after: its file's name, or an unsaved one's name."""
+    stem = Path(document.path).stem if document.path else document.graph.name
+    return stem or "untitled"
+
+
 def new_run_dir(root: Path, stem: str) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     path = root / f"{stem}-{stamp}"
@@ -152,8 +158,7 @@ class TrainController(QObject):
         if reason:
             self.message.emit(reason)
             return reason
-        stem = Path(self.document.path).stem if self.document.path else (self.document.graph.name or "untitled")
-        run_dir = new_run_dir(runs_root(self.document.path), stem or "untitled")
+        run_dir = new_run_dir(runs_root(self.document.path), run_stem(self.document))
         try:
             run_dir.mkdir(parents=True)
             snapshot = run_dir / "project.revs"
