@@ -455,7 +455,9 @@ class MainWindow(QMainWindow):
 
     # ---- closing ----------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
-        if not self.files.maybe_save():
+        # one question at a time: the run first (Cancel there asks nothing more), then unsaved
+        # edits; the run is stopped only once both answers let the window close
+        if not self._may_stop_run() or not self.files.maybe_save():
             event.ignore()
             return
         self.training.shutdown()  # a run is stopped (checkpointed), never left behind
@@ -464,6 +466,17 @@ class MainWindow(QMainWindow):
         self.save_layout()
         self.bottom.log.detach(log)
         event.accept()
+
+    def _may_stop_run(self) -> bool:
+        """Whether closing may stop the run training now (asks; True when none is training)."""
+        ctl = self.training.controller
+        run = ctl.run
+        if not ctl.running or run is None:
+            return True
+        total = f" of {run.total_steps}" if run.total_steps else ""
+        return bool(self.dialogs.ask_stop_run(
+            self, f"{run.name} is at step {run.step}{total}. Stopping keeps its last checkpoint; "
+                  "Resume in the Runs tab continues it."))
 
     def open_later(self, path: str | None) -> None:
         """Open ``path`` and offer recovery once the window has been painted.

@@ -218,3 +218,40 @@ def test_a_run_still_training_stays_in_plots_after_opening_another_project(qtbot
     assert window.training.shown_runs() == []  # over, and another project's
     window.training.plots.refresh(force=True)
     assert window.training.plots.loss.curve_points() == {}
+
+
+def test_closing_while_a_run_trains_asks_first_then_about_unsaved_edits(qtbot, train_window, fake_worker,
+                                                                        dialogs):
+    # closing stopped the run without asking
+    from revstudio.core.commands import SetParam
+
+    from .conftest import wait_running
+
+    fake_worker(delay=0.05)
+    window = train_window({"steps": 100_000})
+    assert window.training.train() is None
+    wait_running(qtbot, window)
+    ctl = window.training.controller
+    window.document.push(SetParam(window.document.graph, "head", "out_features", 9))  # unsaved edits too
+
+    dialogs.stop_runs = [False]  # Cancel: nothing more is asked, the run goes on
+    assert not window.close()
+    assert dialogs.asked == ["stop_run"] and ctl.running and window.isVisible()
+
+    dialogs.asked.clear()
+    dialogs.stop_runs, dialogs.unsaved = [True], ["cancel"]  # Stop and Quit, then Cancel on the edits
+    assert not window.close()
+    assert dialogs.asked == ["stop_run", f"unsaved:{window.files.display_name()}"] and ctl.running
+
+    dialogs.asked.clear()
+    dialogs.stop_runs, dialogs.unsaved = [True], ["discard"]
+    process = ctl._process
+    assert window.close()
+    assert dialogs.asked == ["stop_run", f"unsaved:{window.files.display_name()}"]
+    assert not ctl.running and process.state() == process.ProcessState.NotRunning
+
+
+def test_closing_with_no_run_training_asks_nothing_about_runs(qtbot, train_window, dialogs):
+    window = train_window()
+    assert window.close()
+    assert "stop_run" not in dialogs.asked
