@@ -167,9 +167,10 @@ class MainWindow(QMainWindow):
         self.status_errors.setObjectName("statusErrors")
         self.status_warnings = QLabel()
         self.status_warnings.setObjectName("statusWarnings")
-        self.status_memory = QLabel()
+        from revstudio.qt.memory_figures import BatchField, ElidedLabel
+
+        self.status_memory = ElidedLabel()  # the widest item: "…" in a narrow window, whole in its tooltip
         self.status_memory.setObjectName("statusMemory")
-        from revstudio.qt.memory_figures import BatchField
 
         self.status_batch = BatchField(self.document)
         self.status_batch.setObjectName("statusBatch")

@@ -152,3 +152,25 @@ def test_export_of_a_graph_with_errors_is_refused_before_the_file_dialog(make_wi
         (title, text), = dialogs.errors
         assert title == "Cannot export" and text.startswith("The graph has 1 error, so it cannot be exported yet")
         assert "Problems" in text and "\n• m.in1: " in text
+
+
+def test_the_memory_figures_give_way_at_800_px_with_the_whole_text_in_the_tooltip(make_window, revnet, settle,
+                                                                                    qtbot):
+    # at 800 px the figures ran past the window's edge, cut off mid-number
+    window = make_window(revnet)
+    window.resize(800, 600)
+    qtbot.wait(100)
+    settle()
+    bar, memory = window.statusBar(), window.status_memory
+    whole = memory.text()
+    assert memory.isVisible() and whole.startswith("float32")
+    assert memory.geometry().right() <= bar.contentsRect().right()  # all of it inside the bar
+    shown = memory.shown_text()
+    assert shown != whole and shown.endswith("…") and whole.startswith(shown[:-1])
+    assert memory.fontMetrics().horizontalAdvance(shown) <= memory.contentsRect().width()
+    assert memory.toolTip().startswith(whole + "\n\n") and "Estimated memory" in memory.toolTip()
+    assert memory.grab().width() == memory.width()  # it paints
+    window.resize(1600, 900)
+    qtbot.wait(100)
+    settle()
+    assert memory.shown_text() == whole and memory.toolTip().startswith("Estimated memory")
