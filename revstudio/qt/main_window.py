@@ -436,7 +436,8 @@ class MainWindow(QMainWindow):
             f"<td><b>{escape(a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))}</b></td></tr>"
             for name, a in self.actions_by_name.items() if not a.shortcut().isEmpty())
         extra = ("<p>On the canvas: drag from a port to wire it, Space+drag or the middle button pans, "
-                 "the wheel zooms, Tab opens a group, Escape cancels.</p>")
+                 "the wheel zooms, Tab opens the selected group (with no group node selected it adds a node by "
+                 "name, as Shift+A), Escape cancels.</p>")
         self.dialogs.info(self, "Keyboard shortcuts", f"<table>{rows}</table>{extra}")
 
     # ---- dropping files -----------------------------------------------------
