@@ -356,7 +356,7 @@ def add_subgraph(
             seen.add(new)
             children.append(Connect(graph, new.src, new.dst))
     count = len(mapping)
-    text = f"Paste {next(iter(mapping))}" if count == 1 else f"Paste {count} nodes"
+    text = f"Paste {next(iter(mapping.values()))}" if count == 1 else f"Paste {count} nodes"  # the id given
     return AddSubgraph(text, children, mapping)
 
 

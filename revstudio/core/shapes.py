@@ -26,6 +26,7 @@ from .validate import (
     analyse_structure,
     group_refs,
     path_text,
+    recursion_text,
     recursive_groups,
 )
 
@@ -90,7 +91,7 @@ class GroupInferer:
             path = path_text(self.recursive.get(name) or [*self.active, name])
             raise ShapeError(
                 f"group {name!r} contains itself ({path}); a group cannot use the group it is "
-                "inside: remove that Group node from the body"
+                f"inside: open group {name!r} and change what in its body uses it"
             )
         if len(self.active) >= MAX_GROUP_DEPTH:
             raise ShapeError(f"groups are nested more than {MAX_GROUP_DEPTH} deep; flatten some of them")
@@ -180,6 +181,7 @@ def analyse_graph(
     """Check one graph. ``provided`` holds the GroupInput shapes when ``graph`` is a body
     (``UNUSED_BODY`` for a body no node uses); None for the project itself."""
     st = analyse_structure(graph, inferer.groups, inferer.registry, inferer.plugins)
+    owner = next((name for name, body in inferer.groups.items() if body is graph), None)
     diags = st.diagnostics
     infos = {nid: NodeInfo(s.type_id) for nid, s in st.states.items()}
     group_outputs: dict[str, ShapeT] = {}
@@ -189,12 +191,9 @@ def analyse_graph(
             continue
         for pname, gname in group_refs(state.spec, state.params):
             if gname in inferer.recursive:
-                path = path_text(inferer.recursive[gname])
-                diags.append(error(
-                    nid,
-                    f"parameter {pname!r}: group {gname!r} contains itself ({path}); a group cannot use "
-                    "the group it is inside: remove that Group node from the body",
-                ))
+                diags.append(error(nid, recursion_text(
+                    inferer.groups, inferer.registry, inferer.recursive[gname], pname, gname, nid,
+                    state.spec.type_id, owner)))
                 state.failed = True
     for nid in st.order:
         state = st.states[nid]

@@ -167,6 +167,65 @@ def recursive_groups(groups: Mapping[str, Graph], registry: Registry) -> dict[st
     return out
 
 
+def groups_containing(groups: Mapping[str, Graph], registry: Registry, name: str) -> set[str]:
+    """``name`` and every group whose body uses it, directly or through other groups: the groups
+    a node in ``name``'s body cannot use without a group containing itself."""
+    users: dict[str, set[str]] = {}
+    for owner, body in groups.items():
+        for node in body.nodes.values():
+            spec = registry.find(node.type) if isinstance(node.type, str) else None
+            if spec is not None and isinstance(node.params, dict):
+                for _, used in group_refs(spec, node.params):
+                    users.setdefault(used, set()).add(owner)
+    found, todo = {name}, [name]
+    while todo:
+        for owner in users.get(todo.pop(), ()):
+            if owner not in found:
+                found.add(owner)
+                todo.append(owner)
+    return found
+
+
+def recursion_text(groups: Mapping[str, Graph], registry: Registry, cycle: list[str], pname: str, gname: str,
+                   node_id: str, node_type: str, owner: str | None) -> str:
+    """Why parameter ``pname`` of node ``node_id`` (in the body of group ``owner``, None at the top)
+    cannot name the recursive group ``gname`` (``cycle`` starts and ends at it), and what to change:
+    the node that closes the cycle is named with its parameter, so the advice fits a coupling's
+    function as well as a Group node."""
+    path = path_text(cycle)
+    if owner is not None and owner in cycle:  # this node closes the cycle: change this parameter
+        how = "" if gname == owner else f", which uses {owner!r} ({path})"
+        fix = f"pick another group for {pname!r}"
+        if pname == "group":  # a Group / Repeat node: the node itself is the mistake
+            fix += " or remove this node from the body"
+        return (f"parameter {pname!r}: {node_type} {node_id!r} is inside group {owner!r}, so its {pname!r} "
+                f"cannot be {gname!r}{how} (a group cannot contain itself); {fix}")
+    culprit = _cycle_culprit(groups, registry, cycle)
+    text = f"parameter {pname!r}: group {gname!r} contains itself ({path})"
+    if culprit is None:
+        return text + f"; open group {gname!r} and remove what uses it from its body"
+    inner_id, inner_type, inner_param, target = culprit
+    fix = f"pick another group for its {inner_param!r}" + (" or remove that node"
+                                                           if inner_param == "group" else "")
+    return (text + f": {inner_type} {inner_id!r} in group {cycle[0]!r} uses group {target!r} as its "
+            f"{inner_param!r}; open group {cycle[0]!r} and {fix}")
+
+
+def _cycle_culprit(groups: Mapping[str, Graph], registry: Registry,
+                   cycle: list[str]) -> tuple[str, str, str, str] | None:
+    """(node id, type, parameter, group) of the node in ``cycle[0]``'s body that uses ``cycle[1]``."""
+    if len(cycle) < 2 or cycle[0] not in groups:
+        return None
+    for node in groups[cycle[0]].nodes.values():
+        spec = registry.find(node.type) if isinstance(node.type, str) else None
+        if spec is None or not isinstance(node.params, dict):
+            continue
+        for pname, gname in group_refs(spec, node.params):
+            if gname == cycle[1]:
+                return node.id, str(node.type), pname, gname
+    return None
+
+
 def strongly_connected(nodes: list[str], succ: Mapping[str, list[str]]) -> list[list[str]]:
     """Tarjan's algorithm, iterative so hostile files cannot exhaust the stack."""
     index: dict[str, int] = {}

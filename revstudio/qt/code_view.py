@@ -196,7 +196,7 @@ class CodeView(QWidget):
         self._line_group: list[str] = []  # per line shown: the group whose class holds it ("" = none)
         self.status = QLabel()
         copy_button = QPushButton("Copy")
-        export_button = QPushButton("Export...")
+        self.export_button = export_button = QPushButton("Export...")
         self.editor = QPlainTextEdit()
         self.editor.setReadOnly(True)
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
@@ -390,11 +390,35 @@ def default_export_name(document: Any) -> str:
     return (name or "model") + ".py"
 
 
+def export_refusal(document: Any) -> str | None:
+    """Why the graph cannot be exported as it is (its errors, each naming its node), or None."""
+    current = getattr(document, "current_report", None)
+    report = current() if callable(current) else getattr(document, "report", None)
+    errors = [d for d in getattr(report, "diagnostics", None) or [] if getattr(d, "severity", "") == "error"]
+    if not errors:
+        return None
+    lines = [f"• {d.node}{'.' + d.port if d.port else ''}: {d.message}" if d.node else f"• {d.message}"
+             for d in errors[:5]]
+    if len(errors) > 5:
+        lines.append(f"… and {len(errors) - 5} more")
+    many = len(errors) != 1
+    return (f"The graph has {len(errors)} error{'s' * many}, so it cannot be exported yet; fix "
+            f"{'them' if many else 'it'} first (see the Problems tab):\n" + "\n".join(lines))
+
+
 def export_with_dialog(parent: QWidget | None, document: Any, with_training: bool | None = None) -> str | None:
     """File > Export...: ask where, write atomically, report problems in a message box.
 
     ``with_training`` None follows the Code tab's "Include training script" box.
     """
+    problem = export_refusal(document)
+    if problem is not None:  # before asking for a file name: the answer would be thrown away
+        dialogs = getattr(parent.window(), "dialogs", None) if parent is not None else None
+        if dialogs is not None:
+            dialogs.error(parent, "Cannot export", problem)
+        else:
+            QMessageBox.warning(parent, "Cannot export", problem)
+        return None
     if with_training is None:
         view = getattr(parent, "code_view", None)
         box = getattr(view, "with_training", None)

@@ -40,6 +40,16 @@ class Dialogs:
                                       | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
         return answer == QMessageBox.StandardButton.Yes
 
+    def ask_stop_run(self, parent: QWidget, detail: str) -> bool:
+        """True to stop the training run and quit; Cancel (the default) keeps both."""
+        box = QMessageBox(QMessageBox.Icon.Question, "Quit", "A run is training: stop it and quit?", parent=parent)
+        box.setInformativeText(detail)
+        stop = box.addButton("Stop and Quit", QMessageBox.ButtonRole.DestructiveRole)
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(cancel)
+        box.exec()
+        return box.clickedButton() is stop
+
     def open_path(self, parent: QWidget, start: str) -> str | None:
         path, _ = QFileDialog.getOpenFileName(parent, "Open project", start, FILE_FILTER)
         return path or None

@@ -156,6 +156,12 @@ class Document(QObject):
     def schedule_recompute(self) -> None:
         self._timer.start()
 
+    def current_report(self) -> Any:
+        """The report of the graph as it is now: an edit's pending recompute is done first."""
+        if self._timer.isActive():
+            self.recompute()
+        return self.report
+
     def recompute(self) -> None:
         """Recompute shapes, diagnostics, regions and the memory estimate."""
         self._timer.stop()

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from revstudio.core.commands import Command, Macro, RenameNode, SetParam
 from revstudio.core.graph import Graph, Node
 from revstudio.core.spec import registry
-from revstudio.core.validate import missing_type_text
+from revstudio.core.validate import groups_containing, missing_type_text
 from revstudio.diagnostics.estimate import precision_note
 from revstudio.qt import report_facts as rf
 from revstudio.qt.canvas.rename import rename_problem
@@ -187,7 +187,7 @@ class Inspector(QWidget):
         for name, param in params.items():
             editor = make_editor(name, param, self.form_host)
             if isinstance(editor, GroupEditor):
-                editor.set_groups(self._group_names())
+                editor.set_groups(*self._group_choices())
             values = [p.params.get(name) for p in peers] if peers else [node.params.get(name)]
             editor.set_value(values[0] if all(v == values[0] for v in values) else None)
             editor.committed.connect(lambda value, n=name: self._commit(n, value))
@@ -248,8 +248,14 @@ class Inspector(QWidget):
         if name:
             self.openGroupRequested.emit(name)
 
-    def _group_names(self) -> list[str]:
-        return list(self.document.graph.groups)
+    def _group_choices(self) -> tuple[list[str], set[str]]:
+        """The groups a group parameter may name here, and those it may not: inside a group's body,
+        that group and every group that uses it (a node there naming one would make the group
+        contain itself)."""
+        groups = self.document.graph.groups
+        owner = next((n for n, body in groups.items() if body is self.graph), None)
+        containing = groups_containing(groups, registry, owner) if owner is not None else set()
+        return [n for n in groups if n not in containing], containing
 
     def _show_summary(self) -> None:
         g = self.document.graph
@@ -336,7 +342,7 @@ class Inspector(QWidget):
     def _on_groups_changed(self, *args: Any) -> None:
         for editor in self.editors.values():
             if isinstance(editor, GroupEditor):
-                editor.set_groups(self._group_names())
+                editor.set_groups(*self._group_choices())
 
     # ---- facts ----------------------------------------------------------
     def refresh_facts(self) -> None:

@@ -167,9 +167,10 @@ class MainWindow(QMainWindow):
         self.status_errors.setObjectName("statusErrors")
         self.status_warnings = QLabel()
         self.status_warnings.setObjectName("statusWarnings")
-        self.status_memory = QLabel()
+        from revstudio.qt.memory_figures import BatchField, ElidedLabel
+
+        self.status_memory = ElidedLabel()  # the widest item: "…" in a narrow window, whole in its tooltip
         self.status_memory.setObjectName("statusMemory")
-        from revstudio.qt.memory_figures import BatchField
 
         self.status_batch = BatchField(self.document)
         self.status_batch.setObjectName("statusBatch")
@@ -435,7 +436,8 @@ class MainWindow(QMainWindow):
             f"<td><b>{escape(a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))}</b></td></tr>"
             for name, a in self.actions_by_name.items() if not a.shortcut().isEmpty())
         extra = ("<p>On the canvas: drag from a port to wire it, Space+drag or the middle button pans, "
-                 "the wheel zooms, Tab opens a group, Escape cancels.</p>")
+                 "the wheel zooms, Tab opens the selected group (with no group node selected it adds a node by "
+                 "name, as Shift+A), Escape cancels.</p>")
         self.dialogs.info(self, "Keyboard shortcuts", f"<table>{rows}</table>{extra}")
 
     # ---- dropping files -----------------------------------------------------
@@ -455,7 +457,9 @@ class MainWindow(QMainWindow):
 
     # ---- closing ----------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt API
-        if not self.files.maybe_save():
+        # one question at a time: the run first (Cancel there asks nothing more), then unsaved
+        # edits; the run is stopped only once both answers let the window close
+        if not self._may_stop_run() or not self.files.maybe_save():
             event.ignore()
             return
         self.training.shutdown()  # a run is stopped (checkpointed), never left behind
@@ -464,6 +468,17 @@ class MainWindow(QMainWindow):
         self.save_layout()
         self.bottom.log.detach(log)
         event.accept()
+
+    def _may_stop_run(self) -> bool:
+        """Whether closing may stop the run training now (asks; True when none is training)."""
+        ctl = self.training.controller
+        run = ctl.run
+        if not ctl.running or run is None:
+            return True
+        total = f" of {run.total_steps}" if run.total_steps else ""
+        return bool(self.dialogs.ask_stop_run(
+            self, f"{run.name} is at step {run.step}{total}. Stopping keeps its last checkpoint; "
+                  "Resume in the Runs tab continues it."))
 
     def open_later(self, path: str | None) -> None:
         """Open ``path`` and offer recovery once the window has been painted.

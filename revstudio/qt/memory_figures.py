@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QSpinBox, QWidget
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy, QSpinBox, QWidget
 
 from revstudio.core.commands import SetTraining
 from revstudio.diagnostics.check import training_batch
@@ -19,6 +21,48 @@ from revstudio.qt.document import Document
 SHORT = {"standard": "std", "reversible": "rev", "checkpoint": "ckpt"}
 ORDER = ("standard", "reversible", "checkpoint")
 MAX_BATCH = 1 << 16
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that gives way in a narrow window: its text ends in "…" where it does not
+    fit, and the whole text then leads its tooltip. ``text()`` is always the whole text."""
+
+    MIN_WIDTH = 80
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._tip = ""
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt API
+        return QSize(min(self.MIN_WIDTH, super().minimumSizeHint().width()), super().minimumSizeHint().height())
+
+    def shown_text(self) -> str:
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, self.contentsRect().width())
+
+    def is_elided(self) -> bool:
+        return self.shown_text() != self.text()
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt API
+        super().setText(text)
+        self._sync_tip()
+
+    def setToolTip(self, tip: str) -> None:  # noqa: N802 - Qt API
+        self._tip = tip
+        self._sync_tip()
+
+    def _sync_tip(self) -> None:
+        whole = self.text() if self.is_elided() else ""
+        super().setToolTip("\n\n".join(t for t in (whole, self._tip) if t))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        self._sync_tip()
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt API
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        painter.drawText(self.contentsRect(), int(self.alignment()), self.shown_text())
 
 
 class BatchField(QSpinBox):

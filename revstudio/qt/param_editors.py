@@ -9,7 +9,7 @@ emits nothing. An empty field resets the parameter to its default.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -247,8 +247,13 @@ class GroupEditor(ParamEditor):
         self._vbox.addWidget(self.combo)
         self._vbox.addWidget(self.error_label)
         self.combo.activated.connect(self._on_activated)
+        self._names: list[str] = []
+        self._containing: set[str] = set()
 
-    def set_groups(self, names: list[str]) -> None:
+    def set_groups(self, names: list[str], containing: Collection[str] = ()) -> None:
+        """Offer ``names``; a current value among ``containing`` (groups that contain the node, which
+        are not offered) stays visible, marked, as a dangling one does."""
+        self._names, self._containing = list(names), set(containing)
         current = self.effective()
         self.combo.blockSignals(True)
         self.combo.clear()
@@ -257,7 +262,8 @@ class GroupEditor(ParamEditor):
         for n in names:
             self.combo.addItem(n, n)
         if current and current not in names:  # a dangling reference stays visible, marked
-            self.combo.addItem(f"{current} (missing)", current)
+            why = "contains this node" if current in containing else "missing"
+            self.combo.addItem(f"{current} ({why})", current)
         # no group chosen yet: the placeholder, not the first group as if it were set
         self.combo.setCurrentIndex(self.combo.findData(current))
         self.combo.blockSignals(False)
@@ -265,7 +271,9 @@ class GroupEditor(ParamEditor):
     def set_value(self, value: Any) -> None:
         super().set_value(value)
         index = self.combo.findData(self.effective())
-        if index >= 0 or not self.effective():
+        if index < 0 and self.effective():  # one not offered: listed again, marked
+            self.set_groups(self._names, self._containing)
+        elif index >= 0 or not self.effective():
             self.combo.setCurrentIndex(index)
 
     def _on_activated(self, index: int) -> None:

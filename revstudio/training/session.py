@@ -216,8 +216,8 @@ def run_session(req: Request) -> int:
             task = infer_task(graph, report, cfg.task)
             data = load_data(cfg.data, graph, report, task=task, val_spec=cfg.val_data,
                              val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base)
-        except DataError as exc:
-            return failed(f"{cfg.data}: {exc}", 2)
+        except DataError as exc:  # (its message names the file, array or node itself: said once)
+            return failed(str(exc), 2)
         if stop() and world == 1:  # a stop during the start-up: nothing trained, nothing more to save
             if rank == 0:
 

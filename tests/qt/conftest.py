@@ -35,6 +35,7 @@ class ScriptedDialogs:
         self.errors: list[tuple[str, str]] = []
         self.asked: list[str] = []
         self.confirms: list[bool] = []      # answers to yes/no questions (delete runs)
+        self.stop_runs: list[bool] = []     # answers to "a run is training: stop it and quit?"
 
     def ask_unsaved(self, parent: Any, name: str) -> str:
         self.asked.append(f"unsaved:{name}")
@@ -49,6 +50,10 @@ class ScriptedDialogs:
     def confirm(self, parent: Any, title: str, text: str) -> bool:
         self.asked.append(f"confirm:{title}")
         return self.confirms.pop(0) if self.confirms else False
+
+    def ask_stop_run(self, parent: Any, detail: str) -> bool:
+        self.asked.append("stop_run")
+        return self.stop_runs.pop(0) if self.stop_runs else True
 
     def open_path(self, parent: Any, start: str) -> str | None:
         self.asked.append("open")

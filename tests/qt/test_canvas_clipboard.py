@@ -287,3 +287,17 @@ def test_random_gui_edits_undo_back_to_the_original(make_view, seed):
         doc.undo_stack.redo()
     assert project.dumps(doc.graph) == final
     assert set(view.scene().node_items) == set(doc.graph.nodes)
+
+
+def test_history_names_the_node_a_paste_created(make_window, settle):
+    # a pasted 'a' that became 'a1' was listed in History as "Paste a"
+    window = make_window(chain())
+    view = window.current_view()
+    view.select_nodes(["a"])
+    assert view.copy()
+    assert view.paste() == ["a1"]
+    settle()
+    stack = window.document.undo_stack
+    assert stack.text(stack.index() - 1) == "Paste a1"
+    history = window.history.model()
+    assert history.data(history.index(stack.index(), 0)) == "Paste a1"

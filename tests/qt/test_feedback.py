@@ -131,3 +131,46 @@ def test_new_and_open_do_not_say_they_undid_the_old_projects_edits(make_window, 
     settle()
     assert not [text for text in said if text.startswith(("Undid", "Redid"))], said
     assert said[-1].startswith("Opened ")
+
+
+def test_export_of_a_graph_with_errors_is_refused_before_the_file_dialog(make_window, revnet, dialogs,
+                                                                          monkeypatch):
+    # it asked for a file name first and only then said the graph cannot be exported
+    from PySide6.QtWidgets import QFileDialog
+
+    from revstudio.core.commands import Disconnect
+
+    window = make_window(revnet)
+    asked: list[str] = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: asked.append("file") or ("", "")))
+    edge = next(e for e in window.document.graph.edges if str(e.dst) == "m.in1")
+    window.document.push(Disconnect(window.document.graph, edge))  # no settle: the refusal checks the graph as is
+    for trigger in (window.actions_by_name["export"].trigger, window.code_view.export_button.click):
+        dialogs.errors.clear()
+        trigger()
+        assert asked == []
+        (title, text), = dialogs.errors
+        assert title == "Cannot export" and text.startswith("The graph has 1 error, so it cannot be exported yet")
+        assert "Problems" in text and "\n• m.in1: " in text
+
+
+def test_the_memory_figures_give_way_at_800_px_with_the_whole_text_in_the_tooltip(make_window, revnet, settle,
+                                                                                    qtbot):
+    # at 800 px the figures ran past the window's edge, cut off mid-number
+    window = make_window(revnet)
+    window.resize(800, 600)
+    qtbot.wait(100)
+    settle()
+    bar, memory = window.statusBar(), window.status_memory
+    whole = memory.text()
+    assert memory.isVisible() and whole.startswith("float32")
+    assert memory.geometry().right() <= bar.contentsRect().right()  # all of it inside the bar
+    shown = memory.shown_text()
+    assert shown != whole and shown.endswith("…") and whole.startswith(shown[:-1])
+    assert memory.fontMetrics().horizontalAdvance(shown) <= memory.contentsRect().width()
+    assert memory.toolTip().startswith(whole + "\n\n") and "Estimated memory" in memory.toolTip()
+    assert memory.grab().width() == memory.width()  # it paints
+    window.resize(1600, 900)
+    qtbot.wait(100)
+    settle()
+    assert memory.shown_text() == whole and memory.toolTip().startswith("Estimated memory")

@@ -131,3 +131,32 @@ def test_rename_inside_a_group_tab_records_the_alias_in_that_body_and_the_file(
     window.document.undo_stack.undo()
     settle()
     assert "block0_f_conv1" in body.nodes and body.renamed == {}
+
+
+def test_a_refused_in_place_rename_keeps_the_field_and_the_text(make_window, revnet, settle):
+    # Enter on a taken id closed the field and threw away what was typed
+    window = make_window(revnet)
+    view = window.current_view()
+    field = view.start_rename("f")
+    field.setText("m")
+    QTest.keyClick(field, Qt.Key.Key_Return)
+    settle()
+    assert view.rename_field is field and field.isVisible() and field.text() == "m"
+    assert field.note.isVisible() and field.note.text() == "'m' is already the id of another node (Esc cancels)"
+    assert window.statusBar().currentMessage() == "Not renamed: 'm' is already the id of another node"
+    count = window.document.undo_stack.count()
+    QTest.keyClicks(field, "2")  # corrected where it was typed
+    QTest.keyClick(field, Qt.Key.Key_Return)
+    settle()
+    assert "m2" in window.document.graph.nodes and window.document.undo_stack.count() == count + 1
+    assert view.rename_field is None
+
+    field = view.start_rename("m2")  # refused again, then Escape: nothing changes
+    field.setText("bad name")
+    QTest.keyClick(field, Qt.Key.Key_Return)
+    settle()
+    assert view.rename_field is field and "spaces" in field.note.text()
+    QTest.keyClick(field, Qt.Key.Key_Escape)
+    settle()
+    assert view.rename_field is None and "m2" in window.document.graph.nodes
+    assert window.document.undo_stack.count() == count + 1

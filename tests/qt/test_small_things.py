@@ -85,3 +85,31 @@ def _default_button():
     button = QPushButton("OK")
     button.setDefault(True)
     return button
+
+
+def test_tab_is_described_as_it_behaves_in_the_docs_and_the_shortcuts_list(make_window, revnet, dialogs, settle,
+                                                                           monkeypatch):
+    # Tab with nothing selected opens quick add; the docs and F1 said only that it opens a group
+    from pathlib import Path
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    window = make_window(revnet)
+    view = window.current_view()
+    view.setFocus()
+    view.select_nodes([])
+    QTest.keyClick(view, Qt.Key.Key_Tab)
+    settle()
+    popup = QApplication.activePopupWidget()
+    assert popup is not None  # quick add, at the pointer
+    popup.close()
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "editor.md").read_text()
+    row = next(line for line in docs.splitlines() if line.startswith("| Tab |"))
+    assert "group" in row and "add a node by name" in row and "Shift+A" in row
+    said: list[str] = []
+    monkeypatch.setattr(dialogs, "info", lambda parent, title, text: said.append(text))
+    window.show_shortcuts()
+    assert "Tab opens the selected group (with no group node selected it adds a node by name" in said[0]

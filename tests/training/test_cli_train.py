@@ -279,3 +279,13 @@ def test_every_training_key_has_a_train_flag() -> None:
     parser, _ = cli._build_parser("train")
     args = parser.parse_args(["p.revs", "--optimizer", "sgd", "--momentum", "0.5"])
     assert overrides(args) == {"optimizer": "sgd", "momentum": 0.5}
+
+
+def test_a_missing_data_file_is_named_once(tmp_path, capsys) -> None:
+    # the message read "nope.npz: /…/nope.npz: no such file": the run prefixed the spec to the loader's
+    # message, which names the file already
+    code = cli.main(["train", EXAMPLE, "--steps", "1", *QUICK, "--data", str(tmp_path / "nope.npz"), "--json",
+                     "--out", str(tmp_path / "run")])
+    row = _rows(capsys.readouterr().out)[-1]
+    assert code == 2 and row["event"] == "failed"
+    assert row["message"] == f"{tmp_path / 'nope.npz'}: no such file"

@@ -3,8 +3,8 @@ for what a new id may be (so both places refuse the same names with the same wor
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QLineEdit, QWidget
+from PySide6.QtGui import QFocusEvent, QKeyEvent
+from PySide6.QtWidgets import QLabel, QLineEdit, QWidget
 
 from revstudio.core.graph import Graph, valid_id
 
@@ -21,24 +21,60 @@ def rename_problem(graph: Graph, new: str) -> str | None:
 
 
 class RenameField(QLineEdit):
-    """The in-place editor of a node's id; says ``done(node_id, text)`` once, or nothing on Escape."""
+    """The in-place editor of a node's id; says ``done(node_id, text)`` once, or nothing on Escape.
+
+    A name refused on Enter (:meth:`refuse`) keeps the field open with the typed text and the
+    reason under it, to be corrected; Escape still cancels. Clicking away ends the edit."""
 
     done = Signal(str, str)
 
     def __init__(self, node_id: str, parent: QWidget) -> None:
         super().__init__(parent)
         self.node_id = node_id
+        self.by_key = False  # the edit ended with Enter (not by clicking away)
         self._over = False
-        self.editingFinished.connect(self._finish)
+        self.note = QLabel(parent)  # the refusal, under the field (a sibling: a child would be clipped)
+        self.note.setObjectName("renameRefusal")
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet("background: palette(base); color: #e15759; padding: 2px 4px;"
+                                "border: 1px solid #e15759")
+        self.note.hide()
 
-    def _finish(self) -> None:
+    def _finish(self, by_key: bool) -> None:
         if not self._over:
             self._over = True
+            self.by_key = by_key
             self.done.emit(self.node_id, self.text())
+
+    def refuse(self, problem: str) -> None:
+        """Stay open on the typed text, saying why it is not a name."""
+        self._over = False
+        self.setStyleSheet("border: 2px solid #e15759")
+        self.setToolTip(problem)
+        self.note.setText(f"{problem} (Esc cancels)")
+        self.note.setFixedWidth(max(self.width(), 220))
+        self.note.adjustSize()
+        self.note.move(self.x(), self.y() + self.height() + 2)
+        self.note.show()
+        self.note.raise_()
+        self.setFocus()
+
+    def close_field(self) -> None:
+        self._over = True
+        self.note.deleteLater()
+        self.deleteLater()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         if event.key() == Qt.Key.Key_Escape:
             self._over = True
             self.done.emit(self.node_id, self.node_id)  # unchanged: nothing happens
             return
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self._finish(by_key=True)
+            return
         super().keyPressEvent(event)
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:  # noqa: N802
+        super().focusOutEvent(event)
+        if self.isVisible():
+            self._finish(by_key=False)

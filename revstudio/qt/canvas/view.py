@@ -52,7 +52,7 @@ class GraphView(EditingMixin, QGraphicsView):
         self._scene.quickAddRequested.connect(self._quick_add_from_wire)
         self._scene.renameRequested.connect(self.start_rename)
         self._scene.emptyChanged.connect(lambda _empty: self.viewport().update())  # the blank-canvas hint
-        self.rename_field: QLineEdit | None = None
+        self.rename_field: RenameField | None = None
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
         self.setOptimizationFlags(QGraphicsView.OptimizationFlag.DontSavePainterState)
@@ -318,7 +318,7 @@ class GraphView(EditingMixin, QGraphicsView):
         if item is None:
             return None
         if self.rename_field is not None:
-            self.rename_field.deleteLater()
+            self.rename_field.close_field()
         top_left = self.mapFromScene(item.pos())
         width = max(120, int(item.boundingRect().width() * self.zoom()))
         field = RenameField(node_id, self.viewport())
@@ -334,17 +334,21 @@ class GraphView(EditingMixin, QGraphicsView):
     def _finish_rename(self, node_id: str, text: str) -> None:
         from revstudio.core.commands import RenameNode
 
-        field, self.rename_field = self.rename_field, None
-        if field is not None:
-            field.deleteLater()
-        self.setFocus()
+        field = self.rename_field
         new = text.strip()
-        if not new or new == node_id or node_id not in self.graph.nodes:
-            return
-        problem = rename_problem(self.graph, new)
+        problem = None
+        if new and new != node_id and node_id in self.graph.nodes:
+            problem = rename_problem(self.graph, new)
         if problem is not None:
             self.message.emit(f"Not renamed: {problem}")
-        else:
+            if field is not None and field.by_key:  # Enter: keep what was typed, to be corrected
+                field.refuse(problem)
+                return
+        self.rename_field = None
+        if field is not None:
+            field.close_field()
+        self.setFocus()
+        if new and new != node_id and node_id in self.graph.nodes and problem is None:
             self.document.push(RenameNode(self.graph, node_id, new))
             self.message.emit(f"Renamed {node_id} to {new}")
 

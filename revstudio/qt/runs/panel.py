@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from revstudio.qt.plots.rows import RunData, human_duration
-from revstudio.qt.runs.run_dirs import RunEntry, list_run_dirs
+from revstudio.qt.runs.run_dirs import RunEntry, belongs_to, list_run_dirs
 
 COLUMNS = ("run", "status", "step", "loss", "val loss", "val acc", "mode", "lr", "batch", "data", "started",
            "duration")
@@ -87,6 +87,7 @@ class RunsPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("runsPanel")
         self.root: Path | None = None
+        self.stem: str | None = None
         self.entries: list[RunEntry] = []
         self.live: dict[Path, RunData] = {}   # runs started here override what their folder says
         self.progress = RunProgress()
@@ -145,11 +146,12 @@ class RunsPanel(QWidget):
         self._update_buttons()
 
     # ---- contents -------------------------------------------------------------
-    def set_root(self, root: Path | None) -> None:
-        """The project's runs folder (watched: runs started from a terminal appear too)."""
+    def set_root(self, root: Path | None, stem: str | None = None) -> None:
+        """The project's runs folder (watched: runs started from a terminal appear too) and the
+        project's name, which its runs' folders start with (other projects' runs there are not listed)."""
         if self.watcher.directories():
             self.watcher.removePaths(self.watcher.directories())
-        self.root = root
+        self.root, self.stem = root, stem
         if root is not None and root.is_dir():
             self.watcher.addPath(str(root))
         self.reload()
@@ -158,7 +160,8 @@ class RunsPanel(QWidget):
         selected = set(self.selected_paths())
         if self.root is not None and self.root.is_dir() and str(self.root) not in self.watcher.directories():
             self.watcher.addPath(str(self.root))
-        self.entries = list_run_dirs(self.root) if self.root is not None else []
+        self.entries = [e for e in list_run_dirs(self.root) if belongs_to(e.name, self.stem)] \
+            if self.root is not None else []
         self.table.blockSignals(True)
         self.table.setRowCount(len(self.entries))
         for i, entry in enumerate(self.entries):
@@ -247,9 +250,9 @@ class RunsPanel(QWidget):
         """A failed run's message and stderr tail, shown whatever is selected."""
         self.detail.setPlainText(text)
 
-    def set_stale(self, stale: bool) -> None:
-        self.stale.setText("The project was edited after this run started: it trains the older version saved in "
-                           "its run folder (project.revs).")
+    def set_stale(self, stale: bool, text: str | None = None) -> None:
+        self.stale.setText(text or "The project was edited after this run started: it trains the older version "
+                           "saved in its run folder (project.revs).")
         self.stale.setVisible(stale)
 
 

@@ -63,6 +63,12 @@ def runs_root(project_path: str | None) -> Path:
     return Path(base) / "runs"
 
 
+def run_stem(document: Document) -> str:
+    """What a project's run folders are named after: its file's name, or an unsaved one's name."""
+    stem = Path(document.path).stem if document.path else document.graph.name
+    return stem or "untitled"
+
+
 def new_run_dir(root: Path, stem: str) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     path = root / f"{stem}-{stamp}"
@@ -134,7 +140,8 @@ class TrainController(QObject):
             total = f" of {self.run.total_steps}" if self.run.total_steps else ""
             return (f"A run is already training ({self.run.name}, step {self.run.step}{total}); "
                     "stop it first (Run > Stop, Shift+F5) or wait for it to finish.")
-        problem = sec.validate(self.document.graph.training)
+        problem = sec.validate(self.document.graph.training) or sec.data_problem(self.document.graph.training,
+                                                                                   self.document.path)
         if problem:
             return f"The run settings are not valid: {problem}. Fix them in Run > Run Settings."
         errors, _warnings = rf.counts(self.document.report)
@@ -151,8 +158,7 @@ class TrainController(QObject):
         if reason:
             self.message.emit(reason)
             return reason
-        stem = Path(self.document.path).stem if self.document.path else (self.document.graph.name or "untitled")
-        run_dir = new_run_dir(runs_root(self.document.path), stem or "untitled")
+        run_dir = new_run_dir(runs_root(self.document.path), run_stem(self.document))
         try:
             run_dir.mkdir(parents=True)
             snapshot = run_dir / "project.revs"

@@ -14,6 +14,7 @@ from revstudio.core.graph import Graph
 from revstudio.core.project import dumps, loads
 from revstudio.training.config import DEFAULTS, ConfigError, TrainConfig
 from revstudio.training.data import DATA_KEYS, absolute_spec
+from revstudio.training.sources import DataError, parse_spec, resolve
 
 
 def defaults() -> dict[str, Any]:
@@ -33,6 +34,33 @@ def validate(section: dict[str, Any]) -> str | None:
         TrainConfig.from_section(dict(section))
     except ConfigError as exc:
         return str(exc)
+    return None
+
+
+def data_problem(section: dict[str, Any], project_path: str | None) -> str | None:
+    """None when the section's data (and validation data) exist, else a message naming the path
+    looked at and what to do. A relative path starts at the project's folder (the working folder
+    for an unsaved project), as the run's snapshot reads it."""
+    base = str(Path(project_path).resolve().parent if project_path else Path.cwd())
+    for key in DATA_KEYS:
+        spec = section.get(key)
+        if not isinstance(spec, str) or not spec.strip():
+            continue
+        try:
+            kind, path = parse_spec(spec)
+        except DataError:
+            continue  # not a data spec: the config's own message says so
+        if kind == "synthetic":
+            continue
+        full = Path(resolve(path.strip(), base))
+        folder = kind in ("mnist", "cifar10")
+        if full.is_dir() if folder else full.is_file():
+            continue
+        what = "folder" if folder else "file"
+        where = "" if Path(path).expanduser().is_absolute() else f" (looked for {full})"
+        fix = (f"choose an existing {what} with Browse… or pick synthetic data" if key == "data" else
+               f"name an existing {what}, or leave it empty to hold out the validation fraction")
+        return f"training.{key}: no {what} {path.strip()}{where}; {fix}"
     return None
 
 

@@ -175,6 +175,8 @@ class RunSettingsDialog(QDialog):
                 edit.textChanged.connect(self.changed)
         self.data_path.editingFinished.connect(self.request_preview)
         self.data_kind.currentIndexChanged.connect(self.request_preview)
+        self.data_kind.currentIndexChanged.connect(self._path_for_kind)
+        self._path_for_kind()
         self.length.valueChanged.connect(self.changed)
         self.detect_devices()
         self.request_preview()
@@ -245,6 +247,13 @@ class RunSettingsDialog(QDialog):
             i = self.device.count() - 1
         self.device.setCurrentIndex(i)
         self.device.blockSignals(False)
+
+    def _path_for_kind(self, *_args: object) -> None:
+        """Synthetic data reads no path: the field is disabled, its text kept for switching back."""
+        synthetic = self.data_kind.currentData() == "synthetic"
+        self.data_path.setEnabled(not synthetic)
+        self.data_path.setToolTip("Synthetic data reads no file; choose another source to use this path"
+                                  if synthetic else "")
 
     # ---- children -------------------------------------------------------------------
     def detect_devices(self) -> None:
@@ -354,7 +363,7 @@ class RunSettingsDialog(QDialog):
             return str(exc)
         if section["data"] == "":
             return "training.data: choose a data file or folder, or pick synthetic data"
-        return sec.validate(section)
+        return sec.validate(section) or sec.data_problem(section, self.document.path)
 
     def changed(self, *_args: object) -> None:
         problem = self.problem()
@@ -395,6 +404,7 @@ class RunSettingsDialog(QDialog):
 
     def restore_defaults(self) -> None:
         self._fill(sec.defaults())
+        self._path_for_kind()
         self.changed()
         self.request_preview()
 

@@ -24,7 +24,7 @@ from revstudio.qt.runs.run_dirs import delete_run_dir
 from revstudio.qt.theme import icon
 from revstudio.qt.training import section as sec
 from revstudio.qt.training.child_query import ChildQuery
-from revstudio.qt.training.controller import TrainController, runs_root
+from revstudio.qt.training.controller import TrainController, run_stem, runs_root
 
 if TYPE_CHECKING:  # pragma: no cover
     from revstudio.qt.main_window import MainWindow
@@ -169,7 +169,9 @@ class TrainingUI(QObject):
         runs: list[RunData] = []
         live = self.controller.run
         live_dir = self.controller.run_dir
-        if live is not None and (self.controller.running or not self.selected or live_dir in self.selected):
+        ours = live_dir is not None and self.runs_panel.entry(live_dir) is not None  # (not another project's)
+        if live is not None and (self.controller.running or ours and (not self.selected
+                                                                       or live_dir in self.selected)):
             runs.append(live)
         for path in self.selected:
             if path == live_dir and live is not None:
@@ -219,7 +221,7 @@ class TrainingUI(QObject):
         run_dir = self.controller.run_dir
         if run_dir is not None:
             self.runs_panel.live[run_dir] = run
-            self.runs_panel.set_root(run_dir.parent)
+            self.runs_panel.set_root(run_dir.parent, run_stem(self.document))
         self.selected = []
         self.runs_panel.table.clearSelection()
         self.status_progress.show()
@@ -237,6 +239,7 @@ class TrainingUI(QObject):
         self.runs_panel.reload()
         self._update_actions()
         if self.plots_tab.content is not None:
+            self.plots.set_runs(self.shown_runs())  # (a run of a project no longer open leaves them)
             self.plots.refresh(force=True)
         if run.status == "failed":
             tail = self.controller.stderr_tail()
@@ -258,7 +261,12 @@ class TrainingUI(QObject):
         elapsed = self.controller.elapsed_s() if run is not None else 0.0
         for widget in (self.status_progress, self.runs_panel.progress):
             widget.show_run(run, elapsed)
-        self.runs_panel.set_stale(self.controller.is_stale())
+        live_dir = self.controller.run_dir
+        if self.controller.running and live_dir is not None and self.runs_panel.entry(live_dir) is None:
+            self.runs_panel.set_stale(True, f"Run {live_dir.name} belongs to another project (its folder is "
+                                            f"{live_dir}); it trains on until it ends or you stop it (Shift+F5).")
+        else:
+            self.runs_panel.set_stale(self.controller.is_stale())
         if run is not None and run.ended:
             self.status_progress.label.setText(
                 {"stopped": f"stopped at step {run.step}", "failed": f"failed at step {run.step}"}.get(
@@ -275,7 +283,11 @@ class TrainingUI(QObject):
 
     # ---- runs ------------------------------------------------------------------------------
     def _path_changed(self, *_args: object) -> None:
-        self.runs_panel.set_root(runs_root(self.document.path))
+        """Another project (Open, New, Save As): its runs in the Runs tab, and in Plots only its
+        runs and a run still training (the one run the window trains, whichever project started it)."""
+        self.runs_panel.set_root(runs_root(self.document.path), run_stem(self.document))
+        self.selected = self.runs_panel.selected_paths()
+        self._refresh_plots()
 
     def run_action(self, name: str, paths: list[Path]) -> Any:
         if not paths:

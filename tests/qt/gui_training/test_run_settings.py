@@ -167,3 +167,54 @@ def test_bad_settings_refuse_train_with_the_reason(qtbot, train_window, dialogs)
         assert sec.validate(window.document.graph.training) is None
         window.document.undo_stack.undo()
         assert window.document.graph.training == bad  # nothing lost either way
+
+
+def test_a_data_file_that_does_not_exist_is_refused_in_the_dialog_and_by_train(qtbot, train_window, dialogs,
+                                                                               tmp_path):
+    # it was accepted, and Train then started a run that failed reading it
+    window = train_window()
+    dialog = open_dialog(window)
+    ok = dialog.buttons.button(dialog.buttons.StandardButton.Ok)
+    dialog.data_kind.setCurrentIndex(dialog.data_kind.findData("file"))
+    dialog.data_path.setText("nope.npz")
+    where = tmp_path / "project" / "nope.npz"
+    assert dialog.error.text() == (f"training.data: no file nope.npz (looked for {where}); choose an existing "
+                                   "file with Browse… or pick synthetic data")
+    assert not ok.isEnabled()
+    count = window.document.undo_stack.count()
+    dialog.accept()
+    assert dialog.isVisible() and window.document.undo_stack.count() == count  # refused, nothing pushed
+    dialog.data_kind.setCurrentIndex(dialog.data_kind.findData("mnist"))
+    assert dialog.error.text().startswith("training.data: no folder nope.npz") and not ok.isEnabled()
+    (tmp_path / "project" / "digits").mkdir()
+    dialog.data_path.setText("digits")
+    assert ok.isEnabled(), dialog.error.text()
+    dialog.data_kind.setCurrentIndex(dialog.data_kind.findData("synthetic"))
+    dialog.val_data.setText(str(tmp_path / "val.pt"))
+    assert dialog.error.text() == (f"training.val_data: no file {tmp_path / 'val.pt'}; name an existing file, "
+                                   "or leave it empty to hold out the validation fraction")
+    dialog.reject()
+
+    # a project file that names missing data: Train refuses with the same message, before any run
+    window.document.push(SetTraining(window.document.graph, {**SHORT, "data": "nope.npz"}))
+    assert window.training.train() is not None
+    assert not window.training.controller.running and window.training.controller.run is None
+    title, text = dialogs.errors[-1]
+    assert title == "Cannot train" and "no file nope.npz" in text and "Run Settings" in text
+
+
+def test_synthetic_data_disables_the_path_and_keeps_its_text(qtbot, train_window, tmp_path):
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "data.npz").write_bytes(b"")
+    window = train_window({**SHORT, "data": "data.npz"})
+    dialog = open_dialog(window)
+    assert dialog.data_path.isEnabled() and dialog.data_path.text() == "data.npz"
+    dialog.data_kind.setCurrentIndex(dialog.data_kind.findData("synthetic"))
+    assert not dialog.data_path.isEnabled() and dialog.data_path.text() == "data.npz"
+    assert dialog.section()["data"] == "synthetic"
+    dialog.data_kind.setCurrentIndex(dialog.data_kind.findData("file"))
+    assert dialog.data_path.isEnabled() and dialog.section()["data"] == "data.npz"
+    dialog.reject()
+    dialog = open_dialog(train_window())  # a project on synthetic data opens with the field disabled
+    assert not dialog.data_path.isEnabled()
+    dialog.reject()

@@ -163,3 +163,95 @@ def test_run_details_read_as_the_app_writes_them():
     assert _setting_text("memory_budget", 786432) == "768KiB (786,432 bytes)"  # as Run Settings shows it
     assert _setting_text("memory_budget", 1000001) == "1000001" and _setting_text("lr", 0.01) == "0.01"
     assert _in_app_words("stopped by a signal; --resume continues it") == "stopped by a signal; Resume continues it"
+
+
+def test_opening_another_project_shows_its_runs_and_plots(qtbot, train_window, fake_worker, tmp_path):
+    # projects in one folder share its runs folder: opening b.revs kept listing (and plotting) a's runs
+    import shutil
+
+    fake_worker()
+    window = train_window({"steps": 5})
+    _run, a_dir = run_to_end(qtbot, window)
+    a_path = window.document.path
+    b_path = str(tmp_path / "project" / "b.revs")
+    shutil.copy(a_path, b_path)
+    panel = window.training.runs_panel
+    panel.select_paths([a_dir])
+    assert [r.name for r in window.training.shown_runs()] == [a_dir.name]
+
+    assert window.files.load_path(b_path)
+    assert panel.table.rowCount() == 0  # b has no runs yet; a's are a's
+    assert window.training.shown_runs() == [] and window.training.selected == []
+    window.training.plots.refresh(force=True)
+    assert window.training.plots.loss.curve_points() == {}
+    _run, b_dir = run_to_end(qtbot, window)
+    panel.reload()
+    assert [panel.table.item(i, 0).text() for i in range(panel.table.rowCount())] == [b_dir.name]
+
+    assert window.files.load_path(a_path)  # and back: a's runs, b's gone
+    assert [panel.table.item(i, 0).text() for i in range(panel.table.rowCount())] == [a_dir.name]
+    assert window.training.shown_runs() == []
+
+
+def test_a_run_still_training_stays_in_plots_after_opening_another_project(qtbot, train_window, fake_worker,
+                                                                           tmp_path):
+    import shutil
+
+    from .conftest import wait_running
+
+    fake_worker(delay=0.05)
+    window = train_window({"steps": 100_000})
+    assert window.training.train() is None
+    run = wait_running(qtbot, window)
+    b_path = str(tmp_path / "project" / "b.revs")
+    shutil.copy(window.document.path, b_path)
+    assert window.files.load_path(b_path)
+    assert window.training.runs_panel.table.rowCount() == 0
+    window.training.update_progress()
+    stale = window.training.runs_panel.stale
+    assert stale.isVisibleTo(window.training.runs_panel) and "belongs to another project" in stale.text()
+    assert window.training.shown_runs() == [run]  # still training: still plotted, and Stop still stops it
+    window.training.plots.refresh(force=True)
+    assert window.training.plots.loss.curve_points()
+    assert window.training.stop()
+    qtbot.waitUntil(lambda: not window.training.controller.running, timeout=30_000)
+    assert window.training.shown_runs() == []  # over, and another project's
+    window.training.plots.refresh(force=True)
+    assert window.training.plots.loss.curve_points() == {}
+
+
+def test_closing_while_a_run_trains_asks_first_then_about_unsaved_edits(qtbot, train_window, fake_worker,
+                                                                        dialogs):
+    # closing stopped the run without asking
+    from revstudio.core.commands import SetParam
+
+    from .conftest import wait_running
+
+    fake_worker(delay=0.05)
+    window = train_window({"steps": 100_000})
+    assert window.training.train() is None
+    wait_running(qtbot, window)
+    ctl = window.training.controller
+    window.document.push(SetParam(window.document.graph, "head", "out_features", 9))  # unsaved edits too
+
+    dialogs.stop_runs = [False]  # Cancel: nothing more is asked, the run goes on
+    assert not window.close()
+    assert dialogs.asked == ["stop_run"] and ctl.running and window.isVisible()
+
+    dialogs.asked.clear()
+    dialogs.stop_runs, dialogs.unsaved = [True], ["cancel"]  # Stop and Quit, then Cancel on the edits
+    assert not window.close()
+    assert dialogs.asked == ["stop_run", f"unsaved:{window.files.display_name()}"] and ctl.running
+
+    dialogs.asked.clear()
+    dialogs.stop_runs, dialogs.unsaved = [True], ["discard"]
+    process = ctl._process
+    assert window.close()
+    assert dialogs.asked == ["stop_run", f"unsaved:{window.files.display_name()}"]
+    assert not ctl.running and process.state() == process.ProcessState.NotRunning
+
+
+def test_closing_with_no_run_training_asks_nothing_about_runs(qtbot, train_window, dialogs):
+    window = train_window()
+    assert window.close()
+    assert "stop_run" not in dialogs.asked
