@@ -117,6 +117,9 @@ class Walk:
     grads: dict[Value, int] = field(default_factory=dict)
     # the most its forward held (without ``early_stop``), the values it makes included
     forward: int = 0
+    # of those values, the ones whose gradients are one buffer (an add hands each operand the
+    # same one), and its bytes (``Unit.joined``)
+    joins: list[tuple[frozenset[Value], int]] = field(default_factory=list)
 
 
 def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[Value], Value | None],
@@ -339,7 +342,8 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         if u.work_after and base_total + gtotal + pgrads + u.work_after > peak:
             peak, phase, at = base_total + gtotal + pgrads + u.work_after, "backward", u.name
     return Walk(peak=max(peak, kept), kept=kept, phase=phase, at=at,
-                grads=_outside_grads(outside, grads, size_of, nbytes) if early_stop else {}, forward=forward)
+                grads=_outside_grads(outside, grads, size_of, nbytes) if early_stop else {}, forward=forward,
+                joins=_outside_joins(outside, grads, size_of) if early_stop else [])
 
 
 _NONE: Mapping[Value, int] = {}
@@ -372,6 +376,18 @@ def _outside_grads(outside: Iterable[Value], grads: dict[Value, tuple[int, bool]
         if size_of[g[0]] > nbytes(v):
             found[v] = size_of[g[0]]
     return found
+
+
+def _outside_joins(outside: Iterable[Value], grads: dict[Value, tuple[int, bool]],
+                   size_of: dict[int, int]) -> list[tuple[frozenset[Value], int]]:
+    """The values of ``outside`` whose gradients are one buffer, two or more, and its bytes
+    (``Walk.joins``)."""
+    by_buffer: dict[int, set[Value]] = {}
+    for v in outside:
+        g = grads.get(v)
+        if g is not None and g[0] in size_of:
+            by_buffer.setdefault(g[0], set()).add(v)
+    return [(frozenset(vs), size_of[bid]) for bid, vs in by_buffer.items() if len(vs) > 1]
 
 
 def _dying(outs: list[int], viewed: set[int], size_of: dict[int, int], refs: dict[int, int]) -> int:

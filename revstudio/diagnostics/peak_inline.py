@@ -155,10 +155,15 @@ class Inline:
         from .peak_recompute import recompute_walk
 
         seeds = {v: n for v, n in (seed_bytes or {}).items() if v in makes}
-        peak, forward, grads, nested = recompute_walk(self, units, reads, makes, shared, seeds)
+        peak, forward, grads, nested, joins = recompute_walk(self, units, reads, makes, shared, seeds)
+        # inputs whose gradients its backward makes one buffer (an add reading two of them hands
+        # each the same): the step's walk makes one too (a skip Merge after a reversible region,
+        # in its own segment, was counted a buffer per input: 17 % over in checkpoint mode)
+        joined = (frozenset(joins[0][0]), joins[0][1]) if joins else None
         return Unit(name, reads, makes, saved, extra, params, True, forward, peak - params, grad, late=True,
                     extra_held=sum(u.extra_held for u in units), grad_bytes=grads or None,
-                    seed_bytes=seeds or None, work_nested=None if nested is None else nested - params)
+                    seed_bytes=seeds or None, work_nested=None if nested is None else nested - params,
+                    joined=joined)
 
     def _adopt(self, u: Unit) -> Unit:
         saved = {self.base(s) for s in u.saved}
