@@ -20,7 +20,7 @@ from .estimate_segments import _checkpoint_segments, _region_segment_inputs
 from .estimate_units import MODES, _keeping, _peaks
 from .estimate_walk import _Bodies, _prod, _region_parts, _values_of, _Walker, no_collection
 from .peak import Walk
-from .peak_bare import with_correction
+from .peak_bare import moved_inputs, with_correction
 from .peak_steps import sample_bytes
 from .save_rules import between_bytes
 
@@ -310,7 +310,8 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
         # cannot compound): the kept outputs take 8 bytes per value, but for those a flow
         # layer with weights makes in pairs (no correction)
         "reversible": walker.per_node(*walker.kept(in_regions, region_outputs),
-                                      wide=with_correction(report.nodes, elem, stream_bytes, region_outputs),
+                                      wide=with_correction(report.nodes, elem, stream_bytes, region_outputs,
+                                                           moved_inputs(walker, regions)),
                                       wide_bytes=stream_bytes),
         "checkpoint": _with_links(walker.kept(in_regions | seg_nodes, region_inputs + seg_inputs), links, walker),
     }

@@ -241,7 +241,7 @@ class UnitBuilder:
         outs = [v for v in _values_of(self.w, getattr(region, "outputs", ())) if v is not None]
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
         stream = sum(self.w.nbytes(v) for v in outs)
-        wide = peak_bare.corrected(self, outs) * max(0, self.stream_bytes - self.elem) // self.elem
+        wide = peak_bare.corrected(self, outs, region) * max(0, self.stream_bytes - self.elem) // self.elem
         samples = peak_steps.sample_bytes(self.w, reads, side, getattr(region, "head", frozenset()))
         extra = wide + (samples if self.stream_bytes > self.elem else 0)
         out_set = set(outs)
@@ -275,6 +275,7 @@ class UnitBuilder:
         # streams are one new tensor again (a Squeeze's inverse, a flow layer's)
         dead = 0
         spent_at = peak_steps.spent_after(self, region)
+        twice = peak_steps.one_gradient_bytes(self, region, outs)
         for own, parts, with_grads, before, passing, first_more in reversed(moments):
             if parts == 0:  # (a Squeeze: ``_moments``)
                 joined, since, dead = passing, 0, 0
@@ -293,7 +294,7 @@ class UnitBuilder:
                 dead = 0
             beside = first_more or dead  # (an affine step's own x2, or another's dead part)
             if ran == 0 and passing:  # the first: every stream's gradient is still a view of the outputs'
-                passing = max(passing, stream)
+                passing = max(passing, stream - twice)
             if ran < spent_at:  # its first runtime steps, or all of them, run before the release
                 first = own * min(parts, spent_at - ran) // parts  # the gradients of the copies run by then
                 step[0] = max(step[0], with_grads + beside - passing - (params - later - first),
