@@ -130,8 +130,9 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, facts: Facts
         if found is not None:
             b.breaks.add(found)
         # before its backward: its graph and its output, with the update's temporaries where
-        # the update takes any (a GPU's fused one takes none: the moment stands without them)
-        before = keep + value + temps + copies
+        # the update takes any (a GPU's fused one takes none: the moment stands without them);
+        # an output its graph keeps (an F ending in a ReLU) is in the graph already
+        before = keep + (0 if body_output_kept(b, name) else value) + temps + copies
         walked = _net_walk(b, name, shared=True)
         # its backward while its weights' gradients exist, walked layer by layer (its graph goes
         # as they appear), net of its output, which the update has consumed, and that output's
@@ -238,6 +239,25 @@ def _net_walk(b: Any, name: str, shared: bool = False) -> tuple[int, int, int, i
                             sub.needs_grad, outs, seeds=[(v, shared) for v in outs])
             b._nets[key] = (walk.kept, walk.peak, sum(w.nbytes(v) for v in outs), walk.forward)
     return b._nets[key]
+
+
+def body_output_kept(b: Any, name: str) -> bool:
+    """Whether coupling body ``name``'s output is a tensor its own graph keeps (an F ending in a
+    ReLU, tanh or sigmoid, which keep their result), as :func:`output_kept` asks of a wired F. An
+    AdditiveCoupling node whose F ends in a ReLU was 6 to 8 % over in reversible mode at batches
+    1 to 8 with that output counted beside the graph that holds it."""
+    key = (name, "kept")
+    if key not in b._nets:
+        sub = b.sub_builder(name)
+        found = False
+        if sub is not None:
+            w, infos = sub.w, sub.w.report.nodes
+            outs = [w.base((src.node, src.port)) for n in sub.order if infos[n].type == "GroupOutput"
+                    for src in (w.source.get((n, "in")),) if src is not None]
+            kept = {v for n in sub.order for v in w.saved_values(n, fuse=False)}
+            found = bool(outs) and all(v is not None and v in kept for v in outs)
+        b._nets[key] = found
+    return bool(b._nets[key])
 
 
 def wired_walk(b: Any, sid: str, body: Sequence[str]) -> tuple[int, int] | None:
