@@ -9,6 +9,7 @@ statistics with ``--device cuda``), the estimate, the error; then a summary per 
     python benchmarks/bench_estimate_random.py                    # seeds 0-29, batch 32
     python benchmarks/bench_estimate_random.py --seeds 100 --batch 8 --device cuda
     python benchmarks/bench_estimate_random.py --family seq --seeds 150 --batch 8   # sequence models
+    python benchmarks/bench_estimate_random.py --family skip --seeds 30 --batch 8   # with a skip Merge
 """
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--family", choices=sorted(FAMILIES), default="image",
-                        help="image classifiers (random_revnet, the default) or sequence models (random_seqnet)")
+                        help="image classifiers (random_revnet, the default), sequence models (random_seqnet), or "
+                             "image classifiers with a residual skip Merge (random_skipnet)")
     args = parser.parse_args()
     found = rows(range(args.first, args.first + args.seeds), args.batch, args.device, family=args.family)
     print(f"peak of one training step, {args.device}, batch {args.batch}: estimated vs measured\n")

@@ -6,7 +6,8 @@ and a pooled Linear head (sometimes after a Dropout). A block is one of: a wired
 (Split, F, Merge, G, Merge, Concat), an AdditiveCoupling node with F and G groups, an
 AffineCoupling (after ActNorm and InvConv1x1 for a Glow step), or a Group or Repeat (x2, x3) of a
 wired or AdditiveCoupling block. F and G are Conv -> [Norm] -> Activation -> [Dropout] -> Conv
-chains, drawn per body. Deterministic per seed; torch-free.
+chains, drawn per body. ``random_skipnet(seed)``: the same network with a residual skip Merge.
+Deterministic per seed; torch-free.
 """
 from __future__ import annotations
 
@@ -207,4 +208,30 @@ def random_seqnet(seed: int) -> Graph:
     return b.done()
 
 
-FAMILIES = {"image": random_revnet, "seq": random_seqnet}
+def random_skipnet(seed: int) -> Graph:
+    """``random_revnet(seed)`` with a residual skip: a Merge that adds a value to a later value of
+    the same shape (a block's input to its output, or to a later block's, around or into a
+    reversible region) and takes the later one's place. The pair is drawn per seed."""
+    from revstudio.core.check import check
+
+    graph = random_revnet(seed)
+    graph.name = f"random-skipnet-{seed}"
+    rng = random.Random(10_007 * seed + 3)
+    report = check(graph)
+    values = [((nid, port), shape) for nid in report.order if nid in report.nodes
+              and report.nodes[nid].type not in ("Input", "Output", "Pool", "Linear", "Dropout")
+              for port, shape in report.nodes[nid].outputs.items()]
+    pairs = [(a, b) for i, (a, sa) in enumerate(values) for b, sb in values[i + 1:] if sa == sb and a[0] != b[0]]
+    if not pairs:
+        return graph
+    (a, b) = rng.choice(pairs)
+    graph.add_node("Merge", "skip", {"mode": "add"})
+    for edge in graph.edges_from(b[0], b[1]):
+        graph.remove_edge(edge)
+        graph.connect("skip.out", str(edge.dst))
+    graph.connect(f"{b[0]}.{b[1]}", "skip.in0")
+    graph.connect(f"{a[0]}.{a[1]}", "skip.in1")
+    return graph
+
+
+FAMILIES = {"image": random_revnet, "seq": random_seqnet, "skip": random_skipnet}
