@@ -21,6 +21,9 @@ DRAWN = {
                "Dropout", "Norm", "Squeeze", "Pool"}, 3),
     "seq": ({"BiRNN", "Conv", "Linear", "Reshape", "Flatten", "Pool", "Norm", "AdditiveCoupling",
              "AffineCoupling", "ActNorm", "InvConv1x1", "Permute", "Group", "Repeat", "Dropout"}, 2),
+    # the image networks, each with a skip Merge of two values of one shape
+    "skip": ({"Merge", "AdditiveCoupling", "AffineCoupling", "ActNorm", "InvConv1x1", "Group", "Repeat",
+              "Dropout", "Norm", "Squeeze", "Pool"}, 3),
 }
 
 
@@ -35,6 +38,11 @@ def test_random_networks_are_valid_and_draw_every_kind_of_block(family: str) -> 
         assert report.regions, seed
         assert len(report.nodes["x"].outputs["out"]) == rank, seed
         kinds |= {n.type for n in graph} | {n.type for body in graph.groups.values() for n in body}
+        if family == "skip":  # (the skip reads two values of one shape and takes the later one's place)
+            (skip,) = [n for n in graph if n.id == "skip"]
+            ins = [e.src for e in graph.edges_into("skip")]
+            assert len(ins) == 2 and report.nodes[ins[0].node].outputs[ins[0].port] == \
+                report.nodes[ins[1].node].outputs[ins[1].port], seed
     assert expected <= kinds
 
 
