@@ -21,7 +21,7 @@ from .estimate_walk import _prod, _values_of
 from .peak import Value, simulate
 from .peak_bare import After, Facts, cast_flow, first_after, halves_viewed
 from .save_rules import clamped, coupling_split
-from .stream_updates import update_break, update_temporaries
+from .stream_updates import step_updates, update_break, update_temporaries
 
 # one computing step of a region's backward (``UnitBuilder._moments``)
 Moment = tuple[int, int, int, int, int, int]
@@ -111,7 +111,7 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, facts: Facts
     budget whose rest starts with it)."""
     names = [view.params.get("f"), view.params.get("g")]
     bodies = [view.bodies.get("f"), view.bodies.get("g")]
-    updates = b._updates(sid, None)
+    updates = step_updates(b.w, sid, None)
     if not all(isinstance(n, str) and n for n in names) or None in bodies or len(updates) != 2:
         return None
     out: list[Moment] = []

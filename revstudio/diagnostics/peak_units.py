@@ -11,14 +11,13 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 from revstudio.compiler.regions import layout_only
-from revstudio.core.graph import PortRef
 
 from . import peak_bare, peak_invconv, peak_steps, save_rules
-from .estimate_walk import _params, _prod, _values_of
+from .estimate_walk import _params, _values_of
 from .peak import Unit, Value
 from .peak_steps import Moment, coupling_moments, wired_walk
 from .save_rules import forward_shared_bytes, forward_work_bytes, guard_bytes, held_bytes, output_last
-from .stream_updates import additive_updates, fresh_output, update_break, update_temporaries
+from .stream_updates import step_updates, update_break, update_temporaries
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
 PASS_THROUGH = frozenset({"Concat", "Flatten", "Reshape", "Permute", "Output", "GroupOutput", "GroupInput"})
@@ -395,7 +394,7 @@ class UnitBuilder:
             # output while F's graph is alive: that output and the update's temporaries (fewer
             # where F's output is fresh: the update writes over it)
             passing, held_out = 0, walked is not None and peak_steps.output_kept(self, sid, couplings[sid].body)
-            for elements, fresh in self._updates(sid, couplings.get(sid)):
+            for elements, fresh in step_updates(self.w, sid, couplings.get(sid)):
                 passing = max(passing, self.w.batch * elements * self.elem)
                 if fresh and sid in bare_wired and peak_bare.halves_viewed(self, self.w.batch, view.inputs.get("in0") or ()):
                     # its first update of a view with no correction yet makes it one of zeros and
@@ -476,27 +475,6 @@ class UnitBuilder:
         sub = UnitBuilder(walker, list(analysis.report.order), self.stream_bytes, self.device,
                           active=self.active | {name}, inputs_grad=dict.fromkeys(ports, True))
         return sub, body_region
-
-    def _updates(self, sid: str, coupling: Any) -> list[tuple[int, bool]]:
-        """(elements per sample, F's output fresh?) of each stream value an additive coupling
-        of step ``sid`` updates: a wired coupling's, an AdditiveCoupling's halves, those inside
-        a Repeat's or Group's body; none for steps that update no stream by addition."""
-        groups = self.w.bodies.reports  # the check's analyses of the project's group bodies
-        if coupling is not None:
-            try:
-                ref = PortRef.parse(coupling.a)
-            except ValueError:
-                return []
-            info = self.w.report.nodes.get(ref.node)
-            shape = info.outputs.get(ref.port) if info is not None else None
-            if shape is None:
-                return []
-            return [(_prod(shape), fresh_output(self.w.graph, self.w.bodies.graph.groups, groups, coupling.f,
-                                                self.w.report.nodes))]
-        view = self.w.views.get(sid)
-        if view is None:
-            return []
-        return additive_updates(self.w.bodies.graph.groups, groups, view.type, view.params, view.inputs.get("in"), set())
 
 
 def group_ports(graph: Any, kind: str, default: str) -> list[str]:

@@ -168,3 +168,25 @@ def additive_updates(groups: Any, reports: Any, kind: str, params: Any, shape: A
         found += additive_updates(groups, reports, info.type, {**node.params}, info.inputs.get("in"), active)
     active.discard(name)
     return found
+
+
+def step_updates(w: Any, sid: str, coupling: Any) -> list[tuple[int, bool]]:
+    """(elements per sample, F's output fresh?) of each stream value an additive coupling of
+    region step ``sid`` updates (``w``: the estimate's walker; ``coupling``: the wired coupling
+    whose merge ``sid`` is, or None): a wired coupling's, an AdditiveCoupling's halves, those
+    inside a Repeat's or Group's body; none for steps that update no stream by addition."""
+    groups = w.bodies.reports  # the check's analyses of the project's group bodies
+    if coupling is not None:
+        try:
+            ref = PortRef.parse(coupling.a)
+        except ValueError:
+            return []
+        info = w.report.nodes.get(ref.node)
+        shape = info.outputs.get(ref.port) if info is not None else None
+        if shape is None:
+            return []
+        return [(prod(shape), fresh_output(w.graph, w.bodies.graph.groups, groups, coupling.f, w.report.nodes))]
+    view = w.views.get(sid)
+    if view is None:
+        return []
+    return additive_updates(w.bodies.graph.groups, groups, view.type, view.params, view.inputs.get("in"), set())

@@ -2,8 +2,8 @@
 
 The window only wires parts together: the document owns the graph and the
 undo stack, the canvas tabs own the views, :class:`FileController` the file
-actions and :class:`Autosaver` crash recovery. Layout and preferences persist
-in :class:`Settings`.
+actions, :class:`Autosaver` crash recovery and ``BottomTabsMixin`` the Code and
+Memory tabs. Layout and preferences persist in :class:`Settings`.
 """
 from __future__ import annotations
 
@@ -17,12 +17,10 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKe
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
-    QFrame,
     QLabel,
     QMainWindow,
     QMenu,
     QMessageBox,
-    QScrollArea,
     QUndoView,
     QWidget,
 )
@@ -34,6 +32,7 @@ from revstudio.qt import report_facts as rf
 from revstudio.qt import theme
 from revstudio.qt.autosave import AUTOSAVE_MS, Autosaver, RecoveryStore
 from revstudio.qt.bottom_panel import BottomPanel
+from revstudio.qt.bottom_tabs import BottomTabsMixin
 from revstudio.qt.canvas_tabs import CanvasTabs
 from revstudio.qt.diagnostics_panel import DiagnosticsPanel
 from revstudio.qt.dialogs import Dialogs
@@ -57,7 +56,7 @@ def _project_url(data: QMimeData) -> str | None:
     return None
 
 
-class MainWindow(QMainWindow):
+class MainWindow(BottomTabsMixin, QMainWindow):
     """One window editing one document."""
 
     opened = Signal()  # the file given on the command line (if any) is open
@@ -179,66 +178,6 @@ class MainWindow(QMainWindow):
             bar.addPermanentWidget(w)
         bar.messageChanged.connect(lambda text: self.status_memory.setVisible(True) if not text else None)
 
-    def _add_code_tab(self) -> None:
-        """The code-export engineer's live code view, when it is installed."""
-        try:
-            from revstudio.qt.code_view import CodeView
-        except ImportError:
-            return
-        self.code_view = CodeView(self.document)
-        self.add_bottom_tab(self.code_view, "Code")
-        # code <-> canvas: a node's layer line is highlighted, a click on one selects the node
-        self.code_view.nodeClicked.connect(self.select_node)
-        self.code_view.groupNodeClicked.connect(self.select_group_node)
-        self.tabs.selectionChanged.connect(self._code_follows_selection)
-        self.bottom.currentChanged.connect(self._room_for_code)
-
-    def _code_follows_selection(self, graph: Graph, ids: list) -> None:
-        if len(ids) != 1:
-            return
-        if graph is self.document.graph:
-            self.code_view.show_node(ids[0])
-        else:  # a node in a group's tab: its line in that body's class
-            name = next((n for n, body in self.document.graph.groups.items() if body is graph), "")
-            self.code_view.show_node(ids[0], group=name)
-
-    def _room_for_code(self, index: int) -> None:
-        """Code needs more than a few lines, Memory and Plots their charts: showing one of these tabs
-        grows a short Output panel."""
-        roomy = (getattr(self, "code_view", None), getattr(self, "memory_tab", None), self.bottom.tab("Plots"))
-        if index < 0 or self.bottom.widget(index) not in roomy or self.bottom_dock.isFloating():
-            return
-        want = min(380, int(self.height() * 0.45))
-        if self.bottom_dock.height() < want:
-            self.resizeDocks([self.bottom_dock], [want], Qt.Orientation.Vertical)
-            keeper = getattr(self, "dock_sizes", None)
-            if keeper is not None:
-                keeper.preferred[self.bottom_dock] = want
-
-    def _add_memory_tab(self) -> None:
-        """Measured beside estimated memory, and the largest batch that fits a device."""
-        from revstudio.qt.memory_panel import MemoryPanel
-
-        self.memory_panel = MemoryPanel(self.document)
-        # in a small window it scrolls rather than squeezing its buttons and laying rows over the chart
-        self.memory_tab = QScrollArea()
-        self.memory_tab.setObjectName("memoryTab")
-        self.memory_tab.setWidgetResizable(True)
-        self.memory_tab.setFrameShape(QFrame.Shape.NoFrame)
-        self.memory_tab.setWidget(self.memory_panel)
-        self.add_bottom_tab(self.memory_tab, "Memory")
-
-    def measure_memory(self) -> None:
-        """Tools > Measure Memory: show the Memory tab and start a measurement."""
-        self.bottom_dock.show()
-        self.bottom.setCurrentWidget(self.memory_tab)
-        self.memory_panel.measure()
-
-    def add_bottom_tab(self, widget: QWidget, title: str) -> int:
-        """Add (or replace) a tab of the bottom dock; other parts use this for their panels."""
-        return self.bottom.add_tab(widget, title)
-
-    # ---- state shown ----------------------------------------------------
     def _update_title(self, *_args: object) -> None:
         if not shiboken6.isValid(self.document.undo_stack):  # signals while tearing down
             return
