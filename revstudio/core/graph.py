@@ -15,7 +15,7 @@ so duplicate checks and per-node edge queries do not scan every edge.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +88,18 @@ def _copy_value(value: Any) -> Any:
     import copy
 
     return copy.deepcopy(value)
+
+
+def reachable(roots: Iterable[str], step: Mapping[str, Iterable[str]]) -> set[str]:
+    """``roots`` and every name reached from them by following ``step`` (name -> its neighbours)."""
+    seen = set(roots)
+    stack = list(seen)
+    while stack:
+        for m in step.get(stack.pop(), ()):
+            if m not in seen:
+                seen.add(m)
+                stack.append(m)
+    return seen
 
 
 class Graph:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .diagnostics import Diagnostic, error
-from .graph import Edge, Graph, Node, PortRef
+from .graph import Edge, Graph, Node, PortRef, reachable
 from .params import validate_all
 from .plugins import spec_failed
 from .spec import NodeSpec, Registry
@@ -177,13 +177,7 @@ def groups_containing(groups: Mapping[str, Graph], registry: Registry, name: str
             if spec is not None and isinstance(node.params, dict):
                 for _, used in group_refs(spec, node.params):
                     users.setdefault(used, set()).add(owner)
-    found, todo = {name}, [name]
-    while todo:
-        for owner in users.get(todo.pop(), ()):
-            if owner not in found:
-                found.add(owner)
-                todo.append(owner)
-    return found
+    return reachable([name], users)
 
 
 def recursion_text(groups: Mapping[str, Graph], registry: Registry, cycle: list[str], pname: str, gname: str,

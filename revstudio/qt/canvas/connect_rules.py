@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from revstudio.core.graph import Edge, Graph, PortRef
+from revstudio.core.graph import Edge, Graph, PortRef, reachable
 
 
 def structural_reason(graph: Graph, src: PortRef, dst: PortRef, replace: bool = False,
@@ -38,13 +38,7 @@ def _upstream(graph: Graph, edges: list[Edge], roots: set[str]) -> set[str]:
     preds: dict[str, list[str]] = {}
     for e in edges:
         preds.setdefault(e.dst.node, []).append(e.src.node)
-    seen, stack = set(roots), list(roots)
-    while stack:
-        for m in preds.get(stack.pop(), ()):
-            if m not in seen:
-                seen.add(m)
-                stack.append(m)
-    return seen
+    return reachable(roots, preds)
 
 
 def _trial(graph: Graph, edges: list[Edge], keep: set[str]) -> Graph:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QPointF, Qt
 
 from revstudio.core.commands import Disconnect
-from revstudio.core.graph import Edge, PortRef
+from revstudio.core.graph import Edge, PortRef, reachable
 
 from .connect_rules import structural_reason
 from .display import format_shape
@@ -66,13 +66,7 @@ class WireDrag:
                 step.setdefault(e.dst.node, []).append(e.src.node)
             else:
                 step.setdefault(e.src.node, []).append(e.dst.node)
-        seen, stack = {self.origin.node}, [self.origin.node]
-        while stack:
-            for m in step.get(stack.pop(), ()):
-                if m not in seen:
-                    seen.add(m)
-                    stack.append(m)
-        return seen
+        return reachable([self.origin.node], step)
 
     def port_state(self, node_id: str, port: str, is_output: bool) -> str | None:
         """How a port looks during this drag: "ok" (can take the wire), "no", or None (other side)."""
