@@ -1,6 +1,6 @@
 """Skip connections that read a reversible region's values: the estimate against the measured peak.
 
-Drawn from the examples as ``benchmarks/bench_estimate_skips.py`` draws them: a Merge (add) of a
+Drawn from the examples by ``benchmarks/bench_estimate_skips.py``: a Merge (add) of a
 value before a block and the block's output, taking the output's place. The add hands each
 operand the same gradient. Before the rules these hold, the estimate was off in three ways:
 
@@ -15,7 +15,7 @@ operand the same gradient. Before the rules these hold, the estimate was off in 
 """
 from __future__ import annotations
 
-import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,7 +29,11 @@ from revstudio.diagnostics.estimate import MODES, estimate_peak  # noqa: E402
 from revstudio.diagnostics.gradcheck import random_inputs  # noqa: E402
 from revstudio.diagnostics.memory import measure_step  # noqa: E402
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_estimate_skips import variant  # noqa: E402
+
 VARIANTS = {
     "around-wired-region": ("revnet_wired", "stem.out", "block1_cat.out"),
     "around-glow-flow": ("glow_flow", "squeeze.out", "coupling1.out"),
@@ -37,22 +41,10 @@ VARIANTS = {
 }
 
 
-def _with_skip(tmp_path: Path, example: str, before: str, joined: str) -> Path:
-    data = json.loads((EXAMPLES / f"{example}.revs").read_text())
-    for edge in data["edges"]:
-        if edge[0] == joined:
-            edge[0] = "skip.out"
-    data["nodes"].append({"id": "skip", "type": "Merge", "params": {"mode": "add"}, "pos": [0, 0]})
-    data["edges"] += [[joined, "skip.in0"], [before, "skip.in1"]]
-    path = tmp_path / f"{example}_skip.revs"
-    path.write_text(json.dumps(data))
-    return path
-
-
 @pytest.mark.parametrize("batch", [2, 8])
-@pytest.mark.parametrize("variant", list(VARIANTS))
-def test_a_skip_is_estimated_as_measured(tmp_path: Path, variant: str, batch: int) -> None:
-    graph = load(_with_skip(tmp_path, *VARIANTS[variant]))
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_a_skip_is_estimated_as_measured(tmp_path: Path, name: str, batch: int) -> None:
+    graph = load(variant(tmp_path, *VARIANTS[name], "add"))
     report = full_check(graph, batch=batch)
     torch.manual_seed(0)
     model = compile_graph(graph, mode="standard")
