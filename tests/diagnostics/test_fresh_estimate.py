@@ -179,13 +179,13 @@ def test_the_peak_falls_as_estimated(monkeypatch: pytest.MonkeyPatch, wired_bloc
     it needs two temporaries of the stream value's size, not three, and the step peaks lower
     by up to one such value, measured as estimated (RevNet blocks, F and G Conv -> ReLU -> Conv)."""
     from revstudio.core.generate import revnet_chain
-    from revstudio.diagnostics import peak_units, stream_updates
+    from revstudio.diagnostics import stream_updates
 
     torch.set_num_threads(1)
     graph = revnet_chain(3, channels=8, size=8, wired=wired_blocks)
     measured, estimated = _peaks(graph, batch)
     monkeypatch.setattr(runtime_steps, "sole", lambda f: False)
-    monkeypatch.setattr(peak_units, "fresh_output", lambda *args: False)  # wired couplings' F
+    monkeypatch.setattr(stream_updates, "fresh_output", lambda *args: False)  # wired couplings' F
     monkeypatch.setattr(stream_updates, "body_output_fresh", lambda *args: False)  # F and G group bodies
     measured_before, estimated_before = _peaks(graph, batch)
     assert measured < measured_before
