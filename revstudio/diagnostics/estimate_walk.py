@@ -445,7 +445,10 @@ def _region_parts(region: Any) -> tuple[str, set[str], list[str], list[str]]:
     return rid, set(getattr(region, "nodes", ())), list(getattr(region, "inputs", ())), kept
 
 
-def _values_of(walker: _Walker, refs: Iterable[str]) -> list[Value | None]:
+def _values_of(walker: _Walker, refs: Iterable[str], *, raw: bool = False) -> list[Value | None]:
+    """The values ``refs`` name (an output port, or an input port's source), as the storages they
+    are (``walker.base``), or ``raw``: as named, for a namespace that resolves views of its own
+    (``peak_inline.Inline``, where a Split's outputs are the parts a coupling node hands on)."""
     out: list[Value | None] = []
     for ref in refs:
         try:
@@ -454,7 +457,10 @@ def _values_of(walker: _Walker, refs: Iterable[str]) -> list[Value | None]:
             continue
         info = walker.report.nodes.get(p.node)
         if info is not None and p.port in info.outputs:
-            out.append(walker.base((p.node, p.port)))
-        else:  # an input port reference: the value feeding it
+            out.append((p.node, p.port) if raw else walker.base((p.node, p.port)))
+        elif raw:  # an input port reference: the value feeding it
+            src = walker.source.get((p.node, p.port))
+            out.append(None if src is None else (src.node, src.port))
+        else:
             out.append(walker.input_value(p.node, p.port))
     return out

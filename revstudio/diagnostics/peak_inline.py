@@ -155,7 +155,8 @@ class Inline:
         from .peak_recompute import recompute_walk
 
         seeds = {v: n for v, n in (seed_bytes or {}).items() if v in makes}
-        peak, forward, grads, nested, joins = recompute_walk(self, units, reads, makes, shared, seeds)
+        peak, forward, grads, nested, joins, (held, released) = recompute_walk(self, units, reads, makes, shared,
+                                                                               seeds)
         # inputs whose gradients its backward makes one buffer (an add reading two of them hands
         # each the same): the step's walk makes one too (a skip Merge after a reversible region,
         # in its own segment, was counted a buffer per input: 17 % over in checkpoint mode)
@@ -163,7 +164,8 @@ class Inline:
         return Unit(name, reads, makes, saved, extra, params, True, forward, peak - params, grad, late=True,
                     extra_held=sum(u.extra_held for u in units), grad_bytes=grads or None,
                     seed_bytes=seeds or None, work_nested=None if nested is None else nested - params,
-                    joined=joined)
+                    joined=joined, work_held=held - params,
+                    work_released=None if released is None else released - params)
 
     def _adopt(self, u: Unit) -> Unit:
         saved = {self.base(s) for s in u.saved}
@@ -446,7 +448,8 @@ def _copy(u: Unit, **changes: Any) -> Unit:
                 changes.get("grad", u.grad), u.late, u.work_spent, u.work_after, u.extra_fwd, u.extra_held,
                 u.grad_bytes, work_shared=u.work_shared, joined=u.joined, seed_bytes=u.seed_bytes,
                 guard_bytes=u.guard_bytes, output_last=u.output_last, work_stop=u.work_stop,
-                params_last=u.params_last, grads_viewed=u.grads_viewed)
+                params_last=u.params_last, grads_viewed=u.grads_viewed, work_held=u.work_held,
+                work_released=None if "work_bwd" in changes else u.work_released)
 
 
 def _channels(shapes: Any) -> tuple[int, ...]:

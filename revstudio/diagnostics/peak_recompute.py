@@ -19,14 +19,16 @@ from .peak_units import UnitBuilder
 
 def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[Value],
                    shared: AbstractSet[Value] = frozenset(), seed_bytes: Mapping[Value, int] | None = None
-                   ) -> tuple[int, int, dict[Value, int], int | None, list[tuple[frozenset[Value], int]]]:
+                   ) -> tuple[int, int, dict[Value, int], int | None, list[tuple[frozenset[Value], int]],
+                              tuple[int, int | None]]:
     """A checkpointed run of ``units`` (a segment) in namespace ``ns`` (an ``Inline``): (the peak
     of its recompute and backward, walked alone from its inputs ``reads``; what its forward
     holds at most beyond its outputs ``makes`` and its inputs, keeping nothing; the inputs whose
     gradient is a view of a larger buffer, its outputs' gradient, and that buffer's bytes:
     ``Unit.grad_bytes``; that peak where the segment runs inside another's recompute, net of its
     inputs none of its layers keeps: ``Unit.work_nested``, None where it keeps all of them; the
-    inputs whose gradients are one buffer, and its bytes: ``Unit.joined``).
+    inputs whose gradients are one buffer, and its bytes: ``Unit.joined``; the peak split where the
+    checkpoint lets go of the inputs it kept: ``Unit.work_held``, ``Unit.work_released``).
     ``shared``: the outputs whose gradients outlive its backward (views of
     a gradient other values have too: :func:`shared_outputs`); ``seed_bytes``: those whose
     gradient is a larger buffer the next segment hands back (a view of a joined gradient),
@@ -64,7 +66,8 @@ def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[V
         nested = simulate(units, ns.nbytes, base, ns.needs_grad, outside=before, early_stop=True, seeds=seeds,
                           seed_bytes=seed_bytes, guarded=guarded, dropped=dropped).peak - dropped
     joins = [(vs & set(reads), n) for vs, n in walk.joins if len(vs & set(reads)) > 1]
-    return walk.peak, max(0, forward), {v: n for v, n in walk.grads.items() if v in reads}, nested, joins
+    return (walk.peak, max(0, forward), {v: n for v, n in walk.grads.items() if v in reads}, nested, joins,
+            (walk.held, walk.released))
 
 
 def _kept_beside(u: Unit, units: list[Unit], base: Any, outside: AbstractSet[Any]) -> bool:
