@@ -8,12 +8,12 @@ seeded, to its inputs' new gradients. Torch-free.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import Any
 
-from .peak import Unit, Value, forward_peak, simulate
+from .peak import Unit, Value, readers_of, simulate
 from .peak_units import UnitBuilder
 
 
@@ -68,6 +68,31 @@ def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[V
     joins = [(vs & set(reads), n) for vs, n in walk.joins if len(vs & set(reads)) > 1]
     return (walk.peak, max(0, forward), {v: n for v, n in walk.grads.items() if v in reads}, nested, joins,
             (walk.held, walk.released))
+
+
+def forward_peak(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[Value], Value | None],
+                 outside: Iterable[Value] = ()) -> int:
+    """The most bytes ``units`` hold at once running forward with nothing kept for backward (a
+    checkpointed run's forward), beyond the values in ``outside``."""
+    out_set = {b for b in (base(v) for v in outside) if b is not None}
+    readers = readers_of(units, base)
+    live: dict[Value, int] = {}
+    total = peak = 0
+    for u in units:
+        for b in u.make_bases or ():
+            if b is not None and b not in live and b not in out_set:
+                n = live[b] = nbytes(b)
+                total += n
+        peak = max(peak, total + u.work_fwd)
+        for b in u.read_bases or ():
+            if b in live:
+                readers[b] -= 1
+                if readers[b] <= 0:
+                    total -= live.pop(b)
+        for b in u.make_bases or ():
+            if b in live and readers.get(b, 0) <= 0:
+                total -= live.pop(b)
+    return peak
 
 
 def _kept_beside(u: Unit, units: list[Unit], base: Any, outside: AbstractSet[Any]) -> bool:
