@@ -58,10 +58,12 @@ def _is_pairs(elem: int, stream_bytes: int) -> bool:
 
 
 def corrected(b: Any, outs: Sequence[Any], region: Any = None) -> int:
-    """Bytes of the region outputs ``outs`` whose streams carry a correction the region keeps
-    (:func:`with_correction`)."""
+    """Bytes of the region outputs ``outs`` (as named: a Split's parts) whose streams carry a
+    correction the region keeps, as the storages they are views of tell (:func:`with_correction`)."""
     moved = moved_inputs(b.w, [region]) if region is not None else frozenset()
-    return sum(b.w.nbytes(v) for v in with_correction(b.w.report.nodes, b.elem, b.stream_bytes, outs, moved))
+    bases = [b.w.base(v) for v in outs]
+    kept = set(with_correction(b.w.report.nodes, b.elem, b.stream_bytes, bases, moved))
+    return sum(b.w.nbytes(v) for v, base in zip(outs, bases) if base is not None and base in kept)
 
 
 def moved_inputs(w: Any, regions: Iterable[Any]) -> set[Any]:

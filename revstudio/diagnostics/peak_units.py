@@ -237,10 +237,14 @@ class UnitBuilder:
         holds the streams' gradients and one step's recomputation at a time."""
         nodes = set(getattr(region, "nodes", ()))
         reads, makes = self.outside(nodes)
-        outs = [v for v in _values_of(self.w, getattr(region, "outputs", ())) if v is not None]
+        # the outputs as named (a Split's parts, which the region keeps as streams of their own)
+        # and as the storages they are, each once (random skip network 4's region ending with a
+        # Split of a Squeeze's output was 17 % over, that storage counted once per part)
+        named = [v for v in _values_of(self.w, getattr(region, "outputs", ()), raw=True) if v is not None]
+        outs = list(dict.fromkeys(b for b in map(self.w.base, named) if b is not None))
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
-        stream = sum(self.w.nbytes(v) for v in outs)
-        wide = peak_bare.corrected(self, outs, region) * max(0, self.stream_bytes - self.elem) // self.elem
+        stream = sum(self.w.nbytes(v) for v in named)
+        wide = peak_bare.corrected(self, named, region) * max(0, self.stream_bytes - self.elem) // self.elem
         samples = peak_steps.sample_bytes(self.w, reads, side, getattr(region, "head", frozenset()))
         extra = wide + (samples if self.stream_bytes > self.elem else 0)
         out_set = set(outs)
@@ -274,7 +278,7 @@ class UnitBuilder:
         # streams are one new tensor again (a Squeeze's inverse, a flow layer's)
         dead = 0
         spent_at = peak_steps.spent_after(self, region)
-        twice = peak_steps.one_gradient_bytes(self, region, outs)
+        twice = peak_steps.one_gradient_bytes(self, region, named)
         for own, parts, with_grads, before, passing, first_more in reversed(moments):
             if parts == 0:  # (a Squeeze: ``_moments``)
                 joined, since, dead = passing, 0, 0
