@@ -49,6 +49,20 @@ def save(path: str, payload: dict[str, Any]) -> None:
     write_atomic(path, buffer.getvalue())
 
 
+RESUMABLE = {"step": int, "model": dict, "optimizer": dict, "scheduler": dict, "rng": dict}
+
+
+def require_resumable(data: dict[str, Any], path: str) -> None:
+    """A CheckpointError naming the first part a run needs to continue that ``data`` lacks."""
+    for key, kind in RESUMABLE.items():
+        if not isinstance(data.get(key), kind):
+            raise CheckpointError(f"{path}: a revstudio checkpoint without its {key!r}, so the run cannot "
+                                  "continue from it; it was cut down or written by another tool")
+    if not isinstance(data["rng"].get("torch"), torch.Tensor):
+        raise CheckpointError(f"{path}: a revstudio checkpoint without its random state ('rng'), so the run "
+                              "cannot continue from it exactly")
+
+
 def load(path: str, map_location: Any = "cpu") -> dict[str, Any]:
     """Read a checkpoint with ``weights_only=True``; a bad file is a CheckpointError naming it."""
     if not os.path.isfile(path):
@@ -59,7 +73,9 @@ def load(path: str, map_location: Any = "cpu") -> dict[str, Any]:
         # Only torch's first sentence: the rest of its weights-only message advises weights_only=False,
         # which would run the file's pickled code.
         first = str(exc).splitlines()[0].split(". ")[0].rstrip(".") if str(exc) else ""
-        raise CheckpointError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {first}); it is "
+        what = f"{type(exc).__name__}: {first}" if first else ("an empty file" if os.path.getsize(path) == 0
+                                                              else type(exc).__name__)
+        raise CheckpointError(f"{path}: not a readable checkpoint ({what}); it is "
                               "damaged, cut short, or was not written by revstudio train") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path}: not a revstudio checkpoint (no 'format': '{FORMAT}')")

@@ -35,6 +35,8 @@ from .inrun import PeakMeter, first_nonfinite, region_gradcheck, tracking
 from .parts import Loss, TrainError, make_optimizer, make_scheduler, precision_context, resolve_device
 from .runs import CHECKPOINT
 
+WINDOW_KEYS = ("loss", "correct", "count", "steps")
+
 
 class Callback:
     """Receives the run's rows as they happen; override what you need."""
@@ -179,6 +181,57 @@ def _allreduce(values: list[float], dist: Distributed, device: torch.device) -> 
     return [float(v) for v in t.tolist()]
 
 
+def plan_steps(cfg: TrainConfig, samples: int, world: int = 1) -> tuple[int, int, int]:
+    """(global batch, steps per epoch, total steps) of a run on ``samples`` training samples over
+    ``world`` processes; a TrainError (exit 2) where the batch cannot be split over them."""
+    if cfg.batch_size % world:
+        raise TrainError(f"batch size {cfg.batch_size} does not split evenly over {world} processes; "
+                         f"use a multiple of {world}", 2)
+    batch = min(cfg.batch_size, samples)
+    if batch // world < 1:
+        raise TrainError(f"{samples} training samples cannot feed {world} processes", 2)
+    spe = max(1, samples // batch)
+    return batch, spe, cfg.steps if cfg.steps is not None else int(cfg.epochs or 1) * spe
+
+
+def _load_resume(resume: dict[str, Any], cfg: TrainConfig, model: Any, optimizer: Any, scheduler: Any,
+                 scaler: Any, source: str) -> None:
+    """Put a checkpoint's states into the run's objects; a TrainError (exit 2) naming what does not
+    fit when the checkpoint was written for another graph or another optimizer. A learning rate,
+    weight decay or momentum given for the resumed run replaces the checkpoint's from here on."""
+    from revstudio.diagnostics.gradcheck import state_mismatch
+
+    saved = resume.get("config") or {}
+    if saved.get("optimizer", cfg.optimizer) != cfg.optimizer:
+        raise TrainError(f"{source}: the run trained with --optimizer {saved['optimizer']}, whose state the "
+                         f"checkpoint holds; resume it with {saved['optimizer']} (or start a new run to use "
+                         f"{cfg.optimizer})", 2)
+    why = state_mismatch(model.state_dict(), resume["model"])
+    if why:
+        raise TrainError(f"{source}: the checkpoint does not fit the run's graph ({why}); was it copied from "
+                         "another run?", 2)
+    model.load_state_dict(resume["model"])
+    try:
+        optimizer.load_state_dict(resume["optimizer"])
+        scheduler.load_state_dict(resume["scheduler"])
+        if scaler is not None and resume.get("scaler"):
+            scaler.load_state_dict(resume["scaler"])
+    except (ValueError, KeyError, TypeError, RuntimeError) as exc:
+        raise TrainError(f"{source}: the checkpoint's optimizer or schedule state does not fit this run ({exc}); "
+                         "resume with the run's own --optimizer, or start a new run", 2) from None
+    if saved.get("lr") != cfg.lr:  # (left alone otherwise: the resumed steps stay bit for bit the same)
+        scheduler.base_lrs = [cfg.lr for _ in optimizer.param_groups]
+        for group, factor in zip(optimizer.param_groups, scheduler.lr_lambdas):
+            group["initial_lr"] = cfg.lr
+            group["lr"] = cfg.lr * factor(scheduler.last_epoch)
+        scheduler._last_lr = [group["lr"] for group in optimizer.param_groups]
+    for key in ("weight_decay", "momentum"):
+        if saved.get(key) != getattr(cfg, key):
+            for group in optimizer.param_groups:
+                if key in group:
+                    group[key] = getattr(cfg, key)
+
+
 def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Sequence[Callback] = (),
           should_stop: Callable[[], bool] | None = None, resume: dict[str, Any] | None = None,
           run_dir: str | None = None, project_text: str = "", dist: Distributed | None = None,
@@ -199,16 +252,9 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                project_text, t0)
     device = resolve_device(cfg.device, dist.local_rank if dist.active else None)
     autocast, scaler = precision_context(cfg, device)
-    if cfg.batch_size % dist.world:
-        raise TrainError(f"batch size {cfg.batch_size} does not split evenly over {dist.world} processes; "
-                         f"use a multiple of {dist.world}", 2)
     n = len(data.train)
-    batch = min(cfg.batch_size, n)
+    batch, spe, total = plan_steps(cfg, n, dist.world)
     local = batch // dist.world
-    if local < 1:
-        raise TrainError(f"{n} training samples cannot feed {dist.world} processes", 2)
-    spe = max(1, n // batch)
-    total = cfg.steps if cfg.steps is not None else int(cfg.epochs or 1) * spe
 
     torch.manual_seed(cfg.seed)  # the same initial weights on every rank
     from revstudio.diagnostics.estimate import input_dtype
@@ -223,12 +269,10 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     optimizer = make_optimizer(cfg, model.parameters())
     scheduler = make_scheduler(cfg, optimizer, total)
     if resume is not None:
-        model.load_state_dict(resume["model"])
-        optimizer.load_state_dict(resume["optimizer"])
-        scheduler.load_state_dict(resume["scheduler"])
-        if scaler is not None and resume.get("scaler"):
-            scaler.load_state_dict(resume["scaler"])
+        _load_resume(resume, cfg, model, optimizer, scheduler, scaler,
+                     f"--resume {resumed_from}" if resumed_from else "the checkpoint to resume")
         run.step = int(resume["step"])
+        run.metrics.update(resume.get("metrics") or {})
     net: Any = model
     if dist.active:
         # Plain DDP, no static_graph and no find_unused_parameters: the reversible runtime's
@@ -284,7 +328,10 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             "scaler": scaler.state_dict() if scaler is not None else None, "rng": ckpt.rng_state(),
             "data": {"epoch": run.step // spe, "position": run.step % spe, "steps_per_epoch": spe,
                      "order_seed": cfg.seed, "base_dir": data_base},
-            "config": cfg.full_section(), "graph": project_text, "versions": _versions()})
+            "config": cfg.full_section(), "graph": project_text, "versions": _versions(),
+            # the step rows' running means since the last row, and the final metrics so far: a run
+            # resumed from here writes the rows (and ends with the metrics) the uninterrupted one does
+            "window": {k: float(window[k]) for k in WINDOW_KEYS}, "metrics": dict(run.metrics)})
         run.emit({"kind": "event", "event": "checkpoint", "step": run.step, "path": CHECKPOINT})
         return CHECKPOINT
 
@@ -324,6 +371,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
               "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", ""))})
 
     window = {"loss": 0.0, "correct": 0.0, "count": 0, "steps": 0, "t": time.perf_counter()}
+    if resume is not None and isinstance(resume.get("window"), dict):
+        window.update({k: type(window[k])(resume["window"][k]) for k in WINDOW_KEYS if k in resume["window"]})
     last_loss = math.nan
 
     def finish(status: str, message: str | None = None, **extra: Any) -> TrainResult:

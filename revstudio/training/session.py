@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config import ConfigError, TrainConfig
-from .runs import CONFIG, RunWriter, write_atomic, write_json
+from .runs import CONFIG, RunDirError, RunWriter, write_atomic, write_json
 
 
 @dataclass
@@ -96,6 +96,7 @@ def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
             raise SessionError(f"--resume {req.resume}: not a run directory (no project.revs)", 2)
         try:
             resume = ckpt.load(os.path.join(req.resume, "checkpoints", "last.pt"))
+            ckpt.require_resumable(resume, os.path.join(req.resume, "checkpoints", "last.pt"))
         except ckpt.CheckpointError as exc:
             raise SessionError(f"--resume {req.resume}: {exc}", 2) from None
         graph = load_project(snapshot)
@@ -131,8 +132,8 @@ def _environment(cfg: TrainConfig, world: int) -> dict[str, Any]:
             "platform": platform.platform(), "argv": sys.argv[1:]}
 
 
-def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed: bool, base: str) -> str:
-    """Write the snapshot, config, environment and model code; returns the project text.
+def _snapshot_text(graph: Any, cfg: TrainConfig, base: str) -> str:
+    """The project snapshot a run records and its checkpoints carry.
 
     The snapshot lives in the run folder, not beside the project, so its relative data
     paths are made absolute against ``base`` (the project's folder): opened or trained
@@ -145,7 +146,11 @@ def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed
     snap = graph.snapshot() if hasattr(graph, "snapshot") else graph
     section = cfg.to_section()
     snap.training = {k: absolute_spec(v, base) if k in DATA_KEYS else v for k, v in section.items()}
-    text = dumps(snap)
+    return dumps(snap)
+
+
+def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed: bool, text: str) -> None:
+    """Write the snapshot (``text``), config, environment and model code (a RunDirError if it cannot)."""
     if not resumed:
         write_atomic(writer.file("project.revs"), text)
     write_json(writer.file(CONFIG), cfg.full_section())
@@ -153,10 +158,27 @@ def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed
     try:
         from revstudio.codegen import export
 
-        write_atomic(writer.file("model.py"), export(graph))
+        name, code = "model.py", export(graph)
     except Exception as exc:  # the run does not need the code; say why it is missing
-        write_atomic(writer.file("model.py.txt"), f"the model could not be exported: {exc}\n")
-    return text
+        name, code = "model.py.txt", f"the model could not be exported: {exc}\n"
+    write_atomic(writer.file(name), code)
+
+
+def _check_resume(run_dir: str, resume: dict[str, Any], cfg: TrainConfig, samples: int, world: int) -> None:
+    """Refuse (exit 2) a resume with nothing to train: a finished run at its last step, or a
+    run already beyond the steps now asked for. A run stopped at its last step goes on to end
+    (validation, the final checkpoint, ``finished``)."""
+    from .loop import plan_steps
+    from .runs import read_run
+
+    total = plan_steps(cfg, samples, world)[2]
+    step = int(resume["step"])
+    more = f"give --steps N with N above {step} (or more --epochs) to train on"
+    if step > total:
+        raise SessionError(f"--resume {run_dir}: the run is at step {step}, beyond the {total} steps asked "
+                           f"for; {more}", 2)
+    if step == total and read_run(run_dir).status == "finished":
+        raise SessionError(f"--resume {run_dir}: the run already finished its {total} steps; {more}", 2)
 
 
 def run_session(req: Request) -> int:
@@ -184,7 +206,10 @@ def run_session(req: Request) -> int:
             else:
                 print(f"revstudio train: {message}", file=sys.stderr)
             if writer is not None:
-                RunDirRows(writer).on_row(row)
+                try:
+                    RunDirRows(writer).on_row(row)
+                except RunDirError:  # (the folder that failed cannot take the news either)
+                    pass
         return code
 
     from revstudio.cli import CliError
@@ -199,16 +224,17 @@ def run_session(req: Request) -> int:
             graph, report = load_checked(source, batch=cfg.batch_size)
         except CliError as exc:
             return failed(str(exc), exc.code)
-        if rank == 0:
-            out = req.resume or req.out or default_run_dir(source)
-            writer = RunWriter(out)
-            if resume is not None:
-                fail_step = int(resume["step"])
-                writer.status["step"] = fail_step
-            writer.update_status(status="running")
-            project_text = _record(writer, graph, cfg, world, resume is not None, base)
-        else:
-            project_text = dumps(graph)
+        out = req.resume or req.out or default_run_dir(source)
+        project_text = _snapshot_text(graph, cfg, base) if rank == 0 else dumps(graph)
+        if resume is not None:
+            fail_step = int(resume["step"])
+        elif rank == 0:  # (a resumed run's folder is touched once the resume is sure to go ahead)
+            try:
+                writer = RunWriter(out)
+                writer.update_status(status="running")
+                _record(writer, graph, cfg, world, False, project_text)
+            except RunDirError as exc:
+                return failed(str(exc), 2)
         from .data import DataError, load_data
         from .task import infer_task
 
@@ -218,6 +244,20 @@ def run_session(req: Request) -> int:
                              val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base)
         except DataError as exc:  # (its message names the file, array or node itself: said once)
             return failed(str(exc), 2)
+        if resume is not None:
+            assert req.resume is not None
+            try:
+                _check_resume(req.resume, resume, cfg, len(data.train), world)
+            except TrainError as exc:
+                return failed(str(exc), exc.code)
+            if rank == 0:
+                try:
+                    writer = RunWriter(out)
+                    writer.status["step"] = fail_step
+                    writer.update_status(status="running")
+                    _record(writer, graph, cfg, world, True, project_text)
+                except RunDirError as exc:
+                    return failed(str(exc), 2)
         if stop() and world == 1:  # a stop during the start-up: nothing trained, nothing more to save
             if rank == 0:
 
@@ -245,6 +285,9 @@ def run_session(req: Request) -> int:
                                         resumed_from=req.resume, data_base=base)
         except TrainError as exc:
             return failed(str(exc), exc.code)
+        except RunDirError as exc:  # the disk filled up, or the folder went away, during the run
+            return failed(f"the run ended: cannot write {exc.path}: {exc.why}; free some space, then --resume "
+                          "continues it from its last checkpoint", 1)
         return result.exit_code
     except SessionError as exc:
         return failed(str(exc), exc.code)
