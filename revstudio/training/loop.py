@@ -194,44 +194,6 @@ def plan_steps(cfg: TrainConfig, samples: int, world: int = 1) -> tuple[int, int
     return batch, spe, cfg.steps if cfg.steps is not None else int(cfg.epochs or 1) * spe
 
 
-def _load_resume(resume: dict[str, Any], cfg: TrainConfig, model: Any, optimizer: Any, scheduler: Any,
-                 scaler: Any, source: str) -> None:
-    """Put a checkpoint's states into the run's objects; a TrainError (exit 2) naming what does not
-    fit when the checkpoint was written for another graph or another optimizer. A learning rate,
-    weight decay or momentum given for the resumed run replaces the checkpoint's from here on."""
-    from revstudio.diagnostics.gradcheck import state_mismatch
-
-    saved = resume.get("config") or {}
-    if saved.get("optimizer", cfg.optimizer) != cfg.optimizer:
-        raise TrainError(f"{source}: the run trained with --optimizer {saved['optimizer']}, whose state the "
-                         f"checkpoint holds; resume it with {saved['optimizer']} (or start a new run to use "
-                         f"{cfg.optimizer})", 2)
-    why = state_mismatch(model.state_dict(), resume["model"])
-    if why:
-        raise TrainError(f"{source}: the checkpoint does not fit the run's graph ({why}); was it copied from "
-                         "another run?", 2)
-    model.load_state_dict(resume["model"])
-    try:
-        optimizer.load_state_dict(resume["optimizer"])
-        scheduler.load_state_dict(resume["scheduler"])
-        if scaler is not None and resume.get("scaler"):
-            scaler.load_state_dict(resume["scaler"])
-    except (ValueError, KeyError, TypeError, RuntimeError) as exc:
-        raise TrainError(f"{source}: the checkpoint's optimizer or schedule state does not fit this run ({exc}); "
-                         "resume with the run's own --optimizer, or start a new run", 2) from None
-    if saved.get("lr") != cfg.lr:  # (left alone otherwise: the resumed steps stay bit for bit the same)
-        scheduler.base_lrs = [cfg.lr for _ in optimizer.param_groups]
-        for group, factor in zip(optimizer.param_groups, scheduler.lr_lambdas):
-            group["initial_lr"] = cfg.lr
-            group["lr"] = cfg.lr * factor(scheduler.last_epoch)
-        scheduler._last_lr = [group["lr"] for group in optimizer.param_groups]
-    for key in ("weight_decay", "momentum"):
-        if saved.get(key) != getattr(cfg, key):
-            for group in optimizer.param_groups:
-                if key in group:
-                    group[key] = getattr(cfg, key)
-
-
 def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Sequence[Callback] = (),
           should_stop: Callable[[], bool] | None = None, resume: dict[str, Any] | None = None,
           run_dir: str | None = None, project_text: str = "", dist: Distributed | None = None,
@@ -269,7 +231,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     optimizer = make_optimizer(cfg, model.parameters())
     scheduler = make_scheduler(cfg, optimizer, total)
     if resume is not None:
-        _load_resume(resume, cfg, model, optimizer, scheduler, scaler,
+        ckpt.restore(resume, cfg, model, optimizer, scheduler, scaler,
                      f"--resume {resumed_from}" if resumed_from else "the checkpoint to resume")
         run.step = int(resume["step"])
         run.metrics.update(resume.get("metrics") or {})
@@ -476,16 +438,22 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
 
 
 def _ranks_in_sync(model: Any, device: torch.device) -> bool:
-    """Whether every rank ends with rank 0's weights and buffers, bit for bit (DDP keeps them so;
-    a difference means a desynchronised run). One tensor at a time: no copy of the whole model."""
+    """Whether every rank ends with rank 0's weights, bit for bit (DDP keeps them so; a difference
+    means a desynchronised run). One tensor at a time: no copy of the whole model.
+
+    Buffers are not compared but made rank 0's: DDP broadcasts them from rank 0 before each
+    forward, so BatchNorm's running statistics, updated by each rank's own last forward, differ
+    by design at the end; every rank then holds the model rank 0 saved."""
     import torch.distributed as tdist
 
     same = torch.ones(1, device=device)
-    for value in model.state_dict().values():
+    for value in model.parameters():
         ref = value.detach().clone()
         tdist.broadcast(ref, src=0)
         if not torch.equal(ref, value):
             same.zero_()
+    for buffer in model.buffers():
+        tdist.broadcast(buffer.data, src=0)
     tdist.all_reduce(same, op=tdist.ReduceOp.MIN)
     return bool(same.item() == 1)
 
