@@ -210,6 +210,8 @@ def run_session(req: Request) -> int:
                     RunDirRows(writer).on_row(row)
                 except RunDirError:  # (the folder that failed cannot take the news either)
                     pass
+        else:  # rank 0 may be gone already (torchrun stops the others when one fails): say it here too
+            print(f"revstudio train (rank {rank}): {message}", file=sys.stderr)
         return code
 
     from revstudio.cli import CliError
@@ -306,6 +308,48 @@ def run_session(req: Request) -> int:
             _finish_distributed()
 
 
+def preflight(req: Request, world: int) -> int | None:
+    """Refuse a run of ``world`` processes before any starts: what every worker would refuse
+    (project, config, graph, data, a batch that does not split, a resume with nothing to do)
+    is said once here, as a single process says it, with its exit code; None when it may go.
+    (Refused in the workers, the message died with them: torchrun stops the others when one
+    fails, and only rank 0 prints.)"""
+    from revstudio.cli import CliError
+    from revstudio.clicmd._runargs import load_checked
+
+    from .data import DataError, load_data
+    from .loop import plan_steps
+    from .output import dumps as row_dumps
+    from .parts import TrainError, precision_context, resolve_device
+    from .task import infer_task
+
+    def refuse(message: str, code: int) -> int:
+        if req.json:
+            print(row_dumps({"kind": "event", "event": "failed", "time": 0.0, "step": None, "message": message,
+                             "exit_code": code}), flush=True)
+        else:
+            print(f"revstudio train: {message}", file=sys.stderr)
+        return code
+
+    try:
+        graph, cfg, resume, base = _load(req)
+        source = os.path.join(req.resume, "project.revs") if req.resume else str(req.file)
+        graph, report = load_checked(source, batch=cfg.batch_size)
+        if not cfg.device.startswith("cuda"):  # (a GPU per process is the launcher's to hand out)
+            precision_context(cfg, resolve_device(cfg.device))
+        task = infer_task(graph, report, cfg.task)
+        data = load_data(cfg.data, graph, report, task=task, val_spec=cfg.val_data,
+                         val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base)
+        plan_steps(cfg, len(data.train), world)
+        if resume is not None and req.resume:
+            _check_resume(req.resume, resume, cfg, len(data.train), world)
+    except (CliError, SessionError, TrainError) as exc:
+        return refuse(str(exc), exc.code)
+    except DataError as exc:
+        return refuse(str(exc), 2)
+    return None
+
+
 def _init_distributed(cfg: TrainConfig) -> None:
     import torch
     import torch.distributed as tdist
@@ -336,4 +380,4 @@ def _finish_distributed() -> None:
         tdist.destroy_process_group()
 
 
-__all__ = ["Request", "SessionError", "StopFlag", "default_run_dir", "run_session"]
+__all__ = ["Request", "SessionError", "StopFlag", "default_run_dir", "preflight", "run_session"]
