@@ -83,6 +83,22 @@ def _rank() -> tuple[int, int, int]:
     return int(env.get("RANK", 0)), int(env.get("WORLD_SIZE", 1)), int(env.get("LOCAL_RANK", 0))
 
 
+def _structure(graph: Any) -> Any:
+    """What makes two projects the same network: nodes, params, edges and groups, without the
+    name, the canvas positions and the run settings."""
+    import json
+
+    from revstudio.core.project import dumps
+
+    doc = json.loads(dumps(graph))
+
+    def part(p: dict[str, Any]) -> Any:
+        return (sorted(json.dumps({k: v for k, v in n.items() if k != "pos"}, sort_keys=True)
+                       for n in p.get("nodes", [])), sorted(map(tuple, p.get("edges", []))))
+
+    return part(doc), {name: part(body) for name, body in (doc.get("groups") or {}).items()}
+
+
 def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
     """(graph, config, checkpoint to resume or None, base dir of relative data paths)."""
     from revstudio.clicmd.check import load_project
@@ -100,6 +116,10 @@ def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
         except ckpt.CheckpointError as exc:
             raise SessionError(f"--resume {req.resume}: {exc}", 2) from None
         graph = load_project(snapshot)
+        if req.file and _structure(load_project(req.file)) != _structure(graph):
+            raise SessionError(f"--resume {req.resume}: {req.file} is not the graph that run trains (its "
+                               f"project.revs); leave FILE out to continue the run, or drop --resume to start "
+                               f"a new run of {req.file}", 2)
         section = resume.get("config") or {}
         base = str((resume.get("data") or {}).get("base_dir") or os.path.dirname(os.path.abspath(snapshot)))
     else:

@@ -171,3 +171,21 @@ def test_a_resume_keeps_the_optimizer_and_takes_a_new_learning_rate(project, tmp
                      "--json"]) == 0
     steps = [r for r in _rows(capsys.readouterr().out) if r["kind"] == "step"]
     assert [r["lr"] for r in steps] == [0.5, 0.5]
+
+
+def test_a_project_given_with_resume_must_be_the_runs_graph(project, tmp_path, capsys) -> None:
+    """FILE was ignored: `train other.revs --resume RUN` silently trained RUN's graph."""
+    run = tmp_path / "run"
+    assert cli.main(["train", project, "--steps", "2", *FLAGS, "--out", str(run)]) == 0
+    other = json.loads(json.dumps(PROJECT))
+    other["nodes"][-2]["params"]["out_features"] = 4
+    (tmp_path / "other.revs").write_text(json.dumps(other))
+    capsys.readouterr()
+    assert cli.main(["train", str(tmp_path / "other.revs"), "--resume", str(run), "--steps", "4"]) == 2
+    err = capsys.readouterr().err
+    assert "other.revs is not the graph that run trains" in err and "leave FILE out" in err
+    moved = json.loads(json.dumps(PROJECT))  # the same network, moved about and renamed: fine
+    moved["name"], moved["nodes"][0]["pos"] = "renamed", [100, 40]
+    (tmp_path / "moved.revs").write_text(json.dumps(moved))
+    assert cli.main(["train", str(tmp_path / "moved.revs"), "--resume", str(run), "--steps", "4", "--json"]) == 0
+    assert _rows(capsys.readouterr().out)[-1]["event"] == "finished"
