@@ -21,8 +21,8 @@ from typing import Any
 
 # Imports the copied code and the loop need; emit's header keeps those the file uses.
 IMPORTS = (("argparse", None), ("gzip", None), ("json", None), ("math", None), ("os", None),
-           ("pickle", None), ("platform", None), ("struct", None), ("sys", None), ("time", None), ("zipfile", None),
-           ("contextlib", None), ("typing", "Any"), ("torch.nn.functional", "F"))
+           ("pickle", None), ("platform", None), ("re", None), ("struct", None), ("sys", None), ("time", None),
+           ("zipfile", None), ("contextlib", None), ("typing", "Any"), ("torch.nn.functional", "F"))
 
 _LOOP = '''
 
