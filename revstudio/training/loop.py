@@ -383,8 +383,12 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             if stats[3] > 0:
                 node = first_nonfinite(model, functools.partial(model, *xs)) if dist.rank == 0 else None
                 where = f", first at node {node!r}" if node else ""
-                msg = (f"the loss became non-finite (NaN or Inf) at step {step}{where}; the last good "
-                       f"checkpoint stays. Try a lower --lr (now {cfg.lr:g}), gradient clipping, or fp32")
+                import os
+
+                saved = run_dir is not None and os.path.isfile(os.path.join(run_dir, CHECKPOINT))
+                kept = "the last good checkpoint stays" if saved else "no checkpoint was saved before it"
+                msg = (f"the loss became non-finite (NaN or Inf) at step {step}{where}; {kept}. Try a lower "
+                       f"--lr (now {cfg.lr:g}), gradient clipping, or fp32")
                 run.emit({"kind": "event", "event": "nan", "step": step, "node": node, "message": msg})
                 return finish("nan", msg)
             if cfg.grad_clip is not None:
