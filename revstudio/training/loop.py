@@ -143,6 +143,7 @@ class _Run:
         self.rows = 0
         self.step = 0
         self.metrics: dict[str, Any] = {}
+        self.val_pending = False  # a validation a stop cut short (the checkpoint says so)
 
     # ---- reporting -----------------------------------------------------------
     def emit(self, row: dict[str, Any]) -> None:
@@ -293,7 +294,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             "config": cfg.full_section(), "graph": project_text, "versions": _versions(),
             # the step rows' running means since the last row, and the final metrics so far: a run
             # resumed from here writes the rows (and ends with the metrics) the uninterrupted one does
-            "window": {k: float(window[k]) for k in WINDOW_KEYS}, "metrics": dict(run.metrics)})
+            "window": {k: float(window[k]) for k in WINDOW_KEYS}, "metrics": dict(run.metrics),
+            "val_pending": run.val_pending})
         run.emit({"kind": "event", "event": "checkpoint", "step": run.step, "path": CHECKPOINT})
         return CHECKPOINT
 
@@ -312,7 +314,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                     loss_sum += float(loss) * len(idx)
                     correct += float(hits) if hits is not None else 0.0
                     count += len(idx)
-                    if run.should_stop():
+                    if run.should_stop():  # (stopping within 2 s beats finishing a long validation)
+                        run.val_pending = True  # the resumed run validates this step first
                         return None
         finally:
             model.train()
@@ -320,6 +323,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         if classification:
             row["val_accuracy"] = correct / count
         run.metrics.update({k: v for k, v in row.items() if k.startswith("val_")})
+        run.val_pending = False
         run.emit(row)
         return row
 
@@ -341,6 +345,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         return TrainResult(status=status, step=run.step, metrics=dict(run.metrics), message=message,
                            model=model, rows=run.rows)
 
+    if resume is not None and resume.get("val_pending") and run.step < total:
+        validate()  # the one the stop cut short (the last step's is the end's own)
     while run.step < total:
         step = run.step + 1
         # under DDP a stop is decided together, from the flags all-reduced with each step's
@@ -433,7 +439,10 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             run.emit({"kind": "event", "event": "stopped", "step": run.step, "checkpoint": path})
             return finish("stopped")
     run.metrics.setdefault("loss", last_loss)
-    validate()
+    if validate() is None and run.val_pending:  # a stop during the last validation: resumable, not finished
+        path = save_checkpoint()
+        run.emit({"kind": "event", "event": "stopped", "step": run.step, "checkpoint": path})
+        return finish("stopped")
     save_checkpoint()
     extra = {"ranks_in_sync": _ranks_in_sync(model, device)} if dist.active else {}
     run.emit({"kind": "event", "event": "finished", "step": run.step, "metrics": dict(run.metrics),

@@ -189,3 +189,33 @@ def test_a_project_given_with_resume_must_be_the_runs_graph(project, tmp_path, c
     (tmp_path / "moved.revs").write_text(json.dumps(moved))
     assert cli.main(["train", str(tmp_path / "moved.revs"), "--resume", str(run), "--steps", "4", "--json"]) == 0
     assert _rows(capsys.readouterr().out)[-1]["event"] == "finished"
+
+
+@pytest.mark.parametrize("steps", [12, 4])
+def test_a_stop_during_validation_is_validated_again_on_resume(project, tmp_path, capsys, monkeypatch, steps) -> None:
+    """The validation a stop cut short was lost: the resumed run went on from the next step, so
+    the val row of step 4 was missing; at the last step the run said finished without it."""
+    from revstudio.training import session
+
+    assert cli.main(["train", project, "--steps", str(steps), *FLAGS, "--out", str(tmp_path / "full")]) == 0
+    full = _rows(capsys.readouterr().out)
+    real, done = loop._allreduce, [0]
+
+    def counting(values, dist, device):
+        done[0] += 1
+        return real(values, dist, device)
+
+    class SignalAfterStep4(session.StopFlag):  # arrives while step 4 validates
+        def __call__(self) -> bool:
+            return done[0] >= 4
+
+    monkeypatch.setattr(loop, "_allreduce", counting)
+    monkeypatch.setattr(session, "StopFlag", SignalAfterStep4)
+    assert cli.main(["train", project, "--steps", str(steps), *FLAGS, "--out", str(tmp_path / "cut")]) == 0
+    first = _rows(capsys.readouterr().out)
+    assert first[-1]["event"] == "stopped" and first[-1]["step"] == 4
+    assert runs.read_run(str(tmp_path / "cut")).status == "stopped"
+    monkeypatch.undo()
+    assert cli.main(["train", "--resume", str(tmp_path / "cut"), "--json"]) == 0
+    second = _rows(capsys.readouterr().out)
+    assert _numbers(first + second) == _numbers(full)
