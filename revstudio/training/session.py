@@ -184,6 +184,16 @@ def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed
     write_atomic(writer.file(name), code)
 
 
+def _check_out(out: str) -> None:
+    """Refuse (exit 2) a new run into a folder that holds another run: its rows would be mixed
+    into that run's metrics.jsonl and its checkpoint replaced."""
+    from .runs import is_run_dir
+
+    if is_run_dir(out):
+        raise SessionError(f"--out {out}: already holds a run (its status.json); --resume {out} continues it, "
+                           "or give another --out for a new run", 2)
+
+
 def _check_resume(run_dir: str, resume: dict[str, Any], cfg: TrainConfig, samples: int, world: int) -> None:
     """Refuse (exit 2) a resume with nothing to train: a finished run at its last step, or a
     run already beyond the steps now asked for. A run stopped at its last step goes on to end
@@ -251,6 +261,7 @@ def run_session(req: Request) -> int:
         if resume is not None:
             fail_step = int(resume["step"])
         elif rank == 0:  # (a resumed run's folder is touched once the resume is sure to go ahead)
+            _check_out(out)
             try:
                 writer = RunWriter(out)
                 writer.update_status(status="running")
@@ -363,6 +374,8 @@ def preflight(req: Request, world: int) -> int | None:
         plan_steps(cfg, len(data.train), world)
         if resume is not None and req.resume:
             _check_resume(req.resume, resume, cfg, len(data.train), world)
+        elif req.out:
+            _check_out(req.out)
     except (CliError, SessionError, TrainError) as exc:
         return refuse(str(exc), exc.code)
     except DataError as exc:

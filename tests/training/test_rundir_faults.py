@@ -79,3 +79,16 @@ def test_a_checkpoint_that_cannot_be_written_ends_the_run_cleanly(tmp_path, caps
     assert os.path.join("checkpoints", "last.pt") in err
     status = json.loads((run / "status.json").read_text())
     assert status["status"] == "failed" and "No space left" in status["message"]
+
+
+def test_a_new_run_into_a_folder_holding_a_run_is_refused(tmp_path, capsys) -> None:
+    """It appended its rows to the other run's metrics.jsonl and replaced its checkpoint."""
+    run = tmp_path / "run"
+    assert cli.main(["train", EXAMPLE, "--steps", "1", *QUICK, "--out", str(run)]) == 0
+    before = {p.name: p.read_bytes() for p in [*run.iterdir(), *(run / "checkpoints").iterdir()] if p.is_file()}
+    capsys.readouterr()
+    assert cli.main(["train", EXAMPLE, "--steps", "2", *QUICK, "--out", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "already holds a run" in err and f"--resume {run}" in err
+    after = {p.name: p.read_bytes() for p in [*run.iterdir(), *(run / "checkpoints").iterdir()] if p.is_file()}
+    assert after == before
