@@ -64,6 +64,15 @@ def launcher_args(args: argparse.Namespace, out: str | None) -> list[str]:
     return [*argv, "--module", "revstudio", *worker_args(args, out)]
 
 
+def _first_exit_code(failure: Any) -> int | None:
+    """The exit code of the worker that failed first (torchrun's ChildFailedError), if any."""
+    try:
+        _, first = failure.get_first_failure()
+        return int(first.exitcode)
+    except Exception:  # not a worker's failure (a signal, the launcher's own error)
+        return None
+
+
 def _world(args: argparse.Namespace) -> int:
     """The processes of the whole run (this machine's times the machines, where that is a number)."""
     nnodes = str(args.nnodes or 1)
@@ -99,9 +108,8 @@ def launch(args: argparse.Namespace) -> int:
     status = read_run(run_dir).status if run_dir and os.path.isdir(run_dir) else "unknown"
     if status in ("finished", "stopped"):
         return 0
-    codes = {getattr(f, "exitcode", None) for f in getattr(failure, "failures", {}).values()}
-    if codes == {2}:  # every failed worker refused the run as a usage error (it said why on stderr)
-        return 2
+    if _first_exit_code(failure) == 2:  # the first worker to fail refused the run (it said why on stderr;
+        return 2                         # the others were then stopped by the launcher)
     if failure is not None and status not in ("failed",):
         print(f"revstudio train: the distributed run ended: {type(failure).__name__}: "
               f"{str(failure).splitlines()[0] if str(failure) else ''}", file=sys.stderr)

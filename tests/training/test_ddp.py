@@ -125,3 +125,15 @@ def test_data_every_rank_would_refuse_is_refused_once_with_exit_2(tmp_path) -> N
     assert odd.returncode == 2
     assert json.loads(odd.stdout)["message"].startswith("batch size 7 does not split evenly over 2 processes")
     assert not (tmp_path / "run").exists() and not (tmp_path / "runs").exists()
+
+
+def test_an_out_that_rank_0_cannot_write_is_exit_2_with_its_reason(tmp_path) -> None:
+    """Exit 1 and "the distributed run ended: ChildFailedError:" after rank 0's message: the
+    launcher looked at every failed rank, and the ones it stopped itself had not exited with 2."""
+    path = tmp_path / "bn.revs"
+    path.write_text(json.dumps(BATCHNORM_PROJECT))
+    (tmp_path / "afile").write_text("in the way")
+    two = _two_processes([str(path), "--steps", "1", "--device", "cpu", "--out", str(tmp_path / "afile" / "run")],
+                         tmp_path)
+    assert two.returncode == 2, two.stderr[-3000:]
+    assert "cannot write" in two.stderr and "ChildFailedError" not in two.stderr
