@@ -21,8 +21,8 @@ from typing import Any
 
 # Imports the copied code and the loop need; emit's header keeps those the file uses.
 IMPORTS = (("argparse", None), ("gzip", None), ("json", None), ("math", None), ("os", None),
-           ("pickle", None), ("platform", None), ("struct", None), ("sys", None), ("time", None), ("zipfile", None),
-           ("contextlib", None), ("typing", "Any"), ("torch.nn.functional", "F"))
+           ("pickle", None), ("platform", None), ("re", None), ("struct", None), ("sys", None), ("time", None),
+           ("zipfile", None), ("contextlib", None), ("typing", "Any"), ("torch.nn.functional", "F"))
 
 _LOOP = '''
 
@@ -149,7 +149,10 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             head = result[index] if isinstance(result, tuple) else result
             return loss_fn(head, ys, getattr(model, "logdet", None))
 
+    metrics: dict[str, Any] = {}  # the latest of each, as revstudio's checkpoint keeps them
+
     def emit(row: dict[str, Any]) -> None:
+        metrics.update({k: row[k] for k in ("loss", "accuracy", "val_loss", "val_accuracy") if k in row})
         if rank != 0:
             return
         if json_rows:  # the rows of `revstudio train --json`: "time" in seconds since the start
@@ -194,9 +197,12 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
                      "order_seed": config["seed"], "base_dir": base_dir},
             "config": dict(config), "graph": REVSTUDIO_PROJECT,
             "versions": {"revstudio": EXPORTED_BY, "torch": str(torch.__version__).split("+")[0],
-                         "python": platform.python_version()}})
+                         "python": platform.python_version()},
+            "window": {"loss": window[0], "correct": window[1], "count": window[2]}, "metrics": dict(metrics)})
 
     window = [0.0, 0.0, 0.0, time.perf_counter()]
+    if resume and isinstance(state.get("window"), dict):  # the step rows' running means since the last row
+        window[:3] = [float(state["window"].get(key, 0.0)) for key in ("loss", "correct", "count")]
     order_epoch, perm = -1, torch.empty(0, dtype=torch.int64)
     while step < total:
         epoch, position = divmod(step, per_epoch)

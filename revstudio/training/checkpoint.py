@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from .runs import write_atomic
+
+if TYPE_CHECKING:
+    from .config import TrainConfig
 
 FORMAT = "revstudio-checkpoint"
 VERSION = 1
@@ -49,6 +52,20 @@ def save(path: str, payload: dict[str, Any]) -> None:
     write_atomic(path, buffer.getvalue())
 
 
+RESUMABLE = {"step": int, "model": dict, "optimizer": dict, "scheduler": dict, "rng": dict}
+
+
+def require_resumable(data: dict[str, Any], path: str) -> None:
+    """A CheckpointError naming the first part a run needs to continue that ``data`` lacks."""
+    for key, kind in RESUMABLE.items():
+        if not isinstance(data.get(key), kind):
+            raise CheckpointError(f"{path}: a revstudio checkpoint without its {key!r}, so the run cannot "
+                                  "continue from it; it was cut down or written by another tool")
+    if not isinstance(data["rng"].get("torch"), torch.Tensor):
+        raise CheckpointError(f"{path}: a revstudio checkpoint without its random state ('rng'), so the run "
+                              "cannot continue from it exactly")
+
+
 def load(path: str, map_location: Any = "cpu") -> dict[str, Any]:
     """Read a checkpoint with ``weights_only=True``; a bad file is a CheckpointError naming it."""
     if not os.path.isfile(path):
@@ -59,7 +76,9 @@ def load(path: str, map_location: Any = "cpu") -> dict[str, Any]:
         # Only torch's first sentence: the rest of its weights-only message advises weights_only=False,
         # which would run the file's pickled code.
         first = str(exc).splitlines()[0].split(". ")[0].rstrip(".") if str(exc) else ""
-        raise CheckpointError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {first}); it is "
+        what = f"{type(exc).__name__}: {first}" if first else ("an empty file" if os.path.getsize(path) == 0
+                                                              else type(exc).__name__)
+        raise CheckpointError(f"{path}: not a readable checkpoint ({what}); it is "
                               "damaged, cut short, or was not written by revstudio train") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path}: not a revstudio checkpoint (no 'format': '{FORMAT}')")
@@ -67,3 +86,43 @@ def load(path: str, map_location: Any = "cpu") -> dict[str, Any]:
         raise CheckpointError(f"{path}: checkpoint version {data.get('version')!r}; this revstudio reads "
                               f"version {VERSION}")
     return data
+
+
+def restore(resume: dict[str, Any], cfg: TrainConfig, model: Any, optimizer: Any, scheduler: Any,
+            scaler: Any, source: str) -> None:
+    """Put a checkpoint's states into the run's objects; a TrainError (exit 2) naming what does not
+    fit when the checkpoint was written for another graph or another optimizer. A learning rate,
+    weight decay or momentum given for the resumed run replaces the checkpoint's from here on."""
+    from revstudio.diagnostics.gradcheck import state_mismatch
+
+    from .parts import TrainError
+
+    saved = resume.get("config") or {}
+    if saved.get("optimizer", cfg.optimizer) != cfg.optimizer:
+        raise TrainError(f"{source}: the run trained with --optimizer {saved['optimizer']}, whose state the "
+                         f"checkpoint holds; resume it with {saved['optimizer']} (or start a new run to use "
+                         f"{cfg.optimizer})", 2)
+    why = state_mismatch(model.state_dict(), resume["model"])
+    if why:
+        raise TrainError(f"{source}: the checkpoint does not fit the run's graph ({why}); was it copied from "
+                         "another run?", 2)
+    model.load_state_dict(resume["model"])
+    try:
+        optimizer.load_state_dict(resume["optimizer"])
+        scheduler.load_state_dict(resume["scheduler"])
+        if scaler is not None and resume.get("scaler"):
+            scaler.load_state_dict(resume["scaler"])
+    except (ValueError, KeyError, TypeError, RuntimeError) as exc:
+        raise TrainError(f"{source}: the checkpoint's optimizer or schedule state does not fit this run ({exc}); "
+                         "resume with the run's own --optimizer, or start a new run", 2) from None
+    if saved.get("lr") != cfg.lr:  # (left alone otherwise: the resumed steps stay bit for bit the same)
+        scheduler.base_lrs = [cfg.lr for _ in optimizer.param_groups]
+        for group, factor in zip(optimizer.param_groups, scheduler.lr_lambdas):
+            group["initial_lr"] = cfg.lr
+            group["lr"] = cfg.lr * factor(scheduler.last_epoch)
+        scheduler._last_lr = [group["lr"] for group in optimizer.param_groups]
+    for key in ("weight_decay", "momentum"):
+        if saved.get(key) != getattr(cfg, key):
+            for group in optimizer.param_groups:
+                if key in group:
+                    group[key] = getattr(cfg, key)

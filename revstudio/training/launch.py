@@ -64,13 +64,33 @@ def launcher_args(args: argparse.Namespace, out: str | None) -> list[str]:
     return [*argv, "--module", "revstudio", *worker_args(args, out)]
 
 
+def _first_exit_code(failure: Any) -> int | None:
+    """The exit code of the worker that failed first (torchrun's ChildFailedError), if any."""
+    try:
+        _, first = failure.get_first_failure()
+        return int(first.exitcode)
+    except Exception:  # not a worker's failure (a signal, the launcher's own error)
+        return None
+
+
+def _world(args: argparse.Namespace) -> int:
+    """The processes of the whole run (this machine's times the machines, where that is a number)."""
+    nnodes = str(args.nnodes or 1)
+    return (args.nproc or 1) * (int(nnodes) if nnodes.isdigit() else 1)
+
+
 def launch(args: argparse.Namespace) -> int:
     from revstudio.cli import CliError
+    from revstudio.clicmd.train import overrides
 
+    from .session import Request, default_run_dir, preflight
+
+    refused = preflight(Request(file=args.file, overrides=overrides(args), out=args.out, resume=args.resume,
+                                json=args.json), _world(args))
+    if refused is not None:
+        return refused
     out = None
     if not args.resume:
-        from .session import default_run_dir
-
         out = args.out or default_run_dir(args.file)
     try:
         from torch.distributed import run as torchrun
@@ -88,6 +108,8 @@ def launch(args: argparse.Namespace) -> int:
     status = read_run(run_dir).status if run_dir and os.path.isdir(run_dir) else "unknown"
     if status in ("finished", "stopped"):
         return 0
+    if _first_exit_code(failure) == 2:  # the first worker to fail refused the run (it said why on stderr;
+        return 2                         # the others were then stopped by the launcher)
     if failure is not None and status not in ("failed",):
         print(f"revstudio train: the distributed run ended: {type(failure).__name__}: "
               f"{str(failure).splitlines()[0] if str(failure) else ''}", file=sys.stderr)

@@ -35,6 +35,8 @@ from .inrun import PeakMeter, first_nonfinite, region_gradcheck, tracking
 from .parts import Loss, TrainError, make_optimizer, make_scheduler, precision_context, resolve_device
 from .runs import CHECKPOINT
 
+WINDOW_KEYS = ("loss", "correct", "count", "steps")
+
 
 class Callback:
     """Receives the run's rows as they happen; override what you need."""
@@ -141,6 +143,7 @@ class _Run:
         self.rows = 0
         self.step = 0
         self.metrics: dict[str, Any] = {}
+        self.val_pending = False  # a validation a stop cut short (the checkpoint says so)
 
     # ---- reporting -----------------------------------------------------------
     def emit(self, row: dict[str, Any]) -> None:
@@ -179,6 +182,19 @@ def _allreduce(values: list[float], dist: Distributed, device: torch.device) -> 
     return [float(v) for v in t.tolist()]
 
 
+def plan_steps(cfg: TrainConfig, samples: int, world: int = 1) -> tuple[int, int, int]:
+    """(global batch, steps per epoch, total steps) of a run on ``samples`` training samples over
+    ``world`` processes; a TrainError (exit 2) where the batch cannot be split over them."""
+    if cfg.batch_size % world:
+        raise TrainError(f"batch size {cfg.batch_size} does not split evenly over {world} processes; "
+                         f"use a multiple of {world}", 2)
+    batch = min(cfg.batch_size, samples)
+    if batch // world < 1:
+        raise TrainError(f"{samples} training samples cannot feed {world} processes", 2)
+    spe = max(1, samples // batch)
+    return batch, spe, cfg.steps if cfg.steps is not None else int(cfg.epochs or 1) * spe
+
+
 def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Sequence[Callback] = (),
           should_stop: Callable[[], bool] | None = None, resume: dict[str, Any] | None = None,
           run_dir: str | None = None, project_text: str = "", dist: Distributed | None = None,
@@ -199,16 +215,9 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                project_text, t0)
     device = resolve_device(cfg.device, dist.local_rank if dist.active else None)
     autocast, scaler = precision_context(cfg, device)
-    if cfg.batch_size % dist.world:
-        raise TrainError(f"batch size {cfg.batch_size} does not split evenly over {dist.world} processes; "
-                         f"use a multiple of {dist.world}", 2)
     n = len(data.train)
-    batch = min(cfg.batch_size, n)
+    batch, spe, total = plan_steps(cfg, n, dist.world)
     local = batch // dist.world
-    if local < 1:
-        raise TrainError(f"{n} training samples cannot feed {dist.world} processes", 2)
-    spe = max(1, n // batch)
-    total = cfg.steps if cfg.steps is not None else int(cfg.epochs or 1) * spe
 
     torch.manual_seed(cfg.seed)  # the same initial weights on every rank
     from revstudio.diagnostics.estimate import input_dtype
@@ -223,12 +232,10 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     optimizer = make_optimizer(cfg, model.parameters())
     scheduler = make_scheduler(cfg, optimizer, total)
     if resume is not None:
-        model.load_state_dict(resume["model"])
-        optimizer.load_state_dict(resume["optimizer"])
-        scheduler.load_state_dict(resume["scheduler"])
-        if scaler is not None and resume.get("scaler"):
-            scaler.load_state_dict(resume["scaler"])
+        ckpt.restore(resume, cfg, model, optimizer, scheduler, scaler,
+                     f"--resume {resumed_from}" if resumed_from else "the checkpoint to resume")
         run.step = int(resume["step"])
+        run.metrics.update(resume.get("metrics") or {})
     net: Any = model
     if dist.active:
         # Plain DDP, no static_graph and no find_unused_parameters: the reversible runtime's
@@ -284,7 +291,11 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             "scaler": scaler.state_dict() if scaler is not None else None, "rng": ckpt.rng_state(),
             "data": {"epoch": run.step // spe, "position": run.step % spe, "steps_per_epoch": spe,
                      "order_seed": cfg.seed, "base_dir": data_base},
-            "config": cfg.full_section(), "graph": project_text, "versions": _versions()})
+            "config": cfg.full_section(), "graph": project_text, "versions": _versions(),
+            # the step rows' running means since the last row, and the final metrics so far: a run
+            # resumed from here writes the rows (and ends with the metrics) the uninterrupted one does
+            "window": {k: float(window[k]) for k in WINDOW_KEYS}, "metrics": dict(run.metrics),
+            "val_pending": run.val_pending})
         run.emit({"kind": "event", "event": "checkpoint", "step": run.step, "path": CHECKPOINT})
         return CHECKPOINT
 
@@ -303,7 +314,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                     loss_sum += float(loss) * len(idx)
                     correct += float(hits) if hits is not None else 0.0
                     count += len(idx)
-                    if run.should_stop():
+                    if run.should_stop():  # (stopping within 2 s beats finishing a long validation)
+                        run.val_pending = True  # the resumed run validates this step first
                         return None
         finally:
             model.train()
@@ -311,6 +323,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         if classification:
             row["val_accuracy"] = correct / count
         run.metrics.update({k: v for k, v in row.items() if k.startswith("val_")})
+        run.val_pending = False
         run.emit(row)
         return row
 
@@ -324,12 +337,16 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
               "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", ""))})
 
     window = {"loss": 0.0, "correct": 0.0, "count": 0, "steps": 0, "t": time.perf_counter()}
+    if resume is not None and isinstance(resume.get("window"), dict):
+        window.update({k: type(window[k])(resume["window"][k]) for k in WINDOW_KEYS if k in resume["window"]})
     last_loss = math.nan
 
     def finish(status: str, message: str | None = None, **extra: Any) -> TrainResult:
         return TrainResult(status=status, step=run.step, metrics=dict(run.metrics), message=message,
                            model=model, rows=run.rows)
 
+    if resume is not None and resume.get("val_pending") and run.step < total:
+        validate()  # the one the stop cut short (the last step's is the end's own)
     while run.step < total:
         step = run.step + 1
         # under DDP a stop is decided together, from the flags all-reduced with each step's
@@ -372,8 +389,12 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             if stats[3] > 0:
                 node = first_nonfinite(model, functools.partial(model, *xs)) if dist.rank == 0 else None
                 where = f", first at node {node!r}" if node else ""
-                msg = (f"the loss became non-finite (NaN or Inf) at step {step}{where}; the last good "
-                       f"checkpoint stays. Try a lower --lr (now {cfg.lr:g}), gradient clipping, or fp32")
+                import os
+
+                saved = run_dir is not None and os.path.isfile(os.path.join(run_dir, CHECKPOINT))
+                kept = "the last good checkpoint stays" if saved else "no checkpoint was saved before it"
+                msg = (f"the loss became non-finite (NaN or Inf) at step {step}{where}; {kept}. Try a lower "
+                       f"--lr (now {cfg.lr:g}), gradient clipping, or fp32")
                 run.emit({"kind": "event", "event": "nan", "step": step, "node": node, "message": msg})
                 return finish("nan", msg)
             if cfg.grad_clip is not None:
@@ -418,7 +439,10 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             run.emit({"kind": "event", "event": "stopped", "step": run.step, "checkpoint": path})
             return finish("stopped")
     run.metrics.setdefault("loss", last_loss)
-    validate()
+    if validate() is None and run.val_pending:  # a stop during the last validation: resumable, not finished
+        path = save_checkpoint()
+        run.emit({"kind": "event", "event": "stopped", "step": run.step, "checkpoint": path})
+        return finish("stopped")
     save_checkpoint()
     extra = {"ranks_in_sync": _ranks_in_sync(model, device)} if dist.active else {}
     run.emit({"kind": "event", "event": "finished", "step": run.step, "metrics": dict(run.metrics),
@@ -427,16 +451,22 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
 
 
 def _ranks_in_sync(model: Any, device: torch.device) -> bool:
-    """Whether every rank ends with rank 0's weights and buffers, bit for bit (DDP keeps them so;
-    a difference means a desynchronised run). One tensor at a time: no copy of the whole model."""
+    """Whether every rank ends with rank 0's weights, bit for bit (DDP keeps them so; a difference
+    means a desynchronised run). One tensor at a time: no copy of the whole model.
+
+    Buffers are not compared but made rank 0's: DDP broadcasts them from rank 0 before each
+    forward, so BatchNorm's running statistics, updated by each rank's own last forward, differ
+    by design at the end; every rank then holds the model rank 0 saved."""
     import torch.distributed as tdist
 
     same = torch.ones(1, device=device)
-    for value in model.state_dict().values():
+    for value in model.parameters():
         ref = value.detach().clone()
         tdist.broadcast(ref, src=0)
         if not torch.equal(ref, value):
             same.zero_()
+    for buffer in model.buffers():
+        tdist.broadcast(buffer.data, src=0)
     tdist.all_reduce(same, op=tdist.ReduceOp.MIN)
     return bool(same.item() == 1)
 

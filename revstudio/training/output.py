@@ -177,4 +177,5 @@ class RunDirRows(Callback):
             self.writer.update_status(status="stopped", step=row["step"], ended=now_iso(),
                                       message="stopped by a signal; --resume continues it")
         elif event in ("nan", "oom", "failed"):
-            self.writer.update_status(status="failed", ended=now_iso(), message=row.get("message"))
+            step = row.get("step") if isinstance(row.get("step"), int) else self.writer.status["step"]
+            self.writer.update_status(status="failed", step=step, ended=now_iso(), message=row.get("message"))

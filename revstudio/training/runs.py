@@ -41,10 +41,22 @@ def now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
+class RunDirError(Exception):
+    """A run directory that cannot be written (no permission, a full disk, a file in the way);
+    the message names the file, the reason and what to do."""
+
+    def __init__(self, path: str, exc: OSError) -> None:
+        self.path, self.why = path, exc.strerror or str(exc)
+        super().__init__(f"cannot write {path}: {self.why}; free some space or give --out a folder you can write")
+
+
 def write_atomic(path: str, data: bytes | str) -> None:
     """Write a run file so that the old one or the whole new one is there at any moment;
-    its folder (``checkpoints/``) is made on demand."""
-    tempfiles.write_atomic(path, data, make_folder=True)
+    its folder (``checkpoints/``) is made on demand. A RunDirError when it cannot be written."""
+    try:
+        tempfiles.write_atomic(path, data, make_folder=True)
+    except OSError as exc:
+        raise RunDirError(path, exc) from None
 
 
 def write_json(path: str, value: Any) -> None:
@@ -168,10 +180,14 @@ class RunWriter:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        os.makedirs(os.path.join(path, "checkpoints"), exist_ok=True)
+        try:
+            os.makedirs(os.path.join(path, "checkpoints"), exist_ok=True)
+            self._metrics: int | None = os.open(os.path.join(path, METRICS), os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+                                                0o644)
+        except OSError as exc:
+            raise RunDirError(exc.filename or path, exc) from None
         self.status: dict[str, Any] = {"status": "running", "pid": os.getpid(), "step": 0, "total_steps": None,
                                        "started": now_iso(), "ended": None, "metrics": {}, "message": None}
-        self._metrics = open(os.path.join(path, METRICS), "a", encoding="utf-8")  # noqa: SIM115
 
     def file(self, name: str) -> str:
         return os.path.join(self.path, name)
@@ -181,12 +197,27 @@ class RunWriter:
         write_json(self.file(STATUS), self.status)
 
     def row(self, row: dict[str, Any]) -> None:
-        # one write per row, flushed: a kill can cut at most the last line
-        self._metrics.write(json.dumps(row) + "\n")
-        self._metrics.flush()
+        # one unbuffered write per row: a kill can cut at most the last line, and a write the
+        # disk cannot take is cut back off, so no half row stays behind (nor waits in a buffer)
+        if self._metrics is None:
+            return
+        data = (json.dumps(row) + "\n").encode("utf-8")
+        end = os.lseek(self._metrics, 0, os.SEEK_END)
+        try:
+            done = 0
+            while done < len(data):
+                done += os.write(self._metrics, data[done:])
+        except OSError as exc:
+            try:
+                os.ftruncate(self._metrics, end)
+            except OSError:
+                pass
+            raise RunDirError(self.file(METRICS), exc) from None
 
     def close(self) -> None:
-        try:
-            self._metrics.close()
-        except OSError:
-            pass
+        if self._metrics is not None:
+            try:
+                os.close(self._metrics)
+            except OSError:
+                pass
+            self._metrics = None

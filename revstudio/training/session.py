@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config import ConfigError, TrainConfig
-from .runs import CONFIG, RunWriter, write_atomic, write_json
+from .runs import CONFIG, RunDirError, RunWriter, write_atomic, write_json
 
 
 @dataclass
@@ -83,6 +83,22 @@ def _rank() -> tuple[int, int, int]:
     return int(env.get("RANK", 0)), int(env.get("WORLD_SIZE", 1)), int(env.get("LOCAL_RANK", 0))
 
 
+def _structure(graph: Any) -> Any:
+    """What makes two projects the same network: nodes, params, edges and groups, without the
+    name, the canvas positions and the run settings."""
+    import json
+
+    from revstudio.core.project import dumps
+
+    doc = json.loads(dumps(graph))
+
+    def part(p: dict[str, Any]) -> Any:
+        return (sorted(json.dumps({k: v for k, v in n.items() if k != "pos"}, sort_keys=True)
+                       for n in p.get("nodes", [])), sorted(map(tuple, p.get("edges", []))))
+
+    return part(doc), {name: part(body) for name, body in (doc.get("groups") or {}).items()}
+
+
 def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
     """(graph, config, checkpoint to resume or None, base dir of relative data paths)."""
     from revstudio.clicmd.check import load_project
@@ -96,9 +112,14 @@ def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
             raise SessionError(f"--resume {req.resume}: not a run directory (no project.revs)", 2)
         try:
             resume = ckpt.load(os.path.join(req.resume, "checkpoints", "last.pt"))
+            ckpt.require_resumable(resume, os.path.join(req.resume, "checkpoints", "last.pt"))
         except ckpt.CheckpointError as exc:
             raise SessionError(f"--resume {req.resume}: {exc}", 2) from None
         graph = load_project(snapshot)
+        if req.file and _structure(load_project(req.file)) != _structure(graph):
+            raise SessionError(f"--resume {req.resume}: {req.file} is not the graph that run trains (its "
+                               f"project.revs); leave FILE out to continue the run, or drop --resume to start "
+                               f"a new run of {req.file}", 2)
         section = resume.get("config") or {}
         base = str((resume.get("data") or {}).get("base_dir") or os.path.dirname(os.path.abspath(snapshot)))
     else:
@@ -131,8 +152,8 @@ def _environment(cfg: TrainConfig, world: int) -> dict[str, Any]:
             "platform": platform.platform(), "argv": sys.argv[1:]}
 
 
-def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed: bool, base: str) -> str:
-    """Write the snapshot, config, environment and model code; returns the project text.
+def _snapshot_text(graph: Any, cfg: TrainConfig, base: str) -> str:
+    """The project snapshot a run records and its checkpoints carry.
 
     The snapshot lives in the run folder, not beside the project, so its relative data
     paths are made absolute against ``base`` (the project's folder): opened or trained
@@ -145,7 +166,11 @@ def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed
     snap = graph.snapshot() if hasattr(graph, "snapshot") else graph
     section = cfg.to_section()
     snap.training = {k: absolute_spec(v, base) if k in DATA_KEYS else v for k, v in section.items()}
-    text = dumps(snap)
+    return dumps(snap)
+
+
+def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed: bool, text: str) -> None:
+    """Write the snapshot (``text``), config, environment and model code (a RunDirError if it cannot)."""
     if not resumed:
         write_atomic(writer.file("project.revs"), text)
     write_json(writer.file(CONFIG), cfg.full_section())
@@ -153,10 +178,37 @@ def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed
     try:
         from revstudio.codegen import export
 
-        write_atomic(writer.file("model.py"), export(graph))
+        name, code = "model.py", export(graph)
     except Exception as exc:  # the run does not need the code; say why it is missing
-        write_atomic(writer.file("model.py.txt"), f"the model could not be exported: {exc}\n")
-    return text
+        name, code = "model.py.txt", f"the model could not be exported: {exc}\n"
+    write_atomic(writer.file(name), code)
+
+
+def _check_out(out: str) -> None:
+    """Refuse (exit 2) a new run into a folder that holds another run: its rows would be mixed
+    into that run's metrics.jsonl and its checkpoint replaced."""
+    from .runs import is_run_dir
+
+    if is_run_dir(out):
+        raise SessionError(f"--out {out}: already holds a run (its status.json); --resume {out} continues it, "
+                           "or give another --out for a new run", 2)
+
+
+def _check_resume(run_dir: str, resume: dict[str, Any], cfg: TrainConfig, samples: int, world: int) -> None:
+    """Refuse (exit 2) a resume with nothing to train: a finished run at its last step, or a
+    run already beyond the steps now asked for. A run stopped at its last step goes on to end
+    (validation, the final checkpoint, ``finished``)."""
+    from .loop import plan_steps
+    from .runs import read_run
+
+    total = plan_steps(cfg, samples, world)[2]
+    step = int(resume["step"])
+    more = f"give --steps N with N above {step} (or more --epochs) to train on"
+    if step > total:
+        raise SessionError(f"--resume {run_dir}: the run is at step {step}, beyond the {total} steps asked "
+                           f"for; {more}", 2)
+    if step == total and read_run(run_dir).status == "finished":
+        raise SessionError(f"--resume {run_dir}: the run already finished its {total} steps; {more}", 2)
 
 
 def run_session(req: Request) -> int:
@@ -184,7 +236,12 @@ def run_session(req: Request) -> int:
             else:
                 print(f"revstudio train: {message}", file=sys.stderr)
             if writer is not None:
-                RunDirRows(writer).on_row(row)
+                try:
+                    RunDirRows(writer).on_row(row)
+                except RunDirError:  # (the folder that failed cannot take the news either)
+                    pass
+        else:  # rank 0 may be gone already (torchrun stops the others when one fails): say it here too
+            print(f"revstudio train (rank {rank}): {message}", file=sys.stderr)
         return code
 
     from revstudio.cli import CliError
@@ -199,16 +256,18 @@ def run_session(req: Request) -> int:
             graph, report = load_checked(source, batch=cfg.batch_size)
         except CliError as exc:
             return failed(str(exc), exc.code)
-        if rank == 0:
-            out = req.resume or req.out or default_run_dir(source)
-            writer = RunWriter(out)
-            if resume is not None:
-                fail_step = int(resume["step"])
-                writer.status["step"] = fail_step
-            writer.update_status(status="running")
-            project_text = _record(writer, graph, cfg, world, resume is not None, base)
-        else:
-            project_text = dumps(graph)
+        out = req.resume or req.out or default_run_dir(source)
+        project_text = _snapshot_text(graph, cfg, base) if rank == 0 else dumps(graph)
+        if resume is not None:
+            fail_step = int(resume["step"])
+        elif rank == 0:  # (a resumed run's folder is touched once the resume is sure to go ahead)
+            _check_out(out)
+            try:
+                writer = RunWriter(out)
+                writer.update_status(status="running")
+                _record(writer, graph, cfg, world, False, project_text)
+            except RunDirError as exc:
+                return failed(str(exc), 2)
         from .data import DataError, load_data
         from .task import infer_task
 
@@ -218,6 +277,20 @@ def run_session(req: Request) -> int:
                              val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base)
         except DataError as exc:  # (its message names the file, array or node itself: said once)
             return failed(str(exc), 2)
+        if resume is not None:
+            assert req.resume is not None
+            try:
+                _check_resume(req.resume, resume, cfg, len(data.train), world)
+            except TrainError as exc:
+                return failed(str(exc), exc.code)
+            if rank == 0:
+                try:
+                    writer = RunWriter(out)
+                    writer.status["step"] = fail_step
+                    writer.update_status(status="running")
+                    _record(writer, graph, cfg, world, True, project_text)
+                except RunDirError as exc:
+                    return failed(str(exc), 2)
         if stop() and world == 1:  # a stop during the start-up: nothing trained, nothing more to save
             if rank == 0:
 
@@ -245,6 +318,9 @@ def run_session(req: Request) -> int:
                                         resumed_from=req.resume, data_base=base)
         except TrainError as exc:
             return failed(str(exc), exc.code)
+        except RunDirError as exc:  # the disk filled up, or the folder went away, during the run
+            return failed(f"the run ended: cannot write {exc.path}: {exc.why}; free some space, then --resume "
+                          "continues it from its last checkpoint", 1)
         return result.exit_code
     except SessionError as exc:
         return failed(str(exc), exc.code)
@@ -261,6 +337,50 @@ def run_session(req: Request) -> int:
             writer.close()
         if world > 1:
             _finish_distributed()
+
+
+def preflight(req: Request, world: int) -> int | None:
+    """Refuse a run of ``world`` processes before any starts: what every worker would refuse
+    (project, config, graph, data, a batch that does not split, a resume with nothing to do)
+    is said once here, as a single process says it, with its exit code; None when it may go.
+    (Refused in the workers, the message died with them: torchrun stops the others when one
+    fails, and only rank 0 prints.)"""
+    from revstudio.cli import CliError
+    from revstudio.clicmd._runargs import load_checked
+
+    from .data import DataError, load_data
+    from .loop import plan_steps
+    from .output import dumps as row_dumps
+    from .parts import TrainError, precision_context, resolve_device
+    from .task import infer_task
+
+    def refuse(message: str, code: int) -> int:
+        if req.json:
+            print(row_dumps({"kind": "event", "event": "failed", "time": 0.0, "step": None, "message": message,
+                             "exit_code": code}), flush=True)
+        else:
+            print(f"revstudio train: {message}", file=sys.stderr)
+        return code
+
+    try:
+        graph, cfg, resume, base = _load(req)
+        source = os.path.join(req.resume, "project.revs") if req.resume else str(req.file)
+        graph, report = load_checked(source, batch=cfg.batch_size)
+        if not cfg.device.startswith("cuda"):  # (a GPU per process is the launcher's to hand out)
+            precision_context(cfg, resolve_device(cfg.device))
+        task = infer_task(graph, report, cfg.task)
+        data = load_data(cfg.data, graph, report, task=task, val_spec=cfg.val_data,
+                         val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base)
+        plan_steps(cfg, len(data.train), world)
+        if resume is not None and req.resume:
+            _check_resume(req.resume, resume, cfg, len(data.train), world)
+        elif req.out:
+            _check_out(req.out)
+    except (CliError, SessionError, TrainError) as exc:
+        return refuse(str(exc), exc.code)
+    except DataError as exc:
+        return refuse(str(exc), 2)
+    return None
 
 
 def _init_distributed(cfg: TrainConfig) -> None:
@@ -293,4 +413,4 @@ def _finish_distributed() -> None:
         tdist.destroy_process_group()
 
 
-__all__ = ["Request", "SessionError", "StopFlag", "default_run_dir", "run_session"]
+__all__ = ["Request", "SessionError", "StopFlag", "default_run_dir", "preflight", "run_session"]

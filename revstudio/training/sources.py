@@ -17,6 +17,7 @@ from __future__ import annotations
 import gzip
 import math
 import os
+import re
 import struct
 import zipfile
 from typing import Any
@@ -208,6 +209,9 @@ def load_arrays(path: str) -> dict[str, Any]:
         except ImportError as exc:
             raise DataError(f"{path}: reading .npz needs numpy (pip install numpy), or save the arrays "
                             "with torch.save as a .pt") from exc
+        if not zipfile.is_zipfile(path):  # (numpy would take it for a pickle and suggest allow_pickle)
+            raise DataError(f"{path}: not a .npz archive (numpy.savez writes a zip of arrays; this file is not "
+                            "one, or is cut short); save the arrays with numpy.savez(path, x=..., y=...)")
         out: dict[str, Any] = {}
         try:
             with np.load(path, allow_pickle=False) as npz:
@@ -226,21 +230,37 @@ def load_arrays(path: str) -> dict[str, Any]:
         except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
             raise DataError(f"{path}: not a readable .npz file ({exc})") from exc
         return out
+    if os.path.getsize(path) == 0:
+        raise DataError(f"{path}: an empty file; save a dict of tensors, e.g. torch.save({{'x': x, 'y': y}}, path)")
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # weights_only refuses pickled objects; anything else is a broken file
-        raise DataError(f"{path}: cannot be read with torch.load(weights_only=True): "
-                        f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}; save a dict of "
-                        "tensors, e.g. torch.save({'x': x, 'y': y}, path)") from exc
+        raise DataError(f"{path}: cannot be read with torch.load(weights_only=True): {_load_failure(exc)}; "
+                        "save a dict of tensors, e.g. torch.save({'x': x, 'y': y}, path)") from exc
     if not isinstance(obj, dict) or not all(isinstance(k, str) for k in obj):
         raise DataError(f"{path}: holds a {type(obj).__name__}; expected a dict of tensors such as "
                         "{'x': inputs, 'y': targets}")
     for name, value in obj.items():
         if not isinstance(value, torch.Tensor):
             raise DataError(f"{path}: entry {name!r} is a {type(value).__name__}, expected a tensor")
+        if value.layout != torch.strided:
+            raise DataError(f"{path}: tensor {name!r} is a {str(value.layout).replace('torch.', '')} tensor; "
+                            "save it dense (tensor.to_dense())")
         if value.is_complex() or value.dtype in (torch.quint8, torch.qint8, torch.qint32):
             raise DataError(f"{path}: tensor {name!r} has dtype {value.dtype}; expected float, int or bool")
     return dict(obj)
+
+
+def _load_failure(exc: BaseException) -> str:
+    """Why torch.load refused a file, in one line: the object it would not unpickle, or torch's
+    first sentence. Never torch's advice to load with weights_only=False, which runs the file's code."""
+    text = str(exc)
+    found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", text)
+    if found:
+        kind = " (numpy arrays: convert them with torch.from_numpy)" if found.group(1).startswith("numpy") else ""
+        return f"it holds objects other than tensors ({found.group(1)}){kind}"
+    first = text.splitlines()[0].split(". ")[0].rstrip(".") if text.strip() else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 def pick_arrays(arrays: dict[str, Any], input_ids: list[str], source: str) -> tuple[dict[str, Any], Any]:

@@ -255,3 +255,31 @@ def test_resume_continues_as_if_never_stopped_and_nan_fails_cleanly(tmp_path: Pa
     bad = run_script(path, [*common, "--steps", "3", "--lr", "1e30", "--optimizer", "sgd", "--out", "nan.pt"],
                      tmp_path)
     assert bad.returncode == 1 and "non-finite" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_resume_from_between_two_step_rows_writes_the_uninterrupted_rows(tmp_path: Path) -> None:
+    """The first step row after --resume averaged only the resumed steps: the running means of
+    the rows were not in the checkpoint (revstudio train had the same fault)."""
+    graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
+    path = exported(graph, tmp_path)
+    common = ["--schedule", "constant", "--batch-size", "8", "--lr", "0.01", "--val-fraction", "0",
+              "--log-every", "3", "--json"]
+    whole = run_script(path, [*common, "--steps", "6", "--out", "whole.pt"], tmp_path)
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    script = runpy.run_path(str(path), run_name="probe")
+    saved = script["save_checkpoint"]
+
+    def keep_step_4(out: str, payload: dict) -> None:
+        saved(out, payload)
+        if payload["step"] == 4:  # a checkpoint between the rows of steps 3 and 6, as a kill would leave
+            saved(str(tmp_path / "at4.pt"), payload)
+
+    script["train"].__globals__["save_checkpoint"] = keep_step_4
+    config = {**script["TRAINING"], "schedule": "constant", "batch_size": 8, "lr": 0.01, "val_fraction": 0.0,
+              "log_every": 3, "steps": 6, "checkpoint_every": 2, "device": "cpu"}
+    script["train"](config, str(tmp_path / "cut.pt"), str(tmp_path))
+    rest = run_script(path, [*common, "--steps", "6", "--resume", "at4.pt", "--out", "rest.pt"], tmp_path)
+    assert rest.returncode == 0, rest.stderr[-3000:]
+    rows = lambda text: {r["step"]: r["loss"] for r in map(json.loads, text.splitlines())  # noqa: E731
+                         if r.get("kind") == "step"}
+    assert rows(rest.stdout) == {6: rows(whole.stdout)[6]}

@@ -289,3 +289,16 @@ def test_a_missing_data_file_is_named_once(tmp_path, capsys) -> None:
     row = _rows(capsys.readouterr().out)[-1]
     assert code == 2 and row["event"] == "failed"
     assert row["message"] == f"{tmp_path / 'nope.npz'}: no such file"
+
+
+def test_a_run_that_went_non_finite_says_at_which_step_in_its_status(tmp_path, capsys) -> None:
+    """status.json (and `revstudio runs`) kept the step of the last step row: 0 for a run whose
+    loss became NaN at step 2 before its first row."""
+    out = tmp_path / "run"
+    assert cli.main(["train", EXAMPLE, "--steps", "20", *QUICK, "--lr", "1e30", "--optimizer", "sgd",
+                     "--log-every", "10", "--out", str(out), "--json"]) == 1
+    nan = _rows(capsys.readouterr().out)[-1]
+    assert nan["event"] == "nan"
+    info = runs.read_run(str(out))
+    assert info.status == "failed" and info.step == nan["step"] > 0
+    assert "no checkpoint was saved before it" in nan["message"]

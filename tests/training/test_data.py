@@ -226,7 +226,7 @@ def test_unpickling_is_refused(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="expected a dict of tensors"):
         prepared(classifier(), str(tmp_path / "list.pt"))
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
-    with pytest.raises(DataError, match="not a readable .npz"):
+    with pytest.raises(DataError, match="not a .npz archive"):
         prepared(classifier(), str(tmp_path / "junk.npz"))
     with pytest.raises(DataError, match="no such file"):
         prepared(classifier(), str(tmp_path / "missing.npz"))

@@ -78,3 +78,62 @@ def test_finishing_collects_the_ddp_wrapper_before_the_group_is_destroyed() -> N
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "collected before destroy: [True]" in proc.stdout
+
+
+BATCHNORM_PROJECT = {
+    "format": "revstudio", "version": 1, "name": "bn",
+    "nodes": [{"id": "x", "type": "Input", "params": {"shape": [2, 4, 4]}},
+              {"id": "n", "type": "Norm", "params": {"kind": "batch"}},
+              {"id": "h", "type": "Linear", "params": {"out_features": 3}},
+              {"id": "y", "type": "Output", "params": {}}],
+    "edges": [["x.out", "n.in"], ["n.out", "h.in"], ["h.out", "y.in"]],
+    "groups": {}, "training": {}, "view": {},
+}
+
+
+def _two_processes(args: list[str], cwd) -> subprocess.CompletedProcess:
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return subprocess.run([sys.executable, "-P", "-m", "revstudio", "train", *args, "--nproc", "2"],
+                          capture_output=True, text=True, env=env, cwd=str(cwd), timeout=600)
+
+
+def test_batchnorm_statistics_do_not_make_the_ranks_look_out_of_sync(tmp_path) -> None:
+    """"ranks_in_sync" was false for every network with BatchNorm: each rank's last forward updates
+    its own running statistics (DDP broadcasts rank 0's before the next forward), though the
+    weights agreed bit for bit."""
+    path = tmp_path / "bn.revs"
+    path.write_text(json.dumps(BATCHNORM_PROJECT))
+    two = _two_processes([str(path), *ARGS, "--steps", "2", "--out", str(tmp_path / "two")], tmp_path)
+    assert two.returncode == 0, two.stderr[-3000:]
+    assert json.loads(two.stdout.splitlines()[-1])["ranks_in_sync"] is True
+
+
+def test_data_every_rank_would_refuse_is_refused_once_with_exit_2(tmp_path) -> None:
+    """The message died with the workers (torchrun stopped rank 0 when rank 1 failed first; only
+    rank 0 prints), leaving "the distributed run ended: ChildFailedError:" and exit 1."""
+    import numpy as np
+
+    path = tmp_path / "bn.revs"
+    path.write_text(json.dumps(BATCHNORM_PROJECT))
+    np.savez(tmp_path / "bad.npz", x=np.zeros((8, 2, 4, 5), "float32"), y=np.zeros(8, "int64"))
+    two = _two_processes([str(path), "--data", str(tmp_path / "bad.npz"), "--out", str(tmp_path / "run"),
+                          "--device", "cpu"], tmp_path)
+    assert two.returncode == 2
+    assert "bad.npz: array 'x' has samples of shape 2x4x5" in two.stderr and "ChildFailedError" not in two.stderr
+    odd = _two_processes([str(path), "--batch-size", "7", "--json", "--device", "cpu"], tmp_path)
+    assert odd.returncode == 2
+    assert json.loads(odd.stdout)["message"].startswith("batch size 7 does not split evenly over 2 processes")
+    assert not (tmp_path / "run").exists() and not (tmp_path / "runs").exists()
+
+
+def test_an_out_that_rank_0_cannot_write_is_exit_2_with_its_reason(tmp_path) -> None:
+    """Exit 1 and "the distributed run ended: ChildFailedError:" after rank 0's message: the
+    launcher looked at every failed rank, and the ones it stopped itself had not exited with 2."""
+    path = tmp_path / "bn.revs"
+    path.write_text(json.dumps(BATCHNORM_PROJECT))
+    (tmp_path / "afile").write_text("in the way")
+    two = _two_processes([str(path), "--steps", "1", "--device", "cpu", "--out", str(tmp_path / "afile" / "run")],
+                         tmp_path)
+    assert two.returncode == 2, two.stderr[-3000:]
+    assert "cannot write" in two.stderr and "ChildFailedError" not in two.stderr

@@ -1,0 +1,94 @@
+"""A run directory that cannot be written: one clear message, no traceback, no half rows.
+
+Both used to end as "internal error: OSError ... (please report this)", printed twice (the
+report of the failure tried to write to the same folder and failed again), with exit 1 for an
+``--out`` that could never work and status.json left at "running".
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import sys
+
+import pytest
+from conftest import EXAMPLES
+
+from revstudio import cli
+from revstudio.core import tempfiles
+
+EXAMPLE = str(next(p for p in EXAMPLES if p.stem == "revnet_coupling"))
+QUICK = ["--batch-size", "8", "--lr", "0.01", "--device", "cpu", "--gradcheck-every", "0", "--memory-every", "0",
+         "--val-every", "0"]
+
+
+def test_an_out_folder_that_cannot_be_made_is_a_usage_error(tmp_path, capsys) -> None:
+    (tmp_path / "afile").write_text("in the way")
+    assert cli.main(["train", EXAMPLE, "--steps", "1", *QUICK, "--out", str(tmp_path / "afile" / "run")]) == 2
+    err = capsys.readouterr().err
+    assert "internal error" not in err and err.count("cannot write") == 1
+    assert str(tmp_path / "afile") in err and "--out" in err
+    assert cli.main(["train", EXAMPLE, "--steps", "1", *QUICK, "--json", "--out", str(tmp_path / "afile")]) == 2
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows == [{**rows[0], "event": "failed", "exit_code": 2}] and "cannot write" in rows[0]["message"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the metrics file through /proc")
+def test_a_disk_that_fills_up_during_the_run_ends_it_cleanly_without_half_rows(tmp_path, capsys,
+                                                                               monkeypatch) -> None:
+    real, rows_written = os.write, [0]
+
+    def filling_disk(fd: int, data: bytes) -> int:
+        try:
+            name = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            name = ""
+        if name.endswith("metrics.jsonl"):
+            rows_written[0] += 1
+            if rows_written[0] > 3:  # the 4th row: half of it lands, then the disk is full
+                real(fd, data[: len(data) // 2])
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", filling_disk)
+    run = tmp_path / "run"
+    code = cli.main(["train", EXAMPLE, "--steps", "6", *QUICK, "--log-every", "1", "--json", "--out", str(run)])
+    monkeypatch.setattr(os, "write", real)
+    captured = capsys.readouterr()
+    assert code == 1 and "internal error" not in captured.err + captured.out
+    last = json.loads(captured.out.splitlines()[-1])
+    assert last["event"] == "failed" and "No space left on device" in last["message"]
+    assert "metrics.jsonl" in last["message"] and "--resume" in last["message"]
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    assert len(lines) == 3 and all(json.loads(line) for line in lines)  # no half row
+
+
+def test_a_checkpoint_that_cannot_be_written_ends_the_run_cleanly(tmp_path, capsys, monkeypatch) -> None:
+    real = tempfiles.write_atomic
+
+    def no_room_for_checkpoints(path, data, **kw):
+        if str(path).endswith(".pt"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(path, data, **kw)
+
+    monkeypatch.setattr(tempfiles, "write_atomic", no_room_for_checkpoints)
+    run = tmp_path / "run"
+    assert cli.main(["train", EXAMPLE, "--steps", "3", *QUICK, "--out", str(run)]) == 1
+    err = capsys.readouterr().err
+    assert "internal error" not in err and err.count("No space left on device") == 1
+    assert os.path.join("checkpoints", "last.pt") in err
+    status = json.loads((run / "status.json").read_text())
+    assert status["status"] == "failed" and "No space left" in status["message"]
+
+
+def test_a_new_run_into_a_folder_holding_a_run_is_refused(tmp_path, capsys) -> None:
+    """It appended its rows to the other run's metrics.jsonl and replaced its checkpoint."""
+    run = tmp_path / "run"
+    assert cli.main(["train", EXAMPLE, "--steps", "1", *QUICK, "--out", str(run)]) == 0
+    before = {p.name: p.read_bytes() for p in [*run.iterdir(), *(run / "checkpoints").iterdir()] if p.is_file()}
+    capsys.readouterr()
+    assert cli.main(["train", EXAMPLE, "--steps", "2", *QUICK, "--out", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "already holds a run" in err and f"--resume {run}" in err
+    after = {p.name: p.read_bytes() for p in [*run.iterdir(), *(run / "checkpoints").iterdir()] if p.is_file()}
+    assert after == before
