@@ -247,6 +247,7 @@ class _Writer:
         ]
         if self.initializes:
             frozen = self.inliner.require_name("revstudio.compiler.runtime", "frozen_batch_stats")
+            share = self.inliner.require_name("revstudio.compiler.runtime", "share_from_rank0")
             lines += [
                 "",
                 "    @torch.no_grad()",
@@ -271,6 +272,8 @@ class _Writer:
                 "                raise",
                 "            finally:",
                 "                self.mode = mode",
+                "            # under DDP each rank initialised from its own batch: all take rank 0's layers",
+                f"            {share}(pending)",
                 "        self._initialized = True",
             ]
             self.needs_any = True
