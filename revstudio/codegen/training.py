@@ -19,10 +19,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-# Imports the copied code and the loop need; emit's header keeps those the file uses.
-IMPORTS = (("argparse", None), ("gzip", None), ("json", None), ("math", None), ("os", None),
-           ("pickle", None), ("platform", None), ("struct", None), ("sys", None), ("time", None), ("zipfile", None),
-           ("contextlib", None), ("typing", "Any"), ("torch.nn.functional", "F"))
+from .inline import ImportFact
+
+# Imports the loop below needs; those of the copied modules are read from their own import
+# lines (script_imports), so a name they start to use can never go missing from the script.
+LOOP_IMPORTS = (ImportFact("argparse", "argparse"), ImportFact("contextlib", "contextlib"),
+                ImportFact("json", "json"), ImportFact("math", "math"), ImportFact("os", "os"),
+                ImportFact("pickle", "pickle"), ImportFact("platform", "platform"), ImportFact("sys", "sys"),
+                ImportFact("time", "time"), ImportFact("Any", "typing", "Any"))
 
 _LOOP = '''
 
@@ -354,6 +358,23 @@ def inputs_constant(inputs: Sequence[tuple[str, Sequence[int], str]]) -> str:
         dt = dtype if dtype in allowed else "float32"
         rows.append(f"    {node_id!r}: ({tuple(int(s) for s in shape)!r}, torch.{dt}),")
     return "INPUTS = {\n" + "\n".join(rows) + "\n}\n"
+
+
+def script_imports() -> list[ImportFact]:
+    """Every import the training script's code needs: the loop's, and the top-level imports of
+    the modules it copies (``sources``, ``synthetic``, ``parts``; revstudio's own left out)."""
+    from revstudio.training import parts, sources, synthetic
+
+    facts = list(LOOP_IMPORTS)
+    for module in (synthetic, sources, parts):
+        for stmt in ast.parse(inspect.getsource(module)).body:
+            if isinstance(stmt, ast.Import):
+                facts += [ImportFact(a.asname or a.name.split(".")[0], a.name if a.asname else a.name.split(".")[0])
+                          for a in stmt.names]
+            elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module not in (None, "__future__") \
+                    and not (stmt.module or "").startswith("revstudio"):
+                facts += [ImportFact(a.asname or a.name, str(stmt.module), a.name) for a in stmt.names]
+    return facts
 
 
 def _verbatim(module: Any) -> str:
