@@ -255,3 +255,23 @@ def test_resume_continues_as_if_never_stopped_and_nan_fails_cleanly(tmp_path: Pa
     bad = run_script(path, [*common, "--steps", "3", "--lr", "1e30", "--optimizer", "sgd", "--out", "nan.pt"],
                      tmp_path)
     assert bad.returncode == 1 and "non-finite" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_network_without_regions_gets_a_script_that_imports_and_runs(tmp_path: Path) -> None:
+    # no reversible region, so no inlined runtime to bring `Callable` along: the copied
+    # lr_factor's annotation named it unimported and the script died at import (NameError)
+    from revstudio.core.graph import Graph
+
+    g = Graph("mlp")
+    g.add_node("Input", "x", {"shape": [4, 6]})
+    g.add_node("Linear", "fc", {"out_features": 3})
+    g.add_node("Output", "y", {})
+    g.connect("x.out", "fc.in")
+    g.connect("fc.out", "y.in")
+    path = exported(g, tmp_path, "mlp.py")
+    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", str(path)], capture_output=True,
+                          text=True)
+    assert lint.returncode == 0, lint.stdout[-3000:]
+    proc = run_script(path, ["--steps", "2", "--batch-size", "4", "--log-every", "1", "--out", "ck.pt"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "step      2" in proc.stdout
