@@ -398,8 +398,13 @@ class _Writer:
 def generate(graph: Any, *, with_training: bool = False, training: dict[str, Any] | None = None) -> str:
     """The whole exported file for ``graph``; raises :class:`CodegenError` naming what to fix.
 
-    ``training``: the section the script embeds instead of ``graph.training`` (the CLI
-    passes one whose relative data paths start from the output's folder)."""
+    ``training``: the section the file embeds instead of ``graph.training``, in the script
+    and in the project it reopens to (e.g. one from :func:`~revstudio.codegen.relocated_training`)."""
+    if training is not None:
+        from revstudio.core.project import dumps, loads
+
+        graph = loads(dumps(graph))
+        graph.training = dict(training)
     model, record, report = _compile_recorded(graph)
     writer = _Writer(graph, model, record, report)
     for reserved in ("Model", *(sorted(top_level_names()) if with_training else ())):
