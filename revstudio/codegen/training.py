@@ -96,12 +96,14 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     rank, world, local_rank = start_distributed(config["device"])
     device = pick_device(config["device"], local_rank)
     (inputs, targets), val, kind = load_training_data(config, base_dir)
-    n, batch = len(next(iter(inputs.values()))), config["batch_size"]
-    if batch % world or batch < world:
-        raise _Reject(f"batch size {batch} does not split evenly over {world} processes")
+    n, batch_size = len(next(iter(inputs.values()))), config["batch_size"]
+    if batch_size % world:
+        raise _Reject(f"batch size {batch_size} does not split evenly over {world} processes; use a multiple "
+                      f"of {world}")
+    batch = min(batch_size, n)  # fewer samples than one batch: each step takes them all, as revstudio does
     local = batch // world
-    if n < batch:
-        raise _Reject(f"{n} training samples are fewer than one batch of {batch}; lower --batch-size")
+    if local < 1:
+        raise _Reject(f"{n} training samples cannot feed {world} processes")
     per_epoch = max(1, n // batch)
     total = config["steps"] if config["steps"] is not None else int(config["epochs"]) * per_epoch
     torch.manual_seed(config["seed"])  # the same initial weights as revstudio.compile, on every rank
@@ -171,8 +173,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         model.eval()
         loss_sum, correct, count = 0.0, 0.0, 0
         with torch.no_grad():
-            for start in range(0, len(next(iter(val[0].values()))), batch):
-                idx = torch.arange(start, min(start + batch, len(next(iter(val[0].values())))))
+            for start in range(0, len(next(iter(val[0].values()))), batch_size):
+                idx = torch.arange(start, min(start + batch_size, len(next(iter(val[0].values())))))
                 xs = [val[0][k][idx].to(device) for k in INPUT_SPECS]
                 loss, hits = forward(model, xs, None if val[1] is None else val[1][idx].to(device))
                 loss_sum += float(loss) * len(idx)

@@ -275,3 +275,16 @@ def test_a_network_without_regions_gets_a_script_that_imports_and_runs(tmp_path:
     proc = run_script(path, ["--steps", "2", "--batch-size", "4", "--log-every", "1", "--out", "ck.pt"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "step      2" in proc.stdout
+
+
+def test_fewer_samples_than_one_batch_train_on_all_of_them_as_revstudio_does(tmp_path: Path) -> None:
+    # revstudio train takes min(batch size, samples) per step; the script refused instead
+    graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "d.npz", x=rng.random((12, 4, 4, 4)).astype(np.float32), y=np.arange(12) % 10)
+    path = exported(graph, tmp_path)
+    proc = run_script(path, ["--data", "d.npz", "--val-fraction", "0.25", "--steps", "2", "--batch-size", "32",
+                             "--log-every", "1", "--out", "ck.pt"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    state = torch.load(tmp_path / "ck.pt", weights_only=True)
+    assert state["step"] == 2 and state["data"]["steps_per_epoch"] == 1
