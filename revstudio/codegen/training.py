@@ -68,13 +68,23 @@ def make_optimizer(config: dict[str, Any], params: Any) -> torch.optim.Optimizer
     return torch.optim.Adam(params, lr=config["lr"], weight_decay=config["weight_decay"])
 
 
+def task_for(config: dict[str, Any]) -> dict[str, Any]:
+    """The task facts of ``config["task"]``, as revstudio resolved them; one that does not fit
+    the graph is refused with revstudio's reason."""
+    facts = TASKS.get(config["task"])
+    if not isinstance(facts, dict):
+        raise _Reject(f"--task {config['task']}: {facts or 'not a task'}")
+    return facts
+
+
 def load_training_data(config: dict[str, Any], base_dir: str | None) -> tuple[Any, Any, str]:
     """((inputs, targets), validation or None, task kind): the data revstudio would train on."""
+    task = task_for(config)
     return load_splits(
-        config["data"], INPUT_SPECS, kind=TASK["kind"], num_classes=TASK["num_classes"],
-        output_id=TASK["output_id"], head_id=TASK["head_id"], out_shape=tuple(TASK["output_shape"]),
-        auto=TASK["requested"] == "auto", val_spec=config["val_data"], val_fraction=config["val_fraction"],
-        seed=config["seed"], base_dir=base_dir, sequence=TASK["sequence"])
+        config["data"], INPUT_SPECS, kind=task["kind"], num_classes=task["num_classes"],
+        output_id=task["output_id"], head_id=task["head_id"], out_shape=tuple(task["output_shape"]),
+        auto=task["requested"] == "auto", val_spec=config["val_data"], val_fraction=config["val_fraction"],
+        seed=config["seed"], base_dir=base_dir, sequence=task["sequence"])
 
 
 def save_checkpoint(path: str, payload: dict[str, Any]) -> None:
@@ -146,7 +156,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     if resume:
         torch.set_rng_state(state["rng"]["torch"])
     loss_fn = Loss(kind)
-    index = TASK["output_index"]
+    index = task_for(config)["output_index"]
 
     def forward(module: Any, xs: list[torch.Tensor], ys: Any) -> tuple[torch.Tensor, Any]:
         context = torch.autocast(device.type, dtype=half) if half is not None else contextlib.nullcontext()
@@ -268,7 +278,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
 
 
 _OPTIONS = (  # flag, TRAINING key, type, choices
-    ("--data", "data", str, None), ("--val-data", "val_data", str, None),
+    ("--data", "data", str, None), ("--val-data", "val_data", str, None), ("--task", "task", str, TASK_NAMES),
     ("--val-fraction", "val_fraction", float, None), ("--steps", "steps", int, None),
     ("--epochs", "epochs", int, None), ("--batch-size", "batch_size", int, None), ("--lr", "lr", float, None),
     ("--optimizer", "optimizer", str, ("sgd", "adam", "adamw")), ("--momentum", "momentum", float, None),
@@ -417,35 +427,43 @@ def _literal(value: Any) -> str:
 
 def training_constants(graph: Any, report: Any, section: dict[str, Any] | None,
                        input_order: Sequence[str], output_order: Sequence[str]) -> str:
-    """``EXPORTED_BY``, ``TRAINING`` (every key), ``TASK`` and ``INPUT_SPECS`` of the script."""
+    """``EXPORTED_BY``, ``TRAINING`` (every key), ``TASKS`` and ``INPUT_SPECS`` of the script."""
     from revstudio import __version__
     from revstudio.training.config import ConfigError, TrainConfig
     from revstudio.training.data import input_specs
-    from revstudio.training.task import DataError, find_type, infer_task
+    from revstudio.training.task import TASKS, DataError, find_type, infer_task
 
     from . import CodegenError
 
     try:
         config = TrainConfig.from_section(graph.training if section is None else section).full_section()
-        task = infer_task(graph, report, config["task"])
+        infer_task(graph, report, config["task"])
     except (ConfigError, DataError) as exc:
         raise CodegenError(f"{graph.name}: the training section does not fit: {exc}") from None
     specs = input_specs(graph, report)
     ordered = {node: specs[node] for node in input_order}
-    facts = {
-        "kind": task.kind, "num_classes": task.num_classes, "output_id": task.output_id,
-        "output_index": list(output_order).index(task.output_id), "head_id": task.head_id,
-        "output_shape": list(task.output_shape), "requested": task.requested,
-        "sequence": find_type(graph, ("BiRNN",)) is not None,
-    }
+    tasks: dict[str, Any] = {}
+    for requested in TASKS:  # every --task choice, resolved here (the script has no graph to read)
+        try:
+            task = infer_task(graph, report, requested)
+        except DataError as exc:
+            tasks[requested] = str(exc)  # refused when chosen, with revstudio's reason
+            continue
+        tasks[requested] = {
+            "kind": task.kind, "num_classes": task.num_classes, "output_id": task.output_id,
+            "output_index": list(output_order).index(task.output_id), "head_id": task.head_id,
+            "output_shape": list(task.output_shape), "requested": task.requested,
+            "sequence": find_type(graph, ("BiRNN",)) is not None,
+        }
     spec_rows = "\n".join(f"    {node!r}: ({tuple(shape)!r}, {dtype!r})," for node, (shape, dtype) in ordered.items())
     config_rows = "\n".join(f"    {key!r}: {_literal(value)}," for key, value in config.items())
-    task_rows = "\n".join(f"    {key!r}: {_literal(value)}," for key, value in facts.items())
+    task_rows = "\n".join(f"    {key!r}: {_literal(value)}," for key, value in tasks.items())
     return (f"EXPORTED_BY = {_literal(__version__)}\n"
             "# the project's training section, every key (argparse options override them)\n"
             f"TRAINING: dict[str, Any] = {{\n{config_rows}\n}}\n"
-            "# what revstudio resolved from the graph: the task, the Output the loss reads\n"
-            f"TASK: dict[str, Any] = {{\n{task_rows}\n}}\n"
+            "# what revstudio resolved from the graph for each --task: its loss, the Output it reads\n"
+            f"TASK_NAMES = {_literal(TASKS)}\n"
+            f"TASKS: dict[str, Any] = {{\n{task_rows}\n}}\n"
             "# Input node id -> (shape, dtype), in Model's argument order\n"
             f"INPUT_SPECS: dict[str, tuple[tuple[int, ...], str]] = {{\n{spec_rows}\n}}\n")
 
@@ -477,5 +495,5 @@ def top_level_names() -> set[str]:
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 names.update(t.id for t in targets if isinstance(t, ast.Name))
-    return names | {"EXPORTED_BY", "TRAINING", "TASK", "INPUT_SPECS"}
+    return names | {"EXPORTED_BY", "TRAINING", "TASK_NAMES", "TASKS", "INPUT_SPECS"}
 

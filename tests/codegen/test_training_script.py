@@ -288,3 +288,18 @@ def test_fewer_samples_than_one_batch_train_on_all_of_them_as_revstudio_does(tmp
     assert proc.returncode == 0, proc.stderr[-3000:]
     state = torch.load(tmp_path / "ck.pt", weights_only=True)
     assert state["step"] == 2 and state["data"]["steps_per_epoch"] == 1
+
+
+def test_task_is_an_option_like_revstudio_trains(tmp_path: Path) -> None:
+    # TRAINING held "task" but no option read it: the task was fixed at export time
+    path = exported(generate.revnet_chain(1, channels=4, size=4, wired=True), tmp_path)
+    common = ["--steps", "2", "--batch-size", "4", "--log-every", "1", "--val-fraction", "0", "--json"]
+    rows = {}
+    for task in ("auto", "regression"):
+        proc = run_script(path, [*common, "--task", task, "--out", f"{task}.pt"], tmp_path)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        rows[task] = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert "accuracy" in rows["auto"][-1] and "accuracy" not in rows["regression"][-1]  # cross-entropy vs mse
+    proc = run_script(path, [*common, "--task", "flow"], tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--task flow: task 'flow' needs a log-determinant" in proc.stderr, proc.stderr[-2000:]
