@@ -163,6 +163,8 @@ class _Writer:
         lines += ["    def __init__(self) -> None:", "        super().__init__()", '        self._mode = "reversible"']
         if is_model and self.initializes:
             lines.append("        self._initialized = False")
+        if is_model and self.has_regions:
+            lines.append("        self._track_inversion = True")
         lines += layers
         lines += self.regions.init_lines(plan)
         if is_model:
@@ -222,6 +224,11 @@ class _Writer:
         return f"{', '.join(ins)} -> {', '.join(outs)}; B is the batch size."
 
     @property
+    def has_regions(self) -> bool:
+        """Whether the model or a group body has a reversible region (asked once all are written)."""
+        return any(extras.regions for extras in self.regions.extras.values())
+
+    @property
     def initializes(self) -> bool:
         """Whether some layer has data-dependent initialisation (ActNorm) the model must run first."""
         import torch
@@ -245,6 +252,24 @@ class _Writer:
             "            if isinstance(getattr(module, \"_mode\", None), str):",
             "                module._mode = value",
         ]
+        if self.has_regions:
+            region = self.inliner.require_name("revstudio.compiler.runtime", "Region")
+            lines += [
+                "",
+                "    @property",
+                "    def track_inversion(self) -> bool:",
+                '        """Whether each reversible backward measures its regions\' inversion error, as',
+                "        revstudio.compile's modules do (revstudio train turns it off: nothing reads it there).\"\"\"",
+                "        return self._track_inversion",
+                "",
+                "    @track_inversion.setter",
+                "    def track_inversion(self, value: bool) -> None:",
+                "        self._track_inversion = bool(value)",
+                "        for module in self.modules():",
+                "            for part in vars(module).values():",
+                f"                if isinstance(part, {region}):",
+                "                    part.track_error = self._track_inversion",
+            ]
         if self.initializes:
             frozen = self.inliner.require_name("revstudio.compiler.runtime", "frozen_batch_stats")
             share = self.inliner.require_name("revstudio.compiler.runtime", "share_from_rank0")

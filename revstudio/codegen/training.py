@@ -120,6 +120,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     float64 = any(dtype == "float64" for _, dtype in INPUT_SPECS.values())
     model = Model().to(device=device, dtype=torch.float64 if float64 else torch.float32)
     model.mode = config["mode"]
+    model.track_inversion = False  # as revstudio train: no inversion error is measured, nothing reads it
     if config.get("memory_budget") is not None and rank == 0:
         print(f"note: the project's memory_budget is not applied here (choosing what it keeps needs "
               f"revstudio's memory estimate: use revstudio train); every region runs {config['mode']} mode",
