@@ -253,7 +253,6 @@ class _Writer:
             "                module._mode = value",
         ]
         if self.has_regions:
-            region = self.inliner.require_name("revstudio.compiler.runtime", "Region")
             lines += [
                 "",
                 "    @property",
@@ -267,7 +266,7 @@ class _Writer:
                 "        self._track_inversion = bool(value)",
                 "        for module in self.modules():",
                 "            for part in vars(module).values():",
-                f"                if isinstance(part, {region}):",
+                "                if hasattr(part, \"track_error\"):  # a reversible region of the runtime",
                 "                    part.track_error = self._track_inversion",
             ]
         if self.initializes:
@@ -366,8 +365,12 @@ class _Writer:
                 scope.update(op.outputs)
                 end = i + 1
             else:
-                body += self.write_part(plan, seg, ops[seg.start:seg.end], value, node_lines)
+                # the inputs nothing reads after the part are handed over before it runs, so each
+                # goes after its last reader in there (as the compiled module drops them)
+                handed = [v for gone in released[seg.start:seg.end] for v in gone if v in scope]
+                body += self.write_part(plan, seg, ops[seg.start:seg.end], value, node_lines, handed)
                 scope.update(seg.outputs)
+                scope.difference_update(handed)
                 end = seg.end
             body += _drop([v for gone in released[i:end] for v in gone if v in scope], value)
             i = end
@@ -380,14 +383,20 @@ class _Writer:
             returns = "tuple[torch.Tensor, ...]"
         return body, ", ".join(params), returns
 
-    def write_part(self, plan: Any, seg: Segment, ops: list[Any], value: Any, node_lines: Any) -> list[str]:
-        """A method holding one run of ordinary layers; forward calls it through ``_run_part``."""
+    def write_part(self, plan: Any, seg: Segment, ops: list[Any], value: Any, node_lines: Any,
+                   handed: Sequence[str]) -> list[str]:
+        """A method holding one run of ordinary layers; forward calls it through ``_run_part``
+        with a list of its inputs, which it empties: forward first drops ``handed``, the inputs
+        it no longer needs, so the part's own ``del`` frees them."""
         extras = self.regions.extras_for(plan)
         name = self.regions.method(plan, "part", ops[0].node)
-        args = ", ".join(f"{value(v)}: torch.Tensor" for v in seg.inputs)
         nodes = ", ".join(docstring_text(op.node) for op in ops)
-        lines = ["", f"    def {name}(self, {args}) -> tuple[torch.Tensor, ...]:",
-                 f'        """Nodes {nodes}."""']
+        names = [value(v) for v in seg.inputs]
+        taken = f"({names[0]},)" if len(names) == 1 else ", ".join(names)
+        lines = ["", f"    def {name}(self, inputs: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:",
+                 f'        """Nodes {nodes}."""',
+                 f"        {taken} = inputs",
+                 "        inputs.clear()  # only this method holds them now"]
         released = assembly.released_after([(op.inputs, op.outputs) for op in ops], seg.outputs)
         for op, gone in zip(ops, released):
             lines += node_lines(op) + _drop(gone, value)
@@ -396,11 +405,12 @@ class _Writer:
         extras.method_lines += lines
         extras.runs_parts = True
         layers = ", ".join(f"self.{op.module}" for op in ops)
-        call = f"self._run_part({', '.join([f'self.{name}', f'[{layers}]'] + [value(v) for v in seg.inputs])})"
+        call = f"self._run_part(self.{name}, [{layers}], inputs)"
+        lines = [f"        inputs = [{', '.join(names)}]"] + _drop(handed, value)
         if not outs:
-            return [f"        {call}"]
+            return lines + [f"        {call}"]
         target = f"({outs[0]},)" if len(outs) == 1 else ", ".join(outs)
-        return [f"        {target} = {call}"]
+        return lines + [f"        {target} = {call}"]
 
     def _instance_of(self, plan: Any) -> Any:
         return self.instances.get(id(plan))
