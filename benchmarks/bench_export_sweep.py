@@ -32,17 +32,16 @@ MODES = ("reversible", "standard", "checkpoint")
 
 def differential(family: str, seeds: range, folder: Path) -> list[str]:
     """Problems found (empty: every network matched)."""
-    from codegen_harness import (  # type: ignore[import-not-found]  # tests/codegen, on sys.path above
-        CompilerFailure, Harness, assert_identical, prepare, region_structure)
+    import codegen_harness as ch  # type: ignore[import-not-found]  # tests/codegen, on sys.path above
 
     from revstudio.core.project import dumps, load
 
-    harness, prepared, problems = Harness(folder), {}, []
+    harness, prepared, problems = ch.Harness(folder), {}, []
     for seed in seeds:
         graph = FAMILIES[family](seed)
         try:
-            prepared[seed] = (graph, *prepare(graph, seed=seed, train=seed % 2 == 0))
-        except CompilerFailure as exc:
+            prepared[seed] = (graph, *ch.prepare(graph, seed=seed, train=seed % 2 == 0))
+        except ch.CompilerFailure as exc:
             problems.append(f"{family} {seed}: revstudio.compile fails ({exc})")
         except Exception as exc:  # the export itself failed
             problems.append(f"{family} {seed}: export failed ({type(exc).__name__}: {exc})")
@@ -57,8 +56,8 @@ def differential(family: str, seeds: range, folder: Path) -> list[str]:
         try:
             assert not meta["revstudio_imported"], "the export imported revstudio"
             assert meta["state_keys"] == list(model.state_dict().keys()), "state_dict keys differ"
-            assert meta["regions"] == region_structure(model), "runtime regions differ"
-            assert_identical(harness.reference(model, io), result)
+            assert meta["regions"] == ch.region_structure(model), "runtime regions differ"
+            ch.assert_identical(harness.reference(model, io), result)
             assert dumps(load(path)) == dumps(graph), "reopens to another document"
         except AssertionError as exc:
             problems.append(f"{family} {seed}: {exc}")
