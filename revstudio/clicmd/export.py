@@ -40,7 +40,9 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"{args.file}: cannot read ({exc.strerror or exc})") from None
     # relative data paths start from the output's folder, for its script and when it is reopened
-    graph.training = relocated_training(graph.training, args.file, args.output)
+    # (a pipe or device, `-o /dev/stdout`, has no folder of its own: they stay as they are)
+    if not os.path.exists(args.output) or os.path.isfile(args.output):
+        graph.training = relocated_training(graph.training, args.file, args.output)
     try:
         source = export(graph, with_training=args.with_training)
     except CodegenError as exc:

@@ -85,6 +85,11 @@ def test_export_into_a_pipe_or_device_writes_into_it_and_keeps_it(tmp_path, caps
     # `-o /dev/null` (or a pipe): renaming the temp file over it would turn the device into a
     # plain file (as root, /dev/null itself); it is written into instead, as cp does
     src = _project(tmp_path)
+    (tmp_path / "sub").mkdir()
+    graph = load(str(src))
+    graph.training = {"data": "d.npz"}
+    src = tmp_path / "sub" / "p.revs"
+    src.write_text(dumps(graph), encoding="utf-8")
     fifo = tmp_path / "pipe.py"
     os.mkfifo(fifo)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so the export can open it
@@ -97,6 +102,10 @@ def test_export_into_a_pipe_or_device_writes_into_it_and_keeps_it(tmp_path, caps
     finally:
         os.close(reader)
     assert b"class Model(nn.Module)" in received
+    # the pipe's folder is not where the text lands: relative data paths stay as the project has them
+    from revstudio.core.pyfile import read_embedded
+
+    assert json.loads(read_embedded(received.decode("utf-8")))["training"]["data"] == "d.npz"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".revstudio-export-")]
     capsys.readouterr()
     assert main(["export", str(src), "-o", os.devnull]) == 0
