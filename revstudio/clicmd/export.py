@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from revstudio.codegen import CodegenError, export, write_source
+    from revstudio.codegen import CodegenError, export, relocated_training, write_source
     from revstudio.core.project import ProjectError, load
 
     if os.path.abspath(args.output) == os.path.abspath(args.file):
@@ -39,9 +39,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"{args.file}: cannot read ({exc.strerror or exc})") from None
+    # relative data paths start from the output's folder, for its script and when it is reopened
+    # (a pipe or device, `-o /dev/stdout`, has no folder of its own: they stay as they are)
+    if not os.path.exists(args.output) or os.path.isfile(args.output):
+        graph.training = relocated_training(graph.training, args.file, args.output)
     try:
-        section = _rebased(graph.training, args.file, args.output) if args.with_training else None
-        source = export(graph, with_training=args.with_training, training=section)
+        source = export(graph, with_training=args.with_training)
     except CodegenError as exc:
         return _fail(args, exc)
     try:
@@ -70,28 +73,6 @@ def _fail(args: argparse.Namespace, exc: Exception) -> int:
         for problem in problems:
             print(f"  {problem}", file=sys.stderr)
     return 1
-
-
-def _rebased(section: dict, project: str, output: str) -> dict:
-    """The training section with relative data paths made relative to the output's folder
-    (the exported script resolves them against its own folder), so both find the same files."""
-    from revstudio.training.sources import DataError, parse_spec
-
-    out = dict(section)
-    src, dst = os.path.dirname(os.path.abspath(project)), os.path.dirname(os.path.abspath(output))
-    for key in ("data", "val_data"):
-        value = out.get(key)
-        if not isinstance(value, str):
-            continue
-        try:
-            kind, path = parse_spec(value)
-        except DataError:
-            continue  # the export's own check names the bad value
-        if kind == "synthetic" or os.path.isabs(os.path.expanduser(path)):
-            continue
-        moved = os.path.relpath(os.path.join(src, path), dst).replace(os.sep, "/")
-        out[key] = f"{kind}:{moved}" if kind in ("mnist", "cifar10") else moved
-    return out
 
 
 def _module_name(path: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .files import write_source
+from .files import relocated_training, write_source
 
 
 class CodegenError(ValueError):
@@ -23,11 +23,11 @@ class CodegenError(ValueError):
 def export(graph: Any, *, with_training: bool = False, training: dict[str, Any] | None = None) -> str:
     """The standalone Python source of ``graph`` (a ``str``; nothing is written).
 
-    ``with_training`` adds a training script that embeds ``training`` (default: the
-    project's own ``training`` section)."""
+    ``with_training`` adds a training script. ``training`` replaces the project's own
+    ``training`` section in the file (the script's and the embedded project's)."""
     from .emit import generate
 
     return generate(graph, with_training=with_training, training=training)
 
 
-__all__ = ["CodegenError", "export", "write_source"]
+__all__ = ["CodegenError", "export", "relocated_training", "write_source"]

@@ -163,6 +163,8 @@ class _Writer:
         lines += ["    def __init__(self) -> None:", "        super().__init__()", '        self._mode = "reversible"']
         if is_model and self.initializes:
             lines.append("        self._initialized = False")
+        if is_model and self.has_regions:
+            lines.append("        self._track_inversion = True")
         lines += layers
         lines += self.regions.init_lines(plan)
         if is_model:
@@ -222,6 +224,11 @@ class _Writer:
         return f"{', '.join(ins)} -> {', '.join(outs)}; B is the batch size."
 
     @property
+    def has_regions(self) -> bool:
+        """Whether the model or a group body has a reversible region (asked once all are written)."""
+        return any(extras.regions for extras in self.regions.extras.values())
+
+    @property
     def initializes(self) -> bool:
         """Whether some layer has data-dependent initialisation (ActNorm) the model must run first."""
         import torch
@@ -245,8 +252,26 @@ class _Writer:
             "            if isinstance(getattr(module, \"_mode\", None), str):",
             "                module._mode = value",
         ]
+        if self.has_regions:
+            lines += [
+                "",
+                "    @property",
+                "    def track_inversion(self) -> bool:",
+                '        """Whether each reversible backward measures its regions\' inversion error, as',
+                "        revstudio.compile's modules do (revstudio train turns it off: nothing reads it there).\"\"\"",
+                "        return self._track_inversion",
+                "",
+                "    @track_inversion.setter",
+                "    def track_inversion(self, value: bool) -> None:",
+                "        self._track_inversion = bool(value)",
+                "        for module in self.modules():",
+                "            for part in vars(module).values():",
+                "                if hasattr(part, \"track_error\"):  # a reversible region of the runtime",
+                "                    part.track_error = self._track_inversion",
+            ]
         if self.initializes:
             frozen = self.inliner.require_name("revstudio.compiler.runtime", "frozen_batch_stats")
+            share = self.inliner.require_name("revstudio.compiler.runtime", "share_from_rank0")
             lines += [
                 "",
                 "    @torch.no_grad()",
@@ -271,6 +296,8 @@ class _Writer:
                 "                raise",
                 "            finally:",
                 "                self.mode = mode",
+                "            # under DDP each rank initialised from its own batch: all take rank 0's layers",
+                f"            {share}(pending)",
                 "        self._initialized = True",
             ]
             self.needs_any = True
@@ -338,8 +365,12 @@ class _Writer:
                 scope.update(op.outputs)
                 end = i + 1
             else:
-                body += self.write_part(plan, seg, ops[seg.start:seg.end], value, node_lines)
+                # the inputs nothing reads after the part are handed over before it runs, so each
+                # goes after its last reader in there (as the compiled module drops them)
+                handed = [v for gone in released[seg.start:seg.end] for v in gone if v in scope]
+                body += self.write_part(plan, seg, ops[seg.start:seg.end], value, node_lines, handed)
                 scope.update(seg.outputs)
+                scope.difference_update(handed)
                 end = seg.end
             body += _drop([v for gone in released[i:end] for v in gone if v in scope], value)
             i = end
@@ -352,14 +383,20 @@ class _Writer:
             returns = "tuple[torch.Tensor, ...]"
         return body, ", ".join(params), returns
 
-    def write_part(self, plan: Any, seg: Segment, ops: list[Any], value: Any, node_lines: Any) -> list[str]:
-        """A method holding one run of ordinary layers; forward calls it through ``_run_part``."""
+    def write_part(self, plan: Any, seg: Segment, ops: list[Any], value: Any, node_lines: Any,
+                   handed: Sequence[str]) -> list[str]:
+        """A method holding one run of ordinary layers; forward calls it through ``_run_part``
+        with a list of its inputs, which it empties: forward first drops ``handed``, the inputs
+        it no longer needs, so the part's own ``del`` frees them."""
         extras = self.regions.extras_for(plan)
         name = self.regions.method(plan, "part", ops[0].node)
-        args = ", ".join(f"{value(v)}: torch.Tensor" for v in seg.inputs)
         nodes = ", ".join(docstring_text(op.node) for op in ops)
-        lines = ["", f"    def {name}(self, {args}) -> tuple[torch.Tensor, ...]:",
-                 f'        """Nodes {nodes}."""']
+        names = [value(v) for v in seg.inputs]
+        taken = f"({names[0]},)" if len(names) == 1 else ", ".join(names)
+        lines = ["", f"    def {name}(self, inputs: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:",
+                 f'        """Nodes {nodes}."""',
+                 f"        {taken} = inputs",
+                 "        inputs.clear()  # only this method holds them now"]
         released = assembly.released_after([(op.inputs, op.outputs) for op in ops], seg.outputs)
         for op, gone in zip(ops, released):
             lines += node_lines(op) + _drop(gone, value)
@@ -368,11 +405,12 @@ class _Writer:
         extras.method_lines += lines
         extras.runs_parts = True
         layers = ", ".join(f"self.{op.module}" for op in ops)
-        call = f"self._run_part({', '.join([f'self.{name}', f'[{layers}]'] + [value(v) for v in seg.inputs])})"
+        call = f"self._run_part(self.{name}, [{layers}], inputs)"
+        lines = [f"        inputs = [{', '.join(names)}]"] + _drop(handed, value)
         if not outs:
-            return [f"        {call}"]
+            return lines + [f"        {call}"]
         target = f"({outs[0]},)" if len(outs) == 1 else ", ".join(outs)
-        return [f"        {target} = {call}"]
+        return lines + [f"        {target} = {call}"]
 
     def _instance_of(self, plan: Any) -> Any:
         return self.instances.get(id(plan))
@@ -395,8 +433,13 @@ class _Writer:
 def generate(graph: Any, *, with_training: bool = False, training: dict[str, Any] | None = None) -> str:
     """The whole exported file for ``graph``; raises :class:`CodegenError` naming what to fix.
 
-    ``training``: the section the script embeds instead of ``graph.training`` (the CLI
-    passes one whose relative data paths start from the output's folder)."""
+    ``training``: the section the file embeds instead of ``graph.training``, in the script
+    and in the project it reopens to (e.g. one from :func:`~revstudio.codegen.relocated_training`)."""
+    if training is not None:
+        from revstudio.core.project import dumps, loads
+
+        graph = loads(dumps(graph))
+        graph.training = dict(training)
     model, record, report = _compile_recorded(graph)
     writer = _Writer(graph, model, record, report)
     for reserved in ("Model", *(sorted(top_level_names()) if with_training else ())):

@@ -97,7 +97,16 @@ class RegionWriter:
         ins = [value(v) for v in op.inputs]
         outs = [value(v) for v in op.outputs]
         target = f"({outs[0]},)" if len(outs) == 1 else ", ".join(outs)
-        return [f"        {target} = self.{attr}([{', '.join(ins)}], self._mode, *region_dtypes(self, {ins[0]}))"]
+        mode = "self._mode"
+        if plan is not self.w.plan and self._rearranges(plan, op):  # as the compiled module decides it
+            mode = f"{self.w.inliner.require_name(ASSEMBLY, 'nested_mode')}(self.{attr}, self._mode)"
+        return [f"        {target} = self.{attr}([{', '.join(ins)}], {mode}, *region_dtypes(self, {ins[0]}))"]
+
+    def _rearranges(self, plan: Any, op: Any) -> bool:
+        """Whether the compiled region of ``op`` only rearranges values (unknown: assume it may)."""
+        instance = self.w._instance_of(plan)
+        found = [r for r in getattr(instance, "_regions", ()) if r.id == op.id]
+        return bool(found[0].rearranges) if found else True
 
     def inverse_method(self, plan: Any, single: bool = False) -> list[str]:
         """``inverse(*outputs)`` of an invertible group body or model: the inlined

@@ -15,8 +15,7 @@ from revstudio import __version__
 from .inline import ImportFact, import_block, unquote_annotations
 from .namespace import docstring_text
 from .regions import STREAM_HELPER
-from .training import IMPORTS as TRAINING_IMPORTS
-from .training import MAIN_GUARD, inputs_constant
+from .training import MAIN_GUARD, inputs_constant, script_imports
 
 if TYPE_CHECKING:
     from .emit import ClassCode, _Writer
@@ -105,13 +104,8 @@ def _header(writer: _Writer, with_training: bool, body: str) -> str:
     facts.setdefault("torch", ImportFact("torch", "torch"))
     facts.setdefault("nn", ImportFact("nn", "torch", "nn"))
     if with_training:
-        for module, bound in TRAINING_IMPORTS:
-            if bound is None:
-                facts.setdefault(module, ImportFact(module, module))
-            elif "." in module and bound == "F":
-                facts.setdefault(bound, ImportFact(bound, module))
-            else:
-                facts.setdefault(bound, ImportFact(bound, module, bound))
+        for fact in script_imports():
+            facts.setdefault(fact.bound, fact)
     if any(extras.runs_parts for extras in writer.regions.extras.values()):
         facts.setdefault("Callable", ImportFact("Callable", "collections.abc", "Callable"))
     if writer.needs_any:

@@ -19,10 +19,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-# Imports the copied code and the loop need; emit's header keeps those the file uses.
-IMPORTS = (("argparse", None), ("gzip", None), ("json", None), ("math", None), ("os", None),
-           ("pickle", None), ("platform", None), ("re", None), ("struct", None), ("sys", None), ("time", None),
-           ("zipfile", None), ("contextlib", None), ("typing", "Any"), ("torch.nn.functional", "F"))
+from .inline import ImportFact
+
+# Imports the loop below needs; those of the copied modules are read from their own import
+# lines (script_imports), so a name they start to use can never go missing from the script.
+LOOP_IMPORTS = (ImportFact("argparse", "argparse"), ImportFact("contextlib", "contextlib"),
+                ImportFact("json", "json"), ImportFact("math", "math"), ImportFact("os", "os"),
+                ImportFact("pickle", "pickle"), ImportFact("platform", "platform"), ImportFact("sys", "sys"),
+                ImportFact("time", "time"), ImportFact("Any", "typing", "Any"))
 
 _LOOP = '''
 
@@ -64,13 +68,23 @@ def make_optimizer(config: dict[str, Any], params: Any) -> torch.optim.Optimizer
     return torch.optim.Adam(params, lr=config["lr"], weight_decay=config["weight_decay"])
 
 
+def task_for(config: dict[str, Any]) -> dict[str, Any]:
+    """The task facts of ``config["task"]``, as revstudio resolved them; one that does not fit
+    the graph is refused with revstudio's reason."""
+    facts = TASKS.get(config["task"])
+    if not isinstance(facts, dict):
+        raise _Reject(f"--task {config['task']}: {facts or 'not a task'}")
+    return facts
+
+
 def load_training_data(config: dict[str, Any], base_dir: str | None) -> tuple[Any, Any, str]:
     """((inputs, targets), validation or None, task kind): the data revstudio would train on."""
+    task = task_for(config)
     return load_splits(
-        config["data"], INPUT_SPECS, kind=TASK["kind"], num_classes=TASK["num_classes"],
-        output_id=TASK["output_id"], head_id=TASK["head_id"], out_shape=tuple(TASK["output_shape"]),
-        auto=TASK["requested"] == "auto", val_spec=config["val_data"], val_fraction=config["val_fraction"],
-        seed=config["seed"], base_dir=base_dir, sequence=TASK["sequence"])
+        config["data"], INPUT_SPECS, kind=task["kind"], num_classes=task["num_classes"],
+        output_id=task["output_id"], head_id=task["head_id"], out_shape=tuple(task["output_shape"]),
+        auto=task["requested"] == "auto", val_spec=config["val_data"], val_fraction=config["val_fraction"],
+        seed=config["seed"], base_dir=base_dir, sequence=task["sequence"])
 
 
 def save_checkpoint(path: str, payload: dict[str, Any]) -> None:
@@ -92,18 +106,21 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     rank, world, local_rank = start_distributed(config["device"])
     device = pick_device(config["device"], local_rank)
     (inputs, targets), val, kind = load_training_data(config, base_dir)
-    n, batch = len(next(iter(inputs.values()))), config["batch_size"]
-    if batch % world or batch < world:
-        raise _Reject(f"batch size {batch} does not split evenly over {world} processes")
+    n, batch_size = len(next(iter(inputs.values()))), config["batch_size"]
+    if batch_size % world:
+        raise _Reject(f"batch size {batch_size} does not split evenly over {world} processes; use a multiple "
+                      f"of {world}")
+    batch = min(batch_size, n)  # fewer samples than one batch: each step takes them all, as revstudio does
     local = batch // world
-    if n < batch:
-        raise _Reject(f"{n} training samples are fewer than one batch of {batch}; lower --batch-size")
+    if local < 1:
+        raise _Reject(f"{n} training samples cannot feed {world} processes")
     per_epoch = max(1, n // batch)
     total = config["steps"] if config["steps"] is not None else int(config["epochs"]) * per_epoch
     torch.manual_seed(config["seed"])  # the same initial weights as revstudio.compile, on every rank
     float64 = any(dtype == "float64" for _, dtype in INPUT_SPECS.values())
     model = Model().to(device=device, dtype=torch.float64 if float64 else torch.float32)
     model.mode = config["mode"]
+    model.track_inversion = False  # as revstudio train: no inversion error is measured, nothing reads it
     if config.get("memory_budget") is not None and rank == 0:
         print(f"note: the project's memory_budget is not applied here (choosing what it keeps needs "
               f"revstudio's memory estimate: use revstudio train); every region runs {config['mode']} mode",
@@ -140,7 +157,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     if resume:
         torch.set_rng_state(state["rng"]["torch"])
     loss_fn = Loss(kind)
-    index = TASK["output_index"]
+    index = task_for(config)["output_index"]
 
     def forward(module: Any, xs: list[torch.Tensor], ys: Any) -> tuple[torch.Tensor, Any]:
         context = torch.autocast(device.type, dtype=half) if half is not None else contextlib.nullcontext()
@@ -149,10 +166,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             head = result[index] if isinstance(result, tuple) else result
             return loss_fn(head, ys, getattr(model, "logdet", None))
 
-    metrics: dict[str, Any] = {}  # the latest of each, as revstudio's checkpoint keeps them
-
     def emit(row: dict[str, Any]) -> None:
-        metrics.update({k: row[k] for k in ("loss", "accuracy", "val_loss", "val_accuracy") if k in row})
         if rank != 0:
             return
         if json_rows:  # the rows of `revstudio train --json`: "time" in seconds since the start
@@ -170,8 +184,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         model.eval()
         loss_sum, correct, count = 0.0, 0.0, 0
         with torch.no_grad():
-            for start in range(0, len(next(iter(val[0].values()))), batch):
-                idx = torch.arange(start, min(start + batch, len(next(iter(val[0].values())))))
+            for start in range(0, len(next(iter(val[0].values()))), batch_size):
+                idx = torch.arange(start, min(start + batch_size, len(next(iter(val[0].values())))))
                 xs = [val[0][k][idx].to(device) for k in INPUT_SPECS]
                 loss, hits = forward(model, xs, None if val[1] is None else val[1][idx].to(device))
                 loss_sum += float(loss) * len(idx)
@@ -197,12 +211,9 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
                      "order_seed": config["seed"], "base_dir": base_dir},
             "config": dict(config), "graph": REVSTUDIO_PROJECT,
             "versions": {"revstudio": EXPORTED_BY, "torch": str(torch.__version__).split("+")[0],
-                         "python": platform.python_version()},
-            "window": {"loss": window[0], "correct": window[1], "count": window[2]}, "metrics": dict(metrics)})
+                         "python": platform.python_version()}})
 
     window = [0.0, 0.0, 0.0, time.perf_counter()]
-    if resume and isinstance(state.get("window"), dict):  # the step rows' running means since the last row
-        window[:3] = [float(state["window"].get(key, 0.0)) for key in ("loss", "correct", "count")]
     order_epoch, perm = -1, torch.empty(0, dtype=torch.int64)
     while step < total:
         epoch, position = divmod(step, per_epoch)
@@ -268,7 +279,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
 
 
 _OPTIONS = (  # flag, TRAINING key, type, choices
-    ("--data", "data", str, None), ("--val-data", "val_data", str, None),
+    ("--data", "data", str, None), ("--val-data", "val_data", str, None), ("--task", "task", str, TASK_NAMES),
     ("--val-fraction", "val_fraction", float, None), ("--steps", "steps", int, None),
     ("--epochs", "epochs", int, None), ("--batch-size", "batch_size", int, None), ("--lr", "lr", float, None),
     ("--optimizer", "optimizer", str, ("sgd", "adam", "adamw")), ("--momentum", "momentum", float, None),
@@ -362,6 +373,23 @@ def inputs_constant(inputs: Sequence[tuple[str, Sequence[int], str]]) -> str:
     return "INPUTS = {\n" + "\n".join(rows) + "\n}\n"
 
 
+def script_imports() -> list[ImportFact]:
+    """Every import the training script's code needs: the loop's, and the top-level imports of
+    the modules it copies (``sources``, ``synthetic``, ``parts``; revstudio's own left out)."""
+    from revstudio.training import parts, sources, synthetic
+
+    facts = list(LOOP_IMPORTS)
+    for module in (synthetic, sources, parts):
+        for stmt in ast.parse(inspect.getsource(module)).body:
+            if isinstance(stmt, ast.Import):
+                facts += [ImportFact(a.asname or a.name.split(".")[0], a.name if a.asname else a.name.split(".")[0])
+                          for a in stmt.names]
+            elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module not in (None, "__future__") \
+                    and not (stmt.module or "").startswith("revstudio"):
+                facts += [ImportFact(a.asname or a.name, str(stmt.module), a.name) for a in stmt.names]
+    return facts
+
+
 def _verbatim(module: Any) -> str:
     """A module's code without its docstring, ``__future__`` and import lines, and without the
     function-local ``import torch`` (the script imports torch once at the top)."""
@@ -400,35 +428,43 @@ def _literal(value: Any) -> str:
 
 def training_constants(graph: Any, report: Any, section: dict[str, Any] | None,
                        input_order: Sequence[str], output_order: Sequence[str]) -> str:
-    """``EXPORTED_BY``, ``TRAINING`` (every key), ``TASK`` and ``INPUT_SPECS`` of the script."""
+    """``EXPORTED_BY``, ``TRAINING`` (every key), ``TASKS`` and ``INPUT_SPECS`` of the script."""
     from revstudio import __version__
     from revstudio.training.config import ConfigError, TrainConfig
     from revstudio.training.data import input_specs
-    from revstudio.training.task import DataError, find_type, infer_task
+    from revstudio.training.task import TASKS, DataError, find_type, infer_task
 
     from . import CodegenError
 
     try:
         config = TrainConfig.from_section(graph.training if section is None else section).full_section()
-        task = infer_task(graph, report, config["task"])
+        infer_task(graph, report, config["task"])
     except (ConfigError, DataError) as exc:
         raise CodegenError(f"{graph.name}: the training section does not fit: {exc}") from None
     specs = input_specs(graph, report)
     ordered = {node: specs[node] for node in input_order}
-    facts = {
-        "kind": task.kind, "num_classes": task.num_classes, "output_id": task.output_id,
-        "output_index": list(output_order).index(task.output_id), "head_id": task.head_id,
-        "output_shape": list(task.output_shape), "requested": task.requested,
-        "sequence": find_type(graph, ("BiRNN",)) is not None,
-    }
+    tasks: dict[str, Any] = {}
+    for requested in TASKS:  # every --task choice, resolved here (the script has no graph to read)
+        try:
+            task = infer_task(graph, report, requested)
+        except DataError as exc:
+            tasks[requested] = str(exc)  # refused when chosen, with revstudio's reason
+            continue
+        tasks[requested] = {
+            "kind": task.kind, "num_classes": task.num_classes, "output_id": task.output_id,
+            "output_index": list(output_order).index(task.output_id), "head_id": task.head_id,
+            "output_shape": list(task.output_shape), "requested": task.requested,
+            "sequence": find_type(graph, ("BiRNN",)) is not None,
+        }
     spec_rows = "\n".join(f"    {node!r}: ({tuple(shape)!r}, {dtype!r})," for node, (shape, dtype) in ordered.items())
     config_rows = "\n".join(f"    {key!r}: {_literal(value)}," for key, value in config.items())
-    task_rows = "\n".join(f"    {key!r}: {_literal(value)}," for key, value in facts.items())
+    task_rows = "\n".join(f"    {key!r}: {_literal(value)}," for key, value in tasks.items())
     return (f"EXPORTED_BY = {_literal(__version__)}\n"
             "# the project's training section, every key (argparse options override them)\n"
             f"TRAINING: dict[str, Any] = {{\n{config_rows}\n}}\n"
-            "# what revstudio resolved from the graph: the task, the Output the loss reads\n"
-            f"TASK: dict[str, Any] = {{\n{task_rows}\n}}\n"
+            "# what revstudio resolved from the graph for each --task: its loss, the Output it reads\n"
+            f"TASK_NAMES = {_literal(TASKS)}\n"
+            f"TASKS: dict[str, Any] = {{\n{task_rows}\n}}\n"
             "# Input node id -> (shape, dtype), in Model's argument order\n"
             f"INPUT_SPECS: dict[str, tuple[tuple[int, ...], str]] = {{\n{spec_rows}\n}}\n")
 
@@ -460,5 +496,5 @@ def top_level_names() -> set[str]:
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 names.update(t.id for t in targets if isinstance(t, ast.Name))
-    return names | {"EXPORTED_BY", "TRAINING", "TASK", "INPUT_SPECS"}
+    return names | {"EXPORTED_BY", "TRAINING", "TASK_NAMES", "TASKS", "INPUT_SPECS"}
 

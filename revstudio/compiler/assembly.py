@@ -157,6 +157,15 @@ def invert_region(region: Region, ys: Sequence[torch.Tensor], output_at: Sequenc
     return tuple(env[region.inputs[p]] for p in input_at)
 
 
+def nested_mode(region: Region, mode: str) -> str:
+    """The mode a region nested in a group body runs in. One that only rearranges values (a
+    Reshape ending a coupling's F) runs as standard mode in a reversible model: reversibly it
+    kept its streams' pairs and inversion-error samples through its caller's rebuild for
+    nothing to rebuild (random sequence model 99 at batch 32: 10 KiB, 7.9 % of the step's peak).
+    The compiled module and the exported file both decide it here."""
+    return "standard" if mode == "reversible" and region.rearranges else mode
+
+
 def stream_dtype(dtype: torch.dtype, device: torch.device) -> torch.dtype | str | None:
     """How a region keeps its residual streams for layers computing in ``dtype`` (None: in
     the dtype of its inputs).

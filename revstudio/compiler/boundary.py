@@ -4,8 +4,7 @@
 torch.compile turns them into guards) and names the Input node, the shape, dtype
 or device it expected and what to do. :func:`size_hint` explains, after the
 layers have failed, which Input got sizes they do not accept.
-:func:`resolve_device` turns ``compile(device=...)`` into a device that exists here;
-:func:`share_from_rank0` gives every rank of a distributed run rank 0's initialised weights.
+:func:`resolve_device` turns ``compile(device=...)`` into a device that exists here.
 """
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from torch import nn
 
 from .plan import CompileError, Plan
 
@@ -78,18 +76,6 @@ def resolve_device(device: Any) -> torch.device:
         if dev.index is not None and dev.index >= count:
             raise CompileError(f"device {device!r}: there are only {count} CUDA device(s) (cuda:0..cuda:{count - 1})")
     return dev
-
-
-def share_from_rank0(modules: Sequence[nn.Module]) -> None:
-    """Under torch.distributed every rank must start from the same weights: data-dependent
-    init ran on each rank's own batch, so take rank 0's result."""
-    import torch.distributed as dist
-
-    if not (dist.is_available() and dist.is_initialized()):
-        return
-    for m in modules:
-        for t in list(m.parameters()) + list(m.buffers()):
-            dist.broadcast(t.data, src=0)
 
 
 def cuda_devices(inputs: Sequence[torch.Tensor]) -> list[torch.device]:

@@ -24,7 +24,7 @@ from revstudio.core.spec import BuildContext, registry
 from . import assembly as asm
 from . import budget
 from . import runtime as rt
-from .boundary import check_inputs, cuda_devices, resolve_device, share_from_rank0, size_hint
+from .boundary import check_inputs, cuda_devices, resolve_device, size_hint
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 from .plugin_layers import check_plugin_layer, plugin_of
 from .pricing import Prices
@@ -394,7 +394,7 @@ class CompiledModel(_Executor):
                     self._run(inputs)
             finally:
                 self.mode = mode
-            share_from_rank0(pending)
+            rt.share_from_rank0(pending)
         self._init_checked = True
 
     def extra_repr(self) -> str:

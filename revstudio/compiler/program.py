@@ -55,13 +55,7 @@ class RegionCall:
         if kept:
             self._run_kept(env, root, kept)
             return
-        mode = root.mode
-        if mode == "reversible" and self.region.rearranges and self.owner._plan is not root.plan:
-            # nested in a body (a Reshape ending a coupling's F), a region that only rearranges
-            # values runs as standard mode: reversibly it kept its streams' pairs and inversion-
-            # error samples through its caller's rebuild for nothing to rebuild (random sequence
-            # model 99 at batch 32: 10 KiB, 7.9 % of the step's peak)
-            mode = "standard"
+        mode = root.mode if self.owner._plan is root.plan else asm.nested_mode(self.region, root.mode)
         outs = self.region([env[v] for v in self.op.inputs], mode, root.dtype, root.stream_for(root.dtype))
         for name, y in zip(self.op.outputs, outs):
             env[name] = y

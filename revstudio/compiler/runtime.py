@@ -55,6 +55,19 @@ from .runtime_streams import (  # noqa: F401 - re-exported
 Tensor = torch.Tensor
 
 
+def share_from_rank0(modules: Sequence[nn.Module]) -> None:
+    """Under torch.distributed every rank must start from the same weights: data-dependent
+    init ran on each rank's own batch, so take rank 0's result. (Here, torch-only, so the
+    exported Model's ``initialize`` runs this very code.)"""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        return
+    for m in modules:
+        for t in list(m.parameters()) + list(m.buffers()):
+            dist.broadcast(t.data, src=0)
+
+
 class _SegmentPart:
     """One checkpoint segment of a region: its steps run on their own slots (an object, so
     copy.deepcopy of a model copies it along)."""

@@ -169,10 +169,19 @@ class PythonHighlighter(QSyntaxHighlighter):
             i += 1
 
 
-def _snapshot(graph: Any) -> str:
-    from revstudio.core.project import dumps
+def _snapshot(graph: Any, project: str | None = None, output: str | None = None) -> str:
+    """The project text to export; written to ``output``, its relative data paths start from
+    there (as ``revstudio export`` does), for the script and for reopening the file."""
+    from revstudio.core.project import dumps, loads
 
-    return dumps(graph)
+    text = dumps(graph)
+    if project and output and graph.training:
+        from revstudio.codegen.files import relocated_training
+
+        moved = loads(text)
+        moved.training = relocated_training(graph.training, project, output)
+        text = dumps(moved)
+    return text
 
 
 class CodeView(QWidget):
@@ -446,7 +455,8 @@ def export_with_dialog(parent: QWidget | None, document: Any, with_training: boo
     QApplication.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)  # paint it now
     QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
     try:
-        source, ok = shared_worker().export(_snapshot(document.graph), with_training)
+        source, ok = shared_worker().export(_snapshot(document.graph, getattr(document, "path", None), path),
+                                            with_training)
     except Exception as exc:  # a value JSON cannot hold
         source, ok = f"# The graph cannot be exported yet: {exc}\n", False
     finally:

@@ -85,6 +85,11 @@ def test_export_into_a_pipe_or_device_writes_into_it_and_keeps_it(tmp_path, caps
     # `-o /dev/null` (or a pipe): renaming the temp file over it would turn the device into a
     # plain file (as root, /dev/null itself); it is written into instead, as cp does
     src = _project(tmp_path)
+    (tmp_path / "sub").mkdir()
+    graph = load(str(src))
+    graph.training = {"data": "d.npz"}
+    src = tmp_path / "sub" / "p.revs"
+    src.write_text(dumps(graph), encoding="utf-8")
     fifo = tmp_path / "pipe.py"
     os.mkfifo(fifo)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so the export can open it
@@ -97,6 +102,10 @@ def test_export_into_a_pipe_or_device_writes_into_it_and_keeps_it(tmp_path, caps
     finally:
         os.close(reader)
     assert b"class Model(nn.Module)" in received
+    # the pipe's folder is not where the text lands: relative data paths stay as the project has them
+    from revstudio.core.pyfile import read_embedded
+
+    assert json.loads(read_embedded(received.decode("utf-8")))["training"]["data"] == "d.npz"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".revstudio-export-")]
     capsys.readouterr()
     assert main(["export", str(src), "-o", os.devnull]) == 0
@@ -104,3 +113,29 @@ def test_export_into_a_pipe_or_device_writes_into_it_and_keeps_it(tmp_path, caps
     # nothing follows the source on stdout (`-o /dev/stdout | python`), and no import hint for a device
     out, err = capsys.readouterr()
     assert out == "" and "lines to" in err and "import Model" not in err
+
+
+@pytest.mark.parametrize("with_training", [False, True])
+def test_relative_data_paths_start_from_the_exports_folder(tmp_path, capsys, with_training) -> None:
+    # the exported script and a reopened export (`revstudio train OUT.py`) resolve data paths
+    # from the .py file's folder: the embedded project must name the project's files from there
+    import runpy
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    graph = load(str(_project(tmp_path)))
+    graph.training = {"data": "d.npz", "val_data": "mnist:digits", "steps": 3}
+    src = tmp_path / "a" / "p.revs"
+    src.write_text(dumps(graph), encoding="utf-8")
+    out = tmp_path / "b" / "model.py"
+    flags = ["--with-training"] if with_training else []
+    assert main(["export", str(src), "-o", str(out), *flags]) == 0
+    capsys.readouterr()
+    reopened = load(str(out))
+    assert reopened.training == {"data": "../a/d.npz", "val_data": "mnist:../a/digits", "steps": 3}
+    if with_training:  # the script's own settings name the same files
+        script = runpy.run_path(str(out))  # defines, runs nothing (no __main__)
+        assert script["TRAINING"]["data"] == "../a/d.npz" and script["TRAINING"]["val_data"] == "mnist:../a/digits"
+    # beside the project, nothing moves
+    assert main(["export", str(src), "-o", str(tmp_path / "a" / "same.py"), *flags]) == 0
+    assert load(str(tmp_path / "a" / "same.py")).training == graph.training

@@ -95,3 +95,35 @@ def test_exported_regions_pick_the_stream_layout_like_the_compiled_module() -> N
     assert a_out.is_contiguous(memory_format=torch.channels_last) and a_out.stride() == b_out.stride()
     assert torch.equal(a_out, b_out) and torch.equal(a_gx, b_gx)
     assert all(torch.equal(a, b) for a, b in zip(a_gp, b_gp))
+
+
+def _errors(model) -> list:
+    return [part.last_error for m in model.modules() for part in vars(m).values() if hasattr(part, "track_error")]
+
+
+def test_track_inversion_switches_the_measurement_like_the_compiled_module() -> None:
+    compiled, exported, _ = _pair(generate.revnet_chain(2, channels=4, size=4, wired=False))  # regions in groups
+    x = torch.randn(2, 4, 4, 4)
+    assert exported.track_inversion is True
+    _step(exported, x)
+    assert any(e is not None for e in _errors(exported))  # measured by default, as compiled
+    compiled.track_inversion = exported.track_inversion = False
+    for m in exported.modules():
+        for part in vars(m).values():
+            if hasattr(part, "track_error"):
+                part.last_error = None
+    a, b = _step(compiled, x), _step(exported, x)
+    assert all(e is None for e in _errors(exported))  # nothing measured, as compiled
+    assert torch.equal(a[0], b[0]) and all(torch.equal(u, v) for u, v in zip(a[2], b[2]))
+
+
+def test_the_training_script_does_not_measure_inversion_errors(tmp_path) -> None:
+    # revstudio train turns the measurement off (nothing reads it in a run); the script paid for it every step
+    import runpy
+
+    path = tmp_path / "t.py"
+    path.write_text(export(generate.revnet_chain(1, channels=4, size=4, wired=True), with_training=True))
+    script = runpy.run_path(str(path))  # defines, runs nothing (no __main__)
+    config = {**script["TRAINING"], "steps": 1, "batch_size": 4, "val_fraction": 0.0, "device": "cpu"}
+    model = script["train"](config, out=str(tmp_path / "ck.pt"))
+    assert model.track_inversion is False and all(e is None for e in _errors(model))

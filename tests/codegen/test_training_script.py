@@ -283,3 +283,51 @@ def test_a_resume_from_between_two_step_rows_writes_the_uninterrupted_rows(tmp_p
     rows = lambda text: {r["step"]: r["loss"] for r in map(json.loads, text.splitlines())  # noqa: E731
                          if r.get("kind") == "step"}
     assert rows(rest.stdout) == {6: rows(whole.stdout)[6]}
+
+
+def test_a_network_without_regions_gets_a_script_that_imports_and_runs(tmp_path: Path) -> None:
+    # no reversible region, so no inlined runtime to bring `Callable` along: the copied
+    # lr_factor's annotation named it unimported and the script died at import (NameError)
+    from revstudio.core.graph import Graph
+
+    g = Graph("mlp")
+    g.add_node("Input", "x", {"shape": [4, 6]})
+    g.add_node("Linear", "fc", {"out_features": 3})
+    g.add_node("Output", "y", {})
+    g.connect("x.out", "fc.in")
+    g.connect("fc.out", "y.in")
+    path = exported(g, tmp_path, "mlp.py")
+    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", str(path)], capture_output=True,
+                          text=True)
+    assert lint.returncode == 0, lint.stdout[-3000:]
+    proc = run_script(path, ["--steps", "2", "--batch-size", "4", "--log-every", "1", "--out", "ck.pt"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "step      2" in proc.stdout
+
+
+def test_fewer_samples_than_one_batch_train_on_all_of_them_as_revstudio_does(tmp_path: Path) -> None:
+    # revstudio train takes min(batch size, samples) per step; the script refused instead
+    graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "d.npz", x=rng.random((12, 4, 4, 4)).astype(np.float32), y=np.arange(12) % 10)
+    path = exported(graph, tmp_path)
+    proc = run_script(path, ["--data", "d.npz", "--val-fraction", "0.25", "--steps", "2", "--batch-size", "32",
+                             "--log-every", "1", "--out", "ck.pt"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    state = torch.load(tmp_path / "ck.pt", weights_only=True)
+    assert state["step"] == 2 and state["data"]["steps_per_epoch"] == 1
+
+
+def test_task_is_an_option_like_revstudio_trains(tmp_path: Path) -> None:
+    # TRAINING held "task" but no option read it: the task was fixed at export time
+    path = exported(generate.revnet_chain(1, channels=4, size=4, wired=True), tmp_path)
+    common = ["--steps", "2", "--batch-size", "4", "--log-every", "1", "--val-fraction", "0", "--json"]
+    rows = {}
+    for task in ("auto", "regression"):
+        proc = run_script(path, [*common, "--task", task, "--out", f"{task}.pt"], tmp_path)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        rows[task] = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert "accuracy" in rows["auto"][-1] and "accuracy" not in rows["regression"][-1]  # cross-entropy vs mse
+    proc = run_script(path, [*common, "--task", "flow"], tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--task flow: task 'flow' needs a log-determinant" in proc.stderr, proc.stderr[-2000:]

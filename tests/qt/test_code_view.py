@@ -122,6 +122,25 @@ def test_export_button_writes_the_file(view, tmp_path, monkeypatch) -> None:
     assert set(load(path).nodes) == {"x", "conv", "y"}
 
 
+def test_export_moves_relative_data_paths_to_the_files_folder(view, tmp_path, monkeypatch) -> None:
+    # as `revstudio export` does: the script and the reopened file resolve data paths from
+    # the .py file's folder, so a project's "d.npz" becomes "../a/d.npz" from b/
+    from PySide6.QtWidgets import QFileDialog
+
+    from revstudio.core.project import load
+    from revstudio.qt.code_view import export_with_dialog
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    view.document.path = str(tmp_path / "a" / "p.revs")
+    view.document.graph.training = {"data": "d.npz", "steps": 3}
+    target = tmp_path / "b" / "out.py"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), "Python files (*.py)"))
+    assert export_with_dialog(view, view.document, with_training=True) == str(target)
+    assert load(str(target)).training == {"data": "../a/d.npz", "steps": 3}
+    assert "'data': '../a/d.npz'" in target.read_text(encoding="utf-8")  # the script's TRAINING
+    assert view.document.graph.training == {"data": "d.npz", "steps": 3}  # the document is unchanged
+
 def test_a_hidden_code_tab_does_not_import_torch(tmp_path) -> None:
     """The window must appear fast: the Code tab imports torch only once it is shown."""
     import subprocess
