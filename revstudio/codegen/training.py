@@ -166,7 +166,10 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             head = result[index] if isinstance(result, tuple) else result
             return loss_fn(head, ys, getattr(model, "logdet", None))
 
+    metrics: dict[str, Any] = {}  # the latest of each, as revstudio's checkpoint keeps them
+
     def emit(row: dict[str, Any]) -> None:
+        metrics.update({k: row[k] for k in ("loss", "accuracy", "val_loss", "val_accuracy") if k in row})
         if rank != 0:
             return
         if json_rows:  # the rows of `revstudio train --json`: "time" in seconds since the start
@@ -211,9 +214,15 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
                      "order_seed": config["seed"], "base_dir": base_dir},
             "config": dict(config), "graph": REVSTUDIO_PROJECT,
             "versions": {"revstudio": EXPORTED_BY, "torch": str(torch.__version__).split("+")[0],
-                         "python": platform.python_version()}})
+                         "python": platform.python_version()},
+            "window": {"loss": window[0], "correct": window[1], "count": window[2]}, "metrics": dict(metrics),
+            "val_pending": False})  # (it validates before it saves: none is ever cut short here)
 
     window = [0.0, 0.0, 0.0, time.perf_counter()]
+    if resume and isinstance(state.get("window"), dict):  # the step rows' running means since the last row
+        window[:3] = [float(state["window"].get(key, 0.0)) for key in ("loss", "correct", "count")]
+    if resume and state.get("val_pending") and step < total:  # revstudio train's, stopped mid-validation
+        validate()
     order_epoch, perm = -1, torch.empty(0, dtype=torch.int64)
     while step < total:
         epoch, position = divmod(step, per_epoch)
