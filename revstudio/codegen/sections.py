@@ -15,7 +15,8 @@ from revstudio import __version__
 from .inline import ImportFact, import_block, unquote_annotations
 from .namespace import docstring_text
 from .regions import STREAM_HELPER
-from .training import MAIN_GUARD, inputs_constant, script_imports
+from .training import inputs_constant, script_imports
+from .training_loop import MAIN_GUARD
 
 if TYPE_CHECKING:
     from .emit import ClassCode, _Writer

@@ -1,0 +1,358 @@
+"""The text of an exported training script's own code (``training.training_parts`` puts it after
+the copied data, schedule and loss code): the loop that trains ``Model`` as
+``revstudio.training.loop`` does, its options, ``main()``, and the imports it needs. Plain text,
+never run here; ``tests/codegen/test_training_script.py`` runs it.
+"""
+from __future__ import annotations
+
+from .inline import ImportFact
+
+# Imports the loop needs; those of the copied modules are read from their own import
+# lines (script_imports), so a name they start to use can never go missing from the script.
+LOOP_IMPORTS = (ImportFact("argparse", "argparse"), ImportFact("contextlib", "contextlib"),
+                ImportFact("json", "json"), ImportFact("math", "math"), ImportFact("os", "os"),
+                ImportFact("pickle", "pickle"), ImportFact("platform", "platform"), ImportFact("sys", "sys"),
+                ImportFact("time", "time"), ImportFact("Any", "typing", "Any"))
+
+LOOP = '''
+
+class _Reject(Exception):
+    """Options that do not fit together (exit code 2, like bad data)."""
+
+
+class _Failed(Exception):
+    """The run itself failed, e.g. a non-finite loss (exit code 1)."""
+
+
+def start_distributed(device_name: str) -> tuple[int, int, int]:
+    """(rank, world size, local rank); joins the process group when torchrun started this process."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1 and not torch.distributed.is_initialized():
+        cuda = device_name != "cpu" and torch.cuda.is_available()
+        torch.distributed.init_process_group("nccl" if cuda else "gloo")
+    return int(os.environ.get("RANK", "0")), world, int(os.environ.get("LOCAL_RANK", "0"))
+
+
+def pick_device(name: str, local_rank: int) -> torch.device:
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    device = torch.device(name)
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise _Reject(f"device {name}: CUDA is not available; use --device cpu")
+        if device.index is None:
+            device = torch.device("cuda", local_rank)
+    return device
+
+
+def make_optimizer(config: dict[str, Any], params: Any) -> torch.optim.Optimizer:
+    if config["optimizer"] == "sgd":
+        return torch.optim.SGD(params, lr=config["lr"], momentum=config["momentum"],
+                               weight_decay=config["weight_decay"])
+    if config["optimizer"] == "adamw":
+        return torch.optim.AdamW(params, lr=config["lr"], weight_decay=config["weight_decay"])
+    return torch.optim.Adam(params, lr=config["lr"], weight_decay=config["weight_decay"])
+
+
+def task_for(config: dict[str, Any]) -> dict[str, Any]:
+    """The task facts of ``config["task"]``, as revstudio resolved them; one that does not fit
+    the graph is refused with revstudio's reason."""
+    facts = TASKS.get(config["task"])
+    if not isinstance(facts, dict):
+        raise _Reject(f"--task {config['task']}: {facts or 'not a task'}")
+    return facts
+
+
+def load_training_data(config: dict[str, Any], base_dir: str | None) -> tuple[Any, Any, str]:
+    """((inputs, targets), validation or None, task kind): the data revstudio would train on."""
+    task = task_for(config)
+    return load_splits(
+        config["data"], INPUT_SPECS, kind=task["kind"], num_classes=task["num_classes"],
+        output_id=task["output_id"], head_id=task["head_id"], out_shape=tuple(task["output_shape"]),
+        auto=task["requested"] == "auto", val_spec=config["val_data"], val_fraction=config["val_fraction"],
+        seed=config["seed"], base_dir=base_dir, sequence=task["sequence"])
+
+
+def save_checkpoint(path: str, payload: dict[str, Any]) -> None:
+    """torch.save to a temporary file beside ``path``, fsync, rename: a kill leaves the old one whole."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        torch.save({"format": "revstudio-checkpoint", "version": 1, **payload}, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | None = None,
+          json_rows: bool = False, resume: str | None = None) -> Model:
+    """Train ``Model`` with ``config`` (the TRAINING keys); write the checkpoint to ``out``."""
+    t0 = time.perf_counter()
+    rank, world, local_rank = start_distributed(config["device"])
+    device = pick_device(config["device"], local_rank)
+    (inputs, targets), val, kind = load_training_data(config, base_dir)
+    n, batch_size = len(next(iter(inputs.values()))), config["batch_size"]
+    if batch_size % world:
+        raise _Reject(f"batch size {batch_size} does not split evenly over {world} processes; use a multiple "
+                      f"of {world}")
+    batch = min(batch_size, n)  # fewer samples than one batch: each step takes them all, as revstudio does
+    local = batch // world
+    if local < 1:
+        raise _Reject(f"{n} training samples cannot feed {world} processes")
+    per_epoch = max(1, n // batch)
+    total = config["steps"] if config["steps"] is not None else int(config["epochs"]) * per_epoch
+    torch.manual_seed(config["seed"])  # the same initial weights as revstudio.compile, on every rank
+    float64 = any(dtype == "float64" for _, dtype in INPUT_SPECS.values())
+    model = Model().to(device=device, dtype=torch.float64 if float64 else torch.float32)
+    model.mode = config["mode"]
+    model.track_inversion = False  # as revstudio train: no inversion error is measured, nothing reads it
+    if config.get("memory_budget") is not None and rank == 0:
+        print(f"note: the project's memory_budget is not applied here (choosing what it keeps needs "
+              f"revstudio's memory estimate: use revstudio train); every region runs {config['mode']} mode",
+              file=sys.stderr, flush=True)
+    model.train()
+    optimizer = make_optimizer(config, model.parameters())
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor(config["schedule"], config["warmup_steps"],
+                                                                       total))
+    if config["precision"] == "fp16" and device.type != "cuda":
+        raise _Reject("precision fp16 needs a CUDA device; on the CPU use --precision bf16 or fp32")
+    half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(config["precision"])
+    scaler = torch.amp.GradScaler("cuda") if config["precision"] == "fp16" else None
+    step = 0
+    if resume:
+        try:
+            state = torch.load(resume, map_location="cpu", weights_only=True)
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            scheduler.load_state_dict(state["scheduler"])
+            if scaler is not None and state.get("scaler"):
+                scaler.load_state_dict(state["scaler"])
+            step = int(state["step"])
+        except OSError as exc:
+            raise _Reject(f"--resume {resume}: cannot read the file ({exc.strerror or exc})") from None
+        except (pickle.UnpicklingError, EOFError, RuntimeError, ValueError, KeyError, TypeError) as exc:
+            raise _Reject(f"--resume {resume}: not a checkpoint of this model ({type(exc).__name__}); it is "
+                          "damaged, cut short or another model's: pass the --out file of an earlier run of "
+                          "this script") from None
+    net: Any = model
+    if world > 1:
+        # the reversible runtime returns each parameter's gradient once per backward, so plain DDP works
+        net = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None)
+    if resume:
+        torch.set_rng_state(state["rng"]["torch"])
+    loss_fn = Loss(kind)
+    index = task_for(config)["output_index"]
+
+    def forward(module: Any, xs: list[torch.Tensor], ys: Any) -> tuple[torch.Tensor, Any]:
+        context = torch.autocast(device.type, dtype=half) if half is not None else contextlib.nullcontext()
+        with context:
+            result = module(*xs)
+            head = result[index] if isinstance(result, tuple) else result
+            return loss_fn(head, ys, getattr(model, "logdet", None))
+
+    metrics: dict[str, Any] = {}  # the latest of each, as revstudio's checkpoint keeps them
+
+    def emit(row: dict[str, Any]) -> None:
+        metrics.update({k: row[k] for k in ("loss", "accuracy", "val_loss", "val_accuracy") if k in row})
+        if rank != 0:
+            return
+        if json_rows:  # the rows of `revstudio train --json`: "time" in seconds since the start
+            print(json.dumps({**row, "time": round(time.perf_counter() - t0, 4)}), flush=True)
+        elif row["kind"] == "step":
+            acc = f"  accuracy {row['accuracy']:.4f}" if "accuracy" in row else ""
+            print(f"step {row['step']:>6}  loss {row['loss']:.6f}{acc}  lr {row['lr']:.3g}", flush=True)
+        elif row["kind"] == "val":
+            acc = f"  val_accuracy {row['val_accuracy']:.4f}" if "val_accuracy" in row else ""
+            print(f"val  {row['step']:>6}  val_loss {row['val_loss']:.6f}{acc}", flush=True)
+
+    def validate() -> None:
+        if val is None or rank != 0:
+            return
+        model.eval()
+        loss_sum, correct, count = 0.0, 0.0, 0
+        with torch.no_grad():
+            for start in range(0, len(next(iter(val[0].values()))), batch_size):
+                idx = torch.arange(start, min(start + batch_size, len(next(iter(val[0].values())))))
+                xs = [val[0][k][idx].to(device) for k in INPUT_SPECS]
+                loss, hits = forward(model, xs, None if val[1] is None else val[1][idx].to(device))
+                loss_sum += float(loss) * len(idx)
+                correct += float(hits) if hits is not None else 0.0
+                count += len(idx)
+        model.train()
+        row = {"kind": "val", "step": step, "epoch": round(step / per_epoch, 4), "val_loss": loss_sum / count}
+        if kind == "classification":
+            row["val_accuracy"] = correct / count
+        emit(row)
+
+    def save_now() -> None:
+        if rank != 0:
+            return
+        rng = {"torch": torch.get_rng_state()}
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            rng["cuda"] = torch.cuda.get_rng_state_all()
+        save_checkpoint(out, {
+            "step": step, "epoch": step // per_epoch, "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+            "scaler": scaler.state_dict() if scaler is not None else None, "rng": rng,
+            "data": {"epoch": step // per_epoch, "position": step % per_epoch, "steps_per_epoch": per_epoch,
+                     "order_seed": config["seed"], "base_dir": base_dir},
+            "config": dict(config), "graph": REVSTUDIO_PROJECT,
+            "versions": {"revstudio": EXPORTED_BY, "torch": str(torch.__version__).split("+")[0],
+                         "python": platform.python_version()},
+            "window": {"loss": window[0], "correct": window[1], "count": window[2]}, "metrics": dict(metrics),
+            "val_pending": False})  # (it validates before it saves: none is ever cut short here)
+
+    window = [0.0, 0.0, 0.0, time.perf_counter()]
+    if resume and isinstance(state.get("window"), dict):  # the step rows' running means since the last row
+        window[:3] = [float(state["window"].get(key, 0.0)) for key in ("loss", "correct", "count")]
+    if resume and state.get("val_pending") and step < total:  # revstudio train's, stopped mid-validation
+        validate()
+    order_epoch, perm = -1, torch.empty(0, dtype=torch.int64)
+    while step < total:
+        epoch, position = divmod(step, per_epoch)
+        if epoch != order_epoch:  # epoch e visits the data in an order fixed by the seed and e alone
+            perm = torch.randperm(n, generator=torch.Generator().manual_seed(config["seed"] * 1_000_003 + epoch))
+            order_epoch = epoch
+        idx = perm[position * batch:(position + 1) * batch][rank * local:(rank + 1) * local]
+        xs = [inputs[k][idx].to(device) for k in INPUT_SPECS]
+        ys = None if targets is None else targets[idx].to(device)
+        optimizer.zero_grad(set_to_none=True)
+        loss, hits = forward(net, xs, ys)
+        (scaler.scale(loss) if scaler is not None else loss).backward()
+        stats = torch.tensor([float(loss.detach()) * len(idx), float(hits) if hits is not None else 0.0,
+                              float(len(idx))], dtype=torch.float64)
+        if world > 1:
+            stats = stats.to(device)
+            torch.distributed.all_reduce(stats)
+        if not math.isfinite(float(stats[0])):
+            raise _Failed(f"the loss became non-finite (NaN or Inf) at step {step + 1}; the last checkpoint "
+                          f"stays. Try a lower --lr (now {config['lr']:g}), --grad-clip, or fp32")
+        if config["grad_clip"] is not None:
+            if scaler is not None:
+                scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), config["grad_clip"])
+        if scaler is not None:
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
+        scheduler.step()
+        step += 1
+        window[0] += float(stats[0])
+        window[1] += float(stats[1])
+        window[2] += float(stats[2])
+        if step % config["log_every"] == 0 or step == total:
+            elapsed = max(time.perf_counter() - window[3], 1e-9)
+            row = {"kind": "step", "step": step, "epoch": round(step / per_epoch, 4), "loss": window[0] / window[2],
+                   "lr": float(optimizer.param_groups[0]["lr"]), "samples_per_s": round(window[2] / elapsed, 2)}
+            if kind == "classification":
+                row["accuracy"] = window[1] / window[2]
+            emit(row)
+            window = [0.0, 0.0, 0.0, time.perf_counter()]
+        if config["val_every"] and step % config["val_every"] == 0 and step != total:
+            validate()
+        if config["checkpoint_every"] and step % config["checkpoint_every"] == 0 and step != total:
+            save_now()
+    validate()
+    save_now()
+    if rank == 0 and not json_rows:
+        print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, "
+              "weights_only=True)['model']))")
+    if world > 1:
+        # The DDP wrapper (a reference cycle) must not outlive the group's registration: freeing
+        # its Reducer later, with the GIL held, would destroy the gloo group there, whose join of
+        # its worker threads waits on a thread that needs the GIL (a hang seen under torchrun).
+        import gc
+
+        del net
+        gc.collect()
+        torch.distributed.barrier()  # no rank tears gloo down while a peer still talks to it
+        torch.distributed.destroy_process_group()  # frees the group with the GIL released
+    return model
+
+
+_OPTIONS = (  # flag, TRAINING key, type, choices
+    ("--data", "data", str, None), ("--val-data", "val_data", str, None), ("--task", "task", str, TASK_NAMES),
+    ("--val-fraction", "val_fraction", float, None), ("--steps", "steps", int, None),
+    ("--epochs", "epochs", int, None), ("--batch-size", "batch_size", int, None), ("--lr", "lr", float, None),
+    ("--optimizer", "optimizer", str, ("sgd", "adam", "adamw")), ("--momentum", "momentum", float, None),
+    ("--weight-decay", "weight_decay", float, None),
+    ("--schedule", "schedule", str, ("constant", "cosine", "onecycle")),
+    ("--warmup-steps", "warmup_steps", int, None), ("--grad-clip", "grad_clip", float, None),
+    ("--device", "device", str, None), ("--precision", "precision", str, ("fp32", "bf16", "fp16")),
+    ("--mode", "mode", str, MODES), ("--seed", "seed", int, None), ("--log-every", "log_every", int, None),
+    ("--val-every", "val_every", int, None), ("--checkpoint-every", "checkpoint_every", int, None),
+)
+
+
+def option_problem(config: dict[str, Any]) -> str | None:
+    """What is wrong with the options (revstudio's run settings refuse the same), or None."""
+    def number(key: str, low: float, high: float = 3.4028234663852886e38, above: bool = False) -> bool:
+        value = config[key]
+        return math.isfinite(value) and (value > low if above else value >= low) and value <= high
+
+    flag = {key: flag for flag, key, _, _ in _OPTIONS}
+    if (config["steps"] or 0) < 1 and (config["epochs"] or 0) < 1:
+        return "--steps or --epochs must be at least 1"
+    if config["batch_size"] < 1 or config["log_every"] < 1:
+        return "--batch-size and --log-every must be at least 1"
+    if not number("lr", 0.0, above=True):
+        return f"--lr {config['lr']!r} is out of range; use a learning rate above 0, e.g. 0.001"
+    if not (number("val_fraction", 0.0) and config["val_fraction"] < 1):
+        return "--val-fraction must be at least 0 and below 1"
+    if not (number("momentum", 0.0) and config["momentum"] < 1):
+        return f"--momentum {config['momentum']!r} is out of range; use from 0 to below 1, e.g. 0.9"
+    if not number("weight_decay", 0.0):
+        return f"--weight-decay {config['weight_decay']!r} is out of range; use 0 or more, e.g. 0.01"
+    if config["grad_clip"] is not None and not number("grad_clip", 0.0, above=True):
+        return f"--grad-clip {config['grad_clip']!r} is out of range; use a max gradient norm above 0"
+    for key in ("warmup_steps", "val_every", "checkpoint_every"):
+        if config[key] < 0:
+            return f"{flag[key]} {config[key]} is negative; use 0 or more"
+    if not 0 <= config["seed"] <= 2**31 - 1:
+        return f"--seed {config['seed']} is out of range; use a seed from 0 to {2**31 - 1}"
+    head, _, index = config["device"].partition(":")
+    if config["device"] not in ("auto", "cpu", "cuda") and not (head == "cuda" and index.isdigit()):
+        return f"--device {config['device']!r} is not a device; use auto, cpu, cuda or cuda:N"
+    return None
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Train the exported Model (the project's training settings; "
+                                                 "every option overrides one). Under torchrun: DDP.")
+    for flag, key, kind, choices in _OPTIONS:
+        names = (flag, "--batch") if key == "batch_size" else (flag,)
+        parser.add_argument(*names, dest=key, type=kind, choices=choices, default=None,
+                            help=f"default {TRAINING[key]!r}")
+    here = os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else os.getcwd()
+    parser.add_argument("--base-dir", default=here, help="folder relative data paths start from "
+                                                         "(default: this file's folder)")
+    parser.add_argument("--out", default="checkpoint.pt", help="where to write the checkpoint (default "
+                                                               "checkpoint.pt)")
+    parser.add_argument("--resume", default=None, metavar="CHECKPOINT", help="continue from a checkpoint")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per row")
+    args = parser.parse_args(argv)
+    config = dict(TRAINING)
+    for _, key, _, _ in _OPTIONS:
+        value = getattr(args, key)
+        if value is not None:
+            config[key] = value
+            if key in ("steps", "epochs"):
+                config["epochs" if key == "steps" else "steps"] = None
+    problem = option_problem(config)
+    if problem is not None:
+        parser.error(problem)
+    try:
+        train(config, args.out, args.base_dir, args.json, args.resume)
+    except (DataError, _Reject, _Failed) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(1 if isinstance(exc, _Failed) else 2) from None
+'''
+
+MAIN_GUARD = '''
+
+if __name__ == "__main__":
+    main()
+'''
