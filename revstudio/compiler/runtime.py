@@ -158,6 +158,12 @@ class Region:
         self.param_list: list[nn.Parameter] = []
         self._tree: list[nn.Module] | None = None
 
+    def tree(self) -> list[nn.Module]:
+        """Every module of the region's steps, once (cached: the structure is fixed)."""
+        if self._tree is None:
+            self._tree = _owners(self.modules)
+        return self._tree
+
     def layout_of(self, x: Tensor) -> torch.memory_format:
         """The memory layout of the copy of input ``x`` the region keeps its stream in.
 
@@ -213,9 +219,7 @@ class Region:
             return self.run(inputs, dtype)
         if mode == "checkpoint":
             return self._checkpointed(inputs, dtype)
-        if self._tree is None:
-            self._tree = _owners(self.modules)
-        self.param_list = _params_of(self._tree)
+        self.param_list = _params_of(self.tree())
         wants_grad = torch.is_grad_enabled() and (
             any(x.requires_grad for x in inputs) or bool(self.param_list))
         if not wants_grad:

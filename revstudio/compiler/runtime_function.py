@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
-from .runtime_steps import LOGDET, Owned, RngState, _accumulate, frozen_batch_stats
+from .runtime_steps import LOGDET, Owned, RngState, TrainedAs, _accumulate, frozen_batch_stats
 from .runtime_streams import (
     SAMPLES,
     Pair,
@@ -113,6 +113,7 @@ class _RegionFunction(torch.autograd.Function):
                 if s not in region.given or s in region.free:  # (a given input kept is its own reference)
                     ctx.samples[s] = sample(env[s])
         ctx.rng = {}
+        ctx.training = [m.training for m in region.tree()]  # what backward's recomputation runs in
         for i, step in enumerate(region.steps):
             if step.stochastic:
                 ctx.rng[i] = RngState(device)
@@ -232,7 +233,7 @@ class _RegionFunction(torch.autograd.Function):
         # the depth (measured: 21 KB a block of a 16-channel RevNet at batch 8). Dropped after
         # each step; a later step's layers have weights of their own to cast anyway.
         cast = ctx.autocast[1]
-        with _autocast_as(*ctx.autocast):
+        with _autocast_as(*ctx.autocast), TrainedAs(region.tree(), ctx.training):
             for i in range(len(region.steps) - 1, -1, -1):
                 step = region.steps[i]
                 norms = step.batch_norms()

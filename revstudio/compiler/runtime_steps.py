@@ -86,6 +86,30 @@ def frozen_batch_stats(modules: Sequence[nn.Module]) -> Iterator[None]:
             m.track_running_stats = True
 
 
+class TrainedAs:
+    """A context that puts ``modules`` back in the train/eval state ``flags`` noted (one per
+    module) and, on exit, in the one it found: a recomputation must run every layer as the
+    forward ran it, even after ``model.eval()`` between forward and backward (BatchNorm
+    would normalise with its running statistics, Dropout would drop nothing: silently other
+    gradients). Only the ``training`` attribute of the modules that differ is touched."""
+
+    __slots__ = ("flags", "flipped", "modules")
+
+    def __init__(self, modules: Sequence[nn.Module], flags: Sequence[bool]) -> None:
+        self.modules, self.flags = modules, flags
+        self.flipped: list[nn.Module] = []
+
+    def __enter__(self) -> None:
+        self.flipped = [m for m, t in zip(self.modules, self.flags) if m.training != t]
+        for m in self.flipped:
+            m.training = not m.training
+
+    def __exit__(self, *exc: object) -> None:
+        for m in self.flipped:
+            m.training = not m.training
+        self.flipped = []
+
+
 class RecomputeGuard:
     """The recompute context of torch checkpointing: the recomputation must see the weights
     the forward saw and must leave BatchNorm buffers as the forward left them.
@@ -104,11 +128,15 @@ class RecomputeGuard:
         self.params = [p for root in modules for p in root.parameters()]
         self.versions: list[int] | None = None
         self._saved: list[list[list[Tensor]]] = []
+        self.tree = _owners(modules)
+        self.training: list[bool] | None = None  # each module's train/eval state in the forward
+        self._trained: list[TrainedAs] = []
 
     @contextlib.contextmanager
     def forward(self) -> Iterator[None]:
         yield
         self.versions = [p._version for p in self.params]  # after the forward: its own edits count
+        self.training = [m.training for m in self.tree]
 
     def __enter__(self) -> None:
         if self.versions is not None:
@@ -121,8 +149,12 @@ class RecomputeGuard:
                         "changing weights in place (optimizer.step() after loss.backward())")
         self._saved.append([[m.running_mean.clone(), m.running_var.clone(), m.num_batches_tracked.clone()]
                             for m in self.norms])
+        trained = TrainedAs(self.tree, self.training if self.training is not None else [m.training for m in self.tree])
+        trained.__enter__()
+        self._trained.append(trained)
 
     def __exit__(self, *exc: object) -> None:
+        self._trained.pop().__exit__()
         saved = self._saved.pop()
         with torch.no_grad():
             for m, (mean, var, count) in zip(self.norms, saved):

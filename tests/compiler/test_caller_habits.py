@@ -1,13 +1,13 @@
 """What a PyTorch training loop does around a compiled model, in every mode.
 
-Hooks on weights: each must give
+Hooks on weights, switching train/eval between forward and backward: each must give
 what plain autograd (standard mode) gives, not something close to it.
 """
 from __future__ import annotations
 
 import pytest
 import torch
-from compiler_graphs import coupling_repeat, glow, wired_revnet
+from compiler_graphs import coupling_repeat, glow, plain_chain, wired_revnet
 
 import revstudio.compiler as C
 
@@ -73,3 +73,45 @@ def test_a_hook_removed_or_added_later_still_counts() -> None:
     weight.register_hook(lambda g: seen.append(2))
     _loss(model(x)).backward()
     assert seen == [1, 2]
+
+
+@pytest.mark.parametrize("graph", [lambda: wired_revnet(2, extra="Norm"), lambda: wired_revnet(2, extra="Dropout"),
+                                   lambda: coupling_repeat(2, extra={"type": "Norm"}), plain_chain],
+                         ids=["batchnorm", "dropout", "coupling_batchnorm", "plain_chain"])
+def test_eval_between_forward_and_backward_keeps_the_forwards_gradients(graph) -> None:
+    """The recomputation runs each layer in the train/eval state the forward ran it in."""
+    grads = {}
+    stats = {}
+    for mode in MODES:
+        torch.manual_seed(0)
+        model = C.compile(graph(), dtype=torch.float64, device="cpu")
+        model.mode = mode
+        x = _x(model)
+        torch.manual_seed(3)
+        y = model(x)
+        model.eval()  # e.g. a validation pass before the backward of a kept loss
+        _loss(y).backward()
+        assert not any(m.training for m in model.modules())  # and eval it stays
+        grads[mode] = _grads(model, x)
+        stats[mode] = [b.clone() for b in model.buffers()]
+    assert _close(grads["reversible"], grads["standard"])
+    assert _close(grads["checkpoint"], grads["standard"])
+    for mode in ("reversible", "checkpoint"):  # statistics updated once, by the forward
+        assert all(torch.allclose(a.double(), b.double()) for a, b in zip(stats[mode], stats["standard"]))
+
+
+def test_train_between_forward_and_backward_keeps_the_forwards_gradients() -> None:
+    grads = {}
+    for mode in MODES:
+        torch.manual_seed(0)
+        model = C.compile(wired_revnet(2, extra="Norm"), dtype=torch.float64, device="cpu")
+        model.eval()
+        model.mode = mode
+        x = _x(model)
+        y = model(x)
+        model.train()
+        _loss(y).backward()
+        assert all(m.training for m in model.modules())
+        grads[mode] = _grads(model, x)
+    assert _close(grads["reversible"], grads["standard"])
+    assert _close(grads["checkpoint"], grads["standard"])
