@@ -2,8 +2,8 @@
 
 :func:`check_inputs` runs on every forward (a few attribute reads per input;
 torch.compile turns them into guards) and names the Input node, the shape, dtype
-or device it expected and what to do. :func:`size_hint` explains, after the
-layers have failed, which Input got sizes they do not accept.
+or device it expected and what to do. :func:`size_hint` and :func:`dtype_hint` explain, after
+the layers have failed, which Input got sizes or a number type they do not accept.
 :func:`resolve_device` turns ``compile(device=...)`` into a device that exists here;
 :func:`share_from_rank0` gives every rank of a distributed run rank 0's initialised weights.
 """
@@ -60,6 +60,17 @@ def size_hint(plan: Plan, inputs: Sequence[torch.Tensor]) -> str | None:
             want = ", ".join(map(str, op.shape))
             return (f"input {op.node!r} has shape {tuple(inputs[op.index].shape)} but its Input node declares "
                     f"(batch, {want}), and the layers do not accept the other sizes")
+    return None
+
+
+def dtype_hint(plan: Plan, dtype: torch.dtype, inputs: Sequence[torch.Tensor]) -> str | None:
+    """Which Input got another number type than the model's weights, once the layers have
+    failed on it (torch's own words name neither the Input nor the cure)."""
+    for op in sorted(plan.inputs, key=lambda o: o.index):
+        got = inputs[op.index].dtype
+        if got != dtype:
+            return (f"input {op.node!r} holds {got} values but the model's weights are {dtype}; convert the "
+                    f"batch with x.to({dtype}), the model with model.to({got}), or run under torch.autocast")
     return None
 
 

@@ -24,7 +24,7 @@ from revstudio.core.spec import BuildContext, registry
 from . import assembly as asm
 from . import budget
 from . import runtime as rt
-from .boundary import check_inputs, cuda_devices, resolve_device, share_from_rank0, size_hint
+from .boundary import check_inputs, cuda_devices, dtype_hint, resolve_device, share_from_rank0, size_hint
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 from .plugin_layers import check_plugin_layer, plugin_of
 from .pricing import Prices
@@ -344,11 +344,16 @@ class CompiledModel(_Executor):
             self.initialize(*inputs)
         try:
             outs = self._run(inputs)
-        except RuntimeError as exc:
-            hint = self._size_hint(inputs)
-            if hint is None or isinstance(exc, torch.OutOfMemoryError):
+        except (RuntimeError, ValueError) as exc:  # (an RNN refuses another dtype with a ValueError)
+            if isinstance(exc, torch.OutOfMemoryError):
                 raise
-            raise ValueError(f"{hint}; the layers failed with: {exc}") from exc
+            hint = self._size_hint(inputs)
+            if hint is not None:
+                raise ValueError(f"{hint}; the layers failed with: {exc}") from exc
+            hint = dtype_hint(self._plan, self._root.dtype, inputs)
+            if hint is not None:
+                raise TypeError(f"{hint}; the layers failed with: {exc}") from exc
+            raise
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _check_inputs(self, inputs: Sequence[Any]) -> None:

@@ -57,3 +57,18 @@ def test_a_good_batch_still_runs(model) -> None:
 def test_compile_refuses_unknown_devices(device: str, words: str) -> None:
     with pytest.raises(CompileError, match=words):
         rs.compile(GRAPH, device=device)
+
+
+@pytest.mark.parametrize("name", ["revnet_wired", "birnn_sequence"])
+@pytest.mark.parametrize("mode", ["standard", "reversible", "checkpoint"])
+def test_another_number_type_than_the_weights_names_the_input(name: str, mode: str) -> None:
+    model = rs.compile(example_projects()[name], device="cpu", mode=mode)
+    op = model.plan.inputs[0]
+    x = torch.randn(2, *op.shape, dtype=torch.float64)
+    with pytest.raises(TypeError) as info:  # torch's own words: "expected scalar type Double but found Float"
+        model(x)
+    words = str(info.value)
+    assert f"input {op.node!r} holds torch.float64 values but the model's weights are torch.float32" in words
+    assert "x.to(torch.float32)" in words
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # mixed precision is no mismatch
+        model(x.float())
