@@ -100,6 +100,11 @@ class RegionCall:
                 if v in self.released and v not in tail["inputs"] and v not in self.op.outputs:
                     env.pop(v, None)
                     local.pop(v, None)
+            # the rest's inputs held by ``local`` alone, as a call holds them by one name: the
+            # rest frees only inputs nobody else holds (``runtime._held_elsewhere``)
+            for v in tail["inputs"]:
+                if v in self.released and v not in self.op.outputs:
+                    env.pop(v, None)
             rebuilt.memory_format = self.region.memory_format
             rebuilt.track_error = root.track_inversion
             outs = rebuilt([local[v] for v in tail["inputs"]], "reversible", root.dtype, root.stream_for(root.dtype))

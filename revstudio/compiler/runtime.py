@@ -15,6 +15,7 @@ Imports only torch and the standard library: the code exporter inlines this
 file verbatim.
 """
 import contextlib
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -157,6 +158,8 @@ class Region:
                               for step in self.steps)
         self.param_list: list[nn.Parameter] = []
         self._tree: list[nn.Module] | None = None
+        # of ``free``, the inputs of the running call that someone besides the caller holds
+        self.held: frozenset[int] = frozenset()
 
     def tree(self) -> list[nn.Module]:
         """Every module of the region's steps, once (cached: the structure is fixed)."""
@@ -225,6 +228,7 @@ class Region:
         if not wants_grad:
             with torch.no_grad():
                 return self.run(inputs, dtype, stream, in_place=True)
+        self.held = _held_elsewhere(self, inputs) if self.free else frozenset()
         outs = _reversible(self, inputs, dtype, stream or inputs[0].dtype)
         if self.flow:
             self.logdet, outs = outs[-1], outs[:-1]
@@ -274,6 +278,26 @@ class Region:
             step.inverse(env, dtype)
         errs = [float((exact(ref[s]) - exact(env[s])).norm() / exact(ref[s]).norm().clamp_min(1e-30)) for s in ref]
         return max(errs) if errs else 0.0
+
+
+def _references(xs: Sequence[Tensor]) -> list[int]:
+    return [sys.getrefcount(x) for x in xs]
+
+
+_ONE_NAME: list[int] = []  # what _references counts of a tensor its caller holds by one name
+
+
+def _held_elsewhere(region: Region, inputs: Sequence[Tensor]) -> frozenset[int]:
+    """The inputs the region may free that something besides its caller holds: the caller
+    holds each by one name (its dict of values, a local) and the list it passes; a forward
+    hook that kept a layer's output (feature extraction) or a layer that keeps its last
+    output holds one more. Freed, that tensor would have no memory: reading it crashes the
+    process. Counted against a probe held the same way, so the figure is this Python's."""
+    if not _ONE_NAME:
+        probe = torch.empty(0)
+        _ONE_NAME.append(_references([probe])[0])
+    counts = _references(inputs)
+    return frozenset(s for s, n in zip(region.inputs, counts) if s in region.free and n > _ONE_NAME[0])
 
 
 def _reversible_impl(region: Region, inputs: Sequence[Tensor], dtype: torch.dtype,

@@ -171,7 +171,7 @@ class _RegionFunction(torch.autograd.Function):
         if region.free and not _compiling():
             for i, s in enumerate(region.inputs):
                 x = inputs[i]
-                if s in region.free and _releasable(x, outs):
+                if s in region.free and s not in region.held and _releasable(x, outs):
                     ctx.freed.append((s, x))
                     x.data.untyped_storage().resize_(0)
         # An input the caller passed to the model (``given``: its batch) is its own reference

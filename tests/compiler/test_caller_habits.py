@@ -115,3 +115,30 @@ def test_train_between_forward_and_backward_keeps_the_forwards_gradients() -> No
         grads[mode] = _grads(model, x)
     assert _close(grads["reversible"], grads["standard"])
     assert _close(grads["checkpoint"], grads["standard"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_activation_a_forward_hook_kept_stays_readable(mode: str) -> None:
+    """Feature extraction: a hook keeps a layer's output, read between forward and backward
+    (in a loss, a plot). The region used to release the memory of that tensor, which nothing
+    in the graph reads again: reading it crashed the process."""
+    torch.manual_seed(0)
+    model = C.compile(wired_revnet(2, stem=True), dtype=torch.float64, device="cpu")
+    model.mode = mode
+    feats: dict[str, torch.Tensor] = {}
+    model.stem.register_forward_hook(lambda m, i, o: feats.update(stem=o[0]))
+    x = _x(model)
+    y = model(x)
+    stem = feats["stem"]
+    assert stem.untyped_storage().nbytes() == stem.numel() * stem.element_size()
+    expected = model.stem(x.detach())[0]
+    assert torch.equal(stem.detach(), expected)
+    (_loss(y) + stem.square().sum()).backward()  # the kept activation in the loss
+    assert torch.equal(stem.detach(), expected)
+    grads = _grads(model, x)
+    model.mode = "standard"
+    model.zero_grad(set_to_none=True)
+    x.grad = None
+    y = model(x)
+    (_loss(y) + feats["stem"].square().sum()).backward()
+    assert _close(grads, _grads(model, x))
