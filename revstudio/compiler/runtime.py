@@ -25,19 +25,22 @@ from torch import nn
 from .runtime_affine import Affine  # noqa: F401 - re-exported: the runtime's public step API
 from .runtime_function import _RegionFunction
 from .runtime_layout import Cat, Rename, Slice, fuse_cat_slice  # noqa: F401 - re-exported
+from .runtime_recompute import (  # noqa: F401 - re-exported
+    RngState,
+    _owners,
+    frozen_batch_stats,
+    recompute_contexts,
+    restored_batch_stats,
+    state_slots,
+)
 from .runtime_steps import (  # noqa: F401 - re-exported: the runtime's public step API
     LOGDET,
     Coupling,
     Invertible,
     Owned,
-    RngState,
     Step,
     _accumulate,
-    _owners,
     _params_of,
-    frozen_batch_stats,
-    recompute_contexts,
-    restored_batch_stats,
 )
 from .runtime_streams import (  # noqa: F401 - re-exported
     FLOAT32X2,
@@ -158,6 +161,7 @@ class Region:
                               for step in self.steps)
         self.param_list: list[nn.Parameter] = []
         self._tree: list[nn.Module] | None = None
+        self._slots: list[tuple[dict[str, Any], str]] | None = None
         # of ``free``, the inputs of the running call that someone besides the caller holds
         self.held: frozenset[int] = frozenset()
 
@@ -166,6 +170,12 @@ class Region:
         if self._tree is None:
             self._tree = _owners(self.modules)
         return self._tree
+
+    def state_slots(self) -> list[tuple[dict[str, Any], str]]:
+        """Where each weight and buffer of the region's modules lives (cached, as ``tree``)."""
+        if self._slots is None:
+            self._slots = state_slots(self.tree())
+        return self._slots
 
     def layout_of(self, x: Tensor) -> torch.memory_format:
         """The memory layout of the copy of input ``x`` the region keeps its stream in.

@@ -142,3 +142,31 @@ def test_an_activation_a_forward_hook_kept_stays_readable(mode: str) -> None:
     y = model(x)
     (_loss(y) + feats["stem"].square().sum()).backward()
     assert _close(grads, _grads(model, x))
+
+
+@pytest.mark.parametrize("graph", [lambda: wired_revnet(2, extra="Norm"), lambda: coupling_repeat(2, extra={"type": "Norm"}),
+                                   glow, plain_chain],
+                         ids=["wired_batchnorm", "coupling_batchnorm", "glow", "plain_chain"])
+@pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
+def test_functional_call_differentiates_the_weights_it_was_given(graph, train: bool) -> None:
+    """torch.func.functional_call swaps weights and buffers in for the forward alone (fast
+    weights, EMA weights); the backward's recomputation must run with those, not the model's."""
+    torch.manual_seed(0)
+    model = C.compile(graph(), dtype=torch.float64, device="cpu")
+    model.train(train)
+    x = _x(model)
+    model(x)  # (ActNorm's data-dependent init happens once, on the model's own weights)
+    gen = torch.Generator().manual_seed(5)
+    params = {n: (p.detach() * 1.5 + 0.1).requires_grad_() for n, p in model.named_parameters()}
+    buffers = {n: (b.detach() + torch.rand(b.shape, generator=gen, dtype=b.dtype) if b.is_floating_point() else b.clone())
+               for n, b in model.named_buffers()}
+    grads = {}
+    for mode in MODES:
+        model.mode = mode
+        torch.manual_seed(3)
+        state = {n: b.clone() for n, b in buffers.items()}  # (a training forward updates them)
+        y = torch.func.functional_call(model, {**params, **state}, (x,))
+        grads[mode] = torch.autograd.grad(_loss(y), [x, *params.values()])
+    assert all(p.grad is None for p in model.parameters())  # the model's own weights got nothing
+    assert _close(list(grads["reversible"]), list(grads["standard"]))
+    assert _close(list(grads["checkpoint"]), list(grads["standard"]))
