@@ -238,7 +238,6 @@ class Region:
         if not wants_grad:
             with torch.no_grad():
                 return self.run(inputs, dtype, stream, in_place=True)
-        self.held = _held_elsewhere(self, inputs) if self.free else frozenset()
         outs = _reversible(self, inputs, dtype, stream or inputs[0].dtype)
         if self.flow:
             self.logdet, outs = outs[-1], outs[:-1]
@@ -312,6 +311,8 @@ def _held_elsewhere(region: Region, inputs: Sequence[Tensor]) -> frozenset[int]:
 
 def _reversible_impl(region: Region, inputs: Sequence[Tensor], dtype: torch.dtype,
                      stream: torch.dtype | str) -> tuple[Tensor, ...]:
+    # (here, not traced by torch.compile: the count is of the eager call)
+    region.held = _held_elsewhere(region, inputs) if region.free else frozenset()
     return _RegionFunction.apply(region, dtype, stream, len(inputs), *inputs, *region.param_list)
 
 
