@@ -92,6 +92,7 @@ class RegionCall:
             finally:
                 root.mode = mode
             local.update(zip(head["outputs"], outs))
+            del outs  # (``local`` alone holds them: see below)
             logdets.append(kept_part.logdet)
         if rebuilt is not None:
             # the region's inputs only the head reads, and nothing after the region, go now, not

@@ -293,7 +293,19 @@ def _references(xs: Sequence[Tensor]) -> list[int]:
     return [sys.getrefcount(x) for x in xs]
 
 
-_ONE_NAME: list[int] = []  # what _references counts of a tensor its caller holds by one name
+# what _references counts of a tensor its caller holds by one name; and how many more
+# when C++ holds it as well (a graph that saved it, a view: torch >= 2.10 counts that once)
+_ONE_NAME: list[int] = []
+_use_count = getattr(torch.Tensor, "_use_count", None)
+
+
+def _count_one_name() -> None:
+    probe = torch.empty(0)
+    alone = _references([probe])[0]
+    view = probe.view(0)
+    both = _references([probe])[0]
+    del view
+    _ONE_NAME[:] = [alone, both - alone]
 
 
 def _held_elsewhere(region: Region, inputs: Sequence[Tensor]) -> frozenset[int]:
@@ -301,12 +313,21 @@ def _held_elsewhere(region: Region, inputs: Sequence[Tensor]) -> frozenset[int]:
     holds each by one name (its dict of values, a local) and the list it passes; a forward
     hook that kept a layer's output (feature extraction) or a layer that keeps its last
     output holds one more. Freed, that tensor would have no memory: reading it crashes the
-    process. Counted against a probe held the same way, so the figure is this Python's."""
+    process. Counted against a probe held the same way, so the figure is this Python's and
+    this torch's; a graph that saved the input does not count (backward restores it before
+    that graph reads it)."""
     if not _ONE_NAME:
-        probe = torch.empty(0)
-        _ONE_NAME.append(_references([probe])[0])
+        _count_one_name()
+    alone, cpp = _ONE_NAME
     counts = _references(inputs)
-    return frozenset(s for s, n in zip(region.inputs, counts) if s in region.free and n > _ONE_NAME[0])
+    held = set()
+    for s, x, n in zip(region.inputs, inputs, counts):
+        if s in region.free:
+            if cpp and _use_count is not None and _use_count(x) > 1:
+                n -= cpp  # (torch's count unknown: kept, to be safe)
+            if n > alone:
+                held.add(s)
+    return frozenset(held)
 
 
 def _reversible_impl(region: Region, inputs: Sequence[Tensor], dtype: torch.dtype,
