@@ -133,8 +133,9 @@ class InvConv1x1(nn.Module):
         return (y,)
 
     def inverse(self, y: torch.Tensor) -> Tensors:
-        w = self.matrix()
-        return (_mix_channels_dense(torch.linalg.inv(_solvable(w)).to(w.dtype), y),)
+        # (in y's dtype: under autocast the matrix comes out of a bfloat16 matmul, while the
+        # stream it mixes stays float32, as linalg.inv's own float32 result has it)
+        return (_mix_channels_dense(torch.linalg.inv(_solvable(self.matrix())).to(y.dtype), y),)
 
 
 def _solvable(w: torch.Tensor) -> torch.Tensor:
