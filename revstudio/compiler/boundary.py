@@ -2,8 +2,8 @@
 
 :func:`check_inputs` runs on every forward (a few attribute reads per input;
 torch.compile turns them into guards) and names the Input node, the shape, dtype
-or device it expected and what to do. :func:`size_hint` explains, after the
-layers have failed, which Input got sizes they do not accept.
+or device it expected and what to do. :func:`size_hint` and :func:`dtype_hint` explain, after
+the layers have failed, which Input got sizes or a number type they do not accept.
 :func:`resolve_device` turns ``compile(device=...)`` into a device that exists here.
 """
 from __future__ import annotations
@@ -50,6 +50,32 @@ def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype, inputs: S
             raise ValueError(f"input {op.node!r} is on the {x.device} device but the model's weights are on "
                              f"{device}; move it with x.to({str(device)!r})")
 
+def check_outputs(plan: Plan, device: torch.device, outputs: Sequence[Any]) -> None:
+    """``model.inverse``'s boundary: one tensor per Output node, of floating-point values on
+    the model's device, of the rank and channels the Output node gets where the plan knows
+    them. (An integer batch came back as NaNs; a list failed inside a layer.)"""
+    shapes = {v: shape for op in plan.node_ops() for v, shape in zip(op.outputs, op.out_shapes)}
+    for op in sorted(plan.outputs, key=lambda o: o.index):
+        y = outputs[op.index]
+        shape = shapes.get(op.input)
+        want = "(batch, " + ", ".join(map(str, shape)) + ")" if shape is not None else "(batch, ...)"
+        if not isinstance(y, torch.Tensor):
+            raise TypeError(f"inverse: output {op.node!r} expects a tensor of shape {want}, got {type(y).__name__}; "
+                            "pass one tensor per Output node (model.inverse(z), not model.inverse([z]))")
+        if shape is not None and (y.dim() != len(shape) + 1 or (shape and y.shape[1] != shape[0])):
+            raise ValueError(f"inverse: output {op.node!r} expects tensors of shape {want}, got {tuple(y.shape)}")
+        if y.dim() == 0 or y.shape[0] == 0:
+            raise ValueError(f"inverse: output {op.node!r} got no samples (shape {tuple(y.shape)}); "
+                             "pass at least one sample")
+        if not y.is_floating_point():
+            raise TypeError(f"inverse: output {op.node!r} expects floating-point values, got {y.dtype}; "
+                            "convert with z.float()")
+        if y.device.type != device.type or (device.index is not None and y.device.type != "cpu"
+                                             and y.device.index != device.index):
+            raise ValueError(f"inverse: output {op.node!r} is on the {y.device} device but the model's weights "
+                             f"are on {device}; move it with z.to({str(device)!r})")
+
+
 def size_hint(plan: Plan, inputs: Sequence[torch.Tensor]) -> str | None:
     """Which Input got other sizes than it declares, once the layers have failed on them."""
     for op in sorted(plan.inputs, key=lambda o: o.index):
@@ -58,6 +84,17 @@ def size_hint(plan: Plan, inputs: Sequence[torch.Tensor]) -> str | None:
             want = ", ".join(map(str, op.shape))
             return (f"input {op.node!r} has shape {tuple(inputs[op.index].shape)} but its Input node declares "
                     f"(batch, {want}), and the layers do not accept the other sizes")
+    return None
+
+
+def dtype_hint(plan: Plan, dtype: torch.dtype, inputs: Sequence[torch.Tensor]) -> str | None:
+    """Which Input got another number type than the model's weights, once the layers have
+    failed on it (torch's own words name neither the Input nor the cure)."""
+    for op in sorted(plan.inputs, key=lambda o: o.index):
+        got = inputs[op.index].dtype
+        if got != dtype:
+            return (f"input {op.node!r} holds {got} values but the model's weights are {dtype}; convert the "
+                    f"batch with x.to({dtype}), the model with model.to({got}), or run under torch.autocast")
     return None
 
 

@@ -24,7 +24,7 @@ from revstudio.core.spec import BuildContext, registry
 from . import assembly as asm
 from . import budget
 from . import runtime as rt
-from .boundary import check_inputs, cuda_devices, resolve_device, size_hint
+from .boundary import check_inputs, check_outputs, cuda_devices, dtype_hint, resolve_device, size_hint
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 from .plugin_layers import check_plugin_layer, plugin_of
 from .pricing import Prices
@@ -340,15 +340,20 @@ class CompiledModel(_Executor):
     # ---- running -------------------------------------------------------------
     def forward(self, *inputs: torch.Tensor) -> Any:
         self._check_inputs(inputs)
-        if not self._init_checked:
-            self.initialize(*inputs)
         try:
+            if not self._init_checked:  # (the first batch runs twice: its failures get the same hints)
+                self.initialize(*inputs)
             outs = self._run(inputs)
-        except RuntimeError as exc:
-            hint = self._size_hint(inputs)
-            if hint is None or isinstance(exc, torch.OutOfMemoryError):
+        except (RuntimeError, ValueError) as exc:  # (an RNN refuses another dtype with a ValueError)
+            if isinstance(exc, torch.OutOfMemoryError):
                 raise
-            raise ValueError(f"{hint}; the layers failed with: {exc}") from exc
+            hint = self._size_hint(inputs)
+            if hint is not None:
+                raise ValueError(f"{hint}; the layers failed with: {exc}") from exc
+            hint = dtype_hint(self._plan, self._root.dtype, inputs)
+            if hint is not None:
+                raise TypeError(f"{hint}; the layers failed with: {exc}") from exc
+            raise
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _check_inputs(self, inputs: Sequence[Any]) -> None:
@@ -372,6 +377,7 @@ class CompiledModel(_Executor):
         if len(outputs) != expected:
             raise TypeError(f"{self._plan.name}: inverse expects {expected} tensor(s), one per Output node, "
                             f"got {len(outputs)}")
+        check_outputs(self._plan, self._root.device, outputs)
         xs = self._invert(outputs)
         return xs[0] if len(xs) == 1 else xs
 
@@ -465,7 +471,8 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
     if mode not in MODES:
         raise CompileError(f"mode {mode!r} is not known; use one of {', '.join(MODES)}")
     if dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
-        raise CompileError(f"dtype {dtype} is not supported; use torch.float32 or torch.float64")
+        raise CompileError(f"dtype {dtype!r} is not supported; use torch.float32 or torch.float64 (or "
+                           "torch.float16 / torch.bfloat16): a torch.dtype, not its name")
     dev = resolve_device(device)
     if report is None:
         from revstudio.core.check import check

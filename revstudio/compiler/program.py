@@ -86,6 +86,7 @@ class RegionCall:
             finally:
                 root.mode = mode
             local.update(zip(head["outputs"], outs))
+            del outs  # (``local`` alone holds them: see below)
             logdets.append(kept_part.logdet)
         if rebuilt is not None:
             # the region's inputs only the head reads, and nothing after the region, go now, not
@@ -94,6 +95,11 @@ class RegionCall:
                 if v in self.released and v not in tail["inputs"] and v not in self.op.outputs:
                     env.pop(v, None)
                     local.pop(v, None)
+            # the rest's inputs held by ``local`` alone, as a call holds them by one name: the
+            # rest frees only inputs nobody else holds (``runtime._held_elsewhere``)
+            for v in tail["inputs"]:
+                if v in self.released and v not in self.op.outputs:
+                    env.pop(v, None)
             rebuilt.memory_format = self.region.memory_format
             rebuilt.track_error = root.track_inversion
             outs = rebuilt([local[v] for v in tail["inputs"]], "reversible", root.dtype, root.stream_for(root.dtype))

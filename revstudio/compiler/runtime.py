@@ -15,6 +15,7 @@ Imports only torch and the standard library: the code exporter inlines this
 file verbatim.
 """
 import contextlib
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,19 +25,22 @@ from torch import nn
 from .runtime_affine import Affine  # noqa: F401 - re-exported: the runtime's public step API
 from .runtime_function import _RegionFunction
 from .runtime_layout import Cat, Rename, Slice, fuse_cat_slice  # noqa: F401 - re-exported
+from .runtime_recompute import (  # noqa: F401 - re-exported
+    RngState,
+    _owners,
+    frozen_batch_stats,
+    recompute_contexts,
+    restored_batch_stats,
+    state_slots,
+)
 from .runtime_steps import (  # noqa: F401 - re-exported: the runtime's public step API
     LOGDET,
     Coupling,
     Invertible,
     Owned,
-    RngState,
     Step,
     _accumulate,
-    _owners,
     _params_of,
-    frozen_batch_stats,
-    recompute_contexts,
-    restored_batch_stats,
 )
 from .runtime_streams import (  # noqa: F401 - re-exported
     FLOAT32X2,
@@ -170,6 +174,21 @@ class Region:
                               for step in self.steps)
         self.param_list: list[nn.Parameter] = []
         self._tree: list[nn.Module] | None = None
+        self._slots: list[tuple[dict[str, Any], str]] | None = None
+        # of ``free``, the inputs of the running call that someone besides the caller holds
+        self.held: frozenset[int] = frozenset()
+
+    def tree(self) -> list[nn.Module]:
+        """Every module of the region's steps, once (cached: the structure is fixed)."""
+        if self._tree is None:
+            self._tree = _owners(self.modules)
+        return self._tree
+
+    def state_slots(self) -> list[tuple[dict[str, Any], str]]:
+        """Where each weight and buffer of the region's modules lives (cached, as ``tree``)."""
+        if self._slots is None:
+            self._slots = state_slots(self.tree())
+        return self._slots
 
     def layout_of(self, x: Tensor) -> torch.memory_format:
         """The memory layout of the copy of input ``x`` the region keeps its stream in.
@@ -226,9 +245,7 @@ class Region:
             return self.run(inputs, dtype)
         if mode == "checkpoint":
             return self._checkpointed(inputs, dtype)
-        if self._tree is None:
-            self._tree = _owners(self.modules)
-        self.param_list = _params_of(self._tree)
+        self.param_list = _params_of(self.tree())
         wants_grad = torch.is_grad_enabled() and (
             any(x.requires_grad for x in inputs) or bool(self.param_list))
         if not wants_grad:
@@ -285,8 +302,51 @@ class Region:
         return max(errs) if errs else 0.0
 
 
+def _references(xs: Sequence[Tensor]) -> list[int]:
+    return [sys.getrefcount(x) for x in xs]
+
+
+# what _references counts of a tensor its caller holds by one name; and how many more
+# when C++ holds it as well (a graph that saved it, a view: torch >= 2.10 counts that once)
+_ONE_NAME: list[int] = []
+_use_count = getattr(torch.Tensor, "_use_count", None)
+
+
+def _count_one_name() -> None:
+    probe = torch.empty(0)
+    alone = _references([probe])[0]
+    view = probe.view(0)
+    both = _references([probe])[0]
+    del view
+    _ONE_NAME[:] = [alone, both - alone]
+
+
+def _held_elsewhere(region: Region, inputs: Sequence[Tensor]) -> frozenset[int]:
+    """The inputs the region may free that something besides its caller holds: the caller
+    holds each by one name (its dict of values, a local) and the list it passes; a forward
+    hook that kept a layer's output (feature extraction) or a layer that keeps its last
+    output holds one more. Freed, that tensor would have no memory: reading it crashes the
+    process. Counted against a probe held the same way, so the figure is this Python's and
+    this torch's; a graph that saved the input does not count (backward restores it before
+    that graph reads it)."""
+    if not _ONE_NAME:
+        _count_one_name()
+    alone, cpp = _ONE_NAME
+    counts = _references(inputs)
+    held = set()
+    for s, x, n in zip(region.inputs, inputs, counts):
+        if s in region.free:
+            if cpp and _use_count is not None and _use_count(x) > 1:
+                n -= cpp  # (torch's count unknown: kept, to be safe)
+            if n > alone:
+                held.add(s)
+    return frozenset(held)
+
+
 def _reversible_impl(region: Region, inputs: Sequence[Tensor], dtype: torch.dtype,
                      stream: torch.dtype | str) -> tuple[Tensor, ...]:
+    # (here, not traced by torch.compile: the count is of the eager call)
+    region.held = _held_elsewhere(region, inputs) if region.free else frozenset()
     return _RegionFunction.apply(region, dtype, stream, len(inputs), *inputs, *region.param_list)
 
 

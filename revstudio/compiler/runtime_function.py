@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
-from .runtime_steps import LOGDET, Owned, RngState, _accumulate, frozen_batch_stats
+from .runtime_recompute import RngState, StateAs, TrainedAs, frozen_batch_stats
+from .runtime_steps import LOGDET, Owned, _accumulate
 from .runtime_streams import (
     SAMPLES,
     Pair,
@@ -113,6 +114,11 @@ class _RegionFunction(torch.autograd.Function):
                 if s not in region.given or s in region.free:  # (a given input kept is its own reference)
                     ctx.samples[s] = sample(env[s])
         ctx.rng = {}
+        # what backward's recomputation runs in: each module's train/eval state, the weights and
+        # buffers (torch.func.functional_call swaps others in for the forward alone)
+        ctx.training = [m.training for m in region.tree()]
+        ctx.state = [d[k] for d, k in region.state_slots()]
+        ctx.params = region.param_list
         for i, step in enumerate(region.steps):
             if step.stochastic:
                 ctx.rng[i] = RngState(device)
@@ -170,7 +176,7 @@ class _RegionFunction(torch.autograd.Function):
         if region.free and not _compiling():
             for i, s in enumerate(region.inputs):
                 x = inputs[i]
-                if s in region.free and _releasable(x, outs):
+                if s in region.free and s not in region.held and _releasable(x, outs):
                     ctx.freed.append((s, x))
                     x.data.untyped_storage().resize_(0)
         # An input the caller passed to the model (``given``: its batch) is its own reference
@@ -232,7 +238,8 @@ class _RegionFunction(torch.autograd.Function):
         # the depth (measured: 21 KB a block of a 16-channel RevNet at batch 8). Dropped after
         # each step; a later step's layers have weights of their own to cast anyway.
         cast = ctx.autocast[1]
-        with _autocast_as(*ctx.autocast):
+        with _autocast_as(*ctx.autocast), TrainedAs(region.tree(), ctx.training), \
+                StateAs(region.state_slots(), ctx.state):
             for i in range(len(region.steps) - 1, -1, -1):
                 step = region.steps[i]
                 norms = step.batch_norms()
@@ -272,7 +279,7 @@ class _RegionFunction(torch.autograd.Function):
             # no other backward asks: the rebuilt inputs, the side inputs and the samples go
             # with their last other holder, not with the whole graph once backward ends (a
             # region's restored input outlived it through the next region's backward)
-            ctx.freed, ctx.side, ctx.samples, ctx.refs, ctx.read_again = [], [], {}, {}, []
+            ctx.freed, ctx.side, ctx.samples, ctx.refs, ctx.read_again, ctx.state = [], [], {}, {}, [], []
         in_grads = []
         for i, s in enumerate(region.inputs):
             g = grads.get(s)
@@ -280,7 +287,7 @@ class _RegionFunction(torch.autograd.Function):
             in_grads.append(as_dtype(g, ctx.in_dtypes[i]) if (g is not None and needed) else None)
         env.clear()
         grads.clear()
-        params = region.param_list
+        params = ctx.params  # (the region's list now may be another forward's)
         pg = [pgrads.pop(id(p), None) for p in params]
         return (None, None, None, None, *in_grads, *pg)
 

@@ -3,20 +3,20 @@
 A step reads and writes numbered value slots: ``Coupling`` (``y = a + s * F(b)``
 with the fused backward) and ``Invertible`` (any module with ``inverse``); the
 steps that only rearrange slots (Slice, Cat, Rename) are in ``runtime_layout``.
-Here also the bookkeeping all steps share (owned buffers updated in place,
-random-state replay, batch statistics frozen during recomputation).
+Here also the bookkeeping all steps share (owned buffers updated in place); what a
+recomputation must see as its forward did is in ``runtime_recompute``.
 Slot values are streams of ``runtime_streams`` (a tensor or a compensated pair).
 ``runtime`` runs a list of steps as one autograd Function. Imports only torch and
 the standard library: the code exporter inlines this file verbatim.
 """
-import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 from torch import nn
 
 from .runtime_grad import vjp
+from .runtime_recompute import _owners
 from .runtime_streams import (
     Pair,
     Value,
@@ -42,19 +42,6 @@ def _unique_params(modules: Sequence[nn.Module]) -> list[nn.Parameter]:
     return _params_of(_owners(modules))
 
 
-def _owners(modules: Sequence[nn.Module]) -> list[nn.Module]:
-    """Every module in these trees, once (the structure is fixed after building, so a step
-    walks it once; the parameters themselves are read fresh on every call)."""
-    seen: set[int] = set()
-    out: list[nn.Module] = []
-    for root in modules:
-        for m in root.modules():
-            if id(m) not in seen:
-                seen.add(id(m))
-                out.append(m)
-    return out
-
-
 def _params_of(owners: Sequence[nn.Module]) -> list[nn.Parameter]:
     seen: set[int] = set()
     out: list[nn.Parameter] = []
@@ -66,104 +53,9 @@ def _params_of(owners: Sequence[nn.Module]) -> list[nn.Parameter]:
     return out
 
 
-@contextlib.contextmanager
-def frozen_batch_stats(modules: Sequence[nn.Module]) -> Iterator[None]:
-    """Recomputation must not update BatchNorm running statistics a second time.
-
-    With ``track_running_stats`` off, a training-mode BatchNorm normalises with
-    the batch statistics exactly as before but leaves its buffers alone.
-    """
-    touched = []
-    for root in modules:
-        for m in root.modules():
-            if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.training and m.track_running_stats:
-                m.track_running_stats = False
-                touched.append(m)
-    try:
-        yield
-    finally:
-        for m in touched:
-            m.track_running_stats = True
-
-
-class RecomputeGuard:
-    """The recompute context of torch checkpointing: the recomputation must see the weights
-    the forward saw and must leave BatchNorm buffers as the forward left them.
-
-    ``forward()`` is the forward context: on its exit the weights' version counters are
-    noted; entering the guard itself (the recomputation, in backward) raises, as
-    autograd does for a saved tensor, when one was modified in place since, instead of
-    silently differentiating other weights. Re-entrant: torch enters it once per
-    recomputation, and a second backward (``retain_graph=True``) or a double backward
-    recomputes again with the same object, which a generator context manager refuses.
-    """
-
-    def __init__(self, modules: Sequence[nn.Module]) -> None:
-        self.norms: list[Any] = [m for root in modules for m in root.modules()
-                                 if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats]
-        self.params = [p for root in modules for p in root.parameters()]
-        self.versions: list[int] | None = None
-        self._saved: list[list[list[Tensor]]] = []
-
-    @contextlib.contextmanager
-    def forward(self) -> Iterator[None]:
-        yield
-        self.versions = [p._version for p in self.params]  # after the forward: its own edits count
-
-    def __enter__(self) -> None:
-        if self.versions is not None:
-            for p, version in zip(self.params, self.versions):
-                if p._version != version:
-                    raise RuntimeError(
-                        "one of the variables needed for gradient computation has been modified by an "
-                        f"inplace operation: a weight of shape {list(p.shape)} of a checkpointed part is at "
-                        f"version {p._version}; expected version {version} instead. Call backward() before "
-                        "changing weights in place (optimizer.step() after loss.backward())")
-        self._saved.append([[m.running_mean.clone(), m.running_var.clone(), m.num_batches_tracked.clone()]
-                            for m in self.norms])
-
-    def __exit__(self, *exc: object) -> None:
-        saved = self._saved.pop()
-        with torch.no_grad():
-            for m, (mean, var, count) in zip(self.norms, saved):
-                m.running_mean.copy_(mean)
-                m.running_var.copy_(var)
-                m.num_batches_tracked.copy_(count)
-
-
-def recompute_contexts(modules: Sequence[nn.Module]) -> tuple[contextlib.AbstractContextManager[None],
-                                                              contextlib.AbstractContextManager[None]]:
-    """``context_fn`` of torch.utils.checkpoint over ``modules`` (see :class:`RecomputeGuard`)."""
-    guard = RecomputeGuard(modules)
-    return guard.forward(), guard
-
-
-def restored_batch_stats(modules: Sequence[nn.Module]) -> RecomputeGuard:
-    """A context that restores BatchNorm buffers on exit (see :class:`RecomputeGuard`)."""
-    return RecomputeGuard(modules)
-
-
 def _is_stochastic(modules: Sequence[nn.Module]) -> bool:
     return any(isinstance(m, nn.modules.dropout._DropoutNd) or getattr(m, "stochastic", False)
                for root in modules for m in root.modules())
-
-
-class RngState:
-    """The random state before a step ran, so its recomputation draws the same dropout masks."""
-
-    def __init__(self, device: torch.device) -> None:
-        self.cpu = torch.get_rng_state()
-        self.device = device
-        self.cuda = torch.cuda.get_rng_state(device) if device.type == "cuda" else None
-
-    @contextlib.contextmanager
-    def replay(self) -> Iterator[None]:
-        devices = [self.device] if self.cuda is not None else []
-        with torch.random.fork_rng(devices=devices):
-            torch.set_rng_state(self.cpu)
-            if self.cuda is not None:
-                torch.cuda.set_rng_state(self.cuda, self.device)
-            yield
 
 
 class Owned:

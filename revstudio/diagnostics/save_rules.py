@@ -179,7 +179,7 @@ def forward_work_bytes(v: NodeView) -> int:
 
 def guard_bytes(v: NodeView) -> int:
     """What a checkpoint's recompute copies of a layer while it runs: a BatchNorm's running
-    mean and variance and its batch count (``runtime_steps.RecomputeGuard`` puts them back
+    mean and variance and its batch count (``runtime_recompute.RecomputeGuard`` puts them back
     after the recompute; C + C elements and an int64). Tiny networks at batch 1 were up to
     0.7 % under without them (random networks 18, 42 and 109)."""
     if v.type == "Norm" and v.params.get("kind", "batch") == "batch":

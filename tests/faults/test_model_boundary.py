@@ -57,3 +57,47 @@ def test_a_good_batch_still_runs(model) -> None:
 def test_compile_refuses_unknown_devices(device: str, words: str) -> None:
     with pytest.raises(CompileError, match=words):
         rs.compile(GRAPH, device=device)
+
+
+@pytest.mark.parametrize("name", ["revnet_wired", "birnn_sequence"])
+@pytest.mark.parametrize("mode", ["standard", "reversible", "checkpoint"])
+def test_another_number_type_than_the_weights_names_the_input(name: str, mode: str) -> None:
+    model = rs.compile(example_projects()[name], device="cpu", mode=mode)
+    op = model.plan.inputs[0]
+    x = torch.randn(2, *op.shape, dtype=torch.float64)
+    with pytest.raises(TypeError) as info:  # torch's own words: "expected scalar type Double but found Float"
+        model(x)
+    words = str(info.value)
+    assert f"input {op.node!r} holds torch.float64 values but the model's weights are torch.float32" in words
+    assert "x.to(torch.float32)" in words
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # mixed precision is no mismatch
+        model(x.float())
+
+
+def test_a_first_batch_the_layers_refuse_names_the_input() -> None:
+    """The first forward also runs the data-dependent initialisation (ActNorm): a batch the
+    layers refuse there gets the same hint as on any later forward."""
+    model = rs.compile(GRAPH, device="cpu")
+    with pytest.raises(ValueError, match=r"input 'image' has shape \(2, 3, 15, 15\) but its Input node declares"):
+        model(torch.randn(2, 3, 15, 15))
+
+
+@pytest.mark.parametrize("outputs, error, words", [
+    (([torch.randn(2, 12, 8, 8)],), TypeError, "inverse: output 'z' expects a tensor of shape (batch, 12, 8, 8), "
+                                                "got list"),
+    ((torch.zeros(2, 12, 8, 8, dtype=torch.int64),), TypeError, "output 'z' expects floating-point values"),
+    ((torch.randn(2, 5, 8, 8),), ValueError, "output 'z' expects tensors of shape (batch, 12, 8, 8), got (2, 5, 8, 8)"),
+    ((torch.randn(0, 12, 8, 8),), ValueError, "output 'z' got no samples"),
+    ((torch.empty(2, 12, 8, 8, device="meta"),), ValueError, "output 'z' is on the meta device"),
+])
+def test_bad_inverse_arguments_name_the_output_node(model, outputs, error, words) -> None:
+    with pytest.raises(error) as info:  # (an integer batch came back as NaNs, a list failed in a layer)
+        model.inverse(*outputs)
+    assert words in str(info.value)
+    x = model.inverse(torch.randn(2, 12, 8, 8))  # a good one still samples
+    assert x.shape == (2, 3, 16, 16)
+
+
+def test_a_dtype_given_by_name_is_refused_with_the_torch_dtype_to_use() -> None:
+    with pytest.raises(CompileError, match="a torch.dtype, not its name"):
+        rs.compile(GRAPH, device="cpu", dtype="float64")

@@ -125,7 +125,7 @@ class InvConv1x1(nn.Module):
     def log_abs_det(self) -> torch.Tensor:
         if self.use_lu:
             return torch.diagonal(self.lu).sum()
-        return torch.linalg.slogdet(self.weight)[1]
+        return torch.linalg.slogdet(_solvable(self.weight))[1].to(self.weight.dtype)
 
     def forward(self, x: torch.Tensor) -> Tensors:
         y = _mix_channels(self.matrix(), x)
@@ -133,7 +133,15 @@ class InvConv1x1(nn.Module):
         return (y,)
 
     def inverse(self, y: torch.Tensor) -> Tensors:
-        return (_mix_channels_dense(torch.linalg.inv(self.matrix()), y),)
+        # (in y's dtype: under autocast the matrix comes out of a bfloat16 matmul, while the
+        # stream it mixes stays float32, as linalg.inv's own float32 result has it)
+        return (_mix_channels_dense(torch.linalg.inv(_solvable(self.matrix())).to(y.dtype), y),)
+
+
+def _solvable(w: torch.Tensor) -> torch.Tensor:
+    """``w`` in a dtype torch.linalg solves in: float16/bfloat16 weights (a model compiled in
+    half precision) are inverted in float32, which linalg.inv and slogdet refuse them in."""
+    return w.float() if w.dtype in (torch.float16, torch.bfloat16) else w
 
 
 class ActNorm(nn.Module):
