@@ -37,6 +37,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "revnet": (["--quick"], []),
     "train": (["--quick"], []),
     "sweep": (["--quick"], []),
+    "export_sweep": (["--quick"], ["--family", "image", "--seeds", "200", "--memory"]),
 }
 
 
