@@ -155,6 +155,11 @@ class Inline:
         from .peak_recompute import recompute_walk
 
         seeds = {v: n for v, n in (seed_bytes or {}).items() if v in makes}
+        if not any(u.grad and (u.saved or u.extra) for u in units):
+            # torch's checkpoint holds its inputs through what its layers save: where none saves
+            # anything (an add), it keeps nothing (random skip network 7's one-add region, whose
+            # input the walk kept through the next region's backward: 7 % over)
+            saved = frozenset()
         peak, forward, grads, nested, joins, (held, released) = recompute_walk(self, units, reads, makes, shared,
                                                                                seeds)
         # inputs whose gradients its backward makes one buffer (an add reading two of them hands
