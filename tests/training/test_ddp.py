@@ -137,3 +137,39 @@ def test_an_out_that_rank_0_cannot_write_is_exit_2_with_its_reason(tmp_path) -> 
                          tmp_path)
     assert two.returncode == 2, two.stderr[-3000:]
     assert "cannot write" in two.stderr and "ChildFailedError" not in two.stderr
+
+
+DROPOUT_PROJECT = {
+    "format": "revstudio", "version": 1, "name": "drop",
+    "nodes": [{"id": "x", "type": "Input", "params": {"shape": [8]}},
+              {"id": "d", "type": "Dropout", "params": {"p": 0.5}},
+              {"id": "h", "type": "Linear", "params": {"out_features": 3}},
+              {"id": "y", "type": "Output", "params": {}}],
+    "edges": [["x.out", "d.in"], ["d.out", "h.in"], ["h.out", "y.in"]],
+    "groups": {}, "training": {}, "view": {},
+}
+
+
+def test_each_rank_draws_its_own_dropout_masks_and_a_resume_repeats_them(tmp_path) -> None:
+    """Every rank drew from the run's one seeded stream, so all ranks dropped the same units of
+    their different shards; the checkpoint held rank 0's state alone."""
+    path = tmp_path / "drop.revs"
+    path.write_text(json.dumps(DROPOUT_PROJECT))
+    flags = [str(path), *ARGS, "--gradcheck-every", "0", "--memory-every", "0"]
+    whole = _two_processes([*flags, "--out", str(tmp_path / "whole")], tmp_path)
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    saved = torch.load(tmp_path / "whole" / "checkpoints" / "last.pt", weights_only=True)
+    ranks = saved["rng_ranks"]
+    assert len(ranks) == 2 and torch.equal(ranks[0]["torch"], saved["rng"]["torch"])
+    assert not torch.equal(ranks[0]["torch"], ranks[1]["torch"])  # each rank's own stream
+
+    half = _two_processes([*flags, "--steps", "2", "--out", str(tmp_path / "half")], tmp_path)
+    assert half.returncode == 0, half.stderr[-3000:]
+    rest = _two_processes(["--resume", str(tmp_path / "half"), *ARGS], tmp_path)
+    assert rest.returncode == 0, rest.stderr[-3000:]
+    losses = lambda text: {r["step"]: r["loss"] for r in map(json.loads, text.splitlines())  # noqa: E731
+                           if r["kind"] == "step"}
+    assert {**losses(half.stdout), **losses(rest.stdout)} == losses(whole.stdout)  # bit for bit, every rank
+    a = torch.load(tmp_path / "half" / "checkpoints" / "last.pt", weights_only=True)
+    for key in saved["model"]:
+        assert torch.equal(a["model"][key], saved["model"][key]), key
