@@ -173,3 +173,43 @@ def test_each_rank_draws_its_own_dropout_masks_and_a_resume_repeats_them(tmp_pat
     a = torch.load(tmp_path / "half" / "checkpoints" / "last.pt", weights_only=True)
     for key in saved["model"]:
         assert torch.equal(a["model"][key], saved["model"][key]), key
+
+
+EARLY_STOP = r"""
+import os, signal, sys
+from revstudio import cli
+from revstudio.training import session
+from torch.distributed import run as torchrun
+
+when = sys.argv[1]
+real = session.preflight
+def preflight(*args, **kwargs):  # a SIGTERM while the launcher checks the run
+    out = real(*args, **kwargs)
+    if when == "checking":
+        os.kill(os.getpid(), signal.SIGTERM)
+    return out
+def torchrun_starting(argv):  # a SIGTERM before torchrun has put in its own handlers
+    os.kill(os.getpid(), signal.SIGTERM)
+    raise AssertionError("went on after the signal")
+session.preflight = preflight
+torchrun.main = torchrun_starting if when == "launching" else None
+sys.exit(cli.main(["train", *sys.argv[2:]]))
+"""
+
+
+@pytest.mark.parametrize("when", ["checking", "launching"])
+def test_a_sigterm_before_the_workers_start_stops_the_run_cleanly(tmp_path, when) -> None:
+    """The launcher died of the signal (exit 143) and left no status: torchrun's handlers,
+    which forward a stop to the workers, are put in only when it starts them."""
+    path = tmp_path / "bn.revs"
+    path.write_text(json.dumps(BATCHNORM_PROJECT))
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    proc = subprocess.run([sys.executable, "-P", "-c", EARLY_STOP, when, str(path), *ARGS, "--nproc", "2",
+                           "--out", str(tmp_path / "run")], capture_output=True, text=True, env=env,
+                          cwd=str(tmp_path), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    row = json.loads(proc.stdout.splitlines()[-1])
+    assert row["event"] == "stopped" and row["step"] == 0 and row["checkpoint"] is None
+    info = runs.read_run(str(tmp_path / "run"))
+    assert info.status == "stopped" and runs.read_metrics(str(tmp_path / "run")) == [row]
