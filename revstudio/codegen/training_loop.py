@@ -120,6 +120,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     half = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(config["precision"])
     scaler = torch.amp.GradScaler("cuda") if config["precision"] == "fp16" else None
     step = 0
+    if rank:  # the same initial weights, then each rank's own dropout masks, as revstudio train
+        torch.manual_seed((config["seed"] + rank * 0x9E3779B9) % 2**32)
     if resume:
         try:
             state = torch.load(resume, map_location="cpu", weights_only=True)
@@ -140,8 +142,12 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         # the reversible runtime returns each parameter's gradient once per backward, so plain DDP works
         net = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[device.index] if device.type == "cuda" else None)
-    if resume:
-        torch.set_rng_state(state["rng"]["torch"])
+    if resume:  # this rank's saved stream; a checkpoint without it: one from the seed, rank and step
+        ranks = state.get("rng_ranks") or []
+        if rank == 0 or rank < len(ranks):
+            torch.set_rng_state((ranks[rank] if rank else state["rng"])["torch"])
+        else:
+            torch.manual_seed((config["seed"] + rank * 0x9E3779B9 + step) % 2**32)
     loss_fn = Loss(kind)
     index = task_for(config)["output_index"]
 
@@ -187,15 +193,20 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         emit(row)
 
     def save_now() -> None:
-        if rank != 0:
-            return
         rng = {"torch": torch.get_rng_state()}
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             rng["cuda"] = torch.cuda.get_rng_state_all()
+        ranks: list[Any] = [rng]
+        if world > 1:  # every rank's stream, gathered before rank 0 alone goes on to write
+            ranks = [None] * world
+            torch.distributed.all_gather_object(ranks, rng)
+        if rank != 0:
+            return
         save_checkpoint(out, {
             "step": step, "epoch": step // per_epoch, "model": model.state_dict(),
             "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
             "scaler": scaler.state_dict() if scaler is not None else None, "rng": rng,
+            **({"rng_ranks": ranks} if world > 1 else {}),
             "data": {"epoch": step // per_epoch, "position": step % per_epoch, "steps_per_epoch": per_epoch,
                      "order_seed": config["seed"], "base_dir": base_dir},
             "config": dict(config), "graph": REVSTUDIO_PROJECT,

@@ -7,6 +7,8 @@ a temporary file beside the target, fsynced and renamed over it: a kill at any
 moment leaves either the previous checkpoint or the new one, never half of one.
 The RNG states (torch CPU and CUDA, plus the data order's generator) are saved
 so that a resumed run draws the very numbers the uninterrupted one would have.
+Under DDP every rank draws from its own stream (its own dropout masks on its own
+shard): ``rng`` is rank 0's, ``rng_ranks`` every rank's, gathered to rank 0.
 """
 from __future__ import annotations
 
@@ -44,6 +46,43 @@ def set_rng_state(state: dict[str, Any]) -> None:
             torch.cuda.set_rng_state_all(cuda)
 
 
+def rank_seed(seed: int, rank: int) -> int:
+    """Rank ``rank``'s seed for what it draws after the shared initial weights: rank 0 keeps the
+    run's seed (a 1-process run draws what it always did), the others get distinct ones. Within
+    32 bits, which is all torch's CPU generator keeps: an odd stride makes every rank's differ."""
+    return (int(seed) + int(rank) * 0x9E3779B9) % 2**32
+
+
+def seed_rank(seed: int, rank: int) -> None:
+    """Give this rank its own random stream (rank 0's is left as it is)."""
+    if rank:
+        torch.manual_seed(rank_seed(seed, rank))
+
+
+def gather_rng(rank: int, world: int) -> list[dict[str, Any]]:
+    """Every rank's RNG state, in rank order (a collective: every rank calls it at the same step)."""
+    if world <= 1:
+        return [rng_state()]
+    import torch.distributed as tdist
+
+    states: list[Any] = [None] * world
+    tdist.all_gather_object(states, rng_state())
+    return states
+
+
+def resume_rng(resume: dict[str, Any], rank: int, seed: int) -> None:
+    """Put back this rank's saved RNG state. A checkpoint without this rank's (written before
+    they were saved, or by a run of fewer processes) gives ranks above 0 a stream of their own
+    from the seed, the rank and the step: such a resume cannot repeat an uninterrupted run."""
+    states = resume.get("rng_ranks")
+    if rank == 0:
+        set_rng_state(resume["rng"])
+    elif isinstance(states, list) and rank < len(states) and isinstance(states[rank], dict):
+        set_rng_state(states[rank])
+    else:
+        torch.manual_seed((rank_seed(seed, rank) + int(resume["step"])) % 2**32)
+
+
 def save(path: str, payload: dict[str, Any]) -> None:
     """Write ``payload`` (with the format header added) to ``path`` atomically."""
     data = {"format": FORMAT, "version": VERSION, **payload}
@@ -64,6 +103,12 @@ def require_resumable(data: dict[str, Any], path: str) -> None:
     if not isinstance(data["rng"].get("torch"), torch.Tensor):
         raise CheckpointError(f"{path}: a revstudio checkpoint without its random state ('rng'), so the run "
                               "cannot continue from it exactly")
+    ranks = data.get("rng_ranks")
+    if ranks is not None and not (isinstance(ranks, list) and
+                                  all(isinstance(r, dict) and isinstance(r.get("torch"), torch.Tensor)
+                                      for r in ranks)):
+        raise CheckpointError(f"{path}: a revstudio checkpoint whose ranks' random states ('rng_ranks') are "
+                              "damaged, so the run cannot continue from it exactly")
 
 
 def load(path: str, map_location: Any = "cpu") -> dict[str, Any]:

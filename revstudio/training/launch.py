@@ -8,16 +8,20 @@ LOCAL_RANK and a rendezvous, and the session starts DDP from those (gloo on
 the CPU, nccl on CUDA). Multi-node options pass through unchanged. On
 SIGINT/SIGTERM the launcher forwards the signal to the workers, which stop
 cleanly (rank 0 writes the final checkpoint and the ``stopped`` row); the
-exit code then follows the run directory's status.
+exit code then follows the run directory's status. The launcher catches the
+signals from its first moment: one that comes before the workers start (while
+the run is checked, or before torchrun has put in its own handlers) stops the
+run there with the ``stopped`` row and status a single process gives, exit 0.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from typing import Any
 
-from .runs import read_run
+from .runs import STATUS, read_run
 
 _DIST = ("nproc", "nnodes", "node_rank", "master_addr", "master_port", "rdzv_endpoint", "rdzv_id")
 
@@ -79,7 +83,75 @@ def _world(args: argparse.Namespace) -> int:
     return (args.nproc or 1) * (int(nnodes) if nnodes.isdigit() else 1)
 
 
+class _LaunchStop:
+    """SIGINT/SIGTERM in the launcher before torchrun's own handlers are in (they replace these
+    when it starts the workers): noted while the run is checked; once torchrun is starting,
+    raised as the SignalException its handlers raise, so it shuts down as for its own."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self.launching = False
+        self.previous: dict[int, Any] = {}
+
+    def handler(self, signum: int, _frame: Any) -> None:
+        self.signal = signum
+        if self.launching:
+            from torch.distributed.elastic.multiprocessing.api import SignalException
+
+            sigval = signal.Signals(signum)
+            raise SignalException(f"Process {os.getpid()} got signal: {sigval}", sigval=sigval)
+
+    def __enter__(self) -> _LaunchStop:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self.previous[sig] = signal.signal(sig, self.handler)
+            except (ValueError, OSError):  # not the main thread (tests calling in-process)
+                pass
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for sig, old in self.previous.items():
+            signal.signal(sig, old)
+
+
+def _stopped(run_dir: str, resumed: bool, as_json: bool) -> int:
+    """The ``stopped`` row and status of a run stopped before its workers wrote them; exit 0."""
+    from .output import RunDirRows
+    from .output import dumps as row_dumps
+    from .runs import RunDirError, RunWriter
+
+    info = read_run(run_dir) if resumed else None
+    step = info.step if info is not None and isinstance(info.step, int) else 0
+    row = {"kind": "event", "event": "stopped", "time": 0.0, "step": step,
+           "checkpoint": "checkpoints/last.pt" if info is not None and info.has_checkpoint else None}
+    print(row_dumps(row) if as_json else f"stopped before step {step + 1}", flush=True)
+    try:
+        writer = RunWriter(run_dir)
+        try:
+            if info is not None:
+                writer.status.update(total_steps=info.total_steps)
+            RunDirRows(writer).on_row(row)
+        finally:
+            writer.close()
+    except RunDirError as exc:  # (the stop stands; the folder just cannot record it)
+        print(f"revstudio train: {exc}", file=sys.stderr)
+    return 0
+
+
+def _stamp(run_dir: str) -> int | None:
+    """When the run's status was last written (None: it has none)."""
+    try:
+        return os.stat(os.path.join(run_dir, STATUS)).st_mtime_ns
+    except OSError:
+        return None
+
+
 def launch(args: argparse.Namespace) -> int:
+    with _LaunchStop() as stop:
+        return _launch(args, stop)
+
+
+def _launch(args: argparse.Namespace, stop: _LaunchStop) -> int:
     from revstudio.cli import CliError
     from revstudio.clicmd.train import overrides
 
@@ -92,20 +164,28 @@ def launch(args: argparse.Namespace) -> int:
     out = None
     if not args.resume:
         out = args.out or default_run_dir(args.file)
+    run_dir = str(args.resume or out)
+    if stop.signal is not None:  # stopped while the run was checked: no worker is started
+        return _stopped(run_dir, bool(args.resume), args.json)
     try:
         from torch.distributed import run as torchrun
     except ImportError:  # pragma: no cover - every torch with DDP has it
         raise CliError("--nproc needs torch.distributed, which this torch build lacks", 2) from None
     failure: Any = None
+    before = _stamp(run_dir)  # (a resumed run's folder already holds the status of its last stop)
     try:
+        stop.launching = True
         torchrun.main(launcher_args(args, out))
     except SystemExit as exc:  # argument errors of the launcher
         if exc.code:
             raise CliError(f"torch.distributed.run refused the options: exit {exc.code}", 2) from None
     except BaseException as exc:  # a worker failed, or a signal stopped the launcher
         failure = exc
-    run_dir = args.resume or out
+    finally:
+        stop.launching = False
     status = read_run(run_dir).status if run_dir and os.path.isdir(run_dir) else "unknown"
+    if stop.signal is not None and (_stamp(run_dir) == before or status not in ("finished", "stopped", "failed")):
+        return _stopped(run_dir, bool(args.resume), args.json)  # stopped before rank 0 could say so
     if status in ("finished", "stopped"):
         return 0
     if _first_exit_code(failure) == 2:  # the first worker to fail refused the run (it said why on stderr;

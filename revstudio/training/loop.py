@@ -33,6 +33,7 @@ from . import checkpoint as ckpt
 from .config import TrainConfig
 from .inrun import PeakMeter, first_nonfinite, region_gradcheck, tracking
 from .parts import Loss, TrainError, make_optimizer, make_scheduler, precision_context, resolve_device
+from .ranks import ranks_in_sync
 from .runs import CHECKPOINT
 
 WINDOW_KEYS = ("loss", "correct", "count", "steps")
@@ -231,6 +232,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     model.track_inversion = False
     optimizer = make_optimizer(cfg, model.parameters())
     scheduler = make_scheduler(cfg, optimizer, total)
+    ckpt.seed_rank(cfg.seed, dist.rank)  # shared weights, then each rank's own dropout masks
     if resume is not None:
         ckpt.restore(resume, cfg, model, optimizer, scheduler, scaler,
                      f"--resume {resumed_from}" if resumed_from else "the checkpoint to resume")
@@ -248,7 +250,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         net = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[device.index] if device.type == "cuda" else None)
     if resume is not None:
-        ckpt.set_rng_state(resume["rng"])  # after DDP's construction, which may draw nothing but is not ours
+        ckpt.resume_rng(resume, dist.rank, cfg.seed)  # after DDP's construction, which may draw but is not ours
 
     order = [nid for nid, _ in input_nodes(graph)]
     outputs = output_nodes(graph)
@@ -278,6 +280,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         return _to_device(data.train.batch(idx), order, device)
 
     def save_checkpoint() -> str | None:
+        states = ckpt.gather_rng(dist.rank, dist.world)  # (every rank, before rank 0 alone goes on)
         if dist.rank != 0 or run_dir is None:
             return None
         if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
@@ -288,7 +291,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         ckpt.save(path, {
             "step": run.step, "epoch": run.step // spe, "model": model.state_dict(),
             "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-            "scaler": scaler.state_dict() if scaler is not None else None, "rng": ckpt.rng_state(),
+            "scaler": scaler.state_dict() if scaler is not None else None, "rng": states[0],
+            **({"rng_ranks": states} if dist.active else {}),
             "data": {"epoch": run.step // spe, "position": run.step % spe, "steps_per_epoch": spe,
                      "order_seed": cfg.seed, "base_dir": data_base},
             "config": cfg.full_section(), "graph": project_text, "versions": _versions(),
@@ -444,31 +448,10 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         run.emit({"kind": "event", "event": "stopped", "step": run.step, "checkpoint": path})
         return finish("stopped")
     save_checkpoint()
-    extra = {"ranks_in_sync": _ranks_in_sync(model, device)} if dist.active else {}
+    extra = {"ranks_in_sync": ranks_in_sync(model, device)} if dist.active else {}
     run.emit({"kind": "event", "event": "finished", "step": run.step, "metrics": dict(run.metrics),
               "wall_s": round(time.perf_counter() - t0, 3), **extra})
     return finish("finished")
-
-
-def _ranks_in_sync(model: Any, device: torch.device) -> bool:
-    """Whether every rank ends with rank 0's weights, bit for bit (DDP keeps them so; a difference
-    means a desynchronised run). One tensor at a time: no copy of the whole model.
-
-    Buffers are not compared but made rank 0's: DDP broadcasts them from rank 0 before each
-    forward, so BatchNorm's running statistics, updated by each rank's own last forward, differ
-    by design at the end; every rank then holds the model rank 0 saved."""
-    import torch.distributed as tdist
-
-    same = torch.ones(1, device=device)
-    for value in model.parameters():
-        ref = value.detach().clone()
-        tdist.broadcast(ref, src=0)
-        if not torch.equal(ref, value):
-            same.zero_()
-    for buffer in model.buffers():
-        tdist.broadcast(buffer.data, src=0)
-    tdist.all_reduce(same, op=tdist.ReduceOp.MIN)
-    return bool(same.item() == 1)
 
 
 def _oom(run: _Run, model: Any, step: int, exc: BaseException, finish: Callable[..., TrainResult],

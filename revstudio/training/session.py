@@ -16,6 +16,7 @@ import platform
 import signal
 import socket
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -226,9 +227,11 @@ def run_session(req: Request) -> int:
     rank, world, local_rank = _rank()
     writer: RunWriter | None = None
     fail_step: int | None = None
+    clock: list[float] = []  # when the run's clock started (its rows' "time" counts from there)
 
     def failed(message: str, code: int) -> int:
-        row = {"kind": "event", "event": "failed", "time": 0.0, "step": fail_step, "message": message,
+        elapsed = round(time.perf_counter() - clock[0], 4) if clock else 0.0  # (0.0: before "started")
+        row = {"kind": "event", "event": "failed", "time": elapsed, "step": fail_step, "message": message,
                "exit_code": code}
         if rank == 0:
             if req.json:
@@ -311,6 +314,7 @@ def run_session(req: Request) -> int:
         dist = Distributed(rank, world, local_rank)
         if dist.active:
             _init_distributed(cfg)
+        clock.append(time.perf_counter())  # (train's own clock starts a moment later)
         try:
             result: TrainResult = train(graph, report, cfg, data, callbacks=callbacks, should_stop=stop,
                                         resume=resume, run_dir=writer.path if writer else None,

@@ -355,8 +355,11 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         if t.dim() != 1:
             raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}; classification "
                             f"needs one class index per sample (an array of N labels)")
+        unsigned = t.dtype == getattr(torch, "uint64", None)
         t = t.to(torch.int64)
         low, high = int(t.min()), int(t.max())
+        if unsigned and low < 0:  # uint64 labels of 2**63 and more wrap round to negative int64s
+            low, high = 0, int(t[t < 0].max()) + 2**64
         if low < 0:
             raise DataError(f"{source}: array 'y' has the label {low}; class indices start at 0")
         classes = int(num_classes or 0)

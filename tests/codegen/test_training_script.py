@@ -219,7 +219,11 @@ def test_torchrun_two_processes_train_the_global_batch(tmp_path: Path) -> None:
     assert two.stdout.count("step      3") == 1  # only rank 0 prints
     one = run_script(path, [*common, "--out", "one.pt"], tmp_path)
     assert one.returncode == 0, one.stderr[-3000:]
-    a = torch.load(tmp_path / "two.pt", weights_only=True)["model"]
+    saved = torch.load(tmp_path / "two.pt", weights_only=True)
+    ranks = saved["rng_ranks"]  # each rank's own stream (its own dropout masks), as revstudio train saves
+    assert torch.equal(ranks[0]["torch"], saved["rng"]["torch"]) and not torch.equal(ranks[0]["torch"],
+                                                                                      ranks[1]["torch"])
+    a = saved["model"]
     b = torch.load(tmp_path / "one.pt", weights_only=True)["model"]
     for key in b:
         if b[key].is_floating_point():

@@ -215,6 +215,19 @@ def test_npz_refusals(tmp_path: Path, arrays: dict[str, Any], message: str) -> N
     assert "bad.npz" in str(info.value) or "head 'fc'" in str(info.value)
 
 
+def test_uint64_labels_beyond_int64_are_reported_as_they_are(tmp_path: Path) -> None:
+    """A label of 2**63 or more was reported as a negative number ("has the label -9223...",
+    "class indices start at 0"): it wrapped round when cast to int64 before the check."""
+    y = np.array([0, 1, 2**63 + 5, 3], np.uint64)
+    path = save_npz(tmp_path / "u64.npz", x=np.zeros((4, 1, 6, 5), np.float32), y=y)
+    with pytest.raises(DataError, match=r"labels 0\.\.9223372036854775813,"):
+        prepared(classifier(), path)
+    y[2] = 2**64 - 1
+    path = save_npz(tmp_path / "u64.npz", x=np.zeros((4, 1, 6, 5), np.float32), y=y)
+    with pytest.raises(DataError, match=r"labels 0\.\.18446744073709551615,"):
+        prepared(classifier(), path)
+
+
 def test_unpickling_is_refused(tmp_path: Path) -> None:
     np.savez(tmp_path / "obj.npz", x=np.array([{"a": 1}, None], dtype=object), y=np.zeros(2, np.int64))
     with pytest.raises(DataError, match="Python objects"):

@@ -137,3 +137,79 @@ def test_an_out_that_rank_0_cannot_write_is_exit_2_with_its_reason(tmp_path) -> 
                          tmp_path)
     assert two.returncode == 2, two.stderr[-3000:]
     assert "cannot write" in two.stderr and "ChildFailedError" not in two.stderr
+
+
+DROPOUT_PROJECT = {
+    "format": "revstudio", "version": 1, "name": "drop",
+    "nodes": [{"id": "x", "type": "Input", "params": {"shape": [8]}},
+              {"id": "d", "type": "Dropout", "params": {"p": 0.5}},
+              {"id": "h", "type": "Linear", "params": {"out_features": 3}},
+              {"id": "y", "type": "Output", "params": {}}],
+    "edges": [["x.out", "d.in"], ["d.out", "h.in"], ["h.out", "y.in"]],
+    "groups": {}, "training": {}, "view": {},
+}
+
+
+def test_each_rank_draws_its_own_dropout_masks_and_a_resume_repeats_them(tmp_path) -> None:
+    """Every rank drew from the run's one seeded stream, so all ranks dropped the same units of
+    their different shards; the checkpoint held rank 0's state alone."""
+    path = tmp_path / "drop.revs"
+    path.write_text(json.dumps(DROPOUT_PROJECT))
+    flags = [str(path), *ARGS, "--gradcheck-every", "0", "--memory-every", "0"]
+    whole = _two_processes([*flags, "--out", str(tmp_path / "whole")], tmp_path)
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    saved = torch.load(tmp_path / "whole" / "checkpoints" / "last.pt", weights_only=True)
+    ranks = saved["rng_ranks"]
+    assert len(ranks) == 2 and torch.equal(ranks[0]["torch"], saved["rng"]["torch"])
+    assert not torch.equal(ranks[0]["torch"], ranks[1]["torch"])  # each rank's own stream
+
+    half = _two_processes([*flags, "--steps", "2", "--out", str(tmp_path / "half")], tmp_path)
+    assert half.returncode == 0, half.stderr[-3000:]
+    rest = _two_processes(["--resume", str(tmp_path / "half"), *ARGS], tmp_path)
+    assert rest.returncode == 0, rest.stderr[-3000:]
+    losses = lambda text: {r["step"]: r["loss"] for r in map(json.loads, text.splitlines())  # noqa: E731
+                           if r["kind"] == "step"}
+    assert {**losses(half.stdout), **losses(rest.stdout)} == losses(whole.stdout)  # bit for bit, every rank
+    a = torch.load(tmp_path / "half" / "checkpoints" / "last.pt", weights_only=True)
+    for key in saved["model"]:
+        assert torch.equal(a["model"][key], saved["model"][key]), key
+
+
+EARLY_STOP = r"""
+import os, signal, sys
+from revstudio import cli
+from revstudio.training import session
+from torch.distributed import run as torchrun
+
+when = sys.argv[1]
+real = session.preflight
+def preflight(*args, **kwargs):  # a SIGTERM while the launcher checks the run
+    out = real(*args, **kwargs)
+    if when == "checking":
+        os.kill(os.getpid(), signal.SIGTERM)
+    return out
+def torchrun_starting(argv):  # a SIGTERM before torchrun has put in its own handlers
+    os.kill(os.getpid(), signal.SIGTERM)
+    raise AssertionError("went on after the signal")
+session.preflight = preflight
+torchrun.main = torchrun_starting if when == "launching" else None
+sys.exit(cli.main(["train", *sys.argv[2:]]))
+"""
+
+
+@pytest.mark.parametrize("when", ["checking", "launching"])
+def test_a_sigterm_before_the_workers_start_stops_the_run_cleanly(tmp_path, when) -> None:
+    """The launcher died of the signal (exit 143) and left no status: torchrun's handlers,
+    which forward a stop to the workers, are put in only when it starts them."""
+    path = tmp_path / "bn.revs"
+    path.write_text(json.dumps(BATCHNORM_PROJECT))
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    proc = subprocess.run([sys.executable, "-P", "-c", EARLY_STOP, when, str(path), *ARGS, "--nproc", "2",
+                           "--out", str(tmp_path / "run")], capture_output=True, text=True, env=env,
+                          cwd=str(tmp_path), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    row = json.loads(proc.stdout.splitlines()[-1])
+    assert row["event"] == "stopped" and row["step"] == 0 and row["checkpoint"] is None
+    info = runs.read_run(str(tmp_path / "run"))
+    assert info.status == "stopped" and runs.read_metrics(str(tmp_path / "run")) == [row]

@@ -92,3 +92,29 @@ def test_a_new_run_into_a_folder_holding_a_run_is_refused(tmp_path, capsys) -> N
     assert "already holds a run" in err and f"--resume {run}" in err
     after = {p.name: p.read_bytes() for p in [*run.iterdir(), *(run / "checkpoints").iterdir()] if p.is_file()}
     assert after == before
+
+
+def test_a_failure_during_the_run_reports_its_time_like_the_rows_before_it(tmp_path, capsys, monkeypatch) -> None:
+    """The failed row said "time": 0.0 even after steps that had taken time."""
+    import time
+
+    from revstudio.training import loop, runs
+
+    real, calls = loop._allreduce, [0]
+
+    def failing_at_step_3(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == 3:
+            time.sleep(0.05)
+            raise runs.RunDirError(str(tmp_path / "run" / "metrics.jsonl"), OSError(errno.ENOSPC, "full"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "_allreduce", failing_at_step_3)
+    code = cli.main(["train", EXAMPLE, "--steps", "6", *QUICK, "--log-every", "1", "--json",
+                     "--out", str(tmp_path / "run")])
+    assert code == 1
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows[-1]["event"] == "failed" and rows[-2]["step"] == 2
+    assert rows[-1]["time"] >= rows[-2]["time"] + 0.05
+    saved = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[-1])
+    assert saved["time"] == rows[-1]["time"]
