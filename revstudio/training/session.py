@@ -10,6 +10,7 @@ one row and a truthful status.json, never as a traceback.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import platform
@@ -187,12 +188,20 @@ def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed
 
 def _check_out(out: str) -> None:
     """Refuse (exit 2) a new run into a folder that holds another run: its rows would be mixed
-    into that run's metrics.jsonl and its checkpoint replaced."""
-    from .runs import is_run_dir
+    into that run's metrics.jsonl and its checkpoint replaced. A run refused before it trained
+    (bad data: status failed, no checkpoint) is no run to keep: the same --out, once the data is
+    fixed, starts afresh there, its rows replacing the refusal's."""
+    from .runs import CHECKPOINT, METRICS, is_run_dir, read_run
 
-    if is_run_dir(out):
-        raise SessionError(f"--out {out}: already holds a run (its status.json); --resume {out} continues it, "
-                           "or give another --out for a new run", 2)
+    if not is_run_dir(out):
+        return
+    info = read_run(out)
+    if info.status == "failed" and not info.step and not os.path.exists(os.path.join(out, CHECKPOINT)):
+        with contextlib.suppress(OSError):
+            os.remove(os.path.join(out, METRICS))
+        return
+    raise SessionError(f"--out {out}: already holds a run (its status.json); --resume {out} continues it, "
+                       "or give another --out for a new run", 2)
 
 
 def _check_resume(run_dir: str, resume: dict[str, Any], cfg: TrainConfig, samples: int, world: int) -> None:
