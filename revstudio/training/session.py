@@ -171,6 +171,18 @@ def _snapshot_text(graph: Any, cfg: TrainConfig, base: str) -> str:
     return dumps(snap)
 
 
+def _open_run(out: str, graph: Any, cfg: TrainConfig, world: int, text: str,
+              resumed_at: int | None = None) -> RunWriter:
+    """The run folder, marked running and holding this start's record (a resumed run's status
+    keeps its step until the first new row); raises RunDirError."""
+    writer = RunWriter(out)
+    if resumed_at is not None:
+        writer.status["step"] = resumed_at
+    writer.update_status(status="running")
+    _record(writer, graph, cfg, world, resumed_at is not None, text)
+    return writer
+
+
 def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed: bool, text: str) -> None:
     """Write the snapshot (``text``), config, environment and model code (a RunDirError if it cannot)."""
     if not resumed:
@@ -275,9 +287,7 @@ def run_session(req: Request) -> int:
         elif rank == 0:  # (a resumed run's folder is touched once the resume is sure to go ahead)
             _check_out(out)
             try:
-                writer = RunWriter(out)
-                writer.update_status(status="running")
-                _record(writer, graph, cfg, world, False, project_text)
+                writer = _open_run(out, graph, cfg, world, project_text)
             except RunDirError as exc:
                 return failed(str(exc), 2)
         from .data import DataError, load_data
@@ -297,10 +307,7 @@ def run_session(req: Request) -> int:
                 return failed(str(exc), exc.code)
             if rank == 0:
                 try:
-                    writer = RunWriter(out)
-                    writer.status["step"] = fail_step
-                    writer.update_status(status="running")
-                    _record(writer, graph, cfg, world, True, project_text)
+                    writer = _open_run(out, graph, cfg, world, project_text, resumed_at=fail_step)
                 except RunDirError as exc:
                     return failed(str(exc), 2)
         if stop() and world == 1:  # a stop during the start-up: nothing trained, nothing more to save
