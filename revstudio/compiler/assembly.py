@@ -251,6 +251,7 @@ def checkpoint_segments(ops: Sequence[tuple[Sequence[str], Sequence[str], bool]]
     return segments
 
 
+@torch.compiler.disable  # dynamo cannot trace a checkpoint's context_fn: run eagerly, a graph break
 def recompute_in_backward(part: Callable[..., tuple[torch.Tensor, ...]], inputs: Sequence[torch.Tensor],
                           modules: Sequence[nn.Module]) -> tuple[torch.Tensor, ...]:
     """``part(*inputs)`` through torch.utils.checkpoint: kept are its inputs, not what happens inside."""

@@ -256,6 +256,7 @@ class Region:
             self.logdet, outs = outs[-1], outs[:-1]
         return outs
 
+    @torch.compiler.disable  # dynamo cannot trace a checkpoint's context_fn: run eagerly, a graph break
     def _checkpointed(self, inputs: Sequence[Tensor], dtype: torch.dtype) -> tuple[Tensor, ...]:
         """torch.utils.checkpoint segment by segment (``segments``): backward recomputes one
         segment at a time, so it holds the segments' inputs plus one segment's activations."""
@@ -352,5 +353,4 @@ def _reversible_impl(region: Region, inputs: Sequence[Tensor], dtype: torch.dtyp
 
 # The Function frees and restores storage and records RNG states: run it eagerly
 # even inside torch.compile (a graph break around each region).
-_disable = getattr(getattr(torch, "compiler", None), "disable", None)
-_reversible = _disable(_reversible_impl) if _disable is not None else _reversible_impl
+_reversible = torch.compiler.disable(_reversible_impl)

@@ -127,3 +127,17 @@ def test_the_training_script_does_not_measure_inversion_errors(tmp_path) -> None
     config = {**script["TRAINING"], "steps": 1, "batch_size": 4, "val_fraction": 0.0, "device": "cpu"}
     model = script["train"](config, out=str(tmp_path / "ck.pt"))
     assert model.track_inversion is False and all(e is None for e in _errors(model))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("wired", [True, False], ids=["wired", "repeat"])
+def test_checkpoint_mode_survives_torch_compile(wired: bool) -> None:
+    """The exported checkpoint mode calls torch.utils.checkpoint with a ``context_fn``, which
+    dynamo cannot trace: it runs eagerly inside torch.compile, as the compiled module's does."""
+    compiled, exported, _ = _pair(generate.revnet_chain(2, channels=4, size=4, wired=wired))
+    exported.mode = "checkpoint"
+    x = torch.randn(2, 4, 4, 4)
+    traced = _step(torch.compile(exported, backend="aot_eager"), x)
+    eager = _step(exported, x)
+    for a, b in zip([traced[0], traced[1], *traced[2]], [eager[0], eager[1], *eager[2]]):
+        assert torch.allclose(a, b, rtol=1e-4, atol=1e-6)

@@ -35,6 +35,26 @@ def test_torch_compile_gives_the_same_results(make, backend: str) -> None:
     assert all(torch.allclose(a, b, rtol=1e-4, atol=1e-6) for a, b in zip(g1, g0))
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("make", [lambda: wired_revnet(2, stem=True), glow, lambda: coupling_repeat(3, head=True)],
+                         ids=["wired", "glow", "head"])
+def test_checkpoint_mode_survives_torch_compile(make) -> None:
+    """torch.utils.checkpoint with a ``context_fn`` (the recomputation's guard) cannot be traced
+    by dynamo: checkpoint mode failed under torch.compile, in regions and in plain segments."""
+    torch.manual_seed(0)
+    model = C.compile(make(), device="cpu")
+    model.mode = "checkpoint"
+    x = torch.randn(2, *model.plan.inputs[0].shape)
+    y1 = torch.compile(model, backend="aot_eager")(x)
+    y1.square().sum().backward()
+    g1 = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad(set_to_none=True)
+    y0 = model(x)
+    y0.square().sum().backward()
+    assert torch.allclose(y1, y0, rtol=1e-5, atol=1e-6)
+    assert all(torch.allclose(a, p.grad, rtol=1e-4, atol=1e-6) for a, p in zip(g1, model.parameters()))
+
+
 GRAPHS = {
     "repeat_dropout": lambda: coupling_repeat(2, head=True, extra={"type": "Dropout", "params": {"p": 0.2}}),
     "glow_actnorm": glow,  # data-dependent init runs on each rank's batch: rank 0's result is shared
