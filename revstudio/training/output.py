@@ -151,6 +151,16 @@ class Progress(Callback):
             self._line(f"error: {row.get('message')}")
 
 
+class LastStep(Callback):
+    """The last step row's step (None before the first): what a failure during the run reports."""
+
+    def __init__(self) -> None:
+        self.step: int | None = None
+
+    def on_step_end(self, row: dict[str, Any]) -> None:
+        self.step = int(row["step"])
+
+
 class RunDirRows(Callback):
     """Every row into metrics.jsonl; status.json follows the run."""
 

@@ -239,7 +239,7 @@ def run_session(req: Request) -> int:
     from revstudio.core.project import dumps
 
     from .loop import Distributed, TrainResult, train
-    from .output import JsonRows, Progress, RunDirRows
+    from .output import JsonRows, LastStep, Progress, RunDirRows
     from .output import dumps as row_dumps
     from .parts import TrainError
 
@@ -248,11 +248,13 @@ def run_session(req: Request) -> int:
     rank, world, local_rank = _rank()
     writer: RunWriter | None = None
     fail_step: int | None = None
+    last_step = LastStep()
     clock: list[float] = []  # when the run's clock started (its rows' "time" counts from there)
 
     def failed(message: str, code: int) -> int:
         elapsed = round(time.perf_counter() - clock[0], 4) if clock else 0.0  # (0.0: before "started")
-        row = {"kind": "event", "event": "failed", "time": elapsed, "step": fail_step, "message": message,
+        step = fail_step if last_step.step is None else last_step.step  # (during the run: the last trained)
+        row = {"kind": "event", "event": "failed", "time": elapsed, "step": step, "message": message,
                "exit_code": code}
         if rank == 0:
             if req.json:
@@ -322,7 +324,7 @@ def run_session(req: Request) -> int:
                 assert writer is not None
                 RunDirRows(writer).on_row(row)
             return 0
-        callbacks: list[Any] = []
+        callbacks: list[Any] = [last_step]
         if rank == 0:
             callbacks.append(JsonRows() if req.json else Progress())
             assert writer is not None

@@ -94,8 +94,10 @@ def test_a_new_run_into_a_folder_holding_a_run_is_refused(tmp_path, capsys) -> N
     assert after == before
 
 
-def test_a_failure_during_the_run_reports_its_time_like_the_rows_before_it(tmp_path, capsys, monkeypatch) -> None:
-    """The failed row said "time": 0.0 even after steps that had taken time."""
+def test_a_failure_during_the_run_reports_its_time_and_step_like_the_rows_before_it(tmp_path, capsys,
+                                                                                  monkeypatch) -> None:
+    """The failed row said "time": 0.0 even after steps that had taken time, and "step": null
+    (status.json too) after two steps."""
     import time
 
     from revstudio.training import loop, runs
@@ -116,8 +118,10 @@ def test_a_failure_during_the_run_reports_its_time_like_the_rows_before_it(tmp_p
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert rows[-1]["event"] == "failed" and rows[-2]["step"] == 2
     assert rows[-1]["time"] >= rows[-2]["time"] + 0.05
+    assert rows[-1]["step"] == 2  # the last step it trained
     saved = json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[-1])
-    assert saved["time"] == rows[-1]["time"]
+    assert saved["time"] == rows[-1]["time"] and saved["step"] == 2
+    assert json.loads((tmp_path / "run" / "status.json").read_text())["step"] == 2
 
 
 def test_a_run_refused_before_it_trained_leaves_its_folder_free_for_the_fixed_run(tmp_path, capsys) -> None:
