@@ -106,7 +106,10 @@ class _LaunchStop:
             try:
                 self.previous[sig] = signal.signal(sig, self.handler)
             except (ValueError, OSError):  # not the main thread (tests calling in-process)
-                pass
+                continue
+            early = getattr(self.previous[sig], "stop_signal", None)  # (came while loading: EarlyStop)
+            if early is not None:
+                self.signal = early
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -60,7 +60,9 @@ class StopFlag:
             try:
                 self.previous[sig] = signal.signal(sig, handler)
             except (ValueError, OSError):  # not the main thread (tests calling in-process)
-                pass
+                continue
+            if getattr(self.previous[sig], "stop_signal", None) is not None:  # came while loading
+                self.set = True  # (``revstudio.__main__.EarlyStop``)
 
     def uninstall(self) -> None:
         for sig, old in self.previous.items():

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 import torch
 from conftest import EXAMPLES, ROOT
 
@@ -81,3 +82,47 @@ def test_kill_9_during_checkpointing_leaves_a_loadable_checkpoint(tmp_path) -> N
     leftovers = [n for n in os.listdir(tmp_path / "checkpoints") if n != "last.pt"]
     # a temporary file of the killed write may stay behind; it is never what a reader loads
     assert all(n.startswith(".last.pt.") and n.endswith(".tmp") for n in leftovers)
+
+
+SLOW_START = r"""
+import importlib.abc, runpy, sys, time
+
+
+class SlowCli(importlib.abc.MetaPathFinder):  # a loaded machine: the CLI's imports take a while
+    def find_spec(self, name, path=None, target=None):
+        if name == "revstudio.cli":
+            print("loading", file=sys.stderr, flush=True)
+            time.sleep(1.5)
+        return None
+
+
+sys.meta_path.insert(0, SlowCli())
+sys.argv[0] = "revstudio"
+runpy.run_module("revstudio", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.parametrize("nproc", [1, 2])
+def test_a_stop_while_the_run_still_loads_stops_it_cleanly(tmp_path, nproc: int) -> None:
+    """The app's Stop right after Train (or a Ctrl-C) came while the worker still imported, before
+    its stop handler was in: SIGTERM killed it (exit -15, no ``stopped`` row, the app said "killed
+    after the grace period"); SIGINT printed a KeyboardInterrupt traceback."""
+    out = tmp_path / "run"
+    extra = ["--nproc", "2"] if nproc == 2 else []
+    proc = subprocess.Popen(
+        [sys.executable, "-P", "-c", SLOW_START, "train", EXAMPLE, "--steps", "5", "--batch-size", "8", "--json",
+         "--out", str(out), "--device", "cpu", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=str(tmp_path))
+    try:
+        assert proc.stderr is not None
+        assert proc.stderr.readline().strip() == "loading"
+        proc.send_signal(signal.SIGTERM)
+        rest, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    rows = [json.loads(line) for line in rest.splitlines()]
+    assert rows[-1]["event"] == "stopped" and rows[-1]["step"] == 0
+    assert runs.read_run(str(out)).status == "stopped"
