@@ -180,6 +180,11 @@ ERRORS: list[tuple[str, dict[str, Any], list[tuple[int, ...]], list[str], str | 
     ("Norm", {"kind": "group", "groups": 3}, [(4, 2)], ["groups=3", "4 input channels"], None),
     ("Norm", {"kind": "instance"}, [(4,)], ["instance norm"], "in"),
     ("Norm", {"kind": "instance"}, [(4, 1, 1)], ["single position"], "in"),
+    # one value per group (or per layer) normalises to a constant; torch refuses it at batch size 1
+    ("Norm", {"kind": "group", "groups": 3}, [(3,)], ["group norm of 3", "groups=3", "single value",
+                                                      "fewer groups"], None),
+    ("Norm", {"kind": "group", "groups": 4}, [(4, 1)], ["group norm of 4x1", "single value"], None),
+    ("Norm", {"kind": "layer"}, [(1,)], ["layer norm of 1", "single value", "kind batch"], "in"),
     ("Pool", {"kernel_size": 3}, [(2, 2, 2)], ["smaller than the 3-wide window"], "in"),
     ("Pool", {"kernel_size": 2, "padding": 2}, [(2, 8)], ["padding 2", "half of kernel_size 2"], None),
     ("Pool", {"kind": "global_avg"}, [(5,)], ["global"], "in"),
