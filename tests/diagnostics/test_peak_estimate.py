@@ -190,3 +190,24 @@ def test_the_modes_share_their_estimates() -> None:
         est_module.estimate = original
     assert fits == {m: max_batch_that_fits(graph, report, 64 << 20, mode=m, optimizer="adam") for m in MODES}
     assert len(seen) == len(set(seen)) <= 16  # each batch estimated once, for all three modes (was ~100)
+
+
+@pytest.mark.parametrize("first", ["ActNorm", "Conv"])
+def test_a_first_layer_with_weights_is_priced_as_torch_runs_it(first: str) -> None:
+    """A layer whose input needs no gradient (the model's first, or after a Squeeze of the input
+    as in Glow): an ActNorm still makes the gradient of x + b, which its shift's gradient sums."""
+    torch = pytest.importorskip("torch")
+    from revstudio.clicmd.memory import measure_modes
+    from revstudio.core.generate import Builder
+
+    torch.set_num_threads(1)
+    params = {"out_channels": 16, "kernel_size": 3} if first == "Conv" else {}
+    b = Builder("first")
+    b.node("Input", "x", shape=[4, 16, 16])
+    b.chain("x.out", b.node("Squeeze", "sq"), b.node(first, "n", **params), b.node("Output", "y"))
+    graph = b.done()
+    report = full_check(graph, batch=8)
+    measured = measure_modes(graph, 8, torch.device("cpu"))
+    for mode in ("standard", "checkpoint"):
+        real = measured[mode]["peak_bytes"]
+        assert abs(report.estimate.peak_bytes(mode) / real - 1) < 0.01, (mode, report.estimate.peak_bytes(mode), real)
