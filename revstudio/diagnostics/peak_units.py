@@ -139,7 +139,17 @@ class UnitBuilder:
                     work_stop=save_rules.recompute_stop_bytes(view),
                     extra_held=held,
                     params_last=int(info.parameters) * self.elem // 2 if info.type == "ActNorm" else 0,
-                    grads_viewed=info.type == "Linear" and len(view.inputs.get("in") or ()) > 1)
+                    grads_viewed=info.type == "Linear" and len(view.inputs.get("in") or ()) > 1,
+                    joined=self._shared_grad(nid, mode, reads, own if makes is None else makes))
+
+    def _shared_grad(self, nid: str, mode: str, reads: list[Value] | None,
+                     makes: list[Value]) -> tuple[AbstractSet[Value], int] | None:
+        """A mean Merge hands every input one gradient, its output's divided by n (the sums
+        before the division pass it on): one new buffer, not one per input (a mean of two
+        halves of a Conv's output was 14 % over, of three 29 %)."""
+        if mode != "mean" or not makes:
+            return None
+        return frozenset(self.reads(nid) if reads is None else reads), self.w.nbytes(makes[0])
 
     def node_work(self, nid: str) -> int:
         """Transient bytes of a layer's own backward beyond its inputs' gradients."""
@@ -166,6 +176,9 @@ class UnitBuilder:
                                        any(self.needs_grad(v) for v in self.reads(nid)))
         else:  # as the type declares it (``NodeSpec.saved_for_backward``)
             work = getattr(self.w.saves.get(nid), "work_bytes", 0)
+        if info.type == "Split":  # its backward joins the parts' gradients with zeros for the
+            # parts nothing read (a Split that drops channels was 20 % under without them)
+            work += sum(self.w.nbytes(v) for v in self.makes(nid) if not self.readers.get(v))
         return work
 
     def outside(self, nodes: set[str]) -> tuple[list[Value], list[Value]]:
