@@ -129,6 +129,10 @@ class UnitBuilder:
             shared, held = forward_shared_bytes(view), held_bytes(view)
             if shared:
                 more = peak_invconv.layer_backward(view, self.elem, False) - self.node_work(nid)
+        # a mean Merge hands every input one gradient, its output's divided by n, not one each
+        made = own if makes is None else makes  # (a mean of two halves was 14 % over, of three 29 %)
+        shared_grad = (frozenset(self.reads(nid) if reads is None else reads), self.w.nbytes(made[0])) \
+            if mode == "mean" and made else None
         # a dropout's mask exists beside its input and output while it runs (its forward work)
         return Unit(nid if name is None else name, self.reads(nid) if reads is None else reads,
                     own if makes is None else makes, saved, extra, int(info.parameters) * self.elem,
@@ -140,16 +144,8 @@ class UnitBuilder:
                     extra_held=held,
                     params_last=int(info.parameters) * self.elem // 2 if info.type == "ActNorm" else 0,
                     grads_viewed=info.type == "Linear" and len(view.inputs.get("in") or ()) > 1,
-                    joined=self._shared_grad(nid, mode, reads, own if makes is None else makes))
+                    joined=shared_grad)
 
-    def _shared_grad(self, nid: str, mode: str, reads: list[Value] | None,
-                     makes: list[Value]) -> tuple[AbstractSet[Value], int] | None:
-        """A mean Merge hands every input one gradient, its output's divided by n (the sums
-        before the division pass it on): one new buffer, not one per input (a mean of two
-        halves of a Conv's output was 14 % over, of three 29 %)."""
-        if mode != "mean" or not makes:
-            return None
-        return frozenset(self.reads(nid) if reads is None else reads), self.w.nbytes(makes[0])
 
     def node_work(self, nid: str) -> int:
         """Transient bytes of a layer's own backward beyond its inputs' gradients."""
@@ -164,8 +160,7 @@ class UnitBuilder:
         if info.type in FLOW_WORK:  # in outputs' worth, beside its output's and input's gradients
             work = FLOW_WORK[info.type] * self.largest_of([nid])
             if info.type == "ActNorm" and not any(self.needs_grad(v) for v in self.reads(nid)):
-                # the gradient of x + b, which its shift's gradient sums, is made all the same
-                # (a Glow's first ActNorm, after a Squeeze of the input: 25 % under without it)
+                # x + b's gradient, its shift's summed from, is made all the same (Glow's first: 25 % under)
                 work += self.largest_of([nid])
             if info.type == "InvConv1x1":
                 work = peak_invconv.layer_backward(self.w.views[nid], self.elem)
