@@ -14,6 +14,7 @@ from revstudio.core.diagnostics import Diagnostic, warning
 from revstudio.core.graph import Graph
 from revstudio.core.nogc import without_cyclic_gc
 
+from .batch_checks import batch_errors
 from .estimate import estimate, input_dtype
 from .sizes import size_warnings
 
@@ -77,6 +78,7 @@ def full_check(graph: Graph, batch: int | None = None, device: str | None = None
     report.near_misses = near
     known = {(d.node, d.port, d.message) for d in report.diagnostics}
     report.diagnostics.extend(d for d in near if (d.node, d.port, d.message) not in known)
+    report.diagnostics.extend(batch_errors(graph, report, batch))  # what a training step cannot run
     try:  # sizes no device holds: a warning naming the node and the bytes, before anyone allocates
         report.diagnostics.extend(size_warnings(graph, report, input_dtype(graph)))
     except Exception as exc:

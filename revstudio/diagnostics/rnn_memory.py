@@ -52,16 +52,20 @@ def workspace_bytes(batch: int, steps: int, inputs: int, hidden: int) -> int:
     return sum(_page(p * F32) for p in parts)
 
 
-def lstm_kept_bytes(batch: int, steps: int, features: int, hidden: int, layers: int) -> int:
+def lstm_kept_bytes(batch: int, steps: int, features: int, hidden: int, layers: int, bias: bool = True) -> int:
     """Bytes a bidirectional LSTM keeps after forward besides its output: the time-major
     copy of its input, each upper layer's input, per layer and direction the workspace,
-    the output sequence and the last h and c, and the zero initial h and c."""
+    the output sequence and the last h and c, and the zero initial h and c. Without
+    ``bias``, torch hands oneDNN zeros the shape of each weight as its two biases, and
+    autograd keeps them: per layer and direction, the size of its weights again."""
     total = steps * batch * features * F32
     for layer in range(max(1, layers)):
         size = features if layer == 0 else 2 * hidden
         if layer:
             total += steps * batch * 2 * hidden * F32
         total += 2 * (workspace_bytes(batch, steps, size, hidden) + (steps + 2) * batch * hidden * F32)
+        if not bias:
+            total += 2 * 4 * hidden * (size + hidden) * F32
     return total + 2 * 2 * max(1, layers) * batch * hidden * F32
 
 

@@ -225,7 +225,7 @@ def recompute_stop_bytes(v: NodeView) -> int | None:
     if v.type != "BiRNN":
         return None
     if counted_lstm(v):
-        return lstm_kept_bytes(v.batch, *rnn_dims(v))
+        return lstm_kept_bytes(v.batch, *rnn_dims(v), bool(v.params.get("bias", True)))
     return loop_stop_bytes(v) if loop_cell(v) is not None else None
 
 
@@ -241,7 +241,7 @@ def forward_shared_bytes(v: NodeView) -> int:
 
 def _birnn(v: NodeView) -> Saves:
     if counted_lstm(v):  # it keeps a time-major copy of its input, not the input itself
-        return Saves(extra_bytes=lstm_kept_bytes(v.batch, *rnn_dims(v)))
+        return Saves(extra_bytes=lstm_kept_bytes(v.batch, *rnn_dims(v), bool(v.params.get("bias", True))))
     if loop_cell(v) is not None:
         # (at a batch of one its input's time-major copies are views: it keeps the input)
         return Saves(inputs=("in",) if v.batch == 1 else (), extra_bytes=loop_kept_elements(v) * v.element_bytes)

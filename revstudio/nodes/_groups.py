@@ -48,6 +48,9 @@ def check_body(kind: str, ctx: InferContext, param: str) -> tuple[list[str], lis
     body = body_of(ctx.groups, name)
     if body is None:
         known = ", ".join(sorted(ctx.groups)) or "none yet"
+        if not name:  # a node just placed: its group not picked yet
+            raise problem(kind, ctx, f"{param}: no group is chosen (groups: {known}); pick one in the "
+                                     "inspector or create one by grouping nodes")
         raise problem(kind, ctx, f"{param}: there is no group {name!r} in this project (groups: {known}); "
                                  "pick one or create it by grouping nodes")
     ins, outs = boundary_ports(body, "GroupInput"), boundary_ports(body, "GroupOutput")

@@ -210,9 +210,18 @@ def _norm_check(ctx: InferContext) -> ShapeT:
                                        "which leaves nothing; use kind batch or layer", "in")
     else:
         need_ndim("Norm", ctx, shape, (1, 2, 3), "add a Reshape")
-    if kind == "group" and shape[0] % ctx.params["groups"]:
-        raise problem("Norm", ctx, f"groups={ctx.params['groups']} must divide the {shape[0]} input "
+    groups = ctx.params["groups"]
+    if kind == "group" and shape[0] % groups:
+        raise problem("Norm", ctx, f"groups={groups} must divide the {shape[0]} input "
                                    "channels; change groups")
+    # One value per group (or per sample) normalises to a constant, whatever the input, and
+    # torch refuses it outright at batch size 1 ("Expected more than 1 value per channel").
+    if kind == "group" and numel(shape) // groups == 1:
+        raise problem("Norm", ctx, f"group norm of {fmt(shape)} with groups={groups} averages each group over "
+                                   "a single value, which leaves nothing; use fewer groups, or kind batch")
+    if kind == "layer" and numel(shape) == 1:
+        raise problem("Norm", ctx, f"layer norm of {fmt(shape)} averages over a single value, which leaves "
+                                   "nothing; use kind batch", "in")
     return shape
 
 

@@ -29,6 +29,8 @@ from typing import Any
 
 import torch
 
+from revstudio.diagnostics.batch_checks import batch_errors
+
 from . import checkpoint as ckpt
 from .config import TrainConfig
 from .inrun import PeakMeter, first_nonfinite, region_gradcheck, tracking
@@ -219,6 +221,10 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     n = len(data.train)
     batch, spe, total = plan_steps(cfg, n, dist.world)
     local = batch // dist.world
+    lone = batch_errors(graph, report, local)  # (the check saw the configured batch, not this one)
+    if lone:
+        why = f"{n} training sample{'s' * (n != 1)}" if batch < cfg.batch_size else f"{dist.world} processes"
+        raise TrainError(f"each step trains on {local} sample (from {why}): {lone[0].node}: {lone[0].message}", 1)
 
     torch.manual_seed(cfg.seed)  # the same initial weights on every rank
     from revstudio.diagnostics.estimate import input_dtype

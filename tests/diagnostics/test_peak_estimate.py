@@ -190,3 +190,48 @@ def test_the_modes_share_their_estimates() -> None:
         est_module.estimate = original
     assert fits == {m: max_batch_that_fits(graph, report, 64 << 20, mode=m, optimizer="adam") for m in MODES}
     assert len(seen) == len(set(seen)) <= 16  # each batch estimated once, for all three modes (was ~100)
+
+
+@pytest.mark.parametrize("first", ["ActNorm", "Conv"])
+def test_a_first_layer_with_weights_is_priced_as_torch_runs_it(first: str) -> None:
+    """A layer whose input needs no gradient (the model's first, or after a Squeeze of the input
+    as in Glow): an ActNorm still makes the gradient of x + b, which its shift's gradient sums."""
+    torch = pytest.importorskip("torch")
+    from revstudio.clicmd.memory import measure_modes
+    from revstudio.core.generate import Builder
+
+    torch.set_num_threads(1)
+    params = {"out_channels": 16, "kernel_size": 3} if first == "Conv" else {}
+    b = Builder("first")
+    b.node("Input", "x", shape=[4, 16, 16])
+    b.chain("x.out", b.node("Squeeze", "sq"), b.node(first, "n", **params), b.node("Output", "y"))
+    graph = b.done()
+    report = full_check(graph, batch=8)
+    measured = measure_modes(graph, 8, torch.device("cpu"))
+    for mode in ("standard", "checkpoint"):
+        real = measured[mode]["peak_bytes"]
+        assert abs(report.estimate.peak_bytes(mode) / real - 1) < 0.01, (mode, report.estimate.peak_bytes(mode), real)
+
+
+@pytest.mark.parametrize(("mode", "sections", "inputs"), [("mean", 2, 2), ("mean", 3, 3), ("add", 3, 2)])
+def test_split_parts_merged_are_priced_as_torch_runs_them(mode: str, sections: int, inputs: int) -> None:
+    """A mean hands every input one gradient (its output's divided by n), not one each; a Split
+    whose last part nothing reads joins the others' gradients with zeros for it."""
+    torch = pytest.importorskip("torch")
+    from revstudio.clicmd.memory import measure_modes
+    from revstudio.core.generate import Builder
+
+    torch.set_num_threads(1)
+    b = Builder("merged")
+    b.node("Input", "x", shape=[6, 16, 16])
+    b.chain("x.out", b.node("Conv", "stem", out_channels=6, kernel_size=1), b.node("Split", "s", sections=sections))
+    b.node("Merge", "m", mode=mode, inputs=inputs)
+    for i in range(inputs):
+        b.wire(f"s.out{i}", f"m.in{i}")
+    b.chain("m.out", b.node("Conv", "head", out_channels=2, kernel_size=1), b.node("Output", "y"))
+    graph = b.done()
+    report = full_check(graph, batch=8)
+    measured = measure_modes(graph, 8, torch.device("cpu"))
+    for run in ("standard", "checkpoint"):
+        real = measured[run]["peak_bytes"]
+        assert abs(report.estimate.peak_bytes(run) / real - 1) < 0.01, (run, report.estimate.peak_bytes(run), real)

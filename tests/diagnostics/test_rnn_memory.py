@@ -25,12 +25,13 @@ def test_leading_dimensions_follow_onednn() -> None:
     assert [good_ld(d) for d in (1, 16, 17, 128, 256, 512)] == [16, 16, 32, 128, 272, 528]
 
 
+@pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("batch,steps,features,hidden,layers", CASES)
 def test_kept_and_backward_bytes_are_exact(batch: int, steps: int, features: int, hidden: int,
-                                           layers: int) -> None:
+                                           layers: int, bias: bool) -> None:
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    rnn = BiRNN(features, hidden, "lstm", layers)
+    rnn = BiRNN(features, hidden, "lstm", layers, bias=bias)
     x = torch.randn(batch, features, steps, requires_grad=True)
     rnn(x)[0].sum().backward()  # warm up: one-time allocations are not the step's
     rnn.zero_grad(set_to_none=True)
@@ -42,8 +43,8 @@ def test_kept_and_backward_bytes_are_exact(batch: int, steps: int, features: int
         before = tracker.live_bytes()
         y.backward(grad)
         peak = tracker.peak_bytes - before
-    assert kept == lstm_kept_bytes(batch, steps, features, hidden, layers)
-    assert peak == lstm_backward_bytes(batch, steps, features, hidden, layers)
+    assert kept == lstm_kept_bytes(batch, steps, features, hidden, layers, bias)
+    assert peak == lstm_backward_bytes(batch, steps, features, hidden, layers)  # the same without biases
 
 
 def test_one_workspace_is_one_call_of_the_fused_kernel() -> None:
@@ -61,3 +62,21 @@ def test_one_workspace_is_one_call_of_the_fused_kernel() -> None:
     with Spy():
         lstm(x)
     assert sizes == [workspace_bytes(16, 9, 40, 72)]
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_the_estimate_of_an_lstm_graph_counts_what_it_keeps_with_or_without_biases(bias: bool) -> None:
+    from revstudio.clicmd.memory import measure_modes
+    from revstudio.core.generate import Builder
+    from revstudio.diagnostics.check import full_check
+
+    torch.set_num_threads(1)
+    b = Builder("lstm")
+    b.node("Input", "x", shape=[5, 7])
+    b.chain("x.out", b.node("Activation", "stem", fn="tanh"),
+            b.node("BiRNN", "rnn", hidden_size=6, cell="lstm", num_layers=2, bias=bias), b.node("Output", "y"))
+    graph = b.done()
+    report = full_check(graph, batch=3)
+    measured = measure_modes(graph, 3, torch.device("cpu"))
+    loss = 4  # the float32 scalar loss is alive after forward too
+    assert measured["standard"]["kept_bytes"] == report.estimate.totals()["standard"]["activation_bytes"] + loss

@@ -2,8 +2,8 @@
 
 Whatever the values, ``infer`` either returns shapes or raises a ShapeError that
 names the node (never another exception, which would reach users as a crash);
-when it accepts, the built module produces exactly those shapes and has exactly
-``count_params`` parameters.
+when it accepts, the built module produces exactly those shapes (in training, and
+for a single sample in evaluation) and has exactly ``count_params`` parameters.
 """
 from __future__ import annotations
 
@@ -91,3 +91,6 @@ def test_random_params_either_infer_exactly_or_explain(type_id: str, data: st.Da
     if type_id in BOUNDARY:
         return
     assert [tuple(y.shape[1:]) for y in ys] == [built.outputs[p] for p in built.out_ports]
+    built.module.eval()  # a single sample (inference) runs too
+    ys = built.module(*[x[:1] for x in xs])
+    assert [tuple(y.shape) for y in ys] == [(1, *built.outputs[p]) for p in built.out_ports]

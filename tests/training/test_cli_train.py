@@ -302,3 +302,25 @@ def test_a_run_that_went_non_finite_says_at_which_step_in_its_status(tmp_path, c
     info = runs.read_run(str(out))
     assert info.status == "failed" and info.step == nan["step"] > 0
     assert "no checkpoint was saved before it" in nan["message"]
+
+
+@pytest.mark.parametrize("samples", [1, 40])
+def test_a_batch_norm_left_one_value_per_channel_is_refused_naming_it(samples, tmp_path, capsys) -> None:
+    """A flat batch Norm trained one sample at a time: refused before step 1 naming the node
+    (it stopped as an internal error), whether --batch-size says 1 or the data has one sample."""
+    import numpy as np
+
+    from revstudio.core.generate import Builder
+    from revstudio.core.project import save
+
+    b = Builder("bn")
+    b.node("Input", "x", shape=[6])
+    b.chain("x.out", b.node("Linear", "l", out_features=4), b.node("Norm", "n", kind="batch"), b.node("Output", "y"))
+    path = tmp_path / "bn.revs"
+    save(b.done(), path)
+    np.savez(tmp_path / "d.npz", x=np.ones((samples, 6), "float32"), y=np.zeros(samples, "int64"))
+    size = "1" if samples > 1 else "8"
+    code = cli.main(["train", str(path), "--data", str(tmp_path / "d.npz"), "--batch-size", size, "--steps", "1",
+                     "--device", "cpu", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 1 and "Norm n: batch norm of 4" in err and "internal error" not in err, err
