@@ -54,6 +54,10 @@ FLATTEN = NodeSpec(
 )
 
 
+def _values(n: int) -> str:
+    return f"{n} value" if n == 1 else f"{n} values"
+
+
 def _reshape_target(ctx: InferContext) -> ShapeT:
     shape = ctx.input("in")
     target = tuple(ctx.params["shape"])
@@ -64,12 +68,12 @@ def _reshape_target(ctx: InferContext) -> ShapeT:
     total, known = numel(shape), numel([s for s in target if s != -1])
     if -1 in target:
         if total % known:
-            raise problem("Reshape", ctx, f"cannot reshape {fmt(shape)} ({total} values) to {list(target)}: "
+            raise problem("Reshape", ctx, f"cannot reshape {fmt(shape)} ({_values(total)}) to {list(target)}: "
                                           f"{total} is not divisible by {known}", "in")
         target = tuple(total // known if s == -1 else s for s in target)
     elif known != total:
-        raise problem("Reshape", ctx, f"cannot reshape {fmt(shape)} ({total} values) to {fmt(target)} "
-                                      f"({known} values); the sizes must multiply to {total}", "in")
+        raise problem("Reshape", ctx, f"cannot reshape {fmt(shape)} ({_values(total)}) to {fmt(target)} "
+                                      f"({_values(known)}); the sizes must multiply to {total}", "in")
     return target
 
 

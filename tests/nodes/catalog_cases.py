@@ -173,6 +173,7 @@ ERRORS: list[tuple[str, dict[str, Any], list[tuple[int, ...]], list[str], str | 
     ("Concat", {"dim": 1}, [(2, 3), (3, 4)], ["in1 is 3x4", "dim 1"], "in1"),
     ("Reshape", {"shape": [5, -1]}, [(2, 3)], ["6 values", "not divisible by 5"], "in"),
     ("Reshape", {"shape": [4, 2]}, [(2, 3)], ["(8 values)", "multiply to 6"], "in"),
+    ("Reshape", {"shape": [1]}, [(2, 3)], ["(1 value)", "multiply to 6"], "in"),
     ("Reshape", {"shape": [-1, -1]}, [(2, 3)], ["more than one -1"], None),
     ("Reshape", {"shape": [0, 6]}, [(2, 3)], ["has a 0"], None),
     ("Squeeze", {"factor": 2}, [(2, 3, 4)], ["not divisible by factor 2"], "in"),
