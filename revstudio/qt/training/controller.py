@@ -44,6 +44,18 @@ def _problem_text(diagnostic: Any) -> str:
     return where + str(getattr(diagnostic, "message", diagnostic))
 
 
+def _remove_unstarted(run_dir: Path) -> bool:
+    """Remove a run folder that holds only the snapshot Train wrote (the worker never wrote to it)."""
+    try:
+        if [p.name for p in run_dir.iterdir()] != ["project.revs"]:
+            return False
+        (run_dir / "project.revs").unlink()
+        run_dir.rmdir()
+    except OSError:
+        return False
+    return True
+
+
 def child_argv(module: str, *args: str) -> list[str]:
     """CONTRACTS section 6: every child is ``python -P -m MODULE ...``."""
     try:
@@ -112,6 +124,7 @@ class TrainController(QObject):
         self._pump: LinePump | None = None  # rows read but not filed yet (filed a few ms per turn)
         self._filing = False
         self._stopping = False
+        self._killed = False  # Stop's grace period ran out and the worker was killed
         self._started_index = -1
         self._started_graph: Any = None
         self.clock = QElapsedTimer()
@@ -210,7 +223,7 @@ class TrainController(QObject):
         self.run, self.run_dir, self.stderr = run, run_dir, ""
         self._splitter = LineSplitter()
         self._pump = LinePump(run)
-        self._stopping = False
+        self._stopping = self._killed = False
         self._process = process
         self._started_index = self.document.undo_stack.index()
         self._started_graph = self.document.graph
@@ -234,6 +247,7 @@ class TrainController(QObject):
 
     def _kill(self) -> None:
         if self.running and self._process is not None:
+            self._killed = True
             self._process.kill()
 
     def shutdown(self) -> None:
@@ -293,9 +307,16 @@ class TrainController(QObject):
         crashed = status == QProcess.ExitStatus.CrashExit
         if run.status == "stopped" or (self._stopping and not run.ended):
             run.status = "stopped"
-            if crashed:
+            if crashed and self._killed:
                 run.message = f"killed after the {STOP_GRACE_MS / 1000:g} s grace period"
-            self.message.emit(f"Run {run.name} stopped at step {run.step}")
+            elif crashed and not run.rows:  # SIGTERM while it imported torch: nothing trained, nothing kept
+                run.message = "stopped while the worker was starting, before it trained"
+                if self.run_dir is not None and _remove_unstarted(self.run_dir):
+                    run.message += "; its run folder held only the snapshot and was removed"
+            elif crashed:
+                run.message = "ended by Stop before it could save a checkpoint"
+            self.message.emit(f"Run {run.name} stopped at step {run.step}"
+                              + (f": {run.message}" if run.message else ""))
         elif run.status == "finished" and code == 0 and not crashed:
             self.message.emit(f"Run {run.name} finished: step {run.step}")
         else:
