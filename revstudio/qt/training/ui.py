@@ -270,7 +270,7 @@ class TrainingUI(QObject):
         if run is not None and run.ended:
             self.status_progress.label.setText(
                 {"stopped": f"stopped at step {run.step}", "failed": f"failed at step {run.step}"}.get(
-                    run.status, f"finished: {run.step} steps"))
+                    run.status, f"finished: {run.step} step{'s' * (run.step != 1)}"))
 
     # ---- settings ----------------------------------------------------------------------
     def edit_settings(self) -> Any:

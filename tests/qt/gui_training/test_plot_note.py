@@ -99,6 +99,26 @@ def test_the_gradient_check_band_is_drawn_only_where_there_are_checks(qtbot):
         assert panel.gradcheck.note.full_text().startswith(said), panel.gradcheck.note.full_text()
 
 
+def test_a_run_that_ended_before_its_first_check_does_not_say_yet(qtbot):
+    """A 3-step run with the default check every 100 steps said "no gradient check yet" once it
+    had finished: no check was coming. It says the run had none, and why."""
+    from revstudio.qt.plots.rows import RunData
+
+    panel = _shown(qtbot)
+    run = RunData("short")
+    run.feed({"kind": "event", "event": "started", "time": 0.0, "mode": "reversible", "regions": ["r0"],
+              "config": {"precision": "fp32", "gradcheck_every": 100}, "total_steps": 3})
+    for s in range(1, 4):
+        run.feed({"kind": "step", "step": s, "epoch": s / 10, "time": s * 0.01, "loss": 1.0 / s})
+    panel.set_runs([run])
+    qtbot.wait(50)
+    assert panel.gradcheck.note.full_text() == "no gradient check yet"  # while it runs, one may come
+    run.feed({"kind": "event", "event": "finished", "step": 3, "time": 0.1, "metrics": {}})
+    panel.refresh(force=True)
+    qtbot.wait(50)
+    said = panel.gradcheck.note.full_text()
+    assert "yet" not in said and said.startswith("no gradient check in this run") and "every 100 steps" in said
+
 def test_a_mixed_precision_run_says_why_it_has_no_estimate_lines(qtbot):
     """The estimate models fp32 steps: under bf16 autocast no fp32 line is drawn as the run's, and
     the note where "peak N % of standard's" would be says there is no estimate, the tooltip why."""
