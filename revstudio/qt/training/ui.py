@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
 from revstudio.qt.plots.rows import RunData, read_metrics
 from revstudio.qt.runs.panel import RunProgress, RunsPanel
@@ -35,11 +35,15 @@ PROGRESS_MS = 200
 
 
 class LazyTab(QWidget):
-    """A tab whose content is built the first time it is needed."""
+    """A tab whose content is built the first time it is needed.
 
-    def __init__(self, build: Any, parent: QWidget | None = None) -> None:
+    With ``scroll``, content taller than the tab scrolls: a squeezed Plots grid laid its
+    plots' axes (and the x axis's title) under the tab's edge instead."""
+
+    def __init__(self, build: Any, parent: QWidget | None = None, scroll: bool = False) -> None:
         super().__init__(parent)
         self._build = build
+        self._scroll = scroll
         self.content: Any = None
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
@@ -47,8 +51,20 @@ class LazyTab(QWidget):
     def ensure(self) -> Any:
         if self.content is None:
             self.content = self._build()
-            self._layout.addWidget(self.content)
+            if self._scroll:
+                area = QScrollArea()
+                area.setObjectName("plotsScroll")
+                area.setWidgetResizable(True)
+                area.setFrameShape(QFrame.Shape.NoFrame)
+                area.setWidget(self.content)
+                self._layout.addWidget(area)
+            else:
+                self._layout.addWidget(self.content)
         return self.content
+
+    def content_height(self) -> int:
+        """The height the content needs to be drawn whole (0 before it is built)."""
+        return self.content.minimumSizeHint().height() if self.content is not None else 0
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
         self.ensure()
@@ -64,7 +80,7 @@ class TrainingUI(QObject):
         self.document = window.document
         self.controller = TrainController(window.document, self)
         self.runs_panel = RunsPanel()
-        self.plots_tab = LazyTab(self._build_plots)
+        self.plots_tab = LazyTab(self._build_plots, scroll=True)
         self.status_progress = RunProgress(compact=True)
         self.status_progress.hide()
         self.dialogs: list[Any] = []        # diagnostics windows

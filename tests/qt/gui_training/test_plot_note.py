@@ -163,3 +163,19 @@ def test_showing_the_plots_tab_grows_a_short_output_panel(qtbot, train_window):
     window.training.show_tab("Plots")
     qtbot.wait(100)
     assert window.bottom_dock.height() >= 300
+
+
+def test_the_plots_are_never_squeezed_under_their_axes(qtbot, train_window):
+    """Shown in a 880 px window the Plots grid got 325 px of the 370 it needs: each plot was cut
+    off under its x axis's title ("step" half drawn) and its top label. The Output panel grows to
+    fit them where the window has room, and scrolls them where it has not."""
+    window = train_window({"steps": 10})
+    for height in (880, 560):
+        window.resize(1400, height)
+        qtbot.wait(100)
+        window.training.show_tab("Problems")
+        window.training.show_tab("Plots")
+        qtbot.wait(100)
+        for plot in window.training.plots.plots:
+            assert plot.height() >= plot.minimumSizeHint().height(), (height, plot.title_text, plot.height())
+    assert window.bottom_dock.height() <= 0.5 * window.height() + 1  # the canvas keeps its share
