@@ -179,3 +179,17 @@ def test_the_plots_are_never_squeezed_under_their_axes(qtbot, train_window):
         for plot in window.training.plots.plots:
             assert plot.height() >= plot.minimumSizeHint().height(), (height, plot.title_text, plot.height())
     assert window.bottom_dock.height() <= 0.5 * window.height() + 1  # the canvas keeps its share
+
+
+def test_the_top_estimate_line_keeps_its_label_inside_the_plot(qtbot):
+    """The frame left a quarter of the span above the standard estimate's line; its label, drawn
+    above the line, was cut in half by the plot's top edge in a plot of ordinary height."""
+    panel = _shown_panel(qtbot, 900, 340)
+    run = synthetic_run()
+    panel.set_runs([run])
+    panel.refresh(force=True)
+    qtbot.wait(50)
+    vb = panel.memory.plot.getPlotItem().getViewBox()
+    top = vb.sceneBoundingRect().top()
+    for line in panel._memory_refs:
+        assert line.label.sceneBoundingRect().top() >= top - 0.5, (line.label.toPlainText(), top)
