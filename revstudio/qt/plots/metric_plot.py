@@ -253,7 +253,18 @@ class MetricPlot(QWidget):
             v = math.log10(v) if self.log_y else float(v)
             lows.append(v)
             highs.append(v)
+        if not lows and self.log_y and self._y_set is None:
+            # nothing drawn yet: pyqtgraph's default 1..10 on a log axis labels every minor tick
+            # ("2 3 4 ... 9" on top of each other); frame the decades the values will fall in
+            vb.disableAutoRange(axis=pg.ViewBox.YAxis)
+            vb.setYRange(math.log10(self.floor or 1e-12), 0.0, padding=0.05)
+            lo_set, hi_set = vb.viewRange()[1]
+            self._y_set = (float(lo_set), float(hi_set), self.log_y)  # ours: the first values re-frame it
+            return
         if not lows:
+            if not self.log_y and self._y_set is not None and self._y_set[2]:  # log y turned off, empty
+                self._y_set = None
+                vb.enableAutoRange(axis=pg.ViewBox.YAxis)
             return
         lo, hi = min(lows), max(highs)
         if cur is not None and cur[0] <= lo and hi <= cur[1] and hi - lo >= 0.5 * (cur[1] - cur[0]):

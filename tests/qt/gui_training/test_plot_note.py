@@ -1,6 +1,8 @@
 """The memory plot's "peak N % of standard's" stays readable however narrow the plot is."""
 from __future__ import annotations
 
+import math
+
 from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.panel import PlotsPanel
 
@@ -193,3 +195,29 @@ def test_the_top_estimate_line_keeps_its_label_inside_the_plot(qtbot):
     top = vb.sceneBoundingRect().top()
     for line in panel._memory_refs:
         assert line.label.sceneBoundingRect().top() >= top - 0.5, (line.label.toPlainText(), top)
+
+
+def test_an_empty_log_plot_shows_decades_then_frames_its_first_values(qtbot):
+    """Before any check the gradient-check plot (log y) kept pyqtgraph's default 1..10, whose
+    minor ticks were all labelled on top of each other ("8 6 5 4 3 2")."""
+    from revstudio.qt.plots.rows import RunData
+
+    panel = _shown_panel(qtbot, 900, 400)
+    run = RunData("fresh")
+    run.feed({"kind": "event", "event": "started", "time": 0.0, "mode": "reversible", "regions": ["r0"],
+              "config": {"precision": "fp32", "gradcheck_every": 4}, "total_steps": 8})
+    run.feed({"kind": "step", "step": 1, "epoch": 0.1, "time": 0.01, "loss": 1.0})
+    panel.set_runs([run])
+    panel.refresh(force=True)
+    vb = panel.gradcheck.plot.getPlotItem().getViewBox()
+    lo, hi = vb.viewRange()[1]
+    assert lo <= -11 and hi >= -0.1  # 1e-12 .. 1: whole decades labelled
+    run.feed({"kind": "gradcheck", "step": 4, "epoch": 0.4, "time": 0.04,
+              "regions": [{"region": "r0", "grad_rel_error": 3e-7, "inversion_error": 2e-8}]})
+    panel.refresh(force=True)
+    lo, hi = vb.viewRange()[1]
+    assert lo <= math.log10(2e-8) < math.log10(3e-7) <= hi and hi - lo < 6  # framed on the values
+    panel.set_runs([])
+    panel.gradcheck.set_log_y(False)  # empty and linear again: pyqtgraph's own range, not the decades
+    panel.refresh(force=True)
+    assert vb.autoRangeEnabled()[1]
