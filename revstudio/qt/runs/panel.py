@@ -172,7 +172,7 @@ class RunsPanel(QWidget):
                 if j == 1:
                     item.setForeground(_colour(STATUS_COLOURS.get(text, "#888888")))
                 if entry.message:
-                    item.setToolTip(entry.message)
+                    item.setToolTip(in_app_words(entry.message))
                 self.table.setItem(i, j, item)
             if entry.path in selected:
                 self.table.selectRow(i)
