@@ -164,9 +164,14 @@ class TrainController(QObject):
                                                                                    self.document.path)
         if problem:
             return f"The run settings are not valid: {problem}. Fix them in Run > Run Settings."
+        return self.graph_problem()
+
+    def graph_problem(self, doing: str = "training") -> str | None:
+        """Why the drawn graph cannot be trained (or checked: ``doing``), naming its errors; None if it can.
+        The children refuse such a graph too, after seconds of importing torch and naming their snapshot."""
         graph = self.document.graph
         if not graph.nodes:
-            return "The project is empty: draw a network (Input, layers, Output) before training."
+            return f"The project is empty: draw a network (Input, layers, Output) before {doing}."
         report = self.document.current_report()  # (an edit's pending check done first: F5 right after it)
         errors = [d for d in getattr(report, "diagnostics", None) or [] if getattr(d, "severity", "") == "error"]
         if errors:
@@ -175,10 +180,10 @@ class TrainController(QObject):
             return (f"The graph has {len(errors)} error{'s' * (len(errors) != 1)}: {shown}{more}. "
                     f"Fix {'them' if len(errors) != 1 else 'it'} first (see the Problems tab).")
         missing = [t for t in ("Input", "Output") if not any(n.type == t for n in graph.nodes.values())]
-        if missing:  # the worker refuses such a graph too, after seconds of importing torch
-            return (f"The graph has no {' and no '.join(missing)} node: training feeds the data into an Input "
+        if missing:
+            return (f"The graph has no {' and no '.join(missing)} node: {doing} feeds data into an Input "
                     "node and takes the loss at an Output node; add "
-                    f"{' and '.join(f'an {t}' for t in missing)} (Shift+A) and wire it before training.")
+                    f"{' and '.join(f'an {t}' for t in missing)} (Shift+A) and wire it before {doing}.")
         return None
 
     def start(self) -> str | None:

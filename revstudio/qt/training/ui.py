@@ -369,11 +369,23 @@ class TrainingUI(QObject):
         path.write_text(sec.snapshot_text(self.document.graph, self.document.path), encoding="ascii")
         return path
 
-    def gradcheck_project(self) -> ChildQuery:
+    def _refused(self, title: str, doing: str) -> bool:
+        """A graph the child would refuse is refused here, naming its errors (not a temp snapshot's path)."""
+        problem = self.controller.graph_problem(doing)
+        if problem:
+            self.window.show_message(problem)
+            self.window.dialogs.error(self.window, title, problem)
+        return problem is not None
+
+    def gradcheck_project(self) -> ChildQuery | None:
+        if self._refused("Cannot check the gradients", "a gradient check"):
+            return None
         snap = self._snapshot_file()
         return self._diagnose("gradcheck", "Gradient check of the drawn project", [str(snap), "--json"], snap.parent)
 
-    def memory_project(self) -> ChildQuery:
+    def memory_project(self) -> ChildQuery | None:
+        if self._refused("Cannot measure memory", "measuring memory"):
+            return None
         snap = self._snapshot_file()
         batch = sec.resolved(self.document.graph.training).get("batch_size", 8)
         return self._diagnose("memory", "Memory of one training step", [str(snap), "--json", "--batch", str(batch)],

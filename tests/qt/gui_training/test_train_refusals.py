@@ -39,3 +39,18 @@ def test_a_graph_without_an_output_node_is_refused_before_a_run_starts(qtbot, tr
     title, text = dialogs.errors[-1]
     assert title == "Cannot train" and "no Output node" in text and "add an Output" in text, text
     assert "project.revs" not in text and not _runs(window.document.path)
+
+
+def test_gradient_check_and_memory_of_a_broken_graph_name_its_errors(qtbot, train_window, dialogs):
+    """Run > Gradient Check on a graph with errors showed the child's refusal, naming a temporary
+    snapshot (/tmp/revstudio-diag-.../project.revs, already deleted) and a command to run on it."""
+    window = train_window()
+    graph = window.document.graph
+    edge = next(e for e in graph.edges if graph.node(e.dst.node).type == "Output")
+    window.document.push(commands.Disconnect(graph, edge))
+    for action, title in ((window.training.gradcheck_project, "Cannot check the gradients"),
+                          (window.training.memory_project, "Cannot measure memory")):
+        assert action() is None  # no child started
+        said_title, text = dialogs.errors[-1]
+        assert said_title == title and f"{edge.dst.node}.{edge.dst.port}:" in text, text
+        assert "revstudio-diag" not in text and "project.revs" not in text
