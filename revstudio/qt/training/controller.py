@@ -27,21 +27,14 @@ from PySide6.QtCore import (
 )
 
 from revstudio.core.tempfiles import write_atomic
+from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
 from revstudio.qt.plots.rows import LinePump, LineSplitter, RunData
 from revstudio.qt.training import section as sec
 
 STOP_GRACE_MS = 1500   # SIGTERM first; a worker still alive after this is killed (Stop within 2 s)
 STDERR_KEEP = 8000     # characters of stderr kept for a failed run's message
-ERRORS_SHOWN = 3       # graph errors named in Train's refusal (the Problems tab lists them all)
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
-
-
-def _problem_text(diagnostic: Any) -> str:
-    """'head.out: message' (the node and port it is about, as the Problems tab says it)."""
-    node, port = getattr(diagnostic, "node", None), getattr(diagnostic, "port", None)
-    where = f"{node}.{port}: " if node and port else f"{node}: " if node else ""
-    return where + str(getattr(diagnostic, "message", diagnostic))
 
 
 def _remove_unstarted(run_dir: Path) -> bool:
@@ -167,24 +160,8 @@ class TrainController(QObject):
         return self.graph_problem()
 
     def graph_problem(self, doing: str = "training") -> str | None:
-        """Why the drawn graph cannot be trained (or checked: ``doing``), naming its errors; None if it can.
-        The children refuse such a graph too, after seconds of importing torch and naming their snapshot."""
-        graph = self.document.graph
-        if not graph.nodes:
-            return f"The project is empty: draw a network (Input, layers, Output) before {doing}."
-        report = self.document.current_report()  # (an edit's pending check done first: F5 right after it)
-        errors = [d for d in getattr(report, "diagnostics", None) or [] if getattr(d, "severity", "") == "error"]
-        if errors:
-            shown = "; ".join(_problem_text(d) for d in errors[:ERRORS_SHOWN])
-            more = f" (and {len(errors) - ERRORS_SHOWN} more)" if len(errors) > ERRORS_SHOWN else ""
-            return (f"The graph has {len(errors)} error{'s' * (len(errors) != 1)}: {shown}{more}. "
-                    f"Fix {'them' if len(errors) != 1 else 'it'} first (see the Problems tab).")
-        missing = [t for t in ("Input", "Output") if not any(n.type == t for n in graph.nodes.values())]
-        if missing:
-            return (f"The graph has no {' and no '.join(missing)} node: {doing} feeds data into an Input "
-                    "node and takes the loss at an Output node; add "
-                    f"{' and '.join(f'an {t}' for t in missing)} (Shift+A) and wire it before {doing}.")
-        return None
+        """Why the drawn graph cannot be trained (or checked: ``doing``), naming its errors; None if it can."""
+        return rf.graph_problem(self.document.graph, self.document.current_report(), doing)
 
     def start(self) -> str | None:
         """Snapshot the project and start a run; returns the reason when it was refused."""
