@@ -131,6 +131,11 @@ class TrainController(QObject):
     def running(self) -> bool:
         return self._process is not None and self._process.state() != QProcess.ProcessState.NotRunning
 
+    @property
+    def stopping(self) -> bool:
+        """Stop was asked and the run has not ended yet."""
+        return self.running and self._stopping
+
     def process_id(self) -> int:
         return int(self._process.processId()) if self.running and self._process is not None else 0
 

@@ -51,3 +51,16 @@ def test_a_worker_deaf_to_stop_is_killed_after_the_grace_period(qtbot, train_win
     assert ui.stop()
     qtbot.waitUntil(lambda: not ui.controller.running, timeout=5_000)
     assert ui.controller.run.status == "stopped" and "grace period" in ui.controller.run.message
+
+
+def test_closing_while_a_stop_is_under_way_asks_nothing_more(qtbot, train_window, monkeypatch, tmp_path, dialogs):
+    """Stop, then close at once: the window asked "A run is training: stop it and quit?" again."""
+    _worker(monkeypatch, tmp_path, DEAF)
+    window = train_window()
+    ui = window.training
+    assert ui.train() is None
+    qtbot.waitUntil(lambda: ui.controller.run.rows > 0, timeout=20_000)
+    assert ui.stop()
+    window.document.undo_stack.setClean()
+    assert window.close()
+    assert "stop_run" not in dialogs.asked and not ui.controller.running  # stopped (killed) on the way out
