@@ -82,7 +82,11 @@ def run_app(path: str | None) -> int:
     window.show()
     window.open_later(path)
     _tell_about_plugin_problems(window)
-    return int(app.exec())
+    code = int(app.exec())
+    from revstudio.qt.canvas.editing import release_clipboard
+
+    release_clipboard()  # while Python is alive: copied nodes' QMimeData segfaulted the exit
+    return code
 
 
 def _tell_about_plugin_problems(window: object) -> None:

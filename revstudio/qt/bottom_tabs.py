@@ -58,6 +58,10 @@ class BottomTabsMixin:
         if index < 0 or self.bottom.widget(index) not in roomy or self.bottom_dock.isFloating():
             return
         want = min(380, int(self.height() * 0.45))
+        page = self.bottom.widget(index)
+        needs = getattr(page, "content_height", None)  # the plots drawn whole, where the window has room
+        if needs is not None and needs() and page.height() > 0:
+            want = max(want, min(self.bottom_dock.height() - page.height() + needs(), int(self.height() * 0.5)))
         if self.bottom_dock.height() < want:
             self.resizeDocks([self.bottom_dock], [want], Qt.Orientation.Vertical)
             keeper = getattr(self, "dock_sizes", None)

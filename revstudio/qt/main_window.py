@@ -412,7 +412,7 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         """Whether closing may stop the run training now (asks; True when none is training)."""
         ctl = self.training.controller
         run = ctl.run
-        if not ctl.running or run is None:
+        if not ctl.running or run is None or ctl.stopping:  # (Stop was pressed: no question to ask)
             return True
         total = f" of {run.total_steps}" if run.total_steps else ""
         return bool(self.dialogs.ask_stop_run(

@@ -164,6 +164,12 @@ class MemoryPanel(QWidget):
         """Start ``revstudio memory --json`` on a snapshot of the project (never blocks)."""
         if self.process is not None:
             return
+        from revstudio.qt.report_facts import graph_problem
+
+        problem = graph_problem(self.document.graph, self.document.current_report(), "measuring memory")
+        if problem:  # (the child would refuse it too, naming the temporary snapshot it was given)
+            self.status.setText(f"not measured: {problem}")
+            return
         from revstudio.cli import child_argv
         from revstudio.core.project import dumps
 

@@ -108,6 +108,36 @@ def diagnostics_for(report: Any, node_id: str) -> list[Any]:
     return [d for d in (getattr(report, "diagnostics", None) or []) if getattr(d, "node", None) == node_id]
 
 
+ERRORS_SHOWN = 3  # graph errors named in a refusal (the Problems tab lists them all)
+
+
+def _problem_text(diagnostic: Any) -> str:
+    """'head.out: message' (the node and port it is about, as the Problems tab says it)."""
+    node, port = getattr(diagnostic, "node", None), getattr(diagnostic, "port", None)
+    where = f"{node}.{port}: " if node and port else f"{node}: " if node else ""
+    return where + str(getattr(diagnostic, "message", diagnostic))
+
+
+def graph_problem(graph: Any, report: Any, doing: str = "training") -> str | None:
+    """Why ``graph`` cannot be trained, gradient-checked or measured (``doing``), naming its first
+    errors; None if it can. The children refuse such a graph too, but only after seconds of
+    importing torch, and naming the temporary snapshot they were given."""
+    if not graph.nodes:
+        return f"The project is empty: draw a network (Input, layers, Output) before {doing}."
+    errors = [d for d in getattr(report, "diagnostics", None) or [] if getattr(d, "severity", "") == "error"]
+    if errors:
+        shown = "; ".join(_problem_text(d) for d in errors[:ERRORS_SHOWN])
+        more = f" (and {len(errors) - ERRORS_SHOWN} more)" if len(errors) > ERRORS_SHOWN else ""
+        return (f"The graph has {len(errors)} error{'s' * (len(errors) != 1)}: {shown}{more}. "
+                f"Fix {'them' if len(errors) != 1 else 'it'} first (see the Problems tab).")
+    missing = [t for t in ("Input", "Output") if not any(n.type == t for n in graph.nodes.values())]
+    if missing:
+        return (f"The graph has no {' and no '.join(missing)} node: {doing} feeds data into an Input "
+                "node and takes the loss at an Output node; add "
+                f"{' and '.join(f'an {t}' for t in missing)} (Shift+A) and wire it before {doing}.")
+    return None
+
+
 def counts(report: Any) -> tuple[int, int]:
     """(errors, warnings) in the report."""
     diags = getattr(report, "diagnostics", None) or []

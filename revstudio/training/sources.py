@@ -345,8 +345,10 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         elif integral and t.dim() <= 2 and (t.dim() == 1 or t.shape[1] == 1):
             t = t.to(torch.int64)
         else:
-            raise DataError(f"{source}: array 'y' holds real values of shape {_fmt(t.shape[1:])}; classification "
-                            "needs one int64 class index per sample (or set task to 'regression')")
+            held = "one real value per sample" if t.dim() == 1 else f"real values of shape {_fmt(t.shape[1:])}"
+            raise DataError(f"{source}: array 'y' holds {held}; classification needs one int64 class index per "
+                            f"sample (or set task to 'regression' with targets of the output's shape "
+                            f"{_fmt(out_shape)})")
     if kind == "classification":
         if t.dtype == torch.bool or t.is_complex():
             raise DataError(f"{source}: array 'y' has dtype {t.dtype}; expected int64 class indices")

@@ -16,6 +16,16 @@ from PySide6.QtCore import QSettings, QStandardPaths
 from revstudio.core.graph import Graph
 
 
+@pytest.fixture(autouse=True, scope="session")
+def clipboard_released_at_exit(qapp: Any) -> Any:
+    """A copy's QMimeData left on the clipboard is deleted after Python has gone: the
+    test process then ends in SIGSEGV (exit 139) whatever its results."""
+    yield
+    from revstudio.qt.canvas.editing import release_clipboard
+
+    release_clipboard()
+
+
 @pytest.fixture(autouse=True)
 def isolated_settings(tmp_path: Path) -> Path:
     QStandardPaths.setTestModeEnabled(True)

@@ -264,3 +264,19 @@ def test_with_errors_the_memory_figures_say_they_are_partial_as_the_parameters_d
     window.files.document.replace_graph(graph_ok)
     settle()
     assert "so far" not in window.status_memory.text()
+
+
+def test_measuring_a_graph_with_errors_names_them_not_a_temporary_file(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """It started a child that refused the graph, and the tab said 'measurement failed:
+    /tmp/revstudio-memory-.../project.revs: the graph has errors ...' (a deleted snapshot)."""
+    from revstudio.core.commands import Disconnect
+
+    doc = _document(qtbot)
+    panel = MemoryPanel(doc)
+    qtbot.addWidget(panel)
+    edge = next(e for e in doc.graph.edges if doc.graph.node(e.dst.node).type == "Output")
+    doc.push(Disconnect(doc.graph, edge))
+    panel.measure()  # at once: the edit's pending check is done first
+    assert panel.process is None and panel.measure_button.isEnabled()
+    text = panel.status.text()
+    assert f"{edge.dst.node}.{edge.dst.port}:" in text and "revstudio-memory" not in text, text

@@ -195,6 +195,10 @@ def test_float_targets_make_an_automatic_guess_regression(tmp_path: Path) -> Non
     assert data.task.kind == "regression" and data.train.targets.dtype == torch.float32
     with pytest.raises(DataError, match="classification needs one int64 class index"):
         prepared(classifier(), str(tmp_path / "r.npz"), requested="classification")
+    # one real number per sample for a 7-class head: said as such (it read "of shape a scalar")
+    save_npz(tmp_path / "s.npz", x=np.zeros((10, 1, 6, 5), np.float32), y=np.random.rand(10))
+    with pytest.raises(DataError, match=r"holds one real value per sample; .* output's shape 7\)$"):
+        prepared(classifier(), str(tmp_path / "s.npz"))
 
 
 @pytest.mark.parametrize("arrays, message", [

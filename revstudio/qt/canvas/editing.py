@@ -37,6 +37,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from .scene import GraphScene
 
 
+def release_clipboard() -> None:
+    """Hand copied nodes over to the clipboard as text Qt owns, before the interpreter goes.
+
+    The QMimeData ``copy`` puts there is a Python object; the clipboard deletes it only
+    at process exit, after Python has finalised, and that deletion segfaulted the exit
+    (offscreen: every test run that copied last; ``revstudio`` quit after a copy). Paste
+    reads the same JSON from plain text, so nothing copied is lost.
+    """
+    board = QGuiApplication.clipboard()
+    data = board.mimeData() if board is not None else None
+    if data is not None and data.hasFormat(clipboard.MIME):
+        board.setText(data.text())
+
 class EditingMixin:
     """Edit actions for a view that has ``document``, ``graph``, ``_scene`` and ``message``."""
 

@@ -56,12 +56,22 @@ class _LogTicks(pg.AxisItem):
 
 
 class _NameTicks(pg.AxisItem):
+    """One name per bar (every k-th where rows are closer than a line of text).
+
+    pyqtgraph passes an inverted axis's range high end first (the gradient check's
+    worst-first bars run top down): read as (low, high), it named no bar at all."""
+
+    ROW_TEXT_PX = 16  # a name's line (the axis's default font)
+
     def __init__(self, names: list[str], **kw: Any) -> None:
         super().__init__(**kw)
         self.names = names
 
     def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # noqa: N802,N803
-        return [(1.0, [float(i) for i in range(len(self.names)) if minVal - 1 <= i <= maxVal + 1])]
+        lo, hi = sorted((minVal, maxVal))
+        per_row = size / max(hi - lo, 1e-9)
+        stride = max(1, math.ceil(self.ROW_TEXT_PX / per_row)) if per_row > 0 else 1
+        return [(float(stride), [float(i) for i in range(0, len(self.names), stride) if lo - 1 <= i <= hi + 1])]
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
         return [self.names[int(v)] if 0 <= int(v) < len(self.names) else "" for v in values]

@@ -42,6 +42,7 @@ from revstudio.qt.plots.series import Series
 
 PALETTE = ("#4e9af1", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7", "#9c755f")
 TICK_TEXT_WIDTH = 42  # px for the y tick labels ("1e-10", "0.0001", "2.95")
+MARK_LABEL_PX = 24  # room for a reference line's label above it (pyqtgraph's 22 px text box, the memory plot)
 AXIS_LABELS = {"step": ("step", ""), "epoch": ("epoch", ""), "time": ("wall time", "s")}
 
 
@@ -252,7 +253,18 @@ class MetricPlot(QWidget):
             v = math.log10(v) if self.log_y else float(v)
             lows.append(v)
             highs.append(v)
+        if not lows and self.log_y and self._y_set is None:
+            # nothing drawn yet: pyqtgraph's default 1..10 on a log axis labels every minor tick
+            # ("2 3 4 ... 9" on top of each other); frame the decades the values will fall in
+            vb.disableAutoRange(axis=pg.ViewBox.YAxis)
+            vb.setYRange(math.log10(self.floor or 1e-12), 0.0, padding=0.05)
+            lo_set, hi_set = vb.viewRange()[1]
+            self._y_set = (float(lo_set), float(hi_set), self.log_y)  # ours: the first values re-frame it
+            return
         if not lows:
+            if not self.log_y and self._y_set is not None and self._y_set[2]:  # log y turned off, empty
+                self._y_set = None
+                vb.enableAutoRange(axis=pg.ViewBox.YAxis)
             return
         lo, hi = min(lows), max(highs)
         if cur is not None and cur[0] <= lo and hi <= cur[1] and hi - lo >= 0.5 * (cur[1] - cur[0]):
@@ -262,8 +274,14 @@ class MetricPlot(QWidget):
         # its value; its smoothed copy may differ in the last bits, which is no span to zoom into
         flat = span <= 1e-9 * max(abs(lo), abs(hi))
         margin = max(0.1 * abs(hi), 0.5 if self.log_y else 1e-3) if flat else 0.25 * span
+        top = margin
+        height = vb.height()
+        if self.y_marks and height > 2 * MARK_LABEL_PX:
+            # a reference line's label sits above it: the top one's needs a line of text of room,
+            # or the frame cut it in half ("est. standard" at the memory plot's top edge)
+            top = max(margin, MARK_LABEL_PX * (span + margin) / (height - MARK_LABEL_PX))
         vb.disableAutoRange(axis=pg.ViewBox.YAxis)
-        vb.setYRange(lo - margin, hi + margin, padding=0)
+        vb.setYRange(lo - margin, hi + top, padding=0)
         lo_set, hi_set = vb.viewRange()[1]
         self._y_set = (float(lo_set), float(hi_set), self.log_y)
 

@@ -241,6 +241,10 @@ class PlotsPanel(QWidget):
             elif (info.get("config") or {}).get("gradcheck_every") == 0:
                 texts = ["gradient checks are off in this run (gradcheck_every 0)",
                          "checks off (gradcheck_every 0)", "checks off"]
+            elif self.runs[0].ended:  # "yet" promises a check that will never come
+                every = (info.get("config") or {}).get("gradcheck_every")
+                texts = [f"no gradient check in this run (every {every} steps; it ended at step {self.runs[0].step})"
+                         if every else "no gradient check in this run", "no check in this run", "no check"]
             else:
                 texts = ["no gradient check yet", "no check yet"]
             plot.note.set_texts(texts)

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from revstudio.qt.training.words import in_app_words
+
 if TYPE_CHECKING:  # pragma: no cover
     from revstudio.qt.plots.series import Series
 
@@ -199,8 +201,8 @@ class RunData:
             self.checkpoint = str(row.get("path")) if row.get("path") else self.checkpoint
             self.events.append(row)
         elif event in ("nan", "oom"):
-            self.events.append(row)
-            self.message = str(row.get("message") or event)
+            self.events.append({**row, "message": in_app_words(str(row.get("message") or event))})
+            self.message = self.events[-1]["message"]
         elif event == "stopped":
             self.status = "stopped"
             self.checkpoint = str(row.get("checkpoint")) if row.get("checkpoint") else self.checkpoint
@@ -210,7 +212,7 @@ class RunData:
                 self.metrics.update(row["metrics"])
         elif event == "failed":
             self.status = "failed"
-            self.message = str(row.get("message") or "the run failed")
+            self.message = in_app_words(str(row.get("message") or "the run failed"))
 
     def _add_all(self, row: dict[str, Any], keys: tuple[str, ...], pos: tuple[float, float, float]) -> None:
         for key in keys:

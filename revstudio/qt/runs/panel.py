@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from revstudio.qt.plots.rows import RunData, human_duration
 from revstudio.qt.runs.run_dirs import RunEntry, belongs_to, list_run_dirs
+from revstudio.qt.training.words import in_app_words
 
 COLUMNS = ("run", "status", "step", "loss", "val loss", "val acc", "mode", "lr", "batch", "data", "started",
            "duration")
@@ -171,7 +172,7 @@ class RunsPanel(QWidget):
                 if j == 1:
                     item.setForeground(_colour(STATUS_COLOURS.get(text, "#888888")))
                 if entry.message:
-                    item.setToolTip(entry.message)
+                    item.setToolTip(in_app_words(entry.message))
                 self.table.setItem(i, j, item)
             if entry.path in selected:
                 self.table.selectRow(i)
@@ -234,10 +235,10 @@ class RunsPanel(QWidget):
             return
         lines = [f"{entry.name}: {entry.status}"]
         if entry.message:
-            lines.append(_in_app_words(entry.message))
+            lines.append(in_app_words(entry.message))
         live = self.live.get(entry.path)
         if live is not None and live.message and live.message != entry.message:
-            lines.append(_in_app_words(live.message))
+            lines.append(in_app_words(live.message))
         if entry.checkpoint.exists():
             lines.append(f"checkpoint: {entry.checkpoint}")
         if extra:
@@ -254,11 +255,6 @@ class RunsPanel(QWidget):
         self.stale.setText(text or "The project was edited after this run started: it trains the older version "
                            "saved in its run folder (project.revs).")
         self.stale.setVisible(stale)
-
-
-def _in_app_words(message: str) -> str:
-    """A run's message as the app says it: the CLI's "--resume" is the Resume button here."""
-    return message.replace("; --resume continues it", "; Resume continues it")
 
 
 def _setting_text(key: str, value: Any) -> str:

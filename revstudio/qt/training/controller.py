@@ -37,6 +37,18 @@ STDERR_KEEP = 8000     # characters of stderr kept for a failed run's message
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 
 
+def _remove_unstarted(run_dir: Path) -> bool:
+    """Remove a run folder that holds only the snapshot Train wrote (the worker never wrote to it)."""
+    try:
+        if [p.name for p in run_dir.iterdir()] != ["project.revs"]:
+            return False
+        (run_dir / "project.revs").unlink()
+        run_dir.rmdir()
+    except OSError:
+        return False
+    return True
+
+
 def child_argv(module: str, *args: str) -> list[str]:
     """CONTRACTS section 6: every child is ``python -P -m MODULE ...``."""
     try:
@@ -105,6 +117,7 @@ class TrainController(QObject):
         self._pump: LinePump | None = None  # rows read but not filed yet (filed a few ms per turn)
         self._filing = False
         self._stopping = False
+        self._killed = False  # Stop's grace period ran out and the worker was killed
         self._started_index = -1
         self._started_graph: Any = None
         self.clock = QElapsedTimer()
@@ -117,6 +130,11 @@ class TrainController(QObject):
     @property
     def running(self) -> bool:
         return self._process is not None and self._process.state() != QProcess.ProcessState.NotRunning
+
+    @property
+    def stopping(self) -> bool:
+        """Stop was asked and the run has not ended yet."""
+        return self.running and self._stopping
 
     def process_id(self) -> int:
         return int(self._process.processId()) if self.running and self._process is not None else 0
@@ -144,13 +162,11 @@ class TrainController(QObject):
                                                                                    self.document.path)
         if problem:
             return f"The run settings are not valid: {problem}. Fix them in Run > Run Settings."
-        errors, _warnings = rf.counts(self.document.report)
-        if errors:
-            return (f"The graph has {errors} error{'s' * (errors != 1)}; fix {'them' if errors != 1 else 'it'} "
-                    "first (see the Problems tab).")
-        if not self.document.graph.nodes:
-            return "The project is empty: draw a network (Input, layers, Output) before training."
-        return None
+        return self.graph_problem()
+
+    def graph_problem(self, doing: str = "training") -> str | None:
+        """Why the drawn graph cannot be trained (or checked: ``doing``), naming its errors; None if it can."""
+        return rf.graph_problem(self.document.graph, self.document.current_report(), doing)
 
     def start(self) -> str | None:
         """Snapshot the project and start a run; returns the reason when it was refused."""
@@ -194,7 +210,7 @@ class TrainController(QObject):
         self.run, self.run_dir, self.stderr = run, run_dir, ""
         self._splitter = LineSplitter()
         self._pump = LinePump(run)
-        self._stopping = False
+        self._stopping = self._killed = False
         self._process = process
         self._started_index = self.document.undo_stack.index()
         self._started_graph = self.document.graph
@@ -218,6 +234,7 @@ class TrainController(QObject):
 
     def _kill(self) -> None:
         if self.running and self._process is not None:
+            self._killed = True
             self._process.kill()
 
     def shutdown(self) -> None:
@@ -277,9 +294,16 @@ class TrainController(QObject):
         crashed = status == QProcess.ExitStatus.CrashExit
         if run.status == "stopped" or (self._stopping and not run.ended):
             run.status = "stopped"
-            if crashed:
+            if crashed and self._killed:
                 run.message = f"killed after the {STOP_GRACE_MS / 1000:g} s grace period"
-            self.message.emit(f"Run {run.name} stopped at step {run.step}")
+            elif crashed and not run.rows:  # SIGTERM while it imported torch: nothing trained, nothing kept
+                run.message = "stopped while the worker was starting, before it trained"
+                if self.run_dir is not None and _remove_unstarted(self.run_dir):
+                    run.message += "; its run folder held only the snapshot and was removed"
+            elif crashed:
+                run.message = "ended by Stop before it could save a checkpoint"
+            self.message.emit(f"Run {run.name} stopped at step {run.step}"
+                              + (f": {run.message}" if run.message else ""))
         elif run.status == "finished" and code == 0 and not crashed:
             self.message.emit(f"Run {run.name} finished: step {run.step}")
         else:

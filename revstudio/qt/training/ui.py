@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
 from revstudio.qt.plots.rows import RunData, read_metrics
 from revstudio.qt.runs.panel import RunProgress, RunsPanel
@@ -35,11 +35,15 @@ PROGRESS_MS = 200
 
 
 class LazyTab(QWidget):
-    """A tab whose content is built the first time it is needed."""
+    """A tab whose content is built the first time it is needed.
 
-    def __init__(self, build: Any, parent: QWidget | None = None) -> None:
+    With ``scroll``, content taller than the tab scrolls: a squeezed Plots grid laid its
+    plots' axes (and the x axis's title) under the tab's edge instead."""
+
+    def __init__(self, build: Any, parent: QWidget | None = None, scroll: bool = False) -> None:
         super().__init__(parent)
         self._build = build
+        self._scroll = scroll
         self.content: Any = None
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
@@ -47,8 +51,20 @@ class LazyTab(QWidget):
     def ensure(self) -> Any:
         if self.content is None:
             self.content = self._build()
-            self._layout.addWidget(self.content)
+            if self._scroll:
+                area = QScrollArea()
+                area.setObjectName("plotsScroll")
+                area.setWidgetResizable(True)
+                area.setFrameShape(QFrame.Shape.NoFrame)
+                area.setWidget(self.content)
+                self._layout.addWidget(area)
+            else:
+                self._layout.addWidget(self.content)
         return self.content
+
+    def content_height(self) -> int:
+        """The height the content needs to be drawn whole (0 before it is built)."""
+        return self.content.minimumSizeHint().height() if self.content is not None else 0
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
         self.ensure()
@@ -64,7 +80,7 @@ class TrainingUI(QObject):
         self.document = window.document
         self.controller = TrainController(window.document, self)
         self.runs_panel = RunsPanel()
-        self.plots_tab = LazyTab(self._build_plots)
+        self.plots_tab = LazyTab(self._build_plots, scroll=True)
         self.status_progress = RunProgress(compact=True)
         self.status_progress.hide()
         self.dialogs: list[Any] = []        # diagnostics windows
@@ -270,7 +286,7 @@ class TrainingUI(QObject):
         if run is not None and run.ended:
             self.status_progress.label.setText(
                 {"stopped": f"stopped at step {run.step}", "failed": f"failed at step {run.step}"}.get(
-                    run.status, f"finished: {run.step} steps"))
+                    run.status, f"finished: {run.step} step{'s' * (run.step != 1)}"))
 
     # ---- settings ----------------------------------------------------------------------
     def edit_settings(self) -> Any:
@@ -353,11 +369,23 @@ class TrainingUI(QObject):
         path.write_text(sec.snapshot_text(self.document.graph, self.document.path), encoding="ascii")
         return path
 
-    def gradcheck_project(self) -> ChildQuery:
+    def _refused(self, title: str, doing: str) -> bool:
+        """A graph the child would refuse is refused here, naming its errors (not a temp snapshot's path)."""
+        problem = self.controller.graph_problem(doing)
+        if problem:
+            self.window.show_message(problem)
+            self.window.dialogs.error(self.window, title, problem)
+        return problem is not None
+
+    def gradcheck_project(self) -> ChildQuery | None:
+        if self._refused("Cannot check the gradients", "a gradient check"):
+            return None
         snap = self._snapshot_file()
         return self._diagnose("gradcheck", "Gradient check of the drawn project", [str(snap), "--json"], snap.parent)
 
-    def memory_project(self) -> ChildQuery:
+    def memory_project(self) -> ChildQuery | None:
+        if self._refused("Cannot measure memory", "measuring memory"):
+            return None
         snap = self._snapshot_file()
         batch = sec.resolved(self.document.graph.training).get("batch_size", 8)
         return self._diagnose("memory", "Memory of one training step", [str(snap), "--json", "--batch", str(batch)],

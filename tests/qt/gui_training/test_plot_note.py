@@ -1,6 +1,8 @@
 """The memory plot's "peak N % of standard's" stays readable however narrow the plot is."""
 from __future__ import annotations
 
+import math
+
 from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.panel import PlotsPanel
 
@@ -99,6 +101,26 @@ def test_the_gradient_check_band_is_drawn_only_where_there_are_checks(qtbot):
         assert panel.gradcheck.note.full_text().startswith(said), panel.gradcheck.note.full_text()
 
 
+def test_a_run_that_ended_before_its_first_check_does_not_say_yet(qtbot):
+    """A 3-step run with the default check every 100 steps said "no gradient check yet" once it
+    had finished: no check was coming. It says the run had none, and why."""
+    from revstudio.qt.plots.rows import RunData
+
+    panel = _shown(qtbot)
+    run = RunData("short")
+    run.feed({"kind": "event", "event": "started", "time": 0.0, "mode": "reversible", "regions": ["r0"],
+              "config": {"precision": "fp32", "gradcheck_every": 100}, "total_steps": 3})
+    for s in range(1, 4):
+        run.feed({"kind": "step", "step": s, "epoch": s / 10, "time": s * 0.01, "loss": 1.0 / s})
+    panel.set_runs([run])
+    qtbot.wait(50)
+    assert panel.gradcheck.note.full_text() == "no gradient check yet"  # while it runs, one may come
+    run.feed({"kind": "event", "event": "finished", "step": 3, "time": 0.1, "metrics": {}})
+    panel.refresh(force=True)
+    qtbot.wait(50)
+    said = panel.gradcheck.note.full_text()
+    assert "yet" not in said and said.startswith("no gradient check in this run") and "every 100 steps" in said
+
 def test_a_mixed_precision_run_says_why_it_has_no_estimate_lines(qtbot):
     """The estimate models fp32 steps: under bf16 autocast no fp32 line is drawn as the run's, and
     the note where "peak N % of standard's" would be says there is no estimate, the tooltip why."""
@@ -143,3 +165,59 @@ def test_showing_the_plots_tab_grows_a_short_output_panel(qtbot, train_window):
     window.training.show_tab("Plots")
     qtbot.wait(100)
     assert window.bottom_dock.height() >= 300
+
+
+def test_the_plots_are_never_squeezed_under_their_axes(qtbot, train_window):
+    """Shown in a 880 px window the Plots grid got 325 px of the 370 it needs: each plot was cut
+    off under its x axis's title ("step" half drawn) and its top label. The Output panel grows to
+    fit them where the window has room, and scrolls them where it has not."""
+    window = train_window({"steps": 10})
+    for height in (880, 560):
+        window.resize(1400, height)
+        qtbot.wait(100)
+        window.training.show_tab("Problems")
+        window.training.show_tab("Plots")
+        qtbot.wait(100)
+        for plot in window.training.plots.plots:
+            assert plot.height() >= plot.minimumSizeHint().height(), (height, plot.title_text, plot.height())
+    assert window.bottom_dock.height() <= 0.5 * window.height() + 1  # the canvas keeps its share
+
+
+def test_the_top_estimate_line_keeps_its_label_inside_the_plot(qtbot):
+    """The frame left a quarter of the span above the standard estimate's line; its label, drawn
+    above the line, was cut in half by the plot's top edge in a plot of ordinary height."""
+    panel = _shown_panel(qtbot, 900, 340)
+    run = synthetic_run()
+    panel.set_runs([run])
+    panel.refresh(force=True)
+    qtbot.wait(50)
+    vb = panel.memory.plot.getPlotItem().getViewBox()
+    top = vb.sceneBoundingRect().top()
+    for line in panel._memory_refs:
+        assert line.label.sceneBoundingRect().top() >= top - 0.5, (line.label.toPlainText(), top)
+
+
+def test_an_empty_log_plot_shows_decades_then_frames_its_first_values(qtbot):
+    """Before any check the gradient-check plot (log y) kept pyqtgraph's default 1..10, whose
+    minor ticks were all labelled on top of each other ("8 6 5 4 3 2")."""
+    from revstudio.qt.plots.rows import RunData
+
+    panel = _shown_panel(qtbot, 900, 400)
+    run = RunData("fresh")
+    run.feed({"kind": "event", "event": "started", "time": 0.0, "mode": "reversible", "regions": ["r0"],
+              "config": {"precision": "fp32", "gradcheck_every": 4}, "total_steps": 8})
+    run.feed({"kind": "step", "step": 1, "epoch": 0.1, "time": 0.01, "loss": 1.0})
+    panel.set_runs([run])
+    panel.refresh(force=True)
+    vb = panel.gradcheck.plot.getPlotItem().getViewBox()
+    lo, hi = vb.viewRange()[1]
+    assert lo <= -11 and hi >= -0.1  # 1e-12 .. 1: whole decades labelled
+    run.feed({"kind": "gradcheck", "step": 4, "epoch": 0.4, "time": 0.04,
+              "regions": [{"region": "r0", "grad_rel_error": 3e-7, "inversion_error": 2e-8}]})
+    panel.refresh(force=True)
+    lo, hi = vb.viewRange()[1]
+    assert lo <= math.log10(2e-8) < math.log10(3e-7) <= hi and hi - lo < 6  # framed on the values
+    panel.set_runs([])
+    panel.gradcheck.set_log_y(False)  # empty and linear again: pyqtgraph's own range, not the decades
+    panel.refresh(force=True)
+    assert vb.autoRangeEnabled()[1]

@@ -83,3 +83,42 @@ def test_a_checkpoint_of_another_graph_is_shown_with_its_keys_and_the_app_goes_o
     window.document.push(SetParam(window.document.graph, node.id, "out_channels", old + 1))
     window.document.undo_stack.undo()
     assert window.document.graph.nodes[node.id].params["out_channels"] == old
+
+
+def _drawn_names(axis):
+    """The tick labels ``axis`` paints (pyqtgraph's own draw specs)."""
+    from PySide6.QtGui import QImage, QPainter
+
+    image = QImage(10, 10, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _rect, _flags, text in specs[2]] if specs else []
+
+
+def _gradcheck_dialog(qtbot, names):
+    result = {"ok": True, "mode": "reversible", "tolerance": 1e-10, "dtype": "float64", "batch": 2,
+              "max_error": 1e-12, "parameters": {n: {"error": 10.0 ** -(12 + i % 5)} for i, n in enumerate(names)},
+              "inversion_error": {"r0": 1e-15}}
+    dialog = DiagnosticsDialog("Gradient check", "gradcheck", result)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    qtbot.wait(100)  # the axes take the view's range once it is laid out
+    return dialog
+
+
+def test_the_gradient_check_names_every_bar(qtbot):
+    """The bars run worst first, top down (an inverted y axis), and pyqtgraph hands such an axis
+    its range high end first: the names were filtered against it and no bar had one."""
+    names = [f"blocks.{i}.conv.weight" for i in range(20)]
+    dialog = _gradcheck_dialog(qtbot, names)
+    drawn = _drawn_names(dialog.plot.getAxis("left"))
+    assert set(drawn) == {f"parameter {n}" for n in names} | {"inversion r0"}, drawn
+    # more rows than lines of text fit: every k-th is named, in order, none over another
+    many = [f"layer{i}.weight" for i in range(120)]
+    crowded = _gradcheck_dialog(qtbot, many)
+    shown = _drawn_names(crowded.plot.getAxis("left"))
+    assert 20 < len(shown) < len(many)

@@ -1,0 +1,38 @@
+"""A run's messages in the editor's words: the worker's CLI flags become the settings and buttons.
+
+The worker is ``revstudio train`` and speaks its command line ("use --device cpu",
+"Try a lower --lr"); in the editor those are fields of Run > Run Settings and the
+Runs tab's Resume button. Plain strings, no Qt.
+"""
+from __future__ import annotations
+
+import re
+
+# flag -> the Run Settings field it sets (docs/editor.md names them so)
+SETTINGS = {
+    "device": "device", "lr": "learning rate", "mode": "mode", "batch-size": "batch size", "batch": "batch size",
+    "precision": "precision", "steps": "steps", "epochs": "epochs", "optimizer": "optimizer",
+    "grad-clip": "gradient clipping", "seed": "seed", "memory-every": "measure memory every",
+    "checkpoint-every": "checkpoint every", "gradcheck-every": "gradient check every", "data": "data source",
+}
+_FLAG = re.compile(r"--([a-z][a-z-]*)")
+_RESUME = re.compile(r"--resume(?: (?:/|[A-Za-z]:\\)\S*?(?=[:;,]|\s|$))?")
+
+
+def in_app_words(message: str) -> str:
+    """``message`` with the worker's flags said as the editor's settings (unknown flags stay)."""
+    text = _RESUME.sub("Resume", message)
+    used = False
+
+    def swap(match: re.Match[str]) -> str:
+        nonlocal used
+        word = SETTINGS.get(match.group(1))
+        if word is None:
+            return match.group(0)
+        used = True
+        return word
+
+    text = _FLAG.sub(swap, text)
+    if used and "Run Settings" not in text:
+        text += " (Run > Run Settings)"
+    return text

@@ -1,0 +1,66 @@
+"""Stop pressed while the worker is still starting (importing torch), or one that ignores Stop.
+
+A SIGTERM before the worker's handler is installed ends it at once with nothing
+trained: that is no kill after a grace period, and a folder holding only the
+snapshot Train wrote is no run to list (it showed as "failed: no readable status.json").
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+STARTING = "import time\ntime.sleep(60)\n"  # a worker still importing: SIGTERM's default action ends it
+DEAF = ("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "print('{\"kind\": \"event\", \"event\": \"started\"}', flush=True)\ntime.sleep(60)\n")
+
+
+def _worker(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, source: str) -> None:
+    import revstudio.qt.training.controller as controller
+
+    script = tmp_path / "worker.py"
+    script.write_text(source)
+    monkeypatch.setattr(controller, "worker_argv", lambda snap, run_dir, resume=False: [sys.executable, str(script)])
+
+
+def test_stop_while_the_worker_starts_is_no_kill_and_leaves_no_empty_run(qtbot, train_window, monkeypatch,
+                                                                        tmp_path, dialogs):
+    _worker(monkeypatch, tmp_path, STARTING)
+    window = train_window()
+    ui = window.training
+    assert ui.train() is None
+    run_dir = ui.controller.run_dir
+    qtbot.waitUntil(lambda: ui.controller.process_id() != 0, timeout=10_000)
+    assert ui.stop()
+    qtbot.waitUntil(lambda: not ui.controller.running, timeout=5_000)
+    run = ui.controller.run
+    assert run.status == "stopped" and "grace period" not in (run.message or ""), run.message
+    assert "before it trained" in run.message
+    assert not run_dir.exists()  # it held only the snapshot
+    ui.runs_panel.reload()
+    assert ui.runs_panel.entry(run_dir) is None and not dialogs.errors
+
+
+def test_a_worker_deaf_to_stop_is_killed_after_the_grace_period(qtbot, train_window, monkeypatch, tmp_path):
+    _worker(monkeypatch, tmp_path, DEAF)
+    window = train_window()
+    ui = window.training
+    assert ui.train() is None
+    qtbot.waitUntil(lambda: ui.controller.run.rows > 0, timeout=20_000)
+    assert ui.stop()
+    qtbot.waitUntil(lambda: not ui.controller.running, timeout=5_000)
+    assert ui.controller.run.status == "stopped" and "grace period" in ui.controller.run.message
+
+
+def test_closing_while_a_stop_is_under_way_asks_nothing_more(qtbot, train_window, monkeypatch, tmp_path, dialogs):
+    """Stop, then close at once: the window asked "A run is training: stop it and quit?" again."""
+    _worker(monkeypatch, tmp_path, DEAF)
+    window = train_window()
+    ui = window.training
+    assert ui.train() is None
+    qtbot.waitUntil(lambda: ui.controller.run.rows > 0, timeout=20_000)
+    assert ui.stop()
+    window.document.undo_stack.setClean()
+    assert window.close()
+    assert "stop_run" not in dialogs.asked and not ui.controller.running  # stopped (killed) on the way out

@@ -1,0 +1,46 @@
+"""Quitting after a copy: the exit must not crash on the clipboard's QMimeData.
+
+The canvas puts a Python-made QMimeData on the clipboard; the clipboard deleted
+it only at process exit, after Python had finalised, and the process died with
+SIGSEGV (exit 139) after the window had closed cleanly: every offscreen test run
+whose last clipboard write was a copy ended that way, whatever its results.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "resources" / "examples" / "revnet_coupling.revs"
+SCRIPT = r"""
+import sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+import revstudio.qt.app as app_module
+
+def copy_and_quit(window):
+    view = window.current_view()
+    view.select_nodes(list(view.graph.nodes))
+    assert view.copy()
+    window.document.undo_stack.setClean()
+    window.close()
+
+def after_start(window):  # (run_app's hook once the window is up)
+    QTimer.singleShot(1500, lambda: copy_and_quit(window))
+    QTimer.singleShot(30000, QApplication.instance().quit)  # never hang the test
+
+app_module._tell_about_plugin_problems = after_start
+sys.exit(app_module.run_app(sys.argv[1]))
+"""
+
+
+def test_quitting_after_a_copy_exits_cleanly(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data"),
+           "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+    (tmp_path / "run").mkdir(mode=0o700)
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(EXAMPLE)], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
