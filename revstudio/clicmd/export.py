@@ -31,7 +31,9 @@ def run(args: argparse.Namespace) -> int:
     from revstudio.codegen import CodegenError, export, relocated_training, write_source
     from revstudio.core.project import ProjectError, load
 
-    if os.path.abspath(args.output) == os.path.abspath(args.file):
+    if not args.output:
+        raise CliError("-o: the output path is empty; name the .py file to write, e.g. -o model.py")
+    if _same_file(args.output, args.file):
         raise CliError(f"{args.output}: the output would overwrite the input; choose another -o path")
     try:
         graph = load(args.file)
@@ -73,6 +75,17 @@ def _fail(args: argparse.Namespace, exc: Exception) -> int:
         for problem in problems:
             print(f"  {problem}", file=sys.stderr)
     return 1
+
+
+def _same_file(output: str, source: str) -> bool:
+    """Whether writing ``output`` may replace ``source``: the same path, a link to it (the write
+    follows links), or the same file reached another way (a bind mount, a hard link)."""
+    if os.path.realpath(output) == os.path.realpath(source):
+        return True
+    try:
+        return os.path.samefile(output, source)
+    except OSError:  # one of them is not there (yet)
+        return False
 
 
 def _module_name(path: str) -> str:

@@ -62,6 +62,7 @@ def test_graph_errors_exit_1_and_write_nothing(tmp_path, capsys) -> None:
         (["p.revs"], "-o"),
         (["p.revs", "-o", "no/such/folder/x.py"], "cannot write"),
         (["p.revs", "-o", "p.revs"], "overwrite"),
+        (["p.revs", "-o", ""], "empty"),
     ],
 )
 def test_bad_usage_or_unreadable_file_exits_2(tmp_path, capsys, monkeypatch, argv_tail, needle) -> None:
@@ -71,6 +72,17 @@ def test_bad_usage_or_unreadable_file_exits_2(tmp_path, capsys, monkeypatch, arg
     captured = capsys.readouterr()
     assert needle in captured.err + captured.out
     assert "Traceback" not in captured.err
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_an_output_that_links_to_the_input_is_refused_and_the_project_kept(tmp_path, capsys) -> None:
+    src = _project(tmp_path)
+    before = src.read_bytes()
+    (tmp_path / "model.py").symlink_to(src.name)
+    assert main(["export", str(src), "-o", str(tmp_path / "model.py"), "--json"]) == 2
+    reply = json.loads(capsys.readouterr().out)
+    assert "overwrite the input" in reply["error"] and reply["exit_code"] == 2
+    assert src.read_bytes() == before
 
 
 def test_garbage_project_exits_2(tmp_path, capsys) -> None:
