@@ -106,9 +106,10 @@ def _layers(graph: Graph, node: Any, memo: dict[str, int], active: set[str]) -> 
     return (int(times) if isinstance(times, int) and times > 0 else 1) * total
 
 
-def size_warnings(graph: Graph, report: Any, dtype: str = "float32") -> list[Diagnostic]:
-    """Warnings for sizes no real device holds, each naming the node and the bytes."""
-    s = measure(graph, report)
+def size_warnings(graph: Graph, report: Any, dtype: str = "float32", sizes: Sizes | None = None) -> list[Diagnostic]:
+    """Warnings for sizes no real device holds, each naming the node and the bytes
+    (``sizes``: :func:`measure` of the graph, where the caller has it)."""
+    s = sizes if sizes is not None else measure(graph, report)
     elem = DTYPE_BYTES.get(dtype, 4)
     out = []
     if s.tensor_elements * elem > DEVICE_LIMIT_BYTES:
@@ -121,9 +122,11 @@ def size_warnings(graph: Graph, report: Any, dtype: str = "float32") -> list[Dia
                            f"({fmt_bytes(s.parameters * elem)}), more than any device holds; "
                            f"{s.parameter_node} has the most"))
     if s.layers > LAYER_LIMIT and s.layer_node is not None:
-        out.append(warning(s.layer_node, f"the graph expands into {s.layers:,} layers ({s.layer_node} alone into "
-                           f"{_layers(graph, graph.nodes[s.layer_node], {}, set()):,}); building it takes minutes, "
-                           f"'revstudio memory' and 'gradcheck' refuse more than {LAYER_LIMIT:,}"))
+        most = _layers(graph, graph.nodes[s.layer_node], {}, set())
+        alone = f" ({s.layer_node} alone into {most:,})" if most > 1 else ""
+        out.append(warning(s.layer_node, f"the graph expands into {s.layers:,} layers{alone}; building it takes "
+                           f"minutes, 'revstudio memory' and 'gradcheck' refuse more than {LAYER_LIMIT:,}, and "
+                           "no memory estimate is made (simulating its step would take minutes too)"))
     return out
 
 

@@ -90,3 +90,19 @@ def test_memory_and_gradcheck_refuse_under_a_memory_limit(tmp_path: Path) -> Non
         assert "needs at least" in text or "layers" in text, (key, text)
         assert "1.0 GiB" in text or "layers" in text, (key, text)  # the limit it runs under is what counts
     assert not any(torch_loaded for _c, _t, torch_loaded in results.values())  # refused before importing torch
+
+
+@pytest.mark.parametrize("name", ["repeat_256x256", "nested_couplings"])
+def test_check_of_a_graph_beyond_the_layer_limit_skips_the_estimate_and_says_so(
+        name: str, tmp_path: Path) -> None:
+    # The estimate simulates a step layer by layer: for 65,538 layers that took minutes in
+    # `revstudio check` (and would on every edit in the editor).
+    path = tmp_path / f"{name}.revs"
+    path.write_text(PROJECTS[name], encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-P", "-m", "revstudio", "check", str(path), "--json"],
+                          capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(proc.stdout)
+    assert "estimate" not in data
+    assert any("no memory estimate is made" in d["message"] for d in data["diagnostics"])
