@@ -120,7 +120,12 @@ def _group_result(name: str, body: Analysis) -> GroupShapes | ShapeError:
     if first.port:
         where += f" port {first.port!r}"
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return ShapeError(f"group {name!r} has errors: {where}: {first.message}{more}; open the group to fix it")
+    # a nested body's error already ends with the advice: say it once, however deep the nesting
+    message = first.message.removesuffix(OPEN_GROUP)
+    return ShapeError(f"group {name!r} has errors: {where}: {message}{more}{OPEN_GROUP}")
+
+
+OPEN_GROUP = "; open the group to fix it"
 
 
 def _check_outputs(state: NodeState, result: Any, registry: Registry) -> dict[str, ShapeT]:

@@ -80,6 +80,40 @@ def test_real_repeat_of_a_group_that_repeats_itself() -> None:
     assert errs and errs[0].node == "cp" and "contains itself" in errs[0].message and "f -> f" in errs[0].message
 
 
+def _wrapped(g: Graph, name: str, inner: str, *, with_input: bool = True) -> None:
+    """Group ``name``: GroupInput -> Group(inner) -> GroupOutput (no GroupInput: ``with_input``)."""
+    body = Graph(name)
+    if with_input:
+        body.add_node("GroupInput", "i")
+    body.add_node("Group", "n", {"group": inner})
+    body.add_node("GroupOutput", "o")
+    if with_input:
+        body.connect("i.out", "n.in")
+    body.connect("n.out", "o.in")
+    g.groups[name] = body
+
+
+def test_an_error_deep_in_nested_groups_gives_the_advice_once() -> None:
+    g = catalog_graph()
+    g.groups["f"].nodes["conv"].params["out_channels"] = 0
+    _wrapped(g, "w1", "f")
+    _wrapped(g, "w2", "w1")
+    g.nodes["cp"].params["f"] = "w2"
+    (err,) = check(g).errors
+    assert err.node == "cp" and "'w2'" in err.message and "'w1'" in err.message and "out_channels" in err.message
+    assert err.message.count("open the group to fix it") == 1 and err.message.endswith("open the group to fix it")
+
+
+def test_a_body_without_inputs_is_said_so() -> None:
+    g = catalog_graph()
+    _wrapped(g, "w", "f", with_input=False)
+    g.add_node("Group", "top", {"group": "w"})
+    g.add_node("Output", "z")
+    g.connect("top.out", "z.in")
+    messages = [d.message for d in check(g).errors]
+    assert any("group 'w' does not work without inputs (it has no GroupInput)" in m for m in messages), messages
+
+
 # ---- mutated example projects: the check never raises ----------------------
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "resources" / "examples").glob("*.revs"))
