@@ -149,7 +149,7 @@ def _report_plugin_problems() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    wants_json = "--json" in args
+    wants_json = any(_is_json_flag(a) for a in args)
     if args and args[0] in SUBCOMMANDS:  # the editor reports them in its Log tab instead
         _report_plugin_problems()
     try:
@@ -177,6 +177,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if known is not None:
             return _report(str(known), known.code, wants_json)
         return _report(f"internal error: {type(exc).__name__}: {exc} (please report this)", 1, wants_json)
+
+
+def _is_json_flag(arg: str) -> bool:
+    """``--json``, or a prefix argparse takes for it (``--js``): errors then come as JSON too."""
+    return len(arg) >= 3 and "--json".startswith(arg)
 
 
 def _dispatch(args: list[str]) -> int:
