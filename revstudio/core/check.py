@@ -70,11 +70,13 @@ class Report:
         out: dict[str, Any] = {
             "valid": self.valid,
             "diagnostics": [d.to_json() for d in self.diagnostics],
+            # a node whose shapes could not be inferred has null outputs and parameters (the
+            # text table's "?" and "-"), never an Output's {} or a claim of 0 parameters
             "nodes": {
                 nid: {
                     "type": info.type,
-                    "outputs": {p: list(s) for p, s in info.outputs.items()},
-                    "parameters": info.parameters,
+                    "outputs": {p: list(s) for p, s in info.outputs.items()} if info.ok else None,
+                    "parameters": info.parameters if info.ok else None,
                 }
                 for nid, info in self.nodes.items()
             },
