@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, warning
 from .graph import Graph, GraphError, PortRef
 from .nogc import without_cyclic_gc
 from .shapes import UNUSED_BODY, Analysis, GroupInferer, NodeInfo, analyse_graph, fmt_shape
 from .spec import Registry, ShapeT
 from .spec import registry as default_registry
+from .validate import group_refs
 
 __all__ = ["NodeInfo", "Report", "check", "fmt_shape"]
 
@@ -117,4 +118,28 @@ def check(graph: Graph, registry: Registry | None = None) -> Report:
         if name not in bodies:  # defined but not used (or not reached): structure only
             bodies[name] = analyse_graph(body, inferer, provided=UNUSED_BODY)
     report.groups = {name: _report(bodies[name]) for name in graph.groups}
+    report.diagnostics += _unused_group_errors(graph, report.groups, registry or default_registry)
     return report
+
+
+def _unused_group_errors(graph: Graph, groups: dict[str, Report], registry: Registry) -> list[Diagnostic]:
+    """A warning for each group no node refers to whose body has errors (an unknown param, say):
+    they stop nothing, as nothing runs the group, but a check that ends in "valid" must not
+    keep them from a user who never opens the group's tab (the command line's)."""
+    used: set[str] = set()
+    for part in (graph, *graph.groups.values()):
+        for node in part.nodes.values():
+            spec = registry.find(node.type) if isinstance(node.type, str) else None
+            if spec is not None:
+                used.update(name for _param, name in group_refs(spec, node.params))
+    out = []
+    for name, body in groups.items():
+        errors = body.errors
+        if name in used or not errors:
+            continue
+        first = errors[0]
+        where = f"node {first.node!r}" + (f" port {first.port!r}" if first.port else "") if first.node else "the body"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        out.append(warning(None, f"group {name!r}, which no node uses, has errors: {where}: {first.message}{more}; "
+                                 "open the group to fix them, or delete it"))
+    return out

@@ -114,6 +114,25 @@ def test_a_body_without_inputs_is_said_so() -> None:
     assert any("group 'w' does not work without inputs (it has no GroupInput)" in m for m in messages), messages
 
 
+def test_errors_in_a_group_no_node_uses_are_a_warning_naming_group_and_node() -> None:
+    g = catalog_graph()
+    spare = Graph("spare")
+    spare.add_node("GroupInput", "i")
+    spare.add_node("Conv", "c", {"colour": "red"})
+    spare.add_node("GroupOutput", "o")
+    spare.connect("i.out", "c.in")
+    spare.connect("c.out", "o.in")
+    g.groups["spare"] = spare
+    r = check(g)
+    assert r.valid  # nothing runs the group: it stops nothing
+    (w,) = r.warnings
+    assert w.node is None and "group 'spare', which no node uses" in w.message
+    assert "node 'c'" in w.message and "'colour'" in w.message and "delete it" in w.message
+    assert [d.node for d in r.groups["spare"].errors] == ["c"]  # the group's own tab still marks the node
+    spare.nodes["c"].params.clear()
+    assert check(g).warnings == []
+
+
 # ---- mutated example projects: the check never raises ----------------------
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "resources" / "examples").glob("*.revs"))
