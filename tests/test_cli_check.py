@@ -219,3 +219,22 @@ def test_a_bf16_project_is_told_the_estimate_is_an_fp32_steps(tmp_path: Path,
             "not modelled") in capsys.readouterr().out.splitlines()
     assert main(["check", path, "--json"]) == 0
     assert "bf16 autocast" in json.loads(capsys.readouterr().out)["estimate"]["precision_note"]
+
+
+def test_a_training_section_train_would_refuse_is_said_with_its_key(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    graph = revnet_chain(2, channels=8, size=8)
+    path = str(tmp_path / "r.revs")
+    graph.training = {"lr": 0.01}
+    save(graph, path)
+    assert main(["check", path]) == 0 and "training section" not in capsys.readouterr().out
+    assert main(["check", path, "--json"]) == 0 and "training" not in json.loads(capsys.readouterr().out)
+    graph.training = {"lr": 0.01, "colour": "red"}
+    save(graph, path)
+    assert main(["check", path]) == 0  # the graph is valid; it is train that refuses the run (exit 2)
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("training section: training.colour: unknown key") and "train' refuses it" in line
+               for line in lines), lines
+    assert main(["check", path, "--json"]) == 0
+    error = json.loads(capsys.readouterr().out)["training"]["error"]
+    assert error.startswith("training.colour: unknown key")

@@ -76,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
         note = _precision_note(graph)
         if note and isinstance(data.get("estimate"), dict):
             data["estimate"]["precision_note"] = note
+        training = _training_problem(graph)
+        if training is not None:
+            data["training"] = {"error": training}
         print(json.dumps(data))
     else:
         print(format_report(report, args.file, graph))
@@ -145,8 +148,23 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
             lines.append(f"  memory budget {_bytes(budget[0])} (training.memory_budget): "
                          + (budget_summary(graph, report, budget[0], batch=budget[1]) if mode == "reversible"
                             else f"unused in {mode} mode (training.mode); reversible mode would use it"))
+    training = _training_problem(graph)
+    if training is not None and training != _budget_problem(graph):  # (a budget's is said above)
+        lines += ["", f"training section: {training} ('revstudio train' refuses it; fix it in Run > Run Settings)"]
     lines += ["", "valid" if report.valid else "NOT valid: fix the errors above"]
     return "\n".join(lines)
+
+
+def _training_problem(graph: Graph) -> str | None:
+    """The config's message for a ``training`` section train would refuse (an unknown key, a bad
+    value), else None: the graph may be valid and its runs still refused."""
+    from revstudio.training.config import ConfigError, TrainConfig  # (torch-free)
+
+    try:
+        TrainConfig.from_section(getattr(graph, "training", None) or {})
+    except ConfigError as exc:
+        return str(exc)
+    return None
 
 
 def _budget_problem(graph: Graph) -> str | None:
