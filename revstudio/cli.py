@@ -14,6 +14,7 @@ import importlib.util
 import json
 import logging
 import os
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -92,6 +93,18 @@ def json_text(value: Any) -> str:
     from revstudio.training.runs import finite
 
     return json.dumps(finite(value), allow_nan=False)
+
+
+# What a terminal would act on rather than show: C0 and C1 controls (ESC, CSI) but tab and newline,
+# DEL, and the bidirectional overrides that make text read in another order than it is.
+_NOT_SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` fit for a terminal: the characters of :data:`_NOT_SHOWN` as escapes (``\\x1b``,
+    ``\\u202e``), so a project's name or ids can never recolour, move or reorder what the
+    report says. For human output only; ``--json`` is escaped by JSON itself."""
+    return _NOT_SHOWN.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
 class CliError(Exception):
@@ -233,7 +246,7 @@ def _report(message: str, code: int, wants_json: bool) -> int:
             print(json.dumps({"error": message, "exit_code": code}))
             sys.stdout.flush()
         else:
-            print(f"revstudio: {message}", file=sys.stderr)
+            print(printable(f"revstudio: {message}"), file=sys.stderr)
     except BrokenPipeError:
         return _reader_gone()
     return code

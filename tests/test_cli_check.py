@@ -238,3 +238,24 @@ def test_a_training_section_train_would_refuse_is_said_with_its_key(tmp_path: Pa
     assert main(["check", path, "--json"]) == 0
     error = json.loads(capsys.readouterr().out)["training"]["error"]
     assert error.startswith("training.colour: unknown key")
+
+
+def test_a_hostile_name_or_id_cannot_drive_the_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # ESC sequences (recolour, clear, move the cursor), a C1 CSI and a right-to-left override
+    # from the file are shown as escapes in text output; --json escapes them itself
+    graph = revnet_chain(1, channels=8, size=8)
+    graph.name = "\x1b[2J\x1b[32mall fine"
+    graph.rename_node("b0_split", "b\u202e0\x9b")
+    path = str(tmp_path / "r.revs")
+    save(graph, path)
+    assert main(["check", path]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x9b" not in out and "\u202e" not in out
+    assert "\\x1b[2J\\x1b[32mall fine: " in out and "b\\u202e0\\x9b" in out
+    assert main(["check", path, "--json"]) == 0
+    assert "b\u202e0\x9b" in json.loads(capsys.readouterr().out)["nodes"]
+    graph.set_param("b\u202e0\x9b", "sections", 3)  # an error: gradcheck lists it, with the node, on stderr
+    save(graph, path)
+    assert main(["gradcheck", path]) == 1
+    err = capsys.readouterr().err
+    assert "\u202e" not in err and "\x9b" not in err and "b\\u202e0\\x9b" in err

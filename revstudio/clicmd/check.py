@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from revstudio.cli import CliError
+from revstudio.cli import CliError, printable
 from revstudio.core.check import Report, fmt_shape
 from revstudio.core.graph import Graph
 from revstudio.core.nogc import without_cyclic_gc
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             data["training"] = {"error": training}
         print(json.dumps(data))
     else:
-        print(format_report(report, args.file, graph))
+        print(printable(format_report(report, args.file, graph)))
     return 0 if report.valid else 1
 
 
@@ -113,7 +113,7 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
     for nid in ids:
         info = report.nodes[nid]
         outputs = _outputs_text(info.outputs) if info.ok else "?"
-        rows.append((nid, info.type, outputs, f"{info.parameters:,}" if info.ok else "-"))
+        rows.append((printable(nid), printable(info.type), outputs, f"{info.parameters:,}" if info.ok else "-"))
     lines = _table(rows, right={3}) if ids else ["(the graph has no nodes)"]
 
     errors, warnings = len(report.errors), len(report.warnings)
@@ -122,7 +122,7 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
         diag_rows = []
         for d in report.diagnostics:
             where = (d.node or "graph") + (f".{d.port}" if d.port else "")
-            diag_rows.append((f"  {d.severity}", where, d.message))
+            diag_rows.append((f"  {d.severity}", printable(where), d.message))
         lines += _table(diag_rows, right=set())
 
     lines += ["", f"{graph.name or path}: {len(report.nodes)} nodes, {report.parameters:,} parameters, "

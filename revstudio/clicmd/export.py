@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-from revstudio.cli import CliError
+from revstudio.cli import CliError, printable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,9 +71,9 @@ def _fail(args: argparse.Namespace, exc: Exception) -> int:
     if args.json:
         print(json.dumps({"ok": False, "error": str(exc), "problems": problems, "exit_code": 1}))
     else:
-        print(f"revstudio: cannot export {args.file}; fix these first:", file=sys.stderr)
+        print(printable(f"revstudio: cannot export {args.file}; fix these first:"), file=sys.stderr)
         for problem in problems:
-            print(f"  {problem}", file=sys.stderr)
+            print(printable(f"  {problem}"), file=sys.stderr)
     return 1
 
 
