@@ -96,8 +96,10 @@ def json_text(value: Any) -> str:
 
 
 # What a terminal would act on rather than show: C0 and C1 controls (ESC, CSI) but tab and newline,
-# DEL, and the bidirectional overrides that make text read in another order than it is.
-_NOT_SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# DEL, and the bidirectional overrides that make text read in another order than it is; and lone
+# surrogates (JSON's "\ud800"), which no output encoding can write at all.
+_NOT_SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                        "\ud800-\udfff]")
 
 
 def printable(text: str) -> str:

@@ -259,3 +259,14 @@ def test_a_hostile_name_or_id_cannot_drive_the_terminal(tmp_path: Path, capsys: 
     assert main(["gradcheck", path]) == 1
     err = capsys.readouterr().err
     assert "\u202e" not in err and "\x9b" not in err and "b\\u202e0\\x9b" in err
+
+
+def test_a_lone_surrogate_in_the_file_is_shown_not_a_crash(tmp_path: Path) -> None:
+    # JSON may spell "\ud800" (half of a UTF-16 pair); no terminal encoding can write it, and the
+    # text report ended in "internal error: UnicodeEncodeError"
+    graph = revnet_chain(1, channels=8, size=8)
+    graph.name = "half"
+    text = dumps(graph).replace('"name": "half"', '"name": "half\\ud800"')
+    proc = _run_module(write(tmp_path, "s.revs", text))
+    assert proc.returncode == 0, proc.stderr
+    assert "half\\ud800: " in proc.stdout and "internal error" not in proc.stderr
