@@ -61,8 +61,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         extra = " with a training script" if args.with_training else ""
         print(f"wrote {args.output} ({lines} lines){extra}")
-        print(f"  use it: from {_module_name(args.output)} import Model; model = Model()")
-        print(f"  reopen it: revstudio {args.output}")
+        if args.output.endswith(".py"):
+            print(f"  use it: from {_module_name(args.output)} import Model; model = Model()")
+            print(f"  reopen it: revstudio {args.output}")
+        else:  # Python imports, and revstudio reopens, only a .py file as Python
+            print("  name it *.py to import it (from NAME import Model) or to reopen it with revstudio")
     return 0
 
 

@@ -151,3 +151,14 @@ def test_relative_data_paths_start_from_the_exports_folder(tmp_path, capsys, wit
     # beside the project, nothing moves
     assert main(["export", str(src), "-o", str(tmp_path / "a" / "same.py"), *flags]) == 0
     assert load(str(tmp_path / "a" / "same.py")).training == graph.training
+
+
+def test_an_output_not_named_py_is_not_told_to_be_imported_or_reopened(tmp_path, capsys) -> None:
+    src = _project(tmp_path)
+    assert main(["export", str(src), "-o", str(tmp_path / "model.txt")]) == 0
+    out = capsys.readouterr().out
+    assert "import Model" not in out.replace("(from NAME import Model)", "") and "reopen it:" not in out
+    assert "name it *.py" in out
+    assert main(["export", str(src), "-o", str(tmp_path / "model.py")]) == 0
+    out = capsys.readouterr().out
+    assert "from model import Model" in out and f"reopen it: revstudio {tmp_path / 'model.py'}" in out
