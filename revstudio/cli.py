@@ -211,7 +211,7 @@ def _dispatch(args: list[str]) -> int:
     if args and args[0] == "--version":
         from revstudio import __version__
 
-        print(__version__)
+        print(json.dumps({"version": __version__}) if any(_is_json_flag(a) for a in args[1:]) else __version__)
         return 0
     if len(args) > 1 or (args and args[0].startswith("-")):
         raise CliError(f"unknown command {args[0]!r}\n{_usage()}")

@@ -109,3 +109,12 @@ def test_an_abbreviated_json_flag_gets_errors_as_json_too(flag: str, tmp_path: P
     assert json.loads(captured.out) == {"error": f"{empty}: the file is empty; it is not a revstudio project",
                                         "exit_code": 2}
     assert captured.err == ""
+
+
+def test_version_with_json_is_one_object(capsys: pytest.CaptureFixture[str]) -> None:
+    from revstudio import __version__
+
+    assert main(["--version", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"version": __version__}
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"{__version__}\n"
