@@ -14,6 +14,7 @@ from typing import Any
 
 from revstudio.core.diagnostics import Diagnostic, warning
 from revstudio.core.graph import Graph
+from revstudio.core.shapes import MAX_GROUP_DEPTH
 from revstudio.core.spec import registry
 from revstudio.core.validate import group_refs
 
@@ -95,8 +96,8 @@ def _layers(graph: Graph, node: Any, memo: dict[str, int], active: set[str]) -> 
     for _param, name in refs:
         if name not in memo:
             body = graph.groups.get(name)
-            if body is None or name in active:  # missing or recursive: reported by check
-                return 1
+            if body is None or name in active or len(active) >= MAX_GROUP_DEPTH:
+                return 1  # missing, recursive or nested too deep: reported by check
             active.add(name)
             view = Graph(name)
             view.nodes, view.edges, view.groups = body.nodes, body.edges, graph.groups

@@ -106,3 +106,20 @@ def test_check_of_a_graph_beyond_the_layer_limit_skips_the_estimate_and_says_so(
     data = json.loads(proc.stdout)
     assert "estimate" not in data
     assert any("no memory estimate is made" in d["message"] for d in data["diagnostics"])
+
+
+def test_groups_nested_thousands_deep_are_one_error_not_a_failed_size_check() -> None:
+    depth = 3000
+    groups = {}
+    for i in range(depth):
+        inner = ({"id": "n", "type": "Group", "params": {"group": f"g{i + 1}"}} if i < depth - 1
+                 else {"id": "n", "type": "Linear", "params": {"out_features": 4}})
+        groups[f"g{i}"] = {"nodes": [{"id": "i", "type": "GroupInput"}, inner, {"id": "o", "type": "GroupOutput"}],
+                           "edges": [["i.out", "n.in"], ["n.out", "o.in"]]}
+    doc = {"format": "revstudio", "version": 1, "groups": groups,
+           "nodes": [{"id": "x", "type": "Input", "params": {"shape": [4]}},
+                     {"id": "g", "type": "Group", "params": {"group": "g0"}}, {"id": "y", "type": "Output"}],
+           "edges": [["x.out", "g.in"], ["g.out", "y.in"]]}
+    report = full_check(loads(json.dumps(doc)))
+    assert [d.node for d in report.diagnostics] == ["g"], [d.message[-200:] for d in report.diagnostics]
+    assert "nested more than 32 deep" in report.diagnostics[0].message
