@@ -54,8 +54,9 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"{args.output}: cannot write ({exc.strerror or exc}); check the folder exists and is writable") from None
     lines = source.count("\n")
-    if args.json:
-        print(json.dumps({"ok": True, "output": args.output, "lines": lines, "with_training": args.with_training}))
+    if args.json:  # where the code itself went to stdout (-o /dev/stdout), the object goes beside it
+        print(json.dumps({"ok": True, "output": args.output, "lines": lines, "with_training": args.with_training}),
+              file=sys.stderr if _is_stdout(args.output) else sys.stdout)
     elif not os.path.isfile(args.output):  # a device or pipe (/dev/stdout): nothing to import or reopen
         print(f"wrote {lines} lines to {args.output}", file=sys.stderr)
     else:
@@ -78,6 +79,15 @@ def _fail(args: argparse.Namespace, exc: Exception) -> int:
         for problem in problems:
             print(printable(f"  {problem}"), file=sys.stderr)
     return 1
+
+
+def _is_stdout(path: str) -> bool:
+    """Whether ``path`` is this process's standard output (``/dev/stdout``, ``/dev/fd/1``, its pipe)."""
+    try:
+        here, there = os.fstat(sys.stdout.fileno()), os.stat(path)
+    except (OSError, ValueError, AttributeError):  # no real stdout (tests, embedding)
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
 
 
 def _same_file(output: str, source: str) -> bool:

@@ -162,3 +162,20 @@ def test_an_output_not_named_py_is_not_told_to_be_imported_or_reopened(tmp_path,
     assert main(["export", str(src), "-o", str(tmp_path / "model.py")]) == 0
     out = capsys.readouterr().out
     assert "from model import Model" in out and f"reopen it: revstudio {tmp_path / 'model.py'}" in out
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="needs /dev/stdout")
+def test_json_beside_code_written_to_stdout_goes_to_stderr(tmp_path) -> None:
+    # `-o /dev/stdout --json | ...`: stdout is the code, so the one JSON object goes to stderr
+    import subprocess
+    import sys
+
+    src = _project(tmp_path)
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-P", "-m", "revstudio", "export", str(src), "-o", "/dev/stdout", "--json"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 0, proc.stderr
+    assert "class Model(nn.Module)" in proc.stdout and '"ok"' not in proc.stdout
+    reply = json.loads(proc.stderr)
+    assert reply["ok"] is True and reply["output"] == "/dev/stdout"
