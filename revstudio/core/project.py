@@ -287,12 +287,12 @@ class _Reader:
             raise self.fail("field 'version'", f"expected a whole number, got {_short(version)}")
         if version > CURRENT_VERSION:
             raise ProjectError(
-                f"{self.source}: made by a newer revstudio (file version {version}, this revstudio reads up "
+                f"{self.source}: made by a newer revstudio (file version {_short(version, 24)}, this revstudio reads up "
                 f"to {CURRENT_VERSION}): upgrade revstudio",
                 self.source, "field 'version'",
             )
         if version < min(MIGRATIONS, default=CURRENT_VERSION):
-            raise self.fail("field 'version'", f"unknown file version {version}")
+            raise self.fail("field 'version'", f"unknown file version {_short(version, 24)}")
         while version < CURRENT_VERSION:
             doc = MIGRATIONS[version](doc)
             version += 1

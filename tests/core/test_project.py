@@ -166,6 +166,7 @@ BAD = {
     "newer version": (doc_with(version=7), r"made by a newer revstudio \(file version 7, this revstudio reads "
                                            r"up to 1\): upgrade revstudio"),
     "negative version": (doc_with(version=-1), "unknown file version -1"),
+    "huge version": (doc_with(version=10 ** 900), r"made by a newer revstudio \(file version 100000000000000000000\.\.\., "),
     "unknown top field": (doc_with(colour="red"), "top level: unknown field 'colour'"),
     "nodes missing": (doc_with(nodes=...), "the field 'nodes' is missing"),
     "edges missing": (doc_with(edges=...), "the field 'edges' is missing"),
