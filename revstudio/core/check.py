@@ -13,7 +13,7 @@ from typing import Any
 from .diagnostics import Diagnostic, warning
 from .graph import Graph, GraphError, PortRef
 from .nogc import without_cyclic_gc
-from .shapes import UNUSED_BODY, Analysis, GroupInferer, NodeInfo, analyse_graph, fmt_shape
+from .shapes import OPEN_GROUP, UNUSED_BODY, Analysis, GroupInferer, NodeInfo, analyse_graph, fmt_shape
 from .spec import Registry, ShapeT
 from .spec import registry as default_registry
 from .validate import group_refs
@@ -123,15 +123,25 @@ def check(graph: Graph, registry: Registry | None = None) -> Report:
 
 
 def _unused_group_errors(graph: Graph, groups: dict[str, Report], registry: Registry) -> list[Diagnostic]:
-    """A warning for each group no node refers to whose body has errors (an unknown param, say):
-    they stop nothing, as nothing runs the group, but a check that ends in "valid" must not
-    keep them from a user who never opens the group's tab (the command line's)."""
-    used: set[str] = set()
-    for part in (graph, *graph.groups.values()):
+    """A warning for each group the project never runs (no node uses it, directly or through
+    other groups) whose body has errors (an unknown param, say): they stop nothing, but a
+    check that ends in "valid" must not keep them from a user who never opens the group's tab
+    (the command line's)."""
+    def refs(part: Graph) -> list[str]:
+        found = []
         for node in part.nodes.values():
             spec = registry.find(node.type) if isinstance(node.type, str) else None
             if spec is not None:
-                used.update(name for _param, name in group_refs(spec, node.params))
+                found += [name for _param, name in group_refs(spec, node.params)]
+        return found
+
+    used: set[str] = set()
+    todo = refs(graph)
+    while todo:  # iterative: bodies may refer to each other in cycles (reported elsewhere)
+        name = todo.pop()
+        if name not in used and name in graph.groups:
+            used.add(name)
+            todo += refs(graph.groups[name])
     out = []
     for name, body in groups.items():
         errors = body.errors
@@ -140,6 +150,7 @@ def _unused_group_errors(graph: Graph, groups: dict[str, Report], registry: Regi
         first = errors[0]
         where = f"node {first.node!r}" + (f" port {first.port!r}" if first.port else "") if first.node else "the body"
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        out.append(warning(None, f"group {name!r}, which no node uses, has errors: {where}: {first.message}{more}; "
-                                 "open the group to fix them, or delete it"))
+        message = first.message.removesuffix(OPEN_GROUP)  # (an error nested deeper says it once, here)
+        out.append(warning(None, f"group {name!r}, which nothing in the project runs, has errors: {where}: "
+                                 f"{message}{more}; open the group to fix them, or delete it"))
     return out

@@ -126,11 +126,19 @@ def test_errors_in_a_group_no_node_uses_are_a_warning_naming_group_and_node() ->
     r = check(g)
     assert r.valid  # nothing runs the group: it stops nothing
     (w,) = r.warnings
-    assert w.node is None and "group 'spare', which no node uses" in w.message
+    assert w.node is None and "group 'spare', which nothing in the project runs" in w.message
     assert "node 'c'" in w.message and "'colour'" in w.message and "delete it" in w.message
     assert [d.node for d in r.groups["spare"].errors] == ["c"]  # the group's own tab still marks the node
     spare.nodes["c"].params.clear()
     assert check(g).warnings == []
+    # used only by a group nothing runs: as unused (its user's body is not inferred, so says nothing)
+    spare.nodes["c"].params["colour"] = "red"
+    _wrapped(g, "outer", "spare")
+    (w,) = check(g).warnings
+    assert "group 'spare', which nothing in the project runs" in w.message
+    g.nodes["cp"].params["f"] = "outer"  # now the project runs it: an error on the node that does
+    r = check(g)
+    assert not r.valid and r.warnings == [] and r.errors[0].node == "cp" and "'colour'" in r.errors[0].message
 
 
 # ---- mutated example projects: the check never raises ----------------------
