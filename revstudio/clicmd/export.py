@@ -35,6 +35,9 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("-o: the output path is empty; name the .py file to write, e.g. -o model.py")
     if _same_file(args.output, args.file):
         raise CliError(f"{args.output}: the output would overwrite the input; choose another -o path")
+    if os.path.isfile(args.output) and not os.access(args.output, os.W_OK):
+        # the write renames a new file over it, which the folder's permissions allow: refuse as cp does
+        raise CliError(f"{args.output}: the file is read-only; make it writable (chmod u+w) or choose another -o path")
     try:
         graph = load(args.file)
     except ProjectError as exc:

@@ -179,3 +179,19 @@ def test_json_beside_code_written_to_stdout_goes_to_stderr(tmp_path) -> None:
     assert "class Model(nn.Module)" in proc.stdout and '"ok"' not in proc.stdout
     reply = json.loads(proc.stderr)
     assert reply["ok"] is True and reply["output"] == "/dev/stdout"
+
+
+def test_a_read_only_output_is_refused_and_kept(tmp_path, capsys, monkeypatch) -> None:
+    # writing renames a new file over the old one, which only the folder's permissions govern;
+    # a read-only file is refused as cp refuses it (root may write anything: os.access says so)
+    src = _project(tmp_path)
+    out = tmp_path / "ro.py"
+    out.write_text("# keep me\n", encoding="utf-8")
+    out.chmod(0o444)
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if os.fspath(p) == str(out) and mode == os.W_OK
+                        else real_access(p, mode, **kw))
+    assert main(["export", str(src), "-o", str(out), "--json"]) == 2
+    reply = json.loads(capsys.readouterr().out)
+    assert "read-only" in reply["error"] and reply["exit_code"] == 2
+    assert out.read_text(encoding="utf-8") == "# keep me\n"
