@@ -13,7 +13,7 @@ from typing import Any
 from .diagnostics import Diagnostic, warning
 from .graph import Graph, GraphError, PortRef
 from .nogc import without_cyclic_gc
-from .shapes import OPEN_GROUP, UNUSED_BODY, Analysis, GroupInferer, NodeInfo, analyse_graph, fmt_shape
+from .shapes import UNUSED_BODY, Analysis, GroupInferer, NodeInfo, analyse_graph, body_errors_text, fmt_shape
 from .spec import Registry, ShapeT
 from .spec import registry as default_registry
 from .validate import group_refs
@@ -147,10 +147,6 @@ def _unused_group_errors(graph: Graph, groups: dict[str, Report], registry: Regi
         errors = body.errors
         if name in used or not errors:
             continue
-        first = errors[0]
-        where = f"node {first.node!r}" + (f" port {first.port!r}" if first.port else "") if first.node else "the body"
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        message = first.message.removesuffix(OPEN_GROUP)  # (an error nested deeper says it once, here)
-        out.append(warning(None, f"group {name!r}, which nothing in the project runs, has errors: {where}: "
-                                 f"{message}{more}; open the group to fix them, or delete it"))
+        out.append(warning(None, f"group {name!r}, which nothing in the project runs, has errors: "
+                                 f"{body_errors_text(errors)}; open the group to fix them, or delete it"))
     return out
