@@ -14,6 +14,7 @@ import importlib.util
 import json
 import logging
 import os
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -94,6 +95,20 @@ def json_text(value: Any) -> str:
     return json.dumps(finite(value), allow_nan=False)
 
 
+# What a terminal would act on rather than show: C0 and C1 controls (ESC, CSI) but tab and newline,
+# DEL, and the bidirectional overrides that make text read in another order than it is; and lone
+# surrogates (JSON's "\ud800"), which no output encoding can write at all.
+_NOT_SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                        "\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` fit for a terminal: the characters of :data:`_NOT_SHOWN` as escapes (``\\x1b``,
+    ``\\u202e``), so a project's name or ids can never recolour, move or reorder what the
+    report says. For human output only; ``--json`` is escaped by JSON itself."""
+    return _NOT_SHOWN.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
 class CliError(Exception):
     """A user error: printed as one line, exit code 2 (usage/unreadable) unless given."""
 
@@ -149,7 +164,7 @@ def _report_plugin_problems() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    wants_json = "--json" in args
+    wants_json = any(_is_json_flag(a) for a in args)
     if args and args[0] in SUBCOMMANDS:  # the editor reports them in its Log tab instead
         _report_plugin_problems()
     try:
@@ -179,6 +194,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report(f"internal error: {type(exc).__name__}: {exc} (please report this)", 1, wants_json)
 
 
+def _is_json_flag(arg: str) -> bool:
+    """``--json``, or a prefix argparse takes for it (``--js``): errors then come as JSON too."""
+    return len(arg) >= 3 and "--json".startswith(arg)
+
+
 def _dispatch(args: list[str]) -> int:
     if args and args[0] in SUBCOMMANDS:
         name = args.pop(0)
@@ -191,7 +211,7 @@ def _dispatch(args: list[str]) -> int:
     if args and args[0] == "--version":
         from revstudio import __version__
 
-        print(__version__)
+        print(json.dumps({"version": __version__}) if any(_is_json_flag(a) for a in args[1:]) else __version__)
         return 0
     if len(args) > 1 or (args and args[0].startswith("-")):
         raise CliError(f"unknown command {args[0]!r}\n{_usage()}")
@@ -228,7 +248,7 @@ def _report(message: str, code: int, wants_json: bool) -> int:
             print(json.dumps({"error": message, "exit_code": code}))
             sys.stdout.flush()
         else:
-            print(f"revstudio: {message}", file=sys.stderr)
+            print(printable(f"revstudio: {message}"), file=sys.stderr)
     except BrokenPipeError:
         return _reader_gone()
     return code

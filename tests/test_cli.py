@@ -6,6 +6,7 @@ traceback, exit status 141 (128 + SIGPIPE), never "internal error".
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -95,3 +96,25 @@ def test_piping_into_a_reader_that_closes_early(example_file: str, args: list[st
     err = proc.stderr.read().decode()
     code = proc.wait(timeout=120)
     assert err == "" and code == PIPE_CLOSED
+
+
+@pytest.mark.parametrize("flag", ["--json", "--jso", "--js"])
+def test_an_abbreviated_json_flag_gets_errors_as_json_too(flag: str, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # argparse takes --js for --json, so the output is JSON; an error must then be JSON as well
+    empty = tmp_path / "empty.revs"
+    empty.write_text("", encoding="utf-8")
+    assert main(["check", str(empty), flag]) == 2
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == {"error": f"{empty}: the file is empty; it is not a revstudio project",
+                                        "exit_code": 2}
+    assert captured.err == ""
+
+
+def test_version_with_json_is_one_object(capsys: pytest.CaptureFixture[str]) -> None:
+    from revstudio import __version__
+
+    assert main(["--version", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"version": __version__}
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"{__version__}\n"

@@ -219,3 +219,54 @@ def test_a_bf16_project_is_told_the_estimate_is_an_fp32_steps(tmp_path: Path,
             "not modelled") in capsys.readouterr().out.splitlines()
     assert main(["check", path, "--json"]) == 0
     assert "bf16 autocast" in json.loads(capsys.readouterr().out)["estimate"]["precision_note"]
+
+
+def test_a_training_section_train_would_refuse_is_said_with_its_key(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    graph = revnet_chain(2, channels=8, size=8)
+    path = str(tmp_path / "r.revs")
+    graph.training = {"lr": 0.01}
+    save(graph, path)
+    assert main(["check", path]) == 0 and "training section" not in capsys.readouterr().out
+    assert main(["check", path, "--json"]) == 0 and "training" not in json.loads(capsys.readouterr().out)
+    graph.training = {"lr": 0.01, "colour": "red"}
+    save(graph, path)
+    assert main(["check", path]) == 0  # the graph is valid; it is train that refuses the run (exit 2)
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("training section: training.colour: unknown key") and "train' refuses it" in line
+               for line in lines), lines
+    assert main(["check", path, "--json"]) == 0
+    error = json.loads(capsys.readouterr().out)["training"]["error"]
+    assert error.startswith("training.colour: unknown key")
+
+
+def test_a_hostile_name_or_id_cannot_drive_the_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # ESC sequences (recolour, clear, move the cursor), a C1 CSI and a right-to-left override
+    # from the file are shown as escapes in text output; --json escapes them itself
+    graph = revnet_chain(1, channels=8, size=8)
+    graph.name = "\x1b[2J\x1b[32mall fine"
+    graph.rename_node("b0_split", "b\u202e0\x9b")
+    path = str(tmp_path / "r.revs")
+    save(graph, path)
+    assert main(["check", path]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x9b" not in out and "\u202e" not in out
+    assert "\\x1b[2J\\x1b[32mall fine: " in out and "b\\u202e0\\x9b" in out
+    assert main(["check", path, "--json"]) == 0
+    assert "b\u202e0\x9b" in json.loads(capsys.readouterr().out)["nodes"]
+    graph.set_param("b\u202e0\x9b", "sections", 3)  # an error: gradcheck lists it, with the node, on stderr
+    save(graph, path)
+    assert main(["gradcheck", path]) == 1
+    err = capsys.readouterr().err
+    assert "\u202e" not in err and "\x9b" not in err and "b\\u202e0\\x9b" in err
+
+
+def test_a_lone_surrogate_in_the_file_is_shown_not_a_crash(tmp_path: Path) -> None:
+    # JSON may spell "\ud800" (half of a UTF-16 pair); no terminal encoding can write it, and the
+    # text report ended in "internal error: UnicodeEncodeError"
+    graph = revnet_chain(1, channels=8, size=8)
+    graph.name = "half"
+    text = dumps(graph).replace('"name": "half"', '"name": "half\\ud800"')
+    proc = _run_module(write(tmp_path, "s.revs", text))
+    assert proc.returncode == 0, proc.stderr
+    assert "half\\ud800: " in proc.stdout and "internal error" not in proc.stderr

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
+import pickle
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -142,3 +145,19 @@ def test_no_traceback_from_a_child_process(tmp_path, project) -> None:
                            str(bad), "--json"], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "not a readable checkpoint" in json.loads(proc.stdout)["error"]
+
+
+class _Planted:
+    def __reduce__(self):  # what a hostile pickle would run; weights_only never calls it
+        return (os.system, ("echo planted",))
+
+
+def test_a_plain_pickle_is_refused_without_torchs_warning(tmp_path, project, capsys) -> None:
+    # torch warns about the pickle protocol on its way to refusing it; that must not reach the user
+    target = tmp_path / "plain.pt"
+    target.write_bytes(pickle.dumps({"model": _Planted()}, protocol=4))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["gradcheck", str(project), "--checkpoint", str(target)]) == 2
+    assert [str(w.message) for w in caught] == []
+    assert "not a readable checkpoint" in capsys.readouterr().err

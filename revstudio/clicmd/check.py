@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from revstudio.cli import CliError
+from revstudio.cli import CliError, printable
 from revstudio.core.check import Report, fmt_shape
 from revstudio.core.graph import Graph
 from revstudio.core.nogc import without_cyclic_gc
@@ -76,9 +76,12 @@ def run(args: argparse.Namespace) -> int:
         note = _precision_note(graph)
         if note and isinstance(data.get("estimate"), dict):
             data["estimate"]["precision_note"] = note
+        training = _training_problem(graph)
+        if training is not None:
+            data["training"] = {"error": training}
         print(json.dumps(data))
     else:
-        print(format_report(report, args.file, graph))
+        print(printable(format_report(report, args.file, graph)))
     return 0 if report.valid else 1
 
 
@@ -110,7 +113,7 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
     for nid in ids:
         info = report.nodes[nid]
         outputs = _outputs_text(info.outputs) if info.ok else "?"
-        rows.append((nid, info.type, outputs, f"{info.parameters:,}" if info.ok else "-"))
+        rows.append((printable(nid), printable(info.type), outputs, f"{info.parameters:,}" if info.ok else "-"))
     lines = _table(rows, right={3}) if ids else ["(the graph has no nodes)"]
 
     errors, warnings = len(report.errors), len(report.warnings)
@@ -119,7 +122,7 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
         diag_rows = []
         for d in report.diagnostics:
             where = (d.node or "graph") + (f".{d.port}" if d.port else "")
-            diag_rows.append((f"  {d.severity}", where, d.message))
+            diag_rows.append((f"  {d.severity}", printable(where), d.message))
         lines += _table(diag_rows, right=set())
 
     lines += ["", f"{graph.name or path}: {len(report.nodes)} nodes, {report.parameters:,} parameters, "
@@ -145,8 +148,23 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
             lines.append(f"  memory budget {_bytes(budget[0])} (training.memory_budget): "
                          + (budget_summary(graph, report, budget[0], batch=budget[1]) if mode == "reversible"
                             else f"unused in {mode} mode (training.mode); reversible mode would use it"))
+    training = _training_problem(graph)
+    if training is not None and training != _budget_problem(graph):  # (a budget's is said above)
+        lines += ["", f"training section: {training} ('revstudio train' refuses it; fix it in Run > Run Settings)"]
     lines += ["", "valid" if report.valid else "NOT valid: fix the errors above"]
     return "\n".join(lines)
+
+
+def _training_problem(graph: Graph) -> str | None:
+    """The config's message for a ``training`` section train would refuse (an unknown key, a bad
+    value), else None: the graph may be valid and its runs still refused."""
+    from revstudio.training.config import ConfigError, TrainConfig  # (torch-free)
+
+    try:
+        TrainConfig.from_section(getattr(graph, "training", None) or {})
+    except ConfigError as exc:
+        return str(exc)
+    return None
 
 
 def _budget_problem(graph: Graph) -> str | None:

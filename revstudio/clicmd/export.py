@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-from revstudio.cli import CliError
+from revstudio.cli import CliError, printable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,8 +31,13 @@ def run(args: argparse.Namespace) -> int:
     from revstudio.codegen import CodegenError, export, relocated_training, write_source
     from revstudio.core.project import ProjectError, load
 
-    if os.path.abspath(args.output) == os.path.abspath(args.file):
+    if not args.output:
+        raise CliError("-o: the output path is empty; name the .py file to write, e.g. -o model.py")
+    if _same_file(args.output, args.file):
         raise CliError(f"{args.output}: the output would overwrite the input; choose another -o path")
+    if os.path.isfile(args.output) and not os.access(args.output, os.W_OK):
+        # the write renames a new file over it, which the folder's permissions allow: refuse as cp does
+        raise CliError(f"{args.output}: the file is read-only; make it writable (chmod u+w) or choose another -o path")
     try:
         graph = load(args.file)
     except ProjectError as exc:
@@ -52,15 +57,19 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"{args.output}: cannot write ({exc.strerror or exc}); check the folder exists and is writable") from None
     lines = source.count("\n")
-    if args.json:
-        print(json.dumps({"ok": True, "output": args.output, "lines": lines, "with_training": args.with_training}))
+    if args.json:  # where the code itself went to stdout (-o /dev/stdout), the object goes beside it
+        print(json.dumps({"ok": True, "output": args.output, "lines": lines, "with_training": args.with_training}),
+              file=sys.stderr if _is_stdout(args.output) else sys.stdout)
     elif not os.path.isfile(args.output):  # a device or pipe (/dev/stdout): nothing to import or reopen
         print(f"wrote {lines} lines to {args.output}", file=sys.stderr)
     else:
         extra = " with a training script" if args.with_training else ""
         print(f"wrote {args.output} ({lines} lines){extra}")
-        print(f"  use it: from {_module_name(args.output)} import Model; model = Model()")
-        print(f"  reopen it: revstudio {args.output}")
+        if args.output.endswith(".py"):
+            print(f"  use it: from {_module_name(args.output)} import Model; model = Model()")
+            print(f"  reopen it: revstudio {args.output}")
+        else:  # Python imports, and revstudio reopens, only a .py file as Python
+            print("  name it *.py to import it (from NAME import Model) or to reopen it with revstudio")
     return 0
 
 
@@ -69,10 +78,30 @@ def _fail(args: argparse.Namespace, exc: Exception) -> int:
     if args.json:
         print(json.dumps({"ok": False, "error": str(exc), "problems": problems, "exit_code": 1}))
     else:
-        print(f"revstudio: cannot export {args.file}; fix these first:", file=sys.stderr)
+        print(printable(f"revstudio: cannot export {args.file}; fix these first:"), file=sys.stderr)
         for problem in problems:
-            print(f"  {problem}", file=sys.stderr)
+            print(printable(f"  {problem}"), file=sys.stderr)
     return 1
+
+
+def _is_stdout(path: str) -> bool:
+    """Whether ``path`` is this process's standard output (``/dev/stdout``, ``/dev/fd/1``, its pipe)."""
+    try:
+        here, there = os.fstat(sys.stdout.fileno()), os.stat(path)
+    except (OSError, ValueError, AttributeError):  # no real stdout (tests, embedding)
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _same_file(output: str, source: str) -> bool:
+    """Whether writing ``output`` may replace ``source``: the same path, a link to it (the write
+    follows links), or the same file reached another way (a bind mount, a hard link)."""
+    if os.path.realpath(output) == os.path.realpath(source):
+        return True
+    try:
+        return os.path.samefile(output, source)
+    except OSError:  # one of them is not there (yet)
+        return False
 
 
 def _module_name(path: str) -> str:

@@ -14,7 +14,7 @@ import argparse
 import os
 from typing import Any
 
-from revstudio.cli import CliError, json_text
+from revstudio.cli import CliError, json_text, printable
 
 from ._runargs import graph_errors, load_checked, positive_int, refuse_unfit, seed, tolerance
 
@@ -98,5 +98,5 @@ def run(args: argparse.Namespace) -> int:
         else:
             lines.append(f"FAILED: {len(result.failures())} disagreement(s):")
             lines += [f"  {line}" for line in result.failures()[:20]]
-        print("\n".join(lines))
+        print(printable("\n".join(lines)))
     return 0 if result.ok else 1

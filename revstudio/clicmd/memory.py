@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from revstudio.cli import CliError, json_text
+from revstudio.cli import CliError, json_text, printable
 
 from ._runargs import (
     count,
@@ -130,13 +130,13 @@ def run(args: argparse.Namespace) -> int:
             out["budget"] = budget
         print(json_text(out))
         return 0
-    print(_table(args.file, args.batch, device, modes, estimate, args.repeat, args.precision))
+    print(printable(_table(args.file, args.batch, device, modes, estimate, args.repeat, args.precision)))
     if budget is not None:
         from ._budget import budget_lines
 
-        print(budget_lines(budget))
+        print(printable(budget_lines(budget)))
     if args.top:
-        print(_top_listing(modes, args.top))
+        print(printable(_top_listing(modes, args.top)))
     return 0
 
 

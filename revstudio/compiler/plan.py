@@ -223,16 +223,20 @@ def lower(graph: Graph, report: Any = None) -> Plan:
             f"{graph.name}: cannot compile a graph with errors; fix these first: " + "; ".join(errors[:5])
             + (f" (and {len(errors) - 5} more)" if len(errors) > 5 else "")
         )
-    return _Lowering(graph.groups, {}).lower(graph, report, graph.name)
+    return _Lowering(graph.groups, {}, getattr(report, "groups", None) or {}).lower(graph, report, graph.name)
 
 
 class _Lowering:
-    def __init__(self, groups: Mapping[str, Graph], bodies: dict[str, Plan]) -> None:
+    def __init__(self, groups: Mapping[str, Graph], bodies: dict[str, Plan],
+                 group_reports: Mapping[str, Any] | None = None) -> None:
         self.groups = groups
         self.bodies = bodies
+        # the check's body reports by group name: whether a Group/Repeat nested in a body is
+        # invertible is decided as the check decides it (``regions.analyze``)
+        self.group_reports: Mapping[str, Any] = group_reports or {}
 
     def lower(self, graph: Graph, report: Any, name: str, body: bool = False) -> Plan:
-        analysis = analyze(graph, report, keep_trivial=body)
+        analysis = analyze(graph, report, keep_trivial=body, group_reports=self.group_reports)
         values: dict[str, str] = {}
         modules: dict[str, str] = {}
         ns = Namespace()

@@ -74,22 +74,31 @@ class RegionAnalysis:
         return None
 
 
-def analyze(graph: Graph, report: Any, *, keep_trivial: bool = False) -> RegionAnalysis:
+def analyze(graph: Graph, report: Any, *, keep_trivial: bool = False,
+            group_reports: Mapping[str, Any] | None = None) -> RegionAnalysis:
     """Partition ``graph`` into maximal reversible regions plus ordinary nodes.
 
     ``report`` is the check report (shapes, order, per-node ``ok``); nodes the
     check could not infer are left out. Regions of structural steps alone
     (Split/Concat/...) save nothing and are dropped unless ``keep_trivial``.
+    ``group_reports``: the project's body reports by group name (the top-level check
+    report's ``groups``), for a ``graph`` that is itself a group body; by default
+    ``report.groups``.
     """
-    return _Analyzer(graph, report, {}).run(keep_trivial)
+    return _Analyzer(graph, report, {}, group_reports).run(keep_trivial)
 
 
 class _Analyzer:
-    def __init__(self, graph: Graph, report: Any, body_cache: dict[str, str | None]) -> None:
+    def __init__(self, graph: Graph, report: Any, body_cache: dict[str, str | None],
+                 group_reports: Mapping[str, Any] | None = None) -> None:
         self.v = View(graph, report)
         self.graph = graph
         self.report = report
         self.body_cache = body_cache   # group name -> None if invertible, else why not
+        # Body reports by group name, the project's (a body's own report has none): a
+        # Group or Repeat nested in a body is judged by its body's report like a top-level one.
+        self.group_reports: Mapping[str, Any] = (
+            group_reports if group_reports is not None else getattr(report, "groups", None) or {})
         self.near: list[Diagnostic] = []
         self.group_near: dict[str, Diagnostic] = {}
 
@@ -103,8 +112,8 @@ class _Analyzer:
         if body is None or name in stack:
             return f"group {name!r} is missing or contains itself"
         self.body_cache[name] = f"group {name!r} is being analysed"  # guards recursion
-        sub_report = getattr(self.report, "groups", {}).get(name) if self.report is not None else None
-        sub = _Analyzer(_with_groups(body, root_groups), sub_report, self.body_cache)
+        sub_report = self.group_reports.get(name)
+        sub = _Analyzer(_with_groups(body, root_groups), sub_report, self.body_cache, self.group_reports)
         sub.root_groups = root_groups  # type: ignore[attr-defined]
         why = sub.invertible_body()
         self.body_cache[name] = why
@@ -423,7 +432,7 @@ def body_regions(graph: Graph, report: Any, name: str) -> tuple[list[Region], An
     sub_report = (getattr(report, "groups", {}) or {}).get(name)
     if body is None or sub_report is None:
         return None
-    sub = _Analyzer(_with_groups(body, graph.groups), sub_report, {})
+    sub = _Analyzer(_with_groups(body, graph.groups), sub_report, {}, getattr(report, "groups", None) or {})
     sub.root_groups = graph.groups  # type: ignore[attr-defined]
     return list(sub.run(keep_trivial=True).regions), sub
 

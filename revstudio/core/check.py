@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, warning
 from .graph import Graph, GraphError, PortRef
 from .nogc import without_cyclic_gc
-from .shapes import UNUSED_BODY, Analysis, GroupInferer, NodeInfo, analyse_graph, fmt_shape
+from .shapes import UNUSED_BODY, Analysis, GroupInferer, NodeInfo, analyse_graph, body_errors_text, fmt_shape
 from .spec import Registry, ShapeT
 from .spec import registry as default_registry
+from .validate import group_refs
 
 __all__ = ["NodeInfo", "Report", "check", "fmt_shape"]
 
@@ -70,11 +71,13 @@ class Report:
         out: dict[str, Any] = {
             "valid": self.valid,
             "diagnostics": [d.to_json() for d in self.diagnostics],
+            # a node whose shapes could not be inferred has null outputs and parameters (the
+            # text table's "?" and "-"), never an Output's {} or a claim of 0 parameters
             "nodes": {
                 nid: {
                     "type": info.type,
-                    "outputs": {p: list(s) for p, s in info.outputs.items()},
-                    "parameters": info.parameters,
+                    "outputs": {p: list(s) for p, s in info.outputs.items()} if info.ok else None,
+                    "parameters": info.parameters if info.ok else None,
                 }
                 for nid, info in self.nodes.items()
             },
@@ -115,4 +118,35 @@ def check(graph: Graph, registry: Registry | None = None) -> Report:
         if name not in bodies:  # defined but not used (or not reached): structure only
             bodies[name] = analyse_graph(body, inferer, provided=UNUSED_BODY)
     report.groups = {name: _report(bodies[name]) for name in graph.groups}
+    report.diagnostics += _unused_group_errors(graph, report.groups, registry or default_registry)
     return report
+
+
+def _unused_group_errors(graph: Graph, groups: dict[str, Report], registry: Registry) -> list[Diagnostic]:
+    """A warning for each group the project never runs (no node uses it, directly or through
+    other groups) whose body has errors (an unknown param, say): they stop nothing, but a
+    check that ends in "valid" must not keep them from a user who never opens the group's tab
+    (the command line's)."""
+    def refs(part: Graph) -> list[str]:
+        found = []
+        for node in part.nodes.values():
+            spec = registry.find(node.type) if isinstance(node.type, str) else None
+            if spec is not None:
+                found += [name for _param, name in group_refs(spec, node.params)]
+        return found
+
+    used: set[str] = set()
+    todo = refs(graph)
+    while todo:  # iterative: bodies may refer to each other in cycles (reported elsewhere)
+        name = todo.pop()
+        if name not in used and name in graph.groups:
+            used.add(name)
+            todo += refs(graph.groups[name])
+    out = []
+    for name, body in groups.items():
+        errors = body.errors
+        if name in used or not errors:
+            continue
+        out.append(warning(None, f"group {name!r}, which nothing in the project runs, has errors: "
+                                 f"{body_errors_text(errors)}; open the group to fix them, or delete it"))
+    return out

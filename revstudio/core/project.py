@@ -37,6 +37,7 @@ from .pyfile import EmbeddedError, decode_source, read_embedded
 MAX_FILE_BYTES = 64 << 20   # far beyond any real project; stops a stray multi-GB file
 MAX_DEPTH = 32              # nesting allowed inside params, training and view
 MAX_NAME = 1000
+MAX_DIGITS = 1000           # of a whole number
 
 TOP_FIELDS = ("format", "version", "made_by", "name", "nodes", "edges", "groups", "renamed", "plugins",
               "training", "view")
@@ -69,6 +70,16 @@ def _no_constant(name: str) -> Any:
     raise _JsonProblem(f"{name} is not a number JSON allows; use a finite number")
 
 
+def _whole(text: str) -> int:
+    # Python refuses to convert more than 4,300 digits and says to raise a limit in Python;
+    # no value of a project has more than a few dozen.
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise _JsonProblem(f"the number {_short(text, 30)} has {digits:,} digits; no project value needs "
+                           f"more than {MAX_DIGITS:,}")
+    return int(text)
+
+
 def _finite(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
@@ -79,12 +90,12 @@ def _finite(text: str) -> float:
 def _short(value: Any, limit: int = 60) -> str:
     """A bounded description of any JSON value, safe for error messages."""
     if isinstance(value, dict):
-        return f"an object with {len(value)} fields"
+        return f"an object with {len(value)} field{'s' * (len(value) != 1)}"
     if isinstance(value, list):
         if len(value) <= 4 and all(isinstance(v, (str, int, float, bool, type(None))) for v in value):
             text = repr(value)
             return text if len(text) <= limit else text[: limit - 3] + "..."
-        return f"a list of {len(value)} items"
+        return f"a list of {len(value)} item{'s' * (len(value) != 1)}"
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -118,7 +129,8 @@ def parse_json(text: str, source: str) -> Any:
     if not text.strip():
         raise ProjectError(f"{source}: the file is empty; it is not a revstudio project", source)
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_float=_finite)
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_float=_finite,
+                          parse_int=_whole)
     except json.JSONDecodeError as exc:
         tail = text[exc.pos:].strip()
         hint = "the file ends too early (truncated?)" if not tail else "the file is not valid JSON"
@@ -268,16 +280,19 @@ class _Reader:
                 self.source,
             )
         version = doc.get("version")
+        if "version" not in doc:
+            raise self.fail("top level", f"the field 'version' is missing; a project file written now has "
+                                         f'"version": {CURRENT_VERSION}')
         if not isinstance(version, int) or isinstance(version, bool):
             raise self.fail("field 'version'", f"expected a whole number, got {_short(version)}")
         if version > CURRENT_VERSION:
             raise ProjectError(
-                f"{self.source}: made by a newer revstudio (file version {version}, this revstudio reads up "
+                f"{self.source}: made by a newer revstudio (file version {_short(version, 24)}, this revstudio reads up "
                 f"to {CURRENT_VERSION}): upgrade revstudio",
                 self.source, "field 'version'",
             )
         if version < min(MIGRATIONS, default=CURRENT_VERSION):
-            raise self.fail("field 'version'", f"unknown file version {version}")
+            raise self.fail("field 'version'", f"unknown file version {_short(version, 24)}")
         while version < CURRENT_VERSION:
             doc = MIGRATIONS[version](doc)
             version += 1

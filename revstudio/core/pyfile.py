@@ -53,8 +53,11 @@ def decode_source(data: bytes, filename: str = "<export>") -> str:
             compile(b"".join(lines) + b"\n", filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
         except SyntaxError as exc:
             if "encoding" in str(exc.msg):
-                raise EmbeddedError(f"{filename}: line {exc.lineno or 1}: {exc.msg}; Python cannot read "
-                                    "it, so it cannot hold a revstudio project") from None
+                # Python's advice ("use codecs.decode() to handle arbitrary codecs") is for code
+                # that reads the file, not for its user: leave it out
+                msg = str(exc.msg).split("; use codecs.decode()")[0]
+                raise EmbeddedError(f"{filename}: line {exc.lineno or 1}: {msg}; Python cannot read "
+                                    "it, so it cannot hold a revstudio project; save it as UTF-8") from None
         except (ValueError, MemoryError, RecursionError):
             pass
     try:

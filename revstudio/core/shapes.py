@@ -9,7 +9,7 @@ every unrelated node still gets its shapes. Group bodies are inferred through
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -115,12 +115,22 @@ def _group_result(name: str, body: Analysis) -> GroupShapes | ShapeError:
     errors = [d for d in body.diagnostics if d.severity == "error"]
     if not errors:
         return GroupShapes(dict(body.group_outputs), body.parameters)
+    return ShapeError(f"group {name!r} has errors: {body_errors_text(errors)}{OPEN_GROUP}")
+
+
+OPEN_GROUP = "; open the group to fix it"
+
+
+def body_errors_text(errors: Sequence[Diagnostic]) -> str:
+    """"node 'c' port 'in': <the first error> (and 2 more)": a body's errors, told from outside it.
+    A nested body's error already ends with :data:`OPEN_GROUP`; it is left off, so the advice is
+    said once however deep the nesting."""
     first = errors[0]
     where = f"node {first.node!r}" if first.node else "the body"
     if first.port:
         where += f" port {first.port!r}"
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return ShapeError(f"group {name!r} has errors: {where}: {first.message}{more}; open the group to fix it")
+    return f"{where}: {first.message.removesuffix(OPEN_GROUP)}{more}"
 
 
 def _check_outputs(state: NodeState, result: Any, registry: Registry) -> dict[str, ShapeT]:

@@ -16,7 +16,7 @@ from revstudio.core.nogc import without_cyclic_gc
 
 from .batch_checks import batch_errors
 from .estimate import estimate, input_dtype
-from .sizes import size_warnings
+from .sizes import LAYER_LIMIT, measure, size_warnings
 
 
 def _analyze_regions(graph: Graph, report: Report) -> tuple[list[Any], list[Diagnostic], list[str] | None]:
@@ -79,11 +79,18 @@ def full_check(graph: Graph, batch: int | None = None, device: str | None = None
     known = {(d.node, d.port, d.message) for d in report.diagnostics}
     report.diagnostics.extend(d for d in near if (d.node, d.port, d.message) not in known)
     report.diagnostics.extend(batch_errors(graph, report, batch))  # what a training step cannot run
+    sizes = None
     try:  # sizes no device holds: a warning naming the node and the bytes, before anyone allocates
-        report.diagnostics.extend(size_warnings(graph, report, input_dtype(graph)))
+        sizes = measure(graph, report)
+        report.diagnostics.extend(size_warnings(graph, report, input_dtype(graph), sizes))
     except Exception as exc:
         report.diagnostics.append(warning(None, f"the size check failed ({type(exc).__name__}: {exc}); "
                                                 "please report this"))
+    if sizes is not None and sizes.layers > LAYER_LIMIT:
+        # The estimate simulates the step layer by layer, every copy of every Repeat: minutes for
+        # such a graph (a Repeat of a Repeat), on every edit in the editor. Its warning says so.
+        report.estimate = None
+        return report
     try:
         report.estimate = estimate(graph, report, regions, batch=batch, order=order, device=device)
     except Exception as exc:  # same reasoning: the estimate is advice, never a crash

@@ -249,7 +249,9 @@ def compare_modes(
     from revstudio.compiler import compile as compile_graph
 
     tdtype = torch_dtype(dtype)
-    model = compile_graph(graph, mode="standard", device=device, dtype=tdtype)
+    with torch.random.fork_rng():  # fresh weights from ``seed``: a failure can be run again
+        torch.manual_seed(seed)
+        model = compile_graph(graph, mode="standard", device=device, dtype=tdtype)
     model.train()
     inputs = random_inputs(graph, batch, tdtype, seed, device)
     if hasattr(model, "initialize"):

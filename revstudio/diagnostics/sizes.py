@@ -14,6 +14,7 @@ from typing import Any
 
 from revstudio.core.diagnostics import Diagnostic, warning
 from revstudio.core.graph import Graph
+from revstudio.core.shapes import MAX_GROUP_DEPTH
 from revstudio.core.spec import registry
 from revstudio.core.validate import group_refs
 
@@ -95,8 +96,8 @@ def _layers(graph: Graph, node: Any, memo: dict[str, int], active: set[str]) -> 
     for _param, name in refs:
         if name not in memo:
             body = graph.groups.get(name)
-            if body is None or name in active:  # missing or recursive: reported by check
-                return 1
+            if body is None or name in active or len(active) >= MAX_GROUP_DEPTH:
+                return 1  # missing, recursive or nested too deep: reported by check
             active.add(name)
             view = Graph(name)
             view.nodes, view.edges, view.groups = body.nodes, body.edges, graph.groups
@@ -106,9 +107,10 @@ def _layers(graph: Graph, node: Any, memo: dict[str, int], active: set[str]) -> 
     return (int(times) if isinstance(times, int) and times > 0 else 1) * total
 
 
-def size_warnings(graph: Graph, report: Any, dtype: str = "float32") -> list[Diagnostic]:
-    """Warnings for sizes no real device holds, each naming the node and the bytes."""
-    s = measure(graph, report)
+def size_warnings(graph: Graph, report: Any, dtype: str = "float32", sizes: Sizes | None = None) -> list[Diagnostic]:
+    """Warnings for sizes no real device holds, each naming the node and the bytes
+    (``sizes``: :func:`measure` of the graph, where the caller has it)."""
+    s = sizes if sizes is not None else measure(graph, report)
     elem = DTYPE_BYTES.get(dtype, 4)
     out = []
     if s.tensor_elements * elem > DEVICE_LIMIT_BYTES:
@@ -121,9 +123,11 @@ def size_warnings(graph: Graph, report: Any, dtype: str = "float32") -> list[Dia
                            f"({fmt_bytes(s.parameters * elem)}), more than any device holds; "
                            f"{s.parameter_node} has the most"))
     if s.layers > LAYER_LIMIT and s.layer_node is not None:
-        out.append(warning(s.layer_node, f"the graph expands into {s.layers:,} layers ({s.layer_node} alone into "
-                           f"{_layers(graph, graph.nodes[s.layer_node], {}, set()):,}); building it takes minutes, "
-                           f"'revstudio memory' and 'gradcheck' refuse more than {LAYER_LIMIT:,}"))
+        most = _layers(graph, graph.nodes[s.layer_node], {}, set())
+        alone = f" ({s.layer_node} alone into {most:,})" if most > 1 else ""
+        out.append(warning(s.layer_node, f"the graph expands into {s.layers:,} layers{alone}; building it takes "
+                           f"minutes, 'revstudio memory' and 'gradcheck' refuse more than {LAYER_LIMIT:,}, and "
+                           "no memory estimate is made (simulating its step would take minutes too)"))
     return out
 
 

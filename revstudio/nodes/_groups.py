@@ -76,7 +76,8 @@ def infer_body(kind: str, ctx: InferContext, param: str, inputs: Mapping[str, Sh
         return ctx.infer_group(name, dict(inputs))
     except ShapeError as exc:
         given = ", ".join(f"{port} {fmt(shape)}" for port, shape in inputs.items())
-        raise problem(kind, ctx, f"{param}: group {name!r} does not work on {given}: {exc.message}") from None
+        given = f"on {given}" if given else "without inputs (it has no GroupInput)"
+        raise problem(kind, ctx, f"{param}: group {name!r} does not work {given}: {exc.message}") from None
 
 
 def single_map(kind: str, ctx: InferContext, param: str, in_shape: ShapeT, role: str,

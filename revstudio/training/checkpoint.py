@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -116,7 +117,11 @@ def load(path: str, map_location: Any = "cpu") -> dict[str, Any]:
     if not os.path.isfile(path):
         raise CheckpointError(f"{path}: no checkpoint there (the run saved none yet?)")
     try:
-        data = torch.load(path, map_location=map_location, weights_only=True)
+        with warnings.catch_warnings():
+            # torch warns about a file's pickle protocol on its way to refusing it: a stray
+            # "UserWarning ... return Unpickler(file ...)" above our own one-line message
+            warnings.simplefilter("ignore", UserWarning)
+            data = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # truncated, not a torch file, or holding objects we refuse to unpickle
         # Only torch's first sentence: the rest of its weights-only message advises weights_only=False,
         # which would run the file's pickled code.

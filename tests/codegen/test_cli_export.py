@@ -62,6 +62,7 @@ def test_graph_errors_exit_1_and_write_nothing(tmp_path, capsys) -> None:
         (["p.revs"], "-o"),
         (["p.revs", "-o", "no/such/folder/x.py"], "cannot write"),
         (["p.revs", "-o", "p.revs"], "overwrite"),
+        (["p.revs", "-o", ""], "empty"),
     ],
 )
 def test_bad_usage_or_unreadable_file_exits_2(tmp_path, capsys, monkeypatch, argv_tail, needle) -> None:
@@ -71,6 +72,17 @@ def test_bad_usage_or_unreadable_file_exits_2(tmp_path, capsys, monkeypatch, arg
     captured = capsys.readouterr()
     assert needle in captured.err + captured.out
     assert "Traceback" not in captured.err
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_an_output_that_links_to_the_input_is_refused_and_the_project_kept(tmp_path, capsys) -> None:
+    src = _project(tmp_path)
+    before = src.read_bytes()
+    (tmp_path / "model.py").symlink_to(src.name)
+    assert main(["export", str(src), "-o", str(tmp_path / "model.py"), "--json"]) == 2
+    reply = json.loads(capsys.readouterr().out)
+    assert "overwrite the input" in reply["error"] and reply["exit_code"] == 2
+    assert src.read_bytes() == before
 
 
 def test_garbage_project_exits_2(tmp_path, capsys) -> None:
@@ -139,3 +151,47 @@ def test_relative_data_paths_start_from_the_exports_folder(tmp_path, capsys, wit
     # beside the project, nothing moves
     assert main(["export", str(src), "-o", str(tmp_path / "a" / "same.py"), *flags]) == 0
     assert load(str(tmp_path / "a" / "same.py")).training == graph.training
+
+
+def test_an_output_not_named_py_is_not_told_to_be_imported_or_reopened(tmp_path, capsys) -> None:
+    src = _project(tmp_path)
+    assert main(["export", str(src), "-o", str(tmp_path / "model.txt")]) == 0
+    out = capsys.readouterr().out
+    assert "import Model" not in out.replace("(from NAME import Model)", "") and "reopen it:" not in out
+    assert "name it *.py" in out
+    assert main(["export", str(src), "-o", str(tmp_path / "model.py")]) == 0
+    out = capsys.readouterr().out
+    assert "from model import Model" in out and f"reopen it: revstudio {tmp_path / 'model.py'}" in out
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="needs /dev/stdout")
+def test_json_beside_code_written_to_stdout_goes_to_stderr(tmp_path) -> None:
+    # `-o /dev/stdout --json | ...`: stdout is the code, so the one JSON object goes to stderr
+    import subprocess
+    import sys
+
+    src = _project(tmp_path)
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-P", "-m", "revstudio", "export", str(src), "-o", "/dev/stdout", "--json"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 0, proc.stderr
+    assert "class Model(nn.Module)" in proc.stdout and '"ok"' not in proc.stdout
+    reply = json.loads(proc.stderr)
+    assert reply["ok"] is True and reply["output"] == "/dev/stdout"
+
+
+def test_a_read_only_output_is_refused_and_kept(tmp_path, capsys, monkeypatch) -> None:
+    # writing renames a new file over the old one, which only the folder's permissions govern;
+    # a read-only file is refused as cp refuses it (root may write anything: os.access says so)
+    src = _project(tmp_path)
+    out = tmp_path / "ro.py"
+    out.write_text("# keep me\n", encoding="utf-8")
+    out.chmod(0o444)
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if os.fspath(p) == str(out) and mode == os.W_OK
+                        else real_access(p, mode, **kw))
+    assert main(["export", str(src), "-o", str(out), "--json"]) == 2
+    reply = json.loads(capsys.readouterr().out)
+    assert "read-only" in reply["error"] and reply["exit_code"] == 2
+    assert out.read_text(encoding="utf-8") == "# keep me\n"

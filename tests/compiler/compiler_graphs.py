@@ -100,6 +100,23 @@ def coupling_repeat(times: int, channels: int = 4, size: int = 4, *, extra: dict
     return g
 
 
+def nested_repeat(outer: int = 2, inner: int = 2, kind: str = "Repeat") -> Graph:
+    """:func:`coupling_repeat` with its Repeat moved into a group ``stack`` (a Repeat of the coupling
+    block, or a Group of it with ``kind="Group"``), which a top-level Repeat runs ``outer`` times:
+    a Repeat nested in a group body."""
+    g = coupling_repeat(inner)
+    stack = Graph("stack")
+    stack.add_node("GroupInput", "i")
+    stack.add_node(kind, "r", {"group": "block", "times": inner} if kind == "Repeat" else {"group": "block"})
+    stack.add_node("GroupOutput", "o")
+    stack.connect("i.out", "r.in")
+    stack.connect("r.out", "o.in")
+    g.set_group("stack", stack)
+    g.set_param("rep", "group", "stack")
+    g.set_param("rep", "times", outer)
+    return g
+
+
 def nested_quarter(channels: int = 8, size: int = 4, *, inplace_before: bool = False, blocks: int = 1) -> Graph:
     """Split in halves, split the second half in quarters, a wired coupling on the quarters,
     then concat back twice (``blocks`` times); optionally a Conv + in-place ReLU right before."""

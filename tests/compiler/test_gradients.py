@@ -6,7 +6,15 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from compiler_graphs import coupling_repeat, glow, nested_quarter, plain_chain, two_stream_group, wired_revnet
+from compiler_graphs import (
+    coupling_repeat,
+    glow,
+    nested_quarter,
+    nested_repeat,
+    plain_chain,
+    two_stream_group,
+    wired_revnet,
+)
 
 import revstudio.compiler as C
 from revstudio.core.graph import Graph
@@ -28,6 +36,7 @@ GRAPHS: dict[str, Callable[[], Graph]] = {
     "coupling_repeat_dropout": lambda: coupling_repeat(3, extra={"type": "Dropout", "params": {"p": 0.4}}, head=True),
     "coupling_repeat_batchnorm": lambda: coupling_repeat(2, extra={"type": "Norm"}),
     "nested_quarter_inplace": lambda: nested_quarter(inplace_before=True),
+    "repeat_in_a_group": nested_repeat,
     "two_stream_group": two_stream_group,
     "peek": _peek,
     "glow": glow,

@@ -3,16 +3,19 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from compiler_graphs import (
     birnn_first,
     conv_body,
     coupling_repeat,
     nested_quarter,
+    nested_repeat,
     two_branch,
     two_stream_group,
     wired_revnet,
 )
 
+from revstudio.compiler.plan import lower
 from revstudio.compiler.regions import analyze
 from revstudio.core.check import check
 from revstudio.core.graph import Graph
@@ -51,6 +54,19 @@ def test_additive_coupling_in_repeat_is_a_region() -> None:
     assert [r.nodes for r in result.regions] == [["rep"]]
     assert result.regions[0].outputs == ["rep.out"]
     assert result.region_of("fc") is None
+
+
+@pytest.mark.parametrize("kind", ["Repeat", "Group"])
+def test_a_repeat_or_group_nested_in_a_body_is_as_invertible_as_its_body(kind: str) -> None:
+    # The body of "stack" runs a Repeat (or Group) of the coupling block: a step like the block
+    # itself, in the check's analysis and in the compiler's plan of the body alike.
+    g = nested_repeat(kind=kind)
+    result = _analyze(g)
+    assert [r.nodes for r in result.regions] == [["rep"]]
+    assert result.near_misses == []
+    plan = lower(g, check(g))
+    stack = next(p for key, p in plan.groups.items() if key.startswith("stack|"))
+    assert stack.invertible and [type(op).__name__ for op in stack.ops].count("RegionOp") == 1
 
 
 def test_nested_split_concat_around_a_quarter_coupling_is_one_region() -> None:

@@ -153,6 +153,16 @@ def test_report_json_schema() -> None:
     assert data["parameters"] == 84 and data["valid"] is True
 
 
+def test_json_says_null_where_a_nodes_shapes_are_unknown() -> None:
+    # the text table's "?" and "-": not an Output's {} and not a claim of 0 parameters
+    g = build([("d", "Dense"), ("e", "Dense"), ("y", "Output"), ("x", "Input")], [("d.out", "e.in"),
+                                                                                  ("e.out", "y.in")])
+    data = json.loads(json.dumps(run(g).to_json()))
+    assert data["nodes"]["d"] == {"type": "Dense", "outputs": None, "parameters": None}
+    assert data["nodes"]["e"] == {"type": "Dense", "outputs": None, "parameters": None}
+    assert data["nodes"]["x"]["parameters"] == 0 and data["parameters"] == 0
+
+
 def test_regions_and_estimate_appear_in_json_when_filled() -> None:
     class Obj:
         def __init__(self, v: dict) -> None:

@@ -80,6 +80,67 @@ def test_real_repeat_of_a_group_that_repeats_itself() -> None:
     assert errs and errs[0].node == "cp" and "contains itself" in errs[0].message and "f -> f" in errs[0].message
 
 
+def _wrapped(g: Graph, name: str, inner: str, *, with_input: bool = True) -> None:
+    """Group ``name``: GroupInput -> Group(inner) -> GroupOutput (no GroupInput: ``with_input``)."""
+    body = Graph(name)
+    if with_input:
+        body.add_node("GroupInput", "i")
+    body.add_node("Group", "n", {"group": inner})
+    body.add_node("GroupOutput", "o")
+    if with_input:
+        body.connect("i.out", "n.in")
+    body.connect("n.out", "o.in")
+    g.groups[name] = body
+
+
+def test_an_error_deep_in_nested_groups_gives_the_advice_once() -> None:
+    g = catalog_graph()
+    g.groups["f"].nodes["conv"].params["out_channels"] = 0
+    _wrapped(g, "w1", "f")
+    _wrapped(g, "w2", "w1")
+    g.nodes["cp"].params["f"] = "w2"
+    (err,) = check(g).errors
+    assert err.node == "cp" and "'w2'" in err.message and "'w1'" in err.message and "out_channels" in err.message
+    assert err.message.count("open the group to fix it") == 1 and err.message.endswith("open the group to fix it")
+
+
+def test_a_body_without_inputs_is_said_so() -> None:
+    g = catalog_graph()
+    _wrapped(g, "w", "f", with_input=False)
+    g.add_node("Group", "top", {"group": "w"})
+    g.add_node("Output", "z")
+    g.connect("top.out", "z.in")
+    messages = [d.message for d in check(g).errors]
+    assert any("group 'w' does not work without inputs (it has no GroupInput)" in m for m in messages), messages
+
+
+def test_errors_in_a_group_no_node_uses_are_a_warning_naming_group_and_node() -> None:
+    g = catalog_graph()
+    spare = Graph("spare")
+    spare.add_node("GroupInput", "i")
+    spare.add_node("Conv", "c", {"colour": "red"})
+    spare.add_node("GroupOutput", "o")
+    spare.connect("i.out", "c.in")
+    spare.connect("c.out", "o.in")
+    g.groups["spare"] = spare
+    r = check(g)
+    assert r.valid  # nothing runs the group: it stops nothing
+    (w,) = r.warnings
+    assert w.node is None and "group 'spare', which nothing in the project runs" in w.message
+    assert "node 'c'" in w.message and "'colour'" in w.message and "delete it" in w.message
+    assert [d.node for d in r.groups["spare"].errors] == ["c"]  # the group's own tab still marks the node
+    spare.nodes["c"].params.clear()
+    assert check(g).warnings == []
+    # used only by a group nothing runs: as unused (its user's body is not inferred, so says nothing)
+    spare.nodes["c"].params["colour"] = "red"
+    _wrapped(g, "outer", "spare")
+    (w,) = check(g).warnings
+    assert "group 'spare', which nothing in the project runs" in w.message
+    g.nodes["cp"].params["f"] = "outer"  # now the project runs it: an error on the node that does
+    r = check(g)
+    assert not r.valid and r.warnings == [] and r.errors[0].node == "cp" and "'colour'" in r.errors[0].message
+
+
 # ---- mutated example projects: the check never raises ----------------------
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "resources" / "examples").glob("*.revs"))

@@ -90,3 +90,36 @@ def test_memory_and_gradcheck_refuse_under_a_memory_limit(tmp_path: Path) -> Non
         assert "needs at least" in text or "layers" in text, (key, text)
         assert "1.0 GiB" in text or "layers" in text, (key, text)  # the limit it runs under is what counts
     assert not any(torch_loaded for _c, _t, torch_loaded in results.values())  # refused before importing torch
+
+
+@pytest.mark.parametrize("name", ["repeat_256x256", "nested_couplings"])
+def test_check_of_a_graph_beyond_the_layer_limit_skips_the_estimate_and_says_so(
+        name: str, tmp_path: Path) -> None:
+    # The estimate simulates a step layer by layer: for 65,538 layers that took minutes in
+    # `revstudio check` (and would on every edit in the editor).
+    path = tmp_path / f"{name}.revs"
+    path.write_text(PROJECTS[name], encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-P", "-m", "revstudio", "check", str(path), "--json"],
+                          capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(proc.stdout)
+    assert "estimate" not in data
+    assert any("no memory estimate is made" in d["message"] for d in data["diagnostics"])
+
+
+def test_groups_nested_thousands_deep_are_one_error_not_a_failed_size_check() -> None:
+    depth = 3000
+    groups = {}
+    for i in range(depth):
+        inner = ({"id": "n", "type": "Group", "params": {"group": f"g{i + 1}"}} if i < depth - 1
+                 else {"id": "n", "type": "Linear", "params": {"out_features": 4}})
+        groups[f"g{i}"] = {"nodes": [{"id": "i", "type": "GroupInput"}, inner, {"id": "o", "type": "GroupOutput"}],
+                           "edges": [["i.out", "n.in"], ["n.out", "o.in"]]}
+    doc = {"format": "revstudio", "version": 1, "groups": groups,
+           "nodes": [{"id": "x", "type": "Input", "params": {"shape": [4]}},
+                     {"id": "g", "type": "Group", "params": {"group": "g0"}}, {"id": "y", "type": "Output"}],
+           "edges": [["x.out", "g.in"], ["g.out", "y.in"]]}
+    report = full_check(loads(json.dumps(doc)))
+    assert [d.node for d in report.diagnostics] == ["g"], [d.message[-200:] for d in report.diagnostics]
+    assert "nested more than 32 deep" in report.diagnostics[0].message

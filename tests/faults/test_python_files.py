@@ -30,8 +30,9 @@ def test_coding_declarations_are_honoured_or_refused_like_python(tmp_path: Path,
     if python.returncode == 0:
         assert load(path).name  # Python reads it: so do we, in its encoding
     else:
-        with pytest.raises(ProjectError, match=encoding):
+        with pytest.raises(ProjectError, match=encoding) as info:
             load(path)
+        assert "codecs.decode" not in str(info.value)  # Python's advice to programmers, not to a user
 
 
 def test_a_declared_encoding_changes_what_the_text_is(tmp_path: Path) -> None:
