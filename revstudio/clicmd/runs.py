@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 
-from revstudio.cli import CliError
+from revstudio.cli import CliError, printable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,16 +39,16 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"dir": folder, "runs": [r.to_json() for r in runs]}))
         return 0
     if not runs:
-        print(f"{folder}: no runs")
+        print(printable(f"{folder}: no runs"))
         return 0
     rows = [("run", "status", "step", "metrics")]
     for r in runs:
         step = f"{r.step if r.step is not None else '-'}/{r.total_steps if r.total_steps else '-'}"
-        rows.append((r.name, r.status, step, _metric_text(r.metrics)))
+        rows.append((printable(r.name), printable(str(r.status)), step, printable(_metric_text(r.metrics))))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
         print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}".rstrip())
     for r in runs:
         if r.status in ("failed", "killed") and r.message:
-            print(f"{r.name}: {r.message}")
+            print(printable(f"{r.name}: {r.message}"))
     return 0

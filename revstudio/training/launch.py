@@ -21,6 +21,8 @@ import signal
 import sys
 from typing import Any
 
+from revstudio.cli import printable
+
 from .runs import STATUS, read_run
 
 _DIST = ("nproc", "nnodes", "node_rank", "master_addr", "master_port", "rdzv_endpoint", "rdzv_id")
@@ -137,7 +139,7 @@ def _stopped(run_dir: str, resumed: bool, as_json: bool) -> int:
         finally:
             writer.close()
     except RunDirError as exc:  # (the stop stands; the folder just cannot record it)
-        print(f"revstudio train: {exc}", file=sys.stderr)
+        print(printable(f"revstudio train: {exc}"), file=sys.stderr)
     return 0
 
 

@@ -89,10 +89,12 @@ class Progress(Callback):
         self.drawn = False
 
     def _line(self, text: str) -> None:
+        from revstudio.cli import printable  # (paths and messages may hold what a terminal acts on)
+
         if self.drawn and self.tty:
             self.stream.write("\r\033[K")
             self.drawn = False
-        self.stream.write(text + "\n")
+        self.stream.write(printable(text) + "\n")
         self.stream.flush()
 
     def on_train_start(self, row: dict[str, Any]) -> None:

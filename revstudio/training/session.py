@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from revstudio.cli import printable
+
 from .config import ConfigError, TrainConfig
 from .runs import CONFIG, RunDirError, RunWriter, write_atomic, write_json
 
@@ -262,14 +264,14 @@ def run_session(req: Request) -> int:
             if req.json:
                 print(row_dumps(row), flush=True)
             else:
-                print(f"revstudio train: {message}", file=sys.stderr)
+                print(printable(f"revstudio train: {message}"), file=sys.stderr)
             if writer is not None:
                 try:
                     RunDirRows(writer).on_row(row)
                 except RunDirError:  # (the folder that failed cannot take the news either)
                     pass
         else:  # rank 0 may be gone already (torchrun stops the others when one fails): say it here too
-            print(f"revstudio train (rank {rank}): {message}", file=sys.stderr)
+            print(printable(f"revstudio train (rank {rank}): {message}"), file=sys.stderr)
         return code
 
     from revstudio.cli import CliError
@@ -383,7 +385,7 @@ def preflight(req: Request, world: int) -> int | None:
             print(row_dumps({"kind": "event", "event": "failed", "time": 0.0, "step": None, "message": message,
                              "exit_code": code}), flush=True)
         else:
-            print(f"revstudio train: {message}", file=sys.stderr)
+            print(printable(f"revstudio train: {message}"), file=sys.stderr)
         return code
 
     try:

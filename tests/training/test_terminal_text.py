@@ -1,0 +1,39 @@
+"""What ``train`` and ``runs`` print for a terminal: paths, names and messages come from the
+user's files and folders, so a control sequence in them is shown as an escape, never acted on
+(as ``check`` and the other commands do)."""
+from __future__ import annotations
+
+import json
+
+from conftest import EXAMPLES
+
+from revstudio import cli
+
+EXAMPLE = str(next(p for p in EXAMPLES if p.stem == "revnet_coupling"))
+CLEAR = "\x1b[2J"
+
+
+def test_train_shows_a_control_sequence_in_its_data_path_as_an_escape(tmp_path, capsys) -> None:
+    missing = tmp_path / f"data{CLEAR}.npz"
+    code = cli.main(["train", EXAMPLE, "--steps", "1", "--device", "cpu", "--data", str(missing),
+                     "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 2 and "\x1b" not in err and "\\x1b[2J" in err
+
+
+def test_runs_shows_control_sequences_in_names_and_messages_as_escapes(tmp_path, capsys) -> None:
+    run = tmp_path / "runs" / f"evil{CLEAR}"
+    run.mkdir(parents=True)
+    (run / "status.json").write_text(json.dumps({"status": "failed", "step": 1, "message": f"boom{CLEAR}\u202e",
+                                                 "metrics": {}}))
+    assert cli.main(["runs", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out
+    assert out.count("evil\\x1b[2J") == 2 and "boom\\x1b[2J\\u202e" in out
+
+
+def test_train_progress_shows_a_control_sequence_in_its_run_folder_as_an_escape(tmp_path, capsys) -> None:
+    code = cli.main(["train", EXAMPLE, "--steps", "1", "--batch-size", "8", "--device", "cpu", "--val-every", "0",
+                     "--gradcheck-every", "0", "--memory-every", "0", "--out", str(tmp_path / f"run{CLEAR}")])
+    out = capsys.readouterr().out
+    assert code == 0 and "\x1b" not in out and "run\\x1b[2J" in out
