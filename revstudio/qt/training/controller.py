@@ -11,7 +11,6 @@ and exits within 2 s) and kills it if it does not.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
+from revstudio.cli import child_argv  # (re-exported: child_query starts its children with it too)
 from revstudio.core.tempfiles import write_atomic
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
@@ -47,15 +47,6 @@ def _remove_unstarted(run_dir: Path) -> bool:
     except OSError:
         return False
     return True
-
-
-def child_argv(module: str, *args: str) -> list[str]:
-    """CONTRACTS section 6: every child is ``python -P -m MODULE ...``."""
-    try:
-        from revstudio.cli import child_argv as shared  # type: ignore[attr-defined]
-    except ImportError:  # until the faults branch adds it to cli.py
-        return [sys.executable, "-P", "-m", module, *args]
-    return list(shared(module, *args))
 
 
 def child_environment() -> QProcessEnvironment:
