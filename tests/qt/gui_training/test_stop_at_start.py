@@ -42,25 +42,26 @@ def test_stop_while_the_worker_starts_is_no_kill_and_leaves_no_empty_run(qtbot, 
     assert ui.runs_panel.entry(run_dir) is None and not dialogs.errors
 
 
-def test_a_worker_deaf_to_stop_is_killed_after_the_grace_period(qtbot, train_window, monkeypatch, tmp_path):
+def _stopping_a_deaf_worker(qtbot, train_window, monkeypatch, tmp_path):
+    """A window whose run (a worker that ignores SIGTERM) has started and been asked to stop."""
     _worker(monkeypatch, tmp_path, DEAF)
     window = train_window()
     ui = window.training
     assert ui.train() is None
     qtbot.waitUntil(lambda: ui.controller.run.rows > 0, timeout=20_000)
     assert ui.stop()
+    return window, ui
+
+
+def test_a_worker_deaf_to_stop_is_killed_after_the_grace_period(qtbot, train_window, monkeypatch, tmp_path):
+    window, ui = _stopping_a_deaf_worker(qtbot, train_window, monkeypatch, tmp_path)
     qtbot.waitUntil(lambda: not ui.controller.running, timeout=5_000)
     assert ui.controller.run.status == "stopped" and "grace period" in ui.controller.run.message
 
 
 def test_closing_while_a_stop_is_under_way_asks_nothing_more(qtbot, train_window, monkeypatch, tmp_path, dialogs):
     """Stop, then close at once: the window asked "A run is training: stop it and quit?" again."""
-    _worker(monkeypatch, tmp_path, DEAF)
-    window = train_window()
-    ui = window.training
-    assert ui.train() is None
-    qtbot.waitUntil(lambda: ui.controller.run.rows > 0, timeout=20_000)
-    assert ui.stop()
+    window, ui = _stopping_a_deaf_worker(qtbot, train_window, monkeypatch, tmp_path)
     window.document.undo_stack.setClean()
     assert window.close()
     assert "stop_run" not in dialogs.asked and not ui.controller.running  # stopped (killed) on the way out
