@@ -10,19 +10,13 @@ Torch-free.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from math import prod
 from typing import Any
 
 from revstudio.core.diagnostics import Diagnostic, error
 from revstudio.core.graph import Graph
 from revstudio.core.spec import registry
 from revstudio.core.validate import group_refs
-
-
-def _numel(shape: Any) -> int:
-    n = 1
-    for s in shape or ():
-        n *= int(s)
-    return n
 
 
 def _lone_norms(graph: Graph, nodes: Mapping[str, Any], bodies: Mapping[str, Any], seen: set[str],
@@ -37,7 +31,7 @@ def _lone_norms(graph: Graph, nodes: Mapping[str, Any], bodies: Mapping[str, Any
             continue
         if info.type == "Norm" and node.params.get("kind", "batch") == "batch":
             shape = (info.inputs or {}).get("in")
-            if shape and _numel(shape[1:]) == 1:
+            if shape and prod(shape[1:]) == 1:
                 yield nid, where, shape
         spec = registry.find(info.type)
         for _, name in group_refs(spec, node.params) if spec is not None else ():
