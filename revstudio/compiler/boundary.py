@@ -16,7 +16,7 @@ import torch
 from .plan import CompileError, Plan
 
 
-def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype, inputs: Sequence[Any]) -> None:
+def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype | None, inputs: Sequence[Any]) -> None:
     """The model's boundary: one tensor per Input node, of its rank, channels, kind and device.
 
     A few attribute reads per input (it runs every step; torch.compile turns them into
@@ -45,6 +45,9 @@ def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype, inputs: S
             raise TypeError(f"input {op.node!r} expects floating-point values ({op.dtype} as the Input "
                             f"node declares, or the model's {dtype}), got {x.dtype}; "
                             "convert with x.float()")
+        if dtype is not None and x.dtype != dtype and not torch.is_autocast_enabled(x.device.type):
+            # (ActNorm and InvConv1x1 would compute another type's batch silently, half in each)
+            raise TypeError(_dtype_words(op.node, x.dtype, dtype))
         if x.device.type != device.type or (device.index is not None and x.device.type != "cpu"
                                              and x.device.index != device.index):
             raise ValueError(f"input {op.node!r} is on the {x.device} device but the model's weights are on "
@@ -93,9 +96,13 @@ def dtype_hint(plan: Plan, dtype: torch.dtype, inputs: Sequence[torch.Tensor]) -
     for op in sorted(plan.inputs, key=lambda o: o.index):
         got = inputs[op.index].dtype
         if got != dtype:
-            return (f"input {op.node!r} holds {got} values but the model's weights are {dtype}; convert the "
-                    f"batch with x.to({dtype}), the model with model.to({got}), or run under torch.autocast")
+            return _dtype_words(op.node, got, dtype)
     return None
+
+
+def _dtype_words(node: str, got: torch.dtype, dtype: torch.dtype) -> str:
+    return (f"input {node!r} holds {got} values but the model's weights are {dtype}; convert the "
+            f"batch with x.to({dtype}), the model with model.to({got}), or run under torch.autocast")
 
 
 def resolve_device(device: Any) -> torch.device:

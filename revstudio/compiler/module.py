@@ -228,6 +228,9 @@ class CompiledModel(_Executor):
         self._setup(plan, root)
         root.graph = None  # built: keep no reference to the live document (copies, pickles)
         self._init_checked = False
+        # Layers with weights need the weights' number type (a model of Squeezes and Permutes
+        # takes any): the boundary refuses another unless autocast casts it.
+        self._typed = any(t.is_floating_point() for t in (*self.parameters(), *self.buffers()))
         self.mode = mode
         # Renamed nodes: state_dict keys under the old layer name load into the new one.
         self._aliases = layer_aliases(graph)
@@ -357,7 +360,7 @@ class CompiledModel(_Executor):
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _check_inputs(self, inputs: Sequence[Any]) -> None:
-        check_inputs(self._plan, self._root.device, self._root.dtype, inputs)
+        check_inputs(self._plan, self._root.device, self._root.dtype if self._typed else None, inputs)
 
     def _size_hint(self, inputs: Sequence[torch.Tensor]) -> str | None:
         return size_hint(self._plan, inputs)
@@ -459,17 +462,23 @@ class CompiledModel(_Executor):
 
 
 def compile(graph: Graph, mode: str = "reversible", device: Any = None,
-            dtype: torch.dtype = torch.float32, report: Any = None,
+            dtype: torch.dtype | None = None, report: Any = None,
             memory_budget: float | None = None) -> CompiledModel:
     """Compile a checked graph into an ``nn.Module`` (``revstudio.compile``).
 
     Parameters exist right away (sizes come from shape inference); ``device``
-    defaults to CUDA when available, else CPU. ``memory_budget``: bytes of
+    defaults to CUDA when available, else CPU. ``dtype`` defaults to the number type
+    the Input nodes declare (float64 when any of them does, else float32), as
+    ``revstudio train`` and exported code pick it. ``memory_budget``: bytes of
     activations reversible regions may keep (see ``CompiledModel.memory_budget``).
     Raises :class:`CompileError` naming the node if the graph does not check clean.
     """
     if mode not in MODES:
         raise CompileError(f"mode {mode!r} is not known; use one of {', '.join(MODES)}")
+    if dtype is None:
+        from revstudio.diagnostics.estimate import input_dtype
+
+        dtype = torch.float64 if input_dtype(graph) == "float64" else torch.float32
     if dtype not in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
         raise CompileError(f"dtype {dtype!r} is not supported; use torch.float32 or torch.float64 (or "
                            "torch.float16 / torch.bfloat16): a torch.dtype, not its name")

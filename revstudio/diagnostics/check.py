@@ -15,7 +15,7 @@ from revstudio.core.graph import Graph
 from revstudio.core.nogc import without_cyclic_gc
 
 from .batch_checks import batch_errors
-from .estimate import estimate, input_dtype
+from .estimate import estimate, input_dtype, input_dtypes
 from .sizes import LAYER_LIMIT, measure, size_warnings
 
 
@@ -32,6 +32,19 @@ def _analyze_regions(graph: Graph, report: Report) -> tuple[list[Any], list[Diag
                                   "regions are not shown. Please report this with the project file")], None
     order = getattr(analysis, "order", None)
     return list(analysis.regions), list(analysis.near_misses), list(order) if order else None
+
+
+def mixed_dtype_warnings(graph: Graph) -> list[Diagnostic]:
+    """A warning on each float32 Input of a model another Input makes float64: a model computes
+    in one number type, so its samples are fed as float64 (``input_dtype``)."""
+    declared = input_dtypes(graph)
+    wide = next((nid for nid, name in declared.items() if name == "float64"), None)
+    if wide is None:
+        return []
+    return [warning(nid, f"declares {name} but Input {wide!r} declares float64: a model computes in one "
+                         f"number type, so this one runs in float64 and {nid!r}'s samples are fed as "
+                         "float64; set this Input's dtype to float64 to say so")
+            for nid, name in declared.items() if name != "float64"]
 
 
 DEFAULT_BATCH = 32  # the training section's default batch_size (CONTRACTS section 1)
@@ -79,6 +92,7 @@ def full_check(graph: Graph, batch: int | None = None, device: str | None = None
     known = {(d.node, d.port, d.message) for d in report.diagnostics}
     report.diagnostics.extend(d for d in near if (d.node, d.port, d.message) not in known)
     report.diagnostics.extend(batch_errors(graph, report, batch))  # what a training step cannot run
+    report.diagnostics.extend(mixed_dtype_warnings(graph))
     sizes = None
     try:  # sizes no device holds: a warning naming the node and the bytes, before anyone allocates
         sizes = measure(graph, report)

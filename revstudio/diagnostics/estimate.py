@@ -231,14 +231,21 @@ def precision_note(precision: object) -> str | None:
     return f"the estimate models fp32 steps only; {precision} autocast is not modelled"
 
 
-def input_dtype(graph: Graph) -> str:
-    """The floating dtype of the first Input node that declares one (float32 by default)."""
+def input_dtypes(graph: Graph) -> dict[str, str]:
+    """``{Input node id: the number type it declares}`` (float32 where it declares none)."""
+    out: dict[str, str] = {}
     for node in graph:
         if node.type == "Input":
             name = str(graph.resolved_params(node.id).get("dtype", "float32") or "float32")
-            if name in DTYPE_BYTES:
-                return name
-    return "float32"
+            out[node.id] = name if name in DTYPE_BYTES else "float32"
+    return out
+
+
+def input_dtype(graph: Graph) -> str:
+    """The number type the model computes in: float64 when any Input node declares it, else
+    float32. A model has one; ``revstudio.compile``, ``train``, ``memory`` and exported code
+    all take it from here, and every input's samples are fed in it."""
+    return "float64" if "float64" in input_dtypes(graph).values() else "float32"
 
 
 def estimate(

@@ -73,12 +73,17 @@ class DataBundle:
 
 
 def input_specs(graph: Any, report: Any) -> dict[str, tuple[tuple[int, ...], str]]:
-    """``{Input node id: (shape, dtype)}`` in the compiled model's argument order."""
+    """``{Input node id: (shape, dtype)}`` in the compiled model's argument order. The dtype is
+    the model's (``diagnostics.estimate.input_dtype``): every input is fed in the one number
+    type the model computes in."""
+    from revstudio.diagnostics.estimate import input_dtype
+
+    dtype = input_dtype(graph)
     out: dict[str, tuple[tuple[int, ...], str]] = {}
     for node_id in input_nodes(graph):
         params = graph.resolved_params(node_id)
         shape = report.shape(f"{node_id}.out") if report is not None else None
-        out[node_id] = (tuple(int(s) for s in (shape or params["shape"])), str(params.get("dtype", "float32")))
+        out[node_id] = (tuple(int(s) for s in (shape or params["shape"])), dtype)
     return out
 
 
