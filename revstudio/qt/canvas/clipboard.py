@@ -100,14 +100,14 @@ def paste_command(
     ``at`` puts the pasted bounding box's top-left there; otherwise positions
     shift by ``offset``. Returns the command and old id -> new id.
     """
-    sub = _load(text)
-    nodes, edges, groups = _parts(sub)
+    payload = _load(text)
+    nodes, edges, groups = _parts(payload)
     if not nodes:
         raise ClipboardError("the clipboard holds no nodes")
     # Where a pasted node's plugin is not installed, the record of its package keeps the check
     # naming what to install, and the saved file keeping it. A record is not an edit: saving
     # writes only the types the project uses, so one left behind by an undone paste is dropped.
-    for type_id, record in sub.plugins.items():
+    for type_id, record in payload.plugins.items():
         project.plugins.setdefault(type_id, dict(record))
     renamed: dict[str, str] = {}
     taken = set(project.groups) | set(groups)
