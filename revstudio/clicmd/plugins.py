@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
             who = entry["distribution"] or entry["value"]
             version = f" {entry['version']}" if entry["version"] else ""
             kind = "built-in catalog" if entry["builtin"] else f"entry point {entry['entry_point']!r}"
-            print(f"{who}{version} ({kind}): {len(entry['types'])} node types")
+            count = len(entry["types"])
+            print(f"{who}{version} ({kind}): {count} node type{'s' * (count != 1)}")
             print("  " + ", ".join(entry["types"]))
         for problem in info["problems"]:
             print(f"skipped: plugin {problem['plugin']}: {problem['message']}")

@@ -120,7 +120,7 @@ class _Executor(nn.Module):
         except Exception as exc:  # a catalog build failing is reported against its node
             raise CompileError(f"{op.node} ({op.type}): could not build the layer: {exc}{blame}") from exc
         if plugin is not None:
-            check_plugin_layer(op, spec, module, plugin)
+            check_plugin_layer(op, spec, module, plugin, ctx.groups)
         self.add_module(op.module, module.to(device=root.device, dtype=root.dtype))
 
     # ---- running -------------------------------------------------------------

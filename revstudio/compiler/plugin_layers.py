@@ -4,13 +4,17 @@ A built-in layer is tested by revstudio's own suite; a plugin's is not. So for a
 type a plugin declares, the compiler checks what it can see: that ``count_params``
 agrees with the weights ``build`` created (the check, the estimate and the memory
 figures rely on it: a mismatch is reported once, naming the plugin), and that
-``forward`` returns a tuple with one tensor per output port (a bare tensor would be
-iterated along its batch axis, silently wrong; it raises ``PluginError`` naming the node).
+``forward`` returns a tuple with one tensor per output port, each of the shape ``infer``
+declared (a bare tensor would be iterated along its batch axis, silently wrong; a wrong
+shape would fail in the next layer, far from its cause; both raise ``PluginError`` naming
+the node).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+import torch
 from torch import nn
 
 from revstudio.core.plugins import PluginError, Provider, report
@@ -25,28 +29,48 @@ def plugin_of(type_id: str) -> Provider | None:
     return None if provider is None or provider.builtin else provider
 
 
-class OutputContract:
-    """A forward hook: the module must return a tuple of ``count`` tensors (picklable, unlike a closure)."""
+def _shape_text(shape: Any) -> str:
+    return "x".join(map(str, shape)) or "a scalar"
 
-    def __init__(self, node: str, type_id: str, plugin: str, count: int) -> None:
+
+class OutputContract:
+    """A forward hook: the module must return a tuple with one tensor per output port, each of
+    its inferred shape after the batch axis (picklable, unlike a closure)."""
+
+    def __init__(self, node: str, type_id: str, plugin: str, count: int,
+                 ports: tuple[str, ...] = (), shapes: tuple[tuple[int, ...], ...] = ()) -> None:
         self.node, self.type_id, self.plugin, self.count = node, type_id, plugin, count
+        self.ports, self.shapes = ports, shapes
 
     def __call__(self, module: nn.Module, args: Any, output: Any) -> None:
-        if isinstance(output, tuple) and len(output) == self.count:
-            return
-        got = (f"a tuple of {len(output)}" if isinstance(output, tuple) else f"a {type(output).__name__}")
-        raise PluginError(
-            f"node {self.node} ({self.type_id}): the forward of {type(module).__name__} returned {got}, "
-            f"but revstudio needs a tuple of {self.count} tensor(s), one per output port (e.g. `return (y,)`); "
-            f"a bug in the plugin {self.plugin}: update the plugin or tell its authors")
+        blame = f"a bug in the plugin {self.plugin}: update the plugin or tell its authors"
+        if not (isinstance(output, tuple) and len(output) == self.count):
+            got = (f"a tuple of {len(output)}" if isinstance(output, tuple) else f"a {type(output).__name__}")
+            raise PluginError(
+                f"node {self.node} ({self.type_id}): the forward of {type(module).__name__} returned {got}, "
+                f"but revstudio needs a tuple of {self.count} tensor(s), one per output port "
+                f"(e.g. `return (y,)`); {blame}")
+        for port, shape, value in zip(self.ports, self.shapes, output):
+            if not isinstance(value, torch.Tensor):
+                raise PluginError(
+                    f"node {self.node} ({self.type_id}): the forward of {type(module).__name__} returned a "
+                    f"{type(value).__name__} for output {port!r}, not a tensor; {blame}")
+            if tuple(value.shape[1:]) != tuple(shape):
+                raise PluginError(
+                    f"node {self.node} ({self.type_id}): the forward of {type(module).__name__} returned "
+                    f"{_shape_text(value.shape[1:])} (after the batch axis) for output {port!r}, but the "
+                    f"type's infer says {_shape_text(shape)}; the layers after it were built for that shape. "
+                    f"Make infer and the layer agree; {blame}")
 
 
-def check_plugin_layer(op: NodeOp, spec: NodeSpec, module: Any, plugin: Provider) -> None:
+def check_plugin_layer(op: NodeOp, spec: NodeSpec, module: Any, plugin: Provider,
+                       groups: Mapping[str, Any] | None = None) -> None:
     """Check a freshly built plugin layer against its spec (see the module docstring)."""
     if not isinstance(module, nn.Module):
         raise PluginError(f"node {op.node} ({op.type}): build returned a {type(module).__name__}, not an "
                           f"nn.Module; a bug in the plugin {plugin.label}: update the plugin or tell its authors")
-    module.register_forward_hook(OutputContract(op.node, op.type, plugin.label, len(op.outputs)))
+    module.register_forward_hook(OutputContract(op.node, op.type, plugin.label, len(op.outputs),
+                                                spec.output_ports(op.params, groups), tuple(op.out_shapes)))
     if spec.count_params is None:
         return
     ports = spec.input_ports(op.params)

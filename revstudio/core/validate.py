@@ -95,6 +95,21 @@ def missing_type_text(type_id: str, record: Mapping[str, Any] | None) -> str | N
             f"install it (pip install {dist}) and reopen the file")
 
 
+def _plugin_changed(registry: Registry, type_id: str, plugins: Mapping[str, Any] | None) -> str:
+    """Where the file was saved with another version of the plugin that provides ``type_id``
+    than the one installed: a note saying so (a parameter it no longer takes is then no typo),
+    else empty."""
+    record = (plugins or {}).get(type_id)
+    provider = registry.provider(type_id)
+    if not isinstance(record, Mapping) or provider is None or provider.builtin:
+        return ""
+    saved, dist = record.get("version"), record.get("distribution")
+    if not saved or not provider.version or dist != provider.distribution or saved == provider.version:
+        return ""
+    return (f" (the file was saved with {dist} {saved}; {dist} {provider.version} is installed, "
+            "whose parameters may differ)")
+
+
 def resolve_node(
     node: Node, registry: Registry, groups: Mapping[str, Graph], diags: list[Diagnostic],
     plugins: Mapping[str, Any] | None = None,
@@ -119,12 +134,13 @@ def resolve_node(
         diags.append(error(node.id, "params must be an object of name: value; fix the file"))
         state.failed = True
     values, problems = validate_all(dict(spec.params), raw)
+    changed = _plugin_changed(registry, spec.type_id, plugins) if problems else ""
     for name, message in problems.items():
         if name not in spec.params:
             known = ", ".join(sorted(spec.params)) or "none"
             message = (f"{spec.type_id} has no parameter {name!r}{_suggest(name, spec.params)} "
                        f"(it has: {known}); remove it or rename it")
-        diags.append(error(node.id, f"parameter {name!r}: {message}"))
+        diags.append(error(node.id, f"parameter {name!r}: {message}{changed}"))
         state.failed = True
     state.params = values
     for pname, gname in group_refs(spec, values):

@@ -13,7 +13,7 @@ from typing import Any
 from scaling import NOT_QUADRATIC, growth
 
 from revstudio.core.graph import Edge, Graph, PortRef
-from revstudio.core.params import Choice, GroupRef, Int, IntOrList, Shape, Str
+from revstudio.core.params import Bool, Choice, GroupRef, Int, IntOrList, Shape, Str
 from revstudio.core.spec import InferContext, NodeSpec, Registry, ShapeError, numbered
 
 
@@ -485,3 +485,22 @@ def test_broken_nodes_still_show_their_input_shapes() -> None:
     r = run(g)
     assert not r.nodes["d"].ok and r.nodes["d"].inputs == {"in": (6,)}
     assert r.nodes["u"].inputs == {"whatever": (6,)} and r.shape("u.whatever") == (6,)
+
+
+def test_a_parameter_a_newer_plugin_dropped_says_the_file_was_saved_with_another_version() -> None:
+    """It read like a typo in the file ("remove it or rename it") when the plugin had changed."""
+    from revstudio.core.plugins import Provider
+
+    reg = make_registry()
+    reg.register(NodeSpec("PScale", "Plugin", "", {"bias": Bool(default=True)}, ["in"], ["out"],
+                          lambda c: {"out": c.input("in")}),
+                 provider=Provider("scale", "rsp_x.nodes:SPECS", "rsp-x", "1.1.0"))
+    g = build([("x", "Input", {}), ("s", "PScale", {"momentum": 0.5}), ("y", "Output", {})],
+              [("x.out", "s.in"), ("s.out", "y.in")])
+    g.plugins = {"PScale": {"distribution": "rsp-x", "version": "1.0.0"}}
+    [message] = [d.message for d in check(g, reg).diagnostics if d.severity == "error"]
+    assert message.startswith("parameter 'momentum': PScale has no parameter 'momentum' (it has: bias)")
+    assert "the file was saved with rsp-x 1.0.0; rsp-x 1.1.0 is installed" in message
+    g.plugins = {"PScale": {"distribution": "rsp-x", "version": "1.1.0"}}
+    [message] = [d.message for d in check(g, reg).diagnostics if d.severity == "error"]
+    assert "saved with" not in message

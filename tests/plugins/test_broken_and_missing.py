@@ -53,6 +53,9 @@ def test_a_command_still_works_and_names_each_broken_plugin_once(broken_env: dic
     text = "\n".join(lines)
     assert "revstudio-missing-module (entry point 'gone')" in text and "ModuleNotFoundError" in text
     assert "revstudio-crashes (entry point 'crash')" in text and "the plugin crashed while importing" in text
+    # the line in the plugin that raised (a NodeSpec missing a field says only which argument)
+    assert "(RuntimeError: the plugin crashed while importing, in crash_plugin, line 1)" in text
+    assert "no_such_module_here'); its node types" in text   # no frame of the plugin's own to name
     assert "revstudio-boom (entry point 'boom'): node type 'Conv' skipped" in text
     assert "is not a NodeSpec" in text
     assert len(lines) == len(set(lines)) == 4, result.stderr

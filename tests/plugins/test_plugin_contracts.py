@@ -39,8 +39,8 @@ SLOPPY = textwrap.dedent('''
 
     def _layer(kind):
         def build(ctx):
-            from .layers import Bare, Raises, Scale, WrongInverse
-            return {"bare": Bare, "raises": Raises, "scale": Scale,
+            from .layers import Bare, Doubler, Raises, Scale, WrongInverse
+            return {"bare": Bare, "doubler": Doubler, "raises": Raises, "scale": Scale,
                     "wrong_inverse": WrongInverse}[kind](ctx.in_shapes[0][0])
         return build
 
@@ -63,6 +63,7 @@ SLOPPY = textwrap.dedent('''
         spec("RaisingBuild", build=_build_raises),
         spec("GoodScale", build=_layer("scale"), count_params=lambda ctx: ctx.input("in")[0]),
         spec("WrongInverse", build=_layer("wrong_inverse"), invertible=True),
+        spec("WrongShape", build=_layer("doubler")),
     ]
 ''')
 
@@ -83,6 +84,14 @@ LAYERS = textwrap.dedent('''
     class Bare(Scale):
         def forward(self, x):
             return x * self.w          # not a tuple: iterating it walks the batch
+
+
+    class Doubler(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+
+        def forward(self, x):
+            return (torch.cat([x, x], dim=1),)   # infer says the shape is kept
 
 
     class WrongInverse(nn.Module):
@@ -137,7 +146,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
     folder = tmp_path_factory.mktemp("projects")
     p = {t: str(_project(folder, t)) for t in (
         "WrongPorts", "NotADict", "OneArgPorts", "BareTensor", "MiscountedScale", "RaisingForward",
-        "RaisingBuild", "WrongInverse")}
+        "RaisingBuild", "WrongInverse", "WrongShape")}
     commands = {
         "plugins": ["plugins", "--json"],
         "wrong_ports": ["check", p["WrongPorts"], "--json"],
@@ -149,6 +158,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
         "raising_forward": ["memory", p["RaisingForward"], "--json"],
         "raising_build": ["gradcheck", p["RaisingBuild"]],
         "wrong_inverse": ["gradcheck", p["WrongInverse"]],
+        "wrong_shape_gradcheck": ["gradcheck", p["WrongShape"]],
+        "wrong_shape_memory": ["memory", p["WrongShape"], "--json"],
     }
     run = subprocess.run([sys.executable, "-P", "-c", DRIVER, json.dumps(commands)], env=env_with(site),
                          cwd=folder, capture_output=True, text=True, timeout=300)
@@ -217,3 +228,14 @@ def test_a_wrong_inverse_is_traced_to_its_node_and_plugin(runs: dict) -> None:
     assert run["code"] == 1, run
     assert ("node b (WrongInverse): inverse(forward(x)) differs from x by 0.333; the layer's inverse "
             f"does not undo its forward: a bug in the plugin {LABEL}") in str(run["out"]), run["out"]
+
+
+def test_a_forward_whose_shape_is_not_what_infer_says_is_named_at_its_node(runs: dict) -> None:
+    """It used to fail in the layer after it, reported as an internal error of revstudio."""
+    for name in ("wrong_shape_gradcheck", "wrong_shape_memory"):
+        run = runs[name]
+        text = str(run["err"]) + str(run["out"])
+        assert run["code"] == 1, text
+        assert ("node b (WrongShape): the forward of Doubler returned 8x6 (after the batch axis) for output "
+                "'out', but the type's infer says 4x6") in text
+        assert LABEL in text and "internal error" not in text

@@ -32,3 +32,26 @@ def test_missing_plugin_nodes_are_shown_kept_and_saved_back(make_window, tmp_pat
     saved.pop("view"), original.pop("view")  # the canvas stores where it was looking
     assert saved == original
     assert load(target).nodes["leaky"].params == {"slope": 0.5}
+
+
+def test_copying_missing_plugin_nodes_into_another_project_keeps_what_to_install(make_window, tmp_path, settle):
+    """The pasted nodes lost their record: the new file said only 'unknown node type' and no
+    longer which package to install."""
+    source = make_window()
+    assert source.files.load_path(str(PROJECT))  # revstudio-haar is not installed here
+    settle()
+    view = source.tabs.main_view()
+    view.select_nodes(["haar", "leaky"])
+    assert view.copy()
+
+    target = make_window()
+    target.tabs.main_view().paste()
+    settle()
+    pasted = {node.type for node in target.document.graph.nodes.values()}
+    assert pasted == {"HaarDownsample", "InvertibleLeakyReLU"}
+    flagged = [d.message for d in target.document.report.diagnostics if d.severity == "error"]
+    assert flagged and all("pip install revstudio-haar" in message for message in flagged), flagged
+    path = tmp_path / "pasted.revs"
+    assert target.files.write(str(path))
+    record = {"distribution": "revstudio-haar", "version": "0.1.0"}
+    assert json.loads(path.read_text())["plugins"] == {"HaarDownsample": record, "InvertibleLeakyReLU": record}

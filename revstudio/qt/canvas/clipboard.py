@@ -47,19 +47,29 @@ def encode(graph: Graph, node_ids: Iterable[str]) -> str:
     sub.edges = [e for e in graph.edges if e.src.node in chosen and e.dst.node in chosen]
     # dumps only reads the bodies, so the originals can be shared here
     sub.groups = {name: graph.groups[name] for name in _referenced_groups(graph, sub.nodes.values())}
+    # the file's record of which package provides a type that is not installed here travels too
+    sub.plugins = getattr(graph, "plugins", {})
     return project.dumps(sub)
 
 
 def decode(text: str) -> tuple[list[Node], list[Edge], dict[str, tuple[list[Node], list[Edge]]]]:
     """Nodes, edges and group bodies from a payload; ClipboardError if it is not one."""
+    return _parts(_load(text))
+
+
+def _parts(sub: Graph) -> tuple[list[Node], list[Edge], dict[str, tuple[list[Node], list[Edge]]]]:
+    groups = {name: (list(body.nodes.values()), list(body.edges)) for name, body in sub.groups.items()}
+    return list(sub.nodes.values()), list(sub.edges), groups
+
+
+def _load(text: str) -> Graph:
     if not text.lstrip().startswith("{"):
         raise ClipboardError("the clipboard does not hold revstudio nodes")
     try:
         sub = project.loads(text, source="clipboard")
     except project.ProjectError as exc:
         raise ClipboardError(str(exc)) from None
-    groups = {name: (list(body.nodes.values()), list(body.edges)) for name, body in sub.groups.items()}
-    return list(sub.nodes.values()), list(sub.edges), groups
+    return sub
 
 
 def _graph_json(nodes: Iterable[Node], edges: Iterable[Edge]) -> Any:
@@ -90,9 +100,15 @@ def paste_command(
     ``at`` puts the pasted bounding box's top-left there; otherwise positions
     shift by ``offset``. Returns the command and old id -> new id.
     """
-    nodes, edges, groups = decode(text)
+    payload = _load(text)
+    nodes, edges, groups = _parts(payload)
     if not nodes:
         raise ClipboardError("the clipboard holds no nodes")
+    # Where a pasted node's plugin is not installed, the record of its package keeps the check
+    # naming what to install, and the saved file keeping it. A record is not an edit: saving
+    # writes only the types the project uses, so one left behind by an undone paste is dropped.
+    for type_id, record in payload.plugins.items():
+        project.plugins.setdefault(type_id, dict(record))
     renamed: dict[str, str] = {}
     taken = set(project.groups) | set(groups)
     changed = True
