@@ -155,18 +155,20 @@ class _PluginWarnings(logging.Handler):
             pass
 
 
-def _report_plugin_problems() -> None:
+def _report_plugin_problems(command: str) -> None:
     logger = logging.getLogger("revstudio.plugins")
-    if not any(isinstance(h, _PluginWarnings) for h in logger.handlers):
-        logger.addHandler(_PluginWarnings(logging.WARNING))
-        logger.propagate = False
+    if any(isinstance(h, (_PluginWarnings, logging.NullHandler)) for h in logger.handlers):
+        return
+    # `revstudio plugins` lists what was skipped itself, on stdout or in its JSON: once is enough
+    logger.addHandler(logging.NullHandler() if command == "plugins" else _PluginWarnings(logging.WARNING))
+    logger.propagate = False
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     wants_json = any(_is_json_flag(a) for a in args)
     if args and args[0] in SUBCOMMANDS:  # the editor reports them in its Log tab instead
-        _report_plugin_problems()
+        _report_plugin_problems(args[0])
     try:
         code = _dispatch(args)
         # Short output sits in the buffer until exit; flush here so that a

@@ -141,7 +141,7 @@ def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
     return graph, cfg, resume, base
 
 
-def _environment(cfg: TrainConfig, world: int) -> dict[str, Any]:
+def _environment(cfg: TrainConfig, world: int, graph: Any = None) -> dict[str, Any]:
     import torch
 
     from revstudio import __version__
@@ -155,7 +155,17 @@ def _environment(cfg: TrainConfig, world: int) -> dict[str, Any]:
     return {"python": platform.python_version(), "torch": torch.__version__, "revstudio": __version__,
             "device": device, "cuda": torch.version.cuda, "cuda_available": torch.cuda.is_available(),
             "threads": torch.get_num_threads(), "processes": world, "hostname": socket.gethostname(),
-            "platform": platform.platform(), "argv": sys.argv[1:]}
+            "platform": platform.platform(), "argv": sys.argv[1:], "plugins": _plugin_versions(graph)}
+
+
+def _plugin_versions(graph: Any) -> dict[str, str | None]:
+    """``{distribution: version}`` of the plugins whose node types the project uses (the
+    snapshot records them per type; here they sit beside torch's version)."""
+    from revstudio.core.project_write import plugin_records
+
+    if graph is None:
+        return {}
+    return {r["distribution"]: r.get("version") for r in plugin_records(graph).values() if r.get("distribution")}
 
 
 def _snapshot_text(graph: Any, cfg: TrainConfig, base: str) -> str:
@@ -192,7 +202,7 @@ def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed
     if not resumed:
         write_atomic(writer.file("project.revs"), text)
     write_json(writer.file(CONFIG), cfg.full_section())
-    write_json(writer.file("environment.json"), _environment(cfg, world))
+    write_json(writer.file("environment.json"), _environment(cfg, world, graph))
     try:
         from revstudio.codegen import export
 

@@ -74,6 +74,15 @@ def test_plugins_command_lists_what_was_skipped(broken_env: dict[str, str]) -> N
     assert "Conv" in builtin["types"]     # the built-in Conv kept its place
 
 
+def test_plugins_command_names_each_skipped_plugin_once(broken_env: dict[str, str]) -> None:
+    """It printed each on stdout ("skipped: ...") and again as the warning every command gives."""
+    result = revstudio(broken_env, "plugins")
+    assert result.returncode == 1
+    skipped = [line for line in result.stdout.splitlines() if line.startswith("skipped: plugin")]
+    assert len(skipped) == 4 and any("revstudio-crashes" in line for line in skipped)
+    assert "revstudio-crashes" not in result.stderr and "Traceback" not in result.stderr
+
+
 def test_an_infer_that_raises_fails_only_its_node_naming_the_plugin(broken_env: dict[str, str],
                                                                     tmp_path: Path) -> None:
     project = tmp_path / "boom.revs"

@@ -117,6 +117,16 @@ def test_a_flow_with_plugin_nodes_trains(env: dict[str, str]) -> None:
     assert result.stdout.strip() == "ok", result.stderr
 
 
+def test_a_training_run_records_the_plugin_it_trained_with(env: dict[str, str], tmp_path: Path) -> None:
+    """environment.json named torch's version but not the plugin packages the project ran."""
+    out = tmp_path / "run"
+    result = revstudio(env, "train", str(PROJECT), "--steps", "2", "--data", "synthetic", "--batch-size", "4",
+                       "--out", str(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    environment = json.loads((out / "environment.json").read_text())
+    assert environment["plugins"] == {"revstudio-haar": "0.1.0"}
+
+
 def test_the_catalog_tests_check_the_plugin_types(env: dict[str, str]) -> None:
     """tests/nodes runs its shape, count, inverse, float64 gradcheck and saved-for-backward tests
     on NodeSpec.examples."""
