@@ -62,8 +62,9 @@ def build_actions(w: MainWindow) -> None:
     undo.setIcon(icon("undo"))
     undo.setProperty("icon_name", "undo")
     redo = w.document.undo_stack.createRedoAction(w, "&Redo")
-    # QKeySequence(Std.Redo) is only the platform's first binding, which is Ctrl+Y on X11 and
-    # offscreen: adding Ctrl+Y again made the key ambiguous (neither fired) and Ctrl+Shift+Z was missing.
+    # QKeySequence(Std.Redo) is only the platform's first binding, which is Ctrl+Y offscreen and in
+    # Windows-style key schemes: adding Ctrl+Y again made the key ambiguous (neither fired),
+    # and Ctrl+Shift+Z was missing.
     keys = [*QKeySequence.keyBindings(Std.Redo), QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")]
     redo.setShortcuts(list({k.toString(): k for k in keys if not k.isEmpty()}.values()))
     redo.setIcon(icon("redo"))
