@@ -138,7 +138,8 @@ def _build_parser(name: str) -> tuple[argparse.ArgumentParser, object]:
 
 
 def _usage() -> str:
-    lines = ["usage: revstudio [FILE]            open the editor", "       revstudio COMMAND ...", ""]
+    lines = ["usage: revstudio [FILE]            open the editor", "       revstudio COMMAND ...",
+             "       revstudio --version [--json]", ""]
     lines += [f"  {name:<10} {text}{'' if _available(name) else ' (not in this build)'}"
               for name, text in SUBCOMMANDS.items()]
     lines += ["", "Run 'revstudio COMMAND --help' for a command's options."]
@@ -217,10 +218,22 @@ def _dispatch(args: list[str]) -> int:
         return 0
     if len(args) > 1 or (args and args[0].startswith("-")):
         raise CliError(f"unknown command {args[0]!r}\n{_usage()}")
+    _need_display()
     # The editor is loaded by name, like the subcommands: headless commands never
     # import Qt, and the layering contract (pyproject.toml) holds for cli.py too.
     run_app = importlib.import_module(GUI_MODULE).run_app
     return int(run_app(args[0] if args else None))
+
+
+def _need_display() -> None:
+    """On Linux without a display (a server, an ssh session) Qt would abort with its plugin
+    messages and a core dump: say what is missing instead, and that the subcommands run there."""
+    if not sys.platform.startswith("linux"):
+        return
+    if any(os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
+        return
+    raise CliError("the editor needs a display, and neither DISPLAY nor WAYLAND_DISPLAY is set; run it in a "
+                   "desktop session (or ssh -X), or use the headless commands: 'revstudio --help' lists them")
 
 
 # What a shell reports for a program stopped by SIGPIPE (``cat big | head``).

@@ -118,3 +118,30 @@ def test_version_with_json_is_one_object(capsys: pytest.CaptureFixture[str]) -> 
     assert json.loads(capsys.readouterr().out) == {"version": __version__}
     assert main(["--version"]) == 0
     assert capsys.readouterr().out == f"{__version__}\n"
+
+
+def test_top_level_help_names_version(capsys: pytest.CaptureFixture[str]) -> None:
+    # docs/cli.md lists `revstudio --version [--json]`; the top-level help did not
+    assert main(["--help"]) == 0
+    assert "revstudio --version [--json]" in capsys.readouterr().out
+
+
+def test_the_editor_without_a_display_is_a_usage_error(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # `revstudio FILE` on a server: Qt aborted (exit 134, a core dump) with its plugin messages
+    import types
+
+    opened: list[object] = []
+    fake = types.ModuleType("fake_gui")
+    fake.run_app = lambda path: opened.append(path) or 0  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "fake_gui", fake)
+    monkeypatch.setattr(cli, "GUI_MODULE", "fake_gui")
+    monkeypatch.setattr(sys, "platform", "linux")
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["model.revs"]) == 2
+    assert opened == []
+    err = capsys.readouterr().err
+    assert "needs a display" in err and "DISPLAY" in err and "revstudio --help" in err
+    monkeypatch.setenv("DISPLAY", ":0")
+    assert main(["model.revs"]) == 0 and opened == ["model.revs"]

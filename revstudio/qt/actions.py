@@ -62,7 +62,11 @@ def build_actions(w: MainWindow) -> None:
     undo.setIcon(icon("undo"))
     undo.setProperty("icon_name", "undo")
     redo = w.document.undo_stack.createRedoAction(w, "&Redo")
-    redo.setShortcuts([QKeySequence(Std.Redo), QKeySequence("Ctrl+Y")])
+    # QKeySequence(Std.Redo) is only the platform's first binding, which is Ctrl+Y offscreen and in
+    # Windows-style key schemes: adding Ctrl+Y again made the key ambiguous (neither fired),
+    # and Ctrl+Shift+Z was missing.
+    keys = [*QKeySequence.keyBindings(Std.Redo), QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")]
+    redo.setShortcuts(list({k.toString(): k for k in keys if not k.isEmpty()}.values()))
     redo.setIcon(icon("redo"))
     redo.setProperty("icon_name", "redo")
     for name, act in (("undo", undo), ("redo", redo)):

@@ -372,7 +372,8 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         fixed = {"undo": "Undo", "redo": "Redo"}
         rows = "".join(
             f"<tr><td style='padding:2px 18px 2px 0'>{escape(fixed.get(name, a.text().replace('&', '')))}</td>"
-            f"<td><b>{escape(a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))}</b></td></tr>"
+            f"<td><b>{escape(', '.join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in a.shortcuts()))}"
+            "</b></td></tr>"
             for name, a in self.actions_by_name.items() if not a.shortcut().isEmpty())
         extra = ("<p>On the canvas: drag from a port to wire it, Space+drag or the middle button pans, "
                  "the wheel zooms, Tab opens the selected group (with no group node selected it adds a node by "

@@ -324,3 +324,17 @@ def test_a_batch_norm_left_one_value_per_channel_is_refused_naming_it(samples, t
                      "--device", "cpu", "--out", str(tmp_path / "r")])
     err = capsys.readouterr().err
     assert code == 1 and "Norm n: batch norm of 4" in err and "internal error" not in err, err
+
+
+def test_train_help_gives_the_projects_settings_as_the_defaults(capsys) -> None:
+    # each flag overrides the project's key (docs/cli.md); --help said "default synthetic" and
+    # "default 0.001" although digits_revnet.revs trains on digits.npz at lr 0.01 without flags
+    import re
+
+    assert cli.main(["train", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split("options:")[1].split())  # the option list, not the usage
+    for flag in ("--steps", "--data", "--val-fraction", "--lr", "--batch-size", "--momentum"):
+        help_text = re.search(rf"{flag} \S+ (.*?)(?= --|$)", out)
+        assert help_text is not None, flag
+        if "default" in help_text.group(1):
+            assert "default: the project's" in help_text.group(1), (flag, help_text.group(1))
