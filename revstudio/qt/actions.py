@@ -55,7 +55,9 @@ def build_actions(w: MainWindow) -> None:
     _action(w, "export", "&Export Python…", w.export_code, "Ctrl+E", None, "Write standalone PyTorch code")
     _action(w, "preferences", "P&references…", w.show_preferences, "Ctrl+,", None,
             "Theme, autosave interval, start-up")
-    _action(w, "quit", "&Quit", w.close, Std.Quit, None, "Quit revstudio")
+    quit_ = _action(w, "quit", "&Quit", w.close, Std.Quit, None, "Quit revstudio")
+    if quit_.shortcut().isEmpty():  # Windows and some Linux desktops bind no quit key: Ctrl+Q as elsewhere
+        quit_.setShortcut(QKeySequence("Ctrl+Q"))
 
     undo = w.document.undo_stack.createUndoAction(w, "&Undo")
     undo.setShortcut(QKeySequence(Std.Undo))

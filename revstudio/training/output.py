@@ -102,7 +102,7 @@ class Progress(Callback):
         self.batch = int(row.get("batch_size") or 1)
         resumed = f", resumed from {row['resumed_from']}" if row.get("resumed_from") else ""
         self._line(f"training {row.get('parameters', 0):,} parameters on {row.get('device')} in "
-                   f"{row.get('mode')} mode{_budget_note(row)}, {row.get('task')}, {self.total} steps "
+                   f"{row.get('mode')} mode{_budget_note(row)}, {row.get('task')}, {_count(self.total, 'step')} "
                    f"({row.get('steps_per_epoch')} per epoch){resumed}")
         over = _budget_over_standard(row)
         if over:
@@ -145,7 +145,7 @@ class Progress(Callback):
         if event == "finished":
             m = row.get("metrics", {})
             parts = [f"{k} {v:.4g}" for k, v in m.items() if isinstance(v, (int, float))]
-            self._line(f"finished {row['step']} steps in {row['wall_s']:.1f} s: " + ", ".join(parts))
+            self._line(f"finished {_count(int(row['step']), 'step')} in {row['wall_s']:.1f} s: " + ", ".join(parts))
         elif event == "stopped":
             where = f"; checkpoint {row['checkpoint']}" if row.get("checkpoint") else ""
             self._line(f"stopped at step {row['step']}{where}")
@@ -191,3 +191,8 @@ class RunDirRows(Callback):
         elif event in ("nan", "oom", "failed"):
             step = row.get("step") if isinstance(row.get("step"), int) else self.writer.status["step"]
             self.writer.update_status(status="failed", step=step, ended=now_iso(), message=row.get("message"))
+
+
+def _count(n: int, word: str) -> str:
+    """``1 step``, ``2 steps``."""
+    return f"{n} {word}{'s' * (n != 1)}"

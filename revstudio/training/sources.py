@@ -309,8 +309,8 @@ def check_inputs(inputs: dict[str, Any], specs: dict[str, tuple[tuple[int, ...],
         t = t.to(torch.float64 if dtype == "float64" else torch.float32)
         finite = torch.isfinite(t.reshape(len(t), -1)).all(dim=1)
         if not bool(finite.all()):
-            first = int((~finite).nonzero()[0])
-            raise DataError(f"{source}: array {name!r} has NaN or Inf values ({int((~finite).sum())} samples, "
+            first, bad = int((~finite).nonzero()[0]), int((~finite).sum())
+            raise DataError(f"{source}: array {name!r} has NaN or Inf values ({bad} sample{'s' * (bad != 1)}, "
                             f"the first is sample {first}); clean or drop them")
         out[node] = t.contiguous()
     return out

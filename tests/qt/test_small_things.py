@@ -140,3 +140,21 @@ def test_redo_answers_both_keys_the_docs_name(make_window, revnet, dialogs, sett
     monkeypatch.setattr(dialogs, "info", lambda parent, title, text: said.append(text))
     window.show_shortcuts()
     assert "Ctrl+Shift+Z" in said[0] and "Ctrl+Y" in said[0]
+
+
+def test_ctrl_q_quits_where_the_platform_binds_no_quit_key(make_window, revnet, settle, qtbot):
+    # Qt's StandardKey.Quit is empty offscreen, on Windows and under some Linux desktops, so the
+    # Quit action had no key at all.
+    from PySide6.QtGui import QKeySequence
+    from PySide6.QtTest import QTest
+
+    window = make_window(revnet)
+    window.activateWindow()
+    qtbot.waitActive(window)
+    assert window.actions_by_name["quit"].shortcut().toString() != ""
+    view = window.current_view()
+    view.setFocus()
+    settle()
+    QTest.keySequence(view, QKeySequence("Ctrl+Q"))
+    settle()
+    assert not window.isVisible()

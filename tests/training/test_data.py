@@ -208,7 +208,9 @@ def test_float_targets_make_an_automatic_guess_regression(tmp_path: Path) -> Non
      "samples of shape 1x5x6 .*Input node 'img' expects 1x6x5"),
     ({"x": np.zeros((4, 1, 6, 5)), "y": np.array([0, 1, 2, 9])}, "10 classes in the labels, 7 outputs in head 'fc'"),
     ({"x": np.zeros((4, 1, 6, 5)), "y": np.arange(4) - 1}, "label -1"),
-    ({"x": np.full((4, 1, 6, 5), np.nan), "y": np.zeros(4, np.int64)}, "NaN or Inf"),
+    ({"x": np.full((4, 1, 6, 5), np.nan), "y": np.zeros(4, np.int64)}, r"NaN or Inf values \(4 samples, "),
+    ({"x": np.concatenate([np.zeros((3, 1, 6, 5)), np.full((1, 1, 6, 5), np.inf)]), "y": np.zeros(4, np.int64)},
+     r"NaN or Inf values \(1 sample, the first is sample 3\)"),
     ({"x": np.zeros((4, 1, 6, 5)), "y": np.zeros(5, np.int64)}, "'y' has 5 samples, the inputs have 4"),
     ({"x": np.array(["a", "b"]), "y": np.zeros(2, np.int64)}, "dtype <U1 .*expected numbers"),
 ])

@@ -37,3 +37,11 @@ def test_train_progress_shows_a_control_sequence_in_its_run_folder_as_an_escape(
                      "--gradcheck-every", "0", "--memory-every", "0", "--out", str(tmp_path / f"run{CLEAR}")])
     out = capsys.readouterr().out
     assert code == 0 and "\x1b" not in out and "run\\x1b[2J" in out
+
+
+def test_a_one_step_run_says_step_not_steps(tmp_path, capsys) -> None:
+    code = cli.main(["train", EXAMPLE, "--steps", "1", "--batch-size", "8", "--device", "cpu", "--val-every", "0",
+                     "--gradcheck-every", "0", "--memory-every", "0", "--out", str(tmp_path / "run")])
+    out = capsys.readouterr().out
+    assert code == 0 and "1 steps" not in out
+    assert ", 1 step (" in out and "finished 1 step in " in out
