@@ -7,6 +7,8 @@ out-of-memory killer, a power cut): such a run is listed as failed. No Qt here.
 """
 from __future__ import annotations
 
+import errno
+import os
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -16,7 +18,8 @@ from typing import Any
 
 from revstudio.training.runs import pid_alive, read_run
 
-__all__ = ["RunEntry", "belongs_to", "delete_run_dir", "is_run_dir", "list_run_dirs", "pid_alive", "read_run_dir"]
+__all__ = ["RunEntry", "belongs_to", "delete_run_dir", "is_run_dir", "list_run_dirs", "move_run_dir", "pid_alive",
+           "read_run_dir", "renamed_run"]
 
 STATUSES = ("running", "finished", "stopped", "failed")
 
@@ -94,7 +97,8 @@ def read_run_dir(path: str | Path) -> RunEntry:
 
 
 def is_run_dir(path: Path) -> bool:
-    return path.is_dir() and ((path / "status.json").exists() or (path / "metrics.jsonl").exists()
+    # (a hidden folder is a run being moved in: ``move_run_dir``)
+    return not path.name.startswith(".") and path.is_dir() and ((path / "status.json").exists() or (path / "metrics.jsonl").exists()
                               or (path / "project.revs").exists())
 
 
@@ -126,3 +130,38 @@ def delete_run_dir(path: str | Path, root: str | Path) -> None:
     if path.parent != root or not is_run_dir(path):
         raise ValueError(f"{path} is not a run folder of {root}; nothing was deleted")
     shutil.rmtree(path)
+
+
+def renamed_run(name: str, old_stem: str, new_stem: str) -> str:
+    """A run folder's name under the project's new name: ``untitled-20261206-143000`` of a project
+    first saved as ``coupling.revs`` becomes ``coupling-20261206-143000``."""
+    match = _STAMPED.fullmatch(name)
+    if match is None or match.group(1) != old_stem:
+        return name
+    return new_stem + name[len(old_stem):]
+
+
+def move_run_dir(path: Path, root: Path, name: str) -> Path:
+    """Move the run folder ``path`` into ``root`` as ``name`` (``name-2``... where that is taken) and
+    return where it went. Across file systems it is copied to a hidden folder beside the target,
+    renamed into place and only then removed: a failure (a full disk) leaves the run where it was,
+    whole, and no part copy behind. Raises OSError with the reason."""
+    root.mkdir(parents=True, exist_ok=True)
+    target, n = root / name, 2
+    while target.exists():
+        target, n = root / f"{name}-{n}", n + 1
+    try:
+        os.rename(path, target)
+        return target
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+    part = root / f".{target.name}.moving"
+    try:
+        shutil.copytree(path, part)
+        os.rename(part, target)
+    except BaseException:
+        shutil.rmtree(part, ignore_errors=True)
+        raise
+    shutil.rmtree(path, ignore_errors=True)
+    return target

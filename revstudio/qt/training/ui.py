@@ -23,6 +23,7 @@ from revstudio.qt.runs.panel import RunProgress, RunsPanel
 from revstudio.qt.runs.run_dirs import delete_run_dir
 from revstudio.qt.theme import icon
 from revstudio.qt.training import section as sec
+from revstudio.qt.training.adopt import UnsavedRuns
 from revstudio.qt.training.child_query import ChildQuery
 from revstudio.qt.training.controller import TrainController, run_stem, runs_root
 
@@ -87,6 +88,7 @@ class TrainingUI(QObject):
         self.queries: list[ChildQuery] = []
         self._overlay_cache: dict[Path, tuple[float, RunData]] = {}
         self.selected: list[Path] = []
+        self.unsaved = UnsavedRuns(self)  # runs trained before the first save move in with it
         self.last_failure = ""
 
         window.bottom.replace_tab("Plots", self.plots_tab)
@@ -99,7 +101,7 @@ class TrainingUI(QObject):
         self.runs_panel.selectionChanged.connect(self._selection_changed)
         self.runs_panel.actionRequested.connect(self.run_action)
         self.document.pathChanged.connect(self._path_changed)
-        self.document.graphReplaced.connect(self._path_changed)
+        self.document.graphReplaced.connect(self._graph_replaced)
         self.timer = QTimer(self)
         self.timer.setInterval(PROGRESS_MS)
         self.timer.timeout.connect(self.update_progress)
@@ -236,6 +238,7 @@ class TrainingUI(QObject):
     def _run_started(self, run: RunData) -> None:
         run_dir = self.controller.run_dir
         if run_dir is not None:
+            self.unsaved.started(run_dir)
             self.runs_panel.live[run_dir] = run
             self.runs_panel.set_root(run_dir.parent, run_stem(self.document))
         self.selected = []
@@ -249,6 +252,7 @@ class TrainingUI(QObject):
                                                        if self.controller._process else []))
 
     def _run_ended(self, run: RunData) -> None:
+        self.unsaved.ended()  # (a run trained before the first save joins the project's runs now)
         self.update_progress()
         self.timer.stop()
         self.runs_panel.set_stale(False)
@@ -278,7 +282,10 @@ class TrainingUI(QObject):
         for widget in (self.status_progress, self.runs_panel.progress):
             widget.show_run(run, elapsed)
         live_dir = self.controller.run_dir
-        if self.controller.running and live_dir is not None and self.runs_panel.entry(live_dir) is None:
+        if self.controller.running and live_dir is not None and self.unsaved.is_waiting(live_dir):
+            self.runs_panel.set_stale(True, f"Run {live_dir.name} started before the project was saved: it "
+                                            f"moves into {self.runs_panel.root} when it ends.")
+        elif self.controller.running and live_dir is not None and self.runs_panel.entry(live_dir) is None:
             self.runs_panel.set_stale(True, f"Run {live_dir.name} belongs to another project (its folder is "
                                             f"{live_dir}); it trains on until it ends or you stop it (Shift+F5).")
         else:
@@ -298,9 +305,15 @@ class TrainingUI(QObject):
         return dialog
 
     # ---- runs ------------------------------------------------------------------------------
+    def _graph_replaced(self) -> None:
+        self.unsaved.forget()
+        self._path_changed()
+
     def _path_changed(self, *_args: object) -> None:
         """Another project (Open, New, Save As): its runs in the Runs tab, and in Plots only its
-        runs and a run still training (the one run the window trains, whichever project started it)."""
+        runs and a run still training (the one run the window trains, whichever project started it).
+        A first save brings the runs trained before it along (``adopt.UnsavedRuns``)."""
+        self.unsaved.saved()
         self.runs_panel.set_root(runs_root(self.document.path), run_stem(self.document))
         self.selected = self.runs_panel.selected_paths()
         self._refresh_plots()
