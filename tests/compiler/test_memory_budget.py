@@ -237,6 +237,27 @@ def test_a_model_cast_after_compiling_is_priced_in_its_new_dtype() -> None:
                                                                                    batch=4).regions.items()}
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_half_precision_model_keeps_no_more_than_its_budget(dtype) -> None:
+    """A bfloat16/float16 model keeps each wide (float64) output stream as the value it hands
+    out and its residual, both half precision: 4 bytes a value, priced at 8. The whole region
+    seemed to cost 6,144 B, so a budget of 8 KiB kept it, 38,912 B beyond reversible mode's."""
+    from revstudio.diagnostics.estimate import estimate
+
+    graph = load(str(EXAMPLES / "revnet_wired.revs"))
+    report = full_check(graph)
+    torch.manual_seed(0)
+    model = revstudio.compile(graph, device="cpu", dtype=dtype)
+    x = torch.randn(4, 3, 16, 16, dtype=dtype)
+    base = measure_step(model, (x,), timing_runs=0)["kept_bytes"]
+    name = str(dtype).rpartition(".")[2]
+    assert abs(estimate(graph, report, report.regions, batch=4, dtype=name).activation_bytes("reversible")
+               - base) <= 64
+    for budget in (8 << 10, 40 << 10):
+        model.memory_budget = budget
+        assert measure_step(model, (x,), timing_runs=0)["kept_bytes"] - base <= budget, budget
+
+
 def test_budget_setting_is_checked() -> None:
     model = revstudio.compile(wired_revnet(1), device="cpu")
     assert model.memory_budget is None
