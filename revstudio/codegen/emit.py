@@ -251,6 +251,18 @@ class _Writer:
             "        for module in self.modules():",
             "            if isinstance(getattr(module, \"_mode\", None), str):",
             "                module._mode = value",
+            "",
+            "    @property",
+            "    def memory_budget(self) -> None:",
+            '        """None: an exported model keeps no activations beyond its mode\'s (see the setter)."""',
+            "        return None",
+            "",
+            "    @memory_budget.setter",
+            "    def memory_budget(self, value: object) -> None:",
+            "        if value is not None:  # (a plain attribute here would be silently ignored)",
+            "            raise ValueError(\"an exported model does not carry a memory budget (choosing what it keeps \"",
+            "                             \"needs revstudio's memory estimate): every region runs in the model's mode; \"",
+            "                             \"use revstudio.compile(graph, memory_budget=...) or revstudio train\")",
         ]
         if self.has_regions:
             lines += [

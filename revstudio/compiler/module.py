@@ -193,19 +193,21 @@ class _Builder:
         # standard mode at that batch (the static estimate), what a cut after n steps gives
         # back and adds (``pricing.Prices``); step_costs and the cuts' figures are batch 1's
         self.memory_budget: float | None = None
-        self.prices: Callable[[int], Any] | None = None
+        self.prices: Callable[..., Any] | None = None
         self.step_costs: dict[str, list[int]] = {}
         self.cut_refunds: dict[str, list[int]] = {}
         self.cut_fixed: dict[str, list[int]] = {}
-        self._kept: dict[tuple[int, float], dict[str, int]] = {}
+        self._kept: dict[tuple[int, float, str], dict[str, int]] = {}
 
     def kept_steps(self, batch: int) -> dict[str, int]:
         """{region id: its first steps the budget keeps} at this batch size (cached)."""
         assert self.memory_budget is not None
-        key = (int(batch), float(self.memory_budget))
+        dtype = str(self.dtype).rpartition(".")[2]  # (the weights' now: .double() after compiling)
+        key = (int(batch), float(self.memory_budget), dtype)
         found = self._kept.get(key)
         if found is None:
-            costs, refunds, fixed = self.prices(max(1, int(batch))) if self.prices is not None else ({}, {}, {})
+            costs, refunds, fixed = (self.prices(max(1, int(batch)), dtype) if self.prices is not None
+                                     else ({}, {}, {}))
             limit = None if math.isinf(self.memory_budget) else int(self.memory_budget)
             found = self._kept[key] = budget.select_kept(costs, limit, refunds, fixed)
         return found

@@ -20,13 +20,16 @@ class Prices:
 
     def __init__(self, graph: Graph, report: Any, plan: Plan, dtype: str) -> None:
         self.graph, self.report, self.regions, self.dtype = graph.copy(), report, plan.regions.regions, dtype
-        self._at: dict[int, Any] = {}
+        self._at: dict[tuple[int, str], Any] = {}
 
-    def __call__(self, batch: int) -> Any:
-        found = self._at.get(batch)
+    def __call__(self, batch: int, dtype: str | None = None) -> Any:
+        """At ``batch``, in ``dtype`` (a name, "float64"; None: the compiled one): a model cast
+        after compiling (``.double()``) keeps steps of that dtype's size."""
+        key = (batch, dtype or self.dtype)
+        found = self._at.get(key)
         if found is None:
             from revstudio.diagnostics.budget import step_prices  # torch-free; above the compiler
 
-            found = self._at[batch] = step_prices(self.graph, self.report, batch=batch, dtype=self.dtype,
-                                                  regions=self.regions)
+            found = self._at[key] = step_prices(self.graph, self.report, batch=batch, dtype=key[1],
+                                                regions=self.regions)
         return found

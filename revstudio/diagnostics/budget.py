@@ -27,6 +27,7 @@ _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000 ** 2, "mb": 1000 ** 2,
           "tib": 1024 ** 4, "pb": 1000 ** 5, "pib": 1024 ** 5, "eb": 1000 ** 6, "eib": 1024 ** 6}
 
 
+_UNLIMITED = ("unlimited", "inf", "infinity", "max", "all")
 _MOST = (1 << 63) - 1  # (8 EiB: more than any machine's memory, and what a C long holds)
 # digits with single underscores between them, as Python writes them (1_000_000): the run
 # settings dialog, the CLI and the project file read the same amounts
@@ -49,6 +50,8 @@ def parse_bytes(text: str | int) -> int:
         unit = m.group(2).lower() if m else ""
         if m is None or unit not in _UNITS:
             hint = "cannot be negative" if text.strip().startswith("-") else "is not an amount of memory"
+            if text.strip().lower() in _UNLIMITED:  # (only `memory --budget` measures "unlimited")
+                hint += "; an amount larger than the model keeps (e.g. 1TiB) keeps every region whole"
             raise ValueError(f"{shown} {hint}; write e.g. 64MiB, 1.5GB or 200000 (bytes)")
         exact = Decimal(m.group(1)) * _UNITS[unit]
         if exact > _MOST:

@@ -319,7 +319,10 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
         "reversible": walker.per_node(*walker.kept(in_regions, region_outputs),
                                       wide=with_correction(report.nodes, elem, stream_bytes, region_outputs,
                                                            moved_inputs(walker, regions)),
-                                      wide_bytes=stream_bytes),
+                                      # (a wide output is kept as the value handed out and its rounding
+                                      # residual, both in the model's dtype: a float64 stream of a
+                                      # bfloat16 model keeps 4 bytes a value, a float32 pair 8)
+                                      wide_bytes=min(stream_bytes, 2 * elem)),
         "checkpoint": _with_links(walker.kept(in_regions | seg_nodes, region_inputs + seg_inputs), links, walker),
     }
     if stream_bytes > elem:  # the inversion-error samples a region keeps of its inputs, with its first step

@@ -86,7 +86,7 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _int(key: str, value: Any, low: int, what: str, high: int = INT_MAX) -> int:
+def _int(key: str, value: Any, low: int, what: str, high: float = INT_MAX) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (
             isinstance(value, float) and not value.is_integer()):
         raise ConfigError(f"training.{key}: expected a whole number ({what}), got {value!r} ({_kind(value)})", key)
@@ -102,9 +102,11 @@ def _amount(key: str, value: Any) -> int:
     """Bytes, as a whole number or as users write them ("64MiB", "1.5GB"): 0 keeps nothing."""
     from revstudio.diagnostics.budget import parse_bytes  # (torch-free)
 
-    if not isinstance(value, str):
+    if isinstance(value, float) and value.is_integer():
+        value = repr(value)  # (as written: parse_bytes words 1e30 as '1e+30', not as its float's digits)
+    elif not isinstance(value, str):
         value = _int(key, value, 0, "bytes, 0 or more, or an amount such as \"64MiB\"; or null",
-                     high=1 << 80)  # (parse_bytes says how much is too much)
+                     high=math.inf)  # (parse_bytes says how much is too much)
     try:
         return parse_bytes(value)
     except ValueError as exc:

@@ -117,6 +117,18 @@ def test_track_inversion_switches_the_measurement_like_the_compiled_module() -> 
     assert torch.equal(a[0], b[0]) and all(torch.equal(u, v) for u, v in zip(a[2], b[2]))
 
 
+def test_an_exported_model_refuses_a_memory_budget_it_would_not_use() -> None:
+    """``model.memory_budget = 64 << 20`` on an exported model, as on a compiled one, was a plain
+    attribute nothing read: every region stayed reversible, without a word."""
+    compiled, exported, _ = _pair(generate.revnet_chain(2, channels=4, size=4, wired=True))
+    assert exported.memory_budget is None and compiled.memory_budget is None
+    exported.memory_budget = None  # (no budget: what it runs anyway)
+    with pytest.raises(ValueError, match="an exported model does not carry a memory budget") as info:
+        exported.memory_budget = 64 << 20
+    assert "revstudio.compile(graph, memory_budget=" in str(info.value) and "revstudio train" in str(info.value)
+    assert exported.memory_budget is None
+
+
 def test_the_training_script_does_not_measure_inversion_errors(tmp_path) -> None:
     # revstudio train turns the measurement off (nothing reads it in a run); the script paid for it every step
     import runpy

@@ -217,6 +217,47 @@ def test_the_torch_free_choice_is_the_models() -> None:
     assert data["regions"][0]["region"] == rid and data["budget_bytes"] == 40 * 1024
 
 
+def test_a_model_cast_after_compiling_is_priced_in_its_new_dtype() -> None:
+    """``.double()`` after compile is supported (the regions follow the weights), but the budget
+    kept priced float32 steps: at a budget of 80 KiB the model kept its whole region, 227,328 B
+    beyond reversible mode's (2.8x the budget)."""
+    graph = load(str(EXAMPLES / "revnet_wired.revs"))
+    report = full_check(graph)
+    torch.manual_seed(0)
+    model = revstudio.compile(graph, device="cpu").double()
+    x = torch.randn(4, 3, 16, 16, dtype=torch.float64)
+    base = measure_step(model, (x,), timing_runs=0)["kept_bytes"]
+    budget = 80 * 1024
+    model.memory_budget = budget
+    assert model._root.kept_steps(4) == {
+        r: c.kept_steps for r, c in budget_choice(graph, report, budget, batch=4, dtype="float64").regions.items()}
+    assert measure_step(model, (x,), timing_runs=0)["kept_bytes"] - base <= budget
+    model.float()  # and back: float32's choice again
+    assert model._root.kept_steps(4) == {r: c.kept_steps for r, c in budget_choice(graph, report, budget,
+                                                                                   batch=4).regions.items()}
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_half_precision_model_keeps_no_more_than_its_budget(dtype) -> None:
+    """A bfloat16/float16 model keeps each wide (float64) output stream as the value it hands
+    out and its residual, both half precision: 4 bytes a value, priced at 8. The whole region
+    seemed to cost 6,144 B, so a budget of 8 KiB kept it, 38,912 B beyond reversible mode's."""
+    from revstudio.diagnostics.estimate import estimate
+
+    graph = load(str(EXAMPLES / "revnet_wired.revs"))
+    report = full_check(graph)
+    torch.manual_seed(0)
+    model = revstudio.compile(graph, device="cpu", dtype=dtype)
+    x = torch.randn(4, 3, 16, 16, dtype=dtype)
+    base = measure_step(model, (x,), timing_runs=0)["kept_bytes"]
+    name = str(dtype).rpartition(".")[2]
+    assert abs(estimate(graph, report, report.regions, batch=4, dtype=name).activation_bytes("reversible")
+               - base) <= 64
+    for budget in (8 << 10, 40 << 10):
+        model.memory_budget = budget
+        assert measure_step(model, (x,), timing_runs=0)["kept_bytes"] - base <= budget, budget
+
+
 def test_budget_setting_is_checked() -> None:
     model = revstudio.compile(wired_revnet(1), device="cpu")
     assert model.memory_budget is None

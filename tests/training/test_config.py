@@ -77,6 +77,31 @@ def test_a_memory_budget_is_bytes_or_an_amount_as_users_write_it(value, expected
     assert cfg.to_section().get("memory_budget") == expected
 
 
+@pytest.mark.parametrize("value, shown", [(1e30, "'1e+30'"), (10**30, "'10000000000000000000...'"),
+                                          (1.2e24, "'1.2e+24'")])
+def test_a_memory_budget_beyond_any_machine_says_so_as_written(value, shown) -> None:
+    """A budget too large for any machine, written as a number in the project file: the message
+    named an internal limit of 2**80 bytes ("use at most 1208925819614629174706176"), itself
+    refused, and showed 1e30 as the float's 31 digits."""
+    with pytest.raises(ConfigError) as info:
+        TrainConfig.from_section({"memory_budget": value})
+    message = str(info.value)
+    assert message.startswith(f"training.memory_budget: {shown} is more memory than any machine has"), message
+    assert "1208925819614629174706176" not in message and "19884624838656" not in message
+    assert TrainConfig.from_section({"memory_budget": 1024.0}).memory_budget == 1024  # (a whole float reads)
+
+
+@pytest.mark.parametrize("typed", ["unlimited", "inf", " Infinity "])
+def test_an_unlimited_budget_is_refused_with_what_keeps_everything(typed) -> None:
+    """`memory --budget unlimited` measures everything kept; train, the project file and Run
+    Settings take amounts only, and said just "'unlimited' is not an amount of memory"."""
+    with pytest.raises(ConfigError) as info:
+        TrainConfig.from_section({"memory_budget": typed})
+    message = str(info.value)
+    assert "is not an amount of memory" in message
+    assert "larger than the model keeps (e.g. 1TiB) keeps every region whole" in message
+
+
 def test_overrides_replace_and_validate() -> None:
     cfg = TrainConfig().replace(epochs=2)
     assert cfg.steps is None and cfg.epochs == 2
