@@ -206,6 +206,16 @@ class EditingMixin:
             near = QRectF(centre.x() - size[0] / 2 - size[0] - 60, near.top(), size[0], size[1])
         return free_spot(self._scene, size, near)
 
+    def _free_at(self, pos: QPointF, size: tuple[float, float]) -> QPointF:
+        """``pos`` (whole pixels) if no node is there, else free space beside the nodes that are:
+        Tab, Tab, Tab at one pointer adds a row, not a stack that hides all but the last."""
+        rect = QRectF(round(pos.x()), round(pos.y()), size[0], size[1])
+        under = [n for n, item in self._scene.node_items.items() if item.sceneBoundingRect().intersects(rect)]
+        if not under:
+            return rect.topLeft()
+        spot = free_spot(self._scene, size, self._scene.nodes_rect(under))
+        return QPointF(round(spot.x()), round(spot.y()))
+
     def add_node_beside_selection(self, type_id: str) -> str | None:
         """The palette's Enter / double-click: a new node in free space next to the selection."""
         spot = self.placement_near_selection((NODE_WIDTH, 90.0))
@@ -338,7 +348,7 @@ class EditingMixin:
 
     def _quick_add_chosen(self, type_id: str, pos: QPointF, origin: PortRef | None, is_output: bool) -> str | None:
         if origin is None:
-            return self.add_node_at(type_id, pos)
+            return self.add_node_at(type_id, self._free_at(pos, (NODE_WIDTH, 90.0)))
         spec = registry.get(type_id)
         params = spec.defaults()
         ports = spec.input_ports(params, self.graph.groups) if is_output else spec.output_ports(params, self.graph.groups)
