@@ -104,6 +104,8 @@ def build_actions(w: MainWindow) -> None:
     _action(w, "align_v", "Align Centres &Vertically", lambda: view().align("vertical"), "Ctrl+Shift+V")
     for side in ("left", "right", "top", "bottom"):
         _action(w, f"align_{side}", f"Align {side.title()} Edges", partial(_align, view, side))
+    _action(w, "distribute_h", "Distribute Hori&zontally", lambda: view().distribute("horizontal"))
+    _action(w, "distribute_v", "Distribute Verti&cally", lambda: view().distribute("vertical"))
     theme = _action(w, "dark_theme", "&Dark Theme", w.toggle_theme, "Ctrl+Shift+T", "theme",
                     "Switch between the dark and light theme")
     theme.setCheckable(True)
@@ -150,8 +152,8 @@ def build_menus(w: MainWindow) -> None:
     _fill(view, a, ("zoom_in", "zoom_out", "reset_zoom", "fit", "fit_selection", None, "layout",
                     "layout_selection"))
     align = view.addMenu("&Align")
-    for name in ("align_h", "align_v", "align_left", "align_right", "align_top", "align_bottom"):
-        align.addAction(a[name])
+    _fill(align, a, ("align_h", "align_v", "align_left", "align_right", "align_top", "align_bottom", None,
+                     "distribute_h", "distribute_v"))
     view.addSeparator()
     view.addAction(a["dark_theme"])
     view.addSeparator()

@@ -158,3 +158,18 @@ def test_ctrl_q_quits_where_the_platform_binds_no_quit_key(make_window, revnet, 
     QTest.keySequence(view, QKeySequence("Ctrl+Q"))
     settle()
     assert not window.isVisible()
+
+
+def test_view_align_menu_distributes_the_selection(make_window, revnet, settle):
+    window = make_window(revnet)
+    align = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+    align = next(a.menu() for a in align.actions() if a.menu() is not None and a.text() == "&Align")
+    by_text = {a.text().replace("&", ""): a for a in align.actions()}
+    view = window.current_view()
+    view.select_nodes(["x", "s", "m", "c"])
+    by_text["Distribute Horizontally"].trigger()
+    settle()
+    xs = sorted(window.document.graph.node(n).pos[0] for n in ("x", "s", "m", "c"))
+    steps = [b - a for a, b in zip(xs, xs[1:])]
+    assert max(steps) - min(steps) <= 1, steps  # cards of one width: equal steps, to the pixel
+    assert window.document.undo_stack.undoText() == "Distribute horizontal"

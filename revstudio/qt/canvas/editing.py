@@ -286,6 +286,14 @@ class EditingMixin:
             return False
         return self._push_moves(moves, f"Align {axis}")
 
+    def distribute(self, axis: str) -> bool:
+        """Space the selected nodes evenly (horizontal/vertical); the outermost two stay put."""
+        ids = self.selected_node_ids()
+        if len(ids) < 3:
+            self.message.emit("Select at least three nodes to distribute")
+            return False
+        return self._push_moves(layout.distribute(axis, self._rects(ids)), f"Distribute {axis}")
+
     def auto_layout(self, selection_only: bool = False) -> bool:
         """Layered left-to-right layout of the selection (kept in place) or the whole graph."""
         ids = self.selected_node_ids() if selection_only else list(self.graph.nodes)

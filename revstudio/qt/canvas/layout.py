@@ -417,6 +417,32 @@ def align(axis: str, rects: Mapping[str, tuple[float, float, float, float]]) -> 
     return {k: (cx - math.floor(r[2] / 2), _whole(r[1])) for k, r in rects.items()}
 
 
+def distribute(axis: str, rects: Mapping[str, tuple[float, float, float, float]]) -> dict[str, Pos]:
+    """New top-left positions spacing ``rects`` (x, y, w, h) evenly along ``axis``.
+
+    ``horizontal`` keeps the leftmost and rightmost where they are and makes the gaps
+    between neighbours equal; ``vertical`` does so from top to bottom. The other
+    coordinate is kept; positions are whole pixels.
+    """
+    if axis not in ("horizontal", "vertical"):
+        raise ValueError(f"unknown distribution {axis!r}; use horizontal or vertical")
+    k = 0 if axis == "horizontal" else 1
+    order = sorted(rects, key=lambda n: (rects[n][k] + rects[n][k + 2] / 2, n))
+    if len(order) < 3:
+        return {n: (_whole(rects[n][0]), _whole(rects[n][1])) for n in order}
+    first, last = rects[order[0]], rects[order[-1]]
+    span = last[k] + last[k + 2] - first[k]
+    gap = (span - sum(rects[n][k + 2] for n in order)) / (len(order) - 1)
+    out: dict[str, Pos] = {}
+    at = first[k]
+    for n in order:
+        r = rects[n]
+        lead = _whole(at)
+        out[n] = (lead, _whole(r[1])) if k == 0 else (_whole(r[0]), lead)
+        at += r[k + 2] + gap
+    return out
+
+
 def _whole(v: float) -> float:
     """``v`` on the whole pixel nearest to it (halves go up, unlike ``round``'s even rule)."""
     return float(math.floor(v + 0.5))
