@@ -85,6 +85,8 @@ def build_actions(w: MainWindow) -> None:
             "Delete the selected nodes and their wires")
     _action(w, "select_all", "Select &All", w.select_all, Std.SelectAll)
     _action(w, "quick_add", "&Add Node…", w.quick_add, "Shift+A", None, "Search node types and add one")
+    _action(w, "find", "&Find Node…", lambda: view().open_find(), Std.Find, None,
+            "Find a node on this canvas by its id or type")
     _action(w, "group", "&Group Selection", t.group_selection, "Ctrl+G", "group",
             "Collapse the selected nodes into a Group node")
     _action(w, "ungroup", "&Ungroup", t.ungroup_selection, "Ctrl+Shift+G", "ungroup",
@@ -146,7 +148,7 @@ def build_menus(w: MainWindow) -> None:
 
     edit = bar.addMenu("&Edit")
     _fill(edit, a, ("undo", "redo", None, "cut", "copy", "paste", "duplicate", "delete", None,
-                    "select_all", "quick_add", None, "group", "ungroup", "open_group"))
+                    "select_all", "find", "quick_add", None, "group", "ungroup", "open_group"))
 
     view = bar.addMenu("&View")
     _fill(view, a, ("zoom_in", "zoom_out", "reset_zoom", "fit", "fit_selection", None, "layout",

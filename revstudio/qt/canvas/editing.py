@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from PySide6.QtCore import QMimeData, QPointF, QRectF
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QRectF
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QGraphicsView
 
@@ -27,6 +27,7 @@ from revstudio.core.graph import Edge, Graph, Node, PortRef
 from revstudio.core.spec import registry
 
 from . import clipboard, layout
+from .find import FindPopup
 from .node_item import WIDTH as NODE_WIDTH
 from .placement import free_spot, is_free
 from .quick_add import QuickAddPopup, accepts_shape, candidate_specs
@@ -71,6 +72,7 @@ class EditingMixin:
         def select_nodes(self, ids: list[str]) -> None: ...
         def selected_node_ids(self) -> list[str]: ...
         def fit_all(self) -> None: ...
+        def reveal_node(self, node_id: str) -> bool: ...
         def cursor_scene_pos(self) -> QPointF: ...
 
     def _widget(self) -> QGraphicsView:
@@ -315,6 +317,22 @@ class EditingMixin:
         if done and not selection_only:
             self.fit_all()
         return done
+
+    # ---- find --------------------------------------------------------------------
+    def open_find(self) -> FindPopup:
+        """Ctrl+F: search this canvas's nodes by id or type; the one chosen is selected and shown."""
+        if self.popup is not None:
+            self.popup.close()
+        view = self._widget()
+        self.popup = FindPopup(((n.id, n.type) for n in self.graph.nodes.values()), view)
+        self.popup.chosen.connect(self._found)
+        self.popup.popup_at(view.mapToGlobal(view.viewport().rect().topLeft()) + QPoint(24, 24))
+        return self.popup
+
+    def _found(self, node_id: str) -> None:
+        self.select_nodes([node_id])
+        self.reveal_node(node_id)
+        self.message.emit(f"Found {node_id}")
 
     # ---- quick add -------------------------------------------------------------
     def _quick_add_at_cursor(self) -> None:
