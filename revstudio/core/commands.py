@@ -39,6 +39,10 @@ class Command:
     def merge(self, other: Command) -> bool:
         return False
 
+    def is_noop(self) -> bool:
+        """True once merging has brought the edit back to where it started (the stack drops it)."""
+        return False
+
 
 class Macro(Command):
     """A compound edit: children run in order and undo in reverse.
@@ -75,6 +79,9 @@ class Macro(Command):
         if not isinstance(other, Macro) or self.merge_id() is None or other.merge_id() != self.merge_id():
             return False
         return all([mine.merge(theirs) for mine, theirs in zip(self.children, other.children)])
+
+    def is_noop(self) -> bool:
+        return bool(self.children) and all(child.is_noop() for child in self.children)
 
 
 class AddNode(Command):
@@ -213,6 +220,10 @@ class SetParam(Command):
             self.value = other.value
             return True
         return False
+
+    def is_noop(self) -> bool:
+        # typing "1e3" over 4 commits 1, then the invalid text puts 4 back: nothing changed
+        return self.value is None if self.old is _UNSET else self.value == self.old
 
 
 class Move(Command):
@@ -387,6 +398,9 @@ class UndoStack:
             and self._commands[-1].merge_id() is not None
             and self._commands[-1].merge(cmd)
         ):
+            if self._commands[-1].is_noop():  # as Qt drops a command made obsolete by a merge
+                self._commands.pop()
+                self._index -= 1
             return
         self._commands.append(cmd)
         self._index += 1

@@ -85,6 +85,8 @@ def build_actions(w: MainWindow) -> None:
             "Delete the selected nodes and their wires")
     _action(w, "select_all", "Select &All", w.select_all, Std.SelectAll)
     _action(w, "quick_add", "&Add Node…", w.quick_add, "Shift+A", None, "Search node types and add one")
+    _action(w, "find", "&Find Node…", lambda: view().open_find(), Std.Find, None,
+            "Find a node on this canvas by its id or type")
     _action(w, "group", "&Group Selection", t.group_selection, "Ctrl+G", "group",
             "Collapse the selected nodes into a Group node")
     _action(w, "ungroup", "&Ungroup", t.ungroup_selection, "Ctrl+Shift+G", "ungroup",
@@ -104,6 +106,8 @@ def build_actions(w: MainWindow) -> None:
     _action(w, "align_v", "Align Centres &Vertically", lambda: view().align("vertical"), "Ctrl+Shift+V")
     for side in ("left", "right", "top", "bottom"):
         _action(w, f"align_{side}", f"Align {side.title()} Edges", partial(_align, view, side))
+    _action(w, "distribute_h", "Distribute Hori&zontally", lambda: view().distribute("horizontal"))
+    _action(w, "distribute_v", "Distribute Verti&cally", lambda: view().distribute("vertical"))
     theme = _action(w, "dark_theme", "&Dark Theme", w.toggle_theme, "Ctrl+Shift+T", "theme",
                     "Switch between the dark and light theme")
     theme.setCheckable(True)
@@ -144,14 +148,14 @@ def build_menus(w: MainWindow) -> None:
 
     edit = bar.addMenu("&Edit")
     _fill(edit, a, ("undo", "redo", None, "cut", "copy", "paste", "duplicate", "delete", None,
-                    "select_all", "quick_add", None, "group", "ungroup", "open_group"))
+                    "select_all", "find", "quick_add", None, "group", "ungroup", "open_group"))
 
     view = bar.addMenu("&View")
     _fill(view, a, ("zoom_in", "zoom_out", "reset_zoom", "fit", "fit_selection", None, "layout",
                     "layout_selection"))
     align = view.addMenu("&Align")
-    for name in ("align_h", "align_v", "align_left", "align_right", "align_top", "align_bottom"):
-        align.addAction(a[name])
+    _fill(align, a, ("align_h", "align_v", "align_left", "align_right", "align_top", "align_bottom", None,
+                     "distribute_h", "distribute_v"))
     view.addSeparator()
     view.addAction(a["dark_theme"])
     view.addSeparator()

@@ -65,8 +65,10 @@ class _QtCommand(QUndoCommand):
         return self._ids.setdefault(key, len(self._ids) + 1)
 
     def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt API
-        return (isinstance(other, _QtCommand) and other.session == self.session
-                and self.cmd.merge(other.cmd))
+        merged = isinstance(other, _QtCommand) and other.session == self.session and self.cmd.merge(other.cmd)
+        if merged and self.cmd.is_noop():
+            self.setObsolete(True)  # back where it started: the stack drops the step (and the "*")
+        return merged
 
 
 class Document(QObject):

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from revstudio.core.commands import Command, Macro, RenameNode, SetParam
+from revstudio.core.commands import RenameNode, SetParam
 from revstudio.core.graph import Graph, Node
 from revstudio.core.spec import registry
 from revstudio.core.validate import groups_containing, missing_type_text
@@ -32,6 +32,7 @@ from revstudio.qt import report_facts as rf
 from revstudio.qt.canvas.rename import rename_problem
 from revstudio.qt.document import Document
 from revstudio.qt.memory_figures import ORDER, BatchField, batch_label, estimate_of, node_lines
+from revstudio.qt.param_commit import ParamCommitter
 from revstudio.qt.param_editors import GroupEditor, ParamEditor, make_editor
 from revstudio.qt.theme import icon
 
@@ -60,6 +61,7 @@ class Inspector(QWidget):
         self.editors: dict[str, ParamEditor] = {}
         self._labels: dict[str, QLabel] = {}
         self._watched: Graph | None = None
+        self.committer = ParamCommitter(document)
 
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
@@ -191,7 +193,8 @@ class Inspector(QWidget):
             values = [p.params.get(name) for p in peers] if peers else [node.params.get(name)]
             editor.set_value(values[0] if all(v == values[0] for v in values) else None)
             editor.committed.connect(lambda value, n=name: self._commit(n, value))
-            editor.finished.connect(self.document.break_merge)
+            editor.invalid.connect(lambda n=name: self.committer.revert(self.graph, self._targets(), n))
+            editor.finished.connect(self.committer.finish)
             label = _label(name, "paramLabel", wrap=False)
             self._labels[name] = label
             label.setToolTip(editor.toolTip())
@@ -300,19 +303,12 @@ class Inspector(QWidget):
             return nodes
         return []
 
-    def _commit(self, name: str, value: Any) -> None:
-        peers = self._peers() if self._node() is None else []
-        if peers:
-            if any(p.params.get(name) != value for p in peers):
-                # every peer, even one that holds the value already: the next key then merges
-                # into this step (same nodes, same field), as typing into one node's field does
-                changes: list[Command] = [SetParam(self.graph, p.id, name, value) for p in peers]
-                self.document.push(Macro(f"Set {name} on {len(changes)} {peers[0].type} nodes", changes))
-            return
+    def _targets(self) -> list[Node]:
         node = self._node()
-        if node is None or node.params.get(name) == value:
-            return
-        self.document.push(SetParam(self.graph, node.id, name, value))
+        return [node] if node is not None else self._peers()
+
+    def _commit(self, name: str, value: Any) -> None:
+        self.committer.commit(self.graph, self._targets(), name, value)
 
     def _on_param_changed(self, node: Node, name: str, old: Any, new: Any) -> None:
         peers = self._peers() if self.node_id is None else []

@@ -166,6 +166,8 @@ def region_badge(report: Any, region_id: str) -> tuple[str, str, bool]:
                  f"{rf.human_bytes(peak_delta)} {peak} ({batch_label(est)})")
     elif saved > 0:
         label = f"reversible · no saving at the peak ({batch_label(est)})"
+    elif saved < 0:  # it keeps more than standard mode would: "saves nothing" undersold that
+        label = f"reversible · costs {rf.human_bytes(-saved)} more than standard ({batch_label(est)})"
     else:
         label = f"reversible · saves nothing ({batch_label(est)})"
     tip = (f"Reversible region {region_id} at {batch_label(est)}: {region_text(region)}. "

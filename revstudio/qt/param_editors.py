@@ -4,7 +4,9 @@
 small widget. Text kinds are parsed and validated as the user types: a valid
 value is emitted at once with ``committed`` (the document merges the keystrokes
 of one visit into one undo step), an invalid one shows the reason inline and
-emits nothing. An empty field resets the parameter to its default.
+emits ``invalid`` (the inspector puts back the value from before the visit);
+leaving the field with an invalid text shows the node's value again. An empty
+field resets the parameter to its default.
 """
 from __future__ import annotations
 
@@ -95,6 +97,7 @@ class ParamEditor(QWidget):
     """Base: one parameter's editor. ``committed(value)``: a valid new value (None = default)."""
 
     committed = Signal(object)
+    invalid = Signal()  # the text stopped parsing: the nodes go back to what they held before this visit
     finished = Signal()  # the user left the field: the next edit is a new undo step
 
     def __init__(self, name: str, param: Param, parent: QWidget | None = None) -> None:
@@ -151,7 +154,7 @@ class TextEditor(ParamEditor):
         self._vbox.addWidget(self.edit)
         self._vbox.addWidget(self.error_label)
         self.edit.textEdited.connect(self._on_text)
-        self.edit.editingFinished.connect(self.finished)
+        self.edit.editingFinished.connect(self._on_finished)
         options = getattr(param, "options", ())
         if options:  # int-or-word kinds: offer the words as you type
             completer = QCompleter(list(options), self.edit)
@@ -160,15 +163,26 @@ class TextEditor(ParamEditor):
             self.edit.setCompleter(completer)
 
     def set_value(self, value: Any) -> None:
-        super().set_value(value)
-        if self.edit.hasFocus():
+        if self.edit.hasFocus() or self.error() is not None:
             try:  # don't rewrite what the user is typing if it already means this value
-                if parse_text(self.param, self.edit.text()) == value:
-                    return
+                same = parse_text(self.param, self.edit.text()) == value
             except (ParseError, ParamError):
-                pass
+                self._value = value  # the value put back under an invalid text: keep the text and its reason
+                return
+            if same:
+                super().set_value(value)
+                return
+        self._show(value)
+
+    def _show(self, value: Any) -> None:
+        super().set_value(value)
         self.edit.setText(format_value(value))
         self._mark(False)
+
+    def _on_finished(self) -> None:
+        if self.error() is not None and not self.edit.hasFocus():
+            self._show(self._value)  # left with an invalid text: show what the node holds
+        self.finished.emit()
 
     def set_text(self, text: str) -> None:
         """Type ``text`` as a user would (used by tests and the quick editor)."""
@@ -187,6 +201,7 @@ class TextEditor(ParamEditor):
         except (ParseError, ParamError) as exc:
             self.show_error(f"{self.name}: {exc}")
             self._mark(True)
+            self.invalid.emit()
             return
         self.show_error(None)
         self._mark(False)

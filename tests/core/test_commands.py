@@ -146,6 +146,26 @@ def test_a_macro_of_param_edits_merges_with_the_same_edit_of_the_same_nodes() ->
     stack.push(Macro("not a param edit", [Move(g, {"a": (1, 1)})]))
     assert len(stack) == 4
 
+def test_edits_merged_back_to_where_they_began_leave_no_step() -> None:
+    """Typing into a field and back (or an invalid text putting the old value back) changes
+    nothing: the step goes, and a saved stack is clean again, as Qt drops an obsolete merge."""
+    g = chain()
+    old = g.node("a").params["out_channels"]
+    g.node("c").params["out_channels"] = 8
+    stack = UndoStack()
+    stack.push(Move(g, {"a": (5, 5)}))
+    stack.set_clean()
+    for value in (9, 99, old):
+        stack.push(SetParam(g, "a", "out_channels", value))
+    assert len(stack) == 1 and stack.is_clean()
+    for value in (9, None, 9, None):  # a param the file never had: set, then back to its default
+        stack.push(SetParam(g, "a", "stride", value))
+    assert len(stack) == 1 and "stride" not in g.node("a").params
+    for value in (3, old):
+        stack.push(Macro("shared", [SetParam(g, n, "out_channels", value) for n in ("a", "c")]))
+    assert len(stack) == 2  # c's value changed: not where it began
+
+
 def test_no_merge_into_the_saved_state() -> None:
     g = chain()
     stack = UndoStack()

@@ -78,7 +78,10 @@ class EditSession(RuleBasedStateMachine):
             assert dumps(self.graph) == self.snapshots[at], "a failed edit changed the graph"
             return
         state = dumps(self.graph)
-        if self.stack.index == at:  # merged into the previous command
+        if self.stack.index == at - 1:  # merged back to where the previous command began: gone
+            del self.snapshots[at:]
+            assert state == self.snapshots[-1]
+        elif self.stack.index == at:  # merged into the previous command
             self.snapshots[at:] = [state]
         else:
             self.snapshots[at + 1:] = [state]

@@ -1,6 +1,7 @@
 """Delete, copy, cut, paste (also into another document), duplicate, align and layout."""
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -165,7 +166,9 @@ def test_duplicate_puts_the_copy_beside_the_original(make_view):
 
 @pytest.mark.parametrize("axis", layout.ALIGN_AXES)
 def test_align_is_one_undoable_move(make_view, axis):
-    view = make_view(chain())
+    g = chain()
+    g.node("a").pos = (261.0, 40.5)  # an older file's half pixel; the mean of three centres is a third
+    view = make_view(g)
     doc = view.document
     before = project.dumps(doc.graph)
     view.select_nodes(["x", "a", "b"])
@@ -179,9 +182,45 @@ def test_align_is_one_undoable_move(make_view, axis):
         "top": lambda i: i.pos().y(), "bottom": lambda i: i.pos().y() + i.height,
         "horizontal": lambda i: i.pos().y() + i.height / 2, "vertical": lambda i: i.pos().x() + WIDTH / 2,
     }[axis]
-    assert len({round(key(i), 6) for i in items}) == 1, rects
+    # whole pixels, as layout and dragging leave them; centres share one whole pixel
+    assert all(v == int(v) for n in ("x", "a", "b") for v in doc.graph.node(n).pos), rects
+    assert len({math.floor(key(i)) for i in items}) == 1, rects
     doc.undo_stack.undo()
     assert project.dumps(doc.graph) == before
+
+
+@pytest.mark.parametrize("axis", ["horizontal", "vertical"])
+def test_distribute_spaces_the_selection_evenly_in_one_step(make_view, axis):
+    g = chain()
+    g.node("a").pos, g.node("b").pos = (130.0, 333.0), (617.5, 90.0)  # uneven gaps, a half pixel
+    view = make_view(g)
+    doc = view.document
+    before = project.dumps(doc.graph)
+    view.select_nodes(["x", "a", "b", "o"])
+    count = doc.undo_stack.count()
+    view.distribute(axis)
+    assert doc.undo_stack.count() == count + 1
+    k = 0 if axis == "horizontal" else 1
+    items = sorted((view.scene().node_items[n] for n in ("x", "a", "b", "o")),
+                   key=lambda i: (i.pos().x(), i.pos().y())[k] + (WIDTH if k == 0 else i.height) / 2)
+    lo = [(i.pos().x(), i.pos().y())[k] for i in items]
+    hi = [lo[j] + (WIDTH if k == 0 else items[j].height) for j in range(len(items))]
+    gaps = [lo[j + 1] - hi[j] for j in range(len(items) - 1)]
+    assert max(gaps) - min(gaps) <= 1, gaps  # even, to the whole pixel
+    assert all(v == int(v) for n in ("x", "a", "b", "o") for v in doc.graph.node(n).pos)
+    doc.undo_stack.undo()
+    assert project.dumps(doc.graph) == before
+    view.select_nodes(["x", "a"])
+    assert not view.distribute(axis)  # two nodes: nothing to spread
+
+
+def test_distribute_is_in_the_align_menus(make_view):
+    view = make_view(chain())
+    view.select_nodes(["x", "a", "b"])
+    menu, _ = view.build_context_menu(QPointF(-500, -500))
+    align = next(a.menu() for a in menu.actions() if a.menu() is not None and a.text() == "Align")
+    texts = [a.text() for a in align.actions()]
+    assert "Distribute horizontal" in texts and "Distribute vertical" in texts
 
 
 def test_layout_of_the_whole_graph_is_one_command_and_left_to_right(make_view):

@@ -100,3 +100,31 @@ def test_palette_add_with_nothing_selected_avoids_the_nodes_in_the_middle(view):
     new = view.add_node_beside_selection("Dropout")
     assert _overlaps(view, [new]) == []
     assert view.viewport().rect().contains(view.mapFromScene(_rect(view, new).center()))
+
+
+def _tab_add(view, qtbot, text: str) -> str:
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_Tab)
+    popup = view.popup
+    assert popup is not None and popup.isVisible()
+    QTest.keyClicks(popup.search, text)
+    QTest.keyClick(popup.search, Qt.Key.Key_Return)
+    return view.selected_node_ids()[0]
+
+
+def test_tab_adds_at_the_pointer_and_never_on_top_of_a_node(view, qtbot):
+    """Tab, type, Enter three times without moving the mouse stacked the three nodes exactly on
+    one another (the first two hidden); over a node, the new one covered it."""
+    QCursor.setPos(view.viewport().mapToGlobal(view.mapFromScene(300, 400)))
+    first = _tab_add(view, qtbot, "activation")
+    x, y = view.document.graph.node(first).pos
+    assert abs(x - 300) <= 2 and abs(y - 400) <= 2  # free space: exactly at the pointer
+    added = [first, _tab_add(view, qtbot, "dropout"), _tab_add(view, qtbot, "linear")]
+    assert not _overlaps(view, added)
+    QCursor.setPos(view.viewport().mapToGlobal(view.mapFromScene(_rect(view, "a").center())))
+    over = _tab_add(view, qtbot, "activation")
+    assert not _overlaps(view, [over])
+    assert view.document.undo_stack.count() == 4

@@ -274,3 +274,54 @@ def test_an_unknown_parameter_from_the_file_can_be_removed_here(qtbot, revnet, s
     settle()
     assert revnet.node("f").params["zzz"] == 1
     assert inspector.findChild(QPushButton, "removeParam_zzz") is not None
+
+
+def _type(qtbot, editor, text):
+    """Select the field's text and type ``text`` over it with real key events."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    editor.edit.setFocus()
+    qtbot.waitUntil(editor.edit.hasFocus)
+    editor.edit.selectAll()
+    QTest.keyClick(editor.edit, Qt.Key.Key_Delete)
+    QTest.keyClicks(editor.edit, text)
+
+
+def test_an_invalid_text_changes_nothing_though_its_first_keys_parsed(qtbot, inspected, settle):
+    """Typing "99999999" commits 9, 99, ... 999999 on the way; the too-large text must not leave
+    999999 on the node (the card showed it while the field said "too large"), nor a step."""
+    doc, inspector = inspected
+    doc.undo_stack.setClean()
+    inspector.activateWindow()
+    editor = inspector.editors["out_channels"]
+    _type(qtbot, editor, "99999999")
+    settle()
+    assert "too large" in editor.error()
+    assert editor.edit.text() == "99999999"  # what was typed stays, with the reason under it
+    assert doc.graph.node("f").params["out_channels"] == 4
+    assert doc.undo_stack.count() == 0 and doc.undo_stack.isClean()
+    inspector.title.setFocus()  # leave the field
+    qtbot.waitUntil(lambda: not editor.edit.hasFocus())
+    assert editor.edit.text() == "4" and editor.error() is None
+
+
+def test_an_invalid_shared_edit_puts_back_each_nodes_own_value(qtbot, revnet, settle):
+    revnet.add_node("Conv", "f2", {"out_channels": 8, "padding": "same"}, (440, 300))
+    revnet.connect("s.out1", "f2.in")
+    doc = Document(revnet)
+    inspector = Inspector(doc)
+    qtbot.addWidget(inspector)
+    inspector.show()
+    inspector.activateWindow()
+    inspector.set_selection(revnet, ["f", "f2"])
+    settle()
+    editor = inspector.editors["out_channels"]
+    _type(qtbot, editor, "16")
+    assert [revnet.node(n).params["out_channels"] for n in ("f", "f2")] == [16, 16]
+    from PySide6.QtTest import QTest
+
+    QTest.keyClicks(editor.edit, "k")  # "16k": no longer an integer
+    assert "not an integer" in editor.error()
+    assert [revnet.node(n).params["out_channels"] for n in ("f", "f2")] == [4, 8]
+    assert doc.undo_stack.count() == 0

@@ -79,6 +79,19 @@ def test_status_text_and_region_badges_say_batch_and_dtype(qtbot) -> None:  # ty
     assert not saves and "saves" not in label.split("·")[1].replace("saves nothing", "")
 
 
+def test_a_region_that_keeps_more_than_standard_says_what_it_costs(revnet) -> None:
+    """DESIGN's RevNet block keeps its streams as float32 pairs: 256 KiB more than standard at
+    batch 32. Its badge said "saves nothing", as if it cost nothing either."""
+    from revstudio.diagnostics.check import full_check
+
+    report = full_check(revnet)
+    region = report.regions[0]
+    assert report.estimate.regions[region.id].saved_bytes < 0
+    label, _, saves = region_badge(report, region.id)
+    assert not saves
+    assert label == "reversible · costs 256.0 KiB more than standard (batch 32, float32)"
+
+
 def test_with_two_regions_a_badge_does_not_claim_the_models_peak_saving(qtbot) -> None:  # type: ignore[no-untyped-def]
     from revstudio.core.generate import Builder, classifier_head, wired_block
     from revstudio.diagnostics.check import full_check

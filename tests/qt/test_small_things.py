@@ -158,3 +158,46 @@ def test_ctrl_q_quits_where_the_platform_binds_no_quit_key(make_window, revnet, 
     QTest.keySequence(view, QKeySequence("Ctrl+Q"))
     settle()
     assert not window.isVisible()
+
+
+def test_view_align_menu_distributes_the_selection(make_window, revnet, settle):
+    window = make_window(revnet)
+    align = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+    align = next(a.menu() for a in align.actions() if a.menu() is not None and a.text() == "&Align")
+    by_text = {a.text().replace("&", ""): a for a in align.actions()}
+    view = window.current_view()
+    view.select_nodes(["x", "s", "m", "c"])
+    by_text["Distribute Horizontally"].trigger()
+    settle()
+    xs = sorted(window.document.graph.node(n).pos[0] for n in ("x", "s", "m", "c"))
+    steps = [b - a for a, b in zip(xs, xs[1:])]
+    assert max(steps) - min(steps) <= 1, steps  # cards of one width: equal steps, to the pixel
+    assert window.document.undo_stack.undoText() == "Distribute horizontal"
+
+
+def test_ctrl_f_finds_a_node_by_id_or_type_and_shows_it(make_window, settle, qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    from revstudio.core.generate import revnet_chain
+
+    window = make_window(revnet_chain(3, channels=4, size=8))
+    view = window.current_view()
+    view.fit_all()
+    settle()
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    popup = view.popup
+    assert popup is not None and popup.isVisible() and popup.caption.text() == "Find node"
+    QTest.keyClicks(popup.search, "b2_g_r")
+    assert popup.visible_types() == ["b2_g_relu"]
+    QTest.keyClick(popup.search, Qt.Key.Key_Return)
+    settle()
+    assert view.selected_node_ids() == ["b2_g_relu"]
+    item = view.scene().node_items["b2_g_relu"]
+    assert view.viewport().rect().contains(view.mapFromScene(item.sceneBoundingRect().center()))
+    assert view.zoom() >= 0.6  # zoomed in enough to read its card
+    assert window.document.undo_stack.count() == 0  # finding edits nothing
+    popup = view.open_find()
+    QTest.keyClicks(popup.search, "merge")  # by type, too: no id holds "merge"
+    assert popup.visible_types()[:2] == ["b0_add1", "b0_add2"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from PySide6.QtCore import QMimeData, QPointF, QRectF
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QRectF
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QGraphicsView
 
@@ -27,6 +27,7 @@ from revstudio.core.graph import Edge, Graph, Node, PortRef
 from revstudio.core.spec import registry
 
 from . import clipboard, layout
+from .find import FindPopup
 from .node_item import WIDTH as NODE_WIDTH
 from .placement import free_spot, is_free
 from .quick_add import QuickAddPopup, accepts_shape, candidate_specs
@@ -71,6 +72,7 @@ class EditingMixin:
         def select_nodes(self, ids: list[str]) -> None: ...
         def selected_node_ids(self) -> list[str]: ...
         def fit_all(self) -> None: ...
+        def reveal_node(self, node_id: str) -> bool: ...
         def cursor_scene_pos(self) -> QPointF: ...
 
     def _widget(self) -> QGraphicsView:
@@ -206,6 +208,16 @@ class EditingMixin:
             near = QRectF(centre.x() - size[0] / 2 - size[0] - 60, near.top(), size[0], size[1])
         return free_spot(self._scene, size, near)
 
+    def _free_at(self, pos: QPointF, size: tuple[float, float]) -> QPointF:
+        """``pos`` (whole pixels) if no node is there, else free space beside the nodes that are:
+        Tab, Tab, Tab at one pointer adds a row, not a stack that hides all but the last."""
+        rect = QRectF(round(pos.x()), round(pos.y()), size[0], size[1])
+        under = [n for n, item in self._scene.node_items.items() if item.sceneBoundingRect().intersects(rect)]
+        if not under:
+            return rect.topLeft()
+        spot = free_spot(self._scene, size, self._scene.nodes_rect(under))
+        return QPointF(round(spot.x()), round(spot.y()))
+
     def add_node_beside_selection(self, type_id: str) -> str | None:
         """The palette's Enter / double-click: a new node in free space next to the selection."""
         spot = self.placement_near_selection((NODE_WIDTH, 90.0))
@@ -276,6 +288,14 @@ class EditingMixin:
             return False
         return self._push_moves(moves, f"Align {axis}")
 
+    def distribute(self, axis: str) -> bool:
+        """Space the selected nodes evenly (horizontal/vertical); the outermost two stay put."""
+        ids = self.selected_node_ids()
+        if len(ids) < 3:
+            self.message.emit("Select at least three nodes to distribute")
+            return False
+        return self._push_moves(layout.distribute(axis, self._rects(ids)), f"Distribute {axis}")
+
     def auto_layout(self, selection_only: bool = False) -> bool:
         """Layered left-to-right layout of the selection (kept in place) or the whole graph."""
         ids = self.selected_node_ids() if selection_only else list(self.graph.nodes)
@@ -297,6 +317,22 @@ class EditingMixin:
         if done and not selection_only:
             self.fit_all()
         return done
+
+    # ---- find --------------------------------------------------------------------
+    def open_find(self) -> FindPopup:
+        """Ctrl+F: search this canvas's nodes by id or type; the one chosen is selected and shown."""
+        if self.popup is not None:
+            self.popup.close()
+        view = self._widget()
+        self.popup = FindPopup(((n.id, n.type) for n in self.graph.nodes.values()), view)
+        self.popup.chosen.connect(self._found)
+        self.popup.popup_at(view.mapToGlobal(view.viewport().rect().topLeft()) + QPoint(24, 24))
+        return self.popup
+
+    def _found(self, node_id: str) -> None:
+        self.select_nodes([node_id])
+        self.reveal_node(node_id)
+        self.message.emit(f"Found {node_id}")
 
     # ---- quick add -------------------------------------------------------------
     def _quick_add_at_cursor(self) -> None:
@@ -338,7 +374,7 @@ class EditingMixin:
 
     def _quick_add_chosen(self, type_id: str, pos: QPointF, origin: PortRef | None, is_output: bool) -> str | None:
         if origin is None:
-            return self.add_node_at(type_id, pos)
+            return self.add_node_at(type_id, self._free_at(pos, (NODE_WIDTH, 90.0)))
         spec = registry.get(type_id)
         params = spec.defaults()
         ports = spec.input_ports(params, self.graph.groups) if is_output else spec.output_ports(params, self.graph.groups)

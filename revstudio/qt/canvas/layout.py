@@ -13,6 +13,7 @@ Qt or the graph: the canvas turns the result into one ``Move`` command.
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -389,6 +390,8 @@ def align(axis: str, rects: Mapping[str, tuple[float, float, float, float]]) -> 
 
     left/right/top/bottom align those edges; ``horizontal`` puts the centres on
     one horizontal line (a row), ``vertical`` on one vertical line (a column).
+    Positions are whole pixels, as layout and dragging leave them: centres share
+    one whole pixel (a card of odd height sits half a pixel lower than an even one).
     """
     if axis not in ALIGN_AXES:
         raise ValueError(f"unknown alignment {axis!r}; use one of {', '.join(ALIGN_AXES)}")
@@ -397,18 +400,49 @@ def align(axis: str, rects: Mapping[str, tuple[float, float, float, float]]) -> 
     vals = rects.values()
     if axis == "left":
         x = min(r[0] for r in vals)
-        return {k: (x, r[1]) for k, r in rects.items()}
+        return {k: (_whole(x), _whole(r[1])) for k, r in rects.items()}
     if axis == "right":
         x = max(r[0] + r[2] for r in vals)
-        return {k: (x - r[2], r[1]) for k, r in rects.items()}
+        return {k: (_whole(x - r[2]), _whole(r[1])) for k, r in rects.items()}
     if axis == "top":
         y = min(r[1] for r in vals)
-        return {k: (r[0], y) for k, r in rects.items()}
+        return {k: (_whole(r[0]), _whole(y)) for k, r in rects.items()}
     if axis == "bottom":
         y = max(r[1] + r[3] for r in vals)
-        return {k: (r[0], y - r[3]) for k, r in rects.items()}
+        return {k: (_whole(r[0]), _whole(y - r[3])) for k, r in rects.items()}
     if axis == "horizontal":
-        cy = sum(r[1] + r[3] / 2 for r in vals) / len(rects)
-        return {k: (r[0], cy - r[3] / 2) for k, r in rects.items()}
-    cx = sum(r[0] + r[2] / 2 for r in vals) / len(rects)
-    return {k: (cx - r[2] / 2, r[1]) for k, r in rects.items()}
+        cy = _whole(sum(r[1] + r[3] / 2 for r in vals) / len(rects))
+        return {k: (_whole(r[0]), cy - math.floor(r[3] / 2)) for k, r in rects.items()}
+    cx = _whole(sum(r[0] + r[2] / 2 for r in vals) / len(rects))
+    return {k: (cx - math.floor(r[2] / 2), _whole(r[1])) for k, r in rects.items()}
+
+
+def distribute(axis: str, rects: Mapping[str, tuple[float, float, float, float]]) -> dict[str, Pos]:
+    """New top-left positions spacing ``rects`` (x, y, w, h) evenly along ``axis``.
+
+    ``horizontal`` keeps the leftmost and rightmost where they are and makes the gaps
+    between neighbours equal; ``vertical`` does so from top to bottom. The other
+    coordinate is kept; positions are whole pixels.
+    """
+    if axis not in ("horizontal", "vertical"):
+        raise ValueError(f"unknown distribution {axis!r}; use horizontal or vertical")
+    k = 0 if axis == "horizontal" else 1
+    order = sorted(rects, key=lambda n: (rects[n][k] + rects[n][k + 2] / 2, n))
+    if len(order) < 3:
+        return {n: (_whole(rects[n][0]), _whole(rects[n][1])) for n in order}
+    first, last = rects[order[0]], rects[order[-1]]
+    span = last[k] + last[k + 2] - first[k]
+    gap = (span - sum(rects[n][k + 2] for n in order)) / (len(order) - 1)
+    out: dict[str, Pos] = {}
+    at = first[k]
+    for n in order:
+        r = rects[n]
+        lead = _whole(at)
+        out[n] = (lead, _whole(r[1])) if k == 0 else (_whole(r[0]), lead)
+        at += r[k + 2] + gap
+    return out
+
+
+def _whole(v: float) -> float:
+    """``v`` on the whole pixel nearest to it (halves go up, unlike ``round``'s even rule)."""
+    return float(math.floor(v + 0.5))

@@ -454,6 +454,11 @@ class GraphView(EditingMixin, QGraphicsView):
         for axis in layout.ALIGN_AXES:
             act = align.addAction(axis.capitalize())
             act.triggered.connect(lambda _=False, a=axis: self.align(a))
+        align.addSeparator()
+        for axis in ("horizontal", "vertical"):
+            act = align.addAction(f"Distribute {axis}")
+            act.triggered.connect(lambda _=False, a=axis: self.distribute(a))
+            act.setEnabled(len(self.selected_node_ids()) > 2)
         align.setEnabled(len(self.selected_node_ids()) > 1)
         add("Layout selection", lambda: self.auto_layout(True), "Ctrl+Shift+L", len(self.selected_node_ids()) > 1)
         add("Layout graph", lambda: self.auto_layout(False), "Ctrl+L")
