@@ -56,6 +56,8 @@ def _project_url(data: QMimeData) -> str | None:
     return None
 
 
+_NO_LIMIT = (1 << 24) - 1  # Qt's QWIDGETSIZE_MAX, which PySide6 does not export
+
 class MainWindow(BottomTabsMixin, QMainWindow):
     """One window editing one document."""
 
@@ -176,7 +178,7 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         for w in (self.status_params, self.status_errors, self.status_warnings, self.status_batch,
                   self.status_memory):
             bar.addPermanentWidget(w)
-        bar.messageChanged.connect(lambda text: self.status_memory.setVisible(True) if not text else None)
+        bar.messageChanged.connect(self._message_changed)
 
     def _update_title(self, *_args: object) -> None:
         if not shiboken6.isValid(self.document.undo_stack):  # signals while tearing down
@@ -213,14 +215,23 @@ class MainWindow(BottomTabsMixin, QMainWindow):
                                        else "memory estimate: fix the errors first")
         self.bottom.set_problem_count(errors, warnings)
 
+    def _message_changed(self, text: str) -> None:
+        if not text:  # the message is gone: the figures have their room back
+            self.status_memory.setMaximumWidth(_NO_LIMIT)
+            self.status_memory.setVisible(True)
+
     def show_message(self, text: str) -> None:
         bar = self.statusBar()
         # The memory summary is the widest permanent item; a message that would be cut
         # (a path, a rename) borrows its room for the few seconds it shows.
         room = bar.width() - sum(w.width() + 8 for w in (self.status_params, self.status_errors,
                                                          self.status_warnings, self.status_batch) if w.isVisible())
-        memory = self.status_memory.sizeHint().width() + 8
-        self.status_memory.setVisible(bar.fontMetrics().horizontalAdvance(text) + 24 <= room - memory)
+        # The figures give way as in a narrow window (ending in "…") while they keep a few words;
+        # only a message that leaves less than that hides them.
+        spare = room - bar.fontMetrics().horizontalAdvance(text) - 24 - 8
+        memory = self.status_memory
+        memory.setMaximumWidth(max(memory.MIN_WIDTH, spare) if spare < memory.sizeHint().width() else _NO_LIMIT)
+        memory.setVisible(spare >= memory.MIN_WIDTH)
         bar.showMessage(text, 6000)
 
     # ---- canvas helpers ---------------------------------------------------

@@ -102,12 +102,34 @@ def test_a_long_status_message_borrows_the_memory_summarys_room(make_window, rev
     long = "Opened example digits_revnet (a copy: Save As to keep it) from /usr/share/revstudio/examples"
     window.show_message(long)
     settle()
-    assert not memory.isVisible()
+    # the figures give way: hidden, or ending in "…" right of the whole message
+    assert not memory.isVisible() or (memory.is_elided()
+                                      and bar.fontMetrics().horizontalAdvance(long) < memory.geometry().left())
     left = min(w.geometry().left() for w in (window.status_params, window.status_errors))
     assert bar.fontMetrics().horizontalAdvance(long) < left, "the whole message fits left of the counts"
     bar.clearMessage()
     settle()
     assert memory.isVisible()  # back once the message is gone
+
+
+def test_a_message_of_a_few_words_leaves_the_figures_ending_in_an_ellipsis(make_window, revnet, settle, qtbot):
+    # "Grouped 1 node into group1 (Tab opens it)" hid the figures whole in a 1280-pixel window
+    window = make_window(revnet)
+    window.resize(1280, 800)
+    qtbot.wait(100)
+    settle()
+    bar, memory = window.statusBar(), window.status_memory
+    whole = memory.text()
+    window.show_message("Grouped 1 node into group1 (Tab opens it)")
+    settle()
+    assert memory.isVisible(), "the figures gave way altogether"
+    shown = memory.shown_text()
+    assert shown.endswith("…") and whole.startswith(shown[:-1])
+    text_right = bar.fontMetrics().horizontalAdvance("Grouped 1 node into group1 (Tab opens it)")
+    assert text_right < memory.geometry().left(), "the message runs under the figures"
+    bar.clearMessage()
+    settle()
+    assert memory.isVisible() and memory.shown_text() == whole  # their room back
 
 
 def test_new_and_open_do_not_say_they_undid_the_old_projects_edits(make_window, revnet, settle, tmp_path):
