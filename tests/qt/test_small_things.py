@@ -2,6 +2,8 @@
 warning is never cut off above the History panel."""
 from __future__ import annotations
 
+import pytest
+
 from revstudio.core.graph import Graph
 
 
@@ -201,3 +203,32 @@ def test_ctrl_f_finds_a_node_by_id_or_type_and_shows_it(make_window, settle, qtb
     popup = view.open_find()
     QTest.keyClicks(popup.search, "merge")  # by type, too: no id holds "merge"
     assert popup.visible_types()[:2] == ["b0_add1", "b0_add2"]
+
+
+def test_zooming_out_stops_where_a_small_graph_still_shows(make_window, revnet, settle, qtbot):
+    # Ctrl+- and the wheel went down to 0.002, where a small graph was a dot (Fit may go that far
+    # for a graph 100,000 pixels wide, and zooming out then stops where the whole graph fits).
+    from revstudio.qt.canvas.view import ZOOM_OUT_FLOOR
+
+    window = make_window(revnet)
+    view = window.current_view()
+    for _ in range(60):
+        view.zoom_out()
+    assert view.zoom() >= ZOOM_OUT_FLOOR * 0.999
+    from revstudio.core.commands import Move
+
+    graph = window.document.graph
+    far = [node.id for node in graph][-1]
+    window.document.push(Move(graph, {far: (200_000.0, 0.0)}))
+    settle()
+    view.fit_all()
+    fitted = view.zoom()
+    assert fitted < ZOOM_OUT_FLOOR / 10
+    for _ in range(10):
+        view.zoom_out()
+    assert view.zoom() == pytest.approx(fitted, rel=1e-6)  # already below the floor: stays, never zooms in
+    view.zoom_in()
+    view.zoom_in()
+    for _ in range(10):
+        view.zoom_out()
+    assert fitted * 0.999 <= view.zoom() <= fitted * 1.3  # down to where the whole graph fits

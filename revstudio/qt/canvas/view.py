@@ -29,6 +29,7 @@ NODE_MIME = "application/x-revstudio-node-type"
 ZOOM_STEP = 1.2
 ZOOM_MIN, ZOOM_MAX = 0.002, 4.0  # fit must show even a 100,000 px wide graph
 FIT_MAX = 1.25          # fitting one small node should not blow it up
+ZOOM_OUT_FLOOR = 0.1    # the wheel and Ctrl+- stop here, or where the whole graph fits if that is less
 READABLE_ZOOM = 0.8     # revealing a node zooms in at least this far
 
 
@@ -101,6 +102,8 @@ class GraphView(EditingMixin, QGraphicsView):
     def _zoom_by(self, factor: float, anchor: QPointF | None = None) -> None:
         """Scale by ``factor`` keeping the scene point under ``anchor`` (viewport px) in place."""
         target = max(ZOOM_MIN, min(ZOOM_MAX, self.zoom() * factor))
+        if factor < 1 and target < ZOOM_OUT_FLOOR:  # (a small graph shrank to a dot at 0.002)
+            target = max(target, min(ZOOM_OUT_FLOOR, self._fit_zoom(), self.zoom()))
         factor = target / self.zoom()
         if anchor is None:
             anchor = QPointF(self.viewport().rect().center())
@@ -112,6 +115,14 @@ class GraphView(EditingMixin, QGraphicsView):
         drift = self.mapFromScene(fixed) - anchor.toPoint()
         self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() + drift.x())
         self.verticalScrollBar().setValue(self.verticalScrollBar().value() + drift.y())
+
+    def _fit_zoom(self) -> float:
+        """The zoom at which the whole graph fits the view (as Fit shows it)."""
+        rect = self._scene.nodes_rect().adjusted(-40, -40, 40, 40)
+        if rect.isEmpty():
+            return ZOOM_OUT_FLOOR
+        size = self.viewport().size()
+        return min(size.width() / rect.width(), size.height() / rect.height())
 
     def zoom_in(self) -> None:
         self._zoom_by(ZOOM_STEP)
