@@ -21,8 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
 Std = QKeySequence.StandardKey
 # Keys that mean something else in a text field or a dock (Tab moves focus, Delete edits
 # text): these act only while the canvas has focus.
-CANVAS_ONLY = {"cut", "copy", "paste", "duplicate", "delete", "select_all", "quick_add", "open_group", "fit",
-               "fit_selection"}
+CANVAS_ONLY = {"cut", "copy", "paste", "duplicate", "delete", "delete_reconnect", "select_all", "quick_add",
+               "open_group", "fit", "fit_selection"}
 
 
 def _action(window: MainWindow, name: str, text: str, slot: Callable[[], object],
@@ -83,6 +83,8 @@ def build_actions(w: MainWindow) -> None:
     _action(w, "duplicate", "D&uplicate", lambda: view().duplicate(), "Ctrl+D")
     _action(w, "delete", "&Delete", lambda: view().delete_selection(), Std.Delete, "delete",
             "Delete the selected nodes and their wires")
+    _action(w, "delete_reconnect", "Delete and &Reconnect", lambda: view().delete_and_reconnect(), "Ctrl+Delete",
+            None, "Delete the selected nodes and join what fed them to what they fed")
     _action(w, "select_all", "Select &All", w.select_all, Std.SelectAll)
     _action(w, "quick_add", "&Add Node…", w.quick_add, "Shift+A", None, "Search node types and add one")
     _action(w, "find", "&Find Node…", lambda: view().open_find(), Std.Find, None,
@@ -147,7 +149,7 @@ def build_menus(w: MainWindow) -> None:
     file_menu.addAction(a["quit"])
 
     edit = bar.addMenu("&Edit")
-    _fill(edit, a, ("undo", "redo", None, "cut", "copy", "paste", "duplicate", "delete", None,
+    _fill(edit, a, ("undo", "redo", None, "cut", "copy", "paste", "duplicate", "delete", "delete_reconnect", None,
                     "select_all", "find", "quick_add", None, "group", "ungroup", "open_group"))
 
     view = bar.addMenu("&View")

@@ -410,3 +410,39 @@ def test_a_refused_shape_names_the_node_once(make_view):
     drag(view, port_point(view, "a", "out", True), port_point(view, "m", "in1", False))
     assert said[-1].startswith("Cannot connect: Merge m: "), said[-1]
     assert said[-1].count(" m:") + said[-1].count(": m:") == 1
+
+
+def test_delete_and_reconnect_keeps_the_chain_and_undoes_as_one_step(make_window, revnet, settle, qtbot):
+    # Taking a layer out of a chain left the chain cut: the wires had to be drawn again by hand.
+    from PySide6.QtGui import QKeySequence
+    from PySide6.QtTest import QTest
+
+    window = make_window(revnet)
+    window.activateWindow()
+    qtbot.waitActive(window)
+    doc, view = window.document, window.current_view()
+    before = sorted(map(str, doc.graph.edges))
+    view.select_nodes(["f"])
+    view.setFocus()
+    settle()
+    QTest.keySequence(view, QKeySequence("Ctrl+Delete"))
+    settle()
+    graph = doc.graph
+    assert "f" not in graph.nodes
+    assert [str(e.src) for e in graph.edges_into("m", "in1")] == ["s.out1"]  # the Split feeds the Merge again
+    assert not [d for d in doc.report.diagnostics if d.severity == "error"]
+    doc.undo_stack.undo()
+    settle()
+    assert sorted(map(str, doc.graph.edges)) == before  # one step brings back the node and its wires
+
+    # through a run of deleted nodes, by each one's first wired input
+    view.select_nodes(["f", "m"])
+    view.delete_and_reconnect()
+    assert [str(e.src) for e in doc.graph.edges_into("c", "in0")] == ["s.out0"]
+    doc.undo_stack.undo()
+    view.select_nodes(["x"])
+    said: list[str] = []
+    view.message.connect(said.append)
+    view.delete_and_reconnect()
+    assert said[-1] == "Deleted 1 node; nothing to reconnect around them"
+    assert "delete_reconnect" in window.actions_by_name

@@ -150,6 +150,38 @@ class EditingMixin:
         self.message.emit("Deleted " + " and ".join(
             f"{n} {word}{'s' * (n != 1)}" for n, word in ((len(ids), "node"), (len(edges), "wire")) if n))
 
+    def delete_and_reconnect(self) -> None:
+        """Delete the selected nodes and join what fed them to what they fed: each wire leaving
+        the selection is traced back through the deleted nodes, by each one's first wired input,
+        to the port outside that fed it (taking a Conv out of a chain keeps the chain)."""
+        ids = self.selected_node_ids()
+        if not ids:
+            self.message.emit("Nothing selected to delete")
+            return
+        graph, gone = self.graph, set(ids)
+
+        def source(ref: PortRef) -> PortRef | None:
+            seen: set[str] = set()
+            while ref.node in gone and ref.node not in seen:
+                seen.add(ref.node)
+                wired = {e.dst.port: e.src for e in graph.edges_into(ref.node)}
+                first = next((p for p in graph.ports(ref.node)[0] if p in wired), None)
+                if first is None:
+                    return None
+                ref = wired[first]
+            return None if ref.node in gone else ref
+
+        joins = []
+        for nid in ids:
+            for edge in graph.edges_from(nid):
+                if edge.dst.node not in gone and (src := source(edge.src)) is not None:
+                    joins.append(Connect(graph, src, edge.dst))
+        children: list[Command] = [remove_nodes(graph, ids), *joins]
+        words = f"{len(ids)} node{'s' * (len(ids) != 1)}"
+        self.document.push(Macro(f"Delete {words} and reconnect", children))
+        self.message.emit(f"Deleted {words}" + (f", reconnected {len(joins)} wire{'s' * (len(joins) != 1)}"
+                                                 if joins else "; nothing to reconnect around them"))
+
     def copy(self) -> bool:
         ids = self.selected_node_ids()
         if not ids:

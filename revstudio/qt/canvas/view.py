@@ -460,6 +460,7 @@ class GraphView(EditingMixin, QGraphicsView):
         add("Paste", self.paste, "Ctrl+V")
         add("Duplicate", self.duplicate, "Ctrl+D", has_sel)
         add("Delete", self.delete_selection, "Del", has_sel or bool(self._scene.selected_edges()))
+        add("Delete and reconnect", self.delete_and_reconnect, "Ctrl+Del", has_sel)
         menu.addSeparator()
         align = menu.addMenu("Align")
         for axis in layout.ALIGN_AXES:
