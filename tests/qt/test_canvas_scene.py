@@ -283,3 +283,46 @@ def test_closing_a_view_whose_graph_is_being_collected_does_not_raise(qtbot) -> 
     scene.detach()
     view.close()
     assert scene._connections == []
+
+
+def _drag(view, item, to_centre):
+    """Drag ``item`` by its header so that its centre ends at ``to_centre`` (scene)."""
+    grab = item.mapToScene(QPointF(60, 10))
+    offset = item.sceneBoundingRect().center() - grab
+    start = view.mapFromScene(grab)
+    end = view.mapFromScene(to_centre - offset)
+    QTest.mousePress(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+    for step in range(1, 9):
+        QTest.mouseMove(view.viewport(), start + (end - start) * step / 8)
+    QTest.mouseRelease(view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, end)
+
+
+def test_an_unwired_node_dragged_onto_a_wire_goes_into_it(view):
+    # Only a palette drop spliced a node into a wire; dragging one already on the canvas just
+    # left it lying on the wire, unconnected.
+    view.show()
+    qtbot_wait_exposed(view)
+    scene, doc = view.scene(), view.document
+    doc.push(AddNode(doc.graph, Node("act", "Activation", {}, (1100.0, 400.0))))
+    settle(view)
+    edge = next(e for e in doc.graph.edges if str(e.dst) == "y.in")
+    view.centerOn(1125, 150)
+    middle = scene.wire_items[edge].scene_path().pointAtPercent(0.5)
+    count = doc.undo_stack.count()
+    _drag(view, scene.node_items["act"], middle)
+    assert doc.undo_stack.count() == count + 1  # move and splice: one step
+    edges = {str(e) for e in doc.graph.edges}
+    assert "c.out -> act.in" in edges and "act.out -> y.in" in edges and str(edge) not in edges
+    doc.undo_stack.undo()
+    assert str(edge) in {str(e) for e in doc.graph.edges} and doc.graph.node("act").pos == (1100.0, 400.0)
+
+
+def test_a_wired_node_dragged_onto_a_wire_only_moves(view):
+    view.show()
+    qtbot_wait_exposed(view)
+    scene, doc = view.scene(), view.document
+    before = {str(e) for e in doc.graph.edges}
+    edge = next(e for e in doc.graph.edges if str(e.dst) == "y.in")
+    view.centerOn(1125, 150)
+    _drag(view, scene.node_items["f"], scene.wire_items[edge].scene_path().pointAtPercent(0.5))
+    assert {str(e) for e in doc.graph.edges} == before and doc.graph.node("f").pos != (500.0, 0.0)

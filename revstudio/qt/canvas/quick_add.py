@@ -40,8 +40,9 @@ def candidate_specs(needs: str | None = None, in_body: bool = False) -> list[Nod
     return sorted(out, key=lambda s: (s.category.lower(), s.display_name.lower()))
 
 
-def accepts_shape(spec: NodeSpec, shape: Sequence[int], groups: Mapping[str, Any]) -> bool:
-    """Whether a new ``spec`` node with default params can take a tensor of ``shape``.
+def accepts_shape(spec: NodeSpec, shape: Sequence[int], groups: Mapping[str, Any],
+                  params: Mapping[str, Any] | None = None) -> bool:
+    """Whether a new ``spec`` node with default params (or ``params``) can take a tensor of ``shape``.
 
     Checked on a throwaway two-node graph (an Input of that shape feeding every
     input port), so the cost does not grow with the document.
@@ -54,7 +55,7 @@ def accepts_shape(spec: NodeSpec, shape: Sequence[int], groups: Mapping[str, Any
     trial = Graph("quick-add", groups=dict(groups))
     try:
         trial.add_node("Input", "src", {"shape": list(shape)})
-        trial.add_node(spec.type_id, "new")
+        trial.add_node(spec.type_id, "new", dict(params or {}))
         inputs = trial.ports("new")[0]
         for port in inputs:
             trial.connect("src.out", f"new.{port}")

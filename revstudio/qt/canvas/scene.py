@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QGraphicsScene
 
 from revstudio.core.commands import Command, Connect, Disconnect, Macro, Move, connect_replacing
 from revstudio.core.graph import Edge, Graph, Node, PortRef
+from revstudio.core.spec import registry
 
 from . import hover
 from .connect_rules import connection_reason
@@ -374,8 +375,9 @@ class GraphScene(SceneGestures):
         self.message.emit(f"Connected {src} → {dst}")
         return True
 
-    def commit_moves(self) -> bool:
-        """Push one Move for every node whose item was dragged away from its graph position."""
+    def commit_moves(self, splice: Edge | None = None) -> bool:
+        """Push one Move for every node whose item was dragged away from its graph position; a
+        lone unwired node dropped on the wire ``splice`` goes into it in the same step."""
         moves = {}
         for node_id, item in self.node_items.items():
             node = self.graph.nodes.get(node_id)
@@ -383,9 +385,41 @@ class GraphScene(SceneGestures):
             if node is not None and node.pos != pos:
                 # whole pixels: the file gets 472, not 472.31999999999994 from the mouse
                 moves[node_id] = (float(round(pos[0])), float(round(pos[1])))
+        if moves and splice is not None and len(moves) == 1 and splice in self.graph.edges:
+            node_id = next(iter(moves))
+            refusal = self._splice_refusal(node_id, splice)
+            if refusal is None:
+                ins, outs = self.graph.ports(node_id)
+                self.push(Macro(f"Insert {node_id} into {splice}", [
+                    Move(self.graph, moves), Disconnect(self.graph, splice),
+                    Connect(self.graph, splice.src, PortRef(node_id, ins[0])),
+                    Connect(self.graph, PortRef(node_id, outs[0]), splice.dst)]))
+                self.message.emit(f"Inserted {node_id} between {splice.src} and {splice.dst}")
+                return True
+            self.message.emit(f"Moved {node_id}, not into the wire: {refusal}")
         if moves:
             self.push(Move(self.graph, moves))
         return bool(moves)
+
+    def can_splice(self, node_id: str) -> bool:
+        """A node with no wires and an input and an output may be dragged into a wire."""
+        if node_id not in self.graph.nodes or self.graph.edges_of(node_id):
+            return False
+        try:
+            ins, outs = self.graph.ports(node_id)
+        except Exception:  # ports that depend on a group not chosen yet
+            return False
+        return bool(ins and outs)
+
+    def _splice_refusal(self, node_id: str, edge: Edge) -> str | None:
+        from .quick_add import accepts_shape
+
+        node = self.graph.nodes[node_id]
+        spec = registry.find(node.type)
+        shape = self.shape_of(edge.src)
+        if spec is not None and shape and not accepts_shape(spec, shape, self.graph.groups, node.params):
+            return f"{node_id} cannot take the {'x'.join(map(str, shape))} tensor of {edge.src}"
+        return None
 
     # ---- hints -------------------------------------------------------------
     def show_hint(self, text: str, pos: QPointF | None, ok: bool, announce: bool = True) -> None:

@@ -25,8 +25,25 @@ class SceneGestures(QGraphicsScene):
     def items_moved(self, items: list[NodeItem]) -> None:  # pragma: no cover - GraphScene's
         raise NotImplementedError
 
-    def commit_moves(self) -> bool:  # pragma: no cover - GraphScene's
+    def commit_moves(self, splice: Any = None) -> bool:  # pragma: no cover - GraphScene's
         raise NotImplementedError
+
+    def can_splice(self, node_id: str) -> bool:  # pragma: no cover - GraphScene's
+        raise NotImplementedError
+
+    def _splice_wire(self) -> WireItem | None:
+        """While one unwired node is dragged: the wire under its centre, which a release there
+        splices it into (as a palette drop onto a wire does)."""
+        grabbed = self.mouseGrabberItem()
+        if not isinstance(grabbed, NodeItem) or len(self.selectedItems()) != 1 or not grabbed.isSelected() \
+                or not self.can_splice(grabbed.node_id):
+            return None
+        for item in self.items(grabbed.sceneBoundingRect().center()):
+            if isinstance(item, NodeItem) and item is not grabbed:
+                return None
+            if isinstance(item, WireItem) and item.isVisible():
+                return item
+        return None
 
     def wire_at(self, pos: QPointF) -> WireItem | None:
         """The wire under ``pos``, unless a node is there (nodes sit above wires)."""
@@ -81,6 +98,7 @@ class SceneGestures(QGraphicsScene):
         if isinstance(self.mouseGrabberItem(), NodeItem) and event.buttons() & Qt.MouseButton.LeftButton:
             # Qt moved the grabbed node and the rest of the selection: their wires follow.
             self.items_moved([i for i in self.selectedItems() if isinstance(i, NodeItem)])
+            self.set_drop_wire(self._splice_wire())
 
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
         if self._wire is not None and event.button() == Qt.MouseButton.LeftButton:
@@ -88,9 +106,11 @@ class SceneGestures(QGraphicsScene):
             wire.finish(event.scenePos(), event.modifiers())
             event.accept()
             return
+        splice = self._drop_wire
         super().mouseReleaseEvent(event)
         if event.button() == Qt.MouseButton.LeftButton:
-            self.commit_moves()
+            self.set_drop_wire(None)
+            self.commit_moves(splice.edge if splice is not None else None)
 
     def cancel_gesture(self) -> None:
         """Escape or a rebuild mid-gesture: drop the provisional wire."""
