@@ -43,5 +43,7 @@ def test_badge_names_what_the_budget_keeps(qtbot):
     doc.push(SetTraining(graph, {"version": 1, "memory_budget": 30944, "batch_size": 8}))
     doc.recompute()
     assert scene.region_items[0].label.endswith("steps kept")
+    # the saving the label gives is reversible mode's: the tooltip says the kept steps take from it
+    assert "so it saves less than reversible mode's figures above" in scene.region_items[0].toolTip()
     view.close()
     doc.undo_stack.clear()

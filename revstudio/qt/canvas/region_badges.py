@@ -43,7 +43,8 @@ class RegionBadges:
                     "activations, so it runs as standard mode does (nothing rebuilt, nothing saved)", False)
         if kept is not None:  # the training memory budget keeps part of it: no rebuild there
             label += f" · {kept}"
-            tip += f"; the memory budget keeps its activations ({kept}) to run faster"
+            tip += (f"; the memory budget keeps its activations ({kept}) to run faster, so it saves less "
+                    "than reversible mode's figures above by what those steps keep")
             if kept.endswith("peak above standard's"):
                 tip += (": the estimated peak under that budget is above standard mode's, "
                         "so standard mode would be both smaller and faster here")
