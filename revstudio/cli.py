@@ -147,9 +147,16 @@ def _usage() -> str:
 
 
 class _PluginWarnings(logging.Handler):
-    """Plugin problems reach the terminal once each, as 'revstudio: warning: ...' on stderr."""
+    """Plugin problems reach the terminal once each, as 'revstudio: warning: ...' on stderr
+    (while `revstudio plugins` runs, not the skipped plugins it lists itself: once is enough)."""
+
+    listing = False
 
     def emit(self, record: logging.LogRecord) -> None:
+        from revstudio.core.plugins import PluginProblem
+
+        if self.listing and any(isinstance(a, PluginProblem) for a in record.args or ()):
+            return
         try:
             print(f"revstudio: warning: {record.getMessage()}", file=sys.stderr)
         except (OSError, ValueError):  # stderr gone: the command itself must still finish
@@ -158,11 +165,12 @@ class _PluginWarnings(logging.Handler):
 
 def _report_plugin_problems(command: str) -> None:
     logger = logging.getLogger("revstudio.plugins")
-    if any(isinstance(h, (_PluginWarnings, logging.NullHandler)) for h in logger.handlers):
-        return
-    # `revstudio plugins` lists what was skipped itself, on stdout or in its JSON: once is enough
-    logger.addHandler(logging.NullHandler() if command == "plugins" else _PluginWarnings(logging.WARNING))
-    logger.propagate = False
+    handler = next((h for h in logger.handlers if isinstance(h, _PluginWarnings)), None)
+    if handler is None:
+        handler = _PluginWarnings(logging.WARNING)
+        logger.addHandler(handler)
+        logger.propagate = False
+    handler.listing = command == "plugins"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
