@@ -107,8 +107,8 @@ class SavedTensors:
     what it keeps (``a * w0 + b * w1`` holds both products as it adds them: two outputs' worth);
     ``backward_values``/``backward_flags`` at its backward's peak, beyond what it keeps, its
     outputs' gradients and the gradients it hands its inputs and weights, as it runs inside a
-    graph, where its outputs' gradients go once it has used them (a maximum's two masks; zero
-    where it frees as much as it makes). ``tests/nodes/test_saved_for_backward.py`` measures both.
+    graph, where its outputs' gradients go once it has used them (a weight's gradient built as
+    ``grad * x`` before it is summed: one output's worth; zero where it frees as much as it makes). ``tests/nodes/test_saved_for_backward.py`` measures both.
     """
 
     ports: tuple[str, ...] = ()

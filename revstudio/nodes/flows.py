@@ -6,9 +6,9 @@ information, and so can run inside reversible regions without storing activation
 from __future__ import annotations
 
 from revstudio.core.params import Bool, Choice, Int
-from revstudio.core.spec import InferContext, NodeSpec, ShapeT
+from revstudio.core.spec import InferContext, NodeSpec, SavedTensors, ShapeT
 
-from ._common import builder, fmt, need_ndim, problem, recipe
+from ._common import builder, fmt, need_ndim, numel, problem, recipe
 
 
 def _channels(kind: str, ctx: InferContext) -> ShapeT:
@@ -32,9 +32,8 @@ PERMUTE = NodeSpec(
     build=builder("Permute", lambda ctx: recipe("flows", "Permute", channels=ctx.in_shapes[0][0],
                                                  kind=ctx.params["kind"], seed=ctx.params["seed"])),
     fresh_output=True,  # (a shuffle of a channels_last tensor returns a view)
-    # its backward scatters the gradient into zeros: the input's gradient, made once its
-    # output's is gone (torch 2.13)
-    saved_for_backward=(),
+    # its backward scatters the gradient into zeros beside one more input's worth (torch 2.13)
+    saved_for_backward=lambda params, shapes, outs: SavedTensors(backward_values=numel(shapes[0]) if shapes else 0),
     invertible=True, key_params=("kind",),
 )
 
