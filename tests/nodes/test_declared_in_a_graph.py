@@ -178,3 +178,34 @@ def test_without_freed_unread_an_unread_kept_output_still_counts(probe_types: No
         build=lambda ctx: _SignFork(), saved_for_backward=_fork_saved)
     assert estimate(graph, full_check(graph, batch=BATCH), batch=BATCH).activation_bytes("standard") \
         == freed_est - one_part
+
+
+def _builtin(kind: str) -> Graph:
+    """Built-in layers whose declarations the catalog test measured with held gradients: a Conv
+    padded 'same' by an even kernel after another Conv, a Merge max of three Convs' outputs."""
+    b = Builder(kind)
+    b.node("Input", "x", shape=[4, 8, 8])
+    b.node("Flatten", "flat")
+    b.node("Linear", "lin", out_features=10)
+    b.node("Output", "y")
+    if kind == "even-conv":
+        b.node("Conv", "a", out_channels=8, kernel_size=3)
+        b.node("Conv", "e", out_channels=8, kernel_size=2)
+        b.node("Activation", "t", fn="tanh")
+        b.chain("x.out", "a", "e", "t", "flat")
+    else:
+        b.node("Merge", "m", mode="max", inputs=3)
+        for i in range(3):
+            b.node("Conv", f"c{i}", out_channels=4, kernel_size=3)
+            b.wire("x.out", f"c{i}.in")
+            b.wire(f"c{i}.out", f"m.in{i}")
+        b.chain("m.out", "flat")
+    b.chain("flat.out", "lin", "y")
+    return b.done()
+
+
+@pytest.mark.parametrize("kind", ["even-conv", "max-of-three"])
+def test_built_in_layers_declared_as_in_a_graph(kind: str) -> None:
+    """Declared with what the old test measured, these were 6 % and 20 % over at batch 8."""
+    for mode, (est, measured, _, _) in _figures(_builtin(kind)).items():
+        assert abs(est / measured - 1) < 0.005, (mode, est, measured)
