@@ -103,14 +103,21 @@ class SavedTensors:
     anything whose size does not grow with the batch are left out.
 
     The rest are what the layer holds for a moment, in elements per sample at its dtype and one
-    byte each: ``forward_values``/``forward_flags`` while its forward runs, beside its outputs
-    (``a * w0 + b * w1`` holds both products as it adds them: two outputs' worth);
-    ``backward_values``/``backward_flags`` while its backward runs, beside the gradients of its
-    outputs, inputs and weights (a weight's gradient built as ``grad * x`` before it is summed:
-    one output's worth).
+    byte each: ``forward_values``/``forward_flags`` at its forward's peak, beside its outputs and
+    what it keeps (``a * w0 + b * w1`` holds both products as it adds them: two outputs' worth);
+    ``backward_values``/``backward_flags`` at its backward's peak, beyond what it keeps, its
+    outputs' gradients and the gradients it hands its inputs and weights, as it runs inside a
+    graph, where its outputs' gradients go once it has used them (a weight's gradient built as
+    ``grad * x`` before it is summed: one output's worth; zero where it frees as much as it makes). ``tests/nodes/test_saved_for_backward.py`` measures both.
     """
 
     ports: tuple[str, ...] = ()
+    # of ``ports``, the outputs whose tensor only that output's own backward keeps (``relu(-x)``
+    # keeping its result, made by ops no other output comes from): where nothing reads such an
+    # output, autograd frees that backward with it, and nothing of it is kept. Leave out an output
+    # one autograd node makes beside another (a custom ``autograd.Function`` returning both), or
+    # one that is a view of another output.
+    freed_unread: tuple[str, ...] = ()
     values: int = 0
     flags: int = 0
     indices: int = 0

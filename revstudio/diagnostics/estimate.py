@@ -298,14 +298,14 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
     walker.regions_changed()
     in_regions = set().union(*(nodes for _, nodes, _, _ in parts)) if parts else set()
     region_outputs = [v for _, _, _, outs in parts for v in _values_of(walker, outs)]
-    region_inputs = [v for _, _, ins, _ in parts for v in _values_of(walker, ins)]
 
     runs: list[list[str]] = []
     seg_nodes, seg_inputs = _checkpoint_segments(walker, list(order or report.order), walker.region_of, runs)
     links: dict[str, int] = {}  # bytes kept between the copies of a Repeat a cut falls inside
-    for r in regions:
-        kept_in, inner = _region_segment_inputs(walker, r)
-        region_inputs += kept_in
+    region_inputs: list[Value | None] = []
+    for r, (_, _, ins, _) in zip(regions, parts):
+        kept_in, inner, unheld = _region_segment_inputs(walker, r)
+        region_inputs += [v for v in _values_of(walker, ins) if v not in unheld] + kept_in
         links.update(inner)
 
     per_mode = {

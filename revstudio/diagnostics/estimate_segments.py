@@ -17,6 +17,12 @@ from .estimate_walk import Value, _params, _Walker
 Piece = tuple[str, int, int, int]
 
 
+def _saves_any(walker: _Walker, nodes: Sequence[str]) -> bool:
+    """Whether any of ``nodes`` keeps something for backward, so that a checkpoint segment of
+    them holds its inputs (one that keeps nothing holds none: they are gone after forward)."""
+    return any(walker.saved_values(n) or walker.extra_bytes(n) for n in nodes)
+
+
 def _body_weight(walker: _Walker, name: str, memo: dict[str, int | None], active: set[str]) -> int | None:
     """Computing steps one copy of group ``name`` makes, as the compiler weighs it
     (``assembly._pieces``): the steps of the region its body is, a wired coupling one step;
@@ -114,11 +120,14 @@ def _region_segment_nodes(walker: _Walker, region: Any) -> tuple[dict[str, tuple
     return result
 
 
-def _region_segment_inputs(walker: _Walker, region: Any) -> tuple[list[Value | None], dict[str, int]]:
-    """What checkpoint mode keeps for a region: the inputs of each of its segments, and
-    (bytes per node) the values between copies of a Repeat that a cut falls inside."""
+def _region_segment_inputs(walker: _Walker, region: Any) -> tuple[list[Value | None], dict[str, int], set[Value]]:
+    """What checkpoint mode keeps for a region: the inputs of each of its segments, (bytes per
+    node) the values between copies of a Repeat that a cut falls inside, and the values only
+    segments that keep nothing read (not kept, not even as the region's inputs)."""
     where, members = _region_segment_nodes(walker, region)
+    saving = [_saves_any(walker, [nid for nid, *_ in seg]) for seg in members]
     kept: list[Value | None] = []
+    unheld: set[Value] = set()
     for nid in getattr(region, "nodes", ()):
         info = walker.report.nodes.get(nid)
         if info is None or nid not in where:
@@ -127,13 +136,17 @@ def _region_segment_inputs(walker: _Walker, region: Any) -> tuple[list[Value | N
             src = walker.source.get((nid, port))
             if src is None or where.get(src.node, (-1, -1))[1] == where[nid][0]:
                 continue
-            kept.append(walker.base((src.node, src.port)))
+            value = walker.base((src.node, src.port))
+            if saving[where[nid][0]]:
+                kept.append(value)
+            elif value is not None:
+                unheld.add(value)
     inner: dict[str, int] = {}
     for seg in members:
         for nid, lo, _hi, _n in seg:
             if lo > 0:  # a segment starting inside a Repeat keeps what the copy before made
                 inner[nid] = inner.get(nid, 0) + walker.repeat_link_bytes(nid)
-    return kept, inner
+    return kept, inner, unheld - set(kept)
 
 
 def _checkpoint_segments(walker: _Walker, order: Sequence[str], region_of: Mapping[str, str],
@@ -165,7 +178,7 @@ def _checkpoint_segments(walker: _Walker, order: Sequence[str], region_of: Mappi
                 runs.append(list(run))
             inside = set(run)
             nodes |= inside
-            for nid in run:
+            for nid in run if _saves_any(walker, run) else ():
                 for port in walker.report.nodes[nid].inputs:
                     src = walker.source.get((nid, port))
                     if src is not None and src.node not in inside:

@@ -95,7 +95,7 @@ class _Walker:
             view = NodeView(info.type, params, info.inputs, info.outputs, batch, elem,
                             bodies.for_node(info.type, params), bodies.device)
             self.views[nid] = view
-            self.saves[nid] = apply_rule(view) if flag else Saves()
+            self.saves[nid] = self._read(nid, apply_rule(view)) if flag else Saves()
             if not flag:
                 self.untracked.add(nid)
 
@@ -194,7 +194,15 @@ class _Walker:
                 continue
             self.views[nid] = view = NodeView(view.type, view.params, view.inputs, view.outputs, view.batch,
                                               view.element_bytes, bodies, view.device)
-            self.saves[nid] = Saves() if nid in self.untracked else apply_rule(view)
+            self.saves[nid] = Saves() if nid in self.untracked else self._read(nid, apply_rule(view))
+
+    def _read(self, nid: str, saves: Saves) -> Saves:
+        """``saves`` without the outputs nothing reads whose backward goes with them, kept by no
+        one (``SavedTensors.freed_unread``: a plugin's fork whose unused part was counted kept)."""
+        gone = [p for p in saves.freed_unread if not self.readers.get((nid, p))]
+        if gone:
+            saves.outputs = tuple(p for p in saves.outputs if p not in gone)
+        return saves
 
     def saved_values(self, nid: str, fuse: bool = True) -> frozenset[Value]:
         """The storages node ``nid`` keeps for backward in standard mode (its save rule's ports).

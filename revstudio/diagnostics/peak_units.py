@@ -136,11 +136,11 @@ class UnitBuilder:
         # a dropout's mask exists beside its input and output while it runs (its forward work)
         return Unit(nid if name is None else name, self.reads(nid) if reads is None else reads,
                     own if makes is None else makes, saved, extra, int(info.parameters) * self.elem,
-                    fresh, forward_work_bytes(view) or getattr(self.w.saves.get(nid), "forward_work_bytes", 0),
+                    fresh, forward_work_bytes(view) or save_rules.declared_forward_bytes(self.w.saves.get(nid), self.w.extra_bytes(nid)),
                     self.node_work(nid),
                     bool(own) and self.flag.get(nid, False), extra_fwd=extra - shared if shared else None,
                     work_shared=more, guard_bytes=guard_bytes(view), output_last=output_last(view),
-                    work_stop=save_rules.recompute_stop_bytes(view),
+                    work_stop=save_rules.declared_stop_bytes(view, self.w.saves.get(nid), self.w.extra_bytes(nid)),
                     extra_held=held,
                     params_last=int(info.parameters) * self.elem // 2 if info.type == "ActNorm" else 0,
                     grads_viewed=info.type == "Linear" and len(view.inputs.get("in") or ()) > 1,

@@ -74,8 +74,9 @@ def _conv_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 def _conv_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Sequence[ShapeT]) -> SavedTensors:
     """The weight's gradient reads the input. Padded 'same' by an odd total (an even kernel at
-    dilation 1), torch pads a copy by one on the far side first and keeps the copy instead, and
-    its backward makes the copy's gradient before cutting the input's out of it."""
+    dilation 1), torch pads a copy by one on the far side first and keeps the copy instead; its
+    backward makes the copy's gradient, whose cut is the input's gradient (a view: the rest of the
+    copy's is all it holds beyond the gradients)."""
     shape = shapes[0] if shapes else ()
     if params["padding"] != "same" or len(shape) < 2:
         return SavedTensors(ports=("in",))
@@ -83,7 +84,7 @@ def _conv_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Seque
     if not any(extra):
         return SavedTensors(ports=("in",))
     padded = shape[0] * numel(tuple(n + e for n, e in zip(shape[1:], extra)))
-    return SavedTensors(values=padded, backward_values=padded)  # (and backward, the copy's gradient)
+    return SavedTensors(values=padded, backward_values=padded - numel(shape))
 
 
 CONV = NodeSpec(

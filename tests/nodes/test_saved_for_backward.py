@@ -10,6 +10,7 @@ declaration leaves them.
 """
 from __future__ import annotations
 
+import gc
 from math import prod
 from typing import Any
 
@@ -58,29 +59,78 @@ def _observed(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]
     return seen, sum(own.values())
 
 
+def _unread(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], batch: int, port: str) -> int:
+    """Bytes that go when the caller drops output ``port`` after forward, the rest kept."""
+    from revstudio.diagnostics.memory_tracker import LiveTensorTracker
+
+    built = NodeKit(make_groups()).build(type_id, params, shapes)
+    built.module.train()
+    xs = [torch.randn(batch, *s, requires_grad=True) for s in shapes]
+    with LiveTensorTracker() as tracker:
+        outs = dict(zip(built.out_ports, built.module(*xs)))
+        before = tracker.live_bytes()
+        del outs[port]
+        return before - tracker.live_bytes()
+
+
 def _work(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], batch: int) -> tuple[int, int]:
     """Bytes the forward holds at its peak beside what it hands on and keeps (its outputs and its
-    own saved tensors), and the backward beside the gradients it hands back (of the inputs and
-    weights: a gradient that is a view of the output's is no new memory)."""
+    own saved tensors), and the backward at its peak beside what it started with (what the layer
+    keeps, its outputs' gradients) and the gradients it hands back, of its inputs and weights (a
+    gradient that is a view of its output's is no new memory): negative where the layer frees
+    more of those on the way than it makes.
+
+    The backward runs as inside a graph: its outputs' gradients come from the loss's backward and
+    go once the layer has used them (a caller holding them for the whole backward, as
+    ``torch.autograd.backward(outs, grads)`` does, had a plugin's coupling's backward hold two
+    inputs' worth it never holds in a graph: 16 % over in standard mode), and the inputs are made
+    by an op whose backward is stopped as their gradients are complete (a leaf's gradient summed
+    into ``.grad`` out of place is no part of the layer)."""
     from revstudio.diagnostics.memory_tracker import LiveTensorTracker
 
     module = NodeKit(make_groups()).build(type_id, params, shapes).module
     module.train()
     xs = [torch.randn(batch, *s, requires_grad=True) for s in shapes]
     with LiveTensorTracker() as tracker:
-        start = tracker.live_bytes()
         outs = [o for o in module(*xs) if isinstance(o, torch.Tensor) and o.requires_grad]
         forward = tracker.peak_bytes - tracker.live_bytes()
-    grads = [torch.randn_like(o) for o in outs]
-    given = {g.untyped_storage().data_ptr() for g in grads}
-    with LiveTensorTracker() as tracker:
+    del outs
+    gc.collect()
+    gc.disable()  # (a cycle collected part way would free what the layer holds: a flaky figure)
+    try:
+        return forward, _backward(module, xs, LiveTensorTracker)
+    finally:
+        gc.enable()
+
+
+def _backward(module: Any, xs: list[Any], tracker_class: Any) -> int:
+    """``_work``'s backward figure."""
+    handed: list[Any] = []
+    given: set[int] = set()
+
+    def complete(grads: tuple[Any, ...]) -> tuple[None]:  # an input's gradient: hand nothing further up
+        handed.append(grads[0])
+        return (None,)
+
+    with tracker_class() as tracker:
+        made = [x * 1.0 for x in xs]
+        outs = [o for o in module(*made) if isinstance(o, torch.Tensor) and o.requires_grad]
+        weights = [torch.randn_like(o) for o in outs]  # (held: the loss's backward lets go of them, no part of the layer)
+        losses = [(o * w).sum() for o, w in zip(outs, weights)]
+        for o in outs:
+            o.register_hook(lambda g: given.add(g.untyped_storage().data_ptr()))
+        for x in made:
+            x.grad_fn.register_prehook(complete)
+        out_bytes = sum(o.nelement() * o.element_size() for o in outs)  # their gradients, the loss's backward makes
+        del outs
         before = tracker.live_bytes()
-        torch.autograd.backward(outs, grads)
+        tracker.reset_peak()
+        torch.autograd.backward(losses)
         peak = tracker.peak_bytes
-    handed = {t.grad.untyped_storage().data_ptr(): t.grad.untyped_storage().nbytes()
-              for t in [*xs, *module.parameters()] if t.grad is not None}
-    del start
-    return forward, peak - before - sum(n for ptr, n in handed.items() if ptr not in given)
+    del weights
+    new = {g.untyped_storage().data_ptr(): g.untyped_storage().nbytes()
+           for g in [*handed, *(p.grad for p in module.parameters())] if g is not None}
+    return peak - before - out_bytes - sum(n for ptr, n in new.items() if ptr not in given)
 
 
 @pytest.mark.parametrize("case", DECLARED, ids=[case_id(c) for c in DECLARED])
@@ -100,12 +150,20 @@ def test_the_declaration_is_what_autograd_keeps(case: tuple[str, dict[str, Any],
     own = own3 - own2
     assert own == declared.extra_bytes(1, 4), \
         f"{type_id}: autograd keeps {own} bytes a sample of the layer's own tensors (float32), {declared}"
+    out_shape = dict(zip(spec.output_ports(ctx.params), out_shapes))
+    for port in declared.freed_unread:  # dropped unread, its backward and what that keeps go too
+        gone = _unread(type_id, raw, shapes, 3, port) - _unread(type_id, raw, shapes, 2, port)
+        assert gone == 4 * prod(out_shape[port]), \
+            f"{type_id}: dropping output {port!r} unread frees {gone} bytes a sample, not its own: it is kept " \
+            f"elsewhere; take it out of freed_unread"
     if not raw.get("inplace"):  # (a leaf's input written over in place cannot run)
         (forward2, backward2), (forward3, backward3) = _work(type_id, raw, shapes, 2), _work(type_id, raw, shapes, 3)
         assert forward3 - forward2 == declared.forward_bytes(1, 4), \
             f"{type_id}: its forward holds {forward3 - forward2} bytes a sample beside its outputs (float32), {declared}"
-        assert backward3 - backward2 == declared.backward_bytes(1, 4), \
-            f"{type_id}: its backward holds {backward3 - backward2} bytes a sample beside the gradients (float32), {declared}"
+        # (the estimate cannot take a layer's frees from the gradients beside it: it counts them whole)
+        assert max(0, backward3 - backward2) == declared.backward_bytes(1, 4), \
+            f"{type_id}: its backward holds {backward3 - backward2} bytes a sample beside the gradients (float32; " \
+            f"declare {max(0, backward3 - backward2)}), {declared}"
 
 
 def _view(type_id: str, inputs: dict[str, tuple[int, ...]], outputs: dict[str, tuple[int, ...]],

@@ -38,18 +38,19 @@ def _leaky_infer(ctx: InferContext) -> dict[str, ShapeT]:
 
 def _leaky_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Sequence[ShapeT]) -> SavedTensors:
     """torch.where's backward reads only its condition, the bool mask of the negative inputs. The
-    forward holds slope * x for a moment, and the backward makes both branches' gradients before
-    they are summed (measured by revstudio's tests/nodes/test_saved_for_backward.py)."""
+    forward holds slope * x for a moment, and the backward one branch's gradient beside the
+    gradients (measured by revstudio's tests/nodes/test_saved_for_backward.py)."""
     size = prod(shapes[0])
-    return SavedTensors(flags=size, forward_values=size, backward_values=2 * size)
+    return SavedTensors(flags=size, forward_values=size, backward_values=size)
 
 
 def _haar_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Sequence[ShapeT]) -> SavedTensors:
     """Slices, sums and a join: its backward reads nothing. Its forward holds the four bands
     before it joins them (an input's worth); its backward gathers each band's gradient into a zero
-    image of the input's size, two and a half inputs' worth at once (measured)."""
+    image of the input's size, one and a half inputs' worth beyond the gradients at once
+    (measured)."""
     size = prod(shapes[0])
-    return SavedTensors(forward_values=size, backward_values=5 * size // 2)
+    return SavedTensors(forward_values=size, backward_values=3 * size // 2)
 
 
 def _leaky_build(ctx: BuildContext) -> Any:
