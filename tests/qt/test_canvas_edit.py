@@ -446,3 +446,9 @@ def test_delete_and_reconnect_keeps_the_chain_and_undoes_as_one_step(make_window
     view.delete_and_reconnect()
     assert said[-1] == "Deleted 1 node; nothing to reconnect around them"
     assert "delete_reconnect" in window.actions_by_name
+    doc.undo_stack.undo()
+    view.select_nodes(["f"])
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_Backspace, Qt.KeyboardModifier.ControlModifier)  # where Delete is Backspace
+    settle()
+    assert [str(e.src) for e in doc.graph.edges_into("m", "in1")] == ["s.out1"]

@@ -238,6 +238,7 @@ class GraphView(EditingMixin, QGraphicsView):
         return {
             (int(K.Key_Delete.value), none): self.delete_selection,
             (int(K.Key_Backspace.value), none): self.delete_selection,
+            (int(K.Key_Backspace.value), ctrl): self.delete_and_reconnect,  # (Cmd+Backspace on a Mac)
             (int(K.Key_C.value), ctrl): self.copy,
             (int(K.Key_X.value), ctrl): self.cut,
             (int(K.Key_V.value), ctrl): self.paste,
