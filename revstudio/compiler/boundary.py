@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from .plan import CompileError, Plan
+from .runtime_boundary import check_batch, dtype_words
 
 
 def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype | None, inputs: Sequence[Any]) -> None:
@@ -28,30 +29,9 @@ def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype | None, in
         names = ", ".join(op.node for op in sorted(expected, key=lambda o: o.index)) or "none"
         raise TypeError(f"{plan.name}: expected {len(expected)} input tensor(s) ({names}), "
                         f"got {len(inputs)}")
-    for op in expected:
-        x = inputs[op.index]
-        want = "(batch, " + ", ".join(map(str, op.shape)) + ")"
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"input {op.node!r} expects a tensor of shape {want}, got {type(x).__name__}; "
-                            "pass one tensor per Input node (model(x), not model([x]))")
-        # channels must match; other sizes may differ where the layers allow (fully convolutional)
-        if x.dim() != len(op.shape) + 1 or (op.shape and x.shape[1] != op.shape[0]):
-            raise ValueError(f"input {op.node!r} expects tensors of shape {want}, "
-                             f"got {tuple(x.shape)}; reshape the batch or change the Input node's shape")
-        if x.shape[0] == 0:
-            raise ValueError(f"input {op.node!r} got a batch of 0 samples (shape {tuple(x.shape)}); "
-                             "pass at least one sample")
-        if not x.is_floating_point():
-            raise TypeError(f"input {op.node!r} expects floating-point values ({op.dtype} as the Input "
-                            f"node declares, or the model's {dtype}), got {x.dtype}; "
-                            "convert with x.float()")
-        if dtype is not None and x.dtype != dtype and not torch.is_autocast_enabled(x.device.type):
-            # (ActNorm and InvConv1x1 would compute another type's batch silently, half in each)
-            raise TypeError(_dtype_words(op.node, x.dtype, dtype))
-        if x.device.type != device.type or (device.index is not None and x.device.type != "cpu"
-                                             and x.device.index != device.index):
-            raise ValueError(f"input {op.node!r} is on the {x.device} device but the model's weights are on "
-                             f"{device}; move it with x.to({str(device)!r})")
+    specs = {op.node: (op.shape, getattr(torch, op.dtype, torch.float32)) for op in expected}
+    check_batch(specs, {op.node: inputs[op.index] for op in expected}, dtype, device)
+
 
 def check_outputs(plan: Plan, device: torch.device, outputs: Sequence[Any]) -> None:
     """``model.inverse``'s boundary: one tensor per Output node, of floating-point values on
@@ -96,13 +76,8 @@ def dtype_hint(plan: Plan, dtype: torch.dtype, inputs: Sequence[torch.Tensor]) -
     for op in sorted(plan.inputs, key=lambda o: o.index):
         got = inputs[op.index].dtype
         if got != dtype:
-            return _dtype_words(op.node, got, dtype)
+            return dtype_words(op.node, got, dtype)
     return None
-
-
-def _dtype_words(node: str, got: torch.dtype, dtype: torch.dtype) -> str:
-    return (f"input {node!r} holds {got} values but the model's weights are {dtype}; convert the "
-            f"batch with x.to({dtype}), the model with model.to({got}), or run under torch.autocast")
 
 
 def resolve_device(device: Any) -> torch.device:

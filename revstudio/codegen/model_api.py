@@ -1,0 +1,67 @@
+"""What an exported class offers beside ``forward``, as ``revstudio.compile``'s module offers it.
+
+``logdet`` (the flow layers' log-determinant; None on a model without them), ``inverse``
+(a model that is not invertible end to end raises the compiled module's reason) and the
+check of what ``forward`` is handed (``runtime_boundary.check_batch``, inlined, so a bad
+batch gets the compiled module's words rather than an error from deep inside a layer).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .regions import ASSEMBLY
+
+BOUNDARY = "revstudio.compiler.runtime_boundary"
+
+
+def logdet_property(writer: Any, plan: Any, instance: Any, is_model: bool) -> list[str]:
+    """``logdet``: the compiled executor's flow parts (layers and regions), by attribute;
+    on a model without flow layers None, as the compiled module's."""
+    flows = {id(part) for part in getattr(instance, "_flow_parts", ())}
+    if not flows:
+        if not is_model:
+            return []
+        return ["", "    @property",
+                "    def logdet(self) -> None:",
+                '        """None: the network has no flow layers (AffineCoupling, ActNorm, InvConv1x1)."""',
+                "        return None"]
+    regions = iter(getattr(instance, "_regions", ()))
+    attrs = []
+    for op in plan.ops:
+        if op.kind == "node":
+            part, attr = getattr(instance, op.module), op.module
+        elif op.kind == "region":
+            part, attr = next(regions), writer.regions.extras_for(plan).regions[op.id]
+        else:
+            continue
+        if id(part) in flows:
+            attrs.append(f"self.{attr}")
+    total = writer.inliner.require_name(ASSEMBLY, "total_logdet")
+    return ["", "    @property",
+            "    def logdet(self) -> torch.Tensor | None:",
+            '        """log|det J| of the last forward per sample (flow layers), differentiable in every mode."""',
+            f"        return {total}([{', '.join(attrs)}])"]
+
+
+def not_invertible(plan: Any) -> list[str]:
+    """The model's ``inverse`` where the graph is not one region from its Inputs to its
+    Outputs: it raises the compiled module's reason (project text only through ``ascii``)."""
+    regions = ", ".join(r.id for r in plan.regions.regions) or "none"
+    reason = (f"{plan.name}: the model is not invertible end to end (regions: {regions}); every "
+              "node between the Inputs and the Outputs must be in one reversible region, see "
+              "'revstudio check' for the regions and why the other nodes are not in one")
+    return ["", "    def inverse(self, *outputs: torch.Tensor) -> torch.Tensor:",
+            '        """Not available: the model is not invertible end to end (the reason says why)."""',
+            f"        raise NotImplementedError({ascii(reason)})"]
+
+
+def input_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
+    """The first line of the model's ``forward``: each argument checked against its Input node
+    (``INPUTS``) and the weights' number type and device."""
+    ops = sorted(plan.inputs, key=lambda o: o.index)
+    if not ops:
+        return []
+    check = writer.inliner.require_name(BOUNDARY, "check_batch")
+    weights = writer.inliner.require_name(BOUNDARY, "weights_of")
+    batch = ", ".join(f"{ascii(op.name)}: {arg}" for op, arg in zip(ops, args))
+    return [f"        {check}(INPUTS, {{{batch}}}, *{weights}(self))"]
