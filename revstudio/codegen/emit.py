@@ -168,6 +168,7 @@ class _Writer:
         lines += layers
         lines += self.regions.init_lines(plan)
         if is_model:
+            lines += model_api.weights_dtype(self.model.dtype)
             lines += self.model_extras()
         else:
             body = self.graph.groups.get(plan.name)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import CodegenError
 from .regions import ASSEMBLY
 
 BOUNDARY = "revstudio.compiler.runtime_boundary"
@@ -41,6 +42,17 @@ def logdet_property(writer: Any, plan: Any, instance: Any, is_model: bool) -> li
             "    def logdet(self) -> torch.Tensor | None:",
             '        """log|det J| of the last forward per sample (flow layers), differentiable in every mode."""',
             f"        return {total}([{', '.join(attrs)}])"]
+
+
+def weights_dtype(dtype: Any) -> list[str]:
+    """The end of the model's ``__init__`` where an Input node declares float64: revstudio.compile
+    builds each layer in float32 (the same random draws) and then moves it to the model's type."""
+    name = str(dtype).rpartition(".")[2]
+    if name == "float32":
+        return []
+    if name not in ("float64", "float16", "bfloat16"):
+        raise CodegenError(f"the compiled model's number type {dtype} has no exported form")
+    return [f"        self.to(torch.{name})  # an Input node declares {name}: the weights are {name}, as revstudio.compile's"]
 
 
 def not_invertible(plan: Any) -> list[str]:

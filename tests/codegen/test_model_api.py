@@ -102,3 +102,25 @@ def test_the_docstrings_loading_lines_load_a_revstudio_checkpoint(tmp_path, monk
     exec("model = Model()\n" + "\n".join(line for line in usage if "Model()" not in line), namespace)
     model = namespace["model"]
     assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), compiled.state_dict().values()))
+
+
+def test_a_float64_input_gives_float64_weights_as_compiled() -> None:
+    """An Input node declaring float64 makes revstudio.compile build float64 weights; Model() built
+    float32 ones, so a revstudio checkpoint loaded into it was rounded to float32 without a word."""
+    b = generate.Builder("double-input")
+    b.node("Input", "x", shape=[4, 4, 4], dtype="float64")
+    src = generate.wired_block(b, "x.out", "blk", 4)
+    generate.classifier_head(b, src, classes=3)
+    graph = b.done()
+    source = export(graph)
+    torch.manual_seed(3)
+    compiled = rs_compile(graph, device="cpu")
+    namespace: dict[str, object] = {"__name__": "exported_for_test"}
+    exec(compile(source, "exported.py", "exec"), namespace)
+    torch.manual_seed(3)
+    fresh = namespace["Model"]()  # type: ignore[operator]
+    assert compiled.dtype == torch.float64
+    assert {k: v.dtype for k, v in fresh.state_dict().items()} == {k: v.dtype for k, v in compiled.state_dict().items()}
+    assert all(torch.equal(a, b) for a, b in zip(fresh.state_dict().values(), compiled.state_dict().values()))
+    x = torch.randn(2, 4, 4, 4, dtype=torch.float64)
+    assert torch.equal(fresh(x), compiled(x))
