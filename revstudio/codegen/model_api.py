@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import CodegenError
-from .regions import ASSEMBLY
 
+ASSEMBLY = "revstudio.compiler.assembly"
 BOUNDARY = "revstudio.compiler.runtime_boundary"
 
 
@@ -77,3 +77,21 @@ def input_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
     weights = writer.inliner.require_name(BOUNDARY, "weights_of")
     batch = ", ".join(f"{ascii(op.name)}: {arg}" for op, arg in zip(ops, args))
     return [f"        {check}(INPUTS, {{{batch}}}, *{weights}(self))"]
+
+
+def output_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
+    """The first line of the model's ``inverse``: each argument checked against its Output node
+    (its shape where known) and the weights' device."""
+    from revstudio.compiler.boundary import output_shapes
+
+    shapes = output_shapes(plan)
+    check = writer.inliner.require_name(BOUNDARY, "check_returned")
+    weights = writer.inliner.require_name(BOUNDARY, "weights_of")
+    ops = sorted(plan.outputs, key=lambda o: o.index)
+    spec = ", ".join(f"{ascii(op.node)}: {_shape(shapes[op.node])}" for op in ops)
+    given = ", ".join(f"{ascii(op.node)}: {arg}" for op, arg in zip(ops, args))
+    return [f"        {check}({{{spec}}}, {{{given}}}, {weights}(self)[1])"]
+
+
+def _shape(shape: Any) -> str:
+    return "None" if shape is None else repr(tuple(int(d) for d in shape))

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from .plan import CompileError, Plan
-from .runtime_boundary import check_batch, dtype_words
+from .runtime_boundary import check_batch, check_returned, dtype_words
 
 
 def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype | None, inputs: Sequence[Any]) -> None:
@@ -34,29 +34,16 @@ def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype | None, in
 
 
 def check_outputs(plan: Plan, device: torch.device, outputs: Sequence[Any]) -> None:
-    """``model.inverse``'s boundary: one tensor per Output node, of floating-point values on
-    the model's device, of the rank and channels the Output node gets where the plan knows
-    them. (An integer batch came back as NaNs; a list failed inside a layer.)"""
+    """``model.inverse``'s boundary (:func:`runtime_boundary.check_returned`), with the shape
+    each Output node gets where the plan knows it."""
+    ops = sorted(plan.outputs, key=lambda o: o.index)
+    check_returned(output_shapes(plan), {op.node: outputs[op.index] for op in ops}, device)
+
+
+def output_shapes(plan: Plan) -> dict[str, tuple[int, ...] | None]:
+    """Output node id -> the shape (without the batch axis) it gets, None where unknown."""
     shapes = {v: shape for op in plan.node_ops() for v, shape in zip(op.outputs, op.out_shapes)}
-    for op in sorted(plan.outputs, key=lambda o: o.index):
-        y = outputs[op.index]
-        shape = shapes.get(op.input)
-        want = "(batch, " + ", ".join(map(str, shape)) + ")" if shape is not None else "(batch, ...)"
-        if not isinstance(y, torch.Tensor):
-            raise TypeError(f"inverse: output {op.node!r} expects a tensor of shape {want}, got {type(y).__name__}; "
-                            "pass one tensor per Output node (model.inverse(z), not model.inverse([z]))")
-        if shape is not None and (y.dim() != len(shape) + 1 or (shape and y.shape[1] != shape[0])):
-            raise ValueError(f"inverse: output {op.node!r} expects tensors of shape {want}, got {tuple(y.shape)}")
-        if y.dim() == 0 or y.shape[0] == 0:
-            raise ValueError(f"inverse: output {op.node!r} got no samples (shape {tuple(y.shape)}); "
-                             "pass at least one sample")
-        if not y.is_floating_point():
-            raise TypeError(f"inverse: output {op.node!r} expects floating-point values, got {y.dtype}; "
-                            "convert with z.float()")
-        if y.device.type != device.type or (device.index is not None and y.device.type != "cpu"
-                                             and y.device.index != device.index):
-            raise ValueError(f"inverse: output {op.node!r} is on the {y.device} device but the model's weights "
-                             f"are on {device}; move it with z.to({str(device)!r})")
+    return {op.node: shapes.get(op.input) for op in plan.outputs}
 
 
 def size_hint(plan: Plan, inputs: Sequence[torch.Tensor]) -> str | None:

@@ -1,5 +1,5 @@
 """What a model's forward accepts: one floating batch per Input node, of its rank and channels,
-in the number type and on the device of the weights.
+in the number type and on the device of the weights; and what its ``inverse`` accepts.
 
 Torch-only, so an exported file carries it verbatim: ``revstudio.compiler.boundary`` checks the
 compiled module's batches with it and the exported ``Model.forward`` checks its own, so both
@@ -52,6 +52,32 @@ def check_batch(specs: Mapping[str, tuple[Sequence[int], torch.dtype]], batch: M
                 device.index is not None and x.device.type != "cpu" and x.device.index != device.index)):
             raise ValueError(f"input {node!r} is on the {x.device} device but the model's weights are on "
                              f"{device}; move it with x.to({str(device)!r})")
+
+
+def check_returned(specs: Mapping[str, Sequence[int] | None], outputs: Mapping[str, Any],
+                   device: torch.device | None) -> None:
+    """``model.inverse``'s boundary: each Output node's tensor (``outputs``: node id -> what was
+    passed) of floating-point values on the weights' device, of the rank and channels the node
+    gets where known (``specs``: node id -> shape without the batch axis, or None). (An integer
+    batch came back as NaNs; a list failed inside a layer.)"""
+    for node, y in outputs.items():
+        shape = specs[node]
+        want = "(batch, " + ", ".join(map(str, shape)) + ")" if shape is not None else "(batch, ...)"
+        if not isinstance(y, torch.Tensor):
+            raise TypeError(f"inverse: output {node!r} expects a tensor of shape {want}, got {type(y).__name__}; "
+                            "pass one tensor per Output node (model.inverse(z), not model.inverse([z]))")
+        if shape is not None and (y.dim() != len(shape) + 1 or (len(shape) > 0 and y.shape[1] != shape[0])):
+            raise ValueError(f"inverse: output {node!r} expects tensors of shape {want}, got {tuple(y.shape)}")
+        if y.dim() == 0 or y.shape[0] == 0:
+            raise ValueError(f"inverse: output {node!r} got no samples (shape {tuple(y.shape)}); "
+                             "pass at least one sample")
+        if not y.is_floating_point():
+            raise TypeError(f"inverse: output {node!r} expects floating-point values, got {y.dtype}; "
+                            "convert with z.float()")
+        if device is not None and (y.device.type != device.type or (
+                device.index is not None and y.device.type != "cpu" and y.device.index != device.index)):
+            raise ValueError(f"inverse: output {node!r} is on the {y.device} device but the model's weights "
+                             f"are on {device}; move it with z.to({str(device)!r})")
 
 
 def dtype_words(node: str, got: torch.dtype, dtype: torch.dtype) -> str:

@@ -124,3 +124,40 @@ def test_a_float64_input_gives_float64_weights_as_compiled() -> None:
     assert all(torch.equal(a, b) for a, b in zip(fresh.state_dict().values(), compiled.state_dict().values()))
     x = torch.randn(2, 4, 4, 4, dtype=torch.float64)
     assert torch.equal(fresh(x), compiled(x))
+
+
+BAD_OUTPUTS = {
+    "integers": lambda z: z.long(),
+    "no samples": lambda z: z[:0],
+    "other channels": lambda z: z[:, :2],
+    "a list": lambda z: [z],
+    "a numpy array": lambda z: z.numpy(),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_OUTPUTS))
+def test_inverse_refuses_what_the_compiled_inverse_refuses(bad: str) -> None:
+    """An exported flow's inverse took an integer z and returned numbers, and failed inside the
+    runtime on a list ("'list' object has no attribute 'dtype'") or a numpy array."""
+    compiled, exported, _ = _pair(generate.glow_repeat(1))
+    x = torch.randn(2, *compiled.plan.inputs[0].shape)
+    with torch.no_grad():
+        z = exported(x)
+    arg = BAD_OUTPUTS[bad](z)
+    try:
+        compiled.inverse(arg)
+    except Exception as exc:
+        expected = (type(exc), str(exc))
+    try:
+        exported.inverse(arg)
+    except Exception as exc:
+        got = (type(exc), str(exc))
+    assert got == expected and "inverse: output" in got[1]
+
+
+def test_the_models_inverse_takes_arguments_named_after_its_outputs() -> None:
+    import inspect
+
+    compiled, exported, _ = _pair(generate.glow_repeat(1))
+    names = [op.name for op in sorted(compiled.plan.outputs, key=lambda o: o.index)]
+    assert list(inspect.signature(exported.inverse).parameters) == names
