@@ -7,6 +7,7 @@ batch gets the compiled module's words rather than an error from deep inside a l
 """
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from . import CodegenError
@@ -62,9 +63,13 @@ def not_invertible(plan: Any) -> list[str]:
     reason = (f"{plan.name}: the model is not invertible end to end (regions: {regions}); every "
               "node between the Inputs and the Outputs must be in one reversible region, see "
               "'revstudio check' for the regions and why the other nodes are not in one")
+    pieces = textwrap.wrap(reason, 90, expand_tabs=False, replace_whitespace=False, drop_whitespace=False,
+                           break_long_words=False, break_on_hyphens=False)
     return ["", "    def inverse(self, *outputs: torch.Tensor) -> torch.Tensor:",
             '        """Not available: the model is not invertible end to end (the reason says why)."""',
-            f"        raise NotImplementedError({ascii(reason)})"]
+            "        raise NotImplementedError(",
+            *[f"            {ascii(piece)}" for piece in pieces[:-1]],
+            f"            {ascii(pieces[-1])})"]
 
 
 def input_check(writer: Any, plan: Any, args: list[str]) -> list[str]:

@@ -69,10 +69,13 @@ def test_float32_into_a_float64_model_is_refused_as_compiled() -> None:
     assert exported(x.double()).dtype == torch.float64  # the right type still runs
 
 
-def test_a_model_without_flows_has_logdet_none_and_an_inverse_that_says_why() -> None:
+@pytest.mark.parametrize("name", ["revnet", 'a "quoted"\n\tname\\ ' + "x" * 120 + " \u2028end"])
+def test_a_model_without_flows_has_logdet_none_and_an_inverse_that_says_why(name: str) -> None:
     """``model.logdet`` and ``model.inverse`` were AttributeErrors on an exported RevNet; the
     compiled module answers None and raises NotImplementedError naming its regions."""
-    compiled, exported, _ = _pair(generate.revnet_chain(1, channels=4, size=4, wired=True))
+    graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
+    graph.name = name
+    compiled, exported, _ = _pair(graph)
     x = torch.randn(2, 4, 4, 4)
     out = exported(x)
     compiled(x)
