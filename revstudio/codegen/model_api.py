@@ -1,9 +1,10 @@
 """What an exported class offers beside ``forward``, as ``revstudio.compile``'s module offers it.
 
 ``logdet`` (the flow layers' log-determinant; None on a model without them), ``inverse``
-(a model that is not invertible end to end raises the compiled module's reason) and the
-check of what ``forward`` is handed (``runtime_boundary.check_batch``, inlined, so a bad
-batch gets the compiled module's words rather than an error from deep inside a layer).
+(a model that is not invertible end to end raises the compiled module's reason), the checks
+of what ``forward`` and ``inverse`` are handed (``runtime_boundary``, inlined, so a bad batch
+gets the compiled module's words rather than an error from deep inside a layer) and the
+weights' number type (float64 where an Input node declares it, as compiled).
 """
 from __future__ import annotations
 
