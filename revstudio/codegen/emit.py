@@ -17,7 +17,7 @@ from typing import Any
 from revstudio.compiler import assembly
 from revstudio.compiler.renames import layer_aliases
 
-from . import CodegenError
+from . import CodegenError, model_api
 from .bindings import check_bindings
 from .construct import ConstructionError, Record, call_source, recording
 from .inline import ImportFact, InlineError, Inliner, names_in_inlinable_code, plugin_inlinable
@@ -168,47 +168,29 @@ class _Writer:
         lines += layers
         lines += self.regions.init_lines(plan)
         if is_model:
+            lines += model_api.weights_dtype(self.model.dtype)
             lines += self.model_extras()
         else:
             body = self.graph.groups.get(plan.name)
             lines += self.load_method(layer_aliases(body) if body is not None else {})
         lines += ["", f"    def forward(self, {signature}) -> {returns}:"]
+        args = [a.split(":")[0] for a in signature.split(", ")] if signature else []
         if is_model:
             lines.append(f'        """{self.shapes_doc(plan)}"""')
+            lines += model_api.input_check(self, plan, args)
         if is_model and self.initializes:
-            lines += ["        if not self._initialized:",
-                      f"            self.initialize({', '.join(a.split(':')[0] for a in signature.split(', '))})"]
+            lines += ["        if not self._initialized:", f"            self.initialize({', '.join(args)})"]
         lines += forward
-        lines += self.logdet_property(plan, instance)
+        lines += model_api.logdet_property(self, plan, instance, is_model)
         if plan.invertible:
             lines += self.regions.inverse_method(plan, single=is_model)
+        elif is_model:
+            lines += model_api.not_invertible(plan)
         lines += self.regions.helper_methods(plan)
         if self.regions.extras_for(plan).runs_parts:
             recompute = self.inliner.require_name(ASSEMBLY, "recompute_in_backward")
             lines += RUN_PART.format(recompute=recompute).rstrip("\n").split("\n")
         return code
-
-    def logdet_property(self, plan: Any, instance: Any) -> list[str]:
-        """``logdet``: the compiled executor's flow parts (layers and regions), by attribute."""
-        flows = {id(part) for part in getattr(instance, "_flow_parts", ())}
-        if not flows:
-            return []
-        regions = iter(getattr(instance, "_regions", ()))
-        attrs = []
-        for op in plan.ops:
-            if op.kind == "node":
-                part, attr = getattr(instance, op.module), op.module
-            elif op.kind == "region":
-                part, attr = next(regions), self.regions.extras_for(plan).regions[op.id]
-            else:
-                continue
-            if id(part) in flows:
-                attrs.append(f"self.{attr}")
-        total = self.inliner.require_name(ASSEMBLY, "total_logdet")
-        return ["", "    @property",
-                "    def logdet(self) -> torch.Tensor | None:",
-                '        """log|det J| of the last forward per sample (flow layers), differentiable in every mode."""',
-                f"        return {total}([{', '.join(attrs)}])"]
 
     def shapes_doc(self, plan: Any) -> str:
         """``image (B, 3, 16, 16) -> logits (B, 10)``: what forward takes and returns."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from revstudio.compiler import assembly
 
+from . import model_api
 from .namespace import Namespace
 
 ASSEMBLY = "revstudio.compiler.assembly"
@@ -116,18 +117,24 @@ class RegionWriter:
         attr = self.extras_for(plan).regions[region_op.id]
         invert = self.w.inliner.require_name(ASSEMBLY, "invert_region")
         output_at, input_at = assembly.inverse_positions(plan)
-        args = [f"y{i}" for i in range(len(output_at))]
+        if single:  # the model's: named after its Output nodes, checked as the compiled module checks
+            local = self.w.names.child()
+            outs = sorted(plan.outputs, key=lambda o: o.index)
+            args = [local.name(op.name, key=("output", op.index), fallback="y") for op in outs]
+            check = model_api.output_check(self.w, plan, args)
+        else:
+            args, check = [f"y{i}" for i in range(len(output_at))], []
         ys = f"({', '.join(args)}{',' if len(args) == 1 else ''})"
         call = f"{invert}(self.{attr}, {ys}, {output_at!r}, {input_at!r}, region_dtypes(self, {args[0]})[0])"
         params = ", ".join(a + ": torch.Tensor" for a in args)
         if single and len(input_at) == 1:
             return ["", f"    def inverse(self, {params}) -> torch.Tensor:",
                     '        """The input rebuilt from the outputs (the model is invertible end to end)."""',
-                    f"        return {call}[0]"]
+                    *check, f"        return {call}[0]"]
         what = "the model is invertible end to end" if single else "this group is invertible"
         return ["", f"    def inverse(self, {params}) -> tuple[torch.Tensor, ...]:",
                 f'        """The inputs rebuilt from the outputs ({what})."""',
-                f"        return {call}"]
+                *check, f"        return {call}"]
 
 
 def literal(value: Any, indent: int) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from revstudio import __version__
 
 from .inline import ImportFact, import_block, unquote_annotations
+from .model_api import BOUNDARY
 from .namespace import docstring_text
 from .regions import STREAM_HELPER
 from .training import inputs_constant, script_imports
@@ -31,7 +32,8 @@ def assemble(writer: _Writer, model_class: ClassCode, script: list[str] | None) 
 
     graph = writer.graph
     chunks = writer.inliner.ordered()
-    runtime = [text for module, text in chunks if module.startswith("revstudio.compiler")]
+    checks = [text for module, text in chunks if module == BOUNDARY]
+    runtime = [text for module, text in chunks if module.startswith("revstudio.compiler") and module != BOUNDARY]
     layers = [text for module, text in chunks if not module.startswith("revstudio.compiler")]
     # The network comes first, so a reader meets Model before the support code; the
     # classes below it are only needed when Model() is called, not when it is defined.
@@ -50,6 +52,9 @@ def assemble(writer: _Writer, model_class: ClassCode, script: list[str] | None) 
     if runtime:
         parts.append("# ---- reversible runtime (verbatim from revstudio.compiler.runtime and .assembly) " + "-" * 4)
         parts += runtime
+    if checks:
+        parts.append("# ---- what forward accepts (verbatim from revstudio.compiler.runtime_boundary) " + "-" * 8)
+        parts += checks
     if writer.regions.stream is not None:  # regions pick their dtypes through region_dtypes
         parts.append(STREAM_HELPER.format(stream=writer.regions.stream))
     parts.append("# ---- the project, as data: `revstudio THIS_FILE.py` reopens it (read with ast, never run)\n"
@@ -90,7 +95,8 @@ def _header(writer: _Writer, with_training: bool, body: str) -> str:
         f'"""{name}: exported from revstudio {__version__}; needs only {needs}.',
         "",
         "    model = Model()                      # same state_dict keys as revstudio.compile",
-        "    model.load_state_dict(torch.load(\"checkpoint.pt\"))",
+        "    checkpoint = torch.load(\"last.pt\", weights_only=True)  # a revstudio run's checkpoints/last.pt",
+        "    model.load_state_dict(checkpoint[\"model\"])",
         "    model.mode = \"standard\"              # or \"reversible\" / \"checkpoint\"",
         "",
         "Reopen the graph in revstudio with `revstudio THIS_FILE.py`.",

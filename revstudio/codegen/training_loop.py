@@ -74,15 +74,34 @@ def load_training_data(config: dict[str, Any], base_dir: str | None) -> tuple[An
 
 
 def save_checkpoint(path: str, payload: dict[str, Any]) -> None:
-    """torch.save to a temporary file beside ``path``, fsync, rename: a kill leaves the old one whole."""
+    """torch.save to a temporary file beside ``path``, fsync, rename: a kill leaves the old one whole,
+    and a write that fails (a full disk) leaves no temporary file and says which file it was."""
     folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        torch.save({"format": "revstudio-checkpoint", "version": 1, **payload}, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(tmp, "wb") as fh:
+            torch.save({"format": "revstudio-checkpoint", "version": 1, **payload}, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise _Failed(f"--out {path}: cannot write the checkpoint ({exc.strerror or exc})") from None
+
+
+def out_problem(path: str) -> str | None:
+    """Why the checkpoint could not be written to ``path``, found before training, not after it."""
+    full = os.path.abspath(path)
+    if os.path.isdir(full):
+        return f"--out {path} is a folder; give a file in it, e.g. --out {os.path.join(path, 'checkpoint.pt')}"
+    folder = os.path.dirname(full)
+    while not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder):
+        return f"--out {path}: {folder} is a file, not a folder; give another --out"
+    return None
 
 
 def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | None = None,
@@ -352,7 +371,7 @@ def main(argv: list[str] | None = None) -> None:
             config[key] = value
             if key in ("steps", "epochs"):
                 config["epochs" if key == "steps" else "steps"] = None
-    problem = option_problem(config)
+    problem = option_problem(config) or out_problem(args.out)
     if problem is not None:
         parser.error(problem)
     try:

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from .plan import CompileError, Plan
+from .runtime_boundary import check_batch, check_returned, dtype_words
 
 
 def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype | None, inputs: Sequence[Any]) -> None:
@@ -28,55 +29,21 @@ def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype | None, in
         names = ", ".join(op.node for op in sorted(expected, key=lambda o: o.index)) or "none"
         raise TypeError(f"{plan.name}: expected {len(expected)} input tensor(s) ({names}), "
                         f"got {len(inputs)}")
-    for op in expected:
-        x = inputs[op.index]
-        want = "(batch, " + ", ".join(map(str, op.shape)) + ")"
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"input {op.node!r} expects a tensor of shape {want}, got {type(x).__name__}; "
-                            "pass one tensor per Input node (model(x), not model([x]))")
-        # channels must match; other sizes may differ where the layers allow (fully convolutional)
-        if x.dim() != len(op.shape) + 1 or (op.shape and x.shape[1] != op.shape[0]):
-            raise ValueError(f"input {op.node!r} expects tensors of shape {want}, "
-                             f"got {tuple(x.shape)}; reshape the batch or change the Input node's shape")
-        if x.shape[0] == 0:
-            raise ValueError(f"input {op.node!r} got a batch of 0 samples (shape {tuple(x.shape)}); "
-                             "pass at least one sample")
-        if not x.is_floating_point():
-            raise TypeError(f"input {op.node!r} expects floating-point values ({op.dtype} as the Input "
-                            f"node declares, or the model's {dtype}), got {x.dtype}; "
-                            "convert with x.float()")
-        if dtype is not None and x.dtype != dtype and not torch.is_autocast_enabled(x.device.type):
-            # (ActNorm and InvConv1x1 would compute another type's batch silently, half in each)
-            raise TypeError(_dtype_words(op.node, x.dtype, dtype))
-        if x.device.type != device.type or (device.index is not None and x.device.type != "cpu"
-                                             and x.device.index != device.index):
-            raise ValueError(f"input {op.node!r} is on the {x.device} device but the model's weights are on "
-                             f"{device}; move it with x.to({str(device)!r})")
+    specs = {op.node: (op.shape, getattr(torch, op.dtype, torch.float32)) for op in expected}
+    check_batch(specs, {op.node: inputs[op.index] for op in expected}, dtype, device)
+
 
 def check_outputs(plan: Plan, device: torch.device, outputs: Sequence[Any]) -> None:
-    """``model.inverse``'s boundary: one tensor per Output node, of floating-point values on
-    the model's device, of the rank and channels the Output node gets where the plan knows
-    them. (An integer batch came back as NaNs; a list failed inside a layer.)"""
+    """``model.inverse``'s boundary (:func:`runtime_boundary.check_returned`), with the shape
+    each Output node gets where the plan knows it."""
+    ops = sorted(plan.outputs, key=lambda o: o.index)
+    check_returned(output_shapes(plan), {op.node: outputs[op.index] for op in ops}, device)
+
+
+def output_shapes(plan: Plan) -> dict[str, tuple[int, ...] | None]:
+    """Output node id -> the shape (without the batch axis) it gets, None where unknown."""
     shapes = {v: shape for op in plan.node_ops() for v, shape in zip(op.outputs, op.out_shapes)}
-    for op in sorted(plan.outputs, key=lambda o: o.index):
-        y = outputs[op.index]
-        shape = shapes.get(op.input)
-        want = "(batch, " + ", ".join(map(str, shape)) + ")" if shape is not None else "(batch, ...)"
-        if not isinstance(y, torch.Tensor):
-            raise TypeError(f"inverse: output {op.node!r} expects a tensor of shape {want}, got {type(y).__name__}; "
-                            "pass one tensor per Output node (model.inverse(z), not model.inverse([z]))")
-        if shape is not None and (y.dim() != len(shape) + 1 or (shape and y.shape[1] != shape[0])):
-            raise ValueError(f"inverse: output {op.node!r} expects tensors of shape {want}, got {tuple(y.shape)}")
-        if y.dim() == 0 or y.shape[0] == 0:
-            raise ValueError(f"inverse: output {op.node!r} got no samples (shape {tuple(y.shape)}); "
-                             "pass at least one sample")
-        if not y.is_floating_point():
-            raise TypeError(f"inverse: output {op.node!r} expects floating-point values, got {y.dtype}; "
-                            "convert with z.float()")
-        if y.device.type != device.type or (device.index is not None and y.device.type != "cpu"
-                                             and y.device.index != device.index):
-            raise ValueError(f"inverse: output {op.node!r} is on the {y.device} device but the model's weights "
-                             f"are on {device}; move it with z.to({str(device)!r})")
+    return {op.node: shapes.get(op.input) for op in plan.outputs}
 
 
 def size_hint(plan: Plan, inputs: Sequence[torch.Tensor]) -> str | None:
@@ -96,13 +63,8 @@ def dtype_hint(plan: Plan, dtype: torch.dtype, inputs: Sequence[torch.Tensor]) -
     for op in sorted(plan.inputs, key=lambda o: o.index):
         got = inputs[op.index].dtype
         if got != dtype:
-            return _dtype_words(op.node, got, dtype)
+            return dtype_words(op.node, got, dtype)
     return None
-
-
-def _dtype_words(node: str, got: torch.dtype, dtype: torch.dtype) -> str:
-    return (f"input {node!r} holds {got} values but the model's weights are {dtype}; convert the "
-            f"batch with x.to({dtype}), the model with model.to({got}), or run under torch.autocast")
 
 
 def resolve_device(device: Any) -> torch.device:

@@ -96,6 +96,8 @@ def test_training_script_rejects_bad_options_and_data(tmp_path: Path) -> None:
     (["--seed", str(1 << 70)], "use a seed from 0 to 2147483647"),
     (["--resume", "missing.pt"], "--resume missing.pt: cannot read the file"),
     (["--resume", "t.py"], "--resume t.py: not a checkpoint of this model"),
+    (["--out", "t.py/ck.pt"], "t.py is a file, not a folder"),  # (trained, then a FileExistsError)
+    (["--out", "."], "--out . is a folder; give a file in it"),
 ])
 def test_training_script_refuses_bad_values_without_a_traceback(tmp_path: Path, flags: list[str],
                                                                  words: str) -> None:
@@ -104,6 +106,15 @@ def test_training_script_refuses_bad_values_without_a_traceback(tmp_path: Path, 
     proc = run_script(path, ["--steps", "1", "--batch", "2", "--device", "cpu", *flags], tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert words in proc.stderr, proc.stderr[-2000:]
+
+
+def test_a_checkpoint_that_cannot_be_written_is_said_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """A write that fails while training (a full disk, a folder gone) ended the run in a traceback."""
+    script = runpy.run_path(str(exported(generate.revnet_chain(1, channels=4, size=4, wired=True), tmp_path, "t.py")))
+    (tmp_path / "blocker").write_text("a file where the folder should be")
+    with pytest.raises(script["_Failed"], match=r"--out .*ck\.pt: cannot write the checkpoint"):
+        script["save_checkpoint"](str(tmp_path / "blocker" / "ck.pt"), {"model": {}})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocker", "t.py"]
 
 
 def test_plain_export_has_no_script(tmp_path: Path) -> None:

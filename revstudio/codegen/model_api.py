@@ -1,0 +1,103 @@
+"""What an exported class offers beside ``forward``, as ``revstudio.compile``'s module offers it.
+
+``logdet`` (the flow layers' log-determinant; None on a model without them), ``inverse``
+(a model that is not invertible end to end raises the compiled module's reason), the checks
+of what ``forward`` and ``inverse`` are handed (``runtime_boundary``, inlined, so a bad batch
+gets the compiled module's words rather than an error from deep inside a layer) and the
+weights' number type (float64 where an Input node declares it, as compiled).
+"""
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from . import CodegenError
+
+ASSEMBLY = "revstudio.compiler.assembly"
+BOUNDARY = "revstudio.compiler.runtime_boundary"
+
+
+def logdet_property(writer: Any, plan: Any, instance: Any, is_model: bool) -> list[str]:
+    """``logdet``: the compiled executor's flow parts (layers and regions), by attribute;
+    on a model without flow layers None, as the compiled module's."""
+    flows = {id(part) for part in getattr(instance, "_flow_parts", ())}
+    if not flows:
+        if not is_model:
+            return []
+        return ["", "    @property",
+                "    def logdet(self) -> None:",
+                '        """None: the network has no flow layers (AffineCoupling, ActNorm, InvConv1x1)."""',
+                "        return None"]
+    regions = iter(getattr(instance, "_regions", ()))
+    attrs = []
+    for op in plan.ops:
+        if op.kind == "node":
+            part, attr = getattr(instance, op.module), op.module
+        elif op.kind == "region":
+            part, attr = next(regions), writer.regions.extras_for(plan).regions[op.id]
+        else:
+            continue
+        if id(part) in flows:
+            attrs.append(f"self.{attr}")
+    total = writer.inliner.require_name(ASSEMBLY, "total_logdet")
+    return ["", "    @property",
+            "    def logdet(self) -> torch.Tensor | None:",
+            '        """log|det J| of the last forward per sample (flow layers), differentiable in every mode."""',
+            f"        return {total}([{', '.join(attrs)}])"]
+
+
+def weights_dtype(dtype: Any) -> list[str]:
+    """The end of the model's ``__init__`` where an Input node declares float64: revstudio.compile
+    builds each layer in float32 (the same random draws) and then moves it to the model's type."""
+    name = str(dtype).rpartition(".")[2]
+    if name == "float32":
+        return []
+    if name not in ("float64", "float16", "bfloat16"):
+        raise CodegenError(f"the compiled model's number type {dtype} has no exported form")
+    return [f"        self.to(torch.{name})  # an Input node declares {name}: the weights are {name}, as revstudio.compile's"]
+
+
+def not_invertible(plan: Any) -> list[str]:
+    """The model's ``inverse`` where the graph is not one region from its Inputs to its
+    Outputs: it raises the compiled module's reason (project text only through ``ascii``)."""
+    regions = ", ".join(r.id for r in plan.regions.regions) or "none"
+    reason = (f"{plan.name}: the model is not invertible end to end (regions: {regions}); every "
+              "node between the Inputs and the Outputs must be in one reversible region, see "
+              "'revstudio check' for the regions and why the other nodes are not in one")
+    pieces = textwrap.wrap(reason, 90, expand_tabs=False, replace_whitespace=False, drop_whitespace=False,
+                           break_long_words=False, break_on_hyphens=False)
+    return ["", "    def inverse(self, *outputs: torch.Tensor) -> torch.Tensor:",
+            '        """Not available: the model is not invertible end to end (the reason says why)."""',
+            "        raise NotImplementedError(",
+            *[f"            {ascii(piece)}" for piece in pieces[:-1]],
+            f"            {ascii(pieces[-1])})"]
+
+
+def input_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
+    """The first line of the model's ``forward``: each argument checked against its Input node
+    (``INPUTS``) and the weights' number type and device."""
+    ops = sorted(plan.inputs, key=lambda o: o.index)
+    if not ops:
+        return []
+    check = writer.inliner.require_name(BOUNDARY, "check_batch")
+    weights = writer.inliner.require_name(BOUNDARY, "weights_of")
+    batch = ", ".join(f"{ascii(op.name)}: {arg}" for op, arg in zip(ops, args))
+    return [f"        {check}(INPUTS, {{{batch}}}, *{weights}(self))"]
+
+
+def output_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
+    """The first line of the model's ``inverse``: each argument checked against its Output node
+    (its shape where known) and the weights' device."""
+    from revstudio.compiler.boundary import output_shapes
+
+    shapes = output_shapes(plan)
+    check = writer.inliner.require_name(BOUNDARY, "check_returned")
+    weights = writer.inliner.require_name(BOUNDARY, "weights_of")
+    ops = sorted(plan.outputs, key=lambda o: o.index)
+    spec = ", ".join(f"{ascii(op.node)}: {_shape(shapes[op.node])}" for op in ops)
+    given = ", ".join(f"{ascii(op.node)}: {arg}" for op, arg in zip(ops, args))
+    return [f"        {check}({{{spec}}}, {{{given}}}, {weights}(self)[1])"]
+
+
+def _shape(shape: Any) -> str:
+    return "None" if shape is None else repr(tuple(int(d) for d in shape))

@@ -1,0 +1,85 @@
+"""What a model's forward accepts: one floating batch per Input node, of its rank and channels,
+in the number type and on the device of the weights; and what its ``inverse`` accepts.
+
+Torch-only, so an exported file carries it verbatim: ``revstudio.compiler.boundary`` checks the
+compiled module's batches with it and the exported ``Model.forward`` checks its own, so both
+refuse a bad batch with the same words, naming the Input node and what to do.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+
+def weights_of(module: nn.Module) -> tuple[torch.dtype | None, torch.device | None]:
+    """The number type and device of the first floating weight (None, None without one)."""
+    for p in module.parameters():
+        if p.is_floating_point():
+            return p.dtype, p.device
+    return None, None
+
+
+def check_batch(specs: Mapping[str, tuple[Sequence[int], torch.dtype]], batch: Mapping[str, Any],
+                dtype: torch.dtype | None, device: torch.device | None) -> None:
+    """Each Input node's tensor (``batch``: node id -> what was passed) against its declaration
+    (``specs``: node id -> (shape without the batch axis, declared dtype)). Sizes other than
+    the channels may differ where the layers allow (fully convolutional). ``dtype``/``device``:
+    the weights' (None: not checked). A few attribute reads per input; torch.compile turns
+    them into guards."""
+    for node, x in batch.items():
+        shape, declared = specs[node]
+        want = "(batch, " + ", ".join(map(str, shape)) + ")"
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"input {node!r} expects a tensor of shape {want}, got {type(x).__name__}; "
+                            "pass one tensor per Input node (model(x), not model([x]))")
+        if x.dim() != len(shape) + 1 or (len(shape) > 0 and x.shape[1] != shape[0]):
+            raise ValueError(f"input {node!r} expects tensors of shape {want}, "
+                             f"got {tuple(x.shape)}; reshape the batch or change the Input node's shape")
+        if x.shape[0] == 0:
+            raise ValueError(f"input {node!r} got a batch of 0 samples (shape {tuple(x.shape)}); "
+                             "pass at least one sample")
+        if not x.is_floating_point():
+            named = str(declared).removeprefix("torch.")
+            raise TypeError(f"input {node!r} expects floating-point values ({named} as the Input "
+                            f"node declares, or the model's {dtype}), got {x.dtype}; "
+                            "convert with x.float()")
+        if dtype is not None and x.dtype != dtype and not torch.is_autocast_enabled(x.device.type):
+            # (ActNorm and InvConv1x1 would compute another type's batch silently, half in each)
+            raise TypeError(dtype_words(node, x.dtype, dtype))
+        if device is not None and (x.device.type != device.type or (
+                device.index is not None and x.device.type != "cpu" and x.device.index != device.index)):
+            raise ValueError(f"input {node!r} is on the {x.device} device but the model's weights are on "
+                             f"{device}; move it with x.to({str(device)!r})")
+
+
+def check_returned(specs: Mapping[str, Sequence[int] | None], outputs: Mapping[str, Any],
+                   device: torch.device | None) -> None:
+    """``model.inverse``'s boundary: each Output node's tensor (``outputs``: node id -> what was
+    passed) of floating-point values on the weights' device, of the rank and channels the node
+    gets where known (``specs``: node id -> shape without the batch axis, or None). (An integer
+    batch came back as NaNs; a list failed inside a layer.)"""
+    for node, y in outputs.items():
+        shape = specs[node]
+        want = "(batch, " + ", ".join(map(str, shape)) + ")" if shape is not None else "(batch, ...)"
+        if not isinstance(y, torch.Tensor):
+            raise TypeError(f"inverse: output {node!r} expects a tensor of shape {want}, got {type(y).__name__}; "
+                            "pass one tensor per Output node (model.inverse(z), not model.inverse([z]))")
+        if shape is not None and (y.dim() != len(shape) + 1 or (len(shape) > 0 and y.shape[1] != shape[0])):
+            raise ValueError(f"inverse: output {node!r} expects tensors of shape {want}, got {tuple(y.shape)}")
+        if y.dim() == 0 or y.shape[0] == 0:
+            raise ValueError(f"inverse: output {node!r} got no samples (shape {tuple(y.shape)}); "
+                             "pass at least one sample")
+        if not y.is_floating_point():
+            raise TypeError(f"inverse: output {node!r} expects floating-point values, got {y.dtype}; "
+                            "convert with z.float()")
+        if device is not None and (y.device.type != device.type or (
+                device.index is not None and y.device.type != "cpu" and y.device.index != device.index)):
+            raise ValueError(f"inverse: output {node!r} is on the {y.device} device but the model's weights "
+                             f"are on {device}; move it with z.to({str(device)!r})")
+
+
+def dtype_words(node: str, got: torch.dtype, dtype: torch.dtype) -> str:
+    return (f"input {node!r} holds {got} values but the model's weights are {dtype}; convert the "
+            f"batch with x.to({dtype}), the model with model.to({got}), or run under torch.autocast")
