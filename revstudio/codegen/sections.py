@@ -15,6 +15,7 @@ from revstudio import __version__
 from .inline import ImportFact, import_block, unquote_annotations
 from .model_api import BOUNDARY
 from .namespace import docstring_text
+from .notice import notice_comment
 from .regions import STREAM_HELPER
 from .training import inputs_constant, script_imports
 from .training_loop import MAIN_GUARD
@@ -46,6 +47,8 @@ def assemble(writer: _Writer, model_class: ClassCode, script: list[str] | None) 
     with_training = script is not None
     if script is not None:
         parts += script
+    if layers or runtime or checks:  # the licence asks its notice to travel with the copied code
+        parts.append(notice_comment(__version__))
     if layers:
         parts.append("# ---- layers (verbatim from revstudio's torch-only node modules) " + "-" * 21)
         parts += layers
