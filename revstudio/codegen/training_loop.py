@@ -377,7 +377,13 @@ def main(argv: list[str] | None = None) -> None:
     try:
         train(config, args.out, args.base_dir, args.json, args.resume)
     except (DataError, _Reject, _Failed) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        # Under torchrun every rank refuses the same options and data: rank 0 says so. A run that
+        # fails may fail on one rank only, so the others name themselves.
+        rank = int(os.environ.get("RANK", "0"))
+        if rank == 0:
+            print(f"error: {exc}", file=sys.stderr)
+        elif isinstance(exc, _Failed):
+            print(f"error (rank {rank}): {exc}", file=sys.stderr)
         raise SystemExit(1 if isinstance(exc, _Failed) else 2) from None
 '''
 

@@ -241,6 +241,19 @@ def test_torchrun_two_processes_train_the_global_batch(tmp_path: Path) -> None:
             assert torch.allclose(a[key], b[key], atol=1e-5, rtol=1e-4), key
 
 
+def test_under_torchrun_a_refusal_is_said_once(tmp_path: Path) -> None:
+    """Every rank printed the same "error:" line; rank 0 says it (as it alone prints rows)."""
+    path = exported(generate.revnet_chain(1, channels=4, size=4, wired=True), tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["OMP_NUM_THREADS"] = "1"
+    argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(path),
+            "--steps", "1", "--device", "cpu", "--data", str(tmp_path / "missing.npz")]
+    run = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240)
+    assert run.returncode != 0
+    said = [line for line in run.stderr.splitlines() if line.startswith("error") and "missing.npz" in line]
+    assert len(said) == 1 and said[0].startswith("error: "), run.stderr[-3000:]
+
+
 def test_hostile_names_stay_data_in_the_training_script(tmp_path: Path) -> None:
     from codegen_harness import hostile_ids, names_for, renamed
 
