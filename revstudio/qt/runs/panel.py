@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from revstudio.qt.flow_layout import FlowLayout
 from revstudio.qt.plots.rows import RunData, human_duration
 from revstudio.qt.runs.run_dirs import RunEntry, belongs_to, list_run_dirs
 from revstudio.qt.training.words import in_app_words
@@ -110,7 +111,7 @@ class RunsPanel(QWidget):
         self.detail.setObjectName("runDetail")
         self.detail.setPlaceholderText("Select a run to see its message and settings.")
         self.buttons: dict[str, QPushButton] = {}
-        row = QHBoxLayout()
+        row = FlowLayout()  # wraps in a narrow panel rather than cutting the buttons' words
         for name, text, tip in (
                 ("open", "Open Snapshot", "Open the project exactly as this run trained it, in a read-only tab"),
                 ("compare", "Compare Settings", "This run's settings side by side with the current project's"),
@@ -123,7 +124,6 @@ class RunsPanel(QWidget):
             button.clicked.connect(lambda _c=False, n=name: self.actionRequested.emit(n, self.selected_paths()))
             self.buttons[name] = button
             row.addWidget(button)
-        row.addStretch(1)
         refresh = QPushButton("Refresh")
         refresh.clicked.connect(self.reload)
         row.addWidget(refresh)
