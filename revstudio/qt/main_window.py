@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from typing import Any
 
 import shiboken6
@@ -336,6 +337,10 @@ class MainWindow(BottomTabsMixin, QMainWindow):
             highlighter.set_dark(theme.current() == "dark")
         self.diagnostics.refresh()
         self.inspector.refresh_facts()
+        if "pyqtgraph" in sys.modules:  # no plot exists before pyqtgraph is imported (start-up skips it)
+            from revstudio.qt.plots.plot_theme import restyle_all
+
+            restyle_all()
 
     def show_preferences(self) -> PreferencesDialog:
         """File > Preferences: a window-modal dialog applied on OK."""

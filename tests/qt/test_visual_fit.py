@@ -37,3 +37,65 @@ def test_runs_buttons_keep_their_words_in_a_narrow_output_panel(qtbot: Any, them
         text_width = button.fontMetrics().horizontalAdvance(button.text())
         assert button.width() >= text_width + 8, f"{name}: {button.width()} px for {text_width} px of text"
         assert panel.rect().contains(button.geometry()), f"{name} lies outside the panel"
+
+
+def _contrast(a: Any, b: Any) -> float:
+    """WCAG contrast ratio of two QColors."""
+    def lum(c: Any) -> float:
+        def lin(v: float) -> float:
+            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+        return 0.2126 * lin(c.redF()) + 0.7152 * lin(c.greenF()) + 0.0722 * lin(c.blueF())
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+MEMORY_RESULT = {"batch": 8, "device": "cpu", "measured_with": "live tensor accounting",
+                 "modes": {"standard": {"peak_bytes": 400_000}, "reversible": {"peak_bytes": 300_000}},
+                 "estimate": {"modes": {"standard": {"peak_bytes": 400_000}, "reversible": {"peak_bytes": 310_000}}}}
+
+
+def _plot_texts(plot: Any) -> list[tuple[str, Any]]:
+    """(what, colour) of every axis's text and every legend label of a pyqtgraph PlotWidget."""
+    from PySide6.QtGui import QColor
+
+    item = plot.getPlotItem()
+    found = [(f"{name} axis", item.getAxis(name).textPen().color()) for name in ("left", "bottom")]
+    for _sample, label in item.legend.items if item.legend is not None else []:
+        found.append((f"legend {label.text!r}", QColor(label.opts["color"])))
+    return found
+
+
+def test_plot_text_is_readable_in_both_themes(qtbot: Any, themed: str) -> None:
+    # pyqtgraph's fixed grey (150,150,150) stood at 2.7:1 on the light theme's window colour.
+    from PySide6.QtGui import QColor
+
+    from revstudio.qt import theme
+    from revstudio.qt.plots.diagnostic_plots import memory_widget
+    from revstudio.qt.plots.metric_plot import Channel, MetricPlot
+
+    background = QColor(theme.colors().window)
+    memory, _text = memory_widget(MEMORY_RESULT)
+    metric = MetricPlot("Loss", [Channel("loss", "loss")], "loss")
+    for widget in (memory, metric):
+        qtbot.addWidget(widget)
+    for what, colour in _plot_texts(memory) + _plot_texts(metric.plot):
+        assert _contrast(colour, background) >= 4.5, f"{themed}: {what} {colour.name()} on {background.name()}"
+
+
+def test_open_plots_follow_a_theme_switch(make_window: Any, qtbot: Any) -> None:
+    from PySide6.QtGui import QColor
+
+    from revstudio.qt import theme
+    from revstudio.qt.plots.diagnostic_plots import memory_widget
+
+    window = make_window()
+    window.set_theme("dark")
+    plot, _text = memory_widget(MEMORY_RESULT)
+    qtbot.addWidget(plot)
+    try:
+        window.set_theme("light")
+        background = QColor(theme.colors().window)
+        for what, colour in _plot_texts(plot):
+            assert _contrast(colour, background) >= 4.5, f"after the switch: {what} {colour.name()}"
+    finally:
+        window.set_theme("dark")

@@ -15,6 +15,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
 
+from revstudio.qt import theme
+from revstudio.qt.plots import plot_theme
 from revstudio.qt.plots.bytes_axis import BytesAxis
 from revstudio.qt.report_facts import human_bytes
 
@@ -98,6 +100,7 @@ def memory_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
     for m, v in zip(modes, measured):
         pct = f", {v / base * 100:.0f} % of standard's" if base and m != "standard" else ""
         lines.append(f"{m}: peak {human_bytes(int(v))}{pct}")
+    plot_theme.style(plot)
     return plot, "\n".join(lines)
 
 
@@ -114,9 +117,11 @@ def gradcheck_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
     plot.addItem(pg.BarGraphItem(x0=[lo] * len(rows), width=[v - lo for v in logs], y=list(range(len(rows))),
                                  height=0.7, brushes=colours))
     plot.addItem(pg.InfiniteLine(pos=math.log10(tol), angle=90, pen=pg.mkPen("#e15759", style=Qt.PenStyle.DashLine),
-                                 label=f"tolerance {tol:g}", labelOpts={"position": 0.95}))
+                                 label=f"tolerance {tol:g}",
+                                 labelOpts={"position": 0.95, "color": theme.colors().text}))
     plot.setLabel("bottom", "normalised disagreement with standard autograd (log scale; exact = 1e-20)")
     plot.getPlotItem().invertY(True)
+    plot_theme.style(plot)
     plot.setMinimumHeight(min(900, 60 + 18 * len(rows)))
     ok = "agree" if result.get("ok") else "DISAGREE"
     text = (f"{result.get('mode', 'reversible')} vs standard gradients {ok}: worst {result.get('max_error', 0):.2g} "

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from revstudio.qt.plots import plot_theme
 from revstudio.qt.plots.bytes_axis import BytesAxis
 from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.rows import RunData
@@ -146,6 +147,7 @@ class MetricPlot(QWidget):
         # "0.495") re-lays out the plot and re-draws every curve in the middle of a streaming frame.
         self.plot.getAxis("left").setStyle(autoExpandTextSpace=False, tickTextWidth=TICK_TEXT_WIDTH)
         self.plot.setLabel("bottom", "step")
+        plot_theme.style(self.plot)
         self.plot.setMinimumHeight(120)
         # Axes and legend change only when a range or a curve list does: drawn from a cached pixmap
         # otherwise, instead of replaying their pictures at every frame of a streaming run.

@@ -1,0 +1,38 @@
+"""Plot axes, labels and legends in the theme's colours.
+
+pyqtgraph draws its text in a fixed grey (150, 150, 150): readable on the dark
+theme, but 2.7:1 against the light theme's window, below the 4.5:1 that small
+text needs. :func:`style` gives a plot the current theme's text and border
+colours; :func:`restyle_all` does it for every plot open when the theme changes.
+"""
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtWidgets import QApplication
+
+from revstudio.qt import theme
+
+AXES = ("left", "bottom", "right", "top")
+
+
+def style(plot: pg.PlotWidget) -> None:
+    """Axis text and labels in the theme's text colour, axis lines in its muted one, legend labels too."""
+    c = theme.colors()
+    item = plot.getPlotItem()
+    for name in AXES:
+        if name in item.axes:
+            axis = item.getAxis(name)
+            axis.setTextPen(c.text)
+            axis.setPen(c.muted)
+    legend = item.legend
+    if legend is not None:
+        legend.setLabelTextColor(c.text)
+        for _sample, label in legend.items:
+            label.setText(label.text)  # setLabelTextColor only stores the colour for the next text
+
+
+def restyle_all() -> None:
+    """Every open plot in the current theme (after Ctrl+Shift+T or Preferences)."""
+    for widget in QApplication.allWidgets():
+        if isinstance(widget, pg.PlotWidget):
+            style(widget)
