@@ -386,11 +386,18 @@ class MainWindow(BottomTabsMixin, QMainWindow):
 
         # undo/redo actions' texts follow the stack ("Undo Delete f"): name the action itself
         fixed = {"undo": "Undo", "redo": "Redo"}
-        rows = "".join(
-            f"<tr><td style='padding:2px 18px 2px 0'>{escape(fixed.get(name, a.text().replace('&', '')))}</td>"
-            f"<td><b>{escape(', '.join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in a.shortcuts()))}"
-            "</b></td></tr>"
-            for name, a in self.actions_by_name.items() if not a.shortcut().isEmpty())
+        cells = []
+        for name, a in self.actions_by_name.items():
+            label = fixed.get(name, a.text().replace("&", ""))
+            # Qt's dedicated Undo/Redo keys read as the action's own name ("Redo: ..., Redo"): left out
+            keys = [k.toString(QKeySequence.SequenceFormat.NativeText) for k in a.shortcuts()]
+            keys = [k for k in keys if k and k != label]
+            if keys:
+                cells.append(f"<td style='padding:2px 10px 2px 0; white-space:nowrap'>{escape(label)}</td>"
+                             f"<td style='padding:2px 28px 2px 0'><b>{escape(', '.join(keys))}</b></td>")
+        half = (len(cells) + 1) // 2  # two columns: one ran ~950 px tall, past a laptop's screen
+        rows = "".join(f"<tr>{cells[i]}{cells[i + half] if i + half < len(cells) else ''}</tr>"
+                       for i in range(half))
         extra = ("<p>On the canvas: drag from a port to wire it, Space+drag or the middle button pans, "
                  "the wheel zooms, Tab opens the selected group (with no group node selected it adds a node by "
                  "name, as Shift+A), Escape cancels.</p>")
