@@ -60,6 +60,7 @@ def _plot_texts(plot: Any) -> list[tuple[str, Any]]:
 
     item = plot.getPlotItem()
     found = [(f"{name} axis", item.getAxis(name).textPen().color()) for name in ("left", "bottom")]
+    found += [(f"{name} axis label", QColor(item.getAxis(name).labelStyle["color"])) for name in ("left", "bottom")]
     for _sample, label in item.legend.items if item.legend is not None else []:
         found.append((f"legend {label.text!r}", QColor(label.opts["color"])))
     return found
@@ -121,3 +122,24 @@ def test_shortcuts_list_fits_a_laptop_screen(make_window: Any, dialogs: Any, qtb
     for action in ("Train", "Run Settings", "Keyboard Shortcuts", "Dark Theme"):
         assert action in text
     box.close()
+
+
+def test_memory_chart_legend_stays_clear_of_the_bars(qtbot: Any) -> None:
+    # Tools > Measure Memory's chart: the legend sat on the standard mode's bars, its grey
+    # labels over blue and grey fills.
+    from PySide6.QtCore import QCoreApplication, QPointF
+
+    from revstudio.qt.plots.diagnostic_plots import memory_widget
+
+    plot, _text = memory_widget(MEMORY_RESULT)
+    qtbot.addWidget(plot)
+    plot.resize(800, 420)  # as in its 820x520 dialog
+    plot.show()
+    qtbot.waitExposed(plot)
+    for _ in range(3):  # pyqtgraph applies its automatic range on the next event loop turn
+        QCoreApplication.processEvents()
+    item = plot.getPlotItem()
+    tallest = max(400_000, 310_000)
+    bar_top = item.getViewBox().mapViewToScene(QPointF(0, tallest)).y()
+    legend_bottom = item.legend.sceneBoundingRect().bottom()
+    assert legend_bottom < bar_top, f"legend reaches y={legend_bottom:.0f}, bars start at y={bar_top:.0f}"

@@ -91,7 +91,12 @@ def memory_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
     if est_h:
         plot.addItem(pg.BarGraphItem(x=est_x, height=est_h, width=0.34, brush="#9c9c9c", name="estimate"))
     plot.setLabel("left", "peak of one step", units="B")
-    legend = plot.addLegend()
+    # A band above the tallest bar for the legend, in one row: at pyqtgraph's default place it
+    # lay over the standard bars, its labels unreadable on them.
+    top = max([*measured, *est_h, 1.0])
+    plot.setYRange(0, top * 1.3, padding=0)
+    plot.getPlotItem().getViewBox().setMouseEnabled(x=False, y=False)
+    legend = plot.addLegend(offset=(10, 5), colCount=2)
     legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=0, brush="#4e9af1"), "measured peak")
     if est_h:
         legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=0, brush="#9c9c9c"), "static estimate")

@@ -22,8 +22,8 @@ def style(plot: pg.PlotWidget) -> None:
     for name in AXES:
         if name in item.axes:
             axis = item.getAxis(name)
+            axis.setPen(c.muted)  # before the text pen: setPen also recolours the axis label
             axis.setTextPen(c.text)
-            axis.setPen(c.muted)
     legend = item.legend
     if legend is not None:
         legend.setLabelTextColor(c.text)
