@@ -44,7 +44,10 @@ def gradcheck_bars(result: dict[str, Any]) -> list[tuple[str, float]]:
     for group in ("parameters", "inputs", "outputs", "buffers"):
         for name, v in (result.get(group) or {}).items():
             if isinstance(v, dict) and isinstance(v.get("error"), (int, float)):
-                rows.append((f"{group[:-1] if group != 'inputs' else 'input'} {name}", float(v["error"])))
+                kind = group[:-1]
+                # (gradcheck names its outputs "output logits" already: said once)
+                label = name if name.startswith(f"{kind} ") else f"{kind} {name}"
+                rows.append((label, float(v["error"])))
     for region, v in (result.get("inversion_error") or {}).items():
         if isinstance(v, (int, float)):
             rows.append((f"inversion {region}", float(v)))

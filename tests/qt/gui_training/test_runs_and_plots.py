@@ -138,10 +138,11 @@ def test_memory_and_gradcheck_results_are_drawn(qtbot):
     assert "reversible: peak 290 B, 29 % of standard's" in dialog.summary.text()
     grad = {"ok": True, "mode": "reversible", "dtype": "float64", "batch": 2, "tolerance": 1e-10, "max_error": 1e-17,
             "parameters": {"f.weight": {"error": 1e-17}, "f.bias": {"error": 0.0}},
-            "inputs": {"x": {"error": 2e-18}}, "outputs": {}, "inversion_error": {"r0": 1e-16},
-            "max_inversion_error": 1e-16}
+            "inputs": {"x": {"error": 2e-18}}, "outputs": {"output logits": {"error": 3e-19}},
+            "inversion_error": {"r0": 1e-16}, "max_inversion_error": 1e-16}
     bars = gradcheck_bars(grad)
-    assert bars[0] == ("inversion r0", 1e-16) and bars[1] == ("parameter f.weight", 1e-17) and len(bars) == 4
+    assert bars[0] == ("inversion r0", 1e-16) and bars[1] == ("parameter f.weight", 1e-17) and len(bars) == 5
+    assert ("input x", 2e-18) in bars and ("output logits", 3e-19) in bars  # ("output output logits")
     dialog = DiagnosticsDialog("Gradient check", "gradcheck", grad)
     qtbot.addWidget(dialog)
     assert "gradients agree" in dialog.summary.text()
