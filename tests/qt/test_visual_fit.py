@@ -83,6 +83,19 @@ def test_plot_text_is_readable_in_both_themes(qtbot: Any, themed: str) -> None:
         assert _contrast(colour, background) >= 4.5, f"{themed}: {what} {colour.name()} on {background.name()}"
 
 
+def test_a_legend_over_the_curves_has_a_backing_in_the_windows_colour(qtbot: Any, themed: str) -> None:
+    # The legends sit top right, where a rising curve (accuracy) ends: its line ran through them.
+    from PySide6.QtGui import QColor
+
+    from revstudio.qt import theme
+    from revstudio.qt.plots.metric_plot import Channel, MetricPlot
+
+    metric = MetricPlot("Accuracy", [Channel("accuracy", "accuracy")], "accuracy")
+    qtbot.addWidget(metric)
+    backing = metric.plot.getPlotItem().legend.brush().color()
+    assert backing.rgb() == QColor(theme.colors().window).rgb() and backing.alpha() >= 200
+
+
 def test_open_plots_follow_a_theme_switch(make_window: Any, qtbot: Any) -> None:
     from PySide6.QtGui import QColor
 

@@ -13,10 +13,12 @@ from PySide6.QtWidgets import QApplication
 from revstudio.qt import theme
 
 AXES = ("left", "bottom", "right", "top")
+LEGEND_ALPHA = 220  # of 255: the curves still show faintly through, the words read first
 
 
 def style(plot: pg.PlotWidget) -> None:
-    """Axis text and labels in the theme's text colour, axis lines in its muted one, legend labels too."""
+    """Axis text and labels in the theme's text colour, axis lines in its muted one, legend labels too,
+    on a backing in the window's colour."""
     c = theme.colors()
     item = plot.getPlotItem()
     for name in AXES:
@@ -26,6 +28,11 @@ def style(plot: pg.PlotWidget) -> None:
             axis.setTextPen(c.text)
     legend = item.legend
     if legend is not None:
+        # A legend sits over the curves (top right, where a rising curve ends): a backing in the
+        # window's colour keeps its words readable where a curve runs under them.
+        backing = pg.mkColor(c.window)
+        backing.setAlpha(LEGEND_ALPHA)
+        legend.setBrush(pg.mkBrush(backing))  # (no border: an empty legend stays unseen)
         legend.setLabelTextColor(c.text)
         for _sample, label in legend.items:
             label.setText(label.text)  # setLabelTextColor only stores the colour for the next text
