@@ -266,6 +266,9 @@ def test_budget_setting_is_checked() -> None:
     for bad in (-1, "64MiB", float("nan"), True):
         with pytest.raises(ValueError, match="memory_budget"):
             model.memory_budget = bad
+    with pytest.raises(ValueError, match="not a whole number of bytes; use an int such as 1"):
+        model.memory_budget = 1.5  # (it kept 1 byte, where the project file refuses fractions)
+    assert model.memory_budget == 1_500_000
 
 
 def test_split_region_data_hands_over_what_the_rest_reads() -> None:
