@@ -19,8 +19,25 @@ same selection the runtime uses.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+
+def budget_bytes(value: Any) -> float | None:
+    """``CompiledModel.memory_budget``'s value checked: None (no budget), a whole number of bytes
+    >= 0 (an int), or ``math.inf`` (unlimited); a ValueError says what to use otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+        raise ValueError(f"memory_budget {value!r} is not a number of bytes; use an int >= 0, "
+                         "math.inf (unlimited) or None (no budget)")
+    if math.isinf(value):
+        return value
+    if value != int(value):  # (as the project file; 1.5 kept 1 byte)
+        raise ValueError(f"memory_budget {value!r} is not a whole number of bytes; use an int such as "
+                         f"{math.floor(value)}")
+    return int(value)
 
 
 def prefix_cost(costs: Sequence[int], refunds: Sequence[int] | None, n: int,

@@ -306,15 +306,7 @@ class CompiledModel(_Executor):
 
     @memory_budget.setter
     def memory_budget(self, value: float | None) -> None:
-        if value is not None:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
-                raise ValueError(f"memory_budget {value!r} is not a number of bytes; use an int >= 0, "
-                                 "math.inf (unlimited) or None (no budget)")
-            if not math.isinf(value) and value != int(value):  # (as the project file; 1.5 kept 1 byte)
-                raise ValueError(f"memory_budget {value!r} is not a whole number of bytes; use an int such as "
-                                 f"{math.floor(value)}")
-            value = value if math.isinf(value) else int(value)
-        self._root.memory_budget = value
+        self._root.memory_budget = budget.budget_bytes(value)
 
     @property
     def track_inversion(self) -> bool:
