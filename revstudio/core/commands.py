@@ -176,6 +176,13 @@ def RemoveNode(graph: Graph, node_id: str) -> Macro:  # noqa: N802 - reads like 
     return remove_nodes(graph, [node_id])
 
 
+def splice_into(graph: Graph, node_id: str, edge: Edge, in_port: str, out_port: str) -> list[Command]:
+    """The commands that put node ``node_id`` into the wire ``edge``: the wire goes, the node's
+    ``in_port`` takes what it carried and its ``out_port`` feeds where it went."""
+    return [Disconnect(graph, edge), Connect(graph, edge.src, PortRef(node_id, in_port)),
+            Connect(graph, PortRef(node_id, out_port), edge.dst)]
+
+
 def connect_replacing(graph: Graph, src: str | PortRef, dst: str | PortRef) -> Command:
     """Connect, first removing whatever already feeds the input port (node editors do this)."""
     d = dst if isinstance(dst, PortRef) else PortRef.parse(dst)

@@ -22,6 +22,7 @@ from revstudio.core.commands import (
     Move,
     connect_replacing,
     remove_nodes,
+    splice_into,
 )
 from revstudio.core.graph import Edge, Graph, Node, PortRef
 from revstudio.core.spec import registry
@@ -30,7 +31,7 @@ from . import clipboard, layout
 from .find import FindPopup
 from .node_item import WIDTH as NODE_WIDTH
 from .placement import free_spot, is_free
-from .quick_add import QuickAddPopup, accepts_shape, candidate_specs
+from .quick_add import QuickAddPopup, accepts_shape, candidate_specs, wire_refusal
 
 if TYPE_CHECKING:  # pragma: no cover
     from PySide6.QtCore import SignalInstance
@@ -113,8 +114,8 @@ class EditingMixin:
         why = ""
         if not ins or not outs:
             why = f"{spec.display_name} needs an input and an output to sit on a wire"
-        elif shape and not accepts_shape(spec, shape, self.graph.groups):
-            why = f"{spec.display_name} cannot take the {'x'.join(map(str, shape))} tensor of {edge.src}"
+        else:
+            why = wire_refusal(spec.display_name, spec, shape, edge.src, self.graph.groups) or ""
         if why:
             new_id = self.add_node_at(type_id, scene_pos)
             self.message.emit(f"Added {new_id} beside the wire: {why}")
@@ -122,11 +123,7 @@ class EditingMixin:
         node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {},
                     (float(round(scene_pos.x() - NODE_WIDTH / 2)), float(round(scene_pos.y() - 30.0))))
         self.document.push(Macro(f"Insert {node.id} into {edge}", [
-            AddNode(self.graph, node),
-            Disconnect(self.graph, edge),
-            Connect(self.graph, edge.src, PortRef(node.id, ins[0])),
-            Connect(self.graph, PortRef(node.id, outs[0]), edge.dst),
-        ]))
+            AddNode(self.graph, node), *splice_into(self.graph, node.id, edge, ins[0], outs[0])]))
         self.select_nodes([node.id])
         self.message.emit(f"Inserted {node.id} between {edge.src} and {edge.dst}")
         return node.id

@@ -40,6 +40,15 @@ def candidate_specs(needs: str | None = None, in_body: bool = False) -> list[Nod
     return sorted(out, key=lambda s: (s.category.lower(), s.display_name.lower()))
 
 
+def wire_refusal(name: str, spec: NodeSpec, shape: Sequence[int] | None, src: object,
+                 groups: Mapping[str, Any], params: Mapping[str, Any] | None = None) -> str | None:
+    """Why a ``spec`` node (called ``name``) cannot go into a wire carrying ``shape`` from ``src``,
+    or None (also where the shape is not known)."""
+    if shape and not accepts_shape(spec, shape, groups, params):
+        return f"{name} cannot take the {'x'.join(map(str, shape))} tensor of {src}"
+    return None
+
+
 def accepts_shape(spec: NodeSpec, shape: Sequence[int], groups: Mapping[str, Any],
                   params: Mapping[str, Any] | None = None) -> bool:
     """Whether a new ``spec`` node with default params (or ``params``) can take a tensor of ``shape``.

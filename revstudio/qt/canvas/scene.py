@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QPointF, QRectF, QTimer, Signal
 from PySide6.QtWidgets import QGraphicsScene
 
-from revstudio.core.commands import Command, Connect, Disconnect, Macro, Move, connect_replacing
+from revstudio.core.commands import Command, Connect, Disconnect, Macro, Move, connect_replacing, splice_into
 from revstudio.core.graph import Edge, Graph, Node, PortRef
 from revstudio.core.spec import registry
 
@@ -391,9 +391,7 @@ class GraphScene(SceneGestures):
             if refusal is None:
                 ins, outs = self.graph.ports(node_id)
                 self.push(Macro(f"Insert {node_id} into {splice}", [
-                    Move(self.graph, moves), Disconnect(self.graph, splice),
-                    Connect(self.graph, splice.src, PortRef(node_id, ins[0])),
-                    Connect(self.graph, PortRef(node_id, outs[0]), splice.dst)]))
+                    Move(self.graph, moves), *splice_into(self.graph, node_id, splice, ins[0], outs[0])]))
                 self.message.emit(f"Inserted {node_id} between {splice.src} and {splice.dst}")
                 return True
             self.message.emit(f"Moved {node_id}, not into the wire: {refusal}")
@@ -412,14 +410,13 @@ class GraphScene(SceneGestures):
         return bool(ins and outs)
 
     def _splice_refusal(self, node_id: str, edge: Edge) -> str | None:
-        from .quick_add import accepts_shape
+        from .quick_add import wire_refusal
 
         node = self.graph.nodes[node_id]
         spec = registry.find(node.type)
-        shape = self.shape_of(edge.src)
-        if spec is not None and shape and not accepts_shape(spec, shape, self.graph.groups, node.params):
-            return f"{node_id} cannot take the {'x'.join(map(str, shape))} tensor of {edge.src}"
-        return None
+        if spec is None:
+            return None
+        return wire_refusal(node_id, spec, self.shape_of(edge.src), edge.src, self.graph.groups, node.params)
 
     # ---- hints -------------------------------------------------------------
     def show_hint(self, text: str, pos: QPointF | None, ok: bool, announce: bool = True) -> None:
