@@ -93,7 +93,7 @@ def test_a_legend_over_the_curves_has_a_backing_in_the_windows_colour(qtbot: Any
     metric = MetricPlot("Accuracy", [Channel("accuracy", "accuracy")], "accuracy")
     qtbot.addWidget(metric)
     backing = metric.plot.getPlotItem().legend.brush().color()
-    assert backing.rgb() == QColor(theme.colors().window).rgb() and backing.alpha() >= 200
+    assert backing.rgb() == QColor(theme.colors().window).rgb() and backing.alpha() >= 150
 
 
 def test_open_plots_follow_a_theme_switch(make_window: Any, qtbot: Any) -> None:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 from revstudio.qt import theme
 
 AXES = ("left", "bottom", "right", "top")
-LEGEND_ALPHA = 220  # of 255: the curves still show faintly through, the words read first
+LEGEND_ALPHA = 170  # of 255: the words read first, the curves under a legend still show
 
 
 def style(plot: pg.PlotWidget) -> None:
