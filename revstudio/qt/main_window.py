@@ -398,7 +398,8 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         half = (len(cells) + 1) // 2  # two columns: one ran ~950 px tall, past a laptop's screen
         rows = "".join(f"<tr>{cells[i]}{cells[i + half] if i + half < len(cells) else ''}</tr>"
                        for i in range(half))
-        extra = ("<p>On the canvas: drag from a port to wire it, Space+drag or the middle button pans, "
+        extra = ("<p>On the canvas: drag from a port to wire it (Ctrl+K from the keyboard), Space+drag or the "
+                 "middle button pans, "
                  "the wheel zooms, Tab opens the selected group (with no group node selected it adds a node by "
                  "name, as Shift+A), Escape cancels.</p>")
         self.dialogs.info(self, "Keyboard shortcuts", f"<table>{rows}</table>{extra}")

@@ -40,6 +40,63 @@ def _connect(qtbot: Any, settle: Any, text: str) -> None:
     _keys(qtbot, settle, (K.Key_K, CTRL), text, K.Key_Return)
 
 
+def test_a_revnet_block_is_wired_with_the_keyboard_alone(make_window: Any, qtbot: Any, settle: Any) -> None:
+    window = make_window()
+    view = window.current_view()
+    view.setFocus()
+    settle()
+    for type_name in ("Input", "Split", "Conv", "Merge", "Concat", "Output"):
+        _add(qtbot, settle, type_name)
+        assert QApplication.focusWidget() is view, "after adding, the keys go back to the canvas"
+    graph = window.document.graph
+    ids = {n.type: n.id for n in graph.nodes.values()}
+    assert len(ids) == 6
+    x, s, f, m, c, y = (ids[t] for t in ("Input", "Split", "Conv", "Merge", "Concat", "Output"))
+    # the Input's shape, typed into the Inspector: F6 goes there, Tab to the field, Shift+F6 back
+    _select(qtbot, settle, x)
+    _keys(qtbot, settle, K.Key_F6)
+    assert QApplication.focusWidget() is window.inspector.title
+    _keys(qtbot, settle, K.Key_Tab, "[8, 16, 16]", K.Key_Return, (K.Key_F6, Qt.KeyboardModifier.ShiftModifier))
+    assert graph.nodes[x].params["shape"] == [8, 16, 16]
+    assert QApplication.focusWidget() is view
+    # Tab walks the Conv's fields in the order they are shown: out_channels, kernel_size, stride, padding
+    _select(qtbot, settle, f)
+    _keys(qtbot, settle, K.Key_F6, K.Key_Tab, "4", K.Key_Tab, K.Key_Tab, K.Key_Tab, "same", K.Key_Return,
+          (K.Key_F6, Qt.KeyboardModifier.ShiftModifier))
+    assert graph.nodes[f].params == {"out_channels": 4, "padding": "same"}
+    for node, words in ((x, f"{s}.in"), (s, f"out0 {m}.in0"), (s, f"out1 {f}.in"), (f, f"{m}.in1"),
+                        (m, f"{c}.in0"), (s, f"out1 {c}.in1"), (c, f"{y}.in")):
+        _select(qtbot, settle, node)
+        _connect(qtbot, settle, words)
+    wires = {(str(e.src), str(e.dst)) for e in graph.edges}
+    assert wires == {(f"{x}.out", f"{s}.in"), (f"{s}.out0", f"{m}.in0"), (f"{s}.out1", f"{f}.in"),
+                     (f"{f}.out", f"{m}.in1"), (f"{m}.out", f"{c}.in0"), (f"{s}.out1", f"{c}.in1"),
+                     (f"{c}.out", f"{y}.in")}
+    # each wire was one undoable step; the last can be taken back and redone by key
+    count = window.document.undo_stack.count()
+    _keys(qtbot, settle, (K.Key_Z, CTRL))
+    assert len(graph.edges) == 6
+    _keys(qtbot, settle, (K.Key_Y, CTRL))
+    assert len(graph.edges) == 7 and window.document.undo_stack.count() == count
+
+
+def test_ctrl_k_disconnects_and_refuses_with_the_reason(make_window: Any, qtbot: Any, settle: Any,
+                                                         revnet: Any) -> None:
+    window = make_window(revnet)
+    view = window.current_view()
+    view.setFocus()
+    settle()
+    _select(qtbot, settle, "f")
+    _connect(qtbot, settle, "disconnect s.out1")
+    assert ("s.out1", "f.in") not in {(str(e.src), str(e.dst)) for e in revnet.edges}
+    # nothing selected: Ctrl+K says what to do instead of doing nothing
+    messages: list[str] = []
+    view.message.connect(messages.append)
+    _keys(qtbot, settle, K.Key_Escape, (K.Key_K, CTRL))
+    assert messages and "select a node first" in messages[-1]
+    assert QApplication.focusWidget() is view
+
+
 def test_tab_walks_the_inspector_fields_top_to_bottom_one_stop_each(make_window: Any, qtbot: Any, settle: Any,
                                                                      revnet: Any) -> None:
     window = make_window(revnet)
@@ -54,3 +111,36 @@ def test_tab_walks_the_inspector_fields_top_to_bottom_one_stop_each(make_window:
         seen.append(next((n for n, e in inspector.editors.items() if e.isAncestorOf(QApplication.focusWidget())),
                          type(QApplication.focusWidget()).__name__))
     assert seen == list(inspector.editors)  # out_channels, kernel_size, ... as shown, no empty stops
+
+
+def test_f6_moves_the_focus_from_panel_to_panel_and_shift_f6_back(make_window: Any, qtbot: Any,
+                                                                   settle: Any) -> None:
+    window = make_window()
+    view = window.current_view()
+    view.setFocus()
+    settle()
+    order = [window.inspector.title, window.history, window.bottom.tabBar(), window.node_palette.search, view]
+    for expected in order:
+        _keys(qtbot, settle, K.Key_F6)
+        assert QApplication.focusWidget() is expected
+    for expected in reversed(order[:-1]):
+        _keys(qtbot, settle, (K.Key_F6, Qt.KeyboardModifier.ShiftModifier))
+        assert QApplication.focusWidget() is expected
+    window.history_dock.hide()  # a hidden panel is skipped
+    assert QApplication.focusWidget() is window.inspector.title
+    _keys(qtbot, settle, K.Key_F6)
+    assert QApplication.focusWidget() is window.bottom.tabBar()
+
+
+def test_f1_and_the_docs_list_the_keyboard_paths(make_window: Any, dialogs: Any, monkeypatch: Any) -> None:
+    from pathlib import Path
+
+    window = make_window()
+    said: list[str] = []
+    monkeypatch.setattr(dialogs, "info", lambda parent, title, text: said.append(text))
+    window.show_shortcuts()
+    for label, key in (("Connect…", "Ctrl+K"), ("Next Panel", "F6"), ("Previous Panel", "Shift+F6")):
+        assert f"{label}</td><td style='padding:2px 28px 2px 0'><b>{key}</b>" in said[0]
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "editor.md").read_text()
+    assert any(line.startswith("| Ctrl+K | connect") for line in docs.splitlines())
+    assert any(line.startswith("| F6 / Shift+F6 |") for line in docs.splitlines())
