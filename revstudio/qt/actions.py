@@ -23,7 +23,7 @@ Std = QKeySequence.StandardKey
 # Keys that mean something else in a text field or a dock (Tab moves focus, Delete edits
 # text): these act only while the canvas has focus.
 CANVAS_ONLY = {"cut", "copy", "paste", "duplicate", "delete", "delete_reconnect", "select_all", "quick_add",
-               "connect", "open_group", "fit", "fit_selection"}
+               "connect", "rename", "open_group", "fit", "fit_selection"}
 
 
 def _action(window: MainWindow, name: str, text: str, slot: Callable[[], object],
@@ -90,6 +90,8 @@ def build_actions(w: MainWindow) -> None:
     _action(w, "quick_add", "&Add Node…", w.quick_add, "Shift+A", None, "Search node types and add one")
     _action(w, "connect", "Co&nnect…", lambda: view().open_connect(), "Ctrl+K", None,
             "Wire the selected node's ports (or remove a wire) from a list: the keyboard's port drag")
+    _action(w, "rename", "Rena&me Node", lambda: view().rename_selected(), "F2", None,
+            "Rename the selected node in place (Enter renames, Escape cancels)")
     _action(w, "find", "&Find Node…", lambda: view().open_find(), Std.Find, None,
             "Find a node on this canvas by its id or type")
     _action(w, "group", "&Group Selection", t.group_selection, "Ctrl+G", "group",
@@ -157,7 +159,7 @@ def build_menus(w: MainWindow) -> None:
 
     edit = bar.addMenu("&Edit")
     _fill(edit, a, ("undo", "redo", None, "cut", "copy", "paste", "duplicate", "delete", "delete_reconnect", None,
-                    "select_all", "find", "quick_add", "connect", None, "group", "ungroup", "open_group"))
+                    "select_all", "find", "quick_add", "connect", "rename", None, "group", "ungroup", "open_group"))
 
     view = bar.addMenu("&View")
     _fill(view, a, ("zoom_in", "zoom_out", "reset_zoom", "fit", "fit_selection", None, "layout",

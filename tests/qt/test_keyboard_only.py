@@ -139,8 +139,43 @@ def test_f1_and_the_docs_list_the_keyboard_paths(make_window: Any, dialogs: Any,
     said: list[str] = []
     monkeypatch.setattr(dialogs, "info", lambda parent, title, text: said.append(text))
     window.show_shortcuts()
-    for label, key in (("Connect…", "Ctrl+K"), ("Next Panel", "F6"), ("Previous Panel", "Shift+F6")):
+    for label, key in (("Connect…", "Ctrl+K"), ("Rename Node", "F2"), ("Next Panel", "F6"),
+                       ("Previous Panel", "Shift+F6")):
         assert f"{label}</td><td style='padding:2px 28px 2px 0'><b>{key}</b>" in said[0]
     docs = (Path(__file__).resolve().parents[2] / "docs" / "editor.md").read_text()
     assert any(line.startswith("| Ctrl+K | connect") for line in docs.splitlines())
     assert any(line.startswith("| F6 / Shift+F6 |") for line in docs.splitlines())
+
+
+def test_the_canvas_shows_when_it_has_the_keyboard_focus(make_window: Any, qtbot: Any, settle: Any,
+                                                         revnet: Any) -> None:
+    # Every field showed its focus but the canvas did not: a keyboard user could not tell
+    # whether Delete would delete nodes or text.
+    window = make_window(revnet)
+    view = window.current_view()
+    for dark in (True, False):
+        view.set_theme(dark)
+        frame = view.scene().theme.hover.rgb()
+        edge = (1, view.viewport().height() // 2)
+        window.inspector.title.setFocus()
+        settle()
+        assert view.viewport().grab().toImage().pixel(*edge) != frame
+        _keys(qtbot, settle, (K.Key_F6, Qt.KeyboardModifier.ShiftModifier))
+        assert QApplication.focusWidget() is view
+        assert view.viewport().grab().toImage().pixel(*edge) == frame
+
+
+def test_f2_renames_the_selected_node_in_place(make_window: Any, qtbot: Any, settle: Any, revnet: Any) -> None:
+    # Renaming in place needed a double-click on the header.
+    window = make_window(revnet)
+    view = window.current_view()
+    view.setFocus()
+    settle()
+    _select(qtbot, settle, "f")
+    _keys(qtbot, settle, K.Key_F2)
+    assert QApplication.focusWidget() is view.rename_field
+    _keys(qtbot, settle, "conv_f", K.Key_Return)
+    assert "conv_f" in revnet.nodes and "f" not in revnet.nodes
+    assert QApplication.focusWidget() is view
+    _keys(qtbot, settle, (K.Key_Z, CTRL))
+    assert "f" in revnet.nodes
