@@ -31,6 +31,7 @@ from revstudio.core.graph import Graph
 from revstudio.qt import actions as act
 from revstudio.qt import report_facts as rf
 from revstudio.qt import theme
+from revstudio.qt.accessible_names import name_parts
 from revstudio.qt.autosave import AUTOSAVE_MS, Autosaver, RecoveryStore
 from revstudio.qt.bottom_panel import BottomPanel
 from revstudio.qt.bottom_tabs import BottomTabsMixin
@@ -116,6 +117,7 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         self.actions_by_name["dark_theme"].setChecked(theme.current() == "dark")
         self.setAcceptDrops(True)  # .revs files dropped from a file manager open
         self._build_status_bar()
+        name_parts(self)
         self._fill_examples()
         self._fill_recent(self.settings.recent_files())
         self._add_code_tab()

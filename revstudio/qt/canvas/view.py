@@ -79,6 +79,10 @@ class GraphView(RenameMixin, EditingMixin, QGraphicsView):
         # scene would keep following the graph for nothing.
         self.destroyed.connect(self._scene.detach)
         self.centerOn(0, 0)
+        # A screen reader reads the painted canvas by this name and description.
+        self.setAccessibleName("Canvas")
+        self.selectionChangedIds.connect(lambda _ids: self.describe())
+        self.describe()
 
     def scene(self) -> GraphScene:  # type: ignore[override]
         return self._scene
@@ -234,8 +238,18 @@ class GraphView(RenameMixin, EditingMixin, QGraphicsView):
             painter.restore()
 
     def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802
+        self.describe()
         super().focusInEvent(event)
         self.viewport().update()
+
+    def describe(self) -> str:
+        """The accessible description: what is on the canvas and what is selected."""
+        g, ids = self.graph, self.selected_node_ids()
+        picked = ", ".join(f"{n} ({g.nodes[n].type})" for n in ids[:5]) + (" …" if len(ids) > 5 else "")
+        text = (f"{len(g.nodes)} nodes, {len(g.edges)} wires; "
+                + (f"selected: {picked}" if ids else "nothing selected (Ctrl+F finds a node)"))
+        self.setAccessibleDescription(text)
+        return text
 
     def focusOutEvent(self, event: QFocusEvent) -> None:  # noqa: N802
         super().focusOutEvent(event)
