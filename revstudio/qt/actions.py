@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QToolBar
 
+from revstudio.qt import pane_focus
 from revstudio.qt.theme import icon
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,7 +23,7 @@ Std = QKeySequence.StandardKey
 # Keys that mean something else in a text field or a dock (Tab moves focus, Delete edits
 # text): these act only while the canvas has focus.
 CANVAS_ONLY = {"cut", "copy", "paste", "duplicate", "delete", "delete_reconnect", "select_all", "quick_add",
-               "open_group", "fit", "fit_selection"}
+               "connect", "rename", "open_group", "fit", "fit_selection"}
 
 
 def _action(window: MainWindow, name: str, text: str, slot: Callable[[], object],
@@ -87,6 +88,10 @@ def build_actions(w: MainWindow) -> None:
             None, "Delete the selected nodes and join what fed them to what they fed")
     _action(w, "select_all", "Select &All", w.select_all, Std.SelectAll)
     _action(w, "quick_add", "&Add Node…", w.quick_add, "Shift+A", None, "Search node types and add one")
+    _action(w, "connect", "Co&nnect…", lambda: view().open_connect(), "Ctrl+K", None,
+            "Wire the selected node's ports (or remove a wire) from a list: the keyboard's port drag")
+    _action(w, "rename", "Rena&me Node", lambda: view().rename_selected(), "F2", None,
+            "Rename the selected node in place (Enter renames, Escape cancels)")
     _action(w, "find", "&Find Node…", lambda: view().open_find(), Std.Find, None,
             "Find a node on this canvas by its id or type")
     _action(w, "group", "&Group Selection", t.group_selection, "Ctrl+G", "group",
@@ -118,6 +123,10 @@ def build_actions(w: MainWindow) -> None:
     _action(w, "about", "&About revstudio", w.about)
     _action(w, "shortcuts", "&Keyboard Shortcuts", w.show_shortcuts, "F1")
     _action(w, "reset_layout", "Reset &Window Layout", w.reset_layout)
+    _action(w, "next_pane", "Ne&xt Panel", partial(pane_focus.cycle, w, 1), "F6", None,
+            "Move the keyboard focus to the next panel: Nodes, canvas, Inspector, History, Output")
+    _action(w, "prev_pane", "Pre&vious Panel", partial(pane_focus.cycle, w, -1), "Shift+F6", None,
+            "Move the keyboard focus to the previous panel")
 
 
 def _align(view: Callable[[], Any], side: str) -> None:
@@ -150,7 +159,7 @@ def build_menus(w: MainWindow) -> None:
 
     edit = bar.addMenu("&Edit")
     _fill(edit, a, ("undo", "redo", None, "cut", "copy", "paste", "duplicate", "delete", "delete_reconnect", None,
-                    "select_all", "find", "quick_add", None, "group", "ungroup", "open_group"))
+                    "select_all", "find", "quick_add", "connect", "rename", None, "group", "ungroup", "open_group"))
 
     view = bar.addMenu("&View")
     _fill(view, a, ("zoom_in", "zoom_out", "reset_zoom", "fit", "fit_selection", None, "layout",
@@ -161,6 +170,7 @@ def build_menus(w: MainWindow) -> None:
     view.addSeparator()
     view.addAction(a["dark_theme"])
     view.addSeparator()
+    _fill(view, a, ("next_pane", "prev_pane"))
     w.panels_menu = view.addMenu("&Panels")
     view.addAction(a["reset_layout"])
 

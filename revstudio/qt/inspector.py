@@ -127,7 +127,17 @@ class Inspector(QWidget):
         if node_id != self.node_id or not self.editors or node_id is None:
             self.node_id = node_id
             self._rebuild()
+            self._chain_tab_order()
         self.refresh_facts()
+
+    def _chain_tab_order(self) -> None:
+        """Tab walks the Inspector top to bottom. Editors are made after the window's other
+        widgets, so by default Tab went from the title to History and the Output tabs, and
+        reached the parameters only after the status bar."""
+        fields = [e.field or e for e in self.editors.values()]  # the line edit, combo or check box
+        chain: list[QWidget] = [self.title, *fields, self.open_group, self.batch_field]
+        for first, second in zip(chain, chain[1:], strict=False):
+            QWidget.setTabOrder(first, second)
 
     def _on_path_changed(self, _path: str) -> None:
         if self._node() is None:

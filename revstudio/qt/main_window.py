@@ -31,6 +31,7 @@ from revstudio.core.graph import Graph
 from revstudio.qt import actions as act
 from revstudio.qt import report_facts as rf
 from revstudio.qt import theme
+from revstudio.qt.accessible_names import name_parts
 from revstudio.qt.autosave import AUTOSAVE_MS, Autosaver, RecoveryStore
 from revstudio.qt.bottom_panel import BottomPanel
 from revstudio.qt.bottom_tabs import BottomTabsMixin
@@ -116,6 +117,7 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         self.actions_by_name["dark_theme"].setChecked(theme.current() == "dark")
         self.setAcceptDrops(True)  # .revs files dropped from a file manager open
         self._build_status_bar()
+        name_parts(self)
         self._fill_examples()
         self._fill_recent(self.settings.recent_files())
         self._add_code_tab()
@@ -398,7 +400,8 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         half = (len(cells) + 1) // 2  # two columns: one ran ~950 px tall, past a laptop's screen
         rows = "".join(f"<tr>{cells[i]}{cells[i + half] if i + half < len(cells) else ''}</tr>"
                        for i in range(half))
-        extra = ("<p>On the canvas: drag from a port to wire it, Space+drag or the middle button pans, "
+        extra = ("<p>On the canvas: drag from a port to wire it (Ctrl+K from the keyboard), Space+drag or the "
+                 "middle button pans, "
                  "the wheel zooms, Tab opens the selected group (with no group node selected it adds a node by "
                  "name, as Shift+A), Escape cancels.</p>")
         self.dialogs.info(self, "Keyboard shortcuts", f"<table>{rows}</table>{extra}")

@@ -97,6 +97,7 @@ class ParamEditor(QWidget):
     """Base: one parameter's editor. ``committed(value)``: a valid new value (None = default)."""
 
     committed = Signal(object)
+    field: QWidget | None = None  # the widget that takes the keyboard focus (see make_editor)
     invalid = Signal()  # the text stopped parsing: the nodes go back to what they held before this visit
     finished = Signal()  # the user left the field: the next edit is a new undo step
 
@@ -313,5 +314,12 @@ EDITORS: dict[str, type[ParamEditor]] = {
 def make_editor(name: str, param: Param, parent: QWidget | None = None) -> ParamEditor:
     """The editor for ``param``'s kind; unknown kinds get a validated text field."""
     editor = EDITORS.get(param.kind, TextEditor)(name, param, parent)
-    editor.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+    inner = next((w for w in (getattr(editor, a, None) for a in ("edit", "combo", "box")) if w is not None), None)
+    if inner is not None:
+        # One Tab stop per field, on the field itself: a focusable container took a stop of
+        # its own that showed no focus at all, so every field needed two Tabs.
+        editor.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        editor.field = inner
+    else:
+        editor.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
     return editor

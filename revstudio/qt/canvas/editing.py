@@ -28,6 +28,7 @@ from revstudio.core.graph import Edge, Graph, Node, PortRef
 from revstudio.core.spec import registry
 
 from . import clipboard, layout
+from .connect_popup import ConnectPopup, wire_choices
 from .find import FindPopup
 from .node_item import WIDTH as NODE_WIDTH
 from .placement import free_spot, is_free
@@ -362,6 +363,32 @@ class EditingMixin:
         self.select_nodes([node_id])
         self.reveal_node(node_id)
         self.message.emit(f"Found {node_id}")
+
+    # ---- connect by keyboard ----------------------------------------------------
+    def open_connect(self) -> ConnectPopup | None:
+        """Ctrl+K: the wires the selection can take or drop; Enter makes the chosen one."""
+        ids = self.selected_node_ids()
+        if not ids:
+            self.message.emit("Connect: select a node first (Ctrl+F finds one by id), then press Ctrl+K")
+            return None
+        if self.popup is not None:
+            self.popup.close()
+        view = self._widget()
+        title = f"Connect {ids[0]}" if len(ids) == 1 else f"Connect {len(ids)} selected nodes"
+        popup = ConnectPopup(wire_choices(self.graph, ids), title, view)
+        popup.chosen.connect(lambda key: self._connect_chosen(popup, key))
+        popup.popup_at(view.mapToGlobal(view.viewport().rect().topLeft()) + QPoint(24, 24))
+        self.popup = popup
+        return popup
+
+    def _connect_chosen(self, popup: ConnectPopup, key: str) -> bool:
+        choice = popup.choice(key)
+        self._widget().setFocus()
+        if choice.disconnect:
+            self.document.push(Disconnect(self.graph, Edge(choice.src, choice.dst)))
+            self.message.emit(f"Disconnected {choice.src} → {choice.dst}")
+            return True
+        return self._scene.connect_ports(choice.src, choice.dst, replace=choice.replaces is not None)
 
     # ---- quick add -------------------------------------------------------------
     def _quick_add_at_cursor(self) -> None:

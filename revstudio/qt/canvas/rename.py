@@ -2,11 +2,18 @@
 for what a new id may be (so both places refuse the same names with the same words)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFocusEvent, QKeyEvent
-from PySide6.QtWidgets import QLabel, QLineEdit, QWidget
+from PySide6.QtWidgets import QGraphicsView, QLabel, QLineEdit, QWidget
 
 from revstudio.core.graph import Graph, valid_id
+
+if TYPE_CHECKING:  # pragma: no cover
+    from PySide6.QtCore import SignalInstance
+
+    from .scene import GraphScene
 
 
 def rename_problem(graph: Graph, new: str) -> str | None:
@@ -78,3 +85,69 @@ class RenameField(QLineEdit):
         super().focusOutEvent(event)
         if self.isVisible():
             self._finish(by_key=False)
+
+
+class RenameMixin:
+    """Renaming in place, for :class:`GraphView`: a field over the node's header."""
+
+    if TYPE_CHECKING:  # provided by GraphView
+        document: Any
+
+        @property
+        def graph(self) -> Graph: ...
+
+        _scene: GraphScene
+        message: SignalInstance
+        rename_field: RenameField | None
+
+        def selected_node_ids(self) -> list[str]: ...
+
+    def rename_selected(self) -> None:
+        """F2: rename the one selected node in place."""
+        ids = self.selected_node_ids()
+        if len(ids) == 1:
+            self.start_rename(ids[0])
+        else:
+            self.message.emit("Rename: select one node first (F2 renames it)")
+
+    def start_rename(self, node_id: str) -> QLineEdit | None:
+        """A field over the node's header; Enter (or clicking away) renames, Escape cancels."""
+        item = self._scene.node_items.get(node_id)
+        if item is None:
+            return None
+        if self.rename_field is not None:
+            self.rename_field.close_field()
+        view = cast(QGraphicsView, self)  # the mixin only ever lives in GraphView
+        zoom = view.transform().m11()
+        top_left = view.mapFromScene(item.pos())
+        width = max(120, int(item.boundingRect().width() * zoom))
+        field = RenameField(node_id, view.viewport())
+        field.setGeometry(top_left.x(), top_left.y(), width, max(22, int(24 * zoom)))
+        field.setText(node_id)
+        field.selectAll()
+        field.show()
+        field.setFocus()
+        field.done.connect(self._finish_rename)
+        self.rename_field = field
+        return field
+
+    def _finish_rename(self, node_id: str, text: str) -> None:
+        from revstudio.core.commands import RenameNode
+
+        field = self.rename_field
+        new = text.strip()
+        problem = None
+        if new and new != node_id and node_id in self.graph.nodes:
+            problem = rename_problem(self.graph, new)
+        if problem is not None:
+            self.message.emit(f"Not renamed: {problem}")
+            if field is not None and field.by_key:  # Enter: keep what was typed, to be corrected
+                field.refuse(problem)
+                return
+        self.rename_field = None
+        if field is not None:
+            field.close_field()
+        cast(QGraphicsView, self).setFocus()
+        if new and new != node_id and node_id in self.graph.nodes and problem is None:
+            self.document.push(RenameNode(self.graph, node_id, new))
+            self.message.emit(f"Renamed {node_id} to {new}")

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QAction, QCursor, QKeyEvent, QKeySequence, QMouseEvent, QPainter
-from PySide6.QtWidgets import QGraphicsView, QLineEdit, QMenu, QWidget
+from PySide6.QtGui import QAction, QCursor, QFocusEvent, QKeyEvent, QKeySequence, QMouseEvent, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsView, QMenu, QWidget
 
 from revstudio.core.graph import Graph
 
@@ -21,7 +21,7 @@ from . import layout
 from .backdrop import draw_empty_hint, draw_grid
 from .editing import EditingMixin
 from .quick_add import QuickAddPopup
-from .rename import RenameField, rename_problem
+from .rename import RenameField, RenameMixin
 from .scene import GraphScene
 from .wire_item import WireItem
 
@@ -31,9 +31,10 @@ ZOOM_MIN, ZOOM_MAX = 0.002, 4.0  # fit must show even a 100,000 px wide graph
 FIT_MAX = 1.25          # fitting one small node should not blow it up
 ZOOM_OUT_FLOOR = 0.1    # the wheel and Ctrl+- stop here, or where the whole graph fits if that is less
 READABLE_ZOOM = 0.8     # revealing a node zooms in at least this far
+FOCUS_FRAME = 2         # px: the frame that shows the canvas has the keyboard focus
 
 
-class GraphView(EditingMixin, QGraphicsView):
+class GraphView(RenameMixin, EditingMixin, QGraphicsView):
     """A node-editor view of one graph of a document."""
 
     selectionChangedIds = Signal(list)
@@ -78,6 +79,10 @@ class GraphView(EditingMixin, QGraphicsView):
         # scene would keep following the graph for nothing.
         self.destroyed.connect(self._scene.detach)
         self.centerOn(0, 0)
+        # A screen reader reads the painted canvas by this name and description.
+        self.setAccessibleName("Canvas")
+        self.selectionChangedIds.connect(lambda _ids: self.describe())
+        self.describe()
 
     def scene(self) -> GraphScene:  # type: ignore[override]
         return self._scene
@@ -223,6 +228,32 @@ class GraphView(EditingMixin, QGraphicsView):
     def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802
         if not self._scene.node_items:
             draw_empty_hint(painter, QRectF(self.viewport().rect()), self._scene.theme)
+        if self.hasFocus():
+            # The keys go to the canvas: say so with a frame, as a focused field shows one.
+            painter.save()
+            painter.resetTransform()
+            painter.setPen(QPen(self._scene.theme.hover, FOCUS_FRAME))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(QRectF(self.viewport().rect()).adjusted(1, 1, -1, -1))
+            painter.restore()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802
+        self.describe()
+        super().focusInEvent(event)
+        self.viewport().update()
+
+    def describe(self) -> str:
+        """The accessible description: what is on the canvas and what is selected."""
+        g, ids = self.graph, self.selected_node_ids()
+        picked = ", ".join(f"{n} ({g.nodes[n].type})" for n in ids[:5]) + (" …" if len(ids) > 5 else "")
+        text = (f"{len(g.nodes)} nodes, {len(g.edges)} wires; "
+                + (f"selected: {picked}" if ids else "nothing selected (Ctrl+F finds a node)"))
+        self.setAccessibleDescription(text)
+        return text
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:  # noqa: N802
+        super().focusOutEvent(event)
+        self.viewport().update()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
         super().scrollContentsBy(dx, dy)
@@ -322,47 +353,6 @@ class GraphView(EditingMixin, QGraphicsView):
         if self.viewport().rect().contains(local):
             return self.mapToScene(local)
         return self.mapToScene(self.viewport().rect().center())
-
-    # ---- renaming in place ---------------------------------------------------
-    def start_rename(self, node_id: str) -> QLineEdit | None:
-        """A field over the node's header; Enter (or clicking away) renames, Escape cancels."""
-        item = self._scene.node_items.get(node_id)
-        if item is None:
-            return None
-        if self.rename_field is not None:
-            self.rename_field.close_field()
-        top_left = self.mapFromScene(item.pos())
-        width = max(120, int(item.boundingRect().width() * self.zoom()))
-        field = RenameField(node_id, self.viewport())
-        field.setGeometry(top_left.x(), top_left.y(), width, max(22, int(24 * self.zoom())))
-        field.setText(node_id)
-        field.selectAll()
-        field.show()
-        field.setFocus()
-        field.done.connect(self._finish_rename)
-        self.rename_field = field
-        return field
-
-    def _finish_rename(self, node_id: str, text: str) -> None:
-        from revstudio.core.commands import RenameNode
-
-        field = self.rename_field
-        new = text.strip()
-        problem = None
-        if new and new != node_id and node_id in self.graph.nodes:
-            problem = rename_problem(self.graph, new)
-        if problem is not None:
-            self.message.emit(f"Not renamed: {problem}")
-            if field is not None and field.by_key:  # Enter: keep what was typed, to be corrected
-                field.refuse(problem)
-                return
-        self.rename_field = None
-        if field is not None:
-            field.close_field()
-        self.setFocus()
-        if new and new != node_id and node_id in self.graph.nodes and problem is None:
-            self.document.push(RenameNode(self.graph, node_id, new))
-            self.message.emit(f"Renamed {node_id} to {new}")
 
     # ---- selection ---------------------------------------------------------
     def select_nodes(self, ids: list[str]) -> None:

@@ -131,6 +131,7 @@ class MetricPlot(QWidget):
             tools.addWidget(tool)
 
         self.plot = _TimedPlotWidget()
+        self.plot.setAccessibleName(f"{title} plot")  # painted curves: the CSV button gives their values
         self.refresh_ms = 0.0  # what the last refresh cost (setData and framing), with plot.paint_ms: a frame
         self.plot.setBackground(None)
         item = self.plot.getPlotItem()

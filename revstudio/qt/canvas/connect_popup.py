@@ -1,0 +1,89 @@
+"""Connect by keyboard (Ctrl+K): a search over the wires the selected nodes can take or drop.
+
+Dragging from a port is the mouse's way to wire; this list is the keyboard's. It
+offers every wire between the selection and the other nodes that the graph
+allows (no cycle, no duplicate), those between selected nodes first, and then the
+existing wires touching the selection, to disconnect them. Typing filters; Enter
+connects (or disconnects) as one undoable step, through the same rules as a drop.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QListWidgetItem, QWidget
+
+from revstudio.core.graph import Graph, PortRef
+
+from .quick_add import QuickAddPopup
+
+
+@dataclass(frozen=True)
+class WireChoice:
+    """One line of the list: connect ``src -> dst`` (replacing ``replaces``), or drop that wire."""
+
+    src: PortRef
+    dst: PortRef
+    disconnect: bool = False
+    replaces: PortRef | None = None
+
+    @property
+    def label(self) -> str:
+        if self.disconnect:
+            return f"Disconnect {self.src} → {self.dst}"
+        return f"{self.src} → {self.dst}" + (f"   (replaces {self.replaces})" if self.replaces else "")
+
+
+def wire_choices(graph: Graph, selected: Sequence[str]) -> list[WireChoice]:
+    """Wires the graph allows between ``selected`` and the other nodes, then the selection's wires."""
+    chosen = [n for n in selected if n in graph.nodes]
+    inside = set(chosen)
+    others = [n for n in graph.nodes if n not in inside]
+    pairs = [(a, b) for a in chosen for b in chosen if a != b]          # between selected nodes first
+    pairs += [(a, b) for a in chosen for b in others]                    # then out of the selection
+    pairs += [(a, b) for b in chosen for a in others]                    # then into it
+    free: list[WireChoice] = []
+    fed: list[WireChoice] = []
+    for a, b in pairs:
+        outs, ins = graph.ports(a)[1], graph.ports(b)[0]
+        for out in outs:
+            for inp in ins:
+                src, dst = PortRef(a, out), PortRef(b, inp)
+                if graph.check_connect(src, dst) is not None:
+                    continue
+                feeding = graph.edges_into(b, inp)
+                if feeding:
+                    fed.append(WireChoice(src, dst, replaces=feeding[0].src))
+                else:
+                    free.append(WireChoice(src, dst))
+    wires = [e for e in graph.edges if e.src.node in inside or e.dst.node in inside]
+    return [*free, *fed, *(WireChoice(e.src, e.dst, disconnect=True) for e in wires)]
+
+
+class ConnectPopup(QuickAddPopup):
+    """The quick-add popup's search field and list, over wires instead of node types."""
+
+    def __init__(self, choices: Sequence[WireChoice], title: str, parent: QWidget | None = None) -> None:
+        self.choices = list(choices)
+        super().__init__((), title, parent)
+        self.search.setPlaceholderText("Port, e.g. out1 or m.in0…")
+        self.list.setMinimumWidth(360)
+        self.filter("")
+
+    def filter(self, text: str) -> None:
+        self.list.clear()
+        words = text.lower().split()
+        for i, choice in enumerate(getattr(self, "choices", ())):
+            if all(w in choice.label.lower() for w in words):
+                item = QListWidgetItem(choice.label)
+                item.setData(Qt.ItemDataRole.UserRole, str(i))
+                self.list.addItem(item)
+        if self.list.count():
+            self.list.setCurrentRow(0)
+
+    def visible_labels(self) -> list[str]:
+        return [self.list.item(i).text() for i in range(self.list.count())]
+
+    def choice(self, key: str) -> WireChoice:
+        return self.choices[int(key)]
