@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from revstudio.diagnostics.batch_checks import batch_errors
+from revstudio.diagnostics.singular import is_singular_error, singular_layers, singular_message
 
 from . import checkpoint as ckpt
 from .config import TrainConfig
@@ -289,7 +290,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         states = ckpt.gather_rng(dist.rank, dist.world)  # (every rank, before rank 0 alone goes on)
         if dist.rank != 0 or run_dir is None:
             return None
-        if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
+        if not all(bool(torch.isfinite(p).all()) for p in model.parameters()) or singular_layers(model):
             return None  # never replace the last good checkpoint with broken weights
         import os
 
@@ -395,6 +396,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                 if isinstance(exc, MemoryError) or "can't allocate memory" in str(exc) or \
                         "out of memory" in str(exc):
                     return _oom(run, model, step, exc, finish, local)
+                if is_singular_error(exc):  # weights gone singular: a numerical fault, as a NaN is
+                    return _singular(run, model, step, finish)
                 raise
             if stats[3] > 0:
                 node = first_nonfinite(model, functools.partial(model, *xs)) if dist.rank == 0 else None
@@ -458,6 +461,19 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     run.emit({"kind": "event", "event": "finished", "step": run.step, "metrics": dict(run.metrics),
               "wall_s": round(time.perf_counter() - t0, 3), **extra})
     return finish("finished")
+
+
+def _singular(run: _Run, model: Any, step: int, finish: Callable[..., TrainResult]) -> TrainResult:
+    import os
+
+    run_dir = run.run_dir
+    saved = run_dir is not None and os.path.isfile(os.path.join(run_dir, CHECKPOINT))
+    kept = "the last good checkpoint stays" if saved else "no checkpoint was saved before it"
+    node, msg = singular_message(model, f"at step {step}", f"{kept[0].upper()}{kept[1:]}. Try a lower --lr "
+                                 f"(now {run.cfg.lr:g}) or gradient clipping, or --mode checkpoint, "
+                                 "which does not invert the layer")
+    run.emit({"kind": "event", "event": "nan", "step": step, "node": node, "message": msg})
+    return finish("nan", msg)
 
 
 def _oom(run: _Run, model: Any, step: int, exc: BaseException, finish: Callable[..., TrainResult],

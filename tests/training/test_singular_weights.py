@@ -1,0 +1,46 @@
+"""Weights that drive an InvConv1x1's matrix singular: a ``nan`` row naming the node, not an internal error.
+
+Reversible mode rebuilds an InvConv1x1's input with its matrix's inverse; a learning rate far too
+high makes that matrix singular in float32 (its LU diagonal exp(log_s) underflows to 0), where
+torch's ``linalg.inv`` raises inside backward. The run and ``revstudio gradcheck`` say which node.
+"""
+from __future__ import annotations
+
+import torch
+from conftest import ROOT, Rows, prepared
+
+from revstudio.training.loop import train
+
+GLOW = ROOT / "resources" / "examples" / "glow_flow.revs"
+
+
+def test_a_diverging_flow_whose_matrix_goes_singular_stops_naming_the_node(tmp_path) -> None:
+    graph, report, cfg, data = prepared(GLOW, steps=6, lr=30.0, optimizer="sgd", batch_size=8, checkpoint_every=1,
+                                        gradcheck_every=0, memory_every=0, val_every=0)
+    rows = Rows()
+    result = train(graph, report, cfg, data, callbacks=[rows], run_dir=str(tmp_path))
+    assert result.status == "nan" and result.exit_code == 1
+    nan = rows.event("nan")[0]
+    assert nan["node"] in ("invconv0", "invconv1")
+    assert "singular" in nan["message"] and f"at step {nan['step']}" in nan["message"]
+    assert "internal error" not in nan["message"]
+    # the checkpoint kept is one whose matrices still invert
+    saved = torch.load(tmp_path / "checkpoints" / "last.pt", weights_only=True)
+    assert saved["step"] < nan["step"]
+    for key in ("invconv0.lu", "invconv1.lu"):
+        assert bool(torch.exp(torch.diagonal(saved["model"][key])).ne(0).all())
+
+
+def test_gradcheck_at_singular_weights_names_the_node() -> None:
+    import pytest
+
+    from revstudio.compiler import compile as compile_graph
+    from revstudio.core.project import load
+    from revstudio.diagnostics.gradcheck import compare_modes
+    from revstudio.diagnostics.singular import SingularLayer
+
+    graph = load(GLOW)
+    state = compile_graph(graph, device="cpu").state_dict()
+    state["invconv1.lu"].diagonal()[0] = -200.0  # exp(-200) is 0 in float32
+    with pytest.raises(SingularLayer, match="InvConv1x1 node 'invconv1'"):
+        compare_modes(graph, dtype="float32", state=state)
