@@ -284,7 +284,7 @@ def compare_modes(
         why = f"in {mode} mode's backward" + (" at these weights" if state is not None else "")
         raise SingularLayer(singular_message(model, why, f"{mode.capitalize()} and standard gradients cannot be "
                                              "compared; gradcheck --dtype float64 compares them where the "
-                                             "matrix is still invertible")[1]) from None
+                                             "matrix is still invertible")[2]) from None
     buffers = _buffers(model)
     inversion = {}
     if hasattr(model, "inversion_errors"):

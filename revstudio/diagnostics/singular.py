@@ -13,35 +13,26 @@ from typing import Any
 
 import torch
 
+from .node_layers import node_layers
+
 
 class SingularLayer(Exception):
     """A layer's inverse failed on a singular matrix; the message names the node and what to do."""
 
 
-def singular_layers(model: Any) -> list[str]:
-    """The InvConv1x1 nodes of ``model`` (a compiled module) whose matrix torch cannot invert."""
-    from revstudio.compiler.plan import NodeOp, RegionOp
-
-    found: list[str] = []
-    for path, executor in model.named_modules():
-        plan = getattr(executor, "_plan", None)
-        if plan is None:
+def singular_layers(model: Any) -> list[tuple[str, str]]:
+    """(name, top-level node id) of the InvConv1x1 nodes of ``model`` (a compiled module) whose
+    matrix torch cannot invert."""
+    found: list[tuple[str, str]] = []
+    for name, type_id, layer, top in node_layers(model):
+        if type_id != "InvConv1x1" or not callable(getattr(layer, "matrix", None)):
             continue
-        ops: list[Any] = []
-        for op in plan.ops:
-            ops.extend(op.steps if isinstance(op, RegionOp) else [op])
-        for op in ops:
-            if not isinstance(op, NodeOp) or op.type != "InvConv1x1":
-                continue
-            layer = getattr(executor, op.module, None)
-            if layer is None or not callable(getattr(layer, "matrix", None)):
-                continue
-            with torch.no_grad():
-                w = layer.matrix()
-                w = w.float() if w.dtype in (torch.float16, torch.bfloat16) else w
-                info = torch.linalg.inv_ex(w)[1]
-                if bool(info.ne(0).any()) or not bool(torch.isfinite(w).all()):
-                    found.append(f"{path}/{op.node}" if path else op.node)
+        with torch.no_grad():
+            w = layer.matrix()
+            w = w.float() if w.dtype in (torch.float16, torch.bfloat16) else w
+            info = torch.linalg.inv_ex(w)[1]
+            if bool(info.ne(0).any()) or not bool(torch.isfinite(w).all()):
+                found.append((name, top))
     return found
 
 
@@ -51,10 +42,11 @@ def is_singular_error(exc: BaseException) -> bool:
         isinstance(exc, RuntimeError) and "singular" in str(exc) and "linalg" in str(exc))
 
 
-def singular_message(model: Any, where: str, advice: str) -> tuple[str | None, str]:
-    """(the first singular node or None, a message): ``where`` says when it happened
-    ("at step 12"), ``advice`` what to try."""
-    nodes = singular_layers(model)
+def singular_message(model: Any, where: str, advice: str) -> tuple[str | None, str | None, str]:
+    """(the top-level node of the first singular layer and that layer's name, or None and None; a
+    message): ``where`` says when it happened ("at step 12"), ``advice`` what to try."""
+    found = singular_layers(model)
+    nodes = [name for name, _ in found]
     dtype = next((str(p.dtype).replace("torch.", "") for p in model.parameters()), "its dtype")
     if nodes:
         more = f" (and {', '.join(repr(n) for n in nodes[1:4])})" if len(nodes) > 1 else ""
@@ -63,4 +55,5 @@ def singular_message(model: Any, where: str, advice: str) -> tuple[str | None, s
     else:
         what = (f"a matrix became singular in {dtype} {where}, so reversible mode cannot rebuild a layer's "
                 "input from its output")
-    return (nodes[0] if nodes else None), f"{what}. {advice}"
+    top, name = (found[0][1], found[0][0]) if found else (None, None)
+    return top, name, f"{what}. {advice}"

@@ -130,12 +130,13 @@ class PeakMeter:
             self.peak = int(tracker.peak_bytes)
 
 
-def first_nonfinite(model: torch.nn.Module, run: Callable[[], Any]) -> str | None:
-    """The first named child (a node id) whose output has a NaN or Inf when ``run()`` runs forward."""
-    found: list[str] = []
+def first_nonfinite(model: torch.nn.Module, run: Callable[[], Any]) -> tuple[str, str] | None:
+    """(the top-level node id, the node itself: ``<module path>/<id>`` inside a group) of the first
+    node whose output has a NaN or Inf when ``run()`` runs forward; None where none has."""
+    found: list[tuple[str, str]] = []
     handles = []
 
-    def hook(name: str) -> Callable[..., None]:
+    def hook(name: tuple[str, str]) -> Callable[..., None]:
         def check(_module: Any, _inputs: Any, output: Any) -> None:
             if found:
                 return
@@ -146,9 +147,21 @@ def first_nonfinite(model: torch.nn.Module, run: Callable[[], Any]) -> str | Non
                     return
         return check
 
-    for name, child in model.named_children():
+    from revstudio.diagnostics.node_layers import node_layers
+
+    # every node's layer, those a reversible region runs and those inside groups too (hooks fire
+    # in the order the layers run, so the first found is the first to go non-finite); a module
+    # that is no compiled model (no plan) by its children
+    layers = [((top, name), layer) for name, _, layer, top in node_layers(model)] or \
+        [((name, name), child) for name, child in model.named_children()]
+    for name, child in layers:
         handles.append(child.register_forward_hook(hook(name)))
+    # in standard mode every node's layer runs whole (a reversible region runs an AffineCoupling
+    # as its parts: the coupling whose scale overflowed would go unnamed, its next layer blamed)
+    mode = getattr(model, "mode", None)
     try:
+        if mode is not None:
+            setattr(model, "mode", "standard")  # noqa: B010 - a compiled model's mode switch
         with torch.no_grad():
             run()
     except Exception:  # the search is best effort: a forward that fails tells us nothing more
@@ -156,4 +169,6 @@ def first_nonfinite(model: torch.nn.Module, run: Callable[[], Any]) -> str | Non
     finally:
         for h in handles:
             h.remove()
+        if mode is not None:
+            setattr(model, "mode", mode)  # noqa: B010
     return found[0] if found else None

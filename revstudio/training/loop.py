@@ -400,15 +400,19 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                     return _singular(run, model, step, finish)
                 raise
             if stats[3] > 0:
-                node = first_nonfinite(model, functools.partial(model, *xs)) if dist.rank == 0 else None
-                where = f", first at node {node!r}" if node else ""
+                found = first_nonfinite(model, functools.partial(model, *xs)) if dist.rank == 0 else None
+                node, inner = found if found is not None else (None, None)
+                where = "" if not found else f", first at node {node!r}" + (
+                    f" (inside it, {inner!r})" if inner != node else "")
                 import os
 
                 saved = run_dir is not None and os.path.isfile(os.path.join(run_dir, CHECKPOINT))
                 kept = "the last good checkpoint stays" if saved else "no checkpoint was saved before it"
+                wider = "" if cfg.precision == "fp32" else f", or fp32 (now {cfg.precision})"
                 msg = (f"the loss became non-finite (NaN or Inf) at step {step}{where}; {kept}. Try a lower "
-                       f"--lr (now {cfg.lr:g}), gradient clipping, or fp32")
-                run.emit({"kind": "event", "event": "nan", "step": step, "node": node, "message": msg})
+                       f"--lr (now {cfg.lr:g}) or gradient clipping{wider}")
+                run.emit({"kind": "event", "event": "nan", "step": step, "node": node, "inner_node": inner,
+                          "message": msg})
                 return finish("nan", msg)
             if cfg.grad_clip is not None:
                 if scaler is not None:
@@ -469,10 +473,10 @@ def _singular(run: _Run, model: Any, step: int, finish: Callable[..., TrainResul
     run_dir = run.run_dir
     saved = run_dir is not None and os.path.isfile(os.path.join(run_dir, CHECKPOINT))
     kept = "the last good checkpoint stays" if saved else "no checkpoint was saved before it"
-    node, msg = singular_message(model, f"at step {step}", f"{kept[0].upper()}{kept[1:]}. Try a lower --lr "
-                                 f"(now {run.cfg.lr:g}) or gradient clipping, or --mode checkpoint, "
-                                 "which does not invert the layer")
-    run.emit({"kind": "event", "event": "nan", "step": step, "node": node, "message": msg})
+    node, inner, msg = singular_message(model, f"at step {step}", f"{kept[0].upper()}{kept[1:]}. Try a lower "
+                                        f"--lr (now {run.cfg.lr:g}) or gradient clipping, or --mode checkpoint, "
+                                        "which does not invert the layer")
+    run.emit({"kind": "event", "event": "nan", "step": step, "node": node, "inner_node": inner, "message": msg})
     return finish("nan", msg)
 
 

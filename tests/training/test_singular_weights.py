@@ -6,6 +6,8 @@ torch's ``linalg.inv`` raises inside backward. The run and ``revstudio gradcheck
 """
 from __future__ import annotations
 
+import json
+
 import torch
 from conftest import ROOT, Rows, prepared
 
@@ -44,3 +46,39 @@ def test_gradcheck_at_singular_weights_names_the_node() -> None:
     state["invconv1.lu"].diagonal()[0] = -200.0  # exp(-200) is 0 in float32
     with pytest.raises(SingularLayer, match="InvConv1x1 node 'invconv1'"):
         compare_modes(graph, dtype="float32", state=state)
+
+
+def _deep_flow(tmp_path) -> str:
+    """glow_flow's step as a group repeated 8 times, its coupling with no clamp on the log-scale."""
+    glow = json.loads(GLOW.read_text())
+    step = {"nodes": [{"id": "in", "type": "GroupInput", "params": {"port": "in"}},
+                      {"id": "an", "type": "ActNorm", "params": {}},
+                      {"id": "ic", "type": "InvConv1x1", "params": {"lu": True}},
+                      {"id": "cp", "type": "AffineCoupling", "params": {"clamp": 0.0, "net": "net"}},
+                      {"id": "out", "type": "GroupOutput", "params": {"port": "out"}}],
+            "edges": [["in.out", "an.in"], ["an.out", "ic.in"], ["ic.out", "cp.in"], ["cp.out", "out.in"]]}
+    project = {"format": "revstudio", "version": 1, "name": "deep-flow",
+               "nodes": [{"id": "image", "type": "Input", "params": {"shape": [3, 8, 8]}},
+                         {"id": "squeeze", "type": "Squeeze", "params": {"factor": 2}},
+                         {"id": "steps", "type": "Repeat", "params": {"group": "step", "times": 8}},
+                         {"id": "z", "type": "Output", "params": {"name": "z"}}],
+               "edges": [["image.out", "squeeze.in"], ["squeeze.out", "steps.in"], ["steps.out", "z.in"]],
+               "groups": {"net": glow["groups"]["net"], "step": step}}
+    path = tmp_path / "deep_flow.revs"
+    path.write_text(json.dumps(project))
+    return str(path)
+
+
+def test_a_non_finite_loss_names_the_layer_inside_a_region_and_group(tmp_path) -> None:
+    # at lr 1 a log-scale overflows by step 2. The whole flow is one reversible region, whose
+    # layers the model's direct children never were (the row said node null), and an fp32 run
+    # was told to try fp32
+    graph, report, cfg, data = prepared(_deep_flow(tmp_path), steps=3, lr=1.0, gradcheck_every=0, memory_every=0,
+                                        val_every=0, checkpoint_every=0)
+    rows = Rows()
+    result = train(graph, report, cfg, data, callbacks=[rows])
+    assert result.status == "nan"
+    nan = rows.event("nan")[0]
+    assert nan["node"] == "steps" and nan["inner_node"].startswith("steps.blocks.")
+    assert f"first at node 'steps' (inside it, {nan['inner_node']!r})" in nan["message"]
+    assert "fp32" not in nan["message"]
