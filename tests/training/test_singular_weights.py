@@ -82,3 +82,41 @@ def test_a_non_finite_loss_names_the_layer_inside_a_region_and_group(tmp_path) -
     assert nan["node"] == "steps" and nan["inner_node"].startswith("steps.blocks.")
     assert f"first at node 'steps' (inside it, {nan['inner_node']!r})" in nan["message"]
     assert "fp32" not in nan["message"]
+
+
+def test_an_affine_coupling_whose_scale_underflows_is_named_at_the_step_it_breaks(tmp_path, monkeypatch) -> None:
+    # exp(-200) is 0 in float32: the coupling's output is finite (so is the loss), its inverse
+    # 0 * inf = NaN, so reversible mode's gradients are NaN. The step wrote them into the weights
+    # and the next step's loss was blamed on the first layer, with "try a lower --lr"
+    from revstudio.training import loop
+
+    graph, report, cfg, data = prepared(GLOW, steps=3, batch_size=8, gradcheck_every=0, memory_every=0,
+                                        val_every=0, checkpoint_every=1)
+    for node in graph:
+        if node.type == "AffineCoupling":
+            graph.set_param(node.id, "clamp", 0.0)
+    real = loop.make_optimizer
+
+    def poisoning(cfg, params):  # after the first step, the log-scale a diverging run could reach
+        params = list(params)
+        optimizer = real(cfg, params)
+        target = [p for p in params if p.dim() == 1 and p.numel() == 12][-1]  # coupling1.net.scale_shift.bias
+
+        def hook(opt, args, kwargs) -> None:
+            if opt.state and not getattr(opt, "poisoned", False):
+                opt.poisoned = True
+                with torch.no_grad():
+                    target[:6] = -200.0  # the log-scale half
+
+        optimizer.register_step_post_hook(hook)
+        return optimizer
+
+    monkeypatch.setattr(loop, "make_optimizer", poisoning)
+    rows = Rows()
+    result = train(graph, report, cfg, data, callbacks=[rows], run_dir=str(tmp_path))
+    assert result.status == "nan"
+    nan = rows.event("nan")[0]
+    assert nan["step"] == 2 and nan["node"] == "coupling1"
+    assert "AffineCoupling" in nan["message"] and "clamp" in nan["message"] and "at step 2" in nan["message"]
+    saved = torch.load(tmp_path / "checkpoints" / "last.pt", weights_only=True)
+    assert all(bool(torch.isfinite(v).all()) for v in saved["model"].values() if v.is_floating_point())
