@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -97,11 +97,22 @@ def region_gradcheck(model: torch.nn.Module, regions: Sequence[Any], step: Calla
             diff = float((a - b).abs().max()) if a.numel() else 0.0
             worst = max(worst, diff / scale if math.isfinite(diff) else math.inf)
         inv = inversion.get(region.id)
-        rows.append({"region": region.id, "grad_rel_error": worst,
-                     "inversion_error": float(inv) if inv is not None else None})
+        row = {"region": region.id, "grad_rel_error": worst, "inversion_error": float(inv) if inv is not None else None}
+        # the row writes NaN and Inf as null, which also means "not measured": say which were neither
+        bad = [k for k in ("grad_rel_error", "inversion_error") if row[k] is not None and not math.isfinite(row[k])]
+        if bad:
+            row["nonfinite"] = bad
+        rows.append(row)
     return {"regions": rows,
-            "max_grad_rel_error": max((r["grad_rel_error"] for r in rows), default=0.0),
-            "max_inversion_error": max((r["inversion_error"] or 0.0 for r in rows), default=0.0)}
+            "max_grad_rel_error": _worst(r["grad_rel_error"] for r in rows),
+            "max_inversion_error": _worst(r["inversion_error"] for r in rows)}
+
+
+def _worst(values: Iterable[float | None]) -> float:
+    """The largest of the measured values, a NaN counted as Inf (max() keeps or drops a NaN by its
+    place in the list); 0.0 where none was measured."""
+    found = [v if not math.isnan(v) else math.inf for v in values if v is not None]
+    return max(found, default=0.0)
 
 
 class PeakMeter:

@@ -7,6 +7,7 @@ torch's ``linalg.inv`` raises inside backward. The run and ``revstudio gradcheck
 from __future__ import annotations
 
 import json
+import math
 
 import torch
 from conftest import ROOT, Rows, prepared
@@ -120,3 +121,31 @@ def test_an_affine_coupling_whose_scale_underflows_is_named_at_the_step_it_break
     assert "AffineCoupling" in nan["message"] and "clamp" in nan["message"] and "at step 2" in nan["message"]
     saved = torch.load(tmp_path / "checkpoints" / "last.pt", weights_only=True)
     assert all(bool(torch.isfinite(v).all()) for v in saved["model"].values() if v.is_floating_point())
+
+
+def test_a_gradient_check_row_says_which_nulls_are_nan_or_inf() -> None:
+    from revstudio.compiler import compile as compile_graph
+    from revstudio.core.project import load
+    from revstudio.training.inrun import region_gradcheck
+    from revstudio.training.output import dumps
+
+    graph = load(GLOW)
+    for node in graph:
+        if node.type == "AffineCoupling":
+            graph.set_param(node.id, "clamp", 0.0)
+    torch.manual_seed(0)
+    model = compile_graph(graph, device="cpu")
+    x = torch.randn(2, 3, 16, 16)
+    model(x)
+    with torch.no_grad():
+        model.coupling1.net.scale_shift.bias[:6] = -200.0  # exp() of the log-scale is 0: the inverse is NaN
+
+    def step() -> torch.Tensor:
+        return model(x).pow(2).mean() - model.logdet.mean()
+
+    result = region_gradcheck(model, model.regions, step, torch.device("cpu"), 0)
+    region = result["regions"][0]
+    assert region["nonfinite"] == ["grad_rel_error", "inversion_error"]
+    assert result["max_grad_rel_error"] == math.inf and result["max_inversion_error"] == math.inf
+    row = json.loads(dumps({"kind": "gradcheck", "step": 1, **result}))
+    assert row["regions"][0]["grad_rel_error"] is None and row["regions"][0]["nonfinite"]
