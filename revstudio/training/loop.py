@@ -416,6 +416,12 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                 wider = "" if cfg.precision == "fp32" else f", or fp32 (now {cfg.precision})"
                 msg = (f"the loss became non-finite (NaN or Inf) at step {step}{where}; {kept}. Try a lower "
                        f"--lr (now {cfg.lr:g}) or gradient clipping{wider}")
+                if resume is not None and step == int(resume.get("step", -1)) + 1:
+                    # the loss of a step is the weights' before it: no setting of this run changes it
+                    msg = (f"the loss became non-finite (NaN or Inf) at step {step}{where}, the first step after the "
+                           f"checkpoint: its weights (step {step - 1}) already give it, whatever --lr, so resuming "
+                           "cannot get past it; start a new run with a lower --lr or gradient clipping"
+                           f"{wider}")
                 run.emit({"kind": "event", "event": "nan", "step": step, "node": node, "inner_node": inner,
                           "message": msg})
                 return finish("nan", msg)
