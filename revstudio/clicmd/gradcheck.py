@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     graph, report = load_checked(args.file)
     refuse_unfit(args.file, graph, report, args.batch, args.dtype, "cpu")  # before torch is even imported
     from revstudio.diagnostics.gradcheck import StateMismatch, compare_modes, summarize
+    from revstudio.diagnostics.singular import SingularLayer
 
     state, step = load_weights(ckpt) if ckpt is not None else (None, None)
     with graph_errors(args.file):
@@ -82,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
                                    tolerance=args.tolerance, state=state)
         except StateMismatch as exc:
             raise CliError(f"--checkpoint {ckpt}: {exc} (project {args.file})", 2) from None
+        except SingularLayer as exc:
+            raise CliError(f"{args.file}: {exc}", 1) from None
     if args.json:
         data = {"file": args.file, **result.to_json(), "regions": [r.to_json() for r in report.regions]}
         if ckpt is not None:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from revstudio.core.graph import Graph
 
+from .singular import SingularLayer, is_singular_error, singular_message
+
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
@@ -274,7 +276,15 @@ def compare_modes(
     ref_buffers = _buffers(model)
     model.load_state_dict(state)
     model.mode = mode
-    out, grads, in_grads = _step(model, inputs, weights, seed, logdet_weight)
+    try:
+        out, grads, in_grads = _step(model, inputs, weights, seed, logdet_weight)
+    except RuntimeError as exc:  # torch's linalg.inv on weights gone singular, deep in backward
+        if not is_singular_error(exc):
+            raise
+        why = f"in {mode} mode's backward" + (" at these weights" if state is not None else "")
+        raise SingularLayer(singular_message(model, why, f"{mode.capitalize()} and standard gradients cannot be "
+                                             "compared; gradcheck --dtype float64 compares them where the "
+                                             "matrix is still invertible")[2]) from None
     buffers = _buffers(model)
     inversion = {}
     if hasattr(model, "inversion_errors"):

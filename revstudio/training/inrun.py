@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -97,11 +97,22 @@ def region_gradcheck(model: torch.nn.Module, regions: Sequence[Any], step: Calla
             diff = float((a - b).abs().max()) if a.numel() else 0.0
             worst = max(worst, diff / scale if math.isfinite(diff) else math.inf)
         inv = inversion.get(region.id)
-        rows.append({"region": region.id, "grad_rel_error": worst,
-                     "inversion_error": float(inv) if inv is not None else None})
+        row = {"region": region.id, "grad_rel_error": worst, "inversion_error": float(inv) if inv is not None else None}
+        # the row writes NaN and Inf as null, which also means "not measured": say which were neither
+        bad = [k for k in ("grad_rel_error", "inversion_error") if row[k] is not None and not math.isfinite(row[k])]
+        if bad:
+            row["nonfinite"] = bad
+        rows.append(row)
     return {"regions": rows,
-            "max_grad_rel_error": max((r["grad_rel_error"] for r in rows), default=0.0),
-            "max_inversion_error": max((r["inversion_error"] or 0.0 for r in rows), default=0.0)}
+            "max_grad_rel_error": _worst(r["grad_rel_error"] for r in rows),
+            "max_inversion_error": _worst(r["inversion_error"] for r in rows)}
+
+
+def _worst(values: Iterable[float | None]) -> float:
+    """The largest of the measured values, a NaN counted as Inf (max() keeps or drops a NaN by its
+    place in the list); 0.0 where none was measured."""
+    found = [v if not math.isnan(v) else math.inf for v in values if v is not None]
+    return max(found, default=0.0)
 
 
 class PeakMeter:
@@ -130,12 +141,13 @@ class PeakMeter:
             self.peak = int(tracker.peak_bytes)
 
 
-def first_nonfinite(model: torch.nn.Module, run: Callable[[], Any]) -> str | None:
-    """The first named child (a node id) whose output has a NaN or Inf when ``run()`` runs forward."""
-    found: list[str] = []
+def first_nonfinite(model: torch.nn.Module, run: Callable[[], Any]) -> tuple[str, str] | None:
+    """(the top-level node id, the node itself: ``<module path>/<id>`` inside a group) of the first
+    node whose output has a NaN or Inf when ``run()`` runs forward; None where none has."""
+    found: list[tuple[str, str]] = []
     handles = []
 
-    def hook(name: str) -> Callable[..., None]:
+    def hook(name: tuple[str, str]) -> Callable[..., None]:
         def check(_module: Any, _inputs: Any, output: Any) -> None:
             if found:
                 return
@@ -146,9 +158,21 @@ def first_nonfinite(model: torch.nn.Module, run: Callable[[], Any]) -> str | Non
                     return
         return check
 
-    for name, child in model.named_children():
+    from revstudio.diagnostics.node_layers import node_layers
+
+    # every node's layer, those a reversible region runs and those inside groups too (hooks fire
+    # in the order the layers run, so the first found is the first to go non-finite); a module
+    # that is no compiled model (no plan) by its children
+    layers = [((top, name), layer) for name, _, layer, top in node_layers(model)] or \
+        [((name, name), child) for name, child in model.named_children()]
+    for name, child in layers:
         handles.append(child.register_forward_hook(hook(name)))
+    # in standard mode every node's layer runs whole (a reversible region runs an AffineCoupling
+    # as its parts: the coupling whose scale overflowed would go unnamed, its next layer blamed)
+    mode = getattr(model, "mode", None)
     try:
+        if mode is not None:
+            setattr(model, "mode", "standard")  # noqa: B010 - a compiled model's mode switch
         with torch.no_grad():
             run()
     except Exception:  # the search is best effort: a forward that fails tells us nothing more
@@ -156,4 +180,6 @@ def first_nonfinite(model: torch.nn.Module, run: Callable[[], Any]) -> str | Non
     finally:
         for h in handles:
             h.remove()
+        if mode is not None:
+            setattr(model, "mode", mode)  # noqa: B010
     return found[0] if found else None

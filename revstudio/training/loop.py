@@ -30,10 +30,12 @@ from typing import Any
 import torch
 
 from revstudio.diagnostics.batch_checks import batch_errors
+from revstudio.diagnostics.singular import is_singular_error, singular_layers
 
 from . import checkpoint as ckpt
 from .config import TrainConfig
 from .inrun import PeakMeter, first_nonfinite, region_gradcheck, tracking
+from .nonfinite import bad_grads, grads_finite, kept_checkpoint, singular
 from .parts import Loss, TrainError, make_optimizer, make_scheduler, precision_context, resolve_device
 from .ranks import ranks_in_sync
 from .runs import CHECKPOINT
@@ -289,7 +291,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         states = ckpt.gather_rng(dist.rank, dist.world)  # (every rank, before rank 0 alone goes on)
         if dist.rank != 0 or run_dir is None:
             return None
-        if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
+        if not all(bool(torch.isfinite(p).all()) for p in model.parameters()) or singular_layers(model):
             return None  # never replace the last good checkpoint with broken weights
         import os
 
@@ -350,6 +352,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     if resume is not None and isinstance(resume.get("window"), dict):
         window.update({k: type(window[k])(resume["window"][k]) for k in WINDOW_KEYS if k in resume["window"]})
     last_loss = math.nan
+    rebuilds = cfg.mode == "reversible" and bool(regions)
 
     def finish(status: str, message: str | None = None, **extra: Any) -> TrainResult:
         return TrainResult(status=status, step=run.step, metrics=dict(run.metrics), message=message,
@@ -386,26 +389,41 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                     (scaler.scale(loss) if scaler is not None else loss).backward()
                 local_loss = float(loss.detach())
                 finite = 1.0 if math.isfinite(local_loss) else 0.0
+                # a layer's inverse can rebuild NaN from a finite output: reversible mode's own fault,
+                # caught before the step writes it into the weights (a GradScaler's scaled gradients
+                # may overflow: it skips that step itself)
+                grads_bad = 1.0 if finite and rebuilds and scaler is None and not grads_finite(model) else 0.0
                 stats = _allreduce([local_loss * len(xs[0]) if finite else 0.0,
                                     float(hits) if hits is not None else 0.0, float(len(xs[0])),
-                                    1.0 - finite, 1.0 if run.should_stop() else 0.0], dist, device)
+                                    1.0 - finite, 1.0 if run.should_stop() else 0.0, grads_bad], dist, device)
             except torch.OutOfMemoryError as exc:
                 return _oom(run, model, step, exc, finish, local)
             except (MemoryError, RuntimeError) as exc:
                 if isinstance(exc, MemoryError) or "can't allocate memory" in str(exc) or \
                         "out of memory" in str(exc):
                     return _oom(run, model, step, exc, finish, local)
+                if is_singular_error(exc):  # weights gone singular: a numerical fault, as a NaN is
+                    return singular(run, model, step, finish)
                 raise
+            if stats[5] > 0 and stats[3] == 0:
+                return bad_grads(run, model, xs, step, finish)
             if stats[3] > 0:
-                node = first_nonfinite(model, functools.partial(model, *xs)) if dist.rank == 0 else None
-                where = f", first at node {node!r}" if node else ""
-                import os
-
-                saved = run_dir is not None and os.path.isfile(os.path.join(run_dir, CHECKPOINT))
-                kept = "the last good checkpoint stays" if saved else "no checkpoint was saved before it"
+                found = first_nonfinite(model, functools.partial(model, *xs)) if dist.rank == 0 else None
+                node, inner = found if found is not None else (None, None)
+                where = "" if not found else f", first at node {node!r}" + (
+                    f" (inside it, {inner!r})" if inner != node else "")
+                kept = kept_checkpoint(run)
+                wider = "" if cfg.precision == "fp32" else f", or fp32 (now {cfg.precision})"
                 msg = (f"the loss became non-finite (NaN or Inf) at step {step}{where}; {kept}. Try a lower "
-                       f"--lr (now {cfg.lr:g}), gradient clipping, or fp32")
-                run.emit({"kind": "event", "event": "nan", "step": step, "node": node, "message": msg})
+                       f"--lr (now {cfg.lr:g}) or gradient clipping{wider}")
+                if resume is not None and step == int(resume.get("step", -1)) + 1:
+                    # the loss of a step is the weights' before it: no setting of this run changes it
+                    msg = (f"the loss became non-finite (NaN or Inf) at step {step}{where}, the first step after the "
+                           f"checkpoint: its weights (step {step - 1}) already give it, whatever --lr, so resuming "
+                           "cannot get past it; start a new run with a lower --lr or gradient clipping"
+                           f"{wider}")
+                run.emit({"kind": "event", "event": "nan", "step": step, "node": node, "inner_node": inner,
+                          "message": msg})
                 return finish("nan", msg)
             if cfg.grad_clip is not None:
                 if scaler is not None:

@@ -15,6 +15,8 @@ from typing import IO, Any
 from .loop import Callback
 from .runs import RunWriter, finite, now_iso
 
+WARN_LEVEL = 1e-4  # a gradient check's error above which the run's output says it is off
+
 
 def dumps(row: dict[str, Any]) -> str:
     return json.dumps(finite(row), allow_nan=False)
@@ -137,8 +139,14 @@ class Progress(Callback):
         self._line(f"validation at step {row['step']}: loss {row['val_loss']:.4g}{acc}")
 
     def on_gradcheck(self, row: dict[str, Any]) -> None:
+        grad, inv = row["max_grad_rel_error"], row["max_inversion_error"]
+        # the app's Gradient check plot warns from the same level (qt/plots/panel.WARN_LEVEL)
+        off = [r["region"] for r in row.get("regions", ())
+               if not all((r.get(k) or 0.0) <= WARN_LEVEL for k in ("grad_rel_error", "inversion_error"))]
+        verdict = (f"; OFF in region {', '.join(off)} (over {WARN_LEVEL:g}): reversible mode loses precision there; "
+                   "try --mode checkpoint, a lower --lr, or float64" if off else "")
         self._line(f"gradient check at step {row['step']}: reversible vs standard max error "
-                   f"{row['max_grad_rel_error']:.2g}, inversion error {row['max_inversion_error']:.2g}")
+                   f"{grad:.2g}, inversion error {inv:.2g}{verdict}")
 
     def on_event(self, row: dict[str, Any]) -> None:
         event = row.get("event")

@@ -64,7 +64,7 @@ def _stopped_run(project: str, out: Path, steps: int, stop_during: int, monkeypa
 
     def signal_during_step(values, dist, device):
         count[0] += 1
-        return [*values[:4], 1.0 if count[0] == stop_during else values[4]]
+        return [*values[:4], 1.0 if count[0] == stop_during else values[4], *values[5:]]
 
     monkeypatch.setattr(loop, "_allreduce", signal_during_step)
     assert cli.main(["train", project, "--steps", str(steps), *FLAGS, "--out", str(out)]) == 0

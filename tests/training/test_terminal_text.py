@@ -45,3 +45,26 @@ def test_a_one_step_run_says_step_not_steps(tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert code == 0 and "1 steps" not in out
     assert ", 1 step (" in out and "finished 1 step in " in out
+
+
+def test_a_gradient_check_over_the_warning_level_says_so_in_the_text() -> None:
+    # the app's plot warns from 1e-4; the terminal printed the bare figures, 1.1e+14 as calmly as 2e-08
+    import io
+    import math
+
+    from revstudio.training.output import Progress
+
+    out = io.StringIO()
+    progress = Progress(out)
+    good = {"region": "r0", "grad_rel_error": 2e-8, "inversion_error": 0.0}
+    progress.on_gradcheck({"step": 10, "regions": [good], "max_grad_rel_error": 2e-8, "max_inversion_error": 0.0})
+    progress.on_gradcheck({"step": 20, "regions": [good, {"region": "r1", "grad_rel_error": 1.1e14,
+                                                          "inversion_error": 5e16}],
+                           "max_grad_rel_error": 1.1e14, "max_inversion_error": 5e16})
+    progress.on_gradcheck({"step": 30, "regions": [{"region": "r0", "grad_rel_error": math.inf,
+                                                    "inversion_error": math.nan}],
+                           "max_grad_rel_error": math.inf, "max_inversion_error": math.inf})
+    first, second, third = out.getvalue().splitlines()
+    assert "OFF" not in first
+    assert "OFF in region r1 (over 0.0001)" in second and "--mode checkpoint" in second
+    assert "OFF in region r0" in third

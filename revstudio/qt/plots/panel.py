@@ -267,11 +267,12 @@ class PlotsPanel(QWidget):
                 if not name.startswith((GRAD_PREFIX, INV_PREFIX)) or not len(series):
                     continue
                 value = series.last() or 0.0
-                if value > level:
+                if value > level or math.isnan(value):
                     region = name.split("/", 1)[1]
                     what = ("its reversible gradients disagree with standard autograd" if name.startswith(GRAD_PREFIX)
                             else "rebuilding its inputs from its outputs is off")
-                    texts.append(f"Region {region}: {what} by {value:.2g} at step {int(series.last('step') or 0)} "
+                    by = f"by {value:.2g}" if not math.isnan(value) else "by NaN or Inf (the check's point is missing)"
+                    texts.append(f"Region {region}: {what} {by} at step {int(series.last('step') or 0)} "
                                  f"(the warning band starts at {level:g}). Its inverse is losing precision: try "
                                  "checkpoint mode for it, a higher precision, or a smaller learning rate.")
         self.warning.setText("\n".join(texts[-4:]))

@@ -185,8 +185,12 @@ class RunData:
                 if not isinstance(region, dict):
                     continue
                 name = str(region.get("region", "?"))
-                self._add(GRAD_PREFIX + name, pos, _num(region.get("grad_rel_error")))
-                self._add(INV_PREFIX + name, pos, _num(region.get("inversion_error")))
+                bad = region.get("nonfinite") or ()
+                for key, prefix in (("grad_rel_error", GRAD_PREFIX), ("inversion_error", INV_PREFIX)):
+                    value = _num(region.get(key))
+                    # null is NaN or Inf where the row says so (a gap in the curve and a warning), else
+                    # not measured (no point)
+                    self._add(prefix + name, pos, math.nan if value is None and key in bad else value)
         elif kind == "event":
             self._event(row)
 
