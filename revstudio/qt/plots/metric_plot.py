@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from revstudio.qt.plots import plot_theme
 from revstudio.qt.plots.bytes_axis import BytesAxis
 from revstudio.qt.plots.fitted_label import FittedLabel
+from revstudio.qt.plots.legend_fit import LineSample, fit_legend
 from revstudio.qt.plots.rows import RunData
 from revstudio.qt.plots.series import Series
 
@@ -55,14 +56,18 @@ class Channel:
     label: str
     dashed: bool = False
     prefix: bool = False
+    short: str = ""  # the label before each name where a run has several (a legend has a third of a window)
 
     def names(self, run: RunData) -> list[str]:
         if self.prefix:
             return sorted(n for n in run.series if n.startswith(self.key))
         return [self.key] if self.key in run.series else []
 
-    def title(self, name: str) -> str:
-        return f"{self.label} {name[len(self.key):]}" if self.prefix else self.label
+    def title(self, name: str, several: bool = True) -> str:
+        """The curve's legend entry: with one name under the prefix (one region) the label alone."""
+        if not self.prefix or not several:
+            return self.label
+        return f"{self.short or self.label} {name[len(self.key):].removeprefix('region-')}"
 
 
 @dataclass
@@ -136,7 +141,7 @@ class MetricPlot(QWidget):
         item = self.plot.getPlotItem()
         # No grid: pyqtgraph draws it into the axes' pictures, repainted whenever a range moves,
         # and it was most of a frame's cost while a run streams (benchmarks/bench_plots.py).
-        item.addLegend(offset=(-8, 8), labelTextSize="8pt")
+        item.addLegend(offset=(-8, 8), labelTextSize="8pt", sampleType=LineSample)
         item.setMenuEnabled(False)
         if units == "B":  # in KiB/MiB/GiB like the lines' labels, not pyqtgraph's decimal MB
             item.setAxisItems({"left": BytesAxis("left")})
@@ -156,6 +161,7 @@ class MetricPlot(QWidget):
         item.legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.plot.scene().sigMouseMoved.connect(self._hover)
         item.getViewBox().sigXRangeChanged.connect(self._range_changed)
+        item.getViewBox().sigResized.connect(lambda _vb: fit_legend(item))  # whole inside the plot
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 2, 0, 0)
         layout.setSpacing(0)
@@ -197,10 +203,11 @@ class MetricPlot(QWidget):
         self._runs = list(runs)
         self._plan_x(runs, axis)
         wanted: set[tuple[str, str]] = set()
-        redrawn = 0
+        redrawn = made = 0
         overlay = len(runs) > 1
         for run, colour in runs:
             names = [(ch, n) for ch in self.channels for n in ch.names(run)]
+            several = {ch.key: sum(1 for c, _n in names if c is ch) > 1 for ch in self.channels}
             for i, (channel, name) in enumerate(names):
                 key = (run.name, name)
                 wanted.add(key)
@@ -208,16 +215,21 @@ class MetricPlot(QWidget):
                 curve = self.curves.get(key)
                 if curve is None:
                     base = colour if overlay else PALETTE[i % len(PALETTE)]
-                    label = f"{run.name}: {channel.title(name)}" if overlay else channel.title(name)
+                    label = f"{run.name}: {channel.title(name, several[channel.key])}" if overlay \
+                        else channel.title(name, several[channel.key])
                     curve = self.curves[key] = self._make_curve(base, label, channel.dashed)
+                    made += 1
                 stamp = (axis, weight > 0, self.log_y)
                 if curve.version == series.version and curve.stamp == stamp:
                     continue
                 self._set_data(curve, series, axis, weight > 0)
                 curve.version, curve.stamp = series.version, stamp
                 redrawn += 1
-        for key in [k for k in self.curves if k not in wanted]:
+        stale = [k for k in self.curves if k not in wanted]
+        for key in stale:
             self._remove_curve(self.curves.pop(key))
+        if made or stale:
+            fit_legend(self.plot.getPlotItem())
         for fn in self.on_refresh:
             fn(self)
         self._follow_y()

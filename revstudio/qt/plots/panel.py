@@ -85,9 +85,10 @@ class PlotsPanel(QWidget):
         self.accuracy = MetricPlot("Accuracy", [Channel("accuracy", "accuracy"),
                                                 Channel("val_accuracy", "val accuracy", dashed=True)], "accuracy")
         self.memory = MetricPlot("Memory", [Channel("peak_bytes", "measured peak")], "peak", units="B")
-        self.gradcheck = MetricPlot("Gradient check", [Channel(GRAD_PREFIX, "grad disagreement", prefix=True),
+        self.gradcheck = MetricPlot("Gradient check", [Channel(GRAD_PREFIX, "grad disagreement", prefix=True,
+                                                               short="grad"),
                                                        Channel(INV_PREFIX, "inversion error", dashed=True,
-                                                               prefix=True)],
+                                                               prefix=True, short="inversion")],
                                     "relative error", log_y=True, floor=1e-12)
         self.throughput = MetricPlot("Throughput", [Channel("samples_per_s", "samples/s")], "samples/s")
         self.plots = [self.loss, self.accuracy, self.memory, self.gradcheck, self.throughput]

@@ -1,0 +1,70 @@
+"""The Plots tab fits its window: legends lie whole inside their plots, and the grid needs no
+horizontal scroll at 1280 px (fewer columns in a narrower window), in both themes."""
+from __future__ import annotations
+
+import pytest
+
+from revstudio.qt.plots.rows import RunData
+
+
+def _run(regions: list[str]) -> RunData:
+    """What a 150-step digits_revnet run logs (its one region is "region-block0_split")."""
+    run = RunData("digits_revnet-20261206-170800")
+    rows = [{"kind": "event", "event": "started", "time": 0.0, "mode": "reversible", "regions": regions,
+             "config": {"precision": "fp32", "gradcheck_every": 50, "steps": 150}, "total_steps": 150,
+             "estimate_bytes": 1332616, "standard_estimate_bytes": 1782312}]
+    for step in range(10, 151, 10):
+        rows.append({"kind": "step", "step": step, "epoch": step / 25, "time": step / 40, "loss": 2.3 / step * 10,
+                     "accuracy": 1 - 1 / step, "samples_per_s": 2900.0 + step, "peak_bytes": 1_300_000 + step})
+        if step % 50 == 0:
+            rows.append({"kind": "val", "step": step, "epoch": step / 25, "time": step / 40, "val_loss": 0.1,
+                         "val_accuracy": 0.97})
+            rows.append({"kind": "gradcheck", "step": step, "epoch": step / 25, "time": step / 40,
+                         "regions": [{"region": r, "grad_rel_error": 2.5e-8, "inversion_error": 0.0}
+                                     for r in regions]})
+    for row in rows:
+        run.feed(row)
+    return run
+
+
+def _plots_window(make_window, qtbot, theme: str, width: int, regions: list[str]):
+    window = make_window()
+    window.set_theme(theme)
+    window.resize(width, 800)
+    qtbot.wait(400)  # the docks settle at their shares of this width
+    window.training.show_tab("Plots")
+    panel = window.training.plots
+    panel.set_runs([_run(regions)])
+    qtbot.wait(200)
+    panel.refresh(force=True)
+    qtbot.wait(50)
+    return window, panel
+
+
+def _outside(plot) -> list[str]:
+    """The legend entries of ``plot`` that do not lie whole inside its drawing area."""
+    item = plot.plot.getPlotItem()
+    legend = item.legend
+    area = item.getViewBox().sceneBoundingRect().adjusted(-1, -1, 1, 1)
+    box = legend.sceneBoundingRect()
+    if not legend.items or area.contains(box):
+        return []
+    return [f"{label.text!r} at {box.left():.0f}..{box.right():.0f} x {box.top():.0f}..{box.bottom():.0f}, "
+            f"plot {area.left():.0f}..{area.right():.0f} x {area.top():.0f}..{area.bottom():.0f}"
+            for _sample, label in legend.items]
+
+
+@pytest.mark.parametrize("theme", ["dark", "light"])
+@pytest.mark.parametrize("regions", [["region-block0_split"], ["region-block0_split", "region-block1_split"]])
+def test_every_legend_lies_whole_inside_its_plot_at_1280(make_window, qtbot, theme, regions):
+    # After a 150-step digits_revnet run the gradient check's entries ("grad disagreement
+    # region-block0_split") were wider than its plot: their first letters were cut at its left edge.
+    window, panel = _plots_window(make_window, qtbot, theme, 1280, regions)
+    assert panel.gradcheck.curves, "the gradient check has curves"
+    for plot in panel.plots:
+        assert not _outside(plot), (plot.title_text, _outside(plot))
+    # each region is still told apart
+    legend = panel.gradcheck.plot.getPlotItem().legend
+    assert legend.isVisible()  # whole, not hidden to pass
+    texts = [label.text for _s, label in legend.items]
+    assert len(set(texts)) == len(texts) == 2 * len(regions), texts
