@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QGraphicsItem,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -121,18 +122,24 @@ class MetricPlot(QWidget):
         self.log_box = QCheckBox("log y")
         self.log_box.setChecked(log_y)
         self.log_box.toggled.connect(self.set_log_y)
-        self.png_button = QToolButton()
-        self.png_button.setText("PNG")
-        self.png_button.setToolTip("Save this plot as a PNG image")
-        self.csv_button = QToolButton()
-        self.csv_button.setText("CSV")
-        self.csv_button.setToolTip("Save the curves of this plot as CSV (raw and smoothed values)")
+        # One Save button with a menu, not a PNG and a CSV button: the tool row sets the plot's least
+        # width, and with both a third of a 1280 px window's Output panel was too narrow for it.
+        self.save_button = QToolButton()
+        self.save_button.setText("Save")
+        self.save_button.setToolTip("Save this plot as a PNG image, or its curves as CSV")
+        self.save_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.save_button)
+        self.png_action = menu.addAction("PNG image…")
+        self.png_action.setToolTip("Save this plot as a PNG image")
+        self.csv_action = menu.addAction("CSV table…")
+        self.csv_action.setToolTip("Save the curves of this plot as CSV (raw and smoothed values)")
+        self.save_button.setMenu(menu)
         tools = QHBoxLayout()
         tools.setContentsMargins(4, 0, 4, 0)
-        tools.setSpacing(8)
+        tools.setSpacing(6)
         tools.addWidget(self.title)
         tools.addStretch(1)
-        for tool in (self.log_box, self.png_button, self.csv_button):
+        for tool in (self.log_box, self.save_button):
             tools.addWidget(tool)
 
         self.plot = _TimedPlotWidget()

@@ -3,6 +3,7 @@ horizontal scroll at 1280 px (fewer columns in a narrower window), in both theme
 from __future__ import annotations
 
 import pytest
+from PySide6.QtWidgets import QScrollArea
 
 from revstudio.qt.plots.rows import RunData
 
@@ -68,3 +69,14 @@ def test_every_legend_lies_whole_inside_its_plot_at_1280(make_window, qtbot, the
     assert legend.isVisible()  # whole, not hidden to pass
     texts = [label.text for _s, label in legend.items]
     assert len(set(texts)) == len(texts) == 2 * len(regions), texts
+@pytest.mark.parametrize("width", [1280, 900])
+def test_the_plots_need_no_horizontal_scroll(make_window, qtbot, width):
+    # At 1280 px the Plots tab's third column ran past its edge: it scrolled sideways.
+    window, panel = _plots_window(make_window, qtbot, "dark", width, ["region-block0_split"])
+    area = window.training.plots_tab.findChild(QScrollArea, "plotsScroll")
+    assert area.horizontalScrollBar().maximum() == 0, (width, area.viewport().width(), panel.minimumSizeHint())
+    for plot in panel.plots:  # no plot squeezed under what its tools and axes need
+        assert plot.width() >= plot.minimumSizeHint().width(), (plot.title_text, plot.width())
+        assert not _outside(plot), (plot.title_text, _outside(plot))
+    if width == 1280:
+        assert panel.columns == 3
