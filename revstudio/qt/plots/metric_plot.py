@@ -106,6 +106,7 @@ class MetricPlot(QWidget):
         self.dirty = False  # zoomed: the next tick redraws even if no row arrived
         self._planned: tuple[float, float] | None = None  # x range set from the runs' lengths
         self.curves: dict[tuple[str, str], _Curve] = {}
+        self._overlaid = False  # the curves were made for several runs (a colour per run)
         self.axis = "step"
         self.weight = 0.0
         self._runs: list[tuple[RunData, str]] = []
@@ -212,6 +213,11 @@ class MetricPlot(QWidget):
         wanted: set[tuple[str, str]] = set()
         redrawn = made = 0
         overlay = len(runs) > 1
+        if overlay != self._overlaid:  # a run's curves change colour and name with the mode: anew
+            self._overlaid = overlay
+            for made_before in self.curves.values():
+                self._remove_curve(made_before)
+            self.curves.clear()
         for run, colour in runs:
             names = [(ch, n) for ch in self.channels for n in ch.names(run)]
             several = {ch.key: sum(1 for c, _n in names if c is ch) > 1 for ch in self.channels}
@@ -222,8 +228,12 @@ class MetricPlot(QWidget):
                 curve = self.curves.get(key)
                 if curve is None:
                     base = colour if overlay else PALETTE[i % len(PALETTE)]
-                    label = f"{run.name}: {channel.title(name, several[channel.key])}" if overlay \
-                        else channel.title(name, several[channel.key])
+                    # Overlaid, a run is one colour and a dashed curve its validation/inversion one:
+                    # the legend names each run once ("run-a: loss", "run-a: val loss", ... made
+                    # twice the entries, too many for a plot a third of a window wide)
+                    label: str | None = channel.title(name, several[channel.key])
+                    if overlay:
+                        label = run.name if i == 0 else None
                     curve = self.curves[key] = self._make_curve(base, label, channel.dashed)
                     made += 1
                 stamp = (axis, weight > 0, self.log_y)
@@ -306,14 +316,14 @@ class MetricPlot(QWidget):
         lo_set, hi_set = vb.viewRange()[1]
         self._y_set = (float(lo_set), float(hi_set), self.log_y)
 
-    def _make_curve(self, colour: str, label: str, dashed: bool) -> _Curve:
+    def _make_curve(self, colour: str, label: str | None, dashed: bool) -> _Curve:
         faint = QColor(colour)
         faint.setAlpha(70)
         style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
         raw = pg.PlotCurveItem(pen=pg.mkPen(faint, width=1, style=style))
         smooth = pg.PlotCurveItem(pen=pg.mkPen(colour, width=2, style=style), name=label)
         self.plot.addItem(raw)
-        self.plot.addItem(smooth)  # with its name: the legend lists it
+        self.plot.addItem(smooth)  # with its name: the legend lists it (a nameless one, not)
         return _Curve(raw, smooth)
 
     def _remove_curve(self, curve: _Curve) -> None:

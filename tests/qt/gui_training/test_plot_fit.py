@@ -80,3 +80,20 @@ def test_the_plots_need_no_horizontal_scroll(make_window, qtbot, width):
         assert not _outside(plot), (plot.title_text, _outside(plot))
     if width == 1280:
         assert panel.columns == 3
+
+
+def test_overlaid_runs_are_each_named_once_in_a_legend_that_fits(make_window, qtbot):
+    # Overlaid, every curve had its own entry ("run: loss", "run: val loss"): three runs made six
+    # long entries, more than a plot a third of a 1280 px window could hold.
+    window, panel = _plots_window(make_window, qtbot, "dark", 1280, ["region-block0_split"])
+    runs = [_run(["region-block0_split"]) for _ in range(3)]
+    for i, run in enumerate(runs):
+        run.name = f"digits_revnet-20261206-17080{i}"
+    panel.set_runs(runs)
+    qtbot.wait(100)
+    panel.refresh(force=True)
+    for plot in panel.plots:
+        legend = plot.plot.getPlotItem().legend
+        texts = [label.text for _s, label in legend.items]
+        assert len(texts) == 3 and len(set(texts)) == 3, (plot.title_text, texts)
+        assert legend.isVisible() and not _outside(plot), (plot.title_text, texts, _outside(plot))
