@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from revstudio.qt.plots import plot_theme
 from revstudio.qt.plots.bytes_axis import BytesAxis
+from revstudio.qt.plots.channel import Channel
 from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.legend_fit import LineSample, fit_legend
 from revstudio.qt.plots.rows import RunData
@@ -47,28 +48,6 @@ PALETTE = ("#4e9af1", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#e
 TICK_TEXT_WIDTH = 42  # px for the y tick labels ("1e-10", "0.0001", "2.95")
 MARK_LABEL_PX = 24  # room for a reference line's label above it (pyqtgraph's 22 px text box, the memory plot)
 AXIS_LABELS = {"step": ("step", ""), "epoch": ("epoch", ""), "time": ("wall time", "s")}
-
-
-@dataclass
-class Channel:
-    """Which series of a run a plot draws: a fixed name, or all names under a prefix (per region)."""
-
-    key: str
-    label: str
-    dashed: bool = False
-    prefix: bool = False
-    short: str = ""  # the label before each name where a run has several (a legend has a third of a window)
-
-    def names(self, run: RunData) -> list[str]:
-        if self.prefix:
-            return sorted(n for n in run.series if n.startswith(self.key))
-        return [self.key] if self.key in run.series else []
-
-    def title(self, name: str, several: bool = True) -> str:
-        """The curve's legend entry: with one name under the prefix (one region) the label alone."""
-        if not self.prefix or not several:
-            return self.label
-        return f"{self.short or self.label} {name[len(self.key):].removeprefix('region-')}"
 
 
 @dataclass
@@ -169,7 +148,7 @@ class MetricPlot(QWidget):
         item.legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.plot.scene().sigMouseMoved.connect(self._hover)
         item.getViewBox().sigXRangeChanged.connect(self._range_changed)
-        item.getViewBox().sigResized.connect(lambda _vb: fit_legend(item))  # whole inside the plot
+        item.getViewBox().sigResized.connect(lambda _vb: self._fit_legend())  # whole inside the plot
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 2, 0, 0)
         layout.setSpacing(0)
@@ -246,11 +225,19 @@ class MetricPlot(QWidget):
         for key in stale:
             self._remove_curve(self.curves.pop(key))
         if made or stale:
-            fit_legend(self.plot.getPlotItem())
+            self._fit_legend()
         for fn in self.on_refresh:
             fn(self)
         self._follow_y()
         return redrawn
+
+    def _fit_legend(self) -> None:
+        """The legend whole inside the plot; none for a lone curve, which the y axis names (the
+        memory plot's "measured peak" lay over its "est. standard" line's label)."""
+        item = self.plot.getPlotItem()
+        fit_legend(item)
+        if len(self.curves) < 2:
+            item.legend.hide()
 
     def _follow_y(self) -> None:
         """Frame y over the drawn curves, moving the range only when a curve leaves it.

@@ -97,3 +97,18 @@ def test_overlaid_runs_are_each_named_once_in_a_legend_that_fits(make_window, qt
         texts = [label.text for _s, label in legend.items]
         assert len(texts) == 3 and len(set(texts)) == 3, (plot.title_text, texts)
         assert legend.isVisible() and not _outside(plot), (plot.title_text, texts, _outside(plot))
+
+
+@pytest.mark.parametrize("theme", ["dark", "light"])
+def test_no_legend_lies_over_the_memory_plots_line_labels(make_window, qtbot, theme):
+    # The memory plot's one-entry legend ("measured peak") lay over the label of its top reference
+    # line: "est. standard 1.7 MiB" read "est. s". A lone curve is named by its y axis ("peak"; the
+    # estimates' lines by their labels) instead.
+    window, panel = _plots_window(make_window, qtbot, theme, 1280, ["region-block0_split"])
+    legend = panel.memory.plot.getPlotItem().legend
+    labels = [line.label for line in panel._memory_refs if line.isVisible()]
+    assert labels, "the run has estimates: their lines are drawn"
+    for label in labels:
+        covered = legend.isVisible() and legend.sceneBoundingRect().intersects(label.sceneBoundingRect())
+        assert not covered, (label.toPlainText(), legend.sceneBoundingRect(), label.sceneBoundingRect())
+    assert panel.memory.plot.getAxis("left").labelText == "peak"
