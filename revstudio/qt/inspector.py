@@ -7,6 +7,7 @@ explanation) are read from the latest check report and refresh after each edit.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -486,9 +487,14 @@ def _table(rows: list[tuple[str, str]]) -> str:
     muted = colors().muted
     body = "".join(
         f"<tr><td style='color:{muted}; padding:2px 12px 2px 0'>{escape(k)}</td>"
-        f"<td style='padding:2px 0'>{escape(v)}</td></tr>" for k, v in rows
+        f"<td style='padding:2px 0'>{_glue_units(escape(v))}</td></tr>" for k, v in rows
     )
     return f"<table cellspacing='0'>{body}</table>"
+
+
+def _glue_units(text: str) -> str:
+    """A number and its unit on one line ("1.4&nbsp;MiB"): a narrow panel wrapped "MiB" alone."""
+    return re.sub(r"(\d) (?=(?:[KMGT]i)?B\b|[kM]\b)", r"\1&nbsp;", text)
 
 
 def _note(kind: str, message: str, token: str) -> str:

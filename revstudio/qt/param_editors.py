@@ -215,6 +215,10 @@ class ChoiceEditor(ParamEditor):
         self.combo = QComboBox(self)
         self.combo.setToolTip(self.toolTip())
         self.combo.addItems(list(getattr(param, "options", ())))
+        # As narrow as a few letters (the form widens it): sized to its longest option ("kaiming_uniform")
+        # it set the inspector's least width past its share of a 900 px window, cutting every editor
+        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.combo.setMinimumContentsLength(6)
         self._vbox.addWidget(self.combo)
         self._vbox.addWidget(self.error_label)
         self.combo.activated.connect(self._on_activated)

@@ -132,3 +132,56 @@ def test_far_out_the_region_label_stays_above_its_nodes(qtbot) -> None:
     assert inside
     _, rect, shown, inside = region.label_layout(0.5)
     assert not inside and rect.bottom() <= box.top() and shown == region.label
+
+
+class _RecordingPainter:
+    """Stands in for the QPainter a card paints with at zoom ``lod``: keeps each text and its font."""
+
+    def __init__(self, lod: float) -> None:
+        from PySide6.QtGui import QFont, QTransform
+
+        self._transform = QTransform.fromScale(lod, lod)
+        self.font = QFont()
+        self.texts: list[tuple[str, float]] = []
+
+    def worldTransform(self):  # noqa: N802 - QPainter API
+        return self._transform
+
+    def setFont(self, font) -> None:  # noqa: N802 - QPainter API
+        from PySide6.QtGui import QFont
+
+        self.font = QFont(font)
+
+    def drawText(self, *args) -> None:  # noqa: N802 - QPainter API
+        text = next(a for a in args if isinstance(a, str))
+        self.texts.append((text, self.font.pointSizeF()))
+
+    def __getattr__(self, name):  # pens, brushes, shapes: not text
+        return lambda *args, **kwargs: None
+
+
+def test_a_cards_words_are_drawn_large_enough_to_read_or_not_at_all(qtbot):
+    # Between 35 % (where cards turn into blocks) and about 60 % the detailed card drew its title,
+    # id and port names 4-5 px high: a title such as "Merge" read as "....." in a screenshot.
+    # Every word drawn now is at least 4.5 pt (6 px) on screen, from the 10 % floor to 400 %, and
+    # the title is always there while the card is drawn in detail.
+    from PySide6.QtWidgets import QStyleOptionGraphicsItem
+
+    from revstudio.qt.canvas.node_item import FAR
+
+    min_pt = 4.5  # 6 px at 96 dpi
+
+    g = _graph()
+    g.add_node("AffineCoupling", "block0_a_rather_long_coupling_id", {}, (660, 0))
+    view = GraphView(Document(g))
+    qtbot.addWidget(view)
+    option = QStyleOptionGraphicsItem()
+    for percent in range(10, 401, 5):
+        lod = percent / 100
+        for node_id, item in view.scene().node_items.items():
+            painter = _RecordingPainter(lod)
+            item.paint(painter, option, None)
+            small = [(t, round(pt * lod, 2)) for t, pt in painter.texts if pt * lod < min_pt - 1e-6]
+            assert not small, (percent, node_id, small)
+            if lod >= FAR:
+                assert painter.texts and painter.texts[0][0].rstrip("…").strip(". "), (percent, node_id)

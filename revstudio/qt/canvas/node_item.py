@@ -29,6 +29,10 @@ PORT_RADIUS = 5.0
 PORT_HIT = 11.0      # generous hit radius: ports are small targets
 CORNER = 7.0
 FAR = 0.35           # below this zoom a node is drawn as a block (level of detail)
+# Words drawn smaller than this on screen (points at the view's zoom; 6 px) read as dots: between
+# FAR and about 60 % a title such as "Merge" showed as ".....". Below it the title is drawn at this
+# size across the header, and the id, port names and parameter lines (7.5 pt) are left out.
+MIN_TEXT_PT = 4.5
 
 _TITLE_FONT = QFont()
 _TITLE_FONT.setPointSizeF(9.0)
@@ -207,7 +211,7 @@ class NodeItem(QGraphicsItem):
         painter.fillRect(QRectF(0, HEADER, WIDTH, self._height - HEADER), theme.node_body)
         painter.fillRect(QRectF(0, 0, WIDTH, HEADER), header_color)
         title, size = far_title(d.title, self._height, lod)
-        if size * lod >= 4.0:  # too small to read: the coloured block alone says enough
+        if size * lod >= MIN_TEXT_PT:  # too small to read: the coloured block alone says enough
             font = QFont(_TITLE_FONT)
             font.setPointSizeF(size)
             painter.setFont(font)
@@ -274,16 +278,23 @@ class NodeItem(QGraphicsItem):
         painter.setPen(outline)
         painter.drawPath(body)
 
-        # title + id
-        painter.setFont(_TITLE_FONT)
-        painter.setPen(theme.node_text if theme.dark else theme.node_text)
-        fm = QFontMetricsF(_TITLE_FONT)
-        title = fm.elidedText(d.title, Qt.TextElideMode.ElideRight, WIDTH * 0.55)
+        # title + id (below MIN_TEXT_PT on screen: the title alone, large enough to read)
+        words = _BODY_FONT.pointSizeF() * lod >= MIN_TEXT_PT
+        title_font = _TITLE_FONT
+        if _TITLE_FONT.pointSizeF() * lod < MIN_TEXT_PT:
+            title_font = QFont(_TITLE_FONT)
+            title_font.setPointSizeF(MIN_TEXT_PT / lod)
+        painter.setFont(title_font)
+        painter.setPen(theme.node_text)
+        title = QFontMetricsF(title_font).elidedText(d.title, Qt.TextElideMode.ElideRight,
+                                                     WIDTH * 0.55 if words else WIDTH - 16)
         painter.drawText(QRectF(8, 0, WIDTH - 16, HEADER), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, title)
         painter.setFont(_BODY_FONT)
         fmb = QFontMetricsF(_BODY_FONT)
-        ident = elide_id(self.node_id)
-        painter.drawText(QRectF(8, 0, WIDTH - 16, HEADER), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, ident)
+        if words:
+            ident = elide_id(self.node_id)
+            painter.drawText(QRectF(8, 0, WIDTH - 16, HEADER), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+                             ident)
 
         # ports (while a wire is drawn: a ring on those that can take it, dim the rest)
         port_state = getattr(scene, "port_state", None)
@@ -305,6 +316,8 @@ class NodeItem(QGraphicsItem):
                 painter.setBrush(QBrush(theme.hover if hovered else color))
                 r = PORT_RADIUS + (1.5 if hovered else 0.0)
                 painter.drawEllipse(p, r, r)
+                if not words:
+                    continue
                 painter.setPen(theme.node_subtext)
                 label_rect = QRectF(p.x() + 9, p.y() - ROW / 2, WIDTH / 2 - 12, ROW)
                 align = Qt.AlignmentFlag.AlignLeft
@@ -314,6 +327,8 @@ class NodeItem(QGraphicsItem):
                 painter.drawText(label_rect, align | Qt.AlignmentFlag.AlignVCenter, port)
 
         # key params and footer
+        if not words:
+            return
         y = HEADER + PAD + max(len(d.inputs), len(d.outputs), 1) * ROW
         painter.setPen(theme.node_text)
         for line in d.lines:

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QGraphicsItem,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -37,7 +38,9 @@ from PySide6.QtWidgets import (
 
 from revstudio.qt.plots import plot_theme
 from revstudio.qt.plots.bytes_axis import BytesAxis
+from revstudio.qt.plots.channel import Channel
 from revstudio.qt.plots.fitted_label import FittedLabel
+from revstudio.qt.plots.legend_fit import LineSample, fit_legend
 from revstudio.qt.plots.rows import RunData
 from revstudio.qt.plots.series import Series
 
@@ -45,24 +48,6 @@ PALETTE = ("#4e9af1", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#e
 TICK_TEXT_WIDTH = 42  # px for the y tick labels ("1e-10", "0.0001", "2.95")
 MARK_LABEL_PX = 24  # room for a reference line's label above it (pyqtgraph's 22 px text box, the memory plot)
 AXIS_LABELS = {"step": ("step", ""), "epoch": ("epoch", ""), "time": ("wall time", "s")}
-
-
-@dataclass
-class Channel:
-    """Which series of a run a plot draws: a fixed name, or all names under a prefix (per region)."""
-
-    key: str
-    label: str
-    dashed: bool = False
-    prefix: bool = False
-
-    def names(self, run: RunData) -> list[str]:
-        if self.prefix:
-            return sorted(n for n in run.series if n.startswith(self.key))
-        return [self.key] if self.key in run.series else []
-
-    def title(self, name: str) -> str:
-        return f"{self.label} {name[len(self.key):]}" if self.prefix else self.label
 
 
 @dataclass
@@ -100,6 +85,7 @@ class MetricPlot(QWidget):
         self.dirty = False  # zoomed: the next tick redraws even if no row arrived
         self._planned: tuple[float, float] | None = None  # x range set from the runs' lengths
         self.curves: dict[tuple[str, str], _Curve] = {}
+        self._overlaid = False  # the curves were made for several runs (a colour per run)
         self.axis = "step"
         self.weight = 0.0
         self._runs: list[tuple[RunData, str]] = []
@@ -116,18 +102,24 @@ class MetricPlot(QWidget):
         self.log_box = QCheckBox("log y")
         self.log_box.setChecked(log_y)
         self.log_box.toggled.connect(self.set_log_y)
-        self.png_button = QToolButton()
-        self.png_button.setText("PNG")
-        self.png_button.setToolTip("Save this plot as a PNG image")
-        self.csv_button = QToolButton()
-        self.csv_button.setText("CSV")
-        self.csv_button.setToolTip("Save the curves of this plot as CSV (raw and smoothed values)")
+        # One Save button with a menu, not a PNG and a CSV button: the tool row sets the plot's least
+        # width, and with both a third of a 1280 px window's Output panel was too narrow for it.
+        self.save_button = QToolButton()
+        self.save_button.setText("Save")
+        self.save_button.setToolTip("Save this plot as a PNG image, or its curves as CSV")
+        self.save_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.save_button)
+        self.png_action = menu.addAction("PNG image…")
+        self.png_action.setToolTip("Save this plot as a PNG image")
+        self.csv_action = menu.addAction("CSV table…")
+        self.csv_action.setToolTip("Save the curves of this plot as CSV (raw and smoothed values)")
+        self.save_button.setMenu(menu)
         tools = QHBoxLayout()
         tools.setContentsMargins(4, 0, 4, 0)
-        tools.setSpacing(8)
+        tools.setSpacing(6)
         tools.addWidget(self.title)
         tools.addStretch(1)
-        for tool in (self.log_box, self.png_button, self.csv_button):
+        for tool in (self.log_box, self.save_button):
             tools.addWidget(tool)
 
         self.plot = _TimedPlotWidget()
@@ -137,7 +129,7 @@ class MetricPlot(QWidget):
         item = self.plot.getPlotItem()
         # No grid: pyqtgraph draws it into the axes' pictures, repainted whenever a range moves,
         # and it was most of a frame's cost while a run streams (benchmarks/bench_plots.py).
-        item.addLegend(offset=(-8, 8), labelTextSize="8pt")
+        item.addLegend(offset=(-8, 8), labelTextSize="8pt", sampleType=LineSample)
         item.setMenuEnabled(False)
         if units == "B":  # in KiB/MiB/GiB like the lines' labels, not pyqtgraph's decimal MB
             item.setAxisItems({"left": BytesAxis("left")})
@@ -157,6 +149,7 @@ class MetricPlot(QWidget):
         item.legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.plot.scene().sigMouseMoved.connect(self._hover)
         item.getViewBox().sigXRangeChanged.connect(self._range_changed)
+        item.getViewBox().sigResized.connect(lambda _vb: self._fit_legend())  # whole inside the plot
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 2, 0, 0)
         layout.setSpacing(0)
@@ -198,10 +191,16 @@ class MetricPlot(QWidget):
         self._runs = list(runs)
         self._plan_x(runs, axis)
         wanted: set[tuple[str, str]] = set()
-        redrawn = 0
+        redrawn = made = 0
         overlay = len(runs) > 1
+        if overlay != self._overlaid:  # a run's curves change colour and name with the mode: anew
+            self._overlaid = overlay
+            for made_before in self.curves.values():
+                self._remove_curve(made_before)
+            self.curves.clear()
         for run, colour in runs:
             names = [(ch, n) for ch in self.channels for n in ch.names(run)]
+            several = {ch.key: sum(1 for c, _n in names if c is ch) > 1 for ch in self.channels}
             for i, (channel, name) in enumerate(names):
                 key = (run.name, name)
                 wanted.add(key)
@@ -209,20 +208,37 @@ class MetricPlot(QWidget):
                 curve = self.curves.get(key)
                 if curve is None:
                     base = colour if overlay else PALETTE[i % len(PALETTE)]
-                    label = f"{run.name}: {channel.title(name)}" if overlay else channel.title(name)
+                    # Overlaid, a run is one colour and a dashed curve its validation/inversion one:
+                    # the legend names each run once ("run-a: loss", "run-a: val loss", ... made
+                    # twice the entries, too many for a plot a third of a window wide)
+                    label: str | None = channel.title(name, several[channel.key])
+                    if overlay:
+                        label = run.name if i == 0 else None
                     curve = self.curves[key] = self._make_curve(base, label, channel.dashed)
+                    made += 1
                 stamp = (axis, weight > 0, self.log_y)
                 if curve.version == series.version and curve.stamp == stamp:
                     continue
                 self._set_data(curve, series, axis, weight > 0)
                 curve.version, curve.stamp = series.version, stamp
                 redrawn += 1
-        for key in [k for k in self.curves if k not in wanted]:
+        stale = [k for k in self.curves if k not in wanted]
+        for key in stale:
             self._remove_curve(self.curves.pop(key))
+        if made or stale:
+            self._fit_legend()
         for fn in self.on_refresh:
             fn(self)
         self._follow_y()
         return redrawn
+
+    def _fit_legend(self) -> None:
+        """The legend whole inside the plot; none for a lone curve, which the y axis names (the
+        memory plot's "measured peak" lay over its "est. standard" line's label)."""
+        item = self.plot.getPlotItem()
+        fit_legend(item)
+        if len(self.curves) < 2:
+            item.legend.hide()
 
     def _follow_y(self) -> None:
         """Frame y over the drawn curves, moving the range only when a curve leaves it.
@@ -288,14 +304,14 @@ class MetricPlot(QWidget):
         lo_set, hi_set = vb.viewRange()[1]
         self._y_set = (float(lo_set), float(hi_set), self.log_y)
 
-    def _make_curve(self, colour: str, label: str, dashed: bool) -> _Curve:
+    def _make_curve(self, colour: str, label: str | None, dashed: bool) -> _Curve:
         faint = QColor(colour)
         faint.setAlpha(70)
         style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
         raw = pg.PlotCurveItem(pen=pg.mkPen(faint, width=1, style=style))
         smooth = pg.PlotCurveItem(pen=pg.mkPen(colour, width=2, style=style), name=label)
         self.plot.addItem(raw)
-        self.plot.addItem(smooth)  # with its name: the legend lists it
+        self.plot.addItem(smooth)  # with its name: the legend lists it (a nameless one, not)
         return _Curve(raw, smooth)
 
     def _remove_curve(self, curve: _Curve) -> None:

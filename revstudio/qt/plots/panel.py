@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.metric_plot import PALETTE, Channel, MetricPlot
 from revstudio.qt.plots.rows import GRAD_PREFIX, INV_PREFIX, RunData
 from revstudio.qt.report_facts import human_bytes
@@ -38,6 +40,8 @@ FRAME_BUDGET_MS = 14
 # activation stays near 1e-6..1e-5, so 1e-4 is gradcheck's own float32 tolerance. The in-run check
 # runs in the model's own dtype whatever the run's precision (autocast off): one level for every run.
 WARN_LEVEL = 1e-4
+MAX_COLUMNS = 3  # of plots, where the tab is wide enough for them (fewer in a narrow window)
+GRID_SPACING = 6
 
 
 class PlotsPanel(QWidget):
@@ -63,7 +67,8 @@ class PlotsPanel(QWidget):
                                       "behind the smoothed one")
         self.smooth_slider.valueChanged.connect(self._smoothing_changed)
         self.smooth_label = QLabel(f"{self.weight:.2f}")
-        self.shown_label = QLabel("No run yet: press Train (F5) to train this project; the curves appear here.")
+        self.shown_label = FittedLabel()  # shortened in a narrow tab, whole in its tooltip: it set the least width
+        self._say("No run yet: press Train (F5) to train this project; the curves appear here.")
         self.shown_label.setObjectName("plotsShown")
         self.warning = QLabel("")
         self.warning.setObjectName("plotsWarning")
@@ -85,9 +90,10 @@ class PlotsPanel(QWidget):
         self.accuracy = MetricPlot("Accuracy", [Channel("accuracy", "accuracy"),
                                                 Channel("val_accuracy", "val accuracy", dashed=True)], "accuracy")
         self.memory = MetricPlot("Memory", [Channel("peak_bytes", "measured peak")], "peak", units="B")
-        self.gradcheck = MetricPlot("Gradient check", [Channel(GRAD_PREFIX, "grad disagreement", prefix=True),
+        self.gradcheck = MetricPlot("Gradient check", [Channel(GRAD_PREFIX, "grad disagreement", prefix=True,
+                                                               short="grad"),
                                                        Channel(INV_PREFIX, "inversion error", dashed=True,
-                                                               prefix=True)],
+                                                               prefix=True, short="inversion")],
                                     "relative error", log_y=True, floor=1e-12)
         self.throughput = MetricPlot("Throughput", [Channel("samples_per_s", "samples/s")], "samples/s")
         self.plots = [self.loss, self.accuracy, self.memory, self.gradcheck, self.throughput]
@@ -108,25 +114,57 @@ class PlotsPanel(QWidget):
         self.memory.on_refresh.append(self._draw_memory_refs)
         self.gradcheck.on_refresh.append(self._draw_band)
         for plot in self.plots:
-            plot.png_button.clicked.connect(lambda _c=False, p=plot: self._export(p, "png"))
-            plot.csv_button.clicked.connect(lambda _c=False, p=plot: self._export(p, "csv"))
+            plot.png_action.triggered.connect(lambda _c=False, p=plot: self._export(p, "png"))
+            plot.csv_action.triggered.connect(lambda _c=False, p=plot: self._export(p, "csv"))
             plot.log_box.toggled.connect(lambda _on: self.refresh(force=True))
 
-        grid = QGridLayout()
-        grid.setSpacing(6)
-        for i, plot in enumerate(self.plots):
-            grid.addWidget(plot, i // 3, i % 3)
-        layout = QVBoxLayout(self)
+        self.grid = QGridLayout()
+        self.grid.setSpacing(GRID_SPACING)
+        self.columns = 0
+        layout = self._layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(controls)
         layout.addWidget(self.warning)
-        layout.addLayout(grid, 1)
+        layout.addLayout(self.grid, 1)
+        self._place(MAX_COLUMNS)
+        # As narrow as one column of plots: the tab's scroll area then hands this panel the width it
+        # has, and the grid takes as many columns as fit it (three at 1280 px, one at 900) instead of
+        # laying three out past the tab's edge behind a horizontal scroll bar.
+        self.setMinimumWidth(self._columns_width(1))
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.refresh)
         self.timer.start()
         self._seen_by: dict[int, tuple[int, ...]] = {}  # run versions each plot last drew
         self._next = 0
+
+    def _say(self, text: str) -> None:
+        self.shown_label.set_texts([text])
+        self.shown_label.setToolTip(text)
+
+    # ---- the grid -------------------------------------------------------------------
+    def _columns_width(self, n: int) -> int:
+        """The least width that shows ``n`` columns of plots whole."""
+        margins = self.contentsMargins() + self._layout.contentsMargins()
+        widest = max(plot.minimumSizeHint().width() for plot in self.plots)
+        return n * widest + (n - 1) * GRID_SPACING + margins.left() + margins.right()
+
+    def _place(self, n: int) -> None:
+        """The plots in ``n`` columns, row by row."""
+        if n == self.columns:
+            return
+        self.columns = n
+        for plot in self.plots:
+            self.grid.removeWidget(plot)
+        for i, plot in enumerate(self.plots):
+            self.grid.addWidget(plot, i // n, i % n)
+        for c in range(MAX_COLUMNS):
+            self.grid.setColumnStretch(c, 1 if c < n else 0)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt API
+        width = event.size().width()
+        self._place(next((n for n in range(MAX_COLUMNS, 1, -1) if self._columns_width(n) <= width), 1))
+        super().resizeEvent(event)
 
     # ---- what is shown ----------------------------------------------------------
     @property
@@ -142,11 +180,11 @@ class PlotsPanel(QWidget):
             if run.weight != self.weight:
                 run.set_weight(self.weight)
         if not self.runs:
-            self.shown_label.setText("No run shown: press Train (F5), or select runs in the Runs tab.")
+            self._say("No run shown: press Train (F5), or select runs in the Runs tab.")
         elif len(self.runs) == 1:
-            self.shown_label.setText(f"Run {self.runs[0].name} ({self.runs[0].status})")
+            self._say(f"Run {self.runs[0].name} ({self.runs[0].status})")
         else:
-            self.shown_label.setText(f"{len(self.runs)} runs overlaid: " + ", ".join(r.name for r in self.runs))
+            self._say(f"{len(self.runs)} runs overlaid: " + ", ".join(r.name for r in self.runs))
         self.refresh(force=True)
 
     def _smoothing_changed(self, value: int) -> None:
@@ -189,7 +227,7 @@ class PlotsPanel(QWidget):
         if redrawn or force:
             self._update_warning()
             if len(self.runs) == 1:
-                self.shown_label.setText(f"Run {self.runs[0].name} ({self.runs[0].status})")
+                self._say(f"Run {self.runs[0].name} ({self.runs[0].status})")
         return redrawn
 
     # ---- reference lines, band, warning --------------------------------------------
