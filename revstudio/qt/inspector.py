@@ -7,7 +7,6 @@ explanation) are read from the latest check report and refresh after each edit.
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -32,6 +31,7 @@ from revstudio.diagnostics.estimate import precision_note
 from revstudio.qt import report_facts as rf
 from revstudio.qt.canvas.rename import rename_problem
 from revstudio.qt.document import Document
+from revstudio.qt.inspector_text import note, table
 from revstudio.qt.memory_figures import ORDER, BatchField, batch_label, estimate_of, node_lines
 from revstudio.qt.param_commit import ParamCommitter
 from revstudio.qt.param_editors import GroupEditor, ParamEditor, make_editor
@@ -380,7 +380,7 @@ class Inspector(QWidget):
         if self.graph is not g:  # a group body: its own counts; shapes live on its Group nodes
             users = [n.id for n in g if self.graph in (g.groups.get(v) for v in n.params.values()
                                                           if isinstance(v, str))]
-            return _table([("Nodes", str(len(self.graph.nodes))), ("Edges", str(len(self.graph.edges))),
+            return table([("Nodes", str(len(self.graph.nodes))), ("Edges", str(len(self.graph.edges))),
                            ("Used by", ", ".join(users) or "no node yet")])
         rows = [("Nodes", str(len(g.nodes))), ("Edges", str(len(g.edges))), ("Groups", str(len(g.groups)))]
         if report is not None:
@@ -397,17 +397,17 @@ class Inspector(QWidget):
                 rows.append(("Memory figures",
                              f"{batch_label(est)}; weights {rf.human_bytes(est.parameter_bytes())}{partial}"))
                 precision = str((g.training or {}).get("precision") or "fp32")
-                note = precision_note(precision)
-                if note:  # the project trains under autocast: these are not its steps' figures
-                    rows.append(("Precision", f"{precision} runs: {note}"))
+                caution = precision_note(precision)
+                if caution:  # the project trains under autocast: these are not its steps' figures
+                    rows.append(("Precision", f"{precision} runs: {caution}"))
                 rows += [(f"Memory ({m})", f"kept {rf.human_bytes(est.activation_bytes(m))}, "
                                            f"peak {rf.human_bytes(est.peak_bytes(m))}") for m in ORDER]
                 from revstudio.diagnostics.explain import mode_notes
 
-                rows += [("Why", note) for note in mode_notes(est)]
+                rows += [("Why", why) for why in mode_notes(est)]
         if self.document.analysis_error:
             rows.append(("Analysis", self.document.analysis_error))
-        return _table(rows)
+        return table(rows)
 
     def _selection_facts(self, report: Any) -> str:
         """Several nodes selected: their own figures, summed (not the project's)."""
@@ -433,7 +433,7 @@ class Inspector(QWidget):
         errors = sum(1 for nid in ids for d in rf.diagnostics_for(sub, nid) if d.severity == "error")
         if errors:
             rows.append(("Diagnostics", f"{errors} error{'s' * (errors != 1)} in the selection"))
-        return _table(rows)
+        return table(rows)
 
     def _body_report(self, report: Any) -> Any:
         """The report that covers the graph shown: the main one or a group body's."""
@@ -468,40 +468,13 @@ class Inspector(QWidget):
             rows.append(("Reversible", f"in {label}" + (f", saves {rf.human_bytes(saved)}" if saved else "")))
         elif sub is report and getattr(report, "estimate", None) is not None:
             rows.append(("Reversible", "no: runs with plain autograd"))
-        text = _table(rows)
+        text = table(rows)
         diags = rf.diagnostics_for(sub, node.id)
         misses = rf.near_misses_for(sub, node.id)
         for d in diags:
             if d not in misses:
-                text += _note(d.severity, d.message, "@error" if d.severity == "error" else "@warning")
+                text += note(d.severity, d.message, "@error" if d.severity == "error" else "@warning")
         for d in misses:
-            text += _note("why not reversible", d.message, "@warning")
+            text += note("why not reversible", d.message, "@warning")
         return text
 
-
-def _table(rows: list[tuple[str, str]]) -> str:
-    from html import escape
-
-    from revstudio.qt.theme import colors
-
-    muted = colors().muted
-    body = "".join(
-        f"<tr><td style='color:{muted}; padding:2px 12px 2px 0'>{escape(k)}</td>"
-        f"<td style='padding:2px 0'>{_glue_units(escape(v))}</td></tr>" for k, v in rows
-    )
-    return f"<table cellspacing='0'>{body}</table>"
-
-
-def _glue_units(text: str) -> str:
-    """A number and its unit on one line ("1.4&nbsp;MiB"): a narrow panel wrapped "MiB" alone."""
-    return re.sub(r"(\d) (?=(?:[KMGT]i)?B\b|[kM]\b)", r"\1&nbsp;", text)
-
-
-def _note(kind: str, message: str, token: str) -> str:
-    from html import escape
-
-    from revstudio.qt.theme import colors
-
-    color = getattr(colors(), token.lstrip("@"))
-    return (f"<p style='margin-top:8px'><span style='color:{color}; font-weight:600'>{escape(kind)}</span>"
-            f"<br>{escape(message)}</p>")
