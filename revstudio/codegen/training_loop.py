@@ -251,14 +251,26 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         optimizer.zero_grad(set_to_none=True)
         loss, hits = forward(net, xs, ys)
         (scaler.scale(loss) if scaler is not None else loss).backward()
+        # reversible mode rebuilds each layer's input with its inverse, which can give NaN from a finite
+        # output (an AffineCoupling whose scale underflows): caught before the step writes it into the
+        # weights (a GradScaler skips overflowing steps itself)
+        grads = [p.grad for p in model.parameters() if p.grad is not None]
+        grads_bad = scaler is None and bool(grads) and config["mode"] == "reversible" and \
+            not bool(torch.stack(torch._foreach_norm(grads)).isfinite().all())
         stats = torch.tensor([float(loss.detach()) * len(idx), float(hits) if hits is not None else 0.0,
-                              float(len(idx))], dtype=torch.float64)
+                              float(len(idx)), float(grads_bad)], dtype=torch.float64)
         if world > 1:
             stats = stats.to(device)
             torch.distributed.all_reduce(stats)
+        wider = "" if config["precision"] == "fp32" else f", or --precision fp32 (now {config['precision']})"
         if not math.isfinite(float(stats[0])):
             raise _Failed(f"the loss became non-finite (NaN or Inf) at step {step + 1}; the last checkpoint "
-                          f"stays. Try a lower --lr (now {config['lr']:g}), --grad-clip, or fp32")
+                          f"stays. Try a lower --lr (now {config['lr']:g}), --grad-clip{wider}")
+        if float(stats[3]) > 0:
+            raise _Failed(f"the gradients became non-finite (NaN or Inf) at step {step + 1} while the loss stayed "
+                          "finite: reversible mode rebuilt non-finite values with a layer's inverse (`revstudio "
+                          "gradcheck` on the project names it); the last checkpoint stays. Try --mode checkpoint, "
+                          f"a clamp on the AffineCoupling nodes, or a lower --lr (now {config['lr']:g})")
         if config["grad_clip"] is not None:
             if scaler is not None:
                 scaler.unscale_(optimizer)

@@ -359,3 +359,26 @@ def test_task_is_an_option_like_revstudio_trains(tmp_path: Path) -> None:
     proc = run_script(path, [*common, "--task", "flow"], tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "--task flow: task 'flow' needs a log-determinant" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_nan_gradients_under_a_finite_loss_stop_the_exported_script_before_the_update(tmp_path: Path) -> None:
+    """An AffineCoupling (clamp 0) whose log-scale underflows exp() gives a finite loss, but reversible
+    mode's rebuilt inputs (0 * inf) make its gradients NaN; the script wrote them into the weights
+    (revstudio train stops at that step: the exported loop must too)."""
+    graph = load(EXAMPLES / "glow_flow.revs")
+    for node in graph:
+        if node.type == "AffineCoupling":
+            graph.set_param(node.id, "clamp", 0.0)
+    path = exported(graph, tmp_path)
+    common = ["--schedule", "constant", "--batch-size", "8", "--val-fraction", "0", "--mode", "reversible"]
+    first = run_script(path, [*common, "--steps", "1", "--out", "one.pt"], tmp_path)
+    assert first.returncode == 0, first.stderr[-3000:]
+    state = torch.load(tmp_path / "one.pt", weights_only=True)
+    key = [k for k, v in state["model"].items() if "coupling" in k and k.endswith("bias") and v.numel() == 12][-1]
+    state["model"][key][:6] = -200.0  # the log-scale half: exp(-200) is 0 in float32
+    torch.save(state, tmp_path / "poisoned.pt")
+    bad = run_script(path, [*common, "--steps", "3", "--resume", "poisoned.pt", "--out", "two.pt"], tmp_path)
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr, bad.stderr[-3000:]
+    assert "gradients became non-finite" in bad.stderr and "at step 2" in bad.stderr, bad.stderr[-3000:]
+    assert "fp32" not in bad.stderr  # the run is fp32 already
+    assert not (tmp_path / "two.pt").exists()  # no checkpoint written from what followed
