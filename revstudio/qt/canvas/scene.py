@@ -37,7 +37,6 @@ class GraphScene(SceneGestures):
     """Items for one graph (the project or a group body) of a document."""
 
     message = Signal(str)                       # status-bar text (refusals, results)
-    selectionChangedIds = Signal(list)          # selected node ids
     openGroupRequested = Signal(str)            # a Group/Repeat node was double-clicked
     renameRequested = Signal(str)               # a node's header was double-clicked
     emptyChanged = Signal(bool)                 # the graph became empty / got its first node
@@ -73,7 +72,6 @@ class GraphScene(SceneGestures):
         self._refit_timer.setSingleShot(True)
         self._refit_timer.setInterval(0)
         self._refit_timer.timeout.connect(self.flush_moves)
-        self.selectionChanged.connect(self._emit_selection)
         self._connections = [document.analysisChanged.connect(self.apply_analysis),
                              document.graphReplaced.connect(self._on_graph_replaced),
                              document.undo_stack.indexChanged.connect(self._after_step)]
@@ -194,7 +192,7 @@ class GraphScene(SceneGestures):
         self._wires_by_node.pop(node.id, None)
         if item is not None:
             self._removed_selected = {node.id} if item.isSelected() else set()
-            self.removeItem(item)
+            self.remove_quietly(item)
             if not self.node_items:
                 self.emptyChanged.emit(True)
 
@@ -213,7 +211,7 @@ class GraphScene(SceneGestures):
             return
         for end in (edge.src.node, edge.dst.node):
             self._wires_by_node.get(end, set()).discard(wire)
-        self.removeItem(wire)
+        self.remove_quietly(wire)
 
     def _on_param_changed(self, node: Node, name: str, old: Any, new: Any) -> None:
         # Ports may appear or vanish (Split sections, Merge inputs): refresh now, counts later.
@@ -235,9 +233,8 @@ class GraphScene(SceneGestures):
         self.flush_moves()
         returned, self._returned = [i for i in self._returned if i in self.node_items], []
         if returned:
-            self.clearSelection()
-            for node_id in returned:
-                self.node_items[node_id].setSelected(True)
+            self.select_only(returned)
+        self.flush_selection()
 
     def flush_moves(self) -> None:
         """Bring wires and backdrops up to date with nodes the model just moved."""
@@ -429,16 +426,6 @@ class GraphScene(SceneGestures):
 
     def hide_hint(self) -> None:
         self.hint.hide()
-
-    # ---- selection -----------------------------------------------------------
-    def selected_node_ids(self) -> list[str]:
-        return [i.node_id for i in self.selectedItems() if isinstance(i, NodeItem)]
-
-    def selected_edges(self) -> list[Edge]:
-        return [i.edge for i in self.selectedItems() if isinstance(i, WireItem)]
-
-    def _emit_selection(self) -> None:
-        self.selectionChangedIds.emit(self.selected_node_ids())
 
     def nodes_rect(self, node_ids: list[str] | None = None) -> QRectF:
         self.flush_moves()

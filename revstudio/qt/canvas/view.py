@@ -366,12 +366,10 @@ class GraphView(EditingMixin, QGraphicsView):
 
     # ---- selection ---------------------------------------------------------
     def select_nodes(self, ids: list[str]) -> None:
-        self._scene.clearSelection()
-        items = [self._scene.node_items[i] for i in ids if i in self._scene.node_items]
-        for item in items:
-            item.setSelected(True)
-        if items:
-            self.ensureVisible(self._scene.nodes_rect([i.node_id for i in items]), 40, 40)
+        self._scene.select_only(ids)
+        shown = [i for i in ids if i in self._scene.node_items]
+        if shown:
+            self.ensureVisible(self._scene.nodes_rect(shown), 40, 40)
 
     def selected_node_ids(self) -> list[str]:
         return self._scene.selected_node_ids()
@@ -396,8 +394,7 @@ class GraphView(EditingMixin, QGraphicsView):
         return True
 
     def select_all(self) -> None:
-        for item in self._scene.node_items.values():
-            item.setSelected(True)
+        self._scene.select_only(list(self._scene.node_items))
 
     # ---- drops from the palette --------------------------------------------
     # Only node types are dropped here; anything else (files, text) is left to the
