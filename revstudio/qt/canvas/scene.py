@@ -246,7 +246,9 @@ class GraphScene(SceneGestures):
                 if region.scene() is self:
                     self._fit_region(region)
 
-    def _refresh_node(self, node_id: str, report: Any) -> None:
+    def _refresh_node(self, node_id: str, report: Any, refit: set[RegionItem] | None = None) -> None:
+        """Show the node's current display; its backdrops are refitted now, or added to
+        ``refit`` when many nodes change at once (a backdrop is refitted once, not once per member)."""
         item = self.node_items.get(node_id)
         if item is None:
             return
@@ -254,8 +256,12 @@ class GraphScene(SceneGestures):
         if item.set_display(display):
             for wire in self._wires_by_node.get(node_id, ()):
                 self._update_wire(wire)
-            for region in self._regions_by_node.get(node_id, ()):
-                self._fit_region(region)
+            regions = self._regions_by_node.get(node_id, ())
+            if refit is not None:
+                refit.update(regions)
+            else:
+                for region in regions:
+                    self._fit_region(region)
 
     def item_moved(self, item: NodeItem) -> None:
         """A node item moved (drag or sync): update only its own wires and regions."""
@@ -301,14 +307,17 @@ class GraphScene(SceneGestures):
                 f"{d.port}: {d.message}" if d.port else d.message)
             if d.severity == "error" and d.port:
                 bad_ports.setdefault(d.node, set()).add(d.port)
+        refit: set[RegionItem] = set()
         for node_id, item in self.node_items.items():
             if refresh_nodes:
-                self._refresh_node(node_id, report)
+                self._refresh_node(node_id, report, refit)
             item.set_diagnostics(tuple(errors.get(node_id, ())), tuple(warnings.get(node_id, ())),
                                  frozenset(bad_ports.get(node_id, ())))
         for edge, wire in self.wire_items.items():
             label = format_shape(self.shape_of(edge.src, report))
             wire.set_label(label, edge.dst.port in bad_ports.get(edge.dst.node, ()))
+        for region in refit:
+            self._fit_region(region)
 
     def shape_of(self, port: PortRef, report: Any = None) -> Any:
         report = report if report is not None else self.report()

@@ -1,6 +1,8 @@
-"""Big selections are announced once: a select-all, a paste or a delete of hundreds of nodes
-refreshes the inspector a bounded number of times, not once per node (which made each of
-these take seconds to tens of seconds at 1,000 nodes: every refresh walked the whole selection).
+"""Editing a big graph does work in proportion to the edit, counted (not timed).
+
+A select-all, a paste or a delete of hundreds of nodes refreshes the inspector a bounded
+number of times, not once per node (each refresh walked the whole selection: seconds to tens
+of seconds at 1,000 nodes); a re-check refits each region backdrop once, not once per member.
 """
 from __future__ import annotations
 
@@ -59,3 +61,21 @@ def test_paste_undo_redo_and_delete_refresh_the_inspector_a_bounded_number_of_ti
     assert sorted(w.inspector.selection) == sorted(ids)
     # seven user actions, each a few refreshes (selection, analysis); once per node was > 500
     assert refreshes[0] <= 30, refreshes[0]
+
+
+def test_a_recheck_refits_each_backdrop_once_not_once_per_member(make_window, settle, monkeypatch):
+    from revstudio.qt.canvas.region_item import RegionItem
+
+    w = make_window(large_graph(N))
+    view = w.current_view()
+    view.select_all()
+    settle()
+    view.copy()
+    fits = _count(monkeypatch, RegionItem, "fit")
+    view.paste()  # every pasted node gets its counts and its region with the re-check
+    settle()
+    regions = len(view.scene().region_items)
+    assert regions >= 2
+    # the re-check creates the backdrops (one fit each) and refits those whose members grew;
+    # once per member was > 100 fits
+    assert fits[0] <= 2 * regions, (fits[0], regions)
