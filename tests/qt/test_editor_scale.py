@@ -79,3 +79,27 @@ def test_a_recheck_refits_each_backdrop_once_not_once_per_member(make_window, se
     # the re-check creates the backdrops (one fit each) and refits those whose members grew;
     # once per member was > 100 fits
     assert fits[0] <= 2 * regions, (fits[0], regions)
+
+
+def test_typing_into_a_big_graphs_field_rechecks_once_after_the_typing(qtbot):
+    from PySide6.QtCore import QCoreApplication
+
+    from revstudio.core.commands import Disconnect, SetParam
+    from revstudio.qt.document import TYPING_NODES, Document
+
+    g = large_graph(TYPING_NODES)
+    doc = Document(g)
+    checks: list[int] = []
+    doc.analysisChanged.connect(lambda: checks.append(1))
+    conv = next(n.id for n in g if n.type == "Conv")
+    for text in ("1", "12", "128"):  # the keystrokes of one visit to the field, events between them
+        doc.push(SetParam(g, conv, "out_channels", int(text)))
+        QCoreApplication.processEvents()
+    assert checks == [] and doc.undo_stack.count() == 1  # one undo step, no re-check per key yet
+    qtbot.waitUntil(lambda: checks == [1])
+    assert doc.report.shape(f"{conv}.out")[0] == 128
+    # an edit that is no keystroke (a delete, a connect) is re-checked on the next turn, as before
+    doc.push(Disconnect(g, next(iter(g.edges))))
+    QCoreApplication.processEvents()
+    assert checks == [1, 1]
+    doc.undo_stack.clear()
