@@ -103,3 +103,29 @@ def test_typing_into_a_big_graphs_field_rechecks_once_after_the_typing(qtbot):
     QCoreApplication.processEvents()
     assert checks == [1, 1]
     doc.undo_stack.clear()
+
+
+def test_a_rubber_band_announces_its_selection_throttled_not_per_mouse_move(make_window, settle):
+    from PySide6.QtCore import QCoreApplication, QPoint, Qt
+    from PySide6.QtTest import QTest
+
+    w = make_window(large_graph(N))
+    view = w.current_view()
+    view.fit_all()
+    settle()
+    announced: list[list[str]] = []
+    view.selectionChangedIds.connect(announced.append)
+    vp, left, none = view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    corner = QPoint(2, 2)
+    assert view.scene().node_at(view.mapToScene(corner)) is None  # the band starts on empty canvas
+    QTest.mousePress(vp, left, none, corner)
+    end = QPoint(vp.width() - 2, vp.height() - 2)
+    for i in range(1, 41):  # each move takes in more nodes
+        QTest.mouseMove(vp, QPoint(2 + (end.x() - 2) * i // 40, 2 + (end.y() - 2) * i // 40))
+        QCoreApplication.processEvents()
+    QTest.mouseRelease(vp, left, none, end)
+    settle()
+    assert len(view.selected_node_ids()) == len(w.document.graph.nodes)
+    assert announced[-1] == view.selected_node_ids() and sorted(w.inspector.selection) == sorted(announced[-1])
+    # once per 100 ms of dragging and once at the end; per mouse move was one each time the set grew
+    assert len(announced) <= 6, len(announced)

@@ -7,6 +7,8 @@ once. A base of :class:`~revstudio.qt.canvas.scene.GraphScene`.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from PySide6.QtCore import QTimer, Signal
@@ -16,6 +18,9 @@ from revstudio.core.graph import Edge
 
 from .node_item import NodeItem
 from .wire_item import WireItem
+
+# While a rubber band grows, its selection reaches the inspector at most this often.
+BAND_MS = 100
 
 
 class SceneSelection(QGraphicsScene):
@@ -62,7 +67,20 @@ class SceneSelection(QGraphicsScene):
         finally:
             self._selecting -= 1
         if self._selection_moved:
-            self._selection_timer.start()
+            self._selection_timer.start(0)
+
+    @contextmanager
+    def held_selection(self) -> Iterator[None]:
+        """A pointer gesture's step (a rubber band's mouse move): what it selects is announced
+        at most every ``BAND_MS``, and at the gesture's end (``flush_selection``), not per move:
+        each announcement walks the whole selection in the inspector."""
+        self._selecting += 1
+        try:
+            yield
+        finally:
+            self._selecting -= 1
+        if self._selection_moved and not self._selection_timer.isActive():
+            self._selection_timer.start(BAND_MS)
 
     def flush_selection(self) -> None:
         """Announce a selection change held back during a batch (at most once)."""

@@ -207,6 +207,10 @@ class GraphView(EditingMixin, QGraphicsView):
             self.verticalScrollBar().setValue(self.verticalScrollBar().value() - delta.y())
             event.accept()
             return
+        if event.buttons() & Qt.MouseButton.LeftButton:  # a rubber band: its selection, throttled
+            with self._scene.held_selection():
+                super().mouseMoveEvent(event)
+            return
         super().mouseMoveEvent(event)
 
     def mouseReleaseEvent(self, event: Any) -> None:  # noqa: N802
@@ -216,6 +220,7 @@ class GraphView(EditingMixin, QGraphicsView):
             event.accept()
             return
         super().mouseReleaseEvent(event)
+        self._scene.flush_selection()
 
     def drawBackground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802
         draw_grid(painter, QRectF(rect), self._scene.theme, self.zoom())
