@@ -113,8 +113,8 @@ class Document(QObject):
     # ---- editing -----------------------------------------------------
     def push(self, cmd: Command) -> None:
         """Apply an edit as one undoable step (merging with the previous one if allowed)."""
-        if cmd.merge_id() is not None and self._big():  # a keystroke: re-check after the typing
-            self._timer.setInterval(TYPING_MS)
+        # a keystroke: re-check after the typing; any other edit: at once (a pending keystroke's too)
+        self._timer.setInterval(TYPING_MS if cmd.merge_id() is not None and self._big() else 0)
         self._pushing = True
         try:
             self.undo_stack.push(_QtCommand(cmd, self._session, self))

@@ -102,6 +102,10 @@ def test_typing_into_a_big_graphs_field_rechecks_once_after_the_typing(qtbot):
     doc.push(Disconnect(g, next(iter(g.edges))))
     QCoreApplication.processEvents()
     assert checks == [1, 1]
+    doc.push(SetParam(g, conv, "out_channels", 64))  # a keystroke, and before the pause ...
+    doc.push(Disconnect(g, next(iter(g.edges))))     # ... a delete: both re-checked at once
+    QCoreApplication.processEvents()
+    assert checks == [1, 1, 1]
     doc.undo_stack.clear()
 
 
