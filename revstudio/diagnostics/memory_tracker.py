@@ -144,15 +144,26 @@ def _tracker_class() -> type:
                     node.name() if node is not None else "", place, module)
 
         def _entry_bytes(self, entry: tuple[weakref.ref, int, Any]) -> int:
-            if not self._shrinkable:
-                return entry[1]
-            storage = entry[0]()
-            return int(storage.nbytes()) if storage is not None else 0
+            return entry[1]  # kept current by ``resized`` when sizes may change
 
         def recount(self) -> int:
-            """Exact live bytes now, re-reading sizes (a library may shrink a
-            storage with ``resize_(0)`` to free it while the tensor lives on)."""
+            """Exact live bytes now (a storage shrunk with ``resize_`` counts at its new size)."""
             return sum(self._entry_bytes(e) for e in list(self._live.values()))
+
+        def resized(self, storage: Any) -> None:
+            """A storage changed size in place (``resize_(0)`` frees an activation while its
+            tensor lives on): count it at its new size. Called for that one storage, so a
+            step costs what it allocates, not allocations x live storages."""
+            key = id(storage)
+            entry = self._live.get(key)
+            alive = entry[0]() if entry is not None else None
+            if entry is None or alive is None or alive is not storage:
+                return
+            if self._peak_pending:  # the live set is still the peak's: list it first
+                self._snapshot()
+            nbytes = int(alive.nbytes())
+            self._live[key] = (entry[0], nbytes, entry[2])
+            self.current_bytes += nbytes - entry[1]
 
         def _snapshot(self) -> None:
             self._peak_pending = False
@@ -170,10 +181,11 @@ def _tracker_class() -> type:
             for leaf in tree_leaves(out):
                 storage = self._storage(leaf)
                 if storage is not None:
-                    grew = self._note_output(storage, func, leaf) or grew
+                    if self._note_output(storage, func, leaf):
+                        grew = True
+                    elif self._shrinkable:  # an in-place op (aten.resize_, set_) may resize it
+                        self.resized(storage)
             if grew:
-                if self._shrinkable:
-                    self.current_bytes = self.recount()
                 if self.current_bytes > self.peak_bytes:
                     self.peak_bytes = self.current_bytes
                     if self._explain:
@@ -188,7 +200,12 @@ def _tracker_class() -> type:
         _shrinkable = False
 
         def live_bytes(self) -> int:
-            return self.recount() if self._shrinkable else self.current_bytes
+            return self.current_bytes
+
+        def __enter__(self) -> Any:
+            if self._shrinkable:
+                _watch_resizes(self)
+            return super().__enter__()
 
         def reset_peak(self) -> None:
             self.peak_bytes = self.live_bytes()
@@ -221,6 +238,8 @@ def _tracker_class() -> type:
             for fin in self._finalizers:
                 fin.detach()
             self._finalizers.clear()
+            if self._shrinkable:
+                _unwatch_resizes(self)
             return super().__exit__(*exc)
 
     _TRACKER = _Tracker
@@ -228,6 +247,35 @@ def _tracker_class() -> type:
 
 
 _TRACKER: type | None = None
+_WATCHERS: list[Any] = []  # exact trackers told of every UntypedStorage.resize_ while active
+
+
+def _watch_resizes(tracker: Any) -> None:
+    """``UntypedStorage.resize_`` is no dispatched op: while an exact tracker is active it is
+    wrapped, so the tracker hears of each storage resized (MemCNN's and our runtime's frees)."""
+    import torch
+
+    if not _WATCHERS:
+        original = torch.UntypedStorage.resize_
+
+        def resize_(storage: Any, size: int) -> Any:
+            out = original(storage, size)
+            for watcher in list(_WATCHERS):
+                watcher.resized(storage)
+            return out
+
+        resize_.original = original  # type: ignore[attr-defined]
+        torch.UntypedStorage.resize_ = resize_  # type: ignore[method-assign, assignment]
+    _WATCHERS.append(tracker)
+
+
+def _unwatch_resizes(tracker: Any) -> None:
+    import torch
+
+    if tracker in _WATCHERS:
+        _WATCHERS.remove(tracker)
+    if not _WATCHERS and hasattr(torch.UntypedStorage.resize_, "original"):
+        del torch.UntypedStorage.resize_  # back to the inherited method
 
 
 def LiveTensorTracker(exact_resizes: bool = False, explain: bool = False) -> Any:
@@ -236,10 +284,9 @@ def LiveTensorTracker(exact_resizes: bool = False, explain: bool = False) -> Any
     ``tracker.current_bytes`` / ``tracker.live_bytes()`` are the bytes alive
     now, ``tracker.peak_bytes`` the most alive at once (after any op).
     Storages that existed before entering (weights, inputs, a view of them)
-    are never counted. With ``exact_resizes`` the live total is re-read after
-    each allocation, so storages shrunk in place by ``resize_(0)`` (how some
-    reversible libraries free activations) stop counting; slower, so only
-    the benchmark's third-party columns use it. With ``explain`` every
+    are never counted. With ``exact_resizes`` a storage resized in place (``resize_(0)``,
+    how reversible runtimes free activations: ``UntypedStorage.resize_`` is watched while
+    the tracker is active, and in-place ops' outputs are re-read) counts at its new size. With ``explain`` every
     allocation records its op, dtype, shape and caller, and
     ``tracker.peak_tensors()`` lists what was alive at the peak (their bytes
     add up to ``peak_bytes``); ``tracker.phase = "backward"`` labels the peak.

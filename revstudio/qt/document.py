@@ -3,8 +3,8 @@
 Every user edit is a core ``Command`` pushed through :meth:`Document.push`,
 which wraps it in a ``QUndoCommand`` on the document's single ``QUndoStack``.
 After each edit the derived analysis (shapes, diagnostics, regions, memory
-estimate) is recomputed once, coalesced on the event loop, and announced with
-``analysisChanged``. Views observe the graph's events; they never keep a second
+estimate) is recomputed once, coalesced on the event loop (on a big graph, typing's
+keystrokes wait for a pause), and announced with ``analysisChanged``. Views observe the graph's events; they never keep a second
 copy of the truth.
 """
 from __future__ import annotations
@@ -20,6 +20,11 @@ from revstudio.core.commands import Command
 from revstudio.core.graph import Graph
 
 log = logging.getLogger("revstudio")
+
+# Typing into a field pushes an edit per keystroke. On a graph this big the re-check costs
+# 0.3-1 s, so it waits for a pause in the typing (one re-check for "128", not three stalls).
+TYPING_NODES = 200  # nodes, group bodies included
+TYPING_MS = 300
 
 
 class _QtCommand(QUndoCommand):
@@ -108,6 +113,8 @@ class Document(QObject):
     # ---- editing -----------------------------------------------------
     def push(self, cmd: Command) -> None:
         """Apply an edit as one undoable step (merging with the previous one if allowed)."""
+        # a keystroke: re-check after the typing; any other edit: at once (a pending keystroke's too)
+        self._timer.setInterval(TYPING_MS if cmd.merge_id() is not None and self._big() else 0)
         self._pushing = True
         try:
             self.undo_stack.push(_QtCommand(cmd, self._session, self))
@@ -158,6 +165,10 @@ class Document(QObject):
     def schedule_recompute(self) -> None:
         self._timer.start()
 
+    def _big(self) -> bool:
+        g = self.graph
+        return len(g.nodes) + sum(len(body.nodes) for body in g.groups.values()) >= TYPING_NODES
+
     def current_report(self) -> Any:
         """The report of the graph as it is now: an edit's pending recompute is done first."""
         if self._timer.isActive():
@@ -167,6 +178,7 @@ class Document(QObject):
     def recompute(self) -> None:
         """Recompute shapes, diagnostics, regions and the memory estimate."""
         self._timer.stop()
+        self._timer.setInterval(0)  # the next edit that is not a keystroke is re-checked at once
         full_check: Callable[[Graph], Any]
         try:
             from revstudio.diagnostics.check import full_check

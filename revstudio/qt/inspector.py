@@ -63,6 +63,9 @@ class Inspector(QWidget):
         self._labels: dict[str, QLabel] = {}
         self._watched: Graph | None = None
         self.committer = ParamCommitter(document)
+        self._removed_timer = QTimer(self)
+        self._removed_timer.setSingleShot(True)
+        self._removed_timer.timeout.connect(lambda: self.set_selection(self.graph, self.selection))
 
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
@@ -121,6 +124,7 @@ class Inspector(QWidget):
     # ---- selection ------------------------------------------------------
     def set_selection(self, graph: Graph, node_ids: list[str]) -> None:
         """Show ``node_ids`` of ``graph`` (the main graph or a group body)."""
+        self._removed_timer.stop()
         self._watch(graph)
         self.graph = graph
         self.selection = [n for n in node_ids if n in graph.nodes]
@@ -344,7 +348,11 @@ class Inspector(QWidget):
 
     def _on_node_removed(self, node: Node) -> None:
         if node.id in self.selection and self.graph.nodes.get(node.id) is None:
-            self.set_selection(self.graph, [n for n in self.selection if n != node.id])
+            self.selection = [n for n in self.selection if n != node.id]
+            if node.id == self.node_id:
+                self.set_selection(self.graph, self.selection)
+            else:  # a delete of 1,000 selected nodes refreshes the facts once, not once per node
+                self._removed_timer.start()
 
     def _on_groups_changed(self, *args: Any) -> None:
         for editor in self.editors.values():

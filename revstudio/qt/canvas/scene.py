@@ -37,7 +37,6 @@ class GraphScene(SceneGestures):
     """Items for one graph (the project or a group body) of a document."""
 
     message = Signal(str)                       # status-bar text (refusals, results)
-    selectionChangedIds = Signal(list)          # selected node ids
     openGroupRequested = Signal(str)            # a Group/Repeat node was double-clicked
     renameRequested = Signal(str)               # a node's header was double-clicked
     emptyChanged = Signal(bool)                 # the graph became empty / got its first node
@@ -73,7 +72,6 @@ class GraphScene(SceneGestures):
         self._refit_timer.setSingleShot(True)
         self._refit_timer.setInterval(0)
         self._refit_timer.timeout.connect(self.flush_moves)
-        self.selectionChanged.connect(self._emit_selection)
         self._connections = [document.analysisChanged.connect(self.apply_analysis),
                              document.graphReplaced.connect(self._on_graph_replaced),
                              document.undo_stack.indexChanged.connect(self._after_step)]
@@ -194,7 +192,7 @@ class GraphScene(SceneGestures):
         self._wires_by_node.pop(node.id, None)
         if item is not None:
             self._removed_selected = {node.id} if item.isSelected() else set()
-            self.removeItem(item)
+            self.remove_quietly(item)
             if not self.node_items:
                 self.emptyChanged.emit(True)
 
@@ -213,7 +211,7 @@ class GraphScene(SceneGestures):
             return
         for end in (edge.src.node, edge.dst.node):
             self._wires_by_node.get(end, set()).discard(wire)
-        self.removeItem(wire)
+        self.remove_quietly(wire)
 
     def _on_param_changed(self, node: Node, name: str, old: Any, new: Any) -> None:
         # Ports may appear or vanish (Split sections, Merge inputs): refresh now, counts later.
@@ -235,9 +233,8 @@ class GraphScene(SceneGestures):
         self.flush_moves()
         returned, self._returned = [i for i in self._returned if i in self.node_items], []
         if returned:
-            self.clearSelection()
-            for node_id in returned:
-                self.node_items[node_id].setSelected(True)
+            self.select_only(returned)
+        self.flush_selection()
 
     def flush_moves(self) -> None:
         """Bring wires and backdrops up to date with nodes the model just moved."""
@@ -249,7 +246,9 @@ class GraphScene(SceneGestures):
                 if region.scene() is self:
                     self._fit_region(region)
 
-    def _refresh_node(self, node_id: str, report: Any) -> None:
+    def _refresh_node(self, node_id: str, report: Any, refit: set[RegionItem] | None = None) -> None:
+        """Show the node's current display; its backdrops are refitted now, or added to
+        ``refit`` when many nodes change at once (a backdrop is refitted once, not once per member)."""
         item = self.node_items.get(node_id)
         if item is None:
             return
@@ -257,8 +256,12 @@ class GraphScene(SceneGestures):
         if item.set_display(display):
             for wire in self._wires_by_node.get(node_id, ()):
                 self._update_wire(wire)
-            for region in self._regions_by_node.get(node_id, ()):
-                self._fit_region(region)
+            regions = self._regions_by_node.get(node_id, ())
+            if refit is not None:
+                refit.update(regions)
+            else:
+                for region in regions:
+                    self._fit_region(region)
 
     def item_moved(self, item: NodeItem) -> None:
         """A node item moved (drag or sync): update only its own wires and regions."""
@@ -304,14 +307,17 @@ class GraphScene(SceneGestures):
                 f"{d.port}: {d.message}" if d.port else d.message)
             if d.severity == "error" and d.port:
                 bad_ports.setdefault(d.node, set()).add(d.port)
+        refit: set[RegionItem] = set()
         for node_id, item in self.node_items.items():
             if refresh_nodes:
-                self._refresh_node(node_id, report)
+                self._refresh_node(node_id, report, refit)
             item.set_diagnostics(tuple(errors.get(node_id, ())), tuple(warnings.get(node_id, ())),
                                  frozenset(bad_ports.get(node_id, ())))
         for edge, wire in self.wire_items.items():
             label = format_shape(self.shape_of(edge.src, report))
             wire.set_label(label, edge.dst.port in bad_ports.get(edge.dst.node, ()))
+        for region in refit:
+            self._fit_region(region)
 
     def shape_of(self, port: PortRef, report: Any = None) -> Any:
         report = report if report is not None else self.report()
@@ -429,16 +435,6 @@ class GraphScene(SceneGestures):
 
     def hide_hint(self) -> None:
         self.hint.hide()
-
-    # ---- selection -----------------------------------------------------------
-    def selected_node_ids(self) -> list[str]:
-        return [i.node_id for i in self.selectedItems() if isinstance(i, NodeItem)]
-
-    def selected_edges(self) -> list[Edge]:
-        return [i.edge for i in self.selectedItems() if isinstance(i, WireItem)]
-
-    def _emit_selection(self) -> None:
-        self.selectionChangedIds.emit(self.selected_node_ids())
 
     def nodes_rect(self, node_ids: list[str] | None = None) -> QRectF:
         self.flush_moves()

@@ -7,14 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent
+from PySide6.QtWidgets import QGraphicsSceneMouseEvent
 
 from .node_item import NodeItem
+from .scene_selection import SceneSelection
 from .wire_item import WireItem
 from .wiring import WireDrag
 
 
-class SceneGestures(QGraphicsScene):
+class SceneGestures(SceneSelection):
     """Mouse handling over the scene's node and wire items (``GraphScene`` fills them)."""
 
     node_items: dict[str, NodeItem]

@@ -212,6 +212,10 @@ class GraphView(RenameMixin, EditingMixin, QGraphicsView):
             self.verticalScrollBar().setValue(self.verticalScrollBar().value() - delta.y())
             event.accept()
             return
+        if event.buttons() & Qt.MouseButton.LeftButton:  # a rubber band: its selection, throttled
+            with self._scene.held_selection():
+                super().mouseMoveEvent(event)
+            return
         super().mouseMoveEvent(event)
 
     def mouseReleaseEvent(self, event: Any) -> None:  # noqa: N802
@@ -221,6 +225,7 @@ class GraphView(RenameMixin, EditingMixin, QGraphicsView):
             event.accept()
             return
         super().mouseReleaseEvent(event)
+        self._scene.flush_selection()
 
     def drawBackground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802
         draw_grid(painter, QRectF(rect), self._scene.theme, self.zoom())
@@ -356,12 +361,10 @@ class GraphView(RenameMixin, EditingMixin, QGraphicsView):
 
     # ---- selection ---------------------------------------------------------
     def select_nodes(self, ids: list[str]) -> None:
-        self._scene.clearSelection()
-        items = [self._scene.node_items[i] for i in ids if i in self._scene.node_items]
-        for item in items:
-            item.setSelected(True)
-        if items:
-            self.ensureVisible(self._scene.nodes_rect([i.node_id for i in items]), 40, 40)
+        self._scene.select_only(ids)
+        shown = [i for i in ids if i in self._scene.node_items]
+        if shown:
+            self.ensureVisible(self._scene.nodes_rect(shown), 40, 40)
 
     def selected_node_ids(self) -> list[str]:
         return self._scene.selected_node_ids()
@@ -386,8 +389,7 @@ class GraphView(RenameMixin, EditingMixin, QGraphicsView):
         return True
 
     def select_all(self) -> None:
-        for item in self._scene.node_items.values():
-            item.setSelected(True)
+        self._scene.select_only(list(self._scene.node_items))
 
     # ---- drops from the palette --------------------------------------------
     # Only node types are dropped here; anything else (files, text) is left to the

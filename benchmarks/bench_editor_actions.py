@@ -1,0 +1,159 @@
+"""Benchmark: what a user waits for after each editor action on a 100-, 300- and 1,000-node project.
+
+A shown main window (offscreen) opens a generated project (``large_graph(n)``: lanes of
+hand-wired RevNet blocks) and goes through the actions of someone editing a big graph: open,
+fit, save, autosave, select all, copy, paste of every node, its undo and redo, delete of 200
+nodes and its undo, align / distribute of 200 nodes, auto layout and its undo, a parameter
+edit (the re-check that follows it included) and the find popup. Each action is timed from
+the call to the end of the event-loop turns it causes (re-check, canvas, inspector, tabs):
+wall time, with the process's CPU time beside it (the machines are shared).
+Usage: python benchmarks/bench_editor_actions.py [--sizes 100 300 1000] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QCoreApplication, QStandardPaths  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from revstudio.core.commands import SetParam  # noqa: E402
+from revstudio.core.generate import large_graph  # noqa: E402
+from revstudio.core.project_write import save  # noqa: E402
+
+
+class QuietDialogs:
+    """Answers every question the window may ask without showing anything."""
+
+    def ask_unsaved(self, parent: Any, name: str) -> str:
+        return "discard"
+
+    def error(self, parent: Any, title: str, text: str) -> None:
+        print(f"error dialog: {title}: {text}", file=sys.stderr)
+
+    def info(self, parent: Any, title: str, text: str) -> None:
+        pass
+
+    def confirm(self, parent: Any, title: str, text: str) -> bool:
+        return False
+
+    def ask_stop_run(self, parent: Any, detail: str) -> bool:
+        return True
+
+    def open_path(self, parent: Any, start: str) -> str | None:
+        return None
+
+    def save_path(self, parent: Any, start: str) -> str | None:
+        return None
+
+    def ask_restore(self, parent: Any, description: str) -> str:
+        return "later"
+
+
+def settle() -> None:
+    for _ in range(3):
+        QCoreApplication.processEvents()
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """(wall ms, CPU ms) of ``fn`` and the event-loop turns it causes."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    settle()
+    return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
+
+
+def run_size(n: int, folder: Path) -> tuple[int, dict[str, tuple[float, float]]]:
+    from revstudio.qt.autosave import RecoveryStore
+    from revstudio.qt.document import Document
+    from revstudio.qt.main_window import MainWindow
+    from revstudio.qt.settings import Settings
+
+    path = folder / f"large{n}.revs"
+    save(large_graph(n), path)
+    w = MainWindow(Document(), Settings(), QuietDialogs(), RecoveryStore(folder / f"recovery{n}"))
+    w.resize(1280, 800)
+    w.show()
+    settle()
+    out: dict[str, tuple[float, float]] = {}
+    out["open"] = timed(lambda: w.files.load_path(str(path)))
+    view, stack, doc = w.current_view(), w.document.undo_stack, w.document
+    nodes = len(doc.graph.nodes)
+    out["fit"] = timed(view.fit_all)
+    out["save"] = timed(lambda: w.files.write(str(folder / f"saved{n}.revs")))
+    doc.mark_dirty()
+    out["autosave"] = timed(w.autosaver.save_now)
+    out["select all"] = timed(w.select_all)
+    out["copy"] = timed(view.copy)
+    view.select_nodes([])
+    settle()
+    out["paste all"] = timed(view.paste)
+    out["undo paste"] = timed(stack.undo)
+    out["redo paste"] = timed(stack.redo)
+    stack.undo()
+    settle()
+    ids = list(doc.graph.nodes)[:200]
+    view.select_nodes(ids)
+    settle()
+    out["delete 200"] = timed(view.delete_selection)
+    out["undo delete"] = timed(stack.undo)
+    view.select_nodes(ids)
+    settle()
+    out["align 200"] = timed(lambda: view.align("left"))
+    out["distribute 200"] = timed(lambda: view.distribute("horizontal"))
+    out["auto layout"] = timed(view.auto_layout)
+    out["undo layout"] = timed(stack.undo)
+    conv = next(k for k, v in doc.graph.nodes.items() if v.type == "Conv")
+    view.select_nodes([conv])
+    settle()
+
+    def edit_and_recheck() -> None:
+        doc.push(SetParam(doc.graph, conv, "kernel_size", 5))
+        doc.current_report()  # a keystroke's re-check may wait for a pause: count it here
+
+    out["param edit + re-check"] = timed(edit_and_recheck)
+    out["find popup"] = timed(view.open_find)
+    stack.setClean()
+    w.close()
+    settle()
+    w.deleteLater()
+    settle()
+    return nodes, out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000])
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    app = QApplication.instance() or QApplication(sys.argv)
+    QStandardPaths.setTestModeEnabled(True)  # no real settings, recent files or recovery files
+    results: dict[int, dict[str, tuple[float, float]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in args.sizes:
+            nodes, out = run_size(n, Path(tmp))
+            results[nodes] = out
+    del app
+    if args.json:
+        print(json.dumps({str(k): v for k, v in results.items()}, indent=1))
+        return
+    sizes = list(results)
+    print("wall ms (CPU ms)".ljust(24) + "".join(f"{n:>22} nodes" for n in sizes))
+    for action in next(iter(results.values())):
+        cells = "".join(f"{results[n][action][0]:>16.0f} ({results[n][action][1]:>5.0f})" for n in sizes)
+        print(f"{action:<24}{cells}")
+
+
+if __name__ == "__main__":
+    main()
