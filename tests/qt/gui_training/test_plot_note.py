@@ -221,3 +221,15 @@ def test_an_empty_log_plot_shows_decades_then_frames_its_first_values(qtbot):
     panel.gradcheck.set_log_y(False)  # empty and linear again: pyqtgraph's own range, not the decades
     panel.refresh(force=True)
     assert vb.autoRangeEnabled()[1]
+
+
+def test_a_flows_loss_axis_says_bits_per_dim(qtbot):
+    panel = _shown_panel(qtbot)
+    flow = synthetic_run(steps=20, name="flow")
+    flow.info["task"] = "flow"
+    panel.set_runs([flow])
+    assert panel.loss.plot.getAxis("left").labelText == "bits/dim"
+    other = synthetic_run(steps=20, name="classifier")
+    other.info["task"] = "classification"
+    panel.set_runs([flow, other])  # overlaid with another task's run: no one unit
+    assert panel.loss.plot.getAxis("left").labelText == "loss"
