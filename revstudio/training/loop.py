@@ -46,7 +46,6 @@ from .parts import (
 )
 from .ranks import ranks_in_sync
 from .runs import CHECKPOINT
-from .sources import flow_levels
 
 WINDOW_KEYS = ("loss", "correct", "count", "steps")
 
@@ -271,7 +270,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     order = [nid for nid, _ in input_nodes(graph)]
     outputs = output_nodes(graph)
     out_index = outputs.index(data.task.output_id) if data.task.output_id in outputs else 0
-    levels = flow_levels(cfg.data, cfg.val_data) if data.task.kind == "flow" else None
+    levels = data.levels  # a flow's 8-bit images: dequantised (sources.flow_levels)
     loss_fn = Loss(data.task.kind, levels)
     classification = data.task.kind == "classification"
     estimate, standard_estimate = _estimates(graph, report, local, cfg.mode, budget=cfg.memory_budget,

@@ -54,6 +54,7 @@ def test_a_flow_on_8bit_images_reports_the_discrete_bits_per_dimension(tmp_path:
     report = full_check(graph, batch=8)
     task = infer_task(graph, report)
     data = load_data(cfg.data, graph, report, task=task, seed=cfg.seed)
+    assert data.levels == 256 and "density (flow, 256-level pixels dequantised: bits/dim + 8)" in data.describe()
     rows = Rows()
     result = train(graph, report, cfg, data, callbacks=[rows])
     assert result.status == "finished", result.message
