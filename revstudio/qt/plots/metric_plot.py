@@ -218,6 +218,9 @@ class MetricPlot(QWidget):
                 redrawn += 1
         for key in [k for k in self.curves if k not in wanted]:
             self._remove_curve(self.curves.pop(key))
+        legend = self.plot.getPlotItem().legend
+        if legend is not None and legend.isVisible() != bool(legend.items):
+            legend.setVisible(bool(legend.items))  # an empty one is its backing alone: a grey square
         for fn in self.on_refresh:
             fn(self)
         self._follow_y()
