@@ -54,7 +54,7 @@ def test_json_is_one_object_with_the_documented_schema(revnet_file: str,
     assert main(["check", revnet_file, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)  # exactly one JSON document
     assert {"valid", "diagnostics", "nodes", "parameters"} <= set(data)
-    assert set(data) <= {"valid", "diagnostics", "nodes", "parameters", "regions", "estimate"}
+    assert set(data) <= {"valid", "diagnostics", "nodes", "parameters", "regions", "estimate", "task"}
     assert data["valid"] is True
     assert data["nodes"]["x"] == {"type": "Input", "outputs": {"out": [8, 8, 8]}, "parameters": 0}
     assert data["nodes"]["b0_split"]["outputs"] == {"out0": [4, 8, 8], "out1": [4, 8, 8]}

@@ -79,6 +79,9 @@ def run(args: argparse.Namespace) -> int:
         training = _training_problem(graph)
         if training is not None:
             data["training"] = {"error": training}
+        task = training_task(graph, report)
+        if task is not None:
+            data["task"] = task
         print(json.dumps(data))
     else:
         print(printable(format_report(report, args.file, graph)))
@@ -151,8 +154,47 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
     training = _training_problem(graph)
     if training is not None and training != _budget_problem(graph):  # (a budget's is said above)
         lines += ["", f"training section: {training} ('revstudio train' refuses it; fix it in Run > Run Settings)"]
+    task = training_task(graph, report)
+    if task is not None:
+        head = f"training task ({task['requested']}): "
+        lines += ["", head + (f"{task['kind']}, {_LOSS_WORDS.get(task['loss'], task['loss'])} on {task['output']!r}: "
+                              f"{task['why']}" if "kind" in task
+                              else f"refused: {task['error']} ('revstudio train' refuses it)")]
     lines += ["", "valid" if report.valid else "NOT valid: fix the errors above"]
     return "\n".join(lines)
+
+
+_LOSS_WORDS = {"nll": "negative log-likelihood in bits per dimension"}
+
+
+def training_task(graph: Graph, report: Report) -> dict[str, Any] | None:
+    """What ``revstudio train`` would optimise and why (``infer_task``), or why it refuses; None
+    for a graph with errors or a training section whose task is not known."""
+    from math import prod
+
+    from revstudio.training.task import TASKS, DataError, has_logdet, infer_task  # (torch-free)
+
+    requested = (getattr(graph, "training", None) or {}).get("task", "auto")
+    if not report.valid or requested not in TASKS:
+        return None
+    try:
+        task = infer_task(graph, report, requested)
+    except DataError as exc:
+        return {"requested": requested, "error": str(exc)}
+    shape = "x".join(map(str, task.output_shape)) or "nothing"
+    if task.kind == "flow":
+        why = (f"the graph has a log-determinant (node {has_logdet(graph)!r}) and {task.output_id!r} holds "
+               f"as many values per sample as the Inputs ({prod(task.output_shape)}), every node on the way invertible")
+    elif task.kind == "classification":
+        why = f"{task.output_id!r} reads a vector of {task.num_classes} class scores"
+    else:
+        why = f"{task.output_id!r} reads {shape}, no class scores and no flow"
+    if requested != "auto":
+        why = "requested by training.task; " + why
+    elif task.kind != "flow":
+        why += "; under auto the labels decide (integers: classification, floats: regression)"
+    return {"requested": requested, "kind": task.kind, "loss": task.loss_name(), "output": task.output_id,
+            "why": why}
 
 
 def _training_problem(graph: Graph) -> str | None:

@@ -72,10 +72,11 @@ def _verbatim(module: Any) -> str:
 
 
 def _copied_parts() -> str:
-    """``LN2``, ``lr_factor`` and ``Loss`` of revstudio.training.parts, verbatim."""
+    """``LN2``, ``lr_factor``, ``dequantize``, ``noise_seed`` and ``Loss`` of revstudio.training.parts, verbatim."""
     from revstudio.training import parts
 
     return "\n\n".join(["LN2 = math.log(2.0)\n", inspect.getsource(parts.lr_factor),
+                        inspect.getsource(parts.dequantize), inspect.getsource(parts.noise_seed),
                         inspect.getsource(parts.Loss)])
 
 

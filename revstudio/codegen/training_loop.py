@@ -167,7 +167,11 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             torch.set_rng_state((ranks[rank] if rank else state["rng"])["torch"])
         else:
             torch.manual_seed((config["seed"] + rank * 0x9E3779B9 + step) % 2**32)
-    loss_fn = Loss(kind)
+    levels = flow_levels(config["data"], config["val_data"]) if kind == "flow" else None
+    loss_fn = Loss(kind, levels)
+
+    def noisy(xs: list[torch.Tensor], seed: int) -> list[torch.Tensor]:  # as revstudio train's
+        return xs if levels is None else [dequantize(x, levels, seed + i) for i, x in enumerate(xs)]
     index = task_for(config)["output_index"]
 
     def forward(module: Any, xs: list[torch.Tensor], ys: Any) -> tuple[torch.Tensor, Any]:
@@ -200,7 +204,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         with torch.no_grad():
             for start in range(0, len(next(iter(val[0].values()))), batch_size):
                 idx = torch.arange(start, min(start + batch_size, len(next(iter(val[0].values())))))
-                xs = [val[0][k][idx].to(device) for k in INPUT_SPECS]
+                xs = [x.to(device) for x in noisy([val[0][k][idx] for k in INPUT_SPECS],
+                                                  noise_seed(config["seed"], -1 - start, 0))]
                 loss, hits = forward(model, xs, None if val[1] is None else val[1][idx].to(device))
                 loss_sum += float(loss) * len(idx)
                 correct += float(hits) if hits is not None else 0.0
@@ -246,7 +251,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             perm = torch.randperm(n, generator=torch.Generator().manual_seed(config["seed"] * 1_000_003 + epoch))
             order_epoch = epoch
         idx = perm[position * batch:(position + 1) * batch][rank * local:(rank + 1) * local]
-        xs = [inputs[k][idx].to(device) for k in INPUT_SPECS]
+        xs = [x.to(device) for x in noisy([inputs[k][idx] for k in INPUT_SPECS],
+                                          noise_seed(config["seed"], step, rank))]
         ys = None if targets is None else targets[idx].to(device)
         optimizer.zero_grad(set_to_none=True)
         loss, hits = forward(net, xs, ys)

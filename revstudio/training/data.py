@@ -11,6 +11,7 @@ preview the run-settings dialog shows; it imports no torch except for ``.pt``.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -56,6 +57,7 @@ class DataBundle:
     val: Split | None
     task: TaskInfo
     source: str
+    levels: int | None = None  # a flow's 8-bit images: dequantised to this many levels (sources.flow_levels)
 
     def describe(self) -> str:
         """One line: ``digits.npz: 1617 train / 180 val, x 1x8x8, 10 classes``."""
@@ -65,7 +67,8 @@ class DataBundle:
         if self.task.kind == "classification":
             what = f"{self.task.num_classes} classes"
         elif self.task.kind == "flow":
-            what = "density (flow)"
+            what = "density (flow" + (f", {self.levels}-level pixels dequantised: bits/dim + "
+                                      f"{math.log2(self.levels):g}" if self.levels else "") + ")"
         else:
             what = "regression targets " + "x".join(map(str, self.task.output_shape))
         name = self.source if self.source == "synthetic" else os.path.basename(self.source.rstrip("/\\"))
@@ -107,7 +110,8 @@ def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: s
         classes = task.output_shape[0] if kind == "classification" else None
         task = dataclasses.replace(task, kind=kind, num_classes=classes)
     return DataBundle(Split(inputs, targets), None if val is None else Split(*val), task,
-                      "synthetic" if spec == "synthetic" else str(spec))
+                      "synthetic" if spec == "synthetic" else str(spec),
+                      sources.flow_levels(spec, val_spec) if task.kind == "flow" else None)
 
 
 def absolute_spec(spec: Any, base_dir: str) -> Any:

@@ -36,7 +36,16 @@ from . import checkpoint as ckpt
 from .config import TrainConfig
 from .inrun import PeakMeter, first_nonfinite, region_gradcheck, tracking
 from .nonfinite import bad_grads, grads_finite, kept_checkpoint, singular
-from .parts import Loss, TrainError, make_optimizer, make_scheduler, precision_context, resolve_device
+from .parts import (
+    Loss,
+    TrainError,
+    dequantize,
+    make_optimizer,
+    make_scheduler,
+    noise_seed,
+    precision_context,
+    resolve_device,
+)
 from .ranks import ranks_in_sync
 from .runs import CHECKPOINT
 
@@ -263,7 +272,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     order = [nid for nid, _ in input_nodes(graph)]
     outputs = output_nodes(graph)
     out_index = outputs.index(data.task.output_id) if data.task.output_id in outputs else 0
-    loss_fn = Loss(data.task.kind)
+    levels = data.levels  # a flow's 8-bit images: dequantised (sources.flow_levels)
+    loss_fn = Loss(data.task.kind, levels)
     classification = data.task.kind == "classification"
     estimate, standard_estimate = _estimates(graph, report, local, cfg.mode, budget=cfg.memory_budget,
                                               device=device.type, precision=cfg.precision)
@@ -285,7 +295,12 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             batch_at.epoch = epoch  # type: ignore[attr-defined]
         idx = batch_at.perm[pos * batch:(pos + 1) * batch]  # type: ignore[attr-defined]
         idx = idx[dist.rank * local:(dist.rank + 1) * local]
-        return _to_device(data.train.batch(idx), order, device)
+        return _to_device(noisy(data.train.batch(idx), noise_seed(cfg.seed, step_index, dist.rank)), order, device)
+
+    def noisy(batch: tuple[dict[str, torch.Tensor], Any], seed: int) -> tuple[dict[str, torch.Tensor], Any]:
+        if levels is None:
+            return batch
+        return {k: dequantize(v, levels, seed + i) for i, (k, v) in enumerate(batch[0].items())}, batch[1]
 
     def save_checkpoint() -> str | None:
         states = ckpt.gather_rng(dist.rank, dist.world)  # (every rank, before rank 0 alone goes on)
@@ -321,7 +336,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             with torch.no_grad():
                 for start in range(0, len(split), cfg.batch_size):
                     idx = torch.arange(start, min(start + cfg.batch_size, len(split)))
-                    xs, ys = _to_device(split.batch(idx), order, device)
+                    xs, ys = _to_device(noisy(split.batch(idx), noise_seed(cfg.seed, -1 - start, 0)), order,
+                                        device)
                     loss, hits = forward(model, xs, ys)
                     loss_sum += float(loss) * len(idx)
                     correct += float(hits) if hits is not None else 0.0

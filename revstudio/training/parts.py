@@ -96,11 +96,27 @@ def make_scheduler(cfg: TrainConfig, optimizer: torch.optim.Optimizer, total: in
 LN2 = math.log(2.0)
 
 
-class Loss:
-    """The loss of a task: ``value(output, targets, logdet) -> (loss, correct or None)``."""
+def dequantize(x: torch.Tensor, levels: int, seed: int) -> torch.Tensor:
+    """8-bit images read as ``k / 255`` turned into continuous values ``(k + u) / levels``, ``u`` uniform
+    in [0, 1) from a generator seeded with ``seed``: a flow fitted to the discrete values themselves
+    piles its density onto them and its bits per dimension fall without bound."""
+    noise = torch.rand(x.shape, generator=torch.Generator().manual_seed(seed % 2**63), dtype=x.dtype)
+    return (x * (levels - 1)).round().add_(noise.to(x.device)).div_(levels)
 
-    def __init__(self, kind: str) -> None:
+
+def noise_seed(seed: int, step: int, rank: int) -> int:
+    """The dequantisation noise's seed of a training batch (step >= 0) or a validation batch (step < 0)."""
+    return (seed * 1_000_003 + step) * 4099 + rank
+
+
+class Loss:
+    """The loss of a task: ``value(output, targets, logdet) -> (loss, correct or None)``. A flow on
+    data of ``levels`` values per dimension (dequantised) adds ``log2(levels)`` bits per dimension:
+    the bits of the discrete data, an upper bound the continuous density gives."""
+
+    def __init__(self, kind: str, levels: int | None = None) -> None:
         self.kind = kind
+        self.levels = levels
 
     def __call__(self, output: torch.Tensor, targets: torch.Tensor | None,
                  logdet: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -123,4 +139,5 @@ class Loss:
         nll = 0.5 * z.pow(2).sum(dim=1) + 0.5 * dims * math.log(2 * math.pi)
         if logdet is not None:
             nll = nll - logdet.float().reshape(-1)
-        return (nll / (dims * LN2)).mean(), None
+        bits = (nll / (dims * LN2)).mean()
+        return (bits + math.log2(self.levels) if self.levels else bits), None

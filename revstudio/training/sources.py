@@ -402,6 +402,14 @@ def split_indices(count: int, fraction: float, seed: int) -> tuple[Any, Any]:
     return train, val
 
 
+def flow_levels(spec: str, val_spec: str | None) -> int | None:
+    """256 where a flow's data are 8-bit images (``mnist:``, ``cifar10:``, validation too), which it
+    dequantises; None for data it models as given (``.npz``, ``.pt``, synthetic)."""
+    def eight_bit(text: str) -> bool:
+        return str(text).strip().startswith(("mnist:", "cifar10:"))
+    return 256 if eight_bit(spec) and (not val_spec or eight_bit(val_spec)) else None
+
+
 # ---- a whole source: read, check, split -------------------------------------------------------
 
 def read_source(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kind: str,

@@ -5,7 +5,8 @@
 - **flow** when the graph has a log-determinant (an AffineCoupling, ActNorm or
   InvConv1x1, at top level or inside a group body) and its Output holds as many
   values per sample as its Inputs: the loss is the negative log-likelihood of a
-  standard normal prior plus ``model.logdet``;
+  standard normal prior plus ``model.logdet``; a non-invertible node on the way to that
+  Output (``flow_breaker``) is refused by name, in ``auto`` too;
 - **classification** when the Output reads a 1-D vector of K > 1 features (class
   scores, e.g. after Linear) other than the input's own shape: cross-entropy over K
   classes (``load_data`` also turns a regression guess into classification when the
@@ -25,7 +26,7 @@ from revstudio.core.find import FLOW_TYPES, find_type
 
 from .sources import DataError
 
-__all__ = ["FLOW_TYPES", "TASKS", "DataError", "TaskInfo", "find_type", "has_logdet", "infer_task",
+__all__ = ["FLOW_TYPES", "TASKS", "DataError", "TaskInfo", "find_type", "flow_breaker", "has_logdet", "infer_task",
            "input_nodes", "output_nodes"]
 
 TASKS = ("auto", "classification", "regression", "flow")
@@ -67,6 +68,30 @@ def output_nodes(graph: Any) -> list[str]:
 def has_logdet(graph: Any) -> str | None:
     """The id of the first node that adds a log-determinant (inside a group: ``"node/inner"``), or None."""
     return find_type(graph, FLOW_TYPES)
+
+
+def flow_breaker(graph: Any, report: Any, out_id: str) -> str | None:
+    """The first node (document order) feeding Output ``out_id`` that is neither in a reversible
+    region nor an invertible type: a flow through it has a Jacobian the log-determinant misses."""
+    from revstudio.core.spec import get_spec
+
+    regions = getattr(report, "regions", None)
+    if regions is None:
+        from revstudio.compiler.regions import analyze
+
+        regions = analyze(graph, report).regions
+    covered = {nid for region in regions for nid in region.nodes}
+    feeding, todo = set(), [out_id]
+    while todo:
+        for edge in graph.edges_into(todo.pop()):
+            if edge.src.node not in feeding:
+                feeding.add(edge.src.node)
+                todo.append(edge.src.node)
+    for node in graph:
+        if node.id in feeding and node.type != "Input" and node.id not in covered \
+                and not get_spec(node.type).invertible:
+            return str(node.id)
+    return None
 
 
 def _numel(shape: tuple[int, ...] | None) -> int:
@@ -115,6 +140,17 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
     def flow_fits() -> bool:
         return len(outputs) == 1 and _numel(out_shape) == in_total
 
+    def refuse_broken_flow() -> None:
+        breaker = flow_breaker(graph, report, out_id) if report is not None else None
+        if breaker is not None:
+            how = "a flow (log-determinant from node " + repr(flow_node) + ", Output " + repr(out_id) + \
+                  " as large as the input)" if requested == "auto" else "task 'flow'"
+            raise DataError(
+                f"{how} needs every node from the Inputs to the Output to be invertible: node {breaker!r} "
+                f"({graph.node(breaker).type}) is not, so the negative log-likelihood would miss its "
+                "log-determinant; replace it with an invertible layer (ActNorm, InvConv1x1, a coupling) or "
+                "move it into a coupling's net, or train it with task 'regression' if no density is meant")
+
     if requested == "flow":
         if flow_node is None:
             raise DataError("task 'flow' needs a log-determinant: the graph has no AffineCoupling, ActNorm "
@@ -125,6 +161,7 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
         if not flow_fits():
             raise DataError(f"task 'flow' needs Output {out_id!r} to hold as many values per sample as the "
                             f"input ({in_total}); it reads {_fmt(out_shape)} ({_numel(out_shape)} values)")
+        refuse_broken_flow()
         return info("flow")
     if requested == "classification":
         if not classification_fits():
@@ -135,6 +172,7 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
         return info("regression")
     # auto
     if flow_node is not None and flow_fits():
+        refuse_broken_flow()
         return info("flow")
     if looks_like_scores():
         return info("classification", out_shape[0])

@@ -111,6 +111,7 @@ class PlotsPanel(QWidget):
         self.gradcheck.plot.addItem(self._band, ignoreBounds=True)
         self._band.hide()
         self._band_level: float | None = None
+        self.loss.on_refresh.append(self._label_loss)
         self.memory.on_refresh.append(self._draw_memory_refs)
         self.gradcheck.on_refresh.append(self._draw_band)
         for plot in self.plots:
@@ -229,6 +230,14 @@ class PlotsPanel(QWidget):
             if len(self.runs) == 1:
                 self._say(f"Run {self.runs[0].name} ({self.runs[0].status})")
         return redrawn
+
+    def _label_loss(self, plot: MetricPlot) -> None:
+        """A flow's loss is its negative log-likelihood in bits per dimension: the axis says so
+        where every shown run is a flow (``task`` of its started row)."""
+        tasks = {r.info.get("task") for r in self.runs}
+        label = "bits/dim" if tasks == {"flow"} else "loss"  # (short: the plot may be 150 px tall)
+        if plot.plot.getAxis("left").labelText != label:
+            plot.plot.setLabel("left", label)
 
     # ---- reference lines, band, warning --------------------------------------------
     def _draw_memory_refs(self, plot: MetricPlot) -> None:

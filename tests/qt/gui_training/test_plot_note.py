@@ -5,6 +5,7 @@ import math
 
 from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.panel import PlotsPanel
+from revstudio.qt.plots.rows import RunData
 
 from .test_runs_and_plots import synthetic_run
 
@@ -221,3 +222,31 @@ def test_an_empty_log_plot_shows_decades_then_frames_its_first_values(qtbot):
     panel.gradcheck.set_log_y(False)  # empty and linear again: pyqtgraph's own range, not the decades
     panel.refresh(force=True)
     assert vb.autoRangeEnabled()[1]
+
+
+def test_a_flows_loss_axis_says_bits_per_dim(qtbot):
+    panel = _shown_panel(qtbot)
+    flow = synthetic_run(steps=20, name="flow")
+    flow.info["task"] = "flow"
+    panel.set_runs([flow])
+    assert panel.loss.plot.getAxis("left").labelText == "bits/dim"
+    other = synthetic_run(steps=20, name="classifier")
+    other.info["task"] = "classification"
+    panel.set_runs([flow, other])  # overlaid with another task's run: no one unit
+    assert panel.loss.plot.getAxis("left").labelText == "loss"
+
+
+def test_a_plot_with_no_curve_shows_no_empty_legend(qtbot):
+    panel = _shown_panel(qtbot)
+    flow = synthetic_run(steps=20, name="flow")
+    run = RunData("flow")  # a flow's rows: a loss, no accuracy
+    run.feed({"kind": "event", "event": "started", "time": 0.0, "mode": "reversible", "task": "flow",
+              "total_steps": 5, "regions": [], "config": {"precision": "fp32"}})
+    for s in range(1, 6):
+        run.feed({"kind": "step", "step": s, "epoch": s / 10, "time": s * 0.01, "loss": 8.0 - s,
+                  "samples_per_s": 800.0})
+    panel.set_runs([run])
+    assert panel.loss.plot.getPlotItem().legend.isVisible()
+    assert not panel.accuracy.plot.getPlotItem().legend.isVisible()
+    panel.set_runs([flow])  # a run with accuracy rows brings it back
+    assert panel.accuracy.plot.getPlotItem().legend.isVisible()

@@ -1,0 +1,53 @@
+"""``revstudio check`` says what ``revstudio train`` would optimise and why, or why it refuses:
+a valid graph whose flow a Conv breaks is no longer 'valid' with nothing said."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from revstudio.cli import main
+from revstudio.core.graph import Graph
+from revstudio.core.project import save
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def flow(tmp_path: Path, breaker: bool) -> str:
+    g = Graph("flow")
+    g.add_node("Input", "x", {"shape": [4, 4, 4]})
+    chain = [("an", "ActNorm", {})]
+    if breaker:
+        chain.append(("conv", "Conv", {"out_channels": 4, "kernel_size": 3, "padding": "same"}))
+    chain.append(("inv", "InvConv1x1", {}))
+    prev = "x"
+    for node_id, type_id, params in chain:
+        g.add_node(type_id, node_id, params)
+        g.connect(f"{prev}.out", f"{node_id}.in")
+        prev = node_id
+    g.add_node("Output", "z", {})
+    g.connect(f"{prev}.out", "z.in")
+    path = tmp_path / f"flow{int(breaker)}.revs"
+    save(g, path)
+    return str(path)
+
+
+def test_check_names_the_task_and_the_node_that_breaks_a_flow(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", flow(tmp_path, breaker=False)]) == 0
+    assert ("training task (auto): flow, negative log-likelihood in bits per dimension on 'z': the graph has a "
+            "log-determinant (node 'an')") in capsys.readouterr().out
+    broken = flow(tmp_path, breaker=True)
+    assert main(["check", broken]) == 0  # the graph is valid; its flow run is what is refused
+    out = capsys.readouterr().out
+    assert "training task (auto): refused: " in out and "node 'conv' (Conv) is not" in out
+    assert main(["check", broken, "--json"]) == 0
+    task = json.loads(capsys.readouterr().out)["task"]
+    assert task["requested"] == "auto" and "node 'conv' (Conv) is not" in task["error"]
+
+
+def test_check_json_says_a_classifier_head_is_classification(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(ROOT / "resources" / "examples" / "digits_revnet.revs"), "--json"]) == 0
+    task = json.loads(capsys.readouterr().out)["task"]
+    assert task["kind"] == "classification" and task["loss"] == "cross-entropy" and "class scores" in task["why"]
