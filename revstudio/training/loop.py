@@ -34,6 +34,7 @@ from revstudio.diagnostics.singular import is_singular_error, singular_layers
 
 from . import checkpoint as ckpt
 from .config import TrainConfig
+from .estimates import budget_kept, estimate_note, estimates
 from .inrun import PeakMeter, first_nonfinite, region_gradcheck, tracking
 from .nonfinite import bad_grads, grads_finite, kept_checkpoint, singular
 from .parts import (
@@ -98,50 +99,6 @@ def _versions() -> dict[str, str]:
     from revstudio import __version__
 
     return {"revstudio": __version__, "torch": torch.__version__.split("+")[0], "python": platform.python_version()}
-
-
-def estimate_note(precision: str) -> str | None:
-    """Why a run at ``precision`` has no estimated peak (None: it has one); see
-    :func:`revstudio.diagnostics.estimate.precision_note`."""
-    from revstudio.diagnostics.estimate import precision_note
-
-    note = precision_note(precision)
-    return None if note is None else f"no memory estimate: {note} (the run measures its peak at --memory-every)"
-
-
-def _estimates(graph: Any, report: Any, batch: int, mode: str, optimizer: str | None = None,
-               budget: int | None = None, device: str = "cpu",
-               precision: str = "fp32") -> tuple[int | None, int | None]:
-    """(estimate for the run's mode, for standard mode) of one step's peak at this batch on
-    ``device`` ("cpu" or "cuda"); in reversible mode under a memory ``budget``, with the steps
-    the budget keeps. (None, None) where the estimate does not model the run: a low
-    ``precision`` (:func:`estimate_note`), a mode or optimizer it does not know."""
-    from revstudio.diagnostics.budget import budget_peak
-    from revstudio.diagnostics.estimate import estimate_peak
-
-    if estimate_note(precision) is not None:
-        return None, None
-    try:
-        run = (budget_peak(graph, report, budget, batch=batch, optimizer=optimizer, device=device)
-               if mode == "reversible" and budget is not None
-               else estimate_peak(graph, report, batch=batch, mode=mode, optimizer=optimizer, device=device))
-        return int(run), int(estimate_peak(graph, report, batch=batch, mode="standard", optimizer=optimizer,
-                                           device=device))
-    except ValueError:  # a mode or optimizer the estimate does not model: no reference lines
-        return None, None
-
-
-def _budget_kept(graph: Any, report: Any, batch: int, mode: str, budget: int | None) -> dict[str, Any] | None:
-    """What a memory ``budget`` keeps at this batch in reversible mode (``memory --budget``'s
-    choice: kept bytes, and per region its first steps kept), for the run's first row."""
-    if mode != "reversible" or budget is None or not getattr(report, "regions", None):
-        return None
-    from revstudio.diagnostics.budget import budget_choice
-
-    try:
-        return budget_choice(graph, report, budget, batch=batch).to_json()
-    except (ValueError, KeyError):  # a graph the prices cannot read: the run goes on without the line
-        return None
 
 
 class _Run:
@@ -275,9 +232,9 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     levels = data.levels  # a flow's 8-bit images: dequantised (sources.flow_levels)
     loss_fn = Loss(data.task.kind, levels)
     classification = data.task.kind == "classification"
-    estimate, standard_estimate = _estimates(graph, report, local, cfg.mode, budget=cfg.memory_budget,
+    estimate, standard_estimate = estimates(graph, report, local, cfg.mode, budget=cfg.memory_budget,
                                               device=device.type, precision=cfg.precision)
-    budget_kept = _budget_kept(graph, report, local, cfg.mode, cfg.memory_budget)
+    kept_by_budget = budget_kept(graph, report, local, cfg.mode, cfg.memory_budget)
     regions = list(getattr(report, "regions", []) or [])
     meter = PeakMeter(device)
 
@@ -361,7 +318,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
               "steps_per_epoch": spe, "mode": cfg.mode, "task": data.task.kind, "estimate_bytes": estimate,
               "standard_estimate_bytes": standard_estimate, "estimate_note": estimate_note(cfg.precision),
               "regions": [r.id for r in regions],
-              "budget": budget_kept, "resumed_from": resumed_from, "processes": dist.world, "batch_size": batch,
+              "budget": kept_by_budget, "resumed_from": resumed_from, "processes": dist.world, "batch_size": batch,
               "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", ""))})
 
     window = {"loss": 0.0, "correct": 0.0, "count": 0, "steps": 0, "t": time.perf_counter()}

@@ -125,7 +125,7 @@ def test_a_run_that_ended_before_its_first_check_does_not_say_yet(qtbot):
 def test_a_mixed_precision_run_says_why_it_has_no_estimate_lines(qtbot):
     """The estimate models fp32 steps: under bf16 autocast no fp32 line is drawn as the run's, and
     the note where "peak N % of standard's" would be says there is no estimate, the tooltip why."""
-    from revstudio.training.loop import estimate_note
+    from revstudio.training.estimates import estimate_note
 
     panel = _shown_panel(qtbot)
     run = synthetic_run(name="bf16")
