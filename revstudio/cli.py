@@ -185,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         return code
     except BrokenPipeError:
-        return _reader_gone()
+        return reader_gone()
     except CliError as exc:
         return _report(str(exc), exc.code, wants_json)
     except SystemExit as exc:  # --help from argparse
@@ -248,7 +248,7 @@ def _need_display() -> None:
 PIPE_CLOSED = 128 + int(getattr(signal, "SIGPIPE", 13))
 
 
-def _reader_gone() -> int:
+def reader_gone() -> int:
     """The reader of stdout closed the pipe (``revstudio check --json x | head``).
 
     Stop quietly, as cat and grep do: no message (nobody is reading) and the
@@ -273,7 +273,7 @@ def _report(message: str, code: int, wants_json: bool) -> int:
         else:
             print(printable(f"revstudio: {message}"), file=sys.stderr)
     except BrokenPipeError:
-        return _reader_gone()
+        return reader_gone()
     return code
 
 

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from revstudio.cli import printable
+from revstudio.cli import PIPE_CLOSED, printable, reader_gone
 
 from .config import ConfigError, TrainConfig
 from .runs import CONFIG, RunDirError, RunWriter, write_atomic, write_json
@@ -253,7 +253,7 @@ def run_session(req: Request) -> int:
     from revstudio.core.project import dumps
 
     from .loop import Distributed, TrainResult, train
-    from .output import JsonRows, LastStep, Progress, RunDirRows
+    from .output import READER_GONE, JsonRows, LastStep, Progress, RunDirRows
     from .output import dumps as row_dumps
     from .parts import TrainError
 
@@ -271,10 +271,13 @@ def run_session(req: Request) -> int:
         row = {"kind": "event", "event": "failed", "time": elapsed, "step": step, "message": message,
                "exit_code": code}
         if rank == 0:
-            if req.json:
-                print(row_dumps(row), flush=True)
-            else:
-                print(printable(f"revstudio train: {message}"), file=sys.stderr)
+            try:
+                if req.json:
+                    print(row_dumps(row), flush=True)
+                else:
+                    print(printable(f"revstudio train: {message}"), file=sys.stderr)
+            except BrokenPipeError:  # nobody reads the row: the run directory still gets it
+                reader_gone()
             if writer is not None:
                 try:
                     RunDirRows(writer).on_row(row)
@@ -339,10 +342,18 @@ def run_session(req: Request) -> int:
                 RunDirRows(writer).on_row(row)
             return 0
         callbacks: list[Any] = [last_step]
+        gone: list[bool] = []
         if rank == 0:
-            callbacks.append(JsonRows() if req.json else Progress())
             assert writer is not None
-            callbacks.append(RunDirRows(writer))
+            to_dir = RunDirRows(writer)
+
+            def on_gone() -> None:  # `train | head`: stop as a signal stops, resumable, then exit 141
+                gone.append(True)
+                stop.set = True
+                to_dir.stop_message = READER_GONE
+
+            callbacks.append(JsonRows(on_gone=on_gone) if req.json else Progress(on_gone=on_gone))
+            callbacks.append(to_dir)
         dist = Distributed(rank, world, local_rank)
         if dist.active:
             _init_distributed(cfg)
@@ -357,7 +368,7 @@ def run_session(req: Request) -> int:
         except RunDirError as exc:  # the disk filled up, or the folder went away, during the run
             return failed(f"the run ended: cannot write {exc.path}: {exc.why}; free some space, then --resume "
                           "continues it from its last checkpoint", 1)
-        return result.exit_code
+        return PIPE_CLOSED if gone and result.exit_code == 0 else result.exit_code
     except SessionError as exc:
         return failed(str(exc), exc.code)
     except Exception as exc:
