@@ -145,3 +145,23 @@ def test_the_editor_without_a_display_is_a_usage_error(monkeypatch: pytest.Monke
     assert "needs a display" in err and "DISPLAY" in err and "revstudio --help" in err
     monkeypatch.setenv("DISPLAY", ":0")
     assert main(["model.revs"]) == 0 and opened == ["model.revs"]
+
+
+def _strict(text: str) -> object:
+    """``json.loads`` as jq and strict parsers read: NaN and Infinity are not JSON."""
+    def refuse(token: str) -> object:
+        raise ValueError(f"{token} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_runs_json_stays_json_when_a_runs_files_hold_nan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "a"
+    run.mkdir()  # (an older revstudio, or a hand edit, wrote Python's NaN tokens into its files)
+    (run / "status.json").write_text('{"status": "finished", "step": 3, "total_steps": 3, '
+                                     '"metrics": {"loss": NaN, "val_loss": Infinity}}')
+    (run / "config.json").write_text('{"lr": NaN}')
+    assert main(["runs", str(tmp_path), "--json"]) == 0
+    listed = _strict(capsys.readouterr().out)["runs"][0]  # type: ignore[index]
+    assert listed["metrics"] == {"loss": None, "val_loss": None} and listed["config"] == {"lr": None}
+
