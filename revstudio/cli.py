@@ -178,6 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     wants_json = any(_is_json_flag(a) for a in args)
     if args and args[0] in SUBCOMMANDS:  # the editor reports them in its Log tab instead
         _report_plugin_problems(args[0])
+    _escape_what_cannot_be_shown()
     try:
         code = _dispatch(args)
         # Short output sits in the buffer until exit; flush here so that a
@@ -203,6 +204,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if known is not None:
             return _report(str(known), known.code, wants_json)
         return _report(f"internal error: {type(exc).__name__}: {exc} (please report this)", 1, wants_json)
+
+
+def _escape_what_cannot_be_shown() -> None:
+    """A character the output's encoding lacks (an ASCII or latin-1 terminal, PYTHONIOENCODING)
+    is written as an escape (``\\xe9``), as stderr already does, instead of failing the command:
+    a project's name or node ids may be in any script. (``--json`` is ASCII anyway.)"""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        try:
+            reconfigure(errors="backslashreplace")
+        except (OSError, ValueError):  # a stream that cannot change now: leave it as it is
+            pass
 
 
 def _is_json_flag(arg: str) -> bool:

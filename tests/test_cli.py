@@ -165,3 +165,19 @@ def test_runs_json_stays_json_when_a_runs_files_hold_nan(tmp_path: Path, capsys:
     listed = _strict(capsys.readouterr().out)["runs"][0]  # type: ignore[index]
     assert listed["metrics"] == {"loss": None, "val_loss": None} and listed["config"] == {"lr": None}
 
+
+def test_a_terminal_that_cannot_show_a_name_gets_escapes_not_an_internal_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """PYTHONIOENCODING=ascii, a latin-1 locale or a Windows console: a node id it cannot
+    encode was an 'internal error: UnicodeEncodeError', exit 1, with no report at all."""
+    graph = revnet_chain(blocks=1)
+    graph.name = "névé-模型"
+    path = tmp_path / "uni.revs"
+    save(graph, str(path))
+    raw = io.BytesIO()
+    monkeypatch.setattr("sys.stdout", io.TextIOWrapper(raw, encoding="ascii"))
+    code = main(["check", str(path)])
+    sys.stdout.flush()
+    assert code == 0, capsys.readouterr().err
+    text = raw.getvalue().decode("ascii")
+    assert "n\\xe9v\\xe9-\\u6a21\\u578b" in text and text.rstrip().endswith("valid")
