@@ -108,11 +108,25 @@ def run(args: argparse.Namespace) -> int:
         return exc.code
 
 
+def _not_a_project(path: str) -> str:
+    """Why ``path``, which is not a regular file, cannot be trained (a run reads it twice and
+    records a snapshot beside it, which a pipe cannot give)."""
+    if os.path.isdir(path):
+        from revstudio.training.runs import is_run_dir
+
+        if is_run_dir(path):
+            return f"{path}: is a folder (a run directory); to continue that run use --resume {path}"
+        return f"{path}: is a folder, not a project file; give the .revs file to train"
+    if os.path.exists(path):
+        return f"{path}: not a regular file (a pipe or a device); save the project to a .revs file and train that"
+    return f"{path}: no such file; check the path"
+
+
 def _run(args: argparse.Namespace) -> int:
     if not args.file and not args.resume:
         raise CliError("revstudio train: give a project FILE, or --resume DIR to continue a run")
     if args.file and not args.resume and not os.path.isfile(args.file):
-        raise CliError(f"{args.file}: no such file; check the path")
+        raise CliError(_not_a_project(args.file))
     if args.resume and not os.path.isdir(args.resume):
         raise CliError(f"--resume {args.resume}: no such run directory")
     from revstudio.training.launch import launch, launch_needed

@@ -232,6 +232,16 @@ def test_a_missing_file_is_a_failed_row_with_json(tmp_path, capsys) -> None:
     assert row["event"] == "failed" and "nope.revs" in row["message"] and row["exit_code"] == 2
 
 
+def test_a_folder_as_the_project_is_named_as_a_folder(tmp_path, capsys) -> None:
+    """A folder was reported as 'no such file', which sent the user looking for a typo."""
+    assert cli.main(["train", str(tmp_path), "--steps", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder" in err and "no such file" not in err
+    (tmp_path / "status.json").write_text("{}")  # a run directory: say how to continue it
+    assert cli.main(["train", str(tmp_path), "--steps", "1"]) == 2
+    assert f"--resume {tmp_path}" in capsys.readouterr().err
+
+
 def test_an_unreadable_project_is_the_users_to_fix_not_an_internal_error(tmp_path, capsys) -> None:
     """A NaN in the project file (which JSON does not allow) was reported as an internal error."""
     data = json.loads(open(EXAMPLE).read())
