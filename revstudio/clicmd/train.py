@@ -123,6 +123,9 @@ def _not_a_project(path: str) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    for flag, value in (("--out", args.out), ("--resume", args.resume)):
+        if value == "":  # (an unset shell variable: not "no flag", which would run somewhere else)
+            raise CliError(f"{flag}: the path is empty; name a folder, e.g. {flag} runs/first")
     if not args.file and not args.resume:
         raise CliError("revstudio train: give a project FILE, or --resume DIR to continue a run")
     if args.file and not args.resume and not os.path.isfile(args.file):

@@ -242,6 +242,17 @@ def test_a_folder_as_the_project_is_named_as_a_folder(tmp_path, capsys) -> None:
     assert f"--resume {tmp_path}" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("flag", ["--out", "--resume"])
+def test_an_empty_out_or_resume_is_refused_not_taken_as_absent(flag, tmp_path, capsys) -> None:
+    """`--out "$DIR"` with DIR unset trained into the project's own runs/ folder, and
+    `--resume ""` started a new run instead of continuing one."""
+    project = tmp_path / "p.revs"
+    shutil.copy(EXAMPLE, project)
+    assert cli.main(["train", str(project), "--steps", "1", *QUICK, flag, ""]) == 2
+    assert f"{flag}: the path is empty" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+
+
 def test_an_unreadable_project_is_the_users_to_fix_not_an_internal_error(tmp_path, capsys) -> None:
     """A NaN in the project file (which JSON does not allow) was reported as an internal error."""
     data = json.loads(open(EXAMPLE).read())
