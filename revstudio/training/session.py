@@ -214,15 +214,17 @@ def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed
 
 def _check_out(out: str) -> None:
     """Refuse (exit 2) a new run into a folder that holds another run: its rows would be mixed
-    into that run's metrics.jsonl and its checkpoint replaced. A run refused before it trained
-    (bad data: status failed, no checkpoint) is no run to keep: the same --out, once the data is
-    fixed, starts afresh there, its rows replacing the refusal's."""
+    into that run's metrics.jsonl and its checkpoint replaced. A run refused, stopped or killed
+    before it trained (bad data, a Ctrl+C while it loaded: step 0, no checkpoint) is no run to
+    keep, and --resume has nothing to continue: the same --out starts afresh there, its rows
+    replacing the old ones."""
     from .runs import CHECKPOINT, METRICS, is_run_dir, read_run
 
     if not is_run_dir(out):
         return
     info = read_run(out)
-    if info.status == "failed" and not info.step and not os.path.exists(os.path.join(out, CHECKPOINT)):
+    if info.status in ("failed", "stopped", "killed") and not info.step \
+            and not os.path.exists(os.path.join(out, CHECKPOINT)):
         with contextlib.suppress(OSError):
             os.remove(os.path.join(out, METRICS))
         return

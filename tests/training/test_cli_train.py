@@ -253,6 +253,17 @@ def test_an_empty_out_or_resume_is_refused_not_taken_as_absent(flag, tmp_path, c
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("status", ["stopped", "failed"])
+def test_a_folder_whose_run_ended_before_its_first_step_is_taken_over(status, tmp_path, capsys) -> None:
+    """A Ctrl+C while the run loaded left status stopped at step 0 with no checkpoint: --resume
+    had nothing to continue and --out refused the folder ('--resume continues it'), a dead end."""
+    out = tmp_path / "run"
+    out.mkdir()
+    runs.write_json(str(out / "status.json"), {"status": status, "step": 0, "total_steps": 5, "metrics": {}})
+    assert cli.main(["train", EXAMPLE, "--steps", "1", *QUICK, "--out", str(out)]) == 0, capsys.readouterr().err
+    assert runs.read_run(str(out)).status == "finished"
+
+
 def test_an_unreadable_project_is_the_users_to_fix_not_an_internal_error(tmp_path, capsys) -> None:
     """A NaN in the project file (which JSON does not allow) was reported as an internal error."""
     data = json.loads(open(EXAMPLE).read())
