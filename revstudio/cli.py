@@ -174,7 +174,34 @@ def _report_plugin_problems(command: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``revstudio`` command line; returns its exit code. With ``argv`` None this is the
+    program itself (the ``revstudio`` command, ``python -m revstudio``): a ``train`` run then
+    takes SIGINT/SIGTERM while it loads, and ends without the interpreter's teardown."""
     args = list(sys.argv[1:] if argv is None else argv)
+    training = argv is None and args[:1] == ["train"]
+    if training:
+        from revstudio.early_stop import install_for
+
+        install_for(args)
+    code = _main(args)
+    if training:
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End a training process now. It has closed and fsynced everything it wrote; the
+    interpreter's teardown of torch's native libraries takes seconds on a loaded machine, and a
+    stopped run must exit within 2 s of SIGTERM (the app, ``timeout`` and ``docker stop`` wait)."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # (a reader that went away: nothing more to say to it)
+        pass
+    os._exit(code)
+
+
+def _main(args: list[str]) -> int:
     wants_json = any(_is_json_flag(a) for a in args)
     if args and args[0] in SUBCOMMANDS:  # the editor reports them in its Log tab instead
         _report_plugin_problems(args[0])

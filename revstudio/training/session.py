@@ -64,7 +64,7 @@ class StopFlag:
             except (ValueError, OSError):  # not the main thread (tests calling in-process)
                 continue
             if getattr(self.previous[sig], "stop_signal", None) is not None:  # came while loading
-                self.set = True  # (``revstudio.__main__.EarlyStop``)
+                self.set = True  # (``revstudio.early_stop.EarlyStop``)
 
     def uninstall(self) -> None:
         for sig, old in self.previous.items():
