@@ -21,9 +21,6 @@ def dumps(row: dict[str, Any]) -> str:
     return json.dumps(finite(row), allow_nan=False)
 
 
-READER_GONE = "stopped: the reader of the output went away (a closed pipe); --resume continues it"
-
-
 class _Out(Callback):
     """Writes to stdout (or ``stream``) until its reader goes away (``train --json | head``).
 
@@ -195,7 +192,7 @@ class RunDirRows(Callback):
 
     def __init__(self, writer: RunWriter) -> None:
         self.writer = writer
-        self.stop_message = "stopped by a signal; --resume continues it"  # (or READER_GONE)
+        self.stop_message = "stopped by a signal; --resume continues it"  # (or runs.READER_GONE)
 
     def on_row(self, row: dict[str, Any]) -> None:
         self.writer.row(finite(row))

@@ -25,6 +25,10 @@ METRICS = "metrics.jsonl"
 CHECKPOINT = os.path.join("checkpoints", "last.pt")
 
 
+# status.json's message of a run stopped because the reader of its rows went away (`train | head`)
+READER_GONE = "stopped: the reader of the output went away (a closed pipe); --resume continues it"
+
+
 def finite(value: Any) -> Any:
     """``value`` (numbers, dicts, lists) with every non-finite number as None: JSON has no NaN
     or Infinity, so a row or a ``--json`` report writes them as null (docs/cli.md)."""

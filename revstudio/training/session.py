@@ -24,7 +24,7 @@ from typing import Any
 from revstudio.cli import PIPE_CLOSED, printable, reader_gone
 
 from .config import ConfigError, TrainConfig
-from .runs import CONFIG, RunDirError, RunWriter, write_atomic, write_json
+from .runs import CONFIG, READER_GONE, RunDirError, RunWriter, write_atomic, write_json
 
 
 @dataclass
@@ -255,7 +255,7 @@ def run_session(req: Request) -> int:
     from revstudio.core.project import dumps
 
     from .loop import Distributed, TrainResult, train
-    from .output import READER_GONE, JsonRows, LastStep, Progress, RunDirRows
+    from .output import JsonRows, LastStep, Progress, RunDirRows
     from .output import dumps as row_dumps
     from .parts import TrainError
 
@@ -370,7 +370,9 @@ def run_session(req: Request) -> int:
         except RunDirError as exc:  # the disk filled up, or the folder went away, during the run
             return failed(f"the run ended: cannot write {exc.path}: {exc.why}; free some space, then --resume "
                           "continues it from its last checkpoint", 1)
-        return PIPE_CLOSED if gone and result.exit_code == 0 else result.exit_code
+        if gone and result.exit_code == 0 and world == 1:  # (under DDP the launcher says it: a worker's
+            return PIPE_CLOSED                                 # 141 would read to torchrun as a failure)
+        return result.exit_code
     except SessionError as exc:
         return failed(str(exc), exc.code)
     except Exception as exc:
