@@ -264,6 +264,9 @@ def _dispatch(args: list[str]) -> int:
 
         print(json.dumps({"version": __version__}) if any(_is_json_flag(a) for a in args[1:]) else __version__)
         return 0
+    if len(args) > 1 and not args[0].startswith("-") and os.path.exists(args[0]):
+        raise CliError(f"'revstudio FILE' opens the editor and takes nothing more (got {' '.join(args[1:])!r}); "
+                       f"for a report without the editor use e.g. 'revstudio check {args[0]} --json'")
     if len(args) > 1 or (args and args[0].startswith("-")):
         raise CliError(f"unknown command {args[0]!r}\n{_usage()}")
     _need_display()

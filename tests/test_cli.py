@@ -181,3 +181,13 @@ def test_a_terminal_that_cannot_show_a_name_gets_escapes_not_an_internal_error(
     assert code == 0, capsys.readouterr().err
     text = raw.getvalue().decode("ascii")
     assert "n\\xe9v\\xe9-\\u6a21\\u578b" in text and text.rstrip().endswith("valid")
+
+def test_a_project_with_an_option_is_not_called_an_unknown_command(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`revstudio model.revs --json` said "unknown command 'model.revs'" and printed the usage."""
+    path = tmp_path / "model.revs"
+    save(revnet_chain(blocks=1), str(path))
+    assert main([str(path), "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert "unknown command" not in error and f"revstudio check {path} --json" in error
+
