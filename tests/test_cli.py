@@ -182,6 +182,7 @@ def test_a_terminal_that_cannot_show_a_name_gets_escapes_not_an_internal_error(
     text = raw.getvalue().decode("ascii")
     assert "n\\xe9v\\xe9-\\u6a21\\u578b" in text and text.rstrip().endswith("valid")
 
+
 def test_a_project_with_an_option_is_not_called_an_unknown_command(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`revstudio model.revs --json` said "unknown command 'model.revs'" and printed the usage."""
@@ -191,3 +192,16 @@ def test_a_project_with_an_option_is_not_called_an_unknown_command(
     error = json.loads(capsys.readouterr().out)["error"]
     assert "unknown command" not in error and f"revstudio check {path} --json" in error
 
+
+def test_runs_lists_a_run_whose_status_has_values_of_the_wrong_type(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A damaged status.json (a step of "abc", a start time of 5) was an internal error."""
+    for name, started in (("a", 5), ("b", "2026-01-01T00:00:00+00:00")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "status.json").write_text(json.dumps(
+            {"status": "finished", "step": "abc", "total_steps": True, "started": started, "message": 3}))
+    assert main(["runs", str(tmp_path), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["runs"]
+    assert [(r["name"], r["step"], r["total_steps"], r["message"]) for r in listed] == [
+        ("a", None, None, None), ("b", None, None, None)]
+    assert main(["runs", str(tmp_path)]) == 0
