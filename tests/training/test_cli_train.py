@@ -370,3 +370,23 @@ def test_train_help_gives_the_projects_settings_as_the_defaults(capsys) -> None:
         assert help_text is not None, flag
         if "default" in help_text.group(1):
             assert "default: the project's" in help_text.group(1), (flag, help_text.group(1))
+
+
+def test_train_help_states_every_overrides_default_as_the_docs_table_does(capsys) -> None:
+    """--mode, --optimizer, --seed, --log-every and others named no default, and --memory-every
+    spoke of "memory rows", which do not exist (the peak is on the step row)."""
+    import re
+
+    from revstudio.clicmd.train import OVERRIDES
+    from revstudio.training.config import DEFAULTS
+
+    assert cli.main(["train", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split("options:")[1].split())
+    for flag, key in OVERRIDES.items():
+        if key == "val_data":  # (its default is a hold-out, said in words)
+            continue
+        found = re.search(rf"--{flag.replace('_', '-')} \S+ (.*?)(?= --[a-z-]+ [A-Z{{]|$)", out)
+        assert found is not None, flag
+        value = "none" if DEFAULTS[key] is None else DEFAULTS[key]
+        assert f"default: the project's, {value})" in found.group(1) + ")", (flag, found.group(1))
+    assert "memory rows" not in out
