@@ -218,8 +218,8 @@ def _main(args: list[str]) -> int:
         return _report(str(exc), exc.code, wants_json)
     except SystemExit as exc:  # --help from argparse
         return int(exc.code or 0) if isinstance(exc.code, int) else 0
-    except KeyboardInterrupt:
-        return _report("interrupted", 1, wants_json)
+    except KeyboardInterrupt:  # not 1, which says the graph failed: what a shell reports for Ctrl+C
+        return _report("interrupted", INTERRUPTED, wants_json)
     except MemoryError as exc:  # its message is usually empty: say what happened
         detail = f" ({exc})" if str(exc) else ""
         return _report(f"out of memory{detail}: the graph or file is too large for this machine; "
@@ -289,6 +289,8 @@ def _need_display() -> None:
 
 # What a shell reports for a program stopped by SIGPIPE (``cat big | head``).
 PIPE_CLOSED = 128 + int(getattr(signal, "SIGPIPE", 13))
+# ... and by SIGINT (Ctrl+C): a check cut short is neither a pass (0) nor a failed graph (1).
+INTERRUPTED = 128 + int(signal.SIGINT)
 
 
 def reader_gone() -> int:

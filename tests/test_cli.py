@@ -205,3 +205,16 @@ def test_runs_lists_a_run_whose_status_has_values_of_the_wrong_type(
     assert [(r["name"], r["step"], r["total_steps"], r["message"]) for r in listed] == [
         ("a", None, None, None), ("b", None, None, None)]
     assert main(["runs", str(tmp_path)]) == 0
+
+
+def test_ctrl_c_is_not_reported_as_a_failed_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 1 means "the graph or check failed" (docs/cli.md); Ctrl+C during a check exited 1 too."""
+    from revstudio.clicmd import check
+
+    def interrupted(_args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(check, "run", interrupted)
+    assert main(["check", "x.revs", "--json"]) == 130  # (128 + SIGINT, cli.INTERRUPTED)
+    assert json.loads(capsys.readouterr().out) == {"error": "interrupted", "exit_code": 130}
