@@ -174,10 +174,38 @@ def _report_plugin_problems(command: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``revstudio`` command line; returns its exit code. With ``argv`` None this is the
+    program itself (the ``revstudio`` command, ``python -m revstudio``): a ``train`` run then
+    takes SIGINT/SIGTERM while it loads, and ends without the interpreter's teardown."""
     args = list(sys.argv[1:] if argv is None else argv)
+    training = argv is None and args[:1] == ["train"]
+    if training:
+        from revstudio.early_stop import install_for
+
+        install_for(args)
+    code = _main(args)
+    if training:
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End a training process now. It has closed and fsynced everything it wrote; the
+    interpreter's teardown of torch's native libraries takes seconds on a loaded machine, and a
+    stopped run must exit within 2 s of SIGTERM (the app, ``timeout`` and ``docker stop`` wait)."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # (a reader that went away: nothing more to say to it)
+        pass
+    os._exit(code)
+
+
+def _main(args: list[str]) -> int:
     wants_json = any(_is_json_flag(a) for a in args)
     if args and args[0] in SUBCOMMANDS:  # the editor reports them in its Log tab instead
         _report_plugin_problems(args[0])
+    _escape_what_cannot_be_shown()
     try:
         code = _dispatch(args)
         # Short output sits in the buffer until exit; flush here so that a
@@ -185,13 +213,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         return code
     except BrokenPipeError:
-        return _reader_gone()
+        return reader_gone()
     except CliError as exc:
         return _report(str(exc), exc.code, wants_json)
     except SystemExit as exc:  # --help from argparse
         return int(exc.code or 0) if isinstance(exc.code, int) else 0
-    except KeyboardInterrupt:
-        return _report("interrupted", 1, wants_json)
+    except KeyboardInterrupt:  # not 1, which says the graph failed: what a shell reports for Ctrl+C
+        return _report("interrupted", INTERRUPTED, wants_json)
     except MemoryError as exc:  # its message is usually empty: say what happened
         detail = f" ({exc})" if str(exc) else ""
         return _report(f"out of memory{detail}: the graph or file is too large for this machine; "
@@ -203,6 +231,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if known is not None:
             return _report(str(known), known.code, wants_json)
         return _report(f"internal error: {type(exc).__name__}: {exc} (please report this)", 1, wants_json)
+
+
+def _escape_what_cannot_be_shown() -> None:
+    """A character the output's encoding lacks (an ASCII or latin-1 terminal, PYTHONIOENCODING)
+    is written as an escape (``\\xe9``), as stderr already does, instead of failing the command:
+    a project's name or node ids may be in any script. (``--json`` is ASCII anyway.)"""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        try:
+            reconfigure(errors="backslashreplace")
+        except (OSError, ValueError):  # a stream that cannot change now: leave it as it is
+            pass
 
 
 def _is_json_flag(arg: str) -> bool:
@@ -224,6 +264,9 @@ def _dispatch(args: list[str]) -> int:
 
         print(json.dumps({"version": __version__}) if any(_is_json_flag(a) for a in args[1:]) else __version__)
         return 0
+    if len(args) > 1 and not args[0].startswith("-") and os.path.exists(args[0]):
+        raise CliError(f"'revstudio FILE' opens the editor and takes nothing more (got {' '.join(args[1:])!r}); "
+                       f"for a report without the editor use e.g. 'revstudio check {args[0]} --json'")
     if len(args) > 1 or (args and args[0].startswith("-")):
         raise CliError(f"unknown command {args[0]!r}\n{_usage()}")
     _need_display()
@@ -246,9 +289,11 @@ def _need_display() -> None:
 
 # What a shell reports for a program stopped by SIGPIPE (``cat big | head``).
 PIPE_CLOSED = 128 + int(getattr(signal, "SIGPIPE", 13))
+# ... and by SIGINT (Ctrl+C): a check cut short is neither a pass (0) nor a failed graph (1).
+INTERRUPTED = 128 + int(signal.SIGINT)
 
 
-def _reader_gone() -> int:
+def reader_gone() -> int:
     """The reader of stdout closed the pipe (``revstudio check --json x | head``).
 
     Stop quietly, as cat and grep do: no message (nobody is reading) and the
@@ -273,7 +318,7 @@ def _report(message: str, code: int, wants_json: bool) -> int:
         else:
             print(printable(f"revstudio: {message}"), file=sys.stderr)
     except BrokenPipeError:
-        return _reader_gone()
+        return reader_gone()
     return code
 
 

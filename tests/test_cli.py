@@ -145,3 +145,76 @@ def test_the_editor_without_a_display_is_a_usage_error(monkeypatch: pytest.Monke
     assert "needs a display" in err and "DISPLAY" in err and "revstudio --help" in err
     monkeypatch.setenv("DISPLAY", ":0")
     assert main(["model.revs"]) == 0 and opened == ["model.revs"]
+
+
+def _strict(text: str) -> object:
+    """``json.loads`` as jq and strict parsers read: NaN and Infinity are not JSON."""
+    def refuse(token: str) -> object:
+        raise ValueError(f"{token} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_runs_json_stays_json_when_a_runs_files_hold_nan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "a"
+    run.mkdir()  # (an older revstudio, or a hand edit, wrote Python's NaN tokens into its files)
+    (run / "status.json").write_text('{"status": "finished", "step": 3, "total_steps": 3, '
+                                     '"metrics": {"loss": NaN, "val_loss": Infinity}}')
+    (run / "config.json").write_text('{"lr": NaN}')
+    assert main(["runs", str(tmp_path), "--json"]) == 0
+    listed = _strict(capsys.readouterr().out)["runs"][0]  # type: ignore[index]
+    assert listed["metrics"] == {"loss": None, "val_loss": None} and listed["config"] == {"lr": None}
+
+
+def test_a_terminal_that_cannot_show_a_name_gets_escapes_not_an_internal_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """PYTHONIOENCODING=ascii, a latin-1 locale or a Windows console: a node id it cannot
+    encode was an 'internal error: UnicodeEncodeError', exit 1, with no report at all."""
+    graph = revnet_chain(blocks=1)
+    graph.name = "névé-模型"
+    path = tmp_path / "uni.revs"
+    save(graph, str(path))
+    raw = io.BytesIO()
+    monkeypatch.setattr("sys.stdout", io.TextIOWrapper(raw, encoding="ascii"))
+    code = main(["check", str(path)])
+    sys.stdout.flush()
+    assert code == 0, capsys.readouterr().err
+    text = raw.getvalue().decode("ascii")
+    assert "n\\xe9v\\xe9-\\u6a21\\u578b" in text and text.rstrip().endswith("valid")
+
+
+def test_a_project_with_an_option_is_not_called_an_unknown_command(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`revstudio model.revs --json` said "unknown command 'model.revs'" and printed the usage."""
+    path = tmp_path / "model.revs"
+    save(revnet_chain(blocks=1), str(path))
+    assert main([str(path), "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert "unknown command" not in error and f"revstudio check {path} --json" in error
+
+
+def test_runs_lists_a_run_whose_status_has_values_of_the_wrong_type(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A damaged status.json (a step of "abc", a start time of 5) was an internal error."""
+    for name, started in (("a", 5), ("b", "2026-01-01T00:00:00+00:00")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "status.json").write_text(json.dumps(
+            {"status": "finished", "step": "abc", "total_steps": True, "started": started, "message": 3}))
+    assert main(["runs", str(tmp_path), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["runs"]
+    assert [(r["name"], r["step"], r["total_steps"], r["message"]) for r in listed] == [
+        ("a", None, None, None), ("b", None, None, None)]
+    assert main(["runs", str(tmp_path)]) == 0
+
+
+def test_ctrl_c_is_not_reported_as_a_failed_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 1 means "the graph or check failed" (docs/cli.md); Ctrl+C during a check exited 1 too."""
+    from revstudio.clicmd import check
+
+    def interrupted(_args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(check, "run", interrupted)
+    assert main(["check", "x.revs", "--json"]) == 130  # (128 + SIGINT, cli.INTERRUPTED)
+    assert json.loads(capsys.readouterr().out) == {"error": "interrupted", "exit_code": 130}

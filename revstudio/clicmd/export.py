@@ -8,11 +8,12 @@ errors, 2 bad usage or an unreadable/unwritable file.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
 
-from revstudio.cli import CliError, printable
+from revstudio.cli import CliError, printable, reader_gone
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         write_source(source, args.output)
     except OSError as exc:
+        if exc.errno == errno.EPIPE:  # `-o /dev/stdout | head`: the reader went away; quiet, as cat is
+            return reader_gone()
         raise CliError(f"{args.output}: cannot write ({exc.strerror or exc}); check the folder exists and is writable") from None
     lines = source.count("\n")
     if args.json:  # where the code itself went to stdout (-o /dev/stdout), the object goes beside it

@@ -7,10 +7,9 @@ status says running but whose process is gone is shown as killed. Torch-free.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 
-from revstudio.cli import CliError, printable
+from revstudio.cli import CliError, json_text, printable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{args.dir}: no such folder of runs (train with 'revstudio train FILE' first)")
     runs = list_runs(folder)
     if args.json:
-        print(json.dumps({"dir": folder, "runs": [r.to_json() for r in runs]}))
+        print(json_text({"dir": folder, "runs": [r.to_json() for r in runs]}))  # (old files may hold NaN)
         return 0
     if not runs:
         print(printable(f"{folder}: no runs"))

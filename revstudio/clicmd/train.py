@@ -74,8 +74,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "that fit in this many bytes and runs the rest reversibly, buying speed "
                              "back: e.g. 64MiB, 1.5GB; 0 keeps none; 'none' runs without the project's "
                              "budget ('revstudio memory FILE --budget' shows what a budget keeps)")
-    for name in ("log", "val", "gradcheck", "memory", "checkpoint"):
-        parser.add_argument(f"--{name}-every", type=_count, metavar="N", help=f"steps between {name} rows")
+    every = {"log": "step rows", "val": "validations (val rows)", "gradcheck": "gradient checks (gradcheck rows)",
+             "memory": "memory measurements (peak_bytes on the step row)", "checkpoint": "checkpoints"}
+    for name, what in every.items():
+        parser.add_argument(f"--{name}-every", type=_count, metavar="N", help=f"steps between {what}"
+                            + {"log": "", "val": "; 0: at the end only", "checkpoint": "; 0: at the end only"}
+                            .get(name, "; 0: none"))
+    _state_defaults(parser)
     parser.add_argument("--json", action="store_true", help="one JSON object per line (docs/cli.md)")
     dist = parser.add_argument_group("distributed (torch.distributed.run)")
     dist.add_argument("--nproc", type=_positive, help="processes on this machine (DistributedDataParallel)")
@@ -85,6 +90,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     dist.add_argument("--master-port", type=port, help="its port")
     dist.add_argument("--rdzv-endpoint", help="a rendezvous endpoint HOST:PORT (c10d), instead of master-*")
     dist.add_argument("--rdzv-id", help="the rendezvous job id")
+
+
+def _state_defaults(parser: argparse.ArgumentParser) -> None:
+    """Each override's help ends with the value it replaces when the project leaves the key out
+    (docs/cli.md's table), where the help does not say it already."""
+    from revstudio.training.config import DEFAULTS  # (torch-free)
+
+    for action in parser._actions:
+        key = OVERRIDES.get(action.dest)
+        if key is None or "default" in (action.help or ""):
+            continue
+        value = DEFAULTS[key]
+        value = "none" if value is None else value
+        action.help = f"{action.help} (default: the project's, {value})" if action.help \
+            else f"default: the project's, {value}"
 
 
 def overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -108,11 +128,28 @@ def run(args: argparse.Namespace) -> int:
         return exc.code
 
 
+def _not_a_project(path: str) -> str:
+    """Why ``path``, which is not a regular file, cannot be trained (a run reads it twice and
+    records a snapshot beside it, which a pipe cannot give)."""
+    if os.path.isdir(path):
+        from revstudio.training.runs import is_run_dir
+
+        if is_run_dir(path):
+            return f"{path}: is a folder (a run directory); to continue that run use --resume {path}"
+        return f"{path}: is a folder, not a project file; give the .revs file to train"
+    if os.path.exists(path):
+        return f"{path}: not a regular file (a pipe or a device); save the project to a .revs file and train that"
+    return f"{path}: no such file; check the path"
+
+
 def _run(args: argparse.Namespace) -> int:
+    for flag, value in (("--out", args.out), ("--resume", args.resume)):
+        if value == "":  # (an unset shell variable: not "no flag", which would run somewhere else)
+            raise CliError(f"{flag}: the path is empty; name a folder, e.g. {flag} runs/first")
     if not args.file and not args.resume:
         raise CliError("revstudio train: give a project FILE, or --resume DIR to continue a run")
     if args.file and not args.resume and not os.path.isfile(args.file):
-        raise CliError(f"{args.file}: no such file; check the path")
+        raise CliError(_not_a_project(args.file))
     if args.resume and not os.path.isdir(args.resume):
         raise CliError(f"--resume {args.resume}: no such run directory")
     from revstudio.training.launch import launch, launch_needed

@@ -394,6 +394,10 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(problem)
     try:
         train(config, args.out, args.base_dir, args.json, args.resume)
+    except BrokenPipeError:  # the reader of the rows went away (`--json | head`): stop quietly, as cat
+        devnull = os.open(os.devnull, os.O_WRONLY)  # does; the exit's own flush then has nowhere to fail
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(141) from None  # (128 + SIGPIPE, what a shell reports for cat | head)
     except (DataError, _Reject, _Failed) as exc:
         # Under torchrun every rank refuses the same options and data: rank 0 says so. A run that
         # fails may fail on one rank only, so the others name themselves.

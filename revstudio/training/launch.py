@@ -21,9 +21,9 @@ import signal
 import sys
 from typing import Any
 
-from revstudio.cli import printable
+from revstudio.cli import PIPE_CLOSED, printable
 
-from .runs import STATUS, read_run
+from .runs import READER_GONE, STATUS, read_run
 
 _DIST = ("nproc", "nnodes", "node_rank", "master_addr", "master_port", "rdzv_endpoint", "rdzv_id")
 
@@ -191,6 +191,8 @@ def _launch(args: argparse.Namespace, stop: _LaunchStop) -> int:
     status = read_run(run_dir).status if run_dir and os.path.isdir(run_dir) else "unknown"
     if stop.signal is not None and (_stamp(run_dir) == before or status not in ("finished", "stopped", "failed")):
         return _stopped(run_dir, bool(args.resume), args.json)  # stopped before rank 0 could say so
+    if status == "stopped" and read_run(run_dir).message == READER_GONE:  # rank 0's reader went away
+        return PIPE_CLOSED
     if status in ("finished", "stopped"):
         return 0
     if _first_exit_code(failure) == 2:  # the first worker to fail refused the run (it said why on stderr;

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import IO, Any
 
 from .loop import Callback
@@ -22,14 +23,39 @@ def dumps(row: dict[str, Any]) -> str:
     return json.dumps(finite(row), allow_nan=False)
 
 
-class JsonRows(Callback):
-    def __init__(self, stream: IO[str] | None = None) -> None:
-        self.stream = stream
+class _Out(Callback):
+    """Writes to stdout (or ``stream``) until its reader goes away (``train --json | head``).
 
-    def on_row(self, row: dict[str, Any]) -> None:
+    Then it writes nothing more and calls ``on_gone`` once: the session stops the run as a
+    signal would (a checkpoint, a ``stopped`` row in the run directory), so the run neither
+    dies mid-step with its status still ``running`` nor trains on for nobody.
+    """
+
+    def __init__(self, stream: IO[str] | None = None, on_gone: Callable[[], None] | None = None) -> None:
+        self.stream = stream
+        self.on_gone = on_gone
+        self.gone = False
+
+    def write(self, text: str) -> None:
+        if self.gone:
+            return
         out = self.stream or sys.stdout
-        out.write(dumps(row) + "\n")
-        out.flush()
+        try:
+            out.write(text)
+            out.flush()
+        except BrokenPipeError:
+            self.gone = True
+            if out is sys.stdout:
+                from revstudio.cli import reader_gone
+
+                reader_gone()  # (stdout to the null device: the exit's own flush cannot fail again)
+            if self.on_gone is not None:
+                self.on_gone()
+
+
+class JsonRows(_Out):
+    def on_row(self, row: dict[str, Any]) -> None:
+        self.write(dumps(row) + "\n")
 
 
 def _fmt_bytes(n: Any) -> str:
@@ -78,13 +104,13 @@ def _eta(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
 
 
-class Progress(Callback):
+class Progress(_Out):
     """Human output: a redrawn bar on a terminal, one line per step row otherwise."""
 
     WIDTH = 24
 
-    def __init__(self, stream: IO[str] | None = None) -> None:
-        self.stream = stream or sys.stdout
+    def __init__(self, stream: IO[str] | None = None, on_gone: Callable[[], None] | None = None) -> None:
+        super().__init__(stream or sys.stdout, on_gone)
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.total = 1
         self.batch = 1
@@ -94,10 +120,9 @@ class Progress(Callback):
         from revstudio.cli import printable  # (paths and messages may hold what a terminal acts on)
 
         if self.drawn and self.tty:
-            self.stream.write("\r\033[K")
+            self.write("\r\033[K")
             self.drawn = False
-        self.stream.write(printable(text) + "\n")
-        self.stream.flush()
+        self.write(printable(text) + "\n")
 
     def on_train_start(self, row: dict[str, Any]) -> None:
         self.total = int(row.get("total_steps") or 1)
@@ -128,8 +153,7 @@ class Progress(Callback):
         text = (f"[{bar}] step {step}/{self.total} epoch {row['epoch']:.2f} loss {row['loss']:.4g}{acc} "
                 f"{row['samples_per_s']:.0f} samples/s ETA {eta}{mem}")
         if self.tty:
-            self.stream.write("\r\033[K" + text)
-            self.stream.flush()
+            self.write("\r\033[K" + text)
             self.drawn = True
         else:
             self._line(text)
@@ -176,6 +200,7 @@ class RunDirRows(Callback):
 
     def __init__(self, writer: RunWriter) -> None:
         self.writer = writer
+        self.stop_message = "stopped by a signal; --resume continues it"  # (or runs.READER_GONE)
 
     def on_row(self, row: dict[str, Any]) -> None:
         self.writer.row(finite(row))
@@ -195,7 +220,7 @@ class RunDirRows(Callback):
                                       metrics=finite(row.get("metrics", {})))
         elif event == "stopped":
             self.writer.update_status(status="stopped", step=row["step"], ended=now_iso(),
-                                      message="stopped by a signal; --resume continues it")
+                                      message=self.stop_message)
         elif event in ("nan", "oom", "failed"):
             step = row.get("step") if isinstance(row.get("step"), int) else self.writer.status["step"]
             self.writer.update_status(status="failed", step=step, ended=now_iso(), message=row.get("message"))

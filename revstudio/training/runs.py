@@ -25,6 +25,10 @@ METRICS = "metrics.jsonl"
 CHECKPOINT = os.path.join("checkpoints", "last.pt")
 
 
+# status.json's message of a run stopped because the reader of its rows went away (`train | head`)
+READER_GONE = "stopped: the reader of the output went away (a closed pipe); --resume continues it"
+
+
 def finite(value: Any) -> Any:
     """``value`` (numbers, dicts, lists) with every non-finite number as None: JSON has no NaN
     or Infinity, so a row or a ``--json`` report writes them as null (docs/cli.md)."""
@@ -139,10 +143,18 @@ def read_run(run_dir: str) -> RunInfo:
         message = message or "the process ended without saying why (killed?); --resume continues it"
     metrics = status.get("metrics")
     return RunInfo(
-        path=run_dir, status=state, step=status.get("step"), total_steps=status.get("total_steps"),
+        path=run_dir, status=state, step=_typed(status.get("step"), int),
+        total_steps=_typed(status.get("total_steps"), int),
         config=config if isinstance(config, dict) else {},
         metrics=metrics if isinstance(metrics, dict) else {},
-        started=status.get("started"), ended=status.get("ended"), message=message, pid=status.get("pid"))
+        started=_typed(status.get("started"), str), ended=_typed(status.get("ended"), str),
+        message=_typed(message, str), pid=_typed(status.get("pid"), int))
+
+
+def _typed(value: Any, kind: type) -> Any:
+    """``value`` where it is a ``kind`` (never a bool), else None: a damaged or hand-edited
+    status.json (a step of "abc", a start time of 5) reads as unknown, not as a crash."""
+    return value if isinstance(value, kind) and not isinstance(value, bool) else None
 
 
 def list_runs(directory: str) -> list[RunInfo]:

@@ -21,10 +21,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from revstudio.cli import printable
+from revstudio.cli import PIPE_CLOSED, printable, reader_gone
 
 from .config import ConfigError, TrainConfig
-from .runs import CONFIG, RunDirError, RunWriter, write_atomic, write_json
+from .runs import CONFIG, READER_GONE, RunDirError, RunWriter, write_atomic, write_json
 
 
 @dataclass
@@ -64,7 +64,7 @@ class StopFlag:
             except (ValueError, OSError):  # not the main thread (tests calling in-process)
                 continue
             if getattr(self.previous[sig], "stop_signal", None) is not None:  # came while loading
-                self.set = True  # (``revstudio.__main__.EarlyStop``)
+                self.set = True  # (``revstudio.early_stop.EarlyStop``)
 
     def uninstall(self) -> None:
         for sig, old in self.previous.items():
@@ -214,15 +214,17 @@ def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed
 
 def _check_out(out: str) -> None:
     """Refuse (exit 2) a new run into a folder that holds another run: its rows would be mixed
-    into that run's metrics.jsonl and its checkpoint replaced. A run refused before it trained
-    (bad data: status failed, no checkpoint) is no run to keep: the same --out, once the data is
-    fixed, starts afresh there, its rows replacing the refusal's."""
+    into that run's metrics.jsonl and its checkpoint replaced. A run refused, stopped or killed
+    before it trained (bad data, a Ctrl+C while it loaded: step 0, no checkpoint) is no run to
+    keep, and --resume has nothing to continue: the same --out starts afresh there, its rows
+    replacing the old ones."""
     from .runs import CHECKPOINT, METRICS, is_run_dir, read_run
 
     if not is_run_dir(out):
         return
     info = read_run(out)
-    if info.status == "failed" and not info.step and not os.path.exists(os.path.join(out, CHECKPOINT)):
+    if info.status in ("failed", "stopped", "killed") and not info.step \
+            and not os.path.exists(os.path.join(out, CHECKPOINT)):
         with contextlib.suppress(OSError):
             os.remove(os.path.join(out, METRICS))
         return
@@ -271,10 +273,13 @@ def run_session(req: Request) -> int:
         row = {"kind": "event", "event": "failed", "time": elapsed, "step": step, "message": message,
                "exit_code": code}
         if rank == 0:
-            if req.json:
-                print(row_dumps(row), flush=True)
-            else:
-                print(printable(f"revstudio train: {message}"), file=sys.stderr)
+            try:
+                if req.json:
+                    print(row_dumps(row), flush=True)
+                else:
+                    print(printable(f"revstudio train: {message}"), file=sys.stderr)
+            except BrokenPipeError:  # nobody reads the row: the run directory still gets it
+                reader_gone()
             if writer is not None:
                 try:
                     RunDirRows(writer).on_row(row)
@@ -339,10 +344,18 @@ def run_session(req: Request) -> int:
                 RunDirRows(writer).on_row(row)
             return 0
         callbacks: list[Any] = [last_step]
+        gone: list[bool] = []
         if rank == 0:
-            callbacks.append(JsonRows() if req.json else Progress())
             assert writer is not None
-            callbacks.append(RunDirRows(writer))
+            to_dir = RunDirRows(writer)
+
+            def on_gone() -> None:  # `train | head`: stop as a signal stops, resumable, then exit 141
+                gone.append(True)
+                stop.set = True
+                to_dir.stop_message = READER_GONE
+
+            callbacks.append(JsonRows(on_gone=on_gone) if req.json else Progress(on_gone=on_gone))
+            callbacks.append(to_dir)
         dist = Distributed(rank, world, local_rank)
         if dist.active:
             _init_distributed(cfg)
@@ -357,6 +370,8 @@ def run_session(req: Request) -> int:
         except RunDirError as exc:  # the disk filled up, or the folder went away, during the run
             return failed(f"the run ended: cannot write {exc.path}: {exc.why}; free some space, then --resume "
                           "continues it from its last checkpoint", 1)
+        if gone and result.exit_code == 0 and world == 1:  # (under DDP the launcher says it: a worker's
+            return PIPE_CLOSED                                 # 141 would read to torchrun as a failure)
         return result.exit_code
     except SessionError as exc:
         return failed(str(exc), exc.code)

@@ -195,3 +195,21 @@ def test_a_read_only_output_is_refused_and_kept(tmp_path, capsys, monkeypatch) -
     reply = json.loads(capsys.readouterr().out)
     assert "read-only" in reply["error"] and reply["exit_code"] == 2
     assert out.read_text(encoding="utf-8") == "# keep me\n"
+
+
+def test_code_written_to_stdout_for_a_reader_that_leaves_ends_quietly(tmp_path) -> None:
+    """`export X -o /dev/stdout | head` said "cannot write (Broken pipe); check the folder exists"
+    and exited 2; it ends as cat does, with nothing printed and exit 141."""
+    import subprocess
+    import sys
+
+    src = _project(tmp_path)
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen([sys.executable, "-P", "-m", "revstudio", "export", str(src), "-o", "/dev/stdout"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the code is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, err
+    assert err == ""

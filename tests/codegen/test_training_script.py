@@ -382,3 +382,25 @@ def test_nan_gradients_under_a_finite_loss_stop_the_exported_script_before_the_u
     assert "gradients became non-finite" in bad.stderr and "at step 2" in bad.stderr, bad.stderr[-3000:]
     assert "fp32" not in bad.stderr  # the run is fp32 already
     assert not (tmp_path / "two.pt").exists()  # no checkpoint written from what followed
+
+
+def test_the_scripts_rows_piped_into_head_end_quietly(tmp_path: Path) -> None:
+    """`python model.py --json | head -n 1` printed a BrokenPipeError traceback and exited 1;
+    it stops as cat does: nothing more printed, exit 141 (128 + SIGPIPE)."""
+    path = exported(generate.revnet_chain(1, channels=4, size=4, wired=False), tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["OMP_NUM_THREADS"] = "1"
+    proc = subprocess.Popen([sys.executable, "-I", str(path), "--steps", "100000", "--batch", "2", "--device", "cpu",
+                             "--log-every", "1", "--json", "--out", "ck.pt"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=tmp_path, env=env)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert json.loads(proc.stdout.readline())["kind"] == "step"
+        proc.stdout.close()  # as `head -n 1` does
+        err = proc.stderr.read().decode()
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 141, err
+    assert "Traceback" not in err and "BrokenPipe" not in err

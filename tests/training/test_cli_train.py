@@ -232,6 +232,38 @@ def test_a_missing_file_is_a_failed_row_with_json(tmp_path, capsys) -> None:
     assert row["event"] == "failed" and "nope.revs" in row["message"] and row["exit_code"] == 2
 
 
+def test_a_folder_as_the_project_is_named_as_a_folder(tmp_path, capsys) -> None:
+    """A folder was reported as 'no such file', which sent the user looking for a typo."""
+    assert cli.main(["train", str(tmp_path), "--steps", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder" in err and "no such file" not in err
+    (tmp_path / "status.json").write_text("{}")  # a run directory: say how to continue it
+    assert cli.main(["train", str(tmp_path), "--steps", "1"]) == 2
+    assert f"--resume {tmp_path}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--out", "--resume"])
+def test_an_empty_out_or_resume_is_refused_not_taken_as_absent(flag, tmp_path, capsys) -> None:
+    """`--out "$DIR"` with DIR unset trained into the project's own runs/ folder, and
+    `--resume ""` started a new run instead of continuing one."""
+    project = tmp_path / "p.revs"
+    shutil.copy(EXAMPLE, project)
+    assert cli.main(["train", str(project), "--steps", "1", *QUICK, flag, ""]) == 2
+    assert f"{flag}: the path is empty" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("status", ["stopped", "failed"])
+def test_a_folder_whose_run_ended_before_its_first_step_is_taken_over(status, tmp_path, capsys) -> None:
+    """A Ctrl+C while the run loaded left status stopped at step 0 with no checkpoint: --resume
+    had nothing to continue and --out refused the folder ('--resume continues it'), a dead end."""
+    out = tmp_path / "run"
+    out.mkdir()
+    runs.write_json(str(out / "status.json"), {"status": status, "step": 0, "total_steps": 5, "metrics": {}})
+    assert cli.main(["train", EXAMPLE, "--steps", "1", *QUICK, "--out", str(out)]) == 0, capsys.readouterr().err
+    assert runs.read_run(str(out)).status == "finished"
+
+
 def test_an_unreadable_project_is_the_users_to_fix_not_an_internal_error(tmp_path, capsys) -> None:
     """A NaN in the project file (which JSON does not allow) was reported as an internal error."""
     data = json.loads(open(EXAMPLE).read())
@@ -338,3 +370,23 @@ def test_train_help_gives_the_projects_settings_as_the_defaults(capsys) -> None:
         assert help_text is not None, flag
         if "default" in help_text.group(1):
             assert "default: the project's" in help_text.group(1), (flag, help_text.group(1))
+
+
+def test_train_help_states_every_overrides_default_as_the_docs_table_does(capsys) -> None:
+    """--mode, --optimizer, --seed, --log-every and others named no default, and --memory-every
+    spoke of "memory rows", which do not exist (the peak is on the step row)."""
+    import re
+
+    from revstudio.clicmd.train import OVERRIDES
+    from revstudio.training.config import DEFAULTS
+
+    assert cli.main(["train", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split("options:")[1].split())
+    for flag, key in OVERRIDES.items():
+        if key == "val_data":  # (its default is a hold-out, said in words)
+            continue
+        found = re.search(rf"--{flag.replace('_', '-')} \S+ (.*?)(?= --[a-z-]+ [A-Z{{]|$)", out)
+        assert found is not None, flag
+        value = "none" if DEFAULTS[key] is None else DEFAULTS[key]
+        assert f"default: the project's, {value})" in found.group(1) + ")", (flag, found.group(1))
+    assert "memory rows" not in out

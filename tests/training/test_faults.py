@@ -126,3 +126,49 @@ def test_a_stop_while_the_run_still_loads_stops_it_cleanly(tmp_path, nproc: int)
     rows = [json.loads(line) for line in rest.splitlines()]
     assert rows[-1]["event"] == "stopped" and rows[-1]["step"] == 0
     assert runs.read_run(str(out)).status == "stopped"
+
+
+# The `revstudio` command itself: pip's console script imports revstudio.cli and calls main(),
+# without python -m's early handlers. The atexit line shows whether the teardown ran.
+CONSOLE_SCRIPT = r"""
+import atexit, importlib.abc, sys, time
+
+
+class SlowTrain(importlib.abc.MetaPathFinder):  # a loaded machine: train's imports take a while
+    def find_spec(self, name, path=None, target=None):
+        if name == "revstudio.clicmd.train":
+            print("loading", file=sys.stderr, flush=True)
+            time.sleep(1.5)
+        return None
+
+
+sys.meta_path.insert(0, SlowTrain())
+atexit.register(lambda: print("teardown", file=sys.stderr, flush=True))
+sys.argv[0] = "revstudio"
+from revstudio.cli import main
+sys.exit(main())
+"""
+
+
+def test_the_revstudio_command_stops_cleanly_while_the_run_still_loads(tmp_path) -> None:
+    """`revstudio train` (the console script) had neither python -m's early handlers nor its
+    quick exit: SIGTERM while it loaded killed it with nothing written (exit -15), and a stopped
+    run sat seconds in the interpreter's torch teardown, past the 2 s the docs promise."""
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-P", "-c", CONSOLE_SCRIPT, "train", EXAMPLE, "--steps", "5", "--batch-size", "8",
+         "--json", "--out", str(out), "--device", "cpu"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=str(tmp_path))
+    try:
+        assert proc.stderr is not None
+        assert proc.stderr.readline().strip() == "loading"
+        proc.send_signal(signal.SIGTERM)
+        rest, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "teardown" not in err
+    rows = [json.loads(line) for line in rest.splitlines()]
+    assert rows[-1]["event"] == "stopped" and rows[-1]["step"] == 0
+    assert runs.read_run(str(out)).status == "stopped"
