@@ -58,19 +58,21 @@ def residual_bytes(elem: int, stream_bytes: int) -> int:
     return max(0, min(stream_bytes, 2 * elem) - elem)
 
 
-def rebuilt_streams(b: Any, named: Sequence[Any], corrected: int) -> tuple[int, int]:
-    """(bytes, temporaries): what backward holds more than a float32 pair's copy and residual
-    for ``corrected`` bytes of region outputs ``named`` whose streams are float64 tensors of a
-    narrower model (``runtime_function``: each a new float64 copy of the output, not the pair
-    that takes the residual over), and the temporaries of the first one's update with its
-    residual, widened a piece at a time (``stream_updates.update_temporaries``). (0, 0) for
-    float32 pairs. Counted as pairs, a bfloat16 revnet_wired was 17 % under in reversible mode
-    at batch 1 and 19 % over at batch 8."""
-    grown = corrected * b.stream_bytes // b.elem - corrected - corrected * residual_bytes(b.elem, b.stream_bytes) // b.elem
+def rebuilt_streams(b: Any, named: Sequence[Any], region: Any) -> tuple[int, int, int]:
+    """(kept, grown, temporaries) of a region's outputs ``named`` with a correction
+    (:func:`corrected`): the residuals it keeps (:func:`residual_bytes`); what backward holds more
+    than a float32 pair's copy and residual where the streams are float64 tensors of a narrower
+    model (``runtime_function``: each a new float64 copy of the output, not the pair that takes
+    the residual over); and the temporaries of the first one's update with its residual, widened
+    a piece at a time (``stream_updates.update_temporaries``). Counted as pairs, a bfloat16
+    revnet_wired was 17 % under in reversible mode at batch 1 and 19 % over at batch 8."""
+    total = corrected(b, named, region)
+    kept = total * residual_bytes(b.elem, b.stream_bytes) // b.elem
+    grown = total * b.stream_bytes // b.elem - total - kept
     if grown <= 0:
-        return 0, 0
+        return kept, 0, 0
     largest = max((b.w.nbytes(v) for v in named), default=0) // max(1, b.w.batch) // b.elem
-    return grown, update_temporaries(b.w.batch, largest, b.elem, b.stream_bytes, False, b.device)
+    return kept, grown, update_temporaries(b.w.batch, largest, b.elem, b.stream_bytes, False, b.device)
 
 
 def _is_pairs(elem: int, stream_bytes: int) -> bool:

@@ -256,9 +256,7 @@ class UnitBuilder:
         outs = list(dict.fromkeys(b for b in map(self.w.base, named) if b is not None))
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
         stream = sum(self.w.nbytes(v) for v in named)
-        corrected = peak_bare.corrected(self, named, region)
-        wide = corrected * peak_bare.residual_bytes(self.elem, self.stream_bytes) // self.elem
-        grown, rebuild = peak_bare.rebuilt_streams(self, named, corrected)
+        wide, grown, rebuild = peak_bare.rebuilt_streams(self, named, region)
         samples = peak_steps.sample_bytes(self.w, reads, side, getattr(region, "head", frozenset()))
         extra = wide + (samples if self.stream_bytes > self.elem else 0)
         out_set = set(outs)
@@ -328,6 +326,8 @@ class UnitBuilder:
         # streams' gradients still exist while the region runs backward (``handed``: a budget's
         # rest hands kept copies of a Repeat the gradients of what they hand it)
         inputs_grads = sum(self.w.nbytes(v) for v in reads if self.needs_grad(v)) + getattr(region, "handed", 0)
+        if grown:  # a layer reads a float64 stream through a copy in the model's dtype
+            step = [step[0] + act, step[1] + act]
         held = max(0, stream - inputs_grads)
         first = step[0] + held
         steps = list(getattr(region, "steps", ()))

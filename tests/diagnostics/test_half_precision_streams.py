@@ -19,9 +19,12 @@ from revstudio.core.project import load  # noqa: E402
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 
 
-@pytest.mark.parametrize(("name", "batch"), [("revnet_wired", 1), ("revnet_wired", 8), ("revnet_coupling", 1)])
+@pytest.mark.parametrize(("name", "batch"), [("revnet_wired", 1), ("revnet_wired", 8), ("revnet_coupling", 1),
+                                             ("digits_revnet", 8)])
 def test_a_bfloat16_regions_streams_are_counted_as_the_runtime_keeps_them(name: str, batch: int) -> None:
-    """revnet_wired: -17.3 % and +19.4 %, revnet_coupling -20.4 %; now -0.4 to 0.0 %."""
+    """revnet_wired: -17.3 % and +19.4 %, revnet_coupling -20.4 %, digits_revnet -1.5 %; now within
+    0.01 %. (A step's layers read a float64 stream through a copy in the model's dtype: without
+    it, digits_revnet at batch 8 was -5.2 %.)"""
     torch.set_num_threads(1)
     error = estimate_errors(load(EXAMPLES / f"{name}.revs"), batch, ("reversible",), "bfloat16")["reversible"]
-    assert -0.01 < error < 0.01, f"{error:+.2%}"
+    assert -0.005 < error < 0.005, f"{error:+.2%}"
