@@ -141,13 +141,17 @@ def rnn_dims(v: NodeView) -> tuple[int, int, int, int]:
 # sizes and layers): their gates per hidden unit; what each layer keeps for both directions per
 # step and hidden unit, and per sample and hidden unit; the final states alive at forward's end,
 # per sample and hidden unit
-LOOP_CELLS = {"gru": (3, 14, 0, 2), "rnn_tanh": (1, 2, 2, 0), "rnn_relu": (1, 2, 2, 0)}
+LOOP_CELLS = {"gru": (3, 14, 0, 2), "rnn_tanh": (1, 2, 2, 0), "rnn_relu": (1, 2, 2, 0),
+              "lstm": (4, 14, 0, 4)}  # (an LSTM oneDNN does not run: float16, float64)
 
 
 def loop_cell(v: NodeView) -> tuple[int, int, int, int] | None:
     """(gates, kept a step, kept a sample, final states) of a BiRNN torch runs as a loop of
-    cells on the CPU (``LOOP_CELLS``)."""
-    if v.type != "BiRNN" or v.device != "cpu":
+    cells on the CPU (``LOOP_CELLS``): a GRU or plain RNN, or an LSTM of a dtype oneDNN does not
+    run (float16, float64; priced by the fused kernel's fit, one was up to 2.3x over)."""
+    from .save_rules import counted_lstm
+
+    if v.type != "BiRNN" or v.device != "cpu" or counted_lstm(v):
         return None
     return LOOP_CELLS.get(str(v.params.get("cell", "lstm")))
 
