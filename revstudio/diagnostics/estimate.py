@@ -283,7 +283,7 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
     stream_bytes = DTYPE_BYTES.get(stream_dtype or "float64", 8)
     batch = max(1, int(batch))
     regions = list(report.regions if regions is None else regions)
-    walker = _Walker(graph, report, batch, elem, _Bodies(graph, report, batch, elem, device))
+    walker = _Walker(graph, report, batch, elem, _Bodies(graph, report, batch, elem, device, dtype))
 
     parts = [_region_parts(r) for r in regions]
     walker.region_of = {n: rid for rid, nodes, _, _ in parts for n in nodes}

@@ -93,7 +93,7 @@ class _Walker:
                 tracked[(nid, port)] = flag
             params = _params(graph, nid)
             view = NodeView(info.type, params, info.inputs, info.outputs, batch, elem,
-                            bodies.for_node(info.type, params), bodies.device)
+                            bodies.for_node(info.type, params), bodies.device, bodies.dtype)
             self.views[nid] = view
             self.saves[nid] = self._read(nid, apply_rule(view)) if flag else Saves()
             if not flag:
@@ -193,7 +193,7 @@ class _Walker:
             if bodies.get("group") is view.bodies.get("group"):
                 continue
             self.views[nid] = view = NodeView(view.type, view.params, view.inputs, view.outputs, view.batch,
-                                              view.element_bytes, bodies, view.device)
+                                              view.element_bytes, bodies, view.device, view.dtype)
             self.saves[nid] = Saves() if nid in self.untracked else self._read(nid, apply_rule(view))
 
     def _read(self, nid: str, saves: Saves) -> Saves:
@@ -310,13 +310,15 @@ def _prod(shape: Sequence[int]) -> int:
 class _Bodies:
     """Summaries of group bodies as single steps, memoised and recursion-safe."""
 
-    def __init__(self, graph: Graph, report: Any, batch: int, elem: int, device: str = "cpu") -> None:
+    def __init__(self, graph: Graph, report: Any, batch: int, elem: int, device: str = "cpu",
+                 dtype: str = "") -> None:
         self.graph = graph
         self.report = report
         self.reports: Mapping[str, Any] = getattr(report, "groups", {}) or {}
         self.batch = batch
         self.elem = elem
         self.device = device  # the device type the steps run on (``NodeView.device``)
+        self.dtype = dtype  # their element type (``NodeView.dtype``)
         self.cache: dict[tuple[str, bool], BodySaves | None] = {}
         self.active: set[str] = set()
         self.analyses: dict[str, Any] = {}

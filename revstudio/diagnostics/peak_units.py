@@ -256,7 +256,7 @@ class UnitBuilder:
         outs = list(dict.fromkeys(b for b in map(self.w.base, named) if b is not None))
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
         stream = sum(self.w.nbytes(v) for v in named)
-        wide = peak_bare.corrected(self, named, region) * max(0, self.stream_bytes - self.elem) // self.elem
+        wide, grown, rebuild = peak_bare.rebuilt_streams(self, named, region)
         samples = peak_steps.sample_bytes(self.w, reads, side, getattr(region, "head", frozenset()))
         extra = wide + (samples if self.stream_bytes > self.elem else 0)
         out_set = set(outs)
@@ -326,6 +326,8 @@ class UnitBuilder:
         # streams' gradients still exist while the region runs backward (``handed``: a budget's
         # rest hands kept copies of a Repeat the gradients of what they hand it)
         inputs_grads = sum(self.w.nbytes(v) for v in reads if self.needs_grad(v)) + getattr(region, "handed", 0)
+        if grown:  # a layer reads a float64 stream through a copy in the model's dtype
+            step = [step[0] + act, step[1] + act]
         held = max(0, stream - inputs_grads)
         first = step[0] + held
         steps = list(getattr(region, "steps", ()))
@@ -334,16 +336,18 @@ class UnitBuilder:
         last = self.w.views.get(steps[-1]) if steps else None
         if last is not None and last.type == "Concat":
             # backward starts with the Concat's inverse: the output pair's parts are copied apart
-            # (a channel slice is not dense) while the pair is alive, before any input's or
-            # parameter's gradient (the walk counts those from the start of the unit)
+            # (a channel slice is not dense) while the pair is alive, before any input's or parameter's
+            # gradient (the walk counts those from the start of the unit)
             first = max(first, stream + wide - inputs_grads - params)
+        if grown:  # as the first float64 stream is rebuilt (``rebuilt_streams``)
+            first = max(first, stream + wide + rebuild - inputs_grads - params)
         views = peak_steps.joined_grads(self, region, reads)
         # (the walk counts that buffer whole from the start: until the update its view passes
         # through has run, backward's last, the joined gradient is the streams' own)
         surplus = views[1] - sum(self.w.nbytes(v) for v in views[0]) if views is not None else 0
         return Unit(str(getattr(region, "id", "")), reads, makes, set(outs) | set(side), extra,
-                    params, True, stream + wide + 2 * act, first - surplus,
-                    any(self.needs_grad(v) for v in makes), work_spent=step[1] + held - surplus,
+                    params, True, stream + wide + 2 * act, first - surplus + grown,
+                    any(self.needs_grad(v) for v in makes), work_spent=step[1] + held - surplus + grown,
                     work_after=peak_steps.reordered_grads(self, region), joined=views)
 
     def _moments(self, region: Any, out_set: AbstractSet[Value], copies: int,

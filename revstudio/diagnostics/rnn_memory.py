@@ -36,47 +36,79 @@ def _page(n: int) -> int:
     return -(-n // PAGE) * PAGE
 
 
-def workspace_bytes(batch: int, steps: int, inputs: int, hidden: int) -> int:
-    """The workspace one layer and direction keeps (a training forward, float32)."""
+# The bytes of a value in each of oneDNN's workspace parts (``workspace_bytes``), by the model's
+# element size: a bfloat16 LSTM keeps its gates and states in bfloat16 and two of its three layer
+# state gradients and its c state gradients in float32 (fitted to 24 random sizes, exact, torch
+# 2.13; which of the equal-sized parts is which is not told apart by their sum)
+WORKSPACE_PARTS = {4: (4, 4, 4, 4, 4, 4, 4), 2: (2, 2, 2, 2, 4, 4, 4)}
+
+
+def workspace_bytes(batch: int, steps: int, inputs: int, hidden: int, elem: int = F32) -> int:
+    """The workspace one layer and direction keeps (a training forward, float32 or bfloat16)."""
     states = 2 * (steps + 1) * batch  # (layers + 1) x (steps + 1) x batch, one layer per call
-    wide = good_ld(max(inputs, hidden))
+    sizes = WORKSPACE_PARTS.get(elem, WORKSPACE_PARTS[F32])
     parts = (
-        steps * batch * good_ld(4 * hidden),  # the four gates
-        steps * batch * good_ld(hidden),      # h (the projection's, kept even without one)
-        states * wide,                        # layer and iteration states (shared)
-        states * hidden,                      # c states
-        states * wide,                        # gradients of the layer states
-        states * wide,                        # gradients of the iteration states
-        states * hidden,                      # gradients of the c states
+        steps * batch * good_ld(4 * hidden, sizes[0]),  # the four gates
+        steps * batch * good_ld(hidden, sizes[1]),      # h (the projection's, kept even without one)
+        states * good_ld(max(inputs, hidden), sizes[2]),  # layer and iteration states (shared)
+        states * hidden,                                # c states
+        states * good_ld(max(inputs, hidden), sizes[4]),  # gradients of the layer states
+        states * good_ld(max(inputs, hidden), sizes[5]),  # gradients of the iteration states
+        states * hidden,                                # gradients of the c states
     )
-    return sum(_page(p * F32) for p in parts)
+    return sum(_page(n * size) for n, size in zip(parts, sizes))
 
 
-def lstm_kept_bytes(batch: int, steps: int, features: int, hidden: int, layers: int, bias: bool = True) -> int:
+def lstm_kept_bytes(batch: int, steps: int, features: int, hidden: int, layers: int, bias: bool = True,
+                    elem: int = F32) -> int:
     """Bytes a bidirectional LSTM keeps after forward besides its output: the time-major
     copy of its input, each upper layer's input, per layer and direction the workspace,
     the output sequence and the last h and c, and the zero initial h and c. Without
     ``bias``, torch hands oneDNN zeros the shape of each weight as its two biases, and
-    autograd keeps them: per layer and direction, the size of its weights again."""
-    total = steps * batch * features * F32
+    autograd keeps them: per layer and direction, the size of its weights again. ``elem``: the
+    model's element size (a bfloat16 model's tensors, and part of its workspace, take 2)."""
+    total = steps * batch * features * elem
     for layer in range(max(1, layers)):
         size = features if layer == 0 else 2 * hidden
         if layer:
-            total += steps * batch * 2 * hidden * F32
-        total += 2 * (workspace_bytes(batch, steps, size, hidden) + (steps + 2) * batch * hidden * F32)
+            total += steps * batch * 2 * hidden * elem
+        total += 2 * (workspace_bytes(batch, steps, size, hidden, elem) + (steps + 2) * batch * hidden * elem)
         if not bias:
-            total += 2 * 4 * hidden * (size + hidden) * F32
-    return total + 2 * 2 * max(1, layers) * batch * hidden * F32
+            total += 2 * 4 * hidden * (size + hidden) * elem
+    return total + 2 * 2 * max(1, layers) * batch * hidden * elem
 
 
-def lstm_backward_bytes(batch: int, steps: int, features: int, hidden: int, layers: int) -> int:
+def lstm_backward_bytes(batch: int, steps: int, features: int, hidden: int, layers: int, elem: int = F32,
+                        bias: bool = True) -> int:
     """What a bidirectional LSTM's backward allocates at its peak on top of what it keeps and
-    its output's gradient: the first call (last layer, one direction) makes its input's
-    gradient, its weights' gradients and the gradients of the initial h and c, while every
-    workspace is still alive (later calls run after earlier workspaces are freed)."""
-    top = features if max(1, layers) == 1 else 2 * hidden
-    weights = 4 * hidden * (top + hidden) + 2 * 4 * hidden  # W_ih, W_hh, two biases
-    return (steps * batch * top + weights + 2 * batch * hidden) * F32
+    its output's gradient, walked call by call as torch runs them (measured, torch 2.13): one
+    oneDNN call per layer and direction, the top layer's first, each making its input's
+    gradient, its weights' and its initial h and c's (all in float32) while the workspaces of
+    the calls after it are alive; once it has run its workspace, output and last and initial
+    states go, its input's gradient waits for the other direction's (the two summed are the
+    layer below's output's) and its weights' stay. A bfloat16 one's are cast one by one, each
+    float32 one let go once cast: most as the input weights' is cast, or as the recurrent
+    weights' is, the input weights' float32 one gone. ``elem``: the model's element size. Without
+    ``bias`` the zero biases' gradients are dropped and the zeros a call kept go with it.
+    (Counted at the first call only, the float32 one was up to 17 % under where its weights are
+    large beside length x batch, a bfloat16 one 24-76 % under without the casts.)"""
+    best = done = freed = 0
+    for layer in reversed(range(max(1, layers))):
+        size = features if layer == 0 else 2 * hidden
+        ih, hh = 4 * hidden * size, 4 * hidden * hidden
+        weights = ih + hh + 2 * 4 * hidden  # W_ih, W_hh, two biases
+        left = (weights if bias else ih + hh) * elem  # the weights' gradients it leaves
+        zeros = 0 if bias else (ih + hh) * elem  # (``lstm_kept_bytes``)
+        cast = 0 if elem == F32 else max(ih * elem, (ih + hh) * elem - ih * F32)
+        made = (steps * batch * size + 2 * batch * hidden) * F32  # its input's, h0's and c0's
+        for first in (True, False):
+            waiting = 0 if first else steps * batch * size * F32  # the other direction's input's
+            best = max(best, done + waiting + made + weights * F32 + cast - freed)
+            done += left + 2 * batch * hidden * F32
+            freed += workspace_bytes(batch, steps, size, hidden, elem) + (steps + 4) * batch * hidden * elem + zeros
+        if layer:  # the layer below's output, this layer's input
+            freed += steps * batch * size * elem
+    return best
 
 
 def birnn_backward_work(view: Any, parameters: int, elem: int, kept: int, input_grad: bool) -> int:
@@ -88,7 +120,8 @@ def birnn_backward_work(view: Any, parameters: int, elem: int, kept: int, input_
     from .save_rules import RNN_BACKWARD, counted_lstm, rnn_elements
 
     if counted_lstm(view):
-        work = lstm_backward_bytes(view.batch, *rnn_dims(view)) - parameters * elem
+        work = lstm_backward_bytes(view.batch, *rnn_dims(view), elem, bool(view.params.get("bias", True)))
+        work -= parameters * elem
         return work - view.in_bytes("in") if input_grad else work
     if loop_cell(view) is not None:
         return loop_backward_work(view, parameters, kept, input_grad)
@@ -108,13 +141,17 @@ def rnn_dims(v: NodeView) -> tuple[int, int, int, int]:
 # sizes and layers): their gates per hidden unit; what each layer keeps for both directions per
 # step and hidden unit, and per sample and hidden unit; the final states alive at forward's end,
 # per sample and hidden unit
-LOOP_CELLS = {"gru": (3, 14, 0, 2), "rnn_tanh": (1, 2, 2, 0), "rnn_relu": (1, 2, 2, 0)}
+LOOP_CELLS = {"gru": (3, 14, 0, 2), "rnn_tanh": (1, 2, 2, 0), "rnn_relu": (1, 2, 2, 0),
+              "lstm": (4, 14, 0, 4)}  # (an LSTM oneDNN does not run: float16, float64)
 
 
 def loop_cell(v: NodeView) -> tuple[int, int, int, int] | None:
     """(gates, kept a step, kept a sample, final states) of a BiRNN torch runs as a loop of
-    cells on the CPU (``LOOP_CELLS``)."""
-    if v.type != "BiRNN" or v.device != "cpu":
+    cells on the CPU (``LOOP_CELLS``): a GRU or plain RNN, or an LSTM of a dtype oneDNN does not
+    run (float16, float64; priced by the fused kernel's fit, one was up to 2.3x over)."""
+    from .save_rules import counted_lstm
+
+    if v.type != "BiRNN" or v.device != "cpu" or counted_lstm(v):
         return None
     return LOOP_CELLS.get(str(v.params.get("cell", "lstm")))
 
@@ -171,16 +208,49 @@ def loop_stop_bytes(v: NodeView) -> int:
 
 def loop_backward_work(v: NodeView, parameters: int, kept: int, input_grad: bool) -> int:
     """A loop-of-cells BiRNN's backward beside what the walk counts at its unit (its kept bytes,
-    its output's gradient, its input's and all its weights' gradients), most at either end
-    (measured, torch 2.13). It starts with the top layer's last step: of the weights' gradients
-    only that layer's recurrent ones exist, beside one step's worth of them, and not the input's.
-    It ends, each step's tensors freed as it went, with every weight's gradient, the input's
-    copies the input weights' gradients read and the stacked gradients of one direction's input
-    projections."""
-    gates = (loop_cell(v) or (1, 0, 0, 0))[0]
-    length, features, hidden, _ = rnn_dims(v)
+    its output's gradient, its input's and all its weights' gradients), walked as torch runs it
+    (measured, torch 2.13, per step): layer by layer from the top, each layer's last direction
+    first and whole before the other, each step freeing what it kept. In a direction's second
+    step its recurrent weights' gradient so far, the step's and their sum (out of place) are
+    alive beside the gradients of every direction done before it; at a direction's end, its
+    input projections' stacked gradients, its input's gradient and its input weights'. An upper
+    layer's (or a needed input's) first direction's input gradient waits beside the second
+    direction, then the two are summed. It ends with every weight's gradient, the input's copies
+    the input weights' gradients read and one direction's stacked projection gradients. (Counted
+    at its two ends only, a plain RNN whose weights are large beside length x batch was 8-11 %
+    under, a GRU 6-15 %.)"""
+    gates, per_step, _, _ = loop_cell(v) or (1, 0, 0, 0)
+    length, features, hidden, layers = rnn_dims(v)
     b, elem = v.batch, v.element_bytes
-    recurrent = 2 * (gates * hidden * hidden + gates * hidden)  # the top layer's, both directions
-    start = (recurrent + gates * hidden * hidden - parameters) * elem - (v.in_bytes("in") if input_grad else 0)
-    end = (loop_input_copies(b, length, features) + b * length * gates * hidden) * elem - kept
-    return max(start, end)
+    hh, gh = gates * hidden * hidden, gates * hidden
+    bias = 2 * gh if v.params.get("bias", True) else 0
+    step = per_step // 2 * b * hidden  # what one step of one direction keeps
+    in_grad = v.in_bytes("in") // elem if input_grad else 0
+    end = (loop_input_copies(b, length, features) + b * length * gh) * elem - kept
+    best = end
+    done = freed = 0
+    for layer in reversed(range(layers)):
+        size = features if layer == 0 else 2 * hidden
+        weights = gh * size + hh + bias
+        grads = layer > 0 or input_grad  # its input's gradient, made per direction, the two summed
+        for first in (True, False):
+            other = b * length * size if grads and not first else 0  # the first direction's
+            if length >= 2:  # its second step: the recurrent gradient so far, the step's and their sum
+                mid = done + 3 * hh + bias // 2 - freed - 2 * step + other - parameters - in_grad
+                best = max(best, mid * elem)
+            freed += step * length
+            done += weights
+            made = b * length * size if grads else 0
+            # the two are summed once the stack has gone and the weights' gradient let the layer's
+            # input go (an upper layer's: the layer below's output; the first's: the direction's own
+            # time-major copy, as each direction's weights' gradient is made)
+            copy = 0 if layer else loop_input_copies(b, length, features) // 2
+            summed = made - (b * length * size if layer else copy) if other else 0
+            # (once the second direction's steps have run, nothing reads its output's gradient)
+            spent = 0 if first else b * length * 2 * hidden
+            at_end = done + max(b * length * gh, summed) + made + other - spent - freed - parameters - in_grad
+            best = max(best, at_end * elem)
+            freed += copy
+        freed += b * length * size if layer else 0
+    return best
+

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from revstudio.core.graph import Graph
 
 
-def estimate_errors(graph: Graph, batch: int, modes: Sequence[str]) -> dict[str, float]:
-    """estimate / measured - 1 of ``graph``'s peak per mode (live-tensor accounting, CPU)."""
+def estimate_errors(graph: Graph, batch: int, modes: Sequence[str], dtype: str = "float32") -> dict[str, float]:
+    """estimate / measured - 1 of ``graph``'s peak per mode (live-tensor accounting, CPU), the
+    model compiled in ``dtype``."""
     import torch
 
     from revstudio.compiler import compile as compile_graph
@@ -19,9 +20,9 @@ def estimate_errors(graph: Graph, batch: int, modes: Sequence[str]) -> dict[str,
 
     report = full_check(graph, batch=batch)
     torch.manual_seed(0)
-    model = compile_graph(graph, mode="standard")
+    model = compile_graph(graph, mode="standard", dtype=getattr(torch, dtype))
     model.train()
-    inputs = random_inputs(graph, batch, torch.float32, requires_grad=False)
+    inputs = random_inputs(graph, batch, getattr(torch, dtype), requires_grad=False)
     measured = compare_modes(model, inputs, modes)
-    return {mode: estimate_peak(graph, report, batch=batch, mode=mode) / measured[mode]["peak_bytes"] - 1
+    return {mode: estimate_peak(graph, report, batch=batch, mode=mode, dtype=dtype) / measured[mode]["peak_bytes"] - 1
             for mode in modes}

@@ -19,6 +19,9 @@ pytestmark = pytest.mark.skipif(not torch.backends.mkldnn.is_available(),
                                 reason="torch built without oneDNN: its LSTM keeps no workspace")
 
 CASES = [(1, 4, 12, 8, 1), (8, 32, 64, 16, 1), (3, 5, 7, 9, 2), (16, 9, 40, 72, 1), (32, 4, 12, 16, 2)]
+# weights large beside length x batch: the backward peaks at the second call, beside the first's
+# gradients (counted at the first call only: 17 % under a step's peak)
+LATER_CALLS = [(1, 7, 8, 64, 1)]
 
 
 def test_leading_dimensions_follow_onednn() -> None:
@@ -26,7 +29,7 @@ def test_leading_dimensions_follow_onednn() -> None:
 
 
 @pytest.mark.parametrize("bias", [True, False])
-@pytest.mark.parametrize("batch,steps,features,hidden,layers", CASES)
+@pytest.mark.parametrize("batch,steps,features,hidden,layers", CASES + LATER_CALLS)
 def test_kept_and_backward_bytes_are_exact(batch: int, steps: int, features: int, hidden: int,
                                            layers: int, bias: bool) -> None:
     torch.manual_seed(0)
@@ -44,7 +47,7 @@ def test_kept_and_backward_bytes_are_exact(batch: int, steps: int, features: int
         y.backward(grad)
         peak = tracker.peak_bytes - before
     assert kept == lstm_kept_bytes(batch, steps, features, hidden, layers, bias)
-    assert peak == lstm_backward_bytes(batch, steps, features, hidden, layers)  # the same without biases
+    assert peak == lstm_backward_bytes(batch, steps, features, hidden, layers, bias=bias)
 
 
 def test_one_workspace_is_one_call_of_the_fused_kernel() -> None:
