@@ -474,3 +474,8 @@ def _values_of(walker: _Walker, refs: Iterable[str], *, raw: bool = False) -> li
         else:
             out.append(walker.input_value(p.node, p.port))
     return out
+
+
+def group_ports(graph: Any, kind: str, default: str) -> list[str]:
+    """The ports of a body's GroupInput (or GroupOutput) nodes, in the body's call order."""
+    return [str(_params(graph, n).get("port", default)) for n in graph.nodes if graph.nodes[n].type == kind]

@@ -18,10 +18,10 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
-from .estimate_walk import _params
+from .estimate_walk import _params, group_ports
 from .peak import Unit, Value, Walk, simulate
 from .peak_couplings import COUPLINGS
-from .peak_units import UnitBuilder, group_ports
+from .peak_units import UnitBuilder
 
 _GROUPS = frozenset({"Group", "Repeat"})
 

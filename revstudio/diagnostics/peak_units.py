@@ -13,7 +13,7 @@ from typing import Any
 from revstudio.compiler.regions import layout_only
 
 from . import peak_bare, peak_invconv, peak_steps, save_rules
-from .estimate_walk import _params, _values_of
+from .estimate_walk import _values_of, group_ports
 from .peak import Unit, Value
 from .peak_steps import Moment, coupling_moments, wired_walk
 from .save_rules import forward_shared_bytes, forward_work_bytes, guard_bytes, held_bytes, output_last
@@ -496,7 +496,3 @@ class UnitBuilder:
                           active=self.active | {name}, inputs_grad=dict.fromkeys(ports, True))
         return sub, body_region
 
-
-def group_ports(graph: Any, kind: str, default: str) -> list[str]:
-    """The ports of a body's GroupInput (or GroupOutput) nodes, in the body's call order."""
-    return [str(_params(graph, n).get("port", default)) for n in graph.nodes if graph.nodes[n].type == kind]
