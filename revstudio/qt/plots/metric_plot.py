@@ -227,9 +227,6 @@ class MetricPlot(QWidget):
             self._remove_curve(self.curves.pop(key))
         if made or stale:
             self._fit_legend()
-        legend = self.plot.getPlotItem().legend
-        if legend is not None and not legend.items and legend.isVisible():
-            legend.hide()  # an empty one is its backing alone: a grey square
         for fn in self.on_refresh:
             fn(self)
         self._follow_y()

@@ -246,7 +246,7 @@ def test_a_plot_with_no_curve_shows_no_empty_legend(qtbot):
         run.feed({"kind": "step", "step": s, "epoch": s / 10, "time": s * 0.01, "loss": 8.0 - s,
                   "samples_per_s": 800.0})
     panel.set_runs([run])
-    assert panel.loss.plot.getPlotItem().legend.isVisible()
+    assert panel.loss.curves and not panel.accuracy.curves
     assert not panel.accuracy.plot.getPlotItem().legend.isVisible()
-    panel.set_runs([flow])  # a run with accuracy rows brings it back
-    assert panel.accuracy.plot.getPlotItem().legend.isVisible()
+    panel.set_runs([flow, synthetic_run(steps=20, name="other")])  # two runs' accuracy curves bring it back
+    assert len(panel.accuracy.curves) == 2 and panel.accuracy.plot.getPlotItem().legend.isVisible()
