@@ -17,7 +17,7 @@ from scaling import NOT_QUADRATIC, growth
 
 from revstudio.cli import main
 from revstudio.core.generate import large_graph, revnet_chain
-from revstudio.core.project import dumps, save
+from revstudio.core.project import dumps, load, save
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -270,3 +270,23 @@ def test_a_lone_surrogate_in_the_file_is_shown_not_a_crash(tmp_path: Path) -> No
     proc = _run_module(write(tmp_path, "s.revs", text))
     assert proc.returncode == 0, proc.stderr
     assert "half\\ud800: " in proc.stdout and "internal error" not in proc.stderr
+
+
+def test_training_data_whose_layout_train_would_refuse_is_said_with_the_transpose(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    graph = load(str(ROOT / "resources" / "examples" / "birnn_sequence.revs"))
+    path = str(tmp_path / "seq.revs")
+    np = pytest.importorskip("numpy")
+    np.savez(tmp_path / "good.npz", x=np.zeros((4, 12, 32), np.float32), y=np.zeros(4, np.int64))
+    np.savez(tmp_path / "steps_first.npz", x=np.zeros((4, 32, 12), np.float32), y=np.zeros(4, np.int64))
+    graph.training = {"data": "good.npz"}  # relative to the project's folder, as train reads it
+    save(graph, path)
+    assert main(["check", path]) == 0 and "training section" not in capsys.readouterr().out
+    graph.training = {"data": "good.npz", "val_data": "steps_first.npz"}
+    save(graph, path)
+    assert main(["check", path]) == 0  # the graph is valid; train refuses the data (exit 2)
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("training section:"))
+    assert "training.val_data: " in line and "steps_first.npz: array 'x' has samples of shape 32x12" in line
+    assert "Input node 'sequence' expects 12x32" in line and "numpy.transpose(x, (0, 2, 1))" in line
+    assert main(["check", path, "--json"]) == 0
+    assert "numpy.transpose(x, (0, 2, 1))" in json.loads(capsys.readouterr().out)["training"]["error"]

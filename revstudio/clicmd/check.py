@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         note = _precision_note(graph)
         if note and isinstance(data.get("estimate"), dict):
             data["estimate"]["precision_note"] = note
-        training = _training_problem(graph)
+        training = _training_problem(graph) or _data_problem(graph, report, args.file)
         if training is not None:
             data["training"] = {"error": training}
         task = training_task(graph, report)
@@ -151,7 +151,7 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
             lines.append(f"  memory budget {_bytes(budget[0])} (training.memory_budget): "
                          + (budget_summary(graph, report, budget[0], batch=budget[1]) if mode == "reversible"
                             else f"unused in {mode} mode (training.mode); reversible mode would use it"))
-    training = _training_problem(graph)
+    training = _training_problem(graph) or _data_problem(graph, report, path)
     if training is not None and training != _budget_problem(graph):  # (a budget's is said above)
         lines += ["", f"training section: {training} ('revstudio train' refuses it; fix it in Run > Run Settings)"]
     task = training_task(graph, report)
@@ -206,6 +206,26 @@ def _training_problem(graph: Graph) -> str | None:
         TrainConfig.from_section(getattr(graph, "training", None) or {})
     except ConfigError as exc:
         return str(exc)
+    return None
+
+
+def _data_problem(graph: Graph, report: Report, path: str) -> str | None:
+    """Train's refusal of the project's ``training.data`` / ``val_data`` .npz for the Input nodes'
+    shapes (read from the file headers), else None; relative paths start at the project's folder."""
+    import os
+
+    from revstudio.training.data import DATA_KEYS, data_problem
+
+    section = getattr(graph, "training", None) or {}
+    found = {nid: report.shape(f"{nid}.out") for nid in report.nodes if report.nodes[nid].type == "Input"}
+    shapes = {nid: tuple(shape) for nid, shape in found.items() if shape is not None}
+    if not shapes or len(shapes) != len(found):
+        return None
+    base = os.path.dirname(os.path.abspath(path))
+    for key in DATA_KEYS:
+        problem = data_problem(section.get(key), shapes, base)
+        if problem is not None:
+            return f"training.{key}: {problem}"
     return None
 
 

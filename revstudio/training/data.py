@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from torch import Tensor
 
 __all__ = ["DATA_KEYS", "DataBundle", "DataError", "Split", "TaskInfo", "absolute_spec", "infer_task",
-           "input_specs", "load_data", "peek_data"]
+           "data_problem", "input_specs", "load_data", "peek_data"]
 
 # The keys of a ``training`` section that name data (their relative paths start at the project's folder).
 DATA_KEYS = ("data", "val_data")
@@ -150,6 +150,34 @@ def peek_data(spec: str, base_dir: str | None = None) -> dict[str, Any]:
     if kind == "mnist":
         return {**_peek_mnist(full), "kind": "mnist"}
     return {**_peek_cifar(full), "kind": "cifar10"}
+
+
+def data_problem(spec: Any, input_shapes: dict[str, tuple[int, ...]], base_dir: str | None = None) -> str | None:
+    """The refusal ``train`` would give for a ``.npz`` whose input arrays do not have the Input nodes'
+    shapes (``{Input node id: shape}``), read from the headers only; None when they fit or when the
+    spec is not a ``.npz`` (the other sources are checked when a run reads them)."""
+    if not isinstance(spec, str):
+        return None
+    try:
+        kind, path = parse_spec(spec)
+        if kind != "npz":
+            return None
+        full = resolve(path, base_dir)
+        shapes = _peek_npz(full)["arrays"]
+        for node, want in input_shapes.items():
+            name = "x" if len(input_shapes) == 1 and "x" in shapes else node
+            if name not in shapes:
+                return f"{full}: missing array {name!r} (the inputs of Input node {node!r}, N first); found " \
+                       + (", ".join(sorted(shapes)) or "nothing")
+            got, want = tuple(shapes[name]), tuple(int(s) for s in want)
+            if got[1:] == want or (len(got) == len(want) and want[:1] == (1,) and got[1:] == want[1:]):
+                continue
+            return (f"{full}: array {name!r} has samples of shape {sources._fmt(got[1:])} (array "
+                    f"{sources._fmt(got)}), Input node {node!r} expects {sources._fmt(want)} (an N x "
+                    f"{sources._fmt(want)} array)" + sources.layout_hint(got, want, name))
+    except DataError as exc:
+        return str(exc)
+    return None
 
 
 def _samples(shapes: dict[str, list[int]]) -> int:

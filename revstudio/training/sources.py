@@ -281,6 +281,23 @@ def pick_arrays(arrays: dict[str, Any], input_ids: list[str], source: str) -> tu
 
 # ---- checking data against the graph ----------------------------------------------------------
 
+def layout_hint(array: tuple[int, ...], want: tuple[int, ...], name: str = "x") -> str:
+    """``"; ..."`` naming the transpose that turns ``array`` (N first or not) into ``N x want`` when
+    it holds the same sizes in another axis order (``N x steps x features`` or time-major
+    ``steps x N x features`` for a ``features x steps`` sequence Input), else ``""``."""
+    import itertools
+
+    if len(array) != len(want) + 1:
+        return ""
+    for order in itertools.permutations(range(len(array))):
+        if order != tuple(range(len(array))) and tuple(array[i] for i in order[1:]) == tuple(want):
+            first = "" if order[0] == 0 else f"axis {order[0]} holds the samples; "
+            return (f"; {first}the sizes are there in another axis order: numpy.transpose({name}, {order}) "
+                    f"gives N x {_fmt(want)} (Inputs are channels first: features x steps for a sequence, "
+                    "time last)")
+    return ""
+
+
 def check_inputs(inputs: dict[str, Any], specs: dict[str, tuple[tuple[int, ...], str]],
                  source: str) -> dict[str, Any]:
     """Inputs as float tensors of each Input node's shape (a missing channel axis of 1 is added);
@@ -300,7 +317,8 @@ def check_inputs(inputs: dict[str, Any], specs: dict[str, tuple[tuple[int, ...],
         if t.dim() < 1 or tuple(t.shape[1:]) != want:
             got = _fmt(t.shape[1:]) if t.dim() >= 1 else "a scalar"
             raise DataError(f"{source}: array {name!r} has samples of shape {got} (array {_fmt(t.shape)}), "
-                            f"Input node {node!r} expects {_fmt(want)} (an N x {_fmt(want)} array)")
+                            f"Input node {node!r} expects {_fmt(want)} (an N x {_fmt(want)} array)"
+                            + layout_hint(tuple(t.shape), want, name))
         if len(t) == 0:
             raise DataError(f"{source}: array {name!r} has no samples")
         if count is not None and len(t) != count:

@@ -393,3 +393,17 @@ def test_absolute_spec_makes_relative_and_home_paths_absolute(tmp_path: Path, mo
     assert absolute_spec("cifar10:~/c", base) == f"cifar10:{tmp_path / 'home' / 'c'}"
     for unchanged in ("synthetic", str(tmp_path / "abs.npz"), "mnist:/abs/mn", "data.csv", None, 3):
         assert absolute_spec(unchanged, base) == unchanged
+
+
+@pytest.mark.parametrize("layout, order", [
+    ((0, 2, 1), r"numpy.transpose\(x, \(0, 2, 1\)\)"),  # N x steps x features
+    ((2, 0, 1), r"axis 1 holds the samples; .*numpy.transpose\(x, \(1, 2, 0\)\)"),  # time-major
+])
+def test_a_sequence_in_another_axis_order_is_refused_naming_the_transpose(tmp_path, layout, order) -> None:
+    graph = load(EXAMPLES / "birnn_sequence.revs")  # Input 'sequence' is 12 features x 32 steps
+    x = np.random.default_rng(0).standard_normal((20, 12, 32)).astype(np.float32)
+    np.savez(tmp_path / "seq.npz", x=x.transpose(layout), y=np.zeros(20, np.int64))
+    with pytest.raises(DataError, match="Input node 'sequence' expects 12x32.*" + order) as err:
+        prepared(graph, str(tmp_path / "seq.npz"))
+    fixed = eval("np." + str(err.value).split("numpy.")[1].split(" gives")[0], {"np": np, "x": x.transpose(layout)})
+    assert np.array_equal(fixed, x)  # the suggested call really restores N x features x steps
