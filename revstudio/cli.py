@@ -119,7 +119,8 @@ class CliError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep its wording
-        raise CliError(f"{self.prog}: {message}")
+        # (the message is printed after "revstudio: "; the prog named first doubled it)
+        raise CliError(f"{message} (see '{self.prog} --help')")
 
 
 def _available(name: str) -> bool:

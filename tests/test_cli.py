@@ -218,3 +218,12 @@ def test_ctrl_c_is_not_reported_as_a_failed_graph(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(check, "run", interrupted)
     assert main(["check", "x.revs", "--json"]) == 130  # (128 + SIGINT, cli.INTERRUPTED)
     assert json.loads(capsys.readouterr().out) == {"error": "interrupted", "exit_code": 130}
+
+
+@pytest.mark.parametrize("args", [["check", "x.revs", "--bogus"], ["export", "x.revs"], ["train"]])
+def test_a_usage_error_names_revstudio_once_and_the_help_to_read(args: list[str],
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """"revstudio: revstudio check: unrecognized arguments": the prefix was printed twice."""
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("revstudio") == 2 and err.startswith("revstudio: ") and f"'revstudio {args[0]} --help'" in err

@@ -147,7 +147,7 @@ def _run(args: argparse.Namespace) -> int:
         if value == "":  # (an unset shell variable: not "no flag", which would run somewhere else)
             raise CliError(f"{flag}: the path is empty; name a folder, e.g. {flag} runs/first")
     if not args.file and not args.resume:
-        raise CliError("revstudio train: give a project FILE, or --resume DIR to continue a run")
+        raise CliError("train needs a project FILE, or --resume DIR to continue a run (see 'revstudio train --help')")
     if args.file and not args.resume and not os.path.isfile(args.file):
         raise CliError(_not_a_project(args.file))
     if args.resume and not os.path.isdir(args.resume):
