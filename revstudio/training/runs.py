@@ -11,6 +11,7 @@ app's run list and ``revstudio runs`` read this without loading torch.
 from __future__ import annotations
 
 import datetime
+import errno
 import json
 import math
 import os
@@ -51,7 +52,11 @@ class RunDirError(Exception):
 
     def __init__(self, path: str, exc: OSError) -> None:
         self.path, self.why = path, exc.strerror or str(exc)
-        super().__init__(f"cannot write {path}: {self.why}; free some space or give --out a folder you can write")
+        self.full = exc.errno in (errno.ENOSPC, errno.EDQUOT)  # (a full disk: the rest is fine)
+        denied = exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
+        todo = ("free some space" if self.full else "give --out a folder you can write" if denied
+                else "free some space or give --out a folder you can write")
+        super().__init__(f"cannot write {path}: {self.why}; {todo}")
 
 
 def write_atomic(path: str, data: bytes | str) -> None:

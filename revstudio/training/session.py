@@ -368,7 +368,8 @@ def run_session(req: Request) -> int:
         except TrainError as exc:
             return failed(str(exc), exc.code)
         except RunDirError as exc:  # the disk filled up, or the folder went away, during the run
-            return failed(f"the run ended: cannot write {exc.path}: {exc.why}; free some space, then --resume "
+            todo = "free some space" if exc.full else "make it writable again"
+            return failed(f"the run ended: cannot write {exc.path}: {exc.why}; {todo}, then --resume "
                           "continues it from its last checkpoint", 1)
         if gone and result.exit_code == 0 and world == 1:  # (under DDP the launcher says it: a worker's
             return PIPE_CLOSED                                 # 141 would read to torchrun as a failure)

@@ -136,3 +136,16 @@ def test_a_run_refused_before_it_trained_leaves_its_folder_free_for_the_fixed_ru
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert rows[0]["event"] == "started" and not any(r.get("event") == "failed" for r in rows)
     assert json.loads((run / "status.json").read_text())["status"] == "finished"
+
+
+def test_a_run_folder_error_says_what_to_do_for_its_cause() -> None:
+    """A folder without write permission was told to "free some space" as well; a full disk to
+    pick another folder. Each is told what fixes it, and an unknown cause both."""
+    from revstudio.training.runs import RunDirError
+
+    denied = str(RunDirError("/r/status.json", OSError(errno.EACCES, "Permission denied")))
+    full = str(RunDirError("/r/status.json", OSError(errno.ENOSPC, "No space left on device")))
+    other = str(RunDirError("/r/status.json", OSError(errno.EIO, "Input/output error")))
+    assert "free some space" not in denied and "give --out a folder you can write" in denied
+    assert "free some space" in full and "--out" not in full
+    assert "free some space" in other and "--out" in other
