@@ -20,6 +20,7 @@ from revstudio.core.graph import Graph
 from . import layout
 from .backdrop import draw_empty_hint, draw_grid
 from .editing import EditingMixin
+from .nudge import nudge_key
 from .quick_add import QuickAddPopup
 from .rename import RenameField, RenameMixin
 from .scene import GraphScene
@@ -318,8 +319,9 @@ class GraphView(RenameMixin, EditingMixin, QGraphicsView):
             event.accept()
             return
         action = self._action_for(event)
-        if action is not None:
-            action()
+        if action is not None or nudge_key(self, event):
+            if action is not None:
+                action()
             event.accept()
             return
         super().keyPressEvent(event)
