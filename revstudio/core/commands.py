@@ -255,6 +255,22 @@ class Move(Command):
             self.graph.move(k, pos)
 
 
+class Nudge(Move):
+    """Move nodes by a key press; a held key's repeats merge into one step with it."""
+
+    def merge_id(self) -> Any:
+        return ("nudge", id(self.graph), frozenset(self.new))
+
+    def merge(self, other: Command) -> bool:
+        if isinstance(other, Nudge) and other.merge_id() == self.merge_id():
+            self.new = dict(other.new)  # ``self.old`` stays where the key went down
+            return True
+        return False
+
+    def is_noop(self) -> bool:
+        return bool(self.old) and self.old == self.new
+
+
 class RenameNode(Command):
     """Give a node a new id: its wires follow, and ``graph.renamed`` records the alias so a
     checkpoint saved under the old name still loads (the layer's attribute is the id)."""

@@ -74,6 +74,9 @@ class BottomPanel(QTabWidget):
         super().__init__(parent)
         self.setDocumentMode(True)
         self.tabBar().setDrawBase(False)
+        # In a narrow dock (900 px at 200 % scale) the last tabs went behind scroll arrows:
+        # tabs shrink to "Mem…" first, and scroll only when even that does not fit.
+        self.tabBar().setElideMode(Qt.TextElideMode.ElideRight)
         self.problems = problems
         self.plots = placeholder("Plots", "Live plots of loss, accuracy and memory start with a training run.")
         self.runs = placeholder("Runs", "Training runs of this project will be listed here: "
@@ -84,6 +87,10 @@ class BottomPanel(QTabWidget):
         self.addTab(self.plots, "Plots")
         self.addTab(self.runs, "Runs")
         self.addTab(self.log, "Log")
+
+    def tabInserted(self, index: int) -> None:  # noqa: N802 - Qt API
+        super().tabInserted(index)
+        self.setTabToolTip(index, self.tabText(index))  # an elided "P…" names itself on hover
 
     def add_tab(self, widget: QWidget, title: str) -> int:
         """Add a tab before Log (the log stays last); replaces a tab of the same title."""
@@ -121,4 +128,6 @@ class BottomPanel(QTabWidget):
 
     def set_problem_count(self, errors: int, warnings: int) -> None:
         n = errors + warnings
-        self.setTabText(self.indexOf(self.problems), f"Problems ({n})" if n else "Problems")
+        text = f"Problems ({n})" if n else "Problems"
+        self.setTabText(self.indexOf(self.problems), text)
+        self.setTabToolTip(self.indexOf(self.problems), text)

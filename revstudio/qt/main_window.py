@@ -35,6 +35,7 @@ from revstudio.qt.accessible_names import name_parts
 from revstudio.qt.autosave import AUTOSAVE_MS, Autosaver, RecoveryStore
 from revstudio.qt.bottom_panel import BottomPanel
 from revstudio.qt.bottom_tabs import BottomTabsMixin
+from revstudio.qt.canvas import nudge
 from revstudio.qt.canvas_tabs import CanvasTabs
 from revstudio.qt.diagnostics_panel import DiagnosticsPanel
 from revstudio.qt.dialogs import Dialogs
@@ -397,6 +398,10 @@ class MainWindow(BottomTabsMixin, QMainWindow):
             if keys:
                 cells.append(f"<td style='padding:2px 10px 2px 0; white-space:nowrap'>{escape(label)}</td>"
                              f"<td style='padding:2px 28px 2px 0'><b>{escape(', '.join(keys))}</b></td>")
+        # the canvas's arrow keys are no actions (a text field keeps its arrows): listed by hand
+        for label, keys_text in (("Nudge the selection", nudge.KEYS), ("Nudge by a grid step", nudge.GRID_KEYS)):
+            cells.append(f"<td style='padding:2px 10px 2px 0; white-space:nowrap'>{escape(label)}</td>"
+                         f"<td style='padding:2px 28px 2px 0'><b>{escape(keys_text)}</b></td>")
         half = (len(cells) + 1) // 2  # two columns: one ran ~950 px tall, past a laptop's screen
         rows = "".join(f"<tr>{cells[i]}{cells[i + half] if i + half < len(cells) else ''}</tr>"
                        for i in range(half))

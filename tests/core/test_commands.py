@@ -274,3 +274,23 @@ def test_set_training_is_undoable_and_emits():
     stack.redo()
     assert g.training["batch_size"] == 64
     assert len(seen) == 3
+
+
+def test_nudges_of_the_same_nodes_merge_and_back_to_start_is_a_noop() -> None:
+    from revstudio.core.commands import Nudge
+
+    g = Graph()
+    g.add_node("Input", "x", {"shape": [4]}, (0, 0))
+    first = Nudge(g, {"x": (5, 0)})
+    first.do()
+    second = Nudge(g, {"x": (10, 0)})
+    second.do()
+    assert first.merge(second) and first.new == {"x": (10.0, 0.0)} and not first.is_noop()
+    first.undo()
+    assert g.node("x").pos == (0.0, 0.0)
+    other = Nudge(g, {"x": (5, 5)})
+    assert not first.merge(Nudge(Graph(), {"x": (0, 0)}))
+    back = Nudge(g, {"x": (0, 0)})
+    other.do()
+    back.do()
+    assert other.merge(back) and other.is_noop()

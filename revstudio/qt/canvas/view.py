@@ -20,21 +20,19 @@ from revstudio.core.graph import Graph
 from . import layout
 from .backdrop import draw_empty_hint, draw_grid
 from .editing import EditingMixin
+from .nudge import nudge_key
 from .quick_add import QuickAddPopup
 from .rename import RenameField, RenameMixin
 from .scene import GraphScene
+from .view_zoom import ZOOM_OUT_FLOOR, ZOOM_STEP, ZoomMixin  # noqa: F401 - ZOOM_OUT_FLOOR: view.py named it
 from .wire_item import WireItem
 
 NODE_MIME = "application/x-revstudio-node-type"
-ZOOM_STEP = 1.2
-ZOOM_MIN, ZOOM_MAX = 0.002, 4.0  # fit must show even a 100,000 px wide graph
-FIT_MAX = 1.25          # fitting one small node should not blow it up
-ZOOM_OUT_FLOOR = 0.1    # the wheel and Ctrl+- stop here, or where the whole graph fits if that is less
 READABLE_ZOOM = 0.8     # revealing a node zooms in at least this far
 FOCUS_FRAME = 2         # px: the frame that shows the canvas has the keyboard focus
 
 
-class GraphView(RenameMixin, EditingMixin, QGraphicsView):
+class GraphView(ZoomMixin, RenameMixin, EditingMixin, QGraphicsView):
     """A node-editor view of one graph of a document."""
 
     selectionChangedIds = Signal(list)
@@ -99,84 +97,6 @@ class GraphView(RenameMixin, EditingMixin, QGraphicsView):
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         self._scene.detach()
         super().closeEvent(event)
-
-    # ---- zoom and pan --------------------------------------------------
-    def zoom(self) -> float:
-        return self.transform().m11()
-
-    def _zoom_by(self, factor: float, anchor: QPointF | None = None) -> None:
-        """Scale by ``factor`` keeping the scene point under ``anchor`` (viewport px) in place."""
-        target = max(ZOOM_MIN, min(ZOOM_MAX, self.zoom() * factor))
-        if factor < 1 and target < ZOOM_OUT_FLOOR:  # (a small graph shrank to a dot at 0.002)
-            target = max(target, min(ZOOM_OUT_FLOOR, self._fit_zoom(), self.zoom()))
-        factor = target / self.zoom()
-        if anchor is None:
-            anchor = QPointF(self.viewport().rect().center())
-        fixed = self.mapToScene(anchor.toPoint())
-        old = self.transformationAnchor()
-        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
-        self.scale(factor, factor)
-        self.setTransformationAnchor(old)
-        drift = self.mapFromScene(fixed) - anchor.toPoint()
-        self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() + drift.x())
-        self.verticalScrollBar().setValue(self.verticalScrollBar().value() + drift.y())
-
-    def _fit_zoom(self) -> float:
-        """The zoom at which the whole graph fits the view (as Fit shows it)."""
-        rect = self._scene.nodes_rect().adjusted(-40, -40, 40, 40)
-        if rect.isEmpty():
-            return ZOOM_OUT_FLOOR
-        size = self.viewport().size()
-        return min(size.width() / rect.width(), size.height() / rect.height())
-
-    def zoom_in(self) -> None:
-        self._zoom_by(ZOOM_STEP)
-
-    def zoom_out(self) -> None:
-        self._zoom_by(1 / ZOOM_STEP)
-
-    def reset_zoom(self) -> None:
-        center = self.mapToScene(self.viewport().rect().center())
-        self.resetTransform()
-        self.centerOn(center)
-
-    def fit_all(self) -> None:
-        self._fit(self._scene.nodes_rect())
-
-    def fit_selection(self) -> None:
-        ids = self.selected_node_ids()
-        self._fit(self._scene.nodes_rect(ids) if ids else self._scene.nodes_rect())
-
-    def _fit(self, rect: QRectF) -> None:
-        if rect.isNull() or rect.isEmpty():
-            self.resetTransform()
-            self.centerOn(0, 0)
-            return
-        self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
-        if self.zoom() > FIT_MAX:
-            self.resetTransform()
-            self.scale(FIT_MAX, FIT_MAX)
-            self.centerOn(rect.center())
-        elif self.zoom() < ZOOM_MIN:
-            self.resetTransform()
-            self.scale(ZOOM_MIN, ZOOM_MIN)
-            self.centerOn(rect.center())
-
-    def view_state(self) -> dict[str, float]:
-        """Zoom and centre, for the project's ``view`` section."""
-        c = self.mapToScene(self.viewport().rect().center())
-        return {"zoom": round(self.zoom(), 4), "x": round(c.x(), 1), "y": round(c.y(), 1)}
-
-    def restore_view_state(self, state: dict[str, Any]) -> None:
-        try:
-            zoom = max(ZOOM_MIN, min(ZOOM_MAX, float(state["zoom"])))
-            x, y = float(state["x"]), float(state["y"])
-        except (KeyError, TypeError, ValueError):
-            self.fit_all()  # no usable saved view: show everything
-            return
-        self.resetTransform()
-        self.scale(zoom, zoom)
-        self.centerOn(x, y)
 
     def wheelEvent(self, event: Any) -> None:  # noqa: N802
         steps = event.angleDelta().y() / 120.0
@@ -318,8 +238,9 @@ class GraphView(RenameMixin, EditingMixin, QGraphicsView):
             event.accept()
             return
         action = self._action_for(event)
-        if action is not None:
-            action()
+        if action is not None or nudge_key(self, event):
+            if action is not None:
+                action()
             event.accept()
             return
         super().keyPressEvent(event)

@@ -1,0 +1,130 @@
+"""The canvas's zoom and fit: zoom steps about a point, Fit, and the project's saved view.
+
+A fit the view made by itself (a project opened without a saved view) is redone when the
+view is resized, until the user zooms or pans: a project loaded before the window's first
+paint is fitted while the docks are still settling, and would stay drawn too small.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtWidgets import QGraphicsView
+
+ZOOM_STEP = 1.2
+ZOOM_MIN, ZOOM_MAX = 0.002, 4.0  # fit must show even a 100,000 px wide graph
+FIT_MAX = 1.25          # fitting one small node should not blow it up
+ZOOM_OUT_FLOOR = 0.1    # the wheel and Ctrl+- stop here, or where the whole graph fits if that is less
+
+
+class ZoomMixin(QGraphicsView):
+    """Zoom and fit for :class:`GraphView` (which provides ``_scene`` and ``selected_node_ids``)."""
+
+    _scene: Any
+    # (zoom, centre) of a fit the view made by itself; None once the user zoomed or panned
+    _auto_fit: tuple[float, QPointF] | None = None
+
+    def selected_node_ids(self) -> list[str]:  # pragma: no cover - GraphView's
+        raise NotImplementedError
+
+    def zoom(self) -> float:
+        return self.transform().m11()
+
+    def _zoom_by(self, factor: float, anchor: QPointF | None = None) -> None:
+        """Scale by ``factor`` keeping the scene point under ``anchor`` (viewport px) in place."""
+        target = max(ZOOM_MIN, min(ZOOM_MAX, self.zoom() * factor))
+        if factor < 1 and target < ZOOM_OUT_FLOOR:  # (a small graph shrank to a dot at 0.002)
+            target = max(target, min(ZOOM_OUT_FLOOR, self._fit_zoom(), self.zoom()))
+        factor = target / self.zoom()
+        if anchor is None:
+            anchor = QPointF(self.viewport().rect().center())
+        fixed = self.mapToScene(anchor.toPoint())
+        old = self.transformationAnchor()
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
+        self.scale(factor, factor)
+        self.setTransformationAnchor(old)
+        drift = self.mapFromScene(fixed) - anchor.toPoint()
+        self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() + drift.x())
+        self.verticalScrollBar().setValue(self.verticalScrollBar().value() + drift.y())
+
+    def _fit_zoom(self) -> float:
+        """The zoom at which the whole graph fits the view (as Fit shows it)."""
+        rect = self._scene.nodes_rect().adjusted(-40, -40, 40, 40)
+        if rect.isEmpty():
+            return ZOOM_OUT_FLOOR
+        size = self.viewport().size()
+        return min(size.width() / rect.width(), size.height() / rect.height())
+
+    def zoom_in(self) -> None:
+        self._zoom_by(ZOOM_STEP)
+
+    def zoom_out(self) -> None:
+        self._zoom_by(1 / ZOOM_STEP)
+
+    def reset_zoom(self) -> None:
+        center = self.mapToScene(self.viewport().rect().center())
+        self.resetTransform()
+        self.centerOn(center)
+
+    def fit_all(self) -> None:
+        self._fit(self._scene.nodes_rect())
+
+    def fit_selection(self) -> None:
+        ids = self.selected_node_ids()
+        self._fit(self._scene.nodes_rect(ids) if ids else self._scene.nodes_rect())
+
+    def _fit(self, rect: QRectF) -> None:
+        if rect.isNull() or rect.isEmpty():
+            self.resetTransform()
+            self.centerOn(0, 0)
+            return
+        self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
+        if self.zoom() > FIT_MAX:
+            self.resetTransform()
+            self.scale(FIT_MAX, FIT_MAX)
+            self.centerOn(rect.center())
+        elif self.zoom() < ZOOM_MIN:
+            self.resetTransform()
+            self.scale(ZOOM_MIN, ZOOM_MIN)
+            self.centerOn(rect.center())
+
+    def view_state(self) -> dict[str, float]:
+        """Zoom and centre, for the project's ``view`` section."""
+        c = self.mapToScene(self.viewport().rect().center())
+        return {"zoom": round(self.zoom(), 4), "x": round(c.x(), 1), "y": round(c.y(), 1)}
+
+    def restore_view_state(self, state: dict[str, Any]) -> None:
+        try:
+            zoom = max(ZOOM_MIN, min(ZOOM_MAX, float(state["zoom"])))
+            x, y = float(state["x"]), float(state["y"])
+        except (KeyError, TypeError, ValueError):
+            self._fit_by_itself()  # no usable saved view: show everything
+            return
+        self._auto_fit = None
+        self.resetTransform()
+        self.scale(zoom, zoom)
+        self.centerOn(x, y)
+
+
+    def _centre(self) -> QPointF:
+        return self.mapToScene(self.viewport().rect().center())
+
+    def _fit_by_itself(self) -> None:
+        self.fit_all()
+        self._auto_fit = (self.zoom(), self._centre())
+
+    def _untouched(self) -> bool:
+        """The view still shows its own fit: same zoom, same centre (the resize anchor keeps it)."""
+        if self._auto_fit is None:
+            return False
+        zoom, centre = self._auto_fit
+        slack = 2.0 / max(zoom, 1e-9)  # two screen pixels of rounding
+        drift = self._centre() - centre
+        return self.zoom() == zoom and abs(drift.x()) <= slack and abs(drift.y()) <= slack
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)  # keeps the centre (AnchorViewCenter)
+        if self._untouched():
+            self._fit_by_itself()  # the docks settled after the first fit: fit the final size
+        else:
+            self._auto_fit = None

@@ -1,0 +1,88 @@
+"""A project opened before the window's first paint is fitted again once the canvas has its
+final size, unless the user zoomed or panned first."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from revstudio.core.generate import revnet_chain
+from revstudio.qt.canvas import GraphView
+from revstudio.qt.document import Document
+
+
+def _view(qtbot: Any) -> GraphView:
+    doc = Document(revnet_chain(6))
+    view = GraphView(doc)
+    qtbot.addWidget(view)
+    view.resize(500, 300)  # the size it has while the window's docks settle
+    view.show()
+    QApplication.processEvents()
+    view.restore_view_state({})  # a project without a saved view: fit everything
+    return view
+
+
+def test_a_fit_made_before_the_view_settled_is_redone_at_the_final_size(qtbot: Any) -> None:
+    view = _view(qtbot)
+    early = view.zoom()
+    view.resize(1100, 700)
+    QApplication.processEvents()
+    assert view.zoom() > early * 1.2
+    assert view.zoom() == pytest.approx(min(view._fit_zoom(), 1.25), rel=0.02)
+    view.document.undo_stack.clear()
+
+
+def test_no_refit_once_the_user_zoomed(qtbot: Any) -> None:
+    view = _view(qtbot)
+    view.zoom_in()
+    zoomed = view.zoom()
+    view.resize(1100, 700)
+    QApplication.processEvents()
+    assert view.zoom() == zoomed
+    view.document.undo_stack.clear()
+
+
+def test_no_refit_once_the_user_panned(qtbot: Any) -> None:
+    view = _view(qtbot)
+    zoom = view.zoom()
+    bar = view.horizontalScrollBar()
+    bar.setValue(bar.value() + 60)  # what a middle-button drag does
+    view.resize(1100, 700)
+    QApplication.processEvents()
+    assert view.zoom() == zoom
+    view.document.undo_stack.clear()
+
+
+def test_a_saved_view_is_kept_through_resizes(qtbot: Any) -> None:
+    view = _view(qtbot)
+    view.restore_view_state({"zoom": 0.3, "x": 100.0, "y": 50.0})
+    view.resize(1100, 700)
+    QApplication.processEvents()
+    assert view.zoom() == pytest.approx(0.3)
+    centre = view.mapToScene(view.viewport().rect().center())
+    assert abs(centre.x() - 100) < 5 and abs(centre.y() - 50) < 5
+    view.document.undo_stack.clear()
+
+
+def test_a_project_opened_before_the_first_paint_fills_the_canvas(qtbot: Any, tmp_path: Any, dialogs: Any) -> None:
+    from pathlib import Path
+
+    from PySide6.QtTest import QTest
+
+    from revstudio.qt.autosave import RecoveryStore
+    from revstudio.qt.main_window import MainWindow
+    from revstudio.qt.settings import Settings
+
+    example = Path(__file__).resolve().parents[2] / "resources" / "examples" / "birnn_sequence.revs"
+    window = MainWindow(Document(), Settings(), dialogs, RecoveryStore(tmp_path / "recovery"))
+    qtbot.addWidget(window)
+    window.resize(1280, 800)
+    assert window.files.load_path(str(example)) is not False
+    QApplication.processEvents()  # the first fit, while the window is not laid out yet
+    window.show()
+    qtbot.waitExposed(window)
+    QTest.qWait(50)
+    view = window.current_view()
+    # before: fitted at 0.175 where 0.198 fits
+    assert view.zoom() == pytest.approx(min(view._fit_zoom(), 1.25), rel=0.03)
