@@ -8,11 +8,10 @@ cannot be read.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from revstudio.cli import CliError, printable
+from revstudio.cli import CliError, json_text, printable
 from revstudio.core.check import Report, fmt_shape
 from revstudio.core.graph import Graph
 from revstudio.core.nogc import without_cyclic_gc
@@ -82,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         task = training_task(graph, report)
         if task is not None:
             data["task"] = task
-        print(json.dumps(data))
+        print(json_text(data))
     else:
         print(printable(format_report(report, args.file, graph)))
     return 0 if report.valid else 1

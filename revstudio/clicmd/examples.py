@@ -7,9 +7,8 @@ install (wheel, zip, frozen app). Exit 2 when NAME is not an example.
 from __future__ import annotations
 
 import argparse
-import json
 
-from revstudio.cli import CliError
+from revstudio.cli import CliError, json_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,10 +25,10 @@ def run(args: argparse.Namespace) -> int:
         if path is None:
             names = ", ".join(p.stem for p in found) or "none are installed"
             raise CliError(f"no example called {args.name!r} (examples: {names})")
-        print(json.dumps({"name": path.stem, "path": str(path)}) if args.json else path)
+        print(json_text({"name": path.stem, "path": str(path)}) if args.json else path)
         return 0
     if args.json:
-        print(json.dumps({"examples": [{"name": p.stem, "path": str(p)} for p in found]}))
+        print(json_text({"examples": [{"name": p.stem, "path": str(p)} for p in found]}))
     else:
         width = max((len(p.stem) for p in found), default=0)
         for p in found:
