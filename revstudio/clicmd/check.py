@@ -16,6 +16,9 @@ from revstudio.core.check import Report, fmt_shape
 from revstudio.core.graph import Graph
 from revstudio.core.nogc import without_cyclic_gc
 
+# "-" is a file name to revstudio, as to cp: its FILE arguments are paths (docs/cli.md, "FILE")
+NOT_STDIN = "no such file (revstudio reads '-' as a file name, not as standard input)"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="project file (.revs) or an exported .py")
@@ -33,8 +36,13 @@ def _batch(text: str) -> int:
 
 def load_project(path: str) -> Graph:
     """Load a project; an unreadable file becomes a CliError (exit 2) naming it."""
+    import os
+
     from revstudio.core.project import ProjectError, load
 
+    if path == "-" and not os.path.exists(path):
+        raise CliError(f"-: {NOT_STDIN}; give the project's path, or /dev/stdin to read it from a pipe "
+                       "(cat model.revs | revstudio check /dev/stdin)", 2)
     try:
         return load(path)
     except ProjectError as exc:

@@ -2,7 +2,7 @@
 
 Without NAME, lists every example (name and file); with NAME, prints the path of
 that one, so ``revstudio check "$(revstudio examples glow_flow)"`` works from any
-install (wheel, zip, frozen app). Exit 2 when NAME is not an example.
+install (wheel, zip, frozen app). Exit 2 when NAME is not an example, or is empty.
 """
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ def run(args: argparse.Namespace) -> int:
     from revstudio import resources
 
     found = resources.examples()
+    if args.name == "":  # (an unset shell variable: a script wanted one path, not the whole list)
+        names = ", ".join(p.stem for p in found) or "none are installed"
+        raise CliError(f"NAME is empty; leave it out to list the examples, or name one ({names})")
     if args.name:
         path = resources.example(args.name)
         if path is None:
