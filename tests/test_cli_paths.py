@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from revstudio import cli
 from revstudio.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,3 +80,9 @@ def test_check_reads_a_pipe_as_dev_stdin_and_train_refuses_it(tmp_path: Path) ->
     assert train.returncode == 2 and "not a regular file (a pipe or a device)" in train.stderr
     assert "Traceback" not in train.stderr and not (tmp_path / "run").exists()
 
+
+def test_gradcheck_seed_help_names_all_it_seeds() -> None:
+    parser, _ = cli._build_parser("gradcheck")
+    seed_help = next(a.help for a in parser._actions if a.dest == "seed") or ""
+    for what in ("fresh weights", "batch", "loss projection", "random streams"):  # compare_modes seeds each
+        assert what in seed_help, what
