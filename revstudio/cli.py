@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import json
 import logging
 import os
 import re
@@ -88,11 +87,11 @@ def child_cwd() -> str:
 
 
 def json_text(value: Any) -> str:
-    """``value`` as the one JSON object ``--json`` prints. JSON has no NaN or Infinity, so a
-    non-finite number is written as null, as in train's rows (docs/cli.md)."""
-    from revstudio.training.runs import finite
+    """``value`` as the one JSON object ``--json`` prints, by every command and error alike. JSON has
+    no NaN or Infinity, so a non-finite number is written as null, as in train's rows (docs/cli.md)."""
+    from revstudio.training import runs  # (torch-free; looked up per call, so tests can watch it)
 
-    return json.dumps(finite(value), allow_nan=False)
+    return runs.json_text(value)
 
 
 # What a terminal would act on rather than show: C0 and C1 controls (ESC, CSI) but tab and newline,
@@ -263,7 +262,7 @@ def _dispatch(args: list[str]) -> int:
     if args and args[0] == "--version":
         from revstudio import __version__
 
-        print(json.dumps({"version": __version__}) if any(_is_json_flag(a) for a in args[1:]) else __version__)
+        print(json_text({"version": __version__}) if any(_is_json_flag(a) for a in args[1:]) else __version__)
         return 0
     if len(args) > 1 and not args[0].startswith("-") and os.path.exists(args[0]):
         raise CliError(f"'revstudio FILE' opens the editor and takes nothing more (got {' '.join(args[1:])!r}); "
@@ -314,7 +313,7 @@ def _report(message: str, code: int, wants_json: bool) -> int:
     """Print a user-facing error (JSON on stdout with ``--json``) and return ``code``."""
     try:
         if wants_json:
-            print(json.dumps({"error": message, "exit_code": code}))
+            print(json_text({"error": message, "exit_code": code}))
             sys.stdout.flush()
         else:
             print(printable(f"revstudio: {message}"), file=sys.stderr)

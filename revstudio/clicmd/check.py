@@ -8,14 +8,16 @@ cannot be read.
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from revstudio.cli import CliError, printable
+from revstudio.cli import CliError, json_text, printable
 from revstudio.core.check import Report, fmt_shape
 from revstudio.core.graph import Graph
 from revstudio.core.nogc import without_cyclic_gc
+
+# "-" is a file name to revstudio, as to cp: its FILE arguments are paths (docs/cli.md, "FILE")
+NOT_STDIN = "no such file (revstudio reads '-' as a file name, not as standard input)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,8 +36,13 @@ def _batch(text: str) -> int:
 
 def load_project(path: str) -> Graph:
     """Load a project; an unreadable file becomes a CliError (exit 2) naming it."""
+    import os
+
     from revstudio.core.project import ProjectError, load
 
+    if path == "-" and not os.path.exists(path):
+        raise CliError(f"-: {NOT_STDIN}; give the project's path, or /dev/stdin to read it from a pipe "
+                       "(cat model.revs | revstudio check /dev/stdin)", 2)
     try:
         return load(path)
     except ProjectError as exc:
@@ -82,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         task = training_task(graph, report)
         if task is not None:
             data["task"] = task
-        print(json.dumps(data))
+        print(json_text(data))
     else:
         print(printable(format_report(report, args.file, graph)))
     return 0 if report.valid else 1

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import errno
-import json
 import os
 import sys
 
-from revstudio.cli import CliError, printable, reader_gone
+from revstudio.cli import CliError, json_text, printable, reader_gone
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{args.output}: cannot write ({exc.strerror or exc}); check the folder exists and is writable") from None
     lines = source.count("\n")
     if args.json:  # where the code itself went to stdout (-o /dev/stdout), the object goes beside it
-        print(json.dumps({"ok": True, "output": args.output, "lines": lines, "with_training": args.with_training}),
+        print(json_text({"ok": True, "output": args.output, "lines": lines, "with_training": args.with_training}),
               file=sys.stderr if _is_stdout(args.output) else sys.stdout)
     elif not os.path.isfile(args.output):  # a device or pipe (/dev/stdout): nothing to import or reopen
         print(f"wrote {lines} lines to {args.output}", file=sys.stderr)
@@ -79,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 def _fail(args: argparse.Namespace, exc: Exception) -> int:
     problems = list(getattr(exc, "problems", ()) or [str(exc)])
     if args.json:
-        print(json.dumps({"ok": False, "error": str(exc), "problems": problems, "exit_code": 1}))
+        print(json_text({"ok": False, "error": str(exc), "problems": problems, "exit_code": 1}))
     else:
         print(printable(f"revstudio: cannot export {args.file}; fix these first:"), file=sys.stderr)
         for problem in problems:

@@ -29,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "float32 uses 1e-4)")
     parser.add_argument("--mode", choices=("reversible", "checkpoint"), default="reversible",
                         help="the mode compared against standard (default reversible)")
-    parser.add_argument("--seed", type=seed, default=0, help="seed of the batch and random streams (default 0)")
+    parser.add_argument("--seed", type=seed, default=0,
+                        help="seed of the fresh weights (not with --checkpoint), the batch, the loss projection "
+                             "and the random streams (dropout): a run with the same seed repeats exactly (default 0)")
     parser.add_argument("--tolerance", type=tolerance, default=None,
                         help="override the pass/fail tolerance on the normalised error")
     parser.add_argument("--checkpoint", metavar="RUN_DIR_OR_CKPT", default=None,

@@ -7,8 +7,9 @@ first) with the package that provides it and its node types, then the plugins
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
+
+from revstudio.cli import json_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +40,7 @@ def collect() -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     info = collect()
     if args.json:
-        print(json.dumps(info))
+        print(json_text(info))
     else:
         for entry in info["plugins"]:
             who = entry["distribution"] or entry["value"]

@@ -29,6 +29,8 @@ def run(args: argparse.Namespace) -> int:
     from revstudio.training.runs import list_runs
 
     folder = args.dir
+    if not folder:  # (an unset shell variable: not ./runs, which leaving DIR out means)
+        raise CliError("DIR: the path is empty; name a folder of runs, or leave DIR out for ./runs")
     if os.path.isfile(folder):
         folder = os.path.join(os.path.dirname(os.path.abspath(folder)), "runs")
     if not os.path.isdir(folder):

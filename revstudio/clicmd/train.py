@@ -139,6 +139,10 @@ def _not_a_project(path: str) -> str:
         return f"{path}: is a folder, not a project file; give the .revs file to train"
     if os.path.exists(path):
         return f"{path}: not a regular file (a pipe or a device); save the project to a .revs file and train that"
+    if path == "-":
+        from .check import NOT_STDIN
+
+        return f"-: {NOT_STDIN}; save the project to a .revs file and train that"
     return f"{path}: no such file; check the path"
 
 
@@ -146,6 +150,8 @@ def _run(args: argparse.Namespace) -> int:
     for flag, value in (("--out", args.out), ("--resume", args.resume)):
         if value == "":  # (an unset shell variable: not "no flag", which would run somewhere else)
             raise CliError(f"{flag}: the path is empty; name a folder, e.g. {flag} runs/first")
+    if args.file == "":
+        raise CliError("FILE: the path is empty; name the project to train, e.g. revstudio train model.revs")
     if not args.file and not args.resume:
         raise CliError("train needs a project FILE, or --resume DIR to continue a run (see 'revstudio train --help')")
     if args.file and not args.resume and not os.path.isfile(args.file):

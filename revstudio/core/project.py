@@ -370,6 +370,8 @@ def loads(text: str | bytes, source: str = "<string>") -> Graph:
 def load(path: str | os.PathLike[str]) -> Graph:
     """A project from a ``.revs`` file, or from the project embedded in an exported ``.py``."""
     source = os.fspath(path)
+    if not source:  # (an unset shell variable: open("") would say "No such file" of nothing)
+        raise ProjectError("the project path is empty; name a project file (.revs) or an exported .py", source)
     try:
         with open(source, "rb") as f:
             data = f.read(MAX_FILE_BYTES + 1)

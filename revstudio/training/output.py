@@ -8,19 +8,18 @@ terminal and plain lines elsewhere; ``RunDirRows`` appends every row to
 """
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from typing import IO, Any
 
 from .loop import Callback
-from .runs import RunWriter, finite, now_iso
+from .runs import RunWriter, finite, json_text, now_iso
 
 WARN_LEVEL = 1e-4  # a gradient check's error above which the run's output says it is off
 
 
 def dumps(row: dict[str, Any]) -> str:
-    return json.dumps(finite(row), allow_nan=False)
+    return json_text(row)
 
 
 class _Out(Callback):

@@ -42,6 +42,13 @@ def finite(value: Any) -> Any:
     return value
 
 
+def json_text(value: Any) -> str:
+    """``value`` as one line of JSON, the one writer of every ``--json`` object and run row: a
+    non-finite number as null (:func:`finite`), and ``allow_nan=False`` so that no NaN or Infinity
+    token, which JSON parsers such as jq reject, can be printed at all."""
+    return json.dumps(finite(value), allow_nan=False)
+
+
 def now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
@@ -218,7 +225,7 @@ class RunWriter:
         # disk cannot take is cut back off, so no half row stays behind (nor waits in a buffer)
         if self._metrics is None:
             return
-        data = (json.dumps(row) + "\n").encode("utf-8")
+        data = (json_text(row) + "\n").encode("utf-8")
         end = os.lseek(self._metrics, 0, os.SEEK_END)
         try:
             done = 0

@@ -1,0 +1,88 @@
+"""What a FILE, DIR or NAME argument may be: an empty one, ``-``, ``/dev/stdin`` (docs/cli.md, "FILE").
+
+A scripting probe found ``check ""`` saying ": cannot read the file" of nothing, and
+``examples ""`` printing the whole list where a script's ``"$NAME"`` expected one path.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from revstudio import cli
+from revstudio.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "resources" / "examples" / "revnet_wired.revs"
+
+
+@pytest.mark.parametrize("argv", [["check", ""], ["gradcheck", ""], ["memory", ""], ["export", "", "-o", "x.py"],
+                                  ["train", ""], ["runs", ""]])
+def test_an_empty_path_is_named_as_empty(argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)  # (runs: a ./runs there must not be what "" means)
+    (tmp_path / "runs").mkdir()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "path is empty" in err and "cannot read" not in err and not err.startswith("revstudio: :")
+
+
+def test_an_empty_path_with_json_is_the_error_object(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "", "--json"]) == 2
+    data = json.loads(capsys.readouterr().out)
+    assert data["exit_code"] == 2 and "path is empty" in data["error"]
+
+
+@pytest.mark.parametrize("flag", [[], ["--json"]])
+def test_an_empty_example_name_is_refused_not_the_whole_list(flag: list[str],
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["examples", "", *flag]) == 2
+    out, err = capsys.readouterr()
+    message = json.loads(out)["error"] if flag else err
+    assert "NAME is empty" in message and "revnet_wired" in message
+    assert "examples" not in (json.loads(out) if flag else {})
+
+
+@pytest.mark.parametrize("command", ["check", "train"])
+def test_a_dash_says_it_is_a_file_name_not_standard_input(command: str, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main([command, "-"]) == 2
+    err = capsys.readouterr().err
+    assert "not as standard input" in err
+    assert ("/dev/stdin" in err) if command == "check" else ("save the project to a .revs file" in err)
+
+
+def test_a_file_named_dash_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "-").write_bytes(EXAMPLE.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "-", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["valid"] is True
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdin"), reason="no /dev/stdin on this system")
+def test_check_reads_a_pipe_as_dev_stdin_and_train_refuses_it(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+           "OMP_NUM_THREADS": "1"}
+    text = EXAMPLE.read_text(encoding="utf-8")
+    check = subprocess.run([sys.executable, "-m", "revstudio", "check", "/dev/stdin", "--json"], input=text,
+                           env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert check.returncode == 0 and json.loads(check.stdout)["valid"] is True, check.stderr
+    train = subprocess.run([sys.executable, "-m", "revstudio", "train", "/dev/stdin", "--steps", "1",
+                            "--out", str(tmp_path / "run")], input=text, env=env, capture_output=True,
+                           text=True, timeout=120, cwd=tmp_path)
+    assert train.returncode == 2 and "not a regular file (a pipe or a device)" in train.stderr
+    assert "Traceback" not in train.stderr and not (tmp_path / "run").exists()
+
+
+def test_gradcheck_seed_help_names_all_it_seeds() -> None:
+    parser, _ = cli._build_parser("gradcheck")
+    seed_help = next(a.help for a in parser._actions if a.dest == "seed") or ""
+    for what in ("fresh weights", "batch", "loss projection", "random streams"):  # compare_modes seeds each
+        assert what in seed_help, what
