@@ -97,8 +97,10 @@ class GradReport:
         return max((t.error for t in self._all()), default=0.0)
 
     @property
-    def max_inversion_error(self) -> float:
-        return max(self.inversion.values(), default=0.0)
+    def max_inversion_error(self) -> float | None:
+        """The worst measured region; None where no region's inversion error was measured (none
+        is 0.0 for that: a region the runtime could not measure is absent from ``inversion``)."""
+        return max(self.inversion.values(), default=None)
 
     def failures(self) -> list[str]:
         """One line per disagreement, naming the tensor or region and the numbers."""
