@@ -416,6 +416,9 @@ class CompiledModel(_Executor):
         measured it: every one while ``track_inversion`` is on).
 
         Top-level regions by id; regions inside group bodies as ``"<module path>/<id>"``.
+        A region whose last backward measured nothing is absent, never 0.0: the caller's own
+        input is its reference, so one that was dropped or changed in place before backward
+        leaves that region unmeasured (keep the input alive to have it measured).
         """
         out: dict[str, float] = {}
         for path, module in self.named_modules():

@@ -431,7 +431,9 @@ def glow_repeat(times: int, size: int = 8) -> Graph:
     def net(bb: Builder, s: str) -> str:
         bb.node("Conv", "hidden", out_channels=8, kernel_size=3, padding="same")
         bb.node("Activation", "relu", fn="relu")
-        bb.node("Conv", "scale_shift", out_channels=12, kernel_size=3, padding="same")
+        # zero-initialised, so each coupling starts as the identity (Glow, RealNVP): with the default
+        # init 64 copies multiplied the input by up to exp(2) each and training diverged at step 2
+        bb.node("Conv", "scale_shift", out_channels=12, kernel_size=3, padding="same", init="zeros")
         return bb.chain(s, "hidden", "relu", "scale_shift")
 
     def step(bb: Builder, s: str) -> str:

@@ -97,8 +97,10 @@ class GradReport:
         return max((t.error for t in self._all()), default=0.0)
 
     @property
-    def max_inversion_error(self) -> float:
-        return max(self.inversion.values(), default=0.0)
+    def max_inversion_error(self) -> float | None:
+        """The worst measured region; None where no region's inversion error was measured (none
+        is 0.0 for that: a region the runtime could not measure is absent from ``inversion``)."""
+        return max(self.inversion.values(), default=None)
 
     def failures(self) -> list[str]:
         """One line per disagreement, naming the tensor or region and the numbers."""
@@ -336,6 +338,8 @@ def node_inversion_errors(model: Any, inputs: Sequence[torch.Tensor]
 
     from revstudio.compiler.plan import NodeOp, RegionOp
 
+    from .coupling_inverse import watch_couplings
+
     seen: dict[str, tuple[Any, tuple[Any, ...], tuple[Any, ...]]] = {}
     types: dict[str, str] = {}
     hooks = []
@@ -361,17 +365,23 @@ def node_inversion_errors(model: Any, inputs: Sequence[torch.Tensor]
                 hooks.append(layer.register_forward_hook(keep))
     try:
         with torch.no_grad():
-            model(*inputs)
+            with watch_couplings(model, seen, types):  # (a region runs a coupling as its parts)
+                model(*inputs)
             out: dict[str, float] = {}
             for name, (module, xs, ys) in seen.items():
                 try:
+                    if not ys:  # a coupling seen at its region's step: its own forward, then its inverse
+                        kept = getattr(module, "logdet", None)
+                        ys = _as_tuple(module(*xs))
+                        module.logdet = kept
                     back = _as_tuple(module.inverse(*ys))
                 except Exception:  # noqa: BLE001 - a plugin's inverse that fails is one that does not undo
                     out[name] = math.inf
                     continue
                 errors = [float((x - b).abs().max()) / _scale(x) if x.shape == b.shape else math.inf
                           for x, b in zip(xs, back) if isinstance(x, torch.Tensor) and isinstance(b, torch.Tensor)]
-                out[name] = max(errors, default=math.inf) if len(back) == len(xs) else math.inf
+                worst = max(errors, default=math.inf) if len(back) == len(xs) else math.inf
+                out[name] = math.inf if math.isnan(worst) else worst  # (NaN: an inverse of 0 * inf)
     finally:
         for hook in hooks:
             hook.remove()

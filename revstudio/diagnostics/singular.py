@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from revstudio.nodes.torch_modules.flows import ill_conditioned
+
 from .node_layers import node_layers
 
 
@@ -30,8 +32,9 @@ def singular_layers(model: Any) -> list[tuple[str, str]]:
         with torch.no_grad():
             w = layer.matrix()
             w = w.float() if w.dtype in (torch.float16, torch.bfloat16) else w
-            info = torch.linalg.inv_ex(w)[1]
-            if bool(info.ne(0).any()) or not bool(torch.isfinite(w).all()):
+            inv, info = torch.linalg.inv_ex(w)
+            plain = not getattr(layer, "use_lu", True)  # (what its inverse refuses as nearly singular)
+            if bool(info.ne(0).any()) or not bool(torch.isfinite(w).all()) or (plain and ill_conditioned(w, inv)):
                 found.append((name, top))
     return found
 
@@ -50,7 +53,7 @@ def singular_message(model: Any, where: str, advice: str) -> tuple[str | None, s
     dtype = next((str(p.dtype).replace("torch.", "") for p in model.parameters()), "its dtype")
     if nodes:
         more = f" (and {', '.join(repr(n) for n in nodes[1:4])})" if len(nodes) > 1 else ""
-        what = (f"the 1x1 matrix of InvConv1x1 node {nodes[0]!r}{more} became singular in {dtype} {where}: "
+        what = (f"the 1x1 matrix of InvConv1x1 node {nodes[0]!r}{more} became singular (or nearly: too few correct digits in its inverse) in {dtype} {where}: "
                 "its weights diverged, so reversible mode cannot rebuild the node's input from its output")
     else:
         what = (f"a matrix became singular in {dtype} {where}, so reversible mode cannot rebuild a layer's "

@@ -41,7 +41,9 @@ INVCONV = NodeSpec(
     type_id="InvConv1x1", category="Invertible",
     help="Glow's invertible 1x1 convolution: a learned C x C mixing of the channels at every "
          "position, starting as a random rotation. With lu, inverting it and its log-determinant stay cheap.",
-    params={"lu": Bool(default=True, help="Store the matrix as P*L*U (Glow's LU parametrisation).")},
+    params={"lu": Bool(default=True, help="Store the matrix as P*L*U (Glow's LU parametrisation), which keeps it "
+                                             "invertible. Off, reversible mode's backward refuses a matrix gone "
+                                             "nearly singular (condition number x epsilon over 1e-2) as singular.")},
     inputs=("in",), outputs=("out",),
     infer=lambda ctx: {"out": _channels("InvConv1x1", ctx)},
     count_params=lambda ctx: _channels("InvConv1x1", ctx)[0] ** 2,

@@ -108,11 +108,12 @@ def region_gradcheck(model: torch.nn.Module, regions: Sequence[Any], step: Calla
             "max_inversion_error": _worst(r["inversion_error"] for r in rows)}
 
 
-def _worst(values: Iterable[float | None]) -> float:
+def _worst(values: Iterable[float | None]) -> float | None:
     """The largest of the measured values, a NaN counted as Inf (max() keeps or drops a NaN by its
-    place in the list); 0.0 where none was measured."""
+    place in the list); None where none was measured (never 0.0: a region whose input the caller
+    dropped before backward went unmeasured, it did not invert exactly)."""
     found = [v if not math.isnan(v) else math.inf for v in values if v is not None]
-    return max(found, default=0.0)
+    return max(found) if found else None
 
 
 class PeakMeter:

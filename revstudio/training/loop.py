@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from revstudio.diagnostics.batch_checks import batch_errors
+from revstudio.diagnostics.coupling_init import identity_start_advice
 from revstudio.diagnostics.singular import is_singular_error, singular_layers
 
 from . import checkpoint as ckpt
@@ -395,6 +396,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                            f"checkpoint: its weights (step {step - 1}) already give it, whatever --lr, so resuming "
                            "cannot get past it; start a new run with a lower --lr or gradient clipping"
                            f"{wider}")
+                msg += identity_start_advice(graph)  # (a deep flow whose couplings start away from the identity)
                 run.emit({"kind": "event", "event": "nan", "step": step, "node": node, "inner_node": inner,
                           "message": msg})
                 return finish("nan", msg)

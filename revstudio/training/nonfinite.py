@@ -109,7 +109,10 @@ def kept_checkpoint(run: Any) -> str:
 
 def bad_grads(run: Any, model: Any, xs: Sequence[torch.Tensor], step: int, finish: Callable[..., Any]) -> Any:
     """The ``nan`` row of a step whose loss is finite but whose gradients are not; the run ends."""
+    from revstudio.diagnostics.coupling_init import identity_start_advice
+
     inner, msg = nonfinite_grads_message(model, xs, step, run.cfg.mode, kept_checkpoint(run), run.cfg.lr)
+    msg += identity_start_advice(run.graph)
     node = _top(model, inner) if inner is not None else None
     run.emit({"kind": "event", "event": "nan", "step": step, "node": node, "inner_node": inner, "message": msg})
     return finish("nan", msg)

@@ -169,7 +169,7 @@ class Progress(_Out):
         verdict = (f"; OFF in region {', '.join(off)} (over {WARN_LEVEL:g}): reversible mode loses precision there; "
                    "try --mode checkpoint, a lower --lr, or float64" if off else "")
         self._line(f"gradient check at step {row['step']}: reversible vs standard max error "
-                   f"{grad:.2g}, inversion error {inv:.2g}{verdict}")
+                   f"{_figure(grad)}, inversion error {_figure(inv)}{verdict}")
 
     def on_event(self, row: dict[str, Any]) -> None:
         event = row.get("event")
@@ -228,3 +228,8 @@ class RunDirRows(Callback):
 def _count(n: int, word: str) -> str:
     """``1 step``, ``2 steps``."""
     return f"{n} {word}{'s' * (n != 1)}"
+
+
+def _figure(value: float | None) -> str:
+    """A measured figure, or what a null one means (a gradcheck row's maxima are null where unmeasured)."""
+    return "not measured" if value is None else f"{value:.2g}"

@@ -134,7 +134,7 @@ def gradcheck_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
     ok = "agree" if result.get("ok") else "DISAGREE"
     text = (f"{result.get('mode', 'reversible')} vs standard gradients {ok}: worst {result.get('max_error', 0):.2g} "
             f"(tolerance {tol:g}, {result.get('dtype')}, batch {result.get('batch')}); max inversion error "
-            f"{result.get('max_inversion_error', 0) or 0:.2g}.")
+            f"{_measured(result.get('max_inversion_error'))}.")
     if result.get("checkpoint"):
         step = result.get("step")
         text += f"\nAt the weights of {result['checkpoint']}" + (f" (step {step})." if step is not None else ".")
@@ -165,3 +165,8 @@ class DiagnosticsDialog(QDialog):
             layout.addWidget(self.plot, 1)
         layout.addWidget(self.summary)
         self.resize(820, 520)
+
+
+def _measured(value: Any) -> str:
+    """A figure of a gradcheck result, or "not measured" where it is null."""
+    return "not measured" if value is None else f"{value:.2g}"
