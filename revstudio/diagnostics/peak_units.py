@@ -17,7 +17,7 @@ from .estimate_walk import _values_of, group_ports
 from .peak import Unit, Value
 from .peak_steps import Moment, coupling_moments, wired_walk
 from .save_rules import forward_shared_bytes, forward_work_bytes, guard_bytes, held_bytes, output_last
-from .stream_updates import step_updates, update_break, update_temporaries
+from .stream_updates import flow_rerun_bytes, step_updates, update_break, update_temporaries
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
 PASS_THROUGH = frozenset({"Concat", "Flatten", "Reshape", "Permute", "Output", "GroupOutput", "GroupInput"})
@@ -401,6 +401,7 @@ class UnitBuilder:
             work = 1 + FLOW_WORK[view.type] if view.type in ("ActNorm", "InvConv1x1") else 2
             walked = wired_walk(self, sid, couplings[sid].body) if sid in couplings else None
             with_grads = (recompute + work * largest) // parts if walked is None else walked[0]
+            with_grads += flow_rerun_bytes(view.type, largest, self.elem, self.stream_bytes) // parts
             if view.type == "InvConv1x1" and view.inputs.get("in"):
                 with_grads += peak_invconv.rerun_backward(view, self.elem, known.nexts(sid) is not None)
             before = 0

@@ -190,3 +190,20 @@ def step_updates(w: Any, sid: str, coupling: Any) -> list[tuple[int, bool]]:
     if view is None:
         return []
     return additive_updates(w.bodies.graph.groups, groups, view.type, view.params, view.inputs.get("in"), set())
+
+
+def flow_rerun_bytes(kind: str, output: int, elem: int, stream_bytes: int) -> int:
+    """What a flow layer with weights (ActNorm, InvConv1x1; ``output``: its output's bytes in the
+    model's dtype) holds more in its backward where the streams are float64 tensors of a bfloat16
+    or float16 model (``runtime_steps.Invertible.backward``): its rerun reads the stream through a
+    copy in the model's dtype and hands back a float64 copy of its output, and the vjp through
+    that copy makes the input's gradient in float64, beside the layer's own work. Two outputs'
+    worth in float64. Alone in a region an ActNorm was 30-42 % under at batches 1-32 (now exact),
+    an InvConv1x1 30-47 % (now 3-5 %: its output's gradient cast to the model's dtype is a tensor
+    of its own there, which with pairs takes the gradient's place, ``peak_units.FLOW_WORK``, but
+    counted, glow_flow went 2.9 % over); glow_flow 3.2 % at batch 1 (its last step's backward is
+    its peak there). None for pairs (a float32 model's) or a model computing in the streams'
+    dtype."""
+    if kind not in ("ActNorm", "InvConv1x1") or stream_bytes <= 2 * elem:
+        return 0
+    return 2 * output * stream_bytes // elem
