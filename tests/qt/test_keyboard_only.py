@@ -97,6 +97,28 @@ def test_ctrl_k_disconnects_and_refuses_with_the_reason(make_window: Any, qtbot:
     assert QApplication.focusWidget() is view
 
 
+def test_the_connect_list_is_wide_enough_for_its_longest_line(make_window: Any, qtbot: Any, settle: Any) -> None:
+    """In a 1280 px window, "a.out → b.in   (replaces c.out)" lines with the example's long ids
+    were cut at the list's right edge (it was a fixed 360 px)."""
+    from pathlib import Path
+
+    from revstudio.core.project import load
+
+    window = make_window(load(Path(__file__).resolve().parents[2] / "resources" / "examples" / "revnet_wired.revs"))
+    window.resize(1280, 800)
+    view = window.current_view()
+    view.setFocus()
+    settle()
+    _select(qtbot, settle, "block0_f_conv1")
+    qtbot.keyClick(QApplication.focusWidget(), K.Key_K, CTRL)
+    settle()
+    popup = view.popup
+    widest = max(popup.list.fontMetrics().horizontalAdvance(label) for label in popup.visible_labels())
+    assert any("(replaces" in label for label in popup.visible_labels())
+    assert popup.list.viewport().width() >= widest
+    qtbot.keyClick(QApplication.focusWidget(), K.Key_Escape)
+
+
 def test_tab_walks_the_inspector_fields_top_to_bottom_one_stop_each(make_window: Any, qtbot: Any, settle: Any,
                                                                      revnet: Any) -> None:
     window = make_window(revnet)

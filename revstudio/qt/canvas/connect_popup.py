@@ -68,7 +68,10 @@ class ConnectPopup(QuickAddPopup):
         self.choices = list(choices)
         super().__init__((), title, parent)
         self.search.setPlaceholderText("Port, e.g. out1 or m.in0…")
-        self.list.setMinimumWidth(360)
+        # wide enough for its longest line ("(replaces ...)" was cut off), within the canvas
+        widest = max((self.list.fontMetrics().horizontalAdvance(c.label) for c in self.choices), default=0) + 40
+        room = parent.width() - 48 if parent is not None else widest
+        self.list.setMinimumWidth(max(360, min(widest, room)))
         self.filter("")
 
     def filter(self, text: str) -> None:
