@@ -105,11 +105,18 @@ def _work(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], b
 
 def _backward(module: Any, xs: list[Any], tracker_class: Any) -> int:
     """``_work``'s backward figure."""
+    from torch.multiprocessing.reductions import StorageWeakRef
+
     handed: list[Any] = []
-    given: set[int] = set()
+    given: dict[int, Any] = {}  # the outputs' gradients' storages, by address, held weakly
+    views: set[int] = set()  # handed gradients that are (views of) a given one still alive
 
     def complete(grads: tuple[Any, ...]) -> tuple[None]:  # an input's gradient: hand nothing further up
         handed.append(grads[0])
+        if grads[0] is not None:
+            ptr = grads[0].untyped_storage().data_ptr()
+            if ptr in given and not given[ptr].expired():  # (a new one at a freed one's address is new)
+                views.add(ptr)
         return (None,)
 
     with tracker_class() as tracker:
@@ -118,7 +125,8 @@ def _backward(module: Any, xs: list[Any], tracker_class: Any) -> int:
         weights = [torch.randn_like(o) for o in outs]  # (held: the loss's backward lets go of them, no part of the layer)
         losses = [(o * w).sum() for o, w in zip(outs, weights)]
         for o in outs:
-            o.register_hook(lambda g: given.add(g.untyped_storage().data_ptr()))
+            o.register_hook(lambda g: given.__setitem__(g.untyped_storage().data_ptr(),
+                                                        StorageWeakRef(g.untyped_storage())))
         for x in made:
             x.grad_fn.register_prehook(complete)
         out_bytes = sum(o.nelement() * o.element_size() for o in outs)  # their gradients, the loss's backward makes
@@ -130,7 +138,7 @@ def _backward(module: Any, xs: list[Any], tracker_class: Any) -> int:
     del weights
     new = {g.untyped_storage().data_ptr(): g.untyped_storage().nbytes()
            for g in [*handed, *(p.grad for p in module.parameters())] if g is not None}
-    return peak - before - out_bytes - sum(n for ptr, n in new.items() if ptr not in given)
+    return peak - before - out_bytes - sum(n for ptr, n in new.items() if ptr not in views)
 
 
 @pytest.mark.parametrize("case", DECLARED, ids=[case_id(c) for c in DECLARED])
