@@ -74,8 +74,6 @@ def test_a_bfloat16_lstm_is_counted_as_onednn_runs_it(shape: tuple[int, ...], hi
     """A bfloat16 LSTM on the CPU runs through oneDNN as a float32 one does (its workspace partly in
     float32; its gradients made in float32, then cast). Priced by the other dtypes' fit it was
     76 %, 33 % and 32 % under in standard mode; now +0.2 to +1.0 % (checkpoint mode up to +2.3 %)."""
-    if not torch.backends.mkldnn.is_available():
-        pytest.skip("torch without oneDNN runs no fused CPU LSTM")
     torch.set_num_threads(1)
     errors = estimate_errors(_gru(shape, hidden, layers, True, "lstm"), batch, MODES, "bfloat16")
     for mode, error in errors.items():
@@ -90,8 +88,6 @@ def test_a_fused_lstms_backward_is_walked_call_by_call(shape: tuple[int, ...], h
     """A float32 LSTM whose weights are large beside length x batch peaks at a later oneDNN call
     (a layer's second direction, or a lower layer's), beside the gradients of the calls before
     it. Counted at the first call only: -16.7 %, -6.6 % and -11.1 %; now exact to a few bytes."""
-    if not torch.backends.mkldnn.is_available():
-        pytest.skip("torch without oneDNN runs no fused CPU LSTM")
     torch.set_num_threads(1)
     for mode, error in estimate_errors(_gru(shape, hidden, layers, True, "lstm"), batch, MODES).items():
         assert abs(error) < 0.001, (mode, f"{error:+.2%}")

@@ -15,9 +15,6 @@ from revstudio.diagnostics.rnn_memory import (  # noqa: E402
 )
 from revstudio.nodes.torch_modules.layers import BiRNN  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not torch.backends.mkldnn.is_available(),
-                                reason="torch built without oneDNN: its LSTM keeps no workspace")
-
 CASES = [(1, 4, 12, 8, 1), (8, 32, 64, 16, 1), (3, 5, 7, 9, 2), (16, 9, 40, 72, 1), (32, 4, 12, 16, 2)]
 # weights large beside length x batch: the backward peaks at the second call, beside the first's
 # gradients (counted at the first call only: 17 % under a step's peak)
