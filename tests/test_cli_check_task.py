@@ -8,28 +8,22 @@ from pathlib import Path
 import pytest
 
 from revstudio.cli import main
-from revstudio.core.graph import Graph
+from revstudio.core.generate import Builder
 from revstudio.core.project import save
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def flow(tmp_path: Path, breaker: bool) -> str:
-    g = Graph("flow")
-    g.add_node("Input", "x", {"shape": [4, 4, 4]})
-    chain = [("an", "ActNorm", {})]
+    b = Builder("flow")
+    b.node("Input", "x", shape=[4, 4, 4])
+    ids = [b.node("ActNorm", "an")]
     if breaker:
-        chain.append(("conv", "Conv", {"out_channels": 4, "kernel_size": 3, "padding": "same"}))
-    chain.append(("inv", "InvConv1x1", {}))
-    prev = "x"
-    for node_id, type_id, params in chain:
-        g.add_node(type_id, node_id, params)
-        g.connect(f"{prev}.out", f"{node_id}.in")
-        prev = node_id
-    g.add_node("Output", "z", {})
-    g.connect(f"{prev}.out", "z.in")
+        ids.append(b.node("Conv", "conv", out_channels=4, kernel_size=3, padding="same"))
+    ids.append(b.node("InvConv1x1", "inv"))
+    b.chain("x", *ids, b.node("Output", "z"))
     path = tmp_path / f"flow{int(breaker)}.revs"
-    save(g, path)
+    save(b.graph, path)
     return str(path)
 
 

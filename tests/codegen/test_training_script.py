@@ -22,6 +22,7 @@ torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
 from codegen_harness import run_script  # noqa: E402
+from pipe_reader import read_then_leave  # noqa: E402
 
 from revstudio.codegen import export  # noqa: E402
 from revstudio.compiler import compile as rs_compile  # noqa: E402
@@ -390,17 +391,9 @@ def test_the_scripts_rows_piped_into_head_end_quietly(tmp_path: Path) -> None:
     path = exported(generate.revnet_chain(1, channels=4, size=4, wired=False), tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["OMP_NUM_THREADS"] = "1"
-    proc = subprocess.Popen([sys.executable, "-I", str(path), "--steps", "100000", "--batch", "2", "--device", "cpu",
-                             "--log-every", "1", "--json", "--out", "ck.pt"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=tmp_path, env=env)
-    try:
-        assert proc.stdout is not None and proc.stderr is not None
-        assert json.loads(proc.stdout.readline())["kind"] == "step"
-        proc.stdout.close()  # as `head -n 1` does
-        err = proc.stderr.read().decode()
-        proc.wait(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 141, err
+    code, read, err = read_then_leave([sys.executable, "-I", str(path), "--steps", "100000", "--batch", "2",
+                                       "--device", "cpu", "--log-every", "1", "--json", "--out", "ck.pt"],
+                                      1, tmp_path, env)
+    assert json.loads(read[0])["kind"] == "step"
+    assert code == 141, err
     assert "Traceback" not in err and "BrokenPipe" not in err

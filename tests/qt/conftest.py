@@ -133,3 +133,30 @@ def settle(qtbot: Any) -> Callable[[], None]:
             QCoreApplication.processEvents()
 
     return run
+
+
+@pytest.fixture
+def shown_view(qtbot: Any) -> Any:
+    """``shown_view(graph)``: a canvas on a fresh document, shown at 1000x700 with the graph fitted;
+    the documents' undo stacks are cleared at the end (no clean-state signal while Qt tears them down)."""
+    from PySide6.QtWidgets import QApplication
+
+    from revstudio.qt.canvas import GraphView
+    from revstudio.qt.document import Document
+
+    docs: list[Document] = []
+
+    def make(graph: Graph) -> GraphView:
+        doc = Document(graph)
+        docs.append(doc)
+        view = GraphView(doc)
+        qtbot.addWidget(view)
+        view.resize(1000, 700)
+        view.show()
+        QApplication.processEvents()
+        view.fit_all()
+        return view
+
+    yield make
+    for doc in docs:
+        doc.undo_stack.clear()

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QApplication
 from revstudio.core.commands import Move
 from revstudio.core.generate import large_graph
 from revstudio.qt.canvas import GraphView, wire_item
-from revstudio.qt.document import Document
 
 LEFT = Qt.MouseButton.LeftButton
 NONE = Qt.KeyboardModifier.NoModifier
@@ -51,14 +50,8 @@ def _crossed(view: GraphView, start: QPoint, end: QPoint) -> set[Any]:
     return out
 
 
-def test_a_band_strokes_each_wire_once_and_selects_the_same_wires(qtbot: Any, monkeypatch: Any) -> None:
-    doc = Document(large_graph(200))
-    view = GraphView(doc)
-    qtbot.addWidget(view)
-    view.resize(1000, 700)
-    view.show()
-    QApplication.processEvents()
-    view.fit_all()
+def test_a_band_strokes_each_wire_once_and_selects_the_same_wires(shown_view: Any, monkeypatch: Any) -> None:
+    view = shown_view(large_graph(200))
     QApplication.processEvents()
     monkeypatch.setattr(wire_item, "QPainterPathStroker", CountingStroker)
     CountingStroker.calls = 0
@@ -74,16 +67,11 @@ def test_a_band_strokes_each_wire_once_and_selects_the_same_wires(qtbot: Any, mo
     assert CountingStroker.calls == 0, f"the same band again stroked {CountingStroker.calls} wires' shapes"
     selected = {i.edge for i in view.scene().selectedItems() if isinstance(i, wire_item.WireItem)}
     assert selected and selected == _crossed(view, start, end)
-    doc.undo_stack.clear()
 
 
-def test_a_wire_s_shape_follows_a_moved_end(qtbot: Any) -> None:
-    doc = Document(large_graph(20))
-    view = GraphView(doc)
-    qtbot.addWidget(view)
-    view.resize(1000, 700)
-    view.show()
-    QApplication.processEvents()
+def test_a_wire_s_shape_follows_a_moved_end(shown_view: Any) -> None:
+    view = shown_view(large_graph(20))
+    doc = view.document
     scene = view.scene()
     edge, wire = next(iter(scene.wire_items.items()))
     old_mid = wire.scene_path().pointAtPercent(0.5)
@@ -95,4 +83,3 @@ def test_a_wire_s_shape_follows_a_moved_end(qtbot: Any) -> None:
     new_mid = wire.scene_path().pointAtPercent(0.5)
     assert abs(new_mid.y() - old_mid.y()) > 100
     assert wire in scene.items(new_mid) and wire not in scene.items(old_mid)
-    doc.undo_stack.clear()

@@ -5,35 +5,13 @@ import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt
 from PySide6.QtGui import QDropEvent
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
 
 from revstudio.core.generate import revnet_chain
 from revstudio.core.graph import Graph
 from revstudio.qt.canvas import NODE_MIME, GraphView
-from revstudio.qt.document import Document
 
 NONE = Qt.KeyboardModifier.NoModifier
 LEFT = Qt.MouseButton.LeftButton
-
-
-@pytest.fixture
-def make_view(qtbot):
-    docs: list[Document] = []
-
-    def make(graph: Graph) -> GraphView:
-        doc = Document(graph)
-        docs.append(doc)
-        v = GraphView(doc)
-        qtbot.addWidget(v)
-        v.resize(1000, 700)
-        v.show()
-        QApplication.processEvents()
-        v.fit_all()
-        return v
-
-    yield make
-    for doc in docs:
-        doc.undo_stack.clear()  # no clean-state signal while Qt tears documents down
 
 
 def chain() -> Graph:
@@ -70,8 +48,8 @@ def messages(view: GraphView) -> list[str]:
     return out
 
 
-def test_palette_drop_adds_a_node_and_undo_removes_it(make_view):
-    view = make_view(chain())
+def test_palette_drop_adds_a_node_and_undo_removes_it(shown_view):
+    view = shown_view(chain())
     doc = view.document
     data = QMimeData()
     data.setData(NODE_MIME, b"Conv")
@@ -88,8 +66,8 @@ def test_palette_drop_adds_a_node_and_undo_removes_it(make_view):
     assert new[0] not in doc.graph.nodes and new[0] not in view.scene().node_items
 
 
-def test_unknown_type_drop_is_refused_with_a_reason(make_view):
-    view = make_view(chain())
+def test_unknown_type_drop_is_refused_with_a_reason(shown_view):
+    view = shown_view(chain())
     said = messages(view)
     data = QMimeData()
     data.setData(NODE_MIME, b"NoSuchLayer")
@@ -98,8 +76,8 @@ def test_unknown_type_drop_is_refused_with_a_reason(make_view):
     assert said and "NoSuchLayer" in said[-1]
 
 
-def test_drawing_a_wire_connects_in_one_undo_step(make_view):
-    view = make_view(chain())
+def test_drawing_a_wire_connects_in_one_undo_step(shown_view):
+    view = shown_view(chain())
     doc = view.document
     count = doc.undo_stack.count()
     drag(view, port_point(view, "b", "out", True), port_point(view, "o", "in", False))
@@ -110,8 +88,8 @@ def test_drawing_a_wire_connects_in_one_undo_step(make_view):
     assert not doc.graph.edges_into("o")
 
 
-def test_dropping_onto_a_node_body_picks_the_nearest_input(make_view):
-    view = make_view(chain())
+def test_dropping_onto_a_node_body_picks_the_nearest_input(shown_view):
+    view = shown_view(chain())
     target = view.mapFromScene(view.scene().node_items["o"].mapToScene(QPointF(90, 40)))
     drag(view, port_point(view, "b", "out", True), target)
     assert [str(e) for e in view.document.graph.edges_into("o")] == ["b.out -> o.in"]
@@ -123,8 +101,8 @@ def test_dropping_onto_a_node_body_picks_the_nearest_input(make_view):
     (("a", "out"), ("m", "in0"), False, "already fed"),
     (("a", "out"), ("m", "in1"), False, "m:"),  # 4 channels added to 8: the checker's shape error
 ])
-def test_refused_connections_say_why(make_view, src, dst, ctrl, reason):
-    view = make_view(chain())
+def test_refused_connections_say_why(shown_view, src, dst, ctrl, reason):
+    view = shown_view(chain())
     doc = view.document
     said = messages(view)
     edges = list(doc.graph.edges)
@@ -136,8 +114,8 @@ def test_refused_connections_say_why(make_view, src, dst, ctrl, reason):
     assert view.scene().hint.isVisible() and reason in view.scene().hint.text
 
 
-def test_ctrl_drop_replaces_what_fed_the_input(make_view):
-    view = make_view(chain())
+def test_ctrl_drop_replaces_what_fed_the_input(shown_view):
+    view = shown_view(chain())
     doc = view.document
     drag(view, port_point(view, "x", "out", True), port_point(view, "b", "in", False),
          Qt.KeyboardModifier.ControlModifier)
@@ -146,8 +124,8 @@ def test_ctrl_drop_replaces_what_fed_the_input(make_view):
     assert [str(e) for e in doc.graph.edges_into("b")] == ["a.out -> b.in"]
 
 
-def test_picking_up_a_wire_replugs_or_removes_it(make_view):
-    view = make_view(chain())
+def test_picking_up_a_wire_replugs_or_removes_it(shown_view):
+    view = shown_view(chain())
     doc = view.document
     count = doc.undo_stack.count()
     drag(view, port_point(view, "b", "in", False), port_point(view, "o", "in", False))
@@ -162,8 +140,8 @@ def test_picking_up_a_wire_replugs_or_removes_it(make_view):
     assert [str(e) for e in doc.graph.edges_into("b")] == ["a.out -> b.in"]
 
 
-def test_wire_dropped_on_empty_canvas_quick_adds_a_connected_node(make_view):
-    view = make_view(chain())
+def test_wire_dropped_on_empty_canvas_quick_adds_a_connected_node(shown_view):
+    view = shown_view(chain())
     doc = view.document
     empty = view.mapFromScene(QPointF(800, 400))
     drag(view, port_point(view, "b", "out", True), empty)
@@ -184,8 +162,8 @@ def test_wire_dropped_on_empty_canvas_quick_adds_a_connected_node(make_view):
     assert new[0] not in doc.graph.nodes
 
 
-def test_quick_add_from_an_input_feeds_it(make_view):
-    view = make_view(chain())
+def test_quick_add_from_an_input_feeds_it(shown_view):
+    view = shown_view(chain())
     popup = view.open_quick_add(QPointF(700, 300), "o.in")
     assert "Output" not in popup.visible_types()
     popup.choose("Linear")
@@ -193,8 +171,8 @@ def test_quick_add_from_an_input_feeds_it(make_view):
     assert [str(e) for e in view.document.graph.edges_into("o")] == [f"{new}.out -> o.in"]
 
 
-def test_shift_a_opens_quick_add_with_every_type(make_view):
-    view = make_view(chain())
+def test_shift_a_opens_quick_add_with_every_type(shown_view):
+    view = shown_view(chain())
     view.setFocus()
     QTest.keyClick(view, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)
     assert view.popup is not None and view.popup.isVisible()
@@ -204,8 +182,8 @@ def test_shift_a_opens_quick_add_with_every_type(make_view):
     assert len(view.document.graph.nodes) == 6
 
 
-def test_keys_delete_duplicate_zoom_and_fit(make_view):
-    view = make_view(chain())
+def test_keys_delete_duplicate_zoom_and_fit(shown_view):
+    view = shown_view(chain())
     doc = view.document
     view.setFocus()
     view.select_nodes(["b"])
@@ -225,10 +203,10 @@ def test_keys_delete_duplicate_zoom_and_fit(make_view):
     assert visible.contains(view.scene().nodes_rect())
 
 
-def test_wheel_zooms_around_the_cursor(make_view):
+def test_wheel_zooms_around_the_cursor(shown_view):
     from PySide6.QtGui import QWheelEvent
 
-    view = make_view(chain())
+    view = shown_view(chain())
     pos = port_point(view, "a", "in", False)
     before = view.mapToScene(pos)
     z = view.zoom()
@@ -240,8 +218,8 @@ def test_wheel_zooms_around_the_cursor(make_view):
     assert abs(after.x() - before.x()) < 3 and abs(after.y() - before.y()) < 3
 
 
-def test_tab_on_a_repeat_asks_to_open_its_group(make_view, qtbot):
-    view = make_view(revnet_chain(2, channels=4, size=8, wired=False))
+def test_tab_on_a_repeat_asks_to_open_its_group(shown_view, qtbot):
+    view = shown_view(revnet_chain(2, channels=4, size=8, wired=False))
     view.select_nodes(["blocks"])
     view.setFocus()
     with qtbot.waitSignal(view.openGroupRequested, timeout=30_000) as got:
@@ -249,8 +227,8 @@ def test_tab_on_a_repeat_asks_to_open_its_group(make_view, qtbot):
     assert got.args == ["blocks"]
 
 
-def test_rubber_band_selects_and_reports_ids(make_view, qtbot):
-    view = make_view(chain())
+def test_rubber_band_selects_and_reports_ids(shown_view, qtbot):
+    view = shown_view(chain())
     seen: list[list[str]] = []
     view.selectionChangedIds.connect(seen.append)
     a = view.scene().node_items["a"].sceneBoundingRect()
@@ -262,8 +240,8 @@ def test_rubber_band_selects_and_reports_ids(make_view, qtbot):
     assert seen and sorted(seen[-1]) == ["a", "b"]
 
 
-def test_middle_drag_and_space_drag_pan_without_editing(make_view):
-    view = make_view(chain())
+def test_middle_drag_and_space_drag_pan_without_editing(shown_view):
+    view = shown_view(chain())
     doc = view.document
     count = doc.undo_stack.count()
     vp = view.viewport()
@@ -285,10 +263,10 @@ def test_middle_drag_and_space_drag_pan_without_editing(make_view):
     assert doc.graph.node("a").pos == (260.0, 0.0)
 
 
-def test_palette_drag_is_accepted_only_for_node_types(make_view):
+def test_palette_drag_is_accepted_only_for_node_types(shown_view):
     from PySide6.QtGui import QDragEnterEvent
 
-    view = make_view(chain())
+    view = shown_view(chain())
     ours = QMimeData()
     ours.setData(NODE_MIME, b"Conv")
     enter = QDragEnterEvent(QPoint(20, 20), Qt.DropAction.CopyAction, ours, LEFT, NONE)
@@ -302,8 +280,8 @@ def test_palette_drag_is_accepted_only_for_node_types(make_view):
     assert not enter.isAccepted()
 
 
-def test_context_menu_offers_the_edits_and_lets_the_window_extend_it(make_view):
-    view = make_view(revnet_chain(2, channels=4, size=8, wired=False))
+def test_context_menu_offers_the_edits_and_lets_the_window_extend_it(shown_view):
+    view = shown_view(revnet_chain(2, channels=4, size=8, wired=False))
     seen: list[tuple[object, str]] = []
     view.contextMenuRequested.connect(lambda menu, node: seen.append((menu, node)))
     pos = view.scene().node_items["blocks"].sceneBoundingRect().center()
@@ -319,8 +297,8 @@ def test_context_menu_offers_the_edits_and_lets_the_window_extend_it(make_view):
     assert node == "" and "Open group" not in [a.text() for a in menu.actions()]
 
 
-def test_escape_cancels_a_wire_being_drawn(make_view):
-    view = make_view(chain())
+def test_escape_cancels_a_wire_being_drawn(shown_view):
+    view = shown_view(chain())
     vp = view.viewport()
     start = port_point(view, "b", "out", True)
     QTest.mousePress(vp, LEFT, NONE, start)
@@ -333,8 +311,8 @@ def test_escape_cancels_a_wire_being_drawn(make_view):
     assert view.popup is None and len(view.document.graph.edges) == 3
 
 
-def test_quick_add_after_a_flat_vector_offers_only_what_takes_it(make_view):
-    view = make_view(revnet_chain(2, channels=4, size=8))
+def test_quick_add_after_a_flat_vector_offers_only_what_takes_it(shown_view):
+    view = shown_view(revnet_chain(2, channels=4, size=8))
     flat = view.open_quick_add(QPointF(0, 0), "pool.out").visible_types()  # a (4,) vector
     assert "Linear" in flat and "Activation" in flat
     assert "Conv" not in flat and "Pool" not in flat  # they need (C, L) or (C, H, W)
@@ -343,8 +321,8 @@ def test_quick_add_after_a_flat_vector_offers_only_what_takes_it(make_view):
     assert "Conv" in image and "AdditiveCoupling" in image  # the coupling's groups come after
 
 
-def test_double_click_on_empty_canvas_opens_quick_add_there(make_view):
-    view = make_view(chain())
+def test_double_click_on_empty_canvas_opens_quick_add_there(shown_view):
+    view = shown_view(chain())
     spot = view.mapFromScene(QPointF(300, 700))
     QTest.mouseDClick(view.viewport(), LEFT, NONE, spot)
     assert view.popup is not None and view.popup.isVisible()
@@ -354,8 +332,8 @@ def test_double_click_on_empty_canvas_opens_quick_add_there(make_view):
     assert abs(x - 300) < 5 and abs(y - 700) < 5
 
 
-def test_dropping_a_type_on_a_wire_splices_it_in(make_view):
-    view = make_view(chain())
+def test_dropping_a_type_on_a_wire_splices_it_in(shown_view):
+    view = shown_view(chain())
     doc = view.document
     wire = next(w for e, w in view.scene().wire_items.items() if str(e) == "a.out -> b.in")
     spot = wire.scene_path().pointAtPercent(0.5)
@@ -373,8 +351,8 @@ def test_dropping_a_type_on_a_wire_splices_it_in(make_view):
     assert [str(e) for e in doc.graph.edges_into("b")] == ["a.out -> b.in"] and new not in doc.graph.nodes
 
 
-def test_a_type_that_cannot_take_the_wire_is_added_beside_it(make_view):
-    view = make_view(revnet_chain(2, channels=4, size=8))
+def test_a_type_that_cannot_take_the_wire_is_added_beside_it(shown_view):
+    view = shown_view(revnet_chain(2, channels=4, size=8))
     doc = view.document
     said = messages(view)
     edge = next(e for e in doc.graph.edges if str(e.src) == "pool.out")  # a flat (4,) vector
@@ -384,8 +362,8 @@ def test_a_type_that_cannot_take_the_wire_is_added_beside_it(make_view):
     assert "cannot take" in said[-1]
 
 
-def test_ports_show_which_can_take_a_wire_being_drawn(make_view):
-    view = make_view(chain())
+def test_ports_show_which_can_take_a_wire_being_drawn(shown_view):
+    view = shown_view(chain())
     scene = view.scene()
     vp = view.viewport()
     start = port_point(view, "b", "out", True)
@@ -403,9 +381,9 @@ def test_ports_show_which_can_take_a_wire_being_drawn(make_view):
     assert scene.port_state is None
 
 
-def test_a_refused_shape_names_the_node_once(make_view):
+def test_a_refused_shape_names_the_node_once(shown_view):
     """The reason read 'Cannot connect: m: Merge m: in1 is ...': the checker already names it."""
-    view = make_view(chain())
+    view = shown_view(chain())
     said = messages(view)
     drag(view, port_point(view, "a", "out", True), port_point(view, "m", "in1", False))
     assert said[-1].startswith("Cannot connect: Merge m: "), said[-1]

@@ -33,21 +33,16 @@ def test_a_fit_made_before_the_view_settled_is_redone_at_the_final_size(qtbot: A
     view.document.undo_stack.clear()
 
 
-def test_no_refit_once_the_user_zoomed(qtbot: Any) -> None:
-    view = _view(qtbot)
-    view.zoom_in()
-    zoomed = view.zoom()
-    view.resize(1100, 700)
-    QApplication.processEvents()
-    assert view.zoom() == zoomed
-    view.document.undo_stack.clear()
-
-
-def test_no_refit_once_the_user_panned(qtbot: Any) -> None:
-    view = _view(qtbot)
-    zoom = view.zoom()
+def _pan(view: Any) -> None:
     bar = view.horizontalScrollBar()
     bar.setValue(bar.value() + 60)  # what a middle-button drag does
+
+
+@pytest.mark.parametrize("touch", [lambda view: view.zoom_in(), _pan], ids=["zoomed", "panned"])
+def test_no_refit_once_the_user_zoomed_or_panned(qtbot: Any, touch: Any) -> None:
+    view = _view(qtbot)
+    touch(view)
+    zoom = view.zoom()
     view.resize(1100, 700)
     QApplication.processEvents()
     assert view.zoom() == zoom

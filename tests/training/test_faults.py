@@ -108,9 +108,19 @@ def test_a_stop_while_the_run_still_loads_stops_it_cleanly(tmp_path, nproc: int)
     its stop handler was in: SIGTERM killed it (exit -15, no ``stopped`` row, the app said "killed
     after the grace period"); SIGINT printed a KeyboardInterrupt traceback."""
     out = tmp_path / "run"
-    extra = ["--nproc", "2"] if nproc == 2 else []
+    code, rest, err = _sigterm_while_loading(SLOW_START, tmp_path, out, ["--nproc", "2"] if nproc == 2 else [])
+    assert code == 0, err
+    assert "Traceback" not in err
+    rows = [json.loads(line) for line in rest.splitlines()]
+    assert rows[-1]["event"] == "stopped" and rows[-1]["step"] == 0
+    assert runs.read_run(str(out)).status == "stopped"
+
+
+def _sigterm_while_loading(script: str, tmp_path, out, extra: list[str]) -> tuple[int, str, str]:
+    """Start ``train`` through ``script`` (which prints "loading" as train's imports begin), send
+    SIGTERM then, and return (exit code, stdout, stderr)."""
     proc = subprocess.Popen(
-        [sys.executable, "-P", "-c", SLOW_START, "train", EXAMPLE, "--steps", "5", "--batch-size", "8", "--json",
+        [sys.executable, "-P", "-c", script, "train", EXAMPLE, "--steps", "5", "--batch-size", "8", "--json",
          "--out", str(out), "--device", "cpu", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=str(tmp_path))
     try:
@@ -121,11 +131,7 @@ def test_a_stop_while_the_run_still_loads_stops_it_cleanly(tmp_path, nproc: int)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, err
-    assert "Traceback" not in err
-    rows = [json.loads(line) for line in rest.splitlines()]
-    assert rows[-1]["event"] == "stopped" and rows[-1]["step"] == 0
-    assert runs.read_run(str(out)).status == "stopped"
+    return proc.returncode, rest, err
 
 
 # The `revstudio` command itself: pip's console script imports revstudio.cli and calls main(),
@@ -155,19 +161,8 @@ def test_the_revstudio_command_stops_cleanly_while_the_run_still_loads(tmp_path)
     quick exit: SIGTERM while it loaded killed it with nothing written (exit -15), and a stopped
     run sat seconds in the interpreter's torch teardown, past the 2 s the docs promise."""
     out = tmp_path / "run"
-    proc = subprocess.Popen(
-        [sys.executable, "-P", "-c", CONSOLE_SCRIPT, "train", EXAMPLE, "--steps", "5", "--batch-size", "8",
-         "--json", "--out", str(out), "--device", "cpu"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=str(tmp_path))
-    try:
-        assert proc.stderr is not None
-        assert proc.stderr.readline().strip() == "loading"
-        proc.send_signal(signal.SIGTERM)
-        rest, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err
+    code, rest, err = _sigterm_while_loading(CONSOLE_SCRIPT, tmp_path, out, [])
+    assert code == 0, err
     assert "Traceback" not in err and "teardown" not in err
     rows = [json.loads(line) for line in rest.splitlines()]
     assert rows[-1]["event"] == "stopped" and rows[-1]["step"] == 0

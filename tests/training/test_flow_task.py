@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+from revstudio.core.generate import Builder
 from revstudio.core.graph import Graph
 from revstudio.diagnostics.check import full_check
 from revstudio.training.task import DataError, infer_task
 
 
 def chain(*layers: tuple[str, str, dict]) -> Graph:
-    g = Graph("flow")
-    g.add_node("Input", "x", {"shape": [4, 4, 4]})
-    prev = "x"
-    for node_id, type_id, params in layers:
-        g.add_node(type_id, node_id, params)
-        g.connect(f"{prev}.out", f"{node_id}.in")
-        prev = node_id
-    g.add_node("Output", "z", {})
-    g.connect(f"{prev}.out", "z.in")
-    return g
+    b = Builder("flow")
+    b.node("Input", "x", shape=[4, 4, 4])
+    ids = [b.node(type_id, node_id, **params) for node_id, type_id, params in layers]
+    b.chain("x", *ids, b.node("Output", "z"))
+    return b.graph
 
 
 MIXED = (("an", "ActNorm", {}), ("conv", "Conv", {"out_channels": 4, "kernel_size": 3, "padding": "same"}),

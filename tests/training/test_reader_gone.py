@@ -9,11 +9,11 @@ from __future__ import annotations
 import io
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 from conftest import EXAMPLES, ROOT
+from pipe_reader import read_then_leave
 
 from revstudio import cli
 from revstudio.training import runs
@@ -62,21 +62,11 @@ def test_a_reader_that_goes_away_stops_a_distributed_run_with_141(tmp_path) -> N
     out = tmp_path / "run"
     env = dict(os.environ, OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    proc = subprocess.Popen(
+    code, _, err = read_then_leave(
         [sys.executable, "-P", "-m", "revstudio", "train", EXAMPLE, "--nproc", "2", "--steps", "100000",
          "--log-every", "1", "--batch-size", "4", "--device", "cpu", "--out", str(out), "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=str(tmp_path))
-    try:
-        assert proc.stdout is not None and proc.stderr is not None
-        for _ in range(2):
-            proc.stdout.readline()
-        proc.stdout.close()  # as `head -n 2` does
-        err = proc.stderr.read().decode()
-        proc.wait(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == cli.PIPE_CLOSED, err
+        2, tmp_path, env)
+    assert code == cli.PIPE_CLOSED, err
     assert "exitcode" not in err and "Traceback" not in err
     info = runs.read_run(str(out))
     assert info.status == "stopped" and info.has_checkpoint and info.message == READER_GONE

@@ -33,11 +33,7 @@ from .find import FindPopup
 from .node_item import WIDTH as NODE_WIDTH
 from .placement import free_spot, is_free
 from .quick_add import QuickAddPopup, accepts_shape, candidate_specs, wire_refusal
-
-if TYPE_CHECKING:  # pragma: no cover
-    from PySide6.QtCore import SignalInstance
-
-    from .scene import GraphScene
+from .view_parts import ViewParts
 
 
 def release_clipboard() -> None:
@@ -53,17 +49,10 @@ def release_clipboard() -> None:
     if data is not None and data.hasFormat(clipboard.MIME):
         board.setText(data.text())
 
-class EditingMixin:
+class EditingMixin(ViewParts):
     """Edit actions for a view that has ``document``, ``graph``, ``_scene`` and ``message``."""
 
-    if TYPE_CHECKING:  # provided by GraphView
-        document: Any
-
-        @property
-        def graph(self) -> Graph: ...
-
-        _scene: GraphScene
-        message: SignalInstance
+    if TYPE_CHECKING:  # provided by GraphView (and ViewParts' declarations)
         popup: QuickAddPopup | None
         _paste_count: int
         _last_paste_at: tuple[float, float] | None

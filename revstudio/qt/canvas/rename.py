@@ -2,7 +2,7 @@
 for what a new id may be (so both places refuse the same names with the same words)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFocusEvent, QKeyEvent
@@ -10,10 +10,7 @@ from PySide6.QtWidgets import QGraphicsView, QLabel, QLineEdit, QWidget
 
 from revstudio.core.graph import Graph, valid_id
 
-if TYPE_CHECKING:  # pragma: no cover
-    from PySide6.QtCore import SignalInstance
-
-    from .scene import GraphScene
+from .view_parts import ViewParts
 
 
 def rename_problem(graph: Graph, new: str) -> str | None:
@@ -87,17 +84,10 @@ class RenameField(QLineEdit):
             self._finish(by_key=False)
 
 
-class RenameMixin:
+class RenameMixin(ViewParts):
     """Renaming in place, for :class:`GraphView`: a field over the node's header."""
 
-    if TYPE_CHECKING:  # provided by GraphView
-        document: Any
-
-        @property
-        def graph(self) -> Graph: ...
-
-        _scene: GraphScene
-        message: SignalInstance
+    if TYPE_CHECKING:  # provided by GraphView (and ViewParts' declarations)
         rename_field: RenameField | None
 
         def selected_node_ids(self) -> list[str]: ...
