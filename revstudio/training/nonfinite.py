@@ -35,16 +35,15 @@ def nonfinite_grads_message(model: Any, xs: Sequence[torch.Tensor], step: int, m
         before = model.mode
         try:
             model.mode = "standard"
-            broken = _scales_out_of_range(model, xs)
             errors, types = node_inversion_errors(model, list(xs))
         except Exception:  # noqa: BLE001 - the search is best effort
-            broken, errors, types = [], {}, {}
+            errors, types = {}, {}
         finally:
             model.mode = before
-        broken += [n for n, e in errors.items() if not math.isfinite(e)]
+        broken = [n for n, e in errors.items() if not math.isfinite(e)]
         if broken:
             node = broken[0]
-            kind = types.get(node, "AffineCoupling")  # (a coupling out of range is one)
+            kind = types.get(node, "layer")
             hint = (" (its log-scale under- or overflows exp(): give the node a clamp above 0)"
                     if kind == "AffineCoupling" else "")
             msg = (f"the gradients became NaN or Inf at step {step} while the loss stayed finite: reversible mode's "
@@ -57,37 +56,6 @@ def nonfinite_grads_message(model: Any, xs: Sequence[torch.Tensor], step: int, m
            (", or --mode checkpoint (reversible mode rebuilds each layer's input with its inverse; "
             "`revstudio gradcheck` at the last checkpoint says which one breaks)" if mode == "reversible" else ""))
     return node, msg
-
-
-def _scales_out_of_range(model: Any, xs: Sequence[torch.Tensor]) -> list[str]:
-    """The AffineCoupling nodes whose log-scale s on this batch has exp(s) = 0 or exp(-s) = inf in
-    the model's dtype (their inverse then gives NaN or Inf). A region runs a coupling as its parts,
-    so its net is watched, not the coupling (whose own forward never runs there)."""
-    from revstudio.diagnostics.node_layers import node_layers
-
-    found: list[str] = []
-    hooks = []
-    for name, kind, layer, _ in node_layers(model):
-        net = getattr(layer, "net", None)
-        if kind != "AffineCoupling" or not isinstance(net, torch.nn.Module):
-            continue
-
-        def check(_m: Any, _args: Any, out: Any, name: str = name, clamp: float = float(layer.clamp)) -> None:
-            h = out[0] if isinstance(out, (tuple, list)) else out
-            s = h[:, : h.shape[1] // 2]
-            if clamp > 0:
-                s = clamp * torch.tanh(s / clamp)
-            if name not in found and not (bool(torch.exp(s).gt(0).all()) and bool(torch.isfinite(torch.exp(-s)).all())):
-                found.append(name)
-
-        hooks.append(net.register_forward_hook(check))
-    try:
-        with torch.no_grad():
-            model(*xs)
-    finally:
-        for hook in hooks:
-            hook.remove()
-    return found
 
 
 def _top(model: Any, name: str) -> str:
