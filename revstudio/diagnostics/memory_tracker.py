@@ -265,6 +265,7 @@ def _watch_resizes(tracker: Any) -> None:
             return out
 
         resize_.original = original  # type: ignore[attr-defined]
+        resize_.own = "resize_" in vars(torch.UntypedStorage)  # type: ignore[attr-defined]  # (not inherited)
         torch.UntypedStorage.resize_ = resize_  # type: ignore[method-assign, assignment]
     _WATCHERS.append(tracker)
 
@@ -274,8 +275,12 @@ def _unwatch_resizes(tracker: Any) -> None:
 
     if tracker in _WATCHERS:
         _WATCHERS.remove(tracker)
-    if not _WATCHERS and hasattr(torch.UntypedStorage.resize_, "original"):
-        del torch.UntypedStorage.resize_  # back to the inherited method
+    wrapped: Any = torch.UntypedStorage.resize_
+    if not _WATCHERS and hasattr(wrapped, "original"):
+        if wrapped.own:  # a torch that defines it on UntypedStorage itself: put that one back
+            torch.UntypedStorage.resize_ = wrapped.original  # type: ignore[method-assign]
+        else:
+            del torch.UntypedStorage.resize_  # back to the inherited method
 
 
 def LiveTensorTracker(exact_resizes: bool = False, explain: bool = False) -> Any:
