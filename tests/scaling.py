@@ -4,6 +4,9 @@ A unit test never compares a duration with a fixed number of seconds (the
 absolute targets live in benchmarks/). It compares two sizes measured in the
 same test, best of a few repeats: linear work grows about ``factor`` times,
 quadratic work ``factor ** 2`` times, and load on the machine cancels out.
+Sizes are timed in this process's CPU time, not wall time: another process
+taking the core mid-run (CI under load showed a quadratic self-check reading
+under the line) then costs nothing.
 """
 from __future__ import annotations
 
@@ -33,7 +36,7 @@ def best_time(thunk: Callable[[], object], repeats: int = 3,
 
 
 def growth(prepare: Callable[[int], Callable[[], object]], n: int, factor: int = 4, repeats: int = 3,
-           tries: int = 3) -> float:
+           tries: int = 3, clock: Callable[[], float] = time.process_time) -> float:
     """time(factor * n) / time(n), each the best of ``repeats``.
 
     ``prepare(size)`` does the untimed setup and returns the thunk to time; it
@@ -46,7 +49,7 @@ def growth(prepare: Callable[[int], Callable[[], object]], n: int, factor: int =
         runs = []
         for _ in range(repeats):
             thunk = prepare(size)
-            runs.append(best_time(thunk, repeats=1))
+            runs.append(best_time(thunk, repeats=1, clock=clock))
         return min(runs)
 
     ratios = []
