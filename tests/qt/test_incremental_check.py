@@ -50,3 +50,37 @@ def test_a_rename_re_infers_nothing_and_a_new_project_starts_afresh(make_window,
     doc.replace_graph(other)
     settle()
     assert doc.incremental.inferred > 90 and doc.report.to_json() == full_check(other).to_json()
+
+
+def test_a_re_check_redraws_only_the_cards_whose_facts_changed(make_window, settle, monkeypatch):
+    import revstudio.qt.canvas.scene as scene_module
+    from revstudio.qt.canvas.display import node_display
+
+    w = make_window(large_graph(300))
+    doc, g = w.document, w.document.graph
+    cards = w.current_view().scene().node_items
+    drawn: list[str] = []
+
+    def counted(graph, node_id, report, in_region):
+        drawn.append(node_id)
+        return node_display(graph, node_id, report, in_region)
+
+    monkeypatch.setattr(scene_module, "node_display", counted)
+    doc.push(SetParam(g, "l0b0_f_relu", "fn", "tanh"))
+    doc.current_report()
+    settle()
+    assert set(drawn) == {"l0b0_f_relu"} and len(drawn) <= 2  # was every node of the graph
+    assert "fn: tanh" in cards["l0b0_f_relu"].display.lines
+
+    drawn.clear()
+    before = cards["l0b0_f_conv2"].display.footer
+    doc.push(SetParam(g, "l0b0_f_conv1", "out_channels", 3))  # conv2 now reads 3 channels: fewer weights
+    doc.current_report()
+    settle()
+    assert set(drawn) == {"l0b0_f_conv1", "l0b0_f_conv2"}
+    assert cards["l0b0_f_conv2"].display.footer != before
+    assert cards["l0b0_f_conv2"].display == node_display(g, "l0b0_f_conv2", doc.report, True)
+    doc.undo_stack.undo()
+    doc.current_report()
+    settle()
+    assert cards["l0b0_f_conv2"].display.footer == before
