@@ -4,7 +4,9 @@ A shown main window (offscreen) opens a generated project (``large_graph(n)``: l
 hand-wired RevNet blocks) and goes through the actions of someone editing a big graph: open,
 fit, save, autosave, select all, copy, paste of every node, its undo and redo, delete of 200
 nodes and its undo, align / distribute of 200 nodes, auto layout and its undo, a parameter
-edit (the re-check that follows it included) and the find popup. Each action is timed from
+edit (the re-check that follows it included) and the find popup; then single edits (a param
+that keeps shapes, a width that breaks a merge and its undo, a wire off and on, a delete of
+one node and its undo, a rename), with the nodes each one's re-check inferred. Each action is timed from
 the call to the end of the event-loop turns it causes (re-check, canvas, inspector, tabs):
 wall time, with the process's CPU time beside it (the machines are shared).
 Usage: python benchmarks/bench_editor_actions.py [--sizes 100 300 1000] [--json]
@@ -28,7 +30,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QCoreApplication, QStandardPaths  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from revstudio.core.commands import SetParam  # noqa: E402
+from revstudio.core.commands import Connect, Disconnect, RenameNode, SetParam, remove_nodes  # noqa: E402
 from revstudio.core.generate import large_graph  # noqa: E402
 from revstudio.core.project_write import save  # noqa: E402
 
@@ -74,7 +76,13 @@ def timed(fn: Callable[[], object]) -> tuple[float, float]:
     return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
 
 
-def run_size(n: int, folder: Path) -> tuple[int, dict[str, tuple[float, float]]]:
+def inferred(doc: Any) -> int | None:
+    """Nodes the last re-check inferred (None: a tree without the incremental check)."""
+    inc = getattr(doc, "incremental", None)
+    return None if inc is None else inc.inferred
+
+
+def run_size(n: int, folder: Path) -> tuple[int, dict[str, tuple[float, float]], dict[str, int | None]]:
     from revstudio.qt.autosave import RecoveryStore
     from revstudio.qt.document import Document
     from revstudio.qt.main_window import MainWindow
@@ -98,7 +106,13 @@ def run_size(n: int, folder: Path) -> tuple[int, dict[str, tuple[float, float]]]
     out["copy"] = timed(view.copy)
     view.select_nodes([])
     settle()
-    out["paste all"] = timed(view.paste)
+    work: dict[str, int | None] = {}
+
+    def edit(label: str, fn: Callable[[], object]) -> None:
+        out[label] = timed(fn)
+        work[label] = inferred(doc)
+
+    edit("paste all", view.paste)
     out["undo paste"] = timed(stack.undo)
     out["redo paste"] = timed(stack.redo)
     stack.undo()
@@ -122,14 +136,26 @@ def run_size(n: int, folder: Path) -> tuple[int, dict[str, tuple[float, float]]]
         doc.push(SetParam(doc.graph, conv, "kernel_size", 5))
         doc.current_report()  # a keystroke's re-check may wait for a pause: count it here
 
-    out["param edit + re-check"] = timed(edit_and_recheck)
+    edit("param edit + re-check", edit_and_recheck)
+    relu = next(k for k, v in doc.graph.nodes.items() if v.type == "Activation")
+    edit("param edit, same shapes", lambda: (doc.push(SetParam(doc.graph, relu, "fn", "tanh")),
+                                                         doc.current_report()))
+    edit("width edit (mismatch)", lambda: (doc.push(SetParam(doc.graph, conv, "out_channels", 3)),
+                                                       doc.current_report()))
+    edit("undo width edit", stack.undo)
+    wire = next(e for e in doc.graph.edges if e.dst.node == relu)
+    edit("unwire 1", lambda: doc.push(Disconnect(doc.graph, wire)))
+    edit("rewire 1", lambda: doc.push(Connect(doc.graph, wire.src, wire.dst)))
+    edit("delete 1 node", lambda: doc.push(remove_nodes(doc.graph, [relu])))
+    edit("undo delete 1", stack.undo)
+    edit("rename 1 node", lambda: doc.push(RenameNode(doc.graph, relu, f"{relu}_r")))
     out["find popup"] = timed(view.open_find)
     stack.setClean()
     w.close()
     settle()
     w.deleteLater()
     settle()
-    return nodes, out
+    return nodes, out, work
 
 
 def main() -> None:
@@ -140,18 +166,23 @@ def main() -> None:
     app = QApplication.instance() or QApplication(sys.argv)
     QStandardPaths.setTestModeEnabled(True)  # no real settings, recent files or recovery files
     results: dict[int, dict[str, tuple[float, float]]] = {}
+    work: dict[int, dict[str, int | None]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.sizes:
-            nodes, out = run_size(n, Path(tmp))
+            nodes, out, work[nodes] = run_size(n, Path(tmp))
             results[nodes] = out
     del app
     if args.json:
-        print(json.dumps({str(k): v for k, v in results.items()}, indent=1))
+        print(json.dumps({str(k): {"ms": v, "inferred": work[k]} for k, v in results.items()}, indent=1))
         return
     sizes = list(results)
     print("wall ms (CPU ms)".ljust(24) + "".join(f"{n:>22} nodes" for n in sizes))
     for action in next(iter(results.values())):
         cells = "".join(f"{results[n][action][0]:>16.0f} ({results[n][action][1]:>5.0f})" for n in sizes)
+        print(f"{action:<24}{cells}")
+    print("\nnodes re-inferred by the edit's re-check (-: the full check, every node)")
+    for action in next(iter(work.values())):
+        cells = "".join(f"{'-' if work[n][action] is None else work[n][action]:>28}" for n in sizes)
         print(f"{action:<24}{cells}")
 
 

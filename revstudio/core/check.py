@@ -12,13 +12,14 @@ from typing import Any
 
 from .diagnostics import Diagnostic, warning
 from .graph import Graph, GraphError, PortRef
+from .incremental import IncrementalCheck
 from .nogc import without_cyclic_gc
 from .shapes import UNUSED_BODY, Analysis, GroupInferer, NodeInfo, analyse_graph, body_errors_text, fmt_shape
 from .spec import Registry, ShapeT
 from .spec import registry as default_registry
 from .validate import group_refs
 
-__all__ = ["NodeInfo", "Report", "check", "fmt_shape"]
+__all__ = ["IncrementalCheck", "NodeInfo", "Report", "check", "fmt_shape"]
 
 
 @dataclass
@@ -102,14 +103,27 @@ def _report(analysis: Analysis) -> Report:
 
 
 @without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
-def check(graph: Graph, registry: Registry | None = None) -> Report:
+def check(graph: Graph, registry: Registry | None = None, incremental: IncrementalCheck | None = None) -> Report:
     """Validate ``graph`` and infer every shape and parameter count it can.
 
     Never raises on a loaded graph: every problem becomes a diagnostic naming
     the node and port. Linear in nodes + edges (group bodies are memoised on
-    their input shapes).
+    their input shapes). ``incremental``: reuse what it kept of the last check of
+    these graphs for nodes whose type, params and input shapes are unchanged
+    (the report is the same; see ``incremental.py``).
     """
-    inferer = GroupInferer(graph.groups, registry or default_registry, getattr(graph, "plugins", None))
+    registry = registry or default_registry
+    if incremental is not None:
+        incremental.begin(graph, registry)
+    try:
+        return _check(graph, registry, incremental)
+    finally:
+        if incremental is not None:
+            incremental.end()
+
+
+def _check(graph: Graph, registry: Registry, incremental: IncrementalCheck | None) -> Report:
+    inferer = GroupInferer(graph.groups, registry, getattr(graph, "plugins", None), incremental)
     report = _report(analyse_graph(graph, inferer))
     # Errors first (stable, so each keeps graph order): what blocks a run leads.
     report.diagnostics.sort(key=lambda d: d.severity != "error")
@@ -118,7 +132,7 @@ def check(graph: Graph, registry: Registry | None = None) -> Report:
         if name not in bodies:  # defined but not used (or not reached): structure only
             bodies[name] = analyse_graph(body, inferer, provided=UNUSED_BODY)
     report.groups = {name: _report(bodies[name]) for name in graph.groups}
-    report.diagnostics += _unused_group_errors(graph, report.groups, registry or default_registry)
+    report.diagnostics += _unused_group_errors(graph, report.groups, registry)
     return report
 
 

@@ -8,16 +8,18 @@ every unrelated node still gets its shapes. Group bodies are inferred through
 """
 from __future__ import annotations
 
+import functools
 import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .diagnostics import Diagnostic, error, warning
 from .graph import Graph, PortRef
+from .incremental import Inferred
 from .plugins import spec_bug, spec_failed
-from .spec import GroupShapes, InferContext, Registry, ShapeError, ShapeT
+from .spec import GroupShapes, InferContext, NodeSpec, Registry, ShapeError, ShapeT
 from .validate import (
     BROKEN,
     GROUP_INPUT,
@@ -29,6 +31,9 @@ from .validate import (
     recursion_text,
     recursive_groups,
 )
+
+if TYPE_CHECKING:
+    from .incremental import IncrementalCheck
 
 MAX_GROUP_DEPTH = 32  # deeper nesting is a mistake, and it keeps recursion bounded
 
@@ -74,8 +79,9 @@ class GroupInferer:
     """``InferContext.infer_group``: infers group bodies, memoised, refusing recursion."""
 
     def __init__(self, groups: Mapping[str, Graph], registry: Registry,
-                 plugins: Mapping[str, Any] | None = None) -> None:
+                 plugins: Mapping[str, Any] | None = None, incremental: IncrementalCheck | None = None) -> None:
         self.groups = groups
+        self.incremental = incremental  # keeps per-node results between checks (incremental.py)
         self.registry = registry
         self.plugins = plugins or {}  # the project's record of plugin node types
         self.recursive = recursive_groups(groups, registry)
@@ -190,7 +196,8 @@ def analyse_graph(
 ) -> Analysis:
     """Check one graph. ``provided`` holds the GroupInput shapes when ``graph`` is a body
     (``UNUSED_BODY`` for a body no node uses); None for the project itself."""
-    st = analyse_structure(graph, inferer.groups, inferer.registry, inferer.plugins)
+    cache = inferer.incremental.cache_for(graph) if inferer.incremental is not None else None
+    st = analyse_structure(graph, inferer.groups, inferer.registry, inferer.plugins, cache)
     owner = next((name for name, body in inferer.groups.items() if body is graph), None)
     diags = st.diagnostics
     infos = {nid: NodeInfo(s.type_id) for nid, s in st.states.items()}
@@ -250,28 +257,20 @@ def analyse_graph(
                 info.ok = True
             continue
 
-        ctx = InferContext(nid, state.params, ins, inferer.groups, infer_group=inferer)
-        try:
-            info.outputs = _check_outputs(state, spec.infer(ctx), inferer.registry)
-            info.parameters = int(spec.count_params(ctx)) if spec.count_params else 0
-        except ShapeError as exc:
-            info.outputs = {}
-            diags.append(error(nid, exc.message, port=exc.port))
-            continue
-        except RecursionError:
-            info.outputs = {}
-            diags.append(error(nid, "groups nest too deeply to infer; flatten some of them"))
-            continue
-        except Exception as exc:  # a spec bug must not take the whole check down
-            info.outputs = {}
-            # a plugin's bug is reported once, naming the plugin, and only its node fails
-            text = spec_failed(inferer.registry, spec.type_id, exc)
-            diags.append(error(nid, text or f"could not infer shapes ({type(exc).__name__}: {exc}); "
-                                            "check the parameters"))
+        if cache is None:
+            result = _infer(nid, state, spec, ins, inferer)
+        else:
+            result = cache.infer(nid, ins, functools.partial(_infer, nid, state, spec, ins, inferer))
+        info.outputs = dict(result.outputs)
+        info.parameters = result.parameters
+        if result.error is not None:
+            diags.append(result.error)
             continue
         info.ok = True
         total += info.parameters
 
+    if cache is not None:
+        cache.forget_missing(graph)
     diags += _unused_outputs(st.states, st.used, infos)
     if provided is None and st.states:  # an empty project is a blank page, not a problem
         types = {s.type_id for s in st.states.values()}
@@ -280,6 +279,24 @@ def analyse_graph(
         if "Output" not in types:
             diags.append(warning(None, "the graph has no Output node; add one to mark what the network returns"))
     return Analysis(infos, diags, st.order, total, group_outputs)
+
+
+def _infer(nid: str, state: NodeState, spec: NodeSpec, ins: dict[str, ShapeT | None],
+           inferer: GroupInferer) -> Inferred:
+    """Call the spec's ``infer`` and ``count_params`` for one node; an error becomes its diagnostic."""
+    ctx = InferContext(nid, state.params, ins, inferer.groups, infer_group=inferer)
+    try:
+        outputs = _check_outputs(state, spec.infer(ctx), inferer.registry)
+        return Inferred(outputs, int(spec.count_params(ctx)) if spec.count_params else 0, None)
+    except ShapeError as exc:
+        return Inferred({}, 0, error(nid, exc.message, port=exc.port))
+    except RecursionError:
+        return Inferred({}, 0, error(nid, "groups nest too deeply to infer; flatten some of them"))
+    except Exception as exc:  # a spec bug must not take the whole check down
+        # a plugin's bug is reported once, naming the plugin, and only its node fails
+        text = spec_failed(inferer.registry, spec.type_id, exc)
+        return Inferred({}, 0, error(nid, text or f"could not infer shapes ({type(exc).__name__}: {exc}); "
+                                                 "check the parameters"))
 
 
 def _unused_outputs(

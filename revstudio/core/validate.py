@@ -11,13 +11,16 @@ import functools
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .diagnostics import Diagnostic, error
 from .graph import Edge, Graph, Node, PortRef, reachable
 from .params import validate_all
 from .plugins import spec_failed
 from .spec import NodeSpec, Registry
+
+if TYPE_CHECKING:
+    from .incremental import NodeCache
 
 GROUP_INPUT = "GroupInput"
 GROUP_OUTPUT = "GroupOutput"
@@ -162,6 +165,11 @@ def resolve_node(
         diags.append(error(node.id, text or f"cannot work out this node's ports ({exc}); check its parameters"))
         state.failed = True
     return state
+
+
+def _resolve_into(node: Node, registry: Registry, groups: Mapping[str, Graph], plugins: Mapping[str, Any] | None,
+                  diags: list[Diagnostic]) -> NodeState:
+    return resolve_node(node, registry, groups, diags, plugins)
 
 
 def recursive_groups(groups: Mapping[str, Graph], registry: Registry) -> dict[str, list[str]]:
@@ -325,10 +333,17 @@ def _topological(ids: list[str], succ: Mapping[str, list[str]], skip: set[str]) 
 
 
 def analyse_structure(graph: Graph, groups: Mapping[str, Graph], registry: Registry,
-                      plugins: Mapping[str, Any] | None = None) -> Structure:
-    """Resolve nodes, index edges once, detect cycles; linear in nodes + edges."""
+                      plugins: Mapping[str, Any] | None = None, cache: NodeCache | None = None) -> Structure:
+    """Resolve nodes, index edges once, detect cycles; linear in nodes + edges.
+
+    ``cache``: the last check's resolved nodes (``incremental.py``), reused where a node's type
+    and params are unchanged."""
     diags: list[Diagnostic] = []
-    states = {nid: resolve_node(node, registry, groups, diags, plugins) for nid, node in graph.nodes.items()}
+    if cache is None:
+        states = {nid: resolve_node(node, registry, groups, diags, plugins) for nid, node in graph.nodes.items()}
+    else:
+        states = {nid: cache.resolve(node, diags, functools.partial(_resolve_into, node, registry, groups, plugins))
+                  for nid, node in graph.nodes.items()}
 
     incoming: dict[str, dict[str, list[Edge]]] = {}
     broken: dict[str, set[str]] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from revstudio.core.check import Report, check
+from revstudio.core.check import IncrementalCheck, Report, check
 from revstudio.core.diagnostics import Diagnostic, warning
 from revstudio.core.graph import Graph
 from revstudio.core.nogc import without_cyclic_gc
@@ -73,19 +73,22 @@ def training_device(graph: Graph) -> str:
 
 
 @without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
-def full_check(graph: Graph, batch: int | None = None, device: str | None = None) -> Report:
+def full_check(graph: Graph, batch: int | None = None, device: str | None = None,
+               incremental: IncrementalCheck | None = None) -> Report:
     """Core check + reversible regions (with near-miss warnings) + memory estimate.
 
     ``batch`` only scales the estimate (shapes exclude the batch dimension);
     None: the project's training batch (:func:`training_batch`). ``device``: where the step
     would run, "cpu" or an accelerator's type ("cuda"), whose runtime updates streams
     differently (``diagnostics.stream_updates``); None: the project's (:func:`training_device`).
+    ``incremental``: the editor's :class:`IncrementalCheck`, so shape inference redoes only what
+    the last edit can affect (the report is the same).
     """
     if batch is None:
         batch = training_batch(graph)
     if device is None:
         device = training_device(graph)
-    report = check(graph)
+    report = check(graph) if incremental is None else incremental.check(graph)
     regions, near, order = _analyze_regions(graph, report)
     report.regions = regions
     report.near_misses = near

@@ -16,6 +16,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
+from revstudio.core.check import IncrementalCheck
 from revstudio.core.commands import Command
 from revstudio.core.graph import Graph
 
@@ -100,6 +101,8 @@ class Document(QObject):
         self.analysis_error: str | None = None
         self._session = 0
         self._moving = False
+        # Shape inference kept between edits: an edit re-infers only the nodes it can affect.
+        self.incremental = IncrementalCheck()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
@@ -179,11 +182,15 @@ class Document(QObject):
         """Recompute shapes, diagnostics, regions and the memory estimate."""
         self._timer.stop()
         self._timer.setInterval(0)  # the next edit that is not a keystroke is re-checked at once
+        inc = self.incremental
         full_check: Callable[[Graph], Any]
         try:
-            from revstudio.diagnostics.check import full_check
+            from revstudio.diagnostics.check import full_check as _full
+
+            def full_check(graph: Graph) -> Any:
+                return _full(graph, incremental=inc)
         except ImportError:  # a build without the backend: shapes and diagnostics only
-            from revstudio.core.check import check as full_check
+            full_check = inc.check
         try:
             self.report = full_check(self.graph)
             self.analysis_error = None
@@ -201,6 +208,7 @@ class Document(QObject):
         for body in self.graph.groups.values():
             body.changed.unsub(self.schedule_recompute)
         self.graph = graph
+        self.incremental = IncrementalCheck()  # nothing kept from the last project's graphs
         self.path = path
         self._index = 0  # emptying the stack is no undo: nothing to say ("Undid 3 edits")
         self.undo_stack.clear()

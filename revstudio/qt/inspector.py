@@ -7,6 +7,7 @@ explanation) are read from the latest check report and refresh after each edit.
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -436,9 +437,12 @@ class Inspector(QWidget):
                 for mode, n in (rf.node_memory(report, nid) or {}).items():
                     kept[mode] = kept.get(mode, 0) + n
             rows += [(f"Kept ({m})", rf.human_bytes(kept[m])) for m in ORDER if m in kept]
-            regions = sorted({rf.region_label(*r) for r in (rf.region_of(report, nid) for nid in ids) if r})
+            where = rf.regions_by_node(report)
+            regions = sorted({rf.region_label(*where[nid]) for nid in ids if nid in where})
             rows.append(("Reversible", ", ".join(f"in {r}" for r in regions) if regions else "none of them"))
-        errors = sum(1 for nid in ids for d in rf.diagnostics_for(sub, nid) if d.severity == "error")
+        picked = Counter(ids)
+        errors = sum(picked[d.node] for d in getattr(sub, "diagnostics", None) or ()
+                     if d.severity == "error" and d.node in picked)
         if errors:
             rows.append(("Diagnostics", f"{errors} error{'s' * (errors != 1)} in the selection"))
         return table(rows)

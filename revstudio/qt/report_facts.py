@@ -93,6 +93,19 @@ def region_of(report: Any, node_id: str) -> tuple[int, Any] | None:
     return None
 
 
+def regions_by_node(report: Any) -> dict[str, tuple[int, Any]]:
+    """Node id -> (index, region), the first region holding it, as :func:`region_of` finds it: one
+    pass over the regions for a whole selection (``region_of`` per node scans every region)."""
+    out: dict[str, tuple[int, Any]] = {}
+    for i, region in enumerate(getattr(report, "regions", None) or []):
+        members = getattr(region, "nodes", None)
+        if members is None and isinstance(region, dict):
+            members = region.get("nodes")
+        for node_id in members or ():
+            out.setdefault(node_id, (i, region))
+    return out
+
+
 def region_label(index: int, region: Any) -> str:
     name = getattr(region, "id", None) or getattr(region, "name", None)
     if name is None and isinstance(region, dict):

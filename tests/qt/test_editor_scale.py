@@ -133,3 +133,22 @@ def test_a_rubber_band_announces_its_selection_throttled_not_per_mouse_move(make
     assert announced[-1] == view.selected_node_ids() and sorted(w.inspector.selection) == sorted(announced[-1])
     # once per 100 ms of dragging and once at the end; per mouse move was one each time the set grew
     assert len(announced) <= 6, len(announced)
+
+
+def test_the_facts_of_a_big_selection_look_regions_and_errors_up_once(make_window, settle, monkeypatch):
+    from revstudio.core.commands import SetParam
+    from revstudio.qt import report_facts as rf
+
+    w = make_window(large_graph(N))
+    doc = w.document
+    scans = _count(monkeypatch, rf, "region_of")
+    lookups = _count(monkeypatch, rf, "diagnostics_for")
+    w.current_view().select_all()
+    settle()
+    text = w.inspector._selection_facts(doc.report)
+    # each was called once per selected node, each call a scan of all regions / all diagnostics
+    assert scans[0] == 0 and lookups[0] == 0, (scans[0], lookups[0])
+    labels = {rf.region_label(*r) for r in (rf.region_of(doc.report, n) for n in doc.graph.nodes) if r}
+    assert labels and all(f"in {label}" in text for label in labels), text
+    doc.push(SetParam(doc.graph, "l0b0_f_conv2", "out_channels", 3))  # one error in the selection
+    assert "1 error in the selection" in w.inspector._selection_facts(doc.current_report())

@@ -48,6 +48,8 @@ class NodeItem(QGraphicsItem):
         super().__init__()
         self.node_id = node_id
         self.display = display
+        # What the card was last drawn from by a re-check (GraphScene._card_may_change); None: unknown
+        self.shown_for: tuple[Any, ...] | None = None
         self.errors: tuple[str, ...] = ()
         self.warnings: tuple[str, ...] = ()
         self.error_ports: frozenset[str] = frozenset()

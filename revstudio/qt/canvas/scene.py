@@ -216,6 +216,9 @@ class GraphScene(SceneGestures):
     def _on_param_changed(self, node: Node, name: str, old: Any, new: Any) -> None:
         # Ports may appear or vanish (Split sections, Merge inputs): refresh now, counts later.
         self._refresh_node(node.id, self.report())
+        item = self.node_items.get(node.id)
+        if item is not None:
+            item.shown_for = None  # drawn from the report before this edit: the re-check redraws it
 
     def _on_node_moved(self, node: Node, old: Any, new: tuple[float, float]) -> None:
         item = self.node_items.get(node.id)
@@ -309,7 +312,7 @@ class GraphScene(SceneGestures):
                 bad_ports.setdefault(d.node, set()).add(d.port)
         refit: set[RegionItem] = set()
         for node_id, item in self.node_items.items():
-            if refresh_nodes:
+            if self._card_may_change(item, report) and refresh_nodes:  # (else: just built from it)
                 self._refresh_node(node_id, report, refit)
             item.set_diagnostics(tuple(errors.get(node_id, ())), tuple(warnings.get(node_id, ())),
                                  frozenset(bad_ports.get(node_id, ())))
@@ -318,6 +321,21 @@ class GraphScene(SceneGestures):
             wire.set_label(label, edge.dst.port in bad_ports.get(edge.dst.node, ()))
         for region in refit:
             self._fit_region(region)
+
+    def _card_may_change(self, item: NodeItem, report: Any) -> bool:
+        """Whether a re-check may change what the node's card reads: its type, params, parameter
+        count or region changed since it was drawn (an edit re-infers a few nodes of 1,000; cards
+        of Group/Repeat nodes and of unknown types are always redrawn: their ports follow other facts)."""
+        node = self.graph.nodes.get(item.node_id)
+        spec = registry.find(node.type) if node is not None and isinstance(node.type, str) else None
+        if node is None or spec is None or any(getattr(p, "kind", "") == "group" for p in spec.params.values()):
+            return True
+        info = getattr(report, "nodes", {}).get(item.node_id) if report is not None else None
+        key = (node.type, repr(node.params), getattr(info, "parameters", None), item.node_id in self._region_nodes)
+        if item.shown_for == key:
+            return False
+        item.shown_for = key
+        return True
 
     def shape_of(self, port: PortRef, report: Any = None) -> Any:
         report = report if report is not None else self.report()
