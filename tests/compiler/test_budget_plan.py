@@ -90,9 +90,9 @@ def test_a_split_alone_is_not_kept() -> None:
     graph = load(EXAMPLES / "revnet_wired.revs")
     report = full_check(graph, batch=4)
     (rid,) = [r.id for r in report.regions]
-    assert step_worth(graph, report.regions)[rid] == [False, True, True, False, False, True, True, False]
     quarter = budget_choice(graph, report, 36936, batch=4)
     assert quarter.regions[rid].kept_steps == 0 and quarter.kept_bytes == 0 and quarter.badge(rid) == ""
+    assert step_worth(graph, report.regions)[rid] == [False, True, True, False, False, True, True, False]
     # 48 %: the Split and both couplings of the first block
     some = budget_choice(graph, report, 70920, batch=4)
     r = some.regions[rid]
