@@ -84,7 +84,7 @@ def test_more_budget_keeps_every_step_less_budget_keeps(name: str, batch: int) -
 
 def test_a_split_alone_is_not_kept() -> None:
     """revnet_wired at batch 4: a quarter of standard mode's kept bytes kept the region's first
-    Split alone ("partly kept", "first 1/8 steps kept", 32,768 B: the region's input held alive),
+    Split alone ("partly kept", "first 1/8 steps kept", 36,864 B: the region's input held alive),
     which saves no rebuild. Now that budget keeps nothing, and what is kept is counted in the
     steps that save a rebuild (its four couplings), not in Splits and Concats."""
     graph = load(EXAMPLES / "revnet_wired.revs")
