@@ -58,7 +58,7 @@ def budget_lines(section: dict[str, Any]) -> str:
     lines = ["", f"memory budget {name}: keeps {fmt_bytes(section['kept_bytes'])} of activations "
                  f"(static estimate); {rest}"]
     for r in section["regions"]:
-        lines.append(f"  region {r['region']}: {r['state']}, first {r['kept_steps']} of {r['steps']} steps "
+        lines.append(f"  region {r['region']}: {r['state']}, first {r['kept_compute_steps']} of {r['compute_steps']} steps "
                      f"({fmt_bytes(r['kept_bytes'])} of {fmt_bytes(r['standard_bytes'])})")
     m = section["measured"]
     verdict = "within the budget" if section["within_budget"] else "OVER the budget"

@@ -209,7 +209,9 @@ class _Builder:
             costs, refunds, fixed = (self.prices(max(1, int(batch)), dtype) if self.prices is not None
                                      else ({}, {}, {}))
             limit = None if math.isinf(self.memory_budget) else int(self.memory_budget)
-            found = self._kept[key] = budget.select_kept(costs, limit, refunds, fixed)
+            worth = getattr(self.prices, "worth", None)  # (which steps save a rebuild)
+            found = self._kept[key] = budget.select_kept(costs, limit, refunds, fixed,
+                                                         worth() if callable(worth) else None)
         return found
 
     def stream_for(self, dtype: torch.dtype) -> torch.dtype | str | None:

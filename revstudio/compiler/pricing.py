@@ -21,6 +21,7 @@ class Prices:
     def __init__(self, graph: Graph, report: Any, plan: Plan, dtype: str) -> None:
         self.graph, self.report, self.regions, self.dtype = graph.copy(), report, plan.regions.regions, dtype
         self._at: dict[tuple[int, str], Any] = {}
+        self._worth: dict[str, list[bool]] | None = None
 
     def __call__(self, batch: int, dtype: str | None = None) -> Any:
         """At ``batch``, in ``dtype`` (a name, "float64"; None: the compiled one): a model cast
@@ -33,3 +34,11 @@ class Prices:
             found = self._at[key] = step_prices(self.graph, self.report, batch=batch, dtype=key[1],
                                                 regions=self.regions)
         return found
+
+    def worth(self) -> dict[str, list[bool]]:
+        """Per region and step, whether keeping it saves a rebuild (``step_worth``)."""
+        if self._worth is None:
+            from revstudio.diagnostics.budget_prices import step_worth  # torch-free; above the compiler
+
+            self._worth = step_worth(self.graph, self.regions)
+        return self._worth

@@ -18,7 +18,7 @@ from typing import Any
 
 from revstudio.core.graph import Graph
 
-from .budget_prices import Prices, _copies, _step_nodes, step_prices
+from .budget_prices import Prices, _copies, _step_nodes, step_prices, step_worth
 from .budget_prices import step_costs as step_costs  # (re-exported: the budget's one module to import)
 from .estimate import _state_bytes, estimate, fmt_bytes
 
@@ -88,13 +88,17 @@ def amount_text(n: int) -> str:
 
 @dataclass
 class RegionChoice:
-    """One region under a budget: its first ``kept_steps`` of ``steps`` keep their activations."""
+    """One region under a budget: its first ``kept_steps`` of ``steps`` keep their activations;
+    of those, ``kept_compute_steps`` of its ``compute_steps`` save a rebuild (couplings, flow
+    layers, Repeat copies: a Split or Concat kept saves none), what users read as kept."""
 
     region: str
     steps: int
     kept_steps: int
     kept_bytes: int       # estimated standard-mode bytes of the kept steps
     standard_bytes: int   # estimated standard-mode bytes of the whole region
+    compute_steps: int = 0
+    kept_compute_steps: int = 0
 
     @property
     def state(self) -> str:
@@ -105,6 +109,7 @@ class RegionChoice:
 
     def to_json(self) -> dict[str, Any]:
         return {"region": self.region, "state": self.state, "steps": self.steps, "kept_steps": self.kept_steps,
+                "compute_steps": self.compute_steps, "kept_compute_steps": self.kept_compute_steps,
                 "kept_bytes": self.kept_bytes, "standard_bytes": self.standard_bytes}
 
 
@@ -138,14 +143,14 @@ class BudgetChoice:
             return ""
         if r.state == "kept":
             return KEPT_WHOLE
-        return f"first {r.kept_steps}/{r.steps} steps kept"
+        return f"first {r.kept_compute_steps}/{r.compute_steps} steps kept"
 
     def summary_lines(self) -> list[str]:
         budget = "unlimited" if self.budget is None else fmt_bytes(self.budget)
         lines = [f"memory budget {budget} (batch {self.batch}): keeps {fmt_bytes(self.kept_bytes)} "
                  "of activations (estimate); the rest runs reversibly"]
         for r in self.regions.values():
-            lines.append(f"  region {r.region}: {r.state}, {r.kept_steps}/{r.steps} first steps "
+            lines.append(f"  region {r.region}: {r.state}, {r.kept_compute_steps}/{r.compute_steps} first steps "
                          f"({fmt_bytes(r.kept_bytes)} of {fmt_bytes(r.standard_bytes)})")
         return lines
 
@@ -157,17 +162,20 @@ class BudgetChoice:
 
 def choose(costs: Mapping[str, Sequence[int]], budget: int | None, batch: int = 1,
            refunds: Mapping[str, Sequence[int]] | None = None,
-           fixed: Mapping[str, Sequence[int]] | None = None) -> BudgetChoice:
-    """The choice for per-step ``costs`` and cut ``refunds`` (both already at ``batch``) and the
-    cuts' ``fixed`` bytes (the same at every batch)."""
+           fixed: Mapping[str, Sequence[int]] | None = None,
+           worth: Mapping[str, Sequence[bool]] | None = None) -> BudgetChoice:
+    """The choice for per-step ``costs`` and cut ``refunds`` (both already at ``batch``), the
+    cuts' ``fixed`` bytes (the same at every batch) and which steps save a rebuild (``worth``,
+    :func:`step_worth`; by default those that cost something)."""
     from revstudio.compiler.budget import prefix_cost, select_kept
 
-    kept = select_kept(costs, budget, refunds, fixed)
+    kept = select_kept(costs, budget, refunds, fixed, worth)
     out = BudgetChoice(budget, batch)
     for rid, steps in costs.items():
         k = kept.get(rid, 0)
         cost = prefix_cost(steps, (refunds or {}).get(rid), k, (fixed or {}).get(rid))
-        out.regions[rid] = RegionChoice(rid, len(steps), k, cost, sum(steps))
+        saves = list((worth or {}).get(rid) or [bool(c) for c in steps])
+        out.regions[rid] = RegionChoice(rid, len(steps), k, cost, sum(steps), sum(saves), sum(saves[:k]))
     return out
 
 
@@ -184,15 +192,16 @@ def _choice(graph: Graph, report: Any, budget: int | None, batch: int,
             dtype: str | None) -> tuple[BudgetChoice, dict[str, list[int]]]:
     """:func:`budget_choice` and the per-step costs it priced (at ``batch``)."""
     costs, refunds, fixed = step_prices(graph, report, batch=batch, dtype=dtype)
-    return choose(costs, budget, batch, refunds, fixed), costs
+    worth = step_worth(graph, list(getattr(report, "regions", None) or []))
+    return choose(costs, budget, batch, refunds, fixed, worth), costs
 
 
-def _choose_at(prices: Prices, budget: int | None,
-               batch: int) -> tuple[BudgetChoice, dict[str, list[int]]]:
+def _choose_at(prices: Prices, budget: int | None, batch: int,
+               worth: Mapping[str, Sequence[bool]]) -> tuple[BudgetChoice, dict[str, list[int]]]:
     """The choice from ``step_prices`` at batch 1, scaled to ``batch``, and the costs it priced."""
     costs, refunds, fixed = prices
     at_batch = scaled(costs, batch)
-    return choose(at_batch, budget, batch, scaled(refunds, batch), fixed), at_batch
+    return choose(at_batch, budget, batch, scaled(refunds, batch), fixed, worth), at_batch
 
 
 def budget_peak(graph: Graph, report: Any, budget: int | None, *, batch: int, dtype: str | None = None,
@@ -213,9 +222,10 @@ def budget_peaks(graph: Graph, report: Any, budget: int | None, *, dtype: str | 
     different cut as it runs, which prices that batch itself)."""
     prices = step_prices(graph, report, batch=1, dtype=dtype)
     regions = list(getattr(report, "regions", None) or [])
+    worth = step_worth(graph, regions)
 
     def peak(est: Any) -> int:
-        return _peak_under(graph, est, regions, *_choose_at(prices, budget, est.batch))
+        return _peak_under(graph, est, regions, *_choose_at(prices, budget, est.batch, worth))
 
     return peak
 
@@ -240,7 +250,8 @@ def budget_summary(graph: Graph, report: Any, budget: int, *, batch: int) -> str
         return "no reversible region: the budget has nothing to keep"
     parts = []
     for r in choice.regions.values():
-        what = ("whole" if r.state == "kept" else f"first {r.kept_steps}/{r.steps} steps") if r.kept_steps else "none"
+        what = ("whole" if r.state == "kept" else f"first {r.kept_compute_steps}/{r.compute_steps} steps") \
+            if r.kept_steps else "none"
         # one region needs no name; several are named as their backdrops' tooltips name them
         parts.append(what if len(choice.regions) == 1 else f"{r.region} {what}")
     regions = list(getattr(report, "regions", None) or [])

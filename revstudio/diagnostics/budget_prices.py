@@ -121,6 +121,25 @@ def step_prices(graph: Graph, report: Any, *, batch: int = 1, dtype: str | None 
     return costs_of, refunds_of, fixed_of
 
 
+# steps whose inverse is a view or a copy: keeping them saves no rebuild worth a byte
+_LAYOUT_STEPS = frozenset({"Split", "Concat", "Squeeze", "Reshape", "Flatten", "Permute"})
+
+
+def step_worth(graph: Graph, regions: Sequence[Any]) -> dict[str, list[bool]]:
+    """{region id: per step (each copy of a Repeat one, as :func:`step_prices` counts them),
+    whether keeping it saves a rebuild}: a coupling, a flow layer, a Group or a Repeat's copy
+    does; a Split, Concat, Squeeze, Reshape, Flatten or Permute does not, whatever it costs (a
+    region's first Split is priced with the region input it holds alive)."""
+    out: dict[str, list[bool]] = {}
+    for region in regions:
+        flags: list[bool] = []
+        for nodes in _step_nodes(region):
+            node = graph.nodes.get(nodes[0])
+            flags += [node is None or node.type not in _LAYOUT_STEPS] * _copies(graph, nodes[0])
+        out[region.id] = flags
+    return out
+
+
 def _per_copy(one: Any, other: Any, step: str, span: int, scale: int) -> tuple[int, int] | None:
     """(bytes one copy of Repeat ``step`` keeps inside, bytes it keeps of the copy before's
     output) at the batch of the prices (``scale``), from the estimates at two batches."""

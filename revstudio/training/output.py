@@ -75,7 +75,8 @@ def _budget_note(row: dict[str, Any]) -> str:
     regions = kept.get("regions") or []
     parts = []
     for r in regions:
-        what = ("whole" if r.get("state") == "kept" else f"the first {r.get('kept_steps')}/{r.get('steps')} steps"
+        shown = ("kept_compute_steps", "compute_steps") if "compute_steps" in r else ("kept_steps", "steps")
+        what = ("whole" if r.get("state") == "kept" else f"the first {r.get(shown[0])}/{r.get(shown[1])} steps"
                 if r.get("kept_steps") else "nothing")
         parts.append(what if len(regions) == 1 else f"{r.get('region')} {what}")
     keeps = f": keeps {', '.join(parts)} at batch {kept.get('batch')}" if parts else ""

@@ -376,7 +376,7 @@ def test_a_budget_of_any_cuts_price_keeps_at_most_that(name: str) -> None:
             model.memory_budget = price
             kept = measure_step(model, (x,), timing_runs=0)["kept_bytes"] - base
             assert kept <= price, (batch, k, price, kept)
-            if name == "glow_flow":
+            if name == "glow_flow" and model._root.kept_steps(batch)[rid] == k:  # (not a Squeeze alone)
                 # and not far above it: a cut right after an ActNorm or InvConv1x1 was priced one
                 # value high (3,072 B a sample), which the rest releases and rebuilds
                 assert price - kept <= 128, (batch, k, price, kept)

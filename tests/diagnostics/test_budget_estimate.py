@@ -36,7 +36,8 @@ def test_the_estimate_under_a_budget_follows_the_measured_peak(graph) -> None:
     seen = set()
     # (at half of standard's kept bytes revnet_wired's whole region fits: whole, it keeps no inversion-
     # error samples, which reversible mode does)
-    for budget in (0, standard_kept // 4, 2 * standard_kept // 5, None):
+    # (at a quarter revnet_wired kept its first Split alone, which saves no rebuild: now nothing)
+    for budget in (0, standard_kept // 4, 2 * standard_kept // 5, 12 * standard_kept // 25, None):
         measured = measure_modes(graph, BATCH, torch.device("cpu"), budget=budget if budget is not None
                                  else float("inf"))["budget"]["peak_bytes"]
         estimated = budget_peak(graph, report, budget, batch=BATCH)
@@ -51,7 +52,7 @@ def test_the_estimate_under_a_budget_follows_the_measured_peak(graph) -> None:
         if budget is None:
             assert estimated == estimate_peak(graph, report, batch=BATCH, mode="standard")
             assert abs(estimated - measured) <= 0.01 * measured
-    assert len(seen) == 4  # four different choices: none, some steps, more steps, all
+    assert len(seen) >= 4  # at least four different choices: none, some steps, more steps, all
 
 
 def test_the_summary_says_what_a_budget_keeps_and_when_standard_mode_is_better() -> None:
