@@ -41,6 +41,7 @@ from revstudio.qt.plots.bytes_axis import BytesAxis
 from revstudio.qt.plots.channel import Channel
 from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.legend_fit import LineSample, fit_legend, place_legend
+from revstudio.qt.plots.plot_keys import PointStepper
 from revstudio.qt.plots.rows import RunData
 from revstudio.qt.plots.series import Series
 
@@ -165,6 +166,7 @@ class MetricPlot(QWidget):
         bottom.addWidget(self.readout, 1)
         layout.addLayout(bottom)
         self.set_log_y(log_y)
+        self.stepper = PointStepper(self)  # arrow keys read the points out (plot_keys.py)
 
     # ---- drawing -------------------------------------------------------------
     def set_log_y(self, on: bool) -> None:
