@@ -67,6 +67,9 @@ class CanvasTabs(QTabWidget):
         self.insertTab(0, view, icon("node"), self.document.graph.name or "main")
         self.tabBar().setTabButton(0, self.tabBar().ButtonPosition.RightSide, None)
         self._watch(self.document.graph)
+        # A window built around a loaded document (no graphReplaced to come) shows its saved view or
+        # the whole graph, as opening the file does; it is refitted as the window settles.
+        self.restore_view()
 
     def main_view(self) -> Any:
         return self.widget(0)
@@ -117,8 +120,9 @@ class CanvasTabs(QTabWidget):
         view = self._make_view(body)
         self._groups[name] = view
         self.setCurrentIndex(self.addTab(view, icon("group"), name))
-        # Open on the whole body, as Blender does on Tab: fit now and once the tab has its size.
-        fit = getattr(view, "fit_all", None)
+        # Open on the whole body, as Blender does on Tab: fit now, and again as the tab gets its
+        # size or the window is resized, until the user zooms or pans (as the main tab does).
+        fit = getattr(view, "fit_by_itself", None)
         if fit is not None:
             fit()
             QTimer.singleShot(0, view, fit)
@@ -210,8 +214,8 @@ class CanvasTabs(QTabWidget):
         index = self.addTab(view, icon("node"), title)
         self.setTabToolTip(index, tooltip)
         self.setCurrentIndex(index)
-        view.fit_all()
-        QTimer.singleShot(0, view, view.fit_all)  # again once the tab has its size
+        view.fit_by_itself()  # and again at each resize until the user zooms or pans
+        QTimer.singleShot(0, view, view.fit_by_itself)  # the tab has its size by then
         return view
 
     def _refuse_read_only(self, why: str) -> bool:

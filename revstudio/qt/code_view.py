@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QMessageBox,
     QPlainTextEdit,
@@ -29,6 +28,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from revstudio.qt.flow_layout import FlowLayout
 
 log = logging.getLogger("revstudio")
 
@@ -216,13 +217,11 @@ class CodeView(QWidget):
         dark = self.palette().color(self.backgroundRole()).lightness() < 128
         self.highlighter = PythonHighlighter(self.editor.document(), dark=dark)
 
-        bar = QHBoxLayout()
-        bar.addWidget(self.with_training)
-        bar.addWidget(self.show_runtime)
-        bar.addStretch(1)
-        bar.addWidget(self.status)
-        bar.addWidget(copy_button)
-        bar.addWidget(export_button)
+        # wraps in a narrow Output dock: a row of 478 px pushed the dock (and its Log tab) past
+        # the edge of a 900 px window at 200 % scale
+        bar = FlowLayout()
+        for widget in (self.with_training, self.show_runtime, copy_button, export_button, self.status):
+            bar.addWidget(widget)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)

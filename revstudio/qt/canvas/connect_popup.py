@@ -3,8 +3,11 @@
 Dragging from a port is the mouse's way to wire; this list is the keyboard's. It
 offers every wire between the selection and the other nodes that the graph
 allows (no cycle, no duplicate), those between selected nodes first, and then the
-existing wires touching the selection, to disconnect them. Typing filters; Enter
-connects (or disconnects) as one undoable step, through the same rules as a drop.
+existing wires touching the selection, to disconnect them. Wires into an input that is fed
+already ("replaces ...") would flood the list: unless the text asks for them they stay out
+while there are free inputs to wire, and come capped otherwise (a last line says how many
+more a search finds). Typing filters; Enter connects (or disconnects) as one undoable step,
+through the same rules as a drop.
 """
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from PySide6.QtWidgets import QListWidgetItem, QWidget
 from revstudio.core.graph import Graph, PortRef
 
 from .quick_add import QuickAddPopup
+
+REPLACING_SHOWN = 5  # wires that replace a fed input, listed unasked when no input is free
 
 
 @dataclass(frozen=True)
@@ -77,13 +82,28 @@ class ConnectPopup(QuickAddPopup):
     def filter(self, text: str) -> None:
         self.list.clear()
         words = text.lower().split()
-        for i, choice in enumerate(getattr(self, "choices", ())):
-            if all(w in choice.label.lower() for w in words):
-                item = QListWidgetItem(choice.label)
-                item.setData(Qt.ItemDataRole.UserRole, str(i))
-                self.list.addItem(item)
-        if self.list.count():
+        found = [(i, c) for i, c in enumerate(getattr(self, "choices", ()))
+                 if all(w in c.label.lower() for w in words)]
+        free = [(i, c) for i, c in found if not c.disconnect and c.replaces is None]
+        replacing = [(i, c) for i, c in found if c.replaces is not None]
+        shown = replacing if words else [] if free else replacing[:REPLACING_SHOWN]
+        for i, choice in [*free, *shown, *((i, c) for i, c in found if c.disconnect)]:
+            item = QListWidgetItem(choice.label)
+            item.setData(Qt.ItemDataRole.UserRole, str(i))
+            self.list.addItem(item)
+        hidden = len(replacing) - len(shown)
+        if hidden:
+            more = "1 more wire replaces" if hidden == 1 else f"{hidden} more wires replace"
+            hint = QListWidgetItem(f"…{more} a wired input: type a port (e.g. in0) to list them")
+            hint.setFlags(Qt.ItemFlag.NoItemFlags)  # a note, not a choice
+            self.list.addItem(hint)
+        if self.list.count() and self.list.item(0).flags() != Qt.ItemFlag.NoItemFlags:
             self.list.setCurrentRow(0)
+
+    def accept_current(self) -> None:
+        item = self.list.currentItem()
+        if item is not None and item.data(Qt.ItemDataRole.UserRole) is not None:
+            self.choose(item.data(Qt.ItemDataRole.UserRole))
 
     def visible_labels(self) -> list[str]:
         return [self.list.item(i).text() for i in range(self.list.count())]

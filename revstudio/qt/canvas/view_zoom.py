@@ -1,8 +1,9 @@
 """The canvas's zoom and fit: zoom steps about a point, Fit, and the project's saved view.
 
-A fit the view made by itself (a project opened without a saved view) is redone when the
-view is resized, until the user zooms or pans: a project loaded before the window's first
-paint is fitted while the docks are still settling, and would stay drawn too small.
+A fit the view made by itself (a project opened without a saved view, a group's or a run's
+tab just opened) is redone when the view is resized, until the user zooms or pans: a graph
+shown before the window's first paint is fitted while the docks are still settling, and would
+stay drawn too small (or cut off, in a window made smaller).
 """
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ class ZoomMixin(QGraphicsView):
             zoom = max(ZOOM_MIN, min(ZOOM_MAX, float(state["zoom"])))
             x, y = float(state["x"]), float(state["y"])
         except (KeyError, TypeError, ValueError):
-            self._fit_by_itself()  # no usable saved view: show everything
+            self.fit_by_itself()  # no usable saved view: show everything
             return
         self._auto_fit = None
         self.resetTransform()
@@ -109,7 +110,8 @@ class ZoomMixin(QGraphicsView):
     def _centre(self) -> QPointF:
         return self.mapToScene(self.viewport().rect().center())
 
-    def _fit_by_itself(self) -> None:
+    def fit_by_itself(self) -> None:
+        """Fit the whole graph, and fit it again on each resize until the user zooms or pans."""
         self.fit_all()
         self._auto_fit = (self.zoom(), self._centre())
 
@@ -125,6 +127,6 @@ class ZoomMixin(QGraphicsView):
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
         super().resizeEvent(event)  # keeps the centre (AnchorViewCenter)
         if self._untouched():
-            self._fit_by_itself()  # the docks settled after the first fit: fit the final size
+            self.fit_by_itself()  # the docks settled after the first fit: fit the final size
         else:
             self._auto_fit = None

@@ -90,3 +90,69 @@ def fit_legend(item: pg.PlotItem) -> None:
                                                           for t, n in zip(shown, names))
     fits = legend.height() <= room_h + 0.5 and legend.width() <= room_w + 0.5
     legend.setVisible(readable and fits)
+
+
+# pyqtgraph's top-right first, then where a rising (accuracy) or falling (loss) curve leaves room,
+# then half-way down a side (between two level lines: a gradient check's error and inversion)
+CORNERS: tuple[tuple[float, float], ...] = ((1, 0), (1, 1), (0, 0), (0, 1), (1, 0.5), (0, 0.5))
+SAMPLES = 24  # points per curve looked at across a corner's width (a line can cross it between points)
+
+
+def corner_rect(item: pg.PlotItem, corner: tuple[float, float]) -> QRectF:
+    """Where the legend lies at ``corner`` ((0|1, 0|0.5|1): left|right, top|middle|bottom), in the
+    view box's px."""
+    vb, legend = item.getViewBox(), item.legend
+    w, h = legend.width(), legend.height()
+    left = MARGIN if corner[0] == 0 else vb.width() - MARGIN - w
+    top = MARGIN + corner[1] * (vb.height() - 2 * MARGIN - h)
+    return QRectF(left, top, w, h)
+
+
+def curve_hits(item: pg.PlotItem, curves: Any, rect: QRectF) -> int:
+    """How many of the curves' points (sampled along each line) ``rect`` (view box px) covers."""
+    import numpy as np
+
+    vb = item.getViewBox()
+    view = vb.viewRect()
+    if vb.width() <= 0 or vb.height() <= 0 or view.width() <= 0 or view.height() <= 0:
+        return 0
+    x0 = view.left() + rect.left() / vb.width() * view.width()
+    x1 = view.left() + rect.right() / vb.width() * view.width()
+    y_top = view.top() + (1 - rect.top() / vb.height()) * view.height()  # (view y grows upwards)
+    y_low = view.top() + (1 - rect.bottom() / vb.height()) * view.height()
+    hits = 0
+    for curve in curves:
+        xs, ys = curve.getData()
+        if xs is None or len(xs) == 0:
+            continue
+        xs, ys = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+        keep = np.isfinite(xs) & np.isfinite(ys)
+        xs, ys = xs[keep], ys[keep]
+        if len(xs) == 0 or xs[-1] < x0 or xs[0] > x1:
+            continue
+        inside = (ys >= y_low) & (ys <= y_top) & (xs >= x0) & (xs <= x1)
+        hits += int(np.count_nonzero(inside))
+        at = np.linspace(x0, x1, SAMPLES)  # evenly across the box: a line through its edge counts less
+        at = at[(at >= xs[0]) & (at <= xs[-1])]
+        line = np.interp(at, xs, ys)
+        hits += int(np.count_nonzero((line >= y_low) & (line <= y_top)))
+    return hits
+
+
+def place_legend(item: pg.PlotItem, curves: Any,
+                 current: tuple[float, float] | None) -> tuple[float, float] | None:
+    """Put the legend in the corner where it covers the fewest curve points (it lay over an accuracy
+    curve rising into pyqtgraph's top-right corner); it stays put unless another corner is clearer.
+    Returns the corner it is in."""
+    legend = item.legend
+    if legend is None or not legend.isVisible() or not legend.items:
+        return current
+    curves = list(curves)
+    score = {c: curve_hits(item, curves, corner_rect(item, c)) for c in CORNERS}
+    best = min(CORNERS, key=lambda c: score[c])
+    if current is not None and score[current] <= score[best]:
+        best = current
+    if best != current:
+        offset = (MARGIN - 2 * MARGIN * best[0], MARGIN - 2 * MARGIN * best[1])
+        legend.anchor(itemPos=best, parentPos=best, offset=offset)
+    return best

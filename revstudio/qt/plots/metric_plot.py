@@ -40,7 +40,8 @@ from revstudio.qt.plots import plot_theme
 from revstudio.qt.plots.bytes_axis import BytesAxis
 from revstudio.qt.plots.channel import Channel
 from revstudio.qt.plots.fitted_label import FittedLabel
-from revstudio.qt.plots.legend_fit import LineSample, fit_legend
+from revstudio.qt.plots.legend_fit import LineSample, fit_legend, place_legend
+from revstudio.qt.plots.plot_keys import PointStepper
 from revstudio.qt.plots.rows import RunData
 from revstudio.qt.plots.series import Series
 
@@ -92,6 +93,7 @@ class MetricPlot(QWidget):
         self.on_refresh: list[Callable[[MetricPlot], None]] = []  # extra drawing (reference lines, numbers)
         self.y_marks: list[float] = []  # reference values (drawn by on_refresh) the y range must show
         self._y_set: tuple[float, float, bool] | None = None  # the y range this plot last set, and its log flag
+        self._legend_corner: tuple[float, float] | None = (1, 0)  # pyqtgraph's top right, till a curve comes there
 
         self.title = QLabel(f"<b>{title}</b>")
         self.note = FittedLabel()         # a number the plot stands for ("peak 29 % of standard's")
@@ -164,6 +166,7 @@ class MetricPlot(QWidget):
         bottom.addWidget(self.readout, 1)
         layout.addLayout(bottom)
         self.set_log_y(log_y)
+        self.stepper = PointStepper(self)  # arrow keys read the points out (plot_keys.py)
 
     # ---- drawing -------------------------------------------------------------
     def set_log_y(self, on: bool) -> None:
@@ -230,6 +233,7 @@ class MetricPlot(QWidget):
         for fn in self.on_refresh:
             fn(self)
         self._follow_y()
+        self._place_legend()
         return redrawn
 
     def _fit_legend(self) -> None:
@@ -239,6 +243,14 @@ class MetricPlot(QWidget):
         fit_legend(item)
         if len(self.curves) < 2:
             item.legend.hide()
+        self._place_legend()
+
+    def _place_legend(self) -> None:
+        """The legend in the corner where it hides the fewest curve points (in both themes alike)."""
+        if not self.isVisible():  # (also while a closing window's plots are resized away)
+            return
+        curves = [c for curve in self.curves.values() for c in (curve.raw, curve.smooth, curve.dot) if c is not None]
+        self._legend_corner = place_legend(self.plot.getPlotItem(), curves, self._legend_corner)
 
     def _follow_y(self) -> None:
         """Frame y over the drawn curves, moving the range only when a curve leaves it.

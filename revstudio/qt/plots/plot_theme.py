@@ -40,6 +40,8 @@ def style(plot: pg.PlotWidget) -> None:
 
 def restyle_all() -> None:
     """Every open plot in the current theme (after Ctrl+Shift+T or Preferences)."""
-    for widget in QApplication.allWidgets():
-        if isinstance(widget, pg.PlotWidget):
+    # only the plots get Python wrappers: wrapping every widget (allWidgets) crashed on one that a
+    # closed window was tearing down (Fatal Python error: Segmentation fault, in the GUI tests)
+    for window in QApplication.topLevelWidgets():
+        for widget in [window] if isinstance(window, pg.PlotWidget) else window.findChildren(pg.PlotWidget):
             style(widget)
