@@ -177,9 +177,15 @@ class Progress(_Out):
             m = row.get("metrics", {})
             parts = [f"{k} {v:.4g}" for k, v in m.items() if isinstance(v, (int, float))]
             self._line(f"finished {_count(int(row['step']), 'step')} in {row['wall_s']:.1f} s: " + ", ".join(parts))
+            if row.get("warning"):
+                self._line(f"warning: {row['warning']}")
         elif event == "stopped":
             where = f"; checkpoint {row['checkpoint']}" if row.get("checkpoint") else ""
             self._line(f"stopped at step {row['step']}{where}")
+            if row.get("warning"):
+                self._line(f"warning: {row['warning']}")
+        elif event == "diverged":
+            self._line(f"warning: {row.get('message')}")
         elif event in ("nan", "oom", "failed"):
             self._line(f"error: {row.get('message')}")
 
@@ -216,10 +222,14 @@ class RunDirRows(Callback):
                                       ended=None)
         elif event == "finished":
             self.writer.update_status(status="finished", step=row["step"], ended=now_iso(),
-                                      metrics=finite(row.get("metrics", {})))
+                                      metrics=finite(row.get("metrics", {})),
+                                      message=f"warning: {row['warning']}" if row.get("warning") else None)
         elif event == "stopped":
+            warning = f" (warning: {row['warning']})" if row.get("warning") else ""
             self.writer.update_status(status="stopped", step=row["step"], ended=now_iso(),
-                                      message=self.stop_message)
+                                      message=self.stop_message + warning)
+        elif event == "diverged":  # (the run goes on: its status says so while it does)
+            self.writer.update_status(message=f"warning: {row.get('message')}")
         elif event in ("nan", "oom", "failed"):
             step = row.get("step") if isinstance(row.get("step"), int) else self.writer.status["step"]
             self.writer.update_status(status="failed", step=step, ended=now_iso(), message=row.get("message"))
