@@ -37,6 +37,7 @@ from . import checkpoint as ckpt
 from .config import TrainConfig
 from .divergence import DivergenceWatch, warning_fields, watch_step
 from .estimates import budget_kept, estimate_note, estimates
+from .first_batch import epoch_order
 from .inrun import PeakMeter, first_nonfinite, region_gradcheck, tracking
 from .nonfinite import bad_grads, grads_finite, kept_checkpoint, singular
 from .parts import (
@@ -249,8 +250,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     def batch_at(step_index: int) -> tuple[list[torch.Tensor], torch.Tensor | None]:
         epoch, pos = divmod(step_index, spe)
         if epoch != getattr(batch_at, "epoch", None):
-            gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + epoch)
-            batch_at.perm = torch.randperm(n, generator=gen)  # type: ignore[attr-defined]
+            batch_at.perm = epoch_order(n, cfg.seed, epoch)  # type: ignore[attr-defined]
             batch_at.epoch = epoch  # type: ignore[attr-defined]
         idx = batch_at.perm[pos * batch:(pos + 1) * batch]  # type: ignore[attr-defined]
         idx = idx[dist.rank * local:(dist.rank + 1) * local]
