@@ -92,3 +92,13 @@ def test_random_inputs_on_request_and_where_the_data_cannot_be_read(tmp_path, mo
     assert cli.main(["gradcheck", missing, "--inputs", "data"]) == 2
     err = capsys.readouterr().err
     assert "--inputs data: the project's training data cannot be read" in err and "gone.npz" in err
+
+
+def test_a_batch_beyond_the_runs_or_the_datas_is_said(tmp_path, monkeypatch, capsys) -> None:
+    path = _project(tmp_path, f"mnist:{_mnist(tmp_path / 'm')}")  # batch size 8, 16 training images
+    seen = _checked(monkeypatch)
+    assert cli.main(["gradcheck", path, "--batch", "12"]) == 0
+    assert "inputs: the first 12 training samples of mnist:" in capsys.readouterr().out
+    assert cli.main(["gradcheck", path, "--batch", "40"]) == 0
+    assert "16 of the 40 asked for: the training data holds 16" in capsys.readouterr().out
+    assert [len(s[0]) for s in seen] == [12, 16]
