@@ -63,10 +63,10 @@ def diverged_message(warned: dict[str, Any], cfg: Any, task: str, advice: str = 
     loss, start = float(warned["loss"]), float(warned["start"])
     unit = " bits per dimension" if task == "flow" else ""
     clip = (f"a tighter --grad-clip (now {cfg.grad_clip:g})" if cfg.grad_clip is not None
-            else "gradient clipping (--grad-clip 1.0)")
+            else "--grad-clip 1.0")  # (the app says "gradient clipping 1.0 (Run > Run Settings)")
     return (f"the loss diverged: {loss:.4g}{unit} at step {warned['step']}, against {start:.4g} at the start "
-            f"(it rose by more than {FACTOR:g} times the start's size); the run goes on, but weights trained this way are likely "
-            f"useless. Try a lower --lr (now {cfg.lr:g}) or {clip}{advice}")
+            f"(it rose by more than {FACTOR:g} times the start's size). The run goes on, as a spike may come back "
+            f"down; stop it if the loss stays up. Try a lower --lr (now {cfg.lr:g}) or {clip}{advice}")
 
 
 def watch_step(run: Any, watch: DivergenceWatch, step: int, loss: float, task: str) -> None:

@@ -57,9 +57,22 @@ def test_a_diverging_run_finishes_with_a_warning_it_also_gave_when_it_happened()
     [row] = rows.event("diverged")
     assert row["step"] <= 4 and row["loss"] > FACTOR * row["start"]
     assert "--lr (now 1000)" in row["message"] and "--grad-clip 1.0" in row["message"]
+    assert "The run goes on" in row["message"]
     finished = rows.event("finished")[0]
     assert finished["warning"] == row["message"] and finished["diverged_at"] == row["step"]
     assert result.message == row["message"]
+
+
+def test_a_flow_diverging_in_standard_mode_is_said_in_bits_per_dimension() -> None:
+    """glow_flow, Adam at lr 1: 2 bits/dim, then 1e8 to 1e17 for the rest of the run, all finite."""
+    path = next(p for p in EXAMPLES if p.stem == "glow_flow")
+    graph, report, cfg, data = prepared(path, **{**DIVERGING, "optimizer": "adam", "lr": 1.0, "steps": 12})
+    rows = Rows()
+    result = train(graph, report, cfg, data, callbacks=[rows])
+    assert result.status == "finished" and result.message is not None
+    [row] = rows.event("diverged")
+    assert "bits per dimension" in row["message"] and rows.event("finished")[0]["warning"] == row["message"]
+    assert rows.kind("step")[-1]["loss"] > 1e6
 
 
 @pytest.mark.parametrize("name", [p.stem for p in EXAMPLES])
