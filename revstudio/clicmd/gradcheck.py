@@ -1,8 +1,11 @@
-"""``revstudio gradcheck FILE [--batch B] [--dtype float64|float32] [--checkpoint RUN] [--json]``.
+"""``revstudio gradcheck FILE [--batch B] [--dtype float64|float32] [--checkpoint RUN] [--inputs data|random] [--json]``.
 
 Runs one training step in reversible and in standard mode on the same weights,
 batch and random streams and compares every parameter and input gradient (and
-each region's inversion error). The weights are freshly initialised, or with
+each region's inversion error). The batch is the first ``B`` samples of the
+project's first training step (its ``training.data``, preprocessed as ``train``
+does it), or with ``--inputs random`` (or data that cannot be read, which the
+output says) a standard-normal one. The weights are freshly initialised, or with
 ``--checkpoint`` a training run's (``RUN_DIR/checkpoints/last.pt`` or a
 checkpoint file, read with ``weights_only=True``). Exit 0 when they agree
 within tolerance (1e-10 in float64), 1 when they do not or the graph has
@@ -37,6 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", metavar="RUN_DIR_OR_CKPT", default=None,
                         help="compare at a training run's weights: its run folder (checkpoints/last.pt) or "
                              "a checkpoint file")
+    parser.add_argument("--inputs", choices=("data", "random"), default=None,
+                        help="the batch checked: 'data', the first samples of the project's training data as "
+                             "train preprocesses them (the default; a standard-normal batch, said so, where they "
+                             "cannot be read), or 'random', a standard-normal batch")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
@@ -79,21 +86,24 @@ def run(args: argparse.Namespace) -> int:
     from revstudio.diagnostics.singular import SingularLayer
 
     state, step = load_weights(ckpt) if ckpt is not None else (None, None)
+    inputs, source = batch_inputs(args, graph, report)
     with graph_errors(args.file):
         try:
             result = compare_modes(graph, batch=args.batch, dtype=args.dtype, seed=args.seed, mode=args.mode,
-                                   tolerance=args.tolerance, state=state)
+                                   tolerance=args.tolerance, state=state, inputs=inputs)
         except StateMismatch as exc:
             raise CliError(f"--checkpoint {ckpt}: {exc} (project {args.file})", 2) from None
         except SingularLayer as exc:
             raise CliError(f"{args.file}: {exc}", 1) from None
     if args.json:
-        data = {"file": args.file, **result.to_json(), "regions": [r.to_json() for r in report.regions]}
+        data = {"file": args.file, **result.to_json(), "regions": [r.to_json() for r in report.regions],
+                "input_batch": source}
         if ckpt is not None:
             data.update(checkpoint=ckpt, step=step)
         print(json_text(data))
     else:
         lines = [f"{args.file}:"] + summarize(result)
+        lines.insert(1, f"  inputs: {source['describe']}")
         if ckpt is not None:
             lines.insert(1, f"  weights: {ckpt}" + (f" (step {step})" if step is not None else ""))
         if not report.regions:
@@ -105,3 +115,23 @@ def run(args: argparse.Namespace) -> int:
             lines += [f"  {line}" for line in result.failures()[:20]]
         print(printable("\n".join(lines)))
     return 0 if result.ok else 1
+
+
+def batch_inputs(args: argparse.Namespace, graph: Any, report: Any) -> tuple[Any, dict[str, Any]]:
+    """(the tensors to check, or None for a standard-normal batch; the JSON ``input_batch`` object)."""
+    random = {"source": "random", "describe": f"a standard-normal batch of {args.batch} (seed {args.seed})"}
+    if args.inputs == "random":
+        return None, {**random, "describe": random["describe"] + ", as --inputs random asks"}
+    from revstudio.training.config import ConfigError
+    from revstudio.training.data import DataError
+    from revstudio.training.first_batch import first_batch
+
+    try:
+        found = first_batch(graph, report, args.file, args.batch)
+    except (ConfigError, DataError) as exc:
+        if args.inputs == "data":
+            raise CliError(f"{args.file}: --inputs data: the project's training data cannot be read: {exc}", 2) \
+                from None
+        return None, {**random, "describe": random["describe"] + f", since the project's training data cannot be "
+                      f"read ({exc}); --inputs random says so on purpose", "data_error": str(exc)}
+    return found.inputs, {"source": "data", "data": found.data, "describe": found.describe}

@@ -50,6 +50,6 @@ def run(args: argparse.Namespace) -> int:
     for row in rows:
         print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}".rstrip())
     for r in runs:
-        if r.status in ("failed", "killed") and r.message:
+        if r.message and (r.status in ("failed", "killed") or "warning: " in r.message):  # (a diverged loss)
             print(printable(f"{r.name}: {r.message}"))
     return 0

@@ -238,11 +238,14 @@ def compare_modes(
     device: Any = "cpu",
     tolerance: float | None = None,
     state: Mapping[str, Any] | None = None,
+    inputs: Sequence[torch.Tensor] | None = None,
 ) -> GradReport:
     """Compare ``mode`` ("reversible" or "checkpoint") against "standard".
 
     ``state`` (a state dict, e.g. a training checkpoint's ``"model"``) checks
-    the trained network instead of freshly initialised weights.
+    the trained network instead of freshly initialised weights. ``inputs`` (one
+    tensor per Input node, e.g. a batch of the project's data) replace the
+    standard-normal batch; ``batch`` is then their first dimension.
 
     Raises the compiler's ``CompileError`` (with a message naming the node)
     when the graph does not compile, and :class:`StateMismatch` (naming the
@@ -257,7 +260,11 @@ def compare_modes(
         torch.manual_seed(seed)
         model = compile_graph(graph, mode="standard", device=device, dtype=tdtype)
     model.train()
-    inputs = random_inputs(graph, batch, tdtype, seed, device)
+    if inputs is None:
+        inputs = random_inputs(graph, batch, tdtype, seed, device)
+    else:
+        inputs = tuple(t.detach().to(device=device, dtype=tdtype).requires_grad_(True) for t in inputs)
+        batch = len(inputs[0])
     if hasattr(model, "initialize"):
         with torch.random.fork_rng():
             torch.manual_seed(seed)

@@ -176,3 +176,13 @@ def restore(resume: dict[str, Any], cfg: TrainConfig, model: Any, optimizer: Any
             for group in optimizer.param_groups:
                 if key in group:
                     group[key] = getattr(cfg, key)
+
+
+def changed_settings(resume: dict[str, Any] | None, cfg: TrainConfig) -> dict[str, list[Any]]:
+    """``{key: [the checkpoint's value, this run's]}`` for each setting a resumed run changes (a new
+    --lr, more --steps): the ``started`` row records it, since config.json then holds only the new."""
+    saved = (resume or {}).get("config")
+    if not isinstance(saved, dict):
+        return {}
+    now = cfg.full_section()
+    return {k: [saved[k], now[k]] for k in now if k != "version" and k in saved and saved[k] != now[k]}

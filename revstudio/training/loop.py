@@ -35,7 +35,9 @@ from revstudio.diagnostics.singular import is_singular_error, singular_layers
 
 from . import checkpoint as ckpt
 from .config import TrainConfig
+from .divergence import DivergenceWatch, warning_fields, watch_step
 from .estimates import budget_kept, estimate_note, estimates
+from .first_batch import epoch_order
 from .inrun import PeakMeter, first_nonfinite, region_gradcheck, tracking
 from .nonfinite import bad_grads, grads_finite, kept_checkpoint, singular
 from .parts import (
@@ -248,8 +250,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     def batch_at(step_index: int) -> tuple[list[torch.Tensor], torch.Tensor | None]:
         epoch, pos = divmod(step_index, spe)
         if epoch != getattr(batch_at, "epoch", None):
-            gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + epoch)
-            batch_at.perm = torch.randperm(n, generator=gen)  # type: ignore[attr-defined]
+            batch_at.perm = epoch_order(n, cfg.seed, epoch)  # type: ignore[attr-defined]
             batch_at.epoch = epoch  # type: ignore[attr-defined]
         idx = batch_at.perm[pos * batch:(pos + 1) * batch]  # type: ignore[attr-defined]
         idx = idx[dist.rank * local:(dist.rank + 1) * local]
@@ -280,7 +281,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             # the step rows' running means since the last row, and the final metrics so far: a run
             # resumed from here writes the rows (and ends with the metrics) the uninterrupted one does
             "window": {k: float(window[k]) for k in WINDOW_KEYS}, "metrics": dict(run.metrics),
-            "val_pending": run.val_pending})
+            "val_pending": run.val_pending, "divergence": watch.state()})
         run.emit({"kind": "event", "event": "checkpoint", "step": run.step, "path": CHECKPOINT})
         return CHECKPOINT
 
@@ -319,13 +320,15 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
               "steps_per_epoch": spe, "mode": cfg.mode, "task": data.task.kind, "estimate_bytes": estimate,
               "standard_estimate_bytes": standard_estimate, "estimate_note": estimate_note(cfg.precision),
               "regions": [r.id for r in regions],
-              "budget": kept_by_budget, "resumed_from": resumed_from, "processes": dist.world, "batch_size": batch,
+              "budget": kept_by_budget, "resumed_from": resumed_from, "changed": ckpt.changed_settings(resume, cfg),
+              "processes": dist.world, "batch_size": batch,
               "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", ""))})
 
     window = {"loss": 0.0, "correct": 0.0, "count": 0, "steps": 0, "t": time.perf_counter()}
     if resume is not None and isinstance(resume.get("window"), dict):
         window.update({k: type(window[k])(resume["window"][k]) for k in WINDOW_KEYS if k in resume["window"]})
     last_loss = math.nan
+    watch = DivergenceWatch(resume.get("divergence") if resume is not None else None)
     rebuilds = cfg.mode == "reversible" and bool(regions)
 
     def finish(status: str, message: str | None = None, **extra: Any) -> TrainResult:
@@ -412,6 +415,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             scheduler.step()
             run.step = step
             last_loss = stats[0] / stats[2]
+            watch_step(run, watch, step, last_loss, data.task.kind)
             window["loss"] += stats[0]
             window["correct"] += stats[1]
             window["count"] += int(stats[2])
@@ -439,7 +443,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                 save_checkpoint()
         if stop_now:
             path = save_checkpoint()
-            run.emit({"kind": "event", "event": "stopped", "step": run.step, "checkpoint": path})
+            run.emit({"kind": "event", "event": "stopped", "step": run.step, "checkpoint": path,
+                      **warning_fields(watch)})
             return finish("stopped")
     run.metrics.setdefault("loss", last_loss)
     if validate() is None and run.val_pending:  # a stop during the last validation: resumable, not finished
@@ -449,8 +454,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     save_checkpoint()
     extra = {"ranks_in_sync": ranks_in_sync(model, device)} if dist.active else {}
     run.emit({"kind": "event", "event": "finished", "step": run.step, "metrics": dict(run.metrics),
-              "wall_s": round(time.perf_counter() - t0, 3), **extra})
-    return finish("finished")
+              "wall_s": round(time.perf_counter() - t0, 3), **extra, **warning_fields(watch)})
+    return finish("finished", warning_fields(watch).get("warning"))
 
 
 def _oom(run: _Run, model: Any, step: int, exc: BaseException, finish: Callable[..., TrainResult],

@@ -128,6 +128,9 @@ class Progress(_Out):
         self.total = int(row.get("total_steps") or 1)
         self.batch = int(row.get("batch_size") or 1)
         resumed = f", resumed from {row['resumed_from']}" if row.get("resumed_from") else ""
+        changed = row.get("changed") or {}
+        if resumed and changed:  # (config.json now holds only the new values: say what they replaced)
+            resumed += " with " + ", ".join(f"{k} {_setting(v[0])} -> {_setting(v[1])}" for k, v in changed.items())
         self._line(f"training {row.get('parameters', 0):,} parameters on {row.get('device')} in "
                    f"{row.get('mode')} mode{_budget_note(row)}, {row.get('task')}, {_count(self.total, 'step')} "
                    f"({row.get('steps_per_epoch')} per epoch){resumed}")
@@ -138,6 +141,10 @@ class Progress(_Out):
             self._line(f"note: {row['estimate_note']}")
         if row.get("data"):
             self._line(f"data: {row['data']}")
+        asked = (row.get("config") or {}).get("batch_size")
+        if isinstance(asked, int) and self.batch < asked:
+            self._line(f"note: the training data has only {self.batch} samples, fewer than the batch size {asked}: "
+                       f"each step trains on all {self.batch} (one step per epoch)")
         if row.get("run_dir"):
             self._line(f"run directory: {row['run_dir']}")
 
@@ -178,9 +185,15 @@ class Progress(_Out):
             m = row.get("metrics", {})
             parts = [f"{k} {v:.4g}" for k, v in m.items() if isinstance(v, (int, float))]
             self._line(f"finished {_count(int(row['step']), 'step')} in {row['wall_s']:.1f} s: " + ", ".join(parts))
+            if row.get("warning"):
+                self._line(f"warning: {row['warning']}")
         elif event == "stopped":
             where = f"; checkpoint {row['checkpoint']}" if row.get("checkpoint") else ""
             self._line(f"stopped at step {row['step']}{where}")
+            if row.get("warning"):
+                self._line(f"warning: {row['warning']}")
+        elif event == "diverged":
+            self._line(f"warning: {row.get('message')}")
         elif event in ("nan", "oom", "failed"):
             self._line(f"error: {row.get('message')}")
 
@@ -217,13 +230,21 @@ class RunDirRows(Callback):
                                       ended=None)
         elif event == "finished":
             self.writer.update_status(status="finished", step=row["step"], ended=now_iso(),
-                                      metrics=finite(row.get("metrics", {})))
+                                      metrics=finite(row.get("metrics", {})),
+                                      message=f"warning: {row['warning']}" if row.get("warning") else None)
         elif event == "stopped":
+            warning = f" (warning: {row['warning']})" if row.get("warning") else ""
             self.writer.update_status(status="stopped", step=row["step"], ended=now_iso(),
-                                      message=self.stop_message)
+                                      message=self.stop_message + warning)
+        elif event == "diverged":  # (the run goes on: its status says so while it does)
+            self.writer.update_status(message=f"warning: {row.get('message')}")
         elif event in ("nan", "oom", "failed"):
             step = row.get("step") if isinstance(row.get("step"), int) else self.writer.status["step"]
             self.writer.update_status(status="failed", step=step, ended=now_iso(), message=row.get("message"))
+
+
+def _setting(value: Any) -> str:
+    return "null" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _count(n: int, word: str) -> str:

@@ -138,6 +138,9 @@ def gradcheck_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
     if result.get("checkpoint"):
         step = result.get("step")
         text += f"\nAt the weights of {result['checkpoint']}" + (f" (step {step})." if step is not None else ".")
+    batch = result.get("input_batch")
+    if isinstance(batch, dict) and batch.get("describe"):  # (the project's data, or why a random batch)
+        text += f"\nInputs: {batch['describe']}."
     failures = result.get("failures") or []
     if failures:
         text += "\n" + "\n".join(str(f) for f in failures[:8])

@@ -123,9 +123,10 @@ class RunData:
         self.total_steps: int | None = None
         self.samples_per_s: float | None = None
         self.message: str | None = None
+        self.warning: str | None = None       # a loss that diverged (the run goes on)
         self.metrics: dict[str, Any] = {}     # final metrics (finished row) or the latest seen
         self.checkpoint: str | None = None
-        self.events: list[dict[str, Any]] = []  # nan / oom / checkpoint rows, for the log
+        self.events: list[dict[str, Any]] = []  # nan / oom / diverged / checkpoint rows, for the log
         self.noise: list[str] = []
         self.rows = 0
         self.peak_max: float | None = None  # the largest measured peak so far (the memory plot's number)
@@ -207,6 +208,9 @@ class RunData:
         elif event in ("nan", "oom"):
             self.events.append({**row, "message": in_app_words(str(row.get("message") or event))})
             self.message = self.events[-1]["message"]
+        elif event == "diverged":
+            self.events.append({**row, "message": in_app_words(str(row.get("message") or "the loss diverged"))})
+            self.warning = self.events[-1]["message"]
         elif event == "stopped":
             self.status = "stopped"
             self.checkpoint = str(row.get("checkpoint")) if row.get("checkpoint") else self.checkpoint

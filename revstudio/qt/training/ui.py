@@ -275,6 +275,8 @@ class TrainingUI(QObject):
             log.info("run %s stopped at step %d", run.name, run.step)
         else:
             log.info("run %s finished at step %d", run.name, run.step)
+        if run.warning and run.status != "failed":
+            log.warning("run %s: %s", run.name, run.warning)
 
     def update_progress(self) -> None:
         run = self.controller.run
@@ -291,9 +293,10 @@ class TrainingUI(QObject):
         else:
             self.runs_panel.set_stale(self.controller.is_stale())
         if run is not None and run.ended:
+            diverged = " (the loss diverged: see Plots)" if run.warning and run.status != "failed" else ""
             self.status_progress.label.setText(
                 {"stopped": f"stopped at step {run.step}", "failed": f"failed at step {run.step}"}.get(
-                    run.status, f"finished: {run.step} step{'s' * (run.step != 1)}"))
+                    run.status, f"finished: {run.step} step{'s' * (run.step != 1)}") + diverged)
 
     # ---- settings ----------------------------------------------------------------------
     def edit_settings(self) -> Any:

@@ -13,3 +13,19 @@ def test_a_one_step_run_ends_as_one_step(qtbot, train_window, fake_worker):
     qtbot.waitUntil(lambda: not ui.controller.running, timeout=START_TIMEOUT_MS)
     assert ui.controller.run.status == "finished"
     assert ui.status_progress.label.text() == "finished: 1 step"
+
+
+def test_a_run_whose_loss_diverged_says_so_in_the_status_plots_and_log(qtbot, train_window, fake_worker):
+    """A finite loss of 1e4 and more finished as "finished: 20 steps" with no word of it."""
+    fake_worker(delay=0.0, diverge_at=3)
+    window = train_window({"steps": 20, "log_every": 1})
+    ui = window.training
+    assert ui.train() is None
+    qtbot.waitUntil(lambda: not ui.controller.running, timeout=START_TIMEOUT_MS)
+    run = ui.controller.run
+    assert run.status == "finished" and run.warning is not None
+    assert "learning rate (now 0.001)" in run.warning  # (the editor's words for --lr)
+    assert ui.status_progress.label.text() == "finished: 20 steps (the loss diverged: see Plots)"
+    assert "the loss diverged: 5e+04 at step 3" in window.bottom.log.toPlainText()
+    ui.plots.set_runs([run])
+    assert "Step 3: the loss diverged" in ui.plots.warning.text()

@@ -54,12 +54,18 @@ def test_gradient_check_button_runs_the_cli_at_the_run_checkpoint(qtbot, train_w
     answer = query.answer
     assert answer.get("ok") is True and answer["step"] == 7, str(answer)[:400]
     assert answer["checkpoint"] == str(run_dir / "checkpoints" / "last.pt")
-    # the trained weights were used, not a fresh initialisation
-    expected = compare_modes(load(str(EXAMPLE)), state=state)
+    # the trained weights were used, not a fresh initialisation, on the project's first training batch
+    from revstudio.diagnostics.check import full_check
+    from revstudio.training.first_batch import first_batch
+
+    graph = load(str(EXAMPLE))
+    batch = first_batch(graph, full_check(graph), str(run_dir / "project.revs"), 2)
+    expected = compare_modes(load(str(EXAMPLE)), state=state, inputs=batch.inputs)
     assert answer["gradient_norm"] == pytest.approx(expected.gradient_norm, rel=1e-9)
     dialog = window.training.dialogs[-1]
     assert isinstance(dialog, DiagnosticsDialog) and dialog.plot is not None
     assert f"At the weights of {run_dir / 'checkpoints' / 'last.pt'} (step 7)." in dialog.summary.text()
+    assert "Inputs: the first training batch of the synthetic data (2 samples)." in dialog.summary.text()
 
 
 def test_a_checkpoint_of_another_graph_is_shown_with_its_keys_and_the_app_goes_on(qtbot, train_window, tmp_path):

@@ -1,0 +1,104 @@
+"""``revstudio gradcheck`` checks the batch the run's first step trains on (the project's data,
+dequantised as train does it) unless asked for a standard-normal one, and says which it used."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+from test_flow_dequantize import actnorm_flow, idx
+
+from revstudio import cli
+from revstudio.core.project_write import save
+from revstudio.training import loop
+
+
+def _mnist(root: Path) -> Path:
+    """8-bit pixels of every value: a flow dequantises them to (k + u) / 256, in [0, 1)."""
+    root.mkdir()
+    rng = np.random.default_rng(0)
+    idx(root / "train-images-idx3-ubyte", rng.integers(0, 256, (16, 4, 4)))
+    idx(root / "train-labels-idx1-ubyte", np.arange(16) % 10)
+    idx(root / "t10k-images-idx3-ubyte", rng.integers(0, 256, (8, 4, 4)))
+    idx(root / "t10k-labels-idx1-ubyte", np.arange(8))
+    return root
+
+
+def _project(tmp_path: Path, data: str) -> str:
+    graph = actnorm_flow()
+    graph.set_training({"version": 1, "data": data, "batch_size": 8, "seed": 3})
+    path = tmp_path / "flow.revs"
+    save(graph, path)
+    return str(path)
+
+
+def _checked(monkeypatch) -> list:
+    """The inputs each compare_modes call gets (None: its own standard-normal batch)."""
+    import revstudio.diagnostics.gradcheck as gradcheck
+
+    seen: list = []
+    real = gradcheck.compare_modes
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("inputs"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(gradcheck, "compare_modes", spy)
+    return seen
+
+
+def _first_step_batch(path: str, monkeypatch) -> torch.Tensor:
+    """The inputs ``revstudio train`` feeds its first step."""
+    fed: list = []
+    real = loop._to_device
+
+    def spy(batch, order, device):
+        fed.append(batch[0]["x"].clone())
+        return real(batch, order, device)
+
+    monkeypatch.setattr(loop, "_to_device", spy)
+    assert cli.main(["train", path, "--steps", "1", "--out", str(Path(path).parent / "run"), "--json"]) == 0
+    return fed[0]
+
+
+def test_gradcheck_checks_the_first_training_batch_as_train_preprocesses_it(tmp_path, monkeypatch, capsys) -> None:
+    path = _project(tmp_path, f"mnist:{_mnist(tmp_path / 'm')}")
+    seen = _checked(monkeypatch)
+    assert cli.main(["gradcheck", path, "--batch", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out["inputs"]) == {"x"}  # (the input gradients' errors keep their key)
+    assert out["input_batch"]["source"] == "data" and "dequantised to 256 levels" in out["input_batch"]["describe"]
+    [checked] = seen[0]
+    assert checked.shape == (3, 1, 4, 4) and 0 <= float(checked.min()) and float(checked.max()) < 1
+    trained = _first_step_batch(path, monkeypatch)
+    capsys.readouterr()
+    assert torch.equal(checked, trained[:3])  # the same samples, the same dequantisation noise
+    assert cli.main(["gradcheck", path]) == 0
+    assert f"inputs: the first training batch of mnist:{tmp_path / 'm'} (2 samples; dequantised" in \
+        capsys.readouterr().out
+
+
+def test_random_inputs_on_request_and_where_the_data_cannot_be_read(tmp_path, monkeypatch, capsys) -> None:
+    path = _project(tmp_path, f"mnist:{_mnist(tmp_path / 'm')}")
+    seen = _checked(monkeypatch)
+    assert cli.main(["gradcheck", path, "--inputs", "random", "--json"]) == 0
+    assert seen == [None] and json.loads(capsys.readouterr().out)["input_batch"]["source"] == "random"
+    missing = _project(tmp_path, "gone.npz")
+    assert cli.main(["gradcheck", missing]) == 0
+    text = capsys.readouterr().out
+    assert "inputs: a standard-normal batch of 2 (seed 0), since the project's training data cannot be read" in text
+    assert "gone.npz" in text and seen[-1] is None
+    assert cli.main(["gradcheck", missing, "--inputs", "data"]) == 2
+    err = capsys.readouterr().err
+    assert "--inputs data: the project's training data cannot be read" in err and "gone.npz" in err
+
+
+def test_a_batch_beyond_the_runs_or_the_datas_is_said(tmp_path, monkeypatch, capsys) -> None:
+    path = _project(tmp_path, f"mnist:{_mnist(tmp_path / 'm')}")  # batch size 8, 16 training images
+    seen = _checked(monkeypatch)
+    assert cli.main(["gradcheck", path, "--batch", "12"]) == 0
+    assert "inputs: the first 12 training samples of mnist:" in capsys.readouterr().out
+    assert cli.main(["gradcheck", path, "--batch", "40"]) == 0
+    assert "16 of the 40 asked for: the training data holds 16" in capsys.readouterr().out
+    assert [len(s[0]) for s in seen] == [12, 16]
