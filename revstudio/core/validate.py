@@ -16,7 +16,7 @@ from typing import Any
 from .diagnostics import Diagnostic, error
 from .graph import Edge, Graph, Node, PortRef, reachable
 from .params import validate_all
-from .plugins import spec_failed
+from .plugins import spec_failed, why_missing
 from .spec import NodeSpec, Registry
 
 GROUP_INPUT = "GroupInput"
@@ -91,6 +91,10 @@ def missing_type_text(type_id: str, record: Mapping[str, Any] | None) -> str | N
     dist = record["distribution"]
     version = record.get("version")
     made = f" (the file was saved with {dist} {version})" if isinstance(version, str) else ""
+    broken = why_missing(dist, type_id)
+    if broken is not None:  # installed, but its import failed or it skipped the type: "install it" misleads
+        return (f"node type {type_id!r} comes from the plugin {dist}{made}, which is installed but {broken}; "
+                "fix or update the plugin and reopen the file")
     return (f"node type {type_id!r} comes from the plugin {dist}, which is not installed{made}; "
             f"install it (pip install {dist}) and reopen the file")
 

@@ -133,6 +133,32 @@ def test_a_type_without_a_record_still_says_what_to_do(tmp_path: Path) -> None:
     assert any("unknown node type 'Fancy'" in m and "install the plugin" in m for m in errors)
 
 
+HAAR_SKIPS_A_TYPE = textwrap.dedent('''
+    from revstudio.core.spec import NodeSpec
+
+    SPECS = [NodeSpec(type_id="HaarDownsample", category=None, help="Malformed, for the tests.",
+                      params={}, inputs=("in",), outputs=("out",), infer=lambda ctx: {"out": ctx.input("in")})]
+''')
+
+
+@pytest.mark.parametrize(("module", "reason"), [
+    ("def broken(:\n", "which is installed but could not be loaded (SyntaxError: "),
+    (HAAR_SKIPS_A_TYPE, "which is installed but skipped it: its category must be text"),
+])
+def test_a_broken_installed_plugin_is_not_called_missing(tmp_path: Path, module: str, reason: str) -> None:
+    """The file's plugin is installed but failed to import, or skipped the type: the node's error
+    said 'not installed ... pip install revstudio-haar', which it was; now it says what went wrong."""
+    site = add_distribution(tmp_path, "revstudio-haar", "0.1.0", {"haar": "revstudio_haar_nodes:SPECS"},
+                            {"revstudio_haar_nodes.py": module})
+    result = revstudio(env_with(site), "check", str(EXAMPLE_PLUGIN / "haar_flow.revs"), "--json")
+    assert result.returncode == 1, result.stderr
+    errors = {d["node"]: d["message"] for d in json.loads(result.stdout)["diagnostics"] if d["severity"] == "error"}
+    message = errors["haar"]
+    assert message.startswith("node type 'HaarDownsample' comes from the plugin revstudio-haar (the file was "
+                              "saved with revstudio-haar 0.1.0), " + reason), message
+    assert "not installed" not in message and message.endswith("fix or update the plugin and reopen the file")
+
+
 SAVE_BACK = """
 import sys
 from revstudio.core.project import load, save
