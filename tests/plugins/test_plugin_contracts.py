@@ -23,7 +23,7 @@ LABEL = "revstudio-sloppy (entry point 'sloppy')"
 
 SLOPPY = textwrap.dedent('''
     from revstudio.core.params import Int
-    from revstudio.core.spec import NodeSpec
+    from revstudio.core.spec import NodeSpec, SavedTensors
 
 
     def same(ctx):
@@ -64,6 +64,9 @@ SLOPPY = textwrap.dedent('''
         spec("GoodScale", build=_layer("scale"), count_params=lambda ctx: ctx.input("in")[0]),
         spec("WrongInverse", build=_layer("wrong_inverse"), invertible=True),
         spec("WrongShape", build=_layer("doubler")),
+        spec("NanSaved", saved_for_backward=lambda p, i, o: SavedTensors(values=float("nan"))),
+        spec("NegativeSaved", saved_for_backward=SavedTensors(forward_values=-48)),
+        spec("RaisingSaved", saved_for_backward=lambda p, i, o: 1 / 0),
     ]
 ''')
 
@@ -146,7 +149,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
     folder = tmp_path_factory.mktemp("projects")
     p = {t: str(_project(folder, t)) for t in (
         "WrongPorts", "NotADict", "OneArgPorts", "BareTensor", "MiscountedScale", "RaisingForward",
-        "RaisingBuild", "WrongInverse", "WrongShape")}
+        "RaisingBuild", "WrongInverse", "WrongShape", "NanSaved", "NegativeSaved", "RaisingSaved")}
     commands = {
         "plugins": ["plugins", "--json"],
         "wrong_ports": ["check", p["WrongPorts"], "--json"],
@@ -160,6 +163,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
         "wrong_inverse": ["gradcheck", p["WrongInverse"]],
         "wrong_shape_gradcheck": ["gradcheck", p["WrongShape"]],
         "wrong_shape_memory": ["memory", p["WrongShape"], "--json"],
+        **{t: ["check", p[t], "--json"] for t in ("NanSaved", "NegativeSaved", "RaisingSaved")},
     }
     run = subprocess.run([sys.executable, "-P", "-c", DRIVER, json.dumps(commands)], env=env_with(site),
                          cwd=folder, capture_output=True, text=True, timeout=300)
@@ -239,3 +243,20 @@ def test_a_forward_whose_shape_is_not_what_infer_says_is_named_at_its_node(runs:
         assert ("node b (WrongShape): the forward of Doubler returned 8x6 (after the batch axis) for output "
                 "'out', but the type's infer says 4x6") in text
         assert LABEL in text and "internal error" not in text
+
+
+@pytest.mark.parametrize(("type_id", "problem"), [
+    ("NanSaved", "saved_for_backward gave values=nan: each count must be a whole number of elements per sample"),
+    ("NegativeSaved", "saved_for_backward gave forward_values=-48: each count must be a whole number"),
+    ("RaisingSaved", "saved_for_backward raised ZeroDivisionError: division by zero"),
+])
+def test_a_saved_for_backward_that_cannot_be_counted_names_the_plugin(runs: dict, type_id: str,
+                                                                      problem: str) -> None:
+    """A NaN count failed the whole estimate ("the memory estimate failed (ValueError: cannot convert
+    float NaN to integer); please report this"), a negative one shrank it silently, a raising one was
+    silently guessed: each now names the plugin and the type, and the estimate stands."""
+    run = runs[type_id]
+    report = json.loads(str(run["out"]))
+    assert report["estimate"], report
+    assert not [d for d in report["diagnostics"] if "please report this" in d["message"]], report["diagnostics"]
+    assert f"revstudio: warning: plugin {LABEL}: node type {type_id!r}: {problem}" in str(run["err"]), run["err"]
