@@ -5,9 +5,10 @@ type a plugin declares, the compiler checks what it can see: that ``count_params
 agrees with the weights ``build`` created (the check, the estimate and the memory
 figures rely on it: a mismatch is reported once, naming the plugin), and that
 ``forward`` returns a tuple with one tensor per output port, each of the shape ``infer``
-declared (a bare tensor would be iterated along its batch axis, silently wrong; a wrong
-shape would fail in the next layer, far from its cause; both raise ``PluginError`` naming
-the node).
+declared, on the input's device and (floating, outside autocast) of its dtype (a bare
+tensor would be iterated along its batch axis, silently wrong; a wrong shape, dtype or
+device would fail in the next layer, far from its cause, as an internal error; each raises
+``PluginError`` naming the node).
 """
 from __future__ import annotations
 
@@ -55,12 +56,36 @@ class OutputContract:
                 raise PluginError(
                     f"node {self.node} ({self.type_id}): the forward of {type(module).__name__} returned a "
                     f"{type(value).__name__} for output {port!r}, not a tensor; {blame}")
+            wrong = _dtype_or_device(args, value)
+            if wrong:
+                raise PluginError(
+                    f"node {self.node} ({self.type_id}): the forward of {type(module).__name__} returned output "
+                    f"{port!r} as {wrong}; {blame}")
             if tuple(value.shape[1:]) != tuple(shape):
                 raise PluginError(
                     f"node {self.node} ({self.type_id}): the forward of {type(module).__name__} returned "
                     f"{_shape_text(value.shape[1:])} (after the batch axis) for output {port!r}, but the "
                     f"type's infer says {_shape_text(shape)}; the layers after it were built for that shape. "
                     f"Make infer and the layer agree; {blame}")
+
+
+def _dtype_or_device(args: Any, value: torch.Tensor) -> str | None:
+    """How an output leaves the dtype or the device of the layer's first tensor input, said with
+    the fix; None where it keeps them. Only a floating input fixes the dtype (an embedding turns
+    integer ids into floats), and autocast may lower it (a convolution under bf16 autocast)."""
+    first = next((a for a in args if isinstance(a, torch.Tensor)), None)
+    if first is None:
+        return None
+    if value.device != first.device:
+        return (f"a tensor on {value.device} from an input on {first.device}: revstudio runs the model on "
+                "one device; make new tensors on the input's (`x.new_zeros(...)`, `device=x.device`)")
+    if not first.is_floating_point() or value.dtype == first.dtype:
+        return None
+    if value.is_floating_point() and torch.is_autocast_enabled(first.device.type):
+        return None
+    return (f"{str(value.dtype).removeprefix('torch.')} from a {str(first.dtype).removeprefix('torch.')} input: "
+            "the layers after it hold weights of the model's dtype; return the input's dtype "
+            "(`y.to(x.dtype)`)")
 
 
 def check_plugin_layer(op: NodeOp, spec: NodeSpec, module: Any, plugin: Provider,

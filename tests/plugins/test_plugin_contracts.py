@@ -39,9 +39,9 @@ SLOPPY = textwrap.dedent('''
 
     def _layer(kind):
         def build(ctx):
-            from .layers import Bare, Doubler, Raises, Scale, WrongInverse
-            return {"bare": Bare, "doubler": Doubler, "raises": Raises, "scale": Scale,
-                    "wrong_inverse": WrongInverse}[kind](ctx.in_shapes[0][0])
+            from .layers import Bare, Doubler, Raises, Scale, ToDouble, ToMeta, WrongInverse
+            return {"bare": Bare, "doubler": Doubler, "raises": Raises, "scale": Scale, "to_double": ToDouble,
+                    "to_meta": ToMeta, "wrong_inverse": WrongInverse}[kind](ctx.in_shapes[0][0])
         return build
 
 
@@ -64,6 +64,8 @@ SLOPPY = textwrap.dedent('''
         spec("GoodScale", build=_layer("scale"), count_params=lambda ctx: ctx.input("in")[0]),
         spec("WrongInverse", build=_layer("wrong_inverse"), invertible=True),
         spec("WrongShape", build=_layer("doubler")),
+        spec("ToDouble", build=_layer("to_double")),
+        spec("ToMeta", build=_layer("to_meta")),
         spec("NanSaved", saved_for_backward=lambda p, i, o: SavedTensors(values=float("nan"))),
         spec("NegativeSaved", saved_for_backward=SavedTensors(forward_values=-48)),
         spec("RaisingSaved", saved_for_backward=lambda p, i, o: 1 / 0),
@@ -108,6 +110,19 @@ LAYERS = textwrap.dedent('''
             return (y / 3,)            # not what forward undoes
 
 
+    class ToDouble(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+
+        def forward(self, x):
+            return (x.double(),)       # the next Linear holds float32 weights
+
+
+    class ToMeta(ToDouble):
+        def forward(self, x):
+            return (torch.zeros(x.shape, device="meta"),)
+
+
     class Raises(nn.Module):
         def __init__(self, c):
             super().__init__()
@@ -149,7 +164,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
     folder = tmp_path_factory.mktemp("projects")
     p = {t: str(_project(folder, t)) for t in (
         "WrongPorts", "NotADict", "OneArgPorts", "BareTensor", "MiscountedScale", "RaisingForward",
-        "RaisingBuild", "WrongInverse", "WrongShape", "NanSaved", "NegativeSaved", "RaisingSaved")}
+        "RaisingBuild", "WrongInverse", "WrongShape", "NanSaved", "NegativeSaved", "RaisingSaved",
+        "ToDouble", "ToMeta")}
     commands = {
         "plugins": ["plugins", "--json"],
         "wrong_ports": ["check", p["WrongPorts"], "--json"],
@@ -164,6 +180,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
         "wrong_shape_gradcheck": ["gradcheck", p["WrongShape"]],
         "wrong_shape_memory": ["memory", p["WrongShape"], "--json"],
         **{t: ["check", p[t], "--json"] for t in ("NanSaved", "NegativeSaved", "RaisingSaved")},
+        "to_double": ["memory", p["ToDouble"], "--json"],
+        "to_meta": ["gradcheck", p["ToMeta"]],
     }
     run = subprocess.run([sys.executable, "-P", "-c", DRIVER, json.dumps(commands)], env=env_with(site),
                          cwd=folder, capture_output=True, text=True, timeout=300)
@@ -260,3 +278,18 @@ def test_a_saved_for_backward_that_cannot_be_counted_names_the_plugin(runs: dict
     assert report["estimate"], report
     assert not [d for d in report["diagnostics"] if "please report this" in d["message"]], report["diagnostics"]
     assert f"revstudio: warning: plugin {LABEL}: node type {type_id!r}: {problem}" in str(run["err"]), run["err"]
+
+
+@pytest.mark.parametrize(("name", "wrong"), [
+    ("to_double", "node b (ToDouble): the forward of ToDouble returned output 'out' as float64 from a float32 "
+                  "input: the layers after it hold weights of the model's dtype; return the input's dtype"),
+    ("to_meta", "node b (ToMeta): the forward of ToMeta returned output 'out' as a tensor on meta from an input "
+                "on cpu: revstudio runs the model on one device"),
+])
+def test_a_forward_that_changes_dtype_or_device_is_named_at_its_node(runs: dict, name: str, wrong: str) -> None:
+    """Both failed in the layer after it ('mat1 and mat2 must have the same dtype'), reported as an
+    internal error of revstudio."""
+    run = runs[name]
+    text = str(run["err"]) + str(run["out"])
+    assert run["code"] == 1, text
+    assert wrong in text and LABEL in text and "internal error" not in text, text
