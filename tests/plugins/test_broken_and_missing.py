@@ -216,3 +216,22 @@ def test_of_two_plugins_declaring_one_type_the_same_one_wins_whatever_the_path_o
     assert owners == ["revstudio-alpha"], info
     assert any("revstudio-zeta" in str(p) and "already declared by revstudio-alpha" in str(p)
                for p in info["problems"]), info
+
+
+def test_a_type_saved_with_one_plugin_and_provided_by_another_is_a_warning(tmp_path: Path) -> None:
+    """Two plugins declare Twin; the file was saved with revstudio-zeta's, but revstudio-alpha's
+    wins here. The project loaded the other layer silently (and saving re-recorded it)."""
+    sites = [add_distribution(tmp_path / name, f"revstudio-{name}", "1.0", {name: f"{name}_twin:SPECS"},
+                              {f"{name}_twin.py": TWIN}) for name in ("alpha", "zeta")]
+    project = tmp_path / "twin.revs"
+    project.write_text(json.dumps({
+        "format": "revstudio", "version": 1, "name": "twin",
+        "nodes": [{"id": "x", "type": "Input", "params": {"shape": [4]}}, {"id": "t", "type": "Twin"},
+                  {"id": "y", "type": "Output"}],
+        "edges": [["x.out", "t.in"], ["t.out", "y.in"]],
+        "plugins": {"Twin": {"distribution": "revstudio-zeta", "version": "1.0"}}}))
+    result = revstudio(env_with(*sites), "check", str(project), "--json")
+    warnings = {d["node"]: d["message"] for d in json.loads(result.stdout)["diagnostics"] if d["severity"] == "warning"}
+    assert warnings.get("t") == (
+        "node type 'Twin' was saved with the plugin revstudio-zeta 1.0, but here revstudio-alpha 1.0 provides it "
+        "(both declare that type id); check that it is the layer you meant, or uninstall one of them"), warnings
