@@ -235,3 +235,28 @@ def test_a_type_saved_with_one_plugin_and_provided_by_another_is_a_warning(tmp_p
     assert warnings.get("t") == (
         "node type 'Twin' was saved with the plugin revstudio-zeta 1.0, but here revstudio-alpha 1.0 provides it "
         "(both declare that type id); check that it is the layer you meant, or uninstall one of them"), warnings
+
+
+MISSING_IN_INSPECTOR = """
+import re, sys
+from PySide6.QtWidgets import QApplication, QLabel
+app = QApplication([])
+from revstudio.qt.main_window import MainWindow
+w = MainWindow()
+assert w.files.load_path(sys.argv[1])
+w.inspector.set_selection(w.document.graph, ["haar"])
+app.processEvents()
+rows = [re.search(r"Parameters</td><td[^>]*>([^<]*)<", label.text()) for label in w.inspector.findChildren(QLabel)]
+print([row.group(1) for row in rows if row])
+"""
+
+
+def test_the_inspector_does_not_count_zero_weights_for_a_missing_plugin_node(tmp_path: Path) -> None:
+    """A node whose plugin is not installed has no known weights: the inspector said 'Parameters 0'
+    (check's table says '-')."""
+    script = tmp_path / "inspect.py"
+    script.write_text(MISSING_IN_INSPECTOR)
+    run = subprocess.run([sys.executable, "-P", str(script), str(EXAMPLE_PLUGIN / "haar_flow.revs")],
+                         env=env_with(), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "['–']", run.stdout
