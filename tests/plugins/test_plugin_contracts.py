@@ -39,9 +39,8 @@ SLOPPY = textwrap.dedent('''
 
     def _layer(kind):
         def build(ctx):
-            from .layers import Bare, Doubler, Raises, Scale, ToDouble, ToMeta, WrongInverse
-            return {"bare": Bare, "doubler": Doubler, "raises": Raises, "scale": Scale, "to_double": ToDouble,
-                    "to_meta": ToMeta, "wrong_inverse": WrongInverse}[kind](ctx.in_shapes[0][0])
+            from . import layers
+            return getattr(layers, kind)(ctx.in_shapes[0][0])
         return build
 
 
@@ -57,15 +56,17 @@ SLOPPY = textwrap.dedent('''
         spec("WrongPorts", infer=lambda ctx: {"output": ctx.input("in")}),
         spec("NotADict", infer=lambda ctx: ctx.input("in")),
         spec("OneArgPorts", inputs=lambda params: ("in",)),
-        spec("BareTensor", build=_layer("bare"), count_params=lambda ctx: ctx.input("in")[0]),
-        spec("MiscountedScale", build=_layer("scale"), count_params=lambda ctx: 7),
-        spec("RaisingForward", build=_layer("raises")),
+        spec("BareTensor", build=_layer("Bare"), count_params=lambda ctx: ctx.input("in")[0]),
+        spec("MiscountedScale", build=_layer("Scale"), count_params=lambda ctx: 7),
+        spec("RaisingForward", build=_layer("Raises")),
         spec("RaisingBuild", build=_build_raises),
-        spec("GoodScale", build=_layer("scale"), count_params=lambda ctx: ctx.input("in")[0]),
-        spec("WrongInverse", build=_layer("wrong_inverse"), invertible=True),
-        spec("WrongShape", build=_layer("doubler")),
-        spec("ToDouble", build=_layer("to_double")),
-        spec("ToMeta", build=_layer("to_meta")),
+        spec("GoodScale", build=_layer("Scale"), count_params=lambda ctx: ctx.input("in")[0]),
+        spec("WrongInverse", build=_layer("WrongInverse"), invertible=True),
+        spec("WrongShape", build=_layer("Doubler")),
+        spec("ToDouble", build=_layer("ToDouble")),
+        spec("ToMeta", build=_layer("ToMeta")),
+        spec("NoInverse", build=_layer("NoInverse"), invertible=True),
+        spec("BareInverse", build=_layer("BareInverse"), invertible=True),
         spec("NanSaved", saved_for_backward=lambda p, i, o: SavedTensors(values=float("nan"))),
         spec("NegativeSaved", saved_for_backward=SavedTensors(forward_values=-48)),
         spec("RaisingSaved", saved_for_backward=lambda p, i, o: 1 / 0),
@@ -118,6 +119,16 @@ LAYERS = textwrap.dedent('''
             return (x.double(),)       # the next Linear holds float32 weights
 
 
+    class NoInverse(ToDouble):
+        def forward(self, x):
+            return (x * 2,)
+
+
+    class BareInverse(NoInverse):
+        def inverse(self, y):
+            return y / 2               # not a tuple: iterating it walks the batch
+
+
     class ToMeta(ToDouble):
         def forward(self, x):
             return (torch.zeros(x.shape, device="meta"),)
@@ -165,7 +176,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
     p = {t: str(_project(folder, t)) for t in (
         "WrongPorts", "NotADict", "OneArgPorts", "BareTensor", "MiscountedScale", "RaisingForward",
         "RaisingBuild", "WrongInverse", "WrongShape", "NanSaved", "NegativeSaved", "RaisingSaved",
-        "ToDouble", "ToMeta")}
+        "ToDouble", "ToMeta", "NoInverse", "BareInverse")}
     commands = {
         "plugins": ["plugins", "--json"],
         "wrong_ports": ["check", p["WrongPorts"], "--json"],
@@ -182,6 +193,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
         **{t: ["check", p[t], "--json"] for t in ("NanSaved", "NegativeSaved", "RaisingSaved")},
         "to_double": ["memory", p["ToDouble"], "--json"],
         "to_meta": ["gradcheck", p["ToMeta"]],
+        "no_inverse": ["gradcheck", p["NoInverse"]],
+        "bare_inverse": ["memory", p["BareInverse"], "--json"],
     }
     run = subprocess.run([sys.executable, "-P", "-c", DRIVER, json.dumps(commands)], env=env_with(site),
                          cwd=folder, capture_output=True, text=True, timeout=300)
@@ -289,6 +302,21 @@ def test_a_saved_for_backward_that_cannot_be_counted_names_the_plugin(runs: dict
 def test_a_forward_that_changes_dtype_or_device_is_named_at_its_node(runs: dict, name: str, wrong: str) -> None:
     """Both failed in the layer after it ('mat1 and mat2 must have the same dtype'), reported as an
     internal error of revstudio."""
+    run = runs[name]
+    text = str(run["err"]) + str(run["out"])
+    assert run["code"] == 1, text
+    assert wrong in text and LABEL in text and "internal error" not in text, text
+
+
+@pytest.mark.parametrize(("name", "wrong"), [
+    ("no_inverse", "node b (NoInverse): the type is declared invertible, but NoInverse has no method "
+                   "inverse(*outputs) returning the inputs as a tuple; add one or declare invertible=False"),
+    ("bare_inverse", "node b (BareInverse): the inverse of BareInverse returned a Tensor, but revstudio needs a "
+                     "tuple of 1 tensor(s), one per input port"),
+])
+def test_an_inverse_that_is_missing_or_not_a_tuple_is_named_at_its_node(runs: dict, name: str, wrong: str) -> None:
+    """A missing inverse was 'internal error: AttributeError ... (please report this)'; a bare
+    tensor was iterated along the batch and blamed on the forward's shape."""
     run = runs[name]
     text = str(run["err"]) + str(run["out"])
     assert run["code"] == 1, text
