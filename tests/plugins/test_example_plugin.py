@@ -129,17 +129,18 @@ def test_a_training_run_records_the_plugin_it_trained_with(env: dict[str, str], 
 
 
 def test_the_catalog_tests_check_the_plugin_types(env: dict[str, str]) -> None:
-    """tests/nodes runs its shape, count, inverse, float64 gradcheck and saved-for-backward tests
-    on NodeSpec.examples."""
+    """tests/nodes runs its shape, count, inverse, float64 gradcheck, saved-for-backward and
+    fresh-output tests on NodeSpec.examples."""
     result = subprocess.run(
         [sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/nodes/test_catalog_modules.py",
-         "tests/nodes/test_saved_for_backward.py", "-k", "HaarDownsample or InvertibleLeakyReLU"],
+         "tests/nodes/test_saved_for_backward.py", "tests/nodes/test_fresh_output.py",
+         "-k", "HaarDownsample or InvertibleLeakyReLU"],
         env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     passed = int(result.stdout.strip().splitlines()[-1].split()[0])
-    # 4 examples x (shapes, count, gradcheck, under CPU bf16 autocast, what backward keeps)
-    # + 4 inverse checks
-    assert passed == 24, result.stdout[-2000:]
+    # 4 examples x (shapes, count, gradcheck, under CPU bf16 autocast, what backward keeps,
+    # fresh output) + 4 inverse checks
+    assert passed == 28, result.stdout[-2000:]
 
 
 def test_the_memory_estimate_counts_the_plugin_nodes_as_declared(env: dict[str, str]) -> None:
