@@ -132,7 +132,7 @@ class SavedTensors:
         that is not a name), said for the plugin's author; None when it is fine."""
         for name in ("ports", "freed_unread"):
             ports = getattr(self, name)
-            if not isinstance(ports, tuple) or not all(isinstance(p, str) for p in ports):
+            if not isinstance(ports, (tuple, list)) or not all(isinstance(p, str) for p in ports):
                 return f"{name}={ports!r}: it must be a tuple of port names"
         for name in COUNTS:
             value = getattr(self, name)

@@ -321,3 +321,11 @@ def test_an_inverse_that_is_missing_or_not_a_tuple_is_named_at_its_node(runs: di
     text = str(run["err"]) + str(run["out"])
     assert run["code"] == 1, text
     assert wrong in text and LABEL in text and "internal error" not in text, text
+
+
+def test_a_saved_for_backward_with_ports_as_a_list_is_still_counted() -> None:
+    """Port names as a list counted before the checks above came; they must not turn into a warning."""
+    from revstudio.core.spec import SavedTensors
+
+    assert SavedTensors(ports=["in"], values=4.0).problem() is None  # type: ignore[arg-type]
+    assert SavedTensors(ports="in").problem() == "ports='in': it must be a tuple of port names"  # type: ignore[arg-type]
