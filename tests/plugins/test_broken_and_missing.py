@@ -260,3 +260,26 @@ def test_the_inspector_does_not_count_zero_weights_for_a_missing_plugin_node(tmp
                          env=env_with(), capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().splitlines()[-1] == "['–']", run.stdout
+
+
+BROKEN_ON_CANVAS = """
+import sys
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from revstudio.qt.main_window import MainWindow
+w = MainWindow()
+assert w.files.load_path(sys.argv[1])
+print(w.tabs.current_view().scene().node_items["haar"].display.lines)
+"""
+
+
+def test_the_canvas_calls_an_installed_plugin_that_fails_broken_not_missing(tmp_path: Path) -> None:
+    """The node header said 'missing plugin: revstudio-haar' though it was installed (its import failed)."""
+    site = add_distribution(tmp_path / "site", "revstudio-haar", "0.1.0", {"haar": "revstudio_haar_nodes:SPECS"},
+                            {"revstudio_haar_nodes.py": "def broken(:\n"})
+    script = tmp_path / "canvas.py"
+    script.write_text(BROKEN_ON_CANVAS)
+    run = subprocess.run([sys.executable, "-P", str(script), str(EXAMPLE_PLUGIN / "haar_flow.revs")],
+                         env=env_with(site), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "('broken plugin:', 'revstudio-haar')", run.stdout
