@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from revstudio import __version__
 
-from .inline import ImportFact, import_block, unquote_annotations
+from .inline import STDLIB, ImportFact, import_block, unquote_annotations
 from .model_api import BOUNDARY
 from .namespace import docstring_text
 from .notice import notice_comment
@@ -89,11 +89,43 @@ def _distribution_of(package: str) -> str:
     return f"{dists[0]} (import {package})" if dists else package
 
 
+def _needs(writer: _Writer, kept: list[ImportFact]) -> str:
+    """What the file needs besides Python: PyTorch, the plugins whose layers it imports, and
+    what inlined plugin code imports beyond torch and the standard library (a sibling module
+    of the plugin's, say, that does not travel with it: the file needs that plugin too)."""
+    plugins = dict(writer.plugin_packages)
+    others: dict[str, None] = {}
+    inlined = {module.split(".")[0] for module, _text in writer.inliner.ordered()}
+    for fact in kept:
+        top = fact.module.split(".")[0]
+        if top in STDLIB or top in ("torch", "__future__") or top in plugins:
+            continue
+        (plugins if top in inlined else others).setdefault(top, None)
+    needs = "PyTorch"
+    if plugins:
+        needs += " and the plugin " + ", ".join(_distribution_of(p) for p in plugins)
+    if others:
+        needs += " and " + ", ".join(_distribution_of(p) for p in others)
+    return needs
+
+
 def _header(writer: _Writer, with_training: bool, body: str) -> str:
     name = docstring_text(writer.graph.name)
-    needs = "PyTorch"
-    if writer.plugin_packages:
-        needs += " and the plugin " + ", ".join(_distribution_of(p) for p in writer.plugin_packages)
+    facts = dict(writer.inliner.imports)
+    facts.setdefault("torch", ImportFact("torch", "torch"))
+    facts.setdefault("nn", ImportFact("nn", "torch", "nn"))
+    if with_training:
+        for fact in script_imports():
+            facts.setdefault(fact.bound, fact)
+    if any(extras.runs_parts for extras in writer.regions.extras.values()):
+        facts.setdefault("Callable", ImportFact("Callable", "collections.abc", "Callable"))
+    if writer.needs_any:
+        facts.setdefault("Any", ImportFact("Any", "typing", "Any"))
+    if writer.uses_math:
+        facts.setdefault("math", ImportFact("math", "math"))
+    used = {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)}
+    kept = [f for b, f in facts.items() if b in used]
+    needs = _needs(writer, kept)
     doc = [
         f'"""{name}: exported from revstudio {__version__}; needs only {needs}.',
         "",
@@ -110,18 +142,4 @@ def _header(writer: _Writer, with_training: bool, body: str) -> str:
                 "or machines with DDP: `torchrun --nproc_per_node 4 THIS_FILE.py ...`. Its checkpoint is",
                 "revstudio's: `Model().load_state_dict(torch.load(path, weights_only=True)[\"model\"])`."]
     doc.append('"""')
-    facts = dict(writer.inliner.imports)
-    facts.setdefault("torch", ImportFact("torch", "torch"))
-    facts.setdefault("nn", ImportFact("nn", "torch", "nn"))
-    if with_training:
-        for fact in script_imports():
-            facts.setdefault(fact.bound, fact)
-    if any(extras.runs_parts for extras in writer.regions.extras.values()):
-        facts.setdefault("Callable", ImportFact("Callable", "collections.abc", "Callable"))
-    if writer.needs_any:
-        facts.setdefault("Any", ImportFact("Any", "typing", "Any"))
-    if writer.uses_math:
-        facts.setdefault("math", ImportFact("math", "math"))
-    used = {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)}
-    kept = [f for b, f in facts.items() if b in used]
     return "\n".join(doc) + "\n" + import_block(kept, future_annotations=writer.inliner.future_annotations)

@@ -5,9 +5,10 @@ type a plugin declares, the compiler checks what it can see: that ``count_params
 agrees with the weights ``build`` created (the check, the estimate and the memory
 figures rely on it: a mismatch is reported once, naming the plugin), and that
 ``forward`` returns a tuple with one tensor per output port, each of the shape ``infer``
-declared (a bare tensor would be iterated along its batch axis, silently wrong; a wrong
-shape would fail in the next layer, far from its cause; both raise ``PluginError`` naming
-the node).
+declared, on the input's device and (floating, outside autocast) of its dtype (a bare
+tensor would be iterated along its batch axis, silently wrong; a wrong shape, dtype or
+device would fail in the next layer, far from its cause, as an internal error; each raises
+``PluginError`` naming the node).
 """
 from __future__ import annotations
 
@@ -38,29 +39,66 @@ class OutputContract:
     its inferred shape after the batch axis (picklable, unlike a closure)."""
 
     def __init__(self, node: str, type_id: str, plugin: str, count: int,
-                 ports: tuple[str, ...] = (), shapes: tuple[tuple[int, ...], ...] = ()) -> None:
+                 ports: tuple[str, ...] = (), shapes: tuple[tuple[int, ...], ...] = (),
+                 method: str = "forward", side: str = "output") -> None:
         self.node, self.type_id, self.plugin, self.count = node, type_id, plugin, count
         self.ports, self.shapes = ports, shapes
+        self.method, self.side = method, side  # the inverse returns the inputs
 
     def __call__(self, module: nn.Module, args: Any, output: Any) -> None:
         blame = f"a bug in the plugin {self.plugin}: update the plugin or tell its authors"
+        what = f"node {self.node} ({self.type_id}): the {self.method} of {type(module).__name__}"
         if not (isinstance(output, tuple) and len(output) == self.count):
             got = (f"a tuple of {len(output)}" if isinstance(output, tuple) else f"a {type(output).__name__}")
             raise PluginError(
-                f"node {self.node} ({self.type_id}): the forward of {type(module).__name__} returned {got}, "
-                f"but revstudio needs a tuple of {self.count} tensor(s), one per output port "
-                f"(e.g. `return (y,)`); {blame}")
+                f"{what} returned {got}, but revstudio needs a tuple of {self.count} tensor(s), one per "
+                f"{self.side} port (e.g. `return (y,)`); {blame}")
         for port, shape, value in zip(self.ports, self.shapes, output):
             if not isinstance(value, torch.Tensor):
-                raise PluginError(
-                    f"node {self.node} ({self.type_id}): the forward of {type(module).__name__} returned a "
-                    f"{type(value).__name__} for output {port!r}, not a tensor; {blame}")
+                raise PluginError(f"{what} returned a {type(value).__name__} for {self.side} {port!r}, not a "
+                                  f"tensor; {blame}")
+            wrong = _dtype_or_device(args, value)
+            if wrong:
+                raise PluginError(f"{what} returned {self.side} {port!r} as {wrong}; {blame}")
             if tuple(value.shape[1:]) != tuple(shape):
                 raise PluginError(
-                    f"node {self.node} ({self.type_id}): the forward of {type(module).__name__} returned "
-                    f"{_shape_text(value.shape[1:])} (after the batch axis) for output {port!r}, but the "
-                    f"type's infer says {_shape_text(shape)}; the layers after it were built for that shape. "
-                    f"Make infer and the layer agree; {blame}")
+                    f"{what} returned {_shape_text(value.shape[1:])} (after the batch axis) for {self.side} "
+                    f"{port!r}, but the type's infer says {_shape_text(shape)}; the layers after it were built "
+                    f"for that shape. Make infer and the layer agree; {blame}")
+
+
+class InverseContract:
+    """Stands in for a plugin layer's ``inverse`` (an instance attribute, so exported code, which
+    builds the class anew, never sees it): its result is held to ``OutputContract`` for the
+    input ports, since the runtime would otherwise iterate a bare tensor along its batch axis."""
+
+    def __init__(self, module: nn.Module, contract: OutputContract) -> None:
+        self.inverse: Any = getattr(module, "inverse")  # noqa: B009 - nn.Module types attributes as tensors
+        self.module, self.contract = module, contract
+
+    def __call__(self, *ys: Any) -> Any:
+        xs = self.inverse(*ys)
+        self.contract(self.module, ys, xs)
+        return xs
+
+
+def _dtype_or_device(args: Any, value: torch.Tensor) -> str | None:
+    """How an output leaves the dtype or the device of the layer's first tensor input, said with
+    the fix; None where it keeps them. Only a floating input fixes the dtype (an embedding turns
+    integer ids into floats), and autocast may lower it (a convolution under bf16 autocast)."""
+    first = next((a for a in args if isinstance(a, torch.Tensor)), None)
+    if first is None:
+        return None
+    if value.device != first.device:
+        return (f"a tensor on {value.device} from an input on {first.device}: revstudio runs the model on "
+                "one device; make new tensors on the input's (`x.new_zeros(...)`, `device=x.device`)")
+    if not first.is_floating_point() or value.dtype == first.dtype:
+        return None
+    if value.is_floating_point() and torch.is_autocast_enabled(first.device.type):
+        return None
+    return (f"{str(value.dtype).removeprefix('torch.')} from a {str(first.dtype).removeprefix('torch.')} input: "
+            "the layers after it hold weights of the model's dtype; return the input's dtype "
+            "(`y.to(x.dtype)`)")
 
 
 def check_plugin_layer(op: NodeOp, spec: NodeSpec, module: Any, plugin: Provider,
@@ -71,6 +109,15 @@ def check_plugin_layer(op: NodeOp, spec: NodeSpec, module: Any, plugin: Provider
                           f"nn.Module; a bug in the plugin {plugin.label}: update the plugin or tell its authors")
     module.register_forward_hook(OutputContract(op.node, op.type, plugin.label, len(op.outputs),
                                                 spec.output_ports(op.params, groups), tuple(op.out_shapes)))
+    if spec.invertible:
+        if not callable(getattr(module, "inverse", None)):
+            raise PluginError(
+                f"node {op.node} ({op.type}): the type is declared invertible, but {type(module).__name__} has "
+                "no method inverse(*outputs) returning the inputs as a tuple; add one or declare "
+                f"invertible=False; a bug in the plugin {plugin.label}: update the plugin or tell its authors")
+        inputs = spec.input_ports(op.params, groups)
+        setattr(module, "inverse", InverseContract(module, OutputContract(  # noqa: B010 - as above
+            op.node, op.type, plugin.label, len(inputs), inputs, tuple(op.in_shapes), "inverse", "input")))
     if spec.count_params is None:
         return
     ports = spec.input_ports(op.params)

@@ -82,6 +82,21 @@ def report(plugin: str, message: str) -> None:
     log.warning("%s", problem)
 
 
+def why_missing(distribution: str, type_id: str) -> str | None:
+    """Why the installed plugin ``distribution`` does not provide ``type_id``, from the problems
+    reported while loading it: ``"could not be loaded (...)"`` or ``"skipped it: ..."``; None when
+    it reported none, as when it is not installed at all."""
+    prefix, skipped = f"{distribution} (entry point ", f"node type {type_id!r} skipped: "
+    mine = [p.message for p in _problems if p.plugin.startswith(prefix)]
+    for message in mine:
+        if message.startswith(skipped):
+            return "skipped it: " + message.removeprefix(skipped)
+    for message in mine:
+        if message.startswith("could not be loaded"):
+            return message.partition("; its node types are not available")[0]
+    return None
+
+
 def _entry_points() -> list[tuple[metadata.EntryPoint, str | None, str | None]]:
     """(entry point, distribution, version) of the group, each pointer once, built-in first."""
     found: dict[str, tuple[metadata.EntryPoint, str | None, str | None]] = {}

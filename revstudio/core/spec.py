@@ -10,6 +10,7 @@ the core never imports the catalog, it is a plugin like any other.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
@@ -126,6 +127,20 @@ class SavedTensors:
     backward_values: int = 0
     backward_flags: int = 0
 
+    def problem(self) -> str | None:
+        """What makes this declaration unusable (a count that is not a whole number >= 0, a port
+        that is not a name), said for the plugin's author; None when it is fine."""
+        for name in ("ports", "freed_unread"):
+            ports = getattr(self, name)
+            if not isinstance(ports, (tuple, list)) or not all(isinstance(p, str) for p in ports):
+                return f"{name}={ports!r}: it must be a tuple of port names"
+        for name in COUNTS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                    or value < 0 or value != int(value):
+                return f"{name}={value!r}: each count must be a whole number of elements per sample, 0 or more"
+        return None
+
     def extra_bytes(self, batch: int, element_bytes: int) -> int:
         """Bytes of the layer's own kept tensors for ``batch`` samples."""
         return batch * (self.values * element_bytes + self.flags + 8 * self.indices)
@@ -137,6 +152,9 @@ class SavedTensors:
     def backward_bytes(self, batch: int, element_bytes: int) -> int:
         """Bytes the backward holds at once beside the gradients, for ``batch`` samples."""
         return batch * (self.backward_values * element_bytes + self.backward_flags)
+
+
+COUNTS = ("values", "flags", "indices", "forward_values", "forward_flags", "backward_values", "backward_flags")
 
 
 SavedRule = Callable[[Mapping[str, Any], Sequence[ShapeT], Sequence[ShapeT]], "SavedTensors | Sequence[str]"]

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .diagnostics import Diagnostic, error
+from .diagnostics import Diagnostic, error, warning
 from .graph import Edge, Graph, Node, PortRef, reachable
 from .params import validate_all
-from .plugins import spec_failed
+from .plugins import spec_failed, why_missing
 from .spec import NodeSpec, Registry
 
 if TYPE_CHECKING:
@@ -94,8 +94,29 @@ def missing_type_text(type_id: str, record: Mapping[str, Any] | None) -> str | N
     dist = record["distribution"]
     version = record.get("version")
     made = f" (the file was saved with {dist} {version})" if isinstance(version, str) else ""
+    broken = why_missing(dist, type_id)
+    if broken is not None:  # installed, but its import failed or it skipped the type: "install it" misleads
+        return (f"node type {type_id!r} comes from the plugin {dist}{made}, which is installed but {broken}; "
+                "fix or update the plugin and reopen the file")
     return (f"node type {type_id!r} comes from the plugin {dist}, which is not installed{made}; "
             f"install it (pip install {dist}) and reopen the file")
+
+
+def _other_provider(registry: Registry, type_id: str, record: Any) -> str:
+    """Where another package provides ``type_id`` than the plugin the file was saved with (two
+    packages declare it, and the other one won, or revstudio now has a built-in type of that
+    name): a warning saying so, since the layer may differ; else empty."""
+    provider = registry.provider(type_id)
+    if not isinstance(record, Mapping) or not isinstance(record.get("distribution"), str) or provider is None:
+        return ""
+    dist = record["distribution"]
+    if dist == provider.distribution:
+        return ""
+    saved = f"{dist} {record['version']}" if isinstance(record.get("version"), str) else dist
+    here = ("revstudio's built-in catalog" if provider.builtin else
+            f"{provider.distribution or provider.label} {provider.version or ''}".rstrip())
+    return (f"node type {type_id!r} was saved with the plugin {saved}, but here {here} provides it "
+            "(both declare that type id); check that it is the layer you meant, or uninstall one of them")
 
 
 def _plugin_changed(registry: Registry, type_id: str, plugins: Mapping[str, Any] | None) -> str:
@@ -132,6 +153,9 @@ def resolve_node(
         diags.append(error(node.id, hint))
         return NodeState(node, None, failed=True)
     state = NodeState(node, spec)
+    swapped = _other_provider(registry, spec.type_id, (plugins or {}).get(spec.type_id))
+    if swapped:
+        diags.append(warning(node.id, swapped))
     raw = node.params if isinstance(node.params, dict) else {}
     if not isinstance(node.params, dict):
         diags.append(error(node.id, "params must be an object of name: value; fix the file"))

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from math import prod
 from typing import Any
 
-from ..core.spec import registry
+from ..core.plugins import spec_bug, spec_failed
+from ..core.spec import SavedTensors, registry
 from .rnn_memory import (
     loop_cell,
     loop_forward_work,
@@ -420,22 +421,33 @@ def _keeps_every_input(v: NodeView) -> Saves:
 
 
 def _declared(v: NodeView) -> Saves:
-    """What the type declares its backward keeps (``NodeSpec.saved_for_backward``)."""
+    """What the type declares its backward keeps (``NodeSpec.saved_for_backward``). A declaration
+    that raises or cannot be counted is a plugin's bug: named once, and the node is counted as
+    keeping every input, marked approximate, so the rest of the estimate still stands."""
     spec = registry.get(v.type)
-    try:  # a plugin's function: whatever it raises, the live figures go on, marked approximate
+    try:
         saved = spec.saves_for_backward(v.params, [s or () for s in v.inputs.values()],
                                         list(v.outputs.values()))
-        extra = 0 if saved is None else saved.extra_bytes(v.batch, v.element_bytes)
-        forward = 0 if saved is None else saved.forward_bytes(v.batch, v.element_bytes)
-        work = 0 if saved is None else saved.backward_bytes(v.batch, v.element_bytes)
-    except Exception:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - a plugin's function, whatever it raises
+        spec_failed(registry, v.type, exc, "saved_for_backward")
         return _keeps_every_input(v)
-    if saved is None or any(p not in v.inputs and p not in v.outputs for p in saved.ports) \
-            or any(p not in saved.ports or p not in v.outputs for p in saved.freed_unread):
-        return _keeps_every_input(v)  # undeclared, or naming a port the node does not have or keep
+    if saved is None:
+        return _keeps_every_input(v)
+    wrong = saved.problem() if isinstance(saved, SavedTensors) else f"{saved!r}"
+    unknown = [p for p in saved.ports if p not in v.inputs and p not in v.outputs] if wrong is None else []
+    if wrong is None and unknown:
+        wrong = f"ports={saved.ports!r}: the node has no port {unknown[0]!r}"
+    if wrong is not None:
+        spec_bug(registry, v.type, f"saved_for_backward gave {wrong}; the memory estimate counts it as keeping "
+                                   "every input")
+        return _keeps_every_input(v)
+    if any(p not in saved.ports or p not in v.outputs for p in saved.freed_unread):
+        return _keeps_every_input(v)  # naming an output it does not keep
     return Saves(inputs=tuple(p for p in saved.ports if p in v.inputs),
                  outputs=tuple(p for p in saved.ports if p in v.outputs and p not in v.inputs),
-                 extra_bytes=extra, forward_work_bytes=forward, work_bytes=work,
+                 extra_bytes=int(saved.extra_bytes(v.batch, v.element_bytes)),
+                 forward_work_bytes=int(saved.forward_bytes(v.batch, v.element_bytes)),
+                 work_bytes=int(saved.backward_bytes(v.batch, v.element_bytes)),
                  freed_unread=tuple(saved.freed_unread))
 
 

@@ -463,7 +463,9 @@ class Inspector(QWidget):
                 rows.append((f"in · {port}", rf.format_shape(shape)))
             for port, shape in (getattr(info, "outputs", None) or {}).items():
                 rows.append((f"out · {port}", rf.format_shape(shape)))
-            rows.append(("Parameters", rf.human_count(getattr(info, "parameters", None))))
+            # a node that failed (a missing plugin's type, say) has no count: "0" would be a claim
+            counted = getattr(info, "parameters", None) if getattr(info, "ok", True) else None
+            rows.append(("Parameters", rf.human_count(counted)))
         elif sub is None:
             rows.append(("Shapes", "not analysed yet for this group; use it from a Group node"))
         mem = rf.node_memory(sub, node.id) if sub is report else None

@@ -1,8 +1,8 @@
 """Every catalog type declares whether its output is memory of its own (``NodeSpec.fresh_output``).
 
 The memory estimate counts a coupling's backward update by that declaration; the runtime asks
-the tensor itself (``runtime_streams.sole``). Here each built-in example is run on inputs made
-by an op (as F's inner values are) and the two are held equal: True means nothing else holds
+the tensor itself (``runtime_streams.sole``). Here each example (built-in, and each installed
+plugin's) is run on inputs made by an op (as F's inner values are) and the two are held equal: True means nothing else holds
 the output (no view of an input, nothing its backward saved), None that the output is an input
 passed through (the very tensor), False anything else (a view, a result its backward reads).
 """
@@ -14,7 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from catalog_cases import CASES, make_groups  # noqa: E402
+from catalog_cases import all_cases, make_groups  # noqa: E402
 from catalog_kit import BOUNDARY, NodeKit  # noqa: E402
 
 from revstudio.compiler.runtime_streams import sole  # noqa: E402
@@ -26,8 +26,9 @@ BODIES = ("Group", "Repeat")
 # output is fresh there while they are declared a view
 LAYOUT_BOUND = ("Flatten", "Reshape", "Permute")
 
-EXAMPLES = [(t, params, shapes) for t, cases in CASES.items() if t not in BOUNDARY + BODIES
-            for params, shapes in cases]
+# every built-in case, and the examples of each installed plugin's types (docs/plugins.md promises
+# their fresh_output is held to the module too)
+EXAMPLES = [(t, params, shapes) for t, params, shapes in all_cases() if t not in BOUNDARY + BODIES]
 
 
 def _observed(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], batch: int,

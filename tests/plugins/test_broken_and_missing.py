@@ -133,6 +133,32 @@ def test_a_type_without_a_record_still_says_what_to_do(tmp_path: Path) -> None:
     assert any("unknown node type 'Fancy'" in m and "install the plugin" in m for m in errors)
 
 
+HAAR_SKIPS_A_TYPE = textwrap.dedent('''
+    from revstudio.core.spec import NodeSpec
+
+    SPECS = [NodeSpec(type_id="HaarDownsample", category=None, help="Malformed, for the tests.",
+                      params={}, inputs=("in",), outputs=("out",), infer=lambda ctx: {"out": ctx.input("in")})]
+''')
+
+
+@pytest.mark.parametrize(("module", "reason"), [
+    ("def broken(:\n", "which is installed but could not be loaded (SyntaxError: "),
+    (HAAR_SKIPS_A_TYPE, "which is installed but skipped it: its category must be text"),
+])
+def test_a_broken_installed_plugin_is_not_called_missing(tmp_path: Path, module: str, reason: str) -> None:
+    """The file's plugin is installed but failed to import, or skipped the type: the node's error
+    said 'not installed ... pip install revstudio-haar', which it was; now it says what went wrong."""
+    site = add_distribution(tmp_path, "revstudio-haar", "0.1.0", {"haar": "revstudio_haar_nodes:SPECS"},
+                            {"revstudio_haar_nodes.py": module})
+    result = revstudio(env_with(site), "check", str(EXAMPLE_PLUGIN / "haar_flow.revs"), "--json")
+    assert result.returncode == 1, result.stderr
+    errors = {d["node"]: d["message"] for d in json.loads(result.stdout)["diagnostics"] if d["severity"] == "error"}
+    message = errors["haar"]
+    assert message.startswith("node type 'HaarDownsample' comes from the plugin revstudio-haar (the file was "
+                              "saved with revstudio-haar 0.1.0), " + reason), message
+    assert "not installed" not in message and message.endswith("fix or update the plugin and reopen the file")
+
+
 SAVE_BACK = """
 import sys
 from revstudio.core.project import load, save
@@ -190,3 +216,70 @@ def test_of_two_plugins_declaring_one_type_the_same_one_wins_whatever_the_path_o
     assert owners == ["revstudio-alpha"], info
     assert any("revstudio-zeta" in str(p) and "already declared by revstudio-alpha" in str(p)
                for p in info["problems"]), info
+
+
+def test_a_type_saved_with_one_plugin_and_provided_by_another_is_a_warning(tmp_path: Path) -> None:
+    """Two plugins declare Twin; the file was saved with revstudio-zeta's, but revstudio-alpha's
+    wins here. The project loaded the other layer silently (and saving re-recorded it)."""
+    sites = [add_distribution(tmp_path / name, f"revstudio-{name}", "1.0", {name: f"{name}_twin:SPECS"},
+                              {f"{name}_twin.py": TWIN}) for name in ("alpha", "zeta")]
+    project = tmp_path / "twin.revs"
+    project.write_text(json.dumps({
+        "format": "revstudio", "version": 1, "name": "twin",
+        "nodes": [{"id": "x", "type": "Input", "params": {"shape": [4]}}, {"id": "t", "type": "Twin"},
+                  {"id": "y", "type": "Output"}],
+        "edges": [["x.out", "t.in"], ["t.out", "y.in"]],
+        "plugins": {"Twin": {"distribution": "revstudio-zeta", "version": "1.0"}}}))
+    result = revstudio(env_with(*sites), "check", str(project), "--json")
+    warnings = {d["node"]: d["message"] for d in json.loads(result.stdout)["diagnostics"] if d["severity"] == "warning"}
+    assert warnings.get("t") == (
+        "node type 'Twin' was saved with the plugin revstudio-zeta 1.0, but here revstudio-alpha 1.0 provides it "
+        "(both declare that type id); check that it is the layer you meant, or uninstall one of them"), warnings
+
+
+MISSING_IN_INSPECTOR = """
+import re, sys
+from PySide6.QtWidgets import QApplication, QLabel
+app = QApplication([])
+from revstudio.qt.main_window import MainWindow
+w = MainWindow()
+assert w.files.load_path(sys.argv[1])
+w.inspector.set_selection(w.document.graph, ["haar"])
+app.processEvents()
+rows = [re.search(r"Parameters</td><td[^>]*>([^<]*)<", label.text()) for label in w.inspector.findChildren(QLabel)]
+print([row.group(1) for row in rows if row])
+"""
+
+
+def test_the_inspector_does_not_count_zero_weights_for_a_missing_plugin_node(tmp_path: Path) -> None:
+    """A node whose plugin is not installed has no known weights: the inspector said 'Parameters 0'
+    (check's table says '-')."""
+    script = tmp_path / "inspect.py"
+    script.write_text(MISSING_IN_INSPECTOR)
+    run = subprocess.run([sys.executable, "-P", str(script), str(EXAMPLE_PLUGIN / "haar_flow.revs")],
+                         env=env_with(), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "['–']", run.stdout
+
+
+BROKEN_ON_CANVAS = """
+import sys
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from revstudio.qt.main_window import MainWindow
+w = MainWindow()
+assert w.files.load_path(sys.argv[1])
+print(w.tabs.current_view().scene().node_items["haar"].display.lines)
+"""
+
+
+def test_the_canvas_calls_an_installed_plugin_that_fails_broken_not_missing(tmp_path: Path) -> None:
+    """The node header said 'missing plugin: revstudio-haar' though it was installed (its import failed)."""
+    site = add_distribution(tmp_path / "site", "revstudio-haar", "0.1.0", {"haar": "revstudio_haar_nodes:SPECS"},
+                            {"revstudio_haar_nodes.py": "def broken(:\n"})
+    script = tmp_path / "canvas.py"
+    script.write_text(BROKEN_ON_CANVAS)
+    run = subprocess.run([sys.executable, "-P", str(script), str(EXAMPLE_PLUGIN / "haar_flow.revs")],
+                         env=env_with(site), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "('broken plugin:', 'revstudio-haar')", run.stdout

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
-from plugin_site import EXAMPLE_PLUGIN, ROOT, haar_env, python, revstudio
+from plugin_site import EXAMPLE_PLUGIN, ROOT, add_distribution, env_with, haar_env, python, revstudio
 
 PROJECT = EXAMPLE_PLUGIN / "haar_flow.revs"
 
@@ -128,17 +129,18 @@ def test_a_training_run_records_the_plugin_it_trained_with(env: dict[str, str], 
 
 
 def test_the_catalog_tests_check_the_plugin_types(env: dict[str, str]) -> None:
-    """tests/nodes runs its shape, count, inverse, float64 gradcheck and saved-for-backward tests
-    on NodeSpec.examples."""
+    """tests/nodes runs its shape, count, inverse, float64 gradcheck, saved-for-backward and
+    fresh-output tests on NodeSpec.examples."""
     result = subprocess.run(
         [sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/nodes/test_catalog_modules.py",
-         "tests/nodes/test_saved_for_backward.py", "-k", "HaarDownsample or InvertibleLeakyReLU"],
+         "tests/nodes/test_saved_for_backward.py", "tests/nodes/test_fresh_output.py",
+         "-k", "HaarDownsample or InvertibleLeakyReLU"],
         env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     passed = int(result.stdout.strip().splitlines()[-1].split()[0])
-    # 4 examples x (shapes, count, gradcheck, under CPU bf16 autocast, what backward keeps)
-    # + 4 inverse checks
-    assert passed == 24, result.stdout[-2000:]
+    # 4 examples x (shapes, count, gradcheck, under CPU bf16 autocast, what backward keeps,
+    # fresh output) + 4 inverse checks
+    assert passed == 28, result.stdout[-2000:]
 
 
 def test_the_memory_estimate_counts_the_plugin_nodes_as_declared(env: dict[str, str]) -> None:
@@ -181,3 +183,36 @@ def test_the_editor_offers_and_edits_plugin_nodes(env: dict[str, str]) -> None:
     result = subprocess.run([sys.executable, "-P", "-c", GUI, str(PROJECT)], env=env, cwd=ROOT,
                             capture_output=True, text=True, timeout=300)
     assert result.stdout.strip().splitlines()[-1:] == ["ok"], result.stdout + result.stderr
+
+
+FRESH = textwrap.dedent('''
+    from revstudio.core.spec import NodeSpec
+
+
+    def build(ctx):
+        from torch import nn
+
+        class Swish(nn.Module):
+            def forward(self, x):
+                return (x * x.sigmoid(),)   # a product: memory of its own that its backward does not read
+
+        return Swish()
+
+
+    SPECS = [NodeSpec(type_id="SwishNotFresh", category="Tests", help="fresh_output left False", params={},
+                      inputs=("in",), outputs=("out",), infer=lambda ctx: {"out": ctx.input("in")},
+                      count_params=lambda ctx: 0, build=build, examples=(({}, ((3, 4),)),))]
+''')
+
+
+def test_the_catalog_tests_hold_a_plugin_s_fresh_output_to_its_module(tmp_path: Path) -> None:
+    """docs/plugins.md says tests/nodes/test_fresh_output.py compares a plugin's fresh_output with its
+    built module; it ran the built-in cases only, so no plugin type was ever checked."""
+    site = add_distribution(tmp_path, "revstudio-fresh", "0.1", {"fresh": "fresh_nodes:SPECS"},
+                            {"fresh_nodes.py": FRESH})
+    result = subprocess.run(
+        [sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/nodes/test_fresh_output.py",
+         "-k", "SwishNotFresh"], env=env_with(site), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "1 failed" in result.stdout.strip().splitlines()[-1], result.stdout[-2000:]
+    assert "SwishNotFresh" in result.stdout

@@ -23,7 +23,7 @@ LABEL = "revstudio-sloppy (entry point 'sloppy')"
 
 SLOPPY = textwrap.dedent('''
     from revstudio.core.params import Int
-    from revstudio.core.spec import NodeSpec
+    from revstudio.core.spec import NodeSpec, SavedTensors
 
 
     def same(ctx):
@@ -39,9 +39,8 @@ SLOPPY = textwrap.dedent('''
 
     def _layer(kind):
         def build(ctx):
-            from .layers import Bare, Doubler, Raises, Scale, WrongInverse
-            return {"bare": Bare, "doubler": Doubler, "raises": Raises, "scale": Scale,
-                    "wrong_inverse": WrongInverse}[kind](ctx.in_shapes[0][0])
+            from . import layers
+            return getattr(layers, kind)(ctx.in_shapes[0][0])
         return build
 
 
@@ -57,13 +56,20 @@ SLOPPY = textwrap.dedent('''
         spec("WrongPorts", infer=lambda ctx: {"output": ctx.input("in")}),
         spec("NotADict", infer=lambda ctx: ctx.input("in")),
         spec("OneArgPorts", inputs=lambda params: ("in",)),
-        spec("BareTensor", build=_layer("bare"), count_params=lambda ctx: ctx.input("in")[0]),
-        spec("MiscountedScale", build=_layer("scale"), count_params=lambda ctx: 7),
-        spec("RaisingForward", build=_layer("raises")),
+        spec("BareTensor", build=_layer("Bare"), count_params=lambda ctx: ctx.input("in")[0]),
+        spec("MiscountedScale", build=_layer("Scale"), count_params=lambda ctx: 7),
+        spec("RaisingForward", build=_layer("Raises")),
         spec("RaisingBuild", build=_build_raises),
-        spec("GoodScale", build=_layer("scale"), count_params=lambda ctx: ctx.input("in")[0]),
-        spec("WrongInverse", build=_layer("wrong_inverse"), invertible=True),
-        spec("WrongShape", build=_layer("doubler")),
+        spec("GoodScale", build=_layer("Scale"), count_params=lambda ctx: ctx.input("in")[0]),
+        spec("WrongInverse", build=_layer("WrongInverse"), invertible=True),
+        spec("WrongShape", build=_layer("Doubler")),
+        spec("ToDouble", build=_layer("ToDouble")),
+        spec("ToMeta", build=_layer("ToMeta")),
+        spec("NoInverse", build=_layer("NoInverse"), invertible=True),
+        spec("BareInverse", build=_layer("BareInverse"), invertible=True),
+        spec("NanSaved", saved_for_backward=lambda p, i, o: SavedTensors(values=float("nan"))),
+        spec("NegativeSaved", saved_for_backward=SavedTensors(forward_values=-48)),
+        spec("RaisingSaved", saved_for_backward=lambda p, i, o: 1 / 0),
     ]
 ''')
 
@@ -103,6 +109,29 @@ LAYERS = textwrap.dedent('''
 
         def inverse(self, y):
             return (y / 3,)            # not what forward undoes
+
+
+    class ToDouble(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+
+        def forward(self, x):
+            return (x.double(),)       # the next Linear holds float32 weights
+
+
+    class NoInverse(ToDouble):
+        def forward(self, x):
+            return (x * 2,)
+
+
+    class BareInverse(NoInverse):
+        def inverse(self, y):
+            return y / 2               # not a tuple: iterating it walks the batch
+
+
+    class ToMeta(ToDouble):
+        def forward(self, x):
+            return (torch.zeros(x.shape, device="meta"),)
 
 
     class Raises(nn.Module):
@@ -146,7 +175,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
     folder = tmp_path_factory.mktemp("projects")
     p = {t: str(_project(folder, t)) for t in (
         "WrongPorts", "NotADict", "OneArgPorts", "BareTensor", "MiscountedScale", "RaisingForward",
-        "RaisingBuild", "WrongInverse", "WrongShape")}
+        "RaisingBuild", "WrongInverse", "WrongShape", "NanSaved", "NegativeSaved", "RaisingSaved",
+        "ToDouble", "ToMeta", "NoInverse", "BareInverse")}
     commands = {
         "plugins": ["plugins", "--json"],
         "wrong_ports": ["check", p["WrongPorts"], "--json"],
@@ -160,6 +190,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
         "wrong_inverse": ["gradcheck", p["WrongInverse"]],
         "wrong_shape_gradcheck": ["gradcheck", p["WrongShape"]],
         "wrong_shape_memory": ["memory", p["WrongShape"], "--json"],
+        **{t: ["check", p[t], "--json"] for t in ("NanSaved", "NegativeSaved", "RaisingSaved")},
+        "to_double": ["memory", p["ToDouble"], "--json"],
+        "to_meta": ["gradcheck", p["ToMeta"]],
+        "no_inverse": ["gradcheck", p["NoInverse"]],
+        "bare_inverse": ["memory", p["BareInverse"], "--json"],
     }
     run = subprocess.run([sys.executable, "-P", "-c", DRIVER, json.dumps(commands)], env=env_with(site),
                          cwd=folder, capture_output=True, text=True, timeout=300)
@@ -239,3 +274,58 @@ def test_a_forward_whose_shape_is_not_what_infer_says_is_named_at_its_node(runs:
         assert ("node b (WrongShape): the forward of Doubler returned 8x6 (after the batch axis) for output "
                 "'out', but the type's infer says 4x6") in text
         assert LABEL in text and "internal error" not in text
+
+
+@pytest.mark.parametrize(("type_id", "problem"), [
+    ("NanSaved", "saved_for_backward gave values=nan: each count must be a whole number of elements per sample"),
+    ("NegativeSaved", "saved_for_backward gave forward_values=-48: each count must be a whole number"),
+    ("RaisingSaved", "saved_for_backward raised ZeroDivisionError: division by zero"),
+])
+def test_a_saved_for_backward_that_cannot_be_counted_names_the_plugin(runs: dict, type_id: str,
+                                                                      problem: str) -> None:
+    """A NaN count failed the whole estimate ("the memory estimate failed (ValueError: cannot convert
+    float NaN to integer); please report this"), a negative one shrank it silently, a raising one was
+    silently guessed: each now names the plugin and the type, and the estimate stands."""
+    run = runs[type_id]
+    report = json.loads(str(run["out"]))
+    assert report["estimate"], report
+    assert not [d for d in report["diagnostics"] if "please report this" in d["message"]], report["diagnostics"]
+    assert f"revstudio: warning: plugin {LABEL}: node type {type_id!r}: {problem}" in str(run["err"]), run["err"]
+
+
+@pytest.mark.parametrize(("name", "wrong"), [
+    ("to_double", "node b (ToDouble): the forward of ToDouble returned output 'out' as float64 from a float32 "
+                  "input: the layers after it hold weights of the model's dtype; return the input's dtype"),
+    ("to_meta", "node b (ToMeta): the forward of ToMeta returned output 'out' as a tensor on meta from an input "
+                "on cpu: revstudio runs the model on one device"),
+])
+def test_a_forward_that_changes_dtype_or_device_is_named_at_its_node(runs: dict, name: str, wrong: str) -> None:
+    """Both failed in the layer after it ('mat1 and mat2 must have the same dtype'), reported as an
+    internal error of revstudio."""
+    run = runs[name]
+    text = str(run["err"]) + str(run["out"])
+    assert run["code"] == 1, text
+    assert wrong in text and LABEL in text and "internal error" not in text, text
+
+
+@pytest.mark.parametrize(("name", "wrong"), [
+    ("no_inverse", "node b (NoInverse): the type is declared invertible, but NoInverse has no method "
+                   "inverse(*outputs) returning the inputs as a tuple; add one or declare invertible=False"),
+    ("bare_inverse", "node b (BareInverse): the inverse of BareInverse returned a Tensor, but revstudio needs a "
+                     "tuple of 1 tensor(s), one per input port"),
+])
+def test_an_inverse_that_is_missing_or_not_a_tuple_is_named_at_its_node(runs: dict, name: str, wrong: str) -> None:
+    """A missing inverse was 'internal error: AttributeError ... (please report this)'; a bare
+    tensor was iterated along the batch and blamed on the forward's shape."""
+    run = runs[name]
+    text = str(run["err"]) + str(run["out"])
+    assert run["code"] == 1, text
+    assert wrong in text and LABEL in text and "internal error" not in text, text
+
+
+def test_a_saved_for_backward_with_ports_as_a_list_is_still_counted() -> None:
+    """Port names as a list counted before the checks above came; they must not turn into a warning."""
+    from revstudio.core.spec import SavedTensors
+
+    assert SavedTensors(ports=["in"], values=4.0).problem() is None  # type: ignore[arg-type]
+    assert SavedTensors(ports="in").problem() == "ports='in': it must be a tuple of port names"  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from typing import Any
 
 from revstudio.core.graph import Graph
 from revstudio.core.params import to_json
+from revstudio.core.plugins import why_missing
 from revstudio.core.spec import registry
 
 
@@ -76,7 +77,9 @@ def node_display(graph: Graph, node_id: str, report: Any, in_region: bool) -> No
         # A type whose plugin is not installed keeps its params and wires; say what to install.
         record = getattr(graph, "plugins", {}).get(node.type) or {}
         dist = record.get("distribution")
-        lines: tuple[str, ...] = ("missing plugin:", str(dist)) if dist else ("unknown node type",)
+        # installed but failing to load it: "missing" would send the user to pip install it
+        state = "broken plugin:" if isinstance(dist, str) and why_missing(dist, node.type) else "missing plugin:"
+        lines: tuple[str, ...] = (state, str(dist)) if dist else ("unknown node type",)
         return NodeDisplay(node.type, node.type, "missing" if dist else "unknown", inputs, outputs, lines, (),
                            False, False)
     params = graph.resolved_params(node_id)

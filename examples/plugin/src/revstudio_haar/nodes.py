@@ -67,6 +67,7 @@ HAAR = NodeSpec(
     inputs=("in",), outputs=("out",),
     infer=_haar_infer, count_params=lambda ctx: 0, build=_haar_build,
     invertible=True,
+    fresh_output=True,  # torch.cat makes new memory, and the backward of the sums does not read it
     saved_for_backward=_haar_saved,
     examples=(({}, ((3, 4, 4),)), ({}, ((2, 2, 6),))),
 )
@@ -79,6 +80,7 @@ LEAKY = NodeSpec(
     inputs=("in",), outputs=("out",),
     infer=_leaky_infer, count_params=lambda ctx: 0, build=_leaky_build,
     saved_for_backward=_leaky_saved,
+    fresh_output=True,  # torch.where makes new memory; its backward reads only the mask
     invertible=True, key_params=("slope",),
     examples=(({"slope": 0.2}, ((3, 4, 4),)), ({}, ((5,),))),
 )
