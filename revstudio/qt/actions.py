@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QToolBar
 
@@ -47,6 +47,16 @@ def _action(window: MainWindow, name: str, text: str, slot: Callable[[], object]
     return act
 
 
+def _keep_key_in_tip(act: QAction, key: str, changed: SignalInstance) -> None:
+    """The tooltip names the key, as the other toolbar buttons' do, and the edit the undo stack
+    gave the action's text ("Undo Delete 1 node (Ctrl+Z)")."""
+    def tip(*_args: object) -> None:
+        act.setToolTip(f"{act.text().replace('&', '')} ({key})")
+
+    changed.connect(tip)  # after the stack's own slot, which sets the text
+    tip()
+
+
 def build_actions(w: MainWindow) -> None:
     f, t = w.files, w.tabs
     _action(w, "new", "&New", f.new_file, Std.New, "new", "Start an empty project")
@@ -72,6 +82,9 @@ def build_actions(w: MainWindow) -> None:
     redo.setShortcuts(list({k.toString(): k for k in keys if not k.isEmpty()}.values()))
     redo.setIcon(icon("redo"))
     redo.setProperty("icon_name", "redo")
+    for act, key, changed in ((undo, "Ctrl+Z", w.document.undo_stack.undoTextChanged),
+                              (redo, "Ctrl+Shift+Z", w.document.undo_stack.redoTextChanged)):
+        _keep_key_in_tip(act, key, changed)
     for name, act in (("undo", undo), ("redo", redo)):
         act.setObjectName(name)
         w.addAction(act)
