@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, SignalInstance
+import shiboken6
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QToolBar
 
@@ -47,13 +48,18 @@ def _action(window: MainWindow, name: str, text: str, slot: Callable[[], object]
     return act
 
 
-def _keep_key_in_tip(act: QAction, key: str, changed: SignalInstance) -> None:
+def _keep_key_in_tip(act: QAction, key: str) -> None:
     """The tooltip names the key, as the other toolbar buttons' do, and the edit the undo stack
-    gave the action's text ("Undo Delete 1 node (Ctrl+Z)")."""
-    def tip(*_args: object) -> None:
-        act.setToolTip(f"{act.text().replace('&', '')} ({key})")
+    gives the action's text ("Undo Delete 1 node (Ctrl+Z)"). It follows the action's own
+    ``changed``: the document's stack outlives the window and its actions."""
+    def tip() -> None:
+        if not shiboken6.isValid(act):  # the stack still speaks while the window is torn down
+            return
+        text = f"{act.text().replace('&', '')} ({key})"
+        if act.toolTip() != text:  # setToolTip emits changed again: once
+            act.setToolTip(text)
 
-    changed.connect(tip)  # after the stack's own slot, which sets the text
+    act.changed.connect(tip)
     tip()
 
 
@@ -82,9 +88,8 @@ def build_actions(w: MainWindow) -> None:
     redo.setShortcuts(list({k.toString(): k for k in keys if not k.isEmpty()}.values()))
     redo.setIcon(icon("redo"))
     redo.setProperty("icon_name", "redo")
-    for act, key, changed in ((undo, "Ctrl+Z", w.document.undo_stack.undoTextChanged),
-                              (redo, "Ctrl+Shift+Z", w.document.undo_stack.redoTextChanged)):
-        _keep_key_in_tip(act, key, changed)
+    _keep_key_in_tip(undo, "Ctrl+Z")
+    _keep_key_in_tip(redo, "Ctrl+Shift+Z")
     for name, act in (("undo", undo), ("redo", redo)):
         act.setObjectName(name)
         w.addAction(act)
