@@ -9,6 +9,7 @@ reaches the user.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import importlib.util
 import logging
@@ -119,7 +120,23 @@ class CliError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep its wording
         # (the message is printed after "revstudio: "; the prog named first doubled it)
-        raise CliError(f"{message} (see '{self.prog} --help')")
+        raise CliError(f"{message}{self._meant(message)} (see '{self.prog} --help')")
+
+    def _meant(self, message: str) -> str:
+        """`` (did you mean --batch?)`` for an unrecognized option close to one of this command's:
+        train takes --batch-size where check, gradcheck and memory take --batch."""
+        if not message.startswith("unrecognized arguments:"):
+            return ""
+        options = [o for o in self._option_string_actions if o.startswith("--")]
+        typed = [a.split("=")[0] for a in message.split(":", 1)[1].split() if a.startswith("--")]
+        meant = [m for a in typed for m in difflib.get_close_matches(a, options, n=1, cutoff=0.6)]
+        return f" (did you mean {' / '.join(dict.fromkeys(meant))}?)" if meant else ""
+
+
+def _command_meant(word: str) -> str:
+    """`` (did you mean 'check'?)`` for a word close to a subcommand's name, else ''."""
+    meant = difflib.get_close_matches(word, list(SUBCOMMANDS), n=1, cutoff=0.6)
+    return f" (did you mean {meant[0]!r}?)" if meant else ""
 
 
 def _available(name: str) -> bool:
@@ -268,7 +285,11 @@ def _dispatch(args: list[str]) -> int:
         raise CliError(f"'revstudio FILE' opens the editor and takes nothing more (got {' '.join(args[1:])!r}); "
                        f"for a report without the editor use e.g. 'revstudio check {args[0]} --json'")
     if len(args) > 1 or (args and args[0].startswith("-")):
-        raise CliError(f"unknown command {args[0]!r}\n{_usage()}")
+        raise CliError(f"unknown command {args[0]!r}{_command_meant(args[0])}\n{_usage()}")
+    if args and _command_meant(args[0]) and not os.path.exists(args[0]) and not os.path.splitext(args[0])[1] \
+            and os.sep not in args[0]:
+        # a typo of a command, not a project to open (that would say "needs a display" or "does not exist")
+        raise CliError(f"unknown command {args[0]!r}{_command_meant(args[0])}\n{_usage()}")
     _need_display()
     # The editor is loaded by name, like the subcommands: headless commands never
     # import Qt, and the layering contract (pyproject.toml) holds for cli.py too.

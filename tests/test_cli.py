@@ -227,3 +227,26 @@ def test_a_usage_error_names_revstudio_once_and_the_help_to_read(args: list[str]
     assert main(args) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("revstudio") == 2 and err.startswith("revstudio: ") and f"'revstudio {args[0]} --help'" in err
+
+
+@pytest.mark.parametrize("args, hint", [(["chek"], "'check'"), (["exmaples"], "'examples'"),
+                                        (["chek", "model.revs"], "'check'")])
+def test_a_mistyped_command_is_named_with_the_command_meant(args: list[str], hint: str, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """`revstudio chek` was taken for a project to open: "the editor needs a display" on a server,
+    "chek does not exist" in a message box on a desktop."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")  # were it taken for a file, the editor would open
+    monkeypatch.setattr(cli, "GUI_MODULE", "revstudio.no_such_editor_module")
+    assert main(args) == 2
+    error = capsys.readouterr().err
+    assert f"unknown command {args[0]!r}" in error and f"did you mean {hint}" in error
+
+
+def test_an_option_of_another_command_is_named_with_the_one_meant(capsys: pytest.CaptureFixture[str]) -> None:
+    """train says --batch-size, check/gradcheck/memory --batch: the one typed for the other was just unrecognized."""
+    path = str(ROOT / "resources" / "examples" / "revnet_wired.revs")
+    assert main(["memory", path, "--batch-size", "4"]) == 2
+    error = capsys.readouterr().err
+    assert "unrecognized arguments: --batch-size 4" in error and "did you mean --batch?" in error

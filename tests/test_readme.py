@@ -32,3 +32,12 @@ def test_the_python_example_runs() -> None:
         os.chdir(here)
     assert scope["sample"].shape == scope["x"].shape
     assert "class Model(nn.Module):" in scope["source"]
+
+
+def test_every_make_target_and_test_path_the_readme_names_exists() -> None:
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^([\w-]+):", makefile, re.M))
+    named = set(re.findall(r"\bmake ([a-z][\w-]*)", README))
+    assert named and not named - targets, f"the README names make targets the Makefile lacks: {named - targets}"
+    paths = set(re.findall(r"`(tests/[\w/.]+)`", README))
+    assert paths and not [p for p in paths if not (ROOT / p).exists()]

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QToolBar
@@ -47,6 +48,21 @@ def _action(window: MainWindow, name: str, text: str, slot: Callable[[], object]
     return act
 
 
+def _keep_key_in_tip(act: QAction, key: str) -> None:
+    """The tooltip names the key, as the other toolbar buttons' do, and the edit the undo stack
+    gives the action's text ("Undo Delete 1 node (Ctrl+Z)"). It follows the action's own
+    ``changed``: the document's stack outlives the window and its actions."""
+    def tip() -> None:
+        if not shiboken6.isValid(act):  # the stack still speaks while the window is torn down
+            return
+        text = f"{act.text().replace('&', '')} ({key})"
+        if act.toolTip() != text:  # setToolTip emits changed again: once
+            act.setToolTip(text)
+
+    act.changed.connect(tip)
+    tip()
+
+
 def build_actions(w: MainWindow) -> None:
     f, t = w.files, w.tabs
     _action(w, "new", "&New", f.new_file, Std.New, "new", "Start an empty project")
@@ -72,6 +88,8 @@ def build_actions(w: MainWindow) -> None:
     redo.setShortcuts(list({k.toString(): k for k in keys if not k.isEmpty()}.values()))
     redo.setIcon(icon("redo"))
     redo.setProperty("icon_name", "redo")
+    _keep_key_in_tip(undo, "Ctrl+Z")
+    _keep_key_in_tip(redo, "Ctrl+Shift+Z")
     for name, act in (("undo", undo), ("redo", redo)):
         act.setObjectName(name)
         w.addAction(act)

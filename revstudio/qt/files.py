@@ -50,6 +50,19 @@ def read_project(path: str) -> Graph:
         raise OpenError(f"{path} is not a text file; a .revs project is JSON text") from None
 
 
+def _anchor_data(graph: Graph, folder: Path) -> None:
+    """Make the training data paths absolute against ``folder``, the example's own.
+
+    An example opens untitled, and an untitled project's relative paths start at the working
+    folder: digits_revnet's ``../data/digits.npz`` was then looked for wherever the app started,
+    and Train refused the example."""
+    from revstudio.training.data import DATA_KEYS, absolute_spec
+
+    anchored = {k: absolute_spec(graph.training[k], str(folder)) for k in DATA_KEYS if k in graph.training}
+    if anchored:
+        graph.training = {**graph.training, **anchored}
+
+
 class OpenError(Exception):
     """A project file could not be read at all."""
 
@@ -131,6 +144,7 @@ class FileController(QObject):
         except OpenError as exc:
             self.dialogs.error(self.window, "Cannot open example", str(exc))
             return False
+        _anchor_data(graph, Path(path).resolve().parent)
         self.document.replace_graph(graph, None)
         self.message.emit(f"Opened example {Path(path).stem} (a copy: Save As to keep it)")
         return True

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QLabel
@@ -167,6 +168,23 @@ def test_examples_menu_opens_each_example_as_a_copy(make_window, dialogs, settle
         assert dialogs.errors == [], action.text()
         assert window.document.path is None and len(window.document.graph) > 0
 
+
+
+def test_an_example_with_data_trains_from_the_menu_wherever_the_app_started(make_window, dialogs, settle,
+                                                                             tmp_path, monkeypatch):
+    """digits_revnet reads ../data/digits.npz beside the example; its untitled copy used to look for it
+    under the working folder, so Train refused File > New from Example > digits revnet."""
+    from revstudio.qt.training import section
+
+    monkeypatch.chdir(tmp_path)
+    window = make_window()
+    (action,) = [a for a in window.examples_menu.actions() if a.text() == "digits revnet"]
+    action.trigger()
+    settle()
+    training = window.document.graph.training
+    assert window.document.path is None and Path(training["data"]).is_absolute()
+    assert section.data_problem(training, window.document.path) is None
+    assert not window.document.is_dirty() and window.document.undo_stack.count() == 0
 
 # ---- autosave and recovery --------------------------------------------------
 def test_autosave_writes_while_dirty_and_clean_save_removes_it(make_window, revnet, tmp_path):

@@ -232,3 +232,16 @@ def test_zooming_out_stops_where_a_small_graph_still_shows(make_window, revnet, 
     for _ in range(10):
         view.zoom_out()
     assert fitted * 0.999 <= view.zoom() <= fitted * 1.3  # down to where the whole graph fits
+
+
+def test_undo_and_redo_buttons_name_their_key_as_the_other_buttons_do(make_window, revnet):
+    """Every toolbar button's tooltip ends with its key ("Delete (Del)"); Undo and Redo said only "Undo"."""
+    window = make_window(revnet)
+    undo, redo = window.actions_by_name["undo"], window.actions_by_name["redo"]
+    assert undo.toolTip() == "Undo (Ctrl+Z)" and redo.toolTip() == "Redo (Ctrl+Shift+Z)"
+    window.tabs.main_view().select_nodes(["f"])
+    window.inspector.editors["out_channels"].set_text("2")
+    assert undo.toolTip().startswith("Undo ") and undo.toolTip() != "Undo (Ctrl+Z)"  # names the edit
+    assert undo.toolTip().endswith(" (Ctrl+Z)")
+    undo.trigger()
+    assert redo.toolTip().startswith("Redo ") and redo.toolTip().endswith(" (Ctrl+Shift+Z)")

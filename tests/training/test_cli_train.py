@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 import torch
-from conftest import EXAMPLES
+from training_kit import EXAMPLES
 
 from revstudio import cli
 from revstudio.training import runs, session

@@ -126,7 +126,7 @@ def test_config_and_runs_load_no_torch() -> None:
     import subprocess
     import sys
 
-    from conftest import ROOT
+    from training_kit import ROOT
 
     code = ("import sys, revstudio.training.config, revstudio.training.runs, revstudio.clicmd.runs\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'PySide6')))")

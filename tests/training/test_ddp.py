@@ -8,7 +8,7 @@ import sys
 
 import pytest
 import torch
-from conftest import EXAMPLES, ROOT
+from training_kit import EXAMPLES, ROOT
 
 from revstudio import cli
 from revstudio.training import runs

@@ -11,7 +11,7 @@ import time
 
 import pytest
 import torch
-from conftest import EXAMPLES, ROOT
+from training_kit import EXAMPLES, ROOT
 
 from revstudio.training import checkpoint, runs
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import Rows
+from training_kit import Rows
 
 from revstudio.core.graph import Graph
 from revstudio.diagnostics.check import full_check

@@ -7,7 +7,7 @@ import os
 
 import pytest
 import torch
-from conftest import EXAMPLES, Rows, prepared
+from training_kit import EXAMPLES, Rows, prepared
 
 from revstudio.training.loop import train
 from revstudio.training.parts import TrainError, lr_factor

@@ -12,8 +12,8 @@ import os
 import sys
 
 import pytest
-from conftest import EXAMPLES, ROOT
 from pipe_reader import read_then_leave
+from training_kit import EXAMPLES, ROOT
 
 from revstudio import cli
 from revstudio.training import runs

@@ -12,7 +12,7 @@ import os
 import sys
 
 import pytest
-from conftest import EXAMPLES
+from training_kit import EXAMPLES
 
 from revstudio import cli
 from revstudio.core import tempfiles

@@ -10,7 +10,7 @@ import json
 import math
 
 import torch
-from conftest import ROOT, Rows, prepared
+from training_kit import ROOT, Rows, prepared
 
 from revstudio.training.loop import train
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import EXAMPLES
+from training_kit import EXAMPLES
 
 from revstudio import cli
 

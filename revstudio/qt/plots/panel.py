@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from revstudio.qt import theme
 from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.metric_plot import PALETTE, Channel, MetricPlot
 from revstudio.qt.plots.rows import GRAD_PREFIX, INV_PREFIX, RunData
@@ -112,6 +113,12 @@ class PlotsPanel(QWidget):
         self._band.hide()
         self._band_level: float | None = None
         self.loss.on_refresh.append(self._label_loss)
+        # In the view box's own coordinates (not the data's), so it stays in the corner at any range.
+        self.accuracy_note = pg.TextItem("", anchor=(0, 0))
+        self.accuracy_note.setParentItem(self.accuracy.plot.getPlotItem().getViewBox())
+        self.accuracy_note.setPos(6, 4)
+        self.accuracy_note.hide()
+        self.accuracy.on_refresh.append(self._note_accuracy)
         self.memory.on_refresh.append(self._draw_memory_refs)
         self.gradcheck.on_refresh.append(self._draw_band)
         for plot in self.plots:
@@ -238,6 +245,16 @@ class PlotsPanel(QWidget):
         label = "bits/dim" if tasks == {"flow"} else "loss"  # (short: the plot may be 150 px tall)
         if plot.plot.getAxis("left").labelText != label:
             plot.plot.setLabel("left", label)
+
+    def _note_accuracy(self, plot: MetricPlot) -> None:
+        """Where no shown run is a classification, the empty Accuracy plot says why."""
+        tasks = {r.info.get("task") for r in self.runs}
+        if not self.runs or not tasks <= {"flow", "regression"}:
+            self.accuracy_note.hide()
+            return
+        what = "a flow" if tasks == {"flow"} else "regression" if tasks == {"regression"} else "these runs"
+        self.accuracy_note.setText(f"no accuracy for {what}:\nsee Loss", color=theme.colors().muted)
+        self.accuracy_note.show()
 
     # ---- reference lines, band, warning --------------------------------------------
     def _draw_memory_refs(self, plot: MetricPlot) -> None:

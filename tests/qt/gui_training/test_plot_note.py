@@ -250,3 +250,19 @@ def test_a_plot_with_no_curve_shows_no_empty_legend(qtbot):
     assert not panel.accuracy.plot.getPlotItem().legend.isVisible()
     panel.set_runs([flow, synthetic_run(steps=20, name="other")])  # two runs' accuracy curves bring it back
     assert len(panel.accuracy.curves) == 2 and panel.accuracy.plot.getPlotItem().legend.isVisible()
+
+
+def test_the_accuracy_plot_of_a_flow_says_why_it_is_empty(qtbot):
+    """A flow (or regression) run has no accuracy: its Accuracy plot stood empty, with nothing to say why."""
+    panel = _shown_panel(qtbot)
+    flow = synthetic_run(steps=20, name="flow")
+    flow.info["task"] = "flow"
+    panel.set_runs([flow])
+    note = panel.accuracy_note
+    assert note.isVisible() and "flow" in note.toPlainText() and "Loss" in note.toPlainText()
+    classifier = synthetic_run(steps=20, name="classifier")
+    classifier.info["task"] = "classification"
+    panel.set_runs([flow, classifier])  # one run has accuracy: the plot is not empty
+    assert not note.isVisible()
+    panel.set_runs([])
+    assert not note.isVisible()

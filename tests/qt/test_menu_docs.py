@@ -1,0 +1,62 @@
+"""Every menu path the README and docs/*.md name ("Run > Run Settings") is in the menu bar as written.
+
+The docs name an item without the "…" its menu shows; a path whose item was renamed, or written
+"Export Python..." with three dots where no item is spelled so, is a path a user cannot follow.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+MENU_PATH = re.compile(r"\b(File|Edit|View|Tools|Run|Help) > ")
+
+
+def _menu_tree(window) -> dict[str, dict]:
+    def items(menu) -> dict[str, dict]:
+        tree: dict[str, dict] = {}
+        for action in menu.actions():
+            if not action.isSeparator():
+                name = action.text().replace("&", "").removesuffix("…")
+                tree[name] = items(action.menu()) if action.menu() else {}
+        return tree
+
+    return {a.text().replace("&", ""): items(a.menu()) for a in window.menuBar().actions()}
+
+
+def _ends_a_name(rest: str) -> bool:
+    """The item name is followed by the end of the text, a space, punctuation or markup, not more of a name."""
+    return not rest or rest[0] in " *,;:)…\n" or (rest[0] == "." and not rest.startswith(".."))
+
+
+def _follows(tree: dict[str, dict], text: str) -> bool:
+    """``text`` (what follows "Menu > ") starts with an item of ``tree``, and any deeper "> Item" too."""
+    for name in sorted(tree, key=len, reverse=True):
+        rest = text[len(name):]
+        if text.startswith(name) and _ends_a_name(rest):
+            if rest.startswith(" > ") and tree[name]:
+                return _follows(tree[name], rest[3:])
+            return True
+    return False
+
+
+def _named_paths() -> list[tuple[str, str, str]]:
+    found = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for match in MENU_PATH.finditer(text):
+            found.append((page.name, match.group(1), text[match.end():match.end() + 80]))
+    return found
+
+
+def test_the_docs_name_menu_paths():
+    menus = {menu for _, menu, _ in _named_paths()}
+    assert {"File", "Run", "View", "Tools"} <= menus  # the scan reads the pages it should
+
+
+def test_every_menu_path_in_the_docs_is_in_the_menu_bar(make_window):
+    tree = _menu_tree(make_window())
+    wrong = [f"{page}: {menu} > {after.splitlines()[0][:40]}" for page, menu, after in _named_paths()
+             if menu not in tree or not _follows(tree[menu], after)]
+    assert not wrong, f"no such menu item (menus: {sorted(tree)}): {wrong}"

@@ -1,0 +1,51 @@
+"""Helpers of the training tests: example projects, checked, with small synthetic data.
+
+A plain module, not conftest.py: a test that imports ``conftest`` gets whichever
+conftest pytest loaded last, which is another folder's when several are collected.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "resources" / "examples").glob("*.revs"))
+
+
+def prepared(path: str | os.PathLike[str], **overrides: Any) -> tuple[Any, Any, Any, Any]:
+    """(graph, report, config, data) for a project, as the CLI would prepare them."""
+    from revstudio.core.project import load
+    from revstudio.diagnostics.check import full_check
+    from revstudio.training.config import TrainConfig
+    from revstudio.training.data import load_data
+    from revstudio.training.task import infer_task
+
+    graph = load(path)
+    cfg = TrainConfig.from_section(graph.training).replace(**overrides)
+    report = full_check(graph, batch=cfg.batch_size)
+    task = infer_task(graph, report, cfg.task)
+    data = load_data(cfg.data, graph, report, task=task, val_spec=cfg.val_data, val_fraction=cfg.val_fraction,
+                     seed=cfg.seed, base_dir=os.path.dirname(os.fspath(path)))
+    return graph, report, cfg, data
+
+
+class Rows:
+    """A callback keeping every row."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+
+    def on_row(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+
+    def __getattr__(self, name: str) -> Any:  # the specific hooks: nothing to do
+        if name.startswith("on_"):
+            return lambda row: None
+        raise AttributeError(name)
+
+    def kind(self, kind: str) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r["kind"] == kind]
+
+    def event(self, name: str) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r.get("event") == name]
