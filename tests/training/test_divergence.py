@@ -7,7 +7,7 @@ import json
 import math
 
 import pytest
-from conftest import EXAMPLES, Rows, prepared
+from training_kit import EXAMPLES, Rows, prepared
 
 from revstudio import cli
 from revstudio.training import runs

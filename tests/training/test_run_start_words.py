@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from conftest import EXAMPLES
+from training_kit import EXAMPLES
 
 from revstudio import cli
 from revstudio.training import runs
