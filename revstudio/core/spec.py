@@ -108,7 +108,9 @@ class SavedTensors:
     ``backward_values``/``backward_flags`` at its backward's peak, beyond what it keeps, its
     outputs' gradients and the gradients it hands its inputs and weights, as it runs inside a
     graph, where its outputs' gradients go once it has used them (a weight's gradient built as
-    ``grad * x`` before it is summed: one output's worth; zero where it frees as much as it makes). ``tests/nodes/test_saved_for_backward.py`` measures both.
+    ``grad * x`` before it is summed: one output's worth; zero where it frees as much as it makes;
+    negative, exactly as measured, where it frees kept tensors before it makes the last of its
+    inputs' gradients: a product of three, ``(a * b) * c``, frees ``a * b``). ``tests/nodes/test_saved_for_backward.py`` measures both.
     """
 
     ports: tuple[str, ...] = ()
