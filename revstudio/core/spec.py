@@ -109,7 +109,9 @@ class SavedTensors:
     ``backward_values``/``backward_flags`` at its backward's peak, beyond what it keeps, its
     outputs' gradients and the gradients it hands its inputs and weights, as it runs inside a
     graph, where its outputs' gradients go once it has used them (a weight's gradient built as
-    ``grad * x`` before it is summed: one output's worth; zero where it frees as much as it makes). ``tests/nodes/test_saved_for_backward.py`` measures both.
+    ``grad * x`` before it is summed: one output's worth; zero where it frees as much as it makes;
+    negative, exactly as measured, where it frees kept tensors before it makes the last of its
+    inputs' gradients: a product of three, ``(a * b) * c``, frees ``a * b``). ``tests/nodes/test_saved_for_backward.py`` measures both.
     """
 
     ports: tuple[str, ...] = ()
@@ -128,8 +130,9 @@ class SavedTensors:
     backward_flags: int = 0
 
     def problem(self) -> str | None:
-        """What makes this declaration unusable (a count that is not a whole number >= 0, a port
-        that is not a name), said for the plugin's author; None when it is fine."""
+        """What makes this declaration unusable (a count that is not a whole number, >= 0 but for
+        ``backward_*``, which may be negative: what the backward frees; a port that is not a
+        name), said for the plugin's author; None when it is fine."""
         for name in ("ports", "freed_unread"):
             ports = getattr(self, name)
             if not isinstance(ports, (tuple, list)) or not all(isinstance(p, str) for p in ports):
@@ -137,8 +140,10 @@ class SavedTensors:
         for name in COUNTS:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                    or value < 0 or value != int(value):
-                return f"{name}={value!r}: each count must be a whole number of elements per sample, 0 or more"
+                    or value != int(value):
+                return f"{name}={value!r}: each count must be a whole number of elements per sample"
+            if value < 0 and name not in FREEING_COUNTS:
+                return f"{name}={value!r}: this count must be 0 or more (only backward_* may be negative)"
         return None
 
     def extra_bytes(self, batch: int, element_bytes: int) -> int:
@@ -155,6 +160,7 @@ class SavedTensors:
 
 
 COUNTS = ("values", "flags", "indices", "forward_values", "forward_flags", "backward_values", "backward_flags")
+FREEING_COUNTS = ("backward_values", "backward_flags")  # a backward may free more than it makes
 
 
 SavedRule = Callable[[Mapping[str, Any], Sequence[ShapeT], Sequence[ShapeT]], "SavedTensors | Sequence[str]"]

@@ -43,6 +43,19 @@ def _owner_name(local: dict[str, Any], modules: dict[int, str]) -> str:
     return ""
 
 
+def _locals(frame: FrameType) -> dict[str, Any]:
+    """The ``self`` and ``region`` locals of a running frame, without keeping its other locals
+    alive: before Python 3.13 ``frame.f_locals`` is a snapshot the frame holds until it is read
+    again, and this walk stops at the innermost named module, so an outer frame's snapshot
+    (a region's backward) held tensors it had deleted to the end of the step (``memory --top``
+    listed a peak 13 % above the one measured without it)."""
+    local = frame.f_locals
+    found: dict[str, Any] = {k: local[k] for k in ("self", "region") if k in local}
+    if type(local) is dict and sys.version_info < (3, 13):  # (3.13's is a live view: nothing held)
+        local.clear()  # the next read of the frame's locals fills it again
+    return found
+
+
 def _tracker_class() -> type:
     # Built lazily: this module is imported by torch-free code paths (the CLI
     # parser), and TorchDispatchMode needs torch at class-creation time.
@@ -71,7 +84,7 @@ def _tracker_class() -> type:
             code = frame.f_code
             name = code.co_filename
             if not module and code.co_name in _RUNNERS:
-                module = _owner_name(frame.f_locals, modules)
+                module = _owner_name(_locals(frame), modules)
             library = name.startswith(torch_dir) or (name.startswith(stdlib_dir) and "-packages" not in name)
             if not place and not library and not name.startswith(harness) and not name.startswith("<"):
                 shown = name[len(package_root):] if name.startswith(package_root) else os.path.basename(name)

@@ -56,6 +56,7 @@ class UnitBuilder:
         self.held: list[Value] = []
         # batches from which a region's stream updates work in more pieces (``update_break``)
         self.breaks: set[int] = set()
+        self.moment_steps: list[str] = []  # the step each of ``_moments``' last moments is of
         self.readers: dict[Value, list[str]] = {}
         nodes, source, rg, readers = self.w.report.nodes, self.w.source, self.rg, self.readers
         for nid in self.order:
@@ -229,21 +230,6 @@ class UnitBuilder:
                 extra += int(saves.extra_bytes)
         return sum(self.w.nbytes(v) for v in vals - exclude) + extra
 
-    def _parts(self, nid: str) -> int:
-        """Runtime steps a region step runs as, where it is not spliced (``spliced``): a Repeat's
-        copies, an AdditiveCoupling's F and G."""
-        view = self.w.views.get(nid)
-        if view is None:
-            return 1
-        parts = int(view.params.get("times", 1) or 1) if view.type == "Repeat" else 1
-        groups = self.w.bodies.graph.groups  # the project's (a body's own graph has none)
-        name = view.params.get("group") if view.type in ("Repeat", "Group") else None
-        body = groups.get(name) if isinstance(name, str) else None
-        kinds = [n.type for n in body] if body is not None else [view.type]
-        if "AdditiveCoupling" in kinds:
-            parts *= 2  # F and G are separate steps
-        return max(1, parts)
-
     def region(self, region: Any) -> Unit:
         """Reversible mode: the region keeps its outputs (wide) and side inputs; backward
         holds the streams' gradients and one step's recomputation at a time."""
@@ -268,6 +254,7 @@ class UnitBuilder:
         self.channels_last = peak_steps.channels_last(self, region, reads)
         self.kept_wide = wide
         moments, act = self._moments(region, out_set, copies)
+        unmade, side_grads = peak_steps.side_unmade(self, region, reads, self.moment_steps)
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem - peak_steps.kept_params(self, region)
         # backward runs the steps last to first, and a step's parameter gradients appear in its
         # own backward: at a step, only the gradients of the steps after it (and of its own
@@ -291,7 +278,7 @@ class UnitBuilder:
         dead = 0
         spent_at = peak_steps.spent_after(self, region)
         twice = peak_steps.one_gradient_bytes(self, region, named)
-        for own, parts, with_grads, before, passing, first_more in reversed(moments):
+        for (own, parts, with_grads, before, passing, first_more), gone in zip(reversed(moments), reversed(unmade)):
             if parts == 0:  # (a Squeeze: ``_moments``)
                 joined, since, dead = passing, 0, 0
                 if ran >= spent_at:
@@ -312,11 +299,11 @@ class UnitBuilder:
                 passing = max(passing, stream - twice)
             if ran < spent_at:  # its first runtime steps, or all of them, run before the release
                 first = own * min(parts, spent_at - ran) // parts  # the gradients of the copies run by then
-                step[0] = max(step[0], with_grads + beside - passing - (params - later - first),
-                              before + dead - passing - (params - later - (first - own // parts)))
+                step[0] = max(step[0], with_grads + beside - passing - (params - later - first) - gone,
+                              before + dead - passing - (params - later - (first - own // parts)) - gone)
             if ran + parts > spent_at:
-                step[1] = max(step[1], with_grads + lift + beside - (params - later - own),
-                              before + lift + dead - (params - later - done))
+                step[1] = max(step[1], with_grads + lift + beside - (params - later - own) - gone,
+                              before + lift + dead - (params - later - done) - gone)
             dead = first_more or dead
             later += own
             ran += parts
@@ -328,7 +315,8 @@ class UnitBuilder:
         inputs_grads = sum(self.w.nbytes(v) for v in reads if self.needs_grad(v)) + getattr(region, "handed", 0)
         if grown:  # a layer reads a float64 stream through a copy in the model's dtype
             step = [step[0] + act, step[1] + act]
-        held = max(0, stream - inputs_grads)
+        # (the side inputs' gradients are not the streams': they appear as F's backward makes them)
+        held = max(0, stream - inputs_grads + side_grads)
         first = step[0] + held
         steps = list(getattr(region, "steps", ()))
         if steps:  # backward ends with its first split's (``peak_steps.gathered``)
@@ -367,9 +355,14 @@ class UnitBuilder:
         moments: list[Moment] = []
         act = 0
         steps = list(getattr(region, "steps", ()))
+        owners: list[str] = []  # the step each moment is of
+        self.moment_steps = owners
         known = peak_bare.analyse(self, steps, couplings, after)
         bare_wired, flow_first = known.bare_wired, known.flow_first
+        prev = ""
         for sid in steps:
+            owners += [prev] * (len(moments) - len(owners))
+            prev = sid
             view = self.w.views.get(sid)
             if view is not None and view.type == "Squeeze":  # its backward joins the streams' gradient anew
                 moments.append((0, 0, 0, 0, self.largest_of([sid]), 0))
@@ -386,7 +379,7 @@ class UnitBuilder:
                 continue
             body = [sid, *getattr(couplings.get(sid), "body", ())]
             ins = self._reads_from_outside(body)
-            parts = self._parts(sid)  # a Repeat or coupling node runs as several runtime steps
+            parts = peak_steps.runtime_parts(self, sid)  # a Repeat or coupling node runs as several runtime steps
             largest = self.largest_of(body)
             act = max(act, largest // parts)
             own_steps = coupling_moments(self, sid, view, largest, copies, known.of(sid)) \
@@ -444,6 +437,7 @@ class UnitBuilder:
             kept, times = peak_steps.kept_copies(self, region, sid)  # (copies, where parts are runtime steps)
             left = parts * (times - kept) // times
             moments.append((own * left // parts, left, with_grads, before, passing, 0))
+        owners += [prev] * (len(moments) - len(owners))
         return moments, act
 
     def spliced(self, sid: str) -> tuple[UnitBuilder, Any, int] | None:

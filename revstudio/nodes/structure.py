@@ -218,16 +218,17 @@ def _merge_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Sequ
     or difference reads none, its partial result gone once the next exists (one output's worth
     for a moment), as a mean's sum is once divided. A maximum's backward splits the gradient of
     ties in halves and masks the rest: half the gradient and two masks at once. Each partial
-    result kept goes as its gradient is made, which makes up for the half of a maximum of three
-    and for all of it of more, and for a product's partial gradients (measured as in a graph)."""
+    result kept goes as its gradient is made, before the last inputs' gradients are: its
+    backward holds that much less than it keeps (a negative figure; a product of three was 12 %
+    over, of four 19 %, counting them to the end; measured as in a graph)."""
     mode, size = params["mode"], numel(outs[0]) if outs else 0
     partials = max(0, len(shapes) - 2)
-    if mode in ("mul", "max"):
-        ports = tuple(f"in{i}" for i in range(len(shapes)))
-        if mode == "mul" or partials > 1:
-            return SavedTensors(ports=ports, values=partials * size)
-        return SavedTensors(ports=ports, values=partials * size, backward_values=size * (1 - partials),
-                            backward_flags=2 * size)
+    if mode == "mul":
+        return SavedTensors(ports=tuple(f"in{i}" for i in range(len(shapes))), values=partials * size,
+                            backward_values=-partials * size)
+    if mode == "max":
+        return SavedTensors(ports=tuple(f"in{i}" for i in range(len(shapes))), values=partials * size,
+                            backward_values=size * (1 - partials), backward_flags=2 * size)
     if mode == "mean" or (mode in ("add", "sub") and partials):
         return SavedTensors(forward_values=size)
     return SavedTensors()

@@ -281,3 +281,36 @@ def test_measure_step_warms_up_before_it_times(monkeypatch: pytest.MonkeyPatch) 
     result = memory.measure_step(model, (torch.randn(2, 4),), timing_runs=2)
     assert len(model.calls) == 1 + 1 + 2  # warm-up, tracked step, timed steps
     assert result["seconds"] == 1.0
+
+
+class _Inner(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 4
+
+
+class _DeletesALocal(torch.nn.Module):
+    """t = x * 2, u = t + b, t deleted, then a named module's output: t is gone before it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.b = torch.nn.Parameter(torch.zeros(()))
+        self.inner = _Inner()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        t = x * 2
+        u = t + self.b  # (an add keeps nothing for backward: t goes with its name)
+        del t
+        return self.inner(u)
+
+
+def test_listing_the_peak_keeps_no_deleted_local_alive() -> None:
+    # Naming a tensor's module read the running frames' locals; before Python 3.13 that is a
+    # snapshot the frame keeps, so the outer forward's ``t`` outlived its ``del`` while the inner
+    # module ran, and the listed peak was three tensors' worth where the step holds two.
+    x = torch.randn(64, 256)
+    model = _DeletesALocal()
+    plain = measure_step(model, (x,), timing_runs=0)["peak_bytes"]
+    listed = measure_step(model, (x,), timing_runs=0, top=5)
+    assert 2 * x.numel() * F32 <= plain < 2 * x.numel() * F32 + 64  # u and the inner output (and scalars)
+    assert listed["peak_bytes"] == plain
+    assert sum(t["bytes"] for t in listed["peak_tensors"]) == plain
