@@ -16,9 +16,11 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 def test_device_check_quick_on_the_cpu(tmp_path: Path) -> None:
     proc = subprocess.run(
+        # every sweep cell, however loaded the machine: a time-boxed sweep measured 3 of 4 cells
+        # in a CI run sharing its cores (how many cells fit is the benchmark's call, not this test's)
         [sys.executable, str(ROOT / "benchmarks" / "device_check.py"), "--device", "cpu", "--quick",
-         "--out", str(tmp_path)],
-        capture_output=True, text=True, cwd=ROOT, timeout=600,
+         "--sweep-seconds", "3600", "--out", str(tmp_path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=1200,
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     data = json.loads((tmp_path / "device_check.json").read_text())
