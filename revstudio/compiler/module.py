@@ -30,6 +30,7 @@ from .plugin_layers import check_plugin_layer, plugin_of
 from .pricing import Prices
 from .program import NodeCall, Part, RegionCall
 from .renames import alias_state_keys, layer_aliases
+from .runtime_eager import eager
 
 MODES = ("reversible", "standard", "checkpoint")
 
@@ -380,7 +381,7 @@ class CompiledModel(_Executor):
         xs = self._invert(outputs)
         return xs[0] if len(xs) == 1 else xs
 
-    @torch.compiler.disable
+    @eager
     @torch.no_grad()
     def initialize(self, *inputs: torch.Tensor) -> None:
         """Runs data-dependent initialisation (ActNorm) once, eagerly, on this batch.

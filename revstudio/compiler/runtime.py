@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from .runtime_affine import Affine  # noqa: F401 - re-exported: the runtime's public step API
+from .runtime_eager import eager
 from .runtime_function import _RegionFunction
 from .runtime_layout import Cat, Rename, Slice, fuse_cat_slice  # noqa: F401 - re-exported
 from .runtime_recompute import (  # noqa: F401 - re-exported
@@ -256,7 +257,7 @@ class Region:
             self.logdet, outs = outs[-1], outs[:-1]
         return outs
 
-    @torch.compiler.disable  # dynamo cannot trace a checkpoint's context_fn: run eagerly, a graph break
+    @eager  # dynamo cannot trace a checkpoint's context_fn: run eagerly, a graph break
     def _checkpointed(self, inputs: Sequence[Tensor], dtype: torch.dtype) -> tuple[Tensor, ...]:
         """torch.utils.checkpoint segment by segment (``segments``): backward recomputes one
         segment at a time, so it holds the segments' inputs plus one segment's activations."""
@@ -353,4 +354,4 @@ def _reversible_impl(region: Region, inputs: Sequence[Tensor], dtype: torch.dtyp
 
 # The Function frees and restores storage and records RNG states: run it eagerly
 # even inside torch.compile (a graph break around each region).
-_reversible = torch.compiler.disable(_reversible_impl)
+_reversible = eager(_reversible_impl)
