@@ -403,6 +403,10 @@ class CompiledModel(_Executor):
             rt.share_from_rank0(pending)
         self._init_checked = True
 
+    def _replicate_for_data_parallel(self) -> Any:  # nn.DataParallel's copy: see rt.refuse_replicas
+        held = any(m._regions for m in self.modules() if isinstance(m, _Executor))
+        return rt.refuse_replicas(self) if held else super()._replicate_for_data_parallel()
+
     def extra_repr(self) -> str:
         regions = ", ".join(f"{r.id} ({len(r.nodes)} nodes)" for r in self.regions) or "none"
         return f"mode={self.mode!r}, regions: {regions}"
