@@ -284,6 +284,7 @@ class _Writer:
         if self.initializes:
             frozen = self.inliner.require_name("revstudio.compiler.runtime", "frozen_batch_stats")
             share = self.inliner.require_name("revstudio.compiler.runtime", "share_from_rank0")
+            eager = self.inliner.require_name("revstudio.compiler.runtime_eager", "run_eagerly")
             lines += [
                 "",
                 "    @torch.no_grad()",
@@ -292,7 +293,10 @@ class _Writer:
                 "",
                 "        Runs in standard mode, draws nothing from the caller's random stream and",
                 "        leaves BatchNorm statistics alone. A loaded checkpoint is already initialised.",
+                "        Never traced by torch.compile: it runs eagerly, a graph break.",
                 '        """',
+                "        if torch.compiler.is_compiling():",
+                f"            return {eager}(type(self).initialize, self, *inputs)",
                 "        pending = [m for m in self.modules() if hasattr(m, \"initialize\") and isinstance(",
                 "            getattr(m, \"initialized\", None), torch.Tensor) and not bool(m.initialized)]",
                 "        if pending:",

@@ -25,10 +25,17 @@ def eager(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         if torch.compiler.is_compiling():
-            disabled = _DISABLED.get(fn)
-            if disabled is None:
-                disabled = _DISABLED[fn] = torch.compiler.disable(fn)
-            return disabled(*args, **kwargs)
+            return run_eagerly(fn, *args, **kwargs)
         return fn(*args, **kwargs)
 
     return call
+
+
+def run_eagerly(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` through ``torch.compiler.disable(fn)``, made once per ``fn``: for a
+    trace that reaches ``fn`` (a method can ask ``torch.compiler.is_compiling()`` itself, where its
+    class is written before this file's functions, as an exported ``Model`` is)."""
+    disabled = _DISABLED.get(fn)
+    if disabled is None:
+        disabled = _DISABLED[fn] = torch.compiler.disable(fn)
+    return disabled(*args, **kwargs)

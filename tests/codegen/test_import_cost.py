@@ -66,3 +66,25 @@ def test_torch_compile_still_runs_a_reversible_region_outside_its_graph(tmp_path
     assert all(torch.allclose(a, b, rtol=1e-4, atol=1e-6) for a, b in zip(traced, eager))
     reasons = [r.reason for r in torch._dynamo.explain(model)(x).break_reasons]
     assert reasons and all("torch.compiler.disable" in r for r in reasons), reasons
+
+
+@pytest.mark.slow
+def test_torch_compile_runs_an_exported_models_initialisation_eagerly() -> None:
+    """ActNorm's data-dependent init is run once, outside the compiled graph (DESIGN section 5), as
+    the compiled module's ``initialize`` is: the exported one was traced, dynamo broke its graph on
+    ``Tensor.item`` and printed a warning about it on a model's first compiled call."""
+    import torch
+    from torch._dynamo.utils import counters
+
+    namespace: dict = {}
+    exec(compile(export(load(str(EXAMPLES / "glow_flow.revs"))), "exported.py", "exec"), namespace)
+    x = torch.randn(4, 3, 16, 16)
+    torch.manual_seed(0)
+    eager, traced = namespace["Model"](), namespace["Model"]()
+    traced.load_state_dict(eager.state_dict())
+    torch._dynamo.reset()
+    counters.clear()
+    got = torch.compile(traced, backend="eager")(x)
+    assert torch.allclose(got, eager(x), rtol=1e-5, atol=1e-6)  # initialised as eagerly
+    breaks = list(counters["graph_break"])
+    assert not [b for b in breaks if "item" in b], breaks
