@@ -30,6 +30,19 @@ from .training import top_level_names, training_parts
 __all__ = ["MODES", "ClassCode", "check_bindings", "comment_text", "docstring_text", "generate"]
 
 
+# What the Model's docstring says a reversible region does not take (docs/cli.md, export).
+REVERSIBLE_LIMITS = (
+    "",
+    '    In "reversible" mode each region is an autograd Function that frees and rebuilds',
+    "    its tensors' storage, so some tools need another mode: double backward",
+    '    (create_graph=True), torch.export and torch.jit.trace need "standard" or',
+    '    "checkpoint"; torch.func transforms (grad, vmap, jacrev) need "standard".',
+    "    torch.compile works in every mode (each region runs eagerly inside it);",
+    "    torch.jit.script in none. nn.DataParallel over several GPUs is refused: use",
+    "    DistributedDataParallel, which works in every mode.",
+)
+
+
 @dataclass
 class ClassCode:
     """The source of one generated ``nn.Module`` class."""
@@ -156,6 +169,7 @@ class _Writer:
                       '    ``mode`` says how reversible regions run: "reversible" (activations are rebuilt',
                       '    in backward instead of stored), "standard" (plain autograd) or "checkpoint"',
                       "    (torch.utils.checkpoint); the weights are the same in every mode.",
+                      *(REVERSIBLE_LIMITS if self.has_regions else ()),
                       '    """', ""]
         else:
             lines += [f"class {name}(nn.Module):",
@@ -262,10 +276,15 @@ class _Writer:
                 "            for part in vars(module).values():",
                 "                if hasattr(part, \"track_error\"):  # a reversible region of the runtime",
                 "                    part.track_error = self._track_inversion",
+                "",
+                "    def _replicate_for_data_parallel(self) -> nn.Module:",
+                "        # nn.DataParallel's copy of the model would run this one's layers in its regions",
+                f"        return {self.inliner.require_name('revstudio.compiler.runtime', 'refuse_replicas')}(self)",
             ]
         if self.initializes:
             frozen = self.inliner.require_name("revstudio.compiler.runtime", "frozen_batch_stats")
             share = self.inliner.require_name("revstudio.compiler.runtime", "share_from_rank0")
+            eager = self.inliner.require_name("revstudio.compiler.runtime_eager", "run_eagerly")
             lines += [
                 "",
                 "    @torch.no_grad()",
@@ -274,7 +293,10 @@ class _Writer:
                 "",
                 "        Runs in standard mode, draws nothing from the caller's random stream and",
                 "        leaves BatchNorm statistics alone. A loaded checkpoint is already initialised.",
+                "        Never traced by torch.compile: it runs eagerly, a graph break.",
                 '        """',
+                "        if torch.compiler.is_compiling():",
+                f"            return {eager}(type(self).initialize, self, *inputs)",
                 "        pending = [m for m in self.modules() if hasattr(m, \"initialize\") and isinstance(",
                 "            getattr(m, \"initialized\", None), torch.Tensor) and not bool(m.initialized)]",
                 "        if pending:",

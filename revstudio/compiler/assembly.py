@@ -16,6 +16,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 from .runtime import FLOAT32X2, Affine, Cat, Coupling, Invertible, Region, Slice, Step, recompute_contexts
+from .runtime_eager import eager
 
 # ---- regions ------------------------------------------------------------------
 
@@ -251,7 +252,7 @@ def checkpoint_segments(ops: Sequence[tuple[Sequence[str], Sequence[str], bool]]
     return segments
 
 
-@torch.compiler.disable  # dynamo cannot trace a checkpoint's context_fn: run eagerly, a graph break
+@eager  # dynamo cannot trace a checkpoint's context_fn: run eagerly, a graph break
 def recompute_in_backward(part: Callable[..., tuple[torch.Tensor, ...]], inputs: Sequence[torch.Tensor],
                           modules: Sequence[nn.Module]) -> tuple[torch.Tensor, ...]:
     """``part(*inputs)`` through torch.utils.checkpoint: kept are its inputs, not what happens inside."""

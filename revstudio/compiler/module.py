@@ -30,6 +30,7 @@ from .plugin_layers import check_plugin_layer, plugin_of
 from .pricing import Prices
 from .program import NodeCall, Part, RegionCall
 from .renames import alias_state_keys, layer_aliases
+from .runtime_eager import eager
 
 MODES = ("reversible", "standard", "checkpoint")
 
@@ -382,7 +383,7 @@ class CompiledModel(_Executor):
         xs = self._invert(outputs)
         return xs[0] if len(xs) == 1 else xs
 
-    @torch.compiler.disable
+    @eager
     @torch.no_grad()
     def initialize(self, *inputs: torch.Tensor) -> None:
         """Runs data-dependent initialisation (ActNorm) once, eagerly, on this batch.
@@ -403,6 +404,10 @@ class CompiledModel(_Executor):
                 self.mode = mode
             rt.share_from_rank0(pending)
         self._init_checked = True
+
+    def _replicate_for_data_parallel(self) -> Any:  # nn.DataParallel's copy: see rt.refuse_replicas
+        held = any(m._regions for m in self.modules() if isinstance(m, _Executor))
+        return rt.refuse_replicas(self) if held else super()._replicate_for_data_parallel()
 
     def extra_repr(self) -> str:
         regions = ", ".join(f"{r.id} ({len(r.nodes)} nodes)" for r in self.regions) or "none"

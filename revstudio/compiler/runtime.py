@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from .runtime_affine import Affine  # noqa: F401 - re-exported: the runtime's public step API
+from .runtime_eager import eager
 from .runtime_function import _RegionFunction
 from .runtime_layout import Cat, Rename, Slice, fuse_cat_slice  # noqa: F401 - re-exported
 from .runtime_recompute import (  # noqa: F401 - re-exported
@@ -245,6 +246,11 @@ class Region:
             return self.run(inputs, dtype)
         if mode == "checkpoint":
             return self._checkpointed(inputs, dtype)
+        if _transformed():
+            raise RuntimeError(
+                f"reversible region {self.id!r}: torch.func transforms (grad, vmap, jacrev, ...) are not "
+                "supported in reversible mode, because the region frees and rebuilds its tensors' storage "
+                'outside autograd; set model.mode = "standard" for them')
         self.param_list = _params_of(self.tree())
         wants_grad = torch.is_grad_enabled() and (
             any(x.requires_grad for x in inputs) or bool(self.param_list))
@@ -256,7 +262,7 @@ class Region:
             self.logdet, outs = outs[-1], outs[:-1]
         return outs
 
-    @torch.compiler.disable  # dynamo cannot trace a checkpoint's context_fn: run eagerly, a graph break
+    @eager  # dynamo cannot trace a checkpoint's context_fn: run eagerly, a graph break
     def _checkpointed(self, inputs: Sequence[Tensor], dtype: torch.dtype) -> tuple[Tensor, ...]:
         """torch.utils.checkpoint segment by segment (``segments``): backward recomputes one
         segment at a time, so it holds the segments' inputs plus one segment's activations."""
@@ -301,6 +307,26 @@ class Region:
             step.inverse(env, dtype)
         errs = [float((exact(ref[s]) - exact(env[s])).norm() / exact(ref[s]).norm().clamp_min(1e-30)) for s in ref]
         return max(errs) if errs else 0.0
+
+
+def refuse_replicas(model: nn.Module) -> nn.Module:
+    """What ``nn.DataParallel`` gets for a replica of a model with reversible regions: a refusal.
+    A replica is a shallow copy of each module, and a region is one attribute holding the
+    original's layers, so every replica would run the original's weights inside its regions."""
+    raise RuntimeError(
+        f"{type(model).__name__}: nn.DataParallel over several devices cannot replicate a model with "
+        "reversible regions (each replica would run the original's layers inside them); use "
+        "DistributedDataParallel, one process per GPU (torchrun, or revstudio train --nproc), which works "
+        "in every mode")
+
+
+_transforms_active = getattr(torch._C, "_are_functorch_transforms_active", None)
+
+
+def _transformed() -> bool:
+    """Whether a torch.func transform (grad, vmap, ...) is running this call (not asked while
+    torch.compile traces: dynamo reads ``is_compiling`` as True and never calls the probe)."""
+    return not torch.compiler.is_compiling() and _transforms_active is not None and bool(_transforms_active())
 
 
 def _references(xs: Sequence[Tensor]) -> list[int]:
@@ -353,4 +379,4 @@ def _reversible_impl(region: Region, inputs: Sequence[Tensor], dtype: torch.dtyp
 
 # The Function frees and restores storage and records RNG states: run it eagerly
 # even inside torch.compile (a graph break around each region).
-_reversible = torch.compiler.disable(_reversible_impl)
+_reversible = eager(_reversible_impl)

@@ -1,0 +1,51 @@
+"""torch.func on an exported model: reversible mode refuses it in words that name the region and
+the way out (torch's own message spoke of an autograd.Function's setup_context, or of a
+channels_last layout under vmap); standard mode takes it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch.func import functional_call, grad, vmap  # noqa: E402
+
+from revstudio.codegen import export  # noqa: E402
+from revstudio.core.project import load  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
+
+
+def _model():
+    namespace: dict = {}
+    exec(compile(export(load(str(EXAMPLES / "revnet_wired.revs"))), "exported.py", "exec"), namespace)
+    torch.manual_seed(0)
+    return namespace["Model"](), torch.randn(2, 3, 16, 16)
+
+
+def _grads(model, x) -> dict:
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    return grad(lambda p: functional_call(model, p, (x,)).square().sum())(params)
+
+
+def test_torch_func_grad_is_refused_in_reversible_mode_with_the_way_out() -> None:
+    model, x = _model()
+    with pytest.raises(RuntimeError) as info:
+        _grads(model, x)
+    text = str(info.value)
+    assert "'region-block0_split'" in text and "torch.func" in text and 'model.mode = "standard"' in text
+
+
+def test_vmap_is_refused_in_reversible_mode() -> None:
+    model, x = _model()
+    with pytest.raises(RuntimeError, match=r"torch\.func.*model\.mode = \"standard\""), torch.no_grad():
+        vmap(lambda row: model(row.unsqueeze(0)))(x)
+
+
+def test_standard_mode_takes_torch_func_grad() -> None:
+    model, x = _model()
+    model.mode = "standard"
+    got = _grads(model, x)
+    model(x).square().sum().backward()
+    assert all(torch.allclose(got[k], p.grad, rtol=1e-5, atol=1e-6) for k, p in model.named_parameters())
