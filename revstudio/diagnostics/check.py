@@ -13,8 +13,10 @@ from revstudio.core.check import IncrementalCheck, Report, check
 from revstudio.core.diagnostics import Diagnostic, warning
 from revstudio.core.graph import Graph
 from revstudio.core.nogc import without_cyclic_gc
+from revstudio.core.spec import registry as default_registry
 
 from .batch_checks import batch_errors
+from .check_memo import AnalysisMemo, Derived, content_key
 from .estimate import estimate, input_dtype, input_dtypes
 from .sizes import LAYER_LIMIT, measure, size_warnings
 
@@ -74,7 +76,7 @@ def training_device(graph: Graph) -> str:
 
 @without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
 def full_check(graph: Graph, batch: int | None = None, device: str | None = None,
-               incremental: IncrementalCheck | None = None) -> Report:
+               incremental: IncrementalCheck | None = None, memo: AnalysisMemo | None = None) -> Report:
     """Core check + reversible regions (with near-miss warnings) + memory estimate.
 
     ``batch`` only scales the estimate (shapes exclude the batch dimension);
@@ -82,14 +84,21 @@ def full_check(graph: Graph, batch: int | None = None, device: str | None = None
     would run, "cpu" or an accelerator's type ("cuda"), whose runtime updates streams
     differently (``diagnostics.stream_updates``); None: the project's (:func:`training_device`).
     ``incremental``: the editor's :class:`IncrementalCheck`, so shape inference redoes only what
-    the last edit can affect (the report is the same).
+    the last edit can affect (the report is the same). ``memo``: the editor's
+    :class:`AnalysisMemo`, so a graph state seen a few edits ago (undo, redo) reuses its regions
+    and estimate (the report is the same).
     """
     if batch is None:
         batch = training_batch(graph)
     if device is None:
         device = training_device(graph)
     report = check(graph) if incremental is None else incremental.check(graph)
-    regions, near, order = _analyze_regions(graph, report)
+    key = content_key(graph, default_registry, batch, device) if memo is not None else None
+    known_derived = memo.get(key) if memo is not None and key is not None else None
+    if known_derived is None:
+        regions, near, order = _analyze_regions(graph, report)
+    else:
+        regions, near, order = list(known_derived.regions), list(known_derived.near_misses), known_derived.order
     report.regions = regions
     report.near_misses = near
     known = {(d.node, d.port, d.message) for d in report.diagnostics}
@@ -108,10 +117,18 @@ def full_check(graph: Graph, batch: int | None = None, device: str | None = None
         # such a graph (a Repeat of a Repeat), on every edit in the editor. Its warning says so.
         report.estimate = None
         return report
+    if known_derived is not None:
+        report.estimate = known_derived.estimate
+        if known_derived.estimate_error is not None:
+            report.diagnostics.append(known_derived.estimate_error)
+        return report
+    failed = None
     try:
         report.estimate = estimate(graph, report, regions, batch=batch, order=order, device=device)
     except Exception as exc:  # same reasoning: the estimate is advice, never a crash
         report.estimate = None
-        report.diagnostics.append(warning(
-            None, f"the memory estimate failed ({type(exc).__name__}: {exc}); please report this"))
+        failed = warning(None, f"the memory estimate failed ({type(exc).__name__}: {exc}); please report this")
+        report.diagnostics.append(failed)
+    if memo is not None and key is not None:
+        memo.put(key, Derived(list(regions), list(near), order, report.estimate, failed))
     return report

@@ -28,6 +28,14 @@ TYPING_NODES = 200  # nodes, group bodies included
 TYPING_MS = 300
 
 
+def _new_memo() -> Any:
+    try:
+        from revstudio.diagnostics.check_memo import AnalysisMemo
+    except ImportError:  # a build without the backend: nothing to remember
+        return None
+    return AnalysisMemo()
+
+
 class _QtCommand(QUndoCommand):
     """Adapts a pure-Python core command to ``QUndoStack``."""
 
@@ -103,6 +111,8 @@ class Document(QObject):
         self._moving = False
         # Shape inference kept between edits: an edit re-infers only the nodes it can affect.
         self.incremental = IncrementalCheck()
+        # Regions and memory estimate of the last few graph states: undo and redo reuse them.
+        self.memo: Any = _new_memo()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
@@ -188,7 +198,7 @@ class Document(QObject):
             from revstudio.diagnostics.check import full_check as _full
 
             def full_check(graph: Graph) -> Any:
-                return _full(graph, incremental=inc)
+                return _full(graph, incremental=inc, memo=self.memo)
         except ImportError:  # a build without the backend: shapes and diagnostics only
             full_check = inc.check
         try:
@@ -209,6 +219,7 @@ class Document(QObject):
             body.changed.unsub(self.schedule_recompute)
         self.graph = graph
         self.incremental = IncrementalCheck()  # nothing kept from the last project's graphs
+        self.memo = _new_memo()
         self.path = path
         self._index = 0  # emptying the stack is no undo: nothing to say ("Undid 3 edits")
         self.undo_stack.clear()

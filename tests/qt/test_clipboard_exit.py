@@ -44,3 +44,38 @@ def test_quitting_after_a_copy_exits_cleanly(tmp_path):
     done = subprocess.run([sys.executable, "-c", SCRIPT, str(EXAMPLE)], env=env, cwd=tmp_path, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+
+
+OWN_APP = r"""
+import sys
+from PySide6.QtCore import QCoreApplication, QStandardPaths
+from PySide6.QtWidgets import QApplication
+from revstudio.qt.main_window import MainWindow
+
+app = QApplication(sys.argv)
+QStandardPaths.setTestModeEnabled(True)
+window = MainWindow()
+window.show()
+window.files.load_path(sys.argv[1])
+QCoreApplication.processEvents()
+view = window.current_view()
+view.select_nodes(list(view.graph.nodes))
+assert view.copy()
+window.document.undo_stack.setClean()
+window.close()
+QCoreApplication.processEvents()
+print("done")
+"""
+
+
+def test_a_script_with_its_own_application_exits_cleanly_after_a_copy(tmp_path):
+    """A script or benchmark that makes its own QApplication and window (not ``run_app``) and
+    copies: its exit died in SIGSEGV (benchmarks/bench_editor_actions.py after its table)."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data"),
+           "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+    (tmp_path / "run").mkdir(mode=0o700)
+    done = subprocess.run([sys.executable, "-c", OWN_APP, str(EXAMPLE)], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert "done" in done.stdout, done.stderr[-2000:]
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])

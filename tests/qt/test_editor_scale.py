@@ -152,3 +152,24 @@ def test_the_facts_of_a_big_selection_look_regions_and_errors_up_once(make_windo
     assert labels and all(f"in {label}" in text for label in labels), text
     doc.push(SetParam(doc.graph, "l0b0_f_conv2", "out_channels", 3))  # one error in the selection
     assert "1 error in the selection" in w.inspector._selection_facts(doc.current_report())
+
+
+def test_an_undo_reuses_the_regions_and_estimate_it_had(qtbot):
+    """An undo brings back a graph state the document checked a moment ago: its regions, estimate
+    and the badges' peak figures come from the document's memo, not a new whole-graph pass."""
+    from revstudio.core.commands import SetParam
+    from revstudio.qt.document import Document
+
+    g = large_graph(40)
+    doc = Document(g)
+    before = doc.current_report()
+    before.estimate.peak_bytes("standard")  # what the region badges read
+    act = next(n.id for n in g if n.type == "Activation")
+    doc.push(SetParam(g, act, "fn", "tanh"))
+    assert doc.current_report().estimate is not before.estimate
+    misses = doc.memo.misses
+    doc.undo_stack.undo()
+    after = doc.current_report()
+    assert after is not before and after.estimate is before.estimate and doc.memo.misses == misses
+    assert after.to_json() == before.to_json()
+    doc.undo_stack.clear()

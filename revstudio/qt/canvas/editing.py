@@ -7,6 +7,7 @@ so each file stays about one thing.
 """
 from __future__ import annotations
 
+import atexit
 from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QRectF
@@ -44,10 +45,25 @@ def release_clipboard() -> None:
     (offscreen: every test run that copied last; ``revstudio`` quit after a copy). Paste
     reads the same JSON from plain text, so nothing copied is lost.
     """
+    if QGuiApplication.instance() is None:
+        return  # the application (and its clipboard with the data) is gone already
     board = QGuiApplication.clipboard()
     data = board.mimeData() if board is not None else None
     if data is not None and data.hasFormat(clipboard.MIME):
         board.setText(data.text())
+
+_release_registered = False
+
+
+def _release_at_exit() -> None:
+    """Release the clipboard when the interpreter exits, whatever made the QApplication: the
+    editor's ``run_app`` does so after its event loop, but a script or benchmark that builds
+    its own window and copies (``benchmarks/bench_editor_actions.py``) ended in SIGSEGV."""
+    global _release_registered
+    if not _release_registered:
+        _release_registered = True
+        atexit.register(release_clipboard)
+
 
 class EditingMixin(ViewParts):
     """Edit actions for a view that has ``document``, ``graph``, ``_scene`` and ``message``."""
@@ -179,6 +195,7 @@ class EditingMixin(ViewParts):
         data.setData(clipboard.MIME, text.encode("utf-8"))
         data.setText(text)  # readable anywhere, and pasteable back
         QGuiApplication.clipboard().setMimeData(data)
+        _release_at_exit()
         self._paste_count = 0
         self.message.emit(f"Copied {len(ids)} node{'s' * (len(ids) != 1)}")
         return True
