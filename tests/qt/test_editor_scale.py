@@ -109,9 +109,15 @@ def test_typing_into_a_big_graphs_field_rechecks_once_after_the_typing(qtbot):
     doc.undo_stack.clear()
 
 
-def test_a_rubber_band_announces_its_selection_throttled_not_per_mouse_move(make_window, settle):
+def test_a_rubber_band_announces_its_selection_throttled_not_per_mouse_move(make_window, settle, monkeypatch):
     from PySide6.QtCore import QCoreApplication, QPoint, Qt
     from PySide6.QtTest import QTest
+
+    from revstudio.qt.canvas import scene_selection
+
+    # no interval passes in the drag however slow each move is on a loaded machine (at 100 ms,
+    # one announcement per move met the limit in a combined run): what is counted is the batching
+    monkeypatch.setattr(scene_selection, "BAND_MS", 600_000)
 
     w = make_window(large_graph(N))
     view = w.current_view()
@@ -131,8 +137,8 @@ def test_a_rubber_band_announces_its_selection_throttled_not_per_mouse_move(make
     settle()
     assert len(view.selected_node_ids()) == len(w.document.graph.nodes)
     assert announced[-1] == view.selected_node_ids() and sorted(w.inspector.selection) == sorted(announced[-1])
-    # once per 100 ms of dragging and once at the end; per mouse move was one each time the set grew
-    assert len(announced) <= 6, len(announced)
+    # the drag's first change and its end; per mouse move was one each time the set grew
+    assert len(announced) <= 2, len(announced)
 
 
 def test_the_facts_of_a_big_selection_look_regions_and_errors_up_once(make_window, settle, monkeypatch):
