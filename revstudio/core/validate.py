@@ -112,7 +112,7 @@ def missing_type_text(type_id: str, record: Mapping[str, Any] | None, registry: 
             f"install it (pip install {dist}) and reopen the file")
 
 
-def _other_provider(registry: Registry, type_id: str, record: Any) -> str:
+def other_provider(registry: Registry, type_id: str, record: Any) -> str:
     """Where another package provides ``type_id`` than the plugin the file was saved with (two
     packages declare it, and the other one won, or revstudio now has a built-in type of that
     name): a warning saying so, since the layer may differ; else empty."""
@@ -163,7 +163,7 @@ def resolve_node(
         diags.append(error(node.id, hint))
         return NodeState(node, None, failed=True)
     state = NodeState(node, spec)
-    swapped = _other_provider(registry, spec.type_id, (plugins or {}).get(spec.type_id))
+    swapped = other_provider(registry, spec.type_id, (plugins or {}).get(spec.type_id))
     if swapped:
         diags.append(warning(node.id, swapped))
     raw = node.params if isinstance(node.params, dict) else {}
