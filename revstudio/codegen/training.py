@@ -80,6 +80,15 @@ def _copied_parts() -> str:
                         inspect.getsource(parts.Loss)])
 
 
+def _copied_divergence() -> str:
+    """``START_STEPS``, ``FACTOR``, ``DivergenceWatch`` and ``_number`` of revstudio.training.divergence,
+    verbatim: the script warns of a diverging loss by the very rule ``revstudio train`` uses."""
+    from revstudio.training import divergence
+
+    return "\n\n".join([f"START_STEPS = {divergence.START_STEPS!r}\nFACTOR = {divergence.FACTOR!r}\n",
+                        inspect.getsource(divergence.DivergenceWatch), inspect.getsource(divergence._number)])
+
+
 def _literal(value: Any) -> str:
     """A Python literal of JSON-like data (strings through ``repr``, so nothing becomes code)."""
     text = repr(value)
@@ -117,6 +126,9 @@ def training_constants(graph: Any, report: Any, section: dict[str, Any] | None,
             "output_shape": list(task.output_shape), "requested": task.requested,
             "sequence": find_type(graph, ("BiRNN",)) is not None,
         }
+    from revstudio.diagnostics.coupling_init import identity_start_advice
+
+    advice = identity_start_advice(graph)  # a flow's couplings to zero-initialise, for a diverged loss
     spec_rows = "\n".join(f"    {node!r}: ({tuple(shape)!r}, {dtype!r})," for node, (shape, dtype) in ordered.items())
     config_rows = "\n".join(f"    {key!r}: {_literal(value)}," for key, value in config.items())
     task_rows = "\n".join(f"    {key!r}: {_literal(value)}," for key, value in tasks.items())
@@ -127,7 +139,9 @@ def training_constants(graph: Any, report: Any, section: dict[str, Any] | None,
             f"TASK_NAMES = {_literal(TASKS)}\n"
             f"TASKS: dict[str, Any] = {{\n{task_rows}\n}}\n"
             "# Input node id -> (shape, dtype), in Model's argument order\n"
-            f"INPUT_SPECS: dict[str, tuple[tuple[int, ...], str]] = {{\n{spec_rows}\n}}\n")
+            f"INPUT_SPECS: dict[str, tuple[tuple[int, ...], str]] = {{\n{spec_rows}\n}}\n"
+            "# what a flow whose loss diverges should change in the project (said with the warning)\n"
+            f"DIVERGED_ADVICE = {_literal(advice)}\n")
 
 
 def training_parts(graph: Any, report: Any, section: dict[str, Any] | None, input_order: Sequence[str],
@@ -141,6 +155,8 @@ def training_parts(graph: Any, report: Any, section: dict[str, Any] | None, inpu
         "# ---- data (verbatim from revstudio.training.synthetic and .sources) " + "-" * 17 + "\n"
         + _verbatim(synthetic) + "\n\n" + _verbatim(sources),
         "# ---- schedule and loss (verbatim from revstudio.training.parts) " + "-" * 21 + "\n" + _copied_parts(),
+        "# ---- divergence watch (verbatim from revstudio.training.divergence) " + "-" * 17 + "\n"
+        + _copied_divergence(),
         "# ---- the training loop (as revstudio.training.loop) " + "-" * 32 + "\n" + LOOP.strip("\n") + "\n",
     ]
 
@@ -150,12 +166,13 @@ def top_level_names() -> set[str]:
     from revstudio.training import sources, synthetic
 
     names: set[str] = set()
-    for text in (inspect.getsource(sources), inspect.getsource(synthetic), _copied_parts(), LOOP):
+    for text in (inspect.getsource(sources), inspect.getsource(synthetic), _copied_parts(),
+                 _copied_divergence(), LOOP):
         for stmt in ast.parse(text).body:
             if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
                 names.add(stmt.name)
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 names.update(t.id for t in targets if isinstance(t, ast.Name))
-    return names | {"EXPORTED_BY", "TRAINING", "TASK_NAMES", "TASKS", "INPUT_SPECS"}
+    return names | {"EXPORTED_BY", "TRAINING", "TASK_NAMES", "TASKS", "INPUT_SPECS", "DIVERGED_ADVICE"}
 

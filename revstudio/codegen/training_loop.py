@@ -104,6 +104,17 @@ def out_problem(path: str) -> str | None:
     return None
 
 
+def diverged_text(warned: dict[str, Any], config: dict[str, Any], kind: str) -> str:
+    """The warning of a loss that diverged (revstudio.training.divergence.diverged_message's words)."""
+    unit = " bits per dimension" if kind == "flow" else ""
+    clip = (f"a tighter --grad-clip (now {config['grad_clip']:g})" if config["grad_clip"] is not None
+            else "--grad-clip 1.0")
+    return (f"the loss diverged: {warned['loss']:.4g}{unit} at step {warned['step']}, against {warned['start']:.4g} "
+            f"at the start (it rose by more than {FACTOR:g} times the start's size). The run goes on, as a spike "
+            f"may come back down; stop it (Ctrl-C) if the loss stays up. Try a lower --lr (now {config['lr']:g}) "
+            f"or {clip}{DIVERGED_ADVICE if kind == 'flow' else ''}")
+
+
 def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | None = None,
           json_rows: bool = False, resume: str | None = None) -> Model:
     """Train ``Model`` with ``config`` (the TRAINING keys); write the checkpoint to ``out``."""
@@ -167,6 +178,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             torch.set_rng_state((ranks[rank] if rank else state["rng"])["torch"])
         else:
             torch.manual_seed((config["seed"] + rank * 0x9E3779B9 + step) % 2**32)
+    # a loss that grows by orders of magnitude while finite: warned of once (the start survives --resume)
+    watch = DivergenceWatch(state.get("divergence") if resume else None)
     levels = flow_levels(config["data"], config["val_data"]) if kind == "flow" else None
     loss_fn = Loss(kind, levels)
 
@@ -184,7 +197,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     metrics: dict[str, Any] = {}  # the latest of each, as revstudio's checkpoint keeps them
 
     def emit(row: dict[str, Any]) -> None:
-        metrics.update({k: row[k] for k in ("loss", "accuracy", "val_loss", "val_accuracy") if k in row})
+        if row["kind"] != "event":  # (a diverged row's loss is one step's, not the latest figure)
+            metrics.update({k: row[k] for k in ("loss", "accuracy", "val_loss", "val_accuracy") if k in row})
         if rank != 0:
             return
         if json_rows:  # the rows of `revstudio train --json`: "time" in seconds since the start
@@ -237,7 +251,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             "versions": {"revstudio": EXPORTED_BY, "torch": str(torch.__version__).split("+")[0],
                          "python": platform.python_version()},
             "window": {"loss": window[0], "correct": window[1], "count": window[2]}, "metrics": dict(metrics),
-            "val_pending": False})  # (it validates before it saves: none is ever cut short here)
+            "val_pending": False,  # (it validates before it saves: none is ever cut short here)
+            "divergence": watch.state()})
 
     window = [0.0, 0.0, 0.0, time.perf_counter()]
     if resume and isinstance(state.get("window"), dict):  # the step rows' running means since the last row
@@ -288,6 +303,13 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             optimizer.step()
         scheduler.step()
         step += 1
+        if watch.see(step, float(stats[0]) / float(stats[2])) and watch.warned is not None:
+            watch.warned["message"] = diverged_text(watch.warned, config, kind)
+            if json_rows:  # the row of `revstudio train --json`
+                emit({"kind": "event", "event": "diverged", "step": step, "loss": watch.warned["loss"],
+                      "start": watch.warned["start"], "message": watch.warned["message"]})
+            elif rank == 0:
+                print(f"warning: {watch.warned['message']}", file=sys.stderr, flush=True)
         window[0] += float(stats[0])
         window[1] += float(stats[1])
         window[2] += float(stats[2])
@@ -305,6 +327,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             save_now()
     validate()
     save_now()
+    if rank == 0 and not json_rows and watch.warned is not None:  # said again where a reader looks last
+        print(f"warning: {watch.warned['message']}", file=sys.stderr, flush=True)
     if rank == 0 and not json_rows:
         print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, "
               "weights_only=True)['model']))")

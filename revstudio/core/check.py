@@ -7,17 +7,18 @@ shapes in topological order (``shapes.py``) and returns a :class:`Report`;
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .diagnostics import Diagnostic, warning
-from .graph import Graph, GraphError, PortRef
+from .graph import Graph, GraphError, Node, PortRef
 from .incremental import IncrementalCheck
 from .nogc import without_cyclic_gc
 from .shapes import UNUSED_BODY, Analysis, GroupInferer, NodeInfo, analyse_graph, body_errors_text, fmt_shape
 from .spec import Registry, ShapeT
 from .spec import registry as default_registry
-from .validate import group_refs
+from .validate import group_refs, other_provider
 
 __all__ = ["IncrementalCheck", "NodeInfo", "Report", "check", "fmt_shape"]
 
@@ -133,7 +134,49 @@ def _check(graph: Graph, registry: Registry, incremental: IncrementalCheck | Non
             bodies[name] = analyse_graph(body, inferer, provided=UNUSED_BODY)
     report.groups = {name: _report(bodies[name]) for name in graph.groups}
     report.diagnostics += _unused_group_errors(graph, report.groups, registry)
+    report.diagnostics += _body_provider_warnings(graph, registry)
     return report
+
+
+def _body_refs(nodes: Iterable[Node], registry: Registry) -> list[str]:
+    """The groups ``nodes`` run (Group, Repeat, a coupling's f/g), in order."""
+    found = []
+    for node in nodes:
+        spec = registry.find(node.type) if isinstance(node.type, str) else None
+        if spec is not None and isinstance(node.params, dict):
+            found += [name for _param, name in group_refs(spec, node.params)]
+    return found
+
+
+def _body_provider_warnings(graph: Graph, registry: Registry) -> list[Diagnostic]:
+    """A plugin node inside a group body whose type was saved from one plugin and is provided
+    here by another warns on the body's own tab only; the project's list (``check``, the
+    Problems tab) showed nothing. Each node of the project that runs such a body, directly or
+    through nested groups, gets the warning, naming the body's node."""
+    plugins = getattr(graph, "plugins", None) or {}
+    swaps: dict[str, list[tuple[str, str]]] = {}
+    for name, body in graph.groups.items():
+        for node in body.nodes.values():
+            spec = registry.find(node.type) if isinstance(node.type, str) else None
+            text = other_provider(registry, spec.type_id, plugins.get(spec.type_id)) if spec is not None else ""
+            if text:
+                swaps.setdefault(name, []).append((node.id, text))
+    if not swaps:
+        return []
+    out = []
+    for node in graph.nodes.values():
+        seen: list[str] = []
+        todo = _body_refs([node], registry)
+        while todo:  # iterative and cycle-safe: a group that contains itself is an error elsewhere
+            name = todo.pop(0)
+            if name in seen or name not in graph.groups:
+                continue
+            seen.append(name)
+            todo += _body_refs(graph.groups[name].nodes.values(), registry)
+        for name in seen:
+            for inner, text in swaps.get(name, ()):
+                out.append(warning(node.id, f"node {inner!r} in group {name!r}: {text}"))
+    return out
 
 
 def _unused_group_errors(graph: Graph, groups: dict[str, Report], registry: Registry) -> list[Diagnostic]:

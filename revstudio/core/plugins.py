@@ -253,6 +253,7 @@ def load_into(registry: Registry) -> None:
         # and first, so that a plugin can never take a built-in type id.
         load_provider(registry, BUILTIN_PROVIDER, lambda: _resolve(BUILTIN))
     for provider, ep in found:  # the built-in entry point sorts first
+        registry.note_provider(provider)
         load_provider(registry, provider, ep.load)
 
 

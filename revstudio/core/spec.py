@@ -266,6 +266,7 @@ class Registry:
         self._specs: dict[str, NodeSpec] = {}
         self._legacy: dict[str, str] = {}
         self._providers: dict[str, Provider] = {}
+        self._found: dict[str, Provider] = {}  # distribution -> plugin, whatever it declared
         self._loaded = False
         self._loading = False
 
@@ -278,6 +279,19 @@ class Registry:
         if provider is not None:
             self._providers[spec.type_id] = provider
         return spec
+
+    def note_provider(self, provider: Provider) -> None:
+        """Remember a plugin that was found, even if it declares no type (all skipped, or none)."""
+        if provider.distribution:
+            self._found.setdefault(provider.distribution, provider)
+
+    def installed(self, distribution: str) -> tuple[Provider | None, list[str]]:
+        """The plugin package ``distribution`` as loaded here (None: not installed) and the type
+        ids it provides, in declaration order."""
+        self._ensure_loaded()
+        types = [t for t, p in self._providers.items() if p.distribution == distribution]
+        found = self._providers[types[0]] if types else self._found.get(distribution)
+        return found, types
 
     def declares(self, type_id: str) -> bool:
         """Whether ``type_id`` is taken, as a current or a legacy id (no loading)."""

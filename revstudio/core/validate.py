@@ -87,22 +87,32 @@ def group_refs(spec: NodeSpec, values: Mapping[str, Any]) -> list[tuple[str, str
     return refs
 
 
-def missing_type_text(type_id: str, record: Mapping[str, Any] | None) -> str | None:
-    """What to install for a node type the file says a plugin provides; None: no record."""
+def missing_type_text(type_id: str, record: Mapping[str, Any] | None, registry: Registry) -> str | None:
+    """Why a node type the file says a plugin provides is not available here, and what to do:
+    install the plugin, fix it, or (it is installed and loads, but no longer declares the type)
+    rename the node's type or give the plugin ``legacy_ids``. None: the file has no record."""
     if not isinstance(record, Mapping) or not isinstance(record.get("distribution"), str):
         return None
     dist = record["distribution"]
     version = record.get("version")
     made = f" (the file was saved with {dist} {version})" if isinstance(version, str) else ""
+    installed, types = registry.installed(dist)  # loads the plugins first, so their problems are known
     broken = why_missing(dist, type_id)
     if broken is not None:  # installed, but its import failed or it skipped the type: "install it" misleads
         return (f"node type {type_id!r} comes from the plugin {dist}{made}, which is installed but {broken}; "
                 "fix or update the plugin and reopen the file")
+    if installed is not None:  # it loads, but declares no such type (renamed without legacy_ids?)
+        here = f"{dist} {installed.version}" if installed.version else dist
+        close = _suggest(type_id, types)
+        has = f"; it provides {', '.join(types)}" if types and not close else ""
+        return (f"node type {type_id!r} comes from the plugin {dist}{made}; {here} is installed but does not "
+                f"provide that type{close}{has}. If the plugin renamed it, change this node's type to the new "
+                f"name in the file, or ask the plugin's authors to list {type_id!r} in the new type's legacy_ids")
     return (f"node type {type_id!r} comes from the plugin {dist}, which is not installed{made}; "
             f"install it (pip install {dist}) and reopen the file")
 
 
-def _other_provider(registry: Registry, type_id: str, record: Any) -> str:
+def other_provider(registry: Registry, type_id: str, record: Any) -> str:
     """Where another package provides ``type_id`` than the plugin the file was saved with (two
     packages declare it, and the other one won, or revstudio now has a built-in type of that
     name): a warning saying so, since the layer may differ; else empty."""
@@ -145,7 +155,7 @@ def resolve_node(
     """
     spec = registry.find(node.type) if isinstance(node.type, str) else None
     if spec is None:
-        hint = missing_type_text(str(node.type), (plugins or {}).get(str(node.type)))
+        hint = missing_type_text(str(node.type), (plugins or {}).get(str(node.type)), registry)
         if hint is None:
             types = tuple(s.type_id for s in registry)
             hint = (f"unknown node type {node.type!r}{_suggest(str(node.type), types)}; change the type or "
@@ -153,7 +163,7 @@ def resolve_node(
         diags.append(error(node.id, hint))
         return NodeState(node, None, failed=True)
     state = NodeState(node, spec)
-    swapped = _other_provider(registry, spec.type_id, (plugins or {}).get(spec.type_id))
+    swapped = other_provider(registry, spec.type_id, (plugins or {}).get(spec.type_id))
     if swapped:
         diags.append(warning(node.id, swapped))
     raw = node.params if isinstance(node.params, dict) else {}

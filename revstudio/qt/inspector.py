@@ -187,7 +187,7 @@ class Inspector(QWidget):
         if not peers:
             self.title.setText(node.id)
             self.type_label.setText(spec.display_name if spec else node.type)
-            missing = missing_type_text(node.type, getattr(self.graph, "plugins", {}).get(node.type))
+            missing = missing_type_text(node.type, getattr(self.graph, "plugins", {}).get(node.type), registry)
             if spec is not None:
                 self.help.setText(spec.help)
             elif missing:  # its params and wires stay as the file has them, and are saved back

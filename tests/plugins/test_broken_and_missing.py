@@ -283,3 +283,36 @@ def test_the_canvas_calls_an_installed_plugin_that_fails_broken_not_missing(tmp_
                          env=env_with(site), capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().splitlines()[-1] == "('broken plugin:', 'revstudio-haar')", run.stdout
+
+
+HAAR_RENAMED = textwrap.dedent('''
+    from revstudio.core.spec import NodeSpec
+
+    def _same(ctx):
+        return {"out": ctx.input("in")}
+
+    SPECS = [NodeSpec(type_id=name, category="Plugins", help="Renamed without legacy_ids, for the tests.",
+                      params={}, inputs=("in",), outputs=("out",), infer=_same)
+             for name in ("HaarDown", "InvertibleLeakyReLU")]
+''')
+
+
+def test_an_installed_plugin_that_no_longer_declares_the_type_is_not_called_missing(tmp_path: Path) -> None:
+    """revstudio-haar 0.2.0 loads fine but renamed HaarDownsample (no legacy_ids): check said 'not
+    installed ... pip install revstudio-haar', and the canvas 'missing plugin:', though it is installed."""
+    site = add_distribution(tmp_path / "site", "revstudio-haar", "0.2.0", {"haar": "revstudio_haar_nodes:SPECS"},
+                            {"revstudio_haar_nodes.py": HAAR_RENAMED})
+    result = revstudio(env_with(site), "check", str(EXAMPLE_PLUGIN / "haar_flow.revs"), "--json")
+    assert result.returncode == 1, result.stderr
+    errors = {d["node"]: d["message"] for d in json.loads(result.stdout)["diagnostics"] if d["severity"] == "error"}
+    message = errors["haar"]
+    assert message.startswith("node type 'HaarDownsample' comes from the plugin revstudio-haar (the file was saved "
+                              "with revstudio-haar 0.1.0); revstudio-haar 0.2.0 is installed but does not provide "
+                              "that type (did you mean HaarDown?)"), message
+    assert "legacy_ids" in message and "not installed" not in message and "pip install" not in message
+    script = tmp_path / "canvas.py"
+    script.write_text(BROKEN_ON_CANVAS)
+    run = subprocess.run([sys.executable, "-P", str(script), str(EXAMPLE_PLUGIN / "haar_flow.revs")],
+                         env=env_with(site), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "('not in plugin:', 'revstudio-haar')", run.stdout

@@ -78,7 +78,11 @@ def node_display(graph: Graph, node_id: str, report: Any, in_region: bool) -> No
         record = getattr(graph, "plugins", {}).get(node.type) or {}
         dist = record.get("distribution")
         # installed but failing to load it: "missing" would send the user to pip install it
-        state = "broken plugin:" if isinstance(dist, str) and why_missing(dist, node.type) else "missing plugin:"
+        state = "missing plugin:"
+        if isinstance(dist, str) and why_missing(dist, node.type):
+            state = "broken plugin:"
+        elif isinstance(dist, str) and registry.installed(dist)[0] is not None:
+            state = "not in plugin:"  # it loads, but no longer declares this type (renamed?)
         lines: tuple[str, ...] = (state, str(dist)) if dist else ("unknown node type",)
         return NodeDisplay(node.type, node.type, "missing" if dist else "unknown", inputs, outputs, lines, (),
                            False, False)
