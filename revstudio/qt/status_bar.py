@@ -10,6 +10,7 @@ Log, where the window writes every message). ``showMessage`` / ``currentMessage`
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QStatusBar, QWidget
 
 from revstudio.qt.memory_figures import ElidedLabel
@@ -36,6 +37,7 @@ class MessageStatusBar(QStatusBar):
         if text == self.message_label.text():
             return
         self.message_label.setText(text)
+        self._fit_message()
         self.messageChanged.emit(text)
 
     def currentMessage(self) -> str:  # noqa: N802 - Qt API
@@ -43,6 +45,28 @@ class MessageStatusBar(QStatusBar):
 
     def clearMessage(self) -> None:  # noqa: N802 - Qt API
         self.showMessage("")
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        self._fit_message()
+
+    def _fit_message(self) -> None:
+        """The message's least width: all of it where the figures can give way that much (the memory
+        summary ends in "…" first, down to its few words), else what is left; the layout squeezes the
+        figures before the message."""
+        label = self.message_label
+        text = label.text()
+        if not text:
+            label.setMinimumWidth(0)
+            return
+        label.ensurePolished()  # the theme's font, not the default one, measures the text
+        layout = self.layout()
+        gap = layout.spacing() if layout is not None and layout.spacing() > 0 else 6
+        others = sum(w.minimumSizeHint().width() + gap + 8 for w in self.figures if w.isVisible())
+        room = self.width() - others - 24  # the size grip and the bar's margins
+        padding = label.width() - label.contentsRect().width()  # the theme's padding and the frame
+        want = label.fontMetrics().horizontalAdvance(text) + padding + 2
+        label.setMinimumWidth(max(0, min(want, room)))
 
     def add_figure(self, widget: QWidget, first: bool = False) -> None:
         """A permanent widget right of the message (``first``: before the other figures)."""
