@@ -15,6 +15,8 @@ from PySide6.QtWidgets import QStatusBar, QWidget
 
 from revstudio.qt.memory_figures import ElidedLabel
 
+_NO_LIMIT = (1 << 24) - 1  # Qt's QWIDGETSIZE_MAX, which PySide6 does not export
+
 
 class MessageStatusBar(QStatusBar):
     """A status bar whose messages are laid out beside the permanent widgets, never under them."""
@@ -51,22 +53,25 @@ class MessageStatusBar(QStatusBar):
         self._fit_message()
 
     def _fit_message(self) -> None:
-        """The message's least width: all of it where the figures can give way that much (the memory
-        summary ends in "…" first, down to its few words), else what is left; the layout squeezes the
-        figures before the message."""
+        """Room for the whole message where the figures can give way: the memory summary (an
+        ElidedLabel figure) is capped to what the message leaves and ends in "…", down to its
+        few words. Only a maximum is set, so the window can still be made as small as before."""
         label = self.message_label
         text = label.text()
-        if not text:
-            label.setMinimumWidth(0)
+        shrinkable = [w for w in self.figures if isinstance(w, ElidedLabel) and w.isVisible()]
+        if not text or not shrinkable:
+            for w in shrinkable:
+                w.setMaximumWidth(_NO_LIMIT)
             return
-        label.ensurePolished()  # the theme's font, not the default one, measures the text
+        label.ensurePolished()  # the theme's font and padding, not the defaults, measure the text
         layout = self.layout()
         gap = layout.spacing() if layout is not None and layout.spacing() > 0 else 6
-        others = sum(w.minimumSizeHint().width() + gap + 8 for w in self.figures if w.isVisible())
-        room = self.width() - others - 24  # the size grip and the bar's margins
-        padding = label.width() - label.contentsRect().width()  # the theme's padding and the frame
-        want = label.fontMetrics().horizontalAdvance(text) + padding + 2
-        label.setMinimumWidth(max(0, min(want, room)))
+        fixed = sum(w.width() + gap + 8 for w in self.figures if w.isVisible() and w not in shrinkable)
+        padding = label.width() - label.contentsRect().width()
+        want = label.fontMetrics().horizontalAdvance(text) + padding + gap + 8
+        spare = (self.width() - 24 - fixed - want) // len(shrinkable)
+        for w in shrinkable:
+            w.setMaximumWidth(max(ElidedLabel.MIN_WIDTH, spare) if spare < w.sizeHint().width() else _NO_LIMIT)
 
     def add_figure(self, widget: QWidget, first: bool = False) -> None:
         """A permanent widget right of the message (``first``: before the other figures)."""
