@@ -174,6 +174,7 @@ class FileController(QObject):
 
         for hook in self.before_save:
             hook()
+        self._rebase_data(path)
         try:
             save(self.document.graph, path)
         except (OSError, ProjectError) as exc:
@@ -188,6 +189,22 @@ class FileController(QObject):
         self.message.emit(f"Saved {path}")
         log.info("saved %s", path)
         return True
+
+    def _rebase_data(self, path: str) -> None:
+        """Saving to a new folder: data paths as that file should store them (relative to it where
+        the data lies in its folder tree or just above, else absolute; docs/editor.md), so an opened
+        example's absolute path does not tie the user's file to this install, and a relative path
+        still names the same data from the new folder."""
+        from revstudio.training.data import DATA_KEYS, portable_spec
+
+        old = str(Path(self.document.path).resolve().parent if self.document.path else Path.cwd())
+        new = str(Path(path).resolve().parent)
+        if self.document.path and old == new:
+            return  # the same folder: the paths stay as the user wrote them
+        graph = self.document.graph
+        moved = {k: portable_spec(graph.training[k], old, new) for k in DATA_KEYS if k in graph.training}
+        if any(moved[k] != graph.training[k] for k in moved):
+            graph.set_training({**graph.training, **moved})  # not an edit: the same data, re-expressed
 
     def clear_recent(self) -> None:
         self.settings.clear_recent()

@@ -14,7 +14,7 @@ from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QByteArray, QEvent, QMimeData, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QStatusTipEvent
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -166,7 +166,10 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         return dock
 
     def _build_status_bar(self) -> None:
-        bar = self.statusBar()
+        from revstudio.qt.status_bar import MessageStatusBar
+
+        bar = self.status_bar = MessageStatusBar(self)
+        self.setStatusBar(bar)
         self.status_params = QLabel()
         self.status_errors = QLabel()
         self.status_errors.setObjectName("statusErrors")
@@ -181,7 +184,7 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         self.status_batch.setObjectName("statusBatch")
         for w in (self.status_params, self.status_errors, self.status_warnings, self.status_batch,
                   self.status_memory):
-            bar.addPermanentWidget(w)
+            bar.add_figure(w)
         bar.messageChanged.connect(self._message_changed)
 
     def _update_title(self, *_args: object) -> None:
@@ -225,11 +228,10 @@ class MainWindow(BottomTabsMixin, QMainWindow):
             self.status_memory.setVisible(True)
 
     def show_message(self, text: str) -> None:
-        bar = self.statusBar()
+        bar = self.status_bar
         # The memory summary is the widest permanent item; a message that would be cut
         # (a path, a rename) borrows its room for the few seconds it shows.
-        room = bar.width() - sum(w.width() + 8 for w in (self.status_params, self.status_errors,
-                                                         self.status_warnings, self.status_batch) if w.isVisible())
+        room = bar.width() - sum(w.width() + 8 for w in bar.figures if w.isVisible() and w is not self.status_memory)
         # The figures give way as in a narrow window (ending in "…") while they keep a few words;
         # only a message that leaves less than that hides them.
         spare = room - bar.fontMetrics().horizontalAdvance(text) - 24 - 8
@@ -472,6 +474,9 @@ class MainWindow(BottomTabsMixin, QMainWindow):
             self._after_paint.append(go)
 
     def event(self, event: QEvent) -> bool:
+        if isinstance(event, QStatusTipEvent):  # a menu item's tip: in the message label, not painted over the figures
+            self.statusBar().showMessage(event.tip())
+            return True
         if event.type() == QEvent.Type.Paint and not self._painted:
             self._painted = True
             for fn in self._after_paint:

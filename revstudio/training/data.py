@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from torch import Tensor
 
 __all__ = ["DATA_KEYS", "DataBundle", "DataError", "Split", "TaskInfo", "absolute_spec", "infer_task",
-           "data_problem", "input_specs", "load_data", "peek_data"]
+           "data_problem", "input_specs", "load_data", "peek_data", "portable_spec"]
 
 # The keys of a ``training`` section that name data (their relative paths start at the project's folder).
 DATA_KEYS = ("data", "val_data")
@@ -129,6 +129,34 @@ def absolute_spec(spec: Any, base_dir: str) -> Any:
         return spec
     full = os.path.normpath(os.path.abspath(resolve(path, base_dir)))
     return f"{kind}:{full}" if kind in ("mnist", "cifar10") else full
+
+
+# A data path is written relative to its project file when the data lies in the file's folder or at
+# most this many folders above it (models/net.revs beside data/x.npz); further off it stays absolute.
+MAX_UP = 2
+
+
+def portable_spec(spec: Any, old_base: str, new_base: str) -> Any:
+    """``spec`` (relative paths start at ``old_base``) as a project file in ``new_base`` should store
+    it: relative to ``new_base`` where the data lies in that folder tree or at most ``MAX_UP``
+    folders above it, else absolute, so the file names the same data from wherever it is opened
+    and a copy moved with its data keeps working. ``synthetic`` and non-specs stay as they are."""
+    full = absolute_spec(spec, old_base)
+    try:
+        kind, path = parse_spec(full) if isinstance(full, str) else ("", "")
+    except DataError:
+        return full  # no data spec at all: left for the config to refuse
+    if kind in ("", "synthetic") or not os.path.isabs(path):
+        return full
+    try:
+        rel = os.path.relpath(path, os.path.abspath(new_base))
+    except ValueError:  # another drive (Windows): no relative path exists
+        return full
+    parts = rel.split(os.sep)
+    if parts[: MAX_UP + 1].count(os.pardir) > MAX_UP or all(p == os.pardir for p in parts):
+        return full
+    rel = rel.replace(os.sep, "/")
+    return f"{kind}:{rel}" if kind in ("mnist", "cifar10") else rel
 
 
 # ---- the preview of the run-settings dialog (no torch for .npz / mnist / cifar) ------------------

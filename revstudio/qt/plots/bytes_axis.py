@@ -6,7 +6,7 @@ suits its range and places its ticks at round values of that unit.
 """
 from __future__ import annotations
 
-import pyqtgraph as pg
+from revstudio.qt.plots.log_axis import LogAxis
 
 UNITS = ((1 << 40, "Ti"), (1 << 30, "Gi"), (1 << 20, "Mi"), (1 << 10, "Ki"))
 
@@ -19,7 +19,7 @@ def binary_unit(largest: float) -> tuple[int, str]:
     return 1, ""
 
 
-class BytesAxis(pg.AxisItem):
+class BytesAxis(LogAxis):
     """A value axis in bytes whose label reads e.g. ``peak (MiB)``; set its label with
     ``units="B"`` as usual."""
 

@@ -41,6 +41,7 @@ from revstudio.qt.plots.bytes_axis import BytesAxis
 from revstudio.qt.plots.channel import Channel
 from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.legend_fit import LineSample, fit_legend, place_legend
+from revstudio.qt.plots.log_axis import LogAxis
 from revstudio.qt.plots.plot_keys import PointStepper
 from revstudio.qt.plots.rows import RunData
 from revstudio.qt.plots.series import Series
@@ -133,8 +134,8 @@ class MetricPlot(QWidget):
         # and it was most of a frame's cost while a run streams (benchmarks/bench_plots.py).
         item.addLegend(offset=(-8, 8), labelTextSize="8pt", sampleType=LineSample)
         item.setMenuEnabled(False)
-        if units == "B":  # in KiB/MiB/GiB like the lines' labels, not pyqtgraph's decimal MB
-            item.setAxisItems({"left": BytesAxis("left")})
+        # in KiB/MiB/GiB like the lines' labels, not pyqtgraph's decimal MB; both read a short log range
+        item.setAxisItems({"left": BytesAxis("left") if units == "B" else LogAxis("left")})
         self.plot.setLabel("left", y_label, units=units or None)
         if not units:  # "accuracy (x0.001)" helps nobody: SI prefixes only for bytes
             self.plot.getAxis("left").enableAutoSIPrefix(False)

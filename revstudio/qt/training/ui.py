@@ -93,7 +93,7 @@ class TrainingUI(QObject):
 
         window.bottom.replace_tab("Plots", self.plots_tab)
         window.bottom.replace_tab("Runs", self.runs_panel)
-        window.statusBar().insertPermanentWidget(0, self.status_progress)
+        window.status_bar.add_figure(self.status_progress, first=True)
         self._build_actions()
         self.controller.started.connect(self._run_started)
         self.controller.ended.connect(self._run_ended)

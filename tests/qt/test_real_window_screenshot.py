@@ -1,0 +1,102 @@
+"""A real window under Xvfb with an example open: the editor's first minutes, and the README's picture.
+
+The app runs in a child process on the xcb platform (the harness of test_real_window.py):
+File > New from Example's action opens revnet_wired, fitted; a real click (xdotool) selects a
+coupling's Conv, so the inspector shows its facts and the Code tab its line. The window is
+screenshotted; REVSTUDIO_UPDATE_DOCS=1 copies the shot to docs/screenshot.png.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from test_real_window import DRIVER_LOOP, SCREENSHOTS, App, driver_head, xvfb  # noqa: F401 - xvfb is a fixture
+
+pytestmark = [pytest.mark.xvfb, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[2]
+NODE = "block0_f_conv1"
+
+CHILD = driver_head(1600, 1000) + r"""
+from PySide6.QtWidgets import QLabel
+
+def answer(req):
+    cmd = req["cmd"]
+    if cmd == "example":
+        action = next(a for a in window.examples_menu.actions() if a.text() == req["name"].replace("_", " "))
+        action.trigger()
+        return window.document.graph.name
+    if cmd == "node":
+        view = window.current_view()
+        item = view.scene().node_items[req["node"]]
+        return glob(view.viewport(), view.mapFromScene(item.sceneBoundingRect().center()))
+    if cmd == "code":
+        window.bottom.setCurrentWidget(window.code_view)
+        return True
+    if cmd == "facts":
+        bar = window.statusBar()
+        labels = [w for w in bar.findChildren(QLabel) if w.isVisible() and hasattr(w, "is_elided")]
+        return {"selected": window.inspector.selection, "title": window.windowTitle(),
+                "elided": [w.text() for w in labels if w.is_elided()],
+                "message": bar.currentMessage(), "code": len(window.code_view.text()),
+                "menus": [a.text().replace("&", "") for a in window.menuBar().actions()],
+                "tools": [a.text() for a in window.toolbar.actions() if a.text()]}
+    if cmd == "shot":
+        app.processEvents()
+        return window.grab().save(req["path"])
+    if cmd == "quit":
+        window.document.undo_stack.setClean()
+        app.quit()
+        return True
+    raise ValueError(cmd)
+
+"""
+CHILD += DRIVER_LOOP
+
+
+class EditorApp(App):
+    """The harness's app, started on no file with the driver above."""
+
+    def __init__(self, display: str, home: Path) -> None:
+        import subprocess
+        import sys
+
+        self.env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "HOME": str(home),
+                    "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"),
+                    "XDG_RUNTIME_DIR": str(home / "run"), "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+        (home / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.proc = subprocess.Popen([sys.executable, "-c", CHILD, "-"], env=self.env, cwd=ROOT,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        hello = self._read()
+        assert hello.get("ready"), hello
+
+
+def test_an_opened_example_with_a_clicked_node_is_the_readme_picture(xvfb, tmp_path):  # noqa: F811 - fixture
+    app = EditorApp(xvfb, tmp_path / "home")
+    try:
+        time.sleep(1.0)  # first expose
+        assert app.ask(cmd="example", name="revnet_wired") == "revnet-wired"
+        time.sleep(1.0)  # the fit, the check and the live code settle
+        assert app.ask(cmd="code")
+        deadline = time.monotonic() + 60  # the code child process answers; the "Opened" message times out
+        while (not app.ask(cmd="facts")["code"] or app.ask(cmd="facts")["message"]) and time.monotonic() < deadline:
+            time.sleep(0.3)
+        app.xdo("mousemove", *app.ask(cmd="node", node=NODE))
+        time.sleep(0.2)
+        app.xdo("click", 1)
+        time.sleep(0.5)
+        facts = app.ask(cmd="facts")
+        assert facts["selected"] == [NODE], facts
+        assert {"File", "Edit", "Tools", "Run"} <= set(facts["menus"]), facts["menus"]
+        assert facts["elided"] == [], "text cut short in the status bar"
+        SCREENSHOTS.mkdir(exist_ok=True)
+        shot = SCREENSHOTS / "screenshot.png"
+        assert app.ask(cmd="shot", path=str(shot))
+        assert shot.stat().st_size > 20_000
+        if os.environ.get("REVSTUDIO_UPDATE_DOCS") == "1":  # the README's picture, refreshed on request only
+            shutil.copy(shot, ROOT / "docs" / "screenshot.png")
+    finally:
+        app.close()
