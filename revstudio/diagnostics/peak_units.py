@@ -254,6 +254,7 @@ class UnitBuilder:
         self.channels_last = peak_steps.channels_last(self, region, reads)
         self.kept_wide = wide
         moments, act = self._moments(region, out_set, copies)
+        moments = peak_bare.first_flow_grads(self, getattr(region, "steps", ()), wide, moments)
         unmade, side_grads = peak_steps.side_unmade(self, region, reads, self.moment_steps)
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem - peak_steps.kept_params(self, region)
         # backward runs the steps last to first, and a step's parameter gradients appear in its

@@ -29,14 +29,18 @@ def _tanh_body(name: str) -> Graph:
     return b.done()
 
 
-def _flow_then_coupling(flow: str, after: str | None, wired: bool) -> Graph:
-    """A stride-2 Conv, ``flow``, an additive coupling (a node whose F and G are Conv, tanh, or a
-    wired block), ``after`` (a flow layer or none), softplus, pool, Linear."""
+def _flow_then_coupling(flow: str, after: str | None, wired: bool, stem: bool = True) -> Graph:
+    """A stride-2 Conv (``stem``; else the image itself, 8x8x8), ``flow``, an additive coupling (a
+    node whose F and G are Conv, tanh, or a wired block), ``after`` (a flow layer or none),
+    softplus, pool, Linear."""
     b = Builder("flow-coupling")
-    b.node("Input", "image", shape=[3, 16, 16])
-    b.node("Conv", "down", out_channels=8, kernel_size=3, stride=2, padding=1)
+    b.node("Input", "image", shape=[3, 16, 16] if stem else [8, 8, 8])
     b.node(flow, "an")
-    src = b.chain("image.out", "down", "an")
+    if stem:
+        b.node("Conv", "down", out_channels=8, kernel_size=3, stride=2, padding=1)
+        src = b.chain("image.out", "down", "an")
+    else:
+        src = b.chain("image.out", "an")
     if wired:
         src = wired_block(b, src, "blk", 8)
     else:
@@ -72,4 +76,24 @@ def test_an_invconv_ending_the_region_rebuilds_into_a_buffer_of_its_own(batch: i
     # through that view the coupling before it updated out of place (7 % above the estimate)
     graph = _flow_then_coupling("InvConv1x1", "InvConv1x1", wired=False)
     errors = estimate_errors(graph, batch, ("reversible",))
+    assert abs(errors["reversible"]) < 0.005, errors
+
+
+@pytest.mark.parametrize(("flow", "after", "batch"), [
+    ("ActNorm", "ActNorm", 1), ("ActNorm", "ActNorm", 8), ("ActNorm", None, 1),
+    ("InvConv1x1", "InvConv1x1", 8), ("InvConv1x1", "InvConv1x1", 32)])
+def test_a_flow_on_the_image_makes_its_inputs_gradient_all_the_same(flow: str, after: str | None,
+                                                                     batch: int) -> None:
+    # the region's input needs no gradient, but its first step's rerun makes one; where the
+    # region keeps a residual (no flow after the coupling), that is gone by then
+    graph = _flow_then_coupling(flow, after, wired=False, stem=False)
+    errors = estimate_errors(graph, batch, ("reversible",))
+    assert abs(errors["reversible"]) < 0.005, errors
+
+
+def test_a_flow_first_in_the_region_holds_both_gradients_with_a_wired_block_after_it() -> None:
+    # the stem's output needs a gradient: the flow's input's, counted from the start, and its
+    # output's, the streams', are both alive in its rerun's backward (5.1 % under without)
+    graph = _flow_then_coupling("ActNorm", "ActNorm", wired=True)
+    errors = estimate_errors(graph, 1, ("reversible",))
     assert abs(errors["reversible"]) < 0.005, errors
