@@ -44,16 +44,10 @@ def _mix_channels_dense(weight: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         y = torch.empty_like(x, memory_format=torch.channels_last)  # each position's channels times W^T
         torch.mm(x.permute(0, 2, 3, 1).reshape(-1, c), weight.t(), out=y.permute(0, 2, 3, 1).view(-1, c))
         return y
-    try:
-        # (also a stream laid out channels-major, as the einsum hands it back from a batch of two
-        # on: a region's output this layer made, which backward rebuilds from; through the
-        # einsum's view every update backward ran next made new buffers, an InvConv1x1 ending a
-        # region after a coupling measured 7 % above its estimate at batch 8)
-        flat = x.view(b, c, -1)
-    except RuntimeError:  # (no view of that shape: a gap between the positions)
+    if not x.is_contiguous():
         return _mix_channels(weight, x)
     y = torch.empty_like(x, memory_format=torch.contiguous_format)
-    torch.bmm(weight.expand(b, c, c), flat, out=y.view(b, c, -1))
+    torch.bmm(weight.expand(b, c, c), x.view(b, c, -1), out=y.view(b, c, -1))
     return y
 
 
