@@ -254,7 +254,6 @@ class UnitBuilder:
         self.channels_last = peak_steps.channels_last(self, region, reads)
         self.kept_wide = wide
         moments, act = self._moments(region, out_set, copies)
-        moments = peak_bare.first_flow_grads(self, getattr(region, "steps", ()), wide, moments)
         unmade, side_grads = peak_steps.side_unmade(self, region, reads, self.moment_steps)
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem - peak_steps.kept_params(self, region)
         # backward runs the steps last to first, and a step's parameter gradients appear in its
@@ -278,6 +277,7 @@ class UnitBuilder:
         # streams are one new tensor again (a Squeeze's inverse, a flow layer's)
         dead = 0
         spent_at = peak_steps.spent_after(self, region)
+        moments = peak_bare.first_flow_grads(self, getattr(region, "steps", ()), wide, moments, spent_at)
         twice = peak_steps.one_gradient_bytes(self, region, named)
         for (own, parts, with_grads, before, passing, first_more), gone in zip(reversed(moments), reversed(unmade)):
             if parts == 0:  # (a Squeeze: ``_moments``)
