@@ -426,8 +426,7 @@ def first_flow_grads(b: Any, steps: Sequence[str], kept: int, moments: list[Any]
     (``spent_at``: after so many runtime steps; before, the walk counts them as the outputs'
     and the streams' are views of them: an ActNorm alone in a region was 14 % over counting
     both). ActNorm, AdditiveCoupling, ActNorm straight after an Input was 8.9 % under
-    in reversible mode at batch 1, after a Conv with a wired block for the coupling 5.1 %;
-    InvConv1x1 for both flows on the Input 3.5 % at batch 8."""
+    in reversible mode at batch 1, after a Conv with a wired block for the coupling 5.1 %."""
     first = next(iter(_computing(b, steps)), None)
     if first is None or first[1] not in ("ActNorm", "InvConv1x1") or not moments \
             or sum(m[1] for m in moments[1:]) < spent_at:
