@@ -12,7 +12,7 @@ from typing import Any
 
 from revstudio.compiler.regions import layout_only
 
-from . import peak_bare, peak_invconv, peak_steps, save_rules
+from . import peak_bare, peak_forward, peak_invconv, peak_steps, save_rules
 from .estimate_walk import _values_of, group_ports
 from .peak import Unit, Value
 from .peak_steps import Moment, coupling_moments, wired_walk
@@ -277,6 +277,7 @@ class UnitBuilder:
         # streams are one new tensor again (a Squeeze's inverse, a flow layer's)
         dead = 0
         spent_at = peak_steps.spent_after(self, region)
+        moments = peak_bare.first_flow_grads(self, getattr(region, "steps", ()), wide, moments, spent_at)
         twice = peak_steps.one_gradient_bytes(self, region, named)
         for (own, parts, with_grads, before, passing, first_more), gone in zip(reversed(moments), reversed(unmade)):
             if parts == 0:  # (a Squeeze: ``_moments``)
@@ -333,8 +334,11 @@ class UnitBuilder:
         # (the walk counts that buffer whole from the start: until the update its view passes
         # through has run, backward's last, the joined gradient is the streams' own)
         surplus = views[1] - sum(self.w.nbytes(v) for v in views[0]) if views is not None else 0
+        # forward: a step's outputs' worth, or an update after a flow made anew (beside the samples)
+        fwd = peak_forward.forward_updates(self, steps, getattr(region, "couplings", {}) or {}, stream)
+        fwd = max(stream + wide + 2 * act, fwd and fwd + extra - wide - sum(map(self.w.nbytes, outs)))
         return Unit(str(getattr(region, "id", "")), reads, makes, set(outs) | set(side), extra,
-                    params, True, stream + wide + 2 * act, first - surplus + grown,
+                    params, True, fwd, first - surplus + grown,
                     any(self.needs_grad(v) for v in makes), work_spent=step[1] + held - surplus + grown,
                     work_after=peak_steps.reordered_grads(self, region), joined=views)
 
