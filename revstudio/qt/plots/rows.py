@@ -132,6 +132,7 @@ class RunData:
         self.peak_max: float | None = None  # the largest measured peak so far (the memory plot's number)
         self.version = 0
         self.time_offset = 0.0  # a resumed worker counts its time from 0 again; the curves go on
+        self._rewinding: set[str] = set()  # curves whose next point may repeat a step (a resumed run)
 
     # ---- reading ---------------------------------------------------------
     def feed_lines(self, lines: Iterable[bytes | str]) -> list[dict[str, Any]]:
@@ -152,6 +153,7 @@ class RunData:
         kind = row.get("kind")
         if kind == "event" and row.get("event") == "started" and row.get("resumed_from") and self.rows:
             self.time_offset = self.time
+            self._rewinding = set(self.series)  # each curve goes on from the checkpoint's step (``_add``)
         self.rows += 1
         self.version += 1
         t = _num(row.get("time"))
@@ -238,6 +240,9 @@ class RunData:
             from revstudio.qt.plots.series import Series
 
             series = self.series[name] = Series(name, self.capacity, self.weight)
+        elif name in self._rewinding:  # a resumed run repeats the steps after its checkpoint
+            self._rewinding.discard(name)
+            series.rewind(pos[0])
         series.append(pos[0], pos[1], pos[2], value)
 
     # ---- derived ---------------------------------------------------------

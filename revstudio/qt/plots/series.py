@@ -121,6 +121,31 @@ class Series:
         self._end = i + 1
         self.version += 1
 
+    def rewind(self, step: float) -> None:
+        """Drop the points at ``step`` and after: a resumed run repeats the steps since its last
+        checkpoint, and its curve goes on from there rather than running back from the later ones."""
+        steps = self.column("step")
+        keep = int(np.searchsorted(steps, step, side="left"))
+        if keep == steps.size:
+            return
+        self._end = self._start + keep
+        self._data[:, self._end:] = np.nan
+        self._restart_smoothing()
+        self._reset_blocks()
+        self.version += 1
+
+    def _restart_smoothing(self) -> None:
+        """The EMA's state continued from the kept points' smoothed tail."""
+        values = self.column("value")
+        finite = np.isfinite(values)
+        w = self.weight
+        if not finite.any():
+            self._num = self._den = 0.0
+            return
+        self._den = 1.0 - w ** int(finite.sum()) if w > 0 else 1.0
+        tail = self._data[4, self._end - 1]
+        self._num = float(tail) * self._den if math.isfinite(tail) else 0.0
+
     def set_weight(self, weight: float) -> None:
         """Change the smoothing and recompute the smoothed column of the kept points."""
         weight = min(max(float(weight), 0.0), 0.999)

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from revstudio.qt.flow_layout import FlowLayout
 from revstudio.qt.plots.rows import RunData, human_duration
+from revstudio.qt.runs.compare_runs import several_runs_text
 from revstudio.qt.runs.run_dirs import RunEntry, belongs_to, list_run_dirs
 from revstudio.qt.training.words import in_app_words
 
@@ -109,7 +110,8 @@ class RunsPanel(QWidget):
         self.detail = QPlainTextEdit()
         self.detail.setReadOnly(True)
         self.detail.setObjectName("runDetail")
-        self.detail.setPlaceholderText("Select a run to see its message and settings.")
+        self.detail.setPlaceholderText("Select a run to see its message and settings; select several to see "
+                                        "which settings differ and which did best.")
         self.buttons: dict[str, QPushButton] = {}
         row = FlowLayout()  # wraps in a narrow panel rather than cutting the buttons' words
         for name, text, tip in (
@@ -231,7 +233,10 @@ class RunsPanel(QWidget):
         paths = self.selected_paths()
         entry = self.entry(paths[0]) if len(paths) == 1 else None
         if entry is None:
-            self.detail.setPlainText(extra)
+            several = [e for e in (self.entry(p) for p in paths) if e is not None]
+            text = several_runs_text(several, [self._latest_metrics(e) for e in several], _setting_text) \
+                if len(several) > 1 else ""
+            self.detail.setPlainText("\n\n".join(t for t in (text, extra) if t))
             return
         lines = [f"{entry.name}: {entry.status}"]
         if entry.message:
@@ -246,6 +251,10 @@ class RunsPanel(QWidget):
         if entry.config:
             lines += ["", "settings:"] + [f"  {k}: {_setting_text(k, v)}" for k, v in sorted(entry.config.items())]
         self.detail.setPlainText("\n".join(lines))
+
+    def _latest_metrics(self, e: RunEntry) -> dict[str, Any]:
+        live = self.live.get(e.path)
+        return {**e.metrics, **(live.metrics if live is not None else {})}
 
     def show_failure(self, text: str) -> None:
         """A failed run's message and stderr tail, shown whatever is selected."""

@@ -188,3 +188,23 @@ def test_line_pump_files_a_few_milliseconds_per_call_and_everything_at_the_end()
     pump.pump(everything=True)
     assert not len(pump) and run.status == "finished" and len(run.series["loss"]) == 20_000
     assert run.noise == ["not a row"]
+
+
+def test_a_run_resumed_from_an_earlier_checkpoint_redraws_from_there_not_back_and_forth():
+    """A worker killed at step 300 whose last checkpoint was at 250 repeats steps 260-300 when resumed:
+    metrics.jsonl then holds them twice, and the curve must not run back from 300 to 260."""
+    run = RunData("r")
+    run.feed({"kind": "event", "event": "started", "time": 0.0, "resumed_from": None})
+    for step in range(10, 310, 10):
+        run.feed({"kind": "step", "step": step, "loss": 1.0, "time": step / 10})
+    run.feed({"kind": "val", "step": 300, "val_loss": 1.5, "time": 30.0})
+    run.feed({"kind": "event", "event": "started", "time": 0.0, "resumed_from": "r"})
+    for step in range(260, 410, 10):
+        run.feed({"kind": "step", "step": step, "loss": 0.5, "time": (step - 250) / 10})
+    run.feed({"kind": "val", "step": 300, "val_loss": 0.7, "time": 5.0})
+    steps = run.series["loss"].column("step")
+    assert list(steps) == list(range(10, 410, 10))  # each step once, in order
+    assert run.series["loss"].column("value")[-15:].tolist() == [0.5] * 15  # the resumed attempt's values
+    assert run.series["val_loss"].column("value").tolist() == [0.7]
+    times = run.series["loss"].column("time")
+    assert (np.diff(times) > 0).all()  # the wall-time axis still runs forward

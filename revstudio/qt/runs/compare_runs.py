@@ -1,0 +1,45 @@
+"""Several runs side by side in the Runs tab's detail: the settings that differ, and the best result.
+
+Comparing an afternoon's runs means knowing what changed between them and
+which one did best; the table's few settings columns cannot show an optimizer
+or seed that differs. No Qt here: the panel shows the text.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from revstudio.qt.runs.run_dirs import RunEntry
+
+MISSING = "–"
+
+
+def several_runs_text(entries: Sequence[RunEntry], metrics: Sequence[dict[str, Any]],
+                      setting_text: Callable[[str, Any], str]) -> str:
+    """``N runs selected``, the best loss among them, then each differing setting run by run.
+
+    ``metrics`` holds each entry's latest metrics (a live run's newer than its folder's)."""
+    lines = [f"{len(entries)} runs selected (their curves are overlaid in Plots)"]
+    for key, label in (("val_loss", "val loss"), ("loss", "loss")):
+        scored = [(m[key], e.name) for e, m in zip(entries, metrics, strict=True) if _number(m.get(key))]
+        if scored:
+            value, name = min(scored)
+            lines.append(f"lowest {label}: {name} ({value:.4g})")
+            break
+    keys = sorted({k for e in entries for k in e.config} - {"version"})
+    differ = [k for k in keys if len({repr(e.config.get(k, MISSING)) for e in entries}) > 1]
+    if not differ:
+        lines += ["", "They were trained with the same settings."]
+        return "\n".join(lines)
+    lines += ["", "settings that differ:"]
+    width = max(len(e.name) for e in entries)
+    for key in differ:
+        lines.append(f"  {key}:")
+        for e in entries:
+            value = e.config.get(key, MISSING)
+            lines.append(f"    {e.name:<{width}}  {MISSING if value is MISSING else setting_text(key, value)}")
+    return "\n".join(lines)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
