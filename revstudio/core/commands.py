@@ -13,7 +13,7 @@ in a :class:`Macro`.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .graph import Edge, Graph, GraphError, Node, PortRef, valid_id
@@ -42,6 +42,10 @@ class Command:
     def is_noop(self) -> bool:
         """True once merging has brought the edit back to where it started (the stack drops it)."""
         return False
+
+    def rebase_training(self, rebase: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Re-express the ``training`` sections this command holds with ``rebase`` (Save As to another
+        folder rewrites relative data paths; what undo/redo bring back must name the same data)."""
 
 
 class Macro(Command):
@@ -82,6 +86,10 @@ class Macro(Command):
 
     def is_noop(self) -> bool:
         return bool(self.children) and all(child.is_noop() for child in self.children)
+
+    def rebase_training(self, rebase: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        for child in self.children:
+            child.rebase_training(rebase)
 
 
 class AddNode(Command):
@@ -328,6 +336,9 @@ class SetTraining(Command):
 
     def undo(self) -> None:
         self.graph.set_training(self.old)
+
+    def rebase_training(self, rebase: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        self.section, self.old = rebase(self.section), rebase(self.old)
 
 
 class AddSubgraph(Macro):

@@ -1,7 +1,8 @@
 """Canvas tabs: the main graph, plus one tab per opened group body (and read-only run snapshots).
 
 Tab opens a Group node's body on its own canvas; a group tab closes itself
-when its body disappears from the project (ungroup, undo, another file).
+when its body disappears from the project (ungroup, undo, another file), and the
+undo or redo that brings the body back reopens it.
 Ctrl+G collapses the selection into a Group node and Ctrl+Shift+G restores it,
 both through core grouping commands pushed on the document's undo stack.
 A read-only tab shows another document (a run's snapshot, qt/runs/snapshot.py):
@@ -43,6 +44,7 @@ class CanvasTabs(QTabWidget):
         self.dark = True
         self._groups: dict[str, QWidget] = {}
         self._read_only: dict[str, Any] = {}  # key (e.g. a run folder) -> view of another document
+        self._closed_by_edit: dict[str, bool] = {}  # group tabs an edit closed -> whether one was current
         self.tabCloseRequested.connect(self._close_tab)
         self.currentChanged.connect(self._on_current)
         self._watched: Graph | None = None
@@ -117,16 +119,21 @@ class CanvasTabs(QTabWidget):
         if body is None:
             self.message.emit(f"There is no group '{name}' in this project")
             return False
+        self._add_group_tab(name, body, current=True)
+        return True
+
+    def _add_group_tab(self, name: str, body: Graph, current: bool) -> None:
         view = self._make_view(body)
         self._groups[name] = view
-        self.setCurrentIndex(self.addTab(view, icon("group"), name))
+        index = self.addTab(view, icon("group"), name)
+        if current:
+            self.setCurrentIndex(index)
         # Open on the whole body, as Blender does on Tab: fit now, and again as the tab gets its
         # size or the window is resized, until the user zooms or pans (as the main tab does).
         fit = getattr(view, "fit_by_itself", None)
         if fit is not None:
             fit()
             QTimer.singleShot(0, view, fit)
-        return True
 
     def open_selected_group(self) -> bool:
         """Tab on a selected Group/Repeat node: open its body."""
@@ -244,8 +251,13 @@ class CanvasTabs(QTabWidget):
     def _on_group_changed(self, name: str, old: Graph | None, new: Graph | None) -> None:
         view = self._groups.get(name)
         if view is not None and (new is None or new is not old):
-            # The body was removed or replaced: its canvas would show a stale graph.
+            # The body was removed or replaced: its canvas would show a stale graph. Remembered, so
+            # the undo (or redo) that brings the group back brings its tab back too.
+            self._closed_by_edit[name] = view is self.currentWidget()
             self._close_view(name)
+        if (new is not None and name in self._closed_by_edit and name not in self._groups
+                and (self.document.replaying or old is not None)):
+            self._add_group_tab(name, new, current=self._closed_by_edit.pop(name))
 
     def _close_view(self, name: str) -> None:
         view = self._groups.pop(name, None)
@@ -266,6 +278,7 @@ class CanvasTabs(QTabWidget):
         # bodies of the old project, so they go.
         for name in list(self._groups):
             self._close_view(name)
+        self._closed_by_edit.clear()  # another project: its groups' tabs never come back
         self._watch(self.document.graph)
         self.setCurrentIndex(0)
         # Once laid out, show the saved zoom/centre of the project (or everything).

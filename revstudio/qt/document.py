@@ -228,6 +228,15 @@ class Document(QObject):
         self.pathChanged.emit(path or "")
         self.recompute()
 
+    def rebase_training(self, rebase: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Re-express the run settings held by every step of the undo stack (undone ones too) with
+        ``rebase``, as Save As to another folder re-expresses the graph's: an undo then brings back
+        the old data path relative to the new file, not to a folder the project has left."""
+        for i in range(self.undo_stack.count()):
+            step = self.undo_stack.command(i)
+            if isinstance(step, _QtCommand):
+                step.cmd.rebase_training(rebase)
+
     def is_dirty(self) -> bool:
         return not self.undo_stack.isClean()
 

@@ -10,6 +10,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
@@ -201,10 +202,16 @@ class FileController(QObject):
         new = str(Path(path).resolve().parent)
         if self.document.path and old == new:
             return  # the same folder: the paths stay as the user wrote them
+        def rebase(section: dict[str, Any]) -> dict[str, Any]:
+            return {**section, **{k: portable_spec(section[k], old, new) for k in DATA_KEYS if k in section}}
+
         graph = self.document.graph
-        moved = {k: portable_spec(graph.training[k], old, new) for k in DATA_KEYS if k in graph.training}
-        if any(moved[k] != graph.training[k] for k in moved):
-            graph.set_training({**graph.training, **moved})  # not an edit: the same data, re-expressed
+        moved = rebase(graph.training)
+        if moved != graph.training:
+            graph.set_training(moved)  # not an edit: the same data, re-expressed
+        # The undo stack's run settings move with it, so undoing an earlier settings change after
+        # this Save As brings back a path that names its data from the new folder.
+        self.document.rebase_training(rebase)
 
     def clear_recent(self) -> None:
         self.settings.clear_recent()

@@ -1,8 +1,9 @@
 """A real window under Xvfb with an example open: the editor's first minutes, and the README's picture.
 
 The app runs in a child process on the xcb platform (the harness of test_real_window.py):
-File > New from Example's action opens revnet_wired, fitted; a real click (xdotool) selects a
-coupling's Conv, so the inspector shows its facts and the Code tab its line. The window is
+File > New from Example's action opens birnn_sequence (a BiRNN stem and one RevNet block wired by
+hand: readable cards, the reversible region), fitted; a real click (xdotool) selects the block's
+first F Conv, so the inspector shows its facts and the Code tab its line. The window is
 screenshotted; REVSTUDIO_UPDATE_DOCS=1 copies the shot to docs/screenshot.png.
 """
 from __future__ import annotations
@@ -17,7 +18,9 @@ from test_real_window import DRIVER_LOOP, SCREENSHOTS, App, driver_head, xvfb  #
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
-NODE = "block0_f_conv1"
+EXAMPLE = os.environ.get("RS_SHOT_EXAMPLE", "birnn_sequence")
+NODE = os.environ.get("RS_SHOT_NODE", "block_f_conv1")
+MIN_CARD = (50, 24)  # on-screen px: a card this size shows a short name ("Conv", "Merge") whole
 
 CHILD = driver_head(1600, 1000) + r"""
 from PySide6.QtWidgets import QLabel
@@ -32,6 +35,14 @@ def answer(req):
         view = window.current_view()
         item = view.scene().node_items[req["node"]]
         return glob(view.viewport(), view.mapFromScene(item.sceneBoundingRect().center()))
+    if cmd == "cards":  # each card's on-screen size and whether it lies inside the canvas
+        view = window.current_view()
+        vp = view.viewport().rect()
+        out = {}
+        for node_id, item in view.scene().node_items.items():
+            rect = view.mapFromScene(item.sceneBoundingRect()).boundingRect()
+            out[node_id] = [rect.width(), rect.height(), vp.contains(rect)]
+        return out
     if cmd == "code":
         window.bottom.setCurrentWidget(window.code_view)
         return True
@@ -78,7 +89,7 @@ def test_an_opened_example_with_a_clicked_node_is_the_readme_picture(xvfb, tmp_p
     app = EditorApp(xvfb, tmp_path / "home")
     try:
         time.sleep(1.0)  # first expose
-        assert app.ask(cmd="example", name="revnet_wired") == "revnet-wired"
+        assert app.ask(cmd="example", name=EXAMPLE) == EXAMPLE.replace("_", "-")
         time.sleep(1.0)  # the fit, the check and the live code settle
         assert app.ask(cmd="code")
         deadline = time.monotonic() + 60  # the code child process answers; the "Opened" message times out
@@ -90,6 +101,11 @@ def test_an_opened_example_with_a_clicked_node_is_the_readme_picture(xvfb, tmp_p
         time.sleep(0.5)
         facts = app.ask(cmd="facts")
         assert facts["selected"] == [NODE], facts
+        # The picture sells the product only if its cards can be read: each whole in view and
+        # drawn at a size that shows its name (revnet_wired's long chain fitted to 40 x 12 px cards).
+        cards = app.ask(cmd="cards")
+        small = {n: c for n, c in cards.items() if c[0] < MIN_CARD[0] or c[1] < MIN_CARD[1] or not c[2]}
+        assert not small, f"cards too small or cut off in the picture: {small}"
         assert {"File", "Edit", "Tools", "Run"} <= set(facts["menus"]), facts["menus"]
         assert facts["elided"] == [], "text cut short in the status bar"
         SCREENSHOTS.mkdir(exist_ok=True)

@@ -80,3 +80,39 @@ def test_a_plain_save_in_the_same_folder_keeps_the_path_as_written(make_window, 
     window = make_window(load(str(tmp_path / "mine.revs")), str(tmp_path / "mine.revs"))
     assert window.files.save()
     assert _saved_data(tmp_path / "mine.revs") == str(tmp_path / "data" / "digits.npz")
+
+
+def test_undo_after_save_as_to_another_folder_brings_back_a_path_that_reaches_the_data(make_window, dialogs,
+                                                                                       tmp_path, settle):
+    """Save As re-expresses the data path for the new folder; the run-settings changes on the undo
+    stack move with it. Before, undoing one brought back its path relative to the old folder, and
+    from the new file it named nothing (the Run button refused: data not found)."""
+    from revstudio.core.project import load, save
+    from revstudio.qt.training.section import data_problem
+
+    project = tmp_path / "proj"
+    (project / "data").mkdir(parents=True)
+    for name in ("a.npz", "b.npz"):
+        shutil.copy(resources.path("data") / "digits.npz", project / "data" / name)
+    graph = load(str(_example("digits_revnet")))
+    graph.training = {**graph.training, "data": "data/a.npz"}
+    save(graph, project / "model.revs")
+    window = make_window(load(str(project / "model.revs")), str(project / "model.revs"))
+    settle()
+    graph = window.document.graph
+    window.document.push(SetTraining(graph, {**graph.training, "data": "data/b.npz"}))
+    (project / "variants").mkdir()
+    dialogs.save_paths.append(str(project / "variants" / "wide.revs"))
+    assert window.files.save_as()
+    assert graph.training["data"] == "../data/b.npz"
+
+    window.document.undo_stack.undo()
+    assert graph.training["data"] == "../data/a.npz"  # proj/data/a.npz, seen from proj/variants
+    assert data_problem(graph.training, window.document.path) is None
+    window.document.undo_stack.redo()
+    assert graph.training["data"] == "../data/b.npz"
+    assert data_problem(graph.training, window.document.path) is None
+    # and the file saved after the undo names the data the user had
+    window.document.undo_stack.undo()
+    assert window.files.save()
+    assert _saved_data(project / "variants" / "wide.revs") == "../data/a.npz"

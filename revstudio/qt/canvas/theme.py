@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from PySide6.QtGui import QColor
 
+FOCUS_FRAME = 2  # px: the frame in the hover colour that says a view (canvas, plot) has the keys
+
 # Known catalog categories get distinct, readable hues; others are hashed.
 _CATEGORY_HUES = {
     "i/o": 210, "io": 210, "input": 210, "output": 210,

@@ -24,12 +24,12 @@ from .nudge import nudge_key
 from .quick_add import QuickAddPopup
 from .rename import RenameField, RenameMixin
 from .scene import GraphScene
+from .theme import FOCUS_FRAME
 from .view_zoom import ZOOM_OUT_FLOOR, ZOOM_STEP, ZoomMixin  # noqa: F401 - ZOOM_OUT_FLOOR: view.py named it
 from .wire_item import WireItem
 
 NODE_MIME = "application/x-revstudio-node-type"
 READABLE_ZOOM = 0.8     # revealing a node zooms in at least this far
-FOCUS_FRAME = 2         # px: the frame that shows the canvas has the keyboard focus
 
 
 class GraphView(ZoomMixin, RenameMixin, EditingMixin, QGraphicsView):

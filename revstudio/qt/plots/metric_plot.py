@@ -10,13 +10,12 @@ pyqtgraph neither clips nor downsamples a 100,000-point curve again each
 frame (a ``PlotDataItem``'s ``setData`` cost four times as much, and drawing
 3,000 points where 900 pixels' worth show, three times the paint;
 benchmarks/README.md, "Live plots"). The tool row has the log-y toggle, a
-hover read-out and PNG/CSV export.
+hover read-out and PNG/CSV export (written by plot_export.py); the pyqtgraph widget that
+times its paints and shows the focus frame is plot_widget.py.
 """
 from __future__ import annotations
 
-import csv
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,13 +35,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from revstudio.qt.plots import plot_theme
+from revstudio.qt.plots import plot_export, plot_theme
 from revstudio.qt.plots.bytes_axis import BytesAxis
 from revstudio.qt.plots.channel import Channel
 from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.legend_fit import LineSample, fit_legend, place_legend
 from revstudio.qt.plots.log_axis import LogAxis
 from revstudio.qt.plots.plot_keys import PointStepper
+from revstudio.qt.plots.plot_widget import PlotWidget
 from revstudio.qt.plots.rows import RunData
 from revstudio.qt.plots.series import Series
 
@@ -61,17 +61,6 @@ class _Curve:
     stamp: tuple[Any, ...] = field(default_factory=tuple)
     points: int = 0
     bounds: tuple[float, float] | None = None  # lowest and highest y drawn (log10 on a log scale)
-
-
-class _TimedPlotWidget(pg.PlotWidget):
-    """A PlotWidget that remembers what its last paint cost, so a frame can budget paints too."""
-
-    paint_ms = 0.0
-
-    def paintEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
-        t0 = time.thread_time()  # CPU: on a loaded machine waiting for a core is not the plot's cost
-        super().paintEvent(event)
-        self.paint_ms = (time.thread_time() - t0) * 1000
 
 
 class MetricPlot(QWidget):
@@ -125,7 +114,7 @@ class MetricPlot(QWidget):
         for tool in (self.log_box, self.save_button):
             tools.addWidget(tool)
 
-        self.plot = _TimedPlotWidget()
+        self.plot = PlotWidget()  # times its paints, frames itself when focused
         self.plot.setAccessibleName(f"{title} plot")  # painted curves: the CSV button gives their values
         self.refresh_ms = 0.0  # what the last refresh cost (setData and framing), with plot.paint_ms: a frame
         self.plot.setBackground(None)
@@ -452,27 +441,11 @@ class MetricPlot(QWidget):
 
     # ---- export --------------------------------------------------------------------
     def export_png(self, path: str) -> None:
-        from pyqtgraph.exporters import ImageExporter
-
-        exporter = ImageExporter(self.plot.getPlotItem())
-        exporter.parameters()["width"] = max(600, int(self.plot.width()))
-        exporter.export(path)
+        plot_export.export_png(self.plot, path)
 
     def export_csv(self, path: str) -> int:
         """Every curve of the plot as rows ``run, series, step, epoch, time, value, smoothed``."""
-        count = 0
-        with open(path, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(["run", "series", "step", "epoch", "time", "value", "smoothed"])
-            for run, _colour in self._runs:
-                for channel in self.channels:
-                    for name in channel.names(run):
-                        s = run.series[name]
-                        cols = [s.column(c) for c in ("step", "epoch", "time", "value", "smooth")]
-                        for row in np.column_stack(cols):
-                            writer.writerow([run.name, name, *(_csv(v) for v in row)])
-                            count += 1
-        return count
+        return plot_export.export_csv(path, self._runs, self.channels)
 
 
 def _bounds(arrays: Sequence[np.ndarray]) -> tuple[float, float] | None:
@@ -493,7 +466,3 @@ def _fmt(v: float) -> str:
     if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
         return f"{v:.3g}"
     return f"{v:.4g}"
-
-
-def _csv(v: float) -> str:
-    return "" if not math.isfinite(v) else repr(float(v))

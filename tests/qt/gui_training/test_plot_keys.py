@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 
 from revstudio.qt.plots.channel import Channel
@@ -57,3 +58,36 @@ def test_a_plot_without_points_says_so(qtbot: Any) -> None:
     qtbot.waitUntil(plot.plot.hasFocus)
     qtbot.keyClick(plot.plot, K.Key_Right)
     assert plot.readout.full_text() == "no points yet"
+
+
+@pytest.mark.parametrize("name", ["dark", "light"])
+def test_a_focused_plot_shows_the_canvas_focus_frame(qtbot: Any, name: str) -> None:
+    """Focused, a plot takes the arrow keys, so it says so as the canvas does: a 2 px frame in the
+    theme's hover colour (before, nothing showed where the keys went)."""
+    from PySide6.QtWidgets import QApplication
+
+    from revstudio.qt import theme
+    from revstudio.qt.canvas.theme import theme_for
+
+    start = theme.current()
+    theme.apply_theme(QApplication.instance(), name)  # type: ignore[arg-type]
+    try:
+        plot = _plot(qtbot)
+        widget = plot.plot
+        hover = theme_for(name == "dark").hover.name()
+
+        def edge_colours() -> set[str]:
+            image = widget.grab().toImage()
+            w, h = image.width(), image.height()
+            return {image.pixelColor(x, y).name() for x, y in ((1, h // 2), (w - 2, h // 2), (w // 2, 1),
+                                                               (w // 2, h - 2))}
+
+        assert hover not in edge_colours()  # not focused: no frame
+        widget.setFocus()
+        qtbot.waitUntil(widget.hasFocus)
+        assert edge_colours() == {hover}  # all four sides
+        plot.log_box.setFocus()
+        qtbot.waitUntil(lambda: not widget.hasFocus())
+        assert hover not in edge_colours()
+    finally:
+        theme.apply_theme(QApplication.instance(), start)  # type: ignore[arg-type]
