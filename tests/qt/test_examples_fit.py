@@ -22,3 +22,24 @@ def test_each_example_opens_with_every_node_in_view(make_window, qtbot):
         nodes = [item for item in view.scene().items() if isinstance(item, NodeItem)]
         outside = [item.node_id for item in nodes if not shown.contains(item.sceneBoundingRect())]
         assert nodes and not outside, (path.name, outside, view.zoom())
+
+
+def test_a_fit_is_tight_even_where_a_region_label_is_longer_than_its_region(make_window, qtbot):
+    # revnet_coupling's one region (a Repeat node) is narrower than its label: the fit took the
+    # room the label may take far out (5x its width), zoomed out to 0.38, and showed the six nodes
+    # across half the canvas
+    window = make_window()
+    window.resize(1600, 1000)
+    qtbot.wait(300)
+    for path in EXAMPLES:
+        assert window.files.open_example(path)
+        qtbot.wait(150)
+        view = window.current_view()
+        nodes = [item.sceneBoundingRect() for item in view.scene().items() if isinstance(item, NodeItem)]
+        span = nodes[0]
+        for rect in nodes[1:]:
+            span = span.united(rect)
+        port = view.viewport().rect()
+        on_screen = view.mapFromScene(span).boundingRect()
+        assert max(on_screen.width() / port.width(), on_screen.height() / port.height()) > 0.75, \
+            (path.name, view.zoom(), on_screen, port)

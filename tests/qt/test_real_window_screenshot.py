@@ -1,9 +1,9 @@
 """A real window under Xvfb with an example open: the editor's first minutes, and the README's picture.
 
 The app runs in a child process on the xcb platform (the harness of test_real_window.py):
-File > New from Example's action opens birnn_sequence (a BiRNN stem and one RevNet block wired by
-hand: readable cards, the reversible region), fitted; a real click (xdotool) selects the block's
-first F Conv, so the inspector shows its facts and the Code tab its line. The window is
+File > New from Example's action opens revnet_coupling (six cards, readable when fitted, and a
+reversible region with its saving), fitted; a real click (xdotool) selects the Repeat of coupling
+blocks, so the inspector shows its memory facts and the Code tab its line. The window is
 screenshotted; REVSTUDIO_UPDATE_DOCS=1 copies the shot to docs/screenshot.png.
 """
 from __future__ import annotations
@@ -18,8 +18,8 @@ from test_real_window import DRIVER_LOOP, SCREENSHOTS, App, driver_head, xvfb  #
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = os.environ.get("RS_SHOT_EXAMPLE", "birnn_sequence")
-NODE = os.environ.get("RS_SHOT_NODE", "block_f_conv1")
+EXAMPLE = os.environ.get("RS_SHOT_EXAMPLE", "revnet_coupling")
+NODE = os.environ.get("RS_SHOT_NODE", "blocks")
 MIN_CARD = (50, 24)  # on-screen px: a card this size shows a short name ("Conv", "Merge") whole
 
 CHILD = driver_head(1600, 1000) + r"""

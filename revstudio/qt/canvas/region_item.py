@@ -66,6 +66,12 @@ class RegionItem(QGraphicsItem):
         """The backdrop itself (the bounding rect adds the label band above it)."""
         return QRectF(self._rect)
 
+    def fit_rect(self) -> QRectF:
+        """What a Fit must show: the backdrop and its label as drawn at zoom 1. The bounding rect's
+        room for a label grown far out (5x) would make a narrow region's fit zoom out, which
+        grows the label's room in turn."""
+        return self._rect.united(self.label_layout(1.0)[1])
+
     def _label_room(self) -> float:
         # The label may grow up to 5x when zoomed out; it can reach past a narrow box.
         return QFontMetricsF(_REGION_FONT).horizontalAdvance(self.label) * 5.0 + 24

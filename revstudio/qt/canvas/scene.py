@@ -463,7 +463,7 @@ class GraphScene(SceneGestures):
             rect = rect.united(item.sceneBoundingRect())
         for region in self.region_items:
             if node_ids is None:
-                rect = rect.united(region.sceneBoundingRect())
+                rect = rect.united(region.mapRectToScene(region.fit_rect()))
         return rect
 
     def set_theme(self, dark: bool) -> None:
