@@ -18,7 +18,8 @@ _HINT_FONT = QFont()
 _HINT_FONT.setPointSizeF(8.5)
 MARGIN = 18.0
 BAND = 56.0  # room above the box for the label, which grows when zoomed out
-FAR_LABEL = 0.12  # below this zoom the label keeps ~12 screen px in a taller band above the box
+FAR_LABEL = 0.18  # below this zoom the label keeps ~12 screen px in a taller band above the box (the
+# 56-unit band would hold under 10 px there)
 FAR_BAND = 200.0  # that band (scene units): room for 12 px down to a zoom of 0.07
 LABEL_PX = 12.0
 
@@ -35,7 +36,8 @@ class RegionItem(QGraphicsItem):
         self.label = label
         self._rect = QRectF()
         self.setZValue(-10.0)
-        self.setToolTip(tooltip)
+        # the label may be elided (far out, or where another node is in its way): the tooltip has it whole
+        self.setToolTip(tooltip if tooltip.startswith(label) else f"{label}\n{tooltip}")
         self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)  # clicks fall through to the canvas
         # Big translucent boxes are costly to fill; Qt caches only the exposed part.
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
@@ -46,11 +48,10 @@ class RegionItem(QGraphicsItem):
         box = rects[0]
         for r in rects[1:]:
             box = box.united(r)
+        # The members and their margin only: a box widened to its label covered the next node
+        # (revnet_coupling's Pool beside its one-Repeat region), which then read as inside it.
+        # The label runs past the box in the band above it; the tooltip holds the whole text.
         box = box.adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
-        # wide enough for its label: the saving is the point of the backdrop
-        need = QFontMetricsF(_REGION_FONT).horizontalAdvance(self.label) + 24
-        if box.width() < need:
-            box.setWidth(need)
         if box != self._rect:
             self.prepareGeometryChange()
             self._rect = box
@@ -68,13 +69,13 @@ class RegionItem(QGraphicsItem):
 
     def fit_rect(self) -> QRectF:
         """What a Fit must show: the backdrop and its label as drawn at zoom 1. The bounding rect's
-        room for a label grown far out (5x) would make a narrow region's fit zoom out, which
+        room for a label grown far out (10x) would make a narrow region's fit zoom out, which
         grows the label's room in turn."""
         return self._rect.united(self.label_layout(1.0)[1])
 
     def _label_room(self) -> float:
-        # The label may grow up to 5x when zoomed out; it can reach past a narrow box.
-        return QFontMetricsF(_REGION_FONT).horizontalAdvance(self.label) * 5.0 + 24
+        # The label may grow up to 10x when zoomed out (12 px at a zoom of 0.1); it reaches past a narrow box.
+        return QFontMetricsF(_REGION_FONT).horizontalAdvance(self.label) * 10.0 + 24
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
         extra = max(1.0, self._label_room() - self._rect.width())
