@@ -128,6 +128,7 @@ class Graph:
         self.node_moved = Event("node_moved")        # (node, old_pos, new_pos)
         self.node_renamed = Event("node_renamed")    # (old_id, new_id), after its remove/add events
         self.group_changed = Event("group_changed")  # (name, old_graph|None, new_graph|None)
+        self.group_renamed = Event("group_renamed")  # (old_name, new_name), before its group_changed pair
         self.training_changed = Event("training_changed")  # (old_dict, new_dict)
         self.changed = Event("changed")              # () after any of the above
 
@@ -387,6 +388,27 @@ class Graph:
         self.group_changed.emit(name, old, body)
         self.changed.emit()
         return old
+
+    def rename_group(self, old: str, new: str) -> None:
+        """Give group body ``old`` the name ``new``, keeping its place in the group order and the
+        body itself (references to it are params: the caller changes those). Observers see
+        ``group_renamed`` and then the body go under the old name and come under the new one."""
+        if new == old:
+            return
+        if old not in self.groups:
+            raise GraphError(f"there is no group {old!r} to rename")
+        if not valid_id(new):
+            raise GraphError(f"group name {new!r} is not allowed: use 1-64 characters without spaces or dots")
+        if new in self.groups:
+            raise GraphError(f"there is already a group {new!r}; pick another name")
+        body = self.groups[old]
+        items = [(new if k == old else k, b) for k, b in self.groups.items()]
+        self.groups.clear()  # the same dict: every body shares it
+        self.groups.update(items)
+        self.group_renamed.emit(old, new)
+        self.group_changed.emit(old, body, None)
+        self.group_changed.emit(new, None, body)
+        self.changed.emit()
 
     def set_training(self, section: dict[str, Any]) -> dict[str, Any]:
         """Replace the project's ``training`` section (the run settings). Returns the old one.

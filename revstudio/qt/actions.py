@@ -118,6 +118,8 @@ def build_actions(w: MainWindow) -> None:
             "Replace the selected Group node by its nodes")
     _action(w, "open_group", "&Open Group", t.open_selected_group, "Tab", None,
             "Edit the selected group's body on its own tab")
+    _action(w, "rename_group", "Rename Group…", lambda: w.group_names.rename(), None, None,
+            "Rename the current tab's group (or the selected node's) and every node that uses it")
 
     _action(w, "zoom_in", "Zoom &In", lambda: view().zoom_in(), Std.ZoomIn, "zoom-in", "Zoom in")
     _action(w, "zoom_out", "Zoom &Out", lambda: view().zoom_out(), Std.ZoomOut, "zoom-out", "Zoom out")
@@ -177,7 +179,10 @@ def build_menus(w: MainWindow) -> None:
 
     edit = bar.addMenu("&Edit")
     _fill(edit, a, ("undo", "redo", None, "cut", "copy", "paste", "duplicate", "delete", "delete_reconnect", None,
-                    "select_all", "find", "quick_add", "connect", "rename", None, "group", "ungroup", "open_group"))
+                    "select_all", "find", "quick_add", "connect", "rename", None, "group", "ungroup", "open_group",
+                    "rename_group"))
+    w.groups_menu = edit.addMenu("Gro&ups")  # every group, unused ones marked, each with Open/Rename/Delete
+    w.groups_menu.aboutToShow.connect(lambda: w.group_names.fill_menu(w.groups_menu))
 
     view = bar.addMenu("&View")
     _fill(view, a, ("zoom_in", "zoom_out", "reset_zoom", "fit", "fit_selection", None, "layout",

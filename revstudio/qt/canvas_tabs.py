@@ -90,6 +90,11 @@ class CanvasTabs(QTabWidget):
         view = self.currentWidget()
         return next((n for n, v in self._groups.items() if v is view), None)
 
+    def group_at(self, index: int) -> str | None:
+        """The group whose tab is at ``index`` (None for the main tab, a read-only one or none)."""
+        view = self.widget(index) if index >= 0 else None
+        return next((n for n, v in self._groups.items() if v is view), None) if view is not None else None
+
     def views(self) -> list[Any]:
         return [self.widget(i) for i in range(self.count())]
 
@@ -245,12 +250,24 @@ class CanvasTabs(QTabWidget):
     def _watch(self, graph: Graph) -> None:
         if self._watched is not None:
             self._watched.group_changed.unsub(self._on_group_changed)
+            self._watched.group_renamed.unsub(self._on_group_renamed)
         graph.group_changed.sub(self._on_group_changed)
+        graph.group_renamed.sub(self._on_group_renamed)
         self._watched = graph
+
+    def _on_group_renamed(self, old: str, new: str) -> None:
+        """The same body under a new name (it comes before the rename's group_changed pair): its tab
+        stays open, retitled."""
+        view = self._groups.pop(old, None)
+        if view is not None:
+            self._groups[new] = view
+            self.setTabText(self.indexOf(view), new)
+        if old in self._closed_by_edit:
+            self._closed_by_edit[new] = self._closed_by_edit.pop(old)
 
     def _on_group_changed(self, name: str, old: Graph | None, new: Graph | None) -> None:
         view = self._groups.get(name)
-        if view is not None and (new is None or new is not old):
+        if view is not None and (new is None or new is not old) and getattr(view, "graph", None) is not new:
             # The body was removed or replaced: its canvas would show a stale graph. Remembered, so
             # the undo (or redo) that brings the group back brings its tab back too.
             self._closed_by_edit[name] = view is self.currentWidget()

@@ -5,7 +5,7 @@ Modal dialogs block an offscreen test, so the window asks through a
 """
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 
 FILE_FILTER = "revstudio projects (*.revs);;All files (*)"
 
@@ -39,6 +39,11 @@ class Dialogs:
         answer = QMessageBox.question(parent, title, text, QMessageBox.StandardButton.Yes
                                       | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
         return answer == QMessageBox.StandardButton.Yes
+
+    def ask_text(self, parent: QWidget, title: str, label: str, text: str) -> str | None:
+        """A line of text (a new name), or None when cancelled."""
+        answer, ok = QInputDialog.getText(parent, title, label, text=text)
+        return answer if ok else None
 
     def ask_stop_run(self, parent: QWidget, detail: str) -> bool:
         """True to stop the training run and quit; Cancel (the default) keeps both."""

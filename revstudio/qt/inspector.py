@@ -52,6 +52,7 @@ class Inspector(QWidget):
     """Shows the selected node of the current canvas (or a project summary)."""
 
     openGroupRequested = Signal(str)
+    renameGroupRequested = Signal(str)
     message = Signal(str)  # for the status bar: what an edit made here did
 
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
@@ -99,6 +100,8 @@ class Inspector(QWidget):
         self.open_group = QPushButton("Open group body (Tab)")
         self.open_group.setIcon(icon("group"))
         self.open_group.clicked.connect(self._on_open_group)
+        self.rename_group = QPushButton("Rename group…")  # beside the pick-list, which only picks
+        self.rename_group.clicked.connect(lambda: self._emit_group(self.renameGroupRequested))
         self.facts_title = _label("FACTS", "sectionTitle")
         self.facts = _label("", "")
         self.facts.setTextFormat(Qt.TextFormat.RichText)
@@ -113,7 +116,7 @@ class Inspector(QWidget):
         self.batch_field.setPrefix("")
         batch_row.addRow(_label("Batch size", "paramLabel", wrap=False), self.batch_field)
         for w in (self.title, self.rename_error, self.type_label, self.help, self.form_title, self.form_host,
-                  self.open_group, self.facts_title, self.batch_host, self.facts):
+                  self.open_group, self.rename_group, self.facts_title, self.batch_host, self.facts):
             self._layout.addWidget(w)
         self._layout.addStretch(1)
 
@@ -141,7 +144,7 @@ class Inspector(QWidget):
         widgets, so by default Tab went from the title to History and the Output tabs, and
         reached the parameters only after the status bar."""
         fields = [e.field or e for e in self.editors.values()]  # the line edit, combo or check box
-        chain: list[QWidget] = [self.title, *fields, self.open_group, self.batch_field]
+        chain: list[QWidget] = [self.title, *fields, self.open_group, self.rename_group, self.batch_field]
         for first, second in zip(chain, chain[1:], strict=False):
             QWidget.setTabOrder(first, second)
 
@@ -175,6 +178,7 @@ class Inspector(QWidget):
         self._labels = {}
         node = self._node()
         self.open_group.setVisible(self._group_of(node) is not None)
+        self.rename_group.setVisible(self._group_of(node) is not None)
         self.title.setReadOnly(node is None)
         self.rename_error.hide()
         peers = self._peers()
@@ -263,9 +267,12 @@ class Inspector(QWidget):
         return None
 
     def _on_open_group(self) -> None:
+        self._emit_group(self.openGroupRequested)
+
+    def _emit_group(self, signal: Any) -> None:
         name = self._group_of(self._node())
         if name:
-            self.openGroupRequested.emit(name)
+            signal.emit(name)
 
     def _group_choices(self) -> tuple[list[str], set[str]]:
         """The groups a group parameter may name here, and those it may not: inside a group's body,
@@ -341,6 +348,7 @@ class Inspector(QWidget):
         if editor is not None:
             editor.set_value(new)
         self.open_group.setVisible(self._group_of(node) is not None)
+        self.rename_group.setVisible(self._group_of(node) is not None)
         label = self._labels.get(name)
         if label is not None:
             label.setProperty("modified", new is not None)

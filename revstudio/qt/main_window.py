@@ -42,6 +42,7 @@ from revstudio.qt.dialogs import Dialogs
 from revstudio.qt.dock_sizes import DockSizeKeeper
 from revstudio.qt.document import Document
 from revstudio.qt.files import FileController, OpenError, examples, read_project
+from revstudio.qt.group_names import GroupNames
 from revstudio.qt.inspector import Inspector
 from revstudio.qt.palette import PaletteWidget
 from revstudio.qt.preferences import PreferencesDialog
@@ -69,6 +70,7 @@ class MainWindow(BottomTabsMixin, QMainWindow):
     recent_menu: QMenu
     examples_menu: QMenu
     panels_menu: QMenu
+    groups_menu: QMenu
 
     def __init__(self, document: Document | None = None, settings: Settings | None = None,
                  dialogs: Dialogs | None = None, recovery: RecoveryStore | None = None,
@@ -110,6 +112,7 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
 
+        self.group_names = GroupNames(self)
         act.build_actions(self)
         act.build_menus(self)
         self.toolbar = act.build_toolbar(self)
@@ -128,6 +131,7 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         self.node_palette.addRequested.connect(self.add_node_at_centre)
         self.diagnostics.nodeActivated.connect(self.select_node)
         self.inspector.openGroupRequested.connect(self.tabs.open_group)
+        self.inspector.renameGroupRequested.connect(lambda name: self.group_names.rename(name))
         self.inspector.message.connect(self.show_message)
         self.tabs.selectionChanged.connect(self.inspector.set_selection)
         self.tabs.message.connect(self.show_message)

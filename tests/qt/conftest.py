@@ -46,6 +46,7 @@ class ScriptedDialogs:
         self.asked: list[str] = []
         self.confirms: list[bool] = []      # answers to yes/no questions (delete runs)
         self.stop_runs: list[bool] = []     # answers to "a run is training: stop it and quit?"
+        self.texts: list[str | None] = []   # answers to "new name?" (None: cancelled)
 
     def ask_unsaved(self, parent: Any, name: str) -> str:
         self.asked.append(f"unsaved:{name}")
@@ -60,6 +61,10 @@ class ScriptedDialogs:
     def confirm(self, parent: Any, title: str, text: str) -> bool:
         self.asked.append(f"confirm:{title}")
         return self.confirms.pop(0) if self.confirms else False
+
+    def ask_text(self, parent: Any, title: str, label: str, text: str) -> str | None:
+        self.asked.append(f"text:{title}")
+        return self.texts.pop(0) if self.texts else None
 
     def ask_stop_run(self, parent: Any, detail: str) -> bool:
         self.asked.append("stop_run")
