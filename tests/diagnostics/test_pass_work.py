@@ -55,3 +55,17 @@ def test_a_layer_s_unit_facts_are_found_once_per_node(checked: tuple[Any, Any],
     # step, again in checkpoint mode's recompute, again in standard mode
     assert 0 < calls["forward_work_bytes"] <= nodes
     assert 0 < calls["guard_bytes"] <= nodes and 0 < calls["output_last"] <= nodes
+
+
+def test_the_region_analysis_reads_ports_once_per_distinct_layer(checked: tuple[Any, Any],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from revstudio.compiler.regions import analyze
+    from revstudio.core.graph import Graph
+
+    graph, report = checked
+    calls: Counter[str] = Counter()
+    counting(monkeypatch, Graph, "ports", calls)
+    found = analyze(graph, report)
+    distinct = {(n.type, repr(n.params)) for n in graph.nodes.values()}
+    assert found.regions and len(distinct) < 20
+    assert calls["ports"] <= len(distinct)  # was once per node (104)
