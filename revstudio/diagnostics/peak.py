@@ -324,7 +324,11 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             if u.params_last:
                 work = max(work - (u.params if early_stop else u.params_last), 0)
             now = base_total + gtotal + pgrads + work
-        held_peak, released_peak = _split(now, let_go, held_peak, released_peak)
+        if let_go:  # (``_split``, written out: this runs per unit of every walk)
+            if now > released_peak:
+                released_peak = now
+        elif now > held_peak:
+            held_peak = now
         if now > peak:
             peak, phase, at = now, "backward", u.name
         drops = outs
@@ -358,7 +362,11 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             refs[last_id] = 1
             gtotal += n
             moment = base_total - freed + gtotal + pgrads
-            held_peak, released_peak = _split(moment, let_go, held_peak, released_peak)
+            if let_go:
+                if moment > released_peak:
+                    released_peak = moment
+            elif moment > held_peak:
+                held_peak = moment
             if moment > peak:
                 peak, phase, at = moment, "backward", u.name
             drops = [*drops, old, bid]

@@ -30,7 +30,7 @@ def segment(b: UnitBuilder, name: str, nodes: list[str], inline: Any,
     layers = [u for n in order for u in inline.units(n)]
     return inline.recompute(name, layers, reads, makes, shared_outputs(b, makes, end=b.position[order[-1]]), saved,
                             _pinned(b, inline, reads, elsewhere), params, any(b.needs_grad(v) for v in makes),
-                            seed_bytes)
+                            seed_bytes, top=True)
 
 
 def _pinned(b: UnitBuilder, inline: Any, reads: list[Value], elsewhere: AbstractSet[Value] = frozenset()) -> int:
@@ -113,7 +113,7 @@ def pieces(b: UnitBuilder, name: str, members: list[tuple[str, int, int, int]], 
         end = max(b.position[n] for n in nodes)
         unit = inline.recompute(name, layers, list(reads), outs, shared_outputs(b, outs, end=end),
                                 _kept(inline, reads), _pinned(b, inline, list(reads), elsewhere), params,
-                                any(b.needs_grad(v) for v in makes), seed_bytes)
+                                any(b.needs_grad(v) for v in makes), seed_bytes, top=True)
         unit.makes = list(makes)  # (the walk's outputs are the copies'; the step's, the links between them)
         return unit
     whole = [n for n in nodes if n not in partial]

@@ -191,13 +191,14 @@ class UnitBuilder:
         reads: dict[Value, None] = {}
         makes: dict[Value, None] = {}
         position, readers = self.position, self.readers
+        read_by, made_by = self._reads, self._makes  # (filled for every node of ``position``)
         for nid in nodes:  # order does not matter: deduplicated
             if nid not in position:
                 continue
-            for v in self.reads(nid):
+            for v in read_by[nid]:
                 if v[0] not in nodes:
                     reads[v] = None
-            for v in self.makes(nid):
+            for v in made_by[nid]:
                 for r in readers.get(v, ()):
                     if r not in nodes:
                         makes[v] = None

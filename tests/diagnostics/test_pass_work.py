@@ -69,3 +69,18 @@ def test_the_region_analysis_reads_ports_once_per_distinct_layer(checked: tuple[
     distinct = {(n.type, repr(n.params)) for n in graph.nodes.values()}
     assert found.regions and len(distinct) < 20
     assert calls["ports"] <= len(distinct)  # was once per node (104)
+
+
+def test_a_step_s_own_segments_are_walked_once(checked: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkpoint segment's recompute is walked a second time only for the figure a segment
+    inside another's recompute needs (``Unit.work_nested``): never for the step's own segments."""
+    from revstudio.diagnostics import peak_recompute
+
+    graph, report = checked
+    calls: Counter[str] = Counter()
+    counting(monkeypatch, peak_recompute, "simulate", calls)
+    counting(monkeypatch, peak_recompute, "recompute_walk", calls)
+    est = estimate(graph, check(graph), regions=report.regions, batch=8)
+    est.peaks  # noqa: B018 - the walk
+    assert calls["recompute_walk"] > 2
+    assert calls["simulate"] == calls["recompute_walk"]  # was up to twice as many
