@@ -324,7 +324,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             if u.params_last:
                 work = max(work - (u.params if early_stop else u.params_last), 0)
             now = base_total + gtotal + pgrads + work
-        if let_go:  # (``_split``, written out: this runs per unit of every walk)
+        if let_go:  # a moment after the checkpoint let go of its inputs (``Walk.released``)
             if now > released_peak:
                 released_peak = now
         elif now > held_peak:
@@ -380,10 +380,13 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             total = _release(u, total, live, keepers, count, held_set)
         base_total = total if recomputed else dropped
         if u.work_after:
-            held_peak, released_peak = _split(base_total + gtotal + pgrads + u.work_after, let_go, held_peak,
-                                              released_peak)
-            if base_total + gtotal + pgrads + u.work_after > peak:
-                peak, phase, at = base_total + gtotal + pgrads + u.work_after, "backward", u.name
+            after = base_total + gtotal + pgrads + u.work_after
+            if let_go:
+                released_peak = max(released_peak, after)
+            else:
+                held_peak = max(held_peak, after)
+            if after > peak:
+                peak, phase, at = after, "backward", u.name
     peak = max(peak, kept)
     return Walk(peak=peak, kept=kept, phase=phase, at=at,
                 grads=_outside_grads(outside, grads, size_of, nbytes) if early_stop else {}, forward=forward,
@@ -419,12 +422,6 @@ def _keeping_input(u: Unit, base: Callable[[Value], Value | None], out_set: Abst
         return u
     return replace(u, saved=frozenset({*u.saved, b}), extra=u.extra_fwd, extra_fwd=None, read_bases=None,
                    make_bases=None)
-
-
-def _split(moment: int, after: bool, held: int, released: int) -> tuple[int, int]:
-    """(held, released) with ``moment`` counted in the second where it comes ``after`` the
-    checkpoint has let go of its inputs, else in the first (``Walk.held``, ``Walk.released``)."""
-    return (held, max(released, moment)) if after else (max(held, moment), released)
 
 
 def _freed(u: Unit, live: dict[Value, int], keepers: dict[Value, int], count: Callable[[Value, int], int],

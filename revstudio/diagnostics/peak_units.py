@@ -137,17 +137,14 @@ class UnitBuilder:
 
     def _unit_facts(self, nid: str) -> tuple[Any, ...]:
         """What every unit of node ``nid`` has, whatever it keeps, reads and makes (once per node)."""
-        info = self.w.report.nodes[nid]
-        view = self.w.views[nid]
+        info, view = self.w.report.nodes[nid], self.w.views[nid]
         mode = str(view.params.get("mode", "add")) if info.type == "Merge" else ""
         shared = held = more = 0
         if info.type == "InvConv1x1":  # (the one layer either applies to)
             shared, held = forward_shared_bytes(view), held_bytes(view)
             if shared:
                 more = peak_invconv.layer_backward(view, self.elem, False) - self.node_work(nid)
-        saves = self.w.saves.get(nid)
-        extra = self.w.extra_bytes(nid)
-        params = int(info.parameters) * self.elem
+        saves, extra, params = self.w.saves.get(nid), self.w.extra_bytes(nid), int(info.parameters) * self.elem
         # a dropout's mask exists beside its input and output while it runs (its forward work)
         return (mode == "mean", info.type not in PASS_THROUGH and mode != "add", params,
                 forward_work_bytes(view) or save_rules.declared_forward_bytes(saves, extra), self.node_work(nid),
