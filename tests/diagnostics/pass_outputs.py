@@ -1,7 +1,8 @@
 """Every figure the editor's whole-graph passes produce (the region analysis, the memory estimate,
 its peak walks and a budget's cuts), serialised and hashed per graph, batch and device: the
 optimised passes must give these byte for byte (``test_pass_outputs.py``; regenerate the recorded
-digests with ``python tests/diagnostics/pass_outputs.py`` only for a change meant to alter results)."""
+digests with ``PYTHONPATH=. python tests/diagnostics/pass_outputs.py`` only for a change meant to
+alter results)."""
 from __future__ import annotations
 
 import dataclasses
