@@ -24,9 +24,20 @@ class View:
         self.index = {n: i for i, n in enumerate(self.order)}
         self.specs: dict[str, NodeSpec | None] = {n: registry.find(graph.nodes[n].type) for n in self.order}
         self.params: dict[str, dict[str, Any]] = {}
+        # a node's validated params and ports follow from its type and params alone (the graph's
+        # groups are fixed here): worked out once per distinct (type, params), not per node
+        known: dict[tuple[str, str], tuple[dict[str, Any], tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+        ports: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         for n in self.order:
-            spec = self.specs[n]
-            self.params[n] = validate_all(dict(spec.params), dict(graph.nodes[n].params))[0] if spec else {}
+            spec, node = self.specs[n], graph.nodes[n]
+            if spec is None:  # (an unknown type's ports are its wires': the node's own)
+                self.params[n], ports[n] = {}, graph.ports(n)
+                continue
+            key = (node.type, repr(node.params))
+            found = known.get(key)
+            if found is None:
+                found = known[key] = validate_all(dict(spec.params), dict(node.params))[0], graph.ports(n)
+            self.params[n], ports[n] = dict(found[0]), found[1]
         self.src: dict[tuple[str, str], str] = {}              # (node, in port) -> value
         self.readers: dict[str, list[tuple[str, str]]] = {}   # value -> [(node, in port)]
         self.inputs: dict[str, list[str]] = {n: [] for n in self.order}  # node -> values read, port order
@@ -37,7 +48,7 @@ class View:
                 self.readers.setdefault(value, []).append((e.dst.node, e.dst.port))
         self.outputs: dict[str, list[str]] = {}
         for n in self.order:
-            ins, outs = graph.ports(n)
+            ins, outs = ports[n]
             self.inputs[n] = [self.src[(n, p)] for p in ins if (n, p) in self.src]
             self.outputs[n] = [f"{n}.{p}" for p in outs]
 

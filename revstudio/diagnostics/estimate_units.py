@@ -85,13 +85,13 @@ def _region_pieces(b: UnitBuilder, walker: _Walker, region: Any, recompute: Any)
     handed: dict[Value, int] = {}
     segments = list(enumerate(_region_segment_nodes(walker, region)[1]))
     # the storages each segment keeps as its inputs, which no other segment's pins again
-    inputs = [{base for base in (b.w.base(v) for v in b.outside({m[0] for m in members})[0]) if base is not None}
-              for _, members in segments]
+    crossing = [b.outside({m[0] for m in members}) for _, members in segments]  # (``segment`` reads them too)
+    inputs = [{base for base in (b.w.base(v) for v in reads) if base is not None} for reads, _ in crossing]
     for k, members in reversed(segments):
         if members:
             elsewhere = set().union(*(s for i, s in enumerate(inputs) if i != k))
             unit = pieces(b, f"{getattr(region, 'id', '')}#{k}", members, recompute(m[0] for m in members), handed,
-                          elsewhere)
+                          elsewhere, crossing[k])
             handed = dict(unit.grad_bytes or {})
             found.append(unit)
     return found[::-1]

@@ -12,6 +12,7 @@ import contextlib
 import gc
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
 from typing import Any
 
 from revstudio.core.graph import Graph, PortRef
@@ -81,6 +82,7 @@ class _Walker:
         # layers autograd does not record: no weights, and no input that needs a gradient (the
         # caller's inputs need none); they keep nothing for backward
         self.untracked: set[str] = set()
+        self._rules: dict[tuple[Any, ...], Saves] = {}  # ``_rule``'s
         tracked: dict[Value, bool] = {}
         for nid in report.order:
             info = report.nodes.get(nid)
@@ -95,9 +97,24 @@ class _Walker:
             view = NodeView(info.type, params, info.inputs, info.outputs, batch, elem,
                             bodies.for_node(info.type, params), bodies.device, bodies.dtype)
             self.views[nid] = view
-            self.saves[nid] = self._read(nid, apply_rule(view)) if flag else Saves()
+            self.saves[nid] = self._read(nid, self._rule(view)) if flag else Saves()
             if not flag:
                 self.untracked.add(nid)
+
+    def _rule(self, view: NodeView) -> Saves:
+        """``apply_rule(view)``, worked out once per (type, params, shapes) of a layer with no
+        bodies (the batch, element size and device are the walker's): a big graph repeats the same
+        layers block after block. Shared between the nodes: ``_read`` copies before it trims."""
+        if view.bodies:
+            return apply_rule(view)
+        try:
+            key = (view.type, repr(view.params), tuple(view.inputs.items()), tuple(view.outputs.items()))
+            found = self._rules.get(key)
+        except TypeError:  # (a shape that is not a tuple)
+            return apply_rule(view)
+        if found is None:
+            found = self._rules[key] = apply_rule(view)
+        return found
 
     # -- values ---------------------------------------------------------
     def base(self, value: Value) -> Value | None:
@@ -201,7 +218,7 @@ class _Walker:
         one (``SavedTensors.freed_unread``: a plugin's fork whose unused part was counted kept)."""
         gone = [p for p in saves.freed_unread if not self.readers.get((nid, p))]
         if gone:
-            saves.outputs = tuple(p for p in saves.outputs if p not in gone)
+            saves = replace(saves, outputs=tuple(p for p in saves.outputs if p not in gone))  # (shared: ``_rule``)
         return saves
 
     def saved_values(self, nid: str, fuse: bool = True) -> frozenset[Value]:

@@ -324,7 +324,11 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             if u.params_last:
                 work = max(work - (u.params if early_stop else u.params_last), 0)
             now = base_total + gtotal + pgrads + work
-        held_peak, released_peak = _split(now, let_go, held_peak, released_peak)
+        if let_go:  # a moment after the checkpoint let go of its inputs (``Walk.released``)
+            if now > released_peak:
+                released_peak = now
+        elif now > held_peak:
+            held_peak = now
         if now > peak:
             peak, phase, at = now, "backward", u.name
         drops = outs
@@ -358,7 +362,11 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             refs[last_id] = 1
             gtotal += n
             moment = base_total - freed + gtotal + pgrads
-            held_peak, released_peak = _split(moment, let_go, held_peak, released_peak)
+            if let_go:
+                if moment > released_peak:
+                    released_peak = moment
+            elif moment > held_peak:
+                held_peak = moment
             if moment > peak:
                 peak, phase, at = moment, "backward", u.name
             drops = [*drops, old, bid]
@@ -372,10 +380,13 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             total = _release(u, total, live, keepers, count, held_set)
         base_total = total if recomputed else dropped
         if u.work_after:
-            held_peak, released_peak = _split(base_total + gtotal + pgrads + u.work_after, let_go, held_peak,
-                                              released_peak)
-            if base_total + gtotal + pgrads + u.work_after > peak:
-                peak, phase, at = base_total + gtotal + pgrads + u.work_after, "backward", u.name
+            after = base_total + gtotal + pgrads + u.work_after
+            if let_go:
+                released_peak = max(released_peak, after)
+            else:
+                held_peak = max(held_peak, after)
+            if after > peak:
+                peak, phase, at = after, "backward", u.name
     peak = max(peak, kept)
     return Walk(peak=peak, kept=kept, phase=phase, at=at,
                 grads=_outside_grads(outside, grads, size_of, nbytes) if early_stop else {}, forward=forward,
@@ -411,12 +422,6 @@ def _keeping_input(u: Unit, base: Callable[[Value], Value | None], out_set: Abst
         return u
     return replace(u, saved=frozenset({*u.saved, b}), extra=u.extra_fwd, extra_fwd=None, read_bases=None,
                    make_bases=None)
-
-
-def _split(moment: int, after: bool, held: int, released: int) -> tuple[int, int]:
-    """(held, released) with ``moment`` counted in the second where it comes ``after`` the
-    checkpoint has let go of its inputs, else in the first (``Walk.held``, ``Walk.released``)."""
-    return (held, max(released, moment)) if after else (max(held, moment), released)
 
 
 def _freed(u: Unit, live: dict[Value, int], keepers: dict[Value, int], count: Callable[[Value, int], int],

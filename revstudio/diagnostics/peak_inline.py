@@ -171,11 +171,12 @@ class Inline:
 
     def recompute(self, name: str, units: list[Unit], reads: list[Value], makes: list[Value],
                   shared: AbstractSet[Value], saved: AbstractSet[Value], extra: int, params: int,
-                  grad: bool, seed_bytes: Mapping[Value, int] | None = None) -> Unit:
+                  grad: bool, seed_bytes: Mapping[Value, int] | None = None, top: bool = False) -> Unit:
         """The unit of a checkpointed run of ``units`` in this namespace (``late``: its backward
         recomputes it): ``peak_recompute.recompute_walk`` prices that recompute alone; what its
         layers hold to the end of the step, and the buffers its inputs' gradients are, go with it.
-        ``seed_bytes``: its outputs whose gradients are larger buffers (``Unit.seed_bytes``)."""
+        ``seed_bytes``: its outputs whose gradients are larger buffers (``Unit.seed_bytes``);
+        ``top``: a segment of the step's own walk (``recompute_walk``'s)."""
         from .peak_recompute import recompute_walk
 
         seeds = {v: n for v, n in (seed_bytes or {}).items() if v in makes}
@@ -185,7 +186,7 @@ class Inline:
             # input the walk kept through the next region's backward: 7 % over)
             saved = frozenset()
         peak, forward, grads, nested, joins, (held, released) = recompute_walk(self, units, reads, makes, shared,
-                                                                               seeds)
+                                                                               seeds, top)
         # inputs whose gradients its backward makes one buffer (an add reading two of them hands
         # each the same): the step's walk makes one too (a skip Merge after a reversible region,
         # in its own segment, was counted a buffer per input: 17 % over in checkpoint mode)

@@ -18,8 +18,8 @@ from .peak_units import UnitBuilder
 
 
 def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[Value],
-                   shared: AbstractSet[Value] = frozenset(), seed_bytes: Mapping[Value, int] | None = None
-                   ) -> tuple[int, int, dict[Value, int], int | None, list[tuple[frozenset[Value], int]],
+                   shared: AbstractSet[Value] = frozenset(), seed_bytes: Mapping[Value, int] | None = None,
+                   top: bool = False) -> tuple[int, int, dict[Value, int], int | None, list[tuple[frozenset[Value], int]],
                               tuple[int, int | None]]:
     """A checkpointed run of ``units`` (a segment) in namespace ``ns`` (an ``Inline``): (the peak
     of its recompute and backward, walked alone from its inputs ``reads``; what its forward
@@ -32,7 +32,8 @@ def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[V
     ``shared``: the outputs whose gradients outlive its backward (views of
     a gradient other values have too: :func:`shared_outputs`); ``seed_bytes``: those whose
     gradient is a larger buffer the next segment hands back (a view of a joined gradient),
-    its bytes."""
+    its bytes. ``top``: a segment of the step's own walk, inside no other recompute, whose
+    ``Unit.work_nested`` nothing reads: not walked (None)."""
     base = ns.base
     bases = [(m, base(m)) for u in units for m in u.makes]
     own = {m for m, b in bases if b == m}
@@ -62,7 +63,7 @@ def recompute_walk(ns: Any, units: list[Unit], reads: list[Value], makes: list[V
     kept = {b for u in units if u.grad for b in u.saved}
     dropped = sum(ns.nbytes(b) for b in outside if b is not None and b not in kept)
     nested = None
-    if dropped:
+    if dropped and not top:
         nested = simulate(units, ns.nbytes, base, ns.needs_grad, outside=before, early_stop=True, seeds=seeds,
                           seed_bytes=seed_bytes, guarded=guarded, dropped=dropped).peak - dropped
     joins = [(vs & set(reads), n) for vs, n in walk.joins if len(vs & set(reads)) > 1]

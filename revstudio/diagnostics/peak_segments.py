@@ -16,21 +16,23 @@ from .save_rules import between_bytes
 
 
 def segment(b: UnitBuilder, name: str, nodes: list[str], inline: Any,
-            seed_bytes: Mapping[Value, int] | None = None, elsewhere: AbstractSet[Value] = frozenset()) -> Unit:
+            seed_bytes: Mapping[Value, int] | None = None, elsewhere: AbstractSet[Value] = frozenset(),
+            crossing: tuple[list[Value], list[Value]] | None = None) -> Unit:
     """Checkpoint mode: a segment (a run of layers, or of a region's steps) keeps its inputs.
     torch.utils.checkpoint recomputes it when backward reaches it and runs its backward as
     standard mode does: ``inline`` (a ``peak_inline.Inline`` of ``b``) walks that recompute
     alone, layer by layer (``peak_recompute``: its inputs kept outside, its outputs' gradients
     seeded; ``seed_bytes``: those that are larger buffers, as the next segment hands them back;
-    ``elsewhere``: storages other segments keep as their inputs, :func:`_pinned`)."""
-    reads, makes = b.outside(set(nodes))
+    ``elsewhere``: storages other segments keep as their inputs, :func:`_pinned`; ``crossing``:
+    ``b.outside`` of ``nodes``, where the caller has it)."""
+    reads, makes = b.outside(set(nodes)) if crossing is None else crossing
     saved = _kept(inline, reads)
     params = sum(int(b.w.report.nodes[n].parameters) for n in nodes) * b.elem
     order = sorted(nodes, key=b.position.__getitem__)
     layers = [u for n in order for u in inline.units(n)]
     return inline.recompute(name, layers, reads, makes, shared_outputs(b, makes, end=b.position[order[-1]]), saved,
                             _pinned(b, inline, reads, elsewhere), params, any(b.needs_grad(v) for v in makes),
-                            seed_bytes)
+                            seed_bytes, top=True)
 
 
 def _pinned(b: UnitBuilder, inline: Any, reads: list[Value], elsewhere: AbstractSet[Value] = frozenset()) -> int:
@@ -79,16 +81,17 @@ def _link(b: UnitBuilder, nid: str, copy: int) -> Value:
     return v
 
 def pieces(b: UnitBuilder, name: str, members: list[tuple[str, int, int, int]], inline: Any,
-           seed_bytes: Mapping[Value, int] | None = None, elsewhere: AbstractSet[Value] = frozenset()) -> Unit:
+           seed_bytes: Mapping[Value, int] | None = None, elsewhere: AbstractSet[Value] = frozenset(),
+           crossing: tuple[list[Value], list[Value]] | None = None) -> Unit:
     """A checkpoint segment of a region whose cuts may fall between the copies of a Repeat:
     ``members`` are (node, first copy, end copy, copies); a part of a Repeat reads and makes
     the values between its copies, and its recompute walks those copies' layers (where the
     Repeat is not walked as its copies: its share of the Repeat's work). ``seed_bytes``: as
-    :func:`segment`'s, and ``elsewhere``."""
+    :func:`segment`'s, and ``elsewhere`` and ``crossing``."""
     partial = {nid: (lo, hi, n) for nid, lo, hi, n in members if n > 1 and (lo, hi) != (0, n)}
     nodes = [m[0] for m in members]
     if not partial:
-        return segment(b, name, nodes, inline, seed_bytes, elsewhere)
+        return segment(b, name, nodes, inline, seed_bytes, elsewhere, crossing)
     inside = set(nodes)
     reads: dict[Value, None] = {}
     makes: dict[Value, None] = {}
@@ -113,7 +116,7 @@ def pieces(b: UnitBuilder, name: str, members: list[tuple[str, int, int, int]], 
         end = max(b.position[n] for n in nodes)
         unit = inline.recompute(name, layers, list(reads), outs, shared_outputs(b, outs, end=end),
                                 _kept(inline, reads), _pinned(b, inline, list(reads), elsewhere), params,
-                                any(b.needs_grad(v) for v in makes), seed_bytes)
+                                any(b.needs_grad(v) for v in makes), seed_bytes, top=True)
         unit.makes = list(makes)  # (the walk's outputs are the copies'; the step's, the links between them)
         return unit
     whole = [n for n in nodes if n not in partial]

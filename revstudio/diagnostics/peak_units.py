@@ -49,6 +49,7 @@ class UnitBuilder:
         self._saved: dict[str, tuple[AbstractSet[Value], int]] = {}
         self._work: dict[str, int] = {}
         self._largest: dict[str, int] = {}
+        self._facts: dict[str, tuple[Any, ...]] = {}  # ``_unit_facts`` per node
         # one pass in execution order: what each node reads and makes, whether its outputs
         # need gradients, who reads each value
         self.rg: dict[Value, bool] = {}
@@ -120,32 +121,37 @@ class UnitBuilder:
              reads: list[Value] | None = None, makes: list[Value] | None = None) -> Unit:
         """A new unit of node ``nid`` keeping ``saved`` and ``extra`` bytes (under ``name``,
         reading ``reads`` and making ``makes``: its own by default)."""
-        info = self.w.report.nodes[nid]
-        mode = str(self.w.views[nid].params.get("mode", "add")) if info.type == "Merge" else ""
-        fresh = info.type not in PASS_THROUGH and mode != "add"
-        own = self.makes(nid)
-        view = self.w.views[nid]
+        facts = self._facts.get(nid)
+        if facts is None:
+            facts = self._facts[nid] = self._unit_facts(nid)
+        mean, fresh, params, fwd, work, grad, shared, held, more, guard, last, stop, params_last, viewed = facts
+        made = self.makes(nid) if makes is None else makes
+        # a mean Merge hands every input one gradient, its output's divided by n, not one each
+        # (a mean of two halves was 14 % over, of three 29 %)
+        shared_grad = (frozenset(self.reads(nid) if reads is None else reads), self.w.nbytes(made[0])) \
+            if mean and made else None
+        return Unit(nid if name is None else name, self.reads(nid) if reads is None else reads, made, saved,
+                    extra, params, fresh, fwd, work, grad, extra_fwd=extra - shared if shared else None,
+                    work_shared=more, guard_bytes=guard, output_last=last, work_stop=stop, extra_held=held,
+                    params_last=params_last, grads_viewed=viewed, joined=shared_grad)
+
+    def _unit_facts(self, nid: str) -> tuple[Any, ...]:
+        """What every unit of node ``nid`` has, whatever it keeps, reads and makes (once per node)."""
+        info, view = self.w.report.nodes[nid], self.w.views[nid]
+        mode = str(view.params.get("mode", "add")) if info.type == "Merge" else ""
         shared = held = more = 0
         if info.type == "InvConv1x1":  # (the one layer either applies to)
             shared, held = forward_shared_bytes(view), held_bytes(view)
             if shared:
                 more = peak_invconv.layer_backward(view, self.elem, False) - self.node_work(nid)
-        # a mean Merge hands every input one gradient, its output's divided by n, not one each
-        made = own if makes is None else makes  # (a mean of two halves was 14 % over, of three 29 %)
-        shared_grad = (frozenset(self.reads(nid) if reads is None else reads), self.w.nbytes(made[0])) \
-            if mode == "mean" and made else None
+        saves, extra, params = self.w.saves.get(nid), self.w.extra_bytes(nid), int(info.parameters) * self.elem
         # a dropout's mask exists beside its input and output while it runs (its forward work)
-        return Unit(nid if name is None else name, self.reads(nid) if reads is None else reads,
-                    own if makes is None else makes, saved, extra, int(info.parameters) * self.elem,
-                    fresh, forward_work_bytes(view) or save_rules.declared_forward_bytes(self.w.saves.get(nid), self.w.extra_bytes(nid)),
-                    self.node_work(nid),
-                    bool(own) and self.flag.get(nid, False), extra_fwd=extra - shared if shared else None,
-                    work_shared=more, guard_bytes=guard_bytes(view), output_last=output_last(view),
-                    work_stop=save_rules.declared_stop_bytes(view, self.w.saves.get(nid), self.w.extra_bytes(nid)),
-                    extra_held=held,
-                    params_last=int(info.parameters) * self.elem // 2 if info.type == "ActNorm" else 0,
-                    grads_viewed=info.type == "Linear" and len(view.inputs.get("in") or ()) > 1,
-                    joined=shared_grad)
+        return (mode == "mean", info.type not in PASS_THROUGH and mode != "add", params,
+                forward_work_bytes(view) or save_rules.declared_forward_bytes(saves, extra), self.node_work(nid),
+                bool(self.makes(nid)) and self.flag.get(nid, False), shared, held, more, guard_bytes(view),
+                output_last(view), save_rules.declared_stop_bytes(view, saves, extra),
+                params // 2 if info.type == "ActNorm" else 0,
+                info.type == "Linear" and len(view.inputs.get("in") or ()) > 1)
 
 
     def node_work(self, nid: str) -> int:
@@ -182,13 +188,14 @@ class UnitBuilder:
         reads: dict[Value, None] = {}
         makes: dict[Value, None] = {}
         position, readers = self.position, self.readers
+        read_by, made_by = self._reads, self._makes  # (filled for every node of ``position``)
         for nid in nodes:  # order does not matter: deduplicated
             if nid not in position:
                 continue
-            for v in self.reads(nid):
+            for v in read_by[nid]:
                 if v[0] not in nodes:
                     reads[v] = None
-            for v in self.makes(nid):
+            for v in made_by[nid]:
                 for r in readers.get(v, ()):
                     if r not in nodes:
                         makes[v] = None
