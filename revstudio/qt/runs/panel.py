@@ -262,7 +262,9 @@ class RunsPanel(QWidget):
             entry.label = write_label(str(path), item.text())
         except RunDirError as exc:
             self._reload_soon.start()  # (the cell goes back to the label on disk)
-            self.detail.setPlainText(f"The label of run {path.name} was not saved: {exc}")
+            todo = "free some space" if exc.full else "check that you can write to the run's folder"
+            self.detail.setPlainText(f"The label of run {path.name} was not saved: cannot write {exc.path} "
+                                     f"({exc.why}); {todo}, then edit the label again.")
             return
         self._reload_soon.start()  # (not now: the cell's editor is still closing)
         self._show_detail()

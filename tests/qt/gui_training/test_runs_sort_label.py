@@ -125,3 +125,25 @@ def test_the_legend_names_a_labelled_run_by_its_label(qtbot):
     runs[1].label = "lr 0.01"  # labelled while shown: the legend follows
     plot.refresh([(runs[0], "#4a90d9"), (runs[1], "#e15759")], "step", 0.0)
     assert {c.smooth.name() for c in plot.curves.values()} == {"baseline", "lr 0.01"}
+
+
+def test_a_label_the_disk_cannot_take_says_so_in_the_apps_words(qtbot, tmp_path, monkeypatch):
+    import errno
+
+    from revstudio.core import tempfiles
+
+    def full(*_a, **_k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    run = _run(tmp_path, "coupling-20261206-215134", 0.3)
+    panel = _panel(qtbot, tmp_path)
+    panel.edit_label(run)  # (the context menu's Edit Label…)
+    assert panel.table.state() == panel.table.State.EditingState
+    panel.table.closePersistentEditor(panel.table.item(0, LABEL))
+    monkeypatch.setattr(tempfiles, "write_atomic", full)
+    panel.table.item(0, LABEL).setText("baseline")
+    text = panel.detail.toPlainText()
+    assert "not saved" in text and "No space left on device" in text and "free some space" in text, text
+    assert "--out" not in text and not (run / "label.json").exists()
+    panel.reload()
+    assert panel.table.item(0, LABEL).text() == ""
