@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import QLineEdit
 
 from revstudio.qt.plots.metric_plot import Channel, MetricPlot
@@ -147,3 +147,30 @@ def test_a_label_the_disk_cannot_take_says_so_in_the_apps_words(qtbot, tmp_path,
     assert "--out" not in text and not (run / "label.json").exists()
     panel.reload()
     assert panel.table.item(0, LABEL).text() == ""
+
+
+def test_in_the_window_f2_edits_the_label_and_the_legend_follows(qtbot, train_window):
+    window = train_window()
+    root = Path(window.document.path).parent / "runs"
+    run, other = _run(root, "coupling-20261206-215134", 0.3), _run(root, "coupling-20261206-220000", 0.2)
+    rows = [{"kind": "step", "step": s, "epoch": s, "time": s, "loss": 1.0 / s} for s in (1, 2, 3)]
+    for path in (run, other):
+        (path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    window.training.show_tab("Runs")
+    panel = window.training.runs_panel
+    panel.reload()
+    panel.select_paths([run, other])  # overlaid: the legend names each run
+    plots = window.training.plots
+    window.training._refresh_plots()
+    panel.table.setFocus()
+    cell = panel.table.model().index(_row_of(panel, run), LABEL)
+    panel.table.selectionModel().setCurrentIndex(cell, QItemSelectionModel.SelectionFlag.NoUpdate)  # both stay selected
+    qtbot.keyClick(panel.table, Qt.Key.Key_F2)  # not the canvas's Rename Node
+    assert panel.table.state() == panel.table.State.EditingState
+    editor = panel.table.viewport().findChild(QLineEdit)
+    editor.setText("baseline")
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: (run / "label.json").exists())
+    assert panel.selected_paths() == [other, run]
+    plots.refresh(force=True)
+    assert {c.smooth.name() for c in plots.loss.curves.values()} == {"baseline", other.name}
