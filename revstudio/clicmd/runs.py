@@ -1,7 +1,8 @@
 """``revstudio runs [DIR] [--json]``: the training runs in DIR (default ./runs) and how they ended.
 
 DIR may be a folder of run directories (a project's ``runs/``), one run
-directory, or a project file (its ``runs/`` folder beside it). A run whose
+directory, or a project file (its ``runs/`` folder beside it). A run labelled in
+the app's Runs tab (its ``label.json``) shows its label in a column of its own. A run whose
 status says running but whose process is gone is shown as killed. Torch-free.
 """
 from __future__ import annotations
@@ -42,13 +43,17 @@ def run(args: argparse.Namespace) -> int:
     if not runs:
         print(printable(f"{folder}: no runs"))
         return 0
-    rows = [("run", "status", "step", "metrics")]
+    labels = any(r.label for r in runs)  # (the label column only where some run has one)
+    rows = [("run", *(("label",) if labels else ()), "status", "step", "metrics")]
     for r in runs:
         step = f"{r.step if r.step is not None else '-'}/{r.total_steps if r.total_steps else '-'}"
-        rows.append((printable(r.name), printable(str(r.status)), step, printable(_metric_text(r.metrics))))
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+        label = (printable(r.label or ""),) if labels else ()
+        rows.append((printable(r.name), *label, printable(str(r.status)), step, printable(_metric_text(r.metrics))))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
-        print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  {row[3]}".rstrip())
+        cells = [f"{cell:>{w}}" if i == len(widths) - 1 else f"{cell:<{w}}"
+                 for i, (cell, w) in enumerate(zip(row, widths, strict=False))]
+        print("  ".join([*cells, row[-1]]).rstrip())
     for r in runs:
         if r.message and (r.status in ("failed", "killed") or "warning: " in r.message):  # (a diverged loss)
             print(printable(f"{r.name}: {r.message}"))

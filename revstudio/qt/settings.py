@@ -96,3 +96,13 @@ class Settings:
 
     def set_last_dir(self, path: str) -> None:
         self._s.setValue("files/last_dir", os.path.dirname(os.path.abspath(path)))
+
+    # ---- runs tab -----------------------------------------------------
+    def runs_sort(self) -> tuple[str, bool]:
+        """The Runs table's sort: a column's name and whether it is descending (newest run first)."""
+        column = str(self._s.value("runs/sort_column", "started"))
+        return column, str(self._s.value("runs/sort_descending", "true")).lower() == "true"
+
+    def set_runs_sort(self, column: str, descending: bool) -> None:
+        self._s.setValue("runs/sort_column", column)
+        self._s.setValue("runs/sort_descending", "true" if descending else "false")

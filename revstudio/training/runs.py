@@ -23,6 +23,7 @@ from revstudio.core import tempfiles
 STATUS = "status.json"
 CONFIG = "config.json"
 METRICS = "metrics.jsonl"
+LABEL = "label.json"      # the user's name for a run ({"label": ...}); written by the app, never by the worker
 CHECKPOINT = os.path.join("checkpoints", "last.pt")
 
 
@@ -113,6 +114,7 @@ class RunInfo:
     ended: str | None = None
     message: str | None = None
     pid: int | None = None
+    label: str | None = None         # the user's name for the run (label.json), None where unset
 
     @property
     def name(self) -> str:
@@ -126,7 +128,7 @@ class RunInfo:
         return {"path": self.path, "name": self.name, "status": self.status, "step": self.step,
                 "total_steps": self.total_steps, "metrics": self.metrics, "started": self.started,
                 "ended": self.ended, "message": self.message, "checkpoint": self.has_checkpoint,
-                "config": self.config}
+                "config": self.config, "label": self.label}
 
 
 def _read_json(path: str) -> Any:
@@ -147,12 +149,13 @@ def read_run(run_dir: str) -> RunInfo:
     config = _read_json(os.path.join(run_dir, CONFIG))
     if not isinstance(status, dict):
         return RunInfo(path=run_dir, status="unknown", config=config if isinstance(config, dict) else {},
-                       message="status.json is missing or unreadable")
+                       message="status.json is missing or unreadable", label=read_label(run_dir))
     state = str(status.get("status", "unknown"))
     message = status.get("message")
     if state == "running" and not pid_alive(status.get("pid")):
         state = "killed"
-        message = message or "the process ended without saying why (killed?); --resume continues it"
+        message = message or ("the process ended without writing its status (killed, or a full disk?); "
+                              "--resume continues it")
     metrics = status.get("metrics")
     return RunInfo(
         path=run_dir, status=state, step=_typed(status.get("step"), int),
@@ -160,7 +163,53 @@ def read_run(run_dir: str) -> RunInfo:
         config=config if isinstance(config, dict) else {},
         metrics=metrics if isinstance(metrics, dict) else {},
         started=_typed(status.get("started"), str), ended=_typed(status.get("ended"), str),
-        message=_typed(message, str), pid=_typed(status.get("pid"), int))
+        message=_typed(message, str), pid=_typed(status.get("pid"), int), label=read_label(run_dir))
+
+
+def record_end(run_dir: str, status: str, message: str) -> bool:
+    """Write how a run ended into its status.json for the worker that could not (it died of a full
+    disk, or was killed), so that the Runs tab and ``revstudio runs`` later say why instead of
+    "killed". Only a status that still says running, of a process that is gone, is replaced; a
+    disk still full leaves it as it was. Returns whether it was written."""
+    path = os.path.join(run_dir, STATUS)
+    old = _read_json(path)
+    if not isinstance(old, dict) or old.get("status") != "running" or pid_alive(old.get("pid")):
+        return False
+    try:
+        write_json(path, {**old, "status": status, "message": message, "ended": now_iso()})
+    except RunDirError:
+        return False
+    return True
+
+
+MAX_LABEL = 200
+
+
+def read_label(run_dir: str) -> str | None:
+    """The user's label of ``run_dir`` (its ``label.json``), or None where it has none or it is unreadable."""
+    value = _read_json(os.path.join(run_dir, LABEL))
+    text = value.get("label") if isinstance(value, dict) else None
+    return text.strip() or None if isinstance(text, str) else None
+
+
+def write_label(run_dir: str, text: str) -> str | None:
+    """Give ``run_dir`` the label ``text`` (one line; empty removes it) in its own small file beside
+    status.json, replaced atomically: the folder is never renamed (a live worker may be writing in it)
+    and status.json stays the worker's. Returns the label kept; a RunDirError where it cannot be written."""
+    label = " ".join(text.split())[:MAX_LABEL]
+    path = os.path.join(run_dir, LABEL)
+    if not label:
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise RunDirError(path, exc) from None
+        return None
+    if not os.path.isdir(run_dir):
+        raise RunDirError(path, FileNotFoundError(errno.ENOENT, "the run folder is gone", run_dir))
+    write_json(path, {"label": label})
+    return label
 
 
 def _typed(value: Any, kind: type) -> Any:

@@ -199,14 +199,17 @@ class MetricPlot(QWidget):
                 wanted.add(key)
                 series = run.series[name]
                 curve = self.curves.get(key)
+                # Overlaid, a run is one colour and a dashed curve its validation/inversion one:
+                # the legend names each run once ("run-a: loss", "run-a: val loss", ... made
+                # twice the entries, too many for a plot a third of a window wide), by its label if it has one
+                label: str | None = channel.title(name, several[channel.key])
+                if overlay:
+                    label = run.title if i == 0 else None
+                if curve is not None and curve.smooth.name() != label:  # (the run was labelled since)
+                    self._remove_curve(self.curves.pop(key))
+                    curve = None
                 if curve is None:
                     base = colour if overlay else PALETTE[i % len(PALETTE)]
-                    # Overlaid, a run is one colour and a dashed curve its validation/inversion one:
-                    # the legend names each run once ("run-a: loss", "run-a: val loss", ... made
-                    # twice the entries, too many for a plot a third of a window wide)
-                    label: str | None = channel.title(name, several[channel.key])
-                    if overlay:
-                        label = run.name if i == 0 else None
                     curve = self.curves[key] = self._make_curve(base, label, channel.dashed)
                     made += 1
                 stamp = (axis, weight > 0, self.log_y)
@@ -430,7 +433,7 @@ class MetricPlot(QWidget):
                     if i is None:
                         continue
                     p = series.point(i)
-                    label = (f"{run.name}: " if len(self._runs) > 1 else "") + channel.title(name)
+                    label = (f"{run.title}: " if len(self._runs) > 1 else "") + channel.title(name)
                     text = f"{label} {_fmt(p['value'])}"
                     if self.weight > 0 or series.weight > 0:
                         text += f" (smoothed {_fmt(p['smooth'])})"

@@ -190,9 +190,9 @@ class PlotsPanel(QWidget):
         if not self.runs:
             self._say("No run shown: press Train (F5), or select runs in the Runs tab.")
         elif len(self.runs) == 1:
-            self._say(f"Run {self.runs[0].name} ({self.runs[0].status})")
+            self._say(f"Run {self.runs[0].title} ({self.runs[0].status})")
         else:
-            self._say(f"{len(self.runs)} runs overlaid: " + ", ".join(r.name for r in self.runs))
+            self._say(f"{len(self.runs)} runs overlaid: " + ", ".join(r.title for r in self.runs))
         self.refresh(force=True)
 
     def _smoothing_changed(self, value: int) -> None:
@@ -235,7 +235,7 @@ class PlotsPanel(QWidget):
         if redrawn or force:
             self._update_warning()
             if len(self.runs) == 1:
-                self._say(f"Run {self.runs[0].name} ({self.runs[0].status})")
+                self._say(f"Run {self.runs[0].title} ({self.runs[0].status})")
         return redrawn
 
     def _label_loss(self, plot: MetricPlot) -> None:

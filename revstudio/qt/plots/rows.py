@@ -110,8 +110,14 @@ def _num(value: Any) -> float | None:
 class RunData:
     """What is known about one run: its settings, status, progress and every curve."""
 
+    @property
+    def title(self) -> str:
+        """What the legend calls the run: its label, else its folder's name."""
+        return self.label or self.name
+
     def __init__(self, name: str = "run", capacity: int = DEFAULT_CAPACITY, weight: float = 0.0) -> None:
         self.name = name
+        self.label: str | None = None         # the user's label of the run (its folder's label.json)
         self.capacity = capacity
         self.weight = weight
         self.series: dict[str, Series] = {}

@@ -31,10 +31,11 @@ from revstudio.qt.flow_layout import FlowLayout
 from revstudio.qt.plots.rows import RunData, human_duration
 from revstudio.qt.runs.compare_runs import several_runs_text
 from revstudio.qt.runs.run_dirs import RunEntry, belongs_to, list_run_dirs
+from revstudio.qt.runs.run_table import COLUMNS, LABEL, PATH_ROLE, STATUS, make_item
+from revstudio.qt.settings import Settings
 from revstudio.qt.training.words import in_app_words
+from revstudio.training.runs import RunDirError, write_label
 
-COLUMNS = ("run", "status", "step", "loss", "val loss", "val acc", "mode", "lr", "batch", "data", "started",
-           "duration")
 STATUS_COLOURS = {"running": "#4e9af1", "finished": "#59a14f", "stopped": "#edc948", "failed": "#e15759"}
 
 
@@ -85,6 +86,7 @@ class RunsPanel(QWidget):
 
     selectionChanged = Signal(list)      # [Path] of the selected runs
     actionRequested = Signal(str, list)  # action name, [Path]: open / compare / resume / gradcheck / delete
+    labelChanged = Signal(object)        # Path of a run whose label was edited here
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -102,11 +104,22 @@ class RunsPanel(QWidget):
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        # only the label cell takes edits (make_item): double-click, F2, or the context menu's Edit Label
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
+                                   | QAbstractItemView.EditTrigger.EditKeyPressed)
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        column, descending = Settings().runs_sort()
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(COLUMNS.index(column) if column in COLUMNS else COLUMNS.index("started"),
+                                Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder)
+        header.sortIndicatorChanged.connect(self._sorted)
         self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.table.itemChanged.connect(self._label_edited)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._context_menu)
         self.detail = QPlainTextEdit()
         self.detail.setReadOnly(True)
         self.detail.setObjectName("runDetail")
@@ -160,29 +173,34 @@ class RunsPanel(QWidget):
         self.reload()
 
     def reload(self) -> None:
+        if self.table.state() == QAbstractItemView.State.EditingState:
+            self._reload_soon.start()  # (a label being typed is not thrown away by a live run's rows)
+            return
         selected = set(self.selected_paths())
         if self.root is not None and self.root.is_dir() and str(self.root) not in self.watcher.directories():
             self.watcher.addPath(str(self.root))
         self.entries = [e for e in list_run_dirs(self.root) if belongs_to(e.name, self.stem)] \
             if self.root is not None else []
         self.table.blockSignals(True)
+        self.table.setSortingEnabled(False)  # (rows filled in place, then sorted once)
+        self.table.clearSelection()
         self.table.setRowCount(len(self.entries))
         for i, entry in enumerate(self.entries):
-            for j, text in enumerate(self._cells(entry)):
-                item = QTableWidgetItem(text)
-                item.setData(Qt.ItemDataRole.UserRole, str(entry.path))
-                if j == 1:
+            for j, (text, key) in enumerate(self._cells(entry)):
+                item = make_item(j, text, key, str(entry.path))
+                if j == STATUS:
                     item.setForeground(_colour(STATUS_COLOURS.get(text, "#888888")))
-                if entry.message:
+                if entry.message and j != LABEL:
                     item.setToolTip(in_app_words(entry.message))
                 self.table.setItem(i, j, item)
-            if entry.path in selected:
-                self.table.selectRow(i)
+        self.table.setSortingEnabled(True)
+        self._select(selected)
         self.table.blockSignals(False)
         self._update_buttons()
         self._show_detail()
 
-    def _cells(self, e: RunEntry) -> list[str]:
+    def _cells(self, e: RunEntry) -> list[tuple[str, Any]]:
+        """Each column's text and the value it sorts by."""
         live = self.live.get(e.path)
         status, step, metrics = e.status, e.step, dict(e.metrics)
         if live is not None and (live.status in ("running", "starting") or status == "running"
@@ -192,23 +210,79 @@ class RunsPanel(QWidget):
             metrics = {**metrics, **live.metrics}
         total = e.total_steps or (live.total_steps if live is not None else None)
         c = e.config
-        return [e.name, status, f"{step}" + (f" / {total}" if total else ""), _metric(metrics.get("loss")),
-                _metric(metrics.get("val_loss")), _metric(metrics.get("val_accuracy")), str(c.get("mode", "")),
-                _metric(c.get("lr")), str(c.get("batch_size", "")), str(c.get("data", "")),
-                (e.started or "").replace("T", " ")[:19], human_duration(e.duration_s())]
+        started = (e.started or "").replace("T", " ")[:19]
+        numbers = [metrics.get("loss"), metrics.get("val_loss"), metrics.get("val_accuracy")]
+        return [(e.name, e.name), (e.label or "", e.label or ""), (status, status),
+                (f"{step}" + (f" / {total}" if total else ""), step),
+                *((_metric(v), v if _metric(v) else None) for v in numbers),
+                (str(c.get("mode", "")), str(c.get("mode", ""))), (_metric(c.get("lr")), c.get("lr")),
+                (str(c.get("batch_size", "")), c.get("batch_size")), (str(c.get("data", "")), str(c.get("data", ""))),
+                (started, e.started or ""), (human_duration(e.duration_s()), e.duration_s())]
 
     def selected_paths(self) -> list[Path]:
-        rows = sorted({i.row() for i in self.table.selectedItems()})
-        return [self.entries[r].path for r in rows if r < len(self.entries)]
+        """The selected runs in the listing's order (newest first), whatever the table is sorted by:
+        each run keeps its overlay colour when the table is sorted again."""
+        chosen = {str(i.data(PATH_ROLE)) for i in self.table.selectedItems()}
+        return [e.path for e in self.entries if str(e.path) in chosen]
 
     def select_paths(self, paths: list[Path]) -> None:
         self.table.clearSelection()
+        self._select(set(paths))
+
+    def _select(self, paths: set[Path]) -> None:
         mode = self.table.selectionMode()
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.MultiSelection)
-        for i, entry in enumerate(self.entries):
-            if entry.path in paths:
-                self.table.selectRow(i)
+        for row in range(self.table.rowCount()):
+            item = self.table.item(row, 0)
+            if item is not None and Path(str(item.data(PATH_ROLE))) in paths:
+                self.table.selectRow(row)
         self.table.setSelectionMode(mode)
+
+    # ---- sorting and labels ------------------------------------------------------
+    def _sorted(self, column: int, order: Qt.SortOrder) -> None:
+        Settings().set_runs_sort(COLUMNS[column], order == Qt.SortOrder.DescendingOrder)
+
+    def edit_label(self, path: Path) -> None:
+        """Open the label cell of ``path``'s row for typing (F2 and double-click do the same)."""
+        for row in range(self.table.rowCount()):
+            item = self.table.item(row, LABEL)
+            if item is not None and Path(str(item.data(PATH_ROLE))) == path:
+                self.table.setCurrentItem(item)
+                self.table.editItem(item)
+                return
+
+    def _label_edited(self, item: QTableWidgetItem) -> None:
+        if item.column() != LABEL:
+            return
+        path = Path(str(item.data(PATH_ROLE)))
+        entry = self.entry(path)
+        if entry is None or item.text() == (entry.label or ""):
+            return
+        try:
+            entry.label = write_label(str(path), item.text())
+        except RunDirError as exc:
+            self._reload_soon.start()  # (the cell goes back to the label on disk)
+            todo = "free some space" if exc.full else "check that you can write to the run's folder"
+            self.detail.setPlainText(f"The label of run {path.name} was not saved: cannot write {exc.path} "
+                                     f"({exc.why}); {todo}, then edit the label again.")
+            return
+        self._reload_soon.start()  # (not now: the cell's editor is still closing)
+        self._show_detail()
+        self.labelChanged.emit(path)
+
+    def _context_menu(self, pos: Any) -> None:
+        from PySide6.QtWidgets import QMenu
+
+        item = self.table.itemAt(pos)
+        if item is None:
+            return
+        path = Path(str(item.data(PATH_ROLE)))
+        menu = QMenu(self.table)
+        menu.addAction("Edit Label…", lambda: self.edit_label(path)).setShortcut("F2")
+        for button in self.buttons.values():
+            if button.isEnabled():
+                menu.addAction(button.text(), button.click)
+        menu.popup(self.table.viewport().mapToGlobal(pos))
 
     def entry(self, path: Path) -> RunEntry | None:
         return next((e for e in self.entries if e.path == path), None)
@@ -238,12 +312,14 @@ class RunsPanel(QWidget):
                 if len(several) > 1 else ""
             self.detail.setPlainText("\n\n".join(t for t in (text, extra) if t))
             return
-        lines = [f"{entry.name}: {entry.status}"]
-        if entry.message:
-            lines.append(in_app_words(entry.message))
+        lines = [f"{entry.name}: {entry.status}" + (f" ({entry.label})" if entry.label else "")]
         live = self.live.get(entry.path)
+        messages = [entry.message]
         if live is not None and live.message and live.message != entry.message:
-            lines.append(in_app_words(live.message))
+            # the app watched this run end: what it saw replaces the folder's guess ("killed:
+            # its process is gone"), which would say the same thing twice
+            messages = [live.message] if entry.guessed else [*messages, live.message]
+        lines += [in_app_words(m) for m in messages if m]
         if entry.checkpoint.exists():
             lines.append(f"checkpoint: {entry.checkpoint}")
         if extra:

@@ -12,7 +12,7 @@ import os
 import re
 import shutil
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +36,17 @@ class RunEntry:
     ended: str | None = None
     message: str | None = None
     pid: int | None = None
+    label: str | None = None   # the user's name for the run (label.json)
+    guessed: bool = False      # the message is the tab's guess (killed, no status), not the run's own word
 
     @property
     def name(self) -> str:
         return self.path.name
+
+    @property
+    def title(self) -> str:
+        """What the run is called in the legend and the detail: its label, else its folder's name."""
+        return self.label or self.name
 
     @property
     def snapshot(self) -> Path:
@@ -68,9 +75,12 @@ def _when(text: str | None) -> datetime | None:
     if not text:
         return None
     try:
-        return datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+        when = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
     except ValueError:
         return None
+    # a time without a zone (a hand-written or old status) is UTC, as the worker writes it: a start
+    # and an end of either kind can then be subtracted
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
 
 def read_run_dir(path: str | Path) -> RunEntry:
@@ -78,9 +88,9 @@ def read_run_dir(path: str | Path) -> RunEntry:
     ``unknown`` and ``killed`` runs the tab shows as failed, with why."""
     path = Path(path)
     info = read_run(str(path))
-    entry = RunEntry(path, info.status, config=info.config)
+    entry = RunEntry(path, info.status, config=info.config, label=info.label)
     if info.status == "unknown":
-        entry.status = "failed"
+        entry.status, entry.guessed = "failed", True
         entry.message = "the run left no readable status.json (it may never have started)"
         return entry
     if entry.status not in STATUSES:
@@ -92,7 +102,9 @@ def read_run_dir(path: str | Path) -> RunEntry:
     entry.metrics = dict(info.metrics)
     entry.started, entry.ended, entry.message = info.started, info.ended, info.message
     if info.status == "killed":
-        entry.message = f"killed: the status says running but its process ({entry.pid}) is gone"
+        entry.guessed = True
+        entry.message = (f"killed: the status says running but its process ({entry.pid}) is gone; it ended "
+                         "without writing its status (killed, or a full disk?)")
     return entry
 
 

@@ -10,6 +10,7 @@ and exits within 2 s) and kills it if it does not.
 """
 from __future__ import annotations
 
+import errno
 import os
 import time
 from pathlib import Path
@@ -31,6 +32,7 @@ from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
 from revstudio.qt.plots.rows import LinePump, LineSplitter, RunData
 from revstudio.qt.training import section as sec
+from revstudio.training.runs import record_end
 
 STOP_GRACE_MS = 1500   # SIGTERM first; a worker still alive after this is killed (Stop within 2 s)
 STDERR_KEEP = 8000     # characters of stderr kept for a failed run's message
@@ -47,6 +49,21 @@ def _remove_unstarted(run_dir: Path) -> bool:
     except OSError:
         return False
     return True
+
+
+def run_folder_advice(exc: OSError, run_dir: Path) -> str:
+    """What to do about a run folder that cannot be made, by the reason (as RunDirError tells a
+    terminal's --out, in the app's words: its runs go in ``runs/`` beside the project)."""
+    if exc.errno == errno.ENOTDIR:
+        blocker = next((p for p in run_dir.parents if p.exists() and not p.is_dir()), run_dir.parent)
+        return (f"{blocker} is a file, where the runs folder should be; move or rename it, or save the "
+                "project in another folder (File > Save As)")
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "free some space on that disk, or save the project on another disk (File > Save As)"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return (f"{run_dir.parent} cannot be written; save the project in a folder you can write "
+                "(File > Save As)")
+    return "free some space, or save the project in a folder you can write (File > Save As)"
 
 
 def child_environment() -> QProcessEnvironment:
@@ -171,7 +188,7 @@ class TrainController(QObject):
             snapshot = run_dir / "project.revs"
             write_atomic(snapshot, sec.snapshot_text(self.document.graph, self.document.path))
         except OSError as exc:
-            reason = f"Cannot create the run folder {run_dir}: {exc.strerror or exc}"
+            reason = f"Cannot create the run folder {run_dir}: {exc.strerror or exc}; {run_folder_advice(exc, run_dir)}"
             self.message.emit(reason)
             return reason
         return self._launch(run_dir, worker_argv(snapshot, run_dir), RunData(run_dir.name))
@@ -306,6 +323,10 @@ class TrainController(QObject):
             elif run.message is None:
                 run.message = f"the worker exited with code {code}"
             self.message.emit(f"Run {run.name} failed: {run.message}")
+        if self.run_dir is not None and run.status in ("failed", "stopped"):
+            # a worker that died of a full disk could not rewrite status.json, which would read as
+            # "killed" from then on: keep the ending seen here (written only if there is room by now)
+            record_end(str(self.run_dir), run.status, run.message or f"the run {run.status}")
         self._process = None
         process.deleteLater()  # type: ignore[union-attr]
         self.ended.emit(run)

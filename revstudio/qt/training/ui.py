@@ -99,6 +99,7 @@ class TrainingUI(QObject):
         self.controller.ended.connect(self._run_ended)
         self.controller.message.connect(window.show_message)
         self.runs_panel.selectionChanged.connect(self._selection_changed)
+        self.runs_panel.labelChanged.connect(self._refresh_plots)
         self.runs_panel.actionRequested.connect(self.run_action)
         self.document.pathChanged.connect(self._path_changed)
         self.document.graphReplaced.connect(self._graph_replaced)
@@ -195,6 +196,8 @@ class TrainingUI(QObject):
             if path == live_dir and live is not None:
                 continue
             runs.append(self._load_run(path))
+        if live is not None and live_dir is not None and (entry := self.runs_panel.entry(live_dir)) is not None:
+            live.label = entry.label
         return runs
 
     def _load_run(self, path: Path) -> RunData:
@@ -210,6 +213,8 @@ class TrainingUI(QObject):
             if entry is not None:
                 data.status = entry.status
             cached = self._overlay_cache[path] = (stamp, data)
+        entry = self.runs_panel.entry(path)
+        cached[1].label = entry.label if entry is not None else None  # (relabelled without new rows)
         return cached[1]
 
     def _refresh_plots(self) -> None:

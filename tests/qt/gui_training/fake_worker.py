@@ -20,7 +20,8 @@ training = json.loads(Path(args[0]).read_text()).get("training") or {}
 steps = int(training.get("steps") or 200)
 delay = float(os.environ.get("FAKE_DELAY", "0.02"))
 fail_at = int(os.environ.get("FAKE_FAIL_AT", "-1"))
-diverge_at = int(os.environ.get("FAKE_DIVERGE_AT", "-1"))  # a step whose loss diverged (the run goes on)
+diverge_at = int(os.environ.get("FAKE_DIVERGE_AT", "-1"))
+disk_full = os.environ.get("FAKE_DISK_FULL") == "1"  # its failure cannot be written to status.json  # a step whose loss diverged (the run goes on)
 DIVERGED = "the loss diverged: 5e+04 at step {}, against 2.3 at the start; try a lower --lr (now 0.001)"
 t0 = time.monotonic()
 stop = []
@@ -57,6 +58,11 @@ for step in range(1, steps + 1):
     time.sleep(delay)
     if step == fail_at:
         print("Traceback (most recent call last):\nValueError: fake failure", file=sys.stderr, flush=True)
+        if disk_full:
+            print(json.dumps({"kind": "event", "event": "failed", "step": step, "exit_code": 1,
+                              "message": f"cannot write {out / 'status.json'}: No space left on device; "
+                                         "free some space"}), flush=True)
+            sys.exit(1)
         row(kind="event", event="failed", step=step, message="fake failure at this step", exit_code=1)
         status("failed", step, message="fake failure")
         sys.exit(1)

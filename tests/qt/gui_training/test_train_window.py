@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt
 
 from revstudio.core.commands import SetParam
 from revstudio.qt.plots.rows import GRAD_PREFIX, INV_PREFIX, human_duration
+from revstudio.qt.runs.run_table import COLUMNS
 
 from .conftest import LONG, START_TIMEOUT_MS, wait_running
 
@@ -69,8 +70,9 @@ def test_one_click_trains_rows_arrive_and_every_plot_fills(qtbot, train_window, 
     assert window.training.status_progress.bar.value() == 1000
     # the run is listed from its folder, finished, with its settings and final metrics
     panel = window.training.runs_panel
-    assert panel.table.rowCount() == 1 and panel.table.item(0, 1).text() == "finished"
-    assert panel.table.item(0, 2).text() == "12 / 12" and panel.table.item(0, 3).text() != ""
+    assert panel.table.rowCount() == 1 and panel.table.item(0, COLUMNS.index("status")).text() == "finished"
+    assert panel.table.item(0, COLUMNS.index("step")).text() == "12 / 12"
+    assert panel.table.item(0, COLUMNS.index("loss")).text() != ""
     checkpoint = load_checkpoint(ctl.run_dir / "checkpoints" / "last.pt")
     assert checkpoint["format"] == "revstudio-checkpoint" and checkpoint["step"] == 12
     assert not dialogs.errors
@@ -116,7 +118,7 @@ def test_defaults_stop_within_two_seconds_keeps_checkpoint_and_resume_continues(
     stopped_at = run.step
     panel = window.training.runs_panel
     panel.reload()
-    assert panel.table.item(0, 1).text() == "stopped"
+    assert panel.table.item(0, COLUMNS.index("status")).text() == "stopped"
 
     # Resume from the Runs tab continues from the checkpoint, then stop it again.
     panel.select_paths([ctl.run_dir])
@@ -142,7 +144,8 @@ def test_sigkill_is_shown_as_failed_and_the_editor_keeps_working(qtbot, train_wi
     panel = window.training.runs_panel
     assert "killed" in panel.detail.toPlainText()
     panel.reload()
-    assert panel.table.item(0, 1).text() == "failed"  # status.json still says running; its pid is gone
+    # the app wrote the ending it saw into status.json (the worker could not): failed, not killed
+    assert panel.table.item(0, COLUMNS.index("status")).text() == "failed"
     # the editor is unharmed: edit, undo, and Train is allowed again
     graph = window.document.graph
     node = next(n for n in graph if n.type == "Conv")
