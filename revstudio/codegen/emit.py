@@ -187,6 +187,7 @@ class _Writer:
         else:
             body = self.graph.groups.get(plan.name)
             lines += self.load_method(layer_aliases(body) if body is not None else {})
+            lines += model_api.refuse_replicas(self) if self.regions.extras_for(plan).regions else []
         lines += ["", f"    def forward(self, {signature}) -> {returns}:"]
         args = [a.split(":")[0] for a in signature.split(", ")] if signature else []
         if is_model:
@@ -276,10 +277,7 @@ class _Writer:
                 "            for part in vars(module).values():",
                 "                if hasattr(part, \"track_error\"):  # a reversible region of the runtime",
                 "                    part.track_error = self._track_inversion",
-                "",
-                "    def _replicate_for_data_parallel(self) -> nn.Module:",
-                "        # nn.DataParallel's copy of the model would run this one's layers in its regions",
-                f"        return {self.inliner.require_name('revstudio.compiler.runtime', 'refuse_replicas')}(self)",
+                *model_api.refuse_replicas(self),
             ]
         if self.initializes:
             frozen = self.inliner.require_name("revstudio.compiler.runtime", "frozen_batch_stats")

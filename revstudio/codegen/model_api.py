@@ -101,3 +101,12 @@ def output_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
 
 def _shape(shape: Any) -> str:
     return "None" if shape is None else repr(tuple(int(d) for d in shape))
+
+
+def refuse_replicas(writer: Any) -> list[str]:
+    """``_replicate_for_data_parallel`` of the model, and of a group class with regions of its own
+    (used alone, a group body's regions hold its layers as well): nn.DataParallel is refused."""
+    refuse = writer.inliner.require_name("revstudio.compiler.runtime", "refuse_replicas")
+    return ["", "    def _replicate_for_data_parallel(self) -> nn.Module:",
+            "        # nn.DataParallel's copy would run this one's layers in its regions",
+            f"        return {refuse}(self)"]

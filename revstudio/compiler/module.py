@@ -94,6 +94,11 @@ class _Executor(nn.Module):
         without flow layers."""
         return asm.total_logdet(self._flow_parts)
 
+    def _replicate_for_data_parallel(self) -> Any:  # nn.DataParallel's copy: see rt.refuse_replicas
+        # (the model's and a group body's alike: a body replicated on its own holds regions too)
+        held = any(m._regions for m in self.modules() if isinstance(m, _Executor))
+        return rt.refuse_replicas(self) if held else super()._replicate_for_data_parallel()
+
     def _invert(self, ys: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
         output_at, input_at = asm.inverse_positions(self._plan)
         return asm.invert_region(self._regions[0], ys, output_at, input_at, self._root.dtype)
@@ -362,10 +367,6 @@ class CompiledModel(_Executor):
                 self.mode = mode
             rt.share_from_rank0(pending)
         self._init_checked = True
-
-    def _replicate_for_data_parallel(self) -> Any:  # nn.DataParallel's copy: see rt.refuse_replicas
-        held = any(m._regions for m in self.modules() if isinstance(m, _Executor))
-        return rt.refuse_replicas(self) if held else super()._replicate_for_data_parallel()
 
     def extra_repr(self) -> str:
         regions = ", ".join(f"{r.id} ({len(r.nodes)} nodes)" for r in self.regions) or "none"
