@@ -85,6 +85,23 @@ def input_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
     return [f"        {check}(INPUTS, {{{batch}}}, *{weights}(self))"]
 
 
+def count_check(writer: Any, plan: Any, args: list[str]) -> tuple[list[str], list[str]]:
+    """A call with another number of tensors than forward takes (or a name it does not) is
+    refused naming the Input nodes in order and their shapes, not forward's parameters: a
+    forward pre-hook (``__init__``'s line, the hook method), so hooks, torch.compile and DDP
+    see the call as nn.Module's."""
+    if not plan.inputs:
+        return [], []
+    check = writer.inliner.require_name(BOUNDARY, "check_count")
+    writer.needs_any = True
+    # (the class's function: a layer named _check_call would only shadow it on the instance)
+    init = ["        # Python's own words for a wrong count name forward's parameters, not the Input nodes",
+            "        self.register_forward_pre_hook(type(self)._check_call, with_kwargs=True)"]
+    method = ["", "    def _check_call(self, inputs: tuple[Any, ...], named: dict[str, Any]) -> None:",
+              f"        {check}({ascii(plan.name)}, INPUTS, inputs, named, {tuple(args)!r})"]
+    return init, method
+
+
 def output_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
     """The first line of the model's ``inverse``: each argument checked against its Output node
     (its shape where known) and the weights' device."""

@@ -303,8 +303,8 @@ class CompiledModel(_Executor):
         return self._root.dtype
 
     # ---- running -------------------------------------------------------------
-    def forward(self, *inputs: torch.Tensor) -> Any:
-        self._check_inputs(inputs)
+    def forward(self, *inputs: torch.Tensor, **named: Any) -> Any:
+        self._check_inputs(inputs, named)
         try:
             if not self._init_checked:  # (the first batch runs twice: its failures get the same hints)
                 self.initialize(*inputs)
@@ -321,8 +321,8 @@ class CompiledModel(_Executor):
             raise
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def _check_inputs(self, inputs: Sequence[Any]) -> None:
-        check_inputs(self._plan, self._root.device, self._root.dtype if self._typed else None, inputs)
+    def _check_inputs(self, inputs: Sequence[Any], named: dict[str, Any] | None = None) -> None:
+        check_inputs(self._plan, self._root.device, self._root.dtype if self._typed else None, inputs, named)
 
     def _size_hint(self, inputs: Sequence[torch.Tensor]) -> str | None:
         return size_hint(self._plan, inputs)
