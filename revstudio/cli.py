@@ -123,14 +123,45 @@ class _Parser(argparse.ArgumentParser):
         raise CliError(f"{message}{self._meant(message)} (see '{self.prog} --help')")
 
     def _meant(self, message: str) -> str:
-        """`` (did you mean --batch?)`` for an unrecognized option close to one of this command's:
-        train takes --batch-size where check, gradcheck and memory take --batch."""
+        """`` (did you mean --batch?)`` for an unrecognized option: this command's spelling of it
+        (--batch_size is --batch-size), its name for what other tools call it (:data:`SYNONYMS`:
+        --run-dir is --out; train takes --batch-size where check, gradcheck and memory take
+        --batch), or an option of this command's close to it."""
         if not message.startswith("unrecognized arguments:"):
             return ""
         options = [o for o in self._option_string_actions if o.startswith("--")]
         typed = [a.split("=")[0] for a in message.split(":", 1)[1].split() if a.startswith("--")]
-        meant = [m for a in typed for m in difflib.get_close_matches(a, options, n=1, cutoff=0.6)]
+        if any(a.metavar == "DIR" for a in self._positionals._group_actions):  # runs: the folder is its argument
+            options.append(f"'{self.prog} DIR'")
+        meant = [m for a in typed if (m := _option_meant(a, options))]
         return f" (did you mean {' / '.join(dict.fromkeys(meant))}?)" if meant else ""
+
+
+# What other tools (PyTorch examples, Lightning, TensorBoard, HF scripts) call an option, and the
+# names revstudio's commands give it, the first one a command has being meant (spelt with '-').
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("--run-dir", "--rundir", "--output", "--output-dir", "--outdir", "--out-dir", "--logdir",
+                     "--log-dir", "--save-dir", "--default-root-dir", "--dir", "--runs"),
+                    ("--out", "--output", "'revstudio runs DIR'")),
+    **dict.fromkeys(("--batch-size", "--batch", "--bs", "--per-device-train-batch-size"), ("--batch-size", "--batch")),
+    **dict.fromkeys(("--learning-rate", "--learningrate"), ("--lr",)),
+    **dict.fromkeys(("--epoch", "--num-epochs", "--n-epochs", "--max-epochs", "--num-train-epochs"), ("--epochs",)),
+    **dict.fromkeys(("--max-steps", "--num-steps", "--iters", "--iterations"), ("--steps",)),
+    **dict.fromkeys(("--gpu", "--accelerator"), ("--device",)),
+    **dict.fromkeys(("--nproc-per-node", "--nprocs", "--gpus", "--world-size"), ("--nproc",)),
+}
+
+
+def _option_meant(typed: str, options: list[str]) -> str | None:
+    """The option of ``options`` someone typing ``typed`` meant, or None."""
+    spelt = typed.lower().replace("_", "-")
+    if spelt in options:
+        return spelt
+    for name in SYNONYMS.get(spelt, ()):
+        if name in options:
+            return name
+    close = difflib.get_close_matches(spelt, options, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def _command_meant(word: str) -> str:

@@ -250,3 +250,28 @@ def test_an_option_of_another_command_is_named_with_the_one_meant(capsys: pytest
     assert main(["memory", path, "--batch-size", "4"]) == 2
     error = capsys.readouterr().err
     assert "unrecognized arguments: --batch-size 4" in error and "did you mean --batch?" in error
+
+
+@pytest.mark.parametrize("command, typed, meant", [
+    ("train", "--run-dir", "--out"), ("train", "--output-dir", "--out"), ("train", "--logdir", "--out"),
+    ("train", "--learning-rate", "--lr"), ("train", "--learning_rate=0.1", "--lr"), ("train", "--num_epochs", "--epochs"),
+    ("train", "--batch_size", "--batch-size"), ("check", "--batch_size", "--batch"), ("gradcheck", "--batch-size", "--batch"),
+    ("export", "--out-dir", "--output"), ("runs", "--run-dir", "'revstudio runs DIR'"),
+])
+def test_an_option_named_as_other_tools_name_it_is_named_with_the_one_meant(
+        command: str, typed: str, meant: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`train FILE --run-dir DIR` was only "unrecognized" (--output-dir was taken for --optimizer,
+    --logdir for --lr): the names other tools use point at revstudio's, for every subcommand."""
+    path = str(ROOT / "resources" / "examples" / "revnet_wired.revs")
+    extra = ["-o", str(tmp_path / "m.py")] if command == "export" else []
+    assert main([command, path, *extra, typed, *([] if "=" in typed else ["4"])]) == 2
+    error = capsys.readouterr().err
+    assert f"unrecognized arguments: {typed}" in error and f"(did you mean {meant}?)" in error, error
+    assert not (tmp_path / "m.py").exists()
+
+
+def test_options_spelt_as_revstudio_spells_them_pass_without_a_hint() -> None:
+    """--epoch is argparse's abbreviation of --epochs; a device with an index is train's --device."""
+    parser, _ = cli._build_parser("train")
+    ns = parser.parse_args(["model.revs", "--epoch", "2", "--device", "cuda:0", "--out", "run"])
+    assert (ns.epochs, ns.device, ns.out) == (2, "cuda:0", "run")

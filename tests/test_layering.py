@@ -55,3 +55,12 @@ def test_the_core_and_the_catalog_load_neither_torch_nor_qt() -> None:
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "", f"importing the core loaded: {result.stdout.strip()}"
+
+
+MAX_LINES = 500  # DESIGN section 1 / STYLE 13: split a module by responsibility before it grows past this
+
+
+def test_no_module_grows_past_the_size_the_project_keeps() -> None:
+    long = {str(path.relative_to(ROOT)): n for path in sorted((ROOT / "revstudio").rglob("*.py"))
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines (split out a cohesive piece): {long}"

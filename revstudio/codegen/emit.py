@@ -161,6 +161,8 @@ class _Writer:
             layers.append(f"        self.{op.module} = {self.construct(module, where)}  # node {ascii(op.node)} ({op.type})")
         self.regions.prepare(plan)
         forward, signature, returns = self.write_forward(plan, local, is_model)
+        args = [a.split(":")[0] for a in signature.split(", ")] if signature else []
+        hook, check_call = model_api.count_check(self, plan, args) if is_model else ([], [])
         lines = code.lines
         if is_model:
             lines += [f"class {name}(nn.Module):",
@@ -182,13 +184,13 @@ class _Writer:
         lines += layers
         lines += self.regions.init_lines(plan)
         if is_model:
-            lines += model_api.weights_dtype(self.model.dtype)
+            lines += hook + model_api.weights_dtype(self.model.dtype)
             lines += self.model_extras()
         else:
             body = self.graph.groups.get(plan.name)
             lines += self.load_method(layer_aliases(body) if body is not None else {})
-        lines += ["", f"    def forward(self, {signature}) -> {returns}:"]
-        args = [a.split(":")[0] for a in signature.split(", ")] if signature else []
+            lines += model_api.refuse_replicas(self) if self.regions.extras_for(plan).regions else []
+        lines += check_call + ["", f"    def forward(self, {signature}) -> {returns}:"]
         if is_model:
             lines.append(f'        """{self.shapes_doc(plan)}"""')
             lines += model_api.input_check(self, plan, args)
@@ -276,10 +278,7 @@ class _Writer:
                 "            for part in vars(module).values():",
                 "                if hasattr(part, \"track_error\"):  # a reversible region of the runtime",
                 "                    part.track_error = self._track_inversion",
-                "",
-                "    def _replicate_for_data_parallel(self) -> nn.Module:",
-                "        # nn.DataParallel's copy of the model would run this one's layers in its regions",
-                f"        return {self.inliner.require_name('revstudio.compiler.runtime', 'refuse_replicas')}(self)",
+                *model_api.refuse_replicas(self),
             ]
         if self.initializes:
             frozen = self.inliner.require_name("revstudio.compiler.runtime", "frozen_batch_stats")

@@ -85,6 +85,23 @@ def input_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
     return [f"        {check}(INPUTS, {{{batch}}}, *{weights}(self))"]
 
 
+def count_check(writer: Any, plan: Any, args: list[str]) -> tuple[list[str], list[str]]:
+    """A call with another number of tensors than forward takes (or a name it does not) is
+    refused naming the Input nodes in order and their shapes, not forward's parameters: a
+    forward pre-hook (``__init__``'s line, the hook method), so hooks, torch.compile and DDP
+    see the call as nn.Module's."""
+    if not plan.inputs:
+        return [], []
+    check = writer.inliner.require_name(BOUNDARY, "check_count")
+    writer.needs_any = True
+    # (the class's function: a layer named _check_call would only shadow it on the instance)
+    init = ["        # Python's own words for a wrong count name forward's parameters, not the Input nodes",
+            "        self.register_forward_pre_hook(type(self)._check_call, with_kwargs=True)"]
+    method = ["", "    def _check_call(self, inputs: tuple[Any, ...], named: dict[str, Any]) -> None:",
+              f"        {check}({ascii(plan.name)}, INPUTS, inputs, named, {tuple(args)!r})"]
+    return init, method
+
+
 def output_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
     """The first line of the model's ``inverse``: each argument checked against its Output node
     (its shape where known) and the weights' device."""
@@ -101,3 +118,12 @@ def output_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
 
 def _shape(shape: Any) -> str:
     return "None" if shape is None else repr(tuple(int(d) for d in shape))
+
+
+def refuse_replicas(writer: Any) -> list[str]:
+    """``_replicate_for_data_parallel`` of the model, and of a group class with regions of its own
+    (used alone, a group body's regions hold its layers as well): nn.DataParallel is refused."""
+    refuse = writer.inliner.require_name("revstudio.compiler.runtime", "refuse_replicas")
+    return ["", "    def _replicate_for_data_parallel(self) -> nn.Module:",
+            "        # nn.DataParallel's copy would run this one's layers in its regions",
+            f"        return {refuse}(self)"]

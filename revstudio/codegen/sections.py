@@ -39,7 +39,8 @@ def assemble(writer: _Writer, model_class: ClassCode, script: list[str] | None) 
     # The network comes first, so a reader meets Model before the support code; the
     # classes below it are only needed when Model() is called, not when it is defined.
     parts = ["# ---- the network " + "-" * 68, f"MODES = {MODES!r}\n",
-             inputs_constant([(op.name, op.shape, op.dtype) for op in writer.plan.inputs]),
+             inputs_constant([(op.name, op.shape, op.dtype)
+                             for op in sorted(writer.plan.inputs, key=lambda o: o.index)]),
              "\n".join(model_class.lines) + "\n"]
     if writer.classes:
         parts.append("# ---- groups: one class per group body " + "-" * 47)

@@ -8,28 +8,28 @@ the layers have failed, which Input got sizes or a number type they do not accep
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 
 from .plan import CompileError, Plan
-from .runtime_boundary import check_batch, check_returned, dtype_words
+from .runtime_boundary import check_batch, check_count, check_returned, dtype_words
 
 
-def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype | None, inputs: Sequence[Any]) -> None:
-    """The model's boundary: one tensor per Input node, of its rank, channels, kind and device.
+def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype | None, inputs: Sequence[Any],
+                 named: Mapping[str, Any] | None = None) -> None:
+    """The model's boundary: one tensor per Input node (by position: ``named`` holds what came
+    by keyword, refused), of its rank, channels, kind and device.
 
     A few attribute reads per input (it runs every step; torch.compile turns them into
     guards). Sizes other than the channels may differ where the layers allow (fully
     convolutional); when they do not, :func:`size_hint` names the Input node.
     """
-    expected = plan.inputs
-    if len(inputs) != len(expected):
-        names = ", ".join(op.node for op in sorted(expected, key=lambda o: o.index)) or "none"
-        raise TypeError(f"{plan.name}: expected {len(expected)} input tensor(s) ({names}), "
-                        f"got {len(inputs)}")
+    expected = sorted(plan.inputs, key=lambda o: o.index)
     specs = {op.node: (op.shape, getattr(torch, op.dtype, torch.float32)) for op in expected}
+    if len(inputs) != len(expected) or named:
+        check_count(plan.name, specs, inputs, named or {})
     check_batch(specs, {op.node: inputs[op.index] for op in expected}, dtype, device)
 
 

@@ -7,11 +7,11 @@ into a small executor over named values (``program``); reversible regions and ch
 segments are assembled by ``assembly`` (the same code the exported file runs)
 into ``runtime.Region`` objects, whose mode ("reversible" | "standard" |
 "checkpoint") can be switched at any time without touching the weights.
-What callers may pass in is checked at the boundary (``boundary``).
+What callers may pass in is checked at the boundary (``boundary``); what all the executors of
+one model share (device, dtype, mode, memory budget) is its ``builder.Builder``.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,6 +25,7 @@ from . import assembly as asm
 from . import budget
 from . import runtime as rt
 from .boundary import check_inputs, check_outputs, cuda_devices, dtype_hint, resolve_device, size_hint
+from .builder import Builder
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 from .plugin_layers import check_plugin_layer, plugin_of
 from .pricing import Prices
@@ -38,7 +39,7 @@ MODES = ("reversible", "standard", "checkpoint")
 class _Executor(nn.Module):
     """Shared by the model and group bodies: builds node modules and runs the plan's ops."""
 
-    def _setup(self, plan: Plan, root: _Builder) -> None:
+    def _setup(self, plan: Plan, root: Builder) -> None:
         self._plan = plan
         self._root = root
         self._aliases: dict[str, str] = {}  # renamed nodes: old layer name -> new (load_state_dict)
@@ -92,6 +93,11 @@ class _Executor(nn.Module):
         in every mode, so a flow's likelihood trains in reversible mode too. None
         without flow layers."""
         return asm.total_logdet(self._flow_parts)
+
+    def _replicate_for_data_parallel(self) -> Any:  # nn.DataParallel's copy: see rt.refuse_replicas
+        # (the model's and a group body's alike: a body replicated on its own holds regions too)
+        held = any(m._regions for m in self.modules() if isinstance(m, _Executor))
+        return rt.refuse_replicas(self) if held else super()._replicate_for_data_parallel()
 
     def _invert(self, ys: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
         output_at, input_at = asm.inverse_positions(self._plan)
@@ -159,7 +165,7 @@ class _Executor(nn.Module):
 class GroupModule(_Executor):
     """A group body built from its plan: ``forward(*xs) -> tuple``; ``inverse`` if the body is invertible."""
 
-    def __init__(self, plan: Plan, root: _Builder) -> None:
+    def __init__(self, plan: Plan, root: Builder) -> None:
         super().__init__()
         self._setup(plan, root)
         body = root.graph.groups.get(plan.name) if root.graph is not None else None
@@ -179,49 +185,6 @@ class GroupModule(_Executor):
         return self._invert(ys)
 
 
-class _Builder:
-    """What every executor of one compiled model shares: graph, plan, device, dtype, mode."""
-
-    def __init__(self, graph: Graph, plan: Plan, device: torch.device, dtype: torch.dtype) -> None:
-        self.graph: Graph | None = graph
-        self.plan, self.device, self.dtype = plan, device, dtype
-        self.mode = "reversible"
-        self.track_inversion = True  # each reversible backward measures its inversion error
-        self.stream_dtype: torch.dtype | str | None = None  # None: automatic
-        self.memory_format: torch.memory_format | None = None  # None: automatic
-        # memory budget (reversible mode): bytes of activations regions may keep; None = none,
-        # math.inf = unlimited. ``prices(batch)``: per top-level region, what each step keeps in
-        # standard mode at that batch (the static estimate), what a cut after n steps gives
-        # back and adds (``pricing.Prices``); step_costs and the cuts' figures are batch 1's
-        self.memory_budget: float | None = None
-        self.prices: Callable[..., Any] | None = None
-        self.step_costs: dict[str, list[int]] = {}
-        self.cut_refunds: dict[str, list[int]] = {}
-        self.cut_fixed: dict[str, list[int]] = {}
-        self._kept: dict[tuple[int, float, str], dict[str, int]] = {}
-
-    def kept_steps(self, batch: int) -> dict[str, int]:
-        """{region id: its first steps the budget keeps} at this batch size (cached)."""
-        assert self.memory_budget is not None
-        dtype = str(self.dtype).rpartition(".")[2]  # (the weights' now: .double() after compiling)
-        key = (int(batch), float(self.memory_budget), dtype)
-        found = self._kept.get(key)
-        if found is None:
-            costs, refunds, fixed = (self.prices(max(1, int(batch)), dtype) if self.prices is not None
-                                     else ({}, {}, {}))
-            limit = None if math.isinf(self.memory_budget) else int(self.memory_budget)
-            worth = getattr(self.prices, "worth", None)  # (which steps save a rebuild)
-            found = self._kept[key] = budget.select_kept(costs, limit, refunds, fixed,
-                                                         worth() if callable(worth) else None)
-        return found
-
-    def stream_for(self, dtype: torch.dtype) -> torch.dtype | str | None:
-        choice = self.stream_dtype
-        if choice is None or (rt.is_pair(choice) and dtype != torch.float32):
-            return asm.stream_dtype(dtype, self.device)  # pairs are float32: other models keep theirs
-        return choice
-
-
 class CompiledModel(_Executor):
     """The compiled graph: ``forward(*inputs)`` takes one tensor per Input node (document order)
     and returns one tensor per Output node (a single tensor if there is one)."""
@@ -229,7 +192,7 @@ class CompiledModel(_Executor):
     def __init__(self, graph: Graph, plan: Plan, device: torch.device, dtype: torch.dtype,
                  mode: str = "reversible") -> None:
         super().__init__()
-        root = _Builder(graph, plan, device, dtype)
+        root = Builder(graph, plan, device, dtype)
         self._setup(plan, root)
         root.graph = None  # built: keep no reference to the live document (copies, pickles)
         self._init_checked = False
@@ -340,8 +303,8 @@ class CompiledModel(_Executor):
         return self._root.dtype
 
     # ---- running -------------------------------------------------------------
-    def forward(self, *inputs: torch.Tensor) -> Any:
-        self._check_inputs(inputs)
+    def forward(self, *inputs: torch.Tensor, **named: Any) -> Any:
+        self._check_inputs(inputs, named)
         try:
             if not self._init_checked:  # (the first batch runs twice: its failures get the same hints)
                 self.initialize(*inputs)
@@ -358,8 +321,8 @@ class CompiledModel(_Executor):
             raise
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def _check_inputs(self, inputs: Sequence[Any]) -> None:
-        check_inputs(self._plan, self._root.device, self._root.dtype if self._typed else None, inputs)
+    def _check_inputs(self, inputs: Sequence[Any], named: dict[str, Any] | None = None) -> None:
+        check_inputs(self._plan, self._root.device, self._root.dtype if self._typed else None, inputs, named)
 
     def _size_hint(self, inputs: Sequence[torch.Tensor]) -> str | None:
         return size_hint(self._plan, inputs)
@@ -404,10 +367,6 @@ class CompiledModel(_Executor):
                 self.mode = mode
             rt.share_from_rank0(pending)
         self._init_checked = True
-
-    def _replicate_for_data_parallel(self) -> Any:  # nn.DataParallel's copy: see rt.refuse_replicas
-        held = any(m._regions for m in self.modules() if isinstance(m, _Executor))
-        return rt.refuse_replicas(self) if held else super()._replicate_for_data_parallel()
 
     def extra_repr(self) -> str:
         regions = ", ".join(f"{r.id} ({len(r.nodes)} nodes)" for r in self.regions) or "none"

@@ -20,7 +20,8 @@ from . import runtime as rt
 from .plan import NodeOp, RegionOp
 
 if TYPE_CHECKING:
-    from .module import _Builder, _Executor
+    from .builder import Builder
+    from .module import _Executor
 
 
 class NodeCall:
@@ -60,7 +61,7 @@ class RegionCall:
         for name, y in zip(self.op.outputs, outs):
             env[name] = y
 
-    def _run_kept(self, env: dict[str, torch.Tensor], root: _Builder, kept: int) -> None:
+    def _run_kept(self, env: dict[str, torch.Tensor], root: Builder, kept: int) -> None:
         """The region with its first ``kept`` steps as in standard mode (autograd keeps their
         activations: no rebuild in backward) and the steps after them reversible."""
         if kept not in self._parts:

@@ -21,6 +21,26 @@ def weights_of(module: nn.Module) -> tuple[torch.dtype | None, torch.device | No
     return None, None
 
 
+def check_count(model: str, specs: Mapping[str, tuple[Sequence[int], torch.dtype]], inputs: Sequence[Any],
+                named: Mapping[str, Any], params: Sequence[str] = ()) -> None:
+    """A call with as many tensors as the model has Input nodes (``specs``, in forward's order),
+    by position or, where forward names them (``params``: the exported ``Model``), by name;
+    another count is refused naming the Input nodes in order and the shape each expects, not
+    forward's parameters (Python's own words name neither)."""
+    if len(inputs) + len(named) == len(specs) and set(named) <= set(params[len(inputs):]):
+        return
+    order = ", ".join(f"{node!r} {shape_words(shape)}" for node, (shape, _) in specs.items()) or "none"
+    got = f"{len(inputs)}" + (f" and {', '.join(map(repr, named))} by name" if named else "")
+    how = f"by position or by name: model({', '.join(params)})" if params else "by position"
+    raise TypeError(f"{model}: expected {len(specs)} input tensor(s), one per Input node in this order: "
+                    f"{order}; got {got}. Pass one tensor per Input node, {how}")
+
+
+def shape_words(shape: Sequence[int]) -> str:
+    """``(batch, 3, 16, 16)``: the shape an Input node expects, batch axis first."""
+    return "(batch, " + ", ".join(map(str, shape)) + ")"
+
+
 def check_batch(specs: Mapping[str, tuple[Sequence[int], torch.dtype]], batch: Mapping[str, Any],
                 dtype: torch.dtype | None, device: torch.device | None) -> None:
     """Each Input node's tensor (``batch``: node id -> what was passed) against its declaration
@@ -30,7 +50,7 @@ def check_batch(specs: Mapping[str, tuple[Sequence[int], torch.dtype]], batch: M
     them into guards."""
     for node, x in batch.items():
         shape, declared = specs[node]
-        want = "(batch, " + ", ".join(map(str, shape)) + ")"
+        want = shape_words(shape)
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"input {node!r} expects a tensor of shape {want}, got {type(x).__name__}; "
                             "pass one tensor per Input node (model(x), not model([x]))")

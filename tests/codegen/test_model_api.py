@@ -164,3 +164,43 @@ def test_the_models_inverse_takes_arguments_named_after_its_outputs() -> None:
     compiled, exported, _ = _pair(generate.glow_repeat(1))
     names = [op.name for op in sorted(compiled.plan.outputs, key=lambda o: o.index)]
     assert list(inspect.signature(exported.inverse).parameters) == names
+
+
+def _two_inputs():
+    from revstudio.core.graph import Graph
+
+    g = Graph("two-in")
+    g.add_node("Input", "img", {"shape": [2, 4, 4]})
+    g.add_node("Input", "aux", {"shape": [3, 4, 4]})
+    g.add_node("Concat", "c", {})
+    g.add_node("Conv", "conv", {"out_channels": 2, "kernel_size": 1})
+    g.add_node("Output", "y")
+    g.connect("img.out", "c.in0")
+    g.connect("aux.out", "c.in1")
+    g.connect("c.out", "conv.in")
+    g.connect("conv.out", "y.in")
+    return g
+
+
+@pytest.mark.parametrize("call", ["too many", "too few", "none", "an unknown name"])
+def test_a_call_with_another_count_of_inputs_names_the_input_nodes_in_order(call: str) -> None:
+    """Python's "Model.forward() takes 2 positional arguments but 3 were given" named no Input node."""
+    compiled, exported, _ = _pair(_two_inputs())
+    img, aux = torch.randn(2, 2, 4, 4), torch.randn(2, 3, 4, 4)
+    args, named = {"too many": ((img, aux, aux), {}), "too few": ((img,), {}), "none": ((), {}),
+                   "an unknown name": ((img,), {"extra": aux})}[call]
+    for model in (compiled, exported):
+        with pytest.raises(TypeError) as info:
+            model(*args, **named)
+        text = str(info.value)
+        assert "'img' (batch, 2, 4, 4), 'aux' (batch, 3, 4, 4)" in text, text
+        assert "two-in: expected 2 input tensor(s)" in text and f"got {len(args)}" in text, text
+        assert "forward()" not in text
+
+
+def test_the_exported_model_still_takes_its_inputs_by_position_and_by_name() -> None:
+    compiled, exported, _ = _pair(_two_inputs())
+    img, aux = torch.randn(2, 2, 4, 4), torch.randn(2, 3, 4, 4)
+    expected = compiled(img, aux)
+    assert torch.equal(exported(img, aux), expected) and torch.equal(exported(img, aux=aux), expected)
+    assert torch.equal(exported(img=img, aux=aux), expected)

@@ -68,7 +68,8 @@ def test_one_tensor_per_input_and_output_node() -> None:
     a, b = torch.randn(5, 3), torch.randn(5, 3)
     p, q = model(a, b)
     assert p.shape == (5, 2) and torch.equal(q, a * b)
-    with pytest.raises(TypeError, match=r"expected 2 input tensor\(s\) \(a, b\), got 1"):
+    with pytest.raises(TypeError, match=r"expected 2 input tensor\(s\), one per Input node in this order: "
+                                        r"'a' \(batch, 3\), 'b' \(batch, 3\); got 1"):
         model(a)
     with pytest.raises(ValueError, match=r"input 'b' expects tensors of shape \(batch, 3\), got \(5, 4\)"):
         model(a, torch.randn(5, 4))

@@ -25,7 +25,7 @@ def model():
     ((torch.empty(2, 3, 16, 16, device="meta"),), ValueError, "input 'image' is on the meta device"),
     ((torch.randn(2, 3, 16),), ValueError, "expects tensors of shape (batch, 3, 16, 16), got (2, 3, 16)"),
     ((torch.randn(2, 4, 16, 16),), ValueError, "got (2, 4, 16, 16)"),
-    ((), TypeError, "expected 1 input tensor(s) (image), got 0"),
+    ((), TypeError, "expected 1 input tensor(s), one per Input node in this order: 'image' (batch, 3, 16, 16); got 0"),
 ])
 def test_bad_inputs_name_the_input_node(model, args, error, words) -> None:
     with pytest.raises(error) as info:
