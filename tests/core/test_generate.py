@@ -102,4 +102,6 @@ def test_load_and_check_benchmark_runs_in_quick_mode() -> None:
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["import_core_s"] > 0 and data["sizes"][0]["nodes"] >= 150
-    assert data["sizes"][0]["load_check_s"] >= data["sizes"][0]["load_s"] > 0
+    # both timed, each on its own (load + check can read under load alone on a busy machine: two
+    # separate best-of timings are not ordered; the benchmark's README compares them)
+    assert data["sizes"][0]["load_check_s"] > 0 and data["sizes"][0]["load_s"] > 0
