@@ -426,7 +426,8 @@ class UnitBuilder:
                     self.breaks.add(found)
                 if temps:
                     operand = 0 if held_out else self.w.batch * elements * self.elem  # (F's output)
-                    before = max(before, recompute // parts + operand + temps + copies)
+                    more = peak_forward.wired_anew(self, sid, known.anew, couplings, self.w.batch * elements * self.elem, temps)
+                    before = max(before, recompute // parts + operand + temps + copies + more)
             if walked is not None:
                 # F's rebuild as it runs forward, before the update: a layer's work beside its
                 # graph (a GRU's input projections and its outputs' stacks, which go before the
