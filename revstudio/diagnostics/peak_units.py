@@ -242,6 +242,7 @@ class UnitBuilder:
         outs = list(dict.fromkeys(b for b in map(self.w.base, named) if b is not None))
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
         stream = sum(self.w.nbytes(v) for v in named)
+        self.channels_last = peak_steps.channels_last(self, region, reads)  # (before: a Split's parts copied apart)
         wide, grown, rebuild = peak_bare.rebuilt_streams(self, named, region)
         samples = peak_steps.sample_bytes(self.w, reads, side, getattr(region, "head", frozenset()))
         extra = wide + (samples if self.stream_bytes > self.elem else 0)
@@ -251,7 +252,6 @@ class UnitBuilder:
         # (an Output node reads it; a later layer's saved tensors are gone by then)
         copies = sum(self.w.nbytes(v) for v in outs if v in self.held)
         infos = self.w.report.nodes
-        self.channels_last = peak_steps.channels_last(self, region, reads)
         self.kept_wide = wide
         moments, act = self._moments(region, out_set, copies)
         unmade, side_grads = peak_steps.side_unmade(self, region, reads, self.moment_steps)
