@@ -97,7 +97,7 @@ def _zeros_beyond(b: Any, outs: Sequence[Any], bases: Sequence[Any], zeros: Abst
     keeps the storage a Split's parts are views of whole, the runtime the parts' copies, so parts
     no output names leave room for them (skip networks 14 and 15 were 2.0 and 6.5 % over without)."""
     more = 0
-    for base in {bs for v, bs in zip(outs, bases) if v in zeros}:
+    for base in {bs for v, bs in zip(outs, bases) if v in zeros and bs is not None}:  # (None: an unwired Split)
         parts = {v for v, bs in zip(outs, bases) if bs == base}
         room = b.w.nbytes(base) - sum(b.w.nbytes(v) for v in parts)
         more += max(0, sum(b.w.nbytes(v) for v in parts if v in zeros) - room)
