@@ -59,3 +59,29 @@ def forward_updates(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], 
         if kind == "AdditiveCoupling":  # its joined output is the runtime's own
             flow = 0
     return most
+
+
+def halves_anew(b: Any, values: Sequence[int], temps: Sequence[int]) -> list[int]:
+    """What more each half's update holds (``values``: the halves' bytes, in forward order, F's
+    then G's; ``temps``: the in-place update's temporaries the walk counts) where the coupling
+    rebuilds them anew (:func:`unowned_rebuild`): backward runs G's first, so F's update holds
+    G's new value beside its own temporaries, the out-of-place update's for the in-place one's."""
+    per, left, _ = _update_bytes(b.elem, b.stream_bytes)
+    extra = [v * per // b.elem - t for v, t in zip(values, temps)]
+    if len(extra) == 2:
+        extra[0] += values[1] * left // b.elem
+    return extra
+
+
+def wired_anew(b: Any, sid: str, anew: Sequence[str], couplings: Mapping[str, Any], value: int, temps: int) -> int:
+    """What more wired coupling ``sid``'s update holds (``value``: the half's bytes, ``temps``:
+    the in-place update's temporaries the walk counts) where its block rebuilds its halves anew
+    (``anew``: ``peak_bare.unowned_rebuild``, forward order): the out-of-place update's
+    temporaries, and the values the block's later couplings, which backward runs first, made."""
+    if sid not in anew:
+        return 0
+    per, left, _ = _update_bytes(b.elem, b.stream_bytes)
+    more = value * per // b.elem - temps
+    for later in anew[anew.index(sid) + 1:]:
+        more += sum(b.w.batch * elements * left for elements, _ in step_updates(b.w, later, couplings.get(later)))
+    return more

@@ -20,6 +20,7 @@ from ..core.graph import PortRef
 from .estimate_walk import _prod, _values_of
 from .peak import Value, simulate
 from .peak_bare import After, Facts, cast_flow, first_after, halves_viewed
+from .peak_forward import halves_anew
 from .save_rules import clamped, coupling_split
 from .stream_updates import step_updates, update_break, update_temporaries
 
@@ -119,7 +120,9 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, facts: Facts
     # copies, and a first update of a copy with no correction is TwoSum alone, whose new pair
     # takes the copy's place)
     viewed = halves_viewed(b, b.w.batch, view.inputs.get("in") or ())
-    for name, body, (elements, fresh) in zip(names, bodies, updates):
+    anew = halves_anew(b, [b.w.batch * e * b.elem for e, _ in updates], [update_temporaries(
+        b.w.batch, e, b.elem, b.stream_bytes, f, b.device) for e, f in updates]) if facts.anew else [0, 0]
+    for name, body, (elements, fresh), more in zip(names, bodies, updates, anew):
         report = b.w.bodies.reports.get(name)
         own = sum(int(i.parameters) for i in report.nodes.values()) * b.elem if report is not None else 0
         # (G reads y1, a stream the region updates in place: no tensor of its own)
@@ -132,7 +135,7 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, facts: Facts
         # before its backward: its graph and its output, with the update's temporaries where
         # the update takes any (a GPU's fused one takes none: the moment stands without them);
         # an output its graph keeps (an F ending in a ReLU) is in the graph already
-        before = keep + (0 if body_output_kept(b, name) else value) + temps + copies
+        before = keep + (0 if body_output_kept(b, name) else value) + temps + copies + more
         walked = _net_walk(b, name, shared=True)
         # its backward while its weights' gradients exist, walked layer by layer (its graph goes
         # as they appear), net of its output, which the update has consumed, and that output's

@@ -249,6 +249,7 @@ class UnitBuilder:
         outs = list(dict.fromkeys(b for b in map(self.w.base, named) if b is not None))
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
         stream = sum(self.w.nbytes(v) for v in named)
+        self.channels_last = peak_steps.channels_last(self, region, reads)  # (before: a Split's parts copied apart)
         wide, grown, rebuild = peak_bare.rebuilt_streams(self, named, region)
         samples = peak_steps.sample_bytes(self.w, reads, side, getattr(region, "head", frozenset()))
         extra = wide + (samples if self.stream_bytes > self.elem else 0)
@@ -258,7 +259,6 @@ class UnitBuilder:
         # (an Output node reads it; a later layer's saved tensors are gone by then)
         copies = sum(self.w.nbytes(v) for v in outs if v in self.held)
         infos = self.w.report.nodes
-        self.channels_last = peak_steps.channels_last(self, region, reads)
         self.kept_wide = wide
         moments, act = self._moments(region, out_set, copies)
         unmade, side_grads = peak_steps.side_unmade(self, region, reads, self.moment_steps)
@@ -433,7 +433,8 @@ class UnitBuilder:
                     self.breaks.add(found)
                 if temps:
                     operand = 0 if held_out else self.w.batch * elements * self.elem  # (F's output)
-                    before = max(before, recompute // parts + operand + temps + copies)
+                    more = peak_forward.wired_anew(self, sid, known.anew, couplings, self.w.batch * elements * self.elem, temps)
+                    before = max(before, recompute // parts + operand + temps + copies + more)
             if walked is not None:
                 # F's rebuild as it runs forward, before the update: a layer's work beside its
                 # graph (a GRU's input projections and its outputs' stacks, which go before the
