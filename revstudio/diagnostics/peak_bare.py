@@ -167,7 +167,7 @@ def _typed(b: Any, steps: Sequence[str]) -> list[tuple[str, str]]:
     return [(sid, views[sid].type) for sid in steps if sid in views]
 
 
-def _computing(b: Any, steps: Sequence[str], skip: Callable[[str], bool] = _never) -> Iterator[tuple[str, str]]:
+def computing(b: Any, steps: Sequence[str], skip: Callable[[str], bool] = _never) -> Iterator[tuple[str, str]]:
     """(step, its type) of the steps of ``steps`` that compute (not a Split or Concat, nor of a
     type ``skip`` says)."""
     for sid, kind in _typed(b, steps):
@@ -210,8 +210,8 @@ def after_each(b: Any, steps: Sequence[str], after: After = NOTHING_AFTER) -> di
 def first_after(b: Any, steps: Sequence[str], after: After = NOTHING_AFTER) -> After:
     """What follows a step that ``steps`` (a region's, in forward order) come right after: their
     first computing step's type and their first not rearranging, else ``after``'s."""
-    near = next((kind for _, kind in _computing(b, steps)), None)
-    far = next((kind for _, kind in _computing(b, steps, rearranging)), None)
+    near = next((kind for _, kind in computing(b, steps)), None)
+    far = next((kind for _, kind in computing(b, steps, rearranging)), None)
     return (after[0] if near is None else near, after[1] if far is None else far)
 
 
@@ -220,7 +220,7 @@ def next_types(b: Any, steps: Sequence[str], after: str | None = None,
     """For each step of a region that computes (in forward order), the type of the next one that
     does (steps of a type ``skip`` says passed over); ``after``: the type of the step after the
     last (None: the region's end)."""
-    found = list(_computing(b, steps, skip))
+    found = list(computing(b, steps, skip))
     return {sid: nxt for (sid, _), nxt in zip(found, [kind for _, kind in found[1:]] + [after])}
 
 
@@ -262,7 +262,7 @@ def _x1_chain(b: Any, steps: Sequence[str], bare: AbstractSet[str], viewed: bool
         return {}
     out: dict[str, int] = {}
     carry = 0
-    for sid, kind in reversed(list(_computing(b, steps))):
+    for sid, kind in reversed(list(computing(b, steps))):
         if carry and sid not in bare:
             out[sid] = carry
         view = b.w.views[sid]
@@ -328,7 +328,7 @@ def split_corrections(b: Any, steps: Sequence[str], couplings: Mapping[str, Any]
     part counted in both (``_viewed_y2``)."""
     if not _pairs(b):
         return set()
-    found = list(_computing(b, steps))
+    found = list(computing(b, steps))
     out = set()
     for i, (sid, kind) in enumerate(found):
         if kind != "AffineCoupling":
@@ -352,7 +352,7 @@ def _additive_body(b: Any, sid: str) -> bool:
         return False
     sub, body, _ = inner
     couplings = getattr(body, "couplings", {}) or {}
-    found = list(_computing(sub, getattr(body, "steps", ())))
+    found = list(computing(sub, getattr(body, "steps", ())))
     return bool(found) and all(kind == "AdditiveCoupling" or nid in couplings for nid, kind in found)
 
 
@@ -390,7 +390,7 @@ def dead_before_additive(b: Any, steps: Sequence[str], bare: AbstractSet[str]) -
     AffineCoupling before it would pass on still bare (:func:`bare_x1`)."""
     if not _pairs(b):
         return set()
-    found = list(_computing(b, steps))
+    found = list(computing(b, steps))
     return {sid for (sid, kind), (_, prev) in zip(found[1:], found[:-1])
             if kind == "AffineCoupling" and sid in bare and prev in _ADDITIVE}
 
@@ -477,26 +477,3 @@ def analyse(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], after: A
     facts = {sid: Facts(sid in bare, parts.get(sid, 0), sid in split_lo, sid in dead_on, sid in x1_anew,
                         sid in flows, sid in x1_bare, sid in anew) for sid in nexts}
     return Analysis(following, wired, flow_joined(b, steps, couplings, after[0]), facts, anew)
-
-
-def first_flow_grads(b: Any, steps: Sequence[str], kept: int, moments: list[Any], spent_at: int) -> list[Any]:
-    """A region's ``moments`` (``peak_units.UnitBuilder._moments``) with its first step's held
-    more where that step is an ActNorm or InvConv1x1: its rerun (``runtime_steps.Invertible
-    .backward``, on its rebuilt input with grad, whether the region's inputs need a gradient or
-    not) makes its input's gradient beside its output's, the streams' gradient. The walk counts
-    one of the two there: the inputs' gradients from the start of the region's backward where
-    they are needed, else the streams' (``held``); an additive step passes one on as the other,
-    a flow layer does not. Less the residuals the region kept (``kept``: the wide part of its
-    outputs), folded into the streams as backward starts and gone once the flow's inverse has
-    made them bare. Only where the region has released its outputs' gradients by then
-    (``spent_at``: after so many runtime steps; before, the walk counts them as the outputs'
-    and the streams' are views of them: an ActNorm alone in a region was 14 % over counting
-    both). ActNorm, AdditiveCoupling, ActNorm straight after an Input was 8.9 % under
-    in reversible mode at batch 1, after a Conv with a wired block for the coupling 5.1 %."""
-    first = next(iter(_computing(b, steps)), None)
-    if first is None or first[1] not in ("ActNorm", "InvConv1x1") or not moments \
-            or sum(m[1] for m in moments[1:]) < spent_at:
-        return moments
-    more = max(0, b.largest_of([first[0]]) - kept)  # (the first step's moment: backward's last)
-    own, parts, with_grads, *rest = moments[0]
-    return [(own, parts, with_grads + more, *rest), *moments[1:]]

@@ -42,7 +42,7 @@ def forward_updates(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], 
     batch = b.w.batch
     flow = made = 0  # the flow's output (bytes in the stream), the values made anew since
     most = 0
-    for sid, kind in peak_bare._computing(b, steps):
+    for sid, kind in peak_bare.computing(b, steps):
         if peak_bare.cast_flow(kind):
             flow, made = b.largest_of([sid]) * held // b.elem, 0
             continue

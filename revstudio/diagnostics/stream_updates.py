@@ -200,7 +200,7 @@ def flow_rerun_bytes(kind: str, output: int, elem: int, stream_bytes: int) -> in
     that copy makes the input's gradient in float64, beside the layer's own work. Two outputs'
     worth in float64. Alone in a region an ActNorm was 30-42 % under at batches 1-32 (now exact),
     an InvConv1x1 30-47 % (now 3-5 %: its output's gradient cast to the model's dtype is a tensor
-    of its own there, which with pairs takes the gradient's place, ``peak_units.FLOW_WORK``, but
+    of its own there, which with pairs takes the gradient's place, ``peak_moments.FLOW_WORK``, but
     counted, glow_flow went 2.9 % over); glow_flow 3.2 % at batch 1 (its last step's backward is
     its peak there). None for pairs (a float32 model's) or a model computing in the streams'
     dtype."""
