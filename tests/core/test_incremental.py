@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from edit_machine import INDEX, PORTS, EditRules
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import initialize, invariant, precondition, rule
 
 from revstudio.core.check import IncrementalCheck, check
 from revstudio.core.commands import (
     AddNode,
     Command,
     Connect,
-    Disconnect,
     Move,
     RenameNode,
     SetParam,
@@ -30,7 +30,6 @@ from revstudio.core.commands import (
 )
 from revstudio.core.generate import large_graph, random_graph
 from revstudio.core.graph import Graph, GraphError, Node
-from revstudio.core.grouping import group_nodes, ungroup
 from revstudio.core.project import loads
 from revstudio.diagnostics.check import full_check
 
@@ -41,15 +40,13 @@ BODY = """{"format": "revstudio", "version": 1, "name": "seed", "nodes": [], "ed
                      "edges": [["i.out", "a.in"], ["a.out", "o.in"]]}}}"""
 
 TYPES = ["Input", "Conv", "Activation", "Merge", "Split", "Concat", "Output", "Repeat", "Group", "NotAType"]
-PORTS = ["in", "out", "in0", "in1", "out0", "out1"]
 PARAMS = ["out_channels", "mode", "fn", "times", "group", "sections", "shape", "extra"]
 VALUES = st.one_of(st.none(), st.integers(-1, 9), st.sampled_from(["add", "relu", "same", "blk", "nope", ""]),
                    st.lists(st.integers(1, 8), max_size=3), st.sampled_from([2.0, True]))
-INDEX = st.integers(0, 10_000)
 SHAPERS = {"Input": "shape", "Conv": "out_channels", "Linear": "out_features"}
 
 
-class IncrementalSession(RuleBasedStateMachine):
+class IncrementalSession(EditRules):
     """Random edits; after each, the incremental report must equal the full check's."""
 
     graph: Graph
@@ -66,9 +63,6 @@ class IncrementalSession(RuleBasedStateMachine):
         blk.groups = self.graph.groups
         self.graph.groups["blk"] = blk
 
-    def pick(self, index: int, items: list[Any]) -> Any:
-        return items[index % len(items)]
-
     def push(self, cmd: Command) -> None:
         try:
             self.stack.push(cmd)
@@ -83,12 +77,6 @@ class IncrementalSession(RuleBasedStateMachine):
             params[name] = value
         self.push(AddNode(self.graph, Node(fresh_id(type_.lower(), self.graph.nodes), type_, params)))
 
-    @precondition(lambda self: self.graph.nodes)
-    @rule(i=INDEX, count=st.integers(1, 3))
-    def remove(self, i: int, count: int) -> None:
-        ids = list(self.graph.nodes)
-        self.push(remove_nodes(self.graph, [self.pick(i + k, ids) for k in range(count)]))
-
     @precondition(lambda self: len(self.graph.nodes) >= 2)
     @rule(i=INDEX, j=INDEX, src=st.sampled_from(PORTS), dst=st.sampled_from(PORTS), replace=st.booleans())
     def connect(self, i: int, j: int, src: str, dst: str, replace: bool) -> None:
@@ -96,11 +84,6 @@ class IncrementalSession(RuleBasedStateMachine):
         a, b = self.pick(i, ids), self.pick(j, ids)  # no cycle check: cycles and double feeds happen
         make = connect_replacing if replace else Connect
         self.push(make(self.graph, f"{a}.{src}", f"{b}.{dst}"))
-
-    @precondition(lambda self: self.graph.edges)
-    @rule(i=INDEX)
-    def disconnect(self, i: int) -> None:
-        self.push(Disconnect(self.graph, self.pick(i, self.graph.edges)))
 
     @precondition(lambda self: self.graph.nodes)
     @rule(i=INDEX, name=st.sampled_from(PARAMS), value=VALUES)
@@ -128,26 +111,6 @@ class IncrementalSession(RuleBasedStateMachine):
         old = self.pick(i, ids)
         self.push(RenameNode(self.graph, old, fresh_id(f"r{j % 7}", self.graph.nodes)))
 
-    @precondition(lambda self: self.graph.nodes)
-    @rule(picks=st.lists(INDEX, min_size=1, max_size=4))
-    def group(self, picks: list[int]) -> None:
-        ids = list(self.graph.nodes)
-        try:
-            cmd = group_nodes(self.graph, {self.pick(i, ids) for i in picks})
-        except GraphError:
-            return
-        self.push(cmd)
-
-    @precondition(lambda self: any(n.type == "Group" for n in self.graph.nodes.values()))
-    @rule(i=INDEX)
-    def ungroup(self, i: int) -> None:
-        groups = [n.id for n in self.graph.nodes.values() if n.type == "Group"]
-        try:
-            cmd = ungroup(self.graph, self.pick(i, groups))
-        except GraphError:
-            return
-        self.push(cmd)
-
     @precondition(lambda self: self.graph.nodes and len(self.graph.nodes) < 30)
     @rule(picks=st.lists(INDEX, min_size=1, max_size=4))
     def paste(self, picks: list[int]) -> None:
@@ -164,16 +127,6 @@ class IncrementalSession(RuleBasedStateMachine):
             self.push(connect_replacing(body, f"{self.pick(j, ids)}.out", f"{self.pick(k, ids)}.in"))
         else:
             self.push(SetParam(body, self.pick(j, ids), name, value))
-
-    @precondition(lambda self: self.stack.can_undo())
-    @rule()
-    def undo(self) -> None:
-        self.stack.undo()
-
-    @precondition(lambda self: self.stack.can_redo())
-    @rule()
-    def redo(self) -> None:
-        self.stack.redo()
 
     @invariant()
     def incremental_equals_full(self) -> None:

@@ -10,24 +10,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from edit_machine import INDEX, PORTS, EditRules
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import invariant, precondition, rule
 
 from revstudio.core.commands import (
     AddNode,
     Command,
-    Disconnect,
     Move,
     SetParam,
     UndoStack,
     add_subgraph,
     connect_replacing,
     fresh_id,
-    remove_nodes,
 )
 from revstudio.core.graph import Graph, GraphError, Node
-from revstudio.core.grouping import group_nodes, ungroup
 from revstudio.core.project import dumps, loads
 
 SEED = """{
@@ -51,15 +49,13 @@ SEED = """{
 }"""
 
 TYPES = ["Input", "Conv", "Activation", "Merge", "Split", "Output", "NotAType"]
-PORTS = ["in", "out", "in0", "in1", "out0", "out1"]
 PARAMS = ["out_channels", "mode", "fn", "extra"]
 VALUES = st.one_of(st.none(), st.integers(-3, 64), st.sampled_from(["add", "relu", "same", ""]),
                    st.lists(st.integers(1, 8), max_size=3), st.floats(-1e6, 1e6, allow_nan=False))
-INDEX = st.integers(0, 10_000)
 COORD = st.floats(-1e5, 1e5, allow_nan=False, allow_infinity=False)
 
 
-class EditSession(RuleBasedStateMachine):
+class EditSession(EditRules):
     def __init__(self) -> None:
         super().__init__()
         self.graph = loads(SEED)
@@ -67,9 +63,6 @@ class EditSession(RuleBasedStateMachine):
         self.snapshots = [dumps(self.graph)]  # snapshots[i]: the file when stack.index == i
 
     # ---- helpers --------------------------------------------------------
-    def pick(self, index: int, items: list[Any]) -> Any:
-        return items[index % len(items)]
-
     def push(self, cmd: Command) -> None:
         at = self.stack.index
         try:
@@ -97,23 +90,12 @@ class EditSession(RuleBasedStateMachine):
         node_id = fresh_id(type_.lower(), self.graph.nodes)
         self.push(AddNode(self.graph, Node(node_id, type_, params, (x, y))))
 
-    @precondition(lambda self: self.graph.nodes)
-    @rule(i=INDEX, count=st.integers(1, 3))
-    def remove_nodes(self, i: int, count: int) -> None:
-        ids = list(self.graph.nodes)
-        self.push(remove_nodes(self.graph, [self.pick(i + k, ids) for k in range(count)]))
-
     @precondition(lambda self: len(self.graph.nodes) >= 2)
     @rule(i=INDEX, j=INDEX, src=st.sampled_from(PORTS), dst=st.sampled_from(PORTS))
     def connect(self, i: int, j: int, src: str, dst: str) -> None:
         ids = list(self.graph.nodes)
         a, b = self.pick(i, ids), self.pick(j, ids)
         self.push(connect_replacing(self.graph, f"{a}.{src}", f"{b}.{dst}"))
-
-    @precondition(lambda self: self.graph.edges)
-    @rule(i=INDEX)
-    def disconnect(self, i: int) -> None:
-        self.push(Disconnect(self.graph, self.pick(i, self.graph.edges)))
 
     @precondition(lambda self: self.graph.nodes)
     @rule(i=INDEX, name=st.sampled_from(PARAMS), value=VALUES)
@@ -124,26 +106,6 @@ class EditSession(RuleBasedStateMachine):
     @rule(i=INDEX, x=COORD, y=COORD)
     def move(self, i: int, x: float, y: float) -> None:
         self.push(Move(self.graph, {self.pick(i, list(self.graph.nodes)): (x, y)}))
-
-    @precondition(lambda self: self.graph.nodes)
-    @rule(picks=st.lists(INDEX, min_size=1, max_size=4))
-    def group(self, picks: list[int]) -> None:
-        ids = list(self.graph.nodes)
-        try:
-            cmd = group_nodes(self.graph, {self.pick(i, ids) for i in picks})
-        except GraphError:
-            return  # e.g. the selection would feed itself
-        self.push(cmd)
-
-    @precondition(lambda self: any(n.type == "Group" for n in self.graph.nodes.values()))
-    @rule(i=INDEX)
-    def ungroup(self, i: int) -> None:
-        groups = [n.id for n in self.graph.nodes.values() if n.type == "Group"]
-        try:
-            cmd = ungroup(self.graph, self.pick(i, groups))
-        except GraphError:
-            return  # its group is gone (the param was edited)
-        self.push(cmd)
 
     @precondition(lambda self: self.graph.nodes and len(self.graph.nodes) < 25)
     @rule(picks=st.lists(INDEX, min_size=1, max_size=4), dx=COORD)
@@ -158,16 +120,6 @@ class EditSession(RuleBasedStateMachine):
         bodies = [b for b in self.graph.groups.values() if b.nodes]
         body = self.pick(i, bodies)
         self.push(SetParam(body, self.pick(j, list(body.nodes)), name, value))
-
-    @precondition(lambda self: self.stack.can_undo())
-    @rule()
-    def undo(self) -> None:
-        self.stack.undo()
-
-    @precondition(lambda self: self.stack.can_redo())
-    @rule()
-    def redo(self) -> None:
-        self.stack.redo()
 
     # ---- what must always hold ------------------------------------------
     @invariant()

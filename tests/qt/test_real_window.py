@@ -140,14 +140,17 @@ def xvfb(tmp_path):
 class App:
     """The app in a child process, and real input through xdotool."""
 
-    def __init__(self, display: str, project: Path, home: Path) -> None:
+    def __init__(self, display: str, project: Path | str, home: Path, child: str = CHILD,
+                 env: dict[str, str] | None = None, umask: int = 0o022) -> None:
+        """Start ``child`` (a driver script ending in ``DRIVER_LOOP``) on ``project`` with a
+        private HOME on ``display``; ``env``: more variables for it."""
         self.env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "HOME": str(home),
                     "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"),
-                    "XDG_RUNTIME_DIR": str(home / "run"), "PYTHONPATH": str(ROOT)}
+                    "XDG_RUNTIME_DIR": str(home / "run"), "PYTHONPATH": str(ROOT), **(env or {})}
         (home / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.proc = subprocess.Popen([sys.executable, "-c", CHILD, str(project)], env=self.env, cwd=ROOT,
+        self.proc = subprocess.Popen([sys.executable, "-c", child, str(project)], env=self.env, cwd=ROOT,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
+                                     text=True, umask=umask)
         hello = self._read()
         assert hello.get("ready"), hello
 

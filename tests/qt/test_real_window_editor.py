@@ -8,10 +8,7 @@ tests/qt/screenshots/ for a person to look at.
 """
 from __future__ import annotations
 
-import os
 import stat
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -79,16 +76,7 @@ class EditorApp(App):
 
     def __init__(self, display: str, project: Path | str, home: Path, size: tuple[int, int] = (1400, 880),
                  umask: int = 0o022) -> None:
-        self.env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "HOME": str(home),
-                    "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"),
-                    "XDG_RUNTIME_DIR": str(home / "run"), "PYTHONPATH": str(ROOT),
-                    "RS_W": str(size[0]), "RS_H": str(size[1])}
-        (home / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.proc = subprocess.Popen([sys.executable, "-c", CHILD, str(project)], env=self.env, cwd=ROOT,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, umask=umask)
-        hello = self._read()
-        assert hello.get("ready"), hello
+        super().__init__(display, project, home, CHILD, {"RS_W": str(size[0]), "RS_H": str(size[1])}, umask)
         time.sleep(0.6)  # first expose
 
     def py(self, expr: str):

@@ -71,18 +71,7 @@ class EditorApp(App):
     """The harness's app, started on no file with the driver above."""
 
     def __init__(self, display: str, home: Path) -> None:
-        import subprocess
-        import sys
-
-        self.env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "HOME": str(home),
-                    "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"),
-                    "XDG_RUNTIME_DIR": str(home / "run"), "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-        (home / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.proc = subprocess.Popen([sys.executable, "-c", CHILD, "-"], env=self.env, cwd=ROOT,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
-        hello = self._read()
-        assert hello.get("ready"), hello
+        super().__init__(display, "-", home, CHILD, {"OMP_NUM_THREADS": "1"})
 
 
 def test_an_opened_example_with_a_clicked_node_is_the_readme_picture(xvfb, tmp_path):  # noqa: F811 - fixture

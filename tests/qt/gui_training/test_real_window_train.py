@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -62,15 +60,7 @@ class TrainApp(App):
     """The harness's app, started with the training driver above."""
 
     def __init__(self, display: str, project: Path, home: Path) -> None:
-        self.env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "HOME": str(home),
-                    "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"),
-                    "XDG_RUNTIME_DIR": str(home / "run"), "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-        (home / "run").mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.proc = subprocess.Popen([sys.executable, "-c", CHILD, str(project)], env=self.env, cwd=ROOT,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
-        hello = self._read()
-        assert hello.get("ready"), hello
+        super().__init__(display, project, home, CHILD, {"OMP_NUM_THREADS": "1"})
 
 
 def test_click_train_trains_the_example_and_the_plots_fill(xvfb, tmp_path):  # noqa: F811 - the fixture
