@@ -86,3 +86,18 @@ def test_gradcheck_seed_help_names_all_it_seeds() -> None:
     seed_help = next(a.help for a in parser._actions if a.dest == "seed") or ""
     for what in ("fresh weights", "batch", "loss projection", "random streams"):  # compare_modes seeds each
         assert what in seed_help, what
+
+
+def test_runs_of_a_project_folder_are_those_in_its_runs_folder(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # the app trains into runs/ beside the project: "revstudio runs PROJECT_FOLDER" said "no runs"
+    run = tmp_path / "runs" / "two-20261206-120000"
+    run.mkdir(parents=True)
+    (run / "status.json").write_text(json.dumps({"status": "finished", "step": 3, "total_steps": 3}))
+    (run / "metrics.jsonl").write_text(json.dumps({"event": "finished", "step": 3, "loss": 0.5}) + "\n")
+    assert main(["runs", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "two-20261206-120000" in out and "no runs" not in out, out
+    assert main(["runs", str(tmp_path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["dir"] == str(tmp_path / "runs") and [r["name"] for r in data["runs"]] == ["two-20261206-120000"]

@@ -1,7 +1,8 @@
 """``revstudio runs [DIR] [--json]``: the training runs in DIR (default ./runs) and how they ended.
 
 DIR may be a folder of run directories (a project's ``runs/``), one run
-directory, or a project file (its ``runs/`` folder beside it). A run labelled in
+directory, a project file (its ``runs/`` folder beside it) or the project's folder (a
+folder with no runs of its own but a ``runs/`` inside). A run labelled in
 the app's Runs tab (its ``label.json``) shows its label in a column of its own. A run whose
 status says running but whose process is gone is shown as killed. Torch-free.
 """
@@ -15,7 +16,7 @@ from revstudio.cli import CliError, json_text, printable
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", metavar="DIR", nargs="?", default="runs",
-                        help="folder of runs, one run, or a project file (default ./runs)")
+                        help="folder of runs, one run, a project file or its folder (default ./runs)")
     parser.add_argument("--json", action="store_true", help="one JSON object with a list of runs")
 
 
@@ -37,6 +38,9 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isdir(folder):
         raise CliError(f"{args.dir}: no such folder of runs (train with 'revstudio train FILE' first)")
     runs = list_runs(folder)
+    inside = os.path.join(folder, "runs")
+    if not runs and os.path.isdir(inside):  # the project's folder: its runs are in runs/
+        folder, runs = inside, list_runs(inside)
     if args.json:
         print(json_text({"dir": folder, "runs": [r.to_json() for r in runs]}))  # (old files may hold NaN)
         return 0
