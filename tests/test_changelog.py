@@ -63,3 +63,18 @@ def test_each_refusal_and_each_option_hint_is_one_entry() -> None:
     assert sum(e.startswith("`nn.DataParallel`") for e in entries) == 1
     assert sum("did you mean --out?" in e for e in entries) == 1
     assert sum("`diverged` row" in e for e in entries) == 1
+
+
+def test_the_divergence_rule_in_the_docs_is_the_code_and_its_healthy_claim_is_tested() -> None:
+    from revstudio.training.divergence import FACTOR, START_STEPS
+
+    cli = " ".join((ROOT / "docs" / "cli.md").read_text(encoding="utf-8").split())
+    assert f"more than {FACTOR:.0f} times the start's size above the start" in cli
+    assert f"the lowest loss of the run's first {START_STEPS} steps" in cli
+    # "stay within 100 times their start" was measured by nothing: the test only sees no warning
+    healthy = re.search(r"Healthy runs of the example projects[^.]*\.[^.]*\.", cli)
+    assert healthy is not None, "cli.md's healthy-runs sentence went missing"
+    named = re.search(r"`(tests/[\w/]+\.py)`", healthy.group(0))
+    assert named is not None, healthy.group(0)
+    test = (ROOT / named.group(1)).read_text(encoding="utf-8")
+    assert "def test_healthy_examples_never_warn" in test
