@@ -367,19 +367,6 @@ def joined_grads(b: Any, region: Any, reads: Sequence[Value]) -> tuple[frozenset
     return (frozenset({value}), joined) if value in reads else None
 
 
-def channels_last(b: Any, region: Any, reads: Sequence[Value]) -> bool:
-    """Whether the runtime keeps ``region``'s streams in channels_last (``runtime.layout_of``): on
-    the CPU, in float32, for image streams (``reads``: the values it reads from outside) of a
-    region with a 2-D convolution and no general invertible layer (among its steps, or those of
-    a Group or Repeat spliced into it)."""
-    if b.device != "cpu" or b.elem != 4:
-        return False
-    infos = b.w.report.nodes
-    if not any(len(infos[v[0]].outputs.get(v[1], ())) == 3 for v in reads if v[0] in infos):
-        return False
-    return _stream_steps_only(b, region) and any(_conv2d(info) for info, _ in _layers(b, region))
-
-
 def reordered_grads(b: Any, region: Any) -> int:
     """Bytes of the largest copy autograd makes of a weight's gradient after ``region``'s
     backward returns its parameters' gradients: in channels_last streams a 2-D convolution's

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from . import peak_bare, peak_forward, peak_invconv, peak_moments, peak_steps, save_rules
+from . import peak_bare, peak_forward, peak_invconv, peak_layouts, peak_moments, peak_steps, save_rules
 from .estimate_walk import _values_of, group_ports
 from .peak import Unit, Value
 from .peak_moments import FLOW_WORK
@@ -32,7 +32,8 @@ class UnitBuilder:
         self._nets: dict[tuple[str, bool], tuple[int, int, int] | None] = {}
         self.order = [n for n in order if n in self.w.views and self.w.report.nodes[n].type != "Input"]
         self.stream_bytes = stream_bytes
-        self.channels_last = False  # the streams of the region being priced (``peak_steps.channels_last``)
+        self.channels_last = False  # the streams of the region being priced (``peak_layouts.channels_last``)
+        self.region_layouts: dict[str, bool] = {}  # region id -> channels_last (``peak_layouts``)
         self.kept_wide = 0  # and the correction of its outputs it keeps (``peak_bare.corrected``)
         self.device = device  # "cpu" or an accelerator's type: how the stream updates are pieced
         self.elem = self.w.elem
@@ -241,7 +242,7 @@ class UnitBuilder:
         outs = list(dict.fromkeys(b for b in map(self.w.base, named) if b is not None))
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
         stream = sum(self.w.nbytes(v) for v in named)
-        self.channels_last = peak_steps.channels_last(self, region, reads)  # (before: a Split's parts copied apart)
+        self.channels_last = peak_layouts.channels_last(self, region, reads)  # (before: a Split's parts copied apart)
         wide, grown, rebuild = peak_bare.rebuilt_streams(self, named, region)
         samples = peak_steps.sample_bytes(self.w, reads, side, getattr(region, "head", frozenset()))
         extra = wide + (samples if self.stream_bytes > self.elem else 0)
