@@ -22,7 +22,9 @@ def test_fold_keeps_the_network_and_hides_the_runtime():
     source = generate(load(str(EXAMPLE)))
     shown = fold(source)
     assert source.count("\n") > 1000
-    assert shown.count("\n") < 400
+    # the runtime is most of the file: folded, a fifth is left (406 of 2,903 lines; a fixed 400
+    # failed once the Model's docstring and input checks grew)
+    assert shown.count("\n") < source.count("\n") / 5
     assert "class Model(nn.Module):" in shown and "class Region:" not in shown
     assert "lines folded" in shown
     assert "# ---- the project, as data" in shown  # later sections stay
