@@ -46,10 +46,6 @@ def answer(req):
             ui.plots_tab.content.refresh(force=True)
         app.processEvents()
         return window.grab().save(req["path"])
-    if cmd == "quit":
-        window.document.undo_stack.setClean()
-        app.quit()
-        return True
     raise ValueError(cmd)
 
 """
