@@ -21,7 +21,6 @@ from .estimate_walk import _prod, _values_of
 from .peak import Value, simulate
 from .peak_bare import After, Facts, cast_flow, first_after, halves_viewed
 from .peak_forward import halves_anew
-from .peak_memo import WIRED, walk_key
 from .save_rules import clamped, coupling_split
 from .stream_updates import step_updates, update_break, update_temporaries
 
@@ -281,16 +280,10 @@ def wired_walk(b: Any, sid: str, body: Sequence[str]) -> tuple[int, int] | None:
     inside = set(layers)
     outs = [v for v in b.reads(sid) if v[0] in inside]
     ins = [v for n in layers for v in b.reads(n) if v[0] not in inside]
-    units = [b.unit(n, *b.saved_by(n)) for n in layers]
-    # identical couplings (a lane of RevNet blocks) walk alike: one walk, reused by renaming
-    peak, forward = WIRED.get(walk_key(units, b.w.nbytes, b.w.base, b.needs_grad, outs, ins), lambda: _peak_forward(
-        simulate(units, b.w.nbytes, b.w.base, b.needs_grad, outs, outside=ins, seeds=[(v, True) for v in outs])))
+    walk = simulate([b.unit(n, *b.saved_by(n)) for n in layers], b.w.nbytes, b.w.base, b.needs_grad, outs,
+                    outside=ins, seeds=[(v, True) for v in outs])
     own = sum(int(b.w.report.nodes[n].parameters) for n in layers) * b.elem
-    return peak - 2 * sum(b.w.nbytes(v) for v in outs) - own, forward
-
-
-def _peak_forward(walk: Any) -> tuple[int, int]:
-    return walk.peak, walk.forward
+    return walk.peak - 2 * sum(b.w.nbytes(v) for v in outs) - own, walk.forward
 
 
 def output_kept(b: Any, sid: str, body: Sequence[str]) -> bool:
