@@ -8,14 +8,19 @@ edit (the re-check that follows it included) and the find popup; then single edi
 that keeps shapes, a width that breaks a merge and its undo, a wire off and on, a delete of
 one node and its undo, a rename), with the nodes each one's re-check inferred. Each action is timed from
 the call to the end of the event-loop turns it causes (re-check, canvas, inspector, tabs):
-wall time, with the process's CPU time beside it (the machines are shared).
-Usage: python benchmarks/bench_editor_actions.py [--sizes 100 300 1000] [--json]
+wall time, with the process's CPU time beside it (the machines are shared). ``--profile LABEL ...``
+runs those single edits under cProfile (CPU figures then include its overhead) and prints each
+one's functions by cumulative time.
+Usage: python benchmarks/bench_editor_actions.py [--sizes 100 300 1000] [--json] [--profile "rename 1 node"]
 """
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
 import json
 import os
+import pstats
 import sys
 import tempfile
 import time
@@ -76,6 +81,29 @@ def timed(fn: Callable[[], object]) -> tuple[float, float]:
     return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
 
 
+PROFILED: set[str] = set()  # ``--profile``: the edits run under cProfile
+TOP = 30
+
+
+def profiled(label: str, fn: Callable[[], object]) -> Callable[[], object]:
+    """``fn`` under cProfile where ``label`` is asked for (printed once it and its event-loop
+    turns have run, by cumulative time)."""
+    if label not in PROFILED:
+        return fn
+
+    def run() -> None:
+        prof = cProfile.Profile()
+        prof.enable()
+        fn()
+        settle()
+        prof.disable()
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(TOP)
+        print(f"==== {label} (cProfile, cumulative)\n{out.getvalue()}", file=sys.stderr)
+
+    return run
+
+
 def inferred(doc: Any) -> int | None:
     """Nodes the last re-check inferred (None: a tree without the incremental check)."""
     inc = getattr(doc, "incremental", None)
@@ -109,7 +137,7 @@ def run_size(n: int, folder: Path) -> tuple[int, dict[str, tuple[float, float]],
     work: dict[str, int | None] = {}
 
     def edit(label: str, fn: Callable[[], object]) -> None:
-        out[label] = timed(fn)
+        out[label] = timed(profiled(label, fn))
         work[label] = inferred(doc)
 
     edit("paste all", view.paste)
@@ -162,7 +190,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000])
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--profile", nargs="+", default=[], metavar="LABEL",
+                        help='single edits to run under cProfile, by their row label ("rename 1 node")')
     args = parser.parse_args()
+    PROFILED.update(args.profile)
     app = QApplication.instance() or QApplication(sys.argv)
     QStandardPaths.setTestModeEnabled(True)  # no real settings, recent files or recovery files
     results: dict[int, dict[str, tuple[float, float]]] = {}
