@@ -186,7 +186,12 @@ def test_a_run_is_checked_on_its_own_data_not_the_projects(tmp_path, project, ca
     assert batch["source"] == "data" and batch["data"] == str(other)
     assert batch["settings"] == "run" and "with the run's settings" in batch["describe"]
     assert main(["gradcheck", str(project), "--checkpoint", str(out)]) == 0
-    assert f"inputs: the first training batch of {other}" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert f"inputs: the first training batch of {other}" in text and f"not {project}'s, which differ" in text
+    # the app checks the run's own snapshot: the same settings, nothing to set apart
+    assert main(["gradcheck", str(out / "project.revs"), "--checkpoint", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert f"inputs: the first training batch of {other}" in text and "which differ" not in text
     assert main(["gradcheck", str(project), "--json"]) == 0  # (no checkpoint: the project's own)
     batch = _json(capsys)["input_batch"]
     assert batch["data"] == "synthetic" and batch["settings"] == "project"

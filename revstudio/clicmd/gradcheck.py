@@ -153,8 +153,9 @@ def batch_inputs(args: argparse.Namespace, graph: Any, report: Any, training: di
         return None, {**random, "describe": random["describe"] + f", since {whose} training data cannot be "
                       f"read ({exc}); --inputs random says so on purpose", "data_error": str(exc),
                       "settings": "run" if training is not None else "project"}
+    differ = "" if training is None or training == graph.training else f", not {args.file}'s, which differ"
     describe = found.describe if training is None else f"{found.describe}, with the run's settings (its data, " \
-        f"seed and dequantisation, from {ckpt}), not {args.file}'s"
+        f"seed and dequantisation, from {ckpt}){differ}"
     return found.inputs, {"source": "data", "data": found.data, "describe": describe,
                           "settings": "run" if training is not None else "project"}
 

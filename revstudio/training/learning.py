@@ -41,18 +41,20 @@ class LearningWatch:
         self.last: list[float] = _numbers(state.get("last"))
         self.hits: list[list[float]] = [h for h in state.get("hits") or [] if _pair(h)]
         self.checked = bool(state.get("checked"))
+        self.seen = int(state["seen"]) if isinstance(state.get("seen"), int) else 0
         self.warned: dict[str, Any] | None = state.get("warned") if isinstance(state.get("warned"), dict) else None
 
     def state(self) -> dict[str, Any]:
         """What the checkpoint keeps (plain numbers: loaded with ``weights_only=True``)."""
         return {"first": self.first, "last": self.last, "hits": self.hits, "checked": self.checked,
-                "warned": self.warned}
+                "seen": self.seen, "warned": self.warned}
 
     def see(self, step: int, loss: float, correct: float, count: float, at: int, classes: int | None) -> bool:
         """Take step ``step``'s mean loss and its correct/total predictions; True the first time
         the run counts as not learning (then :attr:`warned` holds the numbers), looking at step ``at``."""
         if self.checked or not math.isfinite(loss):
             return False
+        self.seen += 1
         if len(self.first) < LOSS_STEPS:
             self.first.append(loss)
         self.last = (self.last + [loss])[-LOSS_STEPS:]
@@ -60,6 +62,8 @@ class LearningWatch:
         if step < at:
             return False
         self.checked = True
+        if self.seen < at // 2:  # resumed from a checkpoint that kept no watch: its start is unknown
+            return False
         start, now = sum(self.first) / len(self.first), sum(self.last) / len(self.last)
         flat = start != 0 and start - now < FALL * abs(start)
         accuracy = chance = None

@@ -48,7 +48,9 @@ def test_the_watch_survives_a_checkpoint() -> None:
     assert len(again.hits) == ACC_STEPS and again.first == watch.first and not again.checked
     assert all(not again.see(s, 1.0, 8, 32, 100, 4) for s in range(60, 100)) and again.see(100, 1.0, 8, 32, 100, 4)
     assert LearningWatch({"first": "x", "hits": [1, [2]], "warned": 3}).state() == {
-        "first": [], "last": [], "hits": [], "checked": False, "warned": None}
+        "first": [], "last": [], "hits": [], "checked": False, "seen": 0, "warned": None}
+    late = LearningWatch()  # resumed past the check from a checkpoint that kept no watch: no start to judge by
+    assert not any(late.see(s, 1.0, 8, 32, 100, 4) for s in range(150, 200)) and late.checked
 
 
 def _shuffled(data) -> None:
