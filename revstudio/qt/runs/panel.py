@@ -205,8 +205,15 @@ class RunsPanel(QWidget):
         self.table.blockSignals(False)
         self._update_buttons()
         self._show_detail()
-        self._seen = {e.path: _signature(e.path) for e in self.entries if e.status == "running"}
+        self._seen = {e.path: _signature(e.path) for e in self.entries if self._followed(e)}
         self._poll_if_running()
+
+    def _followed(self, e: RunEntry) -> bool:
+        """Whether a run's status.json may still change: it runs, its live run here has not ended,
+        or it has none yet (a folder seen before its worker wrote it)."""
+        live = self.live.get(e.path)
+        return e.status == "running" or (live is not None and not live.ended) or \
+            (e.guessed and not (e.path / "status.json").exists())
 
     def _poll_if_running(self) -> None:
         if self._seen and not self.poll.isActive():
@@ -229,7 +236,7 @@ class RunsPanel(QWidget):
             entry = read_run_dir(path)
             self.entries = [entry if e.path == path else e for e in self.entries]
             self._seen.pop(path)
-            if entry.status == "running":
+            if self._followed(entry):
                 self._seen[path] = _signature(path)
             row = next((r for r in range(self.table.rowCount()) if (item := self.table.item(r, 0)) is not None
                         and Path(str(item.data(PATH_ROLE))) == path), None)

@@ -63,3 +63,19 @@ def test_a_running_runs_step_and_loss_follow_its_status_without_a_reload(qtbot, 
     assert panel.table.item(_row(panel, live), STEP).text() == "100 / 100"
     assert not panel.poll.isActive()  # (nothing running: nothing polled)
     assert "finished" in panel.detail.toPlainText()  # (the selected run's detail follows)
+
+
+def test_a_run_listed_before_its_worker_wrote_its_status_is_followed_once_it_does(qtbot, tmp_path) -> None:
+    # a run folder seen the moment it was made (by `revstudio train` in a terminal) has no status.json
+    # yet: listed as failed with a guess, it stayed so after the worker wrote "running" into it
+    root = tmp_path / "runs"
+    young = root / "coupling-20261206-160000"
+    young.mkdir(parents=True)
+    (young / "metrics.jsonl").write_text("")
+    panel = RunsPanel()
+    qtbot.addWidget(panel)
+    panel.set_root(root, "coupling")
+    assert panel.table.item(0, STATUS).text() == "failed"
+    _status(young, "running", 5, 1.5)
+    qtbot.waitUntil(lambda: panel.table.item(0, STATUS).text() == "running", timeout=10_000)
+    assert panel.table.item(0, STEP).text() == "5 / 100" and panel.poll.isActive()
