@@ -162,3 +162,36 @@ def test_a_plain_pickle_is_refused_without_torchs_warning(tmp_path, project, cap
         assert main(["gradcheck", str(project), "--checkpoint", str(target)]) == 2
     assert [str(w.message) for w in caught] == []
     assert "not a readable checkpoint" in capsys.readouterr().err
+
+
+def test_a_run_is_checked_on_its_own_data_not_the_projects(tmp_path, project, capsys) -> None:
+    # the run trained on --data other.npz with --seed 3; the project still says synthetic, seed 0.
+    # gradcheck FILE --checkpoint RUN read FILE's settings: a batch the run never saw.
+    import numpy as np
+
+    from revstudio.core.project import load
+
+    shape = tuple(load(str(project)).nodes["x"].params["shape"])
+    rng = np.random.default_rng(0)
+    other = tmp_path / "data" / "other.npz"
+    other.parent.mkdir()
+    np.savez(other, x=(100 + rng.standard_normal((40, *shape))).astype("float32"),
+             y=rng.integers(0, 4, 40))
+    out = tmp_path / "run"
+    assert main(["train", str(project), "--steps", "2", "--batch", "4", "--data", str(other), "--seed", "3",
+                 "--out", str(out), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["gradcheck", str(project), "--checkpoint", str(out), "--json"]) == 0
+    batch = _json(capsys)["input_batch"]
+    assert batch["source"] == "data" and batch["data"] == str(other)
+    assert batch["settings"] == "run" and "with the run's settings" in batch["describe"]
+    assert main(["gradcheck", str(project), "--checkpoint", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert f"inputs: the first training batch of {other}" in text and f"not {project}'s, which differ" in text
+    # the app checks the run's own snapshot: the same settings, nothing to set apart
+    assert main(["gradcheck", str(out / "project.revs"), "--checkpoint", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert f"inputs: the first training batch of {other}" in text and "which differ" not in text
+    assert main(["gradcheck", str(project), "--json"]) == 0  # (no checkpoint: the project's own)
+    batch = _json(capsys)["input_batch"]
+    assert batch["data"] == "synthetic" and batch["settings"] == "project"

@@ -269,3 +269,28 @@ def test_gradcheck_weights_come_from_the_seed(tmp_path: Path, capsys: pytest.Cap
     assert torch.equal(torch.get_rng_state(), state)  # the caller's stream is left as it was
     other = compare_modes(graph, batch=4, dtype="float32", seed=6).to_json()
     assert json.dumps(other, sort_keys=True) != json.dumps(first, sort_keys=True)
+
+
+def test_the_documented_gradcheck_sample_is_what_the_command_prints(capsys: pytest.CaptureFixture[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # docs/cli.md's sample kept numbers of an older build (gradient norm 7.736, other rows) for years.
+    # Its lines must be the command's, in order ("..." skips rows); figures at rounding level (under
+    # 1e-12: the errors, which differ with the CPU's vector width) are compared by size only.
+    import re
+
+    doc = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    block = doc.split("$ revstudio gradcheck resources/examples/revnet_wired.revs\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(ROOT)  # (the sample's paths are the repository's)
+    assert main(["gradcheck", "resources/examples/revnet_wired.revs"]) == 0
+    out = capsys.readouterr().out.splitlines()
+
+    def tidy(line: str) -> str:
+        return re.sub(r"\d(?:\.\d+)?e-(1[3-9]|[2-9]\d)", "<tiny>", line)
+
+    printed = [tidy(line) for line in out]
+    at = 0
+    for line in block.splitlines():
+        if line.strip() == "...":
+            continue
+        assert tidy(line) in printed[at:], (line, out)
+        at = printed.index(tidy(line), at) + 1

@@ -63,8 +63,9 @@ def checkpoint_file(text: str) -> str:
     return text
 
 
-def load_weights(path: str) -> tuple[dict[str, Any], Any]:
-    """(the model's state dict, the step) of a training checkpoint; a CliError (exit 2) if unreadable."""
+def load_weights(path: str) -> tuple[dict[str, Any], Any, dict[str, Any] | None]:
+    """(the model's state dict, the step, the run's ``training`` section or None) of a training
+    checkpoint; a CliError (exit 2) if unreadable."""
     from revstudio.training.checkpoint import CheckpointError, load
 
     try:
@@ -75,7 +76,19 @@ def load_weights(path: str) -> tuple[dict[str, Any], Any]:
     if not isinstance(model, dict) or not model:
         raise CliError(f"--checkpoint {path}: a revstudio checkpoint without model weights; it may be "
                        "damaged", 2)
-    return model, data.get("step")
+    return model, data.get("step"), run_training(data)
+
+
+def run_training(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``training`` section of the project snapshot a checkpoint carries (the settings its run
+    trained with: ``--data`` and the other overrides included, data paths absolute), or None."""
+    import json
+
+    try:
+        section = json.loads(str(data.get("graph"))).get("training")
+    except (ValueError, AttributeError):
+        return None
+    return section if isinstance(section, dict) else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,8 +98,8 @@ def run(args: argparse.Namespace) -> int:
     from revstudio.diagnostics.gradcheck import StateMismatch, compare_modes, summarize
     from revstudio.diagnostics.singular import SingularLayer
 
-    state, step = load_weights(ckpt) if ckpt is not None else (None, None)
-    inputs, source = batch_inputs(args, graph, report)
+    state, step, training = load_weights(ckpt) if ckpt is not None else (None, None, None)
+    inputs, source = batch_inputs(args, graph, report, training, ckpt)
     with graph_errors(args.file):
         try:
             result = compare_modes(graph, batch=args.batch, dtype=args.dtype, seed=args.seed, mode=args.mode,
@@ -117,8 +130,11 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
-def batch_inputs(args: argparse.Namespace, graph: Any, report: Any) -> tuple[Any, dict[str, Any]]:
-    """(the tensors to check, or None for a standard-normal batch; the JSON ``input_batch`` object)."""
+def batch_inputs(args: argparse.Namespace, graph: Any, report: Any, training: dict[str, Any] | None = None,
+                 ckpt: str | None = None) -> tuple[Any, dict[str, Any]]:
+    """(the tensors to check, or None for a standard-normal batch; the JSON ``input_batch`` object).
+    With a checkpoint whose run's settings are ``training``, its run's data, seed and dequantisation,
+    not the project's (the run may have trained on ``--data`` or settings changed since)."""
     random = {"source": "random", "describe": f"a standard-normal batch of {args.batch} (seed {args.seed})"}
     if args.inputs == "random":
         return None, {**random, "describe": random["describe"] + ", as --inputs random asks"}
@@ -126,12 +142,25 @@ def batch_inputs(args: argparse.Namespace, graph: Any, report: Any) -> tuple[Any
     from revstudio.training.data import DataError
     from revstudio.training.first_batch import first_batch
 
+    whose = "the project's" if training is None else "the run's"
     try:
-        found = first_batch(graph, report, args.file, args.batch)
+        found = first_batch(graph, report, args.file, args.batch, training,
+                            None if ckpt is None else _run_folder(ckpt))
     except (ConfigError, DataError) as exc:
         if args.inputs == "data":
-            raise CliError(f"{args.file}: --inputs data: the project's training data cannot be read: {exc}", 2) \
+            raise CliError(f"{args.file}: --inputs data: {whose} training data cannot be read: {exc}", 2) \
                 from None
-        return None, {**random, "describe": random["describe"] + f", since the project's training data cannot be "
-                      f"read ({exc}); --inputs random says so on purpose", "data_error": str(exc)}
-    return found.inputs, {"source": "data", "data": found.data, "describe": found.describe}
+        return None, {**random, "describe": random["describe"] + f", since {whose} training data cannot be "
+                      f"read ({exc}); --inputs random says so on purpose", "data_error": str(exc),
+                      "settings": "run" if training is not None else "project"}
+    differ = "" if training is None or training == graph.training else f", not {args.file}'s, which differ"
+    describe = found.describe if training is None else f"{found.describe}, with the run's settings (its data, " \
+        f"seed and dequantisation, from {ckpt}){differ}"
+    return found.inputs, {"source": "data", "data": found.data, "describe": describe,
+                          "settings": "run" if training is not None else "project"}
+
+
+def _run_folder(ckpt: str) -> str:
+    """The run folder of checkpoint ``ckpt`` (``RUN/checkpoints/last.pt``), or the file's folder."""
+    folder = os.path.dirname(os.path.abspath(ckpt))
+    return os.path.dirname(folder) if os.path.basename(folder) == "checkpoints" else folder

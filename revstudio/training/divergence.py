@@ -8,8 +8,10 @@ rose above that start by more than :data:`FACTOR` times the start's size (at lea
 near 0 does not trip on noise). The run goes on: a spike may come back down, and a stop is the
 user's to ask for (the app's Stop, Ctrl-C); the final row and the run's status repeat the warning.
 
-Healthy runs stay far below the rule: every example project at its own learning rate and at 10x
-it keeps its loss within 10x of its start (tests/training/test_divergence.py trains them).
+Healthy runs stay below the rule: every example project at its own learning rate keeps its loss
+within 10 times its start's size above the start, and at 10 times that rate never trips the rule
+(digits_revnet comes closest: a spike to about 430 times its start); tests/training/test_divergence.py
+trains them all 30 steps at batch 16 and asserts both.
 """
 from __future__ import annotations
 

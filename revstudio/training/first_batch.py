@@ -30,9 +30,11 @@ class FirstBatch:
     data: str                    # the data spec as the project names it
 
 
-def first_batch(graph: Any, report: Any, path: str, batch: int) -> FirstBatch:
+def first_batch(graph: Any, report: Any, path: str, batch: int, training: dict[str, Any] | None = None,
+                base_dir: str | None = None) -> FirstBatch:
     """The first ``batch`` samples of the first training step of project ``path`` (its
-    ``training`` section: data, seed, task). Raises ConfigError or DataError when the project's
+    ``training`` section: data, seed, task), or of the run whose settings are ``training`` (its
+    relative data paths read against ``base_dir``). Raises ConfigError or DataError when the
     data cannot be read."""
     from revstudio.diagnostics.gradcheck import input_nodes
 
@@ -40,10 +42,11 @@ def first_batch(graph: Any, report: Any, path: str, batch: int) -> FirstBatch:
     from .data import load_data
     from .task import infer_task
 
-    cfg = TrainConfig.from_section(graph.training)
+    cfg = TrainConfig.from_section(graph.training if training is None else training)
     task = infer_task(graph, report, cfg.task)
+    base = base_dir if base_dir is not None else os.path.dirname(os.path.abspath(path))
     data = load_data(cfg.data, graph, report, task=task, val_spec=cfg.val_data, val_fraction=cfg.val_fraction,
-                     seed=cfg.seed, base_dir=os.path.dirname(os.path.abspath(path)))
+                     seed=cfg.seed, base_dir=base)
     n = len(data.train)
     take = min(batch, n)  # (beyond the run's batch size: the samples of its next steps, in its order)
     idx = epoch_order(n, cfg.seed, 0)[:take]

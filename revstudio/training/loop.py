@@ -39,6 +39,7 @@ from .divergence import DivergenceWatch, warning_fields, watch_step
 from .estimates import budget_kept, estimate_note, estimates
 from .first_batch import epoch_order
 from .inrun import PeakMeter, first_nonfinite, region_gradcheck, tracking
+from .learning import LearningWatch, note_fields, watch_learning
 from .nonfinite import bad_grads, grads_finite, kept_checkpoint, singular
 from .parts import (
     Loss,
@@ -281,7 +282,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             # the step rows' running means since the last row, and the final metrics so far: a run
             # resumed from here writes the rows (and ends with the metrics) the uninterrupted one does
             "window": {k: float(window[k]) for k in WINDOW_KEYS}, "metrics": dict(run.metrics),
-            "val_pending": run.val_pending, "divergence": watch.state()})
+            "val_pending": run.val_pending, "divergence": watch.state(),
+            "learning": learning.state()})
         run.emit({"kind": "event", "event": "checkpoint", "step": run.step, "path": CHECKPOINT})
         return CHECKPOINT
 
@@ -329,6 +331,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         window.update({k: type(window[k])(resume["window"][k]) for k in WINDOW_KEYS if k in resume["window"]})
     last_loss = math.nan
     watch = DivergenceWatch(resume.get("divergence") if resume is not None else None)
+    learning = LearningWatch(resume.get("learning") if resume is not None else None)
     rebuilds = cfg.mode == "reversible" and bool(regions)
 
     def finish(status: str, message: str | None = None, **extra: Any) -> TrainResult:
@@ -416,6 +419,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             run.step = step
             last_loss = stats[0] / stats[2]
             watch_step(run, watch, step, last_loss, data.task.kind)
+            watch_learning(run, learning, step, stats, spe, data.task)
             window["loss"] += stats[0]
             window["correct"] += stats[1]
             window["count"] += int(stats[2])
@@ -444,7 +448,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         if stop_now:
             path = save_checkpoint()
             run.emit({"kind": "event", "event": "stopped", "step": run.step, "checkpoint": path,
-                      **warning_fields(watch)})
+                      **note_fields(warning_fields(watch), learning)})
             return finish("stopped")
     run.metrics.setdefault("loss", last_loss)
     if validate() is None and run.val_pending:  # a stop during the last validation: resumable, not finished
@@ -454,8 +458,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     save_checkpoint()
     extra = {"ranks_in_sync": ranks_in_sync(model, device)} if dist.active else {}
     run.emit({"kind": "event", "event": "finished", "step": run.step, "metrics": dict(run.metrics),
-              "wall_s": round(time.perf_counter() - t0, 3), **extra, **warning_fields(watch)})
-    return finish("finished", warning_fields(watch).get("warning"))
+              "wall_s": round(time.perf_counter() - t0, 3), **extra, **note_fields(warning_fields(watch), learning)})
+    return finish("finished", note_fields(warning_fields(watch), learning).get("warning"))
 
 
 def _oom(run: _Run, model: Any, step: int, exc: BaseException, finish: Callable[..., TrainResult],

@@ -192,7 +192,7 @@ class Progress(_Out):
             self._line(f"stopped at step {row['step']}{where}")
             if row.get("warning"):
                 self._line(f"warning: {row['warning']}")
-        elif event == "diverged":
+        elif event in ("diverged", "not_learning"):
             self._line(f"warning: {row.get('message')}")
         elif event in ("nan", "oom", "failed"):
             self._line(f"error: {row.get('message')}")
@@ -236,7 +236,7 @@ class RunDirRows(Callback):
             warning = f" (warning: {row['warning']})" if row.get("warning") else ""
             self.writer.update_status(status="stopped", step=row["step"], ended=now_iso(),
                                       message=self.stop_message + warning)
-        elif event == "diverged":  # (the run goes on: its status says so while it does)
+        elif event in ("diverged", "not_learning"):  # (the run goes on: its status says so while it does)
             self.writer.update_status(message=f"warning: {row.get('message')}")
         elif event in ("nan", "oom", "failed"):
             step = row.get("step") if isinstance(row.get("step"), int) else self.writer.status["step"]

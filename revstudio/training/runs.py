@@ -80,6 +80,29 @@ def write_json(path: str, value: Any) -> None:
     write_atomic(path, json.dumps(value, indent=2, sort_keys=False) + "\n")
 
 
+def rewrite_in_place(path: str, text: str) -> bool:
+    """Put ``text`` into the existing file ``path`` without asking the disk for room: a full disk
+    refuses the temporary file of an atomic write, but the file's own allocated blocks can take a
+    text no longer than they are (padded with spaces, which JSON readers skip). One write, no
+    truncation. Returns whether it was written (False: too long, or the file is not there)."""
+    data = text.encode("utf-8")
+    try:
+        info = os.stat(path)
+        room = max(info.st_size, getattr(info, "st_blocks", 0) * 512)
+        if len(data) > room:
+            return False
+        data += b" " * max(0, info.st_size - len(data))  # (the old text's tail: blanked, not cut)
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            done = os.pwrite(fd, data, 0)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+    return done == len(data)
+
+
 def pid_alive(pid: Any) -> bool:
     """Whether process ``pid`` is running (not gone, not a zombie)."""
     if not isinstance(pid, int) or pid <= 0:
@@ -267,7 +290,11 @@ class RunWriter:
 
     def update_status(self, **fields: Any) -> None:
         self.status.update(fields)
-        write_json(self.file(STATUS), self.status)
+        try:
+            write_json(self.file(STATUS), self.status)
+        except RunDirError as exc:  # a full disk takes no new file: the old one's own space may take it
+            if not (exc.full and rewrite_in_place(self.file(STATUS), json.dumps(self.status) + "\n")):
+                raise
 
     def row(self, row: dict[str, Any]) -> None:
         # one unbuffered write per row: a kill can cut at most the last line, and a write the

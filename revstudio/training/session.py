@@ -24,7 +24,7 @@ from typing import Any
 from revstudio.cli import PIPE_CLOSED, printable, reader_gone
 
 from .config import ConfigError, TrainConfig
-from .runs import CONFIG, READER_GONE, RunDirError, RunWriter, write_atomic, write_json
+from .runs import CONFIG, READER_GONE, RunDirError, RunWriter, now_iso, write_atomic, write_json
 
 
 @dataclass
@@ -283,8 +283,11 @@ def run_session(req: Request) -> int:
             if writer is not None:
                 try:
                     RunDirRows(writer).on_row(row)
-                except RunDirError:  # (the folder that failed cannot take the news either)
-                    pass
+                except RunDirError:  # the row found no room (a full disk): status.json, read by the
+                    try:             # Runs tab and `revstudio runs`, still says how the run ended
+                        writer.update_status(status="failed", step=step, ended=now_iso(), message=message)
+                    except RunDirError:  # (the folder that failed cannot take the news either)
+                        pass
         else:  # rank 0 may be gone already (torchrun stops the others when one fails): say it here too
             print(printable(f"revstudio train (rank {rank}): {message}"), file=sys.stderr)
         return code

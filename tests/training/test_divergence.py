@@ -85,6 +85,12 @@ def test_healthy_examples_never_warn_even_at_ten_times_their_learning_rate(name:
         result = train(graph, report, cfg.replace(lr=lr, steps=30), data, callbacks=[rows])
         assert result.status == "finished" and not rows.event("diverged"), (lr, result.message)
         assert "warning" not in rows.event("finished")[0]
+        # the module's claim: at its own rate far below the rule, within 10 times the start's size above
+        # the start (at 10x, digits_revnet spikes to ~430 times its start: under the rule, not within 10x)
+        losses = [r["loss"] for r in rows.kind("step")]
+        start = min(losses[:START_STEPS])
+        if lr == cfg.lr:
+            assert max(losses) <= start + 10 * max(abs(start), 1.0), (start, max(losses))
 
 
 def test_a_resumed_run_measures_against_the_original_start(tmp_path) -> None:

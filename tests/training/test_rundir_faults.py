@@ -61,6 +61,45 @@ def test_a_disk_that_fills_up_during_the_run_ends_it_cleanly_without_half_rows(t
     assert "metrics.jsonl" in last["message"] and "--resume" in last["message"]
     lines = (run / "metrics.jsonl").read_text().splitlines()
     assert len(lines) == 3 and all(json.loads(line) for line in lines)  # no half row
+    # the failed row found no room, but status.json (what `revstudio runs` and the Runs tab read)
+    # says how the run ended: it stayed "running", then read as "killed" once the process was gone
+    status = json.loads((run / "status.json").read_text())
+    assert status["status"] == "failed" and "No space left on device" in status["message"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the metrics file through /proc")
+def test_a_disk_with_no_room_for_any_new_file_still_gets_the_runs_end_into_its_status(tmp_path, capsys,
+                                                                                      monkeypatch) -> None:
+    real_write, real_atomic, full = os.write, tempfiles.write_atomic, [False]
+
+    def filling_disk(fd: int, data: bytes) -> int:
+        try:
+            name = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            name = ""
+        if name.endswith("metrics.jsonl") and os.path.exists(tmp_path / "run" / "checkpoints" / "last.pt"):
+            full[0] = True  # after the first checkpoint, the disk is full: no row, no new file
+        if full[0]:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    def no_new_files(path, data, **kw):
+        if full[0]:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_atomic(path, data, **kw)
+
+    monkeypatch.setattr(os, "write", filling_disk)
+    monkeypatch.setattr(tempfiles, "write_atomic", no_new_files)
+    run = tmp_path / "run"
+    code = cli.main(["train", EXAMPLE, "--steps", "6", *QUICK, "--log-every", "1", "--checkpoint-every", "2",
+                     "--out", str(run)])
+    monkeypatch.setattr(os, "write", real_write)
+    monkeypatch.setattr(tempfiles, "write_atomic", real_atomic)
+    assert code == 1 and full[0] and "No space left on device" in capsys.readouterr().err
+    status = json.loads((run / "status.json").read_text())  # (whole JSON: rewritten in its own space)
+    assert status["status"] == "failed" and "No space left on device" in status["message"]
+    assert cli.main(["runs", str(tmp_path)]) == 0
+    assert "failed" in capsys.readouterr().out
 
 
 def test_a_checkpoint_that_cannot_be_written_ends_the_run_cleanly(tmp_path, capsys, monkeypatch) -> None:

@@ -325,7 +325,7 @@ class PlotsPanel(QWidget):
         level = self.warn_level()
         for run in self.runs[:1]:  # the run in front; overlays would repeat it per run
             for event in run.events:
-                if event.get("event") in ("nan", "oom", "diverged"):
+                if event.get("event") in ("nan", "oom", "diverged", "not_learning"):
                     texts.append(f"Step {event.get('step')}: {event.get('message') or event.get('event')}")
             for name, series in run.series.items():
                 if not name.startswith((GRAD_PREFIX, INV_PREFIX)) or not len(series):

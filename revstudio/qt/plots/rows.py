@@ -129,7 +129,7 @@ class RunData:
         self.total_steps: int | None = None
         self.samples_per_s: float | None = None
         self.message: str | None = None
-        self.warning: str | None = None       # a loss that diverged (the run goes on)
+        self.warning: str | None = None       # a loss that diverged, a run not learning (it goes on)
         self.metrics: dict[str, Any] = {}     # final metrics (finished row) or the latest seen
         self.checkpoint: str | None = None
         self.events: list[dict[str, Any]] = []  # nan / oom / diverged / checkpoint rows, for the log
@@ -216,8 +216,9 @@ class RunData:
         elif event in ("nan", "oom"):
             self.events.append({**row, "message": in_app_words(str(row.get("message") or event))})
             self.message = self.events[-1]["message"]
-        elif event == "diverged":
-            self.events.append({**row, "message": in_app_words(str(row.get("message") or "the loss diverged"))})
+        elif event in ("diverged", "not_learning"):  # (the run goes on; the newest note is the one shown)
+            default = "the loss diverged" if event == "diverged" else "the run is not learning"
+            self.events.append({**row, "message": in_app_words(str(row.get("message") or default))})
             self.warning = self.events[-1]["message"]
         elif event == "stopped":
             self.status = "stopped"

@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
 from revstudio.qt.flow_layout import FlowLayout
 from revstudio.qt.plots.rows import RunData, human_duration
 from revstudio.qt.runs.compare_runs import several_runs_text
-from revstudio.qt.runs.run_dirs import RunEntry, belongs_to, list_run_dirs
-from revstudio.qt.runs.run_table import COLUMNS, LABEL, PATH_ROLE, STATUS, make_item
+from revstudio.qt.runs.run_dirs import RunEntry, belongs_to, list_run_dirs, read_run_dir
+from revstudio.qt.runs.run_table import COLUMNS, LABEL, PATH_ROLE, SORT_ROLE, STATUS, make_item, sort_key
 from revstudio.qt.settings import Settings
 from revstudio.qt.training.words import in_app_words
 from revstudio.training.runs import RunDirError, write_label
@@ -159,6 +159,13 @@ class RunsPanel(QWidget):
         self._reload_soon.timeout.connect(self.reload)
         self.watcher = QFileSystemWatcher(self)
         self.watcher.directoryChanged.connect(lambda _p: self._reload_soon.start())
+        # a running run's own files change without its folder coming or going: its status.json
+        # (step, loss) is looked at once a second while some listed run is running, and only
+        # its row's cells that changed are rewritten (no reload: no flicker, sort and selection kept)
+        self._seen: dict[Path, tuple[int, int, int] | None] = {}
+        self.poll = QTimer(self)
+        self.poll.setInterval(1000)
+        self.poll.timeout.connect(self.refresh_running)
         self._update_buttons()
 
     # ---- contents -------------------------------------------------------------
@@ -198,6 +205,67 @@ class RunsPanel(QWidget):
         self.table.blockSignals(False)
         self._update_buttons()
         self._show_detail()
+        self._seen = {e.path: _signature(e.path) for e in self.entries if self._followed(e)}
+        self._poll_if_running()
+
+    def _followed(self, e: RunEntry) -> bool:
+        """Whether a run's status.json may still change: it runs, its live run here has not ended,
+        or it has none yet (a folder seen before its worker wrote it)."""
+        live = self.live.get(e.path)
+        return e.status == "running" or (live is not None and not live.ended) or \
+            (e.guessed and not (e.path / "status.json").exists())
+
+    def _poll_if_running(self) -> None:
+        if self._seen and not self.poll.isActive():
+            self.poll.start()
+        elif not self._seen:
+            self.poll.stop()
+
+    def refresh_running(self) -> None:
+        """Rewrite the cells of each running run whose status.json changed since it was read (its
+        step, loss, status and duration); the rest of the table is left as it is."""
+        if self.table.state() == QAbstractItemView.State.EditingState:
+            return  # (a label being typed: the next tick)
+        changed = [p for p, sig in self._seen.items() if _signature(p) != sig]
+        if not changed:
+            return
+        selected = set(self.selected_paths())
+        self.table.blockSignals(True)
+        self.table.setSortingEnabled(False)  # (cells rewritten in place, then sorted once)
+        for path in changed:
+            entry = read_run_dir(path)
+            self.entries = [entry if e.path == path else e for e in self.entries]
+            self._seen.pop(path)
+            if self._followed(entry):
+                self._seen[path] = _signature(path)
+            row = next((r for r in range(self.table.rowCount()) if (item := self.table.item(r, 0)) is not None
+                        and Path(str(item.data(PATH_ROLE))) == path), None)
+            if row is not None:
+                self._rewrite_row(row, entry)
+        self.table.setSortingEnabled(True)
+        if set(self.selected_paths()) != selected:
+            self.table.clearSelection()
+            self._select(selected)
+        self.table.blockSignals(False)
+        self._poll_if_running()
+        if selected & set(changed):
+            self._update_buttons()
+            self._show_detail()
+
+    def _rewrite_row(self, row: int, entry: RunEntry) -> None:
+        for j, (text, key) in enumerate(self._cells(entry)):
+            item = self.table.item(row, j)
+            if item is None or j == LABEL or item.text() == text:
+                continue
+            item.setText(text)
+            item.setData(SORT_ROLE, sort_key(key))
+            if j == STATUS:
+                item.setForeground(_colour(STATUS_COLOURS.get(text, "#888888")))
+        tip = in_app_words(entry.message) if entry.message else ""
+        for j in range(self.table.columnCount()):
+            item = self.table.item(row, j)
+            if item is not None and j != LABEL:
+                item.setToolTip(tip)
 
     def _cells(self, e: RunEntry) -> list[tuple[str, Any]]:
         """Each column's text and the value it sorts by."""
@@ -350,6 +418,15 @@ def _setting_text(key: str, value: Any) -> str:
         text = amount_text(value)
         return text if text == str(value) else f"{text} ({value:,} bytes)"
     return str(value)
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    """What changes when a run's status.json is rewritten (replaced atomically: a new file)."""
+    try:
+        info = (path / "status.json").stat()
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_ino, info.st_size
 
 
 def _metric(v: Any) -> str:

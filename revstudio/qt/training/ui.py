@@ -298,7 +298,9 @@ class TrainingUI(QObject):
         else:
             self.runs_panel.set_stale(self.controller.is_stale())
         if run is not None and run.ended:
-            diverged = " (the loss diverged: see Plots)" if run.warning and run.status != "failed" else ""
+            what = "the loss diverged" if run.warning and run.warning.startswith("the loss diverged") else \
+                "not learning"
+            diverged = f" ({what}: see Plots)" if run.warning and run.status != "failed" else ""
             self.status_progress.label.setText(
                 {"stopped": f"stopped at step {run.step}", "failed": f"failed at step {run.step}"}.get(
                     run.status, f"finished: {run.step} step{'s' * (run.step != 1)}") + diverged)

@@ -52,10 +52,11 @@ def fake_worker(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
     import revstudio.qt.training.controller as controller
 
     def use(delay: float = 0.01, fail_at: int | None = None, diverge_at: int | None = None,
-            disk_full: bool = False) -> None:
+            disk_full: bool = False, stall_at: int | None = None) -> None:
         monkeypatch.setenv("FAKE_DELAY", str(delay))
         monkeypatch.setenv("FAKE_DISK_FULL", "1" if disk_full else "0")
         monkeypatch.setenv("FAKE_DIVERGE_AT", str(diverge_at if diverge_at is not None else -1))
+        monkeypatch.setenv("FAKE_STALL_AT", str(stall_at if stall_at is not None else -1))
         monkeypatch.setenv("FAKE_FAIL_AT", str(fail_at if fail_at is not None else -1))
         monkeypatch.setattr(controller, "worker_argv", lambda snap, run_dir, resume=False: [
             sys.executable, str(FAKE), str(snap), "--json", "--out", str(run_dir)])

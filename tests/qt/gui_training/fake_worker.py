@@ -21,6 +21,8 @@ steps = int(training.get("steps") or 200)
 delay = float(os.environ.get("FAKE_DELAY", "0.02"))
 fail_at = int(os.environ.get("FAKE_FAIL_AT", "-1"))
 diverge_at = int(os.environ.get("FAKE_DIVERGE_AT", "-1"))
+stall_at = int(os.environ.get("FAKE_STALL_AT", "-1"))  # a step at which the run is told it is not learning
+STALLED = "the run is not learning: after {} steps the training loss went from 2.3 to 2.3; try a higher --lr (now 0.001)"
 disk_full = os.environ.get("FAKE_DISK_FULL") == "1"  # its failure cannot be written to status.json  # a step whose loss diverged (the run goes on)
 DIVERGED = "the loss diverged: 5e+04 at step {}, against 2.3 at the start; try a lower --lr (now 0.001)"
 t0 = time.monotonic()
@@ -68,6 +70,8 @@ for step in range(1, steps + 1):
         sys.exit(1)
     row(kind="step", step=step, epoch=step / 10, loss=1.0 / step, lr=0.001, samples_per_s=500.0,
         accuracy=min(1.0, step / steps), peak_bytes=2900 + step % 7, estimate_bytes=3000)
+    if step == stall_at:
+        row(kind="event", event="not_learning", step=step, loss=2.3, start=2.3, message=STALLED.format(step))
     if step == diverge_at:
         row(kind="event", event="diverged", step=step, loss=5e4, start=2.3, message=DIVERGED.format(step))
     if step % 10 == 0:
@@ -76,5 +80,6 @@ for step in range(1, steps + 1):
             {"region": "r0", "grad_rel_error": 1e-7 * step, "inversion_error": 1e-8}],
             max_grad_rel_error=1e-7 * step, max_inversion_error=1e-8)
 row(kind="event", event="finished", step=steps, metrics={"loss": 1.0 / steps}, wall_s=time.monotonic() - t0,
-    **({"warning": DIVERGED.format(diverge_at), "diverged_at": diverge_at} if 0 < diverge_at <= steps else {}))
+    **({"warning": DIVERGED.format(diverge_at), "diverged_at": diverge_at} if 0 < diverge_at <= steps else {}),
+    **({"warning": STALLED.format(stall_at), "not_learning_at": stall_at} if 0 < stall_at <= steps else {}))
 status("finished", steps)

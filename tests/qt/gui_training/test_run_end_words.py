@@ -29,3 +29,19 @@ def test_a_run_whose_loss_diverged_says_so_in_the_status_plots_and_log(qtbot, tr
     assert "the loss diverged: 5e+04 at step 3" in window.bottom.log.toPlainText()
     ui.plots.set_runs([run])
     assert "Step 3: the loss diverged" in ui.plots.warning.text()
+
+
+def test_a_run_that_is_not_learning_says_so_in_the_status_plots_and_log(qtbot, train_window, fake_worker):
+    """A run told it was not learning (shuffled labels, a tiny lr) finished as "finished: 20 steps"."""
+    fake_worker(delay=0.0, stall_at=5)
+    window = train_window({"steps": 20, "log_every": 1})
+    ui = window.training
+    assert ui.train() is None
+    qtbot.waitUntil(lambda: not ui.controller.running, timeout=START_TIMEOUT_MS)
+    run = ui.controller.run
+    assert run.status == "finished" and run.warning is not None
+    assert "learning rate (now 0.001)" in run.warning  # (the editor's words for --lr)
+    assert ui.status_progress.label.text() == "finished: 20 steps (not learning: see Plots)"
+    assert "the run is not learning: after 5 steps" in window.bottom.log.toPlainText()
+    ui.plots.set_runs([run])
+    assert "Step 5: the run is not learning" in ui.plots.warning.text()
