@@ -84,8 +84,8 @@ def report(plugin: str, message: str) -> None:
 
 def why_missing(distribution: str, type_id: str) -> str | None:
     """Why the installed plugin ``distribution`` does not provide ``type_id``, from the problems
-    reported while loading it: ``"could not be loaded (...)"`` or ``"skipped it: ..."``; None when
-    it reported none, as when it is not installed at all."""
+    reported while loading it: ``"could not be loaded (...)"``, ``"declares no node types (...)"`` or
+    ``"skipped it: ..."``; None when it reported none, as when it is not installed at all."""
     prefix, skipped = f"{distribution} (entry point ", f"node type {type_id!r} skipped: "
     mine = [p.message for p in _problems if p.plugin.startswith(prefix)]
     for message in mine:
@@ -94,6 +94,8 @@ def why_missing(distribution: str, type_id: str) -> str | None:
     for message in mine:
         if message.startswith("could not be loaded"):
             return message.partition("; its node types are not available")[0]
+        if message.startswith("declares no node types"):
+            return message.partition("; put its NodeSpecs")[0]
     return None
 
 
@@ -144,6 +146,10 @@ def load_provider(registry: Registry, provider: Provider, loader: Any) -> int:
             raise
         report(provider.label, f"could not be loaded ({type(exc).__name__}: {exc}{_raised_in(exc, provider)}); "
                                "its node types are not available: reinstall or update the plugin")
+        return 0
+    if not specs and not provider.builtin:  # SPECS = [] left over, or a function that found nothing
+        report(provider.label, f"declares no node types ({provider.value} is an empty list); "
+                               "put its NodeSpecs in that list, or remove the entry point")
         return 0
     taken = 0
     for spec in specs:
