@@ -144,7 +144,7 @@ def load_provider(registry: Registry, provider: Provider, loader: Any) -> int:
     except BaseException as exc:  # noqa: BLE001 - a plugin's import may even call sys.exit
         if isinstance(exc, KeyboardInterrupt):
             raise
-        report(provider.label, f"could not be loaded ({type(exc).__name__}: {exc}{_raised_in(exc, provider)}); "
+        report(provider.label, f"could not be loaded ({type(exc).__name__}: {exc}{raised_in(exc, provider)}); "
                                "its node types are not available: reinstall or update the plugin")
         return 0
     if not specs and not provider.builtin:  # SPECS = [] left over, or a function that found nothing
@@ -174,7 +174,7 @@ def load_provider(registry: Registry, provider: Provider, loader: Any) -> int:
     return taken
 
 
-def _raised_in(exc: BaseException, provider: Provider) -> str:
+def raised_in(exc: BaseException, provider: Provider) -> str:
     """Where in the plugin's own package ``exc`` was raised (its innermost frame there), as
     ``", in pkg.module, line N"``: an author whose NodeSpec lacks a field, say, learns which
     line; empty when no frame is the plugin's (a missing dependency, a syntax error, which
@@ -329,5 +329,5 @@ def spec_bug(registry: Registry, type_id: str, message: str) -> str:
 
 __all__ = [
     "BUILTIN", "BUILTIN_PROVIDER", "GROUP", "PluginError", "PluginProblem", "blame_plugin", "Provider", "load_into", "load_provider",
-    "problems", "report", "spec_bug", "spec_failed",
+    "problems", "raised_in", "report", "spec_bug", "spec_failed",
 ]

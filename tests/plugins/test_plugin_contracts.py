@@ -48,6 +48,11 @@ SLOPPY = textwrap.dedent('''
         raise RuntimeError("no weights file")
 
 
+    def _build_asks_for_input(ctx):
+        from . import layers
+        return layers.Scale(ctx.input("in")[0])   # infer's ctx has input(port); build's does not
+
+
     SPECS = [
         spec(""),
         spec("NoParams", params=["k"]),
@@ -60,6 +65,7 @@ SLOPPY = textwrap.dedent('''
         spec("MiscountedScale", build=_layer("Scale"), count_params=lambda ctx: 7),
         spec("RaisingForward", build=_layer("Raises")),
         spec("RaisingBuild", build=_build_raises),
+        spec("AsksForInput", build=_build_asks_for_input),
         spec("GoodScale", build=_layer("Scale"), count_params=lambda ctx: ctx.input("in")[0]),
         spec("WrongInverse", build=_layer("WrongInverse"), invertible=True),
         spec("WrongShape", build=_layer("Doubler")),
@@ -175,7 +181,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
     folder = tmp_path_factory.mktemp("projects")
     p = {t: str(_project(folder, t)) for t in (
         "WrongPorts", "NotADict", "OneArgPorts", "BareTensor", "MiscountedScale", "RaisingForward",
-        "RaisingBuild", "WrongInverse", "WrongShape", "NanSaved", "NegativeSaved", "RaisingSaved",
+        "RaisingBuild", "AsksForInput", "WrongInverse", "WrongShape", "NanSaved", "NegativeSaved", "RaisingSaved",
         "ToDouble", "ToMeta", "NoInverse", "BareInverse")}
     commands = {
         "plugins": ["plugins", "--json"],
@@ -187,6 +193,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
         "miscounted": ["gradcheck", p["MiscountedScale"]],
         "raising_forward": ["memory", p["RaisingForward"], "--json"],
         "raising_build": ["gradcheck", p["RaisingBuild"]],
+        "asks_for_input": ["gradcheck", p["AsksForInput"]],
         "wrong_inverse": ["gradcheck", p["WrongInverse"]],
         "wrong_shape_gradcheck": ["gradcheck", p["WrongShape"]],
         "wrong_shape_memory": ["memory", p["WrongShape"], "--json"],
@@ -251,6 +258,8 @@ def test_a_miscounting_count_params_is_reported_once(runs: dict) -> None:
 def test_a_raising_build_or_forward_blames_the_plugin_not_revstudio(runs: dict) -> None:
     build = str(runs["raising_build"]["err"])
     assert "b (RaisingBuild): could not build the layer: no weights file" in build and LABEL in build
+    line = SLOPPY.splitlines().index('    raise RuntimeError("no weights file")') + 1
+    assert f"no weights file, in sloppy.nodes, line {line};" in build  # the plugin's line that raised
     forward = json.loads(str(runs["raising_forward"]["out"]))
     assert forward["exit_code"] == 1
     assert forward["error"].startswith(f"the plugin {LABEL} failed in sloppy.layers, line ")
@@ -329,3 +338,14 @@ def test_a_saved_for_backward_with_ports_as_a_list_is_still_counted() -> None:
 
     assert SavedTensors(ports=["in"], values=4.0).problem() is None  # type: ignore[arg-type]
     assert SavedTensors(ports="in").problem() == "ports='in': it must be a tuple of port names"  # type: ignore[arg-type]
+
+
+def test_a_build_that_asks_its_context_for_infers_input_is_told_what_it_has(runs: dict) -> None:
+    """``ctx.input("in")`` works in infer; in build it said only "'BuildContext' object has no
+    attribute 'input'", with no line of the plugin and no word on what build's ctx holds."""
+    err = str(runs["asks_for_input"]["err"])
+    line = SLOPPY.splitlines().index('    return layers.Scale(ctx.input("in")[0])   # infer\'s ctx has input(port); '
+                                     "build's does not") + 1
+    assert (f"b (AsksForInput): could not build the layer: 'BuildContext' object has no attribute 'input', in "
+            f"sloppy.nodes, line {line}; build's ctx has params, in_shapes and out_shapes") in err, err
+    assert "ctx.in_shapes[0] for the first input" in err and LABEL in err and "internal error" not in err
