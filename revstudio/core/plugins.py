@@ -215,11 +215,28 @@ def _malformed(spec: NodeSpec) -> str | None:
         if not callable(rule) and (isinstance(rule, (str, bytes)) or not isinstance(rule, Iterable)
                                    or not all(isinstance(port, str) for port in rule)):
             return f"{name} must be a tuple of port names or a function (params, groups) -> port names"
+        wrong = None if callable(rule) else bad_port_names(name, list(rule))
+        if wrong:
+            return wrong
     if not callable(spec.infer):
         return "infer must be a function (ctx) -> {port: shape}"
     for name in ("count_params", "build"):
         if getattr(spec, name) is not None and not callable(getattr(spec, name)):
             return f"{name} must be a function (ctx) or None"
+    return None
+
+
+def bad_port_names(side: str, ports: list[str]) -> str | None:
+    """Why ``ports`` cannot be a node's ``side`` ("inputs", "outputs") port names, or None: a
+    project file names a port as ``"node.port"``, so a port with a dot, an empty one or one with
+    spaces cannot be wired or saved, and a repeated one cannot take an edge each."""
+    for port in ports:
+        if not isinstance(port, str) or not port.isidentifier():
+            return (f"its {side} include {port!r}, which cannot be a port name: use letters, digits and "
+                    "underscores (no dot: a project file writes a port as 'node.port'), e.g. 'in' or 'in0'")
+    repeated = sorted({port for port in ports if ports.count(port) > 1})
+    if repeated:
+        return f"its {side} name {', '.join(map(repr, repeated))} twice; give each port its own name"
     return None
 
 
@@ -328,6 +345,6 @@ def spec_bug(registry: Registry, type_id: str, message: str) -> str:
 
 
 __all__ = [
-    "BUILTIN", "BUILTIN_PROVIDER", "GROUP", "PluginError", "PluginProblem", "blame_plugin", "Provider", "load_into", "load_provider",
+    "BUILTIN", "BUILTIN_PROVIDER", "GROUP", "bad_port_names", "PluginError", "PluginProblem", "blame_plugin", "Provider", "load_into", "load_provider",
     "problems", "raised_in", "report", "spec_bug", "spec_failed",
 ]

@@ -66,6 +66,13 @@ SLOPPY = textwrap.dedent('''
         spec("RaisingForward", build=_layer("Raises")),
         spec("RaisingBuild", build=_build_raises),
         spec("AsksForInput", build=_build_asks_for_input),
+        spec("DottedPort", inputs=("in.a",), infer=lambda ctx: {"out": ctx.input("in.a")}),
+        spec("TwicePort", inputs=("in", "in")),
+        spec("RuleDottedPort", inputs=lambda params, groups: ("in",), outputs=lambda params, groups: ("out.0",),
+             infer=lambda ctx: {"out.0": ctx.input("in")}),
+        spec("NoneCount", count_params=lambda ctx: None),
+        spec("HalfCount", count_params=lambda ctx: 2.5),
+        spec("RaisingCount", count_params=lambda ctx: 1 / 0),
         spec("GoodScale", build=_layer("Scale"), count_params=lambda ctx: ctx.input("in")[0]),
         spec("WrongInverse", build=_layer("WrongInverse"), invertible=True),
         spec("WrongShape", build=_layer("Doubler")),
@@ -181,7 +188,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
     folder = tmp_path_factory.mktemp("projects")
     p = {t: str(_project(folder, t)) for t in (
         "WrongPorts", "NotADict", "OneArgPorts", "BareTensor", "MiscountedScale", "RaisingForward",
-        "RaisingBuild", "AsksForInput", "WrongInverse", "WrongShape", "NanSaved", "NegativeSaved", "RaisingSaved",
+        "RaisingBuild", "AsksForInput", "RuleDottedPort", "NoneCount", "HalfCount", "RaisingCount", "WrongInverse", "WrongShape", "NanSaved", "NegativeSaved", "RaisingSaved",
         "ToDouble", "ToMeta", "NoInverse", "BareInverse")}
     commands = {
         "plugins": ["plugins", "--json"],
@@ -197,7 +204,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
         "wrong_inverse": ["gradcheck", p["WrongInverse"]],
         "wrong_shape_gradcheck": ["gradcheck", p["WrongShape"]],
         "wrong_shape_memory": ["memory", p["WrongShape"], "--json"],
-        **{t: ["check", p[t], "--json"] for t in ("NanSaved", "NegativeSaved", "RaisingSaved")},
+        **{t: ["check", p[t], "--json"] for t in ("NanSaved", "NegativeSaved", "RaisingSaved", "RuleDottedPort",
+                                                  "NoneCount", "HalfCount", "RaisingCount")},
         "to_double": ["memory", p["ToDouble"], "--json"],
         "to_meta": ["gradcheck", p["ToMeta"]],
         "no_inverse": ["gradcheck", p["NoInverse"]],
@@ -349,3 +357,30 @@ def test_a_build_that_asks_its_context_for_infers_input_is_told_what_it_has(runs
     assert (f"b (AsksForInput): could not build the layer: 'BuildContext' object has no attribute 'input', in "
             f"sloppy.nodes, line {line}; build's ctx has params, in_shapes and out_shapes") in err, err
     assert "ctx.in_shapes[0] for the first input" in err and LABEL in err and "internal error" not in err
+
+
+def test_port_names_a_project_file_cannot_hold_are_refused_with_the_reason(runs: dict) -> None:
+    """A port 'in.a' (the file writes 'node.port'), '' or a repeated name was taken: the node could
+    not be wired ("there is no node 'b.in'" on load) or took one edge for two inputs, silently."""
+    problems = "\n".join(p["message"] for p in json.loads(runs["plugins"]["out"])["problems"] if p["plugin"] == LABEL)
+    assert ("node type 'DottedPort' skipped: its inputs include 'in.a', which cannot be a port name: use letters, "
+            "digits and underscores (no dot: a project file writes a port as 'node.port')") in problems, problems
+    assert "node type 'TwicePort' skipped: its inputs name 'in' twice; give each port its own name" in problems
+    message = _errors(runs["RuleDottedPort"])["b"]
+    assert message.startswith("RuleDottedPort: its outputs include 'out.0', which cannot be a port name"), message
+    assert f"a bug in the plugin {LABEL}" in message
+
+
+def test_a_count_params_that_is_not_a_count_is_named_not_truncated_or_called_infer(runs: dict) -> None:
+    """count_params returning 2.5 was counted as 2 weights; returning None or raising was reported as
+    'infer raised TypeError' (the plugin's infer was fine)."""
+    for name, got in (("NoneCount", "None"), ("HalfCount", "2.5")):
+        run = runs[name]
+        message = _errors(run)["b"]
+        assert message.startswith(f"count_params returned {got}, not a number of weights (a whole number, "
+                                  "0 or more)"), message
+        assert LABEL in message and json.loads(str(run["out"]))["parameters"] == 1 * 4  # GoodScale's only
+    raising = runs["RaisingCount"]
+    message = _errors(raising)["b"]
+    assert message.startswith(f"the plugin {LABEL} failed to count this node's weights (ZeroDivisionError"), message
+    assert "node type 'RaisingCount': count_params raised ZeroDivisionError" in str(raising["err"])
