@@ -11,6 +11,7 @@ type (:class:`Provider`), so project files can record what to install.
 from __future__ import annotations
 
 import logging
+import reprlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import import_module, metadata
@@ -209,7 +210,7 @@ def _malformed(spec: NodeSpec) -> str | None:
     if not isinstance(spec.params, Mapping) or not all(
             isinstance(k, str) and isinstance(v, Param) for k, v in spec.params.items()):
         return ("params must map each parameter name to a kind from revstudio.core.params "
-                "(Int, Float, Choice, ...)")
+                f"(Int, Float, Choice, ...){_first_bad_param(spec.params)}")
     for name in ("inputs", "outputs"):
         rule = getattr(spec, name)
         if not callable(rule) and (isinstance(rule, (str, bytes)) or not isinstance(rule, Iterable)
@@ -224,6 +225,23 @@ def _malformed(spec: NodeSpec) -> str | None:
         if getattr(spec, name) is not None and not callable(getattr(spec, name)):
             return f"{name} must be a function (ctx) or None"
     return None
+
+
+def _first_bad_param(params: Any) -> str:
+    """Which entry of a plugin's ``params`` is wrong, and the kind it perhaps meant: the rule
+    alone left the author to find ``{"k": 3}`` among a dozen parameters."""
+    from .params import Param
+
+    if not isinstance(params, Mapping):
+        return f", not a {type(params).__name__}: write params={{'k': Int(default=3, ...)}}"
+    for name, value in params.items():
+        if not isinstance(name, str):
+            return f"; the name {name!r} is not text"
+        if not isinstance(value, Param):
+            kind = {bool: "Bool", int: "Int", float: "Float", str: "Choice"}.get(type(value))
+            meant = f": for a default of {value!r}, write {name!r}: {kind}(default={value!r}, ...)" if kind else ""
+            return f"; {name!r} is {reprlib.repr(value)} ({type(value).__name__}), not a parameter kind{meant}"
+    return ""
 
 
 def bad_port_names(side: str, ports: list[str]) -> str | None:

@@ -56,6 +56,7 @@ SLOPPY = textwrap.dedent('''
     SPECS = [
         spec(""),
         spec("NoParams", params=["k"]),
+        spec("PlainInt", params={"k": 3}),
         spec("NoCategory", category=None),
         spec("BadDefault", params={"k": Int(default=0, min=1, max=5, help="k")}),
         spec("WrongPorts", infer=lambda ctx: {"output": ctx.input("in")}),
@@ -229,6 +230,11 @@ def test_declarations_revstudio_cannot_use_are_skipped_and_named(runs: dict) -> 
     problems = "\n".join(p["message"] for p in info["problems"] if p["plugin"] == LABEL)
     assert "node type '' skipped: its type_id must be a non-empty name" in problems
     assert "node type 'NoParams' skipped: params must map each parameter name" in problems
+    # which entry is wrong, and what to write instead (the rule alone left the author to search)
+    assert "node type 'PlainInt' skipped: params must map each parameter name to a kind from " in problems
+    assert "; 'k' is 3 (int), not a parameter kind: for a default of 3, write 'k': Int(default=3, ...)" in problems
+    assert "node type 'NoParams' skipped: params must map each parameter name to a kind from revstudio.core.params " \
+           "(Int, Float, Choice, ...), not a list: write params={'k': Int(default=3, ...)}" in problems
     assert "node type 'NoCategory' skipped: its category must be text" in problems
     assert ("node type 'BadDefault' skipped: the default of its parameter 'k', 0, is not allowed "
             "(0 is too small; use an integer >= 1 and <= 5)") in problems
