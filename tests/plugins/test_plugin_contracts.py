@@ -57,6 +57,7 @@ SLOPPY = textwrap.dedent('''
         spec(""),
         spec("NoParams", params=["k"]),
         spec("PlainInt", params={"k": 3}),
+        spec("OneShapeExample", examples=(({}, (3, 4)),)),
         spec("NoCategory", category=None),
         spec("BadDefault", params={"k": Int(default=0, min=1, max=5, help="k")}),
         spec("WrongPorts", infer=lambda ctx: {"output": ctx.input("in")}),
@@ -390,3 +391,13 @@ def test_a_count_params_that_is_not_a_count_is_named_not_truncated_or_called_inf
     message = _errors(raising)["b"]
     assert message.startswith(f"the plugin {LABEL} failed to count this node's weights (ZeroDivisionError"), message
     assert "node type 'RaisingCount': count_params raised ZeroDivisionError" in str(raising["err"])
+
+
+def test_an_example_with_one_shape_for_the_list_of_input_shapes_is_named_and_the_type_loads(runs: dict) -> None:
+    """examples=(({}, (3, 4)),) loaded silently and stopped the catalog tests' collection ("'int' object
+    is not iterable"); it is now a plugin problem saying what to write, and the type still works."""
+    info = json.loads(runs["plugins"]["out"])
+    assert "OneShapeExample" in [p for p in info["plugins"] if p["distribution"] == "revstudio-sloppy"][0]["types"]
+    problems = [p["message"] for p in info["problems"] if p["plugin"] == LABEL]
+    assert ("node type 'OneShapeExample': its example 1 gives one shape, (3, 4), where a shape per input port is "
+            "meant: write ((3, 4),); revstudio's catalog tests leave its examples out until it is fixed") in problems
