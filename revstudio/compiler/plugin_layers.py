@@ -131,7 +131,12 @@ def check_plugin_layer(op: NodeOp, spec: NodeSpec, module: Any, plugin: Provider
         inputs = spec.input_ports(op.params, groups)
         setattr(module, "inverse", InverseContract(module, OutputContract(  # noqa: B010 - as above
             op.node, op.type, plugin.label, len(inputs), inputs, tuple(op.in_shapes), "inverse", "input")))
-    if spec.count_params is None:
+    if spec.count_params is None:  # the check counted 0 weights for it: say so if it has some
+        built = sum(p.numel() for p in module.parameters())
+        if built:
+            report(plugin.label, f"node type {op.type!r} declares no count_params but build made {built} weights "
+                                 f"(node {op.node}); the check's parameter count and the memory estimate count 0 "
+                                 "until the plugin declares count_params")
         return
     ports = spec.input_ports(op.params)
     ctx = InferContext(op.node, op.params, dict(zip(ports, op.in_shapes)))

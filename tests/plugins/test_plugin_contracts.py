@@ -65,6 +65,7 @@ SLOPPY = textwrap.dedent('''
         spec("OneArgPorts", inputs=lambda params: ("in",)),
         spec("BareTensor", build=_layer("Bare"), count_params=lambda ctx: ctx.input("in")[0]),
         spec("MiscountedScale", build=_layer("Scale"), count_params=lambda ctx: 7),
+        spec("UncountedScale", build=_layer("Scale"), count_params=None),
         spec("RaisingForward", build=_layer("Raises")),
         spec("RaisingBuild", build=_build_raises),
         spec("AsksForInput", build=_build_asks_for_input),
@@ -189,7 +190,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
                      {"sloppy/__init__.py": "", "sloppy/nodes.py": SLOPPY, "sloppy/layers.py": LAYERS})
     folder = tmp_path_factory.mktemp("projects")
     p = {t: str(_project(folder, t)) for t in (
-        "WrongPorts", "NotADict", "OneArgPorts", "BareTensor", "MiscountedScale", "RaisingForward",
+        "WrongPorts", "NotADict", "OneArgPorts", "BareTensor", "MiscountedScale", "UncountedScale", "RaisingForward",
         "RaisingBuild", "AsksForInput", "RuleDottedPort", "NoneCount", "HalfCount", "RaisingCount", "WrongInverse", "WrongShape", "NanSaved", "NegativeSaved", "RaisingSaved",
         "ToDouble", "ToMeta", "NoInverse", "BareInverse")}
     commands = {
@@ -200,6 +201,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
         "bare_gradcheck": ["gradcheck", p["BareTensor"]],
         "bare_memory": ["memory", p["BareTensor"], "--json"],
         "miscounted": ["gradcheck", p["MiscountedScale"]],
+        "uncounted": ["gradcheck", p["UncountedScale"]],
         "raising_forward": ["memory", p["RaisingForward"], "--json"],
         "raising_build": ["gradcheck", p["RaisingBuild"]],
         "asks_for_input": ["gradcheck", p["AsksForInput"]],
@@ -401,3 +403,12 @@ def test_an_example_with_one_shape_for_the_list_of_input_shapes_is_named_and_the
     problems = [p["message"] for p in info["problems"] if p["plugin"] == LABEL]
     assert ("node type 'OneShapeExample': its example 1 gives one shape, (3, 4), where a shape per input port is "
             "meant: write ((3, 4),); revstudio's catalog tests leave its examples out until it is fixed") in problems
+
+
+def test_a_type_without_count_params_whose_layer_has_weights_is_reported_once(runs: dict) -> None:
+    """No count_params means 0 weights to the check and the estimate; a layer with 4 said nothing."""
+    run = runs["uncounted"]
+    assert run["code"] == 0, run
+    warning = (f"plugin {LABEL}: node type 'UncountedScale' declares no count_params but build made 4 weights "
+               "(node b); the check's parameter count and the memory estimate count 0")
+    assert str(run["err"]).count(warning) == 1, run["err"]
