@@ -70,6 +70,12 @@ def test_plugins_command_lists_what_was_skipped(broken_env: dict[str, str]) -> N
         "revstudio-missing-module", "revstudio-crashes", "revstudio-boom"}
     boom = [p for p in info["plugins"] if p["distribution"] == "revstudio-boom"]
     assert boom[0]["types"] == ["Boom"]  # its good spec still registered
+    # a plugin none of whose types loaded is still listed (it was left out of the list), with none
+    crashes = [p for p in info["plugins"] if p["distribution"] == "revstudio-crashes"]
+    assert crashes == [{"entry_point": "crash", "value": "crash_plugin:SPECS", "distribution": "revstudio-crashes",
+                        "version": "2.0", "builtin": False, "types": []}], info["plugins"]
+    text = revstudio(broken_env, "plugins").stdout
+    assert "revstudio-crashes 2.0 (entry point 'crash'): 0 node types\n  (none loaded: see below)\n" in text, text
     builtin = [p for p in info["plugins"] if p["builtin"]][0]
     assert "Conv" in builtin["types"]     # the built-in Conv kept its place
 
