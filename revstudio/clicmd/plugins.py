@@ -33,6 +33,11 @@ def collect() -> dict[str, Any]:
             "types": [],
         })
         entry["types"].append(spec.type_id)
+    for provider in registry.found():  # a plugin none of whose types loaded is listed too, with none
+        if provider.label not in found:
+            found[provider.label] = {"entry_point": provider.name, "value": provider.value,
+                                     "distribution": provider.distribution, "version": provider.version,
+                                     "builtin": False, "types": []}
     return {"plugins": list(found.values()),
             "problems": [{"plugin": p.plugin, "message": p.message} for p in plugins.problems()]}
 
@@ -48,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
             kind = "built-in catalog" if entry["builtin"] else f"entry point {entry['entry_point']!r}"
             count = len(entry["types"])
             print(f"{who}{version} ({kind}): {count} node type{'s' * (count != 1)}")
-            print("  " + ", ".join(entry["types"]))
+            print("  " + (", ".join(entry["types"]) or "(none loaded: see below)"))
         for problem in info["problems"]:
             print(f"skipped: plugin {problem['plugin']}: {problem['message']}")
     return 1 if info["problems"] else 0

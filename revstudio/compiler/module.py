@@ -27,7 +27,7 @@ from . import runtime as rt
 from .boundary import check_inputs, check_outputs, cuda_devices, dtype_hint, resolve_device, size_hint
 from .builder import Builder
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
-from .plugin_layers import check_plugin_layer, plugin_of
+from .plugin_layers import build_failure_where, check_plugin_layer, plugin_of
 from .pricing import Prices
 from .program import NodeCall, Part, RegionCall
 from .renames import alias_state_keys, layer_aliases
@@ -125,7 +125,8 @@ class _Executor(nn.Module):
         except CompileError:
             raise
         except Exception as exc:  # a catalog build failing is reported against its node
-            raise CompileError(f"{op.node} ({op.type}): could not build the layer: {exc}{blame}") from exc
+            raise CompileError(f"{op.node} ({op.type}): could not build the layer: {exc}"
+                               f"{build_failure_where(exc, ctx, plugin)}{blame}") from exc
         if plugin is not None:
             check_plugin_layer(op, spec, module, plugin, ctx.groups)
         self.add_module(op.module, module.to(device=root.device, dtype=root.dtype))

@@ -18,8 +18,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from revstudio.core.plugins import PluginError, Provider, report
-from revstudio.core.spec import InferContext, NodeSpec, registry
+from revstudio.core.plugins import PluginError, Provider, raised_in, report
+from revstudio.core.spec import BuildContext, InferContext, NodeSpec, registry
 
 from .plan import NodeOp
 
@@ -28,6 +28,19 @@ def plugin_of(type_id: str) -> Provider | None:
     """The plugin that declares ``type_id``; None for the built-in catalog (or a spec registered by hand)."""
     provider = registry.provider(type_id)
     return None if provider is None or provider.builtin else provider
+
+
+def build_failure_where(exc: Exception, ctx: BuildContext, plugin: Provider | None) -> str:
+    """Where a plugin's ``build`` raised (``", in pkg.nodes, line 6"``), and, when it asked its
+    context for something it does not have (``ctx.input("in")``, which is ``infer``'s), what it
+    does have; empty for the built-in catalog."""
+    if plugin is None:
+        return ""
+    where = raised_in(exc, plugin)
+    if isinstance(exc, AttributeError) and getattr(exc, "obj", None) is ctx:
+        where += ("; build's ctx has params, in_shapes and out_shapes (shapes without the batch axis, "
+                  "in port order: ctx.in_shapes[0] for the first input), node_id, groups and build_group")
+    return where
 
 
 def _shape_text(shape: Any) -> str:
@@ -118,7 +131,12 @@ def check_plugin_layer(op: NodeOp, spec: NodeSpec, module: Any, plugin: Provider
         inputs = spec.input_ports(op.params, groups)
         setattr(module, "inverse", InverseContract(module, OutputContract(  # noqa: B010 - as above
             op.node, op.type, plugin.label, len(inputs), inputs, tuple(op.in_shapes), "inverse", "input")))
-    if spec.count_params is None:
+    if spec.count_params is None:  # the check counted 0 weights for it: say so if it has some
+        built = sum(p.numel() for p in module.parameters())
+        if built:
+            report(plugin.label, f"node type {op.type!r} declares no count_params but build made {built} weights "
+                                 f"(node {op.node}); the check's parameter count and the memory estimate count 0 "
+                                 "until the plugin declares count_params")
         return
     ports = spec.input_ports(op.params)
     ctx = InferContext(op.node, op.params, dict(zip(ports, op.in_shapes)))

@@ -134,7 +134,8 @@ def _check(graph: Graph, registry: Registry, incremental: IncrementalCheck | Non
             bodies[name] = analyse_graph(body, inferer, provided=UNUSED_BODY)
     report.groups = {name: _report(bodies[name]) for name in graph.groups}
     report.diagnostics += _unused_group_errors(graph, report.groups, registry)
-    report.diagnostics += _body_provider_warnings(graph, registry)
+    report.diagnostics = _merge_provider_warnings(graph, registry, report.diagnostics,
+                                                  _body_provider_uses(graph, registry))
     return report
 
 
@@ -148,11 +149,12 @@ def _body_refs(nodes: Iterable[Node], registry: Registry) -> list[str]:
     return found
 
 
-def _body_provider_warnings(graph: Graph, registry: Registry) -> list[Diagnostic]:
+def _body_provider_uses(graph: Graph, registry: Registry) -> list[tuple[str, str, str]]:
     """A plugin node inside a group body whose type was saved from one plugin and is provided
     here by another warns on the body's own tab only; the project's list (``check``, the
     Problems tab) showed nothing. Each node of the project that runs such a body, directly or
-    through nested groups, gets the warning, naming the body's node."""
+    through nested groups, is named in the warning, with the body's node: (project node, which
+    body node it runs, the warning's text)."""
     plugins = getattr(graph, "plugins", None) or {}
     swaps: dict[str, list[tuple[str, str]]] = {}
     for name, body in graph.groups.items():
@@ -175,8 +177,45 @@ def _body_provider_warnings(graph: Graph, registry: Registry) -> list[Diagnostic
             todo += _body_refs(graph.groups[name].nodes.values(), registry)
         for name in seen:
             for inner, text in swaps.get(name, ()):
-                out.append(warning(node.id, f"node {inner!r} in group {name!r}: {text}"))
+                out.append((node.id, f"node {inner!r} in group {name!r}", text))
     return out
+
+
+_SHOWN = 6  # nodes a merged warning names before it says "and N more"
+
+
+def _merge_provider_warnings(graph: Graph, registry: Registry, diagnostics: list[Diagnostic],
+                             in_bodies: list[tuple[str, str, str]]) -> list[Diagnostic]:
+    """One warning per swapped plugin type instead of one per node: a body run by ten nodes, or
+    ten nodes of that type, said the same sentence ten times in ``check`` and the Problems tab.
+    The merged warning sits on the first node (a click selects it) and names the others."""
+    plugins = getattr(graph, "plugins", None) or {}
+    texts = {}
+    for type_id, record in plugins.items():
+        text = other_provider(registry, type_id, record) if registry.find(type_id) is not None else ""
+        if text:
+            texts[text] = type_id
+    if not texts and not in_bodies:
+        return diagnostics
+    users: dict[str, list[tuple[str, str]]] = {}   # text -> (node, how it uses the type)
+    kept = []
+    for d in diagnostics:
+        if d.severity == "warning" and d.node is not None and d.message in texts:
+            users.setdefault(d.message, []).append((d.node, ""))
+        else:
+            kept.append(d)
+    for node, where, text in in_bodies:
+        users.setdefault(text, []).append((node, where))
+    for text, used in users.items():
+        if len(used) == 1:
+            node, where = used[0]
+            kept.append(warning(node, f"{where}: {text}" if where else text))
+            continue
+        names = [f"{node!r}" + (f" (runs {where})" if where else "") for node, where in used[:_SHOWN]]
+        if len(used) > _SHOWN:
+            names.append(f"and {len(used) - _SHOWN} more")
+        kept.append(warning(used[0][0], f"{text}; {len(used)} nodes use it: {', '.join(names)}"))
+    return kept
 
 
 def _unused_group_errors(graph: Graph, groups: dict[str, Report], registry: Registry) -> list[Diagnostic]:

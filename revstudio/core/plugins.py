@@ -11,6 +11,7 @@ type (:class:`Provider`), so project files can record what to install.
 from __future__ import annotations
 
 import logging
+import reprlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import import_module, metadata
@@ -84,8 +85,8 @@ def report(plugin: str, message: str) -> None:
 
 def why_missing(distribution: str, type_id: str) -> str | None:
     """Why the installed plugin ``distribution`` does not provide ``type_id``, from the problems
-    reported while loading it: ``"could not be loaded (...)"`` or ``"skipped it: ..."``; None when
-    it reported none, as when it is not installed at all."""
+    reported while loading it: ``"could not be loaded (...)"``, ``"declares no node types (...)"`` or
+    ``"skipped it: ..."``; None when it reported none, as when it is not installed at all."""
     prefix, skipped = f"{distribution} (entry point ", f"node type {type_id!r} skipped: "
     mine = [p.message for p in _problems if p.plugin.startswith(prefix)]
     for message in mine:
@@ -94,6 +95,8 @@ def why_missing(distribution: str, type_id: str) -> str | None:
     for message in mine:
         if message.startswith("could not be loaded"):
             return message.partition("; its node types are not available")[0]
+        if message.startswith("declares no node types"):
+            return message.partition("; put its NodeSpecs")[0]
     return None
 
 
@@ -142,8 +145,12 @@ def load_provider(registry: Registry, provider: Provider, loader: Any) -> int:
     except BaseException as exc:  # noqa: BLE001 - a plugin's import may even call sys.exit
         if isinstance(exc, KeyboardInterrupt):
             raise
-        report(provider.label, f"could not be loaded ({type(exc).__name__}: {exc}{_raised_in(exc, provider)}); "
+        report(provider.label, f"could not be loaded ({type(exc).__name__}: {exc}{raised_in(exc, provider)}); "
                                "its node types are not available: reinstall or update the plugin")
+        return 0
+    if not specs and not provider.builtin:  # SPECS = [] left over, or a function that found nothing
+        report(provider.label, f"declares no node types ({provider.value} is an empty list); "
+                               "put its NodeSpecs in that list, or remove the entry point")
         return 0
     taken = 0
     for spec in specs:
@@ -165,10 +172,14 @@ def load_provider(registry: Registry, provider: Provider, loader: Any) -> int:
             continue
         registry.register(spec, provider=provider)
         taken += 1
+        odd = bad_examples(spec)
+        if odd:  # only revstudio's catalog tests read them: the type still loads
+            report(provider.label, f"node type {spec.type_id!r}: {odd}; revstudio's catalog tests leave its "
+                                   "examples out until it is fixed")
     return taken
 
 
-def _raised_in(exc: BaseException, provider: Provider) -> str:
+def raised_in(exc: BaseException, provider: Provider) -> str:
     """Where in the plugin's own package ``exc`` was raised (its innermost frame there), as
     ``", in pkg.module, line N"``: an author whose NodeSpec lacks a field, say, learns which
     line; empty when no frame is the plugin's (a missing dependency, a syntax error, which
@@ -203,17 +214,73 @@ def _malformed(spec: NodeSpec) -> str | None:
     if not isinstance(spec.params, Mapping) or not all(
             isinstance(k, str) and isinstance(v, Param) for k, v in spec.params.items()):
         return ("params must map each parameter name to a kind from revstudio.core.params "
-                "(Int, Float, Choice, ...)")
+                f"(Int, Float, Choice, ...){_first_bad_param(spec.params)}")
     for name in ("inputs", "outputs"):
         rule = getattr(spec, name)
         if not callable(rule) and (isinstance(rule, (str, bytes)) or not isinstance(rule, Iterable)
                                    or not all(isinstance(port, str) for port in rule)):
             return f"{name} must be a tuple of port names or a function (params, groups) -> port names"
+        wrong = None if callable(rule) else bad_port_names(name, list(rule))
+        if wrong:
+            return wrong
     if not callable(spec.infer):
         return "infer must be a function (ctx) -> {port: shape}"
     for name in ("count_params", "build"):
         if getattr(spec, name) is not None and not callable(getattr(spec, name)):
             return f"{name} must be a function (ctx) or None"
+    return None
+
+
+def _first_bad_param(params: Any) -> str:
+    """Which entry of a plugin's ``params`` is wrong, and the kind it perhaps meant: the rule
+    alone left the author to find ``{"k": 3}`` among a dozen parameters."""
+    from .params import Param
+
+    if not isinstance(params, Mapping):
+        return f", not a {type(params).__name__}: write params={{'k': Int(default=3, ...)}}"
+    for name, value in params.items():
+        if not isinstance(name, str):
+            return f"; the name {name!r} is not text"
+        if not isinstance(value, Param):
+            kind = {bool: "Bool", int: "Int", float: "Float", str: "Choice"}.get(type(value))
+            meant = f": for a default of {value!r}, write {name!r}: {kind}(default={value!r}, ...)" if kind else ""
+            return f"; {name!r} is {reprlib.repr(value)} ({type(value).__name__}), not a parameter kind{meant}"
+    return ""
+
+
+def bad_examples(spec: NodeSpec) -> str | None:
+    """Why a type's ``examples`` are not ``(params, input shapes)`` pairs, or None. Giving one
+    shape where a tuple of shapes (one per input port) is meant, ``({}, (3, 4, 4))``, stopped the
+    catalog tests' collection with "'int' object is not iterable", and the type was not tested."""
+    pair = "a (params, input shapes) pair, e.g. ({}, ((3, 4, 4),))"
+    if not isinstance(spec.examples, (tuple, list)):
+        return f"its examples must be a tuple of (params, input shapes) pairs, not a {type(spec.examples).__name__}"
+    for i, example in enumerate(spec.examples, 1):
+        if not (isinstance(example, (tuple, list)) and len(example) == 2 and isinstance(example[0], Mapping)):
+            return f"its example {i}, {reprlib.repr(example)}, is not {pair}"
+        shapes = example[1]
+        if isinstance(shapes, (tuple, list)) and shapes and all(isinstance(d, int) for d in shapes):
+            return (f"its example {i} gives one shape, {tuple(shapes)!r}, where a shape per input port is meant: "
+                    f"write ({tuple(shapes)!r},)")
+        if not isinstance(shapes, (tuple, list)) or not all(
+                isinstance(shape, (tuple, list)) and shape and all(
+                    isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape) for shape in shapes):
+            return (f"its example {i}'s input shapes, {reprlib.repr(shapes)}, must be one shape per input "
+                    "port, each a tuple of sizes above 0 without the batch axis")
+    return None
+
+
+def bad_port_names(side: str, ports: list[str]) -> str | None:
+    """Why ``ports`` cannot be a node's ``side`` ("inputs", "outputs") port names, or None: a
+    project file names a port as ``"node.port"``, so a port with a dot, an empty one or one with
+    spaces cannot be wired or saved, and a repeated one cannot take an edge each."""
+    for port in ports:
+        if not isinstance(port, str) or not port.isidentifier():
+            return (f"its {side} include {port!r}, which cannot be a port name: use letters, digits and "
+                    "underscores (no dot: a project file writes a port as 'node.port'), e.g. 'in' or 'in0'")
+    repeated = sorted({port for port in ports if ports.count(port) > 1})
+    if repeated:
+        return f"its {side} name {', '.join(map(repr, repeated))} twice; give each port its own name"
     return None
 
 
@@ -322,6 +389,6 @@ def spec_bug(registry: Registry, type_id: str, message: str) -> str:
 
 
 __all__ = [
-    "BUILTIN", "BUILTIN_PROVIDER", "GROUP", "PluginError", "PluginProblem", "blame_plugin", "Provider", "load_into", "load_provider",
-    "problems", "report", "spec_bug", "spec_failed",
+    "BUILTIN", "BUILTIN_PROVIDER", "GROUP", "bad_examples", "bad_port_names", "PluginError", "PluginProblem", "blame_plugin", "Provider", "load_into", "load_provider",
+    "problems", "raised_in", "report", "spec_bug", "spec_failed",
 ]

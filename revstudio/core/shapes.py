@@ -9,6 +9,7 @@ every unrelated node still gets its shapes. Group bodies are inferred through
 from __future__ import annotations
 
 import functools
+import numbers
 import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -285,17 +286,27 @@ def _infer(nid: str, state: NodeState, spec: NodeSpec, ins: dict[str, ShapeT | N
            inferer: GroupInferer) -> Inferred:
     """Call the spec's ``infer`` and ``count_params`` for one node; an error becomes its diagnostic."""
     ctx = InferContext(nid, state.params, ins, inferer.groups, infer_group=inferer)
+    hook, doing = "infer", "infer shapes"
     try:
         outputs = _check_outputs(state, spec.infer(ctx), inferer.registry)
-        return Inferred(outputs, int(spec.count_params(ctx)) if spec.count_params else 0, None)
+        hook, doing = "count_params", "count this node's weights"  # what fails next is not infer
+        count: Any = spec.count_params(ctx) if spec.count_params else 0
+        if isinstance(count, float) and count.is_integer():
+            count = int(count)
+        if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 0:
+            # int() truncated 2.5 to 2 and called a None "infer raised TypeError"
+            return Inferred({}, 0, error(nid, spec_bug(
+                inferer.registry, spec.type_id,
+                f"count_params returned {reprlib.repr(count)}, not a number of weights (a whole number, 0 or more)")))
+        return Inferred(outputs, int(count), None)
     except ShapeError as exc:
         return Inferred({}, 0, error(nid, exc.message, port=exc.port))
     except RecursionError:
         return Inferred({}, 0, error(nid, "groups nest too deeply to infer; flatten some of them"))
     except Exception as exc:  # a spec bug must not take the whole check down
         # a plugin's bug is reported once, naming the plugin, and only its node fails
-        text = spec_failed(inferer.registry, spec.type_id, exc)
-        return Inferred({}, 0, error(nid, text or f"could not infer shapes ({type(exc).__name__}: {exc}); "
+        text = spec_failed(inferer.registry, spec.type_id, exc, hook, doing)
+        return Inferred({}, 0, error(nid, text or f"could not {doing} ({type(exc).__name__}: {exc}); "
                                                  "check the parameters"))
 
 

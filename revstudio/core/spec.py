@@ -285,6 +285,11 @@ class Registry:
         if provider.distribution:
             self._found.setdefault(provider.distribution, provider)
 
+    def found(self) -> list[Provider]:
+        """Every plugin package found (one entry point each), whether or not any of its types loaded."""
+        self._ensure_loaded()
+        return list(self._found.values())
+
     def installed(self, distribution: str) -> tuple[Provider | None, list[str]]:
         """The plugin package ``distribution`` as loaded here (None: not installed) and the type
         ids it provides, in declaration order."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .diagnostics import Diagnostic, error, warning
 from .graph import Edge, Graph, Node, PortRef, reachable
 from .params import validate_all
-from .plugins import spec_failed, why_missing
+from .plugins import bad_port_names, spec_bug, spec_failed, why_missing
 from .spec import NodeSpec, Registry
 
 if TYPE_CHECKING:
@@ -193,6 +193,12 @@ def resolve_node(
         full = {**spec.defaults(), **values}
         state.inputs = spec.input_ports(full, groups)
         state.outputs = spec.output_ports(full, groups)
+        provider = registry.provider(spec.type_id) if callable(spec.inputs) or callable(spec.outputs) else None
+        wrong = (bad_port_names("inputs", list(state.inputs)) or bad_port_names("outputs", list(state.outputs))
+                 if provider is not None and not provider.builtin else None)
+        if wrong:  # a plugin's port rule's names (a declared tuple's are checked when the plugin loads)
+            diags.append(error(node.id, spec_bug(registry, spec.type_id, f"{spec.type_id}: {wrong}")))
+            state.failed = True
         state.ports_known = not state.failed
     except Exception as exc:  # a spec's port rule choked on odd params: report, don't crash
         text = spec_failed(registry, spec.type_id, exc, "its inputs/outputs rule", "work out this node's ports")

@@ -94,6 +94,17 @@ class LogView(QPlainTextEdit):
         logger.addHandler(self.handler)
         if logger.level == logging.NOTSET or logger.level > logging.INFO:
             logger.setLevel(logging.INFO)
+        if "revstudio.plugins".startswith(logger.name):
+            self._earlier_plugin_problems()
+
+    def _earlier_plugin_problems(self) -> None:
+        """Plugins load with the first document, before the window has a Log: what they reported
+        then reached only the terminal, while the status bar said "see the Log tab"."""
+        from revstudio.core import plugins
+
+        for problem in plugins.problems():
+            self.handler.handle(logging.LogRecord(plugins.log.name, logging.WARNING, __file__, 0, "%s",
+                                                  (problem,), None))
 
     def detach(self, logger: logging.Logger) -> None:
         logger.removeHandler(self.handler)

@@ -55,12 +55,28 @@ def test_the_declaration_is_what_the_runtime_sees(type_id: str, params: dict[str
     spec = registry.get(type_id)
     declared = spec.output_is_fresh({**spec.defaults(), **params}, shapes)
     if declared is None:
-        assert _observed(type_id, params, shapes, 2, False) is None
+        seen = _observed(type_id, params, shapes, 2, False)
+        assert seen is None, _advice(type_id, params, shapes, declared, seen, 2, False)
         return
     layouts = (False,) if type_id in LAYOUT_BOUND else (False, True)
     for batch in (2, 3):
         for channels_last in layouts:
-            assert _observed(type_id, params, shapes, batch, channels_last) is declared, (batch, channels_last)
+            seen = _observed(type_id, params, shapes, batch, channels_last)
+            assert seen is declared, _advice(type_id, params, shapes, declared, seen, batch, channels_last)
+
+
+MEANS = {True: "memory of its own that its backward does not read",
+         False: "a view of its input, or a result its backward reads",
+         None: "its input itself, passed through"}
+
+
+def _advice(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], declared: bool | None,
+            seen: bool | None, batch: int, channels_last: bool) -> str:
+    """What a plugin author needs from a mismatch: "assert True is False" said nothing."""
+    layout = ", channels_last" if channels_last else ""
+    return (f"{type_id} with params {params} on inputs {shapes} (batch {batch}{layout}): fresh_output is "
+            f"{declared!r}, but the built module's first output is {MEANS[seen]}; declare fresh_output={seen!r} "
+            "in its NodeSpec (docs/plugins.md, the fresh_output row)")
 
 
 def test_a_type_that_declares_nothing_is_never_written_over() -> None:

@@ -70,6 +70,12 @@ def test_plugins_command_lists_what_was_skipped(broken_env: dict[str, str]) -> N
         "revstudio-missing-module", "revstudio-crashes", "revstudio-boom"}
     boom = [p for p in info["plugins"] if p["distribution"] == "revstudio-boom"]
     assert boom[0]["types"] == ["Boom"]  # its good spec still registered
+    # a plugin none of whose types loaded is still listed (it was left out of the list), with none
+    crashes = [p for p in info["plugins"] if p["distribution"] == "revstudio-crashes"]
+    assert crashes == [{"entry_point": "crash", "value": "crash_plugin:SPECS", "distribution": "revstudio-crashes",
+                        "version": "2.0", "builtin": False, "types": []}], info["plugins"]
+    text = revstudio(broken_env, "plugins").stdout
+    assert "revstudio-crashes 2.0 (entry point 'crash'): 0 node types\n  (none loaded: see below)\n" in text, text
     builtin = [p for p in info["plugins"] if p["builtin"]][0]
     assert "Conv" in builtin["types"]     # the built-in Conv kept its place
 
@@ -316,3 +322,27 @@ def test_an_installed_plugin_that_no_longer_declares_the_type_is_not_called_miss
                          env=env_with(site), capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().splitlines()[-1] == "('not in plugin:', 'revstudio-haar')", run.stdout
+
+
+def test_an_installed_plugin_that_declares_no_types_at_all_says_so(tmp_path: Path) -> None:
+    """revstudio-haar 0.2.0 with ``SPECS = []``: check said 'does not provide that type. If the plugin
+    renamed it, ...', the canvas 'not in plugin:', and `revstudio plugins` listed nothing, exit 0."""
+    site = add_distribution(tmp_path / "site", "revstudio-haar", "0.2.0", {"haar": "revstudio_haar_nodes:SPECS"},
+                            {"revstudio_haar_nodes.py": "SPECS = []\n"})
+    result = revstudio(env_with(site), "check", str(EXAMPLE_PLUGIN / "haar_flow.revs"), "--json")
+    assert result.returncode == 1, result.stderr
+    errors = {d["node"]: d["message"] for d in json.loads(result.stdout)["diagnostics"] if d["severity"] == "error"}
+    assert errors["haar"] == (
+        "node type 'HaarDownsample' comes from the plugin revstudio-haar (the file was saved with revstudio-haar "
+        "0.1.0), which is installed but declares no node types (revstudio_haar_nodes:SPECS is an empty list); "
+        "fix or update the plugin and reopen the file"), errors
+    listing = revstudio(env_with(site), "plugins")
+    assert listing.returncode == 1, listing.stdout
+    assert ("skipped: plugin revstudio-haar (entry point 'haar'): declares no node types (revstudio_haar_nodes:SPECS "
+            "is an empty list); put its NodeSpecs in that list, or remove the entry point") in listing.stdout
+    script = tmp_path / "canvas.py"
+    script.write_text(BROKEN_ON_CANVAS)
+    run = subprocess.run([sys.executable, "-P", str(script), str(EXAMPLE_PLUGIN / "haar_flow.revs")],
+                         env=env_with(site), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "('broken plugin:', 'revstudio-haar')", run.stdout

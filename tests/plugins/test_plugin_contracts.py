@@ -48,9 +48,16 @@ SLOPPY = textwrap.dedent('''
         raise RuntimeError("no weights file")
 
 
+    def _build_asks_for_input(ctx):
+        from . import layers
+        return layers.Scale(ctx.input("in")[0])   # infer's ctx has input(port); build's does not
+
+
     SPECS = [
         spec(""),
         spec("NoParams", params=["k"]),
+        spec("PlainInt", params={"k": 3}),
+        spec("OneShapeExample", examples=(({}, (3, 4)),)),
         spec("NoCategory", category=None),
         spec("BadDefault", params={"k": Int(default=0, min=1, max=5, help="k")}),
         spec("WrongPorts", infer=lambda ctx: {"output": ctx.input("in")}),
@@ -58,8 +65,17 @@ SLOPPY = textwrap.dedent('''
         spec("OneArgPorts", inputs=lambda params: ("in",)),
         spec("BareTensor", build=_layer("Bare"), count_params=lambda ctx: ctx.input("in")[0]),
         spec("MiscountedScale", build=_layer("Scale"), count_params=lambda ctx: 7),
+        spec("UncountedScale", build=_layer("Scale"), count_params=None),
         spec("RaisingForward", build=_layer("Raises")),
         spec("RaisingBuild", build=_build_raises),
+        spec("AsksForInput", build=_build_asks_for_input),
+        spec("DottedPort", inputs=("in.a",), infer=lambda ctx: {"out": ctx.input("in.a")}),
+        spec("TwicePort", inputs=("in", "in")),
+        spec("RuleDottedPort", inputs=lambda params, groups: ("in",), outputs=lambda params, groups: ("out.0",),
+             infer=lambda ctx: {"out.0": ctx.input("in")}),
+        spec("NoneCount", count_params=lambda ctx: None),
+        spec("HalfCount", count_params=lambda ctx: 2.5),
+        spec("RaisingCount", count_params=lambda ctx: 1 / 0),
         spec("GoodScale", build=_layer("Scale"), count_params=lambda ctx: ctx.input("in")[0]),
         spec("WrongInverse", build=_layer("WrongInverse"), invertible=True),
         spec("WrongShape", build=_layer("Doubler")),
@@ -174,8 +190,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
                      {"sloppy/__init__.py": "", "sloppy/nodes.py": SLOPPY, "sloppy/layers.py": LAYERS})
     folder = tmp_path_factory.mktemp("projects")
     p = {t: str(_project(folder, t)) for t in (
-        "WrongPorts", "NotADict", "OneArgPorts", "BareTensor", "MiscountedScale", "RaisingForward",
-        "RaisingBuild", "WrongInverse", "WrongShape", "NanSaved", "NegativeSaved", "RaisingSaved",
+        "WrongPorts", "NotADict", "OneArgPorts", "BareTensor", "MiscountedScale", "UncountedScale", "RaisingForward",
+        "RaisingBuild", "AsksForInput", "RuleDottedPort", "NoneCount", "HalfCount", "RaisingCount", "WrongInverse", "WrongShape", "NanSaved", "NegativeSaved", "RaisingSaved",
         "ToDouble", "ToMeta", "NoInverse", "BareInverse")}
     commands = {
         "plugins": ["plugins", "--json"],
@@ -185,12 +201,15 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str | 
         "bare_gradcheck": ["gradcheck", p["BareTensor"]],
         "bare_memory": ["memory", p["BareTensor"], "--json"],
         "miscounted": ["gradcheck", p["MiscountedScale"]],
+        "uncounted": ["gradcheck", p["UncountedScale"]],
         "raising_forward": ["memory", p["RaisingForward"], "--json"],
         "raising_build": ["gradcheck", p["RaisingBuild"]],
+        "asks_for_input": ["gradcheck", p["AsksForInput"]],
         "wrong_inverse": ["gradcheck", p["WrongInverse"]],
         "wrong_shape_gradcheck": ["gradcheck", p["WrongShape"]],
         "wrong_shape_memory": ["memory", p["WrongShape"], "--json"],
-        **{t: ["check", p[t], "--json"] for t in ("NanSaved", "NegativeSaved", "RaisingSaved")},
+        **{t: ["check", p[t], "--json"] for t in ("NanSaved", "NegativeSaved", "RaisingSaved", "RuleDottedPort",
+                                                  "NoneCount", "HalfCount", "RaisingCount")},
         "to_double": ["memory", p["ToDouble"], "--json"],
         "to_meta": ["gradcheck", p["ToMeta"]],
         "no_inverse": ["gradcheck", p["NoInverse"]],
@@ -214,6 +233,11 @@ def test_declarations_revstudio_cannot_use_are_skipped_and_named(runs: dict) -> 
     problems = "\n".join(p["message"] for p in info["problems"] if p["plugin"] == LABEL)
     assert "node type '' skipped: its type_id must be a non-empty name" in problems
     assert "node type 'NoParams' skipped: params must map each parameter name" in problems
+    # which entry is wrong, and what to write instead (the rule alone left the author to search)
+    assert "node type 'PlainInt' skipped: params must map each parameter name to a kind from " in problems
+    assert "; 'k' is 3 (int), not a parameter kind: for a default of 3, write 'k': Int(default=3, ...)" in problems
+    assert "node type 'NoParams' skipped: params must map each parameter name to a kind from revstudio.core.params " \
+           "(Int, Float, Choice, ...), not a list: write params={'k': Int(default=3, ...)}" in problems
     assert "node type 'NoCategory' skipped: its category must be text" in problems
     assert ("node type 'BadDefault' skipped: the default of its parameter 'k', 0, is not allowed "
             "(0 is too small; use an integer >= 1 and <= 5)") in problems
@@ -251,6 +275,8 @@ def test_a_miscounting_count_params_is_reported_once(runs: dict) -> None:
 def test_a_raising_build_or_forward_blames_the_plugin_not_revstudio(runs: dict) -> None:
     build = str(runs["raising_build"]["err"])
     assert "b (RaisingBuild): could not build the layer: no weights file" in build and LABEL in build
+    line = SLOPPY.splitlines().index('    raise RuntimeError("no weights file")') + 1
+    assert f"no weights file, in sloppy.nodes, line {line};" in build  # the plugin's line that raised
     forward = json.loads(str(runs["raising_forward"]["out"]))
     assert forward["exit_code"] == 1
     assert forward["error"].startswith(f"the plugin {LABEL} failed in sloppy.layers, line ")
@@ -329,3 +355,60 @@ def test_a_saved_for_backward_with_ports_as_a_list_is_still_counted() -> None:
 
     assert SavedTensors(ports=["in"], values=4.0).problem() is None  # type: ignore[arg-type]
     assert SavedTensors(ports="in").problem() == "ports='in': it must be a tuple of port names"  # type: ignore[arg-type]
+
+
+def test_a_build_that_asks_its_context_for_infers_input_is_told_what_it_has(runs: dict) -> None:
+    """``ctx.input("in")`` works in infer; in build it said only "'BuildContext' object has no
+    attribute 'input'", with no line of the plugin and no word on what build's ctx holds."""
+    err = str(runs["asks_for_input"]["err"])
+    line = SLOPPY.splitlines().index('    return layers.Scale(ctx.input("in")[0])   # infer\'s ctx has input(port); '
+                                     "build's does not") + 1
+    assert (f"b (AsksForInput): could not build the layer: 'BuildContext' object has no attribute 'input', in "
+            f"sloppy.nodes, line {line}; build's ctx has params, in_shapes and out_shapes") in err, err
+    assert "ctx.in_shapes[0] for the first input" in err and LABEL in err and "internal error" not in err
+
+
+def test_port_names_a_project_file_cannot_hold_are_refused_with_the_reason(runs: dict) -> None:
+    """A port 'in.a' (the file writes 'node.port'), '' or a repeated name was taken: the node could
+    not be wired ("there is no node 'b.in'" on load) or took one edge for two inputs, silently."""
+    problems = "\n".join(p["message"] for p in json.loads(runs["plugins"]["out"])["problems"] if p["plugin"] == LABEL)
+    assert ("node type 'DottedPort' skipped: its inputs include 'in.a', which cannot be a port name: use letters, "
+            "digits and underscores (no dot: a project file writes a port as 'node.port')") in problems, problems
+    assert "node type 'TwicePort' skipped: its inputs name 'in' twice; give each port its own name" in problems
+    message = _errors(runs["RuleDottedPort"])["b"]
+    assert message.startswith("RuleDottedPort: its outputs include 'out.0', which cannot be a port name"), message
+    assert f"a bug in the plugin {LABEL}" in message
+
+
+def test_a_count_params_that_is_not_a_count_is_named_not_truncated_or_called_infer(runs: dict) -> None:
+    """count_params returning 2.5 was counted as 2 weights; returning None or raising was reported as
+    'infer raised TypeError' (the plugin's infer was fine)."""
+    for name, got in (("NoneCount", "None"), ("HalfCount", "2.5")):
+        run = runs[name]
+        message = _errors(run)["b"]
+        assert message.startswith(f"count_params returned {got}, not a number of weights (a whole number, "
+                                  "0 or more)"), message
+        assert LABEL in message and json.loads(str(run["out"]))["parameters"] == 1 * 4  # GoodScale's only
+    raising = runs["RaisingCount"]
+    message = _errors(raising)["b"]
+    assert message.startswith(f"the plugin {LABEL} failed to count this node's weights (ZeroDivisionError"), message
+    assert "node type 'RaisingCount': count_params raised ZeroDivisionError" in str(raising["err"])
+
+
+def test_an_example_with_one_shape_for_the_list_of_input_shapes_is_named_and_the_type_loads(runs: dict) -> None:
+    """examples=(({}, (3, 4)),) loaded silently and stopped the catalog tests' collection ("'int' object
+    is not iterable"); it is now a plugin problem saying what to write, and the type still works."""
+    info = json.loads(runs["plugins"]["out"])
+    assert "OneShapeExample" in [p for p in info["plugins"] if p["distribution"] == "revstudio-sloppy"][0]["types"]
+    problems = [p["message"] for p in info["problems"] if p["plugin"] == LABEL]
+    assert ("node type 'OneShapeExample': its example 1 gives one shape, (3, 4), where a shape per input port is "
+            "meant: write ((3, 4),); revstudio's catalog tests leave its examples out until it is fixed") in problems
+
+
+def test_a_type_without_count_params_whose_layer_has_weights_is_reported_once(runs: dict) -> None:
+    """No count_params means 0 weights to the check and the estimate; a layer with 4 said nothing."""
+    run = runs["uncounted"]
+    assert run["code"] == 0, run
+    warning = (f"plugin {LABEL}: node type 'UncountedScale' declares no count_params but build made 4 weights "
+               "(node b); the check's parameter count and the memory estimate count 0")
+    assert str(run["err"]).count(warning) == 1, run["err"]

@@ -3,7 +3,9 @@
 The warning that names both packages was made while a body was checked, so it
 reached only the body's own tab: ``check`` and the editor's Problems tab said
 nothing for a Twin inside a Group, a Repeat or a coupling's F (nested too).
-Now each project node that runs such a body carries it, naming the inner node.
+Now the project's list names each project node that runs such a body, and the inner node,
+once per type: a body run by three nodes (or three nodes of that type) said the same
+sentence three times.
 """
 from __future__ import annotations
 
@@ -54,14 +56,31 @@ def _project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return project, env_with(*sites)
 
 
-def test_check_warns_on_each_node_that_runs_a_body_with_a_swapped_plugin_type(tmp_path: Path) -> None:
+def test_check_warns_once_naming_each_node_that_runs_a_body_with_a_swapped_plugin_type(tmp_path: Path) -> None:
     project, env = _project(tmp_path)
     result = revstudio(env, "check", str(project), "--json")
     assert result.returncode == 0, result.stdout + result.stderr
     warned = [(d["node"], d["message"]) for d in json.loads(result.stdout)["diagnostics"]
               if d["severity"] == "warning" and "both declare that type id" in d["message"]]
-    assert warned == [("g", f"node 't' in group 'body': {SWAP}"), ("r", f"node 't' in group 'body': {SWAP}"),
-                      ("c", f"node 't' in group 'body': {SWAP}")], warned
+    runs = "(runs node 't' in group 'body')"
+    assert warned == [("g", f"{SWAP}; 3 nodes use it: 'g' {runs}, 'r' {runs}, 'c' {runs}")], warned
+    text = revstudio(env, "check", str(project)).stdout
+    assert text.count("both declare that type id") == 1, text
+
+
+def test_nodes_of_a_swapped_type_in_the_project_share_one_warning(tmp_path: Path) -> None:
+    """Eight Twins in a row, and a body that runs one: one warning, naming six and the count."""
+    project, env = _project(tmp_path)
+    data = json.loads(project.read_text())
+    chain = [f"t{i}" for i in range(8)]
+    data["nodes"] += [{"id": nid, "type": "Twin"} for nid in chain]
+    data["edges"] = [edge for edge in data["edges"] if edge != ["plain.out", "y.in"]]
+    data["edges"] += [[a + ".out", b + ".in"] for a, b in zip(["plain", *chain], [*chain, "y"])]
+    project.write_text(json.dumps(data))
+    result = revstudio(env, "check", str(project), "--json")
+    warned = [(d["node"], d["message"]) for d in json.loads(result.stdout)["diagnostics"]
+              if d["severity"] == "warning" and "both declare that type id" in d["message"]]
+    assert warned == [("t0", f"{SWAP}; 11 nodes use it: 't0', 't1', 't2', 't3', 't4', 't5', and 5 more")], warned
 
 
 PROBLEMS_TAB = """
@@ -92,6 +111,6 @@ def test_the_problems_tab_lists_it_and_a_click_selects_the_node_that_runs_the_bo
                          timeout=300)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.strip().splitlines()
-    assert lines[-3] == "['g', 'r', 'c']", lines
-    assert lines[-2] == "['c'] ['c']", lines  # a click on the coupling's row selects the coupling
+    assert lines[-3] == "['g']", lines  # one row for the type, naming the three nodes
+    assert lines[-2] == "['g'] ['g']", lines  # a click on it selects the first node that runs the body
     assert lines[-1] == "['t']", lines  # the group's own tab marks the node inside it

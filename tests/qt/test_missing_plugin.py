@@ -55,3 +55,18 @@ def test_copying_missing_plugin_nodes_into_another_project_keeps_what_to_install
     assert target.files.write(str(path))
     record = {"distribution": "revstudio-haar", "version": "0.1.0"}
     assert json.loads(path.read_text())["plugins"] == {"HaarDownsample": record, "InvertibleLeakyReLU": record}
+
+
+def test_plugin_problems_reported_before_the_window_existed_are_in_its_log(make_window, monkeypatch):
+    """Plugins load with the first document, before the window's Log tab is attached: a skipped
+    type reached only the terminal, while the status bar said "see the Log tab"."""
+    from revstudio.core import plugins
+
+    early = plugins.PluginProblem("revstudio-probe (entry point 'probe')",
+                                  "node type 'DottedPort' skipped: its inputs include 'in.a'")
+    monkeypatch.setattr(plugins, "_problems", [early])  # as loading before the window left it
+    window = make_window()
+    log = window.bottom.log.toPlainText()
+    assert log.count(f"warning plugin {early.plugin}: {early.message}") == 1, log
+    plugins.report("revstudio-probe (entry point 'probe')", "a later problem")  # and later ones, once
+    assert window.bottom.log.toPlainText().count("a later problem") == 1

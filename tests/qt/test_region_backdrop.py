@@ -1,10 +1,14 @@
 """A region's backdrop covers its members only: a label longer than a narrow region runs past the
-box (or is elided, the full text in the tooltip) but never widens the box over the next node."""
+box (or is elided, the full text in the tooltip) but never widens the box over the next node, nor
+runs over the label of a region beside it."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QFontMetricsF
 
 from revstudio.core.graph import Graph
 from revstudio.core.project import load
@@ -49,7 +53,26 @@ def _assert_only_members(view: GraphView, where: str) -> int:
                 for node_id, item in scene.node_items.items():
                     if node_id not in region.node_ids:
                         assert not rect.intersects(item.sceneBoundingRect()), (where, lod, node_id)
+    _assert_labels_apart(scene.region_items, where)
     return len(scene.region_items)
+
+
+def _drawn(region: RegionItem, lod: float) -> QRectF | None:
+    """Where the label's text is drawn above the box at zoom ``lod`` (None: inside the box)."""
+    font, rect, shown, inside = region.label_layout(lod)
+    if inside:
+        return None
+    return QRectF(rect.left(), rect.top(), min(rect.width(), QFontMetricsF(font).horizontalAdvance(shown)),
+                  rect.height())
+
+
+def _assert_labels_apart(regions: list[RegionItem], where: str) -> None:
+    for lod in ZOOMS:
+        for i, one in enumerate(regions):
+            for other in regions[i + 1:]:
+                a, b = _drawn(one, lod), _drawn(other, lod)
+                if a is not None and b is not None:
+                    assert not a.intersects(b), (where, lod, one.region_id, other.region_id, a, b)
 
 
 def test_no_backdrop_covers_a_node_outside_its_region_in_any_example(views):
@@ -84,3 +107,32 @@ def test_a_region_of_one_small_node_keeps_a_readable_whole_or_elided_label(views
         from PySide6.QtGui import QFontMetricsF
 
         assert QFontMetricsF(font).height() * lod >= 9.5  # screen px: readable
+
+
+def test_the_labels_of_two_short_regions_side_by_side_in_one_row_do_not_overlap(views, tmp_path):
+    """Two one-node regions (two inputs' InvConv1x1) side by side: the left label, far longer than
+    its box, was drawn over the right one's at every zoom. It stops short of the next box now, cut
+    with an ellipsis; the tooltip has it whole, and the right one, with room, stays whole."""
+    row = {"format": "revstudio", "version": 1, "name": "two-regions-one-row", "nodes": [
+        {"id": "left_input", "type": "Input", "params": {"shape": [8, 16, 16]}, "pos": [0, 200]},
+        {"id": "right_input", "type": "Input", "params": {"shape": [8, 16, 16]}, "pos": [500, 200]},
+        {"id": "left_invertible_mixing", "type": "InvConv1x1", "pos": [0, 0]},
+        {"id": "right_invertible_mixing", "type": "InvConv1x1", "pos": [250, 0]},
+        {"id": "left_output", "type": "Output", "pos": [0, -200]},
+        {"id": "right_output", "type": "Output", "pos": [500, -200]}], "edges": [
+        ["left_input.out", "left_invertible_mixing.in"], ["left_invertible_mixing.out", "left_output.in"],
+        ["right_input.out", "right_invertible_mixing.in"], ["right_invertible_mixing.out", "right_output.in"]]}
+    path = tmp_path / "row.revs"
+    path.write_text(json.dumps(row))
+    scene = views(load(path)).scene()
+    left, right = sorted(scene.region_items, key=lambda r: r.box().left())
+    assert (left.node_ids, right.node_ids) == (("left_invertible_mixing",), ("right_invertible_mixing",))
+    assert abs(left.box().top() - right.box().top()) < 1 and left.box().right() < right.box().left()
+    _assert_labels_apart([left, right], "one row")
+    for lod in ZOOMS:
+        shown = left.label_layout(lod)[2]
+        assert shown != left.label and "…" in shown and left.label in left.toolTip(), (lod, shown)
+    assert right.label_layout(1.0)[2] == right.label  # nothing to its right: whole
+    scene.node_items["right_invertible_mixing"].moveBy(600, 0)  # moved out of the way: whole again
+    scene.apply_analysis()
+    assert left.label_layout(1.0)[2] == left.label

@@ -55,6 +55,7 @@ class RegionItem(QGraphicsItem):
         if box != self._rect:
             self.prepareGeometryChange()
             self._rect = box
+            self._neighbours_changed()
 
     def include(self, rect: QRectF) -> None:
         """Grow to cover a dragged member (cheap; the exact fit follows the edit)."""
@@ -62,6 +63,30 @@ class RegionItem(QGraphicsItem):
         if not self._rect.contains(box):
             self.prepareGeometryChange()
             self._rect = self._rect.united(box)
+            self._neighbours_changed()
+
+    def _siblings(self) -> list[RegionItem]:
+        scene = self.scene()
+        found = getattr(scene, "region_items", None) if scene is not None else None
+        return [r for r in found or () if r is not self and r.scene() is scene]
+
+    def _neighbours_changed(self) -> None:
+        """Another region's label may be cut where this box begins: repaint them (cached)."""
+        for other in self._siblings():
+            other.update()
+
+    def _label_end(self, band: float) -> float | None:
+        """Scene x where this label must stop: the left edge of the nearest region to the right
+        whose box, or the label band above it, shares the rows of this label (two short regions
+        side by side in one row drew their labels over each other); None: no such region."""
+        top, bottom = self._rect.top() - band, self._rect.top()
+        end = None
+        for other in self._siblings():
+            box = other._rect
+            if box.left() <= self._rect.left() or box.top() - band >= bottom or box.bottom() <= top:
+                continue
+            end = box.left() if end is None else min(end, box.left())
+        return None if end is None else end - 8.0
 
     def box(self) -> QRectF:
         """The backdrop itself (the bounding rect adds the label band above it)."""
@@ -115,6 +140,9 @@ class RegionItem(QGraphicsItem):
             # room the item has on the right
             font.setPointSizeF(LABEL_PX / max(lod, 1e-3) * 0.75)
             room = max(self._rect.width(), self._label_room()) - 8
+            end = self._label_end(FAR_BAND)
+            if end is not None:  # another region's box or label to the right: stop short of it
+                room = max(min(room, end - self._rect.left() - 6), 0.0)
             shown = QFontMetricsF(font).elidedText(self.label, Qt.TextElideMode.ElideMiddle, room)
             return font, QRectF(self._rect.left() + 6, self._rect.top() - FAR_BAND, room, FAR_BAND - 2), shown, False
         if lod < FAR_LABEL:
@@ -129,7 +157,13 @@ class RegionItem(QGraphicsItem):
         scale = min(max(1.0, 0.9 / max(lod, 1e-3)), 3.0)  # 3x still fits the band
         font.setPointSizeF(max(_REGION_FONT.pointSizeF() * scale, min(12.0 / max(lod, 1e-3), BAND - 10) * 0.75))
         width = max(self._rect.width() - 12, QFontMetricsF(font).horizontalAdvance(self.label) + 4)
-        return font, QRectF(self._rect.left() + 6, self._rect.top() - BAND, width, BAND - 2), self.label, False
+        shown, end = self.label, self._label_end(BAND)
+        if end is not None and self._rect.left() + 6 + width > end:
+            # another region's box or label to the right: cut this one short of it (the
+            # tooltip has it whole) rather than draw the two over each other
+            width = max(end - self._rect.left() - 6, 0.0)
+            shown = QFontMetricsF(font).elidedText(self.label, Qt.TextElideMode.ElideRight, max(width - 4, 0.0))
+        return font, QRectF(self._rect.left() + 6, self._rect.top() - BAND, width, BAND - 2), shown, False
 
 
 class HintItem(QGraphicsItem):
