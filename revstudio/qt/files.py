@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QWidget
 from revstudio import resources
 from revstudio.core.graph import Graph
 from revstudio.qt.dialogs import Dialogs
-from revstudio.qt.document import Document
+from revstudio.qt.document import Document, disk_stamp
 from revstudio.qt.settings import Settings
 
 log = logging.getLogger("revstudio")
@@ -83,6 +83,7 @@ class FileController(QObject):
         self.dialogs = dialogs or Dialogs()
         # Called just before writing: the window stores view state (zoom, centre) in the graph.
         self.before_save: list[Callable[[], object]] = []
+        self._told: object = None  # the disk state already reported by check_disk
 
     # ---- asking before losing edits -----------------------------------
     def display_name(self) -> str:
@@ -153,7 +154,38 @@ class FileController(QObject):
     def save(self) -> bool:
         if not self.document.path:
             return self.save_as()
+        if self.document.disk_state() == "changed":
+            # another program (or window) wrote the file since: never overwrite its version unasked
+            answer = self.dialogs.ask_overwrite(self.window, self.document.path)
+            if answer == "save_as":
+                return self.save_as()
+            if answer != "overwrite":
+                self.message.emit(f"Not saved: {self.document.path} was changed on disk")
+                return False
         return self.write(self.document.path)
+
+    def check_disk(self) -> None:
+        """Say (once per change) that the open file was changed or deleted by another program:
+        a document without edits offers to reload it; one with edits keeps them (Save asks)."""
+        path = self.document.path
+        state = self.document.disk_state()
+        seen = (state, disk_stamp(path))
+        if state is None or seen == self._told or not path:
+            return
+        self._told = seen
+        name = os.path.basename(path)
+        if state == "deleted":
+            note = f"{name} was deleted or moved on disk; Save writes it again"
+        elif not self.document.is_dirty() and self.dialogs.confirm(
+                self.window, "File changed on disk",
+                f"{path} was changed by another program. Reload it? (No keeps this version open; "
+                "Save will ask before overwriting the file.)"):
+            self.load_path(path)
+            return
+        else:
+            note = f"{name} was changed on disk by another program; Save will ask before overwriting it"
+        log.warning(note)
+        self.message.emit(note)
 
     def save_as(self) -> bool:
         start = self.document.path or os.path.join(self.settings.last_dir(),

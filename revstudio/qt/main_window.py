@@ -481,6 +481,9 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         if isinstance(event, QStatusTipEvent):  # a menu item's tip: in the message label, not painted over the figures
             self.statusBar().showMessage(event.tip())
             return True
+        if event.type() == QEvent.Type.WindowActivate:
+            # back from another program: did it change or delete the file? (asked after the event)
+            QTimer.singleShot(0, self.files.check_disk)
         if event.type() == QEvent.Type.Paint and not self._painted:
             self._painted = True
             for fn in self._after_paint:
