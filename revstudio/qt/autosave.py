@@ -40,6 +40,7 @@ class Recovery:
     name: str
     saved: float        # time.time() of the autosave
     changed_on_disk: bool = False  # the document was rewritten (by another program) after it
+    disk: tuple[int, int, int] | None = None  # the document's file as the crashed session knew it
 
     def describe(self) -> str:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.saved))
@@ -100,11 +101,13 @@ class RecoveryStore:
             return f"{hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:16]}-{token}"
         return f"untitled-{token}"
 
-    def write(self, key: str, text: str, path: str | None, name: str) -> Path:
+    def write(self, key: str, text: str, path: str | None, name: str,
+              disk: tuple[int, int, int] | None = None) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
         target = self.folder / f"{key}.revs"
         meta = {"path": os.path.abspath(path) if path else None, "name": name,
-                "saved": time.time(), "pid": os.getpid(), "proc": process_stamp(os.getpid())}
+                "saved": time.time(), "pid": os.getpid(), "proc": process_stamp(os.getpid()),
+                "disk": list(disk) if disk else None}
         # Write the text before the sidecar so a half-written pair is never offered.
         write_atomic(target, text)
         write_atomic(self.folder / f"{key}.json", json.dumps(meta))
@@ -136,13 +139,20 @@ class RecoveryStore:
             if _writer_alive(pid, meta.get("proc")):
                 continue  # belongs to another running revstudio
             newer = isinstance(path, str) and os.path.exists(path) and os.path.getmtime(path) >= saved
-            rec = Recovery(file, meta_path, path, str(meta.get("name", "untitled")), saved, newer)
+            rec = Recovery(file, meta_path, path, str(meta.get("name", "untitled")), saved, newer,
+                           _stamp(meta.get("disk")))
             if isinstance(path, str) and newer and _same_text(path, file):
                 rec.discard()  # the document was saved with these very edits after this autosave
                 continue
             found.append(rec)
         found.sort(key=lambda r: r.saved, reverse=True)
         return found
+
+
+def _stamp(value: object) -> tuple[int, int, int] | None:
+    if isinstance(value, list) and len(value) == 3 and all(type(v) is int for v in value):
+        return (value[0], value[1], value[2])
+    return None
 
 
 def _same_text(path: str, file: Path) -> bool:
@@ -182,7 +192,7 @@ class Autosaver(QObject):
 
         try:
             self.store.write(self._key, dumps(self.document.graph), self.document.path,
-                             self.document.graph.name)
+                             self.document.graph.name, self.document.disk)
         except Exception as exc:  # a full disk must not take the editor down
             error = f"autosave to {self.store.folder} failed: {exc}; save your work with Save As"
             if error != self.last_error:  # say it once, not every 30 s

@@ -11,7 +11,7 @@ import sys
 import time
 
 from revstudio.core.graph import Graph
-from revstudio.core.project import dumps, save
+from revstudio.core.project import dumps, load, save
 from revstudio.qt.autosave import RecoveryStore
 
 
@@ -82,3 +82,28 @@ def test_a_damaged_sidecar_is_skipped_not_a_crash_at_start(make_window, dialogs,
     dialogs.restore.append("restore")
     assert window.offer_recovery()  # the readable one is offered, the damaged one does not stop it
     assert window.document.graph.name == revnet.name and window.document.path is None
+
+
+def test_saving_a_restored_recovery_asks_before_overwriting_the_file_changed_since(
+        make_window, dialogs, tmp_path, revnet):
+    path = tmp_path / "doc.revs"
+    save(revnet, str(path))
+    crashed = make_window(Graph(), None)
+    crashed.files.load_path(str(path))
+    crashed.document.graph.add_node("Activation", "mine", {}, (0, 0))
+    crashed.document.mark_dirty()
+    assert crashed.autosaver.save_now()
+    _orphan(RecoveryStore(tmp_path / "recovery"), pid=0, proc="gone", saved=time.time() - 60)
+    crashed.autosaver.timer.stop()
+    left = {p: p.read_bytes() for p in (tmp_path / "recovery").iterdir()}
+    crashed.close()  # (a clean close removes them: put back what the crash would have left)
+    for p, data in left.items():
+        p.write_bytes(data)
+    save(_edited(revnet.copy(), 5), str(path))  # another program, after the crash
+    window = make_window()
+    dialogs.restore.append("restore")
+    assert window.offer_recovery() and "mine" in window.document.graph.nodes
+    dialogs.overwrites.append("cancel")
+    assert not window.files.save()
+    assert dialogs.asked[-1] == f"overwrite:{path}"
+    assert "mine" not in load(str(path)).nodes
