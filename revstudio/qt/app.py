@@ -37,8 +37,11 @@ def make_excepthook(window_getter: Callable[[], object], show_dialog: bool = Tru
         print(text, file=sys.stderr)  # for whoever runs it from a terminal
         window = window_getter()
         saver = getattr(window, "autosaver", None)
+        saved = "Your work is autosaved."
         if saver is not None:
             saver.save_now()  # never lose an edit to a bug
+            if saver.document.is_dirty() and saver.last_error:  # never claim a copy that is not there
+                saved = f"{saver.last_error}."
         if busy or not show_dialog or window is None:
             return
         busy = True  # an error while the message is open must not stack dialogs
@@ -46,7 +49,7 @@ def make_excepthook(window_getter: Callable[[], object], show_dialog: bool = Tru
             QMessageBox.warning(
                 window, "Something went wrong",  # type: ignore[arg-type]
                 f"revstudio hit an unexpected error: {kind.__name__}: {exc}\n\n"
-                "Your work is autosaved. Details are in the Log tab; please report them.")
+                f"{saved} Details are in the Log tab; please report them.")
         finally:
             busy = False
 

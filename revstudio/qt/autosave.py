@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QStandardPaths, QTimer
+from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
 from revstudio.core.tempfiles import write_atomic
 from revstudio.qt.document import Document
@@ -165,6 +165,8 @@ def _same_text(path: str, file: Path) -> bool:
 class Autosaver(QObject):
     """Writes the document's recovery file while it has unsaved edits."""
 
+    failed = Signal(str)  # an autosave could not be written (said once per distinct reason)
+
     def __init__(self, document: Document, store: RecoveryStore, interval_ms: int = AUTOSAVE_MS,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -194,9 +196,12 @@ class Autosaver(QObject):
             self.store.write(self._key, dumps(self.document.graph), self.document.path,
                              self.document.graph.name, self.document.disk)
         except Exception as exc:  # a full disk must not take the editor down
-            error = f"autosave to {self.store.folder} failed: {exc}; save your work with Save As"
+            reason = (exc.strerror if isinstance(exc, OSError) else None) or exc
+            error = (f"Autosave to {self.store.folder} failed ({reason}): your edits have no recovery "
+                     "copy; save your work with Save As (to another disk if this one is full)")
             if error != self.last_error:  # say it once, not every 30 s
                 log.warning(error)
+                self.failed.emit(error)
             self.last_error = error
             return False
         self.last_error = None

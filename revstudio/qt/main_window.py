@@ -91,6 +91,7 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         if autosave_ms == AUTOSAVE_MS:  # the default: the user's preference decides
             autosave_ms = self.settings.autosave_seconds * 1000
         self.autosaver = Autosaver(self.document, self.recovery, autosave_ms, self)
+        self.autosaver.failed.connect(self.show_message)
 
         self.tabs = CanvasTabs(self.document, self)
         self.files.before_save.append(self.tabs.store_view)

@@ -1,0 +1,40 @@
+"""An autosave that cannot be written (a full disk, a read-only data folder) is said, not hidden.
+
+The user must learn that the recovery copy is missing while there is still time to
+Save As elsewhere, and the crash message must not claim the work is autosaved.
+"""
+from __future__ import annotations
+
+import errno
+
+from PySide6.QtWidgets import QMessageBox
+
+
+def _full_disk(*_args, **_kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_failed_autosave_shows_in_the_status_bar(make_window, revnet, monkeypatch):
+    window = make_window(revnet)
+    window.document.mark_dirty()
+    monkeypatch.setattr(window.recovery, "write", _full_disk)
+    assert not window.autosaver.save_now()
+    message = window.statusBar().currentMessage()
+    assert "autosave" in message.lower() and "No space left on device" in message and "Save As" in message
+
+
+def test_the_crash_message_does_not_claim_a_failed_autosave(make_window, revnet, monkeypatch):
+    from revstudio.qt.app import make_excepthook
+
+    window = make_window(revnet)
+    window.document.mark_dirty()
+    monkeypatch.setattr(window.recovery, "write", _full_disk)
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda parent, title, text: shown.append(text))
+    hook = make_excepthook(lambda: window)
+    try:
+        raise RuntimeError("boom in a slot")
+    except RuntimeError as exc:
+        hook(RuntimeError, exc, exc.__traceback__)
+    assert shown and "boom in a slot" in shown[0]
+    assert "Your work is autosaved" not in shown[0] and "Save As" in shown[0]
