@@ -82,6 +82,7 @@ def run_app(path: str | None) -> int:
     window = MainWindow()
     sys.excepthook = make_excepthook(lambda: window)
     _quit_on_ctrl_c(window)
+    signal.signal(signal.SIGTERM, lambda *_: QTimer.singleShot(0, lambda: _terminate(window)))
     window.show()
     window.open_later(path)
     _tell_about_plugin_problems(window)
@@ -101,6 +102,24 @@ def _tell_about_plugin_problems(window: object) -> None:
     if found and callable(show):
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         show(f"{found[0]}{more}; see the Log tab")
+
+
+def _terminate(window: QWidget) -> None:
+    """SIGTERM (a logout, a shutdown, ``kill PID``): no one is there to answer "save changes?".
+
+    The unsaved edits go to the recovery file, which is kept (the next start offers it), a
+    training run is stopped at a checkpoint, and the app exits without closing the window
+    (a clean close would discard the recovery file)."""
+    saver = getattr(window, "autosaver", None)
+    if saver is not None:
+        saver.timer.stop()
+        if saver.save_now():
+            log.warning("terminated: the unsaved edits are in %s; the next start offers them",
+                        saver.recovery_file)
+    training = getattr(window, "training", None)
+    if training is not None:
+        training.shutdown()
+    QCoreApplication.exit(128 + signal.SIGTERM)
 
 
 def _quit_on_ctrl_c(window: QWidget) -> None:
