@@ -308,7 +308,8 @@ class MainWindow(BottomTabsMixin, QMainWindow):
             try:
                 graph = read_project(str(rec.file))
             except OpenError as exc:
-                self.dialogs.error(self, "Cannot restore", f"The recovery file is damaged: {exc}")
+                self.dialogs.error(self, "Cannot restore", f"The autosaved copy cannot be read: {exc}. The file is "
+                                   "kept: Ask later keeps offering it, Discard deletes it.")
                 continue
             if not self.files.maybe_save():
                 return False

@@ -107,3 +107,18 @@ def test_saving_a_restored_recovery_asks_before_overwriting_the_file_changed_sin
     assert not window.files.save()
     assert dialogs.asked[-1] == f"overwrite:{path}"
     assert "mine" not in load(str(path)).nodes
+
+
+def test_a_recovery_file_that_cannot_be_read_is_kept_and_the_message_says_what_to_do(
+        make_window, dialogs, tmp_path, revnet):
+    store = RecoveryStore(tmp_path / "recovery")
+    newer = dumps(revnet).replace('"version": 1', '"version": 7')  # written by a newer revstudio
+    store.write("untitled-abc", newer, None, "lost work")
+    _orphan(store, pid=0)
+    window = make_window()
+    dialogs.restore.append("restore")
+    assert not window.offer_recovery()
+    title, text = dialogs.errors[-1]
+    assert "newer revstudio" in text and "damaged" not in text  # the edits are there, not broken
+    assert str(store.folder / "untitled-abc.revs") in text and "Ask later" in text and "Discard" in text
+    assert (store.folder / "untitled-abc.revs").exists() and store.pending()
