@@ -213,8 +213,9 @@ class FileController(QObject):
         except (OSError, ProjectError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
             log.error("could not save %s: %s", path, reason)
-            self.dialogs.error(self.window, "Cannot save project",
-                               f"{path} could not be written: {reason}. Choose another location with Save As.")
+            # a ProjectError of the write names the file already (and says it is unchanged)
+            text = reason if path in reason else f"{path} could not be written: {reason}"
+            self.dialogs.error(self.window, "Cannot save project", f"{text}. Choose another location with Save As.")
             return False
         self.document.mark_saved(os.path.abspath(path))
         self.settings.set_last_dir(path)

@@ -1,7 +1,8 @@
-"""An autosave that cannot be written (a full disk, a read-only data folder) is said, not hidden.
+"""A save or an autosave that cannot be written (a full disk, a read-only folder) is said plainly.
 
 The user must learn that the recovery copy is missing while there is still time to
-Save As elsewhere, and the crash message must not claim the work is autosaved.
+Save As elsewhere, the crash message must not claim the work is autosaved, and a failed
+save keeps the file on disk and the edits in the window.
 """
 from __future__ import annotations
 
@@ -38,3 +39,21 @@ def test_the_crash_message_does_not_claim_a_failed_autosave(make_window, revnet,
         hook(RuntimeError, exc, exc.__traceback__)
     assert shown and "boom in a slot" in shown[0]
     assert "Your work is autosaved" not in shown[0] and "Save As" in shown[0]
+
+
+def test_a_save_on_a_full_disk_names_the_file_once_and_keeps_the_edits(make_window, revnet, dialogs,
+                                                                        tmp_path, monkeypatch):
+    from revstudio.core import tempfiles
+    from revstudio.core.project import load, save
+
+    path = str(tmp_path / "doc.revs")
+    save(revnet, path)
+    window = make_window(load(path), path)
+    window.document.graph.add_node("Activation", "mine", {}, (0, 0))
+    window.document.mark_dirty()
+    monkeypatch.setattr(tempfiles.os, "fsync", _full_disk)
+    assert not window.files.save()
+    title, text = dialogs.errors[-1]
+    assert text.count(path) == 1 and "No space left on device" in text and "Save As" in text
+    assert "unchanged" in text and "mine" not in load(path).nodes and window.document.is_dirty()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".doc.revs")] == []  # no temp left
