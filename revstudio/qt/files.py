@@ -127,12 +127,20 @@ class FileController(QObject):
             if not os.path.exists(path):
                 self.recentChanged.emit(self.settings.remove_recent(path))
             return False
-        self.document.replace_graph(graph, os.path.abspath(path))
+        export = path.lower().endswith(".py")
+        if export:
+            # the project embedded in exported code: an untitled copy, so Save never writes the
+            # project's JSON over the code (Save As asks for a .revs file)
+            graph.name = graph.name or os.path.splitext(os.path.basename(path))[0]
+            _anchor_data(graph, Path(path).resolve().parent)
+        self.document.replace_graph(graph, None if export else os.path.abspath(path))
         self.settings.set_last_dir(path)
         self.recentChanged.emit(self.settings.add_recent(path))
         report = self.document.report
         errors = sum(1 for d in (getattr(report, "diagnostics", None) or []) if d.severity == "error")
-        note = f"Opened {path}" + (f" with {errors} error(s): see Problems" if errors else "")
+        note = f"Opened {path}" + (" as an untitled copy (Save As writes a .revs project; the code is "
+                                   "never overwritten)" if export else "")
+        note += f" with {errors} error(s): see Problems" if errors else ""
         log.info(note)
         self.message.emit(note)
         return True
