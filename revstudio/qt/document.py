@@ -9,6 +9,7 @@ copy of the truth.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from collections.abc import Callable
@@ -40,6 +41,20 @@ def disk_stamp(path: str | None) -> DiskStamp | None:
     except (OSError, ValueError):
         return None
     return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def disk_digest(path: str | None) -> str | None:
+    """A digest of the file's bytes: a file touched or rewritten with the same text is not a change."""
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            digest = hashlib.sha256()
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    except (OSError, ValueError):
+        return None
 
 
 def _new_memo() -> Any:
@@ -115,6 +130,7 @@ class Document(QObject):
         # The file as this document last read or wrote it: another program's change shows as a
         # different stamp, so Save can ask before overwriting it.
         self.disk: DiskStamp | None = disk_stamp(path)
+        self.digest = disk_digest(path) if self.disk else None
         self.undo_stack = QUndoStack(self)
         # A bound method, not a lambda: Qt drops the connection when the document dies.
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
@@ -238,7 +254,7 @@ class Document(QObject):
         self.incremental = IncrementalCheck()  # nothing kept from the last project's graphs
         self.memo = _new_memo()
         self.path = path
-        self.disk = disk_stamp(path)
+        self.disk, self.digest = disk_stamp(path), disk_digest(path)
         self._index = 0  # emptying the stack is no undo: nothing to say ("Undid 3 edits")
         self.undo_stack.clear()
         self._watch(graph)
@@ -271,10 +287,16 @@ class Document(QObject):
         now = disk_stamp(self.path)
         if now is None:
             return "deleted"
+        if now != self.disk and self.digest is not None and disk_digest(self.path) == self.digest:
+            self.disk = now  # touched, or rewritten with the very same bytes: nothing to say
         return None if now == self.disk else "changed"
+
+    def remember_disk(self, stamp: DiskStamp | None) -> None:
+        """The file as these edits knew it (a restored recovery file): any change since is one."""
+        self.disk, self.digest = stamp, None
 
     def mark_saved(self, path: str) -> None:
         self.path = path
-        self.disk = disk_stamp(path)
+        self.disk, self.digest = disk_stamp(path), disk_digest(path)
         self.undo_stack.setClean()
         self.pathChanged.emit(path)

@@ -315,7 +315,7 @@ class MainWindow(BottomTabsMixin, QMainWindow):
                 return False
             self.document.replace_graph(graph, rec.path)
             if rec.disk is not None:  # the file as the edits knew it: Save asks if it changed since
-                self.document.disk = rec.disk
+                self.document.remember_disk(rec.disk)
             self.document.mark_dirty()
             rec.discard()
             self.autosaver.save_now()  # the restored edits are again only in memory: keep a copy

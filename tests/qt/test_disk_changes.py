@@ -118,3 +118,14 @@ def test_real_overwrite_box_maps_its_buttons(qtbot, button, expected):
     QTimer.singleShot(50, click)
     assert Dialogs().ask_overwrite(parent, "/tmp/x.revs") == expected
     assert seen and "/tmp/x.revs was changed by another program" in seen[0]
+
+
+def test_a_file_only_touched_on_disk_saves_without_a_question(make_window, revnet, dialogs, tmp_path, settle):
+    path = _saved(revnet, tmp_path)
+    window = make_window(load(path), path)
+    _edit(window)
+    later = os.stat(path).st_mtime + 5
+    os.utime(path, (later, later))  # `touch`, a sync tool rewriting the same bytes, a checkout
+    _activate(window, settle)
+    assert window.files.save() and "mine" in load(path).nodes
+    assert not any(a.startswith(("overwrite:", "confirm:")) for a in dialogs.asked)
