@@ -182,7 +182,9 @@ class FileController(QObject):
             return
         self._told = seen
         name = os.path.basename(path)
-        if state == "deleted":
+        if state == "deleted" and not os.path.isdir(os.path.dirname(path)):
+            note = f"The folder of {name} was deleted or moved; Save As keeps the project elsewhere"
+        elif state == "deleted":
             note = f"{name} was deleted or moved on disk; Save writes it again"
         elif not self.document.is_dirty() and self.dialogs.confirm(
                 self.window, "File changed on disk",

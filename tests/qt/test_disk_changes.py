@@ -129,3 +129,16 @@ def test_a_file_only_touched_on_disk_saves_without_a_question(make_window, revne
     _activate(window, settle)
     assert window.files.save() and "mine" in load(path).nodes
     assert not any(a.startswith(("overwrite:", "confirm:")) for a in dialogs.asked)
+
+
+def test_a_deleted_folder_points_to_save_as(make_window, revnet, dialogs, tmp_path, settle):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    path = _saved(revnet, folder)
+    window = make_window(load(path), path)
+    _edit(window)
+    os.remove(path)
+    folder.rmdir()
+    _activate(window, settle)
+    message = window.statusBar().currentMessage()
+    assert "folder" in message and "Save As" in message and "Save writes it again" not in message
