@@ -82,7 +82,9 @@ def run_app(path: str | None) -> int:
     window = MainWindow()
     sys.excepthook = make_excepthook(lambda: window)
     _quit_on_ctrl_c(window)
-    signal.signal(signal.SIGTERM, lambda *_: QTimer.singleShot(0, lambda: _terminate(window)))
+    for number in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):  # (SIGHUP: its terminal closed)
+        if number is not None:
+            signal.signal(number, lambda n, _f: QTimer.singleShot(0, lambda: _terminate(window, n)))
     window.show()
     window.open_later(path)
     _tell_about_plugin_problems(window)
@@ -104,8 +106,8 @@ def _tell_about_plugin_problems(window: object) -> None:
         show(f"{found[0]}{more}; see the Log tab")
 
 
-def _terminate(window: QWidget) -> None:
-    """SIGTERM (a logout, a shutdown, ``kill PID``): no one is there to answer "save changes?".
+def _terminate(window: QWidget, number: int = signal.SIGTERM) -> None:
+    """SIGTERM (a logout, a shutdown, ``kill PID``) or SIGHUP: no one is there to answer "save changes?".
 
     The unsaved edits go to the recovery file, which is kept (the next start offers it), a
     training run is stopped at a checkpoint, and the app exits without closing the window
@@ -119,7 +121,7 @@ def _terminate(window: QWidget) -> None:
     training = getattr(window, "training", None)
     if training is not None:
         training.shutdown()
-    QCoreApplication.exit(128 + signal.SIGTERM)
+    QCoreApplication.exit(128 + int(number))
 
 
 def _quit_on_ctrl_c(window: QWidget) -> None:

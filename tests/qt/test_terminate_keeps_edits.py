@@ -1,4 +1,4 @@
-"""SIGTERM (a logout, a shutdown, `kill PID`) keeps the unsaved edits for the next start.
+"""SIGTERM (a logout, a shutdown, `kill PID`) or SIGHUP (its terminal closed) keeps the unsaved edits for the next start.
 
 Killed between two autosaves (every 30 s by default), the editor lost the last
 edits; asked to terminate, it writes the recovery file first and leaves it there.
@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from revstudio.core.project import load
 
@@ -30,23 +32,24 @@ def open_later(self, path):
             return
         self.document.graph.add_node("Activation", "mine", {}, (0, 0))
         self.document.mark_dirty()  # an edit made seconds after the last autosave
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), int(sys.argv[2]))
     QTimer.singleShot(50, edit)
     QTimer.singleShot(60_000, lambda: os._exit(99))  # a hang guard, not a timing
 
 MainWindow.open_later = open_later
 from revstudio.cli import main
-sys.exit(main([sys.argv[1]]))
+sys.exit(main(sys.argv[1:2]))
 """
 
 
-def test_sigterm_writes_the_recovery_file_and_keeps_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_writes_the_recovery_file_and_keeps_it(tmp_path: Path, number: int) -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path),
            "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
     example = ROOT / "resources" / "examples" / "revnet_wired.revs"
-    out = subprocess.run([sys.executable, "-c", CHILD, str(example)], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", CHILD, str(example), str(int(number))], capture_output=True, text=True,
                          env=env, timeout=120, cwd=ROOT)
-    assert out.returncode in (128 + signal.SIGTERM, -signal.SIGTERM), (out.returncode, out.stderr)
+    assert out.returncode in (128 + number, -number), (out.returncode, out.stderr)
     kept = list((tmp_path / "data").glob("**/recovery/*.revs"))
     assert len(kept) == 1, out.stderr
     assert "mine" in load(str(kept[0])).nodes
