@@ -208,7 +208,11 @@ class FileController(QObject):
         if graph.name in ("", "untitled", old_stem):
             # The name followed the file (or was never chosen): it follows the new file,
             # so the tab, the inspector, the file's "name" and the export's docstring agree.
-            graph.name = os.path.splitext(os.path.basename(path))[0]
+            name, graph.name = graph.name, os.path.splitext(os.path.basename(path))[0]
+            if not self.write(path):
+                graph.name = name  # nothing was written: no file to be named after
+                return False
+            return True
         return self.write(path)
 
     def write(self, path: str) -> bool:
@@ -217,16 +221,24 @@ class FileController(QObject):
 
         for hook in self.before_save:
             hook()
-        self._rebase_data(path)
+        graph = self.document.graph
+        kept = graph.training
+        rebase = self._rebase_data(path)
         try:
-            save(self.document.graph, path)
+            save(graph, path)
         except (OSError, ProjectError) as exc:
+            if graph.training is not kept:  # nothing was saved: the paths start at the project's folder
+                graph.set_training(kept)
             reason = getattr(exc, "strerror", None) or str(exc)
             log.error("could not save %s: %s", path, reason)
             # a ProjectError of the write names the file already (and says it is unchanged)
             text = reason if path in reason else f"{path} could not be written: {reason}"
             self.dialogs.error(self.window, "Cannot save project", f"{text}. Choose another location with Save As.")
             return False
+        if rebase is not None:
+            # The undo stack's run settings move with the file, so undoing an earlier settings change
+            # after this Save As brings back a path that names its data from the new folder.
+            self.document.rebase_training(rebase)
         self.document.mark_saved(os.path.abspath(path))
         self.settings.set_last_dir(path)
         self.recentChanged.emit(self.settings.add_recent(path))
@@ -234,17 +246,18 @@ class FileController(QObject):
         log.info("saved %s", path)
         return True
 
-    def _rebase_data(self, path: str) -> None:
+    def _rebase_data(self, path: str) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
         """Saving to a new folder: data paths as that file should store them (relative to it where
         the data lies in its folder tree or just above, else absolute; docs/editor.md), so an opened
         example's absolute path does not tie the user's file to this install, and a relative path
-        still names the same data from the new folder."""
+        still names the same data from the new folder. Returns the re-expression (None: the same
+        folder), for the undo stack once the file is written."""
         from revstudio.training.data import DATA_KEYS, portable_spec
 
         old = str(Path(self.document.path).resolve().parent if self.document.path else Path.cwd())
         new = str(Path(path).resolve().parent)
         if self.document.path and old == new:
-            return  # the same folder: the paths stay as the user wrote them
+            return None  # the same folder: the paths stay as the user wrote them
         def rebase(section: dict[str, Any]) -> dict[str, Any]:
             return {**section, **{k: portable_spec(section[k], old, new) for k in DATA_KEYS if k in section}}
 
@@ -252,9 +265,7 @@ class FileController(QObject):
         moved = rebase(graph.training)
         if moved != graph.training:
             graph.set_training(moved)  # not an edit: the same data, re-expressed
-        # The undo stack's run settings move with it, so undoing an earlier settings change after
-        # this Save As brings back a path that names its data from the new folder.
-        self.document.rebase_training(rebase)
+        return rebase
 
     def clear_recent(self) -> None:
         self.settings.clear_recent()
