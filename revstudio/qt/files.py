@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,15 @@ def _anchor_data(graph: Graph, folder: Path) -> None:
     anchored = {k: absolute_spec(graph.training[k], str(folder)) for k in DATA_KEYS if k in graph.training}
     if anchored:
         graph.training = {**graph.training, **anchored}
+
+
+def _read_only(path: str) -> bool:
+    """The file exists and its owner (or the permissions) keep it from being written."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (mode & stat.S_IWUSR) or not os.access(path, os.W_OK)
 
 
 class OpenError(Exception):
@@ -219,6 +229,12 @@ class FileController(QObject):
         """Save the document to ``path`` (atomic); reports failure instead of raising."""
         from revstudio.core.project import ProjectError, save
 
+        if _read_only(path):
+            # replacing it would undo its owner's protection: a rename succeeds on a read-only file
+            self.dialogs.error(self.window, "Cannot save project",
+                               f"{path} is read-only. Choose another location with Save As "
+                               "(or make the file writable first).")
+            return False
         for hook in self.before_save:
             hook()
         graph = self.document.graph

@@ -57,3 +57,21 @@ def test_a_save_on_a_full_disk_names_the_file_once_and_keeps_the_edits(make_wind
     assert text.count(path) == 1 and "No space left on device" in text and "Save As" in text
     assert "unchanged" in text and "mine" not in load(path).nodes and window.document.is_dirty()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".doc.revs")] == []  # no temp left
+
+
+def test_save_refuses_to_replace_a_read_only_file(make_window, revnet, dialogs, tmp_path):
+    import os
+
+    from revstudio.core.project import load, save
+
+    path = str(tmp_path / "reference.revs")
+    save(revnet, path)
+    os.chmod(path, 0o444)  # protected by its owner (a shared reference project)
+    window = make_window(load(path), path)
+    window.document.graph.add_node("Activation", "mine", {}, (0, 0))
+    window.document.mark_dirty()
+    assert not window.files.save()
+    title, text = dialogs.errors[-1]
+    assert path in text and "read-only" in text and "Save As" in text
+    assert "mine" not in load(path).nodes and window.document.is_dirty()
+    assert os.stat(path).st_mode & 0o777 == 0o444
