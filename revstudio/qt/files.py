@@ -127,6 +127,17 @@ class FileController(QObject):
                 return False
         return self.load_path(path)
 
+    def open_dropped(self, paths: list[str]) -> bool:
+        """Files dropped on the window: the first project (``.revs`` or an exported ``.py``, any
+        case) opens; a drop with none says so, naming the file."""
+        project = next((p for p in paths if p.lower().endswith((".revs", ".py"))), None)
+        if project is not None:
+            return self.open_file(project)
+        more = f" (and {len(paths) - 1} more)" if len(paths) > 1 else ""
+        self.message.emit(f"{os.path.basename(paths[0])}{more} is not a revstudio project: "
+                          "drop a .revs file or an exported .py")
+        return False
+
     def load_path(self, path: str) -> bool:
         """Open ``path`` without asking; refuse with a clear message if unreadable."""
         try:

@@ -52,12 +52,9 @@ from revstudio.qt.training.ui import install as install_training
 log = logging.getLogger("revstudio")
 
 
-def _project_url(data: QMimeData) -> str | None:
-    """The local project file in a drop from a file manager, if any."""
-    for url in data.urls() if data.hasUrls() else []:
-        if url.isLocalFile() and url.toLocalFile().endswith((".revs", ".py")):
-            return url.toLocalFile()
-    return None
+def _local_files(data: QMimeData) -> list[str]:
+    """The local files of a drop from a file manager (a project or not: the drop says which)."""
+    return [url.toLocalFile() for url in (data.urls() if data.hasUrls() else []) if url.isLocalFile()]
 
 
 _NO_LIMIT = (1 << 24) - 1  # Qt's QWIDGETSIZE_MAX, which PySide6 does not export
@@ -423,16 +420,16 @@ class MainWindow(BottomTabsMixin, QMainWindow):
 
     # ---- dropping files -----------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt API
-        if _project_url(event.mimeData()):
+        if _local_files(event.mimeData()):
             event.acceptProposedAction()
         else:
             super().dragEnterEvent(event)
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt API
-        path = _project_url(event.mimeData())
-        if path:
+        paths = _local_files(event.mimeData())
+        if paths:
             event.acceptProposedAction()
-            self.files.open_file(path)
+            self.files.open_dropped(paths)
         else:
             super().dropEvent(event)
 
