@@ -11,6 +11,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -18,10 +19,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
-from revstudio.core.tempfiles import write_atomic
+from revstudio.core.tempfiles import remove_stale, write_atomic
 from revstudio.qt.document import Document
 
 AUTOSAVE_MS = 30_000
+# ``write_atomic``'s temp files here: ".<key>.revs." or ".<key>.json." + 8 random characters + ".tmp"
+_LEFTOVER = re.compile(r"(\.[\w-]+\.(?:revs|json)\.)[a-z0-9_]{8}\.tmp")
 log = logging.getLogger("revstudio")
 
 
@@ -120,11 +123,19 @@ class RecoveryStore:
             except OSError:
                 pass
 
+    def _remove_leftovers(self) -> None:
+        """Temp files of autosaves killed mid-write: each session writes under its own names, so no
+        later autosave of the same name would ever clear them (only unlocked, older ones go)."""
+        started = time.time()
+        for prefix in {m.group(1) for p in self.folder.iterdir() if (m := _LEFTOVER.fullmatch(p.name))}:
+            remove_stale(str(self.folder), prefix, ".tmp", started)
+
     def pending(self) -> list[Recovery]:
         """Recovery files worth offering, newest first; stale ones are removed."""
         found: list[Recovery] = []
         if not self.folder.is_dir():
             return found
+        self._remove_leftovers()
         for meta_path in self.folder.glob("*.json"):
             file = meta_path.with_suffix(".revs")
             try:

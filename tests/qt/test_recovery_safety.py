@@ -122,3 +122,19 @@ def test_a_recovery_file_that_cannot_be_read_is_kept_and_the_message_says_what_t
     assert "newer revstudio" in text and "damaged" not in text  # the edits are there, not broken
     assert str(store.folder / "untitled-abc.revs") in text and "Ask later" in text and "Discard" in text
     assert (store.folder / "untitled-abc.revs").exists() and store.pending()
+
+
+def test_leftovers_of_killed_autosaves_are_cleaned_at_start(tmp_path, revnet):
+    import os
+
+    store = RecoveryStore(tmp_path / "rec")
+    store.write("0123456789abcdef-aaaa", dumps(revnet), None, "n")
+    old = store.folder / ".0123456789abcdef-dead.revs.k2j4h5g6.tmp"  # a session killed mid-autosave
+    old.write_text("{half")
+    an_hour_ago = time.time() - 3600
+    os.utime(old, (an_hour_ago, an_hour_ago))
+    live = store.folder / ".0123456789abcdef-live.json.abcdefgh.tmp"  # being written right now
+    live.write_text("{")
+    store.pending()
+    assert not old.exists() and live.exists()
+    assert (store.folder / "0123456789abcdef-aaaa.revs").exists()
