@@ -310,8 +310,9 @@ class MainWindow(BottomTabsMixin, QMainWindow):
                 continue
             if not self.files.maybe_save():
                 return False
-            self.document.replace_graph(graph, rec.path)
-            if rec.disk is not None:  # the file as the edits knew it: Save asks if it changed since
+            # an export's project (a session before exports opened untitled) is no file to save into
+            self.document.replace_graph(graph, None if (rec.path or "").lower().endswith(".py") else rec.path)
+            if rec.disk is not None and self.document.path:  # the file as the edits knew it: Save asks if it changed since
                 self.document.remember_disk(rec.disk)
             self.document.mark_dirty()
             rec.discard()

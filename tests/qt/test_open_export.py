@@ -29,3 +29,21 @@ def test_save_after_opening_an_export_asks_for_a_project_file_and_keeps_the_code
     assert "save_as" in dialogs.asked
     assert path.read_text() == code  # the export is untouched
     assert "mine" in load(target).nodes and window.document.path == target
+
+
+def test_a_recovery_of_an_opened_export_restores_as_an_untitled_copy(make_window, revnet, dialogs, tmp_path):
+    import json
+
+    from revstudio.qt.autosave import RecoveryStore
+
+    path, code = _export_like(revnet, tmp_path)
+    store = RecoveryStore(tmp_path / "recovery")  # left by a session before this fix, path and all
+    store.write("k-1", dumps(revnet), str(path), revnet.name)
+    meta = store.folder / "k-1.json"
+    meta.write_text(json.dumps({**json.loads(meta.read_text()), "pid": 0, "proc": None}))
+    window = make_window()
+    dialogs.restore.append("restore")
+    assert window.offer_recovery()
+    assert window.document.path is None and window.document.is_dirty()
+    dialogs.save_paths.append(None)  # Save asks where (and is cancelled): never the code
+    assert not window.files.save() and path.read_text() == code
