@@ -103,9 +103,12 @@ class FileController(QObject):
 
     def maybe_save(self) -> bool:
         """True if it is fine to drop the current document (saved, discarded or unchanged)."""
-        if not self.document.is_dirty():
+        name = self.display_name()
+        if self.document.disk_state() == "deleted":  # this window holds the only copy now
+            name += " (deleted on disk)"
+        elif not self.document.is_dirty():
             return True
-        answer = self.dialogs.ask_unsaved(self.window, self.display_name())
+        answer = self.dialogs.ask_unsaved(self.window, name)
         if answer == "save":
             return self.save()
         return answer == "discard"

@@ -142,3 +142,13 @@ def test_a_deleted_folder_points_to_save_as(make_window, revnet, dialogs, tmp_pa
     _activate(window, settle)
     message = window.statusBar().currentMessage()
     assert "folder" in message and "Save As" in message and "Save writes it again" not in message
+
+
+def test_closing_a_project_deleted_on_disk_asks_first(make_window, revnet, dialogs, tmp_path):
+    path = _saved(revnet, tmp_path)
+    window = make_window(load(path), path)  # no edits: the window holds the only copy once it is gone
+    os.remove(path)
+    dialogs.unsaved.append("save")
+    assert window.close()
+    assert dialogs.asked[-1].startswith("unsaved:doc.revs") and "deleted" in dialogs.asked[-1]
+    assert load(path).node("f").params == revnet.node("f").params  # written back
