@@ -198,8 +198,9 @@ class Autosaver(QObject):
         return self.store.folder / f"{self._key}.revs"
 
     def save_now(self) -> bool:
-        """Autosave if there are unsaved edits; True if a file was written."""
-        if not self.document.is_dirty():
+        """Autosave if there are unsaved edits (or the file was deleted on disk: this window holds
+        the only copy); True if a file was written."""
+        if not self.document.is_dirty() and self.document.disk_state() != "deleted":
             return False
         from revstudio.core.project import dumps
 

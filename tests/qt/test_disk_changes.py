@@ -152,3 +152,11 @@ def test_closing_a_project_deleted_on_disk_asks_first(make_window, revnet, dialo
     assert window.close()
     assert dialogs.asked[-1].startswith("unsaved:doc.revs") and "deleted" in dialogs.asked[-1]
     assert load(path).node("f").params == revnet.node("f").params  # written back
+
+
+def test_a_project_deleted_on_disk_is_autosaved_though_unedited(make_window, revnet, tmp_path):
+    path = _saved(revnet, tmp_path)
+    window = make_window(load(path), path)
+    os.remove(path)  # a crash now would lose the only copy, which is in this window
+    assert window.autosaver.save_now()
+    assert "f" in load(str(window.autosaver.recovery_file)).nodes
