@@ -37,8 +37,11 @@ def make_excepthook(window_getter: Callable[[], object], show_dialog: bool = Tru
         print(text, file=sys.stderr)  # for whoever runs it from a terminal
         window = window_getter()
         saver = getattr(window, "autosaver", None)
+        saved = "Your work is autosaved."
         if saver is not None:
             saver.save_now()  # never lose an edit to a bug
+            if saver.document.is_dirty() and saver.last_error:  # never claim a copy that is not there
+                saved = f"{saver.last_error}."
         if busy or not show_dialog or window is None:
             return
         busy = True  # an error while the message is open must not stack dialogs
@@ -46,7 +49,7 @@ def make_excepthook(window_getter: Callable[[], object], show_dialog: bool = Tru
             QMessageBox.warning(
                 window, "Something went wrong",  # type: ignore[arg-type]
                 f"revstudio hit an unexpected error: {kind.__name__}: {exc}\n\n"
-                "Your work is autosaved. Details are in the Log tab; please report them.")
+                f"{saved} Details are in the Log tab; please report them.")
         finally:
             busy = False
 
@@ -79,6 +82,9 @@ def run_app(path: str | None) -> int:
     window = MainWindow()
     sys.excepthook = make_excepthook(lambda: window)
     _quit_on_ctrl_c(window)
+    for number in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):  # (SIGHUP: its terminal closed)
+        if number is not None:
+            signal.signal(number, lambda n, _f: QTimer.singleShot(0, lambda: _terminate(window, n)))
     window.show()
     window.open_later(path)
     _tell_about_plugin_problems(window)
@@ -98,6 +104,24 @@ def _tell_about_plugin_problems(window: object) -> None:
     if found and callable(show):
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         show(f"{found[0]}{more}; see the Log tab")
+
+
+def _terminate(window: QWidget, number: int = signal.SIGTERM) -> None:
+    """SIGTERM (a logout, a shutdown, ``kill PID``) or SIGHUP: no one is there to answer "save changes?".
+
+    The unsaved edits go to the recovery file, which is kept (the next start offers it), a
+    training run is stopped at a checkpoint, and the app exits without closing the window
+    (a clean close would discard the recovery file)."""
+    saver = getattr(window, "autosaver", None)
+    if saver is not None:
+        saver.timer.stop()
+        if saver.save_now():
+            log.warning("terminated: the unsaved edits are in %s; the next start offers them",
+                        saver.recovery_file)
+    training = getattr(window, "training", None)
+    if training is not None:
+        training.shutdown()
+    QCoreApplication.exit(128 + int(number))
 
 
 def _quit_on_ctrl_c(window: QWidget) -> None:

@@ -1,9 +1,9 @@
 """Crash recovery: the open document is autosaved to a recovery file every 30 s.
 
-One recovery file per open document lives in ``<AppDataLocation>/recovery``
-with a small JSON sidecar naming the document it belongs to. A clean save or
-close removes both; on start, recovery files newer than their document (or
-whose document was never saved) are offered for restoring.
+One recovery file per open document and session lives in ``<AppDataLocation>/recovery``
+with a small JSON sidecar naming the document and the session that wrote it. A clean
+save or close removes both; on start, recovery files of dead sessions are offered for
+restoring unless their document on disk already holds exactly the same text.
 """
 from __future__ import annotations
 
@@ -11,17 +11,20 @@ import hashlib
 import json
 import logging
 import os
+import re
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QStandardPaths, QTimer
+from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
-from revstudio.core.tempfiles import write_atomic
+from revstudio.core.tempfiles import remove_stale, write_atomic
 from revstudio.qt.document import Document
 
 AUTOSAVE_MS = 30_000
+# ``write_atomic``'s temp files here: ".<key>.revs." or ".<key>.json." + 8 random characters + ".tmp"
+_LEFTOVER = re.compile(r"(\.[\w-]+\.(?:revs|json)\.)[a-z0-9_]{8}\.tmp")
 log = logging.getLogger("revstudio")
 
 
@@ -39,11 +42,14 @@ class Recovery:
     path: str | None    # the document it belongs to (None: never saved)
     name: str
     saved: float        # time.time() of the autosave
+    changed_on_disk: bool = False  # the document was rewritten (by another program) after it
+    disk: tuple[int, int, int] | None = None  # the document's file as the crashed session knew it
 
     def describe(self) -> str:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.saved))
         what = self.path or f"unsaved project '{self.name}'"
-        return f"{what} (autosaved {when})"
+        note = "; the file was changed on disk after this autosave" if self.changed_on_disk else ""
+        return f"{what} (autosaved {when}{note})"
 
     def discard(self) -> None:
         for p in (self.file, self.meta):
@@ -53,8 +59,27 @@ class Recovery:
                 pass
 
 
-def _pid_alive(pid: int) -> bool:
+def process_stamp(pid: int) -> str | None:
+    """Who process ``pid`` is: this boot's id and the process's start time (Linux ``/proc``).
+
+    A pid alone names another program after a reboot or a long time; the stamp does not.
+    None where the platform cannot tell."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return f"{boot}:{fields[19]}"  # field 22 of proc(5), counted after "pid (comm)"
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _writer_alive(pid: int, stamp: object) -> bool:
     """True if the session that wrote a recovery file still runs (it is not a crash)."""
+    if isinstance(stamp, str) and process_stamp(os.getpid()) is not None:
+        return process_stamp(pid) == stamp  # a reused pid is another program: the writer is gone
+    return _pid_alive(pid)
+
+
+def _pid_alive(pid: int) -> bool:
     if pid == os.getpid():
         return True  # written by this very session
     if pid <= 0:
@@ -75,15 +100,17 @@ class RecoveryStore:
         self.folder = Path(folder) if folder is not None else default_recovery_dir()
 
     def key_for(self, path: str | None, token: str) -> str:
-        if path:
-            return hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:16]
+        if path:  # the session's token too: two windows on one file must not share (or delete) one
+            return f"{hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:16]}-{token}"
         return f"untitled-{token}"
 
-    def write(self, key: str, text: str, path: str | None, name: str) -> Path:
+    def write(self, key: str, text: str, path: str | None, name: str,
+              disk: tuple[int, int, int] | None = None) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
         target = self.folder / f"{key}.revs"
         meta = {"path": os.path.abspath(path) if path else None, "name": name,
-                "saved": time.time(), "pid": os.getpid()}
+                "saved": time.time(), "pid": os.getpid(), "proc": process_stamp(os.getpid()),
+                "disk": list(disk) if disk else None}
         # Write the text before the sidecar so a half-written pair is never offered.
         write_atomic(target, text)
         write_atomic(self.folder / f"{key}.json", json.dumps(meta))
@@ -96,33 +123,60 @@ class RecoveryStore:
             except OSError:
                 pass
 
+    def _remove_leftovers(self) -> None:
+        """Temp files of autosaves killed mid-write: each session writes under its own names, so no
+        later autosave of the same name would ever clear them (only unlocked, older ones go)."""
+        started = time.time()
+        for prefix in {m.group(1) for p in self.folder.iterdir() if (m := _LEFTOVER.fullmatch(p.name))}:
+            remove_stale(str(self.folder), prefix, ".tmp", started)
+
     def pending(self) -> list[Recovery]:
         """Recovery files worth offering, newest first; stale ones are removed."""
         found: list[Recovery] = []
         if not self.folder.is_dir():
             return found
+        self._remove_leftovers()
         for meta_path in self.folder.glob("*.json"):
             file = meta_path.with_suffix(".revs")
             try:
                 meta = json.loads(meta_path.read_text(encoding="utf-8"))
-                saved = float(meta["saved"])
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
+                saved, pid, path = float(meta["saved"]), int(meta.get("pid", 0)), meta.get("path")
+                if path is not None and not isinstance(path, str):
+                    raise TypeError("path")
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                continue  # a damaged sidecar (not ours to judge): the others are still offered
             if not file.exists():
                 continue
-            if _pid_alive(int(meta.get("pid", 0))):
+            if _writer_alive(pid, meta.get("proc")):
                 continue  # belongs to another running revstudio
-            rec = Recovery(file, meta_path, meta.get("path"), str(meta.get("name", "untitled")), saved)
-            if rec.path and os.path.exists(rec.path) and os.path.getmtime(rec.path) >= saved:
-                rec.discard()  # the document was saved after this autosave
+            newer = isinstance(path, str) and os.path.exists(path) and os.path.getmtime(path) >= saved
+            rec = Recovery(file, meta_path, path, str(meta.get("name", "untitled")), saved, newer,
+                           _stamp(meta.get("disk")))
+            if isinstance(path, str) and newer and _same_text(path, file):
+                rec.discard()  # the document was saved with these very edits after this autosave
                 continue
             found.append(rec)
         found.sort(key=lambda r: r.saved, reverse=True)
         return found
 
 
+def _stamp(value: object) -> tuple[int, int, int] | None:
+    if isinstance(value, list) and len(value) == 3 and all(type(v) is int for v in value):
+        return (value[0], value[1], value[2])
+    return None
+
+
+def _same_text(path: str, file: Path) -> bool:
+    try:
+        return Path(path).read_bytes() == file.read_bytes()
+    except OSError:
+        return False
+
+
 class Autosaver(QObject):
     """Writes the document's recovery file while it has unsaved edits."""
+
+    failed = Signal(str)  # an autosave could not be written (said once per distinct reason)
 
     def __init__(self, document: Document, store: RecoveryStore, interval_ms: int = AUTOSAVE_MS,
                  parent: QObject | None = None) -> None:
@@ -144,18 +198,22 @@ class Autosaver(QObject):
         return self.store.folder / f"{self._key}.revs"
 
     def save_now(self) -> bool:
-        """Autosave if there are unsaved edits; True if a file was written."""
-        if not self.document.is_dirty():
+        """Autosave if there are unsaved edits (or the file was deleted on disk: this window holds
+        the only copy); True if a file was written."""
+        if not self.document.is_dirty() and self.document.disk_state() != "deleted":
             return False
         from revstudio.core.project import dumps
 
         try:
             self.store.write(self._key, dumps(self.document.graph), self.document.path,
-                             self.document.graph.name)
+                             self.document.graph.name, self.document.disk)
         except Exception as exc:  # a full disk must not take the editor down
-            error = f"autosave to {self.store.folder} failed: {exc}; save your work with Save As"
+            reason = (exc.strerror if isinstance(exc, OSError) else None) or exc
+            error = (f"Autosave to {self.store.folder} failed ({reason}): your edits have no recovery "
+                     "copy; save your work with Save As (to another disk if this one is full)")
             if error != self.last_error:  # say it once, not every 30 s
                 log.warning(error)
+                self.failed.emit(error)
             self.last_error = error
             return False
         self.last_error = None

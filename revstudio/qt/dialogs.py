@@ -65,6 +65,22 @@ class Dialogs:
             path += ".revs"
         return path or None
 
+    def ask_overwrite(self, parent: QWidget, path: str) -> str:
+        """'overwrite', 'save_as' or 'cancel' (the default) for a file another program changed."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "File changed on disk",
+                          f"{path} was changed by another program since you opened or saved it.",
+                          parent=parent)
+        box.setInformativeText("Overwrite it with your version, or save yours under another name?")
+        overwrite = box.addButton("Overwrite", QMessageBox.ButtonRole.DestructiveRole)
+        save_as = box.addButton("Save As…", QMessageBox.ButtonRole.AcceptRole)
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(cancel)
+        box.exec()
+        clicked = box.clickedButton()
+        if clicked is overwrite:
+            return "overwrite"
+        return "save_as" if clicked is save_as else "cancel"
+
     def ask_restore(self, parent: QWidget, description: str) -> str:
         """'restore', 'discard' or 'later' for one recovery file."""
         box = QMessageBox(QMessageBox.Icon.Question, "Recover unsaved work",

@@ -9,7 +9,9 @@ copy of the truth.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +28,33 @@ log = logging.getLogger("revstudio")
 # 0.3-1 s, so it waits for a pause in the typing (one re-check for "128", not three stalls).
 TYPING_NODES = 200  # nodes, group bodies included
 TYPING_MS = 300
+
+DiskStamp = tuple[int, int, int]
+
+
+def disk_stamp(path: str | None) -> DiskStamp | None:
+    """What the file at ``path`` is now (modified time, size, inode); None if it is not there."""
+    if not path:
+        return None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def disk_digest(path: str | None) -> str | None:
+    """A digest of the file's bytes: a file touched or rewritten with the same text is not a change."""
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            digest = hashlib.sha256()
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    except (OSError, ValueError):
+        return None
 
 
 def _new_memo() -> Any:
@@ -98,6 +127,10 @@ class Document(QObject):
         super().__init__(parent)
         self.graph = graph if graph is not None else Graph()
         self.path = path
+        # The file as this document last read or wrote it: another program's change shows as a
+        # different stamp, so Save can ask before overwriting it.
+        self.disk: DiskStamp | None = disk_stamp(path)
+        self.digest = disk_digest(path) if self.disk else None
         self.undo_stack = QUndoStack(self)
         # A bound method, not a lambda: Qt drops the connection when the document dies.
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
@@ -221,6 +254,7 @@ class Document(QObject):
         self.incremental = IncrementalCheck()  # nothing kept from the last project's graphs
         self.memo = _new_memo()
         self.path = path
+        self.disk, self.digest = disk_stamp(path), disk_digest(path)
         self._index = 0  # emptying the stack is no undo: nothing to say ("Undid 3 edits")
         self.undo_stack.clear()
         self._watch(graph)
@@ -245,7 +279,24 @@ class Document(QObject):
         self.undo_stack.resetClean()
         self.dirtyChanged.emit(True)
 
+    def disk_state(self) -> str | None:
+        """'changed' or 'deleted' when the file on disk is no longer the one this document
+        read or wrote (another program or window), else None."""
+        if self.disk is None:
+            return None
+        now = disk_stamp(self.path)
+        if now is None:
+            return "deleted"
+        if now != self.disk and self.digest is not None and disk_digest(self.path) == self.digest:
+            self.disk = now  # touched, or rewritten with the very same bytes: nothing to say
+        return None if now == self.disk else "changed"
+
+    def remember_disk(self, stamp: DiskStamp | None) -> None:
+        """The file as these edits knew it (a restored recovery file): any change since is one."""
+        self.disk, self.digest = stamp, None
+
     def mark_saved(self, path: str) -> None:
         self.path = path
+        self.disk, self.digest = disk_stamp(path), disk_digest(path)
         self.undo_stack.setClean()
         self.pathChanged.emit(path)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from PySide6.QtWidgets import QWidget
 from revstudio import resources
 from revstudio.core.graph import Graph
 from revstudio.qt.dialogs import Dialogs
-from revstudio.qt.document import Document
+from revstudio.qt.document import Document, disk_stamp
 from revstudio.qt.settings import Settings
 
 log = logging.getLogger("revstudio")
@@ -64,6 +65,15 @@ def _anchor_data(graph: Graph, folder: Path) -> None:
         graph.training = {**graph.training, **anchored}
 
 
+def _read_only(path: str) -> bool:
+    """The file exists and its owner (or the permissions) keep it from being written."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (mode & stat.S_IWUSR) or not os.access(path, os.W_OK)
+
+
 class OpenError(Exception):
     """A project file could not be read at all."""
 
@@ -83,6 +93,7 @@ class FileController(QObject):
         self.dialogs = dialogs or Dialogs()
         # Called just before writing: the window stores view state (zoom, centre) in the graph.
         self.before_save: list[Callable[[], object]] = []
+        self._told: object = None  # the disk state already reported by check_disk
 
     # ---- asking before losing edits -----------------------------------
     def display_name(self) -> str:
@@ -92,9 +103,12 @@ class FileController(QObject):
 
     def maybe_save(self) -> bool:
         """True if it is fine to drop the current document (saved, discarded or unchanged)."""
-        if not self.document.is_dirty():
+        name = self.display_name()
+        if self.document.disk_state() == "deleted":  # this window holds the only copy now
+            name += " (deleted on disk)"
+        elif not self.document.is_dirty():
             return True
-        answer = self.dialogs.ask_unsaved(self.window, self.display_name())
+        answer = self.dialogs.ask_unsaved(self.window, name)
         if answer == "save":
             return self.save()
         return answer == "discard"
@@ -116,6 +130,17 @@ class FileController(QObject):
                 return False
         return self.load_path(path)
 
+    def open_dropped(self, paths: list[str]) -> bool:
+        """Files dropped on the window: the first project (``.revs`` or an exported ``.py``, any
+        case) opens; a drop with none says so, naming the file."""
+        project = next((p for p in paths if p.lower().endswith((".revs", ".py"))), None)
+        if project is not None:
+            return self.open_file(project)
+        more = f" (and {len(paths) - 1} more)" if len(paths) > 1 else ""
+        self.message.emit(f"{os.path.basename(paths[0])}{more} is not a revstudio project: "
+                          "drop a .revs file or an exported .py")
+        return False
+
     def load_path(self, path: str) -> bool:
         """Open ``path`` without asking; refuse with a clear message if unreadable."""
         try:
@@ -126,12 +151,20 @@ class FileController(QObject):
             if not os.path.exists(path):
                 self.recentChanged.emit(self.settings.remove_recent(path))
             return False
-        self.document.replace_graph(graph, os.path.abspath(path))
+        export = path.lower().endswith(".py")
+        if export:
+            # the project embedded in exported code: an untitled copy, so Save never writes the
+            # project's JSON over the code (Save As asks for a .revs file)
+            graph.name = graph.name or os.path.splitext(os.path.basename(path))[0]
+            _anchor_data(graph, Path(path).resolve().parent)
+        self.document.replace_graph(graph, None if export else os.path.abspath(path))
         self.settings.set_last_dir(path)
         self.recentChanged.emit(self.settings.add_recent(path))
         report = self.document.report
         errors = sum(1 for d in (getattr(report, "diagnostics", None) or []) if d.severity == "error")
-        note = f"Opened {path}" + (f" with {errors} error(s): see Problems" if errors else "")
+        note = f"Opened {path}" + (" as an untitled copy (Save As writes a .revs project; the code is "
+                                   "never overwritten)" if export else "")
+        note += f" with {errors} error(s): see Problems" if errors else ""
         log.info(note)
         self.message.emit(note)
         return True
@@ -153,7 +186,40 @@ class FileController(QObject):
     def save(self) -> bool:
         if not self.document.path:
             return self.save_as()
+        if self.document.disk_state() == "changed":
+            # another program (or window) wrote the file since: never overwrite its version unasked
+            answer = self.dialogs.ask_overwrite(self.window, self.document.path)
+            if answer == "save_as":
+                return self.save_as()
+            if answer != "overwrite":
+                self.message.emit(f"Not saved: {self.document.path} was changed on disk")
+                return False
         return self.write(self.document.path)
+
+    def check_disk(self) -> None:
+        """Say (once per change) that the open file was changed or deleted by another program:
+        a document without edits offers to reload it; one with edits keeps them (Save asks)."""
+        path = self.document.path
+        state = self.document.disk_state()
+        seen = (state, disk_stamp(path))
+        if state is None or seen == self._told or not path:
+            return
+        self._told = seen
+        name = os.path.basename(path)
+        if state == "deleted" and not os.path.isdir(os.path.dirname(path)):
+            note = f"The folder of {name} was deleted or moved; Save As keeps the project elsewhere"
+        elif state == "deleted":
+            note = f"{name} was deleted or moved on disk; Save writes it again"
+        elif not self.document.is_dirty() and self.dialogs.confirm(
+                self.window, "File changed on disk",
+                f"{path} was changed by another program. Reload it? (No keeps this version open; "
+                "Save will ask before overwriting the file.)"):
+            self.load_path(path)
+            return
+        else:
+            note = f"{name} was changed on disk by another program; Save will ask before overwriting it"
+        log.warning(note)
+        self.message.emit(note)
 
     def save_as(self) -> bool:
         start = self.document.path or os.path.join(self.settings.last_dir(),
@@ -166,24 +232,43 @@ class FileController(QObject):
         if graph.name in ("", "untitled", old_stem):
             # The name followed the file (or was never chosen): it follows the new file,
             # so the tab, the inspector, the file's "name" and the export's docstring agree.
-            graph.name = os.path.splitext(os.path.basename(path))[0]
+            name, graph.name = graph.name, os.path.splitext(os.path.basename(path))[0]
+            if not self.write(path):
+                graph.name = name  # nothing was written: no file to be named after
+                return False
+            return True
         return self.write(path)
 
     def write(self, path: str) -> bool:
         """Save the document to ``path`` (atomic); reports failure instead of raising."""
         from revstudio.core.project import ProjectError, save
 
+        if _read_only(path):
+            # replacing it would undo its owner's protection: a rename succeeds on a read-only file
+            self.dialogs.error(self.window, "Cannot save project",
+                               f"{path} is read-only. Choose another location with Save As "
+                               "(or make the file writable first).")
+            return False
         for hook in self.before_save:
             hook()
-        self._rebase_data(path)
+        graph = self.document.graph
+        kept = graph.training
+        rebase = self._rebase_data(path)
         try:
-            save(self.document.graph, path)
+            save(graph, path)
         except (OSError, ProjectError) as exc:
+            if graph.training is not kept:  # nothing was saved: the paths start at the project's folder
+                graph.set_training(kept)
             reason = getattr(exc, "strerror", None) or str(exc)
             log.error("could not save %s: %s", path, reason)
-            self.dialogs.error(self.window, "Cannot save project",
-                               f"{path} could not be written: {reason}. Choose another location with Save As.")
+            # a ProjectError of the write names the file already (and says it is unchanged)
+            text = reason if path in reason else f"{path} could not be written: {reason}"
+            self.dialogs.error(self.window, "Cannot save project", f"{text}. Choose another location with Save As.")
             return False
+        if rebase is not None:
+            # The undo stack's run settings move with the file, so undoing an earlier settings change
+            # after this Save As brings back a path that names its data from the new folder.
+            self.document.rebase_training(rebase)
         self.document.mark_saved(os.path.abspath(path))
         self.settings.set_last_dir(path)
         self.recentChanged.emit(self.settings.add_recent(path))
@@ -191,17 +276,18 @@ class FileController(QObject):
         log.info("saved %s", path)
         return True
 
-    def _rebase_data(self, path: str) -> None:
+    def _rebase_data(self, path: str) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
         """Saving to a new folder: data paths as that file should store them (relative to it where
         the data lies in its folder tree or just above, else absolute; docs/editor.md), so an opened
         example's absolute path does not tie the user's file to this install, and a relative path
-        still names the same data from the new folder."""
+        still names the same data from the new folder. Returns the re-expression (None: the same
+        folder), for the undo stack once the file is written."""
         from revstudio.training.data import DATA_KEYS, portable_spec
 
         old = str(Path(self.document.path).resolve().parent if self.document.path else Path.cwd())
         new = str(Path(path).resolve().parent)
         if self.document.path and old == new:
-            return  # the same folder: the paths stay as the user wrote them
+            return None  # the same folder: the paths stay as the user wrote them
         def rebase(section: dict[str, Any]) -> dict[str, Any]:
             return {**section, **{k: portable_spec(section[k], old, new) for k in DATA_KEYS if k in section}}
 
@@ -209,9 +295,7 @@ class FileController(QObject):
         moved = rebase(graph.training)
         if moved != graph.training:
             graph.set_training(moved)  # not an edit: the same data, re-expressed
-        # The undo stack's run settings move with it, so undoing an earlier settings change after
-        # this Save As brings back a path that names its data from the new folder.
-        self.document.rebase_training(rebase)
+        return rebase
 
     def clear_recent(self) -> None:
         self.settings.clear_recent()

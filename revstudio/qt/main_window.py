@@ -52,12 +52,9 @@ from revstudio.qt.training.ui import install as install_training
 log = logging.getLogger("revstudio")
 
 
-def _project_url(data: QMimeData) -> str | None:
-    """The local project file in a drop from a file manager, if any."""
-    for url in data.urls() if data.hasUrls() else []:
-        if url.isLocalFile() and url.toLocalFile().endswith((".revs", ".py")):
-            return url.toLocalFile()
-    return None
+def _local_files(data: QMimeData) -> list[str]:
+    """The local files of a drop from a file manager (a project or not: the drop says which)."""
+    return [url.toLocalFile() for url in (data.urls() if data.hasUrls() else []) if url.isLocalFile()]
 
 
 _NO_LIMIT = (1 << 24) - 1  # Qt's QWIDGETSIZE_MAX, which PySide6 does not export
@@ -91,6 +88,7 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         if autosave_ms == AUTOSAVE_MS:  # the default: the user's preference decides
             autosave_ms = self.settings.autosave_seconds * 1000
         self.autosaver = Autosaver(self.document, self.recovery, autosave_ms, self)
+        self.autosaver.failed.connect(self.show_message)
 
         self.tabs = CanvasTabs(self.document, self)
         self.files.before_save.append(self.tabs.store_view)
@@ -307,11 +305,15 @@ class MainWindow(BottomTabsMixin, QMainWindow):
             try:
                 graph = read_project(str(rec.file))
             except OpenError as exc:
-                self.dialogs.error(self, "Cannot restore", f"The recovery file is damaged: {exc}")
+                self.dialogs.error(self, "Cannot restore", f"The autosaved copy cannot be read: {exc}. The file is "
+                                   "kept: Ask later keeps offering it, Discard deletes it.")
                 continue
             if not self.files.maybe_save():
                 return False
-            self.document.replace_graph(graph, rec.path)
+            # an export's project (a session before exports opened untitled) is no file to save into
+            self.document.replace_graph(graph, None if (rec.path or "").lower().endswith(".py") else rec.path)
+            if rec.disk is not None and self.document.path:  # the file as the edits knew it: Save asks if it changed since
+                self.document.remember_disk(rec.disk)
             self.document.mark_dirty()
             rec.discard()
             self.autosaver.save_now()  # the restored edits are again only in memory: keep a copy
@@ -419,16 +421,16 @@ class MainWindow(BottomTabsMixin, QMainWindow):
 
     # ---- dropping files -----------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt API
-        if _project_url(event.mimeData()):
+        if _local_files(event.mimeData()):
             event.acceptProposedAction()
         else:
             super().dragEnterEvent(event)
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt API
-        path = _project_url(event.mimeData())
-        if path:
+        paths = _local_files(event.mimeData())
+        if paths:
             event.acceptProposedAction()
-            self.files.open_file(path)
+            self.files.open_dropped(paths)
         else:
             super().dropEvent(event)
 
@@ -481,6 +483,9 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         if isinstance(event, QStatusTipEvent):  # a menu item's tip: in the message label, not painted over the figures
             self.statusBar().showMessage(event.tip())
             return True
+        if event.type() == QEvent.Type.WindowActivate:
+            # back from another program: did it change or delete the file? (asked after the event)
+            QTimer.singleShot(0, self.files.check_disk)
         if event.type() == QEvent.Type.Paint and not self._painted:
             self._painted = True
             for fn in self._after_paint:

@@ -47,6 +47,7 @@ class ScriptedDialogs:
         self.confirms: list[bool] = []      # answers to yes/no questions (delete runs)
         self.stop_runs: list[bool] = []     # answers to "a run is training: stop it and quit?"
         self.texts: list[str | None] = []   # answers to "new name?" (None: cancelled)
+        self.overwrites: list[str] = []     # answers to "the file changed on disk: overwrite?"
 
     def ask_unsaved(self, parent: Any, name: str) -> str:
         self.asked.append(f"unsaved:{name}")
@@ -77,6 +78,10 @@ class ScriptedDialogs:
     def save_path(self, parent: Any, start: str) -> str | None:
         self.asked.append("save_as")
         return self.save_paths.pop(0) if self.save_paths else None
+
+    def ask_overwrite(self, parent: Any, path: str) -> str:
+        self.asked.append(f"overwrite:{path}")
+        return self.overwrites.pop(0) if self.overwrites else "cancel"
 
     def ask_restore(self, parent: Any, description: str) -> str:
         self.asked.append(f"restore:{description}")

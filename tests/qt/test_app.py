@@ -342,7 +342,7 @@ def test_autosave_failure_is_logged_once(make_window, revnet, tmp_path):
     window.document.mark_dirty()
     assert not window.autosaver.save_now() and not window.autosaver.save_now()
     log = window.bottom.log.toPlainText()
-    assert log.count("autosave to") == 1 and "Save As" in log
+    assert log.lower().count("autosave to") == 1 and "Save As" in log
 
 
 def test_preferences_apply_at_once_and_persist(make_window, revnet, tmp_path, qtbot):
