@@ -51,6 +51,7 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
     last = _last_steps(b, regions)
     units: dict[str, list[Unit]] = {m: [] for m in MODES}
     done: set[Any] = set()
+    pins: dict[Value, int] = {}  # checkpoint mode: segment inputs that hold more (or less) than their bytes
     for nid in b.order:
         units["standard"] += flat["standard"].units(nid)
         region = by_node.get(nid)
@@ -60,7 +61,7 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
             if id(region) not in done:
                 done.add(id(region))
                 units["reversible"].append(b.region(region))
-                units["checkpoint"] += _region_pieces(b, walker, region, recompute)
+                units["checkpoint"] += _region_pieces(b, walker, region, recompute, pins)
                 units["checkpoint"].append(_held_inputs(walker, region))
             continue
         units["reversible"] += flat["reversible"].units(nid)
@@ -71,16 +72,19 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
                 units["checkpoint"].append(segment(b, f"segment {run[0]}..{run[-1]}", run, recompute(run)))
             continue
         units["checkpoint"] += flat["checkpoint"].units(nid)
+    for v, more in pins.items():
+        flat["checkpoint"].resize(v, flat["checkpoint"].nbytes(v) + more)
     return {mode: flat[mode].walk(units[mode]) for mode in MODES}, tuple(sorted(b.breaks))
 
 
-def _region_pieces(b: UnitBuilder, walker: _Walker, region: Any, recompute: Any) -> list[Unit]:
+def _region_pieces(b: UnitBuilder, walker: _Walker, region: Any, recompute: Any,
+                   pins: dict[Value, int] | None = None) -> list[Unit]:
     """Checkpoint mode's segments of ``region``, built last to first: a segment hands the one
     before it its inputs' gradients, and where one is a view of a larger buffer (a coupling's
     x2, whose gradient the Concat after it slices from the joined one: ``Walk.grads``) the
     segment before seeds its recompute with that buffer, which goes once its backward has used
     it (random network 62 at batch 8: 3.8 % over with the rest of the buffer counted to the end
-    of that segment's backward)."""
+    of that segment's backward). ``pins``: ``peak_segments._pinned``'s, per segment input."""
     found: list[Unit] = []
     handed: dict[Value, int] = {}
     segments = list(enumerate(_region_segment_nodes(walker, region)[1]))
@@ -91,7 +95,7 @@ def _region_pieces(b: UnitBuilder, walker: _Walker, region: Any, recompute: Any)
         if members:
             elsewhere = set().union(*(s for i, s in enumerate(inputs) if i != k))
             unit = pieces(b, f"{getattr(region, 'id', '')}#{k}", members, recompute(m[0] for m in members), handed,
-                          elsewhere, crossing[k])
+                          elsewhere, crossing[k], pins)
             handed = dict(unit.grad_bytes or {})
             found.append(unit)
     return found[::-1]

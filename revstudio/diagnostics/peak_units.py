@@ -117,7 +117,7 @@ class UnitBuilder:
         facts = self._facts.get(nid)
         if facts is None:
             facts = self._facts[nid] = self._unit_facts(nid)
-        mean, fresh, params, fwd, work, grad, shared, held, more, guard, last, stop, params_last, viewed = facts
+        mean, fresh, params, fwd, work, grad, shared, held, more, guard, last, stop, params_last, viewed, unpack = facts
         made = self.makes(nid) if makes is None else makes
         # a mean Merge hands every input one gradient, its output's divided by n, not one each
         # (a mean of two halves was 14 % over, of three 29 %)
@@ -126,7 +126,7 @@ class UnitBuilder:
         return Unit(nid if name is None else name, self.reads(nid) if reads is None else reads, made, saved,
                     extra, params, fresh, fwd, work, grad, extra_fwd=extra - shared if shared else None,
                     work_shared=more, guard_bytes=guard, output_last=last, work_stop=stop, extra_held=held,
-                    params_last=params_last, grads_viewed=viewed, joined=shared_grad)
+                    params_last=params_last, grads_viewed=viewed, joined=shared_grad, unpack_bytes=unpack)
 
     def _unit_facts(self, nid: str) -> tuple[Any, ...]:
         """What every unit of node ``nid`` has, whatever it keeps, reads and makes (once per node)."""
@@ -144,7 +144,8 @@ class UnitBuilder:
                 bool(self.makes(nid)) and self.flag.get(nid, False), shared, held, more, guard_bytes(view),
                 output_last(view), save_rules.declared_stop_bytes(view, saves, extra),
                 params // 2 if info.type == "ActNorm" else 0,
-                info.type == "Linear" and len(view.inputs.get("in") or ()) > 1)
+                info.type == "Linear" and len(view.inputs.get("in") or ()) > 1,
+                peak_invconv.unpack_bytes(view, self.elem) if info.type == "InvConv1x1" else 0)
 
 
     def node_work(self, nid: str) -> int:
