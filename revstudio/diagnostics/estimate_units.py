@@ -10,7 +10,7 @@ from collections.abc import Set as AbstractSet
 from types import SimpleNamespace
 from typing import Any
 
-from . import peak_steps
+from . import peak_layouts, peak_steps
 from .estimate_segments import _region_segment_nodes
 from .estimate_walk import _values_of, _Walker
 from .peak import Unit, Value, Walk
@@ -64,7 +64,7 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
                 units["checkpoint"] += _region_pieces(b, walker, region, recompute, pins)
                 units["checkpoint"].append(_held_inputs(walker, region))
             continue
-        units["reversible"] += flat["reversible"].units(nid)
+        units["reversible"] += _relaid(b, nid, flat["reversible"].units(nid))
         if nid in run_of:
             if ("run", run_of[nid]) not in done:
                 done.add(("run", run_of[nid]))
@@ -101,6 +101,15 @@ def _region_pieces(b: UnitBuilder, walker: _Walker, region: Any, recompute: Any,
     return found[::-1]
 
 
+def _relaid(b: UnitBuilder, nid: str, found: list[Unit]) -> list[Unit]:
+    """An ordinary layer's units where regions run as streams (reversible mode): a Conv reading a
+    channels_last value copies its weight's gradient after its backward (``peak_layouts.weight_copy``)."""
+    more = peak_layouts.weight_copy(b, nid)
+    for u in found if more else ():
+        u.work_after = max(u.work_after, more)
+    return found
+
+
 def _last_steps(b: UnitBuilder, regions: Sequence[Any]) -> dict[int, str | None]:
     """Per region (by ``id``): the node it runs last."""
     return {id(r): max((n for n in getattr(r, "nodes", ()) if n in b.position), key=b.position.__getitem__,
@@ -132,7 +141,7 @@ def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_b
         region = by_node.get(nid)
         head = heads.get(getattr(region, "id", ""), frozenset()) if region is not None else frozenset()
         if region is None or nid in head:
-            units += flat.units(nid)
+            units += _relaid(b, nid, flat.units(nid)) if region is None else flat.units(nid)
             if region is not None and last[id(region)] == nid and set(getattr(region, "nodes", ())) <= head:
                 units.append(_held_inputs(walker, region))  # kept whole: it runs as in standard mode
         elif id(region) not in done:
