@@ -317,8 +317,12 @@ def _estimate(graph: Graph, report: Any, regions: Sequence[Any] | None, batch: i
         # cannot compound): the kept outputs take 8 bytes per value, but for those a flow
         # layer with weights makes in pairs (no correction)
         "reversible": walker.per_node(*walker.kept(in_regions, region_outputs),
-                                      wide=with_correction(report.nodes, elem, stream_bytes, region_outputs,
-                                                           moved_inputs(walker, regions)),
+                                      # (per region: skip network 95's y1, the next region's input,
+                                      # was taken for one moved about there, with no correction)
+                                      wide=[v for r, (_, _, _, outs) in zip(regions, parts)
+                                            for v in with_correction(report.nodes, elem, stream_bytes,
+                                                                     _values_of(walker, outs),
+                                                                     moved_inputs(walker, [r]))],
                                       # (a wide output is kept as the value handed out and its rounding
                                       # residual, both in the model's dtype: a float64 stream of a
                                       # bfloat16 model keeps 4 bytes a value, a float32 pair 8)

@@ -10,7 +10,7 @@ from collections.abc import Set as AbstractSet
 from types import SimpleNamespace
 from typing import Any
 
-from . import peak_steps
+from . import peak_layouts, peak_steps
 from .estimate_segments import _region_segment_nodes
 from .estimate_walk import _values_of, _Walker
 from .peak import Unit, Value, Walk
@@ -51,6 +51,7 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
     last = _last_steps(b, regions)
     units: dict[str, list[Unit]] = {m: [] for m in MODES}
     done: set[Any] = set()
+    pins: dict[Value, int] = {}  # checkpoint mode: segment inputs that hold more (or less) than their bytes
     for nid in b.order:
         units["standard"] += flat["standard"].units(nid)
         region = by_node.get(nid)
@@ -60,10 +61,10 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
             if id(region) not in done:
                 done.add(id(region))
                 units["reversible"].append(b.region(region))
-                units["checkpoint"] += _region_pieces(b, walker, region, recompute)
+                units["checkpoint"] += _region_pieces(b, walker, region, recompute, pins)
                 units["checkpoint"].append(_held_inputs(walker, region))
             continue
-        units["reversible"] += flat["reversible"].units(nid)
+        units["reversible"] += _relaid(b, nid, flat["reversible"].units(nid))
         if nid in run_of:
             if ("run", run_of[nid]) not in done:
                 done.add(("run", run_of[nid]))
@@ -71,16 +72,19 @@ def _peaks(walker: _Walker, order: list[str], regions: Sequence[Any], runs: list
                 units["checkpoint"].append(segment(b, f"segment {run[0]}..{run[-1]}", run, recompute(run)))
             continue
         units["checkpoint"] += flat["checkpoint"].units(nid)
+    for v, more in pins.items():
+        flat["checkpoint"].resize(v, flat["checkpoint"].nbytes(v) + more)
     return {mode: flat[mode].walk(units[mode]) for mode in MODES}, tuple(sorted(b.breaks))
 
 
-def _region_pieces(b: UnitBuilder, walker: _Walker, region: Any, recompute: Any) -> list[Unit]:
+def _region_pieces(b: UnitBuilder, walker: _Walker, region: Any, recompute: Any,
+                   pins: dict[Value, int] | None = None) -> list[Unit]:
     """Checkpoint mode's segments of ``region``, built last to first: a segment hands the one
     before it its inputs' gradients, and where one is a view of a larger buffer (a coupling's
     x2, whose gradient the Concat after it slices from the joined one: ``Walk.grads``) the
     segment before seeds its recompute with that buffer, which goes once its backward has used
     it (random network 62 at batch 8: 3.8 % over with the rest of the buffer counted to the end
-    of that segment's backward)."""
+    of that segment's backward). ``pins``: ``peak_segments._pinned``'s, per segment input."""
     found: list[Unit] = []
     handed: dict[Value, int] = {}
     segments = list(enumerate(_region_segment_nodes(walker, region)[1]))
@@ -91,10 +95,19 @@ def _region_pieces(b: UnitBuilder, walker: _Walker, region: Any, recompute: Any)
         if members:
             elsewhere = set().union(*(s for i, s in enumerate(inputs) if i != k))
             unit = pieces(b, f"{getattr(region, 'id', '')}#{k}", members, recompute(m[0] for m in members), handed,
-                          elsewhere, crossing[k])
+                          elsewhere, crossing[k], pins)
             handed = dict(unit.grad_bytes or {})
             found.append(unit)
     return found[::-1]
+
+
+def _relaid(b: UnitBuilder, nid: str, found: list[Unit]) -> list[Unit]:
+    """An ordinary layer's units where regions run as streams (reversible mode): a Conv reading a
+    channels_last value copies its weight's gradient after its backward (``peak_layouts.weight_copy``)."""
+    more = peak_layouts.weight_copy(b, nid)
+    for u in found if more else ():
+        u.work_after = max(u.work_after, more)
+    return found
 
 
 def _last_steps(b: UnitBuilder, regions: Sequence[Any]) -> dict[int, str | None]:
@@ -128,7 +141,7 @@ def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_b
         region = by_node.get(nid)
         head = heads.get(getattr(region, "id", ""), frozenset()) if region is not None else frozenset()
         if region is None or nid in head:
-            units += flat.units(nid)
+            units += _relaid(b, nid, flat.units(nid)) if region is None else flat.units(nid)
             if region is not None and last[id(region)] == nid and set(getattr(region, "nodes", ())) <= head:
                 units.append(_held_inputs(walker, region))  # kept whole: it runs as in standard mode
         elif id(region) not in done:

@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
+from .peak_grads import dying, outside_grads, outside_joins
+
 Value = tuple[str, str]
 
 
@@ -93,6 +95,9 @@ class Unit:
     # it, before its outputs exist (None: its forward work, beside its outputs): a loop-of-cells
     # BiRNN's (``save_rules.recompute_stop_bytes``)
     work_stop: int | None = None
+    # what its backward makes before it first unpacks a saved tensor, so that a recompute it
+    # starts runs beside it (``peak_invconv.unpack_bytes``)
+    unpack_bytes: int = 0
     # of ``params``, the bytes of the gradients its backward makes once its work is gone: an
     # ActNorm's shift's, made after its scale's gradient is summed from a product of its output's
     # gradient. Under a checkpoint's recompute (``early_stop``) all of them: the product's other
@@ -136,7 +141,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
              needs_grad: Callable[[Value], bool], held: Iterable[Value] = (), *,
              outside: Iterable[Value] = (), early_stop: bool = False,
              seeds: Iterable[tuple[Value, bool]] = (), seed_bytes: Mapping[Value, int] | None = None,
-             guarded: int = 0, dropped: int = 0) -> Walk:
+             guarded: int = 0, dropped: int = 0, returned: Iterable[Value] = ()) -> Walk:
     """Forward then backward over ``units`` (in execution order). ``outside``: values that exist
     before the walk and after it, counted elsewhere (a recomputed segment's inputs: a view of one
     makes nothing). ``early_stop``: forward stops once the last unit that keeps something for
@@ -152,9 +157,11 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     ``seed_bytes``: of those, the ones whose gradient is a larger buffer, and its bytes;
     ``guarded``: bytes the recompute holds beside its layers while it runs (``Unit.guard_bytes``);
     ``dropped``: bytes of ``outside`` that exist only until the recompute has run (the inputs of a
-    segment inside another's recompute: torch hands them over once, unpacked)."""
+    segment inside another's recompute: torch hands them over once, unpacked); ``returned``: values
+    the recompute holds to its stop once made (a segment's outputs, which it returns)."""
     seeds, outside = list(seeds), list(outside)
     held_set = {b for b in (base(v) for v in held) if b is not None}
+    ret = {b for b in (base(v) for v in returned) if b is not None}
     out_set = {b for b in (base(v) for v in outside) if b is not None}
     units = [_keeping_input(u, base, out_set) if u.extra_fwd is not None and u.grad else u for u in units]
     stop = len(units)
@@ -206,10 +213,10 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         for b in u.read_bases or ():
             if b in live:
                 left = readers[b] = readers[b] - 1
-                if left <= 0 and b not in keepers and b not in held_set:
+                if left <= 0 and b not in keepers and b not in held_set and b not in ret:
                     total -= live.pop(b)
         for b in mb:
-            if b in live and count(b, 0) <= 0 and b not in keepers and b not in held_set:
+            if b in live and count(b, 0) <= 0 and b not in keepers and b not in held_set and b not in ret:
                 total -= live.pop(b)
     if last is not None:  # it keeps its inputs, and the recompute stops there
         for b in last.saved:
@@ -221,6 +228,8 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                     readers[b] -= 1
         for b in [b for b in live if b not in keepers and b not in held_set]:
             total -= live.pop(b)
+    for b in [b for b in ret if b in live and b not in keepers and b not in held_set and count(b, 0) <= 0]:
+        total -= live.pop(b)  # (the recompute's outputs go with it)
     kept = total
     # Gradients are buffers with references. A unit's backward (fresh) makes a new buffer for the
     # gradient of each value it read; a pass-through (a view layer, a Concat, an add) hands its
@@ -244,10 +253,13 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     place = len(units)
     for u in reversed(units):
         place -= 1
-        if place == trigger:
-            held_peak = max(held_peak, recompute + guarded + gtotal + pgrads + dropped)
-            if recompute + guarded + gtotal + pgrads + dropped > peak:  # the recompute runs now
-                peak, phase, at = recompute + guarded + gtotal + pgrads + dropped, "backward", u.name
+        if place == trigger:  # the recompute runs now, beside what its backward made before it
+            # (a copy of its outputs' gradient: beside it only where another value shares it)
+            now = recompute + guarded + gtotal + pgrads + dropped + (
+                u.unpack_bytes if any(grads.get(m, (0, False))[1] for m in u.makes) else 0)
+            held_peak = max(held_peak, now)
+            if now > peak:
+                peak, phase, at = now, "backward", u.name
         if not u.grad:
             continue
         let_go = place < first  # the checkpoint has let go of its inputs
@@ -320,7 +332,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         else:
             work = u.work_bwd
             if u.work_spent is not None:  # (a region: fresh)
-                work = max(work, u.work_spent - _dying(outs, viewed, size_of, refs))
+                work = max(work, u.work_spent - dying(outs, viewed, size_of, refs))
             if u.params_last:
                 work = max(work - (u.params if early_stop else u.params_last), 0)
             now = base_total + gtotal + pgrads + work
@@ -389,8 +401,8 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                 peak, phase, at = after, "backward", u.name
     peak = max(peak, kept)
     return Walk(peak=peak, kept=kept, phase=phase, at=at,
-                grads=_outside_grads(outside, grads, size_of, nbytes) if early_stop else {}, forward=forward,
-                joins=_outside_joins(outside, grads, size_of, handed) if early_stop else [],
+                grads=outside_grads(outside, grads, size_of, nbytes) if early_stop else {}, forward=forward,
+                joins=outside_joins(outside, grads, size_of, handed) if early_stop else [],
                 held=max(held_peak, kept) if released_peak >= 0 else peak,
                 released=released_peak if released_peak >= 0 else None)
 
@@ -432,45 +444,6 @@ def _freed(u: Unit, live: dict[Value, int], keepers: dict[Value, int], count: Ca
         return 0
     return sum(live[b] for b in set(u.saved) if b in live and keepers.get(b, 0) <= 1 and count(b, 0) <= 0
                and b not in held_set)
-
-
-def _outside_grads(outside: Iterable[Value], grads: dict[Value, tuple[int, bool]], size_of: dict[int, int],
-                   nbytes: Callable[[Value], int]) -> dict[Value, int]:
-    """The values of ``outside`` whose gradient is a buffer larger than they are, and its bytes
-    (``Walk.grads``; a buffer two of them view is counted for the first)."""
-    found: dict[Value, int] = {}
-    seen: set[int] = set()
-    for v in outside:
-        g = grads.get(v)
-        if g is None or g[0] in seen or g[0] not in size_of:
-            continue
-        seen.add(g[0])
-        if size_of[g[0]] > nbytes(v):
-            found[v] = size_of[g[0]]
-    return found
-
-
-def _outside_joins(outside: Iterable[Value], grads: dict[Value, tuple[int, bool]], size_of: dict[int, int],
-                   handed: AbstractSet[int]) -> list[tuple[frozenset[Value], int]]:
-    """The values of ``outside`` whose gradients are one buffer, two or more, and its bytes
-    (``Walk.joins``); 0 where it is a gradient handed in (``handed``): a checkpointed add hands
-    its inputs views of its output's, no new buffer (random skip network 15's one-add segment
-    was counted one: 9.8 % over in checkpoint mode)."""
-    by_buffer: dict[int, set[Value]] = {}
-    for v in outside:
-        g = grads.get(v)
-        if g is not None and g[0] in size_of:
-            by_buffer.setdefault(g[0], set()).add(v)
-    return [(frozenset(vs), 0 if bid in handed else size_of[bid]) for bid, vs in by_buffer.items() if len(vs) > 1]
-
-
-def _dying(outs: list[int], viewed: set[int], size_of: dict[int, int], refs: dict[int, int]) -> int:
-    """Bytes of the gradients of a unit's outputs (``outs``: their buffers) it may release:
-    buffers of their own, held by it alone, not views."""
-    holding: dict[int, int] = {}
-    for bid in outs:
-        holding[bid] = holding.get(bid, 0) + 1
-    return sum(size_of[bid] for bid, k in holding.items() if refs[bid] == k and bid not in viewed)
 
 
 def _packs_first(u: Unit, base: Callable[[Value], Value | None]) -> bool:

@@ -99,7 +99,8 @@ def _zeros_beyond(b: Any, outs: Sequence[Any], bases: Sequence[Any], zeros: Abst
     more = 0
     for base in {bs for v, bs in zip(outs, bases) if v in zeros and bs is not None}:  # (None: an unwired Split)
         parts = {v for v, bs in zip(outs, bases) if bs == base}
-        room = b.w.nbytes(base) - sum(b.w.nbytes(v) for v in parts)
+        # (no room where the parts are copies apart, counted as themselves)
+        room = 0 if parts & b.apart else b.w.nbytes(base) - sum(b.w.nbytes(v) for v in parts)
         more += max(0, sum(b.w.nbytes(v) for v in parts if v in zeros) - room)
     return more
 

@@ -143,6 +143,10 @@ class Inline:
             found = self._bytes[v] = made[0] if made is not None else int(b.w.nbytes(local))
         return found
 
+    def resize(self, v: Value, nbytes: int) -> None:
+        """Count ``v`` at ``nbytes`` in this namespace's walk (the storages it holds alive)."""
+        self._bytes[v] = max(0, int(nbytes))
+
     def needs_grad(self, v: Value) -> bool:
         found = self._grads.get(v)
         if found is None:

@@ -17,25 +17,26 @@ from .save_rules import between_bytes
 
 def segment(b: UnitBuilder, name: str, nodes: list[str], inline: Any,
             seed_bytes: Mapping[Value, int] | None = None, elsewhere: AbstractSet[Value] = frozenset(),
-            crossing: tuple[list[Value], list[Value]] | None = None) -> Unit:
+            crossing: tuple[list[Value], list[Value]] | None = None, pins: dict[Value, int] | None = None) -> Unit:
     """Checkpoint mode: a segment (a run of layers, or of a region's steps) keeps its inputs.
     torch.utils.checkpoint recomputes it when backward reaches it and runs its backward as
     standard mode does: ``inline`` (a ``peak_inline.Inline`` of ``b``) walks that recompute
     alone, layer by layer (``peak_recompute``: its inputs kept outside, its outputs' gradients
     seeded; ``seed_bytes``: those that are larger buffers, as the next segment hands them back;
     ``elsewhere``: storages other segments keep as their inputs, :func:`_pinned`; ``crossing``:
-    ``b.outside`` of ``nodes``, where the caller has it)."""
+    ``b.outside`` of ``nodes``, where the caller has it; ``pins``: see :func:`_pinned`)."""
     reads, makes = b.outside(set(nodes)) if crossing is None else crossing
     saved = _kept(inline, reads)
     params = sum(int(b.w.report.nodes[n].parameters) for n in nodes) * b.elem
     order = sorted(nodes, key=b.position.__getitem__)
     layers = [u for n in order for u in inline.units(n)]
     return inline.recompute(name, layers, reads, makes, shared_outputs(b, makes, end=b.position[order[-1]]), saved,
-                            _pinned(b, inline, reads, elsewhere), params, any(b.needs_grad(v) for v in makes),
+                            _pinned(b, inline, reads, elsewhere, pins), params, any(b.needs_grad(v) for v in makes),
                             seed_bytes, top=True)
 
 
-def _pinned(b: UnitBuilder, inline: Any, reads: list[Value], elsewhere: AbstractSet[Value] = frozenset()) -> int:
+def _pinned(b: UnitBuilder, inline: Any, reads: list[Value], elsewhere: AbstractSet[Value] = frozenset(),
+            pins: dict[Value, int] | None = None) -> int:
     """What a segment keeps of its inputs beyond their bytes: an input its first step reads
     unjoined (a coupling node's output the next one's slice undoes: ``Inline.unjoined``) is kept
     as its parts, and a part that is a view (a coupling's x1, which passes through) keeps the
@@ -49,7 +50,11 @@ def _pinned(b: UnitBuilder, inline: Any, reads: list[Value], elsewhere: Abstract
     keeps as its input (``elsewhere``): random network 700's AffineCoupling node hands a wired
     block in the next segment x1, a view of the Squeeze output the segment before keeps (0.9 %
     over at batch 32, the segment's backward 65 KiB over). (Call once ``inline`` has walked the
-    segment's layers: that finds which inputs are read unjoined.)"""
+    segment's layers: that finds which inputs are read unjoined.) With ``pins`` (a region's
+    segments), those bytes go there per input instead, for the walk to count with the input itself
+    from the segment that makes it on: the storage is alive from then, through that segment's
+    backward too (skip networks 94 and 65, an AffineCoupling on an InvConv1x1's output before the
+    cut: 3-5 % under in checkpoint mode with x1's storage counted during the later recompute alone)."""
     counted = {inline.base(v) for v in reads if v not in inline.unjoined}
     region_of, nodes = b.w.region_of, b.w.report.nodes
     more = 0
@@ -63,7 +68,11 @@ def _pinned(b: UnitBuilder, inline: Any, reads: list[Value], elsewhere: Abstract
         storages = {s for s in (inline.base(p) for p in parts) if s is not None and s not in counted
                     and s not in elsewhere and not (s[0] in nodes and region_of.get(s[0]) != here)}
         counted |= storages
-        more += sum(inline.nbytes(s) for s in storages) - b.w.nbytes(v)
+        held = sum(inline.nbytes(s) for s in storages) - b.w.nbytes(v)
+        if pins is None:
+            more += held
+        else:
+            pins[v] = held
     return more
 
 
@@ -82,16 +91,16 @@ def _link(b: UnitBuilder, nid: str, copy: int) -> Value:
 
 def pieces(b: UnitBuilder, name: str, members: list[tuple[str, int, int, int]], inline: Any,
            seed_bytes: Mapping[Value, int] | None = None, elsewhere: AbstractSet[Value] = frozenset(),
-           crossing: tuple[list[Value], list[Value]] | None = None) -> Unit:
+           crossing: tuple[list[Value], list[Value]] | None = None, pins: dict[Value, int] | None = None) -> Unit:
     """A checkpoint segment of a region whose cuts may fall between the copies of a Repeat:
     ``members`` are (node, first copy, end copy, copies); a part of a Repeat reads and makes
     the values between its copies, and its recompute walks those copies' layers (where the
     Repeat is not walked as its copies: its share of the Repeat's work). ``seed_bytes``: as
-    :func:`segment`'s, and ``elsewhere`` and ``crossing``."""
+    :func:`segment`'s, and ``elsewhere``, ``crossing`` and ``pins``."""
     partial = {nid: (lo, hi, n) for nid, lo, hi, n in members if n > 1 and (lo, hi) != (0, n)}
     nodes = [m[0] for m in members]
     if not partial:
-        return segment(b, name, nodes, inline, seed_bytes, elsewhere, crossing)
+        return segment(b, name, nodes, inline, seed_bytes, elsewhere, crossing, pins)
     inside = set(nodes)
     reads: dict[Value, None] = {}
     makes: dict[Value, None] = {}
@@ -115,7 +124,7 @@ def pieces(b: UnitBuilder, name: str, members: list[tuple[str, int, int, int]], 
         outs = [v for v in makes if v[1][:1] != "#" or v[0] not in partial] + ends
         end = max(b.position[n] for n in nodes)
         unit = inline.recompute(name, layers, list(reads), outs, shared_outputs(b, outs, end=end),
-                                _kept(inline, reads), _pinned(b, inline, list(reads), elsewhere), params,
+                                _kept(inline, reads), _pinned(b, inline, list(reads), elsewhere, pins), params,
                                 any(b.needs_grad(v) for v in makes), seed_bytes, top=True)
         unit.makes = list(makes)  # (the walk's outputs are the copies'; the step's, the links between them)
         return unit

@@ -35,6 +35,7 @@ class UnitBuilder:
         self.channels_last = False  # the streams of the region being priced (``peak_layouts.channels_last``)
         self.region_layouts: dict[str, bool] = {}  # region id -> channels_last (``peak_layouts``)
         self.kept_wide = 0  # and the correction of its outputs it keeps (``peak_bare.corrected``)
+        self.apart: set[Value] = set()  # and its outputs copied apart (``peak_layouts.apart_parts``)
         self.device = device  # "cpu" or an accelerator's type: how the stream updates are pieced
         self.elem = self.w.elem
         self._reads: dict[str, list[Value]] = {}
@@ -117,7 +118,7 @@ class UnitBuilder:
         facts = self._facts.get(nid)
         if facts is None:
             facts = self._facts[nid] = self._unit_facts(nid)
-        mean, fresh, params, fwd, work, grad, shared, held, more, guard, last, stop, params_last, viewed = facts
+        mean, fresh, params, fwd, work, grad, shared, held, more, guard, last, stop, params_last, viewed, unpack = facts
         made = self.makes(nid) if makes is None else makes
         # a mean Merge hands every input one gradient, its output's divided by n, not one each
         # (a mean of two halves was 14 % over, of three 29 %)
@@ -126,7 +127,7 @@ class UnitBuilder:
         return Unit(nid if name is None else name, self.reads(nid) if reads is None else reads, made, saved,
                     extra, params, fresh, fwd, work, grad, extra_fwd=extra - shared if shared else None,
                     work_shared=more, guard_bytes=guard, output_last=last, work_stop=stop, extra_held=held,
-                    params_last=params_last, grads_viewed=viewed, joined=shared_grad)
+                    params_last=params_last, grads_viewed=viewed, joined=shared_grad, unpack_bytes=unpack)
 
     def _unit_facts(self, nid: str) -> tuple[Any, ...]:
         """What every unit of node ``nid`` has, whatever it keeps, reads and makes (once per node)."""
@@ -144,7 +145,8 @@ class UnitBuilder:
                 bool(self.makes(nid)) and self.flag.get(nid, False), shared, held, more, guard_bytes(view),
                 output_last(view), save_rules.declared_stop_bytes(view, saves, extra),
                 params // 2 if info.type == "ActNorm" else 0,
-                info.type == "Linear" and len(view.inputs.get("in") or ()) > 1)
+                info.type == "Linear" and len(view.inputs.get("in") or ()) > 1,
+                peak_invconv.unpack_bytes(view, self.elem) if info.type == "InvConv1x1" else 0)
 
 
     def node_work(self, nid: str) -> int:
@@ -239,13 +241,15 @@ class UnitBuilder:
         # and as the storages they are, each once (random skip network 4's region ending with a
         # Split of a Squeeze's output was 17 % over, that storage counted once per part)
         named = [v for v in _values_of(self.w, getattr(region, "outputs", ()), raw=True) if v is not None]
-        outs = list(dict.fromkeys(b for b in map(self.w.base, named) if b is not None))
+        self.channels_last = peak_layouts.channels_last(self, region, reads)  # (before: a Split's parts copied apart)
+        # (parts copied apart are storages of their own: not the one they were sliced from)
+        self.apart = peak_layouts.apart_parts(self, region, named)
+        outs = list(dict.fromkeys(b for b in (self.w.base(v) for v in named if v not in self.apart) if b is not None))
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
         stream = sum(self.w.nbytes(v) for v in named)
-        self.channels_last = peak_layouts.channels_last(self, region, reads)  # (before: a Split's parts copied apart)
         wide, grown, rebuild = peak_bare.rebuilt_streams(self, named, region)
         samples = peak_steps.sample_bytes(self.w, reads, side, getattr(region, "head", frozenset()))
-        extra = wide + (samples if self.stream_bytes > self.elem else 0)
+        extra = wide + (samples if self.stream_bytes > self.elem else 0) + sum(map(self.w.nbytes, self.apart))
         out_set = set(outs)
         # backward copies each output to rebuild the streams in (the caller's tensor is never
         # written over); the copy takes the output's place, unless the caller holds the output
