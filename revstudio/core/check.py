@@ -188,7 +188,8 @@ def _merge_provider_warnings(graph: Graph, registry: Registry, diagnostics: list
                              in_bodies: list[tuple[str, str, str]]) -> list[Diagnostic]:
     """One warning per swapped plugin type instead of one per node: a body run by ten nodes, or
     ten nodes of that type, said the same sentence ten times in ``check`` and the Problems tab.
-    The merged warning sits on the first node (a click selects it) and names the others."""
+    The merged warning sits on the first node and names the others; it lists them all in its
+    ``nodes`` so each keeps its canvas outline and inspector note (a click selects them all)."""
     plugins = getattr(graph, "plugins", None) or {}
     texts = {}
     for type_id, record in plugins.items():
@@ -214,7 +215,8 @@ def _merge_provider_warnings(graph: Graph, registry: Registry, diagnostics: list
         names = [f"{node!r}" + (f" (runs {where})" if where else "") for node, where in used[:_SHOWN]]
         if len(used) > _SHOWN:
             names.append(f"and {len(used) - _SHOWN} more")
-        kept.append(warning(used[0][0], f"{text}; {len(used)} nodes use it: {', '.join(names)}"))
+        kept.append(warning(used[0][0], f"{text}; {len(used)} nodes use it: {', '.join(names)}",
+                            also=tuple(dict.fromkeys(node for node, _where in used))))
     return kept
 
 
