@@ -208,15 +208,22 @@ def _merge_provider_warnings(graph: Graph, registry: Registry, diagnostics: list
     for node, where, text in in_bodies:
         users.setdefault(text, []).append((node, where))
     for text, used in users.items():
-        if len(used) == 1:
-            node, where = used[0]
-            kept.append(warning(node, f"{where}: {text}" if where else text))
+        # a node that runs the type at two places in its bodies is one node: named once, with both
+        wheres: dict[str, list[str]] = {}
+        for node, where in used:
+            wheres.setdefault(node, [])
+            if where and where not in wheres[node]:
+                wheres[node].append(where)
+        if len(wheres) == 1:
+            node, places = next(iter(wheres.items()))
+            kept.append(warning(node, f"{', '.join(places)}: {text}" if places else text))
             continue
-        names = [f"{node!r}" + (f" (runs {where})" if where else "") for node, where in used[:_SHOWN]]
-        if len(used) > _SHOWN:
-            names.append(f"and {len(used) - _SHOWN} more")
-        kept.append(warning(used[0][0], f"{text}; {len(used)} nodes use it: {', '.join(names)}",
-                            also=tuple(dict.fromkeys(node for node, _where in used))))
+        names = [f"{node!r}" + (f" (runs {', '.join(places)})" if places else "")
+                 for node, places in list(wheres.items())[:_SHOWN]]
+        if len(wheres) > _SHOWN:
+            names.append(f"and {len(wheres) - _SHOWN} more")
+        kept.append(warning(next(iter(wheres)), f"{text}; {len(wheres)} nodes use it: {', '.join(names)}",
+                            also=tuple(wheres)))
     return kept
 
 

@@ -87,6 +87,20 @@ def test_nodes_of_a_swapped_type_in_the_project_share_one_warning(tmp_path: Path
     assert nodes == [[*chain, "g", "r", "c"]], nodes  # the ones the text leaves out too
 
 
+def test_a_node_that_runs_two_nodes_of_the_type_is_counted_once(tmp_path: Path) -> None:
+    """A body with two Twins, run by g, r and c, said '6 nodes use it: 'g' ..., 'g' ...'."""
+    project, env = _project(tmp_path)
+    data = json.loads(project.read_text())
+    data["groups"]["body"]["nodes"].insert(2, {"id": "t2", "type": "Twin"})
+    data["groups"]["body"]["edges"] = [["gi.out", "t.in"], ["t.out", "t2.in"], ["t2.out", "go.in"]]
+    project.write_text(json.dumps(data))
+    result = revstudio(env, "check", str(project), "--json")
+    warned = [(d["node"], d["message"], d["nodes"]) for d in json.loads(result.stdout)["diagnostics"]
+              if d["severity"] == "warning" and "both declare that type id" in d["message"]]
+    runs = "(runs node 't' in group 'body', node 't2' in group 'body')"
+    assert warned == [("g", f"{SWAP}; 3 nodes use it: 'g' {runs}, 'r' {runs}, 'c' {runs}", ["g", "r", "c"])], warned
+
+
 PROBLEMS_TAB = """
 import sys
 from PySide6.QtWidgets import QApplication
