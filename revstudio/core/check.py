@@ -52,8 +52,9 @@ class Report:
         return [d for d in self.diagnostics if d.severity == "warning"]
 
     def for_node(self, node_id: str) -> list[Diagnostic]:
-        """Diagnostics about one node (the canvas outlines it, the inspector lists them)."""
-        return [d for d in self.diagnostics if d.node == node_id]
+        """Diagnostics about one node, on it or naming it in ``nodes`` (the canvas outlines it,
+        the inspector lists them)."""
+        return [d for d in self.diagnostics if d.concerns(node_id)]
 
     def shape(self, ref: str | PortRef) -> ShapeT | None:
         """The inferred shape at ``"node.port"`` (an output, or a connected input), or None."""
