@@ -28,7 +28,7 @@ SUBCOMMANDS: dict[str, str] = {
     "runs": "list training runs with their status and final metrics",
     "export": "write standalone PyTorch code",
     "examples": "list the example projects installed with revstudio",
-    "plugins": "list node-type plugins and any that were skipped",
+    "plugins": "list node-type plugins, their types and their problems",
 }
 
 

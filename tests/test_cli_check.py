@@ -62,7 +62,8 @@ def test_json_is_one_object_with_the_documented_schema(revnet_file: str,
     assert data["nodes"]["b0_f_conv1"]["parameters"] == conv
     assert data["parameters"] == 2 * 4 * conv + 8 * 10 + 10
     for d in data["diagnostics"]:
-        assert set(d) == {"severity", "node", "port", "message"}
+        assert set(d) == {"severity", "node", "port", "message", "nodes"}
+        assert d["nodes"][:1] == ([d["node"]] if d["node"] else [])  # its own node first
 
 
 def test_graph_with_errors_exits_1_naming_the_node(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,8 +1,10 @@
-"""``revstudio plugins [--json]``: the node-type plugins found, their types, and any skipped.
+"""``revstudio plugins [--json]``: the node-type plugins found, their types, and their problems.
 
 Lists every entry point of the ``revstudio.nodes`` group (the built-in catalog
-first) with the package that provides it and its node types, then the plugins
-(or single types) that were skipped and why. Exit 0, or 1 when one was skipped.
+first) with the package that provides it and its node types, then under
+"problems:" each problem a plugin reported: a plugin or type skipped and why, or
+one that loaded with something to fix (malformed ``examples``). Exit 0, or 1 when
+there is a problem.
 """
 from __future__ import annotations
 
@@ -54,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
             count = len(entry["types"])
             print(f"{who}{version} ({kind}): {count} node type{'s' * (count != 1)}")
             print("  " + (", ".join(entry["types"]) or "(none loaded: see below)"))
+        if info["problems"]:  # each message says itself whether its plugin or type was skipped
+            print("problems:")
         for problem in info["problems"]:
-            print(f"skipped: plugin {problem['plugin']}: {problem['message']}")
+            print(f"  plugin {problem['plugin']}: {problem['message']}")
     return 1 if info["problems"] else 0

@@ -52,8 +52,9 @@ class Report:
         return [d for d in self.diagnostics if d.severity == "warning"]
 
     def for_node(self, node_id: str) -> list[Diagnostic]:
-        """Diagnostics about one node (the canvas outlines it, the inspector lists them)."""
-        return [d for d in self.diagnostics if d.node == node_id]
+        """Diagnostics about one node, on it or naming it in ``nodes`` (the canvas outlines it,
+        the inspector lists them)."""
+        return [d for d in self.diagnostics if d.concerns(node_id)]
 
     def shape(self, ref: str | PortRef) -> ShapeT | None:
         """The inferred shape at ``"node.port"`` (an output, or a connected input), or None."""
@@ -188,7 +189,8 @@ def _merge_provider_warnings(graph: Graph, registry: Registry, diagnostics: list
                              in_bodies: list[tuple[str, str, str]]) -> list[Diagnostic]:
     """One warning per swapped plugin type instead of one per node: a body run by ten nodes, or
     ten nodes of that type, said the same sentence ten times in ``check`` and the Problems tab.
-    The merged warning sits on the first node (a click selects it) and names the others."""
+    The merged warning sits on the first node and names the others; it lists them all in its
+    ``nodes`` so each keeps its canvas outline and inspector note (a click selects them all)."""
     plugins = getattr(graph, "plugins", None) or {}
     texts = {}
     for type_id, record in plugins.items():
@@ -207,14 +209,22 @@ def _merge_provider_warnings(graph: Graph, registry: Registry, diagnostics: list
     for node, where, text in in_bodies:
         users.setdefault(text, []).append((node, where))
     for text, used in users.items():
-        if len(used) == 1:
-            node, where = used[0]
-            kept.append(warning(node, f"{where}: {text}" if where else text))
+        # a node that runs the type at two places in its bodies is one node: named once, with both
+        wheres: dict[str, list[str]] = {}
+        for node, where in used:
+            wheres.setdefault(node, [])
+            if where and where not in wheres[node]:
+                wheres[node].append(where)
+        if len(wheres) == 1:
+            node, places = next(iter(wheres.items()))
+            kept.append(warning(node, f"{', '.join(places)}: {text}" if places else text))
             continue
-        names = [f"{node!r}" + (f" (runs {where})" if where else "") for node, where in used[:_SHOWN]]
-        if len(used) > _SHOWN:
-            names.append(f"and {len(used) - _SHOWN} more")
-        kept.append(warning(used[0][0], f"{text}; {len(used)} nodes use it: {', '.join(names)}"))
+        names = [f"{node!r}" + (f" (runs {', '.join(places)})" if places else "")
+                 for node, places in list(wheres.items())[:_SHOWN]]
+        if len(wheres) > _SHOWN:
+            names.append(f"and {len(wheres) - _SHOWN} more")
+        kept.append(warning(next(iter(wheres)), f"{text}; {len(wheres)} nodes use it: {', '.join(names)}",
+                            also=tuple(wheres)))
     return kept
 
 

@@ -1,7 +1,8 @@
 """The diagnostics list: every error and warning of the latest check.
 
-Clicking a row selects (and reveals) the node it names; near misses (why a
-merge is not a coupling) are listed too, as hints.
+Clicking a row selects (and reveals) the node it names, or every node it concerns
+(one plugin-swap warning for all the nodes using the type); near misses (why a merge
+is not a coupling) are listed too, as hints.
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ class _WrapDelegate(QStyledItemDelegate):
 class DiagnosticsPanel(QWidget):
     """A table of severity / where / message."""
 
-    nodeActivated = Signal(str)
+    nodesActivated = Signal(list)  # the node ids a clicked row is about, its own first
 
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -98,7 +99,7 @@ class DiagnosticsPanel(QWidget):
                 item.setIcon(0, icon("warning", colors().warning))
                 item.setToolTip(0, "warning")
             item.setToolTip(2, d.message)
-            item.setData(0, NODE_ROLE, d.node)
+            item.setData(0, NODE_ROLE, list(getattr(d, "nodes", None) or ([d.node] if d.node else [])))
             self.tree.addTopLevelItem(item)
         has_rows = self.tree.topLevelItemCount() > 0
         self.tree.setVisible(has_rows)
@@ -108,6 +109,6 @@ class DiagnosticsPanel(QWidget):
         return self.tree.topLevelItemCount()
 
     def _on_clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
-        node = item.data(0, NODE_ROLE)
-        if node:
-            self.nodeActivated.emit(node)
+        nodes = item.data(0, NODE_ROLE)
+        if nodes:
+            self.nodesActivated.emit(list(nodes))

@@ -127,7 +127,7 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         self.training = install_training(self)
 
         self.node_palette.addRequested.connect(self.add_node_at_centre)
-        self.diagnostics.nodeActivated.connect(self.select_node)
+        self.diagnostics.nodesActivated.connect(self.select_nodes)
         self.inspector.openGroupRequested.connect(self.tabs.open_group)
         self.inspector.renameGroupRequested.connect(lambda name: self.group_names.rename(name))
         self.inspector.message.connect(self.show_message)
@@ -258,15 +258,20 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         self.current_view().select_nodes(list(self.tabs.current_graph().nodes))
 
     def select_node(self, node_id: str) -> None:
-        """Show ``node_id`` of the main graph selected (diagnostics clicks land here)."""
-        if node_id not in self.document.graph.nodes:
-            self.show_message(f"Node {node_id} is not on the main canvas")
+        """Show ``node_id`` of the main graph selected."""
+        self.select_nodes([node_id])
+
+    def select_nodes(self, node_ids: list[str]) -> None:
+        """Show ``node_ids`` of the main graph selected, revealing the first (diagnostics clicks)."""
+        found = [n for n in node_ids if n in self.document.graph.nodes]
+        if not found:
+            self.show_message(f"Node {node_ids[0] if node_ids else '?'} is not on the main canvas")
             return
         self.tabs.setCurrentIndex(0)
         view = self.tabs.main_view()
-        view.select_nodes([node_id])
-        view.reveal_node(node_id)  # it may be far off screen, or a speck in a fitted big graph
-        self.inspector.set_selection(self.document.graph, [node_id])
+        view.select_nodes(found)
+        view.reveal_node(found[0])  # it may be far off screen, or a speck in a fitted big graph
+        self.inspector.set_selection(self.document.graph, found)
 
     def select_group_node(self, group: str, node_id: str) -> None:
         """Show ``node_id`` of group ``group``'s body selected, on the group's tab (code clicks)."""

@@ -118,7 +118,9 @@ def near_misses_for(report: Any, node_id: str) -> list[Any]:
 
 
 def diagnostics_for(report: Any, node_id: str) -> list[Any]:
-    return [d for d in (getattr(report, "diagnostics", None) or []) if getattr(d, "node", None) == node_id]
+    """The diagnostics about ``node_id``: on it, or naming it among the nodes they concern."""
+    return [d for d in (getattr(report, "diagnostics", None) or [])
+            if getattr(d, "node", None) == node_id or node_id in getattr(d, "nodes", ())]
 
 
 ERRORS_SHOWN = 3  # graph errors named in a refusal (the Problems tab lists them all)

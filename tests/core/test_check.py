@@ -504,3 +504,16 @@ def test_a_parameter_a_newer_plugin_dropped_says_the_file_was_saved_with_another
     g.plugins = {"PScale": {"distribution": "rsp-x", "version": "1.1.0"}}
     [message] = [d.message for d in check(g, reg).diagnostics if d.severity == "error"]
     assert "saved with" not in message
+
+
+def test_a_diagnostic_about_several_nodes_is_for_each_of_them() -> None:
+    """One plugin-swap warning per type sits on its first node; the others it names must still find
+    it (their canvas outline, their inspector note): for_node matched ``node`` alone."""
+    from revstudio.core.check import Report
+    from revstudio.core.diagnostics import warning
+
+    merged = warning("g", "swapped; 3 nodes use it", also=("g", "r", "c"))
+    report = Report(diagnostics=[merged, warning("x", "other")])
+    assert [report.for_node(n) for n in ("g", "r", "c", "x")] == [[merged], [merged], [merged], [report.diagnostics[1]]]
+    assert merged.nodes == ("g", "r", "c") and merged.to_json()["nodes"] == ["g", "r", "c"]
+    assert warning(None, "project").to_json()["nodes"] == []

@@ -84,7 +84,8 @@ def test_plugins_command_names_each_skipped_plugin_once(broken_env: dict[str, st
     """It printed each on stdout ("skipped: ...") and again as the warning every command gives."""
     result = revstudio(broken_env, "plugins")
     assert result.returncode == 1
-    skipped = [line for line in result.stdout.splitlines() if line.startswith("skipped: plugin")]
+    lines = result.stdout.splitlines()
+    skipped = [line for line in lines[lines.index("problems:") + 1:] if line.startswith("  plugin ")]
     assert len(skipped) == 4 and any("revstudio-crashes" in line for line in skipped)
     assert "revstudio-crashes" not in result.stderr and "Traceback" not in result.stderr
 
@@ -338,7 +339,7 @@ def test_an_installed_plugin_that_declares_no_types_at_all_says_so(tmp_path: Pat
         "fix or update the plugin and reopen the file"), errors
     listing = revstudio(env_with(site), "plugins")
     assert listing.returncode == 1, listing.stdout
-    assert ("skipped: plugin revstudio-haar (entry point 'haar'): declares no node types (revstudio_haar_nodes:SPECS "
+    assert ("problems:\n  plugin revstudio-haar (entry point 'haar'): declares no node types (revstudio_haar_nodes:SPECS "
             "is an empty list); put its NodeSpecs in that list, or remove the entry point") in listing.stdout
     script = tmp_path / "canvas.py"
     script.write_text(BROKEN_ON_CANVAS)

@@ -64,6 +64,8 @@ def test_check_warns_once_naming_each_node_that_runs_a_body_with_a_swapped_plugi
               if d["severity"] == "warning" and "both declare that type id" in d["message"]]
     runs = "(runs node 't' in group 'body')"
     assert warned == [("g", f"{SWAP}; 3 nodes use it: 'g' {runs}, 'r' {runs}, 'c' {runs}")], warned
+    nodes = [d["nodes"] for d in json.loads(result.stdout)["diagnostics"] if "both declare" in d["message"]]
+    assert nodes == [["g", "r", "c"]], nodes  # every node it concerns, for the canvas and scripts
     text = revstudio(env, "check", str(project)).stdout
     assert text.count("both declare that type id") == 1, text
 
@@ -81,6 +83,22 @@ def test_nodes_of_a_swapped_type_in_the_project_share_one_warning(tmp_path: Path
     warned = [(d["node"], d["message"]) for d in json.loads(result.stdout)["diagnostics"]
               if d["severity"] == "warning" and "both declare that type id" in d["message"]]
     assert warned == [("t0", f"{SWAP}; 11 nodes use it: 't0', 't1', 't2', 't3', 't4', 't5', and 5 more")], warned
+    nodes = [d["nodes"] for d in json.loads(result.stdout)["diagnostics"] if "both declare" in d["message"]]
+    assert nodes == [[*chain, "g", "r", "c"]], nodes  # the ones the text leaves out too
+
+
+def test_a_node_that_runs_two_nodes_of_the_type_is_counted_once(tmp_path: Path) -> None:
+    """A body with two Twins, run by g, r and c, said '6 nodes use it: 'g' ..., 'g' ...'."""
+    project, env = _project(tmp_path)
+    data = json.loads(project.read_text())
+    data["groups"]["body"]["nodes"].insert(2, {"id": "t2", "type": "Twin"})
+    data["groups"]["body"]["edges"] = [["gi.out", "t.in"], ["t.out", "t2.in"], ["t2.out", "go.in"]]
+    project.write_text(json.dumps(data))
+    result = revstudio(env, "check", str(project), "--json")
+    warned = [(d["node"], d["message"], d["nodes"]) for d in json.loads(result.stdout)["diagnostics"]
+              if d["severity"] == "warning" and "both declare that type id" in d["message"]]
+    runs = "(runs node 't' in group 'body', node 't2' in group 'body')"
+    assert warned == [("g", f"{SWAP}; 3 nodes use it: 'g' {runs}, 'r' {runs}, 'c' {runs}", ["g", "r", "c"])], warned
 
 
 PROBLEMS_TAB = """
@@ -95,15 +113,23 @@ tree = w.diagnostics.tree
 rows = [tree.topLevelItem(i) for i in range(tree.topLevelItemCount())]
 swapped = [row for row in rows if "both declare that type id" in row.text(2)]
 print([row.text(1) for row in swapped])
+items = w.tabs.main_view().scene().node_items
+print(sorted(n for n, item in items.items() if any("both declare" in m for m in item.warnings)))
+noted = []
+for node in ("g", "r", "c", "plain"):
+    w.select_node(node)
+    if "both declare that type id" in w.inspector.facts.text():
+        noted.append(node)
+print(noted)
 w.diagnostics._on_clicked(swapped[-1])
-print(w.tabs.main_view().selected_node_ids(), w.inspector.selection)
+print(sorted(w.tabs.main_view().selected_node_ids()), w.inspector.selection)
 body = w.document.report.groups["body"]
 print([d.node for d in body.diagnostics if "both declare that type id" in d.message])
 w.close()
 """
 
 
-def test_the_problems_tab_lists_it_and_a_click_selects_the_node_that_runs_the_body(tmp_path: Path) -> None:
+def test_the_problems_tab_lists_it_once_and_marks_and_selects_every_node_that_runs_the_body(tmp_path: Path) -> None:
     project, env = _project(tmp_path)
     script = tmp_path / "problems.py"
     script.write_text(PROBLEMS_TAB)
@@ -111,6 +137,9 @@ def test_the_problems_tab_lists_it_and_a_click_selects_the_node_that_runs_the_bo
                          timeout=300)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.strip().splitlines()
-    assert lines[-3] == "['g']", lines  # one row for the type, naming the three nodes
-    assert lines[-2] == "['g'] ['g']", lines  # a click on it selects the first node that runs the body
+    assert lines[-5] == "['g']", lines  # one row for the type, naming the three nodes
+    # each node that runs the body keeps its warning outline and its inspector note (only 'g' had them)
+    assert lines[-4] == "['c', 'g', 'r']", lines
+    assert lines[-3] == "['g', 'r', 'c']", lines
+    assert lines[-2] == "['c', 'g', 'r'] ['g', 'r', 'c']", lines  # a click on the row selects all three
     assert lines[-1] == "['t']", lines  # the group's own tab marks the node inside it

@@ -13,7 +13,7 @@ from PySide6.QtGui import QFontMetricsF
 from revstudio.core.graph import Graph
 from revstudio.core.project import load
 from revstudio.qt.canvas import GraphView
-from revstudio.qt.canvas.region_item import RegionItem
+from revstudio.qt.canvas.region_item import MIN_LABEL_CHARS, RegionItem
 from revstudio.qt.document import Document
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "resources" / "examples").glob("*.revs"))
@@ -55,6 +55,18 @@ def _assert_only_members(view: GraphView, where: str) -> int:
                         assert not rect.intersects(item.sceneBoundingRect()), (where, lod, node_id)
     _assert_labels_apart(scene.region_items, where)
     return len(scene.region_items)
+
+
+# two one-node regions (two inputs' InvConv1x1) side by side in one row
+ROW = {"format": "revstudio", "version": 1, "name": "two-regions-one-row", "nodes": [
+    {"id": "left_input", "type": "Input", "params": {"shape": [8, 16, 16]}, "pos": [0, 200]},
+    {"id": "right_input", "type": "Input", "params": {"shape": [8, 16, 16]}, "pos": [500, 200]},
+    {"id": "left_invertible_mixing", "type": "InvConv1x1", "pos": [0, 0]},
+    {"id": "right_invertible_mixing", "type": "InvConv1x1", "pos": [250, 0]},
+    {"id": "left_output", "type": "Output", "pos": [0, -200]},
+    {"id": "right_output", "type": "Output", "pos": [500, -200]}], "edges": [
+    ["left_input.out", "left_invertible_mixing.in"], ["left_invertible_mixing.out", "left_output.in"],
+    ["right_input.out", "right_invertible_mixing.in"], ["right_invertible_mixing.out", "right_output.in"]]}
 
 
 def _drawn(region: RegionItem, lod: float) -> QRectF | None:
@@ -113,17 +125,8 @@ def test_the_labels_of_two_short_regions_side_by_side_in_one_row_do_not_overlap(
     """Two one-node regions (two inputs' InvConv1x1) side by side: the left label, far longer than
     its box, was drawn over the right one's at every zoom. It stops short of the next box now, cut
     with an ellipsis; the tooltip has it whole, and the right one, with room, stays whole."""
-    row = {"format": "revstudio", "version": 1, "name": "two-regions-one-row", "nodes": [
-        {"id": "left_input", "type": "Input", "params": {"shape": [8, 16, 16]}, "pos": [0, 200]},
-        {"id": "right_input", "type": "Input", "params": {"shape": [8, 16, 16]}, "pos": [500, 200]},
-        {"id": "left_invertible_mixing", "type": "InvConv1x1", "pos": [0, 0]},
-        {"id": "right_invertible_mixing", "type": "InvConv1x1", "pos": [250, 0]},
-        {"id": "left_output", "type": "Output", "pos": [0, -200]},
-        {"id": "right_output", "type": "Output", "pos": [500, -200]}], "edges": [
-        ["left_input.out", "left_invertible_mixing.in"], ["left_invertible_mixing.out", "left_output.in"],
-        ["right_input.out", "right_invertible_mixing.in"], ["right_invertible_mixing.out", "right_output.in"]]}
     path = tmp_path / "row.revs"
-    path.write_text(json.dumps(row))
+    path.write_text(json.dumps(ROW))
     scene = views(load(path)).scene()
     left, right = sorted(scene.region_items, key=lambda r: r.box().left())
     assert (left.node_ids, right.node_ids) == (("left_invertible_mixing",), ("right_invertible_mixing",))
@@ -131,8 +134,26 @@ def test_the_labels_of_two_short_regions_side_by_side_in_one_row_do_not_overlap(
     _assert_labels_apart([left, right], "one row")
     for lod in ZOOMS:
         shown = left.label_layout(lod)[2]
-        assert shown != left.label and "…" in shown and left.label in left.toolTip(), (lod, shown)
+        assert shown != left.label and left.label in left.toolTip(), (lod, shown)
+        assert shown == "" or "…" in shown, (lod, shown)  # cut, or too short to draw (below)
     assert right.label_layout(1.0)[2] == right.label  # nothing to its right: whole
     scene.node_items["right_invertible_mixing"].moveBy(600, 0)  # moved out of the way: whole again
     scene.apply_analysis()
     assert left.label_layout(1.0)[2] == left.label
+
+
+def test_a_label_cut_to_a_few_characters_far_out_is_not_drawn(views, tmp_path):
+    """Far out (0.14) the left label beside its close neighbour was cut to 'r…)': three characters
+    that say nothing the green box does not. A label cut below MIN_LABEL_CHARS is left out at that
+    zoom (the tooltip has it whole); where more of it fits, it is cut as before."""
+    path = tmp_path / "row.revs"
+    path.write_text(json.dumps(ROW))
+    scene = views(load(path)).scene()
+    left, right = sorted(scene.region_items, key=lambda r: r.box().left())
+    for lod in (0.1, 0.14):
+        assert left.label_layout(lod)[2] == "", lod
+    for lod in ZOOMS:
+        shown = left.label_layout(lod)[2]
+        assert shown == "" or len(shown.replace("…", "")) >= MIN_LABEL_CHARS, (lod, shown)
+        assert len(right.label_layout(lod)[2]) > MIN_LABEL_CHARS, lod  # room on its right: drawn at every zoom
+    assert len(left.label_layout(1.0)[2]) > MIN_LABEL_CHARS  # near, enough of it fits: still drawn

@@ -22,6 +22,17 @@ FAR_LABEL = 0.18  # below this zoom the label keeps ~12 screen px in a taller ba
 # 56-unit band would hold under 10 px there)
 FAR_BAND = 200.0  # that band (scene units): room for 12 px down to a zoom of 0.07
 LABEL_PX = 12.0
+# A label cut to fewer characters than this is not drawn (level of detail, as a far node card
+# drops its words): 'r…)' beside a close neighbour far out told nothing the box's colour does
+# not; the tooltip keeps the whole label.
+MIN_LABEL_CHARS = 6
+
+
+def readable(shown: str, label: str) -> str:
+    """``shown`` (``label`` as cut to its room), or "" where too little of it is left to read."""
+    if shown == label:
+        return shown
+    return shown if len(shown.replace("…", "").strip()) >= MIN_LABEL_CHARS else ""
 
 
 class RegionItem(QGraphicsItem):
@@ -126,13 +137,16 @@ class RegionItem(QGraphicsItem):
         # Zoomed out, the label grows so the saving stays readable on screen.
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
         font, rect, shown, inside = self.label_layout(lod)
+        if not shown:  # cut too short to read
+            return
         painter.setFont(font)
         painter.setPen(theme.region_text if inside else text)
         align = Qt.AlignmentFlag.AlignTop if inside else Qt.AlignmentFlag.AlignBottom
         painter.drawText(rect, Qt.AlignmentFlag.AlignLeft | align, shown)
 
     def label_layout(self, lod: float) -> tuple[QFont, QRectF, str, bool]:
-        """(font, scene rect, text, inside the box?) of the label at zoom ``lod``."""
+        """(font, scene rect, text, inside the box?) of the label at zoom ``lod``; the text is ""
+        where the label would be cut to fewer than MIN_LABEL_CHARS characters (not drawn)."""
         font = QFont(_REGION_FONT)
         if lod < FAR_LABEL and FAR_BAND * lod >= LABEL_PX + 2:
             # Far out, still above the box, where the nodes inside cannot cover it: ~12 screen px
@@ -143,7 +157,7 @@ class RegionItem(QGraphicsItem):
             end = self._label_end(FAR_BAND)
             if end is not None:  # another region's box or label to the right: stop short of it
                 room = max(min(room, end - self._rect.left() - 6), 0.0)
-            shown = QFontMetricsF(font).elidedText(self.label, Qt.TextElideMode.ElideMiddle, room)
+            shown = readable(QFontMetricsF(font).elidedText(self.label, Qt.TextElideMode.ElideMiddle, room), self.label)
             return font, QRectF(self._rect.left() + 6, self._rect.top() - FAR_BAND, room, FAR_BAND - 2), shown, False
         if lod < FAR_LABEL:
             # Farther out (nodes are specks) the band is too thin to read: the label goes inside
@@ -162,7 +176,8 @@ class RegionItem(QGraphicsItem):
             # another region's box or label to the right: cut this one short of it (the
             # tooltip has it whole) rather than draw the two over each other
             width = max(end - self._rect.left() - 6, 0.0)
-            shown = QFontMetricsF(font).elidedText(self.label, Qt.TextElideMode.ElideRight, max(width - 4, 0.0))
+            shown = readable(QFontMetricsF(font).elidedText(self.label, Qt.TextElideMode.ElideRight,
+                                                            max(width - 4, 0.0)), self.label)
         return font, QRectF(self._rect.left() + 6, self._rect.top() - BAND, width, BAND - 2), shown, False
 
 

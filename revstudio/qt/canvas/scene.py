@@ -306,8 +306,9 @@ class GraphScene(SceneGestures):
         for d in getattr(report, "diagnostics", None) or ():
             if d.node is None:
                 continue
-            (errors if d.severity == "error" else warnings).setdefault(d.node, []).append(
-                f"{d.port}: {d.message}" if d.port else d.message)
+            text = f"{d.port}: {d.message}" if d.port else d.message
+            for node_id in getattr(d, "nodes", None) or (d.node,):  # one warning may concern many
+                (errors if d.severity == "error" else warnings).setdefault(node_id, []).append(text)
             if d.severity == "error" and d.port:
                 bad_ports.setdefault(d.node, set()).add(d.port)
         refit: set[RegionItem] = set()
