@@ -85,21 +85,40 @@ def input_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
     return [f"        {check}(INPUTS, {{{batch}}}, *{weights}(self))"]
 
 
-def count_check(writer: Any, plan: Any, args: list[str]) -> tuple[list[str], list[str]]:
-    """A call with another number of tensors than forward takes (or a name it does not) is
-    refused naming the Input nodes in order and their shapes, not forward's parameters: a
-    forward pre-hook (``__init__``'s line, the hook method), so hooks, torch.compile and DDP
-    see the call as nn.Module's."""
+def forward_head(writer: Any, plan: Any, signature: str, returns: str, args: list[str]) -> list[str]:
+    """The model's ``def forward`` and its count check: each Input node's parameter defaults to
+    None and extra tensors or names are taken (``*more``, ``**unknown``), so a call with
+    another number of tensors (or a name forward does not take) is refused naming the Input
+    nodes in order and their shapes, through ``model(...)`` and ``model.forward(...)`` alike
+    (Python's own words name forward's parameters, not the Input nodes)."""
     if not plan.inputs:
-        return [], []
-    check = writer.inliner.require_name(BOUNDARY, "check_count")
-    writer.needs_any = True
-    # (the class's function: a layer named _check_call would only shadow it on the instance)
-    init = ["        # Python's own words for a wrong count name forward's parameters, not the Input nodes",
-            "        self.register_forward_pre_hook(type(self)._check_call, with_kwargs=True)"]
-    method = ["", "    def _check_call(self, inputs: tuple[Any, ...], named: dict[str, Any]) -> None:",
-              f"        {check}({ascii(plan.name)}, INPUTS, inputs, named, {tuple(args)!r})"]
-    return init, method
+        return [f"    def forward(self, {signature}) -> {returns}:"]
+    params = ", ".join(f"{part} | None = None" for part in signature.split(", "))
+    more, unknown = _rest_names(args)
+    return [f"    def forward(self, {params}, *{more}: torch.Tensor,",
+            f"                **{unknown}: torch.Tensor) -> {returns}:"]
+
+
+def _rest_names(args: list[str]) -> tuple[str, str]:
+    """``more``, ``unknown``: forward's catch-alls, named apart from the Input nodes' parameters."""
+    def free(name: str) -> str:
+        while name in args:
+            name += "_"
+        return name
+
+    return free("more"), free("unknown")
+
+
+def count_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
+    """The first lines of the model's ``forward`` (after its docstring): :func:`forward_head`'s
+    count check, a few identity tests that torch.compile turns into guards."""
+    if not plan.inputs:
+        return []
+    given = writer.inliner.require_name(BOUNDARY, "check_given")
+    missing = " or ".join(f"{arg} is None" for arg in args)
+    more, unknown = _rest_names(args)
+    return [f"        if {more} or {unknown} or {missing}:",
+            f"            {given}({ascii(plan.name)}, INPUTS, ({', '.join(args)},), {more}, {unknown}, {tuple(args)!r})"]
 
 
 def output_check(writer: Any, plan: Any, args: list[str]) -> list[str]:

@@ -36,6 +36,15 @@ def check_count(model: str, specs: Mapping[str, tuple[Sequence[int], torch.dtype
                     f"{order}; got {got}. Pass one tensor per Input node, {how}")
 
 
+def check_given(model: str, specs: Mapping[str, tuple[Sequence[int], torch.dtype]], params: Sequence[Any],
+                more: Sequence[Any], unknown: Mapping[str, Any], names: Sequence[str]) -> None:
+    """An exported ``forward`` called with an Input node's tensor left out (``params``: its
+    parameters' values, None where not given), more tensors (``more``) or a name it does not
+    take (``unknown``): refused as :func:`check_count` refuses the compiled module's."""
+    given = [p for p in params if p is not None]
+    check_count(model, specs, [*given, *more], unknown, names)
+
+
 def shape_words(shape: Sequence[int]) -> str:
     """``(batch, 3, 16, 16)``: the shape an Input node expects, batch axis first."""
     return "(batch, " + ", ".join(map(str, shape)) + ")"

@@ -198,6 +198,21 @@ def test_a_call_with_another_count_of_inputs_names_the_input_nodes_in_order(call
         assert "forward()" not in text
 
 
+@pytest.mark.parametrize("call", ["too many", "too few", "none", "an unknown name"])
+def test_forward_called_directly_names_the_input_nodes_too(call: str) -> None:
+    """model.forward(img) skipped the pre-hook's count check: Python's "forward() missing 1
+    required positional argument: 'aux'" named no Input node and no shape."""
+    _, exported, _ = _pair(_two_inputs())
+    img, aux = torch.randn(2, 2, 4, 4), torch.randn(2, 3, 4, 4)
+    args, named = {"too many": ((img, aux, aux), {}), "too few": ((img,), {}), "none": ((), {}),
+                   "an unknown name": ((img,), {"extra": aux})}[call]
+    with pytest.raises(TypeError) as info:
+        exported.forward(*args, **named)
+    text = str(info.value)
+    assert "two-in: expected 2 input tensor(s)" in text and f"got {len(args)}" in text, text
+    assert "'img' (batch, 2, 4, 4), 'aux' (batch, 3, 4, 4)" in text, text
+
+
 def test_the_exported_model_still_takes_its_inputs_by_position_and_by_name() -> None:
     compiled, exported, _ = _pair(_two_inputs())
     img, aux = torch.randn(2, 2, 4, 4), torch.randn(2, 3, 4, 4)
