@@ -135,6 +135,13 @@ class Region:
     ``free``: inputs it may release after forward (restored in backward); ``given``: inputs that
     are the model's own arguments (the caller's tensors)."""
 
+    def __getstate__(self) -> dict[str, Any]:
+        # a copy (deepcopy, pickle) starts without the last forward's logdet, which belongs to
+        # that forward's autograd graph (deepcopy refuses such a tensor), as a new region does
+        state = self.__dict__.copy()
+        state["logdet"] = None
+        return state
+
     def __init__(self, id: str, steps: Sequence[Step], inputs: Sequence[int], outputs: Sequence[int],
                  side: Sequence[int] = (), free: Sequence[int] = (), given: Sequence[int] = (),
                  cuts: Sequence[int] = ()) -> None:
