@@ -258,6 +258,11 @@ class Region:
                 f"reversible region {self.id!r}: torch.func transforms (grad, vmap, jacrev, ...) are not "
                 "supported in reversible mode, because the region frees and rebuilds its tensors' storage "
                 'outside autograd; set model.mode = "standard" for them')
+        if torch.jit.is_tracing():  # (torch's own words: "unordered_map::at")
+            raise RuntimeError(
+                f"reversible region {self.id!r}: torch.jit.trace cannot record reversible mode, because the "
+                "region frees and rebuilds its tensors' storage outside autograd; set "
+                'model.mode = "standard" (or "checkpoint") before tracing; the weights are the same')
         self.param_list = _params_of(self.tree())
         wants_grad = torch.is_grad_enabled() and (
             any(x.requires_grad for x in inputs) or bool(self.param_list))

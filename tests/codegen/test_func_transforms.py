@@ -63,3 +63,20 @@ def test_vmap_over_a_birnn_names_the_node_and_the_way_out(mode: str) -> None:
         vmap(lambda row: model(row.unsqueeze(0)))(torch.randn(2, 12, 32))
     text = str(info.value)
     assert "node 'birnn' (BiRNN)" in text and "torch.vmap" in text and "loop over the samples" in text, text
+
+
+def test_jit_trace_of_reversible_mode_names_the_region_and_the_mode_to_use() -> None:
+    """torch.jit.trace in reversible mode failed with torch's "unordered_map::at"; standard and
+    checkpoint mode trace (as the Model docstring and docs/cli.md say)."""
+    import warnings
+
+    model, x = _model()
+    with pytest.raises(RuntimeError) as info:
+        torch.jit.trace(model, (x,))
+    text = str(info.value)
+    assert "'region-block0_split'" in text and "torch.jit.trace" in text and 'model.mode = "standard"' in text, text
+    model.mode = "standard"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the tracer's warnings about the input checks' Python branches)
+        traced = torch.jit.trace(model, (x,))
+    assert torch.allclose(traced(x), model(x))
