@@ -191,12 +191,12 @@ class _Writer:
             lines += model_api.refuse_replicas(self) if self.regions.extras_for(plan).regions else []
         lines += [""] + (model_api.forward_head(self, plan, signature, returns, args) if is_model
                          else [f"    def forward(self, {signature}) -> {returns}:"])
+        run = (["        if not self._initialized:", f"            self.initialize({', '.join(args)})"]
+               if is_model and self.initializes else []) + forward
         if is_model:
             lines.append(f'        """{self.shapes_doc(plan)}"""')
-            lines += model_api.count_check(self, plan, args) + model_api.input_check(self, plan, args)
-        if is_model and self.initializes:
-            lines += ["        if not self._initialized:", f"            self.initialize({', '.join(args)})"]
-        lines += forward
+            lines += model_api.count_check(self, plan, args) + model_api.input_check(self, plan, args, run)
+        lines += model_api.guarded(self, plan, run, args) if is_model else run
         lines += model_api.logdet_property(self, plan, instance, is_model)
         if plan.invertible:
             lines += self.regions.inverse_method(plan, single=is_model)

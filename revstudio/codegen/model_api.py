@@ -8,6 +8,7 @@ weights' number type (float64 where an Input node declares it, as compiled).
 """
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any
 
@@ -73,16 +74,43 @@ def not_invertible(plan: Any) -> list[str]:
             f"            {ascii(pieces[-1])})"]
 
 
-def input_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
+def input_check(writer: Any, plan: Any, args: list[str], body: list[str]) -> list[str]:
     """The first line of the model's ``forward``: each argument checked against its Input node
-    (``INPUTS``) and the weights' number type and device."""
+    (``INPUTS``) and the weights' number type and device; the sizes kept for :func:`guarded`."""
     ops = sorted(plan.inputs, key=lambda o: o.index)
     if not ops:
         return []
     check = writer.inliner.require_name(BOUNDARY, "check_batch")
     weights = writer.inliner.require_name(BOUNDARY, "weights_of")
     batch = ", ".join(f"{ascii(op.name)}: {arg}" for op, arg in zip(ops, args))
-    return [f"        {check}(INPUTS, {{{batch}}}, *{weights}(self))"]
+    sizes, _ = _guard_names(args, body)
+    return [f"        {sizes} = {check}(INPUTS, {{{batch}}}, *{weights}(self))"]
+
+
+def guarded(writer: Any, plan: Any, body: list[str], args: list[str]) -> list[str]:
+    """The model's ``forward`` body in a ``try``: where the layers fail (torch's words, "mat1 and
+    mat2 shapes cannot be multiplied", name no node) on an input of other sizes than its Input
+    node declares, the error names that input, as the compiled module's does."""
+    if not plan.inputs:
+        return body
+    refused = writer.inliner.require_name(BOUNDARY, "sizes_refused")
+    sizes, exc = _guard_names(args, body)
+    return ["        try:", *[f"    {line}" if line else line for line in body],
+            f"        except (RuntimeError, ValueError) as {exc}:  # (an RNN refuses another dtype with a ValueError)",
+            f"            {refused}(INPUTS, {sizes}, {exc})",
+            "            raise"]
+
+
+def _guard_names(args: list[str], body: list[str]) -> tuple[str, str]:
+    """``sizes``, ``exc``: names no parameter or line of the forward body uses."""
+    taken = set(args) | set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", "\n".join(body)))
+
+    def free(name: str) -> str:
+        while name in taken:
+            name += "_"
+        return name
+
+    return free("sizes"), free("exc")
 
 
 def forward_head(writer: Any, plan: Any, signature: str, returns: str, args: list[str]) -> list[str]:
