@@ -118,6 +118,24 @@ class CliError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        """argparse checks the required options before it looks at the unknown ones, so
+        ``export FILE --run-dir x`` said "-o is required" and hid the option mistyped: an unknown
+        option is named first (with what this command calls it), then what is missing."""
+        args = list(sys.argv[1:] if args is None else args)
+        required = [a for a in self._actions if a.required]
+        for action in required:
+            action.required = False
+        try:
+            _, extras = self.parse_known_args(list(args))
+        finally:
+            for action in required:
+                action.required = True
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return super().parse_args(args, namespace)
+
     def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep its wording
         # (the message is printed after "revstudio: "; the prog named first doubled it)
         raise CliError(f"{message}{self._meant(message)} (see '{self.prog} --help')")

@@ -162,7 +162,6 @@ class _Writer:
         self.regions.prepare(plan)
         forward, signature, returns = self.write_forward(plan, local, is_model)
         args = [a.split(":")[0] for a in signature.split(", ")] if signature else []
-        hook, check_call = model_api.count_check(self, plan, args) if is_model else ([], [])
         lines = code.lines
         if is_model:
             lines += [f"class {name}(nn.Module):",
@@ -184,19 +183,20 @@ class _Writer:
         lines += layers
         lines += self.regions.init_lines(plan)
         if is_model:
-            lines += hook + model_api.weights_dtype(self.model.dtype)
+            lines += model_api.weights_dtype(self.model.dtype)
             lines += self.model_extras()
         else:
             body = self.graph.groups.get(plan.name)
             lines += self.load_method(layer_aliases(body) if body is not None else {})
             lines += model_api.refuse_replicas(self) if self.regions.extras_for(plan).regions else []
-        lines += check_call + ["", f"    def forward(self, {signature}) -> {returns}:"]
+        lines += [""] + (model_api.forward_head(self, plan, signature, returns, args) if is_model
+                         else [f"    def forward(self, {signature}) -> {returns}:"])
+        run = (["        if not self._initialized:", f"            self.initialize({', '.join(args)})"]
+               if is_model and self.initializes else []) + forward
         if is_model:
             lines.append(f'        """{self.shapes_doc(plan)}"""')
-            lines += model_api.input_check(self, plan, args)
-        if is_model and self.initializes:
-            lines += ["        if not self._initialized:", f"            self.initialize({', '.join(args)})"]
-        lines += forward
+            lines += model_api.count_check(self, plan, args) + model_api.input_check(self, plan, args, run)
+        lines += model_api.guarded(self, plan, run, args) if is_model else run
         lines += model_api.logdet_property(self, plan, instance, is_model)
         if plan.invertible:
             lines += self.regions.inverse_method(plan, single=is_model)

@@ -8,6 +8,7 @@ weights' number type (float64 where an Input node declares it, as compiled).
 """
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any
 
@@ -73,33 +74,79 @@ def not_invertible(plan: Any) -> list[str]:
             f"            {ascii(pieces[-1])})"]
 
 
-def input_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
+def input_check(writer: Any, plan: Any, args: list[str], body: list[str]) -> list[str]:
     """The first line of the model's ``forward``: each argument checked against its Input node
-    (``INPUTS``) and the weights' number type and device."""
+    (``INPUTS``) and the weights' number type and device; the sizes kept for :func:`guarded`."""
     ops = sorted(plan.inputs, key=lambda o: o.index)
     if not ops:
         return []
     check = writer.inliner.require_name(BOUNDARY, "check_batch")
     weights = writer.inliner.require_name(BOUNDARY, "weights_of")
     batch = ", ".join(f"{ascii(op.name)}: {arg}" for op, arg in zip(ops, args))
-    return [f"        {check}(INPUTS, {{{batch}}}, *{weights}(self))"]
+    sizes, _ = _guard_names(args, body)
+    return [f"        {sizes} = {check}(INPUTS, {{{batch}}}, *{weights}(self))"]
 
 
-def count_check(writer: Any, plan: Any, args: list[str]) -> tuple[list[str], list[str]]:
-    """A call with another number of tensors than forward takes (or a name it does not) is
-    refused naming the Input nodes in order and their shapes, not forward's parameters: a
-    forward pre-hook (``__init__``'s line, the hook method), so hooks, torch.compile and DDP
-    see the call as nn.Module's."""
+def guarded(writer: Any, plan: Any, body: list[str], args: list[str]) -> list[str]:
+    """The model's ``forward`` body in a ``try``: where the layers fail (torch's words, "mat1 and
+    mat2 shapes cannot be multiplied", name no node) on an input of other sizes than its Input
+    node declares, the error names that input, as the compiled module's does."""
     if not plan.inputs:
-        return [], []
-    check = writer.inliner.require_name(BOUNDARY, "check_count")
-    writer.needs_any = True
-    # (the class's function: a layer named _check_call would only shadow it on the instance)
-    init = ["        # Python's own words for a wrong count name forward's parameters, not the Input nodes",
-            "        self.register_forward_pre_hook(type(self)._check_call, with_kwargs=True)"]
-    method = ["", "    def _check_call(self, inputs: tuple[Any, ...], named: dict[str, Any]) -> None:",
-              f"        {check}({ascii(plan.name)}, INPUTS, inputs, named, {tuple(args)!r})"]
-    return init, method
+        return body
+    refused = writer.inliner.require_name(BOUNDARY, "sizes_refused")
+    sizes, exc = _guard_names(args, body)
+    return ["        try:", *[f"    {line}" if line else line for line in body],
+            f"        except (RuntimeError, ValueError) as {exc}:  # (an RNN refuses another dtype with a ValueError)",
+            f"            {refused}(INPUTS, {sizes}, {exc})",
+            "            raise"]
+
+
+def _guard_names(args: list[str], body: list[str]) -> tuple[str, str]:
+    """``sizes``, ``exc``: names no parameter or line of the forward body uses."""
+    taken = set(args) | set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", "\n".join(body)))
+
+    def free(name: str) -> str:
+        while name in taken:
+            name += "_"
+        return name
+
+    return free("sizes"), free("exc")
+
+
+def forward_head(writer: Any, plan: Any, signature: str, returns: str, args: list[str]) -> list[str]:
+    """The model's ``def forward`` and its count check: each Input node's parameter defaults to
+    None and extra tensors or names are taken (``*more``, ``**unknown``), so a call with
+    another number of tensors (or a name forward does not take) is refused naming the Input
+    nodes in order and their shapes, through ``model(...)`` and ``model.forward(...)`` alike
+    (Python's own words name forward's parameters, not the Input nodes)."""
+    if not plan.inputs:
+        return [f"    def forward(self, {signature}) -> {returns}:"]
+    params = ", ".join(f"{part} | None = None" for part in signature.split(", "))
+    more, unknown = _rest_names(args)
+    return [f"    def forward(self, {params}, *{more}: torch.Tensor,",
+            f"                **{unknown}: torch.Tensor) -> {returns}:"]
+
+
+def _rest_names(args: list[str]) -> tuple[str, str]:
+    """``more``, ``unknown``: forward's catch-alls, named apart from the Input nodes' parameters."""
+    def free(name: str) -> str:
+        while name in args:
+            name += "_"
+        return name
+
+    return free("more"), free("unknown")
+
+
+def count_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
+    """The first lines of the model's ``forward`` (after its docstring): :func:`forward_head`'s
+    count check, a few identity tests that torch.compile turns into guards."""
+    if not plan.inputs:
+        return []
+    given = writer.inliner.require_name(BOUNDARY, "check_given")
+    missing = " or ".join(f"{arg} is None" for arg in args)
+    more, unknown = _rest_names(args)
+    return [f"        if {more} or {unknown} or {missing}:",
+            f"            {given}({ascii(plan.name)}, INPUTS, ({', '.join(args)},), {more}, {unknown}, {tuple(args)!r})"]
 
 
 def output_check(writer: Any, plan: Any, args: list[str]) -> list[str]:

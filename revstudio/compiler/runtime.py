@@ -135,6 +135,13 @@ class Region:
     ``free``: inputs it may release after forward (restored in backward); ``given``: inputs that
     are the model's own arguments (the caller's tensors)."""
 
+    def __getstate__(self) -> dict[str, Any]:
+        # a copy (deepcopy, pickle) starts without the last forward's logdet, which belongs to
+        # that forward's autograd graph (deepcopy refuses such a tensor), as a new region does
+        state = self.__dict__.copy()
+        state["logdet"] = None
+        return state
+
     def __init__(self, id: str, steps: Sequence[Step], inputs: Sequence[int], outputs: Sequence[int],
                  side: Sequence[int] = (), free: Sequence[int] = (), given: Sequence[int] = (),
                  cuts: Sequence[int] = ()) -> None:
@@ -251,6 +258,11 @@ class Region:
                 f"reversible region {self.id!r}: torch.func transforms (grad, vmap, jacrev, ...) are not "
                 "supported in reversible mode, because the region frees and rebuilds its tensors' storage "
                 'outside autograd; set model.mode = "standard" for them')
+        if torch.jit.is_tracing():  # (torch's own words: "unordered_map::at")
+            raise RuntimeError(
+                f"reversible region {self.id!r}: torch.jit.trace cannot record reversible mode, because the "
+                "region frees and rebuilds its tensors' storage outside autograd; set "
+                'model.mode = "standard" (or "checkpoint") before tracing; the weights are the same')
         self.param_list = _params_of(self.tree())
         wants_grad = torch.is_grad_enabled() and (
             any(x.requires_grad for x in inputs) or bool(self.param_list))

@@ -36,18 +36,41 @@ def check_count(model: str, specs: Mapping[str, tuple[Sequence[int], torch.dtype
                     f"{order}; got {got}. Pass one tensor per Input node, {how}")
 
 
+def check_given(model: str, specs: Mapping[str, tuple[Sequence[int], torch.dtype]], params: Sequence[Any],
+                more: Sequence[Any], unknown: Mapping[str, Any], names: Sequence[str]) -> None:
+    """An exported ``forward`` called with an Input node's tensor left out (``params``: its
+    parameters' values, None where not given), more tensors (``more``) or a name it does not
+    take (``unknown``): refused as :func:`check_count` refuses the compiled module's."""
+    given = [p for p in params if p is not None]
+    check_count(model, specs, [*given, *more], unknown, names)
+
+
+def sizes_refused(specs: Mapping[str, tuple[Sequence[int], torch.dtype]], sizes: Mapping[str, tuple[int, ...]],
+                  exc: BaseException) -> None:
+    """After the layers failed with ``exc``: where an Input got other sizes than its node declares
+    (``sizes``: what :func:`check_batch` returned), a ValueError naming it, in the compiled
+    module's words (torch's own, "mat1 and mat2 shapes cannot be multiplied", name no node)."""
+    if isinstance(exc, torch.OutOfMemoryError) or "but its Input node declares" in str(exc):
+        return  # (out of memory; or said already, by a forward that ran inside this one: initialize)
+    for node, got in sizes.items():
+        shape = tuple(specs[node][0])
+        if tuple(got[1:]) != shape:
+            raise ValueError(f"input {node!r} has shape {got} but its Input node declares {shape_words(shape)}, "
+                             f"and the layers do not accept the other sizes; the layers failed with: {exc}") from exc
+
+
 def shape_words(shape: Sequence[int]) -> str:
     """``(batch, 3, 16, 16)``: the shape an Input node expects, batch axis first."""
     return "(batch, " + ", ".join(map(str, shape)) + ")"
 
 
 def check_batch(specs: Mapping[str, tuple[Sequence[int], torch.dtype]], batch: Mapping[str, Any],
-                dtype: torch.dtype | None, device: torch.device | None) -> None:
+                dtype: torch.dtype | None, device: torch.device | None) -> dict[str, tuple[int, ...]]:
     """Each Input node's tensor (``batch``: node id -> what was passed) against its declaration
     (``specs``: node id -> (shape without the batch axis, declared dtype)). Sizes other than
     the channels may differ where the layers allow (fully convolutional). ``dtype``/``device``:
     the weights' (None: not checked). A few attribute reads per input; torch.compile turns
-    them into guards."""
+    them into guards. Returns each input's shape, for :func:`sizes_refused`."""
     for node, x in batch.items():
         shape, declared = specs[node]
         want = shape_words(shape)
@@ -72,6 +95,7 @@ def check_batch(specs: Mapping[str, tuple[Sequence[int], torch.dtype]], batch: M
                 device.index is not None and x.device.type != "cpu" and x.device.index != device.index)):
             raise ValueError(f"input {node!r} is on the {x.device} device but the model's weights are on "
                              f"{device}; move it with x.to({str(device)!r})")
+    return {node: tuple(x.shape) for node, x in batch.items()}
 
 
 def check_returned(specs: Mapping[str, Sequence[int] | None], outputs: Mapping[str, Any],

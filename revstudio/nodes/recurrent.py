@@ -41,7 +41,7 @@ def _count(ctx: InferContext) -> int:
 def _recipe(ctx: BuildContext) -> ModuleRecipe:
     p = ctx.params
     return recipe("layers", "BiRNN", input_size=numel(ctx.in_shapes[0][:-1]), hidden_size=p["hidden_size"],
-                  cell=p["cell"], num_layers=p["num_layers"], bias=p["bias"], init=p["init"])
+                  cell=p["cell"], num_layers=p["num_layers"], bias=p["bias"], init=p["init"], node=ctx.node_id)
 
 
 BIRNN = NodeSpec(

@@ -213,3 +213,18 @@ def test_code_written_to_stdout_for_a_reader_that_leaves_ends_quietly(tmp_path) 
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141, err
     assert err == ""
+
+
+@pytest.mark.parametrize("typed, meant", [("--run-dir", "--output"), ("--out-dir", "--output")])
+def test_an_unknown_option_is_named_before_the_missing_output(typed, meant, tmp_path, capsys) -> None:
+    """`export FILE --run-dir x` said only that -o was required: the option typed for it was hidden."""
+    src = _project(tmp_path)
+    assert main(["export", str(src), typed, str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert f"unrecognized arguments: {typed}" in err and f"did you mean {meant}?" in err, err
+    assert "Traceback" not in err and not (tmp_path / "x").exists()
+
+
+def test_a_missing_output_alone_is_still_named(tmp_path, capsys) -> None:
+    assert main(["export", str(_project(tmp_path))]) == 2
+    assert "required: -o/--output" in capsys.readouterr().err

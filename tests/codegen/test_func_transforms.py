@@ -49,3 +49,34 @@ def test_standard_mode_takes_torch_func_grad() -> None:
     got = _grads(model, x)
     model(x).square().sum().backward()
     assert all(torch.allclose(got[k], p.grad, rtol=1e-5, atol=1e-6) for k, p in model.named_parameters())
+
+
+@pytest.mark.parametrize("mode", ["standard", "reversible"])
+def test_vmap_over_a_birnn_names_the_node_and_the_way_out(mode: str) -> None:
+    """torch's "Batching rule not implemented for aten::lstm.input" named no node and said
+    nothing of what to do."""
+    namespace: dict = {}
+    exec(compile(export(load(str(EXAMPLES / "birnn_sequence.revs"))), "exported.py", "exec"), namespace)
+    model = namespace["Model"]()
+    model.mode = mode
+    with pytest.raises(RuntimeError) as info, torch.no_grad():
+        vmap(lambda row: model(row.unsqueeze(0)))(torch.randn(2, 12, 32))
+    text = str(info.value)
+    assert "node 'birnn' (BiRNN)" in text and "torch.vmap" in text and "loop over the samples" in text, text
+
+
+def test_jit_trace_of_reversible_mode_names_the_region_and_the_mode_to_use() -> None:
+    """torch.jit.trace in reversible mode failed with torch's "unordered_map::at"; standard and
+    checkpoint mode trace (as the Model docstring and docs/cli.md say)."""
+    import warnings
+
+    model, x = _model()
+    with pytest.raises(RuntimeError) as info:
+        torch.jit.trace(model, (x,))
+    text = str(info.value)
+    assert "'region-block0_split'" in text and "torch.jit.trace" in text and 'model.mode = "standard"' in text, text
+    model.mode = "standard"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the tracer's warnings about the input checks' Python branches)
+        traced = torch.jit.trace(model, (x,))
+    assert torch.allclose(traced(x), model(x))

@@ -198,9 +198,44 @@ def test_a_call_with_another_count_of_inputs_names_the_input_nodes_in_order(call
         assert "forward()" not in text
 
 
+@pytest.mark.parametrize("call", ["too many", "too few", "none", "an unknown name"])
+def test_forward_called_directly_names_the_input_nodes_too(call: str) -> None:
+    """model.forward(img) skipped the pre-hook's count check: Python's "forward() missing 1
+    required positional argument: 'aux'" named no Input node and no shape."""
+    _, exported, _ = _pair(_two_inputs())
+    img, aux = torch.randn(2, 2, 4, 4), torch.randn(2, 3, 4, 4)
+    args, named = {"too many": ((img, aux, aux), {}), "too few": ((img,), {}), "none": ((), {}),
+                   "an unknown name": ((img,), {"extra": aux})}[call]
+    with pytest.raises(TypeError) as info:
+        exported.forward(*args, **named)
+    text = str(info.value)
+    assert "two-in: expected 2 input tensor(s)" in text and f"got {len(args)}" in text, text
+    assert "'img' (batch, 2, 4, 4), 'aux' (batch, 3, 4, 4)" in text, text
+
+
 def test_the_exported_model_still_takes_its_inputs_by_position_and_by_name() -> None:
     compiled, exported, _ = _pair(_two_inputs())
     img, aux = torch.randn(2, 2, 4, 4), torch.randn(2, 3, 4, 4)
     expected = compiled(img, aux)
     assert torch.equal(exported(img, aux), expected) and torch.equal(exported(img, aux=aux), expected)
     assert torch.equal(exported(img=img, aux=aux), expected)
+
+
+@pytest.mark.parametrize("example", ["digits_revnet", "two_branch", "glow_flow"])
+def test_sizes_the_layers_refuse_name_the_input_as_compiled(example: str) -> None:
+    """Other sizes than the Input node declares got torch's words from deep inside the exported
+    model ("mat1 and mat2 shapes cannot be multiplied (4x1024 and 256x10)", "input.size(-1) must
+    be equal to input_size", "pixel_unshuffle expects height to be divisible"), naming no input;
+    the compiled module's named it."""
+    from pathlib import Path
+
+    from revstudio.core.project import load
+
+    graph = load(str(Path(__file__).resolve().parents[2] / "resources" / "examples" / f"{example}.revs"))
+    compiled, exported, namespace = _pair(graph)
+    node, (shape, _) = next(iter(namespace["INPUTS"].items()))  # type: ignore[attr-defined]
+    x = torch.randn(4, shape[0], *[2 * d + 1 for d in shape[1:]])
+    got = _refusal(exported, x)
+    assert got is not None and got == _refusal(compiled, x), got
+    kind, text = got
+    assert kind is ValueError and text.startswith(f"input {node!r} has shape {tuple(x.shape)} but its Input node declares")

@@ -87,6 +87,11 @@ class AdditiveCoupling(nn.Module):
     so ``logdet`` is zero.
     """
 
+    def __getstate__(self) -> dict[str, Any]:
+        # a copy (deepcopy, pickle; AveragedModel deep-copies) starts without the last forward's
+        # logdet, as a new layer does: it is part of that forward's graph, which deepcopy refuses
+        return {**super().__getstate__(), "logdet": None}
+
     def __init__(self, split: int, f: nn.Module, g: nn.Module | None = None) -> None:
         super().__init__()
         self.split = split
@@ -115,6 +120,11 @@ class AffineCoupling(nn.Module):
     log-scale, the second the shift. ``clamp > 0`` softly bounds the log-scale to
     (-clamp, clamp) with clamp * tanh(s / clamp). ``logdet`` = sum of s per sample.
     """
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a copy (deepcopy, pickle; AveragedModel deep-copies) starts without the last forward's
+        # logdet, as a new layer does: it is part of that forward's graph, which deepcopy refuses
+        return {**super().__getstate__(), "logdet": None}
 
     def __init__(self, split: int, net: nn.Module, clamp: float = 2.0) -> None:
         super().__init__()

@@ -99,6 +99,11 @@ class InvConv1x1(nn.Module):
     p: torch.Tensor
     sign: torch.Tensor
 
+    def __getstate__(self) -> dict[str, Any]:
+        # a copy (deepcopy, pickle; AveragedModel deep-copies) starts without the last forward's
+        # logdet, as a new layer does: it is part of that forward's graph, which deepcopy refuses
+        return {**super().__getstate__(), "logdet": None}
+
     def __init__(self, channels: int, lu: bool = True) -> None:
         super().__init__()
         q, _ = torch.linalg.qr(torch.randn(channels, channels))
@@ -175,6 +180,11 @@ class ActNorm(nn.Module):
     """
 
     initialized: torch.Tensor
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a copy (deepcopy, pickle; AveragedModel deep-copies) starts without the last forward's
+        # logdet, as a new layer does: it is part of that forward's graph, which deepcopy refuses
+        return {**super().__getstate__(), "logdet": None}
 
     def __init__(self, channels: int, eps: float = 1e-6) -> None:
         super().__init__()

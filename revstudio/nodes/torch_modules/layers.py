@@ -90,8 +90,9 @@ class BiRNN(nn.Module):
     """
 
     def __init__(self, input_size: int, hidden_size: int, cell: str = "lstm", num_layers: int = 1,
-                 bias: bool = True, init: str = "default") -> None:
+                 bias: bool = True, init: str = "default", node: str = "") -> None:
         super().__init__()
+        self.node = node  # the node id, for messages (torch's own name no node)
         common = {"num_layers": num_layers, "bias": bias, "batch_first": True, "bidirectional": True}
         if cell == "lstm":
             self.rnn: nn.Module = nn.LSTM(input_size, hidden_size, **common)
@@ -113,7 +114,19 @@ class BiRNN(nn.Module):
             # primitive descriptor"). Given the low-precision input itself, torch asks first and
             # takes its own kernel where oneDNN has none; the result is the same dtype either way.
             sequence = sequence.to(torch.get_autocast_dtype("cpu"))
-        out, _ = self.rnn(sequence)
+        try:
+            out, _ = self.rnn(sequence)
+        except RuntimeError as exc:
+            if "Batching rule not implemented" not in str(exc):
+                raise
+            where = f"node {self.node!r} (BiRNN)" if self.node else "a BiRNN layer"
+            kind = type(self.rnn).__name__
+            raise RuntimeError(
+                f"{where}: torch.vmap (and jacrev, jacfwd, hessian, which use it) cannot run torch's "
+                f"{kind}: it has no batching rule for recurrent layers. The model takes a whole batch, so "
+                "call it on the batch instead of vmapping over samples, or loop over the samples "
+                "(torch.stack([f(x[i]) for i in range(len(x))]); per-sample gradients likewise with "
+                "torch.func.grad per sample)") from None
         # contiguous: downstream views (Split, Reshape) expect the usual memory layout
         return (out.transpose(1, 2).contiguous(),)
 
