@@ -7,6 +7,7 @@ errors) is masked. A change to an output's form then fails here until the doc sh
 """
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -50,6 +51,30 @@ def test_the_check_sample(capsys: pytest.CaptureFixture[str], monkeypatch: pytes
     monkeypatch.chdir(ROOT)
     doc = sample("revstudio check resources/examples/revnet_wired.revs")
     out = printed(["check", "resources/examples/revnet_wired.revs"], capsys)
+    assert fits(doc, out), "\n".join(out)
+
+
+# the project the doc's "A graph with errors" sample checks: a mistyped type, an unknown parameter, a Split
+# whose sections do not add up
+BROKEN = {"format": "revstudio", "version": 1, "name": "broken", "groups": {}, "training": {}, "view": {},
+          "nodes": [{"id": "x", "type": "Input", "params": {"shape": [3, 16, 16]}},
+                    {"id": "stem", "type": "Conv", "params": {"out_channels": 8, "kernel_size": 3, "padding": "same"}},
+                    {"id": "c", "type": "conv", "params": {"out_channels": 8}},
+                    {"id": "s", "type": "Split", "params": {"sections": [3, 4]}},
+                    {"id": "p", "type": "Pool", "params": {}},
+                    {"id": "l", "type": "Linear", "params": {"out_features": 4, "colour": "red"}},
+                    {"id": "o", "type": "Output", "params": {}}],
+          "edges": [["x.out", "stem.in"], ["stem.out", "c.in"], ["stem.out", "s.in"], ["stem.out", "p.in"],
+                    ["p.out", "l.in"], ["l.out", "o.in"]]}
+
+
+def test_the_broken_check_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "broken.revs").write_text(json.dumps(BROKEN), encoding="utf-8")
+    doc = sample("revstudio check broken.revs")
+    assert sample("echo $?") == ["1"]  # (the exit code the doc shows next)
+    out = printed(["check", "broken.revs"], capsys, code=1)
     assert fits(doc, out), "\n".join(out)
 
 
