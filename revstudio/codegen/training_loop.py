@@ -11,7 +11,8 @@ from .inline import ImportFact
 # lines (script_imports), so a name they start to use can never go missing from the script.
 LOOP_IMPORTS = (ImportFact("argparse", "argparse"), ImportFact("contextlib", "contextlib"),
                 ImportFact("json", "json"), ImportFact("math", "math"), ImportFact("os", "os"),
-                ImportFact("pickle", "pickle"), ImportFact("platform", "platform"), ImportFact("sys", "sys"),
+                ImportFact("pickle", "pickle"), ImportFact("platform", "platform"), ImportFact("shlex", "shlex"),
+                ImportFact("signal", "signal"), ImportFact("sys", "sys"),
                 ImportFact("time", "time"), ImportFact("Any", "typing", "Any"))
 
 LOOP = '''
@@ -22,6 +23,15 @@ class _Reject(Exception):
 
 class _Failed(Exception):
     """The run itself failed, e.g. a non-finite loss (exit code 1)."""
+
+
+# The signals that asked the run to stop (main() listens for SIGINT and SIGTERM, as revstudio train
+# does): the loop ends after the step it is in, every rank at the same one, and writes its checkpoint.
+_STOP: list[str] = []
+
+
+def _ask_stop(signum: int, frame: Any) -> None:
+    _STOP.append(signal.Signals(signum).name)
 
 
 def start_distributed(device_name: str) -> tuple[int, int, int]:
@@ -279,7 +289,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         grads_bad = scaler is None and bool(grads) and config["mode"] == "reversible" and \
             not bool(torch.stack(torch._foreach_norm(grads)).isfinite().all())
         stats = torch.tensor([float(loss.detach()) * len(idx), float(hits) if hits is not None else 0.0,
-                              float(len(idx)), float(grads_bad)], dtype=torch.float64)
+                              float(len(idx)), float(grads_bad), float(bool(_STOP))], dtype=torch.float64)
         if world > 1:
             stats = stats.to(device)
             torch.distributed.all_reduce(stats)
@@ -325,11 +335,20 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             validate()
         if config["checkpoint_every"] and step % config["checkpoint_every"] == 0 and step != total:
             save_now()
-    validate()
+        if float(stats[4]) > 0:  # Ctrl+C or SIGTERM (on any rank): stop here, resumable
+            break
+    stopped = step < total
+    if not stopped:
+        validate()
     save_now()
+    if stopped:
+        emit({"kind": "event", "event": "stopped", "step": step, "checkpoint": out})
+        if rank == 0 and not json_rows:
+            print(f"stopped at step {step}; checkpoint {out}; continue it with the same options and "
+                  f"--resume {shlex.quote(out)}", flush=True)
     if rank == 0 and not json_rows and watch.warned is not None:  # said again where a reader looks last
         print(f"warning: {watch.warned['message']}", file=sys.stderr, flush=True)
-    if rank == 0 and not json_rows:
+    if rank == 0 and not json_rows and not stopped:
         print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, "
               "weights_only=True)['model']))")
     if world > 1:
@@ -416,6 +435,11 @@ def main(argv: list[str] | None = None) -> None:
     problem = option_problem(config) or out_problem(args.out)
     if problem is not None:
         parser.error(problem)
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, _ask_stop)
+    except ValueError:  # (not the main thread: whoever runs main() there handles signals)
+        pass
     try:
         train(config, args.out, args.base_dir, args.json, args.resume)
     except BrokenPipeError:  # the reader of the rows went away (`--json | head`): stop quietly, as cat
