@@ -213,3 +213,16 @@ def test_code_written_to_stdout_for_a_reader_that_leaves_ends_quietly(tmp_path) 
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141, err
     assert err == ""
+
+
+def test_a_dash_output_is_refused_not_written_as_a_file_named_dash(tmp_path, capsys, monkeypatch) -> None:
+    # `revstudio export x.revs -o - | tool` wrote a file named "-" and sent its "wrote - (N lines)" report
+    # down the pipe, exit 0: the reader got a sentence instead of code and nothing said so
+    project = _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", str(project), "-o", "-"]) == 2
+    err = capsys.readouterr().err
+    assert "-o /dev/stdout" in err and "-o ./-" in err
+    assert not (tmp_path / "-").exists()
+    assert main(["export", str(project), "-o", "./-"]) == 0  # a file named '-', asked for as a path
+    assert (tmp_path / "-").is_file()
