@@ -93,3 +93,27 @@ def test_a_stopped_run_says_where_its_checkpoint_is_and_how_to_continue() -> Non
     progress.on_train_start({"total_steps": 300, "batch_size": 32, "run_dir": run_dir})
     progress.on_event({"event": "stopped", "step": 0, "checkpoint": None})
     assert out.getvalue().splitlines()[-1] == "stopped at step 0"
+
+
+def test_the_progress_line_is_redrawn_on_a_terminal_only() -> None:
+    # docs/cli.md: piped or redirected (a CI log), each step row is a line of its own, no control characters
+    import io
+
+    from revstudio.training.output import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    row = {"step": 1, "epoch": 0.1, "loss": 2.0, "samples_per_s": 100.0}
+    for stream, redrawn in ((io.StringIO(), False), (Terminal(), True)):
+        progress = Progress(stream)
+        progress.on_train_start({"total_steps": 2, "batch_size": 8})
+        progress.on_step_end(row)
+        progress.on_step_end({**row, "step": 2})
+        progress.on_event({"event": "finished", "step": 2, "wall_s": 1.0, "metrics": {"loss": 2.0}})
+        text = stream.getvalue()
+        assert ("\r" in text and "\x1b[K" in text) is redrawn, repr(text)
+        if not redrawn:
+            assert "\x1b" not in text and [line.split("] ")[-1][:6] for line in text.splitlines()[1:3]] == \
+                ["step 1", "step 2"]
