@@ -410,6 +410,24 @@ def option_problem(config: dict[str, Any]) -> str | None:
     return None
 
 
+def _from_here(config: dict[str, Any], base_dir: str) -> str:
+    """What to give instead of a relative data path that is missing from ``base_dir`` but there from
+    the current folder (typed or tab-completed there), else ''."""
+    for option, key in (("--data", "data"), ("--val-data", "val_data")):
+        try:
+            kind, path = parse_spec(config[key]) if isinstance(config[key], str) else ("synthetic", "")
+        except DataError:
+            continue
+        path = os.path.expanduser(path)
+        if kind == "synthetic" or os.path.isabs(path) or os.path.exists(resolve(path, base_dir)) \
+                or not os.path.exists(path):
+            continue
+        here = os.path.abspath(path)
+        return (f"; relative data paths start from --base-dir ({base_dir}), not the current folder: give "
+                f"{option} {kind + ':' + here if kind in ('mnist', 'cifar10') else here}, or --base-dir .")
+    return ""
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Train the exported Model (the project's training settings; "
                                                  "every option overrides one). Under torchrun: DDP.")
@@ -451,7 +469,8 @@ def main(argv: list[str] | None = None) -> None:
         # fails may fail on one rank only, so the others name themselves.
         rank = int(os.environ.get("RANK", "0"))
         if rank == 0:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {exc}{_from_here(config, args.base_dir) if isinstance(exc, DataError) else ''}",
+                  file=sys.stderr)
         elif isinstance(exc, _Failed):
             print(f"error (rank {rank}): {exc}", file=sys.stderr)
         raise SystemExit(1 if isinstance(exc, _Failed) else 2) from None

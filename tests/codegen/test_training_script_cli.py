@@ -1,7 +1,9 @@
-"""An exported training script stopped by Ctrl+C (SIGINT) or SIGTERM, as `revstudio train` is: it
-finishes the step it is in, writes its checkpoint, says how to continue, and exits 0, where it
-printed a KeyboardInterrupt traceback (or died silently on SIGTERM) and lost every step since the
-last periodic checkpoint."""
+"""An exported training script as a command in a shell or CI job, as `revstudio train` is.
+
+Stopped by Ctrl+C (SIGINT) or SIGTERM, it finishes the step it is in, writes its checkpoint, says how
+to continue, and exits 0, where it printed a KeyboardInterrupt traceback (or died silently on SIGTERM)
+and lost every step since the last periodic checkpoint. A relative data path typed from the current
+folder is pointed at, not only reported missing."""
 from __future__ import annotations
 
 import json
@@ -64,3 +66,19 @@ def test_the_terminal_says_where_the_checkpoint_is_and_how_to_continue(tmp_path:
     assert code == 0 and "Traceback" not in err, err[-3000:]
     step = int(lines[-2].split()[1])  # the last step row ("step      7  loss ...")
     assert lines[-1] == f"stopped at step {step}; checkpoint ck.pt; continue it with the same options and --resume ck.pt"
+
+
+def test_a_data_path_from_the_current_folder_is_pointed_at(tmp_path: Path) -> None:
+    # relative data paths start from --base-dir (the script's folder): `--data data/x.npz` typed from the
+    # folder holding data/ said only "<script folder>/data/x.npz: no such file", as revstudio train did
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    path = scripts / "train_model.py"
+    path.write_text(export(generate.revnet_chain(1, channels=4, size=4, wired=True), with_training=True),
+                    encoding="utf-8")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.npz").write_bytes(b"")
+    proc = run_script(path, ["--steps", "1", "--device", "cpu", "--data", os.path.join("data", "x.npz")], tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"relative data paths start from --base-dir ({scripts})" in proc.stderr
+    assert f"--data {tmp_path / 'data' / 'x.npz'}" in proc.stderr and "--base-dir ." in proc.stderr
