@@ -117,3 +117,21 @@ def test_the_export_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                    "--with-training"], capsys)
     lines = re.compile(r"\(\d+ lines\)")  # the count changes with every change to the copied runtime
     assert [lines.sub("(N lines)", s) for s in doc] == [lines.sub("(N lines)", s) for s in out], "\n".join(out)
+
+
+def test_the_train_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    for part in ("examples/digits_revnet.revs", "data/digits.npz"):  # (the run folder goes beside the project)
+        (tmp_path / "resources" / part).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / "resources" / part, tmp_path / "resources" / part)
+    monkeypatch.chdir(tmp_path)
+    doc = sample("revstudio train resources/examples/digits_revnet.revs --steps 400")
+    out = printed(["train", "resources/examples/digits_revnet.revs", "--steps", "400"], capsys)
+
+    def masked(lines: list[str]) -> list[str]:  # figures, the run folder and the device vary
+        lines = [re.sub(r"^run directory: .*", "run directory: D", s) for s in lines]
+        return _figures_masked([re.sub(r" on (cpu|cuda(:\d+)?) in ", " on DEVICE in ", s) for s in lines])
+
+    assert fits(masked(doc), masked(out)), "\n".join(out)
