@@ -33,6 +33,9 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.output:
         raise CliError("-o: the output path is empty; name the .py file to write, e.g. -o model.py")
+    if args.output == "-":  # elsewhere standard output; here it would be a file named '-' (FILE too is a path)
+        raise CliError("-o -: revstudio writes to paths only; use -o /dev/stdout to send the code to standard "
+                       "output, or -o ./- for a file named '-'")
     if _same_file(args.output, args.file):
         raise CliError(f"{args.output}: the output would overwrite the input; choose another -o path")
     if os.path.isfile(args.output) and not os.access(args.output, os.W_OK):

@@ -11,7 +11,8 @@ from .inline import ImportFact
 # lines (script_imports), so a name they start to use can never go missing from the script.
 LOOP_IMPORTS = (ImportFact("argparse", "argparse"), ImportFact("contextlib", "contextlib"),
                 ImportFact("json", "json"), ImportFact("math", "math"), ImportFact("os", "os"),
-                ImportFact("pickle", "pickle"), ImportFact("platform", "platform"), ImportFact("sys", "sys"),
+                ImportFact("pickle", "pickle"), ImportFact("platform", "platform"), ImportFact("shlex", "shlex"),
+                ImportFact("signal", "signal"), ImportFact("sys", "sys"),
                 ImportFact("time", "time"), ImportFact("Any", "typing", "Any"))
 
 LOOP = '''
@@ -22,6 +23,15 @@ class _Reject(Exception):
 
 class _Failed(Exception):
     """The run itself failed, e.g. a non-finite loss (exit code 1)."""
+
+
+# The signals that asked the run to stop (main() listens for SIGINT and SIGTERM, as revstudio train
+# does): the loop ends after the step it is in, every rank at the same one, and writes its checkpoint.
+_STOP: list[str] = []
+
+
+def _ask_stop(signum: int, frame: Any) -> None:
+    _STOP.append(signal.Signals(signum).name)
 
 
 def start_distributed(device_name: str) -> tuple[int, int, int]:
@@ -279,7 +289,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         grads_bad = scaler is None and bool(grads) and config["mode"] == "reversible" and \
             not bool(torch.stack(torch._foreach_norm(grads)).isfinite().all())
         stats = torch.tensor([float(loss.detach()) * len(idx), float(hits) if hits is not None else 0.0,
-                              float(len(idx)), float(grads_bad)], dtype=torch.float64)
+                              float(len(idx)), float(grads_bad), float(bool(_STOP))], dtype=torch.float64)
         if world > 1:
             stats = stats.to(device)
             torch.distributed.all_reduce(stats)
@@ -325,11 +335,20 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             validate()
         if config["checkpoint_every"] and step % config["checkpoint_every"] == 0 and step != total:
             save_now()
-    validate()
+        if float(stats[4]) > 0:  # Ctrl+C or SIGTERM (on any rank): stop here, resumable
+            break
+    stopped = step < total
+    if not stopped:
+        validate()
     save_now()
+    if stopped:
+        emit({"kind": "event", "event": "stopped", "step": step, "checkpoint": out})
+        if rank == 0 and not json_rows:
+            print(f"stopped at step {step}; checkpoint {out}; continue it with the same options and "
+                  f"--resume {shlex.quote(out)}", flush=True)
     if rank == 0 and not json_rows and watch.warned is not None:  # said again where a reader looks last
         print(f"warning: {watch.warned['message']}", file=sys.stderr, flush=True)
-    if rank == 0 and not json_rows:
+    if rank == 0 and not json_rows and not stopped:
         print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, "
               "weights_only=True)['model']))")
     if world > 1:
@@ -391,6 +410,24 @@ def option_problem(config: dict[str, Any]) -> str | None:
     return None
 
 
+def _from_here(config: dict[str, Any], base_dir: str) -> str:
+    """What to give instead of a relative data path that is missing from ``base_dir`` but there from
+    the current folder (typed or tab-completed there), else ''."""
+    for option, key in (("--data", "data"), ("--val-data", "val_data")):
+        try:
+            kind, path = parse_spec(config[key]) if isinstance(config[key], str) else ("synthetic", "")
+        except DataError:
+            continue
+        path = os.path.expanduser(path)
+        if kind == "synthetic" or os.path.isabs(path) or os.path.exists(resolve(path, base_dir)) \
+                or not os.path.exists(path):
+            continue
+        here = os.path.abspath(path)
+        return (f"; relative data paths start from --base-dir ({base_dir}), not the current folder: give "
+                f"{option} {kind + ':' + here if kind in ('mnist', 'cifar10') else here}, or --base-dir .")
+    return ""
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Train the exported Model (the project's training settings; "
                                                  "every option overrides one). Under torchrun: DDP.")
@@ -417,6 +454,11 @@ def main(argv: list[str] | None = None) -> None:
     if problem is not None:
         parser.error(problem)
     try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, _ask_stop)
+    except ValueError:  # (not the main thread: whoever runs main() there handles signals)
+        pass
+    try:
         train(config, args.out, args.base_dir, args.json, args.resume)
     except BrokenPipeError:  # the reader of the rows went away (`--json | head`): stop quietly, as cat
         devnull = os.open(os.devnull, os.O_WRONLY)  # does; the exit's own flush then has nowhere to fail
@@ -427,7 +469,8 @@ def main(argv: list[str] | None = None) -> None:
         # fails may fail on one rank only, so the others name themselves.
         rank = int(os.environ.get("RANK", "0"))
         if rank == 0:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {exc}{_from_here(config, args.base_dir) if isinstance(exc, DataError) else ''}",
+                  file=sys.stderr)
         elif isinstance(exc, _Failed):
             print(f"error (rank {rank}): {exc}", file=sys.stderr)
         raise SystemExit(1 if isinstance(exc, _Failed) else 2) from None

@@ -131,6 +131,28 @@ def absolute_spec(spec: Any, base_dir: str) -> Any:
     return f"{kind}:{full}" if kind in ("mnist", "cifar10") else full
 
 
+def from_here_hint(specs: dict[str, Any], base_dir: str) -> str:
+    """``; relative data paths start from the project's folder ...`` for a missing relative path that
+    names a file or folder from the current folder (typed or tab-completed there), else ''. ``specs``:
+    {the option that sets it: the spec}, e.g. ``{"--data": cfg.data, "--val-data": cfg.val_data}``."""
+    for option, spec in specs.items():
+        if not isinstance(spec, str):
+            continue
+        try:
+            kind, path = parse_spec(spec)
+        except DataError:
+            continue
+        path = os.path.expanduser(path)
+        if kind == "synthetic" or os.path.isabs(path) or os.path.exists(resolve(path, base_dir)) \
+                or not os.path.exists(path):
+            continue
+        here = os.path.abspath(path)
+        given = f"{kind}:{here}" if kind in ("mnist", "cifar10") else here
+        return (f"; relative data paths start from the project's folder ({base_dir}), not the current one: "
+                f"for the one here, give {option} {given}")
+    return ""
+
+
 # A data path is written relative to its project file when the data lies in the file's folder or at
 # most this many folders above it (models/net.revs beside data/x.npz); further off it stays absolute.
 MAX_UP = 2

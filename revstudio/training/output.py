@@ -8,6 +8,7 @@ terminal and plain lines elsewhere; ``RunDirRows`` appends every row to
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import IO, Any
@@ -115,6 +116,7 @@ class Progress(_Out):
         self.total = 1
         self.batch = 1
         self.drawn = False
+        self.run_dir: str | None = None
 
     def _line(self, text: str) -> None:
         from revstudio.cli import printable  # (paths and messages may hold what a terminal acts on)
@@ -127,6 +129,7 @@ class Progress(_Out):
     def on_train_start(self, row: dict[str, Any]) -> None:
         self.total = int(row.get("total_steps") or 1)
         self.batch = int(row.get("batch_size") or 1)
+        self.run_dir = row.get("run_dir") or None
         resumed = f", resumed from {row['resumed_from']}" if row.get("resumed_from") else ""
         changed = row.get("changed") or {}
         if resumed and changed:  # (config.json now holds only the new values: say what they replaced)
@@ -188,14 +191,26 @@ class Progress(_Out):
             if row.get("warning"):
                 self._line(f"warning: {row['warning']}")
         elif event == "stopped":
-            where = f"; checkpoint {row['checkpoint']}" if row.get("checkpoint") else ""
-            self._line(f"stopped at step {row['step']}{where}")
+            self._line(f"stopped at step {row['step']}{self._resumable(row.get('checkpoint'))}")
             if row.get("warning"):
                 self._line(f"warning: {row['warning']}")
         elif event in ("diverged", "not_learning"):
             self._line(f"warning: {row.get('message')}")
         elif event in ("nan", "oom", "failed"):
             self._line(f"error: {row.get('message')}")
+
+
+    def _resumable(self, checkpoint: str | None) -> str:
+        """Where a stopped run's checkpoint is (the row's path is the run directory's) and the command
+        that continues it, quoted for a shell: what a Ctrl+C leaves someone to do next."""
+        if not checkpoint:
+            return ""
+        if not self.run_dir:
+            return f"; checkpoint {checkpoint} in the run directory; continue it with --resume"
+        import shlex
+
+        return (f"; checkpoint {os.path.join(self.run_dir, checkpoint)}; "
+                f"continue it with: revstudio train --resume {shlex.quote(self.run_dir)}")
 
 
 class LastStep(Callback):

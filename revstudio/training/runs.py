@@ -64,7 +64,21 @@ class RunDirError(Exception):
         denied = exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
         todo = ("free some space" if self.full else "give --out a folder you can write" if denied
                 else "free some space or give --out a folder you can write")
+        in_way = _file_in_the_way(path) if exc.errno in (errno.ENOTDIR, errno.EEXIST) else None
+        if in_way is not None:  # (--out names a file, or a path through one: nothing to free or allow)
+            self.why, todo = f"{in_way} is a file, not a folder", "give --out a folder, or a new one's path"
         super().__init__(f"cannot write {path}: {self.why}; {todo}")
+
+
+def _file_in_the_way(path: str) -> str | None:
+    """The nearest folder above ``path`` that exists as something else than a folder, or None."""
+    here = os.path.dirname(os.path.abspath(path))
+    while here and not os.path.exists(here):
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+    return None if os.path.isdir(here) else here
 
 
 def write_atomic(path: str, data: bytes | str) -> None:

@@ -322,7 +322,7 @@ def run_session(req: Request) -> int:
             data = load_data(cfg.data, graph, report, task=task, val_spec=cfg.val_data,
                              val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base)
         except DataError as exc:  # (its message names the file, array or node itself: said once)
-            return failed(str(exc), 2)
+            return failed(f"{exc}{_from_here(cfg, base)}", 2)
         if resume is not None:
             assert req.resume is not None
             try:
@@ -434,8 +434,14 @@ def preflight(req: Request, world: int) -> int | None:
     except (CliError, SessionError, TrainError) as exc:
         return refuse(str(exc), exc.code)
     except DataError as exc:
-        return refuse(str(exc), 2)
+        return refuse(f"{exc}{_from_here(cfg, base)}", 2)
     return None
+
+
+def _from_here(cfg: TrainConfig, base: str) -> str:
+    from .data import from_here_hint
+
+    return from_here_hint({"--data": cfg.data, "--val-data": cfg.val_data}, base)
 
 
 def _init_distributed(cfg: TrainConfig) -> None:

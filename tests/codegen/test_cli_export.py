@@ -228,3 +228,16 @@ def test_an_unknown_option_is_named_before_the_missing_output(typed, meant, tmp_
 def test_a_missing_output_alone_is_still_named(tmp_path, capsys) -> None:
     assert main(["export", str(_project(tmp_path))]) == 2
     assert "required: -o/--output" in capsys.readouterr().err
+
+
+def test_a_dash_output_is_refused_not_written_as_a_file_named_dash(tmp_path, capsys, monkeypatch) -> None:
+    # `revstudio export x.revs -o - | tool` wrote a file named "-" and sent its "wrote - (N lines)" report
+    # down the pipe, exit 0: the reader got a sentence instead of code and nothing said so
+    project = _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", str(project), "-o", "-"]) == 2
+    err = capsys.readouterr().err
+    assert "-o /dev/stdout" in err and "-o ./-" in err
+    assert not (tmp_path / "-").exists()
+    assert main(["export", str(project), "-o", "./-"]) == 0  # a file named '-', asked for as a path
+    assert (tmp_path / "-").is_file()

@@ -323,6 +323,25 @@ def test_a_missing_data_file_is_named_once(tmp_path, capsys) -> None:
     assert row["message"] == f"{tmp_path / 'nope.npz'}: no such file"
 
 
+def test_a_data_path_from_the_current_folder_is_pointed_at(tmp_path, capsys, monkeypatch) -> None:
+    # `--data data/x.npz` typed (or tab-completed) from the current folder is read from the project's
+    # folder, as documented; the refusal named only the project-relative file, which left the user to
+    # guess why a file they could see was "no such file"
+    project = tmp_path / "models" / "net.revs"
+    project.parent.mkdir()
+    shutil.copy(EXAMPLE, project)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.npz").write_bytes(b"")
+    monkeypatch.chdir(tmp_path)
+    for flag in ("--data", "--val-data"):
+        code = cli.main(["train", str(project), "--steps", "1", *QUICK, flag, os.path.join("data", "x.npz"),
+                         "--json", "--out", str(tmp_path / "run")])
+        message = _rows(capsys.readouterr().out)[-1]["message"]
+        assert code == 2 and message.startswith(f"{tmp_path / 'models' / 'data' / 'x.npz'}: no such file; ")
+        assert f"relative data paths start from the project's folder ({tmp_path / 'models'})" in message
+        assert f"{flag} {tmp_path / 'data' / 'x.npz'}" in message
+
+
 def test_a_run_that_went_non_finite_says_at_which_step_in_its_status(tmp_path, capsys) -> None:
     """status.json (and `revstudio runs`) kept the step of the last step row: 0 for a run whose
     loss became NaN at step 2 before its first row."""

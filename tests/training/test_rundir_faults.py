@@ -188,3 +188,15 @@ def test_a_run_folder_error_says_what_to_do_for_its_cause() -> None:
     assert "free some space" not in denied and "give --out a folder you can write" in denied
     assert "free some space" in full and "--out" not in full
     assert "free some space" in other and "--out" in other
+
+
+def test_an_out_that_is_or_runs_through_a_file_is_told_so(tmp_path) -> None:
+    # `--out model.revs` (or a path under it) said "Not a directory; free some space or give --out a folder
+    # you can write": no space to free and nothing unwritable; the cause is the file in the way
+    from revstudio.training.runs import RunDirError
+
+    (tmp_path / "afile").write_text("in the way")
+    for path in (tmp_path / "afile" / "checkpoints", tmp_path / "afile" / "run" / "status.json"):
+        text = str(RunDirError(str(path), OSError(errno.ENOTDIR, "Not a directory")))
+        assert "free some space" not in text
+        assert f"{tmp_path / 'afile'} is a file, not a folder; give --out a folder" in text

@@ -68,3 +68,52 @@ def test_a_gradient_check_over_the_warning_level_says_so_in_the_text() -> None:
     assert "OFF" not in first
     assert "OFF in region r1 (over 0.0001)" in second and "--mode checkpoint" in second
     assert "OFF in region r0" in third
+
+
+def test_a_stopped_run_says_where_its_checkpoint_is_and_how_to_continue() -> None:
+    # Ctrl+C printed "stopped at step 70; checkpoint checkpoints/last.pt": a path that is not under the
+    # folder the user is in, and no word of --resume, which the status file alone mentioned
+    import io
+    import shlex
+
+    from revstudio.training.output import Progress
+
+    out = io.StringIO()
+    progress = Progress(out)
+    run_dir = "/tmp/my runs/r ü"
+    progress.on_train_start({"total_steps": 300, "batch_size": 32, "run_dir": run_dir})
+    progress.on_event({"event": "stopped", "step": 70, "checkpoint": "checkpoints/last.pt"})
+    last = out.getvalue().splitlines()[-1]
+    assert last == (f"stopped at step 70; checkpoint {run_dir}/checkpoints/last.pt; "
+                    f"continue it with: revstudio train --resume {shlex.quote(run_dir)}")
+    assert shlex.split(last.split("continue it with: ")[1])[-1] == run_dir
+
+    out = io.StringIO()
+    progress = Progress(out)  # (stopped before a checkpoint: nothing to continue from)
+    progress.on_train_start({"total_steps": 300, "batch_size": 32, "run_dir": run_dir})
+    progress.on_event({"event": "stopped", "step": 0, "checkpoint": None})
+    assert out.getvalue().splitlines()[-1] == "stopped at step 0"
+
+
+def test_the_progress_line_is_redrawn_on_a_terminal_only() -> None:
+    # docs/cli.md: piped or redirected (a CI log), each step row is a line of its own, no control characters
+    import io
+
+    from revstudio.training.output import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    row = {"step": 1, "epoch": 0.1, "loss": 2.0, "samples_per_s": 100.0}
+    for stream, redrawn in ((io.StringIO(), False), (Terminal(), True)):
+        progress = Progress(stream)
+        progress.on_train_start({"total_steps": 2, "batch_size": 8})
+        progress.on_step_end(row)
+        progress.on_step_end({**row, "step": 2})
+        progress.on_event({"event": "finished", "step": 2, "wall_s": 1.0, "metrics": {"loss": 2.0}})
+        text = stream.getvalue()
+        assert ("\r" in text and "\x1b[K" in text) is redrawn, repr(text)
+        if not redrawn:
+            assert "\x1b" not in text and [line.split("] ")[-1][:6] for line in text.splitlines()[1:3]] == \
+                ["step 1", "step 2"]
