@@ -73,7 +73,10 @@ class RunProgress(QWidget):
 
     def show_run(self, run: RunData | None, elapsed_s: float) -> None:
         fraction = run.fraction() if run is not None else None
-        if fraction is None:
+        if run is None:
+            self.bar.setRange(0, 1000)
+            self.bar.reset()  # empty, not the last run's 100 %
+        elif fraction is None:
             self.bar.setRange(0, 0 if run is not None and not run.ended else 1000)  # busy while it starts
         else:
             self.bar.setRange(0, 1000)
