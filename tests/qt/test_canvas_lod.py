@@ -185,3 +185,28 @@ def test_a_cards_words_are_drawn_large_enough_to_read_or_not_at_all(qtbot):
             assert not small, (percent, node_id, small)
             if lod >= FAR:
                 assert painter.texts and painter.texts[0][0].rstrip("…").strip(". "), (percent, node_id)
+
+
+def test_a_wires_shape_label_is_drawn_large_enough_to_read_or_not_at_all(qtbot):
+    # From 45 % to about 64 % the wires' shape labels ("4x16x16", 7 pt) were drawn 3-4.5 pt on
+    # screen, grey dots on every wire of a fitted graph; the wire's tooltip keeps the shape.
+    from PySide6.QtWidgets import QStyleOptionGraphicsItem
+
+    min_pt = 4.5
+    view = GraphView(Document(_graph()))
+    qtbot.addWidget(view)
+    option = QStyleOptionGraphicsItem()
+    wires = list(view.scene().wire_items.values())
+    assert wires and all(w.label for w in wires)
+    for percent in range(10, 401, 5):
+        lod = percent / 100
+        for wire in wires:
+            for hovered in (False, True):
+                wire._hovered = hovered
+                painter = _RecordingPainter(lod)
+                wire.paint(painter, option, None)
+                small = [(t, round(pt * lod, 2)) for t, pt in painter.texts if pt * lod < min_pt - 1e-6]
+                assert not small, (percent, str(wire.edge), small)
+                if percent == 100 and hovered:
+                    assert painter.texts  # readable: the label is drawn
+        assert all("shape" in w.toolTip() for w in wires)
