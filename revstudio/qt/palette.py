@@ -30,7 +30,7 @@ TYPE_ROLE = Qt.ItemDataRole.UserRole + 1
 CATEGORY_ORDER = ("i/o", "io", "layers", "recurrent", "structure", "invertible", "couplings", "groups")
 
 
-def _category_key(name: str) -> tuple[int, str]:
+def category_key(name: str) -> tuple[int, str]:
     low = name.lower()
     return (CATEGORY_ORDER.index(low) if low in CATEGORY_ORDER else len(CATEGORY_ORDER), low)
 
@@ -126,7 +126,7 @@ class PaletteWidget(QWidget):
         """(Re)build the tree from the registry."""
         self.tree.clear()
         categories = registry.categories()
-        for category in sorted(categories, key=_category_key):
+        for category in sorted(categories, key=category_key):
             head = QTreeWidgetItem([category])
             head.setFlags(Qt.ItemFlag.ItemIsEnabled)
             font = head.font(0)
