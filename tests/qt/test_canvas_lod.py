@@ -210,3 +210,30 @@ def test_a_wires_shape_label_is_drawn_large_enough_to_read_or_not_at_all(qtbot):
                 if percent == 100 and hovered:
                     assert painter.texts  # readable: the label is drawn
         assert all("shape" in w.toolTip() for w in wires)
+
+
+def test_a_region_label_ends_before_a_node_standing_in_its_band(qtbot):
+    """An Output a little higher than a narrow region's top covered the end of its label
+    ("… (batch 32, float32)" ran under the card); the label now ends before it, cut in the
+    middle, with the whole text in the tooltip, and comes back whole when the node moves away."""
+    from revstudio.core.commands import Move
+
+    g = Graph("band")
+    g.add_node("Input", "x", {"shape": [4, 8, 8]}, (0, 0))
+    g.add_node("Permute", "p", {}, (240, 0))
+    g.add_node("Output", "y", {}, (480, -40))
+    g.connect("x.out", "p.in")
+    g.connect("p.out", "y.in")
+    doc = Document(g)
+    view = GraphView(doc)
+    qtbot.addWidget(view)
+    scene = view.scene()
+    (region,) = scene.region_items
+    card = scene.node_items["y"].sceneBoundingRect()
+    _, rect, shown, _ = region.label_layout(1.0)
+    assert rect.right() <= card.left(), (rect, card)
+    assert shown != region.label and "…" in shown and shown.startswith("reversible")
+    assert region.label in region.toolTip()
+    doc.push(Move(g, {"y": (480.0, 200.0)}))
+    _, rect, shown, _ = region.label_layout(1.0)
+    assert shown == region.label
