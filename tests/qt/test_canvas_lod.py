@@ -237,3 +237,47 @@ def test_a_region_label_ends_before_a_node_standing_in_its_band(qtbot):
     doc.push(Move(g, {"y": (480.0, 200.0)}))
     _, rect, shown, _ = region.label_layout(1.0)
     assert shown == region.label
+
+
+class _PenPainter(_RecordingPainter):
+    """Keeps every pen a card sets (its outline among them)."""
+
+    def __init__(self, lod: float) -> None:
+        super().__init__(lod)
+        self.pens = []
+
+    def setPen(self, pen) -> None:  # noqa: N802 - QPainter API
+        from PySide6.QtGui import QPen
+
+        if isinstance(pen, QPen):
+            self.pens.append(QPen(pen))
+
+
+def test_a_warned_nodes_outline_cannot_be_taken_for_the_selection(qtbot):
+    """Warned nodes (an unread Input) were outlined in the selection's amber, solid, as thick: five
+    duplicated Inputs read as five selected nodes (#e8a33d vs #f0b429 dark, #c27803 vs #d48806 light)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QStyleOptionGraphicsItem
+
+    g = _graph()
+    g.add_node("Input", "unread", {"shape": [4, 8, 8]}, (0, 200))
+    for dark in (True, False):
+        view = GraphView(Document(g))
+        qtbot.addWidget(view)
+        scene = view.scene()
+        scene.set_theme(dark)
+        warned, chosen = scene.node_items["unread"], scene.node_items["c"]
+        assert warned.warnings and not chosen.warnings and not chosen.errors
+        chosen.setSelected(True)
+        for lod in (1.0, 0.5, 0.2):
+            looks = []
+            for item, colour in ((warned, scene.theme.warning), (chosen, scene.theme.selection)):
+                painter = _PenPainter(lod)
+                item.paint(painter, QStyleOptionGraphicsItem(), None)
+                pens = [p for p in painter.pens if p.color() == colour]
+                assert pens, (dark, lod)
+                looks.append({(p.style(), round(p.widthF(), 1)) for p in pens})
+            w, s = scene.theme.warning, scene.theme.selection
+            near = abs(w.red() - s.red()) + abs(w.green() - s.green()) + abs(w.blue() - s.blue()) < 120
+            if near:  # the same hue: the pen's style must tell them apart
+                assert all(style != Qt.PenStyle.SolidLine for style, _ in looks[0]), (dark, lod, looks)
