@@ -16,7 +16,8 @@ def test_a_finished_runs_progress_leaves_with_its_project(qtbot, train_window, f
     window.document.undo_stack.setClean()
     assert window.files.new_file()
     assert ui.status_progress.isHidden()
-    assert ui.runs_panel.progress.label.text() == "No run yet"  # (the Runs tab named the old run)
+    # the Runs tab named the old run; "No run yet" would be untrue of a project with runs
+    assert ui.runs_panel.progress.label.text() == "No run training: Train (F5) starts one"
     assert ui.runs_panel.progress.bar.value() < 0  # reset: no 100 %
 
 
@@ -29,6 +30,7 @@ def test_a_run_still_training_keeps_its_progress_in_another_project(qtbot, train
     window.document.undo_stack.setClean()
     assert window.files.new_file()
     assert not ui.status_progress.isHidden()  # the window's one run trains on: its progress stays
-    qtbot.waitUntil(lambda: ui.runs_panel.progress.label.text() != "No run yet", timeout=START_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: ui.runs_panel.progress.label.text().startswith(ui.controller.run.name),
+                    timeout=START_TIMEOUT_MS)
     assert ui.stop()
     qtbot.waitUntil(lambda: not ui.controller.running, timeout=START_TIMEOUT_MS)
