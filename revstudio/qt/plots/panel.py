@@ -200,6 +200,9 @@ class PlotsPanel(QWidget):
         else:
             self._say(f"{len(self.runs)} runs overlaid: " + ", ".join(r.title for r in self.runs))
         self.refresh(force=True)
+        if not self.runs:  # (the last run's axes stayed, steps and loss ranges of nothing drawn)
+            for plot in self.plots:
+                plot.reset_view()
 
     def _smoothing_changed(self, value: int) -> None:
         self.weight = value / 100.0

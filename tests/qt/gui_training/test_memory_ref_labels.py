@@ -55,3 +55,23 @@ def test_an_estimate_label_is_not_struck_through_by_the_measured_peak(qtbot):
             # still beside its own line
             y = line.mapToScene(QPointF(0, 0)).y()
             assert box.top() - 4 <= y <= box.bottom() + 4, (line.label.toPlainText(), box, y)
+
+
+def test_plots_left_empty_drop_the_last_runs_axes(qtbot):
+    """After New (no run shown) the empty plots kept the old run's axes (steps 0-150, loss
+    0.8-1.4), as if a run were drawn there; they are framed as before any run."""
+    fresh = PlotsPanel()
+    panel = PlotsPanel()
+    for p in (fresh, panel):
+        qtbot.addWidget(p)
+        p.resize(740, 330)
+        p.show()
+        qtbot.waitExposed(p)
+    panel.set_runs([_run(655_667, 196_608, 788_000, steps=400)])
+    qtbot.wait(50)
+    panel.set_runs([])
+    qtbot.wait(50)
+    for mine, theirs in zip(panel.plots, fresh.plots):
+        got = mine.plot.getPlotItem().getViewBox().viewRange()
+        want = theirs.plot.getPlotItem().getViewBox().viewRange()
+        assert got == want, (mine.title if hasattr(mine, "title") else mine, got, want)
