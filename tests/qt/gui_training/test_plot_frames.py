@@ -1,4 +1,4 @@
-"""The memory plot's estimate lines keep their labels clear of the measured curve."""
+"""What the plots frame: estimate labels clear of the measured curve, and no stale axes when empty."""
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF
