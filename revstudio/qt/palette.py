@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QMimeData, QSize, Qt, Signal
-from PySide6.QtGui import QIcon, QPainter, QPixmap
+from PySide6.QtGui import QIcon, QKeyEvent, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
@@ -30,7 +30,7 @@ TYPE_ROLE = Qt.ItemDataRole.UserRole + 1
 CATEGORY_ORDER = ("i/o", "io", "layers", "recurrent", "structure", "invertible", "couplings", "groups")
 
 
-def _category_key(name: str) -> tuple[int, str]:
+def category_key(name: str) -> tuple[int, str]:
     low = name.lower()
     return (CATEGORY_ORDER.index(low) if low in CATEGORY_ORDER else len(CATEGORY_ORDER), low)
 
@@ -52,6 +52,19 @@ def _category_icon(category: str) -> QIcon:
 
 
 class _PaletteTree(QTreeWidget):
+    # Enter on a type adds it. Not through itemActivated: Qt emits that after
+    # itemDoubleClicked for the same double-click (one gesture added two nodes), and on
+    # single-click-activation styles on every click.
+    enterPressed = Signal(QTreeWidgetItem)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API
+        item = self.currentItem()
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and item is not None and not item.isHidden():
+            self.enterPressed.emit(item)
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setHeaderHidden(True)
@@ -105,7 +118,7 @@ class PaletteWidget(QWidget):
         self.search.textChanged.connect(self.filter)
         self.search.returnPressed.connect(self._add_first_visible)
         self.tree.itemDoubleClicked.connect(self._on_double_click)
-        self.tree.itemActivated.connect(self._on_double_click)
+        self.tree.enterPressed.connect(self._on_double_click)
         self.tree.currentItemChanged.connect(self._on_current)
         self.populate()
 
@@ -113,7 +126,7 @@ class PaletteWidget(QWidget):
         """(Re)build the tree from the registry."""
         self.tree.clear()
         categories = registry.categories()
-        for category in sorted(categories, key=_category_key):
+        for category in sorted(categories, key=category_key):
             head = QTreeWidgetItem([category])
             head.setFlags(Qt.ItemFlag.ItemIsEnabled)
             font = head.font(0)

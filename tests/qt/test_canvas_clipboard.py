@@ -164,6 +164,41 @@ def test_duplicate_puts_the_copy_beside_the_original(make_view):
     assert not any(copy.intersects(i.sceneBoundingRect()) for n, i in items.items() if n != new[0])
 
 
+def test_a_duplicate_is_not_set_on_a_wire(make_view):
+    """Ctrl+D on an Input whose wire ran right to a far node put the copy on that wire, where it
+    looked wired into the chain (the wire entered its input dot and left by its output dot)."""
+    g = chain()
+    g.node("a").pos = (640.0, 0.0)
+    g.node("b").pos = (900.0, 0.0)
+    g.node("o").pos = (1160.0, 0.0)
+    view = make_view(g)
+    view.select_nodes(["x"])
+    (new,) = view.duplicate()
+    scene = view.scene()
+    copy = scene.node_items[new].sceneBoundingRect()
+    crossing = [str(e) for e, w in scene.wire_items.items() if w.scene_path().intersects(copy)]
+    assert not crossing, (copy, crossing)
+    assert copy.left() > scene.node_items["x"].sceneBoundingRect().right()  # still beside the original
+
+
+def test_duplicate_is_called_duplicate_in_history_undo_and_status(make_view):
+    """Ctrl+D showed as "Paste b1" in History and "Undid Paste b1", and said "Pasted 1 node"."""
+    view = make_view(chain())
+    said = []
+    view.message.connect(said.append)
+    view.select_nodes(["b"])
+    new = view.duplicate()
+    stack = view.document.undo_stack
+    assert stack.undoText() == f"Duplicate {new[0]}"
+    assert said[-1].startswith("Duplicated 1 node")
+    view.select_nodes(["a", "b"])
+    view.duplicate()
+    assert stack.undoText() == "Duplicate 2 nodes" and said[-1].startswith("Duplicated 2 nodes")
+    view.copy()
+    view.paste()
+    assert stack.undoText() == "Paste 2 nodes" and said[-1].startswith("Pasted 2 nodes")
+
+
 @pytest.mark.parametrize("axis", layout.ALIGN_AXES)
 def test_align_is_one_undoable_move(make_view, axis):
     g = chain()

@@ -178,6 +178,13 @@ def test_shift_a_opens_quick_add_with_every_type(shown_view):
     assert view.popup is not None and view.popup.isVisible()
     assert {"Input", "Conv", "Repeat"} <= set(view.popup.visible_types())
     assert "GroupInput" not in view.popup.visible_types()  # only inside group bodies
+    # in the Nodes panel's order: it began with the couplings (categories sorted by name)
+    from revstudio.qt.palette import PaletteWidget
+
+    palette = PaletteWidget()
+    listed = [t for t in palette.visible_type_ids() if t in view.popup.visible_types()]
+    palette.deleteLater()
+    assert view.popup.visible_types() == listed and listed[:2] == ["Input", "Output"]
     view.popup.choose("Input")
     assert len(view.document.graph.nodes) == 6
 

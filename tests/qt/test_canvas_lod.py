@@ -185,3 +185,99 @@ def test_a_cards_words_are_drawn_large_enough_to_read_or_not_at_all(qtbot):
             assert not small, (percent, node_id, small)
             if lod >= FAR:
                 assert painter.texts and painter.texts[0][0].rstrip("…").strip(". "), (percent, node_id)
+
+
+def test_a_wires_shape_label_is_drawn_large_enough_to_read_or_not_at_all(qtbot):
+    # From 45 % to about 64 % the wires' shape labels ("4x16x16", 7 pt) were drawn 3-4.5 pt on
+    # screen, grey dots on every wire of a fitted graph; the wire's tooltip keeps the shape.
+    from PySide6.QtWidgets import QStyleOptionGraphicsItem
+
+    min_pt = 4.5
+    view = GraphView(Document(_graph()))
+    qtbot.addWidget(view)
+    option = QStyleOptionGraphicsItem()
+    wires = list(view.scene().wire_items.values())
+    assert wires and all(w.label for w in wires)
+    for percent in range(10, 401, 5):
+        lod = percent / 100
+        for wire in wires:
+            for hovered in (False, True):
+                wire._hovered = hovered
+                painter = _RecordingPainter(lod)
+                wire.paint(painter, option, None)
+                small = [(t, round(pt * lod, 2)) for t, pt in painter.texts if pt * lod < min_pt - 1e-6]
+                assert not small, (percent, str(wire.edge), small)
+                if percent == 100 and hovered:
+                    assert painter.texts  # readable: the label is drawn
+        assert all("shape" in w.toolTip() for w in wires)
+
+
+def test_a_region_label_ends_before_a_node_standing_in_its_band(qtbot):
+    """An Output a little higher than a narrow region's top covered the end of its label
+    ("… (batch 32, float32)" ran under the card); the label now ends before it, cut in the
+    middle, with the whole text in the tooltip, and comes back whole when the node moves away."""
+    from revstudio.core.commands import Move
+
+    g = Graph("band")
+    g.add_node("Input", "x", {"shape": [4, 8, 8]}, (0, 0))
+    g.add_node("Permute", "p", {}, (240, 0))
+    g.add_node("Output", "y", {}, (480, -40))
+    g.connect("x.out", "p.in")
+    g.connect("p.out", "y.in")
+    doc = Document(g)
+    view = GraphView(doc)
+    qtbot.addWidget(view)
+    scene = view.scene()
+    (region,) = scene.region_items
+    card = scene.node_items["y"].sceneBoundingRect()
+    _, rect, shown, _ = region.label_layout(1.0)
+    assert rect.right() <= card.left(), (rect, card)
+    assert shown != region.label and "…" in shown and shown.startswith("reversible")
+    assert region.label in region.toolTip()
+    doc.push(Move(g, {"y": (480.0, 200.0)}))
+    _, rect, shown, _ = region.label_layout(1.0)
+    assert shown == region.label
+
+
+class _PenPainter(_RecordingPainter):
+    """Keeps every pen a card sets (its outline among them)."""
+
+    def __init__(self, lod: float) -> None:
+        super().__init__(lod)
+        self.pens = []
+
+    def setPen(self, pen) -> None:  # noqa: N802 - QPainter API
+        from PySide6.QtGui import QPen
+
+        if isinstance(pen, QPen):
+            self.pens.append(QPen(pen))
+
+
+def test_a_warned_nodes_outline_cannot_be_taken_for_the_selection(qtbot):
+    """Warned nodes (an unread Input) were outlined in the selection's amber, solid, as thick: five
+    duplicated Inputs read as five selected nodes (#e8a33d vs #f0b429 dark, #c27803 vs #d48806 light)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QStyleOptionGraphicsItem
+
+    g = _graph()
+    g.add_node("Input", "unread", {"shape": [4, 8, 8]}, (0, 200))
+    for dark in (True, False):
+        view = GraphView(Document(g))
+        qtbot.addWidget(view)
+        scene = view.scene()
+        scene.set_theme(dark)
+        warned, chosen = scene.node_items["unread"], scene.node_items["c"]
+        assert warned.warnings and not chosen.warnings and not chosen.errors
+        chosen.setSelected(True)
+        for lod in (1.0, 0.5, 0.2):
+            looks = []
+            for item, colour in ((warned, scene.theme.warning), (chosen, scene.theme.selection)):
+                painter = _PenPainter(lod)
+                item.paint(painter, QStyleOptionGraphicsItem(), None)
+                pens = [p for p in painter.pens if p.color() == colour]
+                assert pens, (dark, lod)
+                looks.append({(p.style(), round(p.widthF(), 1)) for p in pens})
+            w, s = scene.theme.warning, scene.theme.selection
+            near = abs(w.red() - s.red()) + abs(w.green() - s.green()) + abs(w.blue() - s.blue()) < 120
+            if near:  # the same hue: the pen's style must tell them apart
+                assert all(style != Qt.PenStyle.SolidLine for style, _ in looks[0]), (dark, lod, looks)

@@ -1,6 +1,8 @@
 """The palette lists the registry by category, searches it, and drags only a type id."""
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+
 from revstudio.core.spec import registry
 from revstudio.qt.palette import NODE_MIME, TYPE_ROLE, PaletteWidget
 
@@ -71,3 +73,25 @@ def test_enter_adds_the_type_whose_name_matches_not_the_first_help_mention(qtbot
             palette.search.returnPressed.emit()
         assert sig.args == [expected], text
         assert palette.tree.currentItem().data(0, TYPE_ROLE) == expected  # the one Enter adds is marked
+
+
+def test_a_real_double_click_adds_one_node_and_enter_one(qtbot):
+    """A double-click in the tree added the type twice (Qt emits itemActivated after
+    itemDoubleClicked, and both were connected): two Inputs for one double-click."""
+    palette = PaletteWidget()
+    qtbot.addWidget(palette)
+    palette.show()
+    qtbot.waitExposed(palette)
+    asked = []
+    palette.addRequested.connect(asked.append)
+    tree = palette.tree
+    rect = tree.visualItemRect(palette.item_for("Conv"))
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert asked == ["Conv"]
+    tree.setFocus()
+    tree.setCurrentItem(palette.item_for("Split"))
+    qtbot.keyClick(tree, Qt.Key.Key_Return)
+    assert asked == ["Conv", "Split"]
+    qtbot.keyClick(tree, Qt.Key.Key_Enter, Qt.KeyboardModifier.KeypadModifier)
+    assert asked == ["Conv", "Split", "Split"]

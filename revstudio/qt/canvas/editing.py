@@ -265,10 +265,12 @@ class EditingMixin(ViewParts):
             self.message.emit("Nothing selected to duplicate")
             return []
         # Blender's Shift+D: the copy appears beside the original, in free space
-        return self._paste_text(clipboard.encode(self.graph, ids), None, (0.0, 0.0), beside=True)
+        return self._paste_text(clipboard.encode(self.graph, ids), None, (0.0, 0.0), beside=True,
+                                verb=("Duplicate", "Duplicated"))
 
     def _paste_text(self, text: str, at: tuple[float, float] | None, offset: tuple[float, float],
-                    remember: tuple[float, float] | None = None, beside: bool = False) -> list[str]:
+                    remember: tuple[float, float] | None = None, beside: bool = False,
+                    verb: tuple[str, str] = ("Paste", "Pasted")) -> list[str]:
         if beside:  # no cursor on the canvas: put the copies in free space beside the selection
             try:
                 nodes, _, _ = clipboard.decode(text)
@@ -282,14 +284,16 @@ class EditingMixin(ViewParts):
         try:
             cmd, mapping = clipboard.paste_command(self._project(), self.graph, text, at=at, offset=offset)
         except clipboard.ClipboardError as exc:
-            self.message.emit(f"Cannot paste: {exc}")
+            self.message.emit(f"Cannot {verb[0].lower()}: {exc}")
             return []
+        if verb[0] != "Paste":  # History, Undo and its message name the gesture ("Duplicate conv1")
+            cmd.text = verb[0] + cmd.text.removeprefix("Paste")
         self.document.push(cmd)
         self._last_paste_at = remember
         new = list(mapping.values())
         self.select_nodes(new)
         renamed = [f"{a} → {b}" for a, b in mapping.items() if a != b]
-        self.message.emit(f"Pasted {len(new)} node{'s' * (len(new) != 1)}"
+        self.message.emit(f"{verb[1]} {len(new)} node{'s' * (len(new) != 1)}"
                           + (f" (renamed {', '.join(renamed[:4])})" if renamed else ""))
         return new
 

@@ -229,6 +229,7 @@ class NodeItem(QGraphicsItem):
             pen = QPen(theme.selection, 4.0)
         elif self.warnings:
             pen = QPen(theme.warning, 2.5)
+            pen.setStyle(Qt.PenStyle.DashLine)  # (the selection's hue: solid would read as selected)
         if pen is not None:
             pen.setCosmetic(True)  # screen pixels: visible at any zoom
             painter.setPen(pen)
@@ -255,7 +256,9 @@ class NodeItem(QGraphicsItem):
         elif self.isSelected():
             outline = QPen(theme.selection, 2.0)
         elif self.warnings:
+            # dashed: the warning amber is the selection's hue, and a solid outline read as selected
             outline = QPen(theme.warning, 2.0)
+            outline.setStyle(Qt.PenStyle.DashLine)
         elif self._hovered:
             outline = QPen(theme.hover, 1.5)
         if self.isSelected() and self.errors:

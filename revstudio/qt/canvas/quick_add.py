@@ -15,6 +15,7 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QFrame, QLabel, QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from revstudio.core.spec import NodeSpec, registry
+from revstudio.qt.palette import category_key
 
 BODY_ONLY = ("GroupInput", "GroupOutput")
 
@@ -37,7 +38,8 @@ def candidate_specs(needs: str | None = None, in_body: bool = False) -> list[Nod
             if not ports:
                 continue
         out.append(spec)
-    return sorted(out, key=lambda s: (s.category.lower(), s.display_name.lower()))
+    # in the Nodes panel's order (I/O, Layers, ..., Groups), not the categories' alphabet
+    return sorted(out, key=lambda s: (category_key(s.category), s.display_name.lower()))
 
 
 def wire_refusal(name: str, spec: NodeSpec, shape: Sequence[int] | None, src: object,

@@ -44,6 +44,7 @@ class RegionItem(QGraphicsItem):
         super().__init__()
         self.region_id = region_id
         self.node_ids = node_ids
+        self.blockers: set[str] = set()  # nodes outside the region that cut its label short
         self.label = label
         self._rect = QRectF()
         self.setZValue(-10.0)
@@ -171,14 +172,42 @@ class RegionItem(QGraphicsItem):
         scale = min(max(1.0, 0.9 / max(lod, 1e-3)), 3.0)  # 3x still fits the band
         font.setPointSizeF(max(_REGION_FONT.pointSizeF() * scale, min(12.0 / max(lod, 1e-3), BAND - 10) * 0.75))
         width = max(self._rect.width() - 12, QFontMetricsF(font).horizontalAdvance(self.label) + 4)
+        rect = QRectF(self._rect.left() + 6, self._rect.top() - BAND, width, BAND - 2)
         shown, end = self.label, self._label_end(BAND)
-        if end is not None and self._rect.left() + 6 + width > end:
+        if end is not None and rect.left() + width > end:
             # another region's box or label to the right: cut this one short of it (the
             # tooltip has it whole) rather than draw the two over each other
-            width = max(end - self._rect.left() - 6, 0.0)
+            rect.setWidth(max(end - rect.left(), 0.0))
             shown = readable(QFontMetricsF(font).elidedText(self.label, Qt.TextElideMode.ElideRight,
-                                                            max(width - 4, 0.0)), self.label)
-        return font, QRectF(self._rect.left() + 6, self._rect.top() - BAND, width, BAND - 2), shown, False
+                                                            max(rect.width() - 4, 0.0)), self.label)
+        free = self._room_before_other_node(rect)
+        if free is not None and free < rect.width():
+            # a node beside the region stands in the band: the label ends before it, cut in the middle
+            rect.setWidth(max(free, min(rect.width(), self._rect.width() - 12)))
+            shown = readable(QFontMetricsF(font).elidedText(self.label, Qt.TextElideMode.ElideMiddle,
+                                                            max(rect.width() - 4, 0.0)), self.label)
+        return font, rect, shown, False
+
+    def _room_before_other_node(self, rect: QRectF) -> float | None:
+        """Width from ``rect``'s left to the first node outside this region that stands in it
+        (an Output a little higher than the region's top covered the label's end), or None."""
+        scene = self.scene()
+        if scene is None:
+            return None
+        members = set(self.node_ids)
+        lefts: dict[str, float] = {}
+        for item in scene.items(rect):
+            node_id = getattr(item, "node_id", None)
+            if node_id is not None and node_id not in members:
+                lefts[node_id] = item.sceneBoundingRect().left()
+        self.blockers = set(lefts)
+        return min(lefts.values()) - rect.left() - 8 if lefts else None
+
+    def label_band(self) -> QRectF:
+        """Where a node would cut the label short: the band above the box, as wide as the label may run."""
+        rect = self.boundingRect()
+        rect.setBottom(self._rect.top())
+        return rect
 
 
 class HintItem(QGraphicsItem):

@@ -273,12 +273,16 @@ class GraphScene(SceneGestures):
     def items_moved(self, items: list[NodeItem]) -> None:
         """Several nodes moved together: each affected wire is recomputed once."""
         wires: set[WireItem] = set()
+        bands = [(region, region.label_band()) for region in self.region_items]
         for item in items:
             wires.update(self._wires_by_node.get(item.node_id, ()))
             rect = item.sceneBoundingRect()
             for region in self._regions_by_node.get(item.node_id, ()):
                 region.include(rect)  # refitting a 500-node region per mouse move is too slow
             self._make_room(rect)
+            for region, band in bands:  # (its label ends before a node standing in its band)
+                if item.node_id in region.blockers or band.intersects(rect):
+                    region.update()
         for wire in wires:
             self._update_wire(wire)
 

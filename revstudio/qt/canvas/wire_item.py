@@ -15,6 +15,7 @@ from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QPainter, QPainterPath, 
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
 
 from revstudio.core.graph import Edge
+from revstudio.qt.canvas.node_item import MIN_TEXT_PT
 
 _LABEL_FONT = QFont()
 _LABEL_FONT.setPointSizeF(7.0)
@@ -169,7 +170,9 @@ class WireItem(QGraphicsItem):
         painter.setPen(pen)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawPath(self._path)
-        if self.label and lod >= 0.45 and (self._label_fits or self._hovered or self.isSelected()):
+        # Only where its words are as large as a card's smallest (MIN_TEXT_PT on screen): from 45 %
+        # to about 64 % the label read as a row of dots; the tooltip keeps the shape.
+        if self.label and _LABEL_FONT.pointSizeF() * lod >= MIN_TEXT_PT and (self._label_fits or self._hovered or self.isSelected()):
             painter.setPen(QPen(color, 1.0))
             painter.setBrush(QBrush(theme.label_bg))
             painter.drawRoundedRect(self._label_rect, 4, 4)

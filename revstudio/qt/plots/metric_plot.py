@@ -159,6 +159,14 @@ class MetricPlot(QWidget):
         self.stepper = PointStepper(self)  # arrow keys read the points out (plot_keys.py)
 
     # ---- drawing -------------------------------------------------------------
+    def reset_view(self) -> None:
+        """Frame the plot as before any run (its curves gone: no run shown)."""
+        vb = self.plot.getPlotItem().getViewBox()
+        self._y_set = None
+        vb.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+        vb.enableAutoRange()
+        self._follow_y()  # (a log plot frames the decades its values will fall in)
+
     def set_log_y(self, on: bool) -> None:
         self.plot.getPlotItem().setLogMode(x=False, y=bool(on))
         if self.log_box.isChecked() != bool(on):

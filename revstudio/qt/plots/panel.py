@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from revstudio.qt import theme
 from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.metric_plot import PALETTE, Channel, MetricPlot
+from revstudio.qt.plots.ref_labels import place_ref_labels
 from revstudio.qt.plots.rows import GRAD_PREFIX, INV_PREFIX, RunData
 from revstudio.qt.report_facts import human_bytes
 
@@ -106,6 +107,11 @@ class PlotsPanel(QWidget):
         for line in self._memory_refs:
             self.memory.plot.addItem(line, ignoreBounds=False)
             line.hide()
+        # above its line, or below it where the measured peak would strike it through (again
+        # whenever the range moves: the y range is framed after the lines are drawn)
+        memory_box = self.memory.plot.getPlotItem().getViewBox()
+        memory_box.sigRangeChanged.connect(lambda *_a: self._place_memory_labels())
+        memory_box.sigResized.connect(lambda *_a: self._place_memory_labels())
         self._band = pg.LinearRegionItem(orientation="horizontal", movable=False, brush=pg.mkBrush(225, 87, 89, 40),
                                          pen=pg.mkPen(None))
         self._band.setZValue(-10)
@@ -194,6 +200,9 @@ class PlotsPanel(QWidget):
         else:
             self._say(f"{len(self.runs)} runs overlaid: " + ", ".join(r.title for r in self.runs))
         self.refresh(force=True)
+        if not self.runs:  # (the last run's axes stayed, steps and loss ranges of nothing drawn)
+            for plot in self.plots:
+                plot.reset_view()
 
     def _smoothing_changed(self, value: int) -> None:
         self.weight = value / 100.0
@@ -272,6 +281,7 @@ class PlotsPanel(QWidget):
             line.show()  # first: a hidden line's label keeps its old text (pyqtgraph)
             line.setValue(math.log10(value) if plot.log_y else float(value))
             line.label.setFormat(self._memory_texts[i].format(mode=mode) + f" {human_bytes(int(value))}")
+        self._place_memory_labels()
         fraction = run.peak_fraction_of_standard() if run is not None else None
         unmodelled = info.get("estimate_note")
         if isinstance(unmodelled, str) and unmodelled:
@@ -287,6 +297,11 @@ class PlotsPanel(QWidget):
             plot.note.set_texts([f"peak {pct} of standard's", f"{pct} of standard's", f"{pct} of std.", pct])
         plot.note.setToolTip(f"{plot.note.full_text() or 'peak'}: the largest measured peak of this run over the "
                              "static estimate of the same step in standard mode (every activation kept)")
+
+    def _place_memory_labels(self) -> None:
+        curves = [item for curve in self.memory.curves.values() for item in (curve.raw, curve.smooth)
+                  if item is not None]
+        place_ref_labels(self.memory.plot.getPlotItem().getViewBox(), self._memory_refs, curves)
 
     def warn_level(self) -> float:
         return WARN_LEVEL

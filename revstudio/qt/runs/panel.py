@@ -42,7 +42,7 @@ STATUS_COLOURS = {"running": "#4e9af1", "finished": "#59a14f", "stopped": "#edc9
 def progress_text(run: RunData | None, elapsed_s: float) -> str:
     """'step 120 / 500 · 12 s elapsed · ETA 38 s · 850 samples/s' for a run (live or last)."""
     if run is None:
-        return "No run yet"
+        return "No run training: Train (F5) starts one"  # (past runs, if any, are listed below)
     total = f" / {run.total_steps}" if run.total_steps else ""
     parts = [f"{run.name}: {run.status}", f"step {run.step}{total}", f"{human_duration(elapsed_s)} elapsed"]
     eta = run.eta_seconds()
@@ -73,7 +73,10 @@ class RunProgress(QWidget):
 
     def show_run(self, run: RunData | None, elapsed_s: float) -> None:
         fraction = run.fraction() if run is not None else None
-        if fraction is None:
+        if run is None:
+            self.bar.setRange(0, 1000)
+            self.bar.reset()  # empty, not the last run's 100 %
+        elif fraction is None:
             self.bar.setRange(0, 0 if run is not None and not run.ended else 1000)  # busy while it starts
         else:
             self.bar.setRange(0, 1000)

@@ -317,6 +317,9 @@ class TrainingUI(QObject):
     # ---- runs ------------------------------------------------------------------------------
     def _graph_replaced(self) -> None:
         self.unsaved.forget()
+        if not self.controller.running:  # an ended run's progress was the old project's, not this one's
+            self.status_progress.hide()
+            self.runs_panel.progress.show_run(None, 0.0)
         self._path_changed()
 
     def _path_changed(self, *_args: object) -> None:
