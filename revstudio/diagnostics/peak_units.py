@@ -14,6 +14,7 @@ from . import peak_bare, peak_forward, peak_invconv, peak_layouts, peak_moments,
 from .estimate_walk import _values_of, group_ports
 from .peak import Unit, Value
 from .peak_moments import FLOW_WORK
+from .peak_outputs import mid_outputs_gone
 from .peak_steps import Moment
 from .save_rules import forward_shared_bytes, forward_work_bytes, guard_bytes, held_bytes, output_last
 
@@ -268,6 +269,7 @@ class UnitBuilder:
         self.kept_wide = wide
         moments, act = self._moments(region, out_set, copies)
         unmade, side_grads = peak_steps.side_unmade(self, region, reads, self.moment_steps)
+        unmade = [n + m for n, m in zip(unmade, mid_outputs_gone(self, region, named, self.moment_steps))]
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem - peak_steps.kept_params(self, region)
         # backward runs the steps last to first, and a step's parameter gradients appear in its
         # own backward: at a step, only the gradients of the steps after it (and of its own
