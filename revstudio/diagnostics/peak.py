@@ -109,6 +109,15 @@ class Unit:
     # flattened past the batch: its gradient is the matrix product's, reshaped), which a region
     # reading them may not release
     grads_viewed: bool = False
+    # a layer's moments once nothing of it reads its outputs' gradients, counted with them: gone
+    # where no other value holds them (``dying``, views included: autograd frees a buffer with its
+    # last view), not where they are another's too (a coupling's F output's gradient is y1's, which
+    # x1 is handed): a loop-of-cells BiRNN's last direction's end (``rnn_memory.loop_backward_moments``)
+    work_outs: int | None = None
+    # of those, a moment after it let go of the storages it alone keeps (``_freed``), counted with
+    # them: a batch of one loop-of-cells BiRNN summing its two directions' input gradients once its
+    # input weights' gradient let go of its input; None: no such moment
+    work_freed: int | None = None
     # the storages of ``reads`` and ``makes`` (resolved once; units are shared between the modes)
     read_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
     make_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
@@ -273,6 +282,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         # joined value) hands each read the gradient of the value at the same place
         paired: list[int | None] | None = [] if not u.fresh and 1 < len(u.makes) == len(u.reads) else None
         late = u.late
+        freed_now = -1  # (a moment ``Unit.work_freed`` prices after a checkpoint let go of its inputs)
         for m in u.makes:
             g = grads.pop(m, None)
             if paired is not None:
@@ -333,6 +343,15 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             work = u.work_bwd
             if u.work_spent is not None:  # (a region: fresh)
                 work = max(work, u.work_spent - dying(outs, viewed, size_of, refs))
+            if u.work_outs is not None:
+                work = max(work, u.work_outs - dying(outs, viewed, size_of, refs, views=True))
+            if u.work_freed is not None:
+                later = u.work_freed - dying(outs, viewed, size_of, refs, views=True) - _freed(
+                    u, live, keepers, count, held_set)
+                if place == first:  # (a checkpoint's first layer that saves: it has let go of its inputs)
+                    freed_now = base_total + gtotal + pgrads + later
+                else:
+                    work = max(work, later)
             if u.params_last:
                 work = max(work - (u.params if early_stop else u.params_last), 0)
             now = base_total + gtotal + pgrads + work
@@ -343,6 +362,10 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             held_peak = now
         if now > peak:
             peak, phase, at = now, "backward", u.name
+        if freed_now > released_peak:
+            released_peak = freed_now
+            if freed_now > peak:
+                peak, phase, at = freed_now, "backward", u.name
         drops = outs
         summed = released = False
         for v, bid, view in came:
@@ -438,8 +461,9 @@ def _keeping_input(u: Unit, base: Callable[[Value], Value | None], out_set: Abst
 
 def _freed(u: Unit, live: dict[Value, int], keepers: dict[Value, int], count: Callable[[Value, int], int],
            held_set: AbstractSet[Value]) -> int:
-    """Bytes late unit ``u`` keeps that no one else keeps or reads later: what ``_release`` lets
-    go of after its backward, which torch's checkpoint lets go of during it."""
+    """Bytes unit ``u`` keeps that no one else keeps or reads later: what ``_release`` lets go of
+    after its backward, which torch's checkpoint (a late unit) or a layer's own backward
+    (``Unit.work_freed``) lets go of during it."""
     if u.extra_held:
         return 0
     return sum(live[b] for b in set(u.saved) if b in live and keepers.get(b, 0) <= 1 and count(b, 0) <= 0

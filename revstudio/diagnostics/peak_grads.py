@@ -39,10 +39,12 @@ def outside_joins(outside: Iterable[Value], grads: dict[Value, tuple[int, bool]]
     return [(frozenset(vs), 0 if bid in handed else size_of[bid]) for bid, vs in by_buffer.items() if len(vs) > 1]
 
 
-def dying(outs: list[int], viewed: set[int], size_of: dict[int, int], refs: dict[int, int]) -> int:
+def dying(outs: list[int], viewed: set[int], size_of: dict[int, int], refs: dict[int, int],
+          views: bool = False) -> int:
     """Bytes of the gradients of a unit's outputs (``outs``: their buffers) it may release:
-    buffers of their own, held by it alone, not views."""
+    buffers held by it alone, of their own (the runtime's rule for a region), or also views
+    (``views``: autograd's, which frees a buffer with its last view)."""
     holding: dict[int, int] = {}
     for bid in outs:
         holding[bid] = holding.get(bid, 0) + 1
-    return sum(size_of[bid] for bid, k in holding.items() if refs[bid] == k and bid not in viewed)
+    return sum(size_of[bid] for bid, k in holding.items() if refs[bid] == k and (views or bid not in viewed))

@@ -14,6 +14,7 @@ from . import peak_bare, peak_forward, peak_invconv, peak_layouts, peak_moments,
 from .estimate_walk import _values_of, group_ports
 from .peak import Unit, Value
 from .peak_moments import FLOW_WORK
+from .peak_outputs import mid_outputs_gone
 from .peak_steps import Moment
 from .save_rules import forward_shared_bytes, forward_work_bytes, guard_bytes, held_bytes, output_last
 
@@ -118,7 +119,8 @@ class UnitBuilder:
         facts = self._facts.get(nid)
         if facts is None:
             facts = self._facts[nid] = self._unit_facts(nid)
-        mean, fresh, params, fwd, work, grad, shared, held, more, guard, last, stop, params_last, viewed, unpack = facts
+        mean, fresh, params, fwd, work, grad, shared, held, more, guard, last, stop, params_last, viewed, unpack, \
+            spent, freed = facts
         made = self.makes(nid) if makes is None else makes
         # a mean Merge hands every input one gradient, its output's divided by n, not one each
         # (a mean of two halves was 14 % over, of three 29 %)
@@ -127,7 +129,8 @@ class UnitBuilder:
         return Unit(nid if name is None else name, self.reads(nid) if reads is None else reads, made, saved,
                     extra, params, fresh, fwd, work, grad, extra_fwd=extra - shared if shared else None,
                     work_shared=more, guard_bytes=guard, output_last=last, work_stop=stop, extra_held=held,
-                    params_last=params_last, grads_viewed=viewed, joined=shared_grad, unpack_bytes=unpack)
+                    params_last=params_last, grads_viewed=viewed, joined=shared_grad, unpack_bytes=unpack,
+                    work_outs=spent, work_freed=freed)
 
     def _unit_facts(self, nid: str) -> tuple[Any, ...]:
         """What every unit of node ``nid`` has, whatever it keeps, reads and makes (once per node)."""
@@ -139,14 +142,21 @@ class UnitBuilder:
             if shared:
                 more = peak_invconv.layer_backward(view, self.elem, False) - self.node_work(nid)
         saves, extra, params = self.w.saves.get(nid), self.w.extra_bytes(nid), int(info.parameters) * self.elem
+        work, spent, freed = self.node_work(nid), None, None
+        if info.type == "BiRNN":  # a loop of cells: its moments parted (``Unit.work_outs``, ``work_freed``)
+            from .rnn_memory import loop_backward_moments, loop_cell
+
+            if loop_cell(view) is not None:
+                work, spent, freed = loop_backward_moments(view, int(info.parameters), self.saved_by(nid)[1],
+                                                           any(self.needs_grad(v) for v in self.reads(nid)))
         # a dropout's mask exists beside its input and output while it runs (its forward work)
         return (mode == "mean", info.type not in PASS_THROUGH and mode != "add", params,
-                forward_work_bytes(view) or save_rules.declared_forward_bytes(saves, extra), self.node_work(nid),
+                forward_work_bytes(view) or save_rules.declared_forward_bytes(saves, extra), work,
                 bool(self.makes(nid)) and self.flag.get(nid, False), shared, held, more, guard_bytes(view),
                 output_last(view), save_rules.declared_stop_bytes(view, saves, extra),
                 params // 2 if info.type == "ActNorm" else 0,
                 info.type == "Linear" and len(view.inputs.get("in") or ()) > 1,
-                peak_invconv.unpack_bytes(view, self.elem) if info.type == "InvConv1x1" else 0)
+                peak_invconv.unpack_bytes(view, self.elem) if info.type == "InvConv1x1" else 0, spent, freed)
 
 
     def node_work(self, nid: str) -> int:
@@ -259,6 +269,7 @@ class UnitBuilder:
         self.kept_wide = wide
         moments, act = self._moments(region, out_set, copies)
         unmade, side_grads = peak_steps.side_unmade(self, region, reads, self.moment_steps)
+        unmade = [n + m for n, m in zip(unmade, mid_outputs_gone(self, region, named, self.moment_steps))]
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem - peak_steps.kept_params(self, region)
         # backward runs the steps last to first, and a step's parameter gradients appear in its
         # own backward: at a step, only the gradients of the steps after it (and of its own
