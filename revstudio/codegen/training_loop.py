@@ -180,6 +180,10 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             torch.manual_seed((config["seed"] + rank * 0x9E3779B9 + step) % 2**32)
     # a loss that grows by orders of magnitude while finite: warned of once (the start survives --resume)
     watch = DivergenceWatch(state.get("divergence") if resume else None)
+    # a run whose loss does not fall, or whose accuracy stays at chance: told once, at learn_at
+    learning = LearningWatch(state.get("learning") if resume else None)
+    learn_at = check_step(per_epoch, total)
+    classes = task_for(config)["num_classes"] if kind == "classification" else None
     levels = flow_levels(config["data"], config["val_data"]) if kind == "flow" else None
     loss_fn = Loss(kind, levels)
 
@@ -209,6 +213,12 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         elif row["kind"] == "val":
             acc = f"  val_accuracy {row['val_accuracy']:.4f}" if "val_accuracy" in row else ""
             print(f"val  {row['step']:>6}  val_loss {row['val_loss']:.6f}{acc}", flush=True)
+
+    def warn(row: dict[str, Any]) -> None:  # a diverged or not_learning row; in text, a warning line
+        if json_rows:  # the row of `revstudio train --json`
+            emit(row)
+        elif rank == 0:
+            print(f"warning: {row['message']}", file=sys.stderr, flush=True)
 
     def validate() -> None:
         if val is None or rank != 0:
@@ -252,7 +262,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
                          "python": platform.python_version()},
             "window": {"loss": window[0], "correct": window[1], "count": window[2]}, "metrics": dict(metrics),
             "val_pending": False,  # (it validates before it saves: none is ever cut short here)
-            "divergence": watch.state()})
+            "divergence": watch.state(), "learning": learning.state()})
 
     window = [0.0, 0.0, 0.0, time.perf_counter()]
     if resume and isinstance(state.get("window"), dict):  # the step rows' running means since the last row
@@ -279,7 +289,9 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         grads_bad = scaler is None and bool(grads) and config["mode"] == "reversible" and \
             not bool(torch.stack(torch._foreach_norm(grads)).isfinite().all())
         stats = torch.tensor([float(loss.detach()) * len(idx), float(hits) if hits is not None else 0.0,
-                              float(len(idx)), float(grads_bad)], dtype=torch.float64)
+                              float(len(idx)), float(grads_bad),  # then each class's count among the labels
+                              *(torch.bincount(ys.reshape(-1).long(), minlength=classes).tolist() if classes
+                                else [])], dtype=torch.float64)
         if world > 1:
             stats = stats.to(device)
             torch.distributed.all_reduce(stats)
@@ -305,11 +317,15 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         step += 1
         if watch.see(step, float(stats[0]) / float(stats[2])) and watch.warned is not None:
             watch.warned["message"] = diverged_text(watch.warned, config, kind)
-            if json_rows:  # the row of `revstudio train --json`
-                emit({"kind": "event", "event": "diverged", "step": step, "loss": watch.warned["loss"],
-                      "start": watch.warned["start"], "message": watch.warned["message"]})
-            elif rank == 0:
-                print(f"warning: {watch.warned['message']}", file=sys.stderr, flush=True)
+            warn({"kind": "event", "event": "diverged", "step": step, "loss": watch.warned["loss"],
+                  "start": watch.warned["start"], "message": watch.warned["message"]})
+        if learn_at is not None and learning.see(step, float(stats[0]) / float(stats[2]), float(stats[1]),
+                                                 float(stats[2]), learn_at, classes,
+                                                 [float(v) for v in stats[4:]]) and learning.warned is not None:
+            learning.warned["message"] = not_learning_message(learning.warned, config["lr"], per_epoch)
+            warn({"kind": "event", "event": "not_learning", "step": step, "loss": learning.warned["loss"],
+                  "start": learning.warned["start"], "accuracy": learning.warned["accuracy"],
+                  "chance": learning.warned["chance"], "message": learning.warned["message"]})
         window[0] += float(stats[0])
         window[1] += float(stats[1])
         window[2] += float(stats[2])
@@ -327,8 +343,11 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             save_now()
     validate()
     save_now()
-    if rank == 0 and not json_rows and watch.warned is not None:  # said again where a reader looks last
-        print(f"warning: {watch.warned['message']}", file=sys.stderr, flush=True)
+    for warned in (watch.warned, learning.warned):
+        if rank == 0 and not json_rows and warned is not None:  # said again where a reader looks last
+            print(f"warning: {warned['message']}", file=sys.stderr, flush=True)
+    if rank == 0 and learn_at is None:  # (stderr, also beside --json's rows)
+        print(f"note: {unchecked_note(step)}", file=sys.stderr, flush=True)
     if rank == 0 and not json_rows:
         print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, "
               "weights_only=True)['model']))")
