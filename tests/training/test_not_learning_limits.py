@@ -96,3 +96,13 @@ def test_a_run_too_short_to_check_says_so_at_its_end(tmp_path, capsys) -> None:
     assert status["status"] == "finished" and status["message"].startswith(note)
     assert cli.main(["runs", str(tmp_path)]) == 0
     assert f"run: {note}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", [p.stem for p in EXAMPLES])
+def test_the_examples_judged_at_the_end_of_a_100_step_run_are_never_told(name: str) -> None:
+    """The earliest step a run is judged at: the examples (one epoch is 25 to 115 steps) pass it too."""
+    graph, report, cfg, data = prepared(next(p for p in EXAMPLES if p.stem == name), **QUIET)
+    rows = Rows()
+    result = train(graph, report, cfg.replace(steps=MIN_STEPS), data, callbacks=[rows])
+    assert result.status == "finished" and not rows.event("not_learning"), result.message
+    assert "note" not in rows.event("finished")[0]
