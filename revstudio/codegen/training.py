@@ -89,6 +89,18 @@ def _copied_divergence() -> str:
                         inspect.getsource(divergence.DivergenceWatch), inspect.getsource(divergence._number)])
 
 
+def _copied_learning() -> str:
+    """The constants, ``check_step``, ``LearningWatch`` and the words of revstudio.training.learning,
+    verbatim: the script tells a run that is not learning by the very rule ``revstudio train`` uses."""
+    from revstudio.training import learning
+
+    constants = "".join(f"{name} = {getattr(learning, name)!r}\n"
+                        for name in ("MIN_STEPS", "MAX_STEPS", "LOSS_STEPS", "ACC_STEPS", "FALL", "SIGMAS"))
+    return "\n\n".join([constants] + [inspect.getsource(fn) for fn in (
+        learning.check_step, learning.LearningWatch, learning._numbers, learning._pair,
+        learning.not_learning_message, learning.unchecked_note)])
+
+
 def _literal(value: Any) -> str:
     """A Python literal of JSON-like data (strings through ``repr``, so nothing becomes code)."""
     text = repr(value)
@@ -157,6 +169,8 @@ def training_parts(graph: Any, report: Any, section: dict[str, Any] | None, inpu
         "# ---- schedule and loss (verbatim from revstudio.training.parts) " + "-" * 21 + "\n" + _copied_parts(),
         "# ---- divergence watch (verbatim from revstudio.training.divergence) " + "-" * 17 + "\n"
         + _copied_divergence(),
+        "# ---- not-learning watch (verbatim from revstudio.training.learning) " + "-" * 18 + "\n"
+        + _copied_learning(),
         "# ---- the training loop (as revstudio.training.loop) " + "-" * 32 + "\n" + LOOP.strip("\n") + "\n",
     ]
 
@@ -167,7 +181,7 @@ def top_level_names() -> set[str]:
 
     names: set[str] = set()
     for text in (inspect.getsource(sources), inspect.getsource(synthetic), _copied_parts(),
-                 _copied_divergence(), LOOP):
+                 _copied_divergence(), _copied_learning(), LOOP):
         for stmt in ast.parse(text).body:
             if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
                 names.add(stmt.name)

@@ -7,13 +7,10 @@ from __future__ import annotations
 
 from .inline import ImportFact
 
-# Imports the loop needs; those of the copied modules are read from their own import
-# lines (script_imports), so a name they start to use can never go missing from the script.
-LOOP_IMPORTS = (ImportFact("argparse", "argparse"), ImportFact("contextlib", "contextlib"),
-                ImportFact("json", "json"), ImportFact("math", "math"), ImportFact("os", "os"),
-                ImportFact("pickle", "pickle"), ImportFact("platform", "platform"), ImportFact("shlex", "shlex"),
-                ImportFact("signal", "signal"), ImportFact("sys", "sys"),
-                ImportFact("time", "time"), ImportFact("Any", "typing", "Any"))
+# Imports the loop needs (the copied modules' are read from their own lines by script_imports).
+LOOP_IMPORTS = tuple(ImportFact(name, name) for name in ("argparse", "contextlib", "json", "math", "os", "pickle",
+                                                           "platform", "shlex", "signal", "sys", "time")) \
+    + (ImportFact("Any", "typing", "Any"),)
 
 LOOP = '''
 
@@ -190,6 +187,10 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             torch.manual_seed((config["seed"] + rank * 0x9E3779B9 + step) % 2**32)
     # a loss that grows by orders of magnitude while finite: warned of once (the start survives --resume)
     watch = DivergenceWatch(state.get("divergence") if resume else None)
+    # a run whose loss does not fall, or whose accuracy stays at chance: told once, at learn_at
+    learning = LearningWatch(state.get("learning") if resume else None)
+    learn_at = check_step(per_epoch, total)
+    classes = task_for(config)["num_classes"] if kind == "classification" else None
     levels = flow_levels(config["data"], config["val_data"]) if kind == "flow" else None
     loss_fn = Loss(kind, levels)
 
@@ -219,6 +220,12 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         elif row["kind"] == "val":
             acc = f"  val_accuracy {row['val_accuracy']:.4f}" if "val_accuracy" in row else ""
             print(f"val  {row['step']:>6}  val_loss {row['val_loss']:.6f}{acc}", flush=True)
+
+    def warn(row: dict[str, Any]) -> None:  # a diverged or not_learning row; in text, a warning line
+        if json_rows:  # the row of `revstudio train --json`
+            emit(row)
+        elif rank == 0:
+            print(f"warning: {row['message']}", file=sys.stderr, flush=True)
 
     def validate() -> None:
         if val is None or rank != 0:
@@ -262,7 +269,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
                          "python": platform.python_version()},
             "window": {"loss": window[0], "correct": window[1], "count": window[2]}, "metrics": dict(metrics),
             "val_pending": False,  # (it validates before it saves: none is ever cut short here)
-            "divergence": watch.state()})
+            "divergence": watch.state(), "learning": learning.state()})
 
     window = [0.0, 0.0, 0.0, time.perf_counter()]
     if resume and isinstance(state.get("window"), dict):  # the step rows' running means since the last row
@@ -289,7 +296,10 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         grads_bad = scaler is None and bool(grads) and config["mode"] == "reversible" and \
             not bool(torch.stack(torch._foreach_norm(grads)).isfinite().all())
         stats = torch.tensor([float(loss.detach()) * len(idx), float(hits) if hits is not None else 0.0,
-                              float(len(idx)), float(grads_bad), float(bool(_STOP))], dtype=torch.float64)
+                              float(len(idx)), float(grads_bad), float(bool(_STOP)),
+                              # then each class's count among the labels
+                              *(torch.bincount(ys.reshape(-1).long(), minlength=classes).tolist() if classes
+                                else [])], dtype=torch.float64)
         if world > 1:
             stats = stats.to(device)
             torch.distributed.all_reduce(stats)
@@ -315,11 +325,15 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         step += 1
         if watch.see(step, float(stats[0]) / float(stats[2])) and watch.warned is not None:
             watch.warned["message"] = diverged_text(watch.warned, config, kind)
-            if json_rows:  # the row of `revstudio train --json`
-                emit({"kind": "event", "event": "diverged", "step": step, "loss": watch.warned["loss"],
-                      "start": watch.warned["start"], "message": watch.warned["message"]})
-            elif rank == 0:
-                print(f"warning: {watch.warned['message']}", file=sys.stderr, flush=True)
+            warn({"kind": "event", "event": "diverged", "step": step, "loss": watch.warned["loss"],
+                  "start": watch.warned["start"], "message": watch.warned["message"]})
+        if learn_at is not None and learning.see(step, float(stats[0]) / float(stats[2]), float(stats[1]),
+                                                 float(stats[2]), learn_at, classes,
+                                                 [float(v) for v in stats[5:]]) and learning.warned is not None:
+            learning.warned["message"] = not_learning_message(learning.warned, config["lr"], per_epoch)
+            warn({"kind": "event", "event": "not_learning", "step": step, "loss": learning.warned["loss"],
+                  "start": learning.warned["start"], "accuracy": learning.warned["accuracy"],
+                  "chance": learning.warned["chance"], "message": learning.warned["message"]})
         window[0] += float(stats[0])
         window[1] += float(stats[1])
         window[2] += float(stats[2])
@@ -346,8 +360,11 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         if rank == 0 and not json_rows:
             print(f"stopped at step {step}; checkpoint {out}; continue it with the same options and "
                   f"--resume {shlex.quote(out)}", flush=True)
-    if rank == 0 and not json_rows and watch.warned is not None:  # said again where a reader looks last
-        print(f"warning: {watch.warned['message']}", file=sys.stderr, flush=True)
+    for warned in (watch.warned, learning.warned):
+        if rank == 0 and not json_rows and warned is not None:  # said again where a reader looks last
+            print(f"warning: {warned['message']}", file=sys.stderr, flush=True)
+    if rank == 0 and learn_at is None and not stopped:  # (stderr, also beside --json's rows)
+        print(f"note: {unchecked_note(step)}", file=sys.stderr, flush=True)
     if rank == 0 and not json_rows and not stopped:
         print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, "
               "weights_only=True)['model']))")

@@ -39,7 +39,8 @@ from .divergence import DivergenceWatch, warning_fields, watch_step
 from .estimates import budget_kept, estimate_note, estimates
 from .first_batch import epoch_order
 from .inrun import PeakMeter, first_nonfinite, region_gradcheck, tracking
-from .learning import LearningWatch, note_fields, watch_learning
+from .learning import LearningWatch, label_counts, note_fields, watch_learning
+from .learning import check_step as learning_step
 from .nonfinite import bad_grads, grads_finite, kept_checkpoint, singular
 from .parts import (
     Loss,
@@ -375,7 +376,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                 grads_bad = 1.0 if finite and rebuilds and scaler is None and not grads_finite(model) else 0.0
                 stats = _allreduce([local_loss * len(xs[0]) if finite else 0.0,
                                     float(hits) if hits is not None else 0.0, float(len(xs[0])),
-                                    1.0 - finite, 1.0 if run.should_stop() else 0.0, grads_bad], dist, device)
+                                    1.0 - finite, 1.0 if run.should_stop() else 0.0, grads_bad,
+                                    *label_counts(ys, data.task)], dist, device)
             except torch.OutOfMemoryError as exc:
                 return _oom(run, model, step, exc, finish, local)
             except (MemoryError, RuntimeError) as exc:
@@ -419,7 +421,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             run.step = step
             last_loss = stats[0] / stats[2]
             watch_step(run, watch, step, last_loss, data.task.kind)
-            watch_learning(run, learning, step, stats, spe, data.task)
+            watch_learning(run, learning, step, stats, spe, data.task, total)
             window["loss"] += stats[0]
             window["correct"] += stats[1]
             window["count"] += int(stats[2])
@@ -457,9 +459,10 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         return finish("stopped")
     save_checkpoint()
     extra = {"ranks_in_sync": ranks_in_sync(model, device)} if dist.active else {}
+    notes = note_fields(warning_fields(watch), learning, run.step if learning_step(spe, total) is None else None)
     run.emit({"kind": "event", "event": "finished", "step": run.step, "metrics": dict(run.metrics),
-              "wall_s": round(time.perf_counter() - t0, 3), **extra, **note_fields(warning_fields(watch), learning)})
-    return finish("finished", note_fields(warning_fields(watch), learning).get("warning"))
+              "wall_s": round(time.perf_counter() - t0, 3), **extra, **notes})
+    return finish("finished", notes.get("warning"))
 
 
 def _oom(run: _Run, model: Any, step: int, exc: BaseException, finish: Callable[..., TrainResult],

@@ -190,6 +190,8 @@ class Progress(_Out):
             self._line(f"finished {_count(int(row['step']), 'step')} in {row['wall_s']:.1f} s: " + ", ".join(parts))
             if row.get("warning"):
                 self._line(f"warning: {row['warning']}")
+            if row.get("note"):  # (a run too short to check whether it learns)
+                self._line(f"note: {row['note']}")
         elif event == "stopped":
             self._line(f"stopped at step {row['step']}{self._resumable(row.get('checkpoint'))}")
             if row.get("warning"):
@@ -246,7 +248,8 @@ class RunDirRows(Callback):
         elif event == "finished":
             self.writer.update_status(status="finished", step=row["step"], ended=now_iso(),
                                       metrics=finite(row.get("metrics", {})),
-                                      message=f"warning: {row['warning']}" if row.get("warning") else None)
+                                      message=f"warning: {row['warning']}" if row.get("warning") else
+                                      f"note: {row['note']}" if row.get("note") else None)
         elif event == "stopped":
             warning = f" (warning: {row['warning']})" if row.get("warning") else ""
             self.writer.update_status(status="stopped", step=row["step"], ended=now_iso(),

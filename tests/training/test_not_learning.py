@@ -48,7 +48,7 @@ def test_the_watch_survives_a_checkpoint() -> None:
     assert len(again.hits) == ACC_STEPS and again.first == watch.first and not again.checked
     assert all(not again.see(s, 1.0, 8, 32, 100, 4) for s in range(60, 100)) and again.see(100, 1.0, 8, 32, 100, 4)
     assert LearningWatch({"first": "x", "hits": [1, [2]], "warned": 3}).state() == {
-        "first": [], "last": [], "hits": [], "checked": False, "seen": 0, "warned": None}
+        "first": [], "last": [], "hits": [], "labels": [], "checked": False, "seen": 0, "warned": None}
     late = LearningWatch()  # resumed past the check from a checkpoint that kept no watch: no start to judge by
     assert not any(late.see(s, 1.0, 8, 32, 100, 4) for s in range(150, 200)) and late.checked
 
@@ -71,7 +71,7 @@ def test_a_run_that_cannot_learn_is_told_and_its_end_repeats_it(case: str) -> No
     assert row["step"] == at and "the run is not learning" in row["message"]
     assert "targets belong to their inputs" in row["message"] and f"--lr (now {cfg.lr:g})" in row["message"]
     if case == "shuffled labels":
-        assert row["accuracy"] is not None and row["accuracy"] < 0.3 and row["chance"] == 0.25
+        assert row["accuracy"] is not None and row["accuracy"] < 0.3 and 0.25 <= row["chance"] < 0.26
     else:
         assert "the training loss went from" in row["message"]
     finished = rows.event("finished")[0]

@@ -130,6 +130,7 @@ class RunData:
         self.samples_per_s: float | None = None
         self.message: str | None = None
         self.warning: str | None = None       # a loss that diverged, a run not learning (it goes on)
+        self.note: str | None = None          # a finished run too short to check whether it learns
         self.metrics: dict[str, Any] = {}     # final metrics (finished row) or the latest seen
         self.checkpoint: str | None = None
         self.events: list[dict[str, Any]] = []  # nan / oom / diverged / checkpoint rows, for the log
@@ -227,6 +228,8 @@ class RunData:
             self.status = "finished"
             if isinstance(row.get("metrics"), dict):
                 self.metrics.update(row["metrics"])
+            if row.get("note"):
+                self.note = in_app_words(str(row["note"]))
         elif event == "failed":
             self.status = "failed"
             self.message = in_app_words(str(row.get("message") or "the run failed"))

@@ -282,6 +282,8 @@ class TrainingUI(QObject):
             log.info("run %s finished at step %d", run.name, run.step)
         if run.warning and run.status != "failed":
             log.warning("run %s: %s", run.name, run.warning)
+        if run.note:
+            log.info("run %s: %s", run.name, run.note)
 
     def update_progress(self) -> None:
         run = self.controller.run
@@ -301,6 +303,8 @@ class TrainingUI(QObject):
             what = "the loss diverged" if run.warning and run.warning.startswith("the loss diverged") else \
                 "not learning"
             diverged = f" ({what}: see Plots)" if run.warning and run.status != "failed" else ""
+            if run.note and not diverged:
+                diverged = " (too short to check that it learns: see Log)"
             self.status_progress.label.setText(
                 {"stopped": f"stopped at step {run.step}", "failed": f"failed at step {run.step}"}.get(
                     run.status, f"finished: {run.step} step{'s' * (run.step != 1)}") + diverged)

@@ -22,6 +22,9 @@ delay = float(os.environ.get("FAKE_DELAY", "0.02"))
 fail_at = int(os.environ.get("FAKE_FAIL_AT", "-1"))
 diverge_at = int(os.environ.get("FAKE_DIVERGE_AT", "-1"))
 stall_at = int(os.environ.get("FAKE_STALL_AT", "-1"))  # a step at which the run is told it is not learning
+short = os.environ.get("FAKE_SHORT") == "1"  # a run too short to check whether it learns
+SHORT = ("not checked whether the run learns: it ran {} steps, and the check needs at least 100; "
+         "Train at least 100 steps (--steps 100) to have it checked")
 STALLED = "the run is not learning: after {} steps the training loss went from 2.3 to 2.3; try a higher --lr (now 0.001)"
 disk_full = os.environ.get("FAKE_DISK_FULL") == "1"  # its failure cannot be written to status.json  # a step whose loss diverged (the run goes on)
 DIVERGED = "the loss diverged: 5e+04 at step {}, against 2.3 at the start; try a lower --lr (now 0.001)"
@@ -81,5 +84,6 @@ for step in range(1, steps + 1):
             max_grad_rel_error=1e-7 * step, max_inversion_error=1e-8)
 row(kind="event", event="finished", step=steps, metrics={"loss": 1.0 / steps}, wall_s=time.monotonic() - t0,
     **({"warning": DIVERGED.format(diverge_at), "diverged_at": diverge_at} if 0 < diverge_at <= steps else {}),
-    **({"warning": STALLED.format(stall_at), "not_learning_at": stall_at} if 0 < stall_at <= steps else {}))
+    **({"warning": STALLED.format(stall_at), "not_learning_at": stall_at} if 0 < stall_at <= steps else {}),
+    **({"note": SHORT.format(steps)} if short else {}))
 status("finished", steps)

@@ -45,3 +45,17 @@ def test_a_run_that_is_not_learning_says_so_in_the_status_plots_and_log(qtbot, t
     assert "the run is not learning: after 5 steps" in window.bottom.log.toPlainText()
     ui.plots.set_runs([run])
     assert "Step 5: the run is not learning" in ui.plots.warning.text()
+
+
+def test_a_run_too_short_to_check_whether_it_learns_says_so_in_the_status_and_log(qtbot, train_window, fake_worker):
+    """A 20-step run was never checked for learning, and ended as "finished: 20 steps" as if it had been."""
+    fake_worker(delay=0.0, short=True)
+    window = train_window({"steps": 20, "log_every": 1})
+    ui = window.training
+    assert ui.train() is None
+    qtbot.waitUntil(lambda: not ui.controller.running, timeout=START_TIMEOUT_MS)
+    run = ui.controller.run
+    assert run.status == "finished" and run.warning is None
+    assert run.note is not None and "steps 100" in run.note and "--steps" not in run.note  # (the editor's words)
+    assert ui.status_progress.label.text() == "finished: 20 steps (too short to check that it learns: see Log)"
+    assert "not checked whether the run learns: it ran 20 steps" in window.bottom.log.toPlainText()
