@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from revstudio.core.graph import Graph
+
 from .plan import CompileError, Plan
 from .runtime_boundary import check_batch, check_count, check_returned, dtype_words
 
@@ -65,6 +67,26 @@ def dtype_hint(plan: Plan, dtype: torch.dtype, inputs: Sequence[torch.Tensor]) -
         if got != dtype:
             return dtype_words(op.node, got, dtype)
     return None
+
+
+def check_report(graph: Graph, report: Any) -> None:
+    """``compile(graph, report=...)``: a check report (``rs.check``) of this graph as it is now.
+    One made before an edit holds the old shapes, which would build layers that do not fit
+    together (a failure inside torch at the first forward, naming no node)."""
+    from revstudio.core.check import Report
+
+    if not isinstance(report, Report):
+        raise TypeError(f"rs.compile: report must be what rs.check(graph) returns, got "
+                        f"{type(report).__name__}; leave it out and compile checks the graph itself")
+    if report.checked is None:
+        return  # (the core check's report, which the compiler's own callers pass fresh)
+    from revstudio.diagnostics.check_memo import changed_since
+
+    change = changed_since(graph, report.checked)
+    if change is not None:
+        raise CompileError(f"{graph.name}: the report is of an earlier state of the graph ({change} since "
+                           "rs.check made it); check again, rs.compile(graph, report=rs.check(graph)), "
+                           "or leave report out")
 
 
 def resolve_device(device: Any) -> torch.device:

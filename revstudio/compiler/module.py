@@ -18,13 +18,21 @@ from typing import Any
 import torch
 from torch import nn
 
-from revstudio.core.graph import Graph
+from revstudio.core.graph import Graph, expect_graph
 from revstudio.core.spec import BuildContext, registry
 
 from . import assembly as asm
 from . import budget
 from . import runtime as rt
-from .boundary import check_inputs, check_outputs, cuda_devices, dtype_hint, resolve_device, size_hint
+from .boundary import (
+    check_inputs,
+    check_outputs,
+    check_report,
+    cuda_devices,
+    dtype_hint,
+    resolve_device,
+    size_hint,
+)
 from .builder import Builder
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 from .plugin_layers import build_failure_where, check_plugin_layer, plugin_of
@@ -439,6 +447,7 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
     activations reversible regions may keep (see ``CompiledModel.memory_budget``).
     Raises :class:`CompileError` naming the node if the graph does not check clean.
     """
+    expect_graph(graph, "rs.compile")
     if mode not in MODES:
         raise CompileError(f"mode {mode!r} is not known; use one of {', '.join(MODES)}")
     if dtype is None:
@@ -453,6 +462,8 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
         from revstudio.core.check import check
 
         report = check(graph)
+    else:
+        check_report(graph, report)
     plan = lower(graph, report)
     model = CompiledModel(graph, plan, dev, dtype, mode)
     root = model._root

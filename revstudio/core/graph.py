@@ -32,6 +32,23 @@ def valid_id(text: object) -> bool:
     return isinstance(text, str) and ID_PATTERN.fullmatch(text) is not None
 
 
+def expect_graph(value: object, call: str, path_hint: str | None = None) -> None:
+    """Refuse what is not a :class:`Graph` where the scripting API takes one (``call``: the
+    function, as a user writes it), with what to pass instead: a project's path or its
+    parsed JSON failed deep inside the check with an AttributeError that named neither.
+    ``path_hint``: what to say to a path given as the graph, where loading it is not the cure."""
+    if isinstance(value, Graph):
+        return
+    got = type(value).__name__
+    if isinstance(value, (str, bytes)) or hasattr(value, "__fspath__"):
+        if path_hint is not None:
+            raise TypeError(f"{call} takes a revstudio Graph, got the {got} {value!r}; {path_hint}")
+        raise TypeError(f"{call} takes a revstudio Graph, got the {got} {value!r}; load the project "
+                        f"first: {call}(rs.load({str(value)!r}))")
+    raise TypeError(f"{call} takes a revstudio Graph, got {got}; load one with rs.load(path) or build "
+                    "one with rs.Graph()")
+
+
 class GraphError(ValueError):
     """A primitive edit is not possible; the message says why."""
 

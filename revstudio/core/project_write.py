@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 from . import tempfiles
-from .graph import Graph
+from .graph import Graph, expect_graph
 from .migrations import CURRENT_VERSION
 from .project_format import FORMAT, MADE_BY, MAX_POS, ProjectError
 
@@ -125,6 +125,7 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> None:
     On any error the original file is untouched, the temp file is removed,
     and a :class:`ProjectError` names the path.
     """
+    expect_graph(graph, "rs.save", "the graph comes first: rs.save(graph, path)")
     data = dumps(graph).encode("ascii")
     try:
         tempfiles.write_atomic(path, data)

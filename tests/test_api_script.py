@@ -1,0 +1,77 @@
+"""The scripting API as a notebook uses it (DESIGN section 3): ``rs.load/check/compile/export/save``
+called with what a person passes by mistake, and a compiled model used as a PyTorch module.
+
+Each mistake must be refused at the call, naming what was given and what to pass, not fail
+deep inside the check or inside torch.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+import revstudio as rs
+from revstudio.compiler import CompileError
+
+torch.set_num_threads(1)
+
+
+def _chain() -> rs.Graph:
+    g = rs.Graph("chain")
+    g.add_node("Input", "x", {"shape": [4, 8]})
+    g.add_node("Conv", "c", {"out_channels": 4, "kernel_size": 3, "padding": "same"})
+    g.add_node("Conv", "d", {"out_channels": 4, "kernel_size": 3, "padding": "same"})
+    g.add_node("Output", "y")
+    g.connect("x.out", "c.in")
+    g.connect("c.out", "d.in")
+    g.connect("d.out", "y.in")
+    return g
+
+
+@pytest.mark.parametrize("call", ["check", "compile", "export"])
+def test_a_path_given_for_the_graph_is_refused_with_the_load_to_write(call: str) -> None:
+    with pytest.raises(TypeError, match=rf"rs\.{call} takes a revstudio Graph, got the str 'model\.revs'; "
+                                        rf"load the project first: rs\.{call}\(rs\.load\('model\.revs'\)\)"):
+        getattr(rs, call)("model.revs")
+
+
+@pytest.mark.parametrize("call", ["check", "compile", "export"])
+def test_none_or_parsed_json_for_the_graph_is_refused(call: str) -> None:
+    for value, got in ((None, "NoneType"), ({"nodes": []}, "dict")):
+        with pytest.raises(TypeError, match=rf"rs\.{call} takes a revstudio Graph, got {got}; load one with rs\.load"):
+            getattr(rs, call)(value)
+
+
+def test_save_with_the_arguments_swapped_says_the_graph_comes_first(tmp_path: Path) -> None:
+    target = tmp_path / "m.revs"
+    with pytest.raises(TypeError, match=r"rs\.save takes a revstudio Graph, got the str .*; the graph comes "
+                                        r"first: rs\.save\(graph, path\)"):
+        rs.save(str(target), _chain())  # type: ignore[arg-type]
+    assert not target.exists()
+
+
+def test_compile_refuses_a_report_made_before_an_edit_naming_the_node() -> None:
+    g = _chain()
+    report = rs.check(g)
+    g.set_param("c", "out_channels", 6)  # d was sized for 4 channels by that report
+    with pytest.raises(CompileError, match=r"chain: the report is of an earlier state of the graph \(node 'c' "
+                                           r"has other params or another type since rs\.check made it\)"):
+        rs.compile(g, device="cpu", report=report)
+    g.set_param("c", "out_channels", 4)
+    g.remove_node("d")
+    with pytest.raises(CompileError, match=r"node 'd' was removed"):
+        rs.compile(g, device="cpu", report=report)
+
+
+def test_compile_takes_a_report_of_the_graph_as_it_is() -> None:
+    g = _chain()
+    report = rs.check(g)
+    g.move("c", (40, 40))  # a move changes no shape
+    model = rs.compile(g, device="cpu", report=report)
+    assert model(torch.randn(2, 4, 8)).shape == (2, 4, 8)
+
+
+def test_compile_refuses_a_report_that_is_not_one() -> None:
+    with pytest.raises(TypeError, match=r"rs\.compile: report must be what rs\.check\(graph\) returns, got str"):
+        rs.compile(_chain(), device="cpu", report="valid")
