@@ -75,3 +75,22 @@ def test_compile_takes_a_report_of_the_graph_as_it_is() -> None:
 def test_compile_refuses_a_report_that_is_not_one() -> None:
     with pytest.raises(TypeError, match=r"rs\.compile: report must be what rs\.check\(graph\) returns, got str"):
         rs.compile(_chain(), device="cpu", report="valid")
+
+
+@pytest.mark.parametrize("batch", [-1, 0, 2.5, "32", True])
+def test_check_refuses_a_batch_that_is_not_a_number_of_samples(batch: object) -> None:
+    with pytest.raises(ValueError, match=rf"rs\.check: batch {batch!r} is not a number of samples; use a whole "
+                                         r"number >= 1, or None"):
+        rs.check(_chain(), batch=batch)  # type: ignore[arg-type]
+
+
+def test_check_prices_the_batch_it_is_given() -> None:
+    assert rs.check(_chain(), batch=3).estimate.batch == 3
+
+
+def test_the_estimate_refuses_a_mode_it_has_no_figures_for() -> None:
+    estimate = rs.check(_chain()).estimate
+    for ask in (estimate.peak_bytes, estimate.activation_bytes):
+        with pytest.raises(ValueError, match=r"mode 'rev' is not known; use one of standard, reversible, checkpoint"):
+            ask("rev")
+    assert estimate.peak_bytes("reversible") > 0

@@ -91,6 +91,10 @@ def full_check(graph: Graph, batch: int | None = None, device: str | None = None
     expect_graph(graph, "rs.check")
     if batch is None:
         batch = training_batch(graph)
+    elif isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        # (-1 and 0 were priced as 1 sample, 2.5 as 2; "32" failed inside the batch checks)
+        raise ValueError(f"rs.check: batch {batch!r} is not a number of samples; use a whole number >= 1, "
+                         "or None for the project's training batch_size")
     if device is None:
         device = training_device(graph)
     report = check(graph) if incremental is None else incremental.check(graph)

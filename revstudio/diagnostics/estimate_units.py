@@ -22,6 +22,14 @@ from .peak_units import UnitBuilder
 from .save_rules import between_bytes
 
 MODES = ("standard", "reversible", "checkpoint")
+
+
+def known_mode(mode: object) -> None:
+    """Refuse a mode the estimate has no figures for (a KeyError naming only the mode before)."""
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r} is not known; use one of {', '.join(MODES)}")
+
+
 # node types that run group bodies of their own (walked as their layers: ``peak_inline``)
 BODIED = frozenset({"Group", "Repeat", *COUPLINGS})
 
