@@ -13,6 +13,7 @@ import torch
 
 import revstudio as rs
 from revstudio.compiler import CompileError
+from revstudio.core.generate import example_projects
 
 torch.set_num_threads(1)
 
@@ -94,3 +95,46 @@ def test_the_estimate_refuses_a_mode_it_has_no_figures_for() -> None:
         with pytest.raises(ValueError, match=r"mode 'rev' is not known; use one of standard, reversible, checkpoint"):
             ask("rev")
     assert estimate.peak_bytes("reversible") > 0
+
+
+def _two_inputs() -> rs.Graph:
+    g = rs.Graph("two")
+    g.add_node("Input", "a", {"shape": [3]})
+    g.add_node("Input", "b", {"shape": [3]})
+    g.add_node("Merge", "m", {"mode": "sub"})
+    g.add_node("Output", "y")
+    for s, d in (("a.out", "m.in0"), ("b.out", "m.in1"), ("m.out", "y.in")):
+        g.connect(s, d)
+    return g
+
+
+@pytest.mark.parametrize("mode", ["standard", "reversible", "checkpoint"])
+def test_forward_takes_inputs_by_their_input_node_ids_as_the_exported_model_does(mode: str) -> None:
+    model = rs.compile(_two_inputs(), mode=mode, device="cpu")
+    a, b = torch.randn(2, 3), torch.randn(2, 3)
+    want = model(a, b)
+    assert torch.equal(model(a=a, b=b), want)
+    assert torch.equal(model(b=b, a=a), want)  # by name, in any order
+    assert torch.equal(model(a, b=b), want)
+
+
+def test_a_keyword_no_input_node_has_is_refused_naming_them_in_order() -> None:
+    model = rs.compile(_two_inputs(), device="cpu")
+    a = torch.randn(2, 3)
+    with pytest.raises(TypeError, match=r"two: expected 2 input tensor\(s\), one per Input node in this order: "
+                                        r"'a' \(batch, 3\), 'b' \(batch, 3\); got 1 and 'c' by name\. Pass one "
+                                        r"tensor per Input node, by position or by name: model\(a, b\)"):
+        model(a, c=a)
+    with pytest.raises(TypeError, match=r"got 1 and 'a' by name"):
+        model(a, a=a)  # given twice
+
+
+def test_measure_inversion_checks_its_batch_as_forward_does() -> None:
+    model = rs.compile(example_projects()["revnet_wired"], device="cpu")
+    with pytest.raises(TypeError, match=r"expected 1 input tensor\(s\), one per Input node in this order: "
+                                        r"'image' \(batch, 3, 16, 16\); got 0"):
+        model.measure_inversion()
+    with pytest.raises(ValueError, match=r"input 'image' expects tensors of shape \(batch, 3, 16, 16\), "
+                                         r"got \(2, 8, 16, 16\)"):
+        model.measure_inversion(torch.randn(2, 8, 16, 16))
+    assert set(model.measure_inversion(torch.randn(2, 3, 16, 16))) == {r.id for r in model.regions}

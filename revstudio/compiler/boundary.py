@@ -19,19 +19,33 @@ from .plan import CompileError, Plan
 from .runtime_boundary import check_batch, check_count, check_returned, dtype_words
 
 
+def by_name(plan: Plan, inputs: Sequence[Any], named: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The inputs in forward's order, those after ``inputs`` given by keyword under their Input
+    node's id (``model(image=x)``, as the exported ``Model.forward`` takes them); another count
+    or a name no Input node after them has is refused naming the Input nodes in order."""
+    ids = [op.node for op in sorted(plan.inputs, key=lambda o: o.index)]
+    check_count(plan.name, _specs(plan), inputs, named, ids)
+    return (*inputs, *(named[node] for node in ids[len(inputs):]))
+
+
+def _specs(plan: Plan) -> dict[str, tuple[Any, torch.dtype]]:
+    return {op.node: (op.shape, getattr(torch, op.dtype, torch.float32))
+            for op in sorted(plan.inputs, key=lambda o: o.index)}
+
+
 def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype | None, inputs: Sequence[Any],
                  named: Mapping[str, Any] | None = None) -> None:
-    """The model's boundary: one tensor per Input node (by position: ``named`` holds what came
-    by keyword, refused), of its rank, channels, kind and device.
+    """The model's boundary: one tensor per Input node (by position; ``named``: what came by
+    keyword, which :func:`by_name` has put in place before), of its rank, channels, kind and device.
 
     A few attribute reads per input (it runs every step; torch.compile turns them into
     guards). Sizes other than the channels may differ where the layers allow (fully
     convolutional); when they do not, :func:`size_hint` names the Input node.
     """
     expected = sorted(plan.inputs, key=lambda o: o.index)
-    specs = {op.node: (op.shape, getattr(torch, op.dtype, torch.float32)) for op in expected}
+    specs = _specs(plan)
     if len(inputs) != len(expected) or named:
-        check_count(plan.name, specs, inputs, named or {})
+        check_count(plan.name, specs, inputs, named or {}, [op.node for op in expected])
     check_batch(specs, {op.node: inputs[op.index] for op in expected}, dtype, device)
 
 

@@ -25,6 +25,7 @@ from . import assembly as asm
 from . import budget
 from . import runtime as rt
 from .boundary import (
+    by_name,
     check_inputs,
     check_outputs,
     check_report,
@@ -313,7 +314,14 @@ class CompiledModel(_Executor):
 
     # ---- running -------------------------------------------------------------
     def forward(self, *inputs: torch.Tensor, **named: Any) -> Any:
-        self._check_inputs(inputs, named)
+        """One batch-first tensor per Input node, in document order or by the Input node's id
+        (``model(x)``, ``model(image=x)``); returns one tensor per Output node (a tuple if
+        several). The batch is checked first: a wrong count, shape, number type or device is
+        refused naming the Input node. In reversible mode the regions keep no activations;
+        backward rebuilds them (``mode`` switches with the same weights)."""
+        if named:
+            inputs = by_name(self._plan, inputs, named)
+        self._check_inputs(inputs)
         try:
             if not self._init_checked:  # (the first batch runs twice: its failures get the same hints)
                 self.initialize(*inputs)
@@ -420,7 +428,9 @@ class CompiledModel(_Executor):
 
     @torch.no_grad()
     def measure_inversion(self, *inputs: torch.Tensor) -> dict[str, float]:
-        """Runs the model forward and each region forward-then-inverse on this batch (on demand)."""
+        """Runs the model forward and each region forward-then-inverse on this batch (on demand),
+        checked as forward checks it."""
+        self._check_inputs(inputs)
         env: dict[str, torch.Tensor] = {}
         for inp in self._plan.inputs:
             env[inp.output] = inputs[inp.index]
