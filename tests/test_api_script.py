@@ -6,6 +6,7 @@ deep inside the check or inside torch.
 """
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import torch
 import revstudio as rs
 from revstudio.compiler import CompileError
 from revstudio.core.generate import example_projects
+from revstudio.core.graph import GraphError
 
 torch.set_num_threads(1)
 
@@ -138,3 +140,40 @@ def test_measure_inversion_checks_its_batch_as_forward_does() -> None:
                                          r"got \(2, 8, 16, 16\)"):
         model.measure_inversion(torch.randn(2, 8, 16, 16))
     assert set(model.measure_inversion(torch.randn(2, 3, 16, 16))) == {r.id for r in model.regions}
+
+
+def test_help_tells_what_the_docs_say() -> None:
+    """``help(model.mode)`` or ``help(g.add_node)`` in a notebook: the public names say what they
+    take; forward's was nn.Module's own "Should be overridden by all subclasses"."""
+    from revstudio.compiler import CompiledModel
+
+    def doc(obj: object) -> str:
+        return " ".join((inspect.getdoc(obj) or "").split())
+
+    assert "Input node" in doc(CompiledModel.forward) and "overridden" not in doc(CompiledModel.forward)
+    for words in ('"reversible"', '"standard"', '"checkpoint"', "same weights"):
+        assert words in doc(CompiledModel.mode) and words in doc(rs.compile)
+    assert "Input" in doc(CompiledModel.plan) and "number type" in doc(CompiledModel.dtype)
+    assert 'g.add_node("Input", "x", {"shape": [8, 16, 16]})' in doc(rs.Graph)
+    for method, words in ((rs.Graph.add_node, "params"), (rs.Graph.connect, '"<node id>.<port>"'),
+                          (rs.Graph.remove_node, "every wire")):
+        assert words in doc(method), method.__name__
+
+
+def test_the_graph_docstring_example_checks_clean() -> None:
+    code = "\n".join(line.strip() for line in inspect.getdoc(rs.Graph).splitlines() if line.startswith("    "))
+    space = {"rs": rs}
+    exec(compile(code, "<Graph docstring>", "exec"), space)  # noqa: S102 - our own docstring
+    assert rs.check(space["g"]).valid
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"params": [("out_channels", 8)]}, r"node 'c': params must be a dict of name -> value, got list"),
+    ({"pos": 5}, r"node 'c': pos must be two numbers \(x, y\), got 5"),
+    ({"pos": (1, 2, 3)}, r"node 'c': pos must be two numbers \(x, y\), got \(1, 2, 3\)"),
+])
+def test_add_node_refuses_params_or_pos_of_the_wrong_kind_naming_the_node(kwargs: dict, words: str) -> None:
+    g = rs.Graph()
+    with pytest.raises(GraphError, match=words):
+        g.add_node("Conv", "c", **kwargs)
+    assert "c" not in g

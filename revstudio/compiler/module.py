@@ -216,6 +216,9 @@ class CompiledModel(_Executor):
     # ---- the mode switch ---------------------------------------------------
     @property
     def mode(self) -> str:
+        """"reversible" (regions keep no activations; backward rebuilds them), "standard" (plain
+        autograd) or "checkpoint" (torch checkpointing of each region's segments); settable at
+        any time, with the same weights and ``state_dict``."""
         return self._root.mode
 
     @mode.setter
@@ -301,6 +304,8 @@ class CompiledModel(_Executor):
 
     @property
     def plan(self) -> Plan:
+        """The lowered graph it runs (``plan.inputs``/``plan.outputs``: the Input and Output nodes;
+        ``plan.modules``: node id -> layer attribute), which exported code is written from too."""
         return self._plan
 
     @property
@@ -310,6 +315,8 @@ class CompiledModel(_Executor):
 
     @property
     def dtype(self) -> torch.dtype:
+        """The weights' number type, which forward expects of its inputs (``.double()`` and
+        ``.to(torch.bfloat16)`` change it)."""
         return self._root.dtype
 
     # ---- running -------------------------------------------------------------
@@ -450,7 +457,8 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
             memory_budget: float | None = None) -> CompiledModel:
     """Compile a checked graph into an ``nn.Module`` (``revstudio.compile``).
 
-    Parameters exist right away (sizes come from shape inference); ``device``
+    ``mode``: "reversible", "standard" or "checkpoint" (``model.mode`` switches later, same
+    weights). Parameters exist right away (sizes come from shape inference); ``device``
     defaults to CUDA when available, else CPU. ``dtype`` defaults to the number type
     the Input nodes declare (float64 when any of them does, else float32), as
     ``revstudio train`` and exported code pick it. ``memory_budget``: bytes of
