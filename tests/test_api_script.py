@@ -177,3 +177,19 @@ def test_add_node_refuses_params_or_pos_of_the_wrong_kind_naming_the_node(kwargs
     with pytest.raises(GraphError, match=words):
         g.add_node("Conv", "c", **kwargs)
     assert "c" not in g
+
+
+@pytest.mark.parametrize("graph", [lambda: rs.Graph("blank"), lambda: _chain()], ids=["empty", "no-output"])
+def test_compile_refuses_a_graph_with_no_output_node(graph) -> None:
+    g = graph()
+    if "y" in g:
+        g.remove_node("y")  # forgotten: the model returned () and .sum() failed on a tuple
+    with pytest.raises(CompileError, match=rf"{g.name}: the graph has no Output node, so the model would return "
+                                           r"nothing; add an Output node after the layer"):
+        rs.compile(g, device="cpu")
+
+
+def test_export_still_writes_a_graph_being_drawn_without_an_output() -> None:
+    g = _chain()
+    g.remove_node("y")
+    assert "class Model(" in rs.export(g)

@@ -463,9 +463,20 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
     the Input nodes declare (float64 when any of them does, else float32), as
     ``revstudio train`` and exported code pick it. ``memory_budget``: bytes of
     activations reversible regions may keep (see ``CompiledModel.memory_budget``).
-    Raises :class:`CompileError` naming the node if the graph does not check clean.
+    Raises :class:`CompileError` naming the node if the graph does not check clean, and for a
+    graph with no Output node (its model would return an empty tuple).
     """
     expect_graph(graph, "rs.compile")
+    if not any(node.type == "Output" for node in graph):
+        raise CompileError(f"{graph.name}: the graph has no Output node, so the model would return nothing; "
+                           "add an Output node after the layer whose result the model returns")
+    return build(graph, mode, device, dtype, report, memory_budget)
+
+
+def build(graph: Graph, mode: str = "reversible", device: Any = None, dtype: torch.dtype | None = None,
+          report: Any = None, memory_budget: float | None = None) -> CompiledModel:
+    """:func:`compile` for the code exporter, which writes the code of any checked graph, one
+    with no Output node too (the editor's Code tab shows a project as it is being drawn)."""
     if mode not in MODES:
         raise CompileError(f"mode {mode!r} is not known; use one of {', '.join(MODES)}")
     if dtype is None:
