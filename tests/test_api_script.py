@@ -193,3 +193,24 @@ def test_export_still_writes_a_graph_being_drawn_without_an_output() -> None:
     g = _chain()
     g.remove_node("y")
     assert "class Model(" in rs.export(g)
+
+
+def test_numpy_and_torch_numbers_build_a_graph_that_checks_compiles_and_saves(tmp_path: Path) -> None:
+    """Sizes a notebook computed (``np.prod``, ``x.shape``, ``torch.tensor(4)``) were refused by
+    the check as "expected an integer, got np.int64(4)" and could not be saved as JSON."""
+    np = pytest.importorskip("numpy")
+    g = rs.Graph("computed")
+    g.add_node("Input", "x", {"shape": np.array([4, 8])})
+    g.add_node("Conv", "c", {"out_channels": np.int64(4), "kernel_size": torch.tensor(3), "padding": "same"})
+    g.add_node("Dropout", "p", {"p": np.float32(0.25)})
+    g.add_node("Output", "y")
+    for s, d in (("x.out", "c.in"), ("c.out", "p.in"), ("p.out", "y.in")):
+        g.connect(s, d)
+    g.set_param("c", "out_channels", torch.Size([6])[0])
+    g.set_param("x", "shape", torch.Size([4, 8]))
+    assert g.node("x").params["shape"] == [4, 8] and type(g.node("c").params["out_channels"]) is int
+    assert type(g.node("c").params["kernel_size"]) is int and type(g.node("p").params["p"]) is float
+    assert rs.check(g).valid, [str(d) for d in rs.check(g).diagnostics]
+    assert rs.compile(g, device="cpu")(torch.randn(2, 4, 8)).shape == (2, 6, 8)
+    rs.save(g, tmp_path / "computed.revs")
+    assert rs.load(tmp_path / "computed.revs").node("c").params["out_channels"] == 6

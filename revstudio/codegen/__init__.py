@@ -25,7 +25,7 @@ def export(graph: Any, *, with_training: bool = False, training: dict[str, Any] 
 
     ``with_training`` adds a training script. ``training`` replaces the project's own
     ``training`` section in the file (the script's and the embedded project's)."""
-    from revstudio.core.graph import expect_graph
+    from revstudio.core.scripting import expect_graph
 
     from .emit import generate
 

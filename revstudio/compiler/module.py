@@ -18,7 +18,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from revstudio.core.graph import Graph, expect_graph
+from revstudio.core.graph import Graph
+from revstudio.core.scripting import expect_graph
 from revstudio.core.spec import BuildContext, registry
 
 from . import assembly as asm
@@ -304,8 +305,7 @@ class CompiledModel(_Executor):
 
     @property
     def plan(self) -> Plan:
-        """The lowered graph it runs (``plan.inputs``/``plan.outputs``: the Input and Output nodes;
-        ``plan.modules``: node id -> layer attribute), which exported code is written from too."""
+        """The lowered graph it runs: ``plan.inputs``/``outputs`` (Input, Output nodes), ``plan.modules``."""
         return self._plan
 
     @property
@@ -315,17 +315,14 @@ class CompiledModel(_Executor):
 
     @property
     def dtype(self) -> torch.dtype:
-        """The weights' number type, which forward expects of its inputs (``.double()`` and
-        ``.to(torch.bfloat16)`` change it)."""
+        """The weights' number type, which forward expects of its inputs (``.double()`` changes it)."""
         return self._root.dtype
 
     # ---- running -------------------------------------------------------------
     def forward(self, *inputs: torch.Tensor, **named: Any) -> Any:
         """One batch-first tensor per Input node, in document order or by the Input node's id
-        (``model(x)``, ``model(image=x)``); returns one tensor per Output node (a tuple if
-        several). The batch is checked first: a wrong count, shape, number type or device is
-        refused naming the Input node. In reversible mode the regions keep no activations;
-        backward rebuilds them (``mode`` switches with the same weights)."""
+        (``model(x)``, ``model(image=x)``; checked, naming the Input node); returns one tensor
+        per Output node (a tuple if several)."""
         if named:
             inputs = by_name(self._plan, inputs, named)
         self._check_inputs(inputs)

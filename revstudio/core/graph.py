@@ -21,6 +21,7 @@ from typing import Any
 
 from .edge_index import EdgeList
 from .events import Event
+from .scripting import plain_value
 
 # 1-64 characters, no whitespace, dots or control characters. Use ``valid_id``
 # (a full match: ``$`` alone would let a trailing newline through).
@@ -30,23 +31,6 @@ ID_PATTERN = re.compile(r"[^\s.\x00-\x1f\x7f]{1,64}")
 def valid_id(text: object) -> bool:
     """Whether ``text`` may be a node id, a port name or a group name."""
     return isinstance(text, str) and ID_PATTERN.fullmatch(text) is not None
-
-
-def expect_graph(value: object, call: str, path_hint: str | None = None) -> None:
-    """Refuse what is not a :class:`Graph` where the scripting API takes one (``call``: the
-    function, as a user writes it), with what to pass instead: a project's path or its
-    parsed JSON failed deep inside the check with an AttributeError that named neither.
-    ``path_hint``: what to say to a path given as the graph, where loading it is not the cure."""
-    if isinstance(value, Graph):
-        return
-    got = type(value).__name__
-    if isinstance(value, (str, bytes)) or hasattr(value, "__fspath__"):
-        if path_hint is not None:
-            raise TypeError(f"{call} takes a revstudio Graph, got the {got} {value!r}; {path_hint}")
-        raise TypeError(f"{call} takes a revstudio Graph, got the {got} {value!r}; load the project "
-                        f"first: {call}(rs.load({str(value)!r}))")
-    raise TypeError(f"{call} takes a revstudio Graph, got {got}; load one with rs.load(path) or build "
-                    "one with rs.Graph()")
 
 
 class GraphError(ValueError):
@@ -287,7 +271,7 @@ class Graph:
             x, y = (float(v) for v in pos)
         except (TypeError, ValueError):
             raise GraphError(f"node {node_id!r}: pos must be two numbers (x, y), got {pos!r}") from None
-        node = Node(node_id, type, dict(params or {}), (x, y))
+        node = Node(node_id, type, {k: plain_value(v) for k, v in (params or {}).items()}, (x, y))
         self.insert_node(node)
         return node
 
@@ -378,9 +362,11 @@ class Graph:
         self.changed.emit()
 
     def set_param(self, node_id: str, name: str, value: Any) -> Any:
-        """Set a param; ``None`` resets it to the spec's default. Returns the old raw value."""
+        """Set a param; ``None`` resets it to the spec's default. Returns the old raw value.
+        NumPy / torch numbers are stored as plain Python ones (``core.scripting``)."""
         node = self.node(node_id)
         old = node.params.get(name)
+        value = plain_value(value)
         if value is None:
             node.params.pop(name, None)
         else:

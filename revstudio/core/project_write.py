@@ -13,9 +13,10 @@ import os
 from typing import Any
 
 from . import tempfiles
-from .graph import Graph, expect_graph
+from .graph import Graph
 from .migrations import CURRENT_VERSION
 from .project_format import FORMAT, MADE_BY, MAX_POS, ProjectError
+from .scripting import expect_graph
 
 
 def _value(value: Any, where: str, indent: int | None = None) -> str:

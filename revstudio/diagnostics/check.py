@@ -11,8 +11,9 @@ from typing import Any
 
 from revstudio.core.check import IncrementalCheck, Report, check
 from revstudio.core.diagnostics import Diagnostic, warning
-from revstudio.core.graph import Graph, expect_graph
+from revstudio.core.graph import Graph
 from revstudio.core.nogc import without_cyclic_gc
+from revstudio.core.scripting import expect_graph
 from revstudio.core.spec import registry as default_registry
 
 from .batch_checks import batch_errors

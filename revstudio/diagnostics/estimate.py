@@ -122,7 +122,6 @@ class MemoryEstimate:
 
     def peak_bytes(self, mode: str) -> int:
         """Estimated peak of one training step in ``mode`` (excluding weights and the input batch)."""
-        known_mode(mode)
         walk = self.peaks.get(mode)
         return walk.peak if walk is not None else self.activation_bytes(mode) + self.parameter_bytes()
 
@@ -140,8 +139,7 @@ class MemoryEstimate:
         return self._keeping_of(heads, inside or {})
 
     def activation_bytes(self, mode: str) -> int:
-        known_mode(mode)
-        return sum(n.activation_bytes[mode] for n in self.nodes.values())
+        return sum(n.activation_bytes[known_mode(mode)] for n in self.nodes.values())
 
     def totals(self) -> dict[str, dict[str, int]]:
         params = self.parameter_bytes()

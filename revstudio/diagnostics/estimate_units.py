@@ -24,10 +24,11 @@ from .save_rules import between_bytes
 MODES = ("standard", "reversible", "checkpoint")
 
 
-def known_mode(mode: object) -> None:
-    """Refuse a mode the estimate has no figures for (a KeyError naming only the mode before)."""
+def known_mode(mode: str) -> str:
+    """``mode``, refused where the estimate has no figures for it (a KeyError naming only the mode before)."""
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} is not known; use one of {', '.join(MODES)}")
+    return mode
 
 
 # node types that run group bodies of their own (walked as their layers: ``peak_inline``)
