@@ -214,3 +214,15 @@ def test_numpy_and_torch_numbers_build_a_graph_that_checks_compiles_and_saves(tm
     assert rs.compile(g, device="cpu")(torch.randn(2, 4, 8)).shape == (2, 6, 8)
     rs.save(g, tmp_path / "computed.revs")
     assert rs.load(tmp_path / "computed.revs").node("c").params["out_channels"] == 6
+
+
+def test_dir_lists_the_lazy_api_names_before_their_first_use() -> None:
+    """A notebook completes ``rs.<Tab>`` from ``dir(rs)``, which showed none of the API until used."""
+    import subprocess
+    import sys
+
+    code = ("import revstudio as rs, revstudio.compiler as c; "
+            "print(sorted(set(rs.__all__) - set(dir(rs))), sorted(set(c.__all__) - set(dir(c))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout
+    assert out.split() == ["[]", "[]"], out
