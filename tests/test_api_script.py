@@ -7,6 +7,7 @@ deep inside the check or inside torch.
 from __future__ import annotations
 
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -226,3 +227,21 @@ def test_dir_lists_the_lazy_api_names_before_their_first_use() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1]).stdout
     assert out.split() == ["[]", "[]"], out
+
+
+def test_export_refuses_a_training_section_that_is_not_a_dict() -> None:
+    with pytest.raises(TypeError, match=r"rs\.export: training must be a dict like the project's training section "
+                                        r"\(\{'lr': 0\.001, 'steps': 400\}\), got str"):
+        rs.export(_chain(), training="lr=0.1")  # type: ignore[arg-type]
+
+
+def test_a_param_json_cannot_hold_is_refused_naming_the_file_and_the_node(tmp_path: Path) -> None:
+    from revstudio.core.project import ProjectError
+
+    g = _chain()
+    g.set_param("c", "out_channels", {4})  # a set: JSON has none
+    target = tmp_path / "m.revs"
+    with pytest.raises(ProjectError, match=rf"^{re.escape(str(target))}: not saved, the file on disk is unchanged: "
+                                           r"node 'c': cannot be saved as JSON"):
+        rs.save(g, target)
+    assert not target.exists()

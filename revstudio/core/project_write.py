@@ -127,7 +127,12 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> None:
     and a :class:`ProjectError` names the path.
     """
     expect_graph(graph, "rs.save", "the graph comes first: rs.save(graph, path)")
-    data = dumps(graph).encode("ascii")
+    try:
+        data = dumps(graph).encode("ascii")
+    except ProjectError as exc:  # (dumps knows no path: its "<graph>" becomes the file not written)
+        target = os.fspath(path)
+        raise ProjectError(f"{target}: not saved, the file on disk is unchanged: "
+                           f"{str(exc).removeprefix('<graph>: ')}", target, exc.where) from None
     try:
         tempfiles.write_atomic(path, data)
     except OSError as exc:
