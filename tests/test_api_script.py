@@ -245,3 +245,18 @@ def test_a_param_json_cannot_hold_is_refused_naming_the_file_and_the_node(tmp_pa
                                            r"node 'c': cannot be saved as JSON"):
         rs.save(g, target)
     assert not target.exists()
+
+
+def test_inverse_takes_outputs_by_their_output_node_ids_as_the_exported_model_does() -> None:
+    model = rs.compile(example_projects()["glow_flow"], device="cpu", dtype=torch.float64)
+    out = model.plan.outputs[0].node
+    z = torch.randn(2, 12, 8, 8, dtype=torch.float64)
+    with torch.no_grad():
+        model(torch.rand(2, 3, 16, 16, dtype=torch.float64))  # (ActNorm's data-dependent init)
+        assert torch.equal(model.inverse(**{out: z}), model.inverse(z))
+    with pytest.raises(TypeError, match=rf"inverse expects 1 tensor\(s\), one per Output node in this order: "
+                                        rf"'{out}'; got 0 and 'x' by name\. Pass them by position or by name: "
+                                        rf"model\.inverse\({out}\)"):
+        model.inverse(x=z)
+    with pytest.raises(TypeError, match=r"got 2\. Pass them"):
+        model.inverse(z, z)

@@ -56,6 +56,19 @@ def check_outputs(plan: Plan, device: torch.device, outputs: Sequence[Any]) -> N
     check_returned(output_shapes(plan), {op.node: outputs[op.index] for op in ops}, device)
 
 
+def outputs_given(plan: Plan, outputs: Sequence[Any], named: Mapping[str, Any]) -> tuple[Any, ...]:
+    """``model.inverse``'s tensors in forward's order, those after ``outputs`` given by keyword under
+    their Output node's id (``model.inverse(z=z)``, as the exported ``Model.inverse`` takes them);
+    another count or a name no Output node after them has is refused naming them in order."""
+    ids = [op.node for op in sorted(plan.outputs, key=lambda o: o.index)]
+    if len(outputs) + len(named) == len(ids) and set(named) <= set(ids[len(outputs):]):
+        return (*outputs, *(named[node] for node in ids[len(outputs):]))
+    got = f"{len(outputs)}" + (f" and {', '.join(map(repr, named))} by name" if named else "")
+    raise TypeError(f"{plan.name}: inverse expects {len(ids)} tensor(s), one per Output node in this order: "
+                    f"{', '.join(map(repr, ids))}; got {got}. Pass them by position or by name: "
+                    f"model.inverse({', '.join(ids)})")
+
+
 def output_shapes(plan: Plan) -> dict[str, tuple[int, ...] | None]:
     """Output node id -> the shape (without the batch axis) it gets, None where unknown."""
     shapes = {v: shape for op in plan.node_ops() for v, shape in zip(op.outputs, op.out_shapes)}

@@ -32,6 +32,7 @@ from .boundary import (
     check_report,
     cuda_devices,
     dtype_hint,
+    outputs_given,
     resolve_device,
     size_hint,
 )
@@ -348,8 +349,8 @@ class CompiledModel(_Executor):
     def _size_hint(self, inputs: Sequence[torch.Tensor]) -> str | None:
         return size_hint(self._plan, inputs)
 
-    def inverse(self, *outputs: torch.Tensor) -> Any:
-        """The inputs rebuilt from the outputs (one per Output node, in forward's order), for a
+    def inverse(self, *outputs: torch.Tensor, **named: torch.Tensor) -> Any:
+        """The inputs rebuilt from the outputs (one per Output node, in forward's order or by its id), for a
         graph that is one reversible region from its Inputs to its Outputs, such as a flow:
         ``x = model.inverse(z)`` samples from it. Returns a tensor per Input node (a single
         tensor if there is one)."""
@@ -359,10 +360,7 @@ class CompiledModel(_Executor):
                 f"{self._plan.name}: the model is not invertible end to end (regions: {regions}); every "
                 "node between the Inputs and the Outputs must be in one reversible region, see "
                 "'revstudio check' for the regions and why the other nodes are not in one")
-        expected = len(self._plan.outputs)
-        if len(outputs) != expected:
-            raise TypeError(f"{self._plan.name}: inverse expects {expected} tensor(s), one per Output node, "
-                            f"got {len(outputs)}")
+        outputs = outputs_given(self._plan, outputs, named)
         check_outputs(self._plan, self._root.device, outputs)
         xs = self._invert(outputs)
         return xs[0] if len(xs) == 1 else xs
