@@ -36,4 +36,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'revstudio' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    # the lazy names too: a notebook's completion (rs.<Tab>) and dir(rs) list them before first use
+    return sorted({*globals(), *_LAZY})
+
+
 __all__ = ["Graph", "__version__", "check", "compile", "export", "load", "save"]

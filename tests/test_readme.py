@@ -41,3 +41,21 @@ def test_every_make_target_and_test_path_the_readme_names_exists() -> None:
     assert named and not named - targets, f"the README names make targets the Makefile lacks: {named - targets}"
     paths = set(re.findall(r"`(tests/[\w/.]+)`", README))
     assert paths and not [p for p in paths if not (ROOT / p).exists()]
+
+
+def test_what_the_readme_says_a_hook_on_a_node_layer_sees() -> None:
+    """A hook written for torch's Conv2d (``output.detach()``) failed on the tuple a node's
+    layer returns; the README says so, and this is what it says."""
+    torch = pytest.importorskip("torch")
+    import revstudio as rs
+    from revstudio.core.generate import example_projects
+
+    assert "a forward\nhook's `output` is `(y,)`, so keep `output[0]`" in README
+    model = rs.compile(example_projects()["revnet_coupling"], device="cpu")
+    seen: list = []
+    layer = dict(model.named_modules())["blocks.blocks.0.coupling.f.f_conv1"]
+    model.stem.register_forward_hook(lambda mod, args, output: seen.append(output))
+    layer.register_forward_hook(lambda mod, args, output: seen.append(output))
+    model(torch.randn(2, *model.plan.inputs[0].shape))
+    assert [type(o) for o in seen] == [tuple, tuple] and all(isinstance(o[0], torch.Tensor) for o in seen)
+    assert repr(model.stem).startswith("Conv2d(")

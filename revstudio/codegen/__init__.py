@@ -25,8 +25,14 @@ def export(graph: Any, *, with_training: bool = False, training: dict[str, Any] 
 
     ``with_training`` adds a training script. ``training`` replaces the project's own
     ``training`` section in the file (the script's and the embedded project's)."""
+    from revstudio.core.scripting import expect_graph
+
     from .emit import generate
 
+    expect_graph(graph, "rs.export")
+    if training is not None and not isinstance(training, dict):
+        raise TypeError(f"rs.export: training must be a dict like the project's training section "
+                        f"({{'lr': 0.001, 'steps': 400}}), got {type(training).__name__}")
     return generate(graph, with_training=with_training, training=training)
 
 

@@ -481,12 +481,13 @@ def _compile_recorded(graph: Any) -> tuple[Any, Record, Any]:
         raise CodegenError(f"{graph.name}: the graph has errors", problems)
     import torch
 
-    from revstudio.compiler import CompileError, compile
+    from revstudio.compiler import CompileError
+    from revstudio.compiler.module import build
 
     # Building draws initial weights from the global RNG; the user's stream must not move.
     with torch.random.fork_rng(devices=[]), recording() as record:
         try:
-            model = compile(graph, mode="reversible", device="cpu", report=report)
+            model = build(graph, mode="reversible", device="cpu", report=report)
         except CompileError as exc:
             raise CodegenError(str(exc)) from None
     return model, record, report

@@ -21,3 +21,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(module, name)
     raise AttributeError(f"module 'revstudio.compiler' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})  # (the lazy compile and CompiledModel too: completion)

@@ -13,23 +13,39 @@ from typing import Any
 
 import torch
 
+from revstudio.core.graph import Graph
+
 from .plan import CompileError, Plan
 from .runtime_boundary import check_batch, check_count, check_returned, dtype_words
 
 
+def by_name(plan: Plan, inputs: Sequence[Any], named: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The inputs in forward's order, those after ``inputs`` given by keyword under their Input
+    node's id (``model(image=x)``, as the exported ``Model.forward`` takes them); another count
+    or a name no Input node after them has is refused naming the Input nodes in order."""
+    ids = [op.node for op in sorted(plan.inputs, key=lambda o: o.index)]
+    check_count(plan.name, _specs(plan), inputs, named, ids)
+    return (*inputs, *(named[node] for node in ids[len(inputs):]))
+
+
+def _specs(plan: Plan) -> dict[str, tuple[Any, torch.dtype]]:
+    return {op.node: (op.shape, getattr(torch, op.dtype, torch.float32))
+            for op in sorted(plan.inputs, key=lambda o: o.index)}
+
+
 def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype | None, inputs: Sequence[Any],
                  named: Mapping[str, Any] | None = None) -> None:
-    """The model's boundary: one tensor per Input node (by position: ``named`` holds what came
-    by keyword, refused), of its rank, channels, kind and device.
+    """The model's boundary: one tensor per Input node (by position; ``named``: what came by
+    keyword, which :func:`by_name` has put in place before), of its rank, channels, kind and device.
 
     A few attribute reads per input (it runs every step; torch.compile turns them into
     guards). Sizes other than the channels may differ where the layers allow (fully
     convolutional); when they do not, :func:`size_hint` names the Input node.
     """
     expected = sorted(plan.inputs, key=lambda o: o.index)
-    specs = {op.node: (op.shape, getattr(torch, op.dtype, torch.float32)) for op in expected}
+    specs = _specs(plan)
     if len(inputs) != len(expected) or named:
-        check_count(plan.name, specs, inputs, named or {})
+        check_count(plan.name, specs, inputs, named or {}, [op.node for op in expected])
     check_batch(specs, {op.node: inputs[op.index] for op in expected}, dtype, device)
 
 
@@ -38,6 +54,19 @@ def check_outputs(plan: Plan, device: torch.device, outputs: Sequence[Any]) -> N
     each Output node gets where the plan knows it."""
     ops = sorted(plan.outputs, key=lambda o: o.index)
     check_returned(output_shapes(plan), {op.node: outputs[op.index] for op in ops}, device)
+
+
+def outputs_given(plan: Plan, outputs: Sequence[Any], named: Mapping[str, Any]) -> tuple[Any, ...]:
+    """``model.inverse``'s tensors in forward's order, those after ``outputs`` given by keyword under
+    their Output node's id (``model.inverse(z=z)``, as the exported ``Model.inverse`` takes them);
+    another count or a name no Output node after them has is refused naming them in order."""
+    ids = [op.node for op in sorted(plan.outputs, key=lambda o: o.index)]
+    if len(outputs) + len(named) == len(ids) and set(named) <= set(ids[len(outputs):]):
+        return (*outputs, *(named[node] for node in ids[len(outputs):]))
+    got = f"{len(outputs)}" + (f" and {', '.join(map(repr, named))} by name" if named else "")
+    raise TypeError(f"{plan.name}: inverse expects {len(ids)} tensor(s), one per Output node in this order: "
+                    f"{', '.join(map(repr, ids))}; got {got}. Pass them by position or by name: "
+                    f"model.inverse({', '.join(ids)})")
 
 
 def output_shapes(plan: Plan) -> dict[str, tuple[int, ...] | None]:
@@ -65,6 +94,26 @@ def dtype_hint(plan: Plan, dtype: torch.dtype, inputs: Sequence[torch.Tensor]) -
         if got != dtype:
             return dtype_words(op.node, got, dtype)
     return None
+
+
+def check_report(graph: Graph, report: Any) -> None:
+    """``compile(graph, report=...)``: a check report (``rs.check``) of this graph as it is now.
+    One made before an edit holds the old shapes, which would build layers that do not fit
+    together (a failure inside torch at the first forward, naming no node)."""
+    from revstudio.core.check import Report
+
+    if not isinstance(report, Report):
+        raise TypeError(f"rs.compile: report must be what rs.check(graph) returns, got "
+                        f"{type(report).__name__}; leave it out and compile checks the graph itself")
+    if report.checked is None:
+        return  # (the core check's report, which the compiler's own callers pass fresh)
+    from revstudio.diagnostics.check_memo import changed_since
+
+    change = changed_since(graph, report.checked)
+    if change is not None:
+        raise CompileError(f"{graph.name}: the report is of an earlier state of the graph ({change} since "
+                           "rs.check made it); check again, rs.compile(graph, report=rs.check(graph)), "
+                           "or leave report out")
 
 
 def resolve_device(device: Any) -> torch.device:

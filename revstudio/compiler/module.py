@@ -19,12 +19,23 @@ import torch
 from torch import nn
 
 from revstudio.core.graph import Graph
+from revstudio.core.scripting import expect_graph
 from revstudio.core.spec import BuildContext, registry
 
 from . import assembly as asm
 from . import budget
 from . import runtime as rt
-from .boundary import check_inputs, check_outputs, cuda_devices, dtype_hint, resolve_device, size_hint
+from .boundary import (
+    by_name,
+    check_inputs,
+    check_outputs,
+    check_report,
+    cuda_devices,
+    dtype_hint,
+    outputs_given,
+    resolve_device,
+    size_hint,
+)
 from .builder import Builder
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 from .plugin_layers import build_failure_where, check_plugin_layer, plugin_of
@@ -207,6 +218,9 @@ class CompiledModel(_Executor):
     # ---- the mode switch ---------------------------------------------------
     @property
     def mode(self) -> str:
+        """"reversible" (regions keep no activations; backward rebuilds them), "standard" (plain
+        autograd) or "checkpoint" (torch checkpointing of each region's segments); settable at
+        any time, with the same weights and ``state_dict``."""
         return self._root.mode
 
     @mode.setter
@@ -292,6 +306,7 @@ class CompiledModel(_Executor):
 
     @property
     def plan(self) -> Plan:
+        """The lowered graph it runs: ``plan.inputs``/``outputs`` (Input, Output nodes), ``plan.modules``."""
         return self._plan
 
     @property
@@ -301,11 +316,17 @@ class CompiledModel(_Executor):
 
     @property
     def dtype(self) -> torch.dtype:
+        """The weights' number type, which forward expects of its inputs (``.double()`` changes it)."""
         return self._root.dtype
 
     # ---- running -------------------------------------------------------------
     def forward(self, *inputs: torch.Tensor, **named: Any) -> Any:
-        self._check_inputs(inputs, named)
+        """One batch-first tensor per Input node, in document order or by the Input node's id
+        (``model(x)``, ``model(image=x)``; checked, naming the Input node); returns one tensor
+        per Output node (a tuple if several)."""
+        if named:
+            inputs = by_name(self._plan, inputs, named)
+        self._check_inputs(inputs)
         try:
             if not self._init_checked:  # (the first batch runs twice: its failures get the same hints)
                 self.initialize(*inputs)
@@ -328,8 +349,8 @@ class CompiledModel(_Executor):
     def _size_hint(self, inputs: Sequence[torch.Tensor]) -> str | None:
         return size_hint(self._plan, inputs)
 
-    def inverse(self, *outputs: torch.Tensor) -> Any:
-        """The inputs rebuilt from the outputs (one per Output node, in forward's order), for a
+    def inverse(self, *outputs: torch.Tensor, **named: torch.Tensor) -> Any:
+        """The inputs rebuilt from the outputs (one per Output node, in forward's order or by its id), for a
         graph that is one reversible region from its Inputs to its Outputs, such as a flow:
         ``x = model.inverse(z)`` samples from it. Returns a tensor per Input node (a single
         tensor if there is one)."""
@@ -339,10 +360,7 @@ class CompiledModel(_Executor):
                 f"{self._plan.name}: the model is not invertible end to end (regions: {regions}); every "
                 "node between the Inputs and the Outputs must be in one reversible region, see "
                 "'revstudio check' for the regions and why the other nodes are not in one")
-        expected = len(self._plan.outputs)
-        if len(outputs) != expected:
-            raise TypeError(f"{self._plan.name}: inverse expects {expected} tensor(s), one per Output node, "
-                            f"got {len(outputs)}")
+        outputs = outputs_given(self._plan, outputs, named)
         check_outputs(self._plan, self._root.device, outputs)
         xs = self._invert(outputs)
         return xs[0] if len(xs) == 1 else xs
@@ -412,7 +430,9 @@ class CompiledModel(_Executor):
 
     @torch.no_grad()
     def measure_inversion(self, *inputs: torch.Tensor) -> dict[str, float]:
-        """Runs the model forward and each region forward-then-inverse on this batch (on demand)."""
+        """Runs the model forward and each region forward-then-inverse on this batch (on demand),
+        checked as forward checks it."""
+        self._check_inputs(inputs)
         env: dict[str, torch.Tensor] = {}
         for inp in self._plan.inputs:
             env[inp.output] = inputs[inp.index]
@@ -432,13 +452,26 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
             memory_budget: float | None = None) -> CompiledModel:
     """Compile a checked graph into an ``nn.Module`` (``revstudio.compile``).
 
-    Parameters exist right away (sizes come from shape inference); ``device``
+    ``mode``: "reversible", "standard" or "checkpoint" (``model.mode`` switches later, same
+    weights). Parameters exist right away (sizes come from shape inference); ``device``
     defaults to CUDA when available, else CPU. ``dtype`` defaults to the number type
     the Input nodes declare (float64 when any of them does, else float32), as
     ``revstudio train`` and exported code pick it. ``memory_budget``: bytes of
     activations reversible regions may keep (see ``CompiledModel.memory_budget``).
-    Raises :class:`CompileError` naming the node if the graph does not check clean.
+    Raises :class:`CompileError` naming the node if the graph does not check clean, and for a
+    graph with no Output node (its model would return an empty tuple).
     """
+    expect_graph(graph, "rs.compile")
+    if not any(node.type == "Output" for node in graph):
+        raise CompileError(f"{graph.name}: the graph has no Output node, so the model would return nothing; "
+                           "add an Output node after the layer whose result the model returns")
+    return build(graph, mode, device, dtype, report, memory_budget)
+
+
+def build(graph: Graph, mode: str = "reversible", device: Any = None, dtype: torch.dtype | None = None,
+          report: Any = None, memory_budget: float | None = None) -> CompiledModel:
+    """:func:`compile` for the code exporter, which writes the code of any checked graph, one
+    with no Output node too (the editor's Code tab shows a project as it is being drawn)."""
     if mode not in MODES:
         raise CompileError(f"mode {mode!r} is not known; use one of {', '.join(MODES)}")
     if dtype is None:
@@ -453,6 +486,8 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
         from revstudio.core.check import check
 
         report = check(graph)
+    else:
+        check_report(graph, report)
     plan = lower(graph, report)
     model = CompiledModel(graph, plan, dev, dtype, mode)
     root = model._root

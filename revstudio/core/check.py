@@ -38,6 +38,9 @@ class Report:
     # errors inside it: shapes from the group's first use; a group no node uses
     # gets its structural diagnostics only. Not part of ``diagnostics``.
     groups: dict[str, Report] = field(default_factory=dict)
+    # What full_check saw of the graph (``diagnostics.check_memo.graph_content``): ``compile``
+    # refuses a report of a graph edited since, whose shapes would build mismatched layers.
+    checked: Any = field(default=None, repr=False, compare=False)
 
     @property
     def valid(self) -> bool:

@@ -21,6 +21,7 @@ from typing import Any
 
 from .edge_index import EdgeList
 from .events import Event
+from .scripting import plain_value
 
 # 1-64 characters, no whitespace, dots or control characters. Use ``valid_id``
 # (a full match: ``$`` alone would let a trailing newline through).
@@ -103,7 +104,17 @@ def reachable(roots: Iterable[str], step: Mapping[str, Iterable[str]]) -> set[st
 
 
 class Graph:
-    """Nodes, edges and named sub-graphs (groups) of a project."""
+    """Nodes, edges and named sub-graphs (groups) of a project::
+
+        g = rs.Graph("tiny")
+        g.add_node("Input", "x", {"shape": [8, 16, 16]})    # shapes without the batch axis
+        g.add_node("Conv", "f", {"out_channels": 8, "kernel_size": 3, "padding": "same"})
+        g.add_node("Output", "y")
+        g.connect("x.out", "f.in"); g.connect("f.out", "y.in")   # "<node id>.<port>"
+
+    The mutators store facts without judging them (an unknown type, param or port is the
+    check's diagnostic, as in the editor); ``rs.check`` reports, ``rs.compile`` refuses.
+    """
 
     def __init__(self, name: str = "untitled", groups: dict[str, Graph] | None = None) -> None:
         self.name = name
@@ -244,6 +255,8 @@ class Graph:
         params: dict[str, Any] | None = None,
         pos: Iterable[float] = (0.0, 0.0),
     ) -> Node:
+        """Add a node of ``type`` (a catalog type id: "Conv", "Split", ...) with ``params`` (the
+        spec's defaults fill the rest), under ``id`` (None: a new one from the type). Returns it."""
         node_id = id if id is not None else self.unique_id(type)
         if not valid_id(node_id):
             raise GraphError(
@@ -251,8 +264,14 @@ class Graph:
             )
         if node_id in self.nodes:
             raise GraphError(f"a node with id {node_id!r} already exists")
-        x, y = pos
-        node = Node(node_id, type, dict(params or {}), (float(x), float(y)))
+        if params is not None and not isinstance(params, Mapping):
+            raise GraphError(f"node {node_id!r}: params must be a dict of name -> value, got "
+                             f"{params.__class__.__name__}; e.g. {{'out_channels': 8}}")
+        try:
+            x, y = (float(v) for v in pos)
+        except (TypeError, ValueError):
+            raise GraphError(f"node {node_id!r}: pos must be two numbers (x, y), got {pos!r}") from None
+        node = Node(node_id, type, {k: plain_value(v) for k, v in (params or {}).items()}, (x, y))
         self.insert_node(node)
         return node
 
@@ -271,6 +290,7 @@ class Graph:
         self.changed.emit()
 
     def remove_node(self, node_id: str) -> Node:
+        """Remove the node and every wire to or from it; returns the node."""
         node = self.node(node_id)
         for edge in self.edges_of(node_id):
             self.remove_edge(edge)
@@ -310,6 +330,9 @@ class Graph:
         self.node_renamed.emit(old, new)
 
     def connect(self, src: str | PortRef, dst: str | PortRef) -> Edge:
+        """Wire output port ``src`` to input port ``dst``, each ``"<node id>.<port>"`` (``"s.out0"``,
+        ``"m.in1"``; single ports are ``in``/``out``). Both nodes must exist; whether the ports do
+        and the shapes fit is the check's to say (``graph.check_connect`` asks beforehand)."""
         s = src if isinstance(src, PortRef) else PortRef.parse(src)
         d = dst if isinstance(dst, PortRef) else PortRef.parse(dst)
         for ref in (s, d):
@@ -339,9 +362,11 @@ class Graph:
         self.changed.emit()
 
     def set_param(self, node_id: str, name: str, value: Any) -> Any:
-        """Set a param; ``None`` resets it to the spec's default. Returns the old raw value."""
+        """Set a param; ``None`` resets it to the spec's default. Returns the old raw value.
+        NumPy / torch numbers are stored as plain Python ones (``core.scripting``)."""
         node = self.node(node_id)
         old = node.params.get(name)
+        value = plain_value(value)
         if value is None:
             node.params.pop(name, None)
         else:

@@ -16,6 +16,7 @@ from . import tempfiles
 from .graph import Graph
 from .migrations import CURRENT_VERSION
 from .project_format import FORMAT, MADE_BY, MAX_POS, ProjectError
+from .scripting import expect_graph
 
 
 def _value(value: Any, where: str, indent: int | None = None) -> str:
@@ -125,7 +126,13 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> None:
     On any error the original file is untouched, the temp file is removed,
     and a :class:`ProjectError` names the path.
     """
-    data = dumps(graph).encode("ascii")
+    expect_graph(graph, "rs.save", "the graph comes first: rs.save(graph, path)")
+    try:
+        data = dumps(graph).encode("ascii")
+    except ProjectError as exc:  # (dumps knows no path: its "<graph>" becomes the file not written)
+        target = os.fspath(path)
+        raise ProjectError(f"{target}: not saved, the file on disk is unchanged: "
+                           f"{str(exc).removeprefix('<graph>: ')}", target, exc.where) from None
     try:
         tempfiles.write_atomic(path, data)
     except OSError as exc:

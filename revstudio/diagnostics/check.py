@@ -13,10 +13,11 @@ from revstudio.core.check import IncrementalCheck, Report, check
 from revstudio.core.diagnostics import Diagnostic, warning
 from revstudio.core.graph import Graph
 from revstudio.core.nogc import without_cyclic_gc
+from revstudio.core.scripting import expect_graph
 from revstudio.core.spec import registry as default_registry
 
 from .batch_checks import batch_errors
-from .check_memo import AnalysisMemo, Derived, content_key
+from .check_memo import AnalysisMemo, Derived, content_key, graph_content
 from .estimate import estimate, input_dtype, input_dtypes
 from .sizes import LAYER_LIMIT, measure, size_warnings
 
@@ -88,12 +89,18 @@ def full_check(graph: Graph, batch: int | None = None, device: str | None = None
     :class:`AnalysisMemo`, so a graph state seen a few edits ago (undo, redo) reuses its regions
     and estimate (the report is the same).
     """
+    expect_graph(graph, "rs.check")
     if batch is None:
         batch = training_batch(graph)
+    elif isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        # (-1 and 0 were priced as 1 sample, 2.5 as 2; "32" failed inside the batch checks)
+        raise ValueError(f"rs.check: batch {batch!r} is not a number of samples; use a whole number >= 1, "
+                         "or None for the project's training batch_size")
     if device is None:
         device = training_device(graph)
     report = check(graph) if incremental is None else incremental.check(graph)
-    key = content_key(graph, default_registry, batch, device) if memo is not None else None
+    report.checked = graph_content(graph)  # (compile refuses the report once the graph is edited)
+    key = content_key(graph, default_registry, batch, device, report.checked) if memo is not None else None
     known_derived = memo.get(key) if memo is not None and key is not None else None
     if known_derived is None:
         regions, near, order = _analyze_regions(graph, report)

@@ -39,11 +39,43 @@ def _graph_key(graph: Graph) -> tuple[Any, ...]:
     )
 
 
-def content_key(graph: Graph, registry: Registry, batch: int, device: str) -> tuple[Any, ...]:
-    """Everything regions and the estimate read, as a hashable value (positions excluded)."""
+def graph_content(graph: Graph) -> tuple[Any, ...]:
+    """The graph's nodes (ids, types, params, in order), edges and group bodies: what a report
+    describes (``Report.checked``, so ``compile`` can tell a report of an edited graph)."""
+    return (_graph_key(graph), tuple((name, _graph_key(body)) for name, body in graph.groups.items()))
+
+
+def changed_since(graph: Graph, content: tuple[Any, ...]) -> str | None:
+    """What differs between ``graph`` and the state ``content`` (:func:`graph_content`) describes,
+    in words naming the node or group; None when nothing does."""
+    now = graph_content(graph)
+    if now == content:
+        return None
+    (nodes, edges, renamed), bodies = now
+    (old_nodes, old_edges, old_renamed), old_bodies = content
+    before = {n[0]: n for n in old_nodes}
+    for node in nodes:
+        if node[0] not in before:
+            return f"node {node[0]!r} was added"
+        if before.pop(node[0]) != node:
+            return f"node {node[0]!r} has other params or another type"
+    if before:
+        return f"node {next(iter(before))!r} was removed"
+    if edges != old_edges:
+        return "its wires changed"
+    old = dict(old_bodies)
+    for name, body in bodies:
+        if old.pop(name, None) != body:
+            return f"group {name!r} changed"
+    return f"group {next(iter(old))!r} was removed" if old else "nodes were renamed"
+
+
+def content_key(graph: Graph, registry: Registry, batch: int, device: str,
+                content: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
+    """Everything regions and the estimate read, as a hashable value (positions excluded;
+    ``content``: :func:`graph_content`, when the caller has it)."""
     return (
-        _graph_key(graph),
-        tuple((name, _graph_key(body)) for name, body in graph.groups.items()),
+        *(content if content is not None else graph_content(graph)),
         graph.name,
         repr(getattr(graph, "training", None)),
         repr(getattr(graph, "plugins", None)),

@@ -17,7 +17,7 @@ from typing import Any
 from revstudio.core.graph import Graph, PortRef
 
 from .estimate_segments import _checkpoint_segments, _region_segment_inputs
-from .estimate_units import MODES, _keeping, _peaks
+from .estimate_units import MODES, _keeping, _peaks, known_mode
 from .estimate_walk import _Bodies, _prod, _region_parts, _values_of, _Walker, no_collection
 from .peak import Walk
 from .peak_bare import moved_inputs, with_correction
@@ -139,7 +139,7 @@ class MemoryEstimate:
         return self._keeping_of(heads, inside or {})
 
     def activation_bytes(self, mode: str) -> int:
-        return sum(n.activation_bytes[mode] for n in self.nodes.values())
+        return sum(n.activation_bytes[known_mode(mode)] for n in self.nodes.values())
 
     def totals(self) -> dict[str, dict[str, int]]:
         params = self.parameter_bytes()

@@ -22,6 +22,15 @@ from .peak_units import UnitBuilder
 from .save_rules import between_bytes
 
 MODES = ("standard", "reversible", "checkpoint")
+
+
+def known_mode(mode: str) -> str:
+    """``mode``, refused where the estimate has no figures for it (a KeyError naming only the mode before)."""
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r} is not known; use one of {', '.join(MODES)}")
+    return mode
+
+
 # node types that run group bodies of their own (walked as their layers: ``peak_inline``)
 BODIED = frozenset({"Group", "Repeat", *COUPLINGS})
 
