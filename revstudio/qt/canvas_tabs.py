@@ -198,6 +198,29 @@ class CanvasTabs(QTabWidget):
         view.select_nodes(sorted(set(graph.nodes) - before))
         return True
 
+    def repeat_selected_group(self) -> bool:
+        """Turn the selected Group node into a Repeat of its group: same id, place and wires, one undo step."""
+        from revstudio.core.graph import GraphError
+        from revstudio.core.group_repeat import repeat_group_node
+
+        if self._refuse_read_only("nothing here can be changed"):
+            return False
+        view, graph = self.current_view(), self.current_graph()
+        groups = [n for n in view.selected_node_ids() if n in graph.nodes and graph.nodes[n].type == "Group"]
+        if not groups:
+            self.message.emit("Select a Group node to repeat its group")
+            return False
+        try:
+            cmd = repeat_group_node(graph, groups[0], project=self.document.graph)
+        except GraphError as exc:
+            self.message.emit(f"Cannot repeat {groups[0]}: {exc}")
+            return False
+        self.document.push(cmd)
+        view.select_nodes([groups[0]])
+        self.message.emit(f"{groups[0]} repeats group {graph.nodes[groups[0]].params['group']} twice "
+                          "(set times in the inspector)")
+        return True
+
     def _extend_menu(self, menu: QMenu, node_id: str) -> None:
         """Add grouping to the canvas's context menu (the canvas knows nothing of groups' tabs)."""
         view = self.current_view()
@@ -211,6 +234,9 @@ class CanvasTabs(QTabWidget):
             ungroup = menu.addAction(icon("ungroup"), "Ungroup")
             ungroup.setShortcut(QKeySequence("Ctrl+Shift+G"))
             ungroup.triggered.connect(self.ungroup_selection)
+            repeat = menu.addAction("Repeat This Group")
+            repeat.setToolTip("Turn this Group node into a Repeat of its group (its wires kept)")
+            repeat.triggered.connect(self.repeat_selected_group)
 
     # ---- read-only tabs of other documents ------------------------------
     def add_read_only(self, key: str, document: Document, title: str, tooltip: str) -> Any:

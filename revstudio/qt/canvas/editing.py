@@ -26,6 +26,7 @@ from revstudio.core.commands import (
     splice_into,
 )
 from revstudio.core.graph import Edge, Graph, Node, PortRef
+from revstudio.core.group_repeat import new_node_params
 from revstudio.core.spec import registry
 
 from . import clipboard, layout
@@ -89,6 +90,10 @@ class EditingMixin(ViewParts):
         """The graph that owns the groups (a body scene shares its project's groups)."""
         return self.document.graph
 
+    def _new_params(self, type_id: str) -> dict[str, Any]:
+        """A new Group/Repeat node takes the project's only group (not inside that group's body)."""
+        return new_node_params(type_id, self._project(), self._scene.group_name())
+
     def add_node_at(self, type_id: str, scene_pos: QPointF | tuple[float, float]) -> str | None:
         """Add a node of ``type_id`` with its top-left at ``scene_pos``; returns its id."""
         spec = registry.find(type_id)
@@ -96,7 +101,8 @@ class EditingMixin(ViewParts):
             self.message.emit(f"Cannot add {type_id!r}: there is no such node type; pick one from the palette")
             return None
         x, y = (scene_pos.x(), scene_pos.y()) if isinstance(scene_pos, QPointF) else scene_pos
-        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (float(round(x)), float(round(y))))
+        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, self._new_params(spec.type_id),
+                    (float(round(x)), float(round(y))))
         self.document.push(AddNode(self.graph, node))
         self.select_nodes([node.id])
         return node.id
@@ -110,7 +116,7 @@ class EditingMixin(ViewParts):
         spec = registry.find(type_id)
         if spec is None or edge not in self.graph.edges:
             return self.add_node_at(type_id, scene_pos)
-        params = spec.defaults()
+        params = {**spec.defaults(), **self._new_params(spec.type_id)}
         try:
             ins = spec.input_ports(params, self.graph.groups)
             outs = spec.output_ports(params, self.graph.groups)
@@ -121,12 +127,12 @@ class EditingMixin(ViewParts):
         if not ins or not outs:
             why = f"{spec.display_name} needs an input and an output to sit on a wire"
         else:
-            why = wire_refusal(spec.display_name, spec, shape, edge.src, self.graph.groups) or ""
+            why = wire_refusal(spec.display_name, spec, shape, edge.src, self.graph.groups, params) or ""
         if why:
             new_id = self.add_node_at(type_id, scene_pos)
             self.message.emit(f"Added {new_id} beside the wire: {why}")
             return new_id
-        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {},
+        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, self._new_params(spec.type_id),
                     (float(round(scene_pos.x() - NODE_WIDTH / 2)), float(round(scene_pos.y() - 30.0))))
         self.document.push(Macro(f"Insert {node.id} into {edge}", [
             AddNode(self.graph, node), *splice_into(self.graph, node.id, edge, ins[0], outs[0])]))
@@ -442,13 +448,14 @@ class EditingMixin(ViewParts):
         if origin is None:
             return self.add_node_at(type_id, self._free_at(pos, (NODE_WIDTH, 90.0)))
         spec = registry.get(type_id)
-        params = spec.defaults()
+        params = {**spec.defaults(), **self._new_params(type_id)}
         ports = spec.input_ports(params, self.graph.groups) if is_output else spec.output_ports(params, self.graph.groups)
         if not ports:
             self.message.emit(f"{type_id} has no {'inputs' if is_output else 'outputs'} to connect to {origin}")
             return None
         x = pos.x() if is_output else pos.x() - NODE_WIDTH
-        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, {}, (float(round(x)), float(round(pos.y() - 40.0))))
+        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, self._new_params(type_id),
+                    (float(round(x)), float(round(pos.y() - 40.0))))
         new = PortRef(node.id, ports[0])
         add = AddNode(self.graph, node)
         if is_output:

@@ -56,11 +56,24 @@ class ZoomMixin(QGraphicsView):
         size = self.viewport().size()
         return min(size.width() / rect.width(), size.height() / rect.height())
 
+    def _step_anchor(self) -> QPointF | None:
+        """Where Ctrl++ / Ctrl+- (menu, toolbar) zoom about: the middle of the selection's part in
+        view, so a selection near an edge stays where it is instead of drifting out of view; with
+        no selection in view, None (the view's centre). The wheel zooms about the pointer."""
+        ids = self.selected_node_ids()
+        if not ids:
+            return None
+        shown = self.mapToScene(self.viewport().rect()).boundingRect()
+        part = self._scene.nodes_rect(ids).intersected(shown)
+        if part.isEmpty():
+            return None
+        return QPointF(self.mapFromScene(part.center()))
+
     def zoom_in(self) -> None:
-        self._zoom_by(ZOOM_STEP)
+        self._zoom_by(ZOOM_STEP, self._step_anchor())
 
     def zoom_out(self) -> None:
-        self._zoom_by(1 / ZOOM_STEP)
+        self._zoom_by(1 / ZOOM_STEP, self._step_anchor())
 
     def reset_zoom(self) -> None:
         center = self.mapToScene(self.viewport().rect().center())

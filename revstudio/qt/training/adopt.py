@@ -78,6 +78,7 @@ class UnsavedRuns:
         ui.runs_panel.set_root(root, stem)
         ui.selected = [path for path in ui.selected if path.is_dir()]
         ui._refresh_plots()
+        ui.update_progress()  # the progress lines name the last run by its new folder, as the table does
         if failed:
             ui.window.show_message(f"Could not move {', '.join(failed)} into {root}; "
                                    f"{'it stays' if len(failed) == 1 else 'they stay'} in {runs_root(None)}")

@@ -132,3 +132,24 @@ def test_run_names_follow_the_project_name() -> None:
     assert renamed_run("sketch-20261206-143000", "sketch", "coupling") == "coupling-20261206-143000"
     assert renamed_run("sketch-20261206-143000-2", "sketch", "coupling") == "coupling-20261206-143000-2"
     assert renamed_run("my-run", "sketch", "coupling") == "my-run"  # named by hand: kept
+
+
+def test_the_progress_lines_name_a_finished_run_by_its_new_folder_after_the_first_save(
+        qtbot, make_window, fake_worker, dialogs, appdata, tmp_path):
+    """The first Save renamed the run's folder ("sketch-…" to "coupling-…") in the Runs table at once,
+    but the progress line above it kept the old name until the next Open or New."""
+    fake_worker(delay=0.01)
+    window = _unsaved_window(make_window, 2)
+    training, ctl = window.training, window.training.controller
+    assert training.train() is None
+    qtbot.waitUntil(lambda: ctl.run is not None and ctl.run.ended, timeout=START_TIMEOUT_MS)
+    old = ctl.run_dir.name
+    project = tmp_path / "project" / "coupling.revs"
+    project.parent.mkdir()
+    dialogs.save_paths = [str(project)]
+    assert window.files.save_as()
+    new = ctl.run_dir.name
+    assert new.startswith("coupling-") and [e.path.name for e in training.runs_panel.entries] == [new]
+    for line in (training.status_progress, training.runs_panel.progress):
+        assert old not in line.label.text() + line.label.toolTip() + line.toolTip()
+    assert new in training.runs_panel.progress.label.text()

@@ -1,0 +1,71 @@
+"""Group and Repeat nodes made in one step.
+
+A new Group or Repeat node names no group (its ``group`` default is ""), so it
+shows an error until the user picks one. Where the project has exactly one
+group there is nothing to choose: :func:`new_node_params` gives the new node that
+group (not inside that group's own body, where it would contain itself).
+
+:func:`repeat_group_node` turns a Group node into a Repeat of the same group,
+keeping its id, position, place in the node order and wires (a Group's and a
+Repeat's ports are both the body's GroupInput/GroupOutput ports), as one
+undoable step.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .commands import AddNode, Command, Macro, remove_nodes
+from .graph import Edge, Graph, GraphError, Node
+
+
+class _PutEdgeBack(Command):
+    """An edge back at its old place in the edge order (the file keeps its wires' order)."""
+
+    def __init__(self, graph: Graph, edge: Edge, index: int) -> None:
+        self.graph, self.edge, self.index = graph, edge, index
+        self.text = f"Connect {edge.src} to {edge.dst}"
+
+    def do(self) -> None:
+        self.graph.add_edge(self.edge, self.index)
+
+    def undo(self) -> None:
+        self.graph.remove_edge(self.edge)
+
+
+def new_node_params(type_id: str, project: Graph, inside: str | None = None) -> dict[str, Any]:
+    """The params a node of ``type_id`` added by the editor starts with: its ``group`` is the
+    project's only group, if it has exactly one and the node is not added inside that group's body
+    (``inside``); otherwise none (the spec's defaults apply)."""
+    from .spec import registry
+
+    spec = registry.find(type_id)
+    param = spec.params.get("group") if spec is not None else None
+    if param is None or param.kind != "group" or len(project.groups) != 1:
+        return {}
+    (name,) = project.groups
+    return {} if name == inside else {"group": name}
+
+
+def repeat_group_node(graph: Graph, node_id: str, project: Graph | None = None) -> Macro:
+    """One undoable step: Group node ``node_id`` becomes a Repeat (two copies) of its group."""
+    project = project or graph
+    node = graph.nodes.get(node_id)
+    if node is None or node.type != "Group":
+        raise GraphError(f"{node_id!r} is not a Group node; select a Group node to repeat its group")
+    name = node.params.get("group") or ""
+    body = project.groups.get(name)
+    if body is None:
+        raise GraphError(f"Group node {node_id!r} names no group of this project ({name!r}); "
+                         "pick its group in the inspector first")
+    ins = [n for n in body.nodes.values() if n.type == "GroupInput"]
+    outs = [n for n in body.nodes.values() if n.type == "GroupOutput"]
+    if len(ins) != len(outs):
+        raise GraphError(f"group {name!r} has {len(ins)} input{'s' * (len(ins) != 1)} but {len(outs)} "
+                         f"output{'s' * (len(outs) != 1)}; a Repeat feeds each copy's outputs to the next "
+                         "copy's inputs, so give the group as many GroupOutput as GroupInput nodes")
+    index = list(graph.nodes).index(node_id)
+    edges = [(i, e) for i, e in enumerate(graph.edges) if node_id in (e.src.node, e.dst.node)]
+    repeat = Node(node_id, "Repeat", {"group": name}, node.pos)
+    children: list[Command] = [remove_nodes(graph, [node_id]), AddNode(graph, repeat, index)]
+    children += [_PutEdgeBack(graph, e, i) for i, e in edges]  # ascending: each lands where it was
+    return Macro(f"Repeat group {name} ({node_id})", children)

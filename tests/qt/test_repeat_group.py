@@ -1,0 +1,98 @@
+"""Group and Repeat nodes in one step: a new Group/Repeat takes the project's only group, and a
+Group node turns into a Repeat of its group from its context menu or Edit menu (it took about five
+steps: add a Repeat, pick its group by hand, rewire each port, move it, delete the Group)."""
+from __future__ import annotations
+
+import pytest
+
+from revstudio.core.graph import Graph, GraphError
+from revstudio.core.group_repeat import new_node_params, repeat_group_node
+from revstudio.core.grouping import group_nodes
+
+
+def _grouped() -> tuple[Graph, str]:
+    """x -> [conv, relu] as group 'block' -> y: a body whose output keeps its input's shape."""
+    g = Graph("stack")
+    g.add_node("Input", "x", {"shape": [4, 8, 8]}, (0, 0))
+    g.add_node("Conv", "c", {"out_channels": 4, "kernel_size": 3, "padding": "same"}, (200, 0))
+    g.add_node("Activation", "a", {"fn": "relu"}, (400, 0))
+    g.add_node("Output", "y", {}, (600, 0))
+    for s, d in (("x.out", "c.in"), ("c.out", "a.in"), ("a.out", "y.in")):
+        g.connect(s, d)
+    cmd = group_nodes(g, ["c", "a"], group_name="block", project=g)
+    cmd.do()
+    return g, cmd.node_id
+
+
+def test_a_new_group_or_repeat_node_takes_the_only_group_but_not_inside_it():
+    g, _ = _grouped()
+    assert new_node_params("Repeat", g) == {"group": "block"}
+    assert new_node_params("Group", g) == {"group": "block"}
+    assert new_node_params("Conv", g) == {}
+    assert new_node_params("Repeat", g, inside="block") == {}  # it would contain itself
+    g.set_group("other", g.groups["block"].copy())
+    assert new_node_params("Repeat", g) == {}  # two to choose from: the user picks
+
+
+def test_repeat_group_node_keeps_id_place_and_wires_and_undoes_whole():
+    g, gid = _grouped()
+    before = (list(g.nodes), list(g.edges), g.nodes[gid].pos)
+    cmd = repeat_group_node(g, gid)
+    cmd.do()
+    node = g.nodes[gid]
+    assert (node.type, node.params, node.pos) == ("Repeat", {"group": "block"}, before[2])
+    assert (list(g.nodes), list(g.edges)) == before[:2]
+    cmd.undo()
+    assert g.nodes[gid].type == "Group" and (list(g.nodes), list(g.edges)) == before[:2]
+
+
+def test_repeat_group_node_refuses_what_cannot_repeat():
+    g, gid = _grouped()
+    with pytest.raises(GraphError, match="not a Group node"):
+        repeat_group_node(g, "x")
+    g.groups["block"].add_node("GroupOutput", "extra", {"port": "out1"}, (0, 300))
+    with pytest.raises(GraphError, match="1 input but 2 outputs"):
+        repeat_group_node(g, gid)
+
+
+def test_a_repeat_added_on_the_canvas_takes_the_only_group_in_one_undo_step(make_window):
+    g, _ = _grouped()
+    window = make_window(g)
+    doc, view = window.document, window.tabs.current_view()
+    count = doc.undo_stack.count()
+    new = view.add_node_at("Repeat", (0.0, 300.0))
+    assert doc.graph.nodes[new].params == {"group": "block"}
+    assert doc.undo_stack.count() == count + 1
+    doc.undo_stack.undo()
+    assert new not in doc.graph.nodes
+    # inside the group's own tab a new Repeat names nothing (it would contain itself)
+    assert window.tabs.open_group("block")
+    inner = window.tabs.current_view().add_node_at("Repeat", (0.0, 300.0))
+    assert doc.graph.groups["block"].nodes[inner].params == {}
+
+
+def test_repeat_this_group_from_the_menus_turns_the_group_node_into_a_repeat(make_window):
+    g, gid = _grouped()
+    window = make_window(g)
+    doc, view = window.document, window.tabs.current_view()
+    edges, pos = list(doc.graph.edges), doc.graph.nodes[gid].pos
+    view.select_nodes([gid])
+    menu, _ = view.build_context_menu(view._scene.node_items[gid].sceneBoundingRect().center())
+    texts = [a.text() for a in menu.actions()]
+    assert "Repeat This Group" in texts
+    edit_menu = [a.text().replace("&", "") for a in window.actions_by_name.values()]
+    assert "Repeat This Group" in edit_menu
+    count = doc.undo_stack.count()
+    window.actions_by_name["repeat_group"].trigger()
+    node = doc.graph.nodes[gid]
+    assert (node.type, node.params["group"], node.pos) == ("Repeat", "block", pos)
+    assert list(doc.graph.edges) == edges and doc.undo_stack.count() == count + 1
+    assert not [d for d in doc.report.diagnostics if d.severity == "error"]
+    assert view.selected_node_ids() == [gid]
+    doc.undo_stack.undo()
+    assert doc.graph.nodes[gid].type == "Group" and list(doc.graph.edges) == edges
+    # a node that is no Group gets no such entry, and the action says what to select
+    view.select_nodes(["x"])
+    menu, _ = view.build_context_menu(view._scene.node_items["x"].sceneBoundingRect().center())
+    assert "Repeat This Group" not in [a.text() for a in menu.actions()]
+    assert not window.tabs.repeat_selected_group()
