@@ -214,13 +214,19 @@ def load_arrays(path: str) -> dict[str, Any]:
                             "one, or is cut short); save the arrays with numpy.savez(path, x=..., y=...)")
         out: dict[str, Any] = {}
         try:
+            _check_npz_size(path)
             with np.load(path, allow_pickle=False) as npz:
                 for name in npz.files:
                     try:
                         arr = npz[name]
-                    except ValueError as exc:  # object arrays need pickle
-                        raise DataError(f"{path}: array {name!r} holds Python objects (dtype object), which "
-                                        "are not loaded (that would unpickle); save numbers") from exc
+                    except MemoryError as exc:
+                        raise DataError(f"{path}: array {name!r} does not fit in memory; {_TOO_BIG}") from exc
+                    except ValueError as exc:
+                        if "allow_pickle" in str(exc):  # object arrays need pickle
+                            raise DataError(f"{path}: array {name!r} holds Python objects (dtype object), "
+                                            "which are not loaded (that would unpickle); save numbers") from exc
+                        raise DataError(f"{path}: array {name!r} is cut short or corrupt ({exc}); save it "
+                                        "again with numpy.savez") from exc
                     if arr.dtype.kind not in _KINDS:
                         raise DataError(f"{path}: array {name!r} has dtype {arr.dtype} ({arr.dtype.kind!r}); "
                                         "expected numbers (float, int or bool)")
@@ -232,8 +238,14 @@ def load_arrays(path: str) -> dict[str, Any]:
         return out
     if os.path.getsize(path) == 0:
         raise DataError(f"{path}: an empty file; save a dict of tensors, e.g. torch.save({{'x': x, 'y': y}}, path)")
+    memory = _memory_bytes()
+    if memory and os.path.getsize(path) > memory:
+        raise DataError(f"{path}: {os.path.getsize(path) / 2**30:.1f} GiB, more than this machine's "
+                        f"{memory / 2**30:.1f} GiB of memory; {_TOO_BIG}")
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
+    except MemoryError as exc:
+        raise DataError(f"{path}: does not fit in memory; {_TOO_BIG}") from exc
     except Exception as exc:  # weights_only refuses pickled objects; anything else is a broken file
         raise DataError(f"{path}: cannot be read with torch.load(weights_only=True): {_load_failure(exc)}; "
                         "save a dict of tensors, e.g. torch.save({'x': x, 'y': y}, path)") from exc
@@ -249,6 +261,42 @@ def load_arrays(path: str) -> dict[str, Any]:
         if value.is_complex() or value.dtype in (torch.quint8, torch.qint8, torch.qint32):
             raise DataError(f"{path}: tensor {name!r} has dtype {value.dtype}; expected float, int or bool")
     return dict(obj)
+
+
+_TOO_BIG = ("a run loads its data whole: train on a part of it (numpy.savez(path, x=x[:n], y=y[:n])) or on a "
+            "machine with more memory")
+
+
+def _memory_bytes() -> int | None:
+    """This machine's physical memory, or None where the system does not say."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_npz_size(path: str) -> None:
+    """Refuse, from the arrays' headers, a ``.npz`` whose arrays hold more bytes than the machine
+    has memory, before numpy tries to allocate them (a MemoryError, or the system killing the run)."""
+    import numpy as np
+
+    memory = _memory_bytes()
+    if not memory:
+        return
+    arrays = []
+    with zipfile.ZipFile(path) as zf:
+        for member in zf.namelist():
+            if member.endswith(".npy"):
+                with zf.open(member) as fh:
+                    major, _ = np.lib.format.read_magic(fh)
+                    read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+                    shape, _, dtype = read(fh)
+                arrays.append((math.prod(int(s) for s in shape) * dtype.itemsize, member[:-4], shape, dtype))
+    total = sum(a[0] for a in arrays)
+    if total > memory:
+        _, name, shape, dtype = max(arrays, key=lambda a: a[0])
+        raise DataError(f"{path}: the arrays hold {total / 2**30:.1f} GiB ({name!r} is {_fmt(shape)} {dtype}), "
+                        f"more than this machine's {memory / 2**30:.1f} GiB of memory; {_TOO_BIG}")
 
 
 def _load_failure(exc: BaseException) -> str:

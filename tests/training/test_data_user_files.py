@@ -1,0 +1,64 @@
+"""A user's own data files that are slightly wrong: each is refused naming the file and what to do,
+or read as the user meant it, never an internal error or a wrong reason.
+
+A data file larger than memory was an "internal error: MemoryError"; an array cut short inside a
+.npz was said to hold "Python objects (dtype object)".
+"""
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from revstudio.training import sources
+from revstudio.training.sources import DataError, load_arrays
+
+
+def _refusal(path: Path) -> str:
+    with pytest.raises(DataError) as err:
+        load_arrays(str(path))
+    return str(err.value)
+
+
+def _npz_with_header(path: Path, shape: tuple[int, ...], data: bytes) -> None:
+    """A .npz whose 'x' header claims ``shape`` (float32) with only ``data`` behind it."""
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f4", "fortran_order": False, "shape": shape})
+    buf.write(data)
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("x.npy", buf.getvalue())
+
+
+def test_an_array_cut_short_inside_a_npz_is_called_corrupt_not_python_objects(tmp_path) -> None:
+    path = tmp_path / "d.npz"
+    _npz_with_header(path, (1000, 8), b"\0" * 100)
+    message = _refusal(path)
+    assert message.startswith(f"{path}: array 'x' is cut short or corrupt") and "numpy.savez" in message
+    assert "objects" not in message and "pickle" not in message
+
+
+def test_a_npz_larger_than_memory_is_refused_from_its_headers_naming_the_array(tmp_path, monkeypatch) -> None:
+    path = tmp_path / "big.npz"
+    np.savez(path, x=np.zeros((64, 1, 8, 8), "float32"), y=np.zeros(64, "int64"))
+    monkeypatch.setattr(sources, "_memory_bytes", lambda: 4096)
+    message = _refusal(path)
+    assert message.startswith(f"{path}: the arrays hold 0.0 GiB ('x' is 64x1x8x8 float32), more than this "
+                              "machine's 0.0 GiB of memory; a run loads its data whole")
+
+
+def test_a_npz_whose_header_asks_more_than_memory_never_reaches_numpy(tmp_path) -> None:
+    path = tmp_path / "huge.npz"
+    _npz_with_header(path, (2**40, 64), b"\0" * 100)  # 256 TiB claimed
+    assert "more than this machine's" in _refusal(path)
+
+
+def test_a_pt_file_larger_than_memory_is_refused_before_torch_load(tmp_path, monkeypatch) -> None:
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "big.pt"
+    torch.save({"x": torch.zeros(64, 4), "y": torch.zeros(64, dtype=torch.int64)}, path)
+    monkeypatch.setattr(sources, "_memory_bytes", lambda: 1024)
+    monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load was called"))
+    assert "more than this machine's 0.0 GiB of memory" in _refusal(path)
