@@ -202,7 +202,7 @@ def data_problem(spec: Any, input_shapes: dict[str, tuple[int, ...]], base_dir: 
                 continue
             return (f"{full}: array {name!r} has samples of shape {sources._fmt(got[1:])} (array "
                     f"{sources._fmt(got)}), Input node {node!r} expects {sources._fmt(want)} (an N x "
-                    f"{sources._fmt(want)} array)" + sources.layout_hint(got, want, name))
+                    f"{sources._fmt(want)} array)" + sources.shape_advice(got, want, name, node))
     except DataError as exc:
         return str(exc)
     return None

@@ -346,6 +346,25 @@ def layout_hint(array: tuple[int, ...], want: tuple[int, ...], name: str = "x") 
     return ""
 
 
+def shape_advice(array: tuple[int, ...], want: tuple[int, ...], name: str, node: str) -> str:
+    """``"; ..."``: what to change when array ``name`` (N first) does not fit Input node ``node``: the
+    transpose or reshape that gives ``N x want`` where the sizes are all there, else the node's shape
+    (if the data are right) or the array's."""
+    hint = layout_hint(array, want, name)
+    if hint:
+        return hint
+    got = tuple(int(s) for s in array[1:])
+    if not got:
+        return f"; save {name!r} as an N x {_fmt(want)} array"
+    if math.prod(got) == math.prod(want):
+        dims = ", ".join(str(int(s)) for s in want)
+        return (f"; each sample holds the {math.prod(got)} values {_fmt(want)} needs: {name}.reshape(len({name}), "
+                f"{dims}) gives N x {_fmt(want)} if they are stored in that order, or set Input node {node!r} "
+                f"to shape {_fmt(got)}")
+    return (f"; if the data are right, set Input node {node!r} to shape {_fmt(got)}; else save {name!r} as an "
+            f"N x {_fmt(want)} array")
+
+
 def check_inputs(inputs: dict[str, Any], specs: dict[str, tuple[tuple[int, ...], str]],
                  source: str) -> dict[str, Any]:
     """Inputs as float tensors of each Input node's shape (a missing channel axis of 1 is added);
@@ -366,7 +385,7 @@ def check_inputs(inputs: dict[str, Any], specs: dict[str, tuple[tuple[int, ...],
             got = _fmt(t.shape[1:]) if t.dim() >= 1 else "a scalar"
             raise DataError(f"{source}: array {name!r} has samples of shape {got} (array {_fmt(t.shape)}), "
                             f"Input node {node!r} expects {_fmt(want)} (an N x {_fmt(want)} array)"
-                            + layout_hint(tuple(t.shape), want, name))
+                            + shape_advice(tuple(t.shape), want, name, node))
         if len(t) == 0:
             raise DataError(f"{source}: array {name!r} has no samples")
         if count is not None and len(t) != count:

@@ -62,3 +62,33 @@ def test_a_pt_file_larger_than_memory_is_refused_before_torch_load(tmp_path, mon
     monkeypatch.setattr(sources, "_memory_bytes", lambda: 1024)
     monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load was called"))
     assert "more than this machine's 0.0 GiB of memory" in _refusal(path)
+
+
+# ---- inputs that do not fit the Input node: say what to change, the node or the data ------------
+
+def _input_refusal(x: np.ndarray, want: tuple[int, ...] = (1, 8, 8)) -> str:
+    torch = pytest.importorskip("torch")
+    with pytest.raises(DataError) as err:
+        sources.check_inputs({"img": torch.from_numpy(x)}, {"img": (want, "float32")}, "d.npz")
+    return str(err.value)
+
+
+def test_other_sizes_say_to_set_the_input_nodes_shape_or_save_the_array_as_the_node_expects() -> None:
+    message = _input_refusal(np.zeros((4, 3, 8, 8), "float32"))
+    assert message.endswith("Input node 'img' expects 1x8x8 (an N x 1x8x8 array); if the data are right, set "
+                            "Input node 'img' to shape 3x8x8; else save 'x' as an N x 1x8x8 array")
+
+
+def test_flattened_samples_get_the_reshape_that_restores_the_nodes_shape() -> None:
+    message = _input_refusal(np.zeros((4, 64), "float32"))
+    assert "x.reshape(len(x), 1, 8, 8) gives N x 1x8x8" in message
+    assert "or set Input node 'img' to shape 64" in message
+
+
+def test_revstudio_check_gives_the_same_advice_from_the_headers(tmp_path) -> None:
+    from revstudio.training.data import data_problem
+
+    np.savez(tmp_path / "d.npz", x=np.zeros((4, 3, 8, 8), "float32"), y=np.zeros(4, "int64"))
+    problem = data_problem("d.npz", {"img": (1, 8, 8)}, str(tmp_path))
+    assert problem is not None and problem.endswith("set Input node 'img' to shape 3x8x8; else save 'x' as an "
+                                                    "N x 1x8x8 array")
