@@ -423,6 +423,9 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
     if (kind == "regression" and auto and t.dim() == 1 and not t.is_floating_point() and t.dtype != torch.bool
             and len(out_shape) == 1 and out_shape[0] > 1):
         kind, num_classes = "classification", int(out_shape[0])  # labels for a K-vector output: class scores
+    if (kind == "classification" or (auto and kind == "regression")) and _one_hot(t, out_shape):
+        # one-hot rows for a K-vector output are class labels (float ones would else turn auto into MSE)
+        kind, num_classes, t = "classification", int(out_shape[0]), t.to(torch.float32).argmax(dim=1)
     if kind == "classification" and t.is_floating_point():
         integral = bool(torch.isfinite(t).all()) and bool((t == t.round()).all())
         if auto and tuple(t.shape[1:]) == tuple(out_shape):
@@ -471,6 +474,16 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         raise DataError(f"{source}: array 'y' has NaN or Inf values (the first at sample "
                         f"{int((~finite).nonzero()[0])}); clean or drop those samples")
     return t.contiguous(), kind
+
+
+def _one_hot(t: Any, out_shape: tuple[int, ...]) -> bool:
+    """True for N x K targets of 0s and 1s with a single 1 a row, K the size of a 1-D Output (K > 1)."""
+    if t.dim() != 2 or len(out_shape) != 1 or t.shape[1] != out_shape[0] or out_shape[0] < 2 or t.is_complex():
+        return False
+    import torch
+
+    values = t.to(torch.int64) if t.dtype == torch.bool else t
+    return bool(((values == 0) | (values == 1)).all()) and bool((values.sum(dim=1) == 1).all())
 
 
 def split_indices(count: int, fraction: float, seed: int) -> tuple[Any, Any]:

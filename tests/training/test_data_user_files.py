@@ -92,3 +92,44 @@ def test_revstudio_check_gives_the_same_advice_from_the_headers(tmp_path) -> Non
     problem = data_problem("d.npz", {"img": (1, 8, 8)}, str(tmp_path))
     assert problem is not None and problem.endswith("set Input node 'img' to shape 3x8x8; else save 'x' as an "
                                                     "N x 1x8x8 array")
+
+
+# ---- one-hot labels ----------------------------------------------------------------------------
+
+def _classifier_bundle(y: np.ndarray, tmp_path: Path, requested: str = "auto"):  # type: ignore[no-untyped-def]
+    pytest.importorskip("torch")
+    from revstudio.core.check import check
+    from revstudio.core.graph import Graph
+    from revstudio.training.data import load_data
+    from revstudio.training.task import infer_task
+
+    g = Graph("clf")
+    g.add_node("Input", "img", {"shape": [4]})
+    g.add_node("Linear", "fc", {"out_features": 3})
+    g.add_node("Output", "y")
+    g.connect("img.out", "fc.in")
+    g.connect("fc.out", "y.in")
+    np.savez(tmp_path / "d.npz", x=np.random.default_rng(0).normal(size=(len(y), 4)).astype("float32"), y=y)
+    report = check(g)
+    return load_data("d.npz", g, report, task=infer_task(g, report, requested), val_fraction=0.0,
+                     base_dir=str(tmp_path))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+@pytest.mark.parametrize("requested", ["auto", "classification"])
+def test_one_hot_labels_train_a_classifier_on_their_class_indices(tmp_path, dtype, requested) -> None:
+    labels = np.array([0, 2, 1, 2, 0, 1])
+    bundle = _classifier_bundle(np.eye(3, dtype=dtype)[labels], tmp_path, requested)
+    assert bundle.task.kind == "classification" and bundle.task.num_classes == 3
+    assert bundle.train.targets is not None and bundle.train.targets.tolist() == labels.tolist()
+
+
+def test_float_targets_that_are_not_one_hot_stay_regression_under_auto(tmp_path) -> None:
+    y = np.eye(3, dtype="float32")[[0, 2, 1, 2]] * 0.9  # soft values: real targets of the Output's shape
+    bundle = _classifier_bundle(y, tmp_path)
+    assert bundle.task.kind == "regression"
+
+
+def test_one_hot_targets_stay_regression_when_regression_is_asked_for(tmp_path) -> None:
+    bundle = _classifier_bundle(np.eye(3, dtype="float32")[[0, 2, 1, 2]], tmp_path, "regression")
+    assert bundle.task.kind == "regression"
