@@ -182,8 +182,9 @@ def peek_data(spec: str, base_dir: str | None = None) -> dict[str, Any]:
 
 def data_problem(spec: Any, input_shapes: dict[str, tuple[int, ...]], base_dir: str | None = None) -> str | None:
     """The refusal ``train`` would give for a ``.npz`` whose input arrays do not have the Input nodes'
-    shapes (``{Input node id: shape}``), read from the headers only; None when they fit or when the
-    spec is not a ``.npz`` (the other sources are checked when a run reads them)."""
+    shapes (``{Input node id: shape}``) or do not fit in memory, read from the headers only; None
+    when they fit or when the spec is not a ``.npz`` (the other sources are checked when a run
+    reads them)."""
     if not isinstance(spec, str):
         return None
     try:
@@ -192,6 +193,7 @@ def data_problem(spec: Any, input_shapes: dict[str, tuple[int, ...]], base_dir: 
             return None
         full = resolve(path, base_dir)
         shapes = _peek_npz(full)["arrays"]
+        sources.check_npz_size(full)
         for node, want in input_shapes.items():
             name = "x" if len(input_shapes) == 1 and "x" in shapes else node
             if name not in shapes:
@@ -242,7 +244,10 @@ def _peek_npz(path: str) -> dict[str, Any]:
         if "y" in shapes:
             with np.load(path, allow_pickle=False) as npz:
                 y = npz["y"]
-            if y.dtype.kind in "iu" and y.size:
+            if y.ndim == 2 and y.shape[1] > 1 and y.size and bool(np.isin(y, (0, 1)).all()) \
+                    and bool((y.sum(axis=1) == 1).all()):
+                classes = int(y.shape[1])  # one-hot rows (sources._one_hot)
+            elif y.dtype.kind in "iu" and y.size:
                 classes = int(y.max()) + 1
     except DataError:
         raise

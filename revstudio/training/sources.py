@@ -214,7 +214,7 @@ def load_arrays(path: str) -> dict[str, Any]:
                             "one, or is cut short); save the arrays with numpy.savez(path, x=..., y=...)")
         out: dict[str, Any] = {}
         try:
-            _check_npz_size(path)
+            check_npz_size(path)
             with np.load(path, allow_pickle=False) as npz:
                 for name in npz.files:
                     try:
@@ -275,7 +275,7 @@ def _memory_bytes() -> int | None:
         return None
 
 
-def _check_npz_size(path: str) -> None:
+def check_npz_size(path: str) -> None:
     """Refuse, from the arrays' headers, a ``.npz`` whose arrays hold more bytes than the machine
     has memory, before numpy tries to allocate them (a MemoryError, or the system killing the run)."""
     import numpy as np

@@ -133,3 +133,21 @@ def test_float_targets_that_are_not_one_hot_stay_regression_under_auto(tmp_path)
 def test_one_hot_targets_stay_regression_when_regression_is_asked_for(tmp_path) -> None:
     bundle = _classifier_bundle(np.eye(3, dtype="float32")[[0, 2, 1, 2]], tmp_path, "regression")
     assert bundle.task.kind == "regression"
+
+
+# ---- what revstudio check and the run-settings preview read from the headers -------------------
+
+def test_check_and_the_preview_refuse_a_npz_larger_than_memory_before_any_run(tmp_path, monkeypatch) -> None:
+    from revstudio.training.data import data_problem
+
+    np.savez(tmp_path / "d.npz", x=np.zeros((64, 1, 8, 8), "float32"), y=np.zeros(64, "int64"))
+    monkeypatch.setattr(sources, "_memory_bytes", lambda: 4096)
+    problem = data_problem("d.npz", {"img": (1, 8, 8)}, str(tmp_path))
+    assert problem is not None and "more than this machine's 0.0 GiB of memory" in problem
+
+
+def test_the_preview_counts_the_classes_of_one_hot_labels(tmp_path) -> None:
+    from revstudio.training.data import peek_data
+
+    np.savez(tmp_path / "d.npz", x=np.zeros((6, 4), "float32"), y=np.eye(3, dtype="float32")[[0, 1, 2, 0, 1, 2]])
+    assert peek_data("d.npz", str(tmp_path))["classes"] == 3
