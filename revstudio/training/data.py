@@ -197,8 +197,9 @@ def data_problem(spec: Any, input_shapes: dict[str, tuple[int, ...]], base_dir: 
         for node, want in input_shapes.items():
             name = "x" if len(input_shapes) == 1 and "x" in shapes else node
             if name not in shapes:
-                return f"{full}: missing array {name!r} (the inputs of Input node {node!r}, N first); found " \
-                       + (", ".join(sorted(shapes)) or "nothing")
+                return (f"{full}: missing array {name!r} (the inputs of Input node {node!r}, N first); found "
+                        + (", ".join(sorted(shapes)) or "nothing") + "; save the inputs under that name, e.g. "
+                        + sources._save_example(full, {name: "inputs", "y": "targets"}))
             got, want = tuple(shapes[name]), tuple(int(s) for s in want)
             if got[1:] == want or (len(got) == len(want) and want[:1] == (1,) and got[1:] == want[1:]):
                 continue

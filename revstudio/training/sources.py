@@ -323,8 +323,19 @@ def pick_arrays(arrays: dict[str, Any], input_ids: list[str], source: str) -> tu
         else:
             want = "'x' (the inputs, N first)" if len(input_ids) == 1 else (
                 f"{node!r} (the inputs of Input node {node!r}, N first; one array per Input node)")
-            raise DataError(f"{source}: missing array {want}; found {found}")
+            name = "x" if len(input_ids) == 1 else node
+            raise DataError(f"{source}: missing array {want}; found {found}; save the inputs under that name, "
+                            f"e.g. {_save_example(source, {name: 'inputs', 'y': 'targets'})}")
     return inputs, arrays.get("y")
+
+
+def _save_example(source: str, names: dict[str, str]) -> str:
+    """``numpy.savez(path, x=inputs, y=targets)`` (or the ``torch.save`` of a ``.pt``)."""
+    if source.lower().endswith(".npz"):
+        if all(n.isidentifier() for n in names):
+            return "numpy.savez(path, " + ", ".join(f"{n}={v}" for n, v in names.items()) + ")"
+        return "numpy.savez(path, **{" + ", ".join(f"{n!r}: {v}" for n, v in names.items()) + "})"
+    return "torch.save({" + ", ".join(f"{n!r}: {v}" for n, v in names.items()) + "}, path)"
 
 
 # ---- checking data against the graph ----------------------------------------------------------
@@ -521,7 +532,14 @@ def read_source(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
         return inputs, targets, None, "synthetic"
     full = resolve(path, base_dir)
     if source_kind in ("npz", "pt"):
-        inputs, targets = pick_arrays(load_arrays(full), list(specs), full)
+        arrays = load_arrays(full)
+        inputs, targets = pick_arrays(arrays, list(specs), full)
+        others = sorted(set(arrays) - {"x", *specs})
+        if targets is None and kind != "flow" and others:  # (the targets under another name: say which is 'y')
+            raise DataError(f"{full}: missing array 'y' (the targets: int64 class indices or float values), which a "
+                            f"{kind} task needs; found {', '.join(sorted(arrays))}; save the targets as 'y', e.g. "
+                            + _save_example(full, {"x" if len(specs) == 1 else next(iter(specs)): "inputs",
+                                                   "y": others[0]}))
         return inputs, targets, None, full
     if len(specs) != 1:
         raise DataError(f"{source_kind}:{path} feeds one Input node, the graph has {len(specs)} "

@@ -151,3 +151,32 @@ def test_the_preview_counts_the_classes_of_one_hot_labels(tmp_path) -> None:
 
     np.savez(tmp_path / "d.npz", x=np.zeros((6, 4), "float32"), y=np.eye(3, dtype="float32")[[0, 1, 2, 0, 1, 2]])
     assert peek_data("d.npz", str(tmp_path))["classes"] == 3
+
+
+# ---- arrays under other names ------------------------------------------------------------------
+
+def test_inputs_under_another_name_are_refused_with_how_to_save_them(tmp_path) -> None:
+    with pytest.raises(DataError) as err:
+        _classifier_bundle_arrays(tmp_path, "d.npz", images=np.zeros((6, 4), "float32"), labels=np.zeros(6, "int64"))
+    assert str(err.value).endswith("missing array 'x' (the inputs, N first); found images, labels; save the inputs "
+                                   "under that name, e.g. numpy.savez(path, x=inputs, y=targets)")
+
+
+def test_targets_under_another_name_are_refused_naming_them_not_just_missing(tmp_path) -> None:
+    with pytest.raises(DataError) as err:
+        _classifier_bundle_arrays(tmp_path, "d.pt", x=np.zeros((6, 4), "float32"), labels=np.zeros(6, "int64"))
+    assert str(err.value).endswith("missing array 'y' (the targets: int64 class indices or float values), which a "
+                                   "classification task needs; found labels, x; save the targets as 'y', e.g. "
+                                   "torch.save({'x': inputs, 'y': labels}, path)")
+
+
+def _classifier_bundle_arrays(tmp_path: Path, name: str, **arrays: np.ndarray):  # type: ignore[no-untyped-def]
+    torch = pytest.importorskip("torch")
+    from revstudio.training.sources import load_splits
+
+    if name.endswith(".npz"):
+        np.savez(tmp_path / name, **arrays)  # type: ignore[arg-type]
+    else:
+        torch.save({k: torch.from_numpy(v) for k, v in arrays.items()}, tmp_path / name)
+    return load_splits(name, {"img": ((4,), "float32")}, kind="classification", num_classes=3, output_id="y",
+                       head_id="fc", out_shape=(3,), base_dir=str(tmp_path))
