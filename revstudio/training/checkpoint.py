@@ -190,21 +190,13 @@ def changed_settings(resume: dict[str, Any] | None, cfg: TrainConfig) -> dict[st
 
 def data_record(data: Any) -> dict[str, Any]:
     """What a checkpoint keeps of the data a run trains on: its one-line description and a digest
-    of every training and validation tensor (shapes, number types, bytes, in order)."""
-    import hashlib
+    of every training and validation tensor (``sources.data_digest``)."""
+    from .sources import data_digest
 
-    digest = hashlib.blake2b(digest_size=16)
-    for split in (getattr(data, "train", None), getattr(data, "val", None)):
-        if split is None:
-            digest.update(b"none")
-            continue
-        for name, t in [*sorted(split.inputs.items()), ("<targets>", split.targets)]:
-            if t is None:
-                continue
-            digest.update(f"{name}{tuple(t.shape)}{t.dtype}".encode())
-            digest.update(memoryview(t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()))
+    splits = [None if split is None else (split.inputs, split.targets)
+              for split in (getattr(data, "train", None), getattr(data, "val", None))]
     describe = data.describe() if hasattr(data, "describe") else str(getattr(data, "source", ""))
-    return {"describe": describe, "digest": digest.hexdigest()}
+    return {"describe": describe, "digest": data_digest(splits)}
 
 
 def data_changed(resume: dict[str, Any] | None, record: dict[str, Any]) -> list[str] | None:

@@ -511,6 +511,27 @@ def split_indices(count: int, fraction: float, seed: int) -> tuple[Any, Any]:
     return train, val
 
 
+def data_digest(splits: list[Any]) -> str:
+    """A digest of a run's data: ``splits`` are ``(inputs by node id, targets or None)`` pairs (or None),
+    training first; every tensor's name, shape, number type and bytes count, in order. A checkpoint
+    keeps it so that a resumed run can tell data rewritten since from the same data."""
+    import hashlib
+
+    import torch
+
+    digest = hashlib.blake2b(digest_size=16)
+    for split in splits:
+        if split is None:
+            digest.update(b"none")
+            continue
+        inputs, targets = split
+        for name, t in [*sorted(inputs.items()), ("<targets>", targets)]:
+            if t is not None:
+                digest.update(f"{name}{tuple(t.shape)}{t.dtype}".encode())
+                digest.update(memoryview(t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()))
+    return digest.hexdigest()
+
+
 def flow_levels(spec: str, val_spec: str | None) -> int | None:
     """256 where a flow's data are 8-bit images (``mnist:``, ``cifar10:``, validation too), which it
     dequantises; None for data it models as given (``.npz``, ``.pt``, synthetic)."""
