@@ -239,8 +239,10 @@ def _peek_npz(path: str) -> dict[str, Any]:
                     shape, _, dtype = read(fh)
                 name = member[:-4]
                 if dtype.kind not in "biuf":
+                    names = ("; for class names, numpy.unique(y, return_inverse=True)[1] gives class indices "
+                             "0..K-1 to save as 'y'") if name == "y" and dtype.kind in "US" else ""
                     raise DataError(f"{path}: array {name!r} has dtype {dtype}; expected numbers (float, int "
-                                    "or bool)")
+                                    f"or bool){names}")
                 shapes[name] = [int(s) for s in shape]
         if "y" in shapes:
             with np.load(path, allow_pickle=False) as npz:

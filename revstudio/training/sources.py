@@ -228,8 +228,10 @@ def load_arrays(path: str) -> dict[str, Any]:
                         raise DataError(f"{path}: array {name!r} is cut short or corrupt ({exc}); save it "
                                         "again with numpy.savez") from exc
                     if arr.dtype.kind not in _KINDS:
+                        names = ("; for class names, numpy.unique(y, return_inverse=True)[1] gives class indices "
+                                 "0..K-1 to save as 'y'") if name == "y" and arr.dtype.kind in "US" else ""
                         raise DataError(f"{path}: array {name!r} has dtype {arr.dtype} ({arr.dtype.kind!r}); "
-                                        "expected numbers (float, int or bool)")
+                                        f"expected numbers (float, int or bool){names}")
                     out[name] = torch.from_numpy(np.ascontiguousarray(arr))
         except DataError:
             raise

@@ -180,3 +180,15 @@ def _classifier_bundle_arrays(tmp_path: Path, name: str, **arrays: np.ndarray): 
         torch.save({k: torch.from_numpy(v) for k, v in arrays.items()}, tmp_path / name)
     return load_splits(name, {"img": ((4,), "float32")}, kind="classification", num_classes=3, output_id="y",
                        head_id="fc", out_shape=(3,), base_dir=str(tmp_path))
+
+
+def test_class_names_as_labels_are_refused_with_how_to_turn_them_into_indices(tmp_path) -> None:
+    from revstudio.training.data import peek_data
+
+    path = tmp_path / "d.npz"
+    np.savez(path, x=np.zeros((3, 4), "float32"), y=np.array(["cat", "dog", "cat"]))
+    fix = "; for class names, numpy.unique(y, return_inverse=True)[1] gives class indices 0..K-1 to save as 'y'"
+    assert _refusal(path).endswith("expected numbers (float, int or bool)" + fix)
+    with pytest.raises(DataError) as err:  # the run-settings preview says the same
+        peek_data(str(path))
+    assert str(err.value).endswith(fix)
