@@ -58,8 +58,16 @@ def parse_spec(spec: str) -> tuple[str, str]:
         return "npz", text
     if lower.endswith((".pt", ".pth")):
         return "pt", text
+    suffix = os.path.splitext(lower)[1]
+    hint = {".npy": "; a .npy holds one array: save inputs and targets together, numpy.savez('d.npz', "
+                    "x=numpy.load('x.npy'), y=numpy.load('y.npy'))",
+            ".csv": "; read a table with numpy.loadtxt(path, delimiter=...) and save the inputs and targets "
+                    "with numpy.savez('d.npz', x=..., y=...)"}.get(".csv" if suffix in (".tsv", ".txt") else suffix)
+    if hint is None and not suffix:
+        hint = ("; a folder of image files is not read: load them into one N x C x H x W array and save it with "
+                "numpy.savez('d.npz', x=..., y=labels) (an MNIST or CIFAR-10 folder: mnist:DIR, cifar10:DIR)")
     raise DataError(f"data {text!r} is not a known source; use synthetic, FILE.npz, FILE.pt, mnist:DIR or "
-                    "cifar10:DIR")
+                    f"cifar10:DIR{hint or ''}")
 
 
 def resolve(path: str, base_dir: str | None) -> str:

@@ -192,3 +192,15 @@ def test_class_names_as_labels_are_refused_with_how_to_turn_them_into_indices(tm
     with pytest.raises(DataError) as err:  # the run-settings preview says the same
         peek_data(str(path))
     assert str(err.value).endswith(fix)
+
+
+@pytest.mark.parametrize(("spec", "fix"), [
+    ("x.npy", "numpy.savez('d.npz', x=numpy.load('x.npy'), y=numpy.load('y.npy'))"),
+    ("table.csv", "numpy.loadtxt(path, delimiter=...)"),
+    ("photos", "a folder of image files is not read: load them into one N x C x H x W array"),
+])
+def test_data_in_a_format_not_read_says_how_to_make_a_npz_of_it(spec, fix) -> None:
+    with pytest.raises(DataError) as err:
+        sources.parse_spec(spec)
+    assert str(err.value).startswith(f"data {spec!r} is not a known source; use synthetic, FILE.npz")
+    assert fix in str(err.value)
