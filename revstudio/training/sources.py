@@ -447,6 +447,11 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
     if (kind == "classification" or (auto and kind == "regression")) and _one_hot(t, out_shape):
         # one-hot rows for a K-vector output are class labels (float ones would else turn auto into MSE)
         kind, num_classes, t = "classification", int(out_shape[0]), t.to(torch.float32).argmax(dim=1)
+    if kind == "classification" and t.is_floating_point() and not bool(torch.isfinite(t).all()):
+        bad = ~torch.isfinite(t.reshape(count, -1)).all(dim=1)
+        raise DataError(f"{source}: array 'y' has NaN or Inf values ({int(bad.sum())} sample"
+                        f"{'s' * (int(bad.sum()) != 1)}, the first is sample {int(bad.nonzero()[0])}); clean or "
+                        "drop them")
     if kind == "classification" and t.is_floating_point():
         integral = bool(torch.isfinite(t).all()) and bool((t == t.round()).all())
         if auto and tuple(t.shape[1:]) == tuple(out_shape):

@@ -204,3 +204,13 @@ def test_data_in_a_format_not_read_says_how_to_make_a_npz_of_it(spec, fix) -> No
         sources.parse_spec(spec)
     assert str(err.value).startswith(f"data {spec!r} is not a known source; use synthetic, FILE.npz")
     assert fix in str(err.value)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_nan_or_inf_among_float_labels_is_named_as_such(tmp_path, bad) -> None:
+    y = np.array([0, 1, 2, 1, 0, 2], "float32")
+    y[4] = bad
+    with pytest.raises(DataError) as err:
+        _classifier_bundle(y, tmp_path, "classification")
+    assert str(err.value).endswith("array 'y' has NaN or Inf values (1 sample, the first is sample 4); clean or "
+                                   "drop them")
