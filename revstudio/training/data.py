@@ -180,22 +180,27 @@ def peek_data(spec: str, base_dir: str | None = None) -> dict[str, Any]:
     return {**_peek_cifar(full), "kind": "cifar10"}
 
 
-def data_problem(spec: Any, input_shapes: dict[str, tuple[int, ...]], base_dir: str | None = None) -> str | None:
+def data_problem(spec: Any, input_shapes: dict[str, tuple[int, ...]], base_dir: str | None = None, *,
+                 read_pt: bool = False) -> str | None:
     """The refusal ``train`` would give for a ``.npz`` whose input arrays do not have the Input nodes'
     shapes (``{Input node id: shape}``) or do not fit in memory, read from the headers only; None
     when they fit or when the spec is not a ``.npz`` (the other sources are checked when a run
-    reads them)."""
+    reads them). With ``read_pt`` a ``.pt`` is loaded and checked too (the preview's child
+    process, which has torch and has loaded it already)."""
     if not isinstance(spec, str):
         return None
     try:
         kind, path = parse_spec(spec)
-        if kind != "npz":
+        if kind not in ("npz", "pt") or (kind == "pt" and not read_pt):
             return None
         full = resolve(path, base_dir)
-        shapes = _peek_npz(full)["arrays"]
-        sources.check_npz_size(full)
+        if kind == "pt":
+            shapes = {k: list(v.shape) for k, v in sources.load_arrays(full).items()}
+        else:
+            shapes = _peek_npz(full)["arrays"]
+            sources.check_npz_size(full)
         for node, want in input_shapes.items():
-            name = "x" if len(input_shapes) == 1 and "x" in shapes else node
+            name = "x" if len(input_shapes) == 1 and ("x" in shapes or node not in shapes) else node
             if name not in shapes:
                 return (f"{full}: missing array {name!r} (the inputs of Input node {node!r}, N first); found "
                         + (", ".join(sorted(shapes)) or "nothing") + "; save the inputs under that name, e.g. "

@@ -31,3 +31,16 @@ def test_the_preview_says_when_the_data_do_not_fit_the_input_node(qtbot, train_w
             in text and "numpy.transpose(x, (0, 3, 1, 2))" in text)
     assert _preview(qtbot, dialog, "ok.npz") == "20 samples: x 20x3x16x16, y 20; 10 classes"
     dialog.reject()
+
+
+def test_the_preview_checks_a_pt_file_against_the_input_node_too(qtbot, train_window, tmp_path):
+    import torch
+
+    window = train_window()
+    torch.save({"inputs": torch.zeros(20, 3, 16, 16), "y": torch.arange(20) % 10}, tmp_path / "project" / "d.pt")
+    dialog = open_dialog(window)
+    text = _preview(qtbot, dialog, "d.pt")
+    assert text.startswith("20 samples: inputs 20x3x16x16, y 20; 10 classes<br><span")
+    assert "missing array 'x' (the inputs of Input node 'image', N first); found inputs, y" in text
+    assert "torch.save({'x': inputs, 'y': targets}, path)" in text
+    dialog.reject()
