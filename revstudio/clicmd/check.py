@@ -199,7 +199,7 @@ def training_task(graph: Graph, report: Report) -> dict[str, Any] | None:
     if requested != "auto":
         why = "requested by training.task; " + why
     elif task.kind != "flow":
-        why += "; under auto the labels decide (integers: classification, floats: regression)"
+        why += "; under auto the labels decide (integers or one-hot rows: classification, other floats: regression)"
     return {"requested": requested, "kind": task.kind, "loss": task.loss_name(), "output": task.output_id,
             "why": why}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 from typing import Any
 
 from revstudio.cli import CliError
@@ -146,6 +147,22 @@ def _not_a_project(path: str) -> str:
     return f"{path}: no such file; check the path"
 
 
+def _data_here(args: argparse.Namespace) -> None:
+    """Refuse a relative ``--data`` / ``--val-data`` that names no file from the project's folder
+    (where relative data paths start) but does name one from the current folder, saying which
+    path to give: the run would stop at "no such file" naming a path the user never typed."""
+    from revstudio.training.data import found_here
+
+    base = os.path.dirname(os.path.abspath(args.file))
+    specs = {"--data": args.data, "--val-data": args.val_data}
+    found = found_here(specs, base)
+    if found is not None:
+        flag, here, given = found
+        raise CliError(f"{flag} {specs[flag]}: a relative data path starts at the project's folder ({base}), "
+                       f"where there is none; the one in the current folder is {here}: give "
+                       f"{flag} {shlex.quote(given)}")
+
+
 def _run(args: argparse.Namespace) -> int:
     for flag, value in (("--out", args.out), ("--resume", args.resume)):
         if value == "":  # (an unset shell variable: not "no flag", which would run somewhere else)
@@ -158,6 +175,8 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError(_not_a_project(args.file))
     if args.resume and not os.path.isdir(args.resume):
         raise CliError(f"--resume {args.resume}: no such run directory")
+    if args.file and not args.resume:
+        _data_here(args)
     from revstudio.training.launch import launch, launch_needed
 
     if launch_needed(args):

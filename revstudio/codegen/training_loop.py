@@ -130,6 +130,10 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     device = pick_device(config["device"], local_rank)
     (inputs, targets), val, kind = load_training_data(config, base_dir)
     n, batch_size = len(next(iter(inputs.values()))), config["batch_size"]
+    # (as revstudio's checkpoints: a run resumed on other data can tell)
+    data_record = {"describe": f"{config['data']}: {n} train" + (f" / {len(next(iter(val[0].values())))} val"
+                                                               if val is not None else ", no validation"),
+                   "digest": data_digest([(inputs, targets), val])}
     if batch_size % world:
         raise _Reject(f"batch size {batch_size} does not split evenly over {world} processes; use a multiple "
                       f"of {world}")
@@ -263,7 +267,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             "scaler": scaler.state_dict() if scaler is not None else None, "rng": rng,
             **({"rng_ranks": ranks} if world > 1 else {}),
             "data": {"epoch": step // per_epoch, "position": step % per_epoch, "steps_per_epoch": per_epoch,
-                     "order_seed": config["seed"], "base_dir": base_dir},
+                     "order_seed": config["seed"], "base_dir": base_dir, **data_record},
             "config": dict(config), "graph": REVSTUDIO_PROJECT,
             "versions": {"revstudio": EXPORTED_BY, "torch": str(torch.__version__).split("+")[0],
                          "python": platform.python_version()},

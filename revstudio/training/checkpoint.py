@@ -186,3 +186,25 @@ def changed_settings(resume: dict[str, Any] | None, cfg: TrainConfig) -> dict[st
         return {}
     now = cfg.full_section()
     return {k: [saved[k], now[k]] for k in now if k != "version" and k in saved and saved[k] != now[k]}
+
+
+def data_record(data: Any) -> dict[str, Any]:
+    """What a checkpoint keeps of the data a run trains on: its one-line description and a digest
+    of every training and validation tensor (``sources.data_digest``)."""
+    from .sources import data_digest
+
+    splits = [None if split is None else (split.inputs, split.targets)
+              for split in (getattr(data, "train", None), getattr(data, "val", None))]
+    describe = data.describe() if hasattr(data, "describe") else str(getattr(data, "source", ""))
+    return {"describe": describe, "digest": data_digest(splits)}
+
+
+def data_changed(resume: dict[str, Any] | None, record: dict[str, Any]) -> list[str] | None:
+    """``[the data the checkpoint's run trained on, this run's]`` when a resumed run's data differ
+    (the file was rewritten, or other data named), else None (also for checkpoints from before
+    the digest was kept)."""
+    saved = ((resume or {}).get("data") or {})
+    if not isinstance(saved, dict) or "digest" not in saved or saved["digest"] == record["digest"]:
+        return None
+    old, new = str(saved.get("describe", "")), record["describe"]
+    return [old, new + (" (the same sizes, other values)" if old == new else "")]

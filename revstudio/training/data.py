@@ -131,26 +131,37 @@ def absolute_spec(spec: Any, base_dir: str) -> Any:
     return f"{kind}:{full}" if kind in ("mnist", "cifar10") else full
 
 
-def from_here_hint(specs: dict[str, Any], base_dir: str) -> str:
-    """``; relative data paths start from the project's folder ...`` for a missing relative path that
-    names a file or folder from the current folder (typed or tab-completed there), else ''. ``specs``:
-    {the option that sets it: the spec}, e.g. ``{"--data": cfg.data, "--val-data": cfg.val_data}``."""
+def found_here(specs: dict[str, Any], base_dir: str) -> tuple[str, str, str] | None:
+    """(option, the absolute path, what to give that option) for the first missing relative data
+    path that names a file (a folder for ``mnist:``/``cifar10:``) from the current folder instead,
+    typed or tab-completed there; None if there is none. ``specs``: {the option that sets it: the
+    spec}, e.g. ``{"--data": cfg.data, "--val-data": cfg.val_data}``."""
     for option, spec in specs.items():
-        if not isinstance(spec, str):
+        if not isinstance(spec, str) or not spec:
             continue
         try:
             kind, path = parse_spec(spec)
         except DataError:
-            continue
+            continue  # (the config's own message says what is wrong with it)
         path = os.path.expanduser(path)
-        if kind == "synthetic" or os.path.isabs(path) or os.path.exists(resolve(path, base_dir)) \
-                or not os.path.exists(path):
+        if kind == "synthetic" or os.path.isabs(path):
             continue
-        here = os.path.abspath(path)
-        given = f"{kind}:{here}" if kind in ("mnist", "cifar10") else here
-        return (f"; relative data paths start from the project's folder ({base_dir}), not the current one: "
-                f"for the one here, give {option} {given}")
-    return ""
+        exists = os.path.isdir if kind in ("mnist", "cifar10") else os.path.isfile
+        if not exists(resolve(path, base_dir)) and exists(path):
+            here = os.path.abspath(path)
+            return option, here, f"{kind}:{here}" if kind in ("mnist", "cifar10") else here
+    return None
+
+
+def from_here_hint(specs: dict[str, Any], base_dir: str) -> str:
+    """``; relative data paths start from the project's folder ...`` where :func:`found_here` finds
+    one, else ''."""
+    found = found_here(specs, base_dir)
+    if found is None:
+        return ""
+    option, _, given = found
+    return (f"; relative data paths start from the project's folder ({base_dir}), not the current one: "
+            f"for the one here, give {option} {given}")
 
 
 # A data path is written relative to its project file when the data lies in the file's folder or at
@@ -202,29 +213,37 @@ def peek_data(spec: str, base_dir: str | None = None) -> dict[str, Any]:
     return {**_peek_cifar(full), "kind": "cifar10"}
 
 
-def data_problem(spec: Any, input_shapes: dict[str, tuple[int, ...]], base_dir: str | None = None) -> str | None:
+def data_problem(spec: Any, input_shapes: dict[str, tuple[int, ...]], base_dir: str | None = None, *,
+                 read_pt: bool = False) -> str | None:
     """The refusal ``train`` would give for a ``.npz`` whose input arrays do not have the Input nodes'
-    shapes (``{Input node id: shape}``), read from the headers only; None when they fit or when the
-    spec is not a ``.npz`` (the other sources are checked when a run reads them)."""
+    shapes (``{Input node id: shape}``) or do not fit in memory, read from the headers only; None
+    when they fit or when the spec is not a ``.npz`` (the other sources are checked when a run
+    reads them). With ``read_pt`` a ``.pt`` is loaded and checked too (the preview's child
+    process, which has torch and has loaded it already)."""
     if not isinstance(spec, str):
         return None
     try:
         kind, path = parse_spec(spec)
-        if kind != "npz":
+        if kind not in ("npz", "pt") or (kind == "pt" and not read_pt):
             return None
         full = resolve(path, base_dir)
-        shapes = _peek_npz(full)["arrays"]
+        if kind == "pt":
+            shapes = {k: list(v.shape) for k, v in sources.load_arrays(full).items()}
+        else:
+            shapes = _peek_npz(full)["arrays"]
+            sources.check_npz_size(full)
         for node, want in input_shapes.items():
-            name = "x" if len(input_shapes) == 1 and "x" in shapes else node
+            name = "x" if len(input_shapes) == 1 and ("x" in shapes or node not in shapes) else node
             if name not in shapes:
-                return f"{full}: missing array {name!r} (the inputs of Input node {node!r}, N first); found " \
-                       + (", ".join(sorted(shapes)) or "nothing")
+                return (f"{full}: missing array {name!r} (the inputs of Input node {node!r}, N first); found "
+                        + (", ".join(sorted(shapes)) or "nothing") + "; save the inputs under that name, e.g. "
+                        + sources._save_example(full, {name: "inputs", "y": "targets"}))
             got, want = tuple(shapes[name]), tuple(int(s) for s in want)
             if got[1:] == want or (len(got) == len(want) and want[:1] == (1,) and got[1:] == want[1:]):
                 continue
             return (f"{full}: array {name!r} has samples of shape {sources._fmt(got[1:])} (array "
                     f"{sources._fmt(got)}), Input node {node!r} expects {sources._fmt(want)} (an N x "
-                    f"{sources._fmt(want)} array)" + sources.layout_hint(got, want, name))
+                    f"{sources._fmt(want)} array)" + sources.shape_advice(got, want, name, node))
     except DataError as exc:
         return str(exc)
     return None
@@ -258,13 +277,18 @@ def _peek_npz(path: str) -> dict[str, Any]:
                     shape, _, dtype = read(fh)
                 name = member[:-4]
                 if dtype.kind not in "biuf":
+                    names = ("; for class names, numpy.unique(y, return_inverse=True)[1] gives class indices "
+                             "0..K-1 to save as 'y'") if name == "y" and dtype.kind in "US" else ""
                     raise DataError(f"{path}: array {name!r} has dtype {dtype}; expected numbers (float, int "
-                                    "or bool)")
+                                    f"or bool){names}")
                 shapes[name] = [int(s) for s in shape]
         if "y" in shapes:
             with np.load(path, allow_pickle=False) as npz:
                 y = npz["y"]
-            if y.dtype.kind in "iu" and y.size:
+            if y.ndim == 2 and y.shape[1] > 1 and y.size and bool(np.isin(y, (0, 1)).all()) \
+                    and bool((y.sum(axis=1) == 1).all()):
+                classes = int(y.shape[1])  # one-hot rows (sources._one_hot)
+            elif y.dtype.kind in "iu" and y.size:
                 classes = int(y.max()) + 1
     except DataError:
         raise

@@ -263,6 +263,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             return batch
         return {k: dequantize(v, levels, seed + i) for i, (k, v) in enumerate(batch[0].items())}, batch[1]
 
+    data_record = ckpt.data_record(data)  # (a resumed run compares it with its checkpoint's)
+
     def save_checkpoint() -> str | None:
         states = ckpt.gather_rng(dist.rank, dist.world)  # (every rank, before rank 0 alone goes on)
         if dist.rank != 0 or run_dir is None:
@@ -278,7 +280,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             "scaler": scaler.state_dict() if scaler is not None else None, "rng": states[0],
             **({"rng_ranks": states} if dist.active else {}),
             "data": {"epoch": run.step // spe, "position": run.step % spe, "steps_per_epoch": spe,
-                     "order_seed": cfg.seed, "base_dir": data_base},
+                     "order_seed": cfg.seed, "base_dir": data_base, **data_record},
             "config": cfg.full_section(), "graph": project_text, "versions": _versions(),
             # the step rows' running means since the last row, and the final metrics so far: a run
             # resumed from here writes the rows (and ends with the metrics) the uninterrupted one does
@@ -324,6 +326,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
               "standard_estimate_bytes": standard_estimate, "estimate_note": estimate_note(cfg.precision),
               "regions": [r.id for r in regions],
               "budget": kept_by_budget, "resumed_from": resumed_from, "changed": ckpt.changed_settings(resume, cfg),
+              "data_changed": ckpt.data_changed(resume, data_record),
               "processes": dist.world, "batch_size": batch,
               "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", ""))})
 

@@ -144,6 +144,10 @@ class Progress(_Out):
             self._line(f"note: {row['estimate_note']}")
         if row.get("data"):
             self._line(f"data: {row['data']}")
+        if row.get("data_changed"):
+            then, now = row["data_changed"]
+            self._line(f"note: the data are not those the run trained on before (then: {then}; now: {now}); "
+                       "the epochs and the validation set from here on are not the ones it had")
         asked = (row.get("config") or {}).get("batch_size")
         if isinstance(asked, int) and self.batch < asked:
             self._line(f"note: the training data has only {self.batch} samples, fewer than the batch size {asked}: "

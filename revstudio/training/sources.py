@@ -6,7 +6,8 @@ copies it verbatim into the exported script (``codegen/training.py``), so a run
 moved to a user's cluster reads the same files, generates the same synthetic
 data for the same seed and refuses the same bad data. Keep it self-contained:
 stdlib and torch (imported inside functions, so previews stay torch-free), no
-revstudio imports, nothing that reaches outside its arguments.
+revstudio imports but its copied siblings (``synthetic``; ``data_checks``, which checks the
+arrays against the graph), nothing that reaches outside its arguments.
 
 Formats: ``FILE.npz`` (``allow_pickle=False``) / ``FILE.pt`` (``weights_only=True``)
 with arrays ``x`` (or one per Input node id) and ``y``; ``mnist:DIR`` (IDX files,
@@ -22,12 +23,8 @@ import struct
 import zipfile
 from typing import Any
 
+from .data_checks import DataError, _fmt, check_inputs, check_targets, layout_hint, shape_advice  # noqa: F401
 from .synthetic import synthetic
-
-
-class DataError(Exception):
-    """Data that does not fit: the message names the file / array / node, what was expected and found."""
-
 
 MNIST_NAMES = {
     "train_x": ("train-images-idx3-ubyte", "train-images.idx3-ubyte"),
@@ -36,10 +33,6 @@ MNIST_NAMES = {
     "val_y": ("t10k-labels-idx1-ubyte", "t10k-labels.idx1-ubyte"),
 }
 CIFAR_RECORD = 1 + 3 * 32 * 32
-
-
-def _fmt(shape: Any) -> str:
-    return "x".join(str(int(s)) for s in shape) if len(shape) else "a scalar"
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -58,8 +51,16 @@ def parse_spec(spec: str) -> tuple[str, str]:
         return "npz", text
     if lower.endswith((".pt", ".pth")):
         return "pt", text
+    suffix = os.path.splitext(lower)[1]
+    hint = {".npy": "; a .npy holds one array: save inputs and targets together, numpy.savez('d.npz', "
+                    "x=numpy.load('x.npy'), y=numpy.load('y.npy'))",
+            ".csv": "; read a table with numpy.loadtxt(path, delimiter=...) and save the inputs and targets "
+                    "with numpy.savez('d.npz', x=..., y=...)"}.get(".csv" if suffix in (".tsv", ".txt") else suffix)
+    if hint is None and not suffix:
+        hint = ("; a folder of image files is not read: load them into one N x C x H x W array and save it with "
+                "numpy.savez('d.npz', x=..., y=labels) (an MNIST or CIFAR-10 folder: mnist:DIR, cifar10:DIR)")
     raise DataError(f"data {text!r} is not a known source; use synthetic, FILE.npz, FILE.pt, mnist:DIR or "
-                    "cifar10:DIR")
+                    f"cifar10:DIR{hint or ''}")
 
 
 def resolve(path: str, base_dir: str | None) -> str:
@@ -214,16 +215,24 @@ def load_arrays(path: str) -> dict[str, Any]:
                             "one, or is cut short); save the arrays with numpy.savez(path, x=..., y=...)")
         out: dict[str, Any] = {}
         try:
+            check_npz_size(path)
             with np.load(path, allow_pickle=False) as npz:
                 for name in npz.files:
                     try:
                         arr = npz[name]
-                    except ValueError as exc:  # object arrays need pickle
-                        raise DataError(f"{path}: array {name!r} holds Python objects (dtype object), which "
-                                        "are not loaded (that would unpickle); save numbers") from exc
+                    except MemoryError as exc:
+                        raise DataError(f"{path}: array {name!r} does not fit in memory; {_TOO_BIG}") from exc
+                    except ValueError as exc:
+                        if "allow_pickle" in str(exc):  # object arrays need pickle
+                            raise DataError(f"{path}: array {name!r} holds Python objects (dtype object), "
+                                            "which are not loaded (that would unpickle); save numbers") from exc
+                        raise DataError(f"{path}: array {name!r} is cut short or corrupt ({exc}); save it "
+                                        "again with numpy.savez") from exc
                     if arr.dtype.kind not in _KINDS:
+                        names = ("; for class names, numpy.unique(y, return_inverse=True)[1] gives class indices "
+                                 "0..K-1 to save as 'y'") if name == "y" and arr.dtype.kind in "US" else ""
                         raise DataError(f"{path}: array {name!r} has dtype {arr.dtype} ({arr.dtype.kind!r}); "
-                                        "expected numbers (float, int or bool)")
+                                        f"expected numbers (float, int or bool){names}")
                     out[name] = torch.from_numpy(np.ascontiguousarray(arr))
         except DataError:
             raise
@@ -232,8 +241,14 @@ def load_arrays(path: str) -> dict[str, Any]:
         return out
     if os.path.getsize(path) == 0:
         raise DataError(f"{path}: an empty file; save a dict of tensors, e.g. torch.save({{'x': x, 'y': y}}, path)")
+    memory = _memory_bytes()
+    if memory and os.path.getsize(path) > memory:
+        raise DataError(f"{path}: {os.path.getsize(path) / 2**30:.1f} GiB, more than this machine's "
+                        f"{memory / 2**30:.1f} GiB of memory; {_TOO_BIG}")
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
+    except MemoryError as exc:
+        raise DataError(f"{path}: does not fit in memory; {_TOO_BIG}") from exc
     except Exception as exc:  # weights_only refuses pickled objects; anything else is a broken file
         raise DataError(f"{path}: cannot be read with torch.load(weights_only=True): {_load_failure(exc)}; "
                         "save a dict of tensors, e.g. torch.save({'x': x, 'y': y}, path)") from exc
@@ -249,6 +264,42 @@ def load_arrays(path: str) -> dict[str, Any]:
         if value.is_complex() or value.dtype in (torch.quint8, torch.qint8, torch.qint32):
             raise DataError(f"{path}: tensor {name!r} has dtype {value.dtype}; expected float, int or bool")
     return dict(obj)
+
+
+_TOO_BIG = ("a run loads its data whole: train on a part of it (numpy.savez(path, x=x[:n], y=y[:n])) or on a "
+            "machine with more memory")
+
+
+def _memory_bytes() -> int | None:
+    """This machine's physical memory, or None where the system does not say."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_npz_size(path: str) -> None:
+    """Refuse, from the arrays' headers, a ``.npz`` whose arrays hold more bytes than the machine
+    has memory, before numpy tries to allocate them (a MemoryError, or the system killing the run)."""
+    import numpy as np
+
+    memory = _memory_bytes()
+    if not memory:
+        return
+    arrays = []
+    with zipfile.ZipFile(path) as zf:
+        for member in zf.namelist():
+            if member.endswith(".npy"):
+                with zf.open(member) as fh:
+                    major, _ = np.lib.format.read_magic(fh)
+                    read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+                    shape, _, dtype = read(fh)
+                arrays.append((math.prod(int(s) for s in shape) * dtype.itemsize, member[:-4], shape, dtype))
+    total = sum(a[0] for a in arrays)
+    if total > memory:
+        _, name, shape, dtype = max(arrays, key=lambda a: a[0])
+        raise DataError(f"{path}: the arrays hold {total / 2**30:.1f} GiB ({name!r} is {_fmt(shape)} {dtype}), "
+                        f"more than this machine's {memory / 2**30:.1f} GiB of memory; {_TOO_BIG}")
 
 
 def _load_failure(exc: BaseException) -> str:
@@ -275,135 +326,19 @@ def pick_arrays(arrays: dict[str, Any], input_ids: list[str], source: str) -> tu
         else:
             want = "'x' (the inputs, N first)" if len(input_ids) == 1 else (
                 f"{node!r} (the inputs of Input node {node!r}, N first; one array per Input node)")
-            raise DataError(f"{source}: missing array {want}; found {found}")
+            name = "x" if len(input_ids) == 1 else node
+            raise DataError(f"{source}: missing array {want}; found {found}; save the inputs under that name, "
+                            f"e.g. {_save_example(source, {name: 'inputs', 'y': 'targets'})}")
     return inputs, arrays.get("y")
 
 
-# ---- checking data against the graph ----------------------------------------------------------
-
-def layout_hint(array: tuple[int, ...], want: tuple[int, ...], name: str = "x") -> str:
-    """``"; ..."`` naming the transpose that turns ``array`` (N first or not) into ``N x want`` when
-    it holds the same sizes in another axis order (``N x steps x features`` or time-major
-    ``steps x N x features`` for a ``features x steps`` sequence Input), else ``""``."""
-    import itertools
-
-    if len(array) != len(want) + 1:
-        return ""
-    for order in itertools.permutations(range(len(array))):
-        if order != tuple(range(len(array))) and tuple(array[i] for i in order[1:]) == tuple(want):
-            first = "" if order[0] == 0 else f"axis {order[0]} holds the samples; "
-            return (f"; {first}the sizes are there in another axis order: numpy.transpose({name}, {order}) "
-                    f"gives N x {_fmt(want)} (Inputs are channels first: features x steps for a sequence, "
-                    "time last)")
-    return ""
-
-
-def check_inputs(inputs: dict[str, Any], specs: dict[str, tuple[tuple[int, ...], str]],
-                 source: str) -> dict[str, Any]:
-    """Inputs as float tensors of each Input node's shape (a missing channel axis of 1 is added);
-    wrong shapes, non-numbers and NaN/Inf are refused naming the array and the node."""
-    import torch
-
-    out: dict[str, Any] = {}
-    count = None
-    for node, (shape, dtype) in specs.items():
-        t = inputs[node]
-        name = "x" if len(specs) == 1 else node
-        if not isinstance(t, torch.Tensor) or t.is_complex():
-            raise DataError(f"{source}: array {name!r} is not a tensor of real numbers")
-        want = tuple(int(s) for s in shape)
-        if t.dim() == len(want) and want and want[0] == 1 and tuple(t.shape[1:]) == want[1:]:
-            t = t.unsqueeze(1)  # (N, H, W) for a 1-channel Input: add the channel axis
-        if t.dim() < 1 or tuple(t.shape[1:]) != want:
-            got = _fmt(t.shape[1:]) if t.dim() >= 1 else "a scalar"
-            raise DataError(f"{source}: array {name!r} has samples of shape {got} (array {_fmt(t.shape)}), "
-                            f"Input node {node!r} expects {_fmt(want)} (an N x {_fmt(want)} array)"
-                            + layout_hint(tuple(t.shape), want, name))
-        if len(t) == 0:
-            raise DataError(f"{source}: array {name!r} has no samples")
-        if count is not None and len(t) != count:
-            raise DataError(f"{source}: array {name!r} has {len(t)} samples, the other inputs have {count}")
-        count = len(t)
-        t = t.to(torch.float64 if dtype == "float64" else torch.float32)
-        finite = torch.isfinite(t.reshape(len(t), -1)).all(dim=1)
-        if not bool(finite.all()):
-            first, bad = int((~finite).nonzero()[0]), int((~finite).sum())
-            raise DataError(f"{source}: array {name!r} has NaN or Inf values ({bad} sample{'s' * (bad != 1)}, "
-                            f"the first is sample {first}); clean or drop them")
-        out[node] = t.contiguous()
-    return out
-
-
-def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | None, output_id: str,
-                  head_id: str | None, out_shape: tuple[int, ...], source: str,
-                  auto: bool) -> tuple[Any, str]:
-    """``(targets, kind)``: int64 class indices in range for a classification head, floats of the
-    Output's shape for regression, None for a flow. An automatic classification guess turns into
-    regression when ``y`` holds real values of the Output's shape, and an automatic regression
-    guess into classification when ``y`` holds integer labels for a 1-D Output of K > 1."""
-    import torch
-
-    if kind == "flow":
-        return None, kind
-    if targets is None:
-        raise DataError(f"{source}: missing array 'y' (the targets: int64 class indices or float values); a "
-                        f"{kind} task needs one")
-    t = targets
-    if t.dim() == 0 or len(t) != count:
-        n = len(t) if t.dim() else "no"
-        raise DataError(f"{source}: array 'y' has {n} samples, the inputs have {count}")
-    head = head_id or output_id
-    if (kind == "regression" and auto and t.dim() == 1 and not t.is_floating_point() and t.dtype != torch.bool
-            and len(out_shape) == 1 and out_shape[0] > 1):
-        kind, num_classes = "classification", int(out_shape[0])  # labels for a K-vector output: class scores
-    if kind == "classification" and t.is_floating_point():
-        integral = bool(torch.isfinite(t).all()) and bool((t == t.round()).all())
-        if auto and tuple(t.shape[1:]) == tuple(out_shape):
-            kind = "regression"
-        elif integral and t.dim() <= 2 and (t.dim() == 1 or t.shape[1] == 1):
-            t = t.to(torch.int64)
-        else:
-            held = "one real value per sample" if t.dim() == 1 else f"real values of shape {_fmt(t.shape[1:])}"
-            raise DataError(f"{source}: array 'y' holds {held}; classification needs one int64 class index per "
-                            f"sample (or set task to 'regression' with targets of the output's shape "
-                            f"{_fmt(out_shape)})")
-    if kind == "classification":
-        if t.dtype == torch.bool or t.is_complex():
-            raise DataError(f"{source}: array 'y' has dtype {t.dtype}; expected int64 class indices")
-        if t.dim() == 2 and t.shape[1] == 1:
-            t = t[:, 0]
-        if t.dim() != 1:
-            raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}; classification "
-                            f"needs one class index per sample (an array of N labels)")
-        unsigned = t.dtype == getattr(torch, "uint64", None)
-        t = t.to(torch.int64)
-        low, high = int(t.min()), int(t.max())
-        if unsigned and low < 0:  # uint64 labels of 2**63 and more wrap round to negative int64s
-            low, high = 0, int(t[t < 0].max()) + 2**64
-        if low < 0:
-            raise DataError(f"{source}: array 'y' has the label {low}; class indices start at 0")
-        classes = int(num_classes or 0)
-        if high >= classes:
-            raise DataError(f"{source}: {high + 1} classes in the labels, {classes} outputs in head {head!r} "
-                            f"(labels 0..{high}, Output {output_id!r} reads {classes} scores); give the head "
-                            f"{high + 1} outputs or relabel the data")
-        return t.contiguous(), kind
-    # regression
-    if t.dtype == torch.bool or t.is_complex():
-        raise DataError(f"{source}: array 'y' has dtype {t.dtype}; regression needs float targets")
-    want = tuple(int(s) for s in out_shape)
-    if tuple(t.shape[1:]) != want:
-        if t[0].numel() == math.prod(want):
-            t = t.reshape(count, *want)
-        else:
-            raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}, Output {output_id!r} "
-                            f"reads {_fmt(want)}")
-    t = t.to(torch.float32)
-    finite = torch.isfinite(t.reshape(count, -1)).all(dim=1)
-    if not bool(finite.all()):
-        raise DataError(f"{source}: array 'y' has NaN or Inf values (the first at sample "
-                        f"{int((~finite).nonzero()[0])}); clean or drop those samples")
-    return t.contiguous(), kind
+def _save_example(source: str, names: dict[str, str]) -> str:
+    """``numpy.savez(path, x=inputs, y=targets)`` (or the ``torch.save`` of a ``.pt``)."""
+    if source.lower().endswith(".npz"):
+        if all(n.isidentifier() for n in names):
+            return "numpy.savez(path, " + ", ".join(f"{n}={v}" for n, v in names.items()) + ")"
+        return "numpy.savez(path, **{" + ", ".join(f"{n!r}: {v}" for n, v in names.items()) + "})"
+    return "torch.save({" + ", ".join(f"{n!r}: {v}" for n, v in names.items()) + "}, path)"
 
 
 def split_indices(count: int, fraction: float, seed: int) -> tuple[Any, Any]:
@@ -418,6 +353,27 @@ def split_indices(count: int, fraction: float, seed: int) -> tuple[Any, Any]:
     val, _ = perm[:n_val].sort()
     train, _ = perm[n_val:].sort()
     return train, val
+
+
+def data_digest(splits: list[Any]) -> str:
+    """A digest of a run's data: ``splits`` are ``(inputs by node id, targets or None)`` pairs (or None),
+    training first; every tensor's name, shape, number type and bytes count, in order. A checkpoint
+    keeps it so that a resumed run can tell data rewritten since from the same data."""
+    import hashlib
+
+    import torch
+
+    digest = hashlib.blake2b(digest_size=16)
+    for split in splits:
+        if split is None:
+            digest.update(b"none")
+            continue
+        inputs, targets = split
+        for name, t in [*sorted(inputs.items()), ("<targets>", targets)]:
+            if t is not None:
+                digest.update(f"{name}{tuple(t.shape)}{t.dtype}".encode())
+                digest.update(memoryview(t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()))
+    return digest.hexdigest()
 
 
 def flow_levels(spec: str, val_spec: str | None) -> int | None:
@@ -441,7 +397,14 @@ def read_source(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
         return inputs, targets, None, "synthetic"
     full = resolve(path, base_dir)
     if source_kind in ("npz", "pt"):
-        inputs, targets = pick_arrays(load_arrays(full), list(specs), full)
+        arrays = load_arrays(full)
+        inputs, targets = pick_arrays(arrays, list(specs), full)
+        others = sorted(set(arrays) - {"x", *specs})
+        if targets is None and kind != "flow" and others:  # (the targets under another name: say which is 'y')
+            raise DataError(f"{full}: missing array 'y' (the targets: int64 class indices or float values), which a "
+                            f"{kind} task needs; found {', '.join(sorted(arrays))}; save the targets as 'y', e.g. "
+                            + _save_example(full, {"x" if len(specs) == 1 else next(iter(specs)): "inputs",
+                                                   "y": others[0]}))
         return inputs, targets, None, full
     if len(specs) != 1:
         raise DataError(f"{source_kind}:{path} feeds one Input node, the graph has {len(specs)} "

@@ -8,6 +8,8 @@ data preview come from child processes: the editor never imports torch.
 """
 from __future__ import annotations
 
+import html
+import json
 import logging
 import math
 from pathlib import Path
@@ -284,9 +286,19 @@ class RunSettingsDialog(QDialog):
             return
         self.preview.setText(f"Reading {spec} …")
         base = str(Path(self.document.path).resolve().parent) if self.document.path else ""
-        query = ChildQuery("revstudio.qt.training.probe", ["peek", spec, base], parent=self)
+        query = ChildQuery("revstudio.qt.training.probe", ["peek", spec, base, json.dumps(self._input_shapes())],
+                           parent=self)
         query.answered.connect(lambda answer, s=spec: self._preview_answered(s, answer))
         self._queries.append(query.start())
+
+    def _input_shapes(self) -> dict[str, list[int]]:
+        """The Input nodes' shapes as the check infers them ({} while any is unknown): the preview
+        says whether the data fit them before Train is pressed."""
+        report = self.document.current_report()
+        found = {nid: report.shape(f"{nid}.out") for nid in report.nodes if report.nodes[nid].type == "Input"}
+        if any(shape is None for shape in found.values()):
+            return {}
+        return {nid: [int(s) for s in shape] for nid, shape in found.items() if shape is not None}
 
     def _preview_answered(self, spec: str, answer: dict[str, Any]) -> None:
         if spec != self._data_spec():
@@ -301,6 +313,9 @@ class RunSettingsDialog(QDialog):
             text += ": " + ", ".join(parts)
         if answer.get("classes"):
             text += f"; {answer['classes']} classes"
+        if answer.get("problem"):
+            problem = html.escape(answer["problem"], quote=False)
+            text = f"{html.escape(text, quote=False)}<br><span style='color:#e15759'>{problem}</span>"
         self.preview.setText(text)
 
     def browse(self) -> None:

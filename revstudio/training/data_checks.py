@@ -1,0 +1,183 @@
+"""Checking a run's arrays against the graph: inputs of each Input node's shape, targets of the task.
+
+Part of the data code that ``revstudio export --with-training`` copies verbatim into the exported
+script (with ``synthetic`` and ``sources``, which re-exports these names): stdlib and torch only,
+torch imported inside functions. Every refusal is a :class:`DataError` naming the file, array or
+node, what was expected and found, and what to change.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+class DataError(Exception):
+    """Data that does not fit: the message names the file / array / node, what was expected and found."""
+
+
+def _fmt(shape: Any) -> str:
+    return "x".join(str(int(s)) for s in shape) if len(shape) else "a scalar"
+
+
+# ---- checking data against the graph ----------------------------------------------------------
+
+def layout_hint(array: tuple[int, ...], want: tuple[int, ...], name: str = "x") -> str:
+    """``"; ..."`` naming the transpose that turns ``array`` (N first or not) into ``N x want`` when
+    it holds the same sizes in another axis order (``N x steps x features`` or time-major
+    ``steps x N x features`` for a ``features x steps`` sequence Input), else ``""``."""
+    import itertools
+
+    if len(array) != len(want) + 1:
+        return ""
+    for order in itertools.permutations(range(len(array))):
+        if order != tuple(range(len(array))) and tuple(array[i] for i in order[1:]) == tuple(want):
+            first = "" if order[0] == 0 else f"axis {order[0]} holds the samples; "
+            return (f"; {first}the sizes are there in another axis order: numpy.transpose({name}, {order}) "
+                    f"gives N x {_fmt(want)} (Inputs are channels first: features x steps for a sequence, "
+                    "time last)")
+    return ""
+
+
+def shape_advice(array: tuple[int, ...], want: tuple[int, ...], name: str, node: str) -> str:
+    """``"; ..."``: what to change when array ``name`` (N first) does not fit Input node ``node``: the
+    transpose or reshape that gives ``N x want`` where the sizes are all there, else the node's shape
+    (if the data are right) or the array's."""
+    hint = layout_hint(array, want, name)
+    if hint:
+        return hint
+    got = tuple(int(s) for s in array[1:])
+    if not got:
+        return f"; save {name!r} as an N x {_fmt(want)} array"
+    if math.prod(got) == math.prod(want):
+        dims = ", ".join(str(int(s)) for s in want)
+        return (f"; each sample holds the {math.prod(got)} values {_fmt(want)} needs: {name}.reshape(len({name}), "
+                f"{dims}) gives N x {_fmt(want)} if they are stored in that order, or set Input node {node!r} "
+                f"to shape {_fmt(got)}")
+    return (f"; if the data are right, set Input node {node!r} to shape {_fmt(got)}; else save {name!r} as an "
+            f"N x {_fmt(want)} array")
+
+
+def check_inputs(inputs: dict[str, Any], specs: dict[str, tuple[tuple[int, ...], str]],
+                 source: str) -> dict[str, Any]:
+    """Inputs as float tensors of each Input node's shape (a missing channel axis of 1 is added);
+    wrong shapes, non-numbers and NaN/Inf are refused naming the array and the node."""
+    import torch
+
+    out: dict[str, Any] = {}
+    count = None
+    for node, (shape, dtype) in specs.items():
+        t = inputs[node]
+        name = "x" if len(specs) == 1 else node
+        if not isinstance(t, torch.Tensor) or t.is_complex():
+            raise DataError(f"{source}: array {name!r} is not a tensor of real numbers")
+        want = tuple(int(s) for s in shape)
+        if t.dim() == len(want) and want and want[0] == 1 and tuple(t.shape[1:]) == want[1:]:
+            t = t.unsqueeze(1)  # (N, H, W) for a 1-channel Input: add the channel axis
+        if t.dim() < 1 or tuple(t.shape[1:]) != want:
+            got = _fmt(t.shape[1:]) if t.dim() >= 1 else "a scalar"
+            raise DataError(f"{source}: array {name!r} has samples of shape {got} (array {_fmt(t.shape)}), "
+                            f"Input node {node!r} expects {_fmt(want)} (an N x {_fmt(want)} array)"
+                            + shape_advice(tuple(t.shape), want, name, node))
+        if len(t) == 0:
+            raise DataError(f"{source}: array {name!r} has no samples")
+        if count is not None and len(t) != count:
+            raise DataError(f"{source}: array {name!r} has {len(t)} samples, the other inputs have {count}")
+        count = len(t)
+        t = t.to(torch.float64 if dtype == "float64" else torch.float32)
+        finite = torch.isfinite(t.reshape(len(t), -1)).all(dim=1)
+        if not bool(finite.all()):
+            first, bad = int((~finite).nonzero()[0]), int((~finite).sum())
+            raise DataError(f"{source}: array {name!r} has NaN or Inf values ({bad} sample{'s' * (bad != 1)}, "
+                            f"the first is sample {first}); clean or drop them")
+        out[node] = t.contiguous()
+    return out
+
+
+def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | None, output_id: str,
+                  head_id: str | None, out_shape: tuple[int, ...], source: str,
+                  auto: bool) -> tuple[Any, str]:
+    """``(targets, kind)``: int64 class indices in range for a classification head, floats of the
+    Output's shape for regression, None for a flow. An automatic classification guess turns into
+    regression when ``y`` holds real values of the Output's shape, and an automatic regression
+    guess into classification when ``y`` holds integer labels for a 1-D Output of K > 1."""
+    import torch
+
+    if kind == "flow":
+        return None, kind
+    if targets is None:
+        raise DataError(f"{source}: missing array 'y' (the targets: int64 class indices or float values); a "
+                        f"{kind} task needs one")
+    t = targets
+    if t.dim() == 0 or len(t) != count:
+        n = len(t) if t.dim() else "no"
+        raise DataError(f"{source}: array 'y' has {n} samples, the inputs have {count}")
+    head = head_id or output_id
+    if (kind == "regression" and auto and t.dim() == 1 and not t.is_floating_point() and t.dtype != torch.bool
+            and len(out_shape) == 1 and out_shape[0] > 1):
+        kind, num_classes = "classification", int(out_shape[0])  # labels for a K-vector output: class scores
+    if (kind == "classification" or (auto and kind == "regression")) and _one_hot(t, out_shape):
+        # one-hot rows for a K-vector output are class labels (float ones would else turn auto into MSE)
+        kind, num_classes, t = "classification", int(out_shape[0]), t.to(torch.float32).argmax(dim=1)
+    if kind == "classification" and t.is_floating_point() and not bool(torch.isfinite(t).all()):
+        bad = ~torch.isfinite(t.reshape(count, -1)).all(dim=1)
+        raise DataError(f"{source}: array 'y' has NaN or Inf values ({int(bad.sum())} sample"
+                        f"{'s' * (int(bad.sum()) != 1)}, the first is sample {int(bad.nonzero()[0])}); clean or "
+                        "drop them")
+    if kind == "classification" and t.is_floating_point():
+        integral = bool(torch.isfinite(t).all()) and bool((t == t.round()).all())
+        if auto and tuple(t.shape[1:]) == tuple(out_shape):
+            kind = "regression"
+        elif integral and t.dim() <= 2 and (t.dim() == 1 or t.shape[1] == 1):
+            t = t.to(torch.int64)
+        else:
+            held = "one real value per sample" if t.dim() == 1 else f"real values of shape {_fmt(t.shape[1:])}"
+            raise DataError(f"{source}: array 'y' holds {held}; classification needs one int64 class index per "
+                            f"sample (or set task to 'regression' with targets of the output's shape "
+                            f"{_fmt(out_shape)})")
+    if kind == "classification":
+        if t.dtype == torch.bool or t.is_complex():
+            raise DataError(f"{source}: array 'y' has dtype {t.dtype}; expected int64 class indices")
+        if t.dim() == 2 and t.shape[1] == 1:
+            t = t[:, 0]
+        if t.dim() != 1:
+            raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}; classification "
+                            f"needs one class index per sample (an array of N labels)")
+        unsigned = t.dtype == getattr(torch, "uint64", None)
+        t = t.to(torch.int64)
+        low, high = int(t.min()), int(t.max())
+        if unsigned and low < 0:  # uint64 labels of 2**63 and more wrap round to negative int64s
+            low, high = 0, int(t[t < 0].max()) + 2**64
+        if low < 0:
+            raise DataError(f"{source}: array 'y' has the label {low}; class indices start at 0")
+        classes = int(num_classes or 0)
+        if high >= classes:
+            raise DataError(f"{source}: {high + 1} classes in the labels, {classes} outputs in head {head!r} "
+                            f"(labels 0..{high}, Output {output_id!r} reads {classes} scores); give the head "
+                            f"{high + 1} outputs or relabel the data")
+        return t.contiguous(), kind
+    # regression
+    if t.dtype == torch.bool or t.is_complex():
+        raise DataError(f"{source}: array 'y' has dtype {t.dtype}; regression needs float targets")
+    want = tuple(int(s) for s in out_shape)
+    if tuple(t.shape[1:]) != want:
+        if t[0].numel() == math.prod(want):
+            t = t.reshape(count, *want)
+        else:
+            raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}, Output {output_id!r} "
+                            f"reads {_fmt(want)}")
+    t = t.to(torch.float32)
+    finite = torch.isfinite(t.reshape(count, -1)).all(dim=1)
+    if not bool(finite.all()):
+        raise DataError(f"{source}: array 'y' has NaN or Inf values (the first at sample "
+                        f"{int((~finite).nonzero()[0])}); clean or drop those samples")
+    return t.contiguous(), kind
+
+
+def _one_hot(t: Any, out_shape: tuple[int, ...]) -> bool:
+    """True for N x K targets of 0s and 1s with a single 1 a row, K the size of a 1-D Output (K > 1)."""
+    if t.dim() != 2 or len(out_shape) != 1 or t.shape[1] != out_shape[0] or out_shape[0] < 2 or t.is_complex():
+        return False
+    import torch
+
+    values = t.to(torch.int64) if t.dtype == torch.bool else t
+    return bool(((values == 0) | (values == 1)).all()) and bool((values.sum(dim=1) == 1).all())

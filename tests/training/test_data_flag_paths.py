@@ -1,0 +1,37 @@
+"""A relative --data / --val-data starts at the project's folder; typed from another folder, where
+the file is, the refusal says so and gives the path to use.
+
+From a shell in the data's folder, ``revstudio train ../proj/net.revs --data mine.npz`` ended in
+"../proj/mine.npz: no such file", a path the user never typed, with no word on why.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from revstudio import cli
+from revstudio.core.graph import Graph
+from revstudio.core.project import save
+
+
+@pytest.mark.parametrize("flag", ["--data", "--val-data"])
+def test_a_relative_data_flag_found_only_in_the_current_folder_is_refused_with_the_path_to_give(
+        tmp_path, monkeypatch, capsys, flag) -> None:
+    g = Graph("clf")
+    g.add_node("Input", "img", {"shape": [4]})
+    g.add_node("Linear", "fc", {"out_features": 3})
+    g.add_node("Output", "y")
+    g.connect("img.out", "fc.in")
+    g.connect("fc.out", "y.in")
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "my data").mkdir()
+    save(g, tmp_path / "proj" / "net.revs")
+    np.savez(tmp_path / "my data" / "mine.npz", x=np.zeros((8, 4), "float32"), y=np.zeros(8, "int64"))
+    monkeypatch.chdir(tmp_path / "my data")
+    code = cli.main(["train", "../proj/net.revs", flag, "mine.npz", "--steps", "1", "--out", str(tmp_path / "r")])
+    assert code == 2
+    here = tmp_path / "my data" / "mine.npz"
+    assert (f"{flag} mine.npz: a relative data path starts at the project's folder ({tmp_path / 'proj'}), where "
+            f"there is no mine.npz; the one in the current folder is {here}: give {flag} '{here}'"
+            in capsys.readouterr().err)
+    assert not (tmp_path / "r").exists()
