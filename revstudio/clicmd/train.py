@@ -157,9 +157,9 @@ def _data_here(args: argparse.Namespace) -> None:
     specs = {"--data": args.data, "--val-data": args.val_data}
     found = found_here(specs, base)
     if found is not None:
-        flag, here, given = found
+        flag, path, here, given = found
         raise CliError(f"{flag} {specs[flag]}: a relative data path starts at the project's folder ({base}), "
-                       f"where there is none; the one in the current folder is {here}: give "
+                       f"where there is no {path}; the one in the current folder is {here}: give "
                        f"{flag} {shlex.quote(given)}")
 
 

@@ -131,8 +131,8 @@ def absolute_spec(spec: Any, base_dir: str) -> Any:
     return f"{kind}:{full}" if kind in ("mnist", "cifar10") else full
 
 
-def found_here(specs: dict[str, Any], base_dir: str) -> tuple[str, str, str] | None:
-    """(option, the absolute path, what to give that option) for the first missing relative data
+def found_here(specs: dict[str, Any], base_dir: str) -> tuple[str, str, str, str] | None:
+    """(option, the path as typed, its absolute path, what to give that option) for the first missing relative data
     path that names a file (a folder for ``mnist:``/``cifar10:``) from the current folder instead,
     typed or tab-completed there; None if there is none. ``specs``: {the option that sets it: the
     spec}, e.g. ``{"--data": cfg.data, "--val-data": cfg.val_data}``."""
@@ -149,7 +149,7 @@ def found_here(specs: dict[str, Any], base_dir: str) -> tuple[str, str, str] | N
         exists = os.path.isdir if kind in ("mnist", "cifar10") else os.path.isfile
         if not exists(resolve(path, base_dir)) and exists(path):
             here = os.path.abspath(path)
-            return option, here, f"{kind}:{here}" if kind in ("mnist", "cifar10") else here
+            return option, path, here, f"{kind}:{here}" if kind in ("mnist", "cifar10") else here
     return None
 
 
@@ -159,7 +159,7 @@ def from_here_hint(specs: dict[str, Any], base_dir: str) -> str:
     found = found_here(specs, base_dir)
     if found is None:
         return ""
-    option, _, given = found
+    option, _, _, given = found
     return (f"; relative data paths start from the project's folder ({base_dir}), not the current one: "
             f"for the one here, give {option} {given}")
 

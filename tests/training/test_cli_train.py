@@ -333,13 +333,22 @@ def test_a_data_path_from_the_current_folder_is_pointed_at(tmp_path, capsys, mon
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "x.npz").write_bytes(b"")
     monkeypatch.chdir(tmp_path)
-    for flag in ("--data", "--val-data"):
+    for flag in ("--data", "--val-data"):  # typed: refused before the run starts
         code = cli.main(["train", str(project), "--steps", "1", *QUICK, flag, os.path.join("data", "x.npz"),
                          "--json", "--out", str(tmp_path / "run")])
         message = _rows(capsys.readouterr().out)[-1]["message"]
-        assert code == 2 and message.startswith(f"{tmp_path / 'models' / 'data' / 'x.npz'}: no such file; ")
-        assert f"relative data paths start from the project's folder ({tmp_path / 'models'})" in message
-        assert f"{flag} {tmp_path / 'data' / 'x.npz'}" in message
+        assert code == 2 and message.startswith(f"{flag} data/x.npz: a relative data path starts at the "
+                                                f"project's folder ({tmp_path / 'models'})"), message
+        assert f"give {flag} {tmp_path / 'data' / 'x.npz'}" in message
+    # the project's own training.data naming it: the run's refusal says the same
+    doc = json.loads(project.read_text())
+    doc.setdefault("training", {})["data"] = "data/x.npz"
+    project.write_text(json.dumps(doc))
+    code = cli.main(["train", str(project), "--steps", "1", *QUICK, "--json", "--out", str(tmp_path / "run2")])
+    message = _rows(capsys.readouterr().out)[-1]["message"]
+    assert code == 2 and message.startswith(f"{tmp_path / 'models' / 'data' / 'x.npz'}: no such file; "), message
+    assert f"relative data paths start from the project's folder ({tmp_path / 'models'})" in message
+    assert f"--data {tmp_path / 'data' / 'x.npz'}" in message
 
 
 def test_a_run_that_went_non_finite_says_at_which_step_in_its_status(tmp_path, capsys) -> None:
