@@ -260,3 +260,16 @@ def test_inverse_takes_outputs_by_their_output_node_ids_as_the_exported_model_do
         model.inverse(x=z)
     with pytest.raises(TypeError, match=r"got 2\. Pass them"):
         model.inverse(z, z)
+
+
+@pytest.mark.parametrize("with_training", [False, True])
+def test_export_checks_a_training_section_with_or_without_the_script(with_training: bool) -> None:
+    # without with_training a bad section went into the file's reopenable project without a word
+    from revstudio.codegen import CodegenError
+
+    for bad, said in (({"lr": "fast"}, r"training\.lr: expected a number .*got 'fast'"),
+                      ({"stepz": 5}, r"training\.stepz: unknown key; the known keys are .*steps"),
+                      ({"optimizer": "adamm"}, r"training\.optimizer: 'adamm' is not one of sgd, adam, adamw")):
+        with pytest.raises(CodegenError, match=rf"^rs\.export: the training section does not fit: {said}"):
+            rs.export(_chain(), with_training=with_training, training=bad)
+    assert '"lr": 0.5' in rs.export(_chain(), with_training=with_training, training={"lr": 0.5})
