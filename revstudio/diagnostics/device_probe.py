@@ -81,11 +81,13 @@ _DEVICE = re.compile(r"([a-z]+)(?::(?:0|[1-9][0-9]*))?")
 
 
 def device_type(device: Any, caller: str = "rs.check") -> str:
-    """The type of ``device`` (``"cuda"`` for ``"cuda:1"``; a ``torch.device`` gives its ``.type``), for
-    a name ``torch.device`` takes; a ValueError names any other and lists the accepted forms."""
+    """The type of ``device`` (``"cuda"`` for ``"cuda:1"``), for a name ``torch.device`` takes; a
+    ValueError names any other and lists the accepted forms. A ``torch.device`` gives its ``.type``
+    (torch made it: a backend registered under a name of its own, "npu", too)."""
     kind = getattr(device, "type", None) if not isinstance(device, str) else None
-    text = kind if isinstance(kind, str) else device
-    m = _DEVICE.fullmatch(text) if isinstance(text, str) else None
+    if isinstance(kind, str) and kind:  # a torch.device torch made (an out-of-tree backend's too)
+        return kind
+    m = _DEVICE.fullmatch(device) if isinstance(device, str) else None
     if m is None or m.group(1) not in TORCH_DEVICE_TYPES:
         shown = repr(device) if len(repr(device)) <= 40 else repr(device)[:36] + "...'"
         raise ValueError(f"{caller}: device {shown} is not a device torch knows; use 'cpu', 'cuda', 'cuda:N', "
