@@ -260,3 +260,47 @@ def test_inverse_takes_outputs_by_their_output_node_ids_as_the_exported_model_do
         model.inverse(x=z)
     with pytest.raises(TypeError, match=r"got 2\. Pass them"):
         model.inverse(z, z)
+
+
+@pytest.mark.parametrize("with_training", [False, True])
+def test_export_checks_a_training_section_with_or_without_the_script(with_training: bool) -> None:
+    # without with_training a bad section went into the file's reopenable project without a word
+    from revstudio.codegen import CodegenError
+
+    for bad, said in (({"lr": "fast"}, r"training\.lr: expected a number .*got 'fast'"),
+                      ({"stepz": 5}, r"training\.stepz: unknown key; the known keys are .*steps"),
+                      ({"optimizer": "adamm"}, r"training\.optimizer: 'adamm' is not one of sgd, adam, adamw")):
+        with pytest.raises(CodegenError, match=rf"^rs\.export: the training section does not fit: {said}"):
+            rs.export(_chain(), with_training=with_training, training=bad)
+    assert '"lr": 0.5' in rs.export(_chain(), with_training=with_training, training={"lr": 0.5})
+
+
+def test_check_takes_the_devices_torch_names_and_refuses_others() -> None:
+    # device="gpu" was priced as an accelerator (anything but "cpu" was), without a word
+    g = _chain()
+    cuda = rs.check(g, batch=4, device="cuda").estimate
+    assert cuda is not None
+    for same in ("cuda:1", torch.device("cuda", 0)):
+        estimate = rs.check(g, batch=4, device=same).estimate
+        assert estimate is not None and estimate.peak_bytes("reversible") == cuda.peak_bytes("reversible")
+    from types import SimpleNamespace  # (a torch.device of an out-of-tree backend: torch made it)
+
+    for name in ("cpu", "mps", "xpu:0", torch.device("cpu"), SimpleNamespace(type="npu")):
+        assert rs.check(g, batch=4, device=name).estimate is not None
+    for bad in ("gpu", "CUDA", "cuda:", "cuda:-1", "cuda 0", 0, ""):
+        with pytest.raises(ValueError, match=rf"^rs\.check: device {re.escape(repr(bad))} is not a device torch "
+                                             r"knows; use 'cpu', 'cuda', 'cuda:N', 'mps', 'xpu' .*a torch\.device, "
+                                             r"or None for the project's training device"):
+            rs.check(g, device=bad)
+        if isinstance(bad, str):  # torch refuses them too
+            with pytest.raises(RuntimeError):
+                torch.device(bad)
+
+
+def test_the_device_types_the_check_takes_are_torchs() -> None:
+    from revstudio.diagnostics.device_probe import TORCH_DEVICE_TYPES
+
+    with pytest.raises(RuntimeError, match="Expected one of") as info:
+        torch.device("gpu")
+    listed = re.search(r"Expected one of (.*?) device type", str(info.value))
+    assert listed is not None and tuple(listed.group(1).split(", ")) == TORCH_DEVICE_TYPES

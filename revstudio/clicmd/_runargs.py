@@ -31,9 +31,9 @@ def positive_int(text: str) -> int:
     return value
 
 
-def load_checked(path: str, batch: int = 1, device: str | None = None) -> tuple[Graph, Report]:
+def load_checked(path: str, batch: int = 1, device: Any = None) -> tuple[Graph, Report]:
     """Load and fully check a project; a graph with errors is a CliError with exit 1.
-    ``device``: "cpu" or the accelerator's type the estimate is for (None: the project's;
+    ``device``: "cpu" or the torch.device the estimate is for (None: the project's;
     see ``full_check``)."""
     from revstudio.clicmd.check import load_project
     from revstudio.diagnostics.check import full_check

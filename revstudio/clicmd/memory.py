@@ -98,7 +98,7 @@ def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: in
 def run(args: argparse.Namespace) -> int:
     # on the CPU torch is imported only once the sizes are known to fit (importing it takes seconds)
     device = None if args.device == "cpu" else resolve_device(args.device)
-    graph, report = load_checked(args.file, batch=args.batch, device=device.type if device is not None else "cpu")
+    graph, report = load_checked(args.file, batch=args.batch, device=device if device is not None else "cpu")
     from revstudio.diagnostics.estimate import input_dtype
 
     refuse_unfit(args.file, graph, report, args.batch, input_dtype(graph), device or "cpu")

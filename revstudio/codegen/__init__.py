@@ -24,7 +24,9 @@ def export(graph: Any, *, with_training: bool = False, training: dict[str, Any] 
     """The standalone Python source of ``graph`` (a ``str``; nothing is written).
 
     ``with_training`` adds a training script. ``training`` replaces the project's own
-    ``training`` section in the file (the script's and the embedded project's)."""
+    ``training`` section in the file (the script's and the embedded project's, so with or
+    without ``with_training``); it is checked as ``revstudio train`` checks the section, and a
+    bad key or value raises :class:`CodegenError` naming it."""
     from revstudio.core.scripting import expect_graph
 
     from .emit import generate
@@ -33,6 +35,13 @@ def export(graph: Any, *, with_training: bool = False, training: dict[str, Any] 
     if training is not None and not isinstance(training, dict):
         raise TypeError(f"rs.export: training must be a dict like the project's training section "
                         f"({{'lr': 0.001, 'steps': 400}}), got {type(training).__name__}")
+    if training is not None:  # (embedded in the reopenable project even without the script)
+        from revstudio.training.config import ConfigError, TrainConfig
+
+        try:
+            TrainConfig.from_section(training)
+        except ConfigError as exc:
+            raise CodegenError(f"rs.export: the training section does not fit: {exc}") from None
     return generate(graph, with_training=with_training, training=training)
 
 

@@ -27,12 +27,23 @@ from typing import Any
 
 def budget_bytes(value: Any) -> float | None:
     """``CompiledModel.memory_budget``'s value checked: None (no budget), a whole number of bytes
-    >= 0 (an int), or ``math.inf`` (unlimited); a ValueError says what to use otherwise."""
+    >= 0 (an int), an amount as users write it (``"64MiB"``, ``"1.5GB"``: the parser the
+    ``memory_budget`` training setting and ``revstudio memory --budget`` use) or ``math.inf``
+    (unlimited); a ValueError names the value and says what to use otherwise."""
     if value is None:
         return None
+    if isinstance(value, str):
+        # (lazily: the parser's module imports this one; both are torch-free)
+        from revstudio.diagnostics.budget import parse_bytes
+
+        try:
+            return parse_bytes(value)
+        except ValueError as exc:
+            raise ValueError(f"memory_budget {exc}; or an int of bytes, math.inf (unlimited) or "
+                             "None (no budget)") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
-        raise ValueError(f"memory_budget {value!r} is not a number of bytes; use an int >= 0, "
-                         "math.inf (unlimited) or None (no budget)")
+        raise ValueError(f"memory_budget {value!r} is not a number of bytes; use an int >= 0, an amount "
+                         "such as \"64MiB\" or \"1.5GB\", math.inf (unlimited) or None (no budget)")
     if math.isinf(value):
         return value
     if value != int(value):  # (as the project file; 1.5 kept 1 byte)

@@ -281,12 +281,13 @@ class CompiledModel(_Executor):
         the batch that runs (see ``revstudio memory FILE --budget``); the other steps run
         reversibly. None (the default): every region reversible;
         ``math.inf``: every region keeps its activations (standard mode's speed); 0:
-        today's reversible memory. Standard and checkpoint mode ignore it.
+        today's reversible memory; or an amount as the training setting and ``memory --budget``
+        take it, ``"64MiB"``. Standard and checkpoint mode ignore it.
         """
         return self._root.memory_budget
 
     @memory_budget.setter
-    def memory_budget(self, value: float | None) -> None:
+    def memory_budget(self, value: float | str | None) -> None:
         self._root.memory_budget = budget.budget_bytes(value)
 
     @property
@@ -449,7 +450,7 @@ class CompiledModel(_Executor):
 
 def compile(graph: Graph, mode: str = "reversible", device: Any = None,
             dtype: torch.dtype | None = None, report: Any = None,
-            memory_budget: float | None = None) -> CompiledModel:
+            memory_budget: float | str | None = None) -> CompiledModel:
     """Compile a checked graph into an ``nn.Module`` (``revstudio.compile``).
 
     ``mode``: "reversible", "standard" or "checkpoint" (``model.mode`` switches later, same
@@ -457,7 +458,8 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
     defaults to CUDA when available, else CPU. ``dtype`` defaults to the number type
     the Input nodes declare (float64 when any of them does, else float32), as
     ``revstudio train`` and exported code pick it. ``memory_budget``: bytes of
-    activations reversible regions may keep (see ``CompiledModel.memory_budget``).
+    activations reversible regions may keep, or an amount such as ``"64MiB"`` (see
+    ``CompiledModel.memory_budget``).
     Raises :class:`CompileError` naming the node if the graph does not check clean, and for a
     graph with no Output node (its model would return an empty tuple).
     """
@@ -469,7 +471,7 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
 
 
 def build(graph: Graph, mode: str = "reversible", device: Any = None, dtype: torch.dtype | None = None,
-          report: Any = None, memory_budget: float | None = None) -> CompiledModel:
+          report: Any = None, memory_budget: float | str | None = None) -> CompiledModel:
     """:func:`compile` for the code exporter, which writes the code of any checked graph, one
     with no Output node too (the editor's Code tab shows a project as it is being drawn)."""
     if mode not in MODES:

@@ -9,6 +9,9 @@ group (not inside that group's own body, where it would contain itself).
 keeping its id, position, place in the node order and wires (a Group's and a
 Repeat's ports are both the body's GroupInput/GroupOutput ports), as one
 undoable step.
+
+:func:`groups_to_run` lists the groups a new Group or Repeat may run where it is added (the
+quick-add list dragged off a port offers a Group and a Repeat of each that fits the wire).
 """
 from __future__ import annotations
 
@@ -44,6 +47,36 @@ def new_node_params(type_id: str, project: Graph, inside: str | None = None) -> 
         return {}
     (name,) = project.groups
     return {} if name == inside else {"group": name}
+
+
+def groups_to_run(project: Graph, inside: str | None = None) -> list[str]:
+    """The groups a new Group node may run where the editor adds it: all of the project's, in
+    order, but where it is added inside a group body (``inside``) that group and every group whose
+    body runs it, directly or deeper (the node would contain itself)."""
+    from .spec import registry
+    from .validate import group_refs
+
+    def runs(name: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [name]
+        while todo:  # iterative and cycle-safe: a cycle among bodies is an error the check reports
+            body = project.groups.get(todo.pop())
+            for node in body.nodes.values() if body is not None else ():
+                spec = registry.find(node.type) if isinstance(node.type, str) else None
+                for _param, ref in group_refs(spec, node.params) if spec is not None else ():
+                    if ref not in seen:
+                        seen.add(ref)
+                        todo.append(ref)
+        return seen
+
+    return [name for name in project.groups if inside is None or (name != inside and inside not in runs(name))]
+
+
+def repeatable(body: Graph) -> bool:
+    """Whether a Repeat can run ``body``: each copy's outputs feed the next copy's inputs, so it
+    has as many GroupOutput as GroupInput nodes (and at least one)."""
+    ins = sum(1 for n in body.nodes.values() if n.type == "GroupInput")
+    return ins > 0 and ins == sum(1 for n in body.nodes.values() if n.type == "GroupOutput")
 
 
 def repeat_group_node(graph: Graph, node_id: str, project: Graph | None = None) -> Macro:

@@ -76,14 +76,15 @@ def training_device(graph: Graph) -> str:
 
 
 @without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
-def full_check(graph: Graph, batch: int | None = None, device: str | None = None,
+def full_check(graph: Graph, batch: int | None = None, device: Any = None,
                incremental: IncrementalCheck | None = None, memo: AnalysisMemo | None = None) -> Report:
     """Core check + reversible regions (with near-miss warnings) + memory estimate.
 
     ``batch`` only scales the estimate (shapes exclude the batch dimension);
     None: the project's training batch (:func:`training_batch`). ``device``: where the step
-    would run, "cpu" or an accelerator's type ("cuda"), whose runtime updates streams
-    differently (``diagnostics.stream_updates``); None: the project's (:func:`training_device`).
+    would run, "cpu" or an accelerator ("cuda", "cuda:1", "mps", a ``torch.device``: any device
+    torch names; another is refused), whose runtime updates streams differently
+    (``diagnostics.stream_updates``); None: the project's (:func:`training_device`).
     ``incremental``: the editor's :class:`IncrementalCheck`, so shape inference redoes only what
     the last edit can affect (the report is the same). ``memo``: the editor's
     :class:`AnalysisMemo`, so a graph state seen a few edits ago (undo, redo) reuses its regions
@@ -98,6 +99,10 @@ def full_check(graph: Graph, batch: int | None = None, device: str | None = None
                          "or None for the project's training batch_size")
     if device is None:
         device = training_device(graph)
+    else:  # ("gpu" was priced as an accelerator: anything but "cpu" was)
+        from .device_probe import device_type
+
+        device = device_type(device)
     report = check(graph) if incremental is None else incremental.check(graph)
     report.checked = graph_content(graph)  # (compile refuses the report once the graph is edited)
     key = content_key(graph, default_registry, batch, device, report.checked) if memo is not None else None

@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 _CUDA_BUILD = re.compile(r"^cuda\s*(?::[^=\n]*)?=\s*['\"]([^'\"]+)['\"]", re.MULTILINE)
 GPUS = Path("/proc/driver/nvidia/gpus")  # (Linux: one folder per GPU the driver sees)
@@ -70,3 +71,26 @@ def guess_auto(version_text: str, environ: Mapping[str, str], gpus: int) -> str:
 def auto_device() -> str:
     """The device kind ``auto`` picks on this machine ("cuda" or "cpu"), read once."""
     return guess_auto(_torch_version_text(), os.environ, driver_gpus())
+
+
+# The device types ``torch.device`` takes (its own list, in its order), so a device is checked
+# without importing torch; "cuda:N"-style indexes as torch writes them (no sign, no leading 0)
+TORCH_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
+                      "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_DEVICE = re.compile(r"([a-z]+)(?::(?:0|[1-9][0-9]*))?")
+
+
+def device_type(device: Any, caller: str = "rs.check") -> str:
+    """The type of ``device`` (``"cuda"`` for ``"cuda:1"``), for a name ``torch.device`` takes; a
+    ValueError names any other and lists the accepted forms. A ``torch.device`` gives its ``.type``
+    (torch made it: a backend registered under a name of its own, "npu", too)."""
+    kind = getattr(device, "type", None) if not isinstance(device, str) else None
+    if isinstance(kind, str) and kind:  # a torch.device torch made (an out-of-tree backend's too)
+        return kind
+    m = _DEVICE.fullmatch(device) if isinstance(device, str) else None
+    if m is None or m.group(1) not in TORCH_DEVICE_TYPES:
+        shown = repr(device) if len(repr(device)) <= 40 else repr(device)[:36] + "...'"
+        raise ValueError(f"{caller}: device {shown} is not a device torch knows; use 'cpu', 'cuda', 'cuda:N', "
+                         f"'mps', 'xpu' (or another of torch's types: {', '.join(TORCH_DEVICE_TYPES)}), "
+                         "a torch.device, or None for the project's training device")
+    return m.group(1)

@@ -263,12 +263,28 @@ def test_budget_setting_is_checked() -> None:
     assert model.memory_budget is None
     model.memory_budget = 1.5e6
     assert model.memory_budget == 1_500_000
-    for bad in (-1, "64MiB", float("nan"), True):
+    for bad in (-1, float("nan"), True, [64]):
         with pytest.raises(ValueError, match="memory_budget"):
             model.memory_budget = bad
     with pytest.raises(ValueError, match="not a whole number of bytes; use an int such as 1"):
         model.memory_budget = 1.5  # (it kept 1 byte, where the project file refuses fractions)
     assert model.memory_budget == 1_500_000
+
+
+def test_budget_takes_amounts_as_the_setting_and_the_cli_do() -> None:
+    # rs.compile refused "64MiB", which training.memory_budget and `memory --budget` accept
+    from revstudio.diagnostics.budget import parse_bytes
+
+    model = revstudio.compile(wired_revnet(1), device="cpu", memory_budget="64MiB")
+    assert model.memory_budget == 64 << 20 == parse_bytes("64MiB")
+    for text, size in (("1.5GB", 1_500_000_000), ("200000", 200_000), ("0", 0), (" 2 KiB ", 2048)):
+        model.memory_budget = text
+        assert model.memory_budget == size
+    for bad in ("64 Mibs", "-1MB", "lots", "1.5"):
+        with pytest.raises(ValueError, match=r"memory_budget '.*' .*; write e\.g\. .*64MiB.*; or an int of "
+                                             r"bytes, math\.inf \(unlimited\) or None") as info:
+            revstudio.compile(wired_revnet(1), device="cpu", memory_budget=bad)
+        assert repr(bad) in str(info.value)
 
 
 def test_split_region_data_hands_over_what_the_rest_reads() -> None:

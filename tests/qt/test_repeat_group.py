@@ -96,3 +96,56 @@ def test_repeat_this_group_from_the_menus_turns_the_group_node_into_a_repeat(mak
     menu, _ = view.build_context_menu(view._scene.node_items["x"].sceneBoundingRect().center())
     assert "Repeat This Group" not in [a.text() for a in menu.actions()]
     assert not window.tabs.repeat_selected_group()
+
+
+def _more_groups(g: Graph) -> None:
+    """'pair' (two inputs summed: a Group, not a Repeat) and 'outer' (runs 'block')."""
+    pair = Graph("pair")
+    pair.add_node("GroupInput", "i0", {"port": "in0"}, (0, 0))
+    pair.add_node("GroupInput", "i1", {"port": "in1"}, (0, 100))
+    pair.add_node("Merge", "m", {"mode": "add"}, (200, 0))
+    pair.add_node("GroupOutput", "o", {"port": "out"}, (400, 0))
+    for s, d in (("i0.out", "m.in0"), ("i1.out", "m.in1"), ("m.out", "o.in")):
+        pair.connect(s, d)
+    g.set_group("pair", pair)
+    outer = Graph("outer")
+    outer.add_node("GroupInput", "i", {"port": "in"}, (0, 0))
+    outer.add_node("Group", "b", {"group": "block"}, (200, 0))
+    outer.add_node("GroupOutput", "o", {"port": "out"}, (400, 0))
+    outer.connect("i.out", "b.in")
+    outer.connect("b.out", "o.in")
+    g.set_group("outer", outer)
+
+
+def test_quick_add_off_a_port_offers_a_group_or_repeat_of_each_group_that_fits(make_window):
+    # dragged off a port the list had no Group or Repeat: their ports come from a group, none by default
+    from PySide6.QtCore import QPointF
+
+    g, gid = _grouped()
+    _more_groups(g)
+    window = make_window(g)
+    doc, view = window.document, window.tabs.current_view()
+    offered = view.open_quick_add(QPointF(0, 300), "x.out").visible_types()
+    groups = [t for t in offered if t.startswith(("Group", "Repeat"))]
+    assert groups == ["Group:block", "Group:outer", "Group:pair", "Repeat:block", "Repeat:outer"], offered
+    assert "Conv" in offered  # the types stay
+    count = doc.undo_stack.count()
+    view.popup.choose("Repeat:block")
+    new = view.selected_node_ids()[0]
+    assert (doc.graph.nodes[new].type, doc.graph.nodes[new].params) == ("Repeat", {"group": "block"})
+    assert f"x.out -> {new}.in" in [str(e) for e in doc.graph.edges]
+    assert doc.undo_stack.count() == count + 1
+    assert not [d for d in doc.report.diagnostics if d.severity == "error" and d.node == new]
+    doc.undo_stack.undo()
+    assert new not in doc.graph.nodes and [str(e) for e in doc.graph.edges] == ["x.out -> block.in", "block.out -> y.in"]
+    # off an input port: what gives an output, wired into it (replacing the wire there)
+    view.open_quick_add(QPointF(600, 300), "y.in").choose("Group:pair")
+    new = view.selected_node_ids()[0]
+    assert doc.graph.nodes[new].params == {"group": "pair"}
+    assert [str(e) for e in doc.graph.edges_into("y")] == [f"{new}.out -> y.in"]
+    # inside block's own body: neither block nor outer (which runs block) would be allowed there
+    assert window.tabs.open_group("block")
+    inner = window.tabs.current_view()
+    offered = inner.open_quick_add(QPointF(0, 300), "input.out").visible_types()
+    assert [t for t in offered if t.startswith(("Group:", "Repeat:"))] == ["Group:pair"]
+    inner.popup.close()

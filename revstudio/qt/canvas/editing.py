@@ -8,6 +8,7 @@ so each file stays about one thing.
 from __future__ import annotations
 
 import atexit
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QRectF
@@ -26,7 +27,7 @@ from revstudio.core.commands import (
     splice_into,
 )
 from revstudio.core.graph import Edge, Graph, Node, PortRef
-from revstudio.core.group_repeat import new_node_params
+from revstudio.core.group_repeat import groups_to_run, new_node_params
 from revstudio.core.spec import registry
 
 from . import clipboard, layout
@@ -34,7 +35,16 @@ from .connect_popup import ConnectPopup, wire_choices
 from .find import FindPopup
 from .node_item import WIDTH as NODE_WIDTH
 from .placement import free_spot, is_free
-from .quick_add import QuickAddPopup, accepts_shape, candidate_specs, wire_refusal
+from .quick_add import (
+    GroupOffer,
+    Offer,
+    QuickAddPopup,
+    accepts_shape,
+    candidate_specs,
+    group_offers,
+    ordered,
+    wire_refusal,
+)
 from .view_parts import ViewParts
 
 
@@ -427,34 +437,44 @@ class EditingMixin(ViewParts):
                 origin = from_port if isinstance(from_port, PortRef) else PortRef.parse(from_port)
                 is_output = origin.port in self.graph.ports(origin.node)[1]
         in_body = self.graph is not self.document.graph
+        specs: Sequence[Offer]
+        offers: dict[str, GroupOffer] = {}
         if origin is None:
             specs, title = candidate_specs(None, in_body), "Add node"
         else:
-            specs = candidate_specs("input" if is_output else "output", in_body)
+            found = candidate_specs("input" if is_output else "output", in_body)
             shape = self._scene.shape_of(origin) if is_output else None
             if shape:
                 # offer only what can take this tensor (a Conv cannot follow a flat vector)
-                specs = [sp for sp in specs if accepts_shape(sp, shape, self.graph.groups)]
+                found = [sp for sp in found if accepts_shape(sp, shape, self.graph.groups)]
+            # a Group/Repeat of each group that fits (its ports come from the group, none by default)
+            groups = group_offers("input" if is_output else "output", self._project().groups,
+                                  groups_to_run(self._project(), self._scene.group_name()), shape)
+            offers = {offer.key: offer for offer in groups}
+            specs = ordered([*found, *groups])
             title = f"Add a node {'after' if is_output else 'before'} {origin}"
         if self.popup is not None:
             self.popup.close()
         view = self._widget()
         self.popup = QuickAddPopup(specs, title, view)
-        self.popup.chosen.connect(lambda type_id: self._quick_add_chosen(type_id, scene_pos, origin, is_output))
+        self.popup.chosen.connect(lambda key: self._quick_add_chosen(key, scene_pos, origin, is_output, offers))
         self.popup.popup_at(view.mapToGlobal(view.mapFromScene(scene_pos)))
         return self.popup
 
-    def _quick_add_chosen(self, type_id: str, pos: QPointF, origin: PortRef | None, is_output: bool) -> str | None:
+    def _quick_add_chosen(self, type_id: str, pos: QPointF, origin: PortRef | None, is_output: bool,
+                          offers: Mapping[str, GroupOffer] | None = None) -> str | None:
         if origin is None:
             return self.add_node_at(type_id, self._free_at(pos, (NODE_WIDTH, 90.0)))
+        offer = (offers or {}).get(type_id)  # a Group/Repeat of a group: its key names the group
+        type_id, chosen = (offer.type_id, offer.params) if offer is not None else (type_id, self._new_params(type_id))
         spec = registry.get(type_id)
-        params = {**spec.defaults(), **self._new_params(type_id)}
+        params = {**spec.defaults(), **chosen}
         ports = spec.input_ports(params, self.graph.groups) if is_output else spec.output_ports(params, self.graph.groups)
         if not ports:
             self.message.emit(f"{type_id} has no {'inputs' if is_output else 'outputs'} to connect to {origin}")
             return None
         x = pos.x() if is_output else pos.x() - NODE_WIDTH
-        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, self._new_params(type_id),
+        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, chosen,
                     (float(round(x)), float(round(pos.y() - 40.0))))
         new = PortRef(node.id, ports[0])
         add = AddNode(self.graph, node)

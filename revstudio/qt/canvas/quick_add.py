@@ -3,11 +3,14 @@
 Shift+A / Tab opens it with every type; dropping a wire on empty canvas opens
 it filtered to the types that can take (or give) that wire. Typing filters by
 name, category and help; Enter or a click picks the type and ``chosen`` fires.
-Types come only from the spec registry.
+Types come only from the spec registry; a wire's list also offers a Group and a
+Repeat of each of the project's groups whose ports fit it (:class:`GroupOffer`,
+chosen by its ``key``, which names the group too).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QPoint, Qt, Signal
@@ -40,6 +43,75 @@ def candidate_specs(needs: str | None = None, in_body: bool = False) -> list[Nod
         out.append(spec)
     # in the Nodes panel's order (I/O, Layers, ..., Groups), not the categories' alphabet
     return sorted(out, key=lambda s: (category_key(s.category), s.display_name.lower()))
+
+
+@dataclass(frozen=True)
+class GroupOffer:
+    """A Group or Repeat node of one group, as the quick-add list shows it (a spec's face)."""
+
+    spec: NodeSpec
+    group: str
+
+    @property
+    def type_id(self) -> str:
+        return self.spec.type_id
+
+    @property
+    def key(self) -> str:
+        """What the list's ``chosen`` gives for it (a spec's is its type id)."""
+        return f"{self.spec.type_id}:{self.group}"
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {"group": self.group}
+
+    @property
+    def display_name(self) -> str:
+        return f"{self.spec.display_name}: {self.group}"
+
+    @property
+    def category(self) -> str:
+        return self.spec.category
+
+    @property
+    def help(self) -> str:
+        return f"a {self.spec.display_name} node running group {self.group!r}. {self.spec.help}"
+
+
+Offer = NodeSpec | GroupOffer
+
+
+def group_offers(needs: str, groups: Mapping[str, Any], names: Iterable[str],
+                 shape: Sequence[int] | None = None) -> list[GroupOffer]:
+    """A Group and a Repeat of each group in ``names`` with an input (``needs="input"``) or output
+    port for the wire, taking its tensor (``shape``) where it is known; a Repeat only of a group
+    it can run (as many outputs as inputs)."""
+    from revstudio.core.group_repeat import repeatable
+
+    out = []
+    for name in names:
+        for type_id in ("Group", "Repeat"):
+            spec = registry.find(type_id)
+            if spec is None or name not in groups or (type_id == "Repeat" and not repeatable(groups[name])):
+                continue
+            offer = GroupOffer(spec, name)
+            try:
+                ports = (spec.input_ports(offer.params, groups) if needs == "input"
+                         else spec.output_ports(offer.params, groups))
+            except Exception:  # a body the check will explain: not offered from a wire
+                continue
+            if ports and (not shape or accepts_shape(spec, shape, groups, offer.params)):
+                out.append(offer)
+    return out
+
+
+def offer_key(offer: Offer) -> str:
+    return offer.key if isinstance(offer, GroupOffer) else offer.type_id
+
+
+def ordered(offers: Iterable[Offer]) -> list[Offer]:
+    """In the Nodes panel's order, as :func:`candidate_specs` lists specs."""
+    return sorted(offers, key=lambda s: (category_key(s.category), s.display_name.lower()))
 
 
 def wire_refusal(name: str, spec: NodeSpec, shape: Sequence[int] | None, src: object,
@@ -86,7 +158,7 @@ def _check_fn() -> Any:
     return check
 
 
-def matches(spec: NodeSpec, text: str) -> int | None:
+def matches(spec: Offer, text: str) -> int | None:
     """A rank (lower is better) when ``spec`` matches the typed ``text``, else None."""
     text = text.strip().lower()
     if not text:
@@ -110,7 +182,7 @@ class QuickAddPopup(QFrame):
 
     chosen = Signal(str)
 
-    def __init__(self, specs: Iterable[NodeSpec], title: str = "Add node", parent: QWidget | None = None) -> None:
+    def __init__(self, specs: Iterable[Offer], title: str = "Add node", parent: QWidget | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Popup)
         self.setObjectName("QuickAddPopup")
         self.setFrameShape(QFrame.Shape.StyledPanel)
@@ -140,7 +212,7 @@ class QuickAddPopup(QFrame):
         ranked = [(r, i, s) for i, s in enumerate(self.specs) if (r := matches(s, text)) is not None]
         for _, _, spec in sorted(ranked, key=lambda t: (t[0], t[1])):
             item = QListWidgetItem(f"{spec.display_name}    ·  {spec.category}")
-            item.setData(Qt.ItemDataRole.UserRole, spec.type_id)
+            item.setData(Qt.ItemDataRole.UserRole, offer_key(spec))
             item.setToolTip(spec.help)
             self.list.addItem(item)
         if self.list.count():
@@ -155,6 +227,7 @@ class QuickAddPopup(QFrame):
             self.choose(item.data(Qt.ItemDataRole.UserRole))
 
     def choose(self, type_id: str) -> None:
+        """Pick ``type_id`` (or a :class:`GroupOffer`'s ``key``)."""
         self.close()
         self.chosen.emit(type_id)
 
