@@ -12,6 +12,7 @@ import math
 import torch
 from training_kit import ROOT, Rows, prepared
 
+from revstudio.diagnostics.check import full_check
 from revstudio.training.loop import train
 
 GLOW = ROOT / "resources" / "examples" / "glow_flow.revs"
@@ -96,6 +97,7 @@ def test_an_affine_coupling_whose_scale_underflows_is_named_at_the_step_it_break
     for node in graph:
         if node.type == "AffineCoupling":
             graph.set_param(node.id, "clamp", 0.0)
+    report = full_check(graph, batch=cfg.batch_size)  # (of the graph as edited: compile refuses a stale one)
     real = loop.make_optimizer
 
     def poisoning(cfg, params):  # after the first step, the log-scale a diverging run could reach
