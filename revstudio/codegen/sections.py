@@ -18,7 +18,7 @@ from .namespace import docstring_text
 from .notice import notice_comment
 from .regions import STREAM_HELPER
 from .training import inputs_constant, script_imports
-from .training_loop import MAIN_GUARD
+from .training_options import MAIN_GUARD
 
 if TYPE_CHECKING:
     from .emit import ClassCode, _Writer

@@ -16,17 +16,18 @@ from typing import Any
 
 from revstudio.core.graph import Graph, PortRef
 
+from .estimate_facts import _facts
 from .estimate_segments import _checkpoint_segments, _region_segment_inputs
 from .estimate_units import MODES, _keeping, _peaks, known_mode
-from .estimate_walk import _Bodies, _prod, _region_parts, _values_of, _Walker, no_collection
+from .estimate_walk import _Bodies, _region_parts, _values_of, _Walker, no_collection
+from .number_types import DTYPE_BYTES, fmt_bytes, input_dtype
+from .number_types import LOW_PRECISIONS as LOW_PRECISIONS  # (re-exported: callers import it here)
+from .number_types import input_bytes as input_bytes
+from .number_types import input_dtypes as input_dtypes
+from .number_types import precision_note as precision_note
 from .peak import Walk
 from .peak_bare import moved_inputs, with_correction
 from .peak_steps import sample_bytes
-from .save_rules import between_bytes
-
-DTYPE_BYTES = {
-    "float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4, "float64": 8, "double": 8,
-}
 
 Value = tuple[str, str]  # (node id, output port); ("", port) = a group input
 
@@ -197,55 +198,6 @@ class MemoryEstimate:
             "nodes": {nid: n.to_json() for nid, n in self.nodes.items()},
             "regions": {rid: r.to_json() for rid, r in self.regions.items()},
         }
-
-
-def fmt_bytes(n: float, thousands: bool = False) -> str:
-    """1.5 MiB: short binary units for labels and tables (the CLI's and the editor's); a value
-    that would print as 1024.0 of a unit is the next unit's 1.0. ``thousands``: digits grouped
-    (for sizes past any device, in EiB)."""
-    value = float(n)
-    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
-    sep = "," if thousands else ""
-    for i, unit in enumerate(units):
-        last = i == len(units) - 1
-        if unit == "B" and (round(abs(value)) < 1024 or last):
-            return f"{value:{sep}.0f} B"
-        if unit != "B" and (round(abs(value), 1) < 1024 or last):
-            return f"{value:{sep}.1f} {unit}"
-        value /= 1024
-    return f"{value:{sep}.1f} EiB"  # pragma: no cover
-
-
-# Run precisions that train under autocast (``training.precision``): the estimate does not model them
-LOW_PRECISIONS = ("bf16", "fp16")
-
-
-def precision_note(precision: object) -> str | None:
-    """Why the estimate is not a step's at a run ``precision`` ("bf16", "fp16": autocast), or None
-    (fp32, unset, or a value the run settings refuse). It counts every value in the model's dtype;
-    autocast keeps low-precision copies for backward, and the reversible runtime float32 streams
-    beside bf16 activations: on the examples the fp32 figures were 1.3-3.6x a bf16 step's peak in
-    standard and checkpoint mode (benchmarks/README.md, "Mixed precision and the estimate")."""
-    if precision not in LOW_PRECISIONS:
-        return None
-    return f"the estimate models fp32 steps only; {precision} autocast is not modelled"
-
-
-def input_dtypes(graph: Graph) -> dict[str, str]:
-    """``{Input node id: the number type it declares}`` (float32 where it declares none)."""
-    out: dict[str, str] = {}
-    for node in graph:
-        if node.type == "Input":
-            name = str(graph.resolved_params(node.id).get("dtype", "float32") or "float32")
-            out[node.id] = name if name in DTYPE_BYTES else "float32"
-    return out
-
-
-def input_dtype(graph: Graph) -> str:
-    """The number type the model computes in: float64 when any Input node declares it, else
-    float32. A model has one; ``revstudio.compile``, ``train``, ``memory`` and exported code
-    all take it from here, and every input's samples are fed in it."""
-    return "float64" if "float64" in input_dtypes(graph).values() else "float32"
 
 
 def estimate(
@@ -431,17 +383,6 @@ def estimate_peak(graph: Graph, report: Any, *, batch: int, mode: str, dtype: st
     return est.peak_bytes(mode) + _state_bytes(est.parameter_bytes(), optimizer)
 
 
-def input_bytes(graph: Graph, report: Any, batch: int, dtype: str | None = None) -> int:
-    """Bytes of one input batch (every Input node's shape times ``batch``)."""
-    elem = DTYPE_BYTES[dtype if dtype in DTYPE_BYTES else input_dtype(graph)]
-    total = 0
-    for info in report.nodes.values():
-        if info.type == "Input":
-            for shape in info.outputs.values():
-                total += batch * _prod(shape) * elem
-    return total
-
-
 def max_batch_that_fits(graph: Graph, report: Any, budget_bytes: int, *, mode: str, dtype: str | None = None,
                         optimizer: str | None = None, limit: int = 1 << 16, device: str = "cpu") -> int | None:
     """The largest batch whose training step fits in ``budget_bytes`` (None: not even batch 1).
@@ -463,38 +404,3 @@ def _notes(est: MemoryEstimate) -> list[str]:
     from .explain import mode_notes
 
     return mode_notes(est)
-
-
-def _facts(walker: _Walker, kept: Mapping[str, set[Value | None]], seg_nodes: set[str]) -> dict[str, Any]:
-    """Who keeps which value in standard mode, and what the other modes keep instead."""
-    savers: dict[Value, list[str]] = {}
-    for nid, saves in walker.saves.items():
-        for port in saves.inputs:
-            v = walker.input_value(nid, port)
-            if v is not None:
-                savers.setdefault(v, []).append(nid)
-        for port in saves.outputs:
-            v = walker.base((nid, port))
-            if v is not None:
-                savers.setdefault(v, []).append(nid)
-    readers: dict[Value, list[str]] = {}
-    for (dst, _port), src in walker.source.items():
-        readers.setdefault((src.node, src.port), []).append(dst)
-    bases = {(nid, port): walker.base((nid, port)) for nid, info in walker.report.nodes.items()
-             for port in info.outputs}
-    return {"savers": savers, "readers": readers, "bases": bases, "region_of": dict(walker.region_of),
-            "kept": {m: {v for v in vals if v is not None} for m, vals in kept.items()},
-            "segments": set(seg_nodes), "extra": {n: s.extra_bytes for n, s in walker.saves.items()},
-            "types": {n: i.type for n, i in walker.report.nodes.items()}, "copies": _copy_bytes(walker)}
-
-
-def _copy_bytes(walker: _Walker) -> dict[str, tuple[int, int]]:
-    """{Repeat: (bytes one copy keeps inside, bytes it keeps of what the copy before hands
-    it)}, as its save rule counts them (its extra bytes are the first times the copies, the
-    second times the copies after the first)."""
-    out = {}
-    for nid, view in walker.views.items():
-        body = view.bodies.get("group") if view.type == "Repeat" else None
-        if body is not None:
-            out[nid] = (int(body.internal_bytes), between_bytes(body, view.batch, view.element_bytes))
-    return out

@@ -2,23 +2,21 @@
 
 The window only wires parts together: the document owns the graph and the
 undo stack, the canvas tabs own the views, :class:`FileController` the file
-actions, :class:`Autosaver` crash recovery and ``BottomTabsMixin`` the Code and
-Memory tabs. Layout and preferences persist in :class:`Settings`.
+actions, :class:`Autosaver` crash recovery, ``BottomTabsMixin`` the Code and
+Memory tabs, ``StatusFiguresMixin`` the status bar and ``WindowSettingsMixin`` the
+theme, preferences and layout, which persist in :class:`Settings`.
 """
 from __future__ import annotations
 
 import logging
 import os
-import sys
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QByteArray, QEvent, QMimeData, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence, QStatusTipEvent
+from PySide6.QtCore import QEvent, QMimeData, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QStatusTipEvent
 from PySide6.QtWidgets import (
-    QApplication,
     QDockWidget,
-    QLabel,
     QMainWindow,
     QMenu,
     QMessageBox,
@@ -29,13 +27,11 @@ from PySide6.QtWidgets import (
 from revstudio import __version__
 from revstudio.core.graph import Graph
 from revstudio.qt import actions as act
-from revstudio.qt import report_facts as rf
 from revstudio.qt import theme
 from revstudio.qt.accessible_names import name_parts
 from revstudio.qt.autosave import AUTOSAVE_MS, Autosaver, RecoveryStore
 from revstudio.qt.bottom_panel import BottomPanel
 from revstudio.qt.bottom_tabs import BottomTabsMixin
-from revstudio.qt.canvas import nudge
 from revstudio.qt.canvas_tabs import CanvasTabs
 from revstudio.qt.diagnostics_panel import DiagnosticsPanel
 from revstudio.qt.dialogs import Dialogs
@@ -45,9 +41,11 @@ from revstudio.qt.files import FileController, OpenError, examples, read_project
 from revstudio.qt.group_names import GroupNames
 from revstudio.qt.inspector import Inspector
 from revstudio.qt.palette import PaletteWidget
-from revstudio.qt.preferences import PreferencesDialog
 from revstudio.qt.settings import Settings
+from revstudio.qt.shortcuts_help import shortcuts_html
 from revstudio.qt.training.ui import install as install_training
+from revstudio.qt.window_settings import WindowSettingsMixin
+from revstudio.qt.window_status import StatusFiguresMixin
 
 log = logging.getLogger("revstudio")
 
@@ -57,9 +55,8 @@ def _local_files(data: QMimeData) -> list[str]:
     return [url.toLocalFile() for url in (data.urls() if data.hasUrls() else []) if url.isLocalFile()]
 
 
-_NO_LIMIT = (1 << 24) - 1  # Qt's QWIDGETSIZE_MAX, which PySide6 does not export
 
-class MainWindow(BottomTabsMixin, QMainWindow):
+class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMainWindow):
     """One window editing one document."""
 
     opened = Signal()  # the file given on the command line (if any) is open
@@ -167,28 +164,6 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
-    def _build_status_bar(self) -> None:
-        from revstudio.qt.status_bar import MessageStatusBar
-
-        bar = self.status_bar = MessageStatusBar(self)
-        self.setStatusBar(bar)
-        self.status_params = QLabel()
-        self.status_errors = QLabel()
-        self.status_errors.setObjectName("statusErrors")
-        self.status_warnings = QLabel()
-        self.status_warnings.setObjectName("statusWarnings")
-        from revstudio.qt.memory_figures import BatchField, ElidedLabel
-
-        self.status_memory = ElidedLabel()  # the widest item: "…" in a narrow window, whole in its tooltip
-        self.status_memory.setObjectName("statusMemory")
-
-        self.status_batch = BatchField(self.document)
-        self.status_batch.setObjectName("statusBatch")
-        for w in (self.status_params, self.status_errors, self.status_warnings, self.status_batch,
-                  self.status_memory):
-            bar.add_figure(w)
-        bar.messageChanged.connect(self._message_changed)
-
     def _update_title(self, *_args: object) -> None:
         if not shiboken6.isValid(self.document.undo_stack):  # signals while tearing down
             return
@@ -196,51 +171,6 @@ class MainWindow(BottomTabsMixin, QMainWindow):
         self.setWindowTitle(f"{name}[*] — revstudio")
         self.setWindowModified(self.document.is_dirty())
         self.tabs.rename_main(self.document.graph.name or "main")
-
-    def _update_status(self) -> None:
-        report = self.document.report
-        params = getattr(report, "parameters", None)
-        partial = rf.counts(report)[0] > 0  # layers past an error have no shape, so no size yet
-        self.status_params.setText(f"{rf.human_count(params)}{'+' * partial} parameters" if params is not None else "")
-        self.status_params.setToolTip("Counted over the layers whose shapes are known; fix the errors for the total"
-                                      if partial else "")
-        errors, warnings = rf.counts(report)
-        self.status_errors.setText(f"● {errors} error{'s' * (errors != 1)}")
-        self.status_warnings.setText(f"▲ {warnings} warning{'s' * (warnings != 1)}")
-        for label, bad in ((self.status_errors, errors > 0), (self.status_warnings, warnings > 0)):
-            label.setProperty("bad", bad)
-            label.style().unpolish(label)
-            label.style().polish(label)
-        from revstudio.qt.memory_figures import status_text, status_tooltip
-
-        text = status_text(report)
-        if text:
-            # with errors the layers past the break have no shape, so no size: partial, like the count
-            self.status_memory.setText(f"so far: {text}" if errors else text)
-            self.status_memory.setToolTip(("Counted over the layers whose shapes are known: fix the errors for "
-                                           "the total.\n" if errors else "") + status_tooltip(report))
-        else:
-            self.status_memory.setText("memory estimate: connect an Input to see it" if not errors
-                                       else "memory estimate: fix the errors first")
-        self.bottom.set_problem_count(errors, warnings)
-
-    def _message_changed(self, text: str) -> None:
-        if not text:  # the message is gone: the figures have their room back
-            self.status_memory.setMaximumWidth(_NO_LIMIT)
-            self.status_memory.setVisible(True)
-
-    def show_message(self, text: str) -> None:
-        bar = self.status_bar
-        # The memory summary is the widest permanent item; a message that would be cut
-        # (a path, a rename) borrows its room for the few seconds it shows.
-        room = bar.width() - sum(w.width() + 8 for w in bar.figures if w.isVisible() and w is not self.status_memory)
-        # The figures give way as in a narrow window (ending in "…") while they keep a few words;
-        # only a message that leaves less than that hides them.
-        spare = room - bar.fontMetrics().horizontalAdvance(text) - 24 - 8
-        memory = self.status_memory
-        memory.setMaximumWidth(max(memory.MIN_WIDTH, spare) if spare < memory.sizeHint().width() else _NO_LIMIT)
-        memory.setVisible(spare >= memory.MIN_WIDTH)
-        bar.showMessage(text, 6000)
 
     # ---- canvas helpers ---------------------------------------------------
     def current_view(self) -> Any:
@@ -335,62 +265,6 @@ class MainWindow(BottomTabsMixin, QMainWindow):
             return
         export_with_dialog(self, self.document)
 
-    # ---- preferences ------------------------------------------------------
-    def toggle_theme(self) -> None:
-        self.set_theme("light" if theme.current() == "dark" else "dark")
-
-    def set_theme(self, name: str) -> None:
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            theme.apply_theme(app, name)
-        self.settings.theme = theme.current()
-        self.actions_by_name["dark_theme"].setChecked(theme.current() == "dark")
-        act.retint(self)
-        self.tabs.set_theme(theme.current() == "dark")
-        self.node_palette.populate()  # category swatches follow the canvas colours
-        highlighter = getattr(getattr(self, "code_view", None), "highlighter", None)
-        if highlighter is not None and hasattr(highlighter, "set_dark"):
-            highlighter.set_dark(theme.current() == "dark")
-        self.diagnostics.refresh()
-        self.inspector.refresh_facts()
-        if "pyqtgraph" in sys.modules:  # no plot exists before pyqtgraph is imported (start-up skips it)
-            from revstudio.qt.plots.plot_theme import restyle_all
-
-            restyle_all()
-
-    def show_preferences(self) -> PreferencesDialog:
-        """File > Preferences: a window-modal dialog applied on OK."""
-        dialog = PreferencesDialog(self.settings, self)
-        dialog.applied.connect(self.apply_preferences)
-        dialog.open()
-        return dialog
-
-    def apply_preferences(self) -> None:
-        if self.settings.theme != theme.current():
-            self.set_theme(self.settings.theme)
-        self.autosaver.timer.setInterval(self.settings.autosave_seconds * 1000)
-
-    def _restore_layout(self) -> None:
-        geometry, state = self.settings.layout()
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        if state is not None:
-            self.restoreState(state)
-
-    def reset_layout(self) -> None:
-        self.restoreState(self._default_state)
-        for dock in (self.palette_dock, self.inspector_dock, self.history_dock, self.bottom_dock):
-            dock.show()
-        self.resizeDocks([self.inspector_dock, self.history_dock], [560, 200], Qt.Orientation.Vertical)
-        self.resizeDocks([self.palette_dock, self.inspector_dock], [230, 320], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.bottom_dock], [230], Qt.Orientation.Vertical)
-        self.dock_sizes.preferred.clear()  # the next layout pass takes these as the user's sizes
-        self.dock_sizes._timer.start()
-
-    def save_layout(self) -> None:
-        self.settings.save_layout(QByteArray(self.saveGeometry()), QByteArray(self.saveState()))
-        self.settings.sync()
-
     def about(self) -> None:
         QMessageBox.about(self, "About revstudio",
                           f"<b>revstudio {__version__}</b><p>A studio for memory-saving reversible "
@@ -398,31 +272,7 @@ class MainWindow(BottomTabsMixin, QMainWindow):
 
     def show_shortcuts(self) -> None:
         """Help > Keyboard Shortcuts: every action with a key, from the actions themselves."""
-        from html import escape
-
-        # undo/redo actions' texts follow the stack ("Undo Delete f"): name the action itself
-        fixed = {"undo": "Undo", "redo": "Redo"}
-        cells = []
-        for name, a in self.actions_by_name.items():
-            label = fixed.get(name, a.text().replace("&", ""))
-            # Qt's dedicated Undo/Redo keys read as the action's own name ("Redo: ..., Redo"): left out
-            keys = [k.toString(QKeySequence.SequenceFormat.NativeText) for k in a.shortcuts()]
-            keys = [k for k in keys if k and k != label]
-            if keys:
-                cells.append(f"<td style='padding:2px 10px 2px 0; white-space:nowrap'>{escape(label)}</td>"
-                             f"<td style='padding:2px 28px 2px 0'><b>{escape(', '.join(keys))}</b></td>")
-        # the canvas's arrow keys are no actions (a text field keeps its arrows): listed by hand
-        for label, keys_text in (("Nudge the selection", nudge.KEYS), ("Nudge by a grid step", nudge.GRID_KEYS)):
-            cells.append(f"<td style='padding:2px 10px 2px 0; white-space:nowrap'>{escape(label)}</td>"
-                         f"<td style='padding:2px 28px 2px 0'><b>{escape(keys_text)}</b></td>")
-        half = (len(cells) + 1) // 2  # two columns: one ran ~950 px tall, past a laptop's screen
-        rows = "".join(f"<tr>{cells[i]}{cells[i + half] if i + half < len(cells) else ''}</tr>"
-                       for i in range(half))
-        extra = ("<p>On the canvas: drag from a port to wire it (Ctrl+K from the keyboard), Space+drag or the "
-                 "middle button pans, "
-                 "the wheel zooms, Tab opens the selected group (with no group node selected it adds a node by "
-                 "name, as Shift+A), Escape cancels.</p>")
-        self.dialogs.info(self, "Keyboard shortcuts", f"<table>{rows}</table>{extra}")
+        self.dialogs.info(self, "Keyboard shortcuts", shortcuts_html(self.actions_by_name))
 
     # ---- dropping files -----------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt API

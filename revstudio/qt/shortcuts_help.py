@@ -1,0 +1,36 @@
+"""Help > Keyboard Shortcuts: the table of every action with a key, read from the actions
+themselves, plus the canvas keys that are no actions (nudging) and a line on the mouse."""
+from __future__ import annotations
+
+from PySide6.QtGui import QAction, QKeySequence
+
+from revstudio.qt.canvas import nudge
+
+
+def shortcuts_html(actions_by_name: dict[str, QAction]) -> str:
+    """The dialog's text: two columns of action name and keys, then the canvas's gestures."""
+    from html import escape
+
+    # undo/redo actions' texts follow the stack ("Undo Delete f"): name the action itself
+    fixed = {"undo": "Undo", "redo": "Redo"}
+    cells = []
+    for name, a in actions_by_name.items():
+        label = fixed.get(name, a.text().replace("&", ""))
+        # Qt's dedicated Undo/Redo keys read as the action's own name ("Redo: ..., Redo"): left out
+        keys = [k.toString(QKeySequence.SequenceFormat.NativeText) for k in a.shortcuts()]
+        keys = [k for k in keys if k and k != label]
+        if keys:
+            cells.append(f"<td style='padding:2px 10px 2px 0; white-space:nowrap'>{escape(label)}</td>"
+                         f"<td style='padding:2px 28px 2px 0'><b>{escape(', '.join(keys))}</b></td>")
+    # the canvas's arrow keys are no actions (a text field keeps its arrows): listed by hand
+    for label, keys_text in (("Nudge the selection", nudge.KEYS), ("Nudge by a grid step", nudge.GRID_KEYS)):
+        cells.append(f"<td style='padding:2px 10px 2px 0; white-space:nowrap'>{escape(label)}</td>"
+                     f"<td style='padding:2px 28px 2px 0'><b>{escape(keys_text)}</b></td>")
+    half = (len(cells) + 1) // 2  # two columns: one ran ~950 px tall, past a laptop's screen
+    rows = "".join(f"<tr>{cells[i]}{cells[i + half] if i + half < len(cells) else ''}</tr>"
+                   for i in range(half))
+    extra = ("<p>On the canvas: drag from a port to wire it (Ctrl+K from the keyboard), Space+drag or the "
+             "middle button pans, "
+             "the wheel zooms, Tab opens the selected group (with no group node selected it adds a node by "
+             "name, as Shift+A), Escape cancels.</p>")
+    return f"<table>{rows}</table>{extra}"
