@@ -303,8 +303,10 @@ class UnitBuilder:
                     # its inverse makes a new pair from the rebuilt one while both are alive, the
                     # gradients of the steps after it made (the streams' gradient, joined, is the
                     # inputs' where the region starts with it; a budget's rest that starts with the
-                    # end of a wired block before it, network 443's at batch 32, was 3.6 % under)
-                    step[1] = max(step[1], passing * self.stream_bytes // self.elem - (params - later))
+                    # end of a wired block before it, network 443's at batch 32, was 3.6 % under),
+                    # less what the walk counts that is not held yet (``gone``: a side input's
+                    # gradient the steps before it make; random skip network 21 was 4.1 % over)
+                    step[1] = max(step[1], passing * self.stream_bytes // self.elem - (params - later) - gone)
                 continue
             lift = 0
             if joined and since < 2:
