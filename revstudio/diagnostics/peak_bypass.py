@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .peak_bare import halves_viewed
+from .peak_bare import bare_streams, halves_viewed
 from .stream_updates import step_updates
 
 _PASSING = frozenset({"Flatten", "Reshape", "Concat"})
@@ -26,18 +26,21 @@ def bypass_gone(b: Any, region: Any, owners: Sequence[str]) -> list[int]:
     part of a Split of a coupling's output that no step computes on again) is the loss's
     expanded scalar until the coupling sums into it: after an additive coupling's F has run
     backward (its own moments count it as the loss's), as an AffineCoupling's backward starts
-    (after its moments). (2) Less, at one sample (the halves dense views of one storage), at an
-    additive coupling's F moment: the held output's copy that the part is a view of stays whole
-    beside the new x1 pair F's update makes (the walk counts the copy as the streams and x1's
-    new value in the place of its part). The additive multi-scale flow was 10.9 / 12.6 % over
-    at batches 8 / 32 counting the gradient from the start; measured, one half's gradient
-    buffer at its first coupling's F; at batch 1 that moment holds the copy, its correction and
-    the new x1 pair (torch 2.13, CPU)."""
+    (after its moments). (2) At an additive coupling's moments the walk counts the streams as
+    the held output's copy and its correction, whole, and the pair F's update makes of x1 (y1
+    came back bare, through the other part's steps) as x1's value in the place of its part of
+    the copy, with a correction of its own (``Facts.bare``). At one sample the halves are dense
+    views of one storage: the bypassing part keeps the copy and its correction whole beside the
+    new x1 pair, one half more at F's moment. From two samples on the parts were copied apart
+    and x1's are gone: one half less at F's and G's. The additive multi-scale flow was 3.0 /
+    10.9 / 12.6 % over at batches 2 / 8 / 32; the first rule alone left 8 / 32 5.4 / 6.3 % over
+    and put batch 1 0.6 % under (measured, torch 2.13 CPU: at F's backward the copy, its
+    correction and the new x1 pair at batch 1; at 8 the output, x2's copied pair and x1's pair)."""
     steps = list(getattr(region, "steps", ()))
     position = {s: i for i, s in enumerate(steps)}
     views = b.w.views
     parts: list[tuple[int, bool, int]] = []  # (the coupling that made it, additive, bytes)
-    viewed: dict[int, int] = {}  # the F moment of an additive coupling -> the copy's bytes it keeps more
+    viewed: dict[int, int] = {}  # an additive coupling's moment -> what more it holds (2)
     for sid in steps:
         view = views.get(sid)
         reads = b.reads(sid) if view is not None and view.type == "Split" and sid in b.position else []
@@ -52,8 +55,15 @@ def bypass_gone(b: Any, region: Any, owners: Sequence[str]) -> list[int]:
         additive = maker.type == "AdditiveCoupling"
         parts += [(at, additive, b.w.nbytes(v)) for v in passed]
         updates = step_updates(b.w, steps[at], None) if additive else []
-        if updates and halves_viewed(b, b.w.batch, maker.inputs.get("in") or ()) and steps[at] in owners:
-            viewed[owners.index(steps[at])] = b.w.batch * updates[0][0] * b.elem  # (F's moment: the first)
+        if updates and steps[at] in owners and steps[at] in bare_streams(b, steps):
+            x1 = b.w.batch * updates[0][0] * b.elem
+            first = owners.index(steps[at])  # (F's moment: the first; G's next)
+            if halves_viewed(b, b.w.batch, maker.inputs.get("in") or ()):
+                viewed[first] = x1
+            else:
+                for i in range(first, len(owners)):
+                    if owners[i] == steps[at]:
+                        viewed[i] = -x1
     out = []
     for i, sid in enumerate(owners):
         where = position.get(sid, -1)
