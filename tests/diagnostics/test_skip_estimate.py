@@ -97,7 +97,9 @@ def test_a_skip_is_estimated_as_measured(tmp_path: Path, name: str, batch: int) 
 # reversible mode: a region output a later step of the region takes as its stream (a coupling's
 # output the skip reads past the wired block after it) goes, with its correction, once the rebuild
 # has it back; counted through the whole backward, 13 was 15.1 / 6.7 % over at batches 1 / 8 (its
-# peak in the wrong region) and 57 7.5 % at batch 1.
+# peak in the wrong region) and 57 7.5 % at batch 1. 21 in reversible mode at batch 8: at the
+# Squeeze's inverse before the wired block, the gradient of F's output (a side input the skip add in
+# G reads) is not made yet; counted there, 4.1 % over.
 @pytest.mark.parametrize(("seed", "mode", "batch"), [(21, "standard", 8), (28, "checkpoint", 8), (26, "standard", 1),
                                                      (13, "reversible", 1), (13, "reversible", 8),
                                                      (57, "reversible", 1),
@@ -109,7 +111,7 @@ def test_a_skip_is_estimated_as_measured(tmp_path: Path, name: str, batch: int) 
                                                      (94, "checkpoint", 1), (94, "checkpoint", 8),
                                                      (65, "checkpoint", 8), (48, "checkpoint", 8),
                                                      (95, "reversible", 1), (95, "reversible", 8),
-                                                     (97, "reversible", 8)])
+                                                     (97, "reversible", 8), (21, "reversible", 8)])
 def test_a_random_skip_network_is_estimated_as_measured(seed: int, mode: str, batch: int) -> None:
     from random_revnets import random_skipnet
 
