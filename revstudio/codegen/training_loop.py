@@ -333,9 +333,9 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             watch.warned["message"] = diverged_text(watch.warned, config, kind)
             warn({"kind": "event", "event": "diverged", "step": step, "loss": watch.warned["loss"],
                   "start": watch.warned["start"], "message": watch.warned["message"]})
-        if learn_at is not None and learning.see(step, float(stats[0]) / float(stats[2]), float(stats[1]),
-                                                 float(stats[2]), learn_at, classes,
-                                                 [float(v) for v in stats[5:]]) and learning.warned is not None:
+        if learning.see(step, float(stats[0]) / float(stats[2]), float(stats[1]), float(stats[2]),
+                        total + 1 if learn_at is None else learn_at,  # (a short run: followed, not judged)
+                        classes, [float(v) for v in stats[5:]]) and learning.warned is not None:
             learning.warned["message"] = not_learning_message(learning.warned, config["lr"], per_epoch)
             warn({"kind": "event", "event": "not_learning", "step": step, "loss": learning.warned["loss"],
                   "start": learning.warned["start"], "accuracy": learning.warned["accuracy"],
@@ -369,7 +369,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     for warned in (watch.warned, learning.warned):
         if rank == 0 and not json_rows and warned is not None:  # said again where a reader looks last
             print(f"warning: {warned['message']}", file=sys.stderr, flush=True)
-    if rank == 0 and learn_at is None and not stopped:  # (stderr, also beside --json's rows)
+    if rank == 0 and learn_at is None and not stopped and not learning.plainly_learns():  # (stderr, beside --json's rows)
         print(f"note: {unchecked_note(step)}", file=sys.stderr, flush=True)
     if rank == 0 and not json_rows and not stopped:
         print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, "

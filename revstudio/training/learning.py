@@ -10,7 +10,8 @@ training accuracy over the last :data:`ACC_STEPS` steps is within :data:`SIGMAS`
 of chance: the share of the most frequent label among the labels trained on so far (what always
 guessing that class scores; 1 / classes where the labels are balanced or unknown). The run goes
 on; the final row and the run's status repeat the note, as for ``diverged``. A run shorter than
-:data:`MIN_STEPS` is not judged, and its end says so (:func:`unchecked_note`): at 40 steps, two_branch
+:data:`MIN_STEPS` is not judged, and its end says so (:func:`unchecked_note`) unless its accuracy is
+plainly above chance (:meth:`LearningWatch.plainly_learns`): at 40 steps, two_branch
 at its own settings had fallen by only 1.2 % at chance accuracy, and would have been told wrongly.
 
 Measured on the example projects at their own settings (tests/training/test_not_learning.py trains
@@ -52,6 +53,7 @@ class LearningWatch:
         self.checked = bool(state.get("checked"))
         self.seen = int(state["seen"]) if isinstance(state.get("seen"), int) else 0
         self.warned: dict[str, Any] | None = state.get("warned") if isinstance(state.get("warned"), dict) else None
+        self.classes: int | None = None  # (of the last step seen)
 
     def state(self) -> dict[str, Any]:
         """What the checkpoint keeps (plain numbers: loaded with ``weights_only=True``)."""
@@ -66,6 +68,7 @@ class LearningWatch:
         if self.checked or not math.isfinite(loss):
             return False
         self.seen += 1
+        self.classes = classes
         if labels:
             self.labels = [a + float(b) for a, b in zip(self.labels, labels)] \
                 if len(self.labels) == len(labels) else [float(b) for b in labels]
@@ -80,19 +83,31 @@ class LearningWatch:
             return False
         start, now = sum(self.first) / len(self.first), sum(self.last) / len(self.last)
         flat = start != 0 and start - now < FALL * abs(start)
-        accuracy = chance = None
-        n = sum(h[1] for h in self.hits)
-        if classes and classes > 1 and n > 0:
-            seen = sum(self.labels)
-            chance = max(self.labels) / seen if seen > 0 and len(self.labels) == classes else 1.0 / classes
-            accuracy = sum(h[0] for h in self.hits) / n
-            if accuracy > chance + SIGMAS * math.sqrt(chance * (1 - chance) / n):
-                accuracy = None  # (above chance: not part of the note)
+        accuracy, chance, above = self._against_chance()
+        if above:
+            accuracy = None  # (above chance: not part of the note)
         if not flat and accuracy is None:
             return False
         self.warned = {"step": step, "loss": now, "start": start, "flat": flat, "accuracy": accuracy,
                        "chance": chance if accuracy is not None else None}
         return True
+
+    def _against_chance(self) -> tuple[float | None, float | None, bool]:
+        """(training accuracy over the last ACC_STEPS steps, chance, whether it is above chance by
+        SIGMAS standard errors); (None, None, False) where the run is no classification."""
+        classes, n = self.classes, sum(h[1] for h in self.hits)
+        if not classes or classes < 2 or n <= 0:
+            return None, None, False
+        seen = sum(self.labels)
+        chance = max(self.labels) / seen if seen > 0 and len(self.labels) == classes else 1.0 / classes
+        accuracy = sum(h[0] for h in self.hits) / n
+        return accuracy, chance, accuracy > chance + SIGMAS * math.sqrt(chance * (1 - chance) / n)
+
+    def plainly_learns(self) -> bool:
+        """A run too short for the rule that learns all the same: a classification whose accuracy is
+        above chance as the rule measures it (a falling loss alone is no proof: one from a poor
+        start falls to the labels' entropy with nothing learnt). Its end needs no "not checked" note."""
+        return self.warned is None and self._against_chance()[2]
 
 
 def _numbers(value: Any) -> list[float]:
@@ -143,9 +158,10 @@ def watch_learning(run: Any, watch: LearningWatch, step: int, stats: Any, steps_
     """Emit the ``not_learning`` row (once) if the run is not learning at step ``step`` (``stats``:
     the step's summed loss, correct predictions and sample count; its label counts from ``stats[6]``)."""
     count, at = float(stats[2]), check_step(steps_per_epoch, total)
+    at = total + 1 if at is None else at  # (a run too short for the rule is followed, never judged)
     classes = task.num_classes if task.kind == "classification" else None
-    if count <= 0 or at is None or not watch.see(step, float(stats[0]) / count, float(stats[1]), count, at,
-                                                 classes, [float(v) for v in stats[6:]]) or watch.warned is None:
+    if count <= 0 or not watch.see(step, float(stats[0]) / count, float(stats[1]), count, at,
+                                   classes, [float(v) for v in stats[6:]]) or watch.warned is None:
         return
     msg = not_learning_message(watch.warned, run.cfg.lr, steps_per_epoch)
     watch.warned["message"] = msg
@@ -158,7 +174,7 @@ def note_fields(diverged: dict[str, Any], watch: LearningWatch, unchecked: int |
     """The ``finished`` (or ``stopped``) row's ``warning`` (with the divergence's fields
     ``diverged``), adding ``not_learning_at`` and the note when the run was not learning, and
     ``note`` (:func:`unchecked_note`) for a run of ``unchecked`` steps too short to be checked."""
-    if unchecked is not None and watch.warned is None:
+    if unchecked is not None and watch.warned is None and not watch.plainly_learns():
         return {**diverged, "note": unchecked_note(unchecked)}
     if watch.warned is None:
         return diverged
