@@ -185,18 +185,25 @@ class CanvasTabs(QTabWidget):
         view = self.current_view()
         graph = self.current_graph()
         before = set(graph.nodes)
-        groups = [n for n in view.selected_node_ids() if n in graph.nodes and graph.nodes[n].type == "Group"]
-        if not groups:
-            self.message.emit("Select a Group node to ungroup (Ctrl+Shift+G)")
+        node = self._selected_group_node(view, graph, "Select a Group node to ungroup (Ctrl+Shift+G)")
+        if node is None:
             return False
         try:
-            cmd = ungroup(graph, groups[0], project=self.document.graph)
+            cmd = ungroup(graph, node, project=self.document.graph)
         except GraphError as exc:
-            self.message.emit(f"Cannot ungroup {groups[0]}: {exc}")
+            self.message.emit(f"Cannot ungroup {node}: {exc}")
             return False
         self.document.push(cmd)
         view.select_nodes(sorted(set(graph.nodes) - before))
         return True
+
+    def _selected_group_node(self, view: Any, graph: Graph, ask: str) -> str | None:
+        """The first selected Group node's id; None (saying ``ask``) where none is selected."""
+        groups = [n for n in view.selected_node_ids() if n in graph.nodes and graph.nodes[n].type == "Group"]
+        if not groups:
+            self.message.emit(ask)
+            return None
+        return groups[0]
 
     def repeat_selected_group(self) -> bool:
         """Turn the selected Group node into a Repeat of its group: same id, place and wires, one undo step."""
@@ -206,18 +213,17 @@ class CanvasTabs(QTabWidget):
         if self._refuse_read_only("nothing here can be changed"):
             return False
         view, graph = self.current_view(), self.current_graph()
-        groups = [n for n in view.selected_node_ids() if n in graph.nodes and graph.nodes[n].type == "Group"]
-        if not groups:
-            self.message.emit("Select a Group node to repeat its group")
+        node = self._selected_group_node(view, graph, "Select a Group node to repeat its group")
+        if node is None:
             return False
         try:
-            cmd = repeat_group_node(graph, groups[0], project=self.document.graph)
+            cmd = repeat_group_node(graph, node, project=self.document.graph)
         except GraphError as exc:
-            self.message.emit(f"Cannot repeat {groups[0]}: {exc}")
+            self.message.emit(f"Cannot repeat {node}: {exc}")
             return False
         self.document.push(cmd)
-        view.select_nodes([groups[0]])
-        self.message.emit(f"{groups[0]} repeats group {graph.nodes[groups[0]].params['group']} twice "
+        view.select_nodes([node])
+        self.message.emit(f"{node} repeats group {graph.nodes[node].params['group']} twice "
                           "(set times in the inspector)")
         return True
 

@@ -8,21 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from training_kit import linear_classifier
 
 from revstudio import cli
-from revstudio.core.graph import Graph
 from revstudio.core.project import save
 
 
 @pytest.mark.parametrize("flag", ["--data", "--val-data"])
 def test_a_relative_data_flag_found_only_in_the_current_folder_is_refused_with_the_path_to_give(
         tmp_path, monkeypatch, capsys, flag) -> None:
-    g = Graph("clf")
-    g.add_node("Input", "img", {"shape": [4]})
-    g.add_node("Linear", "fc", {"out_features": 3})
-    g.add_node("Output", "y")
-    g.connect("img.out", "fc.in")
-    g.connect("fc.out", "y.in")
+    g = linear_classifier()
     (tmp_path / "proj").mkdir()
     (tmp_path / "my data").mkdir()
     save(g, tmp_path / "proj" / "net.revs")

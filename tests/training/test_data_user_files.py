@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from training_kit import linear_classifier
 
 from revstudio.training import sources
 from revstudio.training.sources import DataError, load_arrays
@@ -99,16 +100,10 @@ def test_revstudio_check_gives_the_same_advice_from_the_headers(tmp_path) -> Non
 def _classifier_bundle(y: np.ndarray, tmp_path: Path, requested: str = "auto"):  # type: ignore[no-untyped-def]
     pytest.importorskip("torch")
     from revstudio.core.check import check
-    from revstudio.core.graph import Graph
     from revstudio.training.data import load_data
     from revstudio.training.task import infer_task
 
-    g = Graph("clf")
-    g.add_node("Input", "img", {"shape": [4]})
-    g.add_node("Linear", "fc", {"out_features": 3})
-    g.add_node("Output", "y")
-    g.connect("img.out", "fc.in")
-    g.connect("fc.out", "y.in")
+    g = linear_classifier()
     np.savez(tmp_path / "d.npz", x=np.random.default_rng(0).normal(size=(len(y), 4)).astype("float32"), y=y)
     report = check(g)
     return load_data("d.npz", g, report, task=infer_task(g, report, requested), val_fraction=0.0,

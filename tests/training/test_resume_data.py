@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import numpy as np
+from training_kit import linear_classifier
 
 from revstudio import cli
-from revstudio.core.graph import Graph
 from revstudio.core.project import save
 
 FLAGS = ["--batch-size", "8", "--device", "cpu", "--gradcheck-every", "0", "--memory-every", "0",
@@ -19,12 +19,7 @@ FLAGS = ["--batch-size", "8", "--device", "cpu", "--gradcheck-every", "0", "--me
 
 
 def _project(tmp_path: Path) -> str:
-    g = Graph("clf")
-    g.add_node("Input", "img", {"shape": [4]})
-    g.add_node("Linear", "fc", {"out_features": 3})
-    g.add_node("Output", "y")
-    g.connect("img.out", "fc.in")
-    g.connect("fc.out", "y.in")
+    g = linear_classifier()
     path = tmp_path / "clf.revs"
     save(g, path)
     return str(path)

@@ -49,3 +49,16 @@ class Rows:
 
     def event(self, name: str) -> list[dict[str, Any]]:
         return [r for r in self.rows if r.get("event") == name]
+
+
+def linear_classifier(features: int = 4, classes: int = 3) -> Any:
+    """Graph ``clf``: Input ``img`` (``features``) -> Linear ``fc`` (``classes``) -> Output ``y``."""
+    from revstudio.core.graph import Graph
+
+    g = Graph("clf")
+    g.add_node("Input", "img", {"shape": [features]})
+    g.add_node("Linear", "fc", {"out_features": classes})
+    g.add_node("Output", "y")
+    g.connect("img.out", "fc.in")
+    g.connect("fc.out", "y.in")
+    return g
