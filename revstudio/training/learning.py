@@ -130,7 +130,8 @@ def not_learning_message(warned: dict[str, Any], lr: float, steps_per_epoch: int
     if warned.get("accuracy") is not None:
         what.append(f"the training accuracy of the last {ACC_STEPS} steps, {warned['accuracy']:.1%}, is at "
                     f"chance ({warned['chance']:.1%}, what always guessing the most frequent label scores)")
-    return (f"the run is not learning: after {step} steps ({step / max(steps_per_epoch, 1):.3g} epochs) "
+    epochs = f"{step / max(steps_per_epoch, 1):.3g}"
+    return (f"the run is not learning: after {step} steps ({epochs} epoch{'' if epochs == '1' else 's'}) "
             f"{' and '.join(what)}. Check that the targets belong to their inputs (shuffled labels, or a "
             f"data file's y in another order than its x, cannot be learned), try a higher --lr (now {lr:g}), "
             "and check the inputs' scale. The run goes on")

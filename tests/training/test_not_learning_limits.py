@@ -119,3 +119,11 @@ def test_a_short_run_whose_accuracy_is_plainly_above_chance_needs_no_note(tmp_pa
     assert code == 0 and "not checked" not in text and "warning" not in text, text
     rows = [json.loads(line) for line in (out / runs.METRICS).read_text().splitlines()]
     assert rows[-1]["event"] == "finished" and "note" not in rows[-1]
+
+
+def test_the_message_counts_one_epoch_in_the_singular() -> None:
+    from revstudio.training.learning import not_learning_message
+
+    warned = {"step": 115, "start": 1.4, "loss": 1.39, "flat": True, "accuracy": None}
+    assert "after 115 steps (1 epoch) " in not_learning_message(warned, 0.001, 115)
+    assert "after 230 steps (2 epochs) " in not_learning_message({**warned, "step": 230}, 0.001, 115)
