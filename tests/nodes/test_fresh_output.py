@@ -85,3 +85,11 @@ def test_a_type_that_declares_nothing_is_never_written_over() -> None:
     spec = NodeSpec(type_id="Plugged", category="Test", help="", params={}, inputs=("in",), outputs=("out",),
                     infer=lambda ctx: {"out": ctx.input("in")})
     assert spec.output_is_fresh({}, [(3,)]) is False
+
+
+def test_a_mismatch_says_what_to_declare() -> None:
+    """The failure message a plugin author reads (above): the type, its inputs and the fix."""
+    text = _advice("Haar", {"k": 2}, [(4, 8, 8)], True, False, 3, True)
+    assert text.startswith("Haar with params {'k': 2} on inputs [(4, 8, 8)] (batch 3, channels_last): ")
+    assert "fresh_output is True, but the built module's first output is a view of its input" in text
+    assert text.endswith("declare fresh_output=False in its NodeSpec (docs/plugins.md, the fresh_output row)")

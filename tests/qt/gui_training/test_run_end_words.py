@@ -1,6 +1,8 @@
 """What the window says once a very short run has ended (a 1-step run is a common first try)."""
 from __future__ import annotations
 
+import pytest
+
 from .conftest import START_TIMEOUT_MS
 
 
@@ -15,9 +17,17 @@ def test_a_one_step_run_ends_as_one_step(qtbot, train_window, fake_worker):
     assert ui.status_progress.label.text() == "finished: 1 step"
 
 
-def test_a_run_whose_loss_diverged_says_so_in_the_status_plots_and_log(qtbot, train_window, fake_worker):
-    """A finite loss of 1e4 and more finished as "finished: 20 steps" with no word of it."""
-    fake_worker(delay=0.0, diverge_at=3)
+@pytest.mark.parametrize("worker, status, log, plots", [
+    # A finite loss of 1e4 and more finished as "finished: 20 steps" with no word of it.
+    ({"diverge_at": 3}, "finished: 20 steps (the loss diverged: see Plots)", "the loss diverged: 5e+04 at step 3",
+     "Step 3: the loss diverged"),
+    # A run told it was not learning (shuffled labels, a tiny lr) finished as "finished: 20 steps".
+    ({"stall_at": 5}, "finished: 20 steps (not learning: see Plots)", "the run is not learning: after 5 steps",
+     "Step 5: the run is not learning"),
+], ids=["diverged", "not-learning"])
+def test_a_run_warned_of_says_so_in_the_status_plots_and_log(qtbot, train_window, fake_worker, worker, status,
+                                                              log, plots):
+    fake_worker(delay=0.0, **worker)
     window = train_window({"steps": 20, "log_every": 1})
     ui = window.training
     assert ui.train() is None
@@ -25,26 +35,10 @@ def test_a_run_whose_loss_diverged_says_so_in_the_status_plots_and_log(qtbot, tr
     run = ui.controller.run
     assert run.status == "finished" and run.warning is not None
     assert "learning rate (now 0.001)" in run.warning  # (the editor's words for --lr)
-    assert ui.status_progress.label.text() == "finished: 20 steps (the loss diverged: see Plots)"
-    assert "the loss diverged: 5e+04 at step 3" in window.bottom.log.toPlainText()
+    assert ui.status_progress.label.text() == status
+    assert log in window.bottom.log.toPlainText()
     ui.plots.set_runs([run])
-    assert "Step 3: the loss diverged" in ui.plots.warning.text()
-
-
-def test_a_run_that_is_not_learning_says_so_in_the_status_plots_and_log(qtbot, train_window, fake_worker):
-    """A run told it was not learning (shuffled labels, a tiny lr) finished as "finished: 20 steps"."""
-    fake_worker(delay=0.0, stall_at=5)
-    window = train_window({"steps": 20, "log_every": 1})
-    ui = window.training
-    assert ui.train() is None
-    qtbot.waitUntil(lambda: not ui.controller.running, timeout=START_TIMEOUT_MS)
-    run = ui.controller.run
-    assert run.status == "finished" and run.warning is not None
-    assert "learning rate (now 0.001)" in run.warning  # (the editor's words for --lr)
-    assert ui.status_progress.label.text() == "finished: 20 steps (not learning: see Plots)"
-    assert "the run is not learning: after 5 steps" in window.bottom.log.toPlainText()
-    ui.plots.set_runs([run])
-    assert "Step 5: the run is not learning" in ui.plots.warning.text()
+    assert plots in ui.plots.warning.text()
 
 
 def test_a_run_too_short_to_check_whether_it_learns_says_so_in_the_status_and_log(qtbot, train_window, fake_worker):
