@@ -289,12 +289,31 @@ def test_check_takes_the_devices_torch_names_and_refuses_others() -> None:
         assert rs.check(g, batch=4, device=name).estimate is not None
     for bad in ("gpu", "CUDA", "cuda:", "cuda:-1", "cuda 0", 0, ""):
         with pytest.raises(ValueError, match=rf"^rs\.check: device {re.escape(repr(bad))} is not a device torch "
-                                             r"knows; use 'cpu', 'cuda', 'cuda:N', 'mps', 'xpu' .*a torch\.device, "
+                                             r"knows; use 'auto', 'cpu', 'cuda', 'cuda:N', 'mps', 'xpu' .*a torch\.device, "
                                              r"or None for the project's training device"):
             rs.check(g, device=bad)
         if isinstance(bad, str):  # torch refuses them too
             with pytest.raises(RuntimeError):
                 torch.device(bad)
+
+
+def test_check_and_compile_take_the_same_device_names_auto_too() -> None:
+    # rs.check(device="auto") and rs.compile(device="auto") were refused, though `--device auto` and
+    # `training.device: auto` are the CLI's and the project's default
+    from revstudio.diagnostics.device_probe import auto_device
+
+    g = _chain()
+    assert rs.check(g, batch=4, device="auto").estimate is not None
+    here = rs.check(g, batch=4, device=auto_device()).estimate
+    assert here is not None
+    assert rs.check(g, batch=4, device="auto").estimate.peak_bytes("reversible") == here.peak_bytes("reversible")
+    model = rs.compile(g, device="auto")
+    assert next(model.parameters()).device.type == ("cuda" if torch.cuda.is_available() else "cpu")
+    for bad in ("gpu", "CUDA", "Auto", "cuda:", 0):  # one message, naming who refused it
+        for call, who in ((rs.check, "rs.check"), (rs.compile, "rs.compile")):
+            with pytest.raises(ValueError, match=rf"^{re.escape(who)}: device {re.escape(repr(bad))} is not a device "
+                                                 r"torch knows; use 'auto', 'cpu', 'cuda', 'cuda:N'"):
+                call(g, device=bad)
 
 
 def test_the_device_types_the_check_takes_are_torchs() -> None:

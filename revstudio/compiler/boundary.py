@@ -117,19 +117,31 @@ def check_report(graph: Graph, report: Any) -> None:
 
 
 def resolve_device(device: Any) -> torch.device:
-    """``device`` (None: CUDA when there is one) as a torch.device that exists here."""
-    if device is None:
+    """``device`` (None or "auto": CUDA when there is one) as a torch.device that exists here; the
+    names are checked as ``rs.check`` and the CLI take them (``device_probe.device_name``)."""
+    from revstudio.diagnostics.device_probe import device_name
+
+    if device is None or (isinstance(device, str) and device == "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
+        device_name(device, "rs.compile", "None for CUDA when there is one, else the CPU")
         dev = torch.device(device)
-    except (RuntimeError, TypeError, ValueError):
-        raise CompileError(f"device {device!r} is not known; use 'cpu', 'cuda' or 'cuda:N'") from None
+    except (RuntimeError, TypeError, ValueError) as exc:
+        words = str(exc) if str(exc).startswith("rs.compile:") else \
+            f"rs.compile: device {device!r} is not a device torch knows; use 'auto', 'cpu', 'cuda' or 'cuda:N'"
+        raise CompileError(words) from None
     if dev.type == "cuda":
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if count == 0:
-            raise CompileError(f"device {device!r}: CUDA is not available here; use device='cpu'")
+            raise CompileError(f"device {device!r}: CUDA is not available here; use device='cpu' or 'auto'")
         if dev.index is not None and dev.index >= count:
             raise CompileError(f"device {device!r}: there are only {count} CUDA device(s) (cuda:0..cuda:{count - 1})")
+    elif dev.type != "cpu":
+        try:  # ("mps" on a build without it failed in the first .to() with torch's own words)
+            torch.empty(0, device=dev)
+        except (RuntimeError, AssertionError):
+            raise CompileError(f"device {device!r}: this torch build or machine cannot use {dev.type} devices; "
+                               "use device='cpu' or 'auto'") from None
     return dev
 
 

@@ -80,17 +80,31 @@ TORCH_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl",
 _DEVICE = re.compile(r"([a-z]+)(?::(?:0|[1-9][0-9]*))?")
 
 
-def device_type(device: Any, caller: str = "rs.check") -> str:
-    """The type of ``device`` (``"cuda"`` for ``"cuda:1"``), for a name ``torch.device`` takes; a
-    ValueError names any other and lists the accepted forms. A ``torch.device`` gives its ``.type``
-    (torch made it: a backend registered under a name of its own, "npu", too)."""
+def device_name(device: Any, caller: str, none_means: str = "None for the project's training device") -> Any:
+    """The one check of the Python API's ``device`` arguments (``rs.check``, ``rs.compile``), as the
+    CLI's ``--device`` and ``training.device`` take them: ``"auto"`` (returned as is), a name
+    ``torch.device`` takes ("cpu", "cuda:1", "mps"), or a ``torch.device`` (returned as given). A
+    ValueError names any other value, says who refused it and lists the accepted forms."""
+    if isinstance(device, str) and device == "auto":
+        return device
     kind = getattr(device, "type", None) if not isinstance(device, str) else None
     if isinstance(kind, str) and kind:  # a torch.device torch made (an out-of-tree backend's too)
-        return kind
+        return device
     m = _DEVICE.fullmatch(device) if isinstance(device, str) else None
     if m is None or m.group(1) not in TORCH_DEVICE_TYPES:
         shown = repr(device) if len(repr(device)) <= 40 else repr(device)[:36] + "...'"
-        raise ValueError(f"{caller}: device {shown} is not a device torch knows; use 'cpu', 'cuda', 'cuda:N', "
-                         f"'mps', 'xpu' (or another of torch's types: {', '.join(TORCH_DEVICE_TYPES)}), "
-                         "a torch.device, or None for the project's training device")
-    return m.group(1)
+        raise ValueError(f"{caller}: device {shown} is not a device torch knows; use 'auto', 'cpu', 'cuda', "
+                         f"'cuda:N', 'mps', 'xpu' (or another of torch's types: {', '.join(TORCH_DEVICE_TYPES)}), "
+                         f"a torch.device, or {none_means}")
+    return device
+
+
+def device_type(device: Any, caller: str = "rs.check") -> str:
+    """The type of ``device`` (``"cuda"`` for ``"cuda:1"``; for ``"auto"`` the type it picks here,
+    :func:`auto_device`), for a value :func:`device_name` takes; a ValueError names any other. A
+    ``torch.device`` gives its ``.type`` (torch made it: a backend registered under a name of its
+    own, "npu", too)."""
+    device = device_name(device, caller)
+    if isinstance(device, str):
+        return auto_device() if device == "auto" else device.partition(":")[0]
+    return str(device.type)

@@ -50,7 +50,7 @@ def test_a_good_batch_still_runs(model) -> None:
 
 
 @pytest.mark.parametrize("device, words", [
-    ("nope", "device 'nope' is not known"),
+    ("nope", "device 'nope' is not a device torch knows; use 'auto', 'cpu'"),
     # one past the last CUDA device this machine has (cuda:0 where there is none)
     (f"cuda:{torch.cuda.device_count() if torch.cuda.is_available() else 0}", "cuda"),
 ])
