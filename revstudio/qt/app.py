@@ -114,7 +114,7 @@ def _terminate(window: QWidget, number: int = signal.SIGTERM) -> None:
     (a clean close would discard the recovery file)."""
     saver = getattr(window, "autosaver", None)
     if saver is not None:
-        saver.timer.stop()
+        saver.shutdown()  # (a copy the writer thread has under way is finished first)
         if saver.save_now():
             log.warning("terminated: the unsaved edits are in %s; the next start offers them",
                         saver.recovery_file)

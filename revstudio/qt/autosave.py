@@ -1,4 +1,4 @@
-"""Crash recovery: the open document is autosaved to a recovery file every 30 s.
+"""Crash recovery: the open document is autosaved to a recovery file 2 s after each pause in editing.
 
 One recovery file per open document and session lives in ``<AppDataLocation>/recovery``
 with a small JSON sidecar naming the document and the session that wrote it. A clean
@@ -20,9 +20,13 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
 from revstudio.core.tempfiles import remove_stale, write_atomic
+from revstudio.qt.autosave_writer import RecoveryWriter, Snapshot
 from revstudio.qt.document import Document
 
-AUTOSAVE_MS = 30_000
+# The copy is written once editing pauses this long; while edits keep coming without a pause,
+# at the latest every AUTOSAVE_MS (Preferences: "Autosave at least every").
+PAUSE_MS = 2_000
+AUTOSAVE_MS = 10_000
 # ``write_atomic``'s temp files here: ".<key>.revs." or ".<key>.json." + 8 random characters + ".tmp"
 _LEFTOVER = re.compile(r"(\.[\w-]+\.(?:revs|json)\.)[a-z0-9_]{8}\.tmp")
 log = logging.getLogger("revstudio")
@@ -174,61 +178,151 @@ def _same_text(path: str, file: Path) -> bool:
 
 
 class Autosaver(QObject):
-    """Writes the document's recovery file while it has unsaved edits."""
+    """Writes the document's recovery file while it has unsaved edits.
+
+    After each edit (any change of the undo stack: an edit, undo, redo) the copy is written once
+    editing pauses for ``pause_ms`` (a burst of typing is one write), and while editing goes on
+    without a pause, at the latest every ``interval_ms`` (Preferences). The UI thread only copies
+    the graph; the text is made and written by a :class:`RecoveryWriter` thread."""
 
     failed = Signal(str)  # an autosave could not be written (said once per distinct reason)
+    _finished = Signal(int, object)  # (generation, error or None), from the writer thread
 
     def __init__(self, document: Document, store: RecoveryStore, interval_ms: int = AUTOSAVE_MS,
-                 parent: QObject | None = None) -> None:
+                 parent: QObject | None = None, pause_ms: int = PAUSE_MS) -> None:
         super().__init__(parent)
         self.document = document
         self.store = store
         self._token = uuid.uuid4().hex[:12]
         self._key = store.key_for(document.path, self._token)
         self.last_error: str | None = None
+        self.writes = 0          # recovery files written (tests count them)
+        self._pending = False    # an edit that no snapshot has taken yet
+        self._writer = RecoveryWriter(self._write, self._finished.emit)
+        self._finished.connect(self._on_finished)
+        # the pause after the last edit: restarted by every edit
+        self.pause = QTimer(self)
+        self.pause.setSingleShot(True)
+        self.pause.setInterval(pause_ms)
+        self.pause.timeout.connect(self.flush)
+        # the upper bound while edits keep coming without a pause (and a deleted file's copy)
         self.timer = QTimer(self)
         self.timer.setInterval(interval_ms)
-        self.timer.timeout.connect(self.save_now)
+        self.timer.timeout.connect(self._tick)
         self.timer.start()
         document.dirtyChanged.connect(self._on_dirty)
         document.pathChanged.connect(self._on_path)
+        document.edited.connect(self._on_edit)
 
     @property
     def recovery_file(self) -> Path:
         return self.store.folder / f"{self._key}.revs"
 
-    def save_now(self) -> bool:
-        """Autosave if there are unsaved edits (or the file was deleted on disk: this window holds
-        the only copy); True if a file was written."""
-        if not self.document.is_dirty() and self.document.disk_state() != "deleted":
-            return False
+    def _needed(self) -> bool:
+        # unsaved edits, or the file was deleted on disk: this window holds the only copy
+        return self.document.is_dirty() or self.document.disk_state() == "deleted"
+
+    def _snapshot(self) -> Snapshot:
+        doc = self.document
+        return Snapshot(self._key, doc.graph.copy(), doc.path, doc.graph.name, doc.disk)
+
+    def _write(self, snap: Snapshot) -> None:
         from revstudio.core.project import dumps
 
-        try:
-            self.store.write(self._key, dumps(self.document.graph), self.document.path,
-                             self.document.graph.name, self.document.disk)
-        except Exception as exc:  # a full disk must not take the editor down
-            reason = (exc.strerror if isinstance(exc, OSError) else None) or exc
-            error = (f"Autosave to {self.store.folder} failed ({reason}): your edits have no recovery "
-                     "copy; save your work with Save As (to another disk if this one is full)")
-            if error != self.last_error:  # say it once, not every 30 s
-                log.warning(error)
-                self.failed.emit(error)
-            self.last_error = error
+        self.store.write(snap.key, dumps(snap.graph), snap.path, snap.name, snap.disk)
+
+    def _on_edit(self) -> None:
+        if self.document.is_dirty():
+            self._pending = True
+            self.pause.start()  # (re)started: the copy waits for a pause in the editing
+        else:  # undone back to the saved state: the clean document's file goes (dirtyChanged)
+            self._pending = False
+            self.pause.stop()
+
+    def _tick(self) -> None:
+        if self._pending or (self.document.disk_state() == "deleted" and not self.recovery_file.exists()):
+            self.flush()
+
+    def flush(self) -> bool:
+        """Hand the document as it is now to the writer thread (if it has anything to keep);
+        True if a snapshot was handed over. Returns at once: the copy is written meanwhile."""
+        self.pause.stop()
+        self._pending = False
+        if not self._needed():
             return False
-        self.last_error = None
+        self._writer.submit(self._snapshot())
         return True
 
+    def save_now(self) -> bool:
+        """Autosave at once, on this thread (a crash, a terminate signal, a restore): True if a
+        file was written. A copy the writer thread had not yet written is superseded."""
+        self.pause.stop()
+        self._pending = False
+        if not self._needed():
+            return False
+        snap = self._snapshot()
+        self._writer.cancel()
+        with self._writer.io:
+            try:
+                self._write(snap)
+            except Exception as exc:  # a full disk must not take the editor down
+                self._report(exc)
+                return False
+        self._report(None)
+        return True
+
+    def wait(self, timeout: float = 10.0) -> bool:
+        """Block until the writer thread has nothing left to write (tests, shutdown); True if so."""
+        import time
+
+        end = time.monotonic() + timeout
+        while self._writer.busy():
+            if time.monotonic() > end:
+                return False
+            time.sleep(0.005)
+        return True
+
+    def _on_finished(self, _generation: int, error: object) -> None:
+        self._report(error if isinstance(error, BaseException) else None)
+
+    def _report(self, exc: BaseException | None) -> None:
+        if exc is None:
+            self.writes += 1
+            self.last_error = None
+            return
+        reason = (exc.strerror if isinstance(exc, OSError) else None) or exc
+        error = (f"Autosave to {self.store.folder} failed ({reason}): your edits have no recovery "
+                 "copy; save your work with Save As (to another disk if this one is full)")
+        if error != self.last_error:  # say it once, not at every autosave
+            log.warning(error)
+            self.failed.emit(error)
+        self.last_error = error
+
     def discard(self) -> None:
-        """The document was saved or closed cleanly: forget its recovery file."""
-        self.store.remove(self._key)
+        """The document was saved or closed cleanly: forget its recovery file (a copy still
+        waiting is dropped; one being written is finished first, then removed)."""
+        self.pause.stop()
+        self._pending = False
+        self._writer.cancel()
+        with self._writer.io:
+            self.store.remove(self._key)
+
+    def shutdown(self) -> None:
+        """The window closes: no more autosaves, and the writer thread ends."""
+        self.timer.stop()
+        self.pause.stop()
+        self._writer.stop()
 
     def _on_dirty(self, dirty: bool) -> None:
-        if not dirty:
+        if dirty:  # (also edits that are on no disk without an edit: a restored recovery file)
+            self._on_edit()
+        else:
             self.discard()
 
     def _on_path(self, path: str) -> None:
         new = self.store.key_for(path or None, self._token)
         if new != self._key:
-            self.store.remove(self._key)
+            self._writer.cancel()
+            with self._writer.io:
+                self.store.remove(self._key)
             self._key = new

@@ -122,6 +122,7 @@ class Document(QObject):
     dirtyChanged = Signal(bool)
     graphReplaced = Signal()        # a new graph object (new/open/restore)
     stepped = Signal(str)           # after undo/redo: what was undone or redone, for the status bar
+    edited = Signal()               # the undo stack changed: an edit (a merged keystroke too), undo, redo
 
     def __init__(self, graph: Graph | None = None, path: str | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -170,6 +171,7 @@ class Document(QObject):
 
     def _on_index_changed(self, index: int) -> None:
         old, self._index = self._index, index
+        self.edited.emit()
         if self._pushing or index == old:
             return
         stack = self.undo_stack

@@ -297,7 +297,7 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
             event.ignore()
             return
         self.training.shutdown()  # a run is stopped (checkpointed), never left behind
-        self.autosaver.timer.stop()
+        self.autosaver.shutdown()
         self.autosaver.discard()
         self.save_layout()
         self.bottom.log.detach(log)

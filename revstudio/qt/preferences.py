@@ -30,7 +30,8 @@ class PreferencesDialog(QDialog):
         self.autosave.setRange(5, 3600)
         self.autosave.setSuffix(" s")
         self.autosave.setValue(settings.autosave_seconds)
-        self.autosave.setToolTip("How often unsaved edits are copied to a recovery file")
+        self.autosave.setToolTip("Unsaved edits are copied to a recovery file 2 s after you stop editing, "
+                                 "and at least this often while you keep editing")
         self.reopen = QCheckBox("Reopen the last project when revstudio starts", self)
         self.reopen.setChecked(settings.reopen_last)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
@@ -38,7 +39,7 @@ class PreferencesDialog(QDialog):
         buttons.rejected.connect(self.reject)
         form = QFormLayout(self)
         form.addRow("Theme", self.theme)
-        form.addRow("Autosave every", self.autosave)
+        form.addRow("Autosave at least every", self.autosave)
         form.addRow("", self.reopen)
         form.addRow(buttons)
 

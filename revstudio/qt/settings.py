@@ -41,9 +41,9 @@ class Settings:
     @property
     def autosave_seconds(self) -> int:
         try:
-            value = int(str(self._s.value("files/autosave_seconds", 30)))
+            value = int(str(self._s.value("files/autosave_seconds", 10)))
         except (TypeError, ValueError):
-            return 30
+            return 10
         return min(max(value, 5), 3600)
 
     @autosave_seconds.setter

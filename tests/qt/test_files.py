@@ -192,7 +192,7 @@ def test_autosave_writes_while_dirty_and_clean_save_removes_it(make_window, revn
     save(revnet, str(path))
     window = make_window(load(str(path)), str(path))
     saver = window.autosaver
-    assert saver.timer.interval() == 30_000 and saver.timer.isActive()
+    assert saver.timer.interval() == 10_000 and saver.timer.isActive() and saver.pause.interval() == 2_000
     assert not saver.save_now()  # nothing unsaved, nothing written
     window.tabs.main_view().select_nodes(["f"])
     window.inspector.editors["out_channels"].set_text("2")
