@@ -282,7 +282,9 @@ class Autosaver(QObject):
             time.sleep(0.005)
         return True
 
-    def _on_finished(self, _generation: int, error: object) -> None:
+    def _on_finished(self, generation: int, error: object) -> None:
+        if isinstance(error, BaseException) and not self._writer.current(generation):
+            return  # a copy superseded since (a later write or a discard): its failure is no news
         self._report(error if isinstance(error, BaseException) else None)
 
     def _report(self, exc: BaseException | None) -> None:

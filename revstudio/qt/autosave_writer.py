@@ -81,7 +81,8 @@ class RecoveryWriter:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
 
-    def _current(self, generation: int) -> bool:
+    def current(self, generation: int) -> bool:
+        """Whether ``generation`` is the newest submitted (nothing superseded it)."""
         with self._cond:
             return generation == self._generation
 
@@ -97,7 +98,7 @@ class RecoveryWriter:
                 continue
             error: BaseException | None = None
             with self.io:
-                if not self._current(snap.generation):
+                if not self.current(snap.generation):
                     continue  # discarded or superseded while it waited for the lock
                 try:
                     self._write(snap)

@@ -143,3 +143,23 @@ def test_the_copy_holds_the_whole_project_groups_and_all(make_window, qtbot):
 
 def _example(name: str) -> Path:
     return Path(__file__).resolve().parents[2] / "resources" / "examples" / f"{name}.revs"
+
+
+def test_a_failure_of_a_copy_written_over_since_is_not_reported(make_window, revnet, qtbot):
+    window = make_window(revnet)
+    saver = _quick(window, pause=NEVER)
+    write, said = saver.store.write, []
+    saver.failed.connect(said.append)
+
+    def full_in_the_background(*args, **kwargs):
+        if threading.current_thread() is not threading.main_thread():
+            raise OSError(28, "No space left on device")
+        return write(*args, **kwargs)
+
+    saver.store.write = full_in_the_background
+    _edit(window, 6)
+    assert saver.flush() and saver.wait()  # failed; its news still queued for the UI thread
+    assert saver.save_now()  # written over at once (a crash, SIGTERM): the copy is on disk
+    qtbot.wait(50)  # the queued news arrives: stale, so nothing is said
+    assert saver.last_error is None and said == []
+    assert load(str(saver.recovery_file)).node("f").params["out_channels"] == 6
