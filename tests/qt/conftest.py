@@ -134,6 +134,24 @@ def revnet() -> Graph:
 
 
 @pytest.fixture
+def grouped_stack() -> tuple[Graph, str]:
+    """x -> [conv, relu] as group 'block' -> y, a body whose output keeps its input's shape:
+    the graph and its Group node's id."""
+    from revstudio.core.grouping import group_nodes
+
+    g = Graph("stack")
+    g.add_node("Input", "x", {"shape": [4, 8, 8]}, (0, 0))
+    g.add_node("Conv", "c", {"out_channels": 4, "kernel_size": 3, "padding": "same"}, (200, 0))
+    g.add_node("Activation", "a", {"fn": "relu"}, (400, 0))
+    g.add_node("Output", "y", {}, (600, 0))
+    for s, d in (("x.out", "c.in"), ("c.out", "a.in"), ("a.out", "y.in")):
+        g.connect(s, d)
+    cmd = group_nodes(g, ["c", "a"], group_name="block", project=g)
+    cmd.do()
+    return g, cmd.node_id
+
+
+@pytest.fixture
 def revnet_on_disk(revnet: Graph, tmp_path: Path) -> Callable[..., str]:
     """``revnet_on_disk(folder=tmp_path)``: the ``revnet`` graph saved as ``folder/doc.revs``; its path."""
     from revstudio.core.project import save
