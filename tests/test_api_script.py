@@ -15,7 +15,7 @@ import torch
 
 import revstudio as rs
 from revstudio.compiler import CompileError
-from revstudio.core.generate import example_projects
+from revstudio.core.examples import example_projects
 from revstudio.core.graph import GraphError
 
 torch.set_num_threads(1)

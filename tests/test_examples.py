@@ -98,8 +98,8 @@ def test_two_branch_heads_start_at_zero() -> None:
 
 
 def test_example_files_match_their_generator() -> None:
-    """Regenerate with `python -m revstudio.core.generate resources/examples` after changing one."""
-    from revstudio.core.generate import example_projects
+    """Regenerate with `python -m revstudio.core.examples resources/examples` after changing one."""
+    from revstudio.core.examples import example_projects
 
     for stem, graph in example_projects().items():
         assert dumps(graph) == (EXAMPLES / f"{stem}.revs").read_text(encoding="utf-8"), stem

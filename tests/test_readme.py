@@ -48,7 +48,7 @@ def test_what_the_readme_says_a_hook_on_a_node_layer_sees() -> None:
     layer returns; the README says so, and this is what it says."""
     torch = pytest.importorskip("torch")
     import revstudio as rs
-    from revstudio.core.generate import example_projects
+    from revstudio.core.examples import example_projects
 
     assert "a forward\nhook's `output` is `(y,)`, so keep `output[0]`" in README
     model = rs.compile(example_projects()["revnet_coupling"], device="cpu")

@@ -21,7 +21,7 @@ from .plan import NodeOp, RegionOp
 
 if TYPE_CHECKING:
     from .builder import Builder
-    from .module import _Executor
+    from .executor import Executor
 
 
 class NodeCall:
@@ -37,7 +37,7 @@ class NodeCall:
 
 
 class RegionCall:
-    def __init__(self, owner: _Executor, op: RegionOp, region: rt.Region) -> None:
+    def __init__(self, owner: Executor, op: RegionOp, region: rt.Region) -> None:
         self.owner, self.op, self.region = owner, op, region
         # memory budget: (head data, kept head, tail data, reversible tail) per number of kept first steps
         self._parts: dict[int, tuple[Any, rt.Region | None, Any, rt.Region | None]] = {}

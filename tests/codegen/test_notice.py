@@ -23,7 +23,7 @@ def test_an_export_carries_the_notice_above_the_copied_code() -> None:
     pytest.importorskip("torch")
     import revstudio as rs
     from revstudio import __version__
-    from revstudio.core.generate import example_projects
+    from revstudio.core.examples import example_projects
 
     source = rs.export(example_projects()["revnet_coupling"])
     notice = notice_comment(__version__)

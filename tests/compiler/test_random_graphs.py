@@ -7,7 +7,8 @@ import torch
 
 import revstudio.compiler as C
 from revstudio.core.check import check
-from revstudio.core.generate import example_projects, random_graph, revnet_chain
+from revstudio.core.examples import example_projects
+from revstudio.core.generate import random_graph, revnet_chain
 from revstudio.core.graph import Graph
 
 torch.set_num_threads(1)

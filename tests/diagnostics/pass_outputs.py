@@ -18,7 +18,8 @@ RECORDED = Path(__file__).with_name("data") / "pass_outputs.json"
 
 from random_revnets import random_revnet, random_seqnet, random_skipnet  # noqa: E402
 
-from revstudio.core.generate import example_projects, glow_repeat, large_graph, random_graph, revnet_chain  # noqa: E402
+from revstudio.core.examples import example_projects  # noqa: E402
+from revstudio.core.generate import glow_repeat, large_graph, random_graph, revnet_chain  # noqa: E402
 from revstudio.core.graph import Graph  # noqa: E402
 from revstudio.diagnostics.budget import budget_choice, budget_peak  # noqa: E402
 from revstudio.diagnostics.check import full_check  # noqa: E402

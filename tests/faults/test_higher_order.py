@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import revstudio as rs  # noqa: E402
-from revstudio.core.generate import example_projects  # noqa: E402
+from revstudio.core.examples import example_projects  # noqa: E402
 
 EXAMPLES = example_projects()
 

@@ -7,7 +7,7 @@ torch = pytest.importorskip("torch")
 
 import revstudio as rs  # noqa: E402
 from revstudio.compiler import CompileError  # noqa: E402
-from revstudio.core.generate import example_projects  # noqa: E402
+from revstudio.core.examples import example_projects  # noqa: E402
 
 GRAPH = example_projects()["glow_flow"]
 

@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,21 @@ def broken_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
                      {"crash_plugin.py": "raise RuntimeError('the plugin crashed while importing')\n"})
     add_distribution(site, "revstudio-boom", "0.3", {"boom": "boom_plugin:SPECS"}, {"boom_plugin.py": BAD_INFER})
     return env_with(site)
+
+
+@pytest.fixture(scope="module")
+def haar_plugin(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], dict[str, str]]:
+    """``haar_plugin(version, module)``: the environment of a child that has revstudio-haar ``version``
+    installed with ``module`` as its nodes module; one install per pair, shared by the tests that ask for it."""
+    envs: dict[tuple[str, str], dict[str, str]] = {}
+
+    def install(version: str, module: str) -> dict[str, str]:
+        if (version, module) not in envs:
+            site = add_distribution(tmp_path_factory.mktemp("haar"), "revstudio-haar", version,
+                                    {"haar": "revstudio_haar_nodes:SPECS"}, {"revstudio_haar_nodes.py": module})
+            envs[version, module] = env_with(site)
+        return envs[version, module]
+    return install
 
 
 def test_a_command_still_works_and_names_each_broken_plugin_once(broken_env: dict[str, str]) -> None:
@@ -152,12 +168,11 @@ HAAR_SKIPS_A_TYPE = textwrap.dedent('''
     ("def broken(:\n", "which is installed but could not be loaded (SyntaxError: "),
     (HAAR_SKIPS_A_TYPE, "which is installed but skipped it: its category must be text"),
 ])
-def test_a_broken_installed_plugin_is_not_called_missing(tmp_path: Path, module: str, reason: str) -> None:
+def test_a_broken_installed_plugin_is_not_called_missing(haar_plugin: Callable[[str, str], dict[str, str]],
+                                                         module: str, reason: str) -> None:
     """The file's plugin is installed but failed to import, or skipped the type: the node's error
     said 'not installed ... pip install revstudio-haar', which it was; now it says what went wrong."""
-    site = add_distribution(tmp_path, "revstudio-haar", "0.1.0", {"haar": "revstudio_haar_nodes:SPECS"},
-                            {"revstudio_haar_nodes.py": module})
-    result = revstudio(env_with(site), "check", str(EXAMPLE_PLUGIN / "haar_flow.revs"), "--json")
+    result = revstudio(haar_plugin("0.1.0", module), "check", str(EXAMPLE_PLUGIN / "haar_flow.revs"), "--json")
     assert result.returncode == 1, result.stderr
     errors = {d["node"]: d["message"] for d in json.loads(result.stdout)["diagnostics"] if d["severity"] == "error"}
     message = errors["haar"]
@@ -280,16 +295,20 @@ print(w.tabs.current_view().scene().node_items["haar"].display.lines)
 """
 
 
-def test_the_canvas_calls_an_installed_plugin_that_fails_broken_not_missing(tmp_path: Path) -> None:
-    """The node header said 'missing plugin: revstudio-haar' though it was installed (its import failed)."""
-    site = add_distribution(tmp_path / "site", "revstudio-haar", "0.1.0", {"haar": "revstudio_haar_nodes:SPECS"},
-                            {"revstudio_haar_nodes.py": "def broken(:\n"})
+def canvas_header(env: dict[str, str], tmp_path: Path) -> str:
+    """The header the canvas draws on haar_flow's 'haar' node, in a child that sees ``env``'s plugins."""
     script = tmp_path / "canvas.py"
     script.write_text(BROKEN_ON_CANVAS)
     run = subprocess.run([sys.executable, "-P", str(script), str(EXAMPLE_PLUGIN / "haar_flow.revs")],
-                         env=env_with(site), capture_output=True, text=True, timeout=300)
+                         env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip().splitlines()[-1] == "('broken plugin:', 'revstudio-haar')", run.stdout
+    return run.stdout.strip().splitlines()[-1]
+
+
+def test_the_canvas_calls_an_installed_plugin_that_fails_broken_not_missing(
+        haar_plugin: Callable[[str, str], dict[str, str]], tmp_path: Path) -> None:
+    """The node header said 'missing plugin: revstudio-haar' though it was installed (its import failed)."""
+    assert canvas_header(haar_plugin("0.1.0", "def broken(:\n"), tmp_path) == "('broken plugin:', 'revstudio-haar')"
 
 
 HAAR_RENAMED = textwrap.dedent('''
@@ -304,12 +323,12 @@ HAAR_RENAMED = textwrap.dedent('''
 ''')
 
 
-def test_an_installed_plugin_that_no_longer_declares_the_type_is_not_called_missing(tmp_path: Path) -> None:
+def test_an_installed_plugin_that_no_longer_declares_the_type_is_not_called_missing(
+        haar_plugin: Callable[[str, str], dict[str, str]], tmp_path: Path) -> None:
     """revstudio-haar 0.2.0 loads fine but renamed HaarDownsample (no legacy_ids): check said 'not
     installed ... pip install revstudio-haar', and the canvas 'missing plugin:', though it is installed."""
-    site = add_distribution(tmp_path / "site", "revstudio-haar", "0.2.0", {"haar": "revstudio_haar_nodes:SPECS"},
-                            {"revstudio_haar_nodes.py": HAAR_RENAMED})
-    result = revstudio(env_with(site), "check", str(EXAMPLE_PLUGIN / "haar_flow.revs"), "--json")
+    env = haar_plugin("0.2.0", HAAR_RENAMED)
+    result = revstudio(env, "check", str(EXAMPLE_PLUGIN / "haar_flow.revs"), "--json")
     assert result.returncode == 1, result.stderr
     errors = {d["node"]: d["message"] for d in json.loads(result.stdout)["diagnostics"] if d["severity"] == "error"}
     message = errors["haar"]
@@ -317,33 +336,23 @@ def test_an_installed_plugin_that_no_longer_declares_the_type_is_not_called_miss
                               "with revstudio-haar 0.1.0); revstudio-haar 0.2.0 is installed but does not provide "
                               "that type (did you mean HaarDown?)"), message
     assert "legacy_ids" in message and "not installed" not in message and "pip install" not in message
-    script = tmp_path / "canvas.py"
-    script.write_text(BROKEN_ON_CANVAS)
-    run = subprocess.run([sys.executable, "-P", str(script), str(EXAMPLE_PLUGIN / "haar_flow.revs")],
-                         env=env_with(site), capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.strip().splitlines()[-1] == "('not in plugin:', 'revstudio-haar')", run.stdout
+    assert canvas_header(env, tmp_path) == "('not in plugin:', 'revstudio-haar')"
 
 
-def test_an_installed_plugin_that_declares_no_types_at_all_says_so(tmp_path: Path) -> None:
+def test_an_installed_plugin_that_declares_no_types_at_all_says_so(
+        haar_plugin: Callable[[str, str], dict[str, str]], tmp_path: Path) -> None:
     """revstudio-haar 0.2.0 with ``SPECS = []``: check said 'does not provide that type. If the plugin
     renamed it, ...', the canvas 'not in plugin:', and `revstudio plugins` listed nothing, exit 0."""
-    site = add_distribution(tmp_path / "site", "revstudio-haar", "0.2.0", {"haar": "revstudio_haar_nodes:SPECS"},
-                            {"revstudio_haar_nodes.py": "SPECS = []\n"})
-    result = revstudio(env_with(site), "check", str(EXAMPLE_PLUGIN / "haar_flow.revs"), "--json")
+    env = haar_plugin("0.2.0", "SPECS = []\n")
+    result = revstudio(env, "check", str(EXAMPLE_PLUGIN / "haar_flow.revs"), "--json")
     assert result.returncode == 1, result.stderr
     errors = {d["node"]: d["message"] for d in json.loads(result.stdout)["diagnostics"] if d["severity"] == "error"}
     assert errors["haar"] == (
         "node type 'HaarDownsample' comes from the plugin revstudio-haar (the file was saved with revstudio-haar "
         "0.1.0), which is installed but declares no node types (revstudio_haar_nodes:SPECS is an empty list); "
         "fix or update the plugin and reopen the file"), errors
-    listing = revstudio(env_with(site), "plugins")
+    listing = revstudio(env, "plugins")
     assert listing.returncode == 1, listing.stdout
     assert ("problems:\n  plugin revstudio-haar (entry point 'haar'): declares no node types (revstudio_haar_nodes:SPECS "
             "is an empty list); put its NodeSpecs in that list, or remove the entry point") in listing.stdout
-    script = tmp_path / "canvas.py"
-    script.write_text(BROKEN_ON_CANVAS)
-    run = subprocess.run([sys.executable, "-P", str(script), str(EXAMPLE_PLUGIN / "haar_flow.revs")],
-                         env=env_with(site), capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.strip().splitlines()[-1] == "('broken plugin:', 'revstudio-haar')", run.stdout
+    assert canvas_header(env, tmp_path) == "('broken plugin:', 'revstudio-haar')"

@@ -134,6 +134,65 @@ def revnet() -> Graph:
 
 
 @pytest.fixture
+def grouped_stack() -> tuple[Graph, str]:
+    """x -> [conv, relu] as group 'block' -> y, a body whose output keeps its input's shape:
+    the graph and its Group node's id."""
+    from revstudio.core.grouping import group_nodes
+
+    g = Graph("stack")
+    g.add_node("Input", "x", {"shape": [4, 8, 8]}, (0, 0))
+    g.add_node("Conv", "c", {"out_channels": 4, "kernel_size": 3, "padding": "same"}, (200, 0))
+    g.add_node("Activation", "a", {"fn": "relu"}, (400, 0))
+    g.add_node("Output", "y", {}, (600, 0))
+    for s, d in (("x.out", "c.in"), ("c.out", "a.in"), ("a.out", "y.in")):
+        g.connect(s, d)
+    cmd = group_nodes(g, ["c", "a"], group_name="block", project=g)
+    cmd.do()
+    return g, cmd.node_id
+
+
+@pytest.fixture
+def revnet_on_disk(revnet: Graph, tmp_path: Path) -> Callable[..., str]:
+    """``revnet_on_disk(folder=tmp_path)``: the ``revnet`` graph saved as ``folder/doc.revs``; its path."""
+    from revstudio.core.project import save
+
+    def write(folder: Path = tmp_path) -> str:
+        path = str(folder / "doc.revs")
+        save(revnet, path)
+        return path
+
+    return write
+
+
+@pytest.fixture
+def answer_next_box(qtbot: Any) -> Callable[..., list[str]]:
+    """``seen = answer_next_box(button, read="text", exact=True)``: once the next modal QMessageBox
+    is open, append its ``read`` text to ``seen`` and press the button labelled ``button`` (whose
+    label contains it, ``exact=False``); a box without that button is rejected."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    def answer(button: str, read: str = "text", exact: bool = True) -> list[str]:
+        seen: list[str] = []
+
+        def click() -> None:  # never raise here: an open modal box would hang the test
+            box = QApplication.activeModalWidget()
+            if isinstance(box, QMessageBox):
+                seen.append(getattr(box, read)())
+                labels = [b.text().replace("&", "") for b in box.buttons()]
+                match = [b for b, label in zip(box.buttons(), labels)
+                         if (label == button if exact else button in label)]
+                match[0].click() if match else box.reject()
+            else:  # not open yet (slow machine): look again
+                QTimer.singleShot(50, click)
+
+        QTimer.singleShot(50, click)
+        return seen
+
+    return answer
+
+
+@pytest.fixture
 def settle(qtbot: Any) -> Callable[[], None]:
     """Let coalesced recomputes and deferred deletions run."""
     from PySide6.QtCore import QCoreApplication

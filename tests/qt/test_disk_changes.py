@@ -11,14 +11,7 @@ import pytest
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 
-from revstudio.core.graph import Graph
 from revstudio.core.project import load, save
-
-
-def _saved(revnet: Graph, tmp_path) -> str:
-    path = str(tmp_path / "doc.revs")
-    save(revnet, path)
-    return path
 
 
 def _rewrite_elsewhere(path: str, channels: int) -> None:
@@ -41,8 +34,8 @@ def _edit(window) -> None:
     window.document.mark_dirty()
 
 
-def test_save_asks_before_overwriting_a_file_changed_on_disk(make_window, revnet, dialogs, tmp_path):
-    path = _saved(revnet, tmp_path)
+def test_save_asks_before_overwriting_a_file_changed_on_disk(make_window, revnet_on_disk, dialogs, tmp_path):
+    path = revnet_on_disk()
     window = make_window(load(path), path)
     _edit(window)
     _rewrite_elsewhere(path, 6)
@@ -57,8 +50,8 @@ def test_save_asks_before_overwriting_a_file_changed_on_disk(make_window, revnet
     assert window.files.save() and dialogs.asked.count("overwrite:" + path) == 2  # not again
 
 
-def test_save_as_instead_keeps_both_versions(make_window, revnet, dialogs, tmp_path):
-    path = _saved(revnet, tmp_path)
+def test_save_as_instead_keeps_both_versions(make_window, revnet_on_disk, dialogs, tmp_path):
+    path = revnet_on_disk()
     window = make_window(load(path), path)
     _edit(window)
     _rewrite_elsewhere(path, 6)
@@ -69,8 +62,8 @@ def test_save_as_instead_keeps_both_versions(make_window, revnet, dialogs, tmp_p
     assert load(path).node("f").params["out_channels"] == 6 and "mine" in load(copy).nodes
 
 
-def test_coming_back_to_the_window_offers_to_reload_a_clean_document(make_window, revnet, dialogs, tmp_path, settle):
-    path = _saved(revnet, tmp_path)
+def test_coming_back_to_the_window_offers_to_reload_a_clean_document(make_window, revnet_on_disk, dialogs, tmp_path, settle):
+    path = revnet_on_disk()
     window = make_window(load(path), path)
     _rewrite_elsewhere(path, 6)
     dialogs.confirms.append(True)
@@ -82,8 +75,8 @@ def test_coming_back_to_the_window_offers_to_reload_a_clean_document(make_window
     assert len(dialogs.asked) == before  # reloaded: nothing more to ask
 
 
-def test_coming_back_with_unsaved_edits_keeps_them_and_says_the_file_was_deleted(make_window, revnet, dialogs, tmp_path, settle):
-    path = _saved(revnet, tmp_path)
+def test_coming_back_with_unsaved_edits_keeps_them_and_says_the_file_was_deleted(make_window, revnet_on_disk, dialogs, tmp_path, settle):
+    path = revnet_on_disk()
     window = make_window(load(path), path)
     _edit(window)
     os.remove(path)
@@ -96,32 +89,20 @@ def test_coming_back_with_unsaved_edits_keeps_them_and_says_the_file_was_deleted
 
 @pytest.mark.parametrize("button, expected", [("Overwrite", "overwrite"), ("Save As…", "save_as"),
                                               ("Cancel", "cancel")])
-def test_real_overwrite_box_maps_its_buttons(qtbot, button, expected):
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QMessageBox, QWidget
+def test_real_overwrite_box_maps_its_buttons(qtbot, answer_next_box, button, expected):
+    from PySide6.QtWidgets import QWidget
 
     from revstudio.qt.dialogs import Dialogs
 
     parent = QWidget()
     qtbot.addWidget(parent)
-    seen: list[str] = []
-
-    def click() -> None:  # never raise here: an open modal box would hang the test
-        box = QApplication.activeModalWidget()
-        if isinstance(box, QMessageBox):
-            seen.append(box.text())
-            match = [b for b in box.buttons() if b.text().replace("&", "") == button]
-            match[0].click() if match else box.reject()
-        else:  # not open yet (slow machine): look again
-            QTimer.singleShot(50, click)
-
-    QTimer.singleShot(50, click)
+    seen = answer_next_box(button)
     assert Dialogs().ask_overwrite(parent, "/tmp/x.revs") == expected
     assert seen and "/tmp/x.revs was changed by another program" in seen[0]
 
 
-def test_a_file_only_touched_on_disk_saves_without_a_question(make_window, revnet, dialogs, tmp_path, settle):
-    path = _saved(revnet, tmp_path)
+def test_a_file_only_touched_on_disk_saves_without_a_question(make_window, revnet_on_disk, dialogs, tmp_path, settle):
+    path = revnet_on_disk()
     window = make_window(load(path), path)
     _edit(window)
     later = os.stat(path).st_mtime + 5
@@ -131,10 +112,10 @@ def test_a_file_only_touched_on_disk_saves_without_a_question(make_window, revne
     assert not any(a.startswith(("overwrite:", "confirm:")) for a in dialogs.asked)
 
 
-def test_a_deleted_folder_points_to_save_as(make_window, revnet, dialogs, tmp_path, settle):
+def test_a_deleted_folder_points_to_save_as(make_window, revnet_on_disk, dialogs, tmp_path, settle):
     folder = tmp_path / "project"
     folder.mkdir()
-    path = _saved(revnet, folder)
+    path = revnet_on_disk(folder)
     window = make_window(load(path), path)
     _edit(window)
     os.remove(path)
@@ -144,8 +125,8 @@ def test_a_deleted_folder_points_to_save_as(make_window, revnet, dialogs, tmp_pa
     assert "folder" in message and "Save As" in message and "Save writes it again" not in message
 
 
-def test_closing_a_project_deleted_on_disk_asks_first(make_window, revnet, dialogs, tmp_path):
-    path = _saved(revnet, tmp_path)
+def test_closing_a_project_deleted_on_disk_asks_first(make_window, revnet, revnet_on_disk, dialogs, tmp_path):
+    path = revnet_on_disk()
     window = make_window(load(path), path)  # no edits: the window holds the only copy once it is gone
     os.remove(path)
     dialogs.unsaved.append("save")
@@ -154,8 +135,8 @@ def test_closing_a_project_deleted_on_disk_asks_first(make_window, revnet, dialo
     assert load(path).node("f").params == revnet.node("f").params  # written back
 
 
-def test_a_project_deleted_on_disk_is_autosaved_though_unedited(make_window, revnet, tmp_path):
-    path = _saved(revnet, tmp_path)
+def test_a_project_deleted_on_disk_is_autosaved_though_unedited(make_window, revnet_on_disk, tmp_path):
+    path = revnet_on_disk()
     window = make_window(load(path), path)
     os.remove(path)  # a crash now would lose the only copy, which is in this window
     assert window.autosaver.save_now()

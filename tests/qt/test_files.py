@@ -187,9 +187,8 @@ def test_an_example_with_data_trains_from_the_menu_wherever_the_app_started(make
     assert not window.document.is_dirty() and window.document.undo_stack.count() == 0
 
 # ---- autosave and recovery --------------------------------------------------
-def test_autosave_writes_while_dirty_and_clean_save_removes_it(make_window, revnet, tmp_path):
-    path = tmp_path / "doc.revs"
-    save(revnet, str(path))
+def test_autosave_writes_while_dirty_and_clean_save_removes_it(make_window, revnet_on_disk, tmp_path):
+    path = revnet_on_disk()
     window = make_window(load(str(path)), str(path))
     saver = window.autosaver
     assert saver.timer.interval() == 10_000 and saver.timer.isActive() and saver.pause.interval() == 2_000
@@ -208,10 +207,9 @@ def test_autosave_timer_fires(make_window, revnet, qtbot):
     qtbot.waitUntil(window.autosaver.recovery_file.exists, timeout=30_000)  # a hang guard
 
 
-def test_recovery_is_offered_after_a_crash_and_restores_the_edits(make_window, revnet, dialogs, tmp_path):
+def test_recovery_is_offered_after_a_crash_and_restores_the_edits(make_window, revnet_on_disk, dialogs, tmp_path):
     store = RecoveryStore(tmp_path / "recovery")
-    path = tmp_path / "doc.revs"
-    save(revnet, str(path))
+    path = revnet_on_disk()
     edited = load(str(path))
     edited.set_param("f", "out_channels", 2)
     # What a crashed session left behind: an autosave newer than the document, from a dead pid.
@@ -286,52 +284,26 @@ def test_zoom_and_centre_are_saved_with_the_project_and_restored(make_window, re
 
 
 @pytest.mark.parametrize("button, expected", [("Save", "save"), ("Discard", "discard"), ("Cancel", "cancel")])
-def test_real_unsaved_changes_box_maps_its_buttons(qtbot, button, expected):
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+def test_real_unsaved_changes_box_maps_its_buttons(qtbot, answer_next_box, button, expected):
+    from PySide6.QtWidgets import QWidget
 
     from revstudio.qt.dialogs import Dialogs
 
     parent = QWidget()
     qtbot.addWidget(parent)
-
-    seen: list[str] = []
-
-    def click() -> None:  # never raise here: an open modal box would hang the test
-        box = QApplication.activeModalWidget()
-        if isinstance(box, QMessageBox):
-            seen.append(box.text())
-            match = [b for b in box.buttons() if button in b.text().replace("&", "")]
-            match[0].click() if match else box.reject()
-        else:  # not open yet (slow machine): look again
-            QTimer.singleShot(50, click)
-
-    QTimer.singleShot(50, click)
+    seen = answer_next_box(button, exact=False)
     assert Dialogs().ask_unsaved(parent, "model.revs") == expected
     assert seen and "'model.revs' has changes" in seen[0]
 
 
 @pytest.mark.parametrize("button, expected", [("Restore", "restore"), ("Discard", "discard"), ("Ask later", "later")])
-def test_real_restore_box_maps_its_buttons(qtbot, button, expected):
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+def test_real_restore_box_maps_its_buttons(qtbot, answer_next_box, button, expected):
+    from PySide6.QtWidgets import QWidget
 
     from revstudio.qt.dialogs import Dialogs
 
     parent = QWidget()
     qtbot.addWidget(parent)
-
-    seen: list[str] = []
-
-    def click() -> None:  # never raise here: an open modal box would hang the test
-        box = QApplication.activeModalWidget()
-        if isinstance(box, QMessageBox):
-            seen.append(box.informativeText())
-            match = [b for b in box.buttons() if b.text().replace("&", "") == button]
-            match[0].click() if match else box.reject()
-        else:  # not open yet (slow machine): look again
-            QTimer.singleShot(50, click)
-
-    QTimer.singleShot(50, click)
+    seen = answer_next_box(button, read="informativeText")
     assert Dialogs().ask_restore(parent, "/tmp/x.revs (autosaved now)") == expected
     assert seen and "/tmp/x.revs" in seen[0]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from revstudio.core.graph import Graph
 from revstudio.core.grouping import group_nodes
 from revstudio.core.project import load
 from revstudio.diagnostics.check import full_check
@@ -27,16 +26,8 @@ def test_grouping_a_couplings_f_keeps_it_in_the_region_without_a_warning():
     assert rf.counts(after) == rf.counts(before)
 
 
-def test_a_group_outside_any_coupling_still_says_why_it_is_stored():
-    g = Graph("plain")
-    g.add_node("Input", "x", {"shape": [4, 8, 8]}, (0, 0))
-    g.add_node("Conv", "c", {"out_channels": 4, "kernel_size": 3, "padding": "same"}, (200, 0))
-    g.add_node("Activation", "a", {"fn": "relu"}, (400, 0))
-    g.add_node("Output", "y", {}, (600, 0))
-    for s, d in (("x.out", "c.in"), ("c.out", "a.in"), ("a.out", "y.in")):
-        g.connect(s, d)
-    cmd = group_nodes(g, ["c", "a"], project=g)
-    cmd.do()
+def test_a_group_outside_any_coupling_still_says_why_it_is_stored(grouped_stack):
+    g, _ = grouped_stack
     report = full_check(g)
     assert not report.regions
     # nothing claims a saving; the group is simply an ordinary (stored) step

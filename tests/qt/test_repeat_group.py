@@ -7,25 +7,10 @@ import pytest
 
 from revstudio.core.graph import Graph, GraphError
 from revstudio.core.group_repeat import new_node_params, repeat_group_node
-from revstudio.core.grouping import group_nodes
 
 
-def _grouped() -> tuple[Graph, str]:
-    """x -> [conv, relu] as group 'block' -> y: a body whose output keeps its input's shape."""
-    g = Graph("stack")
-    g.add_node("Input", "x", {"shape": [4, 8, 8]}, (0, 0))
-    g.add_node("Conv", "c", {"out_channels": 4, "kernel_size": 3, "padding": "same"}, (200, 0))
-    g.add_node("Activation", "a", {"fn": "relu"}, (400, 0))
-    g.add_node("Output", "y", {}, (600, 0))
-    for s, d in (("x.out", "c.in"), ("c.out", "a.in"), ("a.out", "y.in")):
-        g.connect(s, d)
-    cmd = group_nodes(g, ["c", "a"], group_name="block", project=g)
-    cmd.do()
-    return g, cmd.node_id
-
-
-def test_a_new_group_or_repeat_node_takes_the_only_group_but_not_inside_it():
-    g, _ = _grouped()
+def test_a_new_group_or_repeat_node_takes_the_only_group_but_not_inside_it(grouped_stack):
+    g, _ = grouped_stack
     assert new_node_params("Repeat", g) == {"group": "block"}
     assert new_node_params("Group", g) == {"group": "block"}
     assert new_node_params("Conv", g) == {}
@@ -34,8 +19,8 @@ def test_a_new_group_or_repeat_node_takes_the_only_group_but_not_inside_it():
     assert new_node_params("Repeat", g) == {}  # two to choose from: the user picks
 
 
-def test_repeat_group_node_keeps_id_place_and_wires_and_undoes_whole():
-    g, gid = _grouped()
+def test_repeat_group_node_keeps_id_place_and_wires_and_undoes_whole(grouped_stack):
+    g, gid = grouped_stack
     before = (list(g.nodes), list(g.edges), g.nodes[gid].pos)
     cmd = repeat_group_node(g, gid)
     cmd.do()
@@ -46,8 +31,8 @@ def test_repeat_group_node_keeps_id_place_and_wires_and_undoes_whole():
     assert g.nodes[gid].type == "Group" and (list(g.nodes), list(g.edges)) == before[:2]
 
 
-def test_repeat_group_node_refuses_what_cannot_repeat():
-    g, gid = _grouped()
+def test_repeat_group_node_refuses_what_cannot_repeat(grouped_stack):
+    g, gid = grouped_stack
     with pytest.raises(GraphError, match="not a Group node"):
         repeat_group_node(g, "x")
     g.groups["block"].add_node("GroupOutput", "extra", {"port": "out1"}, (0, 300))
@@ -55,8 +40,8 @@ def test_repeat_group_node_refuses_what_cannot_repeat():
         repeat_group_node(g, gid)
 
 
-def test_a_repeat_added_on_the_canvas_takes_the_only_group_in_one_undo_step(make_window):
-    g, _ = _grouped()
+def test_a_repeat_added_on_the_canvas_takes_the_only_group_in_one_undo_step(make_window, grouped_stack):
+    g, _ = grouped_stack
     window = make_window(g)
     doc, view = window.document, window.tabs.current_view()
     count = doc.undo_stack.count()
@@ -71,8 +56,8 @@ def test_a_repeat_added_on_the_canvas_takes_the_only_group_in_one_undo_step(make
     assert doc.graph.groups["block"].nodes[inner].params == {}
 
 
-def test_repeat_this_group_from_the_menus_turns_the_group_node_into_a_repeat(make_window):
-    g, gid = _grouped()
+def test_repeat_this_group_from_the_menus_turns_the_group_node_into_a_repeat(make_window, grouped_stack):
+    g, gid = grouped_stack
     window = make_window(g)
     doc, view = window.document, window.tabs.current_view()
     edges, pos = list(doc.graph.edges), doc.graph.nodes[gid].pos
@@ -117,11 +102,11 @@ def _more_groups(g: Graph) -> None:
     g.set_group("outer", outer)
 
 
-def test_quick_add_off_a_port_offers_a_group_or_repeat_of_each_group_that_fits(make_window):
+def test_quick_add_off_a_port_offers_a_group_or_repeat_of_each_group_that_fits(make_window, grouped_stack):
     # dragged off a port the list had no Group or Repeat: their ports come from a group, none by default
     from PySide6.QtCore import QPointF
 
-    g, gid = _grouped()
+    g, gid = grouped_stack
     _more_groups(g)
     window = make_window(g)
     doc, view = window.document, window.tabs.current_view()
