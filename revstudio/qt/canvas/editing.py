@@ -104,14 +104,17 @@ class EditingMixin(ViewParts):
         """A new Group/Repeat node takes the project's only group (not inside that group's body)."""
         return new_node_params(type_id, self._project(), self._scene.group_name())
 
-    def add_node_at(self, type_id: str, scene_pos: QPointF | tuple[float, float]) -> str | None:
-        """Add a node of ``type_id`` with its top-left at ``scene_pos``; returns its id."""
+    def add_node_at(self, type_id: str, scene_pos: QPointF | tuple[float, float],
+                    params: dict[str, Any] | None = None) -> str | None:
+        """Add a node of ``type_id`` (with ``params``, or a new node's) with its top-left at
+        ``scene_pos``; returns its id."""
         spec = registry.find(type_id)
         if spec is None:
             self.message.emit(f"Cannot add {type_id!r}: there is no such node type; pick one from the palette")
             return None
         x, y = (scene_pos.x(), scene_pos.y()) if isinstance(scene_pos, QPointF) else scene_pos
-        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, self._new_params(spec.type_id),
+        node = Node(self.graph.unique_id(spec.type_id), spec.type_id,
+                    dict(params) if params is not None else self._new_params(spec.type_id),
                     (float(round(x)), float(round(y))))
         self.document.push(AddNode(self.graph, node))
         self.select_nodes([node.id])
@@ -440,7 +443,10 @@ class EditingMixin(ViewParts):
         specs: Sequence[Offer]
         offers: dict[str, GroupOffer] = {}
         if origin is None:
-            specs, title = candidate_specs(None, in_body), "Add node"
+            # a Group and a Repeat of each group it may run, beside the Group and Repeat types
+            groups = group_offers(None, self._project().groups, groups_to_run(self._project(), self._scene.group_name()))
+            offers = {offer.key: offer for offer in groups}
+            specs, title = ordered([*candidate_specs(None, in_body), *groups]), "Add node"
         else:
             found = candidate_specs("input" if is_output else "output", in_body)
             shape = self._scene.shape_of(origin) if is_output else None
@@ -463,9 +469,10 @@ class EditingMixin(ViewParts):
 
     def _quick_add_chosen(self, type_id: str, pos: QPointF, origin: PortRef | None, is_output: bool,
                           offers: Mapping[str, GroupOffer] | None = None) -> str | None:
-        if origin is None:
-            return self.add_node_at(type_id, self._free_at(pos, (NODE_WIDTH, 90.0)))
         offer = (offers or {}).get(type_id)  # a Group/Repeat of a group: its key names the group
+        if origin is None:
+            at = self._free_at(pos, (NODE_WIDTH, 90.0))
+            return self.add_node_at(offer.type_id, at, offer.params) if offer else self.add_node_at(type_id, at)
         type_id, chosen = (offer.type_id, offer.params) if offer is not None else (type_id, self._new_params(type_id))
         spec = registry.get(type_id)
         params = {**spec.defaults(), **chosen}
