@@ -184,3 +184,21 @@ def test_shift_a_offers_a_group_or_repeat_of_each_group_beside_the_types(make_wi
     offered = inner.open_quick_add(QPointF(0, 300)).visible_types()
     assert [t for t in offered if ":" in t] == ["Group:pair"]
     inner.popup.close()
+
+
+def test_ungroup_or_repeat_on_a_repeat_node_says_it_is_one(make_window):
+    # a Repeat looks like a Group on the canvas: "Select a Group node to ungroup" with one selected
+    # read as if the selection had been lost
+    g, gid = _grouped()
+    window = make_window(g)
+    view = window.tabs.current_view()
+    messages: list[str] = []
+    window.tabs.message.connect(messages.append)
+    view.select_nodes([gid])
+    assert window.tabs.repeat_selected_group()
+    assert not window.tabs.ungroup_selection()
+    assert messages[-1] == (f"Select a Group node to ungroup (Ctrl+Shift+G): {gid} is a Repeat node; "
+                            "Ungroup unpacks a Group node, not its copies")
+    assert not window.tabs.repeat_selected_group()
+    assert messages[-1] == f"Select a Group node to repeat its group: {gid} is a Repeat node; set its times in the inspector"
+    window.document.undo_stack.clear()
