@@ -198,11 +198,16 @@ class QuickAddPopup(QFrame):
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search node types…")
         self.search.setClearButtonEnabled(True)
+        self.nothing = QLabel()  # what an empty list means, instead of a blank box
+        self.nothing.setObjectName("placeholder")
+        self.nothing.setWordWrap(True)
+        self.nothing.hide()
         self.list = QListWidget()
         self.list.setMinimumWidth(300)
         self.list.setMinimumHeight(260)
         layout.addWidget(self.caption)
         layout.addWidget(self.search)
+        layout.addWidget(self.nothing)
         layout.addWidget(self.list)
         self.search.textChanged.connect(self.filter)
         self.search.returnPressed.connect(self.accept_current)
@@ -221,6 +226,12 @@ class QuickAddPopup(QFrame):
             self.list.addItem(item)
         if self.list.count():
             self.list.setCurrentRow(0)
+        self.say_if_empty(text, "node type", "clear the field to list them all")
+
+    def say_if_empty(self, text: str, what: str, hint: str) -> None:
+        """Above an empty list, why it is empty: nothing matches what was typed."""
+        self.nothing.setText(f"No {what} matches \u201c{text.strip()}\u201d; {hint}")
+        self.nothing.setVisible(self.list.count() == 0 and bool(text.strip()))
 
     def visible_types(self) -> list[str]:
         return [self.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.list.count())]
