@@ -301,7 +301,7 @@ class EditingMixin(ViewParts):
                 spot = self.placement_near_selection(size)
                 at = (round(spot.x()), round(spot.y()))
         try:
-            cmd, mapping = clipboard.paste_command(self._project(), self.graph, text, at=at, offset=offset)
+            cmd, mapping, groups = clipboard.paste_command(self._project(), self.graph, text, at=at, offset=offset)
         except clipboard.ClipboardError as exc:
             self.message.emit(f"Cannot {verb[0].lower()}: {exc}")
             return []
@@ -311,9 +311,7 @@ class EditingMixin(ViewParts):
         self._last_paste_at = remember
         new = list(mapping.values())
         self.select_nodes(new)
-        renamed = [f"{a} → {b}" for a, b in mapping.items() if a != b]
-        self.message.emit(f"{verb[1]} {len(new)} node{'s' * (len(new) != 1)}"
-                          + (f" (renamed {', '.join(renamed[:4])})" if renamed else ""))
+        self.message.emit(clipboard.paste_message(verb[1], mapping, groups))
         return new
 
     def _rects(self, ids: list[str]) -> dict[str, tuple[float, float, float, float]]:
