@@ -41,9 +41,9 @@ class _WrapDelegate(QStyledItemDelegate):
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:  # noqa: N802
         size = super().sizeHint(option, index)
-        if index.column() != 2:
+        if index.column() not in (1, 2):  # the message, and a Where naming several nodes, wrap
             return size
-        width = max(40, self.tree.columnWidth(2) - 10)
+        width = max(40, self.tree.columnWidth(index.column()) - 10)
         text = str(index.data() or "")
         box = QFontMetrics(option.font).boundingRect(QRect(0, 0, width, 100000), Qt.TextFlag.TextWordWrap, text)
         return QSize(size.width(), max(size.height(), box.height() + 6))

@@ -23,6 +23,16 @@ def test_a_merged_warning_names_its_nodes_and_activating_it_selects_and_frames_t
     row = tree.topLevelItem(0)
     assert row.text(1) == f"{nodes[0]}, {nodes[1]} and 3 more"
     assert all(n in row.toolTip(1) for n in nodes), row.toolTip(1)
+    # a Where that wraps in its column makes the row tall enough for all of it ("and 3 ..." was cut)
+    from PySide6.QtCore import QRect
+    from PySide6.QtGui import QFontMetrics
+
+    tree.setColumnWidth(1, 120)
+    tree.doItemsLayout()
+    settle()
+    need = QFontMetrics(tree.font()).boundingRect(QRect(0, 0, 120 - 10, 10000), Qt.TextFlag.TextWordWrap, row.text(1))
+    assert need.height() > QFontMetrics(tree.font()).height()  # it does wrap at this width
+    assert tree.visualItemRect(row).height() >= need.height(), (tree.visualItemRect(row).height(), need.height())
 
     w.current_view().resetTransform()  # zoomed in far from them all
     w.current_view().centerOn(-5000, -5000)
