@@ -94,6 +94,18 @@ def test_palette_add_goes_next_to_the_selection_in_free_space(view):
     assert view.selected_node_ids() == [second]
 
 
+def test_palette_adds_one_after_another_stay_on_the_selected_nodes_row(view):
+    # each went 10 px higher than the one before (a card's outline taken for the card), so a chain
+    # added from the Nodes panel climbed the canvas
+    last = "b"
+    for _ in range(4):
+        view.select_nodes([last])
+        new = view.add_node_beside_selection("Dropout")
+        assert new is not None
+        assert view.document.graph.node(new).pos[1] == view.document.graph.node(last).pos[1]
+        last = new
+
+
 def test_palette_add_with_nothing_selected_avoids_the_nodes_in_the_middle(view):
     view.scene().clearSelection()
     view.centerOn(_rect(view, "a").center())  # a node sits right in the middle of the view
@@ -128,3 +140,4 @@ def test_tab_adds_at_the_pointer_and_never_on_top_of_a_node(view, qtbot):
     over = _tab_add(view, qtbot, "activation")
     assert not _overlaps(view, [over])
     assert view.document.undo_stack.count() == 4
+

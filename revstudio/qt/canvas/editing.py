@@ -33,6 +33,7 @@ from revstudio.core.spec import registry
 from . import clipboard, layout
 from .connect_popup import ConnectPopup, wire_choices
 from .find import FindPopup
+from .node_item import OUTLINE
 from .node_item import WIDTH as NODE_WIDTH
 from .placement import free_spot, is_free
 from .quick_add import (
@@ -252,8 +253,8 @@ class EditingMixin(ViewParts):
     def placement_near_selection(self, size: tuple[float, float]) -> QPointF:
         """Free space right of the selection, or around the middle of the view."""
         ids = self.selected_node_ids()
-        if ids:
-            near = self._scene.nodes_rect(ids)
+        if ids:  # the cards themselves, as a node's pos is its card's corner (not its outline's)
+            near = self._scene.nodes_rect(ids).adjusted(OUTLINE, OUTLINE, -OUTLINE, -OUTLINE)
         else:
             view = self._widget()
             centre = view.mapToScene(view.viewport().rect().center())
