@@ -181,8 +181,9 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         self.current_view().add_node_beside_selection(type_id)
 
     def quick_add(self) -> None:
+        """Edit > Add Node… (Shift+A): at the pointer, or beside the selection where it is off the canvas."""
         view = self.current_view()
-        view.open_quick_add(view.mapToScene(view.viewport().rect().center()))
+        view.open_quick_add(view.cursor_in_view())
 
     def select_all(self) -> None:
         self.current_view().select_nodes(list(self.tabs.current_graph().nodes))

@@ -141,3 +141,26 @@ def test_tab_adds_at_the_pointer_and_never_on_top_of_a_node(view, qtbot):
     assert not _overlaps(view, [over])
     assert view.document.undo_stack.count() == 4
 
+
+def test_shift_a_from_the_keyboard_builds_a_row_right_of_the_selection(view, qtbot):
+    """With the pointer off the canvas, Shift+A put each node in the middle of the view (or beside
+    whatever was there), so x, Shift+A, Shift+A, Shift+A zig-zagged around the first one; it goes
+    right of the selection, as the Nodes panel's Enter does, so a chain grows left to right."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    QCursor.setPos(view.viewport().mapToGlobal(QPoint(-50, -50)))
+    assert view.cursor_in_view() is None
+    view.select_nodes(["b"])
+    added = []
+    for text in ("dropout", "linear", "output"):
+        view.setFocus()
+        QTest.keyClick(view, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)
+        QTest.keyClicks(view.popup.search, text)
+        QTest.keyClick(view.popup.search, Qt.Key.Key_Return)
+        added.append(view.selected_node_ids()[0])
+    row = ["b", *added]
+    for left, right in zip(row, row[1:], strict=False):
+        assert _rect(view, right).left() > _rect(view, left).right(), (left, right)
+        assert _rect(view, right).top() == _rect(view, left).top(), (left, right)
+    assert not _overlaps(view, added)

@@ -1,4 +1,5 @@
-"""The editing actions of a canvas view: add, delete, clipboard, align, layout, quick add.
+"""The editing actions of a canvas view: add, delete, clipboard, align, layout, connect, find
+(quick add is :mod:`.quick_add_actions`).
 
 :class:`EditingMixin` is mixed into ``GraphView``: each public method turns one
 user intent into exactly one core command pushed through the document (or a
@@ -8,7 +9,6 @@ so each file stays about one thing.
 from __future__ import annotations
 
 import atexit
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QRectF
@@ -22,12 +22,11 @@ from revstudio.core.commands import (
     Disconnect,
     Macro,
     Move,
-    connect_replacing,
     remove_nodes,
     splice_into,
 )
 from revstudio.core.graph import Edge, Graph, Node, PortRef
-from revstudio.core.group_repeat import groups_to_run, new_node_params
+from revstudio.core.group_repeat import new_node_params
 from revstudio.core.spec import registry
 
 from . import clipboard, layout
@@ -37,13 +36,7 @@ from .node_item import OUTLINE
 from .node_item import WIDTH as NODE_WIDTH
 from .placement import free_spot, is_free
 from .quick_add import (
-    GroupOffer,
-    Offer,
     QuickAddPopup,
-    accepts_shape,
-    candidate_specs,
-    group_offers,
-    ordered,
     wire_refusal,
 )
 from .view_parts import ViewParts
@@ -417,80 +410,3 @@ class EditingMixin(ViewParts):
             self.message.emit(f"Disconnected {choice.src} → {choice.dst}")
             return True
         return self._scene.connect_ports(choice.src, choice.dst, replace=choice.replaces is not None)
-
-    # ---- quick add -------------------------------------------------------------
-    def _quick_add_at_cursor(self) -> None:
-        self.open_quick_add(self.cursor_scene_pos())
-
-    def _quick_add_from_wire(self, pos: QPointF, origin: PortRef, is_output: bool) -> None:
-        self.open_quick_add(pos, (origin, is_output))
-
-    def open_quick_add(self, scene_pos: QPointF, from_port: Any = None) -> QuickAddPopup:
-        """Open the type search at ``scene_pos``; with ``from_port`` the new node is wired to it.
-
-        ``from_port`` is ``"node.port"``, a ``PortRef`` or ``(PortRef, is_output)``.
-        """
-        origin: PortRef | None = None
-        is_output = True
-        if from_port is not None:
-            if isinstance(from_port, tuple):
-                origin, is_output = from_port
-            else:
-                origin = from_port if isinstance(from_port, PortRef) else PortRef.parse(from_port)
-                is_output = origin.port in self.graph.ports(origin.node)[1]
-        in_body = self.graph is not self.document.graph
-        specs: Sequence[Offer]
-        offers: dict[str, GroupOffer] = {}
-        if origin is None:
-            # a Group and a Repeat of each group it may run, beside the Group and Repeat types
-            groups = group_offers(None, self._project().groups, groups_to_run(self._project(), self._scene.group_name()))
-            offers = {offer.key: offer for offer in groups}
-            specs, title = ordered([*candidate_specs(None, in_body), *groups]), "Add node"
-        else:
-            found = candidate_specs("input" if is_output else "output", in_body)
-            shape = self._scene.shape_of(origin) if is_output else None
-            if shape:
-                # offer only what can take this tensor (a Conv cannot follow a flat vector)
-                found = [sp for sp in found if accepts_shape(sp, shape, self.graph.groups)]
-            # a Group/Repeat of each group that fits (its ports come from the group, none by default)
-            groups = group_offers("input" if is_output else "output", self._project().groups,
-                                  groups_to_run(self._project(), self._scene.group_name()), shape)
-            offers = {offer.key: offer for offer in groups}
-            specs = ordered([*found, *groups])
-            title = f"Add a node {'after' if is_output else 'before'} {origin}"
-        if self.popup is not None:
-            self.popup.close()
-        view = self._widget()
-        self.popup = QuickAddPopup(specs, title, view)
-        self.popup.chosen.connect(lambda key: self._quick_add_chosen(key, scene_pos, origin, is_output, offers))
-        self.popup.popup_at(view.mapToGlobal(view.mapFromScene(scene_pos)))
-        return self.popup
-
-    def _quick_add_chosen(self, type_id: str, pos: QPointF, origin: PortRef | None, is_output: bool,
-                          offers: Mapping[str, GroupOffer] | None = None) -> str | None:
-        offer = (offers or {}).get(type_id)  # a Group/Repeat of a group: its key names the group
-        if origin is None:
-            at = self._free_at(pos, (NODE_WIDTH, 90.0))
-            return self.add_node_at(offer.type_id, at, offer.params) if offer else self.add_node_at(type_id, at)
-        type_id, chosen = (offer.type_id, offer.params) if offer is not None else (type_id, self._new_params(type_id))
-        spec = registry.get(type_id)
-        params = {**spec.defaults(), **chosen}
-        ports = spec.input_ports(params, self.graph.groups) if is_output else spec.output_ports(params, self.graph.groups)
-        if not ports:
-            self.message.emit(f"{type_id} has no {'inputs' if is_output else 'outputs'} to connect to {origin}")
-            return None
-        x = pos.x() if is_output else pos.x() - NODE_WIDTH
-        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, chosen,
-                    (float(round(x)), float(round(pos.y() - 40.0))))
-        new = PortRef(node.id, ports[0])
-        add = AddNode(self.graph, node)
-        if is_output:
-            link: Command = Connect(self.graph, origin, new)
-        elif self.graph.edges_into(origin.node, origin.port):
-            link = connect_replacing(self.graph, new, origin)
-        else:
-            link = Connect(self.graph, new, origin)
-        self.document.push(Macro(f"Add {type_id} {node.id} connected to {origin}", [add, link]))
-        self.select_nodes([node.id])
-        self.message.emit(f"Added {node.id} and connected it to {origin}")
-        return node.id

@@ -22,6 +22,7 @@ from .backdrop import draw_empty_hint, draw_grid
 from .editing import EditingMixin
 from .nudge import nudge_key
 from .quick_add import QuickAddPopup
+from .quick_add_actions import QuickAddMixin
 from .rename import RenameField, RenameMixin
 from .scene import GraphScene
 from .theme import FOCUS_FRAME
@@ -32,7 +33,7 @@ NODE_MIME = "application/x-revstudio-node-type"
 READABLE_ZOOM = 0.8     # revealing a node zooms in at least this far
 
 
-class GraphView(ZoomMixin, RenameMixin, EditingMixin, QGraphicsView):
+class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsView):
     """A node-editor view of one graph of a document."""
 
     selectionChangedIds = Signal(list)
