@@ -185,7 +185,8 @@ class CanvasTabs(QTabWidget):
         view = self.current_view()
         graph = self.current_graph()
         before = set(graph.nodes)
-        node = self._selected_group_node(view, graph, "Select a Group node to ungroup (Ctrl+Shift+G)")
+        node = self._selected_group_node(view, graph, "Select a Group node to ungroup (Ctrl+Shift+G)",
+                                         "Ungroup unpacks a Group node, not its copies")
         if node is None:
             return False
         try:
@@ -197,11 +198,14 @@ class CanvasTabs(QTabWidget):
         view.select_nodes(sorted(set(graph.nodes) - before))
         return True
 
-    def _selected_group_node(self, view: Any, graph: Graph, ask: str) -> str | None:
-        """The first selected Group node's id; None (saying ``ask``) where none is selected."""
-        groups = [n for n in view.selected_node_ids() if n in graph.nodes and graph.nodes[n].type == "Group"]
+    def _selected_group_node(self, view: Any, graph: Graph, ask: str, on_repeat: str) -> str | None:
+        """The first selected Group node's id; None (saying ``ask``) where none is selected, and
+        ``on_repeat`` where a Repeat node is (a Repeat looks like a Group on the canvas)."""
+        selected = [n for n in view.selected_node_ids() if n in graph.nodes]
+        groups = [n for n in selected if graph.nodes[n].type == "Group"]
         if not groups:
-            self.message.emit(ask)
+            repeats = [n for n in selected if graph.nodes[n].type == "Repeat"]
+            self.message.emit(f"{ask}: {repeats[0]} is a Repeat node; {on_repeat}" if repeats else ask)
             return None
         return groups[0]
 
@@ -213,7 +217,8 @@ class CanvasTabs(QTabWidget):
         if self._refuse_read_only("nothing here can be changed"):
             return False
         view, graph = self.current_view(), self.current_graph()
-        node = self._selected_group_node(view, graph, "Select a Group node to repeat its group")
+        node = self._selected_group_node(view, graph, "Select a Group node to repeat its group",
+                                         "set its times in the inspector")
         if node is None:
             return False
         try:

@@ -1,8 +1,9 @@
 """The diagnostics list: every error and warning of the latest check.
 
 Clicking a row selects (and reveals) the node it names, or every node it concerns
-(one plugin-swap warning for all the nodes using the type); near misses (why a merge
-is not a coupling) are listed too, as hints.
+(one plugin-swap warning for all the nodes using the type: its Where names the first two
+and counts the rest, its tooltip lists them all, and the click frames them all); near
+misses (why a merge is not a coupling) are listed too, as hints.
 """
 from __future__ import annotations
 
@@ -24,6 +25,13 @@ from revstudio.qt.theme import colors, icon
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
+def where_text(nodes: list[str], shown: int = 2) -> str:
+    """The Where of a problem about several nodes: "a, b and c", or "a, b and 3 more"."""
+    if len(nodes) <= shown + 1:
+        return ", ".join(nodes[:-1]) + f" and {nodes[-1]}"
+    return f"{', '.join(nodes[:shown])} and {len(nodes) - shown} more"
+
+
 class _WrapDelegate(QStyledItemDelegate):
     """Rows as tall as their wrapped message: QTreeView sizes rows without the column width."""
 
@@ -33,9 +41,9 @@ class _WrapDelegate(QStyledItemDelegate):
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:  # noqa: N802
         size = super().sizeHint(option, index)
-        if index.column() != 2:
+        if index.column() not in (1, 2):  # the message, and a Where naming several nodes, wrap
             return size
-        width = max(40, self.tree.columnWidth(2) - 10)
+        width = max(40, self.tree.columnWidth(index.column()) - 10)
         text = str(index.data() or "")
         box = QFontMetrics(option.font).boundingRect(QRect(0, 0, width, 100000), Qt.TextFlag.TextWordWrap, text)
         return QSize(size.width(), max(size.height(), box.height() + 6))
@@ -87,8 +95,11 @@ class DiagnosticsPanel(QWidget):
             item.setIcon(0, icon("error", colors().error))
             self.tree.addTopLevelItem(item)
         for d, hint in [(d, False) for d in diags] + [(d, True) for d in hints]:
+            nodes = list(getattr(d, "nodes", None) or ([d.node] if d.node else []))
             where = (d.node or "project") + (f".{d.port}" if getattr(d, "port", None) else "")
-            item = QTreeWidgetItem(["", where, d.message])
+            item = QTreeWidgetItem(["", where_text(nodes) if len(nodes) > 1 else where, d.message])
+            if len(nodes) > 1:
+                item.setToolTip(1, f"{len(nodes)} nodes: {', '.join(nodes)}")
             if hint:
                 item.setIcon(0, icon("info", colors().muted))
                 item.setToolTip(0, "near miss: why this is not reversible")
@@ -99,7 +110,7 @@ class DiagnosticsPanel(QWidget):
                 item.setIcon(0, icon("warning", colors().warning))
                 item.setToolTip(0, "warning")
             item.setToolTip(2, d.message)
-            item.setData(0, NODE_ROLE, list(getattr(d, "nodes", None) or ([d.node] if d.node else [])))
+            item.setData(0, NODE_ROLE, nodes)
             self.tree.addTopLevelItem(item)
         has_rows = self.tree.topLevelItemCount() > 0
         self.tree.setVisible(has_rows)

@@ -181,8 +181,9 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         self.current_view().add_node_beside_selection(type_id)
 
     def quick_add(self) -> None:
+        """Edit > Add Node… (Shift+A): at the pointer, or beside the selection where it is off the canvas."""
         view = self.current_view()
-        view.open_quick_add(view.mapToScene(view.viewport().rect().center()))
+        view.open_quick_add(view.cursor_in_view())
 
     def select_all(self) -> None:
         self.current_view().select_nodes(list(self.tabs.current_graph().nodes))
@@ -192,7 +193,7 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         self.select_nodes([node_id])
 
     def select_nodes(self, node_ids: list[str]) -> None:
-        """Show ``node_ids`` of the main graph selected, revealing the first (diagnostics clicks)."""
+        """Show ``node_ids`` of the main graph selected and framed (diagnostics clicks)."""
         found = [n for n in node_ids if n in self.document.graph.nodes]
         if not found:
             self.show_message(f"Node {node_ids[0] if node_ids else '?'} is not on the main canvas")
@@ -200,7 +201,7 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         self.tabs.setCurrentIndex(0)
         view = self.tabs.main_view()
         view.select_nodes(found)
-        view.reveal_node(found[0])  # it may be far off screen, or a speck in a fitted big graph
+        view.reveal_nodes(found)  # they may be far off screen, or specks in a fitted big graph
         self.inspector.set_selection(self.document.graph, found)
 
     def select_group_node(self, group: str, node_id: str) -> None:

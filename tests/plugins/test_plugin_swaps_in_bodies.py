@@ -137,7 +137,7 @@ def test_the_problems_tab_lists_it_once_and_marks_and_selects_every_node_that_ru
                          timeout=300)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.strip().splitlines()
-    assert lines[-5] == "['g']", lines  # one row for the type, naming the three nodes
+    assert lines[-5] == "['g, r and c']", lines  # one row for the type, where: the three nodes
     # each node that runs the body keeps its warning outline and its inspector note (only 'g' had them)
     assert lines[-4] == "['c', 'g', 'r']", lines
     assert lines[-3] == "['g', 'r', 'c']", lines

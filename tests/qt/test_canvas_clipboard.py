@@ -120,10 +120,14 @@ def test_pasting_a_group_whose_name_is_taken_by_a_different_body_renames_it(make
     target = make_view(other)
     source.select_nodes(["blocks"])
     source.copy()
+    said: list[str] = []
+    target.message.connect(said.append)
     pasted = target.paste()
     graph = target.document.graph
     group = graph.node(pasted[0]).params["group"]
     assert group != "block" and group in graph.groups
+    # the status line says so: the pasted node names a group the user never named
+    assert said[-1].endswith(f"; groups f, g, block differ from this project's: pasted as f_1, g_1, {group}"), said
     assert graph.node("blocks").params["group"] == "block"  # the existing node is untouched
     # the renamed block refers to renamed copies of the f/g bodies it was copied with
     src = source.document.graph
@@ -375,3 +379,11 @@ def test_history_names_the_node_a_paste_created(make_window, settle):
     assert stack.text(stack.index() - 1) == "Paste a1"
     history = window.history.model()
     assert history.data(history.index(stack.index(), 0)) == "Paste a1"
+
+
+def test_the_paste_message_names_a_renamed_group():
+    from revstudio.qt.canvas.clipboard import paste_message
+
+    assert paste_message("Pasted", {"a": "a"}, {}) == "Pasted 1 node"
+    assert paste_message("Pasted", {"a": "a1", "b": "b"}, {"block": "block_1"}) == \
+        "Pasted 2 nodes (renamed a → a1); group block differs from this project's block: pasted as block_1"

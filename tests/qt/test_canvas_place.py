@@ -94,6 +94,18 @@ def test_palette_add_goes_next_to_the_selection_in_free_space(view):
     assert view.selected_node_ids() == [second]
 
 
+def test_palette_adds_one_after_another_stay_on_the_selected_nodes_row(view):
+    # each went 10 px higher than the one before (a card's outline taken for the card), so a chain
+    # added from the Nodes panel climbed the canvas
+    last = "b"
+    for _ in range(4):
+        view.select_nodes([last])
+        new = view.add_node_beside_selection("Dropout")
+        assert new is not None
+        assert view.document.graph.node(new).pos[1] == view.document.graph.node(last).pos[1]
+        last = new
+
+
 def test_palette_add_with_nothing_selected_avoids_the_nodes_in_the_middle(view):
     view.scene().clearSelection()
     view.centerOn(_rect(view, "a").center())  # a node sits right in the middle of the view
@@ -128,3 +140,27 @@ def test_tab_adds_at_the_pointer_and_never_on_top_of_a_node(view, qtbot):
     over = _tab_add(view, qtbot, "activation")
     assert not _overlaps(view, [over])
     assert view.document.undo_stack.count() == 4
+
+
+def test_shift_a_from_the_keyboard_builds_a_row_right_of_the_selection(view, qtbot):
+    """With the pointer off the canvas, Shift+A put each node in the middle of the view (or beside
+    whatever was there), so x, Shift+A, Shift+A, Shift+A zig-zagged around the first one; it goes
+    right of the selection, as the Nodes panel's Enter does, so a chain grows left to right."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    QCursor.setPos(view.viewport().mapToGlobal(QPoint(-50, -50)))
+    assert view.cursor_in_view() is None
+    view.select_nodes(["b"])
+    added = []
+    for text in ("dropout", "linear", "output"):
+        view.setFocus()
+        QTest.keyClick(view, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)
+        QTest.keyClicks(view.popup.search, text)
+        QTest.keyClick(view.popup.search, Qt.Key.Key_Return)
+        added.append(view.selected_node_ids()[0])
+    row = ["b", *added]
+    for left, right in zip(row, row[1:], strict=False):
+        assert _rect(view, right).left() > _rect(view, left).right(), (left, right)
+        assert _rect(view, right).top() == _rect(view, left).top(), (left, right)
+    assert not _overlaps(view, added)

@@ -4,6 +4,7 @@ steps: add a Repeat, pick its group by hand, rewire each port, move it, delete t
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
 
 from revstudio.core.graph import Graph, GraphError
 from revstudio.core.group_repeat import new_node_params, repeat_group_node
@@ -134,3 +135,55 @@ def test_quick_add_off_a_port_offers_a_group_or_repeat_of_each_group_that_fits(m
     offered = inner.open_quick_add(QPointF(0, 300), "input.out").visible_types()
     assert [t for t in offered if t.startswith(("Group:", "Repeat:"))] == ["Group:pair"]
     inner.popup.close()
+
+
+def test_shift_a_offers_a_group_or_repeat_of_each_group_beside_the_types(make_window):
+    # Shift+A listed the Group and Repeat types only: a Repeat of an existing group was a right-click
+    # on a Group node away (Repeat This Group), or a Repeat whose group was picked by hand
+    from PySide6.QtCore import QPointF
+    from PySide6.QtTest import QTest
+
+    g, _ = _grouped()
+    _more_groups(g)
+    window = make_window(g)
+    doc, view = window.document, window.tabs.current_view()
+    view.setFocus()
+    view.open_quick_add(QPointF(0, 400))
+    offered = view.popup.visible_types()
+    # in the list's order: each type, then its offers by group name
+    assert [t for t in offered if t.startswith(("Group", "Repeat"))] == [
+        "Group", "Group:block", "Group:outer", "Group:pair", "Repeat", "Repeat:block", "Repeat:outer"], offered
+    QTest.keyClicks(view.popup.search, "repeat: out")
+    assert view.popup.visible_types()[0] == "Repeat:outer"
+    count = doc.undo_stack.count()
+    QTest.keyClick(view.popup.search, Qt.Key.Key_Return)
+    new = view.selected_node_ids()[0]
+    assert (doc.graph.nodes[new].type, doc.graph.nodes[new].params) == ("Repeat", {"group": "outer"})
+    assert doc.undo_stack.count() == count + 1
+    assert not [d for d in doc.report.diagnostics if d.severity == "error" and d.node == new and d.port is None]
+    doc.undo_stack.undo()
+    assert new not in doc.graph.nodes
+    # inside block's body: neither block nor outer (which runs block)
+    assert window.tabs.open_group("block")
+    inner = window.tabs.current_view()
+    offered = inner.open_quick_add(QPointF(0, 300)).visible_types()
+    assert [t for t in offered if ":" in t] == ["Group:pair"]
+    inner.popup.close()
+
+
+def test_ungroup_or_repeat_on_a_repeat_node_says_it_is_one(make_window):
+    # a Repeat looks like a Group on the canvas: "Select a Group node to ungroup" with one selected
+    # read as if the selection had been lost
+    g, gid = _grouped()
+    window = make_window(g)
+    view = window.tabs.current_view()
+    messages: list[str] = []
+    window.tabs.message.connect(messages.append)
+    view.select_nodes([gid])
+    assert window.tabs.repeat_selected_group()
+    assert not window.tabs.ungroup_selection()
+    assert messages[-1] == (f"Select a Group node to ungroup (Ctrl+Shift+G): {gid} is a Repeat node; "
+                            "Ungroup unpacks a Group node, not its copies")
+    assert not window.tabs.repeat_selected_group()
+    assert messages[-1] == f"Select a Group node to repeat its group: {gid} is a Repeat node; set its times in the inspector"
+    window.document.undo_stack.clear()

@@ -114,3 +114,24 @@ def test_tab_moves_the_focus_onto_the_canvas_and_shift_tab_leaves_it(make_window
     popup = QApplication.activePopupWidget()
     assert popup is not None
     popup.close()
+
+
+def test_the_selection_is_listed_in_the_canvas_order_however_it_was_made(make_window, settle):
+    # Qt keeps the selection in a hashed set that it rebuilds lazily: two calls in a row could list
+    # the same nodes in different orders (the rubber-band announcement test compared them and flaked)
+    from revstudio.core.generate import large_graph
+
+    w = make_window(large_graph(60))
+    view = w.current_view()
+    items = view.scene().node_items
+    order = list(items)
+    for node_id in reversed(order):  # selected back to front, with churn in between
+        items[node_id].setSelected(True)
+    for node_id in order[::3]:
+        items[node_id].setSelected(False)
+    for node_id in order[::6]:
+        items[node_id].setSelected(True)
+    settle()
+    expected = [n for n in order if items[n].isSelected()]
+    assert view.selected_node_ids() == expected
+    assert view.selected_node_ids() == expected

@@ -245,3 +245,27 @@ def test_undo_and_redo_buttons_name_their_key_as_the_other_buttons_do(make_windo
     assert undo.toolTip().endswith(" (Ctrl+Z)")
     undo.trigger()
     assert redo.toolTip().startswith("Redo ") and redo.toolTip().endswith(" (Ctrl+Shift+Z)")
+
+
+def test_a_search_that_matches_nothing_says_so_and_enter_adds_nothing(make_window, revnet, settle):
+    # Shift+A or Ctrl+F with a mistyped name showed an empty box, and Enter did nothing, silently
+    from PySide6.QtCore import QPointF, Qt
+    from PySide6.QtTest import QTest
+
+    window = make_window(revnet)
+    view = window.current_view()
+    popup = view.open_quick_add(QPointF(0, 0))
+    assert not popup.nothing.isVisible()
+    QTest.keyClicks(popup.search, "convv")
+    assert popup.visible_types() == [] and popup.nothing.isVisible()
+    assert "No node type matches \u201cconvv\u201d" in popup.nothing.text()
+    QTest.keyClick(popup.search, Qt.Key.Key_Return)
+    assert popup.isVisible() and window.document.undo_stack.count() == 0  # still there, to correct
+    QTest.keyClick(popup.search, Qt.Key.Key_Backspace)
+    assert popup.visible_types()[0] == "Conv" and not popup.nothing.isVisible()
+    popup.close()
+    found = view.open_find()
+    QTest.keyClicks(found.search, "nosuchnode")
+    assert found.visible_types() == [] and found.nothing.isVisible()
+    assert "No node on this canvas matches \u201cnosuchnode\u201d" in found.nothing.text()
+    found.close()

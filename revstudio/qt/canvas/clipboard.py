@@ -94,11 +94,12 @@ def _rename_refs(nodes: list[Node], renamed: dict[str, str]) -> list[Node]:
 def paste_command(
     project: Graph, graph: Graph, text: str, at: tuple[float, float] | None = None,
     offset: tuple[float, float] = (40.0, 40.0),
-) -> tuple[Command, dict[str, str]]:
+) -> tuple[Command, dict[str, str], dict[str, str]]:
     """One undoable paste of ``text`` into ``graph`` (``project`` owns the groups).
 
     ``at`` puts the pasted bounding box's top-left there; otherwise positions
-    shift by ``offset``. Returns the command and old id -> new id.
+    shift by ``offset``. Returns the command, old id -> new id, and old name -> new
+    name of each group renamed because ``project`` has a different one of that name.
     """
     payload = _load(text)
     nodes, edges, groups = _parts(payload)
@@ -144,5 +145,20 @@ def paste_command(
         offset = (at[0] - left, at[1] - top)
     sub: AddSubgraph = add_subgraph(graph, nodes, edges, offset=offset)
     if not children:
-        return sub, sub.mapping
-    return Macro(sub.text, [*children, sub]), sub.mapping
+        return sub, sub.mapping, renamed
+    return Macro(sub.text, [*children, sub]), sub.mapping, renamed
+
+
+def paste_message(done: str, mapping: dict[str, str], groups: dict[str, str]) -> str:
+    """The status line of a paste (``done``: "Pasted", "Duplicated"): how many nodes, which were
+    renamed, and which groups were pasted under a new name (their nodes now name that one)."""
+    renamed = [f"{a} → {b}" for a, b in mapping.items() if a != b]
+    text = f"{done} {len(mapping)} node{'s' * (len(mapping) != 1)}"
+    text += f" (renamed {', '.join(renamed[:4])})" if renamed else ""
+    if len(groups) == 1:
+        (old, new), = groups.items()
+        text += f"; group {old} differs from this project's {old}: pasted as {new}"
+    elif groups:
+        text += (f"; groups {', '.join(groups)} differ from this project's: pasted as "
+                 f"{', '.join(groups.values())}")
+    return text

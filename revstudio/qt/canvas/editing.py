@@ -1,4 +1,5 @@
-"""The editing actions of a canvas view: add, delete, clipboard, align, layout, quick add.
+"""The editing actions of a canvas view: add, delete, clipboard, align, layout, connect, find
+(quick add is :mod:`.quick_add_actions`).
 
 :class:`EditingMixin` is mixed into ``GraphView``: each public method turns one
 user intent into exactly one core command pushed through the document (or a
@@ -8,7 +9,6 @@ so each file stays about one thing.
 from __future__ import annotations
 
 import atexit
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QRectF
@@ -22,27 +22,21 @@ from revstudio.core.commands import (
     Disconnect,
     Macro,
     Move,
-    connect_replacing,
     remove_nodes,
     splice_into,
 )
 from revstudio.core.graph import Edge, Graph, Node, PortRef
-from revstudio.core.group_repeat import groups_to_run, new_node_params
+from revstudio.core.group_repeat import new_node_params
 from revstudio.core.spec import registry
 
 from . import clipboard, layout
 from .connect_popup import ConnectPopup, wire_choices
 from .find import FindPopup
+from .node_item import OUTLINE
 from .node_item import WIDTH as NODE_WIDTH
 from .placement import free_spot, is_free
 from .quick_add import (
-    GroupOffer,
-    Offer,
     QuickAddPopup,
-    accepts_shape,
-    candidate_specs,
-    group_offers,
-    ordered,
     wire_refusal,
 )
 from .view_parts import ViewParts
@@ -104,14 +98,17 @@ class EditingMixin(ViewParts):
         """A new Group/Repeat node takes the project's only group (not inside that group's body)."""
         return new_node_params(type_id, self._project(), self._scene.group_name())
 
-    def add_node_at(self, type_id: str, scene_pos: QPointF | tuple[float, float]) -> str | None:
-        """Add a node of ``type_id`` with its top-left at ``scene_pos``; returns its id."""
+    def add_node_at(self, type_id: str, scene_pos: QPointF | tuple[float, float],
+                    params: dict[str, Any] | None = None) -> str | None:
+        """Add a node of ``type_id`` (with ``params``, or a new node's) with its top-left at
+        ``scene_pos``; returns its id."""
         spec = registry.find(type_id)
         if spec is None:
             self.message.emit(f"Cannot add {type_id!r}: there is no such node type; pick one from the palette")
             return None
         x, y = (scene_pos.x(), scene_pos.y()) if isinstance(scene_pos, QPointF) else scene_pos
-        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, self._new_params(spec.type_id),
+        node = Node(self.graph.unique_id(spec.type_id), spec.type_id,
+                    dict(params) if params is not None else self._new_params(spec.type_id),
                     (float(round(x)), float(round(y))))
         self.document.push(AddNode(self.graph, node))
         self.select_nodes([node.id])
@@ -249,8 +246,8 @@ class EditingMixin(ViewParts):
     def placement_near_selection(self, size: tuple[float, float]) -> QPointF:
         """Free space right of the selection, or around the middle of the view."""
         ids = self.selected_node_ids()
-        if ids:
-            near = self._scene.nodes_rect(ids)
+        if ids:  # the cards themselves, as a node's pos is its card's corner (not its outline's)
+            near = self._scene.nodes_rect(ids).adjusted(OUTLINE, OUTLINE, -OUTLINE, -OUTLINE)
         else:
             view = self._widget()
             centre = view.mapToScene(view.viewport().rect().center())
@@ -298,7 +295,7 @@ class EditingMixin(ViewParts):
                 spot = self.placement_near_selection(size)
                 at = (round(spot.x()), round(spot.y()))
         try:
-            cmd, mapping = clipboard.paste_command(self._project(), self.graph, text, at=at, offset=offset)
+            cmd, mapping, groups = clipboard.paste_command(self._project(), self.graph, text, at=at, offset=offset)
         except clipboard.ClipboardError as exc:
             self.message.emit(f"Cannot {verb[0].lower()}: {exc}")
             return []
@@ -308,9 +305,7 @@ class EditingMixin(ViewParts):
         self._last_paste_at = remember
         new = list(mapping.values())
         self.select_nodes(new)
-        renamed = [f"{a} → {b}" for a, b in mapping.items() if a != b]
-        self.message.emit(f"{verb[1]} {len(new)} node{'s' * (len(new) != 1)}"
-                          + (f" (renamed {', '.join(renamed[:4])})" if renamed else ""))
+        self.message.emit(clipboard.paste_message(verb[1], mapping, groups))
         return new
 
     def _rects(self, ids: list[str]) -> dict[str, tuple[float, float, float, float]]:
@@ -415,76 +410,3 @@ class EditingMixin(ViewParts):
             self.message.emit(f"Disconnected {choice.src} → {choice.dst}")
             return True
         return self._scene.connect_ports(choice.src, choice.dst, replace=choice.replaces is not None)
-
-    # ---- quick add -------------------------------------------------------------
-    def _quick_add_at_cursor(self) -> None:
-        self.open_quick_add(self.cursor_scene_pos())
-
-    def _quick_add_from_wire(self, pos: QPointF, origin: PortRef, is_output: bool) -> None:
-        self.open_quick_add(pos, (origin, is_output))
-
-    def open_quick_add(self, scene_pos: QPointF, from_port: Any = None) -> QuickAddPopup:
-        """Open the type search at ``scene_pos``; with ``from_port`` the new node is wired to it.
-
-        ``from_port`` is ``"node.port"``, a ``PortRef`` or ``(PortRef, is_output)``.
-        """
-        origin: PortRef | None = None
-        is_output = True
-        if from_port is not None:
-            if isinstance(from_port, tuple):
-                origin, is_output = from_port
-            else:
-                origin = from_port if isinstance(from_port, PortRef) else PortRef.parse(from_port)
-                is_output = origin.port in self.graph.ports(origin.node)[1]
-        in_body = self.graph is not self.document.graph
-        specs: Sequence[Offer]
-        offers: dict[str, GroupOffer] = {}
-        if origin is None:
-            specs, title = candidate_specs(None, in_body), "Add node"
-        else:
-            found = candidate_specs("input" if is_output else "output", in_body)
-            shape = self._scene.shape_of(origin) if is_output else None
-            if shape:
-                # offer only what can take this tensor (a Conv cannot follow a flat vector)
-                found = [sp for sp in found if accepts_shape(sp, shape, self.graph.groups)]
-            # a Group/Repeat of each group that fits (its ports come from the group, none by default)
-            groups = group_offers("input" if is_output else "output", self._project().groups,
-                                  groups_to_run(self._project(), self._scene.group_name()), shape)
-            offers = {offer.key: offer for offer in groups}
-            specs = ordered([*found, *groups])
-            title = f"Add a node {'after' if is_output else 'before'} {origin}"
-        if self.popup is not None:
-            self.popup.close()
-        view = self._widget()
-        self.popup = QuickAddPopup(specs, title, view)
-        self.popup.chosen.connect(lambda key: self._quick_add_chosen(key, scene_pos, origin, is_output, offers))
-        self.popup.popup_at(view.mapToGlobal(view.mapFromScene(scene_pos)))
-        return self.popup
-
-    def _quick_add_chosen(self, type_id: str, pos: QPointF, origin: PortRef | None, is_output: bool,
-                          offers: Mapping[str, GroupOffer] | None = None) -> str | None:
-        if origin is None:
-            return self.add_node_at(type_id, self._free_at(pos, (NODE_WIDTH, 90.0)))
-        offer = (offers or {}).get(type_id)  # a Group/Repeat of a group: its key names the group
-        type_id, chosen = (offer.type_id, offer.params) if offer is not None else (type_id, self._new_params(type_id))
-        spec = registry.get(type_id)
-        params = {**spec.defaults(), **chosen}
-        ports = spec.input_ports(params, self.graph.groups) if is_output else spec.output_ports(params, self.graph.groups)
-        if not ports:
-            self.message.emit(f"{type_id} has no {'inputs' if is_output else 'outputs'} to connect to {origin}")
-            return None
-        x = pos.x() if is_output else pos.x() - NODE_WIDTH
-        node = Node(self.graph.unique_id(spec.type_id), spec.type_id, chosen,
-                    (float(round(x)), float(round(pos.y() - 40.0))))
-        new = PortRef(node.id, ports[0])
-        add = AddNode(self.graph, node)
-        if is_output:
-            link: Command = Connect(self.graph, origin, new)
-        elif self.graph.edges_into(origin.node, origin.port):
-            link = connect_replacing(self.graph, new, origin)
-        else:
-            link = Connect(self.graph, new, origin)
-        self.document.push(Macro(f"Add {type_id} {node.id} connected to {origin}", [add, link]))
-        self.select_nodes([node.id])
-        self.message.emit(f"Added {node.id} and connected it to {origin}")
-        return node.id

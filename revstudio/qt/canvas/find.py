@@ -52,3 +52,4 @@ class FindPopup(QuickAddPopup):
             self.list.addItem(item)
         if self.list.count():
             self.list.setCurrentRow(0)
+        self.say_if_empty(text, "node on this canvas", "type part of an id or a type")

@@ -26,6 +26,7 @@ ROW = 18.0
 LINE = 15.0
 PAD = 6.0
 PORT_RADIUS = 5.0
+OUTLINE = PORT_RADIUS + 5.0  # a card's bounds reach this far past it: the port dots and the selection outline
 PORT_HIT = 11.0      # generous hit radius: ports are small targets
 CORNER = 7.0
 FAR = 0.35           # below this zoom a node is drawn as a block (level of detail)
@@ -75,8 +76,7 @@ class NodeItem(QGraphicsItem):
         return HEADER + PAD + body + PAD
 
     def _compute_bounds(self) -> QRectF:
-        # room for the port dots and the selection/error outline
-        m = PORT_RADIUS + 5.0
+        m = OUTLINE
         return QRectF(-m, -m, WIDTH + 2 * m, self._height + 2 * m)
 
     @property

@@ -3,9 +3,10 @@
 Shift+A / Tab opens it with every type; dropping a wire on empty canvas opens
 it filtered to the types that can take (or give) that wire. Typing filters by
 name, category and help; Enter or a click picks the type and ``chosen`` fires.
-Types come only from the spec registry; a wire's list also offers a Group and a
-Repeat of each of the project's groups whose ports fit it (:class:`GroupOffer`,
-chosen by its ``key``, which names the group too).
+Types come only from the spec registry; the list also offers a Group and a Repeat
+of each of the project's groups (a wire's list, those whose ports fit it), beside
+the Group and Repeat types (:class:`GroupOffer`, chosen by its ``key``, which names
+the group too).
 """
 from __future__ import annotations
 
@@ -81,11 +82,11 @@ class GroupOffer:
 Offer = NodeSpec | GroupOffer
 
 
-def group_offers(needs: str, groups: Mapping[str, Any], names: Iterable[str],
+def group_offers(needs: str | None, groups: Mapping[str, Any], names: Iterable[str],
                  shape: Sequence[int] | None = None) -> list[GroupOffer]:
     """A Group and a Repeat of each group in ``names`` with an input (``needs="input"``) or output
     port for the wire, taking its tensor (``shape``) where it is known; a Repeat only of a group
-    it can run (as many outputs as inputs)."""
+    it can run (as many outputs as inputs). With no wire (``needs=None``, Shift+A) every group's."""
     from revstudio.core.group_repeat import repeatable
 
     out = []
@@ -95,6 +96,9 @@ def group_offers(needs: str, groups: Mapping[str, Any], names: Iterable[str],
             if spec is None or name not in groups or (type_id == "Repeat" and not repeatable(groups[name])):
                 continue
             offer = GroupOffer(spec, name)
+            if needs is None:  # nothing to fit: a body the check will explain is still offered
+                out.append(offer)
+                continue
             try:
                 ports = (spec.input_ports(offer.params, groups) if needs == "input"
                          else spec.output_ports(offer.params, groups))
@@ -194,11 +198,16 @@ class QuickAddPopup(QFrame):
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search node types…")
         self.search.setClearButtonEnabled(True)
+        self.nothing = QLabel()  # what an empty list means, instead of a blank box
+        self.nothing.setObjectName("placeholder")
+        self.nothing.setWordWrap(True)
+        self.nothing.hide()
         self.list = QListWidget()
         self.list.setMinimumWidth(300)
         self.list.setMinimumHeight(260)
         layout.addWidget(self.caption)
         layout.addWidget(self.search)
+        layout.addWidget(self.nothing)
         layout.addWidget(self.list)
         self.search.textChanged.connect(self.filter)
         self.search.returnPressed.connect(self.accept_current)
@@ -217,6 +226,12 @@ class QuickAddPopup(QFrame):
             self.list.addItem(item)
         if self.list.count():
             self.list.setCurrentRow(0)
+        self.say_if_empty(text, "node type", "clear the field to list them all")
+
+    def say_if_empty(self, text: str, what: str, hint: str) -> None:
+        """Above an empty list, why it is empty: nothing matches what was typed."""
+        self.nothing.setText(f"No {what} matches \u201c{text.strip()}\u201d; {hint}")
+        self.nothing.setVisible(self.list.count() == 0 and bool(text.strip()))
 
     def visible_types(self) -> list[str]:
         return [self.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.list.count())]

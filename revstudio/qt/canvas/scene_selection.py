@@ -40,7 +40,12 @@ class SceneSelection(QGraphicsScene):
         self.selectionChanged.connect(self._emit_selection)
 
     def selected_node_ids(self) -> list[str]:
-        return [i.node_id for i in self.selectedItems() if isinstance(i, NodeItem)]
+        """The selected nodes in the canvas's order: Qt lists its selection from a hashed set it
+        rebuilds lazily, so two calls in a row could give the same nodes in different orders."""
+        chosen = {i.node_id for i in self.selectedItems() if isinstance(i, NodeItem)}
+        if len(chosen) <= 1:
+            return list(chosen)
+        return [n for n in self.node_items if n in chosen]
 
     def selected_edges(self) -> list[Edge]:
         return [i.edge for i in self.selectedItems() if isinstance(i, WireItem)]

@@ -22,17 +22,18 @@ from .backdrop import draw_empty_hint, draw_grid
 from .editing import EditingMixin
 from .nudge import nudge_key
 from .quick_add import QuickAddPopup
+from .quick_add_actions import QuickAddMixin
 from .rename import RenameField, RenameMixin
 from .scene import GraphScene
 from .theme import FOCUS_FRAME
-from .view_zoom import ZOOM_OUT_FLOOR, ZOOM_STEP, ZoomMixin  # noqa: F401 - ZOOM_OUT_FLOOR: view.py named it
+from .view_zoom import ZOOM_MIN, ZOOM_OUT_FLOOR, ZOOM_STEP, ZoomMixin  # noqa: F401 - ZOOM_OUT_FLOOR: view.py named it
 from .wire_item import WireItem
 
 NODE_MIME = "application/x-revstudio-node-type"
 READABLE_ZOOM = 0.8     # revealing a node zooms in at least this far
 
 
-class GraphView(ZoomMixin, RenameMixin, EditingMixin, QGraphicsView):
+class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsView):
     """A node-editor view of one graph of a document."""
 
     selectionChangedIds = Signal(list)
@@ -307,6 +308,22 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QGraphicsView):
             self.resetTransform()
             self.scale(READABLE_ZOOM, READABLE_ZOOM)
         self.centerOn(item.sceneBoundingRect().center())
+        return True
+
+    def reveal_nodes(self, ids: list[str]) -> bool:
+        """Frame every node of ``ids`` on this canvas (a merged Problem's click): centred on them,
+        zoomed in to read them where they all fit at that zoom, out as far as needed where not."""
+        shown = [i for i in ids if i in self._scene.node_items]
+        if len(shown) <= 1:
+            return bool(shown) and self.reveal_node(shown[0])
+        rect = self._scene.nodes_rect(shown).adjusted(-40, -40, 40, 40)
+        size = self.viewport().size()
+        fits = min(size.width() / max(rect.width(), 1.0), size.height() / max(rect.height(), 1.0))
+        zoom = max(ZOOM_MIN, min(max(self.zoom(), READABLE_ZOOM), fits))
+        if zoom != self.zoom():
+            self.resetTransform()
+            self.scale(zoom, zoom)
+        self.centerOn(rect.center())
         return True
 
     def select_all(self) -> None:
