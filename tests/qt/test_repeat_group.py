@@ -137,13 +137,13 @@ def test_quick_add_off_a_port_offers_a_group_or_repeat_of_each_group_that_fits(m
     inner.popup.close()
 
 
-def test_shift_a_offers_a_group_or_repeat_of_each_group_beside_the_types(make_window):
+def test_shift_a_offers_a_group_or_repeat_of_each_group_beside_the_types(make_window, grouped_stack):
     # Shift+A listed the Group and Repeat types only: a Repeat of an existing group was a right-click
     # on a Group node away (Repeat This Group), or a Repeat whose group was picked by hand
     from PySide6.QtCore import QPointF
     from PySide6.QtTest import QTest
 
-    g, _ = _grouped()
+    g, _ = grouped_stack
     _more_groups(g)
     window = make_window(g)
     doc, view = window.document, window.tabs.current_view()
@@ -171,10 +171,10 @@ def test_shift_a_offers_a_group_or_repeat_of_each_group_beside_the_types(make_wi
     inner.popup.close()
 
 
-def test_ungroup_or_repeat_on_a_repeat_node_says_it_is_one(make_window):
+def test_ungroup_or_repeat_on_a_repeat_node_says_it_is_one(make_window, grouped_stack):
     # a Repeat looks like a Group on the canvas: "Select a Group node to ungroup" with one selected
     # read as if the selection had been lost
-    g, gid = _grouped()
+    g, gid = grouped_stack
     window = make_window(g)
     view = window.tabs.current_view()
     messages: list[str] = []
