@@ -8,10 +8,12 @@ restoring unless their document on disk already holds exactly the same text.
 The sidecar is written first and names the text it announces by digest, then the text: a kill
 between the two leaves a sidecar announcing text that is not there (the previous copy, offered
 as of its own time, or none, and the sidecar goes). A copy without a sidecar (left by an older
-revstudio killed between its writes, text first) is still offered, as a project of unknown file.
+revstudio killed between its writes, text first) is still offered: for the recent file whose
+path hash its name holds, else as a project of unknown file.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -19,6 +21,7 @@ import os
 import re
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,7 +118,7 @@ class RecoveryStore:
 
     def key_for(self, path: str | None, token: str) -> str:
         if path:  # the session's token too: two windows on one file must not share (or delete) one
-            return f"{hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:16]}-{token}"
+            return f"{_path_hash(path)}-{token}"
         return f"untitled-{token}"
 
     def write(self, key: str, text: str, path: str | None, name: str,
@@ -145,8 +148,9 @@ class RecoveryStore:
         for prefix in {m.group(1) for p in self.folder.iterdir() if (m := _LEFTOVER.fullmatch(p.name))}:
             remove_stale(str(self.folder), prefix, ".tmp", started)
 
-    def pending(self) -> list[Recovery]:
-        """Recovery files worth offering, newest first; stale ones are removed."""
+    def pending(self, known: Iterable[str] = ()) -> list[Recovery]:
+        """Recovery files worth offering, newest first; stale ones are removed. ``known``: files
+        a copy without a sidecar may belong to (its name holds a hash of its file's path)."""
         found: list[Recovery] = []
         if not self.folder.is_dir():
             return found
@@ -155,7 +159,7 @@ class RecoveryStore:
             rec = self._from_sidecar(meta_path)
             if rec is not None:
                 found.append(rec)
-        found.extend(self._orphans())
+        found.extend(self._orphans(known))
         found.sort(key=lambda r: r.saved, reverse=True)
         return found
 
@@ -181,18 +185,15 @@ class RecoveryStore:
             # killed between a later autosave's sidecar and its text: the copy is the previous one,
             # as of its own write (and under its own name)
             saved, name = _mtime(file, saved), _project_name(data, name)
-        newer = isinstance(path, str) and os.path.exists(path) and os.path.getmtime(path) >= saved
-        rec = Recovery(file, meta_path, path, name, saved, newer, _stamp(meta.get("disk")))
-        if isinstance(path, str) and newer and _same_text(path, file):
-            rec.discard()  # the document was saved with these very edits after this autosave
-            return None
-        return rec
+        return _judged(Recovery(file, meta_path, path, name, saved, disk=_stamp(meta.get("disk"))))
 
-    def _orphans(self) -> list[Recovery]:
+    def _orphans(self, known: Iterable[str]) -> list[Recovery]:
         """Copies without a sidecar: an older revstudio wrote the text first and was killed before
-        its sidecar. Offered as projects of unknown file (a live writer's would be seconds old)."""
+        its sidecar. Offered for their file where ``known`` has it, else as projects of unknown
+        file (a live writer's would be seconds old)."""
         found = []
         now = time.time()
+        paths = {_path_hash(p): os.path.abspath(p) for p in known}
         for file in self.folder.glob("*.revs"):
             if file.with_suffix(".json").exists():
                 continue
@@ -203,9 +204,27 @@ class RecoveryStore:
                 data = file.read_bytes()
             except OSError:
                 continue
-            found.append(Recovery(file, file.with_suffix(".json"), None, _project_name(data, "untitled"),
-                                  saved, orphan=not file.name.startswith("untitled-")))
+            path = paths.get(file.name.split("-", 1)[0])
+            rec = _judged(Recovery(file, file.with_suffix(".json"), path, _project_name(data, "untitled"),
+                                   saved, orphan=path is None and not file.name.startswith("untitled-")))
+            if rec is not None:
+                found.append(rec)
         return found
+
+
+def _judged(rec: Recovery) -> Recovery | None:
+    """``rec`` as offered (noting a document rewritten since), or None (and the copy removed) where
+    the document on disk was saved with these very edits after the autosave."""
+    path = rec.path
+    newer = path is not None and os.path.exists(path) and os.path.getmtime(path) >= rec.saved
+    if path is not None and newer and _same_text(path, rec.file):
+        rec.discard()
+        return None
+    return dataclasses.replace(rec, changed_on_disk=newer)
+
+
+def _path_hash(path: str) -> str:
+    return hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:16]
 
 
 def _digest(data: bytes) -> str:

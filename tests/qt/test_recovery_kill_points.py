@@ -154,3 +154,24 @@ def test_a_live_sessions_sidecar_without_its_text_is_left_alone(tmp_path, revnet
     store.write("untitled-live", dumps(revnet), None, "n")  # our own pid: a live session
     (store.folder / "untitled-live.revs").unlink()  # (between its sidecar and its text)
     assert store.pending() == [] and (store.folder / "untitled-live.json").exists()
+
+
+def test_a_copy_without_a_sidecar_is_offered_for_its_file_when_that_is_a_recent_file(
+        tmp_path, revnet, make_window, dialogs):
+    doc = tmp_path / "doc.revs"
+    save(revnet, str(doc))
+    an_hour_ago = time.time() - 3600
+    os.utime(doc, (an_hour_ago, an_hour_ago))
+    store = RecoveryStore(tmp_path / "recovery")
+    key = store.key_for(str(doc), "dead")  # (its name holds a hash of the document's path)
+    _old_pair(store, key, dumps(_edited(revnet, 2)), str(doc), "doc")
+    (store.folder / f"{key}.json").unlink()  # the older revstudio was killed before it
+    _age_leftovers(store.folder)
+    window = make_window()
+    window.settings.add_recent(str(tmp_path / "other.revs"))
+    window.settings.add_recent(str(doc))
+    dialogs.restore.append("restore")
+    assert window.offer_recovery()
+    assert window.document.path == str(doc) and window.document.is_dirty()
+    assert window.document.graph.node("f").params["out_channels"] == 2
+    assert dialogs.asked[0].startswith(f"restore:{doc} (autosaved")
