@@ -26,10 +26,11 @@ from revstudio.qt.autosave import RecoveryStore
 ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = r"""
-import os, signal, sys
+import os, signal, sys, types
+import revstudio.qt.autosave as autosave
 from revstudio.qt.autosave import RecoveryStore
 
-folder, doc, kill_at, log_path, *texts = sys.argv[1:]
+folder, doc, kill_at, log_path, base, *texts = sys.argv[1:]
 log = open(log_path, "a")
 real, calls = os.replace, [0]
 
@@ -46,6 +47,7 @@ os.replace = replace  # (write_atomic's rename)
 store = RecoveryStore(folder)
 key = store.key_for(doc, "tok")
 for i, text_file in enumerate(texts):
+    autosave.time = types.SimpleNamespace(time=lambda: float(base) + i)  # the sidecar's "saved"
     store.write(key, open(text_file, encoding="utf-8").read(), doc, f"version {i + 1}")
 os.kill(os.getpid(), signal.SIGKILL)  # killed after the last write: the copy is kept
 """
@@ -57,10 +59,10 @@ def _edited(graph: Graph, channels: int) -> Graph:
     return graph
 
 
-def _age_leftovers(folder: Path) -> None:
+def _age_leftovers(folder: Path, pattern: str = "*") -> None:
     """The next start comes later than the kill (a temp file written this second is left alone)."""
     an_hour_ago = time.time() - 3600
-    for p in folder.iterdir():
+    for p in folder.glob(pattern):
         os.utime(p, (an_hour_ago, an_hour_ago))
 
 
@@ -80,13 +82,15 @@ def test_a_kill_at_any_write_of_an_autosave_still_offers_what_reached_the_disk(
     folder, log = tmp_path / "recovery", tmp_path / "renames.log"
     folder.mkdir()
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    out = subprocess.run([sys.executable, "-c", CHILD, str(folder), str(doc), str(kill_at), str(log),
+    base = time.time() - 1800  # (after the document's save)
+    out = subprocess.run([sys.executable, "-c", CHILD, str(folder), str(doc), str(kill_at), str(log), str(base),
                           *map(str, text_files)], capture_output=True, text=True, env=env, timeout=120,
                          cwd=ROOT)
     assert out.returncode == -signal.SIGKILL, out.stderr
     renamed = log.read_text().split() if log.exists() else []
     copies = sum(name.endswith(".revs") for name in renamed)  # autosave texts that reached the disk
-    _age_leftovers(folder)
+    sidecars = sum(name.endswith(".json") for name in renamed)
+    _age_leftovers(folder, ".*.tmp")
 
     found = RecoveryStore(folder).pending()
     assert not list(folder.glob(".*.tmp"))  # the killed write's temp file is cleaned at start
@@ -94,7 +98,9 @@ def test_a_kill_at_any_write_of_an_autosave_still_offers_what_reached_the_disk(
         assert found == [] and list(folder.iterdir()) == []
         return
     assert [r.file.read_text(encoding="utf-8") for r in found] == [texts[copies - 1]], (renamed, found)
-    assert found[0].path == str(doc)
+    assert found[0].path == str(doc) and not found[0].changed_on_disk
+    # offered as of the copy's own autosave, not of a later sidecar whose copy never landed
+    assert found[0].saved == (base + copies - 1 if sidecars == copies else found[0].file.stat().st_mtime)
     dialogs.restore.append("restore")
     window = make_window()
     assert window.offer_recovery()
