@@ -176,9 +176,11 @@ class RecoveryStore:
             return None  # belongs to another running revstudio
         try:
             data = file.read_bytes()
-        except OSError:  # killed between the sidecar and the first copy: no edits reached the disk
+        except FileNotFoundError:  # killed between the sidecar and the first copy: no edits reached the disk
             _unlink(meta_path)
             return None
+        except OSError:
+            return None  # there but unreadable now: kept for a later start
         name = str(meta.get("name", "untitled"))
         digest = meta.get("sha256")
         if isinstance(digest, str) and digest != _digest(data):

@@ -181,3 +181,11 @@ def test_a_copy_without_a_sidecar_is_offered_for_its_file_when_that_is_a_recent_
     assert window.document.path == str(doc) and window.document.is_dirty()
     assert window.document.graph.node("f").params["out_channels"] == 2
     assert dialogs.asked[0].startswith(f"restore:{doc} (autosaved")
+
+
+def test_a_dead_sessions_sidecar_is_kept_while_its_copy_is_there_but_unreadable(tmp_path, revnet):
+    store = RecoveryStore(tmp_path / "recovery")
+    _old_pair(store, "untitled-abc", dumps(revnet), None, "n")
+    (store.folder / "untitled-abc.revs").unlink()
+    (store.folder / "untitled-abc.revs").mkdir()  # (reading it fails, but not as "missing")
+    assert store.pending() == [] and (store.folder / "untitled-abc.json").exists()
