@@ -4,9 +4,16 @@ One recovery file per open document and session lives in ``<AppDataLocation>/rec
 with a small JSON sidecar naming the document and the session that wrote it. A clean
 save or close removes both; on start, recovery files of dead sessions are offered for
 restoring unless their document on disk already holds exactly the same text.
+
+The sidecar is written first and names the text it announces by digest, then the text: a kill
+between the two leaves a sidecar announcing text that is not there (the previous copy, offered
+as of its own time, or none, and the sidecar goes). A copy without a sidecar (left by an older
+revstudio killed between its writes, text first) is still offered: for the recent file whose
+path hash its name holds, else as a project of unknown file.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -14,6 +21,7 @@ import os
 import re
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +35,9 @@ from revstudio.qt.document import Document
 # at the latest every AUTOSAVE_MS (Preferences: "Autosave at least every").
 PAUSE_MS = 2_000
 AUTOSAVE_MS = 10_000
+# A recovery copy without a sidecar is offered once this much older than its last write: the
+# older revstudio that can leave one wrote its sidecar right after it (no live session's copy).
+ORPHAN_AGE_S = 10.0
 # ``write_atomic``'s temp files here: ".<key>.revs." or ".<key>.json." + 8 random characters + ".tmp"
 _LEFTOVER = re.compile(r"(\.[\w-]+\.(?:revs|json)\.)[a-z0-9_]{8}\.tmp")
 log = logging.getLogger("revstudio")
@@ -48,10 +59,12 @@ class Recovery:
     saved: float        # time.time() of the autosave
     changed_on_disk: bool = False  # the document was rewritten (by another program) after it
     disk: tuple[int, int, int] | None = None  # the document's file as the crashed session knew it
+    orphan: bool = False  # no sidecar: which file it belongs to is not known
 
     def describe(self) -> str:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.saved))
-        what = self.path or f"unsaved project '{self.name}'"
+        what = self.path or (f"project '{self.name}' (which file it was is not known: Save As to keep it)"
+                             if self.orphan else f"unsaved project '{self.name}'")
         note = "; the file was changed on disk after this autosave" if self.changed_on_disk else ""
         return f"{what} (autosaved {when}{note})"
 
@@ -105,7 +118,7 @@ class RecoveryStore:
 
     def key_for(self, path: str | None, token: str) -> str:
         if path:  # the session's token too: two windows on one file must not share (or delete) one
-            return f"{hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:16]}-{token}"
+            return f"{_path_hash(path)}-{token}"
         return f"untitled-{token}"
 
     def write(self, key: str, text: str, path: str | None, name: str,
@@ -114,14 +127,15 @@ class RecoveryStore:
         target = self.folder / f"{key}.revs"
         meta = {"path": os.path.abspath(path) if path else None, "name": name,
                 "saved": time.time(), "pid": os.getpid(), "proc": process_stamp(os.getpid()),
-                "disk": list(disk) if disk else None}
-        # Write the text before the sidecar so a half-written pair is never offered.
-        write_atomic(target, text)
+                "disk": list(disk) if disk else None, "sha256": _digest(text.encode("utf-8"))}
+        # The sidecar first: a kill between the two writes then leaves the previous copy (or none)
+        # under a sidecar that says it is not the text announced, never a copy without a sidecar.
         write_atomic(self.folder / f"{key}.json", json.dumps(meta))
+        write_atomic(target, text)
         return target
 
     def remove(self, key: str) -> None:
-        for suffix in (".revs", ".json"):
+        for suffix in (".revs", ".json"):  # the text first: a kill between leaves no copy without a sidecar
             try:
                 (self.folder / f"{key}{suffix}").unlink()
             except OSError:
@@ -134,34 +148,112 @@ class RecoveryStore:
         for prefix in {m.group(1) for p in self.folder.iterdir() if (m := _LEFTOVER.fullmatch(p.name))}:
             remove_stale(str(self.folder), prefix, ".tmp", started)
 
-    def pending(self) -> list[Recovery]:
-        """Recovery files worth offering, newest first; stale ones are removed."""
+    def pending(self, known: Iterable[str] = ()) -> list[Recovery]:
+        """Recovery files worth offering, newest first; stale ones are removed. ``known``: files
+        a copy without a sidecar may belong to (its name holds a hash of its file's path)."""
         found: list[Recovery] = []
         if not self.folder.is_dir():
             return found
         self._remove_leftovers()
         for meta_path in self.folder.glob("*.json"):
-            file = meta_path.with_suffix(".revs")
-            try:
-                meta = json.loads(meta_path.read_text(encoding="utf-8"))
-                saved, pid, path = float(meta["saved"]), int(meta.get("pid", 0)), meta.get("path")
-                if path is not None and not isinstance(path, str):
-                    raise TypeError("path")
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
-                continue  # a damaged sidecar (not ours to judge): the others are still offered
-            if not file.exists():
-                continue
-            if _writer_alive(pid, meta.get("proc")):
-                continue  # belongs to another running revstudio
-            newer = isinstance(path, str) and os.path.exists(path) and os.path.getmtime(path) >= saved
-            rec = Recovery(file, meta_path, path, str(meta.get("name", "untitled")), saved, newer,
-                           _stamp(meta.get("disk")))
-            if isinstance(path, str) and newer and _same_text(path, file):
-                rec.discard()  # the document was saved with these very edits after this autosave
-                continue
-            found.append(rec)
+            rec = self._from_sidecar(meta_path)
+            if rec is not None:
+                found.append(rec)
+        found.extend(self._orphans(known))
         found.sort(key=lambda r: r.saved, reverse=True)
         return found
+
+    def _from_sidecar(self, meta_path: Path) -> Recovery | None:
+        file = meta_path.with_suffix(".revs")
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            saved, pid, path = float(meta["saved"]), int(meta.get("pid", 0)), meta.get("path")
+            if path is not None and not isinstance(path, str):
+                raise TypeError("path")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None  # a damaged sidecar (not ours to judge): the others are still offered
+        if _writer_alive(pid, meta.get("proc")):
+            return None  # belongs to another running revstudio
+        try:
+            data = file.read_bytes()
+        except FileNotFoundError:  # killed between the sidecar and the first copy: no edits reached the disk
+            _unlink(meta_path)
+            return None
+        except OSError:
+            return None  # there but unreadable now: kept for a later start
+        name = str(meta.get("name", "untitled"))
+        digest = meta.get("sha256")
+        if isinstance(digest, str) and digest != _digest(data):
+            # killed between a later autosave's sidecar and its text: the copy is the previous one,
+            # as of its own write (and under its own name)
+            saved, name = _mtime(file, saved), _project_name(data, name)
+        return _judged(Recovery(file, meta_path, path, name, saved, disk=_stamp(meta.get("disk"))))
+
+    def _orphans(self, known: Iterable[str]) -> list[Recovery]:
+        """Copies without a sidecar: an older revstudio wrote the text first and was killed before
+        its sidecar. Offered for their file where ``known`` has it, else as projects of unknown
+        file (a live writer's would be seconds old)."""
+        found = []
+        now = time.time()
+        paths = {_path_hash(p): os.path.abspath(p) for p in known}
+        for file in self.folder.glob("*.revs"):
+            if file.with_suffix(".json").exists():
+                continue
+            saved = _mtime(file, now)
+            if now - saved < ORPHAN_AGE_S:
+                continue
+            try:
+                data = file.read_bytes()
+            except OSError:
+                continue
+            path = paths.get(file.name.split("-", 1)[0])
+            rec = _judged(Recovery(file, file.with_suffix(".json"), path, _project_name(data, "untitled"),
+                                   saved, orphan=path is None and not file.name.startswith("untitled-")))
+            if rec is not None:
+                found.append(rec)
+        return found
+
+
+def _judged(rec: Recovery) -> Recovery | None:
+    """``rec`` as offered (noting a document rewritten since), or None (and the copy removed) where
+    the document on disk was saved with these very edits after the autosave."""
+    path = rec.path
+    newer = path is not None and os.path.exists(path) and os.path.getmtime(path) >= rec.saved
+    if path is not None and newer and _same_text(path, rec.file):
+        rec.discard()
+        return None
+    return dataclasses.replace(rec, changed_on_disk=newer)
+
+
+def _path_hash(path: str) -> str:
+    return hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:16]
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _mtime(file: Path, default: float) -> float:
+    try:
+        return file.stat().st_mtime
+    except OSError:
+        return default
+
+
+def _project_name(data: bytes, default: str) -> str:
+    """The ``name`` of a project's text, or ``default`` where it has none or is no project."""
+    try:
+        name = json.loads(data).get("name")
+    except (ValueError, AttributeError):
+        return default
+    return name if isinstance(name, str) and name else default
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
 
 
 def _stamp(value: object) -> tuple[int, int, int] | None:

@@ -231,7 +231,7 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
 
     def offer_recovery(self) -> bool:
         """Offer the newest pending recovery file; True if one was restored."""
-        for rec in self.recovery.pending():
+        for rec in self.recovery.pending(self.settings.recent_files()):
             answer = self.dialogs.ask_restore(self, rec.describe())
             if answer == "discard":
                 rec.discard()

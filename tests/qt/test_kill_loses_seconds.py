@@ -40,7 +40,7 @@ def open_later(self, path):
         start = time.monotonic()
         def written():
             file = self.autosaver.recovery_file
-            if file.with_suffix(".json").exists() and '"kept"' in file.read_text():  # (text, then sidecar)
+            if file.with_suffix(".json").exists() and file.exists() and '"kept"' in file.read_text():
                 print(f"written after {time.monotonic() - start:.2f} s", flush=True)
                 self.document.push(AddNode(self.document.graph, Node("lost", "Activation", {}, (0.0, 90.0))))
                 os.kill(os.getpid(), signal.SIGKILL)
