@@ -15,7 +15,7 @@ from .estimate_walk import _values_of, group_ports
 from .peak import Unit, Value
 from .peak_bypass import bypass_gone
 from .peak_moments import FLOW_WORK
-from .peak_outputs import mid_outputs_gone
+from .peak_outputs import mid_outputs_gone, not_streams
 from .peak_steps import Moment
 from .save_rules import forward_shared_bytes, forward_work_bytes, guard_bytes, held_bytes, output_last
 
@@ -336,7 +336,8 @@ class UnitBuilder:
         if grown:  # a layer reads a float64 stream through a copy in the model's dtype
             step = [step[0] + act, step[1] + act]
         # (the side inputs' gradients are not the streams': they appear as F's backward makes them)
-        held = max(0, stream - inputs_grads + side_grads)
+        # (an output a later step takes as its stream is no stream of its own: ``not_streams``)
+        held = max(0, stream - not_streams(self, region, named) - inputs_grads + side_grads)
         first = step[0] + held
         steps = list(getattr(region, "steps", ()))
         if steps:  # backward ends with its first split's (``peak_steps.gathered``)

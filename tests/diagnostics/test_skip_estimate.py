@@ -99,7 +99,12 @@ def test_a_skip_is_estimated_as_measured(tmp_path: Path, name: str, batch: int) 
 # has it back; counted through the whole backward, 13 was 15.1 / 6.7 % over at batches 1 / 8 (its
 # peak in the wrong region) and 57 7.5 % at batch 1. 21 in reversible mode at batch 8: at the
 # Squeeze's inverse before the wired block, the gradient of F's output (a side input the skip add in
-# G reads) is not made yet; counted there, 4.1 % over.
+# G reads) is not made yet; counted there, 4.1 % over. 46, 31 and 37 in reversible mode: a region
+# output a later step takes as its stream (a Concat's, a Split's part's, an AffineCoupling's, which a
+# skip add reads beside the last output) is no stream of its own, its gradient summed into the
+# streams': counted as one more stream's gradient, 11.6 / 10.9 % (46 at batches 8 / 1), 5.8 % (31) and
+# 4.8 % (37) over; 57 and 94, whose such output is a flow layer's (it comes back bare, its zero
+# correction taken over as a real one in backward), went 7.7 and 5.3 % under when counted so too.
 @pytest.mark.parametrize(("seed", "mode", "batch"), [(21, "standard", 8), (28, "checkpoint", 8), (26, "standard", 1),
                                                      (13, "reversible", 1), (13, "reversible", 8),
                                                      (57, "reversible", 1),
@@ -111,7 +116,10 @@ def test_a_skip_is_estimated_as_measured(tmp_path: Path, name: str, batch: int) 
                                                      (94, "checkpoint", 1), (94, "checkpoint", 8),
                                                      (65, "checkpoint", 8), (48, "checkpoint", 8),
                                                      (95, "reversible", 1), (95, "reversible", 8),
-                                                     (97, "reversible", 8), (21, "reversible", 8)])
+                                                     (97, "reversible", 8), (21, "reversible", 8),
+                                                     (46, "reversible", 8), (46, "reversible", 1),
+                                                     (31, "reversible", 8), (37, "reversible", 8),
+                                                     (57, "reversible", 8), (94, "reversible", 1)])
 def test_a_random_skip_network_is_estimated_as_measured(seed: int, mode: str, batch: int) -> None:
     from random_revnets import random_skipnet
 
