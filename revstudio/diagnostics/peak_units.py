@@ -15,7 +15,7 @@ from .estimate_walk import _values_of, group_ports
 from .peak import Unit, Value
 from .peak_bypass import bypass_gone
 from .peak_moments import FLOW_WORK
-from .peak_outputs import mid_outputs_gone
+from .peak_outputs import mid_outputs_gone, not_streams
 from .peak_steps import Moment
 from .save_rules import forward_shared_bytes, forward_work_bytes, guard_bytes, held_bytes, output_last
 
@@ -270,8 +270,8 @@ class UnitBuilder:
         self.kept_wide = wide
         moments, act = self._moments(region, out_set, copies)
         unmade, side_grads = peak_steps.side_unmade(self, region, reads, self.moment_steps)
-        unmade = [n + m + k for n, m, k in zip(unmade, mid_outputs_gone(self, region, named, self.moment_steps),
-                                               bypass_gone(self, region, self.moment_steps))]
+        mids = mid_outputs_gone(self, region, named, self.moment_steps)
+        unmade = [n + m + k for n, m, k in zip(unmade, mids, bypass_gone(self, region, self.moment_steps))]
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem - peak_steps.kept_params(self, region)
         # backward runs the steps last to first, and a step's parameter gradients appear in its
         # own backward: at a step, only the gradients of the steps after it (and of its own
@@ -336,11 +336,13 @@ class UnitBuilder:
         if grown:  # a layer reads a float64 stream through a copy in the model's dtype
             step = [step[0] + act, step[1] + act]
         # (the side inputs' gradients are not the streams': they appear as F's backward makes them)
-        held = max(0, stream - inputs_grads + side_grads)
+        # (an output a later step takes as its stream is no stream of its own: ``not_streams``)
+        held = max(0, stream - not_streams(self, region, named) - inputs_grads + side_grads)
         first = step[0] + held
         steps = list(getattr(region, "steps", ()))
-        if steps:  # backward ends with its first split's (``peak_steps.gathered``)
-            step[1] = max(step[1], peak_steps.gathered(self, steps[0]))
+        if steps:  # backward ends with its first split's (``peak_steps.gathered``), the outputs a later
+            # step took as its stream gone by then with their corrections (``mid_outputs_gone``)
+            step[1] = max(step[1], peak_steps.gathered(self, steps[0]) - (mids[0] if mids else 0))
         last = self.w.views.get(steps[-1]) if steps else None
         if last is not None and last.type == "Concat":
             # backward starts with the Concat's inverse: the output pair's parts are copied apart

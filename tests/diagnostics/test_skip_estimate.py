@@ -99,7 +99,12 @@ def test_a_skip_is_estimated_as_measured(tmp_path: Path, name: str, batch: int) 
 # has it back; counted through the whole backward, 13 was 15.1 / 6.7 % over at batches 1 / 8 (its
 # peak in the wrong region) and 57 7.5 % at batch 1. 21 in reversible mode at batch 8: at the
 # Squeeze's inverse before the wired block, the gradient of F's output (a side input the skip add in
-# G reads) is not made yet; counted there, 4.1 % over.
+# G reads) is not made yet; counted there, 4.1 % over. 46, 31 and 37 in reversible mode: a region
+# output a later step takes as its stream (a Concat's, a Split's part's, an AffineCoupling's, which a
+# skip add reads beside the last output) is no stream of its own, its gradient summed into the
+# streams': counted as one more stream's gradient, 11.6 / 10.9 % (46 at batches 8 / 1), 5.8 % (31) and
+# 4.8 % (37) over; 57 and 94, whose such output is a flow layer's (it comes back bare, its zero
+# correction taken over as a real one in backward), went 7.7 and 5.3 % under when counted so too.
 @pytest.mark.parametrize(("seed", "mode", "batch"), [(21, "standard", 8), (28, "checkpoint", 8), (26, "standard", 1),
                                                      (13, "reversible", 1), (13, "reversible", 8),
                                                      (57, "reversible", 1),
@@ -111,7 +116,10 @@ def test_a_skip_is_estimated_as_measured(tmp_path: Path, name: str, batch: int) 
                                                      (94, "checkpoint", 1), (94, "checkpoint", 8),
                                                      (65, "checkpoint", 8), (48, "checkpoint", 8),
                                                      (95, "reversible", 1), (95, "reversible", 8),
-                                                     (97, "reversible", 8), (21, "reversible", 8)])
+                                                     (97, "reversible", 8), (21, "reversible", 8),
+                                                     (46, "reversible", 8), (46, "reversible", 1),
+                                                     (31, "reversible", 8), (37, "reversible", 8),
+                                                     (57, "reversible", 8), (94, "reversible", 1)])
 def test_a_random_skip_network_is_estimated_as_measured(seed: int, mode: str, batch: int) -> None:
     from random_revnets import random_skipnet
 
@@ -154,3 +162,14 @@ def test_a_region_output_another_region_reads_keeps_its_correction() -> None:
     report = full_check(graph, batch=1)
     y1 = estimate(graph, report, batch=1).nodes["w1_add1"].activation_bytes["reversible"]
     assert y1 == 2 * 2 * 16 * 16 * 4  # (2x16x16 float32 and its float32 correction)
+
+
+# 37 in reversible mode at batch 1: its backward ends (the first wired block's Split gathering the
+# rebuilt halves and joining their gradients) after the region output a later step took as its stream
+# (an AffineCoupling's, which the skip reads beside the last) and its correction are gone; counted there,
+# 2.2 % over. Still 1.1 % over: the region's moments never go below what it kept from forward (left).
+def test_a_region_ends_its_backward_without_the_output_a_later_step_took() -> None:
+    from random_revnets import random_skipnet
+
+    ((estimated, measured),) = _errors(random_skipnet(37), 1, ("reversible",)).values()
+    assert 0 <= estimated / measured - 1 < 0.015, (estimated, measured)
