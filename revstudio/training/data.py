@@ -58,6 +58,19 @@ class DataBundle:
     task: TaskInfo
     source: str
     levels: int | None = None  # a flow's 8-bit images: dequantised to this many levels (sources.flow_levels)
+    uint8: list[str] = dataclasses.field(default_factory=list)  # Input node ids fed uint8 arrays (.npz / .pt)
+    scaled: bool = True  # whether those were scaled to [0, 1] (training.scale_uint8)
+
+    def inputs_note(self) -> str | None:
+        """``inputs: uint8 scaled to [0, 1] ...`` where a .npz / .pt fed uint8 inputs, else None: the
+        run's start says what became of them, never silently."""
+        if not self.uint8:
+            return None
+        names = ", ".join("x" if len(self.train.inputs) == 1 else n for n in self.uint8)
+        if self.scaled:
+            return (f"inputs: uint8 scaled to [0, 1] ({names}: k / 255, as mnist: and cifar10: read pixels); "
+                    "scale_uint8 false (--no-scale-uint8) keeps raw 0..255")
+        return f"inputs: uint8 kept raw 0..255 ({names}; scale_uint8 false)"
 
     def describe(self) -> str:
         """One line: ``digits.npz: 1617 train / 180 val, x 1x8x8, 10 classes``."""
@@ -91,27 +104,30 @@ def input_specs(graph: Any, report: Any) -> dict[str, tuple[tuple[int, ...], str
 
 
 def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: str | None = None,
-              val_fraction: float = 0.1, seed: int = 0, base_dir: str | None = None) -> DataBundle:
+              val_fraction: float = 0.1, seed: int = 0, base_dir: str | None = None,
+              scale_uint8: bool = True) -> DataBundle:
     """Read ``spec`` (and ``val_spec``), check it against the graph, split off validation.
 
     Without ``val_spec`` the validation set is the source's own (MNIST t10k, CIFAR
     test_batch) or ``val_fraction`` of the samples held out by a permutation fixed by
-    ``seed``. Raises :class:`DataError` before any training on data that does not fit.
+    ``seed``. uint8 input arrays are scaled to [0, 1] unless ``scale_uint8`` is False.
+    Raises :class:`DataError` before any training on data that does not fit.
     """
     specs = input_specs(graph, report)
+    facts: dict[str, Any] = {}
     if not specs:
         raise DataError("the graph has no Input node: training needs one to feed the data into")
     (inputs, targets), val, kind = sources.load_splits(
         spec, specs, kind=task.kind, num_classes=task.num_classes, output_id=task.output_id,
         head_id=task.head_id, out_shape=task.output_shape, auto=task.requested == "auto", val_spec=val_spec,
         val_fraction=val_fraction, seed=seed, base_dir=base_dir,
-        sequence=find_type(graph, ("BiRNN",)) is not None)
+        sequence=find_type(graph, ("BiRNN",)) is not None, scale_uint8=scale_uint8, facts=facts)
     if kind != task.kind:
         classes = task.output_shape[0] if kind == "classification" else None
         task = dataclasses.replace(task, kind=kind, num_classes=classes)
     return DataBundle(Split(inputs, targets), None if val is None else Split(*val), task,
                       "synthetic" if spec == "synthetic" else str(spec),
-                      sources.flow_levels(spec, val_spec) if task.kind == "flow" else None)
+                      facts["levels"] if task.kind == "flow" else None, list(facts["uint8"]), bool(scale_uint8))
 
 
 def absolute_spec(spec: Any, base_dir: str) -> Any:

@@ -19,6 +19,26 @@ def _fmt(shape: Any) -> str:
     return "x".join(str(int(s)) for s in shape) if len(shape) else "a scalar"
 
 
+# ---- 8-bit inputs ------------------------------------------------------------------------------
+
+def scale_bytes(inputs: dict[str, Any], scale: bool) -> tuple[dict[str, Any], list[str]]:
+    """``(inputs, the names of those that are uint8)``: with ``scale`` each uint8 array becomes float32
+    ``k / 255`` in [0, 1], as ``mnist:`` / ``cifar10:`` read their pixels (and torchvision's ToTensor
+    gives); without it they stay 0..255. Every other number type (int8, int16, float, bool) stays as
+    it is: only unsigned bytes say "pixels" plainly enough. Targets never come here."""
+    import torch
+
+    out: dict[str, Any] = {}
+    found: list[str] = []
+    for node, t in inputs.items():
+        if isinstance(t, torch.Tensor) and t.dtype == torch.uint8:
+            found.append(node)
+            if scale:
+                t = t.to(torch.float32).div_(255.0)
+        out[node] = t
+    return out, found
+
+
 # ---- checking data against the graph ----------------------------------------------------------
 
 def layout_hint(array: tuple[int, ...], want: tuple[int, ...], name: str = "x") -> str:
