@@ -92,7 +92,7 @@ def uint8_note(facts: dict[str, Any]) -> str | None:
     names = ", ".join("x" if len(INPUT_SPECS) == 1 else n for n in facts["uint8"])
     if facts["scaled"]:
         return (f"inputs: uint8 scaled to [0, 1] ({names}: k / 255, as mnist: and cifar10: read pixels); "
-                "--no-scale-uint8 keeps raw 0..255")
+                "--no-scale-uint8 keeps them raw 0..255")
     return f"inputs: uint8 kept raw 0..255 ({names}; scale_uint8 false)"
 
 

@@ -69,7 +69,7 @@ class DataBundle:
         names = ", ".join("x" if len(self.train.inputs) == 1 else n for n in self.uint8)
         if self.scaled:
             return (f"inputs: uint8 scaled to [0, 1] ({names}: k / 255, as mnist: and cifar10: read pixels); "
-                    "scale_uint8 false (--no-scale-uint8) keeps raw 0..255")
+                    "--no-scale-uint8 keeps them raw 0..255")
         return f"inputs: uint8 kept raw 0..255 ({names}; scale_uint8 false)"
 
     def describe(self) -> str:

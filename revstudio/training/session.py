@@ -127,6 +127,9 @@ def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
                                f"project.revs); leave FILE out to continue the run, or drop --resume to start "
                                f"a new run of {req.file}", 2)
         section = resume.get("config") or {}
+        if isinstance(section, dict) and "scale_uint8" not in section:
+            # a run from before uint8 inputs were scaled trained on them raw: it goes on as it was
+            section = {**section, "scale_uint8": False}
         base = str((resume.get("data") or {}).get("base_dir") or os.path.dirname(os.path.abspath(snapshot)))
     else:
         assert req.file is not None

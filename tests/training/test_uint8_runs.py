@@ -66,7 +66,7 @@ def test_a_resume_at_the_other_scale_is_refused_naming_the_flag(tmp_path, capsys
     assert _started(capsys.readouterr().out)["data_changed"] is None
 
 
-def test_a_run_from_before_the_scaling_resumes_only_on_raw_bytes(tmp_path, capsys) -> None:
+def test_a_run_from_before_the_scaling_goes_on_raw_and_is_not_resumed_scaled(tmp_path, capsys) -> None:
     project, data = _setup(tmp_path)
     run = tmp_path / "run"
     assert cli.main(["train", project, "--data", data, "--steps", "1", *FLAGS, "--out", str(run),
@@ -81,11 +81,14 @@ def test_a_run_from_before_the_scaling_resumes_only_on_raw_bytes(tmp_path, capsy
     config = json.loads((run / "config.json").read_text())
     config.pop("scale_uint8", None)
     (run / "config.json").write_text(json.dumps(config))
-    assert cli.main(["train", "--resume", str(run), "--steps", "2"]) == 2
+    assert cli.main(["train", "--resume", str(run), "--steps", "2", "--scale-uint8"]) == 2
     err = capsys.readouterr().err
-    assert "raw 0..255 (it predates revstudio's scaling of uint8 inputs), this resume would feed them scaled" in err
-    assert "resume with --no-scale-uint8" in err
-    assert cli.main(["train", "--resume", str(run), "--steps", "2", "--no-scale-uint8"]) == 0
+    assert ("the run trained on its uint8 inputs raw 0..255 (it predates revstudio's scaling of uint8 inputs), "
+            "this resume would feed them scaled to [0, 1]") in err and "resume with --no-scale-uint8" in err
+    # (the app's Resume passes no flag: the run goes on as it trained, and says so)
+    assert cli.main(["train", "--resume", str(run), "--steps", "2", "--json"]) == 0
+    row = _started(capsys.readouterr().out)
+    assert row["inputs"].startswith("inputs: uint8 kept raw 0..255") and row["data_changed"] is None
 
 
 def test_torchrun_workers_get_the_setting_as_a_flag() -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -98,6 +99,12 @@ class RunSettingsDialog(QDialog):
         data_form.addRow("validation data", self.val_data)
         data_form.addRow("validation fraction", self._text("val_fraction"))
         data_form.addRow("task / loss", self._combo("task"))
+        scale = QCheckBox("scale uint8 inputs to [0, 1]")
+        scale.setToolTip("uint8 arrays of a .npz / .pt become k / 255, as mnist: and cifar10: pixels (and "
+                         "torchvision's ToTensor); off: kept raw 0..255. Labels and other number types never change.")
+        scale.toggled.connect(self.changed)
+        self.fields["scale_uint8"] = scale
+        data_form.addRow("8-bit inputs", scale)
 
         opt_box = QGroupBox("Optimisation")
         opt = QFormLayout(opt_box)
@@ -217,6 +224,8 @@ class RunSettingsDialog(QDialog):
             if isinstance(w, QComboBox):
                 i = w.findData(value)
                 w.setCurrentIndex(max(i, 0))
+            elif isinstance(w, QCheckBox):
+                w.setChecked(value is not False)
             elif isinstance(w, QSpinBox):
                 w.setValue(int(value) if isinstance(value, int) else w.minimum())
             elif key == "memory_budget":
@@ -358,6 +367,8 @@ class RunSettingsDialog(QDialog):
         for key, w in self.fields.items():
             if isinstance(w, QComboBox):
                 out[key] = w.currentData()
+            elif isinstance(w, QCheckBox):
+                out[key] = w.isChecked()
             elif isinstance(w, QSpinBox):
                 out[key] = int(w.value())
             elif key == "memory_budget":
