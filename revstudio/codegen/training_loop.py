@@ -86,14 +86,8 @@ def load_training_data(config: dict[str, Any], base_dir: str | None,
 
 
 def uint8_note(facts: dict[str, Any]) -> str | None:
-    """What became of uint8 inputs (revstudio train's start says the same), or None."""
-    if not facts.get("uint8"):
-        return None
-    names = ", ".join("x" if len(INPUT_SPECS) == 1 else n for n in facts["uint8"])
-    if facts["scaled"]:
-        return (f"inputs: uint8 scaled to [0, 1] ({names}: k / 255, as mnist: and cifar10: read pixels); "
-                "--no-scale-uint8 keeps them raw 0..255")
-    return f"inputs: uint8 kept raw 0..255 ({names}; scale_uint8 false)"
+    """What became of 8-bit inputs (revstudio train's start says the same), or None."""
+    return inputs_note(facts["uint8"], facts["scaled"], facts["pixels"], len(INPUT_SPECS))
 
 
 def scale_mismatch(state: dict[str, Any], facts: dict[str, Any], path: str) -> str | None:

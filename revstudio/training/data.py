@@ -61,16 +61,13 @@ class DataBundle:
     uint8: list[str] = dataclasses.field(default_factory=list)  # Input node ids fed uint8 arrays (.npz / .pt)
     scaled: bool = True  # whether those were scaled to [0, 1] (training.scale_uint8)
 
+    pixels: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # 0..255 whole numbers, not uint8
+
     def inputs_note(self) -> str | None:
-        """``inputs: uint8 scaled to [0, 1] ...`` where a .npz / .pt fed uint8 inputs, else None: the
-        run's start says what became of them, never silently."""
-        if not self.uint8:
-            return None
-        names = ", ".join("x" if len(self.train.inputs) == 1 else n for n in self.uint8)
-        if self.scaled:
-            return (f"inputs: uint8 scaled to [0, 1] ({names}: k / 255, as mnist: and cifar10: read pixels); "
-                    "--no-scale-uint8 keeps them raw 0..255")
-        return f"inputs: uint8 kept raw 0..255 ({names}; scale_uint8 false)"
+        """``inputs: uint8 scaled to [0, 1] ...`` where a .npz / .pt fed uint8 inputs (or kept raw), and
+        what looks like 8-bit pixels in another number type, left as it is; else None: the run's start
+        says what became of them, never silently."""
+        return sources.inputs_note(self.uint8, self.scaled, self.pixels, len(self.train.inputs))
 
     def describe(self) -> str:
         """One line: ``digits.npz: 1617 train / 180 val, x 1x8x8, 10 classes``."""
@@ -127,7 +124,8 @@ def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: s
         task = dataclasses.replace(task, kind=kind, num_classes=classes)
     return DataBundle(Split(inputs, targets), None if val is None else Split(*val), task,
                       "synthetic" if spec == "synthetic" else str(spec),
-                      facts["levels"] if task.kind == "flow" else None, list(facts["uint8"]), bool(scale_uint8))
+                      facts["levels"] if task.kind == "flow" else None, list(facts["uint8"]), bool(scale_uint8),
+                      list(facts["pixels"]))
 
 
 def absolute_spec(spec: Any, base_dir: str) -> Any:

@@ -28,7 +28,9 @@ from .data_checks import (  # noqa: F401
     _fmt,
     check_inputs,
     check_targets,
+    inputs_note,
     layout_hint,
+    looks_like_pixels,
     scale_bytes,
     shape_advice,
 )
@@ -434,13 +436,18 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
     into regression. uint8 input arrays are scaled to [0, 1] unless ``scale_uint8`` is False
     (``scale_bytes``). ``facts``, when given, receives ``uint8``: the Input node ids fed uint8
     arrays, ``scaled``: whether they were scaled, ``levels``: a flow's dequantisation levels
-    (``flow_levels``)."""
+    (``flow_levels``), ``pixels``: (node id, dtype) of training inputs in another number type that
+    hold 0..255 whole numbers, left as they are (``looks_like_pixels``)."""
     if not 0.0 <= float(val_fraction) < 1.0:
         raise DataError(f"val_fraction {val_fraction} must be at least 0 and below 1")
     uint8: list[str] = []
     eight_bit: list[bool] = []
+    pixels: list[tuple[str, str]] = []  # (Input node id, dtype) of 0..255 whole numbers left as they are
 
     def checked(inputs: dict[str, Any], targets: Any, source: str, kind: str, auto: bool) -> tuple[Any, str]:
+        if not eight_bit:  # (the training data: whole numbers 0..255 in another type are named at the start)
+            pixels.extend((n, str(t.dtype).replace("torch.", "")) for n, t in inputs.items()
+                          if not source.startswith(("mnist:", "cifar10:")) and looks_like_pixels(t))
         inputs, found = scale_bytes(inputs, scale_uint8)
         uint8.extend(n for n in found if n not in uint8)
         eight_bit.append(source.startswith(("mnist:", "cifar10:"))
@@ -471,5 +478,5 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
             train = ({k: v[train_idx] for k, v in train[0].items()},
                      None if train[1] is None else train[1][train_idx])
     if facts is not None:
-        facts.update(uint8=uint8, scaled=bool(uint8) and scale_uint8, levels=flow_levels(eight_bit))
+        facts.update(uint8=uint8, scaled=bool(uint8) and scale_uint8, levels=flow_levels(eight_bit), pixels=pixels)
     return train, val, kind

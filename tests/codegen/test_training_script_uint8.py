@@ -87,3 +87,21 @@ def test_the_script_scales_uint8_images_as_revstudio_train_and_refuses_a_resume_
     assert ("--resume ck.pt: the run trained on its uint8 inputs scaled to [0, 1], these options feed them raw "
             "0..255; its weights learned the other scale: resume with --scale-uint8") in again.stderr
     assert run_script(script, ["--out", "more.pt", "--steps", "6", "--resume", "ck.pt"], tmp_path).returncode == 0
+
+
+def test_the_scripts_words_on_8bit_inputs_are_revstudios(tmp_path: Path) -> None:
+    import runpy
+
+    g = _flow()
+    script = tmp_path / "flat.py"
+    script.write_text(export(g, with_training=True), encoding="utf-8")
+    defs = runpy.run_path(str(script))  # defines, runs nothing (no __main__)
+    report = full_check(g, batch=8)
+    pixels = np.random.default_rng(0).integers(0, 256, (24, 1, 4, 4))
+    for name, values, scale in [("u.npz", pixels.astype(np.uint8), True), ("r.npz", pixels.astype(np.uint8), False),
+                                ("f.npz", pixels.astype(np.float32), True)]:
+        np.savez(tmp_path / name, x=values)
+        facts: dict[str, Any] = {}
+        defs["load_training_data"]({**defs["TRAINING"], "data": name, "scale_uint8": scale}, str(tmp_path), facts)
+        ours = load_data(name, g, report, task=infer_task(g, report), base_dir=str(tmp_path), scale_uint8=scale)
+        assert defs["uint8_note"](facts) == ours.inputs_note() is not None

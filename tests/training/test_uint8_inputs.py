@@ -156,3 +156,24 @@ def test_the_setting_is_a_run_setting_of_true_or_false() -> None:
     assert "scale_uint8" not in TrainConfig.from_section({}).to_section()
     with pytest.raises(ConfigError, match=r"training.scale_uint8: expected true .* or false .*got 'no'"):
         TrainConfig.from_section({"scale_uint8": "no"})
+
+
+@pytest.mark.parametrize("dtype", ["int16", "int64", "float32"])
+def test_pixels_in_another_number_type_are_left_as_they_are_and_named_at_the_start(tmp_path: Path,
+                                                                                    dtype: str) -> None:
+    np.savez(tmp_path / "d.npz", x=PIXELS.astype(dtype), y=np.arange(16) % 10)
+    data = _load(_image_classifier(), "d.npz", tmp_path, val_fraction=0.0)
+    assert data.train.inputs["x"].max() == 255.0 and data.uint8 == []
+    assert data.inputs_note() == (
+        f"inputs: 'x' holds whole numbers 0..255 as {dtype}, which stay as they are (only uint8 arrays are scaled "
+        "to [0, 1]); if they are 8-bit pixels, save them as uint8 or divide them by 255")
+
+
+@pytest.mark.parametrize("values", [PIXELS.astype(np.uint8), (PIXELS / 255).astype(np.float32),
+                                    (PIXELS - 128).astype(np.int16), (PIXELS % 128).astype(np.int8),
+                                    PIXELS.astype(np.float32) + 0.5],
+                         ids=["uint8-scaled", "floats-in-0-1", "signed", "int8", "not-whole"])
+def test_no_word_on_pixels_for_data_that_are_scaled_or_are_not_pixels(tmp_path: Path, values: np.ndarray) -> None:
+    np.savez(tmp_path / "d.npz", x=values, y=np.arange(16) % 10)
+    note = _load(_image_classifier(), "d.npz", tmp_path, val_fraction=0.0).inputs_note()
+    assert note is None or ("whole numbers" not in note and note.startswith("inputs: uint8 scaled"))
