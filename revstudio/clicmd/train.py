@@ -106,7 +106,7 @@ def _state_defaults(parser: argparse.ArgumentParser) -> None:
         if key is None or "default" in (action.help or ""):
             continue
         value = DEFAULTS[key]
-        value = "none" if value is None else value
+        value = "none" if value is None else str(value).lower() if isinstance(value, bool) else value
         action.help = f"{action.help} (default: the project's, {value})" if action.help \
             else f"default: the project's, {value}"
 

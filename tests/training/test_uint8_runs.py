@@ -23,7 +23,8 @@ FLAGS = ["--batch-size", "8", "--device", "cpu", "--gradcheck-every", "0", "--me
 def _setup(tmp_path: Path, dtype: str = "uint8") -> tuple[str, str]:
     save(linear_classifier(), tmp_path / "clf.revs")
     rng = np.random.default_rng(0)
-    np.savez(tmp_path / "d.npz", x=rng.integers(0, 256, (40, 4)).astype(dtype), y=rng.integers(0, 3, 40))
+    x = rng.integers(0, 256, (40, 4)) if dtype == "uint8" else rng.random((40, 4))
+    np.savez(tmp_path / "d.npz", x=x.astype(dtype), y=rng.integers(0, 3, 40))
     return str(tmp_path / "clf.revs"), str(tmp_path / "d.npz")
 
 
