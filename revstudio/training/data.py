@@ -210,7 +210,8 @@ def portable_spec(spec: Any, old_base: str, new_base: str) -> Any:
 
 def peek_data(spec: str, base_dir: str | None = None) -> dict[str, Any]:
     """``{"arrays": {name: [shape]}, "classes": int | None, "samples": int}`` read cheaply
-    (headers, file sizes, the labels); raises :class:`DataError` like ``load_data``."""
+    (headers, file sizes, the labels), and for a .npz / .pt ``"uint8"``: the arrays other than
+    ``y`` of that type; raises :class:`DataError` like ``load_data``."""
     kind, path = parse_spec(spec)
     if kind == "synthetic":
         return {"arrays": {}, "classes": None, "samples": 0, "kind": "synthetic"}
@@ -221,7 +222,8 @@ def peek_data(spec: str, base_dir: str | None = None) -> dict[str, Any]:
         arrays = sources.load_arrays(full)
         shapes = {k: list(v.shape) for k, v in arrays.items()}
         return {"arrays": shapes, "classes": _classes_torch(arrays.get("y")), "kind": "pt",
-                "samples": _samples(shapes)}
+                "samples": _samples(shapes), "uint8": sorted(k for k, v in arrays.items()
+                                                             if k != "y" and str(v.dtype) == "torch.uint8")}
     if kind == "mnist":
         return {**_peek_mnist(full), "kind": "mnist"}
     return {**_peek_cifar(full), "kind": "cifar10"}
@@ -278,6 +280,7 @@ def _peek_npz(path: str) -> dict[str, Any]:
     if not os.path.isfile(path):
         raise DataError(f"{path}: no such file")
     shapes: dict[str, list[int]] = {}
+    uint8: list[str] = []  # (inputs a run scales to [0, 1] unless training.scale_uint8 is false)
     classes = None
     try:
         with zipfile.ZipFile(path) as zf:
@@ -296,6 +299,8 @@ def _peek_npz(path: str) -> dict[str, Any]:
                     raise DataError(f"{path}: array {name!r} has dtype {dtype}; expected numbers (float, int "
                                     f"or bool){names}")
                 shapes[name] = [int(s) for s in shape]
+                if dtype == np.uint8 and name != "y":
+                    uint8.append(name)
         if "y" in shapes:
             with np.load(path, allow_pickle=False) as npz:
                 y = npz["y"]
@@ -308,7 +313,7 @@ def _peek_npz(path: str) -> dict[str, Any]:
         raise
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise DataError(f"{path}: not a readable .npz file ({exc})") from exc
-    return {"arrays": shapes, "classes": classes, "samples": _samples(shapes)}
+    return {"arrays": shapes, "classes": classes, "samples": _samples(shapes), "uint8": uint8}
 
 
 def _classes_torch(y: Any) -> int | None:

@@ -73,6 +73,7 @@ class RunSettingsDialog(QDialog):
         self.document = document
         self.values = sec.resolved(document.graph.training)
         self.fields: dict[str, Any] = {}
+        self._answer: dict[str, Any] | None = None  # the data preview's last answer (peek_data)
         self._queries: list[ChildQuery] = []
 
         # data
@@ -103,6 +104,7 @@ class RunSettingsDialog(QDialog):
         scale.setToolTip("uint8 arrays of a .npz / .pt become k / 255, as mnist: and cifar10: pixels (and "
                          "torchvision's ToTensor); off: kept raw 0..255. Labels and other number types never change.")
         scale.toggled.connect(self.changed)
+        scale.toggled.connect(self._show_preview)
         self.fields["scale_uint8"] = scale
         data_form.addRow("8-bit inputs", scale)
 
@@ -286,6 +288,7 @@ class RunSettingsDialog(QDialog):
             self.device.setToolTip(f"Could not ask torch for its devices: {answer.get('error')}")
 
     def request_preview(self) -> None:
+        self._answer = None  # (the box's toggle redraws the preview of this spec's answer only)
         spec = self._data_spec()
         if spec == "synthetic":
             self.preview.setText("Synthetic data: a learnable task shaped like this graph's inputs and outputs.")
@@ -315,13 +318,14 @@ class RunSettingsDialog(QDialog):
         if answer.get("error"):
             self.preview.setText(f"<span style='color:#e15759'>{answer['error']}</span>")
             return
-        arrays = answer.get("arrays") or {}
-        parts = [f"{name} {'x'.join(map(str, shape))}" for name, shape in arrays.items()]
-        text = f"{answer.get('samples', '?')} samples"
-        if parts:
-            text += ": " + ", ".join(parts)
-        if answer.get("classes"):
-            text += f"; {answer['classes']} classes"
+        self._answer = answer
+        self._show_preview()
+
+    def _show_preview(self, *_args: object) -> None:
+        answer = self._answer
+        if answer is None or answer.get("error"):
+            return
+        text = sec.preview_text(answer, self.fields["scale_uint8"].isChecked())
         if answer.get("problem"):
             problem = html.escape(answer["problem"], quote=False)
             text = f"{html.escape(text, quote=False)}<br><span style='color:#e15759'>{problem}</span>"

@@ -2,9 +2,15 @@
 editor's words; Run Settings holds the setting as a box, saved only when it differs from the default."""
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
+
 from revstudio.qt.training.settings_dialog import RunSettingsDialog
 
 from .conftest import START_TIMEOUT_MS
+from .test_run_settings import open_dialog
+from .test_run_settings_data import _preview
 
 NOTE = ("inputs: uint8 scaled to [0, 1] (x: k / 255, as mnist: and cifar10: read pixels); --no-scale-uint8 keeps "
         "them raw 0..255")
@@ -46,3 +52,14 @@ def test_run_settings_keep_raw_bytes_with_the_box_unticked(qtbot, train_window):
     dialog.fields["scale_uint8"].setChecked(True)
     dialog.accept()
     assert "scale_uint8" not in window.document.graph.training
+
+
+def test_the_data_preview_says_what_a_run_does_with_uint8_inputs_as_the_box_says(qtbot, train_window):
+    window = train_window()
+    folder = Path(window.document.path).parent
+    np.savez(folder / "u8.npz", x=np.zeros((20, 3, 16, 16), "uint8"), y=(np.arange(20) % 10).astype("uint8"))
+    dialog = open_dialog(window)
+    assert _preview(qtbot, dialog, "u8.npz") == "20 samples: x 20x3x16x16, y 20; 10 classes; uint8 x: scaled to [0, 1]"
+    dialog.fields["scale_uint8"].setChecked(False)
+    assert dialog.preview.text().endswith("; uint8 x: kept raw 0..255")
+    dialog.reject()
