@@ -26,7 +26,7 @@ OVERRIDES = {
     "momentum": "momentum", "weight_decay": "weight_decay", "grad_clip": "grad_clip", "warmup_steps": "warmup_steps",
     "log_every": "log_every", "val_every": "val_every", "gradcheck_every": "gradcheck_every",
     "memory_every": "memory_every", "checkpoint_every": "checkpoint_every", "val_fraction": "val_fraction",
-    "memory_budget": "memory_budget",
+    "memory_budget": "memory_budget", "scale_uint8": "scale_uint8",
 }
 
 
@@ -75,6 +75,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "that fit in this many bytes and runs the rest reversibly, buying speed "
                              "back: e.g. 64MiB, 1.5GB; 0 keeps none; 'none' runs without the project's "
                              "budget ('revstudio memory FILE --budget' shows what a budget keeps)")
+    parser.add_argument("--scale-uint8", action=argparse.BooleanOptionalAction, default=None,
+                        help="uint8 input arrays of a .npz / .pt scaled to [0, 1] (k / 255, as mnist: and "
+                             "cifar10: pixels); --no-scale-uint8 keeps them raw 0..255 (labels never change)")
     every = {"log": "step rows", "val": "validations (val rows)", "gradcheck": "gradient checks (gradcheck rows)",
              "memory": "memory measurements (peak_bytes on the step row)", "checkpoint": "checkpoints"}
     for name, what in every.items():
@@ -103,7 +106,7 @@ def _state_defaults(parser: argparse.ArgumentParser) -> None:
         if key is None or "default" in (action.help or ""):
             continue
         value = DEFAULTS[key]
-        value = "none" if value is None else value
+        value = "none" if value is None else str(value).lower() if isinstance(value, bool) else value
         action.help = f"{action.help} (default: the project's, {value})" if action.help \
             else f"default: the project's, {value}"
 

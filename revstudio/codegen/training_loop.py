@@ -72,14 +72,33 @@ def task_for(config: dict[str, Any]) -> dict[str, Any]:
     return facts
 
 
-def load_training_data(config: dict[str, Any], base_dir: str | None) -> tuple[Any, Any, str]:
-    """((inputs, targets), validation or None, task kind): the data revstudio would train on."""
+def load_training_data(config: dict[str, Any], base_dir: str | None,
+                       facts: dict[str, Any] | None = None) -> tuple[Any, Any, str]:
+    """((inputs, targets), validation or None, task kind): the data revstudio would train on
+    (``facts``: what ``load_splits`` says of uint8 inputs and a flow's levels)."""
     task = task_for(config)
     return load_splits(
         config["data"], INPUT_SPECS, kind=task["kind"], num_classes=task["num_classes"],
         output_id=task["output_id"], head_id=task["head_id"], out_shape=tuple(task["output_shape"]),
         auto=task["requested"] == "auto", val_spec=config["val_data"], val_fraction=config["val_fraction"],
-        seed=config["seed"], base_dir=base_dir, sequence=task["sequence"])
+        seed=config["seed"], base_dir=base_dir, sequence=task["sequence"],
+        scale_uint8=config.get("scale_uint8", True), facts=facts)
+
+
+def uint8_note(facts: dict[str, Any]) -> str | None:
+    """What became of 8-bit inputs (revstudio train's start says the same), or None."""
+    return inputs_note(facts["uint8"], facts["scaled"], facts["pixels"], len(INPUT_SPECS))
+
+
+def scale_mismatch(state: dict[str, Any], facts: dict[str, Any], path: str) -> str | None:
+    """Why a checkpoint cannot go on with these uint8 inputs: it learned them at the other scale."""
+    saved = (state.get("data") or {}).get("uint8_scaled", False)  # (older checkpoints: raw 0..255)
+    if not facts.get("uint8") or saved is None or bool(saved) == bool(facts["scaled"]):
+        return None
+    then, now = ("scaled to [0, 1]", "raw 0..255") if saved else ("raw 0..255", "scaled to [0, 1]")
+    flag = "--scale-uint8" if saved else "--no-scale-uint8"
+    return (f"--resume {path}: the run trained on its uint8 inputs {then}, these options feed them {now}; its "
+            f"weights learned the other scale: resume with {flag} (or start a new run)")
 
 
 def save_checkpoint(path: str, payload: dict[str, Any]) -> None:
@@ -130,12 +149,16 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     t0 = time.perf_counter()
     rank, world, local_rank = start_distributed(config["device"])
     device = pick_device(config["device"], local_rank)
-    (inputs, targets), val, kind = load_training_data(config, base_dir)
+    facts: dict[str, Any] = {}
+    (inputs, targets), val, kind = load_training_data(config, base_dir, facts)
     n, batch_size = len(next(iter(inputs.values()))), config["batch_size"]
     # (as revstudio's checkpoints: a run resumed on other data can tell)
     data_record = {"describe": f"{config['data']}: {n} train" + (f" / {len(next(iter(val[0].values())))} val"
                                                                if val is not None else ", no validation"),
-                   "digest": data_digest([(inputs, targets), val])}
+                   "digest": data_digest([(inputs, targets), val]),
+                   "uint8_scaled": bool(facts["scaled"]) if facts["uint8"] else None}
+    if rank == 0 and uint8_note(facts):
+        print(f"note: {uint8_note(facts)}", file=sys.stderr, flush=True)
     if batch_size % world:
         raise _Reject(f"batch size {batch_size} does not split evenly over {world} processes; use a multiple "
                       f"of {world}")
@@ -174,12 +197,15 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             if scaler is not None and state.get("scaler"):
                 scaler.load_state_dict(state["scaler"])
             step = int(state["step"])
+            mismatch = scale_mismatch(state, facts, resume)
         except OSError as exc:
             raise _Reject(f"--resume {resume}: cannot read the file ({exc.strerror or exc})") from None
         except (pickle.UnpicklingError, EOFError, RuntimeError, ValueError, KeyError, TypeError) as exc:
             raise _Reject(f"--resume {resume}: not a checkpoint of this model ({type(exc).__name__}); it is "
                           "damaged, cut short or another model's: pass the --out file of an earlier run of "
                           "this script") from None
+        if mismatch:
+            raise _Reject(mismatch)
     net: Any = model
     if world > 1:
         # the reversible runtime returns each parameter's gradient once per backward, so plain DDP works
@@ -197,7 +223,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     learning = LearningWatch(state.get("learning") if resume else None)
     learn_at = check_step(per_epoch, total)
     classes = task_for(config)["num_classes"] if kind == "classification" else None
-    levels = flow_levels(config["data"], config["val_data"]) if kind == "flow" else None
+    levels = facts["levels"] if kind == "flow" else None
     loss_fn = Loss(kind, levels)
 
     def noisy(xs: list[torch.Tensor], seed: int) -> list[torch.Tensor]:  # as revstudio train's

@@ -79,6 +79,9 @@ def main(argv: list[str] | None = None) -> None:
         names = (flag, "--batch") if key == "batch_size" else (flag,)
         parser.add_argument(*names, dest=key, type=kind, choices=choices, default=None,
                             help=f"default {TRAINING[key]!r}")
+    parser.add_argument("--scale-uint8", dest="scale_uint8", action=argparse.BooleanOptionalAction, default=None,
+                        help="uint8 inputs scaled to [0, 1] (k / 255), or with --no-scale-uint8 kept raw 0..255 "
+                             f"(default {TRAINING.get('scale_uint8', True)!r})")
     here = os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else os.getcwd()
     parser.add_argument("--base-dir", default=here, help="folder relative data paths start from "
                                                          "(default: this file's folder)")
@@ -88,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object per row")
     args = parser.parse_args(argv)
     config = dict(TRAINING)
-    for _, key, _, _ in _OPTIONS:
+    for key in [key for _, key, _, _ in _OPTIONS] + ["scale_uint8"]:
         value = getattr(args, key)
         if value is not None:
             config[key] = value

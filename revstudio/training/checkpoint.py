@@ -196,7 +196,29 @@ def data_record(data: Any) -> dict[str, Any]:
     splits = [None if split is None else (split.inputs, split.targets)
               for split in (getattr(data, "train", None), getattr(data, "val", None))]
     describe = data.describe() if hasattr(data, "describe") else str(getattr(data, "source", ""))
-    return {"describe": describe, "digest": data_digest(splits)}
+    uint8 = getattr(data, "uint8", None)  # (None: no uint8 inputs, so no scale to keep to on resume)
+    return {"describe": describe, "digest": data_digest(splits),
+            "uint8_scaled": bool(getattr(data, "scaled", True)) if uint8 else None}
+
+
+def scale_mismatch(resume: dict[str, Any] | None, data: Any) -> str | None:
+    """Why a checkpoint cannot go on with these data's uint8 inputs: the run learned them at the other
+    scale (``training.scale_uint8`` changed, or a run from before uint8 inputs were scaled, which
+    trained on raw 0..255), else None. The weights of a network tuned to inputs in [0, 1] fed
+    values 255 times larger (or the reverse) do not continue the run; they start it over badly."""
+    if resume is None or not getattr(data, "uint8", None):
+        return None
+    record = resume.get("data")
+    saved: dict[str, Any] = record if isinstance(record, dict) else {}
+    was = saved.get("uint8_scaled", False)  # (a checkpoint without the key predates the scaling: raw)
+    if was is None or bool(was) == bool(data.scaled):
+        return None
+    then, now = ("scaled to [0, 1]", "raw 0..255") if was else ("raw 0..255", "scaled to [0, 1]")
+    flag = "--scale-uint8" if was else "--no-scale-uint8"
+    older = "" if "uint8_scaled" in saved else " (it predates revstudio's scaling of uint8 inputs)"
+    return (f"the run trained on its uint8 inputs {then}{older}, this resume would feed them {now}; its weights "
+            f"learned the other scale: resume with {flag} (training.scale_uint8 "
+            f"{'true' if was else 'false'}), or start a new run")
 
 
 def data_changed(resume: dict[str, Any] | None, record: dict[str, Any]) -> list[str] | None:

@@ -50,6 +50,8 @@ DEFAULTS: dict[str, Any] = {
     "memory_every": 100,
     "checkpoint_every": 100,
     "memory_budget": None,
+    # uint8 inputs of a .npz / .pt divided by 255, as mnist: / cifar10: (and torchvision's ToTensor)
+    "scale_uint8": True,
 }
 
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -181,6 +183,11 @@ def _check(key: str, value: Any) -> Any:
         return _int(key, value, 0, f"a seed from 0 to {SEED_MAX}", SEED_MAX)
     if key == "memory_budget":
         return None if value is None else _amount(key, value)
+    if key == "scale_uint8":
+        if not isinstance(value, bool):
+            raise ConfigError(f"training.scale_uint8: expected true (uint8 inputs scaled to [0, 1]) or false "
+                              f"(kept raw 0..255), got {value!r} ({_kind(value)})", key)
+        return value
     if key == "log_every":
         return _int(key, value, 1, "at least 1 step")
     if key in ("warmup_steps", "val_every", "gradcheck_every", "memory_every", "checkpoint_every"):
@@ -216,6 +223,7 @@ class TrainConfig:
     memory_every: int = DEFAULTS["memory_every"]
     checkpoint_every: int = DEFAULTS["checkpoint_every"]
     memory_budget: int | None = DEFAULTS["memory_budget"]
+    scale_uint8: bool = DEFAULTS["scale_uint8"]
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

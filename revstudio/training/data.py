@@ -58,6 +58,16 @@ class DataBundle:
     task: TaskInfo
     source: str
     levels: int | None = None  # a flow's 8-bit images: dequantised to this many levels (sources.flow_levels)
+    uint8: list[str] = dataclasses.field(default_factory=list)  # Input node ids fed uint8 arrays (.npz / .pt)
+    scaled: bool = True  # whether those were scaled to [0, 1] (training.scale_uint8)
+
+    pixels: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # 0..255 whole numbers, not uint8
+
+    def inputs_note(self) -> str | None:
+        """``inputs: uint8 scaled to [0, 1] ...`` where a .npz / .pt fed uint8 inputs (or kept raw), and
+        what looks like 8-bit pixels in another number type, left as it is; else None: the run's start
+        says what became of them, never silently."""
+        return sources.inputs_note(self.uint8, self.scaled, self.pixels, len(self.train.inputs))
 
     def describe(self) -> str:
         """One line: ``digits.npz: 1617 train / 180 val, x 1x8x8, 10 classes``."""
@@ -91,27 +101,31 @@ def input_specs(graph: Any, report: Any) -> dict[str, tuple[tuple[int, ...], str
 
 
 def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: str | None = None,
-              val_fraction: float = 0.1, seed: int = 0, base_dir: str | None = None) -> DataBundle:
+              val_fraction: float = 0.1, seed: int = 0, base_dir: str | None = None,
+              scale_uint8: bool = True) -> DataBundle:
     """Read ``spec`` (and ``val_spec``), check it against the graph, split off validation.
 
     Without ``val_spec`` the validation set is the source's own (MNIST t10k, CIFAR
     test_batch) or ``val_fraction`` of the samples held out by a permutation fixed by
-    ``seed``. Raises :class:`DataError` before any training on data that does not fit.
+    ``seed``. uint8 input arrays are scaled to [0, 1] unless ``scale_uint8`` is False.
+    Raises :class:`DataError` before any training on data that does not fit.
     """
     specs = input_specs(graph, report)
+    facts: dict[str, Any] = {}
     if not specs:
         raise DataError("the graph has no Input node: training needs one to feed the data into")
     (inputs, targets), val, kind = sources.load_splits(
         spec, specs, kind=task.kind, num_classes=task.num_classes, output_id=task.output_id,
         head_id=task.head_id, out_shape=task.output_shape, auto=task.requested == "auto", val_spec=val_spec,
         val_fraction=val_fraction, seed=seed, base_dir=base_dir,
-        sequence=find_type(graph, ("BiRNN",)) is not None)
+        sequence=find_type(graph, ("BiRNN",)) is not None, scale_uint8=scale_uint8, facts=facts)
     if kind != task.kind:
         classes = task.output_shape[0] if kind == "classification" else None
         task = dataclasses.replace(task, kind=kind, num_classes=classes)
     return DataBundle(Split(inputs, targets), None if val is None else Split(*val), task,
                       "synthetic" if spec == "synthetic" else str(spec),
-                      sources.flow_levels(spec, val_spec) if task.kind == "flow" else None)
+                      facts["levels"] if task.kind == "flow" else None, list(facts["uint8"]), bool(scale_uint8),
+                      list(facts["pixels"]))
 
 
 def absolute_spec(spec: Any, base_dir: str) -> Any:
@@ -196,7 +210,8 @@ def portable_spec(spec: Any, old_base: str, new_base: str) -> Any:
 
 def peek_data(spec: str, base_dir: str | None = None) -> dict[str, Any]:
     """``{"arrays": {name: [shape]}, "classes": int | None, "samples": int}`` read cheaply
-    (headers, file sizes, the labels); raises :class:`DataError` like ``load_data``."""
+    (headers, file sizes, the labels), and for a .npz / .pt ``"uint8"``: the arrays other than
+    ``y`` of that type; raises :class:`DataError` like ``load_data``."""
     kind, path = parse_spec(spec)
     if kind == "synthetic":
         return {"arrays": {}, "classes": None, "samples": 0, "kind": "synthetic"}
@@ -207,7 +222,8 @@ def peek_data(spec: str, base_dir: str | None = None) -> dict[str, Any]:
         arrays = sources.load_arrays(full)
         shapes = {k: list(v.shape) for k, v in arrays.items()}
         return {"arrays": shapes, "classes": _classes_torch(arrays.get("y")), "kind": "pt",
-                "samples": _samples(shapes)}
+                "samples": _samples(shapes), "uint8": sorted(k for k, v in arrays.items()
+                                                             if k != "y" and str(v.dtype) == "torch.uint8")}
     if kind == "mnist":
         return {**_peek_mnist(full), "kind": "mnist"}
     return {**_peek_cifar(full), "kind": "cifar10"}
@@ -264,6 +280,7 @@ def _peek_npz(path: str) -> dict[str, Any]:
     if not os.path.isfile(path):
         raise DataError(f"{path}: no such file")
     shapes: dict[str, list[int]] = {}
+    uint8: list[str] = []  # (inputs a run scales to [0, 1] unless training.scale_uint8 is false)
     classes = None
     try:
         with zipfile.ZipFile(path) as zf:
@@ -282,6 +299,8 @@ def _peek_npz(path: str) -> dict[str, Any]:
                     raise DataError(f"{path}: array {name!r} has dtype {dtype}; expected numbers (float, int "
                                     f"or bool){names}")
                 shapes[name] = [int(s) for s in shape]
+                if dtype == np.uint8 and name != "y":
+                    uint8.append(name)
         if "y" in shapes:
             with np.load(path, allow_pickle=False) as npz:
                 y = npz["y"]
@@ -294,7 +313,7 @@ def _peek_npz(path: str) -> dict[str, Any]:
         raise
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise DataError(f"{path}: not a readable .npz file ({exc})") from exc
-    return {"arrays": shapes, "classes": classes, "samples": _samples(shapes)}
+    return {"arrays": shapes, "classes": classes, "samples": _samples(shapes), "uint8": uint8}
 
 
 def _classes_torch(y: Any) -> int | None:

@@ -19,6 +19,61 @@ def _fmt(shape: Any) -> str:
     return "x".join(str(int(s)) for s in shape) if len(shape) else "a scalar"
 
 
+# ---- 8-bit inputs ------------------------------------------------------------------------------
+
+def scale_bytes(inputs: dict[str, Any], scale: bool) -> tuple[dict[str, Any], list[str]]:
+    """``(inputs, the names of those that are uint8)``: with ``scale`` each uint8 array becomes float32
+    ``k / 255`` in [0, 1], as ``mnist:`` / ``cifar10:`` read their pixels (and torchvision's ToTensor
+    gives); without it they stay 0..255. Every other number type (int8, int16, float, bool) stays as
+    it is: only unsigned bytes say "pixels" plainly enough. Targets never come here."""
+    import torch
+
+    out: dict[str, Any] = {}
+    found: list[str] = []
+    for node, t in inputs.items():
+        if isinstance(t, torch.Tensor) and t.dtype == torch.uint8:
+            found.append(node)
+            if scale:
+                t = t.to(torch.float32).div_(255.0)
+        out[node] = t
+    return out, found
+
+
+def looks_like_pixels(t: Any) -> bool:
+    """Whether an input that stays as it is (not uint8) holds what 8-bit pixels saved in another number
+    type look like: whole numbers from 0 with a largest value from 128 to 255. Such values reach the
+    network 255 times larger than the same images from mnist:, cifar10: or a uint8 array."""
+    import torch
+
+    if not isinstance(t, torch.Tensor) or t.dtype in (torch.uint8, torch.bool, torch.int8) or t.is_complex() \
+            or t.numel() == 0:
+        return False
+    high = t.max()
+    if not 128 <= float(high) <= 255:
+        return False
+    return float(t.min()) >= 0 and (not t.is_floating_point() or bool((t == t.round()).all()))
+
+
+def inputs_note(uint8: list[str], scaled: bool, pixels: list[tuple[str, str]], count: int) -> str | None:
+    """The start's words on 8-bit inputs (``scale_bytes``, ``looks_like_pixels``), or None: uint8 inputs
+    scaled or kept raw, and 0..255 whole numbers in another type, which stay as they are. ``count``:
+    how many Input nodes (one is called ``x``)."""
+    def name(node: str) -> str:
+        return "x" if count == 1 else node
+
+    parts = []
+    if uint8 and scaled:
+        parts.append(f"inputs: uint8 scaled to [0, 1] ({', '.join(map(name, uint8))}: k / 255, as mnist: and "
+                     "cifar10: read pixels); --no-scale-uint8 keeps them raw 0..255")
+    elif uint8:
+        parts.append(f"inputs: uint8 kept raw 0..255 ({', '.join(map(name, uint8))}; scale_uint8 false)")
+    for node, dtype in pixels:
+        parts.append(f"inputs: {name(node)!r} holds whole numbers 0..255 as {dtype}, which stay as they are (only "
+                     "uint8 arrays are scaled to [0, 1]); if they are 8-bit pixels, save them as uint8 or divide "
+                     "them by 255")
+    return "; ".join(parts) or None
+
+
 # ---- checking data against the graph ----------------------------------------------------------
 
 def layout_hint(array: tuple[int, ...], want: tuple[int, ...], name: str = "x") -> str:

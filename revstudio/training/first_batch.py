@@ -46,7 +46,7 @@ def first_batch(graph: Any, report: Any, path: str, batch: int, training: dict[s
     task = infer_task(graph, report, cfg.task)
     base = base_dir if base_dir is not None else os.path.dirname(os.path.abspath(path))
     data = load_data(cfg.data, graph, report, task=task, val_spec=cfg.val_data, val_fraction=cfg.val_fraction,
-                     seed=cfg.seed, base_dir=base)
+                     seed=cfg.seed, base_dir=base, scale_uint8=cfg.scale_uint8)
     n = len(data.train)
     take = min(batch, n)  # (beyond the run's batch size: the samples of its next steps, in its order)
     idx = epoch_order(n, cfg.seed, 0)[:take]

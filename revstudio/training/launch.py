@@ -47,7 +47,9 @@ def worker_args(args: argparse.Namespace, out: str | None) -> list[str]:
         argv += ["--out", os.path.abspath(out)]
     for flag in OVERRIDES:
         value = getattr(args, flag, None)
-        if value is not None:
+        if isinstance(value, bool):  # (a --flag / --no-flag pair takes no value)
+            argv.append(("--" if value else "--no-") + flag.replace("_", "-"))
+        elif value is not None:
             argv += ["--" + flag.replace("_", "-"), str(value)]
     if args.json:
         argv.append("--json")

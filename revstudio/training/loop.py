@@ -328,7 +328,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
               "budget": kept_by_budget, "resumed_from": resumed_from, "changed": ckpt.changed_settings(resume, cfg),
               "data_changed": ckpt.data_changed(resume, data_record),
               "processes": dist.world, "batch_size": batch,
-              "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", ""))})
+              "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", "")),
+              "inputs": data.inputs_note() if hasattr(data, "inputs_note") else None})
 
     window = {"loss": 0.0, "correct": 0.0, "count": 0, "steps": 0, "t": time.perf_counter()}
     if resume is not None and isinstance(resume.get("window"), dict):

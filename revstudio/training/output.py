@@ -144,6 +144,8 @@ class Progress(_Out):
             self._line(f"note: {row['estimate_note']}")
         if row.get("data"):
             self._line(f"data: {row['data']}")
+        if row.get("inputs"):  # (uint8 inputs scaled to [0, 1], or kept raw: said, never silent)
+            self._line(f"note: {row['inputs']}")
         if row.get("data_changed"):
             then, now = row["data_changed"]
             self._line(f"note: the data are not those the run trained on before (then: {then}; now: {now}); "
@@ -248,7 +250,7 @@ class RunDirRows(Callback):
             self.writer.update_status(metrics={**self.writer.status["metrics"], **metrics})
         elif event == "started":
             self.writer.update_status(status="running", total_steps=row.get("total_steps"), message=None,
-                                      ended=None)
+                                      ended=None, inputs=row.get("inputs"))
         elif event == "finished":
             self.writer.update_status(status="finished", step=row["step"], ended=now_iso(),
                                       metrics=finite(row.get("metrics", {})),

@@ -127,6 +127,9 @@ def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
                                f"project.revs); leave FILE out to continue the run, or drop --resume to start "
                                f"a new run of {req.file}", 2)
         section = resume.get("config") or {}
+        if isinstance(section, dict) and "scale_uint8" not in section:
+            # a run from before uint8 inputs were scaled trained on them raw: it goes on as it was
+            section = {**section, "scale_uint8": False}
         base = str((resume.get("data") or {}).get("base_dir") or os.path.dirname(os.path.abspath(snapshot)))
     else:
         assert req.file is not None
@@ -232,14 +235,19 @@ def _check_out(out: str) -> None:
                        "or give another --out for a new run", 2)
 
 
-def _check_resume(run_dir: str, resume: dict[str, Any], cfg: TrainConfig, samples: int, world: int) -> None:
+def _check_resume(run_dir: str, resume: dict[str, Any], cfg: TrainConfig, data: Any, world: int) -> None:
     """Refuse (exit 2) a resume with nothing to train: a finished run at its last step, or a
-    run already beyond the steps now asked for. A run stopped at its last step goes on to end
+    run already beyond the steps now asked for; and one that would feed its uint8 inputs at
+    another scale than it trained on. A run stopped at its last step goes on to end
     (validation, the final checkpoint, ``finished``)."""
+    from .checkpoint import scale_mismatch
     from .loop import plan_steps
     from .runs import read_run
 
-    total = plan_steps(cfg, samples, world)[2]
+    mismatch = scale_mismatch(resume, data)
+    if mismatch:
+        raise SessionError(f"--resume {run_dir}: {mismatch}", 2)
+    total = plan_steps(cfg, len(data.train), world)[2]
     step = int(resume["step"])
     more = f"give --steps N with N above {step} (or more --epochs) to train on"
     if step > total:
@@ -320,13 +328,14 @@ def run_session(req: Request) -> int:
         try:
             task = infer_task(graph, report, cfg.task)
             data = load_data(cfg.data, graph, report, task=task, val_spec=cfg.val_data,
-                             val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base)
+                             val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base,
+                             scale_uint8=cfg.scale_uint8)
         except DataError as exc:  # (its message names the file, array or node itself: said once)
             return failed(f"{exc}{_from_here(cfg, base)}", 2)
         if resume is not None:
             assert req.resume is not None
             try:
-                _check_resume(req.resume, resume, cfg, len(data.train), world)
+                _check_resume(req.resume, resume, cfg, data, world)
             except TrainError as exc:
                 return failed(str(exc), exc.code)
             if rank == 0:
@@ -425,10 +434,11 @@ def preflight(req: Request, world: int) -> int | None:
             precision_context(cfg, resolve_device(cfg.device))
         task = infer_task(graph, report, cfg.task)
         data = load_data(cfg.data, graph, report, task=task, val_spec=cfg.val_data,
-                         val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base)
+                         val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base,
+                         scale_uint8=cfg.scale_uint8)
         plan_steps(cfg, len(data.train), world)
         if resume is not None and req.resume:
-            _check_resume(req.resume, resume, cfg, len(data.train), world)
+            _check_resume(req.resume, resume, cfg, data, world)
         elif req.out:
             _check_out(req.out)
     except (CliError, SessionError, TrainError) as exc:

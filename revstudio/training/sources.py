@@ -23,7 +23,17 @@ import struct
 import zipfile
 from typing import Any
 
-from .data_checks import DataError, _fmt, check_inputs, check_targets, layout_hint, shape_advice  # noqa: F401
+from .data_checks import (  # noqa: F401
+    DataError,
+    _fmt,
+    check_inputs,
+    check_targets,
+    inputs_note,
+    layout_hint,
+    looks_like_pixels,
+    scale_bytes,
+    shape_advice,
+)
 from .synthetic import synthetic
 
 MNIST_NAMES = {
@@ -376,12 +386,11 @@ def data_digest(splits: list[Any]) -> str:
     return digest.hexdigest()
 
 
-def flow_levels(spec: str, val_spec: str | None) -> int | None:
-    """256 where a flow's data are 8-bit images (``mnist:``, ``cifar10:``, validation too), which it
-    dequantises; None for data it models as given (``.npz``, ``.pt``, synthetic)."""
-    def eight_bit(text: str) -> bool:
-        return str(text).strip().startswith(("mnist:", "cifar10:"))
-    return 256 if eight_bit(spec) and (not val_spec or eight_bit(val_spec)) else None
+def flow_levels(eight_bit: list[bool]) -> int | None:
+    """256 where a flow's data are 8-bit images scaled to [0, 1] (``mnist:``, ``cifar10:``, uint8
+    arrays scaled by ``scale_uint8``; the validation data too), which it dequantises; None for data
+    it models as given (float arrays, raw 0..255 bytes, synthetic). ``eight_bit``: one flag a source."""
+    return 256 if eight_bit and all(eight_bit) else None
 
 
 # ---- a whole source: read, check, split -------------------------------------------------------
@@ -417,17 +426,32 @@ def read_source(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
 def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kind: str,
                 num_classes: int | None, output_id: str, head_id: str | None, out_shape: tuple[int, ...],
                 auto: bool = False, val_spec: str | None = None, val_fraction: float = 0.1, seed: int = 0,
-                base_dir: str | None = None, sequence: bool = False) -> tuple[Any, Any, str]:
+                base_dir: str | None = None, sequence: bool = False, scale_uint8: bool = True,
+                facts: dict[str, Any] | None = None) -> tuple[Any, Any, str]:
     """``((inputs, targets), (val inputs, val targets) or None, kind)``, checked against the graph.
 
     Validation: ``val_spec`` if given, else the source's own (MNIST t10k, CIFAR test_batch),
     else ``val_fraction`` of the samples held out by a permutation fixed by ``seed``.
     ``kind`` comes back as given unless ``auto`` let float targets turn classification
-    into regression."""
+    into regression. uint8 input arrays are scaled to [0, 1] unless ``scale_uint8`` is False
+    (``scale_bytes``). ``facts``, when given, receives ``uint8``: the Input node ids fed uint8
+    arrays, ``scaled``: whether they were scaled, ``levels``: a flow's dequantisation levels
+    (``flow_levels``), ``pixels``: (node id, dtype) of training inputs in another number type that
+    hold 0..255 whole numbers, left as they are (``looks_like_pixels``)."""
     if not 0.0 <= float(val_fraction) < 1.0:
         raise DataError(f"val_fraction {val_fraction} must be at least 0 and below 1")
+    uint8: list[str] = []
+    eight_bit: list[bool] = []
+    pixels: list[tuple[str, str]] = []  # (Input node id, dtype) of 0..255 whole numbers left as they are
 
     def checked(inputs: dict[str, Any], targets: Any, source: str, kind: str, auto: bool) -> tuple[Any, str]:
+        if not eight_bit:  # (the training data: whole numbers 0..255 in another type are named at the start)
+            pixels.extend((n, str(t.dtype).replace("torch.", "")) for n, t in inputs.items()
+                          if not source.startswith(("mnist:", "cifar10:")) and looks_like_pixels(t))
+        inputs, found = scale_bytes(inputs, scale_uint8)
+        uint8.extend(n for n in found if n not in uint8)
+        eight_bit.append(source.startswith(("mnist:", "cifar10:"))
+                         or (scale_uint8 and len(found) == len(specs)))
         inputs = check_inputs(inputs, specs, source)
         count = len(next(iter(inputs.values())))
         targets, kind = check_targets(targets, count, kind=kind, num_classes=num_classes, output_id=output_id,
@@ -453,4 +477,6 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
             val = ({k: v[val_idx] for k, v in train[0].items()}, None if train[1] is None else train[1][val_idx])
             train = ({k: v[train_idx] for k, v in train[0].items()},
                      None if train[1] is None else train[1][train_idx])
+    if facts is not None:
+        facts.update(uint8=uint8, scaled=bool(uint8) and scale_uint8, levels=flow_levels(eight_bit), pixels=pixels)
     return train, val, kind

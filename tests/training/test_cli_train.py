@@ -413,8 +413,11 @@ def test_train_help_states_every_overrides_default_as_the_docs_table_does(capsys
     for flag, key in OVERRIDES.items():
         if key == "val_data":  # (its default is a hold-out, said in words)
             continue
-        found = re.search(rf"--{flag.replace('_', '-')} \S+ (.*?)(?= --[a-z-]+ [A-Z{{]|$)", out)
+        # (a --flag / --no-flag pair, such as --scale-uint8, has no metavar)
+        found = re.search(rf"--{flag.replace('_', '-')}(?:, --no-{flag.replace('_', '-')}| \S+) (.*?)"
+                          rf"(?= --[a-z0-9-]+(?:,| [A-Z{{])|$)", out)
         assert found is not None, flag
-        value = "none" if DEFAULTS[key] is None else DEFAULTS[key]
+        value = "none" if DEFAULTS[key] is None else str(DEFAULTS[key]).lower() \
+            if isinstance(DEFAULTS[key], bool) else DEFAULTS[key]
         assert f"default: the project's, {value})" in found.group(1) + ")", (flag, found.group(1))
     assert "memory rows" not in out

@@ -26,7 +26,7 @@ def prepared(path: str | os.PathLike[str], **overrides: Any) -> tuple[Any, Any, 
     report = full_check(graph, batch=cfg.batch_size)
     task = infer_task(graph, report, cfg.task)
     data = load_data(cfg.data, graph, report, task=task, val_spec=cfg.val_data, val_fraction=cfg.val_fraction,
-                     seed=cfg.seed, base_dir=os.path.dirname(os.fspath(path)))
+                     seed=cfg.seed, base_dir=os.path.dirname(os.fspath(path)), scale_uint8=cfg.scale_uint8)
     return graph, report, cfg, data
 
 

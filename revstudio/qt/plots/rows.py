@@ -122,6 +122,7 @@ class RunData:
         self.weight = weight
         self.series: dict[str, Series] = {}
         self.info: dict[str, Any] = {}       # the "started" row
+        self.inputs_said = False             # whether the Log has said what became of uint8 inputs
         self.status = "starting"              # starting | running | finished | stopped | failed
         self.step = 0
         self.epoch = 0.0
@@ -208,6 +209,7 @@ class RunData:
         event = row.get("event")
         if event == "started":
             self.info = dict(row)
+            self.inputs_said = False  # (each start says it: a resume may change it)
             self.status = "running"
             total = _num(row.get("total_steps"))
             self.total_steps = int(total) if total is not None else None

@@ -94,3 +94,18 @@ def snapshot_text(graph: Graph, project_path: str | None) -> str:
     copy = loads(text)
     copy.training = {**training, **changed}
     return dumps(copy)
+
+
+def preview_text(answer: dict[str, Any], scale_uint8: bool) -> str:
+    """The data preview's plain text: samples, arrays, classes, and what a run does with uint8 inputs
+    (scaled to [0, 1], or kept raw as the box says) before Train is pressed."""
+    arrays = answer.get("arrays") or {}
+    parts = [f"{name} {'x'.join(map(str, shape))}" for name, shape in arrays.items()]
+    text = f"{answer.get('samples', '?')} samples"
+    if parts:
+        text += ": " + ", ".join(parts)
+    if answer.get("classes"):
+        text += f"; {answer['classes']} classes"
+    if answer.get("uint8"):
+        text += f"; uint8 {', '.join(answer['uint8'])}: " + ("scaled to [0, 1]" if scale_uint8 else "kept raw 0..255")
+    return text

@@ -17,6 +17,7 @@ from typing import Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -72,6 +73,7 @@ class RunSettingsDialog(QDialog):
         self.document = document
         self.values = sec.resolved(document.graph.training)
         self.fields: dict[str, Any] = {}
+        self._answer: dict[str, Any] | None = None  # the data preview's last answer (peek_data)
         self._queries: list[ChildQuery] = []
 
         # data
@@ -98,6 +100,13 @@ class RunSettingsDialog(QDialog):
         data_form.addRow("validation data", self.val_data)
         data_form.addRow("validation fraction", self._text("val_fraction"))
         data_form.addRow("task / loss", self._combo("task"))
+        scale = QCheckBox("scale uint8 inputs to [0, 1]")
+        scale.setToolTip("uint8 arrays of a .npz / .pt become k / 255, as mnist: and cifar10: pixels (and "
+                         "torchvision's ToTensor); off: kept raw 0..255. Labels and other number types never change.")
+        scale.toggled.connect(self.changed)
+        scale.toggled.connect(self._show_preview)
+        self.fields["scale_uint8"] = scale
+        data_form.addRow("8-bit inputs", scale)
 
         opt_box = QGroupBox("Optimisation")
         opt = QFormLayout(opt_box)
@@ -217,6 +226,8 @@ class RunSettingsDialog(QDialog):
             if isinstance(w, QComboBox):
                 i = w.findData(value)
                 w.setCurrentIndex(max(i, 0))
+            elif isinstance(w, QCheckBox):
+                w.setChecked(value is not False)
             elif isinstance(w, QSpinBox):
                 w.setValue(int(value) if isinstance(value, int) else w.minimum())
             elif key == "memory_budget":
@@ -277,6 +288,7 @@ class RunSettingsDialog(QDialog):
             self.device.setToolTip(f"Could not ask torch for its devices: {answer.get('error')}")
 
     def request_preview(self) -> None:
+        self._answer = None  # (the box's toggle redraws the preview of this spec's answer only)
         spec = self._data_spec()
         if spec == "synthetic":
             self.preview.setText("Synthetic data: a learnable task shaped like this graph's inputs and outputs.")
@@ -306,13 +318,14 @@ class RunSettingsDialog(QDialog):
         if answer.get("error"):
             self.preview.setText(f"<span style='color:#e15759'>{answer['error']}</span>")
             return
-        arrays = answer.get("arrays") or {}
-        parts = [f"{name} {'x'.join(map(str, shape))}" for name, shape in arrays.items()]
-        text = f"{answer.get('samples', '?')} samples"
-        if parts:
-            text += ": " + ", ".join(parts)
-        if answer.get("classes"):
-            text += f"; {answer['classes']} classes"
+        self._answer = answer
+        self._show_preview()
+
+    def _show_preview(self, *_args: object) -> None:
+        answer = self._answer
+        if answer is None or answer.get("error"):
+            return
+        text = sec.preview_text(answer, self.fields["scale_uint8"].isChecked())
         if answer.get("problem"):
             problem = html.escape(answer["problem"], quote=False)
             text = f"{html.escape(text, quote=False)}<br><span style='color:#e15759'>{problem}</span>"
@@ -358,6 +371,8 @@ class RunSettingsDialog(QDialog):
         for key, w in self.fields.items():
             if isinstance(w, QComboBox):
                 out[key] = w.currentData()
+            elif isinstance(w, QCheckBox):
+                out[key] = w.isChecked()
             elif isinstance(w, QSpinBox):
                 out[key] = int(w.value())
             elif key == "memory_budget":

@@ -26,6 +26,7 @@ from revstudio.qt.training import section as sec
 from revstudio.qt.training.adopt import UnsavedRuns
 from revstudio.qt.training.child_query import ChildQuery
 from revstudio.qt.training.controller import TrainController, run_stem, runs_root
+from revstudio.qt.training.words import in_app_words
 
 if TYPE_CHECKING:  # pragma: no cover
     from revstudio.qt.main_window import MainWindow
@@ -97,6 +98,7 @@ class TrainingUI(QObject):
         self._build_actions()
         self.controller.started.connect(self._run_started)
         self.controller.ended.connect(self._run_ended)
+        self.controller.changed.connect(self._rows_filed)
         self.controller.message.connect(window.show_message)
         self.runs_panel.selectionChanged.connect(self._selection_changed)
         self.runs_panel.labelChanged.connect(self._refresh_plots)
@@ -255,6 +257,14 @@ class TrainingUI(QObject):
         self._update_actions()
         log.info("training %s: %s", run.name, " ".join(self.controller._process.arguments()  # type: ignore[union-attr]
                                                        if self.controller._process else []))
+
+    def _rows_filed(self, run: RunData) -> None:
+        """Say in the Log what became of the run's uint8 inputs (scaled to [0, 1], or kept raw), once
+        its started row is in: as `revstudio train` prints it, never silent."""
+        note = run.info.get("inputs")
+        if note and not run.inputs_said:
+            run.inputs_said = True
+            log.info("run %s: %s", run.name, in_app_words(str(note)))
 
     def _run_ended(self, run: RunData) -> None:
         self.unsaved.ended()  # (a run trained before the first save joins the project's runs now)

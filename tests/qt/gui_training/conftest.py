@@ -52,8 +52,10 @@ def fake_worker(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
     import revstudio.qt.training.controller as controller
 
     def use(delay: float = 0.01, fail_at: int | None = None, diverge_at: int | None = None,
-            disk_full: bool = False, stall_at: int | None = None, short: bool = False) -> None:
+            disk_full: bool = False, stall_at: int | None = None, short: bool = False,
+            inputs: str = "") -> None:
         monkeypatch.setenv("FAKE_SHORT", "1" if short else "0")
+        monkeypatch.setenv("FAKE_INPUTS", inputs)  # the started row's "inputs" (uint8 inputs scaled, or raw)
         monkeypatch.setenv("FAKE_DELAY", str(delay))
         monkeypatch.setenv("FAKE_DISK_FULL", "1" if disk_full else "0")
         monkeypatch.setenv("FAKE_DIVERGE_AT", str(diverge_at if diverge_at is not None else -1))
