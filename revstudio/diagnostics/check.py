@@ -77,7 +77,8 @@ def training_device(graph: Graph) -> str:
 
 @without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
 def full_check(graph: Graph, batch: int | None = None, device: Any = None,
-               incremental: IncrementalCheck | None = None, memo: AnalysisMemo | None = None) -> Report:
+               incremental: IncrementalCheck | None = None, memo: AnalysisMemo | None = None,
+               walk: bool = True) -> Report:
     """Core check + reversible regions (with near-miss warnings) + memory estimate.
 
     ``batch`` only scales the estimate (shapes exclude the batch dimension);
@@ -88,7 +89,9 @@ def full_check(graph: Graph, batch: int | None = None, device: Any = None,
     ``incremental``: the editor's :class:`IncrementalCheck`, so shape inference redoes only what
     the last edit can affect (the report is the same). ``memo``: the editor's
     :class:`AnalysisMemo`, so a graph state seen a few edits ago (undo, redo) reuses its regions
-    and estimate (the report is the same).
+    and estimate (the report is the same). ``walk=False``: the estimate's peaks and facts are left
+    to be computed when first read (the editor reads them after the edit's first paint; the memo
+    keeps the estimate once :meth:`AnalysisMemo.walk_pending` has walked it).
     """
     expect_graph(graph, "rs.check")
     if batch is None:
@@ -142,5 +145,5 @@ def full_check(graph: Graph, batch: int | None = None, device: Any = None,
         failed = warning(None, f"the memory estimate failed ({type(exc).__name__}: {exc}); please report this")
         report.diagnostics.append(failed)
     if memo is not None and key is not None:
-        memo.put(key, Derived(list(regions), list(near), order, report.estimate, failed))
+        memo.put(key, Derived(list(regions), list(near), order, report.estimate, failed), walked=walk)
     return report

@@ -123,3 +123,29 @@ def test_a_batch_change_is_not_served_from_the_memo() -> None:
     assert a.estimate is not b.estimate and b.estimate.batch == 8
     assert _facts(b) == _facts(full_check(g, batch=8))
 
+
+
+def test_an_estimate_checked_without_its_walk_is_kept_only_once_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The editor checks an edit with ``walk=False`` and walks the peaks after its paint; the memo
+    keeps the estimate only then, and never one whose walk a later check dropped (its walker
+    reads the live graph)."""
+    g = large_graph(40)
+    memo, stack = AnalysisMemo(), UndoStack()
+    calls = _counting(monkeypatch)
+    first = full_check(g, memo=memo, walk=False)
+    assert not first.estimate.walked
+    memo.walk_pending(first.estimate)  # after the paint, graph unchanged
+    assert first.estimate.walked
+    act = next(n for n, v in g.nodes.items() if v.type == "Activation")
+    stack.push(SetParam(g, act, "fn", "tanh"))
+    dropped = full_check(g, memo=memo, walk=False)  # checked, never walked: the next edit came
+    stack.undo()
+    back = full_check(g, memo=memo, walk=False)
+    assert back.estimate is first.estimate and back.estimate.walked  # kept, walked
+    memo.walk_pending(dropped.estimate)  # too late: another state was checked since
+    assert not dropped.estimate.walked
+    stack.redo()
+    again = full_check(g, memo=memo, walk=False)
+    assert again.estimate is not dropped.estimate and calls == {"regions": 3, "estimate": 3}
+    memo.walk_pending(again.estimate)
+    assert _facts(again) == _facts(full_check(g))
