@@ -96,17 +96,8 @@ class AnalysisMemo:
         self._kept: OrderedDict[tuple[Any, ...], Derived] = OrderedDict()
         self.hits = 0
         self.misses = 0
-        self._pending: tuple[tuple[Any, ...], Derived] | None = None
-
-    def walk_pending(self, estimate: Any) -> None:
-        """Walk ``estimate`` (the last check's) and keep it, if it is the one the last
-        ``put(..., walked=False)`` held aside. Call it only while the graph is still in the state
-        that check saw (the editor drops the walk on the next edit)."""
-        if self._pending is not None and self._pending[1].estimate is estimate:
-            self.put(*self._pending)
 
     def get(self, key: tuple[Any, ...]) -> Derived | None:
-        self._pending = None  # a check of another state: the one held aside is of a state now gone
         found = self._kept.get(key)
         if found is None:
             self.misses += 1
@@ -115,16 +106,8 @@ class AnalysisMemo:
         self._kept.move_to_end(key)
         return found
 
-    def put(self, key: tuple[Any, ...], derived: Derived, walked: bool = True) -> None:
-        """Keep ``derived``, made from the graph as it is now (the state ``key`` describes).
-
-        ``walked=False``: its estimate's peaks are not computed yet (the editor walks them after
-        the edit's first paint); it is held aside, not kept, until :meth:`walk_pending` walks it,
-        and dropped by the next ``put`` (an edit came first: its walk would read a later state)."""
-        if not walked:
-            self._pending = (key, derived)
-            return
-        self._pending = None
+    def put(self, key: tuple[Any, ...], derived: Derived) -> None:
+        """Keep ``derived``, made from the graph as it is now (the state ``key`` describes)."""
         est = derived.estimate
         if est is not None:
             # The estimate computes its peaks and facts when first asked, and its walker holds the

@@ -115,15 +115,9 @@ class MemoryEstimate:
 
     @property
     def walked(self) -> bool:
-        """Whether the peaks and facts are computed (the editor computes them after the first paint
-        of an edit: until then, reading them walks the step at once)."""
+        """Whether the peaks and facts are computed (else reading them walks the step then)."""
         return (("_peaks" in self.__dict__ or self._peaks_of is None)
                 and ("_facts" in self.__dict__ or self._facts_of is None))
-
-    def walk(self) -> None:
-        """Compute the peaks, then the facts, now (what ``AnalysisMemo`` keeps is walked)."""
-        self.peaks  # noqa: B018
-        self.facts  # noqa: B018
 
     @property
     def batch_breaks(self) -> tuple[int, ...]:

@@ -22,7 +22,7 @@ from . import hover
 from .connect_rules import connection_reason
 from .display import format_shape, node_display
 from .node_item import NodeItem
-from .region_badges import body_region_items, region_items
+from .region_badges import body_region_items, region_items, relabel
 from .region_item import HintItem, RegionItem
 from .scene_gestures import SceneGestures
 from .theme import Theme, theme_for
@@ -73,6 +73,8 @@ class GraphScene(SceneGestures):
         self._refit_timer.setInterval(0)
         self._refit_timer.timeout.connect(self.flush_moves)
         self._connections = [document.analysisChanged.connect(self.apply_analysis),
+                             document.estimateChanged.connect(self.apply_estimate),
+                             document.estimateWaiting.connect(self._estimate_waiting),
                              document.graphReplaced.connect(self._on_graph_replaced),
                              document.undo_stack.indexChanged.connect(self._after_step)]
         self._subscribe()
@@ -355,18 +357,49 @@ class GraphScene(SceneGestures):
         """The node's memory per mode and how its bytes are attributed (tooltip HTML)."""
         if self.graph is not self.document.graph:  # a group body has no per-node estimate
             return ""
-        return hover.memory_text(self.report(), node_id)
+        return hover.memory_text(self.document.current_report(), node_id)  # (walked, if an edit's peaks are pending)
 
     def port_tooltip(self, node_id: str, port: str, is_output: bool) -> str:
         """What flows through a port: its shape, and where it comes from or goes to."""
         return hover.port_text(self.graph, self.shape_of, node_id, port, is_output)
 
+    def apply_estimate(self) -> None:
+        """The report's peaks are walked: the region badges show its figures (at once after the
+        analysis when nothing was left to walk; else after the edit's first paint)."""
+        if self.group_name() is None and self.graph is self.document.graph \
+                and any(not item.current for item in self.region_items):
+            relabel(self.graph, self.report(), self.region_items)
+
+    def _estimate_waiting(self) -> None:
+        for item in self.region_items:
+            item.set_waiting()
+
     def _apply_regions(self, report: Any) -> None:
-        for region in self.region_items:
-            self.removeItem(region)
+        before = {(item.region_id, item.node_ids): item for item in self.region_items}
         name = self.group_name()
-        self.region_items[:] = (region_items(self.graph, report, self.node_items) if name is None else
-                                body_region_items(self.document.graph, self.document.report, name, self.node_items))
+        # the badges' figures are the estimate's peaks: while they are walked, each region keeps its badge
+        pending = getattr(self.document, "estimate_pending", False) and self.graph is self.document.graph
+        shown = {i.region_id: (i.label, i.toolTip(), i.saves) for i in before.values()} if pending else None
+        found = (region_items(self.graph, report, self.node_items, shown) if name is None else
+                 body_region_items(self.document.graph, self.document.report, name, self.node_items))
+        overdue = getattr(self.document, "estimate_overdue", False)  # (a wait shown stays grey: no flicker)
+        self.region_items[:] = []
+        for item in found:
+            # A region the edit left as it was keeps its backdrop: replacing a 500-node box repainted
+            # the whole canvas (every wire) before the edit showed.
+            kept = before.pop((item.region_id, item.node_ids), None)
+            if kept is not None:
+                if item.current:
+                    kept.set_badge(item.label, item.toolTip(), item.saves)
+                else:
+                    kept.current = False
+                item = kept
+            if item.waiting != (not item.current and overdue):
+                item.waiting = not item.waiting
+                item.update()
+            self.region_items.append(item)
+        for gone in before.values():
+            self.removeItem(gone)
         self._regions_by_node.clear()
         self._region_nodes = set()
         for item in self.region_items:
@@ -374,7 +407,8 @@ class GraphScene(SceneGestures):
                 self._regions_by_node.setdefault(n, []).append(item)
             self._region_nodes.update(item.node_ids)
             self._fit_region(item)
-            self.addItem(item)
+            if item.scene() is not self:
+                self.addItem(item)
 
     def _fit_region(self, region: RegionItem) -> None:
         region.fit([self.node_items[n].sceneBoundingRect() for n in region.node_ids if n in self.node_items])
