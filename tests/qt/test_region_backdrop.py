@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QFontMetricsF
 
-from revstudio.core.commands import SetParam
+from revstudio.core.commands import RenameNode, SetParam
 from revstudio.core.generate import revnet_chain
 from revstudio.core.graph import Graph
 from revstudio.core.project import load
@@ -174,3 +174,7 @@ def test_an_edit_that_leaves_a_region_as_it_was_keeps_its_backdrop(views):
     doc.current_report()
     assert scene.region_items == before and all(r.scene() is scene for r in before)
     assert [r.label for r in scene.region_items] == [r.label for r in views(doc.graph).scene().region_items]
+    doc.push(RenameNode(doc.graph, act, "renamed"))  # the same region, one member renamed
+    doc.current_report()
+    assert scene.region_items == before and "renamed" in before[0].node_ids and act not in before[0].node_ids
+    assert scene._regions_by_node["renamed"] == [before[0]]

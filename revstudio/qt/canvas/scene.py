@@ -375,20 +375,26 @@ class GraphScene(SceneGestures):
             item.set_waiting()
 
     def _apply_regions(self, report: Any) -> None:
-        before = {(item.region_id, item.node_ids): item for item in self.region_items}
+        before = {item.region_id: item for item in self.region_items}
         name = self.group_name()
-        # the badges' figures are the estimate's peaks: while they are walked, each region keeps its badge
+        # the badges' figures are the estimate's: while it is made, a region keeps its badge (where
+        # the region of that id still holds some of the same nodes)
         pending = getattr(self.document, "estimate_pending", False) and self.graph is self.document.graph
-        shown = {i.region_id: (i.label, i.toolTip(), i.saves) for i in before.values()} if pending else None
+        shown = None
+        if pending:
+            now = {str(getattr(r, "id", "")): set(getattr(r, "nodes", ())) for r in getattr(report, "regions", None) or ()}
+            shown = {rid: (i.label, i.toolTip(), i.saves) for rid, i in before.items()
+                     if not now.get(rid, set()).isdisjoint(i.node_ids)}
         found = (region_items(self.graph, report, self.node_items, shown) if name is None else
                  body_region_items(self.document.graph, self.document.report, name, self.node_items))
         overdue = getattr(self.document, "estimate_overdue", False)  # (a wait shown stays grey: no flicker)
         self.region_items[:] = []
         for item in found:
-            # A region the edit left as it was keeps its backdrop: replacing a 500-node box repainted
-            # the whole canvas (every wire) before the edit showed.
-            kept = before.pop((item.region_id, item.node_ids), None)
+            # A region the edit kept keeps its backdrop (its members and box updated): replacing a
+            # 500-node box repainted the whole canvas (every wire) before the edit showed.
+            kept = before.pop(item.region_id, None)
             if kept is not None:
+                kept.node_ids = item.node_ids
                 if item.current:
                     kept.set_badge(item.label, item.toolTip(), item.saves)
                 else:
