@@ -178,3 +178,20 @@ def test_an_edit_that_leaves_a_region_as_it_was_keeps_its_backdrop(views):
     doc.current_report()
     assert scene.region_items == before and "renamed" in before[0].node_ids and act not in before[0].node_ids
     assert scene._regions_by_node["renamed"] == [before[0]]
+
+
+def test_a_badge_that_reads_the_same_after_an_edit_does_not_repaint_its_box(views, monkeypatch):
+    """Once the edit's figures are made the badges are relabelled; a badge that reads the same
+    repainted its whole box (every wire across a 500-node region) for nothing."""
+    view = views(revnet_chain(3, channels=4, size=8))
+    scene, doc = view.scene(), view.document
+    labels = [r.label for r in scene.region_items]
+    repaints: list[RegionItem] = []
+    monkeypatch.setattr(RegionItem, "update", lambda self, *a: repaints.append(self))
+    act = next(n for n, v in doc.graph.nodes.items() if v.type == "Activation")
+    doc.push(SetParam(doc.graph, act, "fn", "tanh"))
+    doc.recompute()
+    assert doc.estimate_pending and not any(r.current for r in scene.region_items)
+    doc.finish_estimate()
+    assert [r.label for r in scene.region_items] == labels and all(r.current for r in scene.region_items)
+    assert repaints == []

@@ -59,13 +59,15 @@ class RegionItem(QGraphicsItem):
     def set_badge(self, label: str, tooltip: str, saves: bool) -> None:
         """The label of the current state (its peaks walked): drawn as current."""
         tip = tooltip if tooltip.startswith(label) else f"{label}\n{tooltip}"
-        if (label, tip, saves, self.current, self.waiting) == (self.label, self.toolTip(), self.saves, True, False):
-            return  # (the same badge: no repaint of a box that may span the canvas)
+        if tip != self.toolTip():
+            self.setToolTip(tip)
+        self.current = True
+        if (label, saves, False) == (self.label, self.saves, self.waiting):
+            return  # (drawn the same: no repaint of a box that may span the canvas, every wire in it)
         if label != self.label:
             self.prepareGeometryChange()  # the room for the label is part of the bounding rect
             self.label = label
-        self.setToolTip(tip)
-        self.saves, self.current, self.waiting = saves, True, False
+        self.saves, self.waiting = saves, False
         self.update()
 
     def set_waiting(self) -> None:
