@@ -22,9 +22,9 @@ from . import hover
 from .connect_rules import connection_reason
 from .display import format_shape, node_display
 from .node_item import NodeItem
-from .region_badges import body_region_items, region_items, relabel
 from .region_item import HintItem, RegionItem
 from .scene_gestures import SceneGestures
+from .scene_regions import SceneRegions
 from .theme import Theme, theme_for
 from .wire_item import WireItem
 from .wiring import WireDrag
@@ -33,7 +33,7 @@ HINT_MS = 3500
 ROOM = 3000.0  # scene margin around the nodes, so one can pan beyond them
 
 
-class GraphScene(SceneGestures):
+class GraphScene(SceneRegions, SceneGestures):
     """Items for one graph (the project or a group body) of a document."""
 
     message = Signal(str)                       # status-bar text (refusals, results)
@@ -362,62 +362,6 @@ class GraphScene(SceneGestures):
     def port_tooltip(self, node_id: str, port: str, is_output: bool) -> str:
         """What flows through a port: its shape, and where it comes from or goes to."""
         return hover.port_text(self.graph, self.shape_of, node_id, port, is_output)
-
-    def apply_estimate(self) -> None:
-        """The report's peaks are walked: the region badges show its figures (at once after the
-        analysis when nothing was left to walk; else after the edit's first paint)."""
-        if self.group_name() is None and self.graph is self.document.graph \
-                and any(not item.current for item in self.region_items):
-            relabel(self.graph, self.report(), self.region_items)
-
-    def _estimate_waiting(self) -> None:
-        for item in self.region_items:
-            item.set_waiting()
-
-    def _apply_regions(self, report: Any) -> None:
-        before = {item.region_id: item for item in self.region_items}
-        name = self.group_name()
-        # the badges' figures are the estimate's: while it is made, a region keeps its badge (where
-        # the region of that id still holds some of the same nodes)
-        pending = getattr(self.document, "estimate_pending", False) and self.graph is self.document.graph
-        shown = None
-        if pending:
-            now = {str(getattr(r, "id", "")): set(getattr(r, "nodes", ())) for r in getattr(report, "regions", None) or ()}
-            shown = {rid: (i.label, i.toolTip(), i.saves) for rid, i in before.items()
-                     if not now.get(rid, set()).isdisjoint(i.node_ids)}
-        found = (region_items(self.graph, report, self.node_items, shown) if name is None else
-                 body_region_items(self.document.graph, self.document.report, name, self.node_items))
-        overdue = getattr(self.document, "estimate_overdue", False)  # (a wait shown stays grey: no flicker)
-        self.region_items[:] = []
-        for item in found:
-            # A region the edit kept keeps its backdrop (its members and box updated): replacing a
-            # 500-node box repainted the whole canvas (every wire) before the edit showed.
-            kept = before.pop(item.region_id, None)
-            if kept is not None:
-                kept.node_ids = item.node_ids
-                if item.current:
-                    kept.set_badge(item.label, item.toolTip(), item.saves)
-                else:
-                    kept.current = False
-                item = kept
-            if item.waiting != (not item.current and overdue):
-                item.waiting = not item.waiting
-                item.update()
-            self.region_items.append(item)
-        for gone in before.values():
-            self.removeItem(gone)
-        self._regions_by_node.clear()
-        self._region_nodes = set()
-        for item in self.region_items:
-            for n in item.node_ids:
-                self._regions_by_node.setdefault(n, []).append(item)
-            self._region_nodes.update(item.node_ids)
-            self._fit_region(item)
-            if item.scene() is not self:
-                self.addItem(item)
-
-    def _fit_region(self, region: RegionItem) -> None:
-        region.fit([self.node_items[n].sceneBoundingRect() for n in region.node_ids if n in self.node_items])
 
     # ---- edits -------------------------------------------------------------
     def push(self, cmd: Command) -> None:
