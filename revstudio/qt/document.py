@@ -5,9 +5,9 @@ which wraps it in a ``QUndoCommand`` on the document's single ``QUndoStack``.
 After each edit the derived analysis (shapes, diagnostics, regions, memory
 estimate) is recomputed once, coalesced on the event loop (on a big graph, typing's
 keystrokes wait for a pause), and announced with ``analysisChanged``. It comes in two
-phases: the estimate's simulated peaks (60-70 % of an edit's check at 1,000 nodes) are
-walked after the event loop has painted the edit, announced with ``estimateChanged``; a
-new edit first drops a walk not yet run. Views observe the graph's events; they never
+phases: the memory estimate and its simulated peaks (60-70 % of an edit's check at 1,000
+nodes) are made after the event loop has painted the edit, announced with
+``estimateChanged``; a new edit first drops those not yet made. Views observe the graph's events; they never
 keep a second copy of the truth.
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ log = logging.getLogger("revstudio")
 # 0.3-1 s, so it waits for a pause in the typing (one re-check for "128", not three stalls).
 TYPING_NODES = 200  # nodes, group bodies included
 TYPING_MS = 300
-# A view keeps showing the figures of the state before an edit while its peaks are walked;
+# A view keeps showing the figures of the state before an edit while its estimate is made;
 # past this wait it marks them as not current (greyed): a shorter wait would flicker.
 WAITING_MS = 150
 
@@ -128,11 +128,11 @@ class Document(QObject):
     dirtyChanged = Signal(bool)
     graphReplaced = Signal()        # a new graph object (new/open/restore)
     stepped = Signal(str)           # after undo/redo: what was undone or redone, for the status bar
-    # The report's memory figures are complete (their peaks walked): after every analysisChanged,
-    # at once when nothing is left to walk, else after the edit's first paint.
+    # The report's memory figures are complete (the estimate made, its peaks walked): after every
+    # analysisChanged, at once when nothing is left to make, else after the edit's first paint.
     estimateChanged = Signal()
-    # The peaks of the report's estimate have been pending for WAITING_MS: the memory figures
-    # views show are of an earlier state (they grey them until estimateChanged).
+    # The report's estimate has been pending for WAITING_MS: the memory figures views show are
+    # of an earlier state (they grey them until estimateChanged).
     estimateWaiting = Signal()
 
     def __init__(self, graph: Graph | None = None, path: str | None = None, parent: QObject | None = None):
@@ -162,10 +162,10 @@ class Document(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self.recompute)
-        # Phase two: the estimate's peaks, walked once the edit has been painted.
+        # Phase two: the estimate and its peaks, made once the edit has been painted.
         self.estimate_pending = False
         self._rest: Callable[[], None] | None = None  # phase two of the last check, not run yet
-        self.walks = 0  # peak walks the editor ran (what tests count)
+        self.walks = 0  # estimates (peaks walked) the editor made in phase two (what tests count)
         self._walk_timer = QTimer(self)
         self._walk_timer.setSingleShot(True)
         self._walk_timer.setInterval(0)
