@@ -237,6 +237,13 @@ class Document(QObject):
     def schedule_recompute(self) -> None:
         self._timer.start()
         self._walk_timer.stop()  # the walk pending is of a state that is gone: the next check's replaces it
+        # the memory figures shown are of the state before this edit from now on (a keystroke's
+        # check waits for the typing to pause): past WAITING_MS the views grey them
+        self._start_waiting()
+
+    def _start_waiting(self) -> None:
+        if not self._waiting_timer.isActive() and not self.estimate_overdue:
+            self._waiting_timer.start()
 
     def _big(self) -> bool:
         g = self.graph
@@ -277,8 +284,7 @@ class Document(QObject):
         self.estimate_pending = self._rest is not None
         if self.estimate_pending:
             self._walk_timer.start()
-            if not self._waiting_timer.isActive():  # (typing: the wait runs from the first keystroke's check)
-                self._waiting_timer.start()
+            self._start_waiting()  # (running since the edit, when it scheduled this check)
         self.analysisChanged.emit()
         if not self.estimate_pending:
             self._estimate_done()

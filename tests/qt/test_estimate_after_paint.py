@@ -12,7 +12,7 @@ import pytest
 
 import revstudio.diagnostics.estimate as estimate_module
 from revstudio.core.commands import SetParam, SetTraining
-from revstudio.core.generate import revnet_chain
+from revstudio.core.generate import large_graph, revnet_chain
 from revstudio.core.project import dumps, loads
 from revstudio.diagnostics.check import full_check
 from revstudio.qt.canvas.region_badges import RegionBadges
@@ -140,3 +140,21 @@ def test_a_selection_while_the_walk_is_pending_walks_it_first(qtbot: Any, make_w
     doc.recompute()
     window.inspector.set_selection(doc.graph, [conv])
     assert not doc.estimate_pending and "batch 8" in window.inspector.facts.text()
+
+
+def test_while_typing_pauses_the_check_the_memory_figures_are_greyed(qtbot: Any, make_window: Any) -> None:
+    """On a big graph a keystroke's check waits for the typing to pause (300 ms): the memory figures
+    shown meanwhile are of the state before it, so they grey from WAITING_MS after the keystroke,
+    not only once the check has run."""
+    window = make_window(large_graph(200))
+    doc = window.document
+    qtbot.waitUntil(lambda: not doc.estimate_pending, timeout=10_000)
+    conv = _conv(doc)
+    order: list[str] = []
+    doc.estimateWaiting.connect(lambda: order.append("greyed"))
+    doc.analysisChanged.connect(lambda: order.append("checked"))
+    doc.push(SetParam(doc.graph, conv, "kernel_size", 5))  # a keystroke: merges, waits for the pause
+    with qtbot.waitSignal(doc.estimateChanged, timeout=10_000):
+        pass
+    assert order[:2] == ["greyed", "checked"]
+    assert window.status_memory.isEnabled() and not doc.estimate_overdue
