@@ -11,7 +11,14 @@ the call to the end of the event-loop turns it causes (re-check, canvas, inspect
 wall time, with the process's CPU time beside it (the machines are shared). ``--profile LABEL ...``
 runs those single edits under cProfile (CPU figures then include its overhead) and prints each
 one's functions by cumulative time.
+
+For the single edits it also prints when the edit's first paint came (the window's first
+repaint after the edit's analysis: cards, wires, problems) against when everything it causes
+was done (the memory figures' walked peaks shown), CPU ms from the call. ``--edits-only`` skips
+the other actions (open, then the single edits): run it several times, alternating with the
+tree before, and take medians.
 Usage: python benchmarks/bench_editor_actions.py [--sizes 100 300 1000] [--json] [--profile "rename 1 node"]
+       python benchmarks/bench_editor_actions.py --sizes 1000 --edits-only --json
 """
 from __future__ import annotations
 
@@ -32,8 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QCoreApplication, QStandardPaths  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QStandardPaths  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMainWindow  # noqa: E402
 
 from revstudio.core.commands import Connect, Disconnect, RenameNode, SetParam, remove_nodes  # noqa: E402
 from revstudio.core.generate import large_graph  # noqa: E402
@@ -81,6 +88,59 @@ def timed(fn: Callable[[], object]) -> tuple[float, float]:
     return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
 
 
+class FirstPaint(QObject):
+    """The (wall, CPU) time at the end of the window's first repaint after the document's next
+    analysis (``arm``): what the user first sees of an edit. ``walks``: the document's peak walks
+    done by then (a tree with two phases walks after it; a tree without counts none)."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__()
+        self.window = window
+        self.armed = self.waiting = False
+        self.at: tuple[float, float] | None = None
+        self.walks: int | None = None
+        window.document.analysisChanged.connect(self._analysed)
+        window.installEventFilter(self)
+
+    def arm(self) -> None:
+        self.waiting, self.armed, self.at, self.walks = True, False, None, None
+
+    def _analysed(self) -> None:
+        if self.waiting:
+            self.waiting, self.armed = False, True
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+        if self.armed and obj is self.window and event.type() == QEvent.Type.UpdateRequest:
+            self.armed = False
+            QMainWindow.event(self.window, event)  # the repaint itself, timed to its end
+            self.at = (time.perf_counter(), time.process_time())
+            self.walks = getattr(self.window.document, "walks", None)
+            return True
+        return False
+
+
+PAINT: dict[str, tuple[float, float, float, int | None]] = {}  # edit -> (first paint CPU ms, all done CPU ms, wall, walks)
+PAINTER: list[FirstPaint] = []
+
+
+def painted(label: str, fn: Callable[[], object]) -> tuple[float, float]:
+    """``timed``, and when the edit's first repaint came (``PAINT[label]``)."""
+    probe = PAINTER[0]
+    walks = getattr(probe.window.document, "walks", None)
+    probe.arm()
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    settle()
+    done_wall, done_cpu = time.perf_counter(), time.process_time()
+    if probe.at is None:  # no repaint after the analysis (an edit whose analysis waits): nothing to say
+        first = ((done_cpu - cpu) * 1000, (done_wall - wall) * 1000)
+    else:
+        first = ((probe.at[1] - cpu) * 1000, (probe.at[0] - wall) * 1000)
+    before = None if walks is None or probe.walks is None else probe.walks - walks
+    PAINT[label] = (first[0], (done_cpu - cpu) * 1000, first[1], before)
+    return (done_wall - wall) * 1000, (done_cpu - cpu) * 1000
+
+
 PROFILED: set[str] = set()  # ``--profile``: the edits run under cProfile
 TOP = 30
 
@@ -110,7 +170,16 @@ def inferred(doc: Any) -> int | None:
     return None if inc is None else inc.inferred
 
 
-def run_size(n: int, folder: Path) -> tuple[int, dict[str, tuple[float, float]], dict[str, int | None]]:
+def after_typing(doc: Any) -> None:
+    """A keystroke's re-check waits for a pause in the typing: let the pause be over (the check
+    then runs from the event loop, as any other edit's)."""
+    timer = getattr(doc, "_timer", None)
+    if timer is not None and timer.isActive():
+        timer.start(0)
+
+
+def run_size(n: int, folder: Path, edits_only: bool = False
+             ) -> tuple[int, dict[str, tuple[float, float]], dict[str, int | None]]:
     from revstudio.qt.autosave import RecoveryStore
     from revstudio.qt.document import Document
     from revstudio.qt.main_window import MainWindow
@@ -126,6 +195,18 @@ def run_size(n: int, folder: Path) -> tuple[int, dict[str, tuple[float, float]],
     out["open"] = timed(lambda: w.files.load_path(str(path)))
     view, stack, doc = w.current_view(), w.document.undo_stack, w.document
     nodes = len(doc.graph.nodes)
+    PAINTER[:] = [FirstPaint(w)]
+    work: dict[str, int | None] = {}
+
+    def edit(label: str, fn: Callable[[], object]) -> None:
+        out[label] = painted(label, profiled(label, fn))
+        work[label] = inferred(doc)
+
+    if edits_only:
+        view.fit_all()
+        settle()
+        single_edits(doc, view, stack, edit)
+        return nodes, out, work
     out["fit"] = timed(view.fit_all)
     out["save"] = timed(lambda: w.files.write(str(folder / f"saved{n}.revs")))
     doc.mark_dirty()
@@ -137,12 +218,6 @@ def run_size(n: int, folder: Path) -> tuple[int, dict[str, tuple[float, float]],
     out["copy"] = timed(view.copy)
     view.select_nodes([])
     settle()
-    work: dict[str, int | None] = {}
-
-    def edit(label: str, fn: Callable[[], object]) -> None:
-        out[label] = timed(profiled(label, fn))
-        work[label] = inferred(doc)
-
     edit("paste all", view.paste)
     out["undo paste"] = timed(stack.undo)
     out["redo paste"] = timed(stack.redo)
@@ -159,27 +234,7 @@ def run_size(n: int, folder: Path) -> tuple[int, dict[str, tuple[float, float]],
     out["distribute 200"] = timed(lambda: view.distribute("horizontal"))
     out["auto layout"] = timed(view.auto_layout)
     out["undo layout"] = timed(stack.undo)
-    conv = next(k for k, v in doc.graph.nodes.items() if v.type == "Conv")
-    view.select_nodes([conv])
-    settle()
-
-    def edit_and_recheck() -> None:
-        doc.push(SetParam(doc.graph, conv, "kernel_size", 5))
-        doc.current_report()  # a keystroke's re-check may wait for a pause: count it here
-
-    edit("param edit + re-check", edit_and_recheck)
-    relu = next(k for k, v in doc.graph.nodes.items() if v.type == "Activation")
-    edit("param edit, same shapes", lambda: (doc.push(SetParam(doc.graph, relu, "fn", "tanh")),
-                                                         doc.current_report()))
-    edit("width edit (mismatch)", lambda: (doc.push(SetParam(doc.graph, conv, "out_channels", 3)),
-                                                       doc.current_report()))
-    edit("undo width edit", stack.undo)
-    wire = next(e for e in doc.graph.edges if e.dst.node == relu)
-    edit("unwire 1", lambda: doc.push(Disconnect(doc.graph, wire)))
-    edit("rewire 1", lambda: doc.push(Connect(doc.graph, wire.src, wire.dst)))
-    edit("delete 1 node", lambda: doc.push(remove_nodes(doc.graph, [relu])))
-    edit("undo delete 1", stack.undo)
-    edit("rename 1 node", lambda: doc.push(RenameNode(doc.graph, relu, f"{relu}_r")))
+    single_edits(doc, view, stack, edit)
     out["find popup"] = timed(view.open_find)
     stack.setClean()
     w.close()
@@ -189,10 +244,29 @@ def run_size(n: int, folder: Path) -> tuple[int, dict[str, tuple[float, float]],
     return nodes, out, work
 
 
+def single_edits(doc: Any, view: Any, stack: Any, edit: Callable[[str, Callable[[], object]], None]) -> None:
+    conv = next(k for k, v in doc.graph.nodes.items() if v.type == "Conv")
+    view.select_nodes([conv])
+    settle()
+    # a keystroke's re-check waits for a pause in the typing: the pause is taken as over
+    edit("param edit + re-check", lambda: (doc.push(SetParam(doc.graph, conv, "kernel_size", 5)), after_typing(doc)))
+    relu = next(k for k, v in doc.graph.nodes.items() if v.type == "Activation")
+    edit("param edit, same shapes", lambda: (doc.push(SetParam(doc.graph, relu, "fn", "tanh")), after_typing(doc)))
+    edit("width edit (mismatch)", lambda: (doc.push(SetParam(doc.graph, conv, "out_channels", 3)), after_typing(doc)))
+    edit("undo width edit", stack.undo)
+    wire = next(e for e in doc.graph.edges if e.dst.node == relu)
+    edit("unwire 1", lambda: doc.push(Disconnect(doc.graph, wire)))
+    edit("rewire 1", lambda: doc.push(Connect(doc.graph, wire.src, wire.dst)))
+    edit("delete 1 node", lambda: doc.push(remove_nodes(doc.graph, [relu])))
+    edit("undo delete 1", stack.undo)
+    edit("rename 1 node", lambda: doc.push(RenameNode(doc.graph, relu, f"{relu}_r")))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000])
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--edits-only", action="store_true", help="open, then the single edits only")
     parser.add_argument("--profile", nargs="+", default=[], metavar="LABEL",
                         help='single edits to run under cProfile, by their row label ("rename 1 node")')
     args = parser.parse_args()
@@ -201,13 +275,17 @@ def main() -> None:
     QStandardPaths.setTestModeEnabled(True)  # no real settings, recent files or recovery files
     results: dict[int, dict[str, tuple[float, float]]] = {}
     work: dict[int, dict[str, int | None]] = {}
+    paints: dict[int, dict[str, tuple[float, float, float, int | None]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.sizes:
-            nodes, out, work[nodes] = run_size(n, Path(tmp))
+            PAINT.clear()
+            nodes, out, work[nodes] = run_size(n, Path(tmp), args.edits_only)
             results[nodes] = out
+            paints[nodes] = dict(PAINT)
     del app
     if args.json:
-        print(json.dumps({str(k): {"ms": v, "inferred": work[k]} for k, v in results.items()}, indent=1))
+        print(json.dumps({str(k): {"ms": v, "inferred": work[k], "first_paint": paints[k]}
+                          for k, v in results.items()}, indent=1))
         return
     sizes = list(results)
     print("wall ms (CPU ms)".ljust(24) + "".join(f"{n:>22} nodes" for n in sizes))
@@ -217,6 +295,12 @@ def main() -> None:
     print("\nnodes re-inferred by the edit's re-check (-: the full check, every node)")
     for action in next(iter(work.values())):
         cells = "".join(f"{'-' if work[n][action] is None else work[n][action]:>28}" for n in sizes)
+        print(f"{action:<24}{cells}")
+    print("\nsingle edits, CPU ms from the call: first paint of the edit / everything shown (memory "
+          "figures included);\nw: peak walks before the first paint (-: a tree without the two phases)")
+    for action in next(iter(paints.values())):
+        cells = "".join(f"{paints[n][action][0]:>12.0f} / {paints[n][action][1]:>5.0f} w"
+                        f"{'-' if paints[n][action][3] is None else paints[n][action][3]}" for n in sizes)
         print(f"{action:<24}{cells}")
 
 

@@ -7,6 +7,7 @@ computed for the parts whose shapes are known.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from revstudio.core.check import IncrementalCheck, Report, check
@@ -75,7 +76,6 @@ def training_device(graph: Graph) -> str:
     return "cuda" if text.startswith("cuda") else "cpu"
 
 
-@without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
 def full_check(graph: Graph, batch: int | None = None, device: Any = None,
                incremental: IncrementalCheck | None = None, memo: AnalysisMemo | None = None) -> Report:
     """Core check + reversible regions (with near-miss warnings) + memory estimate.
@@ -89,6 +89,23 @@ def full_check(graph: Graph, batch: int | None = None, device: Any = None,
     the last edit can affect (the report is the same). ``memo``: the editor's
     :class:`AnalysisMemo`, so a graph state seen a few edits ago (undo, redo) reuses its regions
     and estimate (the report is the same).
+    """
+    report, rest = check_in_two(graph, batch, device, incremental, memo)
+    if rest is not None:
+        rest()
+    return report
+
+
+@without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
+def check_in_two(graph: Graph, batch: int | None = None, device: Any = None,
+                 incremental: IncrementalCheck | None = None, memo: AnalysisMemo | None = None
+                 ) -> tuple[Report, Callable[[], None] | None]:
+    """:func:`full_check` in two parts, as the editor shows an edit: (the report with shapes,
+    diagnostics and regions, and its estimate where the memo has it; ``rest``), where ``rest()``
+    fills in the memory estimate and, with a memo, walks its peaks (the badges' and status bar's
+    figures: most of an edit's check on a big graph) and keeps it there; ``rest`` is None when
+    nothing is left. Call ``rest`` only while the graph is as it was checked (its estimate reads
+    the live graph), or drop it.
     """
     expect_graph(graph, "rs.check")
     if batch is None:
@@ -128,19 +145,23 @@ def full_check(graph: Graph, batch: int | None = None, device: Any = None,
         # The estimate simulates the step layer by layer, every copy of every Repeat: minutes for
         # such a graph (a Repeat of a Repeat), on every edit in the editor. Its warning says so.
         report.estimate = None
-        return report
+        return report, None
     if known_derived is not None:
         report.estimate = known_derived.estimate
         if known_derived.estimate_error is not None:
             report.diagnostics.append(known_derived.estimate_error)
-        return report
-    failed = None
-    try:
-        report.estimate = estimate(graph, report, regions, batch=batch, order=order, device=device)
-    except Exception as exc:  # same reasoning: the estimate is advice, never a crash
-        report.estimate = None
-        failed = warning(None, f"the memory estimate failed ({type(exc).__name__}: {exc}); please report this")
-        report.diagnostics.append(failed)
-    if memo is not None and key is not None:
-        memo.put(key, Derived(list(regions), list(near), order, report.estimate, failed))
-    return report
+        return report, None
+
+    @without_cyclic_gc
+    def rest() -> None:
+        failed = None
+        try:
+            report.estimate = estimate(graph, report, regions, batch=batch, order=order, device=device)
+        except Exception as exc:  # same reasoning: the estimate is advice, never a crash
+            report.estimate = None
+            failed = warning(None, f"the memory estimate failed ({type(exc).__name__}: {exc}); please report this")
+            report.diagnostics.append(failed)
+        if memo is not None and key is not None:
+            memo.put(key, Derived(list(regions), list(near), order, report.estimate, failed))
+
+    return report, rest

@@ -114,6 +114,12 @@ class MemoryEstimate:
         return found
 
     @property
+    def walked(self) -> bool:
+        """Whether the peaks and facts are computed (else reading them walks the step then)."""
+        return (("_peaks" in self.__dict__ or self._peaks_of is None)
+                and ("_facts" in self.__dict__ or self._facts_of is None))
+
+    @property
     def batch_breaks(self) -> tuple[int, ...]:
         """Batches from which the peak may be *lower* than at the batch before: a region's
         stream updates then work in more, smaller pieces (``stream_updates.update_break``). Between

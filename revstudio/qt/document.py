@@ -4,8 +4,11 @@ Every user edit is a core ``Command`` pushed through :meth:`Document.push`,
 which wraps it in a ``QUndoCommand`` on the document's single ``QUndoStack``.
 After each edit the derived analysis (shapes, diagnostics, regions, memory
 estimate) is recomputed once, coalesced on the event loop (on a big graph, typing's
-keystrokes wait for a pause), and announced with ``analysisChanged``. Views observe the graph's events; they never keep a second
-copy of the truth.
+keystrokes wait for a pause), and announced with ``analysisChanged``. It comes in two
+phases: the memory estimate and its simulated peaks (60-70 % of an edit's check at 1,000
+nodes) are made after the event loop has painted the edit, announced with
+``estimateChanged``; a new edit first drops those not yet made. Views observe the graph's events; they never
+keep a second copy of the truth.
 """
 from __future__ import annotations
 
@@ -28,6 +31,9 @@ log = logging.getLogger("revstudio")
 # 0.3-1 s, so it waits for a pause in the typing (one re-check for "128", not three stalls).
 TYPING_NODES = 200  # nodes, group bodies included
 TYPING_MS = 300
+# A view keeps showing the figures of the state before an edit while its estimate is made;
+# past this wait it marks them as not current (greyed): a shorter wait would flicker.
+WAITING_MS = 150
 
 DiskStamp = tuple[int, int, int]
 
@@ -123,6 +129,12 @@ class Document(QObject):
     graphReplaced = Signal()        # a new graph object (new/open/restore)
     stepped = Signal(str)           # after undo/redo: what was undone or redone, for the status bar
     edited = Signal()               # the undo stack changed: an edit (a merged keystroke too), undo, redo
+    # The report's memory figures are complete (the estimate made, its peaks walked): after every
+    # analysisChanged, at once when nothing is left to make, else after the edit's first paint.
+    estimateChanged = Signal()
+    # The report's estimate has been pending for WAITING_MS: the memory figures views show are
+    # of an earlier state (they grey them until estimateChanged).
+    estimateWaiting = Signal()
 
     def __init__(self, graph: Graph | None = None, path: str | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -151,8 +163,22 @@ class Document(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self.recompute)
+        # Phase two: the estimate and its peaks, made once the edit has been painted.
+        self.estimate_pending = False
+        self._rest: Callable[[], None] | None = None  # phase two of the last check, not run yet
+        self.walks = 0  # estimates (peaks walked) the editor made in phase two (what tests count)
+        self._walk_timer = QTimer(self)
+        self._walk_timer.setSingleShot(True)
+        self._walk_timer.setInterval(0)
+        self._walk_timer.timeout.connect(self._walk_after_paint)
+        self._waiting_timer = QTimer(self)
+        self._waiting_timer.setSingleShot(True)
+        self._waiting_timer.setInterval(WAITING_MS)
+        self._waiting_timer.timeout.connect(self._on_waiting)
+        self.estimate_overdue = False  # pending past WAITING_MS: views grey the figures they keep
         self._watch(self.graph)
         self.recompute()
+        self.finish_estimate()  # a new document's figures are complete from the start (no edit to paint first)
 
     def _on_clean_changed(self, clean: bool) -> None:
         self.dirtyChanged.emit(not clean)
@@ -212,37 +238,96 @@ class Document(QObject):
 
     def schedule_recompute(self) -> None:
         self._timer.start()
+        self._walk_timer.stop()  # the walk pending is of a state that is gone: the next check's replaces it
+        # the memory figures shown are of the state before this edit from now on (a keystroke's
+        # check waits for the typing to pause): past WAITING_MS the views grey them
+        self._start_waiting()
+
+    def _start_waiting(self) -> None:
+        if not self._waiting_timer.isActive() and not self.estimate_overdue:
+            self._waiting_timer.start()
 
     def _big(self) -> bool:
         g = self.graph
         return len(g.nodes) + sum(len(body.nodes) for body in g.groups.values()) >= TYPING_NODES
 
     def current_report(self) -> Any:
-        """The report of the graph as it is now: an edit's pending recompute is done first."""
+        """The report of the graph as it is now, complete: an edit's pending recompute and the
+        walk of its estimate's peaks are done first."""
         if self._timer.isActive():
             self.recompute()
+        self.finish_estimate()
         return self.report
 
     def recompute(self) -> None:
-        """Recompute shapes, diagnostics, regions and the memory estimate."""
+        """Recompute shapes, diagnostics and regions (phase one, announced with
+        ``analysisChanged``); the memory estimate and its peaks follow after the event loop
+        has painted, or on demand (``finish_estimate``)."""
         self._timer.stop()
         self._timer.setInterval(0)  # the next edit that is not a keystroke is re-checked at once
+        self._walk_timer.stop()
+        self._rest = None  # (a walk not run yet is of a state that is gone)
         inc = self.incremental
-        full_check: Callable[[Graph], Any]
+        check: Callable[[Graph], tuple[Any, Callable[[], None] | None]]
         try:
-            from revstudio.diagnostics.check import full_check as _full
+            from revstudio.diagnostics.check import check_in_two
 
-            def full_check(graph: Graph) -> Any:
-                return _full(graph, incremental=inc, memo=self.memo)
+            def check(graph: Graph) -> tuple[Any, Callable[[], None] | None]:
+                return check_in_two(graph, incremental=inc, memo=self.memo)
         except ImportError:  # a build without the backend: shapes and diagnostics only
-            full_check = inc.check
+            def check(graph: Graph) -> tuple[Any, Callable[[], None] | None]:
+                return inc.check(graph), None
         try:
-            self.report = full_check(self.graph)
+            self.report, self._rest = check(self.graph)
             self.analysis_error = None
         except Exception as exc:  # a bug in a pass must not take the editor down
             log.exception("analysis failed")
             self.analysis_error = f"analysis failed: {type(exc).__name__}: {exc}"
+        self.estimate_pending = self._rest is not None
+        if self.estimate_pending:
+            self._walk_timer.start()
+            self._start_waiting()  # (running since the edit, when it scheduled this check)
         self.analysisChanged.emit()
+        if not self.estimate_pending:
+            self._estimate_done()
+
+    def _walk_after_paint(self) -> None:
+        # A zero-time timer started by the check: the views' updates it caused are posted
+        # events (the scene's, then the repaint), which the loop delivers first; a view that
+        # reads the figures in between has them made at once instead (``finish_estimate``).
+        self.finish_estimate()
+
+    def finish_estimate(self) -> None:
+        """Make the pending memory estimate and walk its peaks now (phase two), and announce
+        ``estimateChanged``; nothing when none is pending. An edit not yet re-checked is
+        re-checked first: the estimate reads the live graph, so it must be the state checked."""
+        if self._timer.isActive():
+            self.recompute()
+        self._walk_timer.stop()
+        rest, self._rest = self._rest, None
+        if rest is None:
+            return
+        problems = len(getattr(self.report, "diagnostics", ()))
+        try:
+            rest()
+            self.walks += 1
+        except Exception as exc:  # the estimate is advice: a failed walk must not take the editor down
+            log.exception("memory estimate failed")
+            self.analysis_error = f"the memory estimate failed: {type(exc).__name__}: {exc}"
+            self.report.estimate = None
+        if len(getattr(self.report, "diagnostics", ())) != problems or self.analysis_error:
+            self.estimate_pending = False
+            self.analysisChanged.emit()  # (the estimate failed: Problems says so)
+        self._estimate_done()
+
+    def _on_waiting(self) -> None:
+        self.estimate_overdue = True
+        self.estimateWaiting.emit()
+
+    def _estimate_done(self) -> None:
+        self.estimate_pending = self.estimate_overdue = False
+        self._waiting_timer.stop()
+        self.estimateChanged.emit()
 
     # ---- whole-document changes ------------------------------------
     def replace_graph(self, graph: Graph, path: str | None = None) -> None:
@@ -263,6 +348,7 @@ class Document(QObject):
         self.graphReplaced.emit()
         self.pathChanged.emit(path or "")
         self.recompute()
+        self.finish_estimate()  # an opened project shows its figures complete: only edits paint first
 
     def rebase_training(self, rebase: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         """Re-express the run settings held by every step of the undo stack (undone ones too) with

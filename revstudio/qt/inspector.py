@@ -117,7 +117,10 @@ class Inspector(InspectorFacts, QWidget):
             self._layout.addWidget(w)
         self._layout.addStretch(1)
 
-        document.analysisChanged.connect(self.refresh_facts)
+        # The facts hold memory figures (kept and peak of one state): they follow the walked
+        # estimate, which comes after every analysis (at once, or after the edit's first paint).
+        document.estimateChanged.connect(self.refresh_facts)
+        document.estimateWaiting.connect(self._facts_waiting)
         document.graphReplaced.connect(self._on_graph_replaced)
         document.pathChanged.connect(self._on_path_changed)
         self.set_selection(document.graph, [])
@@ -367,6 +370,14 @@ class Inspector(InspectorFacts, QWidget):
 
     # ---- facts ----------------------------------------------------------
     def refresh_facts(self) -> None:
+        if self.document.estimate_pending:
+            # (a selection while an edit's figures are walked): walk them now; its estimateChanged
+            # refreshes, so no figure of the state before the edit is shown beside this one's
+            self.document.finish_estimate()
+            return
+        from revstudio.qt.memory_figures import show_waiting
+
+        show_waiting(self.facts, False)
         report = self.document.report
         node = self._node()
         self.batch_host.setVisible(node is None and self.graph is self.document.graph
@@ -376,6 +387,11 @@ class Inspector(InspectorFacts, QWidget):
         else:
             self.facts.setText(self._node_facts(report, node))
         self._fit_facts()
+
+    def _facts_waiting(self) -> None:
+        from revstudio.qt.memory_figures import show_waiting
+
+        show_waiting(self.facts, True)
 
     def _fit_facts(self) -> None:
         # A wrapped rich-text label in a scroll area is laid out at a stale width and its

@@ -134,6 +134,8 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         self.document.stepped.connect(self.show_message)  # "Undid Delete 1 node"
         self.files.recentChanged.connect(self._fill_recent)
         self.document.analysisChanged.connect(self._update_status)
+        self.document.estimateChanged.connect(self._update_memory_status)
+        self.document.estimateWaiting.connect(self._memory_status_waiting)
         # Bound methods only (no lambdas) on document signals: Qt disconnects them
         # when this window is destroyed, even if the document lives on.
         self.document.dirtyChanged.connect(self._update_title)

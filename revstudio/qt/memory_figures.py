@@ -111,6 +111,13 @@ class BatchField(QSpinBox):
         self.document.push(SetTraining(graph, section, f"Set batch size to {value}"))
 
 
+def show_waiting(widget: QWidget, waiting: bool) -> None:
+    """Grey ``widget``'s memory figures while they are of an earlier graph state (the new state's
+    peaks not walked yet, past ``document.WAITING_MS``); ``waiting=False`` shows them as current."""
+    widget.setProperty("waiting", waiting)
+    widget.setEnabled(not waiting)  # the disabled colours: grey in every style
+
+
 def estimate_of(report: Any) -> Any:
     est = getattr(report, "estimate", None)
     return est if est is not None and hasattr(est, "peak_bytes") else None

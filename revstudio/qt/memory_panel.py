@@ -157,7 +157,9 @@ class MemoryPanel(QWidget):
         body.addWidget(self.table, 2)
         layout.addLayout(body, 1)
         layout.addLayout(fit_row)
-        document.analysisChanged.connect(self._on_analysis)
+        # the fits price the walked estimate: they follow it (at once, or after the edit's first paint)
+        document.estimateChanged.connect(self._on_analysis)
+        document.estimateWaiting.connect(self._fits_waiting)
 
     # ---- measuring -----------------------------------------------------------
     def measure(self) -> None:
@@ -279,6 +281,11 @@ class MemoryPanel(QWidget):
         if self.budget.text().strip():
             self.update_fits()
 
+    def _fits_waiting(self) -> None:
+        from revstudio.qt.memory_figures import show_waiting
+
+        show_waiting(self.fits, True)
+
     def update_fits(self) -> None:
         """The largest batch per mode that fits the typed (or detected) device memory."""
         text = self.budget.text().strip()
@@ -290,7 +297,10 @@ class MemoryPanel(QWidget):
         except ValueError as exc:
             self.fits.setText(str(exc))
             return
-        report = self.document.report
+        from revstudio.qt.memory_figures import show_waiting
+
+        show_waiting(self.fits, False)
+        report = self.document.current_report()  # (a budget typed while an edit's figures are walked)
         est = estimate_of(report)
         if est is None:
             self.fits.setText("no estimate yet: fix the graph's errors first")

@@ -54,14 +54,23 @@ class StatusFiguresMixin(WindowMixin):
         self.status_params.setToolTip("Counted over the layers whose shapes are known; fix the errors for the total"
                                       if partial else "")
         errors, warnings = rf.counts(report)
+        if not self.document.estimate_pending:  # else the figures follow once walked (estimateChanged)
+            self._update_memory_status()
         self.status_errors.setText(f"● {errors} error{'s' * (errors != 1)}")
         self.status_warnings.setText(f"▲ {warnings} warning{'s' * (warnings != 1)}")
         for label, bad in ((self.status_errors, errors > 0), (self.status_warnings, warnings > 0)):
             label.setProperty("bad", bad)
             label.style().unpolish(label)
             label.style().polish(label)
-        from revstudio.qt.memory_figures import status_text, status_tooltip
+        self.bottom.set_problem_count(errors, warnings)
 
+    def _update_memory_status(self) -> None:
+        """The memory figures, once the report's peaks are walked: kept and peak of one state."""
+        from revstudio.qt.memory_figures import show_waiting, status_text, status_tooltip
+
+        report = self.document.report
+        errors = rf.counts(report)[0]
+        show_waiting(self.status_memory, False)
         text = status_text(report)
         if text:
             # with errors the layers past the break have no shape, so no size: partial, like the count
@@ -71,7 +80,11 @@ class StatusFiguresMixin(WindowMixin):
         else:
             self.status_memory.setText("memory estimate: connect an Input to see it" if not errors
                                        else "memory estimate: fix the errors first")
-        self.bottom.set_problem_count(errors, warnings)
+
+    def _memory_status_waiting(self) -> None:
+        from revstudio.qt.memory_figures import show_waiting
+
+        show_waiting(self.status_memory, True)
 
     def _message_changed(self, text: str) -> None:
         if not text:  # the message is gone: the figures have their room back

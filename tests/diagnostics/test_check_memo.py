@@ -17,7 +17,7 @@ from revstudio.core.commands import Connect, Disconnect, Move, RenameNode, SetPa
 from revstudio.core.generate import large_graph, random_graph
 from revstudio.core.graph import Graph
 from revstudio.diagnostics import check as check_module
-from revstudio.diagnostics.check import full_check
+from revstudio.diagnostics.check import check_in_two, full_check
 from revstudio.diagnostics.check_memo import AnalysisMemo
 
 MODES = ("standard", "reversible", "checkpoint")
@@ -123,3 +123,27 @@ def test_a_batch_change_is_not_served_from_the_memo() -> None:
     assert a.estimate is not b.estimate and b.estimate.batch == 8
     assert _facts(b) == _facts(full_check(g, batch=8))
 
+
+
+def test_the_estimate_left_for_later_is_kept_only_once_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The editor checks an edit with ``check_in_two`` and makes the estimate (peaks walked) after
+    its paint; the memo keeps it only then, never one whose making a later edit dropped."""
+    g = large_graph(40)
+    memo, stack = AnalysisMemo(), UndoStack()
+    calls = _counting(monkeypatch)
+    first, rest = check_in_two(g, memo=memo)
+    assert first.estimate is None and rest is not None and calls == {"regions": 1, "estimate": 0}
+    rest()  # after the paint, graph unchanged
+    assert first.estimate.walked and calls == {"regions": 1, "estimate": 1}
+    act = next(n for n, v in g.nodes.items() if v.type == "Activation")
+    stack.push(SetParam(g, act, "fn", "tanh"))
+    dropped, _dropped_rest = check_in_two(g, memo=memo)  # never finished: the next edit came
+    stack.undo()
+    back, back_rest = check_in_two(g, memo=memo)
+    assert back_rest is None and back.estimate is first.estimate  # kept, walked: complete at once
+    stack.redo()
+    again, again_rest = check_in_two(g, memo=memo)
+    assert again_rest is not None and again.estimate is None  # the dropped state was not kept
+    again_rest()
+    assert calls == {"regions": 3, "estimate": 2} and again.estimate.walked
+    assert _facts(again) == _facts(full_check(g))

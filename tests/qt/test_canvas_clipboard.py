@@ -138,7 +138,7 @@ def test_pasting_a_group_whose_name_is_taken_by_a_different_body_renames_it(make
         original = r.rsplit("_", 1)[0]
         assert {k: n.params for k, n in graph.groups[r].nodes.items()} == \
             {k: n.params for k, n in src.groups[original].nodes.items()}
-    target.document.recompute()
+    target.document.current_report()
     problems = [d.message for d in target.document.report.diagnostics
                 if d.severity == "error" and d.node == pasted[0] and "connect" not in d.message]
     assert not problems

@@ -18,7 +18,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 
 def _document(qtbot, name: str = "revnet_wired") -> Document:  # type: ignore[no-untyped-def]
     doc = Document(load(EXAMPLES / f"{name}.revs"))
-    doc.recompute()
+    doc.current_report()
     return doc
 
 
@@ -31,7 +31,7 @@ def test_batch_field_edits_training_batch_size_and_undo_restores(qtbot) -> None:
     field.setValue(8)
     assert doc.graph.training["batch_size"] == 8
     assert doc.undo_stack.count() == 1 and "batch size" in doc.undo_stack.undoText().lower()
-    doc.recompute()
+    doc.current_report()
     assert doc.report.estimate.batch == 8 and doc.report.estimate.peak_bytes("standard") < before
     doc.undo_stack.undo()
     assert "batch_size" not in doc.graph.training and field.value() == 32
@@ -154,7 +154,7 @@ def test_fits_on_my_device_counts_the_projects_budget_and_device(qtbot) -> None:
     panel = MemoryPanel(doc)
     qtbot.addWidget(panel)
     doc.push(SetTraining(doc.graph, {**doc.graph.training, "memory_budget": "64KiB"}))
-    doc.recompute()
+    doc.current_report()
     panel.budget.setText("4 MiB")
     panel.update_fits()
     n = panel.fit_results[UNDER_BUDGET]
@@ -171,12 +171,12 @@ def test_fits_on_my_device_counts_the_projects_budget_and_device(qtbot) -> None:
     assert cost(n) <= 4 << 20 < cost(n + 1)
     # a run in another mode uses no budget: no such entry
     doc.push(SetTraining(doc.graph, {**doc.graph.training, "mode": "standard"}))
-    doc.recompute()
+    doc.current_report()
     panel.update_fits()
     assert UNDER_BUDGET not in panel.fit_results
     doc.push(SetTraining(doc.graph, {**doc.graph.training, "mode": "reversible", "memory_budget": None,
                                      "device": "cuda"}))
-    doc.recompute()
+    doc.current_report()
     panel.update_fits()
     assert panel.fit_results == max_batches_that_fit(doc.graph, full_check(doc.graph), 4 << 20,
                                                      ("standard", "reversible", "checkpoint"),
@@ -188,7 +188,7 @@ def test_measure_memory_runs_a_child_process_and_shows_measured_beside_estimate(
     panel = MemoryPanel(doc)
     qtbot.addWidget(panel)
     panel.batch.setValue(2)
-    doc.recompute()
+    doc.current_report()
     with qtbot.waitSignal(panel.measured, timeout=180_000):
         panel.measure()
         assert panel.process is not None and not panel.measure_button.isEnabled()  # the GUI did not wait
@@ -232,7 +232,7 @@ def test_a_bf16_measurement_stands_without_an_fp32_estimate(qtbot) -> None:  # t
     assert "%" not in panel.table.text() and panel.table.text().count("–") == 8
     assert all("est" not in part for parts in panel.chart.rows.values() for part in parts.values())
     # the fit is priced from the estimate, and says whose step that is
-    doc.recompute()
+    doc.current_report()
     panel.budget.setText("4 MiB")
     panel.update_fits()
     assert panel.fits.text().endswith("counted); bf16 runs: the estimate models fp32 steps only; bf16 autocast "

@@ -10,6 +10,8 @@ import pytest
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QFontMetricsF
 
+from revstudio.core.commands import RenameNode, SetParam
+from revstudio.core.generate import revnet_chain
 from revstudio.core.graph import Graph
 from revstudio.core.project import load
 from revstudio.qt.canvas import GraphView
@@ -157,3 +159,39 @@ def test_a_label_cut_to_a_few_characters_far_out_is_not_drawn(views, tmp_path):
         assert shown == "" or len(shown.replace("…", "")) >= MIN_LABEL_CHARS, (lod, shown)
         assert len(right.label_layout(lod)[2]) > MIN_LABEL_CHARS, lod  # room on its right: drawn at every zoom
     assert len(left.label_layout(1.0)[2]) > MIN_LABEL_CHARS  # near, enough of it fits: still drawn
+
+
+def test_an_edit_that_leaves_a_region_as_it_was_keeps_its_backdrop(views):
+    """Replacing a region's backdrop after every edit repainted the whole box, every wire across
+    it with it (a 500-node region at 1,000 nodes), before the edit showed: a region with the same
+    id and nodes keeps its item, relabelled in place."""
+    view = views(revnet_chain(3, channels=4, size=8))
+    scene, doc = view.scene(), view.document
+    before = list(scene.region_items)
+    assert before
+    act = next(n for n, v in doc.graph.nodes.items() if v.type == "Activation")
+    doc.push(SetParam(doc.graph, act, "fn", "tanh"))
+    doc.current_report()
+    assert scene.region_items == before and all(r.scene() is scene for r in before)
+    assert [r.label for r in scene.region_items] == [r.label for r in views(doc.graph).scene().region_items]
+    doc.push(RenameNode(doc.graph, act, "renamed"))  # the same region, one member renamed
+    doc.current_report()
+    assert scene.region_items == before and "renamed" in before[0].node_ids and act not in before[0].node_ids
+    assert scene._regions_by_node["renamed"] == [before[0]]
+
+
+def test_a_badge_that_reads_the_same_after_an_edit_does_not_repaint_its_box(views, monkeypatch):
+    """Once the edit's figures are made the badges are relabelled; a badge that reads the same
+    repainted its whole box (every wire across a 500-node region) for nothing."""
+    view = views(revnet_chain(3, channels=4, size=8))
+    scene, doc = view.scene(), view.document
+    labels = [r.label for r in scene.region_items]
+    repaints: list[RegionItem] = []
+    monkeypatch.setattr(RegionItem, "update", lambda self, *a: repaints.append(self))
+    act = next(n for n, v in doc.graph.nodes.items() if v.type == "Activation")
+    doc.push(SetParam(doc.graph, act, "fn", "tanh"))
+    doc.recompute()
+    assert doc.estimate_pending and not any(r.current for r in scene.region_items)
+    doc.finish_estimate()
+    assert [r.label for r in scene.region_items] == labels and all(r.current for r in scene.region_items)
+    assert repaints == []

@@ -51,21 +51,40 @@ class RegionBadges:
         return label, tip, saves
 
 
-def region_items(graph: Any, report: Any, shown: Any) -> list[RegionItem]:
+Badge = tuple[str, str, bool]
+
+
+def region_items(graph: Any, report: Any, shown: Any,
+                 shown_before: dict[str, Badge] | None = None) -> list[RegionItem]:
     """A backdrop per region of ``report`` with a node in ``shown`` (the scene's node ids),
-    holding those nodes, labelled with its badge; not yet fitted or added to a scene."""
-    badges = RegionBadges(graph, report)
+    holding those nodes, labelled with its badge; not yet fitted or added to a scene.
+    ``shown_before``: the report's peaks are not walked yet, so each region keeps the badge it
+    had (by id; a new region reads just "reversible") until :func:`relabel` gives the new ones."""
+    badges = RegionBadges(graph, report) if shown_before is None else None
     out: list[RegionItem] = []
     for region in list(getattr(report, "regions", None) or ()):
         rid = str(getattr(region, "id", len(out)))
         nodes = tuple(n for n in getattr(region, "nodes", ()) if n in shown)
         if not nodes:
             continue
-        label, tip, saves = badges.badge(rid, len(nodes))
+        if badges is not None:
+            label, tip, saves = badges.badge(rid, len(nodes))
+        else:
+            label, tip, saves = shown_before.get(rid) or (  # type: ignore[union-attr]
+                "reversible", f"Reversible region {rid}: {len(nodes)} nodes run without storing activations "
+                              "(its memory figures are being updated)", True)
         item = RegionItem(rid, nodes, label, tip)
         item.saves = saves
+        item.current = badges is not None
         out.append(item)
     return out
+
+
+def relabel(graph: Any, report: Any, items: list[RegionItem]) -> None:
+    """Give each backdrop its badge from ``report``, whose peaks are walked now."""
+    badges = RegionBadges(graph, report)
+    for item in items:
+        item.set_badge(*badges.badge(item.region_id, len(item.node_ids)))
 
 
 def body_region_items(project: Any, report: Any, name: str, shown: Any) -> list[RegionItem]:

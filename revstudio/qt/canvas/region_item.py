@@ -39,6 +39,8 @@ class RegionItem(QGraphicsItem):
     """One reversible region, drawn behind its nodes."""
 
     saves = True  # False: drawn neutral, not as a saving
+    current = True  # False: the label is the badge of the state before the last edit (being updated)
+    waiting = False  # True: not current past the document's WAITING_MS: the label is drawn grey
 
     def __init__(self, region_id: str, node_ids: tuple[str, ...], label: str, tooltip: str) -> None:
         super().__init__()
@@ -53,6 +55,26 @@ class RegionItem(QGraphicsItem):
         self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)  # clicks fall through to the canvas
         # Big translucent boxes are costly to fill; Qt caches only the exposed part.
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+
+    def set_badge(self, label: str, tooltip: str, saves: bool) -> None:
+        """The label of the current state (its peaks walked): drawn as current."""
+        tip = tooltip if tooltip.startswith(label) else f"{label}\n{tooltip}"
+        if tip != self.toolTip():
+            self.setToolTip(tip)
+        self.current = True
+        if (label, saves, False) == (self.label, self.saves, self.waiting):
+            return  # (drawn the same: no repaint of a box that may span the canvas, every wire in it)
+        if label != self.label:
+            self.prepareGeometryChange()  # the room for the label is part of the bounding rect
+            self.label = label
+        self.saves, self.waiting = saves, False
+        self.update()
+
+    def set_waiting(self) -> None:
+        """A label not yet current draws grey: the wait for its figures has become visible."""
+        if not self.current and not self.waiting:
+            self.waiting = True
+            self.update()
 
     def fit(self, rects: list[QRectF]) -> None:
         if not rects:
@@ -141,7 +163,7 @@ class RegionItem(QGraphicsItem):
         if not shown:  # cut too short to read
             return
         painter.setFont(font)
-        painter.setPen(theme.region_text if inside else text)
+        painter.setPen(QColor(150, 150, 150) if self.waiting else theme.region_text if inside else text)
         align = Qt.AlignmentFlag.AlignTop if inside else Qt.AlignmentFlag.AlignBottom
         painter.drawText(rect, Qt.AlignmentFlag.AlignLeft | align, shown)
 

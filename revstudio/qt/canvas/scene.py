@@ -22,9 +22,9 @@ from . import hover
 from .connect_rules import connection_reason
 from .display import format_shape, node_display
 from .node_item import NodeItem
-from .region_badges import body_region_items, region_items
 from .region_item import HintItem, RegionItem
 from .scene_gestures import SceneGestures
+from .scene_regions import SceneRegions
 from .theme import Theme, theme_for
 from .wire_item import WireItem
 from .wiring import WireDrag
@@ -33,7 +33,7 @@ HINT_MS = 3500
 ROOM = 3000.0  # scene margin around the nodes, so one can pan beyond them
 
 
-class GraphScene(SceneGestures):
+class GraphScene(SceneRegions, SceneGestures):
     """Items for one graph (the project or a group body) of a document."""
 
     message = Signal(str)                       # status-bar text (refusals, results)
@@ -73,6 +73,8 @@ class GraphScene(SceneGestures):
         self._refit_timer.setInterval(0)
         self._refit_timer.timeout.connect(self.flush_moves)
         self._connections = [document.analysisChanged.connect(self.apply_analysis),
+                             document.estimateChanged.connect(self.apply_estimate),
+                             document.estimateWaiting.connect(self._estimate_waiting),
                              document.graphReplaced.connect(self._on_graph_replaced),
                              document.undo_stack.indexChanged.connect(self._after_step)]
         self._subscribe()
@@ -355,29 +357,11 @@ class GraphScene(SceneGestures):
         """The node's memory per mode and how its bytes are attributed (tooltip HTML)."""
         if self.graph is not self.document.graph:  # a group body has no per-node estimate
             return ""
-        return hover.memory_text(self.report(), node_id)
+        return hover.memory_text(self.document.current_report(), node_id)  # (walked, if an edit's peaks are pending)
 
     def port_tooltip(self, node_id: str, port: str, is_output: bool) -> str:
         """What flows through a port: its shape, and where it comes from or goes to."""
         return hover.port_text(self.graph, self.shape_of, node_id, port, is_output)
-
-    def _apply_regions(self, report: Any) -> None:
-        for region in self.region_items:
-            self.removeItem(region)
-        name = self.group_name()
-        self.region_items[:] = (region_items(self.graph, report, self.node_items) if name is None else
-                                body_region_items(self.document.graph, self.document.report, name, self.node_items))
-        self._regions_by_node.clear()
-        self._region_nodes = set()
-        for item in self.region_items:
-            for n in item.node_ids:
-                self._regions_by_node.setdefault(n, []).append(item)
-            self._region_nodes.update(item.node_ids)
-            self._fit_region(item)
-            self.addItem(item)
-
-    def _fit_region(self, region: RegionItem) -> None:
-        region.fit([self.node_items[n].sceneBoundingRect() for n in region.node_ids if n in self.node_items])
 
     # ---- edits -------------------------------------------------------------
     def push(self, cmd: Command) -> None:

@@ -418,7 +418,7 @@ class RunSettingsDialog(QDialog):
             return ""
         if self.fields["mode"].currentData() != "reversible":
             return "memory budget: used in reversible mode only"
-        report = self.document.report
+        report = self.document.current_report()  # (its peaks walked: the budget's summary reads them)
         if report is None or getattr(report, "estimate", None) is None:
             return ""
         try:
