@@ -8,7 +8,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
-from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtCore import QByteArray, QRect, Qt
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from revstudio.qt import actions as act
@@ -18,6 +19,10 @@ from revstudio.qt.window_mixin import WindowMixin
 
 if TYPE_CHECKING:
     from revstudio.qt.main_window import MainWindow
+
+
+# Room for a window manager's frame and title bar, which Qt does not know before the first show.
+FRAME = (16, 40)
 
 
 class WindowSettingsMixin(WindowMixin):
@@ -78,6 +83,26 @@ class WindowSettingsMixin(WindowMixin):
             self.restoreGeometry(geometry)
         if state is not None:
             self.restoreState(state)
+
+    def fit_to_screen(self, available: QRect | None = None) -> None:
+        """Shrink the window to the screen's free area (``available``: that area) and keep it on it.
+
+        The 1440x900 first size, or a layout saved on a bigger monitor, opened past the edges of
+        a 1366x768 laptop: the status bar, the inspector's values and the dock edges were off
+        screen and, without a window manager that clamps, unreachable."""
+        if available is None:
+            screen = self.screen() or QGuiApplication.primaryScreen()
+            if screen is None:
+                return
+            available = screen.availableGeometry()
+        width = min(self.width(), available.width() - FRAME[0])
+        height = min(self.height(), available.height() - FRAME[1])
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
+        x = min(max(self.x(), available.x()), available.x() + available.width() - width - FRAME[0])
+        y = min(max(self.y(), available.y()), available.y() + available.height() - height - FRAME[1])
+        if (x, y) != (self.x(), self.y()):
+            self.move(x, y)
 
     def reset_layout(self) -> None:
         self.restoreState(self._default_state)
