@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import signal
 
-from PySide6.QtCore import QRect
+from PySide6.QtCore import QRect, QSize
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
 import revstudio.qt.app as app_module
+from revstudio.core.graph import Graph
+from revstudio.qt.document import Document
+from revstudio.qt.fit_scroll import DIALOG_ROOM
 from revstudio.qt.main_window import MainWindow
+from revstudio.qt.training.settings_dialog import RunSettingsDialog
 
 
 def test_the_window_revstudio_opens_fits_the_screen(qtbot, monkeypatch):
@@ -38,3 +42,41 @@ def test_a_layout_saved_on_a_bigger_monitor_is_brought_back_on_screen(qtbot):
     window.fit_to_screen(laptop)
     assert laptop.contains(window.geometry()), window.geometry()
     assert window.width() >= 1300 and window.height() >= 680  # as big as the laptop allows
+
+
+# A 1366x768 laptop at 150 % scale: what a dialog has, less a title bar.
+SMALL = QSize(910, 512 - 40)
+
+
+def test_run_settings_fits_a_small_screen_by_scrolling_its_form(qtbot):
+    """Run Settings could not be made smaller than its form (789x544 points, more with an error
+    and the budget hint): at 150 % on a 1366x768 laptop its OK button lay below the screen."""
+    dialog = RunSettingsDialog(Document(Graph()))
+    qtbot.addWidget(dialog)
+    dialog.fields["lr"].setText("abc")  # the error line...
+    dialog.fields["memory_budget"].setText("1MiB")
+    dialog.update_budget_hint()  # ...and the budget hint make it taller still
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    least = dialog.minimumSizeHint()
+    assert least.width() <= SMALL.width() and least.height() <= SMALL.height(), least
+    screen = QGuiApplication.primaryScreen().availableGeometry()
+    hint = dialog.sizeHint()
+    assert hint.width() <= screen.width() and hint.height() <= screen.height(), (hint, screen)
+
+    dialog.resize(SMALL)
+    qtbot.wait(10)  # (the layout settles)
+    ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    assert dialog.rect().contains(ok.geometry().translated(dialog.buttons.pos())), ok.geometry()
+    assert dialog.error.isVisible() and dialog.rect().contains(dialog.error.geometry())
+    assert dialog.form.verticalScrollBar().maximum() > 0  # the form scrolls instead
+
+
+def test_run_settings_shows_its_whole_form_where_the_screen_has_room(qtbot):
+    dialog = RunSettingsDialog(Document(Graph()))
+    qtbot.addWidget(dialog)
+    content = dialog.form.widget().sizeHint()
+    room = QGuiApplication.primaryScreen().availableGeometry().size() - DIALOG_ROOM
+    hint = dialog.form.sizeHint()  # not a plain scroll area's cramped 36x24 characters
+    assert hint.width() >= min(content.width(), room.width()), (hint, content, room)
+    assert hint.height() >= min(content.height(), room.height()), (hint, content, room)

@@ -37,6 +37,7 @@ from revstudio.core.commands import SetTraining
 from revstudio.diagnostics.budget import amount_text, budget_summary, parse_bytes
 from revstudio.diagnostics.estimate import precision_note
 from revstudio.qt.document import Document
+from revstudio.qt.fit_scroll import FitScrollArea
 from revstudio.qt.training import section as sec
 from revstudio.qt.training.child_query import ChildQuery
 from revstudio.training.config import INT_MAX
@@ -159,13 +160,18 @@ class RunSettingsDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self.restore_defaults)
-        grid = QGridLayout()
+        form = QWidget()
+        grid = QGridLayout(form)
+        grid.setContentsMargins(0, 0, 0, 0)
         grid.addWidget(data_box, 0, 0, 1, 2)
         grid.addWidget(opt_box, 1, 0)
         grid.addWidget(run_box, 1, 1)
+        grid.addWidget(self.budget_hint, 2, 0, 1, 2)
+        grid.setRowStretch(3, 1)
+        # the form scrolls on a screen too small for it; the error and the buttons stay in view
+        self.form = FitScrollArea(form)
         layout = QVBoxLayout(self)
-        layout.addLayout(grid)
-        layout.addWidget(self.budget_hint)
+        layout.addWidget(self.form, 1)
         layout.addWidget(self.error)
         layout.addWidget(self.buttons)
 

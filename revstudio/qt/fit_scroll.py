@@ -1,0 +1,46 @@
+"""A scroll area as big as its content, up to the screen: dialogs that fit a small screen.
+
+A plain ``QScrollArea`` asks for a fixed, smallish size, so a dialog built on one opens
+cramped on a big screen; a dialog without one cannot be made smaller than its form, so on a
+1366x768 laptop at 150 % (910x512 points) its buttons lie past the screen's bottom edge.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QFrame, QScrollArea, QStyle, QWidget
+
+# What a dialog needs around its scroll area (title bar, frame, margins, the button row).
+DIALOG_ROOM = QSize(48, 140)
+
+
+class FitScrollArea(QScrollArea):
+    """Shows ``content`` whole when the screen has room for it, and scrolls when it does not."""
+
+    def __init__(self, content: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("fitScrollArea")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setWidget(content)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
+        inner = self.widget()
+        content = inner.sizeHint() if inner is not None else QSize(0, 0)
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is None:
+            return content
+        room = screen.availableGeometry().size() - DIALOG_ROOM
+        width = content.width() if content.width() <= room.width() else room.width()
+        height = content.height() if content.height() <= room.height() else room.height()
+        # a bar along one side takes room from the other
+        if height < content.height():
+            width = min(width + bar, room.width())
+        if width < content.width():
+            height = min(height + bar, room.height())
+        return QSize(max(width, 0), max(height, 0))
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt API
+        return QSize(160, 120)
