@@ -60,6 +60,9 @@ class WindowSettingsMixin(WindowMixin):
             highlighter.set_dark(theme.current() == "dark")
         self.diagnostics.refresh()
         self.inspector.refresh_facts()
+        training = getattr(self, "training", None)
+        if training is not None:
+            training.runs_panel.restyle()  # status colours are per cell, not in the stylesheet
         if "pyqtgraph" in sys.modules:  # no plot exists before pyqtgraph is imported (start-up skips it)
             from revstudio.qt.plots.plot_theme import restyle_all
 

@@ -75,7 +75,7 @@ class PlotsPanel(QWidget):
         self.warning = QLabel("")
         self.warning.setObjectName("plotsWarning")
         self.warning.setWordWrap(True)
-        self.warning.setStyleSheet("color: #e15759; font-weight: 600")
+        self.warning.setProperty("tone", "error")  # the theme colours it, readable in both
         self.warning.hide()
         controls = QHBoxLayout()
         controls.addWidget(QLabel("x axis"))

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 from revstudio.core.commands import SetTraining
 from revstudio.diagnostics.budget import amount_text, budget_summary, parse_bytes
 from revstudio.diagnostics.estimate import precision_note
+from revstudio.qt import theme
 from revstudio.qt.document import Document
 from revstudio.qt.fit_scroll import FitScrollArea
 from revstudio.qt.training import section as sec
@@ -154,7 +155,7 @@ class RunSettingsDialog(QDialog):
         self.error = QLabel("")
         self.error.setObjectName("settingsError")
         self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #e15759; font-weight: 600")
+        self.error.setProperty("tone", "error")  # the theme colours it, readable in both
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
                                         | QDialogButtonBox.StandardButton.RestoreDefaults)
         self.buttons.accepted.connect(self.accept)
@@ -310,7 +311,7 @@ class RunSettingsDialog(QDialog):
         if spec != self._data_spec():
             return  # an older question
         if answer.get("error"):
-            self.preview.setText(f"<span style='color:#e15759'>{answer['error']}</span>")
+            self.preview.setText(f"<span style='color:{theme.colors().error}'>{answer['error']}</span>")
             return
         arrays = answer.get("arrays") or {}
         parts = [f"{name} {'x'.join(map(str, shape))}" for name, shape in arrays.items()]
@@ -321,7 +322,7 @@ class RunSettingsDialog(QDialog):
             text += f"; {answer['classes']} classes"
         if answer.get("problem"):
             problem = html.escape(answer["problem"], quote=False)
-            text = f"{html.escape(text, quote=False)}<br><span style='color:#e15759'>{problem}</span>"
+            text = f"{html.escape(text, quote=False)}<br><span style='color:{theme.colors().error}'>{problem}</span>"
         self.preview.setText(text)
 
     def browse(self) -> None:
