@@ -90,3 +90,18 @@ def test_run_status_cells_read_in_both_themes_and_follow_a_switch(qtbot: Any, qa
                 assert _contrast(colour, base) >= AA, f"{name}: {status} {colour.name()} on {base.name()}"
     finally:
         theme.apply_theme(qapp, "dark")
+
+
+@pytest.mark.parametrize("dark", [True, False])
+def test_code_highlighting_reads_on_the_code_views_background(qapp: Any, dark: bool) -> None:
+    """The Code tab's light colours were One Light's: comments 2.6:1 and strings 3.2:1 on white."""
+    from PySide6.QtGui import QTextDocument
+
+    from revstudio.qt.code_view import PythonHighlighter
+
+    document = QTextDocument()
+    highlighter = PythonHighlighter(document, dark=dark)
+    base = QColor(theme.colors("dark" if dark else "light").base)
+    for kind, fmt in highlighter.formats.items():
+        colour = fmt.foreground().color()
+        assert _contrast(colour, base) >= AA, f"{kind} {colour.name()} on {base.name()}"
