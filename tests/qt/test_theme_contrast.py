@@ -105,3 +105,21 @@ def test_code_highlighting_reads_on_the_code_views_background(qapp: Any, dark: b
     for kind, fmt in highlighter.formats.items():
         colour = fmt.foreground().color()
         assert _contrast(colour, base) >= AA, f"{kind} {colour.name()} on {base.name()}"
+
+
+def test_memory_plots_estimate_words_read_and_follow_a_switch(qtbot: Any, qapp: Any) -> None:
+    """'est. standard' and 'est. reversible' over the Memory plot were a fixed #e15759 and #59a14f:
+    3.4:1 and 2.9:1 on the light theme's window colour."""
+    from revstudio.qt.plots.panel import PlotsPanel
+
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    try:
+        for name in ("light", "dark"):
+            theme.apply_theme(qapp, name)
+            ground = QColor(theme.colors().window)
+            for line in panel._memory_refs:
+                colour = QColor(line.label.color)
+                assert _contrast(colour, ground) >= AA, f"{name}: {line.label.format} {colour.name()}"
+    finally:
+        theme.apply_theme(qapp, "dark")
