@@ -80,3 +80,28 @@ def test_run_settings_shows_its_whole_form_where_the_screen_has_room(qtbot):
     hint = dialog.form.sizeHint()  # not a plain scroll area's cramped 36x24 characters
     assert hint.width() >= min(content.width(), room.width()), (hint, content, room)
     assert hint.height() >= min(content.height(), room.height()), (hint, content, room)
+
+
+RUNNING = ("revnet-coupling-20261207-025624: running · step 120 / 200 · 20 s elapsed · ETA 12 s · "
+           "1,543 samples/s")
+
+
+def test_a_training_run_does_not_widen_the_window_past_the_screen(make_window, qtbot):
+    """At 200 % on a 2560x1440 screen (1280 points) the window grew from 1264 to 1367 points
+    wide once a run started: the progress text in the status bar and above the Runs table
+    would not shorten, so the inspector went past the screen's right edge."""
+    window = make_window()
+    progress = window.training.status_progress
+    progress.show()
+    for widget in (progress, window.training.runs_panel.progress):
+        widget.label.setText(RUNNING)
+    window.training.show_tab("Runs")
+    bar = window.status_bar
+    # the status bar's least width is its parts' (QStatusBar re-measures them later, on an event)
+    least = bar.message_label.minimumSizeHint().width() + sum(
+        w.minimumSizeHint().width() for w in bar.figures if w.isVisible())
+    assert least <= 900, [(type(w).__name__, w.minimumSizeHint().width()) for w in bar.figures if w.isVisible()]
+    runs = window.training.runs_panel
+    assert runs.minimumSizeHint().width() <= 600, runs.minimumSizeHint()
+    for widget in (progress, window.training.runs_panel.progress):
+        assert widget.label.text() == RUNNING  # whole in text() (and the tooltip when shortened)

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from revstudio.qt import theme
 from revstudio.qt.flow_layout import FlowLayout
+from revstudio.qt.memory_figures import ElidedLabel
 from revstudio.qt.plots.rows import RunData, human_duration
 from revstudio.qt.runs.compare_runs import several_runs_text
 from revstudio.qt.runs.run_dirs import RunEntry, belongs_to, list_run_dirs, read_run_dir
@@ -61,14 +62,16 @@ class RunProgress(QWidget):
         self.bar.setRange(0, 1000)
         self.bar.setTextVisible(True)
         self.bar.setFormat("%p %")
-        self.label = QLabel("")
+        # ends in "…" where it does not fit (whole in its tooltip): a plain label's least width was
+        # the whole text, which widened the window past a 1280-point screen once a run started
+        self.label = ElidedLabel()
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         if compact:
             self.bar.setMaximumWidth(140)
             self.bar.setMaximumHeight(14)
         layout.addWidget(self.bar)
-        layout.addWidget(self.label, 0 if compact else 1)
+        layout.addWidget(self.label, 1)
 
     def show_run(self, run: RunData | None, elapsed_s: float) -> None:
         fraction = run.fraction() if run is not None else None
