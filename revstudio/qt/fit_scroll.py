@@ -44,3 +44,12 @@ class FitScrollArea(QScrollArea):
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt API
         return QSize(160, 120)
+
+
+def resize_within_screen(widget: QWidget, width: int, height: int) -> None:
+    """``widget.resize(width, height)``, no bigger than its screen's free area less a title bar."""
+    screen = widget.screen() or QGuiApplication.primaryScreen()
+    if screen is not None:
+        room = screen.availableGeometry().size() - QSize(16, 40)
+        width, height = min(width, room.width()), min(height, room.height())
+    widget.resize(width, height)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import signal
 
+import pytest
 from PySide6.QtCore import QRect, QSize
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
@@ -105,3 +106,33 @@ def test_a_training_run_does_not_widen_the_window_past_the_screen(make_window, q
     assert runs.minimumSizeHint().width() <= 600, runs.minimumSizeHint()
     for widget in (progress, window.training.runs_panel.progress):
         assert widget.label.text() == RUNNING  # whole in text() (and the tooltip when shortened)
+
+
+@pytest.fixture
+def laptop_150(monkeypatch):
+    """The screen of a 1366x768 laptop at 150 %: 910x512 points (QScreen as the app asks it)."""
+    from PySide6.QtGui import QScreen
+
+    monkeypatch.setattr(QScreen, "availableGeometry", lambda _self: QRect(0, 0, 910, 512))
+    return QSize(910 - 16, 512 - 40)  # less a window frame and title bar
+
+
+def test_run_compare_and_diagnostics_windows_open_within_a_small_screen(qtbot, laptop_150):
+    """Compare Settings opened 640x560 and the gradient-check/memory windows 820x520: taller
+    than the 512 points of a 1366x768 laptop at 150 %, their bottom edge off screen."""
+    from revstudio.qt.plots.diagnostic_plots import DiagnosticsDialog
+    from revstudio.qt.training.compare_dialog import CompareDialog
+
+    compare = CompareDialog("run-1", {"lr": 0.1, "steps": 10}, {"lr": 0.01, "steps": 10})
+    diagnostics = DiagnosticsDialog("Gradient check", "gradcheck", {"error": "no torch here"})
+    for dialog in (compare, diagnostics):
+        qtbot.addWidget(dialog)
+        size = dialog.size()
+        assert size.width() <= laptop_150.width() and size.height() <= laptop_150.height(), (dialog, size)
+
+
+def test_run_settings_opens_within_a_small_screen(qtbot, laptop_150):
+    dialog = RunSettingsDialog(Document(Graph()))
+    qtbot.addWidget(dialog)
+    hint = dialog.sizeHint()
+    assert hint.width() <= laptop_150.width() and hint.height() <= laptop_150.height(), hint

@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
 
 from revstudio.qt import theme
+from revstudio.qt.fit_scroll import resize_within_screen
 from revstudio.qt.plots import plot_theme
 from revstudio.qt.plots.bytes_axis import BytesAxis
 from revstudio.qt.report_facts import human_bytes
@@ -167,7 +168,7 @@ class DiagnosticsDialog(QDialog):
             self.summary.setText(text)
             layout.addWidget(self.plot, 1)
         layout.addWidget(self.summary)
-        self.resize(820, 520)
+        resize_within_screen(self, 820, 520)  # a 1366x768 laptop at 150 % has 910x512 points
 
 
 def _measured(value: Any) -> str:
