@@ -7,11 +7,24 @@ cramped on a big screen; a dialog without one cannot be made smaller than its fo
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QFrame, QScrollArea, QStyle, QWidget
 
 # What a dialog needs around its scroll area (title bar, frame, margins, the button row).
 DIALOG_ROOM = QSize(48, 140)
+
+
+def screen_of(widget: QWidget) -> QScreen | None:
+    """The screen ``widget`` is on (the primary one before it is shown).
+
+    Not ``widget.screen()``: PySide makes the QScreen it returns the widget's child, so deleting
+    the widget (a closed dialog) left every Python reference to that screen dead ("Internal C++
+    object (QScreen) already deleted")."""
+    if widget.isVisible():
+        found = QGuiApplication.screenAt(widget.mapToGlobal(widget.rect().center()))
+        if found is not None:
+            return found
+    return QGuiApplication.primaryScreen()
 
 
 class FitScrollArea(QScrollArea):
@@ -29,7 +42,7 @@ class FitScrollArea(QScrollArea):
         inner = self.widget()
         content = inner.sizeHint() if inner is not None else QSize(0, 0)
         bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
-        screen = self.screen() or QGuiApplication.primaryScreen()
+        screen = screen_of(self)
         if screen is None:
             return content
         room = screen.availableGeometry().size() - DIALOG_ROOM
@@ -48,7 +61,7 @@ class FitScrollArea(QScrollArea):
 
 def resize_within_screen(widget: QWidget, width: int, height: int) -> None:
     """``widget.resize(width, height)``, no bigger than its screen's free area less a title bar."""
-    screen = widget.screen() or QGuiApplication.primaryScreen()
+    screen = screen_of(widget)
     if screen is not None:
         room = screen.availableGeometry().size() - QSize(16, 40)
         width, height = min(width, room.width()), min(height, room.height())

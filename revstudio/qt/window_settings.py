@@ -9,11 +9,11 @@ import sys
 from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QByteArray, QRect, Qt
-from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from revstudio.qt import actions as act
 from revstudio.qt import theme
+from revstudio.qt.fit_scroll import screen_of
 from revstudio.qt.preferences import PreferencesDialog
 from revstudio.qt.window_mixin import WindowMixin
 
@@ -94,7 +94,7 @@ class WindowSettingsMixin(WindowMixin):
         a 1366x768 laptop: the status bar, the inspector's values and the dock edges were off
         screen and, without a window manager that clamps, unreachable."""
         if available is None:
-            screen = self.screen() or QGuiApplication.primaryScreen()
+            screen = screen_of(self)
             if screen is None:
                 return
             available = screen.availableGeometry()

@@ -136,3 +136,19 @@ def test_run_settings_opens_within_a_small_screen(qtbot, laptop_150):
     qtbot.addWidget(dialog)
     hint = dialog.sizeHint()
     assert hint.width() <= laptop_150.width() and hint.height() <= laptop_150.height(), hint
+
+
+def test_a_closed_run_settings_dialog_leaves_the_screen_alive(qtbot):
+    """Asking ``widget.screen()`` made PySide parent the QScreen's wrapper to the dialog: once the
+    dialog was deleted every reference to the screen raised 'Internal C++ object already deleted'."""
+    import shiboken6
+
+    screen = QGuiApplication.primaryScreen()
+    dialog = RunSettingsDialog(Document(Graph()))
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    dialog.sizeHint()
+    dialog.reject()
+    shiboken6.delete(dialog)
+    assert shiboken6.isValid(screen)
+    assert screen.availableGeometry().width() > 0
