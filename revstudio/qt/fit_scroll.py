@@ -6,8 +6,8 @@ cramped on a big screen; a dialog without one cannot be made smaller than its fo
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QGuiApplication, QScreen
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
+from PySide6.QtGui import QGuiApplication, QScreen, QShowEvent
 from PySide6.QtWidgets import QFrame, QScrollArea, QStyle, QWidget
 
 # What a dialog needs around its scroll area (title bar, frame, margins, the button row).
@@ -37,6 +37,36 @@ class FitScrollArea(QScrollArea):
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.setWidget(content)
+        content.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            QTimer.singleShot(0, self, self.grow_window)  # once the content's new size is known
+        return super().eventFilter(watched, event)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt API
+        super().showEvent(event)
+        QTimer.singleShot(0, self, self.grow_window)
+
+    def grow_window(self) -> None:
+        """Make the window big enough to show the content whole, as far as the screen allows.
+
+        A dialog opens at its size hint capped by Qt to two thirds of the screen (512 of 768
+        pixels), and a line of text added later (a data preview) needs more: without this the
+        form scrolled on a screen with room to spare."""
+        inner = self.widget()
+        if inner is None or not self.isVisible():
+            return
+        need = inner.sizeHint() - self.viewport().size()
+        if need.width() <= 0 and need.height() <= 0:
+            return
+        window = self.window()
+        screen = screen_of(window)
+        room = screen.availableGeometry().size() - QSize(16, 40) if screen is not None else window.size()
+        width = min(window.width() + max(need.width(), 0), max(room.width(), window.width()))
+        height = min(window.height() + max(need.height(), 0), max(room.height(), window.height()))
+        if (width, height) != (window.width(), window.height()):
+            window.resize(width, height)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
         inner = self.widget()
