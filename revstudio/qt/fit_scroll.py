@@ -6,10 +6,12 @@ cramped on a big screen; a dialog without one cannot be made smaller than its fo
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QScreen, QShowEvent
 from PySide6.QtWidgets import QFrame, QScrollArea, QStyle, QWidget
 
+# Room for a window manager's frame and title bar, which Qt does not know before the first show.
+FRAME = QSize(16, 40)
 # What a dialog needs around its scroll area (title bar, frame, margins, the button row).
 DIALOG_ROOM = QSize(48, 140)
 
@@ -57,16 +59,19 @@ class FitScrollArea(QScrollArea):
         inner = self.widget()
         if inner is None or not self.isVisible():
             return
-        need = inner.sizeHint() - self.viewport().size()
-        if need.width() <= 0 and need.height() <= 0:
-            return
         window = self.window()
         screen = screen_of(window)
-        room = screen.availableGeometry().size() - QSize(16, 40) if screen is not None else window.size()
-        width = min(window.width() + max(need.width(), 0), max(room.width(), window.width()))
-        height = min(window.height() + max(need.height(), 0), max(room.height(), window.height()))
-        if (width, height) != (window.width(), window.height()):
-            window.resize(width, height)
+        if screen is None:
+            return
+        area = screen.availableGeometry()
+        need = inner.sizeHint() - self.viewport().size()
+        if need.width() > 0 or need.height() > 0:
+            room = area.size() - FRAME
+            width = min(window.width() + max(need.width(), 0), max(room.width(), window.width()))
+            height = min(window.height() + max(need.height(), 0), max(room.height(), window.height()))
+            if (width, height) != (window.width(), window.height()):
+                window.resize(width, height)
+        keep_on_screen(window, area)  # centred on its parent, its right edge was past a small screen's
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
         inner = self.widget()
@@ -89,10 +94,18 @@ class FitScrollArea(QScrollArea):
         return QSize(160, 120)
 
 
+def keep_on_screen(window: QWidget, area: QRect) -> None:
+    """Move ``window`` (no larger than ``area`` less FRAME) so that it lies inside ``area``."""
+    x = min(max(window.x(), area.x()), area.x() + area.width() - window.width() - FRAME.width())
+    y = min(max(window.y(), area.y()), area.y() + area.height() - window.height() - FRAME.height())
+    if (x, y) != (window.x(), window.y()):
+        window.move(max(x, area.x()), max(y, area.y()))
+
+
 def resize_within_screen(widget: QWidget, width: int, height: int) -> None:
     """``widget.resize(width, height)``, no bigger than its screen's free area less a title bar."""
     screen = screen_of(widget)
     if screen is not None:
-        room = screen.availableGeometry().size() - QSize(16, 40)
+        room = screen.availableGeometry().size() - FRAME
         width, height = min(width, room.width()), min(height, room.height())
     widget.resize(width, height)

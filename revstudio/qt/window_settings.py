@@ -13,16 +13,12 @@ from PySide6.QtWidgets import QApplication
 
 from revstudio.qt import actions as act
 from revstudio.qt import theme
-from revstudio.qt.fit_scroll import screen_of
+from revstudio.qt.fit_scroll import FRAME, keep_on_screen, screen_of
 from revstudio.qt.preferences import PreferencesDialog
 from revstudio.qt.window_mixin import WindowMixin
 
 if TYPE_CHECKING:
     from revstudio.qt.main_window import MainWindow
-
-
-# Room for a window manager's frame and title bar, which Qt does not know before the first show.
-FRAME = (16, 40)
 
 
 class WindowSettingsMixin(WindowMixin):
@@ -98,14 +94,11 @@ class WindowSettingsMixin(WindowMixin):
             if screen is None:
                 return
             available = screen.availableGeometry()
-        width = min(self.width(), available.width() - FRAME[0])
-        height = min(self.height(), available.height() - FRAME[1])
+        room = available.size() - FRAME
+        width, height = min(self.width(), room.width()), min(self.height(), room.height())
         if (width, height) != (self.width(), self.height()):
             self.resize(width, height)
-        x = min(max(self.x(), available.x()), available.x() + available.width() - width - FRAME[0])
-        y = min(max(self.y(), available.y()), available.y() + available.height() - height - FRAME[1])
-        if (x, y) != (self.x(), self.y()):
-            self.move(x, y)
+        keep_on_screen(self, available)
 
     def reset_layout(self) -> None:
         self.restoreState(self._default_state)

@@ -66,6 +66,9 @@ def test_run_settings_fits_a_small_screen_by_scrolling_its_form(qtbot, laptop_15
     assert dialog.rect().contains(ok.geometry().translated(dialog.buttons.pos())), ok.geometry()
     assert dialog.error.isVisible() and dialog.rect().contains(dialog.error.geometry())
     assert dialog.form.verticalScrollBar().maximum() > 0  # the form scrolls instead
+    dialog.move(300, 100)  # centred on a main window at 150 %, its right edge was past the screen's
+    dialog.form.grow_window()
+    assert QRect(0, 0, 910, 512).contains(dialog.geometry()), dialog.geometry()
 
 
 def test_run_settings_shows_its_whole_form_where_the_screen_has_room(qtbot):
