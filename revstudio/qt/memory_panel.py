@@ -32,6 +32,7 @@ from revstudio.diagnostics.budget import project_budget
 from revstudio.diagnostics.estimate import LOW_PRECISIONS, precision_note
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
+from revstudio.qt.flow_layout import FlowLayout
 from revstudio.qt.memory_figures import ORDER, BatchField, batch_label, estimate_of
 
 
@@ -149,16 +150,18 @@ class MemoryPanel(QWidget):
         self.fits = QLabel("")
         self.fits.setWordWrap(True)
 
-        row = QHBoxLayout()
+        # wraps in a narrow Output panel (at 150 % on a 1366x768 laptop the one row was 568 px
+        # wide: the panel scrolled sideways, Cancel and the progress words out of sight)
+        row = FlowLayout()
         for w in (self.batch, self.device, self.precision, self.measure_button, self.cancel_button):
             row.addWidget(w)
-        row.addWidget(self.status, 1)
         fit_row = QHBoxLayout()
         fit_row.addWidget(QLabel("Fits on my device:"))
         fit_row.addWidget(self.budget)
         fit_row.addWidget(self.fits, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
+        layout.addWidget(self.status)
         body = QHBoxLayout()
         body.addWidget(self.chart, 3)
         body.addWidget(self.table, 2)

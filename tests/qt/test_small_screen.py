@@ -164,3 +164,21 @@ def test_run_settings_does_not_scroll_where_the_screen_has_room(qtbot, monkeypat
     qtbot.waitExposed(dialog)
     bars = (dialog.form.verticalScrollBar(), dialog.form.horizontalScrollBar())
     qtbot.waitUntil(lambda: all(bar.maximum() == 0 for bar in bars), timeout=2000)
+
+
+def test_memory_tab_controls_wrap_in_a_narrow_output_panel(qtbot):
+    """At 150 % on a 1366x768 laptop the Output panel is about 600 points wide: the Memory tab's
+    one row of controls and progress words (568 px at least) scrolled sideways, Cancel and the
+    'measuring…' words out of sight."""
+    from revstudio.qt.memory_panel import MemoryPanel
+
+    panel = MemoryPanel(Document(Graph()))
+    qtbot.addWidget(panel)
+    panel.status.setText("measuring one training step per mode at batch 32…")
+    assert panel.minimumSizeHint().width() <= 400, panel.minimumSizeHint()
+    panel.resize(400, 300)
+    panel.show()
+    qtbot.waitExposed(panel)
+    for widget in (panel.measure_button, panel.cancel_button, panel.status):
+        box = widget.geometry()
+        assert panel.rect().contains(box), (widget, box)
