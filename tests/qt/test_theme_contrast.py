@@ -136,3 +136,23 @@ def test_memory_bars_stand_out_from_the_window_in_both_themes(qtbot: Any, themed
     ground = chart.palette().window().color()
     for colour in chart.colors():
         assert _contrast(QColor(colour), ground) >= 3.0, f"{themed}: bar {colour} on {ground.name()}"
+
+
+@pytest.mark.parametrize("dark", [True, False])
+def test_canvas_text_reads_on_what_it_is_drawn_on(dark: bool) -> None:
+    """The wire-drag hint ('connects …') was the light canvas's #2e9d48: 3.5:1 on its label."""
+    from revstudio.qt.canvas.theme import theme_for
+
+    t = theme_for(dark)
+
+    def over(top: QColor, under: QColor) -> QColor:  # a translucent fill over an opaque one
+        a = top.alphaF()
+        return QColor.fromRgbF(*(a * x + (1 - a) * y for x, y in zip(top.getRgbF()[:3], under.getRgbF()[:3])))
+
+    label = over(t.label_bg, t.background)
+    body = over(t.node_body, t.background)
+    for what, colour, ground in (("hint ok", t.ok_text, label), ("hint refused", t.refuse_text, label),
+                                 ("wire label", t.label_text, label), ("node text", t.node_text, body),
+                                 ("node subtext", t.node_subtext, body), ("region label", t.region_text,
+                                                                          t.background)):
+        assert _contrast(colour, ground) >= AA, f"{what} {colour.name()} on {ground.name()}"
