@@ -156,3 +156,14 @@ def test_canvas_text_reads_on_what_it_is_drawn_on(dark: bool) -> None:
                                  ("node subtext", t.node_subtext, body), ("region label", t.region_text,
                                                                           t.background)):
         assert _contrast(colour, ground) >= AA, f"{what} {colour.name()} on {ground.name()}"
+
+
+@pytest.mark.parametrize("name", theme.THEMES)
+def test_curve_colours_stand_out_on_both_windows(name: str) -> None:
+    """Overlaid runs take the curve colours in turn: the light theme's 7th to 9th (#edc948,
+    #ff9da7 and #76b7b2 of Tableau 10) were 1.5 to 2.2:1 on its window."""
+    from revstudio.qt.plots.metric_plot import PALETTE
+
+    ground = QColor(theme.colors(name).window)
+    for colour in PALETTE:
+        assert _contrast(QColor(colour), ground) >= 3.0, f"{name}: curve {colour} on {ground.name()}"
