@@ -32,6 +32,7 @@ from revstudio.diagnostics.budget import project_budget
 from revstudio.diagnostics.estimate import LOW_PRECISIONS, precision_note
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
+from revstudio.qt.flow_layout import FlowLayout
 from revstudio.qt.memory_figures import ORDER, BatchField, batch_label, estimate_of
 
 
@@ -50,6 +51,12 @@ class BarChart(QWidget):
     SERIES = (("estimate kept", "kept", "est"), ("measured kept", "kept", "real"),
               ("estimate peak", "peak", "est"), ("measured peak", "peak", "real"))
     COLORS = ("#7fb3ff", "#2f6fdb", "#ffb36b", "#d9731f")
+    # on the light theme the pale estimate bars were 2.1:1 and 1.8:1 on the window (3:1 needed)
+    LIGHT_COLORS = ("#4a7fe0", "#1f4fb0", "#c46a12", "#9a4f10")
+
+    def colors(self) -> tuple[str, ...]:
+        """The bars' colours for the window colour they are drawn on."""
+        return self.COLORS if self.palette().window().color().lightness() < 128 else self.LIGHT_COLORS
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -66,6 +73,7 @@ class BarChart(QWidget):
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         text = self.palette().windowText().color()
+        colors = self.colors()
         if not self.rows:
             painter.setPen(text)
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter,
@@ -80,7 +88,7 @@ class BarChart(QWidget):
                  if any(kind in r.get(part, {}) for r in self.rows.values())]  # (a bf16 step: no estimate)
         for k, (i, name) in enumerate(shown):  # legend
             x = 8 + k * 120
-            painter.fillRect(QRectF(x, 4, 10, 10), QColor(self.COLORS[i]))
+            painter.fillRect(QRectF(x, 4, 10, 10), QColor(colors[i]))
             painter.setPen(text)
             painter.drawText(QRectF(x + 14, 0, 104, 18), Qt.AlignmentFlag.AlignVCenter, name)
         for g, (mode, parts) in enumerate(self.rows.items()):
@@ -88,7 +96,7 @@ class BarChart(QWidget):
             for i, (_name, part, kind) in enumerate(self.SERIES):
                 value = parts.get(part, {}).get(kind, 0)
                 h = area.height() * value / top
-                painter.fillRect(QRectF(x0 + i * bar_w, area.bottom() - h, bar_w - 2, h), QColor(self.COLORS[i]))
+                painter.fillRect(QRectF(x0 + i * bar_w, area.bottom() - h, bar_w - 2, h), QColor(colors[i]))
             painter.setPen(QPen(text))
             painter.drawText(QRectF(area.left() + g * group_w, area.bottom() + 2, group_w, label_h),
                              Qt.AlignmentFlag.AlignHCenter, mode)
@@ -142,16 +150,18 @@ class MemoryPanel(QWidget):
         self.fits = QLabel("")
         self.fits.setWordWrap(True)
 
-        row = QHBoxLayout()
+        # wraps in a narrow Output panel (at 150 % on a 1366x768 laptop the one row was 568 px
+        # wide: the panel scrolled sideways, Cancel and the progress words out of sight)
+        row = FlowLayout()
         for w in (self.batch, self.device, self.precision, self.measure_button, self.cancel_button):
             row.addWidget(w)
-        row.addWidget(self.status, 1)
         fit_row = QHBoxLayout()
         fit_row.addWidget(QLabel("Fits on my device:"))
         fit_row.addWidget(self.budget)
         fit_row.addWidget(self.fits, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
+        layout.addWidget(self.status)
         body = QHBoxLayout()
         body.addWidget(self.chart, 3)
         body.addWidget(self.table, 2)

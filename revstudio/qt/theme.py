@@ -36,8 +36,11 @@ class Colors:
 
 DARK = Colors("#1e2128", "#16181d", "#22262e", "#dfe3ea", "#8a93a3", "#5b8cff",
               "#ff6b6b", "#f5b84c", "#4cc38a", "#2c313b")
-LIGHT = Colors("#f4f5f8", "#ffffff", "#eef0f4", "#1d2330", "#6a7385", "#3567e8",
-               "#d63b3b", "#b97a0b", "#1f9d62", "#d6dae2")
+# Light: error, warning, ok and muted are text colours too, at least 4.5:1 (WCAG AA) on window,
+# base and alt_base; the earlier #b97a0b warning and #1f9d62 ok were 3.3:1 on the window colour.
+LIGHT = Colors("#f4f5f8", "#ffffff", "#eef0f4", "#1d2330", "#5f6879", "#3567e8",
+               "#c62828", "#8a5a00", "#157347", "#d6dae2")
+TEXT_ROLES = ("text", "muted", "error", "warning", "ok")  # drawn as text on window, base and alt_base
 
 _current = "dark"
 
@@ -48,6 +51,13 @@ def colors(theme: str | None = None) -> Colors:
 
 def current() -> str:
     return _current
+
+
+def status_colour(status: str) -> str:
+    """A run status's text colour ("running", "finished", "stopped", "failed") in the current theme."""
+    c = colors()
+    return {"running": c.accent if _current == "dark" else c.text, "finished": c.ok, "stopped": c.warning,
+            "failed": c.error}.get(status, c.muted)
 
 
 def _palette(c: Colors) -> QPalette:

@@ -8,11 +8,12 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
-from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtCore import QByteArray, QRect, Qt
 from PySide6.QtWidgets import QApplication
 
 from revstudio.qt import actions as act
 from revstudio.qt import theme
+from revstudio.qt.fit_scroll import FRAME, keep_on_screen, screen_of
 from revstudio.qt.preferences import PreferencesDialog
 from revstudio.qt.window_mixin import WindowMixin
 
@@ -55,6 +56,9 @@ class WindowSettingsMixin(WindowMixin):
             highlighter.set_dark(theme.current() == "dark")
         self.diagnostics.refresh()
         self.inspector.refresh_facts()
+        training = getattr(self, "training", None)
+        if training is not None:
+            training.runs_panel.restyle()  # status colours are per cell, not in the stylesheet
         if "pyqtgraph" in sys.modules:  # no plot exists before pyqtgraph is imported (start-up skips it)
             from revstudio.qt.plots.plot_theme import restyle_all
 
@@ -78,6 +82,23 @@ class WindowSettingsMixin(WindowMixin):
             self.restoreGeometry(geometry)
         if state is not None:
             self.restoreState(state)
+
+    def fit_to_screen(self, available: QRect | None = None) -> None:
+        """Shrink the window to the screen's free area (``available``: that area) and keep it on it.
+
+        The 1440x900 first size, or a layout saved on a bigger monitor, opened past the edges of
+        a 1366x768 laptop: the status bar, the inspector's values and the dock edges were off
+        screen and, without a window manager that clamps, unreachable."""
+        if available is None:
+            screen = screen_of(self)
+            if screen is None:
+                return
+            available = screen.availableGeometry()
+        room = available.size() - FRAME
+        width, height = min(self.width(), room.width()), min(self.height(), room.height())
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
+        keep_on_screen(self, available)
 
     def reset_layout(self) -> None:
         self.restoreState(self._default_state)

@@ -15,6 +15,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
+from revstudio.qt.theme import colors as theme_colours
+
 from .display import NodeDisplay
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -148,9 +150,9 @@ class NodeItem(QGraphicsItem):
         d = self.display
         parts = [f"<b>{d.title}</b> <span style='color:gray'>({self.node_id})</span>"]
         for message in self.errors:
-            parts.append(f"<span style='color:#e04545'>error: {_escape(message)}</span>")
+            parts.append(f"<span style='color:{theme_colours().error}'>error: {_escape(message)}</span>")
         for message in self.warnings:
-            parts.append(f"<span style='color:#c27803'>warning: {_escape(message)}</span>")
+            parts.append(f"<span style='color:{theme_colours().warning}'>warning: {_escape(message)}</span>")
         parts.extend(_escape(line) for line in d.footer)
         self._tooltip = "<br>".join(parts)
         if self.hover_port is None:

@@ -9,6 +9,7 @@ from PySide6.QtGui import QFocusEvent, QKeyEvent
 from PySide6.QtWidgets import QGraphicsView, QLabel, QLineEdit, QWidget
 
 from revstudio.core.graph import Graph, valid_id
+from revstudio.qt import theme
 
 from .view_parts import ViewParts
 
@@ -40,8 +41,9 @@ class RenameField(QLineEdit):
         self.note = QLabel(parent)  # the refusal, under the field (a sibling: a child would be clipped)
         self.note.setObjectName("renameRefusal")
         self.note.setWordWrap(True)
-        self.note.setStyleSheet("background: palette(base); color: #e15759; padding: 2px 4px;"
-                                "border: 1px solid #e15759")
+        error = theme.colors().error  # readable on the base colour in both themes
+        self.note.setStyleSheet(f"background: palette(base); color: {error}; padding: 2px 4px;"
+                                f"border: 1px solid {error}")
         self.note.hide()
 
     def _finish(self, by_key: bool) -> None:
@@ -53,7 +55,7 @@ class RenameField(QLineEdit):
     def refuse(self, problem: str) -> None:
         """Stay open on the typed text, saying why it is not a name."""
         self._over = False
-        self.setStyleSheet("border: 2px solid #e15759")
+        self.setStyleSheet(f"border: 2px solid {theme.colors().error}")
         self.setToolTip(problem)
         self.note.setText(f"{problem} (Esc cancels)")
         self.note.setFixedWidth(max(self.width(), 220))

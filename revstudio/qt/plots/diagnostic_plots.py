@@ -16,8 +16,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
 
 from revstudio.qt import theme
+from revstudio.qt.fit_scroll import resize_within_screen
 from revstudio.qt.plots import plot_theme
 from revstudio.qt.plots.bytes_axis import BytesAxis
+from revstudio.qt.plots.metric_plot import PALETTE
 from revstudio.qt.report_facts import human_bytes
 
 FLOOR = 1e-20   # an exact agreement (error 0) is drawn at this level
@@ -87,12 +89,14 @@ def memory_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
     plot = pg.PlotWidget(axisItems={"bottom": _NameTicks(modes, orientation="bottom"), "left": BytesAxis("left")})
     plot.setBackground(None)
     xs = list(range(len(modes)))
-    plot.addItem(pg.BarGraphItem(x=[x - 0.18 for x in xs], height=measured, width=0.34, brush="#4e9af1",
+    # bars at 3:1 or more on the window in both themes (the grey estimate was 2.6:1 on the light one)
+    measured_colour, estimate_colour = PALETTE[0], theme.colors().muted
+    plot.addItem(pg.BarGraphItem(x=[x - 0.18 for x in xs], height=measured, width=0.34, brush=measured_colour,
                                  name="measured peak"))
     est_x = [x + 0.18 for x, e in zip(xs, estimated) if e is not None]
     est_h = [e for e in estimated if e is not None]
     if est_h:
-        plot.addItem(pg.BarGraphItem(x=est_x, height=est_h, width=0.34, brush="#9c9c9c", name="estimate"))
+        plot.addItem(pg.BarGraphItem(x=est_x, height=est_h, width=0.34, brush=estimate_colour, name="estimate"))
     plot.setLabel("left", "peak of one step", units="B")
     # A band above the tallest bar for the legend, in one row: at pyqtgraph's default place it
     # lay over the standard bars, its labels unreadable on them.
@@ -100,9 +104,9 @@ def memory_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
     plot.setYRange(0, top * 1.3, padding=0)
     plot.getPlotItem().getViewBox().setMouseEnabled(x=False, y=False)
     legend = plot.addLegend(offset=(10, 5), colCount=2)
-    legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=0, brush="#4e9af1"), "measured peak")
+    legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=0, brush=measured_colour), "measured peak")
     if est_h:
-        legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=0, brush="#9c9c9c"), "static estimate")
+        legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=0, brush=estimate_colour), "static estimate")
     lines = [f"Batch {result.get('batch')}, {result.get('device')} ({result.get('measured_with', '')})."]
     base = measured[modes.index("standard")] if "standard" in modes else 0
     for m, v in zip(modes, measured):
@@ -121,10 +125,11 @@ def gradcheck_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
                                     "bottom": _LogTicks(orientation="bottom")})
     plot.setBackground(None)
     tol = float(result.get("tolerance") or 1e-10)
-    colours = ["#e15759" if e > tol else "#59a14f" for _n, e in rows]
+    c = theme.colors()  # (the fixed #59a14f of an agreeing bar was 2.9:1 on the light window)
+    colours = [c.error if e > tol else c.ok for _n, e in rows]
     plot.addItem(pg.BarGraphItem(x0=[lo] * len(rows), width=[v - lo for v in logs], y=list(range(len(rows))),
                                  height=0.7, brushes=colours))
-    plot.addItem(pg.InfiniteLine(pos=math.log10(tol), angle=90, pen=pg.mkPen("#e15759", style=Qt.PenStyle.DashLine),
+    plot.addItem(pg.InfiniteLine(pos=math.log10(tol), angle=90, pen=pg.mkPen(c.error, style=Qt.PenStyle.DashLine),
                                  label=f"tolerance {tol:g}",
                                  labelOpts={"position": 0.95, "color": theme.colors().text}))
     plot.setLabel("bottom", "normalised disagreement with standard autograd (log scale; exact = 1e-20)")
@@ -167,7 +172,7 @@ class DiagnosticsDialog(QDialog):
             self.summary.setText(text)
             layout.addWidget(self.plot, 1)
         layout.addWidget(self.summary)
-        self.resize(820, 520)
+        resize_within_screen(self, 820, 520)  # a 1366x768 laptop at 150 % has 910x512 points
 
 
 def _measured(value: Any) -> str:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -75,7 +75,7 @@ class PlotsPanel(QWidget):
         self.warning = QLabel("")
         self.warning.setObjectName("plotsWarning")
         self.warning.setWordWrap(True)
-        self.warning.setStyleSheet("color: #e15759; font-weight: 600")
+        self.warning.setProperty("tone", "error")  # the theme colours it, readable in both
         self.warning.hide()
         controls = QHBoxLayout()
         controls.addWidget(QLabel("x axis"))
@@ -99,9 +99,10 @@ class PlotsPanel(QWidget):
                                     "relative error", log_y=True, floor=1e-12)
         self.throughput = MetricPlot("Throughput", [Channel("samples_per_s", "samples/s")], "samples/s")
         self.plots = [self.loss, self.accuracy, self.memory, self.gradcheck, self.throughput]
-        self._memory_refs = [pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(c, width=1, style=Qt.PenStyle.DashLine),
-                                             label=text, labelOpts={"position": 0.02, "color": c, "anchors": [(0, 1), (0, 1)]})
-                             for c, text in (("#59a14f", "estimate"), ("#e15759", "standard"))]
+        self._memory_refs = [pg.InfiniteLine(angle=0, movable=False, label=text,
+                                             labelOpts={"position": 0.02, "anchors": [(0, 1), (0, 1)]})
+                             for text in ("estimate", "standard")]
+        self._colour_memory_refs()
         self._memory_texts = ["est. {mode}", "est. standard"]  # short: the plot may be a third of a window
         self._memory_values: list[float | None] = [None, None]
         for line in self._memory_refs:
@@ -266,7 +267,21 @@ class PlotsPanel(QWidget):
         self.accuracy_note.show()
 
     # ---- reference lines, band, warning --------------------------------------------
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.StyleChange) and hasattr(self, "_memory_refs"):
+            self._colour_memory_refs()  # a theme switch
+
+    def _colour_memory_refs(self) -> None:
+        """The estimate lines and their words in the theme's ok and error colours (the fixed #59a14f
+        and #e15759 read at 2.9:1 and 3.4:1 on the light theme)."""
+        c = theme.colors()
+        for line, colour in zip(self._memory_refs, (c.ok, c.error)):
+            line.setPen(pg.mkPen(colour, width=1, style=Qt.PenStyle.DashLine))
+            line.label.setColor(colour)
+
     def _draw_memory_refs(self, plot: MetricPlot) -> None:
+        self._colour_memory_refs()  # (after a theme switch: every refresh passes here)
         run = self.runs[0] if self.runs else None
         info = run.info if run is not None else {}
         mode = str(info.get("mode") or "run's mode")

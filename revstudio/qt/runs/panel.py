@@ -27,7 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from revstudio.qt import theme
 from revstudio.qt.flow_layout import FlowLayout
+from revstudio.qt.memory_figures import ElidedLabel
 from revstudio.qt.plots.rows import RunData, human_duration
 from revstudio.qt.runs.compare_runs import several_runs_text
 from revstudio.qt.runs.run_dirs import RunEntry, belongs_to, list_run_dirs, read_run_dir
@@ -35,8 +37,6 @@ from revstudio.qt.runs.run_table import COLUMNS, LABEL, PATH_ROLE, SORT_ROLE, ST
 from revstudio.qt.settings import Settings
 from revstudio.qt.training.words import in_app_words
 from revstudio.training.runs import RunDirError, write_label
-
-STATUS_COLOURS = {"running": "#4e9af1", "finished": "#59a14f", "stopped": "#edc948", "failed": "#e15759"}
 
 
 def progress_text(run: RunData | None, elapsed_s: float) -> str:
@@ -62,14 +62,16 @@ class RunProgress(QWidget):
         self.bar.setRange(0, 1000)
         self.bar.setTextVisible(True)
         self.bar.setFormat("%p %")
-        self.label = QLabel("")
+        # ends in "…" where it does not fit (whole in its tooltip): a plain label's least width was
+        # the whole text, which widened the window past a 1280-point screen once a run started
+        self.label = ElidedLabel()
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         if compact:
             self.bar.setMaximumWidth(140)
             self.bar.setMaximumHeight(14)
         layout.addWidget(self.bar)
-        layout.addWidget(self.label, 0 if compact else 1)
+        layout.addWidget(self.label, 1)
 
     def show_run(self, run: RunData | None, elapsed_s: float) -> None:
         fraction = run.fraction() if run is not None else None
@@ -101,7 +103,7 @@ class RunsPanel(QWidget):
         self.progress = RunProgress()
         self.stale = QLabel("")
         self.stale.setObjectName("runStale")
-        self.stale.setStyleSheet("color: #d08c00")
+        self.stale.setProperty("tone", "warning")
         self.stale.hide()
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
@@ -199,7 +201,7 @@ class RunsPanel(QWidget):
             for j, (text, key) in enumerate(self._cells(entry)):
                 item = make_item(j, text, key, str(entry.path))
                 if j == STATUS:
-                    item.setForeground(_colour(STATUS_COLOURS.get(text, "#888888")))
+                    item.setForeground(_colour(theme.status_colour(text)))
                 if entry.message and j != LABEL:
                     item.setToolTip(in_app_words(entry.message))
                 self.table.setItem(i, j, item)
@@ -263,12 +265,19 @@ class RunsPanel(QWidget):
             item.setText(text)
             item.setData(SORT_ROLE, sort_key(key))
             if j == STATUS:
-                item.setForeground(_colour(STATUS_COLOURS.get(text, "#888888")))
+                item.setForeground(_colour(theme.status_colour(text)))
         tip = in_app_words(entry.message) if entry.message else ""
         for j in range(self.table.columnCount()):
             item = self.table.item(row, j)
             if item is not None and j != LABEL:
                 item.setToolTip(tip)
+
+    def restyle(self) -> None:
+        """Recolour the status cells for the theme just applied."""
+        for row in range(self.table.rowCount()):
+            item = self.table.item(row, STATUS)
+            if item is not None:
+                item.setForeground(_colour(theme.status_colour(item.text())))
 
     def _cells(self, e: RunEntry) -> list[tuple[str, Any]]:
         """Each column's text and the value it sorts by."""

@@ -14,6 +14,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from revstudio.qt.fit_scroll import resize_within_screen
+
 
 def differing(run: dict[str, Any], current: dict[str, Any]) -> list[str]:
     return sorted(k for k in set(run) | set(current) if run.get(k) != current.get(k))
@@ -46,7 +48,7 @@ class CompareDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel(summary))
         layout.addWidget(self.table)
-        self.resize(640, 560)
+        resize_within_screen(self, 640, 560)  # a 1366x768 laptop at 150 % has 910x512 points
 
 
 def _text(value: Any) -> str:

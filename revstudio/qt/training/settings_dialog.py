@@ -37,7 +37,9 @@ from PySide6.QtWidgets import (
 from revstudio.core.commands import SetTraining
 from revstudio.diagnostics.budget import amount_text, budget_summary, parse_bytes
 from revstudio.diagnostics.estimate import precision_note
+from revstudio.qt import theme
 from revstudio.qt.document import Document
+from revstudio.qt.fit_scroll import FitScrollArea
 from revstudio.qt.training import section as sec
 from revstudio.qt.training.child_query import ChildQuery
 from revstudio.training.config import INT_MAX
@@ -162,19 +164,24 @@ class RunSettingsDialog(QDialog):
         self.error = QLabel("")
         self.error.setObjectName("settingsError")
         self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #e15759; font-weight: 600")
+        self.error.setProperty("tone", "error")  # the theme colours it, readable in both
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
                                         | QDialogButtonBox.StandardButton.RestoreDefaults)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self.restore_defaults)
-        grid = QGridLayout()
+        form = QWidget()
+        grid = QGridLayout(form)
+        grid.setContentsMargins(0, 0, 0, 0)
         grid.addWidget(data_box, 0, 0, 1, 2)
         grid.addWidget(opt_box, 1, 0)
         grid.addWidget(run_box, 1, 1)
+        grid.addWidget(self.budget_hint, 2, 0, 1, 2)
+        grid.setRowStretch(3, 1)
+        # the form scrolls on a screen too small for it; the error and the buttons stay in view
+        self.form = FitScrollArea(form)
         layout = QVBoxLayout(self)
-        layout.addLayout(grid)
-        layout.addWidget(self.budget_hint)
+        layout.addWidget(self.form, 1)
         layout.addWidget(self.error)
         layout.addWidget(self.buttons)
 
@@ -316,7 +323,7 @@ class RunSettingsDialog(QDialog):
         if spec != self._data_spec():
             return  # an older question
         if answer.get("error"):
-            self.preview.setText(f"<span style='color:#e15759'>{answer['error']}</span>")
+            self.preview.setText(f"<span style='color:{theme.colors().error}'>{answer['error']}</span>")
             return
         self._answer = answer
         self._show_preview()
@@ -328,7 +335,7 @@ class RunSettingsDialog(QDialog):
         text = sec.preview_text(answer, self.fields["scale_uint8"].isChecked())
         if answer.get("problem"):
             problem = html.escape(answer["problem"], quote=False)
-            text = f"{html.escape(text, quote=False)}<br><span style='color:#e15759'>{problem}</span>"
+            text = f"{html.escape(text, quote=False)}<br><span style='color:{theme.colors().error}'>{problem}</span>"
         self.preview.setText(text)
 
     def browse(self) -> None:
