@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import IO, Any
 
+from .checkpoint import data_changed_note
 from .loop import Callback
 from .runs import RunWriter, finite, json_text, now_iso
 
@@ -145,9 +146,7 @@ class Progress(_Out):
         if row.get("data"):
             self._line(f"data: {row['data']}")
         if row.get("data_changed"):
-            then, now = row["data_changed"]
-            self._line(f"note: the data are not those the run trained on before (then: {then}; now: {now}); "
-                       "the epochs and the validation set from here on are not the ones it had")
+            self._line(f"note: {data_changed_note(row['data_changed'])}")
         asked = (row.get("config") or {}).get("batch_size")
         if isinstance(asked, int) and self.batch < asked:
             self._line(f"note: the training data has only {self.batch} samples, fewer than the batch size {asked}: "
