@@ -219,10 +219,15 @@ class Progress(_Out):
 
 
 class LastStep(Callback):
-    """The last step row's step (None before the first): what a failure during the run reports."""
+    """The last step row's step (None before the first): what a failure during the run reports;
+    and whether the run started (a failure before it is a refusal, which keeps no run folder)."""
 
     def __init__(self) -> None:
         self.step: int | None = None
+        self.started = False  # (the ``started`` row went out: the run is no longer refused, it failed)
+
+    def on_train_start(self, row: dict[str, Any]) -> None:
+        self.started = True
 
     def on_step_end(self, row: dict[str, Any]) -> None:
         self.step = int(row["step"])

@@ -335,3 +335,38 @@ class RunWriter:
             except OSError:
                 pass
             self._metrics = None
+
+
+# What the start of a new run writes into its folder (session._record, RunWriter)
+START_FILES = ("project.revs", CONFIG, "environment.json", "model.py", "model.py.txt", STATUS, METRICS)
+
+
+class StartUndo:
+    """What starting a new run creates, noted before it does, so that a run refused before it
+    starts (a mistyped data path, a device it cannot use) leaves nothing behind: the files and
+    folders that were not there before are removed, never what was (a folder the user made for
+    it, the snapshot the app wrote there, an earlier run's files)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = os.path.abspath(path)
+        self.made: list[str] = []  # the folders that did not exist, innermost first
+        folder = self.path
+        while not os.path.lexists(folder) and os.path.dirname(folder) != folder:
+            self.made.append(folder)
+            folder = os.path.dirname(folder)
+        self.before = set(os.listdir(self.path)) if os.path.isdir(self.path) else set()
+
+    def undo(self) -> None:
+        for name in START_FILES:
+            if name not in self.before:
+                try:
+                    os.remove(os.path.join(self.path, name))
+                except OSError:
+                    pass
+        for folder in ([] if "checkpoints" in self.before else [os.path.join(self.path, "checkpoints")]) + self.made:
+            try:
+                os.rmdir(folder)  # (only an empty one: anything else in it stays)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return
