@@ -325,7 +325,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
               "steps_per_epoch": spe, "mode": cfg.mode, "task": data.task.kind, "estimate_bytes": estimate,
               "standard_estimate_bytes": standard_estimate, "estimate_note": estimate_note(cfg.precision),
               "regions": [r.id for r in regions],
-              "budget": kept_by_budget, "resumed_from": resumed_from, "changed": ckpt.changed_settings(resume, cfg),
+              "budget": kept_by_budget, "resumed_from": resumed_from,
+              "resumed_at": int(resume["step"]) if resume is not None else None, "changed": ckpt.changed_settings(resume, cfg),
               "data_changed": ckpt.data_changed(resume, data_record),
               "processes": dist.world, "batch_size": batch,
               "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", ""))})
