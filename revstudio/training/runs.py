@@ -370,3 +370,22 @@ class StartUndo:
                 continue
             except OSError:
                 return
+
+
+def claim_run_dir(path: str) -> tuple[str, StartUndo]:
+    """Make the folder of a run revstudio names itself: ``path``, or the next ``path-N`` where
+    another run made it first (a sweep started in parallel, in the same second). ``os.mkdir`` is
+    the claim, so two runs never share a folder; returns it and what its making is undone by."""
+    stem, n = path, 1
+    while True:
+        undo = StartUndo(path)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.mkdir(path)
+            return path, undo
+        except FileExistsError:
+            n += 1
+            path = f"{stem}-{n}"
+        except OSError as exc:
+            undo.undo()
+            raise RunDirError(exc.filename or path, exc) from None

@@ -24,7 +24,17 @@ from typing import Any
 from revstudio.cli import PIPE_CLOSED, printable, reader_gone
 
 from .config import ConfigError, TrainConfig
-from .runs import CONFIG, READER_GONE, RunDirError, RunWriter, StartUndo, now_iso, write_atomic, write_json
+from .runs import (
+    CONFIG,
+    READER_GONE,
+    RunDirError,
+    RunWriter,
+    StartUndo,
+    claim_run_dir,
+    now_iso,
+    write_atomic,
+    write_json,
+)
 
 
 @dataclass
@@ -314,8 +324,11 @@ def run_session(req: Request) -> int:
             fail_step = int(resume["step"])
         elif rank == 0:  # (a resumed run's folder is touched once the resume is sure to go ahead)
             _check_out(out)
-            undo = StartUndo(out)
             try:
+                if req.out:
+                    undo = StartUndo(out)
+                else:  # (a name picked here: another run may have taken it since, started the same second)
+                    out, undo = claim_run_dir(out)
                 writer = _open_run(out, graph, cfg, world, project_text)
             except RunDirError as exc:
                 return failed(str(exc), 2)

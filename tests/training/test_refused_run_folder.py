@@ -58,3 +58,18 @@ def test_a_run_that_fails_after_it_started_keeps_its_folder(tmp_path, capsys) ->
                      "--out", str(run)])
     assert code == 1 and "non-finite" in capsys.readouterr().out
     assert json.loads((run / "status.json").read_text())["status"] == "failed"
+
+
+def test_a_run_named_by_revstudio_never_shares_its_folder(tmp_path, capsys, monkeypatch) -> None:
+    """Runs of a sweep started in parallel pick their names in the same second: one that found its
+    picked folder made by another in the meantime trained into it, beside the other run."""
+    from revstudio.training import session
+
+    project, taken = _project(tmp_path), tmp_path / "runs" / "clf-20260101-000000"
+    taken.mkdir(parents=True)  # (the other run's, made just after this one picked the name)
+    monkeypatch.setattr(session, "default_run_dir", lambda source: str(taken))
+    assert cli.main(["train", project, "--data", "synthetic", *FLAGS, "--json"]) == 0
+    started = next(r for r in map(json.loads, capsys.readouterr().out.splitlines()) if r.get("event") == "started")
+    assert started["run_dir"] == f"{taken}-2" and not list(taken.iterdir())
+    assert cli.main(["train", project, "--data", "nosuch.npz", *FLAGS]) == 2  # refused: its claimed folder goes
+    assert sorted(p.name for p in taken.parent.iterdir()) == [taken.name, f"{taken.name}-2"]
