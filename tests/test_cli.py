@@ -207,6 +207,14 @@ def test_runs_lists_a_run_whose_status_has_values_of_the_wrong_type(
     assert main(["runs", str(tmp_path)]) == 0
 
 
+def test_runs_says_why_a_run_is_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run whose status.json is damaged was listed as "unknown -/-" without a word of why."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "status.json").write_text("{cut short")
+    assert main(["runs", str(tmp_path)]) == 0
+    assert "a: status.json is missing or unreadable" in capsys.readouterr().out
+
+
 def test_ctrl_c_is_not_reported_as_a_failed_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """Exit 1 means "the graph or check failed" (docs/cli.md); Ctrl+C during a check exited 1 too."""

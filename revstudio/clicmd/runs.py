@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
                  for i, (cell, w) in enumerate(zip(row, widths, strict=False))]
         print("  ".join([*cells, row[-1]]).rstrip())
     for r in runs:
-        if r.message and (r.status in ("failed", "killed") or "warning: " in r.message  # (a diverged loss)
+        if r.message and (r.status in ("failed", "killed", "unknown") or "warning: " in r.message  # (a diverged loss)
                           or r.message.startswith("note: ")):  # (a run too short to check whether it learns)
             print(printable(f"{r.name}: {r.message}"))
     return 0
