@@ -15,6 +15,7 @@ import errno
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -253,6 +254,17 @@ def _typed(value: Any, kind: type) -> Any:
     """``value`` where it is a ``kind`` (never a bool), else None: a damaged or hand-edited
     status.json (a step of "abc", a start time of 5) reads as unknown, not as a crash."""
     return value if isinstance(value, kind) and not isinstance(value, bool) else None
+
+
+STAMPED = re.compile(r"(.+)-\d{8}-\d{6}(?:-\d+)?")  # <project>-<date>-<time>[-n], as runs are named
+
+
+def belongs_to(name: str, stem: str | None) -> bool:
+    """Whether the run folder ``name`` is one of project ``stem``'s: projects in one folder share its
+    ``runs`` folder, and revstudio train and the app's Train name each run after its project. A
+    folder named otherwise (``--out`` from a terminal) is listed for every project."""
+    match = STAMPED.fullmatch(name)
+    return stem is None or match is None or match.group(1) == stem
 
 
 def list_runs(directory: str) -> list[RunInfo]:
