@@ -207,6 +207,28 @@ def test_runs_lists_a_run_whose_status_has_values_of_the_wrong_type(
     assert main(["runs", str(tmp_path)]) == 0
 
 
+def test_runs_says_why_a_run_is_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run whose status.json is damaged was listed as "unknown -/-" without a word of why."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "status.json").write_text("{cut short")
+    assert main(["runs", str(tmp_path)]) == 0
+    assert "a: status.json is missing or unreadable" in capsys.readouterr().out
+
+
+def test_runs_of_a_project_file_lists_that_projects_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Projects in one folder share its runs/: `revstudio runs a.revs` listed b.revs's runs too, where
+    the app's Runs tab for a.revs lists a's alone (and folders named with --out, for every project)."""
+    for name in ("a-20260101-000000", "a-20260101-000000-2", "b-20260101-000000", "custom"):
+        (tmp_path / "runs" / name).mkdir(parents=True)
+        (tmp_path / "runs" / name / "status.json").write_text('{"status": "finished"}')
+    (tmp_path / "a.revs").write_text("{}")
+    assert main(["runs", str(tmp_path / "a.revs"), "--json"]) == 0
+    names = sorted(r["name"] for r in json.loads(capsys.readouterr().out)["runs"])
+    assert names == ["a-20260101-000000", "a-20260101-000000-2", "custom"]
+    assert main(["runs", str(tmp_path), "--json"]) == 0  # the folder: every project's
+    assert len(json.loads(capsys.readouterr().out)["runs"]) == 4
+
+
 def test_ctrl_c_is_not_reported_as_a_failed_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """Exit 1 means "the graph or check failed" (docs/cli.md); Ctrl+C during a check exited 1 too."""

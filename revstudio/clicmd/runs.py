@@ -1,7 +1,7 @@
 """``revstudio runs [DIR] [--json]``: the training runs in DIR (default ./runs) and how they ended.
 
 DIR may be a folder of run directories (a project's ``runs/``), one run
-directory, a project file (its ``runs/`` folder beside it) or the project's folder (a
+directory, a project file (its runs in the ``runs/`` folder beside it) or the project's folder (a
 folder with no runs of its own but a ``runs/`` inside). A run labelled in
 the app's Runs tab (its ``label.json``) shows its label in a column of its own. A run whose
 status says running but whose process is gone is shown as killed. Torch-free.
@@ -28,16 +28,18 @@ def _metric_text(metrics: dict[str, object]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from revstudio.training.runs import list_runs
+    from revstudio.training.runs import belongs_to, list_runs
 
     folder = args.dir
     if not folder:  # (an unset shell variable: not ./runs, which leaving DIR out means)
         raise CliError("DIR: the path is empty; name a folder of runs, or leave DIR out for ./runs")
-    if os.path.isfile(folder):
+    stem = None
+    if os.path.isfile(folder):  # a project's runs: those named after it (the app's Runs tab lists the same)
+        stem = os.path.splitext(os.path.basename(folder))[0]
         folder = os.path.join(os.path.dirname(os.path.abspath(folder)), "runs")
     if not os.path.isdir(folder):
         raise CliError(f"{args.dir}: no such folder of runs (train with 'revstudio train FILE' first)")
-    runs = list_runs(folder)
+    runs = [r for r in list_runs(folder) if belongs_to(r.name, stem)]
     inside = os.path.join(folder, "runs")
     if not runs and os.path.isdir(inside):  # the project's folder: its runs are in runs/
         folder, runs = inside, list_runs(inside)
@@ -59,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
                  for i, (cell, w) in enumerate(zip(row, widths, strict=False))]
         print("  ".join([*cells, row[-1]]).rstrip())
     for r in runs:
-        if r.message and (r.status in ("failed", "killed") or "warning: " in r.message  # (a diverged loss)
+        if r.message and (r.status in ("failed", "killed", "unknown") or "warning: " in r.message  # (a diverged loss)
                           or r.message.startswith("note: ")):  # (a run too short to check whether it learns)
             print(printable(f"{r.name}: {r.message}"))
     return 0

@@ -101,6 +101,14 @@ def _copied_learning() -> str:
         learning.not_learning_message, learning.unchecked_note)])
 
 
+def _copied_resume() -> str:
+    """``data_changed`` and ``data_changed_note`` of revstudio.training.checkpoint, verbatim: a resumed
+    script tells of changed data by the very rule and words ``revstudio train --resume`` uses."""
+    from revstudio.training import checkpoint
+
+    return "\n\n".join(inspect.getsource(fn) for fn in (checkpoint.data_changed, checkpoint.data_changed_note))
+
+
 def _literal(value: Any) -> str:
     """A Python literal of JSON-like data (strings through ``repr``, so nothing becomes code)."""
     text = repr(value)
@@ -171,6 +179,8 @@ def training_parts(graph: Any, report: Any, section: dict[str, Any] | None, inpu
         + _copied_divergence(),
         "# ---- not-learning watch (verbatim from revstudio.training.learning) " + "-" * 18 + "\n"
         + _copied_learning(),
+        "# ---- resumed on other data (verbatim from revstudio.training.checkpoint) " + "-" * 12 + "\n"
+        + _copied_resume(),
         "# ---- the training loop (as revstudio.training.loop) " + "-" * 32 + "\n" + LOOP.strip("\n") + "\n",
     ]
 
@@ -181,7 +191,7 @@ def top_level_names() -> set[str]:
 
     names: set[str] = set()
     for text in (inspect.getsource(sources), inspect.getsource(data_checks), inspect.getsource(synthetic),
-                 _copied_parts(), _copied_divergence(), _copied_learning(), LOOP):
+                 _copied_parts(), _copied_divergence(), _copied_learning(), _copied_resume(), LOOP):
         for stmt in ast.parse(text).body:
             if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
                 names.add(stmt.name)

@@ -206,6 +206,9 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
                           "this script") from None
         if mismatch:
             raise _Reject(mismatch)
+    changed = data_changed(state, data_record) if resume else None  # (as revstudio train --resume)
+    if changed is not None and rank == 0:
+        print(f"note: {data_changed_note(changed)}", file=sys.stderr, flush=True)
     net: Any = model
     if world > 1:
         # the reversible runtime returns each parameter's gradient once per backward, so plain DDP works

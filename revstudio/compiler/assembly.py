@@ -15,7 +15,18 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from .runtime import FLOAT32X2, Affine, Cat, Coupling, Invertible, Region, Slice, Step, recompute_contexts
+from .runtime import (
+    FLOAT32X2,
+    Affine,
+    Cat,
+    Coupling,
+    Invertible,
+    Region,
+    Slice,
+    Step,
+    checkpoint_refusal,
+    recompute_contexts,
+)
 from .runtime_eager import eager
 
 # ---- regions ------------------------------------------------------------------
@@ -261,7 +272,13 @@ def recompute_in_backward(part: Callable[..., tuple[torch.Tensor, ...]], inputs:
         # the recomputation must see the forward's weights and leave BatchNorm statistics as it found them
         return recompute_contexts(modules)
 
-    return checkpoint(part, *inputs, use_reentrant=False, context_fn=context)
+    try:
+        return checkpoint(part, *inputs, use_reentrant=False, context_fn=context)
+    except RuntimeError as exc:
+        refusal = checkpoint_refusal(exc, "the layers recomputed in backward")
+        if refusal is None:
+            raise
+        raise refusal from None
 
 
 def copies_inputs(module: nn.Module, inputs: Iterable[str], shared: Iterable[str]) -> bool:

@@ -293,7 +293,13 @@ class Region:
                 return recompute_contexts(modules)
 
             part = _SegmentPart(self, start, end, reads, seg_out, dtype)
-            outs = checkpoint(part, *[env[s] for s in reads], use_reentrant=False, context_fn=context)
+            try:
+                outs = checkpoint(part, *[env[s] for s in reads], use_reentrant=False, context_fn=context)
+            except RuntimeError as exc:
+                refusal = checkpoint_refusal(exc, f"reversible region {self.id!r}")
+                if refusal is None:
+                    raise
+                raise refusal from None
             for s in reads:
                 if s not in seg_out and s != LOGDET and not self._read_after(s, end):
                     env.pop(s, None)
@@ -339,6 +345,19 @@ def _transformed() -> bool:
     """Whether a torch.func transform (grad, vmap, ...) is running this call (not asked while
     torch.compile traces: dynamo reads ``is_compiling`` as True and never calls the probe)."""
     return not torch.compiler.is_compiling() and _transforms_active is not None and bool(_transforms_active())
+
+
+def checkpoint_refusal(exc: RuntimeError, where: str) -> RuntimeError | None:
+    """torch's own error for torch.func.grad, vjp, jacrev or hessian over torch.utils.checkpoint
+    ("don't yet support saved tensor hooks"), in words naming ``where``, checkpoint mode and the way
+    out; None for any other error (raised as it was)."""
+    if not (_transformed() and "saved tensor hooks" in str(exc)):
+        return None
+    return RuntimeError(
+        f"{where}: torch.func.grad, vjp, jacrev and hessian are not supported in checkpoint mode, because "
+        "torch.utils.checkpoint recomputes the layers through saved-tensor hooks, which torch.func does not "
+        'take; set model.mode = "standard" for them (the weights are the same); vmap, jvp and jacfwd work '
+        "in checkpoint mode")
 
 
 def _references(xs: Sequence[Tensor]) -> list[int]:

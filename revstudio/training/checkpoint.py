@@ -230,3 +230,11 @@ def data_changed(resume: dict[str, Any] | None, record: dict[str, Any]) -> list[
         return None
     old, new = str(saved.get("describe", "")), record["describe"]
     return [old, new + (" (the same sizes, other values)" if old == new else "")]
+
+
+def data_changed_note(changed: list[str]) -> str:
+    """The words for ``data_changed``'s pair: ``revstudio train``'s ``note:`` line, and the exported
+    script's (which copies this function)."""
+    then, now = changed
+    return (f"the data are not those the run trained on before (then: {then}; now: {now}); "
+            "the epochs and the validation set from here on are not the ones it had")

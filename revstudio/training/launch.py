@@ -16,6 +16,8 @@ run there with the ``stopped`` row and status a single process gives, exit 0.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
 import signal
 import sys
@@ -121,6 +123,37 @@ class _LaunchStop:
             signal.signal(sig, old)
 
 
+class _StopNoise(logging.Filter):
+    """Drops the lines torch's elastic agent logs as it shuts the workers down on a stop
+    ("Received 2 death signal, shutting down workers", "Sending process N closing signal SIGINT"):
+    they came after revstudio's own ``stopped`` message, which is the one a user needs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stopping = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith("torch.distributed.elastic"):
+            return True
+        if "death signal" in str(record.msg) or "closing signal" in str(record.msg):
+            self.stopping = True  # (from here on the agent only reports its own shutdown)
+        return not self.stopping
+
+
+@contextlib.contextmanager
+def _quiet_stop() -> Any:
+    """:class:`_StopNoise` on the handlers torch's loggers write through, while torchrun runs."""
+    noise = _StopNoise()
+    handlers = {h for name in ("", "torch", "torch.distributed") for h in logging.getLogger(name).handlers}
+    for handler in handlers:
+        handler.addFilter(noise)
+    try:
+        yield noise
+    finally:
+        for handler in handlers:
+            handler.removeFilter(noise)
+
+
 def _stopped(run_dir: str, resumed: bool, as_json: bool) -> int:
     """The ``stopped`` row and status of a run stopped before its workers wrote them; exit 0."""
     from .output import RunDirRows
@@ -182,7 +215,8 @@ def _launch(args: argparse.Namespace, stop: _LaunchStop) -> int:
     before = _stamp(run_dir)  # (a resumed run's folder already holds the status of its last stop)
     try:
         stop.launching = True
-        torchrun.main(launcher_args(args, out))
+        with _quiet_stop():
+            torchrun.main(launcher_args(args, out))
     except SystemExit as exc:  # argument errors of the launcher
         if exc.code:
             raise CliError(f"torch.distributed.run refused the options: exit {exc.code}", 2) from None
@@ -191,6 +225,10 @@ def _launch(args: argparse.Namespace, stop: _LaunchStop) -> int:
     finally:
         stop.launching = False
     status = read_run(run_dir).status if run_dir and os.path.isdir(run_dir) else "unknown"
+    if stop.signal is None and type(failure).__name__ == "SignalException":
+        # Ctrl+C or SIGTERM after torchrun put in its handlers (they raise it here), e.g. while the
+        # workers still started: a stop, as before them, not "the distributed run ended" (exit 1)
+        stop.signal = int(getattr(failure, "sigval", signal.SIGINT))
     if stop.signal is not None and (_stamp(run_dir) == before or status not in ("finished", "stopped", "failed")):
         return _stopped(run_dir, bool(args.resume), args.json)  # stopped before rank 0 could say so
     if status == "stopped" and read_run(run_dir).message == READER_GONE:  # rank 0's reader went away

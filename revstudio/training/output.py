@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import IO, Any
 
+from .checkpoint import data_changed_note
 from .loop import Callback
 from .runs import RunWriter, finite, json_text, now_iso
 
@@ -147,9 +148,7 @@ class Progress(_Out):
         if row.get("inputs"):  # (uint8 inputs scaled to [0, 1], or kept raw: said, never silent)
             self._line(f"note: {row['inputs']}")
         if row.get("data_changed"):
-            then, now = row["data_changed"]
-            self._line(f"note: the data are not those the run trained on before (then: {then}; now: {now}); "
-                       "the epochs and the validation set from here on are not the ones it had")
+            self._line(f"note: {data_changed_note(row['data_changed'])}")
         asked = (row.get("config") or {}).get("batch_size")
         if isinstance(asked, int) and self.batch < asked:
             self._line(f"note: the training data has only {self.batch} samples, fewer than the batch size {asked}: "
@@ -222,10 +221,15 @@ class Progress(_Out):
 
 
 class LastStep(Callback):
-    """The last step row's step (None before the first): what a failure during the run reports."""
+    """The last step row's step (None before the first): what a failure during the run reports;
+    and whether the run started (a failure before it is a refusal, which keeps no run folder)."""
 
     def __init__(self) -> None:
         self.step: int | None = None
+        self.started = False  # (the ``started`` row went out: the run is no longer refused, it failed)
+
+    def on_train_start(self, row: dict[str, Any]) -> None:
+        self.started = True
 
     def on_step_end(self, row: dict[str, Any]) -> None:
         self.step = int(row["step"])

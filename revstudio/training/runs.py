@@ -15,6 +15,7 @@ import errno
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -255,6 +256,17 @@ def _typed(value: Any, kind: type) -> Any:
     return value if isinstance(value, kind) and not isinstance(value, bool) else None
 
 
+STAMPED = re.compile(r"(.+)-\d{8}-\d{6}(?:-\d+)?")  # <project>-<date>-<time>[-n], as runs are named
+
+
+def belongs_to(name: str, stem: str | None) -> bool:
+    """Whether the run folder ``name`` is one of project ``stem``'s: projects in one folder share its
+    ``runs`` folder, and revstudio train and the app's Train name each run after its project. A
+    folder named otherwise (``--out`` from a terminal) is listed for every project."""
+    match = STAMPED.fullmatch(name)
+    return stem is None or match is None or match.group(1) == stem
+
+
 def list_runs(directory: str) -> list[RunInfo]:
     """The runs in ``directory`` (or ``directory`` itself if it is one), oldest first."""
     if is_run_dir(directory):
@@ -335,3 +347,57 @@ class RunWriter:
             except OSError:
                 pass
             self._metrics = None
+
+
+# What the start of a new run writes into its folder (session._record, RunWriter)
+START_FILES = ("project.revs", CONFIG, "environment.json", "model.py", "model.py.txt", STATUS, METRICS)
+
+
+class StartUndo:
+    """What starting a new run creates, noted before it does, so that a run refused before it
+    starts (a mistyped data path, a device it cannot use) leaves nothing behind: the files and
+    folders that were not there before are removed, never what was (a folder the user made for
+    it, the snapshot the app wrote there, an earlier run's files)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = os.path.abspath(path)
+        self.made: list[str] = []  # the folders that did not exist, innermost first
+        folder = self.path
+        while not os.path.lexists(folder) and os.path.dirname(folder) != folder:
+            self.made.append(folder)
+            folder = os.path.dirname(folder)
+        self.before = set(os.listdir(self.path)) if os.path.isdir(self.path) else set()
+
+    def undo(self) -> None:
+        for name in START_FILES:
+            if name not in self.before:
+                try:
+                    os.remove(os.path.join(self.path, name))
+                except OSError:
+                    pass
+        for folder in ([] if "checkpoints" in self.before else [os.path.join(self.path, "checkpoints")]) + self.made:
+            try:
+                os.rmdir(folder)  # (only an empty one: anything else in it stays)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return
+
+
+def claim_run_dir(path: str) -> tuple[str, StartUndo]:
+    """Make the folder of a run revstudio names itself: ``path``, or the next ``path-N`` where
+    another run made it first (a sweep started in parallel, in the same second). ``os.mkdir`` is
+    the claim, so two runs never share a folder; returns it and what its making is undone by."""
+    stem, n = path, 1
+    while True:
+        undo = StartUndo(path)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.mkdir(path)
+            return path, undo
+        except FileExistsError:
+            n += 1
+            path = f"{stem}-{n}"
+        except OSError as exc:
+            undo.undo()
+            raise RunDirError(exc.filename or path, exc) from None

@@ -24,7 +24,17 @@ from typing import Any
 from revstudio.cli import PIPE_CLOSED, printable, reader_gone
 
 from .config import ConfigError, TrainConfig
-from .runs import CONFIG, READER_GONE, RunDirError, RunWriter, now_iso, write_atomic, write_json
+from .runs import (
+    CONFIG,
+    READER_GONE,
+    RunDirError,
+    RunWriter,
+    StartUndo,
+    claim_run_dir,
+    now_iso,
+    write_atomic,
+    write_json,
+)
 
 
 @dataclass
@@ -271,6 +281,7 @@ def run_session(req: Request) -> int:
     stop.install()
     rank, world, local_rank = _rank()
     writer: RunWriter | None = None
+    undo: StartUndo | None = None  # (a new run's: what its start created, taken away if it is refused)
     fail_step: int | None = None
     last_step = LastStep()
     clock: list[float] = []  # when the run's clock started (its rows' "time" counts from there)
@@ -288,7 +299,10 @@ def run_session(req: Request) -> int:
                     print(printable(f"revstudio train: {message}"), file=sys.stderr)
             except BrokenPipeError:  # nobody reads the row: the run directory still gets it
                 reader_gone()
-            if writer is not None:
+            if writer is not None and undo is not None and not last_step.started:
+                writer.close()  # refused before it started: no run to list, nothing to resume
+                undo.undo()
+            elif writer is not None:
                 try:
                     RunDirRows(writer).on_row(row)
                 except RunDirError:  # the row found no room (a full disk): status.json, read by the
@@ -319,6 +333,10 @@ def run_session(req: Request) -> int:
         elif rank == 0:  # (a resumed run's folder is touched once the resume is sure to go ahead)
             _check_out(out)
             try:
+                if req.out:
+                    undo = StartUndo(out)
+                else:  # (a name picked here: another run may have taken it since, started the same second)
+                    out, undo = claim_run_dir(out)
                 writer = _open_run(out, graph, cfg, world, project_text)
             except RunDirError as exc:
                 return failed(str(exc), 2)

@@ -80,3 +80,13 @@ def test_jit_trace_of_reversible_mode_names_the_region_and_the_mode_to_use() -> 
         warnings.simplefilter("ignore")  # (the tracer's warnings about the input checks' Python branches)
         traced = torch.jit.trace(model, (x,))
     assert torch.allclose(traced(x), model(x))
+
+
+def test_torch_func_grad_in_checkpoint_mode_names_the_mode_and_the_way_out() -> None:
+    """torch's own words were "torch.func.{grad, vjp, jacrev, hessian} don't yet support saved tensor hooks"."""
+    model, x = _model()
+    model.mode = "checkpoint"
+    with pytest.raises(RuntimeError) as info:
+        _grads(model, x)
+    text = str(info.value)
+    assert "'region-block0_split'" in text and "checkpoint mode" in text and 'model.mode = "standard"' in text

@@ -50,3 +50,15 @@ def test_a_resume_on_the_same_data_says_nothing_and_on_rewritten_data_says_what_
     out = capsys.readouterr().out
     assert ("note: the data are not those the run trained on before (then: d.npz: 18 train / 2 val, x 4, 3 "
             "classes; now: d.npz: 18 train / 2 val, x 4, 3 classes (the same sizes, other values))") in out
+
+
+def test_the_started_row_of_a_resume_names_the_step_it_continues_from(tmp_path, capsys) -> None:
+    """A run killed after its last checkpoint has rows beyond it in metrics.jsonl, which the resume
+    writes again: its ``started`` row says from which step, so a script can keep the later rows."""
+    project, data, run = _project(tmp_path), tmp_path / "d.npz", str(tmp_path / "run")
+    _data(data, 40)
+    flags = [*FLAGS[:-2], "--checkpoint-every", "2", "--log-every", "1"]
+    assert cli.main(["train", project, "--data", str(data), "--steps", "3", *flags, "--out", run, "--json"]) == 0
+    assert _started(capsys.readouterr().out)["resumed_at"] is None
+    assert cli.main(["train", "--resume", run, "--steps", "5", "--json"]) == 0
+    assert _started(capsys.readouterr().out)["resumed_at"] == 3

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from revstudio.training.runs import pid_alive, read_run
+from revstudio.training.runs import STAMPED as _STAMPED
+from revstudio.training.runs import belongs_to, pid_alive, read_run
 
 __all__ = ["RunEntry", "belongs_to", "delete_run_dir", "is_run_dir", "list_run_dirs", "move_run_dir", "pid_alive",
            "read_run_dir", "renamed_run"]
@@ -123,17 +123,6 @@ def list_run_dirs(root: str | Path) -> list[RunEntry]:
         return []
     children.sort(key=lambda p: (p.stat().st_mtime if p.exists() else 0.0, p.name), reverse=True)
     return [read_run_dir(p) for p in children]
-
-
-_STAMPED = re.compile(r"(.+)-\d{8}-\d{6}(?:-\d+)?")  # <project>-<date>-<time>[-n], as Train names them
-
-
-def belongs_to(name: str, stem: str | None) -> bool:
-    """Whether the run folder ``name`` is one of project ``stem``'s: projects in one folder share its
-    ``runs`` folder, and Train names each run after its project. A folder named otherwise (``--out``
-    from a terminal) is listed for every project."""
-    match = _STAMPED.fullmatch(name)
-    return stem is None or match is None or match.group(1) == stem
 
 
 def delete_run_dir(path: str | Path, root: str | Path) -> None:

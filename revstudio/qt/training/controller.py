@@ -40,7 +40,8 @@ PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 
 
 def _remove_unstarted(run_dir: Path) -> bool:
-    """Remove a run folder that holds only the snapshot Train wrote (the worker never wrote to it)."""
+    """Remove a run folder that holds only the snapshot Train wrote (the worker never wrote to it, or
+    took away what it wrote: a run refused before it started)."""
     try:
         if [p.name for p in run_dir.iterdir()] != ["project.revs"]:
             return False
@@ -322,6 +323,8 @@ class TrainController(QObject):
                 run.message = "the worker process was killed" + (f" (after: {run.message})" if run.message else "")
             elif run.message is None:
                 run.message = f"the worker exited with code {code}"
+            if not run.info and self.run_dir is not None:  # refused before it started: the worker took
+                _remove_unstarted(self.run_dir)  # its files away, the snapshot Train wrote goes too
             self.message.emit(f"Run {run.name} failed: {run.message}")
         if self.run_dir is not None and run.status in ("failed", "stopped"):
             # a worker that died of a full disk could not rewrite status.json, which would read as

@@ -65,3 +65,25 @@ def test_closing_while_a_stop_is_under_way_asks_nothing_more(qtbot, train_window
     window.document.undo_stack.setClean()
     assert window.close()
     assert "stop_run" not in dialogs.asked and not ui.controller.running  # stopped (killed) on the way out
+
+
+REFUSED = ("print('{\"kind\": \"event\", \"event\": \"failed\", \"time\": 0.0, \"step\": null, "
+           "\"message\": \"/data/nosuch.npz: no such file\", \"exit_code\": 2}', flush=True)\nraise SystemExit(2)\n")
+
+
+def test_a_run_the_worker_refuses_before_it_starts_leaves_no_run(qtbot, train_window, monkeypatch, tmp_path,
+                                                                  dialogs):
+    """A mistyped data path: the worker refuses and takes its files away; the snapshot Train wrote
+    stayed, and the Runs tab listed a failed run at step 0 that never was."""
+    _worker(monkeypatch, tmp_path, REFUSED)
+    window = train_window()
+    ui = window.training
+    assert ui.train() is None
+    run_dir = ui.controller.run_dir
+    qtbot.waitUntil(lambda: not ui.controller.running, timeout=10_000)
+    run = ui.controller.run
+    assert run.status == "failed" and "nosuch.npz: no such file" in run.message
+    assert dialogs.errors and "nosuch.npz" in dialogs.errors[-1][1]  # (still said, as before)
+    assert not run_dir.exists()
+    ui.runs_panel.reload()
+    assert ui.runs_panel.entry(run_dir) is None
