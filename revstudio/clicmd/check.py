@@ -43,12 +43,15 @@ def load_project(path: str) -> Graph:
     if path == "-" and not os.path.exists(path):
         raise CliError(f"-: {NOT_STDIN}; give the project's path, or /dev/stdin to read it from a pipe "
                        "(cat model.revs | revstudio check /dev/stdin)", 2)
+    from ._paths import example_hint
+
     try:
         return load(path)
     except ProjectError as exc:
-        raise CliError(str(exc), 2) from None
+        raise CliError(f"{exc}{example_hint(path)}", 2) from None
     except OSError as exc:  # the loader should wrap these; stay safe if it does not
-        raise CliError(f"{path}: cannot read the file ({exc.strerror or exc}); check the path", 2) from None
+        raise CliError(f"{path}: cannot read the file ({exc.strerror or exc}); check the path"
+                       f"{example_hint(path)}", 2) from None
 
 
 def _checker() -> Callable[..., Report]:

@@ -36,6 +36,11 @@ def run(args: argparse.Namespace) -> int:
     if os.path.isfile(folder):
         folder = os.path.join(os.path.dirname(os.path.abspath(folder)), "runs")
     if not os.path.isdir(folder):
+        from ._paths import example_hint
+
+        hint = example_hint(args.dir)
+        if hint:  # (a project that is not there: "train it first" would not help)
+            raise CliError(f"{args.dir}: no such file; check the path{hint}")
         raise CliError(f"{args.dir}: no such folder of runs (train with 'revstudio train FILE' first)")
     runs = list_runs(folder)
     inside = os.path.join(folder, "runs")
