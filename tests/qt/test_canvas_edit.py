@@ -294,14 +294,14 @@ def test_context_menu_offers_the_edits_and_lets_the_window_extend_it(shown_view)
     pos = view.scene().node_items["blocks"].sceneBoundingRect().center()
     menu, node = view.build_context_menu(pos)
     texts = [a.text() for a in menu.actions()]
-    assert {"Add node…", "Open group", "Copy", "Paste", "Duplicate", "Delete", "Layout graph"} <= set(texts)
+    assert {"Add Node…", "Open Group", "Copy", "Paste", "Duplicate", "Delete", "Auto Layout"} <= set(texts)
     assert node == "blocks" and view.selected_node_ids() == ["blocks"]
     assert seen and seen[-1][0] is menu and seen[-1][1] == "blocks"
     duplicate = next(a for a in menu.actions() if a.text() == "Duplicate")
     duplicate.trigger()
     assert len(view.document.graph.nodes) == 6
     menu, node = view.build_context_menu(QPointF(-3000, -3000))
-    assert node == "" and "Open group" not in [a.text() for a in menu.actions()]
+    assert node == "" and "Open Group" not in [a.text() for a in menu.actions()]
 
 
 def test_escape_cancels_a_wire_being_drawn(shown_view):

@@ -60,3 +60,34 @@ def test_every_menu_path_in_the_docs_is_in_the_menu_bar(make_window):
     wrong = [f"{page}: {menu} > {after.splitlines()[0][:40]}" for page, menu, after in _named_paths()
              if menu not in tree or not _follows(tree[menu], after)]
     assert not wrong, f"no such menu item (menus: {sorted(tree)}): {wrong}"
+
+
+def _walk(menu, path=()):
+    for action in menu.actions():
+        if action.isSeparator():
+            continue
+        if action.menu():
+            yield from _walk(action.menu(), (*path, action.text().replace("&", "")))
+        else:
+            yield path, action
+
+
+def test_the_canvas_context_menu_names_each_action_as_the_menu_bar_does(make_window):
+    """A right-click said "Layout graph", "Fit to view", "Add node…", "Distribute horizontal" and
+    "Group selection" for View > Auto Layout, View > Fit All, Edit > Add Node…, View > Align >
+    Distribute Horizontally and Edit > Group Selection: the docs and F1 name the menu bar's items."""
+    from revstudio.core.generate import example_projects
+
+    window = make_window(example_projects()["revnet_coupling"])
+    bar = {action.text().replace("&", ""): action for _, action in _walk(window.menuBar())}
+    view = window.tabs.main_view()
+    view.select_nodes(["stem", "blocks", "pool"])
+    menu, _ = view.build_context_menu(view.scene().node_items["blocks"].sceneBoundingRect().center())
+    items = list(_walk(menu))
+    assert len(items) > 15
+    wrong = [f"{' > '.join(path + (action.text(),))}" for path, action in items if action.text() not in bar]
+    assert not wrong, f"context-menu items the menu bar names otherwise: {wrong}"
+    shortcuts = {a.shortcut().toString(): name for name, a in bar.items() if not a.shortcut().isEmpty()}
+    clash = [(a.text(), shortcuts[a.shortcut().toString()]) for _, a in items
+             if not a.shortcut().isEmpty() and shortcuts.get(a.shortcut().toString(), a.text()) != a.text()]
+    assert not clash
