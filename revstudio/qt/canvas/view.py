@@ -366,6 +366,8 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QGraphicsView):
 
         has_sel = bool(self.selected_node_ids())
         add("Add Node…", lambda: self.open_quick_add(scene_pos), "Shift+A")
+        if item is not None:
+            add("Rename Node", lambda: self.start_rename(node_id), "F2")
         if item is not None and item.display.opens_group:
             add("Open Group", lambda: self.openGroupRequested.emit(node_id), "Tab")
         menu.addSeparator()
