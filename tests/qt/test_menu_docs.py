@@ -91,3 +91,12 @@ def test_the_canvas_context_menu_names_each_action_as_the_menu_bar_does(make_win
     clash = [(a.text(), shortcuts[a.shortcut().toString()]) for _, a in items
              if not a.shortcut().isEmpty() and shortcuts.get(a.shortcut().toString(), a.text()) != a.text()]
     assert not clash
+
+
+def test_buttons_end_in_an_ellipsis_as_the_menus_do(make_window):
+    """The Code tab's button read "Export..." beside File > Export Python… and the Runs tab's "Delete…"."""
+    from PySide6.QtWidgets import QAbstractButton
+
+    texts = [b.text() for b in make_window().findChildren(QAbstractButton)]
+    assert any(t.endswith("…") for t in texts)
+    assert not [t for t in texts if t.endswith("...")]
