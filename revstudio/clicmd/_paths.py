@@ -6,18 +6,15 @@ that path names nothing, and "check the path" alone does not say where the examp
 """
 from __future__ import annotations
 
-import os
 import shlex
 
 
 def example_hint(path: str) -> str:
     """``"; the example 'NAME' installed with revstudio is PATH (...)"`` when ``path`` names no file
     but its file name is a shipped example's, else ``""``."""
-    if not path or os.path.exists(path) or not path.endswith(".revs"):
-        return ""
-    from revstudio import resources
+    from revstudio.resources import missing_example
 
-    found = resources.example(os.path.basename(path))
+    found = missing_example(path)
     if found is None:
         return ""
     return (f"; the example '{found.stem}' installed with revstudio is {found} "
