@@ -100,3 +100,17 @@ def test_buttons_end_in_an_ellipsis_as_the_menus_do(make_window):
     texts = [b.text() for b in make_window().findChildren(QAbstractButton)]
     assert any(t.endswith("…") for t in texts)
     assert not [t for t in texts if t.endswith("...")]
+
+
+def test_a_button_for_a_menu_action_is_spelled_as_the_menu_item(make_window):
+    """The Memory tab's "Measure memory" and the inspector's "Rename group…" did what Tools > Measure Memory
+    and Edit > Rename Group… do, spelled otherwise."""
+    from PySide6.QtWidgets import QAbstractButton
+
+    window = make_window()
+    bar = {a.text().replace("&", ""): a for _, a in _walk(window.menuBar())}
+    folded = {name.casefold(): name for name in bar}
+    texts = {b.text() for b in window.findChildren(QAbstractButton)} | {window.inspector.rename_group.text()}
+    assert "Measure Memory" in texts
+    wrong = [(t, folded[t.casefold()]) for t in texts if t.casefold() in folded and t != folded[t.casefold()]]
+    assert not wrong
