@@ -147,6 +147,11 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
     if report.estimate is not None:
         lines += ["", "memory estimate:"]
         lines += ["  " + line for line in _estimate_lines(report.estimate)]
+        unknown = [printable(nid) for nid, info in report.nodes.items() if not info.ok]
+        if unknown:  # (the app's status bar says "so far" too: zeros here read as a measured nothing)
+            named = ", ".join(unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+            lines.append(f"  so far: {named} {'have' if len(unknown) > 1 else 'has'} no known shapes and "
+                         f"{'are' if len(unknown) > 1 else 'is'} not counted; fix the errors above")
         note = _precision_note(graph)
         if note:
             lines.append(f"  note: training.precision is {_training_precision(graph)}: {note}")
