@@ -127,3 +127,20 @@ def test_a_missing_path_that_is_no_example_gets_no_example_hint(tmp_path: Path, 
     assert main(["check", "mine.revs"]) == 2
     err = capsys.readouterr().err
     assert "mine.revs" in err and "check the path" in err and "example" not in err
+
+
+@pytest.mark.parametrize("argv", [["check"], ["gradcheck"], ["memory"], ["export", "-o", "x.py"]])
+def test_a_run_folder_given_as_file_points_at_its_project(argv: list[str], tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`revstudio check runs/glow` said "cannot read the file (Is a directory); check the path"."""
+    run = tmp_path / "runs" / "glow"
+    run.mkdir(parents=True)
+    (run / "status.json").write_text('{"status": "finished"}', encoding="utf-8")
+    (run / "project.revs").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main([argv[0], "runs/glow", *argv[1:]]) == 2
+    err = capsys.readouterr().err
+    assert "runs/glow: is a folder (a run directory); the project it trained is runs/glow/project.revs" in err
+    assert main([argv[0], "runs", *argv[1:]]) == 2
+    assert "runs: is a folder, not a project file; give the .revs file" in capsys.readouterr().err

@@ -19,3 +19,18 @@ def example_hint(path: str) -> str:
         return ""
     return (f"; the example '{found.stem}' installed with revstudio is {found} "
             f"('revstudio examples {shlex.quote(found.stem)}' prints its path from any folder)")
+
+
+def folder_problem(path: str) -> str | None:
+    """Why ``path``, a folder, is not a project: a run directory's project is inside it."""
+    import os
+
+    if not path or not os.path.isdir(path):
+        return None
+    from revstudio.training.runs import is_run_dir
+
+    if is_run_dir(path):
+        inside = os.path.join(path, "project.revs")
+        return (f"{path}: is a folder (a run directory); the project it trained is {inside}"
+                if os.path.isfile(inside) else f"{path}: is a folder (a run directory), not a project file")
+    return f"{path}: is a folder, not a project file; give the .revs file"

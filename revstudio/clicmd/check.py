@@ -43,8 +43,11 @@ def load_project(path: str) -> Graph:
     if path == "-" and not os.path.exists(path):
         raise CliError(f"-: {NOT_STDIN}; give the project's path, or /dev/stdin to read it from a pipe "
                        "(cat model.revs | revstudio check /dev/stdin)", 2)
-    from ._paths import example_hint
+    from ._paths import example_hint, folder_problem
 
+    problem = folder_problem(path)
+    if problem is not None:
+        raise CliError(problem, 2)
     try:
         return load(path)
     except ProjectError as exc:

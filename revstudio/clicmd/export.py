@@ -41,8 +41,11 @@ def run(args: argparse.Namespace) -> int:
     if os.path.isfile(args.output) and not os.access(args.output, os.W_OK):
         # the write renames a new file over it, which the folder's permissions allow: refuse as cp does
         raise CliError(f"{args.output}: the file is read-only; make it writable (chmod u+w) or choose another -o path")
-    from ._paths import example_hint
+    from ._paths import example_hint, folder_problem
 
+    problem = folder_problem(args.file)
+    if problem is not None:
+        raise CliError(problem)
     try:
         graph = load(args.file)
     except ProjectError as exc:
