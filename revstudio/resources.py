@@ -10,6 +10,7 @@ place, so files added there show up without reinstalling anything.
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import tempfile
 from functools import lru_cache
@@ -98,4 +99,14 @@ def example(name: str) -> Path | None:
     return next((p for p in examples() if p.stem == stem), None)
 
 
-__all__ = ["PACKAGE", "example", "examples", "files", "path", "root"]
+def missing_example(given: str) -> Path | None:
+    """The shipped example that ``given``, a path naming no file, seems to mean: the README's
+    commands name them by their place in a checkout (``resources/examples/revnet_wired.revs``),
+    which names nothing where revstudio was installed with pip. None where ``given`` exists
+    or its file name is no example's."""
+    if not given or not given.endswith(".revs") or os.path.exists(given):
+        return None
+    return example(os.path.basename(given))
+
+
+__all__ = ["PACKAGE", "example", "examples", "files", "missing_example", "path", "root"]

@@ -291,3 +291,22 @@ def test_training_data_whose_layout_train_would_refuse_is_said_with_the_transpos
     assert "Input node 'sequence' expects 12x32" in line and "numpy.transpose(x, (0, 2, 1))" in line
     assert main(["check", path, "--json"]) == 0
     assert "numpy.transpose(x, (0, 2, 1))" in json.loads(capsys.readouterr().out)["training"]["error"]
+
+
+def test_an_estimate_with_nodes_of_unknown_shape_says_it_counts_so_far(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A project whose plugin is missing printed "peak of a training step 0 B" for every mode, as if
+    measured; the app's status bar says "so far" there."""
+    graph = revnet_chain(1, channels=4, size=8, wired=True)
+    first = next(n for n in graph.nodes if graph.nodes[n].type == "Conv")
+    graph.set_param(first, "out_channels", 0)  # an error: this node and those after it have no shapes
+    path = tmp_path / "broken.revs"
+    save(graph, str(path))
+    assert main(["check", str(path)]) == 1
+    text = capsys.readouterr().out
+    (line,) = [s for s in text.splitlines() if s.startswith("  so far: ")]
+    assert line.startswith(f"  so far: {first}") and line.endswith("not counted; fix the errors above")
+    save(revnet_chain(1, channels=4, size=8, wired=True), str(tmp_path / "ok.revs"))
+    capsys.readouterr()
+    assert main(["check", str(tmp_path / "ok.revs")]) == 0
+    assert "so far" not in capsys.readouterr().out

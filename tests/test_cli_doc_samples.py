@@ -135,3 +135,30 @@ def test_the_train_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str],
         return _figures_masked([re.sub(r" on (cpu|cuda(:\d+)?) in ", " on DEVICE in ", s) for s in lines])
 
     assert fits(masked(doc), masked(out)), "\n".join(out)
+
+
+def _summary(command: str) -> str:
+    """The lines of docs/cli.md's command summary (its first code block) that show ``revstudio COMMAND``."""
+    block = re.search(r"```\n(revstudio \[FILE\].*?)```", CLI_MD, re.S)
+    assert block is not None, "docs/cli.md has no command summary"
+    text, keep = "", False
+    for line in block.group(1).splitlines():
+        if line.startswith("revstudio "):
+            keep = line.split()[1] == command
+        if keep:
+            text += line + "\n"
+    return text
+
+
+@pytest.mark.parametrize("command", ["check", "gradcheck", "memory", "runs", "export", "examples", "plugins"])
+def test_the_command_summary_shows_every_option(command: str) -> None:
+    """A new user reads the summary first: gradcheck's --inputs was left out of it."""
+    from revstudio.cli import _build_parser
+
+    parser, _ = _build_parser(command)
+    shown = _summary(command)
+    assert shown, f"docs/cli.md's summary has no line for revstudio {command}"
+    missing = [action.option_strings[-1] for action in parser._actions  # (-o OUT.py shows --output)
+               if action.option_strings and "--help" not in action.option_strings
+               and not any(re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", shown) for o in action.option_strings)]
+    assert not missing, shown

@@ -101,3 +101,46 @@ def test_runs_of_a_project_folder_are_those_in_its_runs_folder(tmp_path: Path,
     assert main(["runs", str(tmp_path), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["dir"] == str(tmp_path / "runs") and [r["name"] for r in data["runs"]] == ["two-20261206-120000"]
+
+
+# A new user who installed revstudio (pip install .) types the README's commands, which name the examples by
+# their place in a checkout, in a folder without one: they were told only "check the path".
+@pytest.mark.parametrize("argv", [["check"], ["gradcheck"], ["memory"], ["export", "-o", "x.py"], ["train"],
+                                  ["runs"], ["check", "--json"]])
+def test_a_missing_path_to_a_shipped_example_says_where_it_is_installed(
+        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    given = "resources/examples/revnet_wired.revs"
+    assert main([argv[0], given, *argv[1:]]) == 2
+    out, err = capsys.readouterr()
+    message = json.loads(out)["error"] if "--json" in argv else err
+    assert message.startswith(f"revstudio: {given}: " if not out else f"{given}: ")
+    assert f"the example 'revnet_wired' installed with revstudio is {EXAMPLE}" in message
+    assert "revstudio examples revnet_wired" in message
+    assert not (tmp_path / "x.py").exists()
+
+
+def test_a_missing_path_that_is_no_example_gets_no_example_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "mine.revs"]) == 2
+    err = capsys.readouterr().err
+    assert "mine.revs" in err and "check the path" in err and "example" not in err
+
+
+@pytest.mark.parametrize("argv", [["check"], ["gradcheck"], ["memory"], ["export", "-o", "x.py"]])
+def test_a_run_folder_given_as_file_points_at_its_project(argv: list[str], tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`revstudio check runs/glow` said "cannot read the file (Is a directory); check the path"."""
+    run = tmp_path / "runs" / "glow"
+    run.mkdir(parents=True)
+    (run / "status.json").write_text('{"status": "finished"}', encoding="utf-8")
+    (run / "project.revs").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main([argv[0], "runs/glow", *argv[1:]]) == 2
+    err = capsys.readouterr().err
+    assert "runs/glow: is a folder (a run directory); the project it trained is runs/glow/project.revs" in err
+    assert main([argv[0], "runs", *argv[1:]]) == 2
+    assert "runs: is a folder, not a project file; give the .revs file" in capsys.readouterr().err

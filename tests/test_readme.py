@@ -59,3 +59,32 @@ def test_what_the_readme_says_a_hook_on_a_node_layer_sees() -> None:
     model(torch.randn(2, *model.plan.inputs[0].shape))
     assert [type(o) for o in seen] == [tuple, tuple] and all(isinstance(o[0], torch.Tensor) for o in seen)
     assert repr(model.stem).startswith("Conv2d(")
+
+
+def test_the_command_line_block_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Each ``revstudio ...`` line of "From the command line" exits 0 from a checkout's root (a copy of
+    its resources, so the run folder and model.py land there); train runs 2 steps, not 400."""
+    pytest.importorskip("torch")
+    import shlex
+    import shutil
+
+    from revstudio.cli import main
+
+    block = re.search(r"## From the command line\n\n```sh\n(.*?)```", README, re.S)
+    assert block is not None
+    commands = [shlex.split(line.split("#")[0]) for line in block.group(1).splitlines() if line.strip()]
+    assert [c[:2] for c in commands] == [["revstudio", n] for n in ("check", "gradcheck", "memory", "export",
+                                                                     "train", "runs")]
+    shutil.copytree(ROOT / "resources" / "examples", tmp_path / "resources" / "examples")
+    shutil.copytree(ROOT / "resources" / "data", tmp_path / "resources" / "data")
+    monkeypatch.chdir(tmp_path)
+    for argv in commands:
+        extra = ["--steps", "2"] if argv[1] == "train" else []
+        assert main(argv[1:] + extra) == 0, (argv, capsys.readouterr())
+    out = capsys.readouterr().out
+    assert (tmp_path / "model.py").is_file() and re.search(r"finished +2/2", out)
+    # the line for an install away from a checkout names an example the same way
+    assert '`revstudio check "$(revstudio examples revnet_wired)"`' in README
+    assert main(["examples", "revnet_wired"]) == 0
+    assert main(["check", capsys.readouterr().out.strip()]) == 0

@@ -43,12 +43,18 @@ def load_project(path: str) -> Graph:
     if path == "-" and not os.path.exists(path):
         raise CliError(f"-: {NOT_STDIN}; give the project's path, or /dev/stdin to read it from a pipe "
                        "(cat model.revs | revstudio check /dev/stdin)", 2)
+    from ._paths import example_hint, folder_problem
+
+    problem = folder_problem(path)
+    if problem is not None:
+        raise CliError(problem, 2)
     try:
         return load(path)
     except ProjectError as exc:
-        raise CliError(str(exc), 2) from None
+        raise CliError(f"{exc}{example_hint(path)}", 2) from None
     except OSError as exc:  # the loader should wrap these; stay safe if it does not
-        raise CliError(f"{path}: cannot read the file ({exc.strerror or exc}); check the path", 2) from None
+        raise CliError(f"{path}: cannot read the file ({exc.strerror or exc}); check the path"
+                       f"{example_hint(path)}", 2) from None
 
 
 def _checker() -> Callable[..., Report]:
@@ -144,6 +150,11 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
     if report.estimate is not None:
         lines += ["", "memory estimate:"]
         lines += ["  " + line for line in _estimate_lines(report.estimate)]
+        unknown = [printable(nid) for nid, info in report.nodes.items() if not info.ok]
+        if unknown:  # (the app's status bar says "so far" too: zeros here read as a measured nothing)
+            named = ", ".join(unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+            lines.append(f"  so far: {named} {'have' if len(unknown) > 1 else 'has'} no known shapes and "
+                         f"{'are' if len(unknown) > 1 else 'is'} not counted; fix the errors above")
         note = _precision_note(graph)
         if note:
             lines.append(f"  note: training.precision is {_training_precision(graph)}: {note}")

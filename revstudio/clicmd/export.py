@@ -41,12 +41,17 @@ def run(args: argparse.Namespace) -> int:
     if os.path.isfile(args.output) and not os.access(args.output, os.W_OK):
         # the write renames a new file over it, which the folder's permissions allow: refuse as cp does
         raise CliError(f"{args.output}: the file is read-only; make it writable (chmod u+w) or choose another -o path")
+    from ._paths import example_hint, folder_problem
+
+    problem = folder_problem(args.file)
+    if problem is not None:
+        raise CliError(problem)
     try:
         graph = load(args.file)
     except ProjectError as exc:
-        raise CliError(str(exc)) from None
+        raise CliError(f"{exc}{example_hint(args.file)}") from None
     except OSError as exc:
-        raise CliError(f"{args.file}: cannot read ({exc.strerror or exc})") from None
+        raise CliError(f"{args.file}: cannot read ({exc.strerror or exc}){example_hint(args.file)}") from None
     # relative data paths start from the output's folder, for its script and when it is reopened
     # (a pipe or device, `-o /dev/stdout`, has no folder of its own: they stay as they are)
     if not os.path.exists(args.output) or os.path.isfile(args.output):

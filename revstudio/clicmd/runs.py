@@ -38,6 +38,11 @@ def run(args: argparse.Namespace) -> int:
         stem = os.path.splitext(os.path.basename(folder))[0]
         folder = os.path.join(os.path.dirname(os.path.abspath(folder)), "runs")
     if not os.path.isdir(folder):
+        from ._paths import example_hint
+
+        hint = example_hint(args.dir)
+        if hint:  # (a project that is not there: "train it first" would not help)
+            raise CliError(f"{args.dir}: no such file; check the path{hint}")
         raise CliError(f"{args.dir}: no such folder of runs (train with 'revstudio train FILE' first)")
     runs = [r for r in list_runs(folder) if belongs_to(r.name, stem)]
     inside = os.path.join(folder, "runs")

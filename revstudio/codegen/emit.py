@@ -359,7 +359,9 @@ def _compile_recorded(graph: Any) -> tuple[Any, Record, Any]:
     report = check(graph)
     if not report.valid:
         problems = [str(d) for d in report.diagnostics if d.severity == "error"]
-        raise CodegenError(f"{graph.name}: the graph has errors", problems)
+        # the first few in the message itself: a script's traceback shows it, not ``problems``
+        more = f"; and {len(problems) - 3} more; revstudio check FILE lists them all" if len(problems) > 3 else ""
+        raise CodegenError(f"{graph.name}: the graph has errors: {'; '.join(problems[:3])}{more}", problems)
     import torch
 
     from revstudio.compiler import CompileError

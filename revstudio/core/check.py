@@ -72,6 +72,20 @@ class Report:
             return info.outputs[port.port]
         return info.inputs.get(port.port)
 
+    def __str__(self) -> str:
+        """What ``print(rs.check(g))`` shows: the totals, each diagnostic and each reversible region
+        (``revstudio check`` prints the full table); the dataclass's repr ran to pages."""
+        errors, warnings = len(self.errors), len(self.warnings)
+        lines = [f"{len(self.nodes)} nodes, {self.parameters:,} parameters, {errors} error{'s' * (errors != 1)}, "
+                 f"{warnings} warning{'s' * (warnings != 1)}: {'valid' if self.valid else 'NOT valid'}"]
+        for d in self.diagnostics:
+            where = (d.node or "graph") + (f".{d.port}" if d.port else "")
+            lines.append(f"  {d.severity} {where}: {d.message}")
+        for region in self.regions:
+            steps = list(getattr(region, "nodes", []))
+            lines.append(f"  reversible region {getattr(region, 'id', '?')}: {len(steps)} nodes")
+        return "\n".join(lines)
+
     def to_json(self) -> dict[str, Any]:
         """The object printed by ``revstudio check --json``."""
         out: dict[str, Any] = {

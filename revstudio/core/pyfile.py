@@ -82,7 +82,8 @@ def read_embedded(source_text: str, filename: str = "<export>") -> str:
     if not matches:
         if len(source_text) <= FULL_PARSE_BYTES:
             _parse(source_text, filename, 1)  # invalid Python is the clearer message
-        raise EmbeddedError(f"{filename} is not a revstudio export (no {CONSTANT} constant)")
+        raise EmbeddedError(f"{filename} is not a revstudio export (no {CONSTANT} constant); open a .revs "
+                            "project, or a .py file that revstudio export wrote")
     match = matches[-1]
     end = _statement_end(source_text, match.start())
     if end is not None and len(source_text) - (end - match.start()) > FULL_PARSE_BYTES:
@@ -96,7 +97,8 @@ def read_embedded(source_text: str, filename: str = "<export>") -> str:
         if _target_is_constant(stmt):
             found = stmt
     if found is None:
-        raise EmbeddedError(f"{filename} is not a revstudio export (no {CONSTANT} constant)")
+        raise EmbeddedError(f"{filename} is not a revstudio export (no {CONSTANT} constant); open a .revs "
+                            "project, or a .py file that revstudio export wrote")
     value = found.value  # type: ignore[attr-defined]
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return value.value

@@ -236,7 +236,7 @@ class CanvasTabs(QTabWidget):
         """Add grouping to the canvas's context menu (the canvas knows nothing of groups' tabs)."""
         view = self.current_view()
         menu.addSeparator()
-        group = menu.addAction(icon("group"), "Group selection")
+        group = menu.addAction(icon("group"), "Group Selection")
         group.setShortcut(QKeySequence("Ctrl+G"))
         group.setEnabled(bool(view.selected_node_ids()))
         group.triggered.connect(self.group_selection)

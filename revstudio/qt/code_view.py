@@ -187,7 +187,7 @@ def _snapshot(graph: Any, project: str | None = None, output: str | None = None)
 
 
 class CodeView(QWidget):
-    """Read-only live preview of the exported Python code, with Copy and Export... buttons."""
+    """Read-only live preview of the exported Python code, with Copy and Export… buttons."""
 
     regenerated = Signal()  # the text was regenerated (tests and status bar)
     nodeClicked = Signal(str)  # a click on a node's line: the canvas selects that node
@@ -207,7 +207,7 @@ class CodeView(QWidget):
         self._line_group: list[str] = []  # per line shown: the group whose class holds it ("" = none)
         self.status = QLabel()
         copy_button = QPushButton("Copy")
-        self.export_button = export_button = QPushButton("Export...")
+        self.export_button = export_button = QPushButton("Export…")
         self.editor = QPlainTextEdit()
         self.editor.setReadOnly(True)
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
@@ -416,7 +416,7 @@ def export_refusal(document: Any) -> str | None:
 
 
 def export_with_dialog(parent: QWidget | None, document: Any, with_training: bool | None = None) -> str | None:
-    """File > Export...: ask where, write atomically, report problems in a message box.
+    """File > Export Python…: ask where, write atomically, report problems in a message box.
 
     ``with_training`` None follows the Code tab's "Include training script" box.
     """

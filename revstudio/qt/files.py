@@ -147,7 +147,7 @@ class FileController(QObject):
             graph = read_project(path)
         except OpenError as exc:
             log.error("cannot open %s", exc)
-            self.dialogs.error(self.window, "Cannot open project", str(exc))
+            self.dialogs.error(self.window, "Cannot open project", f"{exc}{_example_hint(path)}")
             if not os.path.exists(path):
                 self.recentChanged.emit(self.settings.remove_recent(path))
             return False
@@ -300,3 +300,15 @@ class FileController(QObject):
     def clear_recent(self) -> None:
         self.settings.clear_recent()
         self.recentChanged.emit([])
+
+
+def _example_hint(path: str) -> str:
+    """Where the shipped example a missing ``path`` names is, and the menu that opens it (the README's
+    ``make run FILE=resources/examples/...`` path names nothing away from a checkout)."""
+    from revstudio.resources import missing_example
+
+    found = missing_example(path)
+    if found is None:
+        return ""
+    return (f"; the example '{found.stem}' installed with revstudio is {found} "
+            f"(File > New from Example > {found.stem.replace('_', ' ')} opens a copy of it)")

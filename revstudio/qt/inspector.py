@@ -94,10 +94,10 @@ class Inspector(InspectorFacts, QWidget):
         self.form.setContentsMargins(0, 4, 0, 4)
         self.form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.open_group = QPushButton("Open group body (Tab)")
+        self.open_group = QPushButton("Open Group Body (Tab)")
         self.open_group.setIcon(icon("group"))
         self.open_group.clicked.connect(self._on_open_group)
-        self.rename_group = QPushButton("Rename group…")  # beside the pick-list, which only picks
+        self.rename_group = QPushButton("Rename Group…")  # beside the pick-list, which only picks
         self.rename_group.clicked.connect(lambda: self._emit_group(self.renameGroupRequested))
         self.facts_title = _label("FACTS", "sectionTitle")
         self.facts = _label("", "")

@@ -1,6 +1,6 @@
 """The Memory panel: measured beside estimated, and the largest batch that fits a device.
 
-"Measure memory" runs ``revstudio memory --json`` on a snapshot of the project in
+"Measure Memory" runs ``revstudio memory --json`` on a snapshot of the project in
 a child process (QProcess, ``cli.child_argv``): torch never loads into the editor
 and the GUI never waits. The reply is drawn as a small bar chart per mode
 (estimated and measured kept and peak) with the estimate's error. "Fits on my
@@ -77,7 +77,7 @@ class BarChart(QWidget):
         if not self.rows:
             painter.setPen(text)
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter,
-                             "Measure memory to see measured figures beside the estimate")
+                             "Press Measure Memory to see measured figures beside the estimate")
             return
         top = max((v for r in self.rows.values() for part in r.values() for v in part.values()), default=1) or 1
         legend_h, label_h = 18, 18
@@ -128,7 +128,7 @@ class MemoryPanel(QWidget):
         self.precision.setToolTip("The precision the steps are measured in: fp32, or bf16/fp16 autocast as "
                                   "Train runs them (fp16 needs CUDA). The estimate models fp32 steps only, "
                                   "so bf16/fp16 measurements stand without one")
-        self.measure_button = QPushButton("Measure memory")
+        self.measure_button = QPushButton("Measure Memory")
         self.measure_button.setToolTip("Run one training step per mode in a separate process "
                                        "(revstudio memory) at this batch and show it beside the estimate")
         self.measure_button.clicked.connect(self.measure)

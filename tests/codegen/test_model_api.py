@@ -239,3 +239,19 @@ def test_sizes_the_layers_refuse_name_the_input_as_compiled(example: str) -> Non
     assert got is not None and got == _refusal(compiled, x), got
     kind, text = got
     assert kind is ValueError and text.startswith(f"input {node!r} has shape {tuple(x.shape)} but its Input node declares")
+
+
+def test_exporting_a_graph_with_errors_says_which_in_the_exception() -> None:
+    """A script's ``rs.export(g)`` showed ``CodegenError: untitled: the graph has errors`` and no node: the
+    errors were only in ``exc.problems``, which a traceback does not show."""
+    from revstudio.codegen import CodegenError
+    from revstudio.core.graph import Graph
+
+    g = Graph()
+    for i in range(5):
+        g.add_node("Conv", f"c{i}")
+    with pytest.raises(CodegenError) as caught:
+        export(g)
+    text = str(caught.value)
+    assert text.startswith("untitled: the graph has errors: ") and "c0.in" in text and "not connected" in text
+    assert "more; revstudio check FILE lists them all" in text and len(caught.value.problems) > 3

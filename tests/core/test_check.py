@@ -517,3 +517,17 @@ def test_a_diagnostic_about_several_nodes_is_for_each_of_them() -> None:
     assert [report.for_node(n) for n in ("g", "r", "c", "x")] == [[merged], [merged], [merged], [report.diagnostics[1]]]
     assert merged.nodes == ("g", "r", "c") and merged.to_json()["nodes"] == ["g", "r", "c"]
     assert warning(None, "project").to_json()["nodes"] == []
+
+
+def test_a_printed_report_is_a_summary_not_the_dataclass() -> None:
+    """``print(rs.check(g))`` in a new user's script printed the repr of every node's facts, pages long."""
+    g = Graph()
+    g.add_node("Input", "x", {"shape": [4, 8, 8]})
+    g.add_node("Conv", "c", {"out_channels": 4, "channels": 3})
+    g.add_node("Output", "y")
+    g.connect("x.out", "c.in")
+    g.connect("c.out", "y.in")
+    text = str(check(g))
+    assert text.splitlines()[0] == "3 nodes, 0 parameters, 1 error, 0 warnings: NOT valid"
+    assert "  error c: parameter 'channels': Conv has no parameter 'channels'" in text
+    assert "Report(" not in text and len(text.splitlines()) == 2

@@ -60,7 +60,8 @@ def test_embedded_text_survives_any_character() -> None:
 
 
 @pytest.mark.parametrize(("source", "message"), [
-    ("x = 1\n", r"model.py is not a revstudio export \(no REVSTUDIO_PROJECT constant\)"),
+    ("x = 1\n", r"model.py is not a revstudio export \(no REVSTUDIO_PROJECT constant\); open a .revs project, "
+                r"or a .py file that revstudio export wrote"),
     ("REVSTUDIO_PROJECT = open('x').read()\n", "must be a plain string literal"),
     ("REVSTUDIO_PROJECT = b'{}'\n", "must be a plain string literal"),
     ("def f(:\n", "line 1: not valid Python"),

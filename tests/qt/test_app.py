@@ -317,7 +317,7 @@ def test_canvas_context_menu_offers_grouping(make_window, revnet):
     view = window.tabs.main_view()
     view.select_nodes(["f", "m"])
     menu, _ = view.build_context_menu(view.scene().node_items["f"].scenePos())
-    group = next(a for a in menu.actions() if a.text() == "Group selection")
+    group = next(a for a in menu.actions() if a.text() == "Group Selection")
     assert group.isEnabled()
     group.trigger()
     (group_id,) = view.selected_node_ids()

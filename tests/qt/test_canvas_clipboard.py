@@ -259,7 +259,7 @@ def test_distribute_is_in_the_align_menus(make_view):
     menu, _ = view.build_context_menu(QPointF(-500, -500))
     align = next(a.menu() for a in menu.actions() if a.menu() is not None and a.text() == "Align")
     texts = [a.text() for a in align.actions()]
-    assert "Distribute horizontal" in texts and "Distribute vertical" in texts
+    assert "Distribute Horizontally" in texts and "Distribute Vertically" in texts
 
 
 def test_layout_of_the_whole_graph_is_one_command_and_left_to_right(make_view):

@@ -294,14 +294,14 @@ def test_context_menu_offers_the_edits_and_lets_the_window_extend_it(shown_view)
     pos = view.scene().node_items["blocks"].sceneBoundingRect().center()
     menu, node = view.build_context_menu(pos)
     texts = [a.text() for a in menu.actions()]
-    assert {"Add node…", "Open group", "Copy", "Paste", "Duplicate", "Delete", "Layout graph"} <= set(texts)
+    assert {"Add Node…", "Open Group", "Copy", "Paste", "Duplicate", "Delete", "Auto Layout"} <= set(texts)
     assert node == "blocks" and view.selected_node_ids() == ["blocks"]
     assert seen and seen[-1][0] is menu and seen[-1][1] == "blocks"
     duplicate = next(a for a in menu.actions() if a.text() == "Duplicate")
     duplicate.trigger()
     assert len(view.document.graph.nodes) == 6
     menu, node = view.build_context_menu(QPointF(-3000, -3000))
-    assert node == "" and "Open group" not in [a.text() for a in menu.actions()]
+    assert node == "" and "Open Group" not in [a.text() for a in menu.actions()]
 
 
 def test_escape_cancels_a_wire_being_drawn(shown_view):
@@ -437,3 +437,16 @@ def test_delete_and_reconnect_keeps_the_chain_and_undoes_as_one_step(make_window
     QTest.keyClick(view, Qt.Key.Key_Backspace, Qt.KeyboardModifier.ControlModifier)  # where Delete is Backspace
     settle()
     assert [str(e.src) for e in doc.graph.edges_into("m", "in1")] == ["s.out1"]
+
+
+def test_a_nodes_context_menu_renames_it(shown_view):
+    """Desktop editors rename from a right-click; here only F2, a double-click on the header or the inspector did."""
+    view = shown_view(revnet_chain(2, channels=4, size=8, wired=False))
+    menu, _ = view.build_context_menu(view.scene().node_items["blocks"].sceneBoundingRect().center())
+    rename = next(a for a in menu.actions() if a.text() == "Rename Node")
+    assert rename.shortcut().toString() == "F2"
+    rename.trigger()
+    assert view.rename_field is not None and view.rename_field.text() == "blocks"
+    view.rename_field.close_field()
+    menu, _ = view.build_context_menu(QPointF(-3000, -3000))
+    assert "Rename Node" not in [a.text() for a in menu.actions()]

@@ -307,3 +307,17 @@ def test_real_restore_box_maps_its_buttons(qtbot, answer_next_box, button, expec
     seen = answer_next_box(button, read="informativeText")
     assert Dialogs().ask_restore(parent, "/tmp/x.revs (autosaved now)") == expected
     assert seen and "/tmp/x.revs" in seen[0]
+
+
+def test_a_missing_path_to_a_shipped_example_says_how_to_open_it(make_window, dialogs, tmp_path):
+    """`revstudio resources/examples/revnet_wired.revs` (the README's path) after a pip install, away from a
+    checkout, said only "check the path"."""
+    from revstudio import resources
+
+    window = make_window()
+    assert not window.files.load_path(str(tmp_path / "resources" / "examples" / "revnet_wired.revs"))
+    text = dialogs.errors[-1][1]
+    assert "check the path" in text
+    assert f"the example 'revnet_wired' installed with revstudio is {resources.example('revnet_wired')}" in text
+    assert "File > New from Example > revnet wired" in text
+    assert window.files.load_path(str(resources.example("revnet_wired")))

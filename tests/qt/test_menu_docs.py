@@ -60,3 +60,57 @@ def test_every_menu_path_in_the_docs_is_in_the_menu_bar(make_window):
     wrong = [f"{page}: {menu} > {after.splitlines()[0][:40]}" for page, menu, after in _named_paths()
              if menu not in tree or not _follows(tree[menu], after)]
     assert not wrong, f"no such menu item (menus: {sorted(tree)}): {wrong}"
+
+
+def _walk(menu, path=()):
+    for action in menu.actions():
+        if action.isSeparator():
+            continue
+        if action.menu():
+            yield from _walk(action.menu(), (*path, action.text().replace("&", "")))
+        else:
+            yield path, action
+
+
+def test_the_canvas_context_menu_names_each_action_as_the_menu_bar_does(make_window):
+    """A right-click said "Layout graph", "Fit to view", "Add node…", "Distribute horizontal" and
+    "Group selection" for View > Auto Layout, View > Fit All, Edit > Add Node…, View > Align >
+    Distribute Horizontally and Edit > Group Selection: the docs and F1 name the menu bar's items."""
+    from revstudio.core.generate import example_projects
+
+    window = make_window(example_projects()["revnet_coupling"])
+    bar = {action.text().replace("&", ""): action for _, action in _walk(window.menuBar())}
+    view = window.tabs.main_view()
+    view.select_nodes(["stem", "blocks", "pool"])
+    menu, _ = view.build_context_menu(view.scene().node_items["blocks"].sceneBoundingRect().center())
+    items = list(_walk(menu))
+    assert len(items) > 15
+    wrong = [f"{' > '.join(path + (action.text(),))}" for path, action in items if action.text() not in bar]
+    assert not wrong, f"context-menu items the menu bar names otherwise: {wrong}"
+    shortcuts = {a.shortcut().toString(): name for name, a in bar.items() if not a.shortcut().isEmpty()}
+    clash = [(a.text(), shortcuts[a.shortcut().toString()]) for _, a in items
+             if not a.shortcut().isEmpty() and shortcuts.get(a.shortcut().toString(), a.text()) != a.text()]
+    assert not clash
+
+
+def test_buttons_end_in_an_ellipsis_as_the_menus_do(make_window):
+    """The Code tab's button read "Export..." beside File > Export Python… and the Runs tab's "Delete…"."""
+    from PySide6.QtWidgets import QAbstractButton
+
+    texts = [b.text() for b in make_window().findChildren(QAbstractButton)]
+    assert any(t.endswith("…") for t in texts)
+    assert not [t for t in texts if t.endswith("...")]
+
+
+def test_a_button_for_a_menu_action_is_spelled_as_the_menu_item(make_window):
+    """The Memory tab's "Measure memory" and the inspector's "Rename group…" did what Tools > Measure Memory
+    and Edit > Rename Group… do, spelled otherwise."""
+    from PySide6.QtWidgets import QAbstractButton
+
+    window = make_window()
+    bar = {a.text().replace("&", ""): a for _, a in _walk(window.menuBar())}
+    folded = {name.casefold(): name for name in bar}
+    texts = {b.text() for b in window.findChildren(QAbstractButton)} | {window.inspector.rename_group.text()}
+    assert "Measure Memory" in texts
+    wrong = [(t, folded[t.casefold()]) for t in texts if t.casefold() in folded and t != folded[t.casefold()]]
+    assert not wrong

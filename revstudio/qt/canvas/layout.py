@@ -383,6 +383,10 @@ def layered_layout(
 
 
 ALIGN_AXES = ("left", "right", "top", "bottom", "horizontal", "vertical")
+# what View > Align and the canvas's context menu call each (one name per action, as the docs use)
+ALIGN_NAMES = {"left": "Align Left Edges", "right": "Align Right Edges", "top": "Align Top Edges",
+               "bottom": "Align Bottom Edges", "horizontal": "Align Centres Horizontally",
+               "vertical": "Align Centres Vertically"}
 
 
 def align(axis: str, rects: Mapping[str, tuple[float, float, float, float]]) -> dict[str, Pos]:

@@ -382,30 +382,32 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
             return action
 
         has_sel = bool(self.selected_node_ids())
-        add("Add node…", lambda: self.open_quick_add(scene_pos), "Shift+A")
+        add("Add Node…", lambda: self.open_quick_add(scene_pos), "Shift+A")
+        if item is not None:
+            add("Rename Node", lambda: self.start_rename(node_id), "F2")
         if item is not None and item.display.opens_group:
-            add("Open group", lambda: self.openGroupRequested.emit(node_id), "Tab")
+            add("Open Group", lambda: self.openGroupRequested.emit(node_id), "Tab")
         menu.addSeparator()
         add("Cut", self.cut, "Ctrl+X", has_sel)
         add("Copy", self.copy, "Ctrl+C", has_sel)
         add("Paste", self.paste, "Ctrl+V")
         add("Duplicate", self.duplicate, "Ctrl+D", has_sel)
         add("Delete", self.delete_selection, "Del", has_sel or bool(self._scene.selected_edges()))
-        add("Delete and reconnect", self.delete_and_reconnect, "Ctrl+Del", has_sel)
+        add("Delete and Reconnect", self.delete_and_reconnect, "Ctrl+Del", has_sel)
         menu.addSeparator()
         align = menu.addMenu("Align")
-        for axis in layout.ALIGN_AXES:
-            act = align.addAction(axis.capitalize())
+        for axis in layout.ALIGN_AXES:  # (named as View > Align names them)
+            act = align.addAction(layout.ALIGN_NAMES[axis])
             act.triggered.connect(lambda _=False, a=axis: self.align(a))
         align.addSeparator()
         for axis in ("horizontal", "vertical"):
-            act = align.addAction(f"Distribute {axis}")
+            act = align.addAction(f"Distribute {axis.title()}ly")
             act.triggered.connect(lambda _=False, a=axis: self.distribute(a))
             act.setEnabled(len(self.selected_node_ids()) > 2)
         align.setEnabled(len(self.selected_node_ids()) > 1)
-        add("Layout selection", lambda: self.auto_layout(True), "Ctrl+Shift+L", len(self.selected_node_ids()) > 1)
-        add("Layout graph", lambda: self.auto_layout(False), "Ctrl+L")
-        add("Fit to view", self.fit_all, "Home")
+        add("Layout Selection", lambda: self.auto_layout(True), "Ctrl+Shift+L", len(self.selected_node_ids()) > 1)
+        add("Auto Layout", lambda: self.auto_layout(False), "Ctrl+L")
+        add("Fit All", self.fit_all, "Home")
         self.contextMenuRequested.emit(menu, node_id)
         return menu, node_id
 

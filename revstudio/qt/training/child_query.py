@@ -13,6 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, Signal
 
+from revstudio.cli import child_cwd
 from revstudio.qt.training.controller import child_argv, child_environment
 
 STDERR_KEEP = 4000
@@ -29,7 +30,8 @@ class ChildQuery(QObject):
         self.argv = child_argv(module, *args)
         self.process = QProcess(self)
         self.process.setProcessEnvironment(child_environment())
-        self.process.setWorkingDirectory(str(cwd or Path.home()))
+        # (a folder of its own, as the export worker's: the user's home may not exist, as the nobody user's)
+        self.process.setWorkingDirectory(str(cwd or child_cwd()))
         self.process.finished.connect(self._done)
         self.process.errorOccurred.connect(self._error)
         self.answer: dict[str, Any] | None = None
