@@ -13,9 +13,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
-import platform
 import signal
-import socket
 import sys
 import time
 from dataclasses import dataclass, field
@@ -24,16 +22,14 @@ from typing import Any
 from revstudio.cli import PIPE_CLOSED, printable, reader_gone
 
 from .config import ConfigError, TrainConfig
+from .run_record import open_run, snapshot_text
 from .runs import (
-    CONFIG,
     READER_GONE,
     RunDirError,
     RunWriter,
     StartUndo,
     claim_run_dir,
     now_iso,
-    write_atomic,
-    write_json,
 )
 
 
@@ -154,77 +150,6 @@ def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
     return graph, cfg, resume, base
 
 
-def _environment(cfg: TrainConfig, world: int, graph: Any = None) -> dict[str, Any]:
-    import torch
-
-    from revstudio import __version__
-
-    from .parts import TrainError, resolve_device
-
-    try:  # the device the run trains on ("auto" picked for this machine); config.json keeps the setting
-        device = str(resolve_device(cfg.device, _rank()[2] if world > 1 else None))
-    except TrainError:  # the run refuses it with the reason a moment later
-        device = cfg.device
-    return {"python": platform.python_version(), "torch": torch.__version__, "revstudio": __version__,
-            "device": device, "cuda": torch.version.cuda, "cuda_available": torch.cuda.is_available(),
-            "threads": torch.get_num_threads(), "processes": world, "hostname": socket.gethostname(),
-            "platform": platform.platform(), "argv": sys.argv[1:], "plugins": _plugin_versions(graph)}
-
-
-def _plugin_versions(graph: Any) -> dict[str, str | None]:
-    """``{distribution: version}`` of the plugins whose node types the project uses (the
-    snapshot records them per type; here they sit beside torch's version)."""
-    from revstudio.core.project_write import plugin_records
-
-    if graph is None:
-        return {}
-    return {r["distribution"]: r.get("version") for r in plugin_records(graph).values() if r.get("distribution")}
-
-
-def _snapshot_text(graph: Any, cfg: TrainConfig, base: str) -> str:
-    """The project snapshot a run records and its checkpoints carry.
-
-    The snapshot lives in the run folder, not beside the project, so its relative data
-    paths are made absolute against ``base`` (the project's folder): opened or trained
-    on its own, it reads the same files (as the app's snapshots do).
-    """
-    from revstudio.core.project import dumps
-
-    from .data import DATA_KEYS, absolute_spec
-
-    snap = graph.snapshot() if hasattr(graph, "snapshot") else graph
-    section = cfg.to_section()
-    snap.training = {k: absolute_spec(v, base) if k in DATA_KEYS else v for k, v in section.items()}
-    return dumps(snap)
-
-
-def _open_run(out: str, graph: Any, cfg: TrainConfig, world: int, text: str,
-              resumed_at: int | None = None) -> RunWriter:
-    """The run folder, marked running and holding this start's record (a resumed run's status
-    keeps its step until the first new row); raises RunDirError."""
-    writer = RunWriter(out)
-    if resumed_at is not None:
-        writer.status["step"] = resumed_at
-    writer.update_status(status="running")
-    _record(writer, graph, cfg, world, resumed_at is not None, text)
-    return writer
-
-
-def _record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed: bool, text: str) -> None:
-    """Write the snapshot (``text``), config, environment and model code (a RunDirError if it cannot)."""
-    if not resumed:
-        write_atomic(writer.file("project.revs"), text)
-    write_json(writer.file(CONFIG), cfg.full_section())
-    write_json(writer.file("environment.json"), _environment(cfg, world, graph))
-    try:
-        from revstudio.codegen import export
-
-        name, code = "model.py", export(graph)
-    except Exception as exc:  # the run does not need the code; say why it is missing
-        name, code = "model.py.txt", f"the model could not be exported: {exc}\n"
-    write_atomic(writer.file(name), code)
-
-
 def _check_out(out: str) -> None:
     """Refuse (exit 2) a new run into a folder that holds another run: its rows would be mixed
     into that run's metrics.jsonl and its checkpoint replaced. A run refused, stopped or killed
@@ -327,7 +252,7 @@ def run_session(req: Request) -> int:
         except CliError as exc:
             return failed(str(exc), exc.code)
         out = req.resume or req.out or default_run_dir(source)
-        project_text = _snapshot_text(graph, cfg, base) if rank == 0 else dumps(graph)
+        project_text = snapshot_text(graph, cfg, base) if rank == 0 else dumps(graph)
         if resume is not None:
             fail_step = int(resume["step"])
         elif rank == 0:  # (a resumed run's folder is touched once the resume is sure to go ahead)
@@ -337,7 +262,7 @@ def run_session(req: Request) -> int:
                     undo = StartUndo(out)
                 else:  # (a name picked here: another run may have taken it since, started the same second)
                     out, undo = claim_run_dir(out)
-                writer = _open_run(out, graph, cfg, world, project_text)
+                writer = open_run(out, graph, cfg, world, project_text)
             except RunDirError as exc:
                 return failed(str(exc), 2)
         from .data import DataError, load_data
@@ -358,7 +283,7 @@ def run_session(req: Request) -> int:
                 return failed(str(exc), exc.code)
             if rank == 0:
                 try:
-                    writer = _open_run(out, graph, cfg, world, project_text, resumed_at=fail_step)
+                    writer = open_run(out, graph, cfg, world, project_text, resumed_at=fail_step)
                 except RunDirError as exc:
                     return failed(str(exc), 2)
         if stop() and world == 1:  # a stop during the start-up: nothing trained, nothing more to save

@@ -1,0 +1,90 @@
+"""What a run records in its folder: the project snapshot, config, environment and model code.
+
+:func:`open_run` makes the folder, marks it running and writes this start's record;
+:func:`snapshot_text` is the snapshot a run records and its checkpoints carry.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import sys
+from typing import Any
+
+from .config import TrainConfig
+from .runs import CONFIG, RunWriter, write_atomic, write_json
+
+
+def _local_rank() -> int:
+    return int(os.environ.get("LOCAL_RANK", 0))
+
+
+def environment(cfg: TrainConfig, world: int, graph: Any = None) -> dict[str, Any]:
+    import torch
+
+    from revstudio import __version__
+
+    from .parts import TrainError, resolve_device
+
+    try:  # the device the run trains on ("auto" picked for this machine); config.json keeps the setting
+        device = str(resolve_device(cfg.device, _local_rank() if world > 1 else None))
+    except TrainError:  # the run refuses it with the reason a moment later
+        device = cfg.device
+    return {"python": platform.python_version(), "torch": torch.__version__, "revstudio": __version__,
+            "device": device, "cuda": torch.version.cuda, "cuda_available": torch.cuda.is_available(),
+            "threads": torch.get_num_threads(), "processes": world, "hostname": socket.gethostname(),
+            "platform": platform.platform(), "argv": sys.argv[1:], "plugins": plugin_versions(graph)}
+
+
+def plugin_versions(graph: Any) -> dict[str, str | None]:
+    """``{distribution: version}`` of the plugins whose node types the project uses (the
+    snapshot records them per type; here they sit beside torch's version)."""
+    from revstudio.core.project_write import plugin_records
+
+    if graph is None:
+        return {}
+    return {r["distribution"]: r.get("version") for r in plugin_records(graph).values() if r.get("distribution")}
+
+
+def snapshot_text(graph: Any, cfg: TrainConfig, base: str) -> str:
+    """The project snapshot a run records and its checkpoints carry.
+
+    The snapshot lives in the run folder, not beside the project, so its relative data
+    paths are made absolute against ``base`` (the project's folder): opened or trained
+    on its own, it reads the same files (as the app's snapshots do).
+    """
+    from revstudio.core.project import dumps
+
+    from .data import DATA_KEYS, absolute_spec
+
+    snap = graph.snapshot() if hasattr(graph, "snapshot") else graph
+    section = cfg.to_section()
+    snap.training = {k: absolute_spec(v, base) if k in DATA_KEYS else v for k, v in section.items()}
+    return dumps(snap)
+
+
+def open_run(out: str, graph: Any, cfg: TrainConfig, world: int, text: str,
+              resumed_at: int | None = None) -> RunWriter:
+    """The run folder, marked running and holding this start's record (a resumed run's status
+    keeps its step until the first new row); raises RunDirError."""
+    writer = RunWriter(out)
+    if resumed_at is not None:
+        writer.status["step"] = resumed_at
+    writer.update_status(status="running")
+    record(writer, graph, cfg, world, resumed_at is not None, text)
+    return writer
+
+
+def record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed: bool, text: str) -> None:
+    """Write the snapshot (``text``), config, environment and model code (a RunDirError if it cannot)."""
+    if not resumed:
+        write_atomic(writer.file("project.revs"), text)
+    write_json(writer.file(CONFIG), cfg.full_section())
+    write_json(writer.file("environment.json"), environment(cfg, world, graph))
+    try:
+        from revstudio.codegen import export
+
+        name, code = "model.py", export(graph)
+    except Exception as exc:  # the run does not need the code; say why it is missing
+        name, code = "model.py.txt", f"the model could not be exported: {exc}\n"
+    write_atomic(writer.file(name), code)
