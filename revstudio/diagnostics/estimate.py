@@ -16,10 +16,11 @@ from typing import Any
 
 from revstudio.core.graph import Graph, PortRef
 
+from .estimate_bodies import _Bodies
 from .estimate_facts import _facts
 from .estimate_segments import _checkpoint_segments, _region_segment_inputs
 from .estimate_units import MODES, _keeping, _peaks, known_mode
-from .estimate_walk import _Bodies, _region_parts, _values_of, _Walker, no_collection
+from .estimate_walk import _region_parts, _values_of, _Walker, no_collection
 from .number_types import DTYPE_BYTES, fmt_bytes, input_dtype
 from .number_types import LOW_PRECISIONS as LOW_PRECISIONS  # (re-exported: callers import it here)
 from .number_types import input_bytes as input_bytes

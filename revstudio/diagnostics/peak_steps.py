@@ -458,30 +458,3 @@ def runtime_parts(b: Any, nid: str) -> int:
     if "AdditiveCoupling" in kinds:
         parts *= 2  # F and G are separate steps
     return max(1, parts)
-
-
-def side_unmade(b: Any, region: Any, reads: Sequence[Value], owners: Sequence[str]) -> tuple[list[int], int]:
-    """Per moment of ``region``'s backward (``owners``: the step each is of, in forward order):
-    the bytes of its side inputs' gradients the walk counts from the start of the region's
-    backward but the step's own moment counts again or that do not exist yet; and the bytes of
-    all of them. A side input (one only F reads: kept, not rebuilt) gets its gradient from the
-    backward of the last step whose F reads it, and that step's moments count it themselves
-    (F's walk makes the gradients of what F reads). A fork rejoining in a wired coupling
-    (``m = relu(c) + tanh(c)``: the region reads ``c`` as F's side input and rebuilds
-    ``relu(c)``) was 9.5 % over at batch 8, and with a Conv before the tanh 13.4 % at batch 32,
-    ``c``'s gradient counted from the start and again in F's backward."""
-    bases = {b.w.base(v) for v in _values_of(b.w, getattr(region, "side", ()) or ())} - {None}
-    side = {v: b.w.nbytes(v) for v in reads if b.needs_grad(v) and b.w.base(v) in bases}
-    if not side:
-        return [0] * len(owners), 0
-    couplings = getattr(region, "couplings", {}) or {}
-    steps = list(getattr(region, "steps", ()))
-    position = {s: i for i, s in enumerate(steps)}
-    last: dict[Value, int] = {}  # the step whose backward makes each one's gradient
-    for i, sid in enumerate(steps):
-        for n in (sid, *getattr(couplings.get(sid), "body", ())):
-            for v in b.reads(n) if n in b.position else ():
-                if v in side:
-                    last[v] = i
-    at = [position.get(sid, -1) for sid in owners]
-    return [sum(n for v, n in side.items() if 0 <= last.get(v, len(steps)) <= i) for i in at], sum(side.values())

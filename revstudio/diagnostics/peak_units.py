@@ -16,6 +16,7 @@ from .peak import Unit, Value
 from .peak_bypass import bypass_gone
 from .peak_moments import FLOW_WORK
 from .peak_outputs import mid_outputs_gone, not_streams
+from .peak_sides import side_unmade
 from .peak_steps import Moment
 from .save_rules import forward_shared_bytes, forward_work_bytes, guard_bytes, held_bytes, output_last
 
@@ -269,7 +270,7 @@ class UnitBuilder:
         infos = self.w.report.nodes
         self.kept_wide = wide
         moments, act = self._moments(region, out_set, copies)
-        unmade, side_grads = peak_steps.side_unmade(self, region, reads, self.moment_steps)
+        unmade, side_grads = side_unmade(self, region, reads, self.moment_steps)
         mids = mid_outputs_gone(self, region, named, self.moment_steps)
         unmade = [n + m + k for n, m, k in zip(unmade, mids, bypass_gone(self, region, self.moment_steps))]
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem - peak_steps.kept_params(self, region)

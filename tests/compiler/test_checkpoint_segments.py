@@ -95,8 +95,9 @@ def test_cuts_fall_between_the_copies_of_a_repeat() -> None:
 
 def test_a_repeat_is_checkpointed_in_segments_with_standard_gradients() -> None:
     from revstudio.diagnostics.check import full_check
+    from revstudio.diagnostics.estimate_bodies import _Bodies
     from revstudio.diagnostics.estimate_segments import _region_segment_nodes
-    from revstudio.diagnostics.estimate_walk import _Bodies, _Walker
+    from revstudio.diagnostics.estimate_walk import _Walker
 
     torch.manual_seed(0)
     graph = revnet_chain(16, channels=8, size=8, wired=False)  # one Repeat: a single plan step
