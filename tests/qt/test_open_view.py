@@ -26,6 +26,8 @@ def _open(make_window: Any, qtbot: Any, path: Path) -> Any:
     qtbot.wait(200)
     assert window.files.load_path(str(path)) is not False
     qtbot.wait(200)  # the first view waits for the tab's size
+    overview = window.current_view().overview
+    qtbot.waitUntil(lambda: not overview.pending(), timeout=3000)  # the map is drawn once edits pause
     return window
 
 
@@ -118,3 +120,22 @@ def test_the_overview_follows_the_theme(make_window: Any, qtbot: Any) -> None:
     dark = corner()
     window.set_theme("light" if window.settings.theme == "dark" else "dark")
     assert corner().lightness() != dark.lightness()
+
+
+def test_each_tab_has_its_own_overview_and_a_hidden_one_catches_up(make_window: Any, qtbot: Any) -> None:
+    window = _open(make_window, qtbot, EXAMPLES / "glow_flow.revs")
+    main = window.tabs.main_view()
+    group = next(iter(window.document.graph.groups))
+    assert window.tabs.open_group(group)
+    body = window.current_view()
+    assert body is not main
+    qtbot.waitUntil(lambda: not body.overview.pending(), timeout=3000)
+    inner = body.scene().nodes_rect()
+    assert body.overview._world.contains(inner) and not body.overview._world.contains(main.scene().nodes_rect())
+    drawn = main.overview.redraws
+    far = main.overview._world.right() + 2000
+    main.add_node_at("Activation", QPointF(far, 0))  # an edit on the tab behind: no redraw for nothing
+    qtbot.wait(400)
+    assert main.overview.redraws == drawn
+    window.tabs.setCurrentWidget(main)
+    qtbot.waitUntil(lambda: main.overview._world.right() > far, timeout=3000)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QLineF, QObject, QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap
 from PySide6.QtWidgets import QWidget
 
@@ -20,7 +20,7 @@ SIZE = QSize(240, 150)  # logical px at most; the map takes the graph's shape wi
 MIN_SIDE = 60           # px: a very wide (or tall) graph's map is no thinner than this
 CORNER_GAP = 12         # px from the canvas's bottom-right corner
 INSET = 6.0             # px between the map's frame and the graph
-REDRAW_MS = 150         # an edit redraws the map this long after it (edits in a burst: once)
+REDRAW_MS = 250         # the map is redrawn this long after the last of a burst of edits
 
 
 class OverviewWidget(QWidget):
@@ -35,6 +35,7 @@ class OverviewWidget(QWidget):
         self._scale = 1.0
         self._offset = QPointF()
         self._seen = QRectF()   # the visible scene rect last drawn
+        self._stale = False     # an edit came while the view was hidden
         self.redraws = 0        # (for tests and the benchmark: how often the map was redrawn)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -54,9 +55,13 @@ class OverviewWidget(QWidget):
 
     # ---- keeping up -------------------------------------------------------
     def schedule(self) -> None:
-        """Redraw the map soon (an edit, an undo, another project); a burst of them redraws once."""
-        if not self._timer.isActive():
-            self._timer.start()
+        """Redraw the map once the edits pause (an edit, an undo, another project): a burst of
+        them (typing, held Ctrl+Z) redraws once, after the last."""
+        self._timer.start()
+
+    def pending(self) -> bool:
+        """A redraw is waiting for the edits to pause."""
+        return self._timer.isActive()
 
     def set_wanted(self, on: bool) -> None:
         self.wanted = on
@@ -65,17 +70,29 @@ class OverviewWidget(QWidget):
     def redraw(self) -> None:
         """Draw the graph into the cached pixmap and decide whether the map is needed."""
         self._timer.stop()
+        if not self._view.isVisible():  # a tab behind another: redrawn when it is shown
+            self._stale = True
+            return
+        self._stale = False
         scene = self._view.scene()
-        world = scene.nodes_rect()
-        self._world = world.adjusted(-40, -40, 40, 40) if not world.isEmpty() else QRectF()
+        scene.flush_moves()  # (wires of nodes an undo moved follow them on the next turn)
+        cards = card_rects(scene)
+        world = QRectF()
+        if cards:
+            left = min(r.left() for rects in cards.values() for r in rects)
+            top = min(r.top() for rects in cards.values() for r in rects)
+            right = max(r.right() for rects in cards.values() for r in rects)
+            bottom = max(r.bottom() for rects in cards.values() for r in rects)
+            world = QRectF(left, top, right - left, bottom - top).adjusted(-40, -40, 40, 40)
+        self._world = world
         self._pixmap = None
         if self.wanted and not self._world.isEmpty():
             self.setFixedSize(map_size(self._world))
-            self._pixmap = self._paint_map(scene)
+            self._pixmap = self._paint_map(scene, cards)
             self.redraws += 1
         self.follow_view(force=True)
 
-    def _paint_map(self, scene: Any) -> QPixmap:
+    def _paint_map(self, scene: Any, cards: dict[tuple[str, bool], list[QRectF]]) -> QPixmap:
         theme = scene.theme
         ratio = self.devicePixelRatioF() or 1.0
         size = self.size()
@@ -94,16 +111,11 @@ class OverviewWidget(QWidget):
         pen = QPen(wire, 1.0)
         pen.setCosmetic(True)
         painter.setPen(pen)
-        for item in scene.wire_items.values():
-            path = item.scene_path()
-            if path.elementCount():
-                first = path.elementAt(0)
-                painter.drawLine(QPointF(first.x, first.y), path.currentPosition())
-        for item in scene.node_items.values():
-            display = item.display
-            color = theme.category_color(display.category) if display.known_type else theme.error
-            pos = item.pos()
-            painter.fillRect(QRectF(pos.x(), pos.y(), WIDTH, item.height), color)
+        painter.drawLines([QLineF(*item.ends()) for item in scene.wire_items.values()])
+        painter.setPen(Qt.PenStyle.NoPen)
+        for (category, known), rects in cards.items():  # one brush and one call per colour
+            painter.setBrush(theme.category_color(category) if known else theme.error)
+            painter.drawRects(rects)
         painter.end()
         return pixmap
 
@@ -132,6 +144,8 @@ class OverviewWidget(QWidget):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt API
         if watched is self._view and event.type() == QEvent.Type.Resize:
             self._place()
+        elif watched is self._view and event.type() == QEvent.Type.Show and self._stale:
+            self.schedule()
         return False
 
     # ---- the map ------------------------------------------------------------
@@ -186,3 +200,13 @@ def map_size(world: QRectF) -> QSize:
     if height > SIZE.height():
         width, height = SIZE.height() * aspect, SIZE.height()
     return QSize(round(max(width, MIN_SIDE)), round(max(height, MIN_SIDE)))
+
+
+def card_rects(scene: Any) -> dict[tuple[str, bool], list[QRectF]]:
+    """Each card's scene rect (without ports and outline), by (category, known type): its colour."""
+    cards: dict[tuple[str, bool], list[QRectF]] = {}
+    for item in scene.node_items.values():
+        pos, display = item.pos(), item.display
+        key = (display.category, display.known_type)
+        cards.setdefault(key, []).append(QRectF(pos.x(), pos.y(), WIDTH, item.height))
+    return cards
