@@ -192,6 +192,9 @@ class OverviewWidget(QWidget):
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
         event.accept()
 
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
+        self.mousePressEvent(event)  # (not the canvas's double-click: quick add under the map)
+
 
 def map_size(world: QRectF) -> QSize:
     """The map's size for a graph spanning ``world``: its shape, within :data:`SIZE`."""
