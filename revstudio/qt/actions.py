@@ -140,6 +140,9 @@ def build_actions(w: MainWindow) -> None:
     theme = _action(w, "dark_theme", "&Dark Theme", w.toggle_theme, "Ctrl+Shift+T", "theme",
                     "Switch between the dark and light theme")
     theme.setCheckable(True)
+    overview = _action(w, "overview", "O&verview", w.toggle_overview, None, None,
+                       "A map of the whole graph in the canvas's corner, shown while the graph does not fit")
+    overview.setCheckable(True)
     _action(w, "measure_memory", "&Measure Memory", w.measure_memory, "Ctrl+M", None,
             "Measure one training step per mode at the figures' batch, beside the estimate")
     _action(w, "about", "&About revstudio", w.about)
@@ -194,6 +197,7 @@ def build_menus(w: MainWindow) -> None:
                      "distribute_h", "distribute_v"))
     view.addSeparator()
     view.addAction(a["dark_theme"])
+    view.addAction(a["overview"])
     view.addSeparator()
     _fill(view, a, ("next_pane", "prev_pane"))
     w.panels_menu = view.addMenu("&Panels")

@@ -42,6 +42,7 @@ class CanvasTabs(QTabWidget):
         # of moving on, so keyboard focus stopped there; Ctrl+Tab still switches tabs.
         self.tabBar().setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.dark = True
+        self.overview = True  # View > Overview, given to each canvas made
         self._groups: dict[str, QWidget] = {}
         self._read_only: dict[str, Any] = {}  # key (e.g. a run folder) -> view of another document
         self._closed_by_edit: dict[str, bool] = {}  # group tabs an edit closed -> whether one was current
@@ -62,6 +63,8 @@ class CanvasTabs(QTabWidget):
         view.contextMenuRequested.connect(self._extend_menu)
         if hasattr(view, "set_theme"):
             view.set_theme(self.dark)
+        if hasattr(view, "overview"):
+            view.overview.set_wanted(self.overview)
         return view
 
     def _add_main(self) -> None:
@@ -105,6 +108,12 @@ class CanvasTabs(QTabWidget):
         for view in self.views():
             if hasattr(view, "set_theme"):
                 view.set_theme(dark)
+
+    def set_overview(self, on: bool) -> None:
+        self.overview = on
+        for view in self.views():
+            if hasattr(view, "overview"):
+                view.overview.set_wanted(on)
 
     # ---- groups -------------------------------------------------------
     def open_group(self, name: str) -> bool:
@@ -259,6 +268,7 @@ class CanvasTabs(QTabWidget):
         view.message.connect(lambda text: None if getattr(document, "refusing", False) else self.message.emit(text))
         if hasattr(view, "set_theme"):
             view.set_theme(self.dark)
+        view.overview.set_wanted(self.overview)
         self._read_only[key] = view
         index = self.addTab(view, icon("node"), title)
         self.setTabToolTip(index, tooltip)

@@ -114,6 +114,8 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         for dock in (self.palette_dock, self.inspector_dock, self.history_dock, self.bottom_dock):
             self.panels_menu.addAction(dock.toggleViewAction())
         self.actions_by_name["dark_theme"].setChecked(theme.current() == "dark")
+        self.actions_by_name["overview"].setChecked(self.settings.overview)
+        self.tabs.set_overview(self.settings.overview)
         self.setAcceptDrops(True)  # .revs files dropped from a file manager open
         self._build_status_bar()
         name_parts(self)

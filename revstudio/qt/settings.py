@@ -37,6 +37,15 @@ class Settings:
     def theme(self, value: str) -> None:
         self._s.setValue("appearance/theme", value)
 
+    @property
+    def overview(self) -> bool:
+        """View > Overview: the canvas's map, shown while the graph does not fit (on by default)."""
+        return str(self._s.value("appearance/overview", "true")).lower() != "false"
+
+    @overview.setter
+    def overview(self, value: bool) -> None:
+        self._s.setValue("appearance/overview", "true" if value else "false")
+
     # ---- behaviour ------------------------------------------------------
     @property
     def autosave_seconds(self) -> int:

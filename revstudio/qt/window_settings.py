@@ -42,6 +42,12 @@ class WindowSettingsMixin(WindowMixin):
     def toggle_theme(self) -> None:
         self.set_theme("light" if theme.current() == "dark" else "dark")
 
+    def toggle_overview(self) -> None:
+        """View > Overview: on or off on every canvas, and so on the next start."""
+        on = self.actions_by_name["overview"].isChecked()
+        self.settings.overview = on
+        self.tabs.set_overview(on)
+
     def set_theme(self, name: str) -> None:
         app = QApplication.instance()
         if isinstance(app, QApplication):

@@ -1,15 +1,17 @@
 """Every shipped example, opened from File > New from Example in a small window, shows its
-whole graph (a visual probe once saw an example show only its Input node)."""
+whole graph, or where that would be too small to read, its Inputs at a readable zoom (a visual
+probe once saw an example show only its Input node at zoom 1, another its cards cut to "Inp.")."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from revstudio.qt.canvas.node_item import NodeItem
+from revstudio.qt.canvas.view_zoom import OPEN_ZOOM
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "resources" / "examples").glob("*.revs"))
 
 
-def test_each_example_opens_with_every_node_in_view(make_window, qtbot):
+def test_each_example_opens_with_every_node_or_its_inputs_readable_in_view(make_window, qtbot):
     window = make_window()
     window.resize(900, 600)
     qtbot.wait(300)
@@ -21,7 +23,11 @@ def test_each_example_opens_with_every_node_in_view(make_window, qtbot):
         shown = view.mapToScene(view.viewport().rect()).boundingRect()
         nodes = [item for item in view.scene().items() if isinstance(item, NodeItem)]
         outside = [item.node_id for item in nodes if not shown.contains(item.sceneBoundingRect())]
-        assert nodes and not outside, (path.name, outside, view.zoom())
+        inputs = [item.node_id for item in nodes if view.graph.nodes[item.node_id].type == "Input"]
+        if outside:  # too wide to read whole: readable, on its Inputs, with the overview for the rest
+            assert abs(view.zoom() - OPEN_ZOOM) < 1e-6 and not set(inputs) & set(outside), (path.name, outside)
+            qtbot.waitUntil(view.overview.isVisible, timeout=3000)  # drawn once the opening settles
+        assert nodes, path.name
 
 
 def test_a_fit_is_tight_even_where_a_region_label_is_longer_than_its_region(make_window, qtbot):
@@ -35,6 +41,8 @@ def test_a_fit_is_tight_even_where_a_region_label_is_longer_than_its_region(make
         assert window.files.open_example(path)
         qtbot.wait(150)
         view = window.current_view()
+        if view.zoom() == OPEN_ZOOM:
+            continue  # too wide to fit readable: it opens on its Inputs (the test above)
         nodes = [item.sceneBoundingRect() for item in view.scene().items() if isinstance(item, NodeItem)]
         span = nodes[0]
         for rect in nodes[1:]:

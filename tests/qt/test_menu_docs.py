@@ -76,7 +76,7 @@ def test_the_canvas_context_menu_names_each_action_as_the_menu_bar_does(make_win
     """A right-click said "Layout graph", "Fit to view", "Add node…", "Distribute horizontal" and
     "Group selection" for View > Auto Layout, View > Fit All, Edit > Add Node…, View > Align >
     Distribute Horizontally and Edit > Group Selection: the docs and F1 name the menu bar's items."""
-    from revstudio.core.generate import example_projects
+    from revstudio.core.examples import example_projects
 
     window = make_window(example_projects()["revnet_coupling"])
     bar = {action.text().replace("&", ""): action for _, action in _walk(window.menuBar())}

@@ -42,6 +42,9 @@ _TITLE_FONT.setPointSizeF(9.0)
 _TITLE_FONT.setBold(True)
 _BODY_FONT = QFont()
 _BODY_FONT.setPointSizeF(7.5)
+# The zoom from which a card shows its words (title, id, port names and parameters; 0.6): a project
+# opens no further out than this (view_zoom.py), so its cards read before anything is zoomed.
+WORDS_ZOOM = MIN_TEXT_PT / _BODY_FONT.pointSizeF()
 
 
 class NodeItem(QGraphicsItem):

@@ -21,16 +21,16 @@ from . import layout
 from .backdrop import draw_empty_hint, draw_grid
 from .editing import EditingMixin
 from .nudge import nudge_key
+from .overview import OverviewWidget
 from .quick_add import QuickAddPopup
 from .quick_add_actions import QuickAddMixin
 from .rename import RenameField, RenameMixin
 from .scene import GraphScene
 from .theme import FOCUS_FRAME
-from .view_zoom import ZOOM_MIN, ZOOM_OUT_FLOOR, ZOOM_STEP, ZoomMixin  # noqa: F401 - ZOOM_OUT_FLOOR: view.py named it
+from .view_zoom import READABLE_ZOOM, ZOOM_MIN, ZOOM_OUT_FLOOR, ZOOM_STEP, ZoomMixin  # noqa: F401
 from .wire_item import WireItem
 
 NODE_MIME = "application/x-revstudio-node-type"
-READABLE_ZOOM = 0.8     # revealing a node zooms in at least this far
 
 
 class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsView):
@@ -78,6 +78,7 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
         # scene would keep following the graph for nothing.
         self.destroyed.connect(self._scene.detach)
         self.centerOn(0, 0)
+        self.overview = OverviewWidget(self)  # the map in the corner, while the graph does not fit
         # A screen reader reads the painted canvas by this name and description.
         self.setAccessibleName("Canvas")
         self.selectionChangedIds.connect(lambda _ids: self.describe())
@@ -94,6 +95,7 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
         self._scene.set_theme(dark)
         self.resetCachedContent()  # the cached grid has the old colours
         self.viewport().update()
+        self.overview.redraw()
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         self._scene.detach()
@@ -152,6 +154,7 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
         draw_grid(painter, QRectF(rect), self._scene.theme, self.zoom())
 
     def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802
+        self.overview.follow_view()  # every scroll and zoom repaints: the map's rectangle follows
         if not self._scene.node_items:
             draw_empty_hint(painter, QRectF(self.viewport().rect()), self._scene.theme)
         if self.hasFocus():

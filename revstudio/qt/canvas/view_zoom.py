@@ -4,6 +4,10 @@ A fit the view made by itself (a project opened without a saved view, a group's 
 tab just opened) is redone when the view is resized, until the user zooms or pans: a graph
 shown before the window's first paint is fitted while the docks are still settling, and would
 stay drawn too small (or cut off, in a window made smaller).
+
+That first view fits the graph only down to the zoom at which the cards' words read
+(:data:`OPEN_ZOOM`); a wider graph opens at that zoom on its start (its Inputs), and the
+overview (overview.py) shows the rest. Fit All still fits everything, however small.
 """
 from __future__ import annotations
 
@@ -12,10 +16,18 @@ from typing import Any
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtWidgets import QGraphicsView
 
+from .node_item import WORDS_ZOOM
+
 ZOOM_STEP = 1.2
 ZOOM_MIN, ZOOM_MAX = 0.002, 4.0  # fit must show even a 100,000 px wide graph
 FIT_MAX = 1.25          # fitting one small node should not blow it up
 ZOOM_OUT_FLOOR = 0.1    # the wheel and Ctrl+- stop here, or where the whole graph fits if that is less
+READABLE_ZOOM = 0.8     # revealing a node (a Problem's click, a search) zooms in at least this far
+# A project without a saved view opens no further out than this: titles 6.3 pt and port names
+# 5.3 pt on screen (from WORDS_ZOOM, 0.6, the cards draw their words, but only just).
+OPEN_ZOOM = max(0.7, WORDS_ZOOM * 1.1)
+MARGIN = 40.0           # scene units kept around a fitted graph
+START_TYPES = ("Input", "GroupInput")  # where a graph starts: a too-wide one opens on these
 
 
 class ZoomMixin(QGraphicsView):
@@ -24,6 +36,7 @@ class ZoomMixin(QGraphicsView):
     _scene: Any
     # (zoom, centre) of a fit the view made by itself; None once the user zoomed or panned
     _auto_fit: tuple[float, QPointF] | None = None
+    _readable_fit = False  # that fit is a project's first view (else a group's or run's tab: all of it)
 
     def selected_node_ids(self) -> list[str]:  # pragma: no cover - GraphView's
         raise NotImplementedError
@@ -112,7 +125,7 @@ class ZoomMixin(QGraphicsView):
             zoom = max(ZOOM_MIN, min(ZOOM_MAX, float(state["zoom"])))
             x, y = float(state["x"]), float(state["y"])
         except (KeyError, TypeError, ValueError):
-            self.fit_by_itself()  # no usable saved view: show everything
+            self.fit_by_itself(readable=True)  # no usable saved view: its start, readable, or all of it
             return
         self._auto_fit = None
         self.resetTransform()
@@ -123,10 +136,41 @@ class ZoomMixin(QGraphicsView):
     def _centre(self) -> QPointF:
         return self.mapToScene(self.viewport().rect().center())
 
-    def fit_by_itself(self) -> None:
-        """Fit the whole graph, and fit it again on each resize until the user zooms or pans."""
+    def fit_by_itself(self, readable: bool = False) -> None:
+        """Fit the whole graph, and fit it again on each resize until the user zooms or pans.
+
+        ``readable``: a project's first view, which fits the graph only where it fits at
+        :data:`OPEN_ZOOM` or closer, and else shows its start at that zoom. (A group's or a run's
+        tab shows all of its graph, as Blender's Tab does; its overview helps there too.)"""
+        self._readable_fit = readable
         self.fit_all()
+        if readable and self.zoom() < OPEN_ZOOM:
+            self._show_start(OPEN_ZOOM)
         self._auto_fit = (self.zoom(), self._centre())
+
+    def _start_rect(self) -> QRectF:
+        """The graph's Input (and GroupInput) cards, or all of it where it has none."""
+        graph = self._scene.graph
+        ids = [n for n in self._scene.node_items if n in graph.nodes and graph.nodes[n].type in START_TYPES]
+        return self._scene.nodes_rect(ids) if ids else self._scene.nodes_rect()
+
+    def _show_start(self, zoom: float) -> None:
+        """Zoom to ``zoom`` with the graph's start at the left/top: along each axis on which the
+        graph is longer than the view, the view begins at its Inputs (never past the graph's end);
+        along one on which it fits, the graph is centred."""
+        whole = self._scene.nodes_rect().adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
+        start = self._start_rect().adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
+        self.resetTransform()
+        self.scale(zoom, zoom)
+        w, h = self.viewport().width() / zoom, self.viewport().height() / zoom
+
+        def centre(lo: float, hi: float, first: float, span: float) -> float:
+            if hi - lo <= span:
+                return (lo + hi) / 2
+            return min(max(first, lo), hi - span) + span / 2
+
+        self.centerOn(centre(whole.left(), whole.right(), start.left(), w),
+                      centre(whole.top(), whole.bottom(), start.top(), h))
 
     def _untouched(self) -> bool:
         """The view still shows its own fit: same zoom, same centre (the resize anchor keeps it)."""
@@ -140,6 +184,6 @@ class ZoomMixin(QGraphicsView):
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
         super().resizeEvent(event)  # keeps the centre (AnchorViewCenter)
         if self._untouched():
-            self.fit_by_itself()  # the docks settled after the first fit: fit the final size
+            self.fit_by_itself(self._readable_fit)  # the docks settled after the first fit: fit the final size
         else:
             self._auto_fit = None

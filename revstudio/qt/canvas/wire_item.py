@@ -85,6 +85,11 @@ class WireItem(QGraphicsItem):
             self._place_label()
         self.setPos(p1)
 
+    def ends(self) -> tuple[QPointF, QPointF]:
+        """The output and input port positions it runs between (scene coordinates)."""
+        start = self.pos()
+        return start, start + (self._delta if self._delta is not None else QPointF())
+
     def scene_path(self) -> QPainterPath:
         return self.mapToScene(self._path)
 
