@@ -166,7 +166,7 @@ def _stopped(run_dir: str, resumed: bool, as_json: bool) -> int:
            "checkpoint": "checkpoints/last.pt" if info is not None and info.has_checkpoint else None}
     print(row_dumps(row) if as_json else f"stopped before step {step + 1}", flush=True)
     try:
-        writer = RunWriter(run_dir)
+        writer = RunWriter(run_dir, resumed=resumed)
         try:
             if info is not None:
                 writer.status.update(total_steps=info.total_steps)
