@@ -48,6 +48,7 @@ def _many(root: Path) -> None:
     ([], ["a", "b", "c", "d"]),
     (["--sort", "loss"], ["b", "a", "c", "d"]),
     (["--sort=-loss"], ["c", "a", "b", "d"]),
+    (["--sort", "-loss"], ["c", "a", "b", "d"]),
     (["--sort", "loss", "--reverse"], ["c", "a", "b", "d"]),
     (["--sort", "step", "--reverse"], ["b", "d", "a", "c"]),
     (["--sort", "accuracy"], ["b", "a", "c", "d"]),  # (val acc where a run has it, else the training one)

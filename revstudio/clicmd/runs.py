@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 from typing import Any
 
 from revstudio.cli import CliError, json_text, printable
@@ -27,8 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"only runs with one of these statuses ({', '.join(STATUSES)})")
     parser.add_argument("--sort", metavar="KEY", default="started",
                         help=f"order by one of {', '.join(SORT_KEYS)} (default started, oldest first); "
-                             "'-KEY' (as --sort=-loss) or --reverse for descending; runs without the value last")
+                             "'-KEY' (--sort -loss) or --reverse for descending; runs without the value last")
     parser.add_argument("--reverse", action="store_true", help="descending order of --sort")
+    # argparse reads "--sort -loss" as --sort without its value and an unknown option "-loss"; a descending
+    # key is read as a value, as it reads "-1", so both spellings (and --sort=-loss) work
+    keys = "|".join(SORT_KEYS)
+    parser._negative_number_matcher = re.compile(rf"^-\d+$|^-\d*\.\d+$|^-(?:{keys})$")  # type: ignore[attr-defined]
     parser.add_argument("--json", action="store_true", help="one JSON object with a list of runs")
 
 
