@@ -109,6 +109,14 @@ def printable(text: str) -> str:
     return _NOT_SHOWN.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
+def message_line(message: str, rank: int | None = None) -> str:
+    """One problem as every ``revstudio`` command prints it on stderr: ``revstudio: MESSAGE``, the
+    program's name and never the command's (``revstudio train:`` was some of train's, ``revstudio:``
+    the rest); a warning's message begins ``warning: ``, and a distributed run's worker other than
+    rank 0 adds ``rank N: ``. Escaped for a terminal (:func:`printable`); docs/cli.md's rule."""
+    return printable(f"revstudio: {f'rank {rank}: ' if rank else ''}{message}")
+
+
 class CliError(Exception):
     """A user error: printed as one line, exit code 2 (usage/unreadable) unless given."""
 
@@ -224,7 +232,7 @@ class _PluginWarnings(logging.Handler):
         if self.listing and any(isinstance(a, PluginProblem) for a in record.args or ()):
             return
         try:
-            print(f"revstudio: warning: {record.getMessage()}", file=sys.stderr)
+            print(message_line(f"warning: {record.getMessage()}"), file=sys.stderr)
         except (OSError, ValueError):  # stderr gone: the command itself must still finish
             pass
 
@@ -386,7 +394,7 @@ def _report(message: str, code: int, wants_json: bool) -> int:
             print(json_text({"error": message, "exit_code": code}))
             sys.stdout.flush()
         else:
-            print(printable(f"revstudio: {message}"), file=sys.stderr)
+            print(message_line(message), file=sys.stderr)
     except BrokenPipeError:
         return reader_gone()
     return code

@@ -12,7 +12,7 @@ import errno
 import os
 import sys
 
-from revstudio.cli import CliError, json_text, printable, reader_gone
+from revstudio.cli import CliError, json_text, message_line, printable, reader_gone
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -88,7 +88,7 @@ def _fail(args: argparse.Namespace, exc: Exception) -> int:
     if args.json:
         print(json_text({"ok": False, "error": str(exc), "problems": problems, "exit_code": 1}))
     else:
-        print(printable(f"revstudio: cannot export {args.file}; fix these first:"), file=sys.stderr)
+        print(message_line(f"cannot export {args.file}; fix these first:"), file=sys.stderr)
         for problem in problems:
             print(printable(f"  {problem}"), file=sys.stderr)
     return 1

@@ -4,20 +4,77 @@ DIR may be a folder of run directories (a project's ``runs/``), one run
 directory, a project file (its runs in the ``runs/`` folder beside it) or the project's folder (a
 folder with no runs of its own but a ``runs/`` inside). A run labelled in
 the app's Runs tab (its ``label.json``) shows its label in a column of its own. A run whose
-status says running but whose process is gone is shown as killed. Torch-free.
+status says running but whose process is gone is shown as killed. ``--status`` keeps the runs of
+the statuses named, ``--sort`` orders them by a column of the app's Runs tab (``--json`` too). A run too
+short to be checked for learning says so in a ``learning`` column, explained once under the table.
+Torch-free.
 """
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import re
+from typing import Any
 
 from revstudio.cli import CliError, json_text, printable
+from revstudio.training.runs import RunInfo
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", metavar="DIR", nargs="?", default="runs",
                         help="folder of runs, one run, a project file or its folder (default ./runs)")
+    parser.add_argument("--status", metavar="STATUS[,STATUS]",
+                        help=f"only runs with one of these statuses ({', '.join(STATUSES)})")
+    parser.add_argument("--sort", metavar="KEY", default="started",
+                        help=f"order by one of {', '.join(SORT_KEYS)} (default started, oldest first); "
+                             "'-KEY' (--sort -loss) or --reverse for descending; runs without the value last")
+    parser.add_argument("--reverse", action="store_true", help="descending order of --sort")
+    # argparse reads "--sort -loss" as --sort without its value and an unknown option "-loss"; a descending
+    # key is read as a value, as it reads "-1", so both spellings (and --sort=-loss) work
+    keys = "|".join(SORT_KEYS)
+    parser._negative_number_matcher = re.compile(rf"^-\d+$|^-\d*\.\d+$|^-(?:{keys})$")  # type: ignore[attr-defined]
     parser.add_argument("--json", action="store_true", help="one JSON object with a list of runs")
+
+
+STATUSES = ("running", "finished", "stopped", "failed", "killed", "unknown")
+SORT_KEYS = ("started", "step", "loss", "accuracy", "duration")
+
+
+def _sort_value(run: RunInfo, key: str) -> Any:
+    """The value ``run`` is sorted by (the Runs tab's column of that name; accuracy: its ``val acc``, or
+    the training accuracy where a run has no validation); None where the run has none."""
+    if key == "started":  # (a run without a start time is the oldest, as the default listing has it)
+        return run.started or ""
+    if key == "step":
+        return run.step
+    if key == "duration":
+        return run.duration_s()
+    names = ("val_accuracy", "accuracy") if key == "accuracy" else ("loss",)
+    for name in names:
+        value = run.metrics.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            return float(value)
+    return None
+
+
+def _chosen(runs: list[RunInfo], status: str | None, sort: str, reverse: bool) -> list[RunInfo]:
+    """``runs`` (oldest first) of the statuses in ``status``, in the order ``sort`` asks for."""
+    if status is not None:
+        wanted = [w.strip().lower() for w in status.split(",") if w.strip()]
+        wrong = [w for w in wanted if w not in STATUSES]
+        if wrong or not wanted:
+            raise CliError(f"--status {status!r}: {'no status given' if not wanted else 'unknown status ' + repr(wrong[0])}"
+                           f"; give one or more of {', '.join(STATUSES)}, separated by commas")
+        runs = [r for r in runs if r.status in wanted]
+    descending = sort.startswith("-")
+    key = sort[1:] if descending else sort
+    if key not in SORT_KEYS:
+        raise CliError(f"--sort {sort!r}: unknown key; give one of {', '.join(SORT_KEYS)} "
+                       "(with a '-' before it, as --sort=-loss, for descending)")
+    known = [r for r in runs if _sort_value(r, key) is not None]
+    known.sort(key=lambda r: _sort_value(r, key), reverse=descending != reverse)  # (stable: ties stay oldest first)
+    return known + [r for r in runs if _sort_value(r, key) is None]
 
 
 def _metric_text(metrics: dict[str, object]) -> str:
@@ -28,7 +85,8 @@ def _metric_text(metrics: dict[str, object]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from revstudio.training.runs import belongs_to, list_runs
+    from revstudio.training.learning import UNCHECKED, unchecked_why
+    from revstudio.training.runs import belongs_to, human_duration, list_runs
 
     folder = args.dir
     if not folder:  # (an unset shell variable: not ./runs, which leaving DIR out means)
@@ -48,25 +106,34 @@ def run(args: argparse.Namespace) -> int:
     inside = os.path.join(folder, "runs")
     if not runs and os.path.isdir(inside):  # the project's folder: its runs are in runs/
         folder, runs = inside, list_runs(inside)
+    runs = _chosen(runs, args.status, args.sort, args.reverse)
     if args.json:
         print(json_text({"dir": folder, "runs": [r.to_json() for r in runs]}))  # (old files may hold NaN)
         return 0
     if not runs:
-        print(printable(f"{folder}: no runs"))
+        print(printable(f"{folder}: no runs" + (f" with status {args.status}" if args.status else "")))
         return 0
     labels = any(r.label for r in runs)  # (the label column only where some run has one)
-    rows = [("run", *(("label",) if labels else ()), "status", "step", "metrics")]
+    unchecked = {r.path for r in runs if (r.message or "").startswith(f"note: {UNCHECKED}")}
+    rows = [("run", *(("label",) if labels else ()), "status", "step", "duration",
+             *(("learning",) if unchecked else ()), "metrics")]
     for r in runs:
         step = f"{r.step if r.step is not None else '-'}/{r.total_steps if r.total_steps else '-'}"
         label = (printable(r.label or ""),) if labels else ()
-        rows.append((printable(r.name), *label, printable(str(r.status)), step, printable(_metric_text(r.metrics))))
+        learning = ("not checked" if r.path in unchecked else "",) if unchecked else ()
+        rows.append((printable(r.name), *label, printable(str(r.status)), step, human_duration(r.duration_s()),
+                     *learning, printable(_metric_text(r.metrics))))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
-        cells = [f"{cell:>{w}}" if i == len(widths) - 1 else f"{cell:<{w}}"
+        cells = [f"{cell:>{w}}" if rows[0][i] in ("step", "duration") else f"{cell:<{w}}"
                  for i, (cell, w) in enumerate(zip(row, widths, strict=False))]
         print("  ".join([*cells, row[-1]]).rstrip())
     for r in runs:
+        if r.path in unchecked:  # (said once below: one line under each short run drowns a long table)
+            continue
         if r.message and (r.status in ("failed", "killed", "unknown") or "warning: " in r.message  # (a diverged loss)
-                          or r.message.startswith("note: ")):  # (a run too short to check whether it learns)
+                          or r.message.startswith("note: ")):
             print(printable(f"{r.name}: {r.message}"))
+    if unchecked:
+        print(f"learning not checked: {unchecked_why()}")
     return 0

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import logging
 import reprlib
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import import_module, metadata
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +25,29 @@ if TYPE_CHECKING:  # pragma: no cover
 
 GROUP = "revstudio.nodes"
 BUILTIN = "revstudio.nodes:CATALOG"
+
+# The plugins shipped in revstudio's source as examples, published on no package index: their
+# distribution -> their folder in a checkout. ``pip install revstudio-haar`` finds nothing.
+SHIPPED = {"revstudio-haar": "examples/plugin"}
+
+
+def install_advice(dist: str) -> str:
+    """What to do to install ``dist``, the distribution a project's plugin record names: for a plugin
+    shipped with revstudio's source, ``pip install`` of its folder (this checkout's, where it is one);
+    for any other, the package that provides it, by its name or its source folder."""
+    folder = SHIPPED.get(dist)
+    if folder is None:
+        return (f"install the package that provides it, the distribution {dist} (pip install {dist} where it is "
+                "published on a package index, else pip install the folder of its source)")
+    here = Path(__file__).resolve().parents[2] / folder
+    try:
+        ours = f'name = "{dist}"' in (here / "pyproject.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        ours = False
+    if ours:
+        return f"install it from revstudio's source, where it ships as an example (pip install {shlex.quote(str(here))})"
+    return (f"it is revstudio's example plugin, shipped in revstudio's source and not on PyPI: install it from a "
+            f"revstudio checkout (pip install ./{folder})")
 BUILTIN_DISTRIBUTION = "revstudio"
 log = logging.getLogger("revstudio.plugins")
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .diagnostics import Diagnostic, error, warning
 from .graph import Edge, Graph, Node, PortRef, reachable
 from .params import validate_all
-from .plugins import bad_port_names, spec_bug, spec_failed, why_missing
+from .plugins import bad_port_names, install_advice, spec_bug, spec_failed, why_missing
 from .spec import NodeSpec, Registry
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def missing_type_text(type_id: str, record: Mapping[str, Any] | None, registry: 
                 f"provide that type{close}{has}. If the plugin renamed it, change this node's type to the new "
                 f"name in the file, or ask the plugin's authors to list {type_id!r} in the new type's legacy_ids")
     return (f"node type {type_id!r} comes from the plugin {dist}, which is not installed{made}; "
-            f"install it (pip install {dist}) and reopen the file")
+            f"{install_advice(dist)}, and reopen the file")
 
 
 def other_provider(registry: Registry, type_id: str, record: Any) -> str:

@@ -23,7 +23,7 @@ import signal
 import sys
 from typing import Any
 
-from revstudio.cli import PIPE_CLOSED, printable
+from revstudio.cli import PIPE_CLOSED, message_line
 
 from .runs import READER_GONE, STATUS, read_run
 
@@ -166,7 +166,7 @@ def _stopped(run_dir: str, resumed: bool, as_json: bool) -> int:
            "checkpoint": "checkpoints/last.pt" if info is not None and info.has_checkpoint else None}
     print(row_dumps(row) if as_json else f"stopped before step {step + 1}", flush=True)
     try:
-        writer = RunWriter(run_dir)
+        writer = RunWriter(run_dir, resumed=resumed)
         try:
             if info is not None:
                 writer.status.update(total_steps=info.total_steps)
@@ -174,7 +174,7 @@ def _stopped(run_dir: str, resumed: bool, as_json: bool) -> int:
         finally:
             writer.close()
     except RunDirError as exc:  # (the stop stands; the folder just cannot record it)
-        print(printable(f"revstudio train: {exc}"), file=sys.stderr)
+        print(message_line(str(exc)), file=sys.stderr)
     return 0
 
 
@@ -238,6 +238,6 @@ def _launch(args: argparse.Namespace, stop: _LaunchStop) -> int:
     if _first_exit_code(failure) == 2:  # the first worker to fail refused the run (it said why on stderr;
         return 2                         # the others were then stopped by the launcher)
     if failure is not None and status not in ("failed",):
-        print(f"revstudio train: the distributed run ended: {type(failure).__name__}: "
-              f"{str(failure).splitlines()[0] if str(failure) else ''}", file=sys.stderr)
+        print(message_line(f"the distributed run ended: {type(failure).__name__}: "
+                           f"{str(failure).splitlines()[0] if str(failure) else ''}"), file=sys.stderr)
     return 1

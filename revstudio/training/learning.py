@@ -137,9 +137,20 @@ def not_learning_message(warned: dict[str, Any], lr: float, steps_per_epoch: int
             "and check the inputs' scale. The run goes on")
 
 
+UNCHECKED = "not checked whether the run learns"  # how unchecked_note begins (``revstudio runs`` groups them)
+
+
+def unchecked_why() -> str:
+    """Why a short run is not checked, and what to do: the part of :func:`unchecked_note` that is the
+    same for every run (``revstudio runs`` prints it once under a listing of many)."""
+    return (f"the check needs at least {MIN_STEPS} steps (it looks after one epoch, at least {MIN_STEPS} and at "
+            f"most {MAX_STEPS} steps, or at the end of a shorter run): fewer cannot tell a slow start from a run "
+            f"that does not learn. Train at least {MIN_STEPS} steps (--steps {MIN_STEPS}) to have it checked")
+
+
 def unchecked_note(steps: int) -> str:
     """The end's note of a run too short for the rule (``steps`` < MIN_STEPS)."""
-    return (f"not checked whether the run learns: it ran {steps} step{'s' * (steps != 1)}, and the check needs "
+    return (f"{UNCHECKED}: it ran {steps} step{'s' * (steps != 1)}, and the check needs "
             f"at least {MIN_STEPS} (it looks after one epoch, at least {MIN_STEPS} and at most {MAX_STEPS} steps, "
             "or at the end of a shorter run): fewer cannot tell a slow start from a run that does not learn. "
             f"Train at least {MIN_STEPS} steps (--steps {MIN_STEPS}) to have it checked")

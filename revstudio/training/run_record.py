@@ -67,7 +67,7 @@ def open_run(out: str, graph: Any, cfg: TrainConfig, world: int, text: str,
               resumed_at: int | None = None) -> RunWriter:
     """The run folder, marked running and holding this start's record (a resumed run's status
     keeps its step until the first new row); raises RunDirError."""
-    writer = RunWriter(out)
+    writer = RunWriter(out, resumed=resumed_at is not None)
     if resumed_at is not None:
         writer.status["step"] = resumed_at
     writer.update_status(status="running")

@@ -153,6 +153,8 @@ class RunInfo:
     message: str | None = None
     pid: int | None = None
     label: str | None = None         # the user's name for the run (label.json), None where unset
+    resumed: list[str] = field(default_factory=list)  # when each --resume restarted it (``started``: the first start)
+    trained_s: float | None = None   # seconds trained before the last (re)start; None: never resumed
 
     @property
     def name(self) -> str:
@@ -166,7 +168,54 @@ class RunInfo:
         return {"path": self.path, "name": self.name, "status": self.status, "step": self.step,
                 "total_steps": self.total_steps, "metrics": self.metrics, "started": self.started,
                 "ended": self.ended, "message": self.message, "checkpoint": self.has_checkpoint,
-                "config": self.config, "label": self.label}
+                "config": self.config, "label": self.label, "resumed": self.resumed,
+                "duration_s": self.duration_s()}
+
+    def duration_s(self, now: datetime.datetime | None = None) -> float | None:
+        """Seconds the run actually trained: see :func:`trained_seconds`."""
+        return trained_seconds(self.started, self.resumed, self.trained_s, self.ended,
+                               self.status == "running", now)
+
+
+def parse_time(text: str | None) -> datetime.datetime | None:
+    """A status.json time (ISO 8601) as an aware datetime; None where it is missing or not a time. A time
+    without a zone (a hand-written or old status) is UTC, as the worker writes it."""
+    if not text:
+        return None
+    try:
+        when = datetime.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=datetime.timezone.utc)
+
+
+def trained_seconds(started: str | None, resumed: list[str], trained_s: float | None, ended: str | None,
+                    running: bool, now: datetime.datetime | None = None) -> float | None:
+    """The time a run trained, summed over its segments: the earlier ones (``trained_s``, written at
+    each resume) plus the last one, from its (re)start to its end (or now, while it runs). The pause
+    between a stop and a ``--resume`` is not counted. None where the last start or the end is unknown
+    (a killed run). An old status.json without ``resumed`` counts from ``started`` as before."""
+    start = parse_time(resumed[-1] if resumed else started)
+    end = parse_time(ended)
+    if start is None:
+        return None
+    if end is None:
+        if not running:
+            return None
+        end = now or datetime.datetime.now(datetime.timezone.utc)
+    return (trained_s or 0.0) + max(0.0, (end - start).total_seconds())
+
+
+def human_duration(seconds: float | None) -> str:
+    """``seconds`` as the Runs tab and ``revstudio runs`` show a duration: "42 s", "3 min 05 s", "2 h 07 min"."""
+    if seconds is None or not math.isfinite(seconds):
+        return "–"
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
 def _read_json(path: str) -> Any:
@@ -195,13 +244,18 @@ def read_run(run_dir: str) -> RunInfo:
         message = message or ("the process ended without writing its status (killed, or a full disk?); "
                               "--resume continues it")
     metrics = status.get("metrics")
+    resumed = status.get("resumed")
+    trained = status.get("trained_s")
     return RunInfo(
         path=run_dir, status=state, step=_typed(status.get("step"), int),
         total_steps=_typed(status.get("total_steps"), int),
         config=config if isinstance(config, dict) else {},
         metrics=metrics if isinstance(metrics, dict) else {},
         started=_typed(status.get("started"), str), ended=_typed(status.get("ended"), str),
-        message=_typed(message, str), pid=_typed(status.get("pid"), int), label=read_label(run_dir))
+        message=_typed(message, str), pid=_typed(status.get("pid"), int), label=read_label(run_dir),
+        resumed=[t for t in resumed if isinstance(t, str)] if isinstance(resumed, list) else [],
+        trained_s=float(trained) if isinstance(trained, (int, float)) and not isinstance(trained, bool)
+        and math.isfinite(trained) and trained >= 0 else None)
 
 
 def record_end(run_dir: str, status: str, message: str) -> bool:
@@ -280,6 +334,25 @@ def list_runs(directory: str) -> list[RunInfo]:
     return runs
 
 
+def _resumed_fields(run_dir: str, now: str) -> dict[str, Any]:
+    """What a resume keeps of the status it continues: the first ``started``, the earlier resumes
+    with this one added, and the seconds trained so far (the last segment ends at its ``ended``, or,
+    killed, at the last write of its status). Empty where the old status has no start time."""
+    path = os.path.join(run_dir, STATUS)
+    info = read_run(run_dir)
+    if info.started is None:
+        return {}
+    ended = info.ended
+    if ended is None:  # (killed: its status was last written at its last step)
+        try:
+            ended = datetime.datetime.fromtimestamp(os.stat(path).st_mtime, datetime.timezone.utc).isoformat()
+        except OSError:
+            ended = None
+    trained = trained_seconds(info.started, info.resumed, info.trained_s, ended, False)
+    return {"started": info.started, "resumed": [*info.resumed, now],
+            "trained_s": round(trained if trained is not None else info.trained_s or 0.0, 3)}
+
+
 def read_metrics(run_dir: str) -> list[dict[str, Any]]:
     """The rows of ``metrics.jsonl``; a last line cut short by a kill is skipped."""
     rows = []
@@ -298,9 +371,11 @@ def read_metrics(run_dir: str) -> list[dict[str, Any]]:
 
 
 class RunWriter:
-    """The writing side of a run directory (rank 0 only): status, config and metric rows."""
+    """The writing side of a run directory (rank 0 only): status, config and metric rows. A resumed
+    run (``resumed``) keeps its first ``started``, adds this start to ``resumed`` and the time its
+    last segment trained to ``trained_s``, so that its duration leaves out the pause."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, resumed: bool = False) -> None:
         self.path = path
         try:
             os.makedirs(os.path.join(path, "checkpoints"), exist_ok=True)
@@ -310,6 +385,8 @@ class RunWriter:
             raise RunDirError(exc.filename or path, exc) from None
         self.status: dict[str, Any] = {"status": "running", "pid": os.getpid(), "step": 0, "total_steps": None,
                                        "started": now_iso(), "ended": None, "metrics": {}, "message": None}
+        if resumed:
+            self.status.update(_resumed_fields(path, self.status["started"]))
 
     def file(self, name: str) -> str:
         return os.path.join(self.path, name)

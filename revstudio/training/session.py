@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from revstudio.cli import PIPE_CLOSED, printable, reader_gone
+from revstudio.cli import PIPE_CLOSED, message_line, reader_gone
 
 from .config import ConfigError, TrainConfig
 from .run_record import open_run, snapshot_text
@@ -221,7 +221,7 @@ def run_session(req: Request) -> int:
                 if req.json:
                     print(row_dumps(row), flush=True)
                 else:
-                    print(printable(f"revstudio train: {message}"), file=sys.stderr)
+                    print(message_line(message), file=sys.stderr)
             except BrokenPipeError:  # nobody reads the row: the run directory still gets it
                 reader_gone()
             if writer is not None and undo is not None and not last_step.started:
@@ -236,7 +236,7 @@ def run_session(req: Request) -> int:
                     except RunDirError:  # (the folder that failed cannot take the news either)
                         pass
         else:  # rank 0 may be gone already (torchrun stops the others when one fails): say it here too
-            print(printable(f"revstudio train (rank {rank}): {message}"), file=sys.stderr)
+            print(message_line(message, rank), file=sys.stderr)
         return code
 
     from revstudio.cli import CliError
@@ -366,7 +366,7 @@ def preflight(req: Request, world: int) -> int | None:
             print(row_dumps({"kind": "event", "event": "failed", "time": 0.0, "step": None, "message": message,
                              "exit_code": code}), flush=True)
         else:
-            print(printable(f"revstudio train: {message}"), file=sys.stderr)
+            print(message_line(message), file=sys.stderr)
         return code
 
     try:

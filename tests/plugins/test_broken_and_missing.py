@@ -142,9 +142,22 @@ def test_missing_plugin_types_are_named_with_the_package_to_install(tmp_path: Pa
     assert result.returncode == 1
     errors = {d["node"]: d["message"] for d in json.loads(result.stdout)["diagnostics"] if d["severity"] == "error"}
     assert "node type 'HaarDownsample' comes from the plugin revstudio-haar, which is not installed" in errors["haar"]
-    assert "pip install revstudio-haar" in errors["leaky"]
+    # revstudio-haar is on no package index: 'pip install revstudio-haar' found nothing; the example's folder
+    assert f"pip install {EXAMPLE_PLUGIN.resolve()}" in errors["leaky"] and "pip install revstudio-haar" not in errors["leaky"]
     text = revstudio(env, "check", str(EXAMPLE_PLUGIN / "haar_flow.revs")).stdout
-    assert "pip install revstudio-haar" in text
+    assert f"pip install {EXAMPLE_PLUGIN.resolve()}), and reopen the file" in text
+
+
+def test_a_missing_plugin_revstudio_does_not_ship_is_named_by_its_distribution(monkeypatch) -> None:
+    from revstudio.core import plugins
+
+    advice = plugins.install_advice("acme-flows")
+    assert "the package that provides it, the distribution acme-flows" in advice
+    assert "pip install acme-flows where it is published" in advice and "folder of its source" in advice
+    # revstudio installed from a wheel: no examples/ beside it, so the checkout's folder is named
+    monkeypatch.setitem(plugins.SHIPPED, "revstudio-haar", "examples/gone")
+    advice = plugins.install_advice("revstudio-haar")
+    assert "not on PyPI" in advice and "pip install ./examples/gone" in advice
 
 
 def test_a_type_without_a_record_still_says_what_to_do(tmp_path: Path) -> None:

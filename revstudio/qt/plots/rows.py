@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from revstudio.qt.training.words import in_app_words
+from revstudio.training.runs import human_duration as human_duration  # (re-exported: the Runs tab, the plots)
 
 if TYPE_CHECKING:  # pragma: no cover
     from revstudio.qt.plots.series import Series
@@ -310,12 +311,3 @@ def read_metrics(path: str | Path, name: str | None = None, capacity: int = DEFA
     return data
 
 
-def human_duration(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "–"
-    s = int(round(seconds))
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60:02d} s"
-    return f"{s // 3600} h {s % 3600 // 60:02d} min"

@@ -11,12 +11,11 @@ import errno
 import os
 import shutil
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from revstudio.training.runs import STAMPED as _STAMPED
-from revstudio.training.runs import belongs_to, pid_alive, read_run
+from revstudio.training.runs import belongs_to, pid_alive, read_run, trained_seconds
 
 __all__ = ["RunEntry", "belongs_to", "delete_run_dir", "is_run_dir", "list_run_dirs", "move_run_dir", "pid_alive",
            "read_run_dir", "renamed_run"]
@@ -37,6 +36,8 @@ class RunEntry:
     message: str | None = None
     pid: int | None = None
     label: str | None = None   # the user's name for the run (label.json)
+    resumed: list[str] = field(default_factory=list)  # when each resume restarted it (status.json)
+    trained_s: float | None = None  # seconds trained before the last (re)start
     guessed: bool = False      # the message is the tab's guess (killed, no status), not the run's own word
 
     @property
@@ -61,26 +62,8 @@ class RunEntry:
         return self.path / "metrics.jsonl"
 
     def duration_s(self) -> float | None:
-        start, end = _when(self.started), _when(self.ended)
-        if start is None:
-            return None
-        if end is None:
-            if self.status != "running":
-                return None
-            end = datetime.now(start.tzinfo)
-        return max(0.0, (end - start).total_seconds())
-
-
-def _when(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        when = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    # a time without a zone (a hand-written or old status) is UTC, as the worker writes it: a start
-    # and an end of either kind can then be subtracted
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+        """Seconds trained, the pauses between a stop and a resume left out (``trained_seconds``)."""
+        return trained_seconds(self.started, self.resumed, self.trained_s, self.ended, self.status == "running")
 
 
 def read_run_dir(path: str | Path) -> RunEntry:
@@ -101,6 +84,7 @@ def read_run_dir(path: str | Path) -> RunEntry:
             setattr(entry, key, value)
     entry.metrics = dict(info.metrics)
     entry.started, entry.ended, entry.message = info.started, info.ended, info.message
+    entry.resumed, entry.trained_s = list(info.resumed), info.trained_s
     if info.status == "killed":
         entry.guessed = True
         entry.message = (f"killed: the status says running but its process ({entry.pid}) is gone; it ended "

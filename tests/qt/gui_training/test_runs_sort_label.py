@@ -174,3 +174,17 @@ def test_in_the_window_f2_edits_the_label_and_the_legend_follows(qtbot, train_wi
     assert panel.selected_paths() == [other, run]
     plots.refresh(force=True)
     assert {c.smooth.name() for c in plots.loss.curves.values()} == {"baseline", other.name}
+
+
+def test_the_duration_column_of_a_resumed_run_leaves_out_the_pause(qtbot, tmp_path):
+    """A resume reset ``started``, so the tab counted only the last segment; one that kept it would have
+    counted the days between the stop and the resume. It is the sum of the segments trained."""
+    path = tmp_path / "coupling-20261206-140000"
+    path.mkdir()
+    (path / "status.json").write_text(json.dumps({
+        "status": "finished", "step": 40, "started": "2026-12-01T10:00:00+00:00",  # 2 min 30 s, then
+        "resumed": ["2026-12-06T09:00:00+00:00"], "trained_s": 150,  # 5 days' pause, then 10 min
+        "ended": "2026-12-06T09:10:00+00:00"}))
+    panel = _panel(qtbot, tmp_path)
+    assert panel.table.item(0, COLUMNS.index("duration")).text() == "12 min 30 s"
+    assert panel.table.item(0, COLUMNS.index("started")).text() == "2026-12-01 10:00:00"
