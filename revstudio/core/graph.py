@@ -143,6 +143,11 @@ class Graph:
         self.training_changed = Event("training_changed")  # (old_dict, new_dict)
         self.changed = Event("changed")              # () after any of the above
 
+    def __repr__(self) -> str:
+        n, e, k = len(self.nodes), len(self.edges), len(self.groups)
+        return (f"<Graph {self.name!r}: {n:,} node{'s' * (n != 1)}, {e:,} edge{'s' * (e != 1)}, "
+                f"{k} group{'s' * (k != 1)}>")
+
     @property
     def edges(self) -> EdgeList:
         """The edges in file order: a ``list`` whose index follows every change."""

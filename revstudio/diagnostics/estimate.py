@@ -139,6 +139,16 @@ class MemoryEstimate:
             raise ValueError("this estimate was made without its walk")
         return self._keeping_of(heads, inside or {})
 
+    def __repr__(self) -> str:
+        # a notebook's display: totals per mode, not one NodeEstimate per node (summary_lines() has more)
+        kept = ", ".join(f"{mode} {fmt_bytes(self.activation_bytes(mode))}" for mode in MODES)
+        return (f"<MemoryEstimate batch {self.batch}, {self.dtype}: {len(self.nodes):,} nodes, "
+                f"{len(self.regions)} region{'s' * (len(self.regions) != 1)}; parameters "
+                f"{fmt_bytes(self.parameter_bytes())}; kept for backward: {kept}>")
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(repr(self))
+
     def activation_bytes(self, mode: str) -> int:
         return sum(n.activation_bytes[known_mode(mode)] for n in self.nodes.values())
 
