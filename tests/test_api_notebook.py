@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 import revstudio as rs
+from revstudio.core.examples import example_projects
 from revstudio.core.generate import large_graph
 
 
@@ -61,3 +62,54 @@ def test_a_report_with_many_errors_lists_the_first_and_says_how_many_more() -> N
     lines = text.splitlines()
     assert len(lines) == 7 and lines[1].startswith("  error: ")
     assert lines[-1].startswith(f"  ... {len(report.errors) + len(report.warnings) - 5} more in report.errors")
+
+
+def test_a_thousand_node_model_prints_its_first_and_last_layers_and_how_many_between(big_report) -> None:
+    g, report = big_report
+    model = rs.compile(g, device="cpu", report=report)
+    text = repr(model)
+    children = list(model.named_children())
+    assert text.count("\n") < 40, text[:3000]
+    assert f"... {len(children) - 25} more layers (named_children() lists every one) ..." in text
+    assert f"({children[0][0]}): " in text and f"({children[-1][0]}): " in text
+    assert text.startswith("CompiledModel(\n  mode='reversible', regions: ") and text.endswith("\n)")
+
+
+def test_a_small_model_prints_as_torch_prints_it() -> None:
+    from torch import nn
+
+    model = rs.compile(example_projects()["revnet_wired"], device="cpu")
+    assert repr(model) == nn.Module.__repr__(model)
+    assert "(head): Linear(" in repr(model)
+
+
+def test_a_gradient_report_prints_its_verdict_and_first_failures() -> None:
+    from revstudio.diagnostics.gradcheck import GradReport, TensorError
+
+    params = [TensorError(f"n{i}.weight", 1.0, 1e-3 * (i % 2), 1.0) for i in range(1000)]
+    report = GradReport("float64", 2, 0, 1e-10, "reversible", 1.0, parameters=params, inversion={"r": 1e-16})
+    text = repr(report)
+    lines = text.splitlines()
+    assert lines[0] == ("<GradReport reversible vs standard, float64, batch 2: 500 FAILED (tolerance 1e-10); "
+                        "max error 0.001 over 1000 tensors, max inversion error 1e-16>")
+    assert lines[1] == "  n1.weight: error 0.001 > 1e-10"
+    assert len(lines) == 7 and lines[-1] == "  ... 495 more in report.failures()"
+
+
+def test_a_training_result_prints_without_its_whole_model() -> None:
+    from revstudio.training.loop import TrainResult
+
+    model = rs.compile(example_projects()["revnet_wired"], device="cpu")
+    result = TrainResult("finished", 12, {"loss": 2.3}, model=model)
+    assert repr(result) == "TrainResult(status='finished', step=12, metrics={'loss': 2.3}, message=None, rows=0)"
+    assert result.model is model
+
+
+def test_a_model_of_many_regions_names_the_first_five_and_counts_the_rest() -> None:
+    from types import SimpleNamespace
+
+    from revstudio.compiler.module_repr import regions_text
+
+    regions = [SimpleNamespace(id=f"region-{i}", nodes=["a", "b"]) for i in range(40)]
+    assert regions_text(regions) == ", ".join(f"region-{i} (2 nodes)" for i in range(5)) + " and 35 more (model.regions)"
+    assert regions_text([]) == "none"

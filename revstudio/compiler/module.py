@@ -36,6 +36,7 @@ from .boundary import (
 from .builder import Builder
 from .executor import Executor
 from .executor import GroupModule as GroupModule  # (where a model pickled before the split finds it)
+from .module_repr import regions_text
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 from .pricing import Prices
 from .renames import alias_state_keys, layer_aliases
@@ -236,8 +237,7 @@ class CompiledModel(Executor):
         self._init_checked = True
 
     def extra_repr(self) -> str:
-        regions = ", ".join(f"{r.id} ({len(r.nodes)} nodes)" for r in self.regions) or "none"
-        return f"mode={self.mode!r}, regions: {regions}"
+        return f"mode={self.mode!r}, regions: {regions_text(self.regions)}"
 
     def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any, **kwargs: Any) -> None:
         alias_state_keys(state_dict, prefix, getattr(self, "_aliases", {}))
