@@ -113,3 +113,27 @@ def test_a_model_of_many_regions_names_the_first_five_and_counts_the_rest() -> N
     regions = [SimpleNamespace(id=f"region-{i}", nodes=["a", "b"]) for i in range(40)]
     assert regions_text(regions) == ", ".join(f"region-{i} (2 nodes)" for i in range(5)) + " and 35 more (model.regions)"
     assert regions_text([]) == "none"
+
+
+# the parameters only the editor passes (``help(rs.check)`` may still explain them)
+_EDITOR_ONLY = {"incremental", "memo"}
+
+
+@pytest.mark.parametrize("name", ["load", "save", "check", "compile", "export"])
+def test_help_on_each_api_function_names_its_parameters_and_what_it_returns(name: str) -> None:
+    import inspect
+
+    func = getattr(rs, name)
+    doc = inspect.getdoc(func) or ""
+    params = [p for p in inspect.signature(func).parameters if p not in _EDITOR_ONLY]
+    assert not [p for p in params if f"``{p}``" not in doc], doc
+    if inspect.signature(func).return_annotation not in (None, "None"):
+        assert "Returns" in doc or "returns" in doc, doc
+
+
+def test_every_public_graph_method_has_a_docstring() -> None:
+    import inspect
+
+    bare = [n for n, f in vars(rs.Graph).items()
+            if not n.startswith("_") and inspect.isfunction(f) and not f.__doc__]
+    assert not bare, f"help(rs.Graph) says nothing of {bare}"

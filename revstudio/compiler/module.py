@@ -298,7 +298,9 @@ class CompiledModel(Executor):
 def compile(graph: Graph, mode: str = "reversible", device: Any = None,
             dtype: torch.dtype | None = None, report: Any = None,
             memory_budget: float | str | None = None) -> CompiledModel:
-    """Compile a checked graph into an ``nn.Module`` (``revstudio.compile``).
+    """Compile ``graph`` (an ``rs.Graph``) into an ``nn.Module``; returns a :class:`CompiledModel`
+    (``revstudio.compile``): ``model(*inputs)`` takes one tensor per Input node and returns one per
+    Output node (a tuple when there are several), ``model.mode``, ``model.regions``.
 
     ``mode``: "reversible", "standard" or "checkpoint" (``model.mode`` switches later, same
     weights). Parameters exist right away (sizes come from shape inference); ``device``
@@ -306,7 +308,8 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
     the Input nodes declare (float64 when any of them does, else float32), as
     ``revstudio train`` and exported code pick it. ``memory_budget``: bytes of
     activations reversible regions may keep, or an amount such as ``"64MiB"`` (see
-    ``CompiledModel.memory_budget``).
+    ``CompiledModel.memory_budget``). ``report``: ``rs.check(graph)``'s, to skip checking again
+    (one of the graph before an edit is refused).
     Raises :class:`CompileError` naming the node if the graph does not check clean, and for a
     graph with no Output node (its model would return an empty tuple).
     """
