@@ -137,3 +137,13 @@ def test_every_public_graph_method_has_a_docstring() -> None:
     bare = [n for n, f in vars(rs.Graph).items()
             if not n.startswith("_") and inspect.isfunction(f) and not f.__doc__]
     assert not bare, f"help(rs.Graph) says nothing of {bare}"
+
+
+def test_a_run_prints_as_one_short_line(tmp_path) -> None:
+    from revstudio.training.runs import RunInfo
+
+    long_note = "note: not checked whether the run learns: " + "x" * 300
+    run = RunInfo(str(tmp_path / "run-1"), "finished", 12, 12, config={f"k{i}": i for i in range(30)},
+                  metrics={"loss": 2.27252, "val_accuracy": 0.078, "note": "text"}, message=long_note, label="baseline")
+    assert repr(run) == "<RunInfo 'run-1' (baseline): finished, step 12/12, loss 2.273, val_accuracy 0.078>"
+    assert repr(RunInfo(str(tmp_path / "run-2"), "running")) == "<RunInfo 'run-2': running, no step yet>"
