@@ -147,3 +147,28 @@ def test_a_run_prints_as_one_short_line(tmp_path) -> None:
                   metrics={"loss": 2.27252, "val_accuracy": 0.078, "note": "text"}, message=long_note, label="baseline")
     assert repr(run) == "<RunInfo 'run-1' (baseline): finished, step 12/12, loss 2.273, val_accuracy 0.078>"
     assert repr(RunInfo(str(tmp_path / "run-2"), "running")) == "<RunInfo 'run-2': running, no step yet>"
+
+
+def test_node_types_from_before_a_reload_are_one_short_line_saying_to_restart(monkeypatch) -> None:
+    from revstudio.core import plugins
+    from revstudio.core.spec import Registry, registry
+
+    # what importlib.reload(revstudio.core.spec) leaves the catalog holding: instances of a class
+    # of the same name that is no longer revstudio.core.spec.NodeSpec
+    old = registry.get("Conv")
+    stale_class = type("NodeSpec", (), {})
+    specs = []
+    for type_id in ("Input", "Conv", "Output"):
+        spec = stale_class()
+        spec.__dict__.update({"type_id": type_id, "help": old.help * 20})
+        specs.append(spec)
+    monkeypatch.setattr(plugins, "_problems", [])
+    provider = plugins.Provider("mine", "my_nodes:SPECS", "my-nodes")
+    taken = plugins.load_provider(Registry(), provider, lambda: [*specs, "y" * 5000])
+    assert taken == 0
+    messages = [p.message for p in plugins.problems()]
+    assert len(messages) == 2 and all(len(m) < 400 for m in messages), messages
+    assert messages[0].startswith("'yyyyyyyyyyyy") and messages[0].endswith("(str) is not a NodeSpec; skipped")
+    assert messages[1] == ("3 node types skipped (['Input', 'Conv', 'Output']): their NodeSpec class is from "
+                           "before revstudio.core.spec was reloaded (importlib.reload, IPython's %autoreload); "
+                           "restart the Python session (the notebook's kernel)")
