@@ -172,3 +172,21 @@ def test_node_types_from_before_a_reload_are_one_short_line_saying_to_restart(mo
     assert messages[1] == ("3 node types skipped (['Input', 'Conv', 'Output']): their NodeSpec class is from "
                            "before revstudio.core.spec was reloaded (importlib.reload, IPython's %autoreload); "
                            "restart the Python session (the notebook's kernel)")
+
+
+@pytest.mark.parametrize("command", ["memory", "train"])
+def test_a_command_run_in_the_session_leaves_its_random_numbers_alone(command: str, tmp_path, capsys) -> None:
+    import torch
+
+    from revstudio.cli import main
+
+    project = tmp_path / "model.revs"
+    rs.save(example_projects()["revnet_wired"], project)
+    extra = (["--batch", "2", "--device", "cpu"] if command == "memory" else
+             ["--steps", "2", "--data", "synthetic", "--device", "cpu", "--out", str(tmp_path / "run")])
+    torch.manual_seed(1234)
+    expected = torch.rand(3)
+    torch.manual_seed(1234)
+    assert main([command, str(project), *extra]) == 0, capsys.readouterr()
+    # what the next cell draws is what it drew before the command, not the command's seed's numbers
+    assert torch.equal(torch.rand(3), expected)
