@@ -190,3 +190,20 @@ def test_a_command_run_in_the_session_leaves_its_random_numbers_alone(command: s
     assert main([command, str(project), *extra]) == 0, capsys.readouterr()
     # what the next cell draws is what it drew before the command, not the command's seed's numbers
     assert torch.equal(torch.rand(3), expected)
+
+
+@pytest.mark.parametrize(("what", "names"), [
+    ("report", ["valid", "errors", "warnings", "diagnostics", "nodes", "parameters", "shape", "for_node",
+                "regions", "near_misses", "estimate", "to_json"]),
+    ("estimate", ["summary_lines", "peak_bytes", "activation_bytes", "parameter_bytes", "totals", "nodes",
+                  "regions", "saved_by_region", "to_json"]),
+    ("model", ["forward", "mode", "regions", "inverse", "logdet", "inversion_errors", "memory_budget"]),
+])
+def test_help_on_what_the_api_returns_names_what_a_user_reads_of_it(what: str, names: list[str]) -> None:
+    import inspect
+
+    g = example_projects()["revnet_wired"]
+    report = rs.check(g)
+    obj = {"report": report, "estimate": report.estimate, "model": rs.compile(g, device="cpu")}[what]
+    doc = inspect.getdoc(type(obj)) or ""
+    assert not [n for n in names if f"``{n}" not in doc], doc

@@ -47,7 +47,15 @@ MODES = ("reversible", "standard", "checkpoint")
 
 class CompiledModel(Executor):
     """The compiled graph: ``forward(*inputs)`` takes one tensor per Input node (document order)
-    and returns one tensor per Output node (a single tensor if there is one)."""
+    and returns one tensor per Output node (a single tensor if there is one).
+
+    ``mode`` ("reversible", "standard", "checkpoint") switches how backward gets activations,
+    same weights; ``regions`` are the reversible regions; ``inverse(*outputs)`` runs a model
+    invertible end to end backwards and ``logdet`` is a flow's last log-determinant;
+    ``inversion_errors()`` the regions' last measured |x - f^-1(f(x))| / |x|;
+    ``memory_budget`` lets regions keep some activations. Each node's layer is the attribute
+    named after its id.
+    """
 
     def __init__(self, graph: Graph, plan: Plan, device: torch.device, dtype: torch.dtype,
                  mode: str = "reversible") -> None:

@@ -28,7 +28,14 @@ REPR_DIAGNOSTICS = 5
 
 @dataclass
 class Report:
-    """Everything the check found; see docs/architecture.md ("The check report")."""
+    """Everything ``rs.check`` found (docs/architecture.md, "The check report").
+
+    ``valid`` (no errors), ``errors``, ``warnings`` and ``diagnostics`` (all of them: each names
+    its node and port), ``nodes`` (node id -> NodeInfo: type, inputs, outputs, parameters),
+    ``parameters`` (the total), ``shape("node.port")``, ``for_node(id)``, ``regions`` (the
+    reversible regions) and ``near_misses`` (why other nodes are not in one), ``estimate``
+    (the memory estimate: ``estimate.summary_lines()``), ``to_json()`` (``check --json``'s object).
+    """
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
     nodes: dict[str, NodeInfo] = field(default_factory=dict)

@@ -83,7 +83,13 @@ class RegionEstimate:
 
 @dataclass
 class MemoryEstimate:
-    """The whole estimate; ``to_json()`` is the ``"estimate"`` of ``check --json``."""
+    """The static memory estimate of a training step at ``batch`` (``rs.check(g).estimate``).
+
+    ``summary_lines()`` words it; ``peak_bytes(mode)`` and ``activation_bytes(mode)`` (kept for
+    backward) per mode ("standard", "reversible", "checkpoint"), ``parameter_bytes()``,
+    ``totals()``, ``nodes`` and ``regions`` (per node and region), ``saved_by_region(id)``;
+    ``to_json()`` is the ``"estimate"`` of ``check --json``.
+    """
 
     batch: int
     dtype: str
