@@ -207,3 +207,30 @@ def test_help_on_what_the_api_returns_names_what_a_user_reads_of_it(what: str, n
     obj = {"report": report, "estimate": report.estimate, "model": rs.compile(g, device="cpu")}[what]
     doc = inspect.getdoc(type(obj)) or ""
     assert not [n for n in names if f"``{n}" not in doc], doc
+
+
+def test_a_distributed_launch_in_the_session_gives_back_the_signals_and_environment_torchrun_took(
+        monkeypatch) -> None:
+    import os
+    import signal
+
+    from revstudio.training.launch import _LaunchStop
+
+    SIGNALS_ENV = "TORCHELASTIC_SIGNALS_TO_HANDLE"  # noqa: N806 - torch's name for it
+    monkeypatch.delenv(SIGNALS_ENV, raising=False)
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)}
+
+    def torchrun_handler(signum, frame):  # what torch.distributed.run installs, and never takes back
+        raise RuntimeError(signum)
+
+    try:
+        with _LaunchStop():
+            os.environ[SIGNALS_ENV] = "SIGTERM,SIGINT,SIGHUP,SIGQUIT"
+            for sig in before:
+                signal.signal(sig, torchrun_handler)
+        after = {sig: signal.getsignal(sig) for sig in before}
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+    assert after == before
+    assert SIGNALS_ENV not in os.environ
