@@ -234,3 +234,13 @@ def test_a_distributed_launch_in_the_session_gives_back_the_signals_and_environm
             signal.signal(sig, handler)
     assert after == before
     assert SIGNALS_ENV not in os.environ
+
+
+def test_the_report_of_another_project_is_refused_as_such_not_as_an_edit() -> None:
+    from revstudio.compiler import CompileError
+
+    projects = example_projects()
+    flow, wired = projects["glow_flow"], projects["revnet_wired"]   # both name their Input 'image'
+    with pytest.raises(CompileError, match=r"^revnet-wired: the report is of another graph \(only 1 of its "
+                                           rf"{len(flow.nodes)} nodes are in this one\); pass this graph's own"):
+        rs.compile(wired, device="cpu", report=rs.check(flow))
