@@ -119,11 +119,14 @@ def test_a_model_of_many_regions_names_the_first_five_and_counts_the_rest() -> N
 _EDITOR_ONLY = {"incremental", "memo"}
 
 
-@pytest.mark.parametrize("name", ["load", "save", "check", "compile", "export"])
+@pytest.mark.parametrize("name", ["load", "save", "check", "compile", "export", "memory.measure_step",
+                                  "memory.compare_modes", "gradcheck.compare_modes"])
 def test_help_on_each_api_function_names_its_parameters_and_what_it_returns(name: str) -> None:
+    import importlib
     import inspect
 
-    func = getattr(rs, name)
+    module, _, attr = name.rpartition(".")
+    func = getattr(importlib.import_module(f"revstudio.diagnostics.{module}") if module else rs, attr)
     doc = inspect.getdoc(func) or ""
     params = [p for p in inspect.signature(func).parameters if p not in _EDITOR_ONLY]
     assert not [p for p in params if f"``{p}``" not in doc], doc

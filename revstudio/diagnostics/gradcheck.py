@@ -260,7 +260,12 @@ def compare_modes(
     state: Mapping[str, Any] | None = None,
     inputs: Sequence[torch.Tensor] | None = None,
 ) -> GradReport:
-    """Compare ``mode`` ("reversible" or "checkpoint") against "standard".
+    """Compare ``mode`` ("reversible" or "checkpoint") against "standard" for ``graph`` (an
+    ``rs.Graph``); returns a :class:`GradReport` (``ok``, ``failures()``, ``max_error``,
+    ``inversion``). Both run one step on the same fresh weights (drawn from ``seed``, which keeps
+    the caller's random state as it was) and batch, in ``dtype`` ("float64" or "float32") on
+    ``device``; ``tolerance`` is the largest relative error that passes (None: 1e-10 in float64,
+    1e-4 in float32).
 
     ``state`` (a state dict, e.g. a training checkpoint's ``"model"``) checks
     the trained network instead of freshly initialised weights. ``inputs`` (one
