@@ -73,6 +73,8 @@ def test_a_thousand_node_model_prints_its_first_and_last_layers_and_how_many_bet
     assert f"... {len(children) - 25} more layers (named_children() lists every one) ..." in text
     assert f"({children[0][0]}): " in text and f"({children[-1][0]}): " in text
     assert text.startswith("CompiledModel(\n  mode='reversible', regions: ") and text.endswith("\n)")
+    plan = repr(model.plan)
+    assert plan.startswith(f"<Plan {g.name!r}: ") and len(plan) < 300, plan[:2000]
 
 
 def test_a_small_model_prints_as_torch_prints_it() -> None:
