@@ -9,6 +9,7 @@ reaches the user.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib
 import importlib.util
@@ -17,7 +18,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 SUBCOMMANDS: dict[str, str] = {
@@ -257,10 +258,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         from revstudio.early_stop import install_for
 
         install_for(args)
-    code = _main(args)
+    if argv is None:
+        code = _main(args)
+    else:  # called in a session (a notebook, a script): it keeps its own random numbers
+        with _rng_kept():
+            code = _main(args)
     if training:
         _exit_now(code)
     return code
+
+
+@contextlib.contextmanager
+def _rng_kept() -> Iterator[None]:
+    """torch's CPU (and initialised CUDA) random state as it was before, however the command ends:
+    ``train`` and ``memory`` seed torch for their own reproducible runs, which in a caller's
+    session would make every later ``torch.randn`` repeat the same numbers after each call."""
+    torch = sys.modules.get("torch")  # (not imported yet: the caller has drawn nothing to keep)
+    if torch is None:
+        yield
+        return
+    cpu = torch.random.get_rng_state()
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    try:
+        yield
+    finally:
+        torch.random.set_rng_state(cpu)
+        if cuda is not None:
+            torch.cuda.set_rng_state_all(cuda)
 
 
 def _exit_now(code: int) -> NoReturn:

@@ -21,7 +21,8 @@ class CodegenError(ValueError):
 
 
 def export(graph: Any, *, with_training: bool = False, training: dict[str, Any] | None = None) -> str:
-    """The standalone Python source of ``graph`` (a ``str``; nothing is written).
+    """Returns the standalone Python source of ``graph`` (an ``rs.Graph``) as a ``str``; nothing
+    is written (``open(path, "w").write(source)`` or ``revstudio export`` writes it).
 
     ``with_training`` adds a training script. ``training`` replaces the project's own
     ``training`` section in the file (the script's and the embedded project's, so with or

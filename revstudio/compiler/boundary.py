@@ -107,8 +107,13 @@ def check_report(graph: Graph, report: Any) -> None:
                         f"{type(report).__name__}; leave it out and compile checks the graph itself")
     if report.checked is None:
         return  # (the core check's report, which the compiler's own callers pass fresh)
-    from revstudio.diagnostics.check_memo import changed_since
+    from revstudio.diagnostics.check_memo import another_graph, changed_since
 
+    others = another_graph(graph, report.checked)
+    if others is not None:  # (a notebook holding several projects passed the wrong one's report)
+        raise CompileError(f"{graph.name}: the report is of another graph (only {others[0]} of its {others[1]} "
+                           "nodes are in this one); pass this graph's own, rs.compile(graph, "
+                           "report=rs.check(graph)), or leave report out")
     change = changed_since(graph, report.checked)
     if change is not None:
         raise CompileError(f"{graph.name}: the report is of an earlier state of the graph ({change} since "

@@ -18,6 +18,7 @@ from revstudio.core.spec import BuildContext, registry
 from . import assembly as asm
 from . import runtime as rt
 from .builder import Builder
+from .module_repr import short_repr
 from .plan import CompileError, NodeOp, Plan, RegionOp
 from .plugin_layers import build_failure_where, check_plugin_layer, plugin_of
 from .program import NodeCall, Part, RegionCall
@@ -26,6 +27,9 @@ from .renames import alias_state_keys, layer_aliases
 
 class Executor(nn.Module):
     """Shared by the model and group bodies: builds node modules and runs the plan's ops."""
+
+    def __repr__(self) -> str:
+        return short_repr(self)  # hundreds of layers: the first and last ones and how many between
 
     def _setup(self, plan: Plan, root: Builder) -> None:
         self._plan = plan

@@ -36,6 +36,7 @@ from .boundary import (
 from .builder import Builder
 from .executor import Executor
 from .executor import GroupModule as GroupModule  # (where a model pickled before the split finds it)
+from .module_repr import regions_text
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 from .pricing import Prices
 from .renames import alias_state_keys, layer_aliases
@@ -46,7 +47,15 @@ MODES = ("reversible", "standard", "checkpoint")
 
 class CompiledModel(Executor):
     """The compiled graph: ``forward(*inputs)`` takes one tensor per Input node (document order)
-    and returns one tensor per Output node (a single tensor if there is one)."""
+    and returns one tensor per Output node (a single tensor if there is one).
+
+    ``mode`` ("reversible", "standard", "checkpoint") switches how backward gets activations,
+    same weights; ``regions`` are the reversible regions; ``inverse(*outputs)`` runs a model
+    invertible end to end backwards and ``logdet`` is a flow's last log-determinant;
+    ``inversion_errors()`` the regions' last measured |x - f^-1(f(x))| / |x|;
+    ``memory_budget`` lets regions keep some activations. Each node's layer is the attribute
+    named after its id.
+    """
 
     def __init__(self, graph: Graph, plan: Plan, device: torch.device, dtype: torch.dtype,
                  mode: str = "reversible") -> None:
@@ -236,8 +245,7 @@ class CompiledModel(Executor):
         self._init_checked = True
 
     def extra_repr(self) -> str:
-        regions = ", ".join(f"{r.id} ({len(r.nodes)} nodes)" for r in self.regions) or "none"
-        return f"mode={self.mode!r}, regions: {regions}"
+        return f"mode={self.mode!r}, regions: {regions_text(self.regions)}"
 
     def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any, **kwargs: Any) -> None:
         alias_state_keys(state_dict, prefix, getattr(self, "_aliases", {}))
@@ -298,7 +306,9 @@ class CompiledModel(Executor):
 def compile(graph: Graph, mode: str = "reversible", device: Any = None,
             dtype: torch.dtype | None = None, report: Any = None,
             memory_budget: float | str | None = None) -> CompiledModel:
-    """Compile a checked graph into an ``nn.Module`` (``revstudio.compile``).
+    """Compile ``graph`` (an ``rs.Graph``) into an ``nn.Module``; returns a :class:`CompiledModel`
+    (``revstudio.compile``): ``model(*inputs)`` takes one tensor per Input node and returns one per
+    Output node (a tuple when there are several), ``model.mode``, ``model.regions``.
 
     ``mode``: "reversible", "standard" or "checkpoint" (``model.mode`` switches later, same
     weights). Parameters exist right away (sizes come from shape inference); ``device``
@@ -306,7 +316,8 @@ def compile(graph: Graph, mode: str = "reversible", device: Any = None,
     the Input nodes declare (float64 when any of them does, else float32), as
     ``revstudio train`` and exported code pick it. ``memory_budget``: bytes of
     activations reversible regions may keep, or an amount such as ``"64MiB"`` (see
-    ``CompiledModel.memory_budget``).
+    ``CompiledModel.memory_budget``). ``report``: ``rs.check(graph)``'s, to skip checking again
+    (one of the graph before an edit is refused).
     Raises :class:`CompileError` naming the node if the graph does not check clean, and for a
     graph with no Output node (its model would return an empty tuple).
     """

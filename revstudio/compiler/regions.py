@@ -56,6 +56,11 @@ class Region:
     side: list[str] = field(default_factory=list)  # inputs only F reads: kept, not rebuilt
     couplings: dict[str, Coupling] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        # short in a notebook whatever the region's size: its nodes are in ``region.nodes``
+        return (f"<Region {self.id!r}: {len(self.steps)} steps, {len(self.nodes)} nodes, "
+                f"inputs {', '.join(self.inputs) or '-'}; outputs {', '.join(self.outputs) or '-'}>")
+
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "nodes": list(self.nodes), "inputs": list(self.inputs),
                 "outputs": list(self.outputs)}

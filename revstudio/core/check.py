@@ -22,10 +22,20 @@ from .validate import group_refs, other_provider
 
 __all__ = ["IncrementalCheck", "NodeInfo", "Report", "check", "fmt_shape"]
 
+# how many diagnostics ``repr(report)`` lists before it says how many more there are
+REPR_DIAGNOSTICS = 5
+
 
 @dataclass
 class Report:
-    """Everything the check found; see docs/architecture.md ("The check report")."""
+    """Everything ``rs.check`` found (docs/architecture.md, "The check report").
+
+    ``valid`` (no errors), ``errors``, ``warnings`` and ``diagnostics`` (all of them: each names
+    its node and port), ``nodes`` (node id -> NodeInfo: type, inputs, outputs, parameters),
+    ``parameters`` (the total), ``shape("node.port")``, ``for_node(id)``, ``regions`` (the
+    reversible regions) and ``near_misses`` (why other nodes are not in one), ``estimate``
+    (the memory estimate: ``estimate.summary_lines()``), ``to_json()`` (``check --json``'s object).
+    """
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
     nodes: dict[str, NodeInfo] = field(default_factory=dict)
@@ -85,6 +95,27 @@ class Report:
             steps = list(getattr(region, "nodes", []))
             lines.append(f"  reversible region {getattr(region, 'id', '?')}: {len(steps)} nodes")
         return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        # what a notebook shows for ``report`` in a cell: a summary and the first diagnostics,
+        # never every node (a 1,000-node report's fields run to hundreds of kilobytes)
+        n_errors, n_warnings = len(self.errors), len(self.warnings)
+        parts = [f"{len(self.nodes):,} node{'s' * (len(self.nodes) != 1)}", f"{self.parameters:,} parameters",
+                 f"{n_errors} error{'s' * (n_errors != 1)}", f"{n_warnings} warning{'s' * (n_warnings != 1)}"]
+        if self.regions or self.estimate is not None:
+            parts.append(f"{len(self.regions)} reversible region{'s' * (len(self.regions) != 1)}")
+        if self.estimate is not None:
+            parts.append(f"estimate at batch {self.estimate.batch}")
+        lines = [f"<Report {'valid' if self.valid else 'INVALID'}: {', '.join(parts)}>"]
+        shown = self.errors + self.warnings
+        lines += [f"  {d}" for d in shown[:REPR_DIAGNOSTICS]]
+        if len(shown) > REPR_DIAGNOSTICS:
+            lines.append(f"  ... {len(shown) - REPR_DIAGNOSTICS} more in report.errors / report.warnings")
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        """IPython's display of ``report``: the same summary as ``repr``."""
+        p.text(repr(self))
 
     def to_json(self) -> dict[str, Any]:
         """The object printed by ``revstudio check --json``."""

@@ -14,6 +14,7 @@ so duplicate checks and per-node edge queries do not scan every edge.
 """
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -143,6 +144,11 @@ class Graph:
         self.training_changed = Event("training_changed")  # (old_dict, new_dict)
         self.changed = Event("changed")              # () after any of the above
 
+    def __repr__(self) -> str:
+        n, e, k = len(self.nodes), len(self.edges), len(self.groups)
+        return (f"<Graph {self.name!r}: {n:,} node{'s' * (n != 1)}, {e:,} edge{'s' * (e != 1)}, "
+                f"{k} group{'s' * (k != 1)}>")
+
     @property
     def edges(self) -> EdgeList:
         """The edges in file order: a ``list`` whose index follows every change."""
@@ -155,6 +161,7 @@ class Graph:
 
     # ---- queries -------------------------------------------------------
     def node(self, node_id: str) -> Node:
+        """The node ``node_id``; a :class:`GraphError` naming it when there is none."""
         try:
             return self.nodes[node_id]
         except KeyError:
@@ -170,30 +177,29 @@ class Graph:
         return len(self.nodes)
 
     def edges_of(self, node_id: str) -> list[Edge]:
+        """The edges into and out of ``node_id`` (an :class:`Edge` has ``src`` and ``dst`` PortRefs)."""
         return list(self.edges.touching(node_id))
 
     def edges_into(self, node_id: str, port: str | None = None) -> list[Edge]:
+        """The edges into ``node_id`` (into its input ``port`` only, when given)."""
         return [e for e in self.edges.touching(node_id)
                 if e.dst.node == node_id and (port is None or e.dst.port == port)]
 
     def edges_from(self, node_id: str, port: str | None = None) -> list[Edge]:
+        """The edges out of ``node_id`` (out of its output ``port`` only, when given)."""
         return [e for e in self.edges.touching(node_id)
                 if e.src.node == node_id and (port is None or e.src.port == port)]
 
     def unique_id(self, prefix: str) -> str:
+        """A node id not in use: ``prefix`` made an id ("conv"), else with the first free number ("conv2")."""
         base = re.sub(r"[\s.]+", "_", prefix.lower()) or "node"
         if base not in self.nodes:
             return base
-        i = 1
-        while f"{base}{i}" in self.nodes:
-            i += 1
-        return f"{base}{i}"
+        return next(f"{base}{i}" for i in itertools.count(1) if f"{base}{i}" not in self.nodes)
 
     def unique_group_name(self, prefix: str = "group") -> str:
-        i = 1
-        while f"{prefix}{i}" in self.groups:
-            i += 1
-        return f"{prefix}{i}"
+        """A group name not in use: ``prefix`` with the first free number ("group1")."""
+        return next(f"{prefix}{i}" for i in itertools.count(1) if f"{prefix}{i}" not in self.groups)
 
     def ports(self, node_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(input ports, output ports) of a node, from its spec.
@@ -354,6 +360,7 @@ class Graph:
         self.changed.emit()
 
     def remove_edge(self, edge: Edge) -> None:
+        """Remove ``edge`` (one of ``graph.edges``); a :class:`GraphError` when it is not there."""
         try:
             self.edges.remove(edge)
         except ValueError:
@@ -376,6 +383,7 @@ class Graph:
         return old
 
     def move(self, node_id: str, pos: Iterable[float]) -> tuple[float, float]:
+        """Place ``node_id`` on the canvas at ``pos`` (x, y); returns its old position."""
         node = self.node(node_id)
         old = node.pos
         x, y = pos

@@ -178,9 +178,13 @@ def load_provider(registry: Registry, provider: Provider, loader: Any) -> int:
                                "put its NodeSpecs in that list, or remove the entry point")
         return 0
     taken = 0
+    stale: list[str] = []
     for spec in specs:
         if not isinstance(spec, NodeSpec):
-            report(provider.label, f"{spec!r} is not a NodeSpec; skipped")
+            if type(spec).__name__ == NodeSpec.__name__:  # a NodeSpec of revstudio.core.spec before a reload
+                stale.append(str(getattr(spec, "type_id", "?")))
+            else:  # (its repr may run to kilobytes: a spec-like object names all its fields)
+                report(provider.label, f"{reprlib.repr(spec)} ({type(spec).__name__}) is not a NodeSpec; skipped")
             continue
         try:
             wrong = _malformed(spec) or _bad_default(spec)
@@ -201,6 +205,10 @@ def load_provider(registry: Registry, provider: Provider, loader: Any) -> int:
         if odd:  # only revstudio's catalog tests read them: the type still loads
             report(provider.label, f"node type {spec.type_id!r}: {odd}; revstudio's catalog tests leave its "
                                    "examples out until it is fixed")
+    if stale:
+        report(provider.label, f"{len(stale)} node types skipped ({reprlib.repr(stale)}): their NodeSpec class is "
+                               "from before revstudio.core.spec was reloaded (importlib.reload, IPython's "
+                               "%autoreload); restart the Python session (the notebook's kernel)")
     return taken
 
 

@@ -368,7 +368,9 @@ def loads(text: str | bytes, source: str = "<string>") -> Graph:
 
 
 def load(path: str | os.PathLike[str]) -> Graph:
-    """A project from a ``.revs`` file, or from the project embedded in an exported ``.py``."""
+    """Returns the :class:`Graph` of the project at ``path``: a ``.revs`` file, or the project
+    embedded in an exported ``.py``. A file that cannot be read or is not a project raises
+    :class:`ProjectError` naming the file (and the node or edge at fault)."""
     source = os.fspath(path)
     if not source:  # (an unset shell variable: open("") would say "No such file" of nothing)
         raise ProjectError("the project path is empty; name a project file (.revs) or an exported .py", source)

@@ -78,7 +78,10 @@ def training_device(graph: Graph) -> str:
 
 def full_check(graph: Graph, batch: int | None = None, device: Any = None,
                incremental: IncrementalCheck | None = None, memo: AnalysisMemo | None = None) -> Report:
-    """Core check + reversible regions (with near-miss warnings) + memory estimate.
+    """Check ``graph`` (an ``rs.Graph``): core check + reversible regions (with near-miss
+    warnings) + memory estimate. Returns a :class:`Report`: ``valid``, ``errors``, ``warnings``,
+    ``nodes`` (shapes and parameters per node), ``parameters``, ``regions``, ``estimate``.
+    A graph with errors is reported, not raised; a ``graph`` that is not a Graph is a TypeError.
 
     ``batch`` only scales the estimate (shapes exclude the batch dimension);
     None: the project's training batch (:func:`training_batch`). ``device``: where the step

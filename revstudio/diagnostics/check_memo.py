@@ -45,6 +45,15 @@ def graph_content(graph: Graph) -> tuple[Any, ...]:
     return (_graph_key(graph), tuple((name, _graph_key(body)) for name, body in graph.groups.items()))
 
 
+def another_graph(graph: Graph, content: tuple[Any, ...]) -> tuple[int, int] | None:
+    """(how many, of how many) nodes of the state ``content`` describes are in ``graph``, when
+    fewer than half are: most likely a report of another project (two may share an Input's id),
+    not of this one a few edits ago. None otherwise."""
+    old_ids = {n[0] for n in content[0][0]}
+    shared = sum(1 for nid in old_ids if nid in graph.nodes)
+    return (shared, len(old_ids)) if old_ids and 2 * shared < len(old_ids) else None
+
+
 def changed_since(graph: Graph, content: tuple[Any, ...]) -> str | None:
     """What differs between ``graph`` and the state ``content`` (:func:`graph_content`) describes,
     in words naming the node or group; None when nothing does."""

@@ -84,7 +84,13 @@ class RegionEstimate:
 
 @dataclass
 class MemoryEstimate:
-    """The whole estimate; ``to_json()`` is the ``"estimate"`` of ``check --json``."""
+    """The static memory estimate of a training step at ``batch`` (``rs.check(g).estimate``).
+
+    ``summary_lines()`` words it; ``peak_bytes(mode)`` and ``activation_bytes(mode)`` (kept for
+    backward) per mode ("standard", "reversible", "checkpoint"), ``parameter_bytes()``,
+    ``totals()``, ``nodes`` and ``regions`` (per node and region), ``saved_by_region(id)``;
+    ``to_json()`` is the ``"estimate"`` of ``check --json``.
+    """
 
     batch: int
     dtype: str
@@ -145,6 +151,16 @@ class MemoryEstimate:
         if self._keeping_of is None:
             raise ValueError("this estimate was made without its walk")
         return self._keeping_of(heads, inside or {})
+
+    def __repr__(self) -> str:
+        # a notebook's display: totals per mode, not one NodeEstimate per node (summary_lines() has more)
+        kept = ", ".join(f"{mode} {fmt_bytes(self.activation_bytes(mode))}" for mode in MODES)
+        return (f"<MemoryEstimate batch {self.batch}, {self.dtype}: {len(self.nodes):,} nodes, "
+                f"{len(self.regions)} region{'s' * (len(self.regions) != 1)}; parameters "
+                f"{fmt_bytes(self.parameter_bytes())}; kept for backward: {kept}>")
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(repr(self))
 
     def activation_bytes(self, mode: str) -> int:
         return sum(n.activation_bytes[known_mode(mode)] for n in self.nodes.values())

@@ -68,6 +68,10 @@ class TensorError:
         return {"error": self.error, "max_abs": self.max_abs, "norm": self.norm}
 
 
+# how many failures ``repr(GradReport)`` lists before it says how many more there are
+REPR_FAILURES = 5
+
+
 @dataclass
 class GradReport:
     """The outcome of :func:`compare_modes`; ``ok`` is the pass/fail verdict."""
@@ -116,6 +120,22 @@ class GradReport:
     @property
     def ok(self) -> bool:
         return not self.failures()
+
+    def __repr__(self) -> str:
+        # a notebook's display: the verdict and the worst figures, not one entry per tensor
+        failures = self.failures()
+        inv = self.max_inversion_error
+        lines = [f"<GradReport {self.mode} vs standard, {self.dtype}, batch {self.batch}: "
+                 f"{'OK' if not failures else f'{len(failures)} FAILED'} (tolerance {self.tolerance:g}); "
+                 f"max error {self.max_error:.3g} over {len(self._all())} tensors"
+                 + (f", max inversion error {inv:.3g}" if inv is not None else "") + ">"]
+        lines += [f"  {line}" for line in failures[:REPR_FAILURES]]
+        if len(failures) > REPR_FAILURES:
+            lines.append(f"  ... {len(failures) - REPR_FAILURES} more in report.failures()")
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(repr(self))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -240,7 +260,12 @@ def compare_modes(
     state: Mapping[str, Any] | None = None,
     inputs: Sequence[torch.Tensor] | None = None,
 ) -> GradReport:
-    """Compare ``mode`` ("reversible" or "checkpoint") against "standard".
+    """Compare ``mode`` ("reversible" or "checkpoint") against "standard" for ``graph`` (an
+    ``rs.Graph``); returns a :class:`GradReport` (``ok``, ``failures()``, ``max_error``,
+    ``inversion``). Both run one step on the same fresh weights (drawn from ``seed``, which keeps
+    the caller's random state as it was) and batch, in ``dtype`` ("float64" or "float32") on
+    ``device``; ``tolerance`` is the largest relative error that passes (None: 1e-10 in float64,
+    1e-4 in float32).
 
     ``state`` (a state dict, e.g. a training checkpoint's ``"model"``) checks
     the trained network instead of freshly initialised weights. ``inputs`` (one

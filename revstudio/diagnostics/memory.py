@@ -192,7 +192,9 @@ def measure_step(
     warmup: bool = True,
     top: int = 0,
 ) -> StepMemory:
-    """Run one forward+backward step and measure it.
+    """Run one forward+backward step of ``model`` (an ``rs.compile`` model, or any module) on
+    ``inputs`` (one tensor per Input node) and measure it; returns a :class:`StepMemory` dict.
+    ``loss_fn``, called with the outputs, makes the loss (None: the sum of every floating output).
 
     ``peak_bytes``: most bytes alive at once during the step; ``kept_bytes``:
     bytes alive after forward (activations kept for backward, plus the outputs
@@ -242,7 +244,9 @@ def compare_modes(
     exact_resizes: bool = True,
     top: int = 0,
 ) -> dict[str, StepMemory]:
-    """:func:`measure_step` for each mode of one model (switched through ``model.mode``).
+    """:func:`measure_step` for each mode of one model (switched through ``model.mode``, set back
+    after); returns ``{mode: StepMemory}`` for ``modes`` (e.g. ``["standard", "reversible"]``).
+    ``model``, ``inputs``, ``loss_fn``, ``exact_resizes`` and ``top`` are :func:`measure_step`'s.
 
     Fair to every mode: each runs one warm-up step before anything is
     measured (the first mode would otherwise pay the process's one-time

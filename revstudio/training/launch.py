@@ -89,6 +89,10 @@ def _world(args: argparse.Namespace) -> int:
     return (args.nproc or 1) * (int(nnodes) if nnodes.isdigit() else 1)
 
 
+SIGNALS_ENV = "TORCHELASTIC_SIGNALS_TO_HANDLE"
+_ALSO_TAKEN = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGQUIT") if hasattr(signal, name))
+
+
 class _LaunchStop:
     """SIGINT/SIGTERM in the launcher before torchrun's own handlers are in (they replace these
     when it starts the workers): noted while the run is checked; once torchrun is starting,
@@ -98,6 +102,7 @@ class _LaunchStop:
         self.signal: int | None = None
         self.launching = False
         self.previous: dict[int, Any] = {}
+        self.env: str | None = None
 
     def handler(self, signum: int, _frame: Any) -> None:
         self.signal = signum
@@ -116,11 +121,27 @@ class _LaunchStop:
             early = getattr(self.previous[sig], "stop_signal", None)  # (came while loading: EarlyStop)
             if early is not None:
                 self.signal = early
+        # torchrun also takes SIGHUP and SIGQUIT, and names them in the environment, for good: called
+        # in a session (a notebook's cli.main), it gets its handlers and environment back as they were
+        for sig in _ALSO_TAKEN:
+            try:
+                self.previous.setdefault(sig, signal.getsignal(sig))
+            except (ValueError, OSError):  # pragma: no cover - a platform without the signal
+                continue
+        self.env = os.environ.get(SIGNALS_ENV)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         for sig, old in self.previous.items():
-            signal.signal(sig, old)
+            if old is not None:  # (None: a handler not set from Python, which cannot be put back)
+                try:
+                    signal.signal(sig, old)
+                except (ValueError, OSError):  # not the main thread
+                    continue
+        if self.env is None:
+            os.environ.pop(SIGNALS_ENV, None)
+        else:
+            os.environ[SIGNALS_ENV] = self.env
 
 
 class _StopNoise(logging.Filter):

@@ -90,7 +90,7 @@ class TrainResult:
     step: int
     metrics: dict[str, Any] = field(default_factory=dict)
     message: str | None = None
-    model: Any = None
+    model: Any = field(default=None, repr=False)   # (its repr is the whole network)
     rows: int = 0
 
     @property

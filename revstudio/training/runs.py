@@ -164,6 +164,15 @@ class RunInfo:
     def has_checkpoint(self) -> bool:
         return os.path.isfile(os.path.join(self.path, CHECKPOINT))
 
+    def __repr__(self) -> str:
+        # a notebook's list_runs(...): one short line a run, not its config and end message
+        step = "no step yet" if self.step is None else f"step {self.step}" + (
+            f"/{self.total_steps}" if self.total_steps else "")
+        figures = "".join(f", {k} {v:.4g}" for k, v in self.metrics.items()
+                          if isinstance(v, (int, float)) and not isinstance(v, bool))
+        label = f" ({self.label})" if self.label else ""
+        return f"<RunInfo {self.name!r}{label}: {self.status}, {step}{figures}>"
+
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "name": self.name, "status": self.status, "step": self.step,
                 "total_steps": self.total_steps, "metrics": self.metrics, "started": self.started,
