@@ -89,7 +89,8 @@ class Mapped:
         import numpy as np
         import torch
 
-        t = torch.from_numpy(np.ascontiguousarray(rows))  # (a copy of these samples only)
+        # a copy of these samples only (fancy indexing copied them already; a chunk's slice is a view)
+        t = torch.from_numpy(np.ascontiguousarray(rows) if rows.flags.writeable else np.array(rows))
         if self.scale:
             t = t.to(torch.float32).div_(255.0)
         if self.to is not None:
