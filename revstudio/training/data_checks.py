@@ -58,6 +58,8 @@ def looks_like_pixels(t: Any) -> bool:
                 return False
             most, least = max(most, top), min(least, float(part.min()))
             whole = whole and (not part.is_floating_point() or bool((part == part.round()).all()))
+            if most > 255 or least < 0 or not whole:  # (no later chunk can make it pixels: stop reading)
+                return False
         return 128 <= most <= 255 and least >= 0 and whole
     high = t.max()
     if not 128 <= float(high) <= 255:
