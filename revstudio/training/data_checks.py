@@ -54,7 +54,7 @@ def looks_like_pixels(t: Any) -> bool:
         most, least, whole = -math.inf, math.inf, True
         for _, part in t.chunks():
             top = float(part.max())
-            if top != top:  # NaN: as t.max() of the whole
+            if math.isnan(top):  # as t.max() of the whole is
                 return False
             most, least = max(most, top), min(least, float(part.min()))
             whole = whole and (not part.is_floating_point() or bool((part == part.round()).all()))

@@ -29,13 +29,14 @@ class MappedError(ValueError):
 class Mapped:
     """N-first samples of an array mapped from its file. ``rows``: the samples it holds (indices into the
     map, None for all); ``scale``: uint8 read as float32 ``k / 255``; ``to``: the torch dtype samples
-    become (None: the array's own); ``channel``: a channel axis of 1 added after N."""
+    become (None: the array's own); ``channel``: a channel axis of 1 added after N. (Methods that return
+    a Mapped say ``Any``: the exported script, which copies this class, has no ``__future__`` import.)"""
 
     def __init__(self, array: Any, rows: Any = None, *, scale: bool = False, to: Any = None,
                  channel: bool = False) -> None:
         self.array, self.rows, self.scale, self.to, self.channel = array, rows, scale, to, channel
 
-    def _with(self, **changes: Any) -> "Mapped":  # noqa: UP037 (the exported script has no __future__ import)
+    def _with(self, **changes: Any) -> Any:
         fields = {"rows": self.rows, "scale": self.scale, "to": self.to, "channel": self.channel, **changes}
         return Mapped(self.array, **fields)
 
@@ -49,13 +50,14 @@ class Mapped:
 
     @property
     def dtype(self) -> Any:
+        import numpy as np
         import torch
 
         if self.to is not None:
             return self.to
         if self.scale:
             return torch.float32
-        return torch.from_numpy(self.array[:0].copy()).dtype
+        return torch.from_numpy(np.empty(0, self.array.dtype.newbyteorder("="))).dtype
 
     @property
     def nbytes(self) -> int:
@@ -68,17 +70,17 @@ class Mapped:
     def is_complex(self) -> bool:
         return self.array.dtype.kind == "c"
 
-    def unsqueeze(self, axis: int) -> "Mapped":  # noqa: UP037 (the exported script has no __future__ import)
+    def unsqueeze(self, axis: int) -> Any:
         assert axis == 1 and not self.channel
         return self._with(channel=True)
 
-    def scaled(self) -> "Mapped":  # noqa: UP037 (the exported script has no __future__ import)
+    def scaled(self) -> Any:
         return self._with(scale=True)
 
-    def converted(self, dtype: Any) -> "Mapped":  # noqa: UP037 (the exported script has no __future__ import)
+    def converted(self, dtype: Any) -> Any:
         return self._with(to=dtype)
 
-    def take(self, index: Any) -> "Mapped":  # noqa: UP037 (the exported script has no __future__ import)
+    def take(self, index: Any) -> Any:
         """The samples at ``index`` (positions in this one), still mapped: a validation split."""
         import numpy as np
 
@@ -90,7 +92,7 @@ class Mapped:
         import torch
 
         # a copy of these samples only (fancy indexing copied them already; a chunk's slice is a view)
-        t = torch.from_numpy(np.ascontiguousarray(rows) if rows.flags.writeable else np.array(rows))
+        t = torch.from_numpy(native(rows) if rows.flags.writeable else native(np.array(rows)))
         if self.scale:
             t = t.to(torch.float32).div_(255.0)
         if self.to is not None:
@@ -119,6 +121,14 @@ class Mapped:
                 yield start, self._tensor(self.array[start:stop])
             else:
                 yield start, self._tensor(self.array[self.rows[start:stop]])
+
+
+def native(array: Any) -> Any:
+    """``array`` C-contiguous in this machine's byte order, which torch.from_numpy needs (a copy only where
+    it is not: ``numpy.savez`` of a big-endian ``>f4`` array keeps that order)."""
+    import numpy as np
+
+    return np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))
 
 
 def _member_offset(fh: Any, info: zipfile.ZipInfo) -> int:

@@ -36,7 +36,7 @@ from .data_checks import (  # noqa: F401
     scale_bytes,
     shape_advice,
 )
-from .mapped import Mapped, MappedError, map_member, npz_members
+from .mapped import Mapped, MappedError, map_member, native, npz_members
 from .synthetic import synthetic
 
 MNIST_NAMES = {
@@ -250,7 +250,7 @@ def load_arrays(path: str) -> dict[str, Any]:
                                  "0..K-1 to save as 'y'") if name == "y" and arr.dtype.kind in "US" else ""
                         raise DataError(f"{path}: array {name!r} has dtype {arr.dtype} ({arr.dtype.kind!r}); "
                                         f"expected numbers (float, int or bool){names}")
-                    out[name] = torch.from_numpy(np.ascontiguousarray(arr))
+                    out[name] = torch.from_numpy(native(arr))  # (a big-endian array: in this machine's order)
         except DataError:
             raise
         except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:

@@ -169,3 +169,13 @@ def test_the_preview_and_the_start_say_read_whole_for_a_large_compressed_npz(tmp
     monkeypatch.setattr(mapped, "MAP_ABOVE", 100)
     assert peek_data("d.npz", str(tmp_path))["reading"] == "read whole"
     assert _load(tmp_path / "d.npz", _classifier([4])).describe().endswith(", read whole")
+
+
+def test_a_big_endian_array_is_read_in_this_machines_order_mapped_or_whole(tmp_path, monkeypatch) -> None:
+    x = np.arange(30 * 4, dtype=">f4").reshape(30, 4)  # (numpy.savez keeps the byte order)
+    np.savez(tmp_path / "d.npz", x=x, y=np.arange(30) % 10)
+    whole, mapped_ = _both(monkeypatch, tmp_path / "d.npz", _classifier([4]), val_fraction=0.0)
+    index = torch.tensor([29, 3])
+    expected = torch.tensor(x[[29, 3]].astype("<f4"))
+    assert torch.equal(whole.train.batch(index)[0]["x"], expected)
+    assert torch.equal(mapped_.train.batch(index)[0]["x"], expected)
