@@ -38,6 +38,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "train": (["--quick"], []),
     "sweep": (["--quick"], []),
     "export_sweep": (["--quick"], ["--family", "image", "--seeds", "200", "--memory"]),
+    "data_mmap": (["--gib", "0.3"], []),  # (over mapped.MAP_ABOVE: the mapped way is taken)
 }
 
 

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import sources
+from . import mapped, sources
 from .sources import DataError, parse_spec, resolve
 from .task import TaskInfo, find_type, infer_task, input_nodes
 
@@ -62,6 +62,7 @@ class DataBundle:
     scaled: bool = True  # whether those were scaled to [0, 1] (training.scale_uint8)
 
     pixels: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # 0..255 whole numbers, not uint8
+    reading: str = ""  # how a large file is read: "x mapped (read as used)", "read whole" (else "")
 
     def inputs_note(self) -> str | None:
         """``inputs: uint8 scaled to [0, 1] ...`` where a .npz / .pt fed uint8 inputs (or kept raw), and
@@ -82,7 +83,7 @@ class DataBundle:
         else:
             what = "regression targets " + "x".join(map(str, self.task.output_shape))
         name = self.source if self.source == "synthetic" else os.path.basename(self.source.rstrip("/\\"))
-        return f"{name}: {len(self.train)} train{val}, {shapes}, {what}"
+        return f"{name}: {len(self.train)} train{val}, {shapes}, {what}" + (f", {self.reading}" if self.reading else "")
 
 
 def input_specs(graph: Any, report: Any) -> dict[str, tuple[tuple[int, ...], str]]:
@@ -125,7 +126,22 @@ def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: s
     return DataBundle(Split(inputs, targets), None if val is None else Split(*val), task,
                       "synthetic" if spec == "synthetic" else str(spec),
                       facts["levels"] if task.kind == "flow" else None, list(facts["uint8"]), bool(scale_uint8),
-                      list(facts["pixels"]))
+                      list(facts["pixels"]), _reading(spec, base_dir, facts["mapped"], len(specs)))
+
+
+def _reading(spec: str, base_dir: str | None, names: list[str], count: int) -> str:
+    """What the start says of how the data are read, where it matters: the mapped arrays of an
+    uncompressed .npz (read as used), or ``read whole`` for a .npz / .pt over ``mapped.MAP_ABOVE`` bytes
+    that is not mapped (compressed, or a .pt); nothing for small files and the other sources."""
+    if names:
+        return ", ".join("x" if count == 1 else n for n in names) + " mapped (read as used)"
+    try:
+        kind, path = parse_spec(spec)
+        big = kind in ("npz", "pt") and os.path.getsize(resolve(path, base_dir)) > mapped.MAP_ABOVE
+    except (DataError, OSError):
+        return ""
+    return "read whole" if big else ""
+
 
 
 def absolute_spec(spec: Any, base_dir: str) -> Any:
@@ -221,7 +237,9 @@ def peek_data(spec: str, base_dir: str | None = None) -> dict[str, Any]:
     if kind == "pt":
         arrays = sources.load_arrays(full)
         shapes = {k: list(v.shape) for k, v in arrays.items()}
+        reading = _reading(full, None, [], len(shapes))
         return {"arrays": shapes, "classes": _classes_torch(arrays.get("y")), "kind": "pt",
+                **({"reading": reading} if reading else {}),
                 "samples": _samples(shapes), "uint8": sorted(k for k, v in arrays.items()
                                                              if k != "y" and str(v.dtype) == "torch.uint8")}
     if kind == "mnist":
@@ -301,19 +319,47 @@ def _peek_npz(path: str) -> dict[str, Any]:
                 shapes[name] = [int(s) for s in shape]
                 if dtype == np.uint8 and name != "y":
                     uint8.append(name)
+        members = mapped.npz_members(path)
         if "y" in shapes:
-            with np.load(path, allow_pickle=False) as npz:
-                y = npz["y"]
-            if y.ndim == 2 and y.shape[1] > 1 and y.size and bool(np.isin(y, (0, 1)).all()) \
-                    and bool((y.sum(axis=1) == 1).all()):
-                classes = int(y.shape[1])  # one-hot rows (sources._one_hot)
-            elif y.dtype.kind in "iu" and y.size:
-                classes = int(y.max()) + 1
+            classes = _label_classes(path, members["y"][0])
     except DataError:
         raise
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise DataError(f"{path}: not a readable .npz file ({exc})") from exc
-    return {"arrays": shapes, "classes": classes, "samples": _samples(shapes), "uint8": uint8}
+    held = [n for n, (_, m) in members.items() if m and n in shapes]
+    reading = _reading(path, None, held, 1 if "x" in held else 2)
+    return {"arrays": shapes, "classes": classes, "samples": _samples(shapes), "uint8": uint8,
+            **({"reading": reading} if reading else {})}
+
+
+def _label_classes(path: str, info: Any) -> int | None:
+    """How many classes the labels ``y`` of a .npz name: K for one-hot rows (``sources._one_hot``), the
+    largest index + 1 for integers, else None; a stored member is mapped and read a chunk at a time."""
+    import zipfile
+
+    import numpy as np
+
+    if info.compress_type == zipfile.ZIP_STORED:
+        try:
+            y = mapped.map_member(path, info)
+        except mapped.MappedError as exc:
+            raise DataError(f"{path}: array 'y' is cut short or corrupt ({exc}); save it again with "
+                            "numpy.savez") from exc
+    else:
+        with np.load(path, allow_pickle=False) as npz:
+            y = npz["y"]
+    if not y.size or (y.dtype.kind not in "iu" and not (y.ndim == 2 and y.shape[1] > 1)):
+        return None
+    step = max(1, mapped.CHUNK_BYTES // max(1, y[:1].nbytes))
+    one_hot, high = y.ndim == 2 and y.shape[1] > 1, None
+    for start in range(0, len(y), step):
+        part = np.asarray(y[start:start + step])
+        one_hot = one_hot and bool(np.isin(part, (0, 1)).all()) and bool((part.sum(axis=1) == 1).all())
+        if y.dtype.kind in "iu":
+            high = max(int(part.max()), -1 if high is None else high)
+    if one_hot:
+        return int(y.shape[1])
+    return None if high is None else high + 1
 
 
 def _classes_torch(y: Any) -> int | None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .mapped import Mapped
+
 
 class DataError(Exception):
     """Data that does not fit: the message names the file / array / node, what was expected and found."""
@@ -31,10 +33,10 @@ def scale_bytes(inputs: dict[str, Any], scale: bool) -> tuple[dict[str, Any], li
     out: dict[str, Any] = {}
     found: list[str] = []
     for node, t in inputs.items():
-        if isinstance(t, torch.Tensor) and t.dtype == torch.uint8:
+        if isinstance(t, (torch.Tensor, Mapped)) and t.dtype == torch.uint8:
             found.append(node)
-            if scale:
-                t = t.to(torch.float32).div_(255.0)
+            if scale:  # (a mapped array: each batch as it is read)
+                t = t.scaled() if isinstance(t, Mapped) else t.to(torch.float32).div_(255.0)
         out[node] = t
     return out, found
 
@@ -45,9 +47,20 @@ def looks_like_pixels(t: Any) -> bool:
     network 255 times larger than the same images from mnist:, cifar10: or a uint8 array."""
     import torch
 
-    if not isinstance(t, torch.Tensor) or t.dtype in (torch.uint8, torch.bool, torch.int8) or t.is_complex() \
-            or t.numel() == 0:
+    if not isinstance(t, (torch.Tensor, Mapped)) or t.dtype in (torch.uint8, torch.bool, torch.int8) \
+            or t.is_complex() or math.prod(t.shape) == 0:
         return False
+    if isinstance(t, Mapped):  # (a chunk at a time: the same answer, bounded memory)
+        most, least, whole = -math.inf, math.inf, True
+        for _, part in t.chunks():
+            top = float(part.max())
+            if math.isnan(top):  # as t.max() of the whole is
+                return False
+            most, least = max(most, top), min(least, float(part.min()))
+            whole = whole and (not part.is_floating_point() or bool((part == part.round()).all()))
+            if most > 255 or least < 0 or not whole:  # (no later chunk can make it pixels: stop reading)
+                return False
+        return 128 <= most <= 255 and least >= 0 and whole
     high = t.max()
     if not 128 <= float(high) <= 255:
         return False
@@ -123,7 +136,7 @@ def check_inputs(inputs: dict[str, Any], specs: dict[str, tuple[tuple[int, ...],
     for node, (shape, dtype) in specs.items():
         t = inputs[node]
         name = "x" if len(specs) == 1 else node
-        if not isinstance(t, torch.Tensor) or t.is_complex():
+        if not isinstance(t, (torch.Tensor, Mapped)) or t.is_complex():
             raise DataError(f"{source}: array {name!r} is not a tensor of real numbers")
         want = tuple(int(s) for s in shape)
         if t.dim() == len(want) and want and want[0] == 1 and tuple(t.shape[1:]) == want[1:]:
@@ -138,14 +151,34 @@ def check_inputs(inputs: dict[str, Any], specs: dict[str, tuple[tuple[int, ...],
         if count is not None and len(t) != count:
             raise DataError(f"{source}: array {name!r} has {len(t)} samples, the other inputs have {count}")
         count = len(t)
-        t = t.to(torch.float64 if dtype == "float64" else torch.float32)
-        finite = torch.isfinite(t.reshape(len(t), -1)).all(dim=1)
-        if not bool(finite.all()):
-            first, bad = int((~finite).nonzero()[0]), int((~finite).sum())
+        if isinstance(t, Mapped):  # read as used: checked a chunk at a time, converted batch by batch
+            t = t.converted(torch.float64 if dtype == "float64" else torch.float32)
+            first, bad = _nonfinite(t)
+        else:
+            t = t.to(torch.float64 if dtype == "float64" else torch.float32)
+            finite = torch.isfinite(t.reshape(len(t), -1)).all(dim=1)
+            first, bad = (-1, 0) if bool(finite.all()) else (int((~finite).nonzero()[0]), int((~finite).sum()))
+        if bad:
             raise DataError(f"{source}: array {name!r} has NaN or Inf values ({bad} sample{'s' * (bad != 1)}, "
                             f"the first is sample {first}); clean or drop them")
-        out[node] = t.contiguous()
+        out[node] = t if isinstance(t, Mapped) else t.contiguous()
     return out
+
+
+def _nonfinite(t: Mapped) -> tuple[int, int]:
+    """``(first sample, count)`` of the samples of a mapped array with NaN or Inf values after its
+    conversion, a chunk at a time; integer arrays hold none and are not read."""
+    import torch
+
+    if t.array.dtype.kind in "biu" and t.to in (torch.float32, torch.float64, None):
+        return -1, 0  # (no integer becomes NaN or Inf in float32)
+    first, bad = -1, 0
+    for start, part in t.chunks():
+        finite = torch.isfinite(part.reshape(len(part), -1)).all(dim=1)
+        if not bool(finite.all()):
+            first = int((~finite).nonzero()[0]) + start if first < 0 else first
+            bad += int((~finite).sum())
+    return first, bad
 
 
 def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | None, output_id: str,
@@ -236,3 +269,37 @@ def _one_hot(t: Any, out_shape: tuple[int, ...]) -> bool:
 
     values = t.to(torch.int64) if t.dtype == torch.bool else t
     return bool(((values == 0) | (values == 1)).all()) and bool((values.sum(dim=1) == 1).all())
+
+
+# ---- what a run's data are: for a resumed run, and a flow's levels ------------------------------
+
+def data_digest(splits: list[Any]) -> str:
+    """A digest of a run's data: ``splits`` are ``(inputs by node id, targets or None)`` pairs (or None),
+    training first; every tensor's name, shape, number type and bytes count, in order. A checkpoint
+    keeps it so that a resumed run can tell data rewritten since from the same data."""
+    import hashlib
+
+    import torch
+
+    digest = hashlib.blake2b(digest_size=16)
+    for split in splits:
+        if split is None:
+            digest.update(b"none")
+            continue
+        inputs, targets = split
+        for name, t in [*sorted(inputs.items()), ("<targets>", targets)]:
+            if isinstance(t, Mapped):  # (the same bytes as read whole, a chunk at a time)
+                digest.update(f"{name}{tuple(t.shape)}{t.dtype}".encode())
+                for _, part in t.chunks():
+                    digest.update(memoryview(part.contiguous().reshape(-1).view(torch.uint8).numpy()))
+            elif t is not None:
+                digest.update(f"{name}{tuple(t.shape)}{t.dtype}".encode())
+                digest.update(memoryview(t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()))
+    return digest.hexdigest()
+
+
+def flow_levels(eight_bit: list[bool]) -> int | None:
+    """256 where a flow's data are 8-bit images scaled to [0, 1] (``mnist:``, ``cifar10:``, uint8
+    arrays scaled by ``scale_uint8``; the validation data too), which it dequantises; None for data
+    it models as given (float arrays, raw 0..255 bytes, synthetic). ``eight_bit``: one flag a source."""
+    return 256 if eight_bit and all(eight_bit) else None

@@ -28,12 +28,15 @@ from .data_checks import (  # noqa: F401
     _fmt,
     check_inputs,
     check_targets,
+    data_digest,
+    flow_levels,
     inputs_note,
     layout_hint,
     looks_like_pixels,
     scale_bytes,
     shape_advice,
 )
+from .mapped import Mapped, MappedError, map_member, native, npz_members
 from .synthetic import synthetic
 
 MNIST_NAMES = {
@@ -226,8 +229,12 @@ def load_arrays(path: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
         try:
             check_npz_size(path)
+            members = npz_members(path)
             with np.load(path, allow_pickle=False) as npz:
                 for name in npz.files:
+                    if members.get(name, (None, False))[1]:  # (a large stored member: mapped, read as used)
+                        out[name] = _mapped(path, name, members[name][0])
+                        continue
                     try:
                         arr = npz[name]
                     except MemoryError as exc:
@@ -243,7 +250,7 @@ def load_arrays(path: str) -> dict[str, Any]:
                                  "0..K-1 to save as 'y'") if name == "y" and arr.dtype.kind in "US" else ""
                         raise DataError(f"{path}: array {name!r} has dtype {arr.dtype} ({arr.dtype.kind!r}); "
                                         f"expected numbers (float, int or bool){names}")
-                    out[name] = torch.from_numpy(np.ascontiguousarray(arr))
+                    out[name] = torch.from_numpy(native(arr))  # (a big-endian array: in this machine's order)
         except DataError:
             raise
         except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
@@ -276,6 +283,23 @@ def load_arrays(path: str) -> dict[str, Any]:
     return dict(obj)
 
 
+def _mapped(path: str, name: str, info: Any) -> Mapped:
+    """Array ``name`` of a .npz mapped from its stored member (``mapped.map_member``), refused like one
+    read whole where it is cut short, holds objects or is no array of numbers."""
+    try:
+        array = map_member(path, info)
+    except MappedError as exc:
+        if "objects" in str(exc):
+            raise DataError(f"{path}: array {name!r} holds Python objects (dtype object), which are not loaded "
+                            "(that would unpickle); save numbers") from exc
+        raise DataError(f"{path}: array {name!r} is cut short or corrupt ({exc}); save it again with "
+                        "numpy.savez") from exc
+    if array.dtype.kind not in _KINDS:
+        raise DataError(f"{path}: array {name!r} has dtype {array.dtype} ({array.dtype.kind!r}); expected numbers "
+                        "(float, int or bool)")
+    return Mapped(array)
+
+
 _TOO_BIG = ("a run loads its data whole: train on a part of it (numpy.savez(path, x=x[:n], y=y[:n])) or on a "
             "machine with more memory")
 
@@ -289,8 +313,10 @@ def _memory_bytes() -> int | None:
 
 
 def check_npz_size(path: str) -> None:
-    """Refuse, from the arrays' headers, a ``.npz`` whose arrays hold more bytes than the machine
-    has memory, before numpy tries to allocate them (a MemoryError, or the system killing the run)."""
+    """Refuse, from the arrays' headers, a ``.npz`` whose arrays read whole (compressed members, small
+    ones and the targets ``y``; large stored ones are mapped, ``mapped.npz_members``) hold more bytes
+    than the machine has memory, before numpy tries to allocate them (a MemoryError, or the system
+    killing the run)."""
     import numpy as np
 
     memory = _memory_bytes()
@@ -298,18 +324,23 @@ def check_npz_size(path: str) -> None:
         return
     arrays = []
     with zipfile.ZipFile(path) as zf:
-        for member in zf.namelist():
-            if member.endswith(".npy"):
-                with zf.open(member) as fh:
-                    major, _ = np.lib.format.read_magic(fh)
-                    read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
-                    shape, _, dtype = read(fh)
-                arrays.append((math.prod(int(s) for s in shape) * dtype.itemsize, member[:-4], shape, dtype))
+        for name, (info, mapped) in npz_members(path).items():
+            if mapped:
+                continue
+            with zf.open(info) as fh:
+                major, _ = np.lib.format.read_magic(fh)
+                read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+                shape, _, dtype = read(fh)
+            arrays.append((math.prod(int(s) for s in shape) * dtype.itemsize, name, shape, dtype,
+                           info.compress_type != zipfile.ZIP_STORED))
     total = sum(a[0] for a in arrays)
     if total > memory:
-        _, name, shape, dtype = max(arrays, key=lambda a: a[0])
+        _, name, shape, dtype, deflated = max(arrays, key=lambda a: a[0])
+        fix = (f"{path} is compressed (numpy.savez_compressed), which is read whole: save it with numpy.savez "
+               "(uncompressed) to train it without reading it whole, or " + _TOO_BIG.split(": ", 1)[1]
+               if deflated else _TOO_BIG)
         raise DataError(f"{path}: the arrays hold {total / 2**30:.1f} GiB ({name!r} is {_fmt(shape)} {dtype}), "
-                        f"more than this machine's {memory / 2**30:.1f} GiB of memory; {_TOO_BIG}")
+                        f"more than this machine's {memory / 2**30:.1f} GiB of memory; {fix}")
 
 
 def _load_failure(exc: BaseException) -> str:
@@ -365,32 +396,14 @@ def split_indices(count: int, fraction: float, seed: int) -> tuple[Any, Any]:
     return train, val
 
 
-def data_digest(splits: list[Any]) -> str:
-    """A digest of a run's data: ``splits`` are ``(inputs by node id, targets or None)`` pairs (or None),
-    training first; every tensor's name, shape, number type and bytes count, in order. A checkpoint
-    keeps it so that a resumed run can tell data rewritten since from the same data."""
-    import hashlib
-
-    import torch
-
-    digest = hashlib.blake2b(digest_size=16)
-    for split in splits:
-        if split is None:
-            digest.update(b"none")
-            continue
-        inputs, targets = split
-        for name, t in [*sorted(inputs.items()), ("<targets>", targets)]:
-            if t is not None:
-                digest.update(f"{name}{tuple(t.shape)}{t.dtype}".encode())
-                digest.update(memoryview(t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()))
-    return digest.hexdigest()
+def _take(t: Any, index: Any) -> Any:
+    """The samples of ``t`` at ``index``: a mapped array stays mapped (only the positions are kept)."""
+    return t.take(index.numpy()) if isinstance(t, Mapped) else t[index]
 
 
-def flow_levels(eight_bit: list[bool]) -> int | None:
-    """256 where a flow's data are 8-bit images scaled to [0, 1] (``mnist:``, ``cifar10:``, uint8
-    arrays scaled by ``scale_uint8``; the validation data too), which it dequantises; None for data
-    it models as given (float arrays, raw 0..255 bytes, synthetic). ``eight_bit``: one flag a source."""
-    return 256 if eight_bit and all(eight_bit) else None
+def mapped_names(inputs: dict[str, Any]) -> list[str]:
+    """The Input node ids whose arrays are mapped, read as used (``mapped.Mapped``)."""
+    return [n for n, t in inputs.items() if isinstance(t, Mapped)]
 
 
 # ---- a whole source: read, check, split -------------------------------------------------------
@@ -474,9 +487,11 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
         count = len(next(iter(train[0].values())))
         if val_fraction > 0 and count >= 2:
             train_idx, val_idx = split_indices(count, float(val_fraction), seed)
-            val = ({k: v[val_idx] for k, v in train[0].items()}, None if train[1] is None else train[1][val_idx])
-            train = ({k: v[train_idx] for k, v in train[0].items()},
+            val = ({k: _take(v, val_idx) for k, v in train[0].items()},
+                   None if train[1] is None else train[1][val_idx])
+            train = ({k: _take(v, train_idx) for k, v in train[0].items()},
                      None if train[1] is None else train[1][train_idx])
     if facts is not None:
-        facts.update(uint8=uint8, scaled=bool(uint8) and scale_uint8, levels=flow_levels(eight_bit), pixels=pixels)
+        facts.update(uint8=uint8, scaled=bool(uint8) and scale_uint8, levels=flow_levels(eight_bit), pixels=pixels,
+                     mapped=mapped_names(train[0]))
     return train, val, kind

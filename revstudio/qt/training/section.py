@@ -108,4 +108,6 @@ def preview_text(answer: dict[str, Any], scale_uint8: bool) -> str:
         text += f"; {answer['classes']} classes"
     if answer.get("uint8"):
         text += f"; uint8 {', '.join(answer['uint8'])}: " + ("scaled to [0, 1]" if scale_uint8 else "kept raw 0..255")
+    if answer.get("reading"):  # (a large file: mapped and read as used, or read whole)
+        text += f"; {answer['reading']}"
     return text

@@ -44,3 +44,11 @@ def test_the_preview_checks_a_pt_file_against_the_input_node_too(qtbot, train_wi
     assert "missing array 'x' (the inputs of Input node 'image', N first); found inputs, y" in text
     assert "torch.save({'x': inputs, 'y': targets}, path)" in text
     dialog.reject()
+
+
+def test_the_preview_says_how_a_large_file_is_read():
+    from revstudio.qt.training.section import preview_text
+
+    answer = {"samples": 9, "arrays": {"x": [9, 4], "y": [9]}, "classes": 3, "reading": "x mapped (read as used)"}
+    assert preview_text(answer, True) == "9 samples: x 9x4, y 9; 3 classes; x mapped (read as used)"
+    assert preview_text({**answer, "reading": "read whole"}, True).endswith("; 3 classes; read whole")

@@ -1,0 +1,181 @@
+"""A large uncompressed .npz is mapped and read as it is used (``training.mapped``): each test lowers
+``MAP_ABOVE`` so a small file takes that path, and compares it with the same file read whole (the
+batches, the validation split, the digest a resume compares, the refusals and notes, the preview)."""
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from revstudio.core.graph import Graph
+from revstudio.diagnostics.check import full_check
+from revstudio.training import mapped, sources
+from revstudio.training.data import DataError, load_data, peek_data
+from revstudio.training.mapped import Mapped
+from revstudio.training.task import infer_task
+
+
+def _classifier(shape: list[int]) -> Graph:
+    g = Graph("img")
+    g.add_node("Input", "x", {"shape": shape})
+    g.add_node("Linear", "fc", {"out_features": 10})
+    g.add_node("Output", "y", {})
+    g.connect("x.out", "fc.in")
+    g.connect("fc.out", "y.in")
+    return g
+
+
+def _load(path: Path, g: Graph, **kw: Any):
+    report = full_check(g, batch=8)
+    return load_data(str(path), g, report, task=infer_task(g, report), **kw)
+
+
+def _both(monkeypatch, path: Path, g: Graph, **kw: Any) -> tuple[Any, Any]:
+    """(read whole, mapped) bundles of the same file; the mapped one walks 100 bytes a chunk."""
+    whole = _load(path, g, **kw)
+    monkeypatch.setattr(mapped, "MAP_ABOVE", 0)
+    monkeypatch.setattr(mapped, "CHUNK_BYTES", 100)
+    return whole, _load(path, g, **kw)
+
+
+def _refusal(monkeypatch, path: Path, g: Graph) -> tuple[str, str]:
+    messages = []
+    for above in (mapped.MAP_ABOVE, 0):
+        monkeypatch.setattr(mapped, "MAP_ABOVE", above)
+        monkeypatch.setattr(mapped, "CHUNK_BYTES", 100)
+        with pytest.raises(DataError) as err:
+            _load(path, g)
+        messages.append(str(err.value))
+    return messages[0], messages[1]
+
+
+def test_a_mapped_npz_gives_the_batches_split_and_digest_of_the_file_read_whole(tmp_path, monkeypatch) -> None:
+    x = (np.arange(40 * 16) * 7 % 256).astype(np.uint8).reshape(40, 4, 4)  # (N, H, W): a channel axis added
+    np.savez(tmp_path / "d.npz", x=x, y=np.arange(40) % 10)
+    whole, mapped_ = _both(monkeypatch, tmp_path / "d.npz", _classifier([1, 4, 4]))
+    assert isinstance(mapped_.train.inputs["x"], Mapped) and not isinstance(whole.train.inputs["x"], Mapped)
+    assert isinstance(mapped_.train.inputs["x"].array, np.memmap)
+    assert mapped_.uint8 == whole.uint8 == ["x"] and mapped_.inputs_note() == whole.inputs_note()
+    for a, b in ((whole.train, mapped_.train), (whole.val, mapped_.val)):
+        assert len(a) == len(b)
+        index = torch.randperm(len(a), generator=torch.Generator().manual_seed(1))  # (a shuffled batch)
+        (xa, ya), (xb, yb) = a.batch(index), b.batch(index)
+        assert xb["x"].dtype == torch.float32 and torch.equal(xa["x"], xb["x"]) and torch.equal(ya, yb)
+    splits = [(s.inputs, s.targets) for s in (whole.train, whole.val)]
+    assert sources.data_digest(splits) == sources.data_digest([(s.inputs, s.targets)
+                                                             for s in (mapped_.train, mapped_.val)])
+    assert mapped_.describe() == whole.describe() + ", x mapped (read as used)"
+
+
+def test_raw_uint8_and_a_float64_model_convert_each_batch_as_read_whole(tmp_path, monkeypatch) -> None:
+    np.savez(tmp_path / "d.npz", x=(np.arange(24 * 16) % 256).astype(np.uint8).reshape(24, 1, 4, 4),
+             y=np.arange(24) % 10)
+    whole, mapped_ = _both(monkeypatch, tmp_path / "d.npz", _classifier([1, 4, 4]), scale_uint8=False,
+                           val_fraction=0.0)
+    index = torch.tensor([5, 0, 23])
+    assert torch.equal(whole.train.batch(index)[0]["x"], mapped_.train.batch(index)[0]["x"])
+    assert float(mapped_.train.batch(index)[0]["x"].max()) > 1  # (raw 0..255)
+
+
+def test_nan_in_a_mapped_array_is_refused_as_read_whole(tmp_path, monkeypatch) -> None:
+    x = np.zeros((30, 1, 2, 2), "float32")
+    x[7, 0, 1, 1], x[19, 0, 0, 0], x[20, 0, 0, 1] = np.nan, np.inf, -np.inf  # (in three chunks of 100 bytes)
+    np.savez(tmp_path / "d.npz", x=x, y=np.arange(30) % 10)
+    whole, mapped_ = _refusal(monkeypatch, tmp_path / "d.npz", _classifier([1, 2, 2]))
+    assert whole == mapped_ and "has NaN or Inf values (3 samples, the first is sample 7)" in mapped_
+
+
+def test_float64_values_too_large_for_float32_are_refused_as_read_whole(tmp_path, monkeypatch) -> None:
+    x = np.zeros((30, 4), "float64")
+    x[12, 2] = 1e300  # (Inf once converted to the model's float32)
+    np.savez(tmp_path / "d.npz", x=x, y=np.arange(30) % 10)
+    whole, mapped_ = _refusal(monkeypatch, tmp_path / "d.npz", _classifier([4]))
+    assert whole == mapped_ and "the first is sample 12" in mapped_
+
+
+@pytest.mark.parametrize("dtype, high, fraction, named", [("int16", 255, False, True), ("float32", 200, False, True),
+                                                           ("float32", 200, True, False), ("int16", 300, False, False)])
+def test_the_pixel_like_note_reads_a_mapped_array_a_chunk_at_a_time(tmp_path, monkeypatch, dtype, high, fraction,
+                                                                    named) -> None:
+    x = (np.arange(40 * 4) % 100).astype(dtype).reshape(40, 4)
+    x[30, 0] = high  # (the largest value, in a later chunk than the first)
+    if fraction:
+        x[37, 1] = 0.5  # (a value that is no whole number, in the last chunk)
+    np.savez(tmp_path / "d.npz", x=x, y=np.arange(40) % 10)
+    whole, mapped_ = _both(monkeypatch, tmp_path / "d.npz", _classifier([4]))
+    assert mapped_.pixels == whole.pixels and bool(mapped_.pixels) is named
+
+
+def test_a_large_uncompressed_npz_is_mapped_not_refused_for_memory(tmp_path, monkeypatch) -> None:
+    np.savez(tmp_path / "d.npz", x=np.ones((64, 1, 8, 8), "float32"), y=np.arange(64) % 10)
+    monkeypatch.setattr(sources, "_memory_bytes", lambda: 4096)  # (x: 16 KiB; y, read whole: 512 bytes)
+    monkeypatch.setattr(mapped, "MAP_ABOVE", 1024)
+    bundle = _load(tmp_path / "d.npz", _classifier([1, 8, 8]))
+    assert isinstance(bundle.train.inputs["x"], Mapped) and len(bundle.train) + len(bundle.val) == 64
+
+
+def test_a_compressed_npz_larger_than_memory_is_refused_naming_numpy_savez(tmp_path, monkeypatch) -> None:
+    np.savez_compressed(tmp_path / "d.npz", x=np.zeros((64, 1, 8, 8), "float32"), y=np.zeros(64, "int64"))
+    monkeypatch.setattr(sources, "_memory_bytes", lambda: 4096)
+    monkeypatch.setattr(mapped, "MAP_ABOVE", 0)
+    with pytest.raises(DataError) as err:
+        sources.load_arrays(str(tmp_path / "d.npz"))
+    assert "more than this machine's 0.0 GiB of memory" in str(err.value)
+    assert "save it with numpy.savez (uncompressed) to train it without reading it whole" in str(err.value)
+
+
+def test_a_mapped_member_cut_short_is_called_corrupt(tmp_path, monkeypatch) -> None:
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f4", "fortran_order": False, "shape": (1000, 8)})
+    buf.write(b"\0" * 100)
+    with zipfile.ZipFile(tmp_path / "d.npz", "w") as zf:
+        zf.writestr("x.npy", buf.getvalue())
+    monkeypatch.setattr(mapped, "MAP_ABOVE", 0)
+    with pytest.raises(DataError) as err:
+        sources.load_arrays(str(tmp_path / "d.npz"))
+    assert str(err.value).startswith(f"{tmp_path / 'd.npz'}: array 'x' is cut short or corrupt (the header gives "
+                                     "32000 bytes of data, the member holds 100)")
+
+
+def test_a_fortran_order_array_is_mapped_in_its_order(tmp_path, monkeypatch) -> None:
+    x = np.asfortranarray(np.arange(20 * 3, dtype="float32").reshape(20, 3))
+    np.savez(tmp_path / "d.npz", x=x, y=np.arange(20) % 10)
+    monkeypatch.setattr(mapped, "MAP_ABOVE", 0)
+    arrays = sources.load_arrays(str(tmp_path / "d.npz"))
+    assert isinstance(arrays["x"], Mapped) and torch.equal(arrays["x"][[4, 2]], torch.from_numpy(x[[4, 2]]))
+
+
+def test_the_preview_says_mapped_and_counts_labels_a_chunk_at_a_time(tmp_path, monkeypatch) -> None:
+    y = np.eye(7, dtype="int64")[np.arange(50) % 7]  # one-hot rows
+    np.savez(tmp_path / "d.npz", x=np.zeros((50, 4), "float32"), y=y)
+    np.savez(tmp_path / "i.npz", x=np.zeros((50, 4), "float32"), y=np.arange(50) % 9)
+    before = peek_data("d.npz", str(tmp_path)), peek_data("i.npz", str(tmp_path))
+    assert "reading" not in before[0]  # (a small file: nothing to say)
+    monkeypatch.setattr(mapped, "MAP_ABOVE", 0)
+    monkeypatch.setattr(mapped, "CHUNK_BYTES", 64)
+    after = peek_data("d.npz", str(tmp_path)), peek_data("i.npz", str(tmp_path))
+    assert [a["classes"] for a in after] == [b["classes"] for b in before] == [7, 9]
+    assert after[0]["reading"] == "x mapped (read as used)"
+
+
+def test_the_preview_and_the_start_say_read_whole_for_a_large_compressed_npz(tmp_path, monkeypatch) -> None:
+    np.savez_compressed(tmp_path / "d.npz", x=np.random.default_rng(0).random((40, 4), "float32"),
+                        y=np.arange(40) % 10)
+    monkeypatch.setattr(mapped, "MAP_ABOVE", 100)
+    assert peek_data("d.npz", str(tmp_path))["reading"] == "read whole"
+    assert _load(tmp_path / "d.npz", _classifier([4])).describe().endswith(", read whole")
+
+
+def test_a_big_endian_array_is_read_in_this_machines_order_mapped_or_whole(tmp_path, monkeypatch) -> None:
+    x = np.arange(30 * 4, dtype=">f4").reshape(30, 4)  # (numpy.savez keeps the byte order)
+    np.savez(tmp_path / "d.npz", x=x, y=np.arange(30) % 10)
+    whole, mapped_ = _both(monkeypatch, tmp_path / "d.npz", _classifier([4]), val_fraction=0.0)
+    index = torch.tensor([29, 3])
+    expected = torch.tensor(x[[29, 3]].astype("<f4"))
+    assert torch.equal(whole.train.batch(index)[0]["x"], expected)
+    assert torch.equal(mapped_.train.batch(index)[0]["x"], expected)
