@@ -96,7 +96,7 @@ def _copied_learning() -> str:
     from revstudio.training import learning
 
     constants = "".join(f"{name} = {getattr(learning, name)!r}\n"
-                        for name in ("MIN_STEPS", "MAX_STEPS", "LOSS_STEPS", "ACC_STEPS", "FALL", "SIGMAS"))
+                        for name in ("MIN_STEPS", "MAX_STEPS", "LOSS_STEPS", "ACC_STEPS", "FALL", "SIGMAS", "UNCHECKED"))
     return "\n\n".join([constants] + [inspect.getsource(fn) for fn in (
         learning.check_step, learning.LearningWatch, learning._numbers, learning._pair,
         learning.not_learning_message, learning.unchecked_note)])
