@@ -260,8 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         install_for(args)
     if argv is None:
         code = _main(args)
-    else:  # called in a session (a notebook, a script): it keeps its own random numbers
-        with _rng_kept():
+    else:  # called in a session (a notebook, a script): it keeps its own random numbers and stdout
+        with _rng_kept(), _stdout_kept():
             code = _main(args)
     if training:
         _exit_now(code)
@@ -285,6 +285,23 @@ def _rng_kept() -> Iterator[None]:
         torch.random.set_rng_state(cpu)
         if cuda is not None:
             torch.cuda.set_rng_state_all(cuda)
+
+
+@contextlib.contextmanager
+def _stdout_kept() -> Iterator[None]:
+    """``sys.stdout`` with the error handler it had: a command escapes what the output cannot show
+    (:func:`_escape_what_cannot_be_shown`), which in a caller's session would stay changed after it."""
+    stream = sys.stdout
+    errors = getattr(stream, "errors", None)
+    try:
+        yield
+    finally:
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and errors is not None and getattr(stream, "errors", None) != errors:
+            try:
+                reconfigure(errors=errors)
+            except (OSError, ValueError):  # (a stream that cannot change now stays as it is)
+                pass
 
 
 def _exit_now(code: int) -> NoReturn:
