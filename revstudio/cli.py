@@ -260,9 +260,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         install_for(args)
     if argv is None:
         code = _main(args)
-    else:  # called in a session (a notebook, a script): it keeps its own random numbers
-        with _rng_kept():
-            code = _main(args)
+    else:  # called in a session (a notebook, a script): it keeps its own random numbers and stdout
+        with _rng_kept(), _stdout_kept():
+            code = _main(args, in_session=True)
     if training:
         _exit_now(code)
     return code
@@ -287,6 +287,29 @@ def _rng_kept() -> Iterator[None]:
             torch.cuda.set_rng_state_all(cuda)
 
 
+@contextlib.contextmanager
+def _stdout_kept() -> Iterator[None]:
+    """``sys.stdout`` with the error handler it had: a command escapes what the output cannot show
+    (:func:`_escape_what_cannot_be_shown`), which in a caller's session would stay changed after it."""
+    stream = sys.stdout
+    errors = getattr(stream, "errors", None)
+    try:
+        yield
+    finally:
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and errors is not None and getattr(stream, "errors", None) != errors:
+            try:
+                reconfigure(errors=errors)
+            except (OSError, ValueError):  # (a stream that cannot change now stays as it is)
+                pass
+
+
+class Interrupted(KeyboardInterrupt):
+    """A command stopped at once by a signal after it said so itself (``train``'s second Ctrl+C,
+    its run recorded as stopped): the program exits 130 with nothing more to print; in a session
+    (``main(argv)``) the KeyboardInterrupt reaches the caller, as a Ctrl+C in a notebook should."""
+
+
 def _exit_now(code: int) -> NoReturn:
     """End a training process now. It has closed and fsynced everything it wrote; the
     interpreter's teardown of torch's native libraries takes seconds on a loaded machine, and a
@@ -299,7 +322,7 @@ def _exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
-def _main(args: list[str]) -> int:
+def _main(args: list[str], in_session: bool = False) -> int:
     wants_json = any(_is_json_flag(a) for a in args)
     if args and args[0] in SUBCOMMANDS:  # the editor reports them in its Log tab instead
         _report_plugin_problems(args[0])
@@ -316,6 +339,10 @@ def _main(args: list[str]) -> int:
         return _report(str(exc), exc.code, wants_json)
     except SystemExit as exc:  # --help from argparse
         return int(exc.code or 0) if isinstance(exc.code, int) else 0
+    except Interrupted:
+        if in_session:
+            raise
+        return INTERRUPTED
     except KeyboardInterrupt:  # not 1, which says the graph failed: what a shell reports for Ctrl+C
         return _report("interrupted", INTERRUPTED, wants_json)
     except MemoryError as exc:  # its message is usually empty: say what happened

@@ -3,7 +3,8 @@
 Loading torch and the project takes seconds, before the run's own stop handler
 (``revstudio.training.session.StopFlag``) is in. A signal then (the app's Stop right after
 Train, a Ctrl-C, ``timeout``, ``docker stop``) is noted here; the run's handler, replacing
-this one, reads ``stop_signal`` and stops before its first step, as for a later signal.
+this one, reads ``stop_signal`` and stops before its first step, as for a later signal. A
+second signal while it still loads ends the process there (``interrupted``, exit 130).
 Both ``python -m revstudio`` and the ``revstudio`` command install it (:func:`install_for`).
 """
 from __future__ import annotations
@@ -19,6 +20,8 @@ class EarlyStop:
         self.stop_signal: int | None = None
 
     def __call__(self, signum: int, _frame: Any) -> None:
+        if self.stop_signal is not None:  # a second one: stop now, as a second one during the run does
+            raise KeyboardInterrupt
         self.stop_signal = signum
 
 

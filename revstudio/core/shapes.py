@@ -126,6 +126,9 @@ def _group_result(name: str, body: Analysis) -> GroupShapes | ShapeError:
 
 
 OPEN_GROUP = "; open the group to fix it"
+# An empty project: a warning (a new project is a blank page, not a mistake), which
+# ``rs.compile`` and ``revstudio train`` still refuse; the editor leaves it to its blank-canvas hint.
+EMPTY_GRAPH = "the graph is empty: add an Input and an Output node"
 
 
 def body_errors_text(errors: Sequence[Diagnostic]) -> str:
@@ -273,7 +276,9 @@ def analyse_graph(
     if cache is not None:
         cache.forget_missing(graph)
     diags += _unused_outputs(st.states, st.used, infos)
-    if provided is None and st.states:  # an empty project is a blank page, not a problem
+    if provided is None and not st.states:  # (the editor shows its blank-canvas hint instead)
+        diags.append(warning(None, EMPTY_GRAPH))
+    elif provided is None:
         types = {s.type_id for s in st.states.values()}
         if "Input" not in types:
             diags.append(warning(None, "the graph has no Input node; add one so shapes can be inferred"))

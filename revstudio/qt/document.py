@@ -71,6 +71,14 @@ def _new_memo() -> Any:
     return AnalysisMemo()
 
 
+def _without_blank_page(diagnostics: list[Any]) -> list[Any]:
+    """The report's diagnostics less "the graph is empty" (which ``check`` and the API say): a new
+    project's canvas says how to begin with its hint, and its Problems tab and status bar stay clear."""
+    from revstudio.core.shapes import EMPTY_GRAPH
+
+    return [d for d in diagnostics if not (d.node is None and d.message == EMPTY_GRAPH)]
+
+
 class _QtCommand(QUndoCommand):
     """Adapts a pure-Python core command to ``QUndoStack``."""
 
@@ -279,6 +287,7 @@ class Document(QObject):
                 return inc.check(graph), None
         try:
             self.report, self._rest = check(self.graph)
+            self.report.diagnostics = _without_blank_page(self.report.diagnostics)
             self.analysis_error = None
         except Exception as exc:  # a bug in a pass must not take the editor down
             log.exception("analysis failed")

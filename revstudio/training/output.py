@@ -197,6 +197,10 @@ class Progress(_Out):
                 self._line(f"warning: {row['warning']}")
             if row.get("note"):  # (a run too short to check whether it learns)
                 self._line(f"note: {row['note']}")
+        elif event == "stopped" and row.get("forced"):  # (a second Ctrl+C: the step in progress is lost)
+            self._line(f"stopped now, the step after {row['step']} unfinished"
+                       + (f"; the run is at its checkpoint of step {row['step']}{self._resumable(row['checkpoint'])}"
+                          if row.get("checkpoint") else "; no checkpoint was written: nothing to resume"))
         elif event == "stopped":
             self._line(f"stopped at step {row['step']}{self._resumable(row.get('checkpoint'))}")
             if row.get("warning"):
@@ -233,6 +237,17 @@ class LastStep(Callback):
 
     def on_step_end(self, row: dict[str, Any]) -> None:
         self.step = int(row["step"])
+
+
+class LastCheckpoint(Callback):
+    """The step of the last checkpoint written (None before one): where a run stopped at once stands."""
+
+    def __init__(self) -> None:
+        self.step: int | None = None
+
+    def on_event(self, row: dict[str, Any]) -> None:
+        if row.get("event") == "checkpoint":
+            self.step = int(row["step"])
 
 
 class RunDirRows(Callback):

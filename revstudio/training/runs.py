@@ -419,12 +419,14 @@ class RunWriter:
             done = 0
             while done < len(data):
                 done += os.write(self._metrics, data[done:])
-        except OSError as exc:
+        except BaseException as exc:  # (a second Ctrl+C in the middle of it too: no half row stays)
             try:
                 os.ftruncate(self._metrics, end)
             except OSError:
                 pass
-            raise RunDirError(self.file(METRICS), exc) from None
+            if isinstance(exc, OSError):
+                raise RunDirError(self.file(METRICS), exc) from None
+            raise
 
     def close(self) -> None:
         if self._metrics is not None:

@@ -5,15 +5,15 @@ Order of work: read the config (errors name the key, exit 2), check the graph
 environment and exported model code, load the data (refused data is a
 ``failed`` row), then :func:`revstudio.training.loop.train`. SIGINT and
 SIGTERM only set a flag that the loop reads between steps, so a stop is a
-clean one: a final checkpoint, a ``stopped`` row, exit 0. Every fault ends as
-one row and a truthful status.json, never as a traceback.
+clean one: a final checkpoint, a ``stopped`` row, exit 0; a second one stops
+at once, recorded as stopped at the last checkpoint, exit 130 (``stopping``).
+Every fault ends as one row and a truthful status.json, never as a traceback.
 """
 from __future__ import annotations
 
 import contextlib
 import datetime
 import os
-import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -24,6 +24,7 @@ from revstudio.cli import PIPE_CLOSED, message_line, reader_gone
 from .config import ConfigError, TrainConfig
 from .run_record import open_run, snapshot_text
 from .runs import (
+    CHECKPOINT,
     READER_GONE,
     RunDirError,
     RunWriter,
@@ -31,6 +32,7 @@ from .runs import (
     claim_run_dir,
     now_iso,
 )
+from .stopping import StopFlag, StopNow
 
 
 @dataclass
@@ -48,34 +50,6 @@ class SessionError(Exception):
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
         self.code = code
-
-
-class StopFlag:
-    """Set by SIGINT/SIGTERM; the loop polls it between steps (and validation batches)."""
-
-    def __init__(self) -> None:
-        self.set = False
-        self.previous: dict[int, Any] = {}
-
-    def __call__(self) -> bool:
-        return self.set
-
-    def install(self) -> None:
-        def handler(signum: int, _frame: Any) -> None:
-            self.set = True
-
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                self.previous[sig] = signal.signal(sig, handler)
-            except (ValueError, OSError):  # not the main thread (tests calling in-process)
-                continue
-            if getattr(self.previous[sig], "stop_signal", None) is not None:  # came while loading
-                self.set = True  # (``revstudio.early_stop.EarlyStop``)
-
-    def uninstall(self) -> None:
-        for sig, old in self.previous.items():
-            signal.signal(sig, old)
-        self.previous.clear()
 
 
 def default_run_dir(project: str) -> str:
@@ -198,13 +172,13 @@ def run_session(req: Request) -> int:
     from revstudio.core.project import dumps
 
     from .loop import Distributed, TrainResult, train
-    from .output import JsonRows, LastStep, Progress, RunDirRows
+    from .output import JsonRows, LastCheckpoint, LastStep, Progress, RunDirRows
     from .output import dumps as row_dumps
     from .parts import TrainError
 
-    stop = StopFlag()
-    stop.install()
     rank, world, local_rank = _rank()
+    stop = StopFlag()
+    stop.install(alone=world == 1)
     writer: RunWriter | None = None
     undo: StartUndo | None = None  # (a new run's: what its start created, taken away if it is refused)
     fail_step: int | None = None
@@ -238,6 +212,32 @@ def run_session(req: Request) -> int:
         else:  # rank 0 may be gone already (torchrun stops the others when one fails): say it here too
             print(message_line(message, rank), file=sys.stderr)
         return code
+
+    callbacks: list[Any] = [last_step]
+    checkpoints = LastCheckpoint()
+
+    def stopped_now() -> None:
+        """A second signal cut the run short: it is recorded as stopped at its last checkpoint
+        (the rows after it are lost work; ``--resume`` goes on from the checkpoint)."""
+        if rank != 0 or writer is None:
+            return
+        step = checkpoints.step if checkpoints.step is not None else (fail_step or 0)
+        kept = os.path.exists(writer.file(CHECKPOINT))
+        row = {"kind": "event", "event": "stopped",
+               "time": round(time.perf_counter() - clock[0], 4) if clock else 0.0,
+               "step": step, "checkpoint": CHECKPOINT if kept else None, "forced": True}
+        told = [cb for cb in callbacks if isinstance(cb, (JsonRows, Progress))] or \
+            [JsonRows() if req.json else Progress()]
+        to_dir = next((cb for cb in callbacks if isinstance(cb, RunDirRows)), None) or RunDirRows(writer)
+        to_dir.stop_message = (f"stopped at once by a second signal, the step after {step} unfinished; --resume "
+                               f"continues from the checkpoint at step {step}" if kept else
+                               "stopped at once by a second signal, before its first checkpoint: nothing to resume")
+        for cb in (*told, to_dir):
+            try:
+                cb.on_event(row)
+                cb.on_row(row)
+            except (RunDirError, OSError, ValueError):  # (what cannot be said now stays unsaid)
+                pass
 
     from revstudio.cli import CliError
 
@@ -298,7 +298,7 @@ def run_session(req: Request) -> int:
                 assert writer is not None
                 RunDirRows(writer).on_row(row)
             return 0
-        callbacks: list[Any] = [last_step]
+        callbacks.append(checkpoints)
         gone: list[bool] = []
         if rank == 0:
             assert writer is not None
@@ -329,6 +329,9 @@ def run_session(req: Request) -> int:
         if gone and result.exit_code == 0 and world == 1:  # (under DDP the launcher says it: a worker's
             return PIPE_CLOSED                                 # 141 would read to torchrun as a failure)
         return result.exit_code
+    except StopNow:  # the program exits 130; a session (a notebook's cli.main) gets the KeyboardInterrupt
+        stopped_now()
+        raise
     except SessionError as exc:
         return failed(str(exc), exc.code)
     except Exception as exc:
@@ -427,4 +430,4 @@ def _finish_distributed() -> None:
         tdist.destroy_process_group()
 
 
-__all__ = ["Request", "SessionError", "StopFlag", "default_run_dir", "preflight", "run_session"]
+__all__ = ["Request", "SessionError", "StopFlag", "StopNow", "default_run_dir", "preflight", "run_session"]

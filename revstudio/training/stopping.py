@@ -1,0 +1,83 @@
+"""Stopping a ``revstudio train`` process: SIGINT/SIGTERM set a flag the loop reads between steps.
+
+The first signal asks for a clean stop after the step in progress (a checkpoint, a ``stopped``
+row, exit 0) and says so at once on stderr, since a step can take a minute. A second one stops
+now: :class:`StopNow` unwinds the step, the session records the run as stopped at its last
+checkpoint, and the process exits 130 (a notebook's ``cli.main`` gets the KeyboardInterrupt).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from typing import Any
+
+from revstudio.cli import Interrupted, message_line
+
+FIRST_SIGINT = "stopping after this step (Ctrl+C again to stop now, without a checkpoint)"
+FIRST_SIGTERM = "stopping after this step (a second SIGTERM or Ctrl+C stops now, without a checkpoint)"
+
+
+class StopNow(Interrupted):
+    """A second SIGINT/SIGTERM: the run ends at once, its step unfinished."""
+
+
+def _say(text: str) -> None:
+    """One line on stderr from a signal handler: the buffered stream may be in the middle of a
+    write of the main code (a reentrant call raises), then the descriptor takes it directly."""
+    line = message_line(text) + "\n"
+    try:
+        sys.stderr.write(line)
+        sys.stderr.flush()
+    except RuntimeError:
+        try:
+            os.write(2, line.encode("utf-8", "backslashreplace"))
+        except OSError:
+            pass
+    except (OSError, ValueError):  # (no stderr to tell: the stop goes on regardless)
+        pass
+
+
+class StopFlag:
+    """Set by SIGINT/SIGTERM; the loop polls it between steps (and validation batches).
+
+    Alone (one process), the first signal says that the run stops after this step and a second
+    raises :class:`StopNow`; under ``--nproc`` each worker only sets the flag (the launcher
+    forwards one signal, and a rank leaving mid-step would hang its peers)."""
+
+    def __init__(self) -> None:
+        self.set = False
+        self.signals = 0  # (how many came: the second one stops now)
+        self.alone = True
+        self.previous: dict[int, Any] = {}
+
+    def __call__(self) -> bool:
+        return self.set
+
+    def _handler(self, signum: int, _frame: Any) -> None:
+        self.signals += 1
+        self.set = True
+        if not self.alone:
+            return
+        if self.signals >= 2:
+            raise StopNow()
+        _say(FIRST_SIGINT if signum == signal.SIGINT else FIRST_SIGTERM)
+
+    def install(self, alone: bool = True) -> None:
+        self.alone = alone
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self.previous[sig] = signal.signal(sig, self._handler)
+            except (ValueError, OSError):  # not the main thread (tests calling in-process)
+                continue
+            if getattr(self.previous[sig], "stop_signal", None) is not None:  # came while loading
+                self.set = True  # (``revstudio.early_stop.EarlyStop``)
+                self.signals = max(self.signals, 1)
+
+    def uninstall(self) -> None:
+        for sig, old in self.previous.items():
+            signal.signal(sig, old)
+        self.previous.clear()
+
+
+__all__ = ["FIRST_SIGINT", "FIRST_SIGTERM", "StopFlag", "StopNow"]
