@@ -14,7 +14,8 @@ import re
 from collections.abc import Callable, Collection
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QCheckBox, QComboBox, QCompleter, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from revstudio.core.params import Param, ParamError, to_json
@@ -144,12 +145,34 @@ class ParamEditor(QWidget):
         self.committed.emit(value)
 
 
+def _undo_key(event: QKeyEvent) -> bool:
+    return event.matches(QKeySequence.StandardKey.Undo) or event.matches(QKeySequence.StandardKey.Redo)
+
+
+class FieldEdit(QLineEdit):
+    """A parameter's line edit. What it shows is committed keystroke by keystroke, so its own text
+    undo would only push the old text back as a new edit: Undo and Redo go to the document's
+    stack (the window's Edit actions) instead."""
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) and _undo_key(event):
+            event.ignore()  # not claimed: the window's Undo/Redo shortcut takes the key
+            return True
+        return super().event(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API
+        if _undo_key(event):  # (the window's action is disabled: nothing to undo, and no text undo either)
+            event.ignore()
+            return
+        super().keyPressEvent(event)
+
+
 class TextEditor(ParamEditor):
     """int, float, str, int lists, shapes, int-or-word, count-or-list: a validated line edit."""
 
     def __init__(self, name: str, param: Param, parent: QWidget | None = None) -> None:
         super().__init__(name, param, parent)
-        self.edit = QLineEdit(self)
+        self.edit = FieldEdit(self)
         self.edit.setPlaceholderText(f"default: {format_value(param.default) or '(empty)'}")
         self.edit.setToolTip(self.toolTip())
         self._vbox.addWidget(self.edit)
