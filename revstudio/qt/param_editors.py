@@ -145,23 +145,28 @@ class ParamEditor(QWidget):
         self.committed.emit(value)
 
 
-def _undo_key(event: QKeyEvent) -> bool:
-    return event.matches(QKeySequence.StandardKey.Undo) or event.matches(QKeySequence.StandardKey.Redo)
+def undo_key(event: QEvent) -> bool:
+    """Whether ``event`` is an Undo or Redo key (a key press or its ShortcutOverride).
+
+    A field whose text is committed as it is typed (an inspector field, a batch box) leaves these
+    to the document's stack: its own text undo would only push the old text back as a new edit.
+    Its ``event`` ignores their ShortcutOverride (the window's Undo/Redo shortcut takes the key)
+    and its ``keyPressEvent`` drops them (where that action is disabled: nothing to undo)."""
+    return isinstance(event, QKeyEvent) and event.type() in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) \
+        and (event.matches(QKeySequence.StandardKey.Undo) or event.matches(QKeySequence.StandardKey.Redo))
 
 
 class FieldEdit(QLineEdit):
-    """A parameter's line edit. What it shows is committed keystroke by keystroke, so its own text
-    undo would only push the old text back as a new edit: Undo and Redo go to the document's
-    stack (the window's Edit actions) instead."""
+    """A parameter's line edit: Undo and Redo keys go to the document's stack (:func:`undo_key`)."""
 
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent) and _undo_key(event):
-            event.ignore()  # not claimed: the window's Undo/Redo shortcut takes the key
+        if event.type() == QEvent.Type.ShortcutOverride and undo_key(event):
+            event.ignore()
             return True
         return super().event(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API
-        if _undo_key(event):  # (the window's action is disabled: nothing to undo, and no text undo either)
+        if undo_key(event):
             event.ignore()
             return
         super().keyPressEvent(event)

@@ -261,3 +261,24 @@ def test_ctrl_z_in_an_inspector_field_undoes_the_edit_not_the_fields_text(make_w
     assert field.text() == str(old)
     _keys(qtbot, settle, (K.Key_Y, CTRL))
     assert revnet.nodes["f"].params["out_channels"] == 8 and stack.index() == 1
+
+
+def test_ctrl_z_in_the_batch_field_undoes_the_batch_change(make_window: Any, qtbot: Any, settle: Any,
+                                                           revnet: Any) -> None:
+    """The status bar's batch field says 'Ctrl+Z undoes a change', but with the field focused its line
+    edit took the key for its text undo: the batch stayed 64 and leaving the field pushed the old
+    text back as another edit."""
+    window = make_window(revnet)
+    window.activateWindow()
+    field = window.status_batch
+    field.setFocus()
+    field.selectAll()
+    settle()
+    _keys(qtbot, settle, "64", K.Key_Return)
+    stack = window.document.undo_stack
+    assert field.value() == 64 and stack.index() == 1
+    _keys(qtbot, settle, (K.Key_Z, CTRL))
+    assert (stack.count(), stack.index()) == (1, 0) and field.value() != 64
+    window.current_view().setFocus()  # leaving the field commits nothing new
+    settle()
+    assert (stack.count(), stack.index()) == (1, 0), [stack.text(i) for i in range(stack.count())]
