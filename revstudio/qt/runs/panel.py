@@ -125,6 +125,7 @@ class RunsPanel(QWidget):
         self.table.itemChanged.connect(self._label_edited)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self._context_menu)
+        self._failure = ""  # the last run's failure (show_failure), shown while nothing is selected
         self.detail = QPlainTextEdit()
         self.detail.setReadOnly(True)
         self.detail.setObjectName("runDetail")
@@ -390,7 +391,8 @@ class RunsPanel(QWidget):
             several = [e for e in (self.entry(p) for p in paths) if e is not None]
             text = several_runs_text(several, [self._latest_metrics(e) for e in several], setting_text) \
                 if len(several) > 1 else ""
-            self.detail.setPlainText("\n\n".join(t for t in (text, extra) if t))
+            # nothing picked: the last run's failure (a refused run's folder is gone, so no row has it)
+            self.detail.setPlainText("\n\n".join(t for t in (text or self._failure, extra) if t))
             return
         lines = [f"{entry.name}: {entry.status}" + (f" ({entry.label})" if entry.label else "")]
         live = self.live.get(entry.path)
@@ -413,8 +415,14 @@ class RunsPanel(QWidget):
         return {**e.metrics, **(live.metrics if live is not None else {})}
 
     def show_failure(self, text: str) -> None:
-        """A failed run's message and stderr tail, shown whatever is selected."""
+        """A failed run's message and stderr tail, shown whatever is selected, and again whenever
+        nothing is (a reload, an emptied selection) until :meth:`clear_failure`."""
+        self._failure = text
         self.detail.setPlainText(text)
+
+    def clear_failure(self) -> None:
+        """A new run started: the last one's failure is no longer the news."""
+        self._failure = ""
 
     def set_stale(self, stale: bool, text: str | None = None) -> None:
         self.stale.setText(text or "The project was edited after this run started: it trains the older version "

@@ -73,3 +73,21 @@ def test_a_runs_settings_in_its_detail_are_spelled_as_in_compare_settings(qtbot,
     panel.select_paths([a])
     text = panel.detail.toPlainText()
     assert "scale_uint8: true" in text and "grad_clip: null" in text, text
+
+
+def test_a_refused_runs_failure_stays_in_the_detail_when_its_folder_goes(qtbot, tmp_path):
+    """A run the worker refused (bad data) has its folder removed; the folder watcher's reload then
+    emptied the detail, so once the error dialog was closed the Runs tab showed no trace of why,
+    only the progress line's 'failed · step 0' naming a run the table did not list."""
+    a = _run(tmp_path, "coupling-20261206-140000", {}, {"loss": 0.6})
+    panel = RunsPanel()
+    qtbot.addWidget(panel)
+    panel.set_root(tmp_path, "coupling")
+    panel.show_failure("Run coupling-20261206-150000 failed: data.npz: array 'x' has samples of shape 5x8x8")
+    panel.reload()  # what the watcher does when the refused run's folder is removed
+    assert "array 'x' has samples" in panel.detail.toPlainText()
+    panel.select_paths([a])  # a run picked: its own detail
+    assert panel.detail.toPlainText().startswith("coupling-20261206-140000: finished")
+    panel.clear_failure()  # (a new run starts)
+    panel.select_paths([])
+    assert "array 'x'" not in panel.detail.toPlainText()
