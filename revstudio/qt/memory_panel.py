@@ -76,7 +76,9 @@ class BarChart(QWidget):
         colors = self.colors()
         if not self.rows:
             painter.setPen(text)
-            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter,
+            # wrapped: one centred line lost both its ends in a narrow Output panel
+            painter.drawText(self.rect().adjusted(8, 0, -8, 0),
+                             int(Qt.AlignmentFlag.AlignCenter) | int(Qt.TextFlag.TextWordWrap),
                              "Press Measure Memory to see measured figures beside the estimate")
             return
         top = max((v for r in self.rows.values() for part in r.values() for v in part.values()), default=1) or 1

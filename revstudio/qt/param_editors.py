@@ -14,7 +14,8 @@ import re
 from collections.abc import Callable, Collection
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QCheckBox, QComboBox, QCompleter, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from revstudio.core.params import Param, ParamError, to_json
@@ -144,12 +145,39 @@ class ParamEditor(QWidget):
         self.committed.emit(value)
 
 
+def undo_key(event: QEvent) -> bool:
+    """Whether ``event`` is an Undo or Redo key (a key press or its ShortcutOverride).
+
+    A field whose text is committed as it is typed (an inspector field, a batch box) leaves these
+    to the document's stack: its own text undo would only push the old text back as a new edit.
+    Its ``event`` ignores their ShortcutOverride (the window's Undo/Redo shortcut takes the key)
+    and its ``keyPressEvent`` drops them (where that action is disabled: nothing to undo)."""
+    return isinstance(event, QKeyEvent) and event.type() in (QEvent.Type.ShortcutOverride, QEvent.Type.KeyPress) \
+        and (event.matches(QKeySequence.StandardKey.Undo) or event.matches(QKeySequence.StandardKey.Redo))
+
+
+class FieldEdit(QLineEdit):
+    """A parameter's line edit: Undo and Redo keys go to the document's stack (:func:`undo_key`)."""
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride and undo_key(event):
+            event.ignore()
+            return True
+        return super().event(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API
+        if undo_key(event):
+            event.ignore()
+            return
+        super().keyPressEvent(event)
+
+
 class TextEditor(ParamEditor):
     """int, float, str, int lists, shapes, int-or-word, count-or-list: a validated line edit."""
 
     def __init__(self, name: str, param: Param, parent: QWidget | None = None) -> None:
         super().__init__(name, param, parent)
-        self.edit = QLineEdit(self)
+        self.edit = FieldEdit(self)
         self.edit.setPlaceholderText(f"default: {format_value(param.default) or '(empty)'}")
         self.edit.setToolTip(self.toolTip())
         self._vbox.addWidget(self.edit)

@@ -98,7 +98,8 @@ def test_layout_of_1000_nodes_is_one_move_with_backdrops_apart(laid_out):
             assert not a.intersects(b), f"backdrops overlap: {a} {b}"
     doc = view.document
     assert doc.undo_stack.count() == 1
-    assert doc.undo_stack.text(0) == "Layout graph"
+    # History and Edit > Undo name the step as the menu item it came from (it read "Layout graph")
+    assert doc.undo_stack.text(0) == "Auto Layout"
     xs = {n.id: n.pos[0] for n in doc.graph.nodes.values()}
     assert all(xs[e.src.node] < xs[e.dst.node] for e in doc.graph.edges)
 
@@ -115,3 +116,16 @@ def test_a_source_feeding_a_late_node_sits_next_to_it():
     assert pos["c"][0] < pos["k"][0] + 101 and pos["k"][0] > pos["b"][0]
     assert QRectF(*pos["k"], 100, 50).intersects(QRectF(*pos["c"], 100, 50)) is False
     assert QPointF(*pos["a"]).x() == 0.0
+
+
+def test_layout_steps_are_named_as_the_menu_items(make_window, revnet):
+    """History, Edit > Undo and a read-only tab's 'Not edited (…)' said "Layout graph" and
+    "Layout selection" for View > Auto Layout and Layout Selection."""
+    window = make_window(revnet)
+    stack = window.document.undo_stack
+    for name in ("layout", "layout_selection"):
+        window.select_all()
+        revnet.move("f", (revnet.nodes["f"].pos[0] + 333, 777))  # (something to lay out again)
+        action = window.actions_by_name[name]
+        action.trigger()
+        assert stack.text(stack.index() - 1) == action.text().replace("&", "")

@@ -234,3 +234,51 @@ def test_a_screen_reader_gets_a_name_for_every_part(make_window: Any, qtbot: Any
     view.select_nodes(["f"])
     settle()
     assert _spoken(view)[1].endswith("selected: f (Conv)")
+
+
+def test_ctrl_z_in_an_inspector_field_undoes_the_edit_not_the_fields_text(make_window: Any, qtbot: Any,
+                                                                          settle: Any, revnet: Any) -> None:
+    """Typing '8' into a Conv's out_channels, Return, and Ctrl+Z with the field still focused: the line edit
+    took the key for its own text undo, put back the old text and pushed that as a second edit, so
+    History read two steps, Redo had nothing to redo and the project stayed modified."""
+    window = make_window(revnet)
+    window.activateWindow()
+    window.select_node("f")
+    settle()
+    field = window.inspector.editors["out_channels"].field
+    old = revnet.nodes["f"].params.get("out_channels")
+    field.setFocus()
+    field.selectAll()
+    settle()
+    _keys(qtbot, settle, "8", K.Key_Return)
+    assert QApplication.focusWidget() is field
+    stack = window.document.undo_stack
+    assert revnet.nodes["f"].params["out_channels"] == 8 and stack.count() == 1
+    _keys(qtbot, settle, (K.Key_Z, CTRL))
+    assert revnet.nodes["f"].params.get("out_channels") == old
+    assert (stack.count(), stack.index()) == (1, 0), [stack.text(i) for i in range(stack.count())]
+    assert not window.document.is_dirty()
+    assert field.text() == str(old)
+    _keys(qtbot, settle, (K.Key_Y, CTRL))
+    assert revnet.nodes["f"].params["out_channels"] == 8 and stack.index() == 1
+
+
+def test_ctrl_z_in_the_batch_field_undoes_the_batch_change(make_window: Any, qtbot: Any, settle: Any,
+                                                           revnet: Any) -> None:
+    """The status bar's batch field says 'Ctrl+Z undoes a change', but with the field focused its line
+    edit took the key for its text undo: the batch stayed 64 and leaving the field pushed the old
+    text back as another edit."""
+    window = make_window(revnet)
+    window.activateWindow()
+    field = window.status_batch
+    field.setFocus()
+    field.selectAll()
+    settle()
+    _keys(qtbot, settle, "64", K.Key_Return)
+    stack = window.document.undo_stack
+    assert field.value() == 64 and stack.index() == 1
+    _keys(qtbot, settle, (K.Key_Z, CTRL))
+    assert (stack.count(), stack.index()) == (1, 0) and field.value() != 64
+    window.current_view().setFocus()  # leaving the field commits nothing new
+    settle()
+    assert (stack.count(), stack.index()) == (1, 0), [stack.text(i) for i in range(stack.count())]

@@ -135,7 +135,7 @@ def test_ctrl_l_lays_out_a_revnet_with_wires_clear_of_nodes(editor):
     after = app.py("{n.id: n.pos for n in window.document.graph.nodes.values()}")
     assert after != before
     assert app.py("wire_hits()") == []
-    assert app.py("window.document.undo_stack.text(0)") == "Layout graph"
+    assert app.py("window.document.undo_stack.text(0)") == "Auto Layout"
     app.shot("editor_layout.png")
 
 

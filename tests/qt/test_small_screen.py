@@ -182,3 +182,22 @@ def test_memory_tab_controls_wrap_in_a_narrow_output_panel(qtbot):
     for widget in (panel.measure_button, panel.cancel_button, panel.status):
         box = widget.geometry()
         assert panel.rect().contains(box), (widget, box)
+
+
+def test_memory_chart_hint_wraps_in_a_narrow_output_panel(qtbot):
+    """Before any measurement the Memory tab's chart says 'Press Measure Memory to see measured
+    figures beside the estimate' on one centred line: in a narrow Output panel (a 1000 px window)
+    both its ends were cut off, reading 'sure Memory to see measured figures beside th'."""
+    from revstudio.qt.memory_panel import BarChart
+
+    chart = BarChart()
+    qtbot.addWidget(chart)
+    chart.resize(220, 150)
+    image = chart.grab().toImage()
+    ground = image.pixelColor(chart.width() // 2, 1)  # (the hint is centred: the top row is bare)
+    inked = [(x, y) for x in (0, 1, chart.width() - 2, chart.width() - 1) for y in range(chart.height())
+             if image.pixelColor(x, y) != ground]
+    assert not inked, f"the hint runs past the chart's edges at {inked[:4]}"
+    middle = [y for y in range(chart.height()) if any(image.pixelColor(x, y) != ground
+                                                      for x in range(chart.width()))]
+    assert middle, "no hint drawn at all"

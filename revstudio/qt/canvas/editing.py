@@ -364,7 +364,7 @@ class EditingMixin(ViewParts):
         sizes = {n: (r[2], r[3]) for n, r in rects.items()}
         initial = {n: (r[0], r[1]) for n, r in rects.items()}
         moves = layout.layered_layout(ids, edges, sizes, origin=origin, initial=initial, regions=regions)
-        done = self._push_moves(moves, "Layout selection" if selection_only else "Layout graph")
+        done = self._push_moves(moves, "Layout Selection" if selection_only else "Auto Layout")  # (the menu items)
         if done and not selection_only:
             self.fit_all()
         return done

@@ -6,6 +6,7 @@ or seed that differs. No Qt here: the panel shows the text.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -39,6 +40,19 @@ def several_runs_text(entries: Sequence[RunEntry], metrics: Sequence[dict[str, A
             value = e.config.get(key, MISSING)
             lines.append(f"    {e.name:<{width}}  {MISSING if value is MISSING else setting_text(key, value)}")
     return "\n".join(lines)
+
+
+def setting_text(key: str, value: Any) -> str:
+    """A run setting as the project file spells it (true, false, null: not Python's True, None),
+    a memory budget as an amount, not bytes; the Runs tab and Compare Settings both show this."""
+    if key == "memory_budget" and isinstance(value, int) and not isinstance(value, bool):
+        from revstudio.diagnostics.budget import amount_text
+
+        text = amount_text(value)
+        return text if text == str(value) else f"{text} ({value:,} bytes)"
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    return str(value)
 
 
 def _number(value: Any) -> bool:

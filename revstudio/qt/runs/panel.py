@@ -31,7 +31,7 @@ from revstudio.qt import theme
 from revstudio.qt.flow_layout import FlowLayout
 from revstudio.qt.memory_figures import ElidedLabel
 from revstudio.qt.plots.rows import RunData, human_duration
-from revstudio.qt.runs.compare_runs import several_runs_text
+from revstudio.qt.runs.compare_runs import setting_text, several_runs_text
 from revstudio.qt.runs.run_dirs import RunEntry, belongs_to, list_run_dirs, read_run_dir
 from revstudio.qt.runs.run_table import COLUMNS, LABEL, PATH_ROLE, SORT_ROLE, STATUS, make_item, sort_key
 from revstudio.qt.settings import Settings
@@ -125,6 +125,7 @@ class RunsPanel(QWidget):
         self.table.itemChanged.connect(self._label_edited)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self._context_menu)
+        self._failure = ""  # the last run's failure (show_failure), shown while nothing is selected
         self.detail = QPlainTextEdit()
         self.detail.setReadOnly(True)
         self.detail.setObjectName("runDetail")
@@ -388,9 +389,10 @@ class RunsPanel(QWidget):
         entry = self.entry(paths[0]) if len(paths) == 1 else None
         if entry is None:
             several = [e for e in (self.entry(p) for p in paths) if e is not None]
-            text = several_runs_text(several, [self._latest_metrics(e) for e in several], _setting_text) \
+            text = several_runs_text(several, [self._latest_metrics(e) for e in several], setting_text) \
                 if len(several) > 1 else ""
-            self.detail.setPlainText("\n\n".join(t for t in (text, extra) if t))
+            # nothing picked: the last run's failure (a refused run's folder is gone, so no row has it)
+            self.detail.setPlainText("\n\n".join(t for t in (text or self._failure, extra) if t))
             return
         lines = [f"{entry.name}: {entry.status}" + (f" ({entry.label})" if entry.label else "")]
         live = self.live.get(entry.path)
@@ -405,7 +407,7 @@ class RunsPanel(QWidget):
         if extra:
             lines += ["", extra]
         if entry.config:
-            lines += ["", "settings:"] + [f"  {k}: {_setting_text(k, v)}" for k, v in sorted(entry.config.items())]
+            lines += ["", "settings:"] + [f"  {k}: {setting_text(k, v)}" for k, v in sorted(entry.config.items())]
         self.detail.setPlainText("\n".join(lines))
 
     def _latest_metrics(self, e: RunEntry) -> dict[str, Any]:
@@ -413,23 +415,19 @@ class RunsPanel(QWidget):
         return {**e.metrics, **(live.metrics if live is not None else {})}
 
     def show_failure(self, text: str) -> None:
-        """A failed run's message and stderr tail, shown whatever is selected."""
+        """A failed run's message and stderr tail, shown whatever is selected, and again whenever
+        nothing is (a reload, an emptied selection) until :meth:`clear_failure`."""
+        self._failure = text
         self.detail.setPlainText(text)
+
+    def clear_failure(self) -> None:
+        """A new run started: the last one's failure is no longer the news."""
+        self._failure = ""
 
     def set_stale(self, stale: bool, text: str | None = None) -> None:
         self.stale.setText(text or "The project was edited after this run started: it trains the older version "
                            "saved in its run folder (project.revs).")
         self.stale.setVisible(stale)
-
-
-def _setting_text(key: str, value: Any) -> str:
-    """A setting as the Run Settings dialog shows it (a memory budget as an amount, not bytes)."""
-    if key == "memory_budget" and isinstance(value, int) and not isinstance(value, bool):
-        from revstudio.diagnostics.budget import amount_text
-
-        text = amount_text(value)
-        return text if text == str(value) else f"{text} ({value:,} bytes)"
-    return str(value)
 
 
 def _signature(path: Path) -> tuple[int, int, int] | None:

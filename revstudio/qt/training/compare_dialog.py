@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from revstudio.qt.fit_scroll import resize_within_screen
+from revstudio.qt.runs.compare_runs import setting_text
 
 
 def differing(run: dict[str, Any], current: dict[str, Any]) -> list[str]:
@@ -36,20 +37,17 @@ class CompareDialog(QDialog):
         bold = QFont()
         bold.setBold(True)
         for i, key in enumerate(keys):
-            cells = [key, _text(run.get(key)), _text(current.get(key))]
+            cells = [key, setting_text(key, run.get(key)), setting_text(key, current.get(key))]
             for j, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if key in self.changed:
                     item.setFont(bold)
                     item.setBackground(QBrush(QColor(237, 201, 72, 60)))
                 self.table.setItem(i, j, item)
-        summary = (f"{len(self.changed)} setting{'s' * (len(self.changed) != 1)} differ: {', '.join(self.changed)}"
+        many = len(self.changed) != 1
+        summary = (f"{len(self.changed)} setting{'s' * many} differ{'s' * (not many)}: {', '.join(self.changed)}"
                    if self.changed else "The run used the project's current settings.")
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel(summary))
         layout.addWidget(self.table)
         resize_within_screen(self, 640, 560)  # a 1366x768 laptop at 150 % has 910x512 points
-
-
-def _text(value: Any) -> str:
-    return "null" if value is None else str(value)

@@ -249,6 +249,7 @@ class TrainingUI(QObject):
             self.runs_panel.live[run_dir] = run
             self.runs_panel.set_root(run_dir.parent, run_stem(self.document))
         self.selected = []
+        self.runs_panel.clear_failure()
         self.runs_panel.table.clearSelection()
         self.status_progress.show()
         self.timer.start()
@@ -268,6 +269,7 @@ class TrainingUI(QObject):
 
     def _run_ended(self, run: RunData) -> None:
         self.unsaved.ended()  # (a run trained before the first save joins the project's runs now)
+        self.runs_panel.clear_failure()  # (a Train refused while it ran is old news; its own failure follows)
         self.update_progress()
         self.timer.stop()
         self.runs_panel.set_stale(False)

@@ -159,11 +159,11 @@ def test_gradient_check_of_the_drawn_project_runs_in_a_child(qtbot, train_window
 
 
 def test_run_details_read_as_the_app_writes_them():
-    from revstudio.qt.runs.panel import _setting_text
+    from revstudio.qt.runs.compare_runs import setting_text
     from revstudio.qt.training.words import in_app_words
 
-    assert _setting_text("memory_budget", 786432) == "768KiB (786,432 bytes)"  # as Run Settings shows it
-    assert _setting_text("memory_budget", 1000001) == "1000001" and _setting_text("lr", 0.01) == "0.01"
+    assert setting_text("memory_budget", 786432) == "768KiB (786,432 bytes)"  # as Run Settings shows it
+    assert setting_text("memory_budget", 1000001) == "1000001" and setting_text("lr", 0.01) == "0.01"
     assert in_app_words("stopped by a signal; --resume continues it") == "stopped by a signal; Resume continues it"
 
 

@@ -44,3 +44,50 @@ def test_runs_with_the_same_settings_say_so(qtbot, tmp_path):
     text = panel.detail.toPlainText()
     assert "the same settings" in text
     assert "lowest loss: coupling-20261206-141500 (0.5)" in text
+
+
+def test_compare_settings_spells_values_as_the_project_file_and_counts_in_english(qtbot):
+    """Compare Settings of a uint8 run read '1 setting differ: data', its scale_uint8 'True'
+    beside grad_clip 'null': Python's spelling of a boolean beside JSON's of a null."""
+    from PySide6.QtWidgets import QLabel
+
+    from revstudio.qt.training.compare_dialog import CompareDialog
+
+    dialog = CompareDialog("run-1", {"scale_uint8": True, "grad_clip": None, "lr": 0.1},
+                           {"scale_uint8": False, "grad_clip": None, "lr": 0.1})
+    qtbot.addWidget(dialog)
+    assert dialog.findChild(QLabel).text() == "1 setting differs: scale_uint8"
+    cells = {dialog.table.item(i, 0).text(): (dialog.table.item(i, 1).text(), dialog.table.item(i, 2).text())
+             for i in range(dialog.table.rowCount())}
+    assert cells["scale_uint8"] == ("true", "false")
+    assert cells["grad_clip"] == ("null", "null")
+
+
+def test_a_runs_settings_in_its_detail_are_spelled_as_in_compare_settings(qtbot, tmp_path):
+    """One run's detail listed 'scale_uint8: True' and 'grad_clip: None' where Compare Settings
+    said 'null': the same setting spelled two ways in two places."""
+    a = _run(tmp_path, "coupling-20261206-140000", {"scale_uint8": True, "grad_clip": None}, {"loss": 0.6})
+    panel = RunsPanel()
+    qtbot.addWidget(panel)
+    panel.set_root(tmp_path, "coupling")
+    panel.select_paths([a])
+    text = panel.detail.toPlainText()
+    assert "scale_uint8: true" in text and "grad_clip: null" in text, text
+
+
+def test_a_refused_runs_failure_stays_in_the_detail_when_its_folder_goes(qtbot, tmp_path):
+    """A run the worker refused (bad data) has its folder removed; the folder watcher's reload then
+    emptied the detail, so once the error dialog was closed the Runs tab showed no trace of why,
+    only the progress line's 'failed · step 0' naming a run the table did not list."""
+    a = _run(tmp_path, "coupling-20261206-140000", {}, {"loss": 0.6})
+    panel = RunsPanel()
+    qtbot.addWidget(panel)
+    panel.set_root(tmp_path, "coupling")
+    panel.show_failure("Run coupling-20261206-150000 failed: data.npz: array 'x' has samples of shape 5x8x8")
+    panel.reload()  # what the watcher does when the refused run's folder is removed
+    assert "array 'x' has samples" in panel.detail.toPlainText()
+    panel.select_paths([a])  # a run picked: its own detail
+    assert panel.detail.toPlainText().startswith("coupling-20261206-140000: finished")
+    panel.clear_failure()  # (a new run starts)
+    panel.select_paths([])
+    assert "array 'x'" not in panel.detail.toPlainText()
