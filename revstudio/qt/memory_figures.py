@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QSize, Qt
-from PySide6.QtGui import QKeyEvent, QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QSpinBox, QWidget
 
 from revstudio.core.commands import SetTraining
 from revstudio.diagnostics.check import training_batch
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
-from revstudio.qt.param_editors import undo_key
+from revstudio.qt.param_editors import UndoKeysToDocument
 
 SHORT = {"standard": "std", "reversible": "rev", "checkpoint": "ckpt"}
 ORDER = ("standard", "reversible", "checkpoint")
@@ -66,7 +66,7 @@ class ElidedLabel(QLabel):
         painter.drawText(self.contentsRect(), int(self.alignment()), self.shown_text())
 
 
-class BatchField(QSpinBox):
+class BatchField(UndoKeysToDocument, QSpinBox):
     """The batch behind the memory figures, shared with the training settings (undoable)."""
 
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
@@ -83,18 +83,6 @@ class BatchField(QSpinBox):
         self.valueChanged.connect(self._commit)
         document.graphReplaced.connect(self._attach)
         self._attach()
-
-    def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ShortcutOverride and undo_key(event):
-            event.ignore()  # Ctrl+Z undoes the batch change on the document's stack, not the box's text
-            return True
-        return super().event(event)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API
-        if undo_key(event):
-            event.ignore()
-            return
-        super().keyPressEvent(event)
 
     def _attach(self) -> None:
         if self._graph is not None:

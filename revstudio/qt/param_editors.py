@@ -156,20 +156,25 @@ def undo_key(event: QEvent) -> bool:
         and (event.matches(QKeySequence.StandardKey.Undo) or event.matches(QKeySequence.StandardKey.Redo))
 
 
-class FieldEdit(QLineEdit):
-    """A parameter's line edit: Undo and Redo keys go to the document's stack (:func:`undo_key`)."""
+class UndoKeysToDocument:
+    """Mixed in before a Qt input widget: its Undo and Redo keys go to the document's stack
+    (:func:`undo_key`), not to the widget's own text undo."""
 
     def event(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ShortcutOverride and undo_key(event):
             event.ignore()
             return True
-        return super().event(event)
+        return super().event(event)  # type: ignore[misc]
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API
         if undo_key(event):
             event.ignore()
             return
-        super().keyPressEvent(event)
+        super().keyPressEvent(event)  # type: ignore[misc]
+
+
+class FieldEdit(UndoKeysToDocument, QLineEdit):
+    """A parameter's line edit: Undo and Redo keys go to the document's stack (:func:`undo_key`)."""
 
 
 class TextEditor(ParamEditor):
