@@ -297,3 +297,18 @@ def run_script(path: Path, args: list[str], cwd: Path) -> subprocess.CompletedPr
     env["OMP_NUM_THREADS"] = "1"
     return subprocess.run([sys.executable, "-I", "-c", code, str(path), *args], capture_output=True, text=True,
                           cwd=cwd, env=env, timeout=600)
+
+
+class Rows:
+    """A training callback keeping every row (``train(..., callback=Rows())``), its other hooks idle."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+
+    def on_row(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("on_"):
+            return lambda row: None
+        raise AttributeError(name)

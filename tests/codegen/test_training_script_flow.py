@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import struct
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
-from codegen_harness import run_script  # noqa: E402
+from codegen_harness import Rows, run_script  # noqa: E402
 
 from revstudio.codegen import export  # noqa: E402
 from revstudio.core.graph import Graph  # noqa: E402
@@ -34,19 +33,6 @@ def _mnist(root: Path) -> None:
                                   + array.astype(np.uint8).tobytes())
 
 
-class _Rows:
-    def __init__(self) -> None:
-        self.rows: list[dict[str, Any]] = []
-
-    def on_row(self, row: dict[str, Any]) -> None:
-        self.rows.append(row)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("on_"):
-            return lambda row: None
-        raise AttributeError(name)
-
-
 def test_the_script_dequantises_a_flows_8bit_images_as_revstudio_train(tmp_path: Path) -> None:
     _mnist(tmp_path / "m")
     section = {"data": "mnist:m", "steps": 4, "batch_size": 8, "lr": 0.01, "log_every": 1, "val_every": 2,
@@ -61,7 +47,7 @@ def test_the_script_dequantises_a_flows_8bit_images_as_revstudio_train(tmp_path:
     cfg = TrainConfig.from_section(section)
     report = full_check(g, batch=8)
     data = load_data(cfg.data, g, report, task=infer_task(g, report), seed=cfg.seed, base_dir=str(tmp_path))
-    rows = _Rows()
+    rows = Rows()
     assert train(g, report, cfg, data, callbacks=[rows]).status == "finished"
     ours = [(r["kind"], r["step"], r.get("loss"), r.get("val_loss")) for r in rows.rows if r["kind"] in ("step", "val")]
     script = tmp_path / "flat.py"

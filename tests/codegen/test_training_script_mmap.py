@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
-from codegen_harness import run_script  # noqa: E402
+from codegen_harness import Rows, run_script  # noqa: E402
 
 from revstudio.codegen import export  # noqa: E402
 from revstudio.core.graph import Graph  # noqa: E402
@@ -26,19 +26,6 @@ from revstudio.training.task import infer_task  # noqa: E402
 
 SECTION = {"data": "d.npz", "steps": 4, "batch_size": 8, "lr": 0.01, "log_every": 1, "val_every": 2,
            "gradcheck_every": 0, "memory_every": 0, "checkpoint_every": 0}
-
-
-class _Rows:
-    def __init__(self) -> None:
-        self.rows: list[dict[str, Any]] = []
-
-    def on_row(self, row: dict[str, Any]) -> None:
-        self.rows.append(row)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("on_"):
-            return lambda row: None
-        raise AttributeError(name)
 
 
 def _classifier() -> Graph:
@@ -62,7 +49,7 @@ def _ours(g: Graph, folder: Path) -> tuple[list[tuple[Any, ...]], Any]:
     cfg = TrainConfig.from_section(SECTION)
     report = full_check(g, batch=8)
     data = load_data(cfg.data, g, report, task=infer_task(g, report), seed=cfg.seed, base_dir=str(folder))
-    rows = _Rows()
+    rows = Rows()
     assert train(g, report, cfg, data, callbacks=[rows]).status == "finished"
     return _losses(rows.rows), data
 

@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
-from codegen_harness import run_script  # noqa: E402
+from codegen_harness import Rows, run_script  # noqa: E402
 
 from revstudio.codegen import export  # noqa: E402
 from revstudio.core.graph import Graph  # noqa: E402
@@ -24,19 +24,6 @@ from revstudio.training.task import infer_task  # noqa: E402
 
 SECTION = {"data": "d.npz", "steps": 4, "batch_size": 8, "lr": 0.01, "log_every": 1, "val_every": 2,
            "gradcheck_every": 0, "memory_every": 0, "checkpoint_every": 0}
-
-
-class _Rows:
-    def __init__(self) -> None:
-        self.rows: list[dict[str, Any]] = []
-
-    def on_row(self, row: dict[str, Any]) -> None:
-        self.rows.append(row)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("on_"):
-            return lambda row: None
-        raise AttributeError(name)
 
 
 def _flow() -> Graph:
@@ -56,7 +43,7 @@ def _ours(g: Graph, folder: Path, scale: bool) -> list[tuple[Any, ...]]:
     data = load_data(cfg.data, g, report, task=infer_task(g, report), seed=cfg.seed, base_dir=str(folder),
                      scale_uint8=scale)
     assert (data.levels == 256) is scale  # raw bytes: modelled as given
-    rows = _Rows()
+    rows = Rows()
     assert train(g, report, cfg, data, callbacks=[rows]).status == "finished"
     return [(r["kind"], r["step"], r.get("loss"), r.get("val_loss")) for r in rows.rows if r["kind"] in ("step", "val")]
 
