@@ -72,7 +72,8 @@ MEANS = {True: "memory of its own that its backward does not read",
 
 def _advice(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], declared: bool | None,
             seen: bool | None, batch: int, channels_last: bool) -> str:
-    """What a plugin author needs from a mismatch: "assert True is False" said nothing."""
+    """The failure message a plugin author reads on a mismatch: a bare comparison of the two flags
+    (True against False) named neither the type nor the fix."""
     layout = ", channels_last" if channels_last else ""
     return (f"{type_id} with params {params} on inputs {shapes} (batch {batch}{layout}): fresh_output is "
             f"{declared!r}, but the built module's first output is {MEANS[seen]}; declare fresh_output={seen!r} "
