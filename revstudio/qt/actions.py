@@ -143,6 +143,9 @@ def build_actions(w: MainWindow) -> None:
     overview = _action(w, "overview", "O&verview", w.toggle_overview, None, None,
                        "A map of the whole graph in the canvas's corner, shown while the graph does not fit")
     overview.setCheckable(True)
+    _action(w, "focus_overview", "&Focus Overview", w.focus_overview, "Ctrl+Shift+O", None,
+            "Move the keys to the overview: arrows move the view, Home/End go to the Inputs/Outputs, "
+            "Escape returns to the canvas")
     _action(w, "measure_memory", "&Measure Memory", w.measure_memory, "Ctrl+M", None,
             "Measure one training step per mode at the figures' batch, beside the estimate")
     _action(w, "about", "&About revstudio", w.about)
@@ -198,6 +201,7 @@ def build_menus(w: MainWindow) -> None:
     view.addSeparator()
     view.addAction(a["dark_theme"])
     view.addAction(a["overview"])
+    view.addAction(a["focus_overview"])
     view.addSeparator()
     _fill(view, a, ("next_pane", "prev_pane"))
     w.panels_menu = view.addMenu("&Panels")

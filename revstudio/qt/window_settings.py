@@ -39,6 +39,10 @@ class WindowSettingsMixin(WindowMixin):
         bottom_dock: Any
         _default_state: Any
 
+        def current_view(self) -> Any: ...
+
+        def show_message(self, text: str) -> None: ...
+
     def toggle_theme(self) -> None:
         self.set_theme("light" if theme.current() == "dark" else "dark")
 
@@ -47,6 +51,25 @@ class WindowSettingsMixin(WindowMixin):
         on = self.actions_by_name["overview"].isChecked()
         self.settings.overview = on
         self.tabs.set_overview(on)
+
+    def focus_overview(self) -> None:
+        """View > Focus Overview (Ctrl+Shift+O): the keys to the canvas's overview, and back again.
+
+        With View > Overview off it turns it on (the user asked for the map); where the whole graph
+        is in view there is no map to move, and the status bar says so."""
+        view = self.current_view()
+        overview = getattr(view, "overview", None)
+        if overview is None:
+            return
+        if overview.hasFocus():
+            view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            return
+        if not overview.wanted:
+            self.actions_by_name["overview"].setChecked(True)
+            self.toggle_overview()
+        if not overview.take_focus():
+            self.show_message("The whole graph is in view, so there is no overview to move: it shows "
+                              "(and Ctrl+Shift+O reaches it) once the graph does not fit the canvas")
 
     def set_theme(self, name: str) -> None:
         app = QApplication.instance()

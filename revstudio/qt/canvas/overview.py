@@ -5,22 +5,30 @@ pixmap, redrawn a moment after an edit (never per frame), so a 1,000-node graph 
 it is dragged or zoomed; the visible area is a rectangle drawn over it on each paint. A click or
 drag in it centres the canvas there. It shows itself only while the graph does not fit the canvas,
 and only where View > Overview is on (kept in the settings).
+
+From the keyboard, View > Focus Overview (Ctrl+Shift+O) gives it the keys: the arrows move the view
+rectangle a quarter of a screen (Shift, PgUp and PgDn a whole one), Home goes to the graph's Inputs,
+End to its Outputs, and Escape, Enter or Ctrl+Shift+O again hand the keys back to the canvas. It
+draws the canvas's focus frame while it has them, and a screen reader reads where the view is.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from PySide6.QtCore import QEvent, QLineF, QObject, QPointF, QRectF, QSize, Qt, QTimer
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap
+from PySide6.QtGui import QColor, QFocusEvent, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap
 from PySide6.QtWidgets import QWidget
 
 from .node_item import WIDTH
+from .theme import FOCUS_FRAME
 
 SIZE = QSize(240, 150)  # logical px at most; the map takes the graph's shape within it
 MIN_SIDE = 60           # px: a very wide (or tall) graph's map is no thinner than this
 CORNER_GAP = 12         # px from the canvas's bottom-right corner
 INSET = 6.0             # px between the map's frame and the graph
 REDRAW_MS = 250         # the map is redrawn this long after the last of a burst of edits
+KEY_STEP = 0.25         # an arrow key moves the view this part of its own width or height
+FOCUS_KEYS = "Ctrl+Shift+O"  # View > Focus Overview (the window's action; named here for the texts)
 
 
 class OverviewWidget(QWidget):
@@ -47,8 +55,11 @@ class OverviewWidget(QWidget):
                 getattr(document, signal).connect(self.schedule)
         self.setFixedSize(SIZE)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setToolTip("Overview: click or drag to move the canvas there (View > Overview hides it)")
+        self.setToolTip(f"Overview: click or drag to move the canvas there; {FOCUS_KEYS} moves it from the "
+                        "keyboard (View > Overview hides it)")
         self.setAccessibleName("Overview")
+        # A click keeps the keys on the canvas (Delete still deletes); View > Focus Overview gives them here.
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         view.installEventFilter(self)
         self.hide()
         self.schedule()  # once the view has its graph and size
@@ -131,10 +142,13 @@ class OverviewWidget(QWidget):
         self._seen = seen
         need = self._pixmap is not None and not seen.contains(self._world.adjusted(40, 40, -40, -40))
         if need != self.isVisible():
+            if not need and self.hasFocus():  # everything came into view: the keys go back to the canvas
+                self._view.setFocus(Qt.FocusReason.OtherFocusReason)
             self.setVisible(need)
         if need:
             self._place()
             self.update()
+            self.setAccessibleDescription(self.describe())
 
     def _place(self) -> None:
         port = self._view.viewport().geometry()
@@ -173,9 +187,88 @@ class OverviewWidget(QWidget):
         painter.setPen(QPen(theme.selection, 1.5))
         painter.drawRect(frame)
         painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.setPen(QPen(theme.node_border, 1.0))
-        painter.drawRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5))
+        if self.hasFocus():  # the keys are here: the canvas's focus frame, around the map
+            painter.setPen(QPen(theme.hover, FOCUS_FRAME))
+            painter.drawRect(QRectF(self.rect()).adjusted(1, 1, -1, -1))
+        else:
+            painter.setPen(QPen(theme.node_border, 1.0))
+            painter.drawRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5))
         painter.end()
+
+    # ---- the keyboard ---------------------------------------------------------
+    def take_focus(self) -> bool:
+        """Give the map the keys (View > Focus Overview); False where it is not shown (off, or the
+        whole graph is in view)."""
+        if self.pending() or self._stale:
+            self.redraw()
+        self.follow_view(force=True)
+        if not self.isVisible():
+            return False
+        self.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        return True
+
+    def describe(self) -> str:
+        """Where the view is on the graph, in words (the accessible description)."""
+        seen, world = self._visible(), self._world
+        if world.isEmpty():
+            return "Overview of an empty graph"
+
+        def span(lo: float, hi: float, start: float, length: float) -> str:
+            a = round(100 * max(0.0, min(1.0, (lo - start) / length)))
+            b = round(100 * max(0.0, min(1.0, (hi - start) / length)))
+            return f"{a}–{b} %"
+
+        across = span(seen.left(), seen.right(), world.left(), world.width())
+        down = span(seen.top(), seen.bottom(), world.top(), world.height())
+        return (f"The canvas shows {across} of the graph across and {down} down. Arrow keys move it "
+                "(Shift a screen), Home goes to the Inputs, End to the Outputs, Escape back to the canvas")
+
+    def pan(self, dx: float, dy: float) -> None:
+        """Move the view by (dx, dy) of its own width and height, keeping it on the graph along
+        the axis it moves (a graph that fits along the other is left as the view shows it)."""
+        seen, world = self._visible(), self._world
+
+        def moved(centre: float, step: float, lo: float, hi: float, half: float) -> float:
+            if not step:
+                return centre
+            if hi - lo <= 2 * half:
+                return (lo + hi) / 2
+            return min(max(centre + step, lo + half), hi - half)
+
+        centre = seen.center()
+        self._view.centerOn(QPointF(
+            moved(centre.x(), dx * seen.width(), world.left(), world.right(), seen.width() / 2),
+            moved(centre.y(), dy * seen.height(), world.top(), world.bottom(), seen.height() / 2)))
+        self.follow_view()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API
+        key, K = event.key(), Qt.Key
+        page = 1.0 if event.modifiers() & Qt.KeyboardModifier.ShiftModifier else KEY_STEP
+        moves = {K.Key_Left: (-page, 0.0), K.Key_Right: (page, 0.0), K.Key_Up: (0.0, -page),
+                 K.Key_Down: (0.0, page), K.Key_PageUp: (0.0, -1.0), K.Key_PageDown: (0.0, 1.0)}
+        if key in moves:
+            self.pan(*moves[K(key)])
+        elif key == K.Key_Home:
+            self._view.show_start()
+            self.follow_view()
+        elif key == K.Key_End:
+            self._view.show_end()
+            self.follow_view()
+        elif key in (K.Key_Escape, K.Key_Return, K.Key_Enter):
+            self._view.setFocus(Qt.FocusReason.OtherFocusReason)
+        else:
+            super().keyPressEvent(event)  # (ignored: the canvas's keys, as its child)
+            return
+        event.accept()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802 - Qt API
+        super().focusInEvent(event)
+        self.setAccessibleDescription(self.describe())
+        self.update()
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:  # noqa: N802 - Qt API
+        super().focusOutEvent(event)
+        self.update()
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt API
         if event.button() == Qt.MouseButton.LeftButton:

@@ -28,6 +28,7 @@ READABLE_ZOOM = 0.8     # revealing a node (a Problem's click, a search) zooms i
 OPEN_ZOOM = max(0.7, WORDS_ZOOM * 1.1)
 MARGIN = 40.0           # scene units kept around a fitted graph
 START_TYPES = ("Input", "GroupInput")  # where a graph starts: a too-wide one opens on these
+END_TYPES = ("Output", "GroupOutput")   # where it ends (End in the overview goes there)
 
 
 class ZoomMixin(QGraphicsView):
@@ -148,29 +149,39 @@ class ZoomMixin(QGraphicsView):
             self._show_start(OPEN_ZOOM)
         self._auto_fit = (self.zoom(), self._centre())
 
-    def _start_rect(self) -> QRectF:
-        """The graph's Input (and GroupInput) cards, or all of it where it has none."""
+    def _ends_rect(self, types: tuple[str, ...]) -> QRectF:
+        """The graph's cards of ``types`` (its Inputs, or its Outputs), or all of it where it has none."""
         graph = self._scene.graph
-        ids = [n for n in self._scene.node_items if n in graph.nodes and graph.nodes[n].type in START_TYPES]
+        ids = [n for n in self._scene.node_items if n in graph.nodes and graph.nodes[n].type in types]
         return self._scene.nodes_rect(ids) if ids else self._scene.nodes_rect()
 
-    def _show_start(self, zoom: float) -> None:
+    def show_start(self) -> None:
+        """The graph's Inputs at the left/top at this zoom (Home in the overview)."""
+        self._show_start(self.zoom())
+
+    def show_end(self) -> None:
+        """The graph's Outputs at the right/bottom at this zoom (End in the overview)."""
+        self._show_start(self.zoom(), end=True)
+
+    def _show_start(self, zoom: float, end: bool = False) -> None:
         """Zoom to ``zoom`` with the graph's start at the left/top: along each axis on which the
         graph is longer than the view, the view begins at its Inputs (never past the graph's end);
-        along one on which it fits, the graph is centred."""
+        along one on which it fits, the graph is centred. ``end``: its Outputs at the right/bottom."""
         whole = self._scene.nodes_rect().adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
-        start = self._start_rect().adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
+        start = self._ends_rect(END_TYPES if end else START_TYPES).adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
         self.resetTransform()
         self.scale(zoom, zoom)
         w, h = self.viewport().width() / zoom, self.viewport().height() / zoom
 
-        def centre(lo: float, hi: float, first: float, span: float) -> float:
+        def centre(lo: float, hi: float, first: float, last: float, span: float) -> float:
             if hi - lo <= span:
                 return (lo + hi) / 2
+            if end:
+                return max(min(last, hi), lo + span) - span / 2
             return min(max(first, lo), hi - span) + span / 2
 
-        self.centerOn(centre(whole.left(), whole.right(), start.left(), w),
-                      centre(whole.top(), whole.bottom(), start.top(), h))
+        self.centerOn(centre(whole.left(), whole.right(), start.left(), start.right(), w),
+                      centre(whole.top(), whole.bottom(), start.top(), start.bottom(), h))
 
     def _untouched(self) -> bool:
         """The view still shows its own fit: same zoom, same centre (the resize anchor keeps it)."""
