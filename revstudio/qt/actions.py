@@ -146,8 +146,9 @@ def build_actions(w: MainWindow) -> None:
     _action(w, "focus_overview", "&Focus Overview", w.focus_overview, "Ctrl+Shift+O", None,
             "Move the keys to the overview: arrows move the view, Home/End go to the Inputs/Outputs, "
             "Escape returns to the canvas")
-    _action(w, "measure_memory", "&Measure Memory", w.measure_memory, "Ctrl+M", None,
-            "Measure one training step per mode at the figures' batch, beside the estimate")
+    _action(w, "measure_memory", "&Measure Memory in Memory Tab", w.measure_memory, "Ctrl+M", None,
+            "Show the Memory tab and measure one training step per mode at its batch, device and precision, "
+            "beside the estimate")
     _action(w, "about", "&About revstudio", w.about)
     _action(w, "shortcuts", "&Keyboard Shortcuts", w.show_shortcuts, "F1")
     _action(w, "reset_layout", "Reset &Window Layout", w.reset_layout)

@@ -82,7 +82,7 @@ class BottomTabsMixin:
         self.add_bottom_tab(self.memory_tab, "Memory")
 
     def measure_memory(self) -> None:
-        """Tools > Measure Memory: show the Memory tab and start a measurement."""
+        """Tools > Measure Memory in Memory Tab: show the Memory tab and start a measurement."""
         self.bottom_dock.show()
         self.bottom.setCurrentWidget(self.memory_tab)
         self.memory_panel.measure()

@@ -138,7 +138,7 @@ def test_shortcuts_list_fits_a_laptop_screen(make_window: Any, dialogs: Any, qtb
 
 
 def test_memory_chart_legend_stays_clear_of_the_bars(qtbot: Any) -> None:
-    # Tools > Measure Memory's chart: the legend sat on the standard mode's bars, its grey
+    # Run > Measure Memory at Training Batch's chart: the legend sat on the standard mode's bars, its grey
     # labels over blue and grey fills.
     from PySide6.QtCore import QCoreApplication, QPointF
 

@@ -137,8 +137,9 @@ class TrainingUI(QObject):
                      "Data, loss, optimizer, schedule, device, precision, mode and intervals of training")
         self._action("gradcheck_project", "&Gradient Check", self.gradcheck_project, None, None,
                      "Compare reversible and standard gradients of the drawn project on one batch")
-        self._action("memory_project", "Measure &Memory", self.memory_project, None, None,
-                     "Measure the peak memory of one training step in each mode")
+        self._action("memory_project", "Measure &Memory at Training Batch", self.memory_project, None, None,
+                     "Measure the peak memory of one training step in each mode at the Run Settings' batch, "
+                     "in a window of its own (the Memory tab measures at its own batch, device and precision)")
         self._action("show_plots", "Show &Plots", lambda: self.show_tab("Plots"), None, None, "The live plots")
         self._action("show_runs", "Show R&uns", lambda: self.show_tab("Runs"), None, None, "Every run of the project")
         menu = w.menuBar().addMenu("&Run")
