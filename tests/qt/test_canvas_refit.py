@@ -86,3 +86,65 @@ def test_a_project_opened_before_the_first_paint_fills_the_canvas(qtbot: Any, tm
     assert view.zoom() == pytest.approx(fit if fit >= OPEN_ZOOM else OPEN_ZOOM, rel=0.03)
     seen = view.mapToScene(view.viewport().rect()).boundingRect()
     assert seen.contains(view.scene().nodes_rect(["sequence"]))  # its Input
+
+
+@pytest.mark.parametrize("pick", ["first", "last", "all"])
+def test_selecting_nodes_already_in_view_leaves_the_fit_to_follow_a_shrink(qtbot: Any, pick: str) -> None:
+    """A node picked from elsewhere (a right-click, Problems, Find, a code line) that the fit already showed
+    scrolled the canvas a few pixels towards it: the view counted as panned and, once the window was
+    made smaller, kept its zoom with part of the graph off screen."""
+    view = _view(qtbot)
+    view.resize(1100, 700)
+    QApplication.processEvents()
+    ids = list(view.scene().node_items)
+    chosen = {"first": ids[:1], "last": ids[-1:], "all": ids}[pick]
+    zoom, centre = view.zoom(), view.mapToScene(view.viewport().rect().center())
+    view.select_nodes(chosen)
+    assert view.zoom() == zoom and view.mapToScene(view.viewport().rect().center()) == centre  # no jiggle
+    view.resize(700, 450)
+    QApplication.processEvents()
+    assert view.zoom() < zoom
+    assert view.mapToScene(view.viewport().rect()).boundingRect().contains(view.scene().nodes_rect())
+    view.document.undo_stack.clear()
+
+
+def test_selecting_a_node_out_of_view_still_scrolls_to_it(qtbot: Any) -> None:
+    view = _view(qtbot)
+    view.resize(1100, 700)
+    view.resetTransform()  # actual size: most of the chain is off screen
+    view.centerOn(0, 0)
+    QApplication.processEvents()
+    far = max(view.scene().node_items.values(), key=lambda item: item.pos().x())
+    view.select_nodes([far.node_id])
+    assert view.mapToScene(view.viewport().rect()).boundingRect().contains(far.sceneBoundingRect())
+    view.document.undo_stack.clear()
+
+
+def test_a_project_opened_fitted_refits_by_the_opening_rules_as_the_window_shrinks_and_grows(
+        make_window: Any, qtbot: Any) -> None:
+    """Fitted down to OPEN_ZOOM, else OPEN_ZOOM on its Inputs: the same on each resize until touched."""
+    from pathlib import Path
+
+    from revstudio.qt.canvas.view_zoom import OPEN_ZOOM
+
+    example = Path(__file__).resolve().parents[2] / "resources" / "examples" / "revnet_coupling.revs"
+    window = make_window()
+    window.resize(1600, 1000)
+    qtbot.wait(100)
+    assert window.files.load_path(str(example)) is not False
+    qtbot.wait(200)
+    view = window.current_view()
+
+    def seen() -> Any:
+        return view.mapToScene(view.viewport().rect()).boundingRect()
+
+    opened = view.zoom()
+    assert opened >= OPEN_ZOOM and seen().contains(view.scene().nodes_rect())  # it fits at this size
+    window.resize(1000, 700)
+    qtbot.wait(100)
+    assert view.zoom() == pytest.approx(OPEN_ZOOM)  # no longer fits readable: 70 % on its Inputs
+    inputs = [i.sceneBoundingRect() for n, i in view.scene().node_items.items() if view.graph.nodes[n].type == "Input"]
+    assert inputs and all(seen().contains(r) for r in inputs)
+    window.resize(1600, 1000)
+    qtbot.wait(100)
+    assert view.zoom() == pytest.approx(opened, rel=0.01) and seen().contains(view.scene().nodes_rect())

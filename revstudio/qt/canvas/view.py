@@ -288,8 +288,11 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
     def select_nodes(self, ids: list[str]) -> None:
         self._scene.select_only(ids)
         shown = [i for i in ids if i in self._scene.node_items]
-        if shown:
-            self.ensureVisible(self._scene.nodes_rect(shown), 40, 40)
+        rect = self._scene.nodes_rect(shown) if shown else None
+        # only where some of them is off screen: one the view shows (a right-click, a Problem's node in a
+        # fitted graph) scrolled the canvas a few pixels, and a fit then no longer followed a resize
+        if rect is not None and not self.mapToScene(self.viewport().rect()).boundingRect().contains(rect):
+            self.ensureVisible(rect, 40, 40)
 
     def selected_node_ids(self) -> list[str]:
         return self._scene.selected_node_ids()
