@@ -190,7 +190,8 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         view.open_quick_add(view.cursor_in_view())
 
     def select_all(self) -> None:
-        self.current_view().select_nodes(list(self.tabs.current_graph().nodes))
+        """Edit > Select All: every node of the canvas, the view left where it is (as the canvas's Ctrl+A)."""
+        self.current_view().select_all()
 
     def select_node(self, node_id: str) -> None:
         """Show ``node_id`` of the main graph selected."""
