@@ -156,7 +156,10 @@ class EditingMixin(ViewParts):
             return
         children: list[Command] = [Disconnect(self.graph, e) for e in edges]
         if ids:
-            children.append(remove_nodes(self.graph, ids))
+            removal = remove_nodes(self.graph, ids)
+            # History and Edit > Undo name the step as the menu item ("Delete f", not core's "Remove f")
+            removal.text = f"Delete {ids[0]}" if len(ids) == 1 else f"Delete {len(ids)} nodes"
+            children.append(removal)
         if len(children) == 1:
             self.document.push(children[0])
         else:
