@@ -90,8 +90,8 @@ def test_a_project_opened_before_the_first_paint_fills_the_canvas(qtbot: Any, tm
 
 @pytest.mark.parametrize("pick", ["first", "last", "all"])
 def test_selecting_nodes_already_in_view_leaves_the_fit_to_follow_a_shrink(qtbot: Any, pick: str) -> None:
-    """A node picked from elsewhere (a right-click, Problems, Find, a code line) that the fit already showed
-    scrolled the canvas a few pixels towards it: the view counted as panned and, once the window was
+    """Nodes selected by a right-click, Group Selection or Ungroup that the fit already showed scrolled
+    the canvas a few pixels towards them: the view counted as panned and, once the window was
     made smaller, kept its zoom with part of the graph off screen."""
     view = _view(qtbot)
     view.resize(1100, 700)

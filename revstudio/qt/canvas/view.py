@@ -289,8 +289,8 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
         self._scene.select_only(ids)
         shown = [i for i in ids if i in self._scene.node_items]
         rect = self._scene.nodes_rect(shown) if shown else None
-        # only where some of them is off screen: one the view shows (a right-click, a Problem's node in a
-        # fitted graph) scrolled the canvas a few pixels, and a fit then no longer followed a resize
+        # only where some of them is off screen: one the view shows (a right-click, Ctrl+G's new node near
+        # a fitted graph's edge) scrolled the canvas a few pixels, and a fit then no longer followed a resize
         if rect is not None and not self.mapToScene(self.viewport().rect()).boundingRect().contains(rect):
             self.ensureVisible(rect, 40, 40)
 
