@@ -155,8 +155,10 @@ class _Analyzer:
             if why is not None:
                 # Said only if the node ends up in no region: as part of a coupling's F a
                 # non-invertible group is fine (F is recomputed, never inverted).
-                self.group_near[n] = warning(n, f"{t.lower()} {n} is not reversible: group {name!r} is not "
-                                                f"invertible because {why}; its activations are stored")
+                # A node named after its group (the editor's default) names it once.
+                what = f"{t.lower()} {n}" if n == name else f"{t.lower()} {n} (group {name!r})"
+                self.group_near[n] = warning(n, f"{what} is not reversible because {why}; "
+                                                "its activations are stored")
                 return False
             return True
         return bool(spec.invertible)

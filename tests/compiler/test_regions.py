@@ -161,6 +161,20 @@ def test_near_miss_for_a_repeat_of_a_non_invertible_body() -> None:
     assert miss.node == "r" and "conv (Conv) is not invertible" in miss.message
 
 
+@pytest.mark.parametrize(("node", "names"), [("body", "group body is"), ("g1", "group g1 (group 'body') is")])
+def test_near_miss_for_a_group_names_the_node_and_its_group_once(node: str, names: str) -> None:
+    g = Graph("plain_group")
+    g.set_group("body", conv_body(4))
+    g.add_node("Input", "x", {"shape": [4, 4, 4]})
+    g.add_node("Group", node, {"group": "body"})
+    g.add_node("Output", "y")
+    g.connect("x.out", f"{node}.in")
+    g.connect(f"{node}.out", "y.in")
+    (miss,) = _analyze(g).near_misses
+    assert miss.message.startswith(f"{names} not reversible because its node conv (Conv) is not invertible;")
+    assert miss.message.count("body") == 1
+
+
 def test_ordinary_node_between_steps_splits_the_region() -> None:
     # F's result is also read elsewhere, so F is not private to the merge; the
     # analysis must not claim a region that would have to run around that node.
