@@ -29,23 +29,36 @@ _open = 0  # blocks open in any thread
 _was_enabled = False  # the switch when the first of them began
 
 
-@contextlib.contextmanager
-def paused() -> Iterator[None]:
-    """The cyclic collector off for the block (nesting- and thread-safe: it comes back on when the
-    last block open in any thread ends, if it was on when the first began)."""
+def hold() -> None:
+    """Pause the cyclic collector until the matching :func:`release`, which another thread may
+    call: the editor hands a pause to the estimate's worker thread, which ends it once it has
+    opened its own."""
     global _open, _was_enabled
     with _lock:
         if _open == 0:
             _was_enabled = gc.isenabled()
         _open += 1
         gc.disable()
+
+
+def release() -> None:
+    """End one :func:`hold` (the collector comes back on with the last one open)."""
+    global _open
+    with _lock:
+        _open -= 1
+        if _open == 0 and _was_enabled:
+            gc.enable()
+
+
+@contextlib.contextmanager
+def paused() -> Iterator[None]:
+    """The cyclic collector off for the block (nesting- and thread-safe: it comes back on when the
+    last block open in any thread ends, if it was on when the first began)."""
+    hold()
     try:
         yield
     finally:
-        with _lock:
-            _open -= 1
-            if _open == 0 and _was_enabled:
-                gc.enable()
+        release()
 
 
 def without_cyclic_gc(fn: F) -> F:

@@ -178,8 +178,7 @@ class Document(QObject):
         self.estimate_pending = False
         self._rest: Callable[[], None] | None = None  # phase two of the last check, not run yet
         self.walks = 0  # estimates (peaks walked) the editor made in phase two (what tests count)
-        self._job: EstimateJob | None = None  # phase two of the state checked last, on its worker
-        self._last_job: EstimateJob | None = None  # the one started last (the next starts after it)
+        self._job: EstimateJob | None = None  # phase two of the state checked last, on the worker
         self._poll_timer = QTimer(self)
         self._poll_timer.setInterval(POLL_MS)
         self._poll_timer.timeout.connect(self._poll)
@@ -317,8 +316,7 @@ class Document(QObject):
         rest, self._rest = self._rest, None
         if rest is None:
             return
-        before = self._last_job if self._last_job is not None and not self._last_job.done() else None
-        self._job = self._last_job = EstimateJob(rest, self.graph.copy(), before)
+        self._job = EstimateJob(rest, self.graph.copy())
         self._job.start()
         self._poll_timer.start()
 

@@ -1,97 +1,70 @@
-"""The editor's memory estimate off the UI thread: one job, one short-lived thread.
+"""The editor's memory estimate off the UI thread: jobs run one at a time on one worker thread.
 
 The UI thread copies the checked graph (``Graph.copy()``, between two edits, so it is never
 torn) and hands it with the check's :class:`~revstudio.diagnostics.check.EstimateRest` to an
-:class:`EstimateJob`; its thread makes the estimate of the copy and walks its peaks and facts
-(``EstimateRest.compute``). The job reads the copy, the check's report (which no one changes
-once made: the next edit's check makes a new one) and the node registry (loaded before the
-first check, never changed after); it writes nothing but its own result and touches no Qt
-object. The UI thread polls :meth:`EstimateJob.done` (no signal crosses threads: a document
-closed meanwhile leaves the job nothing to emit into) and applies the result only while no edit
-came since; a later edit cancels the job, which stops at its next step (estimate, peaks,
-facts). A document's jobs run one after another: each starts once the one before has stopped.
+:class:`EstimateJob`; the worker makes the estimate of the copy and walks its peaks and facts
+(``EstimateRest.compute``). A job reads the copy, the check's report (which no one changes once
+made: the next edit's check makes a new one) and the node registry (loaded by the first check,
+never changed after); it writes nothing but its own result and touches no Qt object. The UI
+thread polls :meth:`EstimateJob.done` (no signal crosses threads: a document closed meanwhile
+leaves the job nothing to emit into) and applies the result only while no edit came since; a
+later edit cancels the job, which stops at its next step (estimate, peaks, facts) or is skipped.
+Submitting never waits for the worker: one daemon thread serves every document, started with
+the first job (and again if it ever ended).
 
-The thread allocates only while the cyclic collector is paused (``core.nogc.paused``, counted
-across threads), its start-up included: a collection it started would finalise the UI
-thread's garbage, Qt objects included, on the wrong thread.
+The worker computes only while the cyclic collector is paused (``core.nogc``, counted across
+threads): a collection it started would finalise the UI thread's garbage, Qt objects included,
+on the wrong thread. The UI thread holds a pause from submitting a job until the worker has
+opened its own, so the worker's wake-up is covered too; only its few steps back to waiting for
+the next job run with the collector on.
 
 The estimate is pure Python, so the UI thread still needs the GIL for every slot and paint it
 runs meanwhile; CPython hands the GIL to a waiting thread only after the switch interval (5 ms
-by default), and each handoff is paid again for each call from Qt into Python. While a job runs
-the interval is :data:`SWITCH_S` (``benchmarks/bench_estimate_thread.py`` measures both).
+by default), paid again for each call from Qt into Python. While a job computes, the interval
+is :data:`SWITCH_S` (``benchmarks/bench_estimate_thread.py`` measures both).
 """
 from __future__ import annotations
 
+import collections
 import sys
 import threading
 from typing import Any
 
-from revstudio.core.nogc import paused
+from revstudio.core import nogc
 
-SWITCH_S: float | None = 0.001  # the GIL switch interval while an estimate runs (None: leave it as it is)
+SWITCH_S: float | None = 0.001  # the GIL switch interval while a job computes (None: left as it is)
 
-_lock = threading.Lock()
-_running = 0  # jobs computing, in all documents
-_alive = 0  # jobs started whose thread has not ended, in all documents
-_started = 0  # jobs started so far, in all documents
-_interval = 0.005  # the switch interval before the first of them began
-
-
-def _begin() -> None:
-    global _running, _interval
-    with _lock:
-        if _running == 0:
-            _interval = sys.getswitchinterval()
-            if SWITCH_S is not None and SWITCH_S < _interval:
-                sys.setswitchinterval(SWITCH_S)
-        _running += 1
-
-
-def _end() -> None:
-    global _running, _alive
-    with _lock:
-        _running -= 1
-        _alive -= 1
-        if _running == 0:
-            sys.setswitchinterval(_interval)
-
-
-def busy() -> bool:
-    """Whether a job of any document is still under way (what tests wait for before reading the
-    figures a view shows; a document applies a finished job's result at its next poll)."""
-    with _lock:
-        return _alive > 0
-
-
-def started() -> int:
-    """How many jobs all documents have started so far."""
-    with _lock:
-        return _started
+_cond = threading.Condition()
+_queue: collections.deque[EstimateJob] = collections.deque()
+_thread: threading.Thread | None = None
+_pending = 0  # jobs submitted and not yet stopped
+_started = 0  # jobs submitted so far
 
 
 class EstimateJob:
-    """One estimate of ``snapshot`` (a graph copy nobody else holds) with ``rest``, on its own
-    thread, after ``before`` (the document's previous job, if any) has stopped."""
+    """One estimate of ``snapshot`` (a graph copy nobody else holds) with ``rest``."""
 
-    def __init__(self, rest: Any, snapshot: Any, before: EstimateJob | None = None) -> None:
+    def __init__(self, rest: Any, snapshot: Any) -> None:
         self.rest = rest
         self.result: Any = None  # an EstimateResult; None until done, or when cancelled
         self.error: Exception | None = None  # what compute raised (walking the peaks)
+        self.thread: int | None = None  # the thread that ran it (what tests read)
         self._snapshot = snapshot
-        self._before = before
         self._cancelled = threading.Event()
         self._done = threading.Event()
-        self._entered = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="revstudio-estimate", daemon=True)
 
     def start(self) -> None:
-        global _alive, _started
-        with _lock:
-            _alive += 1
+        """Queue the job for the worker (starting it if none runs); returns at once."""
+        global _thread, _pending, _started
+        nogc.hold()  # released by the worker inside its own pause: its wake-up allocates
+        with _cond:
+            _queue.append(self)
+            _pending += 1
             _started += 1
-        with paused():  # the thread's start-up allocates: no collection may start there
-            self._thread.start()
-            self._entered.wait()
+            if _thread is None or not _thread.is_alive():
+                _thread = threading.Thread(target=_serve, name="revstudio-estimate", daemon=True)
+                _thread.start()
+            _cond.notify()
 
     def cancel(self) -> None:
         """Its result is not wanted: it stops at its next step (or does not begin)."""
@@ -108,17 +81,45 @@ class EstimateJob:
         return self._done.wait(timeout)
 
     def _run(self) -> None:
-        with paused():
-            self._entered.set()
-            _begin()
+        global _pending
+        with nogc.paused():
+            nogc.release()  # (the hold taken when it was submitted)
+            self.thread = threading.get_ident()
             try:
-                before, self._before = self._before, None
-                if before is not None:
-                    before.wait()
                 if not self._cancelled.is_set():
-                    self.result = self.rest.compute(self._snapshot, cancelled=self._cancelled.is_set)
+                    interval = sys.getswitchinterval()
+                    if SWITCH_S is not None and SWITCH_S < interval:
+                        sys.setswitchinterval(SWITCH_S)
+                    try:
+                        self.result = self.rest.compute(self._snapshot, cancelled=self._cancelled.is_set)
+                    finally:
+                        sys.setswitchinterval(interval)
             except Exception as exc:  # handed to the UI thread, which reports it as an inline failure
                 self.error = exc
             finally:
-                _end()
+                self._snapshot = None
+                with _cond:
+                    _pending -= 1
                 self._done.set()
+
+
+def _serve() -> None:
+    while True:
+        with _cond:
+            while not _queue:
+                _cond.wait()
+            job = _queue.popleft()
+        job._run()
+
+
+def busy() -> bool:
+    """Whether a job of any document is queued or under way (what tests wait for before reading
+    the figures a view shows; a document applies a finished job's result at its next poll)."""
+    with _cond:
+        return _pending > 0
+
+
+def started() -> int:
+    """How many jobs all documents have submitted so far."""
+    with _cond:
+        return _started

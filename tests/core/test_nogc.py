@@ -35,3 +35,14 @@ def test_nested_pauses_in_one_thread_restore_a_collector_that_was_off() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_pause_held_on_one_thread_is_released_by_another() -> None:
+    from revstudio.core.nogc import hold, release
+
+    hold()  # the UI thread submits a job ...
+    off_while_held = not gc.isenabled()
+    worker = threading.Thread(target=release)  # ... and the worker ends the pause once it has its own
+    worker.start()
+    worker.join(10)
+    assert off_while_held and gc.isenabled()

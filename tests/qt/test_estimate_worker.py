@@ -21,6 +21,7 @@ from revstudio.core.commands import SetTraining
 from revstudio.core.generate import revnet_chain
 from revstudio.core.project import dumps, loads
 from revstudio.diagnostics.check import full_check
+from revstudio.qt import estimate_worker
 from revstudio.qt.document import Document
 
 
@@ -174,7 +175,7 @@ def test_closing_the_window_while_a_job_runs_is_clean(qtbot: Any, tmp_path: Path
         gate.release.set()
         assert job.wait(30) and job.cancelled() and job.result is None
         qtbot.wait(50)  # the turns in which a poll would have applied it
-    assert shown == [] and not job._thread.is_alive()
+    assert shown == [] and not estimate_worker.busy()
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
