@@ -378,7 +378,7 @@ class Document(QObject):
             self.walks += 1
         self._estimate_made(problems)
 
-    def _estimate_failed(self, exc: Exception) -> None:
+    def _estimate_failed(self, exc: BaseException) -> None:
         log.error("memory estimate failed", exc_info=exc)
         self.analysis_error = f"the memory estimate failed: {type(exc).__name__}: {exc}"
         self.report.estimate = None

@@ -47,7 +47,7 @@ class EstimateJob:
     def __init__(self, rest: Any, snapshot: Any) -> None:
         self.rest = rest
         self.result: Any = None  # an EstimateResult; None until done, or when cancelled
-        self.error: Exception | None = None  # what compute raised (walking the peaks)
+        self.error: BaseException | None = None  # what compute raised (walking the peaks)
         self.thread: int | None = None  # the thread that ran it (what tests read)
         self._snapshot = snapshot
         self._cancelled = threading.Event()
@@ -94,8 +94,8 @@ class EstimateJob:
                         self.result = self.rest.compute(self._snapshot, cancelled=self._cancelled.is_set)
                     finally:
                         sys.setswitchinterval(interval)
-            except Exception as exc:  # handed to the UI thread, which reports it as an inline failure
-                self.error = exc
+            except BaseException as exc:  # handed to the UI thread, which reports it as an inline failure
+                self.error = exc  # (a plugin's sys.exit() too: the worker thread lives on)
             finally:
                 self._snapshot = None
                 with _cond:

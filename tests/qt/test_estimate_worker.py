@@ -217,3 +217,26 @@ def test_quitting_the_app_while_a_job_runs_neither_hangs_nor_crashes(tmp_path: P
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "quitting with the job under way"
     assert "Traceback" not in proc.stderr
+
+
+def test_the_job_reads_its_copy_of_the_graph_not_the_live_one(qtbot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = Document(revnet_chain(3, channels=4, size=8))
+    entered, release = threading.Event(), threading.Event()
+    real = estimate_module._estimate
+
+    def held(*args: Any, **kwargs: Any) -> Any:  # the job holds its copy and has read nothing yet
+        if threading.current_thread() is not threading.main_thread():
+            entered.set()
+            release.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(estimate_module, "_estimate", held)
+    _set_batch(doc, 12)
+    qtbot.waitUntil(entered.is_set, timeout=10_000)
+    expected = _fresh(doc).estimate.to_json()
+    source = next(nid for nid, node in doc.graph.nodes.items() if node.type == "Input")
+    doc.graph.nodes[source].params["dtype"] = "float64"  # behind the document's back: no event, no check
+    assert _fresh(doc).estimate.to_json() != expected  # (what the live graph would give)
+    with qtbot.waitSignal(doc.estimateChanged, timeout=10_000):
+        release.set()
+    assert doc.report.estimate.to_json() == expected
