@@ -78,6 +78,13 @@ class QuietDialogs:
 def settle() -> None:
     for _ in range(3):
         QCoreApplication.processEvents()
+    # A tree whose estimate runs on a worker thread: the action is done once its figures are shown
+    # (the document applies the worker's result at its next poll).
+    windows = [probe.window for probe in PAINTER]
+    deadline = time.perf_counter() + 60
+    while any(getattr(w.document, "estimate_pending", False) for w in windows) and time.perf_counter() < deadline:
+        QCoreApplication.processEvents()
+        time.sleep(0.0005)
 
 
 def timed(fn: Callable[[], object]) -> tuple[float, float]:

@@ -8,12 +8,13 @@ computed for the parts whose shapes are known.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from revstudio.core.check import IncrementalCheck, Report, check
 from revstudio.core.diagnostics import Diagnostic, warning
 from revstudio.core.graph import Graph
-from revstudio.core.nogc import without_cyclic_gc
+from revstudio.core.nogc import paused, without_cyclic_gc
 from revstudio.core.scripting import expect_graph
 from revstudio.core.spec import registry as default_registry
 
@@ -102,13 +103,14 @@ def full_check(graph: Graph, batch: int | None = None, device: Any = None,
 @without_cyclic_gc  # allocation-heavy and cycle-free: see revstudio.core.nogc
 def check_in_two(graph: Graph, batch: int | None = None, device: Any = None,
                  incremental: IncrementalCheck | None = None, memo: AnalysisMemo | None = None
-                 ) -> tuple[Report, Callable[[], None] | None]:
+                 ) -> tuple[Report, EstimateRest | None]:
     """:func:`full_check` in two parts, as the editor shows an edit: (the report with shapes,
     diagnostics and regions, and its estimate where the memo has it; ``rest``), where ``rest()``
     fills in the memory estimate and, with a memo, walks its peaks (the badges' and status bar's
     figures: most of an edit's check on a big graph) and keeps it there; ``rest`` is None when
     nothing is left. Call ``rest`` only while the graph is as it was checked (its estimate reads
-    the live graph), or drop it.
+    the live graph), or drop it; :class:`EstimateRest` also makes it from a copy of that state,
+    on another thread.
     """
     expect_graph(graph, "rs.check")
     if batch is None:
@@ -155,16 +157,63 @@ def check_in_two(graph: Graph, batch: int | None = None, device: Any = None,
             report.diagnostics.append(known_derived.estimate_error)
         return report, None
 
-    @without_cyclic_gc
-    def rest() -> None:
-        failed = None
-        try:
-            report.estimate = estimate(graph, report, regions, batch=batch, order=order, device=device)
-        except Exception as exc:  # same reasoning: the estimate is advice, never a crash
-            report.estimate = None
-            failed = warning(None, f"the memory estimate failed ({type(exc).__name__}: {exc}); please report this")
-            report.diagnostics.append(failed)
-        if memo is not None and key is not None:
-            memo.put(key, Derived(list(regions), list(near), order, report.estimate, failed))
+    return report, EstimateRest(graph, report, regions, near, order, batch, device, memo, key)
 
-    return report, rest
+
+@dataclass
+class EstimateResult:
+    """What :meth:`EstimateRest.compute` made: the estimate (None when it failed) and the warning
+    it failed with."""
+
+    estimate: Any
+    failed: Diagnostic | None
+
+
+class EstimateRest:
+    """The second part of :func:`check_in_two`: the memory estimate of the checked graph.
+
+    ``compute(graph)`` makes it (its peaks and facts walked when ``walk``) and changes nothing:
+    it reads ``graph``, the report's shapes and regions and the node registry, so the editor runs
+    it on a worker thread with ``graph`` a copy of the checked state (``Graph.copy()``).
+    ``apply(result)`` fills the report in and keeps the result in the memo; ``rest()`` does both
+    on the checked graph itself.
+    """
+
+    def __init__(self, graph: Graph, report: Report, regions: list[Any], near: list[Diagnostic],
+                 order: list[str] | None, batch: int, device: Any, memo: AnalysisMemo | None,
+                 key: tuple[Any, ...] | None) -> None:
+        self.graph, self.report, self.regions, self.near, self.order = graph, report, regions, near, order
+        self.batch, self.device, self.memo, self.key = batch, device, memo, key
+
+    def __call__(self) -> None:
+        result = self.compute(walk=self.memo is not None)
+        if result is not None:  # (None only when cancelled, which this call never is)
+            self.apply(result)
+
+    def compute(self, graph: Graph | None = None, walk: bool = True,
+                cancelled: Callable[[], bool] | None = None) -> EstimateResult | None:
+        """The estimate of ``graph`` (default: the graph checked; a copy of that state, never a
+        later one), its peaks and facts computed when ``walk``. ``cancelled`` is asked between
+        those steps: None is returned once it says True."""
+        with paused():  # allocation-heavy and cycle-free (revstudio.core.nogc)
+            try:
+                est = estimate(graph if graph is not None else self.graph, self.report, self.regions,
+                               batch=self.batch, order=self.order, device=self.device)
+            except Exception as exc:  # same reasoning: the estimate is advice, never a crash
+                return EstimateResult(None, warning(None, f"the memory estimate failed ({type(exc).__name__}: "
+                                                          f"{exc}); please report this"))
+            for part in ("peaks", "facts") if walk else ():
+                if cancelled is not None and cancelled():
+                    return None
+                getattr(est, part)  # (a failure here propagates, as reading them later would)
+            return EstimateResult(est, None)
+
+    def apply(self, result: EstimateResult) -> None:
+        """Fill the report in with ``result`` and keep it in the memo (where the graph checked
+        still is as it was)."""
+        self.report.estimate = result.estimate
+        if result.failed is not None:
+            self.report.diagnostics.append(result.failed)
+        if self.memo is not None and self.key is not None:
+            self.memo.put(self.key, Derived(list(self.regions), list(self.near), self.order, result.estimate,
+                                            result.failed))

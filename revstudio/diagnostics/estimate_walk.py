@@ -9,12 +9,12 @@ The helpers below read a region's parts; what checkpoint segments keep is
 from __future__ import annotations
 
 import contextlib
-import gc
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from revstudio.core.graph import Graph, PortRef
+from revstudio.core.nogc import paused
 
 from .save_rules import VIEW_TYPES, NodeView, Saves, apply_rule, unjoined_bytes
 
@@ -44,14 +44,11 @@ def _params(graph: Graph, nid: str) -> dict[str, Any]:
 def no_collection() -> Iterator[None]:
     """Pause the cyclic garbage collector while an estimate runs: it makes tens of thousands of
     small tuples and sets and no reference cycles, so collections triggered by those
-    allocations would only re-scan the application's objects (about a fifth of the time)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    allocations would only re-scan the application's objects (about a fifth of the time). The
+    editor runs it on a worker thread: :func:`revstudio.core.nogc.paused` counts the pause across
+    threads."""
+    with paused():
         yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _Walker:

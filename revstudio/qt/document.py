@@ -6,9 +6,9 @@ After each edit the derived analysis (shapes, diagnostics, regions, memory
 estimate) is recomputed once, coalesced on the event loop (on a big graph, typing's
 keystrokes wait for a pause), and announced with ``analysisChanged``. It comes in two
 phases: the memory estimate and its simulated peaks (60-70 % of an edit's check at 1,000
-nodes) are made after the event loop has painted the edit, announced with
-``estimateChanged``; a new edit first drops those not yet made. Views observe the graph's events; they never
-keep a second copy of the truth.
+nodes) are made after the event loop has painted the edit, on a worker thread from a copy of the
+graph (``estimate_worker``), and announced with ``estimateChanged``; a new edit drops those not
+yet made or applied. Views observe the graph's events; they never keep a second copy of the truth.
 """
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 from revstudio.core.check import IncrementalCheck
 from revstudio.core.commands import Command
 from revstudio.core.graph import Graph
+from revstudio.qt.estimate_worker import EstimateJob
 
 log = logging.getLogger("revstudio")
 
@@ -34,6 +35,8 @@ TYPING_MS = 300
 # A view keeps showing the figures of the state before an edit while its estimate is made;
 # past this wait it marks them as not current (greyed): a shorter wait would flicker.
 WAITING_MS = 150
+# How often the UI thread looks whether the estimate's worker is done (no signal crosses threads).
+POLL_MS = 5
 
 DiskStamp = tuple[int, int, int]
 
@@ -175,6 +178,10 @@ class Document(QObject):
         self.estimate_pending = False
         self._rest: Callable[[], None] | None = None  # phase two of the last check, not run yet
         self.walks = 0  # estimates (peaks walked) the editor made in phase two (what tests count)
+        self._job: EstimateJob | None = None  # phase two of the state checked last, on the worker
+        self._poll_timer = QTimer(self)
+        self._poll_timer.setInterval(POLL_MS)
+        self._poll_timer.timeout.connect(self._poll)
         self._walk_timer = QTimer(self)
         self._walk_timer.setSingleShot(True)
         self._walk_timer.setInterval(0)
@@ -275,6 +282,7 @@ class Document(QObject):
         self._timer.setInterval(0)  # the next edit that is not a keystroke is re-checked at once
         self._walk_timer.stop()
         self._rest = None  # (a walk not run yet is of a state that is gone)
+        self._drop_job()
         inc = self.incremental
         check: Callable[[Graph], tuple[Any, Callable[[], None] | None]]
         try:
@@ -304,15 +312,47 @@ class Document(QObject):
         # A zero-time timer started by the check: the views' updates it caused are posted
         # events (the scene's, then the repaint), which the loop delivers first; a view that
         # reads the figures in between has them made at once instead (``finish_estimate``).
-        self.finish_estimate()
+        # The estimate is made on a worker thread from a copy of the graph as checked.
+        rest, self._rest = self._rest, None
+        if rest is None:
+            return
+        self._job = EstimateJob(rest, self.graph.copy())
+        self._job.start()
+        self._poll_timer.start()
+
+    def _poll(self) -> None:
+        if self._job is None:
+            self._poll_timer.stop()
+        elif self._job.done():
+            self._apply_job()
+
+    def _drop_job(self) -> None:
+        """The job in flight is of a state that is gone: its result is never applied."""
+        self._poll_timer.stop()
+        job, self._job = self._job, None
+        if job is not None:
+            job.cancel()
+
+    def shutdown(self) -> None:
+        """The window closes: no estimate is made or applied any more (a job under way stops at
+        its next step; it touches no Qt object)."""
+        self._timer.stop()
+        self._walk_timer.stop()
+        self._waiting_timer.stop()
+        self._rest = None
+        self._drop_job()
 
     def finish_estimate(self) -> None:
-        """Make the pending memory estimate and walk its peaks now (phase two), and announce
-        ``estimateChanged``; nothing when none is pending. An edit not yet re-checked is
-        re-checked first: the estimate reads the live graph, so it must be the state checked."""
+        """Make the pending memory estimate and walk its peaks now (phase two), or wait for its
+        worker to finish it, and announce ``estimateChanged``; nothing when none is pending. An
+        edit not yet re-checked is re-checked first: the estimate must be of the state checked."""
         if self._timer.isActive():
             self.recompute()
         self._walk_timer.stop()
+        if self._job is not None:
+            self._job.wait()
+            self._apply_job()
+            return
         rest, self._rest = self._rest, None
         if rest is None:
             return
@@ -321,9 +361,29 @@ class Document(QObject):
             rest()
             self.walks += 1
         except Exception as exc:  # the estimate is advice: a failed walk must not take the editor down
-            log.exception("memory estimate failed")
-            self.analysis_error = f"the memory estimate failed: {type(exc).__name__}: {exc}"
-            self.report.estimate = None
+            self._estimate_failed(exc)
+        self._estimate_made(problems)
+
+    def _apply_job(self) -> None:
+        """The worker's estimate, of the state checked last (a later edit drops the job first)."""
+        job, self._job = self._job, None
+        self._poll_timer.stop()
+        if job is None:
+            return
+        problems = len(getattr(self.report, "diagnostics", ()))
+        if job.error is not None:
+            self._estimate_failed(job.error)
+        elif job.result is not None:
+            job.rest.apply(job.result)
+            self.walks += 1
+        self._estimate_made(problems)
+
+    def _estimate_failed(self, exc: BaseException) -> None:
+        log.error("memory estimate failed", exc_info=exc)
+        self.analysis_error = f"the memory estimate failed: {type(exc).__name__}: {exc}"
+        self.report.estimate = None
+
+    def _estimate_made(self, problems: int) -> None:
         if len(getattr(self.report, "diagnostics", ())) != problems or self.analysis_error:
             self.estimate_pending = False
             self.analysisChanged.emit()  # (the estimate failed: Problems says so)

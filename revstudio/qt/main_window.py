@@ -307,6 +307,7 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         self.autosaver.discard()
         self.save_layout()
         self.bottom.log.detach(log)
+        self.document.shutdown()  # an estimate under way on its worker is dropped, never applied
         event.accept()
 
     def _may_stop_run(self) -> bool:

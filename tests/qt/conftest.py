@@ -194,12 +194,24 @@ def answer_next_box(qtbot: Any) -> Callable[..., list[str]]:
 
 @pytest.fixture
 def settle(qtbot: Any) -> Callable[[], None]:
-    """Let coalesced recomputes and deferred deletions run."""
+    """Let coalesced recomputes, deferred deletions and the memory estimates they start (on their
+    worker threads, applied at the document's next poll) run."""
     from PySide6.QtCore import QCoreApplication
+
+    from revstudio.qt import estimate_worker
+    from revstudio.qt.document import POLL_MS
+
+    seen = [estimate_worker.started()]
 
     def run() -> None:
         for _ in range(3):
             QCoreApplication.processEvents()
+        while estimate_worker.started() != seen[0]:  # an estimate was started: wait until it is shown
+            seen[0] = estimate_worker.started()
+            qtbot.waitUntil(lambda: not estimate_worker.busy(), timeout=30_000)
+            qtbot.wait(2 * POLL_MS)  # (the document's poll that applies it)
+            for _ in range(3):
+                QCoreApplication.processEvents()
 
     return run
 
