@@ -8,6 +8,7 @@ node, what was expected and found, and what to change.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from .mapped import Mapped
@@ -67,10 +68,38 @@ def looks_like_pixels(t: Any) -> bool:
     return float(t.min()) >= 0 and (not t.is_floating_point() or bool((t == t.round()).all()))
 
 
-def inputs_note(uint8: list[str], scaled: bool, pixels: list[tuple[str, str]], count: int) -> str | None:
+def unread_arrays(arrays: dict[str, Any], inputs: dict[str, Any]) -> list[str]:
+    """The arrays of a .npz / .pt that a run does not read: neither an Input's (``inputs``, by
+    identity: ``x`` or the node ids) nor the targets ``y``. Said at the start (``inputs_note``)."""
+    return [n for n in sorted(arrays) if n != "y" and not any(arrays[n] is v for v in inputs.values())]
+
+
+# Names of arrays that look like the lengths or masks of padded sequences, which no run reads.
+_PADDING = ("len", "mask", "pad", "valid")
+
+
+def _unread_words(unread: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    parts = []
+    for source, names in unread:
+        if not names:
+            continue
+        listed = ", ".join(repr(n) for n in names)
+        words = (f"data: {source} has {'an array' if len(names) == 1 else 'arrays'} {listed} that the run does "
+                 "not read (it reads the inputs 'x', or one array per Input node id, and the targets 'y')")
+        if any(key in n.lower() for n in names for key in _PADDING):
+            words += ("; revstudio has no sequence lengths or masks: every sample is fed whole, padded steps "
+                      "included (a BiRNN runs over them in both directions, and a Pool averages them), so crop "
+                      "or bucket the sequences to one length, or train with the padding as part of the data")
+        parts.append(words)
+    return parts
+
+
+def inputs_note(uint8: list[str], scaled: bool, pixels: list[tuple[str, str]], count: int,
+                unread: Sequence[tuple[str, Sequence[str]]] = ()) -> str | None:
     """The start's words on 8-bit inputs (``scale_bytes``, ``looks_like_pixels``), or None: uint8 inputs
     scaled or kept raw, and 0..255 whole numbers in another type, which stay as they are. ``count``:
-    how many Input nodes (one is called ``x``)."""
+    how many Input nodes (one is called ``x``). ``unread``: ``(file name, array names)`` of arrays a
+    .npz / .pt holds that no run reads (``unread_arrays``), named so that none is ignored silently."""
     def name(node: str) -> str:
         return "x" if count == 1 else node
 
@@ -84,6 +113,7 @@ def inputs_note(uint8: list[str], scaled: bool, pixels: list[tuple[str, str]], c
         parts.append(f"inputs: {name(node)!r} holds whole numbers 0..255 as {dtype}, which stay as they are (only "
                      "uint8 arrays are scaled to [0, 1]); if they are 8-bit pixels, save them as uint8 or divide "
                      "them by 255")
+    parts += _unread_words(unread)
     return "; ".join(parts) or None
 
 
