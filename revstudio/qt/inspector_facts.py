@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any
 
 from revstudio.core.graph import Graph, Node
+from revstudio.core.grouping import group_users
 from revstudio.diagnostics.estimate import precision_note
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
@@ -25,8 +26,10 @@ class InspectorFacts:
         if len(self.selection) > 1:
             return self._selection_facts(report)
         if self.graph is not g:  # a group body: its own counts; shapes live on its Group nodes
-            users = [n.id for n in g if self.graph in (g.groups.get(v) for v in n.params.values()
-                                                          if isinstance(v, str))]
+            # every node naming it, in the project and in the bodies (``block/coupling``: a coupling's F
+            # inside a repeated block), as Ungroup and the group's rename see them
+            name = next((k for k, body in g.groups.items() if body is self.graph), None)
+            users = group_users(g, name) if name is not None else []
             return table([("Nodes", str(len(self.graph.nodes))), ("Edges", str(len(self.graph.edges))),
                            ("Used by", ", ".join(users) or "no node yet")])
         rows = [("Nodes", str(len(g.nodes))), ("Edges", str(len(g.edges))), ("Groups", str(len(g.groups)))]

@@ -1,7 +1,10 @@
-"""A project whose file gives its nodes no positions (written by hand or by a script through
+"""A reversible sequence project written without the editor, as a researcher's script writes one.
+
+A project whose file gives its nodes no positions (written by hand or by a script through
 ``Graph.add_node``, whose default is the origin) opens laid out, as Auto Layout would, in one
 undoable step; so does a group body in that state when its tab opens. Every card was drawn on
-the one before it, a single pile a user had to pull apart or lay out by hand."""
+the one before it, a single pile a user had to pull apart or lay out by hand. A body used by a
+coupling inside another body names that user in the inspector."""
 from __future__ import annotations
 
 import json
@@ -90,3 +93,21 @@ def test_stacked_means_at_least_half_of_two_or_more_nodes_share_a_position():
     assert not stacked([(0, 0)])
     assert not stacked([])
     assert not stacked([(0, 0), (0, 1)])
+
+
+def test_a_coupling_body_inside_a_repeated_block_names_its_user(make_window, settle, tmp_path):
+    """The F body of the coupling inside the repeated block said "Used by: no node yet": only the
+    project's top-level nodes were asked."""
+    window = make_window()
+    assert window.files.load_path(_sequence_project(tmp_path / "seq.revs"))
+    assert window.tabs.open_group("f")
+    settle()
+    window.inspector.set_selection(window.current_view().graph, [])
+    settle()
+    text = window.inspector.facts.text()
+    assert "block/coupling" in text and "no node yet" not in text
+    assert window.tabs.open_group("block")
+    settle()
+    window.inspector.set_selection(window.current_view().graph, [])
+    settle()
+    assert "blocks" in window.inspector.facts.text()
