@@ -211,6 +211,13 @@ def _nonfinite(t: Mapped) -> tuple[int, int]:
     return first, bad
 
 
+# Why per-step class labels (sequence tagging) do not train, and the two ways that do.
+PER_STEP = ("classes per step are not a task revstudio trains (classification reads one class per sample, "
+            "from a K-vector Output); give each sample one label and end the model in a Pool and a Linear of K "
+            "outputs, or train the K scores of each step as regression on one-hot float targets, "
+            "y = numpy.moveaxis(numpy.eye(K, dtype=numpy.float32)[y], -1, 1)")
+
+
 def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | None, output_id: str,
                   head_id: str | None, out_shape: tuple[int, ...], source: str,
                   auto: bool) -> tuple[Any, str]:
@@ -278,6 +285,9 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         raise DataError(f"{source}: array 'y' has dtype {t.dtype}; regression needs float targets")
     want = tuple(int(s) for s in out_shape)
     if tuple(t.shape[1:]) != want:
+        if len(want) >= 2 and want[0] > 1 and tuple(t.shape[1:]) == want[1:] and not t.is_floating_point():
+            raise DataError(f"{source}: array 'y' holds a class index per step ({_fmt(t.shape[1:])} whole numbers a "
+                            f"sample), Output {output_id!r} reads {_fmt(want)}: {PER_STEP}")
         if t[0].numel() == math.prod(want):
             t = t.reshape(count, *want)
         else:
