@@ -78,6 +78,11 @@ def unread_arrays(arrays: dict[str, Any], inputs: dict[str, Any]) -> list[str]:
 _PADDING = ("len", "mask", "pad", "valid")
 
 
+def padding_like(names: Sequence[str]) -> bool:
+    """Whether an unread array's name speaks of a padded sequence's lengths or mask (``_PADDING``)."""
+    return any(key in n.lower() for n in names for key in _PADDING)
+
+
 def _unread_words(unread: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
     parts = []
     for source, names in unread:
@@ -86,7 +91,7 @@ def _unread_words(unread: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
         listed = ", ".join(repr(n) for n in names)
         words = (f"data: {source} has {'an array' if len(names) == 1 else 'arrays'} {listed} that the run does "
                  "not read (it reads the inputs 'x', or one array per Input node id, and the targets 'y')")
-        if any(key in n.lower() for n in names for key in _PADDING):
+        if padding_like(names):
             words += ("; revstudio has no sequence lengths or masks: every sample is fed whole, padded steps "
                       "included (a BiRNN runs over them in both directions, and a Pool averages them), so crop "
                       "or bucket the sequences to one length, or train with the padding as part of the data")
