@@ -86,8 +86,9 @@ def load_training_data(config: dict[str, Any], base_dir: str | None,
 
 
 def uint8_note(facts: dict[str, Any]) -> str | None:
-    """What became of 8-bit inputs (revstudio train's start says the same), or None."""
-    return inputs_note(facts["uint8"], facts["scaled"], facts["pixels"], len(INPUT_SPECS))
+    """What became of 8-bit inputs, and the arrays of a .npz / .pt not read (revstudio train's start
+    says the same), or None."""
+    return inputs_note(facts["uint8"], facts["scaled"], facts["pixels"], len(INPUT_SPECS), facts["unread"])
 
 
 def scale_mismatch(state: dict[str, Any], facts: dict[str, Any], path: str) -> str | None:

@@ -44,6 +44,18 @@ def _recipe(ctx: BuildContext) -> ModuleRecipe:
                   cell=p["cell"], num_layers=p["num_layers"], bias=p["bias"], init=p["init"], node=ctx.node_id)
 
 
+def reading(shape: ShapeT | None) -> str | None:
+    """How a BiRNN reads an input of ``shape`` (no batch axis), in words the inspector shows:
+    ``64 steps of 8 features (time is the last axis)``; None for a shape it cannot read. A
+    sequence drawn as (time, features) reads its features as time: the words make that visible."""
+    if shape is None or len(shape) not in (2, 3) or not all(isinstance(s, int) for s in shape):
+        return None
+    per_step = "x".join(map(str, shape[:-1]))
+    features = numel(tuple(shape[:-1]))
+    return (f"{shape[-1]} steps of {features} features" + (f" ({per_step} a step)" if len(shape) == 3 else "")
+            + " (time is the last axis)")
+
+
 BIRNN = NodeSpec(
     type_id="BiRNN", category="Recurrent",
     help="A bidirectional RNN, LSTM or GRU reading the last axis as time, forwards and backwards. "

@@ -23,6 +23,9 @@ from revstudio.qt.document import Document
 from revstudio.qt.theme import icon
 
 log = logging.getLogger("revstudio")
+# What the status bar says when a canvas laid out nodes its file had placed on one another.
+STACKED_NOTE = ("Laid out the nodes, which the file placed on one another (it gave them no positions); "
+                "Ctrl+Z puts them back, Save keeps the layout")
 
 
 class CanvasTabs(QTabWidget):
@@ -139,6 +142,8 @@ class CanvasTabs(QTabWidget):
     def _add_group_tab(self, name: str, body: Graph, current: bool) -> None:
         view = self._make_view(body)
         self._groups[name] = view
+        if hasattr(view, "lay_out_if_stacked") and view.lay_out_if_stacked():
+            self.message.emit(STACKED_NOTE)
         index = self.addTab(view, icon("group"), name)
         if current:
             self.setCurrentIndex(index)
@@ -345,6 +350,9 @@ class CanvasTabs(QTabWidget):
         self._closed_by_edit.clear()  # another project: its groups' tabs never come back
         self._watch(self.document.graph)
         self.setCurrentIndex(0)
+        view = self.main_view()
+        if hasattr(view, "lay_out_if_stacked") and view.lay_out_if_stacked():
+            self.message.emit(STACKED_NOTE)
         # Once laid out, show the saved zoom/centre of the project (or everything).
         QTimer.singleShot(0, self.restore_view)
 

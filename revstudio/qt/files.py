@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QWidget
 
 from revstudio import resources
 from revstudio.core.graph import Graph
+from revstudio.qt.canvas.editing import STACKED_LAYOUT
 from revstudio.qt.dialogs import Dialogs
 from revstudio.qt.document import Document, disk_stamp
 from revstudio.qt.settings import Settings
@@ -165,6 +166,9 @@ class FileController(QObject):
         note = f"Opened {path}" + (" as an untitled copy (Save As writes a .revs project; the code is "
                                    "never overwritten)" if export else "")
         note += f" with {errors} error(s): see Problems" if errors else ""
+        stack = self.document.undo_stack
+        if stack.count() and stack.text(0) == STACKED_LAYOUT:  # (the canvas laid out a pile of cards)
+            note += "; laid out its nodes, which the file placed on one another (Ctrl+Z puts them back)"
         log.info(note)
         self.message.emit(note)
         return True

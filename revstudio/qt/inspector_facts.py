@@ -6,7 +6,9 @@ from collections import Counter
 from typing import Any
 
 from revstudio.core.graph import Graph, Node
+from revstudio.core.grouping import group_users
 from revstudio.diagnostics.estimate import precision_note
+from revstudio.nodes.recurrent import reading
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
 from revstudio.qt.inspector_text import note, table
@@ -25,8 +27,10 @@ class InspectorFacts:
         if len(self.selection) > 1:
             return self._selection_facts(report)
         if self.graph is not g:  # a group body: its own counts; shapes live on its Group nodes
-            users = [n.id for n in g if self.graph in (g.groups.get(v) for v in n.params.values()
-                                                          if isinstance(v, str))]
+            # every node naming it, in the project and in the bodies (``block/coupling``: a coupling's F
+            # inside a repeated block), as Ungroup and the group's rename see them
+            name = next((k for k, body in g.groups.items() if body is self.graph), None)
+            users = group_users(g, name) if name is not None else []
             return table([("Nodes", str(len(self.graph.nodes))), ("Edges", str(len(self.graph.edges))),
                            ("Used by", ", ".join(users) or "no node yet")])
         rows = [("Nodes", str(len(g.nodes))), ("Edges", str(len(g.edges))), ("Groups", str(len(g.groups)))]
@@ -99,6 +103,10 @@ class InspectorFacts:
         if info is not None:
             for port, shape in (getattr(info, "inputs", None) or {}).items():
                 rows.append((f"in · {port}", rf.format_shape(shape)))
+            if node.type == "BiRNN":  # which axis is time: (time, features) data read the other way round
+                read = reading((getattr(info, "inputs", None) or {}).get("in"))
+                if read:
+                    rows.append(("Reads", read))
             for port, shape in (getattr(info, "outputs", None) or {}).items():
                 rows.append((f"out · {port}", rf.format_shape(shape)))
             # a node that failed (a missing plugin's type, say) has no count: "0" would be a claim

@@ -63,12 +63,14 @@ class DataBundle:
 
     pixels: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # 0..255 whole numbers, not uint8
     reading: str = ""  # how a large file is read: "x mapped (read as used)", "read whole" (else "")
+    unread: list[tuple[str, list[str]]] = dataclasses.field(default_factory=list)  # (file, arrays not read)
 
     def inputs_note(self) -> str | None:
         """``inputs: uint8 scaled to [0, 1] ...`` where a .npz / .pt fed uint8 inputs (or kept raw), and
-        what looks like 8-bit pixels in another number type, left as it is; else None: the run's start
-        says what became of them, never silently."""
-        return sources.inputs_note(self.uint8, self.scaled, self.pixels, len(self.train.inputs))
+        what looks like 8-bit pixels in another number type, left as it is, and the arrays of a .npz / .pt
+        no run reads (a sequence's lengths or mask); else None: the run's start says what became of them,
+        never silently."""
+        return sources.inputs_note(self.uint8, self.scaled, self.pixels, len(self.train.inputs), self.unread)
 
     def describe(self) -> str:
         """One line: ``digits.npz: 1617 train / 180 val, x 1x8x8, 10 classes``."""
@@ -126,7 +128,8 @@ def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: s
     return DataBundle(Split(inputs, targets), None if val is None else Split(*val), task,
                       "synthetic" if spec == "synthetic" else str(spec),
                       facts["levels"] if task.kind == "flow" else None, list(facts["uint8"]), bool(scale_uint8),
-                      list(facts["pixels"]), _reading(spec, base_dir, facts["mapped"], len(specs)))
+                      list(facts["pixels"]), _reading(spec, base_dir, facts["mapped"], len(specs)),
+                      list(facts["unread"]))
 
 
 def _reading(spec: str, base_dir: str | None, names: list[str], count: int) -> str:

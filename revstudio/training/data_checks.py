@@ -8,6 +8,7 @@ node, what was expected and found, and what to change.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from .mapped import Mapped
@@ -67,10 +68,43 @@ def looks_like_pixels(t: Any) -> bool:
     return float(t.min()) >= 0 and (not t.is_floating_point() or bool((t == t.round()).all()))
 
 
-def inputs_note(uint8: list[str], scaled: bool, pixels: list[tuple[str, str]], count: int) -> str | None:
+def unread_arrays(arrays: dict[str, Any], inputs: dict[str, Any]) -> list[str]:
+    """The arrays of a .npz / .pt that a run does not read: neither an Input's (``inputs``, by
+    identity: ``x`` or the node ids) nor the targets ``y``. Said at the start (``inputs_note``)."""
+    return [n for n in sorted(arrays) if n != "y" and not any(arrays[n] is v for v in inputs.values())]
+
+
+# Names of arrays that look like the lengths or masks of padded sequences, which no run reads.
+_PADDING = ("len", "mask", "pad", "valid")
+
+
+def padding_like(names: Sequence[str]) -> bool:
+    """Whether an unread array's name speaks of a padded sequence's lengths or mask (``_PADDING``)."""
+    return any(key in n.lower() for n in names for key in _PADDING)
+
+
+def _unread_words(unread: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    parts = []
+    for source, names in unread:
+        if not names:
+            continue
+        listed = ", ".join(repr(n) for n in names)
+        words = (f"data: {source} has {'an array' if len(names) == 1 else 'arrays'} {listed} that the run does "
+                 "not read (it reads the inputs 'x', or one array per Input node id, and the targets 'y')")
+        if padding_like(names):
+            words += ("; revstudio has no sequence lengths or masks: every sample is fed whole, padded steps "
+                      "included (a BiRNN runs over them in both directions, and a Pool averages them), so crop "
+                      "or bucket the sequences to one length, or train with the padding as part of the data")
+        parts.append(words)
+    return parts
+
+
+def inputs_note(uint8: list[str], scaled: bool, pixels: list[tuple[str, str]], count: int,
+                unread: Sequence[tuple[str, Sequence[str]]] = ()) -> str | None:
     """The start's words on 8-bit inputs (``scale_bytes``, ``looks_like_pixels``), or None: uint8 inputs
     scaled or kept raw, and 0..255 whole numbers in another type, which stay as they are. ``count``:
-    how many Input nodes (one is called ``x``)."""
+    how many Input nodes (one is called ``x``). ``unread``: ``(file name, array names)`` of arrays a
+    .npz / .pt holds that no run reads (``unread_arrays``), named so that none is ignored silently."""
     def name(node: str) -> str:
         return "x" if count == 1 else node
 
@@ -84,6 +118,7 @@ def inputs_note(uint8: list[str], scaled: bool, pixels: list[tuple[str, str]], c
         parts.append(f"inputs: {name(node)!r} holds whole numbers 0..255 as {dtype}, which stay as they are (only "
                      "uint8 arrays are scaled to [0, 1]); if they are 8-bit pixels, save them as uint8 or divide "
                      "them by 255")
+    parts += _unread_words(unread)
     return "; ".join(parts) or None
 
 
@@ -181,6 +216,13 @@ def _nonfinite(t: Mapped) -> tuple[int, int]:
     return first, bad
 
 
+# Why per-step class labels (sequence tagging) do not train, and the two ways that do.
+PER_STEP = ("classes per step are not a task revstudio trains (classification reads one class per sample, "
+            "from a K-vector Output); give each sample one label and end the model in a Pool and a Linear of K "
+            "outputs, or train the K scores of each step as regression on one-hot float targets, "
+            "y = numpy.moveaxis(numpy.eye(K, dtype=numpy.float32)[y], -1, 1)")
+
+
 def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | None, output_id: str,
                   head_id: str | None, out_shape: tuple[int, ...], source: str,
                   auto: bool) -> tuple[Any, str]:
@@ -248,6 +290,9 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         raise DataError(f"{source}: array 'y' has dtype {t.dtype}; regression needs float targets")
     want = tuple(int(s) for s in out_shape)
     if tuple(t.shape[1:]) != want:
+        if len(want) >= 2 and want[0] > 1 and tuple(t.shape[1:]) == want[1:] and not t.is_floating_point():
+            raise DataError(f"{source}: array 'y' holds a class index per step ({_fmt(t.shape[1:])} whole numbers a "
+                            f"sample), Output {output_id!r} reads {_fmt(want)}: {PER_STEP}")
         if t[0].numel() == math.prod(want):
             t = t.reshape(count, *want)
         else:

@@ -35,6 +35,7 @@ from .data_checks import (  # noqa: F401
     looks_like_pixels,
     scale_bytes,
     shape_advice,
+    unread_arrays,
 )
 from .mapped import Mapped, MappedError, map_member, native, npz_members
 from .synthetic import synthetic
@@ -410,8 +411,8 @@ def mapped_names(inputs: dict[str, Any]) -> list[str]:
 
 def read_source(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kind: str,
                 num_classes: int | None, out_shape: tuple[int, ...], seed: int, base_dir: str | None,
-                sequence: bool) -> tuple[dict[str, Any], Any, tuple[Any, Any] | None, str]:
-    """``(inputs, targets, the source's own validation (x, y) or None, source name)``, unchecked."""
+                sequence: bool, unread: list[Any]) -> tuple[dict[str, Any], Any, tuple[Any, Any] | None, str]:
+    """``(inputs, targets, own validation (x, y) or None, source name)``, unchecked (``unread``: load_splits')."""
     source_kind, path = parse_spec(spec)
     if source_kind == "synthetic":
         inputs, targets = synthetic(specs, kind=kind, num_classes=num_classes, out_shape=out_shape,
@@ -421,6 +422,7 @@ def read_source(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
     if source_kind in ("npz", "pt"):
         arrays = load_arrays(full)
         inputs, targets = pick_arrays(arrays, list(specs), full)
+        unread.append((os.path.basename(full), unread_arrays(arrays, inputs)))
         others = sorted(set(arrays) - {"x", *specs})
         if targets is None and kind != "flow" and others:  # (the targets under another name: say which is 'y')
             raise DataError(f"{full}: missing array 'y' (the targets: int64 class indices or float values), which a "
@@ -450,12 +452,13 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
     (``scale_bytes``). ``facts``, when given, receives ``uint8``: the Input node ids fed uint8
     arrays, ``scaled``: whether they were scaled, ``levels``: a flow's dequantisation levels
     (``flow_levels``), ``pixels``: (node id, dtype) of training inputs in another number type that
-    hold 0..255 whole numbers, left as they are (``looks_like_pixels``)."""
+    hold 0..255 whole numbers, left as they are (``looks_like_pixels``), ``unread``: (file, arrays no run reads)."""
     if not 0.0 <= float(val_fraction) < 1.0:
         raise DataError(f"val_fraction {val_fraction} must be at least 0 and below 1")
     uint8: list[str] = []
     eight_bit: list[bool] = []
     pixels: list[tuple[str, str]] = []  # (Input node id, dtype) of 0..255 whole numbers left as they are
+    unread: list[tuple[str, list[str]]] = []  # (file name, arrays not read), said at the start
 
     def checked(inputs: dict[str, Any], targets: Any, source: str, kind: str, auto: bool) -> tuple[Any, str]:
         if not eight_bit:  # (the training data: whole numbers 0..255 in another type are named at the start)
@@ -473,13 +476,13 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
 
     inputs, targets, own_val, source = read_source(spec, specs, kind=kind, num_classes=num_classes,
                                                    out_shape=out_shape, seed=seed, base_dir=base_dir,
-                                                   sequence=sequence)
+                                                   sequence=sequence, unread=unread)
     train, kind = checked(inputs, targets, source, kind, auto)
     val = None
     if val_spec:
         v_inputs, v_targets, _, v_source = read_source(val_spec, specs, kind=kind, num_classes=num_classes,
                                                        out_shape=out_shape, seed=seed + 1, base_dir=base_dir,
-                                                       sequence=sequence)
+                                                       sequence=sequence, unread=unread)
         val, _ = checked(v_inputs, v_targets, v_source, kind, False)
     elif own_val is not None:
         val, _ = checked({next(iter(specs)): own_val[0]}, own_val[1], source + " (validation files)", kind, False)
@@ -493,5 +496,5 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
                      None if train[1] is None else train[1][train_idx])
     if facts is not None:
         facts.update(uint8=uint8, scaled=bool(uint8) and scale_uint8, levels=flow_levels(eight_bit), pixels=pixels,
-                     mapped=mapped_names(train[0]))
+                     mapped=mapped_names(train[0]), unread=unread)
     return train, val, kind

@@ -24,6 +24,7 @@ from typing import Any
 
 from revstudio.core.find import FLOW_TYPES, find_type
 
+from .data_checks import PER_STEP
 from .sources import DataError
 
 __all__ = ["FLOW_TYPES", "TASKS", "DataError", "TaskInfo", "find_type", "flow_breaker", "has_logdet", "infer_task",
@@ -166,7 +167,8 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
     if requested == "classification":
         if not classification_fits():
             raise DataError(f"task 'classification' needs Output {out_id!r} to read a vector of class scores "
-                            f"(K > 1 features, e.g. after a Linear); it reads {_fmt(out_shape)}{several}")
+                            f"(K > 1 features, e.g. after a Linear); it reads {_fmt(out_shape)}{several}"
+                            + (f"; {PER_STEP}" if len(out_shape) >= 2 else ""))
         return info("classification", out_shape[0])
     if requested == "regression":
         return info("regression")

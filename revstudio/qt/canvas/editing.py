@@ -41,6 +41,9 @@ from .quick_add import (
 )
 from .view_parts import ViewParts
 
+# The undo step of the layout a graph of stacked nodes gets when it is shown (``lay_out_if_stacked``).
+STACKED_LAYOUT = "Lay Out Stacked Nodes"
+
 
 def release_clipboard() -> None:
     """Hand copied nodes over to the clipboard as text Qt owns, before the interpreter goes.
@@ -350,7 +353,14 @@ class EditingMixin(ViewParts):
             return False
         return self._push_moves(layout.distribute(axis, self._rects(ids)), f"Distribute {axis}")
 
-    def auto_layout(self, selection_only: bool = False) -> bool:
+    def lay_out_if_stacked(self) -> bool:
+        """Auto Layout a graph whose nodes lie on one another (a file or script that gave them no
+        positions: they opened as one pile of cards), as one undoable step named ``STACKED_LAYOUT``."""
+        if not layout.stacked(n.pos for n in self.graph.nodes.values()):
+            return False
+        return self.auto_layout(False, STACKED_LAYOUT)
+
+    def auto_layout(self, selection_only: bool = False, text: str | None = None) -> bool:
         """Layered left-to-right layout of the selection (kept in place) or the whole graph."""
         ids = self.selected_node_ids() if selection_only else list(self.graph.nodes)
         if not ids:
@@ -367,7 +377,7 @@ class EditingMixin(ViewParts):
         sizes = {n: (r[2], r[3]) for n, r in rects.items()}
         initial = {n: (r[0], r[1]) for n, r in rects.items()}
         moves = layout.layered_layout(ids, edges, sizes, origin=origin, initial=initial, regions=regions)
-        done = self._push_moves(moves, "Layout Selection" if selection_only else "Auto Layout")  # (the menu items)
+        done = self._push_moves(moves, text or ("Layout Selection" if selection_only else "Auto Layout"))  # (the menu)
         if done and not selection_only:
             self.fit_all()
         return done

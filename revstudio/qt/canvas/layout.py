@@ -332,6 +332,17 @@ def _snap(v: float) -> float:
     return round(round(v / GRID) * GRID, 6)
 
 
+def stacked(positions: Iterable[Pos]) -> bool:
+    """Whether the nodes at ``positions`` lie on one another, as a project file without ``pos`` (or
+    made by ``Graph.add_node``'s default) places them: two or more, and at least half of them sharing
+    their exact position with another. A hand-made layout with one node dropped on another is not."""
+    counts: dict[Pos, int] = defaultdict(int)
+    for p in positions:
+        counts[(float(p[0]), float(p[1]))] += 1
+    total = sum(counts.values())
+    return total >= 2 and 2 * sum(c for c in counts.values() if c > 1) >= total
+
+
 def layered_layout(
     ids: Iterable[str],
     edges: Iterable[tuple[str, str] | tuple[str, str, float, float]],

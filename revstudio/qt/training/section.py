@@ -7,6 +7,7 @@ would refuse. The config module imports no torch, so this stays cheap.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from revstudio.core.graph import Graph
 from revstudio.core.project import dumps, loads
 from revstudio.training.config import DEFAULTS, ConfigError, TrainConfig
 from revstudio.training.data import DATA_KEYS, absolute_spec
+from revstudio.training.data_checks import padding_like
 from revstudio.training.sources import DataError, parse_spec, resolve
 
 
@@ -96,9 +98,11 @@ def snapshot_text(graph: Graph, project_path: str | None) -> str:
     return dumps(copy)
 
 
-def preview_text(answer: dict[str, Any], scale_uint8: bool) -> str:
+def preview_text(answer: dict[str, Any], scale_uint8: bool, inputs: Sequence[str] = ()) -> str:
     """The data preview's plain text: samples, arrays, classes, and what a run does with uint8 inputs
-    (scaled to [0, 1], or kept raw as the box says) before Train is pressed."""
+    (scaled to [0, 1], or kept raw as the box says) before Train is pressed; with the Input node ids
+    (``inputs``), the arrays of a .npz / .pt no run reads (a padded sequence set's lengths or mask), as
+    the run's start names them."""
     arrays = answer.get("arrays") or {}
     parts = [f"{name} {'x'.join(map(str, shape))}" for name, shape in arrays.items()]
     text = f"{answer.get('samples', '?')} samples"
@@ -110,4 +114,11 @@ def preview_text(answer: dict[str, Any], scale_uint8: bool) -> str:
         text += f"; uint8 {', '.join(answer['uint8'])}: " + ("scaled to [0, 1]" if scale_uint8 else "kept raw 0..255")
     if answer.get("reading"):  # (a large file: mapped and read as used, or read whole)
         text += f"; {answer['reading']}"
+    if inputs and answer.get("kind") in ("npz", "pt") and not answer.get("problem"):  # (a refusal says it all)
+        read = {"y", *(["x"] if len(inputs) == 1 and "x" in arrays else inputs)}
+        unread = [name for name in arrays if name not in read]
+        if unread:
+            text += f"; not read: {', '.join(unread)} (a run reads the inputs and 'y'" + (
+                "; revstudio has no sequence lengths or masks: padded steps are fed as they are)"
+                if padding_like(unread) else ")")
     return text

@@ -332,7 +332,9 @@ class RunSettingsDialog(QDialog):
         answer = self._answer
         if answer is None or answer.get("error"):
             return
-        text = sec.preview_text(answer, self.fields["scale_uint8"].isChecked())
+        report = self.document.current_report()
+        inputs = [nid for nid in report.nodes if report.nodes[nid].type == "Input"]
+        text = sec.preview_text(answer, self.fields["scale_uint8"].isChecked(), inputs)
         if answer.get("problem"):
             problem = html.escape(answer["problem"], quote=False)
             text = f"{html.escape(text, quote=False)}<br><span style='color:{theme.colors().error}'>{problem}</span>"

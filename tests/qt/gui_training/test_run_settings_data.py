@@ -52,3 +52,17 @@ def test_the_preview_says_how_a_large_file_is_read():
     answer = {"samples": 9, "arrays": {"x": [9, 4], "y": [9]}, "classes": 3, "reading": "x mapped (read as used)"}
     assert preview_text(answer, True) == "9 samples: x 9x4, y 9; 3 classes; x mapped (read as used)"
     assert preview_text({**answer, "reading": "read whole"}, True).endswith("; 3 classes; read whole")
+
+
+def test_the_preview_names_the_arrays_no_run_reads():
+    """A padded sequence set's lengths and mask were listed beside x and y as if a run used them."""
+    from revstudio.qt.training.section import preview_text
+
+    answer = {"samples": 9, "arrays": {"x": [9, 4, 12], "y": [9], "lengths": [9], "mask": [9, 12]},
+              "classes": 3, "kind": "npz"}
+    text = preview_text(answer, True, ["seq"])
+    assert text.startswith("9 samples: x 9x4x12, y 9, lengths 9, mask 9x12; 3 classes; not read: lengths, mask")
+    assert "no sequence lengths or masks: padded steps are fed as they are" in text
+    ids = preview_text({**answer, "arrays": {"a": [9, 4], "b": [9, 4], "x": [9, 4], "y": [9]}}, True, ["a", "b"])
+    assert ids.endswith("; not read: x (a run reads the inputs and 'y')")
+    assert "not read" not in preview_text({**answer, "arrays": {"x": [9, 4], "y": [9]}}, True, ["seq"])
