@@ -167,12 +167,25 @@ def test_a_region_output_another_region_reads_keeps_its_correction() -> None:
 # 37 in reversible mode at batch 1: its backward ends (the first wired block's Split gathering the
 # rebuilt halves and joining their gradients) after the region output a later step took as its stream
 # (an AffineCoupling's, which the skip reads beside the last) and its correction are gone; counted there,
-# 2.2 % over. Still 1.1 % over: the region's moments never go below what it kept from forward (left).
-def test_a_region_ends_its_backward_without_the_output_a_later_step_took() -> None:
+# 2.2 % over. Its region's moments were then all below what the walk counts at the unit's start (its
+# kept outputs with their corrections, the input's gradient), floored at it: 1.1 % over; 258 and 299 at
+# batch 1 the same, 3.7 % and 0.9 % over.
+@pytest.mark.parametrize("seed", [37, 258, 299])
+def test_a_region_ends_its_backward_without_the_output_a_later_step_took(seed: int) -> None:
     from random_revnets import random_skipnet
 
-    ((estimated, measured),) = _errors(random_skipnet(37), 1, ("reversible",)).values()
-    assert 0 <= estimated / measured - 1 < 0.015, (estimated, measured)
+    ((estimated, measured),) = _errors(random_skipnet(seed), 1, ("reversible",)).values()
+    assert abs(estimated / measured - 1) < 0.005, (estimated, measured)
+
+
+# 245 at batch 2: its region reads a side input whose gradient G's relu makes (the skip's sum, which the
+# add hands on as a view that lives on); no step's moment prices the end of F's backward beside it,
+# which the floor under the moments stands for (0.43 % under without it).
+def test_a_region_with_a_side_input_keeps_the_floor_under_its_moments() -> None:
+    from random_revnets import random_skipnet
+
+    ((estimated, measured),) = _errors(random_skipnet(245), 2, ("reversible",)).values()
+    assert -0.0007 <= estimated / measured - 1 < 0.005, (estimated, measured)
 
 
 # 4 in reversible mode at batch 1: the skip add sits in the second block's G and reads F's first
