@@ -15,7 +15,7 @@ from .estimate_walk import _values_of, group_ports
 from .peak import Unit, Value
 from .peak_bypass import bypass_gone
 from .peak_moments import FLOW_WORK
-from .peak_outputs import mid_outputs_gone, not_streams
+from .peak_outputs import grads_read_on, mid_outputs_gone, not_streams
 from .peak_sides import side_unmade
 from .peak_steps import Moment
 from .save_rules import forward_shared_bytes, forward_work_bytes, guard_bytes, held_bytes, output_last
@@ -124,6 +124,8 @@ class UnitBuilder:
             facts = self._facts[nid] = self._unit_facts(nid)
         mean, fresh, params, fwd, work, grad, shared, held, more, guard, last, stop, params_last, viewed, unpack, \
             spent, freed = facts
+        # (an add Merge hands each input its output's gradient itself)
+        alias = self.w.report.nodes[nid].type == "Merge" and str(self.w.views[nid].params.get("mode", "add")) == "add"
         made = self.makes(nid) if makes is None else makes
         # a mean Merge hands every input one gradient, its output's divided by n, not one each
         # (a mean of two halves was 14 % over, of three 29 %)
@@ -133,7 +135,7 @@ class UnitBuilder:
                     extra, params, fresh, fwd, work, grad, extra_fwd=extra - shared if shared else None,
                     work_shared=more, guard_bytes=guard, output_last=last, work_stop=stop, extra_held=held,
                     params_last=params_last, grads_viewed=viewed, joined=shared_grad, unpack_bytes=unpack,
-                    work_outs=spent, work_freed=freed)
+                    work_outs=spent, work_freed=freed, aliases=alias)
 
     def _unit_facts(self, nid: str) -> tuple[Any, ...]:
         """What every unit of node ``nid`` has, whatever it keeps, reads and makes (once per node)."""
@@ -372,7 +374,8 @@ class UnitBuilder:
         return Unit(str(getattr(region, "id", "")), reads, makes, set(outs) | set(side), extra,
                     params, True, fwd, first - surplus + grown,
                     any(self.needs_grad(v) for v in makes), work_spent=step[1] + held - surplus + grown,
-                    work_after=peak_steps.reordered_grads(self, region), joined=views)
+                    work_after=peak_steps.reordered_grads(self, region), joined=views,
+                    grads_read_on=grads_read_on(self, region, named))
 
     def _moments(self, region: Any, out_set: AbstractSet[Value], copies: int,
                  after: peak_bare.After = peak_bare.NOTHING_AFTER) -> tuple[list[Moment], int]:
