@@ -165,12 +165,15 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         paired: list[int | None] | None = [] if not u.fresh and 1 < len(u.makes) == len(u.reads) else None
         late = u.late
         freed_now = -1  # (a moment ``Unit.work_freed`` prices after a checkpoint let go of its inputs)
+        read_on = []  # (a region) of those, the buffers it reads on past their release (``Unit.grads_read_on``)
         for m in u.makes:
             g = grads.pop(m, None)
             if paired is not None:
                 paired.append(None if g is None else g[0])
             if g is not None:
                 outs.append(g[0])
+                if m in u.grads_read_on:
+                    read_on.append(g[0])
                 if g[1]:
                     viewed.add(g[0])
                 if late:
@@ -211,7 +214,8 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                     came.append((v, bid, True))
             elif outs:
                 refs[outs[0]] += 1
-                came.append((v, outs[0], True))
+                # (an add hands the tensor itself: a view only where its output's gradient is one)
+                came.append((v, outs[0], outs[0] in viewed if u.aliases else True))
         pgrads += u.params
         if late:  # its recompute's walk counts its outputs' gradients and its inputs' new ones,
             # and its parameters' as they appear; as it starts, none of them exist
@@ -224,7 +228,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
         else:
             work = u.work_bwd
             if u.work_spent is not None:  # (a region: fresh)
-                work = max(work, u.work_spent - dying(outs, viewed, size_of, refs))
+                work = max(work, u.work_spent - dying(outs, viewed.union(read_on), size_of, refs))
             if u.work_outs is not None:
                 work = max(work, u.work_outs - dying(outs, viewed, size_of, refs, views=True))
             if u.work_freed is not None:

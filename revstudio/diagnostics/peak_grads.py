@@ -43,8 +43,9 @@ def dying(outs: list[int], viewed: set[int], size_of: dict[int, int], refs: dict
           views: bool = False) -> int:
     """Bytes of the gradients of a unit's outputs (``outs``: their buffers) it may release:
     buffers held by it alone, of their own (the runtime's rule for a region), or also views
-    (``views``: autograd's, which frees a buffer with its last view)."""
+    (``views``: autograd's, which frees a buffer with its last view). A region keeps a buffer
+    it holds under two outputs (an add handed both one tensor): two slots of its gradients."""
     holding: dict[int, int] = {}
     for bid in outs:
         holding[bid] = holding.get(bid, 0) + 1
-    return sum(size_of[bid] for bid, k in holding.items() if refs[bid] == k and (views or bid not in viewed))
+    return sum(size_of[bid] for bid, k in holding.items() if refs[bid] == k and (views or bid not in viewed and k == 1))

@@ -330,14 +330,14 @@ def spent_after(b: Any, region: Any) -> int:
     couplings = getattr(region, "couplings", {}) or {}
     for sid in reversed(list(getattr(region, "steps", ()))):
         view = b.w.views.get(sid)
-        if view is None or view.type in _VIEWING:
+        if view is None or view.type in VIEWING:
             continue
         return 1 if sid not in couplings and (view.type == "AffineCoupling" or cast_flow(view.type)) else 2
     return 2
 
 
 # region steps whose backward hands on views of their outputs' gradients
-_VIEWING = frozenset({"Split", "Concat", "Reshape", "Flatten"})
+VIEWING = frozenset({"Split", "Concat", "Reshape", "Flatten"})
 
 
 def joined_grads(b: Any, region: Any, reads: Sequence[Value]) -> tuple[frozenset[Value], int] | None:

@@ -102,6 +102,12 @@ class Unit:
     # them: a batch of one loop-of-cells BiRNN summing its two directions' input gradients once its
     # input weights' gradient let go of its input; None: no such moment
     work_freed: int | None = None
+    # its backward hands each input its output's gradient itself, not a view of it (an add): a
+    # region reading one may release it as its own where it is no view (``peak_grads.dying``)
+    aliases: bool = False
+    # (a region) its outputs a later step takes as its stream: backward reads their gradients on
+    # until it has rebuilt them, past the release of the others' (``work_spent``)
+    grads_read_on: AbstractSet[Value] = field(default_factory=frozenset)
     # the storages of ``reads`` and ``makes`` (resolved once; units are shared between the modes)
     read_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
     make_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)

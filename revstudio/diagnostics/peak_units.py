@@ -15,13 +15,14 @@ from .estimate_walk import _values_of, group_ports
 from .peak import Unit, Value
 from .peak_bypass import bypass_gone
 from .peak_moments import FLOW_WORK
-from .peak_outputs import mid_outputs_gone, not_streams
+from .peak_outputs import grads_read_on, mid_outputs_gone, not_streams
 from .peak_sides import side_unmade
 from .peak_steps import Moment
 from .save_rules import forward_shared_bytes, forward_work_bytes, guard_bytes, held_bytes, output_last
 
 # Layers whose backward hands the output's gradient on unchanged (or as a view of it)
 PASS_THROUGH = frozenset({"Concat", "Flatten", "Reshape", "Permute", "Output", "GroupOutput", "GroupInput"})
+_NONE = -(1 << 62)  # (no moment priced yet)
 
 
 class UnitBuilder:
@@ -123,6 +124,8 @@ class UnitBuilder:
             facts = self._facts[nid] = self._unit_facts(nid)
         mean, fresh, params, fwd, work, grad, shared, held, more, guard, last, stop, params_last, viewed, unpack, \
             spent, freed = facts
+        # (an add Merge hands each input its output's gradient itself)
+        alias = self.w.report.nodes[nid].type == "Merge" and str(self.w.views[nid].params.get("mode", "add")) == "add"
         made = self.makes(nid) if makes is None else makes
         # a mean Merge hands every input one gradient, its output's divided by n, not one each
         # (a mean of two halves was 14 % over, of three 29 %)
@@ -132,7 +135,7 @@ class UnitBuilder:
                     extra, params, fresh, fwd, work, grad, extra_fwd=extra - shared if shared else None,
                     work_shared=more, guard_bytes=guard, output_last=last, work_stop=stop, extra_held=held,
                     params_last=params_last, grads_viewed=viewed, joined=shared_grad, unpack_bytes=unpack,
-                    work_outs=spent, work_freed=freed)
+                    work_outs=spent, work_freed=freed, aliases=alias)
 
     def _unit_facts(self, nid: str) -> tuple[Any, ...]:
         """What every unit of node ``nid`` has, whatever it keeps, reads and makes (once per node)."""
@@ -282,7 +285,15 @@ class UnitBuilder:
         # (``work_spent``); until then a stream an additive step passes its gradient through to
         # holds a view of them, not a gradient of its own, where the walk counts the streams'
         # (the inputs') gradients whole from the start of the unit.
-        step = [0, 0]
+        # The moments price each step's backward, net of what the walk counts at the unit's start
+        # (its kept outputs and their corrections, the inputs' gradients, every parameter's); where
+        # all of them are below it, the backward never holds that much (random skip network 37's
+        # region at batch 1 ends, its peak, with the outputs a later step took gone: 1.1 % over at
+        # the floor of 0, 258's 3.7 %). Not where the region has side inputs needing gradients:
+        # there the floor stands for a moment no step prices (245's at batch 2, the end of F's
+        # backward beside a side input's gradient G's relu made, a view that lives on: 0.43 % under
+        # without it).
+        step = [0, 0] if side_grads else [_NONE, _NONE]
         later = ran = 0  # parameter bytes and runtime steps after this one (backward has run them)
         # a Squeeze's backward hands the steps before it the streams' gradient as one new tensor
         # (``joined`` bytes), as the region's output gradients are at its start: until two
@@ -329,6 +340,7 @@ class UnitBuilder:
             later += own
             ran += parts
             since += parts
+        step = [0 if s == _NONE else s for s in step]  # (no moment: the floor)
         # the gradients of the streams being rebuilt become the inputs' gradients, which the walk
         # counts from the start of the unit; where the inputs need none (an Input's), the
         # streams' gradients still exist while the region runs backward (``handed``: a budget's
@@ -362,7 +374,8 @@ class UnitBuilder:
         return Unit(str(getattr(region, "id", "")), reads, makes, set(outs) | set(side), extra,
                     params, True, fwd, first - surplus + grown,
                     any(self.needs_grad(v) for v in makes), work_spent=step[1] + held - surplus + grown,
-                    work_after=peak_steps.reordered_grads(self, region), joined=views)
+                    work_after=peak_steps.reordered_grads(self, region), joined=views,
+                    grads_read_on=grads_read_on(self, region, named))
 
     def _moments(self, region: Any, out_set: AbstractSet[Value], copies: int,
                  after: peak_bare.After = peak_bare.NOTHING_AFTER) -> tuple[list[Moment], int]:

@@ -167,12 +167,25 @@ def test_a_region_output_another_region_reads_keeps_its_correction() -> None:
 # 37 in reversible mode at batch 1: its backward ends (the first wired block's Split gathering the
 # rebuilt halves and joining their gradients) after the region output a later step took as its stream
 # (an AffineCoupling's, which the skip reads beside the last) and its correction are gone; counted there,
-# 2.2 % over. Still 1.1 % over: the region's moments never go below what it kept from forward (left).
-def test_a_region_ends_its_backward_without_the_output_a_later_step_took() -> None:
+# 2.2 % over. Its region's moments were then all below what the walk counts at the unit's start (its
+# kept outputs with their corrections, the input's gradient), floored at it: 1.1 % over; 258 and 299 at
+# batch 1 the same, 3.7 % and 0.9 % over.
+@pytest.mark.parametrize("seed", [37, 258, 299])
+def test_a_region_ends_its_backward_without_the_output_a_later_step_took(seed: int) -> None:
     from random_revnets import random_skipnet
 
-    ((estimated, measured),) = _errors(random_skipnet(37), 1, ("reversible",)).values()
-    assert 0 <= estimated / measured - 1 < 0.015, (estimated, measured)
+    ((estimated, measured),) = _errors(random_skipnet(seed), 1, ("reversible",)).values()
+    assert abs(estimated / measured - 1) < 0.005, (estimated, measured)
+
+
+# 245 at batch 2: its region reads a side input whose gradient G's relu makes (the skip's sum, which the
+# add hands on as a view that lives on); no step's moment prices the end of F's backward beside it,
+# which the floor under the moments stands for (0.43 % under without it).
+def test_a_region_with_a_side_input_keeps_the_floor_under_its_moments() -> None:
+    from random_revnets import random_skipnet
+
+    ((estimated, measured),) = _errors(random_skipnet(245), 2, ("reversible",)).values()
+    assert -0.0007 <= estimated / measured - 1 < 0.005, (estimated, measured)
 
 
 # 4 in reversible mode at batch 1: the skip add sits in the second block's G and reads F's first
@@ -198,4 +211,47 @@ def test_a_side_input_another_merge_hands_on_keeps_its_gradient_buffer(mode: str
     graph = random_skipnet(4)
     graph.set_param("skip", "mode", mode)
     ((estimated, measured),) = _errors(graph, 1, ("reversible",)).values()
+    assert abs(estimated / measured - 1) < 0.005, (estimated, measured)
+
+
+# 62 in reversible mode: the next region's backward hands its input w3_add1.out a gradient of its own
+# (the stream's, summed anew with G's); the wired block's F add outside the regions hands that tensor
+# itself to the Split's part it reads and to F's output, and once F's Conv has run backward, the region
+# reading the part holds it alone and releases it with its outputs' others. Counted as a view (kept to
+# the end), 0.9 / 2.6 % over at batches 1 / 8; 72 at 1 (1.3 %) and 205 (2.5-5.4 % at 1-32) the same.
+@pytest.mark.parametrize(("seed", "batch"), [(62, 1), (62, 8), (72, 1), (205, 1), (205, 8)])
+def test_a_gradient_an_add_hands_on_is_released_by_the_region_that_alone_holds_it(seed: int, batch: int) -> None:
+    from random_revnets import random_skipnet
+
+    ((estimated, measured),) = _errors(random_skipnet(seed), batch, ("reversible",)).values()
+    assert abs(estimated / measured - 1) < 0.005, (estimated, measured)
+
+
+# 31: the add's gradient goes to a Split's part the first wired block's G update takes as its stream;
+# backward reads it on until it reaches that block, past the release (5.4 / 5.8 % under at batches 1 / 8
+# when released with the others').
+@pytest.mark.parametrize("batch", [1, 8])
+def test_a_gradient_an_add_hands_an_output_a_later_step_takes_is_read_on(batch: int) -> None:
+    from random_revnets import random_skipnet
+
+    ((estimated, measured),) = _errors(random_skipnet(31), batch, ("reversible",)).values()
+    assert abs(estimated / measured - 1) < 0.005, (estimated, measured)
+
+
+# Skip network 1 under a 64 KiB budget at batch 8: the rest's region releases the same kind of gradient
+# (2.3 % over).
+def test_a_budgets_rest_releases_a_gradient_an_add_hands_on() -> None:
+    from random_revnets import random_skipnet
+
+    from revstudio.diagnostics.budget import budget_peak
+
+    graph, batch, budget = random_skipnet(1), 8, 1 << 16
+    report = full_check(graph, batch=batch)
+    torch.manual_seed(0)
+    model = compile_graph(graph, mode="standard")
+    model.train()
+    inputs = random_inputs(graph, batch, torch.float32, requires_grad=False)
+    model.mode, model.memory_budget = "reversible", budget
+    measured = measure_step(model, inputs, timing_runs=0)["peak_bytes"]
+    estimated = budget_peak(graph, report, budget, batch=batch)
     assert abs(estimated / measured - 1) < 0.005, (estimated, measured)
