@@ -14,20 +14,14 @@ from hypothesis import strategies as st
 
 from revstudio.core.check import check
 from revstudio.core.generate import flat_classifier, large_graph, random_graph, revnet_chain
-from revstudio.core.graph import Edge, Graph, PortRef
+from revstudio.core.graph import Edge, Graph, PortRef, reachable
 
 
 def descendants(graph: Graph, start: str) -> set[str]:
     succ: dict[str, list[str]] = {}
     for e in graph.edges:
         succ.setdefault(e.src.node, []).append(e.dst.node)
-    seen, stack = {start}, [start]
-    while stack:
-        for w in succ.get(stack.pop(), ()):
-            if w not in seen:
-                seen.add(w)
-                stack.append(w)
-    return seen
+    return reachable([start], succ)
 
 
 def test_revnet_chain_wired_and_coupling_have_the_same_parameters() -> None:
