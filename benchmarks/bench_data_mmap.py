@@ -76,7 +76,7 @@ def child(way: str, path: str) -> None:
     import torch
 
     torch.set_num_threads(1)
-    from revstudio.core.graph import Graph
+    from revstudio.core.generate import flat_classifier
     from revstudio.diagnostics.check import full_check
     from revstudio.training import mapped
     from revstudio.training.config import TrainConfig
@@ -86,14 +86,7 @@ def child(way: str, path: str) -> None:
 
     if way == "whole":
         mapped.MAP_ABOVE = 2**62  # (nothing mapped: as before)
-    g = Graph("bench")
-    g.add_node("Input", "x", {"shape": list(SHAPE)})
-    g.add_node("Flatten", "flat", {})
-    g.add_node("Linear", "fc", {"out_features": 10})
-    g.add_node("Output", "y", {})
-    g.connect("x.out", "flat.in")
-    g.connect("flat.out", "fc.in")
-    g.connect("fc.out", "y.in")
+    g = flat_classifier(SHAPE, classes=10, name="bench")
     report = full_check(g, batch=64)
     cfg = TrainConfig.from_section({"data": path, "steps": 3, "batch_size": 64, "log_every": 1, "val_every": 0,
                                     "gradcheck_every": 0, "memory_every": 0, "checkpoint_every": 0})

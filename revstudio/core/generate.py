@@ -156,6 +156,18 @@ def classifier_head(b: Builder, src: str, classes: int = 10, prefix: str = "") -
     return b.chain(src, f"{prefix}pool", f"{prefix}head", f"{prefix}logits")
 
 
+def flat_classifier(shape: Sequence[int], classes: int = 10, name: str = "classifier") -> Graph:
+    """Input ``x`` (``shape``) -> Flatten ``flat`` -> Linear ``fc`` (``classes``) -> Output ``y``: the
+    smallest classifier of samples of any shape, for runs whose point is the data they read."""
+    b = Builder(name)
+    b.node("Input", "x", shape=list(shape))
+    b.node("Flatten", "flat")
+    b.node("Linear", "fc", out_features=classes)
+    b.node("Output", "y")
+    b.chain("x.out", "flat", "fc", "y")
+    return b.done()
+
+
 def revnet_chain(blocks: int, channels: int = 16, size: int = 16, wired: bool = True,
                  classes: int | None = 10, flatten: bool = False) -> Graph:
     """Input (channels x size x size) -> ``blocks`` RevNet blocks -> pool -> Linear -> Output.

@@ -17,94 +17,18 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from .edge_index import EdgeList
 from .events import Event
+from .graph_groups import GroupStore
+from .graph_parts import ID_PATTERN, Edge, GraphError, Node, PortRef, copy_value, reachable, valid_id
 from .scripting import plain_value
 
-# 1-64 characters, no whitespace, dots or control characters. Use ``valid_id``
-# (a full match: ``$`` alone would let a trailing newline through).
-ID_PATTERN = re.compile(r"[^\s.\x00-\x1f\x7f]{1,64}")
+__all__ = ["ID_PATTERN", "Edge", "Graph", "GraphError", "Node", "PortRef", "reachable", "valid_id"]
 
 
-def valid_id(text: object) -> bool:
-    """Whether ``text`` may be a node id, a port name or a group name."""
-    return isinstance(text, str) and ID_PATTERN.fullmatch(text) is not None
-
-
-class GraphError(ValueError):
-    """A primitive edit is not possible; the message says why."""
-
-
-@dataclass(frozen=True, order=True)
-class PortRef:
-    node: str
-    port: str
-
-    @classmethod
-    def parse(cls, text: str) -> PortRef:
-        if not isinstance(text, str) or "." not in text:
-            raise GraphError(f"port reference {text!r} must look like 'node.port'")
-        node, _, port = text.rpartition(".")
-        if not node or not port:
-            raise GraphError(f"port reference {text!r} must look like 'node.port'")
-        return cls(node, port)
-
-    def __str__(self) -> str:
-        return f"{self.node}.{self.port}"
-
-
-@dataclass(frozen=True, order=True)
-class Edge:
-    src: PortRef
-    dst: PortRef
-
-    def to_json(self) -> list[str]:
-        return [str(self.src), str(self.dst)]
-
-    def __str__(self) -> str:
-        return f"{self.src} -> {self.dst}"
-
-
-@dataclass
-class Node:
-    id: str
-    type: str
-    params: dict[str, Any] = field(default_factory=dict)  # explicitly set values only
-    pos: tuple[float, float] = (0.0, 0.0)
-
-    def copy(self) -> Node:
-        """An independent copy (list/dict param values are copied too)."""
-        params = {k: _copy_value(v) for k, v in self.params.items()}
-        return Node(self.id, self.type, params, (self.pos[0], self.pos[1]))
-
-
-_ATOMS = (str, int, float, bool, type(None))
-
-
-def _copy_value(value: Any) -> Any:
-    if isinstance(value, _ATOMS):
-        return value
-    import copy
-
-    return copy.deepcopy(value)
-
-
-def reachable(roots: Iterable[str], step: Mapping[str, Iterable[str]]) -> set[str]:
-    """``roots`` and every name reached from them by following ``step`` (name -> its neighbours)."""
-    seen = set(roots)
-    stack = list(seen)
-    while stack:
-        for m in step.get(stack.pop(), ()):
-            if m not in seen:
-                seen.add(m)
-                stack.append(m)
-    return seen
-
-
-class Graph:
+class Graph(GroupStore):
     """Nodes, edges and named sub-graphs (groups) of a project::
 
         g = rs.Graph("tiny")
@@ -392,57 +316,6 @@ class Graph:
         self.changed.emit()
         return old
 
-    def set_group(self, name: str, body: Graph | None, index: int | None = None) -> Graph | None:
-        """Add, replace or (with None) remove a group body. Returns the old one.
-
-        A new name goes at the end of the group order, or at ``index``. The body
-        shares this project's ``groups`` dict from then on.
-        """
-        old = self.groups.get(name)
-        if body is None:
-            self.groups.pop(name, None)
-        else:
-            if body is self:
-                raise GraphError(f"group {name!r} cannot be the project graph itself")
-            if body.groups is not self.groups:
-                if body.groups:
-                    raise GraphError(
-                        f"group {name!r} has groups of its own; group names are project-wide, "
-                        "add them to the project instead"
-                    )
-                body.groups = self.groups
-            if name in self.groups or index is None or index >= len(self.groups):
-                self.groups[name] = body
-            else:
-                items = list(self.groups.items())
-                items.insert(max(index, 0), (name, body))
-                self.groups.clear()
-                self.groups.update(items)
-        self.group_changed.emit(name, old, body)
-        self.changed.emit()
-        return old
-
-    def rename_group(self, old: str, new: str) -> None:
-        """Give group body ``old`` the name ``new``, keeping its place in the group order and the
-        body itself (references to it are params: the caller changes those). Observers see
-        ``group_renamed`` and then the body go under the old name and come under the new one."""
-        if new == old:
-            return
-        if old not in self.groups:
-            raise GraphError(f"there is no group {old!r} to rename")
-        if not valid_id(new):
-            raise GraphError(f"group name {new!r} is not allowed: use 1-64 characters without spaces or dots")
-        if new in self.groups:
-            raise GraphError(f"there is already a group {new!r}; pick another name")
-        body = self.groups[old]
-        items = [(new if k == old else k, b) for k, b in self.groups.items()]
-        self.groups.clear()  # the same dict: every body shares it
-        self.groups.update(items)
-        self.group_renamed.emit(old, new)
-        self.group_changed.emit(old, body, None)
-        self.group_changed.emit(new, None, body)
-        self.changed.emit()
-
     def set_training(self, section: dict[str, Any]) -> dict[str, Any]:
         """Replace the project's ``training`` section (the run settings). Returns the old one.
 
@@ -450,14 +323,10 @@ class Graph:
         checked by ``revstudio.training.config``, which knows their meaning.
         """
         old = self.training
-        self.training = _copy_value(dict(section))
+        self.training = copy_value(dict(section))
         self.training_changed.emit(old, self.training)
         self.changed.emit()
         return old
-
-    def is_body(self) -> bool:
-        """Whether this graph is a group body (it appears in its own shared ``groups``)."""
-        return any(body is self for body in self.groups.values())
 
     def copy(self) -> Graph:
         """A deep copy of the facts (nodes, edges, groups, training, view), without subscribers.

@@ -312,3 +312,43 @@ class Rows:
         if name.startswith("on_"):
             return lambda row: None
         raise AttributeError(name)
+
+
+# A short run on ``d.npz``: 4 steps of 8, validated every 2, nothing else measured. The exported-script
+# tests train a graph with it here and in the script, and compare the loss rows.
+SECTION = {"data": "d.npz", "steps": 4, "batch_size": 8, "lr": 0.01, "log_every": 1, "val_every": 2,
+           "gradcheck_every": 0, "memory_every": 0, "checkpoint_every": 0}
+
+
+def with_section(graph: Any, **changes: Any) -> Any:
+    """``graph`` with ``SECTION`` (``changes`` replacing its keys) as its training section."""
+    graph.training = {**SECTION, **changes}
+    return graph
+
+
+def loss_rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """(kind, step, loss, val_loss) of a run's step and validation rows: what two runs compare."""
+    return [(r["kind"], r["step"], r.get("loss"), r.get("val_loss")) for r in rows if r["kind"] in ("step", "val")]
+
+
+def script_rows(stdout: str) -> list[dict[str, Any]]:
+    """The JSON rows an exported script printed with ``--json``."""
+    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+
+
+def trained_here(graph: Any, folder: Path, **changes: Any) -> tuple[list[tuple[Any, ...]], Any]:
+    """``revstudio train``'s loss rows (``loss_rows``) on ``graph``'s training section (``changes``
+    replacing its keys), its data read from ``folder``; and the data it read."""
+    from revstudio.diagnostics.check import full_check
+    from revstudio.training.config import TrainConfig
+    from revstudio.training.data import load_data
+    from revstudio.training.loop import train
+    from revstudio.training.task import infer_task
+
+    cfg = TrainConfig.from_section({**graph.training, **changes})
+    report = full_check(graph, batch=cfg.batch_size)
+    data = load_data(cfg.data, graph, report, task=infer_task(graph, report), seed=cfg.seed, base_dir=str(folder),
+                     scale_uint8=cfg.scale_uint8)
+    rows = Rows()
+    assert train(graph, report, cfg, data, callbacks=[rows]).status == "finished"
+    return loss_rows(rows.rows), data

@@ -3,61 +3,25 @@ data code, maps the file's arrays as ``revstudio train`` does and trains on them
 as on the file read whole (the script's ``MAP_ABOVE`` lowered so a small file is mapped)."""
 from __future__ import annotations
 
-import json
 import runpy
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
-from codegen_harness import Rows, run_script  # noqa: E402
+from codegen_harness import loss_rows, run_script, script_rows, trained_here, with_section  # noqa: E402
+from pixel_kit import random_pixels, write_uint8_npz  # noqa: E402
 
 from revstudio.codegen import export  # noqa: E402
-from revstudio.core.graph import Graph  # noqa: E402
-from revstudio.diagnostics.check import full_check  # noqa: E402
+from revstudio.core.generate import flat_classifier  # noqa: E402
 from revstudio.training import mapped  # noqa: E402
-from revstudio.training.config import TrainConfig  # noqa: E402
-from revstudio.training.data import load_data  # noqa: E402
-from revstudio.training.loop import train  # noqa: E402
-from revstudio.training.task import infer_task  # noqa: E402
-
-SECTION = {"data": "d.npz", "steps": 4, "batch_size": 8, "lr": 0.01, "log_every": 1, "val_every": 2,
-           "gradcheck_every": 0, "memory_every": 0, "checkpoint_every": 0}
-
-
-def _classifier() -> Graph:
-    g = Graph("img")
-    g.training = dict(SECTION)
-    g.add_node("Input", "x", {"shape": [1, 4, 4]})
-    g.add_node("Flatten", "flat", {})
-    g.add_node("Linear", "fc", {"out_features": 5})
-    g.add_node("Output", "y", {})
-    g.connect("x.out", "flat.in")
-    g.connect("flat.out", "fc.in")
-    g.connect("fc.out", "y.in")
-    return g
-
-
-def _losses(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    return [(r["kind"], r["step"], r.get("loss"), r.get("val_loss")) for r in rows if r["kind"] in ("step", "val")]
-
-
-def _ours(g: Graph, folder: Path) -> tuple[list[tuple[Any, ...]], Any]:
-    cfg = TrainConfig.from_section(SECTION)
-    report = full_check(g, batch=8)
-    data = load_data(cfg.data, g, report, task=infer_task(g, report), seed=cfg.seed, base_dir=str(folder))
-    rows = Rows()
-    assert train(g, report, cfg, data, callbacks=[rows]).status == "finished"
-    return _losses(rows.rows), data
 
 
 def test_an_exported_script_trains_on_a_mapped_npz_as_revstudio_train(tmp_path: Path, monkeypatch) -> None:
-    rng = np.random.default_rng(0)
-    np.savez(tmp_path / "d.npz", x=rng.integers(0, 256, (40, 1, 4, 4)).astype(np.uint8), y=np.arange(40) % 5)
-    g = _classifier()
+    write_uint8_npz(tmp_path / "d.npz", *random_pixels(40), classes=5)
+    g = with_section(flat_classifier((1, 4, 4), classes=5, name="img"))
     text = export(g, with_training=True)
     assert "\nMAP_ABOVE = 256 * 2**20\n" in text and "\nclass Mapped:" in text
     script = tmp_path / "img.py"
@@ -66,9 +30,9 @@ def test_an_exported_script_trains_on_a_mapped_npz_as_revstudio_train(tmp_path: 
     assert isinstance(defs["load_arrays"](str(tmp_path / "d.npz"))["x"], defs["Mapped"])  # the script maps it
     proc = run_script(script, ["--json", "--out", "ck.pt"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    theirs = _losses([json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")])
-    whole, _ = _ours(g, tmp_path)
+    theirs = loss_rows(script_rows(proc.stdout))
+    whole, _ = trained_here(g, tmp_path)
     monkeypatch.setattr(mapped, "MAP_ABOVE", 0)
-    ours, data = _ours(g, tmp_path)  # revstudio train on the mapped file: the same run
+    ours, data = trained_here(g, tmp_path)  # revstudio train on the mapped file: the same run
     assert isinstance(data.train.inputs["x"], mapped.Mapped)
     assert theirs == whole == ours and len(ours) == 6

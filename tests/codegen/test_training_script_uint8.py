@@ -3,7 +3,6 @@ dequantises them) as ``revstudio train`` does, says so, keeps them raw with ``--
 and refuses to resume a checkpoint at the other scale."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,51 +11,29 @@ import pytest
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
-from codegen_harness import Rows, run_script  # noqa: E402
+from codegen_harness import SECTION, loss_rows, run_script, script_rows, trained_here  # noqa: E402
+from pixel_kit import actnorm_flow, random_pixels, write_uint8_npz  # noqa: E402
 
 from revstudio.codegen import export  # noqa: E402
-from revstudio.core.graph import Graph  # noqa: E402
 from revstudio.diagnostics.check import full_check  # noqa: E402
-from revstudio.training.config import TrainConfig  # noqa: E402
 from revstudio.training.data import load_data  # noqa: E402
-from revstudio.training.loop import train  # noqa: E402
 from revstudio.training.task import infer_task  # noqa: E402
 
-SECTION = {"data": "d.npz", "steps": 4, "batch_size": 8, "lr": 0.01, "log_every": 1, "val_every": 2,
-           "gradcheck_every": 0, "memory_every": 0, "checkpoint_every": 0}
 
-
-def _flow() -> Graph:
-    g = Graph("flat")
-    g.training = dict(SECTION)
-    g.add_node("Input", "x", {"shape": [1, 4, 4]})
-    g.add_node("ActNorm", "an", {})
-    g.add_node("Output", "z", {})
-    g.connect("x.out", "an.in")
-    g.connect("an.out", "z.in")
-    return g
-
-
-def _ours(g: Graph, folder: Path, scale: bool) -> list[tuple[Any, ...]]:
-    cfg = TrainConfig.from_section({**SECTION, "scale_uint8": scale})
-    report = full_check(g, batch=8)
-    data = load_data(cfg.data, g, report, task=infer_task(g, report), seed=cfg.seed, base_dir=str(folder),
-                     scale_uint8=scale)
+def _ours(g: Any, folder: Path, scale: bool) -> list[tuple[Any, ...]]:
+    losses, data = trained_here(g, folder, scale_uint8=scale)
     assert (data.levels == 256) is scale  # raw bytes: modelled as given
-    rows = Rows()
-    assert train(g, report, cfg, data, callbacks=[rows]).status == "finished"
-    return [(r["kind"], r["step"], r.get("loss"), r.get("val_loss")) for r in rows.rows if r["kind"] in ("step", "val")]
+    return losses
 
 
 def _theirs(stdout: str) -> list[tuple[Any, ...]]:
-    rows = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
-    return [(r["kind"], r["step"], r.get("loss"), r.get("val_loss")) for r in rows if r["kind"] in ("step", "val")]
+    return loss_rows(script_rows(stdout))
 
 
 def test_the_script_scales_uint8_images_as_revstudio_train_and_refuses_a_resume_at_the_other_scale(
         tmp_path: Path) -> None:
-    np.savez(tmp_path / "d.npz", x=np.random.default_rng(0).integers(0, 256, (24, 1, 4, 4)).astype(np.uint8))
-    g = _flow()
+    write_uint8_npz(tmp_path / "d.npz", *random_pixels(24))
+    g = actnorm_flow(SECTION)
     script = tmp_path / "flat.py"
     script.write_text(export(g, with_training=True), encoding="utf-8")
     proc = run_script(script, ["--json", "--out", "ck.pt"], tmp_path)
@@ -79,7 +56,7 @@ def test_the_script_scales_uint8_images_as_revstudio_train_and_refuses_a_resume_
 def test_the_scripts_words_on_8bit_inputs_are_revstudios(tmp_path: Path) -> None:
     import runpy
 
-    g = _flow()
+    g = actnorm_flow(SECTION)
     script = tmp_path / "flat.py"
     script.write_text(export(g, with_training=True), encoding="utf-8")
     defs = runpy.run_path(str(script))  # defines, runs nothing (no __main__)

@@ -13,21 +13,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from revstudio.core.check import check
-from revstudio.core.generate import large_graph, random_graph, revnet_chain
-from revstudio.core.graph import Edge, Graph, PortRef
+from revstudio.core.generate import flat_classifier, large_graph, random_graph, revnet_chain
+from revstudio.core.graph import Edge, Graph, PortRef, reachable
 
 
 def descendants(graph: Graph, start: str) -> set[str]:
     succ: dict[str, list[str]] = {}
     for e in graph.edges:
         succ.setdefault(e.src.node, []).append(e.dst.node)
-    seen, stack = {start}, [start]
-    while stack:
-        for w in succ.get(stack.pop(), ()):
-            if w not in seen:
-                seen.add(w)
-                stack.append(w)
-    return seen
+    return reachable([start], succ)
 
 
 def test_revnet_chain_wired_and_coupling_have_the_same_parameters() -> None:
@@ -46,6 +40,19 @@ def test_large_graph_has_about_n_valid_nodes_laid_out_apart() -> None:
         assert len({node.pos for node in g.nodes.values()}) == len(g)
         for e in g.edges:
             assert g.nodes[e.src.node].pos[0] < g.nodes[e.dst.node].pos[0]
+
+
+def test_flat_classifier_is_valid_for_samples_of_any_shape_and_counts_its_weights() -> None:
+    for shape in ((1, 4, 4), (3, 32, 32), (7,)):
+        g = flat_classifier(shape, classes=5, name="img")
+        r = check(g)
+        features = 1
+        for n in shape:
+            features *= n
+        assert g.name == "img" and r.valid and r.warnings == []
+        assert r.shape("flat.out") == (features,) and r.shape("fc.out") == (5,)
+        assert r.parameters == features * 5 + 5
+        assert [str(e) for e in g.edges] == ["x.out -> flat.in", "flat.out -> fc.in", "fc.out -> y.in"]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -3,15 +3,14 @@ per dimension of the discrete data, which cannot be negative; other data are mod
 from __future__ import annotations
 
 import math
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from pixel_kit import actnorm_flow, mnist_folder
 from training_kit import Rows
 
-from revstudio.core.graph import Graph
 from revstudio.diagnostics.check import full_check
 from revstudio.training.config import TrainConfig
 from revstudio.training.data import load_data
@@ -20,30 +19,10 @@ from revstudio.training.parts import noise_seed
 from revstudio.training.task import infer_task
 
 
-def idx(path: Path, array: np.ndarray) -> None:
-    path.write_bytes(bytes([0, 0, 8, array.ndim]) + struct.pack(">" + "I" * array.ndim, *array.shape)
-                     + array.astype(np.uint8).tobytes())
-
-
 def flat_mnist(root: Path) -> Path:
     """Every pixel 200, training and validation: a continuous density on this one value
     alone would grow without bound."""
-    root.mkdir()
-    idx(root / "train-images-idx3-ubyte", np.full((16, 4, 4), 200))
-    idx(root / "train-labels-idx1-ubyte", np.arange(16) % 10)
-    idx(root / "t10k-images-idx3-ubyte", np.full((8, 4, 4), 200))
-    idx(root / "t10k-labels-idx1-ubyte", np.arange(8))
-    return root
-
-
-def actnorm_flow() -> Graph:
-    g = Graph("flat")
-    g.add_node("Input", "x", {"shape": [1, 4, 4]})
-    g.add_node("ActNorm", "an", {})
-    g.add_node("Output", "z", {})
-    g.connect("x.out", "an.in")
-    g.connect("an.out", "z.in")
-    return g
+    return mnist_folder(root, np.full((16, 4, 4), 200), np.full((8, 4, 4), 200))
 
 
 def test_a_flow_on_8bit_images_reports_the_discrete_bits_per_dimension(tmp_path: Path) -> None:

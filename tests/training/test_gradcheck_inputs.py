@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from test_flow_dequantize import actnorm_flow, idx
+from pixel_kit import actnorm_flow, mnist_folder
 
 from revstudio import cli
 from revstudio.core.project_write import save
@@ -16,13 +16,8 @@ from revstudio.training import loop
 
 def _mnist(root: Path) -> Path:
     """8-bit pixels of every value: a flow dequantises them to (k + u) / 256, in [0, 1)."""
-    root.mkdir()
     rng = np.random.default_rng(0)
-    idx(root / "train-images-idx3-ubyte", rng.integers(0, 256, (16, 4, 4)))
-    idx(root / "train-labels-idx1-ubyte", np.arange(16) % 10)
-    idx(root / "t10k-images-idx3-ubyte", rng.integers(0, 256, (8, 4, 4)))
-    idx(root / "t10k-labels-idx1-ubyte", np.arange(8))
-    return root
+    return mnist_folder(root, rng.integers(0, 256, (16, 4, 4)), rng.integers(0, 256, (8, 4, 4)))
 
 
 def _project(tmp_path: Path, data: str) -> str:

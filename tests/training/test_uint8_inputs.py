@@ -3,12 +3,12 @@ torchvision's ToTensor): the same images fed from a user's file trained on value
 The start says so; ``scale_uint8`` false keeps them raw; labels and other number types never change."""
 from __future__ import annotations
 
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from pixel_kit import actnorm_flow, mnist_folder, random_pixels, write_uint8_npz
 from training_kit import Rows
 
 from revstudio.core.graph import Graph
@@ -36,28 +36,9 @@ def _image_classifier() -> Graph:
     return g
 
 
-def _flow() -> Graph:
-    g = Graph("flat")
-    g.add_node("Input", "x", {"shape": [1, 4, 4]})
-    g.add_node("ActNorm", "an", {})
-    g.add_node("Output", "z", {})
-    g.connect("x.out", "an.in")
-    g.connect("an.out", "z.in")
-    return g
-
-
-def _idx(path: Path, array: np.ndarray) -> None:
-    path.write_bytes(bytes([0, 0, 8, array.ndim]) + struct.pack(">" + "I" * array.ndim, *array.shape)
-                     + array.astype(np.uint8).tobytes())
-
-
 def _mnist(root: Path, train: np.ndarray, val: np.ndarray) -> str:
-    root.mkdir()
-    _idx(root / "train-images-idx3-ubyte", train[:, 0])
-    _idx(root / "train-labels-idx1-ubyte", np.arange(len(train)) % 10)
-    _idx(root / "t10k-images-idx3-ubyte", val[:, 0])
-    _idx(root / "t10k-labels-idx1-ubyte", np.arange(len(val)) % 10)
-    return f"mnist:{root}"
+    """``mnist:root`` of N x 1 x H x W images."""
+    return f"mnist:{mnist_folder(root, train[:, 0], val[:, 0])}"
 
 
 def test_uint8_inputs_of_a_npz_are_the_pixels_mnist_reads_and_the_start_says_so(tmp_path: Path) -> None:
@@ -75,7 +56,7 @@ def test_uint8_inputs_of_a_npz_are_the_pixels_mnist_reads_and_the_start_says_so(
 
 
 def test_scale_uint8_false_keeps_raw_bytes_and_says_so(tmp_path: Path) -> None:
-    np.savez(tmp_path / "d.npz", x=PIXELS.astype(np.uint8), y=np.arange(16) % 10)
+    write_uint8_npz(tmp_path / "d.npz", PIXELS, classes=10)
     data = _load(_image_classifier(), "d.npz", tmp_path, val_fraction=0.0, scale_uint8=False)
     assert data.train.inputs["x"].max() == 255.0
     assert data.inputs_note() == "inputs: uint8 kept raw 0..255 (x; scale_uint8 false)"
@@ -124,24 +105,23 @@ def _flow_run(graph: Graph, spec: str, tmp_path: Path, **kw) -> tuple[list[float
 
 
 def test_a_flow_on_uint8_npz_images_is_dequantised_as_on_mnist_with_the_same_bits_per_dim(tmp_path: Path) -> None:
-    rng = np.random.default_rng(0)
-    train_px, val_px = rng.integers(0, 256, (24, 1, 4, 4)), rng.integers(0, 256, (8, 1, 4, 4))
-    np.savez(tmp_path / "t.npz", x=train_px.astype(np.uint8))
-    np.savez(tmp_path / "v.npz", x=val_px.astype(np.uint8))
-    g = _flow()
+    train_px, val_px = random_pixels(24, 8)
+    write_uint8_npz(tmp_path / "t.npz", train_px)
+    write_uint8_npz(tmp_path / "v.npz", val_px)
+    g = actnorm_flow()
     report = full_check(g, batch=8)
     data = load_data("t.npz", g, report, task=infer_task(g, report), val_spec="v.npz", base_dir=str(tmp_path))
     assert data.levels == 256 and "bits/dim + 8" in data.describe()
     ours = _flow_run(g, "t.npz", tmp_path, val_data="v.npz")
-    builtin = _flow_run(_flow(), _mnist(tmp_path / "m", train_px, val_px), tmp_path)
+    builtin = _flow_run(actnorm_flow(), _mnist(tmp_path / "m", train_px, val_px), tmp_path)
     assert ours == builtin
     assert all(0 < v < 16 for v in [*ours[0], ours[1]])  # bits of 8-bit data: never below 0
 
 
 def test_a_flow_on_raw_or_mixed_data_is_modelled_as_given(tmp_path: Path) -> None:
-    np.savez(tmp_path / "t.npz", x=PIXELS.astype(np.uint8))
+    write_uint8_npz(tmp_path / "t.npz", PIXELS)
     np.savez(tmp_path / "f.npz", x=(PIXELS / 255).astype(np.float32))
-    g = _flow()
+    g = actnorm_flow()
     report = full_check(g, batch=8)
     task = infer_task(g, report)
     raw = load_data("t.npz", g, report, task=task, base_dir=str(tmp_path), scale_uint8=False)

@@ -4,14 +4,12 @@ The dialog edits a copy; OK pushes one ``SetTraining`` command (one undo
 step). Every change is checked by ``TrainConfig.from_section``, and its
 message (which names the key) is shown under the form with OK disabled, so a
 setting the CLI would refuse never reaches a run. The device list and the
-data preview come from child processes: the editor never imports torch.
+data preview come from child processes (``settings_children``): the editor never
+imports torch. ``settings_values`` turns the fields' text into the section's values.
 """
 from __future__ import annotations
 
-import html
-import json
 import logging
-import math
 from pathlib import Path
 from typing import Any
 
@@ -35,34 +33,27 @@ from PySide6.QtWidgets import (
 )
 
 from revstudio.core.commands import SetTraining
-from revstudio.diagnostics.budget import amount_text, budget_summary, parse_bytes
+from revstudio.diagnostics.budget import amount_text, budget_summary
 from revstudio.diagnostics.estimate import precision_note
-from revstudio.qt import theme
 from revstudio.qt.document import Document
 from revstudio.qt.fit_scroll import FitScrollArea
 from revstudio.qt.training import section as sec
-from revstudio.qt.training.child_query import ChildQuery
+from revstudio.qt.training.settings_children import DataPreview, DeviceBox
+from revstudio.qt.training.settings_values import (
+    CHOICES,
+    DATA_KINDS,
+    FOLDER_KINDS,
+    OPTIONAL_NUMBERS,
+    NotANumber,
+    data_source,
+    data_spec,
+    number_text,
+    parse_amount,
+    parse_number,
+)
 from revstudio.training.config import INT_MAX
 
-CHOICES = {
-    "task": ("auto", "classification", "regression", "flow"),
-    "optimizer": ("adam", "adamw", "sgd"),
-    "schedule": ("constant", "cosine", "onecycle"),
-    "precision": ("fp32", "bf16", "fp16"),
-    "mode": ("reversible", "standard", "checkpoint"),
-}
-DATA_KINDS = (("synthetic", "synthetic (a learnable task for this graph)"), ("file", ".npz / .pt file"),
-              ("mnist", "MNIST folder (IDX files)"), ("cifar10", "CIFAR-10 folder (binary batches)"))
-NUMBERS = ("lr", "momentum", "weight_decay", "val_fraction")           # free text, parsed as floats
-OPTIONAL_NUMBERS = ("grad_clip",)                                      # empty = null
-INTS = ("warmup_steps", "batch_size", "seed", "log_every", "val_every", "gradcheck_every", "memory_every",
-        "checkpoint_every")
 log = logging.getLogger("revstudio")
-_devices_seen: list[dict[str, str]] = []  # what torch saw, once per editor session (a child costs seconds)
-
-
-class NotANumber(ValueError):
-    pass
 
 
 class RunSettingsDialog(QDialog):
@@ -75,8 +66,6 @@ class RunSettingsDialog(QDialog):
         self.document = document
         self.values = sec.resolved(document.graph.training)
         self.fields: dict[str, Any] = {}
-        self._answer: dict[str, Any] | None = None  # the data preview's last answer (peek_data)
-        self._queries: list[ChildQuery] = []
 
         # data
         self.data_kind = QComboBox()
@@ -86,9 +75,7 @@ class RunSettingsDialog(QDialog):
         self.data_path.setPlaceholderText("file or folder (relative paths: to the project file)")
         browse = QPushButton("Browse…")
         browse.clicked.connect(self.browse)
-        self.preview = QLabel("")
-        self.preview.setObjectName("dataPreview")
-        self.preview.setWordWrap(True)
+        self.preview = DataPreview(document, self._data_spec, lambda: self.fields["scale_uint8"].isChecked())
         self.val_data = QLineEdit()
         self.val_data.setPlaceholderText("empty: hold out the validation fraction of the data")
         data_row = QHBoxLayout()
@@ -106,7 +93,7 @@ class RunSettingsDialog(QDialog):
         scale.setToolTip("uint8 arrays of a .npz / .pt become k / 255, as mnist: and cifar10: pixels (and "
                          "torchvision's ToTensor); off: kept raw 0..255. Labels and other number types never change.")
         scale.toggled.connect(self.changed)
-        scale.toggled.connect(self._show_preview)
+        scale.toggled.connect(self.preview.show_answer)
         self.fields["scale_uint8"] = scale
         data_form.addRow("8-bit inputs", scale)
 
@@ -132,9 +119,7 @@ class RunSettingsDialog(QDialog):
 
         run_box = QGroupBox("Run")
         run = QFormLayout(run_box)
-        self.device = QComboBox()
-        self.device.setEditable(True)
-        self.device.setToolTip("auto: the first CUDA device when torch sees one, else the CPU")
+        self.device = DeviceBox()
         run.addRow("device", self.device)
         run.addRow("precision", self._combo("precision"))
         run.addRow("mode", self._combo("mode"))
@@ -196,7 +181,7 @@ class RunSettingsDialog(QDialog):
         self.data_kind.currentIndexChanged.connect(self._path_for_kind)
         self._path_for_kind()
         self.length.valueChanged.connect(self.changed)
-        self.detect_devices()
+        self.device.detect()
         self.request_preview()
         self.changed()
 
@@ -240,33 +225,17 @@ class RunSettingsDialog(QDialog):
             elif key == "memory_budget":
                 w.setText("" if value is None else amount_text(value) if isinstance(value, int) else str(value))
             else:
-                w.setText("" if value is None else _number_text(value))
-        data = str(values.get("data") or "synthetic")
-        kind, path = ("synthetic", "") if data == "synthetic" else next(
-            ((k, data[len(k) + 1:]) for k in ("mnist", "cifar10") if data.startswith(k + ":")), ("file", data))
+                w.setText("" if value is None else number_text(value))
+        kind, path = data_source(values.get("data"))
         self.data_kind.setCurrentIndex(self.data_kind.findData(kind))
         self.data_path.setText(path)
         self.val_data.setText(str(values.get("val_data") or ""))
         epochs = values.get("epochs")
         self.length_kind.setCurrentIndex(1 if epochs is not None else 0)
         self.length.setValue(int(epochs if epochs is not None else values.get("steps") or 1))
-        self._fill_devices(str(values.get("device") or "auto"))
+        self.device.fill(str(values.get("device") or "auto"))
         for w in widgets:
             w.blockSignals(False)
-
-    def _fill_devices(self, current: str) -> None:
-        self.device.blockSignals(True)
-        self.device.clear()
-        self.device.addItem("auto", "auto")
-        seen = _devices_seen or [{"id": "cpu", "name": "CPU"}]
-        for d in seen:
-            self.device.addItem(f"{d['id']} — {d['name']}", d["id"])
-        i = self.device.findData(current)
-        if i < 0:
-            self.device.addItem(current, current)
-            i = self.device.count() - 1
-        self.device.setCurrentIndex(i)
-        self.device.blockSignals(False)
 
     def _path_for_kind(self, *_args: object) -> None:
         """Synthetic data reads no path: the field is disabled, its text kept for switching back."""
@@ -276,73 +245,13 @@ class RunSettingsDialog(QDialog):
                                   if synthetic else "")
 
     # ---- children -------------------------------------------------------------------
-    def detect_devices(self) -> None:
-        if _devices_seen:
-            return
-        self.device.setToolTip("Asking torch which devices it sees …")
-        query = ChildQuery("revstudio.qt.training.probe", ["devices"], parent=self)
-        query.answered.connect(self._devices_answered)
-        self._queries.append(query.start())
-
-    def _devices_answered(self, answer: dict[str, Any]) -> None:
-        if isinstance(answer.get("devices"), list):
-            _devices_seen[:] = [d for d in answer["devices"] if isinstance(d, dict) and "id" in d]
-            current = self._device_value()
-            self._fill_devices(current)
-            self.device.setToolTip("auto: the first CUDA device when torch sees one, else the CPU. Torch sees: "
-                                   + ", ".join(d["id"] for d in _devices_seen))
-        else:
-            self.device.setToolTip(f"Could not ask torch for its devices: {answer.get('error')}")
-
     def request_preview(self) -> None:
-        self._answer = None  # (the box's toggle redraws the preview of this spec's answer only)
-        spec = self._data_spec()
-        if spec == "synthetic":
-            self.preview.setText("Synthetic data: a learnable task shaped like this graph's inputs and outputs.")
-            return
-        if not self.data_path.text().strip():
-            self.preview.setText("Choose a file or folder.")
-            return
-        self.preview.setText(f"Reading {spec} …")
-        base = str(Path(self.document.path).resolve().parent) if self.document.path else ""
-        query = ChildQuery("revstudio.qt.training.probe", ["peek", spec, base, json.dumps(self._input_shapes())],
-                           parent=self)
-        query.answered.connect(lambda answer, s=spec: self._preview_answered(s, answer))
-        self._queries.append(query.start())
-
-    def _input_shapes(self) -> dict[str, list[int]]:
-        """The Input nodes' shapes as the check infers them ({} while any is unknown): the preview
-        says whether the data fit them before Train is pressed."""
-        report = self.document.current_report()
-        found = {nid: report.shape(f"{nid}.out") for nid in report.nodes if report.nodes[nid].type == "Input"}
-        if any(shape is None for shape in found.values()):
-            return {}
-        return {nid: [int(s) for s in shape] for nid, shape in found.items() if shape is not None}
-
-    def _preview_answered(self, spec: str, answer: dict[str, Any]) -> None:
-        if spec != self._data_spec():
-            return  # an older question
-        if answer.get("error"):
-            self.preview.setText(f"<span style='color:{theme.colors().error}'>{answer['error']}</span>")
-            return
-        self._answer = answer
-        self._show_preview()
-
-    def _show_preview(self, *_args: object) -> None:
-        answer = self._answer
-        if answer is None or answer.get("error"):
-            return
-        report = self.document.current_report()
-        inputs = [nid for nid in report.nodes if report.nodes[nid].type == "Input"]
-        text = sec.preview_text(answer, self.fields["scale_uint8"].isChecked(), inputs)
-        if answer.get("problem"):
-            problem = html.escape(answer["problem"], quote=False)
-            text = f"{html.escape(text, quote=False)}<br><span style='color:{theme.colors().error}'>{problem}</span>"
-        self.preview.setText(text)
+        """Ask a child what the chosen data holds (the preview under the source)."""
+        self.preview.request(bool(self.data_path.text().strip()))
 
     def browse(self) -> None:
         start = str(Path(self.document.path).parent) if self.document.path else str(Path.home())
-        if self.data_kind.currentData() in ("mnist", "cifar10"):
+        if self.data_kind.currentData() in FOLDER_KINDS:
             path = QFileDialog.getExistingDirectory(self, "Data folder", start)
         else:
             path, _ = QFileDialog.getOpenFileName(self, "Data file", start, "Arrays (*.npz *.pt);;All files (*)")
@@ -362,17 +271,7 @@ class RunSettingsDialog(QDialog):
 
     # ---- reading the form ------------------------------------------------------------
     def _data_spec(self) -> str:
-        kind = self.data_kind.currentData()
-        path = self.data_path.text().strip()
-        if kind == "synthetic":
-            return "synthetic"
-        return f"{kind}:{path}" if kind in ("mnist", "cifar10") else path
-
-    def _device_value(self) -> str:
-        text = self.device.currentText().strip()
-        data = self.device.currentData()
-        return str(data) if data is not None and self.device.itemText(self.device.currentIndex()) == text \
-            else text.split(" ", 1)[0]
+        return data_spec(str(self.data_kind.currentData()), self.data_path.text().strip())
 
     def section(self) -> dict[str, Any]:
         """The form as a training section (raises NotANumber naming the key for unparsable text)."""
@@ -385,14 +284,14 @@ class RunSettingsDialog(QDialog):
             elif isinstance(w, QSpinBox):
                 out[key] = int(w.value())
             elif key == "memory_budget":
-                out[key] = _parse_amount(key, w.text())
+                out[key] = parse_amount(key, w.text())
             else:
-                out[key] = _parse_number(key, w.text(), optional=key in OPTIONAL_NUMBERS)
+                out[key] = parse_number(key, w.text(), optional=key in OPTIONAL_NUMBERS)
         out["data"] = self._data_spec()
         out["val_data"] = self.val_data.text().strip() or None
         length = int(self.length.value())
         out["steps"], out["epochs"] = (length, None) if self.length_kind.currentData() == "steps" else (None, length)
-        out["device"] = self._device_value()
+        out["device"] = self.device.value()
         return out
 
     def problem(self) -> str | None:
@@ -420,7 +319,7 @@ class RunSettingsDialog(QDialog):
     def _budget_hint(self) -> str:
         """What the typed memory budget keeps and its estimated peak (from the editor's analysis)."""
         try:
-            budget = _parse_amount("memory_budget", self.fields["memory_budget"].text())
+            budget = parse_amount("memory_budget", self.fields["memory_budget"].text())
         except NotANumber:
             return ""  # the error line says why
         if budget is None:
@@ -457,38 +356,6 @@ class RunSettingsDialog(QDialog):
         super().accept()
 
     def done(self, result: int) -> None:
-        for query in self._queries:
-            query.kill()
+        self.device.stop()
+        self.preview.stop()
         super().done(result)
-
-
-def _number_text(value: Any) -> str:
-    return repr(value) if isinstance(value, float) else str(value)
-
-
-def _parse_number(key: str, text: str, optional: bool) -> Any:
-    text = text.strip().replace("_", "")
-    if not text:
-        if optional:
-            return None
-        raise NotANumber(f"training.{key}: enter a number")
-    try:
-        value = float(text)
-    except ValueError:
-        raise NotANumber(f"training.{key}: {text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise NotANumber(f"training.{key}: {text!r} is not a finite number")
-    return value
-
-
-def _parse_amount(key: str, text: str) -> int | None:
-    """A memory amount as typed ("64MiB", "1.5 GB", "200000"); empty is no budget."""
-    if not text.strip():
-        return None
-    try:
-        return parse_bytes(text)  # (digit groups, 1_000, as the CLI and the project file read them)
-    except ValueError as exc:
-        raise NotANumber(f"training.{key}: {exc}") from None
-
-
-

@@ -67,6 +67,50 @@ def fake_worker(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
     return use
 
 
+@pytest.fixture
+def open_settings() -> Callable[[Any], Any]:
+    """Run > Run Settings on a window: the one dialog it shows."""
+    from revstudio.qt.training.settings_dialog import RunSettingsDialog
+
+    def open_dialog(window: Any) -> RunSettingsDialog:
+        window.actions_by_name["run_settings"].trigger()
+        dialogs = [d for d in window.findChildren(RunSettingsDialog) if d.isVisible()]
+        assert len(dialogs) == 1
+        return dialogs[0]
+
+    return open_dialog
+
+
+@pytest.fixture
+def settings_preview(qtbot: Any) -> Callable[[Any, str], str]:
+    """A Run Settings dialog's data preview of the file ``name`` (beside the project), once a child read it."""
+
+    def preview(dialog: Any, name: str) -> str:
+        dialog.data_kind.setCurrentIndex(dialog.data_kind.findData("file"))
+        dialog.data_path.setText(name)
+        dialog.request_preview()
+        qtbot.waitUntil(lambda: "Reading" not in dialog.preview.text(), timeout=120_000)
+        return str(dialog.preview.text())
+
+    return preview
+
+
+@pytest.fixture
+def fake_run(qtbot: Any, train_window: Callable[..., Any], fake_worker: Callable[..., None]) -> Callable[..., Any]:
+    """A window whose fake run has ended: ``section`` as ``train_window`` takes it, ``worker`` as
+    ``fake_worker`` does (its rows at once unless a ``delay`` is given)."""
+
+    def run(section: dict[str, Any] | None = None, **worker: Any) -> Any:
+        fake_worker(**{"delay": 0.0, **worker})
+        window = train_window(section)
+        ui = window.training
+        assert ui.train() is None
+        qtbot.waitUntil(lambda: not ui.controller.running, timeout=START_TIMEOUT_MS)
+        return window
+
+    return run
+
+
 def wait_running(qtbot: Any, window: Any, step: int = 1) -> Any:
     """Wait until the live run has logged ``step``; returns its RunData."""
     ctl = window.training.controller

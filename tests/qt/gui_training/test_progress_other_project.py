@@ -4,14 +4,11 @@ from __future__ import annotations
 from .conftest import START_TIMEOUT_MS, wait_running
 
 
-def test_a_finished_runs_progress_leaves_with_its_project(qtbot, train_window, fake_worker):
+def test_a_finished_runs_progress_leaves_with_its_project(qtbot, fake_run):
     """New (or Open) after a run had ended kept "100 % finished: 12 steps" in the status bar of
     the empty project, whose Plots and Runs tabs said no run was shown."""
-    fake_worker(delay=0.0)
-    window = train_window()
+    window = fake_run()
     ui = window.training
-    assert ui.train() is None
-    qtbot.waitUntil(lambda: not ui.controller.running, timeout=START_TIMEOUT_MS)
     assert not ui.status_progress.isHidden()
     window.document.undo_stack.setClean()
     assert window.files.new_file()

@@ -3,16 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import START_TIMEOUT_MS
 
-
-def test_a_one_step_run_ends_as_one_step(qtbot, train_window, fake_worker):
+def test_a_one_step_run_ends_as_one_step(qtbot, fake_run):
     """The status bar said "finished: 1 steps"."""
-    fake_worker(delay=0.0)
-    window = train_window({"steps": 1, "log_every": 1})
+    window = fake_run({"steps": 1, "log_every": 1})
     ui = window.training
-    assert ui.train() is None
-    qtbot.waitUntil(lambda: not ui.controller.running, timeout=START_TIMEOUT_MS)
     assert ui.controller.run.status == "finished"
     assert ui.status_progress.label.text() == "finished: 1 step"
 
@@ -25,13 +20,9 @@ def test_a_one_step_run_ends_as_one_step(qtbot, train_window, fake_worker):
     ({"stall_at": 5}, "finished: 20 steps (not learning: see Plots)", "the run is not learning: after 5 steps",
      "Step 5: the run is not learning"),
 ], ids=["diverged", "not-learning"])
-def test_a_run_warned_of_says_so_in_the_status_plots_and_log(qtbot, train_window, fake_worker, worker, status,
-                                                              log, plots):
-    fake_worker(delay=0.0, **worker)
-    window = train_window({"steps": 20, "log_every": 1})
+def test_a_run_warned_of_says_so_in_the_status_plots_and_log(qtbot, fake_run, worker, status, log, plots):
+    window = fake_run({"steps": 20, "log_every": 1}, **worker)
     ui = window.training
-    assert ui.train() is None
-    qtbot.waitUntil(lambda: not ui.controller.running, timeout=START_TIMEOUT_MS)
     run = ui.controller.run
     assert run.status == "finished" and run.warning is not None
     assert "learning rate (now 0.001)" in run.warning  # (the editor's words for --lr)
@@ -41,13 +32,10 @@ def test_a_run_warned_of_says_so_in_the_status_plots_and_log(qtbot, train_window
     assert plots in ui.plots.warning.text()
 
 
-def test_a_run_too_short_to_check_whether_it_learns_says_so_in_the_status_and_log(qtbot, train_window, fake_worker):
+def test_a_run_too_short_to_check_whether_it_learns_says_so_in_the_status_and_log(qtbot, fake_run):
     """A 20-step run was never checked for learning, and ended as "finished: 20 steps" as if it had been."""
-    fake_worker(delay=0.0, short=True)
-    window = train_window({"steps": 20, "log_every": 1})
+    window = fake_run({"steps": 20, "log_every": 1}, short=True)
     ui = window.training
-    assert ui.train() is None
-    qtbot.waitUntil(lambda: not ui.controller.running, timeout=START_TIMEOUT_MS)
     run = ui.controller.run
     assert run.status == "finished" and run.warning is None
     assert run.note is not None and "steps 100" in run.note and "--steps" not in run.note  # (the editor's words)

@@ -6,60 +6,45 @@ from pathlib import Path
 
 import numpy as np
 
-from revstudio.qt.training.settings_dialog import RunSettingsDialog
-
-from .conftest import START_TIMEOUT_MS
-from .test_run_settings import open_dialog
-from .test_run_settings_data import _preview
-
 NOTE = ("inputs: uint8 scaled to [0, 1] (x: k / 255, as mnist: and cifar10: read pixels); --no-scale-uint8 keeps "
         "them raw 0..255")
 
 
-def test_the_log_says_the_uint8_inputs_were_scaled_once(qtbot, train_window, fake_worker):
-    fake_worker(delay=0.0, inputs=NOTE)
-    window = train_window({"steps": 5, "log_every": 1})
-    ui = window.training
-    assert ui.train() is None
-    qtbot.waitUntil(lambda: not ui.controller.running, timeout=START_TIMEOUT_MS)
+def test_the_log_says_the_uint8_inputs_were_scaled_once(qtbot, fake_run):
+    window = fake_run({"steps": 5, "log_every": 1}, inputs=NOTE)
     log = window.bottom.log.toPlainText()
     assert log.count("inputs: uint8 scaled to [0, 1]") == 1
     assert ('"scale uint8 inputs to [0, 1]" off keeps them raw 0..255 (Run > Run Settings)' in log
             and "--no-scale-uint8" not in log)
 
 
-def test_a_run_on_other_inputs_says_nothing_of_scaling(qtbot, train_window, fake_worker):
-    fake_worker(delay=0.0)
-    window = train_window({"steps": 3, "log_every": 1})
-    ui = window.training
-    assert ui.train() is None
-    qtbot.waitUntil(lambda: not ui.controller.running, timeout=START_TIMEOUT_MS)
+def test_a_run_on_other_inputs_says_nothing_of_scaling(qtbot, fake_run):
+    window = fake_run({"steps": 3, "log_every": 1})
     assert "uint8" not in window.bottom.log.toPlainText()
 
 
-def test_run_settings_keep_raw_bytes_with_the_box_unticked(qtbot, train_window):
+def test_run_settings_keep_raw_bytes_with_the_box_unticked(qtbot, train_window, open_settings):
     window = train_window()
-    window.actions_by_name["run_settings"].trigger()
-    dialog = next(d for d in window.findChildren(RunSettingsDialog) if d.isVisible())
+    dialog = open_settings(window)
     box = dialog.fields["scale_uint8"]
     assert box.isChecked()  # (the default: scaled)
     box.setChecked(False)
     dialog.accept()
     assert window.document.graph.training["scale_uint8"] is False
-    window.actions_by_name["run_settings"].trigger()
-    dialog = next(d for d in window.findChildren(RunSettingsDialog) if d.isVisible())
+    dialog = open_settings(window)
     assert not dialog.fields["scale_uint8"].isChecked()
     dialog.fields["scale_uint8"].setChecked(True)
     dialog.accept()
     assert "scale_uint8" not in window.document.graph.training
 
 
-def test_the_data_preview_says_what_a_run_does_with_uint8_inputs_as_the_box_says(qtbot, train_window):
+def test_the_data_preview_says_what_a_run_does_with_uint8_inputs_as_the_box_says(qtbot, train_window, open_settings,
+                                                                                 settings_preview):
     window = train_window()
     folder = Path(window.document.path).parent
     np.savez(folder / "u8.npz", x=np.zeros((20, 3, 16, 16), "uint8"), y=(np.arange(20) % 10).astype("uint8"))
-    dialog = open_dialog(window)
-    assert _preview(qtbot, dialog, "u8.npz") == "20 samples: x 20x3x16x16, y 20; 10 classes; uint8 x: scaled to [0, 1]"
+    dialog = open_settings(window)
+    assert settings_preview(dialog, "u8.npz") == "20 samples: x 20x3x16x16, y 20; 10 classes; uint8 x: scaled to [0, 1]"
     dialog.fields["scale_uint8"].setChecked(False)
     assert dialog.preview.text().endswith("; uint8 x: kept raw 0..255")
     dialog.reject()

@@ -3,22 +3,15 @@ from __future__ import annotations
 
 from revstudio.core.commands import SetTraining
 from revstudio.qt.training import section as sec
-from revstudio.qt.training.settings_dialog import RunSettingsDialog
 
 from .conftest import SHORT
 
 
-def open_dialog(window) -> RunSettingsDialog:
-    window.actions_by_name["run_settings"].trigger()
-    dialogs = [d for d in window.findChildren(RunSettingsDialog) if d.isVisible()]
-    assert len(dialogs) == 1
-    return dialogs[0]
-
-
-def test_settings_are_checked_with_the_configs_messages_and_saved_as_one_undoable_edit(qtbot, train_window):
+def test_settings_are_checked_with_the_configs_messages_and_saved_as_one_undoable_edit(qtbot, train_window,
+                                                                                       open_settings):
     window = train_window()
     stack = window.document.undo_stack
-    dialog = open_dialog(window)
+    dialog = open_settings(window)
     assert dialog.length.value() == 12 and dialog.fields["batch_size"].value() == 8  # filled from the project
     ok = dialog.buttons.button(dialog.buttons.StandardButton.Ok)
     assert ok.isEnabled() and not dialog.error.isVisibleTo(dialog)
@@ -47,18 +40,18 @@ def test_settings_are_checked_with_the_configs_messages_and_saved_as_one_undoabl
     assert window.document.graph.training == training
 
     # Restore Defaults, then OK: the section holds only the version
-    dialog = open_dialog(window)
+    dialog = open_settings(window)
     dialog.restore_defaults()
     dialog.accept()
     assert window.document.graph.training == {"version": 1}
 
 
-def test_large_whole_numbers_show_as_they_are_and_ok_keeps_them(qtbot, train_window):
+def test_large_whole_numbers_show_as_they_are_and_ok_keeps_them(qtbot, train_window, open_settings):
     # the fields stopped at 1e9 (steps at 1e8): a seed of 1.5e9 showed as 1e9 and OK wrote that,
     # and a value beyond 32 bits raised OverflowError when the dialog opened
     section = {**SHORT, "seed": 1_500_000_000, "steps": 300_000_000, "checkpoint_every": 2_000_000_000}
     window = train_window(section)
-    dialog = open_dialog(window)
+    dialog = open_settings(window)
     assert dialog.fields["seed"].value() == 1_500_000_000 and dialog.length.value() == 300_000_000
     assert dialog.fields["checkpoint_every"].value() == 2_000_000_000
     count = window.document.undo_stack.count()
@@ -67,9 +60,9 @@ def test_large_whole_numbers_show_as_they_are_and_ok_keeps_them(qtbot, train_win
     assert window.document.graph.training["seed"] == 1_500_000_000
 
 
-def test_the_memory_budget_is_typed_as_an_amount_and_shown_as_one(qtbot, train_window):
+def test_the_memory_budget_is_typed_as_an_amount_and_shown_as_one(qtbot, train_window, open_settings):
     window = train_window()
-    dialog = open_dialog(window)
+    dialog = open_settings(window)
     ok = dialog.buttons.button(dialog.buttons.StandardButton.Ok)
     field = dialog.fields["memory_budget"]
     assert field.text() == "" and "64MiB" in field.placeholderText()
@@ -99,13 +92,13 @@ def test_the_memory_budget_is_typed_as_an_amount_and_shown_as_one(qtbot, train_w
     dialog.fields["mode"].setCurrentIndex(dialog.fields["mode"].findData("reversible"))
     dialog.accept()
     assert window.document.graph.training["memory_budget"] == 64 << 20  # stored as bytes
-    dialog = open_dialog(window)
+    dialog = open_settings(window)
     assert dialog.fields["memory_budget"].text() == "64MiB"  # and shown as an amount again
     for typed, stored in (("64MB", 64_000_000), ("1.5GB", 1_500_000_000), ("768 KiB", 768 << 10)):
         dialog.fields["memory_budget"].setText(typed)
         dialog.accept()
         assert window.document.graph.training["memory_budget"] == stored
-        dialog = open_dialog(window)
+        dialog = open_settings(window)
         assert dialog.fields["memory_budget"].text() == typed.replace(" ", "")
     dialog.fields["memory_budget"].setText("1.9")  # a fraction of a byte is refused, not cut off
     assert "whole number of bytes" in dialog.error.text()
@@ -113,20 +106,20 @@ def test_the_memory_budget_is_typed_as_an_amount_and_shown_as_one(qtbot, train_w
     dialog.fields["memory_budget"].setText("0")
     dialog.accept()
     assert window.document.graph.training["memory_budget"] == 0  # a budget that keeps nothing
-    dialog = open_dialog(window)
+    dialog = open_settings(window)
     dialog.fields["memory_budget"].setText("")
     dialog.accept()
     assert "memory_budget" not in window.document.graph.training
 
 
-def test_devices_and_the_data_preview_come_from_a_child_process(qtbot, train_window, tmp_path):
+def test_devices_and_the_data_preview_come_from_a_child_process(qtbot, train_window, tmp_path, open_settings):
     window = train_window()
     import torch
 
     # a .pt file: train-data's .npz preview fails on numpy 2.4 (numpy.lib.format._read_array_header is gone)
     data = tmp_path / "project" / "tiny.pt"
     torch.save({"x": torch.zeros(20, 3, 16, 16), "y": torch.arange(20) % 10}, data)
-    dialog = open_dialog(window)
+    dialog = open_settings(window)
     qtbot.waitUntil(lambda: any(dialog.device.itemData(i) == "cpu" and "threads" in dialog.device.itemText(i)
                                 for i in range(dialog.device.count())), timeout=120_000)
     dialog.data_kind.setCurrentIndex(dialog.data_kind.findData("file"))
@@ -145,7 +138,7 @@ def test_devices_and_the_data_preview_come_from_a_child_process(qtbot, train_win
     assert f'"data": "{data.resolve()}"' in text
 
 
-def test_bad_settings_refuse_train_with_the_reason(qtbot, train_window, dialogs):
+def test_bad_settings_refuse_train_with_the_reason(qtbot, train_window, dialogs, open_settings):
     window = train_window()
     window.document.push(SetTraining(window.document.graph, {"lr": -1}))
     assert window.training.train() is not None
@@ -157,7 +150,7 @@ def test_bad_settings_refuse_train_with_the_reason(qtbot, train_window, dialogs)
     # with a good one applies the whole section as one undoable edit
     for bad in ({"lr": -1}, {"memory_budget": "lots"}, {"memory_budget": 1.5}):
         window.document.push(SetTraining(window.document.graph, bad))
-        dialog = open_dialog(window)
+        dialog = open_settings(window)
         key = next(iter(bad))
         assert dialog.error.text().startswith(f"training.{key}")
         dialog.fields[key].setText("0.01" if key == "lr" else "64MiB")
@@ -170,10 +163,10 @@ def test_bad_settings_refuse_train_with_the_reason(qtbot, train_window, dialogs)
 
 
 def test_a_data_file_that_does_not_exist_is_refused_in_the_dialog_and_by_train(qtbot, train_window, dialogs,
-                                                                               tmp_path):
+                                                                               tmp_path, open_settings):
     # it was accepted, and Train then started a run that failed reading it
     window = train_window()
-    dialog = open_dialog(window)
+    dialog = open_settings(window)
     ok = dialog.buttons.button(dialog.buttons.StandardButton.Ok)
     dialog.data_kind.setCurrentIndex(dialog.data_kind.findData("file"))
     dialog.data_path.setText("nope.npz")
@@ -203,11 +196,11 @@ def test_a_data_file_that_does_not_exist_is_refused_in_the_dialog_and_by_train(q
     assert title == "Cannot train" and "no file nope.npz" in text and "Run Settings" in text
 
 
-def test_synthetic_data_disables_the_path_and_keeps_its_text(qtbot, train_window, tmp_path):
+def test_synthetic_data_disables_the_path_and_keeps_its_text(qtbot, train_window, tmp_path, open_settings):
     (tmp_path / "project").mkdir()
     (tmp_path / "project" / "data.npz").write_bytes(b"")
     window = train_window({**SHORT, "data": "data.npz"})
-    dialog = open_dialog(window)
+    dialog = open_settings(window)
     assert dialog.data_path.isEnabled() and dialog.data_path.text() == "data.npz"
     dialog.data_kind.setCurrentIndex(dialog.data_kind.findData("synthetic"))
     assert not dialog.data_path.isEnabled() and dialog.data_path.text() == "data.npz"
@@ -215,6 +208,6 @@ def test_synthetic_data_disables_the_path_and_keeps_its_text(qtbot, train_window
     dialog.data_kind.setCurrentIndex(dialog.data_kind.findData("file"))
     assert dialog.data_path.isEnabled() and dialog.section()["data"] == "data.npz"
     dialog.reject()
-    dialog = open_dialog(train_window())  # a project on synthetic data opens with the field disabled
+    dialog = open_settings(train_window())  # a project on synthetic data opens with the field disabled
     assert not dialog.data_path.isEnabled()
     dialog.reject()

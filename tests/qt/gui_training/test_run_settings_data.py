@@ -8,38 +8,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from .test_run_settings import open_dialog
 
-
-def _preview(qtbot, dialog, name: str) -> str:
-    dialog.data_kind.setCurrentIndex(dialog.data_kind.findData("file"))
-    dialog.data_path.setText(name)
-    dialog.request_preview()
-    qtbot.waitUntil(lambda: "Reading" not in dialog.preview.text(), timeout=120_000)
-    return dialog.preview.text()
-
-
-def test_the_preview_says_when_the_data_do_not_fit_the_input_node(qtbot, train_window, tmp_path):
+def test_the_preview_says_when_the_data_do_not_fit_the_input_node(qtbot, train_window, tmp_path, open_settings,
+                                                                  settings_preview):
     window = train_window()
     folder = tmp_path / "project"
     np.savez(folder / "hwc.npz", x=np.zeros((20, 16, 16, 3), "float32"), y=np.arange(20) % 10)
     np.savez(folder / "ok.npz", x=np.zeros((20, 3, 16, 16), "float32"), y=np.arange(20) % 10)
-    dialog = open_dialog(window)
-    text = _preview(qtbot, dialog, "hwc.npz")
+    dialog = open_settings(window)
+    text = settings_preview(dialog, "hwc.npz")
     assert text.startswith("20 samples: x 20x16x16x3, y 20; 10 classes<br><span")
     assert ("array 'x' has samples of shape 16x16x3 (array 20x16x16x3), Input node 'image' expects 3x16x16"
             in text and "numpy.transpose(x, (0, 3, 1, 2))" in text)
-    assert _preview(qtbot, dialog, "ok.npz") == "20 samples: x 20x3x16x16, y 20; 10 classes"
+    assert settings_preview(dialog, "ok.npz") == "20 samples: x 20x3x16x16, y 20; 10 classes"
     dialog.reject()
 
 
-def test_the_preview_checks_a_pt_file_against_the_input_node_too(qtbot, train_window, tmp_path):
+def test_the_preview_checks_a_pt_file_against_the_input_node_too(qtbot, train_window, tmp_path, open_settings,
+                                                                 settings_preview):
     import torch
 
     window = train_window()
     torch.save({"inputs": torch.zeros(20, 3, 16, 16), "y": torch.arange(20) % 10}, tmp_path / "project" / "d.pt")
-    dialog = open_dialog(window)
-    text = _preview(qtbot, dialog, "d.pt")
+    dialog = open_settings(window)
+    text = settings_preview(dialog, "d.pt")
     assert text.startswith("20 samples: inputs 20x3x16x16, y 20; 10 classes<br><span")
     assert "missing array 'x' (the inputs of Input node 'image', N first); found inputs, y" in text
     assert "torch.save({'x': inputs, 'y': targets}, path)" in text
