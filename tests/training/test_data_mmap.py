@@ -14,7 +14,7 @@ import torch
 
 from revstudio.core.graph import Graph
 from revstudio.diagnostics.check import full_check
-from revstudio.training import mapped, sources
+from revstudio.training import arrays, mapped, sources
 from revstudio.training.data import DataError, load_data, peek_data
 from revstudio.training.mapped import Mapped
 from revstudio.training.task import infer_task
@@ -113,7 +113,7 @@ def test_the_pixel_like_note_reads_a_mapped_array_a_chunk_at_a_time(tmp_path, mo
 
 def test_a_large_uncompressed_npz_is_mapped_not_refused_for_memory(tmp_path, monkeypatch) -> None:
     np.savez(tmp_path / "d.npz", x=np.ones((64, 1, 8, 8), "float32"), y=np.arange(64) % 10)
-    monkeypatch.setattr(sources, "_memory_bytes", lambda: 4096)  # (x: 16 KiB; y, read whole: 512 bytes)
+    monkeypatch.setattr(arrays, "_memory_bytes", lambda: 4096)  # (x: 16 KiB; y, read whole: 512 bytes)
     monkeypatch.setattr(mapped, "MAP_ABOVE", 1024)
     bundle = _load(tmp_path / "d.npz", _classifier([1, 8, 8]))
     assert isinstance(bundle.train.inputs["x"], Mapped) and len(bundle.train) + len(bundle.val) == 64
@@ -121,7 +121,7 @@ def test_a_large_uncompressed_npz_is_mapped_not_refused_for_memory(tmp_path, mon
 
 def test_a_compressed_npz_larger_than_memory_is_refused_naming_numpy_savez(tmp_path, monkeypatch) -> None:
     np.savez_compressed(tmp_path / "d.npz", x=np.zeros((64, 1, 8, 8), "float32"), y=np.zeros(64, "int64"))
-    monkeypatch.setattr(sources, "_memory_bytes", lambda: 4096)
+    monkeypatch.setattr(arrays, "_memory_bytes", lambda: 4096)
     monkeypatch.setattr(mapped, "MAP_ABOVE", 0)
     with pytest.raises(DataError) as err:
         sources.load_arrays(str(tmp_path / "d.npz"))
