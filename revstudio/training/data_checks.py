@@ -200,6 +200,12 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         n = len(t) if t.dim() else "no"
         raise DataError(f"{source}: array 'y' has {n} samples, the inputs have {count}")
     head = head_id or output_id
+    if isinstance(t, Mapped):  # (labels mapped from a large .npz: the same checks, a chunk at a time)
+        one_hot = kind == "classification" or (auto and kind == "regression")
+        if not (one_hot and _one_hot(t, out_shape)):
+            return _mapped_targets(t, count, kind=kind, num_classes=num_classes, output_id=output_id, head=head,
+                                   out_shape=out_shape, source=source, auto=auto)
+        t = torch.cat([part.to(torch.float32).argmax(dim=1) for _, part in t.chunks()])  # (N indices, in memory)
     if (kind == "regression" and auto and t.dim() == 1 and not t.is_floating_point() and t.dtype != torch.bool
             and len(out_shape) == 1 and out_shape[0] > 1):
         kind, num_classes = "classification", int(out_shape[0])  # labels for a K-vector output: class scores
@@ -267,8 +273,89 @@ def _one_hot(t: Any, out_shape: tuple[int, ...]) -> bool:
         return False
     import torch
 
+    if isinstance(t, Mapped):
+        return all(_one_hot(part, out_shape) for _, part in t.chunks())
     values = t.to(torch.int64) if t.dtype == torch.bool else t
     return bool(((values == 0) | (values == 1)).all()) and bool((values.sum(dim=1) == 1).all())
+
+
+def _label_scan(t: Mapped) -> tuple[int, int, bool, Any, Any]:
+    """``(first sample with NaN or Inf, how many, whether every value is a whole number, the smallest
+    value, the largest)`` of mapped targets, a chunk at a time in their own number type (uint64 labels
+    exact, as Python ints)."""
+    import numpy as np
+
+    first, bad, whole, low, high = -1, 0, True, None, None
+    for start, rows in t.raw_chunks():
+        part = np.asarray(rows)
+        if not part.size:
+            continue
+        if part.dtype.kind == "f":
+            finite = np.isfinite(part.reshape(len(part), -1)).all(axis=1)
+            if not finite.all():
+                first = int(np.flatnonzero(~finite)[0]) + start if first < 0 else first
+                bad += int((~finite).sum())
+                continue
+            whole = whole and bool((part == np.round(part)).all())
+        lo, hi = part.min().item(), part.max().item()
+        low, high = (lo, hi) if low is None else (min(low, lo), max(high, hi))
+    return first, bad, whole and not bad, low, high
+
+
+def _mapped_targets(t: Mapped, count: int, *, kind: str, num_classes: int | None, output_id: str, head: str,
+                    out_shape: tuple[int, ...], source: str, auto: bool) -> tuple[Any, str]:
+    """:func:`check_targets` of targets mapped from a large .npz (not one-hot): the same decisions and
+    refusals from one chunked scan; what comes back stays mapped, converted (and reshaped) as used."""
+    import torch
+
+    kinds = t.array.dtype.kind
+    if (kind == "regression" and auto and t.dim() == 1 and kinds in "iu" and len(out_shape) == 1
+            and out_shape[0] > 1):
+        kind, num_classes = "classification", int(out_shape[0])
+    if kind == "classification":
+        first, bad, whole, low, high = _label_scan(t)
+        if kinds == "f" and bad:
+            raise DataError(f"{source}: array 'y' has NaN or Inf values ({bad} sample{'s' * (bad != 1)}, the first "
+                            f"is sample {first}); clean or drop them")
+        if kinds == "f":
+            if auto and tuple(t.shape[1:]) == tuple(out_shape):
+                kind = "regression"
+            elif not (whole and t.dim() <= 2 and (t.dim() == 1 or t.shape[1] == 1)):
+                held = "one real value per sample" if t.dim() == 1 else f"real values of shape {_fmt(t.shape[1:])}"
+                raise DataError(f"{source}: array 'y' holds {held}; classification needs one int64 class index per "
+                                f"sample (or set task to 'regression' with targets of the output's shape "
+                                f"{_fmt(out_shape)})")
+    if kind == "classification":
+        if kinds == "b":
+            raise DataError(f"{source}: array 'y' has dtype {t.dtype}; expected int64 class indices")
+        if t.dim() == 2 and t.shape[1] == 1:
+            t = t.reshaped(())
+        if t.dim() != 1:
+            raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}; classification "
+                            f"needs one class index per sample (an array of N labels)")
+        low, high = int(low), int(high)
+        if low < 0:
+            raise DataError(f"{source}: array 'y' has the label {low}; class indices start at 0")
+        classes = int(num_classes or 0)
+        if high >= classes:
+            raise DataError(f"{source}: {high + 1} classes in the labels, {classes} outputs in head {head!r} "
+                            f"(labels 0..{high}, Output {output_id!r} reads {classes} scores); give the head "
+                            f"{high + 1} outputs or relabel the data")
+        return t.converted(torch.int64), kind
+    if kinds == "b":
+        raise DataError(f"{source}: array 'y' has dtype {t.dtype}; regression needs float targets")
+    want = tuple(int(s) for s in out_shape)
+    if tuple(t.shape[1:]) != want:
+        if math.prod(t.shape[1:]) != math.prod(want):
+            raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}, Output {output_id!r} "
+                            f"reads {_fmt(want)}")
+        t = t.reshaped(want)
+    t = t.converted(torch.float32)
+    first, _ = _nonfinite(t)
+    if first >= 0:
+        raise DataError(f"{source}: array 'y' has NaN or Inf values (the first at sample {first}); clean or drop "
+                        "those samples")
+    return t, kind
 
 
 # ---- what a run's data are: for a resumed run, and a flow's levels ------------------------------

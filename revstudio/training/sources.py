@@ -36,7 +36,7 @@ from .data_checks import (  # noqa: F401
     scale_bytes,
     shape_advice,
 )
-from .mapped import Mapped
+from .mapped import Mapped, reading_note
 from .synthetic import synthetic
 
 MNIST_NAMES = {
@@ -252,9 +252,11 @@ def _take(t: Any, index: Any) -> Any:
     return t.take(index.numpy()) if isinstance(t, Mapped) else t[index]
 
 
-def mapped_names(inputs: dict[str, Any]) -> list[str]:
-    """The Input node ids whose arrays are mapped, read as used (``mapped.Mapped``)."""
-    return [n for n, t in inputs.items() if isinstance(t, Mapped)]
+def mapped_names(inputs: dict[str, Any], targets: Any = None) -> list[str]:
+    """The arrays that are mapped, read as used (``mapped.Mapped``), as the file names them: ``x`` (or the
+    Input node ids of several) and ``y``."""
+    names = [("x" if len(inputs) == 1 else n) for n, t in inputs.items() if isinstance(t, Mapped)]
+    return names + (["y"] if isinstance(targets, Mapped) else [])
 
 
 # ---- a whole source: read, check, split -------------------------------------------------------
@@ -301,7 +303,8 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
     (``scale_bytes``). ``facts``, when given, receives ``uint8``: the Input node ids fed uint8
     arrays, ``scaled``: whether they were scaled, ``levels``: a flow's dequantisation levels
     (``flow_levels``), ``pixels``: (node id, dtype) of training inputs in another number type that
-    hold 0..255 whole numbers, left as they are (``looks_like_pixels``)."""
+    hold 0..255 whole numbers, left as they are (``looks_like_pixels``), ``mapped``: the arrays mapped from the
+    training file, ``reading``: the start's words on how it is read (``mapped.reading_note``)."""
     if not 0.0 <= float(val_fraction) < 1.0:
         raise DataError(f"val_fraction {val_fraction} must be at least 0 and below 1")
     uint8: list[str] = []
@@ -339,10 +342,10 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
         if val_fraction > 0 and count >= 2:
             train_idx, val_idx = split_indices(count, float(val_fraction), seed)
             val = ({k: _take(v, val_idx) for k, v in train[0].items()},
-                   None if train[1] is None else train[1][val_idx])
+                   None if train[1] is None else _take(train[1], val_idx))
             train = ({k: _take(v, train_idx) for k, v in train[0].items()},
-                     None if train[1] is None else train[1][train_idx])
+                     None if train[1] is None else _take(train[1], train_idx))
     if facts is not None:
         facts.update(uint8=uint8, scaled=bool(uint8) and scale_uint8, levels=flow_levels(eight_bit), pixels=pixels,
-                     mapped=mapped_names(train[0]))
+                     mapped=mapped_names(*train), reading=reading_note(mapped_names(*train), source))
     return train, val, kind
