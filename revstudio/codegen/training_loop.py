@@ -155,7 +155,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     # (as revstudio's checkpoints: a run resumed on other data can tell)
     data_record = {"describe": f"{config['data']}: {n} train" + (f" / {len(next(iter(val[0].values())))} val"
                                                                if val is not None else ", no validation"),
-                   "digest": data_digest([(inputs, targets), val]),
+                   "digest": facts["digest"] or data_digest([(inputs, targets), val]),
                    "uint8_scaled": bool(facts["scaled"]) if facts["uint8"] else None}
     if rank == 0 and uint8_note(facts):
         print(f"note: {uint8_note(facts)}", file=sys.stderr, flush=True)

@@ -63,6 +63,7 @@ class DataBundle:
 
     pixels: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # 0..255 whole numbers, not uint8
     reading: str = ""  # how a large file is read: "x mapped (read as used)", "read whole" (else "")
+    digest: str | None = None  # sources.data_digest, where the one pass over mapped arrays made it already
 
     def inputs_note(self) -> str | None:
         """``inputs: uint8 scaled to [0, 1] ...`` where a .npz / .pt fed uint8 inputs (or kept raw), and
@@ -126,7 +127,7 @@ def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: s
     return DataBundle(Split(inputs, targets), None if val is None else Split(*val), task,
                       "synthetic" if spec == "synthetic" else str(spec),
                       facts["levels"] if task.kind == "flow" else None, list(facts["uint8"]), bool(scale_uint8),
-                      list(facts["pixels"]), facts["reading"])
+                      list(facts["pixels"]), facts["reading"], facts["digest"])
 
 
 

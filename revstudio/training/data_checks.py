@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .mapped import Mapped
+from .mapped import Mapped, native
 
 
 class DataError(Exception):
@@ -51,20 +51,39 @@ def looks_like_pixels(t: Any) -> bool:
             or t.is_complex() or math.prod(t.shape) == 0:
         return False
     if isinstance(t, Mapped):  # (a chunk at a time: the same answer, bounded memory)
-        most, least, whole = -math.inf, math.inf, True
+        seen = PixelScan()
         for _, part in t.chunks():
-            top = float(part.max())
-            if math.isnan(top):  # as t.max() of the whole is
-                return False
-            most, least = max(most, top), min(least, float(part.min()))
-            whole = whole and (not part.is_floating_point() or bool((part == part.round()).all()))
-            if most > 255 or least < 0 or not whole:  # (no later chunk can make it pixels: stop reading)
-                return False
-        return 128 <= most <= 255 and least >= 0 and whole
+            if not seen.add(part):  # (no later chunk can make it pixels: stop reading)
+                break
+        return seen.answer()
     high = t.max()
     if not 128 <= float(high) <= 255:
         return False
     return float(t.min()) >= 0 and (not t.is_floating_point() or bool((t == t.round()).all()))
+
+
+class PixelScan:
+    """:func:`looks_like_pixels` of a mapped array fed its chunks (as the file holds them) one by one."""
+
+    def __init__(self) -> None:
+        self.most, self.least, self.whole, self.nan = -math.inf, math.inf, True, False
+
+    def add(self, part: Any) -> bool:
+        """Take in a chunk; False once no later chunk can make the array pixels (and it is not read)."""
+        if self.nan or self.most > 255 or self.least < 0 or not self.whole:
+            return False
+        if not len(part):
+            return True
+        top = float(part.max())
+        if math.isnan(top):  # as t.max() of the whole is
+            self.nan = True
+            return False
+        self.most, self.least = max(self.most, top), min(self.least, float(part.min()))
+        self.whole = self.whole and (not part.is_floating_point() or bool((part == part.round()).all()))
+        return not (self.most > 255 or self.least < 0 or not self.whole)
+
+    def answer(self) -> bool:
+        return not self.nan and 128 <= self.most <= 255 and self.least >= 0 and self.whole
 
 
 def inputs_note(uint8: list[str], scaled: bool, pixels: list[tuple[str, str]], count: int) -> str | None:
@@ -126,9 +145,11 @@ def shape_advice(array: tuple[int, ...], want: tuple[int, ...], name: str, node:
 
 
 def check_inputs(inputs: dict[str, Any], specs: dict[str, tuple[tuple[int, ...], str]],
-                 source: str) -> dict[str, Any]:
+                 source: str, later: list[tuple[str, str, Any]] | None = None) -> dict[str, Any]:
     """Inputs as float tensors of each Input node's shape (a missing channel axis of 1 is added);
-    wrong shapes, non-numbers and NaN/Inf are refused naming the array and the node."""
+    wrong shapes, non-numbers and NaN/Inf are refused naming the array and the node. With ``later``,
+    a mapped array's NaN/Inf check is left to :func:`one_pass` (``(source, name, the converted array)``
+    appended), which reads it once with the data digest."""
     import torch
 
     out: dict[str, Any] = {}
@@ -153,7 +174,9 @@ def check_inputs(inputs: dict[str, Any], specs: dict[str, tuple[tuple[int, ...],
         count = len(t)
         if isinstance(t, Mapped):  # read as used: checked a chunk at a time, converted batch by batch
             t = t.converted(torch.float64 if dtype == "float64" else torch.float32)
-            first, bad = _nonfinite(t)
+            first, bad = _nonfinite(t) if later is None else (-1, 0)
+            if later is not None:
+                later.append((source, name, t))
         else:
             t = t.to(torch.float64 if dtype == "float64" else torch.float32)
             finite = torch.isfinite(t.reshape(len(t), -1)).all(dim=1)
@@ -170,7 +193,7 @@ def _nonfinite(t: Mapped) -> tuple[int, int]:
     conversion, a chunk at a time; integer arrays hold none and are not read."""
     import torch
 
-    if t.array.dtype.kind in "biu" and t.to in (torch.float32, torch.float64, None):
+    if _finite_kind(t):
         return -1, 0  # (no integer becomes NaN or Inf in float32)
     first, bad = -1, 0
     for start, part in t.chunks():
@@ -179,6 +202,13 @@ def _nonfinite(t: Mapped) -> tuple[int, int]:
             first = int((~finite).nonzero()[0]) + start if first < 0 else first
             bad += int((~finite).sum())
     return first, bad
+
+
+def _finite_kind(t: Mapped) -> bool:
+    """Whether a mapped array's values cannot be NaN or Inf once converted (integers to float32/64)."""
+    import torch
+
+    return t.array.dtype.kind in "biu" and t.to in (torch.float32, torch.float64, None)
 
 
 def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | None, output_id: str,
@@ -360,10 +390,12 @@ def _mapped_targets(t: Mapped, count: int, *, kind: str, num_classes: int | None
 
 # ---- what a run's data are: for a resumed run, and a flow's levels ------------------------------
 
-def data_digest(splits: list[Any]) -> str:
+def data_digest(splits: list[Any], visit: Any = None) -> str:
     """A digest of a run's data: ``splits`` are ``(inputs by node id, targets or None)`` pairs (or None),
     training first; every tensor's name, shape, number type and bytes count, in order. A checkpoint
-    keeps it so that a resumed run can tell data rewritten since from the same data."""
+    keeps it so that a resumed run can tell data rewritten since from the same data. ``visit(array,
+    first sample, chunk as the file holds it, chunk converted)`` sees each chunk of a mapped array as it
+    is hashed (``one_pass``)."""
     import hashlib
 
     import torch
@@ -377,12 +409,48 @@ def data_digest(splits: list[Any]) -> str:
         for name, t in [*sorted(inputs.items()), ("<targets>", targets)]:
             if isinstance(t, Mapped):  # (the same bytes as read whole, a chunk at a time)
                 digest.update(f"{name}{tuple(t.shape)}{t.dtype}".encode())
-                for _, part in t.chunks():
+                for start, raw in t.raw_chunks():
+                    part = t._tensor(raw)
                     digest.update(memoryview(part.contiguous().reshape(-1).view(torch.uint8).numpy()))
+                    if visit is not None:
+                        visit(t, start, raw, part)
             elif t is not None:
                 digest.update(f"{name}{tuple(t.shape)}{t.dtype}".encode())
                 digest.update(memoryview(t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()))
     return digest.hexdigest()
+
+
+def one_pass(splits: list[Any], later: list[tuple[str, str, Any]], pixels: dict[str, Any]) -> tuple[str, list[str]]:
+    """``(the data digest, the names in pixels that look like 8-bit pixels)`` from one read of the mapped
+    arrays: the digest's own pass (training rows, then validation rows: each sample once) also makes the
+    NaN/Inf check :func:`check_inputs` left in ``later`` and :func:`looks_like_pixels` of the arrays in
+    ``pixels`` ({name: mapped array as the file holds it}); a NaN or Inf is refused as check_inputs
+    refuses it (the first sample and the count over the whole array)."""
+    import torch
+
+    bad: dict[int, list[int]] = {id(t.array): [-1, 0] for _, _, t in later if not _finite_kind(t)}
+    scans = {id(t.array): PixelScan() for t in pixels.values()}
+
+    def visit(t: Mapped, start: int, raw: Any, part: Any) -> None:
+        found = bad.get(id(t.array))
+        if found is not None and len(part):
+            finite = torch.isfinite(part.reshape(len(part), -1)).all(dim=1)
+            if not bool(finite.all()):
+                where = (~finite).nonzero()[:, 0].numpy() + start
+                where = where if t.rows is None else t.rows[where]
+                found[0] = int(where.min()) if found[0] < 0 else min(found[0], int(where.min()))
+                found[1] += len(where)
+        scan = scans.get(id(t.array))
+        if scan is not None:
+            scan.add(torch.from_numpy(native(raw)))
+
+    digest = data_digest(splits, visit)
+    for source, name, t in later:
+        first, count = bad.get(id(t.array), (-1, 0))
+        if count:
+            raise DataError(f"{source}: array {name!r} has NaN or Inf values ({count} sample{'s' * (count != 1)}, "
+                            f"the first is sample {first}); clean or drop them")
+    return digest, [n for n, t in pixels.items() if scans[id(t.array)].answer()]
 
 
 def flow_levels(eight_bit: list[bool]) -> int | None:

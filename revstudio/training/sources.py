@@ -33,6 +33,7 @@ from .data_checks import (  # noqa: F401
     inputs_note,
     layout_hint,
     looks_like_pixels,
+    one_pass,
     scale_bytes,
     shape_advice,
 )
@@ -303,23 +304,31 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
     (``scale_bytes``). ``facts``, when given, receives ``uint8``: the Input node ids fed uint8
     arrays, ``scaled``: whether they were scaled, ``levels``: a flow's dequantisation levels
     (``flow_levels``), ``pixels``: (node id, dtype) of training inputs in another number type that
-    hold 0..255 whole numbers, left as they are (``looks_like_pixels``), ``mapped``: the arrays mapped from the
+    hold 0..255 whole numbers, left as they are (``looks_like_pixels``), ``digest``: the data digest where
+    mapped arrays made it in the one pass that checks them (``one_pass``; else None), ``mapped``: the arrays mapped from the
     training file, ``reading``: the start's words on how it is read (``mapped.reading_note``)."""
     if not 0.0 <= float(val_fraction) < 1.0:
         raise DataError(f"val_fraction {val_fraction} must be at least 0 and below 1")
     uint8: list[str] = []
     eight_bit: list[bool] = []
     pixels: list[tuple[str, str]] = []  # (Input node id, dtype) of 0..255 whole numbers left as they are
+    later: list[tuple[str, str, Any]] = []  # mapped arrays whose NaN check waits for the digest's pass
+    pixels_later: dict[str, Any] = {}  # mapped arrays whose pixel-likeness it finds too
 
     def checked(inputs: dict[str, Any], targets: Any, source: str, kind: str, auto: bool) -> tuple[Any, str]:
         if not eight_bit:  # (the training data: whole numbers 0..255 in another type are named at the start)
-            pixels.extend((n, str(t.dtype).replace("torch.", "")) for n, t in inputs.items()
-                          if not source.startswith(("mnist:", "cifar10:")) and looks_like_pixels(t))
+            for n, t in inputs.items():
+                if source.startswith(("mnist:", "cifar10:")):
+                    continue
+                if isinstance(t, Mapped) and str(t.dtype) not in ("torch.uint8", "torch.bool", "torch.int8"):
+                    pixels_later[n] = t
+                elif looks_like_pixels(t):
+                    pixels.append((n, str(t.dtype).replace("torch.", "")))
         inputs, found = scale_bytes(inputs, scale_uint8)
         uint8.extend(n for n in found if n not in uint8)
         eight_bit.append(source.startswith(("mnist:", "cifar10:"))
                          or (scale_uint8 and len(found) == len(specs)))
-        inputs = check_inputs(inputs, specs, source)
+        inputs = check_inputs(inputs, specs, source, later)
         count = len(next(iter(inputs.values())))
         targets, kind = check_targets(targets, count, kind=kind, num_classes=num_classes, output_id=output_id,
                                       head_id=head_id, out_shape=out_shape, source=source, auto=auto)
@@ -345,7 +354,12 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
                    None if train[1] is None else _take(train[1], val_idx))
             train = ({k: _take(v, train_idx) for k, v in train[0].items()},
                      None if train[1] is None else _take(train[1], train_idx))
+    digest = None
+    if later or pixels_later:  # (mapped arrays: one read serves the NaN check, the pixel note and the digest)
+        digest, looking = one_pass([train, val], later, pixels_later)
+        pixels.extend((n, str(pixels_later[n].dtype).replace("torch.", "")) for n in looking)
+        pixels.sort(key=lambda p: list(specs).index(p[0]))
     if facts is not None:
-        facts.update(uint8=uint8, scaled=bool(uint8) and scale_uint8, levels=flow_levels(eight_bit), pixels=pixels,
-                     mapped=mapped_names(*train), reading=reading_note(mapped_names(*train), source))
+        facts.update(digest=digest, uint8=uint8, scaled=bool(uint8) and scale_uint8, levels=flow_levels(eight_bit),
+                     pixels=pixels, mapped=mapped_names(*train), reading=reading_note(mapped_names(*train), source))
     return train, val, kind

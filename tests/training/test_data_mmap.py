@@ -281,3 +281,27 @@ def test_large_compressed_labels_are_still_refused_naming_numpy_savez(tmp_path, 
         _load(tmp_path / "d.npz", _classifier([4]))
     assert "the arrays hold 0.0 GiB ('y' is 512 int64)" in str(err.value)
     assert "is compressed (numpy.savez_compressed), which is read whole: save it with numpy.savez" in str(err.value)
+
+
+def test_a_mapped_float_array_is_read_once_for_the_nan_check_the_pixel_note_and_the_digest(tmp_path,
+                                                                                            monkeypatch) -> None:
+    from revstudio.training import checkpoint
+
+    x = (np.arange(60 * 4) % 200).astype(np.float32).reshape(60, 4)  # (whole numbers 0..199: pixel-like)
+    np.savez(tmp_path / "d.npz", x=x, y=np.arange(60) % 10)
+    whole, _ = _both(monkeypatch, tmp_path / "d.npz", _classifier([4]))
+    read: list[int] = []
+    chunks = Mapped.raw_chunks
+
+    def counted(self):
+        for start, rows in chunks(self):
+            if self.array.ndim == 2:  # (x; the labels y are 1-D)
+                read.append(len(rows))
+            yield start, rows
+
+    monkeypatch.setattr(Mapped, "raw_chunks", counted)
+    bundle = _load(tmp_path / "d.npz", _classifier([4]))
+    record = checkpoint.data_record(bundle)  # (what a run's start keeps: the digest)
+    assert sum(read) == 60  # each sample once, in chunks of 100 bytes
+    assert bundle.pixels == whole.pixels == [("x", "float32")]
+    assert record["digest"] == checkpoint.data_record(whole)["digest"]
