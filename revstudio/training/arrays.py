@@ -14,7 +14,7 @@ import zipfile
 from typing import Any
 
 from .data_checks import DataError, _fmt
-from .mapped import Mapped, MappedError, map_member, native, npz_members
+from .mapped import Mapped, MappedError, map_above, map_member, native, npz_members
 
 _KINDS = {"b": "bool", "i": "int", "u": "unsigned int", "f": "float"}
 
@@ -67,9 +67,14 @@ def load_arrays(path: str) -> dict[str, Any]:
     if os.path.getsize(path) == 0:
         raise DataError(f"{path}: an empty file; save a dict of tensors, e.g. torch.save({{'x': x, 'y': y}}, path)")
     memory = _memory_bytes()
+    obj = _load_mapped_pt(path) if map_above(os.path.getsize(path)) else None
+    if obj is not None:  # (the tensors' bytes stay in the file; large ones are read as used)
+        _check_pt(path, obj)
+        return {name: _mapped_pt(value) for name, value in obj.items()}
     if memory and os.path.getsize(path) > memory:
         raise DataError(f"{path}: {os.path.getsize(path) / 2**30:.1f} GiB, more than this machine's "
-                        f"{memory / 2**30:.1f} GiB of memory; {_TOO_BIG}")
+                        f"{memory / 2**30:.1f} GiB of memory; "
+                        f"{_TOO_BIG if zipfile.is_zipfile(path) else _TOO_BIG_PT}")
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except MemoryError as exc:
@@ -77,6 +82,42 @@ def load_arrays(path: str) -> dict[str, Any]:
     except Exception as exc:  # weights_only refuses pickled objects; anything else is a broken file
         raise DataError(f"{path}: cannot be read with torch.load(weights_only=True): {_load_failure(exc)}; "
                         "save a dict of tensors, e.g. torch.save({'x': x, 'y': y}, path)") from exc
+    _check_pt(path, obj)
+    return dict(obj)
+
+
+def _load_mapped_pt(path: str) -> Any:
+    """The objects of a large ``.pt`` loaded with ``torch.load(..., mmap=True)``: each tensor's bytes are
+    mapped from the file, read as they are used; None for a file torch cannot map (saved in the legacy
+    format, ``torch.save(..., _use_new_zipfile_serialization=False)``, or a torch before 2.1), which is
+    read whole."""
+    import torch
+
+    if not zipfile.is_zipfile(path):  # (the legacy format: torch.load(mmap=True) refuses it)
+        return None
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except TypeError:  # (a torch before 2.1 has no mmap)
+        return None
+    except Exception as exc:  # weights_only refuses pickled objects; anything else is a broken file
+        raise DataError(f"{path}: cannot be read with torch.load(weights_only=True): {_load_failure(exc)}; "
+                        "save a dict of tensors, e.g. torch.save({'x': x, 'y': y}, path)") from exc
+
+
+def _mapped_pt(t: Any) -> Any:
+    """A tensor of a mapped ``.pt`` over ``MAP_ABOVE`` bytes as a :class:`Mapped` of its numpy view (a number
+    type numpy has: not bfloat16, which stays a tensor whose checks read it whole), else the tensor."""
+    import torch
+
+    if not map_above(t.numel() * t.element_size()) or t.dtype == torch.bfloat16 or t.dim() < 1:
+        return t
+    return Mapped(t.numpy())
+
+
+def _check_pt(path: str, obj: Any) -> None:
+    """Refuse what a ``.pt`` holds unless it is a dict of dense tensors of real numbers by name."""
+    import torch
+
     if not isinstance(obj, dict) or not all(isinstance(k, str) for k in obj):
         raise DataError(f"{path}: holds a {type(obj).__name__}; expected a dict of tensors such as "
                         "{'x': inputs, 'y': targets}")
@@ -88,7 +129,6 @@ def load_arrays(path: str) -> dict[str, Any]:
                             "save it dense (tensor.to_dense())")
         if value.is_complex() or value.dtype in (torch.quint8, torch.qint8, torch.qint32):
             raise DataError(f"{path}: tensor {name!r} has dtype {value.dtype}; expected float, int or bool")
-    return dict(obj)
 
 
 def _mapped(path: str, name: str, info: Any) -> Mapped:
@@ -108,6 +148,9 @@ def _mapped(path: str, name: str, info: Any) -> Mapped:
     return Mapped(array)
 
 
+_TOO_BIG_PT = ("a .pt saved in the legacy format (torch.save(..., _use_new_zipfile_serialization=False)) is read "
+               "whole: save it again with torch.save's default format to train it without reading it whole, or "
+               "train on a part of it or on a machine with more memory")
 _TOO_BIG = ("a run loads its data whole: train on a part of it (numpy.savez(path, x=x[:n], y=y[:n])) or on a "
             "machine with more memory")
 

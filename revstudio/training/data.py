@@ -224,7 +224,7 @@ def peek_data(spec: str, base_dir: str | None = None) -> dict[str, Any]:
     if kind == "pt":
         arrays = sources.load_arrays(full)
         shapes = {k: list(v.shape) for k, v in arrays.items()}
-        reading = mapped.reading_note([], full)
+        reading = mapped.reading_note([k for k, v in arrays.items() if isinstance(v, mapped.Mapped)], full)
         return {"arrays": shapes, "classes": _classes_torch(arrays.get("y")), "kind": "pt",
                 **({"reading": reading} if reading else {}),
                 "samples": _samples(shapes), "uint8": sorted(k for k, v in arrays.items()
@@ -350,6 +350,10 @@ def _label_classes(path: str, info: Any) -> int | None:
 
 
 def _classes_torch(y: Any) -> int | None:
+    if isinstance(y, mapped.Mapped):  # (a large .pt's labels, mapped: a chunk at a time)
+        if y.array.dtype.kind not in "biu" or not y.array.size:
+            return None
+        return max(int(part.max()) for _, part in y.chunks()) + 1
     if y is None or y.is_floating_point() or y.numel() == 0:
         return None
     return int(y.max()) + 1

@@ -168,6 +168,11 @@ def npz_members(path: str) -> dict[str, tuple[zipfile.ZipInfo, bool]]:
     return out
 
 
+def map_above(nbytes: int) -> bool:
+    """Whether an array of ``nbytes`` is mapped rather than read whole (over ``MAP_ABOVE``)."""
+    return nbytes > MAP_ABOVE
+
+
 def reading_note(names: list[str], path: str | None) -> str:
     """What a run's start says of how its data are read, where it matters: the arrays (``names``, as the
     file calls them) mapped from an uncompressed .npz, ``x, y mapped (read as used)``; ``read whole`` for a

@@ -305,3 +305,51 @@ def test_a_mapped_float_array_is_read_once_for_the_nan_check_the_pixel_note_and_
     assert sum(read) == 60  # each sample once, in chunks of 100 bytes
     assert bundle.pixels == whole.pixels == [("x", "float32")]
     assert record["digest"] == checkpoint.data_record(whole)["digest"]
+
+
+# ---- a large .pt: torch.load(..., mmap=True) maps its tensors, read as used like a .npz's ----------
+
+def test_a_large_pt_is_mapped_and_gives_the_batches_digest_and_preview_of_the_file_read_whole(tmp_path,
+                                                                                               monkeypatch) -> None:
+    x = torch.arange(40 * 16, dtype=torch.float32).reshape(40, 4, 4) % 97  # (N, H, W): a channel axis added
+    torch.save({"x": x, "y": torch.arange(40) % 10}, tmp_path / "d.pt")
+    whole, mapped_ = _both(monkeypatch, tmp_path / "d.pt", _classifier([1, 4, 4]))
+    assert isinstance(mapped_.train.inputs["x"], Mapped) and isinstance(mapped_.train.targets, Mapped)
+    for a, b in ((whole.train, mapped_.train), (whole.val, mapped_.val)):
+        index = torch.randperm(len(a), generator=torch.Generator().manual_seed(3))
+        (xa, ya), (xb, yb) = a.batch(index), b.batch(index)
+        assert torch.equal(xa["x"], xb["x"]) and torch.equal(ya, yb)
+    assert sources.data_digest([(s.inputs, s.targets) for s in (whole.train, whole.val)]) == mapped_.digest
+    assert mapped_.describe() == whole.describe() + ", x, y mapped (read as used)"
+    preview = peek_data("d.pt", str(tmp_path))
+    assert preview["reading"] == "x, y mapped (read as used)" and preview["classes"] == 10
+
+
+def test_a_large_pt_with_nan_is_refused_as_read_whole(tmp_path, monkeypatch) -> None:
+    x = torch.zeros(30, 4)
+    x[9, 1], x[25, 3] = float("nan"), float("inf")
+    torch.save({"x": x, "y": torch.arange(30) % 10}, tmp_path / "d.pt")
+    whole, mapped_ = _refusal(monkeypatch, tmp_path / "d.pt", _classifier([4]))
+    assert whole == mapped_ and "(2 samples, the first is sample 9)" in mapped_
+
+
+def test_a_large_pt_is_mapped_not_refused_for_memory_and_a_legacy_one_is_refused_naming_the_fix(tmp_path,
+                                                                                                monkeypatch) -> None:
+    data = {"x": torch.ones(256, 4), "y": torch.arange(256) % 10}
+    torch.save(data, tmp_path / "d.pt")
+    torch.save(data, tmp_path / "old.pt", _use_new_zipfile_serialization=False)
+    monkeypatch.setattr(arrays, "_memory_bytes", lambda: 3000)
+    monkeypatch.setattr(mapped, "MAP_ABOVE", 1024)
+    assert isinstance(sources.load_arrays(str(tmp_path / "d.pt"))["x"], Mapped)
+    with pytest.raises(DataError) as err:
+        sources.load_arrays(str(tmp_path / "old.pt"))
+    assert "more than this machine's 0.0 GiB of memory; a .pt saved in the legacy format" in str(err.value)
+    assert "save it again with torch.save's default format to train it without reading it whole" in str(err.value)
+
+
+def test_a_large_legacy_pt_that_fits_is_read_whole_and_says_so(tmp_path, monkeypatch) -> None:
+    torch.save({"x": torch.ones(64, 4), "y": torch.arange(64) % 10}, tmp_path / "d.pt",
+               _use_new_zipfile_serialization=False)
+    monkeypatch.setattr(mapped, "MAP_ABOVE", 100)
+    bundle = _load(tmp_path / "d.pt", _classifier([4]))
+    assert not isinstance(bundle.train.inputs["x"], Mapped) and bundle.describe().endswith(", read whole")
