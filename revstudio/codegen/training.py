@@ -173,7 +173,7 @@ def training_parts(graph: Any, report: Any, section: dict[str, Any] | None, inpu
     return [
         "# ---- training settings " + "-" * 62 + "\n" + training_constants(graph, report, section, input_order,
                                                                            output_order),
-        "# ---- data (verbatim from revstudio.training.synthetic, .mapped, .data_checks, .arrays, .sources) \n"
+        "# ---- data (verbatim from revstudio.training.synthetic, .mapped, .data_checks, .arrays, .sources)\n"
         + _verbatim(synthetic) + "\n\n" + _verbatim(mapped) + "\n\n" + _verbatim(data_checks) + "\n\n"
         + _verbatim(arrays) + "\n\n" + _verbatim(sources),
         "# ---- schedule and loss (verbatim from revstudio.training.parts) " + "-" * 21 + "\n" + _copied_parts(),
