@@ -111,7 +111,7 @@ def _mapped_pt(t: Any) -> Any:
 
     if not map_above(t.numel() * t.element_size()) or t.dtype == torch.bfloat16 or t.dim() < 1:
         return t
-    return Mapped(t.numpy())
+    return Mapped(t.detach().numpy())
 
 
 def _check_pt(path: str, obj: Any) -> None:

@@ -353,3 +353,11 @@ def test_a_large_legacy_pt_that_fits_is_read_whole_and_says_so(tmp_path, monkeyp
     monkeypatch.setattr(mapped, "MAP_ABOVE", 100)
     bundle = _load(tmp_path / "d.pt", _classifier([4]))
     assert not isinstance(bundle.train.inputs["x"], Mapped) and bundle.describe().endswith(", read whole")
+
+
+def test_a_large_pt_tensor_saved_with_requires_grad_is_mapped(tmp_path, monkeypatch) -> None:
+    x = torch.linspace(0, 1, 40).reshape(10, 4).requires_grad_()
+    torch.save({"x": x, "y": torch.arange(10)}, tmp_path / "d.pt")
+    monkeypatch.setattr(mapped, "MAP_ABOVE", 0)
+    got = sources.load_arrays(str(tmp_path / "d.pt"))["x"]
+    assert isinstance(got, Mapped) and torch.equal(got[[3, 1]], x.detach()[[3, 1]])
