@@ -35,12 +35,11 @@ def inputs_constant(inputs: Sequence[tuple[str, Sequence[int], str]]) -> str:
 
 def script_imports() -> list[ImportFact]:
     """Every import the training script's code needs: the loop's, and the top-level imports of
-    the modules it copies (``mapped``, ``data_checks``, ``sources``, ``synthetic``, ``parts``; revstudio's own left
-    out)."""
-    from revstudio.training import data_checks, mapped, parts, sources, synthetic
+    the modules it copies (``data_modules()`` and ``parts``; revstudio's own left out)."""
+    from revstudio.training import parts
 
     facts = list(LOOP_IMPORTS)
-    for module in (synthetic, mapped, data_checks, sources, parts):
+    for module in (*data_modules(), parts):
         for stmt in ast.parse(inspect.getsource(module)).body:
             if isinstance(stmt, ast.Import):
                 facts += [ImportFact(a.asname or a.name.split(".")[0], a.name if a.asname else a.name.split(".")[0])
@@ -49,6 +48,13 @@ def script_imports() -> list[ImportFact]:
                     and not (stmt.module or "").startswith("revstudio"):
                 facts += [ImportFact(a.asname or a.name, str(stmt.module), a.name) for a in stmt.names]
     return facts
+
+
+def data_modules() -> tuple[Any, ...]:
+    """The data code the script copies verbatim, in the order it is copied (a module after those it uses)."""
+    from revstudio.training import arrays, data_checks, data_notes, mapped, sources, synthetic
+
+    return synthetic, mapped, data_notes, data_checks, arrays, sources
 
 
 def _verbatim(module: Any) -> str:
@@ -168,14 +174,12 @@ def training_constants(graph: Any, report: Any, section: dict[str, Any] | None,
 def training_parts(graph: Any, report: Any, section: dict[str, Any] | None, input_order: Sequence[str],
                    output_order: Sequence[str]) -> list[str]:
     """The script's sections, in order (each starts with its ``# ----`` heading)."""
-    from revstudio.training import data_checks, mapped, sources, synthetic
-
     return [
         "# ---- training settings " + "-" * 62 + "\n" + training_constants(graph, report, section, input_order,
                                                                            output_order),
-        "# ---- data (verbatim from revstudio.training.synthetic, .mapped, .data_checks and .sources) ---\n"
-        + _verbatim(synthetic) + "\n\n" + _verbatim(mapped) + "\n\n" + _verbatim(data_checks) + "\n\n"
-        + _verbatim(sources),
+        "# ---- data (verbatim from revstudio.training."
+        + ", .".join(m.__name__.rsplit(".", 1)[1] for m in data_modules()) + ")\n"
+        + "\n\n".join(_verbatim(m) for m in data_modules()),
         "# ---- schedule and loss (verbatim from revstudio.training.parts) " + "-" * 21 + "\n" + _copied_parts(),
         "# ---- divergence watch (verbatim from revstudio.training.divergence) " + "-" * 17 + "\n"
         + _copied_divergence(),
@@ -189,12 +193,8 @@ def training_parts(graph: Any, report: Any, section: dict[str, Any] | None, inpu
 
 def top_level_names() -> set[str]:
     """Names the training code defines at module level (reserved so no generated class takes one)."""
-    from revstudio.training import data_checks, mapped, sources, synthetic
-
     names: set[str] = set()
-    for text in (inspect.getsource(sources), inspect.getsource(data_checks), inspect.getsource(synthetic),
-                 inspect.getsource(mapped),
-                 _copied_parts(), _copied_divergence(), _copied_learning(), _copied_resume(), LOOP):
+    for text in (*(inspect.getsource(m) for m in data_modules()), _copied_parts(), _copied_divergence(), _copied_learning(), _copied_resume(), LOOP):
         for stmt in ast.parse(text).body:
             if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
                 names.add(stmt.name)

@@ -155,9 +155,12 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     n, batch_size = len(next(iter(inputs.values()))), config["batch_size"]
     # (as revstudio's checkpoints: a run resumed on other data can tell)
     data_record = {"describe": f"{config['data']}: {n} train" + (f" / {len(next(iter(val[0].values())))} val"
-                                                               if val is not None else ", no validation"),
-                   "digest": data_digest([(inputs, targets), val]),
+                                                               if val is not None else ", no validation")
+                   + (f", {facts['reading']}" if facts["reading"] else ""),
+                   "digest": facts["digest"] or data_digest([(inputs, targets), val]),
                    "uint8_scaled": bool(facts["scaled"]) if facts["uint8"] else None}
+    if rank == 0 and facts["reading"]:  # (mapped, read as used, or a large file read whole: revstudio's words)
+        print(f"data: {data_record['describe']}", file=sys.stderr, flush=True)
     if rank == 0 and uint8_note(facts):
         print(f"note: {uint8_note(facts)}", file=sys.stderr, flush=True)
     if batch_size % world:

@@ -197,7 +197,8 @@ def data_record(data: Any) -> dict[str, Any]:
               for split in (getattr(data, "train", None), getattr(data, "val", None))]
     describe = data.describe() if hasattr(data, "describe") else str(getattr(data, "source", ""))
     uint8 = getattr(data, "uint8", None)  # (None: no uint8 inputs, so no scale to keep to on resume)
-    return {"describe": describe, "digest": data_digest(splits),
+    digest = getattr(data, "digest", None)  # (mapped data: made by the pass that checked them, not read again)
+    return {"describe": describe, "digest": digest or data_digest(splits),
             "uint8_scaled": bool(getattr(data, "scaled", True)) if uint8 else None}
 
 

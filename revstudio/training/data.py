@@ -64,6 +64,7 @@ class DataBundle:
     pixels: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # 0..255 whole numbers, not uint8
     reading: str = ""  # how a large file is read: "x mapped (read as used)", "read whole" (else "")
     unread: list[tuple[str, list[str]]] = dataclasses.field(default_factory=list)  # (file, arrays not read)
+    digest: str | None = None  # sources.data_digest, where the one pass over mapped arrays made it already
 
     def inputs_note(self) -> str | None:
         """``inputs: uint8 scaled to [0, 1] ...`` where a .npz / .pt fed uint8 inputs (or kept raw), and
@@ -128,22 +129,7 @@ def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: s
     return DataBundle(Split(inputs, targets), None if val is None else Split(*val), task,
                       "synthetic" if spec == "synthetic" else str(spec),
                       facts["levels"] if task.kind == "flow" else None, list(facts["uint8"]), bool(scale_uint8),
-                      list(facts["pixels"]), _reading(spec, base_dir, facts["mapped"], len(specs)),
-                      list(facts["unread"]))
-
-
-def _reading(spec: str, base_dir: str | None, names: list[str], count: int) -> str:
-    """What the start says of how the data are read, where it matters: the mapped arrays of an
-    uncompressed .npz (read as used), or ``read whole`` for a .npz / .pt over ``mapped.MAP_ABOVE`` bytes
-    that is not mapped (compressed, or a .pt); nothing for small files and the other sources."""
-    if names:
-        return ", ".join("x" if count == 1 else n for n in names) + " mapped (read as used)"
-    try:
-        kind, path = parse_spec(spec)
-        big = kind in ("npz", "pt") and os.path.getsize(resolve(path, base_dir)) > mapped.MAP_ABOVE
-    except (DataError, OSError):
-        return ""
-    return "read whole" if big else ""
+                      list(facts["pixels"]), facts["reading"], list(facts["unread"]), facts["digest"])
 
 
 
@@ -240,7 +226,7 @@ def peek_data(spec: str, base_dir: str | None = None) -> dict[str, Any]:
     if kind == "pt":
         arrays = sources.load_arrays(full)
         shapes = {k: list(v.shape) for k, v in arrays.items()}
-        reading = _reading(full, None, [], len(shapes))
+        reading = mapped.reading_note([k for k, v in arrays.items() if isinstance(v, mapped.Mapped)], full)
         return {"arrays": shapes, "classes": _classes_torch(arrays.get("y")), "kind": "pt",
                 **({"reading": reading} if reading else {}),
                 "samples": _samples(shapes), "uint8": sorted(k for k, v in arrays.items()
@@ -330,7 +316,7 @@ def _peek_npz(path: str) -> dict[str, Any]:
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise DataError(f"{path}: not a readable .npz file ({exc})") from exc
     held = [n for n, (_, m) in members.items() if m and n in shapes]
-    reading = _reading(path, None, held, 1 if "x" in held else 2)
+    reading = mapped.reading_note(held, path)
     return {"arrays": shapes, "classes": classes, "samples": _samples(shapes), "uint8": uint8,
             **({"reading": reading} if reading else {})}
 
@@ -366,6 +352,10 @@ def _label_classes(path: str, info: Any) -> int | None:
 
 
 def _classes_torch(y: Any) -> int | None:
+    if isinstance(y, mapped.Mapped):  # (a large .pt's labels, mapped: a chunk at a time)
+        if y.array.dtype.kind not in "biu" or not y.array.size:
+            return None
+        return max(int(part.max()) for _, part in y.chunks()) + 1
     if y is None or y.is_floating_point() or y.numel() == 0:
         return None
     return int(y.max()) + 1

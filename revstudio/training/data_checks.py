@@ -8,10 +8,17 @@ node, what was expected and found, and what to change.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
-from .mapped import Mapped
+from .data_notes import (  # noqa: F401 - re-exported: sources and the exported script read them here
+    PixelScan,
+    inputs_note,
+    looks_like_pixels,
+    padding_like,
+    scale_bytes,
+    unread_arrays,
+)
+from .mapped import Mapped, native
 
 
 class DataError(Exception):
@@ -20,106 +27,6 @@ class DataError(Exception):
 
 def _fmt(shape: Any) -> str:
     return "x".join(str(int(s)) for s in shape) if len(shape) else "a scalar"
-
-
-# ---- 8-bit inputs ------------------------------------------------------------------------------
-
-def scale_bytes(inputs: dict[str, Any], scale: bool) -> tuple[dict[str, Any], list[str]]:
-    """``(inputs, the names of those that are uint8)``: with ``scale`` each uint8 array becomes float32
-    ``k / 255`` in [0, 1], as ``mnist:`` / ``cifar10:`` read their pixels (and torchvision's ToTensor
-    gives); without it they stay 0..255. Every other number type (int8, int16, float, bool) stays as
-    it is: only unsigned bytes say "pixels" plainly enough. Targets never come here."""
-    import torch
-
-    out: dict[str, Any] = {}
-    found: list[str] = []
-    for node, t in inputs.items():
-        if isinstance(t, (torch.Tensor, Mapped)) and t.dtype == torch.uint8:
-            found.append(node)
-            if scale:  # (a mapped array: each batch as it is read)
-                t = t.scaled() if isinstance(t, Mapped) else t.to(torch.float32).div_(255.0)
-        out[node] = t
-    return out, found
-
-
-def looks_like_pixels(t: Any) -> bool:
-    """Whether an input that stays as it is (not uint8) holds what 8-bit pixels saved in another number
-    type look like: whole numbers from 0 with a largest value from 128 to 255. Such values reach the
-    network 255 times larger than the same images from mnist:, cifar10: or a uint8 array."""
-    import torch
-
-    if not isinstance(t, (torch.Tensor, Mapped)) or t.dtype in (torch.uint8, torch.bool, torch.int8) \
-            or t.is_complex() or math.prod(t.shape) == 0:
-        return False
-    if isinstance(t, Mapped):  # (a chunk at a time: the same answer, bounded memory)
-        most, least, whole = -math.inf, math.inf, True
-        for _, part in t.chunks():
-            top = float(part.max())
-            if math.isnan(top):  # as t.max() of the whole is
-                return False
-            most, least = max(most, top), min(least, float(part.min()))
-            whole = whole and (not part.is_floating_point() or bool((part == part.round()).all()))
-            if most > 255 or least < 0 or not whole:  # (no later chunk can make it pixels: stop reading)
-                return False
-        return 128 <= most <= 255 and least >= 0 and whole
-    high = t.max()
-    if not 128 <= float(high) <= 255:
-        return False
-    return float(t.min()) >= 0 and (not t.is_floating_point() or bool((t == t.round()).all()))
-
-
-def unread_arrays(arrays: dict[str, Any], inputs: dict[str, Any]) -> list[str]:
-    """The arrays of a .npz / .pt that a run does not read: neither an Input's (``inputs``, by
-    identity: ``x`` or the node ids) nor the targets ``y``. Said at the start (``inputs_note``)."""
-    return [n for n in sorted(arrays) if n != "y" and not any(arrays[n] is v for v in inputs.values())]
-
-
-# Names of arrays that look like the lengths or masks of padded sequences, which no run reads.
-_PADDING = ("len", "mask", "pad", "valid")
-
-
-def padding_like(names: Sequence[str]) -> bool:
-    """Whether an unread array's name speaks of a padded sequence's lengths or mask (``_PADDING``)."""
-    return any(key in n.lower() for n in names for key in _PADDING)
-
-
-def _unread_words(unread: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
-    parts = []
-    for source, names in unread:
-        if not names:
-            continue
-        listed = ", ".join(repr(n) for n in names)
-        words = (f"data: {source} has {'an array' if len(names) == 1 else 'arrays'} {listed} that the run does "
-                 "not read (it reads the inputs 'x', or one array per Input node id, and the targets 'y')")
-        if padding_like(names):
-            words += ("; revstudio has no sequence lengths or masks: every sample is fed whole, padded steps "
-                      "included (a BiRNN runs over them in both directions, and a Pool averages them), so crop "
-                      "or bucket the sequences to one length, or train with the padding as part of the data")
-        parts.append(words)
-    return parts
-
-
-def inputs_note(uint8: list[str], scaled: bool, pixels: list[tuple[str, str]], count: int,
-                unread: Sequence[tuple[str, Sequence[str]]] = ()) -> str | None:
-    """The start's words on 8-bit inputs (``scale_bytes``, ``looks_like_pixels``), or None: uint8 inputs
-    scaled or kept raw, and 0..255 whole numbers in another type, which stay as they are. ``count``:
-    how many Input nodes (one is called ``x``). ``unread``: ``(file name, array names)`` of arrays a
-    .npz / .pt holds that no run reads (``unread_arrays``), named so that none is ignored silently."""
-    def name(node: str) -> str:
-        return "x" if count == 1 else node
-
-    parts = []
-    if uint8 and scaled:
-        parts.append(f"inputs: uint8 scaled to [0, 1] ({', '.join(map(name, uint8))}: k / 255, as mnist: and "
-                     "cifar10: read pixels); --no-scale-uint8 keeps them raw 0..255")
-    elif uint8:
-        parts.append(f"inputs: uint8 kept raw 0..255 ({', '.join(map(name, uint8))}; scale_uint8 false)")
-    for node, dtype in pixels:
-        parts.append(f"inputs: {name(node)!r} holds whole numbers 0..255 as {dtype}, which stay as they are (only "
-                     "uint8 arrays are scaled to [0, 1]); if they are 8-bit pixels, save them as uint8 or divide "
-                     "them by 255")
-    parts += _unread_words(unread)
-    return "; ".join(parts) or None
 
 
 # ---- checking data against the graph ----------------------------------------------------------
@@ -161,9 +68,11 @@ def shape_advice(array: tuple[int, ...], want: tuple[int, ...], name: str, node:
 
 
 def check_inputs(inputs: dict[str, Any], specs: dict[str, tuple[tuple[int, ...], str]],
-                 source: str) -> dict[str, Any]:
+                 source: str, later: list[tuple[str, str, Any]] | None = None) -> dict[str, Any]:
     """Inputs as float tensors of each Input node's shape (a missing channel axis of 1 is added);
-    wrong shapes, non-numbers and NaN/Inf are refused naming the array and the node."""
+    wrong shapes, non-numbers and NaN/Inf are refused naming the array and the node. With ``later``,
+    a mapped array's NaN/Inf check is left to :func:`one_pass` (``(source, name, the converted array)``
+    appended), which reads it once with the data digest."""
     import torch
 
     out: dict[str, Any] = {}
@@ -188,7 +97,9 @@ def check_inputs(inputs: dict[str, Any], specs: dict[str, tuple[tuple[int, ...],
         count = len(t)
         if isinstance(t, Mapped):  # read as used: checked a chunk at a time, converted batch by batch
             t = t.converted(torch.float64 if dtype == "float64" else torch.float32)
-            first, bad = _nonfinite(t)
+            first, bad = _nonfinite(t) if later is None else (-1, 0)
+            if later is not None:
+                later.append((source, name, t))
         else:
             t = t.to(torch.float64 if dtype == "float64" else torch.float32)
             finite = torch.isfinite(t.reshape(len(t), -1)).all(dim=1)
@@ -205,7 +116,7 @@ def _nonfinite(t: Mapped) -> tuple[int, int]:
     conversion, a chunk at a time; integer arrays hold none and are not read."""
     import torch
 
-    if t.array.dtype.kind in "biu" and t.to in (torch.float32, torch.float64, None):
+    if _finite_kind(t):
         return -1, 0  # (no integer becomes NaN or Inf in float32)
     first, bad = -1, 0
     for start, part in t.chunks():
@@ -221,6 +132,13 @@ PER_STEP = ("classes per step are not a task revstudio trains (classification re
             "from a K-vector Output); give each sample one label and end the model in a Pool and a Linear of K "
             "outputs, or train the K scores of each step as regression on one-hot float targets, "
             "y = numpy.moveaxis(numpy.eye(K, dtype=numpy.float32)[y], -1, 1)")
+
+
+def _finite_kind(t: Mapped) -> bool:
+    """Whether a mapped array's values cannot be NaN or Inf once converted (integers to float32/64)."""
+    import torch
+
+    return t.array.dtype.kind in "biu" and t.to in (torch.float32, torch.float64, None)
 
 
 def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | None, output_id: str,
@@ -242,6 +160,12 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         n = len(t) if t.dim() else "no"
         raise DataError(f"{source}: array 'y' has {n} samples, the inputs have {count}")
     head = head_id or output_id
+    if isinstance(t, Mapped):  # (labels mapped from a large .npz: the same checks, a chunk at a time)
+        one_hot = kind == "classification" or (auto and kind == "regression")
+        if not (one_hot and _one_hot(t, out_shape)):
+            return _mapped_targets(t, count, kind=kind, num_classes=num_classes, output_id=output_id, head=head,
+                                   out_shape=out_shape, source=source, auto=auto)
+        t = torch.cat([part.to(torch.float32).argmax(dim=1) for _, part in t.chunks()])  # (N indices, in memory)
     if (kind == "regression" and auto and t.dim() == 1 and not t.is_floating_point() and t.dtype != torch.bool
             and len(out_shape) == 1 and out_shape[0] > 1):
         kind, num_classes = "classification", int(out_shape[0])  # labels for a K-vector output: class scores
@@ -312,16 +236,99 @@ def _one_hot(t: Any, out_shape: tuple[int, ...]) -> bool:
         return False
     import torch
 
+    if isinstance(t, Mapped):
+        return all(_one_hot(part, out_shape) for _, part in t.chunks())
     values = t.to(torch.int64) if t.dtype == torch.bool else t
     return bool(((values == 0) | (values == 1)).all()) and bool((values.sum(dim=1) == 1).all())
 
 
+def _label_scan(t: Mapped) -> tuple[int, int, bool, Any, Any]:
+    """``(first sample with NaN or Inf, how many, whether every value is a whole number, the smallest
+    value, the largest)`` of mapped targets, a chunk at a time in their own number type (uint64 labels
+    exact, as Python ints)."""
+    import numpy as np
+
+    first, bad, whole, low, high = -1, 0, True, None, None
+    for start, rows in t.raw_chunks():
+        part = np.asarray(rows)
+        if not part.size:
+            continue
+        if part.dtype.kind == "f":
+            finite = np.isfinite(part.reshape(len(part), -1)).all(axis=1)
+            if not finite.all():
+                first = int(np.flatnonzero(~finite)[0]) + start if first < 0 else first
+                bad += int((~finite).sum())
+                continue
+            whole = whole and bool((part == np.round(part)).all())
+        lo, hi = part.min().item(), part.max().item()
+        low, high = (lo, hi) if low is None else (min(low, lo), max(high, hi))
+    return first, bad, whole and not bad, low, high
+
+
+def _mapped_targets(t: Mapped, count: int, *, kind: str, num_classes: int | None, output_id: str, head: str,
+                    out_shape: tuple[int, ...], source: str, auto: bool) -> tuple[Any, str]:
+    """:func:`check_targets` of targets mapped from a large .npz (not one-hot): the same decisions and
+    refusals from one chunked scan; what comes back stays mapped, converted (and reshaped) as used."""
+    import torch
+
+    kinds = t.array.dtype.kind
+    if (kind == "regression" and auto and t.dim() == 1 and kinds in "iu" and len(out_shape) == 1
+            and out_shape[0] > 1):
+        kind, num_classes = "classification", int(out_shape[0])
+    if kind == "classification":
+        first, bad, whole, low, high = _label_scan(t)
+        if kinds == "f" and bad:
+            raise DataError(f"{source}: array 'y' has NaN or Inf values ({bad} sample{'s' * (bad != 1)}, the first "
+                            f"is sample {first}); clean or drop them")
+        if kinds == "f":
+            if auto and tuple(t.shape[1:]) == tuple(out_shape):
+                kind = "regression"
+            elif not (whole and t.dim() <= 2 and (t.dim() == 1 or t.shape[1] == 1)):
+                held = "one real value per sample" if t.dim() == 1 else f"real values of shape {_fmt(t.shape[1:])}"
+                raise DataError(f"{source}: array 'y' holds {held}; classification needs one int64 class index per "
+                                f"sample (or set task to 'regression' with targets of the output's shape "
+                                f"{_fmt(out_shape)})")
+    if kind == "classification":
+        if kinds == "b":
+            raise DataError(f"{source}: array 'y' has dtype {t.dtype}; expected int64 class indices")
+        if t.dim() == 2 and t.shape[1] == 1:
+            t = t.reshaped(())
+        if t.dim() != 1:
+            raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}; classification "
+                            f"needs one class index per sample (an array of N labels)")
+        low, high = int(low), int(high)
+        if low < 0:
+            raise DataError(f"{source}: array 'y' has the label {low}; class indices start at 0")
+        classes = int(num_classes or 0)
+        if high >= classes:
+            raise DataError(f"{source}: {high + 1} classes in the labels, {classes} outputs in head {head!r} "
+                            f"(labels 0..{high}, Output {output_id!r} reads {classes} scores); give the head "
+                            f"{high + 1} outputs or relabel the data")
+        return t.converted(torch.int64), kind
+    if kinds == "b":
+        raise DataError(f"{source}: array 'y' has dtype {t.dtype}; regression needs float targets")
+    want = tuple(int(s) for s in out_shape)
+    if tuple(t.shape[1:]) != want:
+        if math.prod(t.shape[1:]) != math.prod(want):
+            raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}, Output {output_id!r} "
+                            f"reads {_fmt(want)}")
+        t = t.reshaped(want)
+    t = t.converted(torch.float32)
+    first, _ = _nonfinite(t)
+    if first >= 0:
+        raise DataError(f"{source}: array 'y' has NaN or Inf values (the first at sample {first}); clean or drop "
+                        "those samples")
+    return t, kind
+
+
 # ---- what a run's data are: for a resumed run, and a flow's levels ------------------------------
 
-def data_digest(splits: list[Any]) -> str:
+def data_digest(splits: list[Any], visit: Any = None) -> str:
     """A digest of a run's data: ``splits`` are ``(inputs by node id, targets or None)`` pairs (or None),
     training first; every tensor's name, shape, number type and bytes count, in order. A checkpoint
-    keeps it so that a resumed run can tell data rewritten since from the same data."""
+    keeps it so that a resumed run can tell data rewritten since from the same data. ``visit(array,
+    first sample, chunk as the file holds it, chunk converted)`` sees each chunk of a mapped array as it
+    is hashed (``one_pass``)."""
     import hashlib
 
     import torch
@@ -335,12 +342,48 @@ def data_digest(splits: list[Any]) -> str:
         for name, t in [*sorted(inputs.items()), ("<targets>", targets)]:
             if isinstance(t, Mapped):  # (the same bytes as read whole, a chunk at a time)
                 digest.update(f"{name}{tuple(t.shape)}{t.dtype}".encode())
-                for _, part in t.chunks():
+                for start, raw in t.raw_chunks():
+                    part = t._tensor(raw)
                     digest.update(memoryview(part.contiguous().reshape(-1).view(torch.uint8).numpy()))
+                    if visit is not None:
+                        visit(t, start, raw, part)
             elif t is not None:
                 digest.update(f"{name}{tuple(t.shape)}{t.dtype}".encode())
                 digest.update(memoryview(t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy()))
     return digest.hexdigest()
+
+
+def one_pass(splits: list[Any], later: list[tuple[str, str, Any]], pixels: dict[str, Any]) -> tuple[str, list[str]]:
+    """``(the data digest, the names in pixels that look like 8-bit pixels)`` from one read of the mapped
+    arrays: the digest's own pass (training rows, then validation rows: each sample once) also makes the
+    NaN/Inf check :func:`check_inputs` left in ``later`` and :func:`looks_like_pixels` of the arrays in
+    ``pixels`` ({name: mapped array as the file holds it}); a NaN or Inf is refused as check_inputs
+    refuses it (the first sample and the count over the whole array)."""
+    import torch
+
+    bad: dict[int, list[int]] = {id(t.array): [-1, 0] for _, _, t in later if not _finite_kind(t)}
+    scans = {id(t.array): PixelScan() for t in pixels.values()}
+
+    def visit(t: Mapped, start: int, raw: Any, part: Any) -> None:
+        found = bad.get(id(t.array))
+        if found is not None and len(part):
+            finite = torch.isfinite(part.reshape(len(part), -1)).all(dim=1)
+            if not bool(finite.all()):
+                where = (~finite).nonzero()[:, 0].numpy() + start
+                where = where if t.rows is None else t.rows[where]
+                found[0] = int(where.min()) if found[0] < 0 else min(found[0], int(where.min()))
+                found[1] += len(where)
+        scan = scans.get(id(t.array))
+        if scan is not None:
+            scan.add(torch.from_numpy(native(raw)))
+
+    digest = data_digest(splits, visit)
+    for source, name, t in later:
+        first, count = bad.get(id(t.array), (-1, 0))
+        if count:
+            raise DataError(f"{source}: array {name!r} has NaN or Inf values ({count} sample{'s' * (count != 1)}, "
+                            f"the first is sample {first}); clean or drop them")
+    return digest, [n for n, t in pixels.items() if scans[id(t.array)].answer()]
 
 
 def flow_levels(eight_bit: list[bool]) -> int | None:

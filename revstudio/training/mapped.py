@@ -29,15 +29,19 @@ class MappedError(ValueError):
 class Mapped:
     """N-first samples of an array mapped from its file. ``rows``: the samples it holds (indices into the
     map, None for all); ``scale``: uint8 read as float32 ``k / 255``; ``to``: the torch dtype samples
-    become (None: the array's own); ``channel``: a channel axis of 1 added after N. (Methods that return
-    a Mapped say ``Any``: the exported script, which copies this class, has no ``__future__`` import.)"""
+    become (None: the array's own); ``channel``: a channel axis of 1 added after N; ``sample``: each
+    sample's shape, reshaped from the file's (None: as it is; targets of N x 1 become N, N x K a 1-D
+    Output's shape). (Methods that return a Mapped say ``Any``: the exported script, which copies this
+    class, has no ``__future__`` import.)"""
 
     def __init__(self, array: Any, rows: Any = None, *, scale: bool = False, to: Any = None,
-                 channel: bool = False) -> None:
+                 channel: bool = False, sample: Any = None) -> None:
         self.array, self.rows, self.scale, self.to, self.channel = array, rows, scale, to, channel
+        self.sample = sample
 
     def _with(self, **changes: Any) -> Any:
-        fields = {"rows": self.rows, "scale": self.scale, "to": self.to, "channel": self.channel, **changes}
+        fields = {"rows": self.rows, "scale": self.scale, "to": self.to, "channel": self.channel,
+                  "sample": self.sample, **changes}
         return Mapped(self.array, **fields)
 
     def __len__(self) -> int:
@@ -45,7 +49,7 @@ class Mapped:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        rest = tuple(int(s) for s in self.array.shape[1:])
+        rest = tuple(int(s) for s in (self.array.shape[1:] if self.sample is None else self.sample))
         return (len(self), *((1,) if self.channel else ()), *rest)
 
     @property
@@ -80,6 +84,11 @@ class Mapped:
     def converted(self, dtype: Any) -> Any:
         return self._with(to=dtype)
 
+    def reshaped(self, sample: Any) -> Any:
+        """Each sample reshaped to ``sample`` (the same number of values)."""
+        assert math.prod(sample) == math.prod(self.array.shape[1:]) and not self.channel
+        return self._with(sample=tuple(int(s) for s in sample))
+
     def take(self, index: Any) -> Any:
         """The samples at ``index`` (positions in this one), still mapped: a validation split."""
         import numpy as np
@@ -97,6 +106,8 @@ class Mapped:
             t = t.to(torch.float32).div_(255.0)
         if self.to is not None:
             t = t.to(self.to)
+        if self.sample is not None:
+            t = t.reshape(len(t), *self.sample)
         return t.unsqueeze(1) if self.channel else t
 
     def __getitem__(self, index: Any) -> Any:
@@ -110,17 +121,19 @@ class Mapped:
         rows = index if self.rows is None else self.rows[index]
         return self._tensor(self.array[rows])
 
-    def chunks(self) -> Any:
-        """``(first sample, tensor of the next samples)`` over every sample, about ``CHUNK_BYTES`` of the
-        file's bytes (and of converted ones) at a time."""
+    def raw_chunks(self) -> Any:
+        """``(first sample, numpy array of the next samples as the file holds them)`` over every sample,
+        about ``CHUNK_BYTES`` of the file's bytes (and of converted ones) at a time."""
         per = max(1, math.prod(self.array.shape[1:]) * 8)  # (converted to float64 at most)
         step = max(1, CHUNK_BYTES // per)
         for start in range(0, len(self), step):
             stop = min(start + step, len(self))
-            if self.rows is None:
-                yield start, self._tensor(self.array[start:stop])
-            else:
-                yield start, self._tensor(self.array[self.rows[start:stop]])
+            yield start, self.array[start:stop] if self.rows is None else self.array[self.rows[start:stop]]
+
+    def chunks(self) -> Any:
+        """``(first sample, tensor of the next samples)``, converted, over every sample (``raw_chunks``)."""
+        for start, rows in self.raw_chunks():
+            yield start, self._tensor(rows)
 
 
 def native(array: Any) -> Any:
@@ -144,15 +157,35 @@ def _member_offset(fh: Any, info: zipfile.ZipInfo) -> int:
 
 def npz_members(path: str) -> dict[str, tuple[zipfile.ZipInfo, bool]]:
     """``{array name: (its zip entry, whether it is mapped)}``: a stored member over ``MAP_ABOVE`` bytes
-    in the file is mapped (``y``, the targets, never: a run reads them whole)."""
+    in the file is mapped, the inputs' and the targets' ``y`` alike."""
     out: dict[str, tuple[zipfile.ZipInfo, bool]] = {}
     with zipfile.ZipFile(path) as zf:
         for info in zf.infolist():
             if info.filename.endswith(".npy"):
                 name = info.filename[:-4]
-                out[name] = (info, name != "y" and info.compress_type == zipfile.ZIP_STORED
+                out[name] = (info, info.compress_type == zipfile.ZIP_STORED
                              and not info.flag_bits & 0x1 and info.file_size > MAP_ABOVE)
     return out
+
+
+def map_above(nbytes: int) -> bool:
+    """Whether an array of ``nbytes`` is mapped rather than read whole (over ``MAP_ABOVE``)."""
+    return nbytes > MAP_ABOVE
+
+
+def reading_note(names: list[str], path: str | None) -> str:
+    """What a run's start says of how its data are read, where it matters: the arrays (``names``, as the
+    file calls them) mapped from an uncompressed .npz, ``x, y mapped (read as used)``; ``read whole`` for a
+    .npz / .pt over ``MAP_ABOVE`` bytes at ``path`` that is not mapped; else ''. ``revstudio train``'s
+    ``data:`` line and the exported script's say it in these words."""
+    if names:
+        return ", ".join(names) + " mapped (read as used)"
+    try:
+        big = bool(path) and str(path).lower().endswith((".npz", ".pt", ".pth")) \
+            and os.path.getsize(str(path)) > MAP_ABOVE
+    except OSError:
+        return ""
+    return "read whole" if big else ""
 
 
 def map_member(path: str, info: zipfile.ZipInfo) -> Any:

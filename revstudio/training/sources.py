@@ -7,7 +7,7 @@ moved to a user's cluster reads the same files, generates the same synthetic
 data for the same seed and refuses the same bad data. Keep it self-contained:
 stdlib and torch (imported inside functions, so previews stay torch-free), no
 revstudio imports but its copied siblings (``synthetic``; ``data_checks``, which checks the
-arrays against the graph), nothing that reaches outside its arguments.
+arrays against the graph; ``arrays``, which reads a .npz / .pt), nothing that reaches outside its arguments.
 
 Formats: ``FILE.npz`` (``allow_pickle=False``) / ``FILE.pt`` (``weights_only=True``)
 with arrays ``x`` (or one per Input node id) and ``y``; ``mnist:DIR`` (IDX files,
@@ -18,11 +18,11 @@ from __future__ import annotations
 import gzip
 import math
 import os
-import re
 import struct
 import zipfile
 from typing import Any
 
+from .arrays import _TOO_BIG, _load_failure, _memory_bytes, check_npz_size, load_arrays  # noqa: F401
 from .data_checks import (  # noqa: F401
     DataError,
     _fmt,
@@ -33,11 +33,12 @@ from .data_checks import (  # noqa: F401
     inputs_note,
     layout_hint,
     looks_like_pixels,
+    one_pass,
     scale_bytes,
     shape_advice,
     unread_arrays,
 )
-from .mapped import Mapped, MappedError, map_member, native, npz_members
+from .mapped import Mapped, reading_note
 from .synthetic import synthetic
 
 MNIST_NAMES = {
@@ -207,155 +208,6 @@ def load_cifar10(folder: str) -> tuple[tuple[Any, Any], tuple[Any, Any] | None]:
     return train, read_cifar_batch(test) if os.path.isfile(test) else None
 
 
-# ---- .npz / .pt --------------------------------------------------------------------------------
-
-_KINDS = {"b": "bool", "i": "int", "u": "unsigned int", "f": "float"}
-
-
-def load_arrays(path: str) -> dict[str, Any]:
-    """The named tensors of a ``.npz`` (no pickles) or ``.pt`` (``weights_only``) file."""
-    import torch
-
-    if not os.path.isfile(path):
-        raise DataError(f"{path}: no such file")
-    if path.lower().endswith(".npz"):
-        try:
-            import numpy as np
-        except ImportError as exc:
-            raise DataError(f"{path}: reading .npz needs numpy (pip install numpy), or save the arrays "
-                            "with torch.save as a .pt") from exc
-        if not zipfile.is_zipfile(path):  # (numpy would take it for a pickle and suggest allow_pickle)
-            raise DataError(f"{path}: not a .npz archive (numpy.savez writes a zip of arrays; this file is not "
-                            "one, or is cut short); save the arrays with numpy.savez(path, x=..., y=...)")
-        out: dict[str, Any] = {}
-        try:
-            check_npz_size(path)
-            members = npz_members(path)
-            with np.load(path, allow_pickle=False) as npz:
-                for name in npz.files:
-                    if members.get(name, (None, False))[1]:  # (a large stored member: mapped, read as used)
-                        out[name] = _mapped(path, name, members[name][0])
-                        continue
-                    try:
-                        arr = npz[name]
-                    except MemoryError as exc:
-                        raise DataError(f"{path}: array {name!r} does not fit in memory; {_TOO_BIG}") from exc
-                    except ValueError as exc:
-                        if "allow_pickle" in str(exc):  # object arrays need pickle
-                            raise DataError(f"{path}: array {name!r} holds Python objects (dtype object), "
-                                            "which are not loaded (that would unpickle); save numbers") from exc
-                        raise DataError(f"{path}: array {name!r} is cut short or corrupt ({exc}); save it "
-                                        "again with numpy.savez") from exc
-                    if arr.dtype.kind not in _KINDS:
-                        names = ("; for class names, numpy.unique(y, return_inverse=True)[1] gives class indices "
-                                 "0..K-1 to save as 'y'") if name == "y" and arr.dtype.kind in "US" else ""
-                        raise DataError(f"{path}: array {name!r} has dtype {arr.dtype} ({arr.dtype.kind!r}); "
-                                        f"expected numbers (float, int or bool){names}")
-                    out[name] = torch.from_numpy(native(arr))  # (a big-endian array: in this machine's order)
-        except DataError:
-            raise
-        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-            raise DataError(f"{path}: not a readable .npz file ({exc})") from exc
-        return out
-    if os.path.getsize(path) == 0:
-        raise DataError(f"{path}: an empty file; save a dict of tensors, e.g. torch.save({{'x': x, 'y': y}}, path)")
-    memory = _memory_bytes()
-    if memory and os.path.getsize(path) > memory:
-        raise DataError(f"{path}: {os.path.getsize(path) / 2**30:.1f} GiB, more than this machine's "
-                        f"{memory / 2**30:.1f} GiB of memory; {_TOO_BIG}")
-    try:
-        obj = torch.load(path, map_location="cpu", weights_only=True)
-    except MemoryError as exc:
-        raise DataError(f"{path}: does not fit in memory; {_TOO_BIG}") from exc
-    except Exception as exc:  # weights_only refuses pickled objects; anything else is a broken file
-        raise DataError(f"{path}: cannot be read with torch.load(weights_only=True): {_load_failure(exc)}; "
-                        "save a dict of tensors, e.g. torch.save({'x': x, 'y': y}, path)") from exc
-    if not isinstance(obj, dict) or not all(isinstance(k, str) for k in obj):
-        raise DataError(f"{path}: holds a {type(obj).__name__}; expected a dict of tensors such as "
-                        "{'x': inputs, 'y': targets}")
-    for name, value in obj.items():
-        if not isinstance(value, torch.Tensor):
-            raise DataError(f"{path}: entry {name!r} is a {type(value).__name__}, expected a tensor")
-        if value.layout != torch.strided:
-            raise DataError(f"{path}: tensor {name!r} is a {str(value.layout).replace('torch.', '')} tensor; "
-                            "save it dense (tensor.to_dense())")
-        if value.is_complex() or value.dtype in (torch.quint8, torch.qint8, torch.qint32):
-            raise DataError(f"{path}: tensor {name!r} has dtype {value.dtype}; expected float, int or bool")
-    return dict(obj)
-
-
-def _mapped(path: str, name: str, info: Any) -> Mapped:
-    """Array ``name`` of a .npz mapped from its stored member (``mapped.map_member``), refused like one
-    read whole where it is cut short, holds objects or is no array of numbers."""
-    try:
-        array = map_member(path, info)
-    except MappedError as exc:
-        if "objects" in str(exc):
-            raise DataError(f"{path}: array {name!r} holds Python objects (dtype object), which are not loaded "
-                            "(that would unpickle); save numbers") from exc
-        raise DataError(f"{path}: array {name!r} is cut short or corrupt ({exc}); save it again with "
-                        "numpy.savez") from exc
-    if array.dtype.kind not in _KINDS:
-        raise DataError(f"{path}: array {name!r} has dtype {array.dtype} ({array.dtype.kind!r}); expected numbers "
-                        "(float, int or bool)")
-    return Mapped(array)
-
-
-_TOO_BIG = ("a run loads its data whole: train on a part of it (numpy.savez(path, x=x[:n], y=y[:n])) or on a "
-            "machine with more memory")
-
-
-def _memory_bytes() -> int | None:
-    """This machine's physical memory, or None where the system does not say."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
-def check_npz_size(path: str) -> None:
-    """Refuse, from the arrays' headers, a ``.npz`` whose arrays read whole (compressed members, small
-    ones and the targets ``y``; large stored ones are mapped, ``mapped.npz_members``) hold more bytes
-    than the machine has memory, before numpy tries to allocate them (a MemoryError, or the system
-    killing the run)."""
-    import numpy as np
-
-    memory = _memory_bytes()
-    if not memory:
-        return
-    arrays = []
-    with zipfile.ZipFile(path) as zf:
-        for name, (info, mapped) in npz_members(path).items():
-            if mapped:
-                continue
-            with zf.open(info) as fh:
-                major, _ = np.lib.format.read_magic(fh)
-                read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
-                shape, _, dtype = read(fh)
-            arrays.append((math.prod(int(s) for s in shape) * dtype.itemsize, name, shape, dtype,
-                           info.compress_type != zipfile.ZIP_STORED))
-    total = sum(a[0] for a in arrays)
-    if total > memory:
-        _, name, shape, dtype, deflated = max(arrays, key=lambda a: a[0])
-        fix = (f"{path} is compressed (numpy.savez_compressed), which is read whole: save it with numpy.savez "
-               "(uncompressed) to train it without reading it whole, or " + _TOO_BIG.split(": ", 1)[1]
-               if deflated else _TOO_BIG)
-        raise DataError(f"{path}: the arrays hold {total / 2**30:.1f} GiB ({name!r} is {_fmt(shape)} {dtype}), "
-                        f"more than this machine's {memory / 2**30:.1f} GiB of memory; {fix}")
-
-
-def _load_failure(exc: BaseException) -> str:
-    """Why torch.load refused a file, in one line: the object it would not unpickle, or torch's
-    first sentence. Never torch's advice to load with weights_only=False, which runs the file's code."""
-    text = str(exc)
-    found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", text)
-    if found:
-        kind = " (numpy arrays: convert them with torch.from_numpy)" if found.group(1).startswith("numpy") else ""
-        return f"it holds objects other than tensors ({found.group(1)}){kind}"
-    first = text.splitlines()[0].split(". ")[0].rstrip(".") if text.strip() else ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-
-
 def pick_arrays(arrays: dict[str, Any], input_ids: list[str], source: str) -> tuple[dict[str, Any], Any]:
     """The input arrays by Input node id (``x`` for a single Input) and the targets ``y`` (or None)."""
     found = ", ".join(sorted(arrays)) or "nothing"
@@ -402,9 +254,11 @@ def _take(t: Any, index: Any) -> Any:
     return t.take(index.numpy()) if isinstance(t, Mapped) else t[index]
 
 
-def mapped_names(inputs: dict[str, Any]) -> list[str]:
-    """The Input node ids whose arrays are mapped, read as used (``mapped.Mapped``)."""
-    return [n for n, t in inputs.items() if isinstance(t, Mapped)]
+def mapped_names(inputs: dict[str, Any], targets: Any = None) -> list[str]:
+    """The arrays that are mapped, read as used (``mapped.Mapped``), as the file names them: ``x`` (or the
+    Input node ids of several) and ``y``."""
+    names = [("x" if len(inputs) == 1 else n) for n, t in inputs.items() if isinstance(t, Mapped)]
+    return names + (["y"] if isinstance(targets, Mapped) else [])
 
 
 # ---- a whole source: read, check, split -------------------------------------------------------
@@ -452,23 +306,33 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
     (``scale_bytes``). ``facts``, when given, receives ``uint8``: the Input node ids fed uint8
     arrays, ``scaled``: whether they were scaled, ``levels``: a flow's dequantisation levels
     (``flow_levels``), ``pixels``: (node id, dtype) of training inputs in another number type that
-    hold 0..255 whole numbers, left as they are (``looks_like_pixels``), ``unread``: (file, arrays no run reads)."""
+    hold 0..255 whole numbers, left as they are (``looks_like_pixels``), ``digest``: the data digest where
+    mapped arrays made it in the one pass that checks them (``one_pass``; else None), ``mapped``: the arrays mapped from the
+    training file, ``reading``: the start's words on how it is read (``mapped.reading_note``), ``unread``: (file,
+    arrays no run reads)."""
     if not 0.0 <= float(val_fraction) < 1.0:
         raise DataError(f"val_fraction {val_fraction} must be at least 0 and below 1")
     uint8: list[str] = []
     eight_bit: list[bool] = []
     pixels: list[tuple[str, str]] = []  # (Input node id, dtype) of 0..255 whole numbers left as they are
     unread: list[tuple[str, list[str]]] = []  # (file name, arrays not read), said at the start
+    later: list[tuple[str, str, Any]] = []  # mapped arrays whose NaN check waits for the digest's pass
+    pixels_later: dict[str, Any] = {}  # mapped arrays whose pixel-likeness it finds too
 
     def checked(inputs: dict[str, Any], targets: Any, source: str, kind: str, auto: bool) -> tuple[Any, str]:
         if not eight_bit:  # (the training data: whole numbers 0..255 in another type are named at the start)
-            pixels.extend((n, str(t.dtype).replace("torch.", "")) for n, t in inputs.items()
-                          if not source.startswith(("mnist:", "cifar10:")) and looks_like_pixels(t))
+            for n, t in inputs.items():
+                if source.startswith(("mnist:", "cifar10:")):
+                    continue
+                if isinstance(t, Mapped) and str(t.dtype) not in ("torch.uint8", "torch.bool", "torch.int8"):
+                    pixels_later[n] = t
+                elif looks_like_pixels(t):
+                    pixels.append((n, str(t.dtype).replace("torch.", "")))
         inputs, found = scale_bytes(inputs, scale_uint8)
         uint8.extend(n for n in found if n not in uint8)
         eight_bit.append(source.startswith(("mnist:", "cifar10:"))
                          or (scale_uint8 and len(found) == len(specs)))
-        inputs = check_inputs(inputs, specs, source)
+        inputs = check_inputs(inputs, specs, source, later)
         count = len(next(iter(inputs.values())))
         targets, kind = check_targets(targets, count, kind=kind, num_classes=num_classes, output_id=output_id,
                                       head_id=head_id, out_shape=out_shape, source=source, auto=auto)
@@ -491,10 +355,16 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
         if val_fraction > 0 and count >= 2:
             train_idx, val_idx = split_indices(count, float(val_fraction), seed)
             val = ({k: _take(v, val_idx) for k, v in train[0].items()},
-                   None if train[1] is None else train[1][val_idx])
+                   None if train[1] is None else _take(train[1], val_idx))
             train = ({k: _take(v, train_idx) for k, v in train[0].items()},
-                     None if train[1] is None else train[1][train_idx])
+                     None if train[1] is None else _take(train[1], train_idx))
+    digest = None
+    if later or pixels_later:  # (mapped arrays: one read serves the NaN check, the pixel note and the digest)
+        digest, looking = one_pass([train, val], later, pixels_later)
+        pixels.extend((n, str(pixels_later[n].dtype).replace("torch.", "")) for n in looking)
+        pixels.sort(key=lambda p: list(specs).index(p[0]))
     if facts is not None:
-        facts.update(uint8=uint8, scaled=bool(uint8) and scale_uint8, levels=flow_levels(eight_bit), pixels=pixels,
-                     mapped=mapped_names(train[0]), unread=unread)
+        facts.update(digest=digest, uint8=uint8, scaled=bool(uint8) and scale_uint8, levels=flow_levels(eight_bit),
+                     pixels=pixels, mapped=mapped_names(*train), reading=reading_note(mapped_names(*train), source),
+                     unread=unread)
     return train, val, kind

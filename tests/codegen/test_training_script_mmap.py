@@ -36,3 +36,23 @@ def test_an_exported_script_trains_on_a_mapped_npz_as_revstudio_train(tmp_path: 
     ours, data = trained_here(g, tmp_path)  # revstudio train on the mapped file: the same run
     assert isinstance(data.train.inputs["x"], mapped.Mapped)
     assert theirs == whole == ours and len(ours) == 6
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_the_exported_script_says_mapped_or_read_whole_in_revstudio_trains_words(tmp_path: Path, monkeypatch,
+                                                                                compressed: bool) -> None:
+    rng = np.random.default_rng(1)
+    save = np.savez_compressed if compressed else np.savez
+    save(tmp_path / "d.npz", x=rng.random((40, 1, 4, 4)).astype(np.float32), y=np.arange(40) % 5)
+    g = with_section(flat_classifier((1, 4, 4), classes=5, name="img"))
+    script = tmp_path / "img.py"
+    script.write_text(export(g, with_training=True).replace("\nMAP_ABOVE = 256 * 2**20\n", "\nMAP_ABOVE = 0\n"),
+                      encoding="utf-8")
+    proc = run_script(script, ["--steps", "1", "--out", "ck.pt"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    said = [line for line in proc.stderr.splitlines() if line.startswith("data: ")]
+    monkeypatch.setattr(mapped, "MAP_ABOVE", 0)
+    _, data = trained_here(g, tmp_path)  # revstudio train's start prints "data: " + describe()
+    expected = "read whole" if compressed else "x, y mapped (read as used)"
+    assert said == [f"data: d.npz: 36 train / 4 val, {expected}"]
+    assert data.describe() == f"d.npz: 36 train / 4 val, x 1x4x4, 5 classes, {expected}"

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from training_kit import linear_classifier
 
-from revstudio.training import sources
+from revstudio.training import arrays, sources
 from revstudio.training.sources import DataError, load_arrays
 
 
@@ -44,7 +44,7 @@ def test_an_array_cut_short_inside_a_npz_is_called_corrupt_not_python_objects(tm
 def test_a_npz_larger_than_memory_is_refused_from_its_headers_naming_the_array(tmp_path, monkeypatch) -> None:
     path = tmp_path / "big.npz"
     np.savez(path, x=np.zeros((64, 1, 8, 8), "float32"), y=np.zeros(64, "int64"))
-    monkeypatch.setattr(sources, "_memory_bytes", lambda: 4096)
+    monkeypatch.setattr(arrays, "_memory_bytes", lambda: 4096)
     message = _refusal(path)
     assert message.startswith(f"{path}: the arrays hold 0.0 GiB ('x' is 64x1x8x8 float32), more than this "
                               "machine's 0.0 GiB of memory; a run loads its data whole")
@@ -60,7 +60,7 @@ def test_a_pt_file_larger_than_memory_is_refused_before_torch_load(tmp_path, mon
     torch = pytest.importorskip("torch")
     path = tmp_path / "big.pt"
     torch.save({"x": torch.zeros(64, 4), "y": torch.zeros(64, dtype=torch.int64)}, path)
-    monkeypatch.setattr(sources, "_memory_bytes", lambda: 1024)
+    monkeypatch.setattr(arrays, "_memory_bytes", lambda: 1024)
     monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load was called"))
     assert "more than this machine's 0.0 GiB of memory" in _refusal(path)
 
@@ -136,7 +136,7 @@ def test_check_and_the_preview_refuse_a_npz_larger_than_memory_before_any_run(tm
     from revstudio.training.data import data_problem
 
     np.savez(tmp_path / "d.npz", x=np.zeros((64, 1, 8, 8), "float32"), y=np.zeros(64, "int64"))
-    monkeypatch.setattr(sources, "_memory_bytes", lambda: 4096)
+    monkeypatch.setattr(arrays, "_memory_bytes", lambda: 4096)
     problem = data_problem("d.npz", {"img": (1, 8, 8)}, str(tmp_path))
     assert problem is not None and "more than this machine's 0.0 GiB of memory" in problem
 
