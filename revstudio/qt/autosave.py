@@ -27,6 +27,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
+from revstudio.core.processes import process_stamp
 from revstudio.core.tempfiles import remove_stale, write_atomic
 from revstudio.qt.autosave_writer import RecoveryWriter, Snapshot
 from revstudio.qt.document import Document
@@ -74,19 +75,6 @@ class Recovery:
                 p.unlink()
             except OSError:
                 pass
-
-
-def process_stamp(pid: int) -> str | None:
-    """Who process ``pid`` is: this boot's id and the process's start time (Linux ``/proc``).
-
-    A pid alone names another program after a reboot or a long time; the stamp does not.
-    None where the platform cannot tell."""
-    try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return f"{boot}:{fields[19]}"  # field 22 of proc(5), counted after "pid (comm)"
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def _writer_alive(pid: int, stamp: object) -> bool:

@@ -67,7 +67,8 @@ def test_a_running_runs_step_and_loss_follow_its_status_without_a_reload(qtbot, 
 
 def test_a_run_listed_before_its_worker_wrote_its_status_is_followed_once_it_does(qtbot, tmp_path) -> None:
     # a run folder seen the moment it was made (by `revstudio train` in a terminal) has no status.json
-    # yet: listed as failed with a guess, it stayed so after the worker wrote "running" into it
+    # yet: listed as unknown with why (as `revstudio runs` lists it), it stayed so after the worker wrote
+    # "running" into it
     root = tmp_path / "runs"
     young = root / "coupling-20261206-160000"
     young.mkdir(parents=True)
@@ -75,7 +76,7 @@ def test_a_run_listed_before_its_worker_wrote_its_status_is_followed_once_it_doe
     panel = RunsPanel()
     qtbot.addWidget(panel)
     panel.set_root(root, "coupling")
-    assert panel.table.item(0, STATUS).text() == "failed"
+    assert panel.table.item(0, STATUS).text() == "unknown"
     _status(young, "running", 5, 1.5)
     qtbot.waitUntil(lambda: panel.table.item(0, STATUS).text() == "running", timeout=10_000)
     assert panel.table.item(0, STEP).text() == "5 / 100" and panel.poll.isActive()
