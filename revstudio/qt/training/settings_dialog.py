@@ -58,6 +58,8 @@ OPTIONAL_NUMBERS = ("grad_clip",)                                      # empty =
 INTS = ("warmup_steps", "batch_size", "seed", "log_every", "val_every", "gradcheck_every", "memory_every",
         "checkpoint_every")
 log = logging.getLogger("revstudio")
+DEVICE_TIP = ("auto: the first CUDA device when torch sees one, else the CPU; or type any device torch names "
+              "(cuda:1, mps, xpu), as revstudio train --device takes it")
 _devices_seen: list[dict[str, str]] = []  # what torch saw, once per editor session (a child costs seconds)
 
 
@@ -134,7 +136,7 @@ class RunSettingsDialog(QDialog):
         run = QFormLayout(run_box)
         self.device = QComboBox()
         self.device.setEditable(True)
-        self.device.setToolTip("auto: the first CUDA device when torch sees one, else the CPU")
+        self.device.setToolTip(DEVICE_TIP)
         run.addRow("device", self.device)
         run.addRow("precision", self._combo("precision"))
         run.addRow("mode", self._combo("mode"))
@@ -289,8 +291,7 @@ class RunSettingsDialog(QDialog):
             _devices_seen[:] = [d for d in answer["devices"] if isinstance(d, dict) and "id" in d]
             current = self._device_value()
             self._fill_devices(current)
-            self.device.setToolTip("auto: the first CUDA device when torch sees one, else the CPU. Torch sees: "
-                                   + ", ".join(d["id"] for d in _devices_seen))
+            self.device.setToolTip(DEVICE_TIP + ". Torch sees: " + ", ".join(d["id"] for d in _devices_seen))
         else:
             self.device.setToolTip(f"Could not ask torch for its devices: {answer.get('error')}")
 
