@@ -327,7 +327,8 @@ class TrainController(QObject):
                 run.message = f"the worker exited with code {code}"
             if not run.info and self.run_dir is not None:  # refused before it started: the worker took
                 self.run_removed = _remove_unstarted(self.run_dir)  # its files away, the snapshot goes too
-            self.message.emit(f"Run {run.name} failed: {run.message}")
+            self.message.emit(f"Train was refused before it started (no run was kept): {run.message}"
+                              if self.run_removed else f"Run {run.name} failed: {run.message}")
         if self.run_dir is not None and run.status in ("failed", "stopped"):
             # a worker that died of a full disk could not rewrite status.json, which would read as
             # "killed" from then on: keep the ending seen here (written only if there is room by now)

@@ -280,7 +280,8 @@ class TrainingUI(QObject):
             self.plots.refresh(force=True)
         if run.status == "failed":
             tail = self.controller.stderr_tail()
-            text = f"Run {run.name} failed: {run.message}"
+            text = (f"Train was refused before it started (no run was kept): {run.message}"
+                    if self.controller.run_removed else f"Run {run.name} failed: {run.message}")
             if tail:
                 text += "\n\nWhat it printed last:\n" + "\n".join(tail)
             self.last_failure = text

@@ -115,3 +115,6 @@ def test_the_progress_line_names_no_run_whose_folder_was_removed(qtbot, train_wi
     assert ("refused" if source is REFUSED else "stopped") in lines[0], lines
     assert not ui.status_progress.isVisibleTo(window) and ui.runs_panel.progress.bar.value() <= 0
     assert run_dir not in ui.runs_panel.live
+    if source is REFUSED:  # the message and the dialog say what happened without naming the run that is gone
+        said = [window.status_bar.currentMessage(), dialogs.errors[-1][1], ui.runs_panel.detail.toPlainText()]
+        assert all("nosuch.npz" in text and run_dir.name not in text for text in said), said
