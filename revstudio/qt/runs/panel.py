@@ -216,10 +216,11 @@ class RunsPanel(QWidget):
         self._poll_if_running()
 
     def _followed(self, e: RunEntry) -> bool:
-        """Whether a run's status.json may still change: it runs, its live run here has not ended,
-        or it has none yet (a folder seen before its worker wrote it)."""
+        """Whether a run's status.json may still change: it runs, its live run here has not ended, it is
+        unknown (another machine's run, which that machine goes on writing; a status being rewritten), or
+        it has none yet (a folder seen before its worker wrote it)."""
         live = self.live.get(e.path)
-        return e.status == "running" or (live is not None and not live.ended) or \
+        return e.status in ("running", "unknown") or (live is not None and not live.ended) or \
             (e.guessed and not (e.path / "status.json").exists())
 
     def _poll_if_running(self) -> None:
