@@ -212,7 +212,7 @@ def test_runs_says_why_a_run_is_unknown(tmp_path: Path, capsys: pytest.CaptureFi
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "status.json").write_text("{cut short")
     assert main(["runs", str(tmp_path)]) == 0
-    assert "a: status.json is missing or unreadable" in capsys.readouterr().out
+    assert "a: status.json is unreadable (damaged or cut short); it has no rows either" in capsys.readouterr().out
 
 
 def test_runs_of_a_project_file_lists_that_projects_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

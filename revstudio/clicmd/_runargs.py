@@ -52,27 +52,22 @@ def load_checked(path: str, batch: int = 1, device: Any = None) -> tuple[Graph, 
 
 
 def resolve_device(text: str | None) -> Any:
-    """'cpu', 'cuda', 'cuda:N' (or None: CUDA when available) -> torch.device, checked."""
-    import torch
+    """'auto' (or None: CUDA when available) or any device torch names ('cpu', 'cuda:1', 'mps', 'xpu')
+    -> a torch.device this machine has; the names and the check are ``rs.compile``'s
+    (``device_probe.device_name``, ``compiler.devices``)."""
+    from revstudio.compiler.devices import DeviceUnavailable, usable_device
+    from revstudio.diagnostics.device_probe import command_line_device
 
-    if text is None or text == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
-        device = torch.device(text)
-    except (RuntimeError, ValueError):
-        raise CliError(f"--device {text!r} is not a device; use cpu, cuda or cuda:N", 2) from None
-    if device.type == "cpu":
-        return device
-    if device.type != "cuda":
-        raise CliError(f"--device {text!r} is not supported; use cpu, cuda or cuda:N", 2)
-    if not torch.cuda.is_available():
-        why = "this torch build has no CUDA support" if torch.version.cuda is None else "no GPU is visible"
-        raise CliError(f"--device {text}: CUDA is not available ({why}); use --device cpu", 2)
-    count = torch.cuda.device_count()
-    if device.index is not None and device.index >= count:
-        raise CliError(f"--device {text}: there {'is' if count == 1 else 'are'} only {count} CUDA "
-                       f"device{'s' * (count != 1)} (cuda:0..cuda:{count - 1}); pick one of those", 2)
-    return device
+        if text is not None:
+            command_line_device(text)
+        return usable_device(text)
+    except DeviceUnavailable as exc:
+        raise CliError(f"--device {text}: {exc}; " + ("pick one of those" if exc.index else "use --device cpu"),
+                       2) from None
+    except (RuntimeError, ValueError) as exc:
+        raise CliError(str(exc) if str(exc).startswith("--device") else
+                       f"--device {text!r} is not a device torch knows; use cpu, cuda, cuda:N or mps", 2) from None
 
 
 def compile_error(exc: Exception) -> CliError | None:

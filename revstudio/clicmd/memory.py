@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="project file (.revs) or an exported .py")
     parser.add_argument("--batch", type=positive_int, default=8, help="batch size (default 8)")
     parser.add_argument("--device", default="cpu",
-                        help="cpu, cuda or cuda:N (default cpu; 'auto' picks CUDA when available)")
+                        help="cpu, cuda, cuda:N, mps, xpu or any device torch names (default cpu; 'auto' picks "
+                             "CUDA when available)")
     parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), default="fp32",  # (train's)
                         help="measure the steps as train --precision runs them: forward under autocast "
                              "(fp16 needs CUDA); the estimate models fp32 only, so none is shown for the others")

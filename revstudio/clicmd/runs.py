@@ -4,7 +4,9 @@ DIR may be a folder of run directories (a project's ``runs/``), one run
 directory, a project file (its runs in the ``runs/`` folder beside it) or the project's folder (a
 folder with no runs of its own but a ``runs/`` inside). A run labelled in
 the app's Runs tab (its ``label.json``) shows its label in a column of its own. A run whose
-status says running but whose process is gone is shown as killed. ``--status`` keeps the runs of
+status says running but whose process is gone is shown as killed, one whose state cannot be told
+(no readable status, another machine's process) as unknown, each with why (``run_status.decide``, as
+the app's Runs tab). ``--status`` keeps the runs of
 the statuses named, ``--sort`` orders them by a column of the app's Runs tab (``--json`` too). A run too
 short to be checked for learning says so in a ``learning`` column, explained once under the table.
 Torch-free.
@@ -18,6 +20,7 @@ import re
 from typing import Any
 
 from revstudio.cli import CliError, json_text, printable
+from revstudio.training.run_status import STATUSES  # (the words and reasons the app's Runs tab shows too)
 from revstudio.training.runs import RunInfo
 
 
@@ -37,7 +40,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object with a list of runs")
 
 
-STATUSES = ("running", "finished", "stopped", "failed", "killed", "unknown")
 SORT_KEYS = ("started", "step", "loss", "accuracy", "duration")
 
 

@@ -59,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="DIR", help="run directory (default runs/<project>-<time>/ beside it)")
     parser.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its last checkpoint")
     parser.add_argument("--mode", choices=("reversible", "standard", "checkpoint"))
-    parser.add_argument("--device", help="auto | cpu | cuda | cuda:N")
+    parser.add_argument("--device", help="auto | cpu | cuda | cuda:N | mps | xpu | any device torch names")
     parser.add_argument("--lr", type=_number, help="learning rate (default: the project's, 0.001)")
     parser.add_argument("--batch-size", type=positive_int, help="global batch size (default: the project's, 32)")
     parser.add_argument("--optimizer", choices=("sgd", "adam", "adamw"))

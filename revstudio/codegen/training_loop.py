@@ -51,6 +51,12 @@ def pick_device(name: str, local_rank: int) -> torch.device:
             raise _Reject(f"device {name}: CUDA is not available; use --device cpu")
         if device.index is None:
             device = torch.device("cuda", local_rank)
+    elif device.type != "cpu":
+        try:  # (mps, xpu, ...: a tensor on it is the test this machine has one)
+            torch.empty(0, device=device)
+        except (RuntimeError, AssertionError, NotImplementedError):
+            raise _Reject(f"device {name}: this torch build or machine has no {device.type} device; "
+                          "use --device cpu") from None
     return device
 
 

@@ -48,9 +48,11 @@ def option_problem(config: dict[str, Any]) -> str | None:
             return f"{flag[key]} {config[key]} is negative; use 0 or more"
     if not 0 <= config["seed"] <= 2**31 - 1:
         return f"--seed {config['seed']} is out of range; use a seed from 0 to {2**31 - 1}"
-    head, _, index = config["device"].partition(":")
-    if config["device"] not in ("auto", "cpu", "cuda") and not (head == "cuda" and index.isdigit()):
-        return f"--device {config['device']!r} is not a device; use auto, cpu, cuda or cuda:N"
+    try:  # any device torch names (cpu, cuda:1, mps, xpu), as revstudio train --device takes it
+        if config["device"] != "auto":
+            torch.device(config["device"])
+    except (RuntimeError, ValueError, TypeError):
+        return f"--device {config['device']!r} is not a device torch knows; use auto, cpu, cuda, cuda:N, mps or xpu"
     return None
 
 

@@ -135,19 +135,13 @@ def resolve_device(device: Any) -> torch.device:
         words = str(exc) if str(exc).startswith("rs.compile:") else \
             f"rs.compile: device {device!r} is not a device torch knows; use 'auto', 'cpu', 'cuda' or 'cuda:N'"
         raise CompileError(words) from None
-    if dev.type == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if count == 0:
-            raise CompileError(f"device {device!r}: CUDA is not available here; use device='cpu' or 'auto'")
-        if dev.index is not None and dev.index >= count:
-            raise CompileError(f"device {device!r}: there are only {count} CUDA device(s) (cuda:0..cuda:{count - 1})")
-    elif dev.type != "cpu":
-        try:  # ("mps" on a build without it failed in the first .to() with torch's own words)
-            torch.empty(0, device=dev)
-        except (RuntimeError, AssertionError):
-            raise CompileError(f"device {device!r}: this torch build or machine cannot use {dev.type} devices; "
-                               "use device='cpu' or 'auto'") from None
-    return dev
+    from .devices import DeviceUnavailable, usable_device
+
+    try:
+        return usable_device(dev)
+    except DeviceUnavailable as exc:
+        todo = "one of those" if exc.index else "device='cpu' or 'auto'"
+        raise CompileError(f"device {device!r}: {exc}; use {todo}") from None
 
 
 def cuda_devices(inputs: Sequence[torch.Tensor]) -> list[torch.device]:

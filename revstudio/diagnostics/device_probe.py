@@ -108,3 +108,15 @@ def device_type(device: Any, caller: str = "rs.check") -> str:
     if isinstance(device, str):
         return auto_device() if device == "auto" else device.partition(":")[0]
     return str(device.type)
+
+
+def command_line_device(text: str, flag: str = "--device") -> str:
+    """The check of a device given on a command line or in ``training.device`` (``flag`` names it):
+    :func:`device_name`'s rule (the Python API's), its refusal worded for a command line. Returns
+    ``text``; a ValueError names any other value and lists the forms."""
+    try:
+        return str(device_name(text, flag))
+    except ValueError:
+        shown = repr(text) if len(repr(text)) <= 40 else repr(text)[:36] + "...'"
+        raise ValueError(f"{flag} {shown} is not a device torch knows; use auto, cpu, cuda, cuda:N, mps, xpu "
+                         f"(or another of torch's types: {', '.join(TORCH_DEVICE_TYPES)})") from None

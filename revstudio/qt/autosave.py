@@ -9,7 +9,8 @@ The sidecar is written first and names the text it announces by digest, then the
 between the two leaves a sidecar announcing text that is not there (the previous copy, offered
 as of its own time, or none, and the sidecar goes). A copy without a sidecar (left by an older
 revstudio killed between its writes, text first) is still offered: for the recent file whose
-path hash its name holds, else as a project of unknown file.
+path hash its name holds, else as a project of unknown file; so is a copy whose sidecar is damaged
+(cut short, not JSON), saying so: what the sidecar would have said is read from the copy itself.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
+from revstudio.core.processes import process_stamp
 from revstudio.core.tempfiles import remove_stale, write_atomic
 from revstudio.qt.autosave_writer import RecoveryWriter, Snapshot
 from revstudio.qt.document import Document
@@ -60,12 +62,17 @@ class Recovery:
     changed_on_disk: bool = False  # the document was rewritten (by another program) after it
     disk: tuple[int, int, int] | None = None  # the document's file as the crashed session knew it
     orphan: bool = False  # no sidecar: which file it belongs to is not known
+    damaged_sidecar: bool = False  # its sidecar is there but damaged: what it said is read from the copy
 
     def describe(self) -> str:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.saved))
         what = self.path or (f"project '{self.name}' (which file it was is not known: Save As to keep it)"
                              if self.orphan else f"unsaved project '{self.name}'")
         note = "; the file was changed on disk after this autosave" if self.changed_on_disk else ""
+        if self.damaged_sidecar:
+            note += ("; its recovery note was damaged, so the project's name is the copy's own and its file "
+                     + ("was found from the copy's name" if self.path else "is not known")
+                     + f"; the copy is {self.file}")
         return f"{what} (autosaved {when}{note})"
 
     def discard(self) -> None:
@@ -74,19 +81,6 @@ class Recovery:
                 p.unlink()
             except OSError:
                 pass
-
-
-def process_stamp(pid: int) -> str | None:
-    """Who process ``pid`` is: this boot's id and the process's start time (Linux ``/proc``).
-
-    A pid alone names another program after a reboot or a long time; the stamp does not.
-    None where the platform cannot tell."""
-    try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return f"{boot}:{fields[19]}"  # field 22 of proc(5), counted after "pid (comm)"
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def _writer_alive(pid: int, stamp: object) -> bool:
@@ -155,23 +149,28 @@ class RecoveryStore:
         if not self.folder.is_dir():
             return found
         self._remove_leftovers()
+        paths = {_path_hash(p): os.path.abspath(p) for p in known}
         for meta_path in self.folder.glob("*.json"):
-            rec = self._from_sidecar(meta_path)
+            rec = self._from_sidecar(meta_path, paths)
             if rec is not None:
                 found.append(rec)
-        found.extend(self._orphans(known))
+        found.extend(self._orphans(paths))
         found.sort(key=lambda r: r.saved, reverse=True)
         return found
 
-    def _from_sidecar(self, meta_path: Path) -> Recovery | None:
+    def _from_sidecar(self, meta_path: Path, paths: dict[str, str]) -> Recovery | None:
         file = meta_path.with_suffix(".revs")
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
             saved, pid, path = float(meta["saved"]), int(meta.get("pid", 0)), meta.get("path")
             if path is not None and not isinstance(path, str):
                 raise TypeError("path")
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None  # a damaged sidecar (not ours to judge): the others are still offered
+        except OSError:
+            return None  # there but unreadable now: kept for a later start
+        except (ValueError, KeyError, TypeError, AttributeError):
+            # a damaged sidecar (a truncated or corrupted write): the copy beside it is still the
+            # user's edits, offered as a copy without one, noting the damage; the others go on
+            return self._orphan(file, paths, time.time(), damaged=True) if file.exists() else None
         if _writer_alive(pid, meta.get("proc")):
             return None  # belongs to another running revstudio
         try:
@@ -189,29 +188,30 @@ class RecoveryStore:
             saved, name = _mtime(file, saved), _project_name(data, name)
         return _judged(Recovery(file, meta_path, path, name, saved, disk=_stamp(meta.get("disk"))))
 
-    def _orphans(self, known: Iterable[str]) -> list[Recovery]:
+    def _orphans(self, paths: dict[str, str]) -> list[Recovery]:
         """Copies without a sidecar: an older revstudio wrote the text first and was killed before
-        its sidecar. Offered for their file where ``known`` has it, else as projects of unknown
-        file (a live writer's would be seconds old)."""
-        found = []
+        its sidecar. Offered for their file where ``paths`` (known files by path hash) has it, else
+        as projects of unknown file (a live writer's would be seconds old)."""
         now = time.time()
-        paths = {_path_hash(p): os.path.abspath(p) for p in known}
-        for file in self.folder.glob("*.revs"):
-            if file.with_suffix(".json").exists():
-                continue
-            saved = _mtime(file, now)
-            if now - saved < ORPHAN_AGE_S:
-                continue
-            try:
-                data = file.read_bytes()
-            except OSError:
-                continue
-            path = paths.get(file.name.split("-", 1)[0])
-            rec = _judged(Recovery(file, file.with_suffix(".json"), path, _project_name(data, "untitled"),
-                                   saved, orphan=path is None and not file.name.startswith("untitled-")))
-            if rec is not None:
-                found.append(rec)
-        return found
+        found = [self._orphan(file, paths, now) for file in self.folder.glob("*.revs")
+                 if not file.with_suffix(".json").exists()]
+        return [rec for rec in found if rec is not None]
+
+    def _orphan(self, file: Path, paths: dict[str, str], now: float, damaged: bool = False) -> Recovery | None:
+        """The copy ``file`` offered without (the word of) its sidecar: its project's name from the
+        text itself, its file from the hash in its name where a known file has it. None while it is
+        young enough to be a live session's (or it cannot be read now; it is kept)."""
+        saved = _mtime(file, now)
+        if now - saved < ORPHAN_AGE_S:
+            return None
+        try:
+            data = file.read_bytes()
+        except OSError:
+            return None
+        path = paths.get(file.name.split("-", 1)[0])
+        return _judged(Recovery(file, file.with_suffix(".json"), path, _project_name(data, "untitled"), saved,
+                                orphan=path is None and not file.name.startswith("untitled-"),
+                                damaged_sidecar=damaged))
 
 
 def _judged(rec: Recovery) -> Recovery | None:

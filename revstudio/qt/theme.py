@@ -54,10 +54,11 @@ def current() -> str:
 
 
 def status_colour(status: str) -> str:
-    """A run status's text colour ("running", "finished", "stopped", "failed") in the current theme."""
+    """A run status's text colour ("running", "finished", "stopped", "failed", "killed", "unknown") in the
+    current theme: a killed run ended as badly as a failed one; unknown stays muted."""
     c = colors()
     return {"running": c.accent if _current == "dark" else c.text, "finished": c.ok, "stopped": c.warning,
-            "failed": c.error}.get(status, c.muted)
+            "failed": c.error, "killed": c.error}.get(status, c.muted)
 
 
 def _palette(c: Colors) -> QPalette:

@@ -126,15 +126,17 @@ def _float(key: str, value: Any, low: float, what: str, strict: bool = False,
 
 
 def _device(value: Any) -> str:
+    """Any device torch names, as ``rs.compile`` and ``--device`` take it (``device_probe``); whether
+    this machine has it is the run's check when it starts."""
+    from revstudio.diagnostics.device_probe import command_line_device
+
     if not isinstance(value, str):
-        raise ConfigError(f"training.device: expected text such as 'auto', 'cpu' or 'cuda:0', got {value!r}",
+        raise ConfigError(f"training.device: expected text such as 'auto', 'cpu', 'cuda:0' or 'mps', got {value!r}",
                           "device")
-    if value in ("auto", "cpu", "cuda"):
-        return value
-    head, _, index = value.partition(":")
-    if head == "cuda" and index.isdigit():
-        return value
-    raise ConfigError(f"training.device: {value!r} is not a device; use auto, cpu, cuda or cuda:N", "device")
+    try:
+        return command_line_device(value, "training.device:")
+    except ValueError as exc:
+        raise ConfigError(str(exc), "device") from None
 
 
 def _data(key: str, value: Any, nullable: bool) -> str | None:

@@ -12,6 +12,10 @@ exit code then follows the run directory's status. The launcher catches the
 signals from its first moment: one that comes before the workers start (while
 the run is checked, or before torchrun has put in its own handlers) stops the
 run there with the ``stopped`` row and status a single process gives, exit 0.
+torchrun is told to leave SIGINT and SIGTERM to it (``--signals-to-handle``), so
+a second one stops the run now as it stops a single process (:func:`_force_stop`:
+the workers killed mid-step, the run recorded as stopped at its last checkpoint,
+revstudio's line, exit 130).
 """
 from __future__ import annotations
 
@@ -21,11 +25,13 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from revstudio.cli import PIPE_CLOSED, message_line
 
 from .runs import READER_GONE, STATUS, read_run
+from .stopping import FIRST_SIGINT, FIRST_SIGTERM, StopNow, say
 
 _DIST = ("nproc", "nnodes", "node_rank", "master_addr", "master_port", "rdzv_endpoint", "rdzv_id")
 
@@ -71,7 +77,20 @@ def launcher_args(args: argparse.Namespace, out: str | None) -> list[str]:
             argv.append(f"--master-port={args.master_port}")
     elif str(args.nnodes or 1) == "1":
         argv.append("--standalone")  # a free port on this machine, no setup
+    if _takes_signal_list():  # SIGINT and SIGTERM stay the launcher's own (_LaunchStop): a second one stops now
+        argv.append("--signals-to-handle=" + ",".join(s for s in ("SIGHUP", "SIGQUIT") if hasattr(signal, s)))
     return [*argv, "--module", "revstudio", *worker_args(args, out)]
+
+
+def _takes_signal_list() -> bool:
+    """Whether this torch's launcher takes ``--signals-to-handle`` (torch 2.5 and later): without it,
+    torchrun's handlers replace the launcher's, and a second Ctrl+C waits for the step to end."""
+    try:
+        from torch.distributed import run as torchrun
+
+        return any("--signals-to-handle" in a.option_strings for a in torchrun.get_args_parser()._actions)
+    except Exception:  # (an older or trimmed torch: its own handlers, as before)
+        return False
 
 
 def _first_exit_code(failure: Any) -> int | None:
@@ -103,14 +122,25 @@ class _LaunchStop:
         self.launching = False
         self.previous: dict[int, Any] = {}
         self.env: str | None = None
+        self.count = 0  # signals while launching: the second stops the run now
+        self.force: Callable[[], bool] | None = None  # stops it now; False where it had ended already
 
     def handler(self, signum: int, _frame: Any) -> None:
         self.signal = signum
-        if self.launching:
-            from torch.distributed.elastic.multiprocessing.api import SignalException
+        if not self.launching:
+            return
+        self.count += 1
+        if self.count >= 2:
+            # torchrun is shutting the workers down gently (they end the step they are in); a second
+            # signal stops them now, as it stops one process: recorded at the last checkpoint, exit 130
+            if self.force is not None and self.force():
+                raise StopNow()
+            return
+        say(FIRST_SIGINT if signum == signal.SIGINT else FIRST_SIGTERM)
+        from torch.distributed.elastic.multiprocessing.api import SignalException
 
-            sigval = signal.Signals(signum)
-            raise SignalException(f"Process {os.getpid()} got signal: {sigval}", sigval=sigval)
+        sigval = signal.Signals(signum)
+        raise SignalException(f"Process {os.getpid()} got signal: {sigval}", sigval=sigval)
 
     def __enter__(self) -> _LaunchStop:
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -199,6 +229,87 @@ def _stopped(run_dir: str, resumed: bool, as_json: bool) -> int:
     return 0
 
 
+def _children() -> list[int]:
+    """The processes this one started (torchrun's workers): ``/proc`` where there is one, else pgrep."""
+    me = os.getpid()
+    try:
+        names = [n for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        names = []
+    if not names:
+        import subprocess
+
+        try:
+            out = subprocess.run(["pgrep", "-P", str(me)], capture_output=True, text=True, timeout=5).stdout
+        except (OSError, subprocess.SubprocessError):
+            return []
+        return [int(p) for p in out.split() if p.isdigit()]
+    found = []
+    for name in names:
+        try:
+            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as handle:
+                if int(handle.read().rsplit(")", 1)[1].split()[1]) == me:
+                    found.append(int(name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def _force_stop(run_dir: str, as_json: bool) -> bool:
+    """Stop a ``--nproc`` run now, as a second signal stops one process: its workers are killed
+    mid-step (a rank left alone mid-step would wait for its peers), the run is recorded as stopped at
+    its last checkpoint, revstudio's line (or ``--json`` row) says so. False (nothing done) where the
+    run had ended meanwhile, or where its workers had not yet started it."""
+    import json
+    import time
+
+    from revstudio.core.processes import pid_alive
+
+    from .output import JsonRows, Progress
+    from .runs import CHECKPOINT, RunDirError, RunWriter, now_iso, read_metrics, write_json
+    from .stopping import forced_message, forced_row
+
+    path = os.path.join(run_dir, STATUS)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            status = json.load(handle)
+    except (OSError, ValueError):
+        status = None
+    if not isinstance(status, dict) or status.get("status") != "running":
+        return False
+    workers = _children()
+    for pid in workers:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    end = time.monotonic() + 5.0
+    while any(pid_alive(p) for p in workers) and time.monotonic() < end:
+        time.sleep(0.02)
+    step, at = None, 0.0
+    for row in read_metrics(run_dir):
+        if row.get("event") == "checkpoint" and isinstance(row.get("step"), int):
+            step = row["step"]
+        if isinstance(row.get("time"), (int, float)):
+            at = float(row["time"])
+    kept = step is not None and os.path.isfile(os.path.join(run_dir, CHECKPOINT))
+    row = forced_row(step if kept and step is not None else 0, kept, at)
+    told = JsonRows() if as_json else Progress()
+    told.on_event(row)
+    told.on_row(row)
+    try:
+        writer = RunWriter(run_dir)
+        try:
+            writer.row(row)
+        finally:
+            writer.close()
+        write_json(path, {**status, "status": "stopped", "step": row["step"], "ended": now_iso(),
+                          "message": forced_message(row["step"], kept)})
+    except RunDirError as exc:  # (the stop stands; the folder just cannot record it)
+        print(message_line(str(exc)), file=sys.stderr)
+    return True
+
+
 def _stamp(run_dir: str) -> int | None:
     """When the run's status was last written (None: it has none)."""
     try:
@@ -234,10 +345,13 @@ def _launch(args: argparse.Namespace, stop: _LaunchStop) -> int:
         raise CliError("--nproc needs torch.distributed, which this torch build lacks", 2) from None
     failure: Any = None
     before = _stamp(run_dir)  # (a resumed run's folder already holds the status of its last stop)
+    stop.force = lambda: _force_stop(run_dir, args.json)
     try:
         stop.launching = True
         with _quiet_stop():
             torchrun.main(launcher_args(args, out))
+    except StopNow:  # a second signal: the run is recorded as stopped now; the program exits 130
+        raise
     except SystemExit as exc:  # argument errors of the launcher
         if exc.code:
             raise CliError(f"torch.distributed.run refused the options: exit {exc.code}", 2) from None

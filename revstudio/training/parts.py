@@ -29,19 +29,17 @@ class TrainError(Exception):
 
 
 def resolve_device(name: str, local_rank: int | None = None) -> torch.device:
-    """'auto' | 'cpu' | 'cuda' | 'cuda:N' -> a device that exists (under torchrun: this rank's GPU)."""
-    if name == "auto":
-        name = "cuda" if torch.cuda.is_available() else "cpu"
-    device = torch.device(name)
-    if device.type == "cuda":
-        if not torch.cuda.is_available():
-            why = "this torch build has no CUDA support" if torch.version.cuda is None else "no GPU is visible"
-            raise TrainError(f"device {name}: CUDA is not available ({why}); use --device cpu", 2)
-        if device.index is None:
-            device = torch.device("cuda", local_rank or 0)
-        if device.index is not None and device.index >= torch.cuda.device_count():
-            raise TrainError(f"device {name}: only {torch.cuda.device_count()} CUDA device(s) are visible", 2)
-    return device
+    """'auto' or any device torch names ('cpu', 'cuda:1', 'mps', 'xpu') -> a device this machine has
+    (a bare 'cuda' under torchrun: this rank's GPU), as ``rs.compile`` checks it (``compiler.devices``)."""
+    from revstudio.compiler.devices import DeviceUnavailable, usable_device
+
+    try:
+        return usable_device(name, local_rank or 0)
+    except DeviceUnavailable as exc:
+        raise TrainError(f"device {name}: {exc}; use " + ("one of those" if exc.index else "--device cpu"), 2) \
+            from None
+    except (RuntimeError, ValueError):  # (a name training.device let through that torch refuses)
+        raise TrainError(f"device {name!r} is not a device torch knows; use --device cpu", 2) from None
 
 
 def precision_context(cfg: TrainConfig, device: torch.device) -> tuple[Callable[[], Any], Any]:

@@ -5,7 +5,7 @@ resolved config, the environment, ``status.json`` (kept truthful while the run
 goes), ``metrics.jsonl`` (the rows of ``--json``), ``checkpoints/last.pt`` and
 the exported ``model.py``. Every JSON file is replaced atomically (temporary
 file, fsync, rename), so a reader never sees half of one. A status that says
-``running`` whose process is gone is reported as ``killed``. Torch-free: the
+``running`` whose process is gone is reported as ``killed`` (``run_status``). Torch-free: the
 app's run list and ``revstudio runs`` read this without loading torch.
 """
 from __future__ import annotations
@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from revstudio.core import tempfiles
+from revstudio.core.processes import host, process_stamp
+
+from .run_status import decide, looks_like_run
 
 STATUS = "status.json"
 CONFIG = "config.json"
@@ -118,26 +121,6 @@ def rewrite_in_place(path: str, text: str) -> bool:
     return done == len(data)
 
 
-def pid_alive(pid: Any) -> bool:
-    """Whether process ``pid`` is running (not gone, not a zombie)."""
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, but someone else's
-        return True
-    except OSError:
-        return False
-    # a zombie (exited, not yet reaped by its parent) is not running either
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
 @dataclass
 class RunInfo:
     """One run directory as ``revstudio runs`` and the app's run list show it."""
@@ -155,6 +138,7 @@ class RunInfo:
     label: str | None = None         # the user's name for the run (label.json), None where unset
     resumed: list[str] = field(default_factory=list)  # when each --resume restarted it (``started``: the first start)
     trained_s: float | None = None   # seconds trained before the last (re)start; None: never resumed
+    guessed: bool = False            # message is revstudio's reading of the folder (killed, unknown), not the run's
 
     @property
     def name(self) -> str:
@@ -240,31 +224,30 @@ def is_run_dir(path: str) -> bool:
 
 
 def read_run(run_dir: str) -> RunInfo:
-    """What ``run_dir`` says about its run; a missing or broken status reads as ``unknown``."""
+    """What ``run_dir`` says about its run, its status decided by :func:`run_status.decide` (the one
+    reading the app's Runs tab shares): a missing or broken status reads as ``unknown``, a running
+    one whose process is gone as ``killed``, each with why."""
     status = _read_json(os.path.join(run_dir, STATUS))
     config = _read_json(os.path.join(run_dir, CONFIG))
+    verdict = decide(run_dir, status)
     if not isinstance(status, dict):
-        return RunInfo(path=run_dir, status="unknown", config=config if isinstance(config, dict) else {},
-                       message="status.json is missing or unreadable", label=read_label(run_dir))
-    state = str(status.get("status", "unknown"))
-    message = status.get("message")
-    if state == "running" and not pid_alive(status.get("pid")):
-        state = "killed"
-        message = message or ("the process ended without writing its status (killed, or a full disk?); "
-                              "--resume continues it")
+        return RunInfo(path=run_dir, status=verdict.status, step=verdict.step,
+                       config=config if isinstance(config, dict) else {}, message=verdict.message,
+                       label=read_label(run_dir), guessed=verdict.guessed)
     metrics = status.get("metrics")
     resumed = status.get("resumed")
     trained = status.get("trained_s")
+    step = _typed(status.get("step"), int)
     return RunInfo(
-        path=run_dir, status=state, step=_typed(status.get("step"), int),
+        path=run_dir, status=verdict.status, step=step if verdict.step is None else max(step or 0, verdict.step),
         total_steps=_typed(status.get("total_steps"), int),
         config=config if isinstance(config, dict) else {},
         metrics=metrics if isinstance(metrics, dict) else {},
         started=_typed(status.get("started"), str), ended=_typed(status.get("ended"), str),
-        message=_typed(message, str), pid=_typed(status.get("pid"), int), label=read_label(run_dir),
+        message=verdict.message, pid=_typed(status.get("pid"), int), label=read_label(run_dir),
         resumed=[t for t in resumed if isinstance(t, str)] if isinstance(resumed, list) else [],
         trained_s=float(trained) if isinstance(trained, (int, float)) and not isinstance(trained, bool)
-        and math.isfinite(trained) and trained >= 0 else None)
+        and math.isfinite(trained) and trained >= 0 else None, guessed=verdict.guessed)
 
 
 def record_end(run_dir: str, status: str, message: str) -> bool:
@@ -274,7 +257,7 @@ def record_end(run_dir: str, status: str, message: str) -> bool:
     disk still full leaves it as it was. Returns whether it was written."""
     path = os.path.join(run_dir, STATUS)
     old = _read_json(path)
-    if not isinstance(old, dict) or old.get("status") != "running" or pid_alive(old.get("pid")):
+    if not isinstance(old, dict) or decide(run_dir, old).status != "killed":
         return False
     try:
         write_json(path, {**old, "status": status, "message": message, "ended": now_iso()})
@@ -338,7 +321,7 @@ def list_runs(directory: str) -> list[RunInfo]:
         names = sorted(os.listdir(directory))
     except OSError:
         return []
-    runs = [read_run(os.path.join(directory, n)) for n in names if is_run_dir(os.path.join(directory, n))]
+    runs = [read_run(os.path.join(directory, n)) for n in names if looks_like_run(os.path.join(directory, n))]
     runs.sort(key=lambda r: (r.started or "", r.name))
     return runs
 
@@ -392,7 +375,8 @@ class RunWriter:
                                                 0o644)
         except OSError as exc:
             raise RunDirError(exc.filename or path, exc) from None
-        self.status: dict[str, Any] = {"status": "running", "pid": os.getpid(), "step": 0, "total_steps": None,
+        self.status: dict[str, Any] = {"status": "running", "pid": os.getpid(), "host": host(),
+                                       "process": process_stamp(os.getpid()), "step": 0, "total_steps": None,
                                        "started": now_iso(), "ended": None, "metrics": {}, "message": None}
         if resumed:
             self.status.update(_resumed_fields(path, self.status["started"]))

@@ -32,7 +32,7 @@ from .runs import (
     claim_run_dir,
     now_iso,
 )
-from .stopping import StopFlag, StopNow
+from .stopping import StopFlag, StopNow, forced_message, forced_row
 
 
 @dataclass
@@ -223,15 +223,11 @@ def run_session(req: Request) -> int:
             return
         step = checkpoints.step if checkpoints.step is not None else (fail_step or 0)
         kept = os.path.exists(writer.file(CHECKPOINT))
-        row = {"kind": "event", "event": "stopped",
-               "time": round(time.perf_counter() - clock[0], 4) if clock else 0.0,
-               "step": step, "checkpoint": CHECKPOINT if kept else None, "forced": True}
+        row = forced_row(step, kept, round(time.perf_counter() - clock[0], 4) if clock else 0.0)
         told = [cb for cb in callbacks if isinstance(cb, (JsonRows, Progress))] or \
             [JsonRows() if req.json else Progress()]
         to_dir = next((cb for cb in callbacks if isinstance(cb, RunDirRows)), None) or RunDirRows(writer)
-        to_dir.stop_message = (f"stopped at once by a second signal, the step after {step} unfinished; --resume "
-                               f"continues from the checkpoint at step {step}" if kept else
-                               "stopped at once by a second signal, before its first checkpoint: nothing to resume")
+        to_dir.stop_message = forced_message(step, kept)
         for cb in (*told, to_dir):
             try:
                 cb.on_event(row)

@@ -22,6 +22,20 @@ class StopNow(Interrupted):
     """A second SIGINT/SIGTERM: the run ends at once, its step unfinished."""
 
 
+def forced_row(step: int, kept: bool, time: float = 0.0) -> dict[str, Any]:
+    """The ``stopped`` row of a run a second signal stopped at once: at its last checkpoint's step
+    (``kept``: there is one; the rows after it are lost work), one process or ``--nproc``."""
+    return {"kind": "event", "event": "stopped", "time": time, "step": step,
+            "checkpoint": os.path.join("checkpoints", "last.pt") if kept else None, "forced": True}
+
+
+def forced_message(step: int, kept: bool) -> str:
+    """status.json's message of such a run."""
+    return (f"stopped at once by a second signal, the step after {step} unfinished; --resume continues from "
+            f"the checkpoint at step {step}" if kept else
+            "stopped at once by a second signal, before its first checkpoint: nothing to resume")
+
+
 def _say(text: str) -> None:
     """One line on stderr from a signal handler: the buffered stream may be in the middle of a
     write of the main code (a reentrant call raises), then the descriptor takes it directly."""
@@ -80,4 +94,6 @@ class StopFlag:
         self.previous.clear()
 
 
-__all__ = ["FIRST_SIGINT", "FIRST_SIGTERM", "StopFlag", "StopNow"]
+__all__ = ["FIRST_SIGINT", "FIRST_SIGTERM", "StopFlag", "StopNow", "forced_message", "forced_row", "say"]
+
+say = _say  # (the --nproc launcher says the first signal's line too)

@@ -16,7 +16,9 @@ import sys
 import pytest
 from training_kit import EXAMPLES, ROOT
 
+from revstudio import cli
 from revstudio.training import runs
+from revstudio.training.stopping import FIRST_SIGINT
 
 pytest.importorskip("torch")
 
@@ -58,7 +60,8 @@ def test_a_stop_while_the_workers_start_is_a_stop_without_torchs_lines(tmp_path)
 
 
 def test_ctrl_c_during_the_run_prints_only_revstudios_stop(tmp_path) -> None:
-    """A real Ctrl+C: SIGINT to the whole foreground process group (launcher and workers)."""
+    """A real Ctrl+C: SIGINT to the whole foreground process group (launcher and workers). It says
+    what a single process says at once (the run stops after this step), and nothing of torch's."""
     argv = [sys.executable, "-m", "revstudio", "train", EXAMPLE, *ARGS, "--steps", "1000000", "--log-every", "1",
             "--out", str(tmp_path / "run")]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
@@ -73,5 +76,69 @@ def test_ctrl_c_during_the_run_prints_only_revstudios_stop(tmp_path) -> None:
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 0 and err == "", err[-3000:]
+    assert proc.returncode == 0 and err == f"revstudio: {FIRST_SIGINT}\n", err[-3000:]
     assert json.loads(rest.splitlines()[-1])["event"] == "stopped"
+
+
+# Workers whose step never ends by itself once the checkpoint of step 2 is on disk (a big model's
+# step, taken to its limit); the launcher (no LOCAL_RANK) is left as it is
+HANGING_WORKERS = r"""
+import os, time
+if "LOCAL_RANK" in os.environ:
+    import torch.nn.modules.module as m
+
+    marker = os.path.join(os.environ["RS_TEST_OUT"], "checkpoints", "last.pt")
+
+    def hook(module, args, output):
+        while os.path.exists(marker):
+            time.sleep(0.01)
+
+    m.register_module_forward_hook(hook)
+"""
+
+
+def _processes_naming(text: str) -> list[int]:
+    found = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if text in open(f"/proc/{name}/cmdline", "rb").read().decode(errors="replace"):
+                found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds the workers left behind in /proc")
+def test_a_second_ctrl_c_stops_the_workers_now_as_one_process_stops(tmp_path) -> None:
+    """The second Ctrl+C under --nproc did nothing of revstudio's: torchrun's launcher took the
+    signals, waited up to 30 s for the step in progress and gave no line; a single process stops
+    now, recorded as stopped at its last checkpoint, and exits 130."""
+    out = tmp_path / "run"
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(HANGING_WORKERS)
+    env = dict(_env(), RS_TEST_OUT=str(out))
+    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(hook)])
+    argv = [sys.executable, "-m", "revstudio", "train", EXAMPLE, *ARGS, "--steps", "1000", "--log-every", "1",
+            "--checkpoint-every", "2", "--out", str(out)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=str(tmp_path), start_new_session=True)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        for line in proc.stdout:  # until the checkpoint of step 2: the next step runs forever
+            if json.loads(line).get("event") == "checkpoint":
+                break
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.stderr.readline() == f"revstudio: {FIRST_SIGINT}\n"
+        os.killpg(proc.pid, signal.SIGINT)
+        rest, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == cli.INTERRUPTED and err == "", err[-3000:]
+    last = json.loads(rest.splitlines()[-1])
+    assert last == {**last, "event": "stopped", "step": 2, "checkpoint": "checkpoints/last.pt", "forced": True}
+    info = runs.read_run(str(out))
+    assert info.status == "stopped" and info.step == 2 and "second signal" in (info.message or ""), info
+    assert runs.read_metrics(str(out))[-1] == last
+    assert _processes_naming(str(out)) == []  # (no worker left training)

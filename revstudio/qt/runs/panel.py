@@ -36,6 +36,7 @@ from revstudio.qt.runs.run_dirs import RunEntry, belongs_to, list_run_dirs, read
 from revstudio.qt.runs.run_table import COLUMNS, LABEL, PATH_ROLE, SORT_ROLE, STATUS, make_item, sort_key
 from revstudio.qt.settings import Settings
 from revstudio.qt.training.words import in_app_words
+from revstudio.training.run_status import RESUMABLE
 from revstudio.training.runs import RunDirError, write_label
 
 
@@ -215,10 +216,11 @@ class RunsPanel(QWidget):
         self._poll_if_running()
 
     def _followed(self, e: RunEntry) -> bool:
-        """Whether a run's status.json may still change: it runs, its live run here has not ended,
-        or it has none yet (a folder seen before its worker wrote it)."""
+        """Whether a run's status.json may still change: it runs, its live run here has not ended, it is
+        unknown (another machine's run, which that machine goes on writing; a status being rewritten), or
+        it has none yet (a folder seen before its worker wrote it)."""
         live = self.live.get(e.path)
-        return e.status == "running" or (live is not None and not live.ended) or \
+        return e.status in ("running", "unknown") or (live is not None and not live.ended) or \
             (e.guessed and not (e.path / "status.json").exists())
 
     def _poll_if_running(self) -> None:
@@ -379,7 +381,7 @@ class RunsPanel(QWidget):
         entry = self.entry(paths[0]) if one else None
         for name in ("open", "compare"):
             self.buttons[name].setEnabled(one)
-        self.buttons["resume"].setEnabled(entry is not None and entry.status in ("stopped", "failed")
+        self.buttons["resume"].setEnabled(entry is not None and entry.status in RESUMABLE
                                           and entry.checkpoint.exists())
         self.buttons["gradcheck"].setEnabled(entry is not None and entry.snapshot.exists())
         self.buttons["delete"].setEnabled(bool(paths))
@@ -394,7 +396,8 @@ class RunsPanel(QWidget):
             # nothing picked: the last run's failure (a refused run's folder is gone, so no row has it)
             self.detail.setPlainText("\n\n".join(t for t in (text or self._failure, extra) if t))
             return
-        lines = [f"{entry.name}: {entry.status}" + (f" ({entry.label})" if entry.label else "")]
+        status = self._cells(entry)[STATUS][0]  # (the status cell's: what the app saw live comes first)
+        lines = [f"{entry.name}: {status}" + (f" ({entry.label})" if entry.label else "")]
         live = self.live.get(entry.path)
         messages = [entry.message]
         if live is not None and live.message and live.message != entry.message:

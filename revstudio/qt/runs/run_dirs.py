@@ -1,9 +1,9 @@
 """A project's run directories (CONTRACTS section 4) read into plain records for the Runs tab.
 
 A run directory holds ``status.json`` (written by the worker), ``config.json``,
-``metrics.jsonl`` and ``checkpoints/last.pt``. A status that says running
-while its process is gone means the worker was killed (SIGKILL, the
-out-of-memory killer, a power cut): such a run is listed as failed. No Qt here.
+``metrics.jsonl`` and ``checkpoints/last.pt``. Its status is decided by
+``revstudio.training.run_status.decide``, the one reading ``revstudio runs``
+shares: the same words (``killed``, ``unknown``) and the same reasons. No Qt here.
 """
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from revstudio.core.processes import pid_alive
+from revstudio.training.run_status import looks_like_run
 from revstudio.training.runs import STAMPED as _STAMPED
-from revstudio.training.runs import belongs_to, pid_alive, read_run, trained_seconds
+from revstudio.training.runs import belongs_to, read_run, trained_seconds
 
 __all__ = ["RunEntry", "belongs_to", "delete_run_dir", "is_run_dir", "list_run_dirs", "move_run_dir", "pid_alive",
            "read_run_dir", "renamed_run"]
-
-STATUSES = ("running", "finished", "stopped", "failed")
 
 
 @dataclass
@@ -38,7 +38,7 @@ class RunEntry:
     label: str | None = None   # the user's name for the run (label.json)
     resumed: list[str] = field(default_factory=list)  # when each resume restarted it (status.json)
     trained_s: float | None = None  # seconds trained before the last (re)start
-    guessed: bool = False      # the message is the tab's guess (killed, no status), not the run's own word
+    guessed: bool = False      # the message is the folder's reading (killed, unknown), not the run's own word
 
     @property
     def name(self) -> str:
@@ -67,17 +67,11 @@ class RunEntry:
 
 
 def read_run_dir(path: str | Path) -> RunEntry:
-    """One run as the Runs tab lists it: :func:`revstudio.training.runs.read_run`, whose
-    ``unknown`` and ``killed`` runs the tab shows as failed, with why."""
+    """One run as the Runs tab lists it: :func:`revstudio.training.runs.read_run`, status and
+    reason as ``revstudio runs`` prints them."""
     path = Path(path)
     info = read_run(str(path))
-    entry = RunEntry(path, info.status, config=info.config, label=info.label)
-    if info.status == "unknown":
-        entry.status, entry.guessed = "failed", True
-        entry.message = "the run left no readable status.json (it may never have started)"
-        return entry
-    if entry.status not in STATUSES:
-        entry.status = "failed"
+    entry = RunEntry(path, info.status, config=info.config, label=info.label, guessed=info.guessed)
     for key in ("step", "total_steps", "pid"):
         value = getattr(info, key)
         if isinstance(value, int) and not isinstance(value, bool):
@@ -85,17 +79,11 @@ def read_run_dir(path: str | Path) -> RunEntry:
     entry.metrics = dict(info.metrics)
     entry.started, entry.ended, entry.message = info.started, info.ended, info.message
     entry.resumed, entry.trained_s = list(info.resumed), info.trained_s
-    if info.status == "killed":
-        entry.guessed = True
-        entry.message = (f"killed: the status says running but its process ({entry.pid}) is gone; it ended "
-                         "without writing its status (killed, or a full disk?)")
     return entry
 
 
 def is_run_dir(path: Path) -> bool:
-    # (a hidden folder is a run being moved in: ``move_run_dir``)
-    return not path.name.startswith(".") and path.is_dir() and ((path / "status.json").exists() or (path / "metrics.jsonl").exists()
-                              or (path / "project.revs").exists())
+    return looks_like_run(str(path))
 
 
 def list_run_dirs(root: str | Path) -> list[RunEntry]:

@@ -120,6 +120,7 @@ class TrainController(QObject):
         self.document = document
         self.run: RunData | None = None        # the current or last run started here
         self.run_dir: Path | None = None
+        self.run_removed = False  # the last run ended before it started and its folder was removed
         self.stderr = ""
         self._process: QProcess | None = None
         self._splitter = LineSplitter()
@@ -216,7 +217,7 @@ class TrainController(QObject):
         process.readyReadStandardError.connect(self._read_errors)
         process.finished.connect(self._finished)
         process.errorOccurred.connect(self._error)
-        self.run, self.run_dir, self.stderr = run, run_dir, ""
+        self.run, self.run_dir, self.stderr, self.run_removed = run, run_dir, "", False
         self._splitter = LineSplitter()
         self._pump = LinePump(run)
         self._stopping = self._killed = False
@@ -309,6 +310,7 @@ class TrainController(QObject):
                 run.message = "stopped while the worker was starting, before it trained"
                 if self.run_dir is not None and _remove_unstarted(self.run_dir):
                     run.message += "; its run folder held only the snapshot and was removed"
+                    self.run_removed = True
             elif crashed:
                 run.message = "ended by Stop before it could save a checkpoint"
             self.message.emit(f"Run {run.name} stopped at step {run.step}"
@@ -324,8 +326,9 @@ class TrainController(QObject):
             elif run.message is None:
                 run.message = f"the worker exited with code {code}"
             if not run.info and self.run_dir is not None:  # refused before it started: the worker took
-                _remove_unstarted(self.run_dir)  # its files away, the snapshot Train wrote goes too
-            self.message.emit(f"Run {run.name} failed: {run.message}")
+                self.run_removed = _remove_unstarted(self.run_dir)  # its files away, the snapshot goes too
+            self.message.emit(f"Train was refused before it started (no run was kept): {run.message}"
+                              if self.run_removed else f"Run {run.name} failed: {run.message}")
         if self.run_dir is not None and run.status in ("failed", "stopped"):
             # a worker that died of a full disk could not rewrite status.json, which would read as
             # "killed" from then on: keep the ending seen here (written only if there is room by now)

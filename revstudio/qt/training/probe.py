@@ -22,6 +22,13 @@ def devices() -> dict[str, Any]:
         for i in range(torch.cuda.device_count()):
             props = torch.cuda.get_device_properties(i)
             found.append({"id": f"cuda:{i}", "name": f"{props.name} ({props.total_memory / 2**30:.0f} GiB)"})
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        found.append({"id": "mps", "name": "Apple GPU (MPS)"})
+    xpu = getattr(torch, "xpu", None)
+    if xpu is not None and xpu.is_available():
+        for i in range(xpu.device_count()):
+            found.append({"id": f"xpu:{i}", "name": f"{xpu.get_device_name(i)} (XPU)"})
     return {"devices": found, "torch": torch.__version__}
 
 

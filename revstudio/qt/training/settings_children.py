@@ -20,7 +20,8 @@ from revstudio.qt.training import section as sec
 from revstudio.qt.training.child_query import ChildQuery
 
 PROBE = "revstudio.qt.training.probe"
-AUTO_TIP = "auto: the first CUDA device when torch sees one, else the CPU"
+AUTO_TIP = ("auto: the first CUDA device when torch sees one, else the CPU; or type any device torch names "
+            "(cuda:1, mps, xpu), as revstudio train --device takes it")
 _devices_seen: list[dict[str, str]] = []  # what torch saw, once per editor session (a child costs seconds)
 
 

@@ -281,7 +281,8 @@ class TrainingUI(QObject):
             self.plots.refresh(force=True)
         if run.status == "failed":
             tail = self.controller.stderr_tail()
-            text = f"Run {run.name} failed: {run.message}"
+            text = (f"Train was refused before it started (no run was kept): {run.message}"
+                    if self.controller.run_removed else f"Run {run.name} failed: {run.message}")
             if tail:
                 text += "\n\nWhat it printed last:\n" + "\n".join(tail)
             self.last_failure = text
@@ -300,6 +301,9 @@ class TrainingUI(QObject):
 
     def update_progress(self) -> None:
         run = self.controller.run
+        if run is not None and self.controller.run_removed and not self.controller.running:
+            self._no_run_left(run)
+            return
         elapsed = self.controller.elapsed_s() if run is not None else 0.0
         for widget in (self.status_progress, self.runs_panel.progress):
             widget.show_run(run, elapsed)
@@ -321,6 +325,19 @@ class TrainingUI(QObject):
             self.status_progress.label.setText(
                 {"stopped": f"stopped at step {run.step}", "failed": f"failed at step {run.step}"}.get(
                     run.status, f"finished: {run.step} step{'s' * (run.step != 1)}") + diverged)
+
+    def _no_run_left(self, run: RunData) -> None:
+        """The last run ended before it started and its folder is gone (a refused start, a Stop while
+        the worker loaded): the progress line names no run that is not there, and says what happened."""
+        for widget in (self.status_progress, self.runs_panel.progress):
+            widget.show_run(None, 0.0)
+        how = "was stopped" if run.status == "stopped" else "was refused"
+        self.runs_panel.progress.label.setText(
+            f"No run training: the last Train {how} before it started and left no run; Train (F5) starts one")
+        self.status_progress.hide()
+        if self.controller.run_dir is not None:
+            self.runs_panel.live.pop(self.controller.run_dir, None)
+        self.runs_panel.set_stale(False)
 
     # ---- settings ----------------------------------------------------------------------
     def edit_settings(self) -> Any:

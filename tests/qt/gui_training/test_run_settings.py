@@ -211,3 +211,22 @@ def test_synthetic_data_disables_the_path_and_keeps_its_text(qtbot, train_window
     dialog = open_settings(train_window())  # a project on synthetic data opens with the field disabled
     assert not dialog.data_path.isEnabled()
     dialog.reject()
+
+
+def test_the_device_field_takes_the_names_train_and_rs_compile_take(qtbot, train_window, monkeypatch):
+    """Typed into Run Settings, "mps" or "xpu:0" was refused ("use auto, cpu, cuda or cuda:N") though
+    rs.compile takes them; and the list of devices torch sees left out an Apple or Intel GPU."""
+    from revstudio.qt.training import probe
+
+    window = train_window()
+    dialog = open_dialog(window)
+    ok = dialog.buttons.button(dialog.buttons.StandardButton.Ok)
+    for name in ("mps", "xpu:0", "cuda:1"):
+        dialog.device.setEditText(name)
+        assert dialog.problem() is None and ok.isEnabled(), (name, dialog.error.text())
+    dialog.device.setEditText("gpu")
+    assert "training.device: 'gpu' is not a device torch knows" in (dialog.problem() or "")
+    import torch
+
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    assert {"id": "mps", "name": "Apple GPU (MPS)"} in probe.devices()["devices"]

@@ -67,7 +67,8 @@ def test_a_running_runs_step_and_loss_follow_its_status_without_a_reload(qtbot, 
 
 def test_a_run_listed_before_its_worker_wrote_its_status_is_followed_once_it_does(qtbot, tmp_path) -> None:
     # a run folder seen the moment it was made (by `revstudio train` in a terminal) has no status.json
-    # yet: listed as failed with a guess, it stayed so after the worker wrote "running" into it
+    # yet: listed as unknown with why (as `revstudio runs` lists it), it stayed so after the worker wrote
+    # "running" into it
     root = tmp_path / "runs"
     young = root / "coupling-20261206-160000"
     young.mkdir(parents=True)
@@ -75,7 +76,25 @@ def test_a_run_listed_before_its_worker_wrote_its_status_is_followed_once_it_doe
     panel = RunsPanel()
     qtbot.addWidget(panel)
     panel.set_root(root, "coupling")
-    assert panel.table.item(0, STATUS).text() == "failed"
+    assert panel.table.item(0, STATUS).text() == "unknown"
     _status(young, "running", 5, 1.5)
     qtbot.waitUntil(lambda: panel.table.item(0, STATUS).text() == "running", timeout=10_000)
     assert panel.table.item(0, STEP).text() == "5 / 100" and panel.poll.isActive()
+
+
+def test_a_run_on_another_machine_is_followed_until_it_ends(qtbot, tmp_path) -> None:
+    # a shared runs folder: a run another machine trains is listed as unknown (its process cannot be
+    # seen from here), and its status.json, which that machine keeps writing, was read only on a reload
+    from revstudio.core.processes import host
+
+    root = tmp_path / "runs"
+    far = _run(root, "coupling-20261206-170000", "running", 5, 1.5)
+    status = json.loads((far / "status.json").read_text())
+    write_json(str(far / "status.json"), {**status, "host": host() + "-elsewhere"})
+    panel = RunsPanel()
+    qtbot.addWidget(panel)
+    panel.set_root(root, "coupling")
+    assert panel.table.item(0, STATUS).text() == "unknown" and panel.poll.isActive()
+    write_json(str(far / "status.json"), {**status, "host": host() + "-elsewhere", "status": "finished", "step": 100})
+    qtbot.waitUntil(lambda: panel.table.item(0, STATUS).text() == "finished", timeout=10_000)
+    assert panel.table.item(0, STEP).text() == "100 / 100" and not panel.poll.isActive()

@@ -153,7 +153,7 @@ def _write_run(root, name, status, pid=None, **extra):
     return d
 
 
-def test_run_directories_are_listed_and_a_dead_running_pid_is_failed(tmp_path):
+def test_run_directories_are_listed_and_a_dead_running_pid_is_killed(tmp_path):
     _write_run(tmp_path, "a-finished", "finished")
     _write_run(tmp_path, "b-running", "running")  # this test process: alive
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -164,7 +164,7 @@ def test_run_directories_are_listed_and_a_dead_running_pid_is_failed(tmp_path):
     assert set(entries) == {"a-finished", "b-running", "c-killed"}
     assert entries["a-finished"].status == "finished" and entries["a-finished"].duration_s() == 90
     assert entries["b-running"].status == "running"
-    assert entries["c-killed"].status == "failed" and "killed" in entries["c-killed"].message
+    assert entries["c-killed"].status == "killed" and "is gone" in entries["c-killed"].message  # (as `revstudio runs`)
     assert read_run_dir(tmp_path / "a-finished").config["lr"] == 0.01
     delete_run_dir(tmp_path / "a-finished", tmp_path)
     assert not (tmp_path / "a-finished").exists()

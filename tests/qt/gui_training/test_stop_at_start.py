@@ -87,3 +87,34 @@ def test_a_run_the_worker_refuses_before_it_starts_leaves_no_run(qtbot, train_wi
     assert not run_dir.exists()
     ui.runs_panel.reload()
     assert ui.runs_panel.entry(run_dir) is None
+
+
+def _progress_lines(ui) -> list[str]:
+    ui.update_progress()  # (as the timer and the run's end call it)
+    return [ui.runs_panel.progress.label.text(), ui.status_progress.label.text()]
+
+
+@pytest.mark.parametrize("source", [REFUSED, STARTING])
+def test_the_progress_line_names_no_run_whose_folder_was_removed(qtbot, train_window, monkeypatch, tmp_path,
+                                                                 dialogs, source):
+    """A refused start (or one stopped while the worker started) removes its run folder, but the Runs
+    tab's progress line and the status bar went on naming that run ("coupling-...: failed · step 0")."""
+    _worker(monkeypatch, tmp_path, source)
+    window = train_window()
+    ui = window.training
+    assert ui.train() is None
+    run_dir = ui.controller.run_dir
+    if source is STARTING:
+        qtbot.waitUntil(lambda: ui.controller.process_id() != 0, timeout=10_000)
+        assert ui.stop()
+    qtbot.waitUntil(lambda: not ui.controller.running, timeout=10_000)
+    assert not run_dir.exists()
+    lines = _progress_lines(ui)
+    assert not any(run_dir.name in line for line in lines), lines
+    assert "No run training" in lines[0] and "Train (F5)" in lines[0], lines
+    assert ("refused" if source is REFUSED else "stopped") in lines[0], lines
+    assert not ui.status_progress.isVisibleTo(window) and ui.runs_panel.progress.bar.value() <= 0
+    assert run_dir not in ui.runs_panel.live
+    if source is REFUSED:  # the message and the dialog say what happened without naming the run that is gone
+        said = [window.status_bar.currentMessage(), dialogs.errors[-1][1], ui.runs_panel.detail.toPlainText()]
+        assert all("nosuch.npz" in text and run_dir.name not in text for text in said), said
