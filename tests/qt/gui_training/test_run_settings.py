@@ -213,13 +213,14 @@ def test_synthetic_data_disables_the_path_and_keeps_its_text(qtbot, train_window
     dialog.reject()
 
 
-def test_the_device_field_takes_the_names_train_and_rs_compile_take(qtbot, train_window, monkeypatch):
+def test_the_device_field_takes_the_names_train_and_rs_compile_take(qtbot, train_window, monkeypatch,
+                                                                    open_settings):
     """Typed into Run Settings, "mps" or "xpu:0" was refused ("use auto, cpu, cuda or cuda:N") though
     rs.compile takes them; and the list of devices torch sees left out an Apple or Intel GPU."""
     from revstudio.qt.training import probe
 
     window = train_window()
-    dialog = open_dialog(window)
+    dialog = open_settings(window)
     ok = dialog.buttons.button(dialog.buttons.StandardButton.Ok)
     for name in ("mps", "xpu:0", "cuda:1"):
         dialog.device.setEditText(name)
