@@ -20,7 +20,7 @@ from revstudio.core.spec import registry
 
 from . import hover
 from .connect_rules import connection_reason
-from .display import format_shape, node_display
+from .display import NodeDisplay, format_shape, node_display, with_count
 from .node_item import NodeItem
 from .region_item import HintItem, RegionItem
 from .scene_gestures import SceneGestures
@@ -251,13 +251,16 @@ class GraphScene(SceneRegions, SceneGestures):
                 if region.scene() is self:
                     self._fit_region(region)
 
-    def _refresh_node(self, node_id: str, report: Any, refit: set[RegionItem] | None = None) -> None:
-        """Show the node's current display; its backdrops are refitted now, or added to
-        ``refit`` when many nodes change at once (a backdrop is refitted once, not once per member)."""
+    def _refresh_node(self, node_id: str, report: Any, refit: set[RegionItem] | None = None,
+                      display: NodeDisplay | None = None) -> None:
+        """Show the node's current display (``display`` where the caller has it); its backdrops are
+        refitted now, or added to ``refit`` when many nodes change at once (a backdrop is refitted
+        once, not once per member)."""
         item = self.node_items.get(node_id)
         if item is None:
             return
-        display = node_display(self.graph, node_id, report, node_id in self._region_nodes)
+        if display is None:
+            display = node_display(self.graph, node_id, report, node_id in self._region_nodes)
         if item.set_display(display):
             for wire in self._wires_by_node.get(node_id, ()):
                 self._update_wire(wire)
@@ -319,8 +322,11 @@ class GraphScene(SceneRegions, SceneGestures):
                 bad_ports.setdefault(d.node, set()).add(d.port)
         refit: set[RegionItem] = set()
         for node_id, item in self.node_items.items():
-            if self._card_may_change(item, report) and refresh_nodes:  # (else: just built from it)
-                self._refresh_node(node_id, report, refit)
+            change = self._card_change(item, report)
+            if change is not None and refresh_nodes:  # (else: just built from it)
+                info = getattr(report, "nodes", {}).get(node_id) if report is not None else None
+                self._refresh_node(node_id, report, refit, None if change == "all" else
+                                   with_count(item.display, getattr(info, "parameters", None)))
             item.set_diagnostics(tuple(errors.get(node_id, ())), tuple(warnings.get(node_id, ())),
                                  frozenset(bad_ports.get(node_id, ())))
         for edge, wire in self.wire_items.items():
@@ -329,20 +335,22 @@ class GraphScene(SceneRegions, SceneGestures):
         for region in refit:
             self._fit_region(region)
 
-    def _card_may_change(self, item: NodeItem, report: Any) -> bool:
-        """Whether a re-check may change what the node's card reads: its type, params, parameter
-        count or region changed since it was drawn (an edit re-infers a few nodes of 1,000; cards
-        of Group/Repeat nodes and of unknown types are always redrawn: their ports follow other facts)."""
+    def _card_change(self, item: NodeItem, report: Any) -> str | None:
+        """What a re-check may change on the node's card: None, nothing (its type, params and
+        parameter count are those it was drawn from: an edit re-infers a few nodes of 1,000);
+        "count", its parameter count alone; "all" (its type or params, or a Group/Repeat card or
+        one of an unknown type, always drawn anew: their ports and memory line follow other facts).
+        A node's region is not read here: only a Repeat's card says it (flat or linear memory)."""
         node = self.graph.nodes.get(item.node_id)
         spec = registry.find(node.type) if node is not None and isinstance(node.type, str) else None
         if node is None or spec is None or any(getattr(p, "kind", "") == "group" for p in spec.params.values()):
-            return True
+            return "all"
         info = getattr(report, "nodes", {}).get(item.node_id) if report is not None else None
-        key = (node.type, repr(node.params), getattr(info, "parameters", None), item.node_id in self._region_nodes)
-        if item.shown_for == key:
-            return False
-        item.shown_for = key
-        return True
+        drawn, count = (node.type, repr(node.params)), getattr(info, "parameters", None)
+        before, item.shown_for = item.shown_for, (drawn, count)
+        if before is None or before[0] != drawn:
+            return "all"
+        return None if before[1] == count else "count"
 
     def shape_of(self, port: PortRef, report: Any = None) -> Any:
         report = report if report is not None else self.report()
