@@ -15,12 +15,12 @@ from revstudio.qt.canvas.display import node_display
 
 @pytest.fixture
 def lanes(make_window, settle, monkeypatch):
-    """A window on two lanes of ~200 nodes; ``drawn``: the cards built anew by node_display,
+    """A window on two lanes of ~370 nodes; ``drawn``: the cards built anew by node_display,
     ``changed``: the cards whose display changed, both since the last ``reset()``."""
     import revstudio.qt.canvas.node_item as item_module
     import revstudio.qt.canvas.scene as scene_module
 
-    w = make_window(large_graph(400))
+    w = make_window(large_graph(750))  # two lanes of ~370 nodes
     drawn: list[str] = []
     changed: list[str] = []
 
@@ -122,3 +122,41 @@ def test_a_delete_in_a_lane_and_its_undo_and_redo_show_the_region_exactly(lanes)
     assert not any(set(r.node_ids) & lane0 for r in scene.region_items)
     assert len(lanes.drawn) <= 2
     _assert_drawn_as_anew(lanes)
+
+
+def test_an_edit_in_one_lane_does_not_measure_the_other_lanes_backdrop(lanes, monkeypatch):
+    """A backdrop whose members and their cards are unchanged keeps its box: the re-check of an
+    unwire in lane 0 fitted lane 1's 200-card backdrop anew (every card's rect measured)."""
+    doc, scene = lanes.doc, lanes.scene
+    fitted: list[str] = []
+    fit = type(scene)._fit_region
+
+    def counted(self, region):
+        fitted.append(region.region_id)
+        return fit(self, region)
+
+    monkeypatch.setattr(type(scene), "_fit_region", counted)
+    lane1 = next(r for r in scene.region_items if "l1b0_split" in r.node_ids)
+    box = lane1.box()
+    wire = next(e for e in doc.graph.edges if e.dst.node == "l0b0_f_relu")
+    lanes.edit(lambda: doc.push(Disconnect(doc.graph, wire)))
+    assert fitted == [] and lane1.box() == box
+    lanes.edit(doc.undo_stack.undo)  # lane 0's region is back: it alone is fitted
+    assert lane1.region_id not in fitted and len(fitted) == 1
+    _assert_drawn_as_anew(lanes)
+
+
+def test_a_drag_that_ends_where_it_started_leaves_the_backdrop_fitted(lanes):
+    """A drag grows the backdrops it crosses (cheaply, per mouse move); dropped back where it
+    started, no move is pushed, and the box it grew shrank back only at the next edit before."""
+    scene = lanes.scene
+    item = scene.node_items["l1b0_f_relu"]
+    region = next(r for r in scene.region_items if "l1b0_f_relu" in r.node_ids)
+    box = region.box()
+    item.moveBy(0, -3000)
+    scene.item_moved(item)
+    assert region.box().top() < box.top() - 2000  # grown to hold the dragged card
+    item.moveBy(0, 3000)
+    scene.item_moved(item)
+    assert not scene.commit_moves()  # back where it was: nothing to undo
+    assert region.box() == box

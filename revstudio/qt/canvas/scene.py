@@ -26,7 +26,7 @@ from .region_item import HintItem, RegionItem
 from .scene_gestures import SceneGestures
 from .scene_regions import SceneRegions
 from .theme import Theme, theme_for
-from .wire_item import WireItem
+from .wire_item import WireItem, labels_shown
 from .wiring import WireDrag
 
 HINT_MS = 3500
@@ -66,6 +66,7 @@ class GraphScene(SceneRegions, SceneGestures):
         self._hint_timer.setSingleShot(True)
         self._hint_timer.timeout.connect(self.hide_hint)
         self._moved: list[NodeItem] = []  # moved by the model, wires not yet updated
+        self._grown: set[RegionItem] = set()  # backdrops a drag grew (refitted when it ends)
         self._removed_selected: set[str] = set()  # so a renamed node keeps its selection
         self._returned: list[str] = []  # nodes an undo/redo brought back
         self._refit_timer = QTimer(self)
@@ -122,6 +123,7 @@ class GraphScene(SceneRegions, SceneGestures):
         """Drop every item and create them again from the graph (open, replace)."""
         self.cancel_gesture()
         self._moved.clear()
+        self._grown.clear()
         for item in [*self.node_items.values(), *self.wire_items.values(), *self.region_items]:
             self.removeItem(item)
         self.node_items.clear()
@@ -261,9 +263,11 @@ class GraphScene(SceneRegions, SceneGestures):
             return
         if display is None:
             display = node_display(self.graph, node_id, report, node_id in self._region_nodes)
+        ports = (item.display.inputs, item.display.outputs)
         if item.set_display(display):
-            for wire in self._wires_by_node.get(node_id, ()):
-                self._update_wire(wire)
+            if ports != (display.inputs, display.outputs):  # (a count's line only changes the height)
+                for wire in self._wires_by_node.get(node_id, ()):
+                    self._update_wire(wire)
             regions = self._regions_by_node.get(node_id, ())
             if refit is not None:
                 refit.update(regions)
@@ -284,6 +288,7 @@ class GraphScene(SceneRegions, SceneGestures):
             rect = item.sceneBoundingRect()
             for region in self._regions_by_node.get(item.node_id, ()):
                 region.include(rect)  # refitting a 500-node region per mouse move is too slow
+                self._grown.add(region)
             self._make_room(rect)
             for region, band in bands:  # (its label ends before a node standing in its band)
                 if item.node_id in region.blockers or band.intersects(rect):
@@ -308,7 +313,7 @@ class GraphScene(SceneRegions, SceneGestures):
     def apply_analysis(self, refresh_nodes: bool = True) -> None:
         """Shapes on wires, error outlines/tooltips, counts and region backdrops."""
         report = self.report()
-        self._apply_regions(report)
+        refit = set(self._apply_regions(report))
         errors: dict[str, list[str]] = {}
         warnings: dict[str, list[str]] = {}
         bad_ports: dict[str, set[str]] = {}
@@ -320,7 +325,6 @@ class GraphScene(SceneRegions, SceneGestures):
                 (errors if d.severity == "error" else warnings).setdefault(node_id, []).append(text)
             if d.severity == "error" and d.port:
                 bad_ports.setdefault(d.node, set()).add(d.port)
-        refit: set[RegionItem] = set()
         for node_id, item in self.node_items.items():
             change = self._card_change(item, report)
             if change is not None and refresh_nodes:  # (else: just built from it)
@@ -329,9 +333,10 @@ class GraphScene(SceneRegions, SceneGestures):
                                    with_count(item.display, getattr(info, "parameters", None)))
             item.set_diagnostics(tuple(errors.get(node_id, ())), tuple(warnings.get(node_id, ())),
                                  frozenset(bad_ports.get(node_id, ())))
+        shown = labels_shown(self)
         for edge, wire in self.wire_items.items():
             label = format_shape(self.shape_of(edge.src, report))
-            wire.set_label(label, edge.dst.port in bad_ports.get(edge.dst.node, ()))
+            wire.set_label(label, edge.dst.port in bad_ports.get(edge.dst.node, ()), shown=shown)
         for region in refit:
             self._fit_region(region)
 
@@ -418,6 +423,12 @@ class GraphScene(SceneRegions, SceneGestures):
             self.message.emit(f"Moved {node_id}, not into the wire: {refusal}")
         if moves:
             self.push(Move(self.graph, moves))
+        # the drag only grew the backdrops it crossed: fit them to their members now (a re-check
+        # refits only a region whose members or their cards changed)
+        grown, self._grown = self._grown, set()
+        for region in grown:
+            if region.scene() is self:
+                self._fit_region(region)
         return bool(moves)
 
     def can_splice(self, node_id: str) -> bool:
