@@ -67,6 +67,7 @@ class GraphScene(SceneRegions, SceneGestures):
         self._hint_timer.timeout.connect(self.hide_hint)
         self._moved: list[NodeItem] = []  # moved by the model, wires not yet updated
         self._grown: set[RegionItem] = set()  # backdrops a drag grew (refitted when it ends)
+        self.wires_cached = False  # wires painted from pixmaps: every view is far out (cache_wires)
         self._removed_selected: set[str] = set()  # so a renamed node keeps its selection
         self._returned: list[str] = []  # nodes an undo/redo brought back
         self._refit_timer = QTimer(self)
@@ -172,7 +173,7 @@ class GraphScene(SceneRegions, SceneGestures):
         src, dst = self.node_items.get(edge.src.node), self.node_items.get(edge.dst.node)
         if src is None or dst is None:
             return
-        wire = WireItem(edge)
+        wire = WireItem(edge, self.wires_cached)
         if label is not None:
             wire.set_label(label, False, place=False)  # placed by the path update below
         self.wire_items[edge] = wire
@@ -274,6 +275,13 @@ class GraphScene(SceneRegions, SceneGestures):
             else:
                 for region in regions:
                     self._fit_region(region)
+
+    def cache_wires(self, far: bool) -> None:
+        """Paint the wires from pixmaps (``far``: every view is zoomed out past FAR_WIRES) or directly."""
+        if far != self.wires_cached:
+            self.wires_cached = far
+            for wire in self.wire_items.values():
+                wire.set_cached(far)
 
     def item_moved(self, item: NodeItem) -> None:
         """A node item moved (drag or sync): update only its own wires and regions."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCursor, QFocusEvent, QKeyEvent, QKeySequence, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsView, QMenu, QWidget
 
@@ -28,7 +28,7 @@ from .rename import RenameField, RenameMixin
 from .scene import GraphScene
 from .theme import FOCUS_FRAME
 from .view_zoom import READABLE_ZOOM, ZOOM_MIN, ZOOM_OUT_FLOOR, ZOOM_STEP, ZoomMixin  # noqa: F401
-from .wire_item import WireItem
+from .wire_item import FAR_WIRES, WireItem
 
 NODE_MIME = "application/x-revstudio-node-type"
 
@@ -152,6 +152,12 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
 
     def drawBackground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802
         draw_grid(painter, QRectF(rect), self._scene.theme, self.zoom())
+        if (self.zoom() < FAR_WIRES) != self._scene.wires_cached:  # zoomed across: not while painting
+            QTimer.singleShot(0, self, self._cache_wires)
+
+    def _cache_wires(self) -> None:
+        views = [v for v in self._scene.views() if isinstance(v, GraphView)]
+        self._scene.cache_wires(bool(views) and all(v.zoom() < FAR_WIRES for v in views))
 
     def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802
         self.overview.follow_view()  # every scroll and zoom repaints: the map's rectangle follows

@@ -72,6 +72,13 @@ def _pen(theme: Any, invalid: bool, selected: bool, hovered: bool, far: bool) ->
     return pen
 
 
+# Below this zoom (where cards are drawn as blocks) wires are painted from pixmaps, as cards are:
+# every wire is in view, and an edit that ends a lane's region repaints its whole box, which with a
+# Python paint per wire was most of the edit's first paint. Nearer, few wires are in view and a
+# drag, zoom or scroll would redraw each one's pixmap: they are painted directly.
+FAR_WIRES = 0.35
+
+
 def labels_shown(scene: Any) -> bool:
     """Whether a view of ``scene`` is zoomed in enough to draw wire labels."""
     return scene is None or any(_LABEL_PT * view.transform().m11() >= MIN_TEXT_PT for view in scene.views())
@@ -80,7 +87,7 @@ def labels_shown(scene: Any) -> bool:
 class WireItem(QGraphicsItem):
     """One edge, drawn between the output and input port positions."""
 
-    def __init__(self, edge: Edge) -> None:
+    def __init__(self, edge: Edge, cached: bool = False) -> None:
         super().__init__()
         self.edge = edge
         self.label = ""
@@ -96,11 +103,7 @@ class WireItem(QGraphicsItem):
         self.setAcceptHoverEvents(True)
         self._hovered = False
         self.setZValue(0.0)
-        # Painted from a pixmap per view, as the cards are: an edit that ends a lane's region
-        # repaints its whole box (every wire in it), which with a Python paint per wire was most
-        # of the edit's first paint; a wire whose two ends move together is only translated.
-        # The pixmap is redrawn on update(): a new curve, label or colour, hover, selection, theme.
-        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.set_cached(cached)
 
     def update_path(self, p1: QPointF, p2: QPointF) -> None:
         """Run from output port ``p1`` to input port ``p2`` (scene coordinates)."""
@@ -113,6 +116,11 @@ class WireItem(QGraphicsItem):
             self._place_label()
             self.update()  # (a new geometry alone keeps the pixmap of the old curve)
         self.setPos(p1)
+
+    def set_cached(self, cached: bool) -> None:
+        """Painted from a pixmap per view (far out: see FAR_WIRES), redrawn on update() (a new
+        curve, label or colour, hover, selection, theme), or painted directly."""
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache if cached else QGraphicsItem.CacheMode.NoCache)
 
     def ends(self) -> tuple[QPointF, QPointF]:
         """The output and input port positions it runs between (scene coordinates)."""
