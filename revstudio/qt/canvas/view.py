@@ -11,8 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCursor, QFocusEvent, QKeyEvent, QKeySequence, QMouseEvent, QPainter, QPen
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtGui import (
+    QAction,
+    QCursor,
+    QFocusEvent,
+    QKeyEvent,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+)
 from PySide6.QtWidgets import QGraphicsView, QMenu, QWidget
 
 from revstudio.core.graph import Graph
@@ -152,12 +162,12 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
 
     def drawBackground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802
         draw_grid(painter, QRectF(rect), self._scene.theme, self.zoom())
-        if (self.zoom() < FAR_WIRES) != self._scene.wires_cached:  # zoomed across: not while painting
-            QTimer.singleShot(0, self, self._cache_wires)
 
-    def _cache_wires(self) -> None:
-        views = [v for v in self._scene.views() if isinstance(v, GraphView)]
-        self._scene.cache_wires(bool(views) and all(v.zoom() < FAR_WIRES for v in views))
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        if (self.zoom() < FAR_WIRES) != self._scene.wires_cached:  # zoomed across (before the paint)
+            views = [v for v in self._scene.views() if isinstance(v, GraphView)]
+            self._scene.cache_wires(bool(views) and all(v.zoom() < FAR_WIRES for v in views))
+        super().paintEvent(event)
 
     def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802
         self.overview.follow_view()  # every scroll and zoom repaints: the map's rectangle follows
