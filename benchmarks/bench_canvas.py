@@ -3,7 +3,8 @@
 Measures what a user feels on the canvas: the time from a loaded graph to a
 fitted, painted view (document analysis, item creation, fit, first paint) and
 the time of one scene update while dragging a node or a wire (the mouse event,
-the wire/region updates it causes and the repaint of the viewport).
+the wire/region updates it causes and the repaint of the viewport), and the CPU time of a
+zoom step and of a 40-pixel pan with their repaints, fitted and at 100 %.
 It also times Ctrl+L, the layered auto layout of the whole graph: the layout
 itself and the whole command (one Move, wires and backdrops following, repaint).
 Targets: open + fit < 1 s; a drag frame well under 16 ms (60 Hz); layout well under 1 s.
@@ -114,6 +115,36 @@ def drag_frames(view: GraphView, frames: int) -> dict[str, float]:
     return out
 
 
+def zoom_pan(view: GraphView, steps: int = 8) -> dict[str, float]:
+    """CPU ms of one zoom step (Ctrl++ / Ctrl+-, alternately) and of one 40-pixel pan, each with
+    the viewport's repaint, medians over ``steps``: with the whole graph fitted and at 100 %."""
+    scene = view.scene()
+    ids = list(scene.node_items)
+    out = {}
+    for where in ("fitted", "100"):
+        if where == "fitted":
+            view.fit_all()
+        else:
+            view.resetTransform()
+            view.centerOn(scene.node_items[ids[len(ids) // 2]].sceneBoundingRect().center())
+        view.viewport().repaint()
+        zooms, pans = [], []
+        for i in range(steps):
+            cpu = time.process_time()
+            view.zoom_in() if i % 2 == 0 else view.zoom_out()
+            view.viewport().repaint()
+            zooms.append(time.process_time() - cpu)
+        bar = view.horizontalScrollBar()
+        for i in range(steps):
+            cpu = time.process_time()
+            bar.setValue(bar.value() + (40 if i % 2 == 0 else -40))
+            view.viewport().repaint()
+            pans.append(time.process_time() - cpu)
+        out[f"zoom_step_{where}_cpu_ms"] = statistics.median(zooms) * 1e3
+        out[f"pan_{where}_cpu_ms"] = statistics.median(pans) * 1e3
+    return out
+
+
 def layout_times(view: GraphView, repeat: int) -> dict[str, float]:
     """Seconds of the layout computation alone and of the whole Ctrl+L command, medians."""
     from revstudio.qt.canvas import layout
@@ -165,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     for key in runs[0]:
         result[f"open_{key}"] = statistics.median(r[key] for r in runs)
     result.update(drag_frames(view, args.frames))
+    result.update(zoom_pan(view))
     result.update(layout_times(view, args.repeat))
     view.close()
     view.document.undo_stack.clear()
@@ -182,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:<18} {result[f'{name}_median_ms']:8.2f} ms median, "
                   f"{result[f'{name}_p95_ms']:6.2f} ms p95, ({result[f'{name}_cpu_ms']:5.2f} ms) per frame;"
                   " target < 16 ms")
+        for where, label in (("fitted", "fitted"), ("100", "at 100 %")):
+            print(f"  {'zoom step, ' + label:<18} ({result[f'zoom_step_{where}_cpu_ms']:5.1f} ms) CPU;"
+                  f" {'pan 40 px':<10} ({result[f'pan_{where}_cpu_ms']:5.1f} ms) CPU")
         print(f"  {'layout (compute)':<18} {result['layout_compute_s'] * 1e3:8.1f} ms")
         print(f"  {'layout (Ctrl+L)':<18} {result['layout_command_s'] * 1e3:8.1f} ms  "
               f"({result['layout_command_cpu_s'] * 1e3:6.1f} ms)   target well under 1000 ms")

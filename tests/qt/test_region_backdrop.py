@@ -139,8 +139,10 @@ def test_the_labels_of_two_short_regions_side_by_side_in_one_row_do_not_overlap(
         assert shown != left.label and left.label in left.toolTip(), (lod, shown)
         assert shown == "" or "…" in shown, (lod, shown)  # cut, or too short to draw (below)
     assert right.label_layout(1.0)[2] == right.label  # nothing to its right: whole
-    scene.node_items["right_invertible_mixing"].moveBy(600, 0)  # moved out of the way: whole again
-    scene.apply_analysis()
+    moved = scene.node_items["right_invertible_mixing"]
+    moved.moveBy(600, 0)  # dragged out of the way (as a drag moves it, then commits it): whole again
+    scene.item_moved(moved)
+    scene.commit_moves()
     assert left.label_layout(1.0)[2] == left.label
 
 

@@ -6,7 +6,7 @@ cheaply: an item repaints only when its :class:`NodeDisplay` really changed.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from revstudio.core.graph import Graph
@@ -69,6 +69,18 @@ def group_param_names(type_id: str) -> tuple[str, ...]:
     return tuple(name for name, p in spec.params.items() if getattr(p, "kind", "") == "group")
 
 
+def count_footer(count: Any) -> tuple[str, ...]:
+    """The footer line of a parameter count (none where the count is unknown or zero)."""
+    return (f"{format_count(count)} params",) if isinstance(count, int) and count > 0 else ()
+
+
+def with_count(display: NodeDisplay, count: Any) -> NodeDisplay:
+    """``display`` with another parameter count: what a re-check changes on the card of a node
+    whose type and params it was drawn from (a type with group params, whose footer says more
+    and whose ports follow its bodies, is drawn anew with :func:`node_display`)."""
+    return replace(display, footer=count_footer(count))
+
+
 def node_display(graph: Graph, node_id: str, report: Any, in_region: bool) -> NodeDisplay:
     node = graph.node(node_id)
     spec = registry.find(node.type)
@@ -90,11 +102,8 @@ def node_display(graph: Graph, node_id: str, report: Any, in_region: bool) -> No
     # empty values (an unnamed Output) say nothing, so they take no line
     lines = tuple(f"{k}: {_value_text(params[k])}" for k in spec.key_params
                   if k in params and params[k] not in ("", None, ()))
-    footer_parts: list[str] = []
     info = getattr(report, "nodes", {}).get(node_id) if report is not None else None
-    count = getattr(info, "parameters", None) if info is not None else None
-    if isinstance(count, int) and count > 0:
-        footer_parts.append(f"{format_count(count)} params")
+    footer_parts = list(count_footer(getattr(info, "parameters", None) if info is not None else None))
     if "times" in spec.params and group_param_names(node.type):
         # A Repeat's activation memory is flat when its body runs reversibly, linear otherwise.
         times = params.get("times")

@@ -368,6 +368,7 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+@functools.lru_cache(maxsize=1024)  # every card of a far-out view asks at the same zoom: one measure per name
 def far_title(name: str, height: float, lod: float) -> tuple[str, float]:
     """(text, point size in scene units) of a card's name zoomed out to ``lod``.
 

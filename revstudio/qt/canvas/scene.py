@@ -20,13 +20,13 @@ from revstudio.core.spec import registry
 
 from . import hover
 from .connect_rules import connection_reason
-from .display import format_shape, node_display
+from .display import NodeDisplay, format_shape, node_display, with_count
 from .node_item import NodeItem
 from .region_item import HintItem, RegionItem
 from .scene_gestures import SceneGestures
 from .scene_regions import SceneRegions
 from .theme import Theme, theme_for
-from .wire_item import WireItem
+from .wire_item import WireItem, labels_shown
 from .wiring import WireDrag
 
 HINT_MS = 3500
@@ -66,6 +66,8 @@ class GraphScene(SceneRegions, SceneGestures):
         self._hint_timer.setSingleShot(True)
         self._hint_timer.timeout.connect(self.hide_hint)
         self._moved: list[NodeItem] = []  # moved by the model, wires not yet updated
+        self._grown: set[RegionItem] = set()  # backdrops a drag grew (refitted when it ends)
+        self.wires_cached = False  # wires painted from pixmaps: every view is far out (cache_wires)
         self._removed_selected: set[str] = set()  # so a renamed node keeps its selection
         self._returned: list[str] = []  # nodes an undo/redo brought back
         self._refit_timer = QTimer(self)
@@ -122,6 +124,7 @@ class GraphScene(SceneRegions, SceneGestures):
         """Drop every item and create them again from the graph (open, replace)."""
         self.cancel_gesture()
         self._moved.clear()
+        self._grown.clear()
         for item in [*self.node_items.values(), *self.wire_items.values(), *self.region_items]:
             self.removeItem(item)
         self.node_items.clear()
@@ -170,7 +173,7 @@ class GraphScene(SceneRegions, SceneGestures):
         src, dst = self.node_items.get(edge.src.node), self.node_items.get(edge.dst.node)
         if src is None or dst is None:
             return
-        wire = WireItem(edge)
+        wire = WireItem(edge, self.wires_cached)
         if label is not None:
             wire.set_label(label, False, place=False)  # placed by the path update below
         self.wire_items[edge] = wire
@@ -251,22 +254,34 @@ class GraphScene(SceneRegions, SceneGestures):
                 if region.scene() is self:
                     self._fit_region(region)
 
-    def _refresh_node(self, node_id: str, report: Any, refit: set[RegionItem] | None = None) -> None:
-        """Show the node's current display; its backdrops are refitted now, or added to
-        ``refit`` when many nodes change at once (a backdrop is refitted once, not once per member)."""
+    def _refresh_node(self, node_id: str, report: Any, refit: set[RegionItem] | None = None,
+                      display: NodeDisplay | None = None) -> None:
+        """Show the node's current display (``display`` where the caller has it); its backdrops are
+        refitted now, or added to ``refit`` when many nodes change at once (a backdrop is refitted
+        once, not once per member)."""
         item = self.node_items.get(node_id)
         if item is None:
             return
-        display = node_display(self.graph, node_id, report, node_id in self._region_nodes)
+        if display is None:
+            display = node_display(self.graph, node_id, report, node_id in self._region_nodes)
+        ports = (item.display.inputs, item.display.outputs)
         if item.set_display(display):
-            for wire in self._wires_by_node.get(node_id, ()):
-                self._update_wire(wire)
+            if ports != (display.inputs, display.outputs):  # (a count's line only changes the height)
+                for wire in self._wires_by_node.get(node_id, ()):
+                    self._update_wire(wire)
             regions = self._regions_by_node.get(node_id, ())
             if refit is not None:
                 refit.update(regions)
             else:
                 for region in regions:
                     self._fit_region(region)
+
+    def cache_wires(self, far: bool) -> None:
+        """Paint the wires from pixmaps (``far``: every view is zoomed out past FAR_WIRES) or directly."""
+        if far != self.wires_cached:
+            self.wires_cached = far
+            for wire in self.wire_items.values():
+                wire.set_cached(far)
 
     def item_moved(self, item: NodeItem) -> None:
         """A node item moved (drag or sync): update only its own wires and regions."""
@@ -281,6 +296,7 @@ class GraphScene(SceneRegions, SceneGestures):
             rect = item.sceneBoundingRect()
             for region in self._regions_by_node.get(item.node_id, ()):
                 region.include(rect)  # refitting a 500-node region per mouse move is too slow
+                self._grown.add(region)
             self._make_room(rect)
             for region, band in bands:  # (its label ends before a node standing in its band)
                 if item.node_id in region.blockers or band.intersects(rect):
@@ -305,7 +321,7 @@ class GraphScene(SceneRegions, SceneGestures):
     def apply_analysis(self, refresh_nodes: bool = True) -> None:
         """Shapes on wires, error outlines/tooltips, counts and region backdrops."""
         report = self.report()
-        self._apply_regions(report)
+        refit = set(self._apply_regions(report))
         errors: dict[str, list[str]] = {}
         warnings: dict[str, list[str]] = {}
         bad_ports: dict[str, set[str]] = {}
@@ -317,32 +333,37 @@ class GraphScene(SceneRegions, SceneGestures):
                 (errors if d.severity == "error" else warnings).setdefault(node_id, []).append(text)
             if d.severity == "error" and d.port:
                 bad_ports.setdefault(d.node, set()).add(d.port)
-        refit: set[RegionItem] = set()
         for node_id, item in self.node_items.items():
-            if self._card_may_change(item, report) and refresh_nodes:  # (else: just built from it)
-                self._refresh_node(node_id, report, refit)
+            change = self._card_change(item, report)
+            if change is not None and refresh_nodes:  # (else: just built from it)
+                info = getattr(report, "nodes", {}).get(node_id) if report is not None else None
+                self._refresh_node(node_id, report, refit, None if change == "all" else
+                                   with_count(item.display, getattr(info, "parameters", None)))
             item.set_diagnostics(tuple(errors.get(node_id, ())), tuple(warnings.get(node_id, ())),
                                  frozenset(bad_ports.get(node_id, ())))
+        shown = labels_shown(self)
         for edge, wire in self.wire_items.items():
             label = format_shape(self.shape_of(edge.src, report))
-            wire.set_label(label, edge.dst.port in bad_ports.get(edge.dst.node, ()))
+            wire.set_label(label, edge.dst.port in bad_ports.get(edge.dst.node, ()), shown=shown)
         for region in refit:
             self._fit_region(region)
 
-    def _card_may_change(self, item: NodeItem, report: Any) -> bool:
-        """Whether a re-check may change what the node's card reads: its type, params, parameter
-        count or region changed since it was drawn (an edit re-infers a few nodes of 1,000; cards
-        of Group/Repeat nodes and of unknown types are always redrawn: their ports follow other facts)."""
+    def _card_change(self, item: NodeItem, report: Any) -> str | None:
+        """What a re-check may change on the node's card: None, nothing (its type, params and
+        parameter count are those it was drawn from: an edit re-infers a few nodes of 1,000);
+        "count", its parameter count alone; "all" (its type or params, or a Group/Repeat card or
+        one of an unknown type, always drawn anew: their ports and memory line follow other facts).
+        A node's region is not read here: only a Repeat's card says it (flat or linear memory)."""
         node = self.graph.nodes.get(item.node_id)
         spec = registry.find(node.type) if node is not None and isinstance(node.type, str) else None
         if node is None or spec is None or any(getattr(p, "kind", "") == "group" for p in spec.params.values()):
-            return True
+            return "all"
         info = getattr(report, "nodes", {}).get(item.node_id) if report is not None else None
-        key = (node.type, repr(node.params), getattr(info, "parameters", None), item.node_id in self._region_nodes)
-        if item.shown_for == key:
-            return False
-        item.shown_for = key
-        return True
+        drawn, count = (node.type, repr(node.params)), getattr(info, "parameters", None)
+        before, item.shown_for = item.shown_for, (drawn, count)
+        if before is None or before[0] != drawn:
+            return "all"
+        return None if before[1] == count else "count"
 
     def shape_of(self, port: PortRef, report: Any = None) -> Any:
         report = report if report is not None else self.report()
@@ -410,6 +431,12 @@ class GraphScene(SceneRegions, SceneGestures):
             self.message.emit(f"Moved {node_id}, not into the wire: {refusal}")
         if moves:
             self.push(Move(self.graph, moves))
+        # the drag only grew the backdrops it crossed: fit them to their members now (a re-check
+        # refits only a region whose members or their cards changed)
+        grown, self._grown = self._grown, set()
+        for region in grown:
+            if region.scene() is self:
+                self._fit_region(region)
         return bool(moves)
 
     def can_splice(self, node_id: str) -> bool:

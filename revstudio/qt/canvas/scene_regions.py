@@ -45,7 +45,9 @@ class SceneRegions:
         for item in self.region_items:
             item.set_waiting()
 
-    def _apply_regions(self, report: Any) -> None:
+    def _apply_regions(self, report: Any) -> list[RegionItem]:
+        """The report's backdrops in the scene; returns those to fit (new, or of other members),
+        fitted by the caller once the cards are drawn from the report too."""
         before = {item.region_id: item for item in self.region_items}
         name = self.group_name()
         # the badges' figures are the estimate's: while it is made, a region keeps its badge (where
@@ -60,10 +62,15 @@ class SceneRegions:
                  body_region_items(self.document.graph, self.document.report, name, self.node_items))
         overdue = getattr(self.document, "estimate_overdue", False)  # (a wait shown stays grey: no flicker)
         self.region_items[:] = []
+        # A region of the same members keeps its box: it is refitted where a member's card changes
+        # size (apply_analysis) or moves (flush_moves); measuring its 500 cards after every edit
+        # was a few ms of each first paint.
+        refit: list[RegionItem] = []
         for item in found:
             # A region the edit kept keeps its backdrop (its members and box updated): replacing a
             # 500-node box repainted the whole canvas (every wire) before the edit showed.
             kept = before.pop(item.region_id, None)
+            members_changed = kept is None or kept.node_ids != item.node_ids
             if kept is not None:
                 kept.node_ids = item.node_ids
                 if item.current:
@@ -75,6 +82,8 @@ class SceneRegions:
                 item.waiting = not item.waiting
                 item.update()
             self.region_items.append(item)
+            if members_changed:
+                refit.append(item)
         for gone in before.values():
             self.removeItem(gone)
         self._regions_by_node.clear()
@@ -83,9 +92,9 @@ class SceneRegions:
             for n in item.node_ids:
                 self._regions_by_node.setdefault(n, []).append(item)
             self._region_nodes.update(item.node_ids)
-            self._fit_region(item)
             if item.scene() is not self:
                 self.addItem(item)
+        return refit
 
     def _fit_region(self, region: RegionItem) -> None:
         region.fit([self.node_items[n].sceneBoundingRect() for n in region.node_ids if n in self.node_items])

@@ -12,7 +12,17 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QAction, QCursor, QFocusEvent, QKeyEvent, QKeySequence, QMouseEvent, QPainter, QPen
+from PySide6.QtGui import (
+    QAction,
+    QCursor,
+    QFocusEvent,
+    QKeyEvent,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+)
 from PySide6.QtWidgets import QGraphicsView, QMenu, QWidget
 
 from revstudio.core.graph import Graph
@@ -28,7 +38,7 @@ from .rename import RenameField, RenameMixin
 from .scene import GraphScene
 from .theme import FOCUS_FRAME
 from .view_zoom import READABLE_ZOOM, ZOOM_MIN, ZOOM_OUT_FLOOR, ZOOM_STEP, ZoomMixin  # noqa: F401
-from .wire_item import WireItem
+from .wire_item import FAR_WIRES, WireItem
 
 NODE_MIME = "application/x-revstudio-node-type"
 
@@ -152,6 +162,12 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
 
     def drawBackground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802
         draw_grid(painter, QRectF(rect), self._scene.theme, self.zoom())
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        if (self.zoom() < FAR_WIRES) != self._scene.wires_cached:  # zoomed across (before the paint)
+            views = [v for v in self._scene.views() if isinstance(v, GraphView)]
+            self._scene.cache_wires(bool(views) and all(v.zoom() < FAR_WIRES for v in views))
+        super().paintEvent(event)
 
     def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802
         self.overview.follow_view()  # every scroll and zoom repaints: the map's rectangle follows

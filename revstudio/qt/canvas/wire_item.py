@@ -19,6 +19,7 @@ from revstudio.qt.canvas.node_item import MIN_TEXT_PT
 
 _LABEL_FONT = QFont()
 _LABEL_FONT.setPointSizeF(7.0)
+_LABEL_PT = _LABEL_FONT.pointSizeF()
 _LABEL_METRICS: QFontMetricsF | None = None
 _LABEL_WIDTHS: dict[str, float] = {}  # shape texts repeat a lot; measuring them is not free
 
@@ -56,10 +57,37 @@ def _metrics() -> QFontMetricsF:
     return _LABEL_METRICS
 
 
+_ANTIALIASING = QPainter.RenderHint.Antialiasing
+_NO_BRUSH = Qt.BrushStyle.NoBrush
+# (id of the theme, invalid, selected, hovered, far) -> (that theme, the pen)
+_PENS: dict[tuple[int, bool, bool, bool, bool], tuple[Any, QPen]] = {}
+
+
+def _pen(theme: Any, invalid: bool, selected: bool, hovered: bool, far: bool) -> QPen:
+    """The pen a wire of this look draws its curve with (cosmetic far out: screen pixels)."""
+    color = theme.wire_selected if selected else theme.hover if hovered else \
+        theme.wire_invalid if invalid else theme.wire
+    pen = QPen(color, 2.6 if (selected or hovered) else 1.8)
+    pen.setCosmetic(far)
+    return pen
+
+
+# Below this zoom (where cards are drawn as blocks) wires are painted from pixmaps, as cards are:
+# every wire is in view, and an edit that ends a lane's region repaints its whole box, which with a
+# Python paint per wire was most of the edit's first paint. Nearer, few wires are in view and a
+# drag, zoom or scroll would redraw each one's pixmap: they are painted directly.
+FAR_WIRES = 0.35
+
+
+def labels_shown(scene: Any) -> bool:
+    """Whether a view of ``scene`` is zoomed in enough to draw wire labels."""
+    return scene is None or any(_LABEL_PT * view.transform().m11() >= MIN_TEXT_PT for view in scene.views())
+
+
 class WireItem(QGraphicsItem):
     """One edge, drawn between the output and input port positions."""
 
-    def __init__(self, edge: Edge) -> None:
+    def __init__(self, edge: Edge, cached: bool = False) -> None:
         super().__init__()
         self.edge = edge
         self.label = ""
@@ -68,12 +96,14 @@ class WireItem(QGraphicsItem):
         self._delta: QPointF | None = None  # input port minus output port
         self._label_rect = QRectF()
         self._bounds = QRectF()
+        self._path_bounds = QRectF()  # the curve's own bounds and margin, kept with the path
         self._label_fits = False
         self._shape: QPainterPath | None = None  # the hit area, kept until the path or label changes
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
         self.setAcceptHoverEvents(True)
         self._hovered = False
         self.setZValue(0.0)
+        self.set_cached(cached)
 
     def update_path(self, p1: QPointF, p2: QPointF) -> None:
         """Run from output port ``p1`` to input port ``p2`` (scene coordinates)."""
@@ -82,8 +112,15 @@ class WireItem(QGraphicsItem):
             self.prepareGeometryChange()
             self._delta = delta
             self._path = wire_path(QPointF(0.0, 0.0), delta)
+            self._path_bounds = self._path.boundingRect().adjusted(-3, -3, 3, 3)
             self._place_label()
+            self.update()  # (a new geometry alone keeps the pixmap of the old curve)
         self.setPos(p1)
+
+    def set_cached(self, cached: bool) -> None:
+        """Painted from a pixmap per view (far out: see FAR_WIRES), redrawn on update() (a new
+        curve, label or colour, hover, selection, theme), or painted directly."""
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache if cached else QGraphicsItem.CacheMode.NoCache)
 
     def ends(self) -> tuple[QPointF, QPointF]:
         """The output and input port positions it runs between (scene coordinates)."""
@@ -93,21 +130,29 @@ class WireItem(QGraphicsItem):
     def scene_path(self) -> QPainterPath:
         return self.mapToScene(self._path)
 
-    def set_label(self, text: str, invalid: bool, place: bool = True) -> None:
-        """New shape text; ``place=False`` when a path update follows anyway."""
+    def set_label(self, text: str, invalid: bool, place: bool = True, shown: bool | None = None) -> None:
+        """New shape text; ``place=False`` when a path update follows anyway. ``shown``: whether a
+        view of the scene draws labels at its zoom (:meth:`labels_shown`), where the caller knows."""
         if (text, invalid) == (self.label, self.invalid):
             return
+        recolour = invalid != self.invalid
         self.label, self.invalid = text, invalid
         self._shape = None
         if place:
             self.prepareGeometryChange()
             self._place_label()
         self.setToolTip(f"{self.edge.src} → {self.edge.dst}" + (f"<br>shape {text}" if text else ""))
-        self.update()
+        if recolour or (labels_shown(self.scene()) if shown is None else shown):
+            self.update()
+        # else no view draws labels at its zoom: the wire's pixmap stays right (a zoom redraws
+        # it). An unwire far out relabels a lane's ~650 wires; redrawing each one's pixmap cost
+        # what the cache saves.
 
     def _place_label(self) -> None:
         self._shape = None
-        bounds = self._path.boundingRect().adjusted(-3, -3, 3, 3)
+        # (a re-check that changes a lane's shapes relabels hundreds of wires: the curve's bounds
+        # are kept with the path rather than measured again per label)
+        bounds = QRectF(self._path_bounds)
         self._label_fits = False
         delta = self._delta or QPointF()
         if self.label:
@@ -163,21 +208,22 @@ class WireItem(QGraphicsItem):
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         theme = self.scene().theme  # type: ignore[attr-defined]
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
-        color = theme.wire_invalid if self.invalid else theme.wire
-        if self.isSelected():
-            color = theme.wire_selected
-        elif self._hovered:
-            color = theme.hover
-        width = 2.6 if (self.isSelected() or self._hovered) else 1.8
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod > 0.35)
-        pen = QPen(color, width)
-        pen.setCosmetic(lod < 0.35)
+        selected = self.isSelected()
+        # A lane's backdrop gone or back repaints every wire in its box, one Python call each: the
+        # pen of each look is made once per theme, not per wire per paint.
+        look = (id(theme), self.invalid, selected, self._hovered, lod < 0.35)
+        kept = _PENS.get(look)
+        if kept is None or kept[0] is not theme:
+            kept = _PENS[look] = (theme, _pen(theme, *look[1:]))
+        pen = kept[1]
+        painter.setRenderHint(_ANTIALIASING, lod > 0.35)
         painter.setPen(pen)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setBrush(_NO_BRUSH)
         painter.drawPath(self._path)
+        color = pen.color()
         # Only where its words are as large as a card's smallest (MIN_TEXT_PT on screen): from 45 %
         # to about 64 % the label read as a row of dots; the tooltip keeps the shape.
-        if self.label and _LABEL_FONT.pointSizeF() * lod >= MIN_TEXT_PT and (self._label_fits or self._hovered or self.isSelected()):
+        if self.label and _LABEL_PT * lod >= MIN_TEXT_PT and (self._label_fits or self._hovered or selected):
             painter.setPen(QPen(color, 1.0))
             painter.setBrush(QBrush(theme.label_bg))
             painter.drawRoundedRect(self._label_rect, 4, 4)

@@ -1,0 +1,162 @@
+"""An unwire, rewire or delete inside a lane ends (or brings back) that lane's reversible region:
+the canvas redraws only the cards whose words change (their parameter counts), not every card
+that leaves or joins the region, and what it shows is exactly what drawing every card anew shows:
+the backdrop gone or back, counts, error outlines, after the edit, its undo and its redo."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from revstudio.core.commands import Disconnect, remove_nodes
+from revstudio.core.generate import large_graph
+from revstudio.qt.canvas.display import node_display
+
+
+@pytest.fixture
+def lanes(make_window, settle, monkeypatch):
+    """A window on two lanes of ~370 nodes; ``drawn``: the cards built anew by node_display,
+    ``changed``: the cards whose display changed, both since the last ``reset()``."""
+    import revstudio.qt.canvas.node_item as item_module
+    import revstudio.qt.canvas.scene as scene_module
+
+    w = make_window(large_graph(750))  # two lanes of ~370 nodes
+    drawn: list[str] = []
+    changed: list[str] = []
+
+    def counted(graph, node_id, report, in_region):
+        drawn.append(node_id)
+        return node_display(graph, node_id, report, in_region)
+
+    set_display = item_module.NodeItem.set_display
+
+    def watched(self, display):
+        if display != self.display:
+            changed.append(self.node_id)
+        return set_display(self, display)
+
+    monkeypatch.setattr(scene_module, "node_display", counted)
+    monkeypatch.setattr(item_module.NodeItem, "set_display", watched)
+
+    class Lanes:
+        window, doc, scene = w, w.document, w.current_view().scene()
+
+        def reset(self) -> None:
+            drawn.clear()
+            changed.clear()
+
+        def edit(self, fn: Any) -> None:
+            self.reset()
+            fn()
+            self.doc.current_report()
+            settle()
+
+    Lanes.drawn, Lanes.changed = drawn, changed
+    return Lanes()
+
+
+def _lane(scene, lane: str) -> set[str]:
+    return {n for n in scene.node_items if n.startswith(f"{lane}b")}
+
+
+def _assert_drawn_as_anew(lanes) -> None:
+    """Every card reads what a card drawn from scratch reads; each backdrop holds exactly the
+    region's nodes and covers their cards; the scene's node -> backdrop map agrees."""
+    scene, doc = lanes.scene, lanes.doc
+    regions = {r.id: set(r.nodes) for r in doc.report.regions}
+    in_region = set().union(*regions.values()) if regions else set()
+    for node_id, item in scene.node_items.items():
+        assert item.display == node_display(doc.graph, node_id, doc.report, node_id in in_region), node_id
+    assert {r.region_id: set(r.node_ids) for r in scene.region_items} == regions
+    for region in scene.region_items:
+        assert region.scene() is scene
+        for node_id in region.node_ids:
+            assert region.box().contains(scene.node_items[node_id].sceneBoundingRect()), node_id
+    assert set(scene._regions_by_node) == in_region
+    gone = [i for i in scene.items() if getattr(i, "region_id", None) is not None and i not in scene.region_items]
+    assert not gone  # no backdrop of a region that ended is left behind
+
+
+def test_an_unwire_in_a_lane_redraws_only_the_cards_whose_counts_change(lanes):
+    doc, scene = lanes.doc, lanes.scene
+    lane0 = _lane(scene, "l0")
+    assert len(lane0) > 150 and any(lane0 <= set(r.node_ids) for r in scene.region_items)
+    wire = next(e for e in doc.graph.edges if e.dst.node == "l0b0_f_relu")
+    lanes.edit(lambda: doc.push(Disconnect(doc.graph, wire)))
+    assert not any(set(r.node_ids) & lane0 for r in scene.region_items)  # lane 0's region ended
+    # the convs after the cut lose their counts (their input shapes are unknown): those cards
+    # change; the rest of the lane only left the region, which their cards do not show
+    assert 50 < len(lanes.changed) < len(lane0)
+    assert len(lanes.drawn) <= 2  # was each of the lane's ~200 cards, built anew from its spec
+    assert scene.node_items["l0b0_f_relu"].errors  # the unwired input is still outlined
+    _assert_drawn_as_anew(lanes)
+
+    lanes.edit(doc.undo_stack.undo)  # the wire back: the region and the counts come back
+    assert any(lane0 <= set(r.node_ids) for r in scene.region_items)
+    assert len(lanes.drawn) <= 2 and 50 < len(lanes.changed) < len(lane0)
+    assert not scene.node_items["l0b0_f_relu"].errors
+    _assert_drawn_as_anew(lanes)
+
+    lanes.edit(doc.undo_stack.redo)
+    assert not any(set(r.node_ids) & lane0 for r in scene.region_items)
+    assert len(lanes.drawn) <= 2
+    _assert_drawn_as_anew(lanes)
+
+
+def test_a_delete_in_a_lane_and_its_undo_and_redo_show_the_region_exactly(lanes):
+    doc, scene = lanes.doc, lanes.scene
+    lane0 = _lane(scene, "l0")
+    lanes.edit(lambda: doc.push(remove_nodes(doc.graph, ["l0b0_f_relu"])))
+    assert "l0b0_f_relu" not in scene.node_items
+    assert not any(set(r.node_ids) & lane0 for r in scene.region_items)
+    assert len(lanes.drawn) <= 2
+    _assert_drawn_as_anew(lanes)
+
+    lanes.edit(doc.undo_stack.undo)
+    assert any(lane0 <= set(r.node_ids) for r in scene.region_items)
+    # the node that came back is built from its spec; the lane's other cards only get counts
+    assert set(lanes.drawn) <= {"l0b0_f_relu"}
+    _assert_drawn_as_anew(lanes)
+
+    lanes.edit(doc.undo_stack.redo)
+    assert not any(set(r.node_ids) & lane0 for r in scene.region_items)
+    assert len(lanes.drawn) <= 2
+    _assert_drawn_as_anew(lanes)
+
+
+def test_an_edit_in_one_lane_does_not_measure_the_other_lanes_backdrop(lanes, monkeypatch):
+    """A backdrop whose members and their cards are unchanged keeps its box: the re-check of an
+    unwire in lane 0 fitted lane 1's 200-card backdrop anew (every card's rect measured)."""
+    doc, scene = lanes.doc, lanes.scene
+    fitted: list[str] = []
+    fit = type(scene)._fit_region
+
+    def counted(self, region):
+        fitted.append(region.region_id)
+        return fit(self, region)
+
+    monkeypatch.setattr(type(scene), "_fit_region", counted)
+    lane1 = next(r for r in scene.region_items if "l1b0_split" in r.node_ids)
+    box = lane1.box()
+    wire = next(e for e in doc.graph.edges if e.dst.node == "l0b0_f_relu")
+    lanes.edit(lambda: doc.push(Disconnect(doc.graph, wire)))
+    assert fitted == [] and lane1.box() == box
+    lanes.edit(doc.undo_stack.undo)  # lane 0's region is back: it alone is fitted
+    assert lane1.region_id not in fitted and len(fitted) == 1
+    _assert_drawn_as_anew(lanes)
+
+
+def test_a_drag_that_ends_where_it_started_leaves_the_backdrop_fitted(lanes):
+    """A drag grows the backdrops it crosses (cheaply, per mouse move); dropped back where it
+    started, no move is pushed, and the box it grew shrank back only at the next edit before."""
+    scene = lanes.scene
+    item = scene.node_items["l1b0_f_relu"]
+    region = next(r for r in scene.region_items if "l1b0_f_relu" in r.node_ids)
+    box = region.box()
+    item.moveBy(0, -3000)
+    scene.item_moved(item)
+    assert region.box().top() < box.top() - 2000  # grown to hold the dragged card
+    item.moveBy(0, 3000)
+    scene.item_moved(item)
+    assert not scene.commit_moves()  # back where it was: nothing to undo
+    assert region.box() == box
