@@ -6,6 +6,9 @@ files. Dialogs answer from a script instead of blocking the offscreen run.
 """
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,8 @@ import pytest
 from PySide6.QtCore import QSettings, QStandardPaths
 
 from revstudio.core.graph import Graph
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -111,6 +116,26 @@ def make_window(qtbot: Any, tmp_path: Path, dialogs: ScriptedDialogs) -> Callabl
         return window
 
     return make
+
+
+@pytest.fixture
+def child_editor(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run a script (``python -c``) as a child editor would run: offscreen, with a HOME of its own in the test's
+    folder (settings in ``config``, recovery files under ``data``), its output captured as text.
+
+    ``own_folder``: the child runs in the test's folder (the repository on its PYTHONPATH) with a runtime
+    folder there too, as a user's script would, not in the repository."""
+
+    def run(script: str, *args: str, timeout: float = 120, own_folder: bool = False) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path),
+               "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
+        if own_folder:
+            env.update(PYTHONPATH=str(ROOT), XDG_RUNTIME_DIR=str(tmp_path / "run"))
+            (tmp_path / "run").mkdir(mode=0o700)
+        return subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=env,
+                              timeout=timeout, cwd=tmp_path if own_folder else ROOT)
+
+    return run
 
 
 def _revnet_graph() -> Graph:

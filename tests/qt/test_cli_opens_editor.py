@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,12 +35,9 @@ print(json.dumps({"code": code, **seen}))
 """
 
 
-def test_revstudio_file_opens_the_editor_on_that_file(tmp_path: Path) -> None:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path),
-           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
+def test_revstudio_file_opens_the_editor_on_that_file(child_editor: Any) -> None:
     example = ROOT / "resources" / "examples" / "revnet_wired.revs"
-    out = subprocess.run([sys.executable, "-c", CHILD, str(example)], capture_output=True, text=True,
-                         env=env, timeout=120, cwd=ROOT)
+    out = child_editor(CHILD, str(example))
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["code"] == 0

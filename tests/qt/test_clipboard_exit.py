@@ -7,9 +7,6 @@ whose last clipboard write was a copy ended that way, whatever its results.
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,13 +33,8 @@ sys.exit(app_module.run_app(sys.argv[1]))
 """
 
 
-def test_quitting_after_a_copy_exits_cleanly(tmp_path):
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path),
-           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data"),
-           "XDG_RUNTIME_DIR": str(tmp_path / "run")}
-    (tmp_path / "run").mkdir(mode=0o700)
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(EXAMPLE)], env=env, cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120)
+def test_quitting_after_a_copy_exits_cleanly(child_editor):
+    done = child_editor(SCRIPT, str(EXAMPLE), own_folder=True)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
 
 
@@ -68,14 +60,9 @@ print("done")
 """
 
 
-def test_a_script_with_its_own_application_exits_cleanly_after_a_copy(tmp_path):
+def test_a_script_with_its_own_application_exits_cleanly_after_a_copy(child_editor):
     """A script or benchmark that makes its own QApplication and window (not ``run_app``) and
     copies: its exit died in SIGSEGV (benchmarks/bench_editor_actions.py after its table)."""
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path),
-           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data"),
-           "XDG_RUNTIME_DIR": str(tmp_path / "run")}
-    (tmp_path / "run").mkdir(mode=0o700)
-    done = subprocess.run([sys.executable, "-c", OWN_APP, str(EXAMPLE)], env=env, cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120)
+    done = child_editor(OWN_APP, str(EXAMPLE), own_folder=True)
     assert "done" in done.stdout, done.stderr[-2000:]
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])

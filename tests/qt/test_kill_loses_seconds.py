@@ -8,11 +8,9 @@ child's guard, which is far longer than the 2 s pause).
 """
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 from revstudio.core.project import load
 
@@ -58,12 +56,9 @@ sys.exit(main(sys.argv[1:2]))
 """
 
 
-def test_sigkill_loses_only_the_edits_since_the_last_pause(tmp_path: Path) -> None:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path),
-           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
+def test_sigkill_loses_only_the_edits_since_the_last_pause(tmp_path: Path, child_editor: Any) -> None:
     example = ROOT / "resources" / "examples" / "revnet_wired.revs"
-    out = subprocess.run([sys.executable, "-c", CHILD, str(example)], capture_output=True, text=True,
-                         env=env, timeout=150, cwd=ROOT)
+    out = child_editor(CHILD, str(example), timeout=150)
     assert out.returncode == -signal.SIGKILL, (out.returncode, out.stdout, out.stderr)
     kept = list((tmp_path / "data").glob("**/recovery/*.revs"))
     assert len(kept) == 1, out.stderr

@@ -5,11 +5,9 @@ edits; asked to terminate, it writes the recovery file first and leaves it there
 """
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,12 +41,9 @@ sys.exit(main(sys.argv[1:2]))
 
 
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])
-def test_sigterm_writes_the_recovery_file_and_keeps_it(tmp_path: Path, number: int) -> None:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path),
-           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
+def test_sigterm_writes_the_recovery_file_and_keeps_it(tmp_path: Path, number: int, child_editor: Any) -> None:
     example = ROOT / "resources" / "examples" / "revnet_wired.revs"
-    out = subprocess.run([sys.executable, "-c", CHILD, str(example), str(int(number))], capture_output=True, text=True,
-                         env=env, timeout=120, cwd=ROOT)
+    out = child_editor(CHILD, str(example), str(int(number)))
     assert out.returncode in (128 + number, -number), (out.returncode, out.stderr)
     kept = list((tmp_path / "data").glob("**/recovery/*.revs"))
     assert len(kept) == 1, out.stderr

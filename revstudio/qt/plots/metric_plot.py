@@ -11,7 +11,8 @@ frame (a ``PlotDataItem``'s ``setData`` cost four times as much, and drawing
 3,000 points where 900 pixels' worth show, three times the paint;
 benchmarks/README.md, "Live plots"). The tool row has the log-y toggle, a
 hover read-out and PNG/CSV export (written by plot_export.py); the pyqtgraph widget that
-times its paints and shows the focus frame is plot_widget.py.
+times its paints and shows the focus frame is plot_widget.py, the axes' ranges (x planned
+over a run's length, y following the curves) plot_frame.py.
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ from revstudio.qt.plots.channel import Channel
 from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.legend_fit import LineSample, fit_legend, place_legend
 from revstudio.qt.plots.log_axis import LogAxis
+from revstudio.qt.plots.plot_frame import PlotFrameMixin
 from revstudio.qt.plots.plot_keys import PointStepper
 from revstudio.qt.plots.plot_widget import PlotWidget
 from revstudio.qt.plots.rows import RunData
@@ -51,7 +53,6 @@ from revstudio.qt.plots.series import Series
 # so the third and later runs overlaid in the light theme were barely visible.
 PALETTE = ("#3a86e8", "#d26e1a", "#409a3c", "#df4d4d", "#a070c8", "#23998f", "#a88a00", "#d35d8f", "#9c755f")
 TICK_TEXT_WIDTH = 42  # px for the y tick labels ("1e-10", "0.0001", "2.95")
-MARK_LABEL_PX = 24  # room for a reference line's label above it (pyqtgraph's 22 px text box, the memory plot)
 AXIS_LABELS = {"step": ("step", ""), "epoch": ("epoch", ""), "time": ("wall time", "s")}
 
 
@@ -66,7 +67,7 @@ class _Curve:
     bounds: tuple[float, float] | None = None  # lowest and highest y drawn (log10 on a log scale)
 
 
-class MetricPlot(QWidget):
+class MetricPlot(PlotFrameMixin, QWidget):
     """A titled plot with log-y, hover read-out and export."""
 
     def __init__(self, title: str, channels: Sequence[Channel], y_label: str = "", units: str = "",
@@ -162,14 +163,6 @@ class MetricPlot(QWidget):
         self.stepper = PointStepper(self)  # arrow keys read the points out (plot_keys.py)
 
     # ---- drawing -------------------------------------------------------------
-    def reset_view(self) -> None:
-        """Frame the plot as before any run (its curves gone: no run shown)."""
-        vb = self.plot.getPlotItem().getViewBox()
-        self._y_set = None
-        vb.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
-        vb.enableAutoRange()
-        self._follow_y()  # (a log plot frames the decades its values will fall in)
-
     def set_log_y(self, on: bool) -> None:
         self.plot.getPlotItem().setLogMode(x=False, y=bool(on))
         if self.log_box.isChecked() != bool(on):
@@ -256,70 +249,6 @@ class MetricPlot(QWidget):
         curves = [c for curve in self.curves.values() for c in (curve.raw, curve.smooth, curve.dot) if c is not None]
         self._legend_corner = place_legend(self.plot.getPlotItem(), curves, self._legend_corner)
 
-    def _follow_y(self) -> None:
-        """Frame y over the drawn curves, moving the range only when a curve leaves it.
-
-        pyqtgraph's own autorange re-frames the y axis at every frame of a
-        streaming run (the newest loss is always a new minimum), and a new range
-        repaints the axis and re-clips every curve: most of a streaming frame's
-        cost (benchmarks/bench_plots.py). Here the range keeps a 25 % margin on
-        each side and moves only when a curve leaves it or fills under half of
-        it, so every point, spikes included, stays in view. A range the user
-        zoomed or panned to is left alone; the plot's "A" button (pyqtgraph's
-        autorange) hands the range back to this.
-        """
-        vb = self.plot.getPlotItem().getViewBox()
-        cur = None
-        if not vb.autoRangeEnabled()[1]:
-            if self._y_set is None:
-                return  # the user's range
-            if self._y_set[2] == self.log_y:  # (a log toggle re-frames)
-                lo_now, hi_now = vb.viewRange()[1]
-                tol = 1e-6 * max(abs(self._y_set[1] - self._y_set[0]), 1e-300)
-                if abs(lo_now - self._y_set[0]) > tol or abs(hi_now - self._y_set[1]) > tol:
-                    self._y_set = None  # zoomed or panned by the user
-                    return
-                cur = self._y_set
-        lows = [c.bounds[0] for c in self.curves.values() if c.bounds is not None]
-        highs = [c.bounds[1] for c in self.curves.values() if c.bounds is not None]
-        for v in self.y_marks:
-            if self.log_y and v <= 0 or not math.isfinite(v):
-                continue
-            v = math.log10(v) if self.log_y else float(v)
-            lows.append(v)
-            highs.append(v)
-        if not lows and self.log_y and self._y_set is None:
-            # nothing drawn yet: pyqtgraph's default 1..10 on a log axis labels every minor tick
-            # ("2 3 4 ... 9" on top of each other); frame the decades the values will fall in
-            vb.disableAutoRange(axis=pg.ViewBox.YAxis)
-            vb.setYRange(math.log10(self.floor or 1e-12), 0.0, padding=0.05)
-            lo_set, hi_set = vb.viewRange()[1]
-            self._y_set = (float(lo_set), float(hi_set), self.log_y)  # ours: the first values re-frame it
-            return
-        if not lows:
-            if not self.log_y and self._y_set is not None and self._y_set[2]:  # log y turned off, empty
-                self._y_set = None
-                vb.enableAutoRange(axis=pg.ViewBox.YAxis)
-            return
-        lo, hi = min(lows), max(highs)
-        if cur is not None and cur[0] <= lo and hi <= cur[1] and hi - lo >= 0.5 * (cur[1] - cur[0]):
-            return
-        span = hi - lo
-        # a flat curve (a run's measured peak is the same bytes at every step) is framed around
-        # its value; its smoothed copy may differ in the last bits, which is no span to zoom into
-        flat = span <= 1e-9 * max(abs(lo), abs(hi))
-        margin = max(0.1 * abs(hi), 0.5 if self.log_y else 1e-3) if flat else 0.25 * span
-        top = margin
-        height = vb.height()
-        if self.y_marks and height > 2 * MARK_LABEL_PX:
-            # a reference line's label sits above it: the top one's needs a line of text of room,
-            # or the frame cut it in half ("est. standard" at the memory plot's top edge)
-            top = max(margin, MARK_LABEL_PX * (span + margin) / (height - MARK_LABEL_PX))
-        vb.disableAutoRange(axis=pg.ViewBox.YAxis)
-        vb.setYRange(lo - margin, hi + top, padding=0)
-        lo_set, hi_set = vb.viewRange()[1]
-        self._y_set = (float(lo_set), float(hi_set), self.log_y)
-
     def _make_curve(self, colour: str, label: str | None, dashed: bool) -> _Curve:
         faint = QColor(colour)
         faint.setAlpha(70)
@@ -377,49 +306,6 @@ class MetricPlot(QWidget):
             curve.smooth.setData(x, y)
         curve.points = len(series)
         curve.bounds = _bounds((y, sm) if smoothing else (y,))
-
-    def _plan_x(self, runs: Sequence[tuple[RunData, str]], axis: str) -> None:
-        """Over steps or epochs the x axis spans the whole run from its first row.
-
-        The curves grow into a fixed frame (the plot doubles as progress), and
-        the x axis is not redrawn at every frame as it would be if it chased
-        the newest point.
-        """
-        vb = self.plot.getPlotItem().getViewBox()
-        ends = []
-        for run, _c in runs:
-            total = run.total_steps
-            if total and axis == "step":
-                ends.append(float(total))
-            elif total and axis == "epoch" and run.info.get("steps_per_epoch"):
-                ends.append(total / float(run.info["steps_per_epoch"]))
-        if axis == "time" or not ends or len(ends) != len(runs):
-            if self._planned is not None:
-                self._planned = None
-                vb.enableAutoRange(x=True)
-            return
-        planned = (0.0, max(ends))
-        if planned != self._planned and (self._planned is None or self._zoomed_range() is None):
-            self._planned = planned
-            vb.setXRange(*planned, padding=0.02)
-
-    def _zoomed_range(self) -> tuple[float, float] | None:
-        """The x range the user zoomed to (None while the plot follows the data or the planned range)."""
-        vb = self.plot.getPlotItem().getViewBox()
-        if vb.autoRangeEnabled()[0]:
-            return None
-        lo, hi = vb.viewRange()[0]
-        if self._planned is not None:
-            pad = 0.021 * (self._planned[1] - self._planned[0])
-            if abs(lo - (self._planned[0] - pad)) <= pad and abs(hi - (self._planned[1] + pad)) <= pad:
-                return None
-        return float(lo), float(hi)
-
-    def _range_changed(self, *_args: object) -> None:
-        if self._zoomed_range() is not None:  # zoomed by the user: draw the points now in view
-            for curve in self.curves.values():
-                curve.version = -1
-            self.dirty = True
 
     def curve_points(self) -> dict[tuple[str, str], int]:
         """How many points each curve has (for tests and the benchmark)."""

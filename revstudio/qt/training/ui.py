@@ -4,28 +4,28 @@
 knowing the details: actions (Train F5, Stop Shift+F5, Run Settings Ctrl+F5,
 gradient check and memory of the drawn project), the Run menu and toolbar
 buttons, a progress bar in the status bar, and the two bottom tabs. The Plots
-tab is built on first use: pyqtgraph costs the editor's start-up a second.
+tab is built on first use: pyqtgraph costs the editor's start-up a second
+(``lazy_tab.LazyTab``). The Runs tab's actions are ``run_actions``'s, the gradient
+check and memory in child processes ``child_diagnostics``'s (mixins of ``TrainingUI``).
 """
 from __future__ import annotations
 
 import logging
-import shutil
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
 from revstudio.qt.plots.rows import RunData, read_metrics
 from revstudio.qt.runs.panel import RunProgress, RunsPanel
-from revstudio.qt.runs.run_dirs import delete_run_dir
 from revstudio.qt.theme import icon
-from revstudio.qt.training import section as sec
 from revstudio.qt.training.adopt import UnsavedRuns
+from revstudio.qt.training.child_diagnostics import ChildDiagnosticsMixin
 from revstudio.qt.training.child_query import ChildQuery
 from revstudio.qt.training.controller import TrainController, run_stem, runs_root
+from revstudio.qt.training.lazy_tab import LazyTab
+from revstudio.qt.training.run_actions import RunActionsMixin
 from revstudio.qt.training.words import in_app_words
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,44 +36,8 @@ log = logging.getLogger("revstudio")
 PROGRESS_MS = 200
 
 
-class LazyTab(QWidget):
-    """A tab whose content is built the first time it is needed.
 
-    With ``scroll``, content taller than the tab scrolls: a squeezed Plots grid laid its
-    plots' axes (and the x axis's title) under the tab's edge instead."""
-
-    def __init__(self, build: Any, parent: QWidget | None = None, scroll: bool = False) -> None:
-        super().__init__(parent)
-        self._build = build
-        self._scroll = scroll
-        self.content: Any = None
-        self._layout = QVBoxLayout(self)
-        self._layout.setContentsMargins(0, 0, 0, 0)
-
-    def ensure(self) -> Any:
-        if self.content is None:
-            self.content = self._build()
-            if self._scroll:
-                area = QScrollArea()
-                area.setObjectName("plotsScroll")
-                area.setWidgetResizable(True)
-                area.setFrameShape(QFrame.Shape.NoFrame)
-                area.setWidget(self.content)
-                self._layout.addWidget(area)
-            else:
-                self._layout.addWidget(self.content)
-        return self.content
-
-    def content_height(self) -> int:
-        """The height the content needs to be drawn whole (0 before it is built)."""
-        return self.content.minimumSizeHint().height() if self.content is not None else 0
-
-    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
-        self.ensure()
-        super().showEvent(event)
-
-
-class TrainingUI(QObject):
+class TrainingUI(RunActionsMixin, ChildDiagnosticsMixin, QObject):
     """Owns the run controller and the training widgets of one window."""
 
     def __init__(self, window: MainWindow) -> None:
@@ -348,7 +312,7 @@ class TrainingUI(QObject):
         dialog.open()
         return dialog
 
-    # ---- runs ------------------------------------------------------------------------------
+    # ---- the project's runs --------------------------------------------------------------------
     def _graph_replaced(self) -> None:
         self.unsaved.forget()
         if not self.controller.running:  # an ended run's progress was the old project's, not this one's
@@ -365,133 +329,11 @@ class TrainingUI(QObject):
         self.selected = self.runs_panel.selected_paths()
         self._refresh_plots()
 
-    def run_action(self, name: str, paths: list[Path]) -> Any:
-        if not paths:
-            return None
-        if name == "open":
-            return self.open_snapshot(paths[0])
-        if name == "compare":
-            return self.compare_settings(paths[0])
-        if name == "resume":
-            return self.controller.resume(paths[0], self._load_run(paths[0]) if paths[0] != self.controller.run_dir
-                                          else None)
-        if name == "gradcheck":
-            return self.gradcheck_run(paths[0])
-        if name == "delete":
-            return self.delete_runs(paths)
-        return None
-
-    def open_snapshot(self, path: Path) -> Any:
-        """The run's project snapshot in a read-only canvas tab (its view, or None if unreadable)."""
-        from revstudio.qt.runs.snapshot import open_snapshot_tab
-
-        return open_snapshot_tab(self.window, path)
-
-    def compare_settings(self, path: Path) -> Any:
-        from revstudio.qt.training.compare_dialog import CompareDialog
-
-        entry = self.runs_panel.entry(path)
-        config = dict(entry.config) if entry is not None else {}
-        dialog = CompareDialog(path.name, sec.resolved(config), sec.resolved(self.document.graph.training),
-                               self.window)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.show()
-        return dialog
-
-    def delete_runs(self, paths: list[Path]) -> bool:
-        live = self.controller.run_dir if self.controller.running else None
-        if live in paths:
-            self.window.dialogs.error(self.window, "Cannot delete", f"{live.name} is training; stop it first.")
-            return False
-        names = ", ".join(p.name for p in paths)
-        question = f"Delete {len(paths)} run folder{'s' * (len(paths) != 1)} ({names}) with their checkpoints?"
-        if not self.window.dialogs.confirm(self.window, "Delete runs", question):
-            return False
-        from revstudio.qt.runs.snapshot import close_snapshot_tab
-
-        root = self.runs_panel.root
-        for path in paths:
-            close_snapshot_tab(self.window, path)
-            try:
-                delete_run_dir(path, root or path.parent)
-            except (OSError, ValueError) as exc:
-                self.window.dialogs.error(self.window, "Cannot delete", str(exc))
-            self._overlay_cache.pop(path, None)
-        self.selected = [p for p in self.selected if p not in paths]
-        self.runs_panel.reload()
-        self._refresh_plots()
-        return True
-
-    # ---- diagnostics in children ---------------------------------------------------------------
-    def _snapshot_file(self) -> Path:
-        folder = Path(tempfile.mkdtemp(prefix="revstudio-diag-"))
-        path = folder / "project.revs"
-        path.write_text(sec.snapshot_text(self.document.graph, self.document.path), encoding="ascii")
-        return path
-
-    def _refused(self, title: str, doing: str) -> bool:
-        """A graph the child would refuse is refused here, naming its errors (not a temp snapshot's path)."""
-        problem = self.controller.graph_problem(doing)
-        if problem:
-            self.window.show_message(problem)
-            self.window.dialogs.error(self.window, title, problem)
-        return problem is not None
-
-    def gradcheck_project(self) -> ChildQuery | None:
-        if self._refused("Cannot check the gradients", "a gradient check"):
-            return None
-        snap = self._snapshot_file()
-        return self._diagnose("gradcheck", "Gradient check of the drawn project", [str(snap), "--json"], snap.parent)
-
-    def memory_project(self) -> ChildQuery | None:
-        if self._refused("Cannot measure memory", "measuring memory"):
-            return None
-        snap = self._snapshot_file()
-        batch = sec.resolved(self.document.graph.training).get("batch_size", 8)
-        return self._diagnose("memory", "Memory of one training step", [str(snap), "--json", "--batch", str(batch)],
-                              snap.parent)
-
-    def gradcheck_run(self, path: Path) -> ChildQuery:
-        """The gradient check at the run's last checkpoint (its trained weights), or its snapshot's."""
-        snapshot, checkpoint = path / "project.revs", path / "checkpoints" / "last.pt"
-        if checkpoint.exists():  # `revstudio gradcheck --checkpoint` loads it (weights_only) and checks its keys
-            return self._diagnose("gradcheck", f"Gradient check of {path.name} at its checkpoint",
-                                  [str(snapshot), "--json", "--checkpoint", str(path)], None)
-        return self._diagnose("gradcheck", f"Gradient check of {path.name}", [str(snapshot), "--json"], None)
-
-    def _diagnose(self, kind: str, title: str, args: list[str], cleanup: Path | None) -> ChildQuery:
-        query = ChildQuery("revstudio", [kind, *args], parent=self)
-        self.window.show_message(f"{title}: running …")
-
-        def answered(result: dict[str, Any]) -> None:
-            if cleanup is not None:
-                shutil.rmtree(cleanup, ignore_errors=True)
-            self.show_diagnostics(title, kind, result)
-        query.answered.connect(answered)
-        self.queries = [q for q in self.queries if q.running] + [query]
-        return query.start()
-
-    def show_diagnostics(self, title: str, kind: str, result: dict[str, Any]) -> Any:
-        from revstudio.qt.plots.diagnostic_plots import DiagnosticsDialog
-
-        dialog = DiagnosticsDialog(title, kind, result, self.window)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.show()
-        self.dialogs = [d for d in self.dialogs if _alive(d)] + [dialog]
-        self.window.show_message(f"{title}: done")
-        return dialog
-
     # ---- closing -------------------------------------------------------------------------------------
     def shutdown(self) -> None:
         for query in self.queries:
             query.kill()
         self.controller.shutdown()
-
-
-def _alive(widget: Any) -> bool:
-    import shiboken6
-
-    return shiboken6.isValid(widget) and widget.isVisible()
 
 
 def install(window: MainWindow) -> TrainingUI:
