@@ -168,6 +168,21 @@ def flat_classifier(shape: Sequence[int], classes: int = 10, name: str = "classi
     return b.done()
 
 
+def sequence_classifier(features: int, steps: int, classes: int = 3, cell: str = "gru", hidden: int = 3,
+                        name: str = "seq") -> Graph:
+    """Input ``x`` (``features`` x ``steps``: time is the last axis) -> BiRNN ``rnn`` (``cell``,
+    ``hidden``) -> global-average Pool ``pool`` -> Linear ``fc`` (``classes``) -> Output ``y``: the
+    smallest sequence classifier, for runs whose point is the sequences they read."""
+    b = Builder(name)
+    b.node("Input", "x", shape=[features, steps])
+    b.node("BiRNN", "rnn", cell=cell, hidden_size=hidden)
+    b.node("Pool", "pool", kind="global_avg")
+    b.node("Linear", "fc", out_features=classes)
+    b.node("Output", "y")
+    b.chain("x.out", "rnn", "pool", "fc", "y")
+    return b.done()
+
+
 def revnet_chain(blocks: int, channels: int = 16, size: int = 16, wired: bool = True,
                  classes: int | None = 10, flatten: bool = False) -> Graph:
     """Input (channels x size x size) -> ``blocks`` RevNet blocks -> pool -> Linear -> Output.

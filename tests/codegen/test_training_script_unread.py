@@ -12,20 +12,14 @@ pytest.importorskip("torch")
 from codegen_harness import run_script  # noqa: E402
 
 from revstudio.codegen import export  # noqa: E402
+from revstudio.core.generate import sequence_classifier  # noqa: E402
 from revstudio.core.graph import Graph  # noqa: E402
 
 
 def _sequence_classifier() -> Graph:
-    g = Graph("seq")
+    g = sequence_classifier(4, 12)
     g.training = {"data": "seq.npz", "steps": 1, "batch_size": 8, "log_every": 1, "val_every": 1,
                   "gradcheck_every": 0, "memory_every": 0, "checkpoint_every": 0}
-    g.add_node("Input", "x", {"shape": [4, 12]})
-    g.add_node("BiRNN", "rnn", {"cell": "gru", "hidden_size": 3})
-    g.add_node("Pool", "pool", {"kind": "global_avg"})
-    g.add_node("Linear", "fc", {"out_features": 3})
-    g.add_node("Output", "y", {})
-    for a, b in (("x", "rnn"), ("rnn", "pool"), ("pool", "fc"), ("fc", "y")):
-        g.connect(f"{a}.out", f"{b}.in")
     return g
 
 

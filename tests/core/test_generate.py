@@ -13,7 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from revstudio.core.check import check
-from revstudio.core.generate import flat_classifier, large_graph, random_graph, revnet_chain
+from revstudio.core.generate import (
+    flat_classifier,
+    large_graph,
+    random_graph,
+    revnet_chain,
+    sequence_classifier,
+)
 from revstudio.core.graph import Edge, Graph, PortRef, reachable
 
 
@@ -53,6 +59,16 @@ def test_flat_classifier_is_valid_for_samples_of_any_shape_and_counts_its_weight
         assert r.shape("flat.out") == (features,) and r.shape("fc.out") == (5,)
         assert r.parameters == features * 5 + 5
         assert [str(e) for e in g.edges] == ["x.out -> flat.in", "flat.out -> fc.in", "fc.out -> y.in"]
+
+
+def test_sequence_classifier_reads_time_on_the_last_axis_and_ends_in_its_classes() -> None:
+    g = sequence_classifier(4, 12, classes=3, hidden=5)
+    r = check(g)
+    assert r.valid and r.warnings == []
+    assert r.shape("x.out") == (4, 12) and r.shape("rnn.out") == (10, 12)  # both directions' 5 units, 12 steps
+    assert r.shape("pool.out") == (10,) and r.shape("fc.out") == (3,)
+    assert [str(e) for e in g.edges] == ["x.out -> rnn.in", "rnn.out -> pool.in", "pool.out -> fc.in",
+                                         "fc.out -> y.in"]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from revstudio.core.generate import sequence_classifier
 from revstudio.core.graph import Graph
 from revstudio.diagnostics.check import full_check
 from revstudio.training.data import load_data
@@ -19,16 +20,9 @@ STEPS, FEATURES, N = 12, 4, 24
 
 
 def _sequence_classifier() -> Graph:
-    g = Graph("seq")
+    g = sequence_classifier(FEATURES, STEPS)
     g.training = {"steps": 1, "batch_size": 8, "log_every": 1, "val_every": 1, "gradcheck_every": 0,
                   "memory_every": 0, "checkpoint_every": 0}
-    g.add_node("Input", "x", {"shape": [FEATURES, STEPS]})
-    g.add_node("BiRNN", "rnn", {"cell": "gru", "hidden_size": 3})
-    g.add_node("Pool", "pool", {"kind": "global_avg"})
-    g.add_node("Linear", "fc", {"out_features": 3})
-    g.add_node("Output", "y", {})
-    for a, b in (("x", "rnn"), ("rnn", "pool"), ("pool", "fc"), ("fc", "y")):
-        g.connect(f"{a}.out", f"{b}.in")
     return g
 
 
