@@ -141,6 +141,18 @@ def _finite_kind(t: Mapped) -> bool:
     return t.array.dtype.kind in "biu" and t.to in (torch.float32, torch.float64, None)
 
 
+def _label_range(low: int, high: int, num_classes: int | None, *, source: str, head: str | None,
+                 output_id: str) -> None:
+    """Class indices ``low..high`` must be 0..classes-1 of the head (read whole or mapped alike)."""
+    if low < 0:
+        raise DataError(f"{source}: array 'y' has the label {low}; class indices start at 0")
+    classes = int(num_classes or 0)
+    if high >= classes:
+        raise DataError(f"{source}: {high + 1} classes in the labels, {classes} outputs in head {head!r} "
+                        f"(labels 0..{high}, Output {output_id!r} reads {classes} scores); give the head "
+                        f"{high + 1} outputs or relabel the data")
+
+
 def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | None, output_id: str,
                   head_id: str | None, out_shape: tuple[int, ...], source: str,
                   auto: bool) -> tuple[Any, str]:
@@ -201,13 +213,7 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         low, high = int(t.min()), int(t.max())
         if unsigned and low < 0:  # uint64 labels of 2**63 and more wrap round to negative int64s
             low, high = 0, int(t[t < 0].max()) + 2**64
-        if low < 0:
-            raise DataError(f"{source}: array 'y' has the label {low}; class indices start at 0")
-        classes = int(num_classes or 0)
-        if high >= classes:
-            raise DataError(f"{source}: {high + 1} classes in the labels, {classes} outputs in head {head!r} "
-                            f"(labels 0..{high}, Output {output_id!r} reads {classes} scores); give the head "
-                            f"{high + 1} outputs or relabel the data")
+        _label_range(low, high, num_classes, source=source, head=head, output_id=output_id)
         return t.contiguous(), kind
     # regression
     if t.dtype == torch.bool or t.is_complex():
@@ -297,13 +303,7 @@ def _mapped_targets(t: Mapped, count: int, *, kind: str, num_classes: int | None
             raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}; classification "
                             f"needs one class index per sample (an array of N labels)")
         low, high = int(low), int(high)
-        if low < 0:
-            raise DataError(f"{source}: array 'y' has the label {low}; class indices start at 0")
-        classes = int(num_classes or 0)
-        if high >= classes:
-            raise DataError(f"{source}: {high + 1} classes in the labels, {classes} outputs in head {head!r} "
-                            f"(labels 0..{high}, Output {output_id!r} reads {classes} scores); give the head "
-                            f"{high + 1} outputs or relabel the data")
+        _label_range(low, high, num_classes, source=source, head=head, output_id=output_id)
         return t.converted(torch.int64), kind
     if kinds == "b":
         raise DataError(f"{source}: array 'y' has dtype {t.dtype}; regression needs float targets")
