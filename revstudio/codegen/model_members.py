@@ -30,7 +30,12 @@ REVERSIBLE_LIMITS = (
 
 
 def model_extras(writer: Any) -> list[str]:
+    script = writer.inliner.require_name("revstudio.compiler.runtime_boundary", "refuse_script")
     lines = [
+        "",
+        "    def __prepare_scriptable__(self) -> nn.Module:",
+        "        # torch.jit.script asks this first: its own refusal named forward's *more",
+        f"        return {script}(self)",
         "",
         "    @property",
         "    def mode(self) -> str:",

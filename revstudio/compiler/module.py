@@ -40,6 +40,7 @@ from .module_repr import regions_text
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 from .pricing import Prices
 from .renames import alias_state_keys, layer_aliases
+from .runtime_boundary import refuse_script
 from .runtime_eager import eager
 
 MODES = ("reversible", "standard", "checkpoint")
@@ -177,6 +178,10 @@ class CompiledModel(Executor):
         return self._root.dtype
 
     # ---- running -------------------------------------------------------------
+    def __prepare_scriptable__(self) -> torch.nn.Module:
+        # torch.jit.script asks this first: its own refusal named forward's **named
+        return refuse_script(self)
+
     def forward(self, *inputs: torch.Tensor, **named: Any) -> Any:
         """One batch-first tensor per Input node, in document order or by the Input node's id
         (``model(x)``, ``model(image=x)``; checked, naming the Input node); returns one tensor
