@@ -65,6 +65,7 @@ class CompiledModel(Executor):
         self._setup(plan, root)
         root.graph = None  # built: keep no reference to the live document (copies, pickles)
         self._init_checked = False
+        self.register_load_state_dict_post_hook(type(self)._loaded)
         # Layers with weights need the weights' number type (a model of Squeezes and Permutes
         # takes any): the boundary refuses another unless autocast casts it.
         self._typed = any(t.is_floating_point() for t in (*self.parameters(), *self.buffers()))
@@ -236,8 +237,9 @@ class CompiledModel(Executor):
         pass draws no random numbers from the caller's stream and leaves BatchNorm
         statistics untouched.
         """
-        pending = [m for m in self.modules() if hasattr(m, "initialize") and isinstance(
-            getattr(m, "initialized", None), torch.Tensor) and not bool(m.initialized)]
+        if rt.exporting():
+            rt.refuse_export_initialize(self)
+        pending = rt.uninitialized(self)
         if pending:
             mode = self.mode
             self.mode = "standard"
@@ -255,7 +257,12 @@ class CompiledModel(Executor):
     def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any, **kwargs: Any) -> None:
         alias_state_keys(state_dict, prefix, getattr(self, "_aliases", {}))
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
-        self._init_checked = False  # re-read ActNorm's flags from the loaded buffers
+        self._init_checked = False  # re-read ActNorm's flags from the loaded buffers (_loaded)
+
+    def _loaded(self, incompatible: Any) -> None:
+        # after load_state_dict, its layers' flags say whether forward still initialises: read here,
+        # on real tensors (torch.export traces forward with fake ones, whose values cannot be read)
+        self._init_checked = not rt.uninitialized(self)
 
     def inversion_errors(self) -> dict[str, float]:
         """Last measured |x - f^-1(f(x))| / |x| per region (from the latest backward pass that

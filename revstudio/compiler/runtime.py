@@ -263,7 +263,7 @@ class Region:
                 f"reversible region {self.id!r}: torch.jit.trace cannot record reversible mode, because the "
                 "region frees and rebuilds its tensors' storage outside autograd; set "
                 'model.mode = "standard" (or "checkpoint") before tracing; the weights are the same')
-        if _exporting():  # (torch's own words: "Cannot access data pointer of Tensor (e.g. FakeTensor ...)")
+        if exporting():  # (torch's own words: "Cannot access data pointer of Tensor (e.g. FakeTensor ...)")
             raise RuntimeError(
                 f"reversible region {self.id!r}: torch.export cannot record reversible mode, because the "
                 "region frees and rebuilds its tensors' storage outside autograd; set "
@@ -353,10 +353,25 @@ def refuse_replicas(model: nn.Module) -> nn.Module:
 _transforms_active = getattr(torch._C, "_are_functorch_transforms_active", None)
 
 
-def _exporting() -> bool:
+def exporting() -> bool:
     """Whether torch.export is tracing this call (torch before 2.4 has no such probe)."""
     probe = getattr(torch.compiler, "is_exporting", None)
     return probe is not None and bool(probe())
+
+
+def uninitialized(model: nn.Module) -> list[nn.Module]:
+    """The layers of ``model`` that still initialise from data (an ActNorm whose flag is not set)."""
+    return [m for m in model.modules() if hasattr(m, "initialize") and isinstance(
+        getattr(m, "initialized", None), torch.Tensor) and not bool(m.initialized)]
+
+
+def refuse_export_initialize(model: nn.Module) -> None:
+    """torch.export of a model whose ActNorm layers have not initialised from data: a refusal saying
+    what to do (torch's words were a recursion, or a guard on a data-dependent expression)."""
+    raise RuntimeError(
+        f"{type(model).__name__}: torch.export cannot trace the data-dependent initialisation of its ActNorm "
+        "layers (each sets its scale and shift from the first batch); load trained weights "
+        "(model.load_state_dict(...)) or call the model once on a batch before exporting")
 
 
 def _transformed() -> bool:

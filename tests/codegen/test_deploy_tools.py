@@ -91,3 +91,31 @@ def test_jit_trace_in_standard_mode_is_quiet_and_takes_other_batch_sizes(example
     other = torch.randn(5, *shape[1:])
     with torch.no_grad():
         assert torch.allclose(traced(other), model(other), atol=1e-5)
+
+
+def test_torch_export_of_a_flow_loaded_from_a_checkpoint() -> None:
+    """A flow's trained weights loaded into a fresh exported Model (or compiled module) did not
+    export: the exported Model's initialize called itself until Python's RecursionError, the
+    compiled module failed with torch's "Could not guard on data-dependent expression" (both
+    re-read ActNorm's flag inside forward, which torch.export runs on fake tensors). Now a load
+    reads the flags; a model that never saw a batch is refused saying what to do."""
+    from revstudio.compiler.module import compile as compile_graph
+
+    trained, x = _model("glow_flow", (3, 3, 16, 16))
+    with torch.no_grad():
+        trained(x)  # ActNorm initialises from this batch: the weights a run's checkpoint holds
+    state = trained.state_dict()
+    fresh, _ = _model("glow_flow", (3, 3, 16, 16))
+    compiled = compile_graph(load(str(EXAMPLES / "glow_flow.revs")), device="cpu")
+    for model, name in ((fresh, "Model"), (compiled, "CompiledModel")):
+        model.mode = "standard"
+        with pytest.raises(RuntimeError) as info:
+            torch.export.export(model, (x,))
+        text = str(info.value)
+        assert text.startswith(f"{name}: torch.export cannot trace the data-dependent initialisation"), text
+        assert "load_state_dict" in text, text
+        model.load_state_dict(state)
+        model.eval()
+        program = torch.export.export(model, (x,))
+        with torch.no_grad():
+            assert torch.allclose(program.module()(x), trained(x), atol=1e-5)
