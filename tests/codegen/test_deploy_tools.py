@@ -119,3 +119,33 @@ def test_torch_export_of_a_flow_loaded_from_a_checkpoint() -> None:
         program = torch.export.export(model, (x,))
         with torch.no_grad():
             assert torch.allclose(program.module()(x), trained(x), atol=1e-5)
+
+
+def _header_recipe(source: str) -> str:
+    """The indented lines of the exported file's docstring: how to use the Model."""
+    doc = source.split('"""')[1]
+    return "\n".join(line[4:] for line in doc.splitlines() if line.startswith("    "))
+
+
+def test_the_files_header_shows_eval_and_a_flows_inverse_and_logdet_and_runs(tmp_path) -> None:
+    """The header said how to load a checkpoint and pick a mode, but not model.eval(), and
+    nothing at the top of the file said an invertible network's inverse (or a flow's logdet)
+    is a method of the exported Model."""
+    source = export(load(str(EXAMPLES / "glow_flow.revs")))
+    recipe = _header_recipe(source)
+    assert "model.eval()" in recipe and "model.inverse(z)" in recipe and "model.logdet" in recipe, recipe
+    namespace: dict = {}
+    exec(compile(source, "exported.py", "exec"), namespace)
+    torch.manual_seed(0)
+    trained = namespace["Model"]()
+    x = torch.randn(4, 3, 16, 16)
+    with torch.no_grad():
+        trained(x)
+    torch.save({"model": trained.state_dict()}, tmp_path / "last.pt")
+    scope = {"torch": torch, "Model": namespace["Model"], "x": x.clone()}
+    with torch.no_grad():
+        exec(recipe.replace('"last.pt"', repr(str(tmp_path / "last.pt"))), scope)  # noqa: S102
+    assert scope["log_det"].shape == (4,)
+    assert torch.allclose(scope["x"], x, atol=1e-4)
+    plain = _header_recipe(export(load(str(EXAMPLES / "digits_revnet.revs"))))
+    assert "model.eval()" in plain and "inverse" not in plain and "logdet" not in plain, plain
