@@ -22,9 +22,12 @@ def example_hint(path: str) -> str:
 
 
 def folder_problem(path: str) -> str | None:
-    """Why ``path``, a folder, is not a project: a run directory's project is inside it."""
+    """Why ``path``, a folder or a checkpoint, is not a project: a run directory's project is inside
+    it, and beside a run's checkpoints folder."""
     import os
 
+    if path and os.path.isfile(path):
+        return _checkpoint_problem(path)
     if not path or not os.path.isdir(path):
         return None
     from revstudio.training.runs import is_run_dir
@@ -34,3 +37,27 @@ def folder_problem(path: str) -> str | None:
         return (f"{path}: is a folder (a run directory); the project it trained is {inside}"
                 if os.path.isfile(inside) else f"{path}: is a folder (a run directory), not a project file")
     return f"{path}: is a folder, not a project file; give the .revs file"
+
+
+def _checkpoint_problem(path: str) -> str | None:
+    """A ``torch.save`` file (a zip; a run's ``checkpoints/last.pt``) given as the project: it was
+    refused as "not UTF-8 text (byte 64)", which said nothing of what it is or where its project is."""
+    import os
+
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) != b"PK\x03\x04":
+                return None
+    except OSError:
+        return None
+    from revstudio.training.runs import is_run_dir
+
+    load = f'Model().load_state_dict(torch.load({path!r}, weights_only=True)["model"])'
+    run = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+    if os.path.basename(os.path.dirname(os.path.abspath(path))) == "checkpoints" and is_run_dir(run):
+        inside = os.path.join(os.path.dirname(os.path.dirname(path)) or ".", "project.revs")
+        if os.path.isfile(inside):
+            return (f"{path}: is a run's checkpoint (its trained weights), not a project; the project it "
+                    f"trained is {inside}, and the run's model.py is its code: the weights load with {load}")
+    return (f"{path}: is a zip file (a torch.save checkpoint?), not a revstudio project; give the .revs file. "
+            f"A revstudio checkpoint's weights load into the exported code with {load}")

@@ -164,7 +164,7 @@ class _Writer:
                       f'    """Group {docstring_text(plan.name)}: ``forward(*inputs)`` returns a tuple of outputs."""', ""]
         lines += ["    def __init__(self) -> None:", "        super().__init__()", '        self._mode = "reversible"']
         if is_model and self.initializes:
-            lines.append("        self._initialized = False")
+            lines += ["        self._initialized = False", "        self.register_load_state_dict_post_hook(type(self)._loaded)"]
         if is_model and self.has_regions:
             lines.append("        self._track_inversion = True")
         lines += layers

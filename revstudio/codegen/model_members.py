@@ -30,7 +30,12 @@ REVERSIBLE_LIMITS = (
 
 
 def model_extras(writer: Any) -> list[str]:
+    script = writer.inliner.require_name("revstudio.compiler.runtime_boundary", "refuse_script")
     lines = [
+        "",
+        "    def __prepare_scriptable__(self) -> nn.Module:",
+        "        # torch.jit.script asks this first: its own refusal named forward's *more",
+        f"        return {script}(self)",
         "",
         "    @property",
         "    def mode(self) -> str:",
@@ -77,6 +82,9 @@ def model_extras(writer: Any) -> list[str]:
         ]
     if writer.initializes:
         frozen = writer.inliner.require_name("revstudio.compiler.runtime", "frozen_batch_stats")
+        pending = writer.inliner.require_name("revstudio.compiler.runtime", "uninitialized")
+        exporting = writer.inliner.require_name("revstudio.compiler.runtime", "exporting")
+        refuse = writer.inliner.require_name("revstudio.compiler.runtime", "refuse_export_initialize")
         share = writer.inliner.require_name("revstudio.compiler.runtime", "share_from_rank0")
         eager = writer.inliner.require_name("revstudio.compiler.runtime_eager", "run_eagerly")
         lines += [
@@ -90,9 +98,10 @@ def model_extras(writer: Any) -> list[str]:
             "        Never traced by torch.compile: it runs eagerly, a graph break.",
             '        """',
             "        if torch.compiler.is_compiling():",
+            f"            if {exporting}():  # (run eagerly, it called itself until Python's recursion limit)",
+            f"                {refuse}(self)",
             f"            return {eager}(type(self).initialize, self, *inputs)",
-            "        pending = [m for m in self.modules() if hasattr(m, \"initialize\") and isinstance(",
-            "            getattr(m, \"initialized\", None), torch.Tensor) and not bool(m.initialized)]",
+            f"        pending = {pending}(self)",
             "        if pending:",
             "            mode = self.mode",
             '            self.mode = "standard"',
@@ -109,6 +118,11 @@ def model_extras(writer: Any) -> list[str]:
             "            # under DDP each rank initialised from its own batch: all take rank 0's layers",
             f"            {share}(pending)",
             "        self._initialized = True",
+            "",
+            "    def _loaded(self, incompatible: Any) -> None:",
+            "        # after load_state_dict, its layers' flags say whether forward still initialises: read",
+            "        # here, on real tensors (torch.export traces forward with fake ones, which cannot be read)",
+            f"        self._initialized = not {pending}(self)",
         ]
         writer.needs_any = True
     return lines + load_method(writer, layer_aliases(writer.graph), reinitialize=writer.initializes)

@@ -110,6 +110,23 @@ def _needs(writer: _Writer, kept: list[ImportFact]) -> str:
     return needs
 
 
+def _inverse_lines(writer: _Writer) -> list[str]:
+    """The header's lines on ``inverse`` and ``logdet``, where the model has them: nothing at the
+    top of the file said an invertible network's inverse is a method of the exported Model."""
+    invertible, flow = writer.plan.invertible, bool(getattr(writer.model, "_flow_parts", ()))
+    if not (invertible or flow):
+        return []
+    single = len(writer.plan.inputs) == 1 and len(writer.plan.outputs) == 1
+    ins, outs = ("x", "z") if single else ("*inputs", "*outputs")
+    lines = [f"    {outs.lstrip('*')} = model({ins})" + " " * (27 - len(outs + ins)) + "# one tensor per Input node"]
+    if flow:
+        lines.append("    log_det = model.logdet               # log|det J| per sample of that forward (flow layers)")
+    if invertible:
+        lines.append(f"    {ins.lstrip('*')} = model.inverse({outs})" + " " * (19 - len(outs + ins))
+                     + "# rebuilt from the outputs (invertible end to end)")
+    return lines
+
+
 def _header(writer: _Writer, with_training: bool, body: str) -> str:
     name = docstring_text(writer.graph.name)
     facts = dict(writer.inliner.imports)
@@ -133,7 +150,9 @@ def _header(writer: _Writer, with_training: bool, body: str) -> str:
         "    model = Model()                      # same state_dict keys as revstudio.compile",
         "    checkpoint = torch.load(\"last.pt\", weights_only=True)  # a revstudio run's checkpoints/last.pt",
         "    model.load_state_dict(checkpoint[\"model\"])",
+        "    model.eval()                         # inference: Dropout off, BatchNorm's running statistics",
         "    model.mode = \"standard\"              # or \"reversible\" / \"checkpoint\"",
+        *_inverse_lines(writer),
         "",
         "Reopen the graph in revstudio with `revstudio THIS_FILE.py`.",
     ]

@@ -40,6 +40,7 @@ from .module_repr import regions_text
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 from .pricing import Prices
 from .renames import alias_state_keys, layer_aliases
+from .runtime_boundary import refuse_script
 from .runtime_eager import eager
 
 MODES = ("reversible", "standard", "checkpoint")
@@ -64,6 +65,7 @@ class CompiledModel(Executor):
         self._setup(plan, root)
         root.graph = None  # built: keep no reference to the live document (copies, pickles)
         self._init_checked = False
+        self.register_load_state_dict_post_hook(type(self)._loaded)
         # Layers with weights need the weights' number type (a model of Squeezes and Permutes
         # takes any): the boundary refuses another unless autocast casts it.
         self._typed = any(t.is_floating_point() for t in (*self.parameters(), *self.buffers()))
@@ -177,6 +179,10 @@ class CompiledModel(Executor):
         return self._root.dtype
 
     # ---- running -------------------------------------------------------------
+    def __prepare_scriptable__(self) -> torch.nn.Module:
+        # torch.jit.script asks this first: its own refusal named forward's **named
+        return refuse_script(self)
+
     def forward(self, *inputs: torch.Tensor, **named: Any) -> Any:
         """One batch-first tensor per Input node, in document order or by the Input node's id
         (``model(x)``, ``model(image=x)``; checked, naming the Input node); returns one tensor
@@ -231,8 +237,9 @@ class CompiledModel(Executor):
         pass draws no random numbers from the caller's stream and leaves BatchNorm
         statistics untouched.
         """
-        pending = [m for m in self.modules() if hasattr(m, "initialize") and isinstance(
-            getattr(m, "initialized", None), torch.Tensor) and not bool(m.initialized)]
+        if rt.exporting():
+            rt.refuse_export_initialize(self)
+        pending = rt.uninitialized(self)
         if pending:
             mode = self.mode
             self.mode = "standard"
@@ -250,7 +257,12 @@ class CompiledModel(Executor):
     def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any, **kwargs: Any) -> None:
         alias_state_keys(state_dict, prefix, getattr(self, "_aliases", {}))
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
-        self._init_checked = False  # re-read ActNorm's flags from the loaded buffers
+        self._init_checked = False  # re-read ActNorm's flags from the loaded buffers (_loaded)
+
+    def _loaded(self, incompatible: Any) -> None:
+        # after load_state_dict, its layers' flags say whether forward still initialises: read here,
+        # on real tensors (torch.export traces forward with fake ones, whose values cannot be read)
+        self._init_checked = not rt.uninitialized(self)
 
     def inversion_errors(self) -> dict[str, float]:
         """Last measured |x - f^-1(f(x))| / |x| per region (from the latest backward pass that

@@ -263,16 +263,28 @@ class Region:
                 f"reversible region {self.id!r}: torch.jit.trace cannot record reversible mode, because the "
                 "region frees and rebuilds its tensors' storage outside autograd; set "
                 'model.mode = "standard" (or "checkpoint") before tracing; the weights are the same')
+        if exporting():  # (torch's own words: "Cannot access data pointer of Tensor (e.g. FakeTensor ...)")
+            raise RuntimeError(
+                f"reversible region {self.id!r}: torch.export cannot record reversible mode, because the "
+                "region frees and rebuilds its tensors' storage outside autograd; set "
+                'model.mode = "standard" (or "checkpoint") before exporting; the weights are the same')
         self.param_list = _params_of(self.tree())
         wants_grad = torch.is_grad_enabled() and (
             any(x.requires_grad for x in inputs) or bool(self.param_list))
         if not wants_grad:
             with torch.no_grad():
-                return self.run(inputs, dtype, stream, in_place=True)
+                return self._inference(inputs, dtype, stream)
         outs = _reversible(self, inputs, dtype, stream or inputs[0].dtype)
         if self.flow:
             self.logdet, outs = outs[-1], outs[:-1]
         return outs
+
+    @eager  # dynamo cannot trace the in-place updates of the streams (`out=` into a view): it broke
+    # the graph at each and warned of every Tensor.add_ after; run eagerly, one graph break
+    def _inference(self, inputs: Sequence[Tensor], dtype: torch.dtype,
+                   stream: torch.dtype | str | None) -> tuple[Tensor, ...]:
+        """Reversible mode without autograd: the streams the runtime owns updated in place."""
+        return self.run(inputs, dtype, stream, in_place=True)
 
     @eager  # dynamo cannot trace a checkpoint's context_fn: run eagerly, a graph break
     def _checkpointed(self, inputs: Sequence[Tensor], dtype: torch.dtype) -> tuple[Tensor, ...]:
@@ -339,6 +351,27 @@ def refuse_replicas(model: nn.Module) -> nn.Module:
 
 
 _transforms_active = getattr(torch._C, "_are_functorch_transforms_active", None)
+
+
+def exporting() -> bool:
+    """Whether torch.export is tracing this call (torch before 2.4 has no such probe)."""
+    probe = getattr(torch.compiler, "is_exporting", None)
+    return probe is not None and bool(probe())
+
+
+def uninitialized(model: nn.Module) -> list[nn.Module]:
+    """The layers of ``model`` that still initialise from data (an ActNorm whose flag is not set)."""
+    return [m for m in model.modules() if hasattr(m, "initialize") and isinstance(
+        getattr(m, "initialized", None), torch.Tensor) and not bool(m.initialized)]
+
+
+def refuse_export_initialize(model: nn.Module) -> None:
+    """torch.export of a model whose ActNorm layers have not initialised from data: a refusal saying
+    what to do (torch's words were a recursion, or a guard on a data-dependent expression)."""
+    raise RuntimeError(
+        f"{type(model).__name__}: torch.export cannot trace the data-dependent initialisation of its ActNorm "
+        "layers (each sets its scale and shift from the first batch); load trained weights "
+        "(model.load_state_dict(...)) or call the model once on a batch before exporting")
 
 
 def _transformed() -> bool:

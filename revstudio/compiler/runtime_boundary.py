@@ -6,6 +6,7 @@ compiled module's batches with it and the exported ``Model.forward`` checks its 
 refuse a bad batch with the same words, naming the Input node and what to do.
 """
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -47,6 +48,15 @@ def check_given(model: str, specs: Mapping[str, tuple[Sequence[int], torch.dtype
 
 def sizes_refused(specs: Mapping[str, tuple[Sequence[int], torch.dtype]], sizes: Mapping[str, tuple[int, ...]],
                   exc: BaseException) -> None:
+    if torch.jit.is_tracing():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)
+            return _sizes_refused(specs, sizes, exc)
+    return _sizes_refused(specs, sizes, exc)
+
+
+def _sizes_refused(specs: Mapping[str, tuple[Sequence[int], torch.dtype]], sizes: Mapping[str, tuple[int, ...]],
+                   exc: BaseException) -> None:
     """After the layers failed with ``exc``: where an Input got other sizes than its node declares
     (``sizes``: what :func:`check_batch` returned), a ValueError naming it, in the compiled
     module's words (torch's own, "mat1 and mat2 shapes cannot be multiplied", name no node)."""
@@ -66,6 +76,18 @@ def shape_words(shape: Sequence[int]) -> str:
 
 def check_batch(specs: Mapping[str, tuple[Sequence[int], torch.dtype]], batch: Mapping[str, Any],
                 dtype: torch.dtype | None, device: torch.device | None) -> dict[str, tuple[int, ...]]:
+    if torch.jit.is_tracing():
+        # torch.jit.trace warned of each size compared below ("Converting a tensor to a Python
+        # boolean might cause the trace to be incorrect"): they judge the example batch, as they
+        # should, and the trace records none of them (its graph takes other batch sizes)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)
+            return _check_batch(specs, batch, dtype, device)
+    return _check_batch(specs, batch, dtype, device)
+
+
+def _check_batch(specs: Mapping[str, tuple[Sequence[int], torch.dtype]], batch: Mapping[str, Any],
+                 dtype: torch.dtype | None, device: torch.device | None) -> dict[str, tuple[int, ...]]:
     """Each Input node's tensor (``batch``: node id -> what was passed) against its declaration
     (``specs``: node id -> (shape without the batch axis, declared dtype)). Sizes other than
     the channels may differ where the layers allow (fully convolutional). ``dtype``/``device``:
@@ -96,6 +118,16 @@ def check_batch(specs: Mapping[str, tuple[Sequence[int], torch.dtype]], batch: M
             raise ValueError(f"input {node!r} is on the {x.device} device but the model's weights are on "
                              f"{device}; move it with x.to({str(device)!r})")
     return {node: tuple(x.shape) for node, x in batch.items()}
+
+
+def refuse_script(model: nn.Module) -> nn.Module:
+    """What ``torch.jit.script`` gets for a model (its ``__prepare_scriptable__``): a refusal naming
+    the model and the tools that work, not TorchScript's words about ``forward``'s parameters."""
+    raise RuntimeError(
+        f"{type(model).__name__}: torch.jit.script cannot compile this model (its forward checks each call in "
+        "Python and its reversible regions run outside TorchScript); for TorchScript use "
+        'torch.jit.trace(model, example) after model.mode = "standard", or torch.export.export in standard '
+        "mode; torch.compile takes it in every mode")
 
 
 def check_returned(specs: Mapping[str, Sequence[int] | None], outputs: Mapping[str, Any],

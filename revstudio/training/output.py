@@ -15,7 +15,7 @@ from typing import IO, Any
 
 from .checkpoint import data_changed_note
 from .loop import Callback
-from .runs import RunWriter, finite, json_text, now_iso
+from .runs import CHECKPOINT, RunWriter, finite, json_text, now_iso
 
 WARN_LEVEL = 1e-4  # a gradient check's error above which the run's output says it is off
 
@@ -197,6 +197,7 @@ class Progress(_Out):
                 self._line(f"warning: {row['warning']}")
             if row.get("note"):  # (a run too short to check whether it learns)
                 self._line(f"note: {row['note']}")
+            self._use_it()
         elif event == "stopped" and row.get("forced"):  # (a second Ctrl+C: the step in progress is lost)
             self._line(f"stopped now, the step after {row['step']} unfinished"
                        + (f"; the run is at its checkpoint of step {row['step']}{self._resumable(row['checkpoint'])}"
@@ -210,6 +211,15 @@ class Progress(_Out):
         elif event in ("nan", "oom", "failed"):
             self._line(f"error: {row.get('message')}")
 
+
+    def _use_it(self) -> None:
+        """How a finished run's network and weights go into one's own code (the run directory held
+        both, but nothing said so: docs/cli.md's list of its files did)."""
+        if not self.run_dir or not all(os.path.isfile(os.path.join(self.run_dir, f)) for f in ("model.py", CHECKPOINT)):
+            return
+        self._line("use it: the run directory's model.py is the network as PyTorch code (from model import Model), "
+                   f"{CHECKPOINT} its weights: model = Model(); model.load_state_dict(torch.load("
+                   f"{CHECKPOINT!r}, weights_only=True)['model'])")
 
     def _resumable(self, checkpoint: str | None) -> str:
         """Where a stopped run's checkpoint is (the row's path is the run directory's) and the command

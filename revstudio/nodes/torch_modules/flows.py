@@ -213,7 +213,9 @@ class ActNorm(nn.Module):
 
     def _load_from_state_dict(self, *args: Any, **kwargs: Any) -> None:
         super()._load_from_state_dict(*args, **kwargs)
-        self._known_initialized = False  # re-read the loaded buffer on the next forward
+        # read the loaded flag now, on a real tensor: torch.export traces forward with fake ones,
+        # whose values cannot be read (a buffer on the meta device is read on the next forward)
+        self._known_initialized = self.initialized.device.type != "meta" and bool(self.initialized)
 
     def forward(self, x: torch.Tensor) -> Tensors:
         if not self._known_initialized:

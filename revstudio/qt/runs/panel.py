@@ -407,6 +407,9 @@ class RunsPanel(QWidget):
         lines += [in_app_words(m) for m in messages if m]
         if entry.checkpoint.exists():
             lines.append(f"checkpoint: {entry.checkpoint}")
+            if (entry.path / "model.py").is_file():  # (how the trained network goes into one's own code)
+                lines.append(f"code: {entry.path / 'model.py'} (from model import Model; model = Model(); "
+                             "model.load_state_dict(torch.load(checkpoint, weights_only=True)['model']))")
         if extra:
             lines += ["", extra]
         if entry.config:

@@ -1,0 +1,151 @@
+"""Taking an exported model into production code: the PyTorch tools a user reaches for first
+(torch.export, torch.compile for inference, torch.jit.script, torch.jit.trace) either work
+quietly or refuse in words naming the region or model and the way out, never in torch's own
+words about FakeTensors, data pointers or keyword-only arguments."""
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from revstudio.codegen import export  # noqa: E402
+from revstudio.core.project import load  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
+
+
+def _model(example: str = "digits_revnet", shape: tuple[int, ...] = (3, 1, 8, 8)):
+    namespace: dict = {}
+    exec(compile(export(load(str(EXAMPLES / f"{example}.revs"))), "exported.py", "exec"), namespace)
+    torch.manual_seed(0)
+    model = namespace["Model"]()
+    model.eval()
+    return model, torch.randn(*shape)
+
+
+def test_torch_export_of_reversible_mode_names_the_region_and_the_mode_to_use() -> None:
+    """torch.export in reversible mode failed with torch's "Cannot access data pointer of Tensor
+    (e.g. FakeTensor, FunctionalTensor) ... wrap the custom kernel into an opaque custom op"."""
+    model, x = _model()
+    for grad_mode in (torch.enable_grad, torch.no_grad):
+        with pytest.raises(RuntimeError) as info, grad_mode():
+            torch.export.export(model, (x,))
+        text = str(info.value)
+        assert "'region-block0_split'" in text and "torch.export" in text, text
+        assert 'model.mode = "standard"' in text and "FakeTensor" not in text, text
+    model.mode = "standard"
+    program = torch.export.export(model, (x,))
+    with torch.no_grad():
+        assert torch.allclose(program.module()(x), model(x), atol=1e-5)
+
+
+def test_compiled_inference_in_reversible_mode_runs_the_region_eagerly_and_quietly() -> None:
+    """Under torch.no_grad a compiled model's region was traced into: dynamo broke the graph at
+    each in-place stream update and warned "Dynamo does not know how to trace the builtin
+    `<unknown module>.Tensor.add_`" (and sub_); the region now runs eagerly, one graph break."""
+    torch._dynamo.reset()
+    model, x = _model()
+    with torch.no_grad():
+        expected = model(x)
+    compiled = torch.compile(model, backend="eager")
+    with warnings.catch_warnings(record=True) as seen, torch.no_grad():
+        warnings.simplefilter("always")
+        got = compiled(x)
+    assert torch.equal(got, expected)
+    dynamo_words = [str(w.message) for w in seen if "Dynamo" in str(w.message)]
+    assert dynamo_words == [], dynamo_words
+
+
+def test_jit_script_names_the_model_and_the_tools_that_work() -> None:
+    """torch.jit.script failed with TorchScript's "Compiled functions can't take variable number
+    of arguments or use keyword-only arguments with defaults", pointing at forward's *more (the
+    compiled module's at its **named)."""
+    from revstudio.compiler.module import compile as compile_graph
+
+    model, _ = _model()
+    compiled = compile_graph(load(str(EXAMPLES / "digits_revnet.revs")), device="cpu")
+    for module, name in ((model, "Model"), (compiled, "CompiledModel")):
+        with pytest.raises(RuntimeError) as info:
+            torch.jit.script(module)
+        text = str(info.value)
+        assert text.startswith(f"{name}: torch.jit.script cannot compile this model"), text
+        assert "torch.jit.trace" in text and 'model.mode = "standard"' in text, text
+
+
+@pytest.mark.parametrize("example, shape", [("digits_revnet", (3, 1, 8, 8)), ("glow_flow", (3, 3, 16, 16))])
+def test_jit_trace_in_standard_mode_is_quiet_and_takes_other_batch_sizes(example: str, shape: tuple) -> None:
+    """torch.jit.trace in standard mode warned three TracerWarnings ("Converting a tensor to a
+    Python boolean might cause the trace to be incorrect") about forward's checks of the batch."""
+    model, x = _model(example, shape)
+    model.mode = "standard"
+    with torch.no_grad():
+        model(x)  # (a flow's ActNorm initialises from its first batch, as revstudio's does)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        traced = torch.jit.trace(model, (x,))
+    tracer = [str(w.message) for w in seen if issubclass(w.category, torch.jit.TracerWarning)]
+    assert tracer == [], tracer
+    other = torch.randn(5, *shape[1:])
+    with torch.no_grad():
+        assert torch.allclose(traced(other), model(other), atol=1e-5)
+
+
+def test_torch_export_of_a_flow_loaded_from_a_checkpoint() -> None:
+    """A flow's trained weights loaded into a fresh exported Model (or compiled module) did not
+    export: the exported Model's initialize called itself until Python's RecursionError, the
+    compiled module failed with torch's "Could not guard on data-dependent expression" (both
+    re-read ActNorm's flag inside forward, which torch.export runs on fake tensors). Now a load
+    reads the flags; a model that never saw a batch is refused saying what to do."""
+    from revstudio.compiler.module import compile as compile_graph
+
+    trained, x = _model("glow_flow", (3, 3, 16, 16))
+    with torch.no_grad():
+        trained(x)  # ActNorm initialises from this batch: the weights a run's checkpoint holds
+    state = trained.state_dict()
+    fresh, _ = _model("glow_flow", (3, 3, 16, 16))
+    compiled = compile_graph(load(str(EXAMPLES / "glow_flow.revs")), device="cpu")
+    for model, name in ((fresh, "Model"), (compiled, "CompiledModel")):
+        model.mode = "standard"
+        with pytest.raises(RuntimeError) as info:
+            torch.export.export(model, (x,))
+        text = str(info.value)
+        assert text.startswith(f"{name}: torch.export cannot trace the data-dependent initialisation"), text
+        assert "load_state_dict" in text, text
+        model.load_state_dict(state)
+        model.eval()
+        program = torch.export.export(model, (x,))
+        with torch.no_grad():
+            assert torch.allclose(program.module()(x), trained(x), atol=1e-5)
+
+
+def _header_recipe(source: str) -> str:
+    """The indented lines of the exported file's docstring: how to use the Model."""
+    doc = source.split('"""')[1]
+    return "\n".join(line[4:] for line in doc.splitlines() if line.startswith("    "))
+
+
+def test_the_files_header_shows_eval_and_a_flows_inverse_and_logdet_and_runs(tmp_path) -> None:
+    """The header said how to load a checkpoint and pick a mode, but not model.eval(), and
+    nothing at the top of the file said an invertible network's inverse (or a flow's logdet)
+    is a method of the exported Model."""
+    source = export(load(str(EXAMPLES / "glow_flow.revs")))
+    recipe = _header_recipe(source)
+    assert "model.eval()" in recipe and "model.inverse(z)" in recipe and "model.logdet" in recipe, recipe
+    namespace: dict = {}
+    exec(compile(source, "exported.py", "exec"), namespace)
+    torch.manual_seed(0)
+    trained = namespace["Model"]()
+    x = torch.randn(4, 3, 16, 16)
+    with torch.no_grad():
+        trained(x)
+    torch.save({"model": trained.state_dict()}, tmp_path / "last.pt")
+    scope = {"torch": torch, "Model": namespace["Model"], "x": x.clone()}
+    with torch.no_grad():
+        exec(recipe.replace('"last.pt"', repr(str(tmp_path / "last.pt"))), scope)  # noqa: S102
+    assert scope["log_det"].shape == (4,)
+    assert torch.allclose(scope["x"], x, atol=1e-4)
+    plain = _header_recipe(export(load(str(EXAMPLES / "digits_revnet.revs"))))
+    assert "model.eval()" in plain and "inverse" not in plain and "logdet" not in plain, plain
