@@ -40,9 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "float32 uses 1e-4)")
     parser.add_argument("--mode", choices=("reversible", "checkpoint"), default="reversible",
                         help="the mode compared against standard (default reversible)")
-    parser.add_argument("--seed", type=seed, default=0,
+    parser.add_argument("--seed", type=seed, default=None,
                         help="seed of the fresh weights (not with --checkpoint), the batch, the loss projection "
-                             "and the random streams (dropout): a run with the same seed repeats exactly (default 0)")
+                             "and the random streams (dropout): a run with the same seed repeats exactly (default 0); "
+                             "a batch of training data is then the one 'train --seed S' starts on (left out: the "
+                             "project's training.seed; with --checkpoint always the run's)")
     parser.add_argument("--tolerance", type=tolerance, default=None,
                         help="override the pass/fail tolerance on the normalised error")
     parser.add_argument("--checkpoint", metavar="RUN_DIR_OR_CKPT", default=None,
@@ -125,6 +127,9 @@ def data_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     overrides = data_overrides(args)
+    if args.seed is not None and args.checkpoint is None:  # (train --seed S orders the samples so)
+        overrides["seed"] = args.seed
+    args.seed = 0 if args.seed is None else args.seed
     ckpt = checkpoint_file(args.checkpoint) if args.checkpoint is not None else None
     graph, report = load_checked(args.file)
     refuse_unfit(args.file, graph, report, args.batch, args.dtype, "cpu")  # before torch is even imported

@@ -131,3 +131,17 @@ def test_data_at_a_runs_weights_keeps_the_runs_seed(tmp_path, monkeypatch, capsy
     assert "with the run's other settings" in got["describe"]
     trained, _ = _train_start(path, ["--data", "d.npz"], monkeypatch, capsys)
     assert torch.equal(seen[0][0], trained[:2].to(seen[0][0].dtype))
+
+
+def test_seed_orders_the_samples_as_train_seed_does(tmp_path, monkeypatch, capsys) -> None:
+    path = _project(tmp_path)  # training.seed 5
+    seen = _checked(monkeypatch)
+    for flags in (["--seed", "11"], []):
+        assert cli.main(["gradcheck", path, "--data", "d.npz", "--batch", "4", *flags]) == 0
+    capsys.readouterr()
+    by_seed, by_project = (s[0] for s in seen)
+    trained, _ = _train_start(path, ["--data", "d.npz", "--seed", "11"], monkeypatch, capsys)
+    assert torch.equal(by_seed, trained.to(by_seed.dtype))
+    project_first, _ = _train_start(path, ["--data", "d.npz"], monkeypatch, capsys)
+    assert torch.equal(by_project, project_first.to(by_project.dtype))
+    assert not torch.equal(by_seed, by_project)
