@@ -117,8 +117,8 @@ def data_overrides(args: argparse.Namespace) -> dict[str, Any]:
     if given and args.inputs == "random":
         flag = "--data" if args.data is not None else \
             "--scale-uint8" if args.scale_uint8 else "--no-scale-uint8"
-        raise CliError(f"{flag} says which data to check, --inputs random checks a standard-normal batch: "
-                       f"drop one of them", 2)
+        raise CliError(f"{flag} is about the training data checked, and --inputs random checks a "
+                       "standard-normal batch instead: drop one of them", 2)
     if args.data is not None:
         refuse_data_elsewhere(args.file, {"--data": args.data})
     return {key: value for key, value in (("data", args.data), ("scale_uint8", args.scale_uint8))

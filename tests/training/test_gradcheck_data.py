@@ -116,7 +116,9 @@ def test_data_train_refuses_is_refused_in_trains_words(tmp_path, monkeypatch, ca
     assert seen == []  # no check ran on a standard-normal batch instead
     assert not (tmp_path / "r").exists()
     code, said = _refusal(["gradcheck", path, "--data", "d.npz", "--inputs", "random"], capsys)
-    assert code == 2 and "--data" in said and "--inputs random" in said
+    assert code == 2 and "--data is about the training data checked" in said and "--inputs random" in said
+    code, said = _refusal(["gradcheck", path, "--no-scale-uint8", "--inputs", "random"], capsys)
+    assert code == 2 and said.startswith("revstudio: --no-scale-uint8 is about")
 
 
 def test_data_at_a_runs_weights_keeps_the_runs_seed(tmp_path, monkeypatch, capsys) -> None:
