@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import math
 import os
+import shlex
 from collections.abc import Iterator
 from typing import Any
 
@@ -68,6 +69,22 @@ def resolve_device(text: str | None) -> Any:
     except (RuntimeError, ValueError) as exc:
         raise CliError(str(exc) if str(exc).startswith("--device") else
                        f"--device {text!r} is not a device torch knows; use cpu, cuda, cuda:N or mps", 2) from None
+
+
+def refuse_data_elsewhere(file: str, specs: dict[str, str | None]) -> None:
+    """Refuse a relative data path (``specs``: {the option: the spec given}) that names no file
+    from the folder of project ``file`` (where relative data paths start) but does name one from
+    the current folder, saying which path to give: the command would stop at "no such file"
+    naming a path the user never typed. ``train`` and ``gradcheck`` say the same."""
+    from revstudio.training.data import found_here
+
+    base = os.path.dirname(os.path.abspath(file))
+    found = found_here(specs, base)
+    if found is not None:
+        flag, path, here, given = found
+        raise CliError(f"{flag} {specs[flag]}: a relative data path starts at the project's folder ({base}), "
+                       f"where there is no {path}; the one in the current folder is {here}: give "
+                       f"{flag} {shlex.quote(given)}")
 
 
 def compile_error(exc: Exception) -> CliError | None:

@@ -1,10 +1,10 @@
-"""``revstudio gradcheck FILE [--batch B] [--dtype float64|float32] [--checkpoint RUN] [--inputs data|random] [--json]``.
+"""``revstudio gradcheck FILE [--batch B] [--dtype float64|float32] [--checkpoint RUN] [--inputs data|random] [--data SPEC] [--json]``.
 
 Runs one training step in reversible and in standard mode on the same weights,
 batch and random streams and compares every parameter and input gradient (and
 each region's inversion error). The batch is the first ``B`` samples of the
 project's first training step (its ``training.data``, preprocessed as ``train``
-does it), or with ``--inputs random`` (or data that cannot be read, which the
+does it; with ``--data SPEC`` the batch ``train --data SPEC`` would start on), or with ``--inputs random`` (or data that cannot be read, which the
 output says) a standard-normal one. The weights are freshly initialised, or with
 ``--checkpoint`` a training run's (``RUN_DIR/checkpoints/last.pt`` or a
 checkpoint file, read with ``weights_only=True``). Exit 0 when they agree
@@ -19,7 +19,15 @@ from typing import Any
 
 from revstudio.cli import CliError, json_text, printable
 
-from ._runargs import graph_errors, load_checked, positive_int, refuse_unfit, seed, tolerance
+from ._runargs import (
+    graph_errors,
+    load_checked,
+    positive_int,
+    refuse_data_elsewhere,
+    refuse_unfit,
+    seed,
+    tolerance,
+)
 
 CHECKPOINT = os.path.join("checkpoints", "last.pt")  # where a run directory keeps its weights
 
@@ -32,9 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "float32 uses 1e-4)")
     parser.add_argument("--mode", choices=("reversible", "checkpoint"), default="reversible",
                         help="the mode compared against standard (default reversible)")
-    parser.add_argument("--seed", type=seed, default=0,
+    parser.add_argument("--seed", type=seed, default=None,
                         help="seed of the fresh weights (not with --checkpoint), the batch, the loss projection "
-                             "and the random streams (dropout): a run with the same seed repeats exactly (default 0)")
+                             "and the random streams (dropout): a run with the same seed repeats exactly (default 0); "
+                             "a batch of training data is then the one 'train --seed S' starts on (left out: the "
+                             "project's training.seed; with --checkpoint always the run's)")
     parser.add_argument("--tolerance", type=tolerance, default=None,
                         help="override the pass/fail tolerance on the normalised error")
     parser.add_argument("--checkpoint", metavar="RUN_DIR_OR_CKPT", default=None,
@@ -44,6 +54,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the batch checked: 'data', the first samples of the project's training data as "
                              "train preprocesses them (the default; a standard-normal batch, said so, where they "
                              "cannot be read), or 'random', a standard-normal batch")
+    parser.add_argument("--data", metavar="SPEC",
+                        help="check a batch of these data instead of the project's training data, as "
+                             "'train --data SPEC' reads them: synthetic | FILE.npz | FILE.pt | mnist:DIR | "
+                             "cifar10:DIR (relative paths start at the project's folder); implies --inputs data")
+    parser.add_argument("--scale-uint8", action=argparse.BooleanOptionalAction, default=None,
+                        help="as train's: uint8 input arrays of a .npz / .pt scaled to [0, 1] (the project's "
+                             "setting, by default true); --no-scale-uint8 checks them raw 0..255")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
@@ -91,7 +108,28 @@ def run_training(data: dict[str, Any]) -> dict[str, Any] | None:
     return section if isinstance(section, dict) else None
 
 
+def data_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``training`` settings ``--data`` / ``--scale-uint8`` replace, as train's flags replace
+    them; a CliError (exit 2) for a data flag with ``--inputs random``, or a relative ``--data``
+    that is in the current folder, not the project's (train's words)."""
+    given = {flag: value for flag, value in (("--data", args.data), ("--scale-uint8", args.scale_uint8))
+             if value is not None}
+    if given and args.inputs == "random":
+        flag = "--data" if args.data is not None else \
+            "--scale-uint8" if args.scale_uint8 else "--no-scale-uint8"
+        raise CliError(f"{flag} is about the training data checked, and --inputs random checks a "
+                       "standard-normal batch instead: drop one of them", 2)
+    if args.data is not None:
+        refuse_data_elsewhere(args.file, {"--data": args.data})
+    return {key: value for key, value in (("data", args.data), ("scale_uint8", args.scale_uint8))
+            if value is not None}
+
+
 def run(args: argparse.Namespace) -> int:
+    overrides = data_overrides(args)
+    if args.seed is not None and args.checkpoint is None:  # (train --seed S orders the samples so)
+        overrides["seed"] = args.seed
+    args.seed = 0 if args.seed is None else args.seed
     ckpt = checkpoint_file(args.checkpoint) if args.checkpoint is not None else None
     graph, report = load_checked(args.file)
     refuse_unfit(args.file, graph, report, args.batch, args.dtype, "cpu")  # before torch is even imported
@@ -99,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
     from revstudio.diagnostics.singular import SingularLayer
 
     state, step, training = load_weights(ckpt) if ckpt is not None else (None, None, None)
-    inputs, source = batch_inputs(args, graph, report, training, ckpt)
+    inputs, source = batch_inputs(args, graph, report, training, ckpt, overrides)
     with graph_errors(args.file):
         try:
             result = compare_modes(graph, batch=args.batch, dtype=args.dtype, seed=args.seed, mode=args.mode,
@@ -116,7 +154,8 @@ def run(args: argparse.Namespace) -> int:
         print(json_text(data))
     else:
         lines = [f"{args.file}:"] + summarize(result)
-        lines.insert(1, f"  inputs: {source['describe']}")
+        said = {"inputs": source["describe"], "data": source.get("summary"), "note": source.get("inputs_note")}
+        lines[1:1] = [f"  {what}: {text}" for what, text in said.items() if text]  # (train's data: and note: lines)
         if ckpt is not None:
             lines.insert(1, f"  weights: {ckpt}" + (f" (step {step})" if step is not None else ""))
         if not report.regions:
@@ -131,33 +170,53 @@ def run(args: argparse.Namespace) -> int:
 
 
 def batch_inputs(args: argparse.Namespace, graph: Any, report: Any, training: dict[str, Any] | None = None,
-                 ckpt: str | None = None) -> tuple[Any, dict[str, Any]]:
+                 ckpt: str | None = None, overrides: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
     """(the tensors to check, or None for a standard-normal batch; the JSON ``input_batch`` object).
     With a checkpoint whose run's settings are ``training``, its run's data, seed and dequantisation,
-    not the project's (the run may have trained on ``--data`` or settings changed since)."""
+    not the project's (the run may have trained on ``--data`` or settings changed since).
+    ``overrides`` (:func:`data_overrides`): ``--data`` / ``--scale-uint8``, applied to whichever
+    settings are used; data named by ``--data`` that cannot be read are an error (exit 2) in
+    ``train``'s words, never a standard-normal batch."""
     random = {"source": "random", "describe": f"a standard-normal batch of {args.batch} (seed {args.seed})"}
     if args.inputs == "random":
         return None, {**random, "describe": random["describe"] + ", as --inputs random asks"}
     from revstudio.training.config import ConfigError
-    from revstudio.training.data import DataError
+    from revstudio.training.data import DataError, absolute_spec, from_here_hint
     from revstudio.training.first_batch import first_batch
 
+    overrides = dict(overrides or {})
+    given = overrides.get("data")
+    project_dir = os.path.dirname(os.path.abspath(args.file))
+    if given is not None and training is not None:  # (typed relative to the project: the run's folder is elsewhere)
+        overrides["data"] = absolute_spec(given, project_dir)
     whose = "the project's" if training is None else "the run's"
+    error: Exception | None = None
     try:
         found = first_batch(graph, report, args.file, args.batch, training,
-                            None if ckpt is None else _run_folder(ckpt))
+                            None if ckpt is None else _run_folder(ckpt), overrides)
     except (ConfigError, DataError) as exc:
+        if given is not None:  # (what train --data says of them, exit 2)
+            raise CliError(f"{args.file}: {exc}" if isinstance(exc, ConfigError)
+                           else f"{exc}{from_here_hint({'--data': given}, project_dir)}", 2) from None
+        error = exc
+    if error is not None:
         if args.inputs == "data":
-            raise CliError(f"{args.file}: --inputs data: {whose} training data cannot be read: {exc}", 2) \
+            raise CliError(f"{args.file}: --inputs data: {whose} training data cannot be read: {error}", 2) \
                 from None
         return None, {**random, "describe": random["describe"] + f", since {whose} training data cannot be "
-                      f"read ({exc}); --inputs random says so on purpose", "data_error": str(exc),
+                      f"read ({error}); --inputs random says so on purpose", "data_error": str(error),
                       "settings": "run" if training is not None else "project"}
     differ = "" if training is None or training == graph.training else f", not {args.file}'s, which differ"
-    describe = found.describe if training is None else f"{found.describe}, with the run's settings (its data, " \
-        f"seed and dequantisation, from {ckpt}){differ}"
+    if training is None:
+        describe = found.describe
+    elif given is not None:
+        describe = f"{found.describe}, with the run's other settings (its seed and dequantisation, from {ckpt})"
+    else:
+        describe = f"{found.describe}, with the run's settings (its data, seed and dequantisation, from {ckpt}){differ}"
     return found.inputs, {"source": "data", "data": found.data, "describe": describe,
-                          "settings": "run" if training is not None else "project"}
+                          "settings": "run" if training is not None else "project",
+                          "data_from": "--data" if given is not None else "run" if training is not None else "project",
+                          "summary": found.summary, "inputs_note": found.inputs_note}
 
 
 def _run_folder(ckpt: str) -> str:

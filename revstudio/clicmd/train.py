@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 from typing import Any
 
 from revstudio.cli import CliError
 
-from ._runargs import NO_BUDGET, memory_amount, port, positive_int, seed, whole_number
+from ._runargs import NO_BUDGET, memory_amount, port, positive_int, refuse_data_elsewhere, seed, whole_number
 
 # flag -> training key; the values are checked by TrainConfig (errors name the key)
 OVERRIDES = {
@@ -153,19 +152,9 @@ def _not_a_project(path: str) -> str:
 
 
 def _data_here(args: argparse.Namespace) -> None:
-    """Refuse a relative ``--data`` / ``--val-data`` that names no file from the project's folder
-    (where relative data paths start) but does name one from the current folder, saying which
-    path to give: the run would stop at "no such file" naming a path the user never typed."""
-    from revstudio.training.data import found_here
-
-    base = os.path.dirname(os.path.abspath(args.file))
-    specs = {"--data": args.data, "--val-data": args.val_data}
-    found = found_here(specs, base)
-    if found is not None:
-        flag, path, here, given = found
-        raise CliError(f"{flag} {specs[flag]}: a relative data path starts at the project's folder ({base}), "
-                       f"where there is no {path}; the one in the current folder is {here}: give "
-                       f"{flag} {shlex.quote(given)}")
+    """Refuse a relative ``--data`` / ``--val-data`` the project's folder does not have but the
+    current folder does (:func:`._runargs.refuse_data_elsewhere`)."""
+    refuse_data_elsewhere(args.file, {"--data": args.data, "--val-data": args.val_data})
 
 
 def _run(args: argparse.Namespace) -> int:

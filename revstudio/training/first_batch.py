@@ -27,15 +27,18 @@ def epoch_order(n: int, seed: int, epoch: int) -> torch.Tensor:
 class FirstBatch:
     inputs: list[torch.Tensor]   # one per Input node, in node order
     describe: str                # one line for the output: which data, how many samples
-    data: str                    # the data spec as the project names it
+    data: str                    # the data spec as the project names it (or --data gives it)
+    summary: str = ""            # train's one-line ``data:`` (its ``started`` row's ``data``)
+    inputs_note: str | None = None  # train's ``note: inputs: ...`` (what became of uint8 inputs), or None
 
 
 def first_batch(graph: Any, report: Any, path: str, batch: int, training: dict[str, Any] | None = None,
-                base_dir: str | None = None) -> FirstBatch:
+                base_dir: str | None = None, overrides: dict[str, Any] | None = None) -> FirstBatch:
     """The first ``batch`` samples of the first training step of project ``path`` (its
     ``training`` section: data, seed, task), or of the run whose settings are ``training`` (its
-    relative data paths read against ``base_dir``). Raises ConfigError or DataError when the
-    data cannot be read."""
+    relative data paths read against ``base_dir``), with ``overrides`` of those settings applied as
+    ``train``'s flags apply them (``{"data": "d.npz", "scale_uint8": False}``). Raises ConfigError or
+    DataError when the data cannot be read."""
     from revstudio.diagnostics.gradcheck import input_nodes
 
     from .config import TrainConfig
@@ -43,6 +46,7 @@ def first_batch(graph: Any, report: Any, path: str, batch: int, training: dict[s
     from .task import infer_task
 
     cfg = TrainConfig.from_section(graph.training if training is None else training)
+    cfg = cfg.replace(**overrides) if overrides else cfg
     task = infer_task(graph, report, cfg.task)
     base = base_dir if base_dir is not None else os.path.dirname(os.path.abspath(path))
     data = load_data(cfg.data, graph, report, task=task, val_spec=cfg.val_data, val_fraction=cfg.val_fraction,
@@ -65,4 +69,5 @@ def first_batch(graph: Any, report: Any, path: str, batch: int, training: dict[s
     else:
         describe = f"the first {take} training samples of {source} in the run's order (its batch size is " \
                    f"{cfg.batch_size}{extra})"
-    return FirstBatch([inputs[nid] for nid, _ in input_nodes(graph)], describe, cfg.data)
+    return FirstBatch([inputs[nid] for nid, _ in input_nodes(graph)], describe, cfg.data, data.describe(),
+                      data.inputs_note())
