@@ -141,3 +141,14 @@ def test_the_exported_model_takes_the_same_weights() -> None:
     model = scope["Model"]().double()
     rs.load_weights(model, plain.state_dict(), rename=RULES)
     assert _same_outputs(plain, model)
+
+
+def test_load_state_dict_with_another_models_names_says_how_to_map_them() -> None:
+    plain, model = _pair()
+    with pytest.raises(RuntimeError) as err:
+        model.load_state_dict(plain.state_dict())
+    text = str(err.value)
+    assert 'Missing key(s) in state_dict: "blocks.blocks.0.coupling.f.f_conv1.weight"' in text
+    assert "rs.load_weights(model, state_dict, rename={pattern: replacement})" in text
+    assert "by_order=True" in text and "docs/porting.md" in text
+    model.load_state_dict(model.state_dict())  # its own names still load as torch loads them
