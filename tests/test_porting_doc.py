@@ -48,3 +48,15 @@ def test_the_readme_links_the_page_and_the_weight_names_are_the_ones_its_table_g
     g.set_param("stack", "group", "outer")
     keys = list(rs.compile(g, device="cpu").state_dict())
     assert "stack.blocks.1.inner.body.coupling.f.g_conv1.weight" in keys, keys
+
+
+def test_opening_a_pytorch_model_of_ones_own_says_how_to_bring_it_over(tmp_path: Path) -> None:
+    from revstudio.core.project import ProjectError, load
+
+    path = tmp_path / "my_revnet.py"
+    path.write_text("import torch\n\nclass RevNet(torch.nn.Module):\n    pass\n", encoding="utf-8")
+    with pytest.raises(ProjectError) as err:
+        load(path)
+    text = str(err.value)
+    assert "my_revnet.py is not a revstudio export (no REVSTUDIO_PROJECT constant)" in text
+    assert "rebuild it as a graph" in text and "rs.load_weights (docs/porting.md)" in text
