@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="override the pass/fail tolerance on the normalised error")
     parser.add_argument("--checkpoint", metavar="RUN_DIR_OR_CKPT", default=None,
                         help="compare at a training run's weights: its run folder (checkpoints/last.pt) or "
-                             "a checkpoint file")
+                             "a checkpoint file; or at a state_dict file of your own (torch.save(model.state_dict()))")
     parser.add_argument("--inputs", choices=("data", "random"), default=None,
                         help="the batch checked: 'data', the first samples of the project's training data as "
                              "train preprocesses them (the default; a standard-normal batch, said so, where they "
@@ -71,12 +71,33 @@ def load_weights(path: str) -> tuple[dict[str, Any], Any, dict[str, Any] | None]
     try:
         data = load(path)
     except CheckpointError as exc:
-        raise CliError(f"--checkpoint {exc}", 2) from None
+        plain = plain_state_dict(path) if "not a revstudio checkpoint" in str(exc) else None
+        if plain is not None:
+            return plain, None, None
+        hint = (f" nor a state_dict (a dict of name -> tensor); {PLAIN}" if "not a revstudio checkpoint"
+                in str(exc) else "")
+        raise CliError(f"--checkpoint {exc}{hint}", 2) from None
     model = data.get("model")
     if not isinstance(model, dict) or not model:
         raise CliError(f"--checkpoint {path}: a revstudio checkpoint without model weights; it may be "
                        "damaged", 2)
     return model, data.get("step"), run_training(data)
+
+
+PLAIN = ("weights of another model (plain PyTorch, MemCNN, RevLib) load into rs.compile's model with "
+         "rs.load_weights, and torch.save(model.state_dict(), path) then writes a file this takes")
+
+
+def plain_state_dict(path: str) -> dict[str, Any] | None:
+    """The file's tensors where it holds a bare state_dict (``torch.save(model.state_dict(), path)``:
+    weights of one's own, brought over with rs.load_weights), else None."""
+    import torch
+
+    data = torch.load(path, map_location="cpu", weights_only=True)  # (checkpoint.load read it already)
+    if isinstance(data, dict) and data and all(isinstance(k, str) and isinstance(v, torch.Tensor)
+                                               for k, v in data.items()):
+        return data
+    return None
 
 
 def run_training(data: dict[str, Any]) -> dict[str, Any] | None:
@@ -105,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
             result = compare_modes(graph, batch=args.batch, dtype=args.dtype, seed=args.seed, mode=args.mode,
                                    tolerance=args.tolerance, state=state, inputs=inputs)
         except StateMismatch as exc:
-            raise CliError(f"--checkpoint {ckpt}: {exc} (project {args.file})", 2) from None
+            own = f"; {PLAIN}" if step is None and training is None else ""
+            raise CliError(f"--checkpoint {ckpt}: {exc} (project {args.file}){own}", 2) from None
         except SingularLayer as exc:
             raise CliError(f"{args.file}: {exc}", 1) from None
     if args.json:
