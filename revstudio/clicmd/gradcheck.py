@@ -66,38 +66,15 @@ def checkpoint_file(text: str) -> str:
 def load_weights(path: str) -> tuple[dict[str, Any], Any, dict[str, Any] | None]:
     """(the model's state dict, the step, the run's ``training`` section or None) of a training
     checkpoint; a CliError (exit 2) if unreadable."""
-    from revstudio.training.checkpoint import CheckpointError, load
+    from revstudio.training.checkpoint import CheckpointError, weights_of
 
     try:
-        data = load(path)
+        model, data = weights_of(path)
     except CheckpointError as exc:
-        plain = plain_state_dict(path) if "not a revstudio checkpoint" in str(exc) else None
-        if plain is not None:
-            return plain, None, None
-        hint = (f" nor a state_dict (a dict of name -> tensor); {PLAIN}" if "not a revstudio checkpoint"
-                in str(exc) else "")
-        raise CliError(f"--checkpoint {exc}{hint}", 2) from None
-    model = data.get("model")
-    if not isinstance(model, dict) or not model:
-        raise CliError(f"--checkpoint {path}: a revstudio checkpoint without model weights; it may be "
-                       "damaged", 2)
+        raise CliError(f"--checkpoint {exc}", 2) from None
+    if data is None:  # a bare state_dict: weights of one's own
+        return model, None, None
     return model, data.get("step"), run_training(data)
-
-
-PLAIN = ("weights of another model (plain PyTorch, MemCNN, RevLib) load into rs.compile's model with "
-         "rs.load_weights, and torch.save(model.state_dict(), path) then writes a file this takes")
-
-
-def plain_state_dict(path: str) -> dict[str, Any] | None:
-    """The file's tensors where it holds a bare state_dict (``torch.save(model.state_dict(), path)``:
-    weights of one's own, brought over with rs.load_weights), else None."""
-    import torch
-
-    data = torch.load(path, map_location="cpu", weights_only=True)  # (checkpoint.load read it already)
-    if isinstance(data, dict) and data and all(isinstance(k, str) and isinstance(v, torch.Tensor)
-                                               for k, v in data.items()):
-        return data
-    return None
 
 
 def run_training(data: dict[str, Any]) -> dict[str, Any] | None:
@@ -118,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_unfit(args.file, graph, report, args.batch, args.dtype, "cpu")  # before torch is even imported
     from revstudio.diagnostics.gradcheck import StateMismatch, compare_modes, summarize
     from revstudio.diagnostics.singular import SingularLayer
+    from revstudio.training.checkpoint import OWN_WEIGHTS
 
     state, step, training = load_weights(ckpt) if ckpt is not None else (None, None, None)
     inputs, source = batch_inputs(args, graph, report, training, ckpt)
@@ -126,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             result = compare_modes(graph, batch=args.batch, dtype=args.dtype, seed=args.seed, mode=args.mode,
                                    tolerance=args.tolerance, state=state, inputs=inputs)
         except StateMismatch as exc:
-            own = f"; {PLAIN}" if step is None and training is None else ""
+            own = f"; {OWN_WEIGHTS}" if step is None and training is None else ""
             raise CliError(f"--checkpoint {ckpt}: {exc} (project {args.file}){own}", 2) from None
         except SingularLayer as exc:
             raise CliError(f"{args.file}: {exc}", 1) from None
