@@ -56,7 +56,7 @@ def load_weights(model: nn.Module, state_dict: Mapping[str, Any], rename: Rename
             unplaced.append(key)
     missing = [k for k in target if k not in mapping]
     if by_order and (unplaced or missing):
-        _pair_in_order(mapping, unplaced, missing, given, target, rename)
+        _pair_in_order(mapping, unplaced, missing, given, target)
         unplaced, missing = [], []
     problems = _problems(mapping, unplaced, missing, given, target, rename)
     if problems:
@@ -102,7 +102,7 @@ def _shape(t: torch.Tensor) -> str:
 
 
 def _pair_in_order(mapping: dict[str, str], unplaced: list[str], missing: list[str],
-                   given: dict[str, torch.Tensor], target: dict[str, Any], rename: Rename) -> None:
+                   given: dict[str, torch.Tensor], target: dict[str, Any]) -> None:
     if len(unplaced) != len(missing):
         raise WeightsError(
             f"by_order: {len(unplaced)} given keys match no name but the model has {len(missing)} "
