@@ -9,6 +9,7 @@ and says which keys are left on each side, with the closest names.
 """
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -25,10 +26,12 @@ class WeightsError(ValueError):
     """The given weights do not fit the model; nothing was loaded."""
 
 
-def load_weights(model: nn.Module, state_dict: Mapping[str, Any], rename: Rename = None,
-                 by_order: bool = False) -> dict[str, str]:
+def load_weights(model: nn.Module, state_dict: Mapping[str, Any] | str | os.PathLike[str],
+                 rename: Rename = None, by_order: bool = False) -> dict[str, str]:
     """Load ``state_dict``, written by another model, into ``model`` (``rs.compile``'s or an
     exported ``Model``); returns the mapping used, ``{model key: given key}``, in the model's order.
+    ``state_dict`` may be a file's path: a saved state_dict, or a checkpoint holding one under
+    ``state_dict`` or ``model`` (read with ``weights_only=True``).
 
     ``rename``: ``{pattern: replacement}`` regular expressions applied in turn to each given key
     (``re.sub``, so ``\\1`` refers to a group), or a function from a given key to the model's key
@@ -37,7 +40,7 @@ def load_weights(model: nn.Module, state_dict: Mapping[str, Any], rename: Rename
     the same layers in the same order). Every model key must get a value and every given key a
     place, with the model's shape; else :class:`WeightsError` names what is left and nothing loads.
     """
-    given = _tensors(state_dict)
+    given = _tensors(_read(state_dict) if isinstance(state_dict, (str, os.PathLike)) else state_dict)
     target = model.state_dict()
     mapping: dict[str, str] = {}   # model key -> given key
     unplaced: list[str] = []
@@ -63,6 +66,24 @@ def load_weights(model: nn.Module, state_dict: Mapping[str, Any], rename: Rename
         raise WeightsError(problems)
     model.load_state_dict({new: given[old] for new, old in mapping.items()}, strict=True)
     return {k: mapping[k] for k in target if k in mapping}
+
+
+def _read(path: str | os.PathLike[str]) -> Any:
+    """A file's weights, read with ``weights_only=True`` (no pickled code runs): a bare state_dict,
+    or a training script's checkpoint holding one under ``state_dict`` or ``model``."""
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise WeightsError(f"{os.fspath(path)}: no such file") from None
+    except Exception as exc:  # not a torch file, cut short, or holding objects weights_only refuses
+        first = str(exc).splitlines()[0].split(". ")[0] if str(exc) else type(exc).__name__
+        raise WeightsError(f"{os.fspath(path)}: not a file of weights torch can read safely ({first}); "
+                           "save them with torch.save(model.state_dict(), path)") from None
+    if isinstance(data, Mapping) and not all(isinstance(v, torch.Tensor) for v in data.values()):
+        inner = [data[k] for k in ("state_dict", "model") if isinstance(data.get(k), Mapping)]
+        if len(inner) == 1:
+            return inner[0]
+    return data
 
 
 def _tensors(state_dict: Mapping[str, Any]) -> dict[str, torch.Tensor]:

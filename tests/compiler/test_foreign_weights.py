@@ -152,3 +152,18 @@ def test_load_state_dict_with_another_models_names_says_how_to_map_them() -> Non
     assert "rs.load_weights(model, state_dict, rename={pattern: replacement})" in text
     assert "by_order=True" in text and "docs/porting.md" in text
     model.load_state_dict(model.state_dict())  # its own names still load as torch loads them
+
+
+def test_a_file_of_weights_or_a_training_scripts_checkpoint_loads_by_its_path(tmp_path) -> None:
+    plain, model = _pair()
+    torch.save(plain.state_dict(), tmp_path / "plain.pt")
+    torch.save({"epoch": 7, "state_dict": plain.state_dict(), "optimizer": {"lr": 0.1}}, tmp_path / "ck.pt")
+    for name in ("plain.pt", "ck.pt"):
+        fresh = rs.compile(example_projects()["revnet_coupling"], device="cpu", dtype=torch.float64)
+        rs.load_weights(fresh, tmp_path / name, rename=RULES)
+        assert _same_outputs(plain, fresh), name
+    (tmp_path / "bad.pt").write_bytes(b"not torch at all")
+    with pytest.raises(ValueError, match=r"bad.pt: not a file of weights torch can read safely"):
+        rs.load_weights(model, str(tmp_path / "bad.pt"))
+    with pytest.raises(ValueError, match=r"nowhere.pt: no such file"):
+        rs.load_weights(model, tmp_path / "nowhere.pt")
