@@ -22,6 +22,7 @@ _LAZY = {
     "check": ("revstudio.diagnostics.check", "full_check"),
     "compile": ("revstudio.compiler", "compile"),
     "export": ("revstudio.codegen", "export"),
+    "load_weights": ("revstudio.compiler.foreign_weights", "load_weights"),
 }
 
 
@@ -41,4 +42,4 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
 
-__all__ = ["Graph", "__version__", "check", "compile", "export", "load", "save"]
+__all__ = ["Graph", "__version__", "check", "compile", "export", "load", "load_weights", "save"]

@@ -112,7 +112,7 @@ def test_bad_checkpoints_exit_2_with_a_message(case, words, tmp_path, project, c
     elif case == "truncated":
         target.write_bytes(good.read_bytes()[:300])
     elif case == "not ours":
-        torch.save({"weights": torch.zeros(2)}, target)
+        torch.save({"weights": [torch.zeros(2)]}, target)  # (a dict of tensors is a state_dict: read)
     elif case == "pickled code":
         torch.save({"format": "revstudio-checkpoint", "version": 1, "model": Path("x")}, target)
     elif case == "no weights":

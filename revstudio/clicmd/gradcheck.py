@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="override the pass/fail tolerance on the normalised error")
     parser.add_argument("--checkpoint", metavar="RUN_DIR_OR_CKPT", default=None,
                         help="compare at a training run's weights: its run folder (checkpoints/last.pt) or "
-                             "a checkpoint file")
+                             "a checkpoint file; or at a state_dict file of your own (torch.save(model.state_dict()))")
     parser.add_argument("--inputs", choices=("data", "random"), default=None,
                         help="the batch checked: 'data', the first samples of the project's training data as "
                              "train preprocesses them (the default; a standard-normal batch, said so, where they "
@@ -83,16 +83,14 @@ def checkpoint_file(text: str) -> str:
 def load_weights(path: str) -> tuple[dict[str, Any], Any, dict[str, Any] | None]:
     """(the model's state dict, the step, the run's ``training`` section or None) of a training
     checkpoint; a CliError (exit 2) if unreadable."""
-    from revstudio.training.checkpoint import CheckpointError, load
+    from revstudio.training.checkpoint import CheckpointError, weights_of
 
     try:
-        data = load(path)
+        model, data = weights_of(path)
     except CheckpointError as exc:
         raise CliError(f"--checkpoint {exc}", 2) from None
-    model = data.get("model")
-    if not isinstance(model, dict) or not model:
-        raise CliError(f"--checkpoint {path}: a revstudio checkpoint without model weights; it may be "
-                       "damaged", 2)
+    if data is None:  # a bare state_dict: weights of one's own
+        return model, None, None
     return model, data.get("step"), run_training(data)
 
 
@@ -135,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
     refuse_unfit(args.file, graph, report, args.batch, args.dtype, "cpu")  # before torch is even imported
     from revstudio.diagnostics.gradcheck import StateMismatch, compare_modes, summarize
     from revstudio.diagnostics.singular import SingularLayer
+    from revstudio.training.checkpoint import OWN_WEIGHTS
 
     state, step, training = load_weights(ckpt) if ckpt is not None else (None, None, None)
     inputs, source = batch_inputs(args, graph, report, training, ckpt, overrides)
@@ -143,7 +142,8 @@ def run(args: argparse.Namespace) -> int:
             result = compare_modes(graph, batch=args.batch, dtype=args.dtype, seed=args.seed, mode=args.mode,
                                    tolerance=args.tolerance, state=state, inputs=inputs)
         except StateMismatch as exc:
-            raise CliError(f"--checkpoint {ckpt}: {exc} (project {args.file})", 2) from None
+            own = f"; {OWN_WEIGHTS}" if step is None and training is None else ""
+            raise CliError(f"--checkpoint {ckpt}: {exc} (project {args.file}){own}", 2) from None
         except SingularLayer as exc:
             raise CliError(f"{args.file}: {exc}", 1) from None
     if args.json:

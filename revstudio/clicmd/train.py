@@ -57,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", choices=("auto", "classification", "regression", "flow"))
     parser.add_argument("--out", metavar="DIR", help="run directory (default runs/<project>-<time>/ beside it)")
     parser.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its last checkpoint")
+    parser.add_argument("--init", metavar="WEIGHTS", help="start a new run from these weights instead of fresh "
+                        "ones: a state_dict file (torch.save(model.state_dict(), path)), a checkpoint or a "
+                        "run folder (its weights only)")
     parser.add_argument("--mode", choices=("reversible", "standard", "checkpoint"))
     parser.add_argument("--device", help="auto | cpu | cuda | cuda:N | mps | xpu | any device torch names")
     parser.add_argument("--lr", type=_number, help="learning rate (default: the project's, 0.001)")
@@ -167,6 +170,12 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError("train needs a project FILE, or --resume DIR to continue a run (see 'revstudio train --help')")
     if args.file and not args.resume and not os.path.isfile(args.file):
         raise CliError(_not_a_project(args.file))
+    if args.init is not None and args.resume:
+        raise CliError("--init starts a new run from given weights and --resume continues a run from its own; "
+                       "give one of them")
+    if args.init is not None and not os.path.exists(args.init):
+        raise CliError(f"--init {args.init}: no such file or folder; give a state_dict file "
+                       "(torch.save(model.state_dict(), path)), a checkpoint or a run folder")
     if args.resume and not os.path.isdir(args.resume):
         raise CliError(f"--resume {args.resume}: no such run directory")
     if args.file and not args.resume:
@@ -177,5 +186,6 @@ def _run(args: argparse.Namespace) -> int:
         return launch(args)
     from revstudio.training.session import Request, run_session
 
-    req = Request(file=args.file, overrides=overrides(args), out=args.out, resume=args.resume, json=args.json)
+    req = Request(file=args.file, overrides=overrides(args), out=args.out, resume=args.resume, json=args.json,
+                  init=args.init)
     return run_session(req)

@@ -46,6 +46,13 @@ from .runtime_eager import eager
 MODES = ("reversible", "standard", "checkpoint")
 
 
+FOREIGN_NAMES = (
+    "The model names its weights after its node ids (print(model.state_dict().keys())). Weights of "
+    "the same network written elsewhere (plain PyTorch, MemCNN, RevLib) load with "
+    "rs.load_weights(model, state_dict, rename={pattern: replacement}) or with by_order=True "
+    "(docs/porting.md).")
+
+
 class CompiledModel(Executor):
     """The compiled graph: ``forward(*inputs)`` takes one tensor per Input node (document order)
     and returns one tensor per Output node (a single tensor if there is one).
@@ -263,6 +270,16 @@ class CompiledModel(Executor):
         # after load_state_dict, its layers' flags say whether forward still initialises: read here,
         # on real tensors (torch.export traces forward with fake ones, whose values cannot be read)
         self._init_checked = not rt.uninitialized(self)
+
+    def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> Any:
+        """nn.Module's; where the names do not fit (the weights of the same network written in
+        plain PyTorch, MemCNN or RevLib), torch's message also says how to map them: rs.load_weights."""
+        try:
+            return super().load_state_dict(state_dict, strict=strict, assign=assign)
+        except RuntimeError as exc:
+            if "Missing key(s)" not in str(exc) and "Unexpected key(s)" not in str(exc):
+                raise
+            raise RuntimeError(f"{exc}\n{FOREIGN_NAMES}") from None
 
     def inversion_errors(self) -> dict[str, float]:
         """Last measured |x - f^-1(f(x))| / |x| per region (from the latest backward pass that

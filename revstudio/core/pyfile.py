@@ -72,6 +72,14 @@ def _position(text: str, offset: int) -> str:
     return f"line {line}, column {offset - (text.rfind(chr(10), 0, offset) + 1) + 1}"
 
 
+def not_an_export(filename: str) -> str:
+    """A .py file without the constant: most often a model of the user's own, written in PyTorch."""
+    return (f"{filename} is not a revstudio export (no {CONSTANT} constant); open a .revs project, or a "
+            ".py file that revstudio export wrote. A PyTorch model of your own (MemCNN, RevLib, plain "
+            "torch) is not read from its code: rebuild it as a graph (in the editor, or with rs.Graph from "
+            "Python) and load its weights with rs.load_weights (docs/porting.md)")
+
+
 def read_embedded(source_text: str, filename: str = "<export>") -> str:
     """The JSON text of ``REVSTUDIO_PROJECT`` in ``source_text`` (the last module-level assignment)."""
     nul = source_text.find("\0")
@@ -82,8 +90,7 @@ def read_embedded(source_text: str, filename: str = "<export>") -> str:
     if not matches:
         if len(source_text) <= FULL_PARSE_BYTES:
             _parse(source_text, filename, 1)  # invalid Python is the clearer message
-        raise EmbeddedError(f"{filename} is not a revstudio export (no {CONSTANT} constant); open a .revs "
-                            "project, or a .py file that revstudio export wrote")
+        raise EmbeddedError(not_an_export(filename))
     match = matches[-1]
     end = _statement_end(source_text, match.start())
     if end is not None and len(source_text) - (end - match.start()) > FULL_PARSE_BYTES:
@@ -97,8 +104,7 @@ def read_embedded(source_text: str, filename: str = "<export>") -> str:
         if _target_is_constant(stmt):
             found = stmt
     if found is None:
-        raise EmbeddedError(f"{filename} is not a revstudio export (no {CONSTANT} constant); open a .revs "
-                            "project, or a .py file that revstudio export wrote")
+        raise EmbeddedError(not_an_export(filename))
     value = found.value  # type: ignore[attr-defined]
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         return value.value

@@ -81,8 +81,9 @@ def infer_body(kind: str, ctx: InferContext, param: str, inputs: Mapping[str, Sh
 
 
 def single_map(kind: str, ctx: InferContext, param: str, in_shape: ShapeT, role: str,
-               want: ShapeT, why: str) -> GroupShapes:
-    """Check that the one-in/one-out body named by ``param`` maps ``in_shape`` to ``want``."""
+               want: ShapeT, why: str, hint: str = "") -> GroupShapes:
+    """Check that the one-in/one-out body named by ``param`` maps ``in_shape`` to ``want``
+    (``hint``: what else may fix a mismatch, after the message's own advice)."""
     ins, outs = check_body(kind, ctx, param)
     name = ctx.params[param]
     if len(ins) != 1 or len(outs) != 1:
@@ -95,5 +96,5 @@ def single_map(kind: str, ctx: InferContext, param: str, in_shape: ShapeT, role:
     if tuple(got) != tuple(want):
         raise problem(kind, ctx, f"{param}: group {name!r} maps {role} ({fmt(in_shape)}) to {fmt(got)}, "
                                  f"but {why} needs {fmt(want)}; make its last layer output {want[0]} "
-                                 "channels with the same spatial size")
+                                 f"channels with the same spatial size{hint}")
     return result

@@ -28,6 +28,16 @@ def _halves(kind: str, ctx: InferContext) -> tuple[ShapeT, ShapeT, ShapeT]:
     return shape, (c1, *shape[1:]), (channels - c1, *shape[1:])
 
 
+def _odd_hint(ctx: InferContext) -> str:
+    """Where split 0 halves an odd channel count, x1 gets the smaller part; torch.chunk(x, 2), how
+    MemCNN and RevLib split, gives x1 the larger one: a ported F or G then misses by a channel."""
+    channels = ctx.input("in")[0]
+    if ctx.params["split"] or channels % 2 == 0:
+        return ""
+    return (f"; or, for x1 = the first {channels - channels // 2} channels as torch.chunk(x, 2) splits "
+            f"{channels} (MemCNN, RevLib), set split to {channels - channels // 2} (0 gives x1 {channels // 2})")
+
+
 def _split_of(ctx: BuildContext) -> int:
     return ctx.params["split"] or ctx.in_shapes[0][0] // 2
 
@@ -36,9 +46,10 @@ def _split_of(ctx: BuildContext) -> int:
 def _additive_check(ctx: InferContext) -> int:
     """Checks both bodies; returns their total parameter count."""
     shape, x1, x2 = _halves("AdditiveCoupling", ctx)
-    total = single_map("AdditiveCoupling", ctx, "f", x2, "x2", x1, "y1 = x1 + F(x2)").parameters
+    hint = _odd_hint(ctx)
+    total = single_map("AdditiveCoupling", ctx, "f", x2, "x2", x1, "y1 = x1 + F(x2)", hint).parameters
     if ctx.params["g"]:
-        total += single_map("AdditiveCoupling", ctx, "g", x1, "y1", x2, "y2 = x2 + G(y1)").parameters
+        total += single_map("AdditiveCoupling", ctx, "g", x1, "y1", x2, "y2 = x2 + G(y1)", hint).parameters
     return total
 
 
@@ -76,7 +87,7 @@ def _affine_check(ctx: InferContext) -> int:
     _, x1, x2 = _halves("AffineCoupling", ctx)
     want = (2 * x2[0], *x2[1:])
     why = "scale and shift for x2 (first half log-scale, second half shift)"
-    return single_map("AffineCoupling", ctx, "net", x1, "x1", want, why).parameters
+    return single_map("AffineCoupling", ctx, "net", x1, "x1", want, why, _odd_hint(ctx)).parameters
 
 
 def _affine_infer(ctx: InferContext) -> dict[str, ShapeT]:

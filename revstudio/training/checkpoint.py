@@ -239,3 +239,50 @@ def data_changed_note(changed: list[str]) -> str:
     then, now = changed
     return (f"the data are not those the run trained on before (then: {then}; now: {now}); "
             "the epochs and the validation set from here on are not the ones it had")
+
+
+# What a file of weights of one's own is, and how to make one (gradcheck --checkpoint, train --init).
+OWN_WEIGHTS = ("weights of another model (plain PyTorch, MemCNN, RevLib) load into rs.compile's model with "
+               "rs.load_weights, and torch.save(model.state_dict(), path) then writes a file this takes")
+
+
+def bare_state_dict(path: str) -> dict[str, Any] | None:
+    """The file's tensors where it holds a bare state_dict (``torch.save(model.state_dict(), path)``),
+    else None; read with ``weights_only=True`` (call it after :func:`load` refused the file as not
+    a revstudio checkpoint, so it is a readable torch file)."""
+    data = torch.load(path, map_location="cpu", weights_only=True)
+    if isinstance(data, dict) and data and all(isinstance(k, str) and isinstance(v, torch.Tensor)
+                                               for k, v in data.items()):
+        return data
+    return None
+
+
+def weights_of(path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """(the model weights, the checkpoint or None) of a file of weights: a revstudio checkpoint
+    (its ``model``) or a bare state_dict; a CheckpointError naming the file otherwise."""
+    try:
+        data = load(path)
+    except CheckpointError as exc:
+        if "not a revstudio checkpoint" not in str(exc):
+            raise
+        plain = bare_state_dict(path)
+        if plain is None:
+            raise CheckpointError(f"{exc} nor a state_dict (a dict of name -> tensor); {OWN_WEIGHTS}") from None
+        return plain, None
+    model = data.get("model")
+    if not isinstance(model, dict) or not model:
+        raise CheckpointError(f"{path}: a revstudio checkpoint without model weights; it may be damaged")
+    return model, data
+
+
+def start_from(weights: dict[str, Any], model: Any, source: str) -> None:
+    """Put the weights a new run starts from (``--init``) into its model; a TrainError (exit 2)
+    naming what does not fit where they are another graph's or another model's."""
+    from revstudio.diagnostics.gradcheck import state_mismatch
+
+    from .parts import TrainError
+
+    why = state_mismatch(model.state_dict(), weights)
+    if why:
+        raise TrainError(f"--init {source}: the weights do not fit the run's graph ({why}); {OWN_WEIGHTS}", 2)
+    model.load_state_dict(weights)

@@ -53,6 +53,8 @@ def worker_args(args: argparse.Namespace, out: str | None) -> list[str]:
         argv += ["--resume", os.path.abspath(args.resume)]
     elif out:
         argv += ["--out", os.path.abspath(out)]
+    if getattr(args, "init", None):
+        argv += ["--init", os.path.abspath(args.init)]
     for flag in OVERRIDES:
         value = getattr(args, flag, None)
         if isinstance(value, bool):  # (a --flag / --no-flag pair takes no value)

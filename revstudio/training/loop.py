@@ -174,10 +174,12 @@ def plan_steps(cfg: TrainConfig, samples: int, world: int = 1) -> tuple[int, int
 def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Sequence[Callback] = (),
           should_stop: Callable[[], bool] | None = None, resume: dict[str, Any] | None = None,
           run_dir: str | None = None, project_text: str = "", dist: Distributed | None = None,
-          resumed_from: str | None = None, data_base: str | None = None) -> TrainResult:
+          resumed_from: str | None = None, data_base: str | None = None,
+          init: dict[str, Any] | None = None, init_from: str | None = None) -> TrainResult:
     """Train ``graph`` on ``data`` (a DataBundle) with ``cfg``; see the module docstring.
 
-    ``resume`` is a loaded checkpoint to continue from. ``run_dir`` (rank 0):
+    ``resume`` is a loaded checkpoint to continue from; ``init`` weights to start from (read from
+    ``init_from``) instead of fresh ones. ``run_dir`` (rank 0):
     where ``checkpoints/last.pt`` goes (None: no checkpoints). Raises
     :class:`TrainError` only for what is wrong before step 1 (a device or
     precision that cannot work, a batch that does not split over the ranks).
@@ -205,6 +207,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     dtype = torch.float64 if input_dtype(graph) == "float64" else torch.float32
     model = compile_graph(graph, mode=cfg.mode, device=device, dtype=dtype, report=report,
                           memory_budget=cfg.memory_budget)
+    if init is not None:
+        ckpt.start_from(init, model, str(init_from))
     model.train()
     # the inversion error is read on gradient-check steps only: the others skip measuring it
     # (the memory-measured steps measure it too, so their peak is the run's worst step's)
@@ -325,7 +329,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
               "steps_per_epoch": spe, "mode": cfg.mode, "task": data.task.kind, "estimate_bytes": estimate,
               "standard_estimate_bytes": standard_estimate, "estimate_note": estimate_note(cfg.precision),
               "regions": [r.id for r in regions],
-              "budget": kept_by_budget, "resumed_from": resumed_from,
+              "budget": kept_by_budget, "resumed_from": resumed_from, "init_from": init_from,
               "resumed_at": int(resume["step"]) if resume is not None else None, "changed": ckpt.changed_settings(resume, cfg),
               "data_changed": ckpt.data_changed(resume, data_record),
               "processes": dist.world, "batch_size": batch,

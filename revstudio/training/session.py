@@ -44,6 +44,7 @@ class Request:
     out: str | None = None
     resume: str | None = None
     json: bool = False
+    init: str | None = None  # weights a new run starts from (--init): a file or a run folder
 
 
 class SessionError(Exception):
@@ -83,6 +84,19 @@ def _structure(graph: Any) -> Any:
                        for n in p.get("nodes", [])), sorted(map(tuple, p.get("edges", []))))
 
     return part(doc), {name: part(body) for name, body in (doc.get("groups") or {}).items()}
+
+
+def _init_weights(path: str | None) -> dict[str, Any] | None:
+    """The weights ``--init`` names (a run folder: its last checkpoint's), or a SessionError (exit 2)."""
+    if path is None:
+        return None
+    from . import checkpoint as ckpt
+
+    file = os.path.join(path, "checkpoints", "last.pt") if os.path.isdir(path) else path
+    try:
+        return ckpt.weights_of(file)[0]
+    except ckpt.CheckpointError as exc:
+        raise SessionError(f"--init {exc}", 2) from None
 
 
 def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
@@ -247,6 +261,10 @@ def run_session(req: Request) -> int:
             graph, report = load_checked(source, batch=cfg.batch_size)
         except CliError as exc:
             return failed(str(exc), exc.code)
+        try:  # (before the run folder is made: an unreadable file leaves no failed run behind)
+            init = _init_weights(req.init)
+        except SessionError as exc:
+            return failed(str(exc), exc.code)
         out = req.resume or req.out or default_run_dir(source)
         project_text = snapshot_text(graph, cfg, base) if rank == 0 else dumps(graph)
         if resume is not None:
@@ -315,7 +333,8 @@ def run_session(req: Request) -> int:
             result: TrainResult = train(graph, report, cfg, data, callbacks=callbacks, should_stop=stop,
                                         resume=resume, run_dir=writer.path if writer else None,
                                         project_text=project_text, dist=dist,
-                                        resumed_from=req.resume, data_base=base)
+                                        resumed_from=req.resume, data_base=base, init=init,
+                                        init_from=req.init)
         except TrainError as exc:
             return failed(str(exc), exc.code)
         except RunDirError as exc:  # the disk filled up, or the folder went away, during the run
