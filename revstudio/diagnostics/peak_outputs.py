@@ -160,3 +160,15 @@ def zeros_gone(b: Any, region: Any, zeros: Sequence[Any], kept: Sequence[Any], o
             gone.append((max(readers), b.w.nbytes(v)))
     gone += [(position[v[0]], b.w.nbytes(v)) for v in kept if v[0] in position]
     return [sum(n for at, n in gone if position.get(sid, len(steps)) < at) for sid in owners]
+
+
+def logdet_bytes(b: Any, region: Any) -> int:
+    """Bytes of a flow region's per-sample log-determinant sums (one float a sample each) that
+    live to its backward: each AffineCoupling step's own (``module.logdet``, kept to the next
+    forward), the region's log-determinant output (a clone), and the gradient autograd hands
+    back for it (zeros, where the loss does not read it; read by every flow step). Skip network
+    25 under a 64 KiB budget at batch 8 was 0.12 % under, 341 at 8 0.09 %, without them."""
+    types = [getattr(b.w.views.get(sid), "type", None) for sid in getattr(region, "steps", ())]
+    if not any(t in ("AffineCoupling", "ActNorm", "InvConv1x1") for t in types):
+        return 0
+    return int(b.w.batch) * int(b.elem) * (types.count("AffineCoupling") + 2)

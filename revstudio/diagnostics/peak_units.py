@@ -17,6 +17,7 @@ from .peak_bypass import bypass_gone
 from .peak_moments import FLOW_WORK
 from .peak_outputs import (
     grads_read_on,
+    logdet_bytes,
     mid_outputs_gone,
     not_streams,
     unread_kept,
@@ -275,7 +276,7 @@ class UnitBuilder:
         zeros = unread_outputs(self, region, named, makes)
         unread = unread_kept(self, nodes, reads, zeros, makes)
         extra = wide + (samples if self.stream_bytes > self.elem else 0) + sum(map(self.w.nbytes, self.apart)) \
-            + sum(map(self.w.nbytes, unread))
+            + sum(map(self.w.nbytes, unread)) + logdet_bytes(self, region)
         out_set = set(outs)
         # backward copies each output to rebuild the streams in (the caller's tensor is never
         # written over); the copy takes the output's place, unless the caller holds the output
@@ -447,4 +448,5 @@ class UnitBuilder:
         sub = UnitBuilder(walker, list(analysis.report.order), self.stream_bytes, self.device,
                           active=self.active | {name}, inputs_grad=dict.fromkeys(ports, True))
         return sub, body_region
+
 
