@@ -178,6 +178,13 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                     viewed.add(g[0])
                 if late:
                     seeded += (u.seed_bytes or _NONE).get(m) or nbytes(m)
+        for m in u.zero_grads:  # (a region's outputs nothing after it differentiates: zeros,
+            last_id += 1  # the gradient of a stream an earlier step made: read on past the release)
+            outs.append(last_id)
+            read_on.append(last_id)
+            n = size_of[last_id] = nbytes(m)
+            refs[last_id] = 1
+            gtotal += n
         came: list[tuple[Value, int, bool]] = []  # the gradients it hands its inputs
         new = 0
         sizes = u.grad_bytes or _NONE

@@ -483,6 +483,7 @@ def _copy(u: Unit, **changes: Any) -> Unit:
                 u.grad_bytes, work_shared=u.work_shared, joined=u.joined, seed_bytes=u.seed_bytes,
                 guard_bytes=u.guard_bytes, output_last=u.output_last, work_stop=u.work_stop,
                 params_last=u.params_last, grads_viewed=u.grads_viewed, work_held=u.work_held,
+                zero_grads=u.zero_grads,
                 work_released=None if "work_bwd" in changes else u.work_released,
                 work_outs=None if "work_bwd" in changes else u.work_outs,
                 work_freed=None if "work_bwd" in changes else u.work_freed)

@@ -108,6 +108,10 @@ class Unit:
     # (a region) its outputs a later step takes as its stream: backward reads their gradients on
     # until it has rebuilt them, past the release of the others' (``work_spent``)
     grads_read_on: AbstractSet[Value] = field(default_factory=frozenset)
+    # a reversible region's outputs that nothing after it differentiates (a wired block's Split
+    # part a skip add took the place of): autograd hands its backward a gradient of zeros for
+    # each, materialised, which the runtime releases with its outputs' others
+    zero_grads: tuple[Value, ...] = ()
     # the storages of ``reads`` and ``makes`` (resolved once; units are shared between the modes)
     read_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)
     make_bases: list[Value | None] | None = field(default=None, repr=False, compare=False)

@@ -15,7 +15,15 @@ from .estimate_walk import _values_of, group_ports
 from .peak import Unit, Value
 from .peak_bypass import bypass_gone
 from .peak_moments import FLOW_WORK
-from .peak_outputs import grads_read_on, mid_outputs_gone, not_streams
+from .peak_outputs import (
+    grads_read_on,
+    logdet_bytes,
+    mid_outputs_gone,
+    not_streams,
+    unread_kept,
+    unread_outputs,
+    zeros_gone,
+)
 from .peak_sides import side_unmade
 from .peak_steps import Moment
 from .save_rules import forward_shared_bytes, forward_work_bytes, guard_bytes, held_bytes, output_last
@@ -264,7 +272,11 @@ class UnitBuilder:
         stream = sum(self.w.nbytes(v) for v in named)
         wide, grown, rebuild = peak_bare.rebuilt_streams(self, named, region)
         samples = peak_steps.sample_bytes(self.w, reads, side, getattr(region, "head", frozenset()))
-        extra = wide + (samples if self.stream_bytes > self.elem else 0) + sum(map(self.w.nbytes, self.apart))
+        # (outputs nothing after the region reads: their gradients of zeros, the storages kept of them)
+        zeros = unread_outputs(self, region, named, makes)
+        unread = unread_kept(self, nodes, reads, zeros, makes)
+        extra = wide + (samples if self.stream_bytes > self.elem else 0) + sum(map(self.w.nbytes, self.apart)) \
+            + sum(map(self.w.nbytes, unread)) + logdet_bytes(self, region)
         out_set = set(outs)
         # backward copies each output to rebuild the streams in (the caller's tensor is never
         # written over); the copy takes the output's place, unless the caller holds the output
@@ -275,6 +287,7 @@ class UnitBuilder:
         moments, act = self._moments(region, out_set, copies)
         unmade, side_grads = side_unmade(self, region, reads, self.moment_steps)
         mids = mid_outputs_gone(self, region, named, self.moment_steps)
+        mids = [m + z for m, z in zip(mids, zeros_gone(self, region, zeros, unread, self.moment_steps))]
         unmade = [n + m + k for n, m, k in zip(unmade, mids, bypass_gone(self, region, self.moment_steps))]
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem - peak_steps.kept_params(self, region)
         # backward runs the steps last to first, and a step's parameter gradients appear in its
@@ -361,7 +374,9 @@ class UnitBuilder:
             # backward starts with the Concat's inverse: the output pair's parts are copied apart
             # (a channel slice is not dense) while the pair is alive, before any input's or parameter's
             # gradient (the walk counts those from the start of the unit)
-            first = max(first, stream + wide - inputs_grads - params)
+            # (not an output nothing after the region reads, nor its correction: no part of that pair)
+            unread_pair = sum(self.w.nbytes(v) + peak_bare.rebuilt_streams(self, [v], region)[0] for v in zeros)
+            first = max(first, stream + wide - unread_pair - inputs_grads - params)
         if grown:  # as the first float64 stream is rebuilt (``rebuilt_streams``)
             first = max(first, stream + wide + rebuild - inputs_grads - params)
         views = peak_steps.joined_grads(self, region, reads)
@@ -375,7 +390,8 @@ class UnitBuilder:
                     params, True, fwd, first - surplus + grown,
                     any(self.needs_grad(v) for v in makes), work_spent=step[1] + held - surplus + grown,
                     work_after=peak_steps.reordered_grads(self, region), joined=views,
-                    grads_read_on=grads_read_on(self, region, named))
+                    grads_read_on=grads_read_on(self, region, named),
+                    zero_grads=tuple(zeros))
 
     def _moments(self, region: Any, out_set: AbstractSet[Value], copies: int,
                  after: peak_bare.After = peak_bare.NOTHING_AFTER) -> tuple[list[Moment], int]:
@@ -432,4 +448,5 @@ class UnitBuilder:
         sub = UnitBuilder(walker, list(analysis.report.order), self.stream_bytes, self.device,
                           active=self.active | {name}, inputs_grad=dict.fromkeys(ports, True))
         return sub, body_region
+
 
