@@ -160,3 +160,36 @@ def test_a_drag_that_ends_where_it_started_leaves_the_backdrop_fitted(lanes):
     scene.item_moved(item)
     assert not scene.commit_moves()  # back where it was: nothing to undo
     assert region.box() == box
+
+
+def test_the_inspector_reads_the_figures_it_shows_not_the_whole_estimate(lanes, monkeypatch):
+    """An undo of a delete selects the node that came back, and the Inspector shows its weights,
+    kept bytes and what its region saves: read from the estimate's tables, not from its JSON (a
+    1,000-node estimate serialised for one node's figures, ~12 ms of the undo's first paint)."""
+    from revstudio.diagnostics.estimate import MemoryEstimate
+    from revstudio.qt.report_facts import human_bytes, region_label, region_of
+
+    doc, scene = lanes.doc, lanes.scene
+    built: list[int] = []
+    build = MemoryEstimate._build_json
+
+    def counted(self):
+        built.append(len(self.nodes))
+        return build(self)
+
+    monkeypatch.setattr(MemoryEstimate, "_build_json", counted)
+    conv = "l0b0_f_conv1"
+    lanes.window.current_view().select_nodes([conv])
+    lanes.edit(lambda: doc.push(remove_nodes(doc.graph, [conv])))
+    lanes.edit(doc.undo_stack.undo)
+    assert scene.node_items[conv].isSelected() and lanes.window.inspector.node_id == conv
+    assert built == []  # was one whole estimate's JSON per estimate the Inspector read
+    _assert_drawn_as_anew(lanes)
+
+    text = lanes.window.inspector.facts.text().replace("&nbsp;", " ")
+    figures = doc.report.estimate.to_json()  # what the Inspector showed before, read from the JSON
+    weights = figures["nodes"][conv]["parameter_bytes"]
+    label = region_label(*region_of(doc.report, conv))
+    saved = figures["regions"][label]["saved_bytes"]
+    assert weights > 0 and saved
+    assert human_bytes(weights) in text and f"in {label}, saves {human_bytes(saved)}" in text, text
