@@ -230,7 +230,7 @@ def placed(monkeypatch):
 
 
 def test_a_rewire_in_a_lane_finds_its_labels_where_they_were(lanes, placed):
-    """An unwire takes a lane's ~280 shapes away and the rewire brings them back: each label had
+    """An unwire takes a lane's shapes away and the rewire brings them back: each label had
     that text on that curve before, so it is not measured and placed again (the new wire's label
     is), and every wire reads
     what a wire drawn from scratch reads, after the rewire, its undo and its redo."""
@@ -242,7 +242,7 @@ def test_a_rewire_in_a_lane_finds_its_labels_where_they_were(lanes, placed):
     placed.clear()
     lanes.edit(lambda: doc.push(Connect(doc.graph, wire.src, wire.dst)))
     assert not any(not w.label for w in lanes.scene.wire_items.values())
-    assert set(placed) == {wire}  # the new wire's alone; was each of the ~280 labels that came back
+    assert set(placed) == {wire}  # the new wire's alone; was 481 placements of the labels that came back
     _assert_wires_as_anew(lanes)
     _assert_drawn_as_anew(lanes)
     for step in (doc.undo_stack.undo, doc.undo_stack.redo):
