@@ -75,6 +75,9 @@ class QuietDialogs:
         return "later"
 
 
+REPAINT_S = 0.03  # how long an action's last updates are given to be painted (wall time, sleeping)
+
+
 def settle() -> None:
     for _ in range(3):
         QCoreApplication.processEvents()
@@ -83,6 +86,13 @@ def settle() -> None:
     windows = [probe.window for probe in PAINTER]
     deadline = time.perf_counter() + 60
     while any(getattr(w.document, "estimate_pending", False) for w in windows) and time.perf_counter() < deadline:
+        QCoreApplication.processEvents()
+        time.sleep(0.0005)
+    # ... and painted: the figures' repaint (the region badges relabelled) is a window update the
+    # platform sends a few ms later; left pending, the next action's first paint painted it
+    # (a lane's badge band, ~10 ms at 1,007 nodes, counted in the edit after an unwire or delete)
+    end = time.perf_counter() + REPAINT_S
+    while time.perf_counter() < end:
         QCoreApplication.processEvents()
         time.sleep(0.0005)
 

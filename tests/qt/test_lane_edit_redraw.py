@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from revstudio.core.commands import Disconnect, remove_nodes
+from revstudio.core.commands import Connect, Disconnect, remove_nodes
 from revstudio.core.generate import large_graph
 from revstudio.qt.canvas.display import node_display
 
@@ -160,3 +160,124 @@ def test_a_drag_that_ends_where_it_started_leaves_the_backdrop_fitted(lanes):
     scene.item_moved(item)
     assert not scene.commit_moves()  # back where it was: nothing to undo
     assert region.box() == box
+
+
+def test_the_inspector_reads_the_figures_it_shows_not_the_whole_estimate(lanes, monkeypatch):
+    """An undo of a delete selects the node that came back, and the Inspector shows its weights,
+    kept bytes and what its region saves: read from the estimate's tables, not from its JSON (a
+    1,000-node estimate serialised for one node's figures, ~12 ms of the undo's first paint)."""
+    from revstudio.diagnostics.estimate import MemoryEstimate
+    from revstudio.qt.report_facts import human_bytes, region_label, region_of
+
+    doc, scene = lanes.doc, lanes.scene
+    built: list[int] = []
+    build = MemoryEstimate._build_json
+
+    def counted(self):
+        built.append(len(self.nodes))
+        return build(self)
+
+    monkeypatch.setattr(MemoryEstimate, "_build_json", counted)
+    conv = "l0b0_f_conv1"
+    lanes.window.current_view().select_nodes([conv])
+    lanes.edit(lambda: doc.push(remove_nodes(doc.graph, [conv])))
+    lanes.edit(doc.undo_stack.undo)
+    assert scene.node_items[conv].isSelected() and lanes.window.inspector.node_id == conv
+    assert built == []  # was one whole estimate's JSON per estimate the Inspector read
+    _assert_drawn_as_anew(lanes)
+
+    text = lanes.window.inspector.facts.text().replace("&nbsp;", " ")
+    figures = doc.report.estimate.to_json()  # what the Inspector showed before, read from the JSON
+    weights = figures["nodes"][conv]["parameter_bytes"]
+    label = region_label(*region_of(doc.report, conv))
+    saved = figures["regions"][label]["saved_bytes"]
+    assert weights > 0 and saved
+    assert human_bytes(weights) in text and f"in {label}, saves {human_bytes(saved)}" in text, text
+
+
+def _assert_wires_as_anew(lanes) -> None:
+    """Every wire shows what a wire of a scene drawn from scratch shows: its shape label, colour,
+    tooltip, the label's rect and whether it fits between the ends, its bounds."""
+    from revstudio.qt.canvas.scene import GraphScene
+
+    fresh = GraphScene(lanes.doc)
+    try:
+        assert set(fresh.wire_items) == set(lanes.scene.wire_items)
+        for edge, wire in lanes.scene.wire_items.items():
+            anew = fresh.wire_items[edge]
+            assert (wire.label, wire.invalid, wire.toolTip(), wire.pos()) == \
+                (anew.label, anew.invalid, anew.toolTip(), anew.pos()), edge
+            assert (wire._label_rect, wire._label_fits, wire.boundingRect()) == \
+                (anew._label_rect, anew._label_fits, anew.boundingRect()), edge
+    finally:
+        fresh.detach()
+
+
+@pytest.fixture
+def placed(monkeypatch):
+    """The wires whose shape label was measured and placed, since the test's last clear()."""
+    from revstudio.qt.canvas.wire_item import WireItem
+
+    found: list[object] = []
+    place = WireItem._place_label
+
+    def counted(self):
+        found.append(self.edge)
+        return place(self)
+
+    monkeypatch.setattr(WireItem, "_place_label", counted)
+    return found
+
+
+def test_a_rewire_in_a_lane_finds_its_labels_where_they_were(lanes, placed):
+    """An unwire takes a lane's shapes away and the rewire brings them back: each label had
+    that text on that curve before, so it is not measured and placed again (the new wire's label
+    is), and every wire reads
+    what a wire drawn from scratch reads, after the rewire, its undo and its redo."""
+    doc = lanes.doc
+    wire = next(e for e in doc.graph.edges if e.dst.node == "l0b0_f_relu")
+    lanes.edit(lambda: doc.push(Disconnect(doc.graph, wire)))
+    assert sum(1 for w in lanes.scene.wire_items.values() if not w.label) > 200  # the lane's shapes went
+    _assert_wires_as_anew(lanes)
+    placed.clear()
+    lanes.edit(lambda: doc.push(Connect(doc.graph, wire.src, wire.dst)))
+    assert not any(not w.label for w in lanes.scene.wire_items.values())
+    assert set(placed) == {wire}  # the new wire's alone; was 481 placements of the labels that came back
+    _assert_wires_as_anew(lanes)
+    _assert_drawn_as_anew(lanes)
+    for step in (doc.undo_stack.undo, doc.undo_stack.redo):
+        placed.clear()
+        lanes.edit(step)
+        assert set(placed) <= {wire}
+        _assert_wires_as_anew(lanes)
+        _assert_drawn_as_anew(lanes)
+
+
+def test_an_undo_of_a_delete_places_only_the_labels_of_the_wires_that_came_back(lanes, placed):
+    doc = lanes.doc
+    lanes.edit(lambda: doc.push(remove_nodes(doc.graph, ["l0b0_f_relu"])))
+    placed.clear()
+    lanes.edit(doc.undo_stack.undo)
+    # the node's two wires are new items; the lane's other labels are those it showed before
+    assert {(e.src.node, e.dst.node) for e in placed} <= {("l0b0_f_conv1", "l0b0_f_relu"),
+                                                        ("l0b0_f_relu", "l0b0_f_conv2")}, placed
+    _assert_wires_as_anew(lanes)
+    _assert_drawn_as_anew(lanes)
+    lanes.edit(doc.undo_stack.redo)
+    _assert_wires_as_anew(lanes)
+
+
+def test_a_moved_wire_places_its_label_on_its_new_curve(lanes, placed):
+    """A label kept for a curve is not used on another: a moved node's wires place theirs anew."""
+    doc, scene = lanes.doc, lanes.scene
+    wire = next(e for e in doc.graph.edges if e.dst.node == "l0b0_f_relu")
+    lanes.edit(lambda: doc.push(Disconnect(doc.graph, wire)))
+    from revstudio.core.commands import Move
+
+    x, y = doc.graph.nodes["l0b0_f_conv2"].pos
+    lanes.edit(lambda: doc.push(Move(doc.graph, {"l0b0_f_conv2": (x + 300.0, y + 170.0)})))
+    placed.clear()
+    lanes.edit(lambda: doc.push(Connect(doc.graph, wire.src, wire.dst)))
+    moved = {e for e in scene.wire_items if "l0b0_f_conv2" in (e.src.node, e.dst.node)}
+    assert moved and moved <= set(placed)
+    _assert_wires_as_anew(lanes)

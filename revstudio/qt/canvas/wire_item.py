@@ -77,6 +77,7 @@ def _pen(theme: Any, invalid: bool, selected: bool, hovered: bool, far: bool) ->
 # Python paint per wire was most of the edit's first paint. Nearer, few wires are in view and a
 # drag, zoom or scroll would redraw each one's pixmap: they are painted directly.
 FAR_WIRES = 0.35
+PLACED_KEPT = 4  # label placements a wire keeps for its current curve (texts it may show again)
 
 
 def labels_shown(scene: Any) -> bool:
@@ -98,6 +99,12 @@ class WireItem(QGraphicsItem):
         self._bounds = QRectF()
         self._path_bounds = QRectF()  # the curve's own bounds and margin, kept with the path
         self._label_fits = False
+        # (label rect, bounds, fits) per label text placed on the current curve: a re-check that
+        # takes a lane's shapes away ("") and the next that brings them back (a rewire, an undo)
+        # find the ~650 labels where they were, not measured and placed again
+        self._placed: dict[str, tuple[QRectF, QRectF, bool]] = {}
+        self._tip_head = f"{edge.src} → {edge.dst}"  # (a wire without a shape names its ends too)
+        self.setToolTip(self._tip_head)
         self._shape: QPainterPath | None = None  # the hit area, kept until the path or label changes
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
         self.setAcceptHoverEvents(True)
@@ -113,7 +120,8 @@ class WireItem(QGraphicsItem):
             self._delta = delta
             self._path = wire_path(QPointF(0.0, 0.0), delta)
             self._path_bounds = self._path.boundingRect().adjusted(-3, -3, 3, 3)
-            self._place_label()
+            self._placed = {}  # (placed on the old curve)
+            self._use_label_place()
             self.update()  # (a new geometry alone keeps the pixmap of the old curve)
         self.setPos(p1)
 
@@ -140,36 +148,43 @@ class WireItem(QGraphicsItem):
         self._shape = None
         if place:
             self.prepareGeometryChange()
-            self._place_label()
-        self.setToolTip(f"{self.edge.src} → {self.edge.dst}" + (f"<br>shape {text}" if text else ""))
+            self._use_label_place()
+        self.setToolTip(self._tip_head + (f"<br>shape {text}" if text else ""))
         if recolour or (labels_shown(self.scene()) if shown is None else shown):
             self.update()
         # else no view draws labels at its zoom: the wire's pixmap stays right (a zoom redraws
         # it). An unwire far out relabels a lane's ~650 wires; redrawing each one's pixmap cost
         # what the cache saves.
 
-    def _place_label(self) -> None:
+    def _use_label_place(self) -> None:
+        """Put the label where it goes on the current curve: where it was, if this text was shown
+        on it before (its shapes gone and back), else measured and placed."""
         self._shape = None
+        placed = self._placed.get(self.label)
+        if placed is None:
+            if len(self._placed) >= PLACED_KEPT:
+                self._placed.clear()
+            placed = self._placed[self.label] = self._place_label()
+        self._label_rect, self._bounds, self._label_fits = placed
+
+    def _place_label(self) -> tuple[QRectF, QRectF, bool]:
+        """(label rect, bounds, whether the label fits between the ends) of the current label on
+        the current curve; the rects are not changed in place once made (they are kept)."""
         # (a re-check that changes a lane's shapes relabels hundreds of wires: the curve's bounds
         # are kept with the path rather than measured again per label)
-        bounds = QRectF(self._path_bounds)
-        self._label_fits = False
         delta = self._delta or QPointF()
-        if self.label:
-            # The curve is point-symmetric about the middle of its ends: that is its midpoint;
-            # a long wire's middle is on its level run.
-            mid = QPointF(delta.x() / 2 - BEND / 2, 0.0) if is_long(delta) else delta / 2
-            w = _LABEL_WIDTHS.get(self.label)
-            if w is None:
-                w = _LABEL_WIDTHS.setdefault(self.label, _metrics().horizontalAdvance(self.label) + 8)
-            h = _metrics().height() + 2
-            self._label_rect = QRectF(mid.x() - w / 2, mid.y() - h / 2, w, h)
-            bounds = bounds.united(self._label_rect)
-            # Between nodes packed tight the label would cover the ports: show it on hover only.
-            self._label_fits = abs(delta.x()) >= w + 12 or abs(delta.y()) >= 2 * h
-        else:
-            self._label_rect = QRectF()
-        self._bounds = bounds
+        if not self.label:
+            return QRectF(), QRectF(self._path_bounds), False
+        # The curve is point-symmetric about the middle of its ends: that is its midpoint;
+        # a long wire's middle is on its level run.
+        mid = QPointF(delta.x() / 2 - BEND / 2, 0.0) if is_long(delta) else delta / 2
+        w = _LABEL_WIDTHS.get(self.label)
+        if w is None:
+            w = _LABEL_WIDTHS.setdefault(self.label, _metrics().horizontalAdvance(self.label) + 8)
+        h = _metrics().height() + 2
+        rect = QRectF(mid.x() - w / 2, mid.y() - h / 2, w, h)
+        # Between nodes packed tight the label would cover the ports: show it on hover only.
+        return rect, self._path_bounds.united(rect), abs(delta.x()) >= w + 12 or abs(delta.y()) >= 2 * h
 
     def path(self) -> QPainterPath:
         return self._path
