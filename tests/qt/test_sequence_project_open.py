@@ -61,6 +61,7 @@ def test_a_file_without_positions_opens_laid_out_in_one_undoable_step(make_windo
     assert xs == sorted(xs) and len(set(xs)) == 5  # left to right along the wires
     stack = window.document.undo_stack
     assert [stack.text(i) for i in range(stack.count())] == [STACKED_LAYOUT]
+    assert not window.document.is_dirty()  # the editor's own layout: closing it unedited asks nothing
     assert "laid out its nodes, which the file placed on one another" in window.statusBar().currentMessage()
     stack.undo()
     assert {graph.nodes[n].pos for n in graph.nodes} == {(0.0, 0.0)}
@@ -75,6 +76,7 @@ def test_a_group_body_without_positions_is_laid_out_when_its_tab_opens(make_wind
     assert view.graph is window.document.graph.groups["f"]
     assert _overlapping(view) == []
     assert window.document.undo_stack.text(window.document.undo_stack.count() - 1) == STACKED_LAYOUT
+    assert not window.document.is_dirty()
 
 
 def test_a_hand_made_layout_with_one_node_dropped_on_another_stays_as_it_is(make_window, settle, tmp_path):

@@ -355,10 +355,17 @@ class EditingMixin(ViewParts):
 
     def lay_out_if_stacked(self) -> bool:
         """Auto Layout a graph whose nodes lie on one another (a file or script that gave them no
-        positions: they opened as one pile of cards), as one undoable step named ``STACKED_LAYOUT``."""
+        positions: they opened as one pile of cards), as one undoable step named ``STACKED_LAYOUT``.
+        A layout the editor made itself is no unsaved edit: a document clean before stays clean, so
+        closing it unedited asks nothing (a save writes the positions with the next edit's)."""
         if not layout.stacked(n.pos for n in self.graph.nodes.values()):
             return False
-        return self.auto_layout(False, STACKED_LAYOUT)
+        stack = self.document.undo_stack
+        clean = stack.isClean()
+        done = self.auto_layout(False, STACKED_LAYOUT)
+        if done and clean:
+            stack.setClean()
+        return done
 
     def auto_layout(self, selection_only: bool = False, text: str | None = None) -> bool:
         """Layered left-to-right layout of the selection (kept in place) or the whole graph."""
