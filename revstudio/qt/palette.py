@@ -191,7 +191,8 @@ class PaletteWidget(QWidget):
             self.help.setText("Drag a node onto the canvas, or double-click to add it at the centre.")
             return
         ports = f"inputs: {node_reference.ports_text(spec, True)} · outputs: {node_reference.ports_text(spec, False)}"
-        brief = html.escape(node_reference.brief(spec)).replace("\n", "<br>")
+        # the brief entry's first line (the tooltip and the inspector hold it all): the list keeps its room
+        brief = html.escape(node_reference.brief(spec).splitlines()[0])
         self.help.setText(f"<b>{html.escape(spec.display_name)}</b> · {html.escape(spec.category)}<br>{brief}"
                           f"<br><i>{html.escape(ports)}</i>")
 
