@@ -122,7 +122,6 @@ def _table(rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
     return lines
 
 
-@without_cyclic_gc  # one line per node: allocation-heavy and cycle-free (revstudio.core.nogc)
 def readings(report: Report) -> dict[str, str]:
     """Node id -> how it reads its input, for types that say (a BiRNN: ``64 steps of 8 features (time
     is the last axis)``, its declaration's ``reading``), in the node table's order."""
@@ -139,6 +138,7 @@ def readings(report: Report) -> dict[str, str]:
     return found
 
 
+@without_cyclic_gc  # one line per node: allocation-heavy and cycle-free (revstudio.core.nogc)
 def format_report(report: Report, path: str, graph: Graph) -> str:
     """The human-readable report: node table, diagnostics, totals, regions, estimate."""
     seen = set(report.order)

@@ -250,8 +250,15 @@ class NodeSpec:
         return SavedTensors(ports=(saved,) if isinstance(saved, str) else tuple(saved))
 
     def reads(self, shape: ShapeT | None) -> str | None:
-        """How it reads an input of ``shape``, in words (None: nothing to say)."""
-        return self.reading(shape) if self.reading is not None else None
+        """How it reads an input of ``shape``, in words (None: nothing to say, or a plugin's rule that
+        fails: its words are a help, never a reason for a report or the inspector to stop)."""
+        if self.reading is None:
+            return None
+        try:
+            words = self.reading(shape)
+        except Exception:
+            return None
+        return words if isinstance(words, str) and words else None
 
     @property
     def display_name(self) -> str:

@@ -103,3 +103,15 @@ def test_a_plugin_type_is_marked_and_its_memory_said_from_its_declaration() -> N
     assert ref.memory_text(undeclared).startswith("not declared: the memory estimate assumes it keeps every input")
     own = _plugin_registry(SavedTensors(ports=("out",), values=3))[1]
     assert ref.memory_text(own) == "keeps its output 'out' and tensors of its own for backward."
+
+
+def test_a_plugin_reading_rule_that_fails_says_nothing_rather_than_stop_a_report() -> None:
+    def broken(shape: object) -> str:
+        raise ZeroDivisionError("plugin bug")
+
+    spec = NodeSpec(type_id="Odd", category="X", help="Odd.", params={}, inputs=("in",), outputs=("out",),
+                    infer=lambda ctx: {"out": ctx.input("in")}, reading=broken)
+    assert spec.reads((4, 8)) is None
+    words = NodeSpec(type_id="Seq", category="X", help="Seq.", params={}, inputs=("in",), outputs=("out",),
+                     infer=lambda ctx: {"out": ctx.input("in")}, reading=lambda shape: f"{shape[-1]} steps")
+    assert words.reads((4, 8)) == "8 steps"
