@@ -30,6 +30,7 @@ SUBCOMMANDS: dict[str, str] = {
     "export": "write standalone PyTorch code",
     "examples": "list the example projects installed with revstudio",
     "plugins": "list node-type plugins, their types and their problems",
+    "nodes": "the node reference: every node type, or one in full",
 }
 
 

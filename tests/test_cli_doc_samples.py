@@ -150,7 +150,7 @@ def _summary(command: str) -> str:
     return text
 
 
-@pytest.mark.parametrize("command", ["check", "gradcheck", "memory", "runs", "export", "examples", "plugins"])
+@pytest.mark.parametrize("command", ["check", "gradcheck", "memory", "runs", "export", "examples", "plugins", "nodes"])
 def test_the_command_summary_shows_every_option(command: str) -> None:
     """A new user reads the summary first: gradcheck's --inputs was left out of it."""
     from revstudio.cli import _build_parser

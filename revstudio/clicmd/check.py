@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     report = checker(graph, batch=batch) if batch is not None else checker(graph)
     if args.json:
         data = report.to_json()
+        for nid, words in readings(report).items():  # which axis a recurrent node takes as time
+            data["nodes"][nid]["reads"] = words
         budget = _project_budget(graph, report)
         problem = _budget_problem(graph)
         if problem is not None:
@@ -120,6 +122,22 @@ def _table(rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
     return lines
 
 
+def readings(report: Report) -> dict[str, str]:
+    """Node id -> how it reads its input, for types that say (a BiRNN: ``64 steps of 8 features (time
+    is the last axis)``, its declaration's ``reading``), in the node table's order."""
+    from revstudio.core.spec import registry
+
+    seen = set(report.order)
+    found: dict[str, str] = {}
+    for nid in list(report.order) + [n for n in report.nodes if n not in seen]:
+        info = report.nodes[nid]
+        spec = registry.find(info.type)
+        words = spec.reads(info.inputs.get("in")) if spec is not None and info.inputs else None
+        if words:
+            found[nid] = words
+    return found
+
+
 @without_cyclic_gc  # one line per node: allocation-heavy and cycle-free (revstudio.core.nogc)
 def format_report(report: Report, path: str, graph: Graph) -> str:
     """The human-readable report: node table, diagnostics, totals, regions, estimate."""
@@ -131,6 +149,10 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
         outputs = _outputs_text(info.outputs) if info.ok else "?"
         rows.append((printable(nid), printable(info.type), outputs, f"{info.parameters:,}" if info.ok else "-"))
     lines = _table(rows, right={3}) if ids else ["(the graph has no nodes)"]
+    read = readings(report)
+    if read:
+        lines += ["", "how recurrent nodes read their input:"]
+        lines += [f"  {printable(nid)} ({report.nodes[nid].type}) reads {words}" for nid, words in read.items()]
 
     errors, warnings = len(report.errors), len(report.warnings)
     if report.diagnostics:

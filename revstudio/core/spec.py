@@ -211,6 +211,14 @@ class NodeSpec:
     # Undeclared (None, a plugin's type by default): nothing for a ``layout_only`` type,
     # otherwise every input is assumed kept and the estimate marks the node approximate.
     saved_for_backward: SavedTensors | Sequence[str] | SavedRule | None = None
+    # The user's reference (``core.node_reference``: ``revstudio nodes``, docs/nodes.md, the palette
+    # and inspector): the shape rule in words (which axis is which, what the output is), and what
+    # its backward keeps in words (empty: said from ``saved_for_backward``).
+    shape_rule: str = ""
+    memory_note: str = ""
+    # How it reads an input of a given shape, in words (``64 steps of 8 features (time is the last
+    # axis)``; None: a shape it cannot read): the inspector and ``revstudio check`` show it.
+    reading: Callable[[ShapeT | None], str | None] | None = None
 
     def input_ports(self, params: Mapping[str, Any], groups: Groups | None = None) -> tuple[str, ...]:
         return _ports(self.inputs, params, groups or {})
@@ -240,6 +248,17 @@ class NodeSpec:
         if saved is None or isinstance(saved, SavedTensors):
             return saved
         return SavedTensors(ports=(saved,) if isinstance(saved, str) else tuple(saved))
+
+    def reads(self, shape: ShapeT | None) -> str | None:
+        """How it reads an input of ``shape``, in words (None: nothing to say, or a plugin's rule that
+        fails: its words are a help, never a reason for a report or the inspector to stop)."""
+        if self.reading is None:
+            return None
+        try:
+            words = self.reading(shape)
+        except Exception:
+            return None
+        return words if isinstance(words, str) and words else None
 
     @property
     def display_name(self) -> str:

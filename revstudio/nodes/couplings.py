@@ -65,6 +65,11 @@ def _additive_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 ADDITIVE = NodeSpec(
     type_id="AdditiveCoupling", category="Couplings",
+    shape_rule="the output has the input's shape. x1 is the first split channels, x2 the rest: F "
+               "reads x2's shape and must give x1's, G reads x1's and must give x2's",
+    memory_note="inside a reversible region nothing but its output (backward rebuilds x1 and x2 and "
+                "reruns F and G); outside one, what F's and G's layers keep.",
+    examples=(({"f": "F", "g": "G"}, ((16, 32),)),),
     runtime_steps=2,  # F, then G
     help="RevNet block: x1 = first split channels, x2 = the rest; y1 = x1 + F(x2), y2 = x2 + G(y1), "
          "output [y1, y2]. F maps x2 to x1's shape, G maps y1 to x2's shape (no G: y2 = x2). Invertible.",
@@ -102,6 +107,11 @@ def _affine_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 AFFINE = NodeSpec(
     type_id="AffineCoupling", category="Couplings",
+    shape_rule="the output has the input's shape. x1 is the first split channels, x2 the rest: the "
+               "net reads x1's shape and must give twice x2's channels (log-scale, then shift)",
+    memory_note="inside a reversible region nothing but its output (backward rebuilds x2 and reruns "
+                "the net); outside one, what the net's layers keep and the scale.",
+    examples=(({"net": "net"}, ((16, 32),)),),
     help="RealNVP/Glow block: x1 passes through and conditions x2: y2 = x2 * exp(s) + t. The net group "
          "maps x1 to twice x2's channels: the first half is the log-scale s, the second the shift t. "
          "Invertible; the log-determinant of the last forward is in the module's logdet.",

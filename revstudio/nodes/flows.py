@@ -19,6 +19,9 @@ def _channels(kind: str, ctx: InferContext) -> ShapeT:
 
 PERMUTE = NodeSpec(
     type_id="Permute", category="Invertible",
+    shape_rule="the output has the input's shape, its channels (the first axis) reordered",
+    memory_note="nothing.",
+    examples=(({"kind": "reverse"}, ((8, 16),)),),
     layout_only=True,
     help="Reorders the channels with a fixed permutation (reversed, or shuffled from a seed), "
          "so the next coupling transforms different channels. Invertible, no weights.",
@@ -39,6 +42,10 @@ PERMUTE = NodeSpec(
 
 INVCONV = NodeSpec(
     type_id="InvConv1x1", category="Invertible",
+    shape_rule="the output has the input's shape: a C x C mix of the channels (the first axis) at "
+               "every position",
+    memory_note="keeps its input outside a reversible region; inside one, nothing (backward rebuilds it).",
+    examples=(({}, ((12, 8, 8),)),),
     help="Glow's invertible 1x1 convolution: a learned C x C mixing of the channels at every "
          "position, starting as a random rotation. With lu, inverting it and its log-determinant stay cheap.",
     params={"lu": Bool(default=True, help="Store the matrix as P*L*U (Glow's LU parametrisation), which keeps it "
@@ -54,6 +61,9 @@ INVCONV = NodeSpec(
 
 ACTNORM = NodeSpec(
     type_id="ActNorm", category="Invertible",
+    shape_rule="the output has the input's shape; one scale and shift per channel (the first axis)",
+    memory_note="keeps its input outside a reversible region; inside one, nothing (backward rebuilds it).",
+    examples=(({}, ((12, 8, 8),)),),
     help="A learned per-channel scale and shift (Glow), set from the first batch so that it "
          "comes out with zero mean and unit variance, then trained. Invertible.",
     params={},
@@ -79,6 +89,10 @@ def _squeeze_infer(ctx: InferContext) -> dict[str, ShapeT]:
 
 SQUEEZE = NodeSpec(
     type_id="Squeeze", category="Invertible",
+    shape_rule="(C, H, W) gives (C*f*f, H/f, W/f) and (C, L) gives (C*f, L/f): the spatial sizes must "
+               "divide by factor",
+    memory_note="nothing (it only moves values).",
+    examples=(({"factor": 2}, ((3, 32, 32),)),),
     layout_only=True,
     help="Space-to-depth: folds each f x f patch into channels, (C, H, W) -> (C*f*f, H/f, W/f) "
          "(or (C, L) -> (C*f, L/f)). Invertible, no weights.",

@@ -32,6 +32,10 @@ def _group_infer(ctx: InferContext) -> dict[str, ShapeT]:
 
 GROUP = NodeSpec(
     type_id="Group", category="Groups",
+    shape_rule="its ports and shapes are its body's: the GroupInput nodes' shapes are what is wired in",
+    memory_note="what the body's layers keep; a body of invertible steps joins the reversible region around it, "
+                "which keeps nothing for them.",
+    examples=(({"group": "block"}, ((16, 32),)),),
     help="A reusable sub-graph from this project's groups; its ports are the group's "
          "GroupInput and GroupOutput nodes. Open it to edit the inside on its own tab.",
     params={"group": GroupRef(default="", help="Which group this node runs.")},
@@ -63,6 +67,10 @@ def _repeat_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 REPEAT = NodeSpec(
     type_id="Repeat", category="Groups",
+    shape_rule="each copy's output must have its input's shape (the copies are chained)",
+    memory_note="what the body's layers keep, once per copy; copies of invertible steps join the reversible "
+                "region around them, which keeps nothing for them.",
+    examples=(({"group": "block", "times": 4}, ((16, 32),)),),
     help="Runs `times` copies of a group one after another, each with its own weights "
          "(e.g. a stack of RevNet blocks). The group's outputs must match its inputs.",
     params={
@@ -105,6 +113,8 @@ def _identity(ctx: BuildContext) -> ModuleRecipe:
 
 GROUP_INPUT = NodeSpec(
     type_id="GroupInput", category="Groups",
+    shape_rule="the shape wired into the Group node's port of this name",
+    memory_note="nothing.",
     layout_only=True,
     help="Inside a group: a value coming in from outside. Its port name becomes an input port "
          "of the Group node.",
@@ -116,6 +126,8 @@ GROUP_INPUT = NodeSpec(
 
 GROUP_OUTPUT = NodeSpec(
     type_id="GroupOutput", category="Groups",
+    shape_rule="hands its input to the Group node's port of this name",
+    memory_note="nothing.",
     layout_only=True,
     help="Inside a group: a result going out. Its port name becomes an output port of the Group node.",
     params={"port": Str(default="out", max_length=32, help="Name of the matching port on the Group node.")},

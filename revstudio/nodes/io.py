@@ -26,6 +26,10 @@ def _identity(ctx: BuildContext) -> ModuleRecipe:
 
 INPUT = NodeSpec(
     type_id="Input",
+    shape_rule="the shape you give, without the batch axis; a sequence is (features, time): time is "
+               "the last axis",
+    memory_note="nothing: it is the data itself.",
+    examples=(({"shape": [40, 100]}, ()),),
     layout_only=True,
     category="I/O",
     help="A model input: one tensor per sample with the given shape (no batch dimension), "
@@ -45,6 +49,9 @@ INPUT = NodeSpec(
 
 OUTPUT = NodeSpec(
     type_id="Output",
+    shape_rule="returns its input unchanged",
+    memory_note="nothing.",
+    examples=(({}, ((10,),)),),
     layout_only=True,
     category="I/O",
     help="A model output: the compiled model returns one tensor per Output node, "

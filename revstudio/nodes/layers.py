@@ -89,6 +89,11 @@ def _conv_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Seque
 
 CONV = NodeSpec(
     type_id="Conv", category="Layers",
+    shape_rule="(C, L) is read as a 1-D sequence (length last), (C, H, W) as an image; the output has "
+               "out_channels channels, each spatial size (size + 2*padding - dilation*(kernel_size-1) "
+               "- 1) // stride + 1 ('same' keeps it)",
+    memory_note="keeps its input (the weight's gradient reads it).",
+    examples=(({"out_channels": 16, "kernel_size": 3, "padding": "same"}, ((3, 32, 32),)),),
     releasable_output=True,
     help="A convolution over (C, L) sequences (1-D) or (C, H, W) images (2-D). "
          "The input channel count is taken from the incoming wire.",
@@ -131,6 +136,9 @@ def _linear_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 LINEAR = NodeSpec(
     type_id="Linear", category="Layers",
+    shape_rule="flattens every non-batch axis into one: any shape in, (out_features,) out",
+    memory_note="keeps its input (the weight's gradient reads it).",
+    examples=(({"out_features": 10}, ((8, 4, 4),)),),
     releasable_output=True,
     help="A fully connected layer. The input is flattened first, so any shape works; "
          "the output has out_features values per sample.",
@@ -184,6 +192,9 @@ def _activation_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT],
 
 ACTIVATION = NodeSpec(
     type_id="Activation", category="Layers",
+    shape_rule="the output has the input's shape",
+    memory_note="relu, tanh and sigmoid keep their output, the others their input; identity keeps nothing.",
+    examples=(({"fn": "tanh"}, ((16, 8),)),),
     help="An elementwise nonlinearity such as relu or tanh; the shape is unchanged.",
     params={
         "fn": Choice(default="relu", options=ACTIVATIONS, help="Which function to apply."),
@@ -254,6 +265,10 @@ def _norm_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 NORM = NodeSpec(
     type_id="Norm", category="Layers",
+    shape_rule="the output has the input's shape; the channel axis (the first) is the one batch, "
+               "group and instance normalise per channel",
+    memory_note="keeps its input and per-sample statistics (batch: per-channel ones).",
+    examples=(({"kind": "group", "groups": 4}, ((16, 8, 8),)),),
     releasable_output=True,
     help="Normalises activations to zero mean and unit variance: over the batch (batch), "
          "over each sample (layer), over channel groups (group) or per channel and sample (instance).",
@@ -318,6 +333,10 @@ def _pool_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Seque
 
 POOL = NodeSpec(
     type_id="Pool", category="Layers",
+    shape_rule="(C, L) or (C, H, W): each spatial size shrinks to (size + 2*padding - kernel_size) // "
+               "stride + 1; global_avg gives (C,)",
+    memory_note="a window keeps its input (max also each maximum's position); global_avg keeps nothing.",
+    examples=(({"kind": "max", "kernel_size": 2}, ((16, 32, 32),)),),
     releasable_output=True,
     help="Downsamples by taking the max or mean of each window; global_avg averages every "
          "position, turning (C, H, W) into (C).",
@@ -342,6 +361,9 @@ def _same_shape(ctx: InferContext) -> dict[str, ShapeT]:
 
 DROPOUT = NodeSpec(
     type_id="Dropout", category="Layers",
+    shape_rule="the output has the input's shape",
+    memory_note="keeps its random mask (one byte a value).",
+    examples=(({"p": 0.1}, ((64,),)),),
     help="During training, zeroes each value with probability p and scales the rest by 1/(1-p); "
          "does nothing in evaluation.",
     params={"p": Float(default=0.5, min=0.0, max=1.0, help="Probability of dropping a value.")},

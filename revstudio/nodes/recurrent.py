@@ -58,6 +58,12 @@ def reading(shape: ShapeT | None) -> str | None:
 
 BIRNN = NodeSpec(
     type_id="BiRNN", category="Recurrent",
+    shape_rule="reads (features, time): time is the last axis, and (C, H, W) is W steps of C*H features; "
+               "it gives (2*hidden_size, steps). Transpose data stored as (time, features) first "
+               "(numpy.transpose(x, (0, 2, 1))): a Reshape would mix the values",
+    memory_note="keeps its input, every step's hidden states (and an LSTM's or GRU's gates) of both "
+                "directions and layers: about the output's size times the gate count per layer.",
+    examples=(({"hidden_size": 32, "cell": "lstm"}, ((8, 64),)),),
     help="A bidirectional RNN, LSTM or GRU reading the last axis as time, forwards and backwards. "
          "(C, L) gives (2*hidden_size, L); (C, H, W) is read along W and gives (2*hidden_size, W).",
     params={
@@ -72,6 +78,7 @@ BIRNN = NodeSpec(
     infer=_infer, count_params=_count, build=builder("BiRNN", _recipe),
     fresh_output=True,
     key_params=("hidden_size", "cell"),
+    reading=reading,
 )
 
 SPECS = (BIRNN,)

@@ -43,6 +43,9 @@ def _check_dim(kind: str, ctx: InferContext, shape: ShapeT, dim: int, port: str 
 # ---- Flatten / Reshape -------------------------------------------------------
 FLATTEN = NodeSpec(
     type_id="Flatten", category="Structure",
+    shape_rule="any shape becomes one axis of all its values",
+    memory_note="nothing (the output is a view of its input).",
+    examples=(({}, ((8, 4, 4),)),),
     layout_only=True,
     help="Turns each sample into one long vector, e.g. 8x4x4 into 128. Invertible.",
     params={},
@@ -83,6 +86,9 @@ def _reshape_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 RESHAPE = NodeSpec(
     type_id="Reshape", category="Structure",
+    shape_rule="the same number of values in a new shape; one size may be -1 (inferred)",
+    memory_note="nothing (the output is a view of its input).",
+    examples=(({"shape": [8, 16]}, ((128,),)),),
     layout_only=True,
     help="Rearranges each sample into a new shape with the same number of values "
          "(one size may be -1 to infer it). Invertible.",
@@ -126,6 +132,9 @@ def _split_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 SPLIT = NodeSpec(
     type_id="Split", category="Structure",
+    shape_rule="k parts (or parts of the listed sizes) along dim; the other axes are kept",
+    memory_note="nothing (the parts are views of the input).",
+    examples=(({"sections": 2}, ((8, 16),)),),
     layout_only=True,
     help="Cuts a tensor into k equal parts, or parts of the listed sizes, along dim "
          "(0 = channels). The parts are views, no copy. Invertible.",
@@ -173,6 +182,9 @@ def _concat_recipe(ctx: BuildContext) -> ModuleRecipe:
 
 CONCAT = NodeSpec(
     type_id="Concat", category="Structure",
+    shape_rule="joins along dim; every other size must match",
+    memory_note="nothing.",
+    examples=(({"inputs": 2}, ((4, 16), (4, 16))),),
     layout_only=True,
     help="Joins n tensors along dim (0 = channels); all other sizes must match. "
          "Invertible, since it knows each input's size.",
@@ -236,6 +248,11 @@ def _merge_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Sequ
 
 MERGE = NodeSpec(
     type_id="Merge", category="Structure",
+    shape_rule="inputs of one shape give that shape (concat: sizes add along the channel axis; stack: "
+               "a new axis after the batch)",
+    memory_note="mul keeps its inputs, max a mask of the winners; add, sub, mean, concat and stack "
+                "keep nothing.",
+    examples=(({"mode": "add", "inputs": 2}, ((16, 8), (16, 8))),),
     releasable_output=_merge_releasable,
     help="Combines n equal-shaped tensors elementwise (add, sub = in0 - in1 - ..., mul, mean, max), "
          "joins them along the channels (concat) or stacks them on a new axis after the batch (stack). "

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from revstudio.core import node_reference
 from revstudio.core.commands import RenameNode, SetParam
 from revstudio.core.graph import Graph, Node
 from revstudio.core.spec import registry
@@ -88,6 +89,7 @@ class Inspector(InspectorFacts, QWidget):
         self.rename_error.hide()
         self.type_label = _label("", "inspectorType")
         self.help = _label("", "inspectorHelp")
+        self.help.setTextFormat(Qt.TextFormat.PlainText)  # the node reference's text: its lines as lines
         self.form_title = _label("PARAMETERS", "sectionTitle")
         self.form_host = QWidget()
         self.form = QFormLayout(self.form_host)
@@ -193,7 +195,7 @@ class Inspector(InspectorFacts, QWidget):
             self.type_label.setText(spec.display_name if spec else node.type)
             missing = missing_type_text(node.type, getattr(self.graph, "plugins", {}).get(node.type), registry)
             if spec is not None:
-                self.help.setText(spec.help)
+                self.help.setText(node_reference.brief(spec))
             elif missing:  # its params and wires stay as the file has them, and are saved back
                 self.help.setText(missing[:1].upper() + missing[1:] + ". Its parameters and wires are kept.")
             else:

@@ -7,8 +7,8 @@ from typing import Any
 
 from revstudio.core.graph import Graph, Node
 from revstudio.core.grouping import group_users
+from revstudio.core.spec import registry
 from revstudio.diagnostics.estimate import precision_note
-from revstudio.nodes.recurrent import reading
 from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
 from revstudio.qt.inspector_text import note, table
@@ -103,10 +103,10 @@ class InspectorFacts:
         if info is not None:
             for port, shape in (getattr(info, "inputs", None) or {}).items():
                 rows.append((f"in · {port}", rf.format_shape(shape)))
-            if node.type == "BiRNN":  # which axis is time: (time, features) data read the other way round
-                read = reading((getattr(info, "inputs", None) or {}).get("in"))
-                if read:
-                    rows.append(("Reads", read))
+            spec = registry.find(node.type)  # which axis is time: (time, features) data read the other way round
+            read = spec.reads((getattr(info, "inputs", None) or {}).get("in")) if spec is not None else None
+            if read:
+                rows.append(("Reads", read))
             for port, shape in (getattr(info, "outputs", None) or {}).items():
                 rows.append((f"out · {port}", rf.format_shape(shape)))
             # a node that failed (a missing plugin's type, say) has no count: "0" would be a claim

@@ -6,6 +6,7 @@ spec up itself. Double-click (or Enter) adds the type in free space beside the s
 """
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 
 from PySide6.QtCore import QMimeData, QSize, Qt, Signal
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from revstudio.core import node_reference
 from revstudio.core.spec import NodeSpec, registry
 from revstudio.qt.theme import current, icon
 
@@ -142,10 +144,7 @@ class PaletteWidget(QWidget):
         item = QTreeWidgetItem([spec.display_name])
         item.setData(0, TYPE_ROLE, spec.type_id)
         item.setIcon(0, _category_icon(spec.category))
-        tip = spec.help
-        if spec.invertible:
-            tip += "\n\nInvertible: can sit inside a reversible region."
-        item.setToolTip(0, tip)
+        item.setToolTip(0, node_reference.text(spec, registry))  # what 'revstudio nodes TYPE' prints
         item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsDragEnabled)
         return item
 
@@ -191,16 +190,11 @@ class PaletteWidget(QWidget):
         if spec is None:
             self.help.setText("Drag a node onto the canvas, or double-click to add it at the centre.")
             return
-        ports = f"inputs: {self._ports(spec, True)} · outputs: {self._ports(spec, False)}"
-        self.help.setText(f"<b>{spec.display_name}</b> · {spec.category}<br>{spec.help}<br><i>{ports}</i>")
-
-    @staticmethod
-    def _ports(spec: NodeSpec, inputs: bool) -> str:
-        try:
-            ports = spec.input_ports(spec.defaults()) if inputs else spec.output_ports(spec.defaults())
-        except Exception:  # ports that depend on a group body cannot be listed here
-            return "from its group"
-        return ", ".join(ports) or "none"
+        ports = f"inputs: {node_reference.ports_text(spec, True)} · outputs: {node_reference.ports_text(spec, False)}"
+        # the brief entry's first line (the tooltip and the inspector hold it all): the list keeps its room
+        brief = html.escape(node_reference.brief(spec).splitlines()[0])
+        self.help.setText(f"<b>{html.escape(spec.display_name)}</b> · {html.escape(spec.category)}<br>{brief}"
+                          f"<br><i>{html.escape(ports)}</i>")
 
     def _on_double_click(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         type_id = item.data(0, TYPE_ROLE)

@@ -18,6 +18,7 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QCheckBox, QComboBox, QCompleter, QLabel, QLineEdit, QVBoxLayout, QWidget
 
+from revstudio.core import node_reference
 from revstudio.core.params import Param, ParamError, to_json
 
 _SEP = re.compile(r"[\s,;]+")
@@ -116,7 +117,8 @@ class ParamEditor(QWidget):
         self.setToolTip(self._tooltip())
 
     def _tooltip(self) -> str:
-        parts = [self.param.help, self.param.describe(), f"default: {format_value(self.param.default) or '(empty)'}"]
+        facts = node_reference.param_facts(self.param)  # as 'revstudio nodes TYPE' and docs/nodes.md say it
+        parts = [facts["meaning"], facts["allowed"], f"default: {format_value(self.param.default) or '(empty)'}"]
         return "\n".join(p for p in parts if p)
 
     def value(self) -> Any:

@@ -18,6 +18,7 @@ from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QFrame, QLabel, QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
+from revstudio.core import node_reference
 from revstudio.core.spec import NodeSpec, registry
 from revstudio.qt.palette import category_key
 
@@ -222,7 +223,8 @@ class QuickAddPopup(QFrame):
         for _, _, spec in sorted(ranked, key=lambda t: (t[0], t[1])):
             item = QListWidgetItem(f"{spec.display_name}    ·  {spec.category}")
             item.setData(Qt.ItemDataRole.UserRole, offer_key(spec))
-            item.setToolTip(spec.help)
+            item.setToolTip(spec.help if isinstance(spec, GroupOffer)  # (names its group, then the type's help)
+                            else node_reference.text(spec, registry))  # what 'revstudio nodes TYPE' prints
             self.list.addItem(item)
         if self.list.count():
             self.list.setCurrentRow(0)
