@@ -282,3 +282,15 @@ def start_from(weights: dict[str, Any], model: Any, source: str) -> None:
     if why:
         raise TrainError(init_misfit(source, why), 2)
     model.load_state_dict(weights)
+
+
+def run_training(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``training`` section of the project snapshot a checkpoint carries (the settings its run
+    trained with: ``--data`` and the other overrides included, data paths absolute), or None."""
+    import json
+
+    try:
+        section = json.loads(str(data.get("graph"))).get("training")
+    except (ValueError, AttributeError):
+        return None
+    return section if isinstance(section, dict) else None
