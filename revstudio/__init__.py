@@ -23,6 +23,7 @@ _LAZY = {
     "compile": ("revstudio.compiler", "compile"),
     "export": ("revstudio.codegen", "export"),
     "load_weights": ("revstudio.compiler.foreign_weights", "load_weights"),
+    "gradcheck": ("revstudio.diagnostics.gradcheck_api", "gradcheck"),
 }
 
 
@@ -42,4 +43,4 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
 
-__all__ = ["Graph", "__version__", "check", "compile", "export", "load", "load_weights", "save"]
+__all__ = ["Graph", "__version__", "check", "compile", "export", "gradcheck", "load", "load_weights", "save"]

@@ -83,7 +83,7 @@ def checkpoint_file(text: str) -> str:
 def load_weights(path: str) -> tuple[dict[str, Any], Any, dict[str, Any] | None]:
     """(the model's state dict, the step, the run's ``training`` section or None) of a training
     checkpoint; a CliError (exit 2) if unreadable."""
-    from revstudio.training.checkpoint import CheckpointError, weights_of
+    from revstudio.training.checkpoint import CheckpointError, run_training, weights_of
 
     try:
         model, data = weights_of(path)
@@ -92,18 +92,6 @@ def load_weights(path: str) -> tuple[dict[str, Any], Any, dict[str, Any] | None]
     if data is None:  # a bare state_dict: weights of one's own
         return model, None, None
     return model, data.get("step"), run_training(data)
-
-
-def run_training(data: dict[str, Any]) -> dict[str, Any] | None:
-    """The ``training`` section of the project snapshot a checkpoint carries (the settings its run
-    trained with: ``--data`` and the other overrides included, data paths absolute), or None."""
-    import json
-
-    try:
-        section = json.loads(str(data.get("graph"))).get("training")
-    except (ValueError, AttributeError):
-        return None
-    return section if isinstance(section, dict) else None
 
 
 def data_overrides(args: argparse.Namespace) -> dict[str, Any]:

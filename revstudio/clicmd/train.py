@@ -14,6 +14,7 @@ import os
 from typing import Any
 
 from revstudio.cli import CliError
+from revstudio.training.init_words import INIT_AND_RESUME, INIT_HELP, no_init_file
 
 from ._runargs import NO_BUDGET, memory_amount, port, positive_int, refuse_data_elsewhere, seed, whole_number
 
@@ -57,9 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", choices=("auto", "classification", "regression", "flow"))
     parser.add_argument("--out", metavar="DIR", help="run directory (default runs/<project>-<time>/ beside it)")
     parser.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its last checkpoint")
-    parser.add_argument("--init", metavar="WEIGHTS", help="start a new run from these weights instead of fresh "
-                        "ones: a state_dict file (torch.save(model.state_dict(), path)), a checkpoint or a "
-                        "run folder (its weights only)")
+    parser.add_argument("--init", metavar="WEIGHTS", help=INIT_HELP)
     parser.add_argument("--mode", choices=("reversible", "standard", "checkpoint"))
     parser.add_argument("--device", help="auto | cpu | cuda | cuda:N | mps | xpu | any device torch names")
     parser.add_argument("--lr", type=_number, help="learning rate (default: the project's, 0.001)")
@@ -171,11 +170,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.file and not args.resume and not os.path.isfile(args.file):
         raise CliError(_not_a_project(args.file))
     if args.init is not None and args.resume:
-        raise CliError("--init starts a new run from given weights and --resume continues a run from its own; "
-                       "give one of them")
+        raise CliError(INIT_AND_RESUME)
     if args.init is not None and not os.path.exists(args.init):
-        raise CliError(f"--init {args.init}: no such file or folder; give a state_dict file "
-                       "(torch.save(model.state_dict(), path)), a checkpoint or a run folder")
+        raise CliError(no_init_file(args.init))
     if args.resume and not os.path.isdir(args.resume):
         raise CliError(f"--resume {args.resume}: no such run directory")
     if args.file and not args.resume:

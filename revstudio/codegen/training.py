@@ -116,6 +116,19 @@ def _copied_resume() -> str:
     return "\n\n".join(inspect.getsource(fn) for fn in (checkpoint.data_changed, checkpoint.data_changed_note))
 
 
+def _copied_init() -> str:
+    """The words of revstudio.training.init_words, ``bare_state_dict`` of .checkpoint and
+    ``state_mismatch`` of revstudio.diagnostics.gradcheck, verbatim: the script's ``--init`` takes
+    the files ``revstudio train --init`` takes and refuses the same weights in the same words."""
+    from revstudio.diagnostics import gradcheck
+    from revstudio.training import checkpoint, init_words
+
+    return "\n\n".join([f"OWN_WEIGHTS = {init_words.OWN_WEIGHTS!r}\nINIT_AND_RESUME = {init_words.INIT_AND_RESUME!r}\n"
+                         f"INIT_HELP = {init_words.INIT_HELP!r}\nKEYS_SHOWN = {gradcheck.KEYS_SHOWN!r}\n"] + [inspect.getsource(fn) for fn in (
+        init_words.no_init_file, init_words.init_misfit, checkpoint.bare_state_dict, gradcheck.state_mismatch,
+        gradcheck._names)])
+
+
 def _literal(value: Any) -> str:
     """A Python literal of JSON-like data (strings through ``repr``, so nothing becomes code)."""
     text = repr(value)
@@ -187,6 +200,8 @@ def training_parts(graph: Any, report: Any, section: dict[str, Any] | None, inpu
         + _copied_learning(),
         "# ---- resumed on other data (verbatim from revstudio.training.checkpoint) " + "-" * 12 + "\n"
         + _copied_resume(),
+        "# ---- starting from weights of one's own (verbatim from revstudio's --init) " + "-" * 11 + "\n"
+        + _copied_init(),
         "# ---- the training loop (as revstudio.training.loop) " + "-" * 32 + "\n" + LOOP.strip("\n") + "\n",
     ]
 
@@ -194,7 +209,8 @@ def training_parts(graph: Any, report: Any, section: dict[str, Any] | None, inpu
 def top_level_names() -> set[str]:
     """Names the training code defines at module level (reserved so no generated class takes one)."""
     names: set[str] = set()
-    for text in (*(inspect.getsource(m) for m in data_modules()), _copied_parts(), _copied_divergence(), _copied_learning(), _copied_resume(), LOOP):
+    for text in (*(inspect.getsource(m) for m in data_modules()), _copied_parts(), _copied_divergence(), _copied_learning(), _copied_resume(),
+                 _copied_init(), LOOP):
         for stmt in ast.parse(text).body:
             if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
                 names.add(stmt.name)

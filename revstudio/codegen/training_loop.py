@@ -150,9 +150,32 @@ def diverged_text(warned: dict[str, Any], config: dict[str, Any], kind: str) -> 
             f"or {clip}{DIVERGED_ADVICE if kind == 'flow' else ''}")
 
 
+def init_weights(path: str, model: Any) -> None:
+    """Put the weights ``--init`` names into ``model``, as revstudio train --init: a state_dict file,
+    a checkpoint (this script's or revstudio's) or a revstudio run folder (its last checkpoint)."""
+    file = os.path.join(path, "checkpoints", "last.pt") if os.path.isdir(path) else path
+    if not os.path.isfile(file):
+        raise _Reject(no_init_file(path))
+    try:
+        data = torch.load(file, map_location="cpu", weights_only=True)
+    except (OSError, pickle.UnpicklingError, EOFError, RuntimeError, ValueError, TypeError) as exc:
+        # (torch's own message may advise weights_only=False, which would run the file's code: not repeated)
+        raise _Reject(f"--init {file}: not a readable file of weights ({type(exc).__name__}); it is damaged "
+                      "or cut short") from None
+    weights = data.get("model") if isinstance(data, dict) and isinstance(data.get("model"), dict) \
+        else bare_state_dict(file)
+    if not weights:
+        raise _Reject(f"--init {file}: not a checkpoint nor a state_dict (a dict of name -> tensor); {OWN_WEIGHTS}")
+    why = state_mismatch(model.state_dict(), weights)
+    if why:
+        raise _Reject(init_misfit(path, why))
+    model.load_state_dict(weights)
+
+
 def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | None = None,
-          json_rows: bool = False, resume: str | None = None) -> Model:
-    """Train ``Model`` with ``config`` (the TRAINING keys); write the checkpoint to ``out``."""
+          json_rows: bool = False, resume: str | None = None, init: str | None = None) -> Model:
+    """Train ``Model`` with ``config`` (the TRAINING keys); write the checkpoint to ``out``; start
+    from the weights ``init`` names instead of fresh ones (``--init``)."""
     t0 = time.perf_counter()
     rank, world, local_rank = start_distributed(config["device"])
     device = pick_device(config["device"], local_rank)
@@ -183,6 +206,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     model = Model().to(device=device, dtype=torch.float64 if float64 else torch.float32)
     model.mode = config["mode"]
     model.track_inversion = False  # as revstudio train: no inversion error is measured, nothing reads it
+    if init:
+        init_weights(init, model)
     if config.get("memory_budget") is not None and rank == 0:
         print(f"note: the project's memory_budget is not applied here (choosing what it keeps needs "
               f"revstudio's memory estimate: use revstudio train); every region runs {config['mode']} mode",

@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default="checkpoint.pt", help="where to write the checkpoint (default "
                                                                "checkpoint.pt)")
     parser.add_argument("--resume", default=None, metavar="CHECKPOINT", help="continue from a checkpoint")
+    parser.add_argument("--init", metavar="WEIGHTS", help=INIT_HELP)
     parser.add_argument("--json", action="store_true", help="print one JSON object per row")
     args = parser.parse_args(argv)
     config = dict(TRAINING)
@@ -99,7 +100,8 @@ def main(argv: list[str] | None = None) -> None:
             config[key] = value
             if key in ("steps", "epochs"):
                 config["epochs" if key == "steps" else "steps"] = None
-    problem = option_problem(config) or out_problem(args.out)
+    problem = option_problem(config) or out_problem(args.out) or (
+        INIT_AND_RESUME if args.init is not None and args.resume else None)
     if problem is not None:
         parser.error(problem)
     try:
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError:  # (not the main thread: whoever runs main() there handles signals)
         pass
     try:
-        train(config, args.out, args.base_dir, args.json, args.resume)
+        train(config, args.out, args.base_dir, args.json, args.resume, args.init)
     except BrokenPipeError:  # the reader of the rows went away (`--json | head`): stop quietly, as cat
         devnull = os.open(os.devnull, os.O_WRONLY)  # does; the exit's own flush then has nowhere to fail
         os.dup2(devnull, sys.stdout.fileno())

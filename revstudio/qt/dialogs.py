@@ -8,6 +8,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 
 FILE_FILTER = "revstudio projects (*.revs);;All files (*)"
+WEIGHTS_FILTER = "Weights (*.pt *.pth *.bin);;All files (*)"
 
 
 class Dialogs:
@@ -57,6 +58,12 @@ class Dialogs:
 
     def open_path(self, parent: QWidget, start: str) -> str | None:
         path, _ = QFileDialog.getOpenFileName(parent, "Open project", start, FILE_FILTER)
+        return path or None
+
+    def weights_path(self, parent: QWidget, start: str) -> str | None:
+        """A file of weights a run starts from (a state_dict or a checkpoint); a run folder's
+        ``checkpoints/last.pt`` is picked inside it."""
+        path, _ = QFileDialog.getOpenFileName(parent, "Train from weights", start, WEIGHTS_FILTER)
         return path or None
 
     def save_path(self, parent: QWidget, start: str) -> str | None:

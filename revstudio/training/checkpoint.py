@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .init_words import OWN_WEIGHTS, init_misfit
 from .runs import write_atomic
 
 if TYPE_CHECKING:
@@ -241,11 +242,6 @@ def data_changed_note(changed: list[str]) -> str:
             "the epochs and the validation set from here on are not the ones it had")
 
 
-# What a file of weights of one's own is, and how to make one (gradcheck --checkpoint, train --init).
-OWN_WEIGHTS = ("weights of another model (plain PyTorch, MemCNN, RevLib) load into rs.compile's model with "
-               "rs.load_weights, and torch.save(model.state_dict(), path) then writes a file this takes")
-
-
 def bare_state_dict(path: str) -> dict[str, Any] | None:
     """The file's tensors where it holds a bare state_dict (``torch.save(model.state_dict(), path)``),
     else None; read with ``weights_only=True`` (call it after :func:`load` refused the file as not
@@ -284,5 +280,17 @@ def start_from(weights: dict[str, Any], model: Any, source: str) -> None:
 
     why = state_mismatch(model.state_dict(), weights)
     if why:
-        raise TrainError(f"--init {source}: the weights do not fit the run's graph ({why}); {OWN_WEIGHTS}", 2)
+        raise TrainError(init_misfit(source, why), 2)
     model.load_state_dict(weights)
+
+
+def run_training(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``training`` section of the project snapshot a checkpoint carries (the settings its run
+    trained with: ``--data`` and the other overrides included, data paths absolute), or None."""
+    import json
+
+    try:
+        section = json.loads(str(data.get("graph"))).get("training")
+    except (ValueError, AttributeError):
+        return None
+    return section if isinstance(section, dict) else None

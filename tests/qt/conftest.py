@@ -46,6 +46,7 @@ class ScriptedDialogs:
         self.unsaved: list[str] = []        # answers to "save changes?"
         self.open_paths: list[str | None] = []
         self.save_paths: list[str | None] = []
+        self.weights_paths: list[str | None] = []  # answers to Run > Train From Weights…
         self.restore: list[str] = []
         self.errors: list[tuple[str, str]] = []
         self.asked: list[str] = []
@@ -79,6 +80,10 @@ class ScriptedDialogs:
     def open_path(self, parent: Any, start: str) -> str | None:
         self.asked.append("open")
         return self.open_paths.pop(0) if self.open_paths else None
+
+    def weights_path(self, parent: Any, start: str) -> str | None:
+        self.asked.append("weights")
+        return self.weights_paths.pop(0) if self.weights_paths else None
 
     def save_path(self, parent: Any, start: str) -> str | None:
         self.asked.append("save_as")

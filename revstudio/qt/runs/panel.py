@@ -405,6 +405,8 @@ class RunsPanel(QWidget):
             # its process is gone"), which would say the same thing twice
             messages = [live.message] if entry.guessed else [*messages, live.message]
         lines += [in_app_words(m) for m in messages if m]
+        if entry.init_from:
+            lines.append(f"started from weights: {entry.init_from}")
         if entry.checkpoint.exists():
             lines.append(f"checkpoint: {entry.checkpoint}")
             if (entry.path / "model.py").is_file():  # (how the trained network goes into one's own code)

@@ -8,6 +8,7 @@ shares: the same words (``killed``, ``unknown``) and the same reasons. No Qt her
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ class RunEntry:
     resumed: list[str] = field(default_factory=list)  # when each resume restarted it (status.json)
     trained_s: float | None = None  # seconds trained before the last (re)start
     guessed: bool = False      # the message is the folder's reading (killed, unknown), not the run's own word
+    init_from: str | None = None  # the weights of one's own it started from (train --init), else None
 
     @property
     def name(self) -> str:
@@ -79,7 +81,26 @@ def read_run_dir(path: str | Path) -> RunEntry:
     entry.metrics = dict(info.metrics)
     entry.started, entry.ended, entry.message = info.started, info.ended, info.message
     entry.resumed, entry.trained_s = list(info.resumed), info.trained_s
+    entry.init_from = started_from(path)
     return entry
+
+
+def started_from(path: Path, lines: int = 8) -> str | None:
+    """The ``init_from`` of the run's first ``started`` row (the weights ``--init`` gave it), read
+    from the first lines of ``metrics.jsonl`` only; None for a run started fresh or not started."""
+    try:
+        with open(path / "metrics.jsonl", encoding="utf-8") as handle:
+            for _, line in zip(range(lines), handle):
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    return None
+                if isinstance(row, dict) and row.get("event") == "started":
+                    init = row.get("init_from")
+                    return init if isinstance(init, str) else None
+    except OSError:
+        pass
+    return None
 
 
 def is_run_dir(path: Path) -> bool:

@@ -178,8 +178,9 @@ class TrainController(QObject):
         """Why the drawn graph cannot be trained (or checked: ``doing``), naming its errors; None if it can."""
         return rf.graph_problem(self.document.graph, self.document.current_report(), doing)
 
-    def start(self) -> str | None:
-        """Snapshot the project and start a run; returns the reason when it was refused."""
+    def start(self, init: str | None = None) -> str | None:
+        """Snapshot the project and start a run; returns the reason when it was refused. ``init``:
+        weights of one's own the run starts from (``revstudio train --init``, which checks them)."""
         reason = self.refusal()
         if reason:
             self.message.emit(reason)
@@ -193,7 +194,8 @@ class TrainController(QObject):
             reason = f"Cannot create the run folder {run_dir}: {exc.strerror or exc}; {run_folder_advice(exc, run_dir)}"
             self.message.emit(reason)
             return reason
-        return self._launch(run_dir, worker_argv(snapshot, run_dir), RunData(run_dir.name))
+        argv = worker_argv(snapshot, run_dir) + (["--init", os.path.abspath(init)] if init else [])
+        return self._launch(run_dir, argv, RunData(run_dir.name))
 
     def resume(self, run_dir: Path, data: RunData | None = None) -> str | None:
         """Continue a stopped run from its last checkpoint (``revstudio train --resume``)."""

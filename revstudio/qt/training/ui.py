@@ -96,6 +96,9 @@ class TrainingUI(RunActionsMixin, ChildDiagnosticsMixin, QObject):
         w = self.window
         self._action("train", "&Train", self.train, "F5", "train",
                      "Train this project (synthetic data and defaults unless Run Settings say otherwise)")
+        self._action("train_from_weights", "Train From &Weights…", self.train_from_weights, None, None,
+                     "Train this project starting from weights of your own (a state_dict file, a checkpoint "
+                     "or a run folder's last one) instead of fresh ones")
         self._action("stop", "&Stop", self.stop, "Shift+F5", "stop", "Stop the run (its last checkpoint is kept)")
         self._action("run_settings", "Run &Settings…", self.edit_settings, "Ctrl+F5", "run-settings",
                      "Data, loss, optimizer, schedule, device, precision, mode and intervals of training")
@@ -111,7 +114,7 @@ class TrainingUI(RunActionsMixin, ChildDiagnosticsMixin, QObject):
         if help_action is not None:  # keep Help last
             w.menuBar().removeAction(menu.menuAction())
             w.menuBar().insertMenu(help_action, menu)
-        for name in ("train", "stop", None, "run_settings", None, "gradcheck_project", "memory_project", None,
+        for name in ("train", "train_from_weights", "stop", None, "run_settings", None, "gradcheck_project", "memory_project", None,
                      "show_plots", "show_runs"):
             if name is None:
                 menu.addSeparator()
@@ -193,9 +196,17 @@ class TrainingUI(RunActionsMixin, ChildDiagnosticsMixin, QObject):
         self._refresh_plots()
 
     # ---- train / stop ------------------------------------------------------------------
-    def train(self) -> str | None:
-        """Start a run; returns the refusal's reason (also shown) or None."""
-        reason = self.controller.start()
+    def train_from_weights(self) -> str | None:
+        """Run > Train From Weights…: ask for the weights, then Train from them (``revstudio train
+        --init``: weights that do not fit are refused by the run, its message in the Runs tab)."""
+        start = str(Path(self.document.path).parent if self.document.path else Path.cwd())
+        path = self.window.dialogs.weights_path(self.window, start)
+        return self.train(init=path) if path else None
+
+    def train(self, init: str | None = None) -> str | None:
+        """Start a run (from the weights ``init`` names, else fresh); returns the refusal's reason
+        (also shown) or None."""
+        reason = self.controller.start(init)
         if reason:
             self.window.show_message(reason)
             if self.controller.running:
