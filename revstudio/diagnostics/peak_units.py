@@ -394,9 +394,9 @@ class UnitBuilder:
                     zero_grads=tuple(zeros))
 
     def _moments(self, region: Any, out_set: AbstractSet[Value], copies: int,
-                 after: peak_bare.After = peak_bare.NOTHING_AFTER) -> tuple[list[Moment], int]:
+                 after: peak_bare.After = peak_bare.NOTHING_AFTER, end: bool = False) -> tuple[list[Moment], int]:
         """Per computing step of ``region`` (``peak_moments.region_moments``)."""
-        return peak_moments.region_moments(self, region, out_set, copies, after)
+        return peak_moments.region_moments(self, region, out_set, copies, after, end)
 
     def spliced(self, sid: str) -> tuple[UnitBuilder, Any, int] | None:
         """(a builder of its body, the body's one region, its copies) for a Group or Repeat step
