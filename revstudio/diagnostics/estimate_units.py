@@ -16,6 +16,7 @@ from .estimate_walk import _values_of, _Walker
 from .peak import Unit, Value, Walk
 from .peak_couplings import COUPLINGS
 from .peak_inline import Inline
+from .peak_outputs import handed_back
 from .peak_segments import pieces, segment
 from .peak_steps import sample_bytes
 from .peak_units import UnitBuilder
@@ -197,6 +198,13 @@ def _keeping(walker: _Walker, order: list[str], regions: Sequence[Any], stream_b
             rest.extra -= sum(
                 flat.nbytes(base) for base in {_whole_base(flat, v) for v in rest.reads}
                 if base is not None and base in kept and base in made)
+            # and holds a stream copy of its own of what it hands back untouched, beside the storage
+            # a kept step saved (``peak_outputs.handed_back``)
+            named = [v for v in _values_of(walker, tail.outputs, raw=True) if v is not None]
+            # (or kept as its input itself: ``Unit.extra_fwd``, a batch of one InvConv1x1's)
+            held = kept | {flat.base(u.reads[0]) for u in layers if u.extra_fwd is not None and u.grad and u.reads}
+            rest.extra += sum(flat.nbytes(base) for base in {flat.base(v) for v in handed_back(tail, named, rest.reads)}
+                              if base is not None and base in held)
             units += lumped
             units.append(rest)
     return flat.walk(units)

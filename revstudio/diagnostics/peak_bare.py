@@ -396,7 +396,7 @@ def dead_before_additive(b: Any, steps: Sequence[str], bare: AbstractSet[str]) -
             if kind == "AffineCoupling" and sid in bare and prev in _ADDITIVE}
 
 
-def unowned_rebuild(b: Any, steps: Sequence[str], couplings: Mapping[str, Any]) -> list[str]:
+def unowned_rebuild(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], end: bool = False) -> list[str]:
     """The steps of a region (forward order) whose output backward rebuilds into memory the
     runtime does not own: an InvConv1x1 ends the region and follows them (a coupling node, or a
     wired block's couplings). The region hands out the einsum's product, a channels-first view
@@ -404,22 +404,37 @@ def unowned_rebuild(b: Any, steps: Sequence[str], couplings: Mapping[str, Any]) 
     of that view is one again; the coupling before it then rebuilds each half anew (as
     ``peak_forward.forward_updates`` prices forward). Conv, InvConv1x1, AdditiveCoupling,
     InvConv1x1 was 7.8 % under in reversible mode at batch 8, 19 % on the image (ActNorm first);
-    with a wired block 13.7 %."""
+    with a wired block 13.7 %. An ActNorm or InvConv1x1 between them hands that layout on (its
+    inverse is elementwise, or the einsum's product of a view again), and a Group or Repeat whose
+    body ends with couplings rebuilds its last copy's anew: random skip network 86 (a Repeat of
+    couplings, ActNorm, InvConv1x1) under a 1 MiB budget at batch 8, whose rest peaks there, was
+    11.2 % under. ``end``: ``steps`` are such a body's, the last copy's, which that follows."""
     found = _typed(b, steps)
-    if not found or found[-1][1] != "InvConv1x1" or b.w.batch < 2 \
-            or len(b.w.views[found[-1][0]].inputs.get("in") or ()) < 2:
-        return []
+    if not end:
+        if not found or found[-1][1] != "InvConv1x1" or b.w.batch < 2 \
+                or len(b.w.views[found[-1][0]].inputs.get("in") or ()) < 2:
+            return []
+        found = found[:-1]
     out: list[str] = []
-    for sid, kind in reversed(found[:-1]):
+    for sid, kind in reversed(found):
         if kind == "Concat" and not out:  # (a wired block's end)
+            continue
+        if kind in _LAYOUT_KEPT and not out:
             continue
         if sid in couplings:
             out.insert(0, sid)
             continue
         if kind == "AdditiveCoupling" and not out:
             out.append(sid)
+        elif kind in ("Group", "Repeat") and not out and b.spliced(sid) is not None:
+            out.append(sid)  # (its body's last couplings: ``analyse``'s ``end``)
         break
     return out
+
+
+# flow layers whose inverse of a view that is not dense is not dense either: ActNorm's is
+# elementwise (torch keeps its input's strides), InvConv1x1's the einsum's product of a view
+_LAYOUT_KEPT = frozenset({"ActNorm", "InvConv1x1"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -459,11 +474,13 @@ class Analysis:
 _NO_FACTS = Facts()
 
 
-def analyse(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], after: After = NOTHING_AFTER) -> Analysis:
+def analyse(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], after: After = NOTHING_AFTER,
+            end: bool = False) -> Analysis:
     """The analysis of a region's ``steps`` (forward order; ``couplings``: its wired couplings,
     by their Merge) that ``after`` follows. (A Group whose body is spliced passes what follows it
     on, past a Squeeze too: random network 601's coupling node in a Group before a Squeeze and an
-    ActNorm was 1.8 % under at batch 1, its streams priced as corrected.)"""
+    ActNorm was 1.8 % under at batch 1, its streams priced as corrected.) ``end``: the steps are a
+    spliced body's last copy, whose output backward rebuilds unowned (:func:`unowned_rebuild`)."""
     following = after_each(b, steps, after)
     nexts = {sid: near for sid, (near, _) in following.items()}
     bare = bare_streams(b, steps, after[1])
@@ -474,7 +491,7 @@ def analyse(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], after: A
     dead_on = dead_before_additive(b, steps, bare)
     x1_anew = x1_summed_anew(nexts)
     flows = uncorrected(b, nexts)
-    anew = unowned_rebuild(b, steps, couplings) if after == NOTHING_AFTER else []
+    anew = unowned_rebuild(b, steps, couplings, end) if after == NOTHING_AFTER or end else []
     facts = {sid: Facts(sid in bare, parts.get(sid, 0), sid in split_lo, sid in dead_on, sid in x1_anew,
                         sid in flows, sid in x1_bare, sid in anew) for sid in nexts}
     return Analysis(following, wired, flow_joined(b, steps, couplings, after[0]), facts, anew)

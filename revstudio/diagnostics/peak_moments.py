@@ -23,7 +23,7 @@ FLOW_WORK = {"ActNorm": 1, "InvConv1x1": 0, "AffineCoupling": 2}
 
 
 def region_moments(b: Any, region: Any, out_set: AbstractSet[Value], copies: int,
-                   after: peak_bare.After = peak_bare.NOTHING_AFTER) -> tuple[list[Moment], int]:
+                   after: peak_bare.After = peak_bare.NOTHING_AFTER, end: bool = False) -> tuple[list[Moment], int]:
     """Per computing step of ``region``, in forward order: (its parameter bytes, its runtime
     steps, the most its backward holds while its parameters' gradients exist, the most
     before they do, the stream value an additive update passes on, what more it holds beside
@@ -33,7 +33,7 @@ def region_moments(b: Any, region: Any, out_set: AbstractSet[Value], copies: int
     body's steps spliced into the region, every copy's (``spliced``); ``out_set``: the
     region's outputs (kept anyway), ``copies``: the bytes of the held outputs' copies;
     ``after``: what follows the region's last step (``peak_bare.After``: a spliced body's
-    next copy's first)."""
+    next copy's first); ``end``: a spliced body's last copy, rebuilt unowned (``peak_bare.analyse``)."""
     couplings = getattr(region, "couplings", {}) or {}
     infos = b.w.report.nodes
     moments: list[Moment] = []
@@ -41,7 +41,7 @@ def region_moments(b: Any, region: Any, out_set: AbstractSet[Value], copies: int
     steps = list(getattr(region, "steps", ()))
     owners: list[str] = []  # the step each moment is of
     b.moment_steps = owners
-    known = peak_bare.analyse(b, steps, couplings, after)
+    known = peak_bare.analyse(b, steps, couplings, after, end)
     bare_wired, flow_first = known.bare_wired, known.flow_first
     prev = ""
     for sid in steps:
@@ -56,7 +56,8 @@ def region_moments(b: Any, region: Any, out_set: AbstractSet[Value], copies: int
         inner = b.spliced(sid) if sid not in couplings else None
         if inner is not None:
             spliced, largest = peak_steps.spliced_moments(b, sid, inner, out_set, copies,
-                                                             known.following.get(sid, peak_bare.NOTHING_AFTER))
+                                                             known.following.get(sid, peak_bare.NOTHING_AFTER),
+                                                             sid in known.anew)
             kept, times = peak_steps.kept_copies(b, region, sid)  # (the head runs those)
             moments += spliced[len(spliced) // times * kept:]
             act = max(act, largest)

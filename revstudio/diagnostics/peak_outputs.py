@@ -172,3 +172,19 @@ def logdet_bytes(b: Any, region: Any) -> int:
     if not any(t in ("AffineCoupling", "ActNorm", "InvConv1x1") for t in types):
         return 0
     return int(b.w.batch) * int(b.elem) * (types.count("AffineCoupling") + 2)
+
+
+
+def handed_back(region: Any, named: Sequence[Any], reads: Sequence[Any]) -> list[Any]:
+    """The outputs ``named`` a budget's rest hands back untouched that the kept steps before it
+    made (``region.head``; a value a later layer reads that no step of the rest reads). The runtime
+    takes each in as an input of the rest: a stream copy of its own, which it hands out and copies
+    again in backward, with an inversion-error sample. The copy takes the place of the kept step's
+    storage the walk holds unless a kept step saved that storage (``estimate_units._keeping``
+    counts it there); the sample is the rest's own. Random skip network 65 under a 64 KiB budget
+    at batch 1 (an ActNorm's output a skip add reads past the region, which the InvConv1x1 after
+    it saves) was 8.2 % under without both, 51 at batch 8 (whose InvConv1x1 saves a copy of it) 1.2 %
+    without the sample."""
+    head: AbstractSet[str] = getattr(region, "head", frozenset())
+    read = set(reads)
+    return [v for v in dict.fromkeys(named) if v[0] in head and v not in read]

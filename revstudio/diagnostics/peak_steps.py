@@ -79,17 +79,18 @@ def kept_params(b: Any, region: Any) -> int:
 
 
 def spliced_moments(b: Any, sid: str, inner: tuple[Any, Any, int], out_set: AbstractSet[Any], copies: int,
-                    after: After) -> tuple[list[Moment], int]:
+                    after: After, anew: bool = False) -> tuple[list[Moment], int]:
     """The steps of Group or Repeat ``sid`` whose body is one invertible region, spliced into
     ``b``'s region, every copy's: (their moments, the largest output of one runtime step). The
     last copy is followed by ``after`` (what follows the Group in the region: ``peak_bare.After``),
-    the others by the next copy's first steps; ``out_set``: the region's outputs."""
+    the others by the next copy's first steps; ``out_set``: the region's outputs; ``anew``: the
+    last copy's output is rebuilt into memory the runtime does not own (``peak_bare.unowned_rebuild``)."""
     sub, body_region, times = inner
     # the body's outputs are the region's where the group's are (the last copy's)
     ends = {v for v in _values_of(sub.w, getattr(body_region, "outputs", ())) if v is not None} \
         if any(v in out_set for v in b.makes(sid)) else set()
     sub.channels_last, sub.kept_wide = b.channels_last, b.kept_wide  # (its body runs in the region's streams)
-    last, largest = sub._moments(body_region, ends, copies, after)
+    last, largest = sub._moments(body_region, ends, copies, after, anew)
     others = last
     if times > 1:
         first = first_after(sub, getattr(body_region, "steps", ()), after)

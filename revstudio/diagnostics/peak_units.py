@@ -17,6 +17,7 @@ from .peak_bypass import bypass_gone
 from .peak_moments import FLOW_WORK
 from .peak_outputs import (
     grads_read_on,
+    handed_back,
     logdet_bytes,
     mid_outputs_gone,
     not_streams,
@@ -276,7 +277,8 @@ class UnitBuilder:
         zeros = unread_outputs(self, region, named, makes)
         unread = unread_kept(self, nodes, reads, zeros, makes)
         extra = wide + (samples if self.stream_bytes > self.elem else 0) + sum(map(self.w.nbytes, self.apart)) \
-            + sum(map(self.w.nbytes, unread)) + logdet_bytes(self, region)
+            + sum(map(self.w.nbytes, unread)) + logdet_bytes(self, region) \
+            + peak_steps.sample_bytes(self.w, handed_back(region, named, reads), (), getattr(region, "head", frozenset()))
         out_set = set(outs)
         # backward copies each output to rebuild the streams in (the caller's tensor is never
         # written over); the copy takes the output's place, unless the caller holds the output
@@ -394,9 +396,9 @@ class UnitBuilder:
                     zero_grads=tuple(zeros))
 
     def _moments(self, region: Any, out_set: AbstractSet[Value], copies: int,
-                 after: peak_bare.After = peak_bare.NOTHING_AFTER) -> tuple[list[Moment], int]:
+                 after: peak_bare.After = peak_bare.NOTHING_AFTER, end: bool = False) -> tuple[list[Moment], int]:
         """Per computing step of ``region`` (``peak_moments.region_moments``)."""
-        return peak_moments.region_moments(self, region, out_set, copies, after)
+        return peak_moments.region_moments(self, region, out_set, copies, after, end)
 
     def spliced(self, sid: str) -> tuple[UnitBuilder, Any, int] | None:
         """(a builder of its body, the body's one region, its copies) for a Group or Repeat step
