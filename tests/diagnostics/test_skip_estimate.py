@@ -58,6 +58,23 @@ def _errors(graph: Graph, batch: int, modes: tuple[str, ...]) -> dict[str, tuple
     return found
 
 
+def _budget_figures(seed: int, batch: int, budget: int) -> tuple[int, int]:
+    """(estimated, measured) peak of random skip network ``seed`` in reversible mode under ``budget``."""
+    from random_revnets import random_skipnet
+
+    from revstudio.diagnostics.budget import budget_peak
+
+    graph = random_skipnet(seed)
+    report = full_check(graph, batch=batch)
+    torch.manual_seed(0)
+    model = compile_graph(graph, mode="standard")
+    model.train()
+    inputs = random_inputs(graph, batch, torch.float32, requires_grad=False)
+    model.mode, model.memory_budget = "reversible", budget
+    return (budget_peak(graph, report, budget, batch=batch),
+            measure_step(model, inputs, timing_runs=0)["peak_bytes"])
+
+
 @pytest.mark.parametrize("batch", [2, 8])
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_a_skip_is_estimated_as_measured(tmp_path: Path, name: str, batch: int) -> None:
@@ -241,19 +258,7 @@ def test_a_gradient_an_add_hands_an_output_a_later_step_takes_is_read_on(batch: 
 # Skip network 1 under a 64 KiB budget at batch 8: the rest's region releases the same kind of gradient
 # (2.3 % over).
 def test_a_budgets_rest_releases_a_gradient_an_add_hands_on() -> None:
-    from random_revnets import random_skipnet
-
-    from revstudio.diagnostics.budget import budget_peak
-
-    graph, batch, budget = random_skipnet(1), 8, 1 << 16
-    report = full_check(graph, batch=batch)
-    torch.manual_seed(0)
-    model = compile_graph(graph, mode="standard")
-    model.train()
-    inputs = random_inputs(graph, batch, torch.float32, requires_grad=False)
-    model.mode, model.memory_budget = "reversible", budget
-    measured = measure_step(model, inputs, timing_runs=0)["peak_bytes"]
-    estimated = budget_peak(graph, report, budget, batch=batch)
+    estimated, measured = _budget_figures(1, 8, 1 << 16)
     assert abs(estimated / measured - 1) < 0.005, (estimated, measured)
 
 
@@ -285,19 +290,7 @@ def test_a_region_output_nothing_reads_is_no_part_of_the_pair_a_concat_copies_ap
 # before it made (its input an1.out); that is no output of its steps, and no gradient of zeros comes
 # for it (counted as one, with a kept storage, 11.3 % over).
 def test_a_budgets_rest_has_no_gradient_of_zeros_for_what_the_kept_steps_made() -> None:
-    from random_revnets import random_skipnet
-
-    from revstudio.diagnostics.budget import budget_peak
-
-    graph, batch, budget = random_skipnet(77), 8, 1 << 16
-    report = full_check(graph, batch=batch)
-    torch.manual_seed(0)
-    model = compile_graph(graph, mode="standard")
-    model.train()
-    inputs = random_inputs(graph, batch, torch.float32, requires_grad=False)
-    model.mode, model.memory_budget = "reversible", budget
-    measured = measure_step(model, inputs, timing_runs=0)["peak_bytes"]
-    estimated = budget_peak(graph, report, budget, batch=batch)
+    estimated, measured = _budget_figures(77, 8, 1 << 16)
     assert abs(estimated / measured - 1) < 0.005, (estimated, measured)
 
 
@@ -314,19 +307,7 @@ def test_a_flow_regions_log_determinant_sums_are_counted(batch: int) -> None:
 
 
 def test_a_budgets_rest_counts_its_log_determinant_sums() -> None:
-    from random_revnets import random_skipnet
-
-    from revstudio.diagnostics.budget import budget_peak
-
-    graph, batch, budget = random_skipnet(25), 8, 1 << 16
-    report = full_check(graph, batch=batch)
-    torch.manual_seed(0)
-    model = compile_graph(graph, mode="standard")
-    model.train()
-    inputs = random_inputs(graph, batch, torch.float32, requires_grad=False)
-    model.mode, model.memory_budget = "reversible", budget
-    measured = measure_step(model, inputs, timing_runs=0)["peak_bytes"]
-    estimated = budget_peak(graph, report, budget, batch=batch)
+    estimated, measured = _budget_figures(25, 8, 1 << 16)
     assert -0.0007 <= estimated / measured - 1 < 0.005, (estimated, measured)
 
 
@@ -336,19 +317,7 @@ def test_a_budgets_rest_counts_its_log_determinant_sums() -> None:
 # does not own the stream the copy's coupling rebuilds and updates it out of place, TwoSum's temporaries
 # beside the whole new pair (11.2 % under, 1,711,048 of 1,926,140 B, pricing the in-place update).
 def test_a_repeats_last_copy_before_an_actnorm_and_invconv_is_rebuilt_anew() -> None:
-    from random_revnets import random_skipnet
-
-    from revstudio.diagnostics.budget import budget_peak
-
-    graph, batch, budget = random_skipnet(86), 8, 1 << 20
-    report = full_check(graph, batch=batch)
-    torch.manual_seed(0)
-    model = compile_graph(graph, mode="standard")
-    model.train()
-    inputs = random_inputs(graph, batch, torch.float32, requires_grad=False)
-    model.mode, model.memory_budget = "reversible", budget
-    measured = measure_step(model, inputs, timing_runs=0)["peak_bytes"]
-    estimated = budget_peak(graph, report, budget, batch=batch)
+    estimated, measured = _budget_figures(86, 8, 1 << 20)
     assert -0.0007 <= estimated / measured - 1 < 0.005, (estimated, measured)
 
 
@@ -360,17 +329,5 @@ def test_a_repeats_last_copy_before_an_actnorm_and_invconv_is_rebuilt_anew() -> 
 # ActNorm's output, which nothing else keeps: 1.2 % under without the sample.
 @pytest.mark.parametrize(("seed", "batch"), [(65, 1), (51, 8)])
 def test_a_budgets_rest_keeps_a_copy_and_a_sample_of_what_it_hands_back(seed: int, batch: int) -> None:
-    from random_revnets import random_skipnet
-
-    from revstudio.diagnostics.budget import budget_peak
-
-    graph, budget = random_skipnet(seed), 1 << 16
-    report = full_check(graph, batch=batch)
-    torch.manual_seed(0)
-    model = compile_graph(graph, mode="standard")
-    model.train()
-    inputs = random_inputs(graph, batch, torch.float32, requires_grad=False)
-    model.mode, model.memory_budget = "reversible", budget
-    measured = measure_step(model, inputs, timing_runs=0)["peak_bytes"]
-    estimated = budget_peak(graph, report, budget, batch=batch)
+    estimated, measured = _budget_figures(seed, batch, 1 << 16)
     assert -0.0007 <= estimated / measured - 1 < 0.005, (estimated, measured)
