@@ -10,6 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from codegen_harness import run_script  # noqa: E402
+from weights_kit import own_weights  # noqa: E402
 
 import revstudio as rs  # noqa: E402
 from revstudio import cli  # noqa: E402
@@ -20,17 +21,6 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "resources" / "examples" / "revnet_coupling.revs"
 COMMON = ["--steps", "1", "--batch-size", "8", "--device", "cpu", "--optimizer", "sgd", "--lr", "1e-9",
           "--momentum", "0", "--val-every", "0", "--checkpoint-every", "0"]
-
-
-def _own_weights(path: Path, rename: bool = False) -> dict:
-    torch.manual_seed(321)
-    model = rs.compile(rs.load(str(EXAMPLE)), device="cpu")
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0.0, 0.3)
-    state = {(k.replace("blocks.", "layers.") if rename else k): v.clone() for k, v in model.state_dict().items()}
-    torch.save(state, path)
-    return state
 
 
 def _first_loss(text: str) -> float:
@@ -46,7 +36,7 @@ def _script(tmp_path: Path) -> Path:
 
 def test_the_script_starts_from_the_weights_with_revstudio_trains_first_loss(tmp_path: Path, capsys) -> None:
     torch.set_num_threads(1)
-    mine = _own_weights(tmp_path / "mine.pt")
+    mine = own_weights(EXAMPLE, tmp_path / "mine.pt", seed=321)
     script = _script(tmp_path)
     assert cli.main(["train", str(EXAMPLE), *COMMON, "--gradcheck-every", "0", "--memory-every", "0",
                      "--init", str(tmp_path / "mine.pt"), "--out", str(tmp_path / "run"), "--json"]) == 0
@@ -66,7 +56,7 @@ def test_the_script_starts_from_the_weights_with_revstudio_trains_first_loss(tmp
 
 def test_the_script_refuses_weights_as_revstudio_train_does(tmp_path: Path) -> None:
     torch.set_num_threads(1)
-    _own_weights(tmp_path / "foreign.pt", rename=True)
+    own_weights(EXAMPLE, tmp_path / "foreign.pt", seed=321, rename=True)
     torch.save({"step": 3}, tmp_path / "other.pt")
     script = _script(tmp_path)
     for args, words in ((["--init", "foreign.pt"], [init_misfit("foreign.pt", "X").split("(X)")[0], "layers.0", "rs.load_weights"]),

@@ -6,24 +6,13 @@ import json
 
 import torch
 from training_kit import EXAMPLES
+from weights_kit import own_weights
 
-import revstudio as rs
 from revstudio import cli
 
 EXAMPLE = str(next(p for p in EXAMPLES if p.stem == "revnet_coupling"))
 QUICK = ["--batch-size", "8", "--device", "cpu", "--optimizer", "sgd", "--lr", "1e-9", "--momentum", "0",
          "--val-every", "0", "--gradcheck-every", "0", "--memory-every", "0", "--checkpoint-every", "0"]
-
-
-def _own_weights(path) -> dict:
-    torch.manual_seed(123)
-    model = rs.compile(rs.load(EXAMPLE), device="cpu")
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0.0, 0.3)
-    state = {k: v.clone() for k, v in model.state_dict().items()}
-    torch.save(state, path)
-    return state
 
 
 def _trained(run) -> dict:
@@ -36,7 +25,7 @@ def _started(text: str) -> dict:
 
 def test_a_run_starts_from_a_state_dict_of_ones_own(tmp_path, capsys) -> None:
     torch.set_num_threads(1)
-    mine = _own_weights(tmp_path / "mine.pt")
+    mine = own_weights(EXAMPLE, tmp_path / "mine.pt", seed=123)
     run = tmp_path / "run"
     assert cli.main(["train", EXAMPLE, "--steps", "1", *QUICK, "--init", str(tmp_path / "mine.pt"),
                      "--out", str(run), "--json"]) == 0
@@ -54,7 +43,7 @@ def test_a_run_starts_from_a_state_dict_of_ones_own(tmp_path, capsys) -> None:
 
 def test_weights_that_do_not_fit_or_are_not_weights_are_refused_leaving_no_run(tmp_path, capsys) -> None:
     torch.set_num_threads(1)
-    mine = _own_weights(tmp_path / "mine.pt")
+    mine = own_weights(EXAMPLE, tmp_path / "mine.pt", seed=123)
     torch.save({k.replace("blocks.blocks.", "layers."): v for k, v in mine.items()}, tmp_path / "foreign.pt")
     torch.save({"model": mine}, tmp_path / "wrapped.pt")
     cases = [(tmp_path / "foreign.pt", ["the weights do not fit the run's graph", "layers.0.coupling",
@@ -70,7 +59,7 @@ def test_weights_that_do_not_fit_or_are_not_weights_are_refused_leaving_no_run(t
 
 
 def test_init_and_resume_are_refused_together(tmp_path, capsys) -> None:
-    _own_weights(tmp_path / "mine.pt")
+    own_weights(EXAMPLE, tmp_path / "mine.pt", seed=123)
     (tmp_path / "r").mkdir()
     assert cli.main(["train", "--resume", str(tmp_path / "r"), "--init", str(tmp_path / "mine.pt")]) == 2
     assert "--init starts a new run from given weights and --resume continues" in capsys.readouterr().err

@@ -6,27 +6,13 @@ them), ones of another graph are refused before step 1 with the CLI's own messag
 from __future__ import annotations
 
 import pytest
+from weights_kit import own_weights
 
 from .conftest import START_TIMEOUT_MS
 
 pytestmark = pytest.mark.slow
 ONE_STEP = {"steps": 1, "batch_size": 8, "val_every": 0, "gradcheck_every": 0, "memory_every": 0,
             "checkpoint_every": 0, "optimizer": "sgd", "lr": 1e-9, "momentum": 0.0}
-
-
-def _weights(project: str, path, rename: bool = False) -> dict:
-    import torch
-
-    import revstudio as rs
-
-    torch.manual_seed(7)
-    model = rs.compile(rs.load(project), device="cpu")
-    with torch.no_grad():
-        for p in model.parameters():
-            p.normal_(0.0, 0.3)
-    state = {(k.replace("blocks.", "layers.") if rename else k): v.clone() for k, v in model.state_dict().items()}
-    torch.save(state, path)
-    return state
 
 
 def _run(qtbot, window):
@@ -39,7 +25,7 @@ def test_a_run_starts_from_ones_own_weights_and_its_detail_names_them(qtbot, tra
     import torch
 
     window = train_window(ONE_STEP)
-    mine = _weights(window.document.path, tmp_path / "mine.pt")
+    mine = own_weights(window.document.path, tmp_path / "mine.pt", seed=7)
     dialogs.weights_paths.append(str(tmp_path / "mine.pt"))
     assert window.actions_by_name["train_from_weights"] in window.training.run_menu.actions()
     window.actions_by_name["train_from_weights"].trigger()
@@ -62,7 +48,7 @@ def test_cancelling_the_file_dialog_starts_nothing(qtbot, train_window, dialogs)
 
 def test_weights_that_do_not_fit_are_refused_with_the_clis_message(qtbot, train_window, dialogs, tmp_path):
     window = train_window(ONE_STEP)
-    _weights(window.document.path, tmp_path / "foreign.pt", rename=True)
+    own_weights(window.document.path, tmp_path / "foreign.pt", seed=7, rename=True)
     dialogs.weights_paths.append(str(tmp_path / "foreign.pt"))
     window.actions_by_name["train_from_weights"].trigger()
     ctl = _run(qtbot, window)
