@@ -24,8 +24,9 @@ REVERSIBLE_LIMITS = (
     '    ("checkpoint" takes vmap and jvp, not grad, vjp or jacrev: torch.func does',
     "    not take torch.utils.checkpoint's saved-tensor hooks, and says so).",
     "    torch.compile works in every mode (each region runs eagerly inside it);",
-    "    torch.jit.script in none. nn.DataParallel over several GPUs is refused: use",
-    "    DistributedDataParallel, which works in every mode.",
+    "    torch.jit.script works in no mode (use torch.jit.trace or torch.export).",
+    "    nn.DataParallel over several GPUs is refused: use DistributedDataParallel,",
+    "    which works in every mode.",
 )
 
 
