@@ -59,3 +59,16 @@ def actnorm_flow(training: dict[str, Any] | None = None) -> Any:
     g.connect("x.out", "an.in")
     g.connect("an.out", "z.in")
     return g
+
+
+def pixel_classifier() -> Any:
+    """Graph ``img``: Input ``x`` (1x4x4 pixels) -> Linear ``fc`` (10 classes) -> Output ``y``."""
+    from revstudio.core.graph import Graph
+
+    g = Graph("img")
+    g.add_node("Input", "x", {"shape": [1, 4, 4]})
+    g.add_node("Linear", "fc", {"out_features": 10})
+    g.add_node("Output", "y", {})
+    g.connect("x.out", "fc.in")
+    g.connect("fc.out", "y.in")
+    return g

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from pixel_kit import write_uint8_npz
+from pixel_kit import pixel_classifier, write_uint8_npz
+from training_kit import checked_inputs
 
 from revstudio import cli
-from revstudio.core.graph import Graph
 from revstudio.core.project_write import save
 from revstudio.training import loop, mapped
 
@@ -21,33 +21,13 @@ PIXELS = (np.arange(16 * 16, dtype=np.int64).reshape(16, 1, 4, 4) * 7) % 256
 
 def _project(folder: Path) -> str:
     """An image classifier whose own training data are synthetic: the user's file comes by --data."""
-    g = Graph("img")
-    g.add_node("Input", "x", {"shape": [1, 4, 4]})
-    g.add_node("Linear", "fc", {"out_features": 10})
-    g.add_node("Output", "y", {})
-    g.connect("x.out", "fc.in")
-    g.connect("fc.out", "y.in")
+    g = pixel_classifier()
     g.set_training({"version": 1, "data": "synthetic", "batch_size": 4, "seed": 5})
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "img.revs"
     save(g, path)
     write_uint8_npz(folder / "d.npz", PIXELS, classes=10)
     return str(path)
-
-
-def _checked(monkeypatch: pytest.MonkeyPatch) -> list:
-    """The inputs each compare_modes call gets (None: its own standard-normal batch)."""
-    import revstudio.diagnostics.gradcheck as gradcheck
-
-    seen: list = []
-    real = gradcheck.compare_modes
-
-    def spy(*args, **kwargs):
-        seen.append(kwargs.get("inputs"))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(gradcheck, "compare_modes", spy)
-    return seen
 
 
 def _train_start(path: str, flags: list[str], monkeypatch: pytest.MonkeyPatch, capsys) -> tuple[torch.Tensor, dict]:
@@ -71,7 +51,7 @@ def _train_start(path: str, flags: list[str], monkeypatch: pytest.MonkeyPatch, c
 def test_data_checks_the_batch_train_data_starts_on(tmp_path, monkeypatch, capsys, scale) -> None:
     path = _project(tmp_path / "p")
     monkeypatch.chdir(tmp_path)  # (a relative --data starts at the project's folder, as train's does)
-    seen = _checked(monkeypatch)
+    seen = checked_inputs(monkeypatch)
     assert cli.main(["gradcheck", path, "--data", "d.npz", "--batch", "3", "--json", *scale]) == 0
     got = json.loads(capsys.readouterr().out)["input_batch"]
     [checked] = seen[0]
@@ -88,7 +68,7 @@ def test_data_checks_the_batch_train_data_starts_on(tmp_path, monkeypatch, capsy
 def test_a_mapped_file_is_read_as_train_reads_it(tmp_path, monkeypatch, capsys) -> None:
     path = _project(tmp_path)
     monkeypatch.setattr(mapped, "MAP_ABOVE", 0)  # every array of d.npz mapped, read as used
-    seen = _checked(monkeypatch)
+    seen = checked_inputs(monkeypatch)
     assert cli.main(["gradcheck", path, "--data", "d.npz", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)["input_batch"]
     trained, started = _train_start(path, ["--data", "d.npz"], monkeypatch, capsys)
@@ -106,7 +86,7 @@ def test_data_train_refuses_is_refused_in_trains_words(tmp_path, monkeypatch, ca
     np.savez(tmp_path / "p" / "wide.npz", x=np.zeros((16, 3, 4, 4), np.float32), y=np.arange(16) % 10)
     (tmp_path / "here.npz").write_bytes((tmp_path / "p" / "d.npz").read_bytes())
     monkeypatch.chdir(tmp_path)
-    seen = _checked(monkeypatch)
+    seen = checked_inputs(monkeypatch)
     for spec in ("gone.npz", "wide.npz", "table.csv", "here.npz", ""):
         code, said = _refusal(["gradcheck", path, "--data", spec], capsys)
         train_code, train_said = _refusal(["train", path, "--data", spec, "--steps", "1",
@@ -125,7 +105,7 @@ def test_data_at_a_runs_weights_keeps_the_runs_seed(tmp_path, monkeypatch, capsy
     path = _project(tmp_path)
     assert cli.main(["train", path, "--steps", "1", "--out", str(tmp_path / "run")]) == 0
     capsys.readouterr()
-    seen = _checked(monkeypatch)
+    seen = checked_inputs(monkeypatch)
     assert cli.main(["gradcheck", path, "--checkpoint", str(tmp_path / "run"), "--data", "d.npz", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)["input_batch"]
     assert got["data_from"] == "--data" and got["settings"] == "run"
@@ -137,7 +117,7 @@ def test_data_at_a_runs_weights_keeps_the_runs_seed(tmp_path, monkeypatch, capsy
 
 def test_seed_orders_the_samples_as_train_seed_does(tmp_path, monkeypatch, capsys) -> None:
     path = _project(tmp_path)  # training.seed 5
-    seen = _checked(monkeypatch)
+    seen = checked_inputs(monkeypatch)
     for flags in (["--seed", "11"], []):
         assert cli.main(["gradcheck", path, "--data", "d.npz", "--batch", "4", *flags]) == 0
     capsys.readouterr()

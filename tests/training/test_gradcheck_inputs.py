@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from pixel_kit import actnorm_flow, mnist_folder
+from training_kit import checked_inputs
 
 from revstudio import cli
 from revstudio.core.project_write import save
@@ -28,21 +29,6 @@ def _project(tmp_path: Path, data: str) -> str:
     return str(path)
 
 
-def _checked(monkeypatch) -> list:
-    """The inputs each compare_modes call gets (None: its own standard-normal batch)."""
-    import revstudio.diagnostics.gradcheck as gradcheck
-
-    seen: list = []
-    real = gradcheck.compare_modes
-
-    def spy(*args, **kwargs):
-        seen.append(kwargs.get("inputs"))
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(gradcheck, "compare_modes", spy)
-    return seen
-
-
 def _first_step_batch(path: str, monkeypatch) -> torch.Tensor:
     """The inputs ``revstudio train`` feeds its first step."""
     fed: list = []
@@ -59,7 +45,7 @@ def _first_step_batch(path: str, monkeypatch) -> torch.Tensor:
 
 def test_gradcheck_checks_the_first_training_batch_as_train_preprocesses_it(tmp_path, monkeypatch, capsys) -> None:
     path = _project(tmp_path, f"mnist:{_mnist(tmp_path / 'm')}")
-    seen = _checked(monkeypatch)
+    seen = checked_inputs(monkeypatch)
     assert cli.main(["gradcheck", path, "--batch", "3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out["inputs"]) == {"x"}  # (the input gradients' errors keep their key)
@@ -76,7 +62,7 @@ def test_gradcheck_checks_the_first_training_batch_as_train_preprocesses_it(tmp_
 
 def test_random_inputs_on_request_and_where_the_data_cannot_be_read(tmp_path, monkeypatch, capsys) -> None:
     path = _project(tmp_path, f"mnist:{_mnist(tmp_path / 'm')}")
-    seen = _checked(monkeypatch)
+    seen = checked_inputs(monkeypatch)
     assert cli.main(["gradcheck", path, "--inputs", "random", "--json"]) == 0
     assert seen == [None] and json.loads(capsys.readouterr().out)["input_batch"]["source"] == "random"
     missing = _project(tmp_path, "gone.npz")
@@ -91,7 +77,7 @@ def test_random_inputs_on_request_and_where_the_data_cannot_be_read(tmp_path, mo
 
 def test_a_batch_beyond_the_runs_or_the_datas_is_said(tmp_path, monkeypatch, capsys) -> None:
     path = _project(tmp_path, f"mnist:{_mnist(tmp_path / 'm')}")  # batch size 8, 16 training images
-    seen = _checked(monkeypatch)
+    seen = checked_inputs(monkeypatch)
     assert cli.main(["gradcheck", path, "--batch", "12"]) == 0
     assert "inputs: the first 12 training samples of mnist:" in capsys.readouterr().out
     assert cli.main(["gradcheck", path, "--batch", "40"]) == 0

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from pixel_kit import actnorm_flow, mnist_folder, random_pixels, write_uint8_npz
+from pixel_kit import actnorm_flow, mnist_folder, pixel_classifier, random_pixels, write_uint8_npz
 from training_kit import Rows
 
 from revstudio.core.graph import Graph
@@ -26,16 +26,6 @@ def _load(graph: Graph, spec: str, tmp_path: Path, **kw):
     return load_data(spec, graph, report, task=infer_task(graph, report), base_dir=str(tmp_path), **kw)
 
 
-def _image_classifier() -> Graph:
-    g = Graph("img")
-    g.add_node("Input", "x", {"shape": [1, 4, 4]})
-    g.add_node("Linear", "fc", {"out_features": 10})
-    g.add_node("Output", "y", {})
-    g.connect("x.out", "fc.in")
-    g.connect("fc.out", "y.in")
-    return g
-
-
 def _mnist(root: Path, train: np.ndarray, val: np.ndarray) -> str:
     """``mnist:root`` of N x 1 x H x W images."""
     return f"mnist:{mnist_folder(root, train[:, 0], val[:, 0])}"
@@ -44,7 +34,7 @@ def _mnist(root: Path, train: np.ndarray, val: np.ndarray) -> str:
 def test_uint8_inputs_of_a_npz_are_the_pixels_mnist_reads_and_the_start_says_so(tmp_path: Path) -> None:
     np.savez(tmp_path / "d.npz", x=PIXELS.astype(np.uint8), y=(np.arange(16) % 10).astype(np.uint8))
     spec = _mnist(tmp_path / "m", PIXELS, PIXELS[:4])
-    g = _image_classifier()
+    g = pixel_classifier()
     ours = _load(g, "d.npz", tmp_path, val_fraction=0.0)
     builtin = _load(g, spec, tmp_path)
     assert torch.equal(ours.train.inputs["x"], builtin.train.inputs["x"])
@@ -57,7 +47,7 @@ def test_uint8_inputs_of_a_npz_are_the_pixels_mnist_reads_and_the_start_says_so(
 
 def test_scale_uint8_false_keeps_raw_bytes_and_says_so(tmp_path: Path) -> None:
     write_uint8_npz(tmp_path / "d.npz", PIXELS, classes=10)
-    data = _load(_image_classifier(), "d.npz", tmp_path, val_fraction=0.0, scale_uint8=False)
+    data = _load(pixel_classifier(), "d.npz", tmp_path, val_fraction=0.0, scale_uint8=False)
     assert data.train.inputs["x"].max() == 255.0
     assert data.inputs_note() == "inputs: uint8 kept raw 0..255 (x; scale_uint8 false)"
 
@@ -66,14 +56,14 @@ def test_scale_uint8_false_keeps_raw_bytes_and_says_so(tmp_path: Path) -> None:
 def test_other_number_types_stay_as_they_are(tmp_path: Path, dtype: str) -> None:
     values = (PIXELS % 100).astype(dtype)
     np.savez(tmp_path / "d.npz", x=values, y=np.arange(16) % 10)
-    data = _load(_image_classifier(), "d.npz", tmp_path, val_fraction=0.0)
+    data = _load(pixel_classifier(), "d.npz", tmp_path, val_fraction=0.0)
     assert data.train.inputs["x"].tolist() == torch.from_numpy(values.astype("float32")).tolist()
     assert data.inputs_note() is None and data.uint8 == []
 
 
 def test_a_pt_of_uint8_tensors_is_scaled_too(tmp_path: Path) -> None:
     torch.save({"x": torch.from_numpy(PIXELS.astype(np.uint8)), "y": torch.arange(16) % 10}, tmp_path / "d.pt")
-    data = _load(_image_classifier(), "d.pt", tmp_path, val_fraction=0.0)
+    data = _load(pixel_classifier(), "d.pt", tmp_path, val_fraction=0.0)
     assert float(data.train.inputs["x"].max()) == 1.0 and data.uint8 == ["x"]
 
 
@@ -142,7 +132,7 @@ def test_the_setting_is_a_run_setting_of_true_or_false() -> None:
 def test_pixels_in_another_number_type_are_left_as_they_are_and_named_at_the_start(tmp_path: Path,
                                                                                     dtype: str) -> None:
     np.savez(tmp_path / "d.npz", x=PIXELS.astype(dtype), y=np.arange(16) % 10)
-    data = _load(_image_classifier(), "d.npz", tmp_path, val_fraction=0.0)
+    data = _load(pixel_classifier(), "d.npz", tmp_path, val_fraction=0.0)
     assert data.train.inputs["x"].max() == 255.0 and data.uint8 == []
     assert data.inputs_note() == (
         f"inputs: 'x' holds whole numbers 0..255 as {dtype}, which stay as they are (only uint8 arrays are scaled "
@@ -155,5 +145,5 @@ def test_pixels_in_another_number_type_are_left_as_they_are_and_named_at_the_sta
                          ids=["uint8-scaled", "floats-in-0-1", "signed", "int8", "not-whole"])
 def test_no_word_on_pixels_for_data_that_are_scaled_or_are_not_pixels(tmp_path: Path, values: np.ndarray) -> None:
     np.savez(tmp_path / "d.npz", x=values, y=np.arange(16) % 10)
-    note = _load(_image_classifier(), "d.npz", tmp_path, val_fraction=0.0).inputs_note()
+    note = _load(pixel_classifier(), "d.npz", tmp_path, val_fraction=0.0).inputs_note()
     assert note is None or ("whole numbers" not in note and note.startswith("inputs: uint8 scaled"))

@@ -62,3 +62,19 @@ def linear_classifier(features: int = 4, classes: int = 3) -> Any:
     g.connect("img.out", "fc.in")
     g.connect("fc.out", "y.in")
     return g
+
+
+def checked_inputs(monkeypatch: Any) -> list[Any]:
+    """The inputs each ``gradcheck.compare_modes`` call gets from now on (None: its own
+    standard-normal batch)."""
+    import revstudio.diagnostics.gradcheck as gradcheck
+
+    seen: list[Any] = []
+    real = gradcheck.compare_modes
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("inputs"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(gradcheck, "compare_modes", spy)
+    return seen
