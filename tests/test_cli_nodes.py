@@ -49,6 +49,25 @@ def test_a_mistyped_type_names_the_closest_and_exits_2(capsys) -> None:
     assert data["exit_code"] == 2 and "'AdditiveCoupling'" in data["error"] and "'AffineCoupling'" in data["error"]
 
 
+def test_a_type_in_another_case_finds_the_one_type_it_names(capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = run(capsys, "birnn", "ADDITIVECOUPLING")
+    assert code == 0 and not err
+    assert out == ref.text(registry.get("BiRNN"), registry) + "\n\n" + \
+        ref.text(registry.get("AdditiveCoupling"), registry) + "\n"
+    fresh = Registry()
+    list(fresh)
+    for type_id in ("Haar", "HAAR"):
+        fresh.register(NodeSpec(type_id=type_id, category="Wavelets", help="A Haar step.", params={}, inputs=("in",),
+                                outputs=("out",), infer=lambda ctx: {"out": ctx.input("in")}))
+    monkeypatch.setattr(spec_module, "registry", fresh)
+    code, out, err = run(capsys, "haar")
+    assert code == 2 and not out
+    assert err.strip() == ("revstudio: node type 'haar' matches 'Haar' / 'HAAR' but for case; "
+                           "write it as one of them")
+    code, out, _ = run(capsys, "HAAR")
+    assert code == 0 and out.startswith("HAAR (Wavelets")
+
+
 def test_json_lists_rows_and_entries_as_docs_cli_md_says(capsys) -> None:
     code, out, _ = run(capsys, "--json")
     rows = json.loads(out)["nodes"]
