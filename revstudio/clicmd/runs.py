@@ -7,7 +7,8 @@ the app's Runs tab (its ``label.json``) shows its label in a column of its own. 
 status says running but whose process is gone is shown as killed, one whose state cannot be told
 (no readable status, another machine's process) as unknown, each with why (``run_status.decide``, as
 the app's Runs tab). ``--status`` keeps the runs of
-the statuses named, ``--sort`` orders them by a column of the app's Runs tab (``--json`` too). A run too
+the statuses named, ``--sort`` orders them by a column of the app's Runs tab (``--json`` too). A run started from weights of
+one's own (``train --init``, Run > Train From Weights…) names them in a line under the table. A run too
 short to be checked for learning says so in a ``learning`` column, explained once under the table.
 Torch-free.
 """
@@ -131,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
                  for i, (cell, w) in enumerate(zip(row, widths, strict=False))]
         print("  ".join([*cells, row[-1]]).rstrip())
     for r in runs:
+        if r.init_from:  # (train --init: which weights it started from; a path too long for a column)
+            print(printable(f"{r.name}: started from weights {r.init_from}"))
         if r.path in unchecked:  # (said once below: one line under each short run drowns a long table)
             continue
         if r.message and (r.status in ("failed", "killed", "unknown") or "warning: " in r.message  # (a diverged loss)

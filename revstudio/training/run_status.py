@@ -51,6 +51,25 @@ def last_row_step(run_dir: str) -> int | None:
     return None
 
 
+def started_from(run_dir: str, lines: int = 8) -> str | None:
+    """The ``init_from`` of the run's first ``started`` row (the weights ``train --init`` or Run > Train
+    From Weights… gave it), read from the first lines of ``metrics.jsonl`` only; None for a run started
+    fresh, not started yet, or whose rows cannot be read."""
+    try:
+        with open(os.path.join(run_dir, "metrics.jsonl"), encoding="utf-8") as handle:
+            for _, line in zip(range(lines), handle, strict=False):
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    return None
+                if isinstance(row, dict) and row.get("event") == "started":
+                    init = row.get("init_from")
+                    return init if isinstance(init, str) else None
+    except (OSError, UnicodeDecodeError):
+        pass
+    return None
+
+
 def decide(run_dir: str, status: Any) -> Verdict:
     """The status of the run in ``run_dir`` whose status.json read as ``status`` (None where it is
     missing or not JSON), with the reason where the folder alone decides it."""

@@ -22,7 +22,7 @@ from typing import Any
 from revstudio.core import tempfiles
 from revstudio.core.processes import host, process_stamp
 
-from .run_status import decide, looks_like_run
+from .run_status import decide, looks_like_run, started_from
 
 STATUS = "status.json"
 CONFIG = "config.json"
@@ -139,6 +139,7 @@ class RunInfo:
     resumed: list[str] = field(default_factory=list)  # when each --resume restarted it (``started``: the first start)
     trained_s: float | None = None   # seconds trained before the last (re)start; None: never resumed
     guessed: bool = False            # message is revstudio's reading of the folder (killed, unknown), not the run's
+    init_from: str | None = None     # the weights it started from (train --init), None: started fresh
 
     @property
     def name(self) -> str:
@@ -162,7 +163,7 @@ class RunInfo:
                 "total_steps": self.total_steps, "metrics": self.metrics, "started": self.started,
                 "ended": self.ended, "message": self.message, "checkpoint": self.has_checkpoint,
                 "config": self.config, "label": self.label, "resumed": self.resumed,
-                "duration_s": self.duration_s()}
+                "duration_s": self.duration_s(), "init_from": self.init_from}
 
     def duration_s(self, now: datetime.datetime | None = None) -> float | None:
         """Seconds the run actually trained: see :func:`trained_seconds`."""
@@ -233,7 +234,7 @@ def read_run(run_dir: str) -> RunInfo:
     if not isinstance(status, dict):
         return RunInfo(path=run_dir, status=verdict.status, step=verdict.step,
                        config=config if isinstance(config, dict) else {}, message=verdict.message,
-                       label=read_label(run_dir), guessed=verdict.guessed)
+                       label=read_label(run_dir), guessed=verdict.guessed, init_from=started_from(run_dir))
     metrics = status.get("metrics")
     resumed = status.get("resumed")
     trained = status.get("trained_s")
@@ -247,7 +248,8 @@ def read_run(run_dir: str) -> RunInfo:
         message=verdict.message, pid=_typed(status.get("pid"), int), label=read_label(run_dir),
         resumed=[t for t in resumed if isinstance(t, str)] if isinstance(resumed, list) else [],
         trained_s=float(trained) if isinstance(trained, (int, float)) and not isinstance(trained, bool)
-        and math.isfinite(trained) and trained >= 0 else None, guessed=verdict.guessed)
+        and math.isfinite(trained) and trained >= 0 else None, guessed=verdict.guessed,
+        init_from=started_from(run_dir))
 
 
 def record_end(run_dir: str, status: str, message: str) -> bool:

@@ -39,6 +39,14 @@ def test_a_run_starts_from_a_state_dict_of_ones_own(tmp_path, capsys) -> None:
     again = tmp_path / "again"       # a run folder: its last checkpoint's weights, a new run
     assert cli.main(["train", EXAMPLE, "--steps", "1", *QUICK, "--init", str(run), "--out", str(again)]) == 0
     assert torch.allclose(_trained(again)["stem.weight"], mine["stem.weight"], rtol=0, atol=1e-6)
+    capsys.readouterr()
+    assert cli.main(["runs", str(tmp_path), "--json"]) == 0  # what each run started from, as listed
+    listed = {r["name"]: r["init_from"] for r in json.loads(capsys.readouterr().out)["runs"]}
+    assert listed == {"run": str(tmp_path / "mine.pt"), "fresh": None, "again": str(run)}
+    assert cli.main(["runs", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"run: started from weights {tmp_path / 'mine.pt'}\n" in out
+    assert f"again: started from weights {run}\n" in out and "fresh: started" not in out
 
 
 def test_weights_that_do_not_fit_or_are_not_weights_are_refused_leaving_no_run(tmp_path, capsys) -> None:

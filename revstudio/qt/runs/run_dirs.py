@@ -8,7 +8,6 @@ shares: the same words (``killed``, ``unknown``) and the same reasons. No Qt her
 from __future__ import annotations
 
 import errno
-import json
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -81,26 +80,8 @@ def read_run_dir(path: str | Path) -> RunEntry:
     entry.metrics = dict(info.metrics)
     entry.started, entry.ended, entry.message = info.started, info.ended, info.message
     entry.resumed, entry.trained_s = list(info.resumed), info.trained_s
-    entry.init_from = started_from(path)
+    entry.init_from = info.init_from
     return entry
-
-
-def started_from(path: Path, lines: int = 8) -> str | None:
-    """The ``init_from`` of the run's first ``started`` row (the weights ``--init`` gave it), read
-    from the first lines of ``metrics.jsonl`` only; None for a run started fresh or not started."""
-    try:
-        with open(path / "metrics.jsonl", encoding="utf-8") as handle:
-            for _, line in zip(range(lines), handle):
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    return None
-                if isinstance(row, dict) and row.get("event") == "started":
-                    init = row.get("init_from")
-                    return init if isinstance(init, str) else None
-    except OSError:
-        pass
-    return None
 
 
 def is_run_dir(path: Path) -> bool:
