@@ -137,7 +137,8 @@ def test_measure_inversion_checks_its_batch_as_forward_does() -> None:
     with pytest.raises(TypeError, match=r"expected 1 input tensor\(s\), one per Input node in this order: "
                                         r"'image' \(batch, 3, 16, 16\); got 0"):
         model.measure_inversion()
-    with pytest.raises(ValueError, match=r"input 'image' expects tensors of shape \(batch, 3, 16, 16\), "
+    with pytest.raises(ValueError, match=r"input 'image' expects tensors of shape \(batch, 3, 16, 16\) \(4 "
+                                         r"dimensions and 3 channels are checked; .*\), "
                                          r"got \(2, 8, 16, 16\)"):
         model.measure_inversion(torch.randn(2, 8, 16, 16))
     assert set(model.measure_inversion(torch.randn(2, 3, 16, 16))) == {r.id for r in model.regions}

@@ -196,7 +196,8 @@ class _Writer:
         return code
 
     def shapes_doc(self, plan: Any) -> str:
-        """``image (B, 3, 16, 16) -> logits (B, 10)``: what forward takes and returns."""
+        """``image (B, 3, 16, 16) -> logits (B, 10)``: what forward takes and returns, and which of the
+        input sizes it holds a batch to."""
         def shape(dims: Any) -> str:
             return "(B, " + ", ".join(str(int(d)) for d in dims) + ")" if dims is not None else "(B, ?)"
 
@@ -206,7 +207,12 @@ class _Writer:
             info = self.report.nodes.get(op.node) if self.report is not None else None
             dims = (getattr(info, "inputs", None) or {}).get("in") if info is not None else None
             outs.append(f"{docstring_text(op.name)} {shape(dims)}")
-        return f"{', '.join(ins)} -> {', '.join(outs)}; B is the batch size."
+        doc = f"{', '.join(ins)} -> {', '.join(outs)}; B is the batch size."
+        if any(op.shape is not None and len(op.shape) >= 2 for op in plan.inputs):  # (forward checks no more)
+            doc += ("\n\n        Each input is checked for its rank and channels only: the sizes after the channels"
+                    "\n        may differ where the layers take them (as a fully convolutional network takes any"
+                    "\n        height and width), and then the outputs' differ too.\n        ")
+        return doc
 
     @property
     def has_regions(self) -> bool:

@@ -74,6 +74,17 @@ def shape_words(shape: Sequence[int]) -> str:
     return "(batch, " + ", ".join(map(str, shape)) + ")"
 
 
+def checked_words(shape: Sequence[int]) -> str:
+    """``shape_words`` and, where the node has sizes after its channels, which of them a batch is held
+    to: its rank and channels only, the rest left to the layers (a fully convolutional graph takes
+    any height and width, as torch's own layers do)."""
+    if len(shape) < 2:
+        return shape_words(shape)
+    channels = f"{shape[0]} channel{'s' * (shape[0] != 1)}"
+    return (f"{shape_words(shape)} ({len(shape) + 1} dimensions and {channels} are checked; the sizes after "
+            "the channels may differ where the layers take them)")
+
+
 def check_batch(specs: Mapping[str, tuple[Sequence[int], torch.dtype]], batch: Mapping[str, Any],
                 dtype: torch.dtype | None, device: torch.device | None) -> dict[str, tuple[int, ...]]:
     if torch.jit.is_tracing():
@@ -100,7 +111,7 @@ def _check_batch(specs: Mapping[str, tuple[Sequence[int], torch.dtype]], batch: 
             raise TypeError(f"input {node!r} expects a tensor of shape {want}, got {type(x).__name__}; "
                             "pass one tensor per Input node (model(x), not model([x]))")
         if x.dim() != len(shape) + 1 or (len(shape) > 0 and x.shape[1] != shape[0]):
-            raise ValueError(f"input {node!r} expects tensors of shape {want}, "
+            raise ValueError(f"input {node!r} expects tensors of shape {checked_words(shape)}, "
                              f"got {tuple(x.shape)}; reshape the batch or change the Input node's shape")
         if x.shape[0] == 0:
             raise ValueError(f"input {node!r} got a batch of 0 samples (shape {tuple(x.shape)}); "
@@ -143,7 +154,8 @@ def check_returned(specs: Mapping[str, Sequence[int] | None], outputs: Mapping[s
             raise TypeError(f"inverse: output {node!r} expects a tensor of shape {want}, got {type(y).__name__}; "
                             "pass one tensor per Output node (model.inverse(z), not model.inverse([z]))")
         if shape is not None and (y.dim() != len(shape) + 1 or (len(shape) > 0 and y.shape[1] != shape[0])):
-            raise ValueError(f"inverse: output {node!r} expects tensors of shape {want}, got {tuple(y.shape)}")
+            raise ValueError(f"inverse: output {node!r} expects tensors of shape {checked_words(shape)}, "
+                             f"got {tuple(y.shape)}")
         if y.dim() == 0 or y.shape[0] == 0:
             raise ValueError(f"inverse: output {node!r} got no samples (shape {tuple(y.shape)}); "
                              "pass at least one sample")

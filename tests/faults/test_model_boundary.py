@@ -23,7 +23,9 @@ def model():
     ((None,), TypeError, "got NoneType"),
     ((torch.zeros(2, 3, 16, 16, dtype=torch.int64),), TypeError, "expects floating-point values"),
     ((torch.empty(2, 3, 16, 16, device="meta"),), ValueError, "input 'image' is on the meta device"),
-    ((torch.randn(2, 3, 16),), ValueError, "expects tensors of shape (batch, 3, 16, 16), got (2, 3, 16)"),
+    ((torch.randn(2, 3, 16),), ValueError, "expects tensors of shape (batch, 3, 16, 16) (4 dimensions and 3 "
+                                           "channels are checked; the sizes after the channels may differ where "
+                                           "the layers take them), got (2, 3, 16)"),
     ((torch.randn(2, 4, 16, 16),), ValueError, "got (2, 4, 16, 16)"),
     ((), TypeError, "expected 1 input tensor(s), one per Input node in this order: 'image' (batch, 3, 16, 16); got 0"),
 ])
@@ -86,7 +88,9 @@ def test_a_first_batch_the_layers_refuse_names_the_input() -> None:
     (([torch.randn(2, 12, 8, 8)],), TypeError, "inverse: output 'z' expects a tensor of shape (batch, 12, 8, 8), "
                                                 "got list"),
     ((torch.zeros(2, 12, 8, 8, dtype=torch.int64),), TypeError, "output 'z' expects floating-point values"),
-    ((torch.randn(2, 5, 8, 8),), ValueError, "output 'z' expects tensors of shape (batch, 12, 8, 8), got (2, 5, 8, 8)"),
+    ((torch.randn(2, 5, 8, 8),), ValueError, "output 'z' expects tensors of shape (batch, 12, 8, 8) (4 dimensions "
+                                             "and 12 channels are checked; the sizes after the channels may differ "
+                                             "where the layers take them), got (2, 5, 8, 8)"),
     ((torch.randn(0, 12, 8, 8),), ValueError, "output 'z' got no samples"),
     ((torch.empty(2, 12, 8, 8, device="meta"),), ValueError, "output 'z' is on the meta device"),
 ])
