@@ -237,12 +237,13 @@ def peek_data(spec: str, base_dir: str | None = None) -> dict[str, Any]:
 
 
 def data_problem(spec: Any, input_shapes: dict[str, tuple[int, ...]], base_dir: str | None = None, *,
-                 read_pt: bool = False) -> str | None:
+                 read_pt: bool = False, arrays: dict[str, list[int]] | None = None) -> str | None:
     """The refusal ``train`` would give for a ``.npz`` whose input arrays do not have the Input nodes'
     shapes (``{Input node id: shape}``) or do not fit in memory, read from the headers only; None
     when they fit or when the spec is not a ``.npz`` (the other sources are checked when a run
     reads them). With ``read_pt`` a ``.pt`` is loaded and checked too (the preview's child
-    process, which has torch and has loaded it already)."""
+    process, which has torch and has loaded it already). ``arrays``: the shapes :func:`peek_data`
+    found in this spec, which are then not read again (the preview's child asks both)."""
     if not isinstance(spec, str):
         return None
     try:
@@ -250,10 +251,13 @@ def data_problem(spec: Any, input_shapes: dict[str, tuple[int, ...]], base_dir: 
         if kind not in ("npz", "pt") or (kind == "pt" and not read_pt):
             return None
         full = resolve(path, base_dir)
-        if kind == "pt":
+        if arrays is not None:
+            shapes = arrays
+        elif kind == "pt":
             shapes = {k: list(v.shape) for k, v in sources.load_arrays(full).items()}
         else:
-            shapes = _peek_npz(full)["arrays"]
+            shapes = _peek_npz(full, labels=False)["arrays"]  # (the shapes only: the labels are not scanned)
+        if kind == "npz":
             sources.check_npz_size(full)
         for node, want in input_shapes.items():
             name = "x" if len(input_shapes) == 1 and ("x" in shapes or node not in shapes) else node
@@ -279,7 +283,9 @@ def _samples(shapes: dict[str, list[int]]) -> int:
     return 0
 
 
-def _peek_npz(path: str) -> dict[str, Any]:
+def _peek_npz(path: str, labels: bool = True) -> dict[str, Any]:
+    """What :func:`peek_data` says of a .npz, from its headers; with ``labels`` the classes too, a scan of
+    ``y`` (:func:`_label_classes`), else ``"classes"`` is None."""
     import zipfile
 
     import numpy as np
@@ -309,7 +315,7 @@ def _peek_npz(path: str) -> dict[str, Any]:
                 if dtype == np.uint8 and name != "y":
                     uint8.append(name)
         members = mapped.npz_members(path)
-        if "y" in shapes:
+        if labels and "y" in shapes:
             classes = _label_classes(path, members["y"][0])
     except DataError:
         raise

@@ -45,7 +45,7 @@ def peek(spec: str, base: str | None, inputs: dict[str, list[int]] | None = None
         answer = dict(peek_data(spec, base_dir=base or None))
         if inputs:
             shapes = {node: tuple(int(s) for s in shape) for node, shape in inputs.items()}
-            answer["problem"] = data_problem(spec, shapes, base or None, read_pt=True)
+            answer["problem"] = data_problem(spec, shapes, base or None, read_pt=True, arrays=answer["arrays"])
         return answer
     except DataError as exc:
         return {"error": str(exc)}
