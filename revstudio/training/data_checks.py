@@ -8,6 +8,7 @@ node, what was expected and found, and what to change.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from .data_notes import (  # noqa: F401 - re-exported: sources and the exported script read them here
@@ -155,11 +156,14 @@ def _label_range(low: int, high: int, num_classes: int | None, *, source: str, h
 
 def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | None, output_id: str,
                   head_id: str | None, out_shape: tuple[int, ...], source: str,
-                  auto: bool) -> tuple[Any, str]:
+                  auto: bool, later: list[tuple[Any, Any]] | None = None) -> tuple[Any, str]:
     """``(targets, kind)``: int64 class indices in range for a classification head, floats of the
     Output's shape for regression, None for a flow. An automatic classification guess turns into
     regression when ``y`` holds real values of the Output's shape, and an automatic regression
-    guess into classification when ``y`` holds integer labels for a 1-D Output of K > 1."""
+    guess into classification when ``y`` holds integer labels for a 1-D Output of K > 1. With
+    ``later``, mapped targets' checks that need their values (integer labels' range, regression
+    targets' NaN/Inf) are left to :func:`one_pass` (``(the targets, the check)`` appended), which
+    reads them once with the data digest."""
     import torch
 
     if kind == "flow":
@@ -176,7 +180,7 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         one_hot = kind == "classification" or (auto and kind == "regression")
         if not (one_hot and _one_hot(t, out_shape)):
             return _mapped_targets(t, count, kind=kind, num_classes=num_classes, output_id=output_id, head=head,
-                                   out_shape=out_shape, source=source, auto=auto)
+                                   out_shape=out_shape, source=source, auto=auto, later=later)
         t = torch.cat([part.to(torch.float32).argmax(dim=1) for _, part in t.chunks()])  # (N indices, in memory)
     if (kind == "regression" and auto and t.dim() == 1 and not t.is_floating_point() and t.dtype != torch.bool
             and len(out_shape) == 1 and out_shape[0] > 1):
@@ -272,16 +276,22 @@ def _label_scan(t: Mapped) -> tuple[int, int, bool, Any, Any]:
 
 
 def _mapped_targets(t: Mapped, count: int, *, kind: str, num_classes: int | None, output_id: str, head: str,
-                    out_shape: tuple[int, ...], source: str, auto: bool) -> tuple[Any, str]:
+                    out_shape: tuple[int, ...], source: str, auto: bool,
+                    later: list[tuple[Any, Any]] | None = None) -> tuple[Any, str]:
     """:func:`check_targets` of targets mapped from a large .npz (not one-hot): the same decisions and
-    refusals from one chunked scan; what comes back stays mapped, converted (and reshaped) as used."""
+    refusals from one chunked scan; what comes back stays mapped, converted (and reshaped) as used.
+    With ``later`` the checks that only refuse (integer labels' range, regression targets' NaN/Inf)
+    wait for :func:`one_pass`'s read instead of a scan of their own; float labels, whose values decide
+    the task, are scanned here."""
     import torch
 
     kinds = t.array.dtype.kind
     if (kind == "regression" and auto and t.dim() == 1 and kinds in "iu" and len(out_shape) == 1
             and out_shape[0] > 1):
         kind, num_classes = "classification", int(out_shape[0])
-    if kind == "classification":
+    low: Any = None
+    high: Any = None
+    if kind == "classification" and not (later is not None and kinds in "iu"):
         first, bad, whole, low, high = _label_scan(t)
         if kinds == "f" and bad:
             raise DataError(f"{source}: array 'y' has NaN or Inf values ({bad} sample{'s' * (bad != 1)}, the first "
@@ -302,9 +312,15 @@ def _mapped_targets(t: Mapped, count: int, *, kind: str, num_classes: int | None
         if t.dim() != 1:
             raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}; classification "
                             f"needs one class index per sample (an array of N labels)")
-        low, high = int(low), int(high)
-        _label_range(low, high, num_classes, source=source, head=head, output_id=output_id)
-        return t.converted(torch.int64), kind
+        def in_range(low: Any, high: Any) -> None:
+            _label_range(int(low), int(high), num_classes, source=source, head=head, output_id=output_id)
+
+        labels = t.converted(torch.int64)
+        if low is None and later is not None:  # (integer labels: their range from one_pass's read)
+            later.append((labels, lambda first, bad, low, high: in_range(low, high)))
+        else:
+            in_range(low, high)
+        return labels, kind
     if kinds == "b":
         raise DataError(f"{source}: array 'y' has dtype {t.dtype}; regression needs float targets")
     want = tuple(int(s) for s in out_shape)
@@ -314,10 +330,17 @@ def _mapped_targets(t: Mapped, count: int, *, kind: str, num_classes: int | None
                             f"reads {_fmt(want)}")
         t = t.reshaped(want)
     t = t.converted(torch.float32)
-    first, _ = _nonfinite(t)
-    if first >= 0:
-        raise DataError(f"{source}: array 'y' has NaN or Inf values (the first at sample {first}); clean or drop "
-                        "those samples")
+
+    def finite(first: int, bad: int, low: Any, high: Any) -> None:
+        if first >= 0:
+            raise DataError(f"{source}: array 'y' has NaN or Inf values (the first at sample {first}); clean or "
+                            "drop those samples")
+
+    if later is not None:  # (regression targets as large as the inputs: read once, with the digest)
+        if not _finite_kind(t):
+            later.append((t, finite))
+    else:
+        finite(_nonfinite(t)[0], 0, None, None)
     return t, kind
 
 
@@ -353,36 +376,47 @@ def data_digest(splits: list[Any], visit: Any = None) -> str:
     return digest.hexdigest()
 
 
-def one_pass(splits: list[Any], later: list[tuple[str, str, Any]], pixels: dict[str, Any]) -> tuple[str, list[str]]:
+def one_pass(splits: list[Any], later: list[tuple[str, str, Any]], pixels: dict[str, Any],
+             targets: Sequence[tuple[Any, Any]] = ()) -> tuple[str, list[str]]:
     """``(the data digest, the names in pixels that look like 8-bit pixels)`` from one read of the mapped
     arrays: the digest's own pass (training rows, then validation rows: each sample once) also makes the
-    NaN/Inf check :func:`check_inputs` left in ``later`` and :func:`looks_like_pixels` of the arrays in
-    ``pixels`` ({name: mapped array as the file holds it}); a NaN or Inf is refused as check_inputs
-    refuses it (the first sample and the count over the whole array)."""
+    NaN/Inf check :func:`check_inputs` left in ``later``, the checks :func:`check_targets` left in
+    ``targets`` (each given the first sample with NaN or Inf, how many, and the smallest and largest
+    value as the file holds them) and :func:`looks_like_pixels` of the arrays in ``pixels`` ({name:
+    mapped array as the file holds it}); a NaN or Inf is refused as check_inputs refuses it (the first
+    sample and the count over the whole array)."""
     import torch
 
-    bad: dict[int, list[int]] = {id(t.array): [-1, 0] for _, _, t in later if not _finite_kind(t)}
+    bad: dict[int, list[Any]] = {id(t.array): [-1, 0, None, None] for _, _, t in later if not _finite_kind(t)}
+    bad.update((id(t.array), [-1, 0, None, None]) for t, _ in targets)
     scans = {id(t.array): PixelScan() for t in pixels.values()}
+    ranged = {id(t.array) for t, _ in targets if t.array.dtype.kind in "iu"}
 
     def visit(t: Mapped, start: int, raw: Any, part: Any) -> None:
         found = bad.get(id(t.array))
         if found is not None and len(part):
-            finite = torch.isfinite(part.reshape(len(part), -1)).all(dim=1)
-            if not bool(finite.all()):
-                where = (~finite).nonzero()[:, 0].numpy() + start
-                where = where if t.rows is None else t.rows[where]
-                found[0] = int(where.min()) if found[0] < 0 else min(found[0], int(where.min()))
-                found[1] += len(where)
+            if id(t.array) in ranged:  # (integer labels: exact, uint64 too, as Python ints)
+                lo, hi = raw.min().item(), raw.max().item()
+                found[2:] = [lo, hi] if found[2] is None else [min(found[2], lo), max(found[3], hi)]
+            elif not _finite_kind(t):
+                finite = torch.isfinite(part.reshape(len(part), -1)).all(dim=1)
+                if not bool(finite.all()):
+                    where = (~finite).nonzero()[:, 0].numpy() + start
+                    where = where if t.rows is None else t.rows[where]
+                    found[0] = int(where.min()) if found[0] < 0 else min(found[0], int(where.min()))
+                    found[1] += len(where)
         scan = scans.get(id(t.array))
         if scan is not None:
             scan.add(torch.from_numpy(native(raw)))
 
     digest = data_digest(splits, visit)
     for source, name, t in later:
-        first, count = bad.get(id(t.array), (-1, 0))
+        first, count = bad.get(id(t.array), (-1, 0))[:2]
         if count:
             raise DataError(f"{source}: array {name!r} has NaN or Inf values ({count} sample{'s' * (count != 1)}, "
                             f"the first is sample {first}); clean or drop them")
+    for t, check in targets:
+        check(*bad[id(t.array)])
     return digest, [n for n, t in pixels.items() if scans[id(t.array)].answer()]
 
 

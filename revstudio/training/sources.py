@@ -317,6 +317,7 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
     pixels: list[tuple[str, str]] = []  # (Input node id, dtype) of 0..255 whole numbers left as they are
     unread: list[tuple[str, list[str]]] = []  # (file name, arrays not read), said at the start
     later: list[tuple[str, str, Any]] = []  # mapped arrays whose NaN check waits for the digest's pass
+    targets_later: list[tuple[Any, Any]] = []  # mapped targets whose range or NaN check waits for it too
     pixels_later: dict[str, Any] = {}  # mapped arrays whose pixel-likeness it finds too
 
     def checked(inputs: dict[str, Any], targets: Any, source: str, kind: str, auto: bool) -> tuple[Any, str]:
@@ -335,7 +336,8 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
         inputs = check_inputs(inputs, specs, source, later)
         count = len(next(iter(inputs.values())))
         targets, kind = check_targets(targets, count, kind=kind, num_classes=num_classes, output_id=output_id,
-                                      head_id=head_id, out_shape=out_shape, source=source, auto=auto)
+                                      head_id=head_id, out_shape=out_shape, source=source, auto=auto,
+                                      later=targets_later)
         return (inputs, targets), kind
 
     inputs, targets, own_val, source = read_source(spec, specs, kind=kind, num_classes=num_classes,
@@ -359,8 +361,8 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
             train = ({k: _take(v, train_idx) for k, v in train[0].items()},
                      None if train[1] is None else _take(train[1], train_idx))
     digest = None
-    if later or pixels_later:  # (mapped arrays: one read serves the NaN check, the pixel note and the digest)
-        digest, looking = one_pass([train, val], later, pixels_later)
+    if later or pixels_later or targets_later:  # (mapped arrays: one read serves the checks, the note and the digest)
+        digest, looking = one_pass([train, val], later, pixels_later, targets_later)
         pixels.extend((n, str(pixels_later[n].dtype).replace("torch.", "")) for n in looking)
         pixels.sort(key=lambda p: list(specs).index(p[0]))
     if facts is not None:

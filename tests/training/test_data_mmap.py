@@ -307,6 +307,31 @@ def test_a_mapped_float_array_is_read_once_for_the_nan_check_the_pixel_note_and_
     assert record["digest"] == checkpoint.data_record(whole)["digest"]
 
 
+@pytest.mark.parametrize("name", ["uint64 labels", "regression N x 3"])
+def test_mapped_targets_are_read_once_for_their_checks_and_the_digest(tmp_path, monkeypatch, name) -> None:
+    """Integer labels' range and regression targets' NaN/Inf check each read y a scan of their own before
+    the digest read it again."""
+    y, task = LABELS[name]
+    np.savez(tmp_path / "d.npz", x=np.random.default_rng(0).random((N, 4), "float32"), y=y)
+    whole, _ = _both(monkeypatch, tmp_path / "d.npz", _graph(task))
+    read: list[int] = []
+    chunks = Mapped.raw_chunks
+
+    def counted(self):
+        for start, rows in chunks(self):
+            if self.array.dtype == y.dtype and self.array.shape == y.shape:  # (y; x is N x 4 float32)
+                read.append(len(rows))
+            yield start, rows
+
+    monkeypatch.setattr(Mapped, "raw_chunks", counted)
+    bundle = _load(tmp_path / "d.npz", _graph(task))
+    assert sum(read) == N and isinstance(bundle.train.targets, Mapped)
+    from revstudio.training import checkpoint
+
+    assert bundle.task == whole.task
+    assert checkpoint.data_record(bundle)["digest"] == checkpoint.data_record(whole)["digest"]
+
+
 # ---- a large .pt: torch.load(..., mmap=True) maps its tensors, read as used like a .npz's ----------
 
 def test_a_large_pt_is_mapped_and_gives_the_batches_digest_and_preview_of_the_file_read_whole(tmp_path,
