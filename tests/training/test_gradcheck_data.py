@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 from pixel_kit import pixel_classifier, write_uint8_npz
-from training_kit import checked_inputs
+from training_kit import checked_inputs, train_start
 
 from revstudio import cli
 from revstudio.core.project_write import save
-from revstudio.training import loop, mapped
+from revstudio.training import mapped
 
 PIXELS = (np.arange(16 * 16, dtype=np.int64).reshape(16, 1, 4, 4) * 7) % 256
 
@@ -30,23 +30,6 @@ def _project(folder: Path) -> str:
     return str(path)
 
 
-def _train_start(path: str, flags: list[str], monkeypatch: pytest.MonkeyPatch, capsys) -> tuple[torch.Tensor, dict]:
-    """(the inputs ``revstudio train PATH FLAGS`` feeds its first step, its ``started`` row)."""
-    fed: list = []
-    real = loop._to_device
-
-    def spy(batch, order, device):
-        fed.append(batch[0]["x"].clone())
-        return real(batch, order, device)
-
-    monkeypatch.setattr(loop, "_to_device", spy)
-    out = Path(path).parent / f"run{len(list(Path(path).parent.glob('run*')))}"
-    assert cli.main(["train", path, "--steps", "1", "--out", str(out), "--json", *flags]) == 0
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    monkeypatch.setattr(loop, "_to_device", real)
-    return fed[0], next(r for r in rows if r.get("event") == "started")
-
-
 @pytest.mark.parametrize("scale", [[], ["--no-scale-uint8"]])
 def test_data_checks_the_batch_train_data_starts_on(tmp_path, monkeypatch, capsys, scale) -> None:
     path = _project(tmp_path / "p")
@@ -55,7 +38,7 @@ def test_data_checks_the_batch_train_data_starts_on(tmp_path, monkeypatch, capsy
     assert cli.main(["gradcheck", path, "--data", "d.npz", "--batch", "3", "--json", *scale]) == 0
     got = json.loads(capsys.readouterr().out)["input_batch"]
     [checked] = seen[0]
-    trained, started = _train_start(path, ["--data", "d.npz", *scale], monkeypatch, capsys)
+    trained, started = train_start(path, ["--data", "d.npz", *scale], monkeypatch, capsys)
     assert torch.equal(checked, trained[:3].to(checked.dtype))  # the same samples, scaled the same
     assert float(checked.max()) > 1 if scale else float(checked.max()) <= 1
     assert got["source"] == "data" and got["data"] == "d.npz" and got["data_from"] == "--data"
@@ -71,7 +54,7 @@ def test_a_mapped_file_is_read_as_train_reads_it(tmp_path, monkeypatch, capsys) 
     seen = checked_inputs(monkeypatch)
     assert cli.main(["gradcheck", path, "--data", "d.npz", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)["input_batch"]
-    trained, started = _train_start(path, ["--data", "d.npz"], monkeypatch, capsys)
+    trained, started = train_start(path, ["--data", "d.npz"], monkeypatch, capsys)
     assert "mapped" in started["data"] and got["summary"] == started["data"]
     assert torch.equal(seen[0][0], trained[:2].to(seen[0][0].dtype))
 
@@ -111,7 +94,7 @@ def test_data_at_a_runs_weights_keeps_the_runs_seed(tmp_path, monkeypatch, capsy
     assert got["data_from"] == "--data" and got["settings"] == "run"
     assert got["data"] == str(tmp_path / "d.npz")  # (made absolute: the run's folder is elsewhere)
     assert "with the run's other settings" in got["describe"]
-    trained, _ = _train_start(path, ["--data", "d.npz"], monkeypatch, capsys)
+    trained, _ = train_start(path, ["--data", "d.npz"], monkeypatch, capsys)
     assert torch.equal(seen[0][0], trained[:2].to(seen[0][0].dtype))
 
 
@@ -122,8 +105,8 @@ def test_seed_orders_the_samples_as_train_seed_does(tmp_path, monkeypatch, capsy
         assert cli.main(["gradcheck", path, "--data", "d.npz", "--batch", "4", *flags]) == 0
     capsys.readouterr()
     by_seed, by_project = (s[0] for s in seen)
-    trained, _ = _train_start(path, ["--data", "d.npz", "--seed", "11"], monkeypatch, capsys)
+    trained, _ = train_start(path, ["--data", "d.npz", "--seed", "11"], monkeypatch, capsys)
     assert torch.equal(by_seed, trained.to(by_seed.dtype))
-    project_first, _ = _train_start(path, ["--data", "d.npz"], monkeypatch, capsys)
+    project_first, _ = train_start(path, ["--data", "d.npz"], monkeypatch, capsys)
     assert torch.equal(by_project, project_first.to(by_project.dtype))
     assert not torch.equal(by_seed, by_project)

@@ -8,11 +8,10 @@ from pathlib import Path
 import numpy as np
 import torch
 from pixel_kit import actnorm_flow, mnist_folder
-from training_kit import checked_inputs
+from training_kit import checked_inputs, train_start
 
 from revstudio import cli
 from revstudio.core.project_write import save
-from revstudio.training import loop
 
 
 def _mnist(root: Path) -> Path:
@@ -29,20 +28,6 @@ def _project(tmp_path: Path, data: str) -> str:
     return str(path)
 
 
-def _first_step_batch(path: str, monkeypatch) -> torch.Tensor:
-    """The inputs ``revstudio train`` feeds its first step."""
-    fed: list = []
-    real = loop._to_device
-
-    def spy(batch, order, device):
-        fed.append(batch[0]["x"].clone())
-        return real(batch, order, device)
-
-    monkeypatch.setattr(loop, "_to_device", spy)
-    assert cli.main(["train", path, "--steps", "1", "--out", str(Path(path).parent / "run"), "--json"]) == 0
-    return fed[0]
-
-
 def test_gradcheck_checks_the_first_training_batch_as_train_preprocesses_it(tmp_path, monkeypatch, capsys) -> None:
     path = _project(tmp_path, f"mnist:{_mnist(tmp_path / 'm')}")
     seen = checked_inputs(monkeypatch)
@@ -52,8 +37,7 @@ def test_gradcheck_checks_the_first_training_batch_as_train_preprocesses_it(tmp_
     assert out["input_batch"]["source"] == "data" and "dequantised to 256 levels" in out["input_batch"]["describe"]
     [checked] = seen[0]
     assert checked.shape == (3, 1, 4, 4) and 0 <= float(checked.min()) and float(checked.max()) < 1
-    trained = _first_step_batch(path, monkeypatch)
-    capsys.readouterr()
+    trained, _ = train_start(path, [], monkeypatch, capsys)
     assert torch.equal(checked, trained[:3])  # the same samples, the same dequantisation noise
     assert cli.main(["gradcheck", path]) == 0
     assert f"inputs: the first training batch of mnist:{tmp_path / 'm'} (2 samples; dequantised" in \

@@ -78,3 +78,26 @@ def checked_inputs(monkeypatch: Any) -> list[Any]:
 
     monkeypatch.setattr(gradcheck, "compare_modes", spy)
     return seen
+
+
+def train_start(path: str, flags: list[str], monkeypatch: Any, capsys: Any) -> tuple[Any, dict[str, Any]]:
+    """(the inputs ``revstudio train PATH --steps 1 --json FLAGS`` feeds its first step, its ``started``
+    row), the run in a folder of its own beside the project (``run0``, ``run1``, ...)."""
+    import json
+
+    from revstudio import cli
+    from revstudio.training import loop
+
+    fed: list[Any] = []
+    real = loop._to_device
+
+    def spy(batch: Any, order: Any, device: Any) -> Any:
+        fed.append(batch[0]["x"].clone())
+        return real(batch, order, device)
+
+    monkeypatch.setattr(loop, "_to_device", spy)
+    out = Path(path).parent / f"run{len(list(Path(path).parent.glob('run*')))}"
+    assert cli.main(["train", path, "--steps", "1", "--out", str(out), "--json", *flags]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    monkeypatch.setattr(loop, "_to_device", real)
+    return fed[0], next(r for r in rows if r.get("event") == "started")
