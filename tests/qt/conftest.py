@@ -247,6 +247,25 @@ def settle(qtbot: Any) -> Callable[[], None]:
 
 
 @pytest.fixture
+def inspect(qtbot: Any, settle: Callable[[], None]) -> Callable[..., Any]:
+    """``inspect(graph, ids)``: ``(document, inspector)``, an Inspector on a fresh document of ``graph``,
+    shown, with the nodes ``ids`` selected and the facts settled."""
+    from revstudio.qt.document import Document
+    from revstudio.qt.inspector import Inspector
+
+    def make(graph: Graph, ids: list[str]) -> tuple[Any, Any]:
+        doc = Document(graph)
+        inspector = Inspector(doc)
+        qtbot.addWidget(inspector)
+        inspector.show()
+        inspector.set_selection(graph, ids)
+        settle()
+        return doc, inspector
+
+    return make
+
+
+@pytest.fixture
 def shown_view(qtbot: Any) -> Any:
     """``shown_view(graph)``: a canvas on a fresh document, shown at 1000x700 with the graph fitted;
     the documents' undo stacks are cleared at the end (no clean-state signal while Qt tears them down)."""

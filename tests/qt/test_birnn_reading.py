@@ -5,29 +5,21 @@ from __future__ import annotations
 
 from revstudio.core.graph import Graph
 from revstudio.nodes.recurrent import reading
-from revstudio.qt.document import Document
-from revstudio.qt.inspector import Inspector
 
 
-def _inspect(qtbot, settle, shape: list[int]) -> str:
+def _facts(inspect, shape: list[int]) -> str:
     g = Graph("seq")
     g.add_node("Input", "x", {"shape": shape}, (0, 0))
     g.add_node("BiRNN", "rnn", {"cell": "gru", "hidden_size": 4}, (240, 0))
     g.add_node("Output", "y", {}, (480, 0))
     g.connect("x.out", "rnn.in")
     g.connect("rnn.out", "y.in")
-    doc = Document(g)
-    inspector = Inspector(doc)
-    qtbot.addWidget(inspector)
-    inspector.show()
-    inspector.set_selection(g, ["rnn"])
-    settle()
-    return inspector.facts.text()
+    return inspect(g, ["rnn"])[1].facts.text()
 
 
-def test_the_inspector_says_a_birnn_reads_the_last_axis_as_time(qtbot, settle):
-    assert "64 steps of 16 features (time is the last axis)" in _inspect(qtbot, settle, [16, 64])
-    drawn_time_first = _inspect(qtbot, settle, [64, 16])
+def test_the_inspector_says_a_birnn_reads_the_last_axis_as_time(inspect):
+    assert "64 steps of 16 features (time is the last axis)" in _facts(inspect, [16, 64])
+    drawn_time_first = _facts(inspect, [64, 16])
     assert "16 steps of 64 features (time is the last axis)" in drawn_time_first
 
 

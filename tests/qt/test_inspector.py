@@ -16,8 +16,6 @@ from revstudio.core.params import (
     Str,
 )
 from revstudio.core.spec import registry
-from revstudio.qt.document import Document
-from revstudio.qt.inspector import Inspector
 from revstudio.qt.param_editors import (
     BoolEditor,
     ChoiceEditor,
@@ -75,14 +73,8 @@ def test_invalid_text_names_the_reason(param, text, reason):
 
 
 @pytest.fixture
-def inspected(qtbot, revnet, settle):
-    doc = Document(revnet)
-    inspector = Inspector(doc)
-    qtbot.addWidget(inspector)
-    inspector.show()
-    inspector.set_selection(revnet, ["f"])
-    settle()
-    return doc, inspector
+def inspected(inspect, revnet):
+    return inspect(revnet, ["f"])
 
 
 def test_editing_a_param_updates_shapes_and_facts(inspected, settle):
@@ -139,12 +131,8 @@ def test_choice_bool_and_reset_to_default(inspected):
     assert doc.undo_stack.count() == 3
 
 
-def test_inspector_shows_region_or_near_miss_and_summary(qtbot, revnet, settle):
-    doc = Document(revnet)
-    inspector = Inspector(doc)
-    qtbot.addWidget(inspector)
-    inspector.set_selection(revnet, ["m"])
-    settle()
+def test_inspector_shows_region_or_near_miss_and_summary(inspect, revnet):
+    _, inspector = inspect(revnet, ["m"])
     text = inspector.facts.text()
     assert "out · out" in text and "(4, 16, 16)" in text
     assert "Reversible" in text and "in region" in text  # the wired RevNet block is one region
@@ -154,12 +142,8 @@ def test_inspector_shows_region_or_near_miss_and_summary(qtbot, revnet, settle):
     assert "Nodes" in inspector.facts.text() and "Parameters" in inspector.facts.text()
 
 
-def test_a_bf16_project_is_told_its_memory_figures_are_an_fp32_steps(qtbot, revnet, settle):
-    doc = Document(revnet)
-    inspector = Inspector(doc)
-    qtbot.addWidget(inspector)
-    inspector.set_selection(revnet, [])
-    settle()
+def test_a_bf16_project_is_told_its_memory_figures_are_an_fp32_steps(inspect, revnet, settle):
+    _, inspector = inspect(revnet, [])
     assert "Memory figures" in inspector.facts.text() and "autocast" not in inspector.facts.text()
     revnet.training = {**(revnet.training or {}), "precision": "bf16"}
     inspector.set_selection(revnet, [])
@@ -176,7 +160,7 @@ def test_removed_node_clears_the_inspector(inspected, settle):
     assert inspector.node_id is None and not inspector.editors
 
 
-def test_inspector_explains_a_near_miss(qtbot, settle):
+def test_inspector_explains_a_near_miss(inspect):
     from revstudio.core.graph import Graph
 
     g = Graph("near-miss")
@@ -190,25 +174,17 @@ def test_inspector_explains_a_near_miss(qtbot, settle):
     for src, dst in (("x.out", "s.in"), ("s.out0", "f.in"), ("s.out0", "m.in0"), ("f.out", "m.in1"),
                      ("m.out", "c.in0"), ("s.out1", "c.in1"), ("c.out", "y.in")):
         g.connect(src, dst)
-    doc = Document(g)
-    inspector = Inspector(doc)
-    qtbot.addWidget(inspector)
-    inspector.set_selection(g, ["m"])
-    settle()
+    _, inspector = inspect(g, ["m"])
     text = inspector.facts.text()
     assert "why not reversible" in text and "is not a coupling" in text
     assert "no: runs with plain autograd" in text
 
 
-def test_typing_into_several_selected_nodes_is_one_undo_step_per_visit(qtbot, revnet, settle):
+def test_typing_into_several_selected_nodes_is_one_undo_step_per_visit(inspect, revnet):
     """A shared edit of several nodes merges its keystrokes like a single node's edit does."""
     revnet.add_node("Conv", "f2", {"out_channels": 8, "padding": "same"}, (440, 300))
     revnet.connect("s.out1", "f2.in")
-    doc = Document(revnet)
-    inspector = Inspector(doc)
-    qtbot.addWidget(inspector)
-    inspector.set_selection(revnet, ["f", "f2"])
-    settle()
+    doc, inspector = inspect(revnet, ["f", "f2"])
     editor = inspector.editors["out_channels"]
     assert editor.edit.text() == ""  # the values differ
     for text in ("4", "48"):  # "4" already is f's value: only f2 changes on the first key
@@ -226,7 +202,7 @@ def test_typing_into_several_selected_nodes_is_one_undo_step_per_visit(qtbot, re
     assert [revnet.node(n).params["out_channels"] for n in ("f", "f2")] == [48, 48]
 
 
-def test_a_group_field_with_no_group_chosen_shows_none_chosen_not_the_first_group(qtbot, settle):
+def test_a_group_field_with_no_group_chosen_shows_none_chosen_not_the_first_group(inspect):
     """A new coupling's f is empty; the combo showed the project's first group as if it were set."""
     from pathlib import Path
 
@@ -234,11 +210,7 @@ def test_a_group_field_with_no_group_chosen_shows_none_chosen_not_the_first_grou
 
     graph = load(Path(__file__).resolve().parents[2] / "resources" / "examples" / "revnet_coupling.revs")
     graph.add_node("AdditiveCoupling", "c2", {}, (0, 300))
-    doc = Document(graph)
-    inspector = Inspector(doc)
-    qtbot.addWidget(inspector)
-    inspector.set_selection(graph, ["c2"])
-    settle()
+    doc, inspector = inspect(graph, ["c2"])
     combo = inspector.editors["f"].combo
     assert combo.currentIndex() == -1 and combo.currentText() == ""
     assert "choose" in combo.placeholderText()
@@ -250,17 +222,13 @@ def test_a_group_field_with_no_group_chosen_shows_none_chosen_not_the_first_grou
     assert combo.currentIndex() == -1
 
 
-def test_an_unknown_parameter_from_the_file_can_be_removed_here(qtbot, revnet, settle):
+def test_an_unknown_parameter_from_the_file_can_be_removed_here(inspect, revnet, settle):
     """An unknown param is an error; the inspector said 'delete it in the file', so fixing it
     meant leaving the app for a text editor. Remove is one undoable edit."""
     from PySide6.QtWidgets import QPushButton
 
     revnet.node("f").params["zzz"] = 1  # as a file from another version could have it
-    doc = Document(revnet)
-    inspector = Inspector(doc)
-    qtbot.addWidget(inspector)
-    inspector.set_selection(revnet, ["f"])
-    settle()
+    doc, inspector = inspect(revnet, ["f"])
     assert any("zzz" in d.message for d in doc.report.diagnostics if d.severity == "error")
     button = inspector.findChild(QPushButton, "removeParam_zzz")
     assert button is not None and button.isVisibleTo(inspector)
@@ -306,16 +274,11 @@ def test_an_invalid_text_changes_nothing_though_its_first_keys_parsed(qtbot, ins
     assert editor.edit.text() == "4" and editor.error() is None
 
 
-def test_an_invalid_shared_edit_puts_back_each_nodes_own_value(qtbot, revnet, settle):
+def test_an_invalid_shared_edit_puts_back_each_nodes_own_value(qtbot, inspect, revnet, settle):
     revnet.add_node("Conv", "f2", {"out_channels": 8, "padding": "same"}, (440, 300))
     revnet.connect("s.out1", "f2.in")
-    doc = Document(revnet)
-    inspector = Inspector(doc)
-    qtbot.addWidget(inspector)
-    inspector.show()
+    doc, inspector = inspect(revnet, ["f", "f2"])
     inspector.activateWindow()
-    inspector.set_selection(revnet, ["f", "f2"])
-    settle()
     editor = inspector.editors["out_channels"]
     _type(qtbot, editor, "16")
     assert [revnet.node(n).params["out_channels"] for n in ("f", "f2")] == [16, 16]

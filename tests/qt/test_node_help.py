@@ -9,23 +9,17 @@ from revstudio.core import node_reference
 from revstudio.core.graph import Graph
 from revstudio.core.spec import registry
 from revstudio.qt.canvas.quick_add import QuickAddPopup, candidate_specs
-from revstudio.qt.document import Document
 from revstudio.qt.inspector import Inspector
 from revstudio.qt.palette import PaletteWidget
 from revstudio.qt.param_editors import ParamEditor
 
 
-def _inspector(qtbot, settle) -> Inspector:
+def _inspector(inspect) -> Inspector:
     g = Graph("seq")
     g.add_node("Input", "x", {"shape": [8, 64]}, (0, 0))
     g.add_node("BiRNN", "rnn", {"hidden_size": 4}, (240, 0))
     g.connect("x.out", "rnn.in")
-    inspector = Inspector(Document(g))
-    qtbot.addWidget(inspector)
-    inspector.show()
-    inspector.set_selection(g, ["rnn"])
-    settle()
-    return inspector
+    return inspect(g, ["rnn"])[1]
 
 
 def test_the_palette_tooltip_is_the_whole_reference_entry(qtbot) -> None:
@@ -37,7 +31,7 @@ def test_the_palette_tooltip_is_the_whole_reference_entry(qtbot) -> None:
     assert palette.help.text().startswith("<b>BiRNN</b> · Recurrent<br>A bidirectional RNN")
 
 
-def test_the_app_s_help_comes_from_the_reference_functions(qtbot, settle, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_app_s_help_comes_from_the_reference_functions(qtbot, inspect, monkeypatch: pytest.MonkeyPatch) -> None:
     """One function each: replaced, every place that shows a node's help shows the replacement."""
     monkeypatch.setattr(node_reference, "text", lambda spec, reg: f"TEXT OF {spec.type_id}")
     monkeypatch.setattr(node_reference, "brief", lambda spec: f"BRIEF OF {spec.type_id}")
@@ -49,7 +43,7 @@ def test_the_app_s_help_comes_from_the_reference_functions(qtbot, settle, monkey
     assert palette.item_for("Conv").toolTip(0) == "TEXT OF Conv"
     palette.tree.setCurrentItem(palette.item_for("Conv"))
     assert "BRIEF OF Conv" in palette.help.text()
-    inspector = _inspector(qtbot, settle)
+    inspector = _inspector(inspect)
     assert inspector.help.text() == "BRIEF OF BiRNN"
     hidden = next(e for e in inspector.findChildren(ParamEditor) if e.name == "hidden_size")
     assert hidden.toolTip().startswith("MEANING 32\n")
@@ -59,7 +53,7 @@ def test_the_app_s_help_comes_from_the_reference_functions(qtbot, settle, monkey
     assert "TEXT OF BiRNN" in tips and "TEXT OF Conv" in tips
 
 
-def test_the_inspector_shows_the_brief_entry(qtbot, settle) -> None:
-    inspector = _inspector(qtbot, settle)
+def test_the_inspector_shows_the_brief_entry(inspect) -> None:
+    inspector = _inspector(inspect)
     assert inspector.help.text() == node_reference.brief(registry.get("BiRNN"))
     assert "Shapes: reads (features, time): time is the last axis" in inspector.help.text()
