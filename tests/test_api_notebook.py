@@ -35,9 +35,7 @@ def test_a_thousand_node_report_prints_a_few_lines_not_every_node(big_report) ->
     assert len(g.nodes) >= 1000
     assert text.count("\n") < 10 and len(text) < 1000, text[:2000]
     assert text.startswith(f"<Report valid: {len(report.nodes):,} nodes, {report.parameters:,} parameters")
-    pretty = _Pretty()
-    report._repr_pretty_(pretty, False)
-    assert "".join(pretty.out) == text
+    assert _pretty(report) == text
 
 
 def test_the_estimate_and_regions_of_a_big_report_print_short(big_report) -> None:
@@ -45,6 +43,7 @@ def test_the_estimate_and_regions_of_a_big_report_print_short(big_report) -> Non
     assert report.estimate is not None and report.regions
     est = repr(report.estimate)
     assert len(est) < 400 and "\n" not in est, est[:2000]
+    assert _pretty(report.estimate) == est
     assert f"batch {report.estimate.batch}" in est and "reversible" in est
     for region in report.regions:
         assert len(repr(region)) < 400 + 40 * (len(region.inputs) + len(region.outputs))
@@ -96,6 +95,13 @@ def test_a_gradient_report_prints_its_verdict_and_first_failures() -> None:
                         "max error 0.001 over 1000 tensors, max inversion error 1e-16>")
     assert lines[1] == "  n1.weight: error 0.001 > 1e-10"
     assert len(lines) == 7 and lines[-1] == "  ... 495 more in report.failures()"
+    assert _pretty(report) == text
+
+
+def _pretty(shown: object) -> str:
+    pretty = _Pretty()
+    shown._repr_pretty_(pretty, False)  # type: ignore[attr-defined]
+    return "".join(pretty.out)
 
 
 def test_a_training_result_prints_without_its_whole_model() -> None:

@@ -15,6 +15,7 @@ from .diagnostics import Diagnostic, warning
 from .graph import Graph, GraphError, Node, PortRef
 from .incremental import IncrementalCheck
 from .nogc import without_cyclic_gc
+from .notebook_repr import NotebookRepr, short_repr
 from .shapes import UNUSED_BODY, Analysis, GroupInferer, NodeInfo, analyse_graph, body_errors_text, fmt_shape
 from .spec import Registry, ShapeT
 from .spec import registry as default_registry
@@ -27,7 +28,7 @@ REPR_DIAGNOSTICS = 5
 
 
 @dataclass
-class Report:
+class Report(NotebookRepr):
     """Everything ``rs.check`` found (docs/architecture.md, "The check report").
 
     ``valid`` (no errors), ``errors``, ``warnings`` and ``diagnostics`` (all of them: each names
@@ -106,16 +107,8 @@ class Report:
             parts.append(f"{len(self.regions)} reversible region{'s' * (len(self.regions) != 1)}")
         if self.estimate is not None:
             parts.append(f"estimate at batch {self.estimate.batch}")
-        lines = [f"<Report {'valid' if self.valid else 'INVALID'}: {', '.join(parts)}>"]
-        shown = self.errors + self.warnings
-        lines += [f"  {d}" for d in shown[:REPR_DIAGNOSTICS]]
-        if len(shown) > REPR_DIAGNOSTICS:
-            lines.append(f"  ... {len(shown) - REPR_DIAGNOSTICS} more in report.errors / report.warnings")
-        return "\n".join(lines)
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        """IPython's display of ``report``: the same summary as ``repr``."""
-        p.text(repr(self))
+        return short_repr(f"<Report {'valid' if self.valid else 'INVALID'}: {', '.join(parts)}>",
+                          self.errors + self.warnings, REPR_DIAGNOSTICS, "report.errors / report.warnings")
 
     def to_json(self) -> dict[str, Any]:
         """The object printed by ``revstudio check --json``."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from revstudio.core.graph import Graph, PortRef
+from revstudio.core.notebook_repr import NotebookRepr
 
 from .estimate_bodies import _Bodies
 from .estimate_facts import _facts
@@ -83,7 +84,7 @@ class RegionEstimate:
 
 
 @dataclass
-class MemoryEstimate:
+class MemoryEstimate(NotebookRepr):
     """The static memory estimate of a training step at ``batch`` (``rs.check(g).estimate``).
 
     ``summary_lines()`` words it; ``peak_bytes(mode)`` and ``activation_bytes(mode)`` (kept for
@@ -158,9 +159,6 @@ class MemoryEstimate:
         return (f"<MemoryEstimate batch {self.batch}, {self.dtype}: {len(self.nodes):,} nodes, "
                 f"{len(self.regions)} region{'s' * (len(self.regions) != 1)}; parameters "
                 f"{fmt_bytes(self.parameter_bytes())}; kept for backward: {kept}>")
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(repr(self))
 
     def activation_bytes(self, mode: str) -> int:
         return sum(n.activation_bytes[known_mode(mode)] for n in self.nodes.values())

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from revstudio.core.notebook_repr import NotebookRepr, short_repr
+
 
 @dataclass
 class TensorError:
@@ -26,7 +28,7 @@ REPR_FAILURES = 5
 
 
 @dataclass
-class GradReport:
+class GradReport(NotebookRepr):
     """The outcome of :func:`compare_modes`; ``ok`` is the pass/fail verdict."""
 
     dtype: str
@@ -78,17 +80,11 @@ class GradReport:
         # a notebook's display: the verdict and the worst figures, not one entry per tensor
         failures = self.failures()
         inv = self.max_inversion_error
-        lines = [f"<GradReport {self.mode} vs standard, {self.dtype}, batch {self.batch}: "
-                 f"{'OK' if not failures else f'{len(failures)} FAILED'} (tolerance {self.tolerance:g}); "
-                 f"max error {self.max_error:.3g} over {len(self._all())} tensors"
-                 + (f", max inversion error {inv:.3g}" if inv is not None else "") + ">"]
-        lines += [f"  {line}" for line in failures[:REPR_FAILURES]]
-        if len(failures) > REPR_FAILURES:
-            lines.append(f"  ... {len(failures) - REPR_FAILURES} more in report.failures()")
-        return "\n".join(lines)
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(repr(self))
+        head = (f"<GradReport {self.mode} vs standard, {self.dtype}, batch {self.batch}: "
+                f"{'OK' if not failures else f'{len(failures)} FAILED'} (tolerance {self.tolerance:g}); "
+                f"max error {self.max_error:.3g} over {len(self._all())} tensors"
+                + (f", max inversion error {inv:.3g}" if inv is not None else "") + ">")
+        return short_repr(head, failures, REPR_FAILURES, "report.failures()")
 
     def to_json(self) -> dict[str, Any]:
         return {
