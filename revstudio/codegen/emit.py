@@ -183,7 +183,8 @@ class _Writer:
         if is_model:
             lines.append(f'        """{self.shapes_doc(plan)}"""')
             lines += model_api.count_check(self, plan, args) + model_api.input_check(self, plan, args, run)
-        lines += model_api.guarded(self, plan, run, args) if is_model else run
+        lines += model_api.guarded(self, plan, run, args, bool(getattr(instance, "_flow_parts", ()))) \
+            if is_model else run
         lines += model_api.logdet_property(self, plan, instance, is_model)
         if plan.invertible:
             lines += self.regions.inverse_method(plan, single=is_model)

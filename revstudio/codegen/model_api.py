@@ -16,6 +16,7 @@ from . import CodegenError
 
 ASSEMBLY = "revstudio.compiler.assembly"
 BOUNDARY = "revstudio.compiler.runtime_boundary"
+EXPORT = "revstudio.compiler.runtime_export"
 
 
 def logdet_property(writer: Any, plan: Any, instance: Any, is_model: bool) -> list[str]:
@@ -41,10 +42,20 @@ def logdet_property(writer: Any, plan: Any, instance: Any, is_model: bool) -> li
         if id(part) in flows:
             attrs.append(f"self.{attr}")
     total = writer.inliner.require_name(ASSEMBLY, "total_logdet")
-    return ["", "    @property",
-            "    def logdet(self) -> torch.Tensor | None:",
-            '        """log|det J| of the last forward per sample (flow layers), differentiable in every mode."""',
-            f"        return {total}([{', '.join(attrs)}])"]
+    lines = ["", "    @property",
+             "    def logdet(self) -> torch.Tensor | None:",
+             '        """log|det J| of the last forward per sample (flow layers), differentiable in every mode."""',
+             f"        return {total}([{', '.join(attrs)}])"]
+    if is_model:  # (a group body's logdet is read by its model's, while torch.export traces that too)
+        refuse = writer.inliner.require_name(EXPORT, "refuse_untraced_logdet")
+        lines.insert(-1, f"        {refuse}(self)")
+        wrapper = writer.inliner.require_name(EXPORT, "WithLogdet")
+        lines += ["", "    def with_logdet(self) -> nn.Module:",
+                  '        """This model (the same layers) as a module whose forward returns ``(outputs, logdet)``:',
+                  "        what torch.export records of the log-determinant, which ``model.logdet`` keeps as an",
+                  "        attribute: ``z, logdet = torch.export.export(model.with_logdet(), (x,)).module()(x)``.\"\"\"",
+                  f"        return {wrapper}(self)"]
+    return lines
 
 
 def weights_dtype(dtype: Any) -> list[str]:
@@ -87,14 +98,18 @@ def input_check(writer: Any, plan: Any, args: list[str], body: list[str]) -> lis
     return [f"        {sizes} = {check}(INPUTS, {{{batch}}}, *{weights}(self))"]
 
 
-def guarded(writer: Any, plan: Any, body: list[str], args: list[str]) -> list[str]:
+def guarded(writer: Any, plan: Any, body: list[str], args: list[str], flow: bool = False) -> list[str]:
     """The model's ``forward`` body in a ``try``: where the layers fail (torch's words, "mat1 and
     mat2 shapes cannot be multiplied", name no node) on an input of other sizes than its Input
-    node declares, the error names that input, as the compiled module's does."""
+    node declares, the error names that input, as the compiled module's does. A ``flow`` model's
+    body runs in ``logdet_put_back`` (``runtime_export``), so torch.export records no attribute."""
     if not plan.inputs:
         return body
     refused = writer.inliner.require_name(BOUNDARY, "sizes_refused")
     sizes, exc = _guard_names(args, body)
+    if flow:  # (torch.export: the flow layers' logdet put back after its trace, see with_logdet)
+        put_back = writer.inliner.require_name(EXPORT, "logdet_put_back")
+        body = [f"        with {put_back}(self):", *[f"    {line}" if line else line for line in body]]
     return ["        try:", *[f"    {line}" if line else line for line in body],
             f"        except (RuntimeError, ValueError) as {exc}:  # (an RNN refuses another dtype with a ValueError)",
             f"            {refused}(INPUTS, {sizes}, {exc})",

@@ -42,6 +42,7 @@ from .pricing import Prices
 from .renames import alias_state_keys, layer_aliases
 from .runtime_boundary import refuse_script
 from .runtime_eager import eager
+from .runtime_export import WithLogdet, logdet_put_back, refuse_untraced_logdet
 
 MODES = ("reversible", "standard", "checkpoint")
 
@@ -200,7 +201,8 @@ class CompiledModel(Executor):
         try:
             if not self._init_checked:  # (the first batch runs twice: its failures get the same hints)
                 self.initialize(*inputs)
-            outs = self._run(inputs)
+            with logdet_put_back(self):  # (torch.export: the layers' logdet put back, see with_logdet)
+                outs = self._run(inputs)
         except (RuntimeError, ValueError) as exc:  # (an RNN refuses another dtype with a ValueError)
             if isinstance(exc, torch.OutOfMemoryError):
                 raise
@@ -212,6 +214,19 @@ class CompiledModel(Executor):
                 raise TypeError(f"{hint}; the layers failed with: {exc}") from exc
             raise
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    @property
+    def logdet(self) -> torch.Tensor | None:
+        """log|det J| of the last forward, per sample (``Executor.logdet``); refused while torch.export
+        traces the model outside ``with_logdet()``, which records it."""
+        refuse_untraced_logdet(self)
+        return super().logdet
+
+    def with_logdet(self) -> torch.nn.Module:
+        """This model (the same layers) as a module whose forward returns ``(outputs, logdet)``: what
+        torch.export records of the log-determinant, which ``model.logdet`` keeps as an attribute:
+        ``z, logdet = torch.export.export(model.with_logdet(), (x,)).module()(x)``."""
+        return WithLogdet(self)
 
     def _check_inputs(self, inputs: Sequence[Any], named: dict[str, Any] | None = None) -> None:
         check_inputs(self._plan, self._root.device, self._root.dtype if self._typed else None, inputs, named)

@@ -121,6 +121,45 @@ def test_torch_export_of_a_flow_loaded_from_a_checkpoint() -> None:
             assert torch.allclose(program.module()(x), trained(x), atol=1e-5)
 
 
+def test_torch_export_of_a_flow_is_quiet_and_with_logdet_records_its_logdet() -> None:
+    """torch.export of a flow warned that the layers' ``logdet`` attributes were assigned during export,
+    the program returned no log-determinant, and ``model.logdet`` was the trace's FakeTensor after it."""
+    from revstudio.compiler.module import compile as compile_graph
+
+    exported, x = _model("glow_flow", (3, 3, 16, 16))
+    compiled = compile_graph(load(str(EXAMPLES / "glow_flow.revs")), device="cpu")
+    compiled.eval()
+    for model in (exported, compiled):
+        model.mode = "standard"
+        z, logdet = model(x), model.logdet  # (ActNorm initialises from this batch)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            plain = torch.export.export(model, (x,))
+            both = torch.export.export(model.with_logdet(), (x,))
+        assert not [str(w.message) for w in seen if "logdet" in str(w.message)]
+        assert type(model.logdet) is torch.Tensor and torch.equal(model.logdet, logdet)  # (the eager one)
+        got, got_logdet = both.module()(x)
+        assert torch.allclose(got, z, atol=1e-5) and torch.allclose(got_logdet, logdet, atol=1e-4)
+        assert torch.allclose(plain.module()(x), z, atol=1e-5)
+        eager_z, eager_logdet = model.with_logdet()(x)
+        assert torch.equal(eager_z, model(x)) and torch.equal(eager_logdet, model.logdet)
+
+        with pytest.raises(RuntimeError, match=r"logdet: torch.export does not record the log-determinant .* "
+                                               r"export model.with_logdet\(\), whose forward returns"):
+            torch.export.export(_Pair(model), (x,))  # the read that used to be the way: a constant now
+
+
+class _Pair(torch.nn.Module):
+    """``(model(x), model.logdet)``: the log-determinant read as an attribute after forward."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor) -> tuple:
+        return self.model(x), self.model.logdet
+
+
 def _header_recipe(source: str) -> str:
     """The indented lines of the exported file's docstring: how to use the Model."""
     doc = source.split('"""')[1]
