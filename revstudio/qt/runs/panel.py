@@ -54,6 +54,13 @@ def progress_text(run: RunData | None, elapsed_s: float) -> str:
     return " · ".join(parts)
 
 
+def _row_tip(entry: RunEntry) -> str:
+    """A run's row tooltip: its message and the weights it started from (``train --init``), if any."""
+    lines = [in_app_words(entry.message) if entry.message else "",
+             f"started from weights: {entry.init_from}" if entry.init_from else ""]
+    return "\n".join(line for line in lines if line)
+
+
 class RunProgress(QWidget):
     """A progress bar with step/total, elapsed, ETA and samples/s (status bar and Runs tab)."""
 
@@ -204,8 +211,8 @@ class RunsPanel(QWidget):
                 item = make_item(j, text, key, str(entry.path))
                 if j == STATUS:
                     item.setForeground(_colour(theme.status_colour(text)))
-                if entry.message and j != LABEL:
-                    item.setToolTip(in_app_words(entry.message))
+                if j != LABEL and _row_tip(entry):
+                    item.setToolTip(_row_tip(entry))
                 self.table.setItem(i, j, item)
         self.table.setSortingEnabled(True)
         self._select(selected)
@@ -269,7 +276,7 @@ class RunsPanel(QWidget):
             item.setData(SORT_ROLE, sort_key(key))
             if j == STATUS:
                 item.setForeground(_colour(theme.status_colour(text)))
-        tip = in_app_words(entry.message) if entry.message else ""
+        tip = _row_tip(entry)
         for j in range(self.table.columnCount()):
             item = self.table.item(row, j)
             if item is not None and j != LABEL:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from revstudio.qt.plots.rows import RunData
 from revstudio.qt.runs.panel import RunsPanel
+from revstudio.qt.runs.run_table import PATH_ROLE
 
 
 def test_a_killed_run_seen_live_is_described_once(qtbot, tmp_path):
@@ -58,3 +59,22 @@ def test_a_run_whose_disk_filled_is_listed_with_its_failure_not_as_killed(qtbot,
     window.training.runs_panel.reload()
     entry = window.training.runs_panel.entry(ctl.run_dir)
     assert entry is not None and "No space left on device" in (entry.message or "") and not entry.guessed
+
+
+def test_a_run_started_from_weights_says_so_in_its_row_and_its_detail(qtbot, tmp_path):
+    """The weights a run started from (train --init) were only in its detail, shown once selected."""
+    for name, init in (("coupling-1", str(tmp_path / "mine.pt")), ("coupling-2", None)):
+        path = tmp_path / name
+        path.mkdir()
+        (path / "status.json").write_text(json.dumps({"status": "finished", "step": 1, "total_steps": 1,
+                                                      "message": "done"}))
+        (path / "metrics.jsonl").write_text(json.dumps({"event": "started", "init_from": init}) + "\n")
+    panel = RunsPanel()
+    qtbot.addWidget(panel)
+    panel.set_root(tmp_path, "coupling")
+    tips = {panel.table.item(row, 0).data(PATH_ROLE): panel.table.item(row, 0).toolTip()
+            for row in range(panel.table.rowCount())}
+    assert tips[str(tmp_path / "coupling-1")] == f"done\nstarted from weights: {tmp_path / 'mine.pt'}"
+    assert tips[str(tmp_path / "coupling-2")] == "done"
+    panel.select_paths([tmp_path / "coupling-1"])
+    assert f"started from weights: {tmp_path / 'mine.pt'}" in panel.detail.toPlainText().splitlines()
