@@ -115,7 +115,21 @@ def test_near_miss_names_the_operand_and_the_consumed_value() -> None:
     assert result.regions == []
     (miss,) = result.near_misses
     assert miss.severity == "warning" and miss.node == "m3"
-    assert "merge m3 is not a coupling: operand conv2 reads s.out0, which this merge consumes" in miss.message
+    assert "merge m3 is not a coupling: operand conv2 reads s.out0 at conv2.in, which this merge consumes" \
+        in miss.message
+
+
+def test_a_wrong_port_into_f_says_which_wire_to_change() -> None:
+    """The beginner's slip of wiring F from the same Split part the merge adds to: the warning
+    names the wire that makes the coupling (the Split's other part into F's first layer)."""
+    (miss,) = _analyze(_merge_reading_its_own_stream()).near_misses
+    assert miss.message.endswith("(y1 = x1 + F(x2)): wire s.out1 into conv2.in instead"), miss.message
+    g = _merge_reading_its_own_stream()
+    (wrong,) = g.edges_into("conv2", "in")
+    g.remove_edge(wrong)
+    g.connect("s.out1", "conv2.in")
+    fixed = _analyze(g)
+    assert fixed.near_misses == [] and len(fixed.regions) == 1
 
 
 def test_near_miss_for_a_stream_consumed_before_the_merge() -> None:
