@@ -209,3 +209,12 @@ def test_the_readme_and_the_editor_page_lead_to_the_tutorial() -> None:
     assert "[tutorial.md](tutorial.md)" in (ROOT / "docs" / "editor.md").read_text(encoding="utf-8")
     project = json.loads((EXAMPLES / "digits_revnet.revs").read_text(encoding="utf-8"))
     assert project["training"]["steps"] == 400  # the page's "trains 400 steps"
+
+
+def test_the_cpu_install_pins_the_torch_the_makefile_installs() -> None:
+    """The CPU build the page installs first is the version ``make`` asks for, so ``make`` keeps it
+    (``torch==2.13.0`` is met by ``2.13.0+cpu``) instead of fetching the CUDA build over it."""
+    pin = re.search(r"^TORCH \?= (torch==\S+)$", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
+    assert pin is not None
+    assert f".venv/bin/pip install {pin.group(1)} --index-url https://download.pytorch.org/whl/cpu\nmake run" \
+        in _part("1. Install")
