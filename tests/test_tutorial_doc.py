@@ -218,3 +218,25 @@ def test_the_cpu_install_pins_the_torch_the_makefile_installs() -> None:
     assert pin is not None
     assert f".venv/bin/pip install {pin.group(1)} --index-url https://download.pytorch.org/whl/cpu\nmake run" \
         in _part("1. Install")
+
+
+def test_the_figures_the_page_points_at_in_the_app_are_the_apps() -> None:
+    """Part 3 quotes the digits example's region label and status bar figures, and part 4 says the
+    status bar's standard figure grows with ``times`` while the reversible one stays."""
+    pytest.importorskip("PySide6")
+    import revstudio as rs
+    from revstudio.qt.memory_figures import region_badge, status_text
+
+    part = " ".join(_part("3. The first example").split())  # (the page wraps its lines)
+    report = rs.check(_digits())
+    (region,) = report.regions
+    label = region_badge(report, region.id)[0]
+    assert f"`{label}`" in part, label
+    kept = status_text(report).split("   ")[1]  # type: ignore[union-attr]
+    assert f"`{kept}`" in part, kept
+    figures = []
+    for times in (2, 4, 8, 16):
+        g = rs.load(EXAMPLES / "revnet_coupling.revs")
+        g.set_param("blocks", "times", times)
+        figures.append(status_text(rs.check(g)).split("   ")[1])  # type: ignore[union-attr]
+    assert len({f.split(" · ")[1] for f in figures}) == 1 and len({f.split(" · ")[0] for f in figures}) == 4, figures
