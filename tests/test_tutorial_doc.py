@@ -128,9 +128,14 @@ def _messages(g: Any) -> list[str]:
 
 
 def _wrong_port(tmp: Path) -> list[str]:
+    pytest.importorskip("PySide6")
+    from revstudio.core.graph import PortRef
+    from revstudio.qt.canvas.connect_rules import structural_reason
+
     g = _digits()
+    drop = structural_reason(g, PortRef.parse("block0_split.out0"), PortRef.parse("block0_f_conv1.in"))
     _rewire(g, "block0_split.out0", "block0_f_conv1.in")
-    return _messages(g)
+    return [str(drop), *_messages(g)]
 
 
 def _mismatched_channels(tmp: Path) -> list[str]:
