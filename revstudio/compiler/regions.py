@@ -265,7 +265,7 @@ class _Analyzer:
         others = [o for o in v.outputs.get(v.producer(a), []) if o != a]
         if len(at) == 1 and len(others) == 1:
             return f"{text}: wire {others[0]} into {at[0]} instead"
-        return f"{text}: feed F from a value this merge does not read"
+        return f"{text}; to make it one, feed F from a value this merge does not read (a Split's other part)"
 
     # ---- regions --------------------------------------------------------
     def run(self, keep_trivial: bool) -> RegionAnalysis:

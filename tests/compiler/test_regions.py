@@ -224,3 +224,21 @@ def test_analysis_grows_linearly_with_the_graph() -> None:
     assert analyze(large_graph(500), check(large_graph(500))).regions
     assert growth(lanes, 500) < NOT_QUADRATIC
     assert growth(chain, 40) < NOT_QUADRATIC
+
+
+def test_a_residual_skip_says_how_it_could_become_a_coupling() -> None:
+    """x + F(x) from a one-output node has no other part to wire: the warning says what F would read."""
+    g = Graph("residual")
+    g.add_node("Input", "x", {"shape": [4, 4, 4]})
+    g.add_node("Conv", "stem", {"out_channels": 4, "kernel_size": 3, "padding": "same"})
+    g.add_node("Conv", "f", {"out_channels": 4, "kernel_size": 3, "padding": "same"})
+    g.add_node("Merge", "skip", {"mode": "add"})
+    g.add_node("Output", "y")
+    for src, dst in (("x.out", "stem.in"), ("stem.out", "f.in"), ("stem.out", "skip.in0"), ("f.out", "skip.in1"),
+                     ("skip.out", "y.in")):
+        g.connect(src, dst)
+    (miss,) = _analyze(g).near_misses
+    assert miss.message == ("merge skip is not a coupling: operand f reads stem.out at f.in, which this merge "
+                            "consumes, so backward could not rebuild stem.out from the merge's result; a coupling "
+                            "adds F of the other part (y1 = x1 + F(x2)); to make it one, feed F from a value this "
+                            "merge does not read (a Split's other part)"), miss.message
