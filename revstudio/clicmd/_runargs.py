@@ -47,9 +47,32 @@ def load_checked(path: str, batch: int = 1, device: Any = None) -> tuple[Graph, 
         if len(report.errors) > 10:
             lines.append(f"  ... and {len(report.errors) - 10} more")
         raise CliError("\n".join(lines), 1)
-    if not any(n.type == "Input" for n in graph) or not any(n.type == "Output" for n in graph):
-        raise CliError(f"{path}: the graph needs at least one Input and one Output node to run", 1)
+    missing = missing_io(graph, report)
+    if missing:
+        raise CliError(f"{path}: {missing}", 1)
     return graph, report
+
+
+def missing_io(graph: Graph, report: Report) -> str | None:
+    """What a graph without an Input or an Output node lacks and what to add, naming the output
+    nothing reads (where the Output goes); None when it has both."""
+    lacks = [t for t in ("Input", "Output") if not any(n.type == t for n in graph)]
+    if not lacks:
+        return None
+    if not graph.nodes:
+        return "the project is empty: draw a network (an Input node, layers, an Output node) first"
+    todo = []
+    if "Input" in lacks:
+        todo.append("add an Input node with the shape of one sample (its shape parameter) and wire it into "
+                    "the first layer")
+    if "Output" in lacks:
+        order = [n for n in getattr(report, "order", []) if n in graph.nodes] or list(graph.nodes)
+        loose = [f"{n}.{port}" for n in reversed(order) if graph.nodes[n].type != "Output"
+                 for port in graph.ports(n)[1] if not graph.edges_from(n, port)]
+        todo.append(f"add an Output node and wire {loose[0]} (which nothing reads) into it" if loose
+                    else "add an Output node after the last layer")
+    return (f"the graph has no {' and no '.join(lacks)} node: running it feeds data into an Input node and "
+            f"takes the loss at an Output node; {' and '.join(todo)}")
 
 
 def resolve_device(text: str | None) -> Any:

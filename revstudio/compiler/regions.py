@@ -247,11 +247,25 @@ class _Analyzer:
         operand = v.producer(f) if body else f
         for value in b:
             if value == a:
-                return (f"operand {operand} reads {a}, which this merge consumes; F may only read values "
-                        "that remain available after the merge")
+                return self.f_reads_its_stream(merge, a, operand, body)
         if v.producer(a) in body:
             return f"its operand {a} is computed by F itself"
         return None
+
+    def f_reads_its_stream(self, merge: str, a: str, operand: str, body: list[str]) -> str:
+        """Why F reading ``a``, the value ``merge`` adds F's result to, is no coupling, and which
+        wire to change: the other part of a Split (or any multi-output node) that ``a`` came from,
+        wired into the F input that reads ``a`` (the beginner's wrong-port slip)."""
+        v = self.v
+        at = [f"{n}.{p}" for n, p in v.readers.get(a, []) if n in body]
+        where = f" at {at[0]}" if len(at) == 1 else ""
+        text = (f"operand {operand} reads {a}{where}, which this merge consumes, so backward could not "
+                f"rebuild {a} from the merge's result; a coupling adds F of the other part "
+                "(y1 = x1 + F(x2))")
+        others = [o for o in v.outputs.get(v.producer(a), []) if o != a]
+        if len(at) == 1 and len(others) == 1:
+            return f"{text}: wire {others[0]} into {at[0]} instead"
+        return f"{text}; to make it one, feed F from a value this merge does not read (a Split's other part)"
 
     # ---- regions --------------------------------------------------------
     def run(self, keep_trivial: bool) -> RegionAnalysis:

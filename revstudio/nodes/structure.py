@@ -212,10 +212,24 @@ def _merge_infer(ctx: InferContext) -> dict[str, ShapeT]:
     for port, shape in shapes[1:]:
         if shape != first:
             raise problem("Merge", ctx, f"{port} is {fmt(shape)} but {first_port} is {fmt(first)}; "
-                                        f"{mode} mode needs equal shapes", port)
+                                        f"{mode} mode needs equal shapes: "
+                                        f"{_equal_shapes_hint(port, shape, first_port, first)}", port)
     if mode == "stack":
         return {"out": (len(shapes), *first)}
     return {"out": first}
+
+
+def _equal_shapes_hint(port: str, shape: ShapeT, first_port: str, first: ShapeT) -> str:
+    """What to change so ``port`` matches ``first_port``: the channels (or features) of the layer
+    feeding it, its spatial size (stride, padding, pooling), or its whole shape."""
+    if len(shape) == len(first) and shape[1:] == first[1:]:
+        what = ("features (a Linear's out_features)" if len(first) == 1 else
+                "channels (a Conv's out_channels)")
+        return f"give the layer that feeds {port} {first[0]} {what}, as {first_port} has"
+    if len(shape) == len(first) and shape[0] == first[0]:
+        return (f"the layer that feeds {port} makes the size {fmt(shape[1:])}, not {fmt(first[1:])}: "
+                "check its stride, padding or pooling")
+    return f"make the layer that feeds {port} give {fmt(first)}"
 
 
 def _merge_releasable(params: Mapping[str, Any]) -> bool:

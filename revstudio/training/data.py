@@ -177,10 +177,29 @@ def from_here_hint(specs: dict[str, Any], base_dir: str) -> str:
     one, else ''."""
     found = found_here(specs, base_dir)
     if found is None:
-        return ""
+        return _nowhere_hint(specs, base_dir)
     option, _, _, given = found
     return (f"; relative data paths start from the project's folder ({base_dir}), not the current one: "
             f"for the one here, give {option} {given}")
+
+
+def _nowhere_hint(specs: dict[str, Any], base_dir: str) -> str:
+    """``; a relative data path starts from the project's folder ...`` for the first relative path
+    that names nothing there (a project copied or saved elsewhere without its data), else ''."""
+    for option, spec in specs.items():
+        try:
+            kind, path = parse_spec(spec) if isinstance(spec, str) and spec else ("synthetic", "")
+        except DataError:
+            continue
+        path = os.path.expanduser(path)
+        if kind == "synthetic" or os.path.isabs(path):
+            continue
+        exists = os.path.isdir if kind in ("mnist", "cifar10") else os.path.isfile
+        if not exists(resolve(path, base_dir)):
+            return (f"; a relative data path starts from the project's folder ({base_dir}), and {path} names "
+                    f"nothing there: put the data where it points, or give {option} with the data's own path "
+                    "(in the app: Run > Run Settings)")
+    return ""
 
 
 # A data path is written relative to its project file when the data lies in the file's folder or at

@@ -115,7 +115,21 @@ def test_near_miss_names_the_operand_and_the_consumed_value() -> None:
     assert result.regions == []
     (miss,) = result.near_misses
     assert miss.severity == "warning" and miss.node == "m3"
-    assert "merge m3 is not a coupling: operand conv2 reads s.out0, which this merge consumes" in miss.message
+    assert "merge m3 is not a coupling: operand conv2 reads s.out0 at conv2.in, which this merge consumes" \
+        in miss.message
+
+
+def test_a_wrong_port_into_f_says_which_wire_to_change() -> None:
+    """The beginner's slip of wiring F from the same Split part the merge adds to: the warning
+    names the wire that makes the coupling (the Split's other part into F's first layer)."""
+    (miss,) = _analyze(_merge_reading_its_own_stream()).near_misses
+    assert miss.message.endswith("(y1 = x1 + F(x2)): wire s.out1 into conv2.in instead"), miss.message
+    g = _merge_reading_its_own_stream()
+    (wrong,) = g.edges_into("conv2", "in")
+    g.remove_edge(wrong)
+    g.connect("s.out1", "conv2.in")
+    fixed = _analyze(g)
+    assert fixed.near_misses == [] and len(fixed.regions) == 1
 
 
 def test_near_miss_for_a_stream_consumed_before_the_merge() -> None:
@@ -210,3 +224,21 @@ def test_analysis_grows_linearly_with_the_graph() -> None:
     assert analyze(large_graph(500), check(large_graph(500))).regions
     assert growth(lanes, 500) < NOT_QUADRATIC
     assert growth(chain, 40) < NOT_QUADRATIC
+
+
+def test_a_residual_skip_says_how_it_could_become_a_coupling() -> None:
+    """x + F(x) from a one-output node has no other part to wire: the warning says what F would read."""
+    g = Graph("residual")
+    g.add_node("Input", "x", {"shape": [4, 4, 4]})
+    g.add_node("Conv", "stem", {"out_channels": 4, "kernel_size": 3, "padding": "same"})
+    g.add_node("Conv", "f", {"out_channels": 4, "kernel_size": 3, "padding": "same"})
+    g.add_node("Merge", "skip", {"mode": "add"})
+    g.add_node("Output", "y")
+    for src, dst in (("x.out", "stem.in"), ("stem.out", "f.in"), ("stem.out", "skip.in0"), ("f.out", "skip.in1"),
+                     ("skip.out", "y.in")):
+        g.connect(src, dst)
+    (miss,) = _analyze(g).near_misses
+    assert miss.message == ("merge skip is not a coupling: operand f reads stem.out at f.in, which this merge "
+                            "consumes, so backward could not rebuild stem.out from the merge's result; a coupling "
+                            "adds F of the other part (y1 = x1 + F(x2)); to make it one, feed F from a value this "
+                            "merge does not read (a Split's other part)"), miss.message

@@ -160,7 +160,14 @@ def case_id(case: tuple[str, dict[str, Any], list[tuple[int, ...]]]) -> str:
 # (type, params, input shapes, words the message must contain, port the error names)
 ERRORS: list[tuple[str, dict[str, Any], list[tuple[int, ...]], list[str], str | None]] = [
     ("Merge", {"mode": "add"}, [(4, 16, 16), (8, 16, 16)],
-     ["Merge n:", "in1 is 8x16x16 but in0 is 4x16x16", "add mode needs equal shapes"], "in1"),
+     ["Merge n:", "in1 is 8x16x16 but in0 is 4x16x16", "add mode needs equal shapes",
+      "give the layer that feeds in1 4 channels (a Conv's out_channels), as in0 has"], "in1"),
+    ("Merge", {"mode": "add"}, [(4, 16, 16), (4, 8, 8)],
+     ["in1 is 4x8x8", "the layer that feeds in1 makes the size 8x8, not 16x16: check its stride, padding or pooling"],
+     "in1"),
+    ("Merge", {"mode": "mul"}, [(10,), (12,)],
+     ["give the layer that feeds in1 10 features (a Linear's out_features), as in0 has"], "in1"),
+    ("Merge", {"mode": "max"}, [(4, 16), (4, 4, 4)], ["make the layer that feeds in1 give 4x16"], "in1"),
     ("Merge", {"mode": "stack", "inputs": 3}, [(2, 3), (2, 3), (2, 4)], ["in2 is 2x4", "stack"], "in2"),
     ("Merge", {"mode": "concat"}, [(2, 3), (2, 4)], ["in1 is 2x4", "concat"], "in1"),
     ("Conv", {"out_channels": 4, "groups": 3}, [(6, 5)], ["groups=3", "input channels (6)", "out_channels (4)"], None),

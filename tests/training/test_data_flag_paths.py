@@ -30,3 +30,21 @@ def test_a_relative_data_flag_found_only_in_the_current_folder_is_refused_with_t
             f"there is no mine.npz; the one in the current folder is {here}: give {flag} '{here}'"
             in capsys.readouterr().err)
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("command", ["train", "gradcheck"])
+def test_a_project_copied_without_its_data_says_where_its_relative_path_starts(tmp_path, capsys,
+                                                                                command) -> None:
+    # a project saved into another folder (rs.save of a loaded example) keeps its '../data/digits.npz':
+    # the refusal was "/…/copy/../data/digits.npz: no such file", with no word on why or what to do
+    g = linear_classifier()
+    g.set_training({**g.training, "data": "../data/mine.npz"})
+    (tmp_path / "copy").mkdir()
+    save(g, tmp_path / "copy" / "net.revs")
+    extra = ["--steps", "1", "--out", str(tmp_path / "r")] if command == "train" else ["--data", "../data/mine.npz"]
+    code = cli.main([command, str(tmp_path / "copy" / "net.revs"), *extra])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert (f"no such file; a relative data path starts from the project's folder ({tmp_path / 'copy'}), and "
+            "../data/mine.npz names nothing there: put the data where it points, or give --data with the data's "
+            "own path (in the app: Run > Run Settings)") in err, err
