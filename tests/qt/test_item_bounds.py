@@ -112,3 +112,34 @@ def test_zoomed_in_a_wire_holds_and_hits_its_label_and_lets_it_go_far_out(fitted
     view.viewport().repaint()
     assert not scene.labels_held and not wire.boundingRect().contains(wire._label_rect)
     _assert_as_fresh(scene, doc)
+
+
+def test_a_recheck_words_each_shape_once_and_parses_no_port(fitted, monkeypatch):
+    """Every edit relabels every wire from the report: each wire's port was written out and parsed
+    back, and its shape's text made anew (1,306 of each at 1,000 nodes); now once per distinct shape."""
+    import revstudio.qt.canvas.display as display_module
+    import revstudio.qt.canvas.scene as scene_module
+    from revstudio.core.graph import PortRef
+
+    w, view = fitted
+    scene = view.scene()
+    worded: list[object] = []
+    parsed: list[str] = []
+    fmt, parse = display_module.format_shape, PortRef.parse
+
+    def counted_format(shape):
+        worded.append(shape)
+        return fmt(shape)
+
+    def counted_parse(text):
+        parsed.append(text)
+        return parse(text)
+
+    monkeypatch.setattr(display_module, "format_shape", counted_format)
+    monkeypatch.setattr(scene_module, "format_shape", counted_format)
+    monkeypatch.setattr(PortRef, "parse", staticmethod(counted_parse))
+    labels = {edge: wire.label for edge, wire in scene.wire_items.items()}
+    scene.apply_analysis()
+    assert {edge: wire.label for edge, wire in scene.wire_items.items()} == labels
+    assert len(scene.wire_items) > 350
+    assert len(worded) == len(set(worded)) < 40 and parsed == []

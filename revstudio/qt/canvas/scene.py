@@ -20,7 +20,7 @@ from revstudio.core.spec import registry
 
 from . import hover
 from .connect_rules import connection_reason
-from .display import NodeDisplay, format_shape, node_display, with_count
+from .display import NodeDisplay, WireLabels, format_shape, node_display, runs_groups, with_count
 from .node_item import NodeItem
 from .region_item import HintItem, RegionItem
 from .scene_gestures import SceneGestures
@@ -350,9 +350,9 @@ class GraphScene(SceneRegions, SceneGestures):
             item.set_diagnostics(tuple(errors.get(node_id, ())), tuple(warnings.get(node_id, ())),
                                  frozenset(bad_ports.get(node_id, ())))
         shown = self.labels_held
+        labels = WireLabels(report)
         for edge, wire in self.wire_items.items():
-            label = format_shape(self.shape_of(edge.src, report))
-            wire.set_label(label, edge.dst.port in bad_ports.get(edge.dst.node, ()), shown=shown)
+            wire.set_label(labels.of(edge.src), edge.dst.port in bad_ports.get(edge.dst.node, ()), shown=shown)
         for region in refit:
             self._fit_region(region)
 
@@ -364,7 +364,7 @@ class GraphScene(SceneRegions, SceneGestures):
         A node's region is not read here: only a Repeat's card says it (flat or linear memory)."""
         node = self.graph.nodes.get(item.node_id)
         spec = registry.find(node.type) if node is not None and isinstance(node.type, str) else None
-        if node is None or spec is None or any(getattr(p, "kind", "") == "group" for p in spec.params.values()):
+        if node is None or spec is None or runs_groups(spec):
             return "all"
         info = getattr(report, "nodes", {}).get(item.node_id) if report is not None else None
         drawn, count = (node.type, repr(node.params)), getattr(info, "parameters", None)
@@ -378,7 +378,7 @@ class GraphScene(SceneRegions, SceneGestures):
         if report is None:
             return None
         try:
-            return report.shape(str(port))
+            return report.shape(port)
         except Exception:  # an older/partial report: no shape rather than a crash
             return None
 
