@@ -201,6 +201,7 @@ def _assert_wires_as_anew(lanes) -> None:
     from revstudio.qt.canvas.scene import GraphScene
 
     fresh = GraphScene(lanes.doc)
+    fresh.hold_labels(lanes.scene.labels_held)  # (drawn from scratch for a view at the same zoom)
     try:
         assert set(fresh.wire_items) == set(lanes.scene.wire_items)
         for edge, wire in lanes.scene.wire_items.items():

@@ -49,6 +49,43 @@ def format_shape(shape: Any) -> str:
         return str(shape)
 
 
+class WireLabels:
+    """The shape label of each wire, by its output port, from one report: an edit's re-check
+    relabels every wire (1,306 at 1,000 nodes), and a shape's text is made once per report."""
+
+    def __init__(self, report: Any) -> None:
+        self.report = report
+        self._texts: dict[Any, str] = {}
+
+    def of(self, port: Any) -> str:
+        """``format_shape`` of the shape at ``port`` ("" where the report has none)."""
+        if self.report is None:
+            return ""
+        try:
+            shape = self.report.shape(port)
+        except Exception:  # an older/partial report: no shape rather than a crash
+            return ""
+        try:
+            text = self._texts.get(shape)
+        except TypeError:  # (a shape that is not a tuple: not kept)
+            return format_shape(shape)
+        if text is None:
+            text = self._texts[shape] = format_shape(shape)
+        return text
+
+
+_RUNS_GROUPS: dict[int, tuple[Any, bool]] = {}  # id(spec) -> (spec, whether it has group params)
+
+
+def runs_groups(spec: Any) -> bool:
+    """Whether nodes of ``spec`` run group bodies (a param of kind 'group': Group, Repeat, couplings);
+    asked for every card after every edit, so kept per spec."""
+    kept = _RUNS_GROUPS.get(id(spec))
+    if kept is None or kept[0] is not spec:
+        kept = _RUNS_GROUPS[id(spec)] = (spec, any(getattr(p, "kind", "") == "group" for p in spec.params.values()))
+    return kept[1]
+
+
 def _value_text(value: Any) -> str:
     value = to_json(value)
     if isinstance(value, list):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem, QWidget
 
 from revstudio.qt.theme import colors as theme_colours
 
@@ -45,13 +45,20 @@ _BODY_FONT.setPointSizeF(7.5)
 # The zoom from which a card shows its words (title, id, port names and parameters; 0.6): a project
 # opens no further out than this (view_zoom.py), so its cards read before anything is zoomed.
 WORDS_ZOOM = MIN_TEXT_PT / _BODY_FONT.pointSizeF()
+_NO_PEN = QPen(Qt.PenStyle.NoPen)
 
 
-class NodeItem(QGraphicsItem):
-    """One node on the canvas; ``node_id`` links it to the graph."""
+class NodeItem(QGraphicsRectItem):
+    """One node on the canvas; ``node_id`` links it to the graph.
+
+    A rect item only so that Qt holds its bounds (the card and the room for its port dots and
+    outline, ``rect()``, drawn by :meth:`paint`, never by the rect item's own paint): a repaint
+    of a lane's band asks thousands of items for their bounds, each a call into Python when an
+    item answers ``boundingRect`` itself."""
 
     def __init__(self, node_id: str, display: NodeDisplay) -> None:
         super().__init__()
+        self.setPen(_NO_PEN)  # (the rect item's bounds are its rect alone)
         self.node_id = node_id
         self.display = display
         # What the card was last drawn from by a re-check (GraphScene._card_may_change); None: unknown
@@ -64,7 +71,7 @@ class NodeItem(QGraphicsItem):
         self._memory_tip = ""
         self._hovered = False
         self._height = self._compute_height()
-        self._bounds = self._compute_bounds()
+        self.setRect(self._compute_bounds())
         # No ItemSendsGeometryChanges: the scene moves wires itself (drag frames, model
         # moves), which spares a Python itemChange call for every change of every item.
         self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsMovable | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
@@ -87,9 +94,6 @@ class NodeItem(QGraphicsItem):
     @property
     def height(self) -> float:
         return self._height
-
-    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
-        return self._bounds  # cached: Qt asks for it very often while painting and indexing
 
     def shape(self) -> QPainterPath:
         path = QPainterPath()
@@ -133,11 +137,9 @@ class NodeItem(QGraphicsItem):
             return False
         ports_changed = (display.inputs, display.outputs, display.lines, display.footer) != (
             self.display.inputs, self.display.outputs, self.display.lines, self.display.footer)
-        if ports_changed:
-            self.prepareGeometryChange()
         self.display = display
         self._height = self._compute_height()
-        self._bounds = self._compute_bounds()
+        self.setRect(self._compute_bounds())  # (a geometry change only where the height changed)
         self._update_tooltip()
         self.update()
         return ports_changed

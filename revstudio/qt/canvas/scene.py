@@ -20,13 +20,13 @@ from revstudio.core.spec import registry
 
 from . import hover
 from .connect_rules import connection_reason
-from .display import NodeDisplay, format_shape, node_display, with_count
+from .display import NodeDisplay, WireLabels, format_shape, node_display, runs_groups, with_count
 from .node_item import NodeItem
 from .region_item import HintItem, RegionItem
 from .scene_gestures import SceneGestures
 from .scene_regions import SceneRegions
 from .theme import Theme, theme_for
-from .wire_item import WireItem, labels_shown
+from .wire_item import WireItem
 from .wiring import WireDrag
 
 HINT_MS = 3500
@@ -68,6 +68,7 @@ class GraphScene(SceneRegions, SceneGestures):
         self._moved: list[NodeItem] = []  # moved by the model, wires not yet updated
         self._grown: set[RegionItem] = set()  # backdrops a drag grew (refitted when it ends)
         self.wires_cached = False  # wires painted from pixmaps: every view is far out (cache_wires)
+        self.labels_held = False  # wires' bounds hold their labels: a view draws them (hold_labels)
         self._removed_selected: set[str] = set()  # so a renamed node keeps its selection
         self._returned: list[str] = []  # nodes an undo/redo brought back
         self._refit_timer = QTimer(self)
@@ -173,7 +174,7 @@ class GraphScene(SceneRegions, SceneGestures):
         src, dst = self.node_items.get(edge.src.node), self.node_items.get(edge.dst.node)
         if src is None or dst is None:
             return
-        wire = WireItem(edge, self.wires_cached)
+        wire = WireItem(edge, self.wires_cached, self.labels_held)
         if label is not None:
             wire.set_label(label, False, place=False)  # placed by the path update below
         self.wire_items[edge] = wire
@@ -283,6 +284,13 @@ class GraphScene(SceneRegions, SceneGestures):
             for wire in self.wire_items.values():
                 wire.set_cached(far)
 
+    def hold_labels(self, shown: bool) -> None:
+        """Wires' bounds hold their labels (``shown``: a view draws labels at its zoom) or not."""
+        if shown != self.labels_held:
+            self.labels_held = shown
+            for wire in self.wire_items.values():
+                wire.hold_label(shown)
+
     def item_moved(self, item: NodeItem) -> None:
         """A node item moved (drag or sync): update only its own wires and regions."""
         self.items_moved([item])
@@ -341,10 +349,10 @@ class GraphScene(SceneRegions, SceneGestures):
                                    with_count(item.display, getattr(info, "parameters", None)))
             item.set_diagnostics(tuple(errors.get(node_id, ())), tuple(warnings.get(node_id, ())),
                                  frozenset(bad_ports.get(node_id, ())))
-        shown = labels_shown(self)
+        shown = self.labels_held
+        labels = WireLabels(report)
         for edge, wire in self.wire_items.items():
-            label = format_shape(self.shape_of(edge.src, report))
-            wire.set_label(label, edge.dst.port in bad_ports.get(edge.dst.node, ()), shown=shown)
+            wire.set_label(labels.of(edge.src), edge.dst.port in bad_ports.get(edge.dst.node, ()), shown=shown)
         for region in refit:
             self._fit_region(region)
 
@@ -356,7 +364,7 @@ class GraphScene(SceneRegions, SceneGestures):
         A node's region is not read here: only a Repeat's card says it (flat or linear memory)."""
         node = self.graph.nodes.get(item.node_id)
         spec = registry.find(node.type) if node is not None and isinstance(node.type, str) else None
-        if node is None or spec is None or any(getattr(p, "kind", "") == "group" for p in spec.params.values()):
+        if node is None or spec is None or runs_groups(spec):
             return "all"
         info = getattr(report, "nodes", {}).get(item.node_id) if report is not None else None
         drawn, count = (node.type, repr(node.params)), getattr(info, "parameters", None)
@@ -370,7 +378,7 @@ class GraphScene(SceneRegions, SceneGestures):
         if report is None:
             return None
         try:
-            return report.shape(str(port))
+            return report.shape(port)
         except Exception:  # an older/partial report: no shape rather than a crash
             return None
 

@@ -38,7 +38,7 @@ from .rename import RenameField, RenameMixin
 from .scene import GraphScene
 from .theme import FOCUS_FRAME
 from .view_zoom import READABLE_ZOOM, ZOOM_MIN, ZOOM_OUT_FLOOR, ZOOM_STEP, ZoomMixin  # noqa: F401
-from .wire_item import FAR_WIRES, WireItem
+from .wire_item import FAR_WIRES, WireItem, draws_labels, labels_shown
 
 NODE_MIME = "application/x-revstudio-node-type"
 
@@ -167,6 +167,8 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
         if (self.zoom() < FAR_WIRES) != self._scene.wires_cached:  # zoomed across (before the paint)
             views = [v for v in self._scene.views() if isinstance(v, GraphView)]
             self._scene.cache_wires(bool(views) and all(v.zoom() < FAR_WIRES for v in views))
+        if draws_labels(self.zoom()) != self._scene.labels_held:  # (labels drawn from ~64 %)
+            self._scene.hold_labels(labels_shown(self._scene))
         super().paintEvent(event)
 
     def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802

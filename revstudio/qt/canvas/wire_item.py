@@ -12,7 +12,13 @@ from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsPathItem,
+    QGraphicsRectItem,
+    QStyleOptionGraphicsItem,
+    QWidget,
+)
 
 from revstudio.core.graph import Edge
 from revstudio.qt.canvas.node_item import MIN_TEXT_PT
@@ -82,21 +88,37 @@ PLACED_KEPT = 4  # label placements a wire keeps for its current curve (texts it
 
 def labels_shown(scene: Any) -> bool:
     """Whether a view of ``scene`` is zoomed in enough to draw wire labels."""
-    return scene is None or any(_LABEL_PT * view.transform().m11() >= MIN_TEXT_PT for view in scene.views())
+    return scene is None or any(draws_labels(view.transform().m11()) for view in scene.views())
 
 
-class WireItem(QGraphicsItem):
-    """One edge, drawn between the output and input port positions."""
+def draws_labels(zoom: float) -> bool:
+    """Whether a view at ``zoom`` draws wire labels (their words as large as a card's smallest)."""
+    return _LABEL_PT * zoom >= MIN_TEXT_PT
 
-    def __init__(self, edge: Edge, cached: bool = False) -> None:
+
+_NO_PEN = QPen(Qt.PenStyle.NoPen)
+
+
+class WireItem(QGraphicsRectItem):
+    """One edge, drawn between the output and input port positions.
+
+    A rect item only so that Qt holds its bounds (``rect()``; the curve and, where a view draws
+    labels, the label: see :meth:`hold_label`), drawn by :meth:`paint`: a repaint of a lane's band
+    asked each of its ~1,300 wires for its bounds several times, a call into Python each."""
+
+    def __init__(self, edge: Edge, cached: bool = False, labels: bool = True) -> None:
         super().__init__()
+        self.setPen(_NO_PEN)  # (the rect item's bounds are its rect alone)
         self.edge = edge
+        # whether the bounds (and the hit area) hold the label: only where a view draws labels, so
+        # that far out a label that comes or goes (a lane's ~650 on an unwire) changes no geometry
+        self._holds_label = labels
         self.label = ""
         self.invalid = False
         self._path = QPainterPath()
         self._delta: QPointF | None = None  # input port minus output port
         self._label_rect = QRectF()
-        self._bounds = QRectF()
+        self._with_label = QRectF()  # the curve's bounds and the label's rect
         self._path_bounds = QRectF()  # the curve's own bounds and margin, kept with the path
         self._label_fits = False
         # (label rect, bounds, fits) per label text placed on the current curve: a re-check that
@@ -116,7 +138,6 @@ class WireItem(QGraphicsItem):
         """Run from output port ``p1`` to input port ``p2`` (scene coordinates)."""
         delta = p2 - p1
         if delta != self._delta:
-            self.prepareGeometryChange()
             self._delta = delta
             self._path = wire_path(QPointF(0.0, 0.0), delta)
             self._path_bounds = self._path.boundingRect().adjusted(-3, -3, 3, 3)
@@ -147,7 +168,6 @@ class WireItem(QGraphicsItem):
         self.label, self.invalid = text, invalid
         self._shape = None
         if place:
-            self.prepareGeometryChange()
             self._use_label_place()
         self.setToolTip(self._tip_head + (f"<br>shape {text}" if text else ""))
         if recolour or (labels_shown(self.scene()) if shown is None else shown):
@@ -165,7 +185,20 @@ class WireItem(QGraphicsItem):
             if len(self._placed) >= PLACED_KEPT:
                 self._placed.clear()
             placed = self._placed[self.label] = self._place_label()
-        self._label_rect, self._bounds, self._label_fits = placed
+        self._label_rect, self._with_label, self._label_fits = placed
+        self._set_bounds()
+
+    def _set_bounds(self) -> None:
+        # (setRect changes the geometry, and repaints, only where the bounds really change)
+        self.setRect(self._with_label if self._holds_label else self._path_bounds)
+
+    def hold_label(self, on: bool) -> None:
+        """Whether the bounds and the hit area hold the label (``on``: a view of the scene draws
+        labels at its zoom, :func:`labels_shown`); the scene switches it as views zoom across."""
+        if on != self._holds_label:
+            self._holds_label = on
+            self._shape = None
+            self._set_bounds()
 
     def _place_label(self) -> tuple[QRectF, QRectF, bool]:
         """(label rect, bounds, whether the label fits between the ends) of the current label on
@@ -189,9 +222,6 @@ class WireItem(QGraphicsItem):
     def path(self) -> QPainterPath:
         return self._path
 
-    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
-        return self._bounds
-
     def shape(self) -> QPainterPath:
         # A rubber band asks every wire it crosses for this on each mouse move (28,644 strokes
         # per move at 1,000 nodes): stroke once, again only when an end moves relative to the
@@ -201,7 +231,7 @@ class WireItem(QGraphicsItem):
             stroker = QPainterPathStroker()
             stroker.setWidth(10.0)  # easy to click
             shape = stroker.createStroke(self._path)
-            if self.label:
+            if self.label and self._holds_label:
                 shape.addRect(self._label_rect)
             self._shape = shape
         return self._shape
@@ -238,7 +268,7 @@ class WireItem(QGraphicsItem):
         color = pen.color()
         # Only where its words are as large as a card's smallest (MIN_TEXT_PT on screen): from 45 %
         # to about 64 % the label read as a row of dots; the tooltip keeps the shape.
-        if self.label and _LABEL_PT * lod >= MIN_TEXT_PT and (self._label_fits or self._hovered or selected):
+        if self.label and draws_labels(lod) and (self._label_fits or self._hovered or selected):
             painter.setPen(QPen(color, 1.0))
             painter.setBrush(QBrush(theme.label_bg))
             painter.drawRoundedRect(self._label_rect, 4, 4)
