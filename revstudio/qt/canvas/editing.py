@@ -88,6 +88,7 @@ class EditingMixin(ViewParts):
         def selected_node_ids(self) -> list[str]: ...
         def fit_all(self) -> None: ...
         def reveal_node(self, node_id: str) -> bool: ...
+        def reveal_nodes(self, ids: list[str]) -> bool: ...
         def cursor_scene_pos(self) -> QPointF: ...
 
     def _widget(self) -> QGraphicsView:
@@ -397,6 +398,7 @@ class EditingMixin(ViewParts):
         view = self._widget()
         self.popup = FindPopup(((n.id, n.type) for n in self.graph.nodes.values()), view)
         self.popup.chosen.connect(self._found)
+        self.popup.chosen_all.connect(self._found_all)
         self.popup.popup_at(view.mapToGlobal(view.viewport().rect().topLeft()) + QPoint(24, 24))
         return self.popup
 
@@ -404,6 +406,13 @@ class EditingMixin(ViewParts):
         self.select_nodes([node_id])
         self.reveal_node(node_id)
         self.message.emit(f"Found {node_id}")
+
+    def _found_all(self, ids: list[str]) -> None:
+        """Alt+Enter in Find: every match selected and framed (the inspector edits their shared parameters)."""
+        self.select_nodes(ids)
+        self.reveal_nodes(ids)
+        self.message.emit(f"Selected {len(ids)} nodes" + (f": {', '.join(ids[:3])}…" if len(ids) > 3
+                                                          else f": {', '.join(ids)}"))
 
     # ---- connect by keyboard ----------------------------------------------------
     def open_connect(self) -> ConnectPopup | None:

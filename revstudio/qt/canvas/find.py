@@ -2,14 +2,18 @@
 
 Typing filters the list (ids that start with the text first, then ids or types that
 hold it); Enter or a click selects that node and brings it into view, zoomed in
-enough to read.
+enough to read. The line under the field counts the matches; Alt+Enter (or its
+Select All button) selects every one and frames them, to edit their shared
+parameters at once in the inspector, align, group or delete them.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QListWidgetItem, QWidget
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QListWidgetItem, QPushButton, QVBoxLayout, QWidget
 
 from .quick_add import QuickAddPopup
 
@@ -36,10 +40,23 @@ def rank(node_id: str, type_name: str, text: str) -> int | None:
 class FindPopup(QuickAddPopup):
     """The quick-add popup's search field and list, over the canvas's nodes instead of types."""
 
+    chosen_all = Signal(list)  # Alt+Enter / Select All: the ids of every match, in the list's order
+
     def __init__(self, nodes: Iterable[tuple[str, str]], parent: QWidget | None = None) -> None:
         self.nodes = list(nodes)  # (id, type), in the graph's order
         super().__init__((), "Find node", parent)
         self.search.setPlaceholderText("Node id or type…")
+        self.count = QLabel()
+        self.count.setObjectName("placeholder")
+        self.select_all = QPushButton("Select All")
+        self.select_all.setToolTip("Select every node that matches and frame them (Alt+Enter)")
+        self.select_all.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the keys stay in the search field
+        self.select_all.clicked.connect(self.choose_all)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.count, 1)
+        row.addWidget(self.select_all)
+        cast(QVBoxLayout, self.layout()).insertLayout(2, row)  # under the search field
         self.filter("")
 
     def filter(self, text: str) -> None:
@@ -53,3 +70,24 @@ class FindPopup(QuickAddPopup):
         if self.list.count():
             self.list.setCurrentRow(0)
         self.say_if_empty(text, "node on this canvas", "type part of an id or a type")
+        if hasattr(self, "count"):
+            found, total = self.list.count(), len(self.nodes)
+            self.count.setText(f"{found} of {total} node{'s' if total != 1 else ''} match"
+                               + (" · Alt+Enter selects them all" if found > 1 else ""))
+            self.count.setVisible(found > 0)
+            self.select_all.setText(f"Select All {found}")
+            self.select_all.setVisible(found > 1)
+
+    def choose_all(self) -> None:
+        ids = self.visible_types()
+        if ids:
+            self.close()
+            self.chosen_all.emit(ids)
+
+    def eventFilter(self, obj: object, event: object) -> bool:  # noqa: N802 - Qt API
+        if (isinstance(event, QKeyEvent) and event.type() == QEvent.Type.KeyPress
+                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and event.modifiers() & Qt.KeyboardModifier.AltModifier):
+            self.choose_all()
+            return True
+        return super().eventFilter(obj, event)
