@@ -24,7 +24,8 @@ Std = QKeySequence.StandardKey
 # Keys that mean something else in a text field or a dock (Tab moves focus, Delete edits
 # text): these act only while the canvas has focus.
 CANVAS_ONLY = {"cut", "copy", "paste", "duplicate", "delete", "delete_reconnect", "select_all", "quick_add",
-               "connect", "rename", "open_group", "fit", "fit_selection"}
+               "connect", "rename", "open_group", "fit", "fit_selection",
+               "walk_right", "walk_left", "walk_down", "walk_up"}
 
 
 def _action(window: MainWindow, name: str, text: str, slot: Callable[[], object],
@@ -112,6 +113,13 @@ def build_actions(w: MainWindow) -> None:
             "Rename the selected node in place (Enter renames, Escape cancels)")
     _action(w, "find", "&Find Node…", lambda: view().open_find(), Std.Find, None,
             "Find a node on this canvas by its id or type")
+    for way, key, text, tip in (("right", "Alt+Right", "&Next Node (Downstream)", "Select the node this one feeds"),
+                                ("left", "Alt+Left", "&Previous Node (Upstream)", "Select the node feeding this one"),
+                                ("down", "Alt+Down", "Node &Below (Same Source)", "Select the next node fed by "
+                                 "the same node"),
+                                ("up", "Alt+Up", "Node &Above (Same Source)", "Select the previous node fed by "
+                                 "the same node")):
+        _action(w, f"walk_{way}", text, partial(_walk, view, way), key, None, tip)
     _action(w, "group", "&Group Selection", t.group_selection, "Ctrl+G", "group",
             "Collapse the selected nodes into a Group node")
     _action(w, "ungroup", "&Ungroup", t.ungroup_selection, "Ctrl+Shift+G", "ungroup",
@@ -162,6 +170,10 @@ def _align(view: Callable[[], Any], side: str) -> None:
     view().align(side)
 
 
+def _walk(view: Callable[[], Any], direction: str) -> None:
+    view().walk(direction)
+
+
 def _fill(menu: QMenu | QToolBar, actions: dict[str, QAction], names: Sequence[str | None]) -> None:
     for name in names:
         if name is None:
@@ -190,6 +202,7 @@ def build_menus(w: MainWindow) -> None:
     _fill(edit, a, ("undo", "redo", None, "cut", "copy", "paste", "duplicate", "delete", "delete_reconnect", None,
                     "select_all", "find", "quick_add", "connect", "rename", None, "group", "ungroup", "repeat_group",
                     "open_group", "rename_group"))
+    _fill(edit.addMenu("&Go To"), a, ("walk_right", "walk_left", "walk_down", "walk_up"))
     w.groups_menu = edit.addMenu("Gro&ups")  # every group, unused ones marked, each with Open/Rename/Delete
     w.groups_menu.aboutToShow.connect(lambda: w.group_names.fill_menu(w.groups_menu))
 
