@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QToolBar
 
-from revstudio.qt import pane_focus
+from revstudio.qt import new_window, pane_focus
 from revstudio.qt.theme import icon
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -68,6 +68,10 @@ def build_actions(w: MainWindow) -> None:
     f, t = w.files, w.tabs
     _action(w, "new", "&New", f.new_file, Std.New, "new", "Start an empty project")
     _action(w, "open", "&Open…", f.open_file, Std.Open, "open", "Open a .revs project")
+    _action(w, "new_window", "New &Window", partial(new_window.open_window, None, w.show_message), "Ctrl+Shift+N",
+            None, "Open another revstudio window, for a second project at once")
+    _action(w, "open_in_new_window", "Open in New Win&dow…", w.open_in_new_window, None, None,
+            "Open a .revs project in another revstudio window, keeping this one")
     _action(w, "save", "&Save", f.save, Std.Save, "save", "Save the project")
     _action(w, "save_as", "Save &As…", f.save_as, Std.SaveAs, None, "Save the project under a new name")
     _action(w, "export", "&Export Python…", w.export_code, "Ctrl+E", None, "Write standalone PyTorch code")
@@ -186,7 +190,7 @@ def build_menus(w: MainWindow) -> None:
     a = w.actions_by_name
     bar = w.menuBar()
     file_menu = bar.addMenu("&File")
-    for name in ("new", "open"):
+    for name in ("new", "new_window", "open", "open_in_new_window"):
         file_menu.addAction(a[name])
     w.recent_menu = file_menu.addMenu("Open &Recent")
     w.examples_menu = file_menu.addMenu("New from E&xample")

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from revstudio import __version__
 from revstudio.core.graph import Graph
 from revstudio.qt import actions as act
-from revstudio.qt import recovery_offer, theme
+from revstudio.qt import new_window, recovery_offer, theme
 from revstudio.qt.accessible_names import name_parts
 from revstudio.qt.autosave import AUTOSAVE_MS, Autosaver, RecoveryStore
 from revstudio.qt.bottom_panel import BottomPanel
@@ -190,6 +190,11 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         view = self.current_view()
         view.open_quick_add(view.cursor_in_view())
 
+    def open_in_new_window(self) -> bool:
+        """File > Open in New Window…: the chosen project in another editor window, this one kept."""
+        path = self.dialogs.open_path(self, self.settings.last_dir())
+        return bool(path) and new_window.open_window(path, self.show_message)
+
     def select_all(self) -> None:
         """Edit > Select All: every node of the canvas, the view left where it is (as the canvas's Ctrl+A)."""
         self.current_view().select_all()
@@ -331,7 +336,7 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         Waiting for the first paint keeps start-up snappy: the empty window is
         on screen before a large project is read and checked.
         """
-        if path is None and self.settings.reopen_last:
+        if path is None and not new_window.started_by_new_window() and self.settings.reopen_last:
             recent = [p for p in self.settings.recent_files() if os.path.exists(p)]
             path = recent[0] if recent else None
 
