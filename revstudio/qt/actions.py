@@ -130,6 +130,8 @@ def build_actions(w: MainWindow) -> None:
             "Replace the selected Group node by its nodes")
     _action(w, "repeat_group", "Repeat T&his Group", t.repeat_selected_group, None, None,
             "Turn the selected Group node into a Repeat of its group (two copies), keeping its wires")
+    _action(w, "unroll_repeat", "Unro&ll Repeat", t.unroll_selected_repeat, None, None,
+            "Turn the selected Repeat node into its copies as Group nodes in a row, each to ungroup or change alone")
     _action(w, "open_group", "&Open Group", t.open_selected_group, "Tab", None,
             "Edit the selected group's body on its own tab")
     _action(w, "rename_group", "Rename Group…", lambda: w.group_names.rename(), None, None,
@@ -205,7 +207,7 @@ def build_menus(w: MainWindow) -> None:
     edit = bar.addMenu("&Edit")
     _fill(edit, a, ("undo", "redo", None, "cut", "copy", "paste", "duplicate", "delete", "delete_reconnect", None,
                     "select_all", "find", "quick_add", "connect", "rename", None, "group", "ungroup", "repeat_group",
-                    "open_group", "rename_group"))
+                    "unroll_repeat", "open_group", "rename_group"))
     _fill(edit.addMenu("&Go To"), a, ("walk_right", "walk_left", "walk_down", "walk_up"))
     w.groups_menu = edit.addMenu("Gro&ups")  # every group, unused ones marked, each with Open/Rename/Delete
     w.groups_menu.aboutToShow.connect(lambda: w.group_names.fill_menu(w.groups_menu))
