@@ -387,7 +387,13 @@ class EditingMixin(ViewParts):
         moves = layout.layered_layout(ids, edges, sizes, origin=origin, initial=initial, regions=regions)
         done = self._push_moves(moves, text or ("Layout Selection" if selection_only else "Auto Layout"))  # (the menu)
         if done and not selection_only:
-            self.fit_all()
+            # where the user was working: a selection stays in view (a 400-node graph fitted whole
+            # is a thin line of specks); with none, the whole graph
+            chosen = self.selected_node_ids()
+            if chosen:
+                self.reveal_nodes(chosen)
+            else:
+                self.fit_all()
         return done
 
     # ---- find --------------------------------------------------------------------

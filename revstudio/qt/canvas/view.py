@@ -453,6 +453,7 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
         align.setEnabled(len(self.selected_node_ids()) > 1)
         add("Layout Selection", lambda: self.auto_layout(True), "Ctrl+Shift+L", len(self.selected_node_ids()) > 1)
         add("Auto Layout", lambda: self.auto_layout(False), "Ctrl+L")
+        add("Fit Selection", self.fit_selection, "F", bool(self.selected_node_ids()))
         add("Fit All", self.fit_all, "Home")
         self.contextMenuRequested.emit(menu, node_id)
         return menu, node_id
