@@ -326,6 +326,10 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         if not ctl.running or run is None or ctl.stopping:  # (Stop was pressed: no question to ask)
             return True
         total = f" of {run.total_steps}" if run.total_steps else ""
+        if not run.step:  # still starting: no checkpoint yet, nothing a Resume could continue
+            return bool(self.dialogs.ask_stop_run(
+                self, f"{run.name} is still starting and has trained no step yet. "
+                      "Stopping ends it before its first step, with nothing to resume."))
         return bool(self.dialogs.ask_stop_run(
             self, f"{run.name} is at step {run.step}{total}. Stopping keeps its last checkpoint; "
                   "Resume in the Runs tab continues it."))
