@@ -63,6 +63,8 @@ class CanvasTabs(QTabWidget):
         view.selectionChangedIds.connect(lambda ids, v=view: self._on_view_selection(v, ids))
         view.message.connect(self.message)
         view.openGroupRequested.connect(self.open_group)
+        if hasattr(view, "findInGroup"):
+            view.findInGroup.connect(self.show_in_group)
         view.contextMenuRequested.connect(self._extend_menu)
         if hasattr(view, "set_theme"):
             view.set_theme(self.dark)
@@ -137,6 +139,21 @@ class CanvasTabs(QTabWidget):
             self.message.emit(f"There is no group '{name}' in this project")
             return False
         self._add_group_tab(name, body, current=True)
+        return True
+
+    def show_in_group(self, name: str, node_id: str) -> bool:
+        """Ctrl+F chose a node inside group ``name``'s body: its tab, with the node selected and shown."""
+        if not self.open_group(name):
+            return False
+        view: Any = self._groups[name]
+
+        def reveal() -> None:  # after the new tab's own first fit, which is queued before this
+            if node_id in view.graph.nodes:
+                view.select_nodes([node_id])
+                view.reveal_node(node_id)
+                self.message.emit(f"Found {node_id} in group {name}")
+
+        QTimer.singleShot(0, reveal)
         return True
 
     def _add_group_tab(self, name: str, body: Graph, current: bool) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import atexit
 from typing import TYPE_CHECKING, Any, cast
 
-from PySide6.QtCore import QMimeData, QPoint, QPointF, QRectF
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QRectF, SignalInstance
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QGraphicsView
 
@@ -31,7 +31,7 @@ from revstudio.core.spec import registry
 
 from . import clipboard, layout
 from .connect_popup import ConnectPopup, wire_choices
-from .find import FindPopup
+from .find import FindPopup, split_key
 from .node_item import OUTLINE
 from .node_item import WIDTH as NODE_WIDTH
 from .placement import free_spot, is_free
@@ -78,6 +78,7 @@ class EditingMixin(ViewParts):
 
     if TYPE_CHECKING:  # provided by GraphView (and ViewParts' declarations)
         popup: QuickAddPopup | None
+        findInGroup: SignalInstance  # noqa: N815 - a Qt signal: (group, node id) a Find chose in that body
         _paste_count: int
         _last_paste_at: tuple[float, float] | None
         _last_scene_pos: QPointF
@@ -402,13 +403,20 @@ class EditingMixin(ViewParts):
         if self.popup is not None:
             self.popup.close()
         view = self._widget()
-        self.popup = FindPopup(((n.id, n.type) for n in self.graph.nodes.values()), view)
+        project = self._project()
+        elsewhere = [(name, n.id, n.type) for name, body in project.groups.items() if body is not self.graph
+                     for n in body.nodes.values()]
+        self.popup = FindPopup(((n.id, n.type) for n in self.graph.nodes.values()), view, elsewhere)
         self.popup.chosen.connect(self._found)
         self.popup.chosen_all.connect(self._found_all)
         self.popup.popup_at(view.mapToGlobal(view.viewport().rect().topLeft()) + QPoint(24, 24))
         return self.popup
 
-    def _found(self, node_id: str) -> None:
+    def _found(self, key: str) -> None:
+        group, node_id = split_key(key)
+        if group is not None:  # in another group's body: its tab opens on it (canvas_tabs)
+            self.findInGroup.emit(group, node_id)
+            return
         self.select_nodes([node_id])
         self.reveal_node(node_id)
         self.message.emit(f"Found {node_id}")

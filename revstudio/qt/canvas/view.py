@@ -50,6 +50,7 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
     selectionChangedIds = Signal(list)
     message = Signal(str)
     openGroupRequested = Signal(str)
+    findInGroup = Signal(str, str)  # Ctrl+F chose a node inside a group body: (group, node id)
     contextMenuRequested = Signal(object, str)  # (QMenu about to open, node id or "")
 
     def __init__(self, document: Any, graph: Graph | None = None, parent: QWidget | None = None,
