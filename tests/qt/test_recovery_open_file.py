@@ -104,3 +104,14 @@ def test_a_start_without_a_file_still_offers_the_newest_copy(make_window, dialog
     dialogs.restore.append("restore")
     _open_at_start(window, qtbot, None)
     assert window.document.path == paths["newer"] and "edit_newer" in window.document.graph.nodes
+
+
+def test_the_restore_question_names_every_way_a_window_ends_unclosed(qtbot, answer_next_box):
+    # after a logout (SIGTERM keeps the copy on purpose) or at File > Open, "revstudio did not close
+    # cleanly last time" read as a crash of the previous start
+    from revstudio.qt.dialogs import Dialogs
+
+    seen = answer_next_box("Ask later")
+    assert Dialogs().ask_restore(None, "/tmp/b.revs (autosaved 2026-12-07 09:12:07)") == "later"
+    assert "ended without closing normally" in seen[0] and "logout" in seen[0]
+    assert "last time" not in seen[0]
