@@ -75,3 +75,18 @@ def test_edit_go_to_walks_as_the_keys_do(make_window, revnet):
     window.actions_by_name["walk_left"].trigger()
     assert view.selected_node_ids() == ["m"]
     assert window.actions_by_name["walk_up"].shortcut().toString() == "Alt+Up"
+
+
+def test_in_a_group_tab_alt_right_starts_at_its_group_input(make_window, grouped_stack, settle):
+    g, gid = grouped_stack  # x -> [c, a] as group 'block' -> y
+    g.groups["block"].add_node("Activation", "spare", {"fn": "relu"}, (-400, -300))  # unwired, above and left
+    window = make_window(g)
+    assert window.tabs.open_group("block")
+    inner = window.tabs.current_view()
+    body = g.groups["block"]
+    (start,) = [n.id for n in body if n.type == "GroupInput"]
+    inner.scene().clearSelection()
+    inner.setFocus()
+    settle()
+    assert _walk(window, inner, Qt.Key.Key_Right) == [start]
+    assert _walk(window, inner, Qt.Key.Key_Right) == ["c"]

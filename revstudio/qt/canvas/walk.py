@@ -29,9 +29,9 @@ def _feeder(graph: Graph, node_id: str) -> str | None:
 
 
 def _sources(graph: Graph) -> list[str]:
-    """Nodes without a wired input, Inputs first."""
+    """Nodes without a wired input, Inputs (a body's GroupInputs) first."""
     free = [n.id for n in graph if not graph.edges_into(n.id)]
-    inputs = [n for n in free if graph.node(n).type == "Input"]
+    inputs = [n for n in free if graph.node(n).type in ("Input", "GroupInput")]  # (a group tab starts at its GroupInputs)
     return _by_place(graph, set(inputs)) + _by_place(graph, set(free) - set(inputs))
 
 
