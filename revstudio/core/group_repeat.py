@@ -8,7 +8,8 @@ group (not inside that group's own body, where it would contain itself).
 :func:`repeat_group_node` turns a Group node into a Repeat of the same group,
 keeping its id, position, place in the node order and wires (a Group's and a
 Repeat's ports are both the body's GroupInput/GroupOutput ports), as one
-undoable step.
+undoable step. :func:`unroll_repeat` goes the other way: a Repeat node becomes ``times``
+Group nodes of its group, chained, so one copy can be ungrouped or changed alone.
 
 :func:`groups_to_run` lists the groups a new Group or Repeat may run where it is added (the
 quick-add list dragged off a port offers a Group and a Repeat of each that fits the wire).
@@ -102,3 +103,48 @@ def repeat_group_node(graph: Graph, node_id: str, project: Graph | None = None) 
     children: list[Command] = [remove_nodes(graph, [node_id]), AddNode(graph, repeat, index)]
     children += [_PutEdgeBack(graph, e, i) for i, e in edges]  # ascending: each lands where it was
     return Macro(f"Repeat group {name} ({node_id})", children)
+
+
+UNROLL_STEP = 240.0  # scene px between the copies' cards (generate.COLUMN: a card and its wires' labels)
+
+
+def unroll_repeat(graph: Graph, node_id: str, project: Graph | None = None) -> Macro:
+    """One undoable step: Repeat node ``node_id`` becomes ``times`` Group nodes of its group in a row,
+    each output i wired to the next one's input i, as the Repeat ran them (each with its own weights,
+    as each copy had). The first keeps the Repeat's id, place and incoming wires, the last its outgoing
+    ones; nodes right of it move right to make room. Each may then be ungrouped or edited alone."""
+    from .commands import Connect, Move, fresh_id
+    from .spec import registry
+
+    project = project or graph
+    node = graph.nodes.get(node_id)
+    if node is None or node.type != "Repeat":
+        raise GraphError(f"{node_id!r} is not a Repeat node; select a Repeat node to unroll it")
+    name = node.params.get("group") or ""
+    if name not in project.groups:
+        raise GraphError(f"Repeat node {node_id!r} names no group of this project ({name!r}); "
+                         "pick its group in the inspector first")
+    spec = registry.find("Repeat")
+    times = int(node.params.get("times", spec.params["times"].default if spec is not None else 2))
+    ins, outs = graph.ports(node_id)
+    taken = set(graph.nodes)
+    ids = [node_id]
+    for k in range(2, times + 1):
+        ids.append(fresh_id(f"{node_id}_{k}", taken))
+        taken.add(ids[-1])
+    x, y = node.pos
+    room = UNROLL_STEP * (times - 1)
+    shifted = {n.id: (n.pos[0] + room, n.pos[1]) for n in graph.nodes.values() if n.id != node_id and n.pos[0] > x}
+    index = list(graph.nodes).index(node_id)
+    incoming = [e for e in graph.edges if e.dst.node == node_id]
+    outgoing = [e for e in graph.edges if e.src.node == node_id]
+    children: list[Command] = [remove_nodes(graph, [node_id])]
+    if shifted:
+        children.append(Move(graph, shifted))
+    children += [AddNode(graph, Node(nid, "Group", {"group": name}, (x + UNROLL_STEP * k, y)), index + k)
+                 for k, nid in enumerate(ids)]
+    children += [Connect(graph, e.src, e.dst) for e in incoming]  # (the first copy keeps the id)
+    for a, b in zip(ids, ids[1:]):
+        children += [Connect(graph, f"{a}.{po}", f"{b}.{pi}") for po, pi in zip(outs, ins)]
+    children += [Connect(graph, f"{ids[-1]}.{e.src.port}", e.dst) for e in outgoing]
+    return Macro(f"Unroll {node_id} into {times} Group nodes", children)

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QToolBar
 
-from revstudio.qt import pane_focus
+from revstudio.qt import new_window, pane_focus
 from revstudio.qt.theme import icon
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,7 +24,8 @@ Std = QKeySequence.StandardKey
 # Keys that mean something else in a text field or a dock (Tab moves focus, Delete edits
 # text): these act only while the canvas has focus.
 CANVAS_ONLY = {"cut", "copy", "paste", "duplicate", "delete", "delete_reconnect", "select_all", "quick_add",
-               "connect", "rename", "open_group", "fit", "fit_selection"}
+               "connect", "rename", "open_group", "fit", "fit_selection",
+               "walk_right", "walk_left", "walk_down", "walk_up"}
 
 
 def _action(window: MainWindow, name: str, text: str, slot: Callable[[], object],
@@ -67,6 +68,10 @@ def build_actions(w: MainWindow) -> None:
     f, t = w.files, w.tabs
     _action(w, "new", "&New", f.new_file, Std.New, "new", "Start an empty project")
     _action(w, "open", "&Open…", f.open_file, Std.Open, "open", "Open a .revs project")
+    _action(w, "new_window", "New &Window", partial(new_window.open_window, None, w.show_message), "Ctrl+Shift+N",
+            None, "Open another revstudio window, for a second project at once")
+    _action(w, "open_in_new_window", "Open in New Win&dow…", w.open_in_new_window, None, None,
+            "Open a .revs project in another revstudio window, keeping this one")
     _action(w, "save", "&Save", f.save, Std.Save, "save", "Save the project")
     _action(w, "save_as", "Save &As…", f.save_as, Std.SaveAs, None, "Save the project under a new name")
     _action(w, "export", "&Export Python…", w.export_code, "Ctrl+E", None, "Write standalone PyTorch code")
@@ -112,12 +117,21 @@ def build_actions(w: MainWindow) -> None:
             "Rename the selected node in place (Enter renames, Escape cancels)")
     _action(w, "find", "&Find Node…", lambda: view().open_find(), Std.Find, None,
             "Find a node on this canvas by its id or type")
+    for way, key, text, tip in (("right", "Alt+Right", "&Next Node (Downstream)", "Select the node this one feeds"),
+                                ("left", "Alt+Left", "&Previous Node (Upstream)", "Select the node feeding this one"),
+                                ("down", "Alt+Down", "Node &Below (Same Source)", "Select the next node fed by "
+                                 "the same node"),
+                                ("up", "Alt+Up", "Node &Above (Same Source)", "Select the previous node fed by "
+                                 "the same node")):
+        _action(w, f"walk_{way}", text, partial(_walk, view, way), key, None, tip)
     _action(w, "group", "&Group Selection", t.group_selection, "Ctrl+G", "group",
             "Collapse the selected nodes into a Group node")
     _action(w, "ungroup", "&Ungroup", t.ungroup_selection, "Ctrl+Shift+G", "ungroup",
             "Replace the selected Group node by its nodes")
     _action(w, "repeat_group", "Repeat T&his Group", t.repeat_selected_group, None, None,
             "Turn the selected Group node into a Repeat of its group (two copies), keeping its wires")
+    _action(w, "unroll_repeat", "Unro&ll Repeat", t.unroll_selected_repeat, None, None,
+            "Turn the selected Repeat node into its copies as Group nodes in a row, each to ungroup or change alone")
     _action(w, "open_group", "&Open Group", t.open_selected_group, "Tab", None,
             "Edit the selected group's body on its own tab")
     _action(w, "rename_group", "Rename Group…", lambda: w.group_names.rename(), None, None,
@@ -162,6 +176,10 @@ def _align(view: Callable[[], Any], side: str) -> None:
     view().align(side)
 
 
+def _walk(view: Callable[[], Any], direction: str) -> None:
+    view().walk(direction)
+
+
 def _fill(menu: QMenu | QToolBar, actions: dict[str, QAction], names: Sequence[str | None]) -> None:
     for name in names:
         if name is None:
@@ -174,7 +192,7 @@ def build_menus(w: MainWindow) -> None:
     a = w.actions_by_name
     bar = w.menuBar()
     file_menu = bar.addMenu("&File")
-    for name in ("new", "open"):
+    for name in ("new", "new_window", "open", "open_in_new_window"):
         file_menu.addAction(a[name])
     w.recent_menu = file_menu.addMenu("Open &Recent")
     w.examples_menu = file_menu.addMenu("New from E&xample")
@@ -189,7 +207,8 @@ def build_menus(w: MainWindow) -> None:
     edit = bar.addMenu("&Edit")
     _fill(edit, a, ("undo", "redo", None, "cut", "copy", "paste", "duplicate", "delete", "delete_reconnect", None,
                     "select_all", "find", "quick_add", "connect", "rename", None, "group", "ungroup", "repeat_group",
-                    "open_group", "rename_group"))
+                    "unroll_repeat", "open_group", "rename_group"))
+    _fill(edit.addMenu("&Go To"), a, ("walk_right", "walk_left", "walk_down", "walk_up"))
     w.groups_menu = edit.addMenu("Gro&ups")  # every group, unused ones marked, each with Open/Rename/Delete
     w.groups_menu.aboutToShow.connect(lambda: w.group_names.fill_menu(w.groups_menu))
 

@@ -85,6 +85,10 @@ def run_app(path: str | None) -> int:
     for number in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):  # (SIGHUP: its terminal closed)
         if number is not None:
             signal.signal(number, lambda n, _f: QTimer.singleShot(0, lambda: _terminate(window, n)))
+    from revstudio.qt import new_window
+
+    if new_window.started_by_new_window():
+        new_window.cascade(window)  # not exactly over the window it was asked from
     window.fit_to_screen()  # before show: a window manager places what it is given
     window.show()
     window.open_later(path)

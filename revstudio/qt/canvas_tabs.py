@@ -63,6 +63,8 @@ class CanvasTabs(QTabWidget):
         view.selectionChangedIds.connect(lambda ids, v=view: self._on_view_selection(v, ids))
         view.message.connect(self.message)
         view.openGroupRequested.connect(self.open_group)
+        if hasattr(view, "findInGroup"):
+            view.findInGroup.connect(self.show_in_group)
         view.contextMenuRequested.connect(self._extend_menu)
         if hasattr(view, "set_theme"):
             view.set_theme(self.dark)
@@ -139,6 +141,21 @@ class CanvasTabs(QTabWidget):
         self._add_group_tab(name, body, current=True)
         return True
 
+    def show_in_group(self, name: str, node_id: str) -> bool:
+        """Ctrl+F chose a node inside group ``name``'s body: its tab, with the node selected and shown."""
+        if not self.open_group(name):
+            return False
+        view: Any = self._groups[name]
+
+        def reveal() -> None:  # after the new tab's own first fit, which is queued before this
+            if node_id in view.graph.nodes:
+                view.select_nodes([node_id])
+                view.reveal_node(node_id)
+                self.message.emit(f"Found {node_id} in group {name}")
+
+        QTimer.singleShot(0, reveal)
+        return True
+
     def _add_group_tab(self, name: str, body: Graph, current: bool) -> None:
         view = self._make_view(body)
         self._groups[name] = view
@@ -200,7 +217,8 @@ class CanvasTabs(QTabWidget):
         graph = self.current_graph()
         before = set(graph.nodes)
         node = self._selected_group_node(view, graph, "Select a Group node to ungroup (Ctrl+Shift+G)",
-                                         "Ungroup unpacks a Group node, not its copies")
+                                         "Ungroup unpacks a Group node: Unroll Repeat (Edit) first "
+                                         "turns it into Group nodes")
         if node is None:
             return False
         try:
@@ -246,6 +264,32 @@ class CanvasTabs(QTabWidget):
                           "(set times in the inspector)")
         return True
 
+    def unroll_selected_repeat(self) -> bool:
+        """Turn the selected Repeat node into its copies as Group nodes in a row, one undo step."""
+        from revstudio.core.graph import GraphError
+        from revstudio.core.group_repeat import unroll_repeat
+
+        if self._refuse_read_only("nothing here can be changed"):
+            return False
+        view, graph = self.current_view(), self.current_graph()
+        node = next((n for n in view.selected_node_ids() if n in graph.nodes and graph.nodes[n].type == "Repeat"),
+                    None)
+        if node is None:
+            self.message.emit("Select a Repeat node to unroll it into Group nodes")
+            return False
+        before = set(graph.nodes)
+        try:
+            cmd = unroll_repeat(graph, node, project=self.document.graph)
+        except GraphError as exc:
+            self.message.emit(f"Cannot unroll {node}: {exc}")
+            return False
+        self.document.push(cmd)
+        made = [node, *sorted(set(graph.nodes) - before)]
+        view.select_nodes(made)
+        self.message.emit(f"Unrolled {node} into {len(made)} Group nodes ({', '.join(made[:3])}"
+                          f"{'…' if len(made) > 3 else ''}); Ctrl+Shift+G ungroups one")
+        return True
+
     def _extend_menu(self, menu: QMenu, node_id: str) -> None:
         """Add grouping to the canvas's context menu (the canvas knows nothing of groups' tabs)."""
         view = self.current_view()
@@ -262,6 +306,10 @@ class CanvasTabs(QTabWidget):
             repeat = menu.addAction("Repeat This Group")
             repeat.setToolTip("Turn this Group node into a Repeat of its group (its wires kept)")
             repeat.triggered.connect(self.repeat_selected_group)
+        if node is not None and node.type == "Repeat":
+            unroll = menu.addAction("Unroll Repeat")
+            unroll.setToolTip("Turn this Repeat into its copies as Group nodes in a row (its wires kept)")
+            unroll.triggered.connect(self.unroll_selected_repeat)
 
     # ---- read-only tabs of other documents ------------------------------
     def add_read_only(self, key: str, document: Document, title: str, tooltip: str) -> Any:

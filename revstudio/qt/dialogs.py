@@ -91,7 +91,10 @@ class Dialogs:
     def ask_restore(self, parent: QWidget, description: str) -> str:
         """'restore', 'discard' or 'later' for one recovery file."""
         box = QMessageBox(QMessageBox.Icon.Question, "Recover unsaved work",
-                          "revstudio did not close cleanly last time.", parent=parent)
+                          # (not "did not close cleanly last time": a logout's SIGTERM keeps the copy on
+                          # purpose, and File > Open offers one whenever the file is opened)
+                          "A revstudio window ended without closing normally (a crash, a kill, a logout "
+                          "or a shutdown) and left unsaved edits.", parent=parent)
         box.setInformativeText(f"Restore the autosaved copy of {description}?")
         restore = box.addButton("Restore", QMessageBox.ButtonRole.AcceptRole)
         discard = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)

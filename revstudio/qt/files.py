@@ -95,6 +95,8 @@ class FileController(QObject):
         # Called just before writing: the window stores view state (zoom, centre) in the graph.
         self.before_save: list[Callable[[], object]] = []
         self._told: object = None  # the disk state already reported by check_disk
+        # File > Open of a file with an autosaved copy left by a crash offers it (True: restored instead)
+        self.restore_instead: Callable[[str], bool] | None = None
 
     # ---- asking before losing edits -----------------------------------
     def display_name(self) -> str:
@@ -129,6 +131,8 @@ class FileController(QObject):
             path = self.dialogs.open_path(self.window, self.settings.last_dir())
             if not path:
                 return False
+        if self.restore_instead is not None and self.restore_instead(os.path.abspath(path)):
+            return True
         return self.load_path(path)
 
     def open_dropped(self, paths: list[str]) -> bool:

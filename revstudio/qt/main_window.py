@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from revstudio import __version__
 from revstudio.core.graph import Graph
 from revstudio.qt import actions as act
-from revstudio.qt import theme
+from revstudio.qt import new_window, recovery_offer, theme
 from revstudio.qt.accessible_names import name_parts
 from revstudio.qt.autosave import AUTOSAVE_MS, Autosaver, RecoveryStore
 from revstudio.qt.bottom_panel import BottomPanel
@@ -81,6 +81,7 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         self._painted = False
         self._after_paint: list[Any] = []
         self.files = FileController(self, self.document, self.settings, self.dialogs)
+        self.files.restore_instead = lambda path: self.offer_recovery(path, asked=True)
         self.recovery = recovery or RecoveryStore()
         if autosave_ms == AUTOSAVE_MS:  # the default: the user's preference decides
             autosave_ms = self.settings.autosave_seconds * 1000
@@ -189,6 +190,11 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         view = self.current_view()
         view.open_quick_add(view.cursor_in_view())
 
+    def open_in_new_window(self) -> bool:
+        """File > Open in New Window…: the chosen project in another editor window, this one kept."""
+        path = self.dialogs.open_path(self, self.settings.last_dir())
+        return bool(path) and new_window.open_window(path, self.show_message)
+
     def select_all(self) -> None:
         """Edit > Select All: every node of the canvas, the view left where it is (as the canvas's Ctrl+A)."""
         self.current_view().select_all()
@@ -234,9 +240,10 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         if not found:
             self.examples_menu.addAction("No examples installed").setEnabled(False)
 
-    def offer_recovery(self) -> bool:
-        """Offer the newest pending recovery file; True if one was restored."""
-        for rec in self.recovery.pending(self.settings.recent_files()):
+    def offer_recovery(self, path: str | None = None, asked: bool = False) -> bool:
+        """Offer the newest pending recovery file (only ``path``'s, when given); True if one was
+        restored. ``asked``: the user already let the open document go (File > Open)."""
+        for rec in recovery_offer.pending_for(self.recovery, self.settings.recent_files(), path):
             answer = self.dialogs.ask_restore(self, rec.describe())
             if answer == "discard":
                 rec.discard()
@@ -249,12 +256,14 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
                 self.dialogs.error(self, "Cannot restore", f"The autosaved copy cannot be read: {exc}. The file is "
                                    "kept: Ask later keeps offering it, Discard deletes it.")
                 continue
-            if not self.files.maybe_save():
+            if not asked and not self.files.maybe_save():
                 return False
             # an export's project (a session before exports opened untitled) is no file to save into
             self.document.replace_graph(graph, None if (rec.path or "").lower().endswith(".py") else rec.path)
             if rec.disk is not None and self.document.path:  # the file as the edits knew it: Save asks if it changed since
                 self.document.remember_disk(rec.disk)
+            if self.document.path:  # reopened, as an Open would: first in File > Open Recent
+                self.files.recentChanged.emit(self.settings.add_recent(self.document.path))
             self.document.mark_dirty()
             rec.discard()
             self.autosaver.save_now()  # the restored edits are again only in memory: keep a copy
@@ -317,6 +326,10 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         if not ctl.running or run is None or ctl.stopping:  # (Stop was pressed: no question to ask)
             return True
         total = f" of {run.total_steps}" if run.total_steps else ""
+        if not run.step:  # still starting: no checkpoint yet, nothing a Resume could continue
+            return bool(self.dialogs.ask_stop_run(
+                self, f"{run.name} is still starting and has trained no step yet. "
+                      "Stopping ends it before its first step, with nothing to resume."))
         return bool(self.dialogs.ask_stop_run(
             self, f"{run.name} is at step {run.step}{total}. Stopping keeps its last checkpoint; "
                   "Resume in the Runs tab continues it."))
@@ -327,14 +340,21 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
         Waiting for the first paint keeps start-up snappy: the empty window is
         on screen before a large project is read and checked.
         """
-        if path is None and self.settings.reopen_last:
+        if path is None and not new_window.started_by_new_window() and self.settings.reopen_last:
             recent = [p for p in self.settings.recent_files() if os.path.exists(p)]
             path = recent[0] if recent else None
 
         def go() -> None:
-            restored = self.offer_recovery()
-            if path and not restored:
-                self.files.load_path(os.path.abspath(path))
+            target = os.path.abspath(path) if path else None
+            # a file named at start: only its own autosaved copy is offered (another project's would
+            # replace the file asked for); the others wait for their file, or a start without one
+            restored = self.offer_recovery(target)
+            if target and not restored:
+                self.files.load_path(target)
+            if target:
+                waiting = recovery_offer.others_note(self.recovery, self.settings.recent_files(), target)
+                if waiting:
+                    self.show_message(waiting)
             self.opened.emit()
         if self._painted:
             QTimer.singleShot(0, go)

@@ -20,7 +20,7 @@ def test_free_wires_come_without_a_flood_of_replacements(qtbot: Any, revnet: Any
     popup = _popup(qtbot, revnet, "f")
     labels = popup.visible_labels()
     assert not any("(replaces" in line for line in labels), labels
-    assert labels[0] == "x.out → f.in"  # a free wire first, chosen by Enter
+    assert labels[0] == "s.out0 → f.in"  # a free wire first, chosen by Enter: from the nearest card left of f
     assert any(line.startswith("Disconnect f.out → m.in1") for line in labels)
     note = popup.list.item(popup.list.count() - 1)
     assert "more wires replace a wired input" in note.text() and note.flags() == Qt.ItemFlag.NoItemFlags

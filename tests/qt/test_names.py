@@ -104,6 +104,22 @@ def test_header_ids_are_cut_in_the_middle_not_the_start(qtbot):
     assert elide_id("x") == "x"
 
 
+def test_a_short_type_name_leaves_the_header_room_for_the_whole_id(qtbot):
+    # a generated 400-node project showed "l0b3…onv2" for l0b37_g_conv2 beside "Conv", the block
+    # number cut away though the header had room for it all
+    from PySide6.QtGui import QFontMetricsF
+
+    from revstudio.qt.canvas.node_item import _TITLE_FONT, WIDTH, elide_id, id_room
+
+    conv = QFontMetricsF(_TITLE_FONT).horizontalAdvance("Conv")
+    assert elide_id("l0b37_g_conv2", id_room(conv)) == "l0b37_g_conv2"
+    long_title = QFontMetricsF(_TITLE_FONT).horizontalAdvance("AffineCoupling")
+    assert id_room(long_title) >= WIDTH * 0.4  # a long type name still leaves the id its old room
+    shown = elide_id("block10_g_conv1_extra_long_name", id_room(long_title))
+    assert shown.startswith("bloc") and shown.endswith("name") and "…" in shown
+    assert conv + id_room(conv) + 10 <= WIDTH - 16 + 0.5  # title, gap and id fit the header
+
+
 def test_rename_inside_a_group_tab_records_the_alias_in_that_body_and_the_file(
         make_window, dialogs, tmp_path, settle):
     from pathlib import Path

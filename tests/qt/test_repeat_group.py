@@ -183,7 +183,7 @@ def test_ungroup_or_repeat_on_a_repeat_node_says_it_is_one(make_window, grouped_
     assert window.tabs.repeat_selected_group()
     assert not window.tabs.ungroup_selection()
     assert messages[-1] == (f"Select a Group node to ungroup (Ctrl+Shift+G): {gid} is a Repeat node; "
-                            "Ungroup unpacks a Group node, not its copies")
+                            "Ungroup unpacks a Group node: Unroll Repeat (Edit) first turns it into Group nodes")
     assert not window.tabs.repeat_selected_group()
     assert messages[-1] == f"Select a Group node to repeat its group: {gid} is a Repeat node; set its times in the inspector"
     window.document.undo_stack.clear()

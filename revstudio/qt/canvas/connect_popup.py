@@ -45,9 +45,20 @@ def wire_choices(graph: Graph, selected: Sequence[str]) -> list[WireChoice]:
     chosen = [n for n in selected if n in graph.nodes]
     inside = set(chosen)
     others = [n for n in graph.nodes if n not in inside]
-    pairs = [(a, b) for a in chosen for b in chosen if a != b]          # between selected nodes first
-    pairs += [(a, b) for a in chosen for b in others]                    # then out of the selection
-    pairs += [(a, b) for b in chosen for a in others]                    # then into it
+    # nearest first, as a drag reaches for the next card: wires out of the selection to the nodes
+    # right of it, wires into it from the nodes left of it (in a big graph the node order listed
+    # its far-off first nodes, and Enter wired the Input instead of the card beside it)
+    xs = [graph.node(n).pos[0] for n in chosen]
+    ys = [graph.node(n).pos[1] for n in chosen]
+    cx, cy = (sum(xs) / len(xs), sum(ys) / len(ys)) if chosen else (0.0, 0.0)
+
+    def near(n: str, downstream: bool) -> tuple[bool, float]:
+        x, y = graph.node(n).pos
+        return ((x < cx) if downstream else (x > cx)), (x - cx) ** 2 + (y - cy) ** 2
+
+    pairs = [(a, b) for a in chosen for b in chosen if a != b]                               # between selected nodes first
+    pairs += [(a, b) for a in chosen for b in sorted(others, key=lambda n: near(n, True))]   # then out of the selection
+    pairs += [(a, b) for b in chosen for a in sorted(others, key=lambda n: near(n, False))]  # then into it
     free: list[WireChoice] = []
     fed: list[WireChoice] = []
     for a, b in pairs:

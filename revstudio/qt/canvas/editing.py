@@ -11,7 +11,7 @@ from __future__ import annotations
 import atexit
 from typing import TYPE_CHECKING, Any, cast
 
-from PySide6.QtCore import QMimeData, QPoint, QPointF, QRectF
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QRectF, SignalInstance
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QGraphicsView
 
@@ -31,7 +31,7 @@ from revstudio.core.spec import registry
 
 from . import clipboard, layout
 from .connect_popup import ConnectPopup, wire_choices
-from .find import FindPopup
+from .find import FindPopup, split_key
 from .node_item import OUTLINE
 from .node_item import WIDTH as NODE_WIDTH
 from .placement import free_spot, is_free
@@ -78,6 +78,7 @@ class EditingMixin(ViewParts):
 
     if TYPE_CHECKING:  # provided by GraphView (and ViewParts' declarations)
         popup: QuickAddPopup | None
+        findInGroup: SignalInstance  # noqa: N815 - a Qt signal: (group, node id) a Find chose in that body
         _paste_count: int
         _last_paste_at: tuple[float, float] | None
         _last_scene_pos: QPointF
@@ -88,6 +89,7 @@ class EditingMixin(ViewParts):
         def selected_node_ids(self) -> list[str]: ...
         def fit_all(self) -> None: ...
         def reveal_node(self, node_id: str) -> bool: ...
+        def reveal_nodes(self, ids: list[str]) -> bool: ...
         def cursor_scene_pos(self) -> QPointF: ...
 
     def _widget(self) -> QGraphicsView:
@@ -386,7 +388,13 @@ class EditingMixin(ViewParts):
         moves = layout.layered_layout(ids, edges, sizes, origin=origin, initial=initial, regions=regions)
         done = self._push_moves(moves, text or ("Layout Selection" if selection_only else "Auto Layout"))  # (the menu)
         if done and not selection_only:
-            self.fit_all()
+            # where the user was working: a selection stays in view (a 400-node graph fitted whole
+            # is a thin line of specks); with none, the whole graph
+            chosen = self.selected_node_ids()
+            if chosen:
+                self.reveal_nodes(chosen)
+            else:
+                self.fit_all()
         return done
 
     # ---- find --------------------------------------------------------------------
@@ -395,15 +403,30 @@ class EditingMixin(ViewParts):
         if self.popup is not None:
             self.popup.close()
         view = self._widget()
-        self.popup = FindPopup(((n.id, n.type) for n in self.graph.nodes.values()), view)
+        project = self._project()
+        elsewhere = [(name, n.id, n.type) for name, body in project.groups.items() if body is not self.graph
+                     for n in body.nodes.values()]
+        self.popup = FindPopup(((n.id, n.type) for n in self.graph.nodes.values()), view, elsewhere)
         self.popup.chosen.connect(self._found)
+        self.popup.chosen_all.connect(self._found_all)
         self.popup.popup_at(view.mapToGlobal(view.viewport().rect().topLeft()) + QPoint(24, 24))
         return self.popup
 
-    def _found(self, node_id: str) -> None:
+    def _found(self, key: str) -> None:
+        group, node_id = split_key(key)
+        if group is not None:  # in another group's body: its tab opens on it (canvas_tabs)
+            self.findInGroup.emit(group, node_id)
+            return
         self.select_nodes([node_id])
         self.reveal_node(node_id)
         self.message.emit(f"Found {node_id}")
+
+    def _found_all(self, ids: list[str]) -> None:
+        """Alt+Enter in Find: every match selected and framed (the inspector edits their shared parameters)."""
+        self.select_nodes(ids)
+        self.reveal_nodes(ids)
+        self.message.emit(f"Selected {len(ids)} nodes" + (f": {', '.join(ids[:3])}…" if len(ids) > 3
+                                                          else f": {', '.join(ids)}"))
 
     # ---- connect by keyboard ----------------------------------------------------
     def open_connect(self) -> ConnectPopup | None:

@@ -304,7 +304,7 @@ class NodeItem(QGraphicsRectItem):
         painter.setFont(_BODY_FONT)
         fmb = QFontMetricsF(_BODY_FONT)
         if words:
-            ident = elide_id(self.node_id)
+            ident = elide_id(self.node_id, id_room(QFontMetricsF(title_font).horizontalAdvance(title)))
             painter.drawText(QRectF(8, 0, WIDTH - 16, HEADER), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
                              ident)
 
@@ -354,10 +354,16 @@ class NodeItem(QGraphicsRectItem):
             y += LINE
 
 
-def elide_id(node_id: str) -> str:
-    """The id as the header shows it: its start and end say the most ("block0_…_conv1"),
-    so a long one loses its middle, never its start."""
-    return QFontMetricsF(_BODY_FONT).elidedText(node_id, Qt.TextElideMode.ElideMiddle, WIDTH * 0.4)
+def id_room(title_width: float) -> float:
+    """The header's width for the id beside a title ``title_width`` wide: what the title leaves (a
+    short "Conv" leaves room for "l0b37_g_conv2" whole), never less than 40 % of the card."""
+    return max(WIDTH * 0.4, WIDTH - 16 - title_width - 10)
+
+
+def elide_id(node_id: str, room: float = WIDTH * 0.4) -> str:
+    """The id as the header shows it in ``room`` px: its start and end say the most
+    ("block0_…_conv1"), so a long one loses its middle, never its start."""
+    return QFontMetricsF(_BODY_FONT).elidedText(node_id, Qt.TextElideMode.ElideMiddle, room)
 
 
 def _rect_path(rect: QRectF) -> QPainterPath:

@@ -9,6 +9,7 @@ keys) live here. Every edit is one command pushed through the document.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, Signal
@@ -27,7 +28,7 @@ from PySide6.QtWidgets import QGraphicsView, QMenu, QWidget
 
 from revstudio.core.graph import Graph
 
-from . import layout
+from . import layout, walk
 from .backdrop import draw_empty_hint, draw_grid
 from .editing import EditingMixin
 from .nudge import nudge_key
@@ -49,6 +50,7 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
     selectionChangedIds = Signal(list)
     message = Signal(str)
     openGroupRequested = Signal(str)
+    findInGroup = Signal(str, str)  # Ctrl+F chose a node inside a group body: (group, node id)
     contextMenuRequested = Signal(object, str)  # (QMenu about to open, node id or "")
 
     def __init__(self, document: Any, graph: Graph | None = None, parent: QWidget | None = None,
@@ -78,6 +80,7 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
         self.setAcceptDrops(True)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._space = False
+        self._walked: tuple[str | None, str] | None = None  # (came from, reached) of the last Alt+arrow
         self._pan_from: QPoint | None = None
         self._last_scene_pos = QPointF(0, 0)
         self._paste_count = 0
@@ -213,6 +216,7 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
     def _key_table(self) -> dict[tuple[int, int], Callable[[], object]]:
         K, M = Qt.Key, Qt.KeyboardModifier
         ctrl, shift, none = int(M.ControlModifier.value), int(M.ShiftModifier.value), 0
+        alt = int(M.AltModifier.value)
         return {
             (int(K.Key_Delete.value), none): self.delete_selection,
             (int(K.Key_Backspace.value), none): self.delete_selection,
@@ -235,6 +239,8 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
             (int(K.Key_L.value), ctrl): lambda: self.auto_layout(False),
             (int(K.Key_L.value), ctrl | shift): lambda: self.auto_layout(True),
             (int(K.Key_Escape.value), none): self._escape,
+            **{(int(key.value), alt): partial(self.walk, way) for key, way in
+               ((K.Key_Left, "left"), (K.Key_Right, "right"), (K.Key_Up, "up"), (K.Key_Down, "down"))},
         }
 
     def _action_for(self, event: QKeyEvent) -> Callable[[], object] | None:
@@ -275,6 +281,25 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
             event.accept()
             return
         super().keyReleaseEvent(event)
+
+    def walk(self, direction: str) -> str | None:
+        """Alt+arrows: select the node one wire away (see :mod:`.walk`) and keep it in view."""
+        ids = self.selected_node_ids()
+        current = ids[0] if ids else None
+        # Alt+Up / Alt+Down go through the consumers of the node an Alt+Right came from
+        came_from = self._walked[0] if self._walked is not None and self._walked[1] == current else None
+        found = walk.step(self.graph, current, direction, came_from)
+        if found is None:
+            self.message.emit(walk.nowhere(self.graph, current, direction, came_from))
+            return None
+        if direction == "right":
+            came_from = current
+        elif direction == "left":
+            came_from = None
+        self._walked = (came_from, found)
+        self.select_nodes([found])
+        self.message.emit(f"{found} ({self.graph.node(found).type})")
+        return found
 
     def _escape(self) -> None:
         if self._scene.wiring:
@@ -431,6 +456,7 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
         align.setEnabled(len(self.selected_node_ids()) > 1)
         add("Layout Selection", lambda: self.auto_layout(True), "Ctrl+Shift+L", len(self.selected_node_ids()) > 1)
         add("Auto Layout", lambda: self.auto_layout(False), "Ctrl+L")
+        add("Fit Selection", self.fit_selection, "F", bool(self.selected_node_ids()))
         add("Fit All", self.fit_all, "Home")
         self.contextMenuRequested.emit(menu, node_id)
         return menu, node_id
