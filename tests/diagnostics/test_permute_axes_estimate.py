@@ -133,7 +133,6 @@ def test_a_linear_right_after_the_reorder_makes_its_copy_beside_the_input() -> N
     pytest.importorskip("torch")
     from estimate_errors import estimate_errors
 
-    b = _tokens("axes-linear", [64, 32])
     errors = estimate_errors(read_straight(), 8, ("standard",))
     assert abs(errors["standard"]) < 0.005, errors
 
