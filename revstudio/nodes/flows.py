@@ -56,14 +56,14 @@ PERMUTE = NodeSpec(
     shape_rule="reverse or shuffle: the output has the input's shape, its channels (the first axis) "
                "reordered; axes: output axis i is input axis dims[i] (dims [1, 0] turns (time, features) "
                "into (features, time), the channels-first layout Conv and BiRNN read)",
-    memory_note="nothing. Axes: the output is a view of its input in another axis order, no copy; a layer "
-                "reading it that needs the usual layout (a Conv, a BiRNN) copies it while it runs, and a "
-                "reversible region's stream stays that view.",
-    examples=(({"kind": "reverse"}, ((8, 16),)), ({"kind": "axes", "dims": [1, 0]}, ((50, 8),))),
+    memory_note="nothing. Axes: the output is a view of its input in another axis order, no copy; a Conv, "
+                "BiRNN or Norm reads that view as it is, while a Flatten or Reshape of it is a copy and a "
+                "Linear (which flattens what it reads) keeps such a copy for backward.",
+    examples=(({"kind": "axes", "dims": [1, 0]}, ((50, 8),)), ({"kind": "reverse"}, ((8, 16),))),
     layout_only=True,
     help="Reorders the channels with a fixed permutation (reversed, or shuffled from a seed), "
          "so the next coupling transforms different channels; or, with kind axes, reorders the axes "
-         "(dims [1, 0]: (time, features) to (features, time)). Invertible, no weights.",
+         "(a transpose: dims [1, 0] turns (time, features) into (features, time)). Invertible, no weights.",
     params={
         "kind": Choice(default="shuffle", options=("reverse", "shuffle", "axes"),
                        help="Which permutation: of the channels (reverse, shuffle) or of the axes (axes)."),
