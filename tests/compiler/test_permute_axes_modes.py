@@ -31,6 +31,22 @@ def between_blocks() -> Graph:
     return b.done()
 
 
+def three_axes() -> Graph:
+    """(3, 6, 10) -> stem -> block on 8 channels -> Permute [2, 0, 1] -> block on 10: the region's
+    streams are channels_last on the CPU, the reordered view neither layout."""
+    b = Builder("axes-three")
+    b.node("Input", "image", shape=[3, 6, 10])
+    b.node("Conv", "stem", out_channels=8, kernel_size=3, padding="same")
+    src = wired_block(b, b.chain("image.out", "stem"), "b0", 8)
+    b.node("Permute", "swap", kind="axes", dims=[2, 0, 1])
+    src = wired_block(b, b.chain(src, "swap"), "b1", 10)
+    b.node("Pool", "pool", kind="global_avg")
+    b.node("Linear", "head", out_features=3)
+    b.node("Output", "logits")
+    b.chain(src, "pool", "head", "logits")
+    return b.done()
+
+
 def inside_f(flow: bool = False) -> Graph:
     """Two AdditiveCouplings on 8x8 whose F reorders the axes, mixes, and reorders them back."""
     b = Builder("axes-inside-f")
@@ -68,7 +84,7 @@ def _step(model, x, mode: str):  # type: ignore[no-untyped-def]
     return [y.detach(), xi.grad, *(p.grad for p in model.parameters())]
 
 
-@pytest.mark.parametrize("make", [between_blocks, inside_f], ids=["between-blocks", "inside-f"])
+@pytest.mark.parametrize("make", [between_blocks, three_axes, inside_f], ids=["between-blocks", "three-axes", "inside-f"])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["float64", "float32"])
 def test_every_mode_gives_standard_modes_outputs_and_gradients(make, dtype) -> None:  # type: ignore[no-untyped-def]
     graph = make()
