@@ -146,7 +146,7 @@ class _Walker:
                 if fused is not None:
                     value = fused
                     continue
-            if makes_view(kind, _params(self.graph, nid)):
+            if makes_view(kind, _params(self.graph, nid) if kind == "Permute" else {}):
                 if copies_input(self, nid, _params):  # a reshape of a view in another axis order
                     return value
                 src = self.source.get((nid, "in"))
