@@ -24,9 +24,9 @@ def _axes_order(ctx: InferContext, shape: ShapeT) -> tuple[int, ...]:
     """``dims`` checked against the input: a permutation of its non-batch axes 0..k-1."""
     dims, k = tuple(ctx.params["dims"]), len(shape)
     if sorted(dims) != list(range(k)):
-        example = list(range(k - 1, -1, -1)) if k > 1 else [0]
+        example, axes = list(range(k - 1, -1, -1)), "axis" if k == 1 else "axes"
         raise problem("Permute", ctx, f"dims {list(dims)} must be a permutation of 0..{k - 1}: in is {fmt(shape)} "
-                                      f"({k} axes after the batch); give each axis once, e.g. {example}", "in")
+                                      f"({k} {axes} after the batch); give each axis once, e.g. {example}", "in")
     return dims
 
 
