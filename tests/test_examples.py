@@ -26,6 +26,11 @@ EXPECTED: dict[str, tuple[int, dict[str, tuple[int, ...]]]] = {
     # BiLSTM 12 -> 2x16: 2*(4*16*(12+16) + 8*16); 4 conv1d 16->16 k3: 4*784; head 32*5+5
     "birnn_sequence.revs": (2 * (4 * 16 * 28 + 8 * 16) + 4 * 784 + 165, {
         "birnn.out": (32, 32), "block_split.out0": (16, 32), "block_cat.out": (32, 32), "head.out": (5,)}),
+    # (time 32, features 12) reordered to 12x32; stem 12*16*3+16 = 592; 4 conv1d 8->8 k3: 4*200;
+    # BiLSTM 16 -> 2x8: 2*(4*8*(16+8) + 8*8); head 16*5+5
+    "token_sequence.revs": (592 + 4 * 200 + 2 * (4 * 8 * 24 + 8 * 8) + 85, {
+        "tokens.out": (32, 12), "to_channels.out": (12, 32), "stem.out": (16, 32), "birnn.out": (16, 32),
+        "head.out": (5,)}),
     # convs 112 + 304; BiLSTM over W with 4*8 features: 2688; BiGRU: 2016; head 256*4+4
     "two_branch.revs": (112 + 304 + 2688 + 2016 + 1028, {
         "a_rnn.out": (16, 8), "b_rnn.out": (16, 8), "join.out": (2, 16, 8), "head.out": (4,)}),

@@ -395,13 +395,38 @@ def released_after(ops: Sequence[tuple[Sequence[str], Sequence[str]]], keep: Ite
     return [tuple(d) for d in drops]
 
 
+def _is_view(op: Any) -> bool:
+    """Whether a node op's outputs may be views of its input (a Reshape, Flatten or Split, a
+    Permute of kind axes): writing into one writes into its input."""
+    return op.kind == "node" and (op.type in ("Flatten", "Reshape", "Split") or (
+        op.type == "Permute" and op.params.get("kind") == "axes"))
+
+
 def shared_values(plan: Any) -> set[str]:
     """Values an in-place layer must not overwrite: forward arguments, what a region keeps
-    (outputs, side inputs) and anything read more than once."""
+    (outputs, side inputs) and anything read more than once, and every view of such a value, or
+    of a value whose other views are read (writing into a view writes into what it views)."""
     readers: dict[str, int] = {}
+    viewed: dict[str, str] = {}  # a view's output -> the value it views
     for op in plan.ops:
+        if _is_view(op) and op.inputs:
+            viewed.update((v, op.inputs[0]) for v in op.outputs)
+            continue  # (a view reading its input is no reader of the memory)
         reads = op.inputs if op.kind in ("node", "region") else (op.input,) if op.kind == "output" else ()
         for v in reads:
             readers[v] = readers.get(v, 0) + 1
     kept = {v for op in plan.ops if op.kind == "region" for v in op.outputs + op.side}
-    return kept | {op.output for op in plan.inputs} | {v for v, n in readers.items() if n > 1}
+    shared = kept | {op.output for op in plan.inputs} | {v for v, n in readers.items() if n > 1}
+    if not viewed:
+        return shared
+
+    def root(v: str) -> str:
+        while v in viewed:
+            v = viewed[v]
+        return v
+
+    family_reads: dict[str, int] = {}
+    for v, n in readers.items():
+        family_reads[root(v)] = family_reads.get(root(v), 0) + n
+    roots = {root(v) for v in shared} | {r for r, n in family_reads.items() if n > 1}
+    return shared | {v for v in viewed if root(v) in roots} | roots

@@ -49,6 +49,22 @@ def _birnn_sequence() -> Graph:
     return b.done()
 
 
+def _token_sequence() -> Graph:
+    """A sequence classifier for data held as (time, features), as token and sequence models keep
+    it: a Permute of kind axes turns each 32 x 12 sample into 12 features x 32 steps, the
+    channels-first layout a Conv and a BiRNN read, then a 1-D RevNet block and a BiLSTM."""
+    b = Builder("token-sequence")
+    b.node("Input", "tokens", shape=[32, 12])
+    b.node("Permute", "to_channels", kind="axes", dims=[1, 0])
+    b.node("Conv", "stem", out_channels=16, kernel_size=3, padding="same")
+    src = b.chain("tokens.out", "to_channels", "stem")
+    src = wired_block(b, src, "block", 16)
+    b.node("BiRNN", "birnn", hidden_size=8, cell="lstm")
+    src = b.chain(src, "birnn")
+    classifier_head(b, src, 5)
+    return b.done()
+
+
 def _two_branch(concat: bool) -> Graph:
     """One input, two Conv -> BiRNN branches, stacked (or concatenated) into a zero-initialised head."""
     b = Builder("two-branch-concat" if concat else "two-branch")
@@ -122,6 +138,7 @@ def example_projects() -> dict[str, Graph]:
         "revnet_wired": _revnet_wired(),
         "revnet_coupling": _revnet_coupling(),
         "birnn_sequence": _birnn_sequence(),
+        "token_sequence": _token_sequence(),
         "two_branch": _two_branch(False),
         "two_branch_concat": _two_branch(True),
         "glow_flow": _glow_flow(),

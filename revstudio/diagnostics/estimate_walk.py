@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from revstudio.core.graph import Graph, PortRef
 from revstudio.core.nogc import paused
 
-from .save_rules import VIEW_TYPES, NodeView, Saves, apply_rule, unjoined_bytes
+from .axis_order import copies_input
+from .save_rules import NodeView, Saves, apply_rule, makes_view, unjoined_bytes
 
 if TYPE_CHECKING:
     from .estimate_bodies import _Bodies
@@ -97,6 +98,12 @@ class _Walker:
                             bodies.for_node(info.type, params), bodies.device, bodies.dtype)
             self.views[nid] = view
             self.saves[nid] = self._read(nid, self._rule(view)) if flag else Saves()
+            if flag and info.type == "Linear" and copies_input(self, nid, _params):
+                # it flattens a view in another axis order: what it keeps is a copy of its own
+                saves = self.saves[nid]
+                self.saves[nid] = replace(saves, inputs=tuple(p for p in saves.inputs if p != "in"),
+                                          extra_bytes=saves.extra_bytes + view.in_bytes(),
+                                          copied_bytes=view.in_bytes())
             if not flag:
                 self.untracked.add(nid)
 
@@ -139,7 +146,9 @@ class _Walker:
                 if fused is not None:
                     value = fused
                     continue
-            if kind in VIEW_TYPES:
+            if makes_view(kind, _params(self.graph, nid) if kind == "Permute" else {}):
+                if copies_input(self, nid, _params):  # a reshape of a view in another axis order
+                    return value
                 src = self.source.get((nid, "in"))
                 if src is None:
                     return None

@@ -18,10 +18,12 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
+from .axis_order import copies_input
 from .estimate_walk import _params, group_ports
 from .peak import Unit, Value, Walk, simulate
 from .peak_couplings import COUPLINGS
 from .peak_units import UnitBuilder
+from .save_rules import makes_view
 
 _GROUPS = frozenset({"Group", "Repeat"})
 
@@ -129,7 +131,10 @@ class Inline:
         less after forward than the walk said)."""
         w = self.root.w
         info = w.report.nodes.get(v[0])
-        if info is None or info.type not in _STEPPED:
+        if info is None or not (info.type in _STEPPED or makes_view(info.type, _params(w.graph, v[0])
+                                                                    if info.type == "Permute" else {})):
+            return None
+        if copies_input(w, v[0], _params):  # a reshape of a view out of axis order: memory of its own
             return None
         src = w.source.get((v[0], "in"))
         if src is None or (info.type == "Split" and w._fused_split(v[0], v[1]) is not None):

@@ -46,6 +46,9 @@ class Saves:
     work_bytes: int = 0
     # of ``outputs``, those kept only while something reads them (``SavedTensors.freed_unread``)
     freed_unread: tuple[str, ...] = ()
+    # of ``extra_bytes``, a copy of its input its forward makes and keeps (a Linear flattening a
+    # view in another axis order: ``axis_order``), there from its forward's end on
+    copied_bytes: int = 0
 
 
 @dataclass(slots=True)
@@ -100,6 +103,12 @@ Rule = Callable[[NodeView], Saves]
 # Value-producing types whose outputs are views of their input: keeping the
 # output keeps the input's storage alive, not a new tensor.
 VIEW_TYPES = frozenset({"Split", "Flatten", "Reshape", "GroupInput", "GroupOutput"})
+
+
+def makes_view(kind: str | None, params: Mapping[str, Any]) -> bool:
+    """Whether a node's outputs are views of its input: a ``VIEW_TYPES`` node's, and a Permute of
+    kind axes (its channel kinds copy)."""
+    return kind in VIEW_TYPES or (kind == "Permute" and params.get("kind") == "axes")
 
 
 def _norm(v: NodeView) -> Saves:
@@ -191,7 +200,7 @@ def declared_forward_bytes(saves: Saves | None, extra: int) -> int:
     declared figure is beside its outputs and those tensors, which exist by then too (a plugin's
     coupling keeping its tanh as it adds: 18 % under in standard mode without them)."""
     forward = getattr(saves, "forward_work_bytes", 0)
-    return forward + extra if forward else 0
+    return forward + extra if forward else getattr(saves, "copied_bytes", 0)
 
 
 def declared_stop_bytes(v: NodeView, saves: Saves | None, extra: int) -> int | None:

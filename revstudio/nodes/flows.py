@@ -1,14 +1,17 @@
 """Invertible flow layers: Permute, InvConv1x1, ActNorm and Squeeze.
 
-They act on the channel axis (Squeeze trades positions for channels), never lose
-information, and so can run inside reversible regions without storing activations.
+They act on the channel axis (Squeeze trades positions for channels, a Permute of kind axes
+reorders the axes), never lose information, and so can run inside reversible regions without storing activations.
 """
 from __future__ import annotations
 
-from revstudio.core.params import Bool, Choice, Int
-from revstudio.core.spec import InferContext, NodeSpec, SavedTensors, ShapeT
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from ._common import builder, fmt, need_ndim, numel, problem, recipe
+from revstudio.core.params import Bool, Choice, Int, IntList
+from revstudio.core.spec import BuildContext, InferContext, NodeSpec, SavedTensors, ShapeT
+
+from ._common import ModuleRecipe, builder, fmt, need_ndim, numel, problem, recipe
 
 
 def _channels(kind: str, ctx: InferContext) -> ShapeT:
@@ -17,26 +20,66 @@ def _channels(kind: str, ctx: InferContext) -> ShapeT:
     return shape
 
 
+def _axes_order(ctx: InferContext, shape: ShapeT) -> tuple[int, ...]:
+    """``dims`` checked against the input: a permutation of its non-batch axes 0..k-1."""
+    dims, k = tuple(ctx.params["dims"]), len(shape)
+    if sorted(dims) != list(range(k)):
+        example, axes = list(range(k - 1, -1, -1)), "axis" if k == 1 else "axes"
+        raise problem("Permute", ctx, f"dims {list(dims)} must be a permutation of 0..{k - 1}: in is {fmt(shape)} "
+                                      f"({k} {axes} after the batch); give each axis once, e.g. {example}", "in")
+    return dims
+
+
+def _permute_infer(ctx: InferContext) -> dict[str, ShapeT]:
+    shape = ctx.input("in")
+    if ctx.params["kind"] != "axes":
+        return {"out": _channels("Permute", ctx)}
+    need_ndim("Permute", ctx, shape, (1, 2, 3), "add a Reshape")
+    return {"out": tuple(shape[d] for d in _axes_order(ctx, shape))}
+
+
+def _permute_recipe(ctx: BuildContext) -> ModuleRecipe:
+    if ctx.params["kind"] == "axes":
+        return recipe("flows", "PermuteAxes", dims=tuple(ctx.params["dims"]))
+    return recipe("flows", "Permute", channels=ctx.in_shapes[0][0], kind=ctx.params["kind"], seed=ctx.params["seed"])
+
+
+def _permute_saved(params: Mapping[str, Any], shapes: Sequence[ShapeT], outs: Sequence[ShapeT]) -> SavedTensors:
+    if params.get("kind") == "axes":  # its backward reorders the gradient's axes back: a view
+        return SavedTensors()
+    # its backward scatters the gradient into zeros beside one more input's worth (torch 2.13)
+    return SavedTensors(backward_values=numel(shapes[0]) if shapes else 0)
+
+
 PERMUTE = NodeSpec(
     type_id="Permute", category="Invertible",
-    shape_rule="the output has the input's shape, its channels (the first axis) reordered",
-    memory_note="nothing.",
-    examples=(({"kind": "reverse"}, ((8, 16),)),),
+    shape_rule="reverse or shuffle: the output has the input's shape, its channels (the first axis) "
+               "reordered; axes: output axis i is input axis dims[i] (dims [1, 0] turns (time, features) "
+               "into (features, time), the channels-first layout Conv and BiRNN read)",
+    memory_note="nothing. Axes: the output is a view of its input in another axis order, no copy; a Conv, "
+                "BiRNN or Norm reads that view as it is, while a Flatten or Reshape of it is a copy and a "
+                "Linear (which flattens what it reads) keeps such a copy for backward.",
+    examples=(({"kind": "axes", "dims": [1, 0]}, ((50, 8),)), ({"kind": "reverse"}, ((8, 16),))),
     layout_only=True,
     help="Reorders the channels with a fixed permutation (reversed, or shuffled from a seed), "
-         "so the next coupling transforms different channels. Invertible, no weights.",
+         "so the next coupling transforms different channels; or, with kind axes, reorders the axes "
+         "(a transpose: dims [1, 0] turns (time, features) into (features, time)). Invertible, no weights.",
     params={
-        "kind": Choice(default="shuffle", options=("reverse", "shuffle"), help="Which permutation."),
+        "kind": Choice(default="shuffle", options=("reverse", "shuffle", "axes"),
+                       help="Which permutation: of the channels (reverse, shuffle) or of the axes (axes)."),
         "seed": Int(default=0, min=0, max=2**31 - 1, help="Seed of the shuffle (same seed, same order)."),
+        "dims": IntList(default=(1, 0), min=0, max=2, min_length=1, max_length=3,
+                        help="With kind axes: the input axis each output axis takes, counted after the "
+                             "batch axis (0 is the channel axis); a permutation of 0..k-1 for a k-axis "
+                             "input, e.g. [1, 0] swaps (time, features) to (features, time)."),
     },
     inputs=("in",), outputs=("out",),
-    infer=lambda ctx: {"out": _channels("Permute", ctx)},
+    infer=_permute_infer,
     count_params=lambda ctx: 0,
-    build=builder("Permute", lambda ctx: recipe("flows", "Permute", channels=ctx.in_shapes[0][0],
-                                                 kind=ctx.params["kind"], seed=ctx.params["seed"])),
-    fresh_output=True,  # (a shuffle of a channels_last tensor returns a view)
-    # its backward scatters the gradient into zeros beside one more input's worth (torch 2.13)
-    saved_for_backward=lambda params, shapes, outs: SavedTensors(backward_values=numel(shapes[0]) if shapes else 0),
+    build=builder("Permute", _permute_recipe),
+    # a shuffle copies (a shuffle of a channels_last tensor returns a view); axes: a view
+    fresh_output=lambda params, shapes: params.get("kind") != "axes",
+    saved_for_backward=_permute_saved,
     invertible=True, key_params=("kind",),
 )
 

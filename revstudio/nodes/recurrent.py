@@ -59,8 +59,9 @@ def reading(shape: ShapeT | None) -> str | None:
 BIRNN = NodeSpec(
     type_id="BiRNN", category="Recurrent",
     shape_rule="reads (features, time): time is the last axis, and (C, H, W) is W steps of C*H features; "
-               "it gives (2*hidden_size, steps). Transpose data stored as (time, features) first "
-               "(numpy.transpose(x, (0, 2, 1))): a Reshape would mix the values",
+               "it gives (2*hidden_size, steps). Data stored as (time, features): put a Permute of kind axes "
+               "(dims [1, 0]) before it, or transpose the data (numpy.transpose(x, (0, 2, 1))); a Reshape "
+               "would mix the values",
     memory_note="keeps its input, every step's hidden states (and an LSTM's or GRU's gates) of both "
                 "directions and layers: about the output's size times the gate count per layer.",
     examples=(({"hidden_size": 32, "cell": "lstm"}, ((8, 64),)),),

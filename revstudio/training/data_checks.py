@@ -43,9 +43,13 @@ def layout_hint(array: tuple[int, ...], want: tuple[int, ...], name: str = "x") 
     for order in itertools.permutations(range(len(array))):
         if order != tuple(range(len(array))) and tuple(array[i] for i in order[1:]) == tuple(want):
             first = "" if order[0] == 0 else f"axis {order[0]} holds the samples; "
+            # samples first: the graph can reorder each sample itself (a Permute of kind axes)
+            dims = [i - 1 for i in order[1:]]
+            in_graph = (f"; or keep the data: set the Input node to {_fmt(array[1:])} and put a Permute "
+                        f"(kind axes, dims {dims}) after it") if order[0] == 0 and len(want) <= 3 else ""
             return (f"; {first}the sizes are there in another axis order: numpy.transpose({name}, {order}) "
                     f"gives N x {_fmt(want)} (Inputs are channels first: features x steps for a sequence, "
-                    "time last)")
+                    f"time last){in_graph}")
     return ""
 
 

@@ -53,6 +53,30 @@ def inplace_before_region():
     return b.done()
 
 
+def permute_axes():
+    """Axis reorders before, between and inside reversible steps: a coupling whose F reorders the
+    axes there and back, a reorder inside the region, and one before a flattening head."""
+    b = generate.Builder("permute-axes")
+
+    def f(bb, s):
+        bb.node("Permute", "t1", kind="axes", dims=[1, 0])
+        bb.node("Conv", "mix", out_channels=8, kernel_size=1)
+        bb.node("Permute", "t2", kind="axes", dims=[1, 0])
+        return bb.chain(s, "t1", "mix", "t2")
+
+    b.graph.groups["F"] = generate._body("F", f)
+    b.node("Input", "tokens", shape=[8, 8])
+    b.node("Permute", "to_channels", kind="axes", dims=[1, 0])
+    b.node("AdditiveCoupling", "c0", f="F", g="F")
+    b.node("Permute", "swap", kind="axes", dims=[1, 0])
+    src = generate.wired_block(b, b.chain("tokens.out", "to_channels", "c0", "swap"), "b0", 8)
+    b.node("Permute", "back", kind="axes", dims=[1, 0])
+    b.node("Linear", "head", out_features=3)
+    b.node("Output", "logits")
+    b.chain(src, "back", "head", "logits")
+    return b.done()
+
+
 CASES = {
     "inplace-before-region": inplace_before_region,
     **{f"example-{p.stem}": (lambda p=p: load(p)) for p in EXAMPLES},
@@ -64,6 +88,7 @@ CASES = {
     **{f"hostile-{kind}": (lambda kind=kind: renamed(generate.revnet_chain(2, channels=4, size=4, wired=kind == "wired"),
                                                       hostile_ids(MARKER), names_for(MARKER)))
        for kind in ("wired", "coupling")},
+    "permute-axes": permute_axes,
 }
 
 

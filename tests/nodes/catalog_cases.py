@@ -108,7 +108,8 @@ CASES: dict[str, list[Case]] = {
     + [({"mode": mode, "inputs": 3}, [(2, 2), (2, 2), (2, 2)]) for mode in ("sub", "mul", "max", "mean")]
     + [({"mode": mode, "inputs": 4}, [(3,)] * 4) for mode in ("add", "mul", "max")]
     + [({"mode": "concat"}, [(2, 3), (1, 3)])],
-    "Permute": [({"kind": "reverse"}, [(4, 3)]), ({"kind": "shuffle", "seed": 3}, [(5, 2, 2)])],
+    "Permute": [({"kind": "reverse"}, [(4, 3)]), ({"kind": "shuffle", "seed": 3}, [(5, 2, 2)]),
+                ({"kind": "axes", "dims": [1, 0]}, [(4, 3)]), ({"kind": "axes", "dims": [2, 0, 1]}, [(2, 3, 4)])],
     "InvConv1x1": [({}, [(3, 2, 2)]), ({"lu": False}, [(3, 4)]), ({}, [(4,)])],
     "ActNorm": [({}, [(3, 2, 2)]), ({}, [(3,)])],
     "Squeeze": [({"factor": 2}, [(2, 4, 4)]), ({"factor": 3}, [(2, 6)])],

@@ -49,6 +49,11 @@ def _value(name: str, param: Any) -> st.SearchStrategy[Any]:
         return st.one_of(st.integers(1, 4), st.lists(st.integers(1, 4), min_size=1, max_size=3))
     if isinstance(param, P.Shape):
         return st.lists(st.sampled_from([-1, 1, 2, 3, 4, 6]), min_size=1, max_size=3)
+    if isinstance(param, P.IntList):  # (a Permute's dims: orders of its axes, often whole ones)
+        lo = param.min if param.min is not None else 0
+        hi = min(param.max if param.max is not None else lo + 4, lo + 4)
+        items = st.lists(st.integers(lo, hi), min_size=param.min_length, max_size=min(param.max_length, 4))
+        return st.one_of(items, *(st.permutations(list(range(k))) for k in (1, 2, 3)))
     if isinstance(param, P.Str):
         return st.sampled_from(["in", "out", "x"])
     if isinstance(param, P.Int):

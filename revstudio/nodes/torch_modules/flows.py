@@ -1,4 +1,4 @@
-"""Invertible flow layers: channel permutation, Glow's 1x1 convolution, ActNorm, squeeze.
+"""Invertible flow layers: channel permutation, axis reorder, Glow's 1x1 convolution, ActNorm, squeeze.
 
 Each has ``forward(x) -> (y,)`` and ``inverse(y) -> (x,)``; volume-changing ones
 store the per-sample log-determinant of their last forward in ``self.logdet``.
@@ -73,6 +73,23 @@ class Permute(nn.Module):
 
     def inverse(self, y: torch.Tensor) -> Tensors:
         return (_select_channels(y, self.inverse_perm),)
+
+
+class PermuteAxes(nn.Module):
+    """An axis reorder: output axis ``i`` is input axis ``dims[i]`` (batch axis fixed), so data
+    held as (time, features) reads as (features, time). The output is a view of the input (no
+    copy); its inverse applies the inverse order, so ``inverse(forward(x))`` is ``x`` exactly."""
+
+    def __init__(self, dims: tuple[int, ...] | list[int]) -> None:
+        super().__init__()
+        self.dims = tuple(int(d) for d in dims)
+        self.inverse_dims = tuple(sorted(range(len(self.dims)), key=self.dims.__getitem__))
+
+    def forward(self, x: torch.Tensor) -> Tensors:
+        return (x.permute(0, *(d + 1 for d in self.dims)),)
+
+    def inverse(self, y: torch.Tensor) -> Tensors:
+        return (y.permute(0, *(d + 1 for d in self.inverse_dims)),)
 
 
 def _select_channels(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
