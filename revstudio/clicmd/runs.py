@@ -25,8 +25,10 @@ from revstudio.training.runs import RunInfo
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", metavar="DIR", nargs="?", default="runs",
-                        help="folder of runs, one run, a project file or its folder (default ./runs)")
+    parser.add_argument("dir", metavar="DIR", nargs="*", default=["runs"],
+                        help="folder of runs, one run, a project file or its folder (default ./runs); "
+                             "several are listed together (a paper's run beside one's own), and two runs "
+                             "or more are compared: what differs, and whether their losses do")
     parser.add_argument("--status", metavar="STATUS[,STATUS]",
                         help=f"only runs with one of these statuses ({', '.join(STATUSES)})")
     parser.add_argument("--sort", metavar="KEY", default="started",
@@ -86,11 +88,11 @@ def _metric_text(metrics: dict[str, object]) -> str:
                      for k in keys)
 
 
-def run(args: argparse.Namespace) -> int:
-    from revstudio.training.learning import UNCHECKED, unchecked_why
-    from revstudio.training.runs import belongs_to, human_duration, list_runs
+def _runs_of(arg: str) -> tuple[str, list[RunInfo]]:
+    """(the folder listed, its runs) for one DIR argument."""
+    from revstudio.training.runs import belongs_to, list_runs
 
-    folder = args.dir
+    folder = arg
     if not folder:  # (an unset shell variable: not ./runs, which leaving DIR out means)
         raise CliError("DIR: the path is empty; name a folder of runs, or leave DIR out for ./runs")
     stem = None
@@ -100,17 +102,35 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isdir(folder):
         from ._paths import example_hint
 
-        hint = example_hint(args.dir)
+        hint = example_hint(arg)
         if hint:  # (a project that is not there: "train it first" would not help)
-            raise CliError(f"{args.dir}: no such file; check the path{hint}")
-        raise CliError(f"{args.dir}: no such folder of runs (train with 'revstudio train FILE' first)")
+            raise CliError(f"{arg}: no such file; check the path{hint}")
+        raise CliError(f"{arg}: no such folder of runs (train with 'revstudio train FILE' first)")
     runs = [r for r in list_runs(folder) if belongs_to(r.name, stem)]
     inside = os.path.join(folder, "runs")
     if not runs and os.path.isdir(inside):  # the project's folder: its runs are in runs/
         folder, runs = inside, list_runs(inside)
+    return folder, runs
+
+
+def run(args: argparse.Namespace) -> int:
+    from revstudio.training.learning import UNCHECKED, unchecked_why
+    from revstudio.training.run_compare import names
+    from revstudio.training.runs import human_duration
+
+    found = [_runs_of(d) for d in args.dir]
+    folder = ", ".join(dict.fromkeys(f for f, _ in found))
+    seen: set[str] = set()  # (a run named twice, or inside two folders named, is listed once)
+    runs = [r for _, rs in found for r in rs
+            if os.path.realpath(r.path) not in seen and not seen.add(os.path.realpath(r.path))]  # type: ignore[func-returns-value]
     runs = _chosen(runs, args.status, args.sort, args.reverse)
-    if args.json:
-        print(json_text({"dir": folder, "runs": [r.to_json() for r in runs]}))  # (old files may hold NaN)
+    if args.json:  # (old files may hold NaN)
+        from revstudio.training.run_compare import differences, provenance, same_rows
+
+        print(json_text({"dir": found[0][0], "dirs": list(dict.fromkeys(f for f, _ in found)),
+                         "runs": [{**r.to_json(), **provenance(r.path)} for r in runs],
+                         "differ": differences(runs) if len(runs) > 1 else {},
+                         "same_rows": [g.to_json() for g in same_rows(runs)] if len(runs) > 1 else []}))
         return 0
     if not runs:
         print(printable(f"{folder}: no runs" + (f" with status {args.status}" if args.status else "")))
@@ -119,11 +139,11 @@ def run(args: argparse.Namespace) -> int:
     unchecked = {r.path for r in runs if (r.message or "").startswith(f"note: {UNCHECKED}")}
     rows = [("run", *(("label",) if labels else ()), "status", "step", "duration",
              *(("learning",) if unchecked else ()), "metrics")]
-    for r in runs:
+    for r, name in zip(runs, names(runs), strict=True):
         step = f"{r.step if r.step is not None else '-'}/{r.total_steps if r.total_steps else '-'}"
         label = (printable(r.label or ""),) if labels else ()
         learning = ("not checked" if r.path in unchecked else "",) if unchecked else ()
-        rows.append((printable(r.name), *label, printable(str(r.status)), step, human_duration(r.duration_s()),
+        rows.append((printable(name), *label, printable(str(r.status)), step, human_duration(r.duration_s()),
                      *learning, printable(_metric_text(r.metrics))))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
@@ -138,4 +158,8 @@ def run(args: argparse.Namespace) -> int:
             print(printable(f"{r.name}: {r.message}"))
     if unchecked:
         print(f"learning not checked: {unchecked_why()}")
+    from revstudio.training.run_compare import comparison_lines
+
+    for line in comparison_lines(runs):  # (two runs or more: what differs, and whether the losses do)
+        print(printable(line))
     return 0

@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+from revstudio.core.digest import network_digest
 from revstudio.diagnostics.batch_checks import batch_errors
 from revstudio.diagnostics.coupling_init import identity_start_advice
 from revstudio.diagnostics.singular import is_singular_error, singular_layers
@@ -334,7 +335,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
               "data_changed": ckpt.data_changed(resume, data_record),
               "processes": dist.world, "batch_size": batch,
               "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", "")),
-              "inputs": data.inputs_note() if hasattr(data, "inputs_note") else None})
+              "inputs": data.inputs_note() if hasattr(data, "inputs_note") else None,
+              "network_digest": network_digest(graph), "data_digest": f"blake2b:{data_record['digest']}"})
 
     window = {"loss": 0.0, "correct": 0.0, "count": 0, "steps": 0, "t": time.perf_counter()}
     if resume is not None and isinstance(resume.get("window"), dict):

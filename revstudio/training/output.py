@@ -279,7 +279,8 @@ class RunDirRows(Callback):
             self.writer.update_status(metrics={**self.writer.status["metrics"], **metrics})
         elif event == "started":
             self.writer.update_status(status="running", total_steps=row.get("total_steps"), message=None,
-                                      ended=None, inputs=row.get("inputs"))
+                                      ended=None, inputs=row.get("inputs"), network_digest=row.get("network_digest"),
+                                      data_digest=row.get("data_digest"))
         elif event == "finished":
             self.writer.update_status(status="finished", step=row["step"], ended=now_iso(),
                                       metrics=finite(row.get("metrics", {})),

@@ -33,7 +33,38 @@ def environment(cfg: TrainConfig, world: int, graph: Any = None) -> dict[str, An
     return {"python": platform.python_version(), "torch": torch.__version__, "revstudio": __version__,
             "device": device, "cuda": torch.version.cuda, "cuda_available": torch.cuda.is_available(),
             "threads": torch.get_num_threads(), "processes": world, "hostname": socket.gethostname(),
-            "platform": platform.platform(), "argv": sys.argv[1:], "plugins": plugin_versions(graph)}
+            "platform": platform.platform(), "argv": sys.argv[1:], "cwd": os.getcwd(),  # (argv's relative paths)
+            "plugins": plugin_versions(graph)}
+
+
+def snapshot_data_hint(source: str, cfg: TrainConfig, base: str) -> str:
+    """``; FILE is a run's snapshot ...`` where ``source`` is the project.revs of a run folder whose data
+    path names nothing here (a run folder shipped with a paper, copied from another machine): the path
+    is where that run read its data, so the data are to be named with ``--data``, and the run's data
+    digest tells whether they are the same. '' otherwise."""
+    from .runs import is_run_dir
+    from .sources import DataError, parse_spec
+
+    folder = os.path.dirname(os.path.abspath(source))
+    if os.path.basename(source) != "project.revs" or not is_run_dir(folder):
+        return ""
+    missing = []
+    for option, spec in (("--data", cfg.data), ("--val-data", cfg.val_data)):
+        try:
+            kind, path = parse_spec(spec) if isinstance(spec, str) else ("", "")
+        except DataError:
+            continue
+        if kind not in ("", "synthetic") and not os.path.exists(os.path.join(base, os.path.expanduser(path))):
+            missing.append(option)
+    if not missing:
+        return ""
+    from .run_compare import provenance
+
+    digest = provenance(folder).get("data_digest")
+    same = (f"; the run's data digest, {digest} (status.json), tells whether they are the same: 'revstudio "
+            f"runs {folder} NEW_DIR' compares the runs" if digest else "")
+    return (f"; {source} is a run's snapshot, and its data path is where that run read them (on its machine): "
+            f"give the data's path here with {' and '.join(f'{o} PATH' for o in missing)}{same}")
 
 
 def plugin_versions(graph: Any) -> dict[str, str | None]:

@@ -1,0 +1,87 @@
+"""Reproducing a run from its folder alone, as a paper's reviewer does: what the folder says was trained
+(network and data digests, the environment), training its snapshot again when the data moved, and
+``revstudio runs A B`` saying what differs between two runs and whether their losses are the same."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import torch
+from training_kit import EXAMPLES
+
+from revstudio import cli
+from revstudio.core.digest import network_digest
+from revstudio.core.project import load
+from revstudio.training import runs
+
+TWO_BRANCH = str(next(p for p in EXAMPLES if p.stem == "two_branch"))
+STEPS = ["--steps", "4", "--batch-size", "8", "--device", "cpu", "--log-every", "1"]
+
+
+def _data(folder, samples: int = 48) -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    path = folder / "d.npz"
+    np.savez(path, x=rng.normal(size=(samples, 3, 8, 8)).astype("float32"), y=rng.integers(0, 4, samples))
+    return str(path)
+
+
+def _train(out, data: str, *more: str) -> None:
+    assert cli.main(["train", TWO_BRANCH, *STEPS, "--data", data, "--out", str(out), *more]) == 0
+
+
+def test_a_run_records_the_digests_of_its_network_and_data(tmp_path, capsys) -> None:
+    out = tmp_path / "run"
+    _train(out, _data(tmp_path / "data"))
+    started = next(r for r in runs.read_metrics(str(out)) if r.get("event") == "started")
+    saved = torch.load(out / "checkpoints" / "last.pt", weights_only=True)
+    assert started["network_digest"] == network_digest(load(TWO_BRANCH))
+    assert started["data_digest"] == f"blake2b:{saved['data']['digest']}"
+    status = json.loads((out / "status.json").read_text())
+    assert (status["network_digest"], status["data_digest"]) == (started["network_digest"], started["data_digest"])
+    env = json.loads((out / "environment.json").read_text())
+    assert env["cwd"] and env["threads"] == torch.get_num_threads()
+
+
+def test_runs_in_two_folders_are_compared_setting_by_setting_and_loss_by_loss(tmp_path, capsys) -> None:
+    data = _data(tmp_path / "data")
+    paper, mine, other = tmp_path / "paper" / "run", tmp_path / "mine" / "run", tmp_path / "mine" / "lr"
+    _train(paper, data)
+    _train(mine, data)
+    _train(other, data, "--lr", "0.05")
+    capsys.readouterr()
+    assert cli.main(["runs", str(paper), str(tmp_path / "mine")]) == 0
+    out = capsys.readouterr().out
+    names = [str(paper), str(mine)]  # (two runs named "run": each shown by its path)
+    assert f"  lr  0.001 ({names[0]}, {names[1]}); 0.05 (lr)" in out, out
+    assert f"  {names[0]}, {names[1]}: identical (4 rows)" in out, out
+    assert f"  lr: part from {names[0]} at step 2 (loss " in out, out  # (step 1: the same first weights)
+    assert cli.main(["runs", str(paper), str(mine), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed["differ"] == {}  # (same settings, network, data and environment)
+    assert [g["runs"] for g in listed["same_rows"]] == [names]
+    assert listed["runs"][0]["network_digest"] == network_digest(load(TWO_BRANCH))
+
+
+def test_a_shipped_run_whose_data_moved_is_retrained_with_data_and_reproduces(tmp_path, capsys) -> None:
+    paper = tmp_path / "paper" / "run"
+    _train(paper, _data(tmp_path / "authors_data"))
+    shutil.rmtree(tmp_path / "authors_data")  # (the reviewer has the data elsewhere)
+    moved = _data(tmp_path / "reviewer")
+    digest = json.loads((paper / "status.json").read_text())["data_digest"]
+    capsys.readouterr()
+    again = tmp_path / "again"
+    assert cli.main(["train", str(paper / "project.revs"), "--out", str(again)]) == 2
+    err = capsys.readouterr().err
+    assert "is a run's snapshot, and its data path is where that run read them" in err, err
+    assert "--data PATH" in err and digest in err, err
+    assert not again.exists()
+    assert cli.main(["train", str(paper), "--out", str(again)]) == 2
+    assert f"train its snapshot: revstudio train {paper / 'project.revs'}" in capsys.readouterr().err
+    assert cli.main(["train", str(paper / "project.revs"), "--data", moved, "--out", str(again)]) == 0
+    capsys.readouterr()
+    assert cli.main(["runs", str(paper), str(again), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert set(listed["differ"]) == {"data"}  # (the path: the same tensors, by their digest)
+    assert [g["runs"] for g in listed["same_rows"]] == [["run", "again"]]
