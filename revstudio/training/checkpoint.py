@@ -189,6 +189,29 @@ def changed_settings(resume: dict[str, Any] | None, cfg: TrainConfig) -> dict[st
     return {k: [saved[k], now[k]] for k in now if k != "version" and k in saved and saved[k] != now[k]}
 
 
+def schedule_note(resume: dict[str, Any] | None, cfg: TrainConfig, total: int, steps_per_epoch: int) -> str | None:
+    """Why a resumed run's losses will not be those of a run started with its new length: a ``cosine`` or
+    ``onecycle`` schedule spans the run's total steps, and a resume that changes them (more ``--steps``)
+    re-plans it from the next step, so the learning rate jumps. None where the schedule is unchanged."""
+    from .parts import lr_factor
+
+    saved = (resume or {}).get("config")
+    if not isinstance(saved, dict) or cfg.schedule not in ("cosine", "onecycle"):
+        return None
+    try:
+        before = int(saved["steps"]) if saved.get("steps") is not None else int(saved.get("epochs") or 1) * steps_per_epoch
+        step = int(resume["step"])  # type: ignore[index]
+    except (KeyError, TypeError, ValueError):
+        return None
+    if before == total or saved.get("schedule") != cfg.schedule:
+        return None
+    now = cfg.lr * lr_factor(cfg.schedule, cfg.warmup_steps, total)(step)
+    then = float(saved.get("lr", cfg.lr)) * lr_factor(cfg.schedule, cfg.warmup_steps, before)(step)
+    return (f"the {cfg.schedule} schedule spans the run's total steps, which this resume changes ({before} -> "
+            f"{total}): step {step + 1} trains at lr {now:.3g} where the {before}-step schedule had it at "
+            f"{then:.3g}, so the losses from here are not those of a run started with {total} steps")
+
+
 def data_record(data: Any) -> dict[str, Any]:
     """What a checkpoint keeps of the data a run trains on: its one-line description and a digest
     of every training and validation tensor (``sources.data_digest``)."""

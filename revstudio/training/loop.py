@@ -332,6 +332,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
               "regions": [r.id for r in regions],
               "budget": kept_by_budget, "resumed_from": resumed_from, "init_from": init_from,
               "resumed_at": int(resume["step"]) if resume is not None else None, "changed": ckpt.changed_settings(resume, cfg),
+              "schedule_note": ckpt.schedule_note(resume, cfg, total, spe),
               "data_changed": ckpt.data_changed(resume, data_record),
               "processes": dist.world, "batch_size": batch,
               "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", "")),

@@ -147,6 +147,8 @@ class Progress(_Out):
             self._line(f"data: {row['data']}")
         if row.get("inputs"):  # (uint8 inputs scaled to [0, 1], or kept raw: said, never silent)
             self._line(f"note: {row['inputs']}")
+        if row.get("schedule_note"):
+            self._line(f"note: {row['schedule_note']}")
         if row.get("data_changed"):
             self._line(f"note: {data_changed_note(row['data_changed'])}")
         asked = (row.get("config") or {}).get("batch_size")

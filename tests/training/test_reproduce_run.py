@@ -85,3 +85,23 @@ def test_a_shipped_run_whose_data_moved_is_retrained_with_data_and_reproduces(tm
     listed = json.loads(capsys.readouterr().out)
     assert set(listed["differ"]) == {"data"}  # (the path: the same tensors, by their digest)
     assert [g["runs"] for g in listed["same_rows"]] == [["run", "again"]]
+
+
+def test_a_resume_that_stretches_the_schedule_says_its_losses_are_not_the_longer_runs(tmp_path, capsys) -> None:
+    """--steps 4 then --resume --steps 8 re-plans a cosine schedule from step 5: the learning rate jumps
+    back up, silently, and the losses were not those of an 8-step run."""
+    data = _data(tmp_path / "data")
+    cosine, constant = tmp_path / "cosine", tmp_path / "constant"
+    _train(cosine, data, "--schedule", "cosine", "--lr", "0.01")
+    _train(constant, data)
+    capsys.readouterr()
+    assert cli.main(["train", "--resume", str(cosine), "--steps", "8"]) == 0
+    note = ("note: the cosine schedule spans the run's total steps, which this resume changes (4 -> 8): step 5 "
+            "trains at lr 0.005 where the 4-step schedule had it at 0, so the losses from here are not those of "
+            "a run started with 8 steps")
+    assert note in capsys.readouterr().out
+    assert cli.main(["train", "--resume", str(constant), "--steps", "8"]) == 0
+    assert "schedule" not in capsys.readouterr().out
+    notes = [r.get("schedule_note") for d in (cosine, constant) for r in runs.read_metrics(str(d))
+             if r.get("event") == "started"]
+    assert notes == [None, note.removeprefix("note: "), None, None]
