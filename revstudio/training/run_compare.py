@@ -11,9 +11,22 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from .runs import CONFIG, METRICS, STATUS, RunInfo
+from .runs import CONFIG, METRICS, STATUS
+
+
+class RunFolder(Protocol):
+    """A listed run: ``revstudio runs``'s RunInfo, the app's RunEntry."""
+
+    @property
+    def path(self) -> Any: ...  # (str or Path)
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def config(self) -> dict[str, Any]: ...
 
 ENVIRONMENT = "environment.json"
 # what of environment.json can change a run's numbers (not the host's name or the command line)
@@ -31,7 +44,7 @@ def _read_json(path: str) -> Any:
         return None
 
 
-def provenance(run_dir: str) -> dict[str, Any]:
+def provenance(run_dir: Any) -> dict[str, Any]:
     """What a run folder records of what was trained, where: ``network_digest`` and ``data_digest`` (None
     for a run from before they were recorded) and ``environment`` (the keys of :data:`ENV_KEYS`)."""
     status = _read_json(os.path.join(run_dir, STATUS))
@@ -42,7 +55,7 @@ def provenance(run_dir: str) -> dict[str, Any]:
             "environment": {k: env[k] for k in ENV_KEYS if k in env}}
 
 
-def _facts(run: RunInfo) -> dict[str, Any]:
+def _facts(run: RunFolder) -> dict[str, Any]:
     """Every fact of ``run`` the comparison looks at, by the name it is shown under."""
     record = provenance(run.path)
     config = {k: v for k, v in run.config.items() if k != "version"}
@@ -52,7 +65,7 @@ def _facts(run: RunInfo) -> dict[str, Any]:
     return {**config, **digests, **record["environment"]}
 
 
-def names(runs: Sequence[RunInfo]) -> list[str]:
+def names(runs: Sequence[RunFolder]) -> list[str]:
     """Each run's name as the comparison shows it: its folder's name, or its path where two runs listed
     from different places have the same name (the paper's ``run1`` and one's own ``run1``)."""
     counts: dict[str, int] = {}
@@ -61,7 +74,7 @@ def names(runs: Sequence[RunInfo]) -> list[str]:
     return [r.name if counts[r.name] == 1 else os.path.normpath(r.path) for r in runs]
 
 
-def differences(runs: Sequence[RunInfo]) -> dict[str, dict[str, Any]]:
+def differences(runs: Sequence[RunFolder]) -> dict[str, dict[str, Any]]:
     """``{fact: {run name: value}}`` for each setting, digest or environment fact whose value is not the
     same in every run (a fact a run does not record is :data:`UNRECORDED` there)."""
     facts = [_facts(r) for r in runs]
@@ -76,7 +89,7 @@ def differences(runs: Sequence[RunInfo]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def loss_rows(run_dir: str) -> list[tuple[int, Any]] | None:
+def loss_rows(run_dir: Any) -> list[tuple[int, Any]] | None:
     """``[(step, loss), ...]`` of the run's step rows, the row written last for a step (a resumed run
     writes the steps after its checkpoint again); None where there are none or the file is too large."""
     path = os.path.join(run_dir, METRICS)
@@ -112,7 +125,7 @@ class SameRows:
         return {"runs": self.runs, "steps": self.steps, "first_difference": self.first_difference}
 
 
-def same_rows(runs: Sequence[RunInfo]) -> list[SameRows]:
+def same_rows(runs: Sequence[RunFolder]) -> list[SameRows]:
     """The runs grouped by their loss rows (runs without rows are left out), the first group's first."""
     groups: list[tuple[list[tuple[int, Any]], SameRows]] = []
     for run, name in zip(runs, names(runs), strict=True):
@@ -142,7 +155,7 @@ def _parting(reference: list[tuple[int, Any]], rows: list[tuple[int, Any]], name
             "same_steps": len(common), "other_steps": len(rows) - len(common) + len(reference) - len(common)}
 
 
-def comparison_lines(runs: Sequence[RunInfo]) -> list[str]:
+def comparison_lines(runs: Sequence[RunFolder]) -> list[str]:
     """The text ``revstudio runs`` prints under its table for two or more runs."""
     if len(runs) < 2:
         return []
@@ -156,15 +169,20 @@ def comparison_lines(runs: Sequence[RunInfo]) -> list[str]:
             lines.append(f"  {key:<{width}}  {_grouped(key, by_run)}")
     else:
         lines.append(f"these {len(runs)} runs had the same settings, network, data and environment")
-    groups = same_rows(runs)
-    if groups:
-        lines.append("loss rows (each step row's loss, compared bit for bit):")
+    return lines + rows_lines(runs)
+
+
+def rows_lines(runs: Sequence[RunFolder]) -> list[str]:
+    """``loss rows (...):`` and a line per group of runs with the same losses (none for fewer than 2 runs)."""
+    groups = same_rows(runs) if len(runs) > 1 else []
+    lines = ["loss rows (each step row's loss, compared bit for bit):"] if groups else []
     for g in groups:
         who = ", ".join(g.runs)
         d = g.first_difference
         if d is None:
-            lines.append(f"  {who}: " + (f"identical ({g.steps} rows)" if len(g.runs) > 1 else
-                                        f"{g.steps} rows (the others are compared with these)"))
+            rows = f"{g.steps} row{'s' if g.steps != 1 else ''}"
+            lines.append(f"  {who}: " + (f"identical ({rows})" if len(g.runs) > 1 else
+                                        f"{rows} (the others are compared with these)"))
         elif d["step"] is None:
             lines.append(f"  {who}: the losses of {d['reference']} at the {d['same_steps']} steps both have, "
                          f"{d['other_steps']} steps only in one of them")
@@ -180,6 +198,11 @@ def _grouped(key: str, by_run: dict[str, Any]) -> str:
     for name, value in by_run.items():
         groups.setdefault(_value_text(key, value), []).append(name)
     return "; ".join(f"{text} ({', '.join(names)})" for text, names in groups.items())
+
+
+def value_text(key: str, value: Any) -> str:
+    """A compared value as the comparison shows it (a digest short: :func:`revstudio.core.digest.short`)."""
+    return _value_text(key, value)
 
 
 def _value_text(key: str, value: Any) -> str:
