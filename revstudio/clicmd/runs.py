@@ -27,14 +27,17 @@ from revstudio.training.runs import RunInfo
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", metavar="DIR", nargs="*", default=["runs"],
                         help="folder of runs, one run, a project file or its folder (default ./runs); "
-                             "several are listed together (a paper's run beside one's own), and two runs "
-                             "or more are compared: what differs, and whether their losses do")
+                             "several are listed together (a paper's run beside one's own) and compared")
     parser.add_argument("--status", metavar="STATUS[,STATUS]",
                         help=f"only runs with one of these statuses ({', '.join(STATUSES)})")
     parser.add_argument("--sort", metavar="KEY", default="started",
                         help=f"order by one of {', '.join(SORT_KEYS)} (default started, oldest first); "
                              "'-KEY' (--sort -loss) or --reverse for descending; runs without the value last")
     parser.add_argument("--reverse", action="store_true", help="descending order of --sort")
+    parser.add_argument("--compare", action="store_true",
+                        help="say what differs between the runs listed (settings, network and data digests, "
+                             "versions, device, threads) and whether their loss rows are identical or where "
+                             "they part (the default where several DIRs are given)")
     # argparse reads "--sort -loss" as --sort without its value and an unknown option "-loss"; a descending
     # key is read as a value, as it reads "-1", so both spellings (and --sort=-loss) work
     keys = "|".join(SORT_KEYS)
@@ -124,13 +127,14 @@ def run(args: argparse.Namespace) -> int:
     runs = [r for _, rs in found for r in rs
             if os.path.realpath(r.path) not in seen and not seen.add(os.path.realpath(r.path))]  # type: ignore[func-returns-value]
     runs = _chosen(runs, args.status, args.sort, args.reverse)
+    compare = (args.compare or len(args.dir) > 1) and len(runs) > 1  # (reading every run's rows: asked for)
     if args.json:  # (old files may hold NaN)
         from revstudio.training.run_compare import differences, provenance, same_rows
 
         print(json_text({"dir": found[0][0], "dirs": list(dict.fromkeys(f for f, _ in found)),
                          "runs": [{**r.to_json(), **provenance(r.path)} for r in runs],
-                         "differ": differences(runs) if len(runs) > 1 else {},
-                         "same_rows": [g.to_json() for g in same_rows(runs)] if len(runs) > 1 else []}))
+                         **({"differ": differences(runs), "same_rows": [g.to_json() for g in same_rows(runs)]}
+                            if compare else {})}))
         return 0
     if not runs:
         print(printable(f"{folder}: no runs" + (f" with status {args.status}" if args.status else "")))
@@ -160,6 +164,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"learning not checked: {unchecked_why()}")
     from revstudio.training.run_compare import comparison_lines
 
-    for line in comparison_lines(runs):  # (two runs or more: what differs, and whether the losses do)
+    for line in comparison_lines(runs) if compare else ():  # (what differs, and whether the losses do)
         print(printable(line))
     return 0

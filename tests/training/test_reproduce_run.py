@@ -44,6 +44,13 @@ def test_a_run_records_the_digests_of_its_network_and_data(tmp_path, capsys) -> 
     assert env["cwd"] and env["threads"] == torch.get_num_threads()
 
 
+def _grouped(out: str, key: str) -> dict[str, set[str]]:
+    """``{value: {runs}}`` of the comparison's line for ``key`` (``  lr  0.001 (a, b); 0.05 (c)``)."""
+    line = next(x for x in out.splitlines() if x.startswith(f"  {key}  "))
+    groups = [g.strip() for g in line.split(None, 1)[1].split(";")]
+    return {g.split(" (")[0]: set(g.split(" (", 1)[1].rstrip(")").split(", ")) for g in groups}
+
+
 def test_runs_in_two_folders_are_compared_setting_by_setting_and_loss_by_loss(tmp_path, capsys) -> None:
     data = _data(tmp_path / "data")
     paper, mine, other = tmp_path / "paper" / "run", tmp_path / "mine" / "run", tmp_path / "mine" / "lr"
@@ -54,14 +61,21 @@ def test_runs_in_two_folders_are_compared_setting_by_setting_and_loss_by_loss(tm
     assert cli.main(["runs", str(paper), str(tmp_path / "mine")]) == 0
     out = capsys.readouterr().out
     names = [str(paper), str(mine)]  # (two runs named "run": each shown by its path)
-    assert f"  lr  0.001 ({names[0]}, {names[1]}); 0.05 (lr)" in out, out
-    assert f"  {names[0]}, {names[1]}: identical (4 rows)" in out, out
-    assert f"  lr: part from {names[0]} at step 2 (loss " in out, out  # (step 1: the same first weights)
+    assert _grouped(out, "lr") == {"0.001": {names[0], names[1]}, "0.05": {"lr"}}, out
+    if out.index(f"{names[0]}  ") < out.index("lr  "):  # (runs started the same second are listed by name)
+        assert f"  {names[0]}, {names[1]}: identical (4 rows)" in out, out
+        assert f"  lr: part from {names[0]} at step 2 (loss " in out, out  # (step 1: the same first weights)
+    else:
+        assert f"  {names[0]}, {names[1]}: part from lr at step 2 (loss " in out, out
     assert cli.main(["runs", str(paper), str(mine), "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert listed["differ"] == {}  # (same settings, network, data and environment)
     assert [g["runs"] for g in listed["same_rows"]] == [names]
     assert listed["runs"][0]["network_digest"] == network_digest(load(TWO_BRANCH))
+    assert cli.main(["runs", str(tmp_path / "mine")]) == 0  # one folder: a listing, compared when asked
+    assert "what differs" not in capsys.readouterr().out
+    assert cli.main(["runs", str(tmp_path / "mine"), "--compare"]) == 0
+    assert _grouped(capsys.readouterr().out, "lr") == {"0.001": {"run"}, "0.05": {"lr"}}
 
 
 def test_a_shipped_run_whose_data_moved_is_retrained_with_data_and_reproduces(tmp_path, capsys) -> None:
