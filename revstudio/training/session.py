@@ -273,7 +273,7 @@ def run_session(req: Request) -> int:
                              val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base,
                              scale_uint8=cfg.scale_uint8)
         except DataError as exc:  # (its message names the file, array or node itself: said once)
-            return failed(f"{exc}{_from_here(cfg, base, source)}", 2)
+            return failed(f"{exc}{_from_here(cfg, base, source, req)}", 2)
         if resume is not None:
             assert req.resume is not None
             try:
@@ -390,15 +390,16 @@ def preflight(req: Request, world: int) -> int | None:
     except (CliError, SessionError, TrainError) as exc:
         return refuse(str(exc), exc.code)
     except DataError as exc:
-        return refuse(f"{exc}{_from_here(cfg, base, source)}", 2)
+        return refuse(f"{exc}{_from_here(cfg, base, source, req)}", 2)
     return None
 
 
-def _from_here(cfg: TrainConfig, base: str, source: str) -> str:
+def _from_here(cfg: TrainConfig, base: str, source: str, req: Request) -> str:
     from .data import from_here_hint
-    from .run_record import snapshot_data_hint
+    from .run_record import missing_data_hint
 
-    return from_here_hint({"--data": cfg.data, "--val-data": cfg.val_data}, base) or snapshot_data_hint(source, cfg, base)
+    return (from_here_hint({"--data": cfg.data, "--val-data": cfg.val_data}, base)
+            or missing_data_hint(source, cfg, base, req.overrides, req.out))
 
 
 def _init_distributed(cfg: TrainConfig) -> None:

@@ -119,3 +119,26 @@ def test_a_resume_that_stretches_the_schedule_says_its_losses_are_not_the_longer
     notes = [r.get("schedule_note") for d in (cosine, constant) for r in runs.read_metrics(str(d))
              if r.get("event") == "started"]
     assert notes == [None, note.removeprefix("note: "), None, None]
+
+
+def test_a_project_whose_data_path_names_nothing_says_which_key_holds_it(tmp_path, capsys) -> None:
+    """'/home/me/proj/../data/d.npz: no such file' named neither the project nor its training key."""
+    doc = json.loads(open(TWO_BRANCH, encoding="utf-8").read())
+    doc["training"] = {"version": 1, "data": "../data/d.npz"}
+    project = tmp_path / "proj" / "net.revs"
+    project.parent.mkdir()
+    project.write_text(json.dumps(doc), encoding="utf-8")
+    assert cli.main(["train", str(project), *STEPS, "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"revstudio: {project.parent / '../data/d.npz'}: no such file; the path is {project}'s "
+                          f"training.data (a relative one starts at the project's folder, {project.parent}): "
+                          "correct it in the project (the app's Run > Run Settings), or give --data PATH"), err
+    assert cli.main(["train", str(project), *STEPS, "--data", str(tmp_path / "no.npz"), "--out",
+                     str(tmp_path / "run")]) == 2
+    assert capsys.readouterr().err == f"revstudio: {tmp_path / 'no.npz'}: no such file\n"  # (the path typed)
+    app_run = tmp_path / "runs" / "net-1"  # the app's run: its snapshot, in the run's own folder
+    app_run.mkdir(parents=True)
+    doc["training"]["data"] = str(tmp_path / "data" / "d.npz")
+    (app_run / "project.revs").write_text(json.dumps(doc), encoding="utf-8")
+    assert cli.main(["train", str(app_run / "project.revs"), *STEPS, "--out", str(app_run)]) == 2
+    assert capsys.readouterr().err == f"revstudio: {tmp_path / 'data' / 'd.npz'}: no such file\n"
