@@ -1,4 +1,4 @@
-"""``revstudio runs [DIR] [--json]``: the training runs in DIR (default ./runs) and how they ended.
+"""``revstudio runs [DIR ...] [--compare] [--json]``: the training runs in DIR (default ./runs) and how they ended.
 
 DIR may be a folder of run directories (a project's ``runs/``), one run
 directory, a project file (its runs in the ``runs/`` folder beside it) or the project's folder (a
@@ -8,7 +8,9 @@ status says running but whose process is gone is shown as killed, one whose stat
 (no readable status, another machine's process) as unknown, each with why (``run_status.decide``, as
 the app's Runs tab). ``--status`` keeps the runs of
 the statuses named, ``--sort`` orders them by a column of the app's Runs tab (``--json`` too). A run too
-short to be checked for learning says so in a ``learning`` column, explained once under the table.
+short to be checked for learning says so in a ``learning`` column, explained once under the table. Several
+DIRs are listed together and compared (``--compare`` compares one DIR's runs): what differs between them and
+whether their loss rows are identical (``training.run_compare``, the rule the app's Runs tab shares).
 Torch-free.
 """
 from __future__ import annotations
@@ -123,9 +125,12 @@ def run(args: argparse.Namespace) -> int:
 
     found = [_runs_of(d) for d in args.dir]
     folder = ", ".join(dict.fromkeys(f for f, _ in found))
+    runs: list[RunInfo] = []
     seen: set[str] = set()  # (a run named twice, or inside two folders named, is listed once)
-    runs = [r for _, rs in found for r in rs
-            if os.path.realpath(r.path) not in seen and not seen.add(os.path.realpath(r.path))]  # type: ignore[func-returns-value]
+    for run_info in (r for _, listed in found for r in listed):
+        if os.path.realpath(run_info.path) not in seen:
+            seen.add(os.path.realpath(run_info.path))
+            runs.append(run_info)
     runs = _chosen(runs, args.status, args.sort, args.reverse)
     compare = (args.compare or len(args.dir) > 1) and len(runs) > 1  # (reading every run's rows: asked for)
     if args.json:  # (old files may hold NaN)
