@@ -58,9 +58,8 @@ def provenance(run_dir: Any) -> dict[str, Any]:
 def _facts(run: RunFolder) -> dict[str, Any]:
     """Every fact of ``run`` the comparison looks at, by the name it is shown under."""
     record = provenance(run.path)
-    config = {k: v for k, v in run.config.items() if k != "version"}
-    if not run.config:
-        config = _read_json(os.path.join(run.path, CONFIG)) or {}
+    config = run.config or _read_json(os.path.join(run.path, CONFIG))
+    config = {k: v for k, v in config.items() if k != "version"} if isinstance(config, dict) else {}
     digests = {k: record[k] or UNRECORDED for k in DIGEST_KEYS}
     return {**config, **digests, **record["environment"]}
 
@@ -114,8 +113,8 @@ def loss_rows(run_dir: Any) -> list[tuple[int, Any]] | None:
 @dataclass
 class SameRows:
     """Runs whose loss rows are equal bit for bit; ``first_difference`` says how they part from the first
-    group's (``{"step", "loss", "reference_loss", "reference"}``; None for the first group, or where the
-    rows differ only in length: ``shorter``)."""
+    group's (``{"step", "loss", "reference_loss", "reference"}``; None for the first group; where the losses
+    agree at every step both have, ``step`` is None and ``same_steps`` / ``other_steps`` count them)."""
 
     runs: list[str]
     first_difference: dict[str, Any] | None = None
@@ -185,7 +184,7 @@ def rows_lines(runs: Sequence[RunFolder]) -> list[str]:
                                         f"{rows} (the others are compared with these)"))
         elif d["step"] is None:
             lines.append(f"  {who}: the losses of {d['reference']} at the {d['same_steps']} steps both have, "
-                         f"{d['other_steps']} steps only in one of them")
+                         f"{d['other_steps']} step{'s' if d['other_steps'] != 1 else ''} only in one of them")
         else:
             lines.append(f"  {who}: part from {d['reference']} at step {d['step']} (loss {d['loss']!r} vs "
                          f"{d['reference_loss']!r})")
