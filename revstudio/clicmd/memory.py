@@ -123,15 +123,16 @@ def run(args: argparse.Namespace) -> int:
         budget = budget_section(graph, report, args.budget, args.batch, modes, modes.pop("budget"),
                                 device.type, estimated=modelled)
     note = estimate_note(device, args.precision)
+    where = measured_where(graph)
     if args.json:
         out = {"file": args.file, "batch": args.batch, "device": str(device), "precision": args.precision,
                "measured_with": _method(device), "device_memory_bytes": _device_memory(device),
-               "modes": modes, "estimate": estimate, "estimate_note": note}
+               "modes": modes, "estimate": estimate, "estimate_note": note, **where}
         if budget is not None:
             out["budget"] = budget
         print(json_text(out))
         return 0
-    print(printable(_table(args.file, args.batch, device, modes, estimate, args.repeat, args.precision)))
+    print(printable(_table(args.file, args.batch, device, modes, estimate, args.repeat, args.precision, where)))
     if budget is not None:
         from ._budget import budget_lines
 
@@ -171,8 +172,22 @@ def estimate_note(device: Any, precision: str = "fp32") -> str | None:
             "(about 17 MB for an LSTM or GRU), which it does not")
 
 
+def measured_where(graph: Any) -> dict[str, Any]:
+    """What a figure quoted from this measurement needs beside it: the versions, the CPU threads (they
+    change the timings) and the network measured (a depth sweep measures a network per depth)."""
+    import platform
+
+    import torch
+
+    from revstudio import __version__
+    from revstudio.core.digest import network_digest
+
+    return {"versions": {"revstudio": __version__, "torch": torch.__version__, "python": platform.python_version()},
+            "threads": torch.get_num_threads(), "network_digest": network_digest(graph)}
+
+
 def _table(path: str, batch: int, device: Any, modes: dict[str, dict], estimate: dict, repeat: int = 1,
-           precision: str = "fp32") -> str:
+           precision: str = "fp32", where: dict[str, Any] | None = None) -> str:
     from revstudio.diagnostics.estimate import fmt_bytes
 
     est_modes = estimate.get("modes", {})
@@ -194,6 +209,13 @@ def _table(path: str, batch: int, device: Any, modes: dict[str, dict], estimate:
     cast = "" if precision == "fp32" else f", forward under {precision} autocast"
     lines = [f"{path}: one training step, batch {batch}, {device}{cast} ({_method(device)}; "
              "bytes exclude weights and inputs)"]
+    if where:
+        from revstudio.core.digest import short
+
+        v = where["versions"]
+        lines.append(f"  revstudio {v['revstudio']}, torch {v['torch']}, python {v['python']}, "
+                     f"{where['threads']} CPU thread{'s' if where['threads'] != 1 else ''}; "
+                     f"network {short(where['network_digest'])}")
     note = estimate_note(device, precision)
     if note:
         lines.append(f"  {note}")

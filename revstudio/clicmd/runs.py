@@ -1,4 +1,4 @@
-"""``revstudio runs [DIR] [--json]``: the training runs in DIR (default ./runs) and how they ended.
+"""``revstudio runs [DIR ...] [--compare] [--json]``: the training runs in DIR (default ./runs) and how they ended.
 
 DIR may be a folder of run directories (a project's ``runs/``), one run
 directory, a project file (its runs in the ``runs/`` folder beside it) or the project's folder (a
@@ -9,7 +9,9 @@ status says running but whose process is gone is shown as killed, one whose stat
 the app's Runs tab). ``--status`` keeps the runs of
 the statuses named, ``--sort`` orders them by a column of the app's Runs tab (``--json`` too). A run started from weights of
 one's own (``train --init``, Run > Train From Weights…) names them in a line under the table. A run too
-short to be checked for learning says so in a ``learning`` column, explained once under the table.
+short to be checked for learning says so in a ``learning`` column, explained once under the table. Several
+DIRs are listed together and compared (``--compare`` compares one DIR's runs): what differs between them and
+whether their loss rows are identical (``training.run_compare``, the rule the app's Runs tab shares).
 Torch-free.
 """
 from __future__ import annotations
@@ -26,14 +28,19 @@ from revstudio.training.runs import RunInfo
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", metavar="DIR", nargs="?", default="runs",
-                        help="folder of runs, one run, a project file or its folder (default ./runs)")
+    parser.add_argument("dir", metavar="DIR", nargs="*", default=["runs"],
+                        help="folder of runs, one run, a project file or its folder (default ./runs); "
+                             "several are listed together (a paper's run beside one's own) and compared")
     parser.add_argument("--status", metavar="STATUS[,STATUS]",
                         help=f"only runs with one of these statuses ({', '.join(STATUSES)})")
     parser.add_argument("--sort", metavar="KEY", default="started",
                         help=f"order by one of {', '.join(SORT_KEYS)} (default started, oldest first); "
                              "'-KEY' (--sort -loss) or --reverse for descending; runs without the value last")
     parser.add_argument("--reverse", action="store_true", help="descending order of --sort")
+    parser.add_argument("--compare", action="store_true",
+                        help="say what differs between the runs listed (settings, network and data digests, "
+                             "versions, device, threads) and whether their loss rows are identical or where "
+                             "they part (the default where several DIRs are given)")
     # argparse reads "--sort -loss" as --sort without its value and an unknown option "-loss"; a descending
     # key is read as a value, as it reads "-1", so both spellings (and --sort=-loss) work
     keys = "|".join(SORT_KEYS)
@@ -87,11 +94,11 @@ def _metric_text(metrics: dict[str, object]) -> str:
                      for k in keys)
 
 
-def run(args: argparse.Namespace) -> int:
-    from revstudio.training.learning import UNCHECKED, unchecked_why
-    from revstudio.training.runs import belongs_to, human_duration, list_runs
+def _runs_of(arg: str) -> tuple[str, list[RunInfo]]:
+    """(the folder listed, its runs) for one DIR argument."""
+    from revstudio.training.runs import belongs_to, list_runs
 
-    folder = args.dir
+    folder = arg
     if not folder:  # (an unset shell variable: not ./runs, which leaving DIR out means)
         raise CliError("DIR: the path is empty; name a folder of runs, or leave DIR out for ./runs")
     stem = None
@@ -101,17 +108,39 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isdir(folder):
         from ._paths import example_hint
 
-        hint = example_hint(args.dir)
+        hint = example_hint(arg)
         if hint:  # (a project that is not there: "train it first" would not help)
-            raise CliError(f"{args.dir}: no such file; check the path{hint}")
-        raise CliError(f"{args.dir}: no such folder of runs (train with 'revstudio train FILE' first)")
+            raise CliError(f"{arg}: no such file; check the path{hint}")
+        raise CliError(f"{arg}: no such folder of runs (train with 'revstudio train FILE' first)")
     runs = [r for r in list_runs(folder) if belongs_to(r.name, stem)]
     inside = os.path.join(folder, "runs")
     if not runs and os.path.isdir(inside):  # the project's folder: its runs are in runs/
         folder, runs = inside, list_runs(inside)
+    return folder, runs
+
+
+def run(args: argparse.Namespace) -> int:
+    from revstudio.training.learning import UNCHECKED, unchecked_why
+    from revstudio.training.run_compare import names
+    from revstudio.training.runs import human_duration
+
+    found = [_runs_of(d) for d in args.dir]
+    folder = ", ".join(dict.fromkeys(f for f, _ in found))
+    runs: list[RunInfo] = []
+    seen: set[str] = set()  # (a run named twice, or inside two folders named, is listed once)
+    for run_info in (r for _, listed in found for r in listed):
+        if os.path.realpath(run_info.path) not in seen:
+            seen.add(os.path.realpath(run_info.path))
+            runs.append(run_info)
     runs = _chosen(runs, args.status, args.sort, args.reverse)
-    if args.json:
-        print(json_text({"dir": folder, "runs": [r.to_json() for r in runs]}))  # (old files may hold NaN)
+    compare = (args.compare or len(args.dir) > 1) and len(runs) > 1  # (reading every run's rows: asked for)
+    if args.json:  # (old files may hold NaN)
+        from revstudio.training.run_compare import differences, provenance, same_rows
+
+        print(json_text({"dir": found[0][0], "dirs": list(dict.fromkeys(f for f, _ in found)),
+                         "runs": [{**r.to_json(), **provenance(r.path)} for r in runs],
+                         **({"differ": differences(runs), "same_rows": [g.to_json() for g in same_rows(runs)]}
+                            if compare else {})}))
         return 0
     if not runs:
         print(printable(f"{folder}: no runs" + (f" with status {args.status}" if args.status else "")))
@@ -120,11 +149,11 @@ def run(args: argparse.Namespace) -> int:
     unchecked = {r.path for r in runs if (r.message or "").startswith(f"note: {UNCHECKED}")}
     rows = [("run", *(("label",) if labels else ()), "status", "step", "duration",
              *(("learning",) if unchecked else ()), "metrics")]
-    for r in runs:
+    for r, name in zip(runs, names(runs), strict=True):
         step = f"{r.step if r.step is not None else '-'}/{r.total_steps if r.total_steps else '-'}"
         label = (printable(r.label or ""),) if labels else ()
         learning = ("not checked" if r.path in unchecked else "",) if unchecked else ()
-        rows.append((printable(r.name), *label, printable(str(r.status)), step, human_duration(r.duration_s()),
+        rows.append((printable(name), *label, printable(str(r.status)), step, human_duration(r.duration_s()),
                      *learning, printable(_metric_text(r.metrics))))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
@@ -141,4 +170,8 @@ def run(args: argparse.Namespace) -> int:
             print(printable(f"{r.name}: {r.message}"))
     if unchecked:
         print(f"learning not checked: {unchecked_why()}")
+    from revstudio.training.run_compare import comparison_lines
+
+    for line in comparison_lines(runs) if compare else ():  # (what differs, and whether the losses do)
+        print(printable(line))
     return 0

@@ -109,11 +109,13 @@ def _copied_learning() -> str:
 
 
 def _copied_resume() -> str:
-    """``data_changed`` and ``data_changed_note`` of revstudio.training.checkpoint, verbatim: a resumed
-    script tells of changed data by the very rule and words ``revstudio train --resume`` uses."""
+    """``data_changed``, ``data_changed_note`` and ``schedule_note`` of revstudio.training.checkpoint,
+    verbatim: a resumed script tells of changed data, and of a schedule re-planned over a new length, by
+    the very rules and words ``revstudio train --resume`` uses."""
     from revstudio.training import checkpoint
 
-    return "\n\n".join(inspect.getsource(fn) for fn in (checkpoint.data_changed, checkpoint.data_changed_note))
+    return "\n\n".join(inspect.getsource(fn) for fn in (checkpoint.data_changed, checkpoint.data_changed_note,
+                                                         checkpoint.schedule_note))
 
 
 def _copied_init() -> str:

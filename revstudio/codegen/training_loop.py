@@ -244,6 +244,10 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     changed = data_changed(state, data_record) if resume else None  # (as revstudio train --resume)
     if changed is not None and rank == 0:
         print(f"note: {data_changed_note(changed)}", file=sys.stderr, flush=True)
+    stretched = schedule_note(state.get("config"), step, config["schedule"], config["warmup_steps"], config["lr"],
+                              total, per_epoch) if resume else None
+    if stretched is not None and rank == 0:  # (more --steps re-plan a cosine/onecycle schedule, as in revstudio)
+        print(f"note: {stretched}", file=sys.stderr, flush=True)
     net: Any = model
     if world > 1:
         # the reversible runtime returns each parameter's gradient once per backward, so plain DDP works

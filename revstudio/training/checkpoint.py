@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from .init_words import OWN_WEIGHTS, init_misfit
+from .parts import lr_factor
 from .runs import write_atomic
 
 if TYPE_CHECKING:
@@ -187,6 +188,28 @@ def changed_settings(resume: dict[str, Any] | None, cfg: TrainConfig) -> dict[st
         return {}
     now = cfg.full_section()
     return {k: [saved[k], now[k]] for k in now if k != "version" and k in saved and saved[k] != now[k]}
+
+
+def schedule_note(saved: Any, step: int, schedule: str, warmup: int, lr: float, total: int,
+                  steps_per_epoch: int) -> str | None:
+    """Why a resumed run's losses will not be those of a run started with its new length: a ``cosine`` or
+    ``onecycle`` schedule spans the run's total steps, and a resume that changes them (more ``--steps``)
+    re-plans it from the next step, so the learning rate jumps. ``saved``: the checkpoint's config, ``step``
+    its step; None where the schedule is unchanged. (Copied verbatim into an exported training script.)"""
+    if not isinstance(saved, dict) or schedule not in ("cosine", "onecycle") or saved.get("schedule") != schedule:
+        return None
+    try:
+        steps, epochs = saved.get("steps"), saved.get("epochs")
+        before = int(steps) if steps is not None else int(epochs or 1) * steps_per_epoch
+        then = float(saved.get("lr", lr)) * lr_factor(schedule, warmup, before)(step)
+    except (TypeError, ValueError):
+        return None
+    if before == total:
+        return None
+    now = lr * lr_factor(schedule, warmup, total)(step)
+    return (f"the {schedule} schedule spans the run's total steps, which this resume changes ({before} -> "
+            f"{total}): step {step + 1} trains at lr {now:.3g} where the {before}-step schedule had it at "
+            f"{then:.3g}, so the losses from here are not those of a run started with {total} steps")
 
 
 def data_record(data: Any) -> dict[str, Any]:

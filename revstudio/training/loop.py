@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+from revstudio.core.digest import network_digest
 from revstudio.diagnostics.batch_checks import batch_errors
 from revstudio.diagnostics.coupling_init import identity_start_advice
 from revstudio.diagnostics.singular import is_singular_error, singular_layers
@@ -331,10 +332,13 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
               "regions": [r.id for r in regions],
               "budget": kept_by_budget, "resumed_from": resumed_from, "init_from": init_from,
               "resumed_at": int(resume["step"]) if resume is not None else None, "changed": ckpt.changed_settings(resume, cfg),
+              "schedule_note": ckpt.schedule_note((resume or {}).get("config"), int((resume or {}).get("step", 0)),
+                                                  cfg.schedule, cfg.warmup_steps, cfg.lr, total, spe),
               "data_changed": ckpt.data_changed(resume, data_record),
               "processes": dist.world, "batch_size": batch,
               "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", "")),
-              "inputs": data.inputs_note() if hasattr(data, "inputs_note") else None})
+              "inputs": data.inputs_note() if hasattr(data, "inputs_note") else None,
+              "network_digest": network_digest(graph), "data_digest": f"blake2b:{data_record['digest']}"})
 
     window = {"loss": 0.0, "correct": 0.0, "count": 0, "steps": 0, "t": time.perf_counter()}
     if resume is not None and isinstance(resume.get("window"), dict):

@@ -147,6 +147,8 @@ class Progress(_Out):
             self._line(f"data: {row['data']}")
         if row.get("inputs"):  # (uint8 inputs scaled to [0, 1], or kept raw: said, never silent)
             self._line(f"note: {row['inputs']}")
+        if row.get("schedule_note"):
+            self._line(f"note: {row['schedule_note']}")
         if row.get("data_changed"):
             self._line(f"note: {data_changed_note(row['data_changed'])}")
         asked = (row.get("config") or {}).get("batch_size")
@@ -279,7 +281,8 @@ class RunDirRows(Callback):
             self.writer.update_status(metrics={**self.writer.status["metrics"], **metrics})
         elif event == "started":
             self.writer.update_status(status="running", total_steps=row.get("total_steps"), message=None,
-                                      ended=None, inputs=row.get("inputs"))
+                                      ended=None, inputs=row.get("inputs"), network_digest=row.get("network_digest"),
+                                      data_digest=row.get("data_digest"))
         elif event == "finished":
             self.writer.update_status(status="finished", step=row["step"], ended=now_iso(),
                                       metrics=finite(row.get("metrics", {})),

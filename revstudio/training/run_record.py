@@ -9,6 +9,7 @@ import os
 import platform
 import socket
 import sys
+from collections.abc import Collection
 from typing import Any
 
 from .config import TrainConfig
@@ -33,7 +34,47 @@ def environment(cfg: TrainConfig, world: int, graph: Any = None) -> dict[str, An
     return {"python": platform.python_version(), "torch": torch.__version__, "revstudio": __version__,
             "device": device, "cuda": torch.version.cuda, "cuda_available": torch.cuda.is_available(),
             "threads": torch.get_num_threads(), "processes": world, "hostname": socket.gethostname(),
-            "platform": platform.platform(), "argv": sys.argv[1:], "plugins": plugin_versions(graph)}
+            "platform": platform.platform(), "argv": sys.argv[1:], "cwd": os.getcwd(),  # (argv's relative paths)
+            "plugins": plugin_versions(graph)}
+
+
+def missing_data_hint(source: str, cfg: TrainConfig, base: str, given: Collection[str] = (),
+                      out: str | None = None) -> str:
+    """Where the data path that names nothing came from, and what to do, for data the project (not the
+    command line: ``given`` holds the keys overridden there) names. For the project.revs of a run folder
+    (one shipped with a paper, copied from another machine) the path is where that run read its data, so
+    the data are to be named with ``--data``, and the run's data digest tells whether they are the same;
+    for a project, its ``training`` key. '' where no such path is missing, and for the snapshot the app
+    writes into the folder of the run it starts (``out``), whose path is the project's as it stood."""
+    from .runs import is_run_dir
+    from .sources import DataError, parse_spec
+
+    missing = []
+    for option, key in (("--data", "data"), ("--val-data", "val_data")):
+        spec = getattr(cfg, key)
+        try:
+            kind, path = parse_spec(spec) if isinstance(spec, str) and key not in given else ("", "")
+        except DataError:
+            continue
+        if kind not in ("", "synthetic") and not os.path.exists(os.path.join(base, os.path.expanduser(path))):
+            missing.append((option, key))
+    if not missing:
+        return ""
+    options = " and ".join(f"{o} PATH" for o, _ in missing)
+    folder = os.path.dirname(os.path.abspath(source))
+    if out is not None and os.path.abspath(out) == folder:  # (the app's run: its snapshot, its folder)
+        return ""
+    if os.path.basename(source) != "project.revs" or not is_run_dir(folder):
+        keys = " and ".join(f"training.{k}" for _, k in missing)
+        return (f"; the path is {source}'s {keys} (a relative one starts at the project's folder, {base}): "
+                f"correct it in the project (the app's Run > Run Settings), or give {options}")
+    from .run_compare import provenance
+
+    digest = provenance(folder).get("data_digest")
+    same = (f"; the run's data digest, {digest} (status.json), tells whether they are the same: 'revstudio "
+            f"runs {folder} NEW_DIR' compares the runs" if digest else "")
+    return (f"; {source} is a run's snapshot, and its data path is where that run read them (on its machine): "
+            f"give the data's path here with {options}{same}")
 
 
 def plugin_versions(graph: Any) -> dict[str, str | None]:

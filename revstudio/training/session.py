@@ -70,22 +70,6 @@ def _rank() -> tuple[int, int, int]:
     return int(env.get("RANK", 0)), int(env.get("WORLD_SIZE", 1)), int(env.get("LOCAL_RANK", 0))
 
 
-def _structure(graph: Any) -> Any:
-    """What makes two projects the same network: nodes, params, edges and groups, without the
-    name, the canvas positions and the run settings."""
-    import json
-
-    from revstudio.core.project import dumps
-
-    doc = json.loads(dumps(graph))
-
-    def part(p: dict[str, Any]) -> Any:
-        return (sorted(json.dumps({k: v for k, v in n.items() if k != "pos"}, sort_keys=True)
-                       for n in p.get("nodes", [])), sorted(map(tuple, p.get("edges", []))))
-
-    return part(doc), {name: part(body) for name, body in (doc.get("groups") or {}).items()}
-
-
 def _init_weights(path: str | None) -> dict[str, Any] | None:
     """The weights ``--init`` names (a run folder: its last checkpoint's), or a SessionError (exit 2)."""
     if path is None:
@@ -102,6 +86,7 @@ def _init_weights(path: str | None) -> dict[str, Any] | None:
 def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
     """(graph, config, checkpoint to resume or None, base dir of relative data paths)."""
     from revstudio.clicmd.check import load_project
+    from revstudio.core.digest import network_digest  # (what makes two projects the same network)
 
     resume = None
     if req.resume:
@@ -116,7 +101,7 @@ def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
         except ckpt.CheckpointError as exc:
             raise SessionError(f"--resume {req.resume}: {exc}", 2) from None
         graph = load_project(snapshot)
-        if req.file and _structure(load_project(req.file)) != _structure(graph):
+        if req.file and network_digest(load_project(req.file)) != network_digest(graph):
             raise SessionError(f"--resume {req.resume}: {req.file} is not the graph that run trains (its "
                                f"project.revs); leave FILE out to continue the run, or drop --resume to start "
                                f"a new run of {req.file}", 2)
@@ -288,7 +273,7 @@ def run_session(req: Request) -> int:
                              val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base,
                              scale_uint8=cfg.scale_uint8)
         except DataError as exc:  # (its message names the file, array or node itself: said once)
-            return failed(f"{exc}{_from_here(cfg, base)}", 2)
+            return failed(f"{exc}{_from_here(cfg, base, source, req)}", 2)
         if resume is not None:
             assert req.resume is not None
             try:
@@ -405,14 +390,16 @@ def preflight(req: Request, world: int) -> int | None:
     except (CliError, SessionError, TrainError) as exc:
         return refuse(str(exc), exc.code)
     except DataError as exc:
-        return refuse(f"{exc}{_from_here(cfg, base)}", 2)
+        return refuse(f"{exc}{_from_here(cfg, base, source, req)}", 2)
     return None
 
 
-def _from_here(cfg: TrainConfig, base: str) -> str:
+def _from_here(cfg: TrainConfig, base: str, source: str, req: Request) -> str:
     from .data import from_here_hint
+    from .run_record import missing_data_hint
 
-    return from_here_hint({"--data": cfg.data, "--val-data": cfg.val_data}, base)
+    return (from_here_hint({"--data": cfg.data, "--val-data": cfg.val_data}, base)
+            or missing_data_hint(source, cfg, base, req.overrides, req.out))
 
 
 def _init_distributed(cfg: TrainConfig) -> None:

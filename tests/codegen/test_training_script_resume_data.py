@@ -45,3 +45,27 @@ def test_a_resumed_script_says_when_its_data_are_not_those_of_the_checkpoint(tmp
     assert other.returncode == 0, other.stderr[-3000:]
     line = "d.npz: 36 train / 4 val"
     assert f"note: {data_changed_note([line, line + ' (the same sizes, other values)'])}\n" in other.stderr
+
+
+def test_a_resumed_script_that_stretches_its_schedule_says_so_in_revstudios_words(tmp_path: Path) -> None:
+    """--steps 4 then --resume with --steps 8 re-planned a cosine schedule without a word, in the script as in
+    revstudio train; both now print the same note."""
+    from revstudio.training.checkpoint import schedule_note
+
+    g = Graph("clf")
+    g.add_node("Input", "img", {"shape": [4]})
+    g.add_node("Linear", "fc", {"out_features": 3})
+    g.add_node("Output", "y")
+    g.connect("img.out", "fc.in")
+    g.connect("fc.out", "y.in")
+    path = tmp_path / "train_model.py"
+    path.write_text(export(g, with_training=True), encoding="utf-8")
+    _data(tmp_path / "d.npz", 40)
+    cosine = [*COMMON, "--schedule", "cosine", "--lr", "0.01"]
+    first = run_script(path, [*cosine, "--steps", "4", "--out", "a.pt"], tmp_path)
+    assert first.returncode == 0, first.stderr[-3000:]
+    longer = run_script(path, [*cosine, "--steps", "8", "--resume", "a.pt", "--out", "b.pt"], tmp_path)
+    assert longer.returncode == 0, longer.stderr[-3000:]
+    saved = {"schedule": "cosine", "steps": 4, "epochs": None, "lr": 0.01}
+    assert f"note: {schedule_note(saved, 4, 'cosine', 0, 0.01, 8, 4)}\n" in longer.stderr, longer.stderr
+    assert "step 5 trains at lr 0.005 where the 4-step schedule had it at 0" in longer.stderr

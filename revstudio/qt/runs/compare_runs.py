@@ -27,19 +27,23 @@ def several_runs_text(entries: Sequence[RunEntry], metrics: Sequence[dict[str, A
             value, name = min(scored)
             lines.append(f"lowest {label}: {name} ({value:.4g})")
             break
-    keys = sorted({k for e in entries for k in e.config} - {"version"})
-    differ = [k for k in keys if len({repr(e.config.get(k, MISSING)) for e in entries}) > 1]
+    # the settings, the network and data digests and the environment (versions, device, threads): what
+    # `revstudio runs A B` compares, by the same rule, and then whether their losses came out the same
+    from revstudio.training.run_compare import UNRECORDED, differences, rows_lines, value_text
+
+    differ = differences(entries)
     if not differ:
-        lines += ["", "They were trained with the same settings."]
-        return "\n".join(lines)
+        lines += ["", "They were trained with the same settings, network, data and environment."]
+        return "\n".join([*lines, "", *rows_lines(entries)]).rstrip()
     lines += ["", "settings that differ:"]
     width = max(len(e.name) for e in entries)
-    for key in differ:
+    for key, by_run in differ.items():
         lines.append(f"  {key}:")
-        for e in entries:
-            value = e.config.get(key, MISSING)
-            lines.append(f"    {e.name:<{width}}  {MISSING if value is MISSING else setting_text(key, value)}")
-    return "\n".join(lines)
+        for e, value in zip(entries, by_run.values(), strict=True):
+            shown = MISSING if value == UNRECORDED else value_text(key, value) if key not in e.config \
+                else setting_text(key, value)
+            lines.append(f"    {e.name:<{width}}  {shown}")
+    return "\n".join([*lines, "", *rows_lines(entries)]).rstrip()
 
 
 def setting_text(key: str, value: Any) -> str:

@@ -91,3 +91,29 @@ def test_a_refused_runs_failure_stays_in_the_detail_when_its_folder_goes(qtbot, 
     panel.clear_failure()  # (a new run starts)
     panel.select_paths([])
     assert "array 'x'" not in panel.detail.toPlainText()
+
+
+def test_several_runs_name_the_environment_and_digests_that_differ_and_whether_the_losses_do(qtbot, tmp_path):
+    """Two runs of the same settings read 'the same settings' though one ran on 2 threads and its losses
+    parted at step 10: the Runs tab now compares what `revstudio runs A B` does."""
+    a = _run(tmp_path, "coupling-20261206-140000", {}, {"loss": 0.6})
+    b = _run(tmp_path, "coupling-20261206-141500", {}, {"loss": 0.6})
+    c = _run(tmp_path, "coupling-20261206-143000", {}, {"loss": 0.6})
+    for path, threads, loss in ((a, 1, 2.281650519371033), (b, 2, 2.2816505670547484), (c, 1, 2.281650519371033)):
+        (path / "environment.json").write_text(json.dumps({"torch": "2.13.0", "threads": threads}))
+        status = json.loads((path / "status.json").read_text())
+        (path / "status.json").write_text(json.dumps({**status, "network_digest": "sha256:" + "ab" * 32}))
+        (path / "metrics.jsonl").write_text(json.dumps({"kind": "step", "step": 10, "loss": loss}) + "\n")
+    panel = RunsPanel()
+    qtbot.addWidget(panel)
+    panel.set_root(tmp_path, "coupling")
+    panel.select_paths([a, b, c])
+    text = panel.detail.toPlainText()
+    differ = text.split("settings that differ:", 1)[1].split("\n\n")[0].splitlines()
+    assert differ[1] == "  threads:" and len(differ) == 5, text  # (torch, the digest: the same in all three)
+    assert sorted(differ[2:]) == ["    coupling-20261206-140000  1", "    coupling-20261206-141500  2",
+                                  "    coupling-20261206-143000  1"], text
+    newest, oldest = "coupling-20261206-143000", "coupling-20261206-140000"  # (the table lists newest first)
+    assert f"  {newest}, {oldest}: identical (1 row)" in text, text
+    assert (f"  coupling-20261206-141500: part from {newest} at step 10 (loss 2.2816505670547484 "
+            "vs 2.281650519371033)") in text, text

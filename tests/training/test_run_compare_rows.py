@@ -1,0 +1,41 @@
+"""``run_compare``'s reading of run folders: a rewritten step keeps its last row, and runs whose losses agree
+where both have steps are told apart from runs that part."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from revstudio.training.run_compare import comparison_lines, same_rows
+from revstudio.training.runs import read_run
+
+
+def _run(root: Path, name: str, losses: dict[int, float], lr: float = 0.001) -> Path:
+    path = root / name
+    path.mkdir()
+    (path / "status.json").write_text(json.dumps({"status": "finished"}))
+    (path / "config.json").write_text(json.dumps({"version": 1, "lr": lr}))
+    rows = [{"kind": "step", "step": s, "loss": v} for s, v in losses.items()]
+    (path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"kind": "st')
+    return path
+
+
+def test_a_longer_run_with_the_same_losses_so_far_is_told_from_one_that_parts(tmp_path: Path) -> None:
+    short = _run(tmp_path, "short", {1: 2.5, 2: 2.25})
+    longer = _run(tmp_path, "longer", {1: 2.5, 2: 2.25, 3: 2.0})
+    other = _run(tmp_path, "other", {1: 2.5, 2: 2.2500000000000004}, lr=0.01)
+    resumed = _run(tmp_path, "resumed", {1: 2.5, 2: 9.0})
+    with (resumed / "metrics.jsonl").open("a") as rows:  # (a resume writes step 2 again: the last row counts)
+        rows.write("\n" + json.dumps({"kind": "step", "step": 2, "loss": 2.25}) + "\n")
+    runs = [read_run(str(p)) for p in (short, longer, other, resumed)]
+    groups = same_rows(runs)
+    assert [g.runs for g in groups] == [["short", "resumed"], ["longer"], ["other"]]
+    assert groups[1].first_difference == {"step": None, "loss": None, "reference_loss": None, "reference": "short",
+                                          "same_steps": 2, "other_steps": 1}
+    assert groups[2].first_difference == {"step": 2, "loss": 2.2500000000000004, "reference_loss": 2.25,
+                                          "reference": "short"}
+    lines = comparison_lines(runs)
+    assert lines[:2] == ["what differs between these 4 runs (settings, network and data digests, environment):",
+                         "  lr  0.001 (short, longer, resumed); 0.01 (other)"]
+    assert lines[3:] == ["  short, resumed: identical (2 rows)",
+                         "  longer: the losses of short at the 2 steps both have, 1 step only in one of them",
+                         "  other: part from short at step 2 (loss 2.2500000000000004 vs 2.25)"]
