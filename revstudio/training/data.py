@@ -172,18 +172,18 @@ def found_here(specs: dict[str, Any], base_dir: str) -> tuple[str, str, str, str
     return None
 
 
-def from_here_hint(specs: dict[str, Any], base_dir: str) -> str:
+def from_here_hint(specs: dict[str, Any], base_dir: str, nowhere: bool = True) -> str:
     """``; relative data paths start from the project's folder ...`` where :func:`found_here` finds
-    one, else ''."""
+    one, else :func:`nowhere_hint` (``nowhere``) or ''."""
     found = found_here(specs, base_dir)
     if found is None:
-        return _nowhere_hint(specs, base_dir)
+        return nowhere_hint(specs, base_dir) if nowhere else ""
     option, _, _, given = found
     return (f"; relative data paths start from the project's folder ({base_dir}), not the current one: "
             f"for the one here, give {option} {given}")
 
 
-def _nowhere_hint(specs: dict[str, Any], base_dir: str) -> str:
+def nowhere_hint(specs: dict[str, Any], base_dir: str) -> str:
     """``; a relative data path starts from the project's folder ...`` for the first relative path
     that names nothing there (a project copied or saved elsewhere without its data), else ''."""
     for option, spec in specs.items():

@@ -66,8 +66,9 @@ def missing_data_hint(source: str, cfg: TrainConfig, base: str, given: Collectio
         return ""
     if os.path.basename(source) != "project.revs" or not is_run_dir(folder):
         keys = " and ".join(f"training.{k}" for _, k in missing)
-        return (f"; the path is {source}'s {keys} (a relative one starts at the project's folder, {base}): "
-                f"correct it in the project (the app's Run > Run Settings), or give {options}")
+        return (f"; the path is {source}'s {keys}, and a relative one starts from the project's folder ({base}): "
+                f"put the data where it points, correct the path in the project (the app's Run > Run Settings), "
+                f"or give {options}")
     from .run_compare import provenance
 
     digest = provenance(folder).get("data_digest")

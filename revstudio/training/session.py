@@ -395,11 +395,14 @@ def preflight(req: Request, world: int) -> int | None:
 
 
 def _from_here(cfg: TrainConfig, base: str, source: str, req: Request) -> str:
-    from .data import from_here_hint
+    from .data import from_here_hint, nowhere_hint
     from .run_record import missing_data_hint
 
-    return (from_here_hint({"--data": cfg.data, "--val-data": cfg.val_data}, base)
-            or missing_data_hint(source, cfg, base, req.overrides, req.out))
+    specs = {"--data": cfg.data, "--val-data": cfg.val_data}
+    # (a file in the current folder first; then the project key or run snapshot that holds the path;
+    # then, for a path typed on the command line, the folder it starts from)
+    return (from_here_hint(specs, base, nowhere=False) or missing_data_hint(source, cfg, base, req.overrides, req.out)
+            or nowhere_hint(specs, base))
 
 
 def _init_distributed(cfg: TrainConfig) -> None:

@@ -45,6 +45,11 @@ def test_a_project_copied_without_its_data_says_where_its_relative_path_starts(t
     code = cli.main([command, str(tmp_path / "copy" / "net.revs"), *extra])
     assert code == 2
     err = capsys.readouterr().err
-    assert (f"no such file; a relative data path starts from the project's folder ({tmp_path / 'copy'}), and "
-            "../data/mine.npz names nothing there: put the data where it points, or give --data with the data's "
-            "own path (in the app: Run > Run Settings)") in err, err
+    if command == "train":  # (the project's training.data holds the path: the key is named)
+        assert (f"no such file; the path is {tmp_path / 'copy' / 'net.revs'}'s training.data, and a relative one "
+                f"starts from the project's folder ({tmp_path / 'copy'}): put the data where it points, correct the "
+                "path in the project (the app's Run > Run Settings), or give --data PATH") in err, err
+    else:  # (typed on the command line)
+        assert (f"no such file; a relative data path starts from the project's folder ({tmp_path / 'copy'}), and "
+                "../data/mine.npz names nothing there: put the data where it points, or give --data with the "
+                "data's own path (in the app: Run > Run Settings)") in err, err

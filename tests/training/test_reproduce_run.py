@@ -131,8 +131,9 @@ def test_a_project_whose_data_path_names_nothing_says_which_key_holds_it(tmp_pat
     assert cli.main(["train", str(project), *STEPS, "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"revstudio: {project.parent / '../data/d.npz'}: no such file; the path is {project}'s "
-                          f"training.data (a relative one starts at the project's folder, {project.parent}): "
-                          "correct it in the project (the app's Run > Run Settings), or give --data PATH"), err
+                          f"training.data, and a relative one starts from the project's folder ({project.parent}): "
+                          "put the data where it points, correct the path in the project (the app's Run > Run "
+                          "Settings), or give --data PATH"), err
     assert cli.main(["train", str(project), *STEPS, "--data", str(tmp_path / "no.npz"), "--out",
                      str(tmp_path / "run")]) == 2
     assert capsys.readouterr().err == f"revstudio: {tmp_path / 'no.npz'}: no such file\n"  # (the path typed)
