@@ -343,13 +343,13 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
         inputs = check_inputs(inputs, specs, source, later)
         count = len(next(iter(inputs.values())))
         if is_per_step(targets, kind, out_shape, auto):
-            targets, found = per_step_targets(targets, count, num_classes=num_classes, out_shape=out_shape,
-                                              output_id=output_id, head=head_id or output_id, source=source,
-                                              padding=padding)
-            scored.append(found)
+            targets, fact = per_step_targets(targets, count, num_classes=num_classes, out_shape=out_shape,
+                                             output_id=output_id, head=head_id or output_id, source=source,
+                                             padding=padding)
+            scored.append(fact)
             for i, (name, names) in enumerate(unread):  # (lengths and mask are read: no longer "not read")
                 if name == os.path.basename(source):
-                    unread[i] = (name, [n for n in names if n not in found["padding"]])
+                    unread[i] = (name, [n for n in names if n not in fact["padding"]])
             return (inputs, targets), "classification"
         if kind == "classification" and len(out_shape) == 2 and targets is not None:
             raise DataError(f"{source}: array 'y' holds {_fmt(targets.shape[1:]) if targets.dim() > 1 else 'one label'}"
