@@ -18,7 +18,7 @@ IGNORE = -100  # torch's ignore_index: a step with this label is not scored
 PADDING_NAMES = ("lengths", "mask")  # the arrays of a .npz / .pt a per-step classification reads
 
 
-def _whole(t: Any) -> Any:
+def _in_memory(t: Any) -> Any:
     """A mapped array read whole (per-step labels and their padding are N x T numbers: small)."""
     import torch
 
@@ -64,7 +64,7 @@ def _padding_mask(padding: dict[str, Any], count: int, steps: int, source: str) 
     scored = None
     lengths = padding.get("lengths")
     if lengths is not None:
-        t = _whole(lengths)
+        t = _in_memory(lengths)
         if t.dim() != 1 or len(t) != count:
             raise DataError(f"{source}: array 'lengths' has shape {_fmt(t.shape)}; it gives each of the {count} "
                             "samples its sequence's length: save an array of N whole numbers")
@@ -80,7 +80,7 @@ def _padding_mask(padding: dict[str, Any], count: int, steps: int, source: str) 
         scored = torch.arange(steps)[None, :] < t[:, None]
     mask = padding.get("mask")
     if mask is not None:
-        m = _whole(mask)
+        m = _in_memory(mask)
         if tuple(m.shape) != (count, steps):
             raise DataError(f"{source}: array 'mask' has shape {_fmt(m.shape)}; it marks each step of each sample "
                             f"scored (1) or padding (0): save an N x T array of {count} x {steps}")
@@ -99,7 +99,7 @@ def per_step_targets(targets: Any, count: int, *, num_classes: int | None, out_s
     sample. The facts: ``{"source", "padding": [names used], "scored", "steps", "ignored_labels"}``."""
     import torch
 
-    t = _whole(targets)
+    t = _in_memory(targets)
     if len(t) != count:
         raise DataError(f"{source}: array 'y' has {len(t)} samples, the inputs have {count}")
     problem = layout_problem(int(t.shape[1]), out_shape, output_id, head)

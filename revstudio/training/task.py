@@ -146,7 +146,7 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
         # a K-vector of another size than the input: class scores; the input's own shape
         # back (a map of features) is a regression guess, which integer labels still overturn
         same = len(inputs) == 1 and report is not None and tuple(report.shape(f"{inputs[0]}.out") or ()) == out_shape
-        return classification_fits() and not same
+        return len(out_shape) == 1 and classification_fits() and not same  # (C x T: the labels decide)
 
     def flow_fits() -> bool:
         return len(outputs) == 1 and _numel(out_shape) == in_total

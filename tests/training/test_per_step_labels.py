@@ -168,3 +168,23 @@ def test_whole_number_targets_for_one_value_a_step_stay_regression_targets(tmp_p
     g.node("head").params["out_channels"] = 1
     data = _load(tmp_path, np.arange(N * STEPS).reshape(N, STEPS), g=g)
     assert data.task.kind == "regression" and tuple(data.train.targets.shape[1:]) == (1, STEPS)
+
+
+def test_float_scores_of_the_outputs_shape_stay_regression_under_auto(tmp_path):
+    targets = np.random.default_rng(2).standard_normal((N, K, STEPS)).astype(np.float32)
+    data = _load(tmp_path, targets)
+    assert data.task.kind == "regression" and not data.task.per_step
+    assert tuple(data.train.targets.shape) == (N, K, STEPS)
+
+
+def test_check_says_why_a_c_by_t_output_is_classification_per_step():
+    from revstudio.clicmd.check import training_task
+
+    g = _tagger()
+    g.training = {"task": "classification"}
+    said = training_task(g, full_check(g, batch=8))
+    assert said is not None and said["kind"] == "classification"
+    assert "'tags' reads 3x10: 3 class scores for each of 10 steps (channels first), for N x 10 labels" in said["why"]
+    g.training = {}
+    said = training_task(g, full_check(g, batch=8))
+    assert said is not None and said["kind"] == "regression" and "N x 10 integers: a class per step" in said["why"]

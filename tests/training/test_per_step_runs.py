@@ -112,3 +112,15 @@ def test_gradcheck_data_reads_the_per_step_labels(tmp_path, capsys):
     answer = json.loads(capsys.readouterr().out)
     said = json.dumps(answer)
     assert "labels: tags.npz: a class per step" in said and "data_error" not in said
+
+
+def test_synthetic_data_gives_a_class_per_step_under_task_classification(tmp_path, capsys):
+    project, _ = write_tags(tmp_path)
+    assert cli.main(["train", project, "--data", "synthetic", "--task", "classification", *FLAGS,
+                     "--out", str(tmp_path / "syn"), "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [r["steps_scored"] for r in rows if r["kind"] == "step"] == [8 * STEPS, 8 * STEPS]
+    started = next(r for r in rows if r.get("event") == "started")
+    assert started["data"].endswith("3 classes per step")
+    assert started["inputs"].startswith("labels: synthetic: a class per step; loss and accuracy count the")
+    assert "padded" not in started["inputs"]  # (no step left out: nothing to say of padding)
