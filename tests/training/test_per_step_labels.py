@@ -188,3 +188,15 @@ def test_check_says_why_a_c_by_t_output_is_classification_per_step():
     g.training = {}
     said = training_task(g, full_check(g, batch=8))
     assert said is not None and said["kind"] == "regression" and "N x 10 integers: a class per step" in said["why"]
+
+
+def test_mapped_labels_and_lengths_of_a_large_npz_give_the_same_labels(tmp_path, monkeypatch):
+    from revstudio.training import mapped
+
+    labels = _labels()
+    lengths = np.arange(N) % STEPS + 1
+    whole = _load(tmp_path, labels, lengths=lengths).train.targets
+    monkeypatch.setattr(mapped, "MAP_ABOVE", 0)  # (every array of the file mapped, read as used)
+    data = _load(tmp_path, labels, lengths=lengths)
+    assert isinstance(data.train.inputs["x"], mapped.Mapped)
+    assert torch.equal(data.train.targets, whole) and int((whole == -100).sum()) == int((STEPS - lengths).sum())
