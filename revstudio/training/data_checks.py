@@ -205,8 +205,11 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         if t.dim() == 2 and t.shape[1] == 1:
             t = t[:, 0]
         if t.dim() != 1:
+            steps = (f"; for a class per step (N x T labels) end the model in C x T scores instead of a vector of "
+                     f"{_fmt(out_shape)}: a Conv with kernel_size 1 and out_channels C on the sequence (docs/data.md)"
+                     if t.dim() == 2 else "")
             raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}; classification "
-                            f"needs one class index per sample (an array of N labels)")
+                            f"needs one class index per sample (an array of N labels){steps}")
         unsigned = t.dtype == getattr(torch, "uint64", None)
         t = t.to(torch.int64)
         low, high = int(t.min()), int(t.max())

@@ -200,3 +200,13 @@ def test_mapped_labels_and_lengths_of_a_large_npz_give_the_same_labels(tmp_path,
     data = _load(tmp_path, labels, lengths=lengths)
     assert isinstance(data.train.inputs["x"], mapped.Mapped)
     assert torch.equal(data.train.targets, whole) and int((whole == -100).sum()) == int((STEPS - lengths).sum())
+
+
+def test_labels_per_step_for_a_vector_of_class_scores_say_how_to_score_each_step(tmp_path):
+    from revstudio.core.generate import sequence_classifier
+
+    with pytest.raises(DataError) as info:
+        _load(tmp_path, _labels(), g=sequence_classifier(4, STEPS, K))
+    assert "array 'y' has targets of shape 10; classification needs one class index per sample" in str(info.value)
+    assert "for a class per step (N x T labels) end the model in C x T scores instead of a vector of 3: a Conv " \
+           "with kernel_size 1" in str(info.value)
