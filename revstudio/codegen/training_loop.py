@@ -365,14 +365,19 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         ys = None if targets is None else targets[idx].to(device)
         optimizer.zero_grad(set_to_none=True)
         loss, hits = forward(net, xs, ys)
-        (scaler.scale(loss) if scaler is not None else loss).backward()
+        counted = loss_fn.counted(ys, len(idx))  # (per-step labels: the scored steps)
+        weighed = loss
+        if per_step and world > 1:  # each rank's mean over its own scored steps, weighed to the global batch's
+            everyone = torch.tensor([float(counted)], dtype=torch.float64, device=device)
+            torch.distributed.all_reduce(everyone)  # (every rank's scored steps)
+            weighed = loss * (counted * world / max(float(everyone), 1.0))
+        (scaler.scale(weighed) if scaler is not None else weighed).backward()
         # reversible mode rebuilds each layer's input with its inverse, which can give NaN from a finite
         # output (an AffineCoupling whose scale underflows): caught before the step writes it into the
         # weights (a GradScaler skips overflowing steps itself)
         grads = [p.grad for p in model.parameters() if p.grad is not None]
         grads_bad = scaler is None and bool(grads) and config["mode"] == "reversible" and \
             not bool(torch.stack(torch._foreach_norm(grads)).isfinite().all())
-        counted = loss_fn.counted(ys, len(idx))  # (per-step labels: the scored steps)
         stats = torch.tensor([float(loss.detach()) * counted, float(hits) if hits is not None else 0.0,
                               float(counted), float(grads_bad), float(bool(_STOP)),
                               # then each class's count among the (scored) labels

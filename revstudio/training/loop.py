@@ -52,7 +52,7 @@ from .parts import (
     precision_context,
     resolve_device,
 )
-from .ranks import ranks_in_sync
+from .ranks import ranks_in_sync, scored_share
 from .runs import CHECKPOINT
 
 WINDOW_KEYS = ("loss", "correct", "count", "steps")
@@ -374,20 +374,19 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                     run.emit({"kind": "gradcheck", "step": step, "epoch": round(step / spe, 4), **result})
                 measure = bool(cfg.memory_every and step % cfg.memory_every == 0)
                 optimizer.zero_grad(set_to_none=True)
-                if measure:
-                    with tracking(model), meter.measure():
-                        loss, hits = forward(net, xs, ys)
-                        (scaler.scale(loss) if scaler is not None else loss).backward()
-                else:
+                counted = loss_fn.counted(ys, len(xs[0]))  # (per-step labels: the steps scored)
+                share = scored_share(counted, dist.world, device) if per_step and dist.active else None
+                with tracking(model) if measure else contextlib.nullcontext(), \
+                        meter.measure() if measure else contextlib.nullcontext():
                     loss, hits = forward(net, xs, ys)
-                    (scaler.scale(loss) if scaler is not None else loss).backward()
+                    weighed = loss if share is None else loss * share  # (DDP: the global batch's mean)
+                    (scaler.scale(weighed) if scaler is not None else weighed).backward()
                 local_loss = float(loss.detach())
                 finite = 1.0 if math.isfinite(local_loss) else 0.0
                 # a layer's inverse can rebuild NaN from a finite output: reversible mode's own fault,
                 # caught before the step writes it into the weights (a GradScaler's scaled gradients
                 # may overflow: it skips that step itself)
                 grads_bad = 1.0 if finite and rebuilds and scaler is None and not grads_finite(model) else 0.0
-                counted = loss_fn.counted(ys, len(xs[0]))  # (per-step labels: the steps scored)
                 stats = _allreduce([local_loss * counted if finite else 0.0,
                                     float(hits) if hits is not None else 0.0, float(counted),
                                     1.0 - finite, 1.0 if run.should_stop() else 0.0, grads_bad,
