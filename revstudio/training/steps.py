@@ -68,7 +68,7 @@ def _padding_mask(padding: dict[str, Any], count: int, steps: int, source: str) 
         if t.dim() != 1 or len(t) != count:
             raise DataError(f"{source}: array 'lengths' has shape {_fmt(t.shape)}; it gives each of the {count} "
                             "samples its sequence's length: save an array of N whole numbers")
-        if t.is_floating_point() and not bool((t == t.round()).all()) or t.dtype == torch.bool or t.is_complex():
+        if (t.is_floating_point() and not bool((t == t.round()).all())) or t.dtype == torch.bool or t.is_complex():
             raise DataError(f"{source}: array 'lengths' holds {t.dtype} values; save the lengths as whole numbers")
         t = t.to(torch.int64)
         bad = ((t < 0) | (t > steps)).nonzero()
@@ -116,8 +116,9 @@ def per_step_targets(targets: Any, count: int, *, num_classes: int | None, out_s
     steps = int(t.shape[1])
     labels = t.to(torch.int64).clone()
     given = int((labels == IGNORE).sum())
-    used = [n for n in PADDING_NAMES if (padding or {}).get(n) is not None]
-    scored = _padding_mask(padding or {}, count, steps, source)
+    padding = padding or {}
+    used = [n for n in PADDING_NAMES if padding.get(n) is not None]
+    scored = _padding_mask(padding, count, steps, source)
     if scored is not None:
         labels[~scored] = IGNORE
     classes = int(num_classes or out_shape[0])
@@ -134,9 +135,9 @@ def per_step_targets(targets: Any, count: int, *, num_classes: int | None, out_s
     none = ((labels != IGNORE).sum(dim=1) == 0).nonzero()
     if len(none):
         i = int(none[0])
-        why = "its length is 0" if "lengths" in used and scored is not None and not bool(scored[i].any()) else (
-            "its mask is all 0" if "mask" in used and scored is not None and not bool(scored[i].any())
-            else "every label is -100")
+        lengths = _in_memory(padding["lengths"]) if "lengths" in used else None  # (checked by _padding_mask)
+        why = "its length is 0" if lengths is not None and int(lengths[i]) == 0 else (
+            "its mask is all 0" if scored is not None and not bool(scored[i].any()) else "every label is -100")
         raise DataError(f"{source}: sample {i} has no step scored ({why}; {len(none)} sample"
                         f"{'s' * (len(none) != 1)} so): a batch of only such samples has no loss (cross-entropy "
                         "over no step is NaN); drop them from the data")

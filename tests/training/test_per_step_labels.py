@@ -210,3 +210,10 @@ def test_labels_per_step_for_a_vector_of_class_scores_say_how_to_score_each_step
     assert "array 'y' has targets of shape 10; classification needs one class index per sample" in str(info.value)
     assert "for a class per step (N x T labels) end the model in C x T scores instead of a vector of 3: a Conv " \
            "with kernel_size 1" in str(info.value)
+
+
+def test_a_sample_whose_mask_is_all_zero_is_named_by_its_mask(tmp_path):
+    mask = np.ones((N, STEPS), bool)
+    mask[11] = False
+    with pytest.raises(DataError, match=r"sample 11 has no step scored \(its mask is all 0; 1 sample so\)"):
+        _load(tmp_path, _labels(), lengths=np.full(N, STEPS), mask=mask)
