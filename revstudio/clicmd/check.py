@@ -225,6 +225,9 @@ def training_task(graph: Graph, report: Report) -> dict[str, Any] | None:
     if task.kind == "flow":
         why = (f"the graph has a log-determinant (node {has_logdet(graph)!r}) and {task.output_id!r} holds "
                f"as many values per sample as the Inputs ({prod(task.output_shape)}), every node on the way invertible")
+    elif task.per_step:
+        why = (f"{task.output_id!r} reads {shape}: {task.num_classes} class scores for each of "
+               f"{task.output_shape[1]} steps (channels first), for N x {task.output_shape[1]} labels")
     elif task.kind == "classification":
         why = f"{task.output_id!r} reads a vector of {task.num_classes} class scores"
     else:
@@ -232,7 +235,9 @@ def training_task(graph: Graph, report: Report) -> dict[str, Any] | None:
     if requested != "auto":
         why = "requested by training.task; " + why
     elif task.kind != "flow":
-        why += "; under auto the labels decide (integers or one-hot rows: classification, other floats: regression)"
+        why += "; under auto the labels decide (integers or one-hot rows: classification, other floats: regression" + (
+            f"; N x {task.output_shape[1]} integers: a class per step)" if len(task.output_shape) == 2
+            and task.output_shape[0] > 1 else ")")
     return {"requested": requested, "kind": task.kind, "loss": task.loss_name(), "output": task.output_id,
             "why": why}
 

@@ -90,7 +90,7 @@ def _chosen(runs: list[RunInfo], status: str | None, sort: str, reverse: bool) -
 def _metric_text(metrics: dict[str, object]) -> str:
     order = ("loss", "val_loss", "accuracy", "val_accuracy")
     keys = [k for k in order if k in metrics] + sorted(k for k in metrics if k not in order)
-    return "  ".join(f"{k} {metrics[k]:.4g}" if isinstance(metrics[k], (int, float)) else f"{k} {metrics[k]}"
+    return "  ".join(f"{k} {metrics[k]:.4g}" if isinstance(metrics[k], float) else f"{k} {metrics[k]}"
                      for k in keys)
 
 

@@ -94,7 +94,8 @@ def load_training_data(config: dict[str, Any], base_dir: str | None,
 def uint8_note(facts: dict[str, Any]) -> str | None:
     """What became of 8-bit inputs, and the arrays of a .npz / .pt not read (revstudio train's start
     says the same), or None."""
-    return inputs_note(facts["uint8"], facts["scaled"], facts["pixels"], len(INPUT_SPECS), facts["unread"])
+    return inputs_note(facts["uint8"], facts["scaled"], facts["pixels"], len(INPUT_SPECS), facts["unread"],
+                       facts["scored"])
 
 
 def scale_mismatch(state: dict[str, Any], facts: dict[str, Any], path: str) -> str | None:
@@ -267,6 +268,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     classes = task_for(config)["num_classes"] if kind == "classification" else None
     levels = facts["levels"] if kind == "flow" else None
     loss_fn = Loss(kind, levels)
+    per_step = kind == "classification" and len(task_for(config)["output_shape"]) == 2  # (a class per step)
 
     def noisy(xs: list[torch.Tensor], seed: int) -> list[torch.Tensor]:  # as revstudio train's
         return xs if levels is None else [dequantize(x, levels, seed + i) for i, x in enumerate(xs)]
@@ -283,7 +285,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
 
     def emit(row: dict[str, Any]) -> None:
         if row["kind"] != "event":  # (a diverged row's loss is one step's, not the latest figure)
-            metrics.update({k: row[k] for k in ("loss", "accuracy", "val_loss", "val_accuracy") if k in row})
+            metrics.update({k: row[k] for k in ("loss", "accuracy", "val_loss", "val_accuracy", "steps_scored",
+                                                "val_steps_scored") if k in row})
         if rank != 0:
             return
         if json_rows:  # the rows of `revstudio train --json`: "time" in seconds since the start
@@ -311,14 +314,18 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
                 idx = torch.arange(start, min(start + batch_size, len(next(iter(val[0].values())))))
                 xs = [x.to(device) for x in noisy([val[0][k][idx] for k in INPUT_SPECS],
                                                   noise_seed(config["seed"], -1 - start, 0))]
-                loss, hits = forward(model, xs, None if val[1] is None else val[1][idx].to(device))
-                loss_sum += float(loss) * len(idx)
+                ys = None if val[1] is None else val[1][idx].to(device)
+                loss, hits = forward(model, xs, ys)
+                counted = loss_fn.counted(ys, len(idx))  # (per-step labels: the scored steps)
+                loss_sum += float(loss) * counted
                 correct += float(hits) if hits is not None else 0.0
-                count += len(idx)
+                count += counted
         model.train()
         row = {"kind": "val", "step": step, "epoch": round(step / per_epoch, 4), "val_loss": loss_sum / count}
         if kind == "classification":
             row["val_accuracy"] = correct / count
+        if per_step:
+            row["val_steps_scored"] = int(count)
         emit(row)
 
     def save_now() -> None:
@@ -345,7 +352,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             "val_pending": False,  # (it validates before it saves: none is ever cut short here)
             "divergence": watch.state(), "learning": learning.state()})
 
-    window = [0.0, 0.0, 0.0, time.perf_counter()]
+    window = [0.0, 0.0, 0.0, time.perf_counter(), 0]  # loss, correct, counted, since, samples
     if resume and isinstance(state.get("window"), dict):  # the step rows' running means since the last row
         window[:3] = [float(state["window"].get(key, 0.0)) for key in ("loss", "correct", "count")]
     if resume and state.get("val_pending") and step < total:  # revstudio train's, stopped mid-validation
@@ -362,17 +369,23 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         ys = None if targets is None else targets[idx].to(device)
         optimizer.zero_grad(set_to_none=True)
         loss, hits = forward(net, xs, ys)
-        (scaler.scale(loss) if scaler is not None else loss).backward()
+        counted = loss_fn.counted(ys, len(idx))  # (per-step labels: the scored steps)
+        weighed = loss
+        if per_step and world > 1:  # each rank's mean over its own scored steps, weighed to the global batch's
+            everyone = torch.tensor([float(counted)], dtype=torch.float64, device=device)
+            torch.distributed.all_reduce(everyone)  # (every rank's scored steps)
+            weighed = loss * (counted * world / max(float(everyone), 1.0))
+        (scaler.scale(weighed) if scaler is not None else weighed).backward()
         # reversible mode rebuilds each layer's input with its inverse, which can give NaN from a finite
         # output (an AffineCoupling whose scale underflows): caught before the step writes it into the
         # weights (a GradScaler skips overflowing steps itself)
         grads = [p.grad for p in model.parameters() if p.grad is not None]
         grads_bad = scaler is None and bool(grads) and config["mode"] == "reversible" and \
             not bool(torch.stack(torch._foreach_norm(grads)).isfinite().all())
-        stats = torch.tensor([float(loss.detach()) * len(idx), float(hits) if hits is not None else 0.0,
-                              float(len(idx)), float(grads_bad), float(bool(_STOP)),
-                              # then each class's count among the labels
-                              *(torch.bincount(ys.reshape(-1).long(), minlength=classes).tolist() if classes
+        stats = torch.tensor([float(loss.detach()) * counted, float(hits) if hits is not None else 0.0,
+                              float(counted), float(grads_bad), float(bool(_STOP)),
+                              # then each class's count among the (scored) labels
+                              *(torch.bincount(ys[ys >= 0].long(), minlength=classes).tolist() if classes
                                 else [])], dtype=torch.float64)
         if world > 1:
             stats = stats.to(device)
@@ -411,14 +424,17 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         window[0] += float(stats[0])
         window[1] += float(stats[1])
         window[2] += float(stats[2])
+        window[4] += batch
         if step % config["log_every"] == 0 or step == total:
             elapsed = max(time.perf_counter() - window[3], 1e-9)
             row = {"kind": "step", "step": step, "epoch": round(step / per_epoch, 4), "loss": window[0] / window[2],
-                   "lr": float(optimizer.param_groups[0]["lr"]), "samples_per_s": round(window[2] / elapsed, 2)}
+                   "lr": float(optimizer.param_groups[0]["lr"]), "samples_per_s": round(window[4] / elapsed, 2)}
             if kind == "classification":
                 row["accuracy"] = window[1] / window[2]
+            if per_step:
+                row["steps_scored"] = int(window[2])
             emit(row)
-            window = [0.0, 0.0, 0.0, time.perf_counter()]
+            window = [0.0, 0.0, 0.0, time.perf_counter(), 0]
         if config["val_every"] and step % config["val_every"] == 0 and step != total:
             validate()
         if config["checkpoint_every"] and step % config["checkpoint_every"] == 0 and step != total:

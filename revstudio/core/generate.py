@@ -183,6 +183,20 @@ def sequence_classifier(features: int, steps: int, classes: int = 3, cell: str =
     return b.done()
 
 
+def sequence_tagger(features: int, steps: int, classes: int = 3, cell: str = "gru", hidden: int = 3,
+                    name: str = "tagger") -> Graph:
+    """Input ``x`` (``features`` x ``steps``) -> BiRNN ``rnn`` (``cell``, ``hidden``) -> Conv ``head``
+    (kernel 1, ``classes`` channels) -> Output ``tags`` (``classes`` x ``steps``, channels first): a class
+    per step (sequence tagging), trained on N x ``steps`` labels."""
+    b = Builder(name)
+    b.node("Input", "x", shape=[features, steps])
+    b.node("BiRNN", "rnn", cell=cell, hidden_size=hidden)
+    b.node("Conv", "head", out_channels=classes, kernel_size=1)
+    b.node("Output", "tags")
+    b.chain("x.out", "rnn", "head", "tags")
+    return b.done()
+
+
 def revnet_chain(blocks: int, channels: int = 16, size: int = 16, wired: bool = True,
                  classes: int | None = 10, flatten: bool = False) -> Graph:
     """Input (channels x size x size) -> ``blocks`` RevNet blocks -> pool -> Linear -> Output.

@@ -65,20 +65,24 @@ class DataBundle:
     reading: str = ""  # how a large file is read: "x mapped (read as used)", "read whole" (else "")
     unread: list[tuple[str, list[str]]] = dataclasses.field(default_factory=list)  # (file, arrays not read)
     digest: str | None = None  # sources.data_digest, where the one pass over mapped arrays made it already
+    scored: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # per-step labels (steps.per_step_targets)
 
     def inputs_note(self) -> str | None:
         """``inputs: uint8 scaled to [0, 1] ...`` where a .npz / .pt fed uint8 inputs (or kept raw), and
         what looks like 8-bit pixels in another number type, left as it is, and the arrays of a .npz / .pt
         no run reads (a sequence's lengths or mask); else None: the run's start says what became of them,
         never silently."""
-        return sources.inputs_note(self.uint8, self.scaled, self.pixels, len(self.train.inputs), self.unread)
+        return sources.inputs_note(self.uint8, self.scaled, self.pixels, len(self.train.inputs), self.unread,
+                                   self.scored)
 
     def describe(self) -> str:
         """One line: ``digits.npz: 1617 train / 180 val, x 1x8x8, 10 classes``."""
         val = f" / {len(self.val)} val" if self.val is not None else ", no validation"
         shapes = ", ".join(f"{'x' if len(self.train.inputs) == 1 else k} "
                            f"{'x'.join(map(str, v.shape[1:]))}" for k, v in self.train.inputs.items())
-        if self.task.kind == "classification":
+        if self.task.per_step:
+            what = f"{self.task.num_classes} classes per step"
+        elif self.task.kind == "classification":
             what = f"{self.task.num_classes} classes"
         elif self.task.kind == "flow":
             what = "density (flow" + (f", {self.levels}-level pixels dequantised: bits/dim + "
@@ -129,7 +133,8 @@ def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: s
     return DataBundle(Split(inputs, targets), None if val is None else Split(*val), task,
                       "synthetic" if spec == "synthetic" else str(spec),
                       facts["levels"] if task.kind == "flow" else None, list(facts["uint8"]), bool(scale_uint8),
-                      list(facts["pixels"]), facts["reading"], list(facts["unread"]), facts["digest"])
+                      list(facts["pixels"]), facts["reading"], list(facts["unread"]), facts["digest"],
+                      list(facts["scored"]))
 
 
 

@@ -132,11 +132,10 @@ def _nonfinite(t: Mapped) -> tuple[int, int]:
     return first, bad
 
 
-# Why per-step class labels (sequence tagging) do not train, and the two ways that do.
-PER_STEP = ("classes per step are not a task revstudio trains (classification reads one class per sample, "
-            "from a K-vector Output); give each sample one label and end the model in a Pool and a Linear of K "
-            "outputs, or train the K scores of each step as regression on one-hot float targets, "
-            "y = numpy.moveaxis(numpy.eye(K, dtype=numpy.float32)[y], -1, 1)")
+# Why class labels over more than one axis (a class per pixel) do not train, and what does.
+PER_STEP = ("classes per position over more than one axis are not a task revstudio trains (classification "
+            "reads one class per sample from a K-vector Output, or one per step from a C x T Output with N x T "
+            "labels); reshape the Output to C x T (a Reshape node) and the labels to N x T, y.reshape(len(y), -1)")
 
 
 def _finite_kind(t: Mapped) -> bool:
@@ -214,8 +213,11 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         if t.dim() == 2 and t.shape[1] == 1:
             t = t[:, 0]
         if t.dim() != 1:
+            steps = (f"; for a class per step (N x T labels) end the model in C x T scores instead of a vector of "
+                     f"{_fmt(out_shape)}: a Conv with kernel_size 1 and out_channels C on the sequence (docs/data.md)"
+                     if t.dim() == 2 else "")
             raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}; classification "
-                            f"needs one class index per sample (an array of N labels)")
+                            f"needs one class index per sample (an array of N labels){steps}")
         unsigned = t.dtype == getattr(torch, "uint64", None)
         t = t.to(torch.int64)
         low, high = int(t.min()), int(t.max())
@@ -228,9 +230,9 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         raise DataError(f"{source}: array 'y' has dtype {t.dtype}; regression needs float targets")
     want = tuple(int(s) for s in out_shape)
     if tuple(t.shape[1:]) != want:
-        if len(want) >= 2 and want[0] > 1 and tuple(t.shape[1:]) == want[1:] and not t.is_floating_point():
-            raise DataError(f"{source}: array 'y' holds a class index per step ({_fmt(t.shape[1:])} whole numbers a "
-                            f"sample), Output {output_id!r} reads {_fmt(want)}: {PER_STEP}")
+        if len(want) >= 3 and want[0] > 1 and tuple(t.shape[1:]) == want[1:] and not t.is_floating_point():
+            raise DataError(f"{source}: array 'y' holds a class index per position ({_fmt(t.shape[1:])} whole numbers "
+                            f"a sample), Output {output_id!r} reads {_fmt(want)}: {PER_STEP}")
         if t[0].numel() == math.prod(want):
             t = t.reshape(count, *want)
         else:

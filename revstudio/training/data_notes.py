@@ -1,4 +1,4 @@
-"""What a run's start says of its inputs: 8-bit pixels scaled or kept, and arrays no run reads.
+"""What a run's start says of its inputs: 8-bit pixels scaled or kept, arrays no run reads, steps scored.
 
 Part of the data code that ``revstudio export --with-training`` copies verbatim into the exported
 script (with ``data_checks``, which re-exports these names): stdlib and torch only, torch imported
@@ -7,6 +7,7 @@ inside functions.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -101,19 +102,42 @@ def _unread_words(unread: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
         words = (f"data: {source} has {'an array' if len(names) == 1 else 'arrays'} {listed} that the run does "
                  "not read (it reads the inputs 'x', or one array per Input node id, and the targets 'y')")
         if padding_like(names):
-            words += ("; revstudio has no sequence lengths or masks: every sample is fed whole, padded steps "
-                      "included (a BiRNN runs over them in both directions, and a Pool averages them), so crop "
+            words += ("; sequence lengths and masks ('lengths', 'mask') are read for class labels per step only "
+                      "(N x T labels for a C x T Output): here every sample is fed whole, padded steps included, "
+                      "and scored whole (a BiRNN runs over them in both directions, and a Pool averages them), so crop "
                       "or bucket the sequences to one length, or train with the padding as part of the data")
         parts.append(words)
     return parts
 
 
+def scored_words(facts: Sequence[dict[str, Any]]) -> list[str]:
+    """The start's words on per-step labels (``steps.per_step_targets``' facts, one a file): how many steps
+    are scored, what marked the others, and that padded steps are still fed to the network."""
+    parts = []
+    for f in facts:
+        ignored = f["steps"] - f["scored"]
+        how = []
+        if f["padding"]:
+            how.append(" and ".join(repr(n) for n in f["padding"]))
+        if f["ignored_labels"]:
+            how.append("labels of -100")
+        marked = f" ({' and '.join(how)} mark the rest)" if how and ignored else ""
+        words = (f"labels: {os.path.basename(f['source'])}: a class per step; loss and accuracy count the "
+                 f"{f['scored']} scored steps of {f['steps']}{marked}")
+        if ignored:
+            words += ("; padded steps are still fed to the network (a BiRNN's backward direction reads them, a "
+                      "Pool averages them): only the loss leaves them out")
+        parts.append(words)
+    return parts
+
+
 def inputs_note(uint8: list[str], scaled: bool, pixels: list[tuple[str, str]], count: int,
-                unread: Sequence[tuple[str, Sequence[str]]] = ()) -> str | None:
+                unread: Sequence[tuple[str, Sequence[str]]] = (), scored: Sequence[dict[str, Any]] = ()) -> str | None:
     """The start's words on 8-bit inputs (``scale_bytes``, ``looks_like_pixels``), or None: uint8 inputs
     scaled or kept raw, and 0..255 whole numbers in another type, which stay as they are. ``count``:
     how many Input nodes (one is called ``x``). ``unread``: ``(file name, array names)`` of arrays a
-    .npz / .pt holds that no run reads (``unread_arrays``), named so that none is ignored silently."""
+    .npz / .pt holds that no run reads (``unread_arrays``), named so that none is ignored silently.
+    ``scored``: per-step labels' facts (``steps.per_step_targets``), said by :func:`scored_words`."""
     def name(node: str) -> str:
         return "x" if count == 1 else node
 
@@ -128,4 +152,5 @@ def inputs_note(uint8: list[str], scaled: bool, pixels: list[tuple[str, str]], c
                      "uint8 arrays are scaled to [0, 1]); if they are 8-bit pixels, save them as uint8 or divide "
                      "them by 255")
     parts += _unread_words(unread)
+    parts += scored_words(scored)
     return "; ".join(parts) or None

@@ -157,12 +157,14 @@ def unchecked_note(steps: int) -> str:
 
 
 def label_counts(targets: Any, task: Any) -> list[float]:
-    """A classification batch's count of each class among its labels (the chance level's source)."""
+    """A classification batch's count of each class among its (scored) labels (the chance level's source)."""
     if task.kind != "classification" or targets is None or not task.num_classes:
         return []
     import torch
 
-    return [float(v) for v in torch.bincount(targets.reshape(-1).long(), minlength=task.num_classes).tolist()]
+    labels = targets.reshape(-1).long()
+    labels = labels[labels >= 0]  # (per-step labels: -100 marks a step not scored)
+    return [float(v) for v in torch.bincount(labels, minlength=task.num_classes).tolist()]
 
 
 def watch_learning(run: Any, watch: LearningWatch, step: int, stats: Any, steps_per_epoch: int, task: Any,

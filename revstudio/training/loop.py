@@ -53,7 +53,7 @@ from .parts import (
     precision_context,
     resolve_device,
 )
-from .ranks import ranks_in_sync
+from .ranks import ranks_in_sync, scored_share
 from .runs import CHECKPOINT
 
 WINDOW_KEYS = ("loss", "correct", "count", "steps")
@@ -242,6 +242,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     levels = data.levels  # a flow's 8-bit images: dequantised (sources.flow_levels)
     loss_fn = Loss(data.task.kind, levels)
     classification = data.task.kind == "classification"
+    per_step = bool(getattr(data.task, "per_step", False))  # (loss and accuracy over the scored steps)
     estimate, standard_estimate = estimates(graph, report, local, cfg.mode, budget=cfg.memory_budget,
                                               device=device.type, precision=cfg.precision)
     kept_by_budget = budget_kept(graph, report, local, cfg.mode, cfg.memory_budget)
@@ -308,9 +309,10 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                     xs, ys = _to_device(noisy(split.batch(idx), noise_seed(cfg.seed, -1 - start, 0)), order,
                                         device)
                     loss, hits = forward(model, xs, ys)
-                    loss_sum += float(loss) * len(idx)
+                    counted = loss_fn.counted(ys, len(idx))  # (per-step labels: the scored steps)
+                    loss_sum += float(loss) * counted
                     correct += float(hits) if hits is not None else 0.0
-                    count += len(idx)
+                    count += counted
                     if run.should_stop():  # (stopping within 2 s beats finishing a long validation)
                         run.val_pending = True  # the resumed run validates this step first
                         return None
@@ -319,6 +321,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         row = {"kind": "val", "step": run.step, "epoch": round(run.step / spe, 4), "val_loss": loss_sum / count}
         if classification:
             row["val_accuracy"] = correct / count
+        if per_step:
+            row["val_steps_scored"] = count
         run.metrics.update({k: v for k, v in row.items() if k.startswith("val_")})
         run.val_pending = False
         run.emit(row)
@@ -374,21 +378,21 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                     run.emit({"kind": "gradcheck", "step": step, "epoch": round(step / spe, 4), **result})
                 measure = bool(cfg.memory_every and step % cfg.memory_every == 0)
                 optimizer.zero_grad(set_to_none=True)
-                if measure:
-                    with tracking(model), meter.measure():
-                        loss, hits = forward(net, xs, ys)
-                        (scaler.scale(loss) if scaler is not None else loss).backward()
-                else:
+                counted = loss_fn.counted(ys, len(xs[0]))  # (per-step labels: the steps scored)
+                share = scored_share(counted, dist.world, device) if per_step and dist.active else None
+                with tracking(model) if measure else contextlib.nullcontext(), \
+                        meter.measure() if measure else contextlib.nullcontext():
                     loss, hits = forward(net, xs, ys)
-                    (scaler.scale(loss) if scaler is not None else loss).backward()
+                    weighed = loss if share is None else loss * share  # (DDP: the global batch's mean)
+                    (scaler.scale(weighed) if scaler is not None else weighed).backward()
                 local_loss = float(loss.detach())
                 finite = 1.0 if math.isfinite(local_loss) else 0.0
                 # a layer's inverse can rebuild NaN from a finite output: reversible mode's own fault,
                 # caught before the step writes it into the weights (a GradScaler's scaled gradients
                 # may overflow: it skips that step itself)
                 grads_bad = 1.0 if finite and rebuilds and scaler is None and not grads_finite(model) else 0.0
-                stats = _allreduce([local_loss * len(xs[0]) if finite else 0.0,
-                                    float(hits) if hits is not None else 0.0, float(len(xs[0])),
+                stats = _allreduce([local_loss * counted if finite else 0.0,
+                                    float(hits) if hits is not None else 0.0, float(counted),
                                     1.0 - finite, 1.0 if run.should_stop() else 0.0, grads_bad,
                                     *label_counts(ys, data.task)], dist, device)
             except torch.OutOfMemoryError as exc:
@@ -445,15 +449,19 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                 row: dict[str, Any] = {"kind": "step", "step": step, "epoch": round(step / spe, 4),
                                        "loss": window["loss"] / window["count"],
                                        "lr": float(optimizer.param_groups[0]["lr"]),
-                                       "samples_per_s": round(window["count"] / elapsed, 2)}
+                                       "samples_per_s": round(window["steps"] * batch / elapsed, 2)}
                 if classification:
                     row["accuracy"] = window["correct"] / window["count"]
+                if per_step:
+                    row["steps_scored"] = window["count"]
                 if measure and meter.peak is not None:
                     row["peak_bytes"] = meter.peak
                     row["estimate_bytes"] = estimate
                 run.metrics["loss"] = row["loss"]
                 if classification:
                     run.metrics["accuracy"] = row["accuracy"]
+                if per_step:
+                    run.metrics["steps_scored"] = row["steps_scored"]
                 run.emit(row)
                 window = {"loss": 0.0, "correct": 0.0, "count": 0, "steps": 0, "t": time.perf_counter()}
             if cfg.val_every and step % cfg.val_every == 0 and step != total:

@@ -193,7 +193,8 @@ class Progress(_Out):
         event = row.get("event")
         if event == "finished":
             m = row.get("metrics", {})
-            parts = [f"{k} {v:.4g}" for k, v in m.items() if isinstance(v, (int, float))]
+            parts = [f"{k} {v}" if isinstance(v, int) else f"{k} {v:.4g}" for k, v in m.items()
+                     if isinstance(v, (int, float))]  # (a count, steps_scored, in full)
             self._line(f"finished {_count(int(row['step']), 'step')} in {row['wall_s']:.1f} s: " + ", ".join(parts))
             if row.get("warning"):
                 self._line(f"warning: {row['warning']}")

@@ -108,7 +108,8 @@ def noise_seed(seed: int, step: int, rank: int) -> int:
 
 
 class Loss:
-    """The loss of a task: ``value(output, targets, logdet) -> (loss, correct or None)``. A flow on
+    """The loss of a task: ``value(output, targets, logdet) -> (loss, correct or None)``; classification
+    reads N x C scores for N labels, or N x C x T for N x T labels (a class per step, -100 not scored). A flow on
     data of ``levels`` values per dimension (dequantised) adds ``log2(levels)`` bits per dimension:
     the bits of the discrete data, an upper bound the continuous density gives."""
 
@@ -116,13 +117,20 @@ class Loss:
         self.kind = kind
         self.levels = levels
 
+    def counted(self, targets: torch.Tensor | None, samples: int) -> int:
+        """How many predictions the loss is the mean of: the scored steps (labels other than -100) of
+        per-step labels, else the ``samples`` (a run's loss and accuracy weigh its batches by it)."""
+        if self.kind == "classification" and targets is not None and targets.dim() > 1:
+            return int((targets != -100).sum())
+        return samples
+
     def __call__(self, output: torch.Tensor, targets: torch.Tensor | None,
                  logdet: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor | None]:
-        if self.kind == "classification":
+        if self.kind == "classification":  # (N x C x T scores for N x T labels: a class per step)
             assert targets is not None
             logits = output.float()
-            loss = F.cross_entropy(logits, targets)
-            correct = (logits.detach().argmax(dim=1) == targets).sum()
+            loss = F.cross_entropy(logits, targets, ignore_index=-100)  # a label of -100: a step not scored
+            correct = ((logits.detach().argmax(dim=1) == targets) & (targets != -100)).sum()
             return loss, correct
         if self.kind == "regression":
             assert targets is not None

@@ -30,3 +30,16 @@ def ranks_in_sync(model: Any, device: torch.device) -> bool:
         tdist.broadcast(buffer.data, src=0)
     tdist.all_reduce(same, op=tdist.ReduceOp.MIN)
     return bool(same.item() == 1)
+
+
+def scored_share(counted: int, world: int, device: torch.device) -> float:
+    """What a rank's mean loss over its own ``counted`` scored steps (labels per step) is multiplied by
+    so that DDP's plain average of the ranks' gradients is the gradient of the mean over every scored step
+    of the global batch, as one process takes it: the ranks score different numbers of steps."""
+    if world <= 1:
+        return 1.0
+    import torch.distributed as tdist
+
+    total = torch.tensor([float(counted)], dtype=torch.float64, device=device)
+    tdist.all_reduce(total)
+    return counted * world / max(float(total), 1.0)

@@ -39,6 +39,7 @@ from .data_checks import (  # noqa: F401
     unread_arrays,
 )
 from .mapped import Mapped, reading_note
+from .steps import PADDING_NAMES, is_per_step, per_step_targets
 from .synthetic import synthetic
 
 MNIST_NAMES = {
@@ -265,8 +266,10 @@ def mapped_names(inputs: dict[str, Any], targets: Any = None) -> list[str]:
 
 def read_source(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kind: str,
                 num_classes: int | None, out_shape: tuple[int, ...], seed: int, base_dir: str | None,
-                sequence: bool, unread: list[Any]) -> tuple[dict[str, Any], Any, tuple[Any, Any] | None, str]:
-    """``(inputs, targets, own validation (x, y) or None, source name)``, unchecked (``unread``: load_splits')."""
+                sequence: bool, unread: list[Any],
+                padding: dict[str, Any] | None = None) -> tuple[dict[str, Any], Any, tuple[Any, Any] | None, str]:
+    """``(inputs, targets, own validation (x, y) or None, source name)``, unchecked (``unread``: load_splits');
+    ``padding`` receives a .npz / .pt's ``lengths`` and ``mask`` (read by per-step class labels only)."""
     source_kind, path = parse_spec(spec)
     if source_kind == "synthetic":
         inputs, targets = synthetic(specs, kind=kind, num_classes=num_classes, out_shape=out_shape,
@@ -277,6 +280,8 @@ def read_source(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
         arrays = load_arrays(full)
         inputs, targets = pick_arrays(arrays, list(specs), full)
         unread.append((os.path.basename(full), unread_arrays(arrays, inputs)))
+        if padding is not None:
+            padding.update({n: arrays[n] for n in PADDING_NAMES if n in arrays})
         others = sorted(set(arrays) - {"x", *specs})
         if targets is None and kind != "flow" and others:  # (the targets under another name: say which is 'y')
             raise DataError(f"{full}: missing array 'y' (the targets: int64 class indices or float values), which a "
@@ -320,7 +325,10 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
     targets_later: list[tuple[Any, Any]] = []  # mapped targets whose range or NaN check waits for it too
     pixels_later: dict[str, Any] = {}  # mapped arrays whose pixel-likeness it finds too
 
-    def checked(inputs: dict[str, Any], targets: Any, source: str, kind: str, auto: bool) -> tuple[Any, str]:
+    scored: list[dict[str, Any]] = []  # per-step labels: what each file's labels score (steps.per_step_targets)
+
+    def checked(inputs: dict[str, Any], targets: Any, source: str, kind: str, auto: bool,
+                padding: dict[str, Any] | None = None) -> tuple[Any, str]:
         if not eight_bit:  # (the training data: whole numbers 0..255 in another type are named at the start)
             for n, t in inputs.items():
                 if source.startswith(("mnist:", "cifar10:")):
@@ -335,21 +343,37 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
                          or (scale_uint8 and len(found) == len(specs)))
         inputs = check_inputs(inputs, specs, source, later)
         count = len(next(iter(inputs.values())))
+        if is_per_step(targets, kind, out_shape, auto):
+            targets, fact = per_step_targets(targets, count, num_classes=num_classes, out_shape=out_shape,
+                                             output_id=output_id, head=head_id or output_id, source=source,
+                                             padding=padding)
+            scored.append(fact)
+            for i, (name, names) in enumerate(unread):  # (lengths and mask are read: no longer "not read")
+                if name == os.path.basename(source):
+                    unread[i] = (name, [n for n in names if n not in fact["padding"]])
+            return (inputs, targets), "classification"
+        if kind == "classification" and len(out_shape) == 2 and targets is not None:
+            raise DataError(f"{source}: array 'y' holds {_fmt(targets.shape[1:]) if targets.dim() > 1 else 'one label'}"
+                            f" a sample, Output {output_id!r} (port '{output_id}.in') reads {_fmt(out_shape)} scores "
+                            f"(classes x steps): per-step classification needs labels of N x {out_shape[1]}; for one "
+                            "class a sample end the model in a Pool and a Linear of as many outputs as classes")
         targets, kind = check_targets(targets, count, kind=kind, num_classes=num_classes, output_id=output_id,
                                       head_id=head_id, out_shape=out_shape, source=source, auto=auto,
                                       later=targets_later)
         return (inputs, targets), kind
 
+    padding: dict[str, Any] = {}
     inputs, targets, own_val, source = read_source(spec, specs, kind=kind, num_classes=num_classes,
                                                    out_shape=out_shape, seed=seed, base_dir=base_dir,
-                                                   sequence=sequence, unread=unread)
-    train, kind = checked(inputs, targets, source, kind, auto)
+                                                   sequence=sequence, unread=unread, padding=padding)
+    train, kind = checked(inputs, targets, source, kind, auto, padding)
     val = None
     if val_spec:
+        v_padding: dict[str, Any] = {}
         v_inputs, v_targets, _, v_source = read_source(val_spec, specs, kind=kind, num_classes=num_classes,
                                                        out_shape=out_shape, seed=seed + 1, base_dir=base_dir,
-                                                       sequence=sequence, unread=unread)
-        val, _ = checked(v_inputs, v_targets, v_source, kind, False)
+                                                       sequence=sequence, unread=unread, padding=v_padding)
+        val, _ = checked(v_inputs, v_targets, v_source, kind, False, v_padding)
     elif own_val is not None:
         val, _ = checked({next(iter(specs)): own_val[0]}, own_val[1], source + " (validation files)", kind, False)
     else:
@@ -368,5 +392,5 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
     if facts is not None:
         facts.update(digest=digest, uint8=uint8, scaled=bool(uint8) and scale_uint8, levels=flow_levels(eight_bit),
                      pixels=pixels, mapped=mapped_names(*train), reading=reading_note(mapped_names(*train), source),
-                     unread=unread)
+                     unread=unread, scored=scored)
     return train, val, kind

@@ -11,6 +11,8 @@
   scores, e.g. after Linear) other than the input's own shape: cross-entropy over K
   classes (``load_data`` also turns a regression guess into classification when the
   labels are integers, and a classification guess into regression for float targets);
+  a C x T Output (channels first, C > 1) with N x T integer labels is classification
+  per step (``steps``: cross-entropy over the steps, -100 and padding not scored);
 - **regression** otherwise: mean squared error against real-valued targets.
 
 A requested task that does not fit the graph is refused with a :class:`DataError`
@@ -47,10 +49,18 @@ class TaskInfo:
     head_id: str | None = None     # the node feeding the Output (named in label messages)
     output_shape: tuple[int, ...] = ()
 
+    @property
+    def per_step(self) -> bool:
+        """A class per step: N x T labels for a C x T Output (``steps``)."""
+        return self.kind == "classification" and len(self.output_shape) == 2
+
     def loss_name(self) -> str:
         return _LOSSES[self.kind]
 
     def describe(self) -> str:
+        if self.per_step:
+            return (f"classification per step ({self.num_classes} classes x {self.output_shape[1]} steps, "
+                    f"cross-entropy on {self.output_id!r}, labels of -100 and padding not scored)")
         if self.kind == "classification":
             return f"classification ({self.num_classes} classes, cross-entropy on {self.output_id!r})"
         return f"{self.kind} ({self.loss_name()} on {self.output_id!r})"
@@ -129,14 +139,14 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
     def info(kind: str, classes: int | None = None) -> TaskInfo:
         return TaskInfo(kind, classes, out_id, requested, head, out_shape)
 
-    def classification_fits() -> bool:
-        return len(out_shape) == 1 and out_shape[0] > 1
+    def classification_fits() -> bool:  # K class scores, or C x T: a class per step (channels first)
+        return len(out_shape) in (1, 2) and out_shape[0] > 1
 
     def looks_like_scores() -> bool:
         # a K-vector of another size than the input: class scores; the input's own shape
         # back (a map of features) is a regression guess, which integer labels still overturn
         same = len(inputs) == 1 and report is not None and tuple(report.shape(f"{inputs[0]}.out") or ()) == out_shape
-        return classification_fits() and not same
+        return len(out_shape) == 1 and classification_fits() and not same  # (C x T: the labels decide)
 
     def flow_fits() -> bool:
         return len(outputs) == 1 and _numel(out_shape) == in_total
@@ -167,8 +177,9 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
     if requested == "classification":
         if not classification_fits():
             raise DataError(f"task 'classification' needs Output {out_id!r} to read a vector of class scores "
-                            f"(K > 1 features, e.g. after a Linear); it reads {_fmt(out_shape)}{several}"
-                            + (f"; {PER_STEP}" if len(out_shape) >= 2 else ""))
+                            f"(K > 1 features, e.g. after a Linear) or C x T scores of a class per step (C > 1, "
+                            f"channels first); it reads {_fmt(out_shape)}{several}"
+                            + (f"; {PER_STEP}" if len(out_shape) >= 3 else ""))
         return info("classification", out_shape[0])
     if requested == "regression":
         return info("regression")

@@ -91,7 +91,7 @@ def test_several_outputs_the_loss_reads_the_first() -> None:
     task = infer_task(g, check(g))
     assert task.output_id == "y" and task.kind == "classification"
     with pytest.raises(DataError, match="2 Outputs: z, z2; the loss reads the first, 'z'"):
-        bad = same_size((2, 3))
+        bad = same_size((2, 3, 4))  # (2 x 3 would be scores of a class per step: classification fits)
         bad.add_node("Output", "z2")
         bad.connect("layer.out", "z2.in")
         infer_task(bad, check(bad), "classification")

@@ -17,6 +17,7 @@ from revstudio.training.config import DEFAULTS, ConfigError, TrainConfig
 from revstudio.training.data import DATA_KEYS, absolute_spec
 from revstudio.training.data_checks import padding_like
 from revstudio.training.sources import DataError, parse_spec, resolve
+from revstudio.training.steps import PADDING_NAMES
 
 
 def defaults() -> dict[str, Any]:
@@ -116,9 +117,16 @@ def preview_text(answer: dict[str, Any], scale_uint8: bool, inputs: Sequence[str
         text += f"; {answer['reading']}"
     if inputs and answer.get("kind") in ("npz", "pt") and not answer.get("problem"):  # (a refusal says it all)
         read = {"y", *(["x"] if len(inputs) == 1 and "x" in arrays else inputs)}
-        unread = [name for name in arrays if name not in read]
+        per_step = len(arrays.get("y") or ()) == 2  # (N x T labels: a class per step reads lengths and mask)
+        padding = [name for name in PADDING_NAMES if name in arrays and per_step]
+        unread = [name for name in arrays if name not in read and name not in padding]
+        if padding:
+            text += (f"; {' and '.join(padding)}: steps past each length" if "lengths" in padding else "; mask: steps")
+            text += (" or where the mask is 0" if len(padding) == 2 else " where the mask is 0" if padding == ["mask"]
+                     else "") + (" are not scored if the labels are a class per step (loss and accuracy leave them "
+                                 "out); padded steps are still fed to the network")
         if unread:
             text += f"; not read: {', '.join(unread)} (a run reads the inputs and 'y'" + (
-                "; revstudio has no sequence lengths or masks: padded steps are fed as they are)"
-                if padding_like(unread) else ")")
+                "; 'lengths' and 'mask' are read for N x T labels of a class per step only: here padded steps are "
+                "fed and scored as they are)" if padding_like(unread) else ")")
     return text

@@ -54,7 +54,12 @@ def test_the_preview_names_the_arrays_no_run_reads():
               "classes": 3, "kind": "npz"}
     text = preview_text(answer, True, ["seq"])
     assert text.startswith("9 samples: x 9x4x12, y 9, lengths 9, mask 9x12; 3 classes; not read: lengths, mask")
-    assert "no sequence lengths or masks: padded steps are fed as they are" in text
+    assert "'lengths' and 'mask' are read for N x T labels of a class per step only" in text
+    tags = preview_text({**answer, "arrays": {**answer["arrays"], "y": [9, 12]}}, True, ["seq"])
+    assert tags.endswith("; lengths and mask: steps past each length or where the mask is 0 are not scored if the "
+                         "labels are a class per step (loss and accuracy leave them out); padded steps are still "
+                         "fed to the network")
+    assert "not read" not in tags
     ids = preview_text({**answer, "arrays": {"a": [9, 4], "b": [9, 4], "x": [9, 4], "y": [9]}}, True, ["a", "b"])
     assert ids.endswith("; not read: x (a run reads the inputs and 'y')")
     assert "not read" not in preview_text({**answer, "arrays": {"x": [9, 4], "y": [9]}}, True, ["seq"])
