@@ -143,8 +143,9 @@ def parse_json(text: str, source: str) -> Any:
                 f"whole with 'git checkout --ours {shlex.quote(source)}' (or --theirs); then open it again",
                 source, f"line {conflict}",
             ) from None
-        # a whole project ends with its closing brace: without it, the file was cut short
-        hint = "the file ends too early (truncated?)" if not text.rstrip().endswith("}") else "the file is not valid JSON"
+        # the text ran out where more was due, or ends without a project's closing brace: cut short
+        short = not text[exc.pos:].strip() or not text.rstrip().endswith("}")
+        hint = "the file ends too early (truncated?)" if short else "the file is not valid JSON"
         raise ProjectError(
             f"{source}: line {exc.lineno}, column {exc.colno}: {exc.msg.removesuffix(' starting at')}; {hint}",
             source, f"line {exc.lineno}, column {exc.colno}",

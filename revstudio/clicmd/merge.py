@@ -1,0 +1,86 @@
+"""``revstudio merge CURRENT BASE OTHER [--name PATH] [--json]``: git's merge driver for projects.
+
+Merges the changes from BASE to OTHER into CURRENT by meaning (``core.project_merge``): two
+branches that each added nodes merge cleanly, where git's line merge always left conflict
+markers. CURRENT is rewritten with the result (atomically), exit 0. Where both sides changed the
+same thing, each conflict is named on stderr and CURRENT gets git's line merge with its markers
+(``git merge-file``, as without this driver), exit 1; a file that cannot be read is named, exit 2,
+the same markers written. Set up once per clone (docs/cli.md):
+
+    git config merge.revstudio.driver "revstudio merge %A %O %B --name %P"
+    echo "*.revs merge=revstudio" >> .gitattributes
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+
+from revstudio.cli import CliError, json_text, printable
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("current", metavar="CURRENT", help="this branch's version; the result is written here")
+    parser.add_argument("base", metavar="BASE", help="the common ancestor's version (may be empty)")
+    parser.add_argument("other", metavar="OTHER", help="the other branch's version")
+    parser.add_argument("--name", metavar="PATH", help="the project's path in the repository, for messages (git's %%P)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"{path}: cannot read the file ({getattr(exc, 'strerror', None) or exc})") from None
+
+
+def _line_merge(args: argparse.Namespace, name: str) -> bool:
+    """Write git's own line merge, with its conflict markers, into CURRENT: what the user resolves
+    by hand (and what opening the file then explains). False where git cannot be run."""
+    git = shutil.which("git")
+    if git is None:
+        return False
+    labels = [f"{name} (this branch)", f"{name} (base)", f"{name} (other branch)"]
+    done = subprocess.run([git, "merge-file", *(a for label in labels for a in ("-L", label)),
+                           args.current, args.base, args.other], capture_output=True, text=True)
+    return 0 <= done.returncode < 128  # (the number of conflicts; 255: git could not merge)
+
+
+def run(args: argparse.Namespace) -> int:
+    from revstudio.core.project import ProjectError
+    from revstudio.core.project_merge import merge_projects
+    from revstudio.core.tempfiles import write_atomic
+
+    name = args.name or args.current
+    base, current, other = (_read(p) for p in (args.base, args.current, args.other))
+    try:
+        result = merge_projects(base, current, other, names=(f"{name} (base)", f"{name} (this branch)", f"{name} (other branch)"))
+    except ProjectError as exc:
+        marked = _line_merge(args, name)
+        raise CliError(f"{exc}; cannot merge it by its nodes{_left(marked)}") from None
+    if result.conflicts:
+        marked = _line_merge(args, name)
+        if args.json:
+            print(json_text({"merged": False, "file": name, "conflicts": result.conflicts, "markers": marked}))
+        else:
+            for conflict in result.conflicts:
+                print(f"revstudio: {printable(name)}: {printable(conflict)}", file=sys.stderr)
+            print(f"revstudio: {printable(name)}: {len(result.conflicts)} conflict(s) to resolve by hand"
+                  f"{_left(marked)}", file=sys.stderr)
+        return 1
+    try:
+        write_atomic(args.current, result.text)
+    except OSError as exc:
+        raise CliError(f"{args.current}: cannot write the merged project ({exc.strerror or exc})") from None
+    if args.json:
+        print(json_text({"merged": True, "file": name, "conflicts": []}))
+    else:
+        print(f"merged {printable(name)} by its nodes, wires and settings")
+    return 0
+
+
+def _left(marked: bool) -> str:
+    return ("; the file holds git's line merge with conflict markers, each side's lines between them"
+            if marked else "; the file holds this branch's version (git was not found to mark the conflicts)")
