@@ -120,3 +120,29 @@ def test_the_driver_rewrites_current_and_says_so_in_json(tmp_path, capsys) -> No
     other.write_text("")
     assert main(["merge", str(current), str(base), str(other), "--name", "model.revs"]) == 2
     assert "model.revs (other branch): the file is empty" in capsys.readouterr().err
+
+
+@needs_git
+def test_setup_sets_the_driver_once_and_adds_the_attribute_line_once(tmp_path, capsys, monkeypatch) -> None:
+    repo = _repo(tmp_path, False)
+    (repo / ".gitattributes").write_text("*.npz binary")  # the team's own line, without a newline
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    sub = repo / "projects"
+    sub.mkdir()
+    assert main(["merge", "--setup", str(sub)]) == 0
+    out = capsys.readouterr().out
+    assert "merges .revs files with:" in out and "added '*.revs merge=revstudio' (commit it" in out
+    assert (repo / ".gitattributes").read_text() == "*.npz binary\n*.revs merge=revstudio\n"
+    driver = _git(repo, "config", "merge.revstudio.driver").stdout.strip()
+    assert driver.endswith(" merge %A %O %B --name %P")
+    assert main(["merge", "--setup", str(repo), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["added"] is False
+    assert (repo / ".gitattributes").read_text().count("merge=revstudio") == 1
+
+
+def test_setup_outside_a_repository_and_a_merge_without_files_say_what_to_give(tmp_path, capsys) -> None:
+    if shutil.which("git") is not None:
+        assert main(["merge", "--setup", str(tmp_path)]) == 2
+        assert "not inside a git repository" in capsys.readouterr().err
+    assert main(["merge"]) == 2
+    assert "give CURRENT BASE OTHER (git's %A %O %B), or --setup" in capsys.readouterr().err
