@@ -32,7 +32,7 @@ from typing import Any
 from .graph import ID_PATTERN, Edge, Graph, Node, PortRef, valid_id
 from .migrations import CURRENT_VERSION, MIGRATIONS, migrate_0_to_1
 from .nogc import without_cyclic_gc
-from .project_format import FORMAT, MADE_BY, MAX_POS, ProjectError
+from .project_format import FORMAT, MADE_BY, MAX_POS, ProjectError, made_by_newer
 from .project_write import dumps, plugin_records, save
 from .pyfile import EmbeddedError, decode_source, read_embedded
 
@@ -167,12 +167,6 @@ def _conflict_line(text: str) -> int:
     if match is None or not re.search(r"^={7}$[\s\S]*^>{7}(?: |$)", text[match.end():], re.MULTILINE):
         return 0
     return text.count("\n", 0, match.start()) + 1
-
-
-def _version_of(made_by: str) -> tuple[int, ...]:
-    """``"revstudio 0.9.1"`` -> (0, 9, 1); () when it names no version this reader can compare."""
-    match = re.fullmatch(r"revstudio (\d{1,9}(?:\.\d{1,9}){0,3})\S*", made_by.strip())
-    return tuple(int(part) for part in match.group(1).split(".")) if match else ()
 
 
 class _Reader:
@@ -334,7 +328,7 @@ class _Reader:
 
     def current(self, doc: dict[str, Any]) -> Graph:
         made_by = doc.get("made_by", "")
-        if isinstance(made_by, str) and _version_of(made_by) > _version_of(MADE_BY):
+        if isinstance(made_by, str) and made_by_newer(made_by):
             self.newer = made_by
         self.fields(doc, TOP_FIELDS, ("format", "version", "nodes", "edges"), "top level")
         name = doc.get("name", "untitled")
@@ -360,6 +354,7 @@ class _Reader:
         graph.renamed = self.renamed(doc, "field 'renamed'")
         if not isinstance(made_by, str) or len(made_by) > MAX_NAME:
             raise self.fail("field 'made_by'", f"expected text such as {MADE_BY!r}, got {_short(made_by)}")
+        graph.made_by = made_by
         graph.plugins = self.plugins(doc.get("plugins", {}))
         for body in graph.groups.values():
             body.plugins = graph.plugins  # one record per project, seen from every canvas

@@ -81,3 +81,24 @@ def test_an_unknown_field_from_this_or_an_older_version_is_to_be_removed(made_by
     doc["colour"] = "red"
     with pytest.raises(ProjectError, match=r"top level: unknown field 'colour' \(allowed: .*\); remove it$"):
         loads(json.dumps(doc))
+
+
+def test_node_types_and_params_of_a_newer_revstudio_are_said_to_be_its_not_typos() -> None:
+    """A teammate on a newer revstudio adds a node of a type new there: the check's errors said to
+    delete the node, which would lose their work."""
+    from revstudio.core.check import check
+
+    doc = json.loads(dumps(_project("act")))
+    doc["made_by"] = "revstudio 99.0.0"
+    doc["nodes"][1]["type"] = "FancyActivation"
+    doc["nodes"][0]["params"]["layout"] = "nhwc"
+    graph = loads(json.dumps(doc))
+    notes = [d for d in check(graph).diagnostics if "newer than this" in d.message]
+    assert len(notes) == 1 and notes[0].severity == "warning" and set(notes[0].nodes) == {"x", "act"}
+    assert notes[0].message.startswith(f"the file was made by revstudio 99.0.0, newer than this {MADE_BY}")
+    assert "upgrade revstudio rather than delete them" in notes[0].message
+    again = loads(dumps(graph))  # a Save keeps what this version does not know
+    assert again.node("act").type == "FancyActivation" and again.node("x").params["layout"] == "nhwc"
+    assert graph.copy().made_by == "revstudio 99.0.0"
+    doc["made_by"] = MADE_BY  # the same version: a typo, and its errors say what to do alone
+    assert not [d for d in check(loads(json.dumps(doc))).diagnostics if "newer than this" in d.message]
