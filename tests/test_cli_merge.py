@@ -115,7 +115,7 @@ def test_the_driver_rewrites_current_and_says_so_in_json(tmp_path, capsys) -> No
             _add_side(extra)(g)
         save(g, path)
     assert main(["merge", str(current), str(base), str(other), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"merged": True, "file": str(current), "conflicts": []}
+    assert json.loads(capsys.readouterr().out) == {"merged": True, "file": str(current), "conflicts": [], "notes": []}
     assert {"a", "b"} <= set(load(current).nodes)
     other.write_text("")
     assert main(["merge", str(current), str(base), str(other), "--name", "model.revs"]) == 2

@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     if result.conflicts:
         marked = _line_merge(args, name)
         if args.json:
-            print(json_text({"merged": False, "file": name, "conflicts": result.conflicts, "markers": marked}))
+            print(json_text({"merged": False, "file": name, "conflicts": result.conflicts, "notes": result.notes,
+                             "markers": marked}))
         else:
             for conflict in result.conflicts:
                 print(f"revstudio: {printable(name)}: {printable(conflict)}", file=sys.stderr)
@@ -88,9 +89,11 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"{args.current}: cannot write the merged project ({exc.strerror or exc})") from None
     if args.json:
-        print(json_text({"merged": True, "file": name, "conflicts": []}))
+        print(json_text({"merged": True, "file": name, "conflicts": [], "notes": result.notes}))
     else:
         print(f"merged {printable(name)} by its nodes, wires and settings")
+        for note in result.notes:
+            print(f"  {printable(note)}")
     return 0
 
 

@@ -26,6 +26,8 @@ class MergeResult:
 
     text: str = ""
     conflicts: list[str] = field(default_factory=list)
+    # what the merge decided that a user should know: a node both branches added under one id
+    notes: list[str] = field(default_factory=list)
 
 
 def _canonical(text: str, source: str, base: bool = False) -> dict[str, Any]:
@@ -42,9 +44,42 @@ def _show(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _rename_in(doc: dict[str, Any], old: str, new: str) -> None:
+    """Give the node ``old`` of ``doc`` (a project or a body) the id ``new``, with its wires."""
+    for node in doc.get("nodes", []):
+        if node["id"] == old:
+            node["id"] = new
+
+    def port(ref: str) -> str:
+        node_id, _, name = ref.partition(".")
+        return f"{new}.{name}" if node_id == old else ref
+
+    doc["edges"] = [[port(src), port(dst)] for src, dst in doc.get("edges", [])]
+    renamed = doc.get("renamed", {})
+    for key, value in renamed.items():
+        if value == old:
+            renamed[key] = new
+
+
 class _Merger:
     def __init__(self) -> None:
         self.conflicts: list[str] = []
+        self.notes: list[str] = []
+
+    def separate(self, base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any], prefix: str) -> None:
+        """Both branches added a node under the same id (the editor names a new Dropout "dropout" on
+        each): the other branch's takes a free id, so both are kept."""
+        ids = [{n["id"] for n in doc.get("nodes", [])} for doc in (base, ours, theirs)]
+        taken = set().union(*ids)
+        mine = {n["id"]: n for n in ours.get("nodes", [])}
+        for node in list(theirs.get("nodes", [])):
+            old = node["id"]
+            if old in ids[0] or old not in mine or mine[old] == node:
+                continue
+            new = next(f"{old}{i}" for i in range(2, len(taken) + 3) if f"{old}{i}" not in taken)
+            taken.add(new)
+            _rename_in(theirs, old, new)
+            self.notes.append(f"{prefix}node {old!r} was added on both branches: the other branch's is now {new!r}")
 
     def value(self, base: Any, ours: Any, theirs: Any, where: str, quiet: bool = False) -> Any:
         if ours == theirs or theirs == base:
@@ -82,6 +117,7 @@ class _Merger:
 
     def graph(self, base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any], prefix: str) -> dict[str, Any]:
         """``nodes``, ``edges`` and ``renamed`` of a project or a group body."""
+        self.separate(base, ours, theirs, prefix)
         by_id = [{n["id"]: n for n in doc.get("nodes", [])} for doc in (base, ours, theirs)]
         b_nodes, o_nodes, t_nodes = by_id
         order = list(o_nodes) + [i for i in t_nodes if i not in o_nodes]
@@ -96,8 +132,6 @@ class _Merger:
                 self.conflicts.append(f"{where}: deleted here, changed in the other branch")
             elif t is _ABSENT and o is not _ABSENT and b is not _ABSENT and o != b:
                 self.conflicts.append(f"{where}: changed here, deleted in the other branch")
-            elif b is _ABSENT and _ABSENT not in (o, t) and o != t:
-                self.conflicts.append(f"{where}: added in both branches, differently")
             merged = self.value(b, o, t, where, quiet=True)
             if merged is not _ABSENT:
                 nodes.append(merged)
@@ -148,8 +182,8 @@ def merge_projects(base: str, ours: str, theirs: str, names: tuple[str, str, str
     if doc["name"] is _ABSENT:
         del doc["name"]
     if m.conflicts:
-        return MergeResult("", m.conflicts)
-    return MergeResult(dumps(loads(json.dumps(doc), names[1])))
+        return MergeResult("", m.conflicts, m.notes)
+    return MergeResult(dumps(loads(json.dumps(doc), names[1])), [], m.notes)
 
 
 __all__ = ["MergeResult", "merge_projects"]
