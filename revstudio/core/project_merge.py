@@ -10,6 +10,7 @@ wire a node one side deleted, the merge reports a conflict naming it and nothing
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,10 +62,46 @@ def _rename_in(doc: dict[str, Any], old: str, new: str) -> None:
             renamed[key] = new
 
 
+def _free(name: str, taken: set[str]) -> str:
+    """``name`` with the first number that makes it free ("dropout" -> "dropout1", "group1" -> "group2")."""
+    stem = re.sub(r"\d+$", "", name) or name
+    return next(f"{stem}{i}" for i in range(1, len(taken) + 2) if f"{stem}{i}" not in taken)
+
+
+def _rename_group(doc: dict[str, Any], old: str, new: str) -> None:
+    """Give the group ``old`` of the project ``doc`` the name ``new``, with every node that runs it."""
+    from .spec import registry
+    from .validate import group_refs
+
+    groups = doc.get("groups", {})
+    groups[new] = groups.pop(old)
+    for part in (doc, *groups.values()):
+        for node in part.get("nodes", []):
+            spec = registry.find(node["type"]) if isinstance(node.get("type"), str) else None
+            params = node.get("params", {})
+            if spec is not None and isinstance(params, dict):
+                for param, name in group_refs(spec, params):
+                    if name == old:
+                        params[param] = new
+
+
 class _Merger:
     def __init__(self) -> None:
         self.conflicts: list[str] = []
         self.notes: list[str] = []
+
+    def separate_groups(self, base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any]) -> None:
+        """Both branches made a group under the same name (Ctrl+G names the first "group1" on each):
+        the other branch's takes a free name, and its Group and Repeat nodes follow."""
+        names = [set(doc.get("groups", {})) for doc in (base, ours, theirs)]
+        taken = set().union(*names)
+        for old in sorted(names[2] & names[1] - names[0]):
+            if ours["groups"][old] == theirs["groups"][old]:
+                continue
+            new = _free(old, taken)
+            taken.add(new)
+            _rename_group(theirs, old, new)
+            self.notes.append(f"group {old!r} was made on both branches: the other branch's is now {new!r}")
 
     def separate(self, base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any], prefix: str) -> None:
         """Both branches added a node under the same id (the editor names a new Dropout "dropout" on
@@ -76,7 +113,7 @@ class _Merger:
             old = node["id"]
             if old in ids[0] or old not in mine or mine[old] == node:
                 continue
-            new = next(f"{old}{i}" for i in range(2, len(taken) + 3) if f"{old}{i}" not in taken)
+            new = _free(old, taken)
             taken.add(new)
             _rename_in(theirs, old, new)
             self.notes.append(f"{prefix}node {old!r} was added on both branches: the other branch's is now {new!r}")
@@ -173,6 +210,7 @@ def merge_projects(base: str, ours: str, theirs: str, names: tuple[str, str, str
     # (format, version and made_by are this revstudio's: both sides were read up to its version)
     doc: dict[str, Any] = {"format": o["format"], "version": o["version"]}
     doc["name"] = m.value(b.get("name", _ABSENT), o.get("name", _ABSENT), t.get("name", _ABSENT), "project name")
+    m.separate_groups(b, o, t)
     doc.update(m.graph(b, o, t, ""))
     doc["groups"] = m.mapping(b.get("groups", {}), o.get("groups", {}), t.get("groups", {}), "group", m.body)
     doc["plugins"] = m.mapping(b.get("plugins", {}), o.get("plugins", {}), t.get("plugins", {}), "plugin")

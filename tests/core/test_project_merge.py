@@ -143,12 +143,36 @@ def test_a_node_id_both_branches_gave_a_new_node_keeps_both() -> None:
     theirs.set_param("dropout", "p", 0.3)
     result = merge_projects(dumps(_base()), dumps(ours), dumps(theirs))
     assert not result.conflicts
-    assert result.notes == ["node 'dropout' was added on both branches: the other branch's is now 'dropout2'"]
+    assert result.notes == ["node 'dropout' was added on both branches: the other branch's is now 'dropout1'"]
     merged = loads(result.text)
-    assert merged.node("dropout").params == {} and merged.node("dropout2").params == {"p": 0.3}
+    assert merged.node("dropout").params == {} and merged.node("dropout1").params == {"p": 0.3}
     assert {(str(e.src), str(e.dst)) for e in merged.edges} == {
-        ("x.out", "conv.in"), ("conv.out", "dropout.in"), ("dropout.out", "act.in"), ("act.out", "dropout2.in"),
-        ("dropout2.out", "y.in")}
+        ("x.out", "conv.in"), ("conv.out", "dropout.in"), ("dropout.out", "act.in"), ("act.out", "dropout1.in"),
+        ("dropout1.out", "y.in")}
     same = _insert(_base(), "dropout", "Dropout", "act")  # the same node, wired alike: one node
     again = merge_projects(dumps(_base()), dumps(ours), dumps(same))
     assert not again.conflicts and not again.notes and list(loads(again.text).nodes).count("dropout") == 1
+
+
+def test_a_group_name_both_branches_gave_a_new_group_keeps_both_with_their_nodes() -> None:
+    """Ctrl+G names the first group "group1" on each teammate's machine."""
+    def grouped(node_id: str, fn: str) -> Graph:
+        g = _base()
+        body = Graph("group1", groups=g.groups)
+        body.add_node("GroupInput", "gi", {"shape": [8, 8, 8]}, (0, 0))
+        body.add_node("Activation", "inner", {"fn": fn}, (240, 0))
+        body.add_node("GroupOutput", "go", {}, (480, 0))
+        body.connect("gi.out", "inner.in")
+        body.connect("inner.out", "go.in")
+        g.groups["group1"] = body
+        _insert(g, node_id, "Group", "act" if node_id == "mine" else "y")
+        g.set_param(node_id, "group", "group1")
+        return g
+
+    result = merge_projects(dumps(_base()), dumps(grouped("mine", "relu")), dumps(grouped("yours", "tanh")))
+    assert not result.conflicts
+    assert result.notes == ["group 'group1' was made on both branches: the other branch's is now 'group2'"]
+    merged = loads(result.text)
+    assert merged.node("mine").params["group"] == "group1" and merged.node("yours").params["group"] == "group2"
+    assert merged.groups["group1"].node("inner").params["fn"] == "relu"
+    assert merged.groups["group2"].node("inner").params["fn"] == "tanh"
