@@ -140,7 +140,7 @@ def parse_json(text: str, source: str) -> Any:
                 f"{source}: line {conflict}: the file holds git's merge conflict markers (<<<<<<<, =======, "
                 ">>>>>>>): a merge of it was left unfinished. Edit the file to keep the lines each side needs "
                 "(a comma after each list item but the last) and delete the marker lines, or take one side "
-                f"whole with 'git checkout --ours {shlex.quote(source)}' (or --theirs); then open it again",
+                f"whole with 'git checkout --ours {_as_path(source)}' (or --theirs); then open it again",
                 source, f"line {conflict}",
             ) from None
         # the text ran out where more was due, or ends without a project's closing brace: cut short
@@ -158,6 +158,11 @@ def parse_json(text: str, source: str) -> Any:
         ) from None
     except ValueError as exc:  # e.g. an integer with thousands of digits
         raise ProjectError(f"{source}: {exc}; this is not a revstudio project", source) from None
+
+
+def _as_path(source: str) -> str:
+    """``source`` for a shell command where it is a file's path, else a placeholder (a text's label)."""
+    return shlex.quote(source) if os.path.isfile(source) else "FILE"
 
 
 def _conflict_line(text: str) -> int:

@@ -62,6 +62,10 @@ def _rename_in(doc: dict[str, Any], old: str, new: str) -> None:
             renamed[key] = new
 
 
+def _wires(doc: dict[str, Any], node_id: str) -> set[tuple[str, str]]:
+    return {(src, dst) for src, dst in doc.get("edges", []) if node_id in (src.split(".")[0], dst.split(".")[0])}
+
+
 def _free(name: str, taken: set[str]) -> str:
     """``name`` with the first number that makes it free ("dropout" -> "dropout1", "group1" -> "group2")."""
     stem = re.sub(r"\d+$", "", name) or name
@@ -111,8 +115,8 @@ class _Merger:
         mine = {n["id"]: n for n in ours.get("nodes", [])}
         for node in list(theirs.get("nodes", [])):
             old = node["id"]
-            if old in ids[0] or old not in mine or mine[old] == node:
-                continue
+            if old in ids[0] or old not in mine or (mine[old] == node and _wires(ours, old) == _wires(theirs, old)):
+                continue  # (the same node, wired alike: one node)
             new = _free(old, taken)
             taken.add(new)
             _rename_in(theirs, old, new)

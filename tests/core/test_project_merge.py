@@ -139,19 +139,21 @@ def test_a_file_both_branches_added_alike_merges_and_a_broken_side_is_refused() 
 def test_a_node_id_both_branches_gave_a_new_node_keeps_both() -> None:
     """The editor names a new Dropout "dropout" on each teammate's machine."""
     ours = _insert(_base(), "dropout", "Dropout", "act")
-    theirs = _insert(_base(), "dropout", "Dropout", "y")
-    theirs.set_param("dropout", "p", 0.3)
+    theirs = _insert(_base(), "dropout", "Dropout", "y")  # the same card, in another place of the graph
     result = merge_projects(dumps(_base()), dumps(ours), dumps(theirs))
     assert not result.conflicts
     assert result.notes == ["node 'dropout' was added on both branches: the other branch's is now 'dropout1'"]
     merged = loads(result.text)
-    assert merged.node("dropout").params == {} and merged.node("dropout1").params == {"p": 0.3}
+    assert merged.node("dropout").params == {} and merged.node("dropout1").params == {}
+    theirs.set_param("dropout", "p", 0.3)  # a card of its own
+    again = loads(merge_projects(dumps(_base()), dumps(ours), dumps(theirs)).text)
+    assert again.node("dropout").params == {} and again.node("dropout1").params == {"p": 0.3}
     assert {(str(e.src), str(e.dst)) for e in merged.edges} == {
         ("x.out", "conv.in"), ("conv.out", "dropout.in"), ("dropout.out", "act.in"), ("act.out", "dropout1.in"),
         ("dropout1.out", "y.in")}
     same = _insert(_base(), "dropout", "Dropout", "act")  # the same node, wired alike: one node
-    again = merge_projects(dumps(_base()), dumps(ours), dumps(same))
-    assert not again.conflicts and not again.notes and list(loads(again.text).nodes).count("dropout") == 1
+    once = merge_projects(dumps(_base()), dumps(ours), dumps(same))
+    assert not once.conflicts and not once.notes and list(loads(once.text).nodes).count("dropout") == 1
 
 
 def test_a_group_name_both_branches_gave_a_new_group_keeps_both_with_their_nodes() -> None:
