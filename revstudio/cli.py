@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, str] = {
     "train": "train a project",
     "runs": "list training runs with their status and final metrics",
     "export": "write standalone PyTorch code",
+    "merge": "merge two branches' versions of a project (git's merge driver for .revs files)",
     "examples": "list the example projects installed with revstudio",
     "plugins": "list node-type plugins, their types and their problems",
     "nodes": "the node reference: every node type, or one in full",

@@ -16,6 +16,7 @@ from .graph import Graph, GraphError, Node, PortRef
 from .incremental import IncrementalCheck
 from .nogc import without_cyclic_gc
 from .notebook_repr import NotebookRepr, short_repr
+from .project_format import MADE_BY, made_by_newer
 from .shapes import UNUSED_BODY, Analysis, GroupInferer, NodeInfo, analyse_graph, body_errors_text, fmt_shape
 from .spec import Registry, ShapeT
 from .spec import registry as default_registry
@@ -178,7 +179,26 @@ def _check(graph: Graph, registry: Registry, incremental: IncrementalCheck | Non
     report.diagnostics += _unused_group_errors(graph, report.groups, registry)
     report.diagnostics = _merge_provider_warnings(graph, registry, report.diagnostics,
                                                   _body_provider_uses(graph, registry))
+    report.diagnostics += _newer_file(graph, report.diagnostics)
     return report
+
+
+_UNKNOWN = ("unknown node type", "has no parameter")
+
+
+def _newer_file(graph: Graph, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Where a newer revstudio wrote the file, the node types and parameters unknown here are likely
+    that version's: deleting them, as their errors say for a typo, would lose a teammate's work."""
+    if not made_by_newer(getattr(graph, "made_by", "")):
+        return []
+    nodes = list(dict.fromkeys(d.node for d in diagnostics if d.node is not None and d.severity == "error"
+                               and any(u in d.message for u in _UNKNOWN)))
+    if not nodes:
+        return []
+    named = ", ".join(repr(n) for n in nodes[:_SHOWN]) + (f" and {len(nodes) - _SHOWN} more" if len(nodes) > _SHOWN else "")
+    return [warning(None, f"the file was made by {graph.made_by}, newer than this {MADE_BY}: the node types and "
+                          f"parameters it does not know ({named}) are likely that version's; upgrade revstudio "
+                          "rather than delete them (a Save keeps them as they are)", also=tuple(nodes))]
 
 
 def _body_refs(nodes: Iterable[Node], registry: Registry) -> list[str]:

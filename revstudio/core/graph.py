@@ -56,6 +56,9 @@ class Graph(GroupStore):
         # What the file says provides each plugin node type ({"distribution", "version"}),
         # kept so a project whose plugin is not installed names it and saves back unchanged.
         self.plugins: dict[str, dict[str, str]] = {}
+        # The revstudio that wrote the file it was loaded from (a Save writes this one's): the check
+        # says so where a newer one's node types or parameters are unknown here.
+        self.made_by = ""
         self.node_added = Event("node_added")        # (node)
         self.node_removed = Event("node_removed")    # (node)
         self.edge_added = Event("edge_added")        # (edge)
@@ -352,6 +355,7 @@ class Graph(GroupStore):
         out.training, out.view = _copy.deepcopy(self.training), _copy.deepcopy(self.view)
         out.renamed = dict(self.renamed)
         out.plugins = _copy.deepcopy(self.plugins)
+        out.made_by = self.made_by
         for body in out.groups.values():
             if not self.is_body():
                 body.plugins = out.plugins

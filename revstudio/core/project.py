@@ -25,12 +25,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import shlex
 from typing import Any
 
 from .graph import ID_PATTERN, Edge, Graph, Node, PortRef, valid_id
 from .migrations import CURRENT_VERSION, MIGRATIONS, migrate_0_to_1
 from .nogc import without_cyclic_gc
-from .project_format import FORMAT, MADE_BY, MAX_POS, ProjectError
+from .project_format import FORMAT, MADE_BY, MAX_POS, ProjectError, made_by_newer
 from .project_write import dumps, plugin_records, save
 from .pyfile import EmbeddedError, decode_source, read_embedded
 
@@ -132,10 +134,20 @@ def parse_json(text: str, source: str) -> Any:
         return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant, parse_float=_finite,
                           parse_int=_whole)
     except json.JSONDecodeError as exc:
-        tail = text[exc.pos:].strip()
-        hint = "the file ends too early (truncated?)" if not tail else "the file is not valid JSON"
+        conflict = _conflict_line(text)
+        if conflict:
+            raise ProjectError(
+                f"{source}: line {conflict}: the file holds git's merge conflict markers (<<<<<<<, =======, "
+                ">>>>>>>): a merge of it was left unfinished. Edit the file to keep the lines each side needs "
+                "(a comma after each list item but the last) and delete the marker lines, or take one side "
+                f"whole with 'git checkout --ours {_as_path(source)}' (or --theirs); then open it again",
+                source, f"line {conflict}",
+            ) from None
+        # the text ran out where more was due, or ends without a project's closing brace: cut short
+        short = not text[exc.pos:].strip() or not text.rstrip().endswith("}")
+        hint = "the file ends too early (truncated?)" if short else "the file is not valid JSON"
         raise ProjectError(
-            f"{source}: line {exc.lineno}, column {exc.colno}: {exc.msg}; {hint}",
+            f"{source}: line {exc.lineno}, column {exc.colno}: {exc.msg.removesuffix(' starting at')}; {hint}",
             source, f"line {exc.lineno}, column {exc.colno}",
         ) from None
     except _JsonProblem as exc:
@@ -148,18 +160,38 @@ def parse_json(text: str, source: str) -> Any:
         raise ProjectError(f"{source}: {exc}; this is not a revstudio project", source) from None
 
 
+def _as_path(source: str) -> str:
+    """``source`` for a shell command where it is a file's path, else a placeholder (a text's label)."""
+    return shlex.quote(source) if os.path.isfile(source) else "FILE"
+
+
+def _conflict_line(text: str) -> int:
+    """The line of the first ``<<<<<<<`` that git's merge leaves where both sides changed the
+    same lines, if the text holds a whole conflict (its ``=======`` and ``>>>>>>>`` after it); else 0."""
+    match = re.search(r"^<{7}(?: |$)", text, re.MULTILINE)
+    if match is None or not re.search(r"^={7}$[\s\S]*^>{7}(?: |$)", text[match.end():], re.MULTILINE):
+        return 0
+    return text.count("\n", 0, match.start()) + 1
+
+
 class _Reader:
     """One load: the source name for messages and a cache of canonical type ids."""
 
     def __init__(self, source: str) -> None:
         self.source = source
         self.types: dict[str, str] = {}
+        self.newer = ""  # the file's made_by where a newer revstudio wrote it
 
     def fail(self, where: str, problem: str) -> ProjectError:
         return ProjectError(f"{self.source}: {where}: {problem}", self.source, where)
 
     def fields(self, obj: dict[str, Any], allowed: tuple[str, ...], required: tuple[str, ...], where: str) -> None:
         for key in obj:
+            if key not in allowed and self.newer:
+                # a field of a newer format: removing it would drop what that version keeps there
+                raise self.fail(where, f"unknown field {_short(key)}: the file was made by {_short(self.newer)}, "
+                                       f"newer than this {MADE_BY}, which does not know the field; upgrade "
+                                       "revstudio to open it (deleting the field loses what it holds)")
             if key not in allowed:
                 raise self.fail(where, f"unknown field {_short(key)} (allowed: {', '.join(allowed)}); remove it")
         for key in required:
@@ -300,6 +332,9 @@ class _Reader:
         return self.current(doc)
 
     def current(self, doc: dict[str, Any]) -> Graph:
+        made_by = doc.get("made_by", "")
+        if isinstance(made_by, str) and made_by_newer(made_by):
+            self.newer = made_by
         self.fields(doc, TOP_FIELDS, ("format", "version", "nodes", "edges"), "top level")
         name = doc.get("name", "untitled")
         if not isinstance(name, str) or len(name) > MAX_NAME:
@@ -322,9 +357,9 @@ class _Reader:
             body.renamed = self.renamed(raw, f"{where}: field 'renamed'")
             graph.groups[gname] = body
         graph.renamed = self.renamed(doc, "field 'renamed'")
-        made_by = doc.get("made_by", "")
         if not isinstance(made_by, str) or len(made_by) > MAX_NAME:
             raise self.fail("field 'made_by'", f"expected text such as {MADE_BY!r}, got {_short(made_by)}")
+        graph.made_by = made_by
         graph.plugins = self.plugins(doc.get("plugins", {}))
         for body in graph.groups.values():
             body.plugins = graph.plugins  # one record per project, seen from every canvas

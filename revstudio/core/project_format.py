@@ -2,6 +2,8 @@
 reader (``project``) and its writer (``project_write``) raise."""
 from __future__ import annotations
 
+import re
+
 from revstudio import __version__
 
 FORMAT = "revstudio"
@@ -9,6 +11,18 @@ MADE_BY = f"revstudio {__version__}"
 # A node's canvas position, in pixels, lies within +-MAX_POS: far beyond any drawing, and far
 # below where Qt's canvas breaks (positions of 1e13 crashed the editor when it opened the file).
 MAX_POS = 1e9
+
+
+def made_by_version(made_by: str) -> tuple[int, ...]:
+    """``"revstudio 0.9.1"`` -> (0, 9, 1); () when it names no version this reader can compare."""
+    match = re.fullmatch(r"revstudio (\d{1,9}(?:\.\d{1,9}){0,3})\S*", made_by.strip())
+    return tuple(int(part) for part in match.group(1).split(".")) if match else ()
+
+
+def made_by_newer(made_by: str) -> bool:
+    """Whether ``made_by`` names a revstudio newer than this one (whose file may hold what this
+    one does not know: a field, a node type, a parameter)."""
+    return made_by_version(made_by) > made_by_version(MADE_BY)
 
 
 class ProjectError(ValueError):
@@ -20,4 +34,4 @@ class ProjectError(ValueError):
         self.where = where
 
 
-__all__ = ["FORMAT", "MADE_BY", "MAX_POS", "ProjectError"]
+__all__ = ["FORMAT", "MADE_BY", "MAX_POS", "ProjectError", "made_by_newer", "made_by_version"]

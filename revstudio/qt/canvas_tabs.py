@@ -410,10 +410,13 @@ class CanvasTabs(QTabWidget):
             view.restore_view_state(dict(self.document.graph.view))
 
     def store_view(self) -> None:
-        """Put the main canvas's zoom and centre in the project's ``view`` (saved with it)."""
+        """Put the main canvas's zoom and centre in the project's ``view`` (saved with it), once the
+        user zoomed or panned: a view the canvas made by itself depends on the window's size and
+        would change the file of a teammate who only opened and saved it."""
         view = self.main_view()
-        if view is not None:
+        if view is not None and view.moved_by_user():
             self.document.graph.view = {**self.document.graph.view, **view.view_state()}
+            view.view_saved()
 
     def _on_view_selection(self, view: Any, ids: list) -> None:
         if view is self.currentWidget():

@@ -23,6 +23,7 @@ from revstudio.core import tempfiles
 from revstudio.core.processes import host, process_stamp
 
 from .run_status import decide, looks_like_run, started_from
+from .runs_folder import drop_own_gitignore, make_runs_folder
 
 STATUS = "status.json"
 CONFIG = "config.json"
@@ -450,6 +451,7 @@ class StartUndo:
                 except OSError:
                     pass
         for folder in ([] if "checkpoints" in self.before else [os.path.join(self.path, "checkpoints")]) + self.made:
+            drop_own_gitignore(folder)  # (a runs/ folder made for this run holds it)
             try:
                 os.rmdir(folder)  # (only an empty one: anything else in it stays)
             except FileNotFoundError:
@@ -466,7 +468,7 @@ def claim_run_dir(path: str) -> tuple[str, StartUndo]:
     while True:
         undo = StartUndo(path)
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+            make_runs_folder(os.path.dirname(path))
             os.mkdir(path)
             return path, undo
         except FileExistsError:

@@ -38,6 +38,9 @@ class ZoomMixin(QGraphicsView):
     # (zoom, centre) of a fit the view made by itself; None once the user zoomed or panned
     _auto_fit: tuple[float, QPointF] | None = None
     _readable_fit = False  # that fit is a project's first view (else a group's or run's tab: all of it)
+    # (zoom, centre) of the last view shown without the user: the project's saved view or a fit of
+    # its own; a Save stores the view only once the user moved off it (moved_by_user)
+    _shown: tuple[float, QPointF] | None = None
 
     def selected_node_ids(self) -> list[str]:  # pragma: no cover - GraphView's
         raise NotImplementedError
@@ -132,6 +135,7 @@ class ZoomMixin(QGraphicsView):
         self.resetTransform()
         self.scale(zoom, zoom)
         self.centerOn(x, y)
+        self._shown = (self.zoom(), self._centre())
 
 
     def _centre(self) -> QPointF:
@@ -147,7 +151,7 @@ class ZoomMixin(QGraphicsView):
         self.fit_all()
         if readable and self.zoom() < OPEN_ZOOM:
             self._show_start(OPEN_ZOOM)
-        self._auto_fit = (self.zoom(), self._centre())
+        self._auto_fit = self._shown = (self.zoom(), self._centre())
 
     def _ends_rect(self, types: tuple[str, ...]) -> QRectF:
         """The graph's cards of ``types`` (its Inputs, or its Outputs), or all of it where it has none."""
@@ -185,9 +189,20 @@ class ZoomMixin(QGraphicsView):
 
     def _untouched(self) -> bool:
         """The view still shows its own fit: same zoom, same centre (the resize anchor keeps it)."""
-        if self._auto_fit is None:
-            return False
-        zoom, centre = self._auto_fit
+        return self._auto_fit is not None and self._showing(self._auto_fit)
+
+    def moved_by_user(self) -> bool:
+        """The user zoomed or panned off the view the canvas showed by itself (the project's saved
+        view, or its first fit), so a Save stores the new one; else the file keeps its ``view`` as it
+        was: opening and saving a project changes no byte of it, whatever the window's size."""
+        return self._shown is None or not self._showing(self._shown)
+
+    def view_saved(self) -> None:
+        """The view as it is now went into the project: the next Save compares with it."""
+        self._shown = (self.zoom(), self._centre())
+
+    def _showing(self, state: tuple[float, QPointF]) -> bool:
+        zoom, centre = state
         slack = 2.0 / max(zoom, 1e-9)  # two screen pixels of rounding
         drift = self._centre() - centre
         return self.zoom() == zoom and abs(drift.x()) <= slack and abs(drift.y()) <= slack

@@ -18,6 +18,7 @@ from revstudio.core.processes import pid_alive
 from revstudio.training.run_status import looks_like_run
 from revstudio.training.runs import STAMPED as _STAMPED
 from revstudio.training.runs import belongs_to, read_run, trained_seconds
+from revstudio.training.runs_folder import make_runs_folder
 
 __all__ = ["RunEntry", "belongs_to", "delete_run_dir", "is_run_dir", "list_run_dirs", "move_run_dir", "pid_alive",
            "read_run_dir", "renamed_run"]
@@ -121,7 +122,7 @@ def move_run_dir(path: Path, root: Path, name: str) -> Path:
     return where it went. Across file systems it is copied to a hidden folder beside the target,
     renamed into place and only then removed: a failure (a full disk) leaves the run where it was,
     whole, and no part copy behind. Raises OSError with the reason."""
-    root.mkdir(parents=True, exist_ok=True)
+    make_runs_folder(root)
     target, n = root / name, 2
     while target.exists():
         target, n = root / f"{name}-{n}", n + 1

@@ -33,6 +33,7 @@ from revstudio.qt.document import Document
 from revstudio.qt.plots.rows import LinePump, LineSplitter, RunData
 from revstudio.qt.training import section as sec
 from revstudio.training.runs import record_end
+from revstudio.training.runs_folder import make_runs_folder
 
 STOP_GRACE_MS = 1500   # SIGTERM first; a worker still alive after this is killed (Stop within 2 s)
 STDERR_KEEP = 8000     # characters of stderr kept for a failed run's message
@@ -187,6 +188,7 @@ class TrainController(QObject):
             return reason
         run_dir = new_run_dir(runs_root(self.document.path), run_stem(self.document))
         try:
+            make_runs_folder(run_dir.parent)
             run_dir.mkdir(parents=True)
             snapshot = run_dir / "project.revs"
             write_atomic(snapshot, sec.snapshot_text(self.document.graph, self.document.path))

@@ -90,7 +90,7 @@ def test_click_train_trains_the_example_and_the_plots_fill(xvfb, tmp_path):  # n
         assert shot.stat().st_size > 20_000
         if os.environ.get("REVSTUDIO_UPDATE_DOCS") == "1":  # the README's picture, refreshed on request only
             shutil.copy(shot, ROOT / "docs" / "training.png")
-        runs = list((project.parent / "runs").iterdir())
+        runs = [p for p in (project.parent / "runs").iterdir() if p.is_dir()]  # (beside its .gitignore)
         assert len(runs) == 1 and (runs[0] / "checkpoints" / "last.pt").exists()
     finally:
         app.close()

@@ -1,0 +1,48 @@
+"""The ``runs/`` folder beside a project, where every run of it gets a folder of its own.
+
+Runs are each machine's own (checkpoints of megabytes, metrics, a snapshot whose data paths are
+absolute), not a project's source: a ``runs/`` folder revstudio makes holds a ``.gitignore`` that
+keeps it out of git (as Python's venv and pytest's cache do). A team that wants its runs in git
+deletes that file; an existing folder is never touched, so it is not written again.
+"""
+from __future__ import annotations
+
+import errno
+import os
+
+GITIGNORE = ".gitignore"
+GITIGNORE_TEXT = (
+    "# Made by revstudio: training runs (checkpoints, metrics) stay out of git.\n"
+    "# Delete this file to commit them.\n"
+    "*\n"
+)
+
+
+def make_runs_folder(root: str | os.PathLike[str]) -> None:
+    """Make ``root`` (and the folders above it) where it does not exist, with the ``.gitignore``
+    that keeps it out of git. Raises OSError where the folder cannot be made; a ``.gitignore``
+    that cannot be written (a race with another run making it) is no reason to refuse a run."""
+    path = os.fspath(root)
+    if os.path.isdir(path):
+        return
+    if os.path.lexists(path):  # a file named runs: said as a folder in the way is (makedirs says "File exists")
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
+    os.makedirs(path, exist_ok=True)
+    try:
+        with open(os.path.join(path, GITIGNORE), "x", encoding="utf-8") as f:
+            f.write(GITIGNORE_TEXT)
+    except OSError:
+        pass
+
+
+def drop_own_gitignore(root: str | os.PathLike[str]) -> None:
+    """Remove the ``.gitignore`` ``make_runs_folder`` wrote (exactly its text), so a folder made for
+    a run that was then refused can be removed whole."""
+    path = os.path.join(os.fspath(root), GITIGNORE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            own = f.read() == GITIGNORE_TEXT
+        if own:
+            os.remove(path)
+    except OSError:
+        pass
