@@ -87,9 +87,10 @@ def _metric_text(metrics: dict[str, object]) -> str:
                      for k in keys)
 
 
-def run(args: argparse.Namespace) -> int:
-    from revstudio.training.learning import UNCHECKED, unchecked_why
-    from revstudio.training.runs import belongs_to, human_duration, list_runs
+def listing(args: argparse.Namespace) -> tuple[str, list[RunInfo]]:
+    """(the folder listed, its runs chosen and ordered) for ``args`` (``dir``, ``status``, ``sort``,
+    ``reverse``); ``rs.runs`` lists by it too. CliError (exit 2) for a DIR or a key it cannot use."""
+    from revstudio.training.runs import belongs_to, list_runs
 
     folder = args.dir
     if not folder:  # (an unset shell variable: not ./runs, which leaving DIR out means)
@@ -109,7 +110,14 @@ def run(args: argparse.Namespace) -> int:
     inside = os.path.join(folder, "runs")
     if not runs and os.path.isdir(inside):  # the project's folder: its runs are in runs/
         folder, runs = inside, list_runs(inside)
-    runs = _chosen(runs, args.status, args.sort, args.reverse)
+    return folder, _chosen(runs, args.status, args.sort, args.reverse)
+
+
+def run(args: argparse.Namespace) -> int:
+    from revstudio.training.learning import UNCHECKED, unchecked_why
+    from revstudio.training.runs import human_duration
+
+    folder, runs = listing(args)
     if args.json:
         print(json_text({"dir": folder, "runs": [r.to_json() for r in runs]}))  # (old files may hold NaN)
         return 0
