@@ -30,6 +30,7 @@ _LAZY = {
     "load_weights": ("revstudio.compiler.foreign_weights", "load_weights"),
     "gradcheck": ("revstudio.diagnostics.gradcheck_api", "gradcheck"),
     "train": ("revstudio.training.train_api", "train"),
+    "TrainFailed": ("revstudio.training.train_api", "TrainFailed"),
     "memory": ("revstudio.diagnostics.memory_api", "memory"),
     "runs": ("revstudio.training.runs_api", "runs"),
 }
@@ -52,5 +53,5 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-__all__ = ["Graph", "__version__", "check", "compile", "export", "gradcheck", "load", "load_weights", "memory",
+__all__ = ["Graph", "TrainFailed", "__version__", "check", "compile", "export", "gradcheck", "load", "load_weights", "memory",
            "runs", "save", "train"]

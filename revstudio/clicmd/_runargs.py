@@ -40,11 +40,12 @@ def load_checked(path: str, batch: int = 1, device: Any = None, graph: Graph | N
     from revstudio.clicmd.check import load_project
     from revstudio.diagnostics.check import full_check
 
+    shows = "rs.check(graph)" if graph is not None else f"'revstudio check {path}'"
     if graph is None:
         graph = load_project(path)
     report = full_check(graph, batch=batch, device=device)
     if not report.valid:
-        lines = [f"{path}: the graph has errors; fix them first ('revstudio check {path}' shows all):"]
+        lines = [f"{path}: the graph has errors; fix them first ({shows} shows all):"]
         lines += [f"  {d}" for d in report.errors[:10]]
         if len(report.errors) > 10:
             lines.append(f"  ... and {len(report.errors) - 10} more")

@@ -199,7 +199,9 @@ def _table(out: dict, repeat: int = 1) -> str:
                       if isinstance(est_peak, int) and m["peak_bytes"] else "-"),
                      fmt_bytes(m["kept_bytes"]),
                      fmt_bytes(est) if isinstance(est, int) else "-", f"{m['seconds']:.4f}{spread}",
-                     f"{m['peak_bytes'] / (base or 1):.2f}x" if base is not None else "-"))
+                     f"{m['peak_bytes'] / (base or 1):.2f}x"))
+    if base is None:
+        rows = [r[:-1] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     cast = "" if precision == "fp32" else f", forward under {precision} autocast"
     lines = [f"{out['file']}: one training step, batch {out['batch']}, {out['device']}{cast} ({out['measured_with']}; "
