@@ -187,7 +187,8 @@ def _table(out: dict, repeat: int = 1) -> str:
     modes, precision = out["modes"], out["precision"]
     est_modes = out["estimate"].get("modes", {})
     seconds = "seconds" if repeat == 1 else f"seconds: median (min-max of {repeat})"
-    rows = [("mode", "peak", "estimate peak", "kept after fwd", "estimate kept", seconds, "peak vs standard")]
+    rows: list[tuple[str, ...]] = [("mode", "peak", "estimate peak", "kept after fwd", "estimate kept", seconds,
+                                    "peak vs standard")]
     base = modes.get("standard", {}).get("peak_bytes")  # (rs.memory may measure other modes alone)
     for mode, m in modes.items():
         est = est_modes.get(mode, {}).get("activation_bytes")
