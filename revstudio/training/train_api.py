@@ -98,7 +98,7 @@ def train(graph: Any = None, data: str | os.PathLike[str] | None = None, steps: 
     ``seed=``, ``epochs=``, ``memory_budget=``...: the project's ``training`` keys, docs/cli.md)
     override the project's settings for this run, as the command's flags do; ``out``, ``resume``
     and ``init`` are ``--out``, ``--resume`` and ``--init``. ``on_step(row)`` is called with each
-    step row (``step``, ``loss``, ``lr``, ...); an error it raises stops the run cleanly and is
+    step row (``step``, ``loss``, ``lr``, ...: every ``log_every`` steps and at the last); an error it raises stops the run cleanly and is
     raised again. ``progress``: print the command's progress lines.
 
     Ctrl+C (a notebook's interrupt) stops after the step in progress with a checkpoint: the Run
