@@ -245,7 +245,7 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
             print(message_line(message, rank), file=sys.stderr)
         return code
 
-    callbacks: list[Any] = [last_step, *req.callbacks]
+    callbacks: list[Any] = [last_step]
     checkpoints = LastCheckpoint()
 
     def stopped_now() -> None:
@@ -346,6 +346,7 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
             if req.show:
                 callbacks.append(JsonRows(on_gone=on_gone) if req.json else Progress(on_gone=on_gone))
             callbacks.append(to_dir)
+        callbacks.extend(req.callbacks)  # (after to_dir: the row a caller's callback sees is in the folder)
         dist = Distributed(rank, world, local_rank)
         if dist.active:
             _init_distributed(cfg)

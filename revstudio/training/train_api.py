@@ -142,6 +142,8 @@ def train(graph: Any = None, data: str | os.PathLike[str] | None = None, steps: 
               result.step if result is not None else 0, rows.rows,
               dict(result.metrics) if result is not None else {}, result.model if result is not None else None)
     if rows.error is not None:
+        rows.error.add_note(f"rs.train: on_step raised this; the run stopped cleanly at step {run.step} "
+                            f"({run.run_dir}; rs.train(resume=...) continues it)")
         raise rows.error
     if code != 0:
         message = outcome.message or (result.message if result is not None else None) or f"exit code {code}"

@@ -114,12 +114,27 @@ def test_ctrl_c_stops_cleanly_after_the_step_and_returns_the_stopped_run(tmp_pat
     assert signal.getsignal(signal.SIGINT) is before  # the notebook's own handler back
 
 
+def test_a_second_ctrl_c_stops_at_once_as_a_keyboard_interrupt_the_run_recorded_as_stopped(tmp_path) -> None:
+    def interrupt_twice(row: dict) -> None:
+        assert row in read_metrics(str(tmp_path / "r"))  # (the folder already holds the row handed over)
+        if row["step"] == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        rs.train(EXAMPLE, steps=50, log_every=1, checkpoint_every=2, out=tmp_path / "r", on_step=interrupt_twice,
+                 progress=False, **QUICK)
+    info = read_run(str(tmp_path / "r"))
+    assert info.status == "stopped" and info.step == 2 and "second signal" in (info.message or "")
+
+
 def test_an_error_in_the_callback_stops_the_run_cleanly_and_is_raised(tmp_path) -> None:
     def broken(row: dict) -> None:
         raise KeyError("my plot")
 
-    with pytest.raises(KeyError, match="my plot"):
+    with pytest.raises(KeyError, match="my plot") as caught:
         rs.train(EXAMPLE, steps=50, out=tmp_path / "r", on_step=broken, progress=False, **QUICK)
+    assert "the run stopped cleanly at step 10" in " ".join(caught.value.__notes__)
     assert read_run(str(tmp_path / "r")).status == "stopped"
     assert os.path.isfile(tmp_path / "r" / "checkpoints" / "last.pt")
 
