@@ -28,9 +28,17 @@ class RunList(list[dict[str, Any]], NotebookRepr):
         from revstudio.clicmd.runs import _metric_text
 
         lines = [f"{r['name']}  {r['status']}  step {r['step'] if r['step'] is not None else '-'}/"
-                 f"{r['total_steps'] or '-'}  {_metric_text(r['metrics'] or {})}".rstrip() for r in self]
+                 f"{r['total_steps'] or '-'}  {_metric_text(r['metrics'] or {})}".rstrip() + _why(r) for r in self]
         count = f"{len(self)} run{'s' * (len(self) != 1)}"
         return short_repr(f"<{count} in {self.dir}>", lines, 20, "the list")
+
+
+def _why(run: dict[str, Any]) -> str:
+    """How a failed, killed or unknown run ended, as the command says under its table (cut short)."""
+    message = run.get("message") or ""
+    if run.get("status") not in ("failed", "killed", "unknown") or not message:
+        return ""
+    return f"  ({message[:100]}{'...' if len(message) > 100 else ''})"
 
 
 def runs(folder: str | os.PathLike[str] = "runs", status: str | list[str] | None = None, sort: str = "started",

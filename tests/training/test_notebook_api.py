@@ -89,6 +89,8 @@ def test_a_run_that_fails_after_its_start_raises_with_the_run_and_the_command_s_
     run = caught.value.run
     assert run.status == "nan" and run.run_dir == str(tmp_path / "r") and run.rows[0]["event"] == "started"
     assert read_run(str(tmp_path / "r")).status == "failed"
+    listed = repr(rs.runs(tmp_path))  # (how it ended said on its line, as the command says it under its table)
+    assert "\n  r  failed  step " in listed and "/20  (the loss became non-finite" in listed
 
 
 def test_a_graph_with_errors_is_refused_pointing_at_rs_check(tmp_path, monkeypatch) -> None:
