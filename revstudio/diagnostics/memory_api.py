@@ -96,10 +96,10 @@ def memory(graph: Any, batch: int = 8, modes: Sequence[str] = MODES, budget: flo
 def _project(graph: Any) -> tuple[str, Any]:
     """(the name the messages give, the Graph or None: the command reads the file itself)."""
     from revstudio.core.graph import Graph
-    from revstudio.core.scripting import expect_graph
+    from revstudio.core.scripting import expect_graph, stand_in_path
 
     if isinstance(graph, Graph):
-        return os.path.join(os.getcwd(), f"{graph.name or 'project'}.revs"), graph
+        return stand_in_path(graph), graph
     if not isinstance(graph, (str, os.PathLike)):
         expect_graph(graph, "rs.memory")
     path = os.fspath(graph)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from revstudio.core.graph import Graph
 from revstudio.core.notebook_repr import NotebookRepr
 
 from .loop import Callback
@@ -79,14 +79,8 @@ class _Collect(Callback):
         self.rows.append(dict(row))
 
 
-def _name(graph: Any) -> str:
-    """The file a Graph would be saved as in the current folder: its run folders go to ./runs and
-    its relative data paths start here, as for a project saved here."""
-    stem = re.sub(r"[^\w.-]+", "_", str(getattr(graph, "name", "") or "")).strip("._") or "project"
-    return os.path.join(os.getcwd(), f"{stem}.revs")
-
-
-def train(graph: Any = None, data: str | os.PathLike[str] | None = None, steps: int | None = None, *,
+def train(graph: Graph | str | os.PathLike[str] | None = None, data: str | os.PathLike[str] | None = None,
+          steps: int | None = None, *,
           out: str | os.PathLike[str] | None = None, resume: str | os.PathLike[str] | None = None,
           init: str | os.PathLike[str] | None = None, on_step: Callable[[dict[str, Any]], Any] | None = None,
           progress: bool = True, **settings: Any) -> Run:
@@ -98,8 +92,8 @@ def train(graph: Any = None, data: str | os.PathLike[str] | None = None, steps: 
     ``seed=``, ``epochs=``, ``memory_budget=``...: the project's ``training`` keys, docs/cli.md)
     override the project's settings for this run, as the command's flags do; ``out``, ``resume``
     and ``init`` are ``--out``, ``--resume`` and ``--init``. ``on_step(row)`` is called with each
-    step row (``step``, ``loss``, ``lr``, ...: every ``log_every`` steps and at the last); an error it raises stops the run cleanly and is
-    raised again. ``progress``: print the command's progress lines.
+    step row (``step``, ``loss``, ``lr``, ...: every ``log_every`` steps and at the last); an error
+    it raises stops the run cleanly and is raised again. ``progress``: print the command's progress lines.
 
     Ctrl+C (a notebook's interrupt) stops after the step in progress with a checkpoint: the Run
     comes back with status "stopped"; a second one stops at once (KeyboardInterrupt). Raises
@@ -109,33 +103,34 @@ def train(graph: Any = None, data: str | os.PathLike[str] | None = None, steps: 
     """
     from revstudio.cli import CliError
     from revstudio.clicmd.train import refuse
-    from revstudio.core.graph import Graph
-    from revstudio.core.scripting import expect_graph
+    from revstudio.core.scripting import expect_graph, stand_in_path
 
     from .session import Outcome, Request, run_session
 
-    in_memory = isinstance(graph, Graph)
-    if graph is not None and not in_memory:
-        if not isinstance(graph, (str, os.PathLike)):
-            expect_graph(graph, "rs.train")
-        graph = os.fspath(graph)
-        if not os.path.exists(graph):
-            raise FileNotFoundError(f"{graph}: no such file; check the path")
-    file = _name(graph) if in_memory else graph
+    in_memory = graph if isinstance(graph, Graph) else None
+    file: str | None = None
+    if in_memory is not None:
+        file = stand_in_path(in_memory)
+    elif isinstance(graph, (str, os.PathLike)):
+        file = os.fspath(graph)
+        if not os.path.exists(file):
+            raise FileNotFoundError(f"{file}: no such file; check the path")
+    elif graph is not None:
+        expect_graph(graph, "rs.train")  # (raises: what to pass instead)
     overrides = {**settings, **{k: v for k, v in (("data", data), ("steps", steps)) if v is not None}}
     if isinstance(overrides.get("data"), os.PathLike):
         overrides["data"] = os.fspath(overrides["data"])
     paths = {k: None if v is None else os.fspath(v) for k, v in (("out", out), ("resume", resume), ("init", init))}
     args = argparse.Namespace(file=file, data=overrides.get("data"), val_data=overrides.get("val_data"), **paths)
     try:
-        refuse(args, in_memory=in_memory)
+        refuse(args, in_memory=in_memory is not None)
     except CliError as exc:
         raise ValueError(str(exc)) from None
     stop = StopFlag()
     rows = _Collect(on_step, stop)
     outcome = Outcome()
     code = run_session(Request(file=file, overrides=overrides, out=paths["out"], resume=paths["resume"],
-                               init=paths["init"], graph=graph if in_memory else None, callbacks=[rows],
+                               init=paths["init"], graph=in_memory, callbacks=[rows],
                                stop=stop, show=progress), outcome)
     result = outcome.result
     run = Run(outcome.run_dir, result.status if result is not None else "stopped",
