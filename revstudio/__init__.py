@@ -8,6 +8,11 @@ The scripting API (DESIGN section 3) is loaded lazily so that
     report = rs.check(g)
     model = rs.compile(g, mode="reversible", device="cpu")
     src = rs.export(g)
+    run = rs.train(g, steps=200)        # what `revstudio train` does, in this process
+    rs.memory(g, batch=8)                # `revstudio memory`: measured peaks beside the estimate
+    rs.runs("runs")                      # `revstudio runs`: past runs and how they ended
+
+(docs/python.md). ``dir(rs)`` lists this API only (``__all__``).
 """
 from __future__ import annotations
 
@@ -24,6 +29,10 @@ _LAZY = {
     "export": ("revstudio.codegen", "export"),
     "load_weights": ("revstudio.compiler.foreign_weights", "load_weights"),
     "gradcheck": ("revstudio.diagnostics.gradcheck_api", "gradcheck"),
+    "train": ("revstudio.training.train_api", "train"),
+    "TrainFailed": ("revstudio.training.train_api", "TrainFailed"),
+    "memory": ("revstudio.diagnostics.memory_api", "memory"),
+    "runs": ("revstudio.training.runs_api", "runs"),
 }
 
 
@@ -39,8 +48,10 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    # the lazy names too: a notebook's completion (rs.<Tab>) and dir(rs) list them before first use
-    return sorted({*globals(), *_LAZY})
+    # the API only, the lazy names included: a notebook's completion (rs.<Tab>) and dir(rs) list
+    # them before first use, and not this module's own helpers (Any, annotations, _LAZY)
+    return sorted(__all__)
 
 
-__all__ = ["Graph", "__version__", "check", "compile", "export", "gradcheck", "load", "load_weights", "save"]
+__all__ = ["Graph", "TrainFailed", "__version__", "check", "compile", "export", "gradcheck", "load", "load_weights", "memory",
+           "runs", "save", "train"]

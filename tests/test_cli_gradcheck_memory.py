@@ -249,8 +249,13 @@ def test_a_cuda_measurement_says_what_the_estimate_does_not_count() -> None:
     note = estimate_note(torch.device("cuda"))
     assert note is not None and "cuDNN" in note
     modes = {m: {"peak_bytes": 1000, "kept_bytes": 500, "seconds": 0.1} for m in ("standard", "reversible")}
-    assert note in _table("x.revs", 4, torch.device("cuda"), modes, {})
-    assert "cuDNN" not in _table("x.revs", 4, torch.device("cpu"), modes, {})
+
+    def table(device: str) -> str:
+        return _table({"file": "x.revs", "batch": 4, "device": device, "precision": "fp32", "modes": modes,
+                       "measured_with": "m", "estimate": {}, "estimate_note": estimate_note(torch.device(device))})
+
+    assert note in table("cuda")
+    assert "cuDNN" not in table("cpu")
 
 
 def test_gradcheck_weights_come_from_the_seed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

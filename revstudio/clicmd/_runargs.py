@@ -32,17 +32,20 @@ def positive_int(text: str) -> int:
     return value
 
 
-def load_checked(path: str, batch: int = 1, device: Any = None) -> tuple[Graph, Report]:
+def load_checked(path: str, batch: int = 1, device: Any = None, graph: Graph | None = None) -> tuple[Graph, Report]:
     """Load and fully check a project; a graph with errors is a CliError with exit 1.
     ``device``: "cpu" or the torch.device the estimate is for (None: the project's;
-    see ``full_check``)."""
+    see ``full_check``). ``graph``: the project already in memory (the Python API's), which
+    ``path`` only names."""
     from revstudio.clicmd.check import load_project
     from revstudio.diagnostics.check import full_check
 
-    graph = load_project(path)
+    shows = "rs.check(graph)" if graph is not None else f"'revstudio check {path}'"
+    if graph is None:
+        graph = load_project(path)
     report = full_check(graph, batch=batch, device=device)
     if not report.valid:
-        lines = [f"{path}: the graph has errors; fix them first ('revstudio check {path}' shows all):"]
+        lines = [f"{path}: the graph has errors; fix them first ({shows} shows all):"]
         lines += [f"  {d}" for d in report.errors[:10]]
         if len(report.errors) > 10:
             lines.append(f"  ... and {len(report.errors) - 10} more")

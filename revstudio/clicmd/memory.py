@@ -66,8 +66,9 @@ def _budget_arg(text: str) -> float:
     return value
 
 
-def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: int = 0,
-                  top: int = 0, budget: float | None = None, precision: str = "fp32") -> dict[str, dict]:
+def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: int = 0, top: int = 0,
+                  budget: float | None = None, precision: str = "fp32",
+                  modes: tuple[str, ...] = MODES) -> dict[str, dict]:
     """{mode: {"peak_bytes", "kept_bytes", "seconds"[, "peak_phase", "peak_tensors",
     "peak_by_dtype"]}} for one model switched between modes (see ``compare_modes``), its
     forward under autocast at a ``precision`` other than fp32."""
@@ -86,7 +87,7 @@ def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: in
     if hasattr(model, "initialize"):
         model.initialize(*inputs)
     stepped: Any = model if precision == "fp32" else Autocast(model, device.type, precision)
-    measured = compare_modes(stepped, inputs, MODES, repeat=repeat, top=top)
+    measured = compare_modes(stepped, inputs, modes, repeat=repeat, top=top)
     out = {mode: dict(m) for mode, m in measured.items()}
     if budget is not None:
         from ._budget import measure_budget
@@ -97,49 +98,58 @@ def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: in
 
 
 def run(args: argparse.Namespace) -> int:
+    out = measured(args.file, args.batch, args.device, args.precision, args.repeat, args.seed, args.top, args.budget)
+    if args.json:
+        print(json_text(out))
+        return 0
+    print(printable(text(out, args.repeat, args.top)))
+    return 0
+
+
+def measured(file: str, batch: int, device_name: str, precision: str = "fp32", repeat: int = 5, seed: int = 0,
+             top: int = 0, budget: float | None = None, modes: tuple[str, ...] = MODES, graph: Any = None) -> dict:
+    """The object ``memory --json`` prints (``rs.memory``'s too: ``modes`` a part of them, ``graph``
+    the project in memory that ``file`` names); CliError where the command exits 1 or 2."""
     # on the CPU torch is imported only once the sizes are known to fit (importing it takes seconds)
-    device = None if args.device == "cpu" else resolve_device(args.device)
-    graph, report = load_checked(args.file, batch=args.batch, device=device if device is not None else "cpu")
+    device = None if device_name == "cpu" else resolve_device(device_name)
+    graph, report = load_checked(file, batch=batch, device=device if device is not None else "cpu", graph=graph)
     from revstudio.diagnostics.estimate import input_dtype
 
-    refuse_unfit(args.file, graph, report, args.batch, input_dtype(graph), device or "cpu")
+    refuse_unfit(file, graph, report, batch, input_dtype(graph), device or "cpu")
     if device is None:
-        device = resolve_device(args.device)
-    if args.precision == "fp16" and device.type != "cuda":
+        device = resolve_device(device_name)
+    if precision == "fp16" and device.type != "cuda":
         raise CliError("--precision fp16 needs a CUDA device (train runs it with a GradScaler there); "
                        "on the CPU use --precision bf16 or fp32", 2)
-    with graph_errors(args.file):
-        modes = measure_modes(graph, args.batch, device, args.repeat, args.seed, args.top, args.budget,
-                              args.precision)
+    with graph_errors(file):
+        steps = measure_modes(graph, batch, device, repeat, seed, top, budget, precision, modes)
     # (under autocast the fp32 figures would not be the step's: 1.3-3.6x off on the examples)
     from revstudio.diagnostics.estimate import precision_note
 
-    modelled = precision_note(args.precision) is None
+    modelled = precision_note(precision) is None
     estimate = report.estimate.to_json() if report.estimate is not None and modelled else {}
-    budget = None
-    if args.budget is not None:
+    out = {"file": file, "batch": batch, "device": str(device), "precision": precision,
+           "measured_with": _method(device), "device_memory_bytes": _device_memory(device),
+           "modes": steps, "estimate": estimate, "estimate_note": estimate_note(device, precision),
+           **measured_where(graph)}
+    if budget is not None:
         from ._budget import budget_section
 
-        budget = budget_section(graph, report, args.budget, args.batch, modes, modes.pop("budget"),
-                                device.type, estimated=modelled)
-    note = estimate_note(device, args.precision)
-    where = measured_where(graph)
-    if args.json:
-        out = {"file": args.file, "batch": args.batch, "device": str(device), "precision": args.precision,
-               "measured_with": _method(device), "device_memory_bytes": _device_memory(device),
-               "modes": modes, "estimate": estimate, "estimate_note": note, **where}
-        if budget is not None:
-            out["budget"] = budget
-        print(json_text(out))
-        return 0
-    print(printable(_table(args.file, args.batch, device, modes, estimate, args.repeat, args.precision, where)))
-    if budget is not None:
+        out["budget"] = budget_section(graph, report, budget, batch, steps, steps.pop("budget"),
+                                       device.type, estimated=modelled)
+    return out
+
+
+def text(out: dict, repeat: int, top: int = 0) -> str:
+    """What ``memory`` prints of ``out`` (:func:`measured`'s) without ``--json``."""
+    lines = [_table(out, repeat)]
+    if "budget" in out:
         from ._budget import budget_lines
 
-        print(printable(budget_lines(budget)))
-    if args.top:
-        print(printable(_top_listing(modes, args.top)))
-    return 0
+        lines.append(budget_lines(out["budget"]))
+    if top:
+        lines.append(_top_listing(out["modes"], top))
+    return "\n".join(lines)
 
 
 def _device_memory(device: Any) -> int | None:
@@ -186,14 +196,15 @@ def measured_where(graph: Any) -> dict[str, Any]:
             "threads": torch.get_num_threads(), "network_digest": network_digest(graph)}
 
 
-def _table(path: str, batch: int, device: Any, modes: dict[str, dict], estimate: dict, repeat: int = 1,
-           precision: str = "fp32", where: dict[str, Any] | None = None) -> str:
+def _table(out: dict, repeat: int = 1) -> str:
     from revstudio.diagnostics.estimate import fmt_bytes
 
-    est_modes = estimate.get("modes", {})
+    modes, precision = out["modes"], out["precision"]
+    est_modes = out["estimate"].get("modes", {})
     seconds = "seconds" if repeat == 1 else f"seconds: median (min-max of {repeat})"
-    rows = [("mode", "peak", "estimate peak", "kept after fwd", "estimate kept", seconds, "peak vs standard")]
-    base = modes["standard"]["peak_bytes"] or 1
+    rows: list[tuple[str, ...]] = [("mode", "peak", "estimate peak", "kept after fwd", "estimate kept", seconds,
+                                    "peak vs standard")]
+    base = modes.get("standard", {}).get("peak_bytes")  # (rs.memory may measure other modes alone)
     for mode, m in modes.items():
         est = est_modes.get(mode, {}).get("activation_bytes")
         est_peak = est_modes.get(mode, {}).get("peak_bytes")
@@ -204,19 +215,21 @@ def _table(path: str, batch: int, device: Any, modes: dict[str, dict], estimate:
                       if isinstance(est_peak, int) and m["peak_bytes"] else "-"),
                      fmt_bytes(m["kept_bytes"]),
                      fmt_bytes(est) if isinstance(est, int) else "-", f"{m['seconds']:.4f}{spread}",
-                     f"{m['peak_bytes'] / base:.2f}x"))
+                     f"{m['peak_bytes'] / (base or 1):.2f}x"))
+    if base is None:
+        rows = [r[:-1] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     cast = "" if precision == "fp32" else f", forward under {precision} autocast"
-    lines = [f"{path}: one training step, batch {batch}, {device}{cast} ({_method(device)}; "
+    lines = [f"{out['file']}: one training step, batch {out['batch']}, {out['device']}{cast} ({out['measured_with']}; "
              "bytes exclude weights and inputs)"]
-    if where:
+    if "versions" in out:
         from revstudio.core.digest import short
 
-        v = where["versions"]
+        v = out["versions"]
         lines.append(f"  revstudio {v['revstudio']}, torch {v['torch']}, python {v['python']}, "
-                     f"{where['threads']} CPU thread{'s' if where['threads'] != 1 else ''}; "
-                     f"network {short(where['network_digest'])}")
-    note = estimate_note(device, precision)
+                     f"{out['threads']} CPU thread{'s' if out['threads'] != 1 else ''}; "
+                     f"network {short(out['network_digest'])}")
+    note = out["estimate_note"]
     if note:
         lines.append(f"  {note}")
     if repeat > 1:

@@ -119,25 +119,32 @@ def _runs_of(arg: str) -> tuple[str, list[RunInfo]]:
     return folder, runs
 
 
+def listing(args: argparse.Namespace) -> tuple[list[str], list[RunInfo]]:
+    """(the folders listed, one per DIR, and their runs chosen and ordered: a run named twice, or inside
+    two folders named, once) for ``args`` (``dir``: one DIR or a list, ``status``, ``sort``, ``reverse``);
+    ``rs.runs`` lists by it too. CliError (exit 2) for a DIR or a key it cannot use."""
+    found = [_runs_of(d) for d in ([args.dir] if isinstance(args.dir, str) else args.dir)]
+    runs: list[RunInfo] = []
+    seen: set[str] = set()
+    for run_info in (r for _, listed in found for r in listed):
+        if os.path.realpath(run_info.path) not in seen:
+            seen.add(os.path.realpath(run_info.path))
+            runs.append(run_info)
+    return list(dict.fromkeys(f for f, _ in found)), _chosen(runs, args.status, args.sort, args.reverse)
+
+
 def run(args: argparse.Namespace) -> int:
     from revstudio.training.learning import UNCHECKED, unchecked_why
     from revstudio.training.run_compare import names
     from revstudio.training.runs import human_duration
 
-    found = [_runs_of(d) for d in args.dir]
-    folder = ", ".join(dict.fromkeys(f for f, _ in found))
-    runs: list[RunInfo] = []
-    seen: set[str] = set()  # (a run named twice, or inside two folders named, is listed once)
-    for run_info in (r for _, listed in found for r in listed):
-        if os.path.realpath(run_info.path) not in seen:
-            seen.add(os.path.realpath(run_info.path))
-            runs.append(run_info)
-    runs = _chosen(runs, args.status, args.sort, args.reverse)
+    dirs, runs = listing(args)
+    folder = ", ".join(dirs)
     compare = (args.compare or len(args.dir) > 1) and len(runs) > 1  # (reading every run's rows: asked for)
     if args.json:  # (old files may hold NaN)
         from revstudio.training.run_compare import differences, provenance, same_rows
 
-        print(json_text({"dir": found[0][0], "dirs": list(dict.fromkeys(f for f, _ in found)),
+        print(json_text({"dir": dirs[0], "dirs": dirs,
                          "runs": [{**r.to_json(), **provenance(r.path)} for r in runs],
                          **({"differ": differences(runs), "same_rows": [g.to_json() for g in same_rows(runs)]}
                             if compare else {})}))

@@ -161,7 +161,9 @@ def _data_here(args: argparse.Namespace) -> None:
     refuse_data_elsewhere(args.file, {"--data": args.data, "--val-data": args.val_data})
 
 
-def _run(args: argparse.Namespace) -> int:
+def refuse(args: argparse.Namespace, in_memory: bool = False) -> None:
+    """Raise the CliError (exit 2) for what ``train`` refuses before anything starts; ``rs.train``
+    asks the same (``in_memory``: its project is a Graph, ``args.file`` only its name)."""
     for flag, value in (("--out", args.out), ("--resume", args.resume)):
         if value == "":  # (an unset shell variable: not "no flag", which would run somewhere else)
             raise CliError(f"{flag}: the path is empty; name a folder, e.g. {flag} runs/first")
@@ -169,7 +171,7 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError("FILE: the path is empty; name the project to train, e.g. revstudio train model.revs")
     if not args.file and not args.resume:
         raise CliError("train needs a project FILE, or --resume DIR to continue a run (see 'revstudio train --help')")
-    if args.file and not args.resume and not os.path.isfile(args.file):
+    if args.file and not args.resume and not in_memory and not os.path.isfile(args.file):
         raise CliError(_not_a_project(args.file))
     if args.init is not None and args.resume:
         raise CliError(INIT_AND_RESUME)
@@ -179,6 +181,10 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError(f"--resume {args.resume}: no such run directory")
     if args.file and not args.resume:
         _data_here(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    refuse(args)
     from revstudio.training.launch import launch, launch_needed
 
     if launch_needed(args):

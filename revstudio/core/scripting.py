@@ -51,3 +51,15 @@ def expect_graph(value: object, call: str, path_hint: str | None = None) -> None
                         f"first: {call}(rs.load({str(value)!r}))")
     raise TypeError(f"{call} takes a revstudio Graph, got {got}; load one with rs.load(path) or build "
                     "one with rs.Graph()")
+
+
+def stand_in_path(graph: Any) -> str:
+    """The file a Graph in memory would be saved as in the current folder (its name, made a file
+    name): where ``rs.train`` and ``rs.memory`` treat it as read from, so its runs go to ./runs and
+    its relative data paths start here, as for a project saved here."""
+    import os
+    import re
+
+    stem = re.sub(r"[^\w.-]+", "_", str(getattr(graph, "name", "") or "")).strip("._") or "project"
+    return os.path.join(os.getcwd(), f"{stem}.revs")
+

@@ -45,6 +45,22 @@ class Request:
     resume: str | None = None
     json: bool = False
     init: str | None = None  # weights a new run starts from (--init): a file or a run folder
+    # in process (rs.train): a Graph trained as if read from ``file`` (a name: it has none on disk),
+    # more callbacks, the stop flag (a callback's error sets it), and whether the rows are printed
+    graph: Any = None
+    callbacks: list[Any] = field(default_factory=list)
+    stop: StopFlag | None = None
+    show: bool = True
+
+
+@dataclass
+class Outcome:
+    """What an in-process caller learns beyond the exit code: the run folder, the loop's
+    TrainResult (its model) and the message of a ``failed`` row (the caller says it, not us)."""
+
+    run_dir: str | None = None
+    result: Any = None
+    message: str | None = None
 
 
 class SessionError(Exception):
@@ -101,7 +117,8 @@ def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
         except ckpt.CheckpointError as exc:
             raise SessionError(f"--resume {req.resume}: {exc}", 2) from None
         graph = load_project(snapshot)
-        if req.file and network_digest(load_project(req.file)) != network_digest(graph):
+        given = req.graph if req.graph is not None else load_project(req.file) if req.file else None
+        if given is not None and network_digest(given) != network_digest(graph):
             raise SessionError(f"--resume {req.resume}: {req.file} is not the graph that run trains (its "
                                f"project.revs); leave FILE out to continue the run, or drop --resume to start "
                                f"a new run of {req.file}", 2)
@@ -112,7 +129,7 @@ def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
         base = str((resume.get("data") or {}).get("base_dir") or os.path.dirname(os.path.abspath(snapshot)))
     else:
         assert req.file is not None
-        graph = load_project(req.file)
+        graph = load_project(req.file) if req.graph is None else req.graph
         section = graph.training
         base = os.path.dirname(os.path.abspath(req.file))
     try:
@@ -165,8 +182,8 @@ def _check_resume(run_dir: str, resume: dict[str, Any], cfg: TrainConfig, data: 
         raise SessionError(f"--resume {run_dir}: the run already finished its {total} steps; {more}", 2)
 
 
-def run_session(req: Request) -> int:
-    """Run one training process; returns the exit code."""
+def run_session(req: Request, outcome: Outcome | None = None) -> int:
+    """Run one training process; returns the exit code (and fills ``outcome``, where given)."""
     from revstudio.clicmd._runargs import load_checked
     from revstudio.core.project import dumps
 
@@ -176,7 +193,7 @@ def run_session(req: Request) -> int:
     from .parts import TrainError
 
     rank, world, local_rank = _rank()
-    stop = StopFlag()
+    stop = req.stop or StopFlag()
     stop.install(alone=world == 1)
     writer: RunWriter | None = None
     undo: StartUndo | None = None  # (a new run's: what its start created, taken away if it is refused)
@@ -189,12 +206,13 @@ def run_session(req: Request) -> int:
         step = fail_step if last_step.step is None else last_step.step  # (during the run: the last trained)
         row = {"kind": "event", "event": "failed", "time": elapsed, "step": step, "message": message,
                "exit_code": code}
+        if outcome is not None:
+            outcome.message = message
         if rank == 0:
             try:
-                if req.json:
-                    print(row_dumps(row), flush=True)
-                else:
-                    print(message_line(message), file=sys.stderr)
+                if outcome is None:  # (an in-process caller raises it itself)
+                    print(row_dumps(row) if req.json else message_line(message), flush=True,
+                          file=sys.stdout if req.json else sys.stderr)
             except BrokenPipeError:  # nobody reads the row: the run directory still gets it
                 reader_gone()
             if writer is not None and undo is not None and not last_step.started:
@@ -243,7 +261,7 @@ def run_session(req: Request) -> int:
             return failed(str(exc), exc.code)
         source = os.path.join(req.resume, "project.revs") if req.resume else str(req.file)
         try:
-            graph, report = load_checked(source, batch=cfg.batch_size)
+            graph, report = load_checked(source, batch=cfg.batch_size, graph=None if req.resume else req.graph)
         except CliError as exc:
             return failed(str(exc), exc.code)
         try:  # (before the run folder is made: an unreadable file leaves no failed run behind)
@@ -264,6 +282,8 @@ def run_session(req: Request) -> int:
                 writer = open_run(out, graph, cfg, world, project_text)
             except RunDirError as exc:
                 return failed(str(exc), 2)
+        if outcome is not None:
+            outcome.run_dir = out
         from .data import DataError, load_data
         from .task import infer_task
 
@@ -308,8 +328,10 @@ def run_session(req: Request) -> int:
                 stop.set = True
                 to_dir.stop_message = READER_GONE
 
-            callbacks.append(JsonRows(on_gone=on_gone) if req.json else Progress(on_gone=on_gone))
+            if req.show:
+                callbacks.append(JsonRows(on_gone=on_gone) if req.json else Progress(on_gone=on_gone))
             callbacks.append(to_dir)
+        callbacks.extend(req.callbacks)  # (after to_dir: the row a caller's callback sees is in the folder)
         dist = Distributed(rank, world, local_rank)
         if dist.active:
             _init_distributed(cfg)
@@ -320,6 +342,8 @@ def run_session(req: Request) -> int:
                                         project_text=project_text, dist=dist,
                                         resumed_from=req.resume, data_base=base, init=init,
                                         init_from=req.init)
+            if outcome is not None:
+                outcome.result = result
         except TrainError as exc:
             return failed(str(exc), exc.code)
         except RunDirError as exc:  # the disk filled up, or the folder went away, during the run
@@ -435,4 +459,4 @@ def _finish_distributed() -> None:
         tdist.destroy_process_group()
 
 
-__all__ = ["Request", "SessionError", "StopFlag", "StopNow", "default_run_dir", "preflight", "run_session"]
+__all__ = ["Outcome", "Request", "SessionError", "StopFlag", "StopNow", "default_run_dir", "preflight", "run_session"]
