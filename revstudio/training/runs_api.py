@@ -22,7 +22,7 @@ class RunList(list[dict[str, Any]], NotebookRepr):
         self.dir = folder
 
     def to_json(self) -> dict[str, Any]:
-        return {"dir": self.dir, "runs": list(self)}
+        return {"dir": self.dir, "dirs": [self.dir], "runs": list(self)}  # (as `runs --json` of one DIR)
 
     def __repr__(self) -> str:
         from revstudio.clicmd.runs import _metric_text
