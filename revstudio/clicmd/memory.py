@@ -1,4 +1,5 @@
-"""``revstudio memory FILE [--batch B] [--device D] [--precision P] [--repeat N] [--top K] [--json]``.
+"""``revstudio memory FILE [--batch B] [--device D] [--precision P] [--repeat N] [--top K] [--json]``
+(``--depth 1,2,4 [--depth-node NAME]``: the same against a Repeat node's depth, ``memory_depth``).
 
 Runs training steps (forward, loss, backward) in each mode on the same weights
 and batch and reports peak bytes, bytes kept after forward and the step's time,
@@ -39,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), default="fp32",  # (train's)
                         help="measure the steps as train --precision runs them: forward under autocast "
                              "(fp16 needs CUDA); the estimate models fp32 only, so none is shown for the others")
-    parser.add_argument("--repeat", type=repeats, default=5,
+    parser.add_argument("--repeat", type=repeats, default=None,
                         help="timed steps per mode, after one warm-up step each and interleaved "
                              "across modes; the median and the spread are reported (default 5)")
     parser.add_argument("--top", type=count, default=0, metavar="K",
@@ -49,6 +50,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=_budget_arg, default=None, metavar="BYTES",
                         help="also run reversible mode under this memory budget (e.g. 64MiB, 1.5GB, "
                              "'unlimited'): shows which regions it keeps and measures it")
+    from .memory_depth import depths_arg
+
+    parser.add_argument("--depth", type=depths_arg, default=None, metavar="N,N,...",
+                        help="measure again at each of these depths (the times of the project's Repeat node, "
+                             "e.g. 1,2,4,8,16): peaks per mode beside the estimate, and how much each mode "
+                             "grows per added block")
+    parser.add_argument("--depth-node", default=None, metavar="NAME",
+                        help="the Repeat node --depth varies, where the project has several")
 
 
 def _off(error: float) -> str:
@@ -97,6 +106,12 @@ def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: in
 
 
 def run(args: argparse.Namespace) -> int:
+    from . import memory_depth
+
+    memory_depth.refuse_other_options(args)
+    if args.depth is not None:
+        return memory_depth.run(args)
+    args.repeat = args.repeat or 5
     # on the CPU torch is imported only once the sizes are known to fit (importing it takes seconds)
     device = None if args.device == "cpu" else resolve_device(args.device)
     graph, report = load_checked(args.file, batch=args.batch, device=device if device is not None else "cpu")
@@ -125,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     note = estimate_note(device, args.precision)
     if args.json:
         out = {"file": args.file, "batch": args.batch, "device": str(device), "precision": args.precision,
-               "measured_with": _method(device), "device_memory_bytes": _device_memory(device),
+               "measured_with": method(device), "device_memory_bytes": _device_memory(device),
                "modes": modes, "estimate": estimate, "estimate_note": note}
         if budget is not None:
             out["budget"] = budget
@@ -150,7 +165,7 @@ def _device_memory(device: Any) -> int | None:
     return int(torch.cuda.get_device_properties(device).total_memory)
 
 
-def _method(device: Any) -> str:
+def method(device: Any) -> str:
     return "cuda allocator statistics" if device.type == "cuda" else "live tensor accounting"
 
 
@@ -192,7 +207,7 @@ def _table(path: str, batch: int, device: Any, modes: dict[str, dict], estimate:
                      f"{m['peak_bytes'] / base:.2f}x"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     cast = "" if precision == "fp32" else f", forward under {precision} autocast"
-    lines = [f"{path}: one training step, batch {batch}, {device}{cast} ({_method(device)}; "
+    lines = [f"{path}: one training step, batch {batch}, {device}{cast} ({method(device)}; "
              "bytes exclude weights and inputs)"]
     note = estimate_note(device, precision)
     if note:
