@@ -5,7 +5,8 @@ a child process (QProcess, ``cli.child_argv``): torch never loads into the edito
 and the GUI never waits. The reply is drawn as a small bar chart per mode
 (estimated and measured kept and peak) with the estimate's error. "Fits on my
 device" turns a memory size (typed, like "8 GiB", or the GPU the measurement
-found) into the largest batch per mode from ``max_batches_that_fit``.
+found) into the largest batch per mode from ``max_batches_that_fit``. "Memory vs Depth"
+(``depth_sweep``) measures the same at several depths of the project's Repeat node.
 """
 from __future__ import annotations
 
@@ -151,11 +152,16 @@ class MemoryPanel(QWidget):
         self.budget.editingFinished.connect(self.update_fits)
         self.fits = QLabel("")
         self.fits.setWordWrap(True)
+        from revstudio.qt.depth_sweep import DepthSweep
+
+        self.depth_sweep = DepthSweep(document, self._settings)
+        self.depth_sweep.running_changed.connect(self._sync_cancel)
 
         # wraps in a narrow Output panel (at 150 % on a 1366x768 laptop the one row was 568 px
         # wide: the panel scrolled sideways, Cancel and the progress words out of sight)
         row = FlowLayout()
-        for w in (self.batch, self.device, self.precision, self.measure_button, self.cancel_button):
+        for w in (self.batch, self.device, self.precision, self.measure_button, self.depth_sweep.depths,
+                  self.depth_sweep.node, self.depth_sweep.button, self.cancel_button):
             row.addWidget(w)
         fit_row = QHBoxLayout()
         fit_row.addWidget(QLabel("Fits on my device:"))
@@ -168,6 +174,7 @@ class MemoryPanel(QWidget):
         body.addWidget(self.chart, 3)
         body.addWidget(self.table, 2)
         layout.addLayout(body, 1)
+        layout.addWidget(self.depth_sweep, 1)
         layout.addLayout(fit_row)
         # the fits price the walked estimate: they follow it (at once, or after the edit's first paint)
         document.estimateChanged.connect(self._on_analysis)
@@ -192,9 +199,7 @@ class MemoryPanel(QWidget):
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(dumps(self.document.graph))
         batch = self.batch.value()
-        argv = child_argv("revstudio", "memory", path, "--json", "--batch", str(batch),
-                          "--device", self.device.currentText(), "--precision", self.precision.currentText(),
-                          "--repeat", "3")
+        argv = child_argv("revstudio", "memory", path, "--json", *self._settings(), "--repeat", "3")
         process = QProcess(self)
         process.setWorkingDirectory(self._tmp.name)
         process.setProgram(argv[0])
@@ -208,9 +213,19 @@ class MemoryPanel(QWidget):
         self.status.setText(f"measuring one training step per mode at batch {batch}…")
         process.start()
 
+    def _settings(self) -> list[str]:
+        """The batch, device and precision a measurement and a depth sweep run at."""
+        return ["--batch", str(self.batch.value()), "--device", self.device.currentText(),
+                "--precision", self.precision.currentText()]
+
+    def _sync_cancel(self, *_: object) -> None:
+        self.cancel_button.setEnabled(self.process is not None or self.depth_sweep.running)
+
     def cancel(self) -> None:
+        """Stop the measurement and the depth sweep that run."""
         if self.process is not None:
             self.process.kill()
+        self.depth_sweep.cancel()
 
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart:
@@ -244,7 +259,7 @@ class MemoryPanel(QWidget):
             self._tmp.cleanup()
             self._tmp = None
         self.measure_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
+        self._sync_cancel()
         self.message = message
         if data is not None:
             self.result = data
