@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from revstudio.diagnostics.depth_sweep import DepthError, parse_depths, pick_repeat, repeat_nodes
@@ -21,6 +21,7 @@ from revstudio.qt.child_json import PROJECT, ChildJson
 from revstudio.qt.document import Document
 from revstudio.qt.plots import plot_theme
 from revstudio.qt.plots.bytes_axis import BytesAxis
+from revstudio.qt.plots.legend_fit import LineSample, fit_legend, place_legend
 from revstudio.qt.plots.metric_plot import PALETTE
 from revstudio.qt.plots.plot_widget import PlotWidget
 
@@ -36,8 +37,17 @@ def per_block(value: Any) -> str:
     return ("-" if round(value) < 0 else "+") + fmt_bytes(abs(round(value))) + "/block"
 
 
+class SweepPlot(PlotWidget):
+    """The sweep's plot, asking for a short panel's room: pyqtgraph's 600 x 480 hint made the
+    Memory tab (heights for its wrapped words' widths) taller than the Output panel, the plot out
+    of sight below its buttons."""
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
+        return QSize(420, 200)
+
+
 class DepthSweep(QWidget):
-    """The sweep's plot and words; its controls (``depths``, ``node``, ``button``) sit in the
+    """The sweep's plot and words (shown once a sweep is asked for); its controls (``depths``, ``node``, ``button``) sit in the
     Memory tab's row of buttons. ``settings()`` gives the tab's --batch/--device/--precision."""
 
     finished = Signal()  # a sweep came back (or failed or was cancelled: see ``message``)
@@ -67,12 +77,14 @@ class DepthSweep(QWidget):
         self.button.clicked.connect(self.run)
         self.status = QLabel("")
         self.status.setWordWrap(True)
-        self.plot = PlotWidget(axisItems={"left": BytesAxis("left")})
+        self.plot = SweepPlot(axisItems={"left": BytesAxis("left")})
         self.plot.setBackground(None)
         self.plot.setMinimumHeight(180)
         self.plot.setLabel("left", "peak of one step", units="B")
         self.plot.setLabel("bottom", "copies of the Repeat node (times)")
         self.plot.getPlotItem().getViewBox().setMouseEnabled(x=False, y=False)
+        self.plot.getPlotItem().getViewBox().sigResized.connect(lambda _vb: self.fit_legend())
+        self._legend_corner: tuple[float, float] | None = None
         self.plot.setToolTip("Solid: measured peak; dashed: the static estimate; the legend gives each mode's "
                              "growth per added block (least squares)")
         layout = QVBoxLayout(self)
@@ -80,6 +92,7 @@ class DepthSweep(QWidget):
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.status)
         self.plot.hide()
+        self.hide()  # beside the Memory tab's chart once a sweep is asked for
         document.estimateChanged.connect(self.refresh_nodes)
         document.graphReplaced.connect(self.refresh_nodes)
         self.refresh_nodes()
@@ -133,6 +146,7 @@ class DepthSweep(QWidget):
     def _say(self, text: str) -> None:
         self.message = text
         self.status.setText(text)
+        self.show()
 
     def _on_finished(self) -> None:
         self.button.setEnabled(True)
@@ -146,6 +160,14 @@ class DepthSweep(QWidget):
         self.finished.emit()
 
     # ---- drawing ---------------------------------------------------------------
+    def fit_legend(self) -> None:
+        """The legend whole inside the plot, in the corner its lines leave clearest."""
+        item = self.plot.getPlotItem()
+        if item.legend is None:
+            return
+        fit_legend(item)
+        self._legend_corner = place_legend(item, item.listDataItems(), self._legend_corner)
+
     def draw(self, data: dict[str, Any]) -> None:
         """Peak against depth per mode: measured solid, estimate dashed, growth per block in the legend."""
         plot = self.plot
@@ -154,7 +176,7 @@ class DepthSweep(QWidget):
         if item.legend is not None:
             item.legend.scene().removeItem(item.legend)
             item.legend = None
-        legend = plot.addLegend(offset=(10, 5))
+        legend = plot.addLegend(offset=(8, 8), sampleType=LineSample)
         rows = data.get("rows") or []
         xs = [float(r["depth"]) for r in rows]
         growth = data.get("bytes_per_block") or {}
@@ -179,11 +201,13 @@ class DepthSweep(QWidget):
             legend.addItem(sample, "estimate (dashed)")
         plot.setLabel("bottom", f"copies of {data.get('node', 'the Repeat node')} (times)")
         top = max([v for _x, ys in self.curves.values() for v in ys] + [1.0])
-        plot.setYRange(0, top * 1.15, padding=0)
+        plot.setYRange(0, top * 1.3, padding=0)  # (room for the legend above the lines, where it can)
         if xs:
             plot.setXRange(min(xs), max(xs), padding=0.05)
         plot_theme.style(plot)
         plot.show()
+        self._legend_corner = None
+        self.fit_legend()
         precision = str(data.get("precision") or "fp32")
         cast = "" if precision == "fp32" else f", {precision} autocast"
         note = data.get("estimate_note")
