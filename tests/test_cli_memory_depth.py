@@ -8,6 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from test_cli_doc_samples import fits, printed, sample  # noqa: E402
+
 from revstudio.cli import main  # noqa: E402
 from revstudio.core.generate import revnet_chain  # noqa: E402
 from revstudio.core.project import load, save  # noqa: E402
@@ -114,3 +116,11 @@ def test_depths_are_read_sorted_once_each_and_the_slope_is_least_squares() -> No
     assert slope([1, 2, 4], [5, 5, 5]) == pytest.approx(0)
     assert slope([1, 3], [0, 1]) == pytest.approx(0.5)
     assert slope([2], [7]) is None and slope([1, 2], [3, None]) is None
+
+
+def test_the_docs_sample_is_what_the_sweep_prints(capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    command = "revstudio memory resources/examples/revnet_coupling.revs --batch 4 --depth 1,2,4,8"
+    out = printed(command.split()[1:], capsys)
+    assert fits(sample(command), out), "\n".join(out)
