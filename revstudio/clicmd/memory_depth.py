@@ -45,6 +45,7 @@ def refuse_other_options(args: argparse.Namespace) -> None:
 def sweep(path: str, batch: int, depths: list[int], node: str | None, device: Any, seed: int = 0,
           precision: str = "fp32") -> dict[str, Any]:
     """The depth sweep of project ``path`` as ``--depth --json`` prints it."""
+    from revstudio.diagnostics.check import full_check
     from revstudio.diagnostics.estimate import input_dtype, precision_note
 
     graph, _report = load_checked(path, batch=batch, device=device)
@@ -53,17 +54,17 @@ def sweep(path: str, batch: int, depths: list[int], node: str | None, device: An
     except DepthError as exc:
         raise CliError(f"{path}: {exc}", 2) from None
     modelled = precision_note(precision) is None
-    rows: list[dict[str, Any]] = []
+    checked = []  # every depth checked and sized before any is run: a refusal comes before minutes of steps
     for depth in depths:
         deep = graph.copy()
         deep.set_param(repeat, "times", depth)
-        from revstudio.diagnostics.check import full_check
-
         report = full_check(deep, batch=batch, device=device)
         if not report.valid:
-            first = report.errors[0]
-            raise CliError(f"{path}: with {repeat} at times {depth} the graph has errors: {first}", 1)
+            raise CliError(f"{path}: with {repeat} at times {depth} the graph has errors: {report.errors[0]}", 1)
         refuse_unfit(f"{path} ({repeat} times {depth})", deep, report, batch, input_dtype(deep), device)
+        checked.append((depth, deep, report))
+    rows: list[dict[str, Any]] = []
+    for depth, deep, report in checked:
         with graph_errors(path):
             measured = measure_modes(deep, batch, device, 1, seed, precision=precision)
         est = report.estimate.to_json().get("modes", {}) if report.estimate is not None and modelled else {}
