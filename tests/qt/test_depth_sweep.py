@@ -88,3 +88,16 @@ def test_with_two_repeats_the_chosen_one_is_swept_and_cancel_stops_it(qtbot) -> 
         panel.cancel()
     assert sweep.result is None and sweep.message.startswith("depth sweep stopped")
     assert sweep.status.text() == sweep.message and sweep.button.isEnabled()
+
+
+def test_a_sweep_the_child_refuses_is_said_in_its_words(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """fp16 needs CUDA: the child refuses it, and the tab says why, not an exit code or a traceback."""
+    panel = _panel(qtbot)
+    panel.precision.setCurrentText("fp16")
+    sweep = panel.depth_sweep
+    with qtbot.waitSignal(sweep.finished, timeout=120_000):
+        sweep.run()
+    assert sweep.result is None and not sweep.plot.isVisible()
+    assert sweep.status.text().startswith("depth sweep failed: --precision fp16 needs a CUDA device"), \
+        sweep.status.text()
+    assert "Traceback" not in sweep.status.text() and sweep.button.isEnabled()
