@@ -137,8 +137,8 @@ class DepthSweep(QWidget):
                 *self.settings()]
         self.child.start(graph, args)
         self.button.setEnabled(False)
-        self.running_changed.emit(True)
         self._say(f"measuring one training step per mode with {node} at times {', '.join(map(str, depths))}…")
+        self.running_changed.emit(True)
 
     def cancel(self) -> None:
         self.child.cancel()
@@ -200,6 +200,8 @@ class DepthSweep(QWidget):
             sample = pg.PlotDataItem([0], [0], pen=pg.mkPen(PALETTE[8], width=1.5, style=Qt.PenStyle.DashLine))
             legend.addItem(sample, "estimate (dashed)")
         plot.setLabel("bottom", f"copies of {data.get('node', 'the Repeat node')} (times)")
+        # a tick at each depth measured, none between (a depth of 2.5 copies means nothing)
+        plot.getPlotItem().getAxis("bottom").setTicks([[(x, f"{x:g}") for x in xs]])
         top = max([v for _x, ys in self.curves.values() for v in ys] + [1.0])
         plot.setYRange(0, top * 1.3, padding=0)  # (room for the legend above the lines, where it can)
         if xs:

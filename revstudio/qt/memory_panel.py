@@ -208,6 +208,14 @@ class MemoryPanel(QWidget):
 
     def _sync_cancel(self, *_: object) -> None:
         self.cancel_button.setEnabled(self.child.running or self.depth_sweep.running)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """The depth sweep takes the room of a chart with nothing measured yet (its hint only): beside
+        it, in a 1000 px window, the sweep's plot was 208 px wide."""
+        shown = bool(self.chart.rows) or self.depth_sweep.isHidden()
+        self.chart.setVisible(shown)
+        self.table.setVisible(shown)
 
     def cancel(self) -> None:
         """Stop the measurement and the depth sweep that run."""
@@ -231,6 +239,7 @@ class MemoryPanel(QWidget):
             self.update_fits()
         else:
             self.status.setText(message)
+        self._arrange()
         self.measured.emit()
 
     def _show_result(self) -> None:

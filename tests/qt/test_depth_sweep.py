@@ -53,6 +53,7 @@ def test_memory_vs_depth_runs_a_child_and_draws_peak_against_depth(qtbot) -> Non
     assert any(t.startswith("standard +") and t.endswith("/block") for t in legend), legend
     assert "estimate (dashed)" in legend
     assert sweep.plot.getPlotItem().getAxis("bottom").labelText == "copies of blocks (times)"
+    assert sweep.plot.getPlotItem().getAxis("bottom")._tickLevels == [[(1.0, "1"), (3.0, "3")]]
     assert "growth per added block: standard +" in sweep.status.text()
 
 

@@ -65,15 +65,15 @@ def test_memory_vs_depth_from_the_run_menu_is_drawn_in_the_memory_tab(xvfb, tmp_
             time.sleep(0.5)
             state = app.ask(cmd="state")
         assert not state["running"] and state["message"] == "", state
+        time.sleep(0.5)
+        SCREENSHOTS.mkdir(exist_ok=True)
+        shot = SCREENSHOTS / "memory_vs_depth.png"  # taken before the checks: a failure can be looked at
+        assert app.ask(cmd="shot", path=str(shot))
+        assert shot.stat().st_size > 20_000
         assert state["tab"] == "Memory" and state["visible"] and state["inside"], state
         assert state["size"][0] >= 400 and state["size"][1] >= 180, state
         assert state["lines"] == 6  # measured and estimate per mode
         assert [t.split(" ")[0] for t in state["legend"][:3]] == ["standard", "checkpoint", "reversible"]
         assert all(t.endswith("/block") for t in state["legend"][:3]), state["legend"]
-        time.sleep(0.5)
-        SCREENSHOTS.mkdir(exist_ok=True)
-        shot = SCREENSHOTS / "memory_vs_depth.png"
-        assert app.ask(cmd="shot", path=str(shot))
-        assert shot.stat().st_size > 20_000
     finally:
         app.close()
