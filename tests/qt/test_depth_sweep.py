@@ -55,6 +55,12 @@ def test_memory_vs_depth_runs_a_child_and_draws_peak_against_depth(qtbot) -> Non
     assert sweep.plot.getPlotItem().getAxis("bottom").labelText == "copies of blocks (times)"
     assert sweep.plot.getPlotItem().getAxis("bottom")._tickLevels == [[(1.0, "1"), (3.0, "3")]]
     assert "growth per added block: standard +" in sweep.status.text()
+    # with nothing measured yet the sweep takes the bar chart's room; a measurement brings the chart back
+    assert panel.chart.isHidden() and panel.table.isHidden()
+    mode = {"peak_bytes": 200_000, "kept_bytes": 100_000, "seconds": 0.01}
+    panel._done({"batch": 2, "device": "cpu", "measured_with": "live tensor accounting",
+                 "modes": {"standard": mode}, "estimate": {}}, "")
+    assert not panel.chart.isHidden() and not panel.table.isHidden() and not sweep.isHidden()
 
 
 def test_no_repeat_or_bad_depths_are_said_without_starting_a_child(qtbot) -> None:  # type: ignore[no-untyped-def]
