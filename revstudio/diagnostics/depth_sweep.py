@@ -84,19 +84,21 @@ def slope(xs: Sequence[float], ys: Sequence[float | None]) -> float | None:
     return sum((x - mx) * (float(y) - my) for x, y in zip(xs, ys) if y is not None) / sxx
 
 
-def growth_words(slopes: dict[str, dict[str, float | None]], fmt: Any) -> str:
-    """'standard +64.0 KiB, reversible +0 B, checkpoint +16.0 KiB per added block (estimate ...)'."""
-    def one(value: float | None) -> str:
-        if value is None:
-            return "-"
-        shown = fmt(abs(round(value)))
-        return ("-" if round(value) < 0 else "+") + shown
+def signed_bytes(value: Any, fmt: Any) -> str:
+    """'+64.0 KiB' / '-12 B' of a growth in bytes (``fmt``: ``fmt_bytes``); '-' for none."""
+    if not isinstance(value, (int, float)):
+        return "-"
+    return ("-" if round(value) < 0 else "+") + fmt(abs(round(value)))
 
+
+def growth_words(slopes: dict[str, dict[str, float | None]], fmt: Any) -> str:
+    """'standard +64.0 KiB (estimate +64.0 KiB), reversible +0 B (estimate +0 B), ...'."""
     parts = []
     for mode, s in slopes.items():
         est = s.get("estimate")
-        parts.append(f"{mode} {one(s.get('measured'))}" + (f" (estimate {one(est)})" if est is not None else ""))
+        parts.append(f"{mode} {signed_bytes(s.get('measured'), fmt)}"
+                     + (f" (estimate {signed_bytes(est, fmt)})" if est is not None else ""))
     return ", ".join(parts)
 
 
-__all__ = ["DepthError", "growth_words", "parse_depths", "pick_repeat", "repeat_nodes", "slope"]
+__all__ = ["DepthError", "growth_words", "parse_depths", "pick_repeat", "repeat_nodes", "signed_bytes", "slope"]

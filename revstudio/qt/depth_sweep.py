@@ -15,7 +15,13 @@ import pyqtgraph as pg
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from revstudio.diagnostics.depth_sweep import DepthError, parse_depths, pick_repeat, repeat_nodes
+from revstudio.diagnostics.depth_sweep import (
+    DepthError,
+    parse_depths,
+    pick_repeat,
+    repeat_nodes,
+    signed_bytes,
+)
 from revstudio.diagnostics.estimate import fmt_bytes
 from revstudio.qt.child_json import PROJECT, ChildJson
 from revstudio.qt.document import Document
@@ -32,9 +38,7 @@ DEFAULT_DEPTHS = "1,2,4,8"
 
 def per_block(value: Any) -> str:
     """'+64.0 KiB/block' from a bytes-per-block slope (None: '-')."""
-    if not isinstance(value, (int, float)):
-        return "-"
-    return ("-" if round(value) < 0 else "+") + fmt_bytes(abs(round(value))) + "/block"
+    return signed_bytes(value, fmt_bytes) + ("/block" if isinstance(value, (int, float)) else "")
 
 
 class SweepPlot(PlotWidget):
