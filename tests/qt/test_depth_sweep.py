@@ -108,3 +108,25 @@ def test_a_sweep_the_child_refuses_is_said_in_its_words(qtbot) -> None:  # type:
     assert sweep.status.text().startswith("depth sweep failed: --precision fp16 needs a CUDA device"), \
         sweep.status.text()
     assert "Traceback" not in sweep.status.text() and sweep.button.isEnabled()
+
+
+def test_the_plot_follows_a_theme_switch_made_after_it_was_drawn(qtbot, qapp) -> None:  # type: ignore[no-untyped-def]
+    """Switched to the light theme, the sweep's plot stayed dark under light-theme axis words."""
+    from revstudio.qt import theme
+    from revstudio.qt.plots.plot_theme import restyle_all
+
+    panel = _panel(qtbot)
+    sweep = panel.depth_sweep
+    row = {mode: {"peak_bytes": 1000 * k, "estimate_peak_bytes": 1000 * k}
+           for k, mode in enumerate(("standard", "checkpoint", "reversible"), 1)}
+    theme.apply_theme(qapp, "dark")
+    try:
+        sweep.draw({"node": "blocks", "batch": 2, "device": "cpu", "rows": [{"depth": 1, "modes": row},
+                                                                           {"depth": 2, "modes": row}]})
+        sweep.plot.resize(300, 200)
+        assert sweep.plot.grab().toImage().pixelColor(150, 4).name() == theme.colors().window
+        theme.apply_theme(qapp, "light")
+        restyle_all()
+        assert sweep.plot.grab().toImage().pixelColor(150, 4).name() == theme.colors().window == "#f4f5f8"
+    finally:
+        theme.apply_theme(qapp, "dark")

@@ -3,7 +3,7 @@
 The app runs in a child process on the xcb platform (test_real_window.py's harness); the menu
 action shows the Memory tab and starts the sweep's child; once it is back the plot must be on
 screen, inside the tab, with a line per mode and the growth per block in its legend. The shot is
-tests/qt/screenshots/memory_vs_depth.png.
+tests/qt/screenshots/memory_vs_depth.png (and _light.png after a theme switch).
 """
 from __future__ import annotations
 
@@ -43,6 +43,10 @@ def answer(req):
                 "size": [plot.width(), plot.height()], "inside": inside, "legend": legend,
                 "tab": window.bottom.tabText(window.bottom.currentIndex()),
                 "lines": len(plot.getPlotItem().listDataItems())}
+    if cmd == "theme":  # View > Dark Theme: the plot follows the switch
+        window.actions_by_name["dark_theme"].trigger()
+        app.processEvents()
+        return True
     if cmd == "shot":
         app.processEvents()
         return window.grab().save(req["path"])
@@ -75,5 +79,10 @@ def test_memory_vs_depth_from_the_run_menu_is_drawn_in_the_memory_tab(xvfb, tmp_
         assert state["lines"] == 6  # measured and estimate per mode
         assert [t.split(" ")[0] for t in state["legend"][:3]] == ["standard", "checkpoint", "reversible"]
         assert all(t.endswith("/block") for t in state["legend"][:3]), state["legend"]
+        assert app.ask(cmd="theme")
+        time.sleep(0.5)
+        light = SCREENSHOTS / "memory_vs_depth_light.png"
+        assert app.ask(cmd="shot", path=str(light))
+        assert app.ask(cmd="state")["legend"] == state["legend"]
     finally:
         app.close()
