@@ -1,4 +1,5 @@
-"""``revstudio memory FILE [--batch B] [--device D] [--precision P] [--repeat N] [--top K] [--json]``.
+"""``revstudio memory FILE [--batch B] [--device D] [--precision P] [--repeat N] [--top K] [--json]``
+(``--depth 1,2,4 [--depth-node NAME]``: the same against a Repeat node's depth, ``memory_depth``).
 
 Runs training steps (forward, loss, backward) in each mode on the same weights
 and batch and reports peak bytes, bytes kept after forward and the step's time,
@@ -39,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), default="fp32",  # (train's)
                         help="measure the steps as train --precision runs them: forward under autocast "
                              "(fp16 needs CUDA); the estimate models fp32 only, so none is shown for the others")
-    parser.add_argument("--repeat", type=repeats, default=5,
+    parser.add_argument("--repeat", type=repeats, default=None,
                         help="timed steps per mode, after one warm-up step each and interleaved "
                              "across modes; the median and the spread are reported (default 5)")
     parser.add_argument("--top", type=count, default=0, metavar="K",
@@ -49,6 +50,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=_budget_arg, default=None, metavar="BYTES",
                         help="also run reversible mode under this memory budget (e.g. 64MiB, 1.5GB, "
                              "'unlimited'): shows which regions it keeps and measures it")
+    from .memory_depth import depths_arg
+
+    parser.add_argument("--depth", type=depths_arg, default=None, metavar="N,N,...",
+                        help="measure again at each of these depths (the times of the project's Repeat node, "
+                             "e.g. 1,2,4,8,16): peaks per mode beside the estimate, and how much each mode "
+                             "grows per added block")
+    parser.add_argument("--depth-node", default=None, metavar="NAME",
+                        help="the Repeat node --depth varies, where the project has several")
 
 
 def _off(error: float) -> str:
@@ -98,6 +107,12 @@ def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: in
 
 
 def run(args: argparse.Namespace) -> int:
+    from . import memory_depth
+
+    memory_depth.refuse_other_options(args)
+    if args.depth is not None:
+        return memory_depth.run(args)
+    args.repeat = args.repeat or 5
     out = measured(args.file, args.batch, args.device, args.precision, args.repeat, args.seed, args.top, args.budget)
     if args.json:
         print(json_text(out))
@@ -129,7 +144,7 @@ def measured(file: str, batch: int, device_name: str, precision: str = "fp32", r
     modelled = precision_note(precision) is None
     estimate = report.estimate.to_json() if report.estimate is not None and modelled else {}
     out = {"file": file, "batch": batch, "device": str(device), "precision": precision,
-           "measured_with": _method(device), "device_memory_bytes": _device_memory(device),
+           "measured_with": method(device), "device_memory_bytes": _device_memory(device),
            "modes": steps, "estimate": estimate, "estimate_note": estimate_note(device, precision),
            **measured_where(graph)}
     if budget is not None:
@@ -161,7 +176,7 @@ def _device_memory(device: Any) -> int | None:
     return int(torch.cuda.get_device_properties(device).total_memory)
 
 
-def _method(device: Any) -> str:
+def method(device: Any) -> str:
     return "cuda allocator statistics" if device.type == "cuda" else "live tensor accounting"
 
 

@@ -163,6 +163,9 @@ def build_actions(w: MainWindow) -> None:
     _action(w, "measure_memory", "&Measure Memory in Memory Tab", w.measure_memory, "Ctrl+M", None,
             "Show the Memory tab and measure one training step per mode at its batch, device and precision, "
             "beside the estimate")
+    _action(w, "memory_depth", "Memory vs &Depth in Memory Tab", w.memory_depth, None, None,
+            "Show the Memory tab and measure one training step per mode at each depth of the project's Repeat "
+            "node: peak against depth, measured and estimated, and each mode's growth per added block")
     _action(w, "about", "&About revstudio", w.about)
     _action(w, "shortcuts", "&Keyboard Shortcuts", w.show_shortcuts, "F1")
     _action(w, "reset_layout", "Reset &Window Layout", w.reset_layout)

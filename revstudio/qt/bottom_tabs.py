@@ -87,6 +87,12 @@ class BottomTabsMixin:
         self.bottom.setCurrentWidget(self.memory_tab)
         self.memory_panel.measure()
 
+    def memory_depth(self) -> None:
+        """Run > Memory vs Depth in Memory Tab: show the Memory tab and start a depth sweep."""
+        self.bottom_dock.show()
+        self.bottom.setCurrentWidget(self.memory_tab)
+        self.memory_panel.depth_sweep.run()
+
     def add_bottom_tab(self, widget: QWidget, title: str) -> int:
         """Add (or replace) a tab of the bottom dock; other parts use this for their panels."""
         return self.bottom.add_tab(widget, title)

@@ -1,17 +1,15 @@
 """The Memory panel: measured beside estimated, and the largest batch that fits a device.
 
 "Measure Memory" runs ``revstudio memory --json`` on a snapshot of the project in
-a child process (QProcess, ``cli.child_argv``): torch never loads into the editor
+a child process (``child_json.ChildJson``): torch never loads into the editor
 and the GUI never waits. The reply is drawn as a small bar chart per mode
 (estimated and measured kept and peak) with the estimate's error. "Fits on my
 device" turns a memory size (typed, like "8 GiB", or the GPU the measurement
-found) into the largest batch per mode from ``max_batches_that_fit``.
+found) into the largest batch per mode from ``max_batches_that_fit``. "Memory vs Depth"
+(``depth_sweep``) measures the same at several depths of the project's Repeat node.
 """
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from typing import Any
 
 from PySide6.QtCore import QProcess, QRectF, Qt, Signal
@@ -31,6 +29,7 @@ from revstudio.diagnostics.budget import parse_bytes as parse_amount
 from revstudio.diagnostics.budget import project_budget
 from revstudio.diagnostics.estimate import LOW_PRECISIONS, precision_note
 from revstudio.qt import report_facts as rf
+from revstudio.qt.child_json import PROJECT, ChildJson
 from revstudio.qt.document import Document
 from revstudio.qt.flow_layout import FlowLayout
 from revstudio.qt.memory_figures import ORDER, BatchField, batch_label, estimate_of
@@ -112,11 +111,11 @@ class MemoryPanel(QWidget):
     def __init__(self, document: Document, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document = document
-        self.process: QProcess | None = None
+        self.child = ChildJson("measurement", self)
+        self.child.finished.connect(self._on_child)
         self.result: dict[str, Any] | None = None
         self.message = ""
         self.detected_bytes: int | None = None
-        self._tmp: tempfile.TemporaryDirectory[str] | None = None
 
         self.batch = BatchField(document, self)
         self.device = QComboBox()
@@ -151,11 +150,16 @@ class MemoryPanel(QWidget):
         self.budget.editingFinished.connect(self.update_fits)
         self.fits = QLabel("")
         self.fits.setWordWrap(True)
+        from revstudio.qt.depth_sweep import DepthSweep
+
+        self.depth_sweep = DepthSweep(document, self._settings)
+        self.depth_sweep.running_changed.connect(self._sync_cancel)
 
         # wraps in a narrow Output panel (at 150 % on a 1366x768 laptop the one row was 568 px
         # wide: the panel scrolled sideways, Cancel and the progress words out of sight)
         row = FlowLayout()
-        for w in (self.batch, self.device, self.precision, self.measure_button, self.cancel_button):
+        for w in (self.batch, self.device, self.precision, self.measure_button, self.depth_sweep.depths,
+                  self.depth_sweep.node, self.depth_sweep.button, self.cancel_button):
             row.addWidget(w)
         fit_row = QHBoxLayout()
         fit_row.addWidget(QLabel("Fits on my device:"))
@@ -167,6 +171,7 @@ class MemoryPanel(QWidget):
         body = QHBoxLayout()
         body.addWidget(self.chart, 3)
         body.addWidget(self.table, 2)
+        body.addWidget(self.depth_sweep, 4)  # (hidden until a sweep is asked for)
         layout.addLayout(body, 1)
         layout.addLayout(fit_row)
         # the fits price the walked estimate: they follow it (at once, or after the edit's first paint)
@@ -174,9 +179,14 @@ class MemoryPanel(QWidget):
         document.estimateWaiting.connect(self._fits_waiting)
 
     # ---- measuring -----------------------------------------------------------
+    @property
+    def process(self) -> QProcess | None:
+        """The measurement's child process while it runs."""
+        return self.child.process
+
     def measure(self) -> None:
         """Start ``revstudio memory --json`` on a snapshot of the project (never blocks)."""
-        if self.process is not None:
+        if self.child.running:
             return
         from revstudio.qt.report_facts import graph_problem
 
@@ -184,67 +194,40 @@ class MemoryPanel(QWidget):
         if problem:  # (the child would refuse it too, naming the temporary snapshot it was given)
             self.status.setText(f"not measured: {problem}")
             return
-        from revstudio.cli import child_argv
-        from revstudio.core.project import dumps
-
-        self._tmp = tempfile.TemporaryDirectory(prefix="revstudio-memory-")
-        path = os.path.join(self._tmp.name, "project.revs")
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(dumps(self.document.graph))
         batch = self.batch.value()
-        argv = child_argv("revstudio", "memory", path, "--json", "--batch", str(batch),
-                          "--device", self.device.currentText(), "--precision", self.precision.currentText(),
-                          "--repeat", "3")
-        process = QProcess(self)
-        process.setWorkingDirectory(self._tmp.name)
-        process.setProgram(argv[0])
-        process.setArguments(argv[1:])
-        process.finished.connect(self._on_finished)
-        process.errorOccurred.connect(self._on_error)
-        self.process = process
+        self.child.start(self.document.graph, ["memory", PROJECT, "--json", *self._settings(), "--repeat", "3"])
         self._batch = batch
         self.measure_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.status.setText(f"measuring one training step per mode at batch {batch}…")
-        process.start()
+
+    def _settings(self) -> list[str]:
+        """The batch, device and precision a measurement and a depth sweep run at."""
+        return ["--batch", str(self.batch.value()), "--device", self.device.currentText(),
+                "--precision", self.precision.currentText()]
+
+    def _sync_cancel(self, *_: object) -> None:
+        self.cancel_button.setEnabled(self.child.running or self.depth_sweep.running)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """The depth sweep takes the room of a chart with nothing measured yet (its hint only): beside
+        it, in a 1000 px window, the sweep's plot was 208 px wide."""
+        shown = bool(self.chart.rows) or self.depth_sweep.isHidden()
+        self.chart.setVisible(shown)
+        self.table.setVisible(shown)
 
     def cancel(self) -> None:
-        if self.process is not None:
-            self.process.kill()
+        """Stop the measurement and the depth sweep that run."""
+        self.child.cancel()
+        self.depth_sweep.cancel()
 
-    def _on_error(self, error: QProcess.ProcessError) -> None:
-        if error == QProcess.ProcessError.FailedToStart:
-            self._done(None, "could not start the measurement process "
-                             f"({self.process.program() if self.process else '?'})")
-
-    def _on_finished(self, code: int, status: QProcess.ExitStatus) -> None:
-        process = self.process
-        if process is None:
-            return
-        out = bytes(process.readAllStandardOutput().data()).decode("utf-8", "replace").strip()
-        err = bytes(process.readAllStandardError().data()).decode("utf-8", "replace").strip()
-        data: dict[str, Any] | None = None
-        try:
-            data = json.loads(out.splitlines()[-1]) if out else None
-        except ValueError:
-            data = None
-        if status == QProcess.ExitStatus.CrashExit:
-            self._done(None, "measurement stopped" if not err else f"measurement stopped: {err[-300:]}")
-        elif data is None or "error" in data or code != 0:
-            why = (data or {}).get("error") or err[-300:] or f"exit code {code}"
-            self._done(None, f"measurement failed: {why}")
-        else:
-            self._done(data, "")
+    def _on_child(self) -> None:
+        self._done(self.child.result, self.child.message)
 
     def _done(self, data: dict[str, Any] | None, message: str) -> None:
-        if self.process is not None:
-            self.process.deleteLater()
-        self.process = None
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
         self.measure_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
+        self._sync_cancel()
         self.message = message
         if data is not None:
             self.result = data
@@ -256,6 +239,7 @@ class MemoryPanel(QWidget):
             self.update_fits()
         else:
             self.status.setText(message)
+        self._arrange()
         self.measured.emit()
 
     def _show_result(self) -> None:

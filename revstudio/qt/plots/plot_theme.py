@@ -18,8 +18,11 @@ LEGEND_ALPHA = 170  # of 255: the words read first, the curves under a legend st
 
 def style(plot: pg.PlotWidget) -> None:
     """Axis text and labels in the theme's text colour, axis lines in its muted one, legend labels too,
-    on a backing in the window's colour."""
+    on a backing in the window's colour; the plot's background is the window's colour."""
     c = theme.colors()
+    # the window's colour, drawn: with no background of its own a plot kept the colour of the theme
+    # it was made in after a switch (dark under light axes, its words unreadable)
+    plot.setBackground(pg.mkColor(c.window))
     item = plot.getPlotItem()
     for name in AXES:
         if name in item.axes:

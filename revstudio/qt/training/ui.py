@@ -114,7 +114,8 @@ class TrainingUI(RunActionsMixin, ChildDiagnosticsMixin, QObject):
         if help_action is not None:  # keep Help last
             w.menuBar().removeAction(menu.menuAction())
             w.menuBar().insertMenu(help_action, menu)
-        for name in ("train", "train_from_weights", "stop", None, "run_settings", None, "gradcheck_project", "memory_project", None,
+        for name in ("train", "train_from_weights", "stop", None, "run_settings", None, "gradcheck_project", "memory_project",
+                     "memory_depth", None,
                      "show_plots", "show_runs"):
             if name is None:
                 menu.addSeparator()
