@@ -19,6 +19,7 @@ from .peak_outputs import (
     grads_read_on,
     handed_back,
     logdet_bytes,
+    mid_corrections,
     mid_outputs_gone,
     not_streams,
     unread_kept,
@@ -48,6 +49,7 @@ class UnitBuilder:
         self.channels_last = False  # the streams of the region being priced (``peak_layouts.channels_last``)
         self.region_layouts: dict[str, bool] = {}  # region id -> channels_last (``peak_layouts``)
         self.kept_wide = 0  # and the correction of its outputs it keeps (``peak_bare.corrected``)
+        self.mid_wide: list[tuple[int, int]] = []  # of which its outputs' a later step takes (``mid_corrections``)
         self.apart: set[Value] = set()  # and its outputs copied apart (``peak_layouts.apart_parts``)
         self.device = device  # "cpu" or an accelerator's type: how the stream updates are pieced
         self.elem = self.w.elem
@@ -285,8 +287,9 @@ class UnitBuilder:
         # (an Output node reads it; a later layer's saved tensors are gone by then)
         copies = sum(self.w.nbytes(v) for v in outs if v in self.held)
         infos = self.w.report.nodes
-        self.kept_wide = wide
+        self.kept_wide, self.mid_wide = wide, mid_corrections(self, region, named)
         moments, act = self._moments(region, out_set, copies)
+        self.mid_wide = []
         unmade, side_grads = side_unmade(self, region, reads, self.moment_steps)
         mids = mid_outputs_gone(self, region, named, self.moment_steps)
         mids = [m + z for m, z in zip(mids, zeros_gone(self, region, zeros, unread, self.moment_steps))]

@@ -331,3 +331,16 @@ def test_a_repeats_last_copy_before_an_actnorm_and_invconv_is_rebuilt_anew() -> 
 def test_a_budgets_rest_keeps_a_copy_and_a_sample_of_what_it_hands_back(seed: int, batch: int) -> None:
     estimated, measured = _budget_figures(seed, batch, 1 << 16)
     assert -0.0007 <= estimated / measured - 1 < 0.005, (estimated, measured)
+
+
+# Skip network 265 at batch 1 (reversible): its first region ends with an AffineCoupling, an ActNorm and
+# an InvConv1x1, and a skip add reads the Squeeze's output inside it, which the region hands out as an
+# output of its own. The coupling's output comes back from the flow layers' inverses with no correction
+# of its own, which its step stood against a correction the region keeps; but the one the region keeps is
+# the Squeeze output's, whose pair (the copy backward rebuilds in and its correction) lives until the
+# ActNorm after the Squeeze takes it back: 5.7 % under (134,568 of 142,696 B) where it stood for both.
+def test_a_mid_outputs_correction_stands_for_no_missing_one_of_a_later_step() -> None:
+    from random_revnets import random_skipnet
+
+    ((estimated, measured),) = _errors(random_skipnet(265), 1, ("reversible",)).values()
+    assert -0.0007 <= estimated / measured - 1 < 0.005, (estimated, measured)
