@@ -16,6 +16,7 @@ from .peak import Unit, Value
 from .peak_bypass import bypass_gone
 from .peak_moments import FLOW_WORK
 from .peak_outputs import (
+    cloned_zeros,
     grads_read_on,
     handed_back,
     logdet_bytes,
@@ -294,6 +295,7 @@ class UnitBuilder:
         mids = mid_outputs_gone(self, region, named, self.moment_steps)
         mids = [m + z for m, z in zip(mids, zeros_gone(self, region, zeros, unread, self.moment_steps))]
         unmade = [n + m + k for n, m, k in zip(unmade, mids, bypass_gone(self, region, self.moment_steps))]
+        clones = cloned_zeros(self, region, named, self.moment_steps)
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem - peak_steps.kept_params(self, region)
         # backward runs the steps last to first, and a step's parameter gradients appear in its
         # own backward: at a step, only the gradients of the steps after it (and of its own
@@ -326,7 +328,18 @@ class UnitBuilder:
         spent_at = peak_steps.spent_after(self, region)
         moments = peak_moments.first_flow_grads(self, getattr(region, "steps", ()), wide, moments, spent_at)
         twice = peak_steps.one_gradient_bytes(self, region, named)
-        for (own, parts, with_grads, before, passing, first_more), gone in zip(reversed(moments), reversed(unmade)):
+        # the gradients of the streams being rebuilt become the inputs' gradients, which the walk
+        # counts from the start of the unit; where the inputs need none (an Input's), the
+        # streams' gradients still exist while the region runs backward (``handed``: a budget's
+        # rest hands kept copies of a Repeat the gradients of what they hand it)
+        inputs_grads = sum(self.w.nbytes(v) for v in reads if self.needs_grad(v)) + getattr(region, "handed", 0)
+        # (the side inputs' gradients are not the streams': they appear as F's backward makes them)
+        # (an output a later step takes as its stream is no stream of its own: ``not_streams``)
+        held = max(0, stream - not_streams(self, region, named) - inputs_grads + side_grads)
+        # (what the walk counts of the streams' gradients: no more of them is a view of the outputs')
+        counted = inputs_grads + held
+        for (own, parts, with_grads, before, passing, first_more), gone, clone in zip(
+                reversed(moments), reversed(unmade), reversed(clones)):
             if parts == 0:  # (a Squeeze: ``_moments``)
                 joined, since, dead = passing, 0, 0
                 if ran >= spent_at:
@@ -346,11 +359,11 @@ class UnitBuilder:
                 dead = 0
             beside = first_more or dead  # (an affine step's own x2, or another's dead part)
             if ran == 0 and passing:  # the first: every stream's gradient is still a view of the outputs'
-                passing = max(passing, stream - twice)
+                passing = max(passing, min(stream - twice, counted))
             if ran < spent_at:  # its first runtime steps, or all of them, run before the release
                 first = own * min(parts, spent_at - ran) // parts  # the gradients of the copies run by then
-                step[0] = max(step[0], with_grads + beside - passing - (params - later - first) - gone,
-                              before + dead - passing - (params - later - (first - own // parts)) - gone)
+                step[0] = max(step[0], with_grads + beside - passing - (params - later - first) - gone + clone,
+                              before + dead - passing - (params - later - (first - own // parts)) - gone + clone)
             if ran + parts > spent_at:
                 step[1] = max(step[1], with_grads + lift + beside - (params - later - own) - gone,
                               before + lift + dead - (params - later - done) - gone)
@@ -359,16 +372,8 @@ class UnitBuilder:
             ran += parts
             since += parts
         step = [0 if s == _NONE else s for s in step]  # (no moment: the floor)
-        # the gradients of the streams being rebuilt become the inputs' gradients, which the walk
-        # counts from the start of the unit; where the inputs need none (an Input's), the
-        # streams' gradients still exist while the region runs backward (``handed``: a budget's
-        # rest hands kept copies of a Repeat the gradients of what they hand it)
-        inputs_grads = sum(self.w.nbytes(v) for v in reads if self.needs_grad(v)) + getattr(region, "handed", 0)
         if grown:  # a layer reads a float64 stream through a copy in the model's dtype
             step = [step[0] + act, step[1] + act]
-        # (the side inputs' gradients are not the streams': they appear as F's backward makes them)
-        # (an output a later step takes as its stream is no stream of its own: ``not_streams``)
-        held = max(0, stream - not_streams(self, region, named) - inputs_grads + side_grads)
         first = step[0] + held
         steps = list(getattr(region, "steps", ()))
         if steps:  # backward ends with its first split's (``peak_steps.gathered``), the outputs a later
