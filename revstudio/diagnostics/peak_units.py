@@ -397,7 +397,7 @@ class UnitBuilder:
         fwd = peak_forward.forward_updates(self, steps, getattr(region, "couplings", {}) or {}, stream)
         fwd = max(stream + wide + 2 * act, fwd and fwd + extra - wide - sum(map(self.w.nbytes, outs)))
         # (or a stream value two couplings update, made anew: beside what the unit makes, which the walk holds)
-        shared = peak_forward.shared_updates(self, steps, getattr(region, "couplings", {}) or {})
+        shared = peak_forward.shared_updates(self, steps, getattr(region, "couplings", {}) or {}, set(named))
         made = sum(self.w.nbytes(v) for v in dict.fromkeys(self.w.base(v) for v in makes) if v is not None)
         fwd = max(fwd, shared and shared + extra - wide - made - sum(map(self.w.nbytes, [*self.apart, *unread])))
         return Unit(str(getattr(region, "id", "")), reads, makes, set(outs) | set(side), extra,
