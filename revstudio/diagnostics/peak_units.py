@@ -275,7 +275,9 @@ class UnitBuilder:
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
         stream = sum(self.w.nbytes(v) for v in named)
         wide, grown, rebuild = peak_bare.rebuilt_streams(self, named, region)
-        samples = peak_steps.sample_bytes(self.w, reads, side, getattr(region, "head", frozenset()))
+        # (side inputs as named too: a Split's part read as one is no storage of its own, and no sample)
+        named_side = [v for v in _values_of(self.w, getattr(region, "side", ()) or (), raw=True) if v is not None]
+        samples = peak_steps.sample_bytes(self.w, reads, [*side, *named_side], getattr(region, "head", frozenset()))
         # (outputs nothing after the region reads: their gradients of zeros, the storages kept of them)
         zeros = unread_outputs(self, region, named, makes)
         unread = unread_kept(self, nodes, reads, zeros, makes)
