@@ -16,6 +16,7 @@ from .peak import Unit, Value
 from .peak_bypass import bypass_gone
 from .peak_moments import FLOW_WORK
 from .peak_outputs import (
+    bare_mids_gone,
     cloned_zeros,
     grads_read_on,
     handed_back,
@@ -340,6 +341,8 @@ class UnitBuilder:
         held = max(0, stream - not_streams(self, region, named) - inputs_grads + side_grads)
         # (what the walk counts of the streams' gradients: no more of them is a view of the outputs')
         counted = inputs_grads + held
+        # (the real zero corrections of bare outputs a later step takes, which ``held`` stands for, go with them)
+        unmade = [n + min(held, k) for n, k in zip(unmade, bare_mids_gone(self, region, named, self.moment_steps))]
         for (own, parts, with_grads, before, passing, first_more), gone, clone in zip(
                 reversed(moments), reversed(unmade), reversed(clones)):
             if parts == 0:  # (a Squeeze: ``_moments``)
