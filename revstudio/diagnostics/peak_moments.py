@@ -44,7 +44,11 @@ def region_moments(b: Any, region: Any, out_set: AbstractSet[Value], copies: int
     known = peak_bare.analyse(b, steps, couplings, after, end)
     bare_wired, flow_first = known.bare_wired, known.flow_first
     prev = ""
-    for sid in steps:
+    wide, mids = b.kept_wide, b.mid_wide
+    for place, sid in enumerate(steps):
+        # (the corrections the region keeps less those of its outputs a step up to this one
+        # takes as its stream, alive through this step's backward: ``peak_outputs.mid_corrections``)
+        b.kept_wide = max(0, wide - sum(n for at, n in mids if place >= at))
         owners += [prev] * (len(moments) - len(owners))
         prev = sid
         view = b.w.views.get(sid)
@@ -124,6 +128,7 @@ def region_moments(b: Any, region: Any, out_set: AbstractSet[Value], copies: int
         left = parts * (times - kept) // times
         moments.append((own * left // parts, left, with_grads, before, passing, 0))
     owners += [prev] * (len(moments) - len(owners))
+    b.kept_wide = wide
     return moments, act
 
 

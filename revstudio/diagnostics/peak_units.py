@@ -16,9 +16,12 @@ from .peak import Unit, Value
 from .peak_bypass import bypass_gone
 from .peak_moments import FLOW_WORK
 from .peak_outputs import (
+    bare_mids_gone,
+    cloned_zeros,
     grads_read_on,
     handed_back,
     logdet_bytes,
+    mid_corrections,
     mid_outputs_gone,
     not_streams,
     unread_kept,
@@ -48,6 +51,7 @@ class UnitBuilder:
         self.channels_last = False  # the streams of the region being priced (``peak_layouts.channels_last``)
         self.region_layouts: dict[str, bool] = {}  # region id -> channels_last (``peak_layouts``)
         self.kept_wide = 0  # and the correction of its outputs it keeps (``peak_bare.corrected``)
+        self.mid_wide: list[tuple[int, int]] = []  # of which its outputs' a later step takes (``mid_corrections``)
         self.apart: set[Value] = set()  # and its outputs copied apart (``peak_layouts.apart_parts``)
         self.device = device  # "cpu" or an accelerator's type: how the stream updates are pieced
         self.elem = self.w.elem
@@ -272,7 +276,9 @@ class UnitBuilder:
         side = [v for v in _values_of(self.w, getattr(region, "side", ()) or ()) if v is not None]
         stream = sum(self.w.nbytes(v) for v in named)
         wide, grown, rebuild = peak_bare.rebuilt_streams(self, named, region)
-        samples = peak_steps.sample_bytes(self.w, reads, side, getattr(region, "head", frozenset()))
+        # (side inputs as named too: a Split's part read as one is no storage of its own, and no sample)
+        named_side = [v for v in _values_of(self.w, getattr(region, "side", ()) or (), raw=True) if v is not None]
+        samples = peak_steps.sample_bytes(self.w, reads, [*side, *named_side], getattr(region, "head", frozenset()))
         # (outputs nothing after the region reads: their gradients of zeros, the storages kept of them)
         zeros = unread_outputs(self, region, named, makes)
         unread = unread_kept(self, nodes, reads, zeros, makes)
@@ -285,12 +291,14 @@ class UnitBuilder:
         # (an Output node reads it; a later layer's saved tensors are gone by then)
         copies = sum(self.w.nbytes(v) for v in outs if v in self.held)
         infos = self.w.report.nodes
-        self.kept_wide = wide
+        self.kept_wide, self.mid_wide = wide, mid_corrections(self, region, named)
         moments, act = self._moments(region, out_set, copies)
+        self.mid_wide = []
         unmade, side_grads = side_unmade(self, region, reads, self.moment_steps)
         mids = mid_outputs_gone(self, region, named, self.moment_steps)
         mids = [m + z for m, z in zip(mids, zeros_gone(self, region, zeros, unread, self.moment_steps))]
         unmade = [n + m + k for n, m, k in zip(unmade, mids, bypass_gone(self, region, self.moment_steps))]
+        clones = cloned_zeros(self, region, named, self.moment_steps)
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem - peak_steps.kept_params(self, region)
         # backward runs the steps last to first, and a step's parameter gradients appear in its
         # own backward: at a step, only the gradients of the steps after it (and of its own
@@ -323,7 +331,20 @@ class UnitBuilder:
         spent_at = peak_steps.spent_after(self, region)
         moments = peak_moments.first_flow_grads(self, getattr(region, "steps", ()), wide, moments, spent_at)
         twice = peak_steps.one_gradient_bytes(self, region, named)
-        for (own, parts, with_grads, before, passing, first_more), gone in zip(reversed(moments), reversed(unmade)):
+        # the gradients of the streams being rebuilt become the inputs' gradients, which the walk
+        # counts from the start of the unit; where the inputs need none (an Input's), the
+        # streams' gradients still exist while the region runs backward (``handed``: a budget's
+        # rest hands kept copies of a Repeat the gradients of what they hand it)
+        inputs_grads = sum(self.w.nbytes(v) for v in reads if self.needs_grad(v)) + getattr(region, "handed", 0)
+        # (the side inputs' gradients are not the streams': they appear as F's backward makes them)
+        # (an output a later step takes as its stream is no stream of its own: ``not_streams``)
+        held = max(0, stream - not_streams(self, region, named) - inputs_grads + side_grads)
+        # (what the walk counts of the streams' gradients: no more of them is a view of the outputs')
+        counted = inputs_grads + held
+        # (the real zero corrections of bare outputs a later step takes, which ``held`` stands for, go with them)
+        unmade = [n + min(held, k) for n, k in zip(unmade, bare_mids_gone(self, region, named, self.moment_steps))]
+        for (own, parts, with_grads, before, passing, first_more), gone, clone in zip(
+                reversed(moments), reversed(unmade), reversed(clones)):
             if parts == 0:  # (a Squeeze: ``_moments``)
                 joined, since, dead = passing, 0, 0
                 if ran >= spent_at:
@@ -343,11 +364,11 @@ class UnitBuilder:
                 dead = 0
             beside = first_more or dead  # (an affine step's own x2, or another's dead part)
             if ran == 0 and passing:  # the first: every stream's gradient is still a view of the outputs'
-                passing = max(passing, stream - twice)
+                passing = max(passing, min(stream - twice, counted))
             if ran < spent_at:  # its first runtime steps, or all of them, run before the release
                 first = own * min(parts, spent_at - ran) // parts  # the gradients of the copies run by then
-                step[0] = max(step[0], with_grads + beside - passing - (params - later - first) - gone,
-                              before + dead - passing - (params - later - (first - own // parts)) - gone)
+                step[0] = max(step[0], with_grads + beside - passing - (params - later - first) - gone + clone,
+                              before + dead - passing - (params - later - (first - own // parts)) - gone + clone)
             if ran + parts > spent_at:
                 step[1] = max(step[1], with_grads + lift + beside - (params - later - own) - gone,
                               before + lift + dead - (params - later - done) - gone)
@@ -356,16 +377,8 @@ class UnitBuilder:
             ran += parts
             since += parts
         step = [0 if s == _NONE else s for s in step]  # (no moment: the floor)
-        # the gradients of the streams being rebuilt become the inputs' gradients, which the walk
-        # counts from the start of the unit; where the inputs need none (an Input's), the
-        # streams' gradients still exist while the region runs backward (``handed``: a budget's
-        # rest hands kept copies of a Repeat the gradients of what they hand it)
-        inputs_grads = sum(self.w.nbytes(v) for v in reads if self.needs_grad(v)) + getattr(region, "handed", 0)
         if grown:  # a layer reads a float64 stream through a copy in the model's dtype
             step = [step[0] + act, step[1] + act]
-        # (the side inputs' gradients are not the streams': they appear as F's backward makes them)
-        # (an output a later step takes as its stream is no stream of its own: ``not_streams``)
-        held = max(0, stream - not_streams(self, region, named) - inputs_grads + side_grads)
         first = step[0] + held
         steps = list(getattr(region, "steps", ()))
         if steps:  # backward ends with its first split's (``peak_steps.gathered``), the outputs a later
@@ -388,6 +401,10 @@ class UnitBuilder:
         # forward: a step's outputs' worth, or an update after a flow made anew (beside the samples)
         fwd = peak_forward.forward_updates(self, steps, getattr(region, "couplings", {}) or {}, stream)
         fwd = max(stream + wide + 2 * act, fwd and fwd + extra - wide - sum(map(self.w.nbytes, outs)))
+        # (or a stream value two couplings update, made anew: beside what the unit makes, which the walk holds)
+        shared = peak_forward.shared_updates(self, steps, getattr(region, "couplings", {}) or {}, set(named))
+        made = sum(self.w.nbytes(v) for v in dict.fromkeys(self.w.base(v) for v in makes) if v is not None)
+        fwd = max(fwd, shared and shared + extra - wide - made - sum(map(self.w.nbytes, [*self.apart, *unread])))
         return Unit(str(getattr(region, "id", "")), reads, makes, set(outs) | set(side), extra,
                     params, True, fwd, first - surplus + grown,
                     any(self.needs_grad(v) for v in makes), work_spent=step[1] + held - surplus + grown,

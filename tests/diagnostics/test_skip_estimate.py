@@ -331,3 +331,78 @@ def test_a_repeats_last_copy_before_an_actnorm_and_invconv_is_rebuilt_anew() -> 
 def test_a_budgets_rest_keeps_a_copy_and_a_sample_of_what_it_hands_back(seed: int, batch: int) -> None:
     estimated, measured = _budget_figures(seed, batch, 1 << 16)
     assert -0.0007 <= estimated / measured - 1 < 0.005, (estimated, measured)
+
+
+# Skip network 265 at batch 1 (reversible): its first region ends with an AffineCoupling, an ActNorm and
+# an InvConv1x1, and a skip add reads the Squeeze's output inside it, which the region hands out as an
+# output of its own. The coupling's output comes back from the flow layers' inverses with no correction
+# of its own, which its step stood against a correction the region keeps; but the one the region keeps is
+# the Squeeze output's, whose pair (the copy backward rebuilds in and its correction) lives until the
+# ActNorm after the Squeeze takes it back: 5.7 % under (134,568 of 142,696 B) where it stood for both.
+def test_a_mid_outputs_correction_stands_for_no_missing_one_of_a_later_step() -> None:
+    from random_revnets import random_skipnet
+
+    ((estimated, measured),) = _errors(random_skipnet(265), 1, ("reversible",)).values()
+    assert -0.0007 <= estimated / measured - 1 < 0.005, (estimated, measured)
+
+
+# Skip network 361 at batches 8 and 32 (reversible): the skip add takes the place of a wired block's G
+# and adds to the block's first half as its F's add does, so F's update finds that half read again
+# and makes its sum anew, and the runtime owns the half no more, so the skip's update is made anew too:
+# the region's forward, its peak, holds the streams' pairs, F's new pair, G's output and TwoSum's seven
+# temporaries (4.8 / 5.3 % under priced as a step's outputs' worth).
+@pytest.mark.parametrize("batch", [8, 32])
+def test_a_stream_value_two_couplings_update_is_updated_anew_in_forward(batch: int) -> None:
+    from random_revnets import random_skipnet
+
+    ((estimated, measured),) = _errors(random_skipnet(361), batch, ("reversible",)).values()
+    assert -0.0007 <= estimated / measured - 1 < 0.005, (estimated, measured)
+
+
+# Skip network 313 (reversible): its region is a wired block's F alone (the skip add takes the place of
+# G's input), and the block's two halves are region outputs too. The first backward step's streams'
+# gradients are views of the outputs' no wider than the input's gradient the walk counts (the outputs,
+# three halves, are wider than the input: 6 % under subtracting all three), and the half F's add updates
+# is read on, so the runtime owns it no more and backward makes its correction of zeros real beside its
+# copy (6 % more under without it): 11.9-13.3 % under at batches 1-32 before.
+@pytest.mark.parametrize("batch", [1, 8])
+def test_a_region_wider_in_outputs_than_its_input_counts_its_first_steps_gradients_and_cloned_zeros(batch: int) -> None:
+    from random_revnets import random_skipnet
+
+    ((estimated, measured),) = _errors(random_skipnet(313), batch, ("reversible",)).values()
+    assert -0.0007 <= estimated / measured - 1 < 0.005, (estimated, measured)
+
+
+# Skip network 385 (reversible): a skip add reads the output of the first of two AdditiveCoupling nodes
+# in one region, so the second finds its input handed out and makes both halves anew in forward (its
+# peak): 3.0 / 1.5 % under at batches 1 / 2 priced as a step's outputs' worth.
+@pytest.mark.parametrize("batch", [1, 2])
+def test_a_coupling_nodes_input_the_region_hands_out_is_updated_anew_in_forward(batch: int) -> None:
+    from random_revnets import random_skipnet
+
+    ((estimated, measured),) = _errors(random_skipnet(385), batch, ("reversible",)).values()
+    assert -0.0007 <= estimated / measured - 1 < 0.005, (estimated, measured)
+
+
+# A region's side input that is a Split's part (a wired block's half the skip add's F reads, skip networks
+# 262 and 127) is no input the region rebuilds, so it keeps no inversion-error sample of it; found through the
+# storage it views, the part was not known as a side input and got one: 262 0.8 / 0.6 % over at batches
+# 1 / 2, 127 10.8 % at 2 (3.6 % left there, not traced).
+@pytest.mark.parametrize("batch", [1, 2])
+def test_a_side_input_that_is_a_splits_part_keeps_no_sample(batch: int) -> None:
+    from random_revnets import random_skipnet
+
+    ((estimated, measured),) = _errors(random_skipnet(262), batch, ("reversible",)).values()
+    assert -0.0007 <= estimated / measured - 1 < 0.005, (estimated, measured)
+
+
+# Skip network 384 (reversible): a skip add reads an InvConv1x1's output that the AffineCoupling after it
+# takes as its stream. That output comes back bare, and the zero correction backward makes real for it is
+# gone with it once the coupling's rebuild has it back; counted through the whole backward it put the
+# first coupling's rerun 5.9 / 6.9 % over at batches 1 / 2.
+@pytest.mark.parametrize("batch", [1, 2])
+def test_a_bare_output_a_later_step_takes_goes_with_its_real_zeros(batch: int) -> None:
+    from random_revnets import random_skipnet
+
+    ((estimated, measured),) = _errors(random_skipnet(384), batch, ("reversible",)).values()
+    assert -0.0007 <= estimated / measured - 1 < 0.005, (estimated, measured)
