@@ -40,6 +40,7 @@ from revstudio.qt.plots import plot_export, plot_theme
 from revstudio.qt.plots.bytes_axis import BytesAxis
 from revstudio.qt.plots.channel import Channel
 from revstudio.qt.plots.fitted_label import FittedLabel
+from revstudio.qt.plots.hover import HoverMarks
 from revstudio.qt.plots.legend_fit import LineSample, fit_legend, place_legend
 from revstudio.qt.plots.log_axis import LogAxis
 from revstudio.qt.plots.plot_frame import PlotFrameMixin
@@ -161,6 +162,7 @@ class MetricPlot(PlotFrameMixin, QWidget):
         layout.addLayout(bottom)
         self.set_log_y(log_y)
         self.stepper = PointStepper(self)  # arrow keys read the points out (plot_keys.py)
+        self.hover = HoverMarks(self)  # a line and a dot on each curve where the mouse points (hover.py)
 
     # ---- drawing -------------------------------------------------------------
     def set_log_y(self, on: bool) -> None:
@@ -314,10 +316,23 @@ class MetricPlot(PlotFrameMixin, QWidget):
     # ---- reading --------------------------------------------------------------
     def _hover(self, pos: QPointF) -> None:
         vb = self.plot.getPlotItem().getViewBox()
-        if not self.plot.sceneBoundingRect().contains(pos) or not self._runs:
+        if not vb.sceneBoundingRect().contains(pos) or not self._runs:
+            self.hover.hide()  # (over an axis or the legend's margin: no point is pointed at)
             return
         x = vb.mapSceneToView(pos).x()
         self.readout.set_texts([self.describe_at(x)])
+        self.hover.show_at(x)
+
+    def reset_zoom(self) -> None:
+        """Back to the plot's own frame: x over the runs' whole length, y over the curves (a double
+        click in the plot, hover.py)."""
+        vb = self.plot.getPlotItem().getViewBox()
+        self._planned = None
+        self._y_set = None
+        vb.enableAutoRange()
+        for curve in self.curves.values():
+            curve.version = -1  # the zoomed view drew only the points in it
+        self.refresh(self._runs, self.axis, self.weight)
 
     def describe_at(self, x: float) -> str:
         """The read-out at ``x``: for each curve the nearest point's value (and smoothed value)."""

@@ -1,0 +1,86 @@
+"""Hovering a plot marks each curve's nearest point with a dot in its run's colour (TensorBoard, W&B);
+a double click frames the plot again after a zoom or pan."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtWidgets import QApplication
+
+from revstudio.qt.plots.channel import Channel
+from revstudio.qt.plots.metric_plot import MetricPlot
+from revstudio.qt.plots.rows import RunData
+
+
+def _run(name: str, scale: float, steps: int = 200) -> RunData:
+    run = RunData(name)
+    run.feed({"kind": "event", "event": "started", "time": 0.0, "total_steps": steps, "task": "classification"})
+    for s in range(1, steps + 1):
+        run.feed({"kind": "step", "step": s, "epoch": s / 50, "time": s * 0.1,
+                  "loss": scale * math.exp(-s / 60) + (0.2 if s % 2 else 0.0)})
+    return run
+
+
+def _plot(qtbot: Any, runs: list[tuple[RunData, str]], weight: float) -> MetricPlot:
+    plot = MetricPlot("Loss", [Channel("loss", "loss"), Channel("val_loss", "val loss", dashed=True)])
+    qtbot.addWidget(plot)
+    plot.resize(600, 320)
+    plot.show()
+    qtbot.waitExposed(plot)
+    for run, _c in runs:
+        run.set_weight(weight)
+    plot.refresh(runs, "step", weight)
+    return plot
+
+
+def _widget_pos(plot: MetricPlot, x: float, y: float) -> Any:
+    vb = plot.plot.getPlotItem().getViewBox()
+    return plot.plot.mapFromScene(vb.mapViewToScene(QPointF(x, y)))
+
+
+def test_hovering_marks_each_runs_point_in_its_colour_on_the_smoothed_curve(qtbot):
+    a, b = _run("run-a", 2.0), _run("run-b", 4.0)
+    plot = _plot(qtbot, [(a, "#3a86e8"), (b, "#d26e1a")], 0.9)
+    qtbot.mouseMove(plot.plot.viewport(), _widget_pos(plot, 100.2, 1.0))
+    qtbot.waitUntil(lambda: plot.hover.dots.isVisible())
+    spots = sorted(((s.pos().x(), s.pos().y(), s.brush().color().name()) for s in plot.hover.dots.points()),
+                   key=lambda t: t[2])
+    assert [c for _x, _y, c in spots] == ["#3a86e8", "#d26e1a"]
+    for (x, y, _c), run in zip(spots, (a, b)):
+        assert x == 100  # the nearest step
+        assert y == run.series["loss"].point(99)["smooth"]  # on the smoothed curve, not the raw zigzag
+        assert y != run.series["loss"].point(99)["value"]
+    assert plot.hover.line.isVisible() and abs(plot.hover.line.value() - 100.2) < 1.0
+    assert "run-a: loss" in plot.readout.full_text()
+    QApplication.sendEvent(plot.plot.viewport(), QEvent(QEvent.Type.Leave))  # the mouse left the plot
+    assert not plot.hover.dots.isVisible() and not plot.hover.line.isVisible()
+
+
+def test_without_smoothing_the_dot_sits_on_the_raw_point_and_a_log_axis_is_followed(qtbot):
+    run = _run("solo", 2.0)
+    plot = _plot(qtbot, [(run, "#3a86e8")], 0.0)
+    plot.set_log_y(True)
+    plot.refresh([(run, "#3a86e8")], "step", 0.0)
+    qtbot.mouseMove(plot.plot.viewport(), _widget_pos(plot, 51, 0.0))
+    qtbot.waitUntil(lambda: plot.hover.dots.isVisible())
+    (spot,) = plot.hover.dots.points()
+    assert spot.pos().x() == 51
+    assert abs(spot.pos().y() - math.log10(run.series["loss"].point(50)["value"])) < 1e-12
+
+
+def test_a_double_click_frames_a_zoomed_plot_again(qtbot):
+    run = _run("solo", 2.0)
+    plot = _plot(qtbot, [(run, "#3a86e8")], 0.6)
+    vb = plot.plot.getPlotItem().getViewBox()
+    framed_x, framed_y = vb.viewRange()
+    assert framed_x[0] <= 0 and framed_x[1] >= 200  # the whole run
+    vb.setRange(xRange=(40, 60), yRange=(0.5, 0.7), padding=0)  # zoomed in, as the wheel does
+    plot.refresh([(run, "#3a86e8")], "step", 0.6)
+    assert vb.viewRange()[0] == [40, 60]  # a zoom is left alone while the run streams
+    qtbot.mouseDClick(plot.plot.viewport(), Qt.MouseButton.LeftButton, pos=_widget_pos(plot, 50, 0.6))
+    qtbot.waitUntil(lambda: vb.viewRange()[0][1] >= 200)
+    x_range, y_range = vb.viewRange()
+    assert x_range[0] <= 0 and abs(x_range[0] - framed_x[0]) < 1 and abs(x_range[1] - framed_x[1]) < 1
+    assert y_range[0] < 0.3 and y_range[1] > 2.0  # every point in view again
+    assert plot._zoomed_range() is None  # following the run again: new points extend the curve
