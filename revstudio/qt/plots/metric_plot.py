@@ -42,6 +42,7 @@ from revstudio.qt.plots.channel import Channel
 from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.hover import HoverMarks
 from revstudio.qt.plots.legend_fit import LineSample, fit_legend, place_legend
+from revstudio.qt.plots.legend_keys import StyleKeys
 from revstudio.qt.plots.log_axis import LogAxis
 from revstudio.qt.plots.plot_frame import PlotFrameMixin
 from revstudio.qt.plots.plot_keys import PointStepper
@@ -162,6 +163,7 @@ class MetricPlot(PlotFrameMixin, QWidget):
         layout.addLayout(bottom)
         self.set_log_y(log_y)
         self.stepper = PointStepper(self)  # arrow keys read the points out (plot_keys.py)
+        self.keys = StyleKeys(self.plot)  # overlaid: what solid and dashed stand for (legend_keys.py)
         self.hover = HoverMarks(self)  # a line and a dot on each curve where the mouse points (hover.py)
 
     # ---- drawing -------------------------------------------------------------
@@ -227,7 +229,10 @@ class MetricPlot(PlotFrameMixin, QWidget):
         stale = [k for k in self.curves if k not in wanted]
         for key in stale:
             self._remove_curve(self.curves.pop(key))
-        if made or stale:
+        drawn = {ch.key for run, _c in runs for ch in self.channels if ch.names(run)}
+        if made:
+            self.keys.clear()
+        if self.keys.update(self.channels, drawn, overlay) or made or stale:
             self._fit_legend()
         for fn in self.on_refresh:
             fn(self)

@@ -84,3 +84,36 @@ def test_a_double_click_frames_a_zoomed_plot_again(qtbot):
     assert x_range[0] <= 0 and abs(x_range[0] - framed_x[0]) < 1 and abs(x_range[1] - framed_x[1]) < 1
     assert y_range[0] < 0.3 and y_range[1] > 2.0  # every point in view again
     assert plot._zoomed_range() is None  # following the run again: new points extend the curve
+
+
+def _val_run(name: str, steps: int = 100) -> RunData:
+    run = _run(name, 2.0, steps)
+    for s in range(20, steps + 1, 20):
+        run.feed({"kind": "val", "step": s, "epoch": s / 50, "time": s * 0.1, "val_loss": 1.5 * math.exp(-s / 60)})
+    return run
+
+
+def _legend(plot: MetricPlot) -> list[tuple[str, Any]]:
+    return [(label.text, sample.item.opts["pen"].style()) for sample, label in plot.plot.getPlotItem().legend.items]
+
+
+def test_overlaid_runs_legend_says_which_line_is_validation(qtbot):
+    """Overlaid, the legend named the runs only: nothing said the dashed line was the validation loss."""
+    a, b = _val_run("run-a"), _val_run("run-b")
+    plot = _plot(qtbot, [(a, "#3a86e8"), (b, "#d26e1a")], 0.6)
+    dash, solid = Qt.PenStyle.DashLine, Qt.PenStyle.SolidLine
+    assert _legend(plot) == [("run-a", solid), ("run-b", solid), ("loss", solid), ("val loss", dash)]
+    assert plot.plot.getPlotItem().legend.isVisible()
+    for item in plot.keys.items.values():  # the key draws nothing on the plot itself
+        assert item.getData()[0] is None or len(item.getData()[0]) == 0
+
+    c = _val_run("run-c")  # a third run selected: its entry comes with the runs', before the key
+    plot.refresh([(a, "#3a86e8"), (b, "#d26e1a"), (c, "#409a3c")], "step", 0.6)
+    assert [t for t, _s in _legend(plot)] == ["run-a", "run-b", "run-c", "loss", "val loss"]
+
+    # runs without validation: one style, nothing to tell apart
+    plot.refresh([(_run("x", 1.0), "#3a86e8"), (_run("y", 2.0), "#d26e1a")], "step", 0.6)
+    assert [t for t, _s in _legend(plot)] == ["x", "y"]
+    # a single run names its own curves
+    plot.refresh([(a, "#3a86e8")], "step", 0.6)
+    assert [t for t, _s in _legend(plot)] == ["loss", "val loss"]
