@@ -41,6 +41,7 @@ from revstudio.qt.plots.bytes_axis import BytesAxis
 from revstudio.qt.plots.channel import Channel
 from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.hover import HoverMarks
+from revstudio.qt.plots.hover import fmt_value as _fmt
 from revstudio.qt.plots.legend_fit import LineSample, fit_legend, place_legend
 from revstudio.qt.plots.legend_keys import StyleKeys
 from revstudio.qt.plots.log_axis import LogAxis
@@ -378,11 +379,3 @@ def _bounds(arrays: Sequence[np.ndarray]) -> tuple[float, float] | None:
     if lo > hi:
         return None
     return lo, hi
-
-
-def _fmt(v: float) -> str:
-    if v is None or not math.isfinite(v):
-        return "–"
-    if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
-        return f"{v:.3g}"
-    return f"{v:.4g}"

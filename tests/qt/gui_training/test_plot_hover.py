@@ -86,10 +86,11 @@ def test_a_double_click_frames_a_zoomed_plot_again(qtbot):
     assert plot._zoomed_range() is None  # following the run again: new points extend the curve
 
 
-def _val_run(name: str, steps: int = 100) -> RunData:
-    run = _run(name, 2.0, steps)
+def _val_run(name: str, steps: int = 100, scale: float = 2.0) -> RunData:
+    run = _run(name, scale, steps)
     for s in range(20, steps + 1, 20):
-        run.feed({"kind": "val", "step": s, "epoch": s / 50, "time": s * 0.1, "val_loss": 1.5 * math.exp(-s / 60)})
+        run.feed({"kind": "val", "step": s, "epoch": s / 50, "time": s * 0.1,
+                  "val_loss": 0.75 * scale * math.exp(-s / 60)})
     return run
 
 
@@ -117,3 +118,55 @@ def test_overlaid_runs_legend_says_which_line_is_validation(qtbot):
     # a single run names its own curves
     plot.refresh([(a, "#3a86e8")], "step", 0.6)
     assert [t for t, _s in _legend(plot)] == ["loss", "val loss"]
+
+
+def test_the_hover_box_gives_every_curves_value_where_the_read_out_is_cut_short(qtbot):
+    """Two runs with validation overlaid: the read-out's one line
+    ended in "…" before the second run's values; the box beside the mouse lists each curve."""
+    a, b = _val_run("run-a"), _val_run("run-b", scale=3.0)
+    plot = _plot(qtbot, [(a, "#3a86e8"), (b, "#d26e1a")], 0.6)
+    plot.resize(540, 300)
+    plot.refresh([(a, "#3a86e8"), (b, "#d26e1a")], "step", 0.6)
+    qtbot.mouseMove(plot.plot.viewport(), _widget_pos(plot, 60, 1.0))
+    qtbot.waitUntil(lambda: plot.hover.box.isVisible())
+    qtbot.waitUntil(lambda: plot.readout.text().endswith("…"))  # the read-out cannot show it all
+    la, lb = a.series["loss"].point(59), b.series["loss"].point(59)
+    va, vb_ = a.series["val_loss"].point(2), b.series["val_loss"].point(2)  # step 60
+    assert plot.hover.box_lines() == [
+        f"run-a: loss {la['smooth']:.4g} (raw {la['value']:.4g})",
+        f"run-a: val loss {va['smooth']:.4g} (raw {va['value']:.4g})",
+        f"run-b: loss {lb['smooth']:.4g} (raw {lb['value']:.4g})",
+        f"run-b: val loss {vb_['smooth']:.4g} (raw {vb_['value']:.4g})",
+    ]
+    text = plot.hover.box.textItem.toPlainText()
+    assert text.startswith("step 60") and "run-b: val loss" in text
+    # beside the line and inside the plot: right of it where it fits there, else left of it
+    vb = plot.plot.getPlotItem().getViewBox()
+    frame = vb.sceneBoundingRect()
+    for step, right in ((10, True), (60, False), (95, False)):
+        qtbot.wait(50)  # (pyqtgraph drops a mouse move that comes sooner than 1/60 s after the last)
+        qtbot.mouseMove(plot.plot.viewport(), _widget_pos(plot, step, 1.0))
+        line_x = vb.mapViewToScene(QPointF(step, 0)).x()
+        qtbot.waitUntil(lambda step=step: abs(plot.hover.line.value() - step) < 1)
+        box = plot.hover.box.sceneBoundingRect()
+        assert (box.left() > line_x if right else box.right() < line_x) and frame.contains(box), (step, box, frame)
+    QApplication.sendEvent(plot.plot.viewport(), QEvent(QEvent.Type.Leave))
+    assert not plot.hover.box.isVisible()
+
+
+def test_long_run_names_are_shortened_in_the_middle_so_the_box_stays_inside_the_plot(qtbot):
+    """Timestamped run folders ("digits_revnet-20261207-095612") made the box wider than a plot a third
+    of a window wide: it was cut at the plot's edge, values included."""
+    a, b = _val_run("digits_revnet-20261207-095612"), _val_run("digits_revnet-20261207-095709", scale=3.0)
+    plot = _plot(qtbot, [(a, "#3a86e8"), (b, "#d26e1a")], 0.6)
+    plot.resize(400, 300)
+    plot.refresh([(a, "#3a86e8"), (b, "#d26e1a")], "step", 0.6)
+    qtbot.wait(50)
+    qtbot.mouseMove(plot.plot.viewport(), _widget_pos(plot, 40, 1.0))
+    qtbot.waitUntil(lambda: plot.hover.box.isVisible())
+    vb = plot.plot.getPlotItem().getViewBox()
+    assert vb.sceneBoundingRect().contains(plot.hover.box.sceneBoundingRect())
+    lines = plot.hover.box_lines()
+    assert len(lines) == 4 and all("…" in line for line in lines), lines
+    assert lines[0].split(":")[0].endswith("5612") and lines[2].split(":")[0].endswith("5709")
+    assert lines[1].endswith(f"val loss {a.series['val_loss'].point(1)['smooth']:.4g}")  # the value stays whole
