@@ -3,8 +3,8 @@
 Overlaid, a run is one colour and one legend entry (its name), and its validation (or inversion)
 curve is the same colour dashed: the legend named the runs but nowhere said which line was the
 validation loss (TensorBoard and W&B name each curve). Rather than an entry per run and curve (too
-many for a plot a third of a window wide), the legend adds one neutral entry per line style:
-"loss" solid, "val loss" dashed. A single run's curves are named one by one and need no key.
+many for a plot a third of a window wide), the legend adds one neutral entry per line style, in
+the channel's short word: "train" solid, "val" dashed (the gradient check: "grad", "inversion"). A single run's curves are named one by one and need no key.
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ class StyleKeys:
             if channel.key in self.items:
                 continue
             style = Qt.PenStyle.DashLine if channel.dashed else Qt.PenStyle.SolidLine
-            item = pg.PlotCurveItem(pen=pg.mkPen(colour, width=2, style=style), name=channel.label)
+            item = pg.PlotCurveItem(pen=pg.mkPen(colour, width=2, style=style), name=channel.short or channel.label)
             self.plot.addItem(item)  # after the runs' curves: the legend lists the runs, then the key
             self.items[channel.key] = item
             changed = True

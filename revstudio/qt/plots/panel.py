@@ -93,10 +93,12 @@ class PlotsPanel(QWidget):
         controls.addSpacing(12)
         controls.addWidget(self.shown_label, 1)
 
-        self.loss = MetricPlot("Loss", [Channel("loss", "loss"), Channel("val_loss", "val loss", dashed=True)],
-                               "loss")
-        self.accuracy = MetricPlot("Accuracy", [Channel("accuracy", "accuracy"),
-                                                Channel("val_accuracy", "val accuracy", dashed=True)], "accuracy")
+        # (short: the word of the line style's key in an overlaid legend, a third of a window wide)
+        self.loss = MetricPlot("Loss", [Channel("loss", "loss", short="train"),
+                                        Channel("val_loss", "val loss", dashed=True, short="val")], "loss")
+        self.accuracy = MetricPlot("Accuracy", [Channel("accuracy", "accuracy", short="train"),
+                                                Channel("val_accuracy", "val accuracy", dashed=True, short="val")],
+                                   "accuracy")
         self.memory = MetricPlot("Memory", [Channel("peak_bytes", "measured peak")], "peak", units="B")
         self.gradcheck = MetricPlot("Gradient check", [Channel(GRAD_PREFIX, "grad disagreement", prefix=True,
                                                                short="grad"),
