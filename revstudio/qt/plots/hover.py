@@ -94,8 +94,13 @@ class HoverMarks(QObject):
         return out
 
     def show_at(self, x: float) -> int:
-        """Mark ``x`` and the curves' nearest points; returns how many points were marked."""
+        """Mark ``x`` and the curves' nearest points; returns how many points were marked. Called again
+        at each refresh that redrew a curve while the marks show: a run streaming under a resting
+        mouse moves its smoothed curve, and the box's values with it."""
         points = self.points_at(x)
+        if not self.plot._runs:  # (no run shown any more: nothing to point at)
+            self.hide()
+            return 0
         colours = theme.colors()
         self.line.setPen(pg.mkPen(colours.muted, width=1))
         self.line.setPos(x)

@@ -239,6 +239,8 @@ class MetricPlot(PlotFrameMixin, QWidget):
             fn(self)
         self._follow_y()
         self._place_legend()
+        if self.hover.line.isVisible() and (redrawn or stale):  # the mouse rests on a plot that moved on
+            self.hover.show_at(self.hover.line.value())
         return redrawn
 
     def _fit_legend(self) -> None:

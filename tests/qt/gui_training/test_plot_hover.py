@@ -170,3 +170,21 @@ def test_long_run_names_are_shortened_in_the_middle_so_the_box_stays_inside_the_
     assert len(lines) == 4 and all("…" in line for line in lines), lines
     assert lines[0].split(":")[0].endswith("5612") and lines[2].split(":")[0].endswith("5709")
     assert lines[1].endswith(f"val loss {a.series['val_loss'].point(1)['smooth']:.4g}")  # the value stays whole
+
+
+def test_the_hover_box_follows_a_run_that_streams_under_a_resting_mouse(qtbot):
+    run = _val_run("live", steps=100)
+    run.total_steps = 200  # half way through: the x axis spans the whole run
+    plot = _plot(qtbot, [(run, "#3a86e8")], 0.9)
+    qtbot.mouseMove(plot.plot.viewport(), _widget_pos(plot, 150, 1.0))  # past the newest point (step 100)
+    qtbot.waitUntil(lambda: plot.hover.box.isVisible())
+    assert plot.hover.box_lines()[0] == f"loss {run.series['loss'].point(99)['smooth']:.4g} " \
+                                        f"(raw {run.series['loss'].point(99)['value']:.4g})"
+    for s in range(101, 151):  # the run goes on; the mouse does not move
+        run.feed({"kind": "step", "step": s, "epoch": s / 50, "time": s * 0.1, "loss": 5.0})
+    plot.refresh([(run, "#3a86e8")], "step", 0.9)
+    newest = run.series["loss"].point(149)
+    assert plot.hover.box_lines()[0] == f"loss {newest['smooth']:.4g} (raw 5)"
+    assert any(spot.pos().x() == 150 for spot in plot.hover.dots.points())
+    plot.refresh([], "step", 0.9)  # no run shown any more
+    assert not plot.hover.box.isVisible() and not plot.hover.dots.isVisible()
