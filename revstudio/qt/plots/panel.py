@@ -199,9 +199,10 @@ class PlotsPanel(QWidget):
     def set_runs(self, runs: Sequence[RunData]) -> None:
         """Show these runs (the live one first); each keeps its colour while it is shown."""
         self.runs = list(runs)
+        taken: set[str] = set()
         for run in self.runs:
-            if run.name not in self.colours:
-                self.colours[run.name] = PALETTE[len(self.colours) % len(PALETTE)]
+            self.colours[run.name] = self._colour_for(run.name, taken)
+            taken.add(self.colours[run.name])
             if run.weight != self.weight:
                 run.set_weight(self.weight)
         if not self.runs:
@@ -214,6 +215,17 @@ class PlotsPanel(QWidget):
         if not self.runs:  # (the last run's axes stayed, steps and loss ranges of nothing drawn)
             for plot in self.plots:
                 plot.reset_view()
+
+    def _colour_for(self, name: str, taken: set[str]) -> str:
+        """The run's colour: the one it had (a run keeps it), unless a run shown before it in this set
+        has it; else the next colour no shown run has. Colours went round the palette by the order runs
+        were first shown, so the tenth run of a session took the first one's colour, even beside it."""
+        mine = self.colours.get(name)
+        if mine is not None and mine not in taken:
+            return mine
+        start = len(self.colours) % len(PALETTE)  # new runs go on round the palette
+        order = PALETTE[start:] + PALETTE[:start]
+        return next((c for c in order if c not in taken), order[0])  # (more runs than colours: they repeat)
 
     def _axis_changed(self, _index: int) -> None:
         self._settings.set_plots_axis(self.axis)
