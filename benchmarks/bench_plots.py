@@ -45,7 +45,7 @@ EXAMPLES = ("revnet_coupling", "glow_flow", "two_branch")
 def synthetic_rows(steps: int) -> bytes:
     rows = [{"kind": "event", "event": "started", "time": 0.0, "mode": "reversible", "total_steps": steps,
              "estimate_bytes": 3_000_000, "standard_estimate_bytes": 10_000_000, "regions": ["r0", "r1"],
-             "config": {"precision": "fp32"}}]
+             "config": {"precision": "fp32", "log_every": 1}}]  # (as a run logging every step says)
     for s in range(1, steps + 1):
         t = s * 0.01
         rows.append({"kind": "step", "step": s, "epoch": round(s / 500, 4), "time": round(t, 4),

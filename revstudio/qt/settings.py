@@ -115,3 +115,31 @@ class Settings:
     def set_runs_sort(self, column: str, descending: bool) -> None:
         self._s.setValue("runs/sort_column", column)
         self._s.setValue("runs/sort_descending", "true" if descending else "false")
+
+    # ---- plots tab ----------------------------------------------------
+    def plots_smoothing(self, default: float) -> float:
+        """The Plots tab's smoothing weight (0 = raw curves, up to 0.99), as last set."""
+        try:
+            value = float(str(self._s.value("plots/smoothing", default)))
+        except (TypeError, ValueError):
+            return default
+        return min(max(value, 0.0), 0.99) if value == value else default  # (NaN: the default)
+
+    def set_plots_smoothing(self, value: float) -> None:
+        self._s.setValue("plots/smoothing", f"{float(value):.2f}")
+
+    def plots_axis(self, default: str) -> str:
+        """The Plots tab's x axis: ``step``, ``epoch`` or ``time``."""
+        value = str(self._s.value("plots/x_axis", default))
+        return value if value in ("step", "epoch", "time") else default
+
+    def set_plots_axis(self, value: str) -> None:
+        self._s.setValue("plots/x_axis", value)
+
+    def plot_log_y(self, plot: str, default: bool) -> bool:
+        """Whether the plot named ``plot`` (its object name, ``plot_loss``) has a log y axis."""
+        value = str(self._s.value(f"plots/log_y/{plot}", "true" if default else "false")).lower()
+        return value == "true" if value in ("true", "false") else default
+
+    def set_plot_log_y(self, plot: str, on: bool) -> None:
+        self._s.setValue(f"plots/log_y/{plot}", "true" if on else "false")

@@ -14,7 +14,8 @@ class Channel:
     label: str
     dashed: bool = False
     prefix: bool = False
-    short: str = ""  # the label before each name where a run has several (a legend has a third of a window)
+    short: str = ""  # the label before each name where a run has several (a legend has a third of a window),
+    # and the word for the channel's line style in an overlaid legend's key (legend_keys.py)
 
     def names(self, run: RunData) -> list[str]:
         if self.prefix:

@@ -40,7 +40,10 @@ from revstudio.qt.plots import plot_export, plot_theme
 from revstudio.qt.plots.bytes_axis import BytesAxis
 from revstudio.qt.plots.channel import Channel
 from revstudio.qt.plots.fitted_label import FittedLabel
+from revstudio.qt.plots.hover import HoverMarks
+from revstudio.qt.plots.hover import fmt_value as _fmt
 from revstudio.qt.plots.legend_fit import LineSample, fit_legend, place_legend
+from revstudio.qt.plots.legend_keys import StyleKeys
 from revstudio.qt.plots.log_axis import LogAxis
 from revstudio.qt.plots.plot_frame import PlotFrameMixin
 from revstudio.qt.plots.plot_keys import PointStepper
@@ -161,6 +164,8 @@ class MetricPlot(PlotFrameMixin, QWidget):
         layout.addLayout(bottom)
         self.set_log_y(log_y)
         self.stepper = PointStepper(self)  # arrow keys read the points out (plot_keys.py)
+        self.keys = StyleKeys(self.plot)  # overlaid: what solid and dashed stand for (legend_keys.py)
+        self.hover = HoverMarks(self)  # a line and a dot on each curve where the mouse points (hover.py)
 
     # ---- drawing -------------------------------------------------------------
     def set_log_y(self, on: bool) -> None:
@@ -225,12 +230,17 @@ class MetricPlot(PlotFrameMixin, QWidget):
         stale = [k for k in self.curves if k not in wanted]
         for key in stale:
             self._remove_curve(self.curves.pop(key))
-        if made or stale:
+        drawn = {ch.key for run, _c in runs for ch in self.channels if ch.names(run)}
+        if made:
+            self.keys.clear()
+        if self.keys.update(self.channels, drawn, overlay) or made or stale:
             self._fit_legend()
         for fn in self.on_refresh:
             fn(self)
         self._follow_y()
         self._place_legend()
+        if self.hover.line.isVisible() and (redrawn or stale):  # the mouse rests on a plot that moved on
+            self.hover.show_at(self.hover.line.value())
         return redrawn
 
     def _fit_legend(self) -> None:
@@ -314,10 +324,23 @@ class MetricPlot(PlotFrameMixin, QWidget):
     # ---- reading --------------------------------------------------------------
     def _hover(self, pos: QPointF) -> None:
         vb = self.plot.getPlotItem().getViewBox()
-        if not self.plot.sceneBoundingRect().contains(pos) or not self._runs:
+        if not vb.sceneBoundingRect().contains(pos) or not self._runs:
+            self.hover.hide()  # (over an axis or the legend's margin: no point is pointed at)
             return
         x = vb.mapSceneToView(pos).x()
         self.readout.set_texts([self.describe_at(x)])
+        self.hover.show_at(x)
+
+    def reset_zoom(self) -> None:
+        """Back to the plot's own frame: x over the runs' whole length, y over the curves (a double
+        click in the plot, hover.py)."""
+        vb = self.plot.getPlotItem().getViewBox()
+        self._planned = None
+        self._y_set = None
+        vb.enableAutoRange()
+        for curve in self.curves.values():
+            curve.version = -1  # the zoomed view drew only the points in it
+        self.refresh(self._runs, self.axis, self.weight)
 
     def describe_at(self, x: float) -> str:
         """The read-out at ``x``: for each curve the nearest point's value (and smoothed value)."""
@@ -358,11 +381,3 @@ def _bounds(arrays: Sequence[np.ndarray]) -> tuple[float, float] | None:
     if lo > hi:
         return None
     return lo, hi
-
-
-def _fmt(v: float) -> str:
-    if v is None or not math.isfinite(v):
-        return "–"
-    if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
-        return f"{v:.3g}"
-    return f"{v:.4g}"

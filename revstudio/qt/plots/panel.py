@@ -33,6 +33,7 @@ from revstudio.qt.plots.metric_plot import PALETTE, Channel, MetricPlot
 from revstudio.qt.plots.ref_labels import place_ref_labels
 from revstudio.qt.plots.rows import GRAD_PREFIX, INV_PREFIX, RunData
 from revstudio.qt.report_facts import human_bytes
+from revstudio.qt.settings import Settings
 
 REFRESH_MS = 50  # 20 Hz (STYLE point 11)
 # Plots redrawn per tick until this is spent, counting the paint each one will cause (its last
@@ -42,6 +43,7 @@ FRAME_BUDGET_MS = 14
 # activation stays near 1e-6..1e-5, so 1e-4 is gradcheck's own float32 tolerance. The in-run check
 # runs in the model's own dtype whatever the run's precision (autocast off): one level for every run.
 WARN_LEVEL = 1e-4
+DEFAULT_SMOOTHING = 0.6  # the slider's weight until the user moves it (then it is remembered)
 MAX_COLUMNS = 3  # of plots, where the tab is wide enough for them (fewer in a narrow window)
 GRID_SPACING = 6
 
@@ -54,16 +56,20 @@ class PlotsPanel(QWidget):
         self.setObjectName("plotsPanel")
         self.runs: list[RunData] = []
         self.colours: dict[str, str] = {}
-        self.weight = 0.6
+        # Smoothing, x axis and each plot's log y are kept as last set (TensorBoard keeps its slider):
+        # a user who reads loss at 0.9 on a log axis does not set it again in every session.
+        self._settings = Settings()
+        self.weight = self._settings.plots_smoothing(DEFAULT_SMOOTHING)
         self.axis_box = QComboBox()
         self.axis_box.addItem("step", "step")
         self.axis_box.addItem("epoch", "epoch")
         self.axis_box.addItem("wall time", "time")
+        self.axis_box.setCurrentIndex(max(0, self.axis_box.findData(self._settings.plots_axis("step"))))
         self.axis_box.setToolTip("The x axis of every plot")
-        self.axis_box.currentIndexChanged.connect(lambda _i: self.refresh(force=True))
+        self.axis_box.currentIndexChanged.connect(self._axis_changed)
         self.smooth_slider = QSlider(Qt.Orientation.Horizontal)
         self.smooth_slider.setRange(0, 99)
-        self.smooth_slider.setValue(int(self.weight * 100))
+        self.smooth_slider.setValue(round(self.weight * 100))
         self.smooth_slider.setMaximumWidth(160)
         self.smooth_slider.setToolTip("Smoothing (exponential moving average, debiased); the raw curve stays faint "
                                       "behind the smoothed one")
@@ -87,10 +93,12 @@ class PlotsPanel(QWidget):
         controls.addSpacing(12)
         controls.addWidget(self.shown_label, 1)
 
-        self.loss = MetricPlot("Loss", [Channel("loss", "loss"), Channel("val_loss", "val loss", dashed=True)],
-                               "loss")
-        self.accuracy = MetricPlot("Accuracy", [Channel("accuracy", "accuracy"),
-                                                Channel("val_accuracy", "val accuracy", dashed=True)], "accuracy")
+        # (short: the word of the line style's key in an overlaid legend, a third of a window wide)
+        self.loss = MetricPlot("Loss", [Channel("loss", "loss", short="train"),
+                                        Channel("val_loss", "val loss", dashed=True, short="val")], "loss")
+        self.accuracy = MetricPlot("Accuracy", [Channel("accuracy", "accuracy", short="train"),
+                                                Channel("val_accuracy", "val accuracy", dashed=True, short="val")],
+                                   "accuracy")
         self.memory = MetricPlot("Memory", [Channel("peak_bytes", "measured peak")], "peak", units="B")
         self.gradcheck = MetricPlot("Gradient check", [Channel(GRAD_PREFIX, "grad disagreement", prefix=True,
                                                                short="grad"),
@@ -99,6 +107,8 @@ class PlotsPanel(QWidget):
                                     "relative error", log_y=True, floor=1e-12)
         self.throughput = MetricPlot("Throughput", [Channel("samples_per_s", "samples/s")], "samples/s")
         self.plots = [self.loss, self.accuracy, self.memory, self.gradcheck, self.throughput]
+        for plot in self.plots:
+            plot.set_log_y(self._settings.plot_log_y(plot.objectName(), plot.log_y))
         self._memory_refs = [pg.InfiniteLine(angle=0, movable=False, label=text,
                                              labelOpts={"position": 0.02, "anchors": [(0, 1), (0, 1)]})
                              for text in ("estimate", "standard")]
@@ -131,7 +141,7 @@ class PlotsPanel(QWidget):
         for plot in self.plots:
             plot.png_action.triggered.connect(lambda _c=False, p=plot: self._export(p, "png"))
             plot.csv_action.triggered.connect(lambda _c=False, p=plot: self._export(p, "csv"))
-            plot.log_box.toggled.connect(lambda _on: self.refresh(force=True))
+            plot.log_box.toggled.connect(lambda on, p=plot: self._log_changed(p, on))
 
         self.grid = QGridLayout()
         self.grid.setSpacing(GRID_SPACING)
@@ -189,9 +199,10 @@ class PlotsPanel(QWidget):
     def set_runs(self, runs: Sequence[RunData]) -> None:
         """Show these runs (the live one first); each keeps its colour while it is shown."""
         self.runs = list(runs)
+        taken: set[str] = set()
         for run in self.runs:
-            if run.name not in self.colours:
-                self.colours[run.name] = PALETTE[len(self.colours) % len(PALETTE)]
+            self.colours[run.name] = self._colour_for(run.name, taken)
+            taken.add(self.colours[run.name])
             if run.weight != self.weight:
                 run.set_weight(self.weight)
         if not self.runs:
@@ -205,9 +216,29 @@ class PlotsPanel(QWidget):
             for plot in self.plots:
                 plot.reset_view()
 
+    def _colour_for(self, name: str, taken: set[str]) -> str:
+        """The run's colour: the one it had (a run keeps it), unless a run shown before it in this set
+        has it; else the next colour no shown run has. Colours went round the palette by the order runs
+        were first shown, so the tenth run of a session took the first one's colour, even beside it."""
+        mine = self.colours.get(name)
+        if mine is not None and mine not in taken:
+            return mine
+        start = len(self.colours) % len(PALETTE)  # new runs go on round the palette
+        order = PALETTE[start:] + PALETTE[:start]
+        return next((c for c in order if c not in taken), order[0])  # (more runs than colours: they repeat)
+
+    def _axis_changed(self, _index: int) -> None:
+        self._settings.set_plots_axis(self.axis)
+        self.refresh(force=True)
+
+    def _log_changed(self, plot: MetricPlot, on: bool) -> None:
+        self._settings.set_plot_log_y(plot.objectName(), on)
+        self.refresh(force=True)
+
     def _smoothing_changed(self, value: int) -> None:
         self.weight = value / 100.0
         self.smooth_label.setText(f"{self.weight:.2f}")
+        self._settings.set_plots_smoothing(self.weight)
         for run in self.runs:
             run.set_weight(self.weight)
         self.refresh(force=True)

@@ -17,7 +17,8 @@ from PySide6.QtGui import QKeyEvent
 from revstudio.qt import theme
 
 STEPS = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1, Qt.Key.Key_PageUp: -10, Qt.Key.Key_PageDown: 10}
-HELP = "Left/Right step through the points, Home/End go to the first/last"
+HELP = ("Wheel zooms, drag pans, a double click frames it all again; "
+        "Left/Right step through the points, Home/End go to the first/last")
 
 
 class PointStepper(QObject):

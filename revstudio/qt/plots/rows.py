@@ -252,13 +252,19 @@ class RunData:
             # numpy loads with the first curve, not with the editor (the Runs tab lists runs without it)
             from revstudio.qt.plots.series import Series
 
-            series = self.series[name] = Series(name, self.capacity, self.weight)
+            series = self.series[name] = Series(name, self.capacity, self.weight, self.smoothing_gap())
         elif name in self._rewinding:  # a resumed run repeats the steps after its checkpoint
             self._rewinding.discard(name)
             series.rewind(pos[0])
         series.append(pos[0], pos[1], pos[2], value)
 
     # ---- derived ---------------------------------------------------------
+    def smoothing_gap(self) -> float | None:
+        """Steps between two logged rows (``log_every``): the smoothing weight is per this many steps,
+        so a curve logged more sparsely (validation, gradient checks) smooths over the same steps."""
+        every = _num((self.info.get("config") or {}).get("log_every"))
+        return every if every is not None and every > 0 else None
+
     def set_weight(self, weight: float) -> None:
         self.weight = weight
         for series in self.series.values():

@@ -6,6 +6,14 @@ contiguous view to ``setData`` without copying. The smoothed column is the
 exponential moving average TensorBoard draws, debiased so the first points
 are not pulled towards zero; it is updated per point as rows arrive and
 recomputed in one vectorised pass when the smoothing weight changes.
+Where a series knows its run's logging interval (``gap``: ``log_every``
+steps), the weight is that of one such interval, and a point ``k`` intervals
+after the last one weighs the past by ``weight ** k``: smoothing spans the
+same steps on every curve, so a validation curve checked every 50 steps is
+not smoothed over five times the steps its training curve is (with
+TensorBoard's weight per point, at 0.95 it lagged behind by hundreds of
+steps). The training curves, one point per interval, smooth exactly as
+TensorBoard's.
 No Qt here: the buffers are tested headless and fed by the run controller.
 """
 from __future__ import annotations
@@ -21,29 +29,90 @@ COLUMNS = {"step": 0, "epoch": 1, "time": 2, "value": 3, "smooth": 4}
 INITIAL_ROOM = 1024
 BLOCK = 64      # points per min/max block of the drawn overview
 DETAIL = 4096   # up to this many points (in view) are drawn one by one
+MIN_WEIGHT = 1e-300  # a point long after the last one forgets it all (its log stays finite)
 
 
-def ema_debiased(values: np.ndarray, weight: float) -> np.ndarray:
+def ema_debiased(values: np.ndarray, weight: float, steps: np.ndarray | None = None,
+                 gap: float | None = None) -> np.ndarray:
     """TensorBoard's smoothing: ``s_i = w s_{i-1} + (1-w) y_i``, divided by ``1 - w^(i+1)``.
 
     Vectorised in blocks: inside a block the recurrence is a cumulative sum of
     ``y_j w^-j``, and the block length is chosen so ``w^-j`` stays far from
     overflowing. NaN points (a diverged step) are skipped, not propagated.
+    With ``steps`` and ``gap``, point ``i`` weighs the past by ``w ** (Δstep / gap)``
+    (``Δstep`` from the previous finite point): the same smoothing per step on
+    a curve logged every ``gap`` steps as on one logged more sparsely.
     """
+    return ema_state(values, weight, steps, gap)[0]
+
+
+def ema_state(values: np.ndarray, weight: float, steps: np.ndarray | None = None,
+              gap: float | None = None) -> tuple[np.ndarray, float, float]:
+    """:func:`ema_debiased`, and the recurrence's numerator and denominator after the last point."""
     y = np.asarray(values, dtype=np.float64)
     out = np.full_like(y, np.nan)
     if y.size == 0:
-        return out
+        return out, 0.0, 0.0
     finite = np.isfinite(y)
+    num = den = 0.0
+    if not finite.any():
+        return out, 0.0, 0.0
     if weight <= 0.0:
         out[finite] = y[finite]
+        num, den = float(y[finite][-1]), 1.0  # (each point is itself)
     else:
-        out[finite] = _ema(y[finite], min(float(weight), 0.999999))
+        w = min(float(weight), 0.999999)
+        weights = None
+        if steps is not None and gap:
+            x = np.asarray(steps, dtype=np.float64)[finite]
+            delta = np.diff(x, prepend=0.0)
+            if (delta == delta[0]).all():  # evenly logged (from the run's start): one weight
+                w = float(step_weights(x[:1], w, gap)[0])
+            else:
+                weights = step_weights(x, w, gap)
+        if weights is not None:
+            out[finite], num, den = _ema_weights(y[finite], weights)
+        else:  # (blocks of one weight: a third of the time of a weight per point)
+            out[finite] = _ema(y[finite], w)
+            den = 1.0 - w ** int(finite.sum())
+            num = float(out[finite][-1]) * den
     if not finite.all():  # a NaN point shows the previous smoothed value, like the incremental update
         idx = np.where(finite, np.arange(y.size), -1)
         np.maximum.accumulate(idx, out=idx)
         out = np.where(idx >= 0, out[np.maximum(idx, 0)], np.nan)
-    return out
+    return out, num, den
+
+
+def step_weights(steps: np.ndarray, weight: float, gap: float) -> np.ndarray:
+    """Each point's weight of the past: ``weight ** (steps since the previous point / gap)``, the first
+    point's counted from step 0 (a validation point at step 50 stands for 50 steps, as the training
+    curve's first five points do)."""
+    delta = np.diff(steps, prepend=0.0)  # the first point stands for the steps since the run's start
+    with np.errstate(under="ignore"):
+        w = weight ** (np.maximum(delta, 0.0) / gap)
+    return np.clip(w, MIN_WEIGHT, 0.999999)
+
+
+def _ema_weights(y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """The debiased EMA with a weight per point: ``s_i = w_i s_{i-1} + (1-w_i) y_i`` (and ``d_i`` alike).
+
+    As :func:`_ema`, in blocks where the product of the weights since the block's start stays
+    above ``e^-300``, so dividing by it cannot overflow."""
+    out = np.empty_like(y)
+    logs = np.cumsum(np.log(w))  # decreasing
+    s = d = 0.0
+    start = 0
+    while start < y.size:
+        base = logs[start - 1] if start else 0.0
+        stop = start + max(1, int(np.searchsorted(base - logs[start:], 300.0, side="right")))
+        decay = np.exp(logs[start:stop] - base)   # the product of the weights since the block's start
+        scale = (1 - w[start:stop]) / decay
+        num = np.cumsum(y[start:stop] * scale) * decay + s * decay
+        den = np.cumsum(scale) * decay + d * decay
+        out[start:stop] = num / den
+        s, d = float(num[-1]), float(den[-1])
+        start = stop
+    return out, s, d
 
 
 def _ema(y: np.ndarray, w: float) -> np.ndarray:
@@ -73,8 +142,12 @@ class Series:
     curve costs what a 3,000-point one does.
     """
 
-    def __init__(self, name: str, capacity: int = DEFAULT_CAPACITY, weight: float = 0.0) -> None:
+    def __init__(self, name: str, capacity: int = DEFAULT_CAPACITY, weight: float = 0.0,
+                 gap: float | None = None) -> None:
         self.name = name
+        self.gap = gap if gap and gap > 0 else None  # steps per logged row: the weight is per this many steps
+        self._last_step = 0.0  # step of the last finite point (the smoothing's clock; a run starts at 0)
+        self._delta, self._w_delta = math.nan, 0.0  # the last gap between points, and its weight
         self.capacity = int(capacity)
         # Room grows by doubling up to twice the capacity: a short run's curve stays small, and
         # overlaid runs do not each hold megabytes of empty buffer.
@@ -115,8 +188,15 @@ class Series:
         col[0], col[1], col[2], col[3] = step, epoch, time, value
         if math.isfinite(value):
             w = self.weight
+            if self.gap is not None and w > 0:
+                delta = step - self._last_step
+                if delta != self._delta:  # (a curve's points mostly come evenly: one pow per change)
+                    self._delta = delta
+                    self._w_delta = min(max(w ** (max(delta, 0.0) / self.gap), MIN_WEIGHT), 0.999999)
+                w = self._w_delta
             self._num = w * self._num + (1 - w) * value
             self._den = w * self._den + (1 - w)
+            self._last_step = step
         col[4] = self._num / self._den if self._den > 0 else math.nan  # NaN: the previous smoothed value
         self._end = i + 1
         self.version += 1
@@ -135,16 +215,14 @@ class Series:
         self.version += 1
 
     def _restart_smoothing(self) -> None:
-        """The EMA's state continued from the kept points' smoothed tail."""
+        """The EMA's state continued from the kept points (their smoothed column recomputed)."""
         values = self.column("value")
+        steps = self.column("step")
+        smooth, self._num, self._den = ema_state(values, self.weight, steps, self.gap)
+        if values.size:
+            self._data[4, self._start:self._end] = smooth
         finite = np.isfinite(values)
-        w = self.weight
-        if not finite.any():
-            self._num = self._den = 0.0
-            return
-        self._den = 1.0 - w ** int(finite.sum()) if w > 0 else 1.0
-        tail = self._data[4, self._end - 1]
-        self._num = float(tail) * self._den if math.isfinite(tail) else 0.0
+        self._last_step = float(steps[finite][-1]) if finite.any() else 0.0
 
     def set_weight(self, weight: float) -> None:
         """Change the smoothing and recompute the smoothed column of the kept points."""
@@ -152,14 +230,8 @@ class Series:
         if weight == self.weight:
             return
         self.weight = weight
-        values = self.column("value")
-        if values.size:
-            smooth = ema_debiased(values, weight)
-            self._data[4, self._start:self._end] = smooth
-            # the state continues the EMA from the recomputed tail
-            finite = np.isfinite(values)
-            self._den = 1.0 - weight ** int(finite.sum()) if weight > 0 else (1.0 if finite.any() else 0.0)
-            self._num = float(smooth[-1]) * self._den if np.isfinite(smooth[-1]) else 0.0
+        self._delta = math.nan  # (its weight was the old one's)
+        self._restart_smoothing()  # recomputed, and the state continues the EMA from its tail
         self._reset_blocks()
         self.version += 1
 
