@@ -103,7 +103,7 @@ def _unread_words(unread: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
                  "not read (it reads the inputs 'x', or one array per Input node id, and the targets 'y')")
         if padding_like(names):
             words += ("; sequence lengths and masks ('lengths', 'mask') are read for class labels per step only "
-                      "(N x T labels for a C x T Output): here every sample is fed whole, padded steps included, "
+                      "(N x T labels for a C x T Output; a 'mask' also for N x H x W labels per pixel): here every sample is fed whole, padded steps included, "
                       "and scored whole (a BiRNN runs over them in both directions, and a Pool averages them), so crop "
                       "or bucket the sequences to one length, or train with the padding as part of the data")
         parts.append(words)

@@ -135,6 +135,6 @@ def preview_text(answer: dict[str, Any], scale_uint8: bool, inputs: Sequence[str
         unread = [name for name in arrays if name not in read and name not in padding]
         if unread:
             text += f"; not read: {', '.join(unread)} (a run reads the inputs and 'y'" + (
-                "; 'lengths' and 'mask' are read for N x T labels of a class per step only: here padded steps are "
-                "fed and scored as they are)" if padding_like(unread) else ")")
+                "; 'lengths' and 'mask' are read for N x T labels of a class per step only (a 'mask' also for N x "
+                "H x W labels of a class per pixel): here padded steps are fed and scored as they are)" if padding_like(unread) else ")")
     return text
