@@ -226,8 +226,9 @@ def training_task(graph: Graph, report: Report) -> dict[str, Any] | None:
         why = (f"the graph has a log-determinant (node {has_logdet(graph)!r}) and {task.output_id!r} holds "
                f"as many values per sample as the Inputs ({prod(task.output_shape)}), every node on the way invertible")
     elif task.per_step:
+        where = "x".join(map(str, task.output_shape[1:]))
         why = (f"{task.output_id!r} reads {shape}: {task.num_classes} class scores for each of "
-               f"{task.output_shape[1]} steps (channels first), for N x {task.output_shape[1]} labels")
+               f"{where} {task.unit}s (channels first), for N x {where} labels")
     elif task.kind == "classification":
         why = f"{task.output_id!r} reads a vector of {task.num_classes} class scores"
     else:
@@ -236,8 +237,8 @@ def training_task(graph: Graph, report: Report) -> dict[str, Any] | None:
         why = "requested by training.task; " + why
     elif task.kind != "flow":
         why += "; under auto the labels decide (integers or one-hot rows: classification, other floats: regression" + (
-            f"; N x {task.output_shape[1]} integers: a class per step)" if len(task.output_shape) == 2
-            and task.output_shape[0] > 1 else ")")
+            f"; N x {'x'.join(map(str, task.output_shape[1:]))} integers: a class per {task.unit})"
+            if len(task.output_shape) >= 2 and task.output_shape[0] > 1 else ")")
     return {"requested": requested, "kind": task.kind, "loss": task.loss_name(), "output": task.output_id,
             "why": why}
 

@@ -268,7 +268,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     classes = task_for(config)["num_classes"] if kind == "classification" else None
     levels = facts["levels"] if kind == "flow" else None
     loss_fn = Loss(kind, levels)
-    per_step = kind == "classification" and len(task_for(config)["output_shape"]) == 2  # (a class per step)
+    axes = len(task_for(config)["output_shape"]) - 1  # (a class per step: 1, per pixel: 2 or more)
+    scored = position_unit(axes) + "s_scored" if kind == "classification" and axes >= 1 else None
 
     def noisy(xs: list[torch.Tensor], seed: int) -> list[torch.Tensor]:  # as revstudio train's
         return xs if levels is None else [dequantize(x, levels, seed + i) for i, x in enumerate(xs)]
@@ -286,7 +287,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     def emit(row: dict[str, Any]) -> None:
         if row["kind"] != "event":  # (a diverged row's loss is one step's, not the latest figure)
             metrics.update({k: row[k] for k in ("loss", "accuracy", "val_loss", "val_accuracy", "steps_scored",
-                                                "val_steps_scored") if k in row})
+                                                "val_steps_scored", "pixels_scored", "val_pixels_scored") if k in row})
         if rank != 0:
             return
         if json_rows:  # the rows of `revstudio train --json`: "time" in seconds since the start
@@ -324,8 +325,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         row = {"kind": "val", "step": step, "epoch": round(step / per_epoch, 4), "val_loss": loss_sum / count}
         if kind == "classification":
             row["val_accuracy"] = correct / count
-        if per_step:
-            row["val_steps_scored"] = int(count)
+        if scored:
+            row["val_" + scored] = int(count)
         emit(row)
 
     def save_now() -> None:
@@ -371,7 +372,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         loss, hits = forward(net, xs, ys)
         counted = loss_fn.counted(ys, len(idx))  # (per-step labels: the scored steps)
         weighed = loss
-        if per_step and world > 1:  # each rank's mean over its own scored steps, weighed to the global batch's
+        if scored and world > 1:  # each rank's mean over its own scored steps, weighed to the global batch's
             everyone = torch.tensor([float(counted)], dtype=torch.float64, device=device)
             torch.distributed.all_reduce(everyone)  # (every rank's scored steps)
             weighed = loss * (counted * world / max(float(everyone), 1.0))
@@ -431,8 +432,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
                    "lr": float(optimizer.param_groups[0]["lr"]), "samples_per_s": round(window[4] / elapsed, 2)}
             if kind == "classification":
                 row["accuracy"] = window[1] / window[2]
-            if per_step:
-                row["steps_scored"] = int(window[2])
+            if scored:
+                row[scored] = int(window[2])
             emit(row)
             window = [0.0, 0.0, 0.0, time.perf_counter(), 0]
         if config["val_every"] and step % config["val_every"] == 0 and step != total:

@@ -197,6 +197,24 @@ def sequence_tagger(features: int, steps: int, classes: int = 3, cell: str = "gr
     return b.done()
 
 
+def segmenter(channels: int, height: int, width: int, classes: int = 3, hidden: int = 8,
+              name: str = "segmenter") -> Graph:
+    """Input ``x`` (``channels`` x ``height`` x ``width``) -> Conv3x3 ``conv1`` (``hidden``, same padding)
+    -> ReLU ``relu`` -> Conv3x3 ``conv2`` -> ReLU ``relu2`` -> Conv ``head`` (kernel 1, ``classes`` channels)
+    -> Output ``seg`` (``classes`` x ``height`` x ``width``, channels first): a class per pixel
+    (segmentation), trained on N x ``height`` x ``width`` labels."""
+    b = Builder(name)
+    b.node("Input", "x", shape=[channels, height, width])
+    b.node("Conv", "conv1", out_channels=hidden, kernel_size=3, padding="same")
+    b.node("Activation", "relu", fn="relu")
+    b.node("Conv", "conv2", out_channels=hidden, kernel_size=3, padding="same")
+    b.node("Activation", "relu2", fn="relu")
+    b.node("Conv", "head", out_channels=classes, kernel_size=1)
+    b.node("Output", "seg")
+    b.chain("x.out", "conv1", "relu", "conv2", "relu2", "head", "seg")
+    return b.done()
+
+
 def revnet_chain(blocks: int, channels: int = 16, size: int = 16, wired: bool = True,
                  classes: int | None = 10, flatten: bool = False) -> Graph:
     """Input (channels x size x size) -> ``blocks`` RevNet blocks -> pool -> Linear -> Output.

@@ -81,7 +81,7 @@ class DataBundle:
         shapes = ", ".join(f"{'x' if len(self.train.inputs) == 1 else k} "
                            f"{'x'.join(map(str, v.shape[1:]))}" for k, v in self.train.inputs.items())
         if self.task.per_step:
-            what = f"{self.task.num_classes} classes per step"
+            what = f"{self.task.num_classes} classes per {self.task.unit}"
         elif self.task.kind == "classification":
             what = f"{self.task.num_classes} classes"
         elif self.task.kind == "flow":

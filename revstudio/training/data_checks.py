@@ -132,10 +132,10 @@ def _nonfinite(t: Mapped) -> tuple[int, int]:
     return first, bad
 
 
-# Why class labels over more than one axis (a class per pixel) do not train, and what does.
-PER_STEP = ("classes per position over more than one axis are not a task revstudio trains (classification "
-            "reads one class per sample from a K-vector Output, or one per step from a C x T Output with N x T "
-            "labels); reshape the Output to C x T (a Reshape node) and the labels to N x T, y.reshape(len(y), -1)")
+# Integer labels of the Output's positions under task regression: a class per step or pixel, and how to train it.
+PER_STEP = ("a class per position (N x T labels for a C x T Output, N x H x W for a C x H x W Output, channels "
+            "first) is classification per step or per pixel: set task to 'classification' (or 'auto'), and save "
+            "the labels as int64 class indices")
 
 
 def _finite_kind(t: Mapped) -> bool:
@@ -215,7 +215,10 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         if t.dim() != 1:
             steps = (f"; for a class per step (N x T labels) end the model in C x T scores instead of a vector of "
                      f"{_fmt(out_shape)}: a Conv with kernel_size 1 and out_channels C on the sequence (docs/data.md)"
-                     if t.dim() == 2 else "")
+                     if t.dim() == 2 else
+                     f"; for a class per pixel (N x {_fmt(t.shape[1:])} labels) end the model in C x "
+                     f"{_fmt(t.shape[1:])} scores instead of a vector of {_fmt(out_shape)}: a Conv with kernel_size 1 "
+                     f"and out_channels C on the feature map, no Flatten or Linear (docs/data.md)")
             raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}; classification "
                             f"needs one class index per sample (an array of N labels){steps}")
         unsigned = t.dtype == getattr(torch, "uint64", None)

@@ -103,7 +103,7 @@ def _unread_words(unread: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
                  "not read (it reads the inputs 'x', or one array per Input node id, and the targets 'y')")
         if padding_like(names):
             words += ("; sequence lengths and masks ('lengths', 'mask') are read for class labels per step only "
-                      "(N x T labels for a C x T Output): here every sample is fed whole, padded steps included, "
+                      "(N x T labels for a C x T Output; a 'mask' also for N x H x W labels per pixel): here every sample is fed whole, padded steps included, "
                       "and scored whole (a BiRNN runs over them in both directions, and a Pool averages them), so crop "
                       "or bucket the sequences to one length, or train with the padding as part of the data")
         parts.append(words)
@@ -111,8 +111,8 @@ def _unread_words(unread: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
 
 
 def scored_words(facts: Sequence[dict[str, Any]]) -> list[str]:
-    """The start's words on per-step labels (``steps.per_step_targets``' facts, one a file): how many steps
-    are scored, what marked the others, and that padded steps are still fed to the network."""
+    """The start's words on per-step or per-pixel labels (``steps.per_step_targets``' facts, one a file): how
+    many steps (pixels) are scored, what marked the others, and that those are still fed to the network."""
     parts = []
     for f in facts:
         ignored = f["steps"] - f["scored"]
@@ -122,11 +122,15 @@ def scored_words(facts: Sequence[dict[str, Any]]) -> list[str]:
         if f["ignored_labels"]:
             how.append("labels of -100")
         marked = f" ({' and '.join(how)} mark the rest)" if how and ignored else ""
-        words = (f"labels: {os.path.basename(f['source'])}: a class per step; loss and accuracy count the "
-                 f"{f['scored']} scored steps of {f['steps']}{marked}")
-        if ignored:
+        word = f.get("unit", "step")  # (steps.unit: a class per step, or per pixel)
+        words = (f"labels: {os.path.basename(f['source'])}: a class per {word}; loss and accuracy count the "
+                 f"{f['scored']} scored {word}s of {f['steps']}{marked}")
+        if ignored and word == "step":
             words += ("; padded steps are still fed to the network (a BiRNN's backward direction reads them, a "
                       "Pool averages them): only the loss leaves them out")
+        elif ignored:
+            words += ("; the pixels not scored are still fed to the network (a Conv reads them into their "
+                      "neighbours): only the loss leaves them out")
         parts.append(words)
     return parts
 

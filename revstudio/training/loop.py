@@ -242,7 +242,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     levels = data.levels  # a flow's 8-bit images: dequantised (sources.flow_levels)
     loss_fn = Loss(data.task.kind, levels)
     classification = data.task.kind == "classification"
-    per_step = bool(getattr(data.task, "per_step", False))  # (loss and accuracy over the scored steps)
+    scored = getattr(data.task, "scored_key", None)  # (per step or pixel: loss and accuracy over those scored)
     estimate, standard_estimate = estimates(graph, report, local, cfg.mode, budget=cfg.memory_budget,
                                               device=device.type, precision=cfg.precision)
     kept_by_budget = budget_kept(graph, report, local, cfg.mode, cfg.memory_budget)
@@ -321,8 +321,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         row = {"kind": "val", "step": run.step, "epoch": round(run.step / spe, 4), "val_loss": loss_sum / count}
         if classification:
             row["val_accuracy"] = correct / count
-        if per_step:
-            row["val_steps_scored"] = count
+        if scored:
+            row["val_" + scored] = count
         run.metrics.update({k: v for k, v in row.items() if k.startswith("val_")})
         run.val_pending = False
         run.emit(row)
@@ -379,7 +379,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                 measure = bool(cfg.memory_every and step % cfg.memory_every == 0)
                 optimizer.zero_grad(set_to_none=True)
                 counted = loss_fn.counted(ys, len(xs[0]))  # (per-step labels: the steps scored)
-                share = scored_share(counted, dist.world, device) if per_step and dist.active else None
+                share = scored_share(counted, dist.world, device) if scored and dist.active else None
                 with tracking(model) if measure else contextlib.nullcontext(), \
                         meter.measure() if measure else contextlib.nullcontext():
                     loss, hits = forward(net, xs, ys)
@@ -452,16 +452,16 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                                        "samples_per_s": round(window["steps"] * batch / elapsed, 2)}
                 if classification:
                     row["accuracy"] = window["correct"] / window["count"]
-                if per_step:
-                    row["steps_scored"] = window["count"]
+                if scored:
+                    row[scored] = window["count"]
                 if measure and meter.peak is not None:
                     row["peak_bytes"] = meter.peak
                     row["estimate_bytes"] = estimate
                 run.metrics["loss"] = row["loss"]
                 if classification:
                     run.metrics["accuracy"] = row["accuracy"]
-                if per_step:
-                    run.metrics["steps_scored"] = row["steps_scored"]
+                if scored:
+                    run.metrics[scored] = row[scored]
                 run.emit(row)
                 window = {"loss": 0.0, "correct": 0.0, "count": 0, "steps": 0, "t": time.perf_counter()}
             if cfg.val_every and step % cfg.val_every == 0 and step != total:

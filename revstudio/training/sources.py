@@ -39,7 +39,7 @@ from .data_checks import (  # noqa: F401
     unread_arrays,
 )
 from .mapped import Mapped, reading_note
-from .steps import PADDING_NAMES, is_per_step, per_step_targets
+from .steps import PADDING_NAMES, is_per_step, per_step_targets, position_unit
 from .synthetic import synthetic
 
 MNIST_NAMES = {
@@ -352,11 +352,12 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
                 if name == os.path.basename(source):
                     unread[i] = (name, [n for n in names if n not in fact["padding"]])
             return (inputs, targets), "classification"
-        if kind == "classification" and len(out_shape) == 2 and targets is not None:
+        if kind == "classification" and len(out_shape) >= 2 and targets is not None:
+            word = position_unit(len(out_shape) - 1)
             raise DataError(f"{source}: array 'y' holds {_fmt(targets.shape[1:]) if targets.dim() > 1 else 'one label'}"
                             f" a sample, Output {output_id!r} (port '{output_id}.in') reads {_fmt(out_shape)} scores "
-                            f"(classes x steps): per-step classification needs labels of N x {out_shape[1]}; for one "
-                            "class a sample end the model in a Pool and a Linear of as many outputs as classes")
+                            f"(classes x {word}s): per-{word} classification needs labels of N x {_fmt(out_shape[1:])}; "
+                            "for one class a sample end the model in a Pool and a Linear of as many outputs as classes")
         targets, kind = check_targets(targets, count, kind=kind, num_classes=num_classes, output_id=output_id,
                                       head_id=head_id, out_shape=out_shape, source=source, auto=auto,
                                       later=targets_later)

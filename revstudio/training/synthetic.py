@@ -3,7 +3,7 @@
 - classification: class-conditional patterns (per class a channel offset plus a
   spatial pattern, under unit noise); for sequence models (a BiRNN reads the
   Input) sinusoids whose frequency and per-feature amplitude depend on the class;
-  for a class per step (a C x T Output) each step's class from its features by a
+  for a class per step or pixel (a C x T, C x H x W Output) each one's class from its features by a
   fixed random map;
 - regression: a fixed random teacher: a channel mix and tanh when the Output has
   the Input's shape (learnable by convolutions), else a one-hidden-layer tanh MLP
@@ -29,7 +29,7 @@ SYNTHETIC_MIN = 32
 def synthetic_count(specs: dict[str, tuple[tuple[int, ...], str]], kind: str, out_shape: tuple[int, ...]) -> int:
     """How many samples: a few thousand for small shapes, fewer (bounded bytes) for large ones."""
     per_sample = sum(4 * math.prod(shape) for shape, _ in specs.values())
-    labels = out_shape[-1] if kind == "classification" and len(out_shape) == 2 else 1  # (a class per step: T)
+    labels = math.prod(out_shape[1:]) if kind == "classification" else 1  # (a class per step: T, per pixel: H x W)
     per_sample += 4 * math.prod(out_shape) if kind == "regression" else 8 * labels
     return int(min(SYNTHETIC_MAX, max(SYNTHETIC_MIN, SYNTHETIC_BYTES // max(per_sample, 1))))
 
@@ -44,13 +44,15 @@ def synthetic(specs: dict[str, tuple[tuple[int, ...], str]], *, kind: str, num_c
     n = count if count is not None else synthetic_count(specs, kind, out_shape)
     inputs: dict[str, Any] = {}
     targets: Any = None
-    per_step = kind == "classification" and len(out_shape) == 2 and len(specs) == 1 and \
-        tuple(next(iter(specs.values()))[0])[-1:] == tuple(out_shape[1:])
-    if per_step:  # a class per step (a C x T Output): each step's class from its features by a fixed map
+    axes = len(out_shape) - 1  # (a class per step: T, per pixel: H x W, the Input's last axes)
+    per_step = kind == "classification" and axes >= 1 and len(specs) == 1 and \
+        len(next(iter(specs.values()))[0]) > axes and tuple(next(iter(specs.values()))[0])[-axes:] == tuple(out_shape[1:])
+    if per_step:  # a class per step or pixel (a C x T, C x H x W Output): each one's class from its features by a fixed map
         node, (shape, _) = next(iter(specs.items()))
         inputs[node] = torch.randn(n, *shape, generator=g)
-        mix = torch.randn(int(num_classes or out_shape[0]), math.prod(shape[:-1]), generator=g)
-        targets = torch.einsum("kf,nft->nkt", mix, inputs[node].reshape(n, -1, shape[-1])).argmax(dim=1)
+        mix = torch.randn(int(num_classes or out_shape[0]), math.prod(shape[:-axes]), generator=g)
+        flat = inputs[node].reshape(n, math.prod(shape[:-axes]), -1)
+        targets = torch.einsum("kf,nft->nkt", mix, flat).argmax(dim=1).reshape(n, *out_shape[1:])
     elif kind == "classification":
         k = int(num_classes or 2)
         targets = (torch.arange(n) % k)[torch.randperm(n, generator=g)]

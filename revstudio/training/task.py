@@ -12,7 +12,8 @@
   classes (``load_data`` also turns a regression guess into classification when the
   labels are integers, and a classification guess into regression for float targets);
   a C x T Output (channels first, C > 1) with N x T integer labels is classification
-  per step (``steps``: cross-entropy over the steps, -100 and padding not scored);
+  per step (``steps``: cross-entropy over the steps, -100 and padding not scored), a C x H x W Output
+  (or more axes) with N x H x W labels the same per pixel (segmentation);
 - **regression** otherwise: mean squared error against real-valued targets.
 
 A requested task that does not fit the graph is refused with a :class:`DataError`
@@ -26,8 +27,8 @@ from typing import Any
 
 from revstudio.core.find import FLOW_TYPES, find_type
 
-from .data_checks import PER_STEP
 from .sources import DataError
+from .steps import position_unit as position_word
 
 __all__ = ["FLOW_TYPES", "TASKS", "DataError", "TaskInfo", "find_type", "flow_breaker", "has_logdet", "infer_task",
            "input_nodes", "output_nodes"]
@@ -51,16 +52,29 @@ class TaskInfo:
 
     @property
     def per_step(self) -> bool:
-        """A class per step: N x T labels for a C x T Output (``steps``)."""
-        return self.kind == "classification" and len(self.output_shape) == 2
+        """A class per position: N x T labels for a C x T Output, or N x H x W for C x H x W (``steps``)."""
+        return self.kind == "classification" and len(self.output_shape) >= 2
+
+    @property
+    def unit(self) -> str:
+        """What a scored position is called: "step" (a class per step) or "pixel" (per pixel)."""
+        return position_word(len(self.output_shape) - 1)
+
+    @property
+    def scored_key(self) -> str | None:
+        """The row key of the positions a per-step (per-pixel) loss counts: "steps_scored" or "pixels_scored"
+        (validation rows prefix "val_"); None for other tasks."""
+        return f"{self.unit}s_scored" if self.per_step else None
 
     def loss_name(self) -> str:
         return _LOSSES[self.kind]
 
     def describe(self) -> str:
         if self.per_step:
-            return (f"classification per step ({self.num_classes} classes x {self.output_shape[1]} steps, "
-                    f"cross-entropy on {self.output_id!r}, labels of -100 and padding not scored)")
+            where = "x".join(map(str, self.output_shape[1:]))
+            marks = "padding" if self.unit == "step" else "masked pixels"
+            return (f"classification per {self.unit} ({self.num_classes} classes x {where} {self.unit}s, "
+                    f"cross-entropy on {self.output_id!r}, labels of -100 and {marks} not scored)")
         if self.kind == "classification":
             return f"classification ({self.num_classes} classes, cross-entropy on {self.output_id!r})"
         return f"{self.kind} ({self.loss_name()} on {self.output_id!r})"
@@ -139,8 +153,8 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
     def info(kind: str, classes: int | None = None) -> TaskInfo:
         return TaskInfo(kind, classes, out_id, requested, head, out_shape)
 
-    def classification_fits() -> bool:  # K class scores, or C x T: a class per step (channels first)
-        return len(out_shape) in (1, 2) and out_shape[0] > 1
+    def classification_fits() -> bool:  # K class scores, or C x T (C x H x W): a class per step (pixel)
+        return len(out_shape) >= 1 and out_shape[0] > 1
 
     def looks_like_scores() -> bool:
         # a K-vector of another size than the input: class scores; the input's own shape
@@ -177,9 +191,8 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
     if requested == "classification":
         if not classification_fits():
             raise DataError(f"task 'classification' needs Output {out_id!r} to read a vector of class scores "
-                            f"(K > 1 features, e.g. after a Linear) or C x T scores of a class per step (C > 1, "
-                            f"channels first); it reads {_fmt(out_shape)}{several}"
-                            + (f"; {PER_STEP}" if len(out_shape) >= 3 else ""))
+                            f"(K > 1 features, e.g. after a Linear), C x T scores of a class per step or C x H x W "
+                            f"of a class per pixel (C > 1, channels first); it reads {_fmt(out_shape)}{several}")
         return info("classification", out_shape[0])
     if requested == "regression":
         return info("regression")

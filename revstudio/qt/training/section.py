@@ -17,7 +17,7 @@ from revstudio.training.config import DEFAULTS, ConfigError, TrainConfig
 from revstudio.training.data import DATA_KEYS, absolute_spec
 from revstudio.training.data_checks import padding_like
 from revstudio.training.sources import DataError, parse_spec, resolve
-from revstudio.training.steps import PADDING_NAMES
+from revstudio.training.steps import PADDING_NAMES, position_unit
 
 
 def defaults() -> dict[str, Any]:
@@ -117,16 +117,24 @@ def preview_text(answer: dict[str, Any], scale_uint8: bool, inputs: Sequence[str
         text += f"; {answer['reading']}"
     if inputs and answer.get("kind") in ("npz", "pt") and not answer.get("problem"):  # (a refusal says it all)
         read = {"y", *(["x"] if len(inputs) == 1 and "x" in arrays else inputs)}
-        per_step = len(arrays.get("y") or ()) == 2  # (N x T labels: a class per step reads lengths and mask)
-        padding = [name for name in PADDING_NAMES if name in arrays and per_step]
-        unread = [name for name in arrays if name not in read and name not in padding]
-        if padding:
+        rank = len(arrays.get("y") or ()) - 1  # (N x T labels: a class per step, N x H x W: per pixel)
+        word = position_unit(rank)
+        padding = [name for name in PADDING_NAMES if name in arrays and (rank == 1 or (rank > 1 and name == "mask"))]
+        if rank > 1 and "lengths" in arrays:
+            text += ("; lengths: refused if the labels are a class per pixel (it gives sequence lengths): mark pixels not scored "
+                     "with -100 or an N x H x W 'mask'")
+            padding.append("lengths")  # (named above, not as unread)
+        if padding and rank == 1:
             text += (f"; {' and '.join(padding)}: steps past each length" if "lengths" in padding else "; mask: steps")
             text += (" or where the mask is 0" if len(padding) == 2 else " where the mask is 0" if padding == ["mask"]
                      else "") + (" are not scored if the labels are a class per step (loss and accuracy leave them "
                                  "out); padded steps are still fed to the network")
+        elif "mask" in padding:
+            text += (f"; mask: {word}s where the mask is 0 are not scored if the labels are a class per {word} (loss "
+                     f"and accuracy leave them out); they are still fed to the network")
+        unread = [name for name in arrays if name not in read and name not in padding]
         if unread:
             text += f"; not read: {', '.join(unread)} (a run reads the inputs and 'y'" + (
-                "; 'lengths' and 'mask' are read for N x T labels of a class per step only: here padded steps are "
-                "fed and scored as they are)" if padding_like(unread) else ")")
+                "; 'lengths' and 'mask' are read for N x T labels of a class per step only (a 'mask' also for N x "
+                "H x W labels of a class per pixel): here padded steps are fed and scored as they are)" if padding_like(unread) else ")")
     return text
