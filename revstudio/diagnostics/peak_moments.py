@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
 from typing import Any
 
 from revstudio.compiler.regions import layout_only
@@ -71,7 +72,7 @@ def region_moments(b: Any, region: Any, out_set: AbstractSet[Value], copies: int
         parts = peak_steps.runtime_parts(b, sid)  # a Repeat or coupling node runs as several runtime steps
         largest = b.largest_of(body)
         act = max(act, largest // parts)
-        own_steps = coupling_moments(b, sid, view, largest, copies, known.of(sid)) \
+        own_steps = coupling_moments(b, sid, view, largest, copies, _joined_after(view, known, sid)) \
             if sid not in couplings else None
         if own_steps is not None:  # a coupling node's: F's and G's, an AffineCoupling's
             moments += own_steps
@@ -130,6 +131,23 @@ def region_moments(b: Any, region: Any, out_set: AbstractSet[Value], copies: int
     owners += [prev] * (len(moments) - len(owners))
     b.kept_wide = wide
     return moments, act
+
+
+def _joined_after(view: Any, known: peak_bare.Analysis, sid: str) -> peak_bare.Facts:
+    """What the analysis knows of coupling step ``sid``; an AdditiveCoupling followed by a layout
+    step (a Reshape, Flatten or Permute of axes; not a Squeeze, a moment of its own) and then by
+    another AdditiveCoupling gets its output's gradient as one joined tensor, as after a flow layer
+    (``Facts.flow_next``): that coupling's Slice joins its halves' gradients (no Cat and Slice
+    fused between them) and the layout step hands that on, so G's backward sums y1's into a new one beside the joined one, alive
+    through F's update (Input, Conv, AdditiveCoupling, Reshape, AdditiveCoupling was 3.0 % under in
+    reversible mode at batch 8, 4.7 % at 1; measured, torch 2.13 CPU). Not where the region ends
+    after the layout step (the caller's gradient: priced already, 10 % over with it)."""
+    facts = known.of(sid)
+    nxt, far = known.following.get(sid, peak_bare.NOTHING_AFTER)
+    if view.type == "AdditiveCoupling" == far and nxt != "Squeeze" and peak_bare.rearranging(nxt) \
+            and not facts.flow_next:
+        return replace(facts, flow_next=True)
+    return facts
 
 
 def first_flow_grads(b: Any, steps: Sequence[str], kept: int, moments: list[Any], spent_at: int) -> list[Any]:

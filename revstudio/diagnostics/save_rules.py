@@ -22,6 +22,7 @@ from .rnn_memory import (
     loop_forward_work,
     loop_kept_elements,
     loop_stop_bytes,
+    lstm_forward_work,
     lstm_kept_bytes,
     rnn_dims,
 )
@@ -191,6 +192,9 @@ def forward_work_bytes(v: NodeView) -> int:
         return max(0, 5 * c * c * v.element_bytes - v.out_bytes("out"))
     if loop_cell(v) is not None:
         return loop_forward_work(v)
+    if v.type == "BiRNN" and v.device == "cpu" and counted_lstm(v):  # what it keeps, and (``lstm_forward_work``)
+        steps, _, hidden, layers = rnn_dims(v)
+        return _birnn(v).extra_bytes + lstm_forward_work(v.batch, steps, hidden, layers, v.element_bytes)
     return dropout_mask_bytes(v)
 
 
