@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -265,7 +266,9 @@ class FileController(QObject):
         rebase = self._rebase_data(path)
         graph.source = os.path.abspath(path)  # (its data paths now start there: save writes them as they are)
         try:
-            save(graph, path)
+            with warnings.catch_warnings():  # (a home-folder data path: said once below, in the status bar)
+                warnings.simplefilter("ignore", UserWarning)
+                save(graph, path)
         except (OSError, ProjectError) as exc:
             graph.source = source
             if graph.training is not kept:  # nothing was saved: the paths start at the project's folder
