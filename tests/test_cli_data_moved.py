@@ -72,3 +72,12 @@ def test_a_project_of_ones_own_still_trains_beside_itself(tmp_path: Path, monkey
     assert main(["train", str(mine), "--steps", "1"]) == 0
     assert len([p for p in (mine.parent / "runs").iterdir() if p.is_dir()]) == 1 and not (tmp_path / "work" / "runs").exists()
     assert "shipped with revstudio" not in capsys.readouterr().err
+
+
+def test_rs_train_of_a_loaded_example_finds_its_data_from_any_folder(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # rs.train of a Graph treats it as a file in the current folder: the example's '../data/digits.npz'
+    # was looked for from there and the run was refused
+    monkeypatch.chdir(tmp_path)
+    run = rs.train(rs.load(DIGITS), steps=1, out=str(tmp_path / "run"), progress=False)
+    assert run.status == "finished"
