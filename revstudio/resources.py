@@ -109,4 +109,18 @@ def missing_example(given: str) -> Path | None:
     return example(os.path.basename(given))
 
 
-__all__ = ["PACKAGE", "example", "examples", "files", "missing_example", "path", "root"]
+def is_shipped(project: str | os.PathLike[str]) -> bool:
+    """Whether ``project`` is a file revstudio ships (an example, by the path ``revstudio examples NAME``
+    prints): in a checkout's ``resources/`` or the installed package's, not the user's to write beside."""
+    try:
+        where = Path(project).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+    folders = {(_CHECKOUT / "resources").resolve()}
+    found = files()
+    if isinstance(found, Path):
+        folders.add(found.resolve())
+    return any(folder in where.parents for folder in folders)
+
+
+__all__ = ["PACKAGE", "example", "examples", "files", "is_shipped", "missing_example", "path", "root"]

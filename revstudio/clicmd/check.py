@@ -97,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
         task = training_task(graph, report)
         if task is not None:
             data["task"] = task
+        if _personal_notes(graph):
+            data["data_path_warnings"] = _personal_notes(graph)
         print(json_text(data))
     else:
         print(printable(format_report(report, args.file, graph)))
@@ -200,8 +202,17 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
         lines += ["", head + (f"{task['kind']}, {_LOSS_WORDS.get(task['loss'], task['loss'])} on {task['output']!r}: "
                               f"{task['why']}" if "kind" in task
                               else f"refused: {task['error']} ('revstudio train' refuses it)")]
+    lines += [line for note in _personal_notes(graph) for line in ("", f"warning: {note}")]
     lines += ["", "valid" if report.valid else "NOT valid: fix the errors above"]
     return "\n".join(lines)
+
+
+def _personal_notes(graph: Graph) -> list[str]:
+    """A warning per data path the file holds absolute inside a home folder (a teammate's checkout
+    will not find it), with what to do."""
+    from revstudio.core.data_paths import personal_path_note, personal_paths
+
+    return [personal_path_note(key, path) for key, path in personal_paths(getattr(graph, "training", None) or {})]
 
 
 _LOSS_WORDS = {"nll": "negative log-likelihood in bits per dimension"}

@@ -52,9 +52,18 @@ def script_imports() -> list[ImportFact]:
 
 def data_modules() -> tuple[Any, ...]:
     """The data code the script copies verbatim, in the order it is copied (a module after those it uses)."""
-    from revstudio.training import arrays, data_checks, data_notes, mapped, sources, steps, synthetic
+    from revstudio.training import (
+        arrays,
+        data_checks,
+        data_hints,
+        data_notes,
+        mapped,
+        sources,
+        steps,
+        synthetic,
+    )
 
-    return synthetic, mapped, data_notes, data_checks, steps, arrays, sources
+    return synthetic, mapped, data_notes, data_checks, steps, arrays, sources, data_hints
 
 
 def _verbatim(module: Any) -> str:

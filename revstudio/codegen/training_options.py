@@ -57,21 +57,10 @@ def option_problem(config: dict[str, Any]) -> str | None:
 
 
 def _from_here(config: dict[str, Any], base_dir: str) -> str:
-    """What to give instead of a relative data path that is missing from ``base_dir`` but there from
-    the current folder (typed or tab-completed there), else ''."""
-    for option, key in (("--data", "data"), ("--val-data", "val_data")):
-        try:
-            kind, path = parse_spec(config[key]) if isinstance(config[key], str) else ("synthetic", "")
-        except DataError:
-            continue
-        path = os.path.expanduser(path)
-        if kind == "synthetic" or os.path.isabs(path) or os.path.exists(resolve(path, base_dir)) \
-                or not os.path.exists(path):
-            continue
-        here = os.path.abspath(path)
-        return (f"; relative data paths start from --base-dir ({base_dir}), not the current folder: give "
-                f"{option} {kind + ':' + here if kind in ('mnist', 'cifar10') else here}, or --base-dir .")
-    return ""
+    """What to do about a relative data path that names nothing from ``base_dir``: the words of
+    revstudio train's refusals (``from_here_hint``, ``nowhere_hint``, copied above), for --base-dir."""
+    return from_here_hint({"--data": config["data"], "--val-data": config["val_data"]}, base_dir,
+                          start="--base-dir", fix="(or --base-dir DIR, the folder relative paths start from)")
 
 
 def main(argv: list[str] | None = None) -> None:

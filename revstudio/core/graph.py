@@ -59,6 +59,10 @@ class Graph(GroupStore):
         # The revstudio that wrote the file it was loaded from (a Save writes this one's): the check
         # says so where a newer one's node types or parameters are unknown here.
         self.made_by = ""
+        # The file it was read from (``load`` sets it; None for a graph built in code): its folder is
+        # where the relative data paths of ``training`` start, and ``save`` into another folder
+        # re-expresses them from there (``core.data_paths``).
+        self.source: str | None = None
         self.node_added = Event("node_added")        # (node)
         self.node_removed = Event("node_removed")    # (node)
         self.edge_added = Event("edge_added")        # (edge)
@@ -356,6 +360,7 @@ class Graph(GroupStore):
         out.renamed = dict(self.renamed)
         out.plugins = _copy.deepcopy(self.plugins)
         out.made_by = self.made_by
+        out.source = self.source
         for body in out.groups.values():
             if not self.is_body():
                 body.plugins = out.plugins

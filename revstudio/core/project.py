@@ -422,12 +422,18 @@ def load(path: str | os.PathLike[str]) -> Graph:
             text = read_embedded(decode_source(data, source), source)
         except EmbeddedError as exc:
             raise ProjectError(str(exc), source) from None
-        return loads(text, f"{source} (embedded project)")
+        return _read_from(loads(text, f"{source} (embedded project)"), source)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ProjectError(f"{source}: not UTF-8 text (byte {exc.start}); not a revstudio project", source) from None
-    return loads(text, source)
+    return _read_from(loads(text, source), source)
+
+
+def _read_from(graph: Graph, source: str) -> Graph:
+    """``graph`` marked as read from ``source``: its relative data paths start at that file's folder."""
+    graph.source = os.path.abspath(source)
+    return graph
 
 
 __all__ = [

@@ -6,13 +6,15 @@ byte-identical. ``revstudio.core.project`` re-exports all of it beside the reade
 """
 from __future__ import annotations
 
+import copy as _copy
 import errno
 import json
 import math
 import os
+import warnings
 from typing import Any
 
-from . import tempfiles
+from . import data_paths, tempfiles
 from .graph import Graph
 from .migrations import CURRENT_VERSION
 from .project_format import FORMAT, MADE_BY, MAX_POS, ProjectError
@@ -123,12 +125,16 @@ def dumps(graph: Graph) -> str:
 def save(graph: Graph, path: str | os.PathLike[str]) -> None:
     """Write ``graph`` to ``path`` atomically (:func:`tempfiles.write_atomic`).
 
-    On any error the original file is untouched, the temp file is removed,
-    and a :class:`ProjectError` names the path.
+    A graph read from a file in another folder (``graph.source``) is written with its relative data
+    paths re-expressed from ``path``'s folder (:func:`data_paths.portable_spec`, as the app's Save As;
+    absolute ones stay as written), so they name the same data; the graph in memory is left as it is. A data path written absolute
+    inside a home folder is warned of (a teammate's checkout will not find it). On any error the
+    original file is untouched, the temp file is removed, and a :class:`ProjectError` names the path.
     """
     expect_graph(graph, "rs.save", "the graph comes first: rs.save(graph, path)")
+    written = moved_to(graph, os.fspath(path))
     try:
-        data = dumps(graph).encode("ascii")
+        data = dumps(written).encode("ascii")
     except ProjectError as exc:  # (dumps knows no path: its "<graph>" becomes the file not written)
         target = os.fspath(path)
         raise ProjectError(f"{target}: not saved, the file on disk is unchanged: "
@@ -141,10 +147,28 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> None:
             f"{os.fspath(path)}: cannot save ({exc.strerror or exc}); {hint}the file on disk is unchanged",
             os.fspath(path),
         ) from None
+    for key, data_path in data_paths.personal_paths(written.training):  # (saved: said once, as a warning)
+        warnings.warn(f"{os.fspath(path)}: {data_paths.personal_path_note(key, data_path)}", UserWarning,
+                      stacklevel=2)
+
+
+def moved_to(graph: Graph, path: str) -> Graph:
+    """``graph`` as a file at ``path`` should hold it: a shallow stand-in with its data paths
+    re-expressed where the folder its relative paths start from is another (else ``graph`` itself)."""
+    old = data_paths.source_folder(graph)
+    new = os.path.dirname(os.path.abspath(path))
+    if old is None or os.path.realpath(old) == os.path.realpath(new):
+        return graph
+    section = data_paths.portable_section(graph.training, old, new, relative_only=True)
+    if section == graph.training:
+        return graph
+    out = _copy.copy(graph)  # (dumps reads its facts; nothing is edited, so sharing them is safe)
+    out.training = section
+    return out
 
 
 # errors that mean the folder, not the disk or the data, is what stops the save
 _FOLDER_ERRORS = (errno.ENOENT, errno.ENOTDIR, errno.EACCES, errno.EPERM, errno.EROFS)
 
 
-__all__ = ["dumps", "plugin_records", "save"]
+__all__ = ["dumps", "moved_to", "plugin_records", "save"]

@@ -56,7 +56,8 @@ def expect_graph(value: object, call: str, path_hint: str | None = None) -> None
 def stand_in_path(graph: Any) -> str:
     """The file a Graph in memory would be saved as in the current folder (its name, made a file
     name): where ``rs.train`` and ``rs.memory`` treat it as read from, so its runs go to ./runs and
-    its relative data paths start here, as for a project saved here."""
+    its relative data paths start here, as for a project saved here (a loaded graph's are re-pointed
+    for it: ``project_write.moved_to``)."""
     import os
     import re
 

@@ -96,10 +96,11 @@ def memory(graph: Any, batch: int = 8, modes: Sequence[str] = MODES, budget: flo
 def _project(graph: Any) -> tuple[str, Any]:
     """(the name the messages give, the Graph or None: the command reads the file itself)."""
     from revstudio.core.graph import Graph
+    from revstudio.core.project_write import moved_to
     from revstudio.core.scripting import expect_graph, stand_in_path
 
-    if isinstance(graph, Graph):
-        return stand_in_path(graph), graph
+    if isinstance(graph, Graph):  # (a loaded graph's relative data paths re-pointed for the stand-in file)
+        return stand_in_path(graph), moved_to(graph, stand_in_path(graph))
     if not isinstance(graph, (str, os.PathLike)):
         expect_graph(graph, "rs.memory")
     path = os.fspath(graph)

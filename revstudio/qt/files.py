@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,7 @@ class FileController(QObject):
         # Called just before writing: the window stores view state (zoom, centre) in the graph.
         self.before_save: list[Callable[[], object]] = []
         self._told: object = None  # the disk state already reported by check_disk
+        self._told_personal: set[tuple[str, str, str]] = set()  # (file, key, path) said by _personal_note
         # File > Open of a file with an autosaved copy left by a crash offers it (True: restored instead)
         self.restore_instead: Callable[[str], bool] | None = None
 
@@ -260,11 +262,15 @@ class FileController(QObject):
         for hook in self.before_save:
             hook()
         graph = self.document.graph
-        kept = graph.training
+        kept, source = graph.training, graph.source
         rebase = self._rebase_data(path)
+        graph.source = os.path.abspath(path)  # (its data paths now start there: save writes them as they are)
         try:
-            save(graph, path)
+            with warnings.catch_warnings():  # (a home-folder data path: said once below, in the status bar)
+                warnings.simplefilter("ignore", UserWarning)
+                save(graph, path)
         except (OSError, ProjectError) as exc:
+            graph.source = source
             if graph.training is not kept:  # nothing was saved: the paths start at the project's folder
                 graph.set_training(kept)
             reason = getattr(exc, "strerror", None) or str(exc)
@@ -280,9 +286,24 @@ class FileController(QObject):
         self.document.mark_saved(os.path.abspath(path))
         self.settings.set_last_dir(path)
         self.recentChanged.emit(self.settings.add_recent(path))
-        self.message.emit(f"Saved {path}")
+        note = self._personal_note(path)
+        self.message.emit(f"Saved {path}" + (f"; {note}" if note else ""))
         log.info("saved %s", path)
+        if note:
+            log.warning("%s: %s", path, note)
         return True
+
+    def _personal_note(self, path: str) -> str:
+        """What to say, once per file and path, of a data path saved absolute inside a home folder."""
+        from revstudio.core.data_paths import personal_path_note, personal_paths
+
+        told = self._told_personal
+        notes = []
+        for key, data in personal_paths(self.document.graph.training):
+            if (os.path.abspath(path), key, data) not in told:
+                told.add((os.path.abspath(path), key, data))
+                notes.append(personal_path_note(key, data))
+        return "; ".join(notes)
 
     def _rebase_data(self, path: str) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
         """Saving to a new folder: data paths as that file should store them (relative to it where
@@ -290,14 +311,14 @@ class FileController(QObject):
         example's absolute path does not tie the user's file to this install, and a relative path
         still names the same data from the new folder. Returns the re-expression (None: the same
         folder), for the undo stack once the file is written."""
-        from revstudio.training.data import DATA_KEYS, portable_spec
+        from revstudio.core.data_paths import portable_section
 
         old = str(Path(self.document.path).resolve().parent if self.document.path else Path.cwd())
         new = str(Path(path).resolve().parent)
         if self.document.path and old == new:
             return None  # the same folder: the paths stay as the user wrote them
         def rebase(section: dict[str, Any]) -> dict[str, Any]:
-            return {**section, **{k: portable_spec(section[k], old, new) for k in DATA_KEYS if k in section}}
+            return portable_section(section, old, new)
 
         graph = self.document.graph
         moved = rebase(graph.training)

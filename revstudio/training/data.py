@@ -16,18 +16,20 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from revstudio.core.data_paths import DATA_KEYS, MAX_UP, absolute_spec, portable_spec
+
 from . import mapped, sources
+from .data_hints import found_here, from_here_hint, nowhere_hint
 from .sources import DataError, parse_spec, resolve
 from .task import TaskInfo, find_type, infer_task, input_nodes
 
 if TYPE_CHECKING:
     from torch import Tensor
 
-__all__ = ["DATA_KEYS", "DataBundle", "DataError", "Split", "TaskInfo", "absolute_spec", "infer_task",
-           "data_problem", "input_specs", "load_data", "peek_data", "portable_spec"]
+__all__ = ["DATA_KEYS", "MAX_UP", "DataBundle", "DataError", "Split", "TaskInfo", "absolute_spec", "infer_task",
+           "data_problem", "found_here", "from_here_hint", "input_specs", "load_data", "nowhere_hint", "peek_data",
+           "portable_spec"]
 
-# The keys of a ``training`` section that name data (their relative paths start at the project's folder).
-DATA_KEYS = ("data", "val_data")
 
 
 @dataclass
@@ -136,103 +138,6 @@ def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: s
                       list(facts["pixels"]), facts["reading"], list(facts["unread"]), facts["digest"],
                       list(facts["scored"]))
 
-
-
-def absolute_spec(spec: Any, base_dir: str) -> Any:
-    """``spec`` with a relative (or ``~``) path made absolute against ``base_dir``, the folder it is
-    relative to, so it names the same data from anywhere (a run folder's snapshot). ``synthetic``, an
-    absolute path, and a value that is no data spec at all (left for the config to refuse) stay as
-    they are."""
-    if not isinstance(spec, str):
-        return spec
-    try:
-        kind, path = parse_spec(spec)
-    except DataError:
-        return spec
-    if kind == "synthetic" or os.path.isabs(path):
-        return spec
-    full = os.path.normpath(os.path.abspath(resolve(path, base_dir)))
-    return f"{kind}:{full}" if kind in ("mnist", "cifar10") else full
-
-
-def found_here(specs: dict[str, Any], base_dir: str) -> tuple[str, str, str, str] | None:
-    """(option, the path as typed, its absolute path, what to give that option) for the first missing relative data
-    path that names a file (a folder for ``mnist:``/``cifar10:``) from the current folder instead,
-    typed or tab-completed there; None if there is none. ``specs``: {the option that sets it: the
-    spec}, e.g. ``{"--data": cfg.data, "--val-data": cfg.val_data}``."""
-    for option, spec in specs.items():
-        if not isinstance(spec, str) or not spec:
-            continue
-        try:
-            kind, path = parse_spec(spec)
-        except DataError:
-            continue  # (the config's own message says what is wrong with it)
-        path = os.path.expanduser(path)
-        if kind == "synthetic" or os.path.isabs(path):
-            continue
-        exists = os.path.isdir if kind in ("mnist", "cifar10") else os.path.isfile
-        if not exists(resolve(path, base_dir)) and exists(path):
-            here = os.path.abspath(path)
-            return option, path, here, f"{kind}:{here}" if kind in ("mnist", "cifar10") else here
-    return None
-
-
-def from_here_hint(specs: dict[str, Any], base_dir: str, nowhere: bool = True) -> str:
-    """``; relative data paths start from the project's folder ...`` where :func:`found_here` finds
-    one, else :func:`nowhere_hint` (``nowhere``) or ''."""
-    found = found_here(specs, base_dir)
-    if found is None:
-        return nowhere_hint(specs, base_dir) if nowhere else ""
-    option, _, _, given = found
-    return (f"; relative data paths start from the project's folder ({base_dir}), not the current one: "
-            f"for the one here, give {option} {given}")
-
-
-def nowhere_hint(specs: dict[str, Any], base_dir: str) -> str:
-    """``; a relative data path starts from the project's folder ...`` for the first relative path
-    that names nothing there (a project copied or saved elsewhere without its data), else ''."""
-    for option, spec in specs.items():
-        try:
-            kind, path = parse_spec(spec) if isinstance(spec, str) and spec else ("synthetic", "")
-        except DataError:
-            continue
-        path = os.path.expanduser(path)
-        if kind == "synthetic" or os.path.isabs(path):
-            continue
-        exists = os.path.isdir if kind in ("mnist", "cifar10") else os.path.isfile
-        if not exists(resolve(path, base_dir)):
-            return (f"; a relative data path starts from the project's folder ({base_dir}), and {path} names "
-                    f"nothing there: put the data where it points, or give {option} with the data's own path "
-                    "(in the app: Run > Run Settings)")
-    return ""
-
-
-# A data path is written relative to its project file when the data lies in the file's folder or at
-# most this many folders above it (models/net.revs beside data/x.npz); further off it stays absolute.
-MAX_UP = 2
-
-
-def portable_spec(spec: Any, old_base: str, new_base: str) -> Any:
-    """``spec`` (relative paths start at ``old_base``) as a project file in ``new_base`` should store
-    it: relative to ``new_base`` where the data lies in that folder tree or at most ``MAX_UP``
-    folders above it, else absolute, so the file names the same data from wherever it is opened
-    and a copy moved with its data keeps working. ``synthetic`` and non-specs stay as they are."""
-    full = absolute_spec(spec, old_base)
-    try:
-        kind, path = parse_spec(full) if isinstance(full, str) else ("", "")
-    except DataError:
-        return full  # no data spec at all: left for the config to refuse
-    if kind in ("", "synthetic") or not os.path.isabs(path):
-        return full
-    try:
-        rel = os.path.relpath(path, os.path.abspath(new_base))
-    except ValueError:  # another drive (Windows): no relative path exists
-        return full
-    parts = rel.split(os.sep)
-    if parts[: MAX_UP + 1].count(os.pardir) > MAX_UP or all(p == os.pardir for p in parts):
-        return full
-    rel = rel.replace(os.sep, "/")
-    return f"{kind}:{rel}" if kind in ("mnist", "cifar10") else rel
 
 
 # ---- the preview of the run-settings dialog (no torch for .npz / mnist / cifar) ------------------

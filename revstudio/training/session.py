@@ -69,8 +69,30 @@ class SessionError(Exception):
         self.code = code
 
 
+def runs_folder(project: str) -> str:
+    """Where the runs of ``project`` go by default: ``runs/`` beside it, but for a shipped example
+    (``revstudio examples NAME``'s path, inside revstudio's own files) ``runs/`` in the current folder."""
+    from revstudio.resources import is_shipped
+
+    if is_shipped(project):
+        return os.path.join(os.getcwd(), "runs")
+    return os.path.join(os.path.dirname(os.path.abspath(project)), "runs")
+
+
+def shipped_note(project: str) -> str:
+    """The note ``train`` prints when a shipped example's runs go to the current folder ('' otherwise)."""
+    from revstudio.resources import is_shipped
+
+    if not is_shipped(project):
+        return ""
+    name = os.path.splitext(os.path.basename(project))[0]
+    return (f"note: {project} is an example shipped with revstudio, so its runs go to {runs_folder(project)} "
+            f"(the current folder), not into revstudio's own files; to keep and edit it, copy it: "
+            f"cp \"$(revstudio examples {name})\" . (or the app's File > New from Example, then Save As)")
+
+
 def default_run_dir(project: str) -> str:
-    folder = os.path.dirname(os.path.abspath(project))
+    folder = os.path.dirname(runs_folder(project))
     stem = os.path.splitext(os.path.basename(project))[0]
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     path = os.path.join(folder, "runs", f"{stem}-{stamp}")
@@ -269,6 +291,8 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
         except SessionError as exc:
             return failed(str(exc), exc.code)
         out = req.resume or req.out or default_run_dir(source)
+        if rank == 0 and not (req.resume or req.out or req.json) and shipped_note(source):
+            print(shipped_note(source), file=sys.stderr)
         project_text = snapshot_text(graph, cfg, base) if rank == 0 else dumps(graph)
         if resume is not None:
             fail_step = int(resume["step"])
@@ -459,4 +483,5 @@ def _finish_distributed() -> None:
         tdist.destroy_process_group()
 
 
-__all__ = ["Outcome", "Request", "SessionError", "StopFlag", "StopNow", "default_run_dir", "preflight", "run_session"]
+__all__ = ["Outcome", "Request", "SessionError", "StopFlag", "StopNow", "default_run_dir", "preflight", "run_session",
+           "runs_folder", "shipped_note"]

@@ -103,6 +103,7 @@ def train(graph: Graph | str | os.PathLike[str] | None = None, data: str | os.Pa
     """
     from revstudio.cli import CliError
     from revstudio.clicmd.train import refuse
+    from revstudio.core.project_write import moved_to
     from revstudio.core.scripting import expect_graph, stand_in_path
 
     from .session import Outcome, Request, run_session
@@ -111,6 +112,7 @@ def train(graph: Graph | str | os.PathLike[str] | None = None, data: str | os.Pa
     file: str | None = None
     if in_memory is not None:
         file = stand_in_path(in_memory)
+        in_memory = moved_to(in_memory, file)  # (a loaded graph's relative data paths re-pointed for here)
     elif isinstance(graph, (str, os.PathLike)):
         file = os.fspath(graph)
         if not os.path.exists(file):

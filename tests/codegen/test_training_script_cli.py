@@ -81,4 +81,20 @@ def test_a_data_path_from_the_current_folder_is_pointed_at(tmp_path: Path) -> No
     proc = run_script(path, ["--steps", "1", "--device", "cpu", "--data", os.path.join("data", "x.npz")], tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert f"relative data paths start from --base-dir ({scripts})" in proc.stderr
-    assert f"--data {tmp_path / 'data' / 'x.npz'}" in proc.stderr and "--base-dir ." in proc.stderr
+    assert f"--data {tmp_path / 'data' / 'x.npz'}" in proc.stderr and "or --base-dir DIR" in proc.stderr
+
+
+def test_a_data_path_that_names_nothing_gets_revstudio_trains_words(tmp_path: Path) -> None:
+    # the script said only "no such file" where revstudio train says where the path starts and what to do;
+    # both now print data_hints' words (copied into the script), the script naming its folder --base-dir
+    from revstudio.training.data_hints import nowhere_hint
+
+    path = tmp_path / "train_model.py"
+    path.write_text(export(generate.revnet_chain(1, channels=4, size=4, wired=True), with_training=True),
+                    encoding="utf-8")
+    proc = run_script(path, ["--steps", "1", "--device", "cpu", "--data", "../elsewhere/x.npz"], tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    fix = "(or --base-dir DIR, the folder relative paths start from)"
+    words = nowhere_hint({"--data": "../elsewhere/x.npz"}, str(tmp_path), start="--base-dir", fix=fix)
+    assert words.startswith("; a relative data path starts from --base-dir") and words in proc.stderr
+    assert "put the data where it points, or give --data with the data's own path" in proc.stderr

@@ -78,8 +78,11 @@ def child_environment() -> QProcessEnvironment:
 
 
 def runs_root(project_path: str | None) -> Path:
-    """``<project dir>/runs`` (CONTRACTS section 4); an unsaved project's runs live in the app's data folder."""
-    if project_path:
+    """``<project dir>/runs`` (CONTRACTS section 4); an unsaved project's runs, and a shipped example's
+    (opened by its path: revstudio's own files are not the user's to write in), live in the app's data folder."""
+    from revstudio.resources import is_shipped
+
+    if project_path and not is_shipped(project_path):
         return Path(project_path).resolve().parent / "runs"
     base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation) or str(Path.home())
     return Path(base) / "runs"

@@ -207,6 +207,8 @@ class TrainingUI(RunActionsMixin, ChildDiagnosticsMixin, QObject):
     def train(self, init: str | None = None) -> str | None:
         """Start a run (from the weights ``init`` names, else fresh); returns the refusal's reason
         (also shown) or None."""
+        if not self._own_copy_first():
+            return "Not started: Save As was cancelled"
         reason = self.controller.start(init)
         if reason:
             self.window.show_message(reason)
@@ -215,6 +217,25 @@ class TrainingUI(RunActionsMixin, ChildDiagnosticsMixin, QObject):
             else:
                 self.window.dialogs.error(self.window, "Cannot train", reason)
         return reason
+
+    def _own_copy_first(self) -> bool:
+        """A shipped example opened by its path: offer Save As before Train, so its runs go beside the
+        user's copy; declined, they go to the app's data folder (said in the status bar). False where
+        the Save As that was accepted was then cancelled."""
+        from revstudio.resources import is_shipped
+
+        path = self.document.path
+        if not path or not is_shipped(path):
+            return True
+        root = runs_root(path)
+        if self.window.dialogs.confirm(
+                self.window, "Train a shipped example",
+                f"{Path(path).name} is an example shipped with revstudio, whose folder is not yours to write "
+                f"runs in. Save your own copy first (Save As), so its runs go beside it? "
+                f"(No trains it as it is, its runs in {root}.)"):
+            return bool(self.window.files.save_as())
+        self.window.show_message(f"Runs of the shipped example {Path(path).name} go to {root}")
+        return True
 
     def stop(self) -> bool:
         return self.controller.stop()

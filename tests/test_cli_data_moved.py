@@ -1,0 +1,83 @@
+"""A project moved or saved elsewhere still trains on its data, and a shipped example's runs land
+where the user can write (docs/data.md "Paths that move with the project", docs/cli.md "train").
+
+Two probes: a student's ``rs.save(rs.load(example), elsewhere)`` kept ``../data/digits.npz`` as
+written, and ``revstudio train`` refused it there; ``revstudio train "$(revstudio examples NAME)"``
+wrote runs/ into revstudio's own resources folder.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import revstudio as rs
+from revstudio.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "resources" / "examples"
+DIGITS = EXAMPLES / "digits_revnet.revs"
+
+
+def test_an_example_saved_elsewhere_trains_on_its_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = tmp_path / "course" / "week1" / "mine.revs"
+    mine.parent.mkdir(parents=True)
+    rs.save(rs.load(DIGITS), mine)
+    assert main(["train", str(mine), "--steps", "1", "--out", str(tmp_path / "run")]) == 0, capsys.readouterr().err
+    assert (tmp_path / "run" / "checkpoints" / "last.pt").is_file()
+
+
+def test_check_warns_of_a_data_path_in_a_home_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    graph = rs.Graph("g")
+    graph.set_training({"data": "/home/ada/thesis/x.npz"})
+    with pytest.warns(UserWarning):
+        rs.save(graph, tmp_path / "p.revs")
+    main(["check", str(tmp_path / "p.revs")])
+    out = capsys.readouterr().out
+    assert ("warning: training.data is written as /home/ada/thesis/x.npz, a path in a home folder: a teammate's "
+            "checkout (or another machine) will not find it") in out
+    main(["check", str(tmp_path / "p.revs"), "--json"])
+    notes = json.loads(capsys.readouterr().out)["data_path_warnings"]
+    assert len(notes) == 1 and "put the data inside the project's folder" in notes[0]
+
+
+def test_a_shipped_example_trains_into_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    shipped_runs = EXAMPLES / "runs"
+    existed = shipped_runs.exists()
+    try:
+        assert main(["train", str(DIGITS), "--steps", "1"]) == 0
+        made_there = shipped_runs.exists() and not existed
+    finally:
+        if shipped_runs.exists() and not existed:
+            shutil.rmtree(shipped_runs)
+    out, err = capsys.readouterr()
+    assert not made_there
+    runs = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+    assert len(runs) == 1 and runs[0].name.startswith("digits_revnet-")
+    assert f"its runs go to {tmp_path / 'runs'} (the current folder)" in err
+    assert f"run directory: {runs[0]}" in out + err
+
+
+def test_a_project_of_ones_own_still_trains_beside_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    mine = tmp_path / "proj" / "mine.revs"
+    mine.parent.mkdir()
+    rs.save(rs.load(DIGITS), mine)
+    assert main(["train", str(mine), "--steps", "1"]) == 0
+    assert len([p for p in (mine.parent / "runs").iterdir() if p.is_dir()]) == 1 and not (tmp_path / "work" / "runs").exists()
+    assert "shipped with revstudio" not in capsys.readouterr().err
+
+
+def test_rs_train_of_a_loaded_example_finds_its_data_from_any_folder(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # rs.train of a Graph treats it as a file in the current folder: the example's '../data/digits.npz'
+    # was looked for from there and the run was refused
+    monkeypatch.chdir(tmp_path)
+    run = rs.train(rs.load(DIGITS), steps=1, out=str(tmp_path / "run"), progress=False)
+    assert run.status == "finished"
