@@ -145,9 +145,9 @@ def whole_number(text: str, minimum: int, example: str = "") -> int:
     return value
 
 
-THREADS_HELP = ("CPU threads of the process (torch.set_num_threads): the "
-                "count changes a run's last bits and its speed, so the same count repeats a run bit for bit "
-                "(default: torch's, recorded in environment.json)")
+THREADS_HELP = ("CPU threads of the process (torch.set_num_threads; none: torch's own count, recorded "
+                "beside the result): the count changes the last bits and the speed, so the same count repeats "
+                "a result bit for bit")
 
 
 def threads(text: str) -> int:

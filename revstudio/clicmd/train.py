@@ -81,8 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grad-clip", type=_number, help="max global gradient norm")
     parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), help="fp16 needs CUDA")
     parser.add_argument("--seed", type=seed)
-    parser.add_argument("--threads", type=threads, metavar="N", help=THREADS_HELP.replace("the process (", "each process (")
-                        .replace("default: torch's", "default: the project's training.threads, or torch's"))
+    parser.add_argument("--threads", type=threads, metavar="N",  # (the default is stated as the others')
+                        help=THREADS_HELP.replace("the process (", "each process (").replace("beside the result",
+                                                                                             "in environment.json"))
     parser.add_argument("--memory-budget", type=memory_amount, metavar="BYTES",
                         help="reversible mode keeps the activations of the regions (first steps first) "
                              "that fit in this many bytes and runs the rest reversibly, buying speed "
