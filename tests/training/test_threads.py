@@ -106,3 +106,11 @@ def test_runs_compare_the_count_a_run_had_whether_set_or_torchs_default(tmp_path
     assert cli.main(["runs", str(tmp_path / "runs" / "default"), str(tmp_path / "runs" / "same"), "--json"]) == 0
     assert "threads" not in json.loads(capsys.readouterr().out)["differ"]
     assert runs.read_run(str(tmp_path / "runs" / "same")).status == "finished"
+
+
+def test_memory_measures_with_the_threads_asked_for_and_says_so(capsys) -> None:
+    before = torch.get_num_threads()
+    other = 2 if before != 2 else 1
+    assert cli.main(["memory", TWO_BRANCH, "--batch", "2", "--repeat", "1", "--threads", str(other), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["threads"] == other  # (the figure quotes its threads)
+    assert torch.get_num_threads() == before  # (in process: put back)
