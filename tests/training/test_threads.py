@@ -114,3 +114,22 @@ def test_memory_measures_with_the_threads_asked_for_and_says_so(capsys) -> None:
     assert cli.main(["memory", TWO_BRANCH, "--batch", "2", "--repeat", "1", "--threads", str(other), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["threads"] == other  # (the figure quotes its threads)
     assert torch.get_num_threads() == before  # (in process: put back)
+
+
+def test_each_nproc_process_takes_the_threads_asked_for(tmp_path) -> None:
+    # torchrun starts each worker with OMP_NUM_THREADS=1: the count recorded is the one the setting applied
+    import os
+    import subprocess
+    import sys
+
+    from training_kit import ROOT
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    out = tmp_path / "ddp"
+    proc = subprocess.run([sys.executable, "-P", "-m", "revstudio", "train", TWO_BRANCH, "--steps", "2",
+                           "--batch-size", "8", "--device", "cpu", "--nproc", "2", "--threads", "2", "--json",
+                           "--out", str(out)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    env_record = json.loads((out / "environment.json").read_text())
+    started = next(r for r in _rows(proc.stdout) if r.get("event") == "started")
+    assert env_record["threads"] == started["threads"] == 2 and env_record["processes"] == 2
