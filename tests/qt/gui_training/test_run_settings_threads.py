@@ -31,3 +31,14 @@ def test_a_project_that_sets_threads_opens_with_it(qtbot, train_window, open_set
     count = window.document.undo_stack.count()
     dialog.accept()
     assert window.document.undo_stack.count() == count  # nothing changed
+
+
+def test_the_log_says_a_resume_on_another_thread_count_once(qtbot, fake_run, monkeypatch) -> None:
+    note = ("the run trained on 2 CPU threads before and goes on with 1: the losses from here may differ in "
+            "their last bits from those of a run that kept 2 (training.threads, --threads N)")
+    monkeypatch.setenv("FAKE_THREADS_NOTE", note)
+    window = fake_run({"steps": 4, "log_every": 1})
+    log = window.bottom.log.toPlainText()
+    assert log.count("the run trained on 2 CPU threads before and goes on with 1") == 1, log
+    # in the editor's words: the field of Run Settings, not the flag
+    assert "(training.threads, CPU threads N) (Run > Run Settings)" in log and "--threads" not in log, log
