@@ -144,8 +144,10 @@ def _run(args: argparse.Namespace) -> int:
         except SingularLayer as exc:
             raise CliError(f"{args.file}: {exc}", 1) from None
     if args.json:
+        import torch
+
         data = {"file": args.file, **result.to_json(), "regions": [r.to_json() for r in report.regions],
-                "input_batch": source}
+                "input_batch": source, "threads": torch.get_num_threads()}  # (the count decides the last bits)
         if ckpt is not None:
             data.update(checkpoint=ckpt, step=step)
         print(json_text(data))

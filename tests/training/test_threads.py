@@ -133,3 +133,11 @@ def test_each_nproc_process_takes_the_threads_asked_for(tmp_path) -> None:
     env_record = json.loads((out / "environment.json").read_text())
     started = next(r for r in _rows(proc.stdout) if r.get("event") == "started")
     assert env_record["threads"] == started["threads"] == 2 and env_record["processes"] == 2
+
+
+def test_gradcheck_runs_on_the_threads_asked_for_and_records_them(capsys) -> None:
+    before = torch.get_num_threads()
+    other = 2 if before != 2 else 1
+    assert cli.main(["gradcheck", TWO_BRANCH, "--threads", str(other), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["threads"] == other
+    assert torch.get_num_threads() == before
