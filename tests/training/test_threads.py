@@ -141,3 +141,14 @@ def test_gradcheck_runs_on_the_threads_asked_for_and_records_them(capsys) -> Non
     assert cli.main(["gradcheck", TWO_BRANCH, "--threads", str(other), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["threads"] == other
     assert torch.get_num_threads() == before
+
+
+def test_rs_train_takes_threads_and_gives_the_notebook_its_count_back(tmp_path) -> None:
+    import revstudio as rs
+
+    before = torch.get_num_threads()
+    other = 2 if before != 2 else 1
+    rs.train(TWO_BRANCH, steps=2, batch_size=8, device="cpu", threads=other, out=str(tmp_path / "nb"),
+             progress=False)
+    assert json.loads((tmp_path / "nb" / "environment.json").read_text())["threads"] == other
+    assert torch.get_num_threads() == before
