@@ -152,3 +152,13 @@ def test_rs_train_takes_threads_and_gives_the_notebook_its_count_back(tmp_path) 
              progress=False)
     assert json.loads((tmp_path / "nb" / "environment.json").read_text())["threads"] == other
     assert torch.get_num_threads() == before
+
+
+def test_a_checkpoint_from_before_the_count_was_kept_is_compared_with_the_runs_environment(tmp_path, capsys) -> None:
+    _train(tmp_path, "old", capsys, "--threads", "2")
+    path = tmp_path / "old" / "checkpoints" / "last.pt"
+    saved = torch.load(path, weights_only=True)
+    saved.pop("threads")  # (as an older revstudio wrote it; its environment.json still says 2)
+    torch.save(saved, path)
+    assert cli.main(["train", "--resume", str(tmp_path / "old"), "--steps", "4", "--threads", "1"]) == 0
+    assert "note: the run trained on 2 CPU threads before and goes on with 1" in capsys.readouterr().out
