@@ -11,6 +11,7 @@ import contextlib
 import math
 import os
 import shlex
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -142,6 +143,44 @@ def whole_number(text: str, minimum: int, example: str = "") -> int:
         raise argparse.ArgumentTypeError(f"{value} is negative; use 0 (none) or more" if minimum == 0
                                          else f"{value} is too small; use at least {minimum}")
     return value
+
+
+THREADS_HELP = ("CPU threads of the process (torch.set_num_threads; none: torch's own count, recorded "
+                "beside the result): the count changes the last bits and the speed, so the same count repeats "
+                "a result bit for bit")
+
+
+def threads(text: str) -> int:
+    """argparse type for --threads: a whole number from 1 to ``THREADS_MAX`` (more than the machine's CPUs
+    is allowed, and said: ``training.threads``)."""
+    from revstudio.training.config import THREADS_MAX  # (torch-free)
+
+    value = whole_number(text, 1, "--threads 1")
+    if value > THREADS_MAX:
+        raise argparse.ArgumentTypeError(f"{value} is too large; use at most {THREADS_MAX} threads")
+    return value
+
+
+@contextlib.contextmanager
+def threads_set(count: int | None) -> Iterator[None]:
+    """The CPU threads ``--threads`` asks for, set before any work and put back after (None: torch's
+    default, untouched); a note on stderr where it is more than this machine's CPUs."""
+    if count is None:
+        yield
+        return
+    import torch
+
+    from revstudio.training.threads import apply, over_note
+
+    before = torch.get_num_threads()
+    apply(count)
+    note = over_note(count, "--threads")
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+    try:
+        yield
+    finally:  # (a command run in process, cli.main in a notebook: its threads as they were)
+        torch.set_num_threads(before)
 
 
 NO_BUDGET = "none"  # --memory-budget none: run without the project's budget

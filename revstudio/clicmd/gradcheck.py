@@ -20,12 +20,15 @@ from typing import Any
 from revstudio.cli import CliError, json_text, printable
 
 from ._runargs import (
+    THREADS_HELP,
     graph_errors,
     load_checked,
     positive_int,
     refuse_data_elsewhere,
     refuse_unfit,
     seed,
+    threads,
+    threads_set,
     tolerance,
 )
 
@@ -61,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scale-uint8", action=argparse.BooleanOptionalAction, default=None,
                         help="as train's: uint8 input arrays of a .npz / .pt scaled to [0, 1] (the project's "
                              "setting, by default true); --no-scale-uint8 checks them raw 0..255")
+    parser.add_argument("--threads", type=threads, default=None, metavar="N", help=THREADS_HELP)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
@@ -112,6 +116,11 @@ def data_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    with threads_set(args.threads):  # (before any work)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     overrides = data_overrides(args)
     if args.seed is not None and args.checkpoint is None:  # (train --seed S orders the samples so)
         overrides["seed"] = args.seed
@@ -135,8 +144,10 @@ def run(args: argparse.Namespace) -> int:
         except SingularLayer as exc:
             raise CliError(f"{args.file}: {exc}", 1) from None
     if args.json:
+        import torch
+
         data = {"file": args.file, **result.to_json(), "regions": [r.to_json() for r in report.regions],
-                "input_batch": source}
+                "input_batch": source, "threads": torch.get_num_threads()}  # (the count decides the last bits)
         if ckpt is not None:
             data.update(checkpoint=ckpt, step=step)
         print(json_text(data))

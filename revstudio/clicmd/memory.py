@@ -17,6 +17,7 @@ from typing import Any
 from revstudio.cli import CliError, json_text, printable
 
 from ._runargs import (
+    THREADS_HELP,
     count,
     graph_errors,
     load_checked,
@@ -26,6 +27,8 @@ from ._runargs import (
     repeats,
     resolve_device,
     seed,
+    threads,
+    threads_set,
 )
 
 MODES = ("standard", "reversible", "checkpoint")
@@ -46,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top", type=count, default=0, metavar="K",
                         help="also list the K largest tensors alive at each mode's peak (default 0)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of weights and batch (default 0)")
+    parser.add_argument("--threads", type=threads, default=None, metavar="N", help=THREADS_HELP)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.add_argument("--budget", type=_budget_arg, default=None, metavar="BYTES",
                         help="also run reversible mode under this memory budget (e.g. 64MiB, 1.5GB, "
@@ -107,6 +111,11 @@ def measure_modes(graph: Any, batch: int, device: Any, repeat: int = 1, seed: in
 
 
 def run(args: argparse.Namespace) -> int:
+    with threads_set(args.threads):  # (before any work)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from . import memory_depth
 
     memory_depth.refuse_other_options(args)

@@ -16,7 +16,17 @@ from typing import Any
 from revstudio.cli import CliError
 from revstudio.training.init_words import INIT_AND_RESUME, INIT_HELP, no_init_file
 
-from ._runargs import NO_BUDGET, memory_amount, port, positive_int, refuse_data_elsewhere, seed, whole_number
+from ._runargs import (
+    NO_BUDGET,
+    THREADS_HELP,
+    memory_amount,
+    port,
+    positive_int,
+    refuse_data_elsewhere,
+    seed,
+    threads,
+    whole_number,
+)
 
 # flag -> training key; the values are checked by TrainConfig (errors name the key)
 OVERRIDES = {
@@ -26,7 +36,7 @@ OVERRIDES = {
     "momentum": "momentum", "weight_decay": "weight_decay", "grad_clip": "grad_clip", "warmup_steps": "warmup_steps",
     "log_every": "log_every", "val_every": "val_every", "gradcheck_every": "gradcheck_every",
     "memory_every": "memory_every", "checkpoint_every": "checkpoint_every", "val_fraction": "val_fraction",
-    "memory_budget": "memory_budget", "scale_uint8": "scale_uint8",
+    "memory_budget": "memory_budget", "scale_uint8": "scale_uint8", "threads": "threads",
 }
 
 
@@ -71,6 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grad-clip", type=_number, help="max global gradient norm")
     parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), help="fp16 needs CUDA")
     parser.add_argument("--seed", type=seed)
+    parser.add_argument("--threads", type=threads, metavar="N",  # (the default is stated as the others')
+                        help=THREADS_HELP.replace("the process (", "each process (").replace("beside the result",
+                                                                                             "in environment.json"))
     parser.add_argument("--memory-budget", type=memory_amount, metavar="BYTES",
                         help="reversible mode keeps the activations of the regions (first steps first) "
                              "that fit in this many bytes and runs the rest reversibly, buying speed "

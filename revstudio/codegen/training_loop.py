@@ -117,7 +117,7 @@ def save_checkpoint(path: str, payload: dict[str, Any]) -> None:
     try:
         os.makedirs(folder, exist_ok=True)
         with open(tmp, "wb") as fh:
-            torch.save({"format": "revstudio-checkpoint", "version": 1, **payload}, fh)
+            torch.save({"format": "revstudio-checkpoint", "version": 1, "threads": torch.get_num_threads(), **payload}, fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -177,6 +177,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
           json_rows: bool = False, resume: str | None = None, init: str | None = None) -> Model:
     """Train ``Model`` with ``config`` (the TRAINING keys); write the checkpoint to ``out``; start
     from the weights ``init`` names instead of fresh ones (``--init``)."""
+    if config.get("threads") is not None:  # (before any work, as revstudio train --threads: per process)
+        torch.set_num_threads(config["threads"])
     t0 = time.perf_counter()
     rank, world, local_rank = start_distributed(config["device"])
     device = pick_device(config["device"], local_rank)
@@ -245,6 +247,9 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     changed = data_changed(state, data_record) if resume else None  # (as revstudio train --resume)
     if changed is not None and rank == 0:
         print(f"note: {data_changed_note(changed)}", file=sys.stderr, flush=True)
+    threads_note = threads_changed_note(state.get("threads"), torch.get_num_threads()) if resume else None
+    if threads_note and rank == 0:  # (as revstudio train --resume: another count changes the last bits)
+        print(f"note: {threads_note}", file=sys.stderr, flush=True)
     stretched = schedule_note(state.get("config"), step, config["schedule"], config["warmup_steps"], config["lr"],
                               total, per_epoch) if resume else None
     if stretched is not None and rank == 0:  # (more --steps re-plan a cosine/onecycle schedule, as in revstudio)

@@ -19,6 +19,7 @@ _OPTIONS = (  # flag, TRAINING key, type, choices
     ("--device", "device", str, None), ("--precision", "precision", str, ("fp32", "bf16", "fp16")),
     ("--mode", "mode", str, MODES), ("--seed", "seed", int, None), ("--log-every", "log_every", int, None),
     ("--val-every", "val_every", int, None), ("--checkpoint-every", "checkpoint_every", int, None),
+    ("--threads", "threads", int, None),  # (CPU threads per process: the count changes the last bits)
 )
 
 
@@ -46,6 +47,9 @@ def option_problem(config: dict[str, Any]) -> str | None:
     for key in ("warmup_steps", "val_every", "checkpoint_every"):
         if config[key] < 0:
             return f"{flag[key]} {config[key]} is negative; use 0 or more"
+    if config.get("threads") is not None and not 1 <= config["threads"] <= 1024:
+        return (f"--threads {config['threads']} is out of range; use from 1 to 1024 CPU threads (torch's "
+                "default: leave --threads out)")
     if not 0 <= config["seed"] <= 2**31 - 1:
         return f"--seed {config['seed']} is out of range; use a seed from 0 to {2**31 - 1}"
     try:  # any device torch names (cpu, cuda:1, mps, xpu), as revstudio train --device takes it
@@ -69,7 +73,8 @@ def main(argv: list[str] | None = None) -> None:
     for flag, key, kind, choices in _OPTIONS:
         names = (flag, "--batch") if key == "batch_size" else (flag,)
         parser.add_argument(*names, dest=key, type=kind, choices=choices, default=None,
-                            help=f"default {TRAINING[key]!r}")
+                            help=f"default {TRAINING[key]!r}" + (" (torch's); the count of CPU threads changes "
+                                                                 "the last bits and the speed" * (key == "threads")))
     parser.add_argument("--scale-uint8", dest="scale_uint8", action=argparse.BooleanOptionalAction, default=None,
                         help="uint8 inputs scaled to [0, 1] (k / 255), or with --no-scale-uint8 kept raw 0..255 "
                              f"(default {TRAINING.get('scale_uint8', True)!r})")

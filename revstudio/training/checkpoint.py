@@ -87,8 +87,9 @@ def resume_rng(resume: dict[str, Any], rank: int, seed: int) -> None:
 
 
 def save(path: str, payload: dict[str, Any]) -> None:
-    """Write ``payload`` (with the format header added) to ``path`` atomically."""
-    data = {"format": FORMAT, "version": VERSION, **payload}
+    """Write ``payload`` (with the format header and the CPU thread count it was trained on added) to
+    ``path`` atomically."""
+    data = {"format": FORMAT, "version": VERSION, "threads": torch.get_num_threads(), **payload}
     buffer = io.BytesIO()
     torch.save(data, buffer)
     write_atomic(path, buffer.getvalue())
@@ -255,6 +256,18 @@ def data_changed(resume: dict[str, Any] | None, record: dict[str, Any]) -> list[
         return None
     old, new = str(saved.get("describe", "")), record["describe"]
     return [old, new + (" (the same sizes, other values)" if old == new else "")]
+
+
+def start_facts(resume: dict[str, Any] | None, record: dict[str, Any], cfg: TrainConfig) -> dict[str, Any]:
+    """The ``started`` row's ``data_changed`` (:func:`data_changed`), ``threads`` (the CPU threads of
+    each process) and ``threads_notes`` (a resume on another count, a count above the CPUs: words)."""
+    from .threads import over_note, threads_changed_note
+
+    now = torch.get_num_threads()
+    notes = [threads_changed_note((resume or {}).get("threads"), now) if resume is not None else None,
+             over_note(cfg.threads)]
+    return {"data_changed": data_changed(resume, record), "threads": now,
+            "threads_notes": [n for n in notes if n]}
 
 
 def data_changed_note(changed: list[str]) -> str:

@@ -15,7 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-VERSION = 1
+VERSION = 2
+# The lowest version that reads a key (a key not named here is version 1's): a section is stored with
+# the lowest version that holds its keys, so a project that sets none of the newer keys still opens in
+# an older revstudio, and one that sets them is refused there as "newer" (not as an unknown key).
+KEY_VERSIONS: dict[str, int] = {"threads": 2}
 
 # Whole numbers (steps, intervals, batch, seed) stay within what the editor's fields hold (a
 # 32-bit QSpinBox: a larger value crashed Run Settings or was silently cut down by it). A seed
@@ -24,6 +28,9 @@ INT_MAX = 2**31 - 1
 SEED_MAX = INT_MAX
 # a learning rate or weight decay beyond float32's range overflows the first optimizer step
 FLOAT32_MAX = 3.4028234663852886e38
+# CPU threads per process: more than the machine's CPUs is allowed (the run says so: the thread count,
+# not the cores, decides a run's last bits), but not a count no machine runs
+THREADS_MAX = 1024
 
 DEFAULTS: dict[str, Any] = {
     "data": "synthetic",
@@ -52,6 +59,9 @@ DEFAULTS: dict[str, Any] = {
     "memory_budget": None,
     # uint8 inputs of a .npz / .pt divided by 255, as mnist: / cifar10: (and torchvision's ToTensor)
     "scale_uint8": True,
+    # CPU threads of each process (torch.set_num_threads); null: torch's default, which the run records
+    # in environment.json. The count changes a run's last bits and its speed.
+    "threads": None,
 }
 
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -62,10 +72,17 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "mode": ("reversible", "standard", "checkpoint"),
 }
 
+
+
+def _from_1(values: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 had no ``threads`` key: its runs took torch's default, which is what null means now
+    (a version-1 section given the key by hand keeps it)."""
+    return {"threads": None, **values}
+
+
 # Sections of an older version are migrated one version at a time: MIGRATIONS[v]
-# turns a version-v section into a version-(v + 1) one. Version 1 is the first,
-# so there is nothing to migrate yet; a later change of shape adds its step here.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+# turns a version-v section into a version-(v + 1) one.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1}
 
 
 class ConfigError(Exception):
@@ -190,6 +207,9 @@ def _check(key: str, value: Any) -> Any:
             raise ConfigError(f"training.scale_uint8: expected true (uint8 inputs scaled to [0, 1]) or false "
                               f"(kept raw 0..255), got {value!r} ({_kind(value)})", key)
         return value
+    if key == "threads":
+        return None if value is None else _int(key, value, 1, "at least 1 CPU thread, or null for torch's "
+                                               "default", THREADS_MAX)
     if key == "log_every":
         return _int(key, value, 1, "at least 1 step")
     if key in ("warmup_steps", "val_every", "gradcheck_every", "memory_every", "checkpoint_every"):
@@ -226,6 +246,7 @@ class TrainConfig:
     checkpoint_every: int = DEFAULTS["checkpoint_every"]
     memory_budget: int | None = DEFAULTS["memory_budget"]
     scale_uint8: bool = DEFAULTS["scale_uint8"]
+    threads: int | None = DEFAULTS["threads"]
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -252,12 +273,14 @@ class TrainConfig:
         return cls(**values)
 
     def to_section(self) -> dict[str, Any]:
-        """The section to store: ``version`` and only the keys that differ from the defaults."""
-        out: dict[str, Any] = {"version": VERSION}
+        """The section to store: ``version`` (the lowest that reads it, :data:`KEY_VERSIONS`) and only
+        the keys that differ from the defaults."""
+        out: dict[str, Any] = {"version": 1}
         for key, default in DEFAULTS.items():
             value = getattr(self, key)
             if value != default or type(value) is not type(default):
                 out[key] = value
+                out["version"] = max(out["version"], KEY_VERSIONS.get(key, 1))
         return out
 
     def full_section(self) -> dict[str, Any]:

@@ -338,7 +338,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
               "resumed_at": int(resume["step"]) if resume is not None else None, "changed": ckpt.changed_settings(resume, cfg),
               "schedule_note": ckpt.schedule_note((resume or {}).get("config"), int((resume or {}).get("step", 0)),
                                                   cfg.schedule, cfg.warmup_steps, cfg.lr, total, spe),
-              "data_changed": ckpt.data_changed(resume, data_record),
+              **ckpt.start_facts(resume, data_record, cfg),
               "processes": dist.world, "batch_size": batch,
               "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", "")),
               "inputs": data.inputs_note() if hasattr(data, "inputs_note") else None,

@@ -61,7 +61,11 @@ def _facts(run: RunFolder) -> dict[str, Any]:
     config = run.config or _read_json(os.path.join(run.path, CONFIG))
     config = {k: v for k, v in config.items() if k != "version"} if isinstance(config, dict) else {}
     digests = {k: record[k] or UNRECORDED for k in DIGEST_KEYS}
-    return {**config, **digests, **record["environment"]}
+    # threads: the count the run had (environment.json), whether training.threads set it or torch's
+    # default gave it, so a run that set 2 and one that left it to a default of 2 compare the same
+    setting = config.pop("threads", None)
+    env = record["environment"]
+    return {**config, **digests, **env, "threads": env.get("threads", setting if setting is not None else UNRECORDED)}
 
 
 def names(runs: Sequence[RunFolder]) -> list[str]:

@@ -215,6 +215,7 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
     from .parts import TrainError
 
     rank, world, local_rank = _rank()
+    threads_before: int | None = None
     stop = req.stop or StopFlag()
     stop.install(alone=world == 1)
     writer: RunWriter | None = None
@@ -281,6 +282,7 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
             graph, cfg, resume, base = _load(req)
         except CliError as exc:
             return failed(str(exc), exc.code)
+        threads_before = _apply_threads(cfg, resume, req.resume)  # (before any work: every process, every rank)
         source = os.path.join(req.resume, "project.revs") if req.resume else str(req.file)
         try:
             graph, report = load_checked(source, batch=cfg.batch_size, graph=None if req.resume else req.graph)
@@ -391,6 +393,8 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
         return failed(f"internal error: {type(exc).__name__}: {exc} (please report this)", 1)
     finally:
         stop.uninstall()
+        if threads_before:  # (an in-process run, rs.train: its caller's threads as they were)
+            _restore_threads(threads_before)
         if writer is not None:
             writer.close()
         if world > 1:
@@ -440,6 +444,32 @@ def preflight(req: Request, world: int) -> int | None:
     except DataError as exc:
         return refuse(f"{exc}{_from_here(cfg, base, source, req)}", 2)
     return None
+
+
+def _apply_threads(cfg: TrainConfig, resume: dict[str, Any] | None, resume_dir: str | None) -> int | None:
+    """Set the process's CPU threads to ``training.threads`` (``threads.apply``); returns the count it
+    had where it changed it, else None. A resumed checkpoint from before checkpoints recorded the
+    count is given the one its run's environment.json recorded (rewritten as this start goes on), so
+    the started row can say a resume changed it."""
+    import torch
+
+    from .threads import apply
+
+    if resume is not None and "threads" not in resume and resume_dir:
+        from .run_compare import provenance
+
+        resume["threads"] = provenance(resume_dir)["environment"].get("threads")
+    if cfg.threads is None:
+        return None
+    before = torch.get_num_threads()
+    apply(cfg.threads)
+    return before
+
+
+def _restore_threads(count: int) -> None:
+    import torch
+
+    torch.set_num_threads(count)
 
 
 def _from_here(cfg: TrainConfig, base: str, source: str, req: Request) -> str:

@@ -9,7 +9,7 @@ from revstudio.training.config import DEFAULTS, ConfigError, TrainConfig
 
 def test_an_empty_section_is_all_defaults_and_writes_only_the_version() -> None:
     cfg = TrainConfig.from_section({})
-    assert cfg.full_section() == {"version": 1, **DEFAULTS}
+    assert cfg.full_section() == {"version": C.VERSION, **DEFAULTS}
     assert cfg.to_section() == {"version": 1}
     assert TrainConfig.from_section(None) == cfg
 

@@ -51,7 +51,7 @@ from revstudio.qt.training.settings_values import (
     parse_amount,
     parse_number,
 )
-from revstudio.training.config import INT_MAX
+from revstudio.training.config import INT_MAX, THREADS_MAX
 
 log = logging.getLogger("revstudio")
 
@@ -124,6 +124,14 @@ class RunSettingsDialog(QDialog):
         run.addRow("precision", self._combo("precision"))
         run.addRow("mode", self._combo("mode"))
         run.addRow("seed", self._int("seed"))
+        threads = self._int("threads")  # (0 shows as torch's default: the section's null)
+        threads.setRange(0, THREADS_MAX)
+        threads.setSpecialValueText("torch's default")
+        threads.setToolTip("CPU threads each training process uses (torch.set_num_threads; under several "
+                           "processes, each its own). The count changes a run's last bits (how sums are split "
+                           "over threads) and its speed: a run repeats bit for bit only with the same count. "
+                           "torch's default is recorded in the run's environment.json.")
+        run.addRow("CPU threads", threads)
         budget = self._text("memory_budget", "e.g. 64MiB, or empty: none")
         budget.setMinimumWidth(budget.fontMetrics().horizontalAdvance(budget.placeholderText()) + 24)
         budget.setToolTip("Reversible mode keeps the activations of as many regions (first steps first) as fit "
@@ -292,6 +300,7 @@ class RunSettingsDialog(QDialog):
         length = int(self.length.value())
         out["steps"], out["epochs"] = (length, None) if self.length_kind.currentData() == "steps" else (None, length)
         out["device"] = self.device.value()
+        out["threads"] = out["threads"] or None  # (the spin box's 0: torch's default)
         return out
 
     def problem(self) -> str | None:

@@ -258,12 +258,15 @@ class TrainingUI(RunActionsMixin, ChildDiagnosticsMixin, QObject):
                                                        if self.controller._process else []))
 
     def _rows_filed(self, run: RunData) -> None:
-        """Say in the Log what became of the run's uint8 inputs (scaled to [0, 1], or kept raw), once
-        its started row is in: as `revstudio train` prints it, never silent."""
-        note = run.info.get("inputs")
-        if note and not run.inputs_said:
+        """Say in the Log what became of the run's uint8 inputs (scaled to [0, 1], or kept raw) and what
+        its thread count does to its numbers (a resume on another count, more threads than CPUs), once
+        its started row is in: as `revstudio train` prints them, never silent."""
+        notes = [run.info.get("inputs"), *(run.info.get("threads_notes") or ())]
+        notes = [n for n in notes if n]
+        if notes and not run.inputs_said:
             run.inputs_said = True
-            log.info("run %s: %s", run.name, in_app_words(str(note)))
+            for note in notes:
+                log.info("run %s: %s", run.name, in_app_words(str(note)))
 
     def _run_ended(self, run: RunData) -> None:
         self.unsaved.ended()  # (a run trained before the first save joins the project's runs now)

@@ -14,7 +14,7 @@ SETTINGS = {
     "precision": "precision", "steps": "steps", "epochs": "epochs", "optimizer": "optimizer",
     "grad-clip": "gradient clipping", "seed": "seed", "memory-every": "measure memory every",
     "checkpoint-every": "checkpoint every", "gradcheck-every": "gradient check every", "data": "data source",
-    "scale-uint8": '"scale uint8 inputs to [0, 1]" on', "no-scale-uint8": '"scale uint8 inputs to [0, 1]" off',
+    "threads": "CPU threads", "scale-uint8": '"scale uint8 inputs to [0, 1]" on', "no-scale-uint8": '"scale uint8 inputs to [0, 1]" off',
 }
 _FLAG = re.compile(r"--([a-z][a-z0-9-]*)")
 _RESUME = re.compile(r"--resume(?: (?:/|[A-Za-z]:\\)\S*?(?=[:;,]|\s|$))?")

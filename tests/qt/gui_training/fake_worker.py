@@ -53,7 +53,8 @@ status("running", 0)
 row(kind="event", event="started", time=0.0, run_dir=str(out), config={"steps": steps}, device="cpu",
     versions={}, parameters=100, total_steps=steps, steps_per_epoch=10, mode="reversible",
     task="classification", estimate_bytes=3000, standard_estimate_bytes=10000, regions=["r0"],
-    resumed_from=None, inputs=os.environ.get("FAKE_INPUTS") or None)
+    resumed_from=None, inputs=os.environ.get("FAKE_INPUTS") or None,
+    threads_notes=[os.environ["FAKE_THREADS_NOTE"]] if os.environ.get("FAKE_THREADS_NOTE") else [])
 for step in range(1, steps + 1):
     if stop:
         (out / "checkpoints" / "last.pt").write_text(json.dumps({"step": step - 1}))
