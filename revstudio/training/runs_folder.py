@@ -7,6 +7,7 @@ deletes that file; an existing folder is never touched, so it is not written aga
 """
 from __future__ import annotations
 
+import datetime
 import errno
 import os
 
@@ -46,3 +47,37 @@ def drop_own_gitignore(root: str | os.PathLike[str]) -> None:
             os.remove(path)
     except OSError:
         pass
+
+
+def runs_folder(project: str) -> str:
+    """Where the runs of ``project`` go by default: ``runs/`` beside it, but for a shipped example
+    (``revstudio examples NAME``'s path, inside revstudio's own files) ``runs/`` in the current folder."""
+    from revstudio.resources import is_shipped
+
+    if is_shipped(project):
+        return os.path.join(os.getcwd(), "runs")
+    return os.path.join(os.path.dirname(os.path.abspath(project)), "runs")
+
+
+def shipped_note(project: str) -> str:
+    """The note ``train`` prints when a shipped example's runs go to the current folder ('' otherwise)."""
+    from revstudio.resources import is_shipped
+
+    if not is_shipped(project):
+        return ""
+    name = os.path.splitext(os.path.basename(project))[0]
+    return (f"note: {project} is an example shipped with revstudio, so its runs go to {runs_folder(project)} "
+            f"(the current folder), not into revstudio's own files; to keep and edit it, copy it: "
+            f"cp \"$(revstudio examples {name})\" . (or the app's File > New from Example, then Save As)")
+
+
+def default_run_dir(project: str) -> str:
+    folder = os.path.dirname(runs_folder(project))
+    stem = os.path.splitext(os.path.basename(project))[0]
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = os.path.join(folder, "runs", f"{stem}-{stamp}")
+    n = 1
+    while os.path.exists(path):
+        n += 1
+        path = os.path.join(folder, "runs", f"{stem}-{stamp}-{n}")
+    return path

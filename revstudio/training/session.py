@@ -12,7 +12,6 @@ Every fault ends as one row and a truthful status.json, never as a traceback.
 from __future__ import annotations
 
 import contextlib
-import datetime
 import os
 import sys
 import time
@@ -32,7 +31,9 @@ from .runs import (
     claim_run_dir,
     now_iso,
 )
+from .runs_folder import default_run_dir, runs_folder, shipped_note
 from .stopping import StopFlag, StopNow, forced_message, forced_row
+from .threads import apply_for_run, restore
 
 
 @dataclass
@@ -67,40 +68,6 @@ class SessionError(Exception):
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
         self.code = code
-
-
-def runs_folder(project: str) -> str:
-    """Where the runs of ``project`` go by default: ``runs/`` beside it, but for a shipped example
-    (``revstudio examples NAME``'s path, inside revstudio's own files) ``runs/`` in the current folder."""
-    from revstudio.resources import is_shipped
-
-    if is_shipped(project):
-        return os.path.join(os.getcwd(), "runs")
-    return os.path.join(os.path.dirname(os.path.abspath(project)), "runs")
-
-
-def shipped_note(project: str) -> str:
-    """The note ``train`` prints when a shipped example's runs go to the current folder ('' otherwise)."""
-    from revstudio.resources import is_shipped
-
-    if not is_shipped(project):
-        return ""
-    name = os.path.splitext(os.path.basename(project))[0]
-    return (f"note: {project} is an example shipped with revstudio, so its runs go to {runs_folder(project)} "
-            f"(the current folder), not into revstudio's own files; to keep and edit it, copy it: "
-            f"cp \"$(revstudio examples {name})\" . (or the app's File > New from Example, then Save As)")
-
-
-def default_run_dir(project: str) -> str:
-    folder = os.path.dirname(runs_folder(project))
-    stem = os.path.splitext(os.path.basename(project))[0]
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = os.path.join(folder, "runs", f"{stem}-{stamp}")
-    n = 1
-    while os.path.exists(path):
-        n += 1
-        path = os.path.join(folder, "runs", f"{stem}-{stamp}-{n}")
-    return path
 
 
 def _rank() -> tuple[int, int, int]:
@@ -282,7 +249,7 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
             graph, cfg, resume, base = _load(req)
         except CliError as exc:
             return failed(str(exc), exc.code)
-        threads_before = _apply_threads(cfg, resume, req.resume)  # (before any work: every process, every rank)
+        threads_before = apply_for_run(cfg.threads, resume, req.resume)  # (before any work: every process, every rank)
         source = os.path.join(req.resume, "project.revs") if req.resume else str(req.file)
         try:
             graph, report = load_checked(source, batch=cfg.batch_size, graph=None if req.resume else req.graph)
@@ -394,7 +361,7 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
     finally:
         stop.uninstall()
         if threads_before:  # (an in-process run, rs.train: its caller's threads as they were)
-            _restore_threads(threads_before)
+            restore(threads_before)
         if writer is not None:
             writer.close()
         if world > 1:
@@ -444,32 +411,6 @@ def preflight(req: Request, world: int) -> int | None:
     except DataError as exc:
         return refuse(f"{exc}{_from_here(cfg, base, source, req)}", 2)
     return None
-
-
-def _apply_threads(cfg: TrainConfig, resume: dict[str, Any] | None, resume_dir: str | None) -> int | None:
-    """Set the process's CPU threads to ``training.threads`` (``threads.apply``); returns the count it
-    had where it changed it, else None. A resumed checkpoint from before checkpoints recorded the
-    count is given the one its run's environment.json recorded (rewritten as this start goes on), so
-    the started row can say a resume changed it."""
-    import torch
-
-    from .threads import apply
-
-    if resume is not None and "threads" not in resume and resume_dir:
-        from .run_compare import provenance
-
-        resume["threads"] = provenance(resume_dir)["environment"].get("threads")
-    if cfg.threads is None:
-        return None
-    before = torch.get_num_threads()
-    apply(cfg.threads)
-    return before
-
-
-def _restore_threads(count: int) -> None:
-    import torch
-
-    torch.set_num_threads(count)
 
 
 def _from_here(cfg: TrainConfig, base: str, source: str, req: Request) -> str:

@@ -10,6 +10,7 @@ and said in a note: the threads then share the CPUs, which is slower.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 
 def machine_cpus() -> int:
@@ -55,3 +56,28 @@ def threads_changed_note(then: object, now: int) -> str | None:
 
 
 __all__ = ["apply", "machine_cpus", "over_note", "threads_changed_note"]
+
+
+def apply_for_run(threads: int | None, resume: dict[str, Any] | None, resume_dir: str | None) -> int | None:
+    """Set the process's CPU threads to a run's ``training.threads`` (:func:`apply`); returns the count it
+    had where it changed it, else None. A resumed checkpoint from before checkpoints recorded the
+    count is given the one its run's environment.json recorded (rewritten as this start goes on), so
+    the started row can say a resume changed it."""
+    import torch
+
+    if resume is not None and "threads" not in resume and resume_dir:
+        from .run_compare import provenance
+
+        resume["threads"] = provenance(resume_dir)["environment"].get("threads")
+    if threads is None:
+        return None
+    before = torch.get_num_threads()
+    apply(threads)
+    return before
+
+
+def restore(count: int) -> None:
+    """Put back the CPU threads :func:`apply_for_run` found (an in-process run ends)."""
+    import torch
+
+    torch.set_num_threads(count)
