@@ -44,6 +44,10 @@ FRAME_BUDGET_MS = 14
 # runs in the model's own dtype whatever the run's precision (autocast off): one level for every run.
 WARN_LEVEL = 1e-4
 DEFAULT_SMOOTHING = 0.6  # the slider's weight until the user moves it (then it is remembered)
+# The slider: 0.00 to 0.99 in steps of 0.01, then 0.991 to 0.999 in steps of 0.001 (TensorBoard goes to
+# 0.999; a run logged every step of 100,000 wants smoothing over hundreds of rows, and 0.99 is 100).
+SLIDER_FINE = 99   # the position of 0.99, where the steps turn fine
+SLIDER_TOP = SLIDER_FINE + 9  # 0.999
 MAX_COLUMNS = 3  # of plots, where the tab is wide enough for them (fewer in a narrow window)
 GRID_SPACING = 6
 
@@ -68,13 +72,13 @@ class PlotsPanel(QWidget):
         self.axis_box.setToolTip("The x axis of every plot")
         self.axis_box.currentIndexChanged.connect(self._axis_changed)
         self.smooth_slider = QSlider(Qt.Orientation.Horizontal)
-        self.smooth_slider.setRange(0, 99)
-        self.smooth_slider.setValue(round(self.weight * 100))
+        self.smooth_slider.setRange(0, SLIDER_TOP)
+        self.smooth_slider.setValue(slider_position(self.weight))
         self.smooth_slider.setMaximumWidth(160)
         self.smooth_slider.setToolTip("Smoothing (exponential moving average, debiased); the raw curve stays faint "
                                       "behind the smoothed one")
         self.smooth_slider.valueChanged.connect(self._smoothing_changed)
-        self.smooth_label = QLabel(f"{self.weight:.2f}")
+        self.smooth_label = QLabel(weight_text(self.weight))
         self.shown_label = FittedLabel()  # shortened in a narrow tab, whole in its tooltip: it set the least width
         self._say("No run yet: press Train (F5) to train this project; the curves appear here.")
         self.shown_label.setObjectName("plotsShown")
@@ -236,8 +240,8 @@ class PlotsPanel(QWidget):
         self.refresh(force=True)
 
     def _smoothing_changed(self, value: int) -> None:
-        self.weight = value / 100.0
-        self.smooth_label.setText(f"{self.weight:.2f}")
+        self.weight = slider_weight(value)
+        self.smooth_label.setText(weight_text(self.weight))
         self._settings.set_plots_smoothing(self.weight)
         for run in self.runs:
             run.set_weight(self.weight)
@@ -414,3 +418,21 @@ class PlotsPanel(QWidget):
         else:
             plot.export_csv(path)
 
+
+def slider_weight(position: int) -> float:
+    """The smoothing weight at a slider position: hundredths up to 0.99, thousandths above."""
+    if position <= SLIDER_FINE:
+        return position / 100.0
+    return round(0.99 + (min(position, SLIDER_TOP) - SLIDER_FINE) / 1000.0, 3)
+
+
+def slider_position(weight: float) -> int:
+    """The slider position nearest ``weight`` (0 to 0.999)."""
+    if weight <= 0.99:
+        return max(0, round(weight * 100))
+    return min(SLIDER_TOP, SLIDER_FINE + round((weight - 0.99) * 1000))
+
+
+def weight_text(weight: float) -> str:
+    """The weight beside the slider: two decimals, three above 0.99 ("0.995")."""
+    return f"{weight:.3f}" if weight > 0.99 else f"{weight:.2f}"
