@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+import zlib
 from collections.abc import Sequence
 
 import pyqtgraph as pg
@@ -203,6 +204,9 @@ class PlotsPanel(QWidget):
     def set_runs(self, runs: Sequence[RunData]) -> None:
         """Show these runs (the live one first); each keeps its colour while it is shown."""
         self.runs = list(runs)
+        # only the runs still shown keep the colour they had: one shown again later takes its own
+        # (its name's), as in the next session, not whichever colour was free when it was last shown
+        self.colours = {r.name: self.colours[r.name] for r in self.runs if r.name in self.colours}
         taken: set[str] = set()
         for run in self.runs:
             self.colours[run.name] = self._colour_for(run.name, taken)
@@ -221,13 +225,15 @@ class PlotsPanel(QWidget):
                 plot.reset_view()
 
     def _colour_for(self, name: str, taken: set[str]) -> str:
-        """The run's colour: the one it had (a run keeps it), unless a run shown before it in this set
-        has it; else the next colour no shown run has. Colours went round the palette by the order runs
-        were first shown, so the tenth run of a session took the first one's colour, even beside it."""
+        """The run's colour: the one it had while it stays shown, unless a run shown before it in this
+        set has it; else its own, a function of its name (its folder's), so a run has the same colour in
+        every session; where a run shown before it has that, the next one round the palette no shown run
+        has. Colours went round the palette by the order runs were first shown in a session, so the
+        same run was blue one day and orange the next."""
         mine = self.colours.get(name)
         if mine is not None and mine not in taken:
             return mine
-        start = len(self.colours) % len(PALETTE)  # new runs go on round the palette
+        start = run_colour_index(name)
         order = PALETTE[start:] + PALETTE[:start]
         return next((c for c in order if c not in taken), order[0])  # (more runs than colours: they repeat)
 
@@ -417,6 +423,12 @@ class PlotsPanel(QWidget):
             plot.export_png(path)
         else:
             plot.export_csv(path)
+
+
+def run_colour_index(name: str) -> int:
+    """The palette index a run named ``name`` prefers: CRC-32 of its name, the same in every session
+    and on every machine (Python's ``hash`` of a string changes from one process to the next)."""
+    return zlib.crc32(name.encode("utf-8")) % len(PALETTE)
 
 
 def slider_weight(position: int) -> float:
