@@ -6,7 +6,10 @@ again as when the slider moves, overlaid in the Loss plot and its curves redrawn
 refresh: every curve handed its points again, the legend's line-style key kept up to date), then
 the mouse is moved across the plot (the hover line, a dot per curve and the box of values).
 CPU time of this process (``time.thread_time``), so a busy machine's waits do not count; paints
-are not timed here (bench_plots.py times them).
+are not timed here (bench_plots.py times them). Last, one run of S steps is filed with the rows
+the worker writes (loss, accuracy, learning rate and throughput every step, memory every 100,
+validation every 100) and the memory it holds afterwards is measured (tracemalloc: numpy's
+buffers and Python's objects), with the curves it keeps.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_plot_overlay.py [--runs 4] [--steps 100000]
 """
@@ -40,6 +43,34 @@ def _run(name: str, steps: int, rate: float, filed: list[float]):  # type: ignor
                       "val_loss": 2.5 * math.exp(-s * rate) + 0.08})
     filed.append((time.thread_time() - t0) * 1e6 / (steps * 1.01))  # us per row (rows built and filed)
     return run
+
+
+def _held(steps: int) -> tuple[int, list[str]]:
+    """Bytes one run of ``steps`` worker rows holds once filed, and the curves it keeps."""
+    import gc
+    import tracemalloc
+
+    from revstudio.qt.plots.rows import RunData
+
+    gc.collect()
+    tracemalloc.start()
+    run = RunData("held", weight=0.6)
+    run.feed({"kind": "event", "event": "started", "time": 0.0, "total_steps": steps, "task": "classification",
+              "estimate_bytes": 1 << 20, "standard_estimate_bytes": 1 << 21,
+              "config": {"log_every": 1, "val_every": 100, "memory_every": 100}})
+    for s in range(1, steps + 1):  # what training/loop.py writes for a classifier
+        row = {"kind": "step", "step": s, "epoch": s / 500, "time": s * 0.01, "loss": 2.3 / (1 + s * 1e-3),
+               "accuracy": min(0.99, s * 1e-4), "lr": 0.01 * (1 - s / (steps + 1)), "samples_per_s": 512.0}
+        if s % 100 == 0:
+            row.update(peak_bytes=900_000 + s % 7, estimate_bytes=1 << 20)
+        run.feed(row)
+        if s % 100 == 0:
+            run.feed({"kind": "val", "step": s, "epoch": s / 500, "time": s * 0.01, "val_loss": 2.5 / (1 + s * 1e-3),
+                      "val_accuracy": min(0.98, s * 1e-4)})
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return held, sorted(run.series)
 
 
 def main() -> None:
@@ -96,6 +127,9 @@ def main() -> None:
     print(f"| a row built and filed (loss every step, val every 100; CPU) | {statistics.median(filed):.1f} us "
           f"| {max(filed):.1f} us |")
     panel.close()
+    held, kept = _held(args.steps)
+    print(f"| memory one run of {args.steps:,} worker rows holds (tracemalloc) | {held / 2**20:.1f} MiB | |")
+    print(f"curves kept: {', '.join(kept)}")
 
 
 if __name__ == "__main__":

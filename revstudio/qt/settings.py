@@ -118,15 +118,15 @@ class Settings:
 
     # ---- plots tab ----------------------------------------------------
     def plots_smoothing(self, default: float) -> float:
-        """The Plots tab's smoothing weight (0 = raw curves, up to 0.99), as last set."""
+        """The Plots tab's smoothing weight (0 = raw curves, up to 0.999), as last set."""
         try:
             value = float(str(self._s.value("plots/smoothing", default)))
         except (TypeError, ValueError):
             return default
-        return min(max(value, 0.0), 0.99) if value == value else default  # (NaN: the default)
+        return min(max(value, 0.0), 0.999) if value == value else default  # (NaN: the default)
 
     def set_plots_smoothing(self, value: float) -> None:
-        self._s.setValue("plots/smoothing", f"{float(value):.2f}")
+        self._s.setValue("plots/smoothing", f"{float(value):.3f}")
 
     def plots_axis(self, default: str) -> str:
         """The Plots tab's x axis: ``step``, ``epoch`` or ``time``."""

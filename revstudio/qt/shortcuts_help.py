@@ -1,5 +1,6 @@
 """Help > Keyboard Shortcuts: the table of every action with a key, read from the actions
-themselves, plus the canvas keys that are no actions (nudging) and a line on the mouse."""
+themselves, plus the keys that are no actions (the canvas's nudging, a focused plot's zoom) and a line on
+the mouse."""
 from __future__ import annotations
 
 from PySide6.QtGui import QAction, QKeySequence
@@ -10,6 +11,8 @@ from revstudio.qt.canvas import nudge
 def shortcuts_html(actions_by_name: dict[str, QAction]) -> str:
     """The dialog's text: two columns of action name and keys, then the canvas's gestures."""
     from html import escape
+
+    from revstudio.qt.plots import plot_keys  # (pyqtgraph: loaded when the help is asked for, not before)
 
     # undo/redo actions' texts follow the stack ("Undo Delete f"): name the action itself
     fixed = {"undo": "Undo", "redo": "Redo"}
@@ -23,7 +26,9 @@ def shortcuts_html(actions_by_name: dict[str, QAction]) -> str:
             cells.append(f"<td style='padding:2px 10px 2px 0; white-space:nowrap'>{escape(label)}</td>"
                          f"<td style='padding:2px 28px 2px 0'><b>{escape(', '.join(keys))}</b></td>")
     # the canvas's arrow keys are no actions (a text field keeps its arrows): listed by hand
-    for label, keys_text in (("Nudge the selection", nudge.KEYS), ("Nudge by a grid step", nudge.GRID_KEYS)):
+    # so are a focused plot's zoom keys (Plots tab): theirs only while the plot has the focus
+    for label, keys_text in (("Nudge the selection", nudge.KEYS), ("Nudge by a grid step", nudge.GRID_KEYS),
+                             ("Zoom a focused plot in / out / whole run", plot_keys.ZOOM_KEYS)):
         cells.append(f"<td style='padding:2px 10px 2px 0; white-space:nowrap'>{escape(label)}</td>"
                      f"<td style='padding:2px 28px 2px 0'><b>{escape(keys_text)}</b></td>")
     half = (len(cells) + 1) // 2  # two columns: one ran ~950 px tall, past a laptop's screen

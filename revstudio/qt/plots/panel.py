@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+import zlib
 from collections.abc import Sequence
 
 import pyqtgraph as pg
@@ -44,6 +45,10 @@ FRAME_BUDGET_MS = 14
 # runs in the model's own dtype whatever the run's precision (autocast off): one level for every run.
 WARN_LEVEL = 1e-4
 DEFAULT_SMOOTHING = 0.6  # the slider's weight until the user moves it (then it is remembered)
+# The slider: 0.00 to 0.99 in steps of 0.01, then 0.991 to 0.999 in steps of 0.001 (TensorBoard goes to
+# 0.999; a run logged every step of 100,000 wants smoothing over hundreds of rows, and 0.99 is 100).
+SLIDER_FINE = 99   # the position of 0.99, where the steps turn fine
+SLIDER_TOP = SLIDER_FINE + 9  # 0.999
 MAX_COLUMNS = 3  # of plots, where the tab is wide enough for them (fewer in a narrow window)
 GRID_SPACING = 6
 
@@ -68,13 +73,13 @@ class PlotsPanel(QWidget):
         self.axis_box.setToolTip("The x axis of every plot")
         self.axis_box.currentIndexChanged.connect(self._axis_changed)
         self.smooth_slider = QSlider(Qt.Orientation.Horizontal)
-        self.smooth_slider.setRange(0, 99)
-        self.smooth_slider.setValue(round(self.weight * 100))
+        self.smooth_slider.setRange(0, SLIDER_TOP)
+        self.smooth_slider.setValue(slider_position(self.weight))
         self.smooth_slider.setMaximumWidth(160)
         self.smooth_slider.setToolTip("Smoothing (exponential moving average, debiased); the raw curve stays faint "
                                       "behind the smoothed one")
         self.smooth_slider.valueChanged.connect(self._smoothing_changed)
-        self.smooth_label = QLabel(f"{self.weight:.2f}")
+        self.smooth_label = QLabel(weight_text(self.weight))
         self.shown_label = FittedLabel()  # shortened in a narrow tab, whole in its tooltip: it set the least width
         self._say("No run yet: press Train (F5) to train this project; the curves appear here.")
         self.shown_label.setObjectName("plotsShown")
@@ -199,6 +204,9 @@ class PlotsPanel(QWidget):
     def set_runs(self, runs: Sequence[RunData]) -> None:
         """Show these runs (the live one first); each keeps its colour while it is shown."""
         self.runs = list(runs)
+        # only the runs still shown keep the colour they had: one shown again later takes its own
+        # (its name's), as in the next session, not whichever colour was free when it was last shown
+        self.colours = {r.name: self.colours[r.name] for r in self.runs if r.name in self.colours}
         taken: set[str] = set()
         for run in self.runs:
             self.colours[run.name] = self._colour_for(run.name, taken)
@@ -217,13 +225,15 @@ class PlotsPanel(QWidget):
                 plot.reset_view()
 
     def _colour_for(self, name: str, taken: set[str]) -> str:
-        """The run's colour: the one it had (a run keeps it), unless a run shown before it in this set
-        has it; else the next colour no shown run has. Colours went round the palette by the order runs
-        were first shown, so the tenth run of a session took the first one's colour, even beside it."""
+        """The run's colour: the one it had while it stays shown, unless a run shown before it in this
+        set has it; else its own, a function of its name (its folder's), so a run has the same colour in
+        every session; where a run shown before it has that, the next one round the palette no shown run
+        has. Colours went round the palette by the order runs were first shown in a session, so the
+        same run was blue one day and orange the next."""
         mine = self.colours.get(name)
         if mine is not None and mine not in taken:
             return mine
-        start = len(self.colours) % len(PALETTE)  # new runs go on round the palette
+        start = run_colour_index(name)
         order = PALETTE[start:] + PALETTE[:start]
         return next((c for c in order if c not in taken), order[0])  # (more runs than colours: they repeat)
 
@@ -236,8 +246,8 @@ class PlotsPanel(QWidget):
         self.refresh(force=True)
 
     def _smoothing_changed(self, value: int) -> None:
-        self.weight = value / 100.0
-        self.smooth_label.setText(f"{self.weight:.2f}")
+        self.weight = slider_weight(value)
+        self.smooth_label.setText(weight_text(self.weight))
         self._settings.set_plots_smoothing(self.weight)
         for run in self.runs:
             run.set_weight(self.weight)
@@ -414,3 +424,27 @@ class PlotsPanel(QWidget):
         else:
             plot.export_csv(path)
 
+
+def run_colour_index(name: str) -> int:
+    """The palette index a run named ``name`` prefers: CRC-32 of its name, the same in every session
+    and on every machine (Python's ``hash`` of a string changes from one process to the next)."""
+    return zlib.crc32(name.encode("utf-8")) % len(PALETTE)
+
+
+def slider_weight(position: int) -> float:
+    """The smoothing weight at a slider position: hundredths up to 0.99, thousandths above."""
+    if position <= SLIDER_FINE:
+        return position / 100.0
+    return round(0.99 + (min(position, SLIDER_TOP) - SLIDER_FINE) / 1000.0, 3)
+
+
+def slider_position(weight: float) -> int:
+    """The slider position nearest ``weight`` (0 to 0.999)."""
+    if weight <= 0.99:
+        return max(0, round(weight * 100))
+    return min(SLIDER_TOP, SLIDER_FINE + round((weight - 0.99) * 1000))
+
+
+def weight_text(weight: float) -> str:
+    """The weight beside the slider: two decimals, three above 0.99 ("0.995")."""
+    return f"{weight:.3f}" if weight > 0.99 else f"{weight:.2f}"

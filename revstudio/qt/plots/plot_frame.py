@@ -48,8 +48,9 @@ class PlotFrameMixin:
         streaming run (the newest loss is always a new minimum), and a new range
         repaints the axis and re-clips every curve: most of a streaming frame's
         cost (benchmarks/bench_plots.py). Here the range keeps a 25 % margin on
-        each side and moves only when a curve leaves it or fills under half of
-        it, so every point, spikes included, stays in view. A range the user
+        each side (on a linear axis not below 0 where no value is negative) and
+        moves only when a curve leaves it or fills under half of it, so every
+        point, spikes included, stays in view. A range the user
         zoomed or panned to is left alone; the plot's "A" button (pyqtgraph's
         autorange) hands the range back to this.
         """
@@ -100,8 +101,11 @@ class PlotFrameMixin:
             # a reference line's label sits above it: the top one's needs a line of text of room,
             # or the frame cut it in half ("est. standard" at the memory plot's top edge)
             top = max(margin, MARK_LABEL_PX * (span + margin) / (height - MARK_LABEL_PX))
+        bottom = lo - margin
+        if not self.log_y and lo >= 0 and bottom < 0:
+            bottom = 0.0  # a loss, an accuracy, a byte count is never below 0: no band of negatives under it
         vb.disableAutoRange(axis=pg.ViewBox.YAxis)
-        vb.setYRange(lo - margin, hi + top, padding=0)
+        vb.setYRange(bottom, hi + top, padding=0)
         lo_set, hi_set = vb.viewRange()[1]
         self._y_set = (float(lo_set), float(hi_set), self.log_y)
 
@@ -129,6 +133,15 @@ class PlotFrameMixin:
         if planned != self._planned and (self._planned is None or self._zoomed_range() is None):
             self._planned = planned
             vb.setXRange(*planned, padding=0.02)
+
+    def zoom_x(self, factor: float) -> None:
+        """Zoom the x range about its centre: ``factor`` of it kept (under 1 zooms in, over 1 out;
+        the + and - keys of a focused plot). The curves redraw the points now in view next tick."""
+        vb = self.plot.getPlotItem().getViewBox()
+        lo, hi = vb.viewRange()[0]
+        mid, half = (lo + hi) / 2, (hi - lo) / 2 * factor
+        vb.disableAutoRange(axis=pg.ViewBox.XAxis)
+        vb.setXRange(mid - half, mid + half, padding=0)
 
     def _zoomed_range(self) -> tuple[float, float] | None:
         """The x range the user zoomed to (None while the plot follows the data or the planned range)."""

@@ -2,7 +2,8 @@
 
 A plot's values were painted only (the CSV held them): a keyboard or screen-reader user could not
 read one. Focused (Tab reaches it), a plot marks its newest point with a thin line; Left/Right step
-one point, Page Up/Page Down ten, Home/End go to the first/last. The read-out under the plot and the
+one point, Page Up/Page Down ten, Home/End go to the first/last; + and - zoom the x range about its
+centre and 0 frames the whole run again. The read-out under the plot and the
 plot's accessible description say the x value and each curve's value there, as hovering does.
 """
 from __future__ import annotations
@@ -17,7 +18,13 @@ from PySide6.QtGui import QKeyEvent
 from revstudio.qt import theme
 
 STEPS = {Qt.Key.Key_Left: -1, Qt.Key.Key_Right: 1, Qt.Key.Key_PageUp: -10, Qt.Key.Key_PageDown: 10}
-HELP = ("Wheel zooms, drag pans, a double click frames it all again; "
+# + and - zoom the x range about its centre (= is + without Shift on most layouts), 0 frames the
+# whole run again as a double click does. Keys of the focused plot, no actions: a text field keeps
+# its + and - (Home is the first point here, so the reset is 0 alone).
+ZOOM_IN = 0.8  # of the x range kept per press of +; - widens it by the inverse
+ZOOMS = {Qt.Key.Key_Plus: ZOOM_IN, Qt.Key.Key_Equal: ZOOM_IN, Qt.Key.Key_Minus: 1 / ZOOM_IN}
+ZOOM_KEYS = "+, -, 0"  # as the shortcuts help lists them
+HELP = ("Wheel or +/- zooms, drag pans, a double click or 0 frames it all again; "
         "Left/Right step through the points, Home/End go to the first/last")
 
 
@@ -73,6 +80,12 @@ class PointStepper(QObject):
             if key in STEPS:
                 start = count - 1 if self.index is None else self.index
                 self.show(start + STEPS[Qt.Key(key)])
+                return True
+            if key in ZOOMS:
+                self.plot.zoom_x(ZOOMS[Qt.Key(key)])
+                return True
+            if key == Qt.Key.Key_0:
+                self.plot.reset_zoom()
                 return True
             if key in (Qt.Key.Key_Home, Qt.Key.Key_End):
                 self.show(0 if key == Qt.Key.Key_Home else count - 1)

@@ -27,7 +27,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 DEFAULT_CAPACITY = 1 << 18  # points kept per curve: a 100,000-step run logged every step fits whole
 
-STEP_SERIES = ("loss", "accuracy", "lr", "samples_per_s", "peak_bytes", "estimate_bytes")
+# The step rows' values kept as curves: those a plot draws (and its CSV export writes; panel.py's
+# channels). A row's "lr" (every row) and "estimate_bytes" (every memory_every) were kept too, drawn by
+# nothing: a 100,000-step run held 5 MiB for its learning rate alone (benchmarks/bench_plot_overlay.py).
+# The memory plot's estimate lines read the started row's estimates (``info``).
+STEP_SERIES = ("loss", "accuracy", "samples_per_s", "peak_bytes")
 VAL_SERIES = ("val_loss", "val_accuracy")
 GRAD_PREFIX = "grad_rel_error/"
 INV_PREFIX = "inversion_error/"

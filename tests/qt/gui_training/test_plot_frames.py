@@ -75,3 +75,35 @@ def test_plots_left_empty_drop_the_last_runs_axes(qtbot):
         got = mine.plot.getPlotItem().getViewBox().viewRange()
         want = theirs.plot.getPlotItem().getViewBox().viewRange()
         assert got == want, (mine.title if hasattr(mine, "title") else mine, got, want)
+
+
+def test_a_linear_axis_of_values_never_below_zero_starts_at_zero(qtbot):
+    """A loss falling to 0.05 was framed from -0.5: a band of negative losses under the curve."""
+    import math
+
+    panel = PlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(900, 500)
+    panel.show()
+    run = RunData("falling")
+    run.feed({"kind": "event", "event": "started", "time": 0.0, "total_steps": 300, "task": "regression"})
+    for s in range(1, 301):
+        run.feed({"kind": "step", "step": s, "epoch": s / 100, "time": s * 0.01,
+                  "loss": 2.0 * math.exp(-s / 30) + 0.05, "samples_per_s": 800.0 + s})
+    panel.set_runs([run])
+    lo, hi = panel.loss.plot.getPlotItem().getViewBox().viewRange()[1]
+    assert lo == 0 and hi > 2.0
+    lo, _hi = panel.throughput.plot.getPlotItem().getViewBox().viewRange()[1]
+    assert 0 < lo < 801  # far from 0: the margin below the curve as before
+    panel.loss.log_box.setChecked(True)  # a log axis keeps its margin of decades
+    lo, _hi = panel.loss.plot.getPlotItem().getViewBox().viewRange()[1]
+    assert lo < math.log10(0.05)
+
+    below = RunData("flow")  # a flow's loss may go below 0: its margin below stays
+    below.feed({"kind": "event", "event": "started", "time": 0.0, "total_steps": 100, "task": "flow"})
+    for s in range(1, 101):
+        below.feed({"kind": "step", "step": s, "epoch": s / 100, "time": s * 0.01, "loss": 1.0 - s / 50})
+    panel.loss.log_box.setChecked(False)
+    panel.set_runs([below])
+    lo, _hi = panel.loss.plot.getPlotItem().getViewBox().viewRange()[1]
+    assert lo < -1.0

@@ -91,3 +91,50 @@ def test_a_focused_plot_shows_the_canvas_focus_frame(qtbot: Any, name: str) -> N
         assert hover not in edge_colours()
     finally:
         theme.apply_theme(QApplication.instance(), start)  # type: ignore[arg-type]
+
+
+def test_plus_minus_zoom_a_focused_plot_about_its_centre_and_0_frames_the_whole_run(qtbot: Any) -> None:
+    """The wheel zoomed and a double click framed the plot again; from the keyboard nothing did."""
+    run = RunData("long")
+    run.feed({"kind": "event", "event": "started", "time": 0.0, "total_steps": 1000})
+    for step in range(1, 1001):
+        run.feed({"kind": "step", "step": step, "epoch": step / 100, "time": step / 10, "loss": 3.0 / step})
+    plot = MetricPlot("Loss", [Channel("loss", "loss")])
+    qtbot.addWidget(plot)
+    plot.resize(500, 300)
+    plot.show()
+    plot.refresh([(run, "#4a90d9")], "step", 0.0)
+    vb = plot.plot.getPlotItem().getViewBox()
+    whole = tuple(vb.viewRange()[0])
+    assert whole[0] < 1 and whole[1] > 1000  # the run's whole length
+    plot.plot.setFocus()
+    qtbot.waitUntil(plot.plot.hasFocus)
+
+    qtbot.keyClick(plot.plot, K.Key_Plus)
+    lo, hi = vb.viewRange()[0]
+    assert hi - lo == pytest.approx(0.8 * (whole[1] - whole[0]))
+    assert (lo + hi) / 2 == pytest.approx((whole[0] + whole[1]) / 2)  # about its centre
+    qtbot.keyClick(plot.plot, K.Key_Equal)  # + without Shift
+    qtbot.keyClick(plot.plot, K.Key_Plus)
+    lo, hi = vb.viewRange()[0]
+    assert hi - lo == pytest.approx(0.8 ** 3 * (whole[1] - whole[0]))
+    assert plot.dirty  # the next tick draws the points now in view
+    plot.refresh([(run, "#4a90d9")], "step", 0.0)
+    xs, _ys = plot.curves[("long", "loss")].smooth.getData()
+    assert xs[0] > 200 and xs[-1] < 800
+    qtbot.keyClick(plot.plot, K.Key_Minus)
+    lo2, hi2 = vb.viewRange()[0]
+    assert hi2 - lo2 == pytest.approx((hi - lo) / 0.8)
+
+    qtbot.keyClick(plot.plot, K.Key_0)  # as a double click: the whole run again
+    assert tuple(vb.viewRange()[0]) == pytest.approx(whole)
+    xs, _ys = plot.curves[("long", "loss")].smooth.getData()
+    assert xs[0] == 1 and xs[-1] == 1000
+    qtbot.keyClick(plot.plot, K.Key_Left)  # the arrows still step through the points
+    assert plot.readout.full_text().startswith("step 999:")
+
+
+def test_the_shortcuts_help_lists_the_plot_zoom_keys() -> None:
+    from revstudio.qt.shortcuts_help import shortcuts_html
+
+    assert "<b>+, -, 0</b>" in shortcuts_html({})

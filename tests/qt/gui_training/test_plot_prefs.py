@@ -59,3 +59,27 @@ def test_a_damaged_preference_falls_back_to_the_defaults(qtbot, isolated_setting
     assert panel.smooth_slider.value() == 60
     assert panel.axis == "step"
     assert not panel.loss.log_y and panel.gradcheck.log_y
+
+
+def test_smoothing_goes_to_0_999_in_thousandths_above_0_99_and_is_kept(qtbot):
+    """TensorBoard's slider goes to 0.999; this one stopped at 0.99 (100 rows of a 100,000-step run)."""
+    first = PlotsPanel()
+    qtbot.addWidget(first)
+    first.smooth_slider.setValue(first.smooth_slider.maximum())
+    assert first.weight == 0.999 and first.smooth_label.text() == "0.999"
+    run = _noisy_run()
+    first.set_runs([run])
+    assert run.series["loss"].weight == 0.999
+    steps = []
+    for position in range(97, first.smooth_slider.maximum() + 1):
+        first.smooth_slider.setValue(position)
+        steps.append(first.weight)
+    assert steps[:4] == [0.97, 0.98, 0.99, 0.991]  # hundredths, then thousandths near 1
+    assert all(round(b - a, 6) == 0.001 for a, b in zip(steps[2:], steps[3:]))
+    first.smooth_slider.setValue(first.smooth_slider.maximum() - 4)
+    assert first.smooth_label.text() == "0.995"
+
+    again = PlotsPanel()  # the next session
+    qtbot.addWidget(again)
+    assert again.weight == 0.995 and again.smooth_label.text() == "0.995"
+    assert again.smooth_slider.value() == first.smooth_slider.value()

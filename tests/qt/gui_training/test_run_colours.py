@@ -36,3 +36,44 @@ def test_the_tenth_run_of_a_session_does_not_take_the_first_runs_colour_beside_i
     many = [_run(f"many-{i}") for i in range(len(PALETTE))]
     panel.set_runs(many)
     assert len({panel.colours[r.name] for r in many}) == len(PALETTE)
+
+
+def test_a_run_has_the_same_colour_in_every_session_whatever_was_shown_before(qtbot):
+    """A run's colour went by the order runs were first shown in a session: blue one day, orange the
+    next. It is now a function of its folder's name, collisions settled the same way every time."""
+    import zlib
+
+    names = [f"2026120{d}-10{m}000" for d in range(1, 10) for m in range(10, 60, 7)]
+    own = {n: PALETTE[zlib.crc32(n.encode()) % len(PALETTE)] for n in names}  # the name's own colour
+    apart = []  # runs whose own colours differ
+    for n in names:
+        if own[n] not in {own[m] for m in apart}:
+            apart.append(n)
+    a, b, c = apart[:3]
+    clash = next(n for n in names if n not in apart[:3] and own[n] == own[a])  # prefers a's colour
+
+    first = PlotsPanel()  # one session: a, then b and c beside it
+    qtbot.addWidget(first)
+    first.set_runs([_run(a)])
+    first.set_runs([_run(a), _run(b), _run(c)])
+    seen = dict(first.colours)
+    assert seen == {n: own[n] for n in (a, b, c)}
+    later = PlotsPanel()  # the next session, the runs picked in another order and after others
+    qtbot.addWidget(later)
+    later.set_runs([_run(n) for n in names[-4:]])
+    later.set_runs([_run(c), _run(b)])
+    later.set_runs([_run(c), _run(a), _run(b)])
+    assert later.colours == seen
+    curves = later.loss.curves
+    assert curves[(b, "loss")].smooth.opts["pen"].color().name() == own[b]
+
+    # two runs wanting one colour: the one shown first has it, the other the next free one, every time
+    for panel in (first, later):
+        panel.set_runs([_run(a), _run(clash)])
+        assert panel.colours[a] == own[a] and panel.colours[clash] != own[a]
+    assert first.colours == later.colours
+    later.set_runs([_run(a), _run(clash), _run(b)])  # while it stays shown it keeps the colour it has
+    assert later.colours[clash] == first.colours[clash]
+    later.set_runs([_run(b)])
+    later.set_runs([_run(clash)])  # shown again later: its own colour, in this session as in the next
+    assert later.colours[clash] == own[a]
