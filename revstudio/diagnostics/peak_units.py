@@ -331,6 +331,7 @@ class UnitBuilder:
         spent_at = peak_steps.spent_after(self, region)
         moments = peak_moments.first_flow_grads(self, getattr(region, "steps", ()), wide, moments, spent_at)
         twice = peak_steps.one_gradient_bytes(self, region, named)
+        summed = peak_steps.summed_into_shared(self, region, named) if twice else 0
         # the gradients of the streams being rebuilt become the inputs' gradients, which the walk
         # counts from the start of the unit; where the inputs need none (an Input's), the
         # streams' gradients still exist while the region runs backward (``handed``: a budget's
@@ -365,6 +366,8 @@ class UnitBuilder:
             beside = first_more or dead  # (an affine step's own x2, or another's dead part)
             if ran == 0 and passing:  # the first: every stream's gradient is still a view of the outputs'
                 passing = max(passing, min(stream - twice, counted))
+            elif passing:  # (not the stream an output's gradient, the same tensor, was summed into)
+                passing = max(0, passing - summed)
             if ran < spent_at:  # its first runtime steps, or all of them, run before the release
                 first = own * min(parts, spent_at - ran) // parts  # the gradients of the copies run by then
                 step[0] = max(step[0], with_grads + beside - passing - (params - later - first) - gone + clone,
