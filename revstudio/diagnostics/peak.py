@@ -32,7 +32,7 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
              needs_grad: Callable[[Value], bool], held: Iterable[Value] = (), *,
              outside: Iterable[Value] = (), early_stop: bool = False,
              seeds: Iterable[tuple[Value, bool]] = (), seed_bytes: Mapping[Value, int] | None = None,
-             guarded: int = 0, dropped: int = 0, returned: Iterable[Value] = ()) -> Walk:
+             guarded: int = 0, dropped: int = 0, returned: Iterable[Value] = (), given: Iterable[Value] = ()) -> Walk:
     """Forward then backward over ``units`` (in execution order). ``outside``: values that exist
     before the walk and after it, counted elsewhere (a recomputed segment's inputs: a view of one
     makes nothing). ``early_stop``: forward stops once the last unit that keeps something for
@@ -49,7 +49,9 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     ``guarded``: bytes the recompute holds beside its layers while it runs (``Unit.guard_bytes``);
     ``dropped``: bytes of ``outside`` that exist only until the recompute has run (the inputs of a
     segment inside another's recompute: torch hands them over once, unpacked); ``returned``: values
-    the recompute holds to its stop once made (a segment's outputs, which it returns)."""
+    the recompute holds to its stop once made (a segment's outputs, which it returns); ``given``:
+    values of ``outside`` whose gradient exists as backward starts, counted elsewhere and a view
+    of a buffer others hold, so the first gradient the walk hands one is summed into a new buffer."""
     seeds, outside = list(seeds), list(outside)
     held_set = {b for b in (base(v) for v in held) if b is not None}
     ret = {b for b in (base(v) for v in returned) if b is not None}
@@ -141,6 +143,10 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
             gtotal += n
             size_of[last_id], refs[last_id], grads[v] = n, 2 if shared else 1, (last_id, shared)
     handed = set(size_of)  # the seeds' buffers: gradients handed in, whose views are no new memory
+    for v in given:
+        if needs_grad(v) and v not in grads:
+            last_id += 1
+            size_of[last_id], refs[last_id], grads[v] = 0, 2, (last_id, True)
     place = len(units)
     for u in reversed(units):
         place -= 1
