@@ -133,6 +133,19 @@ def _nonfinite(t: Mapped) -> tuple[int, int]:
 
 
 # Integer labels of the Output's positions under task regression: a class per step or pixel, and how to train it.
+def _not_per_sample(source: str, held: tuple[int, ...], out_shape: Any) -> DataError:
+    """The refusal of labels of shape ``held`` a sample for an Output of a vector of classes (read whole
+    or mapped: one wording), with the per-step or per-pixel way to train them."""
+    steps = (f"; for a class per step (N x T labels) end the model in C x T scores instead of a vector of "
+             f"{_fmt(out_shape)}: a Conv with kernel_size 1 and out_channels C on the sequence (docs/data.md)"
+             if len(held) == 1 else
+             f"; for a class per pixel (N x {_fmt(held)} labels) end the model in C x {_fmt(held)} scores instead "
+             f"of a vector of {_fmt(out_shape)}: a Conv with kernel_size 1 and out_channels C on the feature map, "
+             "no Flatten or Linear (docs/data.md)")
+    return DataError(f"{source}: array 'y' has targets of shape {_fmt(held)}; classification needs one class "
+                     f"index per sample (an array of N labels){steps}")
+
+
 PER_STEP = ("a class per position (N x T labels for a C x T Output, N x H x W for a C x H x W Output, channels "
             "first) is classification per step or per pixel: set task to 'classification' (or 'auto'), and save "
             "the labels as int64 class indices")
@@ -213,14 +226,7 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         if t.dim() == 2 and t.shape[1] == 1:
             t = t[:, 0]
         if t.dim() != 1:
-            steps = (f"; for a class per step (N x T labels) end the model in C x T scores instead of a vector of "
-                     f"{_fmt(out_shape)}: a Conv with kernel_size 1 and out_channels C on the sequence (docs/data.md)"
-                     if t.dim() == 2 else
-                     f"; for a class per pixel (N x {_fmt(t.shape[1:])} labels) end the model in C x "
-                     f"{_fmt(t.shape[1:])} scores instead of a vector of {_fmt(out_shape)}: a Conv with kernel_size 1 "
-                     f"and out_channels C on the feature map, no Flatten or Linear (docs/data.md)")
-            raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}; classification "
-                            f"needs one class index per sample (an array of N labels){steps}")
+            raise _not_per_sample(source, tuple(t.shape[1:]), out_shape)
         unsigned = t.dtype == getattr(torch, "uint64", None)
         t = t.to(torch.int64)
         low, high = int(t.min()), int(t.max())
@@ -319,8 +325,7 @@ def _mapped_targets(t: Mapped, count: int, *, kind: str, num_classes: int | None
         if t.dim() == 2 and t.shape[1] == 1:
             t = t.reshaped(())
         if t.dim() != 1:
-            raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}; classification "
-                            f"needs one class index per sample (an array of N labels)")
+            raise _not_per_sample(source, tuple(t.shape[1:]), out_shape)
         def in_range(low: Any, high: Any) -> None:
             _label_range(int(low), int(high), num_classes, source=source, head=head, output_id=output_id)
 
@@ -394,6 +399,7 @@ def one_pass(splits: list[Any], later: list[tuple[str, str, Any]], pixels: dict[
     value as the file holds them) and :func:`looks_like_pixels` of the arrays in ``pixels`` ({name:
     mapped array as the file holds it}); a NaN or Inf is refused as check_inputs refuses it (the first
     sample and the count over the whole array)."""
+    import numpy as np
     import torch
 
     bad: dict[int, list[Any]] = {id(t.array): [-1, 0, None, None] for _, _, t in later if not _finite_kind(t)}
@@ -416,7 +422,8 @@ def one_pass(splits: list[Any], later: list[tuple[str, str, Any]], pixels: dict[
                     found[1] += len(where)
         scan = scans.get(id(t.array))
         if scan is not None:
-            scan.add(torch.from_numpy(native(raw)))
+            # (a read-only map: torch warns on a tensor it cannot write, so the chunk is copied, as Mapped does)
+            scan.add(torch.from_numpy(native(raw) if raw.flags.writeable else native(np.array(raw))))
 
     digest = data_digest(splits, visit)
     for source, name, t in later:
