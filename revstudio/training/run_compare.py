@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .runs import CONFIG, METRICS, STATUS
+from .runs import CONFIG, METRICS, STATUS, read_json
 
 
 class RunFolder(Protocol):
@@ -36,19 +36,11 @@ MAX_ROWS_BYTES = 64 * 2**20  # a metrics.jsonl larger than this is not read for 
 UNRECORDED = "not recorded"
 
 
-def _read_json(path: str) -> Any:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except (OSError, ValueError):
-        return None
-
-
 def provenance(run_dir: Any) -> dict[str, Any]:
     """What a run folder records of what was trained, where: ``network_digest`` and ``data_digest`` (None
     for a run from before they were recorded) and ``environment`` (the keys of :data:`ENV_KEYS`)."""
-    status = _read_json(os.path.join(run_dir, STATUS))
-    env = _read_json(os.path.join(run_dir, ENVIRONMENT))
+    status = read_json(os.path.join(run_dir, STATUS))
+    env = read_json(os.path.join(run_dir, ENVIRONMENT))
     status = status if isinstance(status, dict) else {}
     env = env if isinstance(env, dict) else {}
     return {**{k: status.get(k) if isinstance(status.get(k), str) else None for k in DIGEST_KEYS},
@@ -58,7 +50,7 @@ def provenance(run_dir: Any) -> dict[str, Any]:
 def _facts(run: RunFolder) -> dict[str, Any]:
     """Every fact of ``run`` the comparison looks at, by the name it is shown under."""
     record = provenance(run.path)
-    config = run.config or _read_json(os.path.join(run.path, CONFIG))
+    config = run.config or read_json(os.path.join(run.path, CONFIG))
     config = {k: v for k, v in config.items() if k != "version"} if isinstance(config, dict) else {}
     digests = {k: record[k] or UNRECORDED for k in DIGEST_KEYS}
     # threads: the count the run had (environment.json), whether training.threads set it or torch's

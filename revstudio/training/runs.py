@@ -213,7 +213,8 @@ def human_duration(seconds: float | None) -> str:
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
-def _read_json(path: str) -> Any:
+def read_json(path: str) -> Any:
+    """The JSON value of the file at ``path``; None where it is missing, unreadable or not JSON."""
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
@@ -229,8 +230,8 @@ def read_run(run_dir: str) -> RunInfo:
     """What ``run_dir`` says about its run, its status decided by :func:`run_status.decide` (the one
     reading the app's Runs tab shares): a missing or broken status reads as ``unknown``, a running
     one whose process is gone as ``killed``, each with why."""
-    status = _read_json(os.path.join(run_dir, STATUS))
-    config = _read_json(os.path.join(run_dir, CONFIG))
+    status = read_json(os.path.join(run_dir, STATUS))
+    config = read_json(os.path.join(run_dir, CONFIG))
     verdict = decide(run_dir, status)
     if not isinstance(status, dict):
         return RunInfo(path=run_dir, status=verdict.status, step=verdict.step,
@@ -259,7 +260,7 @@ def record_end(run_dir: str, status: str, message: str) -> bool:
     "killed". Only a status that still says running, of a process that is gone, is replaced; a
     disk still full leaves it as it was. Returns whether it was written."""
     path = os.path.join(run_dir, STATUS)
-    old = _read_json(path)
+    old = read_json(path)
     if not isinstance(old, dict) or decide(run_dir, old).status != "killed":
         return False
     try:
@@ -274,7 +275,7 @@ MAX_LABEL = 200
 
 def read_label(run_dir: str) -> str | None:
     """The user's label of ``run_dir`` (its ``label.json``), or None where it has none or it is unreadable."""
-    value = _read_json(os.path.join(run_dir, LABEL))
+    value = read_json(os.path.join(run_dir, LABEL))
     text = value.get("label") if isinstance(value, dict) else None
     return text.strip() or None if isinstance(text, str) else None
 

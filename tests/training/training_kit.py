@@ -101,3 +101,27 @@ def train_start(path: str, flags: list[str], monkeypatch: Any, capsys: Any) -> t
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     monkeypatch.setattr(loop, "_to_device", real)
     return fed[0], next(r for r in rows if r.get("event") == "started")
+
+
+def data_md_example_rows(title: str, folder: Path, monkeypatch: Any, capsys: Any, log_every: int,
+                         val_every: int) -> list[dict[str, Any]]:
+    """Run docs/data.md's section ``title`` as written, in ``folder``: its one Python block (which writes
+    the data and project) and its one ``revstudio train`` command, made quick (no gradient check or
+    memory rows) and given ``--json``; the rows it printed."""
+    import json
+    import re
+    import shlex
+
+    from revstudio import cli
+
+    section = (ROOT / "docs" / "data.md").read_text(encoding="utf-8").split(f"## {title}")[1].split("\n## ")[0]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    (command,) = re.findall(r"```sh\n(.*?)\n```", section, re.S)
+    monkeypatch.chdir(folder)
+    exec(compile(code, "docs/data.md", "exec"), {})  # noqa: S102
+    argv = shlex.split(command)
+    assert argv[:2] == ["revstudio", "train"]
+    quick = ["--log-every", str(log_every), "--val-every", str(val_every), "--gradcheck-every", "0",
+             "--memory-every", "0", "--device", "cpu", "--out", str(folder / "run"), "--json"]
+    assert cli.main([*argv[1:], *quick]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
