@@ -14,11 +14,18 @@ np = pytest.importorskip("numpy")
 from codegen_harness import run_script  # noqa: E402
 
 from revstudio.codegen import export  # noqa: E402
-from revstudio.core.graph import Graph  # noqa: E402
+from revstudio.core.generate import flat_classifier  # noqa: E402
 from revstudio.training.checkpoint import data_changed_note  # noqa: E402
 
 COMMON = ["--data", "d.npz", "--batch-size", "8", "--device", "cpu", "--val-fraction", "0.1",
           "--checkpoint-every", "0"]
+
+
+def _script(folder: Path) -> Path:
+    """The exported training script of a 4-feature, 3-class classifier, in ``folder``."""
+    path = folder / "train_model.py"
+    path.write_text(export(flat_classifier([4], classes=3, name="clf"), with_training=True), encoding="utf-8")
+    return path
 
 
 def _data(path: Path, n: int, scale: float = 1.0) -> None:
@@ -27,14 +34,7 @@ def _data(path: Path, n: int, scale: float = 1.0) -> None:
 
 
 def test_a_resumed_script_says_when_its_data_are_not_those_of_the_checkpoint(tmp_path: Path) -> None:
-    g = Graph("clf")
-    g.add_node("Input", "img", {"shape": [4]})
-    g.add_node("Linear", "fc", {"out_features": 3})
-    g.add_node("Output", "y")
-    g.connect("img.out", "fc.in")
-    g.connect("fc.out", "y.in")
-    path = tmp_path / "train_model.py"
-    path.write_text(export(g, with_training=True), encoding="utf-8")
+    path = _script(tmp_path)
     _data(tmp_path / "d.npz", 40)
     first = run_script(path, [*COMMON, "--steps", "1", "--out", "a.pt"], tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
@@ -52,14 +52,7 @@ def test_a_resumed_script_that_stretches_its_schedule_says_so_in_revstudios_word
     revstudio train; both now print the same note."""
     from revstudio.training.checkpoint import schedule_note
 
-    g = Graph("clf")
-    g.add_node("Input", "img", {"shape": [4]})
-    g.add_node("Linear", "fc", {"out_features": 3})
-    g.add_node("Output", "y")
-    g.connect("img.out", "fc.in")
-    g.connect("fc.out", "y.in")
-    path = tmp_path / "train_model.py"
-    path.write_text(export(g, with_training=True), encoding="utf-8")
+    path = _script(tmp_path)
     _data(tmp_path / "d.npz", 40)
     cosine = [*COMMON, "--schedule", "cosine", "--lr", "0.01"]
     first = run_script(path, [*cosine, "--steps", "4", "--out", "a.pt"], tmp_path)
