@@ -28,18 +28,29 @@ def depths_arg(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def refuse_other_options(args: argparse.Namespace) -> None:
-    """--depth measures peaks per depth; the options that add other sections are refused, not dropped."""
+_UNSET: Any = object()
+
+
+def cli_flag(name: str, value: Any = _UNSET) -> str:
+    """How the command's messages name an option: '--top', '--depth-node blocks', '--depth 1,2,4,8'."""
+    if value is _UNSET:
+        return f"--{name}"
+    return f"--{name} {','.join(map(str, value)) if isinstance(value, list) else value}"
+
+
+def refuse_other_options(args: argparse.Namespace, flag: Any = cli_flag) -> None:
+    """--depth measures peaks per depth; the options that add other sections are refused, not dropped.
+    ``flag``: how the message names an option (``rs.memory`` names its keywords)."""
     if args.depth is None:
         if args.depth_node:
-            raise CliError(f"--depth-node {args.depth_node} names the Repeat node a depth sweep varies; "
-                           "add the depths, e.g. --depth 1,2,4,8", 2)
+            raise CliError(f"{flag('depth-node', args.depth_node)} names the Repeat node a depth sweep varies; "
+                           f"add the depths, e.g. {flag('depth', [1, 2, 4, 8])}", 2)
         return
-    given = [flag for flag, value in (("--top", args.top or None), ("--budget", args.budget),
-                                      ("--repeat", args.repeat)) if value is not None]
+    given = [flag(name) for name, value in (("top", args.top or None), ("budget", args.budget),
+                                            ("repeat", args.repeat)) if value is not None]
     if given:
-        raise CliError(f"--depth measures each depth's peaks only; leave out {' and '.join(given)} "
-                       "(measure one depth with them without --depth)", 2)
+        raise CliError(f"{flag('depth')} measures each depth's peaks only; leave out {' and '.join(given)} "
+                       f"(measure one depth with them without {flag('depth')})", 2)
 
 
 def sweep(path: str, batch: int, depths: list[int], node: str | None, device: Any, seed: int = 0,
