@@ -41,3 +41,22 @@ def test_a_depth_sweep_names_each_network_and_where_it_was_measured(tmp_path: Pa
     line = capsys.readouterr().out.splitlines()[1]
     assert line.startswith(f"  revstudio {measured[2]['versions']['revstudio']}, torch {torch.__version__}, ")
     assert line.endswith(f"; network {measured[2]['network_digest'][:19]}")
+
+
+def test_the_depth_sweep_names_the_versions_once_and_each_depths_network(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    assert main(["memory", str(COUPLING), "--batch", "2", "--depth", "2,6", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["versions"]["torch"] == torch.__version__ and data["threads"] == torch.get_num_threads()
+    assert "network_digest" not in data  # one network a depth, so one digest a row
+    digests = [row["network_digest"] for row in data["rows"]]
+    # each row's digest is the one plain `memory` gives that project saved at that depth
+    assert digests == [network_digest(load(_at_depth(tmp_path, t))) for t in (2, 6)]
+    assert digests[0] != digests[1]
+    assert main(["memory", str(COUPLING), "--batch", "2", "--depth", "2,6"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith(f"  revstudio {data['versions']['revstudio']}, torch {torch.__version__}, ")
+    assert lines[2].split()[-1] == "network"
+    assert [line.split()[-1] for line in lines[3:5]] == [d[:19] for d in digests]

@@ -25,9 +25,13 @@ def test_the_python_api_page_runs_as_written(tmp_path, monkeypatch, capsys) -> N
     assert scope["model"] is run.model
     assert set(scope["mem"].to_json()["modes"]) == {"standard", "reversible", "checkpoint"}
     assert list(scope["only"].modes) == ["reversible"]
+    sweep = scope["sweep"]
+    assert sweep.depths == [1, 2, 4, 8] and sweep.node == "blocks"
+    assert sweep.growth("standard") > 0 and abs(sweep.growth("reversible")) < sweep.growth("standard") / 10
     assert scope["latest"]["name"] == Path(run.run_dir).name and scope["latest"]["status"] == "finished"
     out = capsys.readouterr().out
     assert "training.lr: -1.0 is out of range" in out and "one training step, batch 4" in out
+    assert "peak of one training step as Repeat node blocks runs more copies" in out
 
 
 def test_the_page_is_linked_and_lists_the_whole_api() -> None:

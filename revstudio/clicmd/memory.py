@@ -220,6 +220,19 @@ def measured_where(graph: Any) -> dict[str, Any]:
             "threads": torch.get_num_threads(), "network_digest": network_digest(graph)}
 
 
+def where_words(out: dict) -> str:
+    """The line of :func:`measured_where`'s keys in ``out``: 'revstudio V, torch V, python V, N CPU
+    threads' and, where ``out`` has one digest, '; network sha256:...' (a depth sweep has one a row)."""
+    v = out["versions"]
+    words = (f"revstudio {v['revstudio']}, torch {v['torch']}, python {v['python']}, "
+             f"{out['threads']} CPU thread{'s' if out['threads'] != 1 else ''}")
+    if "network_digest" not in out:
+        return words
+    from revstudio.core.digest import short
+
+    return f"{words}; network {short(out['network_digest'])}"
+
+
 def _table(out: dict, repeat: int = 1) -> str:
     from revstudio.diagnostics.estimate import fmt_bytes
 
@@ -247,12 +260,7 @@ def _table(out: dict, repeat: int = 1) -> str:
     lines = [f"{out['file']}: one training step, batch {out['batch']}, {out['device']}{cast} ({out['measured_with']}; "
              "bytes exclude weights and inputs)"]
     if "versions" in out:
-        from revstudio.core.digest import short
-
-        v = out["versions"]
-        lines.append(f"  revstudio {v['revstudio']}, torch {v['torch']}, python {v['python']}, "
-                     f"{out['threads']} CPU thread{'s' if out['threads'] != 1 else ''}; "
-                     f"network {short(out['network_digest'])}")
+        lines.append(f"  {where_words(out)}")
     note = out["estimate_note"]
     if note:
         lines.append(f"  {note}")
