@@ -96,6 +96,12 @@ def test_the_gradcheck_sample(capsys: pytest.CaptureFixture[str], monkeypatch: p
     assert fits(_figures_masked(doc), _figures_masked(out)), "\n".join(out)
 
 
+def versions_masked(lines: list[str]) -> list[str]:
+    """The line of the versions and CPU threads measured with (this machine's, not the docs') as VERSIONS."""
+    return [re.sub(r"^  revstudio \S+, torch \S+, python \S+, \d+ CPU threads?(?=;|$)", "  VERSIONS", line)
+            for line in lines]
+
+
 def _timings_masked(lines: list[str]) -> list[str]:
     """The seconds column (``0.0039 (0.0035-0.0041)``) as ``#``; bytes measured on the CPU are exact."""
     return [re.sub(r" +\d+\.\d{4} \(\d+\.\d{4}-\d+\.\d{4}\) +", " # ", line) for line in lines]
@@ -105,8 +111,7 @@ def test_the_memory_sample(capsys: pytest.CaptureFixture[str], monkeypatch: pyte
     monkeypatch.chdir(ROOT)
     doc = sample("revstudio memory resources/examples/revnet_wired.revs --batch 4 --repeat 3")
     out = printed(["memory", "resources/examples/revnet_wired.revs", "--batch", "4", "--repeat", "3"], capsys)
-    versions = re.compile(r"^  revstudio \S+, torch \S+, python \S+, \d+ CPU threads?;")  # (this machine's)
-    doc, out = ([versions.sub("  VERSIONS;", line) for line in lines] for lines in (doc, out))
+    doc, out = versions_masked(doc), versions_masked(out)
     assert len(doc) == len(out) and doc[:4] == out[:4], "\n".join(out)  # the header row's alignment too
     assert _timings_masked(doc) == _timings_masked(out), "\n".join(out)
 
