@@ -7,18 +7,23 @@ colours; :func:`restyle_all` does it for every plot open when the theme changes.
 """
 from __future__ import annotations
 
+import weakref
+
 import pyqtgraph as pg
-from PySide6.QtWidgets import QApplication
+from shiboken6 import isValid
 
 from revstudio.qt import theme
 
 AXES = ("left", "bottom", "right", "top")
 LEGEND_ALPHA = 170  # of 255: the words read first, the curves under a legend still show
+# every plot style() has coloured: restyle_all visits these, not the widget tree
+_STYLED: weakref.WeakSet[pg.PlotWidget] = weakref.WeakSet()
 
 
 def style(plot: pg.PlotWidget) -> None:
     """Axis text and labels in the theme's text colour, axis lines in its muted one, legend labels too,
     on a backing in the window's colour; the plot's background is the window's colour."""
+    _STYLED.add(plot)
     c = theme.colors()
     # the window's colour, drawn: with no background of its own a plot kept the colour of the theme
     # it was made in after a switch (dark under light axes, its words unreadable)
@@ -43,8 +48,9 @@ def style(plot: pg.PlotWidget) -> None:
 
 def restyle_all() -> None:
     """Every open plot in the current theme (after Ctrl+Shift+T or Preferences)."""
-    # only the plots get Python wrappers: wrapping every widget (allWidgets) crashed on one that a
-    # closed window was tearing down (Fatal Python error: Segmentation fault, in the GUI tests)
-    for window in QApplication.topLevelWidgets():
-        for widget in [window] if isinstance(window, pg.PlotWidget) else window.findChildren(pg.PlotWidget):
-            style(widget)
+    # The plots style() coloured, not a walk of the widget tree: wrapping every widget (allWidgets),
+    # then the plot children of every top-level window (findChildren), each crashed on a window a
+    # closed one was tearing down (Fatal Python error: Segmentation fault, in the GUI tests).
+    for plot in list(_STYLED):
+        if isValid(plot):
+            style(plot)
