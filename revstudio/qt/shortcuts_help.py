@@ -23,15 +23,17 @@ def shortcuts_html(actions_by_name: dict[str, QAction]) -> str:
         keys = [k.toString(QKeySequence.SequenceFormat.NativeText) for k in a.shortcuts()]
         keys = [k for k in keys if k and k != label]
         if keys:
-            cells.append(f"<td style='padding:2px 10px 2px 0; white-space:nowrap'>{escape(label)}</td>"
-                         f"<td style='padding:2px 28px 2px 0'><b>{escape(', '.join(keys))}</b></td>")
+            cells.append(f"<td style='padding:0 10px 1px 0; white-space:nowrap'>{escape(label)}</td>"
+                         f"<td style='padding:0 28px 1px 0'><b>{escape(', '.join(keys))}</b></td>")
     # the canvas's arrow keys are no actions (a text field keeps its arrows): listed by hand
     # so are a focused plot's zoom keys (Plots tab): theirs only while the plot has the focus
     for label, keys_text in (("Nudge the selection", nudge.KEYS), ("Nudge by a grid step", nudge.GRID_KEYS),
                              ("Zoom a focused plot in / out / whole run", plot_keys.ZOOM_KEYS)):
-        cells.append(f"<td style='padding:2px 10px 2px 0; white-space:nowrap'>{escape(label)}</td>"
-                     f"<td style='padding:2px 28px 2px 0'><b>{escape(keys_text)}</b></td>")
-    half = (len(cells) + 1) // 2  # two columns: one ran ~950 px tall, past a laptop's screen
+        cells.append(f"<td style='padding:0 10px 1px 0; white-space:nowrap'>{escape(label)}</td>"
+                     f"<td style='padding:0 28px 1px 0'><b>{escape(keys_text)}</b></td>")
+    # two columns, rows without padding above: one column ran ~950 px tall, and two ~720 px once the list
+    # grew, past a laptop's screen (three do not fit a message box's width)
+    half = (len(cells) + 1) // 2
     rows = "".join(f"<tr>{cells[i]}{cells[i + half] if i + half < len(cells) else ''}</tr>"
                    for i in range(half))
     extra = ("<p>On the canvas: drag from a port to wire it (Ctrl+K from the keyboard), Space+drag or the "
