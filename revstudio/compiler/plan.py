@@ -65,7 +65,7 @@ register_load_state_dict_pre_hook register_module register_parameter register_st
 register_state_dict_pre_hook requires_grad_ set_extra_state set_submodule share_memory state_dict
 to to_empty train training type xpu zero_grad
 mode modes plan regions inversion_errors initialize graph device dtype self torch nn math
-logdet flow stream_dtype memory_format measure_inversion inverse memory_budget track_inversion
+logdet flow stream_dtype memory_format measure_inversion inverse memory_budget track_inversion with_logdet
 """.split())
 RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins)) | MODULE_ATTRS
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
