@@ -5,6 +5,7 @@ keys would; nothing here clicks, drags or calls a slot directly.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -163,7 +164,7 @@ def test_f1_and_the_docs_list_the_keyboard_paths(make_window: Any, dialogs: Any,
     window.show_shortcuts()
     for label, key in (("Connect…", "Ctrl+K"), ("Rename Node", "F2"), ("Next Panel", "F6"),
                        ("Previous Panel", "Shift+F6")):
-        assert f"{label}</td><td style='padding:2px 28px 2px 0'><b>{key}</b>" in said[0]
+        assert re.search(f"{re.escape(label)}</td><td style='[^']*'><b>{re.escape(key)}</b>", said[0]), label
     docs = (Path(__file__).resolve().parents[2] / "docs" / "editor.md").read_text()
     assert any(line.startswith("| Ctrl+K | connect") for line in docs.splitlines())
     assert any(line.startswith("| F6 / Shift+F6 |") for line in docs.splitlines())
