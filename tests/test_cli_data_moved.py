@@ -8,6 +8,7 @@ wrote runs/ into revstudio's own resources folder.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 
 import revstudio as rs
 from revstudio.cli import main
+from revstudio.core.project import dumps
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "resources" / "examples"
@@ -81,3 +83,53 @@ def test_rs_train_of_a_loaded_example_finds_its_data_from_any_folder(tmp_path: P
     monkeypatch.chdir(tmp_path)
     run = rs.train(rs.load(DIGITS), steps=1, out=str(tmp_path / "run"), progress=False)
     assert run.status == "finished"
+
+
+def test_check_says_saving_again_writes_a_near_home_path_relative(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    home = tmp_path / "ada"
+    (home / "proj").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    graph = rs.Graph("g")
+    graph.set_training({"data": str(home / "data" / "x.npz")})
+    project = home / "proj" / "p.revs"
+    project.write_text(dumps(graph))  # (a file written absolute: by hand, or by an older revstudio)
+    main(["check", str(project), "--json"])
+    notes = json.loads(capsys.readouterr().out)["data_path_warnings"]
+    assert len(notes) == 1 and notes[0].endswith(
+        "save the project again (the app's Save, or rs.save) and it is written relative, as ../data/x.npz, "
+        "which names the same data"), notes
+    rs.save(rs.load(project), project)
+    main(["check", str(project)])
+    assert "warning:" not in capsys.readouterr().out
+
+
+# `revstudio train digits_revnet.revs` typed in the shipped examples folder wrote ./runs there, into
+# revstudio's own files: its runs go to the app's data folder, and the note says so.
+@pytest.mark.parametrize("cwd", [EXAMPLES, EXAMPLES.parent])
+def test_a_shipped_example_trained_from_revstudios_own_folder_runs_in_the_apps(
+        cwd: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from revstudio.training.runs_folder import app_runs_folder
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    monkeypatch.setenv("APPDATA", str(tmp_path / "share"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(cwd)
+    given = os.path.relpath(DIGITS, cwd)
+    shipped_runs = cwd / "runs"
+    existed = shipped_runs.exists()
+    try:
+        assert main(["train", given, "--steps", "1"]) == 0
+        made_there = shipped_runs.exists() and not existed
+    finally:
+        if shipped_runs.exists() and not existed:
+            shutil.rmtree(shipped_runs)
+    out, err = capsys.readouterr()
+    assert not made_there
+    folder = Path(app_runs_folder())
+    assert tmp_path in folder.parents
+    runs = [p for p in folder.iterdir() if p.is_dir()]
+    assert len(runs) == 1 and runs[0].name.startswith("digits_revnet-")
+    assert (f"its runs go to {folder} (the app's data folder: the current folder is revstudio's own too), "
+            "not into revstudio's own files") in err
+    assert f"run directory: {runs[0]}" in out + err

@@ -210,9 +210,12 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
 def _personal_notes(graph: Graph) -> list[str]:
     """A warning per data path the file holds absolute inside a home folder (a teammate's checkout
     will not find it), with what to do."""
-    from revstudio.core.data_paths import personal_path_note, personal_paths
+    from revstudio.core import data_paths as dp
 
-    return [personal_path_note(key, path) for key, path in personal_paths(getattr(graph, "training", None) or {})]
+    section = getattr(graph, "training", None) or {}
+    base = dp.source_folder(graph)  # (with it, the relative path saving the file again writes, where there is one)
+    return [dp.personal_path_note(key, path, dp.relative_home_spec(section[key], base) if base else None)
+            for key, path in dp.personal_paths(section)]
 
 
 _LOSS_WORDS = {"nll": "negative log-likelihood in bits per dimension"}

@@ -84,13 +84,36 @@ def portable_spec(spec: Any, old_base: str, new_base: str) -> Any:
 def portable_section(section: dict[str, Any], old_base: str, new_base: str,
                      relative_only: bool = False) -> dict[str, Any]:
     """A ``training`` section with its data paths re-expressed by :func:`portable_spec` (with
-    ``relative_only``, the relative ones: ``rs.save`` keeps a path typed absolute as it is)."""
+    ``relative_only``, the relative ones: ``rs.save`` keeps a path typed absolute as it is, but for
+    one in a home folder that :func:`home_paths_relative` writes relative)."""
     def moved(spec: Any) -> Any:
         parsed = split_spec(spec)
         keep = relative_only and parsed is not None and os.path.isabs(os.path.expanduser(parsed[1]))
         return spec if keep else portable_spec(spec, old_base, new_base)
 
-    return {**section, **{k: moved(section[k]) for k in DATA_KEYS if k in section}}
+    out = {**section, **{k: moved(section[k]) for k in DATA_KEYS if k in section}}
+    return home_paths_relative(out, new_base) if relative_only else out
+
+
+def relative_home_spec(spec: Any, base: str) -> str | None:
+    """The relative spec a project file in ``base`` writes for ``spec``, an absolute path in a home
+    folder that lies in ``base``'s tree or at most ``MAX_UP`` folders above it (such a path names
+    nothing on another machine, its relative form the same data from wherever the project and its
+    data are); None for any other spec, which stays as it is written."""
+    parsed = split_spec(spec)
+    if parsed is None or parsed[0] == "synthetic" or not os.path.isabs(parsed[1]) or not _personal(parsed[1]):
+        return None
+    rel = split_spec(portable_spec(spec, base, base))
+    return None if rel is None or os.path.isabs(rel[1]) else _join(*rel)
+
+
+def home_paths_relative(section: dict[str, Any], base: str) -> dict[str, Any]:
+    """``section`` with each :func:`relative_home_spec` path written relative to ``base`` (the folder
+    of the file it is saved to): every save writes them so (the app's Save and Save As, ``rs.save``),
+    and ``revstudio check`` says so of a file that still holds one absolute."""
+    changed = {k: rel for k in DATA_KEYS if k in section
+               and (rel := relative_home_spec(section[k], base)) is not None}
+    return {**section, **changed} if changed else section
 
 
 def source_folder(graph: Any) -> str | None:
@@ -125,12 +148,17 @@ def personal_paths(section: dict[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
-def personal_path_note(key: str, path: str) -> str:
-    """The words for one of :func:`personal_paths`: what is wrong and what to do."""
-    return (f"training.{key} is written as {path}, a path in a home folder: a teammate's checkout (or another "
-            f"machine) will not find it; put the data inside the project's folder (or at most {MAX_UP} folders "
-            "above it) and save again so the path is written relative, or give --data with the data's path there")
+def personal_path_note(key: str, path: str, rel: str | None = None) -> str:
+    """The words for one of :func:`personal_paths`: what is wrong and what to do (``rel``: the
+    :func:`relative_home_spec` that saving the file holding it again writes, where there is one)."""
+    head = (f"training.{key} is written as {path}, a path in a home folder: a teammate's checkout (or another "
+            "machine) will not find it; ")
+    if rel is not None:
+        return head + (f"save the project again (the app's Save, or rs.save) and it is written relative, as {rel}, "
+                       "which names the same data")
+    return head + (f"put the data inside the project's folder (or at most {MAX_UP} folders above it) and save "
+                   "again so the path is written relative, or give --data with the data's path there")
 
 
-__all__ = ["DATA_KEYS", "MAX_UP", "absolute_spec", "personal_path_note", "personal_paths", "portable_section",
-           "portable_spec", "source_folder", "split_spec"]
+__all__ = ["DATA_KEYS", "MAX_UP", "absolute_spec", "home_paths_relative", "personal_path_note", "personal_paths",
+           "portable_section", "portable_spec", "relative_home_spec", "source_folder", "split_spec"]

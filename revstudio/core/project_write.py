@@ -127,7 +127,8 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> None:
 
     A graph read from a file in another folder (``graph.source``) is written with its relative data
     paths re-expressed from ``path``'s folder (:func:`data_paths.portable_spec`, as the app's Save As;
-    absolute ones stay as written), so they name the same data; the graph in memory is left as it is. A data path written absolute
+    absolute ones stay as written, but for one in a home folder within ``MAX_UP`` folders of the file,
+    written relative), so they name the same data; the graph in memory is left as it is. A data path written absolute
     inside a home folder is warned of (a teammate's checkout will not find it). On any error the
     original file is untouched, the temp file is removed, and a :class:`ProjectError` names the path.
     """
@@ -154,12 +155,14 @@ def save(graph: Graph, path: str | os.PathLike[str]) -> None:
 
 def moved_to(graph: Graph, path: str) -> Graph:
     """``graph`` as a file at ``path`` should hold it: a shallow stand-in with its data paths
-    re-expressed where the folder its relative paths start from is another (else ``graph`` itself)."""
+    re-expressed where the folder its relative paths start from is another, and an absolute one in a
+    home folder near the file written relative (:func:`data_paths.home_paths_relative`; else ``graph`` itself)."""
     old = data_paths.source_folder(graph)
     new = os.path.dirname(os.path.abspath(path))
     if old is None or os.path.realpath(old) == os.path.realpath(new):
-        return graph
-    section = data_paths.portable_section(graph.training, old, new, relative_only=True)
+        section = data_paths.home_paths_relative(graph.training, new)  # (else kept as written)
+    else:
+        section = data_paths.portable_section(graph.training, old, new, relative_only=True)
     if section == graph.training:
         return graph
     out = _copy.copy(graph)  # (dumps reads its facts; nothing is edited, so sharing them is safe)

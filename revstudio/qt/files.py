@@ -309,18 +309,21 @@ class FileController(QObject):
         """Saving to a new folder: data paths as that file should store them (relative to it where
         the data lies in its folder tree or just above, else absolute; docs/editor.md), so an opened
         example's absolute path does not tie the user's file to this install, and a relative path
-        still names the same data from the new folder. Returns the re-expression (None: the same
-        folder), for the undo stack once the file is written."""
-        from revstudio.core.data_paths import portable_section
+        still names the same data from the new folder. Returns the re-expression (None: nothing to
+        re-express), for the undo stack once the file is written."""
+        from revstudio.core.data_paths import home_paths_relative, portable_section
 
         old = str(Path(self.document.path).resolve().parent if self.document.path else Path.cwd())
         new = str(Path(path).resolve().parent)
-        if self.document.path and old == new:
-            return None  # the same folder: the paths stay as the user wrote them
-        def rebase(section: dict[str, Any]) -> dict[str, Any]:
-            return portable_section(section, old, new)
-
         graph = self.document.graph
+        # the same folder: the paths stay as the user wrote them, but for an absolute one in a home
+        # folder near the file, written relative as rs.save writes it (docs/data.md)
+        same = bool(self.document.path) and old == new
+        if same and home_paths_relative(graph.training, new) is graph.training:
+            return None
+        def rebase(section: dict[str, Any]) -> dict[str, Any]:
+            return home_paths_relative(section, new) if same else portable_section(section, old, new)
+
         moved = rebase(graph.training)
         if moved != graph.training:
             graph.set_training(moved)  # not an edit: the same data, re-expressed

@@ -15,7 +15,7 @@ import pytest
 
 import revstudio as rs
 from revstudio.core import data_paths
-from revstudio.core.project import load, save
+from revstudio.core.project import dumps, load, save
 
 ROOT = Path(__file__).resolve().parents[2]
 DIGITS = ROOT / "resources" / "examples" / "digits_revnet.revs"
@@ -88,3 +88,53 @@ def test_a_shared_or_relative_path_is_not_warned_of(tmp_path: Path) -> None:
     assert data_paths.personal_paths({"data": "C:\\Users\\ada\\x.npz"}) == [("data", "C:\\Users\\ada\\x.npz")]
     assert data_paths.personal_paths({"data": "synthetic", "val_data": "cifar10:/home/b/c"}) == [
         ("val_data", "/home/b/c")]
+
+
+def _home_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A home folder holding ``data/x.npz`` and the folder ``proj`` (one level below it)."""
+    home = tmp_path / "ada"
+    (home / "data").mkdir(parents=True)
+    (home / "data" / "x.npz").write_bytes(b"")
+    (home / "proj").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    return home, home / "proj"
+
+
+# rs.save kept a home-folder path typed absolute (and warned that saving again would write it relative,
+# which it never did), while the app's Save As wrote the same path relative: each save writes it relative.
+@pytest.mark.parametrize("loaded", [False, True])
+def test_a_home_folder_path_near_the_file_is_saved_relative(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            loaded: bool) -> None:
+    home, proj = _home_project(tmp_path, monkeypatch)
+    graph = rs.Graph("g")
+    graph.set_training({"data": str(home / "data" / "x.npz"), "val_data": f"mnist:{home / 'data'}"})
+    if loaded:  # (read from a file in that folder: the same folder's save)
+        (proj / "old.revs").write_text(dumps(graph))
+        graph = load(proj / "old.revs")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        save(graph, proj / "net.revs")
+    assert _written(proj / "net.revs") == {"data": "../data/x.npz", "val_data": "mnist:../data"}
+    assert graph.training["data"] == str(home / "data" / "x.npz")  # (the graph in memory is left as it was)
+    assert data_paths.personal_paths(load(proj / "net.revs").training) == []
+
+
+def test_a_home_folder_path_far_from_the_file_stays_absolute_and_warned(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    home, proj = _home_project(tmp_path, monkeypatch)
+    deep = proj / "a" / "b"
+    deep.mkdir(parents=True)
+    graph = rs.Graph("g")
+    graph.set_training({"data": str(home / "data" / "x.npz")})
+    with pytest.warns(UserWarning, match="put the data inside the project's folder"):
+        save(graph, deep / "net.revs")
+    assert _written(deep / "net.revs")["data"] == str(home / "data" / "x.npz")
+
+
+def test_a_shared_absolute_path_near_the_file_stays_as_typed(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "proj").mkdir()
+    graph = rs.Graph("g")
+    graph.set_training({"data": str(tmp_path / "data" / "x.npz")})
+    save(graph, tmp_path / "proj" / "net.revs")
+    assert _written(tmp_path / "proj" / "net.revs")["data"] == str(tmp_path / "data" / "x.npz")

@@ -6,6 +6,7 @@ revstudio's own resources folder: the app offers Save As first, else trains into
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +66,23 @@ def test_a_cancelled_save_as_does_not_train(make_window, dialogs, monkeypatch) -
     dialogs.confirms.append(True)
     assert window.training.train() == "Not started: Save As was cancelled"
     assert roots == []
+
+
+def test_save_in_the_same_folder_writes_a_near_home_path_relative(make_window, dialogs, tmp_path,
+                                                                  monkeypatch) -> None:
+    # Save As wrote it relative but a Save in the file's own folder kept it absolute and warned, as rs.save did
+    home = tmp_path / "ada"
+    (home / "proj").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    window = make_window()
+    said: list[str] = []
+    window.files.message.connect(said.append)
+    dialogs.save_paths.append(str(home / "proj" / "mine.revs"))
+    assert window.files.save_as()
+    graph = window.document.graph
+    window.document.push(SetTraining(graph, {**graph.training, "data": str(home / "data" / "x.npz")}))
+    assert window.files.save()
+    assert said[-1] == f"Saved {home / 'proj' / 'mine.revs'}"
+    assert json.loads((home / "proj" / "mine.revs").read_text())["training"]["data"] == "../data/x.npz"
+    assert window.document.graph.training["data"] == "../data/x.npz"
+
