@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import errno
 import os
+import sys
 
 GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = (
@@ -49,35 +50,60 @@ def drop_own_gitignore(root: str | os.PathLike[str]) -> None:
         pass
 
 
+def app_runs_folder() -> str:
+    """``runs/`` in revstudio's data folder, where the app puts the runs of a project it has no folder
+    of the user's for (Qt's ``AppDataLocation`` for organisation and application ``revstudio``):
+    ``$XDG_DATA_HOME`` (``~/.local/share``), ``~/Library/Application Support`` or ``%APPDATA%``."""
+    if sys.platform == "win32":
+        base = os.environ.get("APPDATA") or os.path.expanduser(os.path.join("~", "AppData", "Roaming"))
+    elif sys.platform == "darwin":
+        base = os.path.expanduser(os.path.join("~", "Library", "Application Support"))
+    else:
+        base = os.environ.get("XDG_DATA_HOME") or os.path.expanduser(os.path.join("~", ".local", "share"))
+    return os.path.join(base, "revstudio", "revstudio", "runs")
+
+
+def _in_shipped_folder(folder: str) -> bool:
+    """Whether ``folder`` is revstudio's own (its resources folder or one below it)."""
+    from revstudio.resources import is_shipped
+
+    return is_shipped(os.path.join(folder, "runs"))  # (a file in it: the resources folder itself counts)
+
+
 def runs_folder(project: str) -> str:
     """Where the runs of ``project`` go by default: ``runs/`` beside it, but for a shipped example
-    (``revstudio examples NAME``'s path, inside revstudio's own files) ``runs/`` in the current folder."""
+    (``revstudio examples NAME``'s path, inside revstudio's own files) ``runs/`` in the current folder,
+    or in the app's data folder (:func:`app_runs_folder`) where the current folder is revstudio's own too."""
     from revstudio.resources import is_shipped
 
     if is_shipped(project):
-        return os.path.join(os.getcwd(), "runs")
+        here = os.getcwd()
+        return app_runs_folder() if _in_shipped_folder(here) else os.path.join(here, "runs")
     return os.path.join(os.path.dirname(os.path.abspath(project)), "runs")
 
 
 def shipped_note(project: str) -> str:
-    """The note ``train`` prints when a shipped example's runs go to the current folder ('' otherwise)."""
+    """The note ``train`` prints when a shipped example's runs go to the current folder, or to the
+    app's data folder where the current folder is revstudio's own ('' otherwise)."""
     from revstudio.resources import is_shipped
 
     if not is_shipped(project):
         return ""
     name = os.path.splitext(os.path.basename(project))[0]
+    where = ("the app's data folder: the current folder is revstudio's own too" if _in_shipped_folder(os.getcwd())
+             else "the current folder")
     return (f"note: {project} is an example shipped with revstudio, so its runs go to {runs_folder(project)} "
-            f"(the current folder), not into revstudio's own files; to keep and edit it, copy it: "
+            f"({where}), not into revstudio's own files; to keep and edit it, copy it: "
             f"cp \"$(revstudio examples {name})\" . (or the app's File > New from Example, then Save As)")
 
 
 def default_run_dir(project: str) -> str:
-    folder = os.path.dirname(runs_folder(project))
+    folder = runs_folder(project)
     stem = os.path.splitext(os.path.basename(project))[0]
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = os.path.join(folder, "runs", f"{stem}-{stamp}")
+    path = os.path.join(folder, f"{stem}-{stamp}")
     n = 1
     while os.path.exists(path):
         n += 1
-        path = os.path.join(folder, "runs", f"{stem}-{stamp}-{n}")
+        path = os.path.join(folder, f"{stem}-{stamp}-{n}")
     return path
