@@ -12,6 +12,7 @@ which refuses them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -208,26 +209,31 @@ class CanvasTabs(QTabWidget):
 
     def ungroup_selection(self) -> bool:
         """Ctrl+Shift+G: replace the selected Group node by its body's nodes."""
-        from revstudio.core.graph import GraphError
         from revstudio.core.grouping import ungroup
 
         if self._refuse_read_only("nothing here can be ungrouped"):
             return False
-        view = self.current_view()
-        graph = self.current_graph()
+        view, graph = self.current_view(), self.current_graph()
         before = set(graph.nodes)
         node = self._selected_group_node(view, graph, "Select a Group node to ungroup (Ctrl+Shift+G)",
                                          "Ungroup unpacks a Group node: Unroll Repeat (Edit) first "
                                          "turns it into Group nodes")
-        if node is None:
+        if node is None or not self._push_node_edit(ungroup, graph, node, "ungroup"):
             return False
+        view.select_nodes(sorted(set(graph.nodes) - before))
+        return True
+
+    def _push_node_edit(self, edit: Callable[..., Any], graph: Graph, node: str, verb: str) -> bool:
+        """Push ``edit(graph, node, project=...)``'s command (one undo step); False, saying
+        ``Cannot {verb} {node}: why``, where the edit refuses it (a GraphError)."""
+        from revstudio.core.graph import GraphError
+
         try:
-            cmd = ungroup(graph, node, project=self.document.graph)
+            cmd = edit(graph, node, project=self.document.graph)
         except GraphError as exc:
-            self.message.emit(f"Cannot ungroup {node}: {exc}")
+            self.message.emit(f"Cannot {verb} {node}: {exc}")
             return False
         self.document.push(cmd)
-        view.select_nodes(sorted(set(graph.nodes) - before))
         return True
 
     def _selected_group_node(self, view: Any, graph: Graph, ask: str, on_repeat: str) -> str | None:
@@ -243,7 +249,6 @@ class CanvasTabs(QTabWidget):
 
     def repeat_selected_group(self) -> bool:
         """Turn the selected Group node into a Repeat of its group: same id, place and wires, one undo step."""
-        from revstudio.core.graph import GraphError
         from revstudio.core.group_repeat import repeat_group_node
 
         if self._refuse_read_only("nothing here can be changed"):
@@ -251,14 +256,8 @@ class CanvasTabs(QTabWidget):
         view, graph = self.current_view(), self.current_graph()
         node = self._selected_group_node(view, graph, "Select a Group node to repeat its group",
                                          "set its times in the inspector")
-        if node is None:
+        if node is None or not self._push_node_edit(repeat_group_node, graph, node, "repeat"):
             return False
-        try:
-            cmd = repeat_group_node(graph, node, project=self.document.graph)
-        except GraphError as exc:
-            self.message.emit(f"Cannot repeat {node}: {exc}")
-            return False
-        self.document.push(cmd)
         view.select_nodes([node])
         self.message.emit(f"{node} repeats group {graph.nodes[node].params['group']} twice "
                           "(set times in the inspector)")
@@ -266,7 +265,6 @@ class CanvasTabs(QTabWidget):
 
     def unroll_selected_repeat(self) -> bool:
         """Turn the selected Repeat node into its copies as Group nodes in a row, one undo step."""
-        from revstudio.core.graph import GraphError
         from revstudio.core.group_repeat import unroll_repeat
 
         if self._refuse_read_only("nothing here can be changed"):
@@ -278,12 +276,8 @@ class CanvasTabs(QTabWidget):
             self.message.emit("Select a Repeat node to unroll it into Group nodes")
             return False
         before = set(graph.nodes)
-        try:
-            cmd = unroll_repeat(graph, node, project=self.document.graph)
-        except GraphError as exc:
-            self.message.emit(f"Cannot unroll {node}: {exc}")
+        if not self._push_node_edit(unroll_repeat, graph, node, "unroll"):
             return False
-        self.document.push(cmd)
         made = [node, *sorted(set(graph.nodes) - before)]
         view.select_nodes(made)
         self.message.emit(f"Unrolled {node} into {len(made)} Group nodes ({', '.join(made[:3])}"
