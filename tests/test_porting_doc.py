@@ -2,22 +2,15 @@
 parameters, outputs and gradients once rs.load_weights has brought its weights over."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from doc_blocks import ROOT, run_doc_blocks
 
 
 def test_the_porting_example_runs_as_written() -> None:
     pytest.importorskip("torch")
-    text = (ROOT / "docs" / "porting.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) == 2
-    scope: dict = {}
-    for i, code in enumerate(blocks):
-        exec(compile(code, f"docs/porting.md, block {i + 1}", "exec"), scope)  # noqa: S102 - our docs
+    scope = run_doc_blocks("porting.md", 2)
     assert scope["report"].valid and len(scope["mapping"]) == len(scope["model"].state_dict())
     assert scope["worst"] < 1e-12
 

@@ -2,23 +2,16 @@
 cells), and what they print comes from the commands' own code (rs.train, rs.memory, rs.runs)."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from doc_blocks import ROOT, run_doc_blocks
 
 
 def test_the_python_api_page_runs_as_written(tmp_path, monkeypatch, capsys) -> None:
     pytest.importorskip("torch")
     monkeypatch.chdir(tmp_path)
-    text = (ROOT / "docs" / "python.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) == 5
-    scope: dict = {}
-    for i, code in enumerate(blocks):
-        exec(compile(code, f"docs/python.md, block {i + 1}", "exec"), scope)  # noqa: S102 - our docs
+    scope = run_doc_blocks("python.md", 5)
     run = scope["run"]
     assert run.status == "finished" and Path(run.run_dir).parent == tmp_path / "runs"
     assert scope["losses"] == [row["loss"] for row in run.steps] and len(run.steps) == 4  # (every 10 steps)
