@@ -21,3 +21,21 @@ def _plugin_logger_as_found():
     yield
     logger.handlers[:] = handlers
     logger.propagate = propagate
+
+
+@pytest.fixture
+def one_torch_thread() -> None:
+    """torch on one CPU thread, for a test module that runs the CLI's small models in this process
+    (``pytestmark = pytest.mark.usefixtures("one_torch_thread")``): more threads only contend."""
+    pytest.importorskip("torch").set_num_threads(1)
+
+
+@pytest.fixture
+def small_revnet(tmp_path):
+    """A two-block RevNet chain (4 channels, 4 x 4), saved as ``small.revs`` in the test's folder: its path."""
+    from revstudio.core.generate import revnet_chain
+    from revstudio.core.project import save
+
+    path = tmp_path / "small.revs"
+    save(revnet_chain(2, channels=4, size=4), path)
+    return path

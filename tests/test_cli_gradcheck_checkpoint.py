@@ -16,23 +16,18 @@ torch = pytest.importorskip("torch")
 from revstudio.cli import main  # noqa: E402
 from revstudio.compiler import compile as compile_graph  # noqa: E402
 from revstudio.core.generate import revnet_chain  # noqa: E402
-from revstudio.core.project import save  # noqa: E402
 from revstudio.diagnostics.gradcheck import compare_modes  # noqa: E402
 from revstudio.training import checkpoint as ckpt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def _few_threads() -> None:
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "small.revs"
-    save(revnet_chain(2, channels=4, size=4), path)
-    return path
+def project(small_revnet: Path) -> Path:
+    return small_revnet
 
 
 def _weights(graph, scale: float = 3.0) -> dict:

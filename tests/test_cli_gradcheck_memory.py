@@ -18,16 +18,12 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "resources" / "examples" / "revnet_wired.revs"
 
 
-@pytest.fixture(autouse=True)
-def _few_threads() -> None:
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture
-def small(tmp_path: Path) -> str:
-    path = tmp_path / "small.revs"
-    save(revnet_chain(2, channels=4, size=4), path)
-    return str(path)
+def small(small_revnet: Path) -> str:
+    return str(small_revnet)
 
 
 @pytest.fixture
