@@ -15,36 +15,36 @@ from revstudio.diagnostics.check import full_check  # noqa: E402
 MODES = ("standard", "checkpoint", "reversible")
 
 
-def between_blocks() -> Graph:
-    """(time 16, features 6) -> Permute -> stem -> block on 8 channels -> Permute -> block on 16."""
-    b = Builder("axes-between-blocks")
-    b.node("Input", "tokens", shape=[16, 6])
-    b.node("Permute", "to_channels", kind="axes", dims=[1, 0])
+def _permute_between_blocks(name: str, image: str, shape: list[int], dims: list[int], after: int,
+                            first: list[int] | None = None) -> Graph:
+    """Input ``shape`` -> (Permute ``first``, ``to_channels``) -> stem -> block on 8 channels -> Permute
+    ``dims`` (``swap``) -> block on ``after`` channels -> pool -> head."""
+    b = Builder(name)
+    b.node("Input", image, shape=shape)
+    lead = []
+    if first is not None:
+        b.node("Permute", "to_channels", kind="axes", dims=first)
+        lead = ["to_channels"]
     b.node("Conv", "stem", out_channels=8, kernel_size=3, padding="same")
-    src = wired_block(b, b.chain("tokens.out", "to_channels", "stem"), "b0", 8)
-    b.node("Permute", "swap", kind="axes", dims=[1, 0])
-    src = wired_block(b, b.chain(src, "swap"), "b1", 16)
+    src = wired_block(b, b.chain(f"{image}.out", *lead, "stem"), "b0", 8)
+    b.node("Permute", "swap", kind="axes", dims=dims)
+    src = wired_block(b, b.chain(src, "swap"), "b1", after)
     b.node("Pool", "pool", kind="global_avg")
     b.node("Linear", "head", out_features=3)
     b.node("Output", "logits")
     b.chain(src, "pool", "head", "logits")
     return b.done()
+
+
+def between_blocks() -> Graph:
+    """(time 16, features 6) -> Permute -> stem -> block on 8 channels -> Permute -> block on 16."""
+    return _permute_between_blocks("axes-between-blocks", "tokens", [16, 6], [1, 0], 16, first=[1, 0])
 
 
 def three_axes() -> Graph:
     """(3, 6, 10) -> stem -> block on 8 channels -> Permute [2, 0, 1] -> block on 10: the region's
     streams are channels_last on the CPU, the reordered view neither layout."""
-    b = Builder("axes-three")
-    b.node("Input", "image", shape=[3, 6, 10])
-    b.node("Conv", "stem", out_channels=8, kernel_size=3, padding="same")
-    src = wired_block(b, b.chain("image.out", "stem"), "b0", 8)
-    b.node("Permute", "swap", kind="axes", dims=[2, 0, 1])
-    src = wired_block(b, b.chain(src, "swap"), "b1", 10)
-    b.node("Pool", "pool", kind="global_avg")
-    b.node("Linear", "head", out_features=3)
-    b.node("Output", "logits")
-    b.chain(src, "pool", "head", "logits")
-    return b.done()
+    return _permute_between_blocks("axes-three", "image", [3, 6, 10], [2, 0, 1], 10)
 
 
 def inside_f(flow: bool = False) -> Graph:
