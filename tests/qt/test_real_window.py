@@ -94,6 +94,10 @@ def on_input():
             window.document.undo_stack.setClean()
             app.quit()
             reply = {"ok": True}
+        elif req.get("cmd") == "example":  # every driver's: File > Examples > NAME; the graph's name
+            action = next(a for a in window.examples_menu.actions() if a.text() == req["name"].replace("_", " "))
+            action.trigger()
+            reply = {"ok": window.document.graph.name}
         else:
             reply = {"ok": answer(req)}
     except Exception as exc:
@@ -168,6 +172,17 @@ class App:
         reply = self._read()
         assert "error" not in reply, reply
         return reply["ok"]
+
+    def shot(self, name: str, docs: bool = False) -> Path:
+        """A screenshot of the window as ``SCREENSHOTS/name`` (a drawn window: over 20 kB); with ``docs``,
+        one of the README's pictures, copied to docs/ when REVSTUDIO_UPDATE_DOCS=1 asks for it."""
+        SCREENSHOTS.mkdir(exist_ok=True)
+        path = SCREENSHOTS / name
+        assert self.ask(cmd="shot", path=str(path))
+        assert path.stat().st_size > 20_000
+        if docs and os.environ.get("REVSTUDIO_UPDATE_DOCS") == "1":  # refreshed on request only
+            shutil.copy(path, ROOT / "docs" / name)
+        return path
 
     def xdo(self, *args: object) -> None:
         subprocess.run(["xdotool", *map(str, args)], env=self.env, check=True, timeout=10)

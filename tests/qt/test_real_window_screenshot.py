@@ -9,15 +9,13 @@ screenshotted; REVSTUDIO_UPDATE_DOCS=1 copies the shot to docs/screenshot.png.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
 import pytest
-from test_real_window import DRIVER_LOOP, SCREENSHOTS, App, driver_head, xvfb  # noqa: F401 - xvfb is a fixture
+from test_real_window import DRIVER_LOOP, App, driver_head, xvfb  # noqa: F401 - xvfb is a fixture
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.slow]
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = os.environ.get("RS_SHOT_EXAMPLE", "revnet_coupling")
 NODE = os.environ.get("RS_SHOT_NODE", "blocks")
 MIN_CARD = (50, 24)  # on-screen px: a card this size shows a short name ("Conv", "Merge") whole
@@ -27,10 +25,6 @@ from PySide6.QtWidgets import QLabel
 
 def answer(req):
     cmd = req["cmd"]
-    if cmd == "example":
-        action = next(a for a in window.examples_menu.actions() if a.text() == req["name"].replace("_", " "))
-        action.trigger()
-        return window.document.graph.name
     if cmd == "node":
         view = window.current_view()
         item = view.scene().node_items[req["node"]]
@@ -93,11 +87,6 @@ def test_an_opened_example_with_a_clicked_node_is_the_readme_picture(xvfb, tmp_p
         assert not small, f"cards too small or cut off in the picture: {small}"
         assert {"File", "Edit", "Tools", "Run"} <= set(facts["menus"]), facts["menus"]
         assert facts["elided"] == [], "text cut short in the status bar"
-        SCREENSHOTS.mkdir(exist_ok=True)
-        shot = SCREENSHOTS / "screenshot.png"
-        assert app.ask(cmd="shot", path=str(shot))
-        assert shot.stat().st_size > 20_000
-        if os.environ.get("REVSTUDIO_UPDATE_DOCS") == "1":  # the README's picture, refreshed on request only
-            shutil.copy(shot, ROOT / "docs" / "screenshot.png")
+        app.shot("screenshot.png", docs=True)
     finally:
         app.close()

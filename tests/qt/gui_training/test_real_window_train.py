@@ -8,13 +8,11 @@ screenshotted with its plots filled (REVSTUDIO_UPDATE_DOCS=1 copies the shot to 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import time
 from pathlib import Path
 
 import pytest
-from test_real_window import DRIVER_LOOP, SCREENSHOTS, App, driver_head, xvfb  # noqa: F401 - xvfb is a fixture
+from test_real_window import DRIVER_LOOP, App, driver_head, xvfb  # noqa: F401 - xvfb is a fixture
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[3]
@@ -84,12 +82,7 @@ def test_click_train_trains_the_example_and_the_plots_fill(xvfb, tmp_path):  # n
         assert points[f"{name}/peak_bytes"] == 50
         assert any(k.startswith(f"{name}/grad_rel_error/") and v == 15 for k, v in points.items())
         assert state["note"].startswith("peak ")
-        SCREENSHOTS.mkdir(exist_ok=True)
-        shot = SCREENSHOTS / "training.png"
-        assert app.ask(cmd="shot", path=str(shot))
-        assert shot.stat().st_size > 20_000
-        if os.environ.get("REVSTUDIO_UPDATE_DOCS") == "1":  # the README's picture, refreshed on request only
-            shutil.copy(shot, ROOT / "docs" / "training.png")
+        app.shot("training.png", docs=True)
         runs = [p for p in (project.parent / "runs").iterdir() if p.is_dir()]  # (beside its .gitignore)
         assert len(runs) == 1 and (runs[0] / "checkpoints" / "last.pt").exists()
     finally:
