@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_estimate_skips import VARIANTS, variant  # noqa: E402
+from bench_estimate_skips import VARIANTS, seeded_model, variant  # noqa: E402
 from random_revnets import random_revnet, random_seqnet, random_skipnet  # noqa: E402
 
 BUDGETS = (0, 1 << 16, 1 << 20)
@@ -112,19 +112,10 @@ def estimates(kind: str, graph: Any, batch: int) -> list[int]:
 def measured(kind: str, graph: Any, batch: int) -> list[int]:
     """The measured peaks, one training step each on the CPU (live-tensor accounting), one set of
     weights per graph (seed 0), initialised on the inputs as the skip tests do."""
-    import torch
-
-    from revstudio.compiler import compile as compile_graph
     from revstudio.diagnostics.estimate import MODES
-    from revstudio.diagnostics.gradcheck import random_inputs
     from revstudio.diagnostics.memory import measure_step
 
-    torch.manual_seed(0)
-    model = compile_graph(graph, mode="standard")
-    model.train()
-    inputs = random_inputs(graph, batch, torch.float32, requires_grad=False)
-    if hasattr(model, "initialize"):
-        model.initialize(*inputs)
+    model, inputs = seeded_model(graph, batch)
     found = []
     for setting in (MODES if kind == "modes" else BUDGETS):
         if kind == "modes":
