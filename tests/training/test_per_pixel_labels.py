@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from labels_kit import load_labelled
 
 from revstudio.core.generate import segmenter
 from revstudio.core.graph import Graph
@@ -30,11 +31,7 @@ def _labels() -> np.ndarray:
 
 
 def _load(tmp_path: Path, y: np.ndarray, requested: str = "auto", g: Graph | None = None, **arrays: np.ndarray):
-    g = g or segmenter(2, H, W, classes=K)
-    np.savez(tmp_path / "seg.npz", x=_x(), y=y, **arrays)
-    report = full_check(g, batch=4)
-    return load_data("seg.npz", g, report, task=infer_task(g, report, requested), base_dir=str(tmp_path),
-                     val_fraction=0.0)
+    return load_labelled(tmp_path, "seg.npz", g or segmenter(2, H, W, classes=K), _x(), y, requested, 4, **arrays)
 
 
 @pytest.mark.parametrize("requested", ["auto", "classification"])

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from labels_kit import load_labelled
 
 from revstudio.core.generate import sequence_tagger
 from revstudio.core.graph import Graph
@@ -30,11 +31,7 @@ def _x() -> np.ndarray:
 
 
 def _load(tmp_path: Path, y: np.ndarray, requested: str = "auto", g: Graph | None = None, **arrays: np.ndarray):
-    g = g or _tagger()
-    np.savez(tmp_path / "tags.npz", x=_x(), y=y, **arrays)
-    report = full_check(g, batch=8)
-    return load_data("tags.npz", g, report, task=infer_task(g, report, requested), base_dir=str(tmp_path),
-                     val_fraction=0.0)
+    return load_labelled(tmp_path, "tags.npz", g or _tagger(), _x(), y, requested, 8, **arrays)
 
 
 def _labels() -> np.ndarray:
