@@ -45,19 +45,24 @@ def test_check_warns_of_a_data_path_in_a_home_folder(tmp_path: Path, capsys: pyt
     assert len(notes) == 1 and "put the data inside the project's folder" in notes[0]
 
 
+def _trained_leaving_runs_in(folder: Path, project: str) -> bool:
+    """Train ``project`` one step; whether that made ``folder/runs`` (removed again, so a failing
+    run leaves revstudio's own files as they were)."""
+    runs = folder / "runs"
+    existed = runs.exists()
+    try:
+        assert main(["train", project, "--steps", "1"]) == 0
+        return runs.exists() and not existed
+    finally:
+        if runs.exists() and not existed:
+            shutil.rmtree(runs)
+
+
 def test_a_shipped_example_trains_into_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    shipped_runs = EXAMPLES / "runs"
-    existed = shipped_runs.exists()
-    try:
-        assert main(["train", str(DIGITS), "--steps", "1"]) == 0
-        made_there = shipped_runs.exists() and not existed
-    finally:
-        if shipped_runs.exists() and not existed:
-            shutil.rmtree(shipped_runs)
+    assert not _trained_leaving_runs_in(EXAMPLES, str(DIGITS))
     out, err = capsys.readouterr()
-    assert not made_there
     runs = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
     assert len(runs) == 1 and runs[0].name.startswith("digits_revnet-")
     assert f"its runs go to {tmp_path / 'runs'} (the current folder)" in err
@@ -115,17 +120,8 @@ def test_a_shipped_example_trained_from_revstudios_own_folder_runs_in_the_apps(
     monkeypatch.setenv("APPDATA", str(tmp_path / "share"))
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(cwd)
-    given = os.path.relpath(DIGITS, cwd)
-    shipped_runs = cwd / "runs"
-    existed = shipped_runs.exists()
-    try:
-        assert main(["train", given, "--steps", "1"]) == 0
-        made_there = shipped_runs.exists() and not existed
-    finally:
-        if shipped_runs.exists() and not existed:
-            shutil.rmtree(shipped_runs)
+    assert not _trained_leaving_runs_in(cwd, os.path.relpath(DIGITS, cwd))
     out, err = capsys.readouterr()
-    assert not made_there
     folder = Path(app_runs_folder())
     assert tmp_path in folder.parents
     runs = [p for p in folder.iterdir() if p.is_dir()]
