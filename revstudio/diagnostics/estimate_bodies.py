@@ -13,6 +13,7 @@ from typing import Any
 
 from revstudio.core.graph import Graph
 
+from .coupling_ends import coupling_head, coupling_tail
 from .estimate_walk import Value, _params, _prod, _Walker
 from .save_rules import BodySaves
 
@@ -108,8 +109,9 @@ def _group_port(graph: Graph, nid: str, default: str) -> str:
 
 def _head_split(walker: _Walker, graph: Graph, kept_inputs: Sequence[str]
                 ) -> tuple[str, tuple[tuple[int, ...], ...], tuple[bool, ...]] | None:
-    """A body's one kept input that only a Split reads, with which of the Split's parts the body
-    keeps (each kept directly by a layer); None where the body keeps it any other way."""
+    """A body's one kept input that only a Split (or an AdditiveCoupling, which splits it) reads,
+    with which of the Split's parts the body keeps (each kept directly by a layer); None where
+    the body keeps it any other way."""
     if len(kept_inputs) != 1:
         return None
     report = walker.report
@@ -120,6 +122,8 @@ def _head_split(walker: _Walker, graph: Graph, kept_inputs: Sequence[str]
     edges = graph.edges_from(ins[0])
     cut = edges[0].dst.node if len(edges) == 1 else None
     info = report.nodes.get(cut) if cut is not None else None
+    if cut is not None and info is not None and info.type == "AdditiveCoupling":  # it splits its input itself
+        return coupling_head(walker.views.get(cut), walker.saves.get(cut), kept_inputs[0])
     if info is None or info.type != "Split":
         return None
     outs = list(info.outputs)
@@ -139,8 +143,8 @@ def _head_split(walker: _Walker, graph: Graph, kept_inputs: Sequence[str]
 
 def _tail_cat(walker: _Walker, graph: Graph, kept: AbstractSet[Value]
               ) -> tuple[str, tuple[tuple[int, ...], ...], tuple[bool, ...]] | None:
-    """A body's one output that a Concat alone feeds (read by nothing else), with which of the
-    Concat's parts the body keeps anyway; None otherwise."""
+    """A body's one output that a Concat (or a coupling, which ends in one) alone feeds (read by
+    nothing else), with which of the Concat's parts the body keeps anyway; None otherwise."""
     report = walker.report
     outs = [nid for nid, info in report.nodes.items() if info.type == "GroupOutput" and nid in graph.nodes]
     if len(outs) != 1:
@@ -149,8 +153,10 @@ def _tail_cat(walker: _Walker, graph: Graph, kept: AbstractSet[Value]
     if src is None:
         return None
     info = report.nodes.get(src.node)
-    if info is None or info.type != "Concat" or walker.readers.get((src.node, src.port), 0) != 1:
+    if info is None or walker.readers.get((src.node, src.port), 0) != 1:
         return None
+    if info.type != "Concat":  # a coupling ends in one of its own
+        return coupling_tail(walker.views.get(src.node), _group_port(graph, outs[0], "out"))
     parts = [walker.input_value(src.node, p) for p in info.inputs]
     return (_group_port(graph, outs[0], "out"), tuple(tuple(s) for s in info.inputs.values()),
             tuple(v is not None and v in kept for v in parts))

@@ -17,9 +17,12 @@ def _facts(walker: _Walker, kept: Mapping[str, set[Value | None]], seg_nodes: se
     savers: dict[Value, list[str]] = {}
     for nid, saves in walker.saves.items():
         for port in saves.inputs:
-            v = walker.input_value(nid, port)
-            if v is not None:
-                savers.setdefault(v, []).append(nid)
+            # (where the runtime hands the input on unjoined, its parts: the joined value, never
+            # made, is no one's to keep, and a budget's cut before this node gives none of it back)
+            fused = walker.unjoined_input(nid, port)
+            for v in fused[0] if fused is not None else [walker.input_value(nid, port)]:
+                if v is not None:
+                    savers.setdefault(v, []).append(nid)
         for port in saves.outputs:
             v = walker.base((nid, port))
             if v is not None:

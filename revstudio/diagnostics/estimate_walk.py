@@ -17,6 +17,7 @@ from revstudio.core.graph import Graph, PortRef
 from revstudio.core.nogc import paused
 
 from .axis_order import copies_input
+from .coupling_ends import coupling_head, coupling_tail
 from .save_rules import NodeView, Saves, apply_rule, makes_view, unjoined_bytes
 
 if TYPE_CHECKING:
@@ -268,16 +269,20 @@ class _Walker:
                 extra += fused[1]
         return extra
 
+    def unjoined_input(self, nid: str, port: str) -> tuple[list[Value], int] | None:
+        """:meth:`_fused_group_input`, for the estimate's facts (who keeps which value)."""
+        return self._fused_group_input(nid, port)
+
     def _fused_group_input(self, nid: str, port: str) -> tuple[list[Value], int] | None:
-        """Where Group ``nid``'s body splits its input ``port`` into the very parts a Concat
-        joined just before it in the same region (a Concat node, or one ending the body of the
-        Group before it), the runtime hands the parts on without joining them (as
-        :meth:`_fused_split` within a graph): (the parts it keeps that are values here, and the
+        """Where Group ``nid``'s body (or coupling ``nid``) splits its input ``port`` into the very
+        parts a Concat joined just before it in the same region (a Concat node, or one ending the
+        body of the Group before it, or the coupling before it: ``coupling_ends``), the runtime
+        hands the parts on without joining them (as :meth:`_fused_split` within a graph): (the parts it keeps that are values here, and the
         bytes of the parts it keeps that live inside the group before it, uncounted there).
         None where the input arrives whole."""
         view = self.views.get(nid)
         body = view.bodies.get("group") if view is not None and view.type == "Group" else None
-        head = body.head_split if body is not None else None
+        head = body.head_split if body is not None else coupling_head(view, self.saves.get(nid))
         src = self.source.get((nid, port))
         rid = self.region_of.get(nid)
         if head is None or head[0] != port or src is None or rid is None or self.region_of.get(src.node) != rid:
@@ -294,7 +299,7 @@ class _Walker:
             return [v for v, k in zip(parts, kept) if k and v is not None], 0
         other = self.views.get(src.node)
         before = other.bodies.get("group") if other is not None and other.type == "Group" else None
-        tail = before.tail_cat if before is not None else None
+        tail = before.tail_cat if before is not None else coupling_tail(other, src.port)
         found = unjoined_bytes(head, tail, self.batch, self.elem) if tail is not None and tail[0] == src.port else None
         return None if found is None else ([], found)
 

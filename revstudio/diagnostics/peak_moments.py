@@ -42,7 +42,7 @@ def region_moments(b: Any, region: Any, out_set: AbstractSet[Value], copies: int
     steps = list(getattr(region, "steps", ()))
     owners: list[str] = []  # the step each moment is of
     b.moment_steps = owners
-    known = peak_bare.analyse(b, steps, couplings, after, end)
+    known = b.bare_known = peak_bare.analyse(b, steps, couplings, after, end)  # (``peak_outputs.made_real``)
     bare_wired, flow_first = known.bare_wired, known.flow_first
     prev = ""
     wide, mids = b.kept_wide, b.mid_wide

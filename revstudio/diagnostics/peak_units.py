@@ -21,6 +21,7 @@ from .peak_outputs import (
     grads_read_on,
     handed_back,
     logdet_bytes,
+    made_real,
     mid_corrections,
     mid_outputs_gone,
     not_streams,
@@ -299,6 +300,7 @@ class UnitBuilder:
         mids = [m + z for m, z in zip(mids, zeros_gone(self, region, zeros, unread, self.moment_steps))]
         unmade = [n + m + k for n, m, k in zip(unmade, mids, bypass_gone(self, region, self.moment_steps))]
         clones = cloned_zeros(self, region, named, self.moment_steps)
+        reals = made_real(self, region, self.moment_steps)
         params = sum(int(infos[n].parameters) for n in nodes if n in infos) * self.elem - peak_steps.kept_params(self, region)
         # backward runs the steps last to first, and a step's parameter gradients appear in its
         # own backward: at a step, only the gradients of the steps after it (and of its own
@@ -344,8 +346,8 @@ class UnitBuilder:
         counted = inputs_grads + held
         # (the real zero corrections of bare outputs a later step takes, which ``held`` stands for, go with them)
         unmade = [n + min(held, k) for n, k in zip(unmade, bare_mids_gone(self, region, named, self.moment_steps))]
-        for (own, parts, with_grads, before, passing, first_more), gone, clone in zip(
-                reversed(moments), reversed(unmade), reversed(clones)):
+        for (own, parts, with_grads, before, passing, first_more), gone, clone, real in zip(
+                reversed(moments), reversed(unmade), reversed(clones), reversed(reals)):
             if parts == 0:  # (a Squeeze: ``_moments``)
                 joined, since, dead = passing, 0, 0
                 if ran >= spent_at:
@@ -370,11 +372,11 @@ class UnitBuilder:
                 passing = max(0, passing - summed)
             if ran < spent_at:  # its first runtime steps, or all of them, run before the release
                 first = own * min(parts, spent_at - ran) // parts  # the gradients of the copies run by then
-                step[0] = max(step[0], with_grads + beside - passing - (params - later - first) - gone + clone,
-                              before + dead - passing - (params - later - (first - own // parts)) - gone + clone)
+                step[0] = max(step[0], with_grads + beside - passing - (params - later - first) - gone + clone + real,
+                              before + dead - passing - (params - later - (first - own // parts)) - gone + clone + real)
             if ran + parts > spent_at:
-                step[1] = max(step[1], with_grads + lift + beside - (params - later - own) - gone,
-                              before + lift + dead - (params - later - done) - gone)
+                step[1] = max(step[1], with_grads + lift + beside - (params - later - own) - gone + real,
+                              before + lift + dead - (params - later - done) - gone + real)
             dead = first_more or dead
             later += own
             ran += parts

@@ -434,3 +434,16 @@ def test_a_gradient_an_add_hands_a_merge_step_and_its_input_is_summed_anew_into_
 
     ((estimated, measured),) = _errors(random_skipnet(seed), batch, ("reversible",)).values()
     assert -0.001 <= estimated / measured - 1 < 0.005, (estimated, measured)
+
+
+# Skip networks 178 and 330 (reversible): an additive step (a coupling node, a Repeat of them) whose output a
+# flow layer rebuilds bare makes the stream's correction real as it updates it, and that lives through the
+# steps backward runs next up to a flow layer's inverse; in a region ending with flow layers, which keeps no
+# correction, nothing counted it: 178 1.8 / 1.5 % under at batches 1 / 2 (at its AffineCoupling's rerun),
+# 330 1.8 % at 1. Skip network 160's region keeps a correction standing for it (7 % over counted twice).
+@pytest.mark.parametrize(("seed", "batch"), [(178, 1), (178, 2), (330, 1), (160, 2)])
+def test_a_correction_an_additive_step_makes_real_after_a_bare_flow_rebuild_lives_on(seed: int, batch: int) -> None:
+    from random_revnets import random_skipnet
+
+    ((estimated, measured),) = _errors(random_skipnet(seed), batch, ("reversible",)).values()
+    assert -0.001 <= estimated / measured - 1 < 0.005, (estimated, measured)
