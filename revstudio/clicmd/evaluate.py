@@ -59,8 +59,9 @@ def _num(value: Any) -> str:
     return "-" if value is None else f"{value:.4g}"
 
 
-def text_lines(result: dict[str, Any]) -> list[str]:
-    """The human report of an evaluation's result dict."""
+def text_lines(result: dict[str, Any], matrix: bool = True) -> list[str]:
+    """The human report of an evaluation's result dict (``matrix=False``: without the confusion matrix or its
+    largest confusions, which the app draws)."""
     step = f" (step {result['step']})" if result.get("step") is not None else ""
     lines = [f"evaluated {result['checkpoint']}{step}, {result['mode']} mode on {result['device']}",
              f"on {_SPLITS.get(result['split'], '{}').format(result['samples'])}: {result['data']}"]
@@ -69,7 +70,7 @@ def text_lines(result: dict[str, Any]) -> list[str]:
         scored = f" of {result['scored']} {per}s" if per != "sample" else f" of {result['scored']}"
         lines.append(f"loss {_num(result['loss'])} ({result['loss_name']})  accuracy {_pct(result['accuracy'])} "
                      f"({result['correct']}{scored})")
-        lines += _classes(result)
+        lines += _classes(result, matrix)
     elif result["task"] == "regression":
         lines.append(f"mse {_num(result['mse'])}  mae {_num(result['mae'])}")
     else:
@@ -92,12 +93,14 @@ def text_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _classes(result: dict[str, Any]) -> list[str]:
+def _classes(result: dict[str, Any], shown: bool = True) -> list[str]:
     from revstudio.training.eval_metrics import top_confusions
 
     counts, accuracy, matrix = result["class_counts"], result["class_accuracy"], result["confusion"]
     lines = ["per class:", f"  {'class':>5}  {'count':>6}  accuracy"]
     lines += [f"  {k:>5}  {counts[k]:>6}  {_pct(accuracy[k])}" for k in range(len(counts))]
+    if not shown:
+        return lines
     if len(matrix) <= MATRIX_CLASSES:
         width = max(3, *(len(str(v)) for row in matrix for v in row)) + 1
         lines.append("confusion matrix (rows: true class, columns: predicted):")
