@@ -29,8 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "checkpoints/last.pt) or a checkpoint / state_dict file")
     parser.add_argument("--project", metavar="FILE", help="the project a bare state_dict was trained from "
                         "(a run folder and a checkpoint carry their own)")
-    parser.add_argument("--batch-size", type=positive_int, help="samples a batch (default: the run's)")
-    parser.add_argument("--device", help="auto | cpu | cuda | cuda:N | mps | xpu (default: the run's)")
+    parser.add_argument("--batch-size", type=positive_int, metavar="B", help="samples a batch (default: the run's)")
+    parser.add_argument("--device", metavar="D", help="auto | cpu | cuda | cuda:N | mps | xpu (default: the run's)")
     parser.add_argument("--mode", choices=("reversible", "standard", "checkpoint"), help="default: the run's")
     parser.add_argument("--worst", type=lambda t: whole_number(t, 0), default=5, metavar="K",
                         help="list the K samples of the highest loss (default 5)")

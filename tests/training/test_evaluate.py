@@ -191,3 +191,20 @@ def test_bad_input_is_a_message_naming_the_file_never_a_traceback(runs, capsys, 
     assert "old.pt: the weights do not fit the network" in err and "saved by revstudio 0.0.1" in err
     with pytest.raises(FileNotFoundError, match="no such run folder"):
         rs.evaluate(tmp_path / "nowhere")
+
+
+def test_many_classes_list_their_largest_confusions_instead_of_the_matrix() -> None:
+    from revstudio.clicmd.evaluate import MATRIX_CLASSES, text_lines
+
+    classes = MATRIX_CLASSES + 5
+    matrix = [[10 if t == p else 0 for p in range(classes)] for t in range(classes)]
+    matrix[3][5], matrix[7][1], matrix[2][9] = 12, 4, 4
+    result = {"checkpoint": "c.pt", "step": 1, "mode": "standard", "device": "cpu", "split": "test", "samples": 270,
+              "data": "t.npz", "task": "classification", "per": "sample", "loss": 0.5, "loss_name": "cross-entropy",
+              "accuracy": 250 / 270, "correct": 250, "scored": 270, "class_counts": [sum(r) for r in matrix],
+              "class_accuracy": [r[i] / sum(r) for i, r in enumerate(matrix)], "confusion": matrix, "worst": []}
+    lines = text_lines(result)
+    assert "confusion matrix (rows: true class, columns: predicted):" not in lines
+    at = lines.index(f"largest confusions ({classes} classes; the whole matrix is in --json):")
+    assert lines[at + 1:at + 4] == ["  true 3 predicted as 5: 12", "  true 2 predicted as 9: 4",
+                                    "  true 7 predicted as 1: 4"]
