@@ -189,6 +189,15 @@ def test_bad_input_is_a_message_naming_the_file_never_a_traceback(runs, capsys, 
     assert cli.main(["evaluate", str(made["reg"]), "--checkpoint", str(tmp_path / "old.pt")]) == 2
     err = capsys.readouterr().err
     assert "old.pt: the weights do not fit the network" in err and "saved by revstudio 0.0.1" in err
+    import shutil
+
+    newer = tmp_path / "newer"  # a run another revstudio made, whose project this one cannot read
+    shutil.copytree(made["reg"], newer)
+    project = json.loads((newer / "project.revs").read_text())
+    (newer / "project.revs").write_text(json.dumps({**project, "version": 99}))
+    assert cli.main(["evaluate", str(newer)]) == 2
+    err = capsys.readouterr().err
+    assert "newer/project.revs: made by a newer revstudio" in err and "Traceback" not in err
     with pytest.raises(FileNotFoundError, match="no such run folder"):
         rs.evaluate(tmp_path / "nowhere")
 
