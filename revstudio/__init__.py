@@ -11,6 +11,7 @@ The scripting API (DESIGN section 3) is loaded lazily so that
     run = rs.train(g, steps=200)        # what `revstudio train` does, in this process
     rs.memory(g, batch=8)                # `revstudio memory`: measured peaks beside the estimate
     rs.runs("runs")                      # `revstudio runs`: past runs and how they ended
+    rs.evaluate(run)                     # `revstudio evaluate`: a trained run scored on data
 
 (docs/python.md). ``dir(rs)`` lists this API only (``__all__``).
 """
@@ -33,6 +34,7 @@ _LAZY = {
     "TrainFailed": ("revstudio.training.train_api", "TrainFailed"),
     "memory": ("revstudio.diagnostics.memory_api", "memory"),
     "runs": ("revstudio.training.runs_api", "runs"),
+    "evaluate": ("revstudio.training.evaluate_api", "evaluate"),
 }
 
 
@@ -53,5 +55,5 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-__all__ = ["Graph", "TrainFailed", "__version__", "check", "compile", "export", "gradcheck", "load", "load_weights", "memory",
-           "runs", "save", "train"]
+__all__ = ["Graph", "TrainFailed", "__version__", "check", "compile", "evaluate", "export", "gradcheck", "load",
+           "load_weights", "memory", "runs", "save", "train"]

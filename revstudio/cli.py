@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, str] = {
     "memory": "measure peak memory of one training step per mode",
     "train": "train a project",
     "runs": "list training runs with their status and final metrics",
+    "evaluate": "score a trained run on its validation split or test data",
     "export": "write standalone PyTorch code",
     "merge": "merge two branches' versions of a project (git's merge driver for .revs files)",
     "examples": "list the example projects installed with revstudio",

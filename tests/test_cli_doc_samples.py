@@ -144,6 +144,21 @@ def test_the_train_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     assert fits(masked(doc), masked(out)), "\n".join(out)
 
 
+def test_the_evaluate_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", str(ROOT / "resources" / "examples" / "digits_revnet.revs"), "--steps", "20",
+                 "--out", "runs/digits", "--device", "cpu", "--json"]) == 0
+    capsys.readouterr()
+    doc = sample("revstudio evaluate runs/digits --worst 3")
+    out = printed(["evaluate", "runs/digits", "--worst", "3", "--device", "cpu"], capsys)
+
+    def masked(lines: list[str]) -> list[str]:  # the figures and the time the file is named by vary
+        return _figures_masked([re.sub(r"evaluations/[\d-]+\.json", "evaluations/T.json", s) for s in lines])
+
+    assert fits(masked(doc), masked(out)), "\n".join(out)
+
+
 def _summary(command: str) -> str:
     """The lines of docs/cli.md's command summary (its first code block) that show ``revstudio COMMAND``."""
     block = re.search(r"```\n(revstudio \[FILE\].*?)```", CLI_MD, re.S)
@@ -157,7 +172,8 @@ def _summary(command: str) -> str:
     return text
 
 
-@pytest.mark.parametrize("command", ["check", "gradcheck", "memory", "runs", "export", "examples", "plugins", "nodes"])
+@pytest.mark.parametrize("command", ["check", "gradcheck", "memory", "runs", "evaluate", "export", "examples", "plugins",
+                                     "nodes"])
 def test_the_command_summary_shows_every_option(command: str) -> None:
     """A new user reads the summary first: gradcheck's --inputs was left out of it."""
     from revstudio.cli import _build_parser

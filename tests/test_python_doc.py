@@ -11,7 +11,7 @@ from doc_blocks import ROOT, run_doc_blocks
 def test_the_python_api_page_runs_as_written(tmp_path, monkeypatch, capsys) -> None:
     pytest.importorskip("torch")
     monkeypatch.chdir(tmp_path)
-    scope = run_doc_blocks("python.md", 5)
+    scope = run_doc_blocks("python.md", 6)
     run = scope["run"]
     assert run.status == "finished" and Path(run.run_dir).parent == tmp_path / "runs"
     assert scope["losses"] == [row["loss"] for row in run.steps] and len(run.steps) == 4  # (every 10 steps)
@@ -22,6 +22,9 @@ def test_the_python_api_page_runs_as_written(tmp_path, monkeypatch, capsys) -> N
     assert sweep.depths == [1, 2, 4, 8] and sweep.node == "blocks"
     assert sweep.growth("standard") > 0 and abs(sweep.growth("reversible")) < sweep.growth("standard") / 10
     assert scope["latest"]["name"] == Path(run.run_dir).name and scope["latest"]["status"] == "finished"
+    ev = scope["ev"]  # the run's own held-out samples: its last validation's figures
+    assert ev["accuracy"] == pytest.approx(run.metrics["val_accuracy"], abs=1e-12) and len(ev["worst"]) == 3
+    assert Path(ev["saved"]).parent == Path(run.run_dir) / "evaluations"
     out = capsys.readouterr().out
     assert "training.lr: -1.0 is out of range" in out and "one training step, batch 4" in out
     assert "peak of one training step as Repeat node blocks runs more copies" in out
@@ -35,4 +38,4 @@ def test_the_page_is_linked_and_lists_the_whole_api() -> None:
     table = text.split("## Build a graph in code")[0]
     missing = [name for name in rs.__all__ if name != "__version__" and f"rs.{name}" not in text]
     assert not missing, f"docs/python.md does not say: {missing}"
-    assert all(f"`rs.{name}(" in table for name in ("train", "memory", "runs"))
+    assert all(f"`rs.{name}(" in table for name in ("train", "memory", "runs", "evaluate"))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import os
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -307,16 +308,23 @@ def weights_of(path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     return model, data
 
 
-def start_from(weights: dict[str, Any], model: Any, source: str) -> None:
-    """Put the weights a new run starts from (``--init``) into its model; a TrainError (exit 2)
-    naming what does not fit where they are another graph's or another model's."""
+def weights_file(path: str) -> str:
+    """The file of weights ``path`` names: a run folder's last checkpoint, else the file itself."""
+    return os.path.join(path, "checkpoints", "last.pt") if os.path.isdir(path) else path
+
+
+def start_from(weights: dict[str, Any], model: Any, source: str,
+               misfit: Callable[[str, str], str] = init_misfit) -> None:
+    """Put the weights a new run starts from (``--init``; a run ``revstudio evaluate`` scores) into its
+    model; a TrainError (exit 2) naming what does not fit (``misfit(source, why)``'s words) where they
+    are another graph's or another model's."""
     from revstudio.diagnostics.gradcheck import state_mismatch
 
     from .parts import TrainError
 
     why = state_mismatch(model.state_dict(), weights)
     if why:
-        raise TrainError(init_misfit(source, why), 2)
+        raise TrainError(misfit(source, why), 2)
     model.load_state_dict(weights)
 
 

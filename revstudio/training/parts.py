@@ -147,3 +147,33 @@ class Loss:
             nll = nll - logdet.float().reshape(-1)
         bits = (nll / (dims * LN2)).mean()
         return (bits + math.log2(self.levels) if self.levels else bits), None
+
+    def per_sample(self, output: torch.Tensor, targets: torch.Tensor | None,
+                   logdet: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(each sample's summed loss, the predictions it is the sum of)``, two float64 N vectors: the
+        loss of :meth:`__call__` is ``sum(first) / sum(second)`` (a per-step sample's scored steps; one
+        prediction a sample otherwise), so ``revstudio evaluate`` ranks samples by the very loss training
+        reads."""
+        n = output.shape[0]
+        if self.kind == "classification":
+            assert targets is not None
+            each = F.cross_entropy(output.float(), targets, ignore_index=-100, reduction="none")
+            if targets.dim() > 1:
+                return (each.reshape(n, -1).sum(dim=1).double(),
+                        (targets != -100).reshape(n, -1).sum(dim=1).double())
+            return each.double(), torch.ones(n, dtype=torch.float64, device=output.device)
+        ones = torch.ones(n, dtype=torch.float64, device=output.device)
+        if self.kind == "regression":
+            assert targets is not None
+            out = output.float()
+            target = targets.to(out.dtype)
+            if target.shape != out.shape and target.numel() == out.numel():
+                target = target.view_as(out)
+            return (out - target).pow(2).reshape(n, -1).mean(dim=1).double(), ones
+        z = output.float().flatten(1)
+        dims = z.shape[1]
+        nll = 0.5 * z.pow(2).sum(dim=1) + 0.5 * dims * math.log(2 * math.pi)
+        if logdet is not None:
+            nll = nll - logdet.float().reshape(-1)
+        bits = (nll / (dims * LN2)).double()
+        return (bits + math.log2(self.levels) if self.levels else bits), ones

@@ -81,9 +81,8 @@ def _init_weights(path: str | None) -> dict[str, Any] | None:
         return None
     from . import checkpoint as ckpt
 
-    file = os.path.join(path, "checkpoints", "last.pt") if os.path.isdir(path) else path
     try:
-        return ckpt.weights_of(file)[0]
+        return ckpt.weights_of(ckpt.weights_file(path))[0]
     except ckpt.CheckpointError as exc:
         raise SessionError(f"--init {exc}", 2) from None
 

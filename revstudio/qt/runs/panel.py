@@ -98,7 +98,7 @@ class RunsPanel(QWidget):
     """The table of runs, the live progress and the actions on the selection."""
 
     selectionChanged = Signal(list)      # [Path] of the selected runs
-    actionRequested = Signal(str, list)  # action name, [Path]: open / compare / resume / gradcheck / delete
+    actionRequested = Signal(str, list)  # action name, [Path]: open / compare / resume / gradcheck / evaluate / delete
     labelChanged = Signal(object)        # Path of a run whose label was edited here
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -147,6 +147,8 @@ class RunsPanel(QWidget):
                 ("resume", "Resume", "Continue this run from its last checkpoint"),
                 ("gradcheck", "Gradient Check", "Compare reversible and standard gradients at this run's "
                                                 "checkpoint"),
+                ("evaluate", "Evaluate…", "Score this finished or stopped run's checkpoint on the samples it held "
+                                          "out: loss, accuracy per class, confusion matrix (revstudio evaluate)"),
                 ("delete", "Delete…", "Delete the selected run folders (asks first)")):
             button = QPushButton(text)
             button.setToolTip(tip)
@@ -391,6 +393,8 @@ class RunsPanel(QWidget):
         self.buttons["resume"].setEnabled(entry is not None and entry.status in RESUMABLE
                                           and entry.checkpoint.exists())
         self.buttons["gradcheck"].setEnabled(entry is not None and entry.snapshot.exists())
+        self.buttons["evaluate"].setEnabled(entry is not None and entry.status in ("finished", "stopped")
+                                            and entry.snapshot.exists() and entry.checkpoint.exists())
         self.buttons["delete"].setEnabled(bool(paths))
 
     def _show_detail(self, extra: str = "") -> None:
@@ -419,6 +423,9 @@ class RunsPanel(QWidget):
             if (entry.path / "model.py").is_file():  # (how the trained network goes into one's own code)
                 lines.append(f"code: {entry.path / 'model.py'} (from model import Model; model = Model(); "
                              "model.load_state_dict(torch.load(checkpoint, weights_only=True)['model']))")
+        from revstudio.qt.runs.evaluation_view import latest_evaluation
+
+        lines += [e for e in (latest_evaluation(entry.path),) if e]  # (Evaluate… writes them)
         if extra:
             lines += ["", extra]
         if entry.config:

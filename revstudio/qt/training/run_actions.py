@@ -1,5 +1,5 @@
 """The Runs tab's actions on run folders: open a run's snapshot, compare its settings, resume, check its
-gradients, delete. :class:`RunActionsMixin` is mixed into ``ui.TrainingUI``, which owns the parts it uses.
+gradients, evaluate it, delete. :class:`RunActionsMixin` is mixed into ``ui.TrainingUI``, which owns the parts it uses.
 """
 from __future__ import annotations
 
@@ -48,6 +48,8 @@ class RunActionsMixin:
                                           else None)
         if name == "gradcheck":
             return self.gradcheck_run(paths[0])
+        if name == "evaluate":
+            return self.evaluate_run(paths[0])
         if name == "delete":
             return self.delete_runs(paths)
         return None
@@ -57,6 +59,15 @@ class RunActionsMixin:
         from revstudio.qt.runs.snapshot import open_snapshot_tab
 
         return open_snapshot_tab(self.window, path)
+
+    def evaluate_run(self, path: Path) -> Any:
+        """``revstudio evaluate RUN --json`` in a child process, shown in a window of its own (its dialog)."""
+        from revstudio.qt.runs.evaluation_view import EvaluationDialog
+
+        dialog = EvaluationDialog(path, self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog.start()
 
     def compare_settings(self, path: Path) -> Any:
         from revstudio.qt.training.compare_dialog import CompareDialog

@@ -1,0 +1,263 @@
+"""``revstudio evaluate`` / ``rs.evaluate``: a trained run's weights scored on data, in eval mode, no gradients.
+
+What is scored: a run folder (its project snapshot and ``checkpoints/last.pt``, or ``checkpoint=FILE``), or a
+file of weights: a revstudio checkpoint (it carries its project snapshot) or a bare state_dict beside a
+``project`` file. The weights are read by ``checkpoint.weights_of`` and put into the compiled model by
+``checkpoint.start_from``, as ``train --init`` does; the data are the run's own validation split (its
+snapshot's data, ``val_fraction`` and ``seed``: the samples it held out) or ``data=SPEC`` (every sample of
+it, or a ``mnist:`` / ``cifar10:`` folder's test files), loaded and checked as ``train`` loads them, with
+its task and loss (``parts.Loss``). The result is one dict (docs/cli.md's schema), also written atomically to
+the run folder's ``evaluations/<time>.json``. Refusals are :class:`EvalError` (exit code 2, 1 for a graph
+with errors) naming the file and what to do.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+from dataclasses import dataclass
+from typing import Any
+
+EVALUATIONS = "evaluations"  # the run folder's folder of results
+
+
+class EvalError(Exception):
+    """An evaluation that cannot run; ``code`` is the CLI exit code (1 a graph with errors, 2 the rest)."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class Source:
+    """Where the weights and the graph come from."""
+
+    weights: str                  # the file of weights
+    project: str                  # the project file, or the name its snapshot is told by
+    graph: Any = None             # a project snapshot read from a checkpoint (None: load ``project``)
+    run_dir: str | None = None    # the run folder the results go into (None: nowhere)
+
+
+def _run_of(file: str) -> str | None:
+    """The run folder a checkpoint file lies in (``RUN/checkpoints/x.pt``), or None."""
+    folder = os.path.dirname(os.path.dirname(os.path.abspath(file)))
+    return folder if os.path.isfile(os.path.join(folder, "project.revs")) else None
+
+
+def resolve(target: str, checkpoint: str | None = None, project: str | None = None) -> Source:
+    """The :class:`Source` of ``target`` (a run folder or a file of weights); EvalError naming what is missing."""
+    if checkpoint == "best":
+        raise EvalError("--checkpoint best: a run keeps one checkpoint, checkpoints/last.pt (its last step); "
+                        "give --checkpoint last or a FILE of weights")
+    if not os.path.exists(target):
+        raise EvalError(f"{target}: no such run folder or file; give a run folder ('revstudio runs' lists them), "
+                        "a checkpoint, or a state_dict file with --project FILE")
+    if os.path.isdir(target):
+        snapshot = os.path.join(target, "project.revs")
+        if not os.path.isfile(snapshot):
+            raise EvalError(f"{target}: not a run folder (no project.revs in it); give a folder 'revstudio runs' "
+                            "lists, or a checkpoint file")
+        from .checkpoint import weights_file
+
+        weights = weights_file(target) if checkpoint in (None, "last") else str(checkpoint)
+        if not os.path.isfile(weights):
+            if checkpoint in (None, "last"):
+                raise EvalError(f"{target}: the run saved no checkpoint (no checkpoints/last.pt): it stopped or "
+                                f"failed before its first; 'revstudio train --resume {target}' trains it on")
+            raise EvalError(f"--checkpoint {checkpoint}: no such file; give a checkpoint or a state_dict file")
+        return Source(weights, project or snapshot, run_dir=target)
+    if checkpoint not in (None, "last"):
+        raise EvalError(f"--checkpoint {checkpoint}: {target} is a file of weights already; give --checkpoint "
+                        "with a run folder")
+    run_dir = _run_of(target)
+    if project is None and run_dir is not None:
+        project = os.path.join(run_dir, "project.revs")
+    return Source(target, project or "", run_dir=run_dir)
+
+
+def _weights(source: Source) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    from . import checkpoint as ckpt
+
+    try:
+        weights, data = ckpt.weights_of(source.weights)
+    except ckpt.CheckpointError as exc:
+        raise EvalError(str(exc)) from None
+    if not source.project:
+        text = data.get("graph") if data is not None else None
+        if not isinstance(text, str):
+            raise EvalError(f"{source.weights}: a state_dict holds weights only, not the network; give the project "
+                            "it was trained from with --project FILE")
+        from revstudio.core.project import ProjectError, loads
+
+        try:
+            source.graph = loads(text, f"{source.weights} (its project snapshot)")
+        except ProjectError as exc:
+            raise EvalError(f"{exc}; give the project with --project FILE") from None
+        source.project = f"{source.weights} (its project snapshot)"
+    return weights, data
+
+
+def _newer_note(data: dict[str, Any] | None) -> str:
+    """Words for weights a revstudio of another version saved ("" for this version's, or unknown)."""
+    from revstudio import __version__
+
+    made = ((data or {}).get("versions") or {}).get("revstudio")
+    if not made or made == __version__:
+        return ""
+    return f" (saved by revstudio {made}; this is {__version__}: evaluate it with that version)"
+
+
+def evaluate_source(source: Source, *, data: str | None = None, batch_size: int | None = None,
+                    device: str | None = None, mode: str | None = None, worst: int = 5,
+                    save: bool = True) -> dict[str, Any]:
+    """Score ``source``'s weights (see the module docstring); the result dict, written to the run folder
+    unless ``save`` is False or there is none."""
+    from revstudio.cli import CliError
+    from revstudio.clicmd._runargs import compile_error, load_checked
+    from revstudio.core.data_paths import absolute_spec
+
+    from .config import ConfigError, TrainConfig
+    from .data import DataError, load_data
+    from .parts import TrainError
+    from .task import infer_task
+
+    weights, saved = _weights(source)
+    try:
+        if source.graph is None:
+            graph, report = load_checked(source.project)
+        else:
+            graph, report = load_checked(source.project, graph=source.graph)
+        cfg = TrainConfig.from_section(graph.training)
+        overrides = {k: v for k, v in (("batch_size", batch_size), ("device", device), ("mode", mode)) if v}
+        cfg = cfg.replace(**overrides) if overrides else cfg
+    except CliError as exc:
+        raise EvalError(str(exc), exc.code) from None
+    except ConfigError as exc:
+        raise EvalError(f"{source.project}: {exc}") from None
+    base = str(((saved or {}).get("data") or {}).get("base_dir") or os.path.dirname(os.path.abspath(
+        source.project if os.path.isfile(source.project) else source.weights)))
+    try:
+        task = infer_task(graph, report, cfg.task)
+        if data is None:
+            bundle = load_data(cfg.data, graph, report, task=task, val_spec=cfg.val_data,
+                               val_fraction=cfg.val_fraction, seed=cfg.seed, base_dir=base,
+                               scale_uint8=cfg.scale_uint8)
+            split, which = bundle.val, "validation"
+            if split is None or len(split) == 0:
+                raise EvalError(f"{source.project}: the run held out no validation samples (val_fraction "
+                                f"{cfg.val_fraction:g}, no val_data); give the test data with --data SPEC")
+        else:
+            spec = absolute_spec(data, os.getcwd())
+            bundle = load_data(spec, graph, report, task=task, val_fraction=0.0, seed=cfg.seed,
+                               base_dir=os.getcwd(), scale_uint8=cfg.scale_uint8)
+            split, which = (bundle.val, "test") if bundle.val is not None else (bundle.train, "all")
+    except DataError as exc:
+        raise EvalError(f"{exc}; the data must fit the network the run trained") from None
+    try:
+        figures = _score(graph, report, cfg, bundle, split, weights, source, saved, worst)
+    except TrainError as exc:
+        raise EvalError(str(exc), exc.code) from None
+    except EvalError:
+        raise
+    except Exception as exc:
+        err = compile_error(exc)
+        if err is None:
+            raise
+        raise EvalError(str(err), err.code) from None
+    from revstudio import __version__
+
+    result: dict[str, Any] = {
+        "run_dir": source.run_dir, "checkpoint": source.weights, "project": source.project,
+        "step": (saved or {}).get("step"), "split": which, "data": bundle.describe(), "samples": len(split),
+        "task": bundle.task.kind, "per": bundle.task.unit if bundle.task.per_step else "sample",
+        "loss_name": bundle.task.loss_name(), **figures, "time": _now(), "revstudio": __version__, "saved": None}
+    if save and source.run_dir is not None:
+        result["saved"] = save_result(source.run_dir, result)
+    return result
+
+
+def _score(graph: Any, report: Any, cfg: Any, bundle: Any, split: Any, weights: dict[str, Any], source: Source,
+           saved: dict[str, Any] | None, worst: int) -> dict[str, Any]:
+    import torch
+
+    from revstudio.compiler import compile as compile_graph
+    from revstudio.diagnostics.estimate import input_dtype
+    from revstudio.diagnostics.gradcheck import input_nodes, output_nodes
+
+    from . import checkpoint as ckpt
+    from .eval_metrics import Tally
+    from .init_words import OWN_WEIGHTS
+    from .parts import Loss, dequantize, noise_seed, precision_context, resolve_device
+
+    device = resolve_device(cfg.device)
+    if cfg.precision == "fp16" and device.type != "cuda":
+        cfg = cfg.replace(precision="fp32")  # (fp16 runs on CUDA only: a CPU scores the weights in fp32)
+    autocast, _ = precision_context(cfg, device)
+    dtype = torch.float64 if input_dtype(graph) == "float64" else torch.float32
+    model = compile_graph(graph, mode=cfg.mode, device=device, dtype=dtype, report=report,
+                          memory_budget=cfg.memory_budget)
+    note = _newer_note(saved)
+    ckpt.start_from(weights, model, source.weights, lambda src, why: (
+        f"{src}: the weights do not fit the network of {source.project} ({why}){note}; evaluate them with the "
+        f"project they were trained from (--project FILE); {OWN_WEIGHTS}"))
+    model.eval()
+    order = [nid for nid, _ in input_nodes(graph)]
+    outputs = output_nodes(graph)
+    out_index = outputs.index(bundle.task.output_id) if bundle.task.output_id in outputs else 0
+    loss = Loss(bundle.task.kind, bundle.levels)
+    tally = Tally(loss, bundle.task.num_classes)
+    with torch.no_grad():
+        for start in range(0, len(split), cfg.batch_size):
+            idx = torch.arange(start, min(start + cfg.batch_size, len(split)))
+            inputs, targets = split.batch(idx)
+            if bundle.levels is not None:  # (a flow's 8-bit images: the noise validation draws, seed for seed)
+                seed = noise_seed(cfg.seed, -1 - start, 0)
+                inputs = {k: dequantize(v, bundle.levels, seed + i) for i, (k, v) in enumerate(inputs.items())}
+            xs = [inputs[nid].to(device) for nid in order]
+            ys = targets.to(device) if targets is not None else None
+            with autocast():
+                out = model(*xs)
+                head = out[out_index] if isinstance(out, tuple) else out
+                tally.add(head, ys, getattr(model, "logdet", None))
+    return {"device": str(device), "mode": cfg.mode, "batch_size": cfg.batch_size, **tally.result(worst)}
+
+
+def _now() -> str:
+    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def save_result(run_dir: str, result: dict[str, Any]) -> str:
+    """Write ``result`` to ``RUN/evaluations/<time>.json`` atomically (a new name when the second is
+    taken); the path written. EvalError when the folder cannot take it."""
+    from .runs import RunDirError, json_text, write_atomic
+
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    folder = os.path.join(run_dir, EVALUATIONS)
+    path, n = os.path.join(folder, f"{stamp}.json"), 1
+    while os.path.exists(path):
+        n += 1
+        path = os.path.join(folder, f"{stamp}-{n}.json")
+    try:
+        write_atomic(path, json_text({**result, "saved": path}) + "\n")
+    except RunDirError as exc:
+        raise EvalError(f"cannot write {exc.path}: {exc.why}; make the run folder writable, or leave the "
+                        "results unsaved (--no-save)") from None
+    return path
+
+
+def evaluations(run_dir: str) -> list[str]:
+    """The run's saved evaluations, oldest first (their file names sort by time)."""
+    folder = os.path.join(run_dir, EVALUATIONS)
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+    except OSError:
+        return []
+    return [os.path.join(folder, n) for n in names]
+
+
+def evaluate(target: str, *, data: str | None = None, checkpoint: str | None = None, project: str | None = None,
+             batch_size: int | None = None, device: str | None = None, mode: str | None = None, worst: int = 5,
+             save: bool = True) -> dict[str, Any]:
+    """:func:`resolve` then :func:`evaluate_source`."""
+    return evaluate_source(resolve(target, checkpoint, project), data=data, batch_size=batch_size, device=device,
+                           mode=mode, worst=worst, save=save)
