@@ -16,8 +16,17 @@ from typing import Any
 import pytest
 from PySide6.QtGui import QColor, QImage, QPalette
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDialog, QLineEdit, QPushButton, QSpinBox, QToolButton, QTreeWidget, QTreeWidgetItem,
-    QVBoxLayout, QWidget,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QToolButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
 )
 from test_visual_fit import _contrast
 
