@@ -160,3 +160,20 @@ def test_every_control_shows_when_it_has_the_keys(qtbot: Any, themed: str) -> No
         if changed < ring:
             unseen.append(f"{what}: {changed} of {ring} px")
     assert not unseen, f"{themed}: focus not seen on " + "; ".join(unseen)
+
+
+@pytest.mark.parametrize("dark", [True, False])
+def test_canvas_outlines_wires_and_ports_stand_out_on_the_canvas_and_on_a_card(dark: bool) -> None:
+    """The light canvas's selection amber (#d48806) was 2.6:1 on the canvas: a selected card's outline
+    was hard to find at a low-vision user's zoom."""
+    from revstudio.qt.canvas.theme import theme_for
+
+    t = theme_for(dark)
+    for ground_name in ("background", "node_body"):
+        ground = QColor(getattr(t, ground_name))
+        ground.setAlpha(255)
+        for role in ("selection", "error", "warning", "hover", "wire", "wire_selected", "wire_invalid",
+                     "port_in", "port_out"):
+            colour = getattr(t, role)
+            ratio = _contrast(colour, ground)
+            assert ratio >= EDGE, f"{'dark' if dark else 'light'}: {role} {colour.name()} on {ground_name}: {ratio:.2f}"
