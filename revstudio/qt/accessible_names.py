@@ -18,6 +18,8 @@ def name_parts(window: MainWindow) -> None:
         (window.node_palette.tree, "Node types", "Enter adds the type beside the selection"),
         (window.inspector.title, "Node id", "Type a new id and press Enter to rename the node"),
         (window.inspector, "Inspector", "The selected node's parameters and facts"),
+        (window.inspector.scroller, "Inspector", "Up and Down, Page Up and Page Down scroll the node's facts"),
+        (window.inspector.batch_field, "Batch size", "The batch of the memory figures and of training"),
         (window.history, "History", "Every edit; choosing a row goes back to that point"),
         (window.bottom.tabBar(), "Output tabs", "Problems, Plots, Runs, Code, Memory and Log"),
         (window.diagnostics.tree, "Problems", "Enter selects the node a problem is about"),

@@ -67,7 +67,10 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     app.setApplicationDisplayName("revstudio")
     app.setDesktopFileName("revstudio")
     app.setWindowIcon(theme.app_icon())
-    theme.apply_theme(app, Settings().theme)
+    settings = Settings()
+    theme.apply_theme(app, settings.theme)
+    if settings.text_scale != theme.text_scale():
+        theme.set_text_scale(app, settings.text_scale)
     return app
 
 

@@ -16,6 +16,7 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QFontDatabase, QIcon
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTabBar, QTabWidget, QVBoxLayout, QWidget
 
+from revstudio.qt import theme
 from revstudio.qt.theme import icon
 
 TITLE = "outputTabTitle"  # a page's tab title (what add_tab/tab use), whatever its tab shows
@@ -50,7 +51,7 @@ def placeholder(title: str, text: str) -> QWidget:
     """A centred explanation for a tab whose content does not exist yet."""
     w = QWidget()
     layout = QVBoxLayout(w)
-    label = QLabel(f"<p style='font-size:14px; font-weight:600'>{title}</p><p>{text}</p>")
+    label = QLabel(f"<p style='font-size:{theme.px(14)}px; font-weight:600'>{title}</p><p>{text}</p>")
     label.setObjectName("placeholder")
     label.setAlignment(Qt.AlignmentFlag.AlignCenter)
     label.setWordWrap(True)

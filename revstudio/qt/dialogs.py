@@ -33,7 +33,9 @@ class Dialogs:
         QMessageBox.critical(parent, title, text)
 
     def info(self, parent: QWidget, title: str, text: str) -> None:
-        QMessageBox.information(parent, title, text)
+        from revstudio.qt.info_dialog import InfoDialog
+
+        InfoDialog(parent, title, text).exec()  # (scrolls where QMessageBox ran past a small screen)
 
     def confirm(self, parent: QWidget, title: str, text: str) -> bool:
         """Yes/No for a destructive step (deleting runs); No is the default."""

@@ -67,7 +67,7 @@ class Inspector(InspectorFacts, QWidget):
         self._removed_timer.setSingleShot(True)
         self._removed_timer.timeout.connect(lambda: self.set_selection(self.graph, self.selection))
 
-        scroll = QScrollArea(self)
+        scroll = self.scroller = QScrollArea(self)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # text wraps instead
         scroll.setFrameShape(QFrame.Shape.NoFrame)

@@ -361,4 +361,9 @@ def make_editor(name: str, param: Param, parent: QWidget | None = None) -> Param
         editor.field = inner
     else:
         editor.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+    # A screen reader names the field by its parameter (the label beside it is no buddy of it): it said
+    # "edit" or "combo box" for every field of the inspector.
+    target = inner if inner is not None else editor
+    target.setAccessibleName(name)
+    target.setAccessibleDescription(editor.toolTip())
     return editor

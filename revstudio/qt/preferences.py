@@ -1,4 +1,4 @@
-"""The Preferences dialog: theme, autosave interval and what opens at start.
+"""The Preferences dialog: theme, text size, autosave interval and what opens at start.
 
 Values live in :class:`~revstudio.qt.settings.Settings`; the dialog writes them
 on OK and the window applies them at once (``applied``), so nothing needs a
@@ -9,6 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QSpinBox, QWidget
 
+from revstudio.qt import theme as themes
 from revstudio.qt.settings import Settings
 
 
@@ -26,6 +27,12 @@ class PreferencesDialog(QDialog):
         self.theme.addItem("Dark", "dark")
         self.theme.addItem("Light", "light")
         self.theme.setCurrentIndex(max(0, self.theme.findData(settings.theme)))
+        self.text_size = QComboBox(self)
+        for percent in themes.TEXT_SCALES:
+            self.text_size.addItem(f"{percent} %", percent)
+        self.text_size.setCurrentIndex(max(0, self.text_size.findData(settings.text_scale)))
+        self.text_size.setToolTip("The size of the menus', panels' and dialogs' text, in % of the system's font; "
+                                  "the canvas zooms with Ctrl++ and Ctrl+-")
         self.autosave = QSpinBox(self)
         self.autosave.setRange(5, 3600)
         self.autosave.setSuffix(" s")
@@ -39,12 +46,14 @@ class PreferencesDialog(QDialog):
         buttons.rejected.connect(self.reject)
         form = QFormLayout(self)
         form.addRow("Theme", self.theme)
+        form.addRow("Text size", self.text_size)
         form.addRow("Autosave at least every", self.autosave)
         form.addRow("", self.reopen)
         form.addRow(buttons)
 
     def accept(self) -> None:
         self.settings.theme = str(self.theme.currentData())
+        self.settings.text_scale = int(self.text_size.currentData())
         self.settings.autosave_seconds = self.autosave.value()
         self.settings.reopen_last = self.reopen.isChecked()
         self.settings.sync()

@@ -46,6 +46,19 @@ class Settings:
     def overview(self, value: bool) -> None:
         self._s.setValue("appearance/overview", "true" if value else "false")
 
+    @property
+    def text_scale(self) -> int:
+        """Preferences > Text size: the application's text in % of the system's font (100 to 200)."""
+        try:
+            value = int(str(self._s.value("appearance/text_scale", 100)))
+        except (TypeError, ValueError):
+            return 100
+        return min(max(value, 100), 200)
+
+    @text_scale.setter
+    def text_scale(self, value: int) -> None:
+        self._s.setValue("appearance/text_scale", int(value))
+
     # ---- behaviour ------------------------------------------------------
     @property
     def autosave_seconds(self) -> int:

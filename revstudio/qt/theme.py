@@ -7,11 +7,12 @@ finds that folder in a checkout, a wheel, a zip or a frozen build.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 from PySide6.QtCore import QByteArray, QRectF, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtWidgets import QApplication
 
 from revstudio import resources
@@ -32,17 +33,27 @@ class Colors:
     warning: str
     ok: str
     border: str
+    highlight: str  # a fill under white text (a selected row or menu item, the default button)
+    control: str    # the edge of a field, button or check box (drawn on window, base and alt_base)
 
 
+# highlight: white text reads on it at 4.5:1 (the dark accent under white was 3.2:1); control: 3:1 (WCAG
+# 1.4.11) on window, base and alt_base, where the border colour (1.2:1) left fields and check boxes unseen.
 DARK = Colors("#1e2128", "#16181d", "#22262e", "#dfe3ea", "#8a93a3", "#5b8cff",
-              "#ff6b6b", "#f5b84c", "#4cc38a", "#2c313b")
+              "#ff6b6b", "#f5b84c", "#4cc38a", "#2c313b", "#3565dd", "#6b7385")
 # Light: error, warning, ok and muted are text colours too, at least 4.5:1 (WCAG AA) on window,
 # base and alt_base; the earlier #b97a0b warning and #1f9d62 ok were 3.3:1 on the window colour.
 LIGHT = Colors("#f4f5f8", "#ffffff", "#eef0f4", "#1d2330", "#5f6879", "#3567e8",
-               "#c62828", "#8a5a00", "#157347", "#d6dae2")
+               "#c62828", "#8a5a00", "#157347", "#d6dae2", "#3567e8", "#7d8696")
 TEXT_ROLES = ("text", "muted", "error", "warning", "ok")  # drawn as text on window, base and alt_base
+ON_HIGHLIGHT = "#ffffff"  # the text on a highlight fill
+FOCUS_WIDTH = 2  # px: the accent edge a field, button, check box or list has while it has the keys
+
+TEXT_SCALES = (100, 125, 150, 175, 200)  # Preferences > Text size, in % of the system's font
 
 _current = "dark"
+_text_scale = 100
+_base_font: QFont | None = None  # the system's font, before a text size scaled it
 
 
 def colors(theme: str | None = None) -> Colors:
@@ -51,6 +62,35 @@ def colors(theme: str | None = None) -> Colors:
 
 def current() -> str:
     return _current
+
+
+def text_scale() -> int:
+    """The text size in % of the system's font (Preferences > Text size)."""
+    return _text_scale
+
+
+_GROWS = re.compile(r"::indicator|-arrow|::drop-down|::up-button|::down-button")  # sized as the text
+
+
+def px(size: float) -> int:
+    """A font size in pixels (a stylesheet's or a rich text's) at the current text size."""
+    return round(size * _text_scale / 100)
+
+
+def set_text_scale(app: QApplication, percent: int) -> None:
+    """All text of the application at ``percent`` % of the system's font (100 to 200), at once: the
+    application font and the stylesheet's own sizes; the canvas keeps its zoom (Ctrl++ enlarges it)."""
+    global _text_scale, _base_font
+    if _base_font is None:
+        _base_font = QFont(app.font())
+    _text_scale = min(max(int(percent), TEXT_SCALES[0]), TEXT_SCALES[-1])
+    font = QFont(_base_font)
+    if _base_font.pointSizeF() > 0:
+        font.setPointSizeF(_base_font.pointSizeF() * _text_scale / 100)
+    else:
+        font.setPixelSize(px(_base_font.pixelSize()))
+    app.setFont(font)
+    app.setStyleSheet(stylesheet(_current))
 
 
 def status_colour(status: str) -> str:
@@ -68,7 +108,7 @@ def _palette(c: Colors) -> QPalette:
         (role.Window, c.window), (role.WindowText, c.text), (role.Base, c.base),
         (role.AlternateBase, c.alt_base), (role.Text, c.text), (role.Button, c.alt_base),
         (role.ButtonText, c.text), (role.ToolTipBase, c.base), (role.ToolTipText, c.text),
-        (role.Highlight, c.accent), (role.HighlightedText, "#ffffff"), (role.Link, c.accent),
+        (role.Highlight, c.highlight), (role.HighlightedText, ON_HIGHLIGHT), (role.Link, c.accent),
         (role.PlaceholderText, c.muted), (role.Mid, c.border), (role.Dark, c.border),
     ):
         p.setColor(r, QColor(value))
@@ -90,7 +130,10 @@ def stylesheet(theme: str) -> str:
     # Longest names first so "@alt_base" is not eaten by "@base".
     for name in sorted(c.__dataclass_fields__, key=len, reverse=True):
         text = text.replace(f"@{name}", getattr(c, name))
-    return text
+    text = re.sub(r"font-size:\s*(\d+)px", lambda m: f"font-size: {px(int(m.group(1)))}px", text)
+    # a check box's box and a spin box's or combo box's arrows grow with the text beside them
+    return "\n".join(re.sub(r"\b(width|height):\s*(\d+)px", lambda m: f"{m.group(1)}: {px(int(m.group(2)))}px", line)
+                     if _GROWS.search(line.split("{", 1)[0]) else line for line in text.splitlines())
 
 
 def apply_theme(app: QApplication, theme: str) -> None:

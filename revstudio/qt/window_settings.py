@@ -103,6 +103,14 @@ class WindowSettingsMixin(WindowMixin):
     def apply_preferences(self) -> None:
         if self.settings.theme != theme.current():
             self.set_theme(self.settings.theme)
+        app = QApplication.instance()
+        if self.settings.text_scale != theme.text_scale() and isinstance(app, QApplication):
+            theme.set_text_scale(app, self.settings.text_scale)
+            self.inspector.refresh_facts()  # (rich text with sizes of its own)
+            if "pyqtgraph" in sys.modules:
+                from revstudio.qt.plots.plot_theme import restyle_all
+
+                restyle_all()  # the legends' text size
         self.autosaver.timer.setInterval(self.settings.autosave_seconds * 1000)
 
     def _restore_layout(self) -> None:

@@ -118,14 +118,14 @@ def test_open_plots_follow_a_theme_switch(make_window: Any, qtbot: Any) -> None:
 def test_shortcuts_list_fits_a_laptop_screen(make_window: Any, dialogs: Any, qtbot: Any, monkeypatch: Any) -> None:
     # F1's list was one column ~950 px tall: on a 1366x768 screen its OK button lay below the
     # screen's edge. Redo's keys also ended in "Redo" (Qt's dedicated Redo key), read as a typo.
-    from PySide6.QtWidgets import QMessageBox
+    from revstudio.qt.info_dialog import InfoDialog
 
     window = make_window()
     said: list[tuple[str, str]] = []
     monkeypatch.setattr(dialogs, "info", lambda parent, title, text: said.append((title, text)))
     window.show_shortcuts()
     title, text = said[0]
-    box = QMessageBox(QMessageBox.Icon.Information, title, text, parent=window)  # as Dialogs.info shows it
+    box = InfoDialog(window, title, text)  # as Dialogs.info shows it
     qtbot.addWidget(box)
     box.show()
     qtbot.waitExposed(box)

@@ -206,6 +206,8 @@ class QuickAddPopup(QFrame):
         self.list = QListWidget()
         self.list.setMinimumWidth(300)
         self.list.setMinimumHeight(260)
+        self.search.setAccessibleName(f"{title}: search")  # (a screen reader said only "edit" and "list")
+        self.list.setAccessibleName(f"{title}: matches")
         layout.addWidget(self.caption)
         layout.addWidget(self.search)
         layout.addWidget(self.nothing)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
 
 from revstudio.qt import theme
@@ -38,6 +39,14 @@ def memory_bars(result: dict[str, Any]) -> tuple[list[str], list[float], list[fl
         value = e.get("peak_bytes", e.get("activation_bytes"))
         estimated.append(float(value) if isinstance(value, (int, float)) else None)
     return modes, measured, estimated
+
+
+OVER = "✗"  # marks a gradient check row over tolerance, beside its name
+
+
+def _over_brush(colour: str) -> QBrush:
+    """A hatched fill: a bar over tolerance differs from an agreeing one by its pattern, not its hue alone."""
+    return QBrush(QColor(colour), Qt.BrushStyle.BDiagPattern)
 
 
 def gradcheck_bars(result: dict[str, Any]) -> list[tuple[str, float]]:
@@ -118,17 +127,24 @@ def memory_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
 
 def gradcheck_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
     rows = gradcheck_bars(result)
-    names = [r[0] for r in rows]
+    tol = float(result.get("tolerance") or 1e-10)
+    # Over tolerance is said in words and by a hatch, not by red against green alone (one brown to a
+    # red-green colour-blind reader: the two bar colours are 11 CIE76 units apart as a deuteranope sees them)
+    names = [f"{OVER} {n}" if e > tol else n for n, e in rows]
     logs = [math.log10(max(e, FLOOR)) for _n, e in rows]
     lo = math.floor(math.log10(FLOOR))
     plot = pg.PlotWidget(axisItems={"left": _NameTicks(names, orientation="left"),
                                     "bottom": _LogTicks(orientation="bottom")})
     plot.setBackground(None)
-    tol = float(result.get("tolerance") or 1e-10)
     c = theme.colors()  # (the fixed #59a14f of an agreeing bar was 2.9:1 on the light window)
-    colours = [c.error if e > tol else c.ok for _n, e in rows]
+    brushes = [_over_brush(c.error) if e > tol else pg.mkBrush(c.ok) for _n, e in rows]
     plot.addItem(pg.BarGraphItem(x0=[lo] * len(rows), width=[v - lo for v in logs], y=list(range(len(rows))),
-                                 height=0.7, brushes=colours))
+                                 height=0.7, brushes=brushes, pens=[pg.mkPen(b.color()) for b in brushes]))
+    if any(e > tol for _n, e in rows):
+        legend = plot.addLegend(offset=(-10, 5), colCount=2)
+        legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=0, brush=pg.mkBrush(c.ok)), "within tolerance")
+        legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=0, brush=_over_brush(c.error)),
+                       f"{OVER} over tolerance")
     plot.addItem(pg.InfiniteLine(pos=math.log10(tol), angle=90, pen=pg.mkPen(c.error, style=Qt.PenStyle.DashLine),
                                  label=f"tolerance {tol:g}",
                                  labelOpts={"position": 0.95, "color": theme.colors().text}))

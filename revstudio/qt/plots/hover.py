@@ -24,6 +24,7 @@ from PySide6.QtCore import QEvent, QObject, QPointF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QMouseEvent
 
 from revstudio.qt import theme
+from revstudio.qt.plots import plot_theme
 
 DOT_PX = 7
 GAP_PX = 6  # between the hover line (and the plot's top) and the box
@@ -62,7 +63,7 @@ class HoverMarks(QObject):
         self.box.setZValue(1000)
         self.box.hide()
         font = self.box.textItem.font()
-        font.setPointSizeF(8.0)  # as the legend's
+        font.setPointSizeF(plot_theme.legend_pt())  # as the legend's
         self.box.textItem.setFont(font)
         plot.plot.viewport().installEventFilter(self)  # (the mouse is over the view's viewport)
 

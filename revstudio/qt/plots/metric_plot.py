@@ -128,7 +128,7 @@ class MetricPlot(PlotFrameMixin, QWidget):
         item = self.plot.getPlotItem()
         # No grid: pyqtgraph draws it into the axes' pictures, repainted whenever a range moves,
         # and it was most of a frame's cost while a run streams (benchmarks/bench_plots.py).
-        item.addLegend(offset=(-8, 8), labelTextSize="8pt", sampleType=LineSample)
+        item.addLegend(offset=(-8, 8), labelTextSize=f"{plot_theme.legend_pt():g}pt", sampleType=LineSample)
         item.setMenuEnabled(False)
         # in KiB/MiB/GiB like the lines' labels, not pyqtgraph's decimal MB; both read a short log range
         item.setAxisItems({"left": BytesAxis("left") if units == "B" else LogAxis("left")})

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from revstudio.qt import theme
+from revstudio.qt.plots.colour_vision import apart, difference
 from revstudio.qt.plots.fitted_label import FittedLabel
 from revstudio.qt.plots.metric_plot import PALETTE, Channel, MetricPlot
 from revstudio.qt.plots.ref_labels import place_ref_labels
@@ -229,13 +230,20 @@ class PlotsPanel(QWidget):
         set has it; else its own, a function of its name (its folder's), so a run has the same colour in
         every session; where a run shown before it has that, the next one round the palette no shown run
         has. Colours went round the palette by the order runs were first shown in a session, so the
-        same run was blue one day and orange the next."""
+        same run was blue one day and orange the next. A colour a red-green colour-blind reader cannot
+        tell from a shown run's (green beside red, orange beside olive) counts as taken while another is
+        left (colour_vision)."""
         mine = self.colours.get(name)
-        if mine is not None and mine not in taken:
+        if mine is not None and mine not in taken and all(apart(mine, c) for c in taken):
             return mine
         start = run_colour_index(name)
         order = PALETTE[start:] + PALETTE[:start]
-        return next((c for c in order if c not in taken), order[0])  # (more runs than colours: they repeat)
+        seen_apart = next((c for c in order if all(apart(c, t) for t in taken)), None)
+        if seen_apart is not None:
+            return seen_apart
+        # none left apart from every shown run (four runs and more): the free one least like them
+        free = [c for c in order if c not in taken] or order  # (more runs than colours: they repeat)
+        return max(free, key=lambda c: min(difference(c, t) for t in taken))
 
     def _axis_changed(self, _index: int) -> None:
         self._settings.set_plots_axis(self.axis)

@@ -15,9 +15,15 @@ from shiboken6 import isValid
 from revstudio.qt import theme
 
 AXES = ("left", "bottom", "right", "top")
+LEGEND_PT = 8.0  # a legend's and a hover read-out's text at a text size of 100 %
 LEGEND_ALPHA = 170  # of 255: the words read first, the curves under a legend still show
 # every plot style() has coloured: restyle_all visits these, not the widget tree
 _STYLED: weakref.WeakSet[pg.PlotWidget] = weakref.WeakSet()
+
+
+def legend_pt() -> float:
+    """A legend's text size in points at the current text size (Preferences > Text size)."""
+    return LEGEND_PT * theme.text_scale() / 100
 
 
 def style(plot: pg.PlotWidget) -> None:
@@ -42,6 +48,7 @@ def style(plot: pg.PlotWidget) -> None:
         backing.setAlpha(LEGEND_ALPHA)
         legend.setBrush(pg.mkBrush(backing))  # (no border: an empty legend stays unseen)
         legend.setLabelTextColor(c.text)
+        legend.setLabelTextSize(f"{legend_pt():g}pt")
         for _sample, label in legend.items:
             label.setText(label.text)  # setLabelTextColor only stores the colour for the next text
 

@@ -173,6 +173,7 @@ class RunSettingsDialog(QDialog):
         grid.setRowStretch(3, 1)
         # the form scrolls on a screen too small for it; the error and the buttons stay in view
         self.form = FitScrollArea(form)
+        self.form.setAccessibleName("Run settings form")
         layout = QVBoxLayout(self)
         layout.addWidget(self.form, 1)
         layout.addWidget(self.error)

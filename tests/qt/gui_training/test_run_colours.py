@@ -1,6 +1,7 @@
 """Overlaid runs never share a colour, and a run keeps its colour while it is shown."""
 from __future__ import annotations
 
+from revstudio.qt.plots.colour_vision import apart as colours_apart
 from revstudio.qt.plots.metric_plot import PALETTE
 from revstudio.qt.plots.panel import PlotsPanel
 from revstudio.qt.plots.rows import RunData
@@ -45,9 +46,9 @@ def test_a_run_has_the_same_colour_in_every_session_whatever_was_shown_before(qt
 
     names = [f"2026120{d}-10{m}000" for d in range(1, 10) for m in range(10, 60, 7)]
     own = {n: PALETTE[zlib.crc32(n.encode()) % len(PALETTE)] for n in names}  # the name's own colour
-    apart = []  # runs whose own colours differ
+    apart = []  # runs whose own colours differ, for a red-green colour-blind reader too (colour_vision)
     for n in names:
-        if own[n] not in {own[m] for m in apart}:
+        if all(colours_apart(own[n], own[m]) for m in apart):
             apart.append(n)
     a, b, c = apart[:3]
     clash = next(n for n in names if n not in apart[:3] and own[n] == own[a])  # prefers a's colour
