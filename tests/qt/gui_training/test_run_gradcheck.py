@@ -112,7 +112,18 @@ def _gradcheck_dialog(qtbot, names):
     qtbot.addWidget(dialog)
     dialog.show()
     qtbot.waitExposed(dialog)
-    qtbot.wait(100)  # the axes take the view's range once it is laid out
+    # the axes take the view's range once it is laid out, in more than one pass, which a loaded machine
+    # may take more than a moment to finish: wait until the names drawn stop changing (none drawn at all
+    # was the bug, and still times out)
+    axis = dialog.plot.getAxis("left")
+    seen: list[list[str]] = []
+
+    def settled() -> bool:
+        qtbot.wait(40)  # reads 50 ms apart
+        seen.append(_drawn_names(axis))
+        return len(seen) > 2 and bool(seen[-1]) and seen[-1] == seen[-2] == seen[-3]
+
+    qtbot.waitUntil(settled, timeout=5000)
     return dialog
 
 
