@@ -60,8 +60,8 @@ def refuse_output(output: str, target: str, source: str, project: str) -> None:
 
 
 def fitting_weights(graph: Any, source: str, flag: str, project: str) -> dict[str, Any]:
-    """The weights ``source`` holds, checked against ``graph``'s model; a CliError (exit 2) naming
-    the file and the keys that do not fit, in ``train --init``'s words."""
+    """The weights ``source`` holds as ``graph``'s model holds them once loaded (under the names of
+    renamed nodes, in its number type); a CliError (exit 2) naming the file and the keys that do not fit."""
     import revstudio
     from revstudio.diagnostics.gradcheck import state_mismatch
     from revstudio.training.init_words import OWN_WEIGHTS
@@ -72,12 +72,15 @@ def fitting_weights(graph: Any, source: str, flag: str, project: str) -> dict[st
     except SessionError as exc:
         raise CliError(str(exc)) from None
     assert state is not None
-    why = state_mismatch(revstudio.compile(graph, device="cpu").state_dict(), state)
-    if why:
+    model = revstudio.compile(graph, device="cpu")
+    try:  # (the model's own loading: keys saved before a node was renamed move to its new name)
+        model.load_state_dict(state)
+    except RuntimeError as exc:
+        why = state_mismatch(model.state_dict(), state) or str(exc).splitlines()[0]
         raise CliError(f"{flag} {source}: the weights do not fit the graph of {project} ({why}); nothing was "
                        "written. Export the project they were trained from (its run folder: revstudio export "
-                       f"runs/NAME -o OUT.py), or: {OWN_WEIGHTS}".lstrip())
-    return state
+                       f"runs/NAME -o OUT.py), or: {OWN_WEIGHTS}".lstrip()) from None
+    return model.state_dict()
 
 
 def write(state: dict[str, Any], target: str) -> None:
@@ -94,6 +97,7 @@ def write(state: dict[str, Any], target: str) -> None:
 
 
 def use_line(module: str, target: str) -> str:
-    """The line that puts the weights into the exported ``Model``, for the code's reader."""
+    """The line that puts the weights into the exported ``Model``, run beside the code (where its
+    ``import`` finds it, so the weights are named as they lie there)."""
     return (f"import torch; from {module} import Model; model = Model(); "
-            f"model.load_state_dict(torch.load({target!r}, weights_only=True)); model.eval()")
+            f"model.load_state_dict(torch.load({os.path.basename(target)!r}, weights_only=True)); model.eval()")
