@@ -49,7 +49,10 @@ def test_a_run_folder_exports_its_code_and_its_trained_weights_that_load_without
     said = capsys.readouterr().out
     weights = out.with_suffix(".pt")
     assert f"wrote {weights}: the trained weights of {run}" in said, said
-    assert f"model.load_state_dict(torch.load({str(weights)!r}, weights_only=True)); model.eval()" in said, said
+    assert "from digits import Model; model = Model(); model.load_state_dict(torch.load('digits.pt', " \
+           "weights_only=True)); model.eval()" in said, said
+    header = out.read_text(encoding="utf-8").split('"""')[1]  # (the file's own recipe says so too)
+    assert '# model.load_state_dict(torch.load("THIS_FILE.pt", weights_only=True))' in header, header
     saved = torch.load(weights, weights_only=True)
     assert sorted(saved) == sorted(state) and all(torch.equal(saved[k], state[k]) for k in state)
 
@@ -141,3 +144,42 @@ def test_a_code_write_that_fails_leaves_no_weights_behind(tmp_path: Path, monkey
     assert main(["export", str(run), "-o", str(tmp_path / "m.py")]) == 2
     assert "cannot write (No space left on device)" in capsys.readouterr().err
     assert not (tmp_path / "m.pt").exists() and not (tmp_path / "m.py").exists()
+
+
+@pytest.mark.parametrize("built", ["compiled", "exported"])
+def test_a_checkpoint_given_whole_to_load_state_dict_says_where_its_weights_are(built: str, tmp_path: Path) -> None:
+    """`Model().load_state_dict(torch.load("last.pt"))` listed every weight as missing and "format",
+    "optimizer", ... as unexpected: a run's checkpoint and the exported model.pt differ by ["model"]."""
+    run, state = _run(tmp_path)
+    if built == "compiled":
+        model = rs.compile(rs.load(str(DIGITS)), device="cpu")
+    else:
+        scope: dict = {}
+        exec(compile(rs.export(rs.load(str(DIGITS))), "exported", "exec"), scope)  # noqa: S102
+        model = scope["Model"]()
+    whole = torch.load(run / "checkpoints" / "last.pt", weights_only=True)
+    with pytest.raises(RuntimeError) as err:
+        model.load_state_dict(whole)
+    assert str(err.value).startswith("load_state_dict was given a revstudio training checkpoint (keys 'format', "
+                                     "'version', "), err.value
+    assert "its weights are under 'model'; load them with model.load_state_dict(checkpoint['model'])" in str(err.value)
+    with pytest.raises(RuntimeError, match=r"given a training checkpoint .* under 'state_dict'"):
+        model.load_state_dict({"epoch": 3, "state_dict": state})
+    model.load_state_dict(whole["model"])
+    assert all(torch.equal(model.state_dict()[k], state[k]) for k in state)
+
+
+def test_weights_saved_before_a_node_was_renamed_ship_under_its_new_name(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The exported Model loads keys of a renamed node's old id; the weights file it is shipped with
+    holds the new ones, as its own state_dict names them."""
+    from revstudio.core.project import dumps
+
+    run, state = _run(tmp_path)
+    graph = rs.load(str(DIGITS))
+    graph.rename_node("stem", "entry")
+    graph.renamed["stem"] = "entry"
+    (tmp_path / "renamed.revs").write_text(dumps(graph), encoding="utf-8")
+    assert main(["export", str(tmp_path / "renamed.revs"), "--weights", str(run), "-o", str(tmp_path / "m.py")]) == 0
+    saved = torch.load(tmp_path / "m.pt", weights_only=True)
+    assert "stem.weight" not in saved and torch.equal(saved["entry.weight"], state["stem.weight"])
