@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     from ._paths import example_hint
 
     project, source, flag = weights.sources(args.file, args.weights)
+    if project != args.file and _same_file(args.output, project):  # (a run folder's project.revs)
+        raise CliError(f"{args.output}: the output would overwrite the project it exports; choose another -o path")
     target = weights.weights_path(args.output) if source is not None else None
     if source is not None and target is not None:
         weights.refuse_output(args.output, target, source, project)

@@ -128,6 +128,10 @@ def test_weights_that_would_overwrite_their_source_or_have_no_folder_are_refused
     assert main(["export", str(run), "-o", str(run / "checkpoints" / "last.py")]) == 2
     assert f"its weights would go to {last}, over the file they are read from" in capsys.readouterr().err
     assert last.read_bytes() == before and not (run / "checkpoints" / "last.py").exists()
+    snapshot = (run / "project.revs").read_text(encoding="utf-8")
+    assert main(["export", str(run), "-o", str(run / "project.revs")]) == 2
+    assert "the output would overwrite the project it exports" in capsys.readouterr().err
+    assert (run / "project.revs").read_text(encoding="utf-8") == snapshot and not (run / "project.revs.pt").exists()
     assert main(["export", str(run), "-o", "/dev/null"]) == 2
     assert "the trained weights are written beside the code, as NAME.pt" in capsys.readouterr().err
 
