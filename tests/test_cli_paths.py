@@ -129,7 +129,8 @@ def test_a_missing_path_that_is_no_example_gets_no_example_hint(tmp_path: Path, 
     assert "mine.revs" in err and "check the path" in err and "example" not in err
 
 
-@pytest.mark.parametrize("argv", [["check"], ["gradcheck"], ["memory"], ["export", "-o", "x.py"]])
+# (export takes a run folder, its code and trained weights: tests/codegen/test_cli_export_weights.py)
+@pytest.mark.parametrize("argv", [["check"], ["gradcheck"], ["memory"]])
 def test_a_run_folder_given_as_file_points_at_its_project(argv: list[str], tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,13 +1,15 @@
-"""``revstudio export FILE -o OUT.py [--with-training]``: write standalone PyTorch code.
+"""``revstudio export FILE -o OUT.py [--weights W] [--with-training]``: write standalone PyTorch code.
 
 The output needs only torch, defines ``class Model(nn.Module)`` with the same
 ``state_dict`` keys as ``revstudio.compile``, and embeds the project so that
-``revstudio OUT.py`` reopens it. Exit codes: 0 written, 1 the graph has
+``revstudio OUT.py`` reopens it. A run folder as FILE (or ``--weights``) also writes the trained
+weights beside the code, ``OUT.pt`` (:mod:`._export_weights`). Exit codes: 0 written, 1 the graph has
 errors, 2 bad usage or an unreadable/unwritable file.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
 import sys
@@ -16,8 +18,12 @@ from revstudio.cli import CliError, json_text, message_line, printable, reader_g
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="a project (.revs) or an earlier export (.py)")
+    parser.add_argument("file", metavar="FILE", help="a project (.revs), an earlier export (.py), or a training "
+                                                     "run's folder (its project, and its trained weights as OUT.pt)")
     parser.add_argument("-o", "--output", metavar="OUT.py", required=True, help="where to write the code")
+    parser.add_argument("--weights", metavar="WEIGHTS",
+                        help="also write these trained weights beside the code as OUT.pt, a plain state_dict "
+                             "Model() loads: a run folder, a revstudio checkpoint or a state_dict file")
     parser.add_argument(
         "--with-training",
         action="store_true",
@@ -41,42 +47,61 @@ def run(args: argparse.Namespace) -> int:
     if os.path.isfile(args.output) and not os.access(args.output, os.W_OK):
         # the write renames a new file over it, which the folder's permissions allow: refuse as cp does
         raise CliError(f"{args.output}: the file is read-only; make it writable (chmod u+w) or choose another -o path")
-    from ._paths import example_hint, folder_problem
+    from . import _export_weights as weights
+    from ._paths import example_hint
 
-    problem = folder_problem(args.file)
-    if problem is not None:
-        raise CliError(problem)
+    project, source, flag = weights.sources(args.file, args.weights)
+    if project != args.file and _same_file(args.output, project):  # (a run folder's project.revs)
+        raise CliError(f"{args.output}: the output would overwrite the project it exports; choose another -o path")
+    target = weights.weights_path(args.output) if source is not None else None
+    if source is not None and target is not None:
+        weights.refuse_output(args.output, target, source, project)
     try:
-        graph = load(args.file)
+        graph = load(project)
     except ProjectError as exc:
-        raise CliError(f"{exc}{example_hint(args.file)}") from None
+        raise CliError(f"{exc}{example_hint(project)}") from None
     except OSError as exc:
-        raise CliError(f"{args.file}: cannot read ({exc.strerror or exc}){example_hint(args.file)}") from None
+        raise CliError(f"{project}: cannot read ({exc.strerror or exc}){example_hint(project)}") from None
     # relative data paths start from the output's folder, for its script and when it is reopened
     # (a pipe or device, `-o /dev/stdout`, has no folder of its own: they stay as they are)
     if not os.path.exists(args.output) or os.path.isfile(args.output):
-        graph.training = relocated_training(graph.training, args.file, args.output)
+        graph.training = relocated_training(graph.training, project, args.output)
     try:
-        source = export(graph, with_training=args.with_training)
+        code = export(graph, with_training=args.with_training)
     except CodegenError as exc:
         return _fail(args, exc)
+    state = weights.fitting_weights(graph, source, flag, project) if source is not None else None
+    fresh = target is not None and not os.path.exists(target)
+    if state is not None and target is not None:
+        try:
+            weights.write(state, target)
+        except OSError as exc:
+            raise CliError(f"{target}: cannot write the trained weights ({exc.strerror or exc}); check the "
+                           "folder exists and is writable") from None
     try:
-        write_source(source, args.output)
+        write_source(code, args.output)
     except OSError as exc:
+        if fresh and target is not None:  # no weights left behind without their code
+            with contextlib.suppress(OSError):
+                os.remove(target)
         if exc.errno == errno.EPIPE:  # `-o /dev/stdout | head`: the reader went away; quiet, as cat is
             return reader_gone()
         raise CliError(f"{args.output}: cannot write ({exc.strerror or exc}); check the folder exists and is writable") from None
-    lines = source.count("\n")
+    lines = code.count("\n")
     if args.json:  # where the code itself went to stdout (-o /dev/stdout), the object goes beside it
-        print(json_text({"ok": True, "output": args.output, "lines": lines, "with_training": args.with_training}),
+        print(json_text({"ok": True, "output": args.output, "lines": lines, "with_training": args.with_training,
+                         "weights": target, "weights_from": source}),
               file=sys.stderr if _is_stdout(args.output) else sys.stdout)
     elif not os.path.isfile(args.output):  # a device or pipe (/dev/stdout): nothing to import or reopen
         print(f"wrote {lines} lines to {args.output}", file=sys.stderr)
     else:
         extra = " with a training script" if args.with_training else ""
         print(f"wrote {args.output} ({lines} lines){extra}")
+        if target is not None:
+            print(f"wrote {target}: the trained weights of {source}")
         if args.output.endswith(".py"):
-            print(f"  use it: from {_module_name(args.output)} import Model; model = Model()")
+            print(f"  use it: {weights.use_line(_module_name(args.output), target)}" if target is not None
+                  else f"  use it: from {_module_name(args.output)} import Model; model = Model()")
             print(f"  reopen it: revstudio {args.output}")
         else:  # Python imports, and revstudio reopens, only a .py file as Python
             print("  name it *.py to import it (from NAME import Model) or to reopen it with revstudio")

@@ -32,11 +32,18 @@ REVERSIBLE_LIMITS = (
 
 def model_extras(writer: Any) -> list[str]:
     script = writer.inliner.require_name("revstudio.compiler.runtime_boundary", "refuse_script")
+    whole = writer.inliner.require_name("revstudio.compiler.runtime_boundary", "refuse_checkpoint")
+    writer.needs_any = True  # (load_state_dict's annotations)
     lines = [
         "",
         "    def __prepare_scriptable__(self) -> nn.Module:",
         "        # torch.jit.script asks this first: its own refusal named forward's *more",
         f"        return {script}(self)",
+        "",
+        "    def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> Any:",
+        '        """nn.Module\'s; a training checkpoint given whole is refused saying where its weights are."""',
+        f"        {whole}(state_dict)",
+        "        return super().load_state_dict(state_dict, strict=strict, assign=assign)",
         "",
         "    @property",
         "    def mode(self) -> str:",

@@ -150,6 +150,8 @@ def _header(writer: _Writer, with_training: bool, body: str) -> str:
         "    model = Model()                      # same state_dict keys as revstudio.compile",
         "    checkpoint = torch.load(\"last.pt\", weights_only=True)  # a revstudio run's checkpoints/last.pt",
         "    model.load_state_dict(checkpoint[\"model\"])",
+        "    # or its weights alone, as `revstudio export RUN_DIR -o THIS_FILE.py` writes them beside it:",
+        "    # model.load_state_dict(torch.load(\"THIS_FILE.pt\", weights_only=True))",
         "    model.eval()                         # inference: Dropout off, BatchNorm's running statistics",
         "    model.mode = \"standard\"              # or \"reversible\" / \"checkpoint\"",
         *_inverse_lines(writer),

@@ -70,7 +70,14 @@ def load_weights(model: nn.Module, state_dict: Mapping[str, Any] | str | os.Path
 
 def _read(path: str | os.PathLike[str]) -> Any:
     """A file's weights, read with ``weights_only=True`` (no pickled code runs): a bare state_dict,
-    or a training script's checkpoint holding one under ``state_dict`` or ``model``."""
+    or a training script's checkpoint holding one under ``state_dict`` or ``model``; a run folder's
+    last checkpoint (``runs/NAME``, as ``train --init`` and ``gradcheck --checkpoint`` take it)."""
+    if os.path.isdir(path):
+        last = os.path.join(path, "checkpoints", "last.pt")
+        if not os.path.isfile(last):
+            raise WeightsError(f"{os.fspath(path)}: a folder without checkpoints/last.pt; give a run folder "
+                               "that saved a checkpoint (runs/NAME), a checkpoint or a state_dict file")
+        path = last
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:

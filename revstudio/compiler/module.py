@@ -40,7 +40,7 @@ from .module_repr import regions_text
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 from .pricing import Prices
 from .renames import alias_state_keys, layer_aliases
-from .runtime_boundary import refuse_script
+from .runtime_boundary import refuse_checkpoint, refuse_script
 from .runtime_eager import eager
 from .runtime_export import WithLogdet, logdet_put_back, refuse_untraced_logdet
 
@@ -288,7 +288,9 @@ class CompiledModel(Executor):
 
     def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> Any:
         """nn.Module's; where the names do not fit (the weights of the same network written in
-        plain PyTorch, MemCNN or RevLib), torch's message also says how to map them: rs.load_weights."""
+        plain PyTorch, MemCNN or RevLib), torch's message also says how to map them: rs.load_weights.
+        A training checkpoint given whole is refused saying where its weights are."""
+        refuse_checkpoint(state_dict)
         try:
             return super().load_state_dict(state_dict, strict=strict, assign=assign)
         except RuntimeError as exc:

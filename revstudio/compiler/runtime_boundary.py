@@ -141,6 +141,22 @@ def refuse_script(model: nn.Module) -> nn.Module:
         "mode; torch.compile takes it in every mode")
 
 
+def refuse_checkpoint(state_dict: Any) -> None:
+    """What ``load_state_dict`` says of a training checkpoint given whole (``torch.load(path)``
+    rather than its ``["model"]``): where its weights are, not torch's list of every weight
+    "missing" and of "format", "optimizer", ... as unexpected keys."""
+    if not isinstance(state_dict, Mapping) or any(isinstance(v, torch.Tensor) for v in state_dict.values()):
+        return
+    inner = [k for k in ("model", "state_dict") if isinstance(state_dict.get(k), Mapping)]
+    if not inner:
+        return
+    what = ("a revstudio training checkpoint" if state_dict.get("format") == "revstudio-checkpoint"
+            else "a training checkpoint")
+    keys = ", ".join(repr(k) for k in list(state_dict)[:6]) + (", ..." if len(state_dict) > 6 else "")
+    raise RuntimeError(f"load_state_dict was given {what} (keys {keys}), not a state_dict: its weights are "
+                       f"under {inner[0]!r}; load them with model.load_state_dict(checkpoint[{inner[0]!r}])")
+
+
 def check_returned(specs: Mapping[str, Sequence[int] | None], outputs: Mapping[str, Any],
                    device: torch.device | None) -> None:
     """``model.inverse``'s boundary: each Output node's tensor (``outputs``: node id -> what was

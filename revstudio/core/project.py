@@ -414,6 +414,10 @@ def load(path: str | os.PathLike[str]) -> Graph:
             data = f.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
+        inside = os.path.join(source, "project.revs")
+        if os.path.isdir(source) and os.path.isfile(inside):  # a training run's folder (rs.load("runs/x"))
+            raise ProjectError(f"{source}: cannot read the file ({reason}): a run folder; the project it "
+                               f"trained is {inside}", source) from None
         raise ProjectError(f"{source}: cannot read the file ({reason}); check the path", source) from None
     if len(data) > MAX_FILE_BYTES:
         raise ProjectError(f"{source}: larger than {MAX_FILE_BYTES >> 20} MiB; not a revstudio project", source)
@@ -426,7 +430,10 @@ def load(path: str | os.PathLike[str]) -> Graph:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ProjectError(f"{source}: not UTF-8 text (byte {exc.start}); not a revstudio project", source) from None
+        zipped = ("; it is a zip file, such as torch.save writes (a run's checkpoints/last.pt holds trained "
+                  "weights: its project is the run folder's project.revs)" if data[:4] == b"PK\x03\x04" else "")
+        raise ProjectError(f"{source}: not UTF-8 text (byte {exc.start}); not a revstudio project{zipped}",
+                           source) from None
     return _read_from(loads(text, source), source)
 
 

@@ -47,6 +47,13 @@ def expect_graph(value: object, call: str, path_hint: str | None = None) -> None
     if isinstance(value, (str, bytes)) or hasattr(value, "__fspath__"):
         if path_hint is not None:
             raise TypeError(f"{call} takes a revstudio Graph, got the {got} {value!r}; {path_hint}")
+        import os
+
+        text = os.fsdecode(value) if isinstance(value, bytes) else os.fspath(value)  # type: ignore[arg-type]
+        if os.path.isdir(text) and os.path.isfile(os.path.join(text, "project.revs")):
+            inside = os.path.join(text, "project.revs")
+            raise TypeError(f"{call} takes a revstudio Graph, got the {got} {value!r}, a run folder; load the "
+                            f"project it trained first: {call}(rs.load({inside!r}))")
         raise TypeError(f"{call} takes a revstudio Graph, got the {got} {value!r}; load the project "
                         f"first: {call}(rs.load({str(value)!r}))")
     raise TypeError(f"{call} takes a revstudio Graph, got {got}; load one with rs.load(path) or build "

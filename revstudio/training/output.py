@@ -225,6 +225,10 @@ class Progress(_Out):
         self._line("use it: the run directory's model.py is the network as PyTorch code (from model import Model), "
                    f"{CHECKPOINT} its weights: model = Model(); model.load_state_dict(torch.load("
                    f"{CHECKPOINT!r}, weights_only=True)['model'])")
+        import shlex
+
+        self._line(f"ship it: revstudio export {shlex.quote(self.run_dir)} -o model.py writes the code and its "
+                   "trained weights alone beside it (model.pt, a plain state_dict: no optimizer, no data paths)")
 
     def _resumable(self, checkpoint: str | None) -> str:
         """Where a stopped run's checkpoint is (the row's path is the run directory's) and the command

@@ -75,8 +75,9 @@ def _rank() -> tuple[int, int, int]:
     return int(env.get("RANK", 0)), int(env.get("WORLD_SIZE", 1)), int(env.get("LOCAL_RANK", 0))
 
 
-def _init_weights(path: str | None) -> dict[str, Any] | None:
-    """The weights ``--init`` names (a run folder: its last checkpoint's), or a SessionError (exit 2)."""
+def weights_from(path: str | None, flag: str = "--init") -> dict[str, Any] | None:
+    """The weights ``--init`` (or ``export --weights``, ``export RUN_DIR``) names: a run folder's last
+    checkpoint's, a checkpoint's or a state_dict file's; a SessionError (exit 2) after ``flag`` if none."""
     if path is None:
         return None
     from . import checkpoint as ckpt
@@ -84,7 +85,7 @@ def _init_weights(path: str | None) -> dict[str, Any] | None:
     try:
         return ckpt.weights_of(ckpt.weights_file(path))[0]
     except ckpt.CheckpointError as exc:
-        raise SessionError(f"--init {exc}", 2) from None
+        raise SessionError(f"{flag} {exc}".strip(), 2) from None
 
 
 def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
@@ -255,7 +256,7 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
         except CliError as exc:
             return failed(str(exc), exc.code)
         try:  # (before the run folder is made: an unreadable file leaves no failed run behind)
-            init = _init_weights(req.init)
+            init = weights_from(req.init)
         except SessionError as exc:
             return failed(str(exc), exc.code)
         out = req.resume or req.out or default_run_dir(source)

@@ -188,3 +188,28 @@ def test_the_files_header_shows_eval_and_a_flows_inverse_and_logdet_and_runs(tmp
     assert torch.allclose(scope["x"], x, atol=1e-4)
     plain = _header_recipe(export(load(str(EXAMPLES / "digits_revnet.revs"))))
     assert "model.eval()" in plain and "inverse" not in plain and "logdet" not in plain, plain
+
+
+def test_torch_export_with_a_dynamic_batch_takes_any_batch_and_with_logdet_nests_its_inputs() -> None:
+    """docs/cli.md's recipe for a service's batches: an exported program kept its example's batch
+    size (torch's "Guard failed: image.size()[0] == 4" for any other), and with_logdet() takes
+    `*inputs`, so its dynamic_shapes nest one level deeper."""
+    from torch.export import Dim
+
+    model, x = _model(shape=(4, 1, 8, 8))
+    model.mode = "standard"
+    batch = Dim("batch")
+    program = torch.export.export(model, (x,), dynamic_shapes=({0: batch},)).module()
+    for n in (1, 7):
+        xs = torch.randn(n, 1, 8, 8)
+        with torch.no_grad():
+            assert torch.allclose(program(xs), model(xs), atol=1e-5)
+    flow, z_in = _model("glow_flow", (4, 3, 16, 16))
+    flow.mode = "standard"
+    with torch.no_grad():
+        flow(z_in)  # (ActNorm initialises from a first batch, which torch.export cannot trace)
+    wrapped = torch.export.export(flow.with_logdet(), (z_in,), dynamic_shapes=(({0: batch},),)).module()
+    one = torch.randn(1, 3, 16, 16)
+    z, logdet = wrapped(one)
+    with torch.no_grad():
+        assert torch.allclose(z, flow(one), atol=1e-5) and torch.allclose(logdet, flow.logdet, atol=1e-4)

@@ -167,3 +167,17 @@ def test_a_file_of_weights_or_a_training_scripts_checkpoint_loads_by_its_path(tm
         rs.load_weights(model, str(tmp_path / "bad.pt"))
     with pytest.raises(ValueError, match=r"nowhere.pt: no such file"):
         rs.load_weights(model, tmp_path / "nowhere.pt")
+
+
+def test_a_run_folder_loads_its_last_checkpoints_weights(tmp_path) -> None:
+    """`rs.load_weights(model, "runs/NAME")` said "Is a directory", where `train --init` and
+    `gradcheck --checkpoint` take a run folder."""
+    plain, model = _pair()
+    (tmp_path / "run" / "checkpoints").mkdir(parents=True)
+    torch.save({"format": "revstudio-checkpoint", "version": 1, "step": 3, "model": plain.state_dict()},
+               tmp_path / "run" / "checkpoints" / "last.pt")
+    rs.load_weights(model, tmp_path / "run", rename=RULES)
+    assert _same_outputs(plain, model)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match=r"empty: a folder without checkpoints/last.pt; give a run folder"):
+        rs.load_weights(model, tmp_path / "empty")

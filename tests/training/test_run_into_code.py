@@ -43,3 +43,22 @@ def test_the_finished_run_says_how_to_load_it_and_that_recipe_gives_the_runs_mod
     with torch.no_grad():
         assert torch.equal(exported(x), reference(x))
 
+
+def test_the_finished_run_says_how_to_ship_it_and_that_command_writes_the_code_and_its_weights(
+        tmp_path, capsys, monkeypatch) -> None:
+    """`ship it: revstudio export RUN -o model.py`: the run's code with its weights alone, model.pt."""
+    import shlex
+
+    run = tmp_path / "my run"
+    assert cli.main(["train", EXAMPLE, "--steps", "2", "--batch-size", "8", "--device", "cpu",
+                     "--out", str(run)]) == 0
+    (line,) = [s for s in capsys.readouterr().out.splitlines() if s.startswith("ship it: ")]
+    command = re.search(r"^ship it: revstudio (export .* -o model\.py) writes", line)
+    assert command is not None, line
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(shlex.split(command.group(1))) == 0
+    shipped = torch.load(tmp_path / "model.pt", weights_only=True)
+    trained = torch.load(run / "checkpoints" / "last.pt", weights_only=True)["model"]
+    assert sorted(shipped) == sorted(trained) and all(torch.equal(shipped[k], trained[k]) for k in trained)
+    assert (tmp_path / "model.py").read_text(encoding="utf-8") == (run / "model.py").read_text(encoding="utf-8")
+
