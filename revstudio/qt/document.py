@@ -274,6 +274,11 @@ class Document(QObject):
         self.finish_estimate()
         return self.report
 
+    def recheck_pending(self) -> bool:
+        """An edit (an undo, a redo) is made and its re-check runs at the event loop's next turn
+        (not a keystroke's, which waits for a pause in the typing)."""
+        return self._timer.isActive() and self._timer.interval() == 0
+
     def recompute(self) -> None:
         """Recompute shapes, diagnostics and regions (phase one, announced with
         ``analysisChanged``); the memory estimate and its peaks follow after the event loop
