@@ -13,6 +13,7 @@ in a :class:`Macro`.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -345,7 +346,7 @@ class AddSubgraph(Macro):
     """Nodes and the edges among them added as one step (paste, duplicate).
 
     ``mapping`` maps each given node id to the id it got in ``graph``: the same
-    id where it was free, a fresh one (``conv`` -> ``conv1``) where it collided.
+    id where it was free, a copy's (``conv1`` -> ``conv1_copy``) where it collided.
     """
 
     def __init__(self, text: str, children: Sequence[Command], mapping: dict[str, str]) -> None:
@@ -365,13 +366,36 @@ def fresh_id(base: str, taken: set[str] | Mapping[str, Any]) -> str:
     return f"{stem}{i}"
 
 
+_COPY_SUFFIX = re.compile(r"_copy\d*$")
+
+
+def copy_id(base: str, taken: set[str] | Mapping[str, Any]) -> str:
+    """The id of a copy of the node ``base`` (paste, duplicate, nodes from another window): ``base``
+    where it is free, else ``base_copy``, then ``base_copy2``, ``base_copy3``... A copy's id says
+    which node it copies (in the canvas and as the exported code's attribute), where ``conv3`` for a
+    copy of ``conv1`` read as another layer of a numbered row; a copy of a copy counts on from the
+    same source (``conv1_copy`` -> ``conv1_copy2``)."""
+    if base not in taken and valid_id(base):
+        return base
+    stem = _COPY_SUFFIX.sub("", base) or base
+    stem = stem[:56] if valid_id(stem[:56]) else "node"
+    first = f"{stem}_copy"
+    if first not in taken:
+        return first
+    i = 2
+    while f"{first}{i}" in taken:
+        i += 1
+    return f"{first}{i}"
+
+
 def add_subgraph(
     graph: Graph,
     nodes: Iterable[Node],
     edges: Iterable[Edge | tuple[str, str] | Sequence[str]] = (),
     offset: tuple[float, float] = (0.0, 0.0),
 ) -> AddSubgraph:
-    """Add copies of ``nodes`` and of the ``edges`` among them, renaming ids that collide.
+    """Add copies of ``nodes`` and of the ``edges`` among them, renaming ids that collide
+    (``conv1`` -> ``conv1_copy``: :func:`copy_id`).
 
     Edges with an end outside ``nodes`` are left out (a copied selection loses
     its links to the rest of the graph). ``offset`` shifts every position.
@@ -384,7 +408,7 @@ def add_subgraph(
     for node in nodes:
         if node.id in mapping:
             raise GraphError(f"node id {node.id!r} appears twice in what is being added")
-        new_id = fresh_id(node.id, taken)
+        new_id = copy_id(node.id, taken)
         taken.add(new_id)
         mapping[node.id] = new_id
         copy = node.copy()
