@@ -158,7 +158,10 @@ class Inspector(InspectorFacts, QWidget):
             self._stale = False
             self._rebuild()
             self._chain_tab_order()
-            self.refresh_facts()
+            if not self.document.estimate_pending:
+                self.refresh_facts()
+            # else its figures are being walked: they come with its estimateChanged (greyed
+            # meanwhile, as after any edit), not walked here before the edit's first paint
 
     def _chain_tab_order(self) -> None:
         """Tab walks the Inspector top to bottom. Editors are made after the window's other
