@@ -99,8 +99,9 @@ def _overlap(a: list[float], b: list[float]) -> bool:
 
 def _pos(node: Any) -> list[float] | None:
     pos = node.get("pos") if isinstance(node, dict) else None
-    ok = isinstance(pos, list) and len(pos) == 2 and all(isinstance(v, (int, float)) for v in pos)
-    return [float(pos[0]), float(pos[1])] if ok else None
+    if isinstance(pos, list) and len(pos) == 2 and all(isinstance(v, (int, float)) for v in pos):
+        return [float(pos[0]), float(pos[1])]
+    return None
 
 
 class _Merger:
