@@ -4,7 +4,7 @@ were looking: View > Previous View (Shift+Home) now goes back through the views 
 a Problem's or a search's click left."""
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, Qt
 
 from revstudio.core.generate import large_graph
 
@@ -20,7 +20,7 @@ def _same(a: tuple[float, float, float], b: tuple[float, float, float]) -> bool:
     return a[0] == b[0] and abs(a[1] - b[1]) <= slack and abs(a[2] - b[2]) <= slack
 
 
-def test_previous_view_returns_to_where_the_user_was_before_a_layout_and_its_undo(make_window, settle):
+def test_previous_view_returns_to_where_the_user_was_before_a_layout_and_its_undo(make_window, settle, qtbot):
     w = make_window(large_graph(100))
     view, doc = w.current_view(), w.document
     settle()
@@ -41,7 +41,8 @@ def test_previous_view_returns_to_where_the_user_was_before_a_layout_and_its_und
     settle()
     assert {k: n.pos for k, n in doc.graph.nodes.items()} == positions
     assert not _same(_state(view), where)
-    action.trigger()
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_Home, Qt.KeyboardModifier.ShiftModifier)  # the key, on the canvas
     assert _same(_state(view), where)
     action.trigger()  # nothing further back
     assert "No previous view" in w.status_bar.currentMessage()
