@@ -13,11 +13,11 @@ in a :class:`Macro`.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from .graph import Edge, Graph, GraphError, Node, PortRef, valid_id
+from .graph import Edge, Graph, GraphError, Node, PortRef
+from .node_ids import copy_id, fresh_id  # noqa: F401 - fresh_id: callers import it from here
 
 _UNSET = object()
 
@@ -352,40 +352,6 @@ class AddSubgraph(Macro):
     def __init__(self, text: str, children: Sequence[Command], mapping: dict[str, str]) -> None:
         super().__init__(text, children)
         self.mapping = mapping
-
-
-def fresh_id(base: str, taken: set[str] | Mapping[str, Any]) -> str:
-    """``base`` if it is free, otherwise ``base1``, ``base2``, ... (trailing digits replaced)."""
-    if base not in taken and valid_id(base):
-        return base
-    stem = base.rstrip("0123456789") or base
-    stem = stem[:56] if valid_id(stem[:56]) else "node"
-    i = 1
-    while f"{stem}{i}" in taken:
-        i += 1
-    return f"{stem}{i}"
-
-
-_COPY_SUFFIX = re.compile(r"_copy\d*$")
-
-
-def copy_id(base: str, taken: set[str] | Mapping[str, Any]) -> str:
-    """The id of a copy of the node ``base`` (paste, duplicate, nodes from another window): ``base``
-    where it is free, else ``base_copy``, then ``base_copy2``, ``base_copy3``... A copy's id says
-    which node it copies (in the canvas and as the exported code's attribute), where ``conv3`` for a
-    copy of ``conv1`` read as another layer of a numbered row; a copy of a copy counts on from the
-    same source (``conv1_copy`` -> ``conv1_copy2``)."""
-    if base not in taken and valid_id(base):
-        return base
-    stem = _COPY_SUFFIX.sub("", base) or base
-    stem = stem[:56] if valid_id(stem[:56]) else "node"
-    first = f"{stem}_copy"
-    if first not in taken:
-        return first
-    i = 2
-    while f"{first}{i}" in taken:
-        i += 1
-    return f"{first}{i}"
 
 
 def add_subgraph(
