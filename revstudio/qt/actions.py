@@ -142,7 +142,7 @@ def build_actions(w: MainWindow) -> None:
     _action(w, "reset_zoom", "&Actual Size", lambda: view().reset_zoom(), "Ctrl+0")
     _action(w, "fit", "&Fit All", lambda: view().fit_all(), "Home", "fit", "Show the whole graph")
     _action(w, "fit_selection", "Fit &Selection", lambda: view().fit_selection(), "F")
-    _action(w, "previous_view", "&Previous View", partial(_previous_view, view), "Shift+Home", None,
+    _action(w, "previous_view", "P&revious View", partial(_previous_view, view), "Shift+Home", None,
             "Go back to the view before the last Fit, layout, or a Problem's or search's jump "
             "(views are not undo steps)")
     _action(w, "layout", "Auto &Layout", lambda: view().auto_layout(False), "Ctrl+L", "layout",
