@@ -160,6 +160,7 @@ class Document(QObject):
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self.undo_stack.indexChanged.connect(self._on_index_changed)
         self.replaying = False  # True while undo/redo replays commands (views select what comes back)
+        self.bringing_back = False  # True while a view selects what an undo/redo brought back
         self._pushing = False
         self._index = 0
         self.report: Any = None

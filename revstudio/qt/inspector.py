@@ -139,9 +139,10 @@ class Inspector(InspectorFacts, QWidget):
         node_id = self.selection[0] if len(self.selection) == 1 else None
         if node_id != self.node_id or not self.editors or node_id is None or self._stale:
             self.node_id = node_id
-            if self.document.recheck_pending() and node_id is not None:
+            if self.document.bringing_back and self.document.recheck_pending() and node_id is not None:
                 # an undo selecting the node it brought back: the canvas shows the edit checked
                 # first, and the form and facts (of the checked node) follow after that paint
+                # (an edit's own selection, as a rename's new id, is shown at once, as before)
                 self._stale = True
                 return
             self._stale = False
