@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from .graph import Edge, Graph, GraphError, Node, PortRef, valid_id
+from .graph import Edge, Graph, GraphError, Node, PortRef
+from .node_ids import copy_id, fresh_id  # noqa: F401 - fresh_id: callers import it from here
 
 _UNSET = object()
 
@@ -345,24 +346,12 @@ class AddSubgraph(Macro):
     """Nodes and the edges among them added as one step (paste, duplicate).
 
     ``mapping`` maps each given node id to the id it got in ``graph``: the same
-    id where it was free, a fresh one (``conv`` -> ``conv1``) where it collided.
+    id where it was free, a copy's (``conv1`` -> ``conv1_copy``) where it collided.
     """
 
     def __init__(self, text: str, children: Sequence[Command], mapping: dict[str, str]) -> None:
         super().__init__(text, children)
         self.mapping = mapping
-
-
-def fresh_id(base: str, taken: set[str] | Mapping[str, Any]) -> str:
-    """``base`` if it is free, otherwise ``base1``, ``base2``, ... (trailing digits replaced)."""
-    if base not in taken and valid_id(base):
-        return base
-    stem = base.rstrip("0123456789") or base
-    stem = stem[:56] if valid_id(stem[:56]) else "node"
-    i = 1
-    while f"{stem}{i}" in taken:
-        i += 1
-    return f"{stem}{i}"
 
 
 def add_subgraph(
@@ -371,7 +360,8 @@ def add_subgraph(
     edges: Iterable[Edge | tuple[str, str] | Sequence[str]] = (),
     offset: tuple[float, float] = (0.0, 0.0),
 ) -> AddSubgraph:
-    """Add copies of ``nodes`` and of the ``edges`` among them, renaming ids that collide.
+    """Add copies of ``nodes`` and of the ``edges`` among them, renaming ids that collide
+    (``conv1`` -> ``conv1_copy``: :func:`copy_id`).
 
     Edges with an end outside ``nodes`` are left out (a copied selection loses
     its links to the rest of the graph). ``offset`` shifts every position.
@@ -384,7 +374,7 @@ def add_subgraph(
     for node in nodes:
         if node.id in mapping:
             raise GraphError(f"node id {node.id!r} appears twice in what is being added")
-        new_id = fresh_id(node.id, taken)
+        new_id = copy_id(node.id, taken)
         taken.add(new_id)
         mapping[node.id] = new_id
         copy = node.copy()

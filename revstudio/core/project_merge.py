@@ -19,6 +19,10 @@ from .project import loads
 from .project_write import dumps
 
 _ABSENT: Any = object()  # a key or node one side does not have
+# A node's footprint on the canvas, for placing the other branch's new nodes clear of this one's:
+# a card's width (positions are top-left corners) and a common card's height, each with a margin.
+_FOOT_W, _FOOT_H = 164.0 + 16.0, 120.0 + 16.0
+_STEP = 170.0  # how far down a node moves per try (generate.ROW: the layout's row pitch)
 
 
 @dataclass
@@ -87,6 +91,17 @@ def _rename_group(doc: dict[str, Any], old: str, new: str) -> None:
                 for param, name in group_refs(spec, params):
                     if name == old:
                         params[param] = new
+
+
+def _overlap(a: list[float], b: list[float]) -> bool:
+    return abs(a[0] - b[0]) < _FOOT_W and abs(a[1] - b[1]) < _FOOT_H
+
+
+def _pos(node: Any) -> list[float] | None:
+    pos = node.get("pos") if isinstance(node, dict) else None
+    if isinstance(pos, list) and len(pos) == 2 and all(isinstance(v, (int, float)) for v in pos):
+        return [float(pos[0]), float(pos[1])]
+    return None
 
 
 class _Merger:
@@ -176,6 +191,7 @@ class _Merger:
             merged = self.value(b, o, t, where, quiet=True)
             if merged is not _ABSENT:
                 nodes.append(merged)
+        self.place(nodes, by_id, prefix)
         edges = self.edges(base, ours, theirs, {n["id"] for n in nodes}, prefix)
         renamed = self.mapping(base.get("renamed", {}), ours.get("renamed", {}), theirs.get("renamed", {}),
                                f"{prefix}renamed")
@@ -183,6 +199,32 @@ class _Merger:
         if renamed:
             out["renamed"] = renamed
         return out
+
+    def place(self, nodes: list[dict[str, Any]], by_id: list[dict[str, Any]], prefix: str) -> None:
+        """A node only the other branch added was put in free space on that branch's canvas; where
+        this branch put something there since (a node it added, or one it moved), the two would lie
+        on one another: the other branch's moves down, row by row, to the first place clear of
+        every node (the nodes added on both branches then read side by side, one above the other)."""
+        base_ids, o_nodes, t_nodes = by_id
+        added = {n["id"] for n in nodes if n["id"] not in base_ids and n["id"] not in o_nodes}
+        if not added:
+            return
+        at = {n["id"]: p for n in nodes if (p := _pos(n)) is not None}
+        # what the other branch did not see where it is now: this branch's new and moved nodes
+        intruders = [p for i, p in at.items() if i not in added and _pos(t_nodes.get(i)) != p]
+        for k, node in enumerate(nodes):
+            old = at.get(node["id"])
+            if node["id"] not in added or old is None or not any(_overlap(old, p) for p in intruders):
+                continue
+            others = [p for i, p in at.items() if i != node["id"]]
+            new = list(old)
+            while any(_overlap(new, p) for p in others):
+                new[1] += _STEP
+            at[node["id"]] = new
+            intruders.append(new)
+            nodes[k] = {**node, "pos": [int(v) if v == int(v) else v for v in new]}
+            self.notes.append(f"{prefix}node {node['id']!r} was added where this branch put another node: "
+                              f"placed below, at {new[0]:g}, {new[1]:g}")
 
     def edges(self, base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any], nodes: set[str],
               prefix: str) -> list[list[str]]:

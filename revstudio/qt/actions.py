@@ -25,7 +25,7 @@ Std = QKeySequence.StandardKey
 # text): these act only while the canvas has focus.
 CANVAS_ONLY = {"cut", "copy", "paste", "duplicate", "delete", "delete_reconnect", "select_all", "quick_add",
                "connect", "rename", "open_group", "fit", "fit_selection",
-               "walk_right", "walk_left", "walk_down", "walk_up"}
+               "previous_view", "walk_right", "walk_left", "walk_down", "walk_up"}
 
 
 def _action(window: MainWindow, name: str, text: str, slot: Callable[[], object],
@@ -142,6 +142,9 @@ def build_actions(w: MainWindow) -> None:
     _action(w, "reset_zoom", "&Actual Size", lambda: view().reset_zoom(), "Ctrl+0")
     _action(w, "fit", "&Fit All", lambda: view().fit_all(), "Home", "fit", "Show the whole graph")
     _action(w, "fit_selection", "Fit &Selection", lambda: view().fit_selection(), "F")
+    _action(w, "previous_view", "P&revious View", partial(_previous_view, view), "Shift+Home", None,
+            "Go back to the view before the last Fit, layout, or a Problem's or search's jump "
+            "(views are not undo steps)")
     _action(w, "layout", "Auto &Layout", lambda: view().auto_layout(False), "Ctrl+L", "layout",
             "Arrange the nodes left to right")
     _action(w, "layout_selection", "Layout &Selection", lambda: view().auto_layout(True), "Ctrl+Shift+L")
@@ -183,6 +186,12 @@ def _walk(view: Callable[[], Any], direction: str) -> None:
     view().walk(direction)
 
 
+def _previous_view(view: Callable[[], Any]) -> None:
+    if not view().previous_view():
+        view().message.emit("No previous view to go back to (Fit, Ctrl+L and a Problem's or a search's "
+                            "click each keep the view they leave)")
+
+
 def _fill(menu: QMenu | QToolBar, actions: dict[str, QAction], names: Sequence[str | None]) -> None:
     for name in names:
         if name is None:
@@ -216,7 +225,7 @@ def build_menus(w: MainWindow) -> None:
     w.groups_menu.aboutToShow.connect(lambda: w.group_names.fill_menu(w.groups_menu))
 
     view = bar.addMenu("&View")
-    _fill(view, a, ("zoom_in", "zoom_out", "reset_zoom", "fit", "fit_selection", None, "layout",
+    _fill(view, a, ("zoom_in", "zoom_out", "reset_zoom", "fit", "fit_selection", "previous_view", None, "layout",
                     "layout_selection"))
     align = view.addMenu("&Align")
     _fill(align, a, ("align_h", "align_v", "align_left", "align_right", "align_top", "align_bottom", None,

@@ -160,6 +160,7 @@ class Document(QObject):
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self.undo_stack.indexChanged.connect(self._on_index_changed)
         self.replaying = False  # True while undo/redo replays commands (views select what comes back)
+        self.bringing_back = False  # True while a view selects what an undo/redo brought back
         self._pushing = False
         self._index = 0
         self.report: Any = None
@@ -273,6 +274,11 @@ class Document(QObject):
             self.recompute()
         self.finish_estimate()
         return self.report
+
+    def recheck_pending(self) -> bool:
+        """An edit (an undo, a redo) is made and its re-check runs at the event loop's next turn
+        (not a keystroke's, which waits for a pause in the typing)."""
+        return self._timer.isActive() and self._timer.interval() == 0
 
     def recompute(self) -> None:
         """Recompute shapes, diagnostics and regions (phase one, announced with

@@ -62,6 +62,7 @@ class Inspector(InspectorFacts, QWidget):
         self.editors: dict[str, ParamEditor] = {}
         self._labels: dict[str, QLabel] = {}
         self._watched: Graph | None = None
+        self._stale = False  # the selection's form waits for the edit's re-check and its paint
         self.committer = ParamCommitter(document)
         self._removed_timer = QTimer(self)
         self._removed_timer.setSingleShot(True)
@@ -122,6 +123,7 @@ class Inspector(InspectorFacts, QWidget):
         # The facts hold memory figures (kept and peak of one state): they follow the walked
         # estimate, which comes after every analysis (at once, or after the edit's first paint).
         document.estimateChanged.connect(self.refresh_facts)
+        document.analysisChanged.connect(self._after_analysis)
         document.estimateWaiting.connect(self._facts_waiting)
         document.graphReplaced.connect(self._on_graph_replaced)
         document.pathChanged.connect(self._on_path_changed)
@@ -135,11 +137,32 @@ class Inspector(InspectorFacts, QWidget):
         self.graph = graph
         self.selection = [n for n in node_ids if n in graph.nodes]
         node_id = self.selection[0] if len(self.selection) == 1 else None
-        if node_id != self.node_id or not self.editors or node_id is None:
+        if node_id != self.node_id or not self.editors or node_id is None or self._stale:
             self.node_id = node_id
+            if self.document.bringing_back and self.document.recheck_pending() and node_id is not None:
+                # an undo selecting the node it brought back: the canvas shows the edit checked
+                # first, and the form and facts (of the checked node) follow after that paint
+                # (an edit's own selection, as a rename's new id, is shown at once, as before)
+                self._stale = True
+                return
+            self._stale = False
             self._rebuild()
             self._chain_tab_order()
         self.refresh_facts()
+
+    def _after_analysis(self) -> None:
+        if self._stale:
+            QTimer.singleShot(0, self._catch_up)  # (after the repaint the analysis posted)
+
+    def _catch_up(self) -> None:
+        if self._stale:
+            self._stale = False
+            self._rebuild()
+            self._chain_tab_order()
+            if not self.document.estimate_pending:
+                self.refresh_facts()
+            # else its figures are being walked: they come with its estimateChanged (greyed
+            # meanwhile, as after any edit), not walked here before the edit's first paint
 
     def _chain_tab_order(self) -> None:
         """Tab walks the Inspector top to bottom. Editors are made after the window's other
@@ -372,6 +395,8 @@ class Inspector(InspectorFacts, QWidget):
 
     # ---- facts ----------------------------------------------------------
     def refresh_facts(self) -> None:
+        if self._stale:  # (they come with the form, right after the edit's first paint)
+            return
         if self.document.estimate_pending:
             # (a selection while an edit's figures are walked): walk them now; its estimateChanged
             # refreshes, so no figure of the state before the edit is shown beside this one's

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 from collections.abc import Callable
 
 from PySide6.QtCore import QPoint, QProcess
@@ -38,8 +39,14 @@ def cascade(window: QWidget) -> None:
 
 
 def editor_argv(path: str | None = None) -> list[str]:
-    """The argv of another editor window (on ``path``, made absolute: its folder is not ours)."""
-    return child_argv("revstudio", *([os.path.abspath(path)] if path else []))
+    """The argv of another editor window (on ``path``, made absolute: its folder is not ours).
+
+    A frozen app (PyInstaller, packaging/revstudio.spec) has no Python to run ``-m revstudio``
+    with: ``sys.executable`` is the app itself, whose entry point is the ``revstudio`` command."""
+    args = [os.path.abspath(path)] if path else []
+    if getattr(sys, "frozen", False):
+        return [sys.executable, *args]
+    return child_argv("revstudio", *args)
 
 
 def _start(argv: list[str]) -> bool:

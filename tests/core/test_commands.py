@@ -16,6 +16,7 @@ from revstudio.core.commands import (
     UndoStack,
     add_subgraph,
     connect_replacing,
+    copy_id,
     fresh_id,
     paste,
     remove_nodes,
@@ -216,11 +217,11 @@ def test_add_subgraph_renames_colliding_ids_and_keeps_inner_edges() -> None:
     cmd = add_subgraph(g, nodes, g.edges, offset=(10, 20))
     assert paste is add_subgraph
     roundtrip(g, cmd)
-    assert cmd.mapping == {"a": "a1", "b": "b1", "new": "new"}
-    pasted = [e for e in g.edges if e.src.node in ("a1", "b1")]
-    assert [str(e) for e in pasted] == ["a1.out -> b1.in"]  # edges to outside nodes dropped
-    assert g.node("a1").pos == (110.0, 20.0)
-    assert g.node("a1").params == g.node("a").params and g.node("a1").params is not g.node("a").params
+    assert cmd.mapping == {"a": "a_copy", "b": "b_copy", "new": "new"}
+    pasted = [e for e in g.edges if e.src.node in ("a_copy", "b_copy")]
+    assert [str(e) for e in pasted] == ["a_copy.out -> b_copy.in"]  # edges to outside nodes dropped
+    assert g.node("a_copy").pos == (110.0, 20.0)
+    assert g.node("a_copy").params == g.node("a").params and g.node("a_copy").params is not g.node("a").params
 
 
 def test_add_subgraph_accepts_string_edges_and_refuses_repeated_ids() -> None:
@@ -238,6 +239,15 @@ def test_fresh_id() -> None:
     assert fresh_id("conv", taken) == "conv2"
     assert fresh_id("conv1", taken) == "conv2"
     assert fresh_id("x" * 64, taken) == "x" * 56 + "1"
+
+
+def test_copy_id() -> None:
+    taken = {"conv1", "conv1_copy", "conv1_copy2", "y" * 64}
+    assert copy_id("conv2", taken) == "conv2"  # free: a paste into another project keeps it
+    assert copy_id("conv1", taken) == "conv1_copy3"
+    assert copy_id("conv1_copy", taken) == "conv1_copy3"  # a copy of a copy: the same source's next
+    assert copy_id("conv1", {"conv1"}) == "conv1_copy"
+    assert copy_id("y" * 64, taken) == "y" * 56 + "_copy"
 
 
 def test_undo_stack_semantics() -> None:

@@ -142,7 +142,8 @@ def test_a_node_id_both_branches_gave_a_new_node_keeps_both() -> None:
     theirs = _insert(_base(), "dropout", "Dropout", "y")  # the same card, in another place of the graph
     result = merge_projects(dumps(_base()), dumps(ours), dumps(theirs))
     assert not result.conflicts
-    assert result.notes == ["node 'dropout' was added on both branches: the other branch's is now 'dropout1'"]
+    assert result.notes == ["node 'dropout' was added on both branches: the other branch's is now 'dropout1'",
+                            "node 'dropout1' was added where this branch put another node: placed below, at 0, 270"]
     merged = loads(result.text)
     assert merged.node("dropout").params == {} and merged.node("dropout1").params == {}
     theirs.set_param("dropout", "p", 0.3)  # a card of its own
@@ -173,8 +174,61 @@ def test_a_group_name_both_branches_gave_a_new_group_keeps_both_with_their_nodes
 
     result = merge_projects(dumps(_base()), dumps(grouped("mine", "relu")), dumps(grouped("yours", "tanh")))
     assert not result.conflicts
-    assert result.notes == ["group 'group1' was made on both branches: the other branch's is now 'group2'"]
+    assert result.notes == ["group 'group1' was made on both branches: the other branch's is now 'group2'",
+                            "node 'yours' was added where this branch put another node: placed below, at 0, 270"]
     merged = loads(result.text)
     assert merged.node("mine").params["group"] == "group1" and merged.node("yours").params["group"] == "group2"
     assert merged.groups["group1"].node("inner").params["fn"] == "relu"
     assert merged.groups["group2"].node("inner").params["fn"] == "tanh"
+
+
+def _overlapping(g: Graph) -> list[tuple[str, str]]:
+    """Pairs of cards drawn on one another (a card is 164 px wide; these are at most ~100 tall)."""
+    ids = list(g.nodes)
+    return [(a, b) for i, a in enumerate(ids) for b in ids[i + 1:]
+            if abs(g.node(a).pos[0] - g.node(b).pos[0]) < 164 and abs(g.node(a).pos[1] - g.node(b).pos[1]) < 100]
+
+
+def test_nodes_added_on_both_branches_at_one_place_are_set_apart() -> None:
+    # each teammate dropped a node onto a wire at the same free spot of the canvas: the merged file
+    # drew the two cards on top of each other, one hiding the other
+    result = merge_projects(dumps(_base()), dumps(_insert(_base(), "drop", "Dropout", "act")),
+                            dumps(_insert(_base(), "norm", "Norm", "y")))
+    merged = loads(result.text)
+    assert not result.conflicts and _overlapping(merged) == []
+    assert merged.node("drop").pos == (0, 100)  # this branch's stays where it was put
+    assert merged.node("norm").pos[0] == 0 and merged.node("norm").pos[1] > 100  # the other's just below
+    assert any("'norm'" in note and "placed below" in note for note in result.notes)
+
+
+def test_the_other_branchs_layout_is_left_alone_where_nothing_of_this_branch_is_in_its_way() -> None:
+    ours, theirs = _base(), _insert(_base(), "norm", "Norm", "y")
+    theirs.move("norm", (720, 0))  # on its own branch it stands where y was; y moved right
+    theirs.move("y", (960, 0))
+    ours.set_param("conv", "out_channels", 16)
+    result = merge_projects(dumps(_base()), dumps(ours), dumps(theirs))
+    merged = loads(result.text)
+    assert not result.conflicts and merged.node("norm").pos == (720, 0) and not result.notes
+
+
+def test_a_node_added_on_both_branches_in_a_group_body_is_set_apart_too() -> None:
+    def with_body(extra: str | None) -> Graph:
+        g = _base()
+        body = Graph("block")
+        body.add_node("GroupInput", "gin", {}, (0, 0))
+        body.add_node("GroupOutput", "gout", {}, (480, 0))
+        if extra == "a":  # on a wire
+            body.add_node("Activation", "a", {}, (240, 0))
+            body.connect("gin.out", "a.in")
+            body.connect("a.out", "gout.in")
+        else:
+            body.connect("gin.out", "gout.in")
+        if extra == "d":  # not wired yet
+            body.add_node("Dropout", "d", {}, (240, 0))
+        g.groups["block"] = body
+        return g
+
+    result = merge_projects(dumps(with_body(None)), dumps(with_body("a")), dumps(with_body("d")))
+    assert not result.conflicts, result.conflicts
+    body = loads(result.text).groups["block"]
+    assert body.node("a").pos == (240, 0) and body.node("d").pos[1] > 0

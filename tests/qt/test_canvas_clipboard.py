@@ -368,22 +368,55 @@ def test_random_gui_edits_undo_back_to_the_original(make_view, seed):
 
 
 def test_history_names_the_node_a_paste_created(make_window, settle):
-    # a pasted 'a' that became 'a1' was listed in History as "Paste a"
+    # a pasted 'a' that became 'a_copy' was listed in History as "Paste a"
     window = make_window(chain())
     view = window.current_view()
     view.select_nodes(["a"])
     assert view.copy()
-    assert view.paste() == ["a1"]
+    assert view.paste() == ["a_copy"]
     settle()
     stack = window.document.undo_stack
-    assert stack.text(stack.index() - 1) == "Paste a1"
+    assert stack.text(stack.index() - 1) == "Paste a_copy"
     history = window.history.model()
-    assert history.data(history.index(stack.index(), 0)) == "Paste a1"
+    assert history.data(history.index(stack.index(), 0)) == "Paste a_copy"
 
 
 def test_the_paste_message_names_a_renamed_group():
     from revstudio.qt.canvas.clipboard import paste_message
 
     assert paste_message("Pasted", {"a": "a"}, {}) == "Pasted 1 node"
-    assert paste_message("Pasted", {"a": "a1", "b": "b"}, {"block": "block_1"}) == \
-        "Pasted 2 nodes (renamed a → a1); group block differs from this project's block: pasted as block_1"
+    assert paste_message("Pasted", {"a": "a_copy", "b": "b"}, {"block": "block_1"}) == \
+        "Pasted 2 nodes (renamed a → a_copy); group block differs from this project's block: pasted as block_1"
+
+
+def test_copies_are_named_after_the_nodes_they_copy(make_view):
+    # conv1 and conv2 copied and pasted became conv3 and conv4: in the canvas and as the exported
+    # code's attributes they read as two more layers of the row, with nothing saying what they copy
+    g = Graph("row")
+    g.add_node("Input", "x", {"shape": [4, 8, 8]}, (0, 0))
+    for i, x in ((1, 240), (2, 480)):
+        g.add_node("Conv", f"conv{i}", {"out_channels": 4, "kernel_size": 3, "padding": "same"}, (x, 0))
+    g.connect("x.out", "conv1.in")
+    g.connect("conv1.out", "conv2.in")
+    view = make_view(g)
+    view.select_nodes(["conv1", "conv2"])
+    assert view.copy()
+    assert view.paste() == ["conv1_copy", "conv2_copy"]
+    assert [str(e) for e in g.edges_into("conv2_copy")] == ["conv1_copy.out -> conv2_copy.in"]
+    assert view.paste() == ["conv1_copy2", "conv2_copy2"]
+    view.select_nodes(["conv1"])
+    assert view.duplicate() == ["conv1_copy3"]
+    view.select_nodes(["conv2_copy"])
+    assert view.duplicate() == ["conv2_copy3"]  # a copy of a copy counts on from the same node
+    assert "conv3" not in g.nodes and "conv4" not in g.nodes
+
+
+def test_nodes_from_another_window_keep_their_ids_where_free_and_are_named_as_copies_where_not(make_view):
+    source = make_view(chain())
+    source.select_nodes(["a", "b"])
+    assert source.copy()  # (the system clipboard: what another revstudio window reads)
+    other = Graph("other")
+    other.add_node("Activation", "b", {"fn": "relu"}, (0, 0))
+    target = make_view(other)
+    assert target.paste() == ["a", "b_copy"]
+    assert other.node("b").params == {"fn": "relu"} and other.node("b_copy").params == {"fn": "tanh"}

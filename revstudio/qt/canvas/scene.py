@@ -242,8 +242,10 @@ class GraphScene(SceneRegions, SceneGestures):
         self.flush_moves()
         returned, self._returned = [i for i in self._returned if i in self.node_items], []
         if returned:
+            self.document.bringing_back = True  # (the Inspector shows them after the edit's check)
             self.select_only(returned)
         self.flush_selection()
+        self.document.bringing_back = False
 
     def flush_moves(self) -> None:
         """Bring wires and backdrops up to date with nodes the model just moved."""

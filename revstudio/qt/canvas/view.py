@@ -353,6 +353,7 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
         item = self._scene.node_items.get(node_id)
         if item is None:
             return False
+        self.remember_view()
         if self.zoom() < READABLE_ZOOM:
             self.resetTransform()
             self.scale(READABLE_ZOOM, READABLE_ZOOM)
@@ -365,6 +366,7 @@ class GraphView(ZoomMixin, RenameMixin, EditingMixin, QuickAddMixin, QGraphicsVi
         shown = [i for i in ids if i in self._scene.node_items]
         if len(shown) <= 1:
             return bool(shown) and self.reveal_node(shown[0])
+        self.remember_view()
         rect = self._scene.nodes_rect(shown).adjusted(-40, -40, 40, 40)
         size = self.viewport().size()
         fits = min(size.width() / max(rect.width(), 1.0), size.height() / max(rect.height(), 1.0))

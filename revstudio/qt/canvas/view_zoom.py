@@ -26,6 +26,7 @@ READABLE_ZOOM = 0.8     # revealing a node (a Problem's click, a search) zooms i
 # A project without a saved view opens no further out than this: titles 6.3 pt and port names
 # 5.3 pt on screen (from WORDS_ZOOM, 0.6, the cards draw their words, but only just).
 OPEN_ZOOM = max(0.7, WORDS_ZOOM * 1.1)
+BACK_DEPTH = 20         # views View > Previous View can go back through
 MARGIN = 40.0           # scene units kept around a fitted graph
 START_TYPES = ("Input", "GroupInput")  # where a graph starts: a too-wide one opens on these
 END_TYPES = ("Output", "GroupOutput")   # where it ends (End in the overview goes there)
@@ -41,6 +42,33 @@ class ZoomMixin(QGraphicsView):
     # (zoom, centre) of the last view shown without the user: the project's saved view or a fit of
     # its own; a Save stores the view only once the user moved off it (moved_by_user)
     _shown: tuple[float, QPointF] | None = None
+
+    # Views the canvas jumped away from (Fit, Ctrl+L's framing, a Problem's or a search's click),
+    # newest last: View > Previous View goes back. Views are no undo steps (as in Blender or Qt
+    # Creator): Ctrl+Z takes back what a layout did to the nodes, never where the view is.
+    _back: list[tuple[float, QPointF]] | None = None
+
+    def remember_view(self) -> None:
+        """Keep the view as it is now for Previous View (before a jump the user did not drag to)."""
+        if self._back is None:
+            self._back = []
+        here = (self.zoom(), self._centre())
+        if not self._back or not self._showing(self._back[-1]):
+            self._back.append(here)
+            del self._back[:-BACK_DEPTH]
+
+    def previous_view(self) -> bool:
+        """View > Previous View: the view before the last jump (False where there is none to go to)."""
+        while self._back:
+            zoom, centre = self._back.pop()
+            if self._showing((zoom, centre)):
+                continue  # (the user came back there by hand)
+            self._auto_fit = None
+            self.resetTransform()
+            self.scale(zoom, zoom)
+            self.centerOn(centre)
+            return True
+        return False
 
     def selected_node_ids(self) -> list[str]:  # pragma: no cover - GraphView's
         raise NotImplementedError
@@ -98,9 +126,11 @@ class ZoomMixin(QGraphicsView):
         self.centerOn(center)
 
     def fit_all(self) -> None:
+        self.remember_view()
         self._fit(self._scene.nodes_rect())
 
     def fit_selection(self) -> None:
+        self.remember_view()
         ids = self.selected_node_ids()
         self._fit(self._scene.nodes_rect(ids) if ids else self._scene.nodes_rect())
 
@@ -148,7 +178,7 @@ class ZoomMixin(QGraphicsView):
         :data:`OPEN_ZOOM` or closer, and else shows its start at that zoom. (A group's or a run's
         tab shows all of its graph, as Blender's Tab does; its overview helps there too.)"""
         self._readable_fit = readable
-        self.fit_all()
+        self._fit(self._scene.nodes_rect())
         if readable and self.zoom() < OPEN_ZOOM:
             self._show_start(OPEN_ZOOM)
         self._auto_fit = self._shown = (self.zoom(), self._centre())
