@@ -15,7 +15,7 @@ def test_the_python_api_page_runs_as_written(tmp_path, monkeypatch, capsys) -> N
     monkeypatch.chdir(tmp_path)
     text = (ROOT / "docs" / "python.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) == 5
+    assert len(blocks) == 6
     scope: dict = {}
     for i, code in enumerate(blocks):
         exec(compile(code, f"docs/python.md, block {i + 1}", "exec"), scope)  # noqa: S102 - our docs
@@ -30,6 +30,8 @@ def test_the_python_api_page_runs_as_written(tmp_path, monkeypatch, capsys) -> N
     assert sweep.growth("standard") > 0 and abs(sweep.growth("reversible")) < sweep.growth("standard") / 10
     assert scope["latest"]["name"] == Path(run.run_dir).name and scope["latest"]["status"] == "finished"
     out = capsys.readouterr().out
+    assert "rs.train: nproc=4 asks for several processes" in out and "`!revstudio train net.revs --data synthetic " \
+        "--steps 40 --nproc 4`" in out
     assert "training.lr: -1.0 is out of range" in out and "one training step, batch 4" in out
     assert "peak of one training step as Repeat node blocks runs more copies" in out
 
