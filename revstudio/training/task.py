@@ -13,7 +13,8 @@
   labels are integers, and a classification guess into regression for float targets);
   a C x T Output (channels first, C > 1) with N x T integer labels is classification
   per step (``steps``: cross-entropy over the steps, -100 and padding not scored), a C x H x W Output
-  (or more axes) with N x H x W labels the same per pixel (segmentation);
+  with N x H x W labels the same per pixel (segmentation), C x D x H x W with N x D x H x W per voxel,
+  and any more axes per position;
 - **regression** otherwise: mean squared error against real-valued targets.
 
 A requested task that does not fit the graph is refused with a :class:`DataError`
@@ -57,13 +58,13 @@ class TaskInfo:
 
     @property
     def unit(self) -> str:
-        """What a scored position is called: "step" (a class per step) or "pixel" (per pixel)."""
+        """What a scored position is called: "step", "pixel", "voxel" or "position" (labels of 1, 2, 3, 4+ axes)."""
         return position_word(len(self.output_shape) - 1)
 
     @property
     def scored_key(self) -> str | None:
-        """The row key of the positions a per-step (per-pixel) loss counts: "steps_scored" or "pixels_scored"
-        (validation rows prefix "val_"); None for other tasks."""
+        """The row key of the positions a per-position loss counts: "steps_scored", "pixels_scored",
+        "voxels_scored" or "positions_scored" (validation rows prefix "val_"); None for other tasks."""
         return f"{self.unit}s_scored" if self.per_step else None
 
     def loss_name(self) -> str:
@@ -72,7 +73,7 @@ class TaskInfo:
     def describe(self) -> str:
         if self.per_step:
             where = "x".join(map(str, self.output_shape[1:]))
-            marks = "padding" if self.unit == "step" else "masked pixels"
+            marks = "padding" if self.unit == "step" else f"masked {self.unit}s"
             return (f"classification per {self.unit} ({self.num_classes} classes x {where} {self.unit}s, "
                     f"cross-entropy on {self.output_id!r}, labels of -100 and {marks} not scored)")
         if self.kind == "classification":
@@ -191,8 +192,9 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
     if requested == "classification":
         if not classification_fits():
             raise DataError(f"task 'classification' needs Output {out_id!r} to read a vector of class scores "
-                            f"(K > 1 features, e.g. after a Linear), C x T scores of a class per step or C x H x W "
-                            f"of a class per pixel (C > 1, channels first); it reads {_fmt(out_shape)}{several}")
+                            f"(K > 1 features, e.g. after a Linear), C x T scores of a class per step, C x H x W "
+                            f"of a class per pixel or C x D x H x W per voxel (C > 1, channels first); it reads "
+                            f"{_fmt(out_shape)}{several}")
         return info("classification", out_shape[0])
     if requested == "regression":
         return info("regression")

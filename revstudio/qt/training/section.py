@@ -16,6 +16,7 @@ from revstudio.core.project import dumps, loads
 from revstudio.training.config import DEFAULTS, ConfigError, TrainConfig
 from revstudio.training.data import DATA_KEYS, absolute_spec
 from revstudio.training.data_checks import padding_like
+from revstudio.training.data_notes import axes_form
 from revstudio.training.sources import DataError, parse_spec, resolve
 from revstudio.training.steps import PADDING_NAMES, position_unit
 
@@ -117,12 +118,13 @@ def preview_text(answer: dict[str, Any], scale_uint8: bool, inputs: Sequence[str
         text += f"; {answer['reading']}"
     if inputs and answer.get("kind") in ("npz", "pt") and not answer.get("problem"):  # (a refusal says it all)
         read = {"y", *(["x"] if len(inputs) == 1 and "x" in arrays else inputs)}
-        rank = len(arrays.get("y") or ()) - 1  # (N x T labels: a class per step, N x H x W: per pixel)
+        rank = len(arrays.get("y") or ()) - 1  # (N x T labels: a class per step, N x H x W: pixel, N x D x H x W: voxel)
         word = position_unit(rank)
         padding = [name for name in PADDING_NAMES if name in arrays and (rank == 1 or (rank > 1 and name == "mask"))]
         if rank > 1 and "lengths" in arrays:
-            text += ("; lengths: refused if the labels are a class per pixel (it gives sequence lengths): mark pixels not scored "
-                     "with -100 or an N x H x W 'mask'")
+            form = axes_form((arrays.get("y") or [])[1:])
+            text += (f"; lengths: refused if the labels are a class per {word} (it gives sequence lengths): mark "
+                     f"{word}s not scored with -100 or an N x {form} 'mask'")
             padding.append("lengths")  # (named above, not as unread)
         if padding and rank == 1:
             text += (f"; {' and '.join(padding)}: steps past each length" if "lengths" in padding else "; mask: steps")
