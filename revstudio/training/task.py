@@ -18,7 +18,8 @@
 - **regression** otherwise: mean squared error against real-valued targets.
 
 A requested task that does not fit the graph is refused with a :class:`DataError`
-naming the node. No torch here: the Qt run-settings dialog calls this too.
+naming the node. Where the data's labels are known before the run (their shape and number type, from
+a file's header), :func:`labels_decide` says what ``auto`` will make of them and why. No torch here: the Qt run-settings dialog calls this too.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from .sources import DataError
 from .steps import position_unit as position_word
 
 __all__ = ["FLOW_TYPES", "TASKS", "DataError", "TaskInfo", "find_type", "flow_breaker", "has_logdet", "infer_task",
-           "input_nodes", "output_nodes"]
+           "input_nodes", "labels_decide", "output_nodes"]
 
 TASKS = ("auto", "classification", "regression", "flow")
 _LOSSES = {"classification": "cross-entropy", "regression": "mse", "flow": "nll"}
@@ -205,3 +206,39 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
     if looks_like_scores():
         return info("classification", out_shape[0])
     return info("regression")
+
+
+def _number_kind(dtype: str) -> str:
+    """"i", "u", "f", "b" or "" for a numpy or torch dtype's name ("int64", "torch.float32", "uint8", "bool")."""
+    name = dtype.replace("torch.", "")
+    for prefix, kind in (("uint", "u"), ("int", "i"), ("float", "f"), ("bfloat", "f"), ("half", "f"),
+                         ("double", "f"), ("long", "i"), ("short", "i"), ("bool", "b")):
+        if name.startswith(prefix):
+            return kind
+    return ""
+
+
+def labels_decide(task: TaskInfo, shape: Any, dtype: str | None, source: str) -> tuple[TaskInfo, str] | None:
+    """``(the task, why)`` that the data's labels ``y`` of ``shape`` (N first) and ``dtype`` (a numpy or torch
+    name), read from ``source``'s header, make of an ``auto`` guess, as ``load_data`` will decide it: whole
+    numbers of the Output's positions (N x T for C x T, N x H x W for C x H x W ...) are a class per position,
+    N whole numbers for a K-vector are a class a sample, real values of a C x T (or larger) Output's shape are
+    regression. None where the header cannot tell (no labels, a requested task, a flow, float rows for a
+    K-vector that may be one-hot) or the labels fit no task (the run's refusal says why)."""
+    if task.requested != "auto" or task.kind == "flow" or shape is None or not dtype:
+        return None
+    out, held, kind = tuple(task.output_shape), tuple(int(s) for s in shape), _number_kind(dtype)
+    what = f"the data's 'y' ({source}) holds {_fmt(held)} {dtype.replace('torch.', '')}"
+    if not out or not held:
+        return None
+    if len(out) >= 2 and out[0] > 1 and held[1:] == out[1:] and kind in "iu" and kind:
+        found = TaskInfo("classification", out[0], task.output_id, task.requested, task.head_id, out)
+        return found, (f"{what}: whole numbers for each of the {_fmt(out[1:])} positions of {task.output_id!r}, "
+                       f"a class per {found.unit} ({out[0]} scores a {found.unit}, channels first)")
+    if len(out) == 1 and out[0] > 1 and len(held) == 1 and kind in "iu" and kind:
+        found = TaskInfo("classification", out[0], task.output_id, task.requested, task.head_id, out)
+        return found, f"{what}: a class index a sample, for {task.output_id!r}'s {out[0]} class scores"
+    if len(out) >= 2 and held[1:] == out and kind == "f":
+        found = TaskInfo("regression", None, task.output_id, task.requested, task.head_id, out)
+        return found, f"{what}: real values of the shape {task.output_id!r} reads ({_fmt(out)}), regression targets"
+    return None

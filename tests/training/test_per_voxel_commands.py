@@ -35,8 +35,12 @@ def _project(folder: Path, task: str = "auto") -> str:
 def test_check_says_a_c_x_d_x_h_x_w_output_takes_a_class_per_voxel(tmp_path, capsys, task) -> None:
     assert cli.main(["check", _project(tmp_path, task), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)["task"]
-    if task == "auto":
-        assert got["why"].endswith("; N x 3x6x5 integers: a class per voxel)"), got["why"]
+    assert got["kind"] == "classification", got
+    if task == "auto":  # (the labels' header decides it, as the run will: it said regression until a run read them)
+        assert got["why"] == "the data's 'y' (vol.npz) holds 24x3x6x5 int64: whole numbers for each of the 3x6x5 " \
+                             "positions of 'seg', a class per voxel (2 scores a voxel, channels first); under auto " \
+                             "the labels decide (the graph alone reads as regression)", got["why"]
+        assert got["labels"] == {"source": "vol.npz", "shape": [24, 3, 6, 5], "dtype": "int64"}
     else:
         assert "'seg' reads 2x3x6x5: 2 class scores for each of 3x6x5 voxels (channels first), for N x 3x6x5 " \
                "labels" in got["why"]
