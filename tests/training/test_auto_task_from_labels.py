@@ -78,3 +78,15 @@ def test_labels_decide_reads_numpy_and_torch_names_and_leaves_a_requested_task_a
     assert labels_decide(guess, [16, T], "float32", "d.npz") is None  # (not whole numbers: the run says why)
     assert labels_decide(guess, [16, T + 1], "int64", "d.npz") is None  # (another T: the run's refusal)
     assert labels_decide(infer_task(g, report, "regression"), [16, T], "int64", "d.npz") is None
+
+
+@pytest.mark.parametrize("y", [np.ones((16, T), np.int64), np.ones((16, T), np.uint8), np.zeros((16, C, T), np.float32)],
+                         ids=["int64 per step", "uint8 per step", "float targets"])
+def test_what_check_says_is_what_the_run_decides(tmp_path, capsys, y) -> None:
+    from revstudio.training.data import load_data
+
+    said = _task(_tagger(tmp_path, y), capsys)
+    g = sequence_tagger(F, T, classes=C)
+    report = full_check(g, batch=4)
+    data = load_data("tags.npz", g, report, task=infer_task(g, report), base_dir=str(tmp_path))
+    assert said["kind"] == data.task.kind and "labels" in said
