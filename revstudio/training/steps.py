@@ -17,9 +17,6 @@ from typing import Any
 from .data_checks import DataError, _fmt, axes_form, position_unit
 from .mapped import Mapped
 
-__all__ = ["IGNORE", "PADDING_NAMES", "DataError", "is_per_step", "layout_problem", "per_step_targets",
-           "position_unit"]
-
 IGNORE = -100  # torch's ignore_index: a position with this label is not scored
 PADDING_NAMES = ("lengths", "mask")  # the arrays of a .npz / .pt a per-position classification reads
 
