@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         training = _training_problem(graph) or _data_problem(graph, report, args.file)
         if training is not None:
             data["training"] = {"error": training}
-        task = training_task(graph, report)
+        task = training_task(graph, report, args.file)
         if task is not None:
             data["task"] = task
         if _personal_notes(graph):
@@ -196,7 +196,7 @@ def format_report(report: Report, path: str, graph: Graph) -> str:
     training = _training_problem(graph) or _data_problem(graph, report, path)
     if training is not None and training != _budget_problem(graph):  # (a budget's is said above)
         lines += ["", f"training section: {training} ('revstudio train' refuses it; fix it in Run > Run Settings)"]
-    task = training_task(graph, report)
+    task = training_task(graph, report, path)
     if task is not None:
         head = f"training task ({task['requested']}): "
         lines += ["", head + (f"{task['kind']}, {_LOSS_WORDS.get(task['loss'], task['loss'])} on {task['output']!r}: "
@@ -221,12 +221,22 @@ def _personal_notes(graph: Graph) -> list[str]:
 _LOSS_WORDS = {"nll": "negative log-likelihood in bits per dimension"}
 
 
-def training_task(graph: Graph, report: Report) -> dict[str, Any] | None:
+def training_task(graph: Graph, report: Report, path: str | None = None) -> dict[str, Any] | None:
     """What ``revstudio train`` would optimise and why (``infer_task``), or why it refuses; None
-    for a graph with errors or a training section whose task is not known."""
+    for a graph with errors or a training section whose task is not known. Under ``auto`` the labels of
+    the project's ``training.data`` (a .npz's header, relative to ``path``'s folder) decide it where they
+    can (``labels_decide``), as the run will."""
+    import os
     from math import prod
 
-    from revstudio.training.task import TASKS, DataError, has_logdet, infer_task  # (torch-free)
+    from revstudio.training.data import labels_header  # (torch-free: the header only)
+    from revstudio.training.task import (  # (torch-free)
+        TASKS,
+        DataError,
+        has_logdet,
+        infer_task,
+        labels_decide,
+    )
 
     requested = (getattr(graph, "training", None) or {}).get("task", "auto")
     if not report.valid or requested not in TASKS:
@@ -236,6 +246,14 @@ def training_task(graph: Graph, report: Report) -> dict[str, Any] | None:
     except DataError as exc:
         return {"requested": requested, "error": str(exc)}
     shape = "x".join(map(str, task.output_shape)) or "nothing"
+    base = os.path.dirname(os.path.abspath(path)) if path else None
+    header = labels_header((getattr(graph, "training", None) or {}).get("data"), base)
+    decided = labels_decide(task, *header) if header is not None else None
+    if decided is not None and header is not None:
+        guess, (task, said) = task.kind, decided
+        said += "; under auto the labels decide" + (f" (the graph alone reads as {guess})" if guess != task.kind else "")
+        return {"requested": requested, "kind": task.kind, "loss": task.loss_name(), "output": task.output_id,
+                "why": said, "labels": {"source": header[2], "shape": header[0], "dtype": header[1]}}
     if task.kind == "flow":
         why = (f"the graph has a log-determinant (node {has_logdet(graph)!r}) and {task.output_id!r} holds "
                f"as many values per sample as the Inputs ({prod(task.output_shape)}), every node on the way invertible")

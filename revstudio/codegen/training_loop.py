@@ -273,7 +273,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     classes = task_for(config)["num_classes"] if kind == "classification" else None
     levels = facts["levels"] if kind == "flow" else None
     loss_fn = Loss(kind, levels)
-    axes = len(task_for(config)["output_shape"]) - 1  # (a class per step: 1, per pixel: 2 or more)
+    axes = len(task_for(config)["output_shape"]) - 1  # (a class per step: 1, pixel: 2, voxel: 3, position: 4+)
     scored = position_unit(axes) + "s_scored" if kind == "classification" and axes >= 1 else None
 
     def noisy(xs: list[torch.Tensor], seed: int) -> list[torch.Tensor]:  # as revstudio train's
@@ -291,8 +291,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
 
     def emit(row: dict[str, Any]) -> None:
         if row["kind"] != "event":  # (a diverged row's loss is one step's, not the latest figure)
-            metrics.update({k: row[k] for k in ("loss", "accuracy", "val_loss", "val_accuracy", "steps_scored",
-                                                "val_steps_scored", "pixels_scored", "val_pixels_scored") if k in row})
+            metrics.update({k: row[k] for k in ("loss", "accuracy", "val_loss", "val_accuracy",
+                                                *((scored, "val_" + scored) if scored else ())) if k in row})
         if rank != 0:
             return
         if json_rows:  # the rows of `revstudio train --json`: "time" in seconds since the start

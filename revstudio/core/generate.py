@@ -215,6 +215,23 @@ def segmenter(channels: int, height: int, width: int, classes: int = 3, hidden: 
     return b.done()
 
 
+def volume_segmenter(depth: int, height: int, width: int, classes: int = 2, hidden: int = 8,
+                     name: str = "volume-segmenter") -> Graph:
+    """Input ``x`` (``depth`` slices x ``height`` x ``width``, the slices read as channels) -> Conv3x3
+    ``conv1`` (``hidden``, same padding) -> ReLU ``relu`` -> Conv ``head`` (kernel 1, ``classes`` x
+    ``depth`` channels) -> Reshape ``scores`` -> Output ``seg`` (``classes`` x ``depth`` x ``height`` x
+    ``width``, channels first): a class per voxel, trained on N x ``depth`` x ``height`` x ``width`` labels."""
+    b = Builder(name)
+    b.node("Input", "x", shape=[depth, height, width])
+    b.node("Conv", "conv1", out_channels=hidden, kernel_size=3, padding="same")
+    b.node("Activation", "relu", fn="relu")
+    b.node("Conv", "head", out_channels=classes * depth, kernel_size=1)
+    b.node("Reshape", "scores", shape=[classes, depth, height, width])
+    b.node("Output", "seg")
+    b.chain("x.out", "conv1", "relu", "head", "scores", "seg")
+    return b.done()
+
+
 def revnet_chain(blocks: int, channels: int = 16, size: int = 16, wired: bool = True,
                  classes: int | None = 10, flatten: bool = False) -> Graph:
     """Input (channels x size x size) -> ``blocks`` RevNet blocks -> pool -> Linear -> Output.

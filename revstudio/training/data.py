@@ -145,7 +145,7 @@ def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: s
 def peek_data(spec: str, base_dir: str | None = None) -> dict[str, Any]:
     """``{"arrays": {name: [shape]}, "classes": int | None, "samples": int}`` read cheaply
     (headers, file sizes, the labels), and for a .npz / .pt ``"uint8"``: the arrays other than
-    ``y`` of that type; raises :class:`DataError` like ``load_data``."""
+    ``y`` of that type, and ``"y_dtype"``: the labels' number type (what ``task: auto`` makes of them); raises :class:`DataError` like ``load_data``."""
     kind, path = parse_spec(spec)
     if kind == "synthetic":
         return {"arrays": {}, "classes": None, "samples": 0, "kind": "synthetic"}
@@ -156,13 +156,32 @@ def peek_data(spec: str, base_dir: str | None = None) -> dict[str, Any]:
         arrays = sources.load_arrays(full)
         shapes = {k: list(v.shape) for k, v in arrays.items()}
         reading = mapped.reading_note([k for k, v in arrays.items() if isinstance(v, mapped.Mapped)], full)
-        return {"arrays": shapes, "classes": _classes_torch(arrays.get("y")), "kind": "pt",
+        label_type = {"y_dtype": str(arrays["y"].dtype).replace("torch.", "")} if "y" in arrays else {}
+        return {"arrays": shapes, "classes": _classes_torch(arrays.get("y")), "kind": "pt", **label_type,
                 **({"reading": reading} if reading else {}),
                 "samples": _samples(shapes), "uint8": sorted(k for k, v in arrays.items()
                                                              if k != "y" and str(v.dtype) == "torch.uint8")}
     if kind == "mnist":
         return {**_peek_mnist(full), "kind": "mnist"}
     return {**_peek_cifar(full), "kind": "cifar10"}
+
+
+def labels_header(spec: Any, base_dir: str | None = None) -> tuple[list[int], str, str] | None:
+    """``(shape, dtype, file name)`` of a ``.npz``'s labels ``y``, from its header alone (no torch, nothing
+    scanned): what ``task: auto`` will make of them (``task.labels_decide``); None for another source, a
+    file without ``y`` or one that cannot be read (the data's own checks say why)."""
+    if not isinstance(spec, str):
+        return None
+    try:
+        kind, path = parse_spec(spec)
+        if kind != "npz":
+            return None
+        full = resolve(path, base_dir)
+        peeked = _peek_npz(full, labels=False)
+    except (DataError, OSError):
+        return None
+    shape, dtype = peeked["arrays"].get("y"), peeked.get("y_dtype")
+    return (shape, dtype, os.path.basename(full)) if shape is not None and dtype else None
 
 
 def data_problem(spec: Any, input_shapes: dict[str, tuple[int, ...]], base_dir: str | None = None, *,
@@ -224,6 +243,7 @@ def _peek_npz(path: str, labels: bool = True) -> dict[str, Any]:
     shapes: dict[str, list[int]] = {}
     uint8: list[str] = []  # (inputs a run scales to [0, 1] unless training.scale_uint8 is false)
     classes = None
+    label_type = None  # (y's number type from its header: what task auto will make of it)
     try:
         with zipfile.ZipFile(path) as zf:
             for member in zf.namelist():
@@ -241,6 +261,8 @@ def _peek_npz(path: str, labels: bool = True) -> dict[str, Any]:
                     raise DataError(f"{path}: array {name!r} has dtype {dtype}; expected numbers (float, int "
                                     f"or bool){names}")
                 shapes[name] = [int(s) for s in shape]
+                if name == "y":
+                    label_type = str(dtype)
                 if dtype == np.uint8 and name != "y":
                     uint8.append(name)
         members = mapped.npz_members(path)
@@ -253,7 +275,7 @@ def _peek_npz(path: str, labels: bool = True) -> dict[str, Any]:
     held = [n for n, (_, m) in members.items() if m and n in shapes]
     reading = mapped.reading_note(held, path)
     return {"arrays": shapes, "classes": classes, "samples": _samples(shapes), "uint8": uint8,
-            **({"reading": reading} if reading else {})}
+            **({"reading": reading} if reading else {}), **({"y_dtype": label_type} if label_type else {})}
 
 
 def _label_classes(path: str, info: Any) -> int | None:

@@ -13,9 +13,11 @@ from typing import Any
 
 from .data_notes import (  # noqa: F401 - re-exported: sources and the exported script read them here
     PixelScan,
+    axes_form,
     inputs_note,
     looks_like_pixels,
     padding_like,
+    position_unit,
     scale_bytes,
     unread_arrays,
 )
@@ -132,15 +134,16 @@ def _nonfinite(t: Mapped) -> tuple[int, int]:
     return first, bad
 
 
-# Integer labels of the Output's positions under task regression: a class per step or pixel, and how to train it.
+# Integer labels of the Output's positions under task regression: a class per step, pixel or voxel, and how to train it.
 def _not_per_sample(source: str, held: tuple[int, ...], out_shape: Any) -> DataError:
     """The refusal of labels of shape ``held`` a sample for an Output of a vector of classes (read whole
-    or mapped: one wording), with the per-step or per-pixel way to train them."""
+    or mapped: one wording), with the per-step, per-pixel or per-voxel way to train them."""
     steps = (f"; for a class per step (N x T labels) end the model in C x T scores instead of a vector of "
              f"{_fmt(out_shape)}: a Conv with kernel_size 1 and out_channels C on the sequence (docs/data.md)"
              if len(held) == 1 else
-             f"; for a class per pixel (N x {_fmt(held)} labels) end the model in C x {_fmt(held)} scores instead "
-             f"of a vector of {_fmt(out_shape)}: a Conv with kernel_size 1 and out_channels C on the feature map, "
+             f"; for a class per {position_unit(len(held))} (N x {_fmt(held)} labels) end the model in C x "
+             f"{_fmt(held)} scores instead of a vector of {_fmt(out_shape)}: a Conv with kernel_size 1 and "
+             f"out_channels C on the feature map{' (a Reshape to C x ' + _fmt(held) + ' after it)' * (len(held) > 2)}, "
              "no Flatten or Linear (docs/data.md)")
     return DataError(f"{source}: array 'y' has targets of shape {_fmt(held)}; classification needs one class "
                      f"index per sample (an array of N labels){steps}")

@@ -13,6 +13,21 @@ from typing import Any
 
 from .mapped import Mapped
 
+# ---- the words of labels per position -------------------------------------------------------------
+
+def position_unit(rank: int) -> str:
+    """What one labelled position is called for labels of ``rank`` axes a sample: a step (N x T labels of a
+    sequence), a pixel (N x H x W, an image), a voxel (N x D x H x W, a volume) or, beyond, a position."""
+    return "step" if rank <= 1 else "pixel" if rank == 2 else "voxel" if rank == 3 else "position"
+
+
+def axes_form(positions: Sequence[int]) -> str:
+    """The axes of labels a sample as the messages write them: "T", "H x W", "D x H x W", or the sizes
+    themselves ("2x3x4x5") for more axes."""
+    forms = {1: "T", 2: "H x W", 3: "D x H x W"}
+    return forms.get(len(positions)) or "x".join(map(str, positions))
+
+
 # ---- 8-bit inputs ------------------------------------------------------------------------------
 
 def scale_bytes(inputs: dict[str, Any], scale: bool) -> tuple[dict[str, Any], list[str]]:
@@ -122,14 +137,14 @@ def scored_words(facts: Sequence[dict[str, Any]]) -> list[str]:
         if f["ignored_labels"]:
             how.append("labels of -100")
         marked = f" ({' and '.join(how)} mark the rest)" if how and ignored else ""
-        word = f.get("unit", "step")  # (steps.unit: a class per step, or per pixel)
+        word = f.get("unit", "step")  # (position_unit: a class per step, pixel, voxel or position)
         words = (f"labels: {os.path.basename(f['source'])}: a class per {word}; loss and accuracy count the "
                  f"{f['scored']} scored {word}s of {f['steps']}{marked}")
         if ignored and word == "step":
             words += ("; padded steps are still fed to the network (a BiRNN's backward direction reads them, a "
                       "Pool averages them): only the loss leaves them out")
         elif ignored:
-            words += ("; the pixels not scored are still fed to the network (a Conv reads them into their "
+            words += (f"; the {word}s not scored are still fed to the network (a Conv reads them into their "
                       "neighbours): only the loss leaves them out")
         parts.append(words)
     return parts

@@ -1,29 +1,24 @@
-"""Class labels per position: a class per step (sequence tagging, N x T labels for a C x T Output) or per
-pixel (segmentation, N x H x W labels for a C x H x W Output; any number of trailing axes), unscored ones left out.
+"""Class labels per position: a class per step (sequence tagging, N x T labels for a C x T Output), per
+pixel (segmentation, N x H x W labels for a C x H x W Output), per voxel (N x D x H x W for C x D x H x W)
+or per position of any more axes, unscored ones left out.
 
 The loss is ``nn.CrossEntropyLoss(ignore_index=-100)`` over the positions: the Output is channels first
 (N x C x T as a Conv or a BiRNN gives it, N x C x H x W as a 2-d Conv does: the layout cross-entropy reads),
 a label of -100 marks a position that is not scored, and a .npz / .pt's ``lengths`` (N, sequences only) or
-``mask`` (N x T, N x H x W) turn the steps past each sequence's end (or where the mask is 0) into -100
-before the labels are checked. Unscored positions are still fed to the network. The words ("steps" or
-"pixels") follow the labels' rank (:func:`position_unit`). Part of the data code ``revstudio export --with-training``
+``mask`` (N x T, N x H x W, N x D x H x W) turn the steps past each sequence's end (or where the mask is 0) into -100
+before the labels are checked. Unscored positions are still fed to the network. The words ("steps",
+"pixels", "voxels", "positions") follow the labels' rank (:func:`position_unit`). Part of the data code ``revstudio export --with-training``
 copies verbatim (after ``data_checks``): stdlib and torch only, torch imported inside functions.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from .data_checks import DataError, _fmt
+from .data_checks import DataError, _fmt, axes_form, position_unit
 from .mapped import Mapped
 
 IGNORE = -100  # torch's ignore_index: a position with this label is not scored
 PADDING_NAMES = ("lengths", "mask")  # the arrays of a .npz / .pt a per-position classification reads
-
-
-def position_unit(rank: int) -> str:
-    """What one labelled position is called for labels of ``rank`` axes a sample: a step (N x T labels of a
-    sequence) or a pixel (N x H x W, or more axes, of an image)."""
-    return "step" if rank <= 1 else "pixel"
 
 
 def _in_memory(t: Any) -> Any:
@@ -66,29 +61,35 @@ def layout_problem(shape: tuple[int, ...], out_shape: tuple[int, ...], output_id
         return (f"{port} reads {_fmt(out_shape)} per sample ({classes} classes x {out_steps} steps) and the labels "
                 f"have {steps} steps: per-step labels are N x T for a C x T Output; give the Input {steps} steps or "
                 f"save labels of {out_steps} steps")
+    word = position_unit(len(shape))
     if shape == tuple(out_shape[:-1]):
+        head_on = (f"a Conv with kernel_size 1 and out_channels = the number of classes on the C x {_fmt(shape)} "
+                   "feature map" if len(shape) == 2 else "channels-first scores (a Conv with kernel_size 1 and "
+                   f"out_channels = classes x {shape[0]}, then a Reshape to C x {_fmt(shape)}, or a Permute of the "
+                   "class axis to the front)")
         return (f"{port} reads {_fmt(out_shape)} per sample and the labels are {_fmt(shape)}: the scores are "
-                f"{_fmt(shape)} x classes (channels last), and per-pixel classification reads them channels first, "
-                f"classes x {_fmt(shape)} (N x C x H x W, as a Conv gives them, the layout torch's CrossEntropyLoss "
-                f"takes); end the model in a Conv with kernel_size 1 and out_channels = the number of classes on "
-                f"the C x {_fmt(shape)} feature map instead of node {head!r}'s layout")
-    return (f"{port} reads {_fmt(out_shape)} per sample ({classes} classes x {_fmt(positions)} pixels) and the "
-            f"labels are {_fmt(shape)}: per-pixel labels are N x {_fmt(positions)} for a C x {_fmt(positions)} "
-            f"Output; give the Input {_fmt(shape)} images (a fully convolutional model keeps their size) or save "
+                f"{_fmt(shape)} x classes (channels last), and per-{word} classification reads them channels first, "
+                f"classes x {_fmt(shape)} (N x C x {axes_form(shape)}, the layout torch's CrossEntropyLoss takes); "
+                f"end the model in {head_on} instead of node {head!r}'s layout")
+    things = {2: "images", 3: "volumes"}.get(len(shape), "samples")
+    return (f"{port} reads {_fmt(out_shape)} per sample ({classes} classes x {_fmt(positions)} {word}s) and the "
+            f"labels are {_fmt(shape)}: per-{word} labels are N x {_fmt(positions)} for a C x {_fmt(positions)} "
+            f"Output; give the Input {_fmt(shape)} {things} (a fully convolutional model keeps their size) or save "
             f"labels of {_fmt(positions)}")
 
 
 def _padding_mask(padding: dict[str, Any], count: int, positions: tuple[int, ...], source: str) -> Any:
-    """A bool N x T (N x H x W ...) tensor, True where a position is scored by ``padding`` (``lengths``
+    """A bool N x T (N x H x W, N x D x H x W ...) tensor, True where a position is scored by ``padding`` (``lengths``
     and/or ``mask``), or None."""
     import torch
 
     scored = None
+    word = position_unit(len(positions))
     lengths = padding.get("lengths")
     if lengths is not None:
         if len(positions) != 1:
             raise DataError(f"{source}: array 'lengths' gives each sequence's length, and the labels are "
-                            f"{_fmt(positions)} per sample (a class per pixel): mark the pixels not scored with "
+                            f"{_fmt(positions)} per sample (a class per {word}): mark the {word}s not scored with "
                             f"-100 or an N x {_fmt(positions)} 'mask' of 0 and 1, and drop 'lengths'")
         steps = positions[0]
         t = _in_memory(lengths)
@@ -108,9 +109,8 @@ def _padding_mask(padding: dict[str, Any], count: int, positions: tuple[int, ...
     mask = padding.get("mask")
     if mask is not None:
         m = _in_memory(mask)
-        word = position_unit(len(positions))
         if tuple(m.shape) != (count, *positions):
-            form = "N x T" if len(positions) == 1 else "N x " + " x ".join("HWD"[:len(positions)])
+            form = "N x " + axes_form(positions)
             off = "padding" if len(positions) == 1 else "not scored"
             raise DataError(f"{source}: array 'mask' has shape {_fmt(m.shape)}; it marks each {word} of each sample "
                             f"scored (1) or {off} (0): save an {form} array of "
@@ -125,10 +125,10 @@ def _padding_mask(padding: dict[str, Any], count: int, positions: tuple[int, ...
 def per_step_targets(targets: Any, count: int, *, num_classes: int | None, out_shape: tuple[int, ...],
                      output_id: str, head: str, source: str,
                      padding: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-    """``(int64 N x T (N x H x W ...) labels, what was scored)``: positions past ``lengths`` or where ``mask``
+    """``(int64 N x T (N x H x W, N x D x H x W ...) labels, what was scored)``: positions past ``lengths`` or where ``mask``
     is 0 set to -100, every other label checked to be a class index 0..C-1 (or -100), and at least one
     position scored in each sample. The facts: ``{"source", "padding": [names used], "scored", "steps"
-    (positions in all), "ignored_labels", "unit": "step" | "pixel"}``."""
+    (positions in all), "ignored_labels", "unit": "step" | "pixel" | "voxel" | "position"}``."""
     import torch
 
     t = _in_memory(targets)
@@ -159,10 +159,10 @@ def per_step_targets(targets: Any, count: int, *, num_classes: int | None, out_s
     if len(bad):
         i, at = int(bad[0][0]), tuple(int(j) for j in bad[0][1:])
         value = int(labels[(i, *at)])
-        where = f"step {at[0]}" if len(at) == 1 else f"pixel {at}"
+        where = f"step {at[0]}" if len(at) == 1 else f"{word} {at}"
         mark = ("save each sequence's length as 'lengths' (or an N x T 'mask')" if len(at) == 1 else
                 f"save an N x {_fmt(positions)} 'mask' of 0 and 1")
-        marked = "padding" if len(at) == 1 else "pixels not scored"
+        marked = "padding" if len(at) == 1 else f"{word}s not scored"
         fix = (f"; mark {marked} with -100 (torch's ignore_index), or {mark}" if value < 0 else
                f"; give node {head!r} {int(labels.max()) + 1} outputs or relabel the data")
         raise DataError(f"{source}: array 'y' has the label {value} at sample {i}, {where}; per-{word} labels are "

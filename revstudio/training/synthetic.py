@@ -44,15 +44,20 @@ def synthetic(specs: dict[str, tuple[tuple[int, ...], str]], *, kind: str, num_c
     n = count if count is not None else synthetic_count(specs, kind, out_shape)
     inputs: dict[str, Any] = {}
     targets: Any = None
-    axes = len(out_shape) - 1  # (a class per step: T, per pixel: H x W, the Input's last axes)
+    axes = len(out_shape) - 1  # (a class per step: T, per pixel: H x W, per voxel: D x H x W, the Input's last axes)
     per_step = kind == "classification" and axes >= 1 and len(specs) == 1 and \
-        len(next(iter(specs.values()))[0]) > axes and tuple(next(iter(specs.values()))[0])[-axes:] == tuple(out_shape[1:])
-    if per_step:  # a class per step or pixel (a C x T, C x H x W Output): each one's class from its features by a fixed map
+        len(next(iter(specs.values()))[0]) >= axes and tuple(next(iter(specs.values()))[0])[-axes:] == tuple(out_shape[1:])
+    if per_step:  # a class per position (a C x T, C x H x W ... Output): each one's class from its features by a fixed map
         node, (shape, _) = next(iter(specs.items()))
         inputs[node] = torch.randn(n, *shape, generator=g)
-        mix = torch.randn(int(num_classes or out_shape[0]), math.prod(shape[:-axes]), generator=g)
-        flat = inputs[node].reshape(n, math.prod(shape[:-axes]), -1)
-        targets = torch.einsum("kf,nft->nkt", mix, flat).argmax(dim=1).reshape(n, *out_shape[1:])
+        k, features = int(num_classes or out_shape[0]), math.prod(shape[:-axes])
+        flat = inputs[node].reshape(n, features, -1)
+        if len(shape) == axes:  # (an Input of the positions alone, e.g. D slices read as channels: K bands of its value)
+            bands = torch.special.ndtri(torch.arange(1, k, dtype=torch.float32) / k)
+            targets = torch.bucketize(flat[:, 0].contiguous(), bands).reshape(n, *out_shape[1:])
+        else:
+            mix = torch.randn(k, features, generator=g)
+            targets = torch.einsum("kf,nft->nkt", mix, flat).argmax(dim=1).reshape(n, *out_shape[1:])
     elif kind == "classification":
         k = int(num_classes or 2)
         targets = (torch.arange(n) % k)[torch.randperm(n, generator=g)]

@@ -13,11 +13,13 @@
   labels are integers, and a classification guess into regression for float targets);
   a C x T Output (channels first, C > 1) with N x T integer labels is classification
   per step (``steps``: cross-entropy over the steps, -100 and padding not scored), a C x H x W Output
-  (or more axes) with N x H x W labels the same per pixel (segmentation);
+  with N x H x W labels the same per pixel (segmentation), C x D x H x W with N x D x H x W per voxel,
+  and any more axes per position;
 - **regression** otherwise: mean squared error against real-valued targets.
 
 A requested task that does not fit the graph is refused with a :class:`DataError`
-naming the node. No torch here: the Qt run-settings dialog calls this too.
+naming the node. Where the data's labels are known before the run (their shape and number type, from
+a file's header), :func:`labels_decide` says what ``auto`` will make of them and why. No torch here: the Qt run-settings dialog calls this too.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from .sources import DataError
 from .steps import position_unit as position_word
 
 __all__ = ["FLOW_TYPES", "TASKS", "DataError", "TaskInfo", "find_type", "flow_breaker", "has_logdet", "infer_task",
-           "input_nodes", "output_nodes"]
+           "input_nodes", "labels_decide", "output_nodes"]
 
 TASKS = ("auto", "classification", "regression", "flow")
 _LOSSES = {"classification": "cross-entropy", "regression": "mse", "flow": "nll"}
@@ -57,13 +59,13 @@ class TaskInfo:
 
     @property
     def unit(self) -> str:
-        """What a scored position is called: "step" (a class per step) or "pixel" (per pixel)."""
+        """What a scored position is called: "step", "pixel", "voxel" or "position" (labels of 1, 2, 3, 4+ axes)."""
         return position_word(len(self.output_shape) - 1)
 
     @property
     def scored_key(self) -> str | None:
-        """The row key of the positions a per-step (per-pixel) loss counts: "steps_scored" or "pixels_scored"
-        (validation rows prefix "val_"); None for other tasks."""
+        """The row key of the positions a per-position loss counts: "steps_scored", "pixels_scored",
+        "voxels_scored" or "positions_scored" (validation rows prefix "val_"); None for other tasks."""
         return f"{self.unit}s_scored" if self.per_step else None
 
     def loss_name(self) -> str:
@@ -72,7 +74,7 @@ class TaskInfo:
     def describe(self) -> str:
         if self.per_step:
             where = "x".join(map(str, self.output_shape[1:]))
-            marks = "padding" if self.unit == "step" else "masked pixels"
+            marks = "padding" if self.unit == "step" else f"masked {self.unit}s"
             return (f"classification per {self.unit} ({self.num_classes} classes x {where} {self.unit}s, "
                     f"cross-entropy on {self.output_id!r}, labels of -100 and {marks} not scored)")
         if self.kind == "classification":
@@ -191,8 +193,9 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
     if requested == "classification":
         if not classification_fits():
             raise DataError(f"task 'classification' needs Output {out_id!r} to read a vector of class scores "
-                            f"(K > 1 features, e.g. after a Linear), C x T scores of a class per step or C x H x W "
-                            f"of a class per pixel (C > 1, channels first); it reads {_fmt(out_shape)}{several}")
+                            f"(K > 1 features, e.g. after a Linear), C x T scores of a class per step, C x H x W "
+                            f"of a class per pixel or C x D x H x W per voxel (C > 1, channels first); it reads "
+                            f"{_fmt(out_shape)}{several}")
         return info("classification", out_shape[0])
     if requested == "regression":
         return info("regression")
@@ -203,3 +206,39 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
     if looks_like_scores():
         return info("classification", out_shape[0])
     return info("regression")
+
+
+def _number_kind(dtype: str) -> str:
+    """"i", "u", "f", "b" or "" for a numpy or torch dtype's name ("int64", "torch.float32", "uint8", "bool")."""
+    name = dtype.replace("torch.", "")
+    for prefix, kind in (("uint", "u"), ("int", "i"), ("float", "f"), ("bfloat", "f"), ("half", "f"),
+                         ("double", "f"), ("long", "i"), ("short", "i"), ("bool", "b")):
+        if name.startswith(prefix):
+            return kind
+    return ""
+
+
+def labels_decide(task: TaskInfo, shape: Any, dtype: str | None, source: str) -> tuple[TaskInfo, str] | None:
+    """``(the task, why)`` that the data's labels ``y`` of ``shape`` (N first) and ``dtype`` (a numpy or torch
+    name), read from ``source``'s header, make of an ``auto`` guess, as ``load_data`` will decide it: whole
+    numbers of the Output's positions (N x T for C x T, N x H x W for C x H x W ...) are a class per position,
+    N whole numbers for a K-vector are a class a sample, real values of a C x T (or larger) Output's shape are
+    regression. None where the header cannot tell (no labels, a requested task, a flow, float rows for a
+    K-vector that may be one-hot) or the labels fit no task (the run's refusal says why)."""
+    if task.requested != "auto" or task.kind == "flow" or shape is None or not dtype:
+        return None
+    out, held, kind = tuple(task.output_shape), tuple(int(s) for s in shape), _number_kind(dtype)
+    what = f"the data's 'y' ({source}) holds {_fmt(held)} {dtype.replace('torch.', '')}"
+    if not out or not held:
+        return None
+    if len(out) >= 2 and out[0] > 1 and held[1:] == out[1:] and kind in "iu" and kind:
+        found = TaskInfo("classification", out[0], task.output_id, task.requested, task.head_id, out)
+        return found, (f"{what}: whole numbers for each of the {_fmt(out[1:])} positions of {task.output_id!r}, "
+                       f"a class per {found.unit} ({out[0]} scores a {found.unit}, channels first)")
+    if len(out) == 1 and out[0] > 1 and len(held) == 1 and kind in "iu" and kind:
+        found = TaskInfo("classification", out[0], task.output_id, task.requested, task.head_id, out)
+        return found, f"{what}: a class index a sample, for {task.output_id!r}'s {out[0]} class scores"
+    if len(out) >= 2 and held[1:] == out and kind == "f":
+        found = TaskInfo("regression", None, task.output_id, task.requested, task.head_id, out)
+        return found, f"{what}: real values of the shape {task.output_id!r} reads ({_fmt(out)}), regression targets"
+    return None

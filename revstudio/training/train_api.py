@@ -98,7 +98,8 @@ def train(graph: Graph | str | os.PathLike[str] | None = None, data: str | os.Pa
     Ctrl+C (a notebook's interrupt) stops after the step in progress with a checkpoint: the Run
     comes back with status "stopped"; a second one stops at once (KeyboardInterrupt). Raises
     FileNotFoundError for a project that is not there, ValueError (the command's message: the key
-    and the value, the data, the graph's errors) for a run refused before its first step, and
+    and the value, the data, the graph's errors) for a run refused before its first step (``nproc=K`` above 1
+    too: several processes are ``revstudio train --nproc K``'s, the message gives that command), and
     :class:`TrainFailed` for one that failed after it started.
     """
     from revstudio.cli import CliError
@@ -108,6 +109,7 @@ def train(graph: Graph | str | os.PathLike[str] | None = None, data: str | os.Pa
 
     from .session import Outcome, Request, run_session
 
+    _refuse_processes(graph, settings, data, steps)
     in_memory = graph if isinstance(graph, Graph) else None
     file: str | None = None
     if in_memory is not None:
@@ -149,6 +151,35 @@ def train(graph: Graph | str | os.PathLike[str] | None = None, data: str | os.Pa
             raise TrainFailed(message, run)
         raise ValueError(message)
     return run
+
+
+# the command's flags that start processes (``--nproc``, multi-node): rs.train runs in this one
+_PROCESSES = ("nproc", "nnodes", "node_rank", "master_addr", "master_port", "rdzv_endpoint", "rdzv_id")
+
+
+def _refuse_processes(graph: Any, settings: dict[str, Any], data: Any, steps: int | None) -> None:
+    """A ValueError for ``nproc=K`` (K > 1) or a multi-node keyword: ``rs.train`` trains in the notebook's own
+    process, and torch's launcher starts ``revstudio train --nproc K``'s workers as programs of their own;
+    the message gives the command that runs it and how to read the run back. ``nproc=1`` is this process."""
+    given = {k: settings.pop(k) for k in _PROCESSES if k in settings}
+    names = ", ".join(given)
+    nproc = given.pop("nproc", None)
+    if nproc is not None and (isinstance(nproc, bool) or not isinstance(nproc, int) or nproc < 1):
+        raise ValueError(f"rs.train: nproc={nproc!r} is not a count of processes; leave it out (one process)")
+    others = {k: v for k, v in given.items() if v is not None}
+    if (nproc or 1) == 1 and not others:
+        return
+    what = ", ".join([f"nproc={nproc}"] * (nproc not in (None, 1)) + [f"{k}={v!r}" for k, v in others.items()])
+    file = os.fspath(graph) if isinstance(graph, (str, os.PathLike)) else "net.revs"
+    save = "" if isinstance(graph, (str, os.PathLike)) else f"rs.save(g, {file!r}), then "
+    run = ([] if data is None else [f"--data {os.fspath(data)}"]) + ([] if steps is None else [f"--steps {steps}"])
+    flags = " ".join(run + [f"--nproc {nproc}"] * (nproc not in (None, 1))
+                     + [f"--{k.replace('_', '-')} {v}" for k, v in others.items()])
+    raise ValueError(f"rs.train: {what} asks for several processes, and rs.train trains in this one (torch's "
+                     f"launcher starts each worker as a program of its own); {save}run `revstudio train {file} "
+                     f"{flags}` (in a notebook: `!revstudio train {file} {flags}`, or subprocess.run; every other setting "
+                     f"as its flag, docs/cli.md) and read the run back with rs.runs(...) and its metrics.jsonl; or leave {names} "
+                     f"out to train in this process")
 
 
 __all__ = ["Run", "TrainFailed", "train"]

@@ -371,7 +371,7 @@ def test_peek_imports_no_torch(tmp_path: Path) -> None:
 
     a, b, imported = json.loads(out.stdout)
     assert a == {"arrays": {"x": [9, 1, 6, 5], "y": [9]}, "classes": 3, "samples": 9, "kind": "npz",
-                 "uint8": []}
+                 "uint8": [], "y_dtype": "int64"}  # (y's number type: what task auto makes of the labels)
     assert b["arrays"]["val x"] == [4, 1, 6, 5] and imported is False
     assert peek_data("synthetic")["samples"] == 0
 

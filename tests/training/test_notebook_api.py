@@ -83,6 +83,23 @@ def test_a_bad_setting_is_a_value_error_naming_key_and_value_and_leaves_no_run(t
     assert not (tmp_path / "r").exists()
 
 
+def test_nproc_above_one_is_refused_with_the_command_to_run_and_nproc_one_trains_here(tmp_path) -> None:
+    # rs.train trains in this process; several processes are revstudio train --nproc's (torch's launcher)
+    with pytest.raises(ValueError, match=r"rs\.train: nproc=2 asks for several processes") as refused:
+        rs.train(EXAMPLE, steps=2, nproc=2, out=tmp_path / "r", progress=False)
+    assert f"`revstudio train {EXAMPLE} --steps 2 --nproc 2`" in str(refused.value)
+    assert "rs.runs(" in str(refused.value) and "unknown key" not in str(refused.value)
+    g = rs.load(EXAMPLE)
+    with pytest.raises(ValueError, match=r"nproc=2, master_addr='h1'.*rs\.save\(g, 'net\.revs'\), then run "
+                                         r"`revstudio train net\.revs --nproc 2 --master-addr h1`"):
+        rs.train(g, nproc=2, master_addr="h1", out=tmp_path / "r", progress=False)
+    with pytest.raises(ValueError, match=r"nproc=0 is not a count of processes"):
+        rs.train(EXAMPLE, steps=2, nproc=0, out=tmp_path / "r", progress=False)
+    assert not (tmp_path / "r").exists()
+    run = rs.train(EXAMPLE, steps=2, nproc=1, out=tmp_path / "one", progress=False, **QUICK)
+    assert run.status == "finished" and run.step == 2
+
+
 def test_a_run_that_fails_after_its_start_raises_with_the_run_and_the_command_s_words(tmp_path) -> None:
     with pytest.raises(rs.TrainFailed, match=r"the loss became non-finite .* Try a lower --lr") as caught:
         rs.train(EXAMPLE, steps=20, out=tmp_path / "r", progress=False, **{**QUICK, "lr": 1e30, "optimizer": "sgd"})

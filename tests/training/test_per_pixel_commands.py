@@ -33,9 +33,12 @@ def _project(folder: Path, task: str = "auto") -> str:
 @pytest.mark.parametrize("task", ["auto", "classification"])
 def test_check_says_a_c_x_h_x_w_output_takes_a_class_per_pixel(tmp_path, capsys, task) -> None:
     assert cli.main(["check", _project(tmp_path, task), "--json"]) == 0
-    why = json.loads(capsys.readouterr().out)["task"]["why"]
+    got = json.loads(capsys.readouterr().out)["task"]
+    why = got["why"]
+    assert got["kind"] == "classification", got  # (auto: the data's labels decide it, read from the header)
     if task == "auto":
-        assert why.endswith("; N x 6x5 integers: a class per pixel)"), why
+        assert why.startswith("the data's 'y' (seg.npz) holds 24x6x5 int64: whole numbers for each of the 6x5 "
+                              "positions of 'seg', a class per pixel"), why
     else:
         assert "'seg' reads 3x6x5: 3 class scores for each of 6x5 pixels (channels first), for N x 6x5 labels" in why
 

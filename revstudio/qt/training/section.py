@@ -16,8 +16,10 @@ from revstudio.core.project import dumps, loads
 from revstudio.training.config import DEFAULTS, ConfigError, TrainConfig
 from revstudio.training.data import DATA_KEYS, absolute_spec
 from revstudio.training.data_checks import padding_like
+from revstudio.training.data_notes import axes_form
 from revstudio.training.sources import DataError, parse_spec, resolve
 from revstudio.training.steps import PADDING_NAMES, position_unit
+from revstudio.training.task import infer_task, labels_decide
 
 
 def defaults() -> dict[str, Any]:
@@ -117,12 +119,13 @@ def preview_text(answer: dict[str, Any], scale_uint8: bool, inputs: Sequence[str
         text += f"; {answer['reading']}"
     if inputs and answer.get("kind") in ("npz", "pt") and not answer.get("problem"):  # (a refusal says it all)
         read = {"y", *(["x"] if len(inputs) == 1 and "x" in arrays else inputs)}
-        rank = len(arrays.get("y") or ()) - 1  # (N x T labels: a class per step, N x H x W: per pixel)
+        rank = len(arrays.get("y") or ()) - 1  # (N x T labels: a class per step, N x H x W: pixel, N x D x H x W: voxel)
         word = position_unit(rank)
         padding = [name for name in PADDING_NAMES if name in arrays and (rank == 1 or (rank > 1 and name == "mask"))]
         if rank > 1 and "lengths" in arrays:
-            text += ("; lengths: refused if the labels are a class per pixel (it gives sequence lengths): mark pixels not scored "
-                     "with -100 or an N x H x W 'mask'")
+            form = axes_form((arrays.get("y") or [])[1:])
+            text += (f"; lengths: refused if the labels are a class per {word} (it gives sequence lengths): mark "
+                     f"{word}s not scored with -100 or an N x {form} 'mask'")
             padding.append("lengths")  # (named above, not as unread)
         if padding and rank == 1:
             text += (f"; {' and '.join(padding)}: steps past each length" if "lengths" in padding else "; mask: steps")
@@ -138,3 +141,34 @@ def preview_text(answer: dict[str, Any], scale_uint8: bool, inputs: Sequence[str
                 "; 'lengths' and 'mask' are read for N x T labels of a class per step only (a 'mask' also for N x "
                 "H x W labels of a class per pixel): here padded steps are fed and scored as they are)" if padding_like(unread) else ")")
     return text
+
+
+def task_text(graph: Graph, report: Any, requested: str, answer: dict[str, Any] | None, source: str) -> str:
+    """What a run will optimise and why, beside the task box, in ``revstudio check``'s words: under ``auto``
+    the labels ``y`` the data preview read (``answer``: shape and ``y_dtype`` from the header) decide the
+    graph's guess where they can (``labels_decide``), as the run will; else the guess and what would
+    change it. ``source``: the data spec ("synthetic" follows the guess)."""
+    try:
+        info = infer_task(graph, report, requested)
+    except DataError as exc:
+        return f"{requested}: refused: {exc}"
+    if requested != "auto":
+        return f"{requested}: {info.describe()}"
+    answer = answer or {}
+    name = Path(source.split(":", 1)[-1]).name or source
+    decided = labels_decide(info, (answer.get("arrays") or {}).get("y"), answer.get("y_dtype"), name)
+    if decided is not None:
+        found, why = decided
+        return f"auto: {found.describe()}: {why}"
+    out = info.output_shape
+    per_position = info.kind == "regression" and len(out) >= 2 and out[0] > 1
+    would = (f"; N x {'x'.join(map(str, out[1:]))} whole numbers would make it a class per "
+             f"{position_unit(len(out) - 1)}" if per_position else "")
+    if source == "synthetic":
+        return f"auto: {info.describe()}: synthetic data follow the graph's guess" + (
+            f" (choose classification for a class per {position_unit(len(out) - 1)})" if per_position else "")
+    if info.kind == "flow":
+        return f"auto: {info.describe()}"
+    if not answer.get("arrays"):
+        return f"auto: {info.describe()}, the graph's guess until the data's labels are read{would}"
+    return f"auto: {info.describe()}, the graph's guess: the run decides by the labels' values{would}"

@@ -92,9 +92,11 @@ class DataPreview(QLabel):
         self._scaled = scaled
         self.answer: dict[str, Any] | None = None  # the last answer (peek_data) for the current spec
         self.queries: list[ChildQuery] = []
+        self.listeners: list[Callable[[], None]] = []  # told when the answer changes (the task hint reads it)
 
     def request(self, path_given: bool) -> None:
         self.answer = None  # (the box's toggle redraws the preview of this spec's answer only)
+        self._tell()
         spec = self._current_spec()
         if spec == "synthetic":
             self.setText("Synthetic data: a learnable task shaped like this graph's inputs and outputs.")
@@ -125,6 +127,11 @@ class DataPreview(QLabel):
             return
         self.answer = answer
         self.show_answer()
+        self._tell()
+
+    def _tell(self) -> None:
+        for listener in self.listeners:
+            listener()
 
     def show_answer(self, *_args: object) -> None:
         answer = self.answer

@@ -89,6 +89,11 @@ class RunSettingsDialog(QDialog):
         data_form.addRow("validation data", self.val_data)
         data_form.addRow("validation fraction", self._text("val_fraction"))
         data_form.addRow("task / loss", self._combo("task"))
+        self.task_hint = QLabel("")  # what the run will optimise and why (auto: the labels' header decides)
+        self.task_hint.setObjectName("taskHint")
+        self.task_hint.setWordWrap(True)
+        data_form.addRow("", self.task_hint)
+        self.preview.listeners.append(self.update_task_hint)
         scale = QCheckBox("scale uint8 inputs to [0, 1]")
         scale.setToolTip("uint8 arrays of a .npz / .pt become k / 255, as mnist: and cifar10: pixels (and "
                          "torchvision's ToTensor); off: kept raw 0..255. Labels and other number types never change.")
@@ -319,6 +324,19 @@ class RunSettingsDialog(QDialog):
         self.error.setVisible(bool(problem))
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(problem is None)
         self._hint_timer.start()
+        self.update_task_hint()
+
+    def update_task_hint(self) -> None:
+        """The task box's words: what a run will optimise and why (``section.task_text``)."""
+        report = self.document.current_report()
+        try:
+            text = sec.task_text(self.document.graph, report, str(self.fields["task"].currentData()),
+                                 self.preview.answer, self._data_spec())
+        except Exception:  # a hint must never break the dialog
+            log.exception("task hint failed")
+            text = ""
+        self.task_hint.setText(text)
+        self.task_hint.setVisible(bool(text))
 
     def update_budget_hint(self) -> None:
         self._hint_timer.stop()
