@@ -203,6 +203,9 @@ def test_bad_flags_are_usage_errors(flags, capsys) -> None:
     (["--nproc", "0"], "use at least 1"),
     (["--master-port", "65536"], "1 to 65535"),
     (["--seed", str(1 << 63)], "use a seed from 0 to 2147483647"),
+    (["--nnodes", "0"], "at least 1 machine"),  # was an internal ZeroDivisionError (a world of 0 processes)
+    (["--nnodes", "two"], "not a number of machines"),
+    (["--nnodes", "4:2"], "MIN is more than MAX"),
 ])
 def test_bad_flags_say_what_to_write(flags, words, capsys) -> None:
     assert cli.main(["train", EXAMPLE, *flags, "--json"]) == 2
