@@ -171,6 +171,11 @@ def test_memory_of_some_modes_and_its_refusals() -> None:
         rs.memory(EXAMPLE, device="gpu")
 
 
+def test_runs_of_a_folder_not_given_as_a_path_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="rs.runs: folder=b'runs': give a folder's path"):
+        rs.runs(b"runs")  # (an AttributeError from inside the listing)
+
+
 def test_runs_lists_as_the_command_does(tmp_path, capsys) -> None:
     for name, steps in (("a", 2), ("b", 3)):
         rs.train(EXAMPLE, steps=steps, out=tmp_path / name, progress=False, **QUICK)
