@@ -273,7 +273,9 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
                 else:  # (a name picked here: another run may have taken it since, started the same second)
                     out, undo = claim_run_dir(out)
                 writer = open_run(out, graph, cfg, world, project_text)
-            except RunDirError as exc:
+            except RunDirError as exc:  # (a full disk half-way through the record: what it made goes, as
+                if undo is not None:    # for any run refused before it starts, not a "running" run left behind)
+                    undo.undo()
                 return failed(str(exc), 2)
         if outcome is not None:
             outcome.run_dir = out
