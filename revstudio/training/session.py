@@ -316,7 +316,7 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
         gone: list[bool] = []
         if rank == 0:
             assert writer is not None
-            to_dir = RunDirRows(writer)
+            to_dir = RunDirRows(writer, stop)
 
             def on_gone() -> None:  # `train | head`: stop as a signal stops, resumable, then exit 141
                 gone.append(True)
