@@ -426,7 +426,7 @@ def test_train_help_states_every_overrides_default_as_the_docs_table_does(capsys
     assert "memory rows" not in out
 
 
-def _project(tmp_path, shape: list[int]) -> str:
+def _huge_project(tmp_path, shape: list[int]) -> str:
     doc = {"format": "revstudio", "version": 1, "name": "huge",
            "nodes": [{"id": "x", "type": "Input", "params": {"shape": shape}},
                      {"id": "fc", "type": "Linear", "params": {"out_features": 2}},
@@ -442,7 +442,7 @@ def test_a_graph_no_machine_holds_is_refused_before_its_data_is_made(shape, tmp_
     """`check` warns of it and gradcheck/memory refuse it; train made its synthetic data and ended in an internal
     error (torch's allocator, or 'Storage size calculation overflowed'). Now it is refused as they refuse it."""
     run = tmp_path / "run"
-    assert cli.main(["train", _project(tmp_path, shape), "--steps", "1", "--out", str(run), "--json"]) == 1
+    assert cli.main(["train", _huge_project(tmp_path, shape), "--steps", "1", "--out", str(run), "--json"]) == 1
     row = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert row["event"] == "failed" and "internal error" not in row["message"]
     assert "one step needs at least" in row["message"] and "x's output" in row["message"]
