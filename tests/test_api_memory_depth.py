@@ -55,6 +55,9 @@ def test_a_graph_in_memory_is_swept_with_the_node_named() -> None:
     ({"depth": "1,two"}, "depth 'two' is not a whole number"),
     ({"depth": [1, 2], "depth_node": "stem"}, "stem is a Conv node, not a Repeat"),
     ({"depth": [1, 2], "batch": 0}, "batch=0: 0 is too small"),
+    ({"depth_node": ""}, "depth_node='' names the Repeat node"),  # (falsy names went on: 'NoneType' not iterable)
+    ({"depth_node": 0}, "depth_node=0 names the Repeat node"),
+    ({"modes": 5}, "modes=5: give a mode or a list of them"),  # ('int' object is not iterable)
 ])
 def test_bad_sweeps_are_value_errors_in_the_commands_words(kwargs: dict, words: str) -> None:
     with pytest.raises(ValueError, match="rs.memory: |revnet_coupling.revs: ") as info:

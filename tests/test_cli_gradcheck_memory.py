@@ -98,6 +98,20 @@ def test_bad_usage_or_files_exit_2(argv: list[str], small: str, capsys: pytest.C
         assert argv[-2] in data["error"] and "use" in data["error"] and "batch" not in data["error"]
 
 
+@pytest.mark.parametrize("text", ["1001", "99999999999999999999"])
+def test_repeat_has_a_ceiling(text: str) -> None:
+    """--repeat 99999999999999999999 was taken and measured for ever (rs.memory's repeat= too, read by
+    the same type): refused, naming the most it takes. Checked on the type itself, since the command
+    before this rule would not come back."""
+    import argparse
+
+    from revstudio.clicmd._runargs import REPEAT_MAX, repeats
+
+    assert repeats(str(REPEAT_MAX)) == REPEAT_MAX
+    with pytest.raises(argparse.ArgumentTypeError, match=f"at most {REPEAT_MAX}"):
+        repeats(text)
+
+
 OVERFLOW = {  # x -> Linear -> (x * x) 40 times: gradients overflow to inf/nan in float32
     "format": "revstudio", "version": 1, "name": "overflow",
     "nodes": [{"id": "x", "type": "Input", "params": {"shape": [4]}},

@@ -204,9 +204,17 @@ def count(text: str) -> int:
     return whole_number(text, 0, "--top 10")
 
 
+REPEAT_MAX = 1000  # timed steps per mode: a median of more says nothing new, and 10**20 never ended
+
+
 def repeats(text: str) -> int:
-    """argparse type for --repeat: timed steps, at least 1."""
-    return whole_number(text, 1, "--repeat 5")
+    """argparse type for --repeat: timed steps, 1 to :data:`REPEAT_MAX`."""
+    value = whole_number(text, 1, "--repeat 5")
+    if value > REPEAT_MAX:
+        shown = text if len(text) <= 20 else f"{text[:20]}..."
+        raise argparse.ArgumentTypeError(f"{shown} is too many timed steps; use at most {REPEAT_MAX} "
+                                         "(the median of 5, the default, is steady already)")
+    return value
 
 
 def seed(text: str) -> int:

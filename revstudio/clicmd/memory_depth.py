@@ -42,7 +42,7 @@ def refuse_other_options(args: argparse.Namespace, flag: Any = cli_flag) -> None
     """--depth measures peaks per depth; the options that add other sections are refused, not dropped.
     ``flag``: how the message names an option (``rs.memory`` names its keywords)."""
     if args.depth is None:
-        if args.depth_node:
+        if args.depth_node is not None:  # ('' and rs.memory's depth_node=0 too: they went on to a sweep of no depths)
             raise CliError(f"{flag('depth-node', args.depth_node)} names the Repeat node a depth sweep varies; "
                            f"add the depths, e.g. {flag('depth', [1, 2, 4, 8])}", 2)
         return

@@ -55,6 +55,23 @@ def _positive(text: str) -> int:
     return whole_number(text, 1)
 
 
+def _nnodes(text: str) -> str:
+    """argparse type for --nnodes: a number of machines (1 or more), or MIN:MAX as torchrun takes it.
+    (``--nnodes 0`` reached the launcher as a world of no processes, an internal ZeroDivisionError.)"""
+    low, colon, high = text.partition(":")
+    try:
+        bounds = [int(low), int(high)] if colon else [int(low)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of machines; use e.g. --nnodes 2, "
+                                         "or MIN:MAX (--nnodes 1:4) for an elastic run") from None
+    if min(bounds) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a run needs at least 1 machine; use e.g. --nnodes 2")
+    if bounds[0] > bounds[-1]:
+        raise argparse.ArgumentTypeError(f"{text!r}: MIN is more than MAX; write the fewer machines first, "
+                                         f"e.g. --nnodes {bounds[1]}:{bounds[0]}")
+    return ":".join(str(b) for b in bounds)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", nargs="?", help="project file (.revs) or an exported .py; not needed with --resume")
     length = parser.add_mutually_exclusive_group()
@@ -102,7 +119,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per line (docs/cli.md)")
     dist = parser.add_argument_group("distributed (torch.distributed.run)")
     dist.add_argument("--nproc", type=_positive, help="processes on this machine (DistributedDataParallel)")
-    dist.add_argument("--nnodes", help="machines, or MIN:MAX")
+    dist.add_argument("--nnodes", type=_nnodes, help="machines, or MIN:MAX")
     dist.add_argument("--node-rank", type=_count, help="this machine's rank")
     dist.add_argument("--master-addr", help="address of the rank-0 machine")
     dist.add_argument("--master-port", type=port, help="its port")

@@ -40,6 +40,10 @@ def load_weights(model: nn.Module, state_dict: Mapping[str, Any] | str | os.Path
     the same layers in the same order). Every model key must get a value and every given key a
     place, with the model's shape; else :class:`WeightsError` names what is left and nothing loads.
     """
+    if not isinstance(model, nn.Module):  # (a Graph, a path: an AttributeError on state_dict before)
+        raise TypeError(f"rs.load_weights: model must be a torch module (rs.compile(graph) or an exported Model()), "
+                        f"got {type(model).__name__}")
+    _check_rename(rename)
     given = _tensors(_read(state_dict) if isinstance(state_dict, (str, os.PathLike)) else state_dict)
     target = model.state_dict()
     mapping: dict[str, str] = {}   # model key -> given key
@@ -105,6 +109,19 @@ def _tensors(state_dict: Mapping[str, Any]) -> dict[str, torch.Tensor]:
         raise WeightsError(f"the weights must be a state_dict (a dict of name -> tensor), but "
                            f"{bad[0]!r} holds a {type(state_dict[bad[0]]).__name__}{hint}")
     return {str(k): v for k, v in state_dict.items()}
+
+
+def _check_rename(rename: Any) -> None:
+    """``rename`` is None, a function, or ``{pattern: replacement}`` of strings; a TypeError naming what it is."""
+    if rename is None or callable(rename):
+        return
+    if not isinstance(rename, Mapping):
+        raise TypeError(f"rs.load_weights: rename must be {{pattern: replacement}} or a function of a key, "
+                        f"got {type(rename).__name__}")
+    for pattern, replacement in rename.items():
+        if not (isinstance(pattern, str) and isinstance(replacement, str)):
+            raise TypeError(f"rs.load_weights: rename rule {pattern!r} -> {replacement!r}: both sides must be "
+                            "text (a regular expression and its replacement)")
 
 
 def _renamed(key: str, rename: Rename) -> str | None:

@@ -42,7 +42,7 @@ def pid_alive(pid: Any) -> bool:
         return False
     except PermissionError:  # alive, but someone else's
         return True
-    except OSError:
+    except (OSError, OverflowError):  # (a pid beyond the C type, status.json edited: an internal error before)
         return False
     # a zombie (exited, not yet reaped by its parent) is not running either
     try:

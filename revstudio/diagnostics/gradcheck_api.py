@@ -8,6 +8,7 @@ when the weights are a run's; the weights are read by :func:`revstudio.training.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -54,6 +55,7 @@ def gradcheck(graph: Graph | str | os.PathLike[str], batch: int = 2, inputs: Any
         path = os.fspath(graph)
         graph = load(path)
     expect_graph(graph, "rs.gradcheck")
+    batch, seed, tolerance = _numbers(batch, seed, tolerance)
     if isinstance(inputs, str) and inputs not in ("data", "random") or \
             not (inputs is None or isinstance(inputs, (str, Sequence, Mapping))):
         raise ValueError(f"rs.gradcheck: inputs={inputs!r}; give None, 'data', 'random' or one tensor per Input node")
@@ -69,6 +71,27 @@ def gradcheck(graph: Graph | str | os.PathLike[str], batch: int = 2, inputs: Any
 
         where = "the state dict given" if isinstance(checkpoint, Mapping) else os.fspath(checkpoint or "")
         raise StateMismatch(f"checkpoint {where}: {exc}; {OWN_WEIGHTS}") from None
+
+
+def _numbers(batch: Any, seed: Any, tolerance: Any) -> tuple[int, int | None, float | None]:
+    """``batch``, ``seed`` and ``tolerance`` read by the command's own parsers of its flags (the same
+    limits and words), a ValueError naming the keyword: seed=1.5 was torch's RuntimeError, seed=-1 and
+    tolerance='x' or -1 were taken, batch=10**9 tried to allocate its terabytes."""
+    from revstudio.clicmd import _runargs as flags
+
+    from .memory_api import _flag_value
+
+    batch = _flag_value("batch", batch, flags.positive_int, "rs.gradcheck")
+    if seed is not None:
+        seed = _flag_value("seed", seed, flags.seed, "rs.gradcheck")
+    if tolerance is not None:
+        try:
+            if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)):
+                raise argparse.ArgumentTypeError(f"{tolerance!r} is not a number of 0 or more, e.g. 1e-8")
+            tolerance = flags.tolerance(str(tolerance))
+        except argparse.ArgumentTypeError as exc:
+            raise ValueError(f"rs.gradcheck: tolerance={tolerance!r}: {exc}") from None
+    return batch, seed, tolerance
 
 
 def _weights(checkpoint: Any) -> tuple[Mapping[str, Any] | None, dict[str, Any] | None, str | None]:

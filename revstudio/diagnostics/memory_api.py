@@ -126,14 +126,15 @@ def memory(graph: Any, batch: int = 8, modes: Sequence[str] = MODES, budget: flo
     return MemoryReport(data, repeat, top)
 
 
-def _flag_value(name: str, value: Any, reader: Any) -> Any:
-    """``value`` read by the command's own parser of its flag (the same rules and words); ValueError naming it."""
+def _flag_value(name: str, value: Any, reader: Any, who: str = "rs.memory") -> Any:
+    """``value`` read by the command's own parser of its flag (the same rules and words); ValueError naming it
+    (and the function, ``who``: rs.gradcheck reads its batch and seed so too)."""
     try:
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             raise argparse.ArgumentTypeError(f"{value!r} is not a whole number")
         return reader(str(value))
     except argparse.ArgumentTypeError as exc:
-        raise ValueError(f"rs.memory: {name}={value!r}: {exc}") from None
+        raise ValueError(f"{who}: {name}={value!r}: {exc}") from None
 
 
 def _precision(precision: str) -> None:
@@ -196,6 +197,8 @@ def _project(graph: Any) -> tuple[str, Any]:
 
 
 def _modes(modes: Sequence[str], budget: bool) -> tuple[str, ...]:
+    if not isinstance(modes, (str, list, tuple, set, frozenset)):  # (modes=5 said "'int' object is not iterable")
+        raise ValueError(f"rs.memory: modes={modes!r}: give a mode or a list of them, some of {', '.join(MODES)}")
     chosen = (modes,) if isinstance(modes, str) else tuple(modes)
     wrong = [m for m in chosen if m not in MODES]
     if wrong or not chosen:

@@ -272,8 +272,9 @@ class LastCheckpoint(Callback):
 class RunDirRows(Callback):
     """Every row into metrics.jsonl; status.json follows the run."""
 
-    def __init__(self, writer: RunWriter) -> None:
+    def __init__(self, writer: RunWriter, stop: Any = None) -> None:
         self.writer = writer
+        self.stop = stop  # (a StopFlag whose reason, where one set it, is the stopped run's message)
         self.stop_message = "stopped by a signal; --resume continues it"  # (or runs.READER_GONE)
 
     def on_row(self, row: dict[str, Any]) -> None:
@@ -297,8 +298,9 @@ class RunDirRows(Callback):
                                       f"note: {row['note']}" if row.get("note") else None)
         elif event == "stopped":
             warning = f" (warning: {row['warning']})" if row.get("warning") else ""
+            reason = getattr(self.stop, "reason", None)
             self.writer.update_status(status="stopped", step=row["step"], ended=now_iso(),
-                                      message=self.stop_message + warning)
+                                      message=(reason or self.stop_message) + warning)
         elif event in ("diverged", "not_learning"):  # (the run goes on: its status says so while it does)
             self.writer.update_status(message=f"warning: {row.get('message')}")
         elif event in ("nan", "oom", "failed"):

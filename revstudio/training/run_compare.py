@@ -91,7 +91,7 @@ def loss_rows(run_dir: Any) -> list[tuple[int, Any]] | None:
     try:
         if os.path.getsize(path) > MAX_ROWS_BYTES:
             return None
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8", errors="replace") as handle:  # (bytes that are not text: a line skipped)
             lines = handle.read().splitlines()
     except OSError:
         return None

@@ -13,7 +13,7 @@ from collections.abc import Collection
 from typing import Any
 
 from .config import TrainConfig
-from .runs import CONFIG, RunWriter, write_atomic, write_json
+from .runs import CONFIG, RunDirError, RunWriter, now_iso, write_atomic, write_json
 
 
 def _local_rank() -> int:
@@ -112,8 +112,17 @@ def open_run(out: str, graph: Any, cfg: TrainConfig, world: int, text: str,
     writer = RunWriter(out, resumed=resumed_at is not None)
     if resumed_at is not None:
         writer.status["step"] = resumed_at
-    writer.update_status(status="running")
-    record(writer, graph, cfg, world, resumed_at is not None, text)
+    try:
+        writer.update_status(status="running")
+        record(writer, graph, cfg, world, resumed_at is not None, text)
+    except RunDirError as exc:  # (a full disk while the record is written: the run never started)
+        writer.close()
+        if resumed_at is not None:  # a resumed run said "running" with its process gone, listed as killed
+            try:
+                writer.update_status(status="failed", ended=now_iso(), message=str(exc))
+            except RunDirError:  # (the folder that failed cannot take the news either)
+                pass
+        raise
     return writer
 
 

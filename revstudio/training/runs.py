@@ -350,10 +350,11 @@ def _resumed_fields(run_dir: str, now: str) -> dict[str, Any]:
 
 
 def read_metrics(run_dir: str) -> list[dict[str, Any]]:
-    """The rows of ``metrics.jsonl``; a last line cut short by a kill is skipped."""
+    """The rows of ``metrics.jsonl``; a last line cut short by a kill is skipped, as is one of bytes that
+    are not text (a disk error, another program's write), which read as a UnicodeDecodeError before."""
     rows = []
     try:
-        with open(os.path.join(run_dir, METRICS), encoding="utf-8") as handle:
+        with open(os.path.join(run_dir, METRICS), encoding="utf-8", errors="replace") as handle:
             for line in handle:
                 try:
                     row = json.loads(line)

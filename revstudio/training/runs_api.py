@@ -54,7 +54,9 @@ def runs(folder: str | os.PathLike[str] = "runs", status: str | list[str] | None
 
     if isinstance(status, (list, tuple)):
         status = ",".join(status)
-    given = os.fspath(folder)
+    given = os.fspath(folder) if isinstance(folder, (str, os.PathLike)) else folder
+    if not isinstance(given, str):  # (bytes, a number: an AttributeError from deep in the listing)
+        raise TypeError(f"rs.runs: folder={folder!r}: give a folder's path as text or a pathlib.Path")
     try:
         where, found = listing(argparse.Namespace(dir=given, status=status, sort=sort, reverse=reverse))
     except CliError as exc:

@@ -171,6 +171,23 @@ def _check_resume(run_dir: str, resume: dict[str, Any], cfg: TrainConfig, data: 
         raise SessionError(f"--resume {run_dir}: the run already finished its {total} steps; {more}", 2)
 
 
+def _refuse_unfit(source: str, graph: Any, report: Any, cfg: TrainConfig, world: int, local_rank: int) -> None:
+    """A graph one step of which cannot fit this machine (an Input of 10**18 values a sample) is refused
+    before its data or weights are made, as gradcheck and memory refuse it (a CliError, exit 1); making
+    them was an internal error (torch's allocator, or a storage size that overflowed)."""
+    from revstudio.clicmd._runargs import refuse_unfit
+    from revstudio.diagnostics.estimate import input_dtype
+
+    from .parts import TrainError, resolve_device
+
+    try:
+        device: Any = resolve_device(cfg.device, local_rank) if cfg.device != "cpu" else "cpu"  # (this rank's GPU)
+    except TrainError:  # (said where the run picks its device, with its own words)
+        return
+    # (each process of a --nproc run holds its share of the batch)
+    refuse_unfit(source, graph, report, max(1, cfg.batch_size // max(world, 1)), input_dtype(graph), device)
+
+
 def run_session(req: Request, outcome: Outcome | None = None) -> int:
     """Run one training process; returns the exit code (and fills ``outcome``, where given)."""
     from revstudio.clicmd._runargs import load_checked
@@ -253,6 +270,7 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
         source = os.path.join(req.resume, "project.revs") if req.resume else str(req.file)
         try:
             graph, report = load_checked(source, batch=cfg.batch_size, graph=None if req.resume else req.graph)
+            _refuse_unfit(source, graph, report, cfg, world, local_rank)
         except CliError as exc:
             return failed(str(exc), exc.code)
         try:  # (before the run folder is made: an unreadable file leaves no failed run behind)
@@ -273,7 +291,9 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
                 else:  # (a name picked here: another run may have taken it since, started the same second)
                     out, undo = claim_run_dir(out)
                 writer = open_run(out, graph, cfg, world, project_text)
-            except RunDirError as exc:
+            except RunDirError as exc:  # (a full disk half-way through the record: what it made goes, as
+                if undo is not None:    # for any run refused before it starts, not a "running" run left behind)
+                    undo.undo()
                 return failed(str(exc), 2)
         if outcome is not None:
             outcome.run_dir = out
@@ -314,7 +334,7 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
         gone: list[bool] = []
         if rank == 0:
             assert writer is not None
-            to_dir = RunDirRows(writer)
+            to_dir = RunDirRows(writer, stop)
 
             def on_gone() -> None:  # `train | head`: stop as a signal stops, resumable, then exit 141
                 gone.append(True)

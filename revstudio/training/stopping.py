@@ -61,6 +61,7 @@ class StopFlag:
 
     def __init__(self) -> None:
         self.set = False
+        self.reason: str | None = None  # (what set it where no signal did: status.json's message then says so)
         self.signals = 0  # (how many came: the second one stops now)
         self.alone = True
         self.previous: dict[int, Any] = {}

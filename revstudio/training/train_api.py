@@ -73,7 +73,9 @@ class _Collect(Callback):
             self.on_step(dict(row))
         except Exception as exc:
             self.error = exc
-            self.stop.set = True
+            self.stop.set = True  # (status.json said "stopped by a signal")
+            self.stop.reason = (f"stopped: rs.train's on_step raised {type(exc).__name__}: {exc}; "
+                                "rs.train(resume=...) or --resume continues it")
 
     def on_row(self, row: dict[str, Any]) -> None:
         self.rows.append(dict(row))
@@ -121,6 +123,11 @@ def train(graph: Graph | str | os.PathLike[str] | None = None, data: str | os.Pa
             raise FileNotFoundError(f"{file}: no such file; check the path")
     elif graph is not None:
         expect_graph(graph, "rs.train")  # (raises: what to pass instead)
+    if on_step is not None and not callable(on_step):  # (it failed at the first step row, the run begun)
+        raise TypeError(f"rs.train: on_step must be a function of a row, got {type(on_step).__name__}")
+    for keyword, value in (("out", out), ("resume", resume), ("init", init)):
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise TypeError(f"rs.train: {keyword}={value!r}: give a path as text or a pathlib.Path")
     overrides = {**settings, **{k: v for k, v in (("data", data), ("steps", steps)) if v is not None}}
     if isinstance(overrides.get("data"), os.PathLike):
         overrides["data"] = os.fspath(overrides["data"])

@@ -181,3 +181,18 @@ def test_a_run_folder_loads_its_last_checkpoints_weights(tmp_path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match=r"empty: a folder without checkpoints/last.pt; give a run folder"):
         rs.load_weights(model, tmp_path / "empty")
+
+
+@pytest.mark.parametrize(("model", "rename", "words"), [
+    ("graph", None, "model must be a torch module (rs.compile(graph) or an exported Model()), got Graph"),
+    ("model", 5, "rename must be {pattern: replacement} or a function of a key, got int"),
+    ("model", {"^stem": 5}, "rename rule '^stem' -> 5: both sides must be text"),
+])
+def test_wrong_types_are_type_errors_naming_the_argument(model: str, rename, words: str) -> None:
+    """A Graph for the model was an AttributeError on state_dict; rename=5 one on items, and a rule
+    whose replacement is a number re's own TypeError."""
+    plain, compiled = _pair()
+    given = example_projects()["revnet_coupling"] if model == "graph" else compiled
+    with pytest.raises(TypeError) as info:
+        rs.load_weights(given, plain.state_dict(), rename=rename)
+    assert words in str(info.value), str(info.value)

@@ -59,6 +59,20 @@ def test_weights_of_ones_own_a_state_dict_and_tensors_by_node(tmp_path: Path, ca
     assert by_id.batch == 3 and by_id.to_json() == listed.to_json()
 
 
+@pytest.mark.parametrize(("kwargs", "words"), [
+    ({"seed": 1.5}, "seed=1.5: 1.5 is not a whole number"),  # was torch's RuntimeError from manual_seed
+    ({"seed": -1}, "seed=-1: -1 is out of range"),  # was taken, where the command refuses it
+    ({"tolerance": "x"}, "tolerance='x'"),  # was taken, and the check passed
+    ({"tolerance": -1}, "tolerance=-1"),
+    ({"batch": 10 ** 9}, "batch=1000000000: 1000000000 is too large"),  # tried to allocate terabytes
+    ({"batch": 1.5}, "rs.gradcheck: batch=1.5"),  # (named rs.check before)
+])
+def test_bad_numbers_are_value_errors_naming_the_keyword(kwargs: dict, words: str) -> None:
+    with pytest.raises(ValueError, match="rs.gradcheck: ") as info:
+        rs.gradcheck(EXAMPLE, inputs="random", **kwargs)
+    assert words in str(info.value), str(info.value)
+
+
 def test_what_does_not_fit_is_said(tmp_path: Path) -> None:
     state = _weights(tmp_path / "mine.pt")
     with pytest.raises(StateMismatch, match=r"checkpoint the state dict given: .*layers\.0.*rs\.load_weights"):

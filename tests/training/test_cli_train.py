@@ -203,6 +203,9 @@ def test_bad_flags_are_usage_errors(flags, capsys) -> None:
     (["--nproc", "0"], "use at least 1"),
     (["--master-port", "65536"], "1 to 65535"),
     (["--seed", str(1 << 63)], "use a seed from 0 to 2147483647"),
+    (["--nnodes", "0"], "at least 1 machine"),  # was an internal ZeroDivisionError (a world of 0 processes)
+    (["--nnodes", "two"], "not a number of machines"),
+    (["--nnodes", "4:2"], "MIN is more than MAX"),
 ])
 def test_bad_flags_say_what_to_write(flags, words, capsys) -> None:
     assert cli.main(["train", EXAMPLE, *flags, "--json"]) == 2
@@ -421,3 +424,26 @@ def test_train_help_states_every_overrides_default_as_the_docs_table_does(capsys
             if isinstance(DEFAULTS[key], bool) else DEFAULTS[key]
         assert f"default: the project's, {value})" in found.group(1) + ")", (flag, found.group(1))
     assert "memory rows" not in out
+
+
+def _huge_project(tmp_path, shape: list[int]) -> str:
+    doc = {"format": "revstudio", "version": 1, "name": "huge",
+           "nodes": [{"id": "x", "type": "Input", "params": {"shape": shape}},
+                     {"id": "fc", "type": "Linear", "params": {"out_features": 2}},
+                     {"id": "y", "type": "Output", "params": {}}],
+           "edges": [["x.out", "fc.in"], ["fc.out", "y.in"]]}
+    path = tmp_path / "huge.revs"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("shape", [[10 ** 6, 10 ** 6, 10 ** 6], [2 ** 20, 2 ** 20, 2 ** 20]])
+def test_a_graph_no_machine_holds_is_refused_before_its_data_is_made(shape, tmp_path, capsys) -> None:
+    """`check` warns of it and gradcheck/memory refuse it; train made its synthetic data and ended in an internal
+    error (torch's allocator, or 'Storage size calculation overflowed'). Now it is refused as they refuse it."""
+    run = tmp_path / "run"
+    assert cli.main(["train", _huge_project(tmp_path, shape), "--steps", "1", "--out", str(run), "--json"]) == 1
+    row = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert row["event"] == "failed" and "internal error" not in row["message"]
+    assert "one step needs at least" in row["message"] and "x's output" in row["message"]
+    assert not run.exists()

@@ -154,8 +154,23 @@ def test_an_error_in_the_callback_stops_the_run_cleanly_and_is_raised(tmp_path) 
     with pytest.raises(KeyError, match="my plot") as caught:
         rs.train(EXAMPLE, steps=50, out=tmp_path / "r", on_step=broken, progress=False, **QUICK)
     assert "the run stopped cleanly at step 10" in " ".join(caught.value.__notes__)
-    assert read_run(str(tmp_path / "r")).status == "stopped"
+    info = read_run(str(tmp_path / "r"))
+    assert info.status == "stopped"
     assert os.path.isfile(tmp_path / "r" / "checkpoints" / "last.pt")
+    # its record says why (it said "stopped by a signal", which nobody sent)
+    assert "on_step raised KeyError: 'my plot'" in (info.message or "") and "signal" not in (info.message or "")
+
+
+@pytest.mark.parametrize(("kwargs", "words"), [
+    ({"on_step": "plot"}, "rs.train: on_step must be a function of a row, got str"),  # (a run begun, then failed)
+    ({"out": 5}, "rs.train: out=5: give a path"),
+    ({"init": 5}, "rs.train: init=5: give a path"),
+])
+def test_arguments_of_the_wrong_type_are_refused_before_the_run(kwargs: dict, words: str, tmp_path) -> None:
+    kwargs.setdefault("out", tmp_path / "r")
+    with pytest.raises(TypeError) as info:
+        rs.train(EXAMPLE, steps=1, progress=False, **kwargs, **QUICK)
+    assert words in str(info.value) and not (tmp_path / "r").exists()
 
 
 def test_memory_gives_the_json_of_the_command(tmp_path, capsys) -> None:
@@ -186,6 +201,11 @@ def test_memory_of_some_modes_and_its_refusals() -> None:
         rs.memory(EXAMPLE, modes=["fast"])
     with pytest.raises(ValueError, match=r"--device 'gpu' is not a device torch knows"):
         rs.memory(EXAMPLE, device="gpu")
+
+
+def test_runs_of_a_folder_not_given_as_a_path_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="rs.runs: folder=b'runs': give a folder's path"):
+        rs.runs(b"runs")  # (an AttributeError from inside the listing)
 
 
 def test_runs_lists_as_the_command_does(tmp_path, capsys) -> None:

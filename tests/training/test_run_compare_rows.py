@@ -39,3 +39,18 @@ def test_a_longer_run_with_the_same_losses_so_far_is_told_from_one_that_parts(tm
     assert lines[3:] == ["  short, resumed: identical (2 rows)",
                          "  longer: the losses of short at the 2 steps both have, 1 step only in one of them",
                          "  other: part from short at step 2 (loss 2.2500000000000004 vs 2.25)"]
+
+
+def test_rows_of_bytes_that_are_not_text_are_skipped_not_a_crash(tmp_path: Path) -> None:
+    """`revstudio runs A B` read a metrics.jsonl holding bytes that are not UTF-8 (a disk error, another
+    program's write) as an internal UnicodeDecodeError; the line is skipped as a cut one is, and the rows
+    around it still count (read_metrics, which a resume reads, the same)."""
+    from revstudio.training.runs import read_metrics
+
+    good = _run(tmp_path, "good", {1: 2.5, 2: 2.25})
+    damaged = _run(tmp_path, "damaged", {1: 2.5})
+    with (damaged / "metrics.jsonl").open("ab") as rows:
+        rows.write(b"\n\xd8\xff\xfe garbage\n" + json.dumps({"kind": "step", "step": 2, "loss": 2.25}).encode() + b"\n")
+    groups = same_rows([read_run(str(good)), read_run(str(damaged))])
+    assert [g.runs for g in groups] == [["good", "damaged"]]
+    assert [r["step"] for r in read_metrics(str(damaged))] == [1, 2]

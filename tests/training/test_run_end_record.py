@@ -52,3 +52,14 @@ def test_a_killed_run_nobody_saw_end_says_it_may_have_been_the_disk(tmp_path) ->
     info = runs.read_run(_running(tmp_path))
     assert info.status == "killed" and "without writing its status" in info.message
     assert "full disk" in info.message
+
+
+def test_a_pid_beyond_any_process_number_reads_as_gone_not_a_crash(tmp_path) -> None:
+    """status.json edited (or written by another program) with a pid of 2**70: `revstudio runs` was an internal
+    OverflowError from os.kill; no process has that number, so the run reads as killed like any gone one."""
+    path = _running(tmp_path)
+    status = os.path.join(path, runs.STATUS)
+    with open(status, encoding="utf-8") as handle:
+        runs.write_json(status, {**json.load(handle), "pid": 2 ** 70})
+    info = runs.read_run(path)
+    assert info.status == "killed" and f"its process ({2 ** 70}) is gone" in info.message

@@ -120,6 +120,42 @@ def test_a_checkpoint_that_cannot_be_written_ends_the_run_cleanly(tmp_path, caps
     assert status["status"] == "failed" and "No space left" in status["message"]
 
 
+def _no_room_for(monkeypatch, name: str) -> None:
+    """A disk that fills up as the start's record writes ``name`` (model.py, config.json)."""
+    real = tempfiles.write_atomic
+
+    def full_at(path, data, **kw):
+        if os.path.basename(str(path)) == name:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(path, data, **kw)
+
+    monkeypatch.setattr(tempfiles, "write_atomic", full_at)
+
+
+def test_a_disk_full_while_a_new_run_starts_leaves_no_run_behind(tmp_path, capsys, monkeypatch) -> None:
+    """It left a folder whose status.json said "running" (listed as killed once the process was gone) and
+    an empty metrics.jsonl: a run that never started, as for any other run refused before step 1, goes."""
+    _no_room_for(monkeypatch, "model.py")
+    run = tmp_path / "runs" / "run"
+    assert cli.main(["train", EXAMPLE, "--steps", "1", *QUICK, "--out", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "internal error" not in err and "model.py: No space left on device; free some space" in err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_disk_full_while_a_run_resumes_says_it_failed(tmp_path, capsys, monkeypatch) -> None:
+    """Its status.json was left "running" by the start that could not write its record."""
+    run = tmp_path / "run"
+    assert cli.main(["train", EXAMPLE, "--steps", "1", *QUICK, "--out", str(run)]) == 0
+    capsys.readouterr()
+    _no_room_for(monkeypatch, "config.json")
+    assert cli.main(["train", "--resume", str(run), "--steps", "2"]) == 2
+    assert "config.json: No space left on device" in capsys.readouterr().err
+    status = json.loads((run / "status.json").read_text())
+    assert status["status"] == "failed" and "No space left on device" in status["message"]
+    assert (run / "checkpoints" / "last.pt").exists()  # (its checkpoint stays: a later --resume goes on)
+
+
 def test_a_new_run_into_a_folder_holding_a_run_is_refused(tmp_path, capsys) -> None:
     """It appended its rows to the other run's metrics.jsonl and replaced its checkpoint."""
     run = tmp_path / "run"
