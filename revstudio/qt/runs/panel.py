@@ -98,7 +98,7 @@ class RunsPanel(QWidget):
     """The table of runs, the live progress and the actions on the selection."""
 
     selectionChanged = Signal(list)      # [Path] of the selected runs
-    actionRequested = Signal(str, list)  # action name, [Path]: open / compare / resume / gradcheck / evaluate / delete
+    actionRequested = Signal(str, list)  # action name, [Path]: open / compare / resume / gradcheck / evaluate / export / delete
     labelChanged = Signal(object)        # Path of a run whose label was edited here
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -149,6 +149,8 @@ class RunsPanel(QWidget):
                                                 "checkpoint"),
                 ("evaluate", "Evaluate…", "Score this finished or stopped run's checkpoint on the samples it held "
                                           "out: loss, accuracy per class, confusion matrix (revstudio evaluate)"),
+                ("export", "Export with Weights…", "Write this run's network as PyTorch code (OUT.py) and its "
+                                                   "trained weights beside it (OUT.pt), as revstudio export RUN does"),
                 ("delete", "Delete…", "Delete the selected run folders (asks first)")):
             button = QPushButton(text)
             button.setToolTip(tip)
@@ -395,6 +397,7 @@ class RunsPanel(QWidget):
         self.buttons["gradcheck"].setEnabled(entry is not None and entry.snapshot.exists())
         self.buttons["evaluate"].setEnabled(entry is not None and entry.status in ("finished", "stopped")
                                             and entry.snapshot.exists() and entry.checkpoint.exists())
+        self.buttons["export"].setEnabled(entry is not None and entry.snapshot.exists() and entry.checkpoint.exists())
         self.buttons["delete"].setEnabled(bool(paths))
 
     def _show_detail(self, extra: str = "") -> None:

@@ -1,0 +1,103 @@
+"""The Runs tab's Export with Weights…: ``revstudio export RUN -o OUT.py --json`` in a child process.
+
+The user picks where the code goes; the command (the CLI's own code path: the run's snapshot as code and
+its last checkpoint's weights beside it as ``OUT.pt``, checked against the graph before anything is
+written) runs in a :class:`ChildQuery`, so torch never loads in the editor and the window keeps painting.
+The written files are named in the status bar and the Log; a refusal (no checkpoint, weights that do not
+fit, a path that cannot be written) is shown in the command's words.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import QFileDialog, QWidget
+
+from revstudio.qt.training.child_query import ChildQuery
+
+log = logging.getLogger("revstudio.qt")
+
+
+def default_output(run_dir: Path) -> str:
+    """Where the file dialog starts: ``model.py`` beside the run's folder (not inside it, where the run's
+    own ``model.py`` lies), named after the project the run trained."""
+    stem = run_dir.name.rsplit("-", 2)[0] if run_dir.name.count("-") >= 2 else run_dir.name
+    name = "".join(c if c.isalnum() or c == "_" else "_" for c in stem).strip("_") or "model"
+    if name[0].isdigit():
+        name = f"model_{name}"
+    return str(run_dir.parent.parent / f"{name}.py")
+
+
+def no_checkpoint(run_dir: Path) -> str | None:
+    """Why the run has no weights to export yet, or None where it has a checkpoint."""
+    if (run_dir / "checkpoints" / "last.pt").is_file():
+        return None
+    return (f"{run_dir.name} has saved no checkpoint yet, so it has no trained weights to export (a run writes "
+            "one every checkpoint_every steps and when it ends). File > Export Python… exports the project alone.")
+
+
+def answer_words(run_dir: Path, answer: dict[str, Any]) -> tuple[bool, str]:
+    """(whether it worked, what to say): the files written, or the command's refusal."""
+    if answer.get("ok") and answer.get("exit_code", 0) == 0:
+        code, weights = answer.get("output"), answer.get("weights")
+        files = f"{Path(str(code)).name} and {Path(str(weights)).name}" if weights else Path(str(code)).name
+        return True, f"Exported {run_dir.name} with its weights: {files} ({answer.get('lines')} lines)"
+    why = answer.get("error") or "the export failed"
+    problems = [p for p in answer.get("problems") or [] if p != why]
+    return False, f"Cannot export {run_dir.name}: {why}" + "".join(f"\n  {p}" for p in problems)
+
+
+class RunExport:
+    """One export of a run: its child, and what it said (``ok``, ``words``) once it answered."""
+
+    def __init__(self, window: Any, run_dir: Path, output: str) -> None:
+        self.window = window
+        self.run_dir = Path(run_dir).absolute()
+        self.output = str(Path(output).absolute())
+        self.ok: bool | None = None
+        self.words = ""
+        self.query = ChildQuery("revstudio", ["export", str(self.run_dir), "-o", self.output, "--json"],
+                                parent=window)
+        self.query.answered.connect(self._answered)
+        self.query.job = self  # type: ignore[attr-defined]  # (kept alive with its child, which the window owns)
+
+    def start(self) -> RunExport:
+        self._say(f"Exporting {self.run_dir.name} with its weights to {Path(self.output).name}…")
+        self.query.start()
+        return self
+
+    @property
+    def running(self) -> bool:
+        return self.ok is None
+
+    def _say(self, text: str, error: bool = False, logged: str | None = None) -> None:
+        (log.error if error else log.info)("%s", logged or text)
+        show = getattr(self.window, "show_message", None)
+        if show is not None:
+            show(text.splitlines()[0])
+
+    def _answered(self, answer: dict[str, Any]) -> None:
+        self.ok, self.words = answer_words(self.run_dir, answer)
+        if self.ok:
+            where = f"{answer.get('output')}" + (f" and {answer.get('weights')}" if answer.get("weights") else "")
+            self._say(self.words, logged=f"Exported {self.run_dir} with its weights: {where}")
+        else:
+            self._say(f"Export of {self.run_dir.name} failed", error=True, logged=self.words)
+            self.window.dialogs.error(self.window, "Cannot export", self.words)
+        self.query.deleteLater()
+
+
+def export_run_with_dialog(window: Any, run_dir: Path, parent: QWidget | None = None) -> RunExport | None:
+    """Ask where the code goes, then export the run with its weights (None where nothing started)."""
+    refusal = no_checkpoint(run_dir)
+    if refusal is not None:  # before asking for a file name: the answer would be thrown away
+        window.dialogs.error(window, "Cannot export", refusal)
+        return None
+    path, _filter = QFileDialog.getSaveFileName(parent or window, f"Export {run_dir.name} with its weights",
+                                                default_output(run_dir), "Python files (*.py)")
+    if not path:
+        return None
+    if not path.endswith(".py"):
+        path += ".py"
+    return RunExport(window, run_dir, path).start()

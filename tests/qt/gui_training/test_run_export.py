@@ -1,0 +1,101 @@
+"""The Runs tab's Export with Weights…: ``revstudio export RUN -o OUT.py --json`` in a child process (the
+window keeps painting), the code and the trained weights written beside it and named in the status bar,
+a refusal (no checkpoint, weights that do not fit) shown in the command's words with nothing written."""
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from revstudio.qt.runs import export_run
+
+from .conftest import START_TIMEOUT_MS
+
+torch = pytest.importorskip("torch")
+
+
+def _trained_run(window, tmp_path):
+    from revstudio import cli
+
+    run_dir = tmp_path / "project" / "runs" / "coupling-20261207-101500"
+    assert cli.main(["train", window.document.path, "--steps", "3", "--batch-size", "8", "--device", "cpu",
+                     "--out", str(run_dir), "--json", "--gradcheck-every", "0", "--memory-every", "0"]) == 0
+    return run_dir
+
+
+def _answer_file(monkeypatch, path):
+    asked = []
+
+    def ask(parent, title, start, filters):
+        asked.append((title, start))
+        return str(path), filters
+    monkeypatch.setattr(export_run.QFileDialog, "getSaveFileName", ask)
+    return asked
+
+
+def test_export_with_weights_writes_the_code_and_the_weights_a_model_loads(qtbot, train_window, tmp_path,
+                                                                             monkeypatch, dialogs):
+    window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
+    run_dir = _trained_run(window, tmp_path)
+    out = tmp_path / "ship" / "digits"  # (no .py typed: the dialog's filter adds it)
+    out.parent.mkdir()
+    asked = _answer_file(monkeypatch, out)
+    panel = window.training.runs_panel
+    panel.reload()
+    panel.select_paths([run_dir])
+    button = panel.buttons["export"]
+    assert button.isEnabled() and button.text() == "Export with Weights…"
+    button.click()
+    assert asked == [(f"Export {run_dir.name} with its weights", str(tmp_path / "project" / "coupling.py"))]
+    # the child works while the window goes on: the status bar says what is being written
+    assert window.statusBar().currentMessage() == f"Exporting {run_dir.name} with its weights to digits.py…"
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage().startswith("Exported"), timeout=START_TIMEOUT_MS)
+    said = window.statusBar().currentMessage()
+    assert said.startswith(f"Exported {run_dir.name} with its weights: digits.py and digits.pt (")
+    assert dialogs.errors == []
+    code, weights = tmp_path / "ship" / "digits.py", tmp_path / "ship" / "digits.pt"
+    spec = importlib.util.spec_from_file_location("shipped_digits", code)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model = module.Model()
+    model.load_state_dict(torch.load(weights, weights_only=True))
+    trained = torch.load(run_dir / "checkpoints" / "last.pt", weights_only=False)["model"]
+    assert set(trained) == set(model.state_dict())
+    assert all(torch.equal(model.state_dict()[k].cpu(), v.cpu()) for k, v in trained.items())
+
+
+def test_weights_that_do_not_fit_are_refused_in_words_and_nothing_is_written(qtbot, train_window, tmp_path,
+                                                                             monkeypatch, dialogs):
+    window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
+    run_dir = _trained_run(window, tmp_path)
+    checkpoint = run_dir / "checkpoints" / "last.pt"
+    state = torch.load(checkpoint, weights_only=False)
+    state["model"] = {"someone_else.weight": torch.zeros(3, 3)}
+    torch.save(state, checkpoint)
+    out = tmp_path / "refused.py"
+    _answer_file(monkeypatch, out)
+    job = export_run.export_run_with_dialog(window, run_dir)
+    assert job is not None and job.running
+    qtbot.waitUntil(lambda: not job.running, timeout=START_TIMEOUT_MS)
+    assert job.ok is False and dialogs.errors and dialogs.errors[-1][0] == "Cannot export"
+    words = dialogs.errors[-1][1]
+    assert words.startswith(f"Cannot export {run_dir.name}: ") and "do not fit" in words
+    assert "someone_else.weight" in words and "Traceback" not in words
+    assert window.statusBar().currentMessage() == f"Export of {run_dir.name} failed"
+    assert not out.exists() and not (tmp_path / "refused.pt").exists()
+
+
+def test_a_run_without_a_checkpoint_cannot_be_exported_and_says_why(qtbot, train_window, tmp_path,
+                                                                     monkeypatch, dialogs):
+    window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
+    run_dir = _trained_run(window, tmp_path)
+    (run_dir / "checkpoints" / "last.pt").unlink()
+    panel = window.training.runs_panel
+    panel.reload()
+    panel.select_paths([run_dir])
+    assert not panel.buttons["export"].isEnabled()
+    asked = _answer_file(monkeypatch, tmp_path / "never.py")
+    assert export_run.export_run_with_dialog(window, run_dir) is None
+    assert asked == []  # refused before a file name is asked for
+    assert dialogs.errors[-1][0] == "Cannot export" and "has saved no checkpoint yet" in dialogs.errors[-1][1]
+    assert not (tmp_path / "never.py").exists()
