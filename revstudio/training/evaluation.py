@@ -46,9 +46,6 @@ def _run_of(file: str) -> str | None:
 
 def resolve(target: str, checkpoint: str | None = None, project: str | None = None) -> Source:
     """The :class:`Source` of ``target`` (a run folder or a file of weights); EvalError naming what is missing."""
-    if checkpoint == "best":
-        raise EvalError("--checkpoint best: a run keeps one checkpoint, checkpoints/last.pt (its last step); "
-                        "give --checkpoint last or a FILE of weights")
     if not os.path.exists(target):
         raise EvalError(f"{target}: no such run folder or file; give a run folder ('revstudio runs' lists them), "
                         "a checkpoint, or a state_dict file with --project FILE")
@@ -58,12 +55,18 @@ def resolve(target: str, checkpoint: str | None = None, project: str | None = No
             raise EvalError(f"{target}: not a run folder (no project.revs in it); give a folder 'revstudio runs' "
                             "lists, or a checkpoint file")
         from .checkpoint import weights_file
+        from .runs import BEST
 
-        weights = weights_file(target) if checkpoint in (None, "last") else str(checkpoint)
+        weights = weights_file(target) if checkpoint in (None, "last") else os.path.join(target, BEST) \
+            if checkpoint == "best" else str(checkpoint)
         if not os.path.isfile(weights):
             if checkpoint in (None, "last"):
                 raise EvalError(f"{target}: the run saved no checkpoint (no checkpoints/last.pt): it stopped or "
                                 f"failed before its first; 'revstudio train --resume {target}' trains it on")
+            if checkpoint == "best":
+                raise EvalError(f"{target}: the run has no best checkpoint (no {BEST}): it saved none before its "
+                                "first validation, has no validation split, or was trained by a revstudio that "
+                                "kept only last.pt; give --checkpoint last")
             raise EvalError(f"--checkpoint {checkpoint}: no such file; give a checkpoint or a state_dict file")
         return Source(weights, project or snapshot, run_dir=target)
     if checkpoint not in (None, "last"):

@@ -30,6 +30,7 @@ CONFIG = "config.json"
 METRICS = "metrics.jsonl"
 LABEL = "label.json"      # the user's name for a run ({"label": ...}); written by the app, never by the worker
 CHECKPOINT = os.path.join("checkpoints", "last.pt")
+BEST = os.path.join("checkpoints", "best.pt")  # the weights of the lowest val_loss so far, replaced
 
 
 # status.json's message of a run stopped because the reader of its rows went away (`train | head`)
