@@ -201,6 +201,13 @@ def test_the_script_trains_bit_for_bit_like_revstudio_train(tmp_path: Path) -> N
     b = torch.load(tmp_path / "run" / "checkpoints" / "last.pt", weights_only=True)
     assert set(a) == set(b) and a["step"] == b["step"] == 12 and a["data"].keys() == b["data"].keys()
     assert all(torch.equal(a["model"][k], b["model"][k]) for k in b["model"])
+    # the lowest val_loss's weights, beside --out as revstudio keeps them beside last.pt
+    c = torch.load(tmp_path / "ck.best.pt", weights_only=True)
+    d = torch.load(tmp_path / "run" / "checkpoints" / "best.pt", weights_only=True)
+    assert set(c) == set(d) and c["step"] == d["step"] and c["best"] == d["best"] == a["best"] == b["best"]
+    assert all(torch.equal(c["model"][k], d["model"][k]) for k in d["model"])
+    assert "the lowest val_loss's weights (step 12) to ck.best.pt" in run_script(
+        script, ["--steps", "12", "--out", "ck.pt"], tmp_path).stdout
 
 
 def test_exported_training_scripts_pass_ruff(tmp_path: Path) -> None:
