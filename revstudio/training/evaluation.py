@@ -249,13 +249,59 @@ def save_result(run_dir: str, result: dict[str, Any]) -> str:
 
 
 def evaluations(run_dir: str) -> list[str]:
-    """The run's saved evaluations, oldest first (their file names sort by time)."""
+    """The run's saved evaluations, oldest first: by their names' time, then their number within a second
+    (``<time>.json`` before ``<time>-2.json``, which a plain sort puts first)."""
+    import re
+
+    def when(name: str) -> tuple[str, int]:
+        found = re.fullmatch(r"(\d{8}-\d{6})(?:-(\d+))?\.json", name)
+        return (found.group(1), int(found.group(2) or 1)) if found else (name, 0)
+
     folder = os.path.join(run_dir, EVALUATIONS)
     try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+        names = sorted((n for n in os.listdir(folder) if n.endswith(".json")), key=when)
     except OSError:
         return []
     return [os.path.join(folder, n) for n in names]
+
+
+HEADLINE = {"classification": "accuracy", "regression": "mse", "flow": "bits_per_dim"}  # (each task's figure)
+
+
+def evaluation_summary(run_dir: str) -> dict[str, Any] | None:
+    """What ``revstudio runs`` says of a run's saved evaluations: ``{"count", "latest": {"file", "time",
+    "checkpoint", "step", "split", "samples", "metric", "value", "loss"}}`` (the latest readable one; its
+    ``metric`` the task's headline figure: accuracy, mse or bits_per_dim), or None where it has none."""
+    import json
+
+    saved = evaluations(run_dir)
+    for path in reversed(saved):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                result = json.load(fh)
+        except (OSError, ValueError):
+            continue  # (a damaged file: the one before it is the latest that can be read)
+        if not isinstance(result, dict):
+            continue
+        metric = HEADLINE.get(str(result.get("task")), "loss")
+        value = result.get(metric)
+        return {"count": len(saved), "latest": {
+            "file": os.path.relpath(path, run_dir), "time": result.get("time"), "checkpoint": result.get("checkpoint"),
+            "step": result.get("step"), "split": result.get("split"), "samples": result.get("samples"),
+            "metric": metric, "value": value if isinstance(value, (int, float)) else None,
+            "loss": result.get("loss") if isinstance(result.get("loss"), (int, float)) else None}}
+    return {"count": len(saved), "latest": None} if saved else None
+
+
+def evaluation_text(summary: dict[str, Any] | None) -> str:
+    """The ``evaluated`` column of ``revstudio runs``: the latest's headline figure and how many are saved."""
+    if not summary:
+        return ""
+    latest, count = summary.get("latest") or {}, summary["count"]
+    value = latest.get("value")
+    figure = "unreadable" if not latest else f"{latest['metric']} " + (
+        "-" if value is None else f"{100 * value:.1f} %" if latest["metric"] == "accuracy" else f"{value:.4g}")
+    return f"{figure} ({count} saved)"
 
 
 def evaluate(target: str, *, data: str | None = None, checkpoint: str | None = None, project: str | None = None,
