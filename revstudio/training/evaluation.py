@@ -150,6 +150,7 @@ def evaluate_source(source: Source, *, data: str | None = None, batch_size: int 
                 raise EvalError(f"{source.project}: the run held out no validation samples (val_fraction "
                                 f"{cfg.val_fraction:g}, no val_data); give the test data with --data SPEC")
         else:
+            _from_here(data, base)
             spec = absolute_spec(data, os.getcwd())
             bundle = load_data(spec, graph, report, task=task, val_fraction=0.0, seed=cfg.seed,
                                base_dir=os.getcwd(), scale_uint8=cfg.scale_uint8)
@@ -177,6 +178,31 @@ def evaluate_source(source: Source, *, data: str | None = None, batch_size: int 
     if save and source.run_dir is not None:
         result["saved"] = save_result(source.run_dir, result)
     return result
+
+
+def _from_here(data: str, base: str) -> None:
+    """Refuse a relative ``--data`` that names nothing from the current folder (where evaluate reads it, as
+    the shell would) but names data from the run's project folder (where ``train`` reads a relative
+    ``--data``), saying the path to give: reading "no such file" of a path the user did not mean helps
+    no one. The mirror of ``train``'s refusal of a path found only from the current folder."""
+    import shlex
+
+    from .sources import DataError, parse_spec, resolve
+
+    try:
+        kind, path = parse_spec(data)
+    except DataError:
+        return  # (load_data says what is wrong with it)
+    path = os.path.expanduser(path)
+    if kind == "synthetic" or os.path.isabs(path):
+        return
+    exists = os.path.isdir if kind in ("mnist", "cifar10") else os.path.isfile
+    there = resolve(path, base)
+    if not exists(path) and exists(there):
+        given = f"{kind}:{there}" if kind in ("mnist", "cifar10") else there
+        raise EvalError(f"--data {data}: evaluate reads a relative path from the current folder ({os.getcwd()}), "
+                        f"where there is no {path}; the run's project folder has {there} (train reads a relative "
+                        f"--data from there): give --data {shlex.quote(given)}")
 
 
 def _score(graph: Any, report: Any, cfg: Any, bundle: Any, split: Any, weights: dict[str, Any], source: Source,
