@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QToolTip,
     QVBoxLayout,
@@ -182,7 +183,6 @@ class EvaluationDialog(QDialog):
         if (self.run_dir / "checkpoints" / "best.pt").is_file() and \
                 (self.run_dir / "checkpoints" / "last.pt").is_file():
             self.weights.addItem("Best checkpoint (its lowest val_loss)", "best")
-        self.weights.setVisible(self.weights.count() > 1)
         self.weights.currentIndexChanged.connect(self._rescore)
         self.query = self._query()
         self.status = QLabel(self._scoring())
@@ -215,8 +215,18 @@ class EvaluationDialog(QDialog):
         buttons.addStretch(1)
         buttons.addWidget(self.cancel_button)
         buttons.addWidget(self.close_button)
+        self.weights_row = QWidget()  # "Weights: [Last checkpoint v]", where there is a choice
+        row = QHBoxLayout(self.weights_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        caption = QLabel("&Weights:")
+        caption.setBuddy(self.weights)
+        row.addWidget(caption)
+        row.addWidget(self.weights)
+        row.addStretch(1)
+        self.weights_row.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.weights_row.setVisible(self.weights.count() > 1)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.weights)
+        layout.addWidget(self.weights_row)
         layout.addWidget(self.status)
         layout.addWidget(self.busy)
         layout.addWidget(self.headline)
