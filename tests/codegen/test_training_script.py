@@ -408,3 +408,20 @@ def test_the_scripts_rows_piped_into_head_end_quietly(tmp_path: Path) -> None:
     assert json.loads(read[0])["kind"] == "step"
     assert code == 141, err
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_the_scripts_best_validation_survives_a_resume(tmp_path: Path) -> None:
+    """A resumed script goes on comparing with the best val_loss its checkpoint carries, as revstudio's does."""
+    path = exported(generate.revnet_chain(1, channels=4, size=4, wired=True), tmp_path)
+    common = ["--batch-size", "8", "--lr", "0.01", "--val-every", "1", "--log-every", "1"]
+    half = run_script(path, [*common, "--steps", "2", "--out", "half.pt"], tmp_path)
+    assert half.returncode == 0, half.stderr[-3000:]
+    first = torch.load(tmp_path / "half.best.pt", weights_only=True)
+    assert first["best"]["step"] == first["step"] and first["best"]["val_loss"] > 0
+    state = torch.load(tmp_path / "half.pt", weights_only=True)
+    state["best"] = {"val_loss": 0.0, "step": 1}  # a best no validation can beat
+    torch.save(state, tmp_path / "half.pt")
+    rest = run_script(path, [*common, "--steps", "4", "--resume", "half.pt", "--out", "rest.pt"], tmp_path)
+    assert rest.returncode == 0, rest.stderr[-3000:]
+    assert torch.load(tmp_path / "rest.pt", weights_only=True)["best"] == {"val_loss": 0.0, "step": 1}
+    assert not (tmp_path / "rest.best.pt").exists()
