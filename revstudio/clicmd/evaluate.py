@@ -1,4 +1,4 @@
-"""``revstudio evaluate RUN [--data SPEC] [--checkpoint last|FILE] [--project FILE] ... [--json]``.
+"""``revstudio evaluate RUN [--data SPEC] [--checkpoint last|best|FILE] [--project FILE] ... [--json]``.
 
 Scores a trained run's weights on data in eval mode without gradients: by default the run's own
 validation split, with ``--data`` a test set (``revstudio.training.evaluation``). Human text by default
@@ -25,8 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="RUN", help="a run folder, or a checkpoint / state_dict file")
     parser.add_argument("--data", metavar="SPEC", help="test data: FILE.npz | FILE.pt | mnist:DIR | cifar10:DIR | "
                         "synthetic (default: the run's own validation split)")
-    parser.add_argument("--checkpoint", metavar="last|FILE", help="the run's weights to score: last (default, "
-                        "checkpoints/last.pt) or a checkpoint / state_dict file")
+    parser.add_argument("--checkpoint", metavar="last|best|FILE", help="the run's weights to score: last "
+                        "(default, checkpoints/last.pt), best (checkpoints/best.pt, the lowest val_loss) or a "
+                        "checkpoint / state_dict file")
     parser.add_argument("--project", metavar="FILE", help="the project a bare state_dict was trained from "
                         "(a run folder and a checkpoint carry their own)")
     parser.add_argument("--batch-size", type=positive_int, metavar="B", help="samples a batch (default: the run's)")

@@ -152,16 +152,21 @@ def run(args: argparse.Namespace) -> int:
     if not runs:
         print(printable(f"{folder}: no runs" + (f" with status {args.status}" if args.status else "")))
         return 0
+    from revstudio.training.evaluation import evaluation_summary, evaluation_text
+
     labels = any(r.label for r in runs)  # (the label column only where some run has one)
+    evaluated = {r.path: evaluation_text(evaluation_summary(r.path)) for r in runs}
+    shown = any(evaluated.values())  # (the evaluated column only where some run has a saved evaluation)
     unchecked = {r.path for r in runs if (r.message or "").startswith(f"note: {UNCHECKED}")}
     rows = [("run", *(("label",) if labels else ()), "status", "step", "duration",
-             *(("learning",) if unchecked else ()), "metrics")]
+             *(("learning",) if unchecked else ()), *(("evaluated",) if shown else ()), "metrics")]
     for r, name in zip(runs, names(runs), strict=True):
         step = f"{r.step if r.step is not None else '-'}/{r.total_steps if r.total_steps else '-'}"
         label = (printable(r.label or ""),) if labels else ()
         learning = ("not checked" if r.path in unchecked else "",) if unchecked else ()
         rows.append((printable(name), *label, printable(str(r.status)), step, human_duration(r.duration_s()),
-                     *learning, printable(_metric_text(r.metrics))))
+                     *learning, *((printable(evaluated[r.path]),) if shown else ()),
+                     printable(_metric_text(r.metrics))))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         cells = [f"{cell:>{w}}" if rows[0][i] in ("step", "duration") else f"{cell:<{w}}"

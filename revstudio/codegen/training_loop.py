@@ -127,6 +127,14 @@ def save_checkpoint(path: str, payload: dict[str, Any]) -> None:
         raise _Failed(f"--out {path}: cannot write the checkpoint ({exc.strerror or exc})") from None
 
 
+def best_file(out: str) -> str:
+    """Where the weights of the lowest val_loss go (revstudio train's checkpoints/best.pt), beside ``out``:
+    best.pt beside a last.pt, else OUT's name with .best before its suffix (checkpoint.best.pt)."""
+    folder, name = os.path.split(out)
+    root, ext = os.path.splitext(name)
+    return os.path.join(folder, "best.pt" if name == "last.pt" else f"{root}.best{ext or '.pt'}")
+
+
 def out_problem(path: str) -> str | None:
     """Why the checkpoint could not be written to ``path``, found before training, not after it."""
     full = os.path.abspath(path)
@@ -269,6 +277,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     watch = DivergenceWatch(state.get("divergence") if resume else None)
     # a run whose loss does not fall, or whose accuracy stays at chance: told once, at learn_at
     learning = LearningWatch(state.get("learning") if resume else None)
+    # the best validation so far ({"val_loss", "step"}), whose weights the best file holds, across --resume
+    best: dict[str, Any] = dict(state["best"]) if resume and isinstance(state.get("best"), dict) else {}
     learn_at = check_step(per_epoch, total)
     classes = task_for(config)["num_classes"] if kind == "classification" else None
     levels = facts["levels"] if kind == "flow" else None
@@ -333,22 +343,25 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         if scored:
             row["val_" + scored] = int(count)
         emit(row)
+        if math.isfinite(row["val_loss"]) and row["val_loss"] < best.get("val_loss", math.inf):
+            best.update(val_loss=row["val_loss"], step=step)  # the lowest so far: its weights replace the best file
+            save_now(best_file(out))
 
-    def save_now() -> None:
+    def save_now(path: str | None = None) -> None:  # (a best file: rank 0's, from validate, no collective)
         rng = {"torch": torch.get_rng_state()}
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             rng["cuda"] = torch.cuda.get_rng_state_all()
         ranks: list[Any] = [rng]
-        if world > 1:  # every rank's stream, gathered before rank 0 alone goes on to write
+        if world > 1 and path is None:  # every rank's stream, gathered before rank 0 alone goes on to write
             ranks = [None] * world
             torch.distributed.all_gather_object(ranks, rng)
         if rank != 0:
             return
-        save_checkpoint(out, {
+        save_checkpoint(path or out, {
             "step": step, "epoch": step // per_epoch, "model": model.state_dict(),
             "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
             "scaler": scaler.state_dict() if scaler is not None else None, "rng": rng,
-            **({"rng_ranks": ranks} if world > 1 else {}),
+            **({"rng_ranks": ranks} if world > 1 and path is None else {}), "best": dict(best) or None,
             "data": {"epoch": step // per_epoch, "position": step % per_epoch, "steps_per_epoch": per_epoch,
                      "order_seed": config["seed"], "base_dir": base_dir, **data_record},
             "config": dict(config), "graph": REVSTUDIO_PROJECT,
@@ -463,7 +476,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         print(f"note: {unchecked_note(step)}", file=sys.stderr, flush=True)
     if rank == 0 and not json_rows and not stopped:
         print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, "
-              "weights_only=True)['model']))")
+              "weights_only=True)['model']))" + (f"; the lowest val_loss's weights (step {best['step']}) to "
+                                                 f"{best_file(out)}" if best else ""))
     if world > 1:
         # The DDP wrapper (a reference cycle) must not outlive the group's registration: freeing
         # its Reducer later, with the GIL held, would destroy the gloo group there, whose join of

@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--base-dir", default=here, help="folder relative data paths start from "
                                                          "(default: this file's folder)")
     parser.add_argument("--out", default="checkpoint.pt", help="where to write the checkpoint (default "
-                                                               "checkpoint.pt)")
+                                                               "checkpoint.pt; the lowest val_loss's weights go "
+                                                               "beside it, to checkpoint.best.pt)")
     parser.add_argument("--resume", default=None, metavar="CHECKPOINT", help="continue from a checkpoint")
     parser.add_argument("--init", metavar="WEIGHTS", help=INIT_HELP)
     parser.add_argument("--json", action="store_true", help="print one JSON object per row")

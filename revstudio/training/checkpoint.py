@@ -308,8 +308,41 @@ def weights_of(path: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     return model, data
 
 
+class Best:
+    """The run's best validation so far (``{"val_loss", "step"}``), which ``checkpoints/best.pt`` holds the
+    weights of: carried in every checkpoint, so a resumed run goes on comparing with the best before it.
+    best.pt is rank 0's alone, written without gathering the ranks' random states (last.pt's collective):
+    it holds rank 0's ``rng`` and no ``rng_ranks``."""
+
+    def __init__(self, resume: dict[str, Any] | None) -> None:
+        saved = (resume or {}).get("best")
+        self.val_loss: float | None = None
+        self.step: int | None = None
+        if isinstance(saved, dict) and isinstance(saved.get("val_loss"), (int, float)):
+            self.val_loss, self.step = float(saved["val_loss"]), saved.get("step")
+
+    def record(self, val_loss: Any, step: int) -> bool:
+        """Keep ``val_loss`` (at ``step``) where it beats the best so far (a first finite one does, NaN
+        never); whether it did, so that best.pt is written."""
+        import math
+
+        better = isinstance(val_loss, (int, float)) and math.isfinite(val_loss) and (
+            self.val_loss is None or val_loss < self.val_loss)
+        if better:
+            self.val_loss, self.step = float(val_loss), int(step)
+        return bool(better)
+
+    def fields(self, best: bool) -> dict[str, Any]:
+        """A ``checkpoint`` row's ``best`` (whether it wrote best.pt) and, for best.pt, its ``val_loss``."""
+        return {"best": True, "val_loss": self.val_loss} if best else {"best": False}
+
+    def state(self) -> dict[str, Any] | None:
+        return None if self.val_loss is None else {"val_loss": self.val_loss, "step": self.step}
+
+
 def weights_file(path: str) -> str:
-    """The file of weights ``path`` names: a run folder's last checkpoint, else the file itself."""
+    """The file of weights ``path`` names: a run folder's last checkpoint (``--init RUN`` and ``evaluate
+    RUN`` take its last weights, not its best), else the file itself."""
     return os.path.join(path, "checkpoints", "last.pt") if os.path.isdir(path) else path
 
 

@@ -46,9 +46,6 @@ def _run_of(file: str) -> str | None:
 
 def resolve(target: str, checkpoint: str | None = None, project: str | None = None) -> Source:
     """The :class:`Source` of ``target`` (a run folder or a file of weights); EvalError naming what is missing."""
-    if checkpoint == "best":
-        raise EvalError("--checkpoint best: a run keeps one checkpoint, checkpoints/last.pt (its last step); "
-                        "give --checkpoint last or a FILE of weights")
     if not os.path.exists(target):
         raise EvalError(f"{target}: no such run folder or file; give a run folder ('revstudio runs' lists them), "
                         "a checkpoint, or a state_dict file with --project FILE")
@@ -58,12 +55,18 @@ def resolve(target: str, checkpoint: str | None = None, project: str | None = No
             raise EvalError(f"{target}: not a run folder (no project.revs in it); give a folder 'revstudio runs' "
                             "lists, or a checkpoint file")
         from .checkpoint import weights_file
+        from .runs import BEST
 
-        weights = weights_file(target) if checkpoint in (None, "last") else str(checkpoint)
+        weights = weights_file(target) if checkpoint in (None, "last") else os.path.join(target, BEST) \
+            if checkpoint == "best" else str(checkpoint)
         if not os.path.isfile(weights):
             if checkpoint in (None, "last"):
                 raise EvalError(f"{target}: the run saved no checkpoint (no checkpoints/last.pt): it stopped or "
                                 f"failed before its first; 'revstudio train --resume {target}' trains it on")
+            if checkpoint == "best":
+                raise EvalError(f"{target}: the run has no best checkpoint (no {BEST}): it saved none before its "
+                                "first validation, has no validation split, or was trained by a revstudio that "
+                                "kept only last.pt; give --checkpoint last")
             raise EvalError(f"--checkpoint {checkpoint}: no such file; give a checkpoint or a state_dict file")
         return Source(weights, project or snapshot, run_dir=target)
     if checkpoint not in (None, "last"):
@@ -147,6 +150,7 @@ def evaluate_source(source: Source, *, data: str | None = None, batch_size: int 
                 raise EvalError(f"{source.project}: the run held out no validation samples (val_fraction "
                                 f"{cfg.val_fraction:g}, no val_data); give the test data with --data SPEC")
         else:
+            _from_here(data, base)
             spec = absolute_spec(data, os.getcwd())
             bundle = load_data(spec, graph, report, task=task, val_fraction=0.0, seed=cfg.seed,
                                base_dir=os.getcwd(), scale_uint8=cfg.scale_uint8)
@@ -174,6 +178,31 @@ def evaluate_source(source: Source, *, data: str | None = None, batch_size: int 
     if save and source.run_dir is not None:
         result["saved"] = save_result(source.run_dir, result)
     return result
+
+
+def _from_here(data: str, base: str) -> None:
+    """Refuse a relative ``--data`` that names nothing from the current folder (where evaluate reads it, as
+    the shell would) but names data from the run's project folder (where ``train`` reads a relative
+    ``--data``), saying the path to give: reading "no such file" of a path the user did not mean helps
+    no one. The mirror of ``train``'s refusal of a path found only from the current folder."""
+    import shlex
+
+    from .sources import DataError, parse_spec, resolve
+
+    try:
+        kind, path = parse_spec(data)
+    except DataError:
+        return  # (load_data says what is wrong with it)
+    path = os.path.expanduser(path)
+    if kind == "synthetic" or os.path.isabs(path):
+        return
+    exists = os.path.isdir if kind in ("mnist", "cifar10") else os.path.isfile
+    there = resolve(path, base)
+    if not exists(path) and exists(there):
+        given = f"{kind}:{there}" if kind in ("mnist", "cifar10") else there
+        raise EvalError(f"--data {data}: evaluate reads a relative path from the current folder ({os.getcwd()}), "
+                        f"where there is no {path}; the run's project folder has {there} (train reads a relative "
+                        f"--data from there): give --data {shlex.quote(given)}")
 
 
 def _score(graph: Any, report: Any, cfg: Any, bundle: Any, split: Any, weights: dict[str, Any], source: Source,
@@ -246,13 +275,59 @@ def save_result(run_dir: str, result: dict[str, Any]) -> str:
 
 
 def evaluations(run_dir: str) -> list[str]:
-    """The run's saved evaluations, oldest first (their file names sort by time)."""
+    """The run's saved evaluations, oldest first: by their names' time, then their number within a second
+    (``<time>.json`` before ``<time>-2.json``, which a plain sort puts first)."""
+    import re
+
+    def when(name: str) -> tuple[str, int]:
+        found = re.fullmatch(r"(\d{8}-\d{6})(?:-(\d+))?\.json", name)
+        return (found.group(1), int(found.group(2) or 1)) if found else (name, 0)
+
     folder = os.path.join(run_dir, EVALUATIONS)
     try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+        names = sorted((n for n in os.listdir(folder) if n.endswith(".json")), key=when)
     except OSError:
         return []
     return [os.path.join(folder, n) for n in names]
+
+
+HEADLINE = {"classification": "accuracy", "regression": "mse", "flow": "bits_per_dim"}  # (each task's figure)
+
+
+def evaluation_summary(run_dir: str) -> dict[str, Any] | None:
+    """What ``revstudio runs`` says of a run's saved evaluations: ``{"count", "latest": {"file", "time",
+    "checkpoint", "step", "split", "samples", "metric", "value", "loss"}}`` (the latest readable one; its
+    ``metric`` the task's headline figure: accuracy, mse or bits_per_dim), or None where it has none."""
+    import json
+
+    saved = evaluations(run_dir)
+    for path in reversed(saved):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                result = json.load(fh)
+        except (OSError, ValueError):
+            continue  # (a damaged file: the one before it is the latest that can be read)
+        if not isinstance(result, dict):
+            continue
+        metric = HEADLINE.get(str(result.get("task")), "loss")
+        value = result.get(metric)
+        return {"count": len(saved), "latest": {
+            "file": os.path.relpath(path, run_dir), "time": result.get("time"), "checkpoint": result.get("checkpoint"),
+            "step": result.get("step"), "split": result.get("split"), "samples": result.get("samples"),
+            "metric": metric, "value": value if isinstance(value, (int, float)) else None,
+            "loss": result.get("loss") if isinstance(result.get("loss"), (int, float)) else None}}
+    return {"count": len(saved), "latest": None} if saved else None
+
+
+def evaluation_text(summary: dict[str, Any] | None) -> str:
+    """The ``evaluated`` column of ``revstudio runs``: the latest's headline figure and how many are saved."""
+    if not summary:
+        return ""
+    latest, count = summary.get("latest") or {}, summary["count"]
+    value = latest.get("value")
+    figure = "unreadable" if not latest else f"{latest['metric']} " + (
+        "-" if value is None else f"{100 * value:.1f} %" if latest["metric"] == "accuracy" else f"{value:.4g}")
+    return f"{figure} ({count} saved)"
 
 
 def evaluate(target: str, *, data: str | None = None, checkpoint: str | None = None, project: str | None = None,

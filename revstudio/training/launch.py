@@ -290,7 +290,7 @@ def _force_stop(run_dir: str, as_json: bool) -> bool:
         time.sleep(0.02)
     step, at = None, 0.0
     for row in read_metrics(run_dir):
-        if row.get("event") == "checkpoint" and isinstance(row.get("step"), int):
+        if row.get("event") == "checkpoint" and isinstance(row.get("step"), int) and not row.get("best"):
             step = row["step"]
         if isinstance(row.get("time"), (int, float)):
             at = float(row["time"])

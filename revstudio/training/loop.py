@@ -54,7 +54,7 @@ from .parts import (
     resolve_device,
 )
 from .ranks import ranks_in_sync, scored_share
-from .runs import CHECKPOINT
+from .runs import BEST, CHECKPOINT
 
 WINDOW_KEYS = ("loss", "correct", "count", "steps")
 
@@ -270,21 +270,22 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         return {k: dequantize(v, levels, seed + i) for i, (k, v) in enumerate(batch[0].items())}, batch[1]
 
     data_record = ckpt.data_record(data)  # (a resumed run compares it with its checkpoint's)
+    best = ckpt.Best(resume)  # the best validation so far, across --resume
 
-    def save_checkpoint() -> str | None:
-        states = ckpt.gather_rng(dist.rank, dist.world)  # (every rank, before rank 0 alone goes on)
+    def save_checkpoint(name: str = CHECKPOINT) -> str | None:
+        states = ckpt.gather_rng(dist.rank, dist.world) if name == CHECKPOINT else [ckpt.rng_state()]
         if dist.rank != 0 or run_dir is None:
             return None
         if not all(bool(torch.isfinite(p).all()) for p in model.parameters()) or singular_layers(model):
             return None  # never replace the last good checkpoint with broken weights
         import os
 
-        path = os.path.join(run_dir, CHECKPOINT)
+        path = os.path.join(run_dir, name)
         ckpt.save(path, {
             "step": run.step, "epoch": run.step // spe, "model": model.state_dict(),
             "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
             "scaler": scaler.state_dict() if scaler is not None else None, "rng": states[0],
-            **({"rng_ranks": states} if dist.active else {}),
+            **({"rng_ranks": states} if dist.active and name == CHECKPOINT else {}), "best": best.state(),
             "data": {"epoch": run.step // spe, "position": run.step % spe, "steps_per_epoch": spe,
                      "order_seed": cfg.seed, "base_dir": data_base, **data_record},
             "config": cfg.full_section(), "graph": project_text, "versions": _versions(),
@@ -293,8 +294,9 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             "window": {k: float(window[k]) for k in WINDOW_KEYS}, "metrics": dict(run.metrics),
             "val_pending": run.val_pending, "divergence": watch.state(),
             "learning": learning.state()})
-        run.emit({"kind": "event", "event": "checkpoint", "step": run.step, "path": CHECKPOINT})
-        return CHECKPOINT
+        run.emit({"kind": "event", "event": "checkpoint", "step": run.step, "path": name,
+                  **best.fields(name == BEST)})
+        return name
 
     def validate() -> dict[str, Any] | None:
         split = data.val
@@ -326,6 +328,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         run.metrics.update({k: v for k, v in row.items() if k.startswith("val_")})
         run.val_pending = False
         run.emit(row)
+        if best.record(row["val_loss"], run.step):  # the lowest val_loss so far: its weights replace best.pt
+            save_checkpoint(BEST)
         return row
 
     params = sum(p.numel() for p in model.parameters())

@@ -265,7 +265,7 @@ class LastCheckpoint(Callback):
         self.step: int | None = None
 
     def on_event(self, row: dict[str, Any]) -> None:
-        if row.get("event") == "checkpoint":
+        if row.get("event") == "checkpoint" and not row.get("best"):  # (best.pt is not where it stands)
             self.step = int(row["step"])
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from revstudio.core import tempfiles
 from revstudio.core.processes import host, process_stamp
 
+from .evaluation import evaluation_summary
 from .run_status import decide, looks_like_run, started_from
 from .runs_folder import drop_own_gitignore, make_runs_folder
 
@@ -30,6 +31,7 @@ CONFIG = "config.json"
 METRICS = "metrics.jsonl"
 LABEL = "label.json"      # the user's name for a run ({"label": ...}); written by the app, never by the worker
 CHECKPOINT = os.path.join("checkpoints", "last.pt")
+BEST = os.path.join("checkpoints", "best.pt")  # the weights of the lowest val_loss so far, replaced
 
 
 # status.json's message of a run stopped because the reader of its rows went away (`train | head`)
@@ -164,7 +166,8 @@ class RunInfo:
                 "total_steps": self.total_steps, "metrics": self.metrics, "started": self.started,
                 "ended": self.ended, "message": self.message, "checkpoint": self.has_checkpoint,
                 "config": self.config, "label": self.label, "resumed": self.resumed,
-                "duration_s": self.duration_s(), "init_from": self.init_from}
+                "duration_s": self.duration_s(), "init_from": self.init_from,
+                "evaluations": evaluation_summary(self.path)}
 
     def duration_s(self, now: datetime.datetime | None = None) -> float | None:
         """Seconds the run actually trained: see :func:`trained_seconds`."""

@@ -201,6 +201,13 @@ def test_the_script_trains_bit_for_bit_like_revstudio_train(tmp_path: Path) -> N
     b = torch.load(tmp_path / "run" / "checkpoints" / "last.pt", weights_only=True)
     assert set(a) == set(b) and a["step"] == b["step"] == 12 and a["data"].keys() == b["data"].keys()
     assert all(torch.equal(a["model"][k], b["model"][k]) for k in b["model"])
+    # the lowest val_loss's weights, beside --out as revstudio keeps them beside last.pt
+    c = torch.load(tmp_path / "ck.best.pt", weights_only=True)
+    d = torch.load(tmp_path / "run" / "checkpoints" / "best.pt", weights_only=True)
+    assert set(c) == set(d) and c["step"] == d["step"] and c["best"] == d["best"] == a["best"] == b["best"]
+    assert all(torch.equal(c["model"][k], d["model"][k]) for k in d["model"])
+    assert "the lowest val_loss's weights (step 12) to ck.best.pt" in run_script(
+        script, ["--steps", "12", "--out", "ck.pt"], tmp_path).stdout
 
 
 def test_exported_training_scripts_pass_ruff(tmp_path: Path) -> None:
@@ -401,3 +408,20 @@ def test_the_scripts_rows_piped_into_head_end_quietly(tmp_path: Path) -> None:
     assert json.loads(read[0])["kind"] == "step"
     assert code == 141, err
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_the_scripts_best_validation_survives_a_resume(tmp_path: Path) -> None:
+    """A resumed script goes on comparing with the best val_loss its checkpoint carries, as revstudio's does."""
+    path = exported(generate.revnet_chain(1, channels=4, size=4, wired=True), tmp_path)
+    common = ["--batch-size", "8", "--lr", "0.01", "--val-every", "1", "--log-every", "1"]
+    half = run_script(path, [*common, "--steps", "2", "--out", "half.pt"], tmp_path)
+    assert half.returncode == 0, half.stderr[-3000:]
+    first = torch.load(tmp_path / "half.best.pt", weights_only=True)
+    assert first["best"]["step"] == first["step"] and first["best"]["val_loss"] > 0
+    state = torch.load(tmp_path / "half.pt", weights_only=True)
+    state["best"] = {"val_loss": 0.0, "step": 1}  # a best no validation can beat
+    torch.save(state, tmp_path / "half.pt")
+    rest = run_script(path, [*common, "--steps", "4", "--resume", "half.pt", "--out", "rest.pt"], tmp_path)
+    assert rest.returncode == 0, rest.stderr[-3000:]
+    assert torch.load(tmp_path / "rest.pt", weights_only=True)["best"] == {"val_loss": 0.0, "step": 1}
+    assert not (tmp_path / "rest.best.pt").exists()

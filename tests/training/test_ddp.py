@@ -42,6 +42,9 @@ def test_two_processes_match_one_on_the_same_global_batch(tmp_path, capsys) -> N
     for key in a:
         assert torch.allclose(a[key].double(), b[key].double(), rtol=1e-4, atol=1e-6), key
     assert sorted(os.listdir(tmp_path)) == ["one", "two"]  # no other rank wrote anything
+    best = torch.load(tmp_path / "two" / "checkpoints" / "best.pt", weights_only=True)  # (rank 0's alone)
+    assert best["step"] == 4 and "rng_ranks" not in best and best["best"]["val_loss"] == finished["metrics"]["val_loss"]
+    assert sorted(os.listdir(tmp_path / "two" / "checkpoints")) == ["best.pt", "last.pt"]
 
 
 FINISH_PROBE = r"""

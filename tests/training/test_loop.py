@@ -52,7 +52,8 @@ def test_in_run_gradcheck_and_memory_rows(tmp_path) -> None:
     assert [r["step"] for r in measured] == [2, 4]
     assert all(r["peak_bytes"] > 0 and r["estimate_bytes"] > 0 for r in measured)
     assert [r["step"] for r in rows.kind("val")] == [2, 4] and "val_accuracy" in rows.kind("val")[0]
-    assert [r["step"] for r in rows.event("checkpoint")] == [2, 4]
+    assert [r["step"] for r in rows.event("checkpoint") if not r["best"]] == [2, 4]
+    assert [r["path"] for r in rows.event("checkpoint") if r["best"]][:1] == [os.path.join("checkpoints", "best.pt")]
     assert os.path.isfile(tmp_path / "checkpoints" / "last.pt")
 
 

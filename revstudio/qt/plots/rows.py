@@ -219,7 +219,8 @@ class RunData:
             total = _num(row.get("total_steps"))
             self.total_steps = int(total) if total is not None else None
         elif event == "checkpoint":
-            self.checkpoint = str(row.get("path")) if row.get("path") else self.checkpoint
+            if row.get("path") and not row.get("best"):  # (best.pt: not the one a resume continues)
+                self.checkpoint = str(row.get("path"))
             self.events.append(row)
         elif event in ("nan", "oom"):
             self.events.append({**row, "message": in_app_words(str(row.get("message") or event))})

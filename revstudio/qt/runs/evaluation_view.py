@@ -2,7 +2,8 @@
 
 :class:`EvaluationDialog` starts the command (a :class:`ChildQuery`: torch never loads in the editor, the
 window keeps painting), can cancel it (Cancel, or closing the window, kills the child), and shows the
-answer: the loss and what the task adds, a confusion-matrix heatmap (:class:`ConfusionHeatmap`) and the
+answer: the loss and what the task adds (a run with ``checkpoints/best.pt`` offers its last or its best
+weights, a choice that scores again), a confusion-matrix heatmap (:class:`ConfusionHeatmap`) and the
 command's own text of the per-class figures and worst samples; a refusal is shown in its words.
 """
 from __future__ import annotations
@@ -13,12 +14,14 @@ from typing import Any
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QHelpEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QToolTip,
     QVBoxLayout,
@@ -172,10 +175,17 @@ class EvaluationDialog(QDialog):
         self.setWindowTitle(f"Evaluation of {self.run_dir.name}")
         self.setObjectName("evaluationDialog")
         self.figures: dict[str, Any] | None = None
-        self.query = ChildQuery("revstudio", ["evaluate", str(self.run_dir), "--json", *(extra or [])],
-                                parent=self)
-        self.query.answered.connect(self._answered)
-        self.status = QLabel(f"Scoring {self.run_dir.name}'s last checkpoint on the samples it held out …")
+        self.extra = list(extra or [])
+        self.weights = QComboBox()  # last / best, where the run kept both
+        self.weights.setObjectName("evaluationWeights")
+        self.weights.setAccessibleName("Weights to score")
+        self.weights.addItem("Last checkpoint (the run's last step)", "last")
+        if (self.run_dir / "checkpoints" / "best.pt").is_file() and \
+                (self.run_dir / "checkpoints" / "last.pt").is_file():
+            self.weights.addItem("Best checkpoint (its lowest val_loss)", "best")
+        self.weights.currentIndexChanged.connect(self._rescore)
+        self.query = self._query()
+        self.status = QLabel(self._scoring())
         self.status.setWordWrap(True)
         self.status.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -205,7 +215,18 @@ class EvaluationDialog(QDialog):
         buttons.addStretch(1)
         buttons.addWidget(self.cancel_button)
         buttons.addWidget(self.close_button)
+        self.weights_row = QWidget()  # "Weights: [Last checkpoint v]", where there is a choice
+        row = QHBoxLayout(self.weights_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        caption = QLabel("&Weights:")
+        caption.setBuddy(self.weights)
+        row.addWidget(caption)
+        row.addWidget(self.weights)
+        row.addStretch(1)
+        self.weights_row.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.weights_row.setVisible(self.weights.count() > 1)
         layout = QVBoxLayout(self)
+        layout.addWidget(self.weights_row)
         layout.addWidget(self.status)
         layout.addWidget(self.busy)
         layout.addWidget(self.headline)
@@ -213,9 +234,37 @@ class EvaluationDialog(QDialog):
         layout.addLayout(buttons)
         self.resize(900, 560)
 
+    def _query(self) -> ChildQuery:
+        which = self.weights.currentData()
+        query = ChildQuery("revstudio", ["evaluate", str(self.run_dir), "--json", *self.extra,
+                                         *(["--checkpoint", which] if which != "last" else [])], parent=self)
+        query.answered.connect(self._answered)
+        return query
+
+    def _scoring(self) -> str:
+        return f"Scoring {self.run_dir.name}'s {self.weights.currentData()} checkpoint on the samples it held out …"
+
     def start(self) -> EvaluationDialog:
         self.query.start()
         return self
+
+    def _rescore(self) -> None:
+        """The other weights chosen: the figures shown go, the command runs again on them."""
+        self.cancel()
+        self.figures = None
+        if self.heatmap is not None:
+            self.heatmap.setParent(None)
+            self.heatmap.deleteLater()
+            self.heatmap = None
+        for part in (self.headline, self.text, self.body):
+            part.hide()
+        self.status.setProperty("tone", None)
+        self.status.setStyleSheet("")
+        self.status.setText(self._scoring())
+        self.busy.show()
+        self.cancel_button.setEnabled(True)
+        self.query = self._query()
+        self.query.start()
 
     @property
     def running(self) -> bool:

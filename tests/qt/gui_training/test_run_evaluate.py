@@ -134,3 +134,28 @@ def test_the_heatmap_is_row_normalised_and_its_counts_read_in_either_theme(qtbot
     image = heat.grab().toImage()  # it paints: the full diagonal cell in the accent colour
     n, cell, m = heat._grid()
     assert image.pixelColor(m + 2, m + 2).name() == heat.fill(0, 0).name()
+
+
+def test_a_run_with_best_pt_offers_its_best_weights_and_scores_them_again(qtbot, train_window, tmp_path):
+    window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
+    run_dir = _trained_run(window, tmp_path)
+    assert (run_dir / "checkpoints" / "best.pt").is_file()  # (the end's validation was its best)
+    dialog = EvaluationDialog(run_dir, window)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.weights.isVisible() and dialog.weights.count() == 2
+    dialog.start()
+    qtbot.waitUntil(lambda: dialog.figures is not None, timeout=START_TIMEOUT_MS)
+    assert dialog.figures["checkpoint"].endswith("last.pt") and dialog.heatmap is not None
+    dialog.weights.setCurrentIndex(1)
+    assert dialog.query.argv[-2:] == ["--checkpoint", "best"] and dialog.running
+    assert dialog.heatmap is None and not dialog.headline.isVisible() and "best checkpoint" in dialog.status.text()
+    qtbot.waitUntil(lambda: dialog.figures is not None, timeout=START_TIMEOUT_MS)
+    assert dialog.figures["checkpoint"].endswith("best.pt"), str(dialog.figures)[:400]
+    assert dialog.heatmap is not None and dialog.headline.isVisible()
+    dialog.close()
+    (run_dir / "checkpoints" / "best.pt").unlink()  # a run of a revstudio that kept last.pt alone
+    alone = EvaluationDialog(run_dir, window)
+    qtbot.addWidget(alone)
+    alone.show()
+    assert alone.weights.count() == 1 and not alone.weights.isVisible()
