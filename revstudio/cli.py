@@ -21,6 +21,8 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
+from revstudio import frozen
+
 SUBCOMMANDS: dict[str, str] = {
     "check": "shapes, parameters, regions, diagnostics and a memory estimate",
     "gradcheck": "compare reversible and standard gradients on one batch",
@@ -52,8 +54,11 @@ def child_argv(module: str, *args: str) -> list[str]:
     ``-P`` keeps the current folder off ``sys.path`` (with ``-m`` Python would put it
     first, so a planted ``json.py`` would run). Never ``-I``: it also drops
     PYTHONPATH, which tests and packaged layouts rely on. Start the child in
-    :func:`child_cwd` (or its run directory) as well.
+    :func:`child_cwd` (or its run directory) as well. In the frozen app ``sys.executable`` is
+    revstudio itself, which runs MODULE the same way (:mod:`revstudio.frozen`).
     """
+    if frozen.is_frozen():
+        return frozen.child_argv(module, args)
     if sys.version_info >= (3, 11):
         return [sys.executable, "-P", "-m", module, *args]
     return [sys.executable, "-c", _SAFE_PATH_BOOTSTRAP.format(module=module), *args]
@@ -256,6 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     program itself (the ``revstudio`` command, ``python -m revstudio``): a ``train`` run then
     takes SIGINT/SIGTERM while it loads, and ends without the interpreter's teardown."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None and args[:1] == [frozen.RUN_MODULE]:  # a child of the frozen app (child_argv)
+        return frozen.run_module(args[1:])
     training = argv is None and args[:1] == ["train"]
     if training:
         from revstudio.early_stop import install_for

@@ -115,7 +115,7 @@ def _setup(folder: str, as_json: bool) -> int:
         raise CliError(f"{folder}: not inside a git repository ({top.stderr.strip() or 'git rev-parse failed'}); "
                        "run it in the clone that holds your projects")
     root = top.stdout.strip()
-    found = shutil.which("revstudio")
+    found = sys.executable if getattr(sys, "frozen", False) else shutil.which("revstudio")  # (frozen: this app)
     program = shlex.quote(found) if found else f"{shlex.quote(sys.executable)} -m revstudio"
     driver = f"{program} merge %A %O %B --name %P"
     for key, value in (("merge.revstudio.name", "revstudio projects, merged by nodes, wires and settings"),

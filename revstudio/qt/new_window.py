@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import sys
 from collections.abc import Callable
 
 from PySide6.QtCore import QPoint, QProcess
@@ -39,13 +38,9 @@ def cascade(window: QWidget) -> None:
 
 
 def editor_argv(path: str | None = None) -> list[str]:
-    """The argv of another editor window (on ``path``, made absolute: its folder is not ours).
-
-    A frozen app (PyInstaller, packaging/revstudio.spec) has no Python to run ``-m revstudio``
-    with: ``sys.executable`` is the app itself, whose entry point is the ``revstudio`` command."""
+    """The argv of another editor window (on ``path``, made absolute: its folder is not ours):
+    ``revstudio [FILE]`` through :func:`child_argv`, which also knows the frozen app's form."""
     args = [os.path.abspath(path)] if path else []
-    if getattr(sys, "frozen", False):
-        return [sys.executable, *args]
     return child_argv("revstudio", *args)
 
 

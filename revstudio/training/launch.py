@@ -1,7 +1,8 @@
 """``revstudio train --nproc K``: K worker processes through torch's own launcher.
 
 The launcher is ``torch.distributed.run`` (what ``torchrun`` runs), called in
-this process. Each worker is ``python -m revstudio train ...`` with the same
+this process. Each worker is ``python -m revstudio train ...`` (in the frozen app
+``revstudio --run-module revstudio train ...``, :mod:`revstudio.frozen`) with the same
 options minus the distributed ones, and with the run directory fixed here so
 every rank agrees on it; the launcher gives them RANK / WORLD_SIZE /
 LOCAL_RANK and a rendezvous, and the session starts DDP from those (gloo on
@@ -81,6 +82,10 @@ def launcher_args(args: argparse.Namespace, out: str | None) -> list[str]:
         argv.append("--standalone")  # a free port on this machine, no setup
     if _takes_signal_list():  # SIGINT and SIGTERM stay the launcher's own (_LaunchStop): a second one stops now
         argv.append("--signals-to-handle=" + ",".join(s for s in ("SIGHUP", "SIGQUIT") if hasattr(signal, s)))
+    from revstudio import frozen
+
+    if frozen.is_frozen():  # no Python to run "-m revstudio" with: each worker is the program itself
+        return [*argv, "--no-python", *frozen.child_argv("revstudio", worker_args(args, out))]
     return [*argv, "--module", "revstudio", *worker_args(args, out)]
 
 

@@ -6,6 +6,7 @@ folder to smoke-test that build only. packaging/README.md has the measured time 
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -83,3 +84,21 @@ def test_the_frozen_editor_starts_offscreen_and_closes_cleanly(app: Path, tmp_pa
     assert proc.returncode == 0, err
     assert "Traceback" not in err and "error" not in err.lower(), err
     assert (app / "_internal" / "revstudio" / "_resources" / "styles" / "dark.qss").is_file()
+
+
+def test_the_frozen_apps_children_start_through_the_app(app: Path, tmp_path: Path) -> None:
+    """Train, Memory, Evaluate, the Code tab's export server and --nproc's workers are child processes:
+    in the frozen app each is ``revstudio --run-module MODULE ...`` (revstudio.frozen), never ``-P -m``."""
+    example = _run(app, "examples", "revnet_coupling", cwd=tmp_path).stdout.strip()
+    run = tmp_path / "run"
+    steps = ["--steps", "2", "--batch-size", "8", "--log-every", "1", "--val-every", "0", "--json"]
+    train = _run(app, "--run-module", "revstudio", "train", example, *steps, "--out", str(run), cwd=tmp_path)
+    assert train.returncode == 0, train.stdout[-2000:] + train.stderr[-2000:]
+    assert [json.loads(line)["step"] for line in train.stdout.splitlines() if '"kind": "step"' in line] == [1, 2]
+    request = json.dumps({"id": 1, "project": Path(example).read_text(encoding="utf-8")}) + "\n"
+    serve = subprocess.run([str(app / "revstudio"), "--run-module", "revstudio.codegen.serve"], input=request,
+                           env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert json.loads(serve.stdout.splitlines()[0])["ok"], serve.stdout[-2000:] + serve.stderr[-2000:]
+    ddp = _run(app, "train", example, *steps, "--nproc", "2", "--out", str(tmp_path / "ddp"), cwd=tmp_path)
+    assert ddp.returncode == 0, ddp.stdout[-2000:] + ddp.stderr[-3000:]
+    assert json.loads((tmp_path / "ddp" / "status.json").read_text())["status"] == "finished"

@@ -103,18 +103,19 @@ def test_a_new_window_stands_a_step_below_and_right_of_where_the_layout_puts_it(
 
 def test_a_frozen_app_starts_itself_for_a_new_window(make_window, dialogs, monkeypatch, tmp_path):
     # a PyInstaller build has no Python to run "-m revstudio" with: sys.executable is the app, and
-    # New Window started "<app> -P -m revstudio", which the app read as a file named "-P"
+    # New Window started "<app> -P -m revstudio", which the app read as a file named "-P"; it starts
+    # "<app> --run-module revstudio FILE", which the app runs as "python -P -m revstudio FILE" would
     app = tmp_path / "revstudio"
     mark = tmp_path / "argv"
     app.write_text(f'#!/bin/sh\necho "$# $*" > {mark}\n')
     app.chmod(0o755)
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     monkeypatch.setattr(sys, "executable", str(app))
-    assert new_window.editor_argv(None) == [str(app)]
+    assert new_window.editor_argv(None) == [str(app), "--run-module", "revstudio"]
     window = make_window()
     dialogs.open_paths.append(str(tmp_path / "other.revs"))
     window.actions_by_name["open_in_new_window"].trigger()  # the real, detached start
     deadline = time.monotonic() + 60
     while not (mark.exists() and mark.read_text()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert mark.read_text() == f"1 {tmp_path / 'other.revs'}\n"
+    assert mark.read_text() == f"3 --run-module revstudio {tmp_path / 'other.revs'}\n"
