@@ -341,9 +341,11 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
                 stop.set = True
                 to_dir.stop_message = READER_GONE
 
+            # the folder first: a row a reader sees printed is already in metrics.jsonl (a second Ctrl+C
+            # under --nproc read the last checkpoint from the folder a moment after its row was printed)
+            callbacks.append(to_dir)
             if req.show:
                 callbacks.append(JsonRows(on_gone=on_gone) if req.json else Progress(on_gone=on_gone))
-            callbacks.append(to_dir)
         callbacks.extend(req.callbacks)  # (after to_dir: the row a caller's callback sees is in the folder)
         dist = Distributed(rank, world, local_rank)
         if dist.active:
