@@ -39,3 +39,14 @@ def small_revnet(tmp_path):
     path = tmp_path / "small.revs"
     save(revnet_chain(2, channels=4, size=4), path)
     return path
+
+
+@pytest.fixture
+def git() -> str:
+    """The git command. The suite runs from a clone (README: make test; .ci/run checks one out), so git is
+    always there; a machine without it fails these tests with that said, never skips them."""
+    import shutil
+
+    found = shutil.which("git")
+    assert found is not None, "the git command is missing: the tests run from a git clone (README: make test)"
+    return found

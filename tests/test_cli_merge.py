@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ from revstudio.core.graph import Graph
 from revstudio.core.project import dumps, load, save
 
 ROOT = Path(__file__).resolve().parents[1]
-needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
+needs_git = pytest.mark.usefixtures("git")  # (the suite runs from a clone: git is there, or these fail saying so)
 
 
 def _project() -> Graph:
@@ -142,9 +141,8 @@ def test_setup_sets_the_driver_once_and_adds_the_attribute_line_once(tmp_path, c
     assert (repo / ".gitattributes").read_text().count("merge=revstudio") == 1
 
 
-def test_setup_outside_a_repository_and_a_merge_without_files_say_what_to_give(tmp_path, capsys) -> None:
-    if shutil.which("git") is not None:
-        assert main(["merge", "--setup", str(tmp_path)]) == 2
-        assert "not inside a git repository" in capsys.readouterr().err
+def test_setup_outside_a_repository_and_a_merge_without_files_say_what_to_give(tmp_path, capsys, git) -> None:
+    assert main(["merge", "--setup", str(tmp_path)]) == 2
+    assert "not inside a git repository" in capsys.readouterr().err
     assert main(["merge"]) == 2
     assert "give CURRENT BASE OTHER (git's %A %O %B), or --setup" in capsys.readouterr().err

@@ -120,11 +120,7 @@ def test_the_marker_keeps_the_current_folder_off_the_path(monkeypatch, tmp_path:
     assert sys.path == [str(ROOT)]
 
 
-def test_merge_setup_in_the_frozen_app_names_the_program(app: Path, tmp_path: Path, monkeypatch) -> None:
-    import shutil
-
-    if shutil.which("git") is None:
-        pytest.skip("needs the git command")
+def test_merge_setup_in_the_frozen_app_names_the_program(app: Path, tmp_path: Path, monkeypatch, git: str) -> None:
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)

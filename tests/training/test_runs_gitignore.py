@@ -7,11 +7,9 @@ whether they belonged in the repository.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 from training_kit import linear_classifier
 
 from revstudio import cli
@@ -42,8 +40,7 @@ def test_the_first_run_makes_runs_with_a_gitignore_that_ignores_it_all(tmp_path,
     assert len(json.loads(capsys.readouterr().out)["runs"]) == 2
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="needs the git command")
-def test_git_status_lists_the_project_and_not_its_runs(tmp_path, capsys) -> None:
+def test_git_status_lists_the_project_and_not_its_runs(tmp_path, capsys, git) -> None:
     repo = tmp_path / "repo"
     project = _project(repo)
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
