@@ -27,6 +27,15 @@ class Settings:
     def sync(self) -> None:
         self._s.sync()
 
+    def _whole_number(self, key: str, default: int, low: int, high: int) -> int:
+        """The whole number stored under ``key``, brought into ``low..high``; ``default`` where none or
+        an unreadable one is stored."""
+        try:
+            value = int(str(self._s.value(key, default)))
+        except (TypeError, ValueError):
+            return default
+        return min(max(value, low), high)
+
     # ---- appearance ---------------------------------------------------
     @property
     def theme(self) -> str:
@@ -49,11 +58,7 @@ class Settings:
     @property
     def text_scale(self) -> int:
         """Preferences > Text size: the application's text in % of the system's font (100 to 200)."""
-        try:
-            value = int(str(self._s.value("appearance/text_scale", 100)))
-        except (TypeError, ValueError):
-            return 100
-        return min(max(value, 100), 200)
+        return self._whole_number("appearance/text_scale", 100, 100, 200)
 
     @text_scale.setter
     def text_scale(self, value: int) -> None:
@@ -62,11 +67,7 @@ class Settings:
     # ---- behaviour ------------------------------------------------------
     @property
     def autosave_seconds(self) -> int:
-        try:
-            value = int(str(self._s.value("files/autosave_seconds", 10)))
-        except (TypeError, ValueError):
-            return 10
-        return min(max(value, 5), 3600)
+        return self._whole_number("files/autosave_seconds", 10, 5, 3600)
 
     @autosave_seconds.setter
     def autosave_seconds(self, value: int) -> None:

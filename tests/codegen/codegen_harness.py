@@ -352,3 +352,16 @@ def trained_here(graph: Any, folder: Path, **changes: Any) -> tuple[list[tuple[A
     rows = Rows()
     assert train(graph, report, cfg, data, callbacks=[rows]).status == "finished"
     return loss_rows(rows.rows), data
+
+
+def script_and_here(graph: Any, folder: Path, name: str) -> tuple[list[dict[str, Any]], str, tuple[Any, Any]]:
+    """``graph`` exported with its training script as ``folder/name`` and run there (``--json --out ck.pt``,
+    revstudio not importable), then trained here by ``revstudio train``'s loop: the script's rows, what it
+    said (stderr then stdout), and :func:`trained_here`'s (loss rows, data)."""
+    from revstudio.codegen import export
+
+    script = folder / name
+    script.write_text(export(graph, with_training=True), encoding="utf-8")
+    proc = run_script(script, ["--json", "--out", "ck.pt"], folder)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return script_rows(proc.stdout), proc.stderr + proc.stdout, trained_here(graph, folder)

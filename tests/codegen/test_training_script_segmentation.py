@@ -10,9 +10,8 @@ import pytest
 np = pytest.importorskip("numpy")
 pytest.importorskip("torch")
 
-from codegen_harness import loss_rows, run_script, script_rows, trained_here, with_section  # noqa: E402
+from codegen_harness import loss_rows, script_and_here, with_section  # noqa: E402
 
-from revstudio.codegen import export  # noqa: E402
 from revstudio.core.generate import segmenter  # noqa: E402
 
 H, W = 6, 5
@@ -30,16 +29,11 @@ def _masked_shapes(folder: Path) -> None:
 def test_an_exported_script_trains_per_pixel_labels_as_revstudio_train(tmp_path: Path) -> None:
     _masked_shapes(tmp_path)
     g = with_section(segmenter(2, H, W, classes=3, hidden=4))
-    script = tmp_path / "segmenter.py"
-    script.write_text(export(g, with_training=True), encoding="utf-8")
-    proc = run_script(script, ["--json", "--out", "ck.pt"], tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = script_rows(proc.stdout)
-    ours, data = trained_here(g, tmp_path)
+    rows, said, (ours, data) = script_and_here(g, tmp_path, "segmenter.py")
     assert loss_rows(rows) == ours and len(ours) == 6 and ours[0][2] is not None
     assert data.task.scored_key == "pixels_scored" and int((data.train.targets == -100).sum()) > 0
     scored = [r["pixels_scored"] for r in rows if r["kind"] == "step"]
     assert all(0 < s < 8 * H * W for s in scored), scored
     assert all(r["val_pixels_scored"] > 0 for r in rows if r["kind"] == "val")
-    assert "labels: d.npz: a class per pixel" in proc.stderr + proc.stdout
-    assert "the pixels not scored are still fed to the network" in proc.stderr + proc.stdout
+    assert "labels: d.npz: a class per pixel" in said
+    assert "the pixels not scored are still fed to the network" in said

@@ -13,7 +13,7 @@ import pytest
 np = pytest.importorskip("numpy")
 pytest.importorskip("torch")
 
-from codegen_harness import loss_rows, run_script, script_rows, trained_here, with_section  # noqa: E402
+from codegen_harness import loss_rows, run_script, script_and_here, script_rows, with_section  # noqa: E402
 
 from revstudio.codegen import export  # noqa: E402
 from revstudio.core.generate import sequence_tagger  # noqa: E402
@@ -33,19 +33,14 @@ def _padded_tags(folder: Path) -> None:
 def test_an_exported_script_trains_per_step_labels_as_revstudio_train(tmp_path: Path) -> None:
     _padded_tags(tmp_path)
     g = with_section(sequence_tagger(4, STEPS, 2))
-    script = tmp_path / "tagger.py"
-    script.write_text(export(g, with_training=True), encoding="utf-8")
-    proc = run_script(script, ["--json", "--out", "ck.pt"], tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = script_rows(proc.stdout)
-    ours, data = trained_here(g, tmp_path)
+    rows, said, (ours, data) = script_and_here(g, tmp_path, "tagger.py")
     assert loss_rows(rows) == ours and len(ours) == 6
     assert data.task.per_step and int((data.train.targets == -100).sum()) > 0
     scored = [r["steps_scored"] for r in rows if r["kind"] == "step"]
     assert all(0 < s < 8 * STEPS for s in scored), scored
     assert all(r["val_steps_scored"] > 0 for r in rows if r["kind"] == "val")
-    assert "labels: d.npz: a class per step" in proc.stderr + proc.stdout
-    assert "padded steps are still fed to the network" in proc.stderr + proc.stdout
+    assert "labels: d.npz: a class per step" in said
+    assert "padded steps are still fed to the network" in said
 
 
 def test_under_torchrun_the_script_optimises_the_global_batchs_scored_steps(tmp_path: Path) -> None:

@@ -11,9 +11,8 @@ import pytest
 np = pytest.importorskip("numpy")
 torch = pytest.importorskip("torch")
 
-from codegen_harness import loss_rows, run_script, script_rows, trained_here, with_section  # noqa: E402
+from codegen_harness import loss_rows, script_and_here, with_section  # noqa: E402
 
-from revstudio.codegen import export  # noqa: E402
 from revstudio.core.generate import volume_segmenter  # noqa: E402
 
 D, H, W = 3, 6, 5
@@ -27,12 +26,7 @@ def test_an_exported_script_trains_per_voxel_labels_as_revstudio_train(tmp_path:
     y[~mask] = 9  # whatever an unscored voxel holds: never checked
     np.savez(tmp_path / "d.npz", x=x, y=y, mask=mask)
     g = with_section(volume_segmenter(D, H, W, classes=2, hidden=4))
-    script = tmp_path / "volumes.py"
-    script.write_text(export(g, with_training=True), encoding="utf-8")
-    proc = run_script(script, ["--json", "--out", "ck.pt"], tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = script_rows(proc.stdout)
-    ours, data = trained_here(g, tmp_path)
+    rows, said, (ours, data) = script_and_here(g, tmp_path, "volumes.py")
     assert loss_rows(rows) == ours and len(ours) == 6 and ours[0][2] is not None
     assert data.task.scored_key == "voxels_scored" and int((data.train.targets == -100).sum()) > 0
     scored = [r["voxels_scored"] for r in rows if r["kind"] == "step"]
@@ -41,5 +35,4 @@ def test_an_exported_script_trains_per_voxel_labels_as_revstudio_train(tmp_path:
     assert not any("pixels_scored" in r for r in rows)
     kept = torch.load(tmp_path / "ck.pt", weights_only=False)["metrics"]  # (the checkpoint's, as revstudio's)
     assert kept["voxels_scored"] == scored[-1] and kept["val_voxels_scored"] > 0, kept
-    said = proc.stderr + proc.stdout
     assert "labels: d.npz: a class per voxel" in said and "the voxels not scored are still fed to the network" in said

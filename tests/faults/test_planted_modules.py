@@ -13,22 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from planted import plant
 
 from revstudio.cli import child_argv, child_cwd, child_env
 from revstudio.core import generate
 from revstudio.core.project import dumps
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _plant(folder: Path) -> Path:
-    """``json.py`` and ``torch.py`` that leave a marker file when imported."""
-    marker = folder / "planted-module-ran"
-    for name in ("json", "torch", "revstudio"):
-        (folder / f"{name}.py").write_text(
-            f"import pathlib\npathlib.Path({str(marker)!r}).write_text({name!r})\nraise SystemExit(3)\n",
-            encoding="utf-8")
-    return marker
 
 
 def _env() -> dict[str, str]:
@@ -54,7 +45,7 @@ def test_child_env_drops_the_current_folder_from_pythonpath() -> None:
 
 def test_the_old_way_would_run_the_planted_module(tmp_path: Path) -> None:
     """The control: without -P the planted module does run (so the test below can fail)."""
-    marker = _plant(tmp_path)
+    marker = plant(tmp_path)
     env = {k: v for k, v in _env().items() if k != "PYTHONSAFEPATH"}
     subprocess.run([sys.executable, "-m", "revstudio.codegen.serve"], cwd=tmp_path, env=env,
                    input="", capture_output=True, timeout=60)
@@ -62,7 +53,7 @@ def test_the_old_way_would_run_the_planted_module(tmp_path: Path) -> None:
 
 
 def test_export_worker_child_never_imports_planted_modules(tmp_path: Path) -> None:
-    marker = _plant(tmp_path)
+    marker = plant(tmp_path)
     request = json.dumps({"id": 1, "project": dumps(generate.revnet_chain(1, channels=4, size=4))}) + "\n"
     # even started from the planted folder, -P keeps it off sys.path
     proc = subprocess.run(child_argv("revstudio.codegen.serve"), cwd=tmp_path, env=_env(), input=request,
@@ -82,7 +73,7 @@ def test_editor_export_worker_starts_in_a_fixed_folder(qtbot, tmp_path: Path, mo
     pytest.importorskip("PySide6")
     from revstudio.qt.export_worker import ExportWorker
 
-    marker = _plant(tmp_path)
+    marker = plant(tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["", os.environ.get("PYTHONPATH", "")]))
     worker = ExportWorker()

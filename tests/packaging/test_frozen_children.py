@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from planted import plant
 
 from revstudio import frozen
 from revstudio.cli import child_argv, child_env, main
@@ -45,16 +46,6 @@ def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return program
 
 
-def _plant(folder: Path) -> Path:
-    """``json.py``, ``torch.py`` and ``revstudio.py`` that leave a marker file when imported."""
-    marker = folder / "planted-module-ran"
-    for name in ("json", "torch", "revstudio"):
-        (folder / f"{name}.py").write_text(
-            f"import pathlib\npathlib.Path({str(marker)!r}).write_text({name!r})\nraise SystemExit(3)\n",
-            encoding="utf-8")
-    return marker
-
-
 def _train_options(*args: str) -> argparse.Namespace:
     """``revstudio train ARGS``'s parsed options, as the launcher gets them."""
     from revstudio.cli import _build_parser
@@ -71,7 +62,7 @@ def test_in_the_frozen_app_a_child_is_the_program_with_the_marker(app: Path) -> 
 def test_a_training_child_runs_through_the_frozen_program(app: Path, tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    marker = _plant(work)
+    marker = plant(work)
     run = tmp_path / "run"
     proc = subprocess.run(child_argv("revstudio", "train", EXAMPLE, *TRAIN, "--out", str(run)), cwd=work,
                           env=child_env(), capture_output=True, text=True, timeout=300)
@@ -83,7 +74,7 @@ def test_a_training_child_runs_through_the_frozen_program(app: Path, tmp_path: P
 
 
 def test_the_export_server_answers_through_the_frozen_program(app: Path, tmp_path: Path) -> None:
-    marker = _plant(tmp_path)
+    marker = plant(tmp_path)
     request = json.dumps({"id": 4, "project": dumps(generate.revnet_chain(1, channels=4, size=4))}) + "\n"
     proc = subprocess.run(child_argv("revstudio.codegen.serve"), cwd=tmp_path, env=child_env(), input=request,
                           capture_output=True, text=True, timeout=300)

@@ -8,6 +8,7 @@ import os
 import numpy as np
 import pytest
 import torch
+from training_kit import linear_regression
 
 import revstudio as rs
 from revstudio import cli
@@ -25,13 +26,7 @@ def resumed(tmp_path_factory):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((80, 4)).astype(np.float32)
     np.savez(here / "reg.npz", x=x, y=(x[:, :3] * 2 + 0.5).astype(np.float32))
-    g = rs.Graph("reg")
-    g.add_node("Input", "x", {"shape": [4]})
-    g.add_node("Linear", "fc", {"out_features": 3})
-    g.add_node("Output", "y")
-    g.connect("x.out", "fc.in")
-    g.connect("fc.out", "y.in")
-    g.training = {"task": "regression"}
+    g = linear_regression({"task": "regression"})
     save(g, here / "reg.revs")
     run = here / "run"
     assert cli.main(["train", str(here / "reg.revs"), "--out", str(run), "--device", "cpu", "--json",

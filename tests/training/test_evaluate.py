@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from training_kit import EXAMPLES
+from training_kit import EXAMPLES, linear_regression
 
 import revstudio as rs
 from revstudio import cli
@@ -44,13 +44,7 @@ def runs(tmp_path_factory):
     save(sequence_tagger(4, 6, 3), here / "tagger.revs")
     xr = rng.standard_normal((80, 4)).astype(np.float32)  # regression: three real targets
     np.savez(here / "reg.npz", x=xr, y=(xr[:, :3] * 2 + 0.5).astype(np.float32))
-    g = rs.Graph("reg")
-    g.add_node("Input", "x", {"shape": [4]})
-    g.add_node("Linear", "fc", {"out_features": 3})
-    g.add_node("Output", "y")
-    g.connect("x.out", "fc.in")
-    g.connect("fc.out", "y.in")
-    g.training = {"task": "regression"}
+    g = linear_regression({"task": "regression"})
     save(g, here / "reg.revs")
     made = {
         "digits": _train(DIGITS, here / "digits", "--steps", "20"),

@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 import torch
+from training_kit import linear_regression
 
-import revstudio as rs
 from revstudio import cli
 from revstudio.core.project import save
 
@@ -22,13 +22,7 @@ def test_a_relative_data_path_is_the_current_folders_and_a_project_folder_one_is
     for name, n in (("train.npz", 48), ("test.npz", 20)):
         x = rng.standard_normal((n, 4)).astype(np.float32)
         np.savez(proj / name, x=x, y=(x[:, :3] * 2).astype(np.float32))
-    g = rs.Graph("reg")
-    g.add_node("Input", "x", {"shape": [4]})
-    g.add_node("Linear", "fc", {"out_features": 3})
-    g.add_node("Output", "y")
-    g.connect("x.out", "fc.in")
-    g.connect("fc.out", "y.in")
-    g.training = {"task": "regression", "batch_size": 8}
+    g = linear_regression({"task": "regression", "batch_size": 8})
     save(g, proj / "reg.revs")
     monkeypatch.chdir(proj)  # train from the project's folder: both read a relative --data from it
     assert cli.main(["train", "reg.revs", "--data", "train.npz", "--out", "runs/reg", "--steps", "3",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from training_kit import linear_regression
 
 import revstudio as rs
 from revstudio import cli
@@ -16,13 +17,7 @@ def _reg_project(here):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((40, 4)).astype(np.float32)
     np.savez(here / "reg.npz", x=x, y=(x[:, :3] * 2).astype(np.float32))
-    g = rs.Graph("reg")
-    g.add_node("Input", "x", {"shape": [4]})
-    g.add_node("Linear", "fc", {"out_features": 3})
-    g.add_node("Output", "y")
-    g.connect("x.out", "fc.in")
-    g.connect("fc.out", "y.in")
-    g.training = {"task": "regression", "data": "reg.npz", "batch_size": 8}
+    g = linear_regression({"task": "regression", "data": "reg.npz", "batch_size": 8})
     save(g, here / "reg.revs")
     return here / "reg.revs"
 

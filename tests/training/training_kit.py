@@ -125,3 +125,18 @@ def data_md_example_rows(title: str, folder: Path, monkeypatch: Any, capsys: Any
              "--memory-every", "0", "--device", "cpu", "--out", str(folder / "run"), "--json"]
     assert cli.main([*argv[1:], *quick]) == 0
     return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+
+
+def linear_regression(training: dict[str, Any]) -> Any:
+    """Input ``x`` (4 features) -> Linear ``fc`` (3) -> Output ``y``, a regression project with the
+    ``training`` section given: the smallest network a run, its checkpoints and evaluations can be read on."""
+    from revstudio.core.graph import Graph
+
+    g = Graph("reg")
+    g.add_node("Input", "x", {"shape": [4]})
+    g.add_node("Linear", "fc", {"out_features": 3})
+    g.add_node("Output", "y")
+    g.connect("x.out", "fc.in")
+    g.connect("fc.out", "y.in")
+    g.training = training
+    return g

@@ -118,3 +118,25 @@ def wait_running(qtbot: Any, window: Any, step: int = 1) -> Any:
                     timeout=START_TIMEOUT_MS)
     assert not ctl.run.ended or ctl.run.status == "finished", (ctl.run.status, ctl.run.message, ctl.stderr_tail())
     return ctl.run
+
+
+def trained_run(window: Any, tmp_path: Path, name: str) -> Path:
+    """A finished run of the window's project (3 steps of 8 on its synthetic data, on the CPU), made by
+    ``revstudio train`` in the project's runs folder as ``name``: a run the Runs tab's actions work on."""
+    from revstudio import cli
+
+    run_dir = tmp_path / "project" / "runs" / name
+    assert cli.main(["train", window.document.path, "--steps", "3", "--batch-size", "8", "--device", "cpu",
+                     "--out", str(run_dir), "--json", "--gradcheck-every", "0", "--memory-every", "0"]) == 0
+    return run_dir
+
+
+def plotted_run(name: str) -> Any:
+    """A started run ``name`` with steps 10 and 20 logged, as the Plots tab holds it."""
+    from revstudio.qt.plots.rows import RunData
+
+    run = RunData(name)
+    run.feed({"kind": "event", "event": "started", "time": 0.0, "total_steps": 20})
+    for s in (10, 20):
+        run.feed({"kind": "step", "step": s, "epoch": s / 10, "time": s * 0.1, "loss": 1.0 / s})
+    return run

@@ -4,21 +4,14 @@ from __future__ import annotations
 from revstudio.qt.plots.colour_vision import apart as colours_apart
 from revstudio.qt.plots.metric_plot import PALETTE
 from revstudio.qt.plots.panel import PlotsPanel
-from revstudio.qt.plots.rows import RunData
 
-
-def _run(name: str) -> RunData:
-    run = RunData(name)
-    run.feed({"kind": "event", "event": "started", "time": 0.0, "total_steps": 20})
-    for s in (10, 20):
-        run.feed({"kind": "step", "step": s, "epoch": s / 10, "time": s * 0.1, "loss": 1.0 / s})
-    return run
+from .conftest import plotted_run
 
 
 def test_the_tenth_run_of_a_session_does_not_take_the_first_runs_colour_beside_it(qtbot):
     panel = PlotsPanel()
     qtbot.addWidget(panel)
-    runs = [_run(f"run-{i}") for i in range(10)]
+    runs = [plotted_run(f"run-{i}") for i in range(10)]
     for run in runs:  # a session that looked at ten runs, one after another
         panel.set_runs([run])
     panel.set_runs([runs[0], runs[9]])
@@ -34,7 +27,7 @@ def test_the_tenth_run_of_a_session_does_not_take_the_first_runs_colour_beside_i
     assert len({panel.colours[r.name] for r in (runs[0], runs[3], runs[9])}) == 3
 
     # as many runs as colours: all different
-    many = [_run(f"many-{i}") for i in range(len(PALETTE))]
+    many = [plotted_run(f"many-{i}") for i in range(len(PALETTE))]
     panel.set_runs(many)
     assert len({panel.colours[r.name] for r in many}) == len(PALETTE)
 
@@ -55,26 +48,26 @@ def test_a_run_has_the_same_colour_in_every_session_whatever_was_shown_before(qt
 
     first = PlotsPanel()  # one session: a, then b and c beside it
     qtbot.addWidget(first)
-    first.set_runs([_run(a)])
-    first.set_runs([_run(a), _run(b), _run(c)])
+    first.set_runs([plotted_run(a)])
+    first.set_runs([plotted_run(a), plotted_run(b), plotted_run(c)])
     seen = dict(first.colours)
     assert seen == {n: own[n] for n in (a, b, c)}
     later = PlotsPanel()  # the next session, the runs picked in another order and after others
     qtbot.addWidget(later)
-    later.set_runs([_run(n) for n in names[-4:]])
-    later.set_runs([_run(c), _run(b)])
-    later.set_runs([_run(c), _run(a), _run(b)])
+    later.set_runs([plotted_run(n) for n in names[-4:]])
+    later.set_runs([plotted_run(c), plotted_run(b)])
+    later.set_runs([plotted_run(c), plotted_run(a), plotted_run(b)])
     assert later.colours == seen
     curves = later.loss.curves
     assert curves[(b, "loss")].smooth.opts["pen"].color().name() == own[b]
 
     # two runs wanting one colour: the one shown first has it, the other the next free one, every time
     for panel in (first, later):
-        panel.set_runs([_run(a), _run(clash)])
+        panel.set_runs([plotted_run(a), plotted_run(clash)])
         assert panel.colours[a] == own[a] and panel.colours[clash] != own[a]
     assert first.colours == later.colours
-    later.set_runs([_run(a), _run(clash), _run(b)])  # while it stays shown it keeps the colour it has
+    later.set_runs([plotted_run(a), plotted_run(clash), plotted_run(b)])  # while it stays shown it keeps the colour it has
     assert later.colours[clash] == first.colours[clash]
-    later.set_runs([_run(b)])
-    later.set_runs([_run(clash)])  # shown again later: its own colour, in this session as in the next
+    later.set_runs([plotted_run(b)])
+    later.set_runs([plotted_run(clash)])  # shown again later: its own colour, in this session as in the next
     assert later.colours[clash] == own[a]

@@ -11,17 +11,10 @@ import itertools
 from revstudio.qt.plots.colour_vision import APART, difference, seen
 from revstudio.qt.plots.metric_plot import PALETTE
 from revstudio.qt.plots.panel import PlotsPanel, run_colour_index
-from revstudio.qt.plots.rows import RunData
+
+from .conftest import plotted_run
 
 GREEN, RED = "#409a3c", "#df4d4d"
-
-
-def _run(name: str) -> RunData:
-    run = RunData(name)
-    run.feed({"kind": "event", "event": "started", "time": 0.0, "total_steps": 20})
-    for s in (10, 20):
-        run.feed({"kind": "step", "step": s, "epoch": s / 10, "time": s * 0.1, "loss": 1.0 / s})
-    return run
 
 
 def _named(colour: str, but: tuple[str, ...] = ()) -> str:
@@ -41,14 +34,14 @@ def test_a_run_wanting_a_colour_like_a_shown_runs_takes_one_that_stays_apart(qtb
     green, red = _named(GREEN), _named(RED)
     panel = PlotsPanel()
     qtbot.addWidget(panel)
-    panel.set_runs([_run(green), _run(red)])
+    panel.set_runs([plotted_run(green), plotted_run(red)])
     first, second = panel.colours[green], panel.colours[red]
     assert first == GREEN  # the run shown first keeps its own colour
     assert difference(first, second) >= APART, (first, second)
     assert panel.loss.curves[(red, "loss")].smooth.opts["pen"].color().name() == second
     other = PlotsPanel()  # shown first, the red run has its own colour and the green one moves
     qtbot.addWidget(other)
-    other.set_runs([_run(red), _run(green)])
+    other.set_runs([plotted_run(red), plotted_run(green)])
     assert other.colours[red] == RED and difference(other.colours[green], RED) >= APART
 
 
@@ -57,7 +50,7 @@ def test_any_three_runs_shown_together_stay_apart(qtbot) -> None:
     qtbot.addWidget(panel)
     names = [_named(c) for c in PALETTE]  # one run preferring each colour
     for trio in itertools.combinations(names, 3):  # (in every order too, checked once: 504 panels)
-        panel.set_runs([_run(n) for n in trio])
+        panel.set_runs([plotted_run(n) for n in trio])
         colours = [panel.colours[n] for n in trio]
         for a, b in itertools.combinations(colours, 2):
             assert difference(a, b) >= APART, (trio, colours)

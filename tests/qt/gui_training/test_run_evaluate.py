@@ -9,19 +9,12 @@ import pytest
 from revstudio.qt import theme
 from revstudio.qt.runs.evaluation_view import ConfusionHeatmap, EvaluationDialog
 
-from .conftest import START_TIMEOUT_MS
+from .conftest import START_TIMEOUT_MS, trained_run
 
 torch = pytest.importorskip("torch")
 
 
-def _trained_run(window, tmp_path):
-    """A finished run of the window's project (a few steps on its synthetic data), in its runs folder."""
-    from revstudio import cli
-
-    run_dir = tmp_path / "project" / "runs" / "coupling-eval"
-    assert cli.main(["train", window.document.path, "--steps", "3", "--batch-size", "8", "--device", "cpu",
-                     "--out", str(run_dir), "--json", "--gradcheck-every", "0", "--memory-every", "0"]) == 0
-    return run_dir
+RUN = "coupling-eval"
 
 
 def _dialog(window) -> EvaluationDialog:
@@ -32,7 +25,7 @@ def _dialog(window) -> EvaluationDialog:
 
 def test_evaluate_runs_the_cli_on_the_run_and_draws_its_confusion_matrix(qtbot, train_window, tmp_path, capsys):
     window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
-    run_dir = _trained_run(window, tmp_path)
+    run_dir = trained_run(window, tmp_path, RUN)
     capsys.readouterr()
     panel = window.training.runs_panel
     panel.reload()
@@ -68,7 +61,7 @@ def cli_figures(run_dir, capsys) -> dict:
 
 def test_cancel_stops_the_child_and_a_refusal_is_shown_in_words(qtbot, train_window, tmp_path):
     window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
-    run_dir = _trained_run(window, tmp_path)
+    run_dir = trained_run(window, tmp_path, RUN)
     dialog = EvaluationDialog(run_dir, window)
     qtbot.addWidget(dialog)
     dialog.show()
@@ -88,7 +81,7 @@ def test_cancel_stops_the_child_and_a_refusal_is_shown_in_words(qtbot, train_win
 
 def test_the_button_waits_for_a_finished_or_stopped_run_with_a_checkpoint(qtbot, train_window, tmp_path):
     window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
-    run_dir = _trained_run(window, tmp_path)
+    run_dir = trained_run(window, tmp_path, RUN)
     panel = window.training.runs_panel
     status = json.loads((run_dir / "status.json").read_text())
     (run_dir / "status.json").write_text(json.dumps({**status, "status": "failed"}))
@@ -138,7 +131,7 @@ def test_the_heatmap_is_row_normalised_and_its_counts_read_in_either_theme(qtbot
 
 def test_a_run_with_best_pt_offers_its_best_weights_and_scores_them_again(qtbot, train_window, tmp_path):
     window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
-    run_dir = _trained_run(window, tmp_path)
+    run_dir = trained_run(window, tmp_path, RUN)
     assert (run_dir / "checkpoints" / "best.pt").is_file()  # (the end's validation was its best)
     dialog = EvaluationDialog(run_dir, window)
     qtbot.addWidget(dialog)

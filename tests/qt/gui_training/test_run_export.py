@@ -9,18 +9,12 @@ import pytest
 
 from revstudio.qt.runs import export_run
 
-from .conftest import START_TIMEOUT_MS
+from .conftest import START_TIMEOUT_MS, trained_run
 
 torch = pytest.importorskip("torch")
 
 
-def _trained_run(window, tmp_path):
-    from revstudio import cli
-
-    run_dir = tmp_path / "project" / "runs" / "coupling-20261207-101500"
-    assert cli.main(["train", window.document.path, "--steps", "3", "--batch-size", "8", "--device", "cpu",
-                     "--out", str(run_dir), "--json", "--gradcheck-every", "0", "--memory-every", "0"]) == 0
-    return run_dir
+RUN = "coupling-20261207-101500"
 
 
 def _answer_file(monkeypatch, path):
@@ -36,7 +30,7 @@ def _answer_file(monkeypatch, path):
 def test_export_with_weights_writes_the_code_and_the_weights_a_model_loads(qtbot, train_window, tmp_path,
                                                                              monkeypatch, dialogs):
     window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
-    run_dir = _trained_run(window, tmp_path)
+    run_dir = trained_run(window, tmp_path, RUN)
     out = tmp_path / "ship" / "digits"  # (no .py typed: the dialog's filter adds it)
     out.parent.mkdir()
     asked = _answer_file(monkeypatch, out)
@@ -67,7 +61,7 @@ def test_export_with_weights_writes_the_code_and_the_weights_a_model_loads(qtbot
 def test_weights_that_do_not_fit_are_refused_in_words_and_nothing_is_written(qtbot, train_window, tmp_path,
                                                                              monkeypatch, dialogs):
     window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
-    run_dir = _trained_run(window, tmp_path)
+    run_dir = trained_run(window, tmp_path, RUN)
     checkpoint = run_dir / "checkpoints" / "last.pt"
     state = torch.load(checkpoint, weights_only=False)
     state["model"] = {"someone_else.weight": torch.zeros(3, 3)}
@@ -88,7 +82,7 @@ def test_weights_that_do_not_fit_are_refused_in_words_and_nothing_is_written(qtb
 def test_a_run_without_a_checkpoint_cannot_be_exported_and_says_why(qtbot, train_window, tmp_path,
                                                                      monkeypatch, dialogs):
     window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
-    run_dir = _trained_run(window, tmp_path)
+    run_dir = trained_run(window, tmp_path, RUN)
     (run_dir / "checkpoints" / "last.pt").unlink()
     panel = window.training.runs_panel
     panel.reload()
