@@ -39,6 +39,12 @@ def seen(hex_colour: str, vision: str) -> Rgb:
     return r, g, b
 
 
+def relative_luminance(hex_colour: str) -> float:
+    """The colour's relative luminance as WCAG weighs it (0 black, 1 white): what contrast ratios are of."""
+    r, g, b = _linear(hex_colour)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
 def _lab(c: Rgb) -> Rgb:
     r, g, b = c
     x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047

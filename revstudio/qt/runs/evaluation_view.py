@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from revstudio.qt import theme
+from revstudio.qt.plots.colour_vision import relative_luminance
 from revstudio.qt.training.child_query import ChildQuery
 
 
@@ -40,10 +41,7 @@ def _mix(a: QColor, b: QColor, share: float) -> QColor:
 
 def _ink_on(fill: QColor) -> QColor:
     """Black or white, whichever reads on ``fill`` (its relative luminance, as WCAG weighs it)."""
-    def lin(v: int) -> float:
-        c = v / 255
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-    lum = 0.2126 * lin(fill.red()) + 0.7152 * lin(fill.green()) + 0.0722 * lin(fill.blue())
+    lum = relative_luminance(fill.name())
     return QColor("#000000") if (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) else QColor("#ffffff")
 
 
