@@ -20,13 +20,13 @@ def sources(file: str, weights: str | None) -> tuple[str, str | None, str]:
     """(the project to export, where its weights come from or None, the words that name them in a
     message): a run folder given as FILE is its ``project.revs`` and its last checkpoint's weights
     (``--weights`` names other ones). Anything else that is no project is refused as before."""
-    from revstudio.training.runs import is_run_dir
+    from revstudio.training.runs import CHECKPOINT, is_run_dir
 
     if file and os.path.isdir(file) and is_run_dir(file) and os.path.isfile(os.path.join(file, "project.revs")):
         project = os.path.join(file, "project.revs")
         if weights is not None:
             return project, weights, "--weights"
-        if not os.path.isfile(os.path.join(file, "checkpoints", "last.pt")):
+        if not os.path.isfile(os.path.join(file, CHECKPOINT)):
             raise CliError(f"{file}: this run has saved no checkpoint yet, so it has no trained weights to "
                            f"export (a run writes one every checkpoint_every steps and when it ends); export its project "
                            f"alone with revstudio export {project} -o OUT.py")
@@ -50,7 +50,9 @@ def refuse_output(output: str, target: str, source: str, project: str) -> None:
     if os.path.exists(output) and not os.path.isfile(output):
         raise CliError(f"-o {output}: the trained weights are written beside the code, as NAME.pt, and "
                        f"{output} is no file in a folder; write the code to a file (-o model.py)")
-    for other in (source, os.path.join(source, "checkpoints", "last.pt"), project):
+    from revstudio.training.runs import CHECKPOINT
+
+    for other in (source, os.path.join(source, CHECKPOINT), project):
         if os.path.realpath(target) == os.path.realpath(other):
             raise CliError(f"-o {output}: its weights would go to {target}, over the file they are read "
                            "from; choose another -o path")
