@@ -133,8 +133,8 @@ class Loss:
             correct = ((logits.detach().argmax(dim=1) == targets) & (targets != -100)).sum()
             return loss, correct
         if self.kind == "regression":
-            return F.mse_loss(*_regression_pair(output, targets)), None
-        bits = _bits_per_dim(output, logdet).mean()
+            return F.mse_loss(*self._regression_pair(output, targets)), None
+        bits = self._bits_per_dim(output, logdet).mean()
         return (bits + math.log2(self.levels) if self.levels else bits), None
 
     def per_sample(self, output: torch.Tensor, targets: torch.Tensor | None,
@@ -153,29 +153,29 @@ class Loss:
             return each.double(), torch.ones(n, dtype=torch.float64, device=output.device)
         ones = torch.ones(n, dtype=torch.float64, device=output.device)
         if self.kind == "regression":
-            out, target = _regression_pair(output, targets)
+            out, target = self._regression_pair(output, targets)
             return (out - target).pow(2).reshape(n, -1).mean(dim=1).double(), ones
-        bits = _bits_per_dim(output, logdet).double()
+        bits = self._bits_per_dim(output, logdet).double()
         return (bits + math.log2(self.levels) if self.levels else bits), ones
 
+    @staticmethod
+    def _regression_pair(output: torch.Tensor, targets: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The output in float32 and the targets in its dtype, viewed as its shape where only the shape
+        differs (a regression's loss, whole or per sample)."""
+        assert targets is not None
+        out = output.float()
+        target = targets.to(out.dtype)
+        if target.shape != out.shape and target.numel() == out.numel():
+            target = target.view_as(out)
+        return out, target
 
-def _regression_pair(output: torch.Tensor, targets: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """The output in float32 and the targets in its dtype, viewed as its shape where only the shape
-    differs (a regression's loss, whole or per sample)."""
-    assert targets is not None
-    out = output.float()
-    target = targets.to(out.dtype)
-    if target.shape != out.shape and target.numel() == out.numel():
-        target = target.view_as(out)
-    return out, target
-
-
-def _bits_per_dim(output: torch.Tensor, logdet: torch.Tensor | None) -> torch.Tensor:
-    """A flow's negative log-likelihood of each sample under a standard normal base, in bits per
-    dimension (before the dequantisation's levels)."""
-    z = output.float().flatten(1)
-    dims = z.shape[1]
-    nll = 0.5 * z.pow(2).sum(dim=1) + 0.5 * dims * math.log(2 * math.pi)
-    if logdet is not None:
-        nll = nll - logdet.float().reshape(-1)
-    return nll / (dims * LN2)
+    @staticmethod
+    def _bits_per_dim(output: torch.Tensor, logdet: torch.Tensor | None) -> torch.Tensor:
+        """A flow's negative log-likelihood of each sample under a standard normal base, in bits per
+        dimension (before the dequantisation's levels)."""
+        z = output.float().flatten(1)
+        dims = z.shape[1]
+        nll = 0.5 * z.pow(2).sum(dim=1) + 0.5 * dims * math.log(2 * math.pi)
+        if logdet is not None:
+            nll = nll - logdet.float().reshape(-1)
+        return nll / (dims * LN2)
