@@ -49,6 +49,7 @@ from revstudio.qt.plots.plot_frame import PlotFrameMixin
 from revstudio.qt.plots.plot_keys import PointStepper
 from revstudio.qt.plots.plot_widget import PlotWidget
 from revstudio.qt.plots.rows import RunData
+from revstudio.qt.plots.run_dashes import dash_pattern, styled
 from revstudio.qt.plots.series import Series
 
 # Curve colours, one set for both themes: each stands at 3:1 or more (WCAG 1.4.11, graphics) on the
@@ -68,6 +69,7 @@ class _Curve:
     stamp: tuple[Any, ...] = field(default_factory=tuple)
     points: int = 0
     bounds: tuple[float, float] | None = None  # lowest and highest y drawn (log10 on a log scale)
+    pattern: list[float] | None = None  # its dash pattern (run_dashes.py; None: solid)
 
 
 class MetricPlot(PlotFrameMixin, QWidget):
@@ -200,7 +202,7 @@ class MetricPlot(PlotFrameMixin, QWidget):
             for made_before in self.curves.values():
                 self._remove_curve(made_before)
             self.curves.clear()
-        for run, colour in runs:
+        for r, (run, colour) in enumerate(runs):
             names = [(ch, n) for ch in self.channels for n in ch.names(run)]
             several = {ch.key: sum(1 for c, _n in names if c is ch) > 1 for ch in self.channels}
             for i, (channel, name) in enumerate(names):
@@ -214,12 +216,14 @@ class MetricPlot(PlotFrameMixin, QWidget):
                 label: str | None = channel.title(name, several[channel.key])
                 if overlay:
                     label = run.title if i == 0 else None
-                if curve is not None and curve.smooth.name() != label:  # (the run was labelled since)
-                    self._remove_curve(self.curves.pop(key))
+                # overlaid, the fourth run and later ones have dashes of their own (run_dashes.py)
+                pattern = dash_pattern(r if overlay else 0, channel.dashed)
+                if curve is not None and (curve.smooth.name(), curve.pattern) != (label, pattern):
+                    self._remove_curve(self.curves.pop(key))  # (the run was labelled or moved since)
                     curve = None
                 if curve is None:
                     base = colour if overlay else PALETTE[i % len(PALETTE)]
-                    curve = self.curves[key] = self._make_curve(base, label, channel.dashed)
+                    curve = self.curves[key] = self._make_curve(base, label, pattern)
                     made += 1
                 stamp = (axis, weight > 0, self.log_y)
                 if curve.version == series.version and curve.stamp == stamp:
@@ -259,15 +263,15 @@ class MetricPlot(PlotFrameMixin, QWidget):
         curves = [c for curve in self.curves.values() for c in (curve.raw, curve.smooth, curve.dot) if c is not None]
         self._legend_corner = place_legend(self.plot.getPlotItem(), curves, self._legend_corner)
 
-    def _make_curve(self, colour: str, label: str | None, dashed: bool) -> _Curve:
+    def _make_curve(self, colour: str, label: str | None, pattern: list[float] | None) -> _Curve:
         faint = QColor(colour)
         faint.setAlpha(70)
-        style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
-        raw = pg.PlotCurveItem(pen=pg.mkPen(faint, width=1, style=style))
-        smooth = pg.PlotCurveItem(pen=pg.mkPen(colour, width=2, style=style), name=label)
+        raw = pg.PlotCurveItem(pen=styled(pg.mkPen(faint, width=1), pattern))
+        # (the legend's sample draws this pen: a run's key line has its dashes)
+        smooth = pg.PlotCurveItem(pen=styled(pg.mkPen(colour, width=2), pattern), name=label)
         self.plot.addItem(raw)
         self.plot.addItem(smooth)  # with its name: the legend lists it (a nameless one, not)
-        return _Curve(raw, smooth)
+        return _Curve(raw, smooth, pattern=pattern)
 
     def _remove_curve(self, curve: _Curve) -> None:
         for item in (curve.raw, curve.smooth, curve.dot):
