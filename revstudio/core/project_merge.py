@@ -15,13 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .card import WIDTH, card_sizes
 from .project import loads
 from .project_write import dumps
 
 _ABSENT: Any = object()  # a key or node one side does not have
-# A node's footprint on the canvas, for placing the other branch's new nodes clear of this one's:
-# a card's width (positions are top-left corners) and a common card's height, each with a margin.
-_FOOT_W, _FOOT_H = 164.0 + 16.0, 120.0 + 16.0
+# The room kept around a card when the other branch's new nodes are set clear of this one's; a
+# card's own size is the canvas's (core.card: its height grows with its ports and lines).
+_MARGIN = 16.0
+_UNMEASURED = 120.0  # the height taken for a card that could not be measured (a common one's)
 _STEP = 170.0  # how far down a node moves per try (generate.ROW: the layout's row pitch)
 
 
@@ -93,8 +95,33 @@ def _rename_group(doc: dict[str, Any], old: str, new: str) -> None:
                         params[param] = new
 
 
-def _overlap(a: list[float], b: list[float]) -> bool:
-    return abs(a[0] - b[0]) < _FOOT_W and abs(a[1] - b[1]) < _FOOT_H
+Box = tuple[float, float, float, float]  # a card's x, y (top-left), width and height
+
+
+def _overlap(a: Box, b: Box) -> bool:
+    """Whether two cards, each with its margin, lie on one another."""
+    ax, ay, aw, ah = a
+    bx, by, bw, bh = b
+    return ax < bx + bw + _MARGIN and bx < ax + aw + _MARGIN and ay < by + bh + _MARGIN and by < ay + ah + _MARGIN
+
+
+def _sizes(whole: dict[str, Any], level: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    """The card sizes of the nodes of ``level`` (the project or one of its group bodies) in the
+    project ``whole``, as the canvas draws them, parameter counts included (core.check, no torch).
+    A side that cannot be checked (a body's nodes read as a project of their own may fail) gives
+    the cards it can measure: no parameter count, or the size of a card without lines."""
+    from .check import check
+
+    doc = {**whole, "nodes": level.get("nodes", []), "edges": level.get("edges", [])}
+    try:
+        graph = loads(json.dumps(doc), "merge")
+    except Exception:  # (the two sides were read before: a body alone may still be refused)
+        return {}
+    try:
+        report = check(graph)
+    except Exception:
+        report = None
+    return card_sizes(graph, report)
 
 
 def _pos(node: Any) -> list[float] | None:
@@ -105,9 +132,10 @@ def _pos(node: Any) -> list[float] | None:
 
 
 class _Merger:
-    def __init__(self) -> None:
+    def __init__(self, ours: dict[str, Any] | None = None, theirs: dict[str, Any] | None = None) -> None:
         self.conflicts: list[str] = []
         self.notes: list[str] = []
+        self.whole = (ours or {}, theirs or {})  # the two projects, for the sizes of their cards
 
     def separate_groups(self, base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any]) -> None:
         """Both branches made a group under the same name (Ctrl+G names the first "group1" on each):
@@ -191,7 +219,7 @@ class _Merger:
             merged = self.value(b, o, t, where, quiet=True)
             if merged is not _ABSENT:
                 nodes.append(merged)
-        self.place(nodes, by_id, prefix)
+        self.place(nodes, by_id, prefix, (ours, theirs))
         edges = self.edges(base, ours, theirs, {n["id"] for n in nodes}, prefix)
         renamed = self.mapping(base.get("renamed", {}), ours.get("renamed", {}), theirs.get("renamed", {}),
                                f"{prefix}renamed")
@@ -200,30 +228,37 @@ class _Merger:
             out["renamed"] = renamed
         return out
 
-    def place(self, nodes: list[dict[str, Any]], by_id: list[dict[str, Any]], prefix: str) -> None:
+    def place(self, nodes: list[dict[str, Any]], by_id: list[dict[str, Any]], prefix: str,
+              levels: tuple[dict[str, Any], dict[str, Any]]) -> None:
         """A node only the other branch added was put in free space on that branch's canvas; where
         this branch put something there since (a node it added, or one it moved), the two would lie
         on one another: the other branch's moves down, row by row, to the first place clear of
-        every node (the nodes added on both branches then read side by side, one above the other)."""
+        every node (the nodes added on both branches then read side by side, one above the other).
+        Each card is as large as the canvas draws it (a card with many ports or params is tall)."""
         base_ids, o_nodes, t_nodes = by_id
         added = {n["id"] for n in nodes if n["id"] not in base_ids and n["id"] not in o_nodes}
         if not added:
             return
         at = {n["id"]: p for n in nodes if (p := _pos(n)) is not None}
         # what the other branch did not see where it is now: this branch's new and moved nodes
-        intruders = [p for i, p in at.items() if i not in added and _pos(t_nodes.get(i)) != p]
+        intruders = [i for i in at if i not in added and _pos(t_nodes.get(i)) != at[i]]
+        mine, theirs = (_sizes(whole, level) for whole, level in zip(self.whole, levels))
+
+        def box(node_id: str) -> Box:
+            w, h = (theirs if node_id in added else mine).get(node_id) or mine.get(node_id) or (WIDTH, _UNMEASURED)
+            return (at[node_id][0], at[node_id][1], w, h)
+
         for k, node in enumerate(nodes):
-            old = at.get(node["id"])
-            if node["id"] not in added or old is None or not any(_overlap(old, p) for p in intruders):
+            node_id = node["id"]
+            if node_id not in added or node_id not in at or not any(_overlap(box(node_id), box(i)) for i in intruders):
                 continue
-            others = [p for i, p in at.items() if i != node["id"]]
-            new = list(old)
-            while any(_overlap(new, p) for p in others):
-                new[1] += _STEP
-            at[node["id"]] = new
-            intruders.append(new)
+            others = [i for i in at if i != node_id]
+            while any(_overlap(box(node_id), box(i)) for i in others):
+                at[node_id] = [at[node_id][0], at[node_id][1] + _STEP]
+            new = at[node_id]
+            intruders.append(node_id)
             nodes[k] = {**node, "pos": [int(v) if v == int(v) else v for v in new]}
-            self.notes.append(f"{prefix}node {node['id']!r} was added where this branch put another node: "
+            self.notes.append(f"{prefix}node {node_id!r} was added where this branch put another node: "
                               f"placed below, at {new[0]:g}, {new[1]:g}")
 
     def edges(self, base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any], nodes: set[str],
@@ -252,7 +287,7 @@ def merge_projects(base: str, ours: str, theirs: str, names: tuple[str, str, str
     """Merge the texts of three versions of a project; raises ``ProjectError`` for one that cannot
     be read (naming it by ``names``)."""
     b, o, t = (_canonical(text, name, i == 0) for i, (text, name) in enumerate(zip((base, ours, theirs), names)))
-    m = _Merger()
+    m = _Merger(o, t)
     # (format, version and made_by are this revstudio's: both sides were read up to its version)
     doc: dict[str, Any] = {"format": o["format"], "version": o["version"]}
     doc["name"] = m.value(b.get("name", _ABSENT), o.get("name", _ABSENT), t.get("name", _ABSENT), "project name")

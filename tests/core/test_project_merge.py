@@ -232,3 +232,43 @@ def test_a_node_added_on_both_branches_in_a_group_body_is_set_apart_too() -> Non
     assert not result.conflicts, result.conflicts
     body = loads(result.text).groups["block"]
     assert body.node("a").pos == (240, 0) and body.node("d").pos[1] > 0
+
+
+def _cards_apart(g: Graph) -> list[tuple[str, str]]:
+    """Pairs of cards drawn on one another, each as large as the canvas draws it."""
+    from revstudio.core.card import card_sizes
+    from revstudio.core.check import check
+
+    sizes = card_sizes(g, check(g))
+    boxes = {i: (*g.node(i).pos, *sizes[i]) for i in g.nodes}
+    ids = list(g.nodes)
+    return [(a, b) for k, a in enumerate(ids) for b in ids[k + 1:]
+            if boxes[a][0] < boxes[b][0] + boxes[b][2] and boxes[b][0] < boxes[a][0] + boxes[a][2]
+            and boxes[a][1] < boxes[b][1] + boxes[b][3] and boxes[b][1] < boxes[a][1] + boxes[a][3]]
+
+
+def _tall(g: Graph, at: tuple[float, float]) -> Graph:
+    """A Concat of 30 inputs: a card 30 port rows (about 600 px) tall."""
+    g.add_node("Concat", "tall", {"inputs": 30}, at)
+    return g
+
+
+def test_a_new_node_is_set_clear_of_a_tall_card_by_that_cards_real_height() -> None:
+    """The merge took every card as 120 px tall: a node the other branch added 300 px below the
+    top of this branch's 30-input Concat was left on top of that card's ports."""
+    from revstudio.core.card import card_sizes
+
+    ours, theirs = _tall(_base(), (0, 100)), _insert(_base(), "drop", "Dropout", "y")
+    theirs.move("drop", (0, 400))
+    assert card_sizes(ours)["tall"][1] > 550
+    result = merge_projects(dumps(_base()), dumps(ours), dumps(theirs))
+    merged = loads(result.text)
+    assert not result.conflicts and _cards_apart(merged) == [], _cards_apart(merged)
+    assert merged.node("tall").pos == (0, 100) and merged.node("drop").pos[1] > 100 + card_sizes(ours)["tall"][1]
+    assert any("'drop'" in note and "placed below" in note for note in result.notes)
+    # the other way round: the other branch's tall card reaches down over this branch's new node
+    ours, theirs = _insert(_base(), "drop", "Dropout", "y"), _tall(_base(), (0, -300))
+    result = merge_projects(dumps(_base()), dumps(ours), dumps(theirs))
+    merged = loads(result.text)
+    assert not result.conflicts and _cards_apart(merged) == [], _cards_apart(merged)
+    assert merged.node("drop").pos == (0, 100) and merged.node("tall").pos[1] > 100

@@ -9,10 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from revstudio.core.card import count_footer, format_count, group_param_names, key_lines, memory_line
 from revstudio.core.graph import Graph
-from revstudio.core.params import to_json
 from revstudio.core.plugins import why_missing
 from revstudio.core.spec import registry
+
+__all__ = ["NodeDisplay", "WireLabels", "count_footer", "format_count", "format_shape", "group_param_names",
+           "node_display", "runs_groups", "with_count"]
 
 
 @dataclass(frozen=True)
@@ -26,17 +29,6 @@ class NodeDisplay:
     footer: tuple[str, ...]         # parameter count and, for Repeat, memory growth
     known_type: bool
     opens_group: bool               # Group/Repeat-like: double-click opens the body
-
-
-def format_count(n: int) -> str:
-    """1234 -> '1.2k', the way model summaries print parameter counts."""
-    if n < 1000:
-        return str(n)
-    for div, suffix in ((1_000_000_000, "G"), (1_000_000, "M"), (1_000, "k")):
-        if n >= div:
-            value = n / div
-            return f"{value:.1f}{suffix}" if value < 100 else f"{value:.0f}{suffix}"
-    return str(n)  # pragma: no cover
 
 
 def format_shape(shape: Any) -> str:
@@ -86,31 +78,6 @@ def runs_groups(spec: Any) -> bool:
     return kept[1]
 
 
-def _value_text(value: Any) -> str:
-    value = to_json(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(str(v) for v in value) + "]"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:g}"
-    text = str(value)
-    return text if len(text) <= 18 else text[:17] + "…"
-
-
-def group_param_names(type_id: str) -> tuple[str, ...]:
-    """Params of kind 'group' on a type: they name sub-graphs (Group/Repeat/couplings)."""
-    spec = registry.find(type_id)
-    if spec is None:
-        return ()
-    return tuple(name for name, p in spec.params.items() if getattr(p, "kind", "") == "group")
-
-
-def count_footer(count: Any) -> tuple[str, ...]:
-    """The footer line of a parameter count (none where the count is unknown or zero)."""
-    return (f"{format_count(count)} params",) if isinstance(count, int) and count > 0 else ()
-
-
 def with_count(display: NodeDisplay, count: Any) -> NodeDisplay:
     """``display`` with another parameter count: what a re-check changes on the card of a node
     whose type and params it was drawn from (a type with group params, whose footer says more
@@ -136,18 +103,12 @@ def node_display(graph: Graph, node_id: str, report: Any, in_region: bool) -> No
         return NodeDisplay(node.type, node.type, "missing" if dist else "unknown", inputs, outputs, lines, (),
                            False, False)
     params = graph.resolved_params(node_id)
-    # empty values (an unnamed Output) say nothing, so they take no line
-    lines = tuple(f"{k}: {_value_text(params[k])}" for k in spec.key_params
-                  if k in params and params[k] not in ("", None, ()))
+    lines = key_lines(spec, params)  # (core.card: what sets the card's height, merge's too)
     info = getattr(report, "nodes", {}).get(node_id) if report is not None else None
-    footer_parts = list(count_footer(getattr(info, "parameters", None) if info is not None else None))
-    if "times" in spec.params and group_param_names(node.type):
-        # A Repeat's activation memory is flat when its body runs reversibly, linear otherwise.
-        times = params.get("times")
-        growth = "flat (reversible)" if in_region else f"linear (x{times})"
-        footer_parts.append(f"memory: {growth}")
+    footer_parts = count_footer(getattr(info, "parameters", None) if info is not None else None)
+    footer_parts += memory_line(spec, params, in_region)
     opens = bool(group_param_names(node.type))
     return NodeDisplay(
         spec.display_name, spec.type_id, spec.category, inputs, outputs, lines,
-        tuple(footer_parts), True, opens,
+        footer_parts, True, opens,
     )

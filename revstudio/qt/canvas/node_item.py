@@ -15,6 +15,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGraphicsItem, QWidget
 
+from revstudio.core.card import HEADER, LINE, PAD, ROW, WIDTH, card_height
 from revstudio.qt.theme import colors as theme_colours
 
 from .display import NodeDisplay
@@ -22,11 +23,7 @@ from .display import NodeDisplay
 if TYPE_CHECKING:  # pragma: no cover
     from .scene import GraphScene
 
-WIDTH = 164.0
-HEADER = 24.0
-ROW = 18.0
-LINE = 15.0
-PAD = 6.0
+# (WIDTH, HEADER, ROW, LINE, PAD: a card's geometry, core.card's, which revstudio merge measures with)
 PORT_RADIUS = 5.0
 OUTLINE = PORT_RADIUS + 5.0  # a card's bounds reach this far past it: the port dots and the selection outline
 PORT_HIT = 11.0      # generous hit radius: ports are small targets
@@ -83,9 +80,7 @@ class NodeItem(QGraphicsRectItem):
     # ---- geometry ----------------------------------------------------
     def _compute_height(self) -> float:
         d = self.display
-        rows = max(len(d.inputs), len(d.outputs), 1)
-        body = rows * ROW + (len(d.lines) + len(d.footer)) * LINE
-        return HEADER + PAD + body + PAD
+        return card_height(len(d.inputs), len(d.outputs), len(d.lines) + len(d.footer))
 
     def _compute_bounds(self) -> QRectF:
         m = OUTLINE
