@@ -90,3 +90,35 @@ def test_run_settings_fits_a_laptop_at_the_largest_text(qtbot: Any, qapp: Any, m
     assert dialog.width() <= 1366 - 16 and dialog.height() <= 768 - 40 - 40, dialog.size()
     ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
     assert dialog.rect().contains(ok.geometry().translated(dialog.buttons.pos())), ok.geometry()
+
+
+@pytest.mark.parametrize("screen", [(1366, 768), (1280, 800)])
+def test_run_settings_never_scrolls_sideways_at_any_text_size(qtbot: Any, qapp: Any, monkeypatch: Any,
+                                                              normal_text: float, screen: tuple[int, int]) -> None:
+    """At 200 % on a 1366x768 laptop (175 % at 1280x800) Optimisation and Run side by side were wider
+    than the screen: the form scrolled sideways. Too wide, Run goes below Optimisation."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtGui import QScreen
+
+    from revstudio.core.graph import Graph
+    from revstudio.qt.document import Document
+    from revstudio.qt.fit_scroll import FRAME
+    from revstudio.qt.training.settings_dialog import RunSettingsDialog
+
+    area = QRect(0, 0, screen[0], screen[1] - 40)  # (a task bar)
+    monkeypatch.setattr(QScreen, "availableGeometry", lambda _self: area)
+    columns = []
+    for scale in theme.TEXT_SCALES:
+        theme.set_text_scale(qapp, scale)
+        dialog = RunSettingsDialog(Document(Graph()))
+        qtbot.addWidget(dialog)
+        dialog.show()
+        qtbot.waitExposed(dialog)
+        qtbot.wait(50)  # (it grows towards its content, as far as the screen allows)
+        bar = dialog.form.horizontalScrollBar()
+        qtbot.waitUntil(lambda bar=bar: bar.maximum() == 0 and not bar.isVisible(), timeout=1000)  # (laid out)
+        assert dialog.width() <= area.width() - FRAME.width(), (scale, dialog.width())
+        assert dialog.form.widget().width() >= dialog.form.widget().minimumSizeHint().width()
+        columns.append(getattr(dialog, "_columns", 2))
+        dialog.close()
+    assert columns[0] == 2 and columns[-1] == 1  # side by side where they fit, below where not

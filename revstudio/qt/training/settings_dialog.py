@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -36,7 +37,7 @@ from revstudio.core.commands import SetTraining
 from revstudio.diagnostics.budget import amount_text, budget_summary
 from revstudio.diagnostics.estimate import precision_note
 from revstudio.qt.document import Document
-from revstudio.qt.fit_scroll import FitScrollArea
+from revstudio.qt.fit_scroll import DIALOG_ROOM, FRAME, FitScrollArea, screen_of
 from revstudio.qt.training import section as sec
 from revstudio.qt.training.settings_children import DataPreview, DeviceBox
 from revstudio.qt.training.settings_values import (
@@ -169,13 +170,11 @@ class RunSettingsDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         self.buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self.restore_defaults)
         form = QWidget()
-        grid = QGridLayout(form)
-        grid.setContentsMargins(0, 0, 0, 0)
-        grid.addWidget(data_box, 0, 0, 1, 2)
-        grid.addWidget(opt_box, 1, 0)
-        grid.addWidget(run_box, 1, 1)
-        grid.addWidget(self.budget_hint, 2, 0, 1, 2)
-        grid.setRowStretch(3, 1)
+        self._grid = QGridLayout(form)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._boxes = (data_box, opt_box, run_box)
+        self._columns = 0
+        self.arrange(2)
         # the form scrolls on a screen too small for it; the error and the buttons stay in view
         self.form = FitScrollArea(form)
         self.form.setAccessibleName("Run settings form")
@@ -200,6 +199,38 @@ class RunSettingsDialog(QDialog):
         self.changed()
 
     # ---- building ---------------------------------------------------------------
+    def arrange(self, columns: int) -> None:
+        """Optimisation beside Run (2 columns), or below it (1): at 175 % text and more their two
+        columns are wider than a 1366 or 1280 px screen, and the form scrolled sideways."""
+        if columns == self._columns:
+            return
+        self._columns = columns
+        grid = self._grid
+        data_box, opt_box, run_box = self._boxes
+        for widget in (*self._boxes, self.budget_hint):
+            grid.removeWidget(widget)
+        grid.setRowStretch(3, 0)
+        grid.addWidget(data_box, 0, 0, 1, columns)
+        grid.addWidget(opt_box, 1, 0)
+        grid.addWidget(run_box, 1 if columns == 2 else 2, columns - 1)
+        grid.addWidget(self.budget_hint, 3, 0, 1, columns)
+        grid.setRowStretch(4, 1)
+        grid.setColumnStretch(1, 1 if columns == 2 else 0)
+
+    def fit_columns(self) -> None:
+        """Two columns where the screen's width holds them beside the data box, else one."""
+        screen = screen_of(self)
+        if screen is None:
+            return
+        room = screen.availableGeometry().width() - DIALOG_ROOM.width() - FRAME.width()
+        _data_box, opt_box, run_box = self._boxes
+        beside = opt_box.sizeHint().width() + self._grid.horizontalSpacing() + run_box.sizeHint().width()
+        self.arrange(2 if beside <= room else 1)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt API
+        self.fit_columns()  # (before the scroll area sizes the window to its content)
+        super().showEvent(event)
+
     def _combo(self, key: str) -> QComboBox:
         box = QComboBox()
         for choice in CHOICES[key]:
