@@ -107,6 +107,7 @@ class WindowSettingsMixin(WindowMixin):
         if self.settings.text_scale != theme.text_scale() and isinstance(app, QApplication):
             theme.set_text_scale(app, self.settings.text_scale)
             self.inspector.refresh_facts()  # (rich text with sizes of its own)
+            self.tabs.set_theme(theme.current() == "dark")  # the cards' words (their cached paints)
             if "pyqtgraph" in sys.modules:
                 from revstudio.qt.plots.plot_theme import restyle_all
 

@@ -281,3 +281,108 @@ def test_a_warned_nodes_outline_cannot_be_taken_for_the_selection(qtbot):
             near = abs(w.red() - s.red()) + abs(w.green() - s.green()) + abs(w.blue() - s.blue()) < 120
             if near:  # the same hue: the pen's style must tell them apart
                 assert all(style != Qt.PenStyle.SolidLine for style, _ in looks[0]), (dark, lod, looks)
+
+
+def _two_branch_fitted(qtbot):
+    from revstudio import resources
+    from revstudio.core.project import load
+
+    view = GraphView(Document(load(resources.path("examples", "two_branch.revs"))))
+    qtbot.addWidget(view)
+    view.resize(1000, 620)  # (a canvas on a 1366x768 laptop)
+    view.show()
+    qtbot.waitExposed(view)
+    view.fit_all()
+    return view
+
+
+def _painted(item, lod: float) -> list[tuple[str, float]]:
+    """The words a card paints at ``lod``, each with its size on screen (points)."""
+    from PySide6.QtWidgets import QStyleOptionGraphicsItem
+
+    painter = _RecordingPainter(lod)
+    item.paint(painter, QStyleOptionGraphicsItem(), None)
+    return [(text, pt * lod) for text, pt in painter.texts]
+
+
+def test_at_a_typical_examples_fitted_zoom_cards_show_a_big_title_and_no_small_words(qtbot, qapp):
+    # Fitted (68 %), a card drew its title 6 pt and its id, port names and params 5 pt on screen
+    # (6-7 px), whatever the text size. Now it shows its type and id at a readable size, and leaves
+    # the detail out until zoomed in to where that reads too.
+    from revstudio.qt import theme
+    from revstudio.qt.canvas.card_text import card_text
+
+    try:
+        for percent in theme.TEXT_SCALES:
+            theme.set_text_scale(qapp, percent)
+            view = _two_branch_fitted(qtbot)
+            lod = view.zoom()
+            assert 0.5 < lod < card_text(percent).words_zoom, lod
+            readable = card_text(percent).readable_pt
+            for node_id, item in view.scene().node_items.items():
+                words = _painted(item, lod)
+                texts = [t for t, _pt in words]
+                assert texts and texts[0] == item.display.title, (percent, node_id, words)
+                assert words[0][1] >= card_text(percent).big_pt - 1e-6  # the type, bigger than readable
+                assert all(pt >= readable - 1e-6 for _t, pt in words), (percent, node_id, words)
+                assert set(texts) <= {item.display.title, node_id}  # no port names, no params
+            if percent == 100:  # (ids fit the cards at the smaller sizes)
+                item = view.scene().node_items["a_conv"]
+                assert [t for t, _pt in _painted(item, lod)] == ["Conv", "a_conv"]
+            view.close()
+    finally:
+        theme.set_text_scale(qapp, 100)
+
+
+def test_the_text_size_scales_a_cards_words_and_none_is_drawn_too_small_to_read(qtbot, qapp):
+    from revstudio.qt import theme
+    from revstudio.qt.canvas.card_text import LINE_GAP, card_text
+    from revstudio.qt.canvas.node_item import FAR
+
+    g = _graph()
+    g.add_node("AffineCoupling", "block0_a_rather_long_coupling_id", {}, (660, 0))
+    view = GraphView(Document(g))
+    qtbot.addWidget(view)
+    conv = view.scene().node_items["c"]
+    sizes = {}
+    try:
+        for percent in theme.TEXT_SCALES:
+            theme.set_text_scale(qapp, percent)
+            readable = card_text(percent).readable_pt
+            for zoom in range(35, 401, 5):
+                lod = zoom / 100
+                for node_id, item in view.scene().node_items.items():
+                    words = _painted(item, lod)
+                    assert all(pt >= readable - 1e-6 for _t, pt in words), (percent, zoom, node_id, words)
+                    # (a card too short on screen to hold its title readable shows none: 54 px at 35 %)
+                    if lod >= FAR and item.height * lod >= card_text(percent).big_pt * 4 / 3 * LINE_GAP:
+                        assert words and words[0][0].rstrip("…"), (percent, zoom, node_id)
+            at_4 = dict(_painted(conv, 4.0))
+            sizes[percent] = at_4["out_channels: 4"]  # a parameter line zoomed in
+    finally:
+        theme.set_text_scale(qapp, 100)
+    assert sizes[150] > sizes[100] and sizes[200] >= sizes[150], sizes
+
+
+def test_a_new_text_size_repaints_the_canvas_at_once(make_window, qtbot, qapp, revnet):
+    """Cards keep their paint in a cache: without dropping it, they kept the old text size until
+    each happened to repaint."""
+    from revstudio.qt import theme
+
+    window = make_window(revnet)
+    view = window.current_view()
+    view.resetTransform()  # 100 %: every card's words drawn
+    qtbot.wait(50)
+    try:
+        window.settings.text_scale = 150
+        window.apply_preferences()
+        qtbot.wait(300)  # (the panels' new sizes settle)
+        shown = view.grab().toImage()
+        for item in view.scene().node_items.values():
+            item.update()  # (what a fresh paint of each card draws now)
+        qtbot.wait(50)
+        assert view.grab().toImage() == shown
+    finally:
+        window.settings.text_scale = 100
+        window.apply_preferences()
+        theme.set_text_scale(qapp, 100)

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
-from revstudio.qt.canvas.node_item import WORDS_ZOOM
+from revstudio.qt.canvas.node_item import FAR
 from revstudio.qt.canvas.view_zoom import OPEN_ZOOM
 from revstudio.qt.settings import Settings
 
@@ -41,7 +41,7 @@ def _inputs(view: Any) -> list[Any]:
 
 def test_a_wide_example_opens_readable_on_its_input(make_window: Any, qtbot: Any) -> None:
     view = _open(make_window, qtbot, EXAMPLES / "revnet_wired.revs").current_view()
-    assert view.zoom() >= OPEN_ZOOM - 1e-6 > WORDS_ZOOM  # the cards draw their titles and ports
+    assert view.zoom() >= OPEN_ZOOM - 1e-6 > FAR  # the cards draw their readable titles and ports
     inputs = _inputs(view)
     assert inputs and all(_shown(view).contains(i.sceneBoundingRect()) for i in inputs)
     assert view.overview.isVisible()  # the rest of the graph: on the map

@@ -18,6 +18,8 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QStyleOptionGrap
 from revstudio.core.card import HEADER, LINE, PAD, ROW, WIDTH, card_height
 from revstudio.qt.theme import colors as theme_colours
 
+from .card_text import LINE_GAP, CardText, card_text
+from .card_text import current as card_fonts
 from .display import NodeDisplay
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,19 +31,16 @@ OUTLINE = PORT_RADIUS + 5.0  # a card's bounds reach this far past it: the port 
 PORT_HIT = 11.0      # generous hit radius: ports are small targets
 CORNER = 7.0
 FAR = 0.35           # below this zoom a node is drawn as a block (level of detail)
-# Words drawn smaller than this on screen (points at the view's zoom; 6 px) read as dots: between
-# FAR and about 60 % a title such as "Merge" showed as ".....". Below it the title is drawn at this
-# size across the header, and the id, port names and parameter lines (7.5 pt) are left out.
+# Words drawn smaller than this on screen (points at the view's zoom; 6 px) read as dots: the far
+# blocks' titles and the wires' shape labels keep to it. A card's own words keep to the larger
+# readable size of card_text, which follows Preferences > Text size.
 MIN_TEXT_PT = 4.5
 
-_TITLE_FONT = QFont()
-_TITLE_FONT.setPointSizeF(9.0)
-_TITLE_FONT.setBold(True)
-_BODY_FONT = QFont()
-_BODY_FONT.setPointSizeF(7.5)
-# The zoom from which a card shows its words (title, id, port names and parameters; 0.6): a project
-# opens no further out than this (view_zoom.py), so its cards read before anything is zoomed.
-WORDS_ZOOM = MIN_TEXT_PT / _BODY_FONT.pointSizeF()
+_TITLE_FONT = card_text(100).title  # (the far blocks' names are measured at 100 %)
+_BODY_FONT = card_text(100).body
+# The zoom from which a card shows its port names and parameter lines at 100 % text (0.87); below it,
+# down to FAR, a bigger, simplified title (card_text.py); at a larger text size, further in.
+WORDS_ZOOM = card_text(100).words_zoom
 _NO_PEN = QPen(Qt.PenStyle.NoPen)
 
 
@@ -270,6 +269,9 @@ class NodeItem(QGraphicsRectItem):
             self._paint_far(painter, theme, header_color, lod)
             return
 
+        ct = card_fonts()
+        words = lod >= ct.words_zoom  # else the simplified card: a bigger title, no small words
+        band, big = (HEADER, 0.0) if words else self._simplified(ct, lod)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         body = QPainterPath()
         body.addRoundedRect(rect, CORNER, CORNER)
@@ -277,31 +279,37 @@ class NodeItem(QGraphicsRectItem):
         painter.setBrush(QBrush(theme.node_body))
         painter.drawPath(body)
         header = QPainterPath()
-        header.addRoundedRect(QRectF(0, 0, WIDTH, HEADER + CORNER), CORNER, CORNER)
-        header = header.intersected(_rect_path(QRectF(0, 0, WIDTH, HEADER)))
+        header.addRoundedRect(QRectF(0, 0, WIDTH, band + CORNER), CORNER, CORNER)
+        header = header.intersected(_rect_path(QRectF(0, 0, WIDTH, band)))
         painter.setBrush(QBrush(header_color))
         painter.drawPath(header)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.setPen(outline)
         painter.drawPath(body)
 
-        # title + id (below MIN_TEXT_PT on screen: the title alone, large enough to read)
-        words = _BODY_FONT.pointSizeF() * lod >= MIN_TEXT_PT
-        title_font = _TITLE_FONT
-        if _TITLE_FONT.pointSizeF() * lod < MIN_TEXT_PT:
-            title_font = QFont(_TITLE_FONT)
-            title_font.setPointSizeF(MIN_TEXT_PT / lod)
-        painter.setFont(title_font)
         painter.setPen(theme.node_text)
-        title = QFontMetricsF(title_font).elidedText(d.title, Qt.TextElideMode.ElideRight,
-                                                     WIDTH * 0.55 if words else WIDTH - 16)
-        painter.drawText(QRectF(8, 0, WIDTH - 16, HEADER), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, title)
-        painter.setFont(_BODY_FONT)
-        fmb = QFontMetricsF(_BODY_FONT)
-        if words:
-            ident = elide_id(self.node_id, id_room(QFontMetricsF(title_font).horizontalAdvance(title)))
-            painter.drawText(QRectF(8, 0, WIDTH - 16, HEADER), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
-                             ident)
+        if words:  # title and id in the header
+            painter.setFont(ct.title)
+            title = ct.title_metrics.elidedText(d.title, Qt.TextElideMode.ElideRight, WIDTH * 0.55)
+            painter.drawText(QRectF(8, 0, WIDTH - 16, HEADER),
+                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, title)
+            painter.setFont(ct.body)
+            ident = elide_id(self.node_id, id_room(ct.title_metrics.horizontalAdvance(title)), ct)
+            painter.drawText(QRectF(8, 0, WIDTH - 16, HEADER),
+                             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, ident)
+        elif big:  # the type across the taller header, the id under it where the card has room
+            font, metrics = _sized(True, big)
+            painter.setFont(font)
+            title = metrics.elidedText(d.title, Qt.TextElideMode.ElideRight, WIDTH - 12)
+            painter.drawText(QRectF(6, 0, WIDTH - 12, band), Qt.AlignmentFlag.AlignCenter, title)
+            small = ct.readable_pt / lod
+            if band + small * 4 / 3 * LINE_GAP <= self._height - PAD / 2:
+                font, metrics = _sized(False, small)
+                painter.setFont(font)
+                painter.setPen(theme.node_subtext)
+                ident = metrics.elidedText(self.node_id, Qt.TextElideMode.ElideMiddle, WIDTH - 12)
+                painter.drawText(QRectF(6, band, WIDTH - 12, small * 4 / 3 * LINE_GAP),
+                                 Qt.AlignmentFlag.AlignCenter, ident)
 
         # ports (while a wire is drawn: a ring on those that can take it, dim the rest)
         port_state = getattr(scene, "port_state", None)
@@ -337,16 +345,25 @@ class NodeItem(QGraphicsRectItem):
         if not words:
             return
         y = HEADER + PAD + max(len(d.inputs), len(d.outputs), 1) * ROW
+        painter.setFont(ct.body)
         painter.setPen(theme.node_text)
         for line in d.lines:
-            text = fmb.elidedText(line, Qt.TextElideMode.ElideRight, WIDTH - 16)
+            text = ct.body_metrics.elidedText(line, Qt.TextElideMode.ElideRight, WIDTH - 16)
             painter.drawText(QRectF(8, y, WIDTH - 16, LINE), Qt.AlignmentFlag.AlignVCenter, text)
             y += LINE
         painter.setPen(theme.node_subtext)
         for line in d.footer:
-            text = fmb.elidedText(line, Qt.TextElideMode.ElideRight, WIDTH - 16)
+            text = ct.body_metrics.elidedText(line, Qt.TextElideMode.ElideRight, WIDTH - 16)
             painter.drawText(QRectF(8, y, WIDTH - 16, LINE), Qt.AlignmentFlag.AlignVCenter, text)
             y += LINE
+
+    def _simplified(self, ct: CardText, lod: float) -> tuple[float, float]:
+        """(header height, title size in scene points; 0: none) of the simplified card at ``lod``:
+        the title ``ct.big_pt`` on screen, in a header grown to hold it, as far as the card does."""
+        size = max(ct.title.pointSizeF(), ct.big_pt / lod)
+        band = min(self._height, max(HEADER, size * 4 / 3 * LINE_GAP))
+        size = min(size, band / LINE_GAP * 0.75)
+        return band, (size if size * lod >= ct.readable_pt - 1e-6 else 0.0)
 
 
 def id_room(title_width: float) -> float:
@@ -355,10 +372,19 @@ def id_room(title_width: float) -> float:
     return max(WIDTH * 0.4, WIDTH - 16 - title_width - 10)
 
 
-def elide_id(node_id: str, room: float = WIDTH * 0.4) -> str:
-    """The id as the header shows it in ``room`` px: its start and end say the most
-    ("block0_…_conv1"), so a long one loses its middle, never its start."""
-    return QFontMetricsF(_BODY_FONT).elidedText(node_id, Qt.TextElideMode.ElideMiddle, room)
+def elide_id(node_id: str, room: float = WIDTH * 0.4, text: CardText | None = None) -> str:
+    """The id as the header shows it in ``room`` px (in ``text``'s body font, 100 %'s by default): its
+    start and end say the most ("block0_…_conv1"), so a long one loses its middle, never its start."""
+    metrics = (text or card_text(100)).body_metrics
+    return metrics.elidedText(node_id, Qt.TextElideMode.ElideMiddle, room)
+
+
+@functools.lru_cache(maxsize=256)  # the simplified cards of one zoom share a size
+def _sized(bold: bool, points: float) -> tuple[QFont, QFontMetricsF]:
+    """The card font (the title's where ``bold``) at ``points`` scene points, and its metrics."""
+    font = QFont(_TITLE_FONT if bold else _BODY_FONT)
+    font.setPointSizeF(points)
+    return font, QFontMetricsF(font)
 
 
 def _rect_path(rect: QRectF) -> QPainterPath:

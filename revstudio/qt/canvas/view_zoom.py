@@ -16,16 +16,14 @@ from typing import Any
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtWidgets import QGraphicsView
 
-from .node_item import WORDS_ZOOM
-
 ZOOM_STEP = 1.2
 ZOOM_MIN, ZOOM_MAX = 0.002, 4.0  # fit must show even a 100,000 px wide graph
 FIT_MAX = 1.25          # fitting one small node should not blow it up
 ZOOM_OUT_FLOOR = 0.1    # the wheel and Ctrl+- stop here, or where the whole graph fits if that is less
 READABLE_ZOOM = 0.8     # revealing a node (a Problem's click, a search) zooms in at least this far
-# A project without a saved view opens no further out than this: titles 6.3 pt and port names
-# 5.3 pt on screen (from WORDS_ZOOM, 0.6, the cards draw their words, but only just).
-OPEN_ZOOM = max(0.7, WORDS_ZOOM * 1.1)
+# A project without a saved view opens no further out than this: the cards draw their simplified,
+# readable titles (from node_item.FAR) and, at 100 % text, their port names from WORDS_ZOOM, 0.87.
+OPEN_ZOOM = 0.7
 BACK_DEPTH = 20         # views View > Previous View can go back through
 MARGIN = 40.0           # scene units kept around a fitted graph
 START_TYPES = ("Input", "GroupInput")  # where a graph starts: a too-wide one opens on these
