@@ -305,10 +305,11 @@ def _painted(item, lod: float) -> list[tuple[str, float]]:
     return [(text, pt * lod) for text, pt in painter.texts]
 
 
-def test_at_a_typical_examples_fitted_zoom_cards_show_a_big_title_and_no_small_words(qtbot, qapp):
+def test_at_a_typical_examples_fitted_zoom_cards_show_their_words_at_100_and_a_big_title_above(qtbot, qapp):
     # Fitted (68 %), a card drew its title 6 pt and its id, port names and params 5 pt on screen
-    # (6-7 px), whatever the text size. Now it shows its type and id at a readable size, and leaves
-    # the detail out until zoomed in to where that reads too.
+    # (6-7 px), whatever the text size. At 100 % text it still does (the ports and parameters are
+    # what a user draws with); at a larger text size, which asks for larger words, it shows its type
+    # and id at a readable size and leaves the detail out until zoomed in to where that reads too.
     from revstudio.qt import theme
     from revstudio.qt.canvas.card_text import card_text
 
@@ -317,8 +318,16 @@ def test_at_a_typical_examples_fitted_zoom_cards_show_a_big_title_and_no_small_w
             theme.set_text_scale(qapp, percent)
             view = _two_branch_fitted(qtbot)
             lod = view.zoom()
-            assert 0.5 < lod < card_text(percent).words_zoom, lod
             readable = card_text(percent).readable_pt
+            if percent == 100:
+                assert card_text(percent).words_zoom <= lod < 0.7, lod
+                texts = [t for t, pt in _painted(view.scene().node_items["a_conv"], lod)]
+                assert "out_channels: 4" in texts and "a_conv" in texts, texts
+                for node_id, item in view.scene().node_items.items():
+                    assert all(pt >= readable - 1e-6 for _t, pt in _painted(item, lod)), node_id
+                view.close()
+                continue
+            assert 0.5 < lod < card_text(percent).words_zoom, lod
             for node_id, item in view.scene().node_items.items():
                 words = _painted(item, lod)
                 texts = [t for t, _pt in words]
@@ -326,10 +335,12 @@ def test_at_a_typical_examples_fitted_zoom_cards_show_a_big_title_and_no_small_w
                 assert words[0][1] >= card_text(percent).big_pt - 1e-6  # the type, bigger than readable
                 assert all(pt >= readable - 1e-6 for _t, pt in words), (percent, node_id, words)
                 assert set(texts) <= {item.display.title, node_id}  # no port names, no params
-            if percent == 100:  # (ids fit the cards at the smaller sizes)
-                item = view.scene().node_items["a_conv"]
-                assert [t for t, _pt in _painted(item, lod)] == ["Conv", "a_conv"]
             view.close()
+        theme.set_text_scale(qapp, 100)
+        view = _two_branch_fitted(qtbot)
+        item = view.scene().node_items["a_conv"]
+        assert [t for t, _pt in _painted(item, 0.6)] == ["Conv", "a_conv"]  # zoomed out past 67 %
+        view.close()
     finally:
         theme.set_text_scale(qapp, 100)
 

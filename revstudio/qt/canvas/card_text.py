@@ -2,7 +2,7 @@
 
 A card's geometry is fixed in scene units (core.card: layouts, merges and saved positions rely
 on it), its words are not: the text size preference scales them as far as a port row and a
-header hold them. On screen, words smaller than ``readable_pt`` (6.5 pt, 8.7 px, at 100 %; twice
+header hold them. On screen, words smaller than ``readable_pt`` (5 pt, 6.7 px, at 100 %; twice
 that at 200 %) are not drawn: below ``words_zoom`` a card shows a bigger, simplified title (its
 type across a taller header, its id below) and leaves out port names and parameter lines, as
 Blender's and Unreal's node editors do when zoomed out; below ``node_item.FAR`` it is a block.
@@ -18,7 +18,9 @@ from revstudio.qt import theme
 
 TITLE_PT, BODY_PT = 9.0, 7.5           # at 100 %, in scene units (points at zoom 1)
 MAX_TITLE_PT, MAX_BODY_PT = 12.0, 9.0  # what the 24 px header and a 15 px line hold
-READABLE_PT = 6.5                      # the least size on screen a card's words are drawn at, at 100 %
+READABLE_PT = 5.0                      # the least size on screen a card's words are drawn at, at 100 %
+# (5 pt is what 100 % text always drew at a project's opening zoom, 70 %: a user who reads it keeps
+# the ports and parameters there; a larger text size is a user asking for larger words.)
 BIG = 1.35                             # the simplified title: this much above the least readable size
 LINE_GAP = 1.45                        # a line of text's height over its point size's pixels
 

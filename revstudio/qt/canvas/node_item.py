@@ -38,7 +38,7 @@ MIN_TEXT_PT = 4.5
 
 _TITLE_FONT = card_text(100).title  # (the far blocks' names are measured at 100 %)
 _BODY_FONT = card_text(100).body
-# The zoom from which a card shows its port names and parameter lines at 100 % text (0.87); below it,
+# The zoom from which a card shows its port names and parameter lines at 100 % text (0.67); below it,
 # down to FAR, a bigger, simplified title (card_text.py); at a larger text size, further in.
 WORDS_ZOOM = card_text(100).words_zoom
 _NO_PEN = QPen(Qt.PenStyle.NoPen)

@@ -21,8 +21,8 @@ ZOOM_MIN, ZOOM_MAX = 0.002, 4.0  # fit must show even a 100,000 px wide graph
 FIT_MAX = 1.25          # fitting one small node should not blow it up
 ZOOM_OUT_FLOOR = 0.1    # the wheel and Ctrl+- stop here, or where the whole graph fits if that is less
 READABLE_ZOOM = 0.8     # revealing a node (a Problem's click, a search) zooms in at least this far
-# A project without a saved view opens no further out than this: the cards draw their simplified,
-# readable titles (from node_item.FAR) and, at 100 % text, their port names from WORDS_ZOOM, 0.87.
+# A project without a saved view opens no further out than this: at 100 % text the cards draw their
+# port names and parameters (from WORDS_ZOOM, 0.67); at larger text sizes their simplified titles.
 OPEN_ZOOM = 0.7
 BACK_DEPTH = 20         # views View > Previous View can go back through
 MARGIN = 40.0           # scene units kept around a fitted graph
