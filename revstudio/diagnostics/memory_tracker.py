@@ -56,6 +56,33 @@ def _locals(frame: FrameType) -> dict[str, Any]:
     return found
 
 
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))
+
+
+def _frozen_folder() -> str | None:
+    """The frozen app's folder of modules (PyInstaller's ``sys._MEIPASS``, ending in a separator), where
+    every module's code names its file relative to it (``revstudio/cli.py``, ``torch/nn/modules/module.py``,
+    ``contextlib.py``); None in a Python install, where those names are absolute."""
+    folder = getattr(sys, "_MEIPASS", None) if getattr(sys, "frozen", False) else None
+    return os.path.join(os.path.abspath(folder), "") if folder else None
+
+
+def _code_file(name: str, app: str | None) -> str:
+    """A frame's file as an absolute path (the frozen app's relative names joined to its folder)."""
+    if app and name and not name.startswith("<") and not os.path.isabs(name):
+        return app + name
+    return name
+
+
+def _in_stdlib(name: str, stdlib_dir: str, app: str | None) -> bool:
+    """Whether ``name`` is the standard library's: the frozen app keeps it in the one folder with
+    everything else, so there its first part names it (``contextlib.py``, ``json/decoder.py``)."""
+    if app and name.startswith(app):
+        top = name[len(app):].split(os.sep, 1)[0]
+        return (top[:-3] if top.endswith(".py") else top) in _STDLIB
+    return name.startswith(stdlib_dir) and "-packages" not in name
+
+
 def _tracker_class() -> type:
     # Built lazily: this module is imported by torch-free code paths (the CLI
     # parser), and TorchDispatchMode needs torch at class-creation time.
@@ -70,6 +97,7 @@ def _tracker_class() -> type:
     stdlib_dir = os.path.dirname(os.__file__) + os.sep
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
     # the measuring harness (this module, ``memory``'s step, the CLI commands) is never where memory goes
+    app = _frozen_folder()
     here = os.path.dirname(os.path.abspath(__file__))
     harness = (os.path.abspath(__file__), os.path.join(here, "memory.py"),
                os.path.join(package_root, "revstudio", "clicmd") + os.sep,
@@ -82,10 +110,10 @@ def _tracker_class() -> type:
         place, module = "", ""
         while frame is not None and not (place and module):
             code = frame.f_code
-            name = code.co_filename
+            name = _code_file(code.co_filename, app)
             if not module and code.co_name in _RUNNERS:
                 module = _owner_name(_locals(frame), modules)
-            library = name.startswith(torch_dir) or (name.startswith(stdlib_dir) and "-packages" not in name)
+            library = name.startswith(torch_dir) or _in_stdlib(name, stdlib_dir, app)
             if not place and not library and not name.startswith(harness) and not name.startswith("<"):
                 shown = name[len(package_root):] if name.startswith(package_root) else os.path.basename(name)
                 place = f"{shown}:{frame.f_lineno} {code.co_name}"

@@ -102,3 +102,38 @@ def test_the_frozen_apps_children_start_through_the_app(app: Path, tmp_path: Pat
     ddp = _run(app, "train", example, *steps, "--nproc", "2", "--out", str(tmp_path / "ddp"), cwd=tmp_path)
     assert ddp.returncode == 0, ddp.stdout[-2000:] + ddp.stderr[-3000:]
     assert json.loads((tmp_path / "ddp" / "status.json").read_text())["status"] == "finished"
+
+
+def test_a_user_trains_resumes_evaluates_and_ships_with_the_frozen_app(app: Path, tmp_path: Path) -> None:
+    """What a user does with the app alone, from a folder of their own: the example with its data
+    (resources/data/digits.npz, found beside the installed example), --resume, evaluate, gradcheck at
+    the run's weights, memory --top (the layer that allocated each tensor, not the measuring code),
+    export of the run with its weights (run by a plain Python with torch), runs, merge --setup."""
+    digits = _run(app, "examples", "digits_revnet", cwd=tmp_path).stdout.strip()
+    steps = ["--batch-size", "16", "--log-every", "1", "--val-every", "2"]
+    train = _run(app, "train", digits, "--steps", "2", *steps, "--out", "run", cwd=tmp_path)
+    assert train.returncode == 0 and "digits.npz" in train.stdout, train.stdout[-2000:] + train.stderr[-2000:]
+    resumed = _run(app, "train", "--resume", "run", "--steps", "4", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
+    assert json.loads((tmp_path / "run" / "status.json").read_text())["step"] == 4
+    evaluated = _run(app, "evaluate", "run", "--json", cwd=tmp_path)
+    assert evaluated.returncode == 0 and json.loads(evaluated.stdout)["samples"] == 180, evaluated.stderr
+    grad = _run(app, "gradcheck", digits, "--checkpoint", "run", cwd=tmp_path)
+    assert grad.returncode == 0 and "OK" in grad.stdout, grad.stdout[-2000:] + grad.stderr[-2000:]
+    memory = _run(app, "memory", digits, "--repeat", "1", "--top", "2", "--json", cwd=tmp_path)
+    places = [t["where"] for mode in json.loads(memory.stdout)["modes"].values() for t in mode["peak_tensors"]]
+    assert places and not any("memory_tracker" in p for p in places), places
+    assert any(p.startswith("revstudio/") for p in places), places
+    export = _run(app, "export", "run", "-o", "shipped.py", cwd=tmp_path)
+    assert export.returncode == 0 and (tmp_path / "shipped.pt").is_file(), export.stderr
+    use = ("import torch; from shipped import Model; m = Model(); "
+           "m.load_state_dict(torch.load('shipped.pt', weights_only=True)); m.eval(); print(m(torch.zeros(2, 1, 8, 8)).shape)")
+    ran = subprocess.run([sys.executable, "-c", use], cwd=tmp_path, env=_env(), capture_output=True, text=True,
+                         timeout=300)
+    assert ran.returncode == 0 and "torch.Size([2, 10])" in ran.stdout, ran.stderr[-2000:]
+    runs = _run(app, "runs", "run", cwd=tmp_path)
+    assert runs.returncode == 0 and "finished" in runs.stdout, runs.stdout + runs.stderr
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    setup = _run(app, "merge", "--setup", str(repo), cwd=tmp_path)
+    assert setup.returncode == 0 and f"{app / 'revstudio'} merge %A %O %B" in setup.stdout, setup.stdout + setup.stderr
