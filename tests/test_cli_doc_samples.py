@@ -7,6 +7,7 @@ errors) is masked. A change to an output's form then fails here until the doc sh
 """
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from pathlib import Path
@@ -184,5 +185,6 @@ def test_the_command_summary_shows_every_option(command: str) -> None:
     assert shown, f"docs/cli.md's summary has no line for revstudio {command}"
     missing = [action.option_strings[-1] for action in parser._actions  # (-o OUT.py shows --output)
                if action.option_strings and "--help" not in action.option_strings
+               and action.help != argparse.SUPPRESS  # (a hidden option only refuses, saying what to write)
                and not any(re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", shown) for o in action.option_strings)]
     assert not missing, shown

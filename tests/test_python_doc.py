@@ -11,7 +11,7 @@ from doc_blocks import ROOT, run_doc_blocks
 def test_the_python_api_page_runs_as_written(tmp_path, monkeypatch, capsys) -> None:
     pytest.importorskip("torch")
     monkeypatch.chdir(tmp_path)
-    scope = run_doc_blocks("python.md", 7)
+    scope = run_doc_blocks("python.md", 8)
     run = scope["run"]
     assert run.status == "finished" and Path(run.run_dir).parent == tmp_path / "runs"
     assert scope["losses"] == [row["loss"] for row in run.steps] and len(run.steps) == 4  # (every 10 steps)
@@ -25,6 +25,8 @@ def test_the_python_api_page_runs_as_written(tmp_path, monkeypatch, capsys) -> N
     ev = scope["ev"]  # the run's own held-out samples: its last validation's figures
     assert ev["accuracy"] == pytest.approx(run.metrics["val_accuracy"], abs=1e-12) and len(ev["worst"]) == 3
     assert Path(ev["saved"]).parent == Path(run.run_dir) / "evaluations"
+    done = scope["done"]  # the trained weights, as ONNX, checked with onnxruntime where the dev extra put it
+    assert (done.inputs, done.outputs) == (("image",), ("logits",)) and (tmp_path / "tiny.onnx").is_file()
     out = capsys.readouterr().out
     assert "rs.train: nproc=4 asks for several processes" in out and "`!revstudio train net.revs --data synthetic " \
         "--steps 40 --nproc 4`" in out

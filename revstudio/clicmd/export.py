@@ -1,4 +1,5 @@
-"""``revstudio export FILE -o OUT.py [--weights W] [--with-training]``: write standalone PyTorch code.
+"""``revstudio export FILE -o OUT.py [--weights W] [--with-training]``: write standalone PyTorch code
+(``-o OUT.onnx [--opset N]``: the network as an ONNX file, :mod:`.export_onnx`).
 
 The output needs only torch, defines ``class Model(nn.Module)`` with the same
 ``state_dict`` keys as ``revstudio.compile``, and embeds the project so that
@@ -20,7 +21,10 @@ from revstudio.cli import CliError, json_text, message_line, printable, reader_g
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="a project (.revs), an earlier export (.py), or a training "
                                                      "run's folder (its project, and its trained weights as OUT.pt)")
-    parser.add_argument("-o", "--output", metavar="OUT.py", required=True, help="where to write the code")
+    parser.add_argument("-o", "--output", metavar="OUT.py", required=True,
+                        help="where to write the code; a name ending in .onnx writes the network as an ONNX file "
+                             "instead (inputs and outputs named after the nodes, any batch size; checked with "
+                             "onnxruntime where installed)")
     parser.add_argument("--weights", metavar="WEIGHTS",
                         help="also write these trained weights beside the code as OUT.pt, a plain state_dict "
                              "Model() loads: a run folder, a revstudio checkpoint or a state_dict file")
@@ -30,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="add a training script: main() trains like `revstudio train` (the project's training "
              "settings as argparse options, the same data sources and checkpoints; torchrun for DDP)",
     )
+    parser.add_argument("--opset", type=int, metavar="N",
+                        help="with -o OUT.onnx: the ONNX opset to write (torch's default where left out)")
+    parser.add_argument("--onnx", nargs="?", const="", help=argparse.SUPPRESS)  # refused: -o names the format
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 
 
@@ -47,6 +54,11 @@ def run(args: argparse.Namespace) -> int:
     if os.path.isfile(args.output) and not os.access(args.output, os.W_OK):
         # the write renames a new file over it, which the folder's permissions allow: refuse as cp does
         raise CliError(f"{args.output}: the file is read-only; make it writable (chmod u+w) or choose another -o path")
+    from . import export_onnx
+
+    export_onnx.refuse_mixed(args)
+    if export_onnx.wanted(args.output):
+        return export_onnx.run(args, _same_file)
     from . import _export_weights as weights
     from ._paths import example_hint
 

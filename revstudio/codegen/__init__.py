@@ -20,19 +20,28 @@ class CodegenError(ValueError):
         self.problems = list(problems or [message])
 
 
-def export(graph: Any, *, with_training: bool = False, training: dict[str, Any] | None = None) -> str:
+def export(graph: Any, *, with_training: bool = False, training: dict[str, Any] | None = None,
+           onnx: Any = None, weights: Any = None, opset: int | None = None) -> Any:
     """Returns the standalone Python source of ``graph`` (an ``rs.Graph``) as a ``str``; nothing
     is written (``open(path, "w").write(source)`` or ``revstudio export`` writes it).
 
     ``with_training`` adds a training script. ``training`` replaces the project's own
     ``training`` section in the file (the script's and the embedded project's, so with or
     without ``with_training``); it is checked as ``revstudio train`` checks the section, and a
-    bad key or value raises :class:`CodegenError` naming it."""
+    bad key or value raises :class:`CodegenError` naming it.
+
+    ``onnx=PATH`` writes the network as an ONNX file instead (``revstudio export FILE -o OUT.onnx``),
+    with ``weights`` (a run folder, a checkpoint, a state_dict file or a state_dict) and ``opset``,
+    and returns what it wrote (:class:`~revstudio.codegen.onnx_export.OnnxExport`)."""
     from revstudio.core.scripting import expect_graph
 
     from .emit import generate
 
     expect_graph(graph, "rs.export")
+    if onnx is not None or weights is not None or opset is not None:
+        from .onnx_export import export_api
+
+        return export_api(graph, onnx, weights=weights, opset=opset, with_training=with_training, training=training)
     if training is not None and not isinstance(training, dict):
         raise TypeError(f"rs.export: training must be a dict like the project's training section "
                         f"({{'lr': 0.001, 'steps': 400}}), got {type(training).__name__}")

@@ -75,6 +75,8 @@ def build_actions(w: MainWindow) -> None:
     _action(w, "save", "&Save", f.save, Std.Save, "save", "Save the project")
     _action(w, "save_as", "Save &As…", f.save_as, Std.SaveAs, None, "Save the project under a new name")
     _action(w, "export", "&Export Python…", w.export_code, "Ctrl+E", None, "Write standalone PyTorch code")
+    _action(w, "export_onnx", "Expor&t ONNX…", w.export_onnx, None, None,
+            "Write the network as an ONNX file (onnxruntime, TensorRT, ...), checked against the model")
     _action(w, "preferences", "P&references…", w.show_preferences, "Ctrl+,", None,
             "Theme, autosave interval, start-up")
     quit_ = _action(w, "quit", "&Quit", w.close, Std.Quit, None, "Quit revstudio")
@@ -209,7 +211,7 @@ def build_menus(w: MainWindow) -> None:
     w.recent_menu = file_menu.addMenu("Open &Recent")
     w.examples_menu = file_menu.addMenu("New from E&xample")
     file_menu.addSeparator()
-    for name in ("save", "save_as", "export"):
+    for name in ("save", "save_as", "export", "export_onnx"):
         file_menu.addAction(a[name])
     file_menu.addSeparator()
     file_menu.addAction(a["preferences"])

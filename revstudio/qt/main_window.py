@@ -280,6 +280,12 @@ class MainWindow(BottomTabsMixin, StatusFiguresMixin, WindowSettingsMixin, QMain
             return
         export_with_dialog(self, self.document)
 
+    def export_onnx(self) -> None:
+        """File > Export ONNX…: the network as an ONNX file, exported and checked in a child process."""
+        from revstudio.qt.export_onnx import export_onnx_with_dialog
+
+        self.onnx_export = export_onnx_with_dialog(self, self.document)
+
     def about(self) -> None:
         QMessageBox.about(self, "About revstudio",
                           f"<b>revstudio {__version__}</b><p>A studio for memory-saving reversible "

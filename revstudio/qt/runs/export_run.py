@@ -1,4 +1,5 @@
-"""The Runs tab's Export with Weights…: ``revstudio export RUN -o OUT.py --json`` in a child process.
+"""The Runs tab's Export with Weights…: ``revstudio export RUN -o OUT.py --json`` in a child process
+(``-o OUT.onnx`` where the user picks an ONNX file: the network and its weights in one file).
 
 The user picks where the code goes; the command (the CLI's own code path: the run's snapshot as code and
 its last checkpoint's weights beside it as ``OUT.pt``, checked against the graph before anything is
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 from revstudio.qt.training.child_query import ChildQuery
 
 log = logging.getLogger("revstudio.qt")
+PYTHON_FILES, ONNX_FILES = "Python files (*.py)", "ONNX files (*.onnx)"
 
 
 def default_output(run_dir: Path) -> str:
@@ -37,24 +39,36 @@ def no_checkpoint(run_dir: Path) -> str | None:
             "one every checkpoint_every steps and when it ends). File > Export Python… exports the project alone.")
 
 
-def answer_words(run_dir: Path, answer: dict[str, Any]) -> tuple[bool, str]:
-    """(whether it worked, what to say): the files written, or the command's refusal."""
+def answer_words(run_dir: Path, answer: dict[str, Any], name: str | None = None) -> tuple[bool, str]:
+    """(whether it worked, what to say): the files written, or the command's refusal (``name``: what
+    the words call the source, the run's folder name where not given)."""
+    name = name or run_dir.name
+    if answer.get("ok") and answer.get("exit_code", 0) == 0 and answer.get("format") == "onnx":
+        diff = answer.get("max_abs_diff")
+        checked = ("onnxruntime is not installed, so only onnx.checker checked it" if diff is None
+                   else f"onnxruntime's outputs differ from the model's by at most {float(diff):.2g}")
+        return True, (f"Exported {name} as ONNX: {Path(str(answer.get('output'))).name} (inputs "
+                      f"{', '.join(answer.get('inputs') or [])}; outputs {', '.join(answer.get('outputs') or [])}; "
+                      f"opset {answer.get('opset')}; {checked})")
     if answer.get("ok") and answer.get("exit_code", 0) == 0:
         code, weights = answer.get("output"), answer.get("weights")
         files = f"{Path(str(code)).name} and {Path(str(weights)).name}" if weights else Path(str(code)).name
         return True, f"Exported {run_dir.name} with its weights: {files} ({answer.get('lines')} lines)"
     why = answer.get("error") or "the export failed"
     problems = [p for p in answer.get("problems") or [] if p != why]
-    return False, f"Cannot export {run_dir.name}: {why}" + "".join(f"\n  {p}" for p in problems)
+    return False, f"Cannot export {name}: {why}" + "".join(f"\n  {p}" for p in problems)
 
 
 class RunExport:
     """One export of a run: its child, and what it said (``ok``, ``words``) once it answered."""
 
-    def __init__(self, window: Any, run_dir: Path, output: str) -> None:
+    def __init__(self, window: Any, run_dir: Path, output: str, name: str | None = None,
+                 done: Any = None) -> None:
         self.window = window
         self.run_dir = Path(run_dir).absolute()
         self.output = str(Path(output).absolute())
+        self.name = name or self.run_dir.name  # (File > Export ONNX… exports a snapshot: the project's name)
+        self.done = done  # called once answered (File > Export ONNX… removes its snapshot)
         self.ok: bool | None = None
         self.words = ""
         self.query = ChildQuery("revstudio", ["export", str(self.run_dir), "-o", self.output, "--json"],
@@ -63,7 +77,8 @@ class RunExport:
         self.query.job = self  # type: ignore[attr-defined]  # (kept alive with its child, which the window owns)
 
     def start(self) -> RunExport:
-        self._say(f"Exporting {self.run_dir.name} with its weights to {Path(self.output).name}…")
+        weights = "" if self.name != self.run_dir.name else " with its weights"
+        self._say(f"Exporting {self.name}{weights} to {Path(self.output).name}…")
         self.query.start()
         return self
 
@@ -78,12 +93,16 @@ class RunExport:
             show(text.splitlines()[0])
 
     def _answered(self, answer: dict[str, Any]) -> None:
-        self.ok, self.words = answer_words(self.run_dir, answer)
+        if self.done is not None:
+            self.done()
+        self.ok, self.words = answer_words(self.run_dir, answer, self.name)
         if self.ok:
             where = f"{answer.get('output')}" + (f" and {answer.get('weights')}" if answer.get("weights") else "")
-            self._say(self.words, logged=f"Exported {self.run_dir} with its weights: {where}")
+            logged = (f"Exported {self.name} as ONNX: {where}" if answer.get("format") == "onnx"
+                      else f"Exported {self.run_dir} with its weights: {where}")
+            self._say(self.words, logged=logged)
         else:
-            self._say(f"Export of {self.run_dir.name} failed", error=True, logged=self.words)
+            self._say(f"Export of {self.name} failed", error=True, logged=self.words)
             self.window.dialogs.error(self.window, "Cannot export", self.words)
         self.query.deleteLater()
 
@@ -94,10 +113,10 @@ def export_run_with_dialog(window: Any, run_dir: Path, parent: QWidget | None = 
     if refusal is not None:  # before asking for a file name: the answer would be thrown away
         window.dialogs.error(window, "Cannot export", refusal)
         return None
-    path, _filter = QFileDialog.getSaveFileName(parent or window, f"Export {run_dir.name} with its weights",
-                                                default_output(run_dir), "Python files (*.py)")
+    path, chosen = QFileDialog.getSaveFileName(parent or window, f"Export {run_dir.name} with its weights",
+                                               default_output(run_dir), f"{PYTHON_FILES};;{ONNX_FILES}")
     if not path:
         return None
-    if not path.endswith(".py"):
-        path += ".py"
+    if not path.endswith((".py", ".onnx")):
+        path += ".onnx" if chosen == ONNX_FILES else ".py"
     return RunExport(window, run_dir, path).start()

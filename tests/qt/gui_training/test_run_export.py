@@ -93,3 +93,79 @@ def test_a_run_without_a_checkpoint_cannot_be_exported_and_says_why(qtbot, train
     assert asked == []  # refused before a file name is asked for
     assert dialogs.errors[-1][0] == "Cannot export" and "has saved no checkpoint yet" in dialogs.errors[-1][1]
     assert not (tmp_path / "never.py").exists()
+
+
+def test_export_with_weights_as_onnx_writes_one_file_onnxruntime_runs_with_the_trained_weights(
+        qtbot, train_window, tmp_path, monkeypatch, dialogs):
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxscript")
+    window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
+    run_dir = trained_run(window, tmp_path, RUN)
+    out = tmp_path / "ship" / "digits"
+    out.parent.mkdir()
+
+    def ask(parent, title, start, filters):  # the user picks the ONNX filter and types no suffix
+        assert filters.split(";;") == [export_run.PYTHON_FILES, export_run.ONNX_FILES]
+        return str(out), export_run.ONNX_FILES
+    monkeypatch.setattr(export_run.QFileDialog, "getSaveFileName", ask)
+    job = export_run.export_run_with_dialog(window, run_dir)
+    assert job is not None
+    qtbot.waitUntil(lambda: not job.running, timeout=START_TIMEOUT_MS)
+    assert dialogs.errors == [] and job.ok
+    said = window.statusBar().currentMessage()
+    assert said.startswith(f"Exported {run_dir.name} as ONNX: digits.onnx (inputs ")
+    assert "onnxruntime's outputs differ from the model's by at most" in said
+    assert sorted(p.name for p in out.parent.iterdir()) == ["digits.onnx"]
+    import revstudio as rs
+    from revstudio.diagnostics.gradcheck import random_inputs
+
+    graph = rs.load(str(run_dir / "project.revs"))
+    model = rs.compile(graph, device="cpu")
+    model.load_state_dict(torch.load(run_dir / "checkpoints" / "last.pt", weights_only=False)["model"])
+    model.eval()
+    x = random_inputs(graph, 3, torch.float32, requires_grad=False)
+    session = ort.InferenceSession(str(out.parent / "digits.onnx"), providers=["CPUExecutionProvider"])
+    got = session.run(None, {i.name: t.numpy() for i, t in zip(session.get_inputs(), x)})
+    with torch.no_grad():
+        want = model(*x)
+    assert float((torch.from_numpy(got[0]) - want).abs().max()) <= 1e-4
+
+
+def test_file_export_onnx_writes_the_canvas_project_and_a_refusal_is_shown_in_words(
+        qtbot, train_window, tmp_path, monkeypatch, dialogs):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxscript")
+    from revstudio.qt import export_onnx
+
+    window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
+    out = tmp_path / "canvas.onnx"
+    asked = []
+
+    def ask(parent, title, start, filters):
+        asked.append((title, filters))
+        return str(out), filters
+    monkeypatch.setattr(export_onnx.QFileDialog, "getSaveFileName", ask)
+    action = window.actions_by_name["export_onnx"]
+    assert action.text().replace("&", "") == "Export ONNX…"
+    action.trigger()
+    assert asked == [("Export ONNX", export_run.ONNX_FILES)]
+    job = window.onnx_export
+    qtbot.waitUntil(lambda: not job.running, timeout=START_TIMEOUT_MS)
+    assert dialogs.errors == [] and out.is_file()
+    assert window.statusBar().currentMessage().startswith(f"Exported {job.name} as ONNX: canvas.onnx (inputs ")
+    assert not job.run_dir.parent.exists()  # the snapshot it exported is gone
+
+    # a flow whose ActNorm never saw a batch: refused in the command's words, the old file kept
+    import types
+
+    import revstudio as rs
+    from revstudio.resources import path as resource
+
+    out.write_bytes(b"before")
+    flow = types.SimpleNamespace(graph=rs.load(str(resource("examples", "glow_flow.revs"))), path=None)
+    job = export_onnx.export_onnx(window, flow, str(out))
+    qtbot.waitUntil(lambda: not job.running, timeout=START_TIMEOUT_MS)
+    assert job.ok is False and dialogs.errors[-1][0] == "Cannot export"
+    words = dialogs.errors[-1][1]
+    assert words.startswith(f"Cannot export {job.name}: node actnorm0, node actnorm1") and "Traceback" not in words
+    assert out.read_bytes() == b"before"

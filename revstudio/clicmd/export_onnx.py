@@ -1,0 +1,95 @@
+"""``revstudio export FILE -o OUT.onnx [--weights W] [--opset N]``: the network as an ONNX file.
+
+The format follows ``-o``'s name, as the code export's does (``-o OUT.py``). The weights are a run
+folder's last checkpoint, or ``--weights``'s, embedded in the file (no ``OUT.pt`` beside it). The
+file is checked before it is written (:mod:`revstudio.codegen.onnx_export`). Exit codes: 0
+written, 1 the graph or a layer cannot be exported, 2 bad usage, a missing package or an
+unreadable/unwritable file.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+
+from revstudio.cli import CliError, json_text, message_line, printable
+
+SUFFIX = ".onnx"
+
+
+def wanted(output: str) -> bool:
+    """Whether ``-o output`` asks for ONNX: its name ends in .onnx (any case)."""
+    return output.lower().endswith(SUFFIX)
+
+
+def refuse_mixed(args: argparse.Namespace) -> None:
+    """The options that belong to one format given with the other's ``-o``."""
+    if getattr(args, "onnx", None) is not None:
+        raise CliError(f"--onnx: the format follows -o's name; write ONNX with -o {args.onnx or 'OUT.onnx'}")
+    if wanted(args.output) and args.with_training:
+        raise CliError(f"--with-training: an ONNX file holds the network alone; write the training script "
+                       f"with -o OUT.py --with-training, and the network with -o {args.output}")
+    if not wanted(args.output) and args.opset is not None:
+        raise CliError(f"--opset: it is for an ONNX file; name it -o OUT.onnx (-o {args.output} writes Python code)")
+
+
+def run(args: argparse.Namespace, same_file: Callable[[str, str], bool]) -> int:
+    """The ONNX export of ``args.file`` to ``args.output``; ``same_file(a, b)`` as export's."""
+    from revstudio.codegen import CodegenError
+    from revstudio.codegen.onnx_export import OnnxError, check_opset, export_onnx, require_packages
+    from revstudio.core.project import ProjectError, load
+
+    from . import _export_weights as weights
+    from ._paths import example_hint
+
+    try:
+        require_packages()
+        opset = check_opset(args.opset)
+    except OnnxError as exc:
+        raise CliError(str(exc)) from None
+    project, source, flag = weights.sources(args.file, args.weights)
+    if project != args.file and same_file(args.output, project):
+        raise CliError(f"{args.output}: the output would overwrite the project it exports; choose another -o path")
+    from revstudio.training.runs import CHECKPOINT
+
+    if source is not None and any(same_file(args.output, other)
+                                  for other in (source, os.path.join(source, CHECKPOINT))):
+        raise CliError(f"-o {args.output}: it would go over the file the weights are read from; choose another -o path")
+    try:
+        graph = load(project)
+    except ProjectError as exc:
+        raise CliError(f"{exc}{example_hint(project)}") from None
+    except OSError as exc:
+        raise CliError(f"{project}: cannot read ({exc.strerror or exc}){example_hint(project)}") from None
+    state = weights.fitting_weights(graph, source, flag, project) if source is not None else None
+    try:
+        done = export_onnx(graph, args.output, state=state, opset=opset)
+    except CodegenError as exc:  # the graph's errors, a layer ONNX lacks, an untrained ActNorm, a mismatch
+        problems = list(getattr(exc, "problems", ()) or [str(exc)])
+        if args.json:
+            print(json_text({"ok": False, "error": str(exc), "problems": problems, "exit_code": 1}))
+        else:
+            print(message_line(f"cannot export {args.file} as ONNX:"), file=sys.stderr)
+            for problem in problems:
+                print(printable(f"  {problem}"), file=sys.stderr)
+        return 1
+    except OSError as exc:
+        raise CliError(f"{args.output}: cannot write ({exc.strerror or exc}); check the folder exists and is "
+                       "writable") from None
+    if args.json:
+        print(json_text({"ok": True, "output": done.path, "format": "onnx", "inputs": list(done.inputs),
+                         "outputs": list(done.outputs), "opset": done.opset, "max_abs_diff": done.max_abs_diff,
+                         "weights_from": source}))
+        return 0
+    trained = f", the trained weights of {source}" if source is not None else ", freshly initialised weights"
+    print(f"wrote {done.path} (ONNX opset {done.opset}{trained})")
+    print(f"  inputs: {', '.join(done.inputs)}; outputs: {', '.join(done.outputs)} (the first axis, the batch, "
+          "takes any size)")
+    if done.max_abs_diff is None:
+        print("  onnxruntime is not installed: the file was checked with onnx.checker only (pip install "
+              "onnxruntime to compare its outputs with the compiled module's)")
+    else:
+        print(f"  checked with onnxruntime: max abs difference {done.max_abs_diff:.2g} against the compiled "
+              "module (batches of 1 and 5)")
+    return 0
