@@ -39,6 +39,8 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "sweep": (["--quick"], []),
     "export_sweep": (["--quick"], ["--family", "image", "--seeds", "200", "--memory"]),
     "data_mmap": (["--gib", "0.3"], []),  # (over mapped.MAP_ABOVE: the mapped way is taken)
+    "saved_runs": (["--quick"], []),
+    "long_train": (["--steps", "300", "--every", "100"], []),
 }
 
 

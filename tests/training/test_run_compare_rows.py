@@ -54,3 +54,25 @@ def test_rows_of_bytes_that_are_not_text_are_skipped_not_a_crash(tmp_path: Path)
     groups = same_rows([read_run(str(good)), read_run(str(damaged))])
     assert [g.runs for g in groups] == [["good", "damaged"]]
     assert [r["step"] for r in read_metrics(str(damaged))] == [1, 2]
+
+
+def test_the_rows_read_as_their_json_says_whoever_wrote_them(tmp_path: Path) -> None:
+    # the worker's own rows are read without parsing them; any other spelling is parsed as JSON, a cut line
+    # or a half-written row is skipped, and every loss comes out as json.loads reads it (an int stays an int)
+    lines = ['{"kind": "event", "event": "started"}', '{"kind": "step", "step": 1, "loss": 2}',
+             '{"kind": "step", "step": 2, "epoch": 0.1, "loss": -0.5, "lr": 1e-05}', '{"kind":"step","step":3,"loss":1.5}',
+             '{"kind": "step", "step": 4, "loss": NaN, "time": 1}', '{"kind": "step", "step": 5, "loss": null}',
+             '{"kind": "step", "step": 6, "accuracy": 0.5}', '{"kind": "step", "step": 7, "loss": 1e-07, "time": 1}',
+             '{"kind": "step", "step": 8, "loss": 2.5, "lr": 0.0', '{"kind": "val", "step": 8, "loss": 3.0}',
+             '{"kind": "step", "step": 1, "loss": 3.5}', '{"kind": "step", "step": 10, "loss": 2}',
+             '{"kind": "step", "step": 9, "loss": 4.5']
+    path = tmp_path / "run"
+    path.mkdir()
+    (path / "metrics.jsonl").write_text("\n".join(lines))
+    from revstudio.training.run_compare import loss_rows
+
+    rows = loss_rows(path)
+    assert rows is not None
+    assert json.dumps(rows) == json.dumps([(1, 3.5), (2, -0.5), (3, 1.5), (4, float("nan")), (5, None), (6, None),
+                                           (7, 1e-07), (10, 2)])
+    assert isinstance(dict(rows)[3], float) and isinstance(dict(rows)[10], int)

@@ -15,7 +15,8 @@ import json
 import math
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -306,7 +307,7 @@ class RunData:
         return self.peak_max / standard
 
 
-def iter_jsonl(path: str | Path) -> Iterator[bytes]:
+def iter_jsonl(path: str | Path) -> Generator[bytes, None, None]:
     """The lines of a ``metrics.jsonl`` (a missing file is an empty run, not an error)."""
     try:
         with open(path, "rb") as fh:
@@ -316,9 +317,52 @@ def iter_jsonl(path: str | Path) -> Iterator[bytes]:
 
 
 def read_metrics(path: str | Path, name: str | None = None, capacity: int = DEFAULT_CAPACITY) -> RunData:
-    """A run's curves from its ``metrics.jsonl``."""
+    """A run's curves from its ``metrics.jsonl``, all read at once (:class:`SavedRows` reads a little at a time)."""
     data = RunData(name or Path(path).parent.name, capacity)
     data.feed_lines(iter_jsonl(path))
     return data
+
+
+class SavedRows:
+    """A saved run's ``metrics.jsonl`` filed into ``run`` a few milliseconds at a time.
+
+    A 200,000-row run takes seconds to file (benchmarks/bench_saved_runs.py); read whole when the
+    Runs tab selected it, the window froze that long, and for each run of an overlay. Its curves
+    now grow on screen while the event loop keeps taking input; ``then`` is called once the last
+    row is filed (the Runs tab's status of the folder, a killed run's, is set after the rows' own).
+    """
+
+    def __init__(self, path: str | Path, run: RunData, then: Any = None) -> None:
+        self.run = run
+        self.then = then
+        self._lines: Generator[bytes, None, None] | None = iter_jsonl(path)
+        self.filed = 0
+
+    @property
+    def done(self) -> bool:
+        return self._lines is None
+
+    def pump(self, budget_ms: float = 8.0) -> bool:
+        """File rows for about ``budget_ms``; returns whether the whole file is filed."""
+        lines = self._lines
+        if lines is None:
+            return True
+        deadline = time.perf_counter() + budget_ms / 1000.0
+        while True:
+            batch = list(islice(lines, LinePump.CHECK_EVERY * 4))
+            if not batch:
+                self.close()
+                if self.then is not None:
+                    self.then(self.run)
+                return True
+            self.filed += len(self.run.feed_lines(batch))
+            if time.perf_counter() > deadline:
+                return False
+
+    def close(self) -> None:
+        """Stop reading (the run was deselected, deleted or moved): the file is let go."""
+        if self._lines is not None:
+            self._lines.close()
+            self._lines = None
 
 

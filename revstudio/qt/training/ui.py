@@ -11,13 +11,14 @@ check and memory in child processes ``child_diagnostics``'s (mixins of ``Trainin
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 
-from revstudio.qt.plots.rows import RunData, read_metrics
+from revstudio.qt.plots.rows import RunData, SavedRows
 from revstudio.qt.runs.panel import RunProgress, RunsPanel
 from revstudio.qt.theme import icon
 from revstudio.qt.training.adopt import UnsavedRuns
@@ -34,6 +35,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger("revstudio")
 PROGRESS_MS = 200
+FIRST_LOAD_MS = 30.0  # a selected saved run's rows filed at once: a short run's all of them
+LOAD_MS = 8.0         # then per turn of the event loop, across the runs still being read
+
+
+def _set_status(run: RunData, status: str | None) -> None:
+    if status is not None:
+        run.status = status
+        run.version += 1
 
 
 
@@ -52,6 +61,7 @@ class TrainingUI(RunActionsMixin, ChildDiagnosticsMixin, QObject):
         self.dialogs: list[Any] = []        # diagnostics windows
         self.queries: list[ChildQuery] = []
         self._overlay_cache: dict[Path, tuple[float, RunData]] = {}
+        self._loading: dict[Path, SavedRows] = {}  # saved runs shown whose rows are still being filed
         self.selected: list[Path] = []
         self.unsaved = UnsavedRuns(self)  # runs trained before the first save move in with it
         self.last_failure = ""
@@ -179,14 +189,42 @@ class TrainingUI(RunActionsMixin, ChildDiagnosticsMixin, QObject):
             stamp = 0
         cached = self._overlay_cache.get(path)
         if cached is None or cached[0] != stamp:
-            data = read_metrics(metrics, path.name)
+            data = RunData(path.name)
             entry = self.runs_panel.entry(path)
             if entry is not None:
                 data.status = entry.status
+            old = self._loading.pop(path, None)
+            if old is not None:
+                old.close()
+            # the folder's status (a killed run's) once the rows' own are filed; a short run is filed
+            # whole now, a long one a few milliseconds per turn of the event loop (its curves grow)
+            load = SavedRows(metrics, data, then=lambda run, s=(entry.status if entry else None): _set_status(run, s))
             cached = self._overlay_cache[path] = (stamp, data)
+            if not load.pump(FIRST_LOAD_MS):
+                self._loading[path] = load
+                QTimer.singleShot(0, self, self._file_saved_rows)
         entry = self.runs_panel.entry(path)
         cached[1].label = entry.label if entry is not None else None  # (relabelled without new rows)
         return cached[1]
+
+    def _file_saved_rows(self) -> None:
+        """File a few milliseconds of the selected saved runs' rows (in the order they were selected), then
+        let the event loop take input and paint before the next few; a run no longer shown is let go."""
+        deadline = time.perf_counter() + LOAD_MS / 1000.0
+        for path, load in list(self._loading.items()):
+            cached = self._overlay_cache.get(path)
+            if cached is None or cached[1] is not load.run or path not in self.selected:
+                load.close()  # (deselected, deleted or moved: read again if it is selected again)
+                self._loading.pop(path, None)
+                self._overlay_cache.pop(path, None)
+                continue
+            left = (deadline - time.perf_counter()) * 1000.0
+            if left <= 0:
+                break
+            if load.pump(left):
+                self._loading.pop(path, None)
+        if self._loading:
+            QTimer.singleShot(0, self, self._file_saved_rows)
 
     def _refresh_plots(self) -> None:
         if self.plots_tab.content is not None:

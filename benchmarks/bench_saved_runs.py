@@ -1,0 +1,197 @@
+"""A user with hundreds of runs: the run tools on big run folders (made by ``long_runs.py``).
+
+Measured (the commands' wall time; in the app, the GUI thread's CPU time, so that a shared machine's
+other work does not count, and the wall time to the last row filed):
+
+- ``revstudio runs`` and ``runs --json`` of a project's 300 runs (finished, failed, killed, half
+  written; one in 30 of 20,000 rows, the rest of 2,000), each in a child process, as a user runs it;
+- the app's Runs tab listing them (``RunsPanel.set_root``) and sorting them by loss (a header click);
+- selecting a 200,000-row run in the Runs tab (step rows every step, val every 1,000, gradient checks
+  every 2,000): the longest the event loop is held (the largest gap between ticks of a 1 ms timer, in
+  this thread's CPU time),
+  the time to the first paint of its curves, to the whole run filed, and the memory it holds (the process's resident set, before and after);
+- ten such runs overlaid (selected together), and the Runs tab's detail of them (what differs and
+  whether their loss rows are the same, ``run_compare``), and ``revstudio runs --compare`` of them.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_saved_runs.py [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from long_runs import EXAMPLE, PROJECT, long_run, runs_folder  # noqa: E402
+
+
+class QuietDialogs:
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: None
+
+
+def _rss() -> int:
+    with open("/proc/self/status", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _cli(*args: str) -> float:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "revstudio", *args], check=True, env=env, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def _window(project: Path) -> Any:
+    from PySide6.QtCore import QStandardPaths
+
+    QStandardPaths.setTestModeEnabled(True)
+    from revstudio.qt.autosave import RecoveryStore
+    from revstudio.qt.document import Document
+    from revstudio.qt.files import read_project
+    from revstudio.qt.main_window import MainWindow
+    from revstudio.qt.settings import Settings
+
+    window = MainWindow(Document(read_project(str(project)), str(project)), Settings(), QuietDialogs(),
+                        RecoveryStore(project.parent / "recovery"))
+    window.resize(1400, 900)
+    window.show()
+    window.training.show_tab("Plots")
+    window.training.plots.refresh()  # (built: the selection draws into it)
+    return window
+
+
+def _select(app: Any, window: Any, paths: list[Path]) -> dict[str, float]:
+    """Select ``paths`` in the Runs tab and run the event loop until their rows are all filed."""
+    from PySide6.QtCore import QElapsedTimer, QEvent, QObject, QTimer
+
+    plots = window.training.plots
+    first_paint: list[float] = []
+    clock = QElapsedTimer()
+
+    class Paints(QObject):
+        def eventFilter(self, obj: Any, event: Any) -> bool:  # noqa: N802 - Qt API
+            if event.type() == QEvent.Type.Paint and not first_paint and any(
+                    n for (_run, s), n in plots.loss.curve_points().items() if s == "loss"):
+                first_paint.append((time.thread_time() - cpu0) * 1000)
+            return False
+
+    spy = Paints()
+    plots.loss.plot.viewport().installEventFilter(spy)
+    gaps: list[float] = []
+    last = [time.thread_time()]
+
+    def tick() -> None:  # (CPU time of this thread: the machine's other work does not count)
+        now = time.thread_time()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    ticker = QTimer()
+    ticker.setInterval(1)
+    ticker.timeout.connect(tick)
+    gc.collect()
+    rss = _rss()
+    ticker.start()
+    clock.start()
+    cpu0 = time.thread_time()
+    last[0] = time.thread_time()
+    window.training.runs_panel.select_paths(paths)
+    tick()  # (the selection itself is a gap)
+    while getattr(window.training, "_loading", None) or not first_paint:
+        app.processEvents()
+        if clock.elapsed() > 600_000:
+            break
+    wall, cpu = clock.elapsed(), (time.thread_time() - cpu0) * 1000
+    ticker.stop()
+    app.processEvents()
+    gc.collect()
+    held = _rss() - rss
+    plots.loss.plot.viewport().removeEventFilter(spy)
+    return {"stall_ms": max(gaps) * 1000, "first_paint_ms": first_paint[0] if first_paint else float("nan"),
+            "cpu_ms": cpu, "wall_ms": wall, "held_mb": held / 1e6}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="30 runs, a 20,000-row run, two overlaid")
+    parser.add_argument("--folder", help="make the runs here, or use those made there before (another tree's "
+                                         "benchmark on the same runs), instead of in a temporary folder")
+    args = parser.parse_args()
+    count, big, overlay = (30, 20_000, 2) if args.quick else (300, 200_000, 10)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(args.folder or tmp)
+        project = base / "project" / f"{PROJECT}.revs"
+        runs = project.parent / "runs"
+        longs = [runs / f"{PROJECT}-20261231-{i:02d}0000" for i in range(overlay)]
+        if not (base / "made").exists():
+            project.parent.mkdir(parents=True)
+            project.write_bytes(EXAMPLE.read_bytes())
+            t0 = time.perf_counter()
+            runs_folder(str(runs), count, str(base), long_steps=big // 10)
+            for i, path in enumerate(longs):
+                long_run(str(path), big, str(base), seed=1000 + i, started=f"2026-12-31T{i:02d}:00:00+00:00")
+            (base / "made").write_text(f"{time.perf_counter() - t0:.0f}")
+        size = sum(f.stat().st_size for f in runs.rglob("*") if f.is_file())
+        print(f"{count + overlay} runs ({size / 1e6:.0f} MB), made in {(base / 'made').read_text()} s\n")
+
+        print("| what | wall |")
+        print("|---|---:|")
+        for what in (("runs", str(runs)), ("runs", str(runs), "--json"), ("runs", str(runs), "--sort", "loss")):
+            print(f"| revstudio {' '.join(what[:1] + what[2:])} ({count + overlay} runs) | {_cli(*what):.2f} s |")
+
+        from PySide6.QtCore import Qt
+        from PySide6.QtWidgets import QApplication
+
+        app = QApplication.instance() or QApplication([])
+        window = _window(project)
+        panel = window.training.runs_panel
+        t0 = time.perf_counter()
+        panel.set_root(runs, PROJECT)
+        listed = time.perf_counter() - t0
+        app.processEvents()  # (the window's first paint)
+        t0 = time.perf_counter()
+        panel.table.sortByColumn(panel.table.columnCount() - 1, Qt.SortOrder.AscendingOrder)
+        app.processEvents()
+        sort = time.perf_counter() - t0
+        print(f"| Runs tab: list {panel.table.rowCount()} runs | {listed * 1000:.0f} ms |")
+        print(f"| Runs tab: sort them by a column | {sort * 1000:.0f} ms |")
+
+        from revstudio.qt.runs.compare_runs import several_runs_text
+
+        entries = [panel.entry(p) for p in longs]
+        cpu0 = time.thread_time()
+        several_runs_text(entries, [e.metrics for e in entries], lambda _k, v: str(v))
+        detail = time.thread_time() - cpu0
+        print(f"| Runs tab: the detail of {overlay} selected runs of {big:,} rows (loss rows compared) | "
+              f"{detail * 1000:.0f} ms CPU |")
+        print(f"| revstudio runs --compare of those {overlay} runs | "
+              f"{_cli('runs', *map(str, longs), '--compare'):.2f} s |\n")
+
+        print("| selected | longest event-loop stall | first paint | all rows filed | (wall) | memory held |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for label, chosen in ((f"one run of {big:,} rows", longs[:1]), (f"{overlay} runs of {big:,} rows", longs)):
+            panel.select_paths([])
+            window.training._overlay_cache.clear()
+            app.processEvents()
+            found = _select(app, window, chosen)
+            print(f"| {label} | {found['stall_ms']:.0f} ms | {found['first_paint_ms']:.0f} ms | "
+                  f"{found['cpu_ms']:.0f} ms | {found['wall_ms'] / 1000:.1f} s | {found['held_mb']:.0f} MB |")
+        window.close()
+
+
+if __name__ == "__main__":
+    main()
