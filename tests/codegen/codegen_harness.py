@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from script_zygote import run_forked
 
 from revstudio.codegen import export
 from revstudio.compiler import compile as rs_compile
@@ -291,10 +292,13 @@ def names_for(marker: Path) -> dict[str, str]:
 
 
 def run_script(path: Path, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``python path args...`` as ``__main__`` in a child where revstudio cannot be imported."""
+    """``python path args...`` as ``__main__`` in a child where revstudio cannot be imported: forked from
+    a process that has imported torch (script_zygote.py), or started afresh where there is no fork."""
     code = BLOCKER + "import runpy\nsys.argv = sys.argv[1:]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["OMP_NUM_THREADS"] = "1"
+    if sys.platform == "linux":
+        return run_forked(code, [str(path), *args], cwd, env, timeout=600)
     return subprocess.run([sys.executable, "-I", "-c", code, str(path), *args], capture_output=True, text=True,
                           cwd=cwd, env=env, timeout=600)
 
