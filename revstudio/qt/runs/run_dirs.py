@@ -16,8 +16,8 @@ from typing import Any
 
 from revstudio.core.processes import pid_alive
 from revstudio.training.run_status import looks_like_run
+from revstudio.training.runs import SNAPSHOT, belongs_to, read_run, trained_seconds
 from revstudio.training.runs import STAMPED as _STAMPED
-from revstudio.training.runs import belongs_to, read_run, trained_seconds
 from revstudio.training.runs_folder import make_runs_folder
 
 __all__ = ["RunEntry", "belongs_to", "delete_run_dir", "is_run_dir", "list_run_dirs", "move_run_dir", "pid_alive",
@@ -53,7 +53,7 @@ class RunEntry:
 
     @property
     def snapshot(self) -> Path:
-        return self.path / "project.revs"
+        return self.path / SNAPSHOT
 
     @property
     def checkpoint(self) -> Path:
