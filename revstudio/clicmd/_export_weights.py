@@ -20,10 +20,10 @@ def sources(file: str, weights: str | None) -> tuple[str, str | None, str]:
     """(the project to export, where its weights come from or None, the words that name them in a
     message): a run folder given as FILE is its ``project.revs`` and its last checkpoint's weights
     (``--weights`` names other ones). Anything else that is no project is refused as before."""
-    from revstudio.training.runs import CHECKPOINT, is_run_dir
+    from revstudio.training.runs import CHECKPOINT, SNAPSHOT, is_run_dir
 
-    if file and os.path.isdir(file) and is_run_dir(file) and os.path.isfile(os.path.join(file, "project.revs")):
-        project = os.path.join(file, "project.revs")
+    if file and os.path.isdir(file) and is_run_dir(file) and os.path.isfile(os.path.join(file, SNAPSHOT)):
+        project = os.path.join(file, SNAPSHOT)
         if weights is not None:
             return project, weights, "--weights"
         if not os.path.isfile(os.path.join(file, CHECKPOINT)):

@@ -30,10 +30,10 @@ def folder_problem(path: str) -> str | None:
         return _checkpoint_problem(path)
     if not path or not os.path.isdir(path):
         return None
-    from revstudio.training.runs import is_run_dir
+    from revstudio.training.runs import SNAPSHOT, is_run_dir
 
     if is_run_dir(path):
-        inside = os.path.join(path, "project.revs")
+        inside = os.path.join(path, SNAPSHOT)
         return (f"{path}: is a folder (a run directory); the project it trained is {inside}"
                 if os.path.isfile(inside) else f"{path}: is a folder (a run directory), not a project file")
     return f"{path}: is a folder, not a project file; give the .revs file"
@@ -50,12 +50,12 @@ def _checkpoint_problem(path: str) -> str | None:
                 return None
     except OSError:
         return None
-    from revstudio.training.runs import is_run_dir
+    from revstudio.training.runs import SNAPSHOT, is_run_dir
 
     load = f'Model().load_state_dict(torch.load({path!r}, weights_only=True)["model"])'
     run = os.path.dirname(os.path.dirname(os.path.abspath(path)))
     if os.path.basename(os.path.dirname(os.path.abspath(path))) == "checkpoints" and is_run_dir(run):
-        inside = os.path.join(os.path.dirname(os.path.dirname(path)) or ".", "project.revs")
+        inside = os.path.join(os.path.dirname(os.path.dirname(path)) or ".", SNAPSHOT)
         if os.path.isfile(inside):
             return (f"{path}: is a run's checkpoint (its trained weights), not a project; the project it "
                     f"trained is {inside}, and the run's model.py is its code: the weights load with {load}")

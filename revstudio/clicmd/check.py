@@ -225,7 +225,7 @@ def training_task(graph: Graph, report: Report, path: str | None = None) -> dict
     """What ``revstudio train`` would optimise and why (``infer_task``), or why it refuses; None
     for a graph with errors or a training section whose task is not known. Under ``auto`` the labels of
     the project's ``training.data`` (a .npz's header, relative to ``path``'s folder) decide it where they
-    can (``labels_decide``), as the run will."""
+    can (``labels_decide``), as the run will; labels a run refuses are refused here in its words."""
     import os
     from math import prod
 
@@ -248,12 +248,16 @@ def training_task(graph: Graph, report: Report, path: str | None = None) -> dict
     shape = "x".join(map(str, task.output_shape)) or "nothing"
     base = os.path.dirname(os.path.abspath(path)) if path else None
     header = labels_header((getattr(graph, "training", None) or {}).get("data"), base)
-    decided = labels_decide(task, *header) if header is not None else None
-    if decided is not None and header is not None:
+    labels = {"source": header[2], "shape": header[0], "dtype": header[1]} if header is not None else None
+    try:
+        decided = labels_decide(task, *header) if header is not None else None
+    except DataError as exc:  # (the labels themselves: refused by the rule the run applies)
+        return {"requested": requested, "error": str(exc), "labels": labels}
+    if decided is not None:
         guess, (task, said) = task.kind, decided
         said += "; under auto the labels decide" + (f" (the graph alone reads as {guess})" if guess != task.kind else "")
         return {"requested": requested, "kind": task.kind, "loss": task.loss_name(), "output": task.output_id,
-                "why": said, "labels": {"source": header[2], "shape": header[0], "dtype": header[1]}}
+                "why": said, "labels": labels}
     if task.kind == "flow":
         why = (f"the graph has a log-determinant (node {has_logdet(graph)!r}) and {task.output_id!r} holds "
                f"as many values per sample as the Inputs ({prod(task.output_shape)}), every node on the way invertible")

@@ -18,6 +18,7 @@ import os
 from typing import Any
 
 from revstudio.cli import CliError, json_text, printable
+from revstudio.core.project_format import SNAPSHOT
 
 from ._runargs import (
     THREADS_HELP,
@@ -74,7 +75,7 @@ def checkpoint_file(text: str) -> str:
         for candidate in (os.path.join(text, CHECKPOINT), os.path.join(text, "last.pt")):
             if os.path.isfile(candidate):
                 return candidate
-        if os.path.isfile(os.path.join(text, "project.revs")):
+        if os.path.isfile(os.path.join(text, SNAPSHOT)):
             raise CliError(f"--checkpoint {text}: this run has saved no checkpoint yet ({CHECKPOINT} is "
                            "missing); train it longer or pick another run", 2)
         raise CliError(f"--checkpoint {text}: a folder that is neither a run directory nor holds {CHECKPOINT}; "

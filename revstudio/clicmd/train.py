@@ -167,12 +167,12 @@ def _not_a_project(path: str) -> str:
     """Why ``path``, which is not a regular file, cannot be trained (a run reads it twice and
     records a snapshot beside it, which a pipe cannot give)."""
     if os.path.isdir(path):
-        from revstudio.training.runs import is_run_dir
+        from revstudio.training.runs import SNAPSHOT, is_run_dir
 
         if is_run_dir(path):
             return (f"{path}: is a folder (a run directory); to continue that run use --resume {path}; to train "
                     f"it again from its start (to reproduce it), train its snapshot: revstudio train "
-                    f"{os.path.join(path, 'project.revs')} --out NEW_DIR")
+                    f"{os.path.join(path, SNAPSHOT)} --out NEW_DIR")
         return f"{path}: is a folder, not a project file; give the .revs file to train"
     if os.path.exists(path):
         return f"{path}: not a regular file (a pipe or a device); save the project to a .revs file and train that"

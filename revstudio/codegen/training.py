@@ -57,13 +57,14 @@ def data_modules() -> tuple[Any, ...]:
         data_checks,
         data_hints,
         data_notes,
+        label_fit,
         mapped,
         sources,
         steps,
         synthetic,
     )
 
-    return synthetic, mapped, data_notes, data_checks, steps, arrays, sources, data_hints
+    return synthetic, mapped, data_notes, label_fit, data_checks, steps, arrays, sources, data_hints
 
 
 def _verbatim(module: Any) -> str:

@@ -32,7 +32,7 @@ from typing import Any
 from .graph import ID_PATTERN, Edge, Graph, Node, PortRef, valid_id
 from .migrations import CURRENT_VERSION, MIGRATIONS, migrate_0_to_1
 from .nogc import without_cyclic_gc
-from .project_format import FORMAT, MADE_BY, MAX_POS, ProjectError, made_by_newer
+from .project_format import FORMAT, MADE_BY, MAX_POS, SNAPSHOT, ProjectError, made_by_newer
 from .project_write import dumps, plugin_records, save
 from .pyfile import EmbeddedError, decode_source, read_embedded
 
@@ -414,7 +414,7 @@ def load(path: str | os.PathLike[str]) -> Graph:
             data = f.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        inside = os.path.join(source, "project.revs")
+        inside = os.path.join(source, SNAPSHOT)
         if os.path.isdir(source) and os.path.isfile(inside):  # a training run's folder (rs.load("runs/x"))
             raise ProjectError(f"{source}: cannot read the file ({reason}): a run folder; the project it "
                                f"trained is {inside}", source) from None

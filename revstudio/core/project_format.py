@@ -11,6 +11,9 @@ MADE_BY = f"revstudio {__version__}"
 # A node's canvas position, in pixels, lies within +-MAX_POS: far beyond any drawing, and far
 # below where Qt's canvas breaks (positions of 1e13 crashed the editor when it opened the file).
 MAX_POS = 1e9
+# A training run folder's copy of the project it trained (RUN_DIR/project.revs, CONTRACTS section 4):
+# the one spelling of that name, for the core's readers and every layer above.
+SNAPSHOT = "project.revs"
 
 
 def made_by_version(made_by: str) -> tuple[int, ...]:

@@ -49,9 +49,11 @@ def expect_graph(value: object, call: str, path_hint: str | None = None) -> None
             raise TypeError(f"{call} takes a revstudio Graph, got the {got} {value!r}; {path_hint}")
         import os
 
+        from .project_format import SNAPSHOT
+
         text = os.fsdecode(value) if isinstance(value, bytes) else os.fspath(value)  # type: ignore[arg-type]
-        if os.path.isdir(text) and os.path.isfile(os.path.join(text, "project.revs")):
-            inside = os.path.join(text, "project.revs")
+        if os.path.isdir(text) and os.path.isfile(os.path.join(text, SNAPSHOT)):
+            inside = os.path.join(text, SNAPSHOT)
             raise TypeError(f"{call} takes a revstudio Graph, got the {got} {value!r}, a run folder; load the "
                             f"project it trained first: {call}(rs.load({inside!r}))")
         raise TypeError(f"{call} takes a revstudio Graph, got the {got} {value!r}; load the project "

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from revstudio.core.graph import Graph
+from revstudio.core.project_format import SNAPSHOT
 
 from .grad_report import GradReport
 from .gradcheck import StateMismatch, compare_modes, input_nodes
@@ -141,7 +142,7 @@ def _inputs(graph: Graph, report: Any, path: str | None, batch: int, inputs: Any
 
     whose = "the project's" if training is None else "the run's"
     try:
-        return list(first_batch(graph, report, path or os.path.join(os.getcwd(), "project.revs"), batch,
+        return list(first_batch(graph, report, path or os.path.join(os.getcwd(), SNAPSHOT), batch,
                                 training, base if training is not None else None, overrides).inputs)
     except (ConfigError, DataError) as exc:
         if inputs == "data":

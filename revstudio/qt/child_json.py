@@ -13,6 +13,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, Signal
 
+from revstudio.core.project_format import SNAPSHOT
+
 PROJECT = "{project}"  # in ``start``'s arguments: the snapshot's path
 
 
@@ -41,7 +43,7 @@ class ChildJson(QObject):
         from revstudio.core.project import dumps
 
         self._tmp = tempfile.TemporaryDirectory(prefix="revstudio-child-")
-        path = os.path.join(self._tmp.name, "project.revs")
+        path = os.path.join(self._tmp.name, SNAPSHOT)
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(dumps(graph))
         argv = child_argv("revstudio", *[path if a == PROJECT else a for a in args])

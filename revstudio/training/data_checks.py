@@ -21,15 +21,16 @@ from .data_notes import (  # noqa: F401 - re-exported: sources and the exported 
     scale_bytes,
     unread_arrays,
 )
+from .label_fit import (  # noqa: F401 - re-exported: steps, arrays and sources read them here
+    LabelFit,
+    _fmt,
+    label_fit,
+)
 from .mapped import Mapped, native
 
 
 class DataError(Exception):
     """Data that does not fit: the message names the file / array / node, what was expected and found."""
-
-
-def _fmt(shape: Any) -> str:
-    return "x".join(str(int(s)) for s in shape) if len(shape) else "a scalar"
 
 
 # ---- checking data against the graph ----------------------------------------------------------
@@ -134,26 +135,6 @@ def _nonfinite(t: Mapped) -> tuple[int, int]:
     return first, bad
 
 
-# Integer labels of the Output's positions under task regression: a class per step, pixel or voxel, and how to train it.
-def _not_per_sample(source: str, held: tuple[int, ...], out_shape: Any) -> DataError:
-    """The refusal of labels of shape ``held`` a sample for an Output of a vector of classes (read whole
-    or mapped: one wording), with the per-step, per-pixel or per-voxel way to train them."""
-    steps = (f"; for a class per step (N x T labels) end the model in C x T scores instead of a vector of "
-             f"{_fmt(out_shape)}: a Conv with kernel_size 1 and out_channels C on the sequence (docs/data.md)"
-             if len(held) == 1 else
-             f"; for a class per {position_unit(len(held))} (N x {_fmt(held)} labels) end the model in C x "
-             f"{_fmt(held)} scores instead of a vector of {_fmt(out_shape)}: a Conv with kernel_size 1 and "
-             f"out_channels C on the feature map{' (a Reshape to C x ' + _fmt(held) + ' after it)' * (len(held) > 2)}, "
-             "no Flatten or Linear (docs/data.md)")
-    return DataError(f"{source}: array 'y' has targets of shape {_fmt(held)}; classification needs one class "
-                     f"index per sample (an array of N labels){steps}")
-
-
-PER_STEP = ("a class per position (N x T labels for a C x T Output, N x H x W for a C x H x W Output, channels "
-            "first) is classification per step or per pixel: set task to 'classification' (or 'auto'), and save "
-            "the labels as int64 class indices")
-
-
 def _finite_kind(t: Mapped) -> bool:
     """Whether a mapped array's values cannot be NaN or Inf once converted (integers to float32/64)."""
     import torch
@@ -173,16 +154,21 @@ def _label_range(low: int, high: int, num_classes: int | None, *, source: str, h
                         f"{high + 1} outputs or relabel the data")
 
 
+def label_dtype(t: Any) -> str:
+    """The number type of labels as :func:`label_fit` reads it: numpy's name for a mapped array, torch's else."""
+    return str(t.array.dtype) if isinstance(t, Mapped) else str(t.dtype)
+
+
 def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | None, output_id: str,
                   head_id: str | None, out_shape: tuple[int, ...], source: str,
                   auto: bool, later: list[tuple[Any, Any]] | None = None) -> tuple[Any, str]:
     """``(targets, kind)``: int64 class indices in range for a classification head, floats of the
-    Output's shape for regression, None for a flow. An automatic classification guess turns into
-    regression when ``y`` holds real values of the Output's shape, and an automatic regression
-    guess into classification when ``y`` holds integer labels for a 1-D Output of K > 1. With
-    ``later``, mapped targets' checks that need their values (integer labels' range, regression
-    targets' NaN/Inf) are left to :func:`one_pass` (``(the targets, the check)`` appended), which
-    reads them once with the data digest."""
+    Output's shape for regression, None for a flow. What the labels make of the graph's ``kind``, or why
+    they are refused, is :func:`label_fit`'s (the rule ``revstudio check`` and the Run Settings preview
+    read from a file's header): here the values make the checks it leaves to them. With ``later``,
+    mapped targets' checks that need their values (integer labels' range, regression targets' NaN/Inf)
+    are left to :func:`one_pass` (``(the targets, the check)`` appended), which reads them once with the
+    data digest."""
     import torch
 
     if kind == "flow":
@@ -195,41 +181,33 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         n = len(t) if t.dim() else "no"
         raise DataError(f"{source}: array 'y' has {n} samples, the inputs have {count}")
     head = head_id or output_id
-    if isinstance(t, Mapped):  # (labels mapped from a large .npz: the same checks, a chunk at a time)
-        one_hot = kind == "classification" or (auto and kind == "regression")
-        if not (one_hot and _one_hot(t, out_shape)):
-            return _mapped_targets(t, count, kind=kind, num_classes=num_classes, output_id=output_id, head=head,
-                                   out_shape=out_shape, source=source, auto=auto, later=later)
-        t = torch.cat([part.to(torch.float32).argmax(dim=1) for _, part in t.chunks()])  # (N indices, in memory)
-    if (kind == "regression" and auto and t.dim() == 1 and not t.is_floating_point() and t.dtype != torch.bool
-            and len(out_shape) == 1 and out_shape[0] > 1):
-        kind, num_classes = "classification", int(out_shape[0])  # labels for a K-vector output: class scores
-    if (kind == "classification" or (auto and kind == "regression")) and _one_hot(t, out_shape):
+    fit = label_fit(kind, out_shape, tuple(t.shape[1:]), label_dtype(t), auto=auto, output_id=output_id, head=head)
+    if fit.one_hot and _one_hot(t, out_shape):
         # one-hot rows for a K-vector output are class labels (float ones would else turn auto into MSE)
-        kind, num_classes, t = "classification", int(out_shape[0]), t.to(torch.float32).argmax(dim=1)
+        if isinstance(t, Mapped):  # (N indices, in memory)
+            t = torch.cat([part.to(torch.float32).argmax(dim=1) for _, part in t.chunks()])
+        else:
+            t = t.to(torch.float32).argmax(dim=1)
+        fit, kind, num_classes = LabelFit("classification"), "classification", int(out_shape[0])
+    if isinstance(t, Mapped):  # (labels mapped from a large .npz: the same checks, a chunk at a time)
+        return _mapped_targets(t, count, fit=fit, given=kind, num_classes=num_classes, output_id=output_id,
+                               head=head, out_shape=out_shape, source=source, later=later)
     if kind == "classification" and t.is_floating_point() and not bool(torch.isfinite(t).all()):
         bad = ~torch.isfinite(t.reshape(count, -1)).all(dim=1)
         raise DataError(f"{source}: array 'y' has NaN or Inf values ({int(bad.sum())} sample"
                         f"{'s' * (int(bad.sum()) != 1)}, the first is sample {int(bad.nonzero()[0])}); clean or "
                         "drop them")
-    if kind == "classification" and t.is_floating_point():
-        integral = bool(torch.isfinite(t).all()) and bool((t == t.round()).all())
-        if auto and tuple(t.shape[1:]) == tuple(out_shape):
-            kind = "regression"
-        elif integral and t.dim() <= 2 and (t.dim() == 1 or t.shape[1] == 1):
-            t = t.to(torch.int64)
-        else:
-            held = "one real value per sample" if t.dim() == 1 else f"real values of shape {_fmt(t.shape[1:])}"
-            raise DataError(f"{source}: array 'y' holds {held}; classification needs one int64 class index per "
-                            f"sample (or set task to 'regression' with targets of the output's shape "
-                            f"{_fmt(out_shape)})")
+    if fit.problem is not None:
+        raise DataError(f"{source}: {fit.problem}")
+    if fit.kind != kind:
+        kind, num_classes = fit.kind, int(out_shape[0]) if fit.kind == "classification" else None
     if kind == "classification":
-        if t.dtype == torch.bool or t.is_complex():
-            raise DataError(f"{source}: array 'y' has dtype {t.dtype}; expected int64 class indices")
+        if fit.whole is not None:
+            if not bool((t == t.round()).all()):
+                raise DataError(f"{source}: {fit.whole}")
+            t = t.to(torch.int64)
         if t.dim() == 2 and t.shape[1] == 1:
             t = t[:, 0]
-        if t.dim() != 1:
-            raise _not_per_sample(source, tuple(t.shape[1:]), out_shape)
         unsigned = t.dtype == getattr(torch, "uint64", None)
         t = t.to(torch.int64)
         low, high = int(t.min()), int(t.max())
@@ -238,18 +216,9 @@ def check_targets(targets: Any, count: int, *, kind: str, num_classes: int | Non
         _label_range(low, high, num_classes, source=source, head=head, output_id=output_id)
         return t.contiguous(), kind
     # regression
-    if t.dtype == torch.bool or t.is_complex():
-        raise DataError(f"{source}: array 'y' has dtype {t.dtype}; regression needs float targets")
     want = tuple(int(s) for s in out_shape)
     if tuple(t.shape[1:]) != want:
-        if len(want) >= 3 and want[0] > 1 and tuple(t.shape[1:]) == want[1:] and not t.is_floating_point():
-            raise DataError(f"{source}: array 'y' holds a class index per position ({_fmt(t.shape[1:])} whole numbers "
-                            f"a sample), Output {output_id!r} reads {_fmt(want)}: {PER_STEP}")
-        if t[0].numel() == math.prod(want):
-            t = t.reshape(count, *want)
-        else:
-            raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}, Output {output_id!r} "
-                            f"reads {_fmt(want)}")
+        t = t.reshape(count, *want)
     t = t.to(torch.float32)
     finite = torch.isfinite(t.reshape(count, -1)).all(dim=1)
     if not bool(finite.all()):
@@ -293,42 +262,38 @@ def _label_scan(t: Mapped) -> tuple[int, int, bool, Any, Any]:
     return first, bad, whole and not bad, low, high
 
 
-def _mapped_targets(t: Mapped, count: int, *, kind: str, num_classes: int | None, output_id: str, head: str,
-                    out_shape: tuple[int, ...], source: str, auto: bool,
+def _mapped_targets(t: Mapped, count: int, *, fit: LabelFit, given: str, num_classes: int | None, output_id: str,
+                    head: str, out_shape: tuple[int, ...], source: str,
                     later: list[tuple[Any, Any]] | None = None) -> tuple[Any, str]:
-    """:func:`check_targets` of targets mapped from a large .npz (not one-hot): the same decisions and
-    refusals from one chunked scan; what comes back stays mapped, converted (and reshaped) as used.
-    With ``later`` the checks that only refuse (integer labels' range, regression targets' NaN/Inf)
-    wait for :func:`one_pass`'s read instead of a scan of their own; float labels, whose values decide
-    the task, are scanned here."""
+    """:func:`check_targets` of targets mapped from a large .npz (not one-hot): ``fit`` of the graph's
+    ``given`` kind, and the checks of the values from one chunked scan; what comes back stays mapped,
+    converted (and reshaped) as used. With ``later`` the checks that only refuse (integer labels' range,
+    regression targets' NaN/Inf) wait for :func:`one_pass`'s read instead of a scan of their own; float
+    labels taken as classes are scanned here."""
     import torch
 
     kinds = t.array.dtype.kind
-    if (kind == "regression" and auto and t.dim() == 1 and kinds in "iu" and len(out_shape) == 1
-            and out_shape[0] > 1):
-        kind, num_classes = "classification", int(out_shape[0])
     low: Any = None
     high: Any = None
-    if kind == "classification" and not (later is not None and kinds in "iu"):
+    whole = True
+    if given == "classification" and kinds == "f":  # (NaN first, as for labels read whole)
         first, bad, whole, low, high = _label_scan(t)
-        if kinds == "f" and bad:
+        if bad:
             raise DataError(f"{source}: array 'y' has NaN or Inf values ({bad} sample{'s' * (bad != 1)}, the first "
                             f"is sample {first}); clean or drop them")
-        if kinds == "f":
-            if auto and tuple(t.shape[1:]) == tuple(out_shape):
-                kind = "regression"
-            elif not (whole and t.dim() <= 2 and (t.dim() == 1 or t.shape[1] == 1)):
-                held = "one real value per sample" if t.dim() == 1 else f"real values of shape {_fmt(t.shape[1:])}"
-                raise DataError(f"{source}: array 'y' holds {held}; classification needs one int64 class index per "
-                                f"sample (or set task to 'regression' with targets of the output's shape "
-                                f"{_fmt(out_shape)})")
+    if fit.problem is not None:
+        raise DataError(f"{source}: {fit.problem}")
+    kind = fit.kind
+    if kind != given:
+        num_classes = int(out_shape[0]) if kind == "classification" else None
     if kind == "classification":
-        if kinds == "b":
-            raise DataError(f"{source}: array 'y' has dtype {t.dtype}; expected int64 class indices")
+        if fit.whole is not None and not whole:
+            raise DataError(f"{source}: {fit.whole}")
+        if low is None and (later is None or kinds not in "iu"):
+            _, _, _, low, high = _label_scan(t)
         if t.dim() == 2 and t.shape[1] == 1:
             t = t.reshaped(())
-        if t.dim() != 1:
-            raise _not_per_sample(source, tuple(t.shape[1:]), out_shape)
+
         def in_range(low: Any, high: Any) -> None:
             _label_range(int(low), int(high), num_classes, source=source, head=head, output_id=output_id)
 
@@ -338,13 +303,8 @@ def _mapped_targets(t: Mapped, count: int, *, kind: str, num_classes: int | None
         else:
             in_range(low, high)
         return labels, kind
-    if kinds == "b":
-        raise DataError(f"{source}: array 'y' has dtype {t.dtype}; regression needs float targets")
     want = tuple(int(s) for s in out_shape)
     if tuple(t.shape[1:]) != want:
-        if math.prod(t.shape[1:]) != math.prod(want):
-            raise DataError(f"{source}: array 'y' has targets of shape {_fmt(t.shape[1:])}, Output {output_id!r} "
-                            f"reads {_fmt(want)}")
         t = t.reshaped(want)
     t = t.converted(torch.float32)
 

@@ -17,6 +17,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from revstudio.core.project_format import SNAPSHOT
+
 EVALUATIONS = "evaluations"  # the run folder's folder of results
 
 
@@ -41,7 +43,7 @@ class Source:
 def _run_of(file: str) -> str | None:
     """The run folder a checkpoint file lies in (``RUN/checkpoints/x.pt``), or None."""
     folder = os.path.dirname(os.path.dirname(os.path.abspath(file)))
-    return folder if os.path.isfile(os.path.join(folder, "project.revs")) else None
+    return folder if os.path.isfile(os.path.join(folder, SNAPSHOT)) else None
 
 
 def resolve(target: str, checkpoint: str | None = None, project: str | None = None) -> Source:
@@ -50,9 +52,9 @@ def resolve(target: str, checkpoint: str | None = None, project: str | None = No
         raise EvalError(f"{target}: no such run folder or file; give a run folder ('revstudio runs' lists them), "
                         "a checkpoint, or a state_dict file with --project FILE")
     if os.path.isdir(target):
-        snapshot = os.path.join(target, "project.revs")
+        snapshot = os.path.join(target, SNAPSHOT)
         if not os.path.isfile(snapshot):
-            raise EvalError(f"{target}: not a run folder (no project.revs in it); give a folder 'revstudio runs' "
+            raise EvalError(f"{target}: not a run folder (no {SNAPSHOT} in it); give a folder 'revstudio runs' "
                             "lists, or a checkpoint file")
         from .checkpoint import weights_file
         from .runs import BEST
@@ -74,7 +76,7 @@ def resolve(target: str, checkpoint: str | None = None, project: str | None = No
                         "with a run folder")
     run_dir = _run_of(target)
     if project is None and run_dir is not None:
-        project = os.path.join(run_dir, "project.revs")
+        project = os.path.join(run_dir, SNAPSHOT)
     return Source(target, project or "", run_dir=run_dir)
 
 

@@ -18,7 +18,7 @@ from .runs import CONFIG, METRICS, STATUS, read_json
 
 
 class RunFolder(Protocol):
-    """A listed run: ``revstudio runs``'s RunInfo, the app's RunEntry."""
+    """A listed run: ``revstudio runs``'s RunInfo, or the app's RunEntry (a Runs-tab view of one RunInfo)."""
 
     @property
     def path(self) -> Any: ...  # (str or Path)

@@ -13,7 +13,7 @@ from collections.abc import Collection
 from typing import Any
 
 from .config import TrainConfig
-from .runs import CONFIG, RunDirError, RunWriter, now_iso, write_atomic, write_json
+from .runs import CONFIG, SNAPSHOT, RunDirError, RunWriter, now_iso, write_atomic, write_json
 
 
 def _local_rank() -> int:
@@ -64,7 +64,7 @@ def missing_data_hint(source: str, cfg: TrainConfig, base: str, given: Collectio
     folder = os.path.dirname(os.path.abspath(source))
     if out is not None and os.path.abspath(out) == folder:  # (the app's run: its snapshot, its folder)
         return ""
-    if os.path.basename(source) != "project.revs" or not is_run_dir(folder):
+    if os.path.basename(source) != SNAPSHOT or not is_run_dir(folder):
         keys = " and ".join(f"training.{k}" for _, k in missing)
         return (f"; the path is {source}'s {keys}, and a relative one starts from the project's folder ({base}): "
                 f"put the data where it points, correct the path in the project (the app's Run > Run Settings), "
@@ -129,7 +129,7 @@ def open_run(out: str, graph: Any, cfg: TrainConfig, world: int, text: str,
 def record(writer: RunWriter, graph: Any, cfg: TrainConfig, world: int, resumed: bool, text: str) -> None:
     """Write the snapshot (``text``), config, environment and model code (a RunDirError if it cannot)."""
     if not resumed:
-        write_atomic(writer.file("project.revs"), text)
+        write_atomic(writer.file(SNAPSHOT), text)
     write_json(writer.file(CONFIG), cfg.full_section())
     write_json(writer.file("environment.json"), environment(cfg, world, graph))
     try:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from revstudio.core.processes import host, same_process
+from revstudio.core.project_format import SNAPSHOT
 
 # what a worker writes, and the two words a reader adds (in the order `revstudio runs --status` lists them)
 WRITTEN = ("running", "finished", "stopped", "failed")
@@ -114,4 +115,4 @@ def looks_like_run(path: str) -> bool:
     writes first (a run that died before its status is listed as unknown, not hidden). A hidden
     folder is a run being moved in."""
     return not os.path.basename(os.path.normpath(path)).startswith(".") and os.path.isdir(path) and any(
-        os.path.exists(os.path.join(path, name)) for name in ("status.json", "metrics.jsonl", "project.revs"))
+        os.path.exists(os.path.join(path, name)) for name in ("status.json", "metrics.jsonl", SNAPSHOT))

@@ -21,6 +21,7 @@ from typing import Any
 
 from revstudio.core import tempfiles
 from revstudio.core.processes import host, process_stamp
+from revstudio.core.project_format import SNAPSHOT
 
 from .evaluation import evaluation_summary
 from .run_status import decide, looks_like_run, started_from
@@ -31,6 +32,7 @@ CONFIG = "config.json"
 METRICS = "metrics.jsonl"
 LABEL = "label.json"      # the user's name for a run ({"label": ...}); written by the app, never by the worker
 CHECKPOINT = os.path.join("checkpoints", "last.pt")
+# SNAPSHOT (imported above): the run folder's project.revs, named in the core, which reads it too
 BEST = os.path.join("checkpoints", "best.pt")  # the weights of the lowest val_loss so far, replaced
 
 
@@ -430,7 +432,7 @@ class RunWriter:
 
 
 # What the start of a new run writes into its folder (session._record, RunWriter)
-START_FILES = ("project.revs", CONFIG, "environment.json", "model.py", "model.py.txt", STATUS, METRICS)
+START_FILES = (SNAPSHOT, CONFIG, "environment.json", "model.py", "model.py.txt", STATUS, METRICS)
 
 
 class StartUndo:

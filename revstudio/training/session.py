@@ -25,6 +25,7 @@ from .run_record import open_run, snapshot_text
 from .runs import (
     CHECKPOINT,
     READER_GONE,
+    SNAPSHOT,
     RunDirError,
     RunWriter,
     StartUndo,
@@ -97,9 +98,9 @@ def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
     if req.resume:
         from . import checkpoint as ckpt
 
-        snapshot = os.path.join(req.resume, "project.revs")
+        snapshot = os.path.join(req.resume, SNAPSHOT)
         if not os.path.isfile(snapshot):
-            raise SessionError(f"--resume {req.resume}: not a run directory (no project.revs)", 2)
+            raise SessionError(f"--resume {req.resume}: not a run directory (no {SNAPSHOT})", 2)
         try:
             resume = ckpt.load(os.path.join(req.resume, "checkpoints", "last.pt"))
             ckpt.require_resumable(resume, os.path.join(req.resume, "checkpoints", "last.pt"))
@@ -109,7 +110,7 @@ def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
         given = req.graph if req.graph is not None else load_project(req.file) if req.file else None
         if given is not None and network_digest(given) != network_digest(graph):
             raise SessionError(f"--resume {req.resume}: {req.file} is not the graph that run trains (its "
-                               f"project.revs); leave FILE out to continue the run, or drop --resume to start "
+                               f"{SNAPSHOT}); leave FILE out to continue the run, or drop --resume to start "
                                f"a new run of {req.file}", 2)
         section = resume.get("config") or {}
         if isinstance(section, dict) and "scale_uint8" not in section:
@@ -267,7 +268,7 @@ def run_session(req: Request, outcome: Outcome | None = None) -> int:
         except CliError as exc:
             return failed(str(exc), exc.code)
         threads_before = apply_for_run(cfg.threads, resume, req.resume)  # (before any work: every process, every rank)
-        source = os.path.join(req.resume, "project.revs") if req.resume else str(req.file)
+        source = os.path.join(req.resume, SNAPSHOT) if req.resume else str(req.file)
         try:
             graph, report = load_checked(source, batch=cfg.batch_size, graph=None if req.resume else req.graph)
             _refuse_unfit(source, graph, report, cfg, world, local_rank)
@@ -415,7 +416,7 @@ def preflight(req: Request, world: int) -> int | None:
 
     try:
         graph, cfg, resume, base = _load(req)
-        source = os.path.join(req.resume, "project.revs") if req.resume else str(req.file)
+        source = os.path.join(req.resume, SNAPSHOT) if req.resume else str(req.file)
         graph, report = load_checked(source, batch=cfg.batch_size)
         if not cfg.device.startswith("cuda"):  # (a GPU per process is the launcher's to hand out)
             precision_context(cfg, resolve_device(cfg.device))

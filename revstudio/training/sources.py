@@ -31,6 +31,8 @@ from .data_checks import (  # noqa: F401
     data_digest,
     flow_levels,
     inputs_note,
+    label_dtype,
+    label_fit,
     layout_hint,
     looks_like_pixels,
     one_pass,
@@ -39,7 +41,7 @@ from .data_checks import (  # noqa: F401
     unread_arrays,
 )
 from .mapped import Mapped, reading_note
-from .steps import PADDING_NAMES, is_per_step, per_step_targets, position_unit
+from .steps import PADDING_NAMES, per_step_targets
 from .synthetic import synthetic
 
 MNIST_NAMES = {
@@ -343,7 +345,9 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
                          or (scale_uint8 and len(found) == len(specs)))
         inputs = check_inputs(inputs, specs, source, later)
         count = len(next(iter(inputs.values())))
-        if is_per_step(targets, kind, out_shape, auto):
+        fit = None if targets is None else label_fit(kind, out_shape, tuple(targets.shape[1:]), label_dtype(targets),
+                                                     auto=auto, output_id=output_id, head=head_id)
+        if fit is not None and fit.per_position:
             targets, fact = per_step_targets(targets, count, num_classes=num_classes, out_shape=out_shape,
                                              output_id=output_id, head=head_id or output_id, source=source,
                                              padding=padding)
@@ -352,12 +356,6 @@ def load_splits(spec: str, specs: dict[str, tuple[tuple[int, ...], str]], *, kin
                 if name == os.path.basename(source):
                     unread[i] = (name, [n for n in names if n not in fact["padding"]])
             return (inputs, targets), "classification"
-        if kind == "classification" and len(out_shape) >= 2 and targets is not None:
-            word = position_unit(len(out_shape) - 1)
-            raise DataError(f"{source}: array 'y' holds {_fmt(targets.shape[1:]) if targets.dim() > 1 else 'one label'}"
-                            f" a sample, Output {output_id!r} (port '{output_id}.in') reads {_fmt(out_shape)} scores "
-                            f"(classes x {word}s): per-{word} classification needs labels of N x {_fmt(out_shape[1:])}; "
-                            "for one class a sample end the model in a Pool and a Linear of as many outputs as classes")
         targets, kind = check_targets(targets, count, kind=kind, num_classes=num_classes, output_id=output_id,
                                       head_id=head_id, out_shape=out_shape, source=source, auto=auto,
                                       later=targets_later)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .data_checks import DataError, _fmt, axes_form, position_unit
+from .data_checks import DataError, _fmt, axes_form, label_dtype, position_unit
+from .label_fit import label_fit
 from .mapped import Mapped
 
 IGNORE = -100  # torch's ignore_index: a position with this label is not scored
@@ -28,54 +29,6 @@ def _in_memory(t: Any) -> Any:
     if isinstance(t, Mapped):
         return torch.cat([part for _, part in t.chunks()]) if len(t) else torch.zeros(t.shape)
     return t
-
-
-def is_per_step(targets: Any, kind: str, out_shape: tuple[int, ...], auto: bool) -> bool:
-    """Whether ``targets`` for an Output of ``out_shape`` are class labels per position: a C x T (or C x H x W
-    ...) Output, C > 1, and labels of one axis fewer a sample; any under task classification, under auto
-    whole numbers (not floats)."""
-    if targets is None or len(out_shape) < 2 or out_shape[0] < 2 or targets.dim() != len(out_shape):
-        return False
-    if kind == "classification":
-        return True
-    dtype = targets.array.dtype.kind if isinstance(targets, Mapped) else (
-        "f" if targets.is_floating_point() else "b" if str(targets.dtype) == "torch.bool" else "i")
-    return auto and kind == "regression" and dtype in "iu"
-
-
-def layout_problem(shape: tuple[int, ...], out_shape: tuple[int, ...], output_id: str, head: str) -> str | None:
-    """Why labels of ``shape`` a sample (T, or H x W ...) do not fit a channels-first Output of ``out_shape``,
-    naming the port and the fix; None when they fit (``shape == out_shape[1:]``)."""
-    shape, classes, positions = tuple(shape), out_shape[0], tuple(out_shape[1:])
-    if shape == positions:
-        return None
-    port = f"Output {output_id!r} (port '{output_id}.in')"
-    if len(shape) == 1:
-        steps, out_steps = shape[0], positions[0]
-        if steps == classes:
-            return (f"{port} reads {_fmt(out_shape)} per sample and the labels have {steps} steps: the scores are "
-                    f"steps x classes, and per-step classification reads them channels first, classes x steps (N x C "
-                    f"x T, as a Conv or a BiRNN gives them, the layout torch's CrossEntropyLoss takes); end the model "
-                    f"in a Conv with kernel_size 1 and out_channels = the number of classes on the C x {steps} "
-                    f"sequence instead of node {head!r}'s layout")
-        return (f"{port} reads {_fmt(out_shape)} per sample ({classes} classes x {out_steps} steps) and the labels "
-                f"have {steps} steps: per-step labels are N x T for a C x T Output; give the Input {steps} steps or "
-                f"save labels of {out_steps} steps")
-    word = position_unit(len(shape))
-    if shape == tuple(out_shape[:-1]):
-        head_on = (f"a Conv with kernel_size 1 and out_channels = the number of classes on the C x {_fmt(shape)} "
-                   "feature map" if len(shape) == 2 else "channels-first scores (a Conv with kernel_size 1 and "
-                   f"out_channels = classes x {shape[0]}, then a Reshape to C x {_fmt(shape)}, or a Permute of the "
-                   "class axis to the front)")
-        return (f"{port} reads {_fmt(out_shape)} per sample and the labels are {_fmt(shape)}: the scores are "
-                f"{_fmt(shape)} x classes (channels last), and per-{word} classification reads them channels first, "
-                f"classes x {_fmt(shape)} (N x C x {axes_form(shape)}, the layout torch's CrossEntropyLoss takes); "
-                f"end the model in {head_on} instead of node {head!r}'s layout")
-    things = {2: "images", 3: "volumes"}.get(len(shape), "samples")
-    return (f"{port} reads {_fmt(out_shape)} per sample ({classes} classes x {_fmt(positions)} {word}s) and the "
-            f"labels are {_fmt(shape)}: per-{word} labels are N x {_fmt(positions)} for a C x {_fmt(positions)} "
-            f"Output; give the Input {_fmt(shape)} {things} (a fully convolutional model keeps their size) or save "
-            f"labels of {_fmt(positions)}")
 
 
 def _padding_mask(padding: dict[str, Any], count: int, positions: tuple[int, ...], source: str) -> Any:
@@ -134,18 +87,15 @@ def per_step_targets(targets: Any, count: int, *, num_classes: int | None, out_s
     t = _in_memory(targets)
     if len(t) != count:
         raise DataError(f"{source}: array 'y' has {len(t)} samples, the inputs have {count}")
-    problem = layout_problem(tuple(int(s) for s in t.shape[1:]), out_shape, output_id, head)
-    if problem:
-        raise DataError(f"{source}: array 'y' holds {_fmt(t.shape[1:])} labels a sample: {problem}")
+    fit = label_fit("classification", out_shape, tuple(t.shape[1:]), label_dtype(t), auto=False, output_id=output_id,
+                    head=head)  # (the layout and the number type: the rule check and the preview apply too)
+    if fit.problem is not None:
+        raise DataError(f"{source}: {fit.problem}")
     word = position_unit(t.dim() - 1)
-    if t.dtype == torch.bool or t.is_complex():
-        raise DataError(f"{source}: array 'y' has dtype {t.dtype}; per-{word} labels are int64 class indices")
-    if t.is_floating_point():
+    if fit.whole is not None:
         finite = torch.isfinite(t)
         if not bool(finite.all()) or not bool((t[finite] == t[finite].round()).all()):
-            raise DataError(f"{source}: array 'y' holds real values; per-{word} classification needs int64 class "
-                            f"indices (or set task to 'regression' with targets of the Output's shape "
-                            f"{_fmt(out_shape)})")
+            raise DataError(f"{source}: {fit.whole}")
     positions = tuple(int(s) for s in t.shape[1:])
     labels = t.to(torch.int64).clone()
     given = int((labels == IGNORE).sum())

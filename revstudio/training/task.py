@@ -19,7 +19,8 @@
 
 A requested task that does not fit the graph is refused with a :class:`DataError`
 naming the node. Where the data's labels are known before the run (their shape and number type, from
-a file's header), :func:`labels_decide` says what ``auto`` will make of them and why. No torch here: the Qt run-settings dialog calls this too.
+a file's header), :func:`labels_decide` says what ``auto`` will make of them and why, or why a run refuses them,
+by the rule the run applies (``label_fit``). No torch here: the Qt run-settings dialog calls this too.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from typing import Any
 
 from revstudio.core.find import FLOW_TYPES, find_type
 
+from .label_fit import label_fit, number_kind
 from .sources import DataError
 from .steps import position_unit as position_word
 
@@ -208,37 +210,35 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
     return info("regression")
 
 
-def _number_kind(dtype: str) -> str:
-    """"i", "u", "f", "b" or "" for a numpy or torch dtype's name ("int64", "torch.float32", "uint8", "bool")."""
-    name = dtype.replace("torch.", "")
-    for prefix, kind in (("uint", "u"), ("int", "i"), ("float", "f"), ("bfloat", "f"), ("half", "f"),
-                         ("double", "f"), ("long", "i"), ("short", "i"), ("bool", "b")):
-        if name.startswith(prefix):
-            return kind
-    return ""
-
-
 def labels_decide(task: TaskInfo, shape: Any, dtype: str | None, source: str) -> tuple[TaskInfo, str] | None:
     """``(the task, why)`` that the data's labels ``y`` of ``shape`` (N first) and ``dtype`` (a numpy or torch
-    name), read from ``source``'s header, make of an ``auto`` guess, as ``load_data`` will decide it: whole
-    numbers of the Output's positions (N x T for C x T, N x H x W for C x H x W ...) are a class per position,
-    N whole numbers for a K-vector are a class a sample, real values of a C x T (or larger) Output's shape are
-    regression. None where the header cannot tell (no labels, a requested task, a flow, float rows for a
-    K-vector that may be one-hot) or the labels fit no task (the run's refusal says why)."""
-    if task.requested != "auto" or task.kind == "flow" or shape is None or not dtype:
+    name), read from ``source``'s header, make of an ``auto`` guess, by the rule a run applies
+    (:func:`revstudio.training.label_fit.label_fit`): whole numbers of the Output's positions (N x T for C x T,
+    N x H x W for C x H x W ...) are a class per position, N whole numbers for a K-vector are a class a sample,
+    real values of a C x T (or larger) Output's shape are regression. Raises :class:`DataError` (the file's
+    name first, the run's words after it) where a run refuses such labels, for a requested task too. None
+    where the labels leave the graph's guess (or the requested task) as it is, or where only their values
+    can tell (no labels, a flow, N x K rows that may be one-hot, real numbers that must be whole)."""
+    if shape is None or not dtype or len(shape) < 1 or task.kind == "flow":
         return None
-    out, held, kind = tuple(task.output_shape), tuple(int(s) for s in shape), _number_kind(dtype)
-    what = f"the data's 'y' ({source}) holds {_fmt(held)} {dtype.replace('torch.', '')}"
-    if not out or not held:
+    out, held = tuple(task.output_shape), tuple(int(s) for s in shape)[1:]
+    fit = label_fit(task.kind, out, held, dtype, auto=task.requested == "auto", output_id=task.output_id,
+                    head=task.head_id)
+    if fit.one_hot:
         return None
-    if len(out) >= 2 and out[0] > 1 and held[1:] == out[1:] and kind in "iu" and kind:
-        found = TaskInfo("classification", out[0], task.output_id, task.requested, task.head_id, out)
+    if fit.problem is not None:
+        raise DataError(f"{source}: {fit.problem}")
+    if task.requested != "auto" or not fit.decided:
+        return None
+    kind = number_kind(dtype)
+    what = f"the data's 'y' ({source}) holds {_fmt(tuple(int(s) for s in shape))} {dtype.replace('torch.', '')}"
+    found = TaskInfo(fit.kind, out[0] if fit.kind == "classification" else None, task.output_id, task.requested,
+                     task.head_id, out)
+    if fit.per_position:
         return found, (f"{what}: whole numbers for each of the {_fmt(out[1:])} positions of {task.output_id!r}, "
                        f"a class per {found.unit} ({out[0]} scores a {found.unit}, channels first)")
-    if len(out) == 1 and out[0] > 1 and len(held) == 1 and kind in "iu" and kind:
-        found = TaskInfo("classification", out[0], task.output_id, task.requested, task.head_id, out)
+    if fit.kind == "classification" and len(out) == 1 and not held and kind in ("i", "u"):
         return found, f"{what}: a class index a sample, for {task.output_id!r}'s {out[0]} class scores"
-    if len(out) >= 2 and held[1:] == out and kind == "f":
-        found = TaskInfo("regression", None, task.output_id, task.requested, task.head_id, out)
+    if fit.kind == "regression" and len(out) >= 2 and held == out and kind == "f":
         return found, f"{what}: real values of the shape {task.output_id!r} reads ({_fmt(out)}), regression targets"
-    return None
+    return None  # (the labels fit the graph's guess: it stands, as the run keeps it)

@@ -14,7 +14,7 @@ from revstudio import cli
 from revstudio.core.generate import sequence_tagger
 from revstudio.core.project_write import save
 from revstudio.diagnostics.check import full_check
-from revstudio.training.task import infer_task, labels_decide
+from revstudio.training.task import DataError, infer_task, labels_decide
 
 F, T, C = 4, 10, 3
 
@@ -75,9 +75,14 @@ def test_labels_decide_reads_numpy_and_torch_names_and_leaves_a_requested_task_a
     for dtype in ("int64", "torch.int64", "uint8", "int32"):
         decided = labels_decide(guess, [16, T], dtype, "d.pt")
         assert decided is not None and decided[0].kind == "classification" and decided[0].per_step, dtype
-    assert labels_decide(guess, [16, T], "float32", "d.npz") is None  # (not whole numbers: the run says why)
-    assert labels_decide(guess, [16, T + 1], "int64", "d.npz") is None  # (another T: the run's refusal)
-    assert labels_decide(infer_task(g, report, "regression"), [16, T], "int64", "d.npz") is None
+    # labels a run refuses are refused in its words, for a requested task too (tests/training/test_label_fit_callers.py)
+    with pytest.raises(DataError, match=r"^d\.npz: array 'y' has targets of shape 10, Output 'tags' reads 3x10$"):
+        labels_decide(guess, [16, T], "float32", "d.npz")
+    with pytest.raises(DataError, match=r"^d\.npz: array 'y' holds 11 labels a sample: Output 'tags'"):
+        labels_decide(guess, [16, T + 1], "int64", "d.npz")
+    with pytest.raises(DataError, match="has targets of shape 10, Output 'tags' reads 3x10"):
+        labels_decide(infer_task(g, report, "regression"), [16, T], "int64", "d.npz")
+    assert labels_decide(infer_task(g, report, "regression"), [16, C, T], "int64", "d.npz") is None  # (as asked)
 
 
 @pytest.mark.parametrize("y", [np.ones((16, T), np.int64), np.ones((16, T), np.uint8), np.zeros((16, C, T), np.float32)],

@@ -234,7 +234,7 @@ BAD_LABELS = {  # name: (y, task, words the refusal has)
     "NaN among float labels": (np.where(np.arange(N) % 7 == 3, np.nan, np.arange(N) % 10), "classification",
                                "has NaN or Inf values (4 samples, the first is sample 3)"),
     "real values for a classifier": (np.linspace(0, 1, N), "classification", "holds one real value per sample"),
-    "bool labels": (np.arange(N) % 2 == 0, "classification", "has dtype torch.bool"),
+    "bool labels": (np.arange(N) % 2 == 0, "classification", "has dtype bool;"),
     "N x 2 labels": (np.zeros((N, 2), np.int64), "classification", "has targets of shape 2"),
     "NaN in regression targets": (np.where(np.arange(N * 3).reshape(N, 3) == 64, np.nan, 0.5), "regression3",
                                   "NaN or Inf values (the first at sample 21)"),

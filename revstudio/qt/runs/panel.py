@@ -353,7 +353,7 @@ class RunsPanel(QWidget):
         if entry is None or item.text() == (entry.label or ""):
             return
         try:
-            entry.label = write_label(str(path), item.text())
+            entry.info.label = write_label(str(path), item.text())
         except RunDirError as exc:
             self._reload_soon.start()  # (the cell goes back to the label on disk)
             todo = "free some space" if exc.full else "check that you can write to the run's folder"

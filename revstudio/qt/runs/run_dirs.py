@@ -10,79 +10,82 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from revstudio.core.processes import pid_alive
 from revstudio.training.run_status import looks_like_run
+from revstudio.training.runs import CHECKPOINT, METRICS, SNAPSHOT, RunInfo, belongs_to, read_run
 from revstudio.training.runs import STAMPED as _STAMPED
-from revstudio.training.runs import belongs_to, read_run, trained_seconds
 from revstudio.training.runs_folder import make_runs_folder
 
 __all__ = ["RunEntry", "belongs_to", "delete_run_dir", "is_run_dir", "list_run_dirs", "move_run_dir", "pid_alive",
            "read_run_dir", "renamed_run"]
 
 
-@dataclass
 class RunEntry:
-    path: Path
-    status: str
-    step: int = 0
-    total_steps: int | None = None
-    config: dict[str, Any] = field(default_factory=dict)
-    metrics: dict[str, Any] = field(default_factory=dict)
-    started: str | None = None
-    ended: str | None = None
-    message: str | None = None
-    pid: int | None = None
-    label: str | None = None   # the user's name for the run (label.json)
-    resumed: list[str] = field(default_factory=list)  # when each resume restarted it (status.json)
-    trained_s: float | None = None  # seconds trained before the last (re)start
-    guessed: bool = False      # the message is the folder's reading (killed, unknown), not the run's own word
-    init_from: str | None = None  # the weights of one's own it started from (train --init), else None
+    """One run as the Runs tab lists it: ``revstudio runs``'s record of it (:class:`RunInfo`, kept whole as
+    ``info``) with what only the app needs on top: the folder as a Path, the step as a number (0 before
+    the first), the title and the files the tab opens. Every other field (status, config, metrics,
+    label, ...) is read through from ``info``, so a field ``revstudio runs`` adds reaches the tab."""
+
+    __slots__ = ("info",)
+
+    def __init__(self, info: RunInfo) -> None:
+        self.info = info
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "info":  # (not set yet: a copy or an unpickle looks before __init__)
+            raise AttributeError(name)
+        return getattr(self.info, name)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RunEntry) and other.info == self.info
+
+    __hash__ = None  # type: ignore[assignment]  # (as the record it reads: mutable, compared by value)
+
+    def __repr__(self) -> str:
+        return f"RunEntry({self.info!r})"
+
+    @property
+    def path(self) -> Path:
+        return Path(self.info.path)
 
     @property
     def name(self) -> str:
         return self.path.name
 
     @property
+    def step(self) -> int:
+        """The last step reached; 0 before the first (the table and the plots count from it)."""
+        return self.info.step or 0
+
+    @property
     def title(self) -> str:
         """What the run is called in the legend and the detail: its label, else its folder's name."""
-        return self.label or self.name
+        return self.info.label or self.name
 
     @property
     def snapshot(self) -> Path:
-        return self.path / "project.revs"
+        return self.path / SNAPSHOT
 
     @property
     def checkpoint(self) -> Path:
-        return self.path / "checkpoints" / "last.pt"
+        return self.path / CHECKPOINT
 
     @property
     def metrics_file(self) -> Path:
-        return self.path / "metrics.jsonl"
+        return self.path / METRICS
 
     def duration_s(self) -> float | None:
         """Seconds trained, the pauses between a stop and a resume left out (``trained_seconds``)."""
-        return trained_seconds(self.started, self.resumed, self.trained_s, self.ended, self.status == "running")
+        return self.info.duration_s()
 
 
 def read_run_dir(path: str | Path) -> RunEntry:
     """One run as the Runs tab lists it: :func:`revstudio.training.runs.read_run`, status and
     reason as ``revstudio runs`` prints them."""
-    path = Path(path)
-    info = read_run(str(path))
-    entry = RunEntry(path, info.status, config=info.config, label=info.label, guessed=info.guessed)
-    for key in ("step", "total_steps", "pid"):
-        value = getattr(info, key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            setattr(entry, key, value)
-    entry.metrics = dict(info.metrics)
-    entry.started, entry.ended, entry.message = info.started, info.ended, info.message
-    entry.resumed, entry.trained_s = list(info.resumed), info.trained_s
-    entry.init_from = info.init_from
-    return entry
+    return RunEntry(read_run(str(path)))
 
 
 def is_run_dir(path: Path) -> bool:

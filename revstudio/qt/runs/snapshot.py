@@ -16,6 +16,7 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QGraphicsItem
 
 from revstudio.core.commands import Command
+from revstudio.core.project_format import SNAPSHOT
 from revstudio.qt.document import Document
 
 
@@ -27,7 +28,7 @@ class SnapshotDocument(Document):
     def __init__(self, graph: Any, run_dir: Path) -> None:
         super().__init__(graph, None)
         self.run_dir = run_dir
-        self.snapshot = run_dir / "project.revs"
+        self.snapshot = run_dir / SNAPSHOT
         # True from a refusal until control returns to the event loop: the view's own report of
         # the edit it asked for ("Deleted 6 nodes") is then untrue and is not shown
         self.refusing = False
@@ -45,7 +46,7 @@ class SnapshotDocument(Document):
 def refusal(run_dir: Path, what: str = "") -> str:
     edit = f" ({what})" if what else ""
     return (f"Not edited{edit}: this tab is run {run_dir.name}'s snapshot, read-only. To change it, "
-            f"File > Open {run_dir / 'project.revs'} and Save As a new project.")
+            f"File > Open {run_dir / SNAPSHOT} and Save As a new project.")
 
 
 def tab_title(graph_name: str, run_dir: Path) -> str:
@@ -67,13 +68,13 @@ def open_snapshot_tab(window: Any, run_dir: Path) -> Any:
         tabs.setCurrentWidget(view)
         return view
     try:
-        graph = read_project(str(run_dir / "project.revs"))
+        graph = read_project(str(run_dir / SNAPSHOT))
     except OpenError as exc:
         window.dialogs.error(window, "Cannot open the snapshot", str(exc))
         return None
     document = SnapshotDocument(graph, run_dir)
     document.refused.connect(window.show_message)
-    tip = (f"The project as run {run_dir.name} trained it ({run_dir / 'project.revs'}). Read-only: "
+    tip = (f"The project as run {run_dir.name} trained it ({run_dir / SNAPSHOT}). Read-only: "
            "edits are refused and Save never writes it.")
     view = tabs.add_read_only(key, document, tab_title(graph.name, run_dir), tip)
     for item in view.scene().node_items.values():  # a drag would move a node the document cannot keep

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt
 
+from revstudio.core.project_format import SNAPSHOT
 from revstudio.qt.training import section as sec
 from revstudio.qt.training.child_query import ChildQuery
 
@@ -35,7 +36,7 @@ class ChildDiagnosticsMixin(_Base):
 
     def _snapshot_file(self) -> Path:
         folder = Path(tempfile.mkdtemp(prefix="revstudio-diag-"))
-        path = folder / "project.revs"
+        path = folder / SNAPSHOT
         path.write_text(sec.snapshot_text(self.document.graph, self.document.path), encoding="ascii")
         return path
 
@@ -63,7 +64,7 @@ class ChildDiagnosticsMixin(_Base):
 
     def gradcheck_run(self, path: Path) -> ChildQuery:
         """The gradient check at the run's last checkpoint (its trained weights), or its snapshot's."""
-        snapshot, checkpoint = path / "project.revs", path / "checkpoints" / "last.pt"
+        snapshot, checkpoint = path / SNAPSHOT, path / "checkpoints" / "last.pt"
         if checkpoint.exists():  # `revstudio gradcheck --checkpoint` loads it (weights_only) and checks its keys
             return self._diagnose("gradcheck", f"Gradient check of {path.name} at its checkpoint",
                                   [str(snapshot), "--json", "--checkpoint", str(path)], None)

@@ -32,7 +32,7 @@ from revstudio.qt import report_facts as rf
 from revstudio.qt.document import Document
 from revstudio.qt.plots.rows import LinePump, LineSplitter, RunData
 from revstudio.qt.training import section as sec
-from revstudio.training.runs import record_end
+from revstudio.training.runs import SNAPSHOT, record_end
 from revstudio.training.runs_folder import make_runs_folder
 
 STOP_GRACE_MS = 1500   # SIGTERM first; a worker still alive after this is killed (Stop within 2 s)
@@ -44,9 +44,9 @@ def _remove_unstarted(run_dir: Path) -> bool:
     """Remove a run folder that holds only the snapshot Train wrote (the worker never wrote to it, or
     took away what it wrote: a run refused before it started)."""
     try:
-        if [p.name for p in run_dir.iterdir()] != ["project.revs"]:
+        if [p.name for p in run_dir.iterdir()] != [SNAPSHOT]:
             return False
-        (run_dir / "project.revs").unlink()
+        (run_dir / SNAPSHOT).unlink()
         run_dir.rmdir()
     except OSError:
         return False
@@ -193,7 +193,7 @@ class TrainController(QObject):
         try:
             make_runs_folder(run_dir.parent)
             run_dir.mkdir(parents=True)
-            snapshot = run_dir / "project.revs"
+            snapshot = run_dir / SNAPSHOT
             write_atomic(snapshot, sec.snapshot_text(self.document.graph, self.document.path))
         except OSError as exc:
             reason = f"Cannot create the run folder {run_dir}: {exc.strerror or exc}; {run_folder_advice(exc, run_dir)}"
@@ -214,7 +214,7 @@ class TrainController(QObject):
         if data is not None:  # keep the curves so far: the resumed rows continue them
             run = data
             run.status, run.message = "starting", None
-        return self._launch(run_dir, worker_argv(run_dir / "project.revs", run_dir, resume=True), run)
+        return self._launch(run_dir, worker_argv(run_dir / SNAPSHOT, run_dir, resume=True), run)
 
     def _launch(self, run_dir: Path, argv: list[str], run: RunData) -> str | None:
         process = QProcess(self)

@@ -152,11 +152,14 @@ def task_text(graph: Graph, report: Any, requested: str, answer: dict[str, Any] 
         info = infer_task(graph, report, requested)
     except DataError as exc:
         return f"{requested}: refused: {exc}"
-    if requested != "auto":
-        return f"{requested}: {info.describe()}"
     answer = answer or {}
     name = Path(source.split(":", 1)[-1]).name or source
-    decided = labels_decide(info, (answer.get("arrays") or {}).get("y"), answer.get("y_dtype"), name)
+    try:
+        decided = labels_decide(info, (answer.get("arrays") or {}).get("y"), answer.get("y_dtype"), name)
+    except DataError as exc:  # (labels the run refuses, in its words)
+        return f"{requested}: refused: {exc}"
+    if requested != "auto":
+        return f"{requested}: {info.describe()}"
     if decided is not None:
         found, why = decided
         return f"auto: {found.describe()}: {why}"

@@ -43,6 +43,11 @@ def test_the_task_hint_follows_the_labels_the_preview_read(qtbot, make_window, t
     qtbot.waitUntil(lambda: "real values" in hint.text())
     assert hint.text().startswith("auto: regression (mse on 'tags'): the data's 'y' (real.npz) holds 16x3x10 float32")
     dialog.fields["task"].setCurrentIndex(dialog.fields["task"].findData("classification"))
+    # asked for classification, real values of the Output's shape are refused, as the run refuses them
+    assert hint.text().startswith("classification: refused: real.npz: array 'y' holds 3x10 a sample, Output 'tags' "
+                                  "(port 'tags.in') reads 3x10 scores (classes x steps)"), hint.text()
+    settings_preview(dialog, "tags.npz")
+    qtbot.waitUntil(lambda: "refused" not in hint.text())
     assert hint.text().startswith("classification: classification per step (3 classes x 10 steps"), hint.text()
     dialog.reject()
 
