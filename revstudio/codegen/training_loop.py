@@ -476,7 +476,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     if rank == 0 and learn_at is None and not stopped and not learning.plainly_learns():  # (stderr, beside --json's rows)
         print(f"note: {unchecked_note(step)}", file=sys.stderr, flush=True)
     if rank == 0 and not json_rows and not stopped:
-        print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, "
+        print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, map_location='cpu', "
               "weights_only=True)['model']))" + (f"; the lowest val_loss's weights (step {best['step']}) to "
                                                  f"{best_file(out)}" if best else ""))
     if world > 1:

@@ -224,7 +224,7 @@ class Progress(_Out):
             return
         self._line("use it: the run directory's model.py is the network as PyTorch code (from model import Model), "
                    f"{CHECKPOINT} its weights: model = Model(); model.load_state_dict(torch.load("
-                   f"{CHECKPOINT!r}, weights_only=True)['model'])")
+                   f"{CHECKPOINT!r}, map_location='cpu', weights_only=True)['model'])")
         import shlex
 
         self._line(f"ship it: revstudio export {shlex.quote(self.run_dir)} -o model.py writes the code and its "
