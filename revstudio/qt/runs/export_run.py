@@ -82,6 +82,9 @@ class RunExport:
         if self.ok:
             where = f"{answer.get('output')}" + (f" and {answer.get('weights')}" if answer.get("weights") else "")
             self._say(self.words, logged=f"Exported {self.run_dir} with its weights: {where}")
+            panel = getattr(getattr(self.window, "training", None), "runs_panel", None)
+            if panel is not None:  # (the run's detail names its latest export, which the command recorded)
+                panel.reload()
         else:
             self._say(f"Export of {self.run_dir.name} failed", error=True, logged=self.words)
             self.window.dialogs.error(self.window, "Cannot export", self.words)

@@ -48,6 +48,9 @@ def test_export_with_weights_writes_the_code_and_the_weights_a_model_loads(qtbot
     assert said.startswith(f"Exported {run_dir.name} with its weights: digits.py and digits.pt (")
     assert dialogs.errors == []
     code, weights = tmp_path / "ship" / "digits.py", tmp_path / "ship" / "digits.pt"
+    # the run's detail records the export (it said nothing of it: the export was the status bar's alone)
+    (line,) = [ln for ln in panel.detail.toPlainText().splitlines() if ln.startswith("exported: ")]
+    assert line.startswith(f"exported: step 3 to {code} and digits.pt ("), line
     spec = importlib.util.spec_from_file_location("shipped_digits", code)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
