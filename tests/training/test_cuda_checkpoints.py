@@ -141,3 +141,24 @@ def test_a_cpu_checkpoint_resumed_on_another_device_has_its_state_mapped_there(g
     assert "holds no CUDA random state" in ckpt.device_changed_note("cpu", "cuda:0")
     assert ckpt.device_changed_note("cuda:0", "cuda:0") is None and ckpt.device_changed_note(None, "cpu") is None
     assert "last bits" in ckpt.device_changed_note("cuda:0", "cuda:1")
+
+
+def test_a_run_trained_on_a_gpu_is_evaluated_here_on_what_this_machine_has(gpu_run, tmp_path, capsys) -> None:
+    """The app's Evaluate… passes no --device: a run whose training.device is cuda was refused on a laptop
+    with "use --device cpu", a flag the app has none of. Scoring needs no GPU: it goes on here, saying so."""
+    from revstudio.core.project import load, save
+
+    run = _copy(gpu_run, tmp_path / "run")
+    graph = load(str(run / "project.revs"))
+    graph.training = {**graph.training, "device": "cuda"}
+    save(graph, str(run / "project.revs"))
+    capsys.readouterr()
+    assert cli.main(["evaluate", str(run), "--no-save", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["device"] == "cpu" and result["step"] == 2
+    assert result["device_note"].startswith("the run trained on cuda, which this machine cannot use (")
+    assert result["device_note"].endswith("; scored on cpu instead (--device picks another)")
+    assert cli.main(["evaluate", str(run), "--no-save"]) == 0
+    assert "note: the run trained on cuda, which this machine cannot use" in capsys.readouterr().out
+    assert cli.main(["evaluate", str(run), "--no-save", "--device", "cuda"]) == 2  # (asked for: refused)
+    assert "use --device cpu" in capsys.readouterr().err
