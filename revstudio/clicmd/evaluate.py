@@ -66,8 +66,6 @@ def text_lines(result: dict[str, Any], matrix: bool = True) -> list[str]:
     step = f" (step {result['step']})" if result.get("step") is not None else ""
     lines = [f"evaluated {result['checkpoint']}{step}, {result['mode']} mode on {result['device']}",
              f"on {_SPLITS.get(result['split'], '{}').format(result['samples'])}: {result['data']}"]
-    if result.get("device_note"):  # (the run's GPU is not on this machine: scored on what it has)
-        lines.append(f"note: {result['device_note']}")
     per = result.get("per", "sample")
     if result["task"] == "classification":
         scored = f" of {result['scored']} {per}s" if per != "sample" else f" of {result['scored']}"
@@ -93,6 +91,8 @@ def text_lines(result: dict[str, Any], matrix: bool = True) -> list[str]:
             lines += [f"  {w['index']:>7}  {_num(w['loss']):>8}" for w in worst]
     if result.get("saved"):
         lines.append(f"saved: {result['saved']}")
+    if result.get("device_note"):  # (the run's GPU is not on this machine: scored on what it has)
+        lines.append(f"note: {result['device_note']}")
     return lines
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from cuda_kit import as_if_from_cuda
 
 from revstudio.qt.runs import export_run
 
@@ -31,6 +32,7 @@ def test_export_with_weights_writes_the_code_and_the_weights_a_model_loads(qtbot
                                                                              monkeypatch, dialogs):
     window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
     run_dir = trained_run(window, tmp_path, RUN)
+    as_if_from_cuda(run_dir)  # (a run trained on a GPU machine, exported on this one)
     out = tmp_path / "ship" / "digits"  # (no .py typed: the dialog's filter adds it)
     out.parent.mkdir()
     asked = _answer_file(monkeypatch, out)
@@ -56,7 +58,7 @@ def test_export_with_weights_writes_the_code_and_the_weights_a_model_loads(qtbot
     spec.loader.exec_module(module)
     model = module.Model()
     model.load_state_dict(torch.load(weights, weights_only=True))
-    trained = torch.load(run_dir / "checkpoints" / "last.pt", weights_only=False)["model"]
+    trained = torch.load(run_dir / "checkpoints" / "last.pt", map_location="cpu", weights_only=False)["model"]
     assert set(trained) == set(model.state_dict())
     assert all(torch.equal(model.state_dict()[k].cpu(), v.cpu()) for k, v in trained.items())
 
