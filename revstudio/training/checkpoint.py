@@ -168,7 +168,10 @@ def device_changed_note(then: object, now: str) -> str | None:
     None for a checkpoint that does not tell), else None. Weights and optimizer moments are moved to the
     run's device; a random state of the other device cannot be put back here. (Copied verbatim into an
     exported training script.)"""
-    if not isinstance(then, str) or not then or then == now:
+    if not isinstance(then, str) or not then:
+        return None
+    first = [d if ":" in d or d == "cpu" else f"{d}:0" for d in (then, now)]  # (a bare "cuda" is cuda:0)
+    if first[0] == first[1]:
         return None
     was, kind = then.split(":")[0], now.split(":")[0]
     if was == kind:

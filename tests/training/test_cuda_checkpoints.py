@@ -140,6 +140,7 @@ def test_a_cpu_checkpoint_resumed_on_another_device_has_its_state_mapped_there(g
         "the run trained on cpu before and goes on on cuda:0: ")
     assert "holds no CUDA random state" in ckpt.device_changed_note("cpu", "cuda:0")
     assert ckpt.device_changed_note("cuda:0", "cuda:0") is None and ckpt.device_changed_note(None, "cpu") is None
+    assert ckpt.device_changed_note("cuda:0", "cuda") is None  # (an "auto" run on its machine's first GPU)
     assert "last bits" in ckpt.device_changed_note("cuda:0", "cuda:1")
 
 
