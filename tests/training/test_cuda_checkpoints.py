@@ -119,7 +119,7 @@ def test_the_python_loaders_take_a_cuda_file_here(gpu_run, tmp_path) -> None:
     assert scored["step"] == 2
 
 
-@pytest.mark.filterwarnings("ignore:for .*: copying from a non-meta parameter")
+@pytest.mark.filterwarnings("ignore:for .* copying from a non-meta parameter")
 def test_a_cpu_checkpoint_resumed_on_another_device_has_its_state_mapped_there(gpu_run) -> None:
     """The reverse (a laptop's checkpoint resumed with --device cuda), the GPU faked by torch's meta device:
     restore puts the weights and Adam's moments on the device the run's model lives on."""
