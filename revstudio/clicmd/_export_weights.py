@@ -3,8 +3,9 @@ writes ``model.pt``, a plain ``state_dict`` the exported ``Model`` loads with ``
 
 A run's ``checkpoints/last.pt`` also holds the optimizer, the RNG states, the data's paths and the
 project: what a resume needs, not what a service shipping the model should carry. The weights are
-read by the loader ``train --init`` uses (:func:`revstudio.training.session.weights_from`) and
-checked against the graph before anything is written.
+read by the loader ``train --init`` uses (:func:`revstudio.training.checkpoint.weights_of`) and
+checked against the graph before anything is written. An export of a run's weights is recorded in
+the run folder (:mod:`revstudio.training.run_exports`).
 """
 from __future__ import annotations
 
@@ -61,19 +62,20 @@ def refuse_output(output: str, target: str, source: str, project: str) -> None:
                        "(chmod u+w) or choose another -o path")
 
 
-def fitting_weights(graph: Any, source: str, flag: str, project: str) -> dict[str, Any]:
+def fitting_weights(graph: Any, source: str, flag: str, project: str) -> tuple[dict[str, Any], int | None]:
     """The weights ``source`` holds as ``graph``'s model holds them once loaded (under the names of
-    renamed nodes, in its number type); a CliError (exit 2) naming the file and the keys that do not fit."""
+    renamed nodes, in its number type), and the step of the checkpoint they came from (None for a
+    state_dict); a CliError (exit 2) naming the file and the keys that do not fit."""
     import revstudio
     from revstudio.diagnostics.gradcheck import state_mismatch
+    from revstudio.training import checkpoint as ckpt
     from revstudio.training.init_words import OWN_WEIGHTS
-    from revstudio.training.session import SessionError, weights_from
 
-    try:
-        state = weights_from(source, flag)
-    except SessionError as exc:
-        raise CliError(str(exc)) from None
-    assert state is not None
+    try:  # (the loader train --init uses: a GPU machine's checkpoint is read onto the CPU)
+        state, data = ckpt.weights_of(ckpt.weights_file(source))
+    except ckpt.CheckpointError as exc:
+        raise CliError(f"{flag} {exc}".strip()) from None
+    step = (data or {}).get("step")
     model = revstudio.compile(graph, device="cpu")
     try:  # (the model's own loading: keys saved before a node was renamed move to its new name)
         model.load_state_dict(state)
@@ -82,7 +84,7 @@ def fitting_weights(graph: Any, source: str, flag: str, project: str) -> dict[st
         raise CliError(f"{flag} {source}: the weights do not fit the graph of {project} ({why}); nothing was "
                        "written. Export the project they were trained from (its run folder: revstudio export "
                        f"runs/NAME -o OUT.py), or: {OWN_WEIGHTS}".lstrip()) from None
-    return model.state_dict()
+    return model.state_dict(), step if isinstance(step, int) else None
 
 
 def write(state: dict[str, Any], target: str) -> None:

@@ -52,7 +52,7 @@ def _checkpoint_problem(path: str) -> str | None:
         return None
     from revstudio.training.runs import SNAPSHOT, is_run_dir
 
-    load = f'Model().load_state_dict(torch.load({path!r}, weights_only=True)["model"])'
+    load = f'Model().load_state_dict(torch.load({path!r}, map_location="cpu", weights_only=True)["model"])'
     run = os.path.dirname(os.path.dirname(os.path.abspath(path)))
     if os.path.basename(os.path.dirname(os.path.abspath(path))) == "checkpoints" and is_run_dir(run):
         inside = os.path.join(os.path.dirname(os.path.dirname(path)) or ".", SNAPSHOT)

@@ -91,6 +91,8 @@ def text_lines(result: dict[str, Any], matrix: bool = True) -> list[str]:
             lines += [f"  {w['index']:>7}  {_num(w['loss']):>8}" for w in worst]
     if result.get("saved"):
         lines.append(f"saved: {result['saved']}")
+    if result.get("device_note"):  # (the run's GPU is not on this machine: scored on what it has)
+        lines.append(f"note: {result['device_note']}")
     return lines
 
 

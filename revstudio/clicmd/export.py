@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         code = export(graph, with_training=args.with_training)
     except CodegenError as exc:
         return _fail(args, exc)
-    state = weights.fitting_weights(graph, source, flag, project) if source is not None else None
+    state, step = weights.fitting_weights(graph, source, flag, project) if source is not None else (None, None)
     fresh = target is not None and not os.path.exists(target)
     if state is not None and target is not None:
         try:
@@ -100,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
             return reader_gone()
         raise CliError(f"{args.output}: cannot write ({exc.strerror or exc}); check the folder exists and is writable") from None
     lines = code.count("\n")
+    if source is not None and os.path.isfile(args.output):
+        _record(source, args.output, target, step)
     if args.json:  # where the code itself went to stdout (-o /dev/stdout), the object goes beside it
         print(json_text({"ok": True, "output": args.output, "lines": lines, "with_training": args.with_training,
                          "weights": target, "weights_from": source}),
@@ -154,3 +156,15 @@ def _same_file(output: str, source: str) -> bool:
 def _module_name(path: str) -> str:
     stem = os.path.splitext(os.path.basename(path))[0]
     return stem if stem.isidentifier() else "model"
+
+
+def _record(source: str, output: str, target: str | None, step: int | None) -> None:
+    """Note the export in the run folder its weights came from (the Runs tab's detail and ``runs --json``
+    show it); one that cannot be written is said on stderr, the export itself stands."""
+    from revstudio.training.checkpoint import weights_file
+    from revstudio.training.run_exports import record_export, run_of
+
+    run = run_of(source)
+    problem = record_export(run, output, target, step, weights_file(source)) if run is not None else None
+    if problem:
+        print(f"note: {problem}", file=sys.stderr)

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace, same_file: Callable[[str, str], bool]) -> int:
         raise CliError(f"{exc}{example_hint(project)}") from None
     except OSError as exc:
         raise CliError(f"{project}: cannot read ({exc.strerror or exc}){example_hint(project)}") from None
-    state = weights.fitting_weights(graph, source, flag, project) if source is not None else None
+    state, step = weights.fitting_weights(graph, source, flag, project) if source is not None else (None, None)
     try:
         done = export_onnx(graph, args.output, state=state, opset=opset)
     except CodegenError as exc:  # the graph's errors, a layer ONNX lacks, an untrained ActNorm, a mismatch
@@ -77,6 +77,10 @@ def run(args: argparse.Namespace, same_file: Callable[[str, str], bool]) -> int:
     except OSError as exc:
         raise CliError(f"{args.output}: cannot write ({exc.strerror or exc}); check the folder exists and is "
                        "writable") from None
+    if source is not None:  # the run's detail and runs --json name its latest export, as for code
+        from .export import _record
+
+        _record(source, done.path, None, step)
     if args.json:
         print(json_text({"ok": True, "output": done.path, "format": "onnx", "inputs": list(done.inputs),
                          "outputs": list(done.outputs), "opset": done.opset, "max_abs_diff": done.max_abs_diff,

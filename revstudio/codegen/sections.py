@@ -148,7 +148,7 @@ def _header(writer: _Writer, with_training: bool, body: str) -> str:
         f'"""{name}: exported from revstudio {__version__}; needs only {needs}.',
         "",
         "    model = Model()                      # same state_dict keys as revstudio.compile",
-        "    checkpoint = torch.load(\"last.pt\", weights_only=True)  # a revstudio run's checkpoints/last.pt",
+        "    checkpoint = torch.load(\"last.pt\", map_location=\"cpu\", weights_only=True)  # a run's checkpoints/last.pt",
         "    model.load_state_dict(checkpoint[\"model\"])",
         "    # or its weights alone, as `revstudio export RUN_DIR -o THIS_FILE.py` writes them beside it:",
         "    # model.load_state_dict(torch.load(\"THIS_FILE.pt\", weights_only=True))",
@@ -162,6 +162,6 @@ def _header(writer: _Writer, with_training: bool, body: str) -> str:
         doc += ["Train it as `revstudio train` would (the project's training settings, every one an",
                 "option): `python THIS_FILE.py --steps 200 --data synthetic`, or on several processes",
                 "or machines with DDP: `torchrun --nproc_per_node 4 THIS_FILE.py ...`. Its checkpoint is",
-                "revstudio's: `Model().load_state_dict(torch.load(path, weights_only=True)[\"model\"])`."]
+                "revstudio's: `Model().load_state_dict(torch.load(path, map_location=\"cpu\", weights_only=True)[\"model\"])`."]
     doc.append('"""')
     return "\n".join(doc) + "\n" + import_block(kept, future_annotations=writer.inliner.future_annotations)

@@ -119,14 +119,15 @@ def _copied_learning() -> str:
 
 
 def _copied_resume() -> str:
-    """``data_changed``, ``data_changed_note`` and ``schedule_note`` of revstudio.training.checkpoint and
-    ``threads_changed_note`` of .threads, verbatim: a resumed script tells of changed data, of a schedule
-    re-planned over a new length and of another CPU thread count, by the very rules and words
-    ``revstudio train --resume`` uses."""
+    """``data_changed``, ``data_changed_note``, ``schedule_note`` and ``device_changed_note`` of
+    revstudio.training.checkpoint and ``threads_changed_note`` of .threads, verbatim: a resumed script
+    tells of changed data, of a schedule re-planned over a new length, of another CPU thread count and
+    of another device, by the very rules and words ``revstudio train --resume`` uses."""
     from revstudio.training import checkpoint, threads
 
     return "\n\n".join(inspect.getsource(fn) for fn in (checkpoint.data_changed, checkpoint.data_changed_note,
-                                                         checkpoint.schedule_note, threads.threads_changed_note))
+                                                         checkpoint.schedule_note, threads.threads_changed_note,
+                                                         checkpoint.device_changed_note))
 
 
 def _copied_init() -> str:

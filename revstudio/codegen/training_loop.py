@@ -255,9 +255,10 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     changed = data_changed(state, data_record) if resume else None  # (as revstudio train --resume)
     if changed is not None and rank == 0:
         print(f"note: {data_changed_note(changed)}", file=sys.stderr, flush=True)
-    threads_note = threads_changed_note(state.get("threads"), torch.get_num_threads()) if resume else None
-    if threads_note and rank == 0:  # (as revstudio train --resume: another count changes the last bits)
-        print(f"note: {threads_note}", file=sys.stderr, flush=True)
+    for note in ((threads_changed_note(state.get("threads"), torch.get_num_threads()),
+                  device_changed_note(state.get("device"), str(device))) if resume and rank == 0 else ()):
+        if note:  # (as revstudio train --resume: another thread count or device changes the last bits)
+            print(f"note: {note}", file=sys.stderr, flush=True)
     stretched = schedule_note(state.get("config"), step, config["schedule"], config["warmup_steps"], config["lr"],
                               total, per_epoch) if resume else None
     if stretched is not None and rank == 0:  # (more --steps re-plan a cosine/onecycle schedule, as in revstudio)
@@ -364,7 +365,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             **({"rng_ranks": ranks} if world > 1 and path is None else {}), "best": dict(best) or None,
             "data": {"epoch": step // per_epoch, "position": step % per_epoch, "steps_per_epoch": per_epoch,
                      "order_seed": config["seed"], "base_dir": base_dir, **data_record},
-            "config": dict(config), "graph": REVSTUDIO_PROJECT,
+            "config": dict(config), "graph": REVSTUDIO_PROJECT, "device": str(device),
             "versions": {"revstudio": EXPORTED_BY, "torch": str(torch.__version__).split("+")[0],
                          "python": platform.python_version()},
             "window": {"loss": window[0], "correct": window[1], "count": window[2]}, "metrics": dict(metrics),
@@ -475,7 +476,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     if rank == 0 and learn_at is None and not stopped and not learning.plainly_learns():  # (stderr, beside --json's rows)
         print(f"note: {unchecked_note(step)}", file=sys.stderr, flush=True)
     if rank == 0 and not json_rows and not stopped:
-        print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, "
+        print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, map_location='cpu', "
               "weights_only=True)['model']))" + (f"; the lowest val_loss's weights (step {best['step']}) to "
                                                  f"{best_file(out)}" if best else ""))
     if world > 1:

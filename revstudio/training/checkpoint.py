@@ -117,15 +117,24 @@ def require_resumable(data: dict[str, Any], path: str) -> None:
 
 
 def load(path: str, map_location: Any = "cpu") -> dict[str, Any]:
-    """Read a checkpoint with ``weights_only=True``; a bad file is a CheckpointError naming it."""
+    """Read a checkpoint with ``weights_only=True``; a bad file is a CheckpointError naming it. Read onto
+    the CPU (the default), a file a GPU machine wrote loads on any machine, and ``saved_on`` lists the
+    devices its tensors were saved from (what :func:`trained_on` falls back on)."""
     if not os.path.isfile(path):
         raise CheckpointError(f"{path}: no checkpoint there (the run saved none yet?)")
+    seen: set[str] = set()
+
+    def onto_cpu(storage: Any, location: str) -> Any:
+        seen.add(str(location))
+        return storage  # (torch made it on the CPU; returning it keeps it there)
+
     try:
         with warnings.catch_warnings():
             # torch warns about a file's pickle protocol on its way to refusing it: a stray
             # "UserWarning ... return Unpickler(file ...)" above our own one-line message
             warnings.simplefilter("ignore", UserWarning)
-            data = torch.load(path, map_location=map_location, weights_only=True)
+            data = torch.load(path, map_location=onto_cpu if map_location == "cpu" else map_location,
+                              weights_only=True)
     except Exception as exc:  # truncated, not a torch file, or holding objects we refuse to unpickle
         # Only torch's first sentence: the rest of its weights-only message advises weights_only=False,
         # which would run the file's pickled code.
@@ -139,7 +148,42 @@ def load(path: str, map_location: Any = "cpu") -> dict[str, Any]:
     if data.get("version") != VERSION:
         raise CheckpointError(f"{path}: checkpoint version {data.get('version')!r}; this revstudio reads "
                               f"version {VERSION}")
+    if seen:
+        data["saved_on"] = sorted(seen)
     return data
+
+
+def trained_on(data: dict[str, Any]) -> str | None:
+    """The device a checkpoint's run last trained on: its ``device`` (recorded since checkpoints cross
+    machines), else the one its tensors were saved from (``saved_on``: a GPU's where any was), else None."""
+    device = data.get("device")
+    if isinstance(device, str) and device:
+        return device
+    saved = [d for d in data.get("saved_on") or () if isinstance(d, str)]
+    return next((d for d in saved if d != "cpu"), saved[0] if saved else None)
+
+
+def device_changed_note(then: object, now: str) -> str | None:
+    """Words for a resume on another device than the one the checkpoint's run last trained on (``then``;
+    None for a checkpoint that does not tell), else None. Weights and optimizer moments are moved to the
+    run's device; a random state of the other device cannot be put back here. (Copied verbatim into an
+    exported training script.)"""
+    if not isinstance(then, str) or not then:
+        return None
+    first = [d if ":" in d or d == "cpu" else f"{d}:0" for d in (then, now)]  # (a bare "cuda" is cuda:0)
+    if first[0] == first[1]:
+        return None
+    was, kind = then.split(":")[0], now.split(":")[0]
+    if was == kind:
+        return (f"the run trained on {then} before and goes on on {now}: its weights and optimizer state are "
+                f"moved there; the losses from here may differ in their last bits from those of a run that "
+                f"stayed on {then}")
+    lost = (f"its {was.upper()} random state cannot be restored on {now}" if was != "cpu" else
+            f"the checkpoint holds no {kind.upper()} random state")
+    return (f"the run trained on {then} before and goes on on {now}: its weights, optimizer moments and schedule "
+            f"are moved there and go on, but {lost}, so dropout masks and other random draws from here are not "
+            f"those of an uninterrupted run on {then} (nor are the last bits of its arithmetic): the resumed run "
+            "is not reproducible bit for bit")
 
 
 def restore(resume: dict[str, Any], cfg: TrainConfig, model: Any, optimizer: Any, scheduler: Any,
@@ -259,16 +303,19 @@ def data_changed(resume: dict[str, Any] | None, record: dict[str, Any]) -> list[
     return [old, new + (" (the same sizes, other values)" if old == new else "")]
 
 
-def start_facts(resume: dict[str, Any] | None, record: dict[str, Any], cfg: TrainConfig) -> dict[str, Any]:
+def start_facts(resume: dict[str, Any] | None, record: dict[str, Any], cfg: TrainConfig,
+                device: str) -> dict[str, Any]:
     """The ``started`` row's ``data_changed`` (:func:`data_changed`), ``threads`` (the CPU threads of
-    each process) and ``threads_notes`` (a resume on another count, a count above the CPUs: words)."""
+    each process), ``threads_notes`` (a resume on another count, a count above the CPUs: words) and
+    ``device_notes`` (a resume on another ``device`` than the run's last: :func:`device_changed_note`)."""
     from .threads import over_note, threads_changed_note
 
     now = torch.get_num_threads()
     notes = [threads_changed_note((resume or {}).get("threads"), now) if resume is not None else None,
              over_note(cfg.threads)]
+    moved = device_changed_note(trained_on(resume), device) if resume is not None else None
     return {"data_changed": data_changed(resume, record), "threads": now,
-            "threads_notes": [n for n in notes if n]}
+            "threads_notes": [n for n in notes if n], "device_notes": [moved] if moved else []}
 
 
 def data_changed_note(changed: list[str]) -> str:

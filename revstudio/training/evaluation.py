@@ -135,6 +135,8 @@ def evaluate_source(source: Source, *, data: str | None = None, batch_size: int 
         cfg = TrainConfig.from_section(graph.training)
         overrides = {k: v for k, v in (("batch_size", batch_size), ("device", device), ("mode", mode)) if v}
         cfg = cfg.replace(**overrides) if overrides else cfg
+        moved = _device_missing(cfg.device) if device is None else None
+        cfg = cfg.replace(device="auto") if moved else cfg
     except CliError as exc:
         raise EvalError(str(exc), exc.code) from None
     except ConfigError as exc:
@@ -176,10 +178,26 @@ def evaluate_source(source: Source, *, data: str | None = None, batch_size: int 
         "run_dir": source.run_dir, "checkpoint": source.weights, "project": source.project,
         "step": (saved or {}).get("step"), "split": which, "data": bundle.describe(), "samples": len(split),
         "task": bundle.task.kind, "per": bundle.task.unit if bundle.task.per_step else "sample",
-        "loss_name": bundle.task.loss_name(), **figures, "time": _now(), "revstudio": __version__, "saved": None}
+        "loss_name": bundle.task.loss_name(), **figures, "time": _now(), "revstudio": __version__, "saved": None,
+        "device_note": f"{moved}; scored on {figures['device']} instead (--device picks another)" if moved else None}
     if save and source.run_dir is not None:
         result["saved"] = save_result(source.run_dir, result)
     return result
+
+
+def _device_missing(name: str) -> str | None:
+    """Why this machine lacks the run's own device (``training.device``: a GPU machine's run scored on a
+    laptop, the app's Evaluate… included, which passes no --device), or None where it has it. Scoring
+    weights needs no particular device, so evaluate goes on with what this machine has and says so."""
+    from revstudio.compiler.devices import DeviceUnavailable, usable_device
+
+    try:
+        usable_device(name)
+    except DeviceUnavailable as exc:
+        return f"the run trained on {name}, which this machine cannot use ({exc})"
+    except (RuntimeError, ValueError):  # (a name torch refuses: resolve_device says it in its own words)
+        return None
+    return None
 
 
 def _from_here(data: str, base: str) -> None:

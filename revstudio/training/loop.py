@@ -288,7 +288,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             **({"rng_ranks": states} if dist.active and name == CHECKPOINT else {}), "best": best.state(),
             "data": {"epoch": run.step // spe, "position": run.step % spe, "steps_per_epoch": spe,
                      "order_seed": cfg.seed, "base_dir": data_base, **data_record},
-            "config": cfg.full_section(), "graph": project_text, "versions": _versions(),
+            "config": cfg.full_section(), "graph": project_text, "versions": _versions(), "device": str(device),
             # the step rows' running means since the last row, and the final metrics so far: a run
             # resumed from here writes the rows (and ends with the metrics) the uninterrupted one does
             "window": {k: float(window[k]) for k in WINDOW_KEYS}, "metrics": dict(run.metrics),
@@ -342,7 +342,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
               "resumed_at": int(resume["step"]) if resume is not None else None, "changed": ckpt.changed_settings(resume, cfg),
               "schedule_note": ckpt.schedule_note((resume or {}).get("config"), int((resume or {}).get("step", 0)),
                                                   cfg.schedule, cfg.warmup_steps, cfg.lr, total, spe),
-              **ckpt.start_facts(resume, data_record, cfg),
+              **ckpt.start_facts(resume, data_record, cfg, str(device)),
               "processes": dist.world, "batch_size": batch,
               "data": data.describe() if hasattr(data, "describe") else str(getattr(data, "source", "")),
               "inputs": data.inputs_note() if hasattr(data, "inputs_note") else None,

@@ -151,8 +151,8 @@ class Progress(_Out):
             self._line(f"note: {row['schedule_note']}")
         if row.get("data_changed"):
             self._line(f"note: {data_changed_note(row['data_changed'])}")
-        for note in row.get("threads_notes") or ():  # (another thread count than the run's, or than the CPUs)
-            self._line(f"note: {note}")
+        for note in (*(row.get("threads_notes") or ()), *(row.get("device_notes") or ())):
+            self._line(f"note: {note}")  # (another thread count than the run's or the CPUs', another device)
         asked = (row.get("config") or {}).get("batch_size")
         if isinstance(asked, int) and self.batch < asked:
             self._line(f"note: the training data has only {self.batch} samples, fewer than the batch size {asked}: "
@@ -224,7 +224,7 @@ class Progress(_Out):
             return
         self._line("use it: the run directory's model.py is the network as PyTorch code (from model import Model), "
                    f"{CHECKPOINT} its weights: model = Model(); model.load_state_dict(torch.load("
-                   f"{CHECKPOINT!r}, weights_only=True)['model'])")
+                   f"{CHECKPOINT!r}, map_location='cpu', weights_only=True)['model'])")
         import shlex
 
         self._line(f"ship it: revstudio export {shlex.quote(self.run_dir)} -o model.py writes the code and its "

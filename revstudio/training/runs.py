@@ -24,6 +24,7 @@ from revstudio.core.processes import host, process_stamp
 from revstudio.core.project_format import SNAPSHOT
 
 from .evaluation import evaluation_summary
+from .run_exports import export_summary
 from .run_status import decide, looks_like_run, started_from
 from .runs_folder import drop_own_gitignore, make_runs_folder
 
@@ -169,7 +170,7 @@ class RunInfo:
                 "ended": self.ended, "message": self.message, "checkpoint": self.has_checkpoint,
                 "config": self.config, "label": self.label, "resumed": self.resumed,
                 "duration_s": self.duration_s(), "init_from": self.init_from,
-                "evaluations": evaluation_summary(self.path)}
+                "evaluations": evaluation_summary(self.path), "exports": export_summary(self.path)}
 
     def duration_s(self, now: datetime.datetime | None = None) -> float | None:
         """Seconds the run actually trained: see :func:`trained_seconds`."""

@@ -7,6 +7,7 @@ import importlib.util
 import re
 
 import torch
+from cuda_kit import as_if_from_cuda
 from training_kit import EXAMPLES
 
 from revstudio import cli
@@ -26,6 +27,7 @@ def test_the_finished_run_says_how_to_load_it_and_that_recipe_gives_the_runs_mod
     assert "model.py" in line and "from model import Model" in line, line
     recipe = re.search(r"model = Model\(\); (model\.load_state_dict\(.*\))$", line)
     assert recipe is not None, line
+    as_if_from_cuda(run)  # (the recipe holds on a laptop given a run trained on a GPU machine)
 
     spec = importlib.util.spec_from_file_location("run_model", run / "model.py")
     assert spec is not None and spec.loader is not None
@@ -37,7 +39,8 @@ def test_the_finished_run_says_how_to_load_it_and_that_recipe_gives_the_runs_mod
     exported = scope["model"].eval()
 
     reference = compile_graph(load(str(run / "project.revs")), device="cpu")
-    reference.load_state_dict(torch.load(run / "checkpoints" / "last.pt", weights_only=True)["model"])
+    reference.load_state_dict(torch.load(run / "checkpoints" / "last.pt", map_location="cpu",
+                                         weights_only=True)["model"])
     reference.eval()
     x = torch.randn(5, 3, 16, 16)
     with torch.no_grad():

@@ -101,6 +101,9 @@ class RunExport:
             logged = (f"Exported {self.name} as ONNX: {where}" if answer.get("format") == "onnx"
                       else f"Exported {self.run_dir} with its weights: {where}")
             self._say(self.words, logged=logged)
+            panel = getattr(getattr(self.window, "training", None), "runs_panel", None)
+            if panel is not None:  # (the run's detail names its latest export, which the command recorded)
+                panel.reload()
         else:
             self._say(f"Export of {self.name} failed", error=True, logged=self.words)
             self.window.dialogs.error(self.window, "Cannot export", self.words)

@@ -425,10 +425,12 @@ class RunsPanel(QWidget):
             lines.append(f"checkpoint: {entry.checkpoint}")
             if (entry.path / "model.py").is_file():  # (how the trained network goes into one's own code)
                 lines.append(f"code: {entry.path / 'model.py'} (from model import Model; model = Model(); "
-                             "model.load_state_dict(torch.load(checkpoint, weights_only=True)['model']))")
+                             "model.load_state_dict(torch.load(checkpoint, map_location='cpu', weights_only=True)['model']))")
         from revstudio.qt.runs.evaluation_view import latest_evaluation
+        from revstudio.training.run_exports import export_summary, export_text
 
-        lines += [e for e in (latest_evaluation(entry.path),) if e]  # (Evaluate… writes them)
+        # (Evaluate… writes the one, Export with Weights… the other)
+        lines += [e for e in (latest_evaluation(entry.path), export_text(export_summary(str(entry.path)))) if e]
         if extra:
             lines += ["", extra]
         if entry.config:

@@ -298,8 +298,9 @@ class TrainingUI(RunActionsMixin, ChildDiagnosticsMixin, QObject):
     def _rows_filed(self, run: RunData) -> None:
         """Say in the Log what became of the run's uint8 inputs (scaled to [0, 1], or kept raw) and what
         its thread count does to its numbers (a resume on another count, more threads than CPUs), once
-        its started row is in: as `revstudio train` prints them, never silent."""
-        notes = [run.info.get("inputs"), *(run.info.get("threads_notes") or ())]
+        its started row is in, and a resume on another device than the run's last (a GPU machine's run
+        on a laptop): as `revstudio train` prints them, never silent."""
+        notes = [run.info.get("inputs"), *(run.info.get("threads_notes") or ()), *(run.info.get("device_notes") or ())]
         notes = [n for n in notes if n]
         if notes and not run.inputs_said:
             run.inputs_said = True

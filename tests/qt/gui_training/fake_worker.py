@@ -54,7 +54,8 @@ row(kind="event", event="started", time=0.0, run_dir=str(out), config={"steps": 
     versions={}, parameters=100, total_steps=steps, steps_per_epoch=10, mode="reversible",
     task="classification", estimate_bytes=3000, standard_estimate_bytes=10000, regions=["r0"],
     resumed_from=None, inputs=os.environ.get("FAKE_INPUTS") or None,
-    threads_notes=[os.environ["FAKE_THREADS_NOTE"]] if os.environ.get("FAKE_THREADS_NOTE") else [])
+    threads_notes=[os.environ["FAKE_THREADS_NOTE"]] if os.environ.get("FAKE_THREADS_NOTE") else [],
+    device_notes=[os.environ["FAKE_DEVICE_NOTE"]] if os.environ.get("FAKE_DEVICE_NOTE") else [])
 for step in range(1, steps + 1):
     if stop:
         (out / "checkpoints" / "last.pt").write_text(json.dumps({"step": step - 1}))

@@ -152,3 +152,27 @@ def test_a_run_with_best_pt_offers_its_best_weights_and_scores_them_again(qtbot,
     qtbot.addWidget(alone)
     alone.show()
     assert alone.weights.count() == 1 and not alone.weights.isVisible()
+
+
+def test_a_run_trained_on_a_gpu_machine_is_scored_here_saying_so(qtbot, train_window, tmp_path):
+    """Evaluate… passes no --device: a GPU machine's run (its checkpoint saved on cuda:0, its training.device
+    cuda) was refused here with advice to give --device cpu, a flag the app has no field for."""
+    from cuda_kit import as_if_from_cuda
+
+    from revstudio.core.project import load, save
+
+    window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
+    run_dir = trained_run(window, tmp_path, RUN)
+    as_if_from_cuda(run_dir)
+    graph = load(str(run_dir / "project.revs"))
+    graph.training = {**graph.training, "device": "cuda"}
+    save(graph, str(run_dir / "project.revs"))
+    panel = window.training.runs_panel
+    panel.reload()
+    panel.select_paths([run_dir])
+    panel.buttons["evaluate"].click()
+    dialog = _dialog(window)
+    qtbot.waitUntil(lambda: dialog.figures is not None or not dialog.running, timeout=START_TIMEOUT_MS)
+    assert dialog.figures is not None and dialog.figures["device"] == "cpu", dialog.text.toPlainText()[:600]
+    assert "note: the run trained on cuda, which this machine cannot use" in dialog.text.toPlainText()
+    dialog.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from cuda_kit import as_if_from_cuda
 
 from revstudio.qt.runs import export_run
 
@@ -31,6 +32,7 @@ def test_export_with_weights_writes_the_code_and_the_weights_a_model_loads(qtbot
                                                                              monkeypatch, dialogs):
     window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
     run_dir = trained_run(window, tmp_path, RUN)
+    as_if_from_cuda(run_dir)  # (a run trained on a GPU machine, exported on this one)
     out = tmp_path / "ship" / "digits"  # (no .py typed: the dialog's filter adds it)
     out.parent.mkdir()
     asked = _answer_file(monkeypatch, out)
@@ -48,12 +50,15 @@ def test_export_with_weights_writes_the_code_and_the_weights_a_model_loads(qtbot
     assert said.startswith(f"Exported {run_dir.name} with its weights: digits.py and digits.pt (")
     assert dialogs.errors == []
     code, weights = tmp_path / "ship" / "digits.py", tmp_path / "ship" / "digits.pt"
+    # the run's detail records the export (it said nothing of it: the export was the status bar's alone)
+    (line,) = [ln for ln in panel.detail.toPlainText().splitlines() if ln.startswith("exported: ")]
+    assert line.startswith(f"exported: step 3 to {code} and digits.pt ("), line
     spec = importlib.util.spec_from_file_location("shipped_digits", code)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     model = module.Model()
     model.load_state_dict(torch.load(weights, weights_only=True))
-    trained = torch.load(run_dir / "checkpoints" / "last.pt", weights_only=False)["model"]
+    trained = torch.load(run_dir / "checkpoints" / "last.pt", map_location="cpu", weights_only=False)["model"]
     assert set(trained) == set(model.state_dict())
     assert all(torch.equal(model.state_dict()[k].cpu(), v.cpu()) for k, v in trained.items())
 

@@ -42,3 +42,14 @@ def test_the_log_says_a_resume_on_another_thread_count_once(qtbot, fake_run, mon
     assert log.count("the run trained on 2 CPU threads before and goes on with 1") == 1, log
     # in the editor's words: the field of Run Settings, not the flag
     assert "(training.threads, CPU threads N) (Run > Run Settings)" in log and "--threads" not in log, log
+
+
+def test_the_log_says_a_resume_on_another_device_once(qtbot, fake_run, monkeypatch) -> None:
+    from revstudio.training.checkpoint import device_changed_note
+
+    note = device_changed_note("cuda:0", "cpu")
+    monkeypatch.setenv("FAKE_DEVICE_NOTE", note)
+    window = fake_run({"steps": 4, "log_every": 1})
+    log = window.bottom.log.toPlainText()
+    assert log.count("the run trained on cuda:0 before and goes on on cpu") == 1, log
+    assert "CUDA random state cannot be restored on cpu" in log, log
