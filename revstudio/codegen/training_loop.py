@@ -232,6 +232,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     learning = LearningWatch(state.get("learning") if resume else None)
     # the best validation so far ({"val_loss", "step"}), whose weights the best file holds, across --resume
     best: dict[str, Any] = dict(state["best"]) if resume and isinstance(state.get("best"), dict) else {}
+    # early stopping's count of validations without improvement, across --resume (as revstudio train)
+    patience = Patience(config.get("patience"), config.get("min_delta", 0.0), state if resume else None)
     learn_at = check_step(per_epoch, total)
     classes = task_for(config)["num_classes"] if kind == "classification" else None
     levels = facts["levels"] if kind == "flow" else None
@@ -299,6 +301,15 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         if math.isfinite(row["val_loss"]) and row["val_loss"] < best.get("val_loss", math.inf):
             best.update(val_loss=row["val_loss"], step=step)  # the lowest so far: its weights replace the best file
             save_now(best_file(out))
+        patience.see(row["val_loss"])
+
+    def stops_early() -> bool:  # rank 0 validated: its say goes to every rank, which all stop at this step
+        if config.get("patience") is None:
+            return False
+        say = torch.tensor([1.0 if patience.stop else 0.0], dtype=torch.float64, device=device)
+        if world > 1:
+            torch.distributed.broadcast(say, 0)
+        return bool(say.item() > 0)
 
     def save_now(path: str | None = None) -> None:  # (a best file: rank 0's, from validate, no collective)
         rng = {"torch": torch.get_rng_state()}
@@ -322,15 +333,17 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
                          "python": platform.python_version()},
             "window": {"loss": window[0], "correct": window[1], "count": window[2]}, "metrics": dict(metrics),
             "val_pending": False,  # (it validates before it saves: none is ever cut short here)
-            "divergence": watch.state(), "learning": learning.state()})
+            "divergence": watch.state(), "learning": learning.state(), "patience": patience.state()})
 
     window = [0.0, 0.0, 0.0, time.perf_counter(), 0]  # loss, correct, counted, since, samples
     if resume and isinstance(state.get("window"), dict):  # the step rows' running means since the last row
         window[:3] = [float(state["window"].get(key, 0.0)) for key in ("loss", "correct", "count")]
+    early = False
     if resume and state.get("val_pending") and step < total:  # revstudio train's, stopped mid-validation
         validate()
+        early = stops_early()
     order_epoch, perm = -1, torch.empty(0, dtype=torch.int64)
-    while step < total:
+    while step < total and not early:
         epoch, position = divmod(step, per_epoch)
         if epoch != order_epoch:  # epoch e visits the data in an order fixed by the seed and e alone
             perm = torch.randperm(n, generator=torch.Generator().manual_seed(config["seed"] * 1_000_003 + epoch))
@@ -409,12 +422,15 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             window = [0.0, 0.0, 0.0, time.perf_counter(), 0]
         if config["val_every"] and step % config["val_every"] == 0 and step != total:
             validate()
+            early = stops_early()
+            if early:
+                break
         if config["checkpoint_every"] and step % config["checkpoint_every"] == 0 and step != total:
             save_now()
         if float(stats[4]) > 0:  # Ctrl+C or SIGTERM (on any rank): stop here, resumable
             break
-    stopped = step < total
-    if not stopped:
+    stopped = step < total and not early
+    if not stopped and not early:
         validate()
     save_now()
     if stopped:
@@ -427,6 +443,10 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             print(f"warning: {warned['message']}", file=sys.stderr, flush=True)
     if rank == 0 and learn_at is None and not stopped and not learning.plainly_learns():  # (stderr, beside --json's rows)
         print(f"note: {unchecked_note(step)}", file=sys.stderr, flush=True)
+    if rank == 0 and early:  # why it ended before its steps, and where the best weights are
+        early_row = {"step": step, "patience": patience.patience, "min_delta": patience.min_delta,
+                     "best_step": best.get("step"), "best_val_loss": best.get("val_loss")}
+        print(early_words(early_row, best_file(out)), file=sys.stderr if json_rows else sys.stdout, flush=True)
     if rank == 0 and not json_rows and not stopped:
         print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, "
               "weights_only=True)['model']))" + (f"; the lowest val_loss's weights (step {best['step']}) to "

@@ -63,6 +63,7 @@ from .parts import (
     precision_context,
     resolve_device,
 )
+from .patience import Patience, early_fields
 from .ranks import ranks_in_sync, scored_share
 from .runs import BEST, CHECKPOINT
 
@@ -168,6 +169,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
 
     data_record = ckpt.data_record(data)  # (a resumed run compares it with its checkpoint's)
     best = ckpt.Best(resume)  # the best validation so far, across --resume
+    patience = Patience(cfg.patience, cfg.min_delta, resume)  # early stopping's count, across --resume
 
     def save_checkpoint(name: str = CHECKPOINT) -> str | None:
         states = ckpt.gather_rng(dist.rank, dist.world) if name == CHECKPOINT else [ckpt.rng_state()]
@@ -190,7 +192,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             # resumed from here writes the rows (and ends with the metrics) the uninterrupted one does
             "window": {k: float(window[k]) for k in WINDOW_KEYS}, "metrics": dict(run.metrics),
             "val_pending": run.val_pending, "divergence": watch.state(),
-            "learning": learning.state()})
+            "learning": learning.state(), "patience": patience.state()})
         run.emit({"kind": "event", "event": "checkpoint", "step": run.step, "path": name,
                   **best.fields(name == BEST)})
         return name
@@ -227,7 +229,15 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         run.emit(row)
         if best.record(row["val_loss"], run.step):  # the lowest val_loss so far: its weights replace best.pt
             save_checkpoint(BEST)
+        patience.see(row["val_loss"])
         return row
+
+    def stops_early() -> bool:
+        """Whether early stopping ends the run here: every rank's say together under DDP (each validated
+        the same weights, but a rank whose validation a signal cut short saw none)."""
+        if cfg.patience is None:
+            return False
+        return _allreduce([1.0 if patience.stop else 0.0], dist, device)[0] > 0
 
     params = sum(p.numel() for p in model.parameters())
     run.emit({"kind": "event", "event": "started", "time": 0.0, "run_dir": run_dir, "config": cfg.full_section(),
@@ -257,9 +267,11 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         return TrainResult(status=status, step=run.step, metrics=dict(run.metrics), message=message,
                            model=model, rows=run.rows)
 
+    early = False
     if resume is not None and resume.get("val_pending") and run.step < total:
         validate()  # the one the stop cut short (the last step's is the end's own)
-    while run.step < total:
+        early = stops_early()
+    while run.step < total and not early:
         step = run.step + 1
         # under DDP a stop is decided together, from the flags all-reduced with each step's
         # numbers: a rank that left alone would leave its peers waiting in the next all-reduce
@@ -367,6 +379,9 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                 window = {"loss": 0.0, "correct": 0.0, "count": 0, "steps": 0, "t": time.perf_counter()}
             if cfg.val_every and step % cfg.val_every == 0 and step != total:
                 validate()
+                early = stops_early()
+                if early:
+                    break  # (to the end: its checkpoint and the finished row)
             if cfg.checkpoint_every and step % cfg.checkpoint_every == 0 and step != total:
                 save_checkpoint()
         if stop_now:
@@ -375,13 +390,15 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                       **note_fields(warning_fields(watch), learning)})
             return finish("stopped")
     run.metrics.setdefault("loss", last_loss)
-    if validate() is None and run.val_pending:  # a stop during the last validation: resumable, not finished
+    if not early and validate() is None and run.val_pending:  # a stop during the last validation: resumable, not finished
         path = save_checkpoint()
         run.emit({"kind": "event", "event": "stopped", "step": run.step, "checkpoint": path})
         return finish("stopped")
     save_checkpoint()
-    extra = {"ranks_in_sync": ranks_in_sync(model, device)} if dist.active else {}
+    extra: dict[str, Any] = {"ranks_in_sync": ranks_in_sync(model, device)} if dist.active else {}
     notes = note_fields(warning_fields(watch), learning, run.step if learning_step(spe, total) is None else None)
+    if early:
+        extra.update(early_fields(patience, run.step, best))
     run.emit({"kind": "event", "event": "finished", "step": run.step, "metrics": dict(run.metrics),
               "wall_s": round(time.perf_counter() - t0, 3), **extra, **notes})
     return finish("finished", notes.get("warning"))
