@@ -159,11 +159,15 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     if batch_size % world:
         raise _Reject(f"batch size {batch_size} does not split evenly over {world} processes; use a multiple "
                       f"of {world}")
+    micro = config.get("accumulate", 1)  # micro-batches of batch_size per optimizer step, their gradients summed
+    if micro > 1 and n < batch_size * micro:
+        raise _Reject(f"accumulate {micro} micro-batches of batch size {batch_size} needs {batch_size * micro} "
+                      f"training samples a step, and there are {n}; lower --accumulate or --batch-size")
     batch = min(batch_size, n)  # fewer samples than one batch: each step takes them all, as revstudio does
     local = batch // world
     if local < 1:
         raise _Reject(f"{n} training samples cannot feed {world} processes")
-    per_epoch = max(1, n // batch)
+    per_epoch = max(1, n // (batch * micro))
     total = config["steps"] if config["steps"] is not None else int(config["epochs"]) * per_epoch
     torch.manual_seed(config["seed"])  # the same initial weights as revstudio.compile, on every rank
     float64 = any(dtype == "float64" for _, dtype in INPUT_SPECS.values())
@@ -348,30 +352,40 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         if epoch != order_epoch:  # epoch e visits the data in an order fixed by the seed and e alone
             perm = torch.randperm(n, generator=torch.Generator().manual_seed(config["seed"] * 1_000_003 + epoch))
             order_epoch = epoch
-        idx = perm[position * batch:(position + 1) * batch][rank * local:(rank + 1) * local]
-        xs = [x.to(device) for x in noisy([inputs[k][idx] for k in INPUT_SPECS],
-                                          noise_seed(config["seed"], step, rank))]
-        ys = None if targets is None else targets[idx].to(device)
         optimizer.zero_grad(set_to_none=True)
-        loss, hits = forward(net, xs, ys)
-        counted = loss_fn.counted(ys, len(idx))  # (per-step labels: the scored steps)
-        weighed = loss
-        if scored and world > 1:  # each rank's mean over its own scored steps, weighed to the global batch's
-            everyone = torch.tensor([float(counted)], dtype=torch.float64, device=device)
-            torch.distributed.all_reduce(everyone)  # (every rank's scored steps)
-            weighed = loss * (counted * world / max(float(everyone), 1.0))
-        (scaler.scale(weighed) if scaler is not None else weighed).backward()
+        sums, labels = [0.0, 0.0, 0.0], None  # the step's loss x counted, hits, counted; its labels' classes
+        for part in range(micro):  # a step's micro-batches are consecutive in the epoch's order
+            at = position * micro + part
+            idx = perm[at * batch:(at + 1) * batch][rank * local:(rank + 1) * local]
+            xs = [x.to(device) for x in noisy([inputs[k][idx] for k in INPUT_SPECS],
+                                              noise_seed(config["seed"], step * micro + part, rank))]
+            ys = None if targets is None else targets[idx].to(device)
+            # under torchrun only a step's last micro-batch all-reduces the summed gradients
+            with net.no_sync() if world > 1 and part < micro - 1 else contextlib.nullcontext():
+                loss, hits = forward(net, xs, ys)
+                counted = loss_fn.counted(ys, len(idx))  # (per-step labels: the scored steps)
+                weighed = loss
+                if scored and world > 1:  # each rank's mean over its own scored steps, weighed to the global's
+                    everyone = torch.tensor([float(counted)], dtype=torch.float64, device=device)
+                    torch.distributed.all_reduce(everyone)  # (every rank's scored steps)
+                    weighed = loss * (counted * world / max(float(everyone), 1.0))
+                if micro > 1:
+                    weighed = weighed / micro  # the step's gradient: the micro-batches' mean
+                (scaler.scale(weighed) if scaler is not None else weighed).backward()
+            sums[0] += float(loss.detach()) * counted
+            sums[1] += float(hits) if hits is not None else 0.0
+            sums[2] += float(counted)
+            if classes:  # each class's count among the (scored) labels
+                counts = torch.bincount(ys[ys >= 0].long(), minlength=classes)
+                labels = counts if labels is None else labels + counts
         # reversible mode rebuilds each layer's input with its inverse, which can give NaN from a finite
         # output (an AffineCoupling whose scale underflows): caught before the step writes it into the
         # weights (a GradScaler skips overflowing steps itself)
         grads = [p.grad for p in model.parameters() if p.grad is not None]
         grads_bad = scaler is None and bool(grads) and config["mode"] == "reversible" and \
             not bool(torch.stack(torch._foreach_norm(grads)).isfinite().all())
-        stats = torch.tensor([float(loss.detach()) * counted, float(hits) if hits is not None else 0.0,
-                              float(counted), float(grads_bad), float(bool(_STOP)),
-                              # then each class's count among the (scored) labels
-                              *(torch.bincount(ys[ys >= 0].long(), minlength=classes).tolist() if classes
-                                else [])], dtype=torch.float64)
+        stats = torch.tensor([*sums, float(grads_bad), float(bool(_STOP)),
+                              *(labels.tolist() if labels is not None else [])], dtype=torch.float64)
         if world > 1:
             stats = stats.to(device)
             torch.distributed.all_reduce(stats)
@@ -409,7 +423,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         window[0] += float(stats[0])
         window[1] += float(stats[1])
         window[2] += float(stats[2])
-        window[4] += batch
+        window[4] += batch * micro
         if step % config["log_every"] == 0 or step == total:
             elapsed = max(time.perf_counter() - window[3], 1e-9)
             row = {"kind": "step", "step": step, "epoch": round(step / per_epoch, 4), "loss": window[0] / window[2],

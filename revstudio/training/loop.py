@@ -94,7 +94,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     autocast, scaler = precision_context(cfg, device)
     n = len(data.train)
     batch, spe, total = plan_steps(cfg, n, dist.world)
-    local = batch // dist.world
+    local = batch // dist.world  # (this process's share of one micro-batch: what its memory holds)
+    micro = cfg.accumulate  # micro-batches per optimizer step, their gradients summed
     lone = batch_errors(graph, report, local)  # (the check saw the configured batch, not this one)
     if lone:
         why = f"{n} training sample{'s' * (n != 1)}" if batch < cfg.batch_size else f"{dist.world} processes"
@@ -153,14 +154,16 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             head = out[out_index] if isinstance(out, tuple) else out
             return loss_fn(head, ys, getattr(model, "logdet", None))
 
-    def batch_at(step_index: int) -> tuple[list[torch.Tensor], torch.Tensor | None]:
+    def batch_at(step_index: int, part: int = 0) -> tuple[list[torch.Tensor], torch.Tensor | None]:
+        """Micro-batch ``part`` of step ``step_index``: the step's ``micro`` batches are consecutive."""
         epoch, pos = divmod(step_index, spe)
+        pos, draw = pos * micro + part, step_index * micro + part
         if epoch != getattr(batch_at, "epoch", None):
             batch_at.perm = epoch_order(n, cfg.seed, epoch)  # type: ignore[attr-defined]
             batch_at.epoch = epoch  # type: ignore[attr-defined]
         idx = batch_at.perm[pos * batch:(pos + 1) * batch]  # type: ignore[attr-defined]
         idx = idx[dist.rank * local:(dist.rank + 1) * local]
-        return _to_device(noisy(data.train.batch(idx), noise_seed(cfg.seed, step_index, dist.rank)), order, device)
+        return _to_device(noisy(data.train.batch(idx), noise_seed(cfg.seed, draw, dist.rank)), order, device)
 
     def noisy(batch: tuple[dict[str, torch.Tensor], Any], seed: int) -> tuple[dict[str, torch.Tensor], Any]:
         if levels is None:
@@ -291,23 +294,37 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                     run.emit({"kind": "gradcheck", "step": step, "epoch": round(step / spe, 4), **result})
                 measure = bool(cfg.memory_every and step % cfg.memory_every == 0)
                 optimizer.zero_grad(set_to_none=True)
-                counted = loss_fn.counted(ys, len(xs[0]))  # (per-step labels: the steps scored)
-                share = scored_share(counted, dist.world, device) if scored and dist.active else None
+                sums: list[float] = [0.0, 0.0, 0.0]  # the step's loss x counted, hits, counted
+                classes: list[float] = []
+                finite = 1.0
                 with tracking(model) if measure else contextlib.nullcontext(), \
                         meter.measure() if measure else contextlib.nullcontext():
-                    loss, hits = forward(net, xs, ys)
-                    weighed = loss if share is None else loss * share  # (DDP: the global batch's mean)
-                    (scaler.scale(weighed) if scaler is not None else weighed).backward()
-                local_loss = float(loss.detach())
-                finite = 1.0 if math.isfinite(local_loss) else 0.0
+                    for part in range(micro):  # (the peak measured is one micro-batch's: .grad sums in place)
+                        if part:
+                            xs, ys = batch_at(run.step, part)
+                        counted = loss_fn.counted(ys, len(xs[0]))  # (per-step labels: the steps scored)
+                        share = scored_share(counted, dist.world, device) if scored and dist.active else None
+                        # under DDP only a step's last micro-batch all-reduces the summed gradients
+                        with net.no_sync() if dist.active and part < micro - 1 else contextlib.nullcontext():
+                            loss, hits = forward(net, xs, ys)
+                            weighed = loss if share is None else loss * share  # (DDP: the global batch's mean)
+                            if micro > 1:
+                                weighed = weighed / micro  # the step's gradient: the micro-batches' mean
+                            (scaler.scale(weighed) if scaler is not None else weighed).backward()
+                        local_loss = float(loss.detach())
+                        finite = finite if math.isfinite(local_loss) else 0.0
+                        sums[0] += local_loss * counted if math.isfinite(local_loss) else 0.0
+                        sums[1] += float(hits) if hits is not None else 0.0
+                        sums[2] += float(counted)
+                        counts = label_counts(ys, data.task)
+                        classes = [a + b for a, b in zip(classes, counts, strict=True)] if classes else counts
                 # a layer's inverse can rebuild NaN from a finite output: reversible mode's own fault,
                 # caught before the step writes it into the weights (a GradScaler's scaled gradients
                 # may overflow: it skips that step itself)
                 grads_bad = 1.0 if finite and rebuilds and scaler is None and not grads_finite(model) else 0.0
-                stats = _allreduce([local_loss * counted if finite else 0.0,
-                                    float(hits) if hits is not None else 0.0, float(counted),
+                stats = _allreduce([sums[0] if finite else 0.0, sums[1], sums[2],
                                     1.0 - finite, 1.0 if run.should_stop() else 0.0, grads_bad,
-                                    *label_counts(ys, data.task)], dist, device)
+                                    *classes], dist, device)
             except torch.OutOfMemoryError as exc:
                 return _oom(run, model, step, exc, finish, local)
             except (MemoryError, RuntimeError) as exc:
@@ -362,7 +379,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                 row: dict[str, Any] = {"kind": "step", "step": step, "epoch": round(step / spe, 4),
                                        "loss": window["loss"] / window["count"],
                                        "lr": float(optimizer.param_groups[0]["lr"]),
-                                       "samples_per_s": round(window["steps"] * batch / elapsed, 2)}
+                                       "samples_per_s": round(window["steps"] * batch * micro / elapsed, 2)}
                 if classification:
                     row["accuracy"] = window["correct"] / window["count"]
                 if scored:

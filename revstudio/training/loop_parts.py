@@ -119,13 +119,19 @@ def _allreduce(values: list[float], dist: Distributed, device: torch.device) -> 
 
 
 def plan_steps(cfg: TrainConfig, samples: int, world: int = 1) -> tuple[int, int, int]:
-    """(global batch, steps per epoch, total steps) of a run on ``samples`` training samples over
-    ``world`` processes; a TrainError (exit 2) where the batch cannot be split over them."""
+    """(global micro-batch, steps per epoch, total steps) of a run on ``samples`` training samples over
+    ``world`` processes, each optimizer step taking ``cfg.accumulate`` micro-batches; a TrainError (exit 2)
+    where the batch cannot be split over them or the samples cannot fill a step."""
     if cfg.batch_size % world:
         raise TrainError(f"batch size {cfg.batch_size} does not split evenly over {world} processes; "
                          f"use a multiple of {world}", 2)
+    k = cfg.accumulate
+    if k > 1 and samples < cfg.batch_size * k:
+        raise TrainError(f"accumulate {k} micro-batches of batch size {cfg.batch_size} needs {cfg.batch_size * k} "
+                         f"training samples a step, and there are {samples}; lower --accumulate (training."
+                         "accumulate) or --batch-size", 2)
     batch = min(cfg.batch_size, samples)
     if batch // world < 1:
         raise TrainError(f"{samples} training samples cannot feed {world} processes", 2)
-    spe = max(1, samples // batch)
+    spe = max(1, samples // (batch * k))
     return batch, spe, cfg.steps if cfg.steps is not None else int(cfg.epochs or 1) * spe

@@ -47,3 +47,21 @@ def test_every_rank_stops_early_at_the_same_step(project) -> None:
     assert end["event"] == "finished" and end["step"] == 15 and end["early_stopped"]["step"] == 15
     assert end["ranks_in_sync"] is True  # (both ranks reached the end together: none went on training)
     assert torch.load(project / "early" / "checkpoints" / "last.pt", weights_only=True)["step"] == 15
+
+
+def test_two_processes_accumulating_train_as_one_does(project, capsys) -> None:
+    """Two micro-batches of 16 a step over 2 processes (8 each), the first without an all-reduce (no_sync):
+    the losses and weights of one process accumulating the same micro-batches."""
+    rows = _train(project, "two", "--steps", "4", "--accumulate", "2", "--log-every", "1")
+    from revstudio import cli
+
+    assert cli.main(["train", str(project / "reg.revs"), *ARGS[:-2], "--out", str(project / "one"), "--steps", "4",
+                     "--accumulate", "2", "--log-every", "1"]) == 0
+    one = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    losses = lambda rs: [r["loss"] for r in rs if r["kind"] == "step"]  # noqa: E731
+    assert len(losses(rows)) == 4 and losses(rows) == pytest.approx(losses(one), rel=1e-5)
+    assert rows[-1]["ranks_in_sync"] is True
+    a = torch.load(project / "two" / "checkpoints" / "last.pt", weights_only=True)["model"]
+    b = torch.load(project / "one" / "checkpoints" / "last.pt", weights_only=True)["model"]
+    for key in a:
+        assert torch.allclose(a[key].double(), b[key].double(), rtol=1e-4, atol=1e-6), key
