@@ -56,10 +56,10 @@ def _positive(text: str) -> int:
     return whole_number(text, 1)
 
 
-NO_PATIENCE = -1  # (--patience none: the project's early stopping turned off)
+NO_PATIENCE = "none"  # (--patience none: the project's early stopping turned off; so passed to --nproc's workers)
 
 
-def _patience(text: str) -> int:
+def _patience(text: str) -> int | str:
     """argparse type for --patience: validations without improvement, 1 or more, or 'none'."""
     if text.strip().lower() in ("none", "null", "off"):
         return NO_PATIENCE

@@ -120,3 +120,33 @@ def test_bad_values_are_refused_naming_the_setting(float64_project, capsys) -> N
     assert "accumulate 4 micro-batches of batch size 32 needs 128 training samples a step, and there are 96; " \
            "lower --accumulate" in err, err
     assert not (float64_project / "too_many").exists()
+
+
+def test_a_grad_scaler_steps_once_per_optimizer_step(float64_project, capsys, monkeypatch) -> None:
+    """fp16's GradScaler (here a CPU one standing in for CUDA's): each micro-batch's loss scaled, the
+    optimizer stepped and the scale updated once a step, and the same weights as one batch of 32."""
+    import contextlib
+
+    from revstudio.training import loop
+
+    calls = {"scale": 0, "step": 0, "update": 0}
+
+    class Counted(torch.amp.GradScaler):
+        def scale(self, outputs):  # type: ignore[override]
+            calls["scale"] += 1
+            return super().scale(outputs)
+
+        def step(self, optimizer, *args, **kwargs):  # type: ignore[override]
+            calls["step"] += 1
+            return super().step(optimizer, *args, **kwargs)
+
+        def update(self, new_scale=None):  # type: ignore[override]
+            calls["update"] += 1
+            return super().update(new_scale)
+
+    monkeypatch.setattr(loop, "precision_context", lambda cfg, device: (contextlib.nullcontext, Counted("cpu")))
+    _, four = _run(float64_project, "scaled4", capsys, "--batch-size", "8", "--accumulate", "4", "--steps", "3")
+    assert calls == {"scale": 12, "step": 3, "update": 3}
+    _, one = _run(float64_project, "scaled1", capsys, "--batch-size", "32", "--steps", "3")
+    for key, value in one["model"].items():
+        assert torch.allclose(four["model"][key], value, rtol=0, atol=1e-10), key

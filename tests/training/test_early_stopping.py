@@ -120,3 +120,16 @@ def test_bad_values_are_refused_naming_the_setting(project, capsys) -> None:
     save(linear_regression({"task": "regression", "patience": 0}), bad)
     cli.main(["check", str(bad)])  # (check reports a bad training section among its findings)
     assert "training section: training.patience: 0 is too small" in capsys.readouterr().out
+
+
+def test_patience_none_reaches_the_nproc_workers_as_none() -> None:
+    import argparse
+
+    from revstudio.clicmd import train as command
+    from revstudio.training.launch import worker_args
+
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    argv = worker_args(parser.parse_args(["p.revs", "--patience", "none", "--nproc", "2"]), "out")
+    assert argv[argv.index("--patience") + 1] == "none"
+    assert command.overrides(parser.parse_args(argv[1:]))["patience"] is None
