@@ -37,6 +37,7 @@ OVERRIDES = {
     "log_every": "log_every", "val_every": "val_every", "gradcheck_every": "gradcheck_every",
     "memory_every": "memory_every", "checkpoint_every": "checkpoint_every", "val_fraction": "val_fraction",
     "memory_budget": "memory_budget", "scale_uint8": "scale_uint8", "threads": "threads",
+    "patience": "patience", "min_delta": "min_delta", "accumulate": "accumulate",
 }
 
 
@@ -53,6 +54,21 @@ def _count(text: str) -> int:
 
 def _positive(text: str) -> int:
     return whole_number(text, 1)
+
+
+NO_PATIENCE = "none"  # (--patience none: the project's early stopping turned off; so passed to --nproc's workers)
+
+
+def _patience(text: str) -> int | str:
+    """argparse type for --patience: validations without improvement, 1 or more, or 'none'."""
+    if text.strip().lower() in ("none", "null", "off"):
+        return NO_PATIENCE
+    return whole_number(text, 1, "--patience 5 (validations without improvement), or --patience none")
+
+
+def _accumulate(text: str) -> int:
+    """argparse type for --accumulate: micro-batches per optimizer step, 1 or more."""
+    return whole_number(text, 1, "--accumulate 4 (micro-batches per optimizer step; 1: none)")
 
 
 def _nnodes(text: str) -> str:
@@ -98,6 +114,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grad-clip", type=_number, help="max global gradient norm")
     parser.add_argument("--precision", choices=("fp32", "bf16", "fp16"), help="fp16 needs CUDA")
     parser.add_argument("--seed", type=seed)
+    parser.add_argument("--patience", type=_patience, metavar="N",
+                        help="early stopping: end the run once val_loss has not improved for N validations in a "
+                             "row (checkpoints/best.pt holds the best weights); 'none' never stops early")
+    parser.add_argument("--min-delta", type=_number, metavar="X",
+                        help="the fall in val_loss below its best that counts as an improvement for --patience")
+    parser.add_argument("--accumulate", type=_accumulate, metavar="K",
+                        help="gradient accumulation: each optimizer step sums the gradients of K micro-batches "
+                             "of --batch-size samples (the effective batch is batch size x K, the memory one "
+                             "micro-batch's)")
     parser.add_argument("--threads", type=threads, metavar="N",  # (the default is stated as the others')
                         help=THREADS_HELP.replace("the process (", "each process (").replace("beside the result",
                                                                                              "in environment.json"))
@@ -146,6 +171,8 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
     out = {key: getattr(args, flag) for flag, key in OVERRIDES.items() if getattr(args, flag, None) is not None}
     if out.get("memory_budget") == NO_BUDGET:  # --memory-budget none: the project's budget removed
         out["memory_budget"] = None
+    if out.get("patience") == NO_PATIENCE:  # --patience none: the project's early stopping off
+        out["patience"] = None
     return out
 
 

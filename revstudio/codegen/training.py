@@ -118,6 +118,14 @@ def _copied_learning() -> str:
         learning.not_learning_message, learning.unchecked_note)])
 
 
+def _copied_patience() -> str:
+    """``Patience`` and ``early_words`` of revstudio.training.patience, verbatim: the script stops early by
+    the very rule ``revstudio train`` uses, and says so in its words."""
+    from revstudio.training import patience
+
+    return "\n\n".join(inspect.getsource(fn) for fn in (patience.Patience, patience.early_words))
+
+
 def _copied_resume() -> str:
     """``data_changed``, ``data_changed_note``, ``schedule_note`` and ``device_changed_note`` of
     revstudio.training.checkpoint and ``threads_changed_note`` of .threads, verbatim: a resumed script
@@ -212,6 +220,8 @@ def training_parts(graph: Any, report: Any, section: dict[str, Any] | None, inpu
         + _copied_divergence(),
         "# ---- not-learning watch (verbatim from revstudio.training.learning) " + "-" * 18 + "\n"
         + _copied_learning(),
+        "# ---- early stopping (verbatim from revstudio.training.patience) " + "-" * 20 + "\n"
+        + _copied_patience(),
         "# ---- resumed on other data (verbatim from revstudio.training.checkpoint) " + "-" * 12 + "\n"
         + _copied_resume(),
         "# ---- starting from weights of one's own (verbatim from revstudio's --init) " + "-" * 11 + "\n"
@@ -224,7 +234,7 @@ def top_level_names() -> set[str]:
     """Names the training code defines at module level (reserved so no generated class takes one)."""
     names: set[str] = set()
     for text in (*(inspect.getsource(m) for m in data_modules()), _copied_parts(), _copied_divergence(), _copied_learning(), _copied_resume(),
-                 _copied_init(), LOOP):
+                 _copied_patience(), _copied_init(), LOOP):
         for stmt in ast.parse(text).body:
             if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
                 names.add(stmt.name)

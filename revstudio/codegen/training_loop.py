@@ -7,6 +7,7 @@ the copied data, schedule and loss code): the loop that trains ``Model`` as
 from __future__ import annotations
 
 from .inline import ImportFact
+from .training_files import FILE_HELPERS
 from .training_options import OPTIONS_AND_MAIN
 
 # Imports the loop needs (the copied modules' are read from their own lines by script_imports).
@@ -98,55 +99,7 @@ def uint8_note(facts: dict[str, Any]) -> str | None:
                        facts["scored"])
 
 
-def scale_mismatch(state: dict[str, Any], facts: dict[str, Any], path: str) -> str | None:
-    """Why a checkpoint cannot go on with these uint8 inputs: it learned them at the other scale."""
-    saved = (state.get("data") or {}).get("uint8_scaled", False)  # (older checkpoints: raw 0..255)
-    if not facts.get("uint8") or saved is None or bool(saved) == bool(facts["scaled"]):
-        return None
-    then, now = ("scaled to [0, 1]", "raw 0..255") if saved else ("raw 0..255", "scaled to [0, 1]")
-    flag = "--scale-uint8" if saved else "--no-scale-uint8"
-    return (f"--resume {path}: the run trained on its uint8 inputs {then}, these options feed them {now}; its "
-            f"weights learned the other scale: resume with {flag} (or start a new run)")
-
-
-def save_checkpoint(path: str, payload: dict[str, Any]) -> None:
-    """torch.save to a temporary file beside ``path``, fsync, rename: a kill leaves the old one whole,
-    and a write that fails (a full disk) leaves no temporary file and says which file it was."""
-    folder = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    try:
-        os.makedirs(folder, exist_ok=True)
-        with open(tmp, "wb") as fh:
-            torch.save({"format": "revstudio-checkpoint", "version": 1, "threads": torch.get_num_threads(), **payload}, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise _Failed(f"--out {path}: cannot write the checkpoint ({exc.strerror or exc})") from None
-
-
-def best_file(out: str) -> str:
-    """Where the weights of the lowest val_loss go (revstudio train's checkpoints/best.pt), beside ``out``:
-    best.pt beside a last.pt, else OUT's name with .best before its suffix (checkpoint.best.pt)."""
-    folder, name = os.path.split(out)
-    root, ext = os.path.splitext(name)
-    return os.path.join(folder, "best.pt" if name == "last.pt" else f"{root}.best{ext or '.pt'}")
-
-
-def out_problem(path: str) -> str | None:
-    """Why the checkpoint could not be written to ``path``, found before training, not after it."""
-    full = os.path.abspath(path)
-    if os.path.isdir(full):
-        return f"--out {path} is a folder; give a file in it, e.g. --out {os.path.join(path, 'checkpoint.pt')}"
-    folder = os.path.dirname(full)
-    while not os.path.exists(folder):
-        folder = os.path.dirname(folder)
-    if not os.path.isdir(folder):
-        return f"--out {path}: {folder} is a file, not a folder; give another --out"
-    return None
-
+''' + FILE_HELPERS + '''
 
 def diverged_text(warned: dict[str, Any], config: dict[str, Any], kind: str) -> str:
     """The warning of a loss that diverged (revstudio.training.divergence.diverged_message's words)."""
@@ -206,11 +159,15 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     if batch_size % world:
         raise _Reject(f"batch size {batch_size} does not split evenly over {world} processes; use a multiple "
                       f"of {world}")
+    micro = config.get("accumulate", 1)  # micro-batches of batch_size per optimizer step, their gradients summed
+    if micro > 1 and n < batch_size * micro:
+        raise _Reject(f"accumulate {micro} micro-batches of batch size {batch_size} needs {batch_size * micro} "
+                      f"training samples a step, and there are {n}; lower --accumulate or --batch-size")
     batch = min(batch_size, n)  # fewer samples than one batch: each step takes them all, as revstudio does
     local = batch // world
     if local < 1:
         raise _Reject(f"{n} training samples cannot feed {world} processes")
-    per_epoch = max(1, n // batch)
+    per_epoch = max(1, n // (batch * micro))
     total = config["steps"] if config["steps"] is not None else int(config["epochs"]) * per_epoch
     torch.manual_seed(config["seed"])  # the same initial weights as revstudio.compile, on every rank
     float64 = any(dtype == "float64" for _, dtype in INPUT_SPECS.values())
@@ -280,6 +237,8 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     learning = LearningWatch(state.get("learning") if resume else None)
     # the best validation so far ({"val_loss", "step"}), whose weights the best file holds, across --resume
     best: dict[str, Any] = dict(state["best"]) if resume and isinstance(state.get("best"), dict) else {}
+    # early stopping's count of validations without improvement, across --resume (as revstudio train)
+    patience = Patience(config.get("patience"), config.get("min_delta", 0.0), state if resume else None)
     learn_at = check_step(per_epoch, total)
     classes = task_for(config)["num_classes"] if kind == "classification" else None
     levels = facts["levels"] if kind == "flow" else None
@@ -347,6 +306,15 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         if math.isfinite(row["val_loss"]) and row["val_loss"] < best.get("val_loss", math.inf):
             best.update(val_loss=row["val_loss"], step=step)  # the lowest so far: its weights replace the best file
             save_now(best_file(out))
+        patience.see(row["val_loss"])
+
+    def stops_early() -> bool:  # rank 0 validated: its say goes to every rank, which all stop at this step
+        if config.get("patience") is None:
+            return False
+        say = torch.tensor([1.0 if patience.stop else 0.0], dtype=torch.float64, device=device)
+        if world > 1:
+            torch.distributed.broadcast(say, 0)
+        return bool(say.item() > 0)
 
     def save_now(path: str | None = None) -> None:  # (a best file: rank 0's, from validate, no collective)
         rng = {"torch": torch.get_rng_state()}
@@ -370,43 +338,55 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
                          "python": platform.python_version()},
             "window": {"loss": window[0], "correct": window[1], "count": window[2]}, "metrics": dict(metrics),
             "val_pending": False,  # (it validates before it saves: none is ever cut short here)
-            "divergence": watch.state(), "learning": learning.state()})
+            "divergence": watch.state(), "learning": learning.state(), "patience": patience.state()})
 
     window = [0.0, 0.0, 0.0, time.perf_counter(), 0]  # loss, correct, counted, since, samples
     if resume and isinstance(state.get("window"), dict):  # the step rows' running means since the last row
         window[:3] = [float(state["window"].get(key, 0.0)) for key in ("loss", "correct", "count")]
+    early = False
     if resume and state.get("val_pending") and step < total:  # revstudio train's, stopped mid-validation
         validate()
+        early = stops_early()
     order_epoch, perm = -1, torch.empty(0, dtype=torch.int64)
-    while step < total:
+    while step < total and not early:
         epoch, position = divmod(step, per_epoch)
         if epoch != order_epoch:  # epoch e visits the data in an order fixed by the seed and e alone
             perm = torch.randperm(n, generator=torch.Generator().manual_seed(config["seed"] * 1_000_003 + epoch))
             order_epoch = epoch
-        idx = perm[position * batch:(position + 1) * batch][rank * local:(rank + 1) * local]
-        xs = [x.to(device) for x in noisy([inputs[k][idx] for k in INPUT_SPECS],
-                                          noise_seed(config["seed"], step, rank))]
-        ys = None if targets is None else targets[idx].to(device)
         optimizer.zero_grad(set_to_none=True)
-        loss, hits = forward(net, xs, ys)
-        counted = loss_fn.counted(ys, len(idx))  # (per-step labels: the scored steps)
-        weighed = loss
-        if scored and world > 1:  # each rank's mean over its own scored steps, weighed to the global batch's
-            everyone = torch.tensor([float(counted)], dtype=torch.float64, device=device)
-            torch.distributed.all_reduce(everyone)  # (every rank's scored steps)
-            weighed = loss * (counted * world / max(float(everyone), 1.0))
-        (scaler.scale(weighed) if scaler is not None else weighed).backward()
+        sums, labels = [0.0, 0.0, 0.0], None  # the step's loss x counted, hits, counted; its labels' classes
+        for part in range(micro):  # a step's micro-batches are consecutive in the epoch's order
+            at = position * micro + part
+            idx = perm[at * batch:(at + 1) * batch][rank * local:(rank + 1) * local]
+            xs = [x.to(device) for x in noisy([inputs[k][idx] for k in INPUT_SPECS],
+                                              noise_seed(config["seed"], step * micro + part, rank))]
+            ys = None if targets is None else targets[idx].to(device)
+            # under torchrun only a step's last micro-batch all-reduces the summed gradients
+            with net.no_sync() if world > 1 and part < micro - 1 else contextlib.nullcontext():
+                loss, hits = forward(net, xs, ys)
+                counted = loss_fn.counted(ys, len(idx))  # (per-step labels: the scored steps)
+                weighed = loss
+                if scored and world > 1:  # each rank's mean over its own scored steps, weighed to the global's
+                    everyone = torch.tensor([float(counted)], dtype=torch.float64, device=device)
+                    torch.distributed.all_reduce(everyone)  # (every rank's scored steps)
+                    weighed = loss * (counted * world / max(float(everyone), 1.0))
+                if micro > 1:
+                    weighed = weighed / micro  # the step's gradient: the micro-batches' mean
+                (scaler.scale(weighed) if scaler is not None else weighed).backward()
+            sums[0] += float(loss.detach()) * counted
+            sums[1] += float(hits) if hits is not None else 0.0
+            sums[2] += float(counted)
+            if classes:  # each class's count among the (scored) labels
+                counts = torch.bincount(ys[ys >= 0].long(), minlength=classes)
+                labels = counts if labels is None else labels + counts
         # reversible mode rebuilds each layer's input with its inverse, which can give NaN from a finite
         # output (an AffineCoupling whose scale underflows): caught before the step writes it into the
         # weights (a GradScaler skips overflowing steps itself)
         grads = [p.grad for p in model.parameters() if p.grad is not None]
         grads_bad = scaler is None and bool(grads) and config["mode"] == "reversible" and \
             not bool(torch.stack(torch._foreach_norm(grads)).isfinite().all())
-        stats = torch.tensor([float(loss.detach()) * counted, float(hits) if hits is not None else 0.0,
-                              float(counted), float(grads_bad), float(bool(_STOP)),
-                              # then each class's count among the (scored) labels
-                              *(torch.bincount(ys[ys >= 0].long(), minlength=classes).tolist() if classes
-                                else [])], dtype=torch.float64)
+        stats = torch.tensor([*sums, float(grads_bad), float(bool(_STOP)),
+                              *(labels.tolist() if labels is not None else [])], dtype=torch.float64)
         if world > 1:
             stats = stats.to(device)
             torch.distributed.all_reduce(stats)
@@ -444,7 +424,7 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
         window[0] += float(stats[0])
         window[1] += float(stats[1])
         window[2] += float(stats[2])
-        window[4] += batch
+        window[4] += batch * micro
         if step % config["log_every"] == 0 or step == total:
             elapsed = max(time.perf_counter() - window[3], 1e-9)
             row = {"kind": "step", "step": step, "epoch": round(step / per_epoch, 4), "loss": window[0] / window[2],
@@ -457,12 +437,15 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             window = [0.0, 0.0, 0.0, time.perf_counter(), 0]
         if config["val_every"] and step % config["val_every"] == 0 and step != total:
             validate()
+            early = stops_early()
+            if early:
+                break
         if config["checkpoint_every"] and step % config["checkpoint_every"] == 0 and step != total:
             save_now()
         if float(stats[4]) > 0:  # Ctrl+C or SIGTERM (on any rank): stop here, resumable
             break
-    stopped = step < total
-    if not stopped:
+    stopped = step < total and not early
+    if not stopped and not early:
         validate()
     save_now()
     if stopped:
@@ -475,6 +458,10 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
             print(f"warning: {warned['message']}", file=sys.stderr, flush=True)
     if rank == 0 and learn_at is None and not stopped and not learning.plainly_learns():  # (stderr, beside --json's rows)
         print(f"note: {unchecked_note(step)}", file=sys.stderr, flush=True)
+    if rank == 0 and early:  # why it ended before its steps, and where the best weights are
+        early_row = {"step": step, "patience": patience.patience, "min_delta": patience.min_delta,
+                     "best_step": best.get("step"), "best_val_loss": best.get("val_loss")}
+        print(early_words(early_row, best_file(out)), file=sys.stderr if json_rows else sys.stdout, flush=True)
     if rank == 0 and not json_rows and not stopped:
         print(f"saved the checkpoint to {out} (Model().load_state_dict(torch.load(path, map_location='cpu', "
               "weights_only=True)['model']))" + (f"; the lowest val_loss's weights (step {best['step']}) to "

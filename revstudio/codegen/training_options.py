@@ -20,6 +20,8 @@ _OPTIONS = (  # flag, TRAINING key, type, choices
     ("--mode", "mode", str, MODES), ("--seed", "seed", int, None), ("--log-every", "log_every", int, None),
     ("--val-every", "val_every", int, None), ("--checkpoint-every", "checkpoint_every", int, None),
     ("--threads", "threads", int, None),  # (CPU threads per process: the count changes the last bits)
+    ("--patience", "patience", int, None), ("--min-delta", "min_delta", float, None),
+    ("--accumulate", "accumulate", int, None),
 )
 
 
@@ -50,6 +52,16 @@ def option_problem(config: dict[str, Any]) -> str | None:
     if config.get("threads") is not None and not 1 <= config["threads"] <= 1024:
         return (f"--threads {config['threads']} is out of range; use from 1 to 1024 CPU threads (torch's "
                 "default: leave --threads out)")
+    if config.get("patience") is not None and config["patience"] < 1:
+        return f"--patience {config['patience']} is too small; use at least 1 validation without improvement"
+    if config.get("patience") is not None and (not config["val_every"] or (
+            not config["val_fraction"] and config["val_data"] is None)):
+        return ("--patience: early stopping counts validations, and this run has none; give --val-every above 0 "
+                "and a validation set (--val-fraction or --val-data)")
+    if "min_delta" in config and not number("min_delta", 0.0):
+        return f"--min-delta {config['min_delta']!r} is out of range; use 0 or more, e.g. 0.001"
+    if config.get("accumulate", 1) < 1:
+        return f"--accumulate {config['accumulate']} is too small; use at least 1 micro-batch per step"
     if not 0 <= config["seed"] <= 2**31 - 1:
         return f"--seed {config['seed']} is out of range; use a seed from 0 to {2**31 - 1}"
     try:  # any device torch names (cpu, cuda:1, mps, xpu), as revstudio train --device takes it

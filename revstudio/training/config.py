@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-VERSION = 2
+VERSION = 3
 # The lowest version that reads a key (a key not named here is version 1's): a section is stored with
 # the lowest version that holds its keys, so a project that sets none of the newer keys still opens in
 # an older revstudio, and one that sets them is refused there as "newer" (not as an unknown key).
-KEY_VERSIONS: dict[str, int] = {"threads": 2}
+KEY_VERSIONS: dict[str, int] = {"threads": 2, "patience": 3, "min_delta": 3, "accumulate": 3}
 
 # Whole numbers (steps, intervals, batch, seed) stay within what the editor's fields hold (a
 # 32-bit QSpinBox: a larger value crashed Run Settings or was silently cut down by it). A seed
@@ -62,6 +62,12 @@ DEFAULTS: dict[str, Any] = {
     # CPU threads of each process (torch.set_num_threads); null: torch's default, which the run records
     # in environment.json. The count changes a run's last bits and its speed.
     "threads": None,
+    # early stopping: a run ends once val_loss has not fallen by more than min_delta below its best for this
+    # many validations in a row (null: never); the best weights are checkpoints/best.pt's
+    "patience": None,
+    "min_delta": 0.0,
+    # gradient accumulation: each optimizer step sums the gradients of this many micro-batches of batch_size
+    "accumulate": 1,
 }
 
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -80,9 +86,15 @@ def _from_1(values: dict[str, Any]) -> dict[str, Any]:
     return {"threads": None, **values}
 
 
+def _from_2(values: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 had no early stopping nor gradient accumulation: its runs never stopped early and took one
+    batch a step, which the defaults say."""
+    return {"patience": None, "min_delta": 0.0, "accumulate": 1, **values}
+
+
 # Sections of an older version are migrated one version at a time: MIGRATIONS[v]
 # turns a version-v section into a version-(v + 1) one.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2}
 
 
 class ConfigError(Exception):
@@ -210,6 +222,13 @@ def _check(key: str, value: Any) -> Any:
     if key == "threads":
         return None if value is None else _int(key, value, 1, "at least 1 CPU thread, or null for torch's "
                                                "default", THREADS_MAX)
+    if key == "patience":
+        return None if value is None else _int(key, value, 1, "at least 1 validation without improvement, or "
+                                               "null for no early stopping")
+    if key == "min_delta":
+        return _float(key, value, 0.0, "0 or more, the fall in val_loss that counts as an improvement, e.g. 0.001")
+    if key == "accumulate":
+        return _int(key, value, 1, "at least 1 micro-batch per optimizer step (1: no accumulation)")
     if key == "log_every":
         return _int(key, value, 1, "at least 1 step")
     if key in ("warmup_steps", "val_every", "gradcheck_every", "memory_every", "checkpoint_every"):
@@ -247,6 +266,9 @@ class TrainConfig:
     memory_budget: int | None = DEFAULTS["memory_budget"]
     scale_uint8: bool = DEFAULTS["scale_uint8"]
     threads: int | None = DEFAULTS["threads"]
+    patience: int | None = DEFAULTS["patience"]
+    min_delta: float = DEFAULTS["min_delta"]
+    accumulate: int = DEFAULTS["accumulate"]
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -254,6 +276,14 @@ class TrainConfig:
         if (self.steps is None) == (self.epochs is None):
             raise ConfigError("training.steps / training.epochs: set exactly one of them (the other null)",
                               "steps" if self.steps is None else "epochs")
+        if self.patience is not None:
+            none = ("val_every is 0 (validation at the end only)" if self.val_every == 0 else
+                    "there is no validation (val_fraction 0, no val_data)"
+                    if self.val_fraction == 0 and self.val_data is None else None)
+            if none:
+                raise ConfigError(f"training.patience: early stopping counts validations, and {none}; set "
+                                  "val_every above 0 and a validation set (val_fraction or val_data), or "
+                                  "patience null", "patience")
 
     @classmethod
     def from_section(cls, section: dict[str, Any] | None) -> TrainConfig:

@@ -24,7 +24,6 @@ import functools
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -42,6 +41,17 @@ from .first_batch import epoch_order
 from .inrun import PeakMeter, first_nonfinite, region_gradcheck, tracking
 from .learning import LearningWatch, label_counts, note_fields, watch_learning
 from .learning import check_step as learning_step
+from .loop_parts import (  # (re-exported: loop's public names)
+    WINDOW_KEYS,
+    Callback,
+    Distributed,
+    TrainResult,
+    _allreduce,
+    _Run,
+    _to_device,
+    _versions,
+    plan_steps,
+)
 from .nonfinite import bad_grads, grads_finite, kept_checkpoint, singular
 from .parts import (
     Loss,
@@ -53,123 +63,11 @@ from .parts import (
     precision_context,
     resolve_device,
 )
+from .patience import Patience, early_fields
 from .ranks import ranks_in_sync, scored_share
 from .runs import BEST, CHECKPOINT
 
-WINDOW_KEYS = ("loss", "correct", "count", "steps")
-
-
-class Callback:
-    """Receives the run's rows as they happen; override what you need."""
-
-    def on_row(self, row: dict[str, Any]) -> None:
-        """Every row (step, val, gradcheck, event), after the specific hook below."""
-
-    def on_train_start(self, row: dict[str, Any]) -> None: ...
-    def on_step_end(self, row: dict[str, Any]) -> None: ...
-    def on_validation_end(self, row: dict[str, Any]) -> None: ...
-    def on_gradcheck(self, row: dict[str, Any]) -> None: ...
-    def on_event(self, row: dict[str, Any]) -> None: ...
-
-
-@dataclass
-class Distributed:
-    """This process's place in a torch.distributed run (rank 0 of 1 when alone)."""
-
-    rank: int = 0
-    world: int = 1
-    local_rank: int = 0
-
-    @property
-    def active(self) -> bool:
-        return self.world > 1
-
-
-@dataclass
-class TrainResult:
-    status: str                       # finished | stopped | nan | oom | failed
-    step: int
-    metrics: dict[str, Any] = field(default_factory=dict)
-    message: str | None = None
-    model: Any = field(default=None, repr=False)   # (its repr is the whole network)
-    rows: int = 0
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.status in ("finished", "stopped") else 1
-
-
-def _versions() -> dict[str, str]:
-    import platform
-
-    from revstudio import __version__
-
-    return {"revstudio": __version__, "torch": torch.__version__.split("+")[0], "python": platform.python_version()}
-
-
-class _Run:
-    """The state of one run; :func:`train` is its only user."""
-
-    def __init__(self, graph: Any, report: Any, cfg: TrainConfig, data: Any, callbacks: Sequence[Callback],
-                 should_stop: Callable[[], bool], dist: Distributed, run_dir: str | None,
-                 project_text: str, clock_start: float) -> None:
-        self.graph, self.report, self.cfg, self.data = graph, report, cfg, data
-        self.callbacks, self.should_stop, self.dist = list(callbacks), should_stop, dist
-        self.run_dir, self.project_text = run_dir, project_text
-        self.t0 = clock_start
-        self.rows = 0
-        self.step = 0
-        self.metrics: dict[str, Any] = {}
-        self.val_pending = False  # a validation a stop cut short (the checkpoint says so)
-
-    # ---- reporting -----------------------------------------------------------
-    def emit(self, row: dict[str, Any]) -> None:
-        if self.dist.rank != 0:
-            return
-        row = {"kind": row.pop("kind"), **({"event": row.pop("event")} if "event" in row else {}), **row}
-        row.setdefault("time", round(time.perf_counter() - self.t0, 4))
-        self.rows += 1
-        hook = {"step": "on_step_end", "val": "on_validation_end", "gradcheck": "on_gradcheck"}.get(
-            row["kind"], "on_event")
-        for cb in self.callbacks:
-            if row.get("event") == "started":
-                cb.on_train_start(row)
-            else:
-                getattr(cb, hook)(row)
-            cb.on_row(row)
-
-    def now(self) -> float:
-        return round(time.perf_counter() - self.t0, 4)
-
-
-def _to_device(batch: tuple[dict[str, torch.Tensor], torch.Tensor | None], order: Sequence[str],
-               device: torch.device) -> tuple[list[torch.Tensor], torch.Tensor | None]:
-    inputs, targets = batch
-    xs = [inputs[nid].to(device, non_blocking=True) for nid in order]
-    return xs, (targets.to(device, non_blocking=True) if targets is not None else None)
-
-
-def _allreduce(values: list[float], dist: Distributed, device: torch.device) -> list[float]:
-    if not dist.active:
-        return values
-    import torch.distributed as tdist
-
-    t = torch.tensor(values, dtype=torch.float64, device=device)
-    tdist.all_reduce(t)
-    return [float(v) for v in t.tolist()]
-
-
-def plan_steps(cfg: TrainConfig, samples: int, world: int = 1) -> tuple[int, int, int]:
-    """(global batch, steps per epoch, total steps) of a run on ``samples`` training samples over
-    ``world`` processes; a TrainError (exit 2) where the batch cannot be split over them."""
-    if cfg.batch_size % world:
-        raise TrainError(f"batch size {cfg.batch_size} does not split evenly over {world} processes; "
-                         f"use a multiple of {world}", 2)
-    batch = min(cfg.batch_size, samples)
-    if batch // world < 1:
-        raise TrainError(f"{samples} training samples cannot feed {world} processes", 2)
-    spe = max(1, samples // batch)
-    return batch, spe, cfg.steps if cfg.steps is not None else int(cfg.epochs or 1) * spe
+__all__ = ["WINDOW_KEYS", "Callback", "Distributed", "TrainResult", "plan_steps", "train"]
 
 
 def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Sequence[Callback] = (),
@@ -196,7 +94,8 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     autocast, scaler = precision_context(cfg, device)
     n = len(data.train)
     batch, spe, total = plan_steps(cfg, n, dist.world)
-    local = batch // dist.world
+    local = batch // dist.world  # (this process's share of one micro-batch: what its memory holds)
+    micro = cfg.accumulate  # micro-batches per optimizer step, their gradients summed
     lone = batch_errors(graph, report, local)  # (the check saw the configured batch, not this one)
     if lone:
         why = f"{n} training sample{'s' * (n != 1)}" if batch < cfg.batch_size else f"{dist.world} processes"
@@ -255,14 +154,16 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             head = out[out_index] if isinstance(out, tuple) else out
             return loss_fn(head, ys, getattr(model, "logdet", None))
 
-    def batch_at(step_index: int) -> tuple[list[torch.Tensor], torch.Tensor | None]:
+    def batch_at(step_index: int, part: int = 0) -> tuple[list[torch.Tensor], torch.Tensor | None]:
+        """Micro-batch ``part`` of step ``step_index``: the step's ``micro`` batches are consecutive."""
         epoch, pos = divmod(step_index, spe)
+        pos, draw = pos * micro + part, step_index * micro + part
         if epoch != getattr(batch_at, "epoch", None):
             batch_at.perm = epoch_order(n, cfg.seed, epoch)  # type: ignore[attr-defined]
             batch_at.epoch = epoch  # type: ignore[attr-defined]
         idx = batch_at.perm[pos * batch:(pos + 1) * batch]  # type: ignore[attr-defined]
         idx = idx[dist.rank * local:(dist.rank + 1) * local]
-        return _to_device(noisy(data.train.batch(idx), noise_seed(cfg.seed, step_index, dist.rank)), order, device)
+        return _to_device(noisy(data.train.batch(idx), noise_seed(cfg.seed, draw, dist.rank)), order, device)
 
     def noisy(batch: tuple[dict[str, torch.Tensor], Any], seed: int) -> tuple[dict[str, torch.Tensor], Any]:
         if levels is None:
@@ -271,6 +172,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
 
     data_record = ckpt.data_record(data)  # (a resumed run compares it with its checkpoint's)
     best = ckpt.Best(resume)  # the best validation so far, across --resume
+    patience = Patience(cfg.patience, cfg.min_delta, resume)  # early stopping's count, across --resume
 
     def save_checkpoint(name: str = CHECKPOINT) -> str | None:
         states = ckpt.gather_rng(dist.rank, dist.world) if name == CHECKPOINT else [ckpt.rng_state()]
@@ -293,7 +195,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
             # resumed from here writes the rows (and ends with the metrics) the uninterrupted one does
             "window": {k: float(window[k]) for k in WINDOW_KEYS}, "metrics": dict(run.metrics),
             "val_pending": run.val_pending, "divergence": watch.state(),
-            "learning": learning.state()})
+            "learning": learning.state(), "patience": patience.state()})
         run.emit({"kind": "event", "event": "checkpoint", "step": run.step, "path": name,
                   **best.fields(name == BEST)})
         return name
@@ -330,7 +232,15 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         run.emit(row)
         if best.record(row["val_loss"], run.step):  # the lowest val_loss so far: its weights replace best.pt
             save_checkpoint(BEST)
+        patience.see(row["val_loss"])
         return row
+
+    def stops_early() -> bool:
+        """Whether early stopping ends the run here: every rank's say together under DDP (each validated
+        the same weights, but a rank whose validation a signal cut short saw none)."""
+        if cfg.patience is None:
+            return False
+        return _allreduce([1.0 if patience.stop else 0.0], dist, device)[0] > 0
 
     params = sum(p.numel() for p in model.parameters())
     run.emit({"kind": "event", "event": "started", "time": 0.0, "run_dir": run_dir, "config": cfg.full_section(),
@@ -360,9 +270,11 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
         return TrainResult(status=status, step=run.step, metrics=dict(run.metrics), message=message,
                            model=model, rows=run.rows)
 
+    early = False
     if resume is not None and resume.get("val_pending") and run.step < total:
         validate()  # the one the stop cut short (the last step's is the end's own)
-    while run.step < total:
+        early = stops_early()
+    while run.step < total and not early:
         step = run.step + 1
         # under DDP a stop is decided together, from the flags all-reduced with each step's
         # numbers: a rank that left alone would leave its peers waiting in the next all-reduce
@@ -382,23 +294,37 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                     run.emit({"kind": "gradcheck", "step": step, "epoch": round(step / spe, 4), **result})
                 measure = bool(cfg.memory_every and step % cfg.memory_every == 0)
                 optimizer.zero_grad(set_to_none=True)
-                counted = loss_fn.counted(ys, len(xs[0]))  # (per-step labels: the steps scored)
-                share = scored_share(counted, dist.world, device) if scored and dist.active else None
+                sums: list[float] = [0.0, 0.0, 0.0]  # the step's loss x counted, hits, counted
+                classes: list[float] = []
+                finite = 1.0
                 with tracking(model) if measure else contextlib.nullcontext(), \
                         meter.measure() if measure else contextlib.nullcontext():
-                    loss, hits = forward(net, xs, ys)
-                    weighed = loss if share is None else loss * share  # (DDP: the global batch's mean)
-                    (scaler.scale(weighed) if scaler is not None else weighed).backward()
-                local_loss = float(loss.detach())
-                finite = 1.0 if math.isfinite(local_loss) else 0.0
+                    for part in range(micro):  # (the peak measured is one micro-batch's: .grad sums in place)
+                        if part:
+                            xs, ys = batch_at(run.step, part)
+                        counted = loss_fn.counted(ys, len(xs[0]))  # (per-step labels: the steps scored)
+                        share = scored_share(counted, dist.world, device) if scored and dist.active else None
+                        # under DDP only a step's last micro-batch all-reduces the summed gradients
+                        with net.no_sync() if dist.active and part < micro - 1 else contextlib.nullcontext():
+                            loss, hits = forward(net, xs, ys)
+                            weighed = loss if share is None else loss * share  # (DDP: the global batch's mean)
+                            if micro > 1:
+                                weighed = weighed / micro  # the step's gradient: the micro-batches' mean
+                            (scaler.scale(weighed) if scaler is not None else weighed).backward()
+                        local_loss = float(loss.detach())
+                        finite = finite if math.isfinite(local_loss) else 0.0
+                        sums[0] += local_loss * counted if math.isfinite(local_loss) else 0.0
+                        sums[1] += float(hits) if hits is not None else 0.0
+                        sums[2] += float(counted)
+                        counts = label_counts(ys, data.task)
+                        classes = [a + b for a, b in zip(classes, counts, strict=True)] if classes else counts
                 # a layer's inverse can rebuild NaN from a finite output: reversible mode's own fault,
                 # caught before the step writes it into the weights (a GradScaler's scaled gradients
                 # may overflow: it skips that step itself)
                 grads_bad = 1.0 if finite and rebuilds and scaler is None and not grads_finite(model) else 0.0
-                stats = _allreduce([local_loss * counted if finite else 0.0,
-                                    float(hits) if hits is not None else 0.0, float(counted),
+                stats = _allreduce([sums[0] if finite else 0.0, sums[1], sums[2],
                                     1.0 - finite, 1.0 if run.should_stop() else 0.0, grads_bad,
-                                    *label_counts(ys, data.task)], dist, device)
+                                    *classes], dist, device)
             except torch.OutOfMemoryError as exc:
                 return _oom(run, model, step, exc, finish, local)
             except (MemoryError, RuntimeError) as exc:
@@ -453,7 +379,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                 row: dict[str, Any] = {"kind": "step", "step": step, "epoch": round(step / spe, 4),
                                        "loss": window["loss"] / window["count"],
                                        "lr": float(optimizer.param_groups[0]["lr"]),
-                                       "samples_per_s": round(window["steps"] * batch / elapsed, 2)}
+                                       "samples_per_s": round(window["steps"] * batch * micro / elapsed, 2)}
                 if classification:
                     row["accuracy"] = window["correct"] / window["count"]
                 if scored:
@@ -470,6 +396,9 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                 window = {"loss": 0.0, "correct": 0.0, "count": 0, "steps": 0, "t": time.perf_counter()}
             if cfg.val_every and step % cfg.val_every == 0 and step != total:
                 validate()
+                early = stops_early()
+                if early:
+                    break  # (to the end: its checkpoint and the finished row)
             if cfg.checkpoint_every and step % cfg.checkpoint_every == 0 and step != total:
                 save_checkpoint()
         if stop_now:
@@ -478,13 +407,15 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                       **note_fields(warning_fields(watch), learning)})
             return finish("stopped")
     run.metrics.setdefault("loss", last_loss)
-    if validate() is None and run.val_pending:  # a stop during the last validation: resumable, not finished
+    if not early and validate() is None and run.val_pending:  # a stop during the last validation: resumable, not finished
         path = save_checkpoint()
         run.emit({"kind": "event", "event": "stopped", "step": run.step, "checkpoint": path})
         return finish("stopped")
     save_checkpoint()
-    extra = {"ranks_in_sync": ranks_in_sync(model, device)} if dist.active else {}
+    extra: dict[str, Any] = {"ranks_in_sync": ranks_in_sync(model, device)} if dist.active else {}
     notes = note_fields(warning_fields(watch), learning, run.step if learning_step(spe, total) is None else None)
+    if early:
+        extra.update(early_fields(patience, run.step, best))
     run.emit({"kind": "event", "event": "finished", "step": run.step, "metrics": dict(run.metrics),
               "wall_s": round(time.perf_counter() - t0, 3), **extra, **notes})
     return finish("finished", notes.get("warning"))

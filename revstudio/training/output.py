@@ -15,7 +15,8 @@ from typing import IO, Any
 
 from .checkpoint import data_changed_note
 from .loop import Callback
-from .runs import CHECKPOINT, RunWriter, finite, json_text, now_iso
+from .patience import early_status, early_words
+from .runs import BEST, CHECKPOINT, RunWriter, finite, json_text, now_iso
 
 WARN_LEVEL = 1e-4  # a gradient check's error above which the run's output says it is off
 
@@ -198,6 +199,8 @@ class Progress(_Out):
             parts = [f"{k} {v}" if isinstance(v, int) else f"{k} {v:.4g}" for k, v in m.items()
                      if isinstance(v, (int, float))]  # (a count, steps_scored, in full)
             self._line(f"finished {_count(int(row['step']), 'step')} in {row['wall_s']:.1f} s: " + ", ".join(parts))
+            if isinstance(row.get("early_stopped"), dict):  # (why it ended before its steps, and the weights to keep)
+                self._line(early_words(row["early_stopped"], os.path.join(self.run_dir, BEST) if self.run_dir else None))
             if row.get("warning"):
                 self._line(f"warning: {row['warning']}")
             if row.get("note"):  # (a run too short to check whether it learns)
@@ -294,7 +297,9 @@ class RunDirRows(Callback):
         elif event == "finished":
             self.writer.update_status(status="finished", step=row["step"], ended=now_iso(),
                                       metrics=finite(row.get("metrics", {})),
-                                      message=f"warning: {row['warning']}" if row.get("warning") else
+                                      message=early_status(row["early_stopped"])
+                                      if isinstance(row.get("early_stopped"), dict) else
+                                      f"warning: {row['warning']}" if row.get("warning") else
                                       f"note: {row['note']}" if row.get("note") else None)
         elif event == "stopped":
             warning = f" (warning: {row['warning']})" if row.get("warning") else ""

@@ -138,6 +138,7 @@ class RunData:
         self.message: str | None = None
         self.warning: str | None = None       # a loss that diverged, a run not learning (it goes on)
         self.note: str | None = None          # a finished run too short to check whether it learns
+        self.early: str | None = None         # "stopped early at step S (best at B)": early stopping ended it
         self.metrics: dict[str, Any] = {}     # final metrics (finished row) or the latest seen
         self.checkpoint: str | None = None
         self.events: list[dict[str, Any]] = []  # nan / oom / diverged / checkpoint rows, for the log
@@ -239,6 +240,10 @@ class RunData:
                 self.metrics.update(row["metrics"])
             if row.get("note"):
                 self.note = in_app_words(str(row["note"]))
+            if isinstance(row.get("early_stopped"), dict):
+                from revstudio.training.patience import early_status  # (torch-free)
+
+                self.early = early_status(row["early_stopped"])
         elif event == "failed":
             self.status = "failed"
             self.message = in_app_words(str(row.get("message") or "the run failed"))

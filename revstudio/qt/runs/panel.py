@@ -45,7 +45,7 @@ def progress_text(run: RunData | None, elapsed_s: float) -> str:
     if run is None:
         return "No run training: Train (F5) starts one"  # (past runs, if any, are listed below)
     total = f" / {run.total_steps}" if run.total_steps else ""
-    parts = [f"{run.name}: {run.status}", f"step {run.step}{total}", f"{human_duration(elapsed_s)} elapsed"]
+    parts = [f"{run.name}: {run.early if run.ended and run.early else run.status}", f"step {run.step}{total}", f"{human_duration(elapsed_s)} elapsed"]
     eta = run.eta_seconds()
     if eta is not None:
         parts.append(f"ETA {human_duration(eta)}")

@@ -323,7 +323,7 @@ class TrainController(QObject):
             self.message.emit(f"Run {run.name} stopped at step {run.step}"
                               + (f": {run.message}" if run.message else ""))
         elif run.status == "finished" and code == 0 and not crashed:
-            self.message.emit(f"Run {run.name} finished: step {run.step}")
+            self.message.emit(f"Run {run.name} finished: {run.early or f'step {run.step}'}")
         else:
             run.status = "failed"
             if code == -1:  # never started

@@ -113,6 +113,11 @@ class RunSettingsDialog(QDialog):
         opt.addRow("warm-up steps", self._int("warmup_steps"))
         opt.addRow("gradient clipping", self._text("grad_clip", "empty: no clipping (max global norm)"))
         opt.addRow("batch size", self._int("batch_size", 1))
+        accumulate = self._int("accumulate", 1)
+        accumulate.setToolTip("Gradient accumulation: each optimizer step sums the gradients of this many "
+                              "micro-batches of the batch size, so a step sees batch size x this many samples "
+                              "at the memory of one micro-batch. 1: no accumulation.")
+        opt.addRow("micro-batches per step", accumulate)
         self.length_kind = QComboBox()
         self.length_kind.addItem("steps", "steps")
         self.length_kind.addItem("epochs", "epochs")
@@ -138,6 +143,16 @@ class RunSettingsDialog(QDialog):
                            "over threads) and its speed: a run repeats bit for bit only with the same count. "
                            "torch's default is recorded in the run's environment.json.")
         run.addRow("CPU threads", threads)
+        patience = self._int("patience")  # (0 shows as off: the section's null)
+        patience.setSpecialValueText("off")
+        patience.setToolTip("Early stopping: the run ends once its validation loss has not improved for this "
+                            "many validations in a row; checkpoints/best.pt holds the best weights. Needs "
+                            "validation (a validation set and 'validate every' above 0).")
+        run.addRow("early stopping patience", patience)
+        min_delta = self._text("min_delta", "0: any fall in val_loss is an improvement")
+        min_delta.setToolTip("The fall in validation loss below its best that counts as an improvement for "
+                             "early stopping's patience.")
+        run.addRow("early stopping min. delta", min_delta)
         budget = self._text("memory_budget", "e.g. 64MiB, or empty: none")
         budget.setMinimumWidth(budget.fontMetrics().horizontalAdvance(budget.placeholderText()) + 24)
         budget.setToolTip("Reversible mode keeps the activations of as many regions (first steps first) as fit "
@@ -338,6 +353,7 @@ class RunSettingsDialog(QDialog):
         out["steps"], out["epochs"] = (length, None) if self.length_kind.currentData() == "steps" else (None, length)
         out["device"] = self.device.value()
         out["threads"] = out["threads"] or None  # (the spin box's 0: torch's default)
+        out["patience"] = out["patience"] or None  # (0: off, the section's null)
         return out
 
     def problem(self) -> str | None:

@@ -331,6 +331,8 @@ class TrainingUI(RunActionsMixin, ChildDiagnosticsMixin, QObject):
             self.window.dialogs.error(self.window, "Training failed", text)
         elif run.status == "stopped":
             log.info("run %s stopped at step %d", run.name, run.step)
+        elif run.early:
+            log.info("run %s finished: %s", run.name, run.early)
         else:
             log.info("run %s finished at step %d", run.name, run.step)
         if run.warning and run.status != "failed":
@@ -363,7 +365,7 @@ class TrainingUI(RunActionsMixin, ChildDiagnosticsMixin, QObject):
                 diverged = " (too short to check that it learns: see Log)"
             self.status_progress.label.setText(
                 {"stopped": f"stopped at step {run.step}", "failed": f"failed at step {run.step}"}.get(
-                    run.status, f"finished: {run.step} step{'s' * (run.step != 1)}") + diverged)
+                    run.status, f"finished: {run.early or f'{run.step} step' + 's' * (run.step != 1)}") + diverged)
 
     def _no_run_left(self, run: RunData) -> None:
         """The last run ended before it started and its folder is gone (a refused start, a Stop while

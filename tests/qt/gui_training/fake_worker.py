@@ -22,6 +22,7 @@ delay = float(os.environ.get("FAKE_DELAY", "0.02"))
 fail_at = int(os.environ.get("FAKE_FAIL_AT", "-1"))
 diverge_at = int(os.environ.get("FAKE_DIVERGE_AT", "-1"))
 stall_at = int(os.environ.get("FAKE_STALL_AT", "-1"))  # a step at which the run is told it is not learning
+early_at = int(os.environ.get("FAKE_EARLY_AT", "-1"))  # a step early stopping ends the run at (best: 4 before)
 short = os.environ.get("FAKE_SHORT") == "1"  # a run too short to check whether it learns
 SHORT = ("not checked whether the run learns: it ran {} steps, and the check needs at least 100; "
          "Train at least 100 steps (--steps 100) to have it checked")
@@ -84,8 +85,13 @@ for step in range(1, steps + 1):
         row(kind="gradcheck", step=step, epoch=step / 10, regions=[
             {"region": "r0", "grad_rel_error": 1e-7 * step, "inversion_error": 1e-8}],
             max_grad_rel_error=1e-7 * step, max_inversion_error=1e-8)
-row(kind="event", event="finished", step=steps, metrics={"loss": 1.0 / steps}, wall_s=time.monotonic() - t0,
+    if step == early_at:
+        break
+end = early_at if 0 < early_at <= steps else steps
+row(kind="event", event="finished", step=end, metrics={"loss": 1.0 / end}, wall_s=time.monotonic() - t0,
+    **({"early_stopped": {"step": early_at, "patience": 2, "min_delta": 0.0, "best_step": early_at - 4,
+                          "best_val_loss": 0.5}} if early_at > 0 else {}),
     **({"warning": DIVERGED.format(diverge_at), "diverged_at": diverge_at} if 0 < diverge_at <= steps else {}),
     **({"warning": STALLED.format(stall_at), "not_learning_at": stall_at} if 0 < stall_at <= steps else {}),
     **({"note": SHORT.format(steps)} if short else {}))
-status("finished", steps)
+status("finished", end)
