@@ -1,7 +1,8 @@
 """``revstudio runs [DIR ...] [--compare] [--json]``: the training runs in DIR (default ./runs) and how they ended.
 
 DIR may be a folder of run directories (a project's ``runs/``), one run
-directory, a project file (its runs in the ``runs/`` folder beside it) or the project's folder (a
+directory, a project file (its runs in the ``runs/`` folder beside it; a shipped example's where ``train``
+and the app put them) or the project's folder (a
 folder with no runs of its own but a ``runs/`` inside). A run labelled in
 the app's Runs tab (its ``label.json``) shows its label in a column of its own. A run whose
 status says running but whose process is gone is shown as killed, one whose state cannot be told
@@ -94,8 +95,26 @@ def _metric_text(metrics: dict[str, object]) -> str:
                      for k in keys)
 
 
-def _runs_of(arg: str) -> tuple[str, list[RunInfo]]:
-    """(the folder listed, its runs) for one DIR argument."""
+def _shipped_runs(project: str, stem: str) -> list[tuple[str, list[RunInfo]]]:
+    """The runs of a shipped example (by the path ``revstudio examples NAME`` prints): not beside it, in
+    revstudio's own files, but where ``train`` puts them (``runs/`` in the current folder, or in revstudio's
+    data folder) and where the app does (revstudio's data folder), each folder once."""
+    from revstudio.training.runs import belongs_to, list_runs
+    from revstudio.training.runs_folder import app_runs_folder, runs_folder
+
+    found: dict[str, tuple[str, list[RunInfo]]] = {}
+    for folder in (runs_folder(project), app_runs_folder()):
+        if os.path.isdir(folder) and os.path.realpath(folder) not in found:
+            found[os.path.realpath(folder)] = (folder, [r for r in list_runs(folder) if belongs_to(r.name, stem)])
+    if not found:
+        raise CliError(f"{project}: no runs of this example yet (looked in {runs_folder(project)} and "
+                       f"{app_runs_folder()}); train it with 'revstudio train {project}' first")
+    return list(found.values())
+
+
+def _runs_of(arg: str) -> list[tuple[str, list[RunInfo]]]:
+    """[(a folder listed, its runs)] for one DIR argument (two folders for a shipped example)."""
+    from revstudio.resources import is_shipped
     from revstudio.training.runs import belongs_to, list_runs
 
     folder = arg
@@ -104,6 +123,8 @@ def _runs_of(arg: str) -> tuple[str, list[RunInfo]]:
     stem = None
     if os.path.isfile(folder):  # a project's runs: those named after it (the app's Runs tab lists the same)
         stem = os.path.splitext(os.path.basename(folder))[0]
+        if is_shipped(folder):
+            return _shipped_runs(folder, stem)
         folder = os.path.join(os.path.dirname(os.path.abspath(folder)), "runs")
     if not os.path.isdir(folder):
         from ._paths import example_hint
@@ -116,14 +137,14 @@ def _runs_of(arg: str) -> tuple[str, list[RunInfo]]:
     inside = os.path.join(folder, "runs")
     if not runs and os.path.isdir(inside):  # the project's folder: its runs are in runs/
         folder, runs = inside, list_runs(inside)
-    return folder, runs
+    return [(folder, runs)]
 
 
 def listing(args: argparse.Namespace) -> tuple[list[str], list[RunInfo]]:
     """(the folders listed, one per DIR, and their runs chosen and ordered: a run named twice, or inside
     two folders named, once) for ``args`` (``dir``: one DIR or a list, ``status``, ``sort``, ``reverse``);
     ``rs.runs`` lists by it too. CliError (exit 2) for a DIR or a key it cannot use."""
-    found = [_runs_of(d) for d in ([args.dir] if isinstance(args.dir, str) else args.dir)]
+    found = [one for d in ([args.dir] if isinstance(args.dir, str) else args.dir) for one in _runs_of(d)]
     runs: list[RunInfo] = []
     seen: set[str] = set()
     for run_info in (r for _, listed in found for r in listed):

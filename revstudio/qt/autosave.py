@@ -1,6 +1,6 @@
 """Crash recovery: the open document is autosaved to a recovery file 2 s after each pause in editing.
 
-One recovery file per open document and session lives in ``<AppDataLocation>/recovery``
+One recovery file per open document and session lives in ``recovery`` in revstudio's data folder
 with a small JSON sidecar naming the document and the session that wrote it. A clean
 save or close removes both; on start, recovery files of dead sessions are offered for
 restoring unless their document on disk already holds exactly the same text.
@@ -26,8 +26,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
+from revstudio.core import app_data
 from revstudio.core.processes import process_stamp
 from revstudio.core.tempfiles import remove_stale, write_atomic
 from revstudio.qt.autosave_writer import RecoveryWriter, Snapshot
@@ -46,8 +47,9 @@ log = logging.getLogger("revstudio")
 
 
 def default_recovery_dir() -> Path:
-    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
-    return Path(base or os.path.expanduser("~/.local/share/revstudio")) / "recovery"
+    """``recovery`` in revstudio's data folder (``core.app_data``; an earlier revstudio's copies, in
+    ``.../revstudio/revstudio/recovery``, are moved there first, so a crash's copy is still offered)."""
+    return Path(app_data.path("recovery"))
 
 
 @dataclass(frozen=True)

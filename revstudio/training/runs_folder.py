@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime
 import errno
 import os
-import sys
 
 GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = (
@@ -51,16 +50,13 @@ def drop_own_gitignore(root: str | os.PathLike[str]) -> None:
 
 
 def app_runs_folder() -> str:
-    """``runs/`` in revstudio's data folder, where the app puts the runs of a project it has no folder
-    of the user's for (Qt's ``AppDataLocation`` for organisation and application ``revstudio``):
-    ``$XDG_DATA_HOME`` (``~/.local/share``), ``~/Library/Application Support`` or ``%APPDATA%``."""
-    if sys.platform == "win32":
-        base = os.environ.get("APPDATA") or os.path.expanduser(os.path.join("~", "AppData", "Roaming"))
-    elif sys.platform == "darwin":
-        base = os.path.expanduser(os.path.join("~", "Library", "Application Support"))
-    else:
-        base = os.environ.get("XDG_DATA_HOME") or os.path.expanduser(os.path.join("~", ".local", "share"))
-    return os.path.join(base, "revstudio", "revstudio", "runs")
+    """``runs/`` in revstudio's data folder (``core.app_data``: ``~/.local/share/revstudio``,
+    ``~/Library/Application Support/revstudio`` or ``%APPDATA%\\revstudio``), where the app puts the runs
+    of a project it has no folder of the user's for; the runs an earlier revstudio kept in
+    ``.../revstudio/revstudio/runs`` are moved there on first use."""
+    from revstudio.core import app_data
+
+    return app_data.path("runs")
 
 
 def _in_shipped_folder(folder: str) -> bool:

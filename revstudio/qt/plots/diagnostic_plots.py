@@ -13,7 +13,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QResizeEvent
 from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
 
 from revstudio.qt import theme
@@ -168,6 +168,20 @@ def gradcheck_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
     return plot, text
 
 
+class SummaryLabel(QLabel):
+    """A word-wrapped summary that keeps the height its lines need at its width.
+
+    A plain wrapped QLabel tells its window's layout a minimum height for some other width: a
+    narrow window (or larger text) wrapped the summary to more lines than that, and the layout,
+    unable to shrink the plot below its minimum, laid the summary over the plot's axis labels."""
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        needed = self.heightForWidth(self.width())
+        if needed > 0 and needed != self.minimumHeight():
+            self.setMinimumHeight(needed)  # (the window grows to give the lines their room)
+
+
 class DiagnosticsDialog(QDialog):
     """A non-modal window with one diagnostic drawn and summarised."""
 
@@ -177,7 +191,7 @@ class DiagnosticsDialog(QDialog):
         self.setObjectName(f"diagnostics_{kind}")
         self.data = result
         layout = QVBoxLayout(self)
-        self.summary = QLabel()
+        self.summary = SummaryLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         if result.get("error"):

@@ -21,7 +21,6 @@ from PySide6.QtCore import (
     QObject,
     QProcess,
     QProcessEnvironment,
-    QStandardPaths,
     QTimer,
     Signal,
 )
@@ -33,7 +32,7 @@ from revstudio.qt.document import Document
 from revstudio.qt.plots.rows import LinePump, LineSplitter, RunData
 from revstudio.qt.training import section as sec
 from revstudio.training.runs import SNAPSHOT, record_end
-from revstudio.training.runs_folder import make_runs_folder
+from revstudio.training.runs_folder import app_runs_folder, make_runs_folder
 
 STOP_GRACE_MS = 1500   # SIGTERM first; a worker still alive after this is killed (Stop within 2 s)
 STDERR_KEEP = 8000     # characters of stderr kept for a failed run's message
@@ -84,8 +83,7 @@ def runs_root(project_path: str | None) -> Path:
 
     if project_path and not is_shipped(project_path):
         return Path(project_path).resolve().parent / "runs"
-    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation) or str(Path.home())
-    return Path(base) / "runs"
+    return Path(app_runs_folder())  # (revstudio's data folder, as the CLI's: not Qt's AppDataLocation)
 
 
 def run_stem(document: Document) -> str:
