@@ -6,8 +6,8 @@ flat columns (``array('q')`` steps, ``array('d')`` losses: 16 bytes a row, where
 took about 90), with the few losses that are not floats (an int, a null, another writer's value)
 beside them by row, and the file's identity (device, inode), size, mtime and the bytes just before
 where the reading stopped. A file that only grew is read from there on; one shrunk, replaced or
-rewritten is read whole again. At most :data:`KEPT` runs are kept, the least recently read dropped
-first. Thread-safe (the Runs tab reads on a worker thread); torch-free, no Qt.
+rewritten is read whole again. At most :data:`KEPT` runs (and :data:`KEPT_BYTES`) are kept, the least
+recently read dropped first. Thread-safe (the Runs tab reads on a worker thread); torch-free, no Qt.
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ import threading
 from array import array
 from typing import Any
 
-KEPT = 32  # runs whose rows are kept (ten 200,000-row runs take about 32 MB)
+KEPT = 32  # runs whose rows are kept (ten 200,000-row runs take about 32 MB) ...
+KEPT_BYTES = 128 * 2**20  # ... and at most this much of their columns (the largest file read: 7 MB)
 _PART = 2**20  # bytes of lines parsed at once
 _CHECK = 64  # bytes before the read-up-to offset compared to see that the file was only appended to
 
@@ -137,7 +138,7 @@ def _read(key: str, limit: int) -> list[tuple[int, Any]] | None:
     kept.size, kept.mtime = info.st_size, info.st_mtime_ns
     _kept[key] = kept
     _kept.move_to_end(key)
-    while len(_kept) > KEPT:
+    while len(_kept) > KEPT or (len(_kept) > 1 and sum(r.nbytes() for r in _kept.values()) > KEPT_BYTES):
         _kept.popitem(last=False)
     return kept.rows()
 

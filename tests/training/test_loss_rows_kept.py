@@ -83,3 +83,6 @@ def test_kept_rows_are_compact_and_bounded(tmp_path, monkeypatch):
     run_loss_rows(runs[2])  # read again: now the most recent
     assert list(kept)[-1] == os.path.abspath(runs[2] / "metrics.jsonl")
     assert _reads(runs[2] / "metrics.jsonl", "whole") == 1
+    monkeypatch.setattr(loss_rows, "KEPT_BYTES", 2 * 1000 * 16)  # room for two runs' columns
+    run_loss_rows(runs[0])
+    assert list(kept) == [os.path.abspath(r / "metrics.jsonl") for r in (runs[2], runs[0])]
