@@ -11,9 +11,13 @@ other work does not count, and the wall time to the last row filed):
   this thread's CPU time),
   the time to the first paint of its curves, to the whole run filed, and the memory it holds (the process's resident set, before and after);
 - ten such runs overlaid (selected together), and the Runs tab's detail of them (what differs and
-  whether their loss rows are the same, ``run_compare``), and ``revstudio runs --compare`` of them.
+  whether their loss rows are the same, ``run_compare``), and ``revstudio runs --compare`` of them;
+- those ten runs selected one after another in the Runs tab (a user's Ctrl+clicks, each waited on
+  until its detail is complete): the UI thread's CPU time in each click, the longest the event loop
+  is held (a 1 ms timer's largest gap, CPU and wall), and the wall time to each complete detail
+  (``--detail-only``: just this, on the long runs alone).
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_saved_runs.py [--quick]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_saved_runs.py [--quick] [--detail-only]
 """
 from __future__ import annotations
 
@@ -124,11 +128,78 @@ def _select(app: Any, window: Any, paths: list[Path]) -> dict[str, float]:
             "cpu_ms": cpu, "wall_ms": wall, "held_mb": held / 1e6}
 
 
+def _clicks(app: Any, panel: Any, paths: list[Path]) -> dict[str, float]:
+    """Add ``paths`` to the Runs tab's selection one at a time, each once the detail of the one before is
+    complete (a tree without the worker compares inside the click)."""
+    from PySide6.QtCore import QTimer
+
+    gaps: list[tuple[float, float]] = []
+    last = [time.thread_time(), time.perf_counter()]
+
+    def tick() -> None:
+        now = (time.thread_time(), time.perf_counter())
+        gaps.append((now[0] - last[0], now[1] - last[1]))
+        last[:] = now
+
+    ticker = QTimer()
+    ticker.setInterval(1)
+    ticker.timeout.connect(tick)
+    panel.select_paths([])
+    app.processEvents()
+    comparer = getattr(panel, "comparer", None)
+    click_cpu: list[float] = []
+    waits: list[float] = []
+    ticker.start()
+    t_all = time.perf_counter()
+    for path in paths:
+        last[:] = [time.thread_time(), time.perf_counter()]
+        t0, c0 = time.perf_counter(), time.thread_time()
+        panel._select({path})  # (a Ctrl+click: the row added to the selection)
+        click_cpu.append(time.thread_time() - c0)
+        tick()  # (the click itself is a gap)
+        while comparer is not None and comparer.busy():
+            app.processEvents()
+        waits.append(time.perf_counter() - t0)
+    ticker.stop()
+    return {"click_cpu_ms": max(click_cpu) * 1000, "all_cpu_ms": sum(click_cpu) * 1000,
+            "stall_cpu_ms": max(g[0] for g in gaps) * 1000, "stall_wall_ms": max(g[1] for g in gaps) * 1000,
+            "last_wait_s": waits[-1], "all_s": time.perf_counter() - t_all}
+
+
+def _detail_table(app: Any, runs: Path, longs: list[Path], big: int) -> None:
+    from revstudio.qt.runs.panel import RunsPanel
+
+    try:
+        from revstudio.training import loss_rows
+    except ImportError:  # (a tree from before the rows were kept)
+        loss_rows = None
+    panel = RunsPanel()
+    panel.resize(1200, 700)
+    panel.show()
+    panel.set_root(runs, PROJECT)
+    print(f"| {len(longs)} runs of {big:,} rows selected one by one | UI CPU per click, max | all clicks | "
+          "longest stall (CPU) | (wall) | last detail complete (wall) | whole sequence (wall) | files read |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for label in ("first time", "again (rows kept)"):
+        if loss_rows is not None:
+            loss_rows.reads.clear()
+            if label == "first time":
+                loss_rows.forget()  # (cold: the rows read by the measurements above dropped)
+        found = _clicks(app, panel, longs)
+        reads = sum(loss_rows.reads.values()) if loss_rows is not None else "every selected, every click"
+        print(f"| {label} | {found['click_cpu_ms']:,.0f} ms | {found['all_cpu_ms']:,.0f} ms | "
+              f"{found['stall_cpu_ms']:,.0f} ms | {found['stall_wall_ms']:,.0f} ms | {found['last_wait_s']:.1f} s | "
+              f"{found['all_s']:.1f} s | {reads} |")
+    panel.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="30 runs, a 20,000-row run, two overlaid")
     parser.add_argument("--folder", help="make the runs here, or use those made there before (another tree's "
                                          "benchmark on the same runs), instead of in a temporary folder")
+    parser.add_argument("--detail-only", action="store_true", help="only the long runs, selected one by one "
+                                                                 "in the Runs tab (its several-run detail)")
     args = parser.parse_args()
     count, big, overlay = (30, 20_000, 2) if args.quick else (300, 200_000, 10)
 
@@ -141,12 +212,18 @@ def main() -> None:
             project.parent.mkdir(parents=True)
             project.write_bytes(EXAMPLE.read_bytes())
             t0 = time.perf_counter()
-            runs_folder(str(runs), count, str(base), long_steps=big // 10)
+            if not args.detail_only:
+                runs_folder(str(runs), count, str(base), long_steps=big // 10)
             for i, path in enumerate(longs):
                 long_run(str(path), big, str(base), seed=1000 + i, started=f"2026-12-31T{i:02d}:00:00+00:00")
             (base / "made").write_text(f"{time.perf_counter() - t0:.0f}")
         size = sum(f.stat().st_size for f in runs.rglob("*") if f.is_file())
-        print(f"{count + overlay} runs ({size / 1e6:.0f} MB), made in {(base / 'made').read_text()} s\n")
+        print(f"{len(list(runs.iterdir()))} runs ({size / 1e6:.0f} MB), made in {(base / 'made').read_text()} s\n")
+        if args.detail_only:
+            from PySide6.QtWidgets import QApplication
+
+            _detail_table(QApplication.instance() or QApplication([]), runs, longs, big)
+            return
 
         print("| what | wall |")
         print("|---|---:|")
@@ -191,6 +268,8 @@ def main() -> None:
             print(f"| {label} | {found['stall_ms']:.0f} ms | {found['first_paint_ms']:.0f} ms | "
                   f"{found['cpu_ms']:.0f} ms | {found['wall_ms'] / 1000:.1f} s | {found['held_mb']:.0f} MB |")
         window.close()
+        print()
+        _detail_table(app, runs, longs, big)
 
 
 if __name__ == "__main__":

@@ -19,14 +19,9 @@ def several_runs_text(entries: Sequence[RunEntry], metrics: Sequence[dict[str, A
                       setting_text: Callable[[str, Any], str]) -> str:
     """``N runs selected``, the best loss among them, then each differing setting run by run.
 
-    ``metrics`` holds each entry's latest metrics (a live run's newer than its folder's)."""
-    lines = [f"{len(entries)} runs selected (their curves are overlaid in Plots)"]
-    for key, label in (("val_loss", "val loss"), ("loss", "loss")):
-        scored = [(m[key], e.name) for e, m in zip(entries, metrics, strict=True) if _number(m.get(key))]
-        if scored:
-            value, name = min(scored)
-            lines.append(f"lowest {label}: {name} ({value:.4g})")
-            break
+    ``metrics`` holds each entry's latest metrics (a live run's newer than its folder's). Reads the run
+    folders (the Runs tab calls it on a worker thread: ``compare_worker``)."""
+    lines = summary_lines(entries, metrics)
     # the settings, the network and data digests and the environment (versions, device, threads): what
     # `revstudio runs A B` compares, by the same rule, and then whether their losses came out the same
     from revstudio.training.run_compare import UNRECORDED, differences, rows_lines, value_text
@@ -44,6 +39,19 @@ def several_runs_text(entries: Sequence[RunEntry], metrics: Sequence[dict[str, A
                 else setting_text(key, value)
             lines.append(f"    {e.name:<{width}}  {shown}")
     return "\n".join([*lines, "", *rows_lines(entries)]).rstrip()
+
+
+def summary_lines(entries: Sequence[RunEntry], metrics: Sequence[dict[str, Any]]) -> list[str]:
+    """``N runs selected`` and the best loss among them: the comparison's first lines, from the figures
+    the table already holds (no file read: shown at once while the rest is made)."""
+    lines = [f"{len(entries)} runs selected (their curves are overlaid in Plots)"]
+    for key, label in (("val_loss", "val loss"), ("loss", "loss")):
+        scored = [(m[key], e.name) for e, m in zip(entries, metrics, strict=True) if _number(m.get(key))]
+        if scored:
+            value, name = min(scored)
+            lines.append(f"lowest {label}: {name} ({value:.4g})")
+            break
+    return lines
 
 
 def setting_text(key: str, value: Any) -> str:

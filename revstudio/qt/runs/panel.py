@@ -31,7 +31,8 @@ from revstudio.qt import theme
 from revstudio.qt.flow_layout import FlowLayout
 from revstudio.qt.memory_figures import ElidedLabel
 from revstudio.qt.plots.rows import RunData, human_duration
-from revstudio.qt.runs.compare_runs import setting_text, several_runs_text
+from revstudio.qt.runs.compare_runs import setting_text
+from revstudio.qt.runs.compare_worker import DetailComparer
 from revstudio.qt.runs.run_dirs import RunEntry, belongs_to, list_run_dirs, read_run_dir
 from revstudio.qt.runs.run_table import COLUMNS, LABEL, PATH_ROLE, SORT_ROLE, STATUS, make_item, sort_key
 from revstudio.qt.settings import Settings
@@ -137,6 +138,8 @@ class RunsPanel(QWidget):
         self.detail = QPlainTextEdit()
         self.detail.setReadOnly(True)
         self.detail.setObjectName("runDetail")
+        self.comparer = DetailComparer(self)  # several runs' detail, made off the UI thread
+        self.comparer.ready.connect(self.detail.setPlainText)
         self.detail.setPlaceholderText("Select a run to see its message and settings; select several to see "
                                         "which settings differ and which did best.")
         self.buttons: dict[str, QPushButton] = {}
@@ -405,11 +408,16 @@ class RunsPanel(QWidget):
         entry = self.entry(paths[0]) if len(paths) == 1 else None
         if entry is None:
             several = [e for e in (self.entry(p) for p in paths) if e is not None]
-            text = several_runs_text(several, [self._latest_metrics(e) for e in several], setting_text) \
-                if len(several) > 1 else ""
+            if len(several) > 1:  # (made on a worker thread: _compared shows it)
+                text = self.comparer.request(several, [self._latest_metrics(e) for e in several], setting_text)
+                if text is not None:
+                    self.detail.setPlainText(text)
+                return
+            self.comparer.cancel()
             # nothing picked: the last run's failure (a refused run's folder is gone, so no row has it)
-            self.detail.setPlainText("\n\n".join(t for t in (text or self._failure, extra) if t))
+            self.detail.setPlainText("\n\n".join(t for t in (self._failure, extra) if t))
             return
+        self.comparer.cancel()
         status = self._cells(entry)[STATUS][0]  # (the status cell's: what the app saw live comes first)
         lines = [f"{entry.name}: {status}" + (f" ({entry.label})" if entry.label else "")]
         live = self.live.get(entry.path)

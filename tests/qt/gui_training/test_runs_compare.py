@@ -17,6 +17,12 @@ def _run(root: Path, name: str, config: dict, metrics: dict, status: str = "fini
     return path
 
 
+def _compared(qtbot, panel: RunsPanel) -> str:
+    """The several-run detail once its worker has made it (the selection shows "comparing…" first)."""
+    qtbot.waitUntil(lambda: not panel.comparer.busy(), timeout=20_000)
+    return panel.detail.toPlainText()
+
+
 def test_selecting_several_runs_says_which_settings_differ_and_which_did_best(qtbot, tmp_path):
     a = _run(tmp_path, "coupling-20261206-140000", {}, {"loss": 0.6, "val_loss": 0.55})
     b = _run(tmp_path, "coupling-20261206-141500", {"lr": 0.01, "optimizer": "sgd"},
@@ -25,7 +31,7 @@ def test_selecting_several_runs_says_which_settings_differ_and_which_did_best(qt
     qtbot.addWidget(panel)
     panel.set_root(tmp_path, "coupling")
     panel.select_paths([a, b])
-    text = panel.detail.toPlainText()
+    text = _compared(qtbot, panel)
     assert "2 runs selected" in text
     differ = text.split("settings that differ:", 1)[1]
     assert "lr:" in differ and "0.001" in differ and "0.01" in differ
@@ -41,7 +47,7 @@ def test_runs_with_the_same_settings_say_so(qtbot, tmp_path):
     qtbot.addWidget(panel)
     panel.set_root(tmp_path, "coupling")
     panel.select_paths([a, b])
-    text = panel.detail.toPlainText()
+    text = _compared(qtbot, panel)
     assert "the same settings" in text
     assert "lowest loss: coupling-20261206-141500 (0.5)" in text
 
@@ -108,7 +114,7 @@ def test_several_runs_name_the_environment_and_digests_that_differ_and_whether_t
     qtbot.addWidget(panel)
     panel.set_root(tmp_path, "coupling")
     panel.select_paths([a, b, c])
-    text = panel.detail.toPlainText()
+    text = _compared(qtbot, panel)
     differ = text.split("settings that differ:", 1)[1].split("\n\n")[0].splitlines()
     assert differ[1] == "  threads:" and len(differ) == 5, text  # (torch, the digest: the same in all three)
     assert sorted(differ[2:]) == ["    coupling-20261206-140000  1", "    coupling-20261206-141500  2",
