@@ -41,6 +41,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "data_mmap": (["--gib", "0.3"], []),  # (over mapped.MAP_ABOVE: the mapped way is taken)
     "saved_runs": (["--quick"], []),
     "long_train": (["--steps", "300", "--every", "100"], []),
+    "install_venv": ([], ["--old"]),  # the install test's venv; --old also copies torch the old way
 }
 
 

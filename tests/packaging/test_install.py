@@ -2,13 +2,19 @@
 
 One module fixture builds the sdist, builds the wheel from that sdist (so a
 file missing from the sdist fails here), builds the example plugin's wheel and
-installs all of it into a new venv without system site-packages (torch from
-the machine's wheel, exactly as ``make`` installs it: ``pip install
-torch==2.13.0``). Children run outside the checkout with no PYTHONPATH, so
-only the installed copy can answer. Minutes on CI (packaging/README.md has the
-numbers); marked ``install`` so ``make test-quick`` / ``-m "not install"``
-skips it, while ``make test`` (CI) runs it. ``REVSTUDIO_TEST_VENV=DIR`` reuses a
-venv an earlier run made (only the freshly built wheels are reinstalled).
+installs all of it into a new venv without system site-packages, with the
+torch ``make`` installs (``torch==2.13.0``, from the machine's wheel folder).
+pip first resolves ``pip install TORCH WHEELS`` for the empty venv
+(``--dry-run --report``); the third-party distributions it names that this
+test's environment has at those versions are hard-linked in from their RECORD
+(venv_kit.py: no 750 MB copy of torch), then pip installs the same
+requirements into the venv for real, so revstudio and the plugin come from
+their wheels and anything not linked from the index. Children run outside the
+checkout with no PYTHONPATH, so only the installed copy can answer. Marked
+``install`` so ``make test-quick`` / ``-m "not install"`` skips it, while
+``make test`` (CI) runs it (packaging/README.md has the times).
+``REVSTUDIO_TEST_VENV=DIR`` reuses a venv an earlier run made (only the
+freshly built wheels are reinstalled).
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import venv_kit
 
 import revstudio
 
@@ -65,13 +72,15 @@ def venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     wheels = sorted(dist.glob("*.whl"))
     reuse = os.environ.get("REVSTUDIO_TEST_VENV")  # a venv made by an earlier run: only the wheels change
     if reuse:
-        pip = [Path(reuse) / "bin" / "python", "-m", "pip", "install", "-q"]
+        pip = [*venv_kit.pip(Path(reuse) / "bin" / "python"), "install", "-q"]
         _run([*pip, "--force-reinstall", "--no-deps", *wheels], cwd=home, env=_clean_env())
         return Path(reuse)
-    _run([sys.executable, "-m", "venv", home / "venv"], cwd=home)
-    pip = [home / "venv" / "bin" / "python", "-m", "pip", "install", "-q"]
-    _run([*pip, TORCH], cwd=home, env=_clean_env())
-    _run([*pip, *wheels], cwd=home, env=_clean_env())
+    _run([sys.executable, "-m", "venv", "--without-pip", home / "venv"], cwd=home)
+    python = home / "venv" / "bin" / "python"
+    requirements = [TORCH, *map(str, wheels)]
+    resolved = venv_kit.resolve(python, requirements, home, _clean_env())  # writes home/pip-report.json
+    venv_kit.link_distributions(home / "venv", resolved, ROOT)
+    _run([*venv_kit.pip(python), "install", "-q", *requirements], cwd=home, env=_clean_env())
     return home / "venv"
 
 
@@ -101,6 +110,27 @@ def test_the_wheel_carries_every_resource_file(dist: Path) -> None:
             assert "revstudio/_resources/" + path.relative_to(ROOT / "resources").as_posix() in names, path
     assert "revstudio/_resources/__init__.py" in names
     assert "[revstudio.nodes]\nbuiltin = revstudio.nodes:CATALOG" in entry_points
+
+
+WHERE = ("import json, sys, revstudio, revstudio_haar; "
+         "print(json.dumps([revstudio.__file__, revstudio_haar.__file__, sys.path]))")
+
+
+def test_the_venv_holds_what_pip_resolved_and_only_the_wheels_revstudio(venv: Path, tmp_path: Path) -> None:
+    """The venv is what ``pip install TORCH WHEELS`` gives an empty one, and revstudio runs from it alone."""
+    env = _clean_env()
+    report = venv.parent / "pip-report.json"
+    if report.is_file():  # (not with REVSTUDIO_TEST_VENV)
+        wanted = {i["metadata"]["name"]: i["metadata"]["version"]
+                  for i in json.loads(report.read_text(encoding="utf-8"))["install"]}
+        assert venv_kit.installed(_bin(venv, "python"), tmp_path, env) == venv_kit.installed_names(wanted)
+    _run([*venv_kit.pip(_bin(venv, "python")), "check"], cwd=tmp_path, env=env)  # every requirement met
+    own, plugin, path = json.loads(_run([_bin(venv, "python"), "-c", WHERE], cwd=tmp_path, env=env).stdout)
+    site = venv.resolve() / "lib"
+    assert site in Path(own).resolve().parents and site in Path(plugin).resolve().parents, (own, plugin)
+    assert not any(p and ROOT in [Path(p).resolve(), *Path(p).resolve().parents] for p in path), path
+    for pth in site.rglob("*.pth"):  # nothing put another environment or the checkout on the path
+        assert str(ROOT) not in pth.read_text() and sys.prefix not in pth.read_text(), pth
 
 
 def test_version_check_and_examples_from_the_installed_command(venv: Path, tmp_path: Path) -> None:
