@@ -122,12 +122,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fail(args: argparse.Namespace, exc: Exception) -> int:
+def _fail(args: argparse.Namespace, exc: Exception, headline: str | None = None) -> int:
+    """Exit 1 with the export's problems: one JSON object, or ``headline`` and a line per problem."""
     problems = list(getattr(exc, "problems", ()) or [str(exc)])
     if args.json:
         print(json_text({"ok": False, "error": str(exc), "problems": problems, "exit_code": 1}))
     else:
-        print(message_line(f"cannot export {args.file}; fix these first:"), file=sys.stderr)
+        print(message_line(headline or f"cannot export {args.file}; fix these first:"), file=sys.stderr)
         for problem in problems:
             print(printable(f"  {problem}"), file=sys.stderr)
     return 1

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Callable
 
-from revstudio.cli import CliError, json_text, message_line, printable
+from revstudio.cli import CliError, json_text
 
 SUFFIX = ".onnx"
 
@@ -66,14 +65,9 @@ def run(args: argparse.Namespace, same_file: Callable[[str, str], bool]) -> int:
     try:
         done = export_onnx(graph, args.output, state=state, opset=opset)
     except CodegenError as exc:  # the graph's errors, a layer ONNX lacks, an untrained ActNorm, a mismatch
-        problems = list(getattr(exc, "problems", ()) or [str(exc)])
-        if args.json:
-            print(json_text({"ok": False, "error": str(exc), "problems": problems, "exit_code": 1}))
-        else:
-            print(message_line(f"cannot export {args.file} as ONNX:"), file=sys.stderr)
-            for problem in problems:
-                print(printable(f"  {problem}"), file=sys.stderr)
-        return 1
+        from .export import _fail
+
+        return _fail(args, exc, f"cannot export {args.file} as ONNX:")
     except OSError as exc:
         raise CliError(f"{args.output}: cannot write ({exc.strerror or exc}); check the folder exists and is "
                        "writable") from None
