@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .data_notes import axes_form, position_unit
 
@@ -37,9 +36,10 @@ def number_kind(dtype: str) -> str:
     return ""
 
 
-@dataclass(frozen=True)
-class LabelFit:
-    """What labels make of an Output (:func:`label_fit`)."""
+class LabelFit(NamedTuple):
+    """What labels make of an Output (:func:`label_fit`). (A NamedTuple, not a dataclass: the exported
+    training script copies this class, and a dataclass there fails where the script is run by ``exec``
+    in a namespace no module in ``sys.modules`` names.)"""
 
     kind: str                   # "classification" | "regression" | "flow": the task the labels make
     per_position: bool = False  # a class per step / pixel / voxel: N x T labels for a C x T Output
