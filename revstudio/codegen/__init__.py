@@ -30,7 +30,7 @@ def export(graph: Any, *, with_training: bool = False, training: dict[str, Any] 
     without ``with_training``); it is checked as ``revstudio train`` checks the section, and a
     bad key or value raises :class:`CodegenError` naming it.
 
-    ``onnx=PATH`` writes the network as an ONNX file instead (``revstudio export FILE -o OUT.onnx``),
+    ``onnx`` (a path) writes the network as an ONNX file instead (``revstudio export FILE -o OUT.onnx``),
     with ``weights`` (a run folder, a checkpoint, a state_dict file or a state_dict) and ``opset``,
     and returns what it wrote (:class:`~revstudio.codegen.onnx_export.OnnxExport`)."""
     from revstudio.core.scripting import expect_graph

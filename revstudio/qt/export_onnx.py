@@ -15,6 +15,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QFileDialog
 
+from revstudio.core.project_format import SNAPSHOT
 from revstudio.qt.code_view import default_export_name, export_refusal
 from revstudio.qt.runs.export_run import ONNX_FILES, RunExport
 
@@ -29,7 +30,7 @@ def export_onnx(window: Any, document: Any, path: str) -> RunExport:
     from revstudio.core.project import dumps
 
     folder = tempfile.mkdtemp(prefix="revstudio-onnx-")
-    snapshot = os.path.join(folder, "project.revs")
+    snapshot = os.path.join(folder, SNAPSHOT)  # (the child reads a project file, as a run's snapshot is one)
     with open(snapshot, "w", encoding="utf-8") as handle:
         handle.write(dumps(document.graph))
     name = Path(getattr(document, "path", None) or "").stem or document.graph.name or "the project"
