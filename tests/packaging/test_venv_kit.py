@@ -56,3 +56,11 @@ def test_the_source_tree_is_never_linked(tmp_path: Path) -> None:
     numpy_home = Path(str(metadata.distribution("numpy").locate_file(""))).resolve()
     assert venv_kit.link_distributions(venv, {"numpy": NUMPY}, numpy_home.parent) == []
     assert not (venv / "bin" / "f2py").exists()
+
+
+def test_a_test_env_kept_inside_the_checkout_still_lends_its_packages(tmp_path: Path) -> None:
+    """make keeps .venv inside the checkout (CI's layout): its installed packages are not the sources.
+    Counting them as the source tree linked nothing, and the install test fell back to copying torch."""
+    venv = _venv(tmp_path)
+    checkout = Path(sys.prefix).resolve().parent  # the folder that holds the test env, as a checkout holds .venv
+    assert venv_kit.link_distributions(venv, {"numpy": NUMPY}, checkout) == ["numpy"]

@@ -78,9 +78,12 @@ def _local(name: str, version: str, source_tree: Path) -> metadata.Distribution 
     if dist.version != version or dist.files is None:
         return None
     base = Path(str(dist.locate_file(""))).resolve()
-    if base == source_tree or source_tree in base.parents:
-        return None
-    return dist
+    prefix = Path(sys.prefix).resolve()
+    if prefix == source_tree or source_tree in prefix.parents:  # the test env kept in the checkout (make's .venv):
+        inside = base != prefix and prefix not in base.parents    # its installed packages are not the sources
+    else:
+        inside = base == source_tree or source_tree in base.parents
+    return None if inside else dist
 
 
 def _place(src: Path, dest: Path) -> None:
