@@ -127,6 +127,25 @@ class RunSettingsDialog(QDialog):
         length_row.addWidget(self.length)
         length_row.addWidget(self.length_kind)
         opt.addRow("length", length_row)
+        # Early stopping beside the length it cuts short, on one row: the Run box was the taller of the
+        # two and Run Settings scrolled on a 1366x768 screen.
+        patience = self._int("patience")  # (0 shows as off: the section's null)
+        patience.setSpecialValueText("off")
+        patience.setAccessibleName("early stopping patience")
+        patience.setToolTip("Early stopping: the run ends once its validation loss has not improved for this "
+                            "many validations in a row; checkpoints/best.pt holds the best weights. Needs "
+                            "validation (a validation set and 'validate every' above 0).")
+        min_delta = self._text("min_delta", "0")
+        min_delta.setAccessibleName("early stopping min. delta")
+        min_delta.setToolTip("The fall in validation loss below its best that counts as an improvement for "
+                             "early stopping's patience (0: any fall in val_loss is an improvement).")
+        delta_label = QLabel("min. delta")
+        delta_label.setBuddy(min_delta)
+        stop_row = QHBoxLayout()
+        stop_row.addWidget(patience, 2)
+        stop_row.addWidget(delta_label)
+        stop_row.addWidget(min_delta, 1)
+        opt.addRow("early stopping", stop_row)
 
         run_box = QGroupBox("Run")
         run = QFormLayout(run_box)
@@ -143,16 +162,6 @@ class RunSettingsDialog(QDialog):
                            "over threads) and its speed: a run repeats bit for bit only with the same count. "
                            "torch's default is recorded in the run's environment.json.")
         run.addRow("CPU threads", threads)
-        patience = self._int("patience")  # (0 shows as off: the section's null)
-        patience.setSpecialValueText("off")
-        patience.setToolTip("Early stopping: the run ends once its validation loss has not improved for this "
-                            "many validations in a row; checkpoints/best.pt holds the best weights. Needs "
-                            "validation (a validation set and 'validate every' above 0).")
-        run.addRow("early stopping patience", patience)
-        min_delta = self._text("min_delta", "0: any fall in val_loss is an improvement")
-        min_delta.setToolTip("The fall in validation loss below its best that counts as an improvement for "
-                             "early stopping's patience.")
-        run.addRow("early stopping min. delta", min_delta)
         budget = self._text("memory_budget", "e.g. 64MiB, or empty: none")
         budget.setMinimumWidth(budget.fontMetrics().horizontalAdvance(budget.placeholderText()) + 24)
         budget.setToolTip("Reversible mode keeps the activations of as many regions (first steps first) as fit "
