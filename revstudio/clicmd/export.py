@@ -14,6 +14,7 @@ import contextlib
 import errno
 import os
 import sys
+from typing import Any
 
 from revstudio.cli import CliError, json_text, message_line, printable, reader_gone
 
@@ -42,7 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from revstudio.codegen import CodegenError, export, relocated_training, write_source
-    from revstudio.core.project import ProjectError, load
 
     if not args.output:
         raise CliError("-o: the output path is empty; name the .py file to write, e.g. -o model.py")
@@ -60,7 +60,6 @@ def run(args: argparse.Namespace) -> int:
     if export_onnx.wanted(args.output):
         return export_onnx.run(args, _same_file)
     from . import _export_weights as weights
-    from ._paths import example_hint
 
     project, source, flag = weights.sources(args.file, args.weights)
     if project != args.file and _same_file(args.output, project):  # (a run folder's project.revs)
@@ -68,12 +67,7 @@ def run(args: argparse.Namespace) -> int:
     target = weights.weights_path(args.output) if source is not None else None
     if source is not None and target is not None:
         weights.refuse_output(args.output, target, source, project)
-    try:
-        graph = load(project)
-    except ProjectError as exc:
-        raise CliError(f"{exc}{example_hint(project)}") from None
-    except OSError as exc:
-        raise CliError(f"{project}: cannot read ({exc.strerror or exc}){example_hint(project)}") from None
+    graph = load_project(project)
     # relative data paths start from the output's folder, for its script and when it is reopened
     # (a pipe or device, `-o /dev/stdout`, has no folder of its own: they stay as they are)
     if not os.path.exists(args.output) or os.path.isfile(args.output):
@@ -169,3 +163,18 @@ def _record(source: str, output: str, target: str | None, step: int | None) -> N
     problem = record_export(run, output, target, step, weights_file(source)) if run is not None else None
     if problem:
         print(f"note: {problem}", file=sys.stderr)
+
+
+def load_project(project: str) -> Any:
+    """The graph of ``project``; a CliError (exit 2) naming the file, with the example hint, where it
+    cannot be read or is not a project (the code and the ONNX export alike)."""
+    from revstudio.core.project import ProjectError, load
+
+    from ._paths import example_hint
+
+    try:
+        return load(project)
+    except ProjectError as exc:
+        raise CliError(f"{exc}{example_hint(project)}") from None
+    except OSError as exc:
+        raise CliError(f"{project}: cannot read ({exc.strerror or exc}){example_hint(project)}") from None

@@ -37,10 +37,8 @@ def run(args: argparse.Namespace, same_file: Callable[[str, str], bool]) -> int:
     """The ONNX export of ``args.file`` to ``args.output``; ``same_file(a, b)`` as export's."""
     from revstudio.codegen import CodegenError
     from revstudio.codegen.onnx_export import OnnxError, check_opset, export_onnx, require_packages
-    from revstudio.core.project import ProjectError, load
 
     from . import _export_weights as weights
-    from ._paths import example_hint
 
     try:
         require_packages()
@@ -55,12 +53,9 @@ def run(args: argparse.Namespace, same_file: Callable[[str, str], bool]) -> int:
     if source is not None and any(same_file(args.output, other)
                                   for other in (source, os.path.join(source, CHECKPOINT))):
         raise CliError(f"-o {args.output}: it would go over the file the weights are read from; choose another -o path")
-    try:
-        graph = load(project)
-    except ProjectError as exc:
-        raise CliError(f"{exc}{example_hint(project)}") from None
-    except OSError as exc:
-        raise CliError(f"{project}: cannot read ({exc.strerror or exc}){example_hint(project)}") from None
+    from .export import load_project
+
+    graph = load_project(project)
     state, step = weights.fitting_weights(graph, source, flag, project) if source is not None else (None, None)
     try:
         done = export_onnx(graph, args.output, state=state, opset=opset)
