@@ -8,7 +8,7 @@ the app's Runs tab (its ``label.json``) shows its label in a column of its own. 
 status says running but whose process is gone is shown as killed, one whose state cannot be told
 (no readable status, another machine's process) as unknown, each with why (``run_status.decide``, as
 the app's Runs tab). ``--status`` keeps the runs of
-the statuses named, ``--sort`` orders them by a column of the app's Runs tab (``--json`` too). A run started from weights of
+the statuses named, ``--filter`` those matching its words (``training.run_filter``, the Runs tab's filter box), ``--sort`` orders them by a column of the app's Runs tab (``--json`` too). A run started from weights of
 one's own (``train --init``, Run > Train From Weights…) names them in a line under the table. A run too
 short to be checked for learning says so in a ``learning`` column, explained once under the table. Several
 DIRs are listed together and compared (``--compare`` compares one DIR's runs): what differs between them and
@@ -34,6 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "several are listed together (a paper's run beside one's own) and compared")
     parser.add_argument("--status", metavar="STATUS[,STATUS]",
                         help=f"only runs with one of these statuses ({', '.join(STATUSES)})")
+    parser.add_argument("--filter", metavar="WORDS",
+                        help="only runs matching every word: part of the name, project, label, status, data or mode "
+                             "(any case); 'status:failed,killed', 'label:lr' look at one field (the app's Runs tab "
+                             "filter box reads the same words)")
     parser.add_argument("--sort", metavar="KEY", default="started",
                         help=f"order by one of {', '.join(SORT_KEYS)} (default started, oldest first); "
                              "'-KEY' (--sort -loss) or --reverse for descending; runs without the value last")
@@ -69,8 +73,10 @@ def _sort_value(run: RunInfo, key: str) -> Any:
     return None
 
 
-def _chosen(runs: list[RunInfo], status: str | None, sort: str, reverse: bool) -> list[RunInfo]:
-    """``runs`` (oldest first) of the statuses in ``status``, in the order ``sort`` asks for."""
+def _chosen(runs: list[RunInfo], status: str | None, sort: str, reverse: bool, words: str | None = None
+            ) -> list[RunInfo]:
+    """``runs`` (oldest first) of the statuses in ``status`` that match the filter ``words``
+    (``training.run_filter``), in the order ``sort`` asks for."""
     if status is not None:
         wanted = [w.strip().lower() for w in status.split(",") if w.strip()]
         wrong = [w for w in wanted if w not in STATUSES]
@@ -78,6 +84,12 @@ def _chosen(runs: list[RunInfo], status: str | None, sort: str, reverse: bool) -
             raise CliError(f"--status {status!r}: {'no status given' if not wanted else 'unknown status ' + repr(wrong[0])}"
                            f"; give one or more of {', '.join(STATUSES)}, separated by commas")
         runs = [r for r in runs if r.status in wanted]
+    if words is not None:
+        from revstudio.training.run_filter import RunFilter, run_fields
+
+        rule = RunFilter(words)
+        runs = [r for r in runs if rule.matches(run_fields(r.name, r.label, r.status, r.config.get("data", ""),
+                                                            r.config.get("mode", "")))]
     descending = sort.startswith("-")
     key = sort[1:] if descending else sort
     if key not in SORT_KEYS:
@@ -151,7 +163,8 @@ def listing(args: argparse.Namespace) -> tuple[list[str], list[RunInfo]]:
         if os.path.realpath(run_info.path) not in seen:
             seen.add(os.path.realpath(run_info.path))
             runs.append(run_info)
-    return list(dict.fromkeys(f for f, _ in found)), _chosen(runs, args.status, args.sort, args.reverse)
+    return list(dict.fromkeys(f for f, _ in found)), _chosen(runs, args.status, args.sort, args.reverse,
+                                                             getattr(args, "filter", None))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -171,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
                             if compare else {})}))
         return 0
     if not runs:
-        print(printable(f"{folder}: no runs" + (f" with status {args.status}" if args.status else "")))
+        print(printable(f"{folder}: no runs" + (f" with status {args.status}" if args.status else "")
+                        + (f" matching {args.filter!r}" if args.filter is not None else "")))
         return 0
     from revstudio.training.evaluation import evaluation_summary, evaluation_text
 
