@@ -14,11 +14,9 @@ from typing import Any
 from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QPlainTextEdit,
-    QProgressBar,
     QPushButton,
     QSplitter,
     QTableWidget,
@@ -29,11 +27,12 @@ from PySide6.QtWidgets import (
 
 from revstudio.qt import theme
 from revstudio.qt.flow_layout import FlowLayout
-from revstudio.qt.memory_figures import ElidedLabel
 from revstudio.qt.plots.rows import RunData, human_duration
 from revstudio.qt.runs.compare_runs import setting_text
 from revstudio.qt.runs.compare_worker import DetailComparer
 from revstudio.qt.runs.run_dirs import RunEntry, belongs_to, list_run_dirs, read_run_dir
+from revstudio.qt.runs.run_filter_box import RunFilterBox, hide_rows
+from revstudio.qt.runs.run_progress import RunProgress
 from revstudio.qt.runs.run_table import COLUMNS, LABEL, PATH_ROLE, SORT_ROLE, STATUS, make_item, sort_key
 from revstudio.qt.settings import Settings
 from revstudio.qt.training.words import in_app_words
@@ -41,58 +40,11 @@ from revstudio.training.run_status import RESUMABLE
 from revstudio.training.runs import RunDirError, write_label
 
 
-def progress_text(run: RunData | None, elapsed_s: float) -> str:
-    """'step 120 / 500 · 12 s elapsed · ETA 38 s · 850 samples/s' for a run (live or last)."""
-    if run is None:
-        return "No run training: Train (F5) starts one"  # (past runs, if any, are listed below)
-    total = f" / {run.total_steps}" if run.total_steps else ""
-    parts = [f"{run.name}: {run.early if run.ended and run.early else run.status}", f"step {run.step}{total}", f"{human_duration(elapsed_s)} elapsed"]
-    eta = run.eta_seconds()
-    if eta is not None:
-        parts.append(f"ETA {human_duration(eta)}")
-    if run.samples_per_s:
-        parts.append(f"{run.samples_per_s:,.0f} samples/s")
-    return " · ".join(parts)
-
-
 def _row_tip(entry: RunEntry) -> str:
     """A run's row tooltip: its message and the weights it started from (``train --init``), if any."""
     lines = [in_app_words(entry.message) if entry.message else "",
              f"started from weights: {entry.init_from}" if entry.init_from else ""]
     return "\n".join(line for line in lines if line)
-
-
-class RunProgress(QWidget):
-    """A progress bar with step/total, elapsed, ETA and samples/s (status bar and Runs tab)."""
-
-    def __init__(self, compact: bool = False, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.bar = QProgressBar()
-        self.bar.setRange(0, 1000)
-        self.bar.setTextVisible(True)
-        self.bar.setFormat("%p %")
-        # ends in "…" where it does not fit (whole in its tooltip): a plain label's least width was
-        # the whole text, which widened the window past a 1280-point screen once a run started
-        self.label = ElidedLabel()
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        if compact:
-            self.bar.setMaximumWidth(140)
-            self.bar.setMaximumHeight(14)
-        layout.addWidget(self.bar)
-        layout.addWidget(self.label, 1)
-
-    def show_run(self, run: RunData | None, elapsed_s: float) -> None:
-        fraction = run.fraction() if run is not None else None
-        if run is None:
-            self.bar.setRange(0, 1000)
-            self.bar.reset()  # empty, not the last run's 100 %
-        elif fraction is None:
-            self.bar.setRange(0, 0 if run is not None and not run.ended else 1000)  # busy while it starts
-        else:
-            self.bar.setRange(0, 1000)
-            self.bar.setValue(int(fraction * 1000))
-        self.label.setText(progress_text(run, elapsed_s))
 
 
 class RunsPanel(QWidget):
@@ -132,6 +84,8 @@ class RunsPanel(QWidget):
         header.sortIndicatorChanged.connect(self._sorted)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.table.itemChanged.connect(self._label_edited)
+        self.filter = RunFilterBox(self)  # (hides the rows its words do not match: docs/editor.md)
+        self.filter.changed.connect(self._filter_changed)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self._context_menu)
         self._failure = ""  # the last run's failure (show_failure), shown while nothing is selected
@@ -173,6 +127,7 @@ class RunsPanel(QWidget):
         layout.addWidget(self.progress)
         layout.addWidget(self.stale)
         layout.addLayout(row)
+        layout.addWidget(self.filter)
         layout.addWidget(split, 1)
         self._reload_soon = QTimer(self)
         self._reload_soon.setSingleShot(True)
@@ -222,7 +177,8 @@ class RunsPanel(QWidget):
                     item.setToolTip(_row_tip(entry))
                 self.table.setItem(i, j, item)
         self.table.setSortingEnabled(True)
-        self._select(selected)
+        self.filter.show_count(hide_rows(self.table, self.filter.rule()), len(self.entries))
+        self._select(selected)  # (those the filter shows: a run hidden is not acted on)
         self.table.blockSignals(False)
         self._update_buttons()
         self._show_detail()
@@ -270,6 +226,8 @@ class RunsPanel(QWidget):
             self._select(selected)
         self.table.blockSignals(False)
         self._poll_if_running()
+        if self.filter.rule():  # (a status the words name may have come or gone)
+            self._filter_changed()
         if selected & set(changed):
             self._update_buttons()
             self._show_detail()
@@ -319,7 +277,7 @@ class RunsPanel(QWidget):
     def selected_paths(self) -> list[Path]:
         """The selected runs in the listing's order (newest first), whatever the table is sorted by:
         each run keeps its overlay colour when the table is sorted again."""
-        chosen = {str(i.data(PATH_ROLE)) for i in self.table.selectedItems()}
+        chosen = {str(i.data(PATH_ROLE)) for i in self.table.selectedItems() if not self.table.isRowHidden(i.row())}
         return [e.path for e in self.entries if str(e.path) in chosen]
 
     def select_paths(self, paths: list[Path]) -> None:
@@ -331,9 +289,32 @@ class RunsPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.MultiSelection)
         for row in range(self.table.rowCount()):
             item = self.table.item(row, 0)
-            if item is not None and Path(str(item.data(PATH_ROLE))) in paths:
+            if item is not None and not self.table.isRowHidden(row) and Path(str(item.data(PATH_ROLE))) in paths:
                 self.table.selectRow(row)
         self.table.setSelectionMode(mode)
+
+    def _filter_changed(self) -> None:
+        """Show the runs the filter's words match; a selected run it hides is deselected (its curves leave
+        the plots, the detail and the buttons act on the runs shown: Delete… never on a run out of sight)."""
+        before = self.selected_paths()
+        self.filter.show_count(hide_rows(self.table, self.filter.rule()), len(self.entries))
+        self._drop_hidden()
+        if self.selected_paths() != before:
+            self._selection_changed()
+
+    def _drop_hidden(self) -> None:
+        """Deselect the rows the filter hides (Ctrl+A and Shift+click select them too), so none comes
+        back selected when the words change."""
+        model = self.table.selectionModel()
+        rows = {i.row() for i in model.selectedRows() if self.table.isRowHidden(i.row())}
+        if rows:
+            from PySide6.QtCore import QItemSelectionModel
+
+            self.table.blockSignals(True)
+            for row in rows:
+                model.select(self.table.model().index(row, 0), QItemSelectionModel.SelectionFlag.Deselect
+                             | QItemSelectionModel.SelectionFlag.Rows)
+            self.table.blockSignals(False)
 
     # ---- sorting and labels ------------------------------------------------------
     def _sorted(self, column: int, order: Qt.SortOrder) -> None:
@@ -385,6 +366,8 @@ class RunsPanel(QWidget):
         return next((e for e in self.entries if e.path == path), None)
 
     def _selection_changed(self) -> None:
+        if self.filter.rule():
+            self._drop_hidden()
         self._update_buttons()
         self._show_detail()
         self.selectionChanged.emit(self.selected_paths())

@@ -19,7 +19,8 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 
 from revstudio.qt.plots.rows import RunData, SavedRows
-from revstudio.qt.runs.panel import RunProgress, RunsPanel
+from revstudio.qt.runs.panel import RunsPanel
+from revstudio.qt.runs.run_progress import RunProgress
 from revstudio.qt.theme import icon
 from revstudio.qt.training.adopt import UnsavedRuns
 from revstudio.qt.training.child_diagnostics import ChildDiagnosticsMixin
