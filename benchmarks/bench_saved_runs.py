@@ -15,9 +15,12 @@ other work does not count, and the wall time to the last row filed):
 - those ten runs selected one after another in the Runs tab (a user's Ctrl+clicks, each waited on
   until its detail is complete): the UI thread's CPU time in each click, the longest the event loop
   is held (a 1 ms timer's largest gap, CPU and wall), and the wall time to each complete detail
-  (``--detail-only``: just this, on the long runs alone).
+  (``--detail-only``: just this, on the long runs alone);
+- typing into the Runs tab's filter box over the 300 runs: each keystroke's time until the tab has
+  repainted (the key sent as a user's, the events it posts handled, the panel painted), wall and the
+  GUI thread's CPU (``--filter-only``: just this, on 300 runs of few rows, made in seconds).
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_saved_runs.py [--quick] [--detail-only]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_saved_runs.py [--quick] [--detail-only] [--filter-only]
 """
 from __future__ import annotations
 
@@ -193,6 +196,39 @@ def _detail_table(app: Any, runs: Path, longs: list[Path], big: int) -> None:
     panel.close()
 
 
+def _filter_table(app: Any, panel: Any) -> None:
+    """Type words into the filter box key by key (then empty it with Esc): each key's time to repaint."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    panel.window().show()
+    panel.window().activateWindow()
+    app.processEvents()
+    rows: list[tuple[str, str, float, float]] = []
+    for words in ("failed", "status:finished 20261201-0", "coupling zzz"):
+        panel.filter.edit.clear()
+        app.processEvents()
+        typed = ""
+        for key in [*words, "Esc"]:
+            wall0, cpu0 = time.perf_counter(), time.thread_time()
+            if key == "Esc":
+                QTest.keyClick(panel.filter.edit, Qt.Key.Key_Escape)
+            else:
+                QTest.keyClicks(panel.filter.edit, key)
+            app.processEvents()
+            panel.repaint()  # (what the key changed, painted now)
+            wall, cpu = (time.perf_counter() - wall0) * 1000, (time.thread_time() - cpu0) * 1000
+            typed = typed + key if key != "Esc" else ""
+            rows.append((words, f"{typed!r} -> {panel.filter.count.text()}", wall, cpu))
+    walls, cpus = sorted(r[2] for r in rows), sorted(r[3] for r in rows)
+    print(f"| filter box over {panel.table.rowCount()} runs, {len(rows)} keys | median | longest |")
+    print("|---|---:|---:|")
+    print(f"| keystroke to repaint, wall | {walls[len(walls) // 2]:.1f} ms | {walls[-1]:.1f} ms |")
+    print(f"| keystroke to repaint, GUI-thread CPU | {cpus[len(cpus) // 2]:.1f} ms | {cpus[-1]:.1f} ms |")
+    slow = max(rows, key=lambda r: r[2])
+    print(f"\n(the longest: {slow[1]}, {slow[2]:.1f} ms wall)\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="30 runs, a 20,000-row run, two overlaid")
@@ -200,6 +236,7 @@ def main() -> None:
                                          "benchmark on the same runs), instead of in a temporary folder")
     parser.add_argument("--detail-only", action="store_true", help="only the long runs, selected one by one "
                                                                  "in the Runs tab (its several-run detail)")
+    parser.add_argument("--filter-only", action="store_true", help="only the filter box, on 300 runs of 200 rows")
     args = parser.parse_args()
     count, big, overlay = (30, 20_000, 2) if args.quick else (300, 200_000, 10)
 
@@ -212,7 +249,10 @@ def main() -> None:
             project.parent.mkdir(parents=True)
             project.write_bytes(EXAMPLE.read_bytes())
             t0 = time.perf_counter()
-            if not args.detail_only:
+            if args.filter_only:
+                runs_folder(str(runs), count, str(base), steps=200, long_every=count + 1)
+                longs = []
+            elif not args.detail_only:
                 runs_folder(str(runs), count, str(base), long_steps=big // 10)
             for i, path in enumerate(longs):
                 long_run(str(path), big, str(base), seed=1000 + i, started=f"2026-12-31T{i:02d}:00:00+00:00")
@@ -223,6 +263,16 @@ def main() -> None:
             from PySide6.QtWidgets import QApplication
 
             _detail_table(QApplication.instance() or QApplication([]), runs, longs, big)
+            return
+        if args.filter_only:
+            from PySide6.QtWidgets import QApplication
+
+            app = QApplication.instance() or QApplication([])
+            window = _window(project)
+            window.training.show_tab("Runs")
+            window.training.runs_panel.set_root(runs, PROJECT)
+            _filter_table(app, window.training.runs_panel)
+            window.close()
             return
 
         print("| what | wall |")
@@ -267,6 +317,8 @@ def main() -> None:
             found = _select(app, window, chosen)
             print(f"| {label} | {found['stall_ms']:.0f} ms | {found['first_paint_ms']:.0f} ms | "
                   f"{found['cpu_ms']:.0f} ms | {found['wall_ms'] / 1000:.1f} s | {found['held_mb']:.0f} MB |")
+        window.training.show_tab("Runs")
+        _filter_table(app, panel)
         window.close()
         print()
         _detail_table(app, runs, longs, big)

@@ -296,11 +296,13 @@ class RunsPanel(QWidget):
     def _filter_changed(self) -> None:
         """Show the runs the filter's words match; a selected run it hides is deselected (its curves leave
         the plots, the detail and the buttons act on the runs shown: Delete… never on a run out of sight)."""
-        before = self.selected_paths()
+        picked = self.table.selectionModel().hasSelection()  # (typing with nothing selected: no paths read)
+        before = self.selected_paths() if picked else []
         self.filter.show_count(hide_rows(self.table, self.filter.rule()), len(self.entries))
-        self._drop_hidden()
-        if self.selected_paths() != before:
-            self._selection_changed()
+        if picked:
+            self._drop_hidden()
+            if self.selected_paths() != before:
+                self._selection_changed()
 
     def _drop_hidden(self) -> None:
         """Deselect the rows the filter hides (Ctrl+A and Shift+click select them too), so none comes

@@ -79,9 +79,8 @@ def hide_rows(table: QTableWidget, rule: RunFilter) -> int:
     """Hide the rows of ``table`` that ``rule`` does not match, show the rest; returns how many are shown."""
     shown = 0
     for row in range(table.rowCount()):
-        texts = [(item.text() if (item := table.item(row, j)) is not None else "") for j in (0, LABEL, STATUS,
-                                                                                              _DATA, _MODE)]
-        keep = not rule or rule.matches(run_fields(*texts))
+        keep = not rule or rule.matches(run_fields(*[(item.text() if (item := table.item(row, j)) is not None else "")
+                                                     for j in (0, LABEL, STATUS, _DATA, _MODE)]))
         if table.isRowHidden(row) == keep:
             table.setRowHidden(row, not keep)
         shown += keep
