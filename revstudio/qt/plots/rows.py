@@ -270,6 +270,11 @@ class RunData:
         series.append(pos[0], pos[1], pos[2], value)
 
     # ---- derived ---------------------------------------------------------
+    def trim(self) -> None:
+        """Each curve's room cut to its points (``Series.trim``): what a run read whole holds."""
+        for series in self.series.values():
+            series.trim()
+
     def smoothing_gap(self) -> float | None:
         """Steps between two logged rows (``log_every``): the smoothing weight is per this many steps,
         so a curve logged more sparsely (validation, gradient checks) smooths over the same steps."""
@@ -325,6 +330,7 @@ def read_metrics(path: str | Path, name: str | None = None, capacity: int = DEFA
     """A run's curves from its ``metrics.jsonl``, all read at once (:class:`SavedRows` reads a little at a time)."""
     data = RunData(name or Path(path).parent.name, capacity)
     data.feed_lines(iter_jsonl(path))
+    data.trim()
     return data
 
 
@@ -357,6 +363,7 @@ class SavedRows:
             batch = list(islice(lines, LinePump.CHECK_EVERY * 4))
             if not batch:
                 self.close()
+                self.run.trim()  # (its curves hold their points, not room for more)
                 if self.then is not None:
                     self.then(self.run)
                 return True
