@@ -4,7 +4,8 @@ Each row is one run directory (running, finished, stopped, failed) with its
 settings, final metrics and duration. Selecting rows overlays their curves in
 the Plots tab; the buttons act on the selection (open the snapshot, compare
 its settings with the current ones, resume, gradient-check its checkpoint,
-delete). The panel only shows and asks: the training UI does the work.
+delete). A filter box (``run_filter_box``) hides the runs its words do not match; those are never
+selected. The panel only shows and asks: the training UI does the work.
 """
 from __future__ import annotations
 
