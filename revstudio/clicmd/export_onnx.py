@@ -85,4 +85,22 @@ def run(args: argparse.Namespace, same_file: Callable[[str, str], bool]) -> int:
     else:
         print(f"  checked with onnxruntime: max abs difference {done.max_abs_diff:.2g} against the compiled "
               "module (batches of 1 and 5)")
+    half = _half_precision(source) if source is not None else None
+    if half is not None:
+        from revstudio.diagnostics.estimate import input_dtype
+
+        print(f"  note: the run trained at precision {half}, autocast over {input_dtype(graph)} weights: the file "
+              f"is {input_dtype(graph)}, as they are (no bfloat16 ONNX file is written: onnxruntime's CPU provider "
+              "runs none)")
     return 0
+
+
+def _half_precision(source: str) -> str | None:
+    """``bf16`` or ``fp16`` where the weights are a run's (its folder, or a checkpoint in its folder) that
+    trained at that precision; else None."""
+    from revstudio.training.runs import CONFIG, read_json
+
+    folder = source if os.path.isdir(source) else os.path.dirname(os.path.dirname(os.path.abspath(source)))
+    config = read_json(os.path.join(folder, CONFIG))
+    precision = config.get("precision") if isinstance(config, dict) else None
+    return precision if precision in ("bf16", "fp16") else None

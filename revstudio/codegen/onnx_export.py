@@ -25,8 +25,11 @@ from . import CodegenError
 INSTALL = "pip install 'revstudio[onnx]'"
 PACKAGES = ("onnx", "onnxscript")  # what torch.onnx.export(dynamo=True) needs; onnxruntime checks the file
 # the largest difference from the eager outputs, per unit of their largest magnitude (at least 1), the
-# check takes (float32: measured up to 4e-6 over the examples, the log-determinant sum of glow_flow)
-TOLERANCE = {"float32": 1e-4, "float64": 1e-9, "float16": 1e-2, "bfloat16": 5e-2}
+# check takes (float32: measured up to 4e-6 over the examples, the log-determinant sum of glow_flow). The
+# model is float32, or float64 for float64 Inputs: a run trained at bf16/fp16 precision keeps float32
+# weights (autocast), and no bfloat16 file is written, since onnxruntime's CPU provider runs none
+# (benchmarks/onnx_bf16.py: a type error at opset 18, no Conv kernel at opset 23)
+TOLERANCE = {"float32": 1e-4, "float64": 1e-9}
 TRACE_BATCH, CHECK_BATCHES = 2, (1, 5)
 
 
@@ -276,12 +279,12 @@ def _check(graph: Any, model: Any, target: Any, data: bytes, output_names: list[
         import onnxruntime
     except ImportError:
         onnxruntime = None
-    if onnxruntime is None or model.dtype == torch.bfloat16:  # (numpy, so onnxruntime's inputs, has no bfloat16)
+    if onnxruntime is None:
         import onnx
 
-        try:
-            onnx.checker.check_model(onnx.load_from_string(data))
-        except onnx.checker.ValidationError as exc:
+        try:  # (full_check: also each node's types against its opset, which onnxruntime would refuse to load)
+            onnx.checker.check_model(onnx.load_from_string(data), full_check=True)
+        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
             raise OnnxError(f"the ONNX file torch wrote is not valid ({_first_line(exc)}); nothing was written") from None
         return None
     session = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])

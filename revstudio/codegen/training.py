@@ -119,11 +119,14 @@ def _copied_learning() -> str:
 
 
 def _copied_patience() -> str:
-    """``Patience`` and ``early_words`` of revstudio.training.patience, verbatim: the script stops early by
-    the very rule ``revstudio train`` uses, and says so in its words."""
+    """``Patience``, ``early_words`` and the refusal of a resume that would stop again at once, of
+    revstudio.training.patience, verbatim: the script stops early by the very rule ``revstudio train``
+    uses, and says so in its words."""
     from revstudio.training import patience
 
-    return "\n\n".join(inspect.getsource(fn) for fn in (patience.Patience, patience.early_words))
+    return "\n\n".join(inspect.getsource(fn) for fn in (patience.Patience, patience.early_words,
+                                                         patience.early_stop_facts, patience.early_reason,
+                                                         patience.resume_refusal))
 
 
 def _copied_resume() -> str:

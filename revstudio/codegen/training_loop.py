@@ -239,6 +239,9 @@ def train(config: dict[str, Any], out: str = "checkpoint.pt", base_dir: str | No
     best: dict[str, Any] = dict(state["best"]) if resume and isinstance(state.get("best"), dict) else {}
     # early stopping's count of validations without improvement, across --resume (as revstudio train)
     patience = Patience(config.get("patience"), config.get("min_delta", 0.0), state if resume else None)
+    early_then = early_stop_facts(state, config.get("patience"), config.get("min_delta", 0.0)) if resume else None
+    if early_then is not None and step < total:  # (as revstudio train --resume: it would stop again at once)
+        raise _Reject(f"--resume {resume}: {resume_refusal(early_then, early_then['waited'])}")
     learn_at = check_step(per_epoch, total)
     classes = task_for(config)["num_classes"] if kind == "classification" else None
     levels = facts["levels"] if kind == "flow" else None

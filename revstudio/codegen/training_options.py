@@ -8,6 +8,11 @@ from __future__ import annotations
 
 # (it starts with the blank line that parts it from ``train`` in the loop's text)
 OPTIONS_AND_MAIN = '''
+def patience_or_none(text: str) -> int | str:
+    """--patience N (validations without improvement), or 'none': no early stopping."""
+    return "none" if text.strip().lower() == "none" else int(text)
+
+
 _OPTIONS = (  # flag, TRAINING key, type, choices
     ("--data", "data", str, None), ("--val-data", "val_data", str, None), ("--task", "task", str, TASK_NAMES),
     ("--val-fraction", "val_fraction", float, None), ("--steps", "steps", int, None),
@@ -20,7 +25,7 @@ _OPTIONS = (  # flag, TRAINING key, type, choices
     ("--mode", "mode", str, MODES), ("--seed", "seed", int, None), ("--log-every", "log_every", int, None),
     ("--val-every", "val_every", int, None), ("--checkpoint-every", "checkpoint_every", int, None),
     ("--threads", "threads", int, None),  # (CPU threads per process: the count changes the last bits)
-    ("--patience", "patience", int, None), ("--min-delta", "min_delta", float, None),
+    ("--patience", "patience", patience_or_none, None), ("--min-delta", "min_delta", float, None),
     ("--accumulate", "accumulate", int, None),
 )
 
@@ -105,6 +110,8 @@ def main(argv: list[str] | None = None) -> None:
         value = getattr(args, key)
         if value is not None:
             config[key] = value
+            if value == "none":  # (--patience none: the project's early stopping off)
+                config[key] = None
             if key in ("steps", "epochs"):
                 config["epochs" if key == "steps" else "steps"] = None
     problem = option_problem(config) or out_problem(args.out) or (

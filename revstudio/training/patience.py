@@ -2,7 +2,10 @@
 
 An improvement is a finite ``val_loss`` below the best so far by more than ``min_delta`` (the first
 finite one is); a NaN is none. The count and that best travel in every checkpoint (``"patience"``),
-so a resumed run goes on counting where the stopped one was. The weights to keep are best.pt's
+so a resumed run goes on counting where the stopped one was (as Lightning's EarlyStopping state does):
+a run that stopped early is refused by ``--resume`` with its own patience (:func:`resume_refusal`), and a
+larger ``--patience`` trains on until that many validations in a row, the ones it stopped after included,
+have not improved; ``--patience none`` turns it off. The weights to keep are best.pt's
 (``checkpoint.Best``, the lowest ``val_loss`` whatever ``min_delta``), which the run's end names.
 Torch-free.
 """
@@ -66,3 +69,31 @@ def early_status(early: dict[str, Any]) -> str:
     """A run's short word for it (status.json's message, the app's run status)."""
     best = early.get("best_step")
     return f"stopped early at step {early.get('step')}" + (f" (best at {best})" if best is not None else "")
+
+
+def early_stop_facts(saved: dict[str, Any], patience: int | None, min_delta: float) -> dict[str, Any] | None:
+    """Where a checkpoint's count already reaches ``patience`` (a run resumed from it would stop at its
+    next validation): its step, that patience, its best validation and the count (``waited``); else None."""
+    count = Patience(patience, min_delta, saved)
+    if not count.stop:
+        return None
+    best: dict[str, Any] = saved["best"] if isinstance(saved.get("best"), dict) else {}
+    return {"step": saved.get("step"), "patience": patience, "min_delta": float(min_delta),
+            "best_step": best.get("step"), "best_val_loss": best.get("val_loss"), "waited": count.waited}
+
+
+def early_reason(early: dict[str, Any], waited: int) -> str:
+    """Why a resume of a run that stopped early (its ``finished`` row's ``early_stopped``, or the same
+    facts read from its checkpoint) would train nothing: ``waited`` validations without improvement
+    already reach the ``patience`` it would go on with."""
+    best = early.get("best_step")
+    at = f"best at {best}, val_loss {early['best_val_loss']:.4g}" if best is not None else "no finite val_loss"
+    return (f"the run stopped early at step {early.get('step')} ({at}): val_loss has not improved for {waited} "
+            f"validation{'s' * (waited != 1)} in a row, and its patience is {early.get('patience')}")
+
+
+def resume_refusal(early: dict[str, Any], waited: int) -> str:
+    """The refusal of ``--resume`` of a run that stopped early, and the two ways to train on."""
+    return (early_reason(early, waited) + "; to train on, give a larger --patience (the count of "
+            f"{waited} goes on: --patience M stops once M validations in a row have not improved) or "
+            "--patience none to turn early stopping off")

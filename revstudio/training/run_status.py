@@ -32,23 +32,40 @@ class Verdict:
     step: int | None = None    # the last step the rows reach (status.json may lag one behind a kill)
 
 
-def last_row_step(run_dir: str) -> int | None:
-    """The step of the last whole row of ``metrics.jsonl`` that has one (the file's tail is read)."""
+def _last_rows(run_dir: str) -> list[Any]:
+    """The whole rows at the end of ``metrics.jsonl`` (its last 64 KiB), last first; [] if unreadable."""
     try:
         with open(os.path.join(run_dir, "metrics.jsonl"), "rb") as handle:
             handle.seek(0, os.SEEK_END)
             handle.seek(max(0, handle.tell() - 65536))
             tail = handle.read()
     except OSError:
-        return None
+        return []
+    rows = []
     for line in reversed(tail.splitlines()):
         try:
-            row = json.loads(line)
+            rows.append(json.loads(line))
         except ValueError:
             continue  # (a last line cut short by the kill, or the first one cut by the seek)
+    return rows
+
+
+def last_row_step(run_dir: str) -> int | None:
+    """The step of the last whole row of ``metrics.jsonl`` that has one (the file's tail is read)."""
+    for row in _last_rows(run_dir):
         step = row.get("step") if isinstance(row, dict) else None
         if isinstance(step, int) and not isinstance(step, bool):
             return step
+    return None
+
+
+def early_stopped(run_dir: str) -> dict[str, Any] | None:
+    """The ``early_stopped`` of the run's last row where that row is a ``finished`` one that has it (the
+    run stopped early and nothing ran after), else None."""
+    rows = _last_rows(run_dir)
+    last = rows[0] if rows else None
+    if isinstance(last, dict) and last.get("event") == "finished" and isinstance(last.get("early_stopped"), dict):
+        return dict(last["early_stopped"])
     return None
 
 

@@ -153,10 +153,12 @@ def _check_out(out: str) -> None:
 def _check_resume(run_dir: str, resume: dict[str, Any], cfg: TrainConfig, data: Any, world: int) -> None:
     """Refuse (exit 2) a resume with nothing to train: a finished run at its last step, or a
     run already beyond the steps now asked for; and one that would feed its uint8 inputs at
-    another scale than it trained on. A run stopped at its last step goes on to end
-    (validation, the final checkpoint, ``finished``)."""
+    another scale than it trained on; and a run that stopped early, unless a larger ``--patience``
+    (or ``none``) lets it train on. A run stopped at its last step goes on to end (validation, the
+    final checkpoint, ``finished``)."""
     from .checkpoint import scale_mismatch
     from .loop import plan_steps
+    from .patience import early_stop_facts, resume_refusal
     from .runs import read_run
 
     mismatch = scale_mismatch(resume, data)
@@ -168,8 +170,12 @@ def _check_resume(run_dir: str, resume: dict[str, Any], cfg: TrainConfig, data: 
     if step > total:
         raise SessionError(f"--resume {run_dir}: the run is at step {step}, beyond the {total} steps asked "
                            f"for; {more}", 2)
-    if step == total and read_run(run_dir).status == "finished":
+    status = read_run(run_dir).status
+    if step == total and status == "finished":
         raise SessionError(f"--resume {run_dir}: the run already finished its {total} steps; {more}", 2)
+    early = early_stop_facts(resume, cfg.patience, cfg.min_delta)
+    if early is not None and status == "finished":  # (it would stop again at its next validation)
+        raise SessionError(f"--resume {run_dir}: {resume_refusal(early, early['waited'])}", 2)
 
 
 def _refuse_unfit(source: str, graph: Any, report: Any, cfg: TrainConfig, world: int, local_rank: int) -> None:

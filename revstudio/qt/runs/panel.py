@@ -36,9 +36,11 @@ from revstudio.qt.runs.run_filter_box import RunFilterBox, hide_rows
 from revstudio.qt.runs.run_progress import RunProgress
 from revstudio.qt.runs.run_table import COLUMNS, LABEL, PATH_ROLE, SORT_ROLE, STATUS, make_item, sort_key
 from revstudio.qt.settings import Settings
-from revstudio.qt.training.words import in_app_words
-from revstudio.training.run_status import RESUMABLE
+from revstudio.qt.training.words import early_resume_words, in_app_words
+from revstudio.training.run_status import RESUMABLE, early_stopped
 from revstudio.training.runs import RunDirError, write_label
+
+RESUME_TIP = "Continue this run from its last checkpoint"
 
 
 def _row_tip(entry: RunEntry) -> str:
@@ -102,7 +104,7 @@ class RunsPanel(QWidget):
         for name, text, tip in (
                 ("open", "Open Snapshot", "Open the project exactly as this run trained it, in a read-only tab"),
                 ("compare", "Compare Settings", "This run's settings side by side with the current project's"),
-                ("resume", "Resume", "Continue this run from its last checkpoint"),
+                ("resume", "Resume", RESUME_TIP),
                 ("gradcheck", "Gradient Check", "Compare reversible and standard gradients at this run's "
                                                 "checkpoint"),
                 ("evaluate", "Evaluate…", "Score this finished or stopped run's checkpoint on the samples it held "
@@ -383,6 +385,9 @@ class RunsPanel(QWidget):
             self.buttons[name].setEnabled(one)
         self.buttons["resume"].setEnabled(entry is not None and entry.status in RESUMABLE
                                           and entry.checkpoint.exists())
+        early = early_stopped(str(entry.path)) if entry is not None and entry.status == "finished" else None
+        self.buttons["resume"].setToolTip(early_resume_words(early, str(entry.path)) if entry is not None and early
+                                          else RESUME_TIP)  # (a run that stopped early: why Resume is off)
         self.buttons["gradcheck"].setEnabled(entry is not None and entry.snapshot.exists())
         self.buttons["evaluate"].setEnabled(entry is not None and entry.status in ("finished", "stopped")
                                             and entry.snapshot.exists() and entry.checkpoint.exists())

@@ -37,3 +37,19 @@ def in_app_words(message: str) -> str:
     if used and "Run Settings" not in text:
         text += " (Run > Run Settings)"
     return text
+
+
+def early_resume_words(early: dict, run_dir: str) -> str:
+    """Why the Runs tab's Resume is off for a run that stopped early (its ``finished`` row's
+    ``early_stopped``): ``revstudio train --resume``'s reason, and how to train on from a terminal, since
+    Resume goes on with the run's own patience and would stop again at its next validation."""
+    import shlex
+
+    from revstudio.training.patience import early_reason
+
+    n = early.get("patience")
+    reason = early_reason(early, n if isinstance(n, int) else 0)
+    return (f"{reason[0].upper()}{reason[1:]}. Resume goes on with the run's own settings, so it would stop again "
+            f"at its next validation; to train on, run in a terminal: revstudio train --resume "
+            f"{shlex.quote(run_dir)} --patience M (M above {n}: the count goes on), or --patience none to turn "
+            "early stopping off.")
