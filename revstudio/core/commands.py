@@ -13,6 +13,7 @@ in a :class:`Macro`.
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -125,8 +126,25 @@ class _RemoveBareNode(Command):
         self.graph.insert_node(self.node, self.index)
 
 
+# The wire a Disconnect last took off each graph: (edge, its index, the edge list it left). The edge
+# order is read by the compiler and the estimate (a checkpoint plan follows it), so a wire drawn
+# again where one was taken off, nothing else rewired since, goes back to its place: the project is
+# then the one it was, its figures the same, and the editor's memo of that state serves them.
+_TAKEN_OFF: weakref.WeakKeyDictionary[Graph, tuple[Edge, int, tuple[Edge, ...]]] = weakref.WeakKeyDictionary()
+
+
+def _old_place(graph: Graph, edge: Edge) -> int | None:
+    """Where ``edge`` stood before the last Disconnect took it off ``graph``, when the edges are still
+    those it left (None: append it)."""
+    taken = _TAKEN_OFF.get(graph)
+    if taken is None or taken[0] != edge or len(taken[2]) != len(graph.edges) or tuple(graph.edges) != taken[2]:
+        return None
+    return taken[1]
+
+
 class Connect(Command):
-    """Add one edge (no port checks: ``graph.check_connect`` is the query for that)."""
+    """Add one edge (no port checks: ``graph.check_connect`` is the query for that): at the end of the
+    edge order, or where the same wire stood when the last edit of the wires took it off."""
 
     def __init__(self, graph: Graph, src: str | PortRef, dst: str | PortRef) -> None:
         s = src if isinstance(src, PortRef) else PortRef.parse(src)
@@ -140,7 +158,7 @@ class Connect(Command):
                 raise GraphError(f"edge {self.edge} names a node {ref.node!r} that does not exist")
         if self.edge in self.graph.edges:
             raise GraphError(f"edge {self.edge} already exists")
-        self.graph.add_edge(self.edge)
+        self.graph.add_edge(self.edge, _old_place(self.graph, self.edge))
 
     def undo(self) -> None:
         self.graph.remove_edge(self.edge)
@@ -160,6 +178,7 @@ class Disconnect(Command):
         except ValueError:
             raise GraphError(f"there is no edge {self.edge}") from None
         self.graph.remove_edge(self.edge)
+        _TAKEN_OFF[self.graph] = (self.edge, self.index, tuple(self.graph.edges))
 
     def undo(self) -> None:
         self.graph.add_edge(self.edge, self.index)

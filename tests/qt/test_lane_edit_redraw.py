@@ -282,3 +282,28 @@ def test_a_moved_wire_places_its_label_on_its_new_curve(lanes, placed):
     moved = {e for e in scene.wire_items if "l0b0_f_conv2" in (e.src.node, e.dst.node)}
     assert moved and moved <= set(placed)
     _assert_wires_as_anew(lanes)
+
+
+def test_random_rewires_in_the_lanes_show_what_a_full_recompute_shows(lanes):
+    """Wires taken off and drawn again at random: each goes back to its place, the state before is
+    served from the memo (no region pass, no estimate), and the report, every card's text and every
+    wire read what a full check and a scene drawn from scratch read."""
+    import random
+
+    from revstudio.diagnostics.check import full_check
+
+    doc, rng = lanes.doc, random.Random(7)
+    for _ in range(4):
+        original = list(doc.graph.edges)
+        wire = rng.choice(original)
+        lanes.edit(lambda wire=wire: doc.push(Disconnect(doc.graph, wire)))
+        hits = doc.memo.hits
+        lanes.edit(lambda wire=wire: doc.push(Connect(doc.graph, wire.src, wire.dst)))
+        assert list(doc.graph.edges) == original
+        assert doc.memo.hits == hits + 1
+        fresh = full_check(doc.graph)
+        assert doc.report.to_json() == fresh.to_json()
+        assert [doc.report.estimate.peak_bytes(m) for m in ("standard", "checkpoint", "reversible")] == \
+            [fresh.estimate.peak_bytes(m) for m in ("standard", "checkpoint", "reversible")]
+        _assert_drawn_as_anew(lanes)
+        _assert_wires_as_anew(lanes)

@@ -13,16 +13,20 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor, QResizeEvent
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QResizeEvent
 from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout, QWidget
 
 from revstudio.qt import theme
 from revstudio.qt.fit_scroll import resize_within_screen
 from revstudio.qt.plots import plot_theme
+from revstudio.qt.plots.axis_title import TitledAxis
 from revstudio.qt.plots.bytes_axis import BytesAxis
 from revstudio.qt.plots.metric_plot import PALETTE
 from revstudio.qt.report_facts import human_bytes
 
+VIEW_PX = 160       # the least width of a plot's bars beside its names
+AXIS_PX = 60        # a name axis's ticks, its title and the plot's margins
+MAX_NAMES_PX = 480  # names wider than this are cut by pyqtgraph's axis, not given more room
 FLOOR = 1e-20   # an exact agreement (error 0) is drawn at this level
 MODE_ORDER = ("standard", "checkpoint", "reversible")
 
@@ -66,12 +70,12 @@ def gradcheck_bars(result: dict[str, Any]) -> list[tuple[str, float]]:
     return rows
 
 
-class _LogTicks(pg.AxisItem):
+class _LogTicks(TitledAxis):
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # noqa: N802
         return [f"1e{int(round(v))}" if abs(v - round(v)) < 1e-6 else "" for v in values]
 
 
-class _NameTicks(pg.AxisItem):
+class _NameTicks(TitledAxis):
     """One name per bar (every k-th where rows are closer than a line of text).
 
     pyqtgraph passes an inverted axis's range high end first (the gradient check's
@@ -111,6 +115,7 @@ def memory_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
     # lay over the standard bars, its labels unreadable on them.
     top = max([*measured, *est_h, 1.0])
     plot.setYRange(0, top * 1.3, padding=0)
+    plot.setMinimumWidth(VIEW_PX + 2 * AXIS_PX)  # (three groups of bars, their names and a bytes axis)
     plot.getPlotItem().getViewBox().setMouseEnabled(x=False, y=False)
     legend = plot.addLegend(offset=(10, 5), colCount=2)
     legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=0, brush=measured_colour), "measured peak")
@@ -149,9 +154,14 @@ def gradcheck_widget(result: dict[str, Any]) -> tuple[QWidget, str]:
                                  label=f"tolerance {tol:g}",
                                  labelOpts={"position": 0.95, "color": theme.colors().text}))
     plot.setLabel("bottom", "normalised disagreement with standard autograd (log scale; exact = 1e-20)")
+    plot.getAxis("bottom").set_short_titles(["disagreement with standard autograd (log scale)",
+                                            "disagreement (log scale)", "disagreement"])
     plot.getPlotItem().invertY(True)
     plot_theme.style(plot)
     plot.setMinimumHeight(min(900, 60 + 18 * len(rows)))
+    # Room for the bars beside the names: the window could be narrowed until the view was 8 px wide
+    widest = max((QFontMetricsF(plot.font()).horizontalAdvance(n) for n in names), default=0.0)
+    plot.setMinimumWidth(min(MAX_NAMES_PX, math.ceil(widest)) + AXIS_PX + VIEW_PX)
     ok = "agree" if result.get("ok") else "DISAGREE"
     text = (f"{result.get('mode', 'reversible')} vs standard gradients {ok}: worst {result.get('max_error', 0):.2g} "
             f"(tolerance {tol:g}, {result.get('dtype')}, batch {result.get('batch')}); max inversion error "

@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import pyqtgraph as pg
 from PySide6.QtGui import QFont, QFontMetricsF
+
+from revstudio.qt.plots.axis_title import TitledAxis
 
 _SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 GAP_LINES = 1.5  # least distance between neighbouring labels, in label heights
@@ -74,7 +75,7 @@ def log_label(value: float) -> str:
     return f"{m:.3g}·{power}"
 
 
-class LogAxis(pg.AxisItem):
+class LogAxis(TitledAxis):
     """An AxisItem whose log-mode ticks are chosen by the room the axis has (see module doc)."""
 
     def label_gap(self) -> float:

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from revstudio.qt.plots import plot_export, plot_theme
+from revstudio.qt.plots.axis_title import TitledAxis
 from revstudio.qt.plots.bytes_axis import BytesAxis
 from revstudio.qt.plots.channel import Channel
 from revstudio.qt.plots.fitted_label import FittedLabel
@@ -133,7 +134,8 @@ class MetricPlot(PlotFrameMixin, QWidget):
         item.addLegend(offset=(-8, 8), labelTextSize=f"{plot_theme.legend_pt():g}pt", sampleType=LineSample)
         item.setMenuEnabled(False)
         # in KiB/MiB/GiB like the lines' labels, not pyqtgraph's decimal MB; both read a short log range
-        item.setAxisItems({"left": BytesAxis("left") if units == "B" else LogAxis("left")})
+        item.setAxisItems({"left": BytesAxis("left") if units == "B" else LogAxis("left"),
+                           "bottom": TitledAxis("bottom")})  # (titles kept inside a narrow plot)
         self.plot.setLabel("left", y_label, units=units or None)
         if not units:  # "accuracy (x0.001)" helps nobody: SI prefixes only for bytes
             self.plot.getAxis("left").enableAutoSIPrefix(False)
