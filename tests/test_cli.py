@@ -39,6 +39,13 @@ def test_top_level_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str
     assert all(f"  {name} " in out for name in SUBCOMMANDS)
 
 
+def test_the_help_names_both_things_export_writes(capsys: pytest.CaptureFixture[str]) -> None:
+    """export writes ONNX too (-o OUT.onnx), but `revstudio --help` named the Python code only."""
+    assert main(["--help"]) == 0
+    line = next(t for t in capsys.readouterr().out.splitlines() if t.startswith("  export "))
+    assert "PyTorch code" in line and "ONNX" in line
+
+
 def test_a_listed_command_without_its_module_is_a_usage_error(monkeypatch: pytest.MonkeyPatch,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(SUBCOMMANDS, "teleport", "not a real command")
