@@ -34,7 +34,7 @@ from .migrations import CURRENT_VERSION, MIGRATIONS, migrate_0_to_1
 from .nogc import without_cyclic_gc
 from .project_format import FORMAT, MADE_BY, MAX_POS, SNAPSHOT, ProjectError, made_by_newer
 from .project_write import dumps, plugin_records, save
-from .pyfile import EmbeddedError, decode_source, read_embedded
+from .pyfile import EmbeddedError, decode_source, holds_embedded, read_embedded
 
 MAX_FILE_BYTES = 64 << 20   # far beyond any real project; stops a stray multi-GB file
 MAX_DEPTH = 32              # nesting allowed inside params, training and view
@@ -146,6 +146,9 @@ def parse_json(text: str, source: str) -> Any:
         # the text ran out where more was due, or ends without a project's closing brace: cut short
         short = not text[exc.pos:].strip() or not text.rstrip().endswith("}")
         hint = "the file ends too early (truncated?)" if short else "the file is not valid JSON"
+        if not text.lstrip().startswith("{"):  # (no project's opening brace: not one cut short, another file)
+            hint = ("it is Python code 'revstudio export' wrote: name it with .py at the end to read its project"
+                    if holds_embedded(text) else "this is not a revstudio project (one is JSON, starting with '{')")
         raise ProjectError(
             f"{source}: line {exc.lineno}, column {exc.colno}: {exc.msg.removesuffix(' starting at')}; {hint}",
             source, f"line {exc.lineno}, column {exc.colno}",
