@@ -418,9 +418,10 @@ def load(path: str | os.PathLike[str]) -> Graph:
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         inside = os.path.join(source, SNAPSHOT)
-        if os.path.isdir(source) and os.path.isfile(inside):  # a training run's folder (rs.load("runs/x"))
-            raise ProjectError(f"{source}: cannot read the file ({reason}): a run folder; the project it "
-                               f"trained is {inside}", source) from None
+        if os.path.isdir(source):  # (in the words of the commands' own check: the app shows these too)
+            raise ProjectError(f"{source}: is a folder (a run directory); the project it trained is {inside}"
+                               if os.path.isfile(inside)  # a training run's folder (rs.load("runs/x"))
+                               else f"{source}: is a folder, not a project file; give the .revs file", source) from None
         raise ProjectError(f"{source}: cannot read the file ({reason}); check the path", source) from None
     if len(data) > MAX_FILE_BYTES:
         raise ProjectError(f"{source}: larger than {MAX_FILE_BYTES >> 20} MiB; not a revstudio project", source)
