@@ -30,7 +30,7 @@ SUBCOMMANDS: dict[str, str] = {
     "train": "train a project",
     "runs": "list training runs with their status and final metrics",
     "evaluate": "score a trained run on its validation split or test data",
-    "export": "write standalone PyTorch code",
+    "export": "write standalone PyTorch code or an ONNX file",
     "merge": "merge two branches' versions of a project (git's merge driver for .revs files)",
     "examples": "list the example projects installed with revstudio",
     "plugins": "list node-type plugins, their types and their problems",
@@ -420,10 +420,38 @@ def _need_display() -> None:
     messages and a core dump: say what is missing instead, and that the subcommands run there."""
     if not sys.platform.startswith("linux"):
         return
-    if any(os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    if platform not in ("", "xcb") or (os.environ.get("WAYLAND_DISPLAY") and not platform):
+        return  # (offscreen, wayland, ...: Qt's own)
+    display = os.environ.get("DISPLAY", "")
+    if display:
+        if _x_server_gone(display):  # (a DISPLAY left behind by an ended session: Qt aborts, exit 134)
+            raise CliError(f"the editor needs a display, and DISPLAY={display} names no running X server (nothing "
+                           "listens at its socket: the session that set it has ended?); set DISPLAY to a running "
+                           "one, or use the headless commands: 'revstudio --help' lists them")
         return
     raise CliError("the editor needs a display, and neither DISPLAY nor WAYLAND_DISPLAY is set; run it in a "
                    "desktop session (or ssh -X), or use the headless commands: 'revstudio --help' lists them")
+
+
+def _x_server_gone(display: str) -> bool:
+    """Whether a local X display (``:N``, ``unix:N``) has no server listening, on its abstract or its file
+    socket. A remote one (``host:N``, as ssh -X sets) is left to Qt."""
+    import re
+    import socket
+
+    match = re.fullmatch(r"(?:unix)?:(\d+)(?:\.\d+)?", display)
+    if match is None:
+        return False
+    for address in (f"\0/tmp/.X11-unix/X{match.group(1)}", f"/tmp/.X11-unix/X{match.group(1)}"):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.settimeout(2)
+            try:
+                probe.connect(address)
+                return False
+            except OSError:
+                continue
+    return True
 
 
 # What a shell reports for a program stopped by SIGPIPE (``cat big | head``).

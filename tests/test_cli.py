@@ -39,6 +39,13 @@ def test_top_level_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str
     assert all(f"  {name} " in out for name in SUBCOMMANDS)
 
 
+def test_the_help_names_both_things_export_writes(capsys: pytest.CaptureFixture[str]) -> None:
+    """export writes ONNX too (-o OUT.onnx), but `revstudio --help` named the Python code only."""
+    assert main(["--help"]) == 0
+    line = next(t for t in capsys.readouterr().out.splitlines() if t.startswith("  export "))
+    assert "PyTorch code" in line and "ONNX" in line
+
+
 def test_a_listed_command_without_its_module_is_a_usage_error(monkeypatch: pytest.MonkeyPatch,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(SUBCOMMANDS, "teleport", "not a real command")
@@ -143,8 +150,36 @@ def test_the_editor_without_a_display_is_a_usage_error(monkeypatch: pytest.Monke
     assert opened == []
     err = capsys.readouterr().err
     assert "needs a display" in err and "DISPLAY" in err and "revstudio --help" in err
+    monkeypatch.setattr(cli, "_x_server_gone", lambda display: False)  # (a running X server)
     monkeypatch.setenv("DISPLAY", ":0")
     assert main(["model.revs"]) == 0 and opened == ["model.revs"]
+
+
+def test_a_display_with_no_x_server_is_said_not_aborted_in_qt(monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """DISPLAY left from an ended session (a stopped Xvfb, a closed desktop): Qt aborted, exit 134, with
+    "could not connect to display" under advice to install xcb-cursor0 and reinstall the application."""
+    import types
+
+    opened: list[object] = []
+    fake = types.ModuleType("fake_gui")
+    fake.run_app = lambda path: opened.append(path) or 0  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "fake_gui", fake)
+    monkeypatch.setattr(cli, "GUI_MODULE", "fake_gui")
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    number = next(n for n in range(4242, 4342) if not os.path.exists(f"/tmp/.X11-unix/X{n}"))
+    for platform in ("", "xcb"):
+        monkeypatch.setenv("QT_QPA_PLATFORM", platform)
+        monkeypatch.setenv("DISPLAY", f":{number}")
+        assert main(["model.revs"]) == 2 and opened == []
+        err = capsys.readouterr().err
+        assert f"DISPLAY=:{number} names no running X server" in err and "revstudio --help" in err
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")  # (no X server asked for)
+    assert main(["model.revs"]) == 0 and opened == ["model.revs"]
+    monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
+    monkeypatch.setenv("DISPLAY", "remote.example:10.0")  # (ssh -X: left to Qt)
+    assert main(["model.revs"]) == 0
 
 
 def _strict(text: str) -> object:

@@ -43,3 +43,21 @@ def test_any_other_torch_save_file_is_named_a_zip_not_text(tmp_path, capsys) -> 
     assert cli.main(["export", str(weights), "-o", str(tmp_path / "m.py")]) == 2
     err = capsys.readouterr().err
     assert "is a zip file (a torch.save checkpoint?), not a revstudio project; give the .revs file" in err, err
+
+
+@pytest.mark.parametrize("command", [["gradcheck", "P", "--checkpoint", "W"], ["export", "P", "--weights", "W", "-o", "m.py"],
+                                     ["train", "P", "--init", "W", "--steps", "1", "--out", "r"],
+                                     ["evaluate", "run", "--checkpoint", "W"]])
+@pytest.mark.parametrize("weights", ["model.revs", "model_copy.json"])
+def test_a_project_given_where_weights_go_is_named_a_project(command, weights, tmp_path, capsys, monkeypatch) -> None:
+    """The reverse slip, the project where trained weights go, was torch's "not a readable checkpoint
+    (UnpicklingError: Weights only load failed)": neither what the file is nor what to give."""
+    _run(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(EXAMPLE, "model.revs")
+    shutil.copy(EXAMPLE, "model_copy.json")  # (a project by its content, whatever its name)
+    args = [{"P": "model.revs", "W": weights}.get(a, a) for a in command]
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{weights}: is a project, not trained weights; give a run folder or a checkpoint file" in err, err
+    assert "UnpicklingError" not in err and not (tmp_path / "m.py").exists() and not (tmp_path / "r").exists()

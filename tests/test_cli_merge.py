@@ -146,3 +146,11 @@ def test_setup_outside_a_repository_and_a_merge_without_files_say_what_to_give(t
     assert "not inside a git repository" in capsys.readouterr().err
     assert main(["merge"]) == 2
     assert "give CURRENT BASE OTHER (git's %A %O %B), or --setup" in capsys.readouterr().err
+
+
+def test_a_version_that_cannot_be_read_says_to_check_the_path(tmp_path, capsys) -> None:
+    """Run by hand with a mistyped name, the driver named the file and the OS error but not what to do."""
+    save(Graph(name="m"), tmp_path / "a.revs")
+    assert main(["merge", str(tmp_path / "a.revs"), str(tmp_path / "gone.revs"), str(tmp_path / "a.revs")]) == 2
+    err = capsys.readouterr().err
+    assert "gone.revs: cannot read the file (No such file or directory); check the path" in err

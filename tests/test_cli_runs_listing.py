@@ -77,3 +77,18 @@ def test_a_wrong_status_or_sort_key_is_refused_naming_it(tmp_path: Path, capsys:
     assert main(["runs", str(tmp_path), *flags]) == 2
     err = capsys.readouterr().err
     assert named in err and "give one" in err and "Traceback" not in err
+
+
+def test_a_project_with_no_runs_yet_is_not_called_a_missing_folder(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`revstudio runs model.revs` before any training said "no such folder of runs" of a file that is there."""
+    project = tmp_path / "model.revs"
+    project.write_text("{}", encoding="utf-8")
+    assert main(["runs", str(project)]) == 2
+    err = capsys.readouterr().err
+    assert "no such folder" not in err
+    assert f"model.revs: no runs of this project yet (looked in {tmp_path / 'runs'})" in err
+    assert f"train it with 'revstudio train {project}' first" in err
+    _run(tmp_path / "runs", "model-20260101-000000", step=3, total_steps=3)  # trained: its runs are listed
+    assert main(["runs", str(project)]) == 0
+    assert "model-20260101-000000" in capsys.readouterr().out

@@ -40,7 +40,8 @@ def _read(path: str) -> str:
         with open(path, encoding="utf-8-sig") as f:
             return f.read()
     except (OSError, UnicodeDecodeError) as exc:
-        raise CliError(f"{path}: cannot read the file ({getattr(exc, 'strerror', None) or exc})") from None
+        raise CliError(f"{path}: cannot read the file ({getattr(exc, 'strerror', None) or exc}); check the path: "
+                       "CURRENT, BASE and OTHER are the three versions' project files") from None
 
 
 def _line_merge(args: argparse.Namespace, name: str) -> bool:

@@ -144,6 +144,9 @@ def _runs_of(arg: str) -> list[tuple[str, list[RunInfo]]]:
         hint = example_hint(arg)
         if hint:  # (a project that is not there: "train it first" would not help)
             raise CliError(f"{arg}: no such file; check the path{hint}")
+        if stem is not None:  # (a project that is there: its runs/ folder is what is missing)
+            raise CliError(f"{arg}: no runs of this project yet (looked in {folder}); train it with "
+                           f"'revstudio train {arg}' first")
         raise CliError(f"{arg}: no such folder of runs (train with 'revstudio train FILE' first)")
     runs = [r for r in list_runs(folder) if belongs_to(r.name, stem)]
     inside = os.path.join(folder, "runs")

@@ -235,7 +235,8 @@ def refuse(args: argparse.Namespace, in_memory: bool = False) -> None:
     if args.init is not None and not os.path.exists(args.init):
         raise CliError(no_init_file(args.init))
     if args.resume and not os.path.isdir(args.resume):
-        raise CliError(f"--resume {args.resume}: no such run directory")
+        raise CliError(f"--resume {args.resume}: no such run directory; give a run folder "
+                       "'revstudio runs' lists (one with project.revs and checkpoints/ in it)")
     if args.file and not args.resume:
         _data_here(args)
 

@@ -34,7 +34,7 @@ from .migrations import CURRENT_VERSION, MIGRATIONS, migrate_0_to_1
 from .nogc import without_cyclic_gc
 from .project_format import FORMAT, MADE_BY, MAX_POS, SNAPSHOT, ProjectError, made_by_newer
 from .project_write import dumps, plugin_records, save
-from .pyfile import EmbeddedError, decode_source, read_embedded
+from .pyfile import EmbeddedError, decode_source, holds_embedded, read_embedded
 
 MAX_FILE_BYTES = 64 << 20   # far beyond any real project; stops a stray multi-GB file
 MAX_DEPTH = 32              # nesting allowed inside params, training and view
@@ -146,6 +146,9 @@ def parse_json(text: str, source: str) -> Any:
         # the text ran out where more was due, or ends without a project's closing brace: cut short
         short = not text[exc.pos:].strip() or not text.rstrip().endswith("}")
         hint = "the file ends too early (truncated?)" if short else "the file is not valid JSON"
+        if not text.lstrip().startswith("{"):  # (no project's opening brace: not one cut short, another file)
+            hint = ("it is Python code 'revstudio export' wrote: name it with .py at the end to read its project"
+                    if holds_embedded(text) else "this is not a revstudio project (one is JSON, starting with '{')")
         raise ProjectError(
             f"{source}: line {exc.lineno}, column {exc.colno}: {exc.msg.removesuffix(' starting at')}; {hint}",
             source, f"line {exc.lineno}, column {exc.colno}",
@@ -415,9 +418,10 @@ def load(path: str | os.PathLike[str]) -> Graph:
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         inside = os.path.join(source, SNAPSHOT)
-        if os.path.isdir(source) and os.path.isfile(inside):  # a training run's folder (rs.load("runs/x"))
-            raise ProjectError(f"{source}: cannot read the file ({reason}): a run folder; the project it "
-                               f"trained is {inside}", source) from None
+        if os.path.isdir(source):  # (in the words of the commands' own check: the app shows these too)
+            raise ProjectError(f"{source}: is a folder (a run directory); the project it trained is {inside}"
+                               if os.path.isfile(inside)  # a training run's folder (rs.load("runs/x"))
+                               else f"{source}: is a folder, not a project file; give the .revs file", source) from None
         raise ProjectError(f"{source}: cannot read the file ({reason}); check the path", source) from None
     if len(data) > MAX_FILE_BYTES:
         raise ProjectError(f"{source}: larger than {MAX_FILE_BYTES >> 20} MiB; not a revstudio project", source)

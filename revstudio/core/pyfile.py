@@ -28,6 +28,11 @@ class EmbeddedError(ValueError):
     """The file holds no readable ``REVSTUDIO_PROJECT`` string; the message names the file."""
 
 
+def holds_embedded(text: str) -> bool:
+    """Whether ``text`` assigns the embedded project as ``revstudio export`` writes it (a ``.py`` renamed)."""
+    return _ASSIGNMENT.search(text) is not None
+
+
 def _target_is_constant(stmt: ast.stmt) -> bool:
     if isinstance(stmt, ast.Assign):
         return any(isinstance(t, ast.Name) and t.id == CONSTANT for t in stmt.targets)

@@ -116,6 +116,18 @@ def require_resumable(data: dict[str, Any], path: str) -> None:
                               "damaged, so the run cannot continue from it exactly")
 
 
+def _reads_as_project(path: str) -> bool:
+    """Whether the file torch could not read is a project (``.revs`` JSON or a ``.py`` export), given where
+    weights were asked for: its words then say so, not torch's unpickling error."""
+    if path.endswith((".revs", ".py")):
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(64).lstrip().startswith(b"{")
+    except OSError:
+        return False
+
+
 def load(path: str, map_location: Any = "cpu") -> dict[str, Any]:
     """Read a checkpoint with ``weights_only=True``; a bad file is a CheckpointError naming it. Read onto
     the CPU (the default), a file a GPU machine wrote loads on any machine, and ``saved_on`` lists the
@@ -141,6 +153,10 @@ def load(path: str, map_location: Any = "cpu") -> dict[str, Any]:
         first = str(exc).splitlines()[0].split(". ")[0].rstrip(".") if str(exc) else ""
         what = f"{type(exc).__name__}: {first}" if first else ("an empty file" if os.path.getsize(path) == 0
                                                               else type(exc).__name__)
+        if _reads_as_project(path):
+            raise CheckpointError(f"{path}: is a project, not trained weights; give a run folder or a checkpoint "
+                                  f"file (RUN/checkpoints/last.pt), after training it ('revstudio train {path}') "
+                                  "where it has no run yet") from None
         raise CheckpointError(f"{path}: not a readable checkpoint ({what}); it is "
                               "damaged, cut short, or was not written by revstudio train") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:

@@ -46,6 +46,23 @@ def _run_of(file: str) -> str | None:
     return folder if os.path.isfile(os.path.join(folder, SNAPSHOT)) else None
 
 
+def _refuse_a_project(target: str) -> None:
+    """EvalError where ``target`` is a project (a ``.revs`` file, or a ``.py`` export), not weights: torch
+    would only say it is no checkpoint. A run's own snapshot names its run folder instead."""
+    if not target.endswith((".revs", ".py")):
+        return
+    folder = os.path.dirname(os.path.abspath(target))
+    from .runs import is_run_dir
+
+    if os.path.basename(target) == SNAPSHOT and is_run_dir(folder):
+        run = os.path.dirname(target) or "."
+        raise EvalError(f"{target}: is the project snapshot of a run, not its weights; give the run folder: "
+                        f"revstudio evaluate {run}")
+    raise EvalError(f"{target}: is a project, not a trained run; evaluate scores a run's weights: train it "
+                    f"first ('revstudio train {target}'), then give its run folder ('revstudio runs {target}' "
+                    "lists them)")
+
+
 def resolve(target: str, checkpoint: str | None = None, project: str | None = None) -> Source:
     """The :class:`Source` of ``target`` (a run folder or a file of weights); EvalError naming what is missing."""
     if not os.path.exists(target):
@@ -71,6 +88,7 @@ def resolve(target: str, checkpoint: str | None = None, project: str | None = No
                                 "kept only last.pt; give --checkpoint last")
             raise EvalError(f"--checkpoint {checkpoint}: no such file; give a checkpoint or a state_dict file")
         return Source(weights, project or snapshot, run_dir=target)
+    _refuse_a_project(target)
     if checkpoint not in (None, "last"):
         raise EvalError(f"--checkpoint {checkpoint}: {target} is a file of weights already; give --checkpoint "
                         "with a run folder")

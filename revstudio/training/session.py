@@ -100,7 +100,8 @@ def _load(req: Request) -> tuple[Any, TrainConfig, dict[str, Any] | None, str]:
 
         snapshot = os.path.join(req.resume, SNAPSHOT)
         if not os.path.isfile(snapshot):
-            raise SessionError(f"--resume {req.resume}: not a run directory (no {SNAPSHOT})", 2)
+            raise SessionError(f"--resume {req.resume}: not a run directory (no {SNAPSHOT}); give a run folder "
+                               "'revstudio runs' lists, or train the project with --out to start one", 2)
         try:
             resume = ckpt.load(os.path.join(req.resume, "checkpoints", "last.pt"))
             ckpt.require_resumable(resume, os.path.join(req.resume, "checkpoints", "last.pt"))

@@ -28,9 +28,28 @@ def test_loading_a_run_folder_names_the_project_it_trained(tmp_path: Path) -> No
     run = _run(tmp_path)
     with pytest.raises(ProjectError) as err:
         rs.load(run)
-    assert f"{run}: cannot read the file (Is a directory): a run folder; the project it trained is " \
+    assert f"{run}: is a folder (a run directory); the project it trained is " \
            f"{run / 'project.revs'}" in str(err.value), err.value
     assert rs.load(run / "project.revs").nodes  # what it names loads
+
+
+def test_a_folder_is_named_one_in_the_words_the_commands_use(tmp_path: Path, capsys) -> None:
+    """The app (File > Open, `revstudio FOLDER`) said "cannot read the file (Is a directory)" where
+    `revstudio check FOLDER` said "is a folder, not a project file": one slip, two wordings."""
+    from revstudio import cli
+
+    with pytest.raises(ProjectError) as err:
+        rs.load(tmp_path)
+    assert cli.main(["check", str(tmp_path)]) == 2
+    said = capsys.readouterr().err
+    assert str(err.value) == f"{tmp_path}: is a folder, not a project file; give the .revs file"
+    assert said.strip() == f"revstudio: {err.value}"
+    run = _run(tmp_path)
+    (run / "status.json").write_text('{"status": "finished"}', encoding="utf-8")
+    with pytest.raises(ProjectError) as err:
+        rs.load(run)
+    assert cli.main(["check", str(run)]) == 2
+    assert capsys.readouterr().err.strip() == f"revstudio: {err.value}"
 
 
 def test_loading_a_checkpoint_says_it_is_a_zip_of_trained_weights(tmp_path: Path) -> None:

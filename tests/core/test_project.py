@@ -235,7 +235,7 @@ def test_errors_name_the_file(tmp_path: Path) -> None:
 def test_unreadable_files(tmp_path: Path) -> None:
     with pytest.raises(ProjectError, match="missing.revs: cannot read the file"):
         load(tmp_path / "missing.revs")
-    with pytest.raises(ProjectError, match="cannot read the file"):
+    with pytest.raises(ProjectError, match="is a folder, not a project file; give the .revs file"):
         load(tmp_path)
     binary = tmp_path / "b.revs"
     binary.write_bytes(b"\xff\xfe\x00garbage")

@@ -62,6 +62,19 @@ def test_a_file_cut_short_inside_a_text_says_it_ends_too_early() -> None:
     assert "starting at;" not in str(info.value)
 
 
+def test_a_file_that_is_no_json_at_all_is_not_called_cut_short() -> None:
+    """A text file, or an export saved as model.txt, was "Extra data; the file ends too early (truncated?)"."""
+    from revstudio.core.pyfile import embed
+
+    with pytest.raises(ProjectError) as info:
+        loads("hello\n")
+    assert "this is not a revstudio project (one is JSON, starting with '{')" in str(info.value)
+    assert "truncated" not in str(info.value)
+    with pytest.raises(ProjectError) as info:
+        loads('"""model: exported from revstudio."""\nimport torch\n\n' + embed(dumps(_project())))
+    assert "it is Python code 'revstudio export' wrote: name it with .py at the end" in str(info.value)
+
+
 @pytest.mark.parametrize("where", ["top", "node"])
 def test_an_unknown_field_of_a_newer_revstudio_asks_to_upgrade_not_to_delete_it(where: str) -> None:
     doc = json.loads(dumps(_project()))

@@ -194,6 +194,16 @@ def test_resume_refuses_a_folder_without_a_checkpoint(tmp_path, capsys) -> None:
     assert os.path.exists(run / "project.revs")
 
 
+def test_resume_of_a_folder_that_is_no_run_says_what_to_give(tmp_path, capsys) -> None:
+    """`--resume DIR` of a mistyped folder, or of a plain one, named the fault but not what to give instead."""
+    assert cli.main(["train", "--resume", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert "nowhere: no such run directory; give a run folder 'revstudio runs' lists" in err
+    assert cli.main(["train", "--resume", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "not a run directory (no project.revs); give a run folder 'revstudio runs' lists" in err
+
+
 @pytest.mark.parametrize("flags", [["--steps", "1", "--epochs", "1"], ["--batch-size", "0"]])
 def test_bad_flags_are_usage_errors(flags, capsys) -> None:
     assert cli.main(["train", EXAMPLE, *flags]) == 2

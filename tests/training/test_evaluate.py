@@ -194,6 +194,23 @@ def test_bad_input_is_a_message_naming_the_file_never_a_traceback(runs, capsys, 
         rs.evaluate(tmp_path / "nowhere")
 
 
+def test_a_project_given_instead_of_a_run_is_named_as_one(runs, capsys) -> None:
+    """A new user's guess, `evaluate model.revs`, or the project.revs inside a run folder: torch's 'not a
+    readable checkpoint (UnpicklingError)' told neither what the file is nor what to give instead."""
+    here, made = runs
+    assert cli.main(["evaluate", str(here / "reg.revs")]) == 2
+    err = capsys.readouterr().err
+    assert "reg.revs: is a project, not a trained run" in err and f"'revstudio train {here / 'reg.revs'}'" in err
+    assert "UnpicklingError" not in err
+    snapshot = made["reg"] / "project.revs"
+    assert cli.main(["evaluate", str(snapshot), "--json"]) == 2
+    err = json.loads(capsys.readouterr().out)["error"]
+    assert "is the project snapshot of a run, not its weights" in err
+    assert err.endswith(f"give the run folder: revstudio evaluate {made['reg']}")
+    with pytest.raises(ValueError, match="is a project, not a trained run"):
+        rs.evaluate(here / "reg.revs")
+
+
 def test_many_classes_list_their_largest_confusions_instead_of_the_matrix() -> None:
     from revstudio.clicmd.evaluate import MATRIX_CLASSES, text_lines
 

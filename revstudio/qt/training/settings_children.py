@@ -12,12 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QComboBox, QLabel
+from PySide6.QtWidgets import QComboBox
 
 from revstudio.qt import theme
 from revstudio.qt.document import Document
 from revstudio.qt.training import section as sec
 from revstudio.qt.training.child_query import ChildQuery
+from revstudio.qt.wrap_label import WrapLabel
 
 PROBE = "revstudio.qt.training.probe"
 AUTO_TIP = ("auto: the first CUDA device when torch sees one, else the CPU; or type any device torch names "
@@ -75,7 +76,7 @@ class DeviceBox(QComboBox):
             query.kill()
 
 
-class DataPreview(QLabel):
+class DataPreview(WrapLabel):
     """What the chosen data holds (samples, shapes, classes) and whether it fits the graph's inputs.
 
     ``current_spec()`` is the data the form names now (an older question's answer is
@@ -86,7 +87,6 @@ class DataPreview(QLabel):
     def __init__(self, document: Document, current_spec: Callable[[], str], scaled: Callable[[], bool]) -> None:
         super().__init__("")
         self.setObjectName("dataPreview")
-        self.setWordWrap(True)
         self.document = document
         self._current_spec = current_spec
         self._scaled = scaled

@@ -52,6 +52,7 @@ from revstudio.qt.training.settings_values import (
     parse_amount,
     parse_number,
 )
+from revstudio.qt.wrap_label import WrapLabel
 from revstudio.training.config import INT_MAX, THREADS_MAX
 
 log = logging.getLogger("revstudio")
@@ -90,7 +91,7 @@ class RunSettingsDialog(QDialog):
         data_form.addRow("validation data", self.val_data)
         data_form.addRow("validation fraction", self._text("val_fraction"))
         data_form.addRow("task / loss", self._combo("task"))
-        self.task_hint = QLabel("")  # what the run will optimise and why (auto: the labels' header decides)
+        self.task_hint = WrapLabel("")  # what the run will optimise and why (auto: the labels' header decides)
         self.task_hint.setObjectName("taskHint")
         self.task_hint.setWordWrap(True)
         data_form.addRow("", self.task_hint)
@@ -169,7 +170,7 @@ class RunSettingsDialog(QDialog):
                           "Bytes, or an amount such as 64MiB or 1.5GB; 0 keeps nothing; empty: no budget, "
                           "the mode's own memory. The canvas's region badges show what it keeps.")
         run.addRow("memory budget", budget)
-        self.budget_hint = QLabel("")  # under the boxes, the dialog's width: it names regions
+        self.budget_hint = WrapLabel("")  # under the boxes, the dialog's width: it names regions
         self.budget_hint.setObjectName("budgetHint")
         self.budget_hint.setWordWrap(True)
         self.budget_hint.hide()
@@ -184,7 +185,7 @@ class RunSettingsDialog(QDialog):
                            ("checkpoint_every", "checkpoint every (0: at the end)")):
             run.addRow(label, self._int(key, 1 if key == "log_every" else 0))
 
-        self.error = QLabel("")
+        self.error = WrapLabel("")
         self.error.setObjectName("settingsError")
         self.error.setWordWrap(True)
         self.error.setProperty("tone", "error")  # the theme colours it, readable in both
