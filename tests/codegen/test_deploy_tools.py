@@ -213,3 +213,16 @@ def test_torch_export_with_a_dynamic_batch_takes_any_batch_and_with_logdet_nests
     z, logdet = wrapped(one)
     with torch.no_grad():
         assert torch.allclose(z, flow(one), atol=1e-5) and torch.allclose(logdet, flow.logdet, atol=1e-4)
+
+
+def test_the_exported_model_on_the_meta_device_gives_shapes_in_reversible_mode() -> None:
+    """The exported file's runtime is the compiler's: model.to("meta") in reversible mode failed with
+    torch's "unknown device type for autocast" there too."""
+    model, x = _model()
+    model.train()
+    model = model.to("meta")
+    x = x.to("meta").requires_grad_()
+    y = model(x)
+    assert y.device.type == "meta" and y.shape[0] == 3
+    y.sum().backward()
+    assert x.grad is not None and x.grad.shape == x.shape

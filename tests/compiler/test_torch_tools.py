@@ -36,3 +36,18 @@ def test_torch_export_of_a_fresh_flow_still_says_to_run_a_batch_first() -> None:
     program = torch.export.export(model, (x,))
     with torch.no_grad():
         assert torch.allclose(program.module()(x), model(x), atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["standard", "reversible", "checkpoint"])
+def test_a_model_moved_to_the_meta_device_gives_shapes_in_every_mode(mode: str) -> None:
+    """model.to("meta") (shapes without memory: deferred initialisation, FSDP) failed in reversible
+    mode with torch's "unknown device type for autocast in get_autocast_dispatch_key_from_device_type"."""
+    model = C.compile(coupling_repeat(2, head=True), mode=mode, device="cpu").to("meta")
+    x = torch.randn(5, 4, 4, 4, device="meta", requires_grad=True)
+    y = model(x)
+    assert y.device.type == "meta" and tuple(y.shape) == (5, 3)
+    y.sum().backward()
+    assert x.grad is not None and tuple(x.grad.shape) == (5, 4, 4, 4)
+    assert all(p.grad is not None and p.grad.device.type == "meta" for p in model.parameters())
+    with torch.no_grad():
+        assert tuple(model(x).shape) == (5, 3)
