@@ -51,3 +51,26 @@ def test_a_model_moved_to_the_meta_device_gives_shapes_in_every_mode(mode: str) 
     assert all(p.grad is not None and p.grad.device.type == "meta" for p in model.parameters())
     with torch.no_grad():
         assert tuple(model(x).shape) == (5, 3)
+
+
+@pytest.mark.parametrize("mode", ["standard", "reversible", "checkpoint"])
+def test_replacing_a_nodes_layer_is_refused_naming_the_node(mode: str) -> None:
+    """``model.fc = nn.Linear(3, 5)`` (a new classifier head, as one does with torchvision models) was
+    accepted and silently ignored: forward kept running the old layer, which left model.parameters(),
+    while the new one trained on nothing. The same inside a group body, reversible region or not."""
+    model = C.compile(coupling_repeat(2, head=True), mode=mode, device="cpu")
+    x = torch.randn(2, 4, 4, 4)
+    before = model(x)
+    with pytest.raises(AttributeError, match=r"cannot replace 'fc': it is the layer of node 'fc' in the model.*"
+                                             r"compile again.*nn\.Sequential\(model, new_layer\)"):
+        model.fc = torch.nn.Linear(3, 5)
+    body = model.rep.blocks[0].ac.f
+    with pytest.raises(AttributeError, match=r"cannot replace 'conv': it is the layer of node 'conv' in group "):
+        body.conv = torch.nn.Conv2d(2, 2, 3, padding=1)
+    with pytest.raises(AttributeError, match="cannot replace 'fc'"):
+        del model.fc
+    assert isinstance(model.fc, torch.nn.Module) and torch.equal(model(x), before)
+    model.fc = model.fc  # the same layer again, a new weight and an attribute of one's own are fine
+    model.fc.weight = torch.nn.Parameter(torch.zeros_like(model.fc.weight))
+    model.extra = torch.nn.Linear(3, 3)
+    assert torch.equal(model(x), model.fc.bias.expand(2, 3))
