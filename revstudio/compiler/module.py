@@ -29,6 +29,7 @@ from .boundary import (
     check_report,
     cuda_devices,
     dtype_hint,
+    lone_norm_hint,
     outputs_given,
     resolve_device,
     size_hint,
@@ -208,6 +209,9 @@ class CompiledModel(Executor):
         except (RuntimeError, ValueError) as exc:  # (an RNN refuses another dtype with a ValueError)
             if isinstance(exc, torch.OutOfMemoryError):
                 raise
+            hint = lone_norm_hint(self, inputs, exc)
+            if hint is not None:
+                raise ValueError(f"{hint}; the layers failed with: {exc}") from exc
             hint = self._size_hint(inputs)
             if hint is not None:
                 raise ValueError(f"{hint}; the layers failed with: {exc}") from exc

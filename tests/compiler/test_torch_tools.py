@@ -74,3 +74,42 @@ def test_replacing_a_nodes_layer_is_refused_naming_the_node(mode: str) -> None:
     model.fc.weight = torch.nn.Parameter(torch.zeros_like(model.fc.weight))
     model.extra = torch.nn.Linear(3, 3)
     assert torch.equal(model(x), model.fc.bias.expand(2, 3))
+
+
+def _flat_coupling():
+    """Input (8) -> AdditiveCoupling whose F and G are Linear -> Norm(batch): one value per channel
+    and sample, so a training batch of one sample gives each batch Norm a single value."""
+    from revstudio.core.graph import Graph
+
+    g = Graph("flat")
+    for name in ("f", "g"):
+        body = Graph(name)
+        body.add_node("GroupInput", "i")
+        body.add_node("Linear", "fc", {"out_features": 4})
+        body.add_node("Norm", "bn", {"kind": "batch"})
+        body.add_node("GroupOutput", "o")
+        for a, b in (("i", "fc"), ("fc", "bn"), ("bn", "o")):
+            body.connect(f"{a}.out", f"{b}.in")
+        g.set_group(name, body)
+    g.add_node("Input", "v", {"shape": [8]})
+    g.add_node("AdditiveCoupling", "cp", {"f": "f", "g": "g"})
+    g.add_node("Output", "out")
+    g.connect("v.out", "cp.in")
+    g.connect("cp.out", "out.in")
+    return g
+
+
+@pytest.mark.parametrize("mode", ["standard", "reversible", "checkpoint"])
+def test_a_batch_of_one_through_a_batch_norm_names_the_nodes_and_the_way_out(mode: str) -> None:
+    """A caller's last, short batch of one sample failed with torch's bare "Expected more than 1 value
+    per channel when training", naming no node and no cure."""
+    model = C.compile(_flat_coupling(), mode=mode, device="cpu")
+    with pytest.raises(ValueError) as info:
+        model(torch.randn(1, 8, requires_grad=True))
+    text = str(info.value)
+    assert text.startswith("group 'f' / node 'bn', group 'g' / node 'bn' (Norm, kind batch) sees one value per "
+                           "channel in this training batch of 1"), text
+    assert "batch of 2 or more" in text and "model.eval()" in text and "Expected more than 1 value" in text
+    assert model(torch.randn(2, 8)).shape == (2, 8)
+    model.eval()
+    assert model(torch.randn(1, 8)).shape == (1, 8)
