@@ -113,3 +113,16 @@ def test_a_batch_of_one_through_a_batch_norm_names_the_nodes_and_the_way_out(mod
     assert model(torch.randn(2, 8)).shape == (2, 8)
     model.eval()
     assert model(torch.randn(1, 8)).shape == (1, 8)
+
+
+def test_jit_trace_of_checkpoint_mode_records_the_forward() -> None:
+    """torch.jit.trace in checkpoint mode failed torch's sanity check ("Graphs differed across
+    invocations"): each trace of torch.utils.checkpoint records another graph."""
+    import warnings
+
+    model = C.compile(coupling_repeat(2, head=True), mode="checkpoint", device="cpu")
+    x = torch.randn(2, 4, 4, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the tracer's warnings about the input checks' Python branches)
+        traced = torch.jit.trace(model, (x,))
+    assert torch.allclose(traced(x), model(x), atol=1e-6)
