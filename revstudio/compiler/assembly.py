@@ -272,6 +272,8 @@ def recompute_in_backward(part: Callable[..., tuple[torch.Tensor, ...]], inputs:
         # the recomputation must see the forward's weights and leave BatchNorm statistics as it found them
         return recompute_contexts(modules)
 
+    if torch.jit.is_tracing():  # a trace records the forward's ops, which replay without checkpointing
+        return part(*inputs)  # (through checkpoint, its sanity check failed: "Graphs differed across invocations")
     try:
         return checkpoint(part, *inputs, use_reentrant=False, context_fn=context)
     except RuntimeError as exc:

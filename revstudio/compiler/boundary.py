@@ -2,7 +2,7 @@
 
 :func:`check_inputs` runs on every forward (a few attribute reads per input;
 torch.compile turns them into guards) and names the Input node, the shape, dtype
-or device it expected and what to do. :func:`size_hint` and :func:`dtype_hint` explain, after
+or device it expected and what to do. :func:`size_hint`, :func:`dtype_hint` and :func:`lone_norm_hint` explain, after
 the layers have failed, which Input got sizes or a number type they do not accept.
 :func:`resolve_device` turns ``compile(device=...)`` into a device that exists here.
 """
@@ -84,6 +84,35 @@ def size_hint(plan: Plan, inputs: Sequence[torch.Tensor]) -> str | None:
             return (f"input {op.node!r} has shape {tuple(inputs[op.index].shape)} but its Input node declares "
                     f"(batch, {want}), and the layers do not accept the other sizes")
     return None
+
+
+def lone_norm_hint(model: torch.nn.Module, inputs: Sequence[torch.Tensor], exc: Exception) -> str | None:
+    """torch's "Expected more than 1 value per channel when training" in words: which batch Norm
+    nodes see a single value per channel in this batch (``full_check`` says so of a batch of one
+    before anything runs; a caller's own loop meets it at its last, short batch) and what to do."""
+    if "more than 1 value per channel" not in str(exc) or not inputs or inputs[0].dim() == 0:
+        return None
+    batch = inputs[0].shape[0]
+    lone = []
+    for module in model.modules():
+        plan = getattr(module, "_plan", None)
+        if not isinstance(plan, Plan):
+            continue
+        where = "" if module is model else f"group {plan.name!r} / "
+        for op in plan.node_ops():
+            layer = getattr(module, op.module, None)
+            shape = op.in_shapes[0] if op.in_shapes else ()
+            per_channel = batch
+            for size in shape[1:]:
+                per_channel *= size if isinstance(size, int) else 2  # (a size left open counts as several)
+            if op.type == "Norm" and op.params.get("kind", "batch") == "batch" and per_channel == 1 \
+                    and getattr(layer, "training", False):
+                lone.append(f"{where}node {op.node!r}")
+    if not lone:
+        return None
+    return (f"{', '.join(dict.fromkeys(lone))} (Norm, kind batch) sees one value per channel in this training "
+            f"batch of {batch}, which torch cannot normalise; pass a batch of 2 or more (drop_last=True in a "
+            "DataLoader), call model.eval() to run on the running statistics, or use Norm kind layer or group")
 
 
 def dtype_hint(plan: Plan, dtype: torch.dtype, inputs: Sequence[torch.Tensor]) -> str | None:

@@ -86,6 +86,36 @@ class Executor(nn.Module):
         without flow layers."""
         return asm.total_logdet(self._flow_parts)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._refuse_layer_swap(name, value)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._refuse_layer_swap(name, None)
+        super().__delattr__(name)
+
+    def _refuse_layer_swap(self, name: str, value: Any) -> None:
+        """A node's layer is part of the compiled program (its calls and regions hold the layer itself):
+        another module put in its place would be left out of forward while its parameters were trained,
+        so ``model.head = nn.Linear(...)`` is refused saying what to do instead. (torch's DataParallel
+        sets a replica's layers, ``_is_replica``, which ``rt.refuse_replicas`` answers for.)"""
+        plan = self.__dict__.get("_plan")
+        modules = self.__dict__.get("_modules")
+        if plan is None or modules is None or name not in modules or modules[name] is value \
+                or self.__dict__.get("_is_replica", False):
+            return
+        node = next((nid for nid, attr in plan.modules.items() if attr == name), None)
+        if node is None:
+            return
+        where = "the model" if self.__dict__.get("_root") is None or plan is self._root.plan \
+            else f"group {plan.name!r}"
+        raise AttributeError(
+            f"cannot replace {name!r}: it is the layer of node {node!r} in {where}, which the compiled model "
+            "runs as it was built; another module set in its place would be left out of forward while its "
+            "weights trained (set its weights, or freeze them with requires_grad_(False), instead). Change "
+            "the node in the graph and compile again (rs.compile; model.state_dict() loads by node id, "
+            "strict=False for the changed node), or wrap the model: nn.Sequential(model, new_layer)")
+
     def _replicate_for_data_parallel(self) -> Any:  # nn.DataParallel's copy: see rt.refuse_replicas
         # (the model's and a group body's alike: a body replicated on its own holds regions too)
         held = any(m._regions for m in self.modules() if isinstance(m, Executor))

@@ -29,6 +29,7 @@ from .boundary import (
     check_report,
     cuda_devices,
     dtype_hint,
+    lone_norm_hint,
     outputs_given,
     resolve_device,
     size_hint,
@@ -72,7 +73,9 @@ class CompiledModel(Executor):
         root = Builder(graph, plan, device, dtype)
         self._setup(plan, root)
         root.graph = None  # built: keep no reference to the live document (copies, pickles)
-        self._init_checked = False
+        # a model with no layer that initialises from data (no ActNorm) has nothing for its first
+        # forward to run first: torch.export of a fresh model is not refused over an ActNorm it lacks
+        self._init_checked = not rt.uninitialized(self)
         self.register_load_state_dict_post_hook(type(self)._loaded)
         # Layers with weights need the weights' number type (a model of Squeezes and Permutes
         # takes any): the boundary refuses another unless autocast casts it.
@@ -206,6 +209,9 @@ class CompiledModel(Executor):
         except (RuntimeError, ValueError) as exc:  # (an RNN refuses another dtype with a ValueError)
             if isinstance(exc, torch.OutOfMemoryError):
                 raise
+            hint = lone_norm_hint(self, inputs, exc)
+            if hint is not None:
+                raise ValueError(f"{hint}; the layers failed with: {exc}") from exc
             hint = self._size_hint(inputs)
             if hint is not None:
                 raise ValueError(f"{hint}; the layers failed with: {exc}") from exc

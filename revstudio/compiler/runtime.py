@@ -249,10 +249,11 @@ class Region:
                  stream: torch.dtype | str | None = None) -> tuple[Tensor, ...]:
         """Runs the region; ``stream``: how its residual streams are kept (a dtype, ``FLOAT32X2``
         for compensated float32 pairs, None: as the inputs)."""
-        if mode == "standard":
+        if mode == "standard" or (inputs and inputs[0].device.type == "meta"):
+            # (a meta tensor holds no values to free and rebuild: shapes only, as standard mode gives them)
             return self.run(inputs, dtype)
-        if mode == "checkpoint":
-            return self._checkpointed(inputs, dtype)
+        if mode == "checkpoint":  # (a trace records the forward alone, as assembly.recompute_in_backward says)
+            return self.run(inputs, dtype) if torch.jit.is_tracing() else self._checkpointed(inputs, dtype)
         if _transformed():
             raise RuntimeError(
                 f"reversible region {self.id!r}: torch.func transforms (grad, vmap, jacrev, ...) are not "

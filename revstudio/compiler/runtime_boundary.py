@@ -59,9 +59,16 @@ def _sizes_refused(specs: Mapping[str, tuple[Sequence[int], torch.dtype]], sizes
                    exc: BaseException) -> None:
     """After the layers failed with ``exc``: where an Input got other sizes than its node declares
     (``sizes``: what :func:`check_batch` returned), a ValueError naming it, in the compiled
-    module's words (torch's own, "mat1 and mat2 shapes cannot be multiplied", name no node)."""
+    module's words (torch's own, "mat1 and mat2 shapes cannot be multiplied", name no node); a
+    batch Norm given one value per channel in training, a ValueError saying what to do."""
     if isinstance(exc, torch.OutOfMemoryError) or "but its Input node declares" in str(exc):
         return  # (out of memory; or said already, by a forward that ran inside this one: initialize)
+    if "more than 1 value per channel when training" in str(exc) and "Norm, kind batch" not in str(exc):
+        batch = next(iter(sizes.values()), (0,))[0]
+        raise ValueError(f"a batch Norm layer sees one value per channel in this training batch of {batch}, which "
+                         "torch cannot normalise; pass a batch of 2 or more (drop_last=True in a DataLoader), call "
+                         "model.eval() to run on the running statistics, or use Norm kind layer or group; the layers "
+                         f"failed with: {exc}") from exc
     for node, got in sizes.items():
         shape = tuple(specs[node][0])
         if tuple(got[1:]) != shape:

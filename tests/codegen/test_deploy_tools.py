@@ -213,3 +213,38 @@ def test_torch_export_with_a_dynamic_batch_takes_any_batch_and_with_logdet_nests
     z, logdet = wrapped(one)
     with torch.no_grad():
         assert torch.allclose(z, flow(one), atol=1e-5) and torch.allclose(logdet, flow.logdet, atol=1e-4)
+
+
+def test_the_exported_model_on_the_meta_device_gives_shapes_in_reversible_mode() -> None:
+    """The exported file's runtime is the compiler's: model.to("meta") in reversible mode failed with
+    torch's "unknown device type for autocast" there too."""
+    model, x = _model()
+    model.train()
+    model = model.to("meta")
+    x = x.to("meta").requires_grad_()
+    y = model(x)
+    assert y.device.type == "meta" and y.shape[0] == 3
+    y.sum().backward()
+    assert x.grad is not None and x.grad.shape == x.shape
+
+
+def test_the_exported_model_says_what_to_do_with_a_batch_of_one_through_a_batch_norm() -> None:
+    """The exported file's forward let torch's bare "Expected more than 1 value per channel when
+    training" through at a training batch of one sample."""
+    from revstudio.core.graph import Graph
+
+    g = Graph("mlp")
+    g.add_node("Input", "feat", {"shape": [6]})
+    g.add_node("Linear", "fc", {"out_features": 8})
+    g.add_node("Norm", "bn", {"kind": "batch"})
+    g.add_node("Output", "out")
+    for a, b in (("feat", "fc"), ("fc", "bn"), ("bn", "out")):
+        g.connect(f"{a}.out", f"{b}.in")
+    namespace: dict = {}
+    exec(compile(export(g), "exported.py", "exec"), namespace)
+    model = namespace["Model"]()
+    with pytest.raises(ValueError, match=r"^a batch Norm layer sees one value per channel in this training batch "
+                                         r"of 1, .*batch of 2 or more.*model\.eval\(\)"):
+        model(torch.randn(1, 6))
+    model.eval()
+    assert model(torch.randn(1, 6)).shape == (1, 8)
