@@ -1,5 +1,5 @@
 # Fresh machine:  make run   (set up .venv and launch the app)
-#                 make test  (set up .venv with the dev extra and run every test)
+#                 make test  (set up .venv with the dev extra and run every test, 2 processes; JOBS=1: one)
 #                 make test-quick  (the same without the minutes-long install tests, marker "install")
 # Artefacts (packaging/README.md): make dist, make freeze, make install-desktop
 PYTHON ?= python3
@@ -40,11 +40,16 @@ run: setup
 sysdeps:
 	@sh packaging/install-system-deps.sh
 
+# Two test processes (pytest-xdist), one test file each at a time: a file's module fixtures (a built
+# wheel and venv, trained runs) are made once, in one process. JOBS=1 runs them in this process alone.
+JOBS ?= 2
+PYTEST_JOBS := $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadfile)
+
 test: setup-dev sysdeps
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PYTEST_JOBS)
 
 test-quick: setup-dev sysdeps
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "not install"
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(PYTEST_JOBS) -m "not install"
 
 # dist/revstudio-VERSION.tar.gz and -py3-none-any.whl (the wheel is built from the sdist)
 dist: setup-dev

@@ -34,6 +34,26 @@ def warmed_state(graph: Any) -> dict[str, Any]:
     return model.state_dict()
 
 
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``exported(example)``: the example's graph, its warmed weights, the ONNX file of the two and
+    export_onnx's answer, each example exported once per module. Most of a test's seconds are the
+    export's trace (torch.export), and the flow's log-determinant test asks the very export of
+    glow_flow the every-example test makes (same weights, same call)."""
+    folder = tmp_path_factory.mktemp("onnx")
+    done: dict[str, Any] = {}
+
+    def export(example: Path) -> tuple[Any, dict[str, Any], Path, Any]:
+        if example.stem not in done:
+            graph = rs.load(str(example))
+            state = warmed_state(graph)
+            out = folder / f"{example.stem}.onnx"
+            done[example.stem] = (graph, state, out, export_onnx(graph, str(out), state=state))
+        return done[example.stem]
+
+    return export
+
+
 def onnx_outputs(path: Path, inputs: tuple[Any, ...]) -> tuple[list[str], list[str], list[Any]]:
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     names = [i.name for i in session.get_inputs()]
@@ -48,11 +68,8 @@ def flat(value: Any) -> list[Any]:
 @pytest.mark.slow  # an export, two onnxruntime runs and three modes per example: 10-40 s each
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_every_example_runs_in_onnxruntime_as_the_compiled_module_does_in_every_mode(
-        example: Path, tmp_path: Path) -> None:
-    graph = rs.load(str(example))
-    state = warmed_state(graph)
-    out = tmp_path / f"{example.stem}.onnx"
-    done = export_onnx(graph, str(out), state=state)
+        example: Path, exported: Any) -> None:
+    graph, state, out, done = exported(example)
     assert done.max_abs_diff is not None and done.max_abs_diff <= TOLERANCE["float32"]
     x = random_inputs(graph, 3, torch.float32, seed=9, requires_grad=False)  # a batch size never traced
     names, outputs, got = onnx_outputs(out, x)
@@ -72,17 +89,15 @@ def test_every_example_runs_in_onnxruntime_as_the_compiled_module_does_in_every_
             assert float((torch.from_numpy(g) - w).abs().max()) <= TOLERANCE["float32"] * scale, (mode, name)
 
 
-def test_a_flow_exports_its_log_determinant_as_an_output_named_logdet(tmp_path: Path) -> None:
-    graph = rs.load(str(ROOT / "resources" / "examples" / "glow_flow.revs"))
-    state = warmed_state(graph)
-    done = export_onnx(graph, str(tmp_path / "glow.onnx"), state=state)
+def test_a_flow_exports_its_log_determinant_as_an_output_named_logdet(exported: Any) -> None:
+    graph, state, out, done = exported(ROOT / "resources" / "examples" / "glow_flow.revs")
     assert done.outputs == ("z", "logdet")
     model = rs.compile(graph, device="cpu")
     model.load_state_dict(state)
     x = random_inputs(graph, 1, torch.float32, seed=4, requires_grad=False)
     with torch.no_grad():
         z = model(*x)
-    _, _, (z_onnx, logdet_onnx) = onnx_outputs(tmp_path / "glow.onnx", x)
+    _, _, (z_onnx, logdet_onnx) = onnx_outputs(out, x)
     assert logdet_onnx.shape == (1,)
     assert abs(float(logdet_onnx[0]) - float(model.logdet[0])) <= 1e-4 * max(1.0, abs(float(model.logdet[0])))
     assert float((torch.from_numpy(z_onnx) - z).abs().max()) <= 1e-4

@@ -27,6 +27,20 @@ from revstudio.diagnostics.save_rules import RULES, NodeView, apply_rule  # noqa
 DECLARED = [c for c in all_cases() if c[0] not in RULES and c[0] not in BOUNDARY]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _heap_before_frozen() -> Any:
+    """``_work`` collects cycles before it measures, two full collections a case. A full collection
+    walks every object of the process: in the whole suite's process (torch, Qt, onnx and the
+    modules of every test before) that was most of this file's 100 s of CPU. What the heap held
+    before this module ran is moved out of the collector's view (``gc.freeze``) and given back
+    after it, so a collection here walks what these tests made: the cycles a forward leaves are
+    all among those, so the same ones go and the figures are the same."""
+    gc.collect()
+    gc.freeze()
+    yield
+    gc.unfreeze()
+
+
 def _observed(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], batch: int
               ) -> tuple[set[frozenset[str]], int]:
     """(for each saved tensor of the caller's or the result, the ports it is; bytes of the saved

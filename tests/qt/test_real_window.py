@@ -8,8 +8,10 @@ Skipped with a reason when Xvfb/xdotool are missing, except on CI (CI=true).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -118,29 +120,57 @@ def _tools_missing() -> str | None:
 
 
 @pytest.fixture
-def xvfb(tmp_path):
+def xvfb():
     """A private X display; yields its DISPLAY string."""
+    with private_display() as display:
+        yield display
+
+
+@contextlib.contextmanager
+def private_display():
+    """Xvfb on a display of its own; yields its DISPLAY string. Xvfb picks a free display number itself
+    and writes it to a pipe (``-displayfd``), so tests in parallel processes (pytest -n 2) never race
+    for one: choosing a number whose lock file is missing and then starting Xvfb on it did."""
     reason = _tools_missing()
     if reason:  # make test installs them (packaging/install-system-deps.sh): missing means a broken setup
         pytest.fail(f"real-window test cannot run: {reason}")
-    for number in range(90, 140):
-        if not Path(f"/tmp/.X11-unix/X{number}").exists() and not Path(f"/tmp/.X{number}-lock").exists():
-            break
-    display = f":{number}"
-    proc = subprocess.Popen(["Xvfb", display, "-screen", "0", "1600x1000x24", "-nolisten", "tcp"],
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1600x1000x24",
+                             "-nolisten", "tcp"], pass_fds=(write_end,),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30  # a hang guard: the loop ends as soon as the socket appears
-    while not Path(f"/tmp/.X11-unix/X{number}").exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"Xvfb {display} did not start")
-        time.sleep(0.05)
-    yield display
-    proc.terminate()
-    try:
-        proc.wait(5)
-    except subprocess.TimeoutExpired:
+    os.close(write_end)
+    number = _display_number(read_end, proc)
+    if number is None:
         proc.kill()
+        proc.wait()
+        pytest.fail("Xvfb -displayfd did not report a display within 30 s (or ended first)")
+    try:
+        yield f":{number}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _display_number(fd: int, proc: subprocess.Popen) -> str | None:
+    """The display number Xvfb writes to ``fd`` once it accepts connections (a line: digits, newline);
+    None when it ends or 30 s pass first (a hang guard: the read returns as soon as the line is there)."""
+    text, deadline = b"", time.monotonic() + 30
+    try:
+        while not text.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, 64)
+            if not chunk:  # Xvfb ended (or closed the pipe) before writing a whole line
+                return None
+            text += chunk
+    finally:
+        os.close(fd)
+    number = text.strip().decode("ascii", "replace")
+    return number if number.isdigit() and proc.poll() is None else None
 
 
 class App:
@@ -258,3 +288,28 @@ def test_drag_wire_and_save_with_real_input(xvfb, tmp_path):
         assert shot.stat().st_size > 10_000
     finally:
         app.close()
+
+
+def test_displays_started_at_the_same_moment_are_all_different():
+    """Four displays started at once from four threads, as pytest -n workers start theirs: each Xvfb
+    starts and gets a number of its own (picking a free-looking number first let two pick the same)."""
+    import threading
+
+    barrier, found, errors = threading.Barrier(4), [], []
+
+    def start() -> None:
+        try:
+            with contextlib.ExitStack() as stack:
+                barrier.wait(10)
+                found.append(stack.enter_context(private_display()))
+                barrier.wait(60)  # every display is up while the others are
+        except BaseException as exc:  # pytest.fail in a thread: collected and reported below
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(90)
+    assert not errors, errors
+    assert len(found) == 4 and len(set(found)) == 4, found
