@@ -143,7 +143,9 @@ def _runs_of(arg: str) -> list[tuple[str, list[RunInfo]]]:
 
         hint = example_hint(arg)
         if hint:  # (a project that is not there: "train it first" would not help)
-            raise CliError(f"{arg}: no such file; check the path{hint}")
+            from revstudio.core.project import cannot_read
+
+            raise CliError(f"{cannot_read(arg)}{hint}")
         if stem is not None:  # (a project that is there: its runs/ folder is what is missing)
             raise CliError(f"{arg}: no runs of this project yet (looked in {folder}); train it with "
                            f"'revstudio train {arg}' first")
