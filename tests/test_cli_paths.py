@@ -115,7 +115,8 @@ def test_a_missing_path_to_a_shipped_example_says_where_it_is_installed(
     assert main([argv[0], given, *argv[1:]]) == 2
     out, err = capsys.readouterr()
     message = json.loads(out)["error"] if "--json" in argv else err
-    assert message.startswith(f"revstudio: {given}: " if not out else f"{given}: ")
+    words = f"{given}: cannot read the file (No such file or directory); check the path; "  # (train said "no such file")
+    assert message.startswith(f"revstudio: {words}" if not out else words)
     assert f"the example 'revnet_wired' installed with revstudio is {EXAMPLE}" in message
     assert "revstudio examples revnet_wired" in message
     assert not (tmp_path / "x.py").exists()
@@ -127,6 +128,17 @@ def test_a_missing_path_that_is_no_example_gets_no_example_hint(tmp_path: Path, 
     assert main(["check", "mine.revs"]) == 2
     err = capsys.readouterr().err
     assert "mine.revs" in err and "check the path" in err and "example" not in err
+
+
+@pytest.mark.parametrize("argv", [["check"], ["gradcheck"], ["memory"], ["export", "-o", "x.py"], ["train"]])
+def test_a_missing_project_file_is_refused_in_one_wording_by_every_command(
+        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # train said "mine.revs: no such file" where check said "cannot read the file (No such file or directory)"
+    monkeypatch.chdir(tmp_path)
+    assert main([argv[0], "mine.revs", *argv[1:]]) == 2
+    assert capsys.readouterr().err == \
+        "revstudio: mine.revs: cannot read the file (No such file or directory); check the path\n"
 
 
 # (export takes a run folder, its code and trained weights: tests/codegen/test_cli_export_weights.py)

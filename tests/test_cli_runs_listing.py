@@ -92,3 +92,16 @@ def test_a_project_with_no_runs_yet_is_not_called_a_missing_folder(tmp_path: Pat
     _run(tmp_path / "runs", "model-20260101-000000", step=3, total_steps=3)  # trained: its runs are listed
     assert main(["runs", str(project)]) == 0
     assert "model-20260101-000000" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("flags", "words"), [
+    (["--sort", "foo"], "revstudio: --sort 'foo': unknown key; give one of started, step, loss"),
+    (["--status", "done"], "revstudio: --status 'done': unknown status 'done'; give one or more of running"),
+])
+def test_a_bad_key_is_refused_before_a_missing_folder(tmp_path, monkeypatch, capsys, flags, words):
+    # with no ./runs, "runs --sort foo" said the folder was missing: the user fixed that, then met the bad key
+    monkeypatch.chdir(tmp_path)
+    for dirs in ([], ["nowhere"]):
+        assert main(["runs", *dirs, *flags]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(words) and err.count("\n") == 1, err

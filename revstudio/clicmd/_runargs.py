@@ -83,19 +83,16 @@ def resolve_device(text: str | None) -> Any:
     """'auto' (or None: CUDA when available) or any device torch names ('cpu', 'cuda:1', 'mps', 'xpu')
     -> a torch.device this machine has; the names and the check are ``rs.compile``'s
     (``device_probe.device_name``, ``compiler.devices``)."""
-    from revstudio.compiler.devices import DeviceUnavailable, usable_device
+    from revstudio.compiler.devices import DeviceUnavailable, flag_refusal, usable_device
     from revstudio.diagnostics.device_probe import command_line_device
 
     try:
         if text is not None:
             command_line_device(text)
         return usable_device(text)
-    except DeviceUnavailable as exc:
-        raise CliError(f"--device {text}: {exc}; " + ("pick one of those" if exc.index else "use --device cpu"),
-                       2) from None
     except (RuntimeError, ValueError) as exc:
-        raise CliError(str(exc) if str(exc).startswith("--device") else
-                       f"--device {text!r} is not a device torch knows; use cpu, cuda, cuda:N or mps", 2) from None
+        raise CliError(str(exc) if str(exc).startswith("--device") and not isinstance(exc, DeviceUnavailable)
+                       else flag_refusal(text, exc), 2) from None
 
 
 def refuse_data_elsewhere(file: str, specs: dict[str, str | None]) -> None:

@@ -38,7 +38,7 @@ def load_project(path: str) -> Graph:
     """Load a project; an unreadable file becomes a CliError (exit 2) naming it."""
     import os
 
-    from revstudio.core.project import ProjectError, load
+    from revstudio.core.project import ProjectError, cannot_read, load
 
     if path == "-" and not os.path.exists(path):
         raise CliError(f"-: {NOT_STDIN}; give the project's path, or /dev/stdin to read it from a pipe "
@@ -53,8 +53,7 @@ def load_project(path: str) -> Graph:
     except ProjectError as exc:
         raise CliError(f"{exc}{example_hint(path)}", 2) from None
     except OSError as exc:  # the loader should wrap these; stay safe if it does not
-        raise CliError(f"{path}: cannot read the file ({exc.strerror or exc}); check the path"
-                       f"{example_hint(path)}", 2) from None
+        raise CliError(f"{cannot_read(path, exc.strerror or str(exc))}{example_hint(path)}", 2) from None
 
 
 def _checker() -> Callable[..., Report]:

@@ -168,7 +168,7 @@ def _record(source: str, output: str, target: str | None, step: int | None) -> N
 def load_project(project: str) -> Any:
     """The graph of ``project``; a CliError (exit 2) naming the file, with the example hint, where it
     cannot be read or is not a project (the code and the ONNX export alike)."""
-    from revstudio.core.project import ProjectError, load
+    from revstudio.core.project import ProjectError, cannot_read, load
 
     from ._paths import example_hint
 
@@ -177,4 +177,4 @@ def load_project(project: str) -> Any:
     except ProjectError as exc:
         raise CliError(f"{exc}{example_hint(project)}") from None
     except OSError as exc:
-        raise CliError(f"{project}: cannot read ({exc.strerror or exc}){example_hint(project)}") from None
+        raise CliError(f"{cannot_read(project, exc.strerror or str(exc))}{example_hint(project)}") from None

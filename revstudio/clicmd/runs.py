@@ -73,16 +73,31 @@ def _sort_value(run: RunInfo, key: str) -> Any:
     return None
 
 
-def _chosen(runs: list[RunInfo], status: str | None, sort: str, reverse: bool, words: str | None = None
-            ) -> list[RunInfo]:
-    """``runs`` (oldest first) of the statuses in ``status`` that match the filter ``words``
-    (``training.run_filter``), in the order ``sort`` asks for."""
+def _keys(status: str | None, sort: str) -> tuple[list[str] | None, str, bool]:
+    """(the statuses ``--status`` asks for or None, the ``--sort`` key, descending); CliError (exit 2)
+    for a key or status it does not know. Checked before any folder is read: a usage error comes first
+    (``runs --sort foo`` without ./runs said the folder was missing)."""
+    wanted = None
     if status is not None:
         wanted = [w.strip().lower() for w in status.split(",") if w.strip()]
         wrong = [w for w in wanted if w not in STATUSES]
         if wrong or not wanted:
             raise CliError(f"--status {status!r}: {'no status given' if not wanted else 'unknown status ' + repr(wrong[0])}"
                            f"; give one or more of {', '.join(STATUSES)}, separated by commas")
+    descending = sort.startswith("-")
+    key = sort[1:] if descending else sort
+    if key not in SORT_KEYS:
+        raise CliError(f"--sort {sort!r}: unknown key; give one of {', '.join(SORT_KEYS)} "
+                       "(with a '-' before it, as --sort=-loss, for descending)")
+    return wanted, key, descending
+
+
+def _chosen(runs: list[RunInfo], status: str | None, sort: str, reverse: bool, words: str | None = None
+            ) -> list[RunInfo]:
+    """``runs`` (oldest first) of the statuses in ``status`` that match the filter ``words``
+    (``training.run_filter``), in the order ``sort`` asks for."""
+    wanted, key, descending = _keys(status, sort)
+    if wanted is not None:
         runs = [r for r in runs if r.status in wanted]
     if words is not None:
         from revstudio.training.run_filter import RunFilter, run_fields
@@ -90,11 +105,6 @@ def _chosen(runs: list[RunInfo], status: str | None, sort: str, reverse: bool, w
         rule = RunFilter(words)
         runs = [r for r in runs if rule.matches(run_fields(r.name, r.label, r.status, r.config.get("data", ""),
                                                             r.config.get("mode", "")))]
-    descending = sort.startswith("-")
-    key = sort[1:] if descending else sort
-    if key not in SORT_KEYS:
-        raise CliError(f"--sort {sort!r}: unknown key; give one of {', '.join(SORT_KEYS)} "
-                       "(with a '-' before it, as --sort=-loss, for descending)")
     known = [r for r in runs if _sort_value(r, key) is not None]
     known.sort(key=lambda r: _sort_value(r, key), reverse=descending != reverse)  # (stable: ties stay oldest first)
     return known + [r for r in runs if _sort_value(r, key) is None]
@@ -143,7 +153,9 @@ def _runs_of(arg: str) -> list[tuple[str, list[RunInfo]]]:
 
         hint = example_hint(arg)
         if hint:  # (a project that is not there: "train it first" would not help)
-            raise CliError(f"{arg}: no such file; check the path{hint}")
+            from revstudio.core.project import cannot_read
+
+            raise CliError(f"{cannot_read(arg)}{hint}")
         if stem is not None:  # (a project that is there: its runs/ folder is what is missing)
             raise CliError(f"{arg}: no runs of this project yet (looked in {folder}); train it with "
                            f"'revstudio train {arg}' first")
@@ -159,6 +171,7 @@ def listing(args: argparse.Namespace) -> tuple[list[str], list[RunInfo]]:
     """(the folders listed, one per DIR, and their runs chosen and ordered: a run named twice, or inside
     two folders named, once) for ``args`` (``dir``: one DIR or a list, ``status``, ``sort``, ``reverse``);
     ``rs.runs`` lists by it too. CliError (exit 2) for a DIR or a key it cannot use."""
+    _keys(args.status, args.sort)  # (the usage errors before the folders': a bad key whatever the folder)
     found = [one for d in ([args.dir] if isinstance(args.dir, str) else args.dir) for one in _runs_of(d)]
     runs: list[RunInfo] = []
     seen: set[str] = set()

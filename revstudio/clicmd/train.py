@@ -207,9 +207,11 @@ def _not_a_project(path: str) -> str:
         from .check import NOT_STDIN
 
         return f"-: {NOT_STDIN}; save the project to a .revs file and train that"
+    from revstudio.core.project import cannot_read
+
     from ._paths import example_hint
 
-    return f"{path}: no such file; check the path{example_hint(path)}"
+    return f"{cannot_read(path)}{example_hint(path)}"
 
 
 def _data_here(args: argparse.Namespace) -> None:

@@ -49,14 +49,14 @@ def pick_device(name: str, local_rank: int) -> torch.device:
     device = torch.device(name)
     if device.type == "cuda":
         if not torch.cuda.is_available():
-            raise _Reject(f"device {name}: CUDA is not available; use --device cpu")
+            raise _Reject(f"--device {name}: CUDA is not available; use --device cpu")
         if device.index is None:
             device = torch.device("cuda", local_rank)
     elif device.type != "cpu":
         try:  # (mps, xpu, ...: a tensor on it is the test this machine has one)
             torch.empty(0, device=device)
         except (RuntimeError, AssertionError, NotImplementedError):
-            raise _Reject(f"device {name}: this torch build or machine has no {device.type} device; "
+            raise _Reject(f"--device {name}: this torch build or machine has no {device.type} device; "
                           "use --device cpu") from None
     return device
 

@@ -3,7 +3,8 @@
 
 The names are checked without torch by ``device_probe.device_name`` (any of torch's device types, with
 an index: ``cpu``, ``cuda:1``, ``mps``, ``xpu:0``); here torch says whether this machine has one. Each
-caller words the refusal for its user (``--device mps: ...; use --device cpu``, ``device='cpu'``).
+caller words the refusal for its user (``device='cpu'``); the commands all word it by :func:`flag_refusal`
+(``--device mps: ...; use --device cpu``), ``train``/``evaluate`` as ``memory``/``gradcheck`` do.
 """
 from __future__ import annotations
 
@@ -19,6 +20,14 @@ class DeviceUnavailable(ValueError):
     def __init__(self, why: str, index: bool = False) -> None:
         super().__init__(why)
         self.index = index
+
+
+def flag_refusal(name: Any, exc: ValueError | RuntimeError) -> str:
+    """The commands' words for a ``--device`` (or ``training.device``) this machine cannot use
+    (``exc`` a DeviceUnavailable) or torch does not know (another error): one wording for them all."""
+    if isinstance(exc, DeviceUnavailable):
+        return f"--device {name}: {exc}; " + ("pick one of those" if exc.index else "use --device cpu")
+    return f"--device {name!r} is not a device torch knows; use cpu, cuda, cuda:N or mps"
 
 
 _NAMES = {"cuda": "CUDA", "mps": "MPS (Apple GPU)", "xpu": "XPU (Intel GPU)", "hpu": "HPU", "mtia": "MTIA"}

@@ -22,6 +22,7 @@ and the loader applies them step by step.
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -52,6 +53,13 @@ BODY_FIELDS = ("nodes", "edges", "renamed")
 
 
 # ---- reading ---------------------------------------------------------------
+
+def cannot_read(source: str, reason: str | None = None) -> str:
+    """The words for a project file that cannot be read (``reason``: the OS's, "No such file or
+    directory" where not given): one wording for the loader, ``check``, ``train``, ``runs``, ``export``
+    and ``rs.train``, which said "no such file" where ``check`` said this."""
+    return f"{source}: cannot read the file ({reason or os.strerror(errno.ENOENT)}); check the path"
+
 
 class _JsonProblem(Exception):
     """Raised from json hooks; turned into a ProjectError with the source name."""
@@ -422,7 +430,7 @@ def load(path: str | os.PathLike[str]) -> Graph:
             raise ProjectError(f"{source}: is a folder (a run directory); the project it trained is {inside}"
                                if os.path.isfile(inside)  # a training run's folder (rs.load("runs/x"))
                                else f"{source}: is a folder, not a project file; give the .revs file", source) from None
-        raise ProjectError(f"{source}: cannot read the file ({reason}); check the path", source) from None
+        raise ProjectError(cannot_read(source, reason), source) from None
     if len(data) > MAX_FILE_BYTES:
         raise ProjectError(f"{source}: larger than {MAX_FILE_BYTES >> 20} MiB; not a revstudio project", source)
     if source.lower().endswith(".py"):

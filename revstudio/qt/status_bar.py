@@ -1,21 +1,30 @@
 """The status bar: a message on the left that ends in "…" where it does not fit, and the
-permanent figures (parameters, problems, batch, memory) on the right.
+permanent figures (parameters, problems, batch, memory) on the right, which keep their width
+while a message shows.
 
 QStatusBar paints a temporary message itself and cuts it mid-word at the first permanent
-widget; here the message is a label in the bar's own layout, so the figures never cover it,
-and a message too long for its room is elided with its whole text in the tooltip (and in the
-Log, where the window writes every message). ``showMessage`` / ``currentMessage`` /
+widget; here the message is a label in the bar's own layout, so the figures never cover it.
+The label asks for no room of its own (its size hint is its least width): it takes what the
+figures leave, and a message too long for that is elided with its whole text in the tooltip
+(and in the Log, where the window writes every message). A long message once squeezed the
+memory figure to "…" while it showed. ``showMessage`` / ``currentMessage`` /
 ``clearMessage`` / ``messageChanged`` keep QStatusBar's meaning.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtCore import QSize, QTimer
 from PySide6.QtWidgets import QStatusBar, QWidget
 
 from revstudio.qt.memory_figures import ElidedLabel
 
-_NO_LIMIT = (1 << 24) - 1  # Qt's QWIDGETSIZE_MAX, which PySide6 does not export
+
+class MessageLabel(ElidedLabel):
+    """The message: it stretches into the room the figures leave and never asks for more, so a
+    long message ends in "…" rather than squeezing the figures (QBoxLayout shrinks every item
+    that wants more than it gets, the figures with it)."""
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt API
+        return QSize(self.minimumSizeHint().width(), super().sizeHint().height())
 
 
 class MessageStatusBar(QStatusBar):
@@ -23,7 +32,7 @@ class MessageStatusBar(QStatusBar):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.message_label = ElidedLabel()
+        self.message_label = MessageLabel()
         self.message_label.setObjectName("statusMessage")
         self.addPermanentWidget(self.message_label, 1)  # first and stretching: the figures sit right of it
         self.figures: list[QWidget] = []
@@ -39,7 +48,6 @@ class MessageStatusBar(QStatusBar):
         if text == self.message_label.text():
             return
         self.message_label.setText(text)
-        self._fit_message()
         self.messageChanged.emit(text)
 
     def currentMessage(self) -> str:  # noqa: N802 - Qt API
@@ -47,31 +55,6 @@ class MessageStatusBar(QStatusBar):
 
     def clearMessage(self) -> None:  # noqa: N802 - Qt API
         self.showMessage("")
-
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt API
-        super().resizeEvent(event)
-        self._fit_message()
-
-    def _fit_message(self) -> None:
-        """Room for the whole message where the figures can give way: the memory summary (an
-        ElidedLabel figure) is capped to what the message leaves and ends in "…", down to its
-        few words. Only a maximum is set, so the window can still be made as small as before."""
-        label = self.message_label
-        text = label.text()
-        shrinkable = [w for w in self.figures if isinstance(w, ElidedLabel) and w.isVisible()]
-        if not text or not shrinkable:
-            for w in shrinkable:
-                w.setMaximumWidth(_NO_LIMIT)
-            return
-        label.ensurePolished()  # the theme's font and padding, not the defaults, measure the text
-        layout = self.layout()
-        gap = layout.spacing() if layout is not None and layout.spacing() > 0 else 6
-        fixed = sum(w.width() + gap + 8 for w in self.figures if w.isVisible() and w not in shrinkable)
-        padding = label.width() - label.contentsRect().width()
-        want = label.fontMetrics().horizontalAdvance(text) + padding + gap + 8
-        spare = (self.width() - 24 - fixed - want) // len(shrinkable)
-        for w in shrinkable:
-            w.setMaximumWidth(max(ElidedLabel.MIN_WIDTH, spare) if spare < w.sizeHint().width() else _NO_LIMIT)
 
     def add_figure(self, widget: QWidget, first: bool = False) -> None:
         """A permanent widget right of the message (``first``: before the other figures)."""

@@ -1,6 +1,6 @@
 """The main window's status-bar figures: parameters, errors and warnings, the batch field and
-the memory estimate, refreshed from the document's report, and messages that borrow the memory
-figure's room while they show (``show_message``).
+the memory estimate, refreshed from the document's report, and messages (``show_message``), which
+end in "…" where they do not fit beside the figures (whole in the tooltip and the Log).
 
 :class:`StatusFiguresMixin` is mixed into ``MainWindow``; the bar itself is
 :class:`~revstudio.qt.status_bar.MessageStatusBar`.
@@ -13,8 +13,6 @@ from PySide6.QtWidgets import QLabel
 
 from revstudio.qt import report_facts as rf
 from revstudio.qt.window_mixin import WindowMixin
-
-_NO_LIMIT = (1 << 24) - 1  # Qt's QWIDGETSIZE_MAX, which PySide6 does not export
 
 
 class StatusFiguresMixin(WindowMixin):
@@ -44,7 +42,6 @@ class StatusFiguresMixin(WindowMixin):
         for w in (self.status_params, self.status_errors, self.status_warnings, self.status_batch,
                   self.status_memory):
             bar.add_figure(w)
-        bar.messageChanged.connect(self._message_changed)
 
     def _update_status(self) -> None:
         report = self.document.report
@@ -86,20 +83,5 @@ class StatusFiguresMixin(WindowMixin):
 
         show_waiting(self.status_memory, True)
 
-    def _message_changed(self, text: str) -> None:
-        if not text:  # the message is gone: the figures have their room back
-            self.status_memory.setMaximumWidth(_NO_LIMIT)
-            self.status_memory.setVisible(True)
-
     def show_message(self, text: str) -> None:
-        bar = self.status_bar
-        # The memory summary is the widest permanent item; a message that would be cut
-        # (a path, a rename) borrows its room for the few seconds it shows.
-        room = bar.width() - sum(w.width() + 8 for w in bar.figures if w.isVisible() and w is not self.status_memory)
-        # The figures give way as in a narrow window (ending in "…") while they keep a few words;
-        # only a message that leaves less than that hides them.
-        spare = room - bar.fontMetrics().horizontalAdvance(text) - 24 - 8
-        memory = self.status_memory
-        memory.setMaximumWidth(max(memory.MIN_WIDTH, spare) if spare < memory.sizeHint().width() else _NO_LIMIT)
-        memory.setVisible(spare >= memory.MIN_WIDTH)
-        bar.showMessage(text, 6000)
+        self.status_bar.showMessage(text, 6000)

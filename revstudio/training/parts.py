@@ -31,15 +31,12 @@ class TrainError(Exception):
 def resolve_device(name: str, local_rank: int | None = None) -> torch.device:
     """'auto' or any device torch names ('cpu', 'cuda:1', 'mps', 'xpu') -> a device this machine has
     (a bare 'cuda' under torchrun: this rank's GPU), as ``rs.compile`` checks it (``compiler.devices``)."""
-    from revstudio.compiler.devices import DeviceUnavailable, usable_device
+    from revstudio.compiler.devices import flag_refusal, usable_device
 
     try:
         return usable_device(name, local_rank or 0)
-    except DeviceUnavailable as exc:
-        raise TrainError(f"device {name}: {exc}; use " + ("one of those" if exc.index else "--device cpu"), 2) \
-            from None
-    except (RuntimeError, ValueError):  # (a name training.device let through that torch refuses)
-        raise TrainError(f"device {name!r} is not a device torch knows; use --device cpu", 2) from None
+    except (RuntimeError, ValueError) as exc:  # (also a name training.device let through that torch refuses)
+        raise TrainError(flag_refusal(name, exc), 2) from None
 
 
 def precision_context(cfg: TrainConfig, device: torch.device) -> tuple[Callable[[], Any], Any]:

@@ -120,7 +120,9 @@ def train(graph: Graph | str | os.PathLike[str] | None = None, data: str | os.Pa
     elif isinstance(graph, (str, os.PathLike)):
         file = os.fspath(graph)
         if not os.path.exists(file):
-            raise FileNotFoundError(f"{file}: no such file; check the path")
+            from revstudio.core.project import cannot_read
+
+            raise FileNotFoundError(cannot_read(file))
     elif graph is not None:
         expect_graph(graph, "rs.train")  # (raises: what to pass instead)
     if on_step is not None and not callable(on_step):  # (it failed at the first step row, the run begun)

@@ -89,7 +89,7 @@ def test_training_script_rejects_bad_options_and_data(tmp_path: Path) -> None:
 @pytest.mark.parametrize("flags, words", [
     (["--device", "tpu"], "--device 'tpu' is not a device torch knows"),
     # (a device torch names that this machine lacks: refused with the reason, as revstudio train refuses it)
-    pytest.param(["--device", "mps"], "device mps: this torch build or machine has no mps device; use --device cpu",
+    pytest.param(["--device", "mps"], "--device mps: this torch build or machine has no mps device; use --device cpu",
                  marks=pytest.mark.skipif(bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()),
                                           reason="this machine has an Apple GPU")),
     (["--lr", "nan"], "--lr nan is out of range"),

@@ -44,7 +44,7 @@ def test_train_with_a_device_this_machine_lacks_says_why_like_the_api(tmp_path, 
     assert why.startswith("MPS (Apple GPU) is not available (")
     assert cli.main(["train", EXAMPLE, *QUICK, "--device", "mps", "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err
-    assert f"device mps: {why}; use --device cpu" in err and "Traceback" not in err, err
+    assert f"revstudio: --device mps: {why}; use --device cpu" in err and "Traceback" not in err, err
     assert not (tmp_path / "run").exists()  # (refused before it started: no run left behind)
 
     from revstudio import compile as rs_compile
@@ -66,3 +66,18 @@ def test_memory_takes_the_same_names_and_refuses_a_missing_one_with_the_reason(c
     assert cli.main(["memory", EXAMPLE, "--device", "gpu"]) == 2
     err = capsys.readouterr().err
     assert "--device 'gpu' is not a device torch knows" in err and "mps" in err, err
+
+
+@pytest.mark.skipif(MPS_HERE, reason="this machine has an Apple GPU")
+def test_train_evaluate_and_memory_refuse_a_missing_device_in_one_wording(tmp_path, capsys) -> None:
+    # evaluate and train said "device mps: ..." where memory said "--device mps: ..."
+    run = tmp_path / "run"
+    assert cli.main(["train", EXAMPLE, *QUICK, "--device", "cpu", "--out", str(run)]) == 0
+    capsys.readouterr()
+    said = {}
+    for command in (["train", EXAMPLE, *QUICK, "--out", str(tmp_path / "other")], ["evaluate", str(run)],
+                    ["memory", EXAMPLE]):
+        assert cli.main([*command, "--device", "mps"]) == 2
+        said[command[0]] = capsys.readouterr().err
+    line = f"revstudio: --device mps: {_why('mps')}; use --device cpu\n"
+    assert said == {"train": line, "evaluate": line, "memory": line}

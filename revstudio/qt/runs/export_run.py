@@ -39,21 +39,27 @@ def no_checkpoint(run_dir: Path) -> str | None:
             "one every checkpoint_every steps and when it ends). File > Export Python… exports the project alone.")
 
 
-def answer_words(run_dir: Path, answer: dict[str, Any], name: str | None = None) -> tuple[bool, str]:
+def answer_words(run_dir: Path, answer: dict[str, Any], name: str | None = None,
+                 whole_paths: bool = False) -> tuple[bool, str]:
     """(whether it worked, what to say): the files written, or the command's refusal (``name``: what
-    the words call the source, the run's folder name where not given)."""
+    the words call the source, the run's folder name where not given). ``whole_paths``: the Log's
+    words, the same report with the files' and the run's whole paths where the status bar names them."""
     name = name or run_dir.name
+
+    def file(path: Any) -> str:
+        return str(path) if whole_paths else Path(str(path)).name
     if answer.get("ok") and answer.get("exit_code", 0) == 0 and answer.get("format") == "onnx":
         diff = answer.get("max_abs_diff")
         checked = ("onnxruntime is not installed, so only onnx.checker checked it" if diff is None
                    else f"onnxruntime's outputs differ from the model's by at most {float(diff):.2g}")
-        return True, (f"Exported {name} as ONNX: {Path(str(answer.get('output'))).name} (inputs "
+        return True, (f"Exported {name} as ONNX: {file(answer.get('output'))} (inputs "
                       f"{', '.join(answer.get('inputs') or [])}; outputs {', '.join(answer.get('outputs') or [])}; "
                       f"opset {answer.get('opset')}; {checked})")
     if answer.get("ok") and answer.get("exit_code", 0) == 0:
         code, weights = answer.get("output"), answer.get("weights")
-        files = f"{Path(str(code)).name} and {Path(str(weights)).name}" if weights else Path(str(code)).name
-        return True, f"Exported {run_dir.name} with its weights: {files} ({answer.get('lines')} lines)"
+        files = f"{file(code)} and {file(weights)}" if weights else file(code)
+        source = str(run_dir) if whole_paths else run_dir.name
+        return True, f"Exported {source} with its weights: {files} ({answer.get('lines')} lines)"
     why = answer.get("error") or "the export failed"
     problems = [p for p in answer.get("problems") or [] if p != why]
     return False, f"Cannot export {name}: {why}" + "".join(f"\n  {p}" for p in problems)
@@ -96,11 +102,8 @@ class RunExport:
         if self.done is not None:
             self.done()
         self.ok, self.words = answer_words(self.run_dir, answer, self.name)
-        if self.ok:
-            where = f"{answer.get('output')}" + (f" and {answer.get('weights')}" if answer.get("weights") else "")
-            logged = (f"Exported {self.name} as ONNX: {where}" if answer.get("format") == "onnx"
-                      else f"Exported {self.run_dir} with its weights: {where}")
-            self._say(self.words, logged=logged)
+        if self.ok:  # the Log keeps the whole report, the status bar's words (which go) with whole paths
+            self._say(self.words, logged=answer_words(self.run_dir, answer, self.name, whole_paths=True)[1])
             panel = getattr(getattr(self.window, "training", None), "runs_panel", None)
             if panel is not None:  # (the run's detail names its latest export, which the command recorded)
                 panel.reload()

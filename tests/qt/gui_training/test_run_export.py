@@ -50,6 +50,8 @@ def test_export_with_weights_writes_the_code_and_the_weights_a_model_loads(qtbot
     assert said.startswith(f"Exported {run_dir.name} with its weights: digits.py and digits.pt (")
     assert dialogs.errors == []
     code, weights = tmp_path / "ship" / "digits.py", tmp_path / "ship" / "digits.pt"
+    lines = said.rsplit("(", 1)[1]  # "N lines)": the Log says it too, with the whole paths
+    assert f"Exported {run_dir} with its weights: {code} and {weights} ({lines}" in window.bottom.log.toPlainText()
     # the run's detail records the export (it said nothing of it: the export was the status bar's alone)
     (line,) = [ln for ln in panel.detail.toPlainText().splitlines() if ln.startswith("exported: ")]
     assert line.startswith(f"exported: step 3 to {code} and digits.pt ("), line
@@ -120,6 +122,9 @@ def test_export_with_weights_as_onnx_writes_one_file_onnxruntime_runs_with_the_t
     said = window.statusBar().currentMessage()
     assert said.startswith(f"Exported {run_dir.name} as ONNX: digits.onnx (inputs ")
     assert "onnxruntime's outputs differ from the model's by at most" in said
+    # the Log keeps the whole report (the status bar's message goes), with the file's whole path
+    report = said.split("digits.onnx", 1)[1]
+    assert f"Exported {run_dir.name} as ONNX: {out.parent / 'digits.onnx'}{report}" in window.bottom.log.toPlainText()
     assert sorted(p.name for p in out.parent.iterdir()) == ["digits.onnx"]
     import revstudio as rs
     from revstudio.diagnostics.gradcheck import random_inputs
@@ -157,7 +162,11 @@ def test_file_export_onnx_writes_the_canvas_project_and_a_refusal_is_shown_in_wo
     job = window.onnx_export
     qtbot.waitUntil(lambda: not job.running, timeout=START_TIMEOUT_MS)
     assert dialogs.errors == [] and out.is_file()
-    assert window.statusBar().currentMessage().startswith(f"Exported {job.name} as ONNX: canvas.onnx (inputs ")
+    said = window.statusBar().currentMessage()
+    assert said.startswith(f"Exported {job.name} as ONNX: canvas.onnx (inputs ")
+    logged = [ln for ln in window.bottom.log.toPlainText().splitlines() if f"Exported {job.name} as ONNX" in ln]
+    assert len(logged) == 1 and logged[0].endswith(f"Exported {job.name} as ONNX: {out}{said.split('canvas.onnx', 1)[1]}")
+    assert "; opset " in logged[0] and "onnxruntime's outputs differ" in logged[0]
     assert not job.run_dir.parent.exists()  # the snapshot it exported is gone
 
     # a flow whose ActNorm never saw a batch: refused in the command's words, the old file kept

@@ -12,7 +12,7 @@ from revstudio.qt.training.words import in_app_words
 
 from .conftest import START_TIMEOUT_MS
 
-CUDA = "device cuda: CUDA is not available (this torch build has no CUDA support); use --device cpu"
+CUDA = "--device cuda: CUDA is not available (this torch build has no CUDA support); use --device cpu"
 
 
 def test_flags_become_settings_and_the_resume_button():
