@@ -68,7 +68,11 @@ def main(argv: list[str] | None = None) -> int:
         entry[0] += float(w)
         entry[1] += float(c)
         entry[2] += 1
-    print(output.strip().splitlines()[-1] if output.strip() else "(no output)")
+    lines = output.strip().splitlines()
+    print(lines[-1] if lines else "(no output)")
+    for line in lines:  # the short summary's failures, so a red run says which tests without a second run
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(line)
     print("\n| file | tests | wall s | CPU s |\n|---|---:|---:|---:|")
     for name, (w, c, n) in sorted(files.items(), key=lambda kv: -kv[1][0])[:args.top]:
         print(f"| {name} | {n} | {w:.1f} | {c:.1f} |")
