@@ -133,9 +133,10 @@ def test_top_level_help_names_version(capsys: pytest.CaptureFixture[str]) -> Non
     assert "revstudio --version [--json]" in capsys.readouterr().out
 
 
-def test_the_editor_without_a_display_is_a_usage_error(monkeypatch: pytest.MonkeyPatch,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    # `revstudio FILE` on a server: Qt aborted (exit 134, a core dump) with its plugin messages
+@pytest.fixture
+def fake_gui(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The editor's module swapped for one that records the paths it is asked to open (on Linux), so the
+    tests see whether ``revstudio FILE`` got as far as opening it."""
     import types
 
     opened: list[object] = []
@@ -144,6 +145,13 @@ def test_the_editor_without_a_display_is_a_usage_error(monkeypatch: pytest.Monke
     monkeypatch.setitem(sys.modules, "fake_gui", fake)
     monkeypatch.setattr(cli, "GUI_MODULE", "fake_gui")
     monkeypatch.setattr(sys, "platform", "linux")
+    return opened
+
+
+def test_the_editor_without_a_display_is_a_usage_error(monkeypatch: pytest.MonkeyPatch, fake_gui: list[object],
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # `revstudio FILE` on a server: Qt aborted (exit 134, a core dump) with its plugin messages
+    opened = fake_gui
     for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
         monkeypatch.delenv(name, raising=False)
     assert main(["model.revs"]) == 2
@@ -155,18 +163,11 @@ def test_the_editor_without_a_display_is_a_usage_error(monkeypatch: pytest.Monke
     assert main(["model.revs"]) == 0 and opened == ["model.revs"]
 
 
-def test_a_display_with_no_x_server_is_said_not_aborted_in_qt(monkeypatch: pytest.MonkeyPatch,
+def test_a_display_with_no_x_server_is_said_not_aborted_in_qt(monkeypatch: pytest.MonkeyPatch, fake_gui: list[object],
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     """DISPLAY left from an ended session (a stopped Xvfb, a closed desktop): Qt aborted, exit 134, with
     "could not connect to display" under advice to install xcb-cursor0 and reinstall the application."""
-    import types
-
-    opened: list[object] = []
-    fake = types.ModuleType("fake_gui")
-    fake.run_app = lambda path: opened.append(path) or 0  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "fake_gui", fake)
-    monkeypatch.setattr(cli, "GUI_MODULE", "fake_gui")
-    monkeypatch.setattr(sys, "platform", "linux")
+    opened = fake_gui
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     number = next(n for n in range(4242, 4342) if not os.path.exists(f"/tmp/.X11-unix/X{n}"))
     for platform in ("", "xcb"):

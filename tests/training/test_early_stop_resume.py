@@ -5,18 +5,15 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 import torch
-from training_kit import linear_regression
+from training_kit import VALIDATING, regression_project
 
 from revstudio import cli
-from revstudio.core.project import save
 from revstudio.training import checkpoint as ckpt
 from revstudio.training.runs import read_metrics
 
-QUIET = ["--device", "cpu", "--gradcheck-every", "0", "--memory-every", "0", "--batch-size", "16",
-         "--val-every", "5"]
+QUIET = VALIDATING
 
 
 @pytest.fixture(scope="module")
@@ -25,10 +22,7 @@ def stopped(tmp_path_factory):
     less than min_delta 1000."""
     torch.set_num_threads(1)
     here = tmp_path_factory.mktemp("early_resume")
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((80, 4)).astype(np.float32)
-    np.savez(here / "reg.npz", x=x, y=(x[:, :3] * 2 + 0.5).astype(np.float32))
-    save(linear_regression({"task": "regression", "data": "reg.npz"}), here / "reg.revs")
+    regression_project(here)
     run = here / "run"
     assert cli.main(["train", str(here / "reg.revs"), "--out", str(run), *QUIET, "--json", "--steps", "40",
                      "--lr", "0.05", "--patience", "2", "--min-delta", "1000"]) == 0

@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 import os
 
-import numpy as np
 import pytest
 import torch
-from training_kit import linear_regression
+from training_kit import VALIDATING, linear_regression, regression_project
 
 from revstudio import cli
 from revstudio.core.project import save
@@ -18,18 +17,14 @@ from revstudio.training import checkpoint as ckpt
 from revstudio.training.config import ConfigError, TrainConfig
 from revstudio.training.runs import read_metrics
 
-QUIET = ["--device", "cpu", "--gradcheck-every", "0", "--memory-every", "0", "--batch-size", "16",
-         "--val-every", "5"]
+QUIET = VALIDATING
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     torch.set_num_threads(1)
     here = tmp_path_factory.mktemp("early")
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((80, 4)).astype(np.float32)
-    np.savez(here / "reg.npz", x=x, y=(x[:, :3] * 2 + 0.5).astype(np.float32))
-    save(linear_regression({"task": "regression", "data": "reg.npz"}), here / "reg.revs")
+    regression_project(here)
     return here
 
 

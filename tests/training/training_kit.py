@@ -140,3 +140,22 @@ def linear_regression(training: dict[str, Any]) -> Any:
     g.connect("fc.out", "y.in")
     g.training = training
     return g
+
+
+# train's flags for a quick CPU run that validates every 5 steps and measures nothing else
+VALIDATING = ["--device", "cpu", "--gradcheck-every", "0", "--memory-every", "0", "--batch-size", "16",
+              "--val-every", "5"]
+
+
+def regression_project(here: Path) -> Path:
+    """``here/reg.revs`` (``linear_regression``) with 80 samples of a learnable linear task in
+    ``here/reg.npz``: the early-stopping tests' project. Returns the project's path."""
+    import numpy as np
+
+    from revstudio.core.project import save
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((80, 4)).astype(np.float32)
+    np.savez(here / "reg.npz", x=x, y=(x[:, :3] * 2 + 0.5).astype(np.float32))
+    save(linear_regression({"task": "regression", "data": "reg.npz"}), here / "reg.revs")
+    return here / "reg.revs"
