@@ -10,17 +10,27 @@ import logging  # noqa: E402
 
 import pytest  # noqa: E402
 
+_PLUGIN_LOGGER = logging.getLogger("revstudio.plugins")
+_PLUGIN_LOGGER_AT_START = (list(_PLUGIN_LOGGER.handlers), _PLUGIN_LOGGER.propagate)
+
+
+def _plugin_logger_as_at_start() -> None:
+    handlers, propagate = _PLUGIN_LOGGER_AT_START
+    _PLUGIN_LOGGER.handlers[:] = handlers
+    _PLUGIN_LOGGER.propagate = propagate
+
 
 @pytest.fixture(autouse=True)
 def _plugin_logger_as_found():
-    """A CLI test run in this process leaves its stderr handler on ``revstudio.plugins`` with
-    ``propagate`` off (right for the one-shot command), which would hide later plugin problems
-    from an editor test's Log tab: each test gets the logger as the test before it found it."""
-    logger = logging.getLogger("revstudio.plugins")
-    handlers, propagate = list(logger.handlers), logger.propagate
+    """A CLI command run in this process leaves its stderr handler on ``revstudio.plugins`` with
+    ``propagate`` off (right for the one-shot command; each command puts it back), which would hide
+    later plugin problems from an editor test's Log tab. Each test starts and ends with the logger as
+    the session found it: restoring what the test found was not enough, since a module fixture that
+    runs a command (a trained run) does so before this fixture looks, and under ``pytest -n 2`` such a
+    module ran before tests/qt/test_missing_plugin.py in the same process."""
+    _plugin_logger_as_at_start()
     yield
-    logger.handlers[:] = handlers
-    logger.propagate = propagate
+    _plugin_logger_as_at_start()
 
 
 @pytest.fixture
