@@ -30,13 +30,10 @@ def folder_problem(path: str) -> str | None:
         return _checkpoint_problem(path)
     if not path or not os.path.isdir(path):
         return None
-    from revstudio.training.runs import SNAPSHOT, is_run_dir
+    from revstudio.core.project import folder_words
+    from revstudio.training.runs import is_run_dir
 
-    if is_run_dir(path):
-        inside = os.path.join(path, SNAPSHOT)
-        return (f"{path}: is a folder (a run directory); the project it trained is {inside}"
-                if os.path.isfile(inside) else f"{path}: is a folder (a run directory), not a project file")
-    return f"{path}: is a folder, not a project file; give the .revs file"
+    return folder_words(path, is_run_dir(path))
 
 
 def _checkpoint_problem(path: str) -> str | None:

@@ -54,6 +54,17 @@ BODY_FIELDS = ("nodes", "edges", "renamed")
 
 # ---- reading ---------------------------------------------------------------
 
+def folder_words(path: str, is_run: bool) -> str:
+    """The words for a folder given where a project file goes, one wording for the commands
+    (``clicmd._paths.folder_problem``), the app and ``rs.load``: a run's folder (``is_run``) names the
+    project it trained where it holds one."""
+    inside = os.path.join(path, SNAPSHOT)
+    if is_run:
+        return (f"{path}: is a folder (a run directory); the project it trained is {inside}"
+                if os.path.isfile(inside) else f"{path}: is a folder (a run directory), not a project file")
+    return f"{path}: is a folder, not a project file; give the .revs file"
+
+
 def cannot_read(source: str, reason: str | None = None) -> str:
     """The words for a project file that cannot be read (``reason``: the OS's, "No such file or
     directory" where not given): one wording for the loader, ``check``, ``train``, ``runs``, ``export``
@@ -426,10 +437,8 @@ def load(path: str | os.PathLike[str]) -> Graph:
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         inside = os.path.join(source, SNAPSHOT)
-        if os.path.isdir(source):  # (in the words of the commands' own check: the app shows these too)
-            raise ProjectError(f"{source}: is a folder (a run directory); the project it trained is {inside}"
-                               if os.path.isfile(inside)  # a training run's folder (rs.load("runs/x"))
-                               else f"{source}: is a folder, not a project file; give the .revs file", source) from None
+        if os.path.isdir(source):  # (a training run's folder too: rs.load("runs/x"))
+            raise ProjectError(folder_words(source, is_run=os.path.isfile(inside)), source) from None
         raise ProjectError(cannot_read(source, reason), source) from None
     if len(data) > MAX_FILE_BYTES:
         raise ProjectError(f"{source}: larger than {MAX_FILE_BYTES >> 20} MiB; not a revstudio project", source)
