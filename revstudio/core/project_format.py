@@ -28,6 +28,19 @@ def made_by_newer(made_by: str) -> bool:
     return made_by_version(made_by) > made_by_version(MADE_BY)
 
 
+def reads_as_project(path: str) -> bool:
+    """Whether the file at ``path`` is a project (a ``.revs`` file or a ``.py`` export by its name, or JSON by
+    its first bytes: a project saved under another name) where trained weights or a run were asked for; the
+    commands then say so, not torch's unpickling error. One test for ``evaluate`` and the checkpoint reader."""
+    if path.endswith((".revs", ".py")):
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(64).lstrip().startswith(b"{")
+    except OSError:
+        return False
+
+
 class ProjectError(ValueError):
     """A project file cannot be read or written; the message names the file and the place."""
 
@@ -37,4 +50,4 @@ class ProjectError(ValueError):
         self.where = where
 
 
-__all__ = ["FORMAT", "MADE_BY", "MAX_POS", "ProjectError", "made_by_newer", "made_by_version"]
+__all__ = ["FORMAT", "MADE_BY", "MAX_POS", "ProjectError", "made_by_newer", "made_by_version", "reads_as_project"]

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from revstudio.core.project_format import reads_as_project
+
 from .init_words import OWN_WEIGHTS, init_misfit
 from .parts import lr_factor
 from .runs import write_atomic
@@ -116,18 +118,6 @@ def require_resumable(data: dict[str, Any], path: str) -> None:
                               "damaged, so the run cannot continue from it exactly")
 
 
-def _reads_as_project(path: str) -> bool:
-    """Whether the file torch could not read is a project (``.revs`` JSON or a ``.py`` export), given where
-    weights were asked for: its words then say so, not torch's unpickling error."""
-    if path.endswith((".revs", ".py")):
-        return True
-    try:
-        with open(path, "rb") as f:
-            return f.read(64).lstrip().startswith(b"{")
-    except OSError:
-        return False
-
-
 def load(path: str, map_location: Any = "cpu") -> dict[str, Any]:
     """Read a checkpoint with ``weights_only=True``; a bad file is a CheckpointError naming it. Read onto
     the CPU (the default), a file a GPU machine wrote loads on any machine, and ``saved_on`` lists the
@@ -153,7 +143,7 @@ def load(path: str, map_location: Any = "cpu") -> dict[str, Any]:
         first = str(exc).splitlines()[0].split(". ")[0].rstrip(".") if str(exc) else ""
         what = f"{type(exc).__name__}: {first}" if first else ("an empty file" if os.path.getsize(path) == 0
                                                               else type(exc).__name__)
-        if _reads_as_project(path):
+        if reads_as_project(path):
             raise CheckpointError(f"{path}: is a project, not trained weights; give a run folder or a checkpoint "
                                   f"file (RUN/checkpoints/last.pt), after training it ('revstudio train {path}') "
                                   "where it has no run yet") from None

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from revstudio.core.project_format import SNAPSHOT
+from revstudio.core.project_format import SNAPSHOT, reads_as_project
 
 EVALUATIONS = "evaluations"  # the run folder's folder of results
 
@@ -47,9 +47,10 @@ def _run_of(file: str) -> str | None:
 
 
 def _refuse_a_project(target: str) -> None:
-    """EvalError where ``target`` is a project (a ``.revs`` file, or a ``.py`` export), not weights: torch
-    would only say it is no checkpoint. A run's own snapshot names its run folder instead."""
-    if not target.endswith((".revs", ".py")):
+    """EvalError where ``target`` is a project (``reads_as_project``: a ``.revs`` file, a ``.py`` export, or
+    JSON under another name), not weights: torch would only say it is no checkpoint. A run's own snapshot
+    names its run folder instead."""
+    if not reads_as_project(target):
         return
     folder = os.path.dirname(os.path.abspath(target))
     from .runs import is_run_dir

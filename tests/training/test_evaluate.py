@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -181,7 +182,6 @@ def test_bad_input_is_a_message_naming_the_file_never_a_traceback(runs, capsys, 
     assert cli.main(["evaluate", str(made["reg"]), "--checkpoint", str(tmp_path / "old.pt")]) == 2
     err = capsys.readouterr().err
     assert "old.pt: the weights do not fit the network" in err and "saved by revstudio 0.0.1" in err
-    import shutil
 
     newer = tmp_path / "newer"  # a run another revstudio made, whose project this one cannot read
     shutil.copytree(made["reg"], newer)
@@ -209,6 +209,11 @@ def test_a_project_given_instead_of_a_run_is_named_as_one(runs, capsys) -> None:
     assert err.endswith(f"give the run folder: revstudio evaluate {made['reg']}")
     with pytest.raises(ValueError, match="is a project, not a trained run"):
         rs.evaluate(here / "reg.revs")
+    copy = here / "reg_copy.json"  # a project by its content, whatever its name (as the checkpoint reader sees it)
+    shutil.copy(here / "reg.revs", copy)
+    assert cli.main(["evaluate", str(copy)]) == 2
+    err = capsys.readouterr().err
+    assert "reg_copy.json: is a project, not a trained run" in err and "Traceback" not in err
 
 
 def test_many_classes_list_their_largest_confusions_instead_of_the_matrix() -> None:
