@@ -87,7 +87,7 @@ class RunsPanel(QWidget):
         header.sortIndicatorChanged.connect(self._sorted)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.table.itemChanged.connect(self._label_edited)
-        self.filter = RunFilterBox(self)  # (hides the rows its words do not match: docs/editor.md)
+        self.filter = RunFilterBox(self, self.table)  # (hides the rows its words do not match: docs/editor.md)
         self.filter.changed.connect(self._filter_changed)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self._context_menu)

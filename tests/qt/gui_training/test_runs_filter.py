@@ -119,3 +119,61 @@ def test_ctrl_f_in_the_runs_tab_focuses_the_box_and_esc_empties_it(qtbot, make_w
     qtbot.waitUntil(lambda: QApplication.focusWidget() is window.current_view())
     qtbot.keyClick(window.current_view(), Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     assert found and QApplication.focusWidget() is not panel.filter.edit  # (outside the tab: Find Node still)
+
+
+def _ink(panel: RunsPanel, background: str) -> tuple[int, int, int]:
+    """The colour of the table viewport's pixel farthest from ``background``: a glyph's fully covered pixel
+    of the note's text (its edges are blends of the two)."""
+    from PySide6.QtGui import QColor
+
+    image, back = panel.table.viewport().grab().toImage(), QColor(background)
+    colours = {(c.red(), c.green(), c.blue()) for y in range(image.height()) for x in range(image.width())
+               if (c := image.pixelColor(x, y)) is not None}
+    return max(colours, key=lambda c: sum(abs(v - w) for v, w in zip(c, (back.red(), back.green(), back.blue()))))
+
+
+def _near(rgb: tuple[int, int, int], colour: str) -> bool:
+    from PySide6.QtGui import QColor
+
+    want = QColor(colour)
+    return max(abs(v - w) for v, w in zip(rgb, (want.red(), want.green(), want.blue()))) <= 8
+
+
+def test_words_that_match_no_run_say_so_in_the_table_and_esc_clears_them(qtbot, qapp, tmp_path) -> None:
+    """A filter matching nothing left an empty table beside "0 of 4 runs", with nothing there saying why."""
+    from revstudio.qt import theme
+
+    _folder(tmp_path / "runs")
+    panel = _panel(qtbot, tmp_path / "runs")
+    panel.resize(900, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    note = panel.filter.note
+    assert not note.isVisible()
+    panel.filter.edit.setText("  nothing-of-the-kind   cifar ")
+    assert note.isVisible() and note.parentWidget() is panel.table.viewport()
+    assert note.text() == "No run matches “nothing-of-the-kind cifar”. Esc clears the filter and shows all 4 runs."
+    assert note.geometry() == panel.table.viewport().rect()  # (centred in the table's middle, words wrapped)
+    try:
+        for name in ("light", "dark"):  # drawn in the muted colour of the theme switched to
+            theme.apply_theme(qapp, name)
+            qtbot.waitUntil(lambda n=name: _near(_ink(panel, theme.colors(n).base), theme.colors(n).muted))
+    finally:
+        theme.apply_theme(qapp, "dark")
+    panel.resize(500, 300)  # it follows the viewport's size
+    qtbot.waitUntil(lambda: note.geometry() == panel.table.viewport().rect())
+    panel.filter.edit.setText("cifar")  # rows match again: the note is gone
+    assert not note.isVisible() and _shown(panel)
+    panel.filter.edit.setText("zzz")
+    panel.table.setFocus()
+    qtbot.keyClick(panel.table, Qt.Key.Key_Escape)  # Esc clears the words from the table too, as the note says
+    assert panel.filter.edit.text() == "" and not note.isVisible() and len(_shown(panel)) == 4
+
+
+def test_a_project_with_no_run_says_how_to_make_one(qtbot, tmp_path) -> None:
+    panel = _panel(qtbot, tmp_path / "runs")
+    note = panel.filter.note
+    assert note.isVisibleTo(panel) and "Train (F5) starts one" in note.text() and "revstudio train" in note.text()
+    _run(tmp_path / "runs", "net-20261206-140001")
+    panel.reload()
+    assert not note.isVisibleTo(panel) and panel.filter.count.text() == "1 run"
