@@ -248,8 +248,11 @@ class NodeItem(QGraphicsRectItem):
         theme = scene.theme  # type: ignore[attr-defined]
         d = self.display
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
-        rect = QRectF(0, 0, WIDTH, self._height)
         header_color = theme.category_color(d.category) if d.known_type else theme.error
+        if lod < FAR:  # (first: a far card draws no outline, and ~200 of them are redrawn after a lane's edit)
+            self._paint_far(painter, theme, header_color, lod)
+            return
+        rect = QRectF(0, 0, WIDTH, self._height)
 
         outline = QPen(theme.node_border, 1.0)
         if self.errors:
@@ -264,10 +267,6 @@ class NodeItem(QGraphicsRectItem):
             outline = QPen(theme.hover, 1.5)
         if self.isSelected() and self.errors:
             outline.setStyle(Qt.PenStyle.DashLine)
-
-        if lod < FAR:
-            self._paint_far(painter, theme, header_color, lod)
-            return
 
         ct = card_fonts()
         words = lod >= ct.words_zoom  # else the simplified card: a bigger title, no small words
