@@ -150,10 +150,11 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
     place = len(units)
     for u in reversed(units):
         place -= 1
+        unpacked = 0  # (the unit whose backward starts the recompute) the copy it made before it
         if place == trigger:  # the recompute runs now, beside what its backward made before it
             # (a copy of its outputs' gradient: beside it only where another value shares it)
-            now = recompute + guarded + gtotal + pgrads + dropped + (
-                u.unpack_bytes if any(grads.get(m, (0, False))[1] for m in u.makes) else 0)
+            unpacked = u.unpack_bytes if any(grads.get(m, (0, False))[1] for m in u.makes) else 0
+            now = recompute + guarded + gtotal + pgrads + dropped + unpacked
             held_peak = max(held_peak, now)
             if now > peak:
                 peak, phase, at = now, "backward", u.name
@@ -239,7 +240,10 @@ def simulate(units: list[Unit], nbytes: Callable[[Value], int], base: Callable[[
                     work = max(u.work_held, u.work_released - freed)
             now = max(base_total + gtotal - seeded - new + pgrads + work, base_total + gtotal + pgrads - u.params)
         else:
-            work = u.work_bwd
+            # the copy lives on through the backward it was made for, beside the gradients that
+            # backward makes (random skip network 103's ActNorm and LU InvConv1x1 segment at batch
+            # 2: its einsum's input gradient, 1.4 % under with the copy gone at the recompute's end)
+            work = max(u.work_bwd, unpacked) if unpacked else u.work_bwd
             if u.work_spent is not None:  # (a region: fresh)
                 work = max(work, u.work_spent - dying(outs, viewed.union(read_on), size_of, refs))
             if u.work_outs is not None:

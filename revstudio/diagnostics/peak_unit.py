@@ -80,7 +80,7 @@ class Unit:
     # BiRNN's (``save_rules.recompute_stop_bytes``)
     work_stop: int | None = None
     # what its backward makes before it first unpacks a saved tensor, so that a recompute it
-    # starts runs beside it (``peak_invconv.unpack_bytes``)
+    # starts runs beside it, and so does the rest of its own backward (``peak_invconv.unpack_bytes``)
     unpack_bytes: int = 0
     # of ``params``, the bytes of the gradients its backward makes once its work is gone: an
     # ActNorm's shift's, made after its scale's gradient is summed from a product of its output's
