@@ -49,7 +49,7 @@ class Executor(nn.Module):
                 given = asm.caller_values(plan) if plan is root.plan else ()
                 data = asm.region_data(op, plan.groups, given)
                 region = asm.build_region(self, data)
-                hold_region(self, data)  # the modules it takes apart refuse replacement and hooks
+                hold_region(self, data)  # the modules it takes apart refuse replacement, warn of hooks
                 self._regions.append(region)
                 self._program.append(RegionCall(self, op, region))
         # what adds to the log-determinant: flow layers and regions holding flow steps, in order

@@ -1,13 +1,14 @@
 """The modules a reversible region takes apart: a Repeat node's copies, a Group node's body and an
-AdditiveCoupling's F and G, which the region runs as steps of its own (``assembly._add_steps``), and
-an AffineCoupling, whose net it calls but whose parameters it took when built (:func:`hold_region` walks the region's data as
-``assembly`` does; the exported code inlines ``assembly``, so the refusal is not written there). Their ``forward`` never runs, so a module set in the
-place of a copy or of F would be left out of forward while its weights trained, and a hook on them
-would never be called: both are refused naming the node and what to do instead.
+AdditiveCoupling's F and G, which the region runs as steps of its own (``assembly._add_steps``), and an
+AffineCoupling, whose net it calls but whose parameters it took when built. Their ``forward`` never
+runs, so a module set in the place of a copy or of F would be left out of forward while its weights
+trained (or, a net, never trained), and a hook on them would never be called: a replacement is refused
+and a hook warned of, naming the node and what to do instead. :func:`hold_region` walks a region's data
+as ``assembly`` does (the exported code inlines ``assembly``, so none of this is written there).
 
-The refusal lives in the held module's own dictionaries (``_modules`` and the hook dictionaries are
-replaced by the refusing kinds below), not in its class: the exported code inlines the classes,
-``type()`` stays what torch and the exporter know, and nothing runs on the forward path.
+It lives in the held module's own dictionaries (``_modules`` and the hook dictionaries are replaced by
+the kinds below), not in its class: the exported code inlines the classes, ``type()`` stays what torch
+and the exporter know, and nothing runs on the forward path.
 """
 from __future__ import annotations
 
@@ -72,8 +73,15 @@ class HeldModules(dict):  # type: ignore[type-arg]
             self[name] = value
 
 
+class HookNeverFires(UserWarning):
+    """A hook registered on a module a reversible region takes apart: it will never be called."""
+
+
 class HeldHooks(dict):  # type: ignore[type-arg]
-    """A held module's hook dictionary: registering a hook is refused (it would never be called)."""
+    """A held module's hook dictionary: a hook registered here is warned of (:class:`HookNeverFires`), once per
+    node and place in the caller's code, and kept, as torch keeps it, but never called. A warning, not a
+    refusal: tools register hooks on every module of a model (summaries, activation statistics) and must not
+    fail on this one."""
 
     def __init__(self, items: Mapping[int, Any], node: str, what: str) -> None:
         super().__init__(items)
@@ -83,17 +91,25 @@ class HeldHooks(dict):  # type: ignore[type-arg]
         return (HeldHooks, (dict(self), self.node, self.what))
 
     def __setitem__(self, key: int, hook: Any) -> None:
-        raise RuntimeError(
-            f"cannot hook {self.what} of {self.node}: its reversible region runs the layers inside it as steps "
-            "of its own, never this module's forward, so the hook would never be called. Hook a layer inside it "
-            "(model.named_modules() lists them; their hooks fire in every mode, again when backward recomputes "
-            "them), or the next node's layer with register_forward_pre_hook to see what it hands on "
-            "(its forward hooks see each output)")
+        import warnings
+
+        warnings.warn(
+            f"a hook on {self.node} (its own module, a Repeat's copy or a Group's body) will never be called: its "
+            "reversible region runs the layers inside it as steps of its own, never that module's forward. Hook a "
+            "layer inside it (model.named_modules() lists them; "
+            "their hooks fire in every mode, again when backward recomputes them), or the next node's layer with "
+            "register_forward_pre_hook to see what it hands on", HookNeverFires, stacklevel=3)
+        super().__setitem__(key, hook)
+
+
+def is_held(module: object) -> bool:
+    """Whether a region takes ``module`` apart (its hooks never fire): internal hooks leave it out."""
+    return isinstance(getattr(module, "__dict__", {}).get("_forward_hooks"), HeldHooks)
 
 
 def hold(module: nn.Module, node: str, what: str | None, children: Mapping[str, str], closed: bool = False) -> None:
     """Make ``module`` (``what`` of ``node``; None: a list of copies, which no hook fires on anyway)
-    refuse new hooks and, for ``children`` (name -> what it is), replacement. A body's own regions
+    warn of new hooks and, for ``children`` (name -> what it is), replacement. A body's own regions
     have held what they take apart before the enclosing region holds it again (idempotent)."""
     modules = module.__dict__["_modules"]
     if not isinstance(modules, HeldModules):

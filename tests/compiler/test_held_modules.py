@@ -1,11 +1,12 @@
 """What a reversible region takes apart (a Repeat's copies, a Group's body, an AdditiveCoupling's F and G)
-cannot be replaced or hooked, in words naming the node; what a PyTorch user does to a model otherwise
+cannot be replaced (refused) and their hooks never fire (warned of), in words naming the node; what a PyTorch user does to a model otherwise
 (load_state_dict, .to, deepcopy, pickle, a new attribute, hooks on the layers inside) keeps working."""
 from __future__ import annotations
 
 import copy
 import pickle
 import re
+import warnings
 
 import pytest
 import torch
@@ -13,6 +14,7 @@ from compiler_graphs import coupling_repeat, glow, nested_repeat
 from torch import nn
 
 import revstudio.compiler as C
+from revstudio.compiler.held import HookNeverFires
 
 torch.set_num_threads(1)
 MODES = ["standard", "checkpoint", "reversible"]
@@ -100,21 +102,41 @@ def test_replacing_an_affine_couplings_net_is_refused(mode: str) -> None:
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("register", ["register_forward_hook", "register_forward_pre_hook",
                                       "register_full_backward_hook", "register_full_backward_pre_hook"])
-def test_a_hook_that_would_never_fire_is_refused_at_registration(mode: str, register: str) -> None:
-    """Hooks on a Repeat, its copies or a coupling node's module were accepted and never called."""
+def test_a_hook_that_will_never_fire_is_warned_of_at_registration(mode: str, register: str) -> None:
+    """Hooks on a Repeat, its copies or a coupling node's module were accepted and never called, silently."""
     model = _model(mode)
-    for module, words in ((model.rep, "the module of node 'rep' (Repeat) in the model"),
-                          (model.rep.blocks[1], "copy 1 of node 'rep' (Repeat)"),
-                          (model.rep.blocks[0].ac, "the module of node 'ac' (AdditiveCoupling) in group 'block'")):
-        with pytest.raises(RuntimeError, match=rf"cannot hook {re.escape(words)}.*never be called.*Hook a layer inside it"):
-            getattr(module, register)(lambda *args: None)
-    # F's own module, the layers inside, and the model itself are called: their hooks fire
+    called: list[str] = []
+    for module, words in ((model.rep, "node 'rep' (Repeat) in the model"),
+                          (model.rep.blocks[1], "node 'rep' (Repeat) in the model"),
+                          (model.rep.blocks[0].ac, "node 'ac' (AdditiveCoupling) in group 'block'")):
+        with pytest.warns(HookNeverFires, match=rf"a hook on {re.escape(words)} .*will never be called.*Hook a "
+                                                r"layer inside it"):
+            getattr(module, register)(lambda *args: called.append("held"))
+    # F's own module, the layers inside, and the model itself are called: their hooks fire, no warning
     fired: list[str] = []
-    model.rep.blocks[0].ac.f.register_forward_hook(lambda *args: fired.append("f"))
-    model.fc.register_forward_pre_hook(lambda *args: fired.append("fc"))
-    model.register_forward_hook(lambda *args: fired.append("model"))
-    model(torch.randn(2, 4, 4, 4))
-    assert fired == ["f", "fc", "model"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.rep.blocks[0].ac.f.register_forward_hook(lambda *args: fired.append("f"))
+        model.fc.register_forward_pre_hook(lambda *args: fired.append("fc"))
+        model.register_forward_hook(lambda *args: fired.append("model"))
+    x = torch.randn(2, 4, 4, 4, requires_grad=True)
+    model(x).sum().backward()
+    assert fired[:3] == ["f", "fc", "model"] and called == []  # (backward's recompute may fire f, fc again)
+
+
+def test_hooks_on_every_module_warn_once_per_node() -> None:
+    """A tool that hooks every module (a summary, activation statistics) gets one warning per node, not
+    one per copy, and no refusal."""
+    model = _model("reversible", coupling_repeat(4, head=True))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        handles = [m.register_forward_hook(lambda *args: None) for m in model.modules()]
+    texts = sorted({str(w.message).split(" (its own")[0] for w in caught if w.category is HookNeverFires})
+    assert texts == ["a hook on node 'ac' (AdditiveCoupling) in group 'block'", "a hook on node 'rep' (Repeat) in "
+                     "the model"]
+    for h in handles:
+        h.remove()
+    assert model(torch.randn(2, 4, 4, 4)).shape == (2, 3)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -132,7 +154,7 @@ def test_what_a_training_loop_does_to_a_held_model_still_works(mode: str) -> Non
         assert torch.equal(twin(x), model(x))
         with pytest.raises(AttributeError, match="cannot replace 'f'"):
             twin.rep.blocks[0].ac.f = Zero()
-        with pytest.raises(RuntimeError, match="cannot hook copy 0 of node 'rep'"):
+        with pytest.warns(HookNeverFires, match="a hook on node 'rep' "):
             twin.rep.blocks[0].register_forward_hook(lambda *args: None)
     y = model(x)
     y.sum().backward()
