@@ -65,3 +65,29 @@ def test_the_rule_reads_words_not_the_whole_text() -> None:
     assert RunFilter("d:/x").matches(fields)  # (an unknown key: the word as written, colon and all)
     assert not RunFilter("status:finished").matches(fields)
     assert not RunFilter("   ") and RunFilter("status:,").matches(fields)
+
+
+@pytest.mark.parametrize("words", ["MNIST", "cifar fail", "status:failed,stopped", "label:lr", "status:",
+                                   "nothing-like-it"])
+def test_rs_runs_filters_by_the_commands_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str], words: str) -> None:
+    """``rs.runs`` had no filter: a notebook filtered the dicts by hand, by another rule than the command's."""
+    import revstudio as rs
+
+    _folder(tmp_path)
+    assert main(["runs", str(tmp_path), "--filter", words, "--json"]) == 0
+    expected = [r["name"] for r in json.loads(capsys.readouterr().out)["runs"]]
+    assert [r["name"] for r in rs.runs(tmp_path, filter=words)] == expected
+    assert [r["name"] for r in rs.runs(tmp_path, filter=words.split())] == expected  # (a list: its words)
+
+
+def test_rs_runs_filter_goes_with_status_and_sort_and_refuses_what_is_not_text(tmp_path: Path) -> None:
+    import revstudio as rs
+
+    _folder(tmp_path)
+    listed = rs.runs(tmp_path, filter="reversible", status=["finished", "stopped"], sort="started", reverse=True)
+    assert [r["name"] for r in listed] == ["cifar-20260101-000003", "mnist-20260101-000001"]
+    assert len(rs.runs(tmp_path, filter=None)) == len(rs.runs(tmp_path, filter="  ")) == 4
+    with pytest.raises(TypeError, match=r"rs.runs: filter=3: give the words as text .* `revstudio runs --filter WORDS`"):
+        rs.runs(tmp_path, filter=3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"filter=\['lr', None\]"):
+        rs.runs(tmp_path, filter=["lr", None])  # type: ignore[list-item]

@@ -234,9 +234,12 @@ def _failure(model: Any, inputs: tuple[Any, ...], exc: Exception) -> str:
     """The first node whose layer alone torch's exporter cannot take, in words, or its own first line."""
     import torch
 
+    from revstudio.compiler.held import is_held  # (a module a region takes apart: no hook of it fires)
+
     seen: dict[str, tuple[Any, ...]] = {}
     hooks = [getattr(model, attr).register_forward_hook(lambda _m, args, _out, nid=nid: seen.setdefault(nid, args))
-             for nid, attr in model.plan.modules.items() if isinstance(getattr(model, attr, None), torch.nn.Module)]
+             for nid, attr in model.plan.modules.items()
+             if isinstance(getattr(model, attr, None), torch.nn.Module) and not is_held(getattr(model, attr))]
     try:
         with torch.no_grad():
             model(*inputs)

@@ -18,6 +18,7 @@ from revstudio.core.spec import BuildContext, registry
 from . import assembly as asm
 from . import runtime as rt
 from .builder import Builder
+from .held import hold_region
 from .module_repr import short_repr
 from .plan import CompileError, NodeOp, Plan, RegionOp
 from .plugin_layers import build_failure_where, check_plugin_layer, plugin_of
@@ -46,7 +47,9 @@ class Executor(nn.Module):
                 self._program.append(NodeCall(module, op, asm.copies_inputs(module, op.inputs, shared)))
             elif isinstance(op, RegionOp):
                 given = asm.caller_values(plan) if plan is root.plan else ()
-                region = asm.build_region(self, asm.region_data(op, plan.groups, given))
+                data = asm.region_data(op, plan.groups, given)
+                region = asm.build_region(self, data)
+                hold_region(self, data)  # the modules it takes apart refuse replacement, warn of hooks
                 self._regions.append(region)
                 self._program.append(RegionCall(self, op, region))
         # what adds to the log-determinant: flow layers and regions holding flow steps, in order

@@ -267,6 +267,7 @@ def node_inversion_errors(model: Any, inputs: Sequence[torch.Tensor]
     their module path. Also each such node's type."""
     import torch
 
+    from revstudio.compiler.held import is_held
     from revstudio.compiler.plan import NodeOp, RegionOp
 
     from .coupling_inverse import watch_couplings
@@ -293,7 +294,8 @@ def node_inversion_errors(model: Any, inputs: Sequence[torch.Tensor]
                 def keep(module: Any, args: Any, output: Any, name: str = name) -> None:
                     seen.setdefault(name, (module, tuple(args), _as_tuple(output)))
 
-                hooks.append(layer.register_forward_hook(keep))
+                if not is_held(layer):  # (a Repeat, Group or coupling node the region takes apart: no hook fires)
+                    hooks.append(layer.register_forward_hook(keep))
     try:
         with torch.no_grad():
             with watch_couplings(model, seen, types):  # (a region runs a coupling as its parts)

@@ -166,8 +166,11 @@ def first_nonfinite(model: torch.nn.Module, run: Callable[[], Any]) -> tuple[str
     # that is no compiled model (no plan) by its children
     layers = [((top, name), layer) for name, _, layer, top in node_layers(model)] or \
         [((name, name), child) for name, child in model.named_children()]
+    from revstudio.compiler.held import is_held
+
     for name, child in layers:
-        handles.append(child.register_forward_hook(hook(name)))
+        if not is_held(child):  # (a module a region takes apart never runs its forward: no hook fires on it)
+            handles.append(child.register_forward_hook(hook(name)))
     # in standard mode every node's layer runs whole (a reversible region runs an AffineCoupling
     # as its parts: the coupling whose scale overflowed would go unnamed, its next layer blamed)
     mode = getattr(model, "mode", None)

@@ -73,23 +73,35 @@ def early_status(early: dict[str, Any]) -> str:
 
 def early_stop_facts(saved: dict[str, Any], patience: int | None, min_delta: float) -> dict[str, Any] | None:
     """Where a checkpoint's count already reaches ``patience`` (a run resumed from it would stop at its
-    next validation): its step, that patience, its best validation and the count (``waited``); else None."""
+    next validation): its step, that patience, its best validation, the count (``waited``) and whether
+    the run stopped early itself (``stopped``: its count reached its own patience, the checkpoint's
+    config's; a checkpoint without one is taken to have); else None."""
     count = Patience(patience, min_delta, saved)
     if not count.stop:
         return None
     best: dict[str, Any] = saved["best"] if isinstance(saved.get("best"), dict) else {}
+    config = saved.get("config")
+    own = config.get("patience") if isinstance(config, dict) and "patience" in config else patience
+    stopped = isinstance(own, int) and not isinstance(own, bool) and count.waited >= own
     return {"step": saved.get("step"), "patience": patience, "min_delta": float(min_delta),
-            "best_step": best.get("step"), "best_val_loss": best.get("val_loss"), "waited": count.waited}
+            "best_step": best.get("step"), "best_val_loss": best.get("val_loss"), "waited": count.waited,
+            "stopped": stopped}
 
 
 def early_reason(early: dict[str, Any], waited: int) -> str:
     """Why a resume of a run that stopped early (its ``finished`` row's ``early_stopped``, or the same
     facts read from its checkpoint) would train nothing: ``waited`` validations without improvement
-    already reach the ``patience`` it would go on with."""
+    already reach the ``patience`` it would go on with. Facts whose ``stopped`` is False (a run that did
+    not stop early, resumed with a smaller patience than its count) say so instead."""
     best = early.get("best_step")
     at = f"best at {best}, val_loss {early['best_val_loss']:.4g}" if best is not None else "no finite val_loss"
-    return (f"the run stopped early at step {early.get('step')} ({at}): val_loss has not improved for {waited} "
-            f"validation{'s' * (waited != 1)} in a row, and its patience is {early.get('patience')}")
+    rows = f"{waited} validation{'s' * (waited != 1)} in a row"
+    if early.get("stopped", True) is False:
+        return (f"the run did not stop early, but at step {early.get('step')} ({at}) val_loss has not improved for "
+                f"{rows}, which already reaches the patience of {early.get('patience')} given now: it would stop "
+                "at its next validation")
+    return (f"the run stopped early at step {early.get('step')} ({at}): val_loss has not improved for {rows}, "
+            f"and its patience is {early.get('patience')}")
 
 
 def resume_refusal(early: dict[str, Any], waited: int) -> str:

@@ -42,26 +42,42 @@ def _why(run: dict[str, Any]) -> str:
 
 
 def runs(folder: str | os.PathLike[str] = "runs", status: str | list[str] | None = None, sort: str = "started",
-         reverse: bool = False) -> RunList:
+         reverse: bool = False, filter: str | list[str] | None = None) -> RunList:
     """The runs in ``folder`` as ``revstudio runs`` lists them: a folder of runs (default ``./runs``),
     one run, a project file (its runs) or its folder. ``status``: keep those of these statuses
-    ("finished", "failed", ... or a list); ``sort``: started (default), step, loss, accuracy or
-    duration, "-loss" or ``reverse=True`` descending. Raises FileNotFoundError for a folder that is
-    not there and ValueError for a status or key it does not know, in the command's words."""
+    ("finished", "failed", ... or a list); ``filter``: keep those matching every word, as ``runs
+    --filter WORDS`` and the app's Runs tab do (part of the name, project, label, status, data or mode,
+    any case; "status:failed,killed" or "label:lr" look at one field; a list is its words); ``sort``:
+    started (default), step, loss, accuracy or duration, "-loss" or ``reverse=True`` descending.
+    Raises FileNotFoundError for a folder that is not there, ValueError for a status or key it does
+    not know, in the command's words, and TypeError for a filter that is not text."""
     from revstudio.cli import CliError
     from revstudio.clicmd.runs import listing
     from revstudio.training.run_compare import provenance
 
     if isinstance(status, (list, tuple)):
         status = ",".join(status)
+    words = _filter_words(filter)
     given = os.fspath(folder) if isinstance(folder, (str, os.PathLike)) else folder
     if not isinstance(given, str):  # (bytes, a number: an AttributeError from deep in the listing)
         raise TypeError(f"rs.runs: folder={folder!r}: give a folder's path as text or a pathlib.Path")
     try:
-        where, found = listing(argparse.Namespace(dir=given, status=status, sort=sort, reverse=reverse))
+        where, found = listing(argparse.Namespace(dir=given, status=status, sort=sort, reverse=reverse,
+                                                        filter=words))
     except CliError as exc:
         raise (FileNotFoundError if not os.path.exists(given) else ValueError)(str(exc)) from None
     return RunList(where[0], [{**r.to_json(), **provenance(r.path)} for r in found])
+
+
+def _filter_words(given: object) -> str | None:
+    """``filter=`` as the command's ``--filter`` text: text as it is, a list or tuple of words joined
+    by spaces (each word text); a TypeError naming what it is otherwise."""
+    if given is None or isinstance(given, str):
+        return given
+    if isinstance(given, (list, tuple)) and all(isinstance(w, str) for w in given):
+        return " ".join(given)
+    raise TypeError(f"rs.runs: filter={given!r}: give the words as text (filter='status:failed lr') or a list "
+                    "of words, as `revstudio runs --filter WORDS` reads them")
 
 
 __all__ = ["RunList", "runs"]

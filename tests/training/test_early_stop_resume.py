@@ -86,3 +86,20 @@ def test_patience_none_trains_on_to_the_steps_asked(stopped, tmp_path, capsys) -
     assert cli.main(["train", "--resume", str(run), "--patience", "none", "--json"]) == 0
     end = read_metrics(str(run))[-1]
     assert end["event"] == "finished" and end["step"] == 40 and "early_stopped" not in end
+
+
+def test_a_run_that_finished_without_stopping_early_is_told_so(tmp_path, capsys) -> None:
+    """A run that ended its 10 steps with no --patience, resumed for 40 with a patience its count already
+    reached, was refused as if it had "stopped early at step 10"."""
+    regression_project(tmp_path)
+    run = tmp_path / "run"
+    assert cli.main(["train", str(tmp_path / "reg.revs"), "--out", str(run), *QUIET, "--json", "--steps", "10",
+                     "--lr", "0.05", "--min-delta", "1000"]) == 0
+    assert "early_stopped" not in read_metrics(str(run))[-1]
+    capsys.readouterr()
+    assert cli.main(["train", "--resume", str(run), "--steps", "40", "--patience", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"--resume {run}: the run did not stop early, but at step 10 (best at " in err, err
+    assert ("val_loss has not improved for 1 validation in a row, which already reaches the patience of 1 given "
+            "now: it would stop at its next validation; to train on, give a larger --patience") in err, err
+    assert "stopped early" not in err
