@@ -12,6 +12,7 @@ The scripting API (DESIGN section 3) is loaded lazily so that
     rs.memory(g, batch=8)                # `revstudio memory`: measured peaks beside the estimate
     rs.runs("runs")                      # `revstudio runs`: past runs and how they ended
     rs.evaluate(run)                     # `revstudio evaluate`: a trained run scored on data
+    rs.sample(run, 16)                   # `revstudio sample`: a trained flow's inverse on Gaussian noise
 
 (docs/python.md). ``dir(rs)`` lists this API only (``__all__``).
 """
@@ -35,6 +36,7 @@ _LAZY = {
     "memory": ("revstudio.diagnostics.memory_api", "memory"),
     "runs": ("revstudio.training.runs_api", "runs"),
     "evaluate": ("revstudio.training.evaluate_api", "evaluate"),
+    "sample": ("revstudio.training.sampling_api", "sample"),
 }
 
 
@@ -56,4 +58,4 @@ def __dir__() -> list[str]:
 
 
 __all__ = ["Graph", "TrainFailed", "__version__", "check", "compile", "evaluate", "export", "gradcheck", "load",
-           "load_weights", "memory", "runs", "save", "train"]
+           "load_weights", "memory", "runs", "sample", "save", "train"]

@@ -30,6 +30,7 @@ SUBCOMMANDS: dict[str, str] = {
     "train": "train a project",
     "runs": "list training runs with their status and final metrics",
     "evaluate": "score a trained run on its validation split or test data",
+    "sample": "draw samples from a trained flow: Gaussian noise run through its inverse",
     "export": "write standalone PyTorch code or an ONNX file",
     "merge": "merge two branches' versions of a project (git's merge driver for .revs files)",
     "examples": "list the example projects installed with revstudio",

@@ -45,3 +45,22 @@ def test_check_json_says_a_classifier_head_is_classification(capsys: pytest.Capt
     assert main(["check", str(ROOT / "resources" / "examples" / "digits_revnet.revs"), "--json"]) == 0
     task = json.loads(capsys.readouterr().out)["task"]
     assert task["kind"] == "classification" and task["loss"] == "cross-entropy" and "class scores" in task["why"]
+
+
+def test_check_says_why_a_flow_with_two_outputs_trains_as_no_flow(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    b = Builder("two-scale")
+    b.node("Input", "x", shape=[4, 4, 4])
+    b.chain("x", b.node("ActNorm", "an"), b.node("Split", "s", sections=2))
+    b.node("Output", "z0")
+    b.node("Output", "z1")
+    b.graph.connect("s.out0", "z0.in")
+    b.graph.connect("s.out1", "z1.in")
+    path = tmp_path / "two.revs"
+    save(b.graph, path)
+    assert main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert ("training task (auto): regression, mse on 'z0': 'z0' reads 2x4x4, no class scores and not a flow: "
+            "the graph has a log-determinant (node 'an') and its 2 Outputs (z0, z1) hold the Inputs' 64 values "
+            "together") in out
+    assert "join them with a Concat (dim 0) before a single Output" in out

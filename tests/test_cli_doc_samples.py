@@ -176,6 +176,17 @@ def test_the_evaluate_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     assert fits(masked(doc), masked(out)), "\n".join(out)
 
 
+def test_the_sample_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", str(ROOT / "resources" / "examples" / "glow_flow.revs"), "--steps", "2",
+                 "--out", "runs/glow", "--device", "cpu", "--json"]) == 0
+    capsys.readouterr()
+    doc = sample("revstudio sample runs/glow -o samples.npz -n 64 --temperature 0.7")
+    out = printed(["sample", "runs/glow", "-o", "samples.npz", "-n", "64", "--temperature", "0.7"], capsys)
+    assert fits(doc, out), "\n".join(out)
+
+
 def _summary(command: str) -> str:
     """The lines of docs/cli.md's command summary (its first code block) that show ``revstudio COMMAND``."""
     block = re.search(r"```\n(revstudio \[FILE\].*?)```", CLI_MD, re.S)
@@ -189,8 +200,8 @@ def _summary(command: str) -> str:
     return text
 
 
-@pytest.mark.parametrize("command", ["check", "gradcheck", "memory", "runs", "evaluate", "export", "examples", "plugins",
-                                     "nodes"])
+@pytest.mark.parametrize("command", ["check", "gradcheck", "memory", "runs", "evaluate", "sample", "export", "examples",
+                                     "plugins", "nodes"])
 def test_the_command_summary_shows_every_option(command: str) -> None:
     """A new user reads the summary first: gradcheck's --inputs was left out of it."""
     from revstudio.cli import _build_parser

@@ -267,7 +267,7 @@ def training_task(graph: Graph, report: Report, path: str | None = None) -> dict
     elif task.kind == "classification":
         why = f"{task.output_id!r} reads a vector of {task.num_classes} class scores"
     else:
-        why = f"{task.output_id!r} reads {shape}, no class scores and no flow"
+        why = f"{task.output_id!r} reads {shape}, no class scores and " + (task.not_flow or "no flow")
     if requested != "auto":
         why = "requested by training.task; " + why
     elif task.kind != "flow":

@@ -42,10 +42,19 @@ def logdet_property(writer: Any, plan: Any, instance: Any, is_model: bool) -> li
         if id(part) in flows:
             attrs.append(f"self.{attr}")
     total = writer.inliner.require_name(ASSEMBLY, "total_logdet")
+    summed = f"{total}([{', '.join(attrs)}])"
+    if not is_model:  # (a body a caller's region runs layer by layer: its layers' sum, assembly.body_logdet)
+        from revstudio.compiler.assembly import is_flow  # (torch: only where a model is exported)
+
+        layers = [f"self.{op.module}" for op in plan.node_ops() if is_flow(getattr(instance, op.module))]
+        body = writer.inliner.require_name(ASSEMBLY, "body_logdet")
+        summed = f"{body}([{', '.join(attrs)}], [{', '.join(layers)}])"
+    said = ("of the last forward per sample (flow layers), differentiable in every mode" if is_model else
+            "per sample of this group's flow layers in the last forward that ran them (train with the model's)")
     lines = ["", "    @property",
              "    def logdet(self) -> torch.Tensor | None:",
-             '        """log|det J| of the last forward per sample (flow layers), differentiable in every mode."""',
-             f"        return {total}([{', '.join(attrs)}])"]
+             f'        """log|det J| {said}."""',
+             f"        return {summed}"]
     if is_model:  # (a group body's logdet is read by its model's, while torch.export traces that too)
         refuse = writer.inliner.require_name(EXPORT, "refuse_untraced_logdet")
         lines.insert(-1, f"        {refuse}(self)")

@@ -159,6 +159,16 @@ def total_logdet(parts: Iterable[Any]) -> torch.Tensor | None:
     return total
 
 
+def body_logdet(parts: Sequence[Any], layers: Sequence[Any]) -> torch.Tensor | None:
+    """A group body's log|det J| per sample: its own program's ``parts`` (layers and regions, as
+    ``total_logdet``) where its forward ran them; where a caller's reversible region ran its ``layers``
+    instead (a Repeat's copies, a Group node inside a region: the body's own regions never ran, and
+    their logdet stayed None), the sum of those flow layers' own ``logdet``."""
+    if all(isinstance(part.logdet, torch.Tensor) for part in parts):
+        return total_logdet(parts)
+    return total_logdet(layers)
+
+
 def invert_region(region: Region, ys: Sequence[torch.Tensor], output_at: Sequence[int],
                   input_at: Sequence[int], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
     """A group body's inputs rebuilt from its outputs: ``ys[i]`` is ``region.outputs[output_at[i]]``,

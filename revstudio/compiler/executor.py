@@ -205,6 +205,13 @@ class GroupModule(Executor):
     def forward(self, *xs: torch.Tensor) -> tuple[torch.Tensor, ...]:
         return tuple(self._run(xs))
 
+    @property
+    def logdet(self) -> torch.Tensor | None:
+        """log|det J| of the body's flow layers in the last forward that ran them, per sample: the
+        model's program runs a body inside its reversible region layer by layer, never this forward."""
+        layers = [getattr(self, op.module) for op in self._plan.node_ops()]
+        return asm.body_logdet(self._flow_parts, [layer for layer in layers if asm.is_flow(layer)])
+
     def inverse(self, *ys: torch.Tensor) -> tuple[torch.Tensor, ...]:
         if not self._plan.invertible:
             raise NotImplementedError(f"group {self._plan.name!r} is not invertible")

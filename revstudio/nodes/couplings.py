@@ -18,9 +18,14 @@ def _halves(kind: str, ctx: InferContext) -> tuple[ShapeT, ShapeT, ShapeT]:
     shape = ctx.input("in")
     need_ndim(kind, ctx, shape, (1, 2, 3), "add a Reshape")
     channels = shape[0]
-    if channels < 2:
-        raise problem(kind, ctx, f"input {fmt(shape)} has a single channel, nothing to couple; "
-                                 "add a Squeeze or Conv before it", "in")
+    if channels < 2 and len(shape) == 1:
+        raise problem(kind, ctx, f"input {fmt(shape)} is a single value, nothing to split into x1 and x2; "
+                                 "a coupling needs at least 2 values (an Input of shape [2] or more)", "in")
+    if channels < 2:  # (a flow on 1-channel images: a Conv would give channels, and no log-determinant)
+        way = ("add a Squeeze before it (it folds space into channels and stays invertible); a Conv instead "
+               "leaves no flow (its Jacobian has no log-determinant)" if kind == "AffineCoupling"
+               else "add a Squeeze or Conv before it")
+        raise problem(kind, ctx, f"input {fmt(shape)} has a single channel, nothing to couple; {way}", "in")
     c1 = ctx.params["split"] or channels // 2
     if c1 >= channels:
         raise problem(kind, ctx, f"split {c1} leaves no channels for x2 (the input has {channels}); "

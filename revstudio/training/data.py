@@ -90,7 +90,8 @@ class DataBundle:
             what = "density (flow" + (f", {self.levels}-level pixels dequantised: bits/dim + "
                                       f"{math.log2(self.levels):g}" if self.levels else "") + ")"
         else:
-            what = "regression targets " + "x".join(map(str, self.task.output_shape))
+            what = "regression targets " + "x".join(map(str, self.task.output_shape)) + (
+                f" of {self.task.output_id!r} (not a flow: the loss reads one Output)" if self.task.not_flow else "")
         name = self.source if self.source == "synthetic" else os.path.basename(self.source.rstrip("/\\"))
         return f"{name}: {len(self.train)} train{val}, {shapes}, {what}" + (f", {self.reading}" if self.reading else "")
 
@@ -124,11 +125,16 @@ def load_data(spec: str, graph: Any, report: Any, *, task: TaskInfo, val_spec: s
     facts: dict[str, Any] = {}
     if not specs:
         raise DataError("the graph has no Input node: training needs one to feed the data into")
-    (inputs, targets), val, kind = sources.load_splits(
-        spec, specs, kind=task.kind, num_classes=task.num_classes, output_id=task.output_id,
-        head_id=task.head_id, out_shape=task.output_shape, auto=task.requested == "auto", val_spec=val_spec,
-        val_fraction=val_fraction, seed=seed, base_dir=base_dir,
-        sequence=find_type(graph, ("BiRNN",)) is not None, scale_uint8=scale_uint8, facts=facts)
+    try:
+        (inputs, targets), val, kind = sources.load_splits(
+            spec, specs, kind=task.kind, num_classes=task.num_classes, output_id=task.output_id,
+            head_id=task.head_id, out_shape=task.output_shape, auto=task.requested == "auto", val_spec=val_spec,
+            val_fraction=val_fraction, seed=seed, base_dir=base_dir,
+            sequence=find_type(graph, ("BiRNN",)) is not None, scale_uint8=scale_uint8, facts=facts)
+    except DataError as exc:  # (a multi-scale flow refused for labels it never meant: say why no flow)
+        if task.not_flow is None:
+            raise
+        raise DataError(f"{exc}; {task.not_flow}") from exc
     if kind != task.kind:
         classes = task.output_shape[0] if kind == "classification" else None
         task = dataclasses.replace(task, kind=kind, num_classes=classes)

@@ -39,6 +39,9 @@ __all__ = ["FLOW_TYPES", "TASKS", "DataError", "TaskInfo", "find_type", "flow_br
 
 TASKS = ("auto", "classification", "regression", "flow")
 _LOSSES = {"classification": "cross-entropy", "regression": "mse", "flow": "nll"}
+# how several Outputs of a flow (a multi-scale flow's factored-out parts) become the one it reads
+JOIN_OUTPUTS = ("flatten each with a Flatten node and join them with a Concat (dim 0) before a single Output "
+                "(model.inverse then takes that one z)")
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class TaskInfo:
     #                                classification guess into regression when y holds floats
     head_id: str | None = None     # the node feeding the Output (named in label messages)
     output_shape: tuple[int, ...] = ()
+    not_flow: str | None = None    # auto: why a graph with a log-determinant split over several Outputs
+    #                                (a multi-scale flow) is not trained as a flow, and how to make it one
 
     @property
     def per_step(self) -> bool:
@@ -155,7 +160,17 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
                f"first, {out_id!r})") if len(outputs) > 1 else ""
 
     def info(kind: str, classes: int | None = None) -> TaskInfo:
-        return TaskInfo(kind, classes, out_id, requested, head, out_shape)
+        return TaskInfo(kind, classes, out_id, requested, head, out_shape, split_flow() if requested == "auto" else None)
+
+    def split_flow() -> str | None:  # a multi-scale flow: its Outputs hold the Inputs' values together
+        if flow_node is None or len(outputs) < 2 or report is None:
+            return None
+        held = sum(_numel(tuple(report.shape(f"{o}.in") or ())) for o in outputs)
+        if held != in_total:
+            return None
+        return (f"not a flow: the graph has a log-determinant (node {flow_node!r}) and its {len(outputs)} Outputs "
+                f"({', '.join(outputs)}) hold the Inputs' {in_total} values together, but a flow's loss reads "
+                f"one Output; {JOIN_OUTPUTS} to train it as a flow (task 'flow')")
 
     def classification_fits() -> bool:  # K class scores, or C x T (C x H x W): a class per step (pixel)
         return len(out_shape) >= 1 and out_shape[0] > 1
@@ -186,7 +201,7 @@ def infer_task(graph: Any, report: Any, requested: str = "auto") -> TaskInfo:
                             "or InvConv1x1")
         if len(outputs) > 1:
             raise DataError(f"task 'flow' reads one Output, the graph has {len(outputs)} "
-                            f"({', '.join(outputs)}); join them with a Concat before a single Output")
+                            f"({', '.join(outputs)}); {JOIN_OUTPUTS}")
         if not flow_fits():
             raise DataError(f"task 'flow' needs Output {out_id!r} to hold as many values per sample as the "
                             f"input ({in_total}); it reads {_fmt(out_shape)} ({_numel(out_shape)} values)")

@@ -203,6 +203,10 @@ ERRORS: list[tuple[str, dict[str, Any], list[tuple[int, ...]], list[str], str | 
     ("Activation", {"fn": "gelu", "inplace": True}, [(2, 3)], ["inplace", "no in-place gelu"], None),
     ("AdditiveCoupling", {"f": "f", "split": 4}, [(4, 2)], ["split 4 leaves no channels", "1..3"], None),
     ("AdditiveCoupling", {"f": "f"}, [(1, 2)], ["single channel"], "in"),
+    # a flow on 1-channel images (digits, MNIST): the way out keeps it invertible, a Conv would not
+    ("AffineCoupling", {"net": "net"}, [(1, 8, 8)], ["single channel", "add a Squeeze before it",
+                                                     "a Conv instead leaves no flow"], "in"),
+    ("AffineCoupling", {"net": "net"}, [(1,)], ["single value", "nothing to split", "at least 2 values"], "in"),
     ("AdditiveCoupling", {"f": "nope"}, [(4, 2)], ["f: there is no group 'nope'", "create it"], None),
     ("AdditiveCoupling", {}, [(4, 2)], ["f: no group is chosen", "pick one", "grouping nodes"], None),
     ("AffineCoupling", {}, [(4, 2)], ["net: no group is chosen"], None),

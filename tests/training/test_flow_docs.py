@@ -6,6 +6,7 @@ import math
 import re
 import shlex
 
+import pytest
 from training_kit import ROOT
 
 from revstudio import cli
@@ -29,3 +30,7 @@ def test_the_flow_likelihood_example_runs_on_the_run_its_command_trains(tmp_path
     exec(compile(code.replace(f'"{folder}"', repr(str(out))), "docs/data.md", "exec"), scope)  # noqa: S102
     assert scope["samples"].shape == scope["x"].shape
     assert all(math.isfinite(v) for v in scope["bits_per_dim"].tolist())
+    per_layer = scope["per_layer"]  # the flow layers' shares, which add up to the model's
+    assert set(per_layer) == {f"{kind}{i}" for kind in ("actnorm", "invconv", "coupling") for i in (0, 1)}
+    assert sum(per_layer.values()) == pytest.approx(float(scope["model"].logdet.mean()), rel=1e-5, abs=1e-4)
+    assert scope["round_trip"] < 1e-4
