@@ -6,7 +6,6 @@ weights equal ``revstudio train``'s bit for bit; its checkpoint is revstudio's f
 """
 from __future__ import annotations
 
-import functools
 import gzip
 import json
 import os
@@ -22,7 +21,7 @@ import pytest
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
-from codegen_harness import run_script  # noqa: E402
+from codegen_harness import chain_script, run_script  # noqa: E402
 from pipe_reader import read_then_leave  # noqa: E402
 
 from revstudio.codegen import export  # noqa: E402
@@ -40,19 +39,6 @@ EXAMPLES = ROOT / "resources" / "examples"
 def exported(graph: Any, folder: Path, name: str = "train_model.py") -> Path:
     path = folder / name
     path.write_text(export(graph, with_training=True), encoding="utf-8")
-    return path
-
-
-@functools.cache
-def _chain_source(wired: bool) -> str:
-    return export(generate.revnet_chain(1, channels=4, size=4, wired=wired), with_training=True)
-
-
-def chain_script(folder: Path, name: str = "train_model.py", wired: bool = True) -> Path:
-    """``exported(generate.revnet_chain(1, channels=4, size=4, wired=wired), folder, name)``: the same
-    text, exported once per test process (an export took 0.75 s of CPU; 16 tests export this chain)."""
-    path = folder / name
-    path.write_text(_chain_source(wired), encoding="utf-8")
     return path
 
 
