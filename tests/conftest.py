@@ -1,9 +1,16 @@
-"""Shared test setup: Qt runs offscreen, set before anything can import Qt."""
+"""Shared test setup: Qt runs offscreen, set before anything can import Qt; OpenMP's idle threads
+sleep, set before anything can import torch."""
 from __future__ import annotations
 
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# torch's OpenMP threads spin on a core between parallel regions by default. A test that trains on 2
+# threads (``--threads 2``, torchrun workers on 2 threads each, make test's processes without
+# OMP_NUM_THREADS) spent most of its CPU spinning: 3 steps of two_branch on 2 threads took 1.4-2.0 s
+# of CPU spinning and 0.3 s sleeping, on 2 cores that the other test process needs. The policy changes
+# how an idle thread waits, never what a thread computes; the children the tests start inherit it.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 import logging  # noqa: E402

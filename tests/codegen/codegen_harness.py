@@ -8,6 +8,7 @@ through the very same step function, so the two can be compared bit for bit.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -22,6 +23,7 @@ from script_zygote import run_forked
 
 from revstudio.codegen import export
 from revstudio.compiler import compile as rs_compile
+from revstudio.core import generate
 from revstudio.core.project import dumps, loads
 
 # One step per mode: same seed, same loss, gradients of inputs and parameters.
@@ -369,3 +371,17 @@ def script_and_here(graph: Any, folder: Path, name: str) -> tuple[list[dict[str,
     proc = run_script(script, ["--json", "--out", "ck.pt"], folder)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return script_rows(proc.stdout), proc.stderr + proc.stdout, trained_here(graph, folder)
+
+
+@functools.cache
+def _chain_source(wired: bool) -> str:
+    return export(generate.revnet_chain(1, channels=4, size=4, wired=wired), with_training=True)
+
+
+def chain_script(folder: Path, name: str = "train_model.py", wired: bool = True) -> Path:
+    """``folder/name``: the training script of ``generate.revnet_chain(1, channels=4, size=4, wired=wired)``,
+    the small network most exported-script tests run. The same text as exporting it in the test, exported
+    once per test process (an export took 0.75 s of CPU; tests/codegen exported this chain 19 times)."""
+    path = folder / name
+    path.write_text(_chain_source(wired), encoding="utf-8")
+    return path

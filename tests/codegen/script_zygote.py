@@ -1,9 +1,9 @@
 """Exported scripts run in children forked from one process that has imported torch already.
 
-Starting ``python -I`` and importing torch costs 1.5-2 s of CPU, most of what a short exported
-training run takes, and the codegen tests run such scripts about a hundred times. A *zygote*, a
-``python -I`` child started once per test process, imports torch (and nothing of revstudio) and forks
-one child per script. Each child is still a process of its own: its own ``__main__`` (the script,
+Starting ``python -I`` and importing torch costs 1.5-2 s of CPU, and the ``torch._dynamo`` that the
+first optimizer imports 2 s more: most of what a short exported training run takes, and the codegen
+tests run such scripts about a hundred times. A *zygote*, a ``python -I`` child started once per test
+process, imports both (and nothing of revstudio) and forks one child per script. Each child is still a process of its own: its own ``__main__`` (the script,
 through the very ``-c`` program ``run_script`` always ran), working folder, environment, standard
 streams (to files here, read back whole) and exit status (a signal reads as ``-N``, as in
 ``subprocess``); revstudio stays unimportable (the zygote never imported it and the blocker is in
@@ -31,6 +31,10 @@ import os
 import sys
 
 import torch  # noqa: F401  the seconds every script spent starting; no torch op runs here (no threads)
+# the first optimizer a script builds imports torch._dynamo (torch.optim's _disable_dynamo): 2 s of CPU
+# (sympy, fx, ...) that a 6-step run spent again in every child, where the run itself took 0.13 s;
+# importing it starts no thread either
+import torch._dynamo  # noqa: F401
 
 
 def serve():

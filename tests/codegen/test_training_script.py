@@ -21,7 +21,7 @@ import pytest
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
-from codegen_harness import run_script  # noqa: E402
+from codegen_harness import chain_script, run_script  # noqa: E402
 from pipe_reader import read_then_leave  # noqa: E402
 
 from revstudio.codegen import export  # noqa: E402
@@ -44,7 +44,7 @@ def exported(graph: Any, folder: Path, name: str = "train_model.py") -> Path:
 
 def test_training_script_runs_standalone_and_its_checkpoint_loads_into_revstudio(tmp_path: Path) -> None:
     graph = generate.revnet_chain(1, channels=4, size=4, wired=False)
-    path = exported(graph, tmp_path)
+    path = chain_script(tmp_path, wired=False)
     proc = run_script(path, ["--steps", "3", "--batch", "2", "--lr", "0.01", "--mode", "reversible",
                              "--device", "cpu", "--log-every", "1", "--out", "ck.pt"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -64,7 +64,7 @@ def test_training_script_runs_standalone_and_its_checkpoint_loads_into_revstudio
 def test_a_memory_budget_the_script_cannot_apply_is_said_not_dropped(tmp_path: Path) -> None:
     graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
     args = ["--steps", "1", "--batch", "2", "--device", "cpu", "--out", "ck.pt"]
-    proc = run_script(exported(graph, tmp_path, "plain.py"), args, tmp_path)
+    proc = run_script(chain_script(tmp_path, "plain.py"), args, tmp_path)
     assert proc.returncode == 0 and "memory_budget" not in proc.stderr
     graph.training = {"version": 1, "memory_budget": "1MiB"}
     proc = run_script(exported(graph, tmp_path, "budget.py"), args, tmp_path)
@@ -73,8 +73,7 @@ def test_a_memory_budget_the_script_cannot_apply_is_said_not_dropped(tmp_path: P
 
 
 def test_training_script_rejects_bad_options_and_data(tmp_path: Path) -> None:
-    graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
-    path = exported(graph, tmp_path, "t.py")
+    path = chain_script(tmp_path, "t.py")
     proc = run_script(path, ["--steps", "0"], tmp_path)
     assert proc.returncode == 2
     assert "--steps" in proc.stderr and "Traceback" not in proc.stderr
@@ -107,7 +106,7 @@ def test_training_script_rejects_bad_options_and_data(tmp_path: Path) -> None:
 def test_training_script_refuses_bad_values_without_a_traceback(tmp_path: Path, flags: list[str],
                                                                  words: str) -> None:
     # each of these ended in a torch traceback (or, for --momentum 2, trained on nonsense)
-    path = exported(generate.revnet_chain(1, channels=4, size=4, wired=True), tmp_path, "t.py")
+    path = chain_script(tmp_path, "t.py")
     proc = run_script(path, ["--steps", "1", "--batch", "2", "--device", "cpu", *flags], tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert words in proc.stderr, proc.stderr[-2000:]
@@ -115,7 +114,7 @@ def test_training_script_refuses_bad_values_without_a_traceback(tmp_path: Path, 
 
 def test_a_checkpoint_that_cannot_be_written_is_said_and_leaves_no_temporary_file(tmp_path: Path) -> None:
     """A write that fails while training (a full disk, a folder gone) ended the run in a traceback."""
-    script = runpy.run_path(str(exported(generate.revnet_chain(1, channels=4, size=4, wired=True), tmp_path, "t.py")))
+    script = runpy.run_path(str(chain_script(tmp_path, "t.py")))
     (tmp_path / "blocker").write_text("a file where the folder should be")
     with pytest.raises(script["_Failed"], match=r"--out .*ck\.pt: cannot write the checkpoint"):
         script["save_checkpoint"](str(tmp_path / "blocker" / "ck.pt"), {"model": {}})
@@ -224,8 +223,7 @@ def test_exported_training_scripts_pass_ruff(tmp_path: Path) -> None:
 def test_torchrun_two_processes_train_the_global_batch(tmp_path: Path) -> None:
     """``torchrun --nproc_per_node 2``: gloo DDP, each rank half of the global batch; the weights
     end where a single process on the same global batch ends (to rounding)."""
-    graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
-    path = exported(graph, tmp_path)
+    path = chain_script(tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["OMP_NUM_THREADS"] = "1"
     common = ["--steps", "3", "--batch-size", "8", "--device", "cpu", "--log-every", "1", "--val-fraction", "0"]
@@ -255,7 +253,7 @@ def test_torchrun_two_processes_train_the_global_batch(tmp_path: Path) -> None:
 
 def test_under_torchrun_a_refusal_is_said_once(tmp_path: Path) -> None:
     """Every rank printed the same "error:" line; rank 0 says it (as it alone prints rows)."""
-    path = exported(generate.revnet_chain(1, channels=4, size=4, wired=True), tmp_path)
+    path = chain_script(tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["OMP_NUM_THREADS"] = "1"
     argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(path),
@@ -282,8 +280,7 @@ def test_hostile_names_stay_data_in_the_training_script(tmp_path: Path) -> None:
 
 
 def test_resume_continues_as_if_never_stopped_and_nan_fails_cleanly(tmp_path: Path) -> None:
-    graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
-    path = exported(graph, tmp_path)
+    path = chain_script(tmp_path)
     common = ["--schedule", "constant", "--batch-size", "8", "--lr", "0.01", "--val-fraction", "0"]
     whole = run_script(path, [*common, "--steps", "6", "--out", "whole.pt"], tmp_path)
     half = run_script(path, [*common, "--steps", "3", "--out", "half.pt"], tmp_path)
@@ -300,8 +297,7 @@ def test_resume_continues_as_if_never_stopped_and_nan_fails_cleanly(tmp_path: Pa
 def test_a_resume_from_between_two_step_rows_writes_the_uninterrupted_rows(tmp_path: Path) -> None:
     """The first step row after --resume averaged only the resumed steps: the running means of
     the rows were not in the checkpoint (revstudio train had the same fault)."""
-    graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
-    path = exported(graph, tmp_path)
+    path = chain_script(tmp_path)
     common = ["--schedule", "constant", "--batch-size", "8", "--lr", "0.01", "--val-fraction", "0",
               "--log-every", "3", "--json"]
     whole = run_script(path, [*common, "--steps", "6", "--out", "whole.pt"], tmp_path)
@@ -347,10 +343,9 @@ def test_a_network_without_regions_gets_a_script_that_imports_and_runs(tmp_path:
 
 def test_fewer_samples_than_one_batch_train_on_all_of_them_as_revstudio_does(tmp_path: Path) -> None:
     # revstudio train takes min(batch size, samples) per step; the script refused instead
-    graph = generate.revnet_chain(1, channels=4, size=4, wired=True)
     rng = np.random.default_rng(0)
     np.savez(tmp_path / "d.npz", x=rng.random((12, 4, 4, 4)).astype(np.float32), y=np.arange(12) % 10)
-    path = exported(graph, tmp_path)
+    path = chain_script(tmp_path)
     proc = run_script(path, ["--data", "d.npz", "--val-fraction", "0.25", "--steps", "2", "--batch-size", "32",
                              "--log-every", "1", "--out", "ck.pt"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -360,7 +355,7 @@ def test_fewer_samples_than_one_batch_train_on_all_of_them_as_revstudio_does(tmp
 
 def test_task_is_an_option_like_revstudio_trains(tmp_path: Path) -> None:
     # TRAINING held "task" but no option read it: the task was fixed at export time
-    path = exported(generate.revnet_chain(1, channels=4, size=4, wired=True), tmp_path)
+    path = chain_script(tmp_path)
     common = ["--steps", "2", "--batch-size", "4", "--log-every", "1", "--val-fraction", "0", "--json"]
     rows = {}
     for task in ("auto", "regression"):
@@ -399,7 +394,7 @@ def test_nan_gradients_under_a_finite_loss_stop_the_exported_script_before_the_u
 def test_the_scripts_rows_piped_into_head_end_quietly(tmp_path: Path) -> None:
     """`python model.py --json | head -n 1` printed a BrokenPipeError traceback and exited 1;
     it stops as cat does: nothing more printed, exit 141 (128 + SIGPIPE)."""
-    path = exported(generate.revnet_chain(1, channels=4, size=4, wired=False), tmp_path)
+    path = chain_script(tmp_path, wired=False)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["OMP_NUM_THREADS"] = "1"
     code, read, err = read_then_leave([sys.executable, "-I", str(path), "--steps", "100000", "--batch", "2",
@@ -412,7 +407,7 @@ def test_the_scripts_rows_piped_into_head_end_quietly(tmp_path: Path) -> None:
 
 def test_the_scripts_best_validation_survives_a_resume(tmp_path: Path) -> None:
     """A resumed script goes on comparing with the best val_loss its checkpoint carries, as revstudio's does."""
-    path = exported(generate.revnet_chain(1, channels=4, size=4, wired=True), tmp_path)
+    path = chain_script(tmp_path)
     common = ["--batch-size", "8", "--lr", "0.01", "--val-every", "1", "--log-every", "1"]
     half = run_script(path, [*common, "--steps", "2", "--out", "half.pt"], tmp_path)
     assert half.returncode == 0, half.stderr[-3000:]

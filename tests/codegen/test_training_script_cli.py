@@ -17,10 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from codegen_harness import run_script  # noqa: E402
-
-from revstudio.codegen import export  # noqa: E402
-from revstudio.core import generate  # noqa: E402
+from codegen_harness import chain_script, run_script  # noqa: E402
 
 COMMON = ["--schedule", "constant", "--batch-size", "8", "--lr", "0.01", "--val-fraction", "0", "--device", "cpu",
           "--log-every", "1", "--checkpoint-every", "0", "--out", "ck.pt"]
@@ -28,9 +25,7 @@ COMMON = ["--schedule", "constant", "--batch-size", "8", "--lr", "0.01", "--val-
 
 def _stopped_by(sig: int, tmp_path: Path, json_rows: bool) -> tuple[int, list[str], str]:
     """Start the script on a run far too long to finish, wait for its first step row, send ``sig``."""
-    path = tmp_path / "train_model.py"
-    path.write_text(export(generate.revnet_chain(1, channels=4, size=4, wired=True), with_training=True),
-                    encoding="utf-8")
+    path = chain_script(tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["OMP_NUM_THREADS"] = "1"
     argv = [sys.executable, "-I", path.name, *COMMON, "--steps", "1000000", *(["--json"] if json_rows else [])]
@@ -73,9 +68,7 @@ def test_a_data_path_from_the_current_folder_is_pointed_at(tmp_path: Path) -> No
     # folder holding data/ said only "<script folder>/data/x.npz: no such file", as revstudio train did
     scripts = tmp_path / "scripts"
     scripts.mkdir()
-    path = scripts / "train_model.py"
-    path.write_text(export(generate.revnet_chain(1, channels=4, size=4, wired=True), with_training=True),
-                    encoding="utf-8")
+    path = chain_script(scripts)
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "x.npz").write_bytes(b"")
     proc = run_script(path, ["--steps", "1", "--device", "cpu", "--data", os.path.join("data", "x.npz")], tmp_path)
@@ -89,9 +82,7 @@ def test_a_data_path_that_names_nothing_gets_revstudio_trains_words(tmp_path: Pa
     # both now print data_hints' words (copied into the script), the script naming its folder --base-dir
     from revstudio.training.data_hints import nowhere_hint
 
-    path = tmp_path / "train_model.py"
-    path.write_text(export(generate.revnet_chain(1, channels=4, size=4, wired=True), with_training=True),
-                    encoding="utf-8")
+    path = chain_script(tmp_path)
     proc = run_script(path, ["--steps", "1", "--device", "cpu", "--data", "../elsewhere/x.npz"], tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     fix = "(or --base-dir DIR, the folder relative paths start from)"

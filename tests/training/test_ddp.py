@@ -1,4 +1,5 @@
-"""``--nproc 2``: DDP through torch.distributed.run on 2 CPU processes (gloo), reversible mode."""
+"""``--nproc 2``: DDP through torch.distributed.run on 2 CPU processes (gloo), reversible mode (what each
+rank holds of its own: test_ddp_ranks.py)."""
 from __future__ import annotations
 
 import json
@@ -8,20 +9,18 @@ import sys
 
 import pytest
 import torch
-from training_kit import EXAMPLES, ROOT
+from training_kit import BATCHNORM_PROJECT, DDP_ARGS, EXAMPLES, ROOT, two_processes
 
 from revstudio import cli
 from revstudio.training import runs
 
 EXAMPLE = str(next(p for p in EXAMPLES if p.stem == "revnet_coupling"))
-ARGS = ["--steps", "4", "--batch-size", "8", "--lr", "0.01", "--log-every", "1", "--val-every", "0",
-        "--device", "cpu", "--json", "--mode", "reversible"]
 
 
 def test_two_processes_match_one_on_the_same_global_batch(tmp_path, capsys) -> None:
     env = dict(os.environ, OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    two = subprocess.run([sys.executable, "-P", "-m", "revstudio", "train", EXAMPLE, *ARGS, "--nproc", "2",
+    two = subprocess.run([sys.executable, "-P", "-m", "revstudio", "train", EXAMPLE, *DDP_ARGS, "--nproc", "2",
                           "--out", str(tmp_path / "two")], capture_output=True, text=True, env=env,
                          cwd=str(tmp_path), timeout=600)
     assert two.returncode == 0, two.stderr[-3000:]
@@ -32,7 +31,7 @@ def test_two_processes_match_one_on_the_same_global_batch(tmp_path, capsys) -> N
     assert finished["event"] == "finished"
     assert finished["ranks_in_sync"] is True  # every rank holds rank 0's weights bit for bit
 
-    assert cli.main(["train", EXAMPLE, *ARGS, "--out", str(tmp_path / "one")]) == 0
+    assert cli.main(["train", EXAMPLE, *DDP_ARGS, "--out", str(tmp_path / "one")]) == 0
     one = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     losses = lambda rs: [r["loss"] for r in rs if r["kind"] == "step"]  # noqa: E731
     assert len(losses(rows)) == 4
@@ -83,33 +82,7 @@ def test_finishing_collects_the_ddp_wrapper_before_the_group_is_destroyed() -> N
     assert "collected before destroy: [True]" in proc.stdout
 
 
-BATCHNORM_PROJECT = {
-    "format": "revstudio", "version": 1, "name": "bn",
-    "nodes": [{"id": "x", "type": "Input", "params": {"shape": [2, 4, 4]}},
-              {"id": "n", "type": "Norm", "params": {"kind": "batch"}},
-              {"id": "h", "type": "Linear", "params": {"out_features": 3}},
-              {"id": "y", "type": "Output", "params": {}}],
-    "edges": [["x.out", "n.in"], ["n.out", "h.in"], ["h.out", "y.in"]],
-    "groups": {}, "training": {}, "view": {},
-}
 
-
-def _two_processes(args: list[str], cwd) -> subprocess.CompletedProcess:
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return subprocess.run([sys.executable, "-P", "-m", "revstudio", "train", *args, "--nproc", "2"],
-                          capture_output=True, text=True, env=env, cwd=str(cwd), timeout=600)
-
-
-def test_batchnorm_statistics_do_not_make_the_ranks_look_out_of_sync(tmp_path) -> None:
-    """"ranks_in_sync" was false for every network with BatchNorm: each rank's last forward updates
-    its own running statistics (DDP broadcasts rank 0's before the next forward), though the
-    weights agreed bit for bit."""
-    path = tmp_path / "bn.revs"
-    path.write_text(json.dumps(BATCHNORM_PROJECT))
-    two = _two_processes([str(path), *ARGS, "--steps", "2", "--out", str(tmp_path / "two")], tmp_path)
-    assert two.returncode == 0, two.stderr[-3000:]
-    assert json.loads(two.stdout.splitlines()[-1])["ranks_in_sync"] is True
 
 
 def test_data_every_rank_would_refuse_is_refused_once_with_exit_2(tmp_path) -> None:
@@ -120,11 +93,11 @@ def test_data_every_rank_would_refuse_is_refused_once_with_exit_2(tmp_path) -> N
     path = tmp_path / "bn.revs"
     path.write_text(json.dumps(BATCHNORM_PROJECT))
     np.savez(tmp_path / "bad.npz", x=np.zeros((8, 2, 4, 5), "float32"), y=np.zeros(8, "int64"))
-    two = _two_processes([str(path), "--data", str(tmp_path / "bad.npz"), "--out", str(tmp_path / "run"),
+    two = two_processes([str(path), "--data", str(tmp_path / "bad.npz"), "--out", str(tmp_path / "run"),
                           "--device", "cpu"], tmp_path)
     assert two.returncode == 2
     assert "bad.npz: array 'x' has samples of shape 2x4x5" in two.stderr and "ChildFailedError" not in two.stderr
-    odd = _two_processes([str(path), "--batch-size", "7", "--json", "--device", "cpu"], tmp_path)
+    odd = two_processes([str(path), "--batch-size", "7", "--json", "--device", "cpu"], tmp_path)
     assert odd.returncode == 2
     assert json.loads(odd.stdout)["message"].startswith("batch size 7 does not split evenly over 2 processes")
     assert not (tmp_path / "run").exists() and not (tmp_path / "runs").exists()
@@ -136,46 +109,10 @@ def test_an_out_that_rank_0_cannot_write_is_exit_2_with_its_reason(tmp_path) -> 
     path = tmp_path / "bn.revs"
     path.write_text(json.dumps(BATCHNORM_PROJECT))
     (tmp_path / "afile").write_text("in the way")
-    two = _two_processes([str(path), "--steps", "1", "--device", "cpu", "--out", str(tmp_path / "afile" / "run")],
+    two = two_processes([str(path), "--steps", "1", "--device", "cpu", "--out", str(tmp_path / "afile" / "run")],
                          tmp_path)
     assert two.returncode == 2, two.stderr[-3000:]
     assert "cannot write" in two.stderr and "ChildFailedError" not in two.stderr
-
-
-DROPOUT_PROJECT = {
-    "format": "revstudio", "version": 1, "name": "drop",
-    "nodes": [{"id": "x", "type": "Input", "params": {"shape": [8]}},
-              {"id": "d", "type": "Dropout", "params": {"p": 0.5}},
-              {"id": "h", "type": "Linear", "params": {"out_features": 3}},
-              {"id": "y", "type": "Output", "params": {}}],
-    "edges": [["x.out", "d.in"], ["d.out", "h.in"], ["h.out", "y.in"]],
-    "groups": {}, "training": {}, "view": {},
-}
-
-
-def test_each_rank_draws_its_own_dropout_masks_and_a_resume_repeats_them(tmp_path) -> None:
-    """Every rank drew from the run's one seeded stream, so all ranks dropped the same units of
-    their different shards; the checkpoint held rank 0's state alone."""
-    path = tmp_path / "drop.revs"
-    path.write_text(json.dumps(DROPOUT_PROJECT))
-    flags = [str(path), *ARGS, "--gradcheck-every", "0", "--memory-every", "0"]
-    whole = _two_processes([*flags, "--out", str(tmp_path / "whole")], tmp_path)
-    assert whole.returncode == 0, whole.stderr[-3000:]
-    saved = torch.load(tmp_path / "whole" / "checkpoints" / "last.pt", weights_only=True)
-    ranks = saved["rng_ranks"]
-    assert len(ranks) == 2 and torch.equal(ranks[0]["torch"], saved["rng"]["torch"])
-    assert not torch.equal(ranks[0]["torch"], ranks[1]["torch"])  # each rank's own stream
-
-    half = _two_processes([*flags, "--steps", "2", "--out", str(tmp_path / "half")], tmp_path)
-    assert half.returncode == 0, half.stderr[-3000:]
-    rest = _two_processes(["--resume", str(tmp_path / "half"), *ARGS], tmp_path)
-    assert rest.returncode == 0, rest.stderr[-3000:]
-    losses = lambda text: {r["step"]: r["loss"] for r in map(json.loads, text.splitlines())  # noqa: E731
-                           if r["kind"] == "step"}
-    assert {**losses(half.stdout), **losses(rest.stdout)} == losses(whole.stdout)  # bit for bit, every rank
-    a = torch.load(tmp_path / "half" / "checkpoints" / "last.pt", weights_only=True)
-    for key in saved["model"]:
-        assert torch.equal(a["model"][key], saved["model"][key]), key
 
 
 EARLY_STOP = r"""
@@ -208,7 +145,7 @@ def test_a_sigterm_before_the_workers_start_stops_the_run_cleanly(tmp_path, when
     path.write_text(json.dumps(BATCHNORM_PROJECT))
     env = dict(os.environ, OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, "-P", "-c", EARLY_STOP, when, str(path), *ARGS, "--nproc", "2",
+    proc = subprocess.run([sys.executable, "-P", "-c", EARLY_STOP, when, str(path), *DDP_ARGS, "--nproc", "2",
                            "--out", str(tmp_path / "run")], capture_output=True, text=True, env=env,
                           cwd=str(tmp_path), timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -159,3 +159,30 @@ def regression_project(here: Path) -> Path:
     np.savez(here / "reg.npz", x=x, y=(x[:, :3] * 2 + 0.5).astype(np.float32))
     save(linear_regression({"task": "regression", "data": "reg.npz"}), here / "reg.revs")
     return here / "reg.revs"
+
+
+# ``--nproc 2`` runs (test_ddp.py, test_ddp_ranks.py): train's flags for 4 quick reversible steps, logged
+# as JSON rows, and a project with a BatchNorm (per-rank running statistics)
+DDP_ARGS = ["--steps", "4", "--batch-size", "8", "--lr", "0.01", "--log-every", "1", "--val-every", "0",
+            "--device", "cpu", "--json", "--mode", "reversible"]
+
+BATCHNORM_PROJECT = {
+    "format": "revstudio", "version": 1, "name": "bn",
+    "nodes": [{"id": "x", "type": "Input", "params": {"shape": [2, 4, 4]}},
+              {"id": "n", "type": "Norm", "params": {"kind": "batch"}},
+              {"id": "h", "type": "Linear", "params": {"out_features": 3}},
+              {"id": "y", "type": "Output", "params": {}}],
+    "edges": [["x.out", "n.in"], ["n.out", "h.in"], ["h.out", "y.in"]],
+    "groups": {}, "training": {}, "view": {},
+}
+
+
+def two_processes(args: list[str], cwd: Any) -> Any:
+    """``revstudio train ARGS --nproc 2`` in a child (its launcher and two workers), finished."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return subprocess.run([sys.executable, "-P", "-m", "revstudio", "train", *args, "--nproc", "2"],
+                          capture_output=True, text=True, env=env, cwd=str(cwd), timeout=600)
