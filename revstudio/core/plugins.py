@@ -376,8 +376,9 @@ def spec_failed(registry: Registry, type_id: str, exc: BaseException, hook: str 
     provider = registry.provider(type_id)
     if provider is None or provider.builtin:
         return None
-    report(provider.label, f"node type {type_id!r}: {hook} raised {type(exc).__name__}: {exc}")
-    return (f"the plugin {provider.label} failed to {doing} ({type(exc).__name__}: {exc}); "
+    where = raised_in(exc, provider)  # (the author's line, as a failed import or build names it)
+    report(provider.label, f"node type {type_id!r}: {hook} raised {type(exc).__name__}: {exc}{where}")
+    return (f"the plugin {provider.label} failed to {doing} ({type(exc).__name__}: {exc}{where}); "
             "update the plugin or tell its authors")
 
 
