@@ -294,7 +294,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                     def check_step(xs: list[torch.Tensor] = xs, ys: Any = ys) -> torch.Tensor:
                         return forward(model, xs, ys, cast=False)[0]  # type: ignore[no-any-return]
 
-                    result = region_gradcheck(model, regions, check_step, device, cfg.seed + step)
+                    result = region_gradcheck(model, regions, check_step, device, cfg.seed + step, xs)
                     run.emit({"kind": "gradcheck", "step": step, "epoch": round(step / spe, 4), **result})
                 measure = bool(cfg.memory_every and step % cfg.memory_every == 0)
                 optimizer.zero_grad(set_to_none=True)
