@@ -380,6 +380,9 @@ def _compile_recorded(graph: Any) -> tuple[Any, Record, Any]:
             model = build(graph, mode="reversible", device="cpu", report=report)
         except CompileError as exc:
             raise CodegenError(str(exc)) from None
+    from .plugin_probe import check_plugin_layers
+
+    check_plugin_layers(graph)  # (a plugin's layer that breaks its contract would export silently wrong)
     return model, record, report
 
 

@@ -228,6 +228,23 @@ def raised_in(exc: BaseException, provider: Provider) -> str:
     return where
 
 
+def _kind_default(name: str, param: Any) -> str:
+    """Where a parameter's default is its kind's own (what ``Int(min=1)`` without ``default=`` has),
+    where it came from and what to write: an author who gave none did not know of a 0."""
+    from dataclasses import MISSING, fields
+
+    own = next((f.default for f in fields(param) if f.name == "default"), MISSING)
+    if own is MISSING or own != param.default or type(own) is not type(param.default):
+        return ""
+    kind = type(param).__name__
+    first = getattr(param, "min", None)
+    if first is None and getattr(param, "options", None):
+        first = param.options[0]
+    write = f": write {name!r}: {kind}(default={first!r}, ...)" if first is not None else ""
+    article = "an" if kind[:1] in "AEIOU" else "a"
+    return f" ({article} {kind} given no default has {own!r}{write})"
+
+
 def _is_name(value: Any) -> bool:
     return isinstance(value, str) and value == value.strip() and value != "" and value.isprintable()
 
@@ -330,7 +347,7 @@ def _bad_default(spec: NodeSpec) -> str | None:
             param.validate(param.default)
         except ParamError as exc:
             return (f"the default of its parameter {name!r}, {param.default!r}, is not allowed ({exc}); "
-                    "change the default or the limits in the plugin")
+                    f"change the default or the limits in the plugin{_kind_default(name, param)}")
         except Exception as exc:  # a parameter kind of the plugin's own that cannot check its default
             return (f"its parameter {name!r} cannot check its default {param.default!r} "
                     f"({type(exc).__name__}: {exc}); fix the parameter in the plugin")
@@ -376,8 +393,9 @@ def spec_failed(registry: Registry, type_id: str, exc: BaseException, hook: str 
     provider = registry.provider(type_id)
     if provider is None or provider.builtin:
         return None
-    report(provider.label, f"node type {type_id!r}: {hook} raised {type(exc).__name__}: {exc}")
-    return (f"the plugin {provider.label} failed to {doing} ({type(exc).__name__}: {exc}); "
+    where = raised_in(exc, provider)  # (the author's line, as a failed import or build names it)
+    report(provider.label, f"node type {type_id!r}: {hook} raised {type(exc).__name__}: {exc}{where}")
+    return (f"the plugin {provider.label} failed to {doing} ({type(exc).__name__}: {exc}{where}); "
             "update the plugin or tell its authors")
 
 

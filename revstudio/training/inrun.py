@@ -23,6 +23,8 @@ from typing import Any
 
 import torch
 
+WARN_LEVEL = 1e-4  # a gradient check's error above which the run's output says it is off
+
 
 @contextlib.contextmanager
 def _preserved(model: torch.nn.Module, device: torch.device) -> Iterator[None]:
@@ -69,17 +71,22 @@ def _grads(model: torch.nn.Module, mode: str, step: Callable[[], torch.Tensor], 
 
 
 def region_gradcheck(model: torch.nn.Module, regions: Sequence[Any], step: Callable[[], torch.Tensor],
-                     device: torch.device, seed: int) -> dict[str, Any]:
+                     device: torch.device, seed: int, inputs: Sequence[torch.Tensor] = ()) -> dict[str, Any]:
     """Per-region agreement of reversible and standard gradients on the batch ``step`` computes.
 
-    ``step()`` runs forward on the current batch and returns the loss. Returns
-    the ``regions`` list and maxima of a gradcheck row (CONTRACTS section 3).
+    ``step()`` runs forward on the current batch (``inputs``) and returns the loss. Returns
+    the ``regions`` list and maxima of a gradcheck row (CONTRACTS section 3). A region whose
+    inversion error is over :data:`WARN_LEVEL` also gets ``inverse_off``: its layers whose own
+    inverse does not undo their forward on ``inputs`` (a plugin's wrong inverse), worst first.
     """
     with _preserved(model, device), tracking(model):
         ref = _grads(model, "standard", step, seed)
         rev = _grads(model, "reversible", step, seed)
         errors: Any = getattr(model, "inversion_errors", None)
         inversion = dict(errors()) if callable(errors) else {}
+        off = [r.id for r in regions  # (NaN and Inf too; None: not measured)
+               if inversion.get(r.id) is not None and not inversion[r.id] <= WARN_LEVEL]
+        layers = _layers_off(model, inputs) if off and inputs else []
     squares = [float(g.pow(2).sum()) for g in ref.values() if g is not None]
     scale = math.sqrt(sum(squares)) or 1.0
     rows = []
@@ -102,10 +109,30 @@ def region_gradcheck(model: torch.nn.Module, regions: Sequence[Any], step: Calla
         bad = [k for k in ("grad_rel_error", "inversion_error") if row[k] is not None and not math.isfinite(row[k])]
         if bad:
             row["nonfinite"] = bad
+        if region.id in off:
+            mine = [dict(layer) for layer in layers if layer["node"].split("/")[0].split(".")[0] in nodes]
+            if mine:
+                row["inverse_off"] = mine
         rows.append(row)
     return {"regions": rows,
             "max_grad_rel_error": _worst(r["grad_rel_error"] for r in rows),
             "max_inversion_error": _worst(r["inversion_error"] for r in rows)}
+
+
+def _layers_off(model: Any, inputs: Sequence[torch.Tensor]) -> list[dict[str, Any]]:
+    """The regions' layers whose inverse misses its input by more than :data:`WARN_LEVEL` on
+    ``inputs`` (one standard forward, no gradients), worst first: ``{"node", "type", "error"}``,
+    a node inside a group body named by its module path (``blocks.body0/t``)."""
+    from revstudio.diagnostics.gradcheck import node_inversion_errors
+
+    model.mode = "standard"  # type: ignore[assignment]
+    try:
+        errors, types = node_inversion_errors(model, list(inputs))
+    except Exception:  # noqa: BLE001 - naming the layer is best effort; the region's figure stands
+        return []
+    found = [(name, e) for name, e in errors.items() if not e <= WARN_LEVEL]
+    found.sort(key=lambda item: -item[1] if not math.isnan(item[1]) else -math.inf)
+    return [{"node": name, "type": types.get(name, ""), "error": e} for name, e in found]
 
 
 def _worst(values: Iterable[float | None]) -> float | None:

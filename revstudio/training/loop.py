@@ -113,6 +113,10 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
     # the inversion error is read on gradient-check steps only: the others skip measuring it
     # (the memory-measured steps measure it too, so their peak is the run's worst step's)
     model.track_inversion = False
+    if not any(True for _ in model.parameters()):  # (torch's optimizer: "empty parameter list")
+        raise TrainError("the network has no weights to train (each of its layers has 0 parameters); add a "
+                         "layer with weights (a Conv or a Linear), or run it without training: revstudio "
+                         "gradcheck checks its gradients, revstudio memory measures a training step", 1)
     optimizer = make_optimizer(cfg, model.parameters())
     scheduler = make_scheduler(cfg, optimizer, total)
     ckpt.seed_rank(cfg.seed, dist.rank)  # shared weights, then each rank's own dropout masks
@@ -290,7 +294,7 @@ def train(graph: Any, report: Any, cfg: TrainConfig, data: Any, *, callbacks: Se
                     def check_step(xs: list[torch.Tensor] = xs, ys: Any = ys) -> torch.Tensor:
                         return forward(model, xs, ys, cast=False)[0]  # type: ignore[no-any-return]
 
-                    result = region_gradcheck(model, regions, check_step, device, cfg.seed + step)
+                    result = region_gradcheck(model, regions, check_step, device, cfg.seed + step, xs)
                     run.emit({"kind": "gradcheck", "step": step, "epoch": round(step / spe, 4), **result})
                 measure = bool(cfg.memory_every and step % cfg.memory_every == 0)
                 optimizer.zero_grad(set_to_none=True)

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from .checkpoint import data_changed_note
+from .inrun import WARN_LEVEL
+from .inverse_words import inverse_words
 from .loop import Callback
 from .patience import early_status, early_words
 from .runs import BEST, CHECKPOINT, RunWriter, finite, json_text, now_iso
-
-WARN_LEVEL = 1e-4  # a gradient check's error above which the run's output says it is off
 
 
 def dumps(row: dict[str, Any]) -> str:
@@ -189,6 +189,9 @@ class Progress(_Out):
                if not all((r.get(k) or 0.0) <= WARN_LEVEL for k in ("grad_rel_error", "inversion_error"))]
         verdict = (f"; OFF in region {', '.join(off)} (over {WARN_LEVEL:g}): reversible mode loses precision there; "
                    "try --mode checkpoint, a lower --lr, or float64" if off else "")
+        layers = [layer for r in row.get("regions", ()) if r["region"] in off for layer in r.get("inverse_off", ())]
+        if layers:  # (which layer's inverse misses: a plugin's wrong inverse is no precision loss)
+            verdict = f"; OFF in region {', '.join(off)} (over {WARN_LEVEL:g}): {inverse_words(layers[0])}"
         self._line(f"gradient check at step {row['step']}: reversible vs standard max error "
                    f"{_figure(grad)}, inversion error {_figure(inv)}{verdict}")
 

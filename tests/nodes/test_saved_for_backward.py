@@ -155,23 +155,43 @@ def _backward(module: Any, xs: list[Any], tracker_class: Any) -> int:
     return peak - before - out_bytes - sum(n for ptr, n in new.items() if ptr not in views)
 
 
-@pytest.mark.parametrize("case", DECLARED, ids=[case_id(c) for c in DECLARED])
-def test_the_declaration_is_what_autograd_keeps(case: tuple[str, dict[str, Any], list[tuple[int, ...]]]) -> None:
-    type_id, raw, shapes = case
+def _measured(type_id: str, raw: dict[str, Any], shapes: list[tuple[int, ...]]) -> str:
+    """What the example measures, written as the declaration that says it (float32, per sample),
+    for a failure's message: an author (of a plugin) pastes it instead of fixing one field a run."""
+    built = NodeKit(make_groups()).build(type_id, raw, shapes)
+    order = [*built.in_ports, *built.out_ports]
+    (_, own2), (seen3, own3) = _observed(type_id, raw, shapes, 2), _observed(type_id, raw, shapes, 3)
+    ports = tuple(p for p in order if any(min(s, key=order.index) == p for s in seen3))
+    work = ((0, 0), (0, 0)) if raw.get("inplace") else (_work(type_id, raw, shapes, 2), _work(type_id, raw, shapes, 3))
+    fields = [f"ports={ports!r}"]
+    figures = {"": own3 - own2, "forward_": work[1][0] - work[0][0], "backward_": work[1][1] - work[0][1]}
+    for prefix, n in figures.items():
+        if n:  # (4-byte values at float32; what is not a whole number of them is 1-byte flags)
+            fields.append(f"{prefix}values={n // 4}" if n % 4 == 0 else f"{prefix}flags={n}")
+    said = ", ".join(f"{k.rstrip('_') or 'kept'} {v}" for k, v in figures.items())
+    return (f"measured on this example: SavedTensors({', '.join(fields)}) (bytes a sample at float32: {said}; "
+            "values are the layer's dtype, flags 1 byte, indices 8: split them by what its tensors are, "
+            "and write the counts in terms of the shapes, as prod(ins[0]))")
+
+
+def _check_declaration(type_id: str, raw: dict[str, Any], shapes: list[tuple[int, ...]]) -> None:
     spec = registry.get(type_id)
     ctx, outputs = NodeKit(make_groups()).infer(type_id, raw, shapes)
     out_shapes = [outputs[p] for p in spec.output_ports(ctx.params)]
     declared = spec.saves_for_backward(ctx.params, shapes, out_shapes)
-    assert declared is not None, f"{type_id} declares no saved_for_backward: the estimate guesses it"
+    assert declared is not None, \
+        f"{type_id} declares no saved_for_backward: the estimate guesses it; {_measured(type_id, raw, shapes)}"
     (seen2, own2), (seen3, own3) = _observed(type_id, raw, shapes, 2), _observed(type_id, raw, shapes, 3)
     assert seen2 == seen3
     kept = sorted(sorted(ports) for ports in seen3)
-    assert all(ports & set(declared.ports) for ports in seen3), f"{type_id}: autograd keeps ports {kept}, {declared}"
+    assert all(ports & set(declared.ports) for ports in seen3), \
+        f"{type_id}: autograd keeps ports {kept}, {declared}; {_measured(type_id, raw, shapes)}"
     assert all(any(p in ports for ports in seen3) for p in declared.ports), \
-        f"{type_id}: autograd keeps ports {kept}, {declared}"
+        f"{type_id}: autograd keeps ports {kept}, {declared}; {_measured(type_id, raw, shapes)}"
     own = own3 - own2
     assert own == declared.extra_bytes(1, 4), \
-        f"{type_id}: autograd keeps {own} bytes a sample of the layer's own tensors (float32), {declared}"
+        f"{type_id}: autograd keeps {own} bytes a sample of the layer's own tensors (float32), {declared}; " \
+        f"{_measured(type_id, raw, shapes)}"
     out_shape = dict(zip(spec.output_ports(ctx.params), out_shapes))
     for port in declared.freed_unread:  # dropped unread, its backward and what that keeps go too
         gone = _unread(type_id, raw, shapes, 3, port) - _unread(type_id, raw, shapes, 2, port)
@@ -181,13 +201,19 @@ def test_the_declaration_is_what_autograd_keeps(case: tuple[str, dict[str, Any],
     if not raw.get("inplace"):  # (a leaf's input written over in place cannot run)
         (forward2, backward2), (forward3, backward3) = _work(type_id, raw, shapes, 2), _work(type_id, raw, shapes, 3)
         assert forward3 - forward2 == declared.forward_bytes(1, 4), \
-            f"{type_id}: its forward holds {forward3 - forward2} bytes a sample beside its outputs (float32), {declared}"
+            f"{type_id}: its forward holds {forward3 - forward2} bytes a sample beside its outputs (float32), " \
+            f"{declared}; {_measured(type_id, raw, shapes)}"
         # (a layer whose backward frees more than it makes may declare 0, or exactly what it frees)
         declared_backward = declared.backward_bytes(1, 4)
         assert (backward3 - backward2 if declared_backward < 0 else max(0, backward3 - backward2)) \
             == declared_backward, \
             f"{type_id}: its backward holds {backward3 - backward2} bytes a sample beside the gradients (float32; " \
-            f"declare {max(0, backward3 - backward2)}), {declared}"
+            f"declare {max(0, backward3 - backward2)}), {declared}; {_measured(type_id, raw, shapes)}"
+
+
+@pytest.mark.parametrize("case", DECLARED, ids=[case_id(c) for c in DECLARED])
+def test_the_declaration_is_what_autograd_keeps(case: tuple[str, dict[str, Any], list[tuple[int, ...]]]) -> None:
+    _check_declaration(*case)
 
 
 def _view(type_id: str, inputs: dict[str, tuple[int, ...]], outputs: dict[str, tuple[int, ...]],
@@ -239,6 +265,29 @@ def test_a_layout_only_type_keeps_nothing_unless_it_says_so(plugged: Any) -> Non
     plugged("Shuffle", layout_only=True)
     saves = apply_rule(_view("Shuffle", {"in": (3,)}, {"out": (3,)}))
     assert (saves.inputs, saves.outputs, saves.extra_bytes, saves.approximate) == ((), (), 0, False)
+
+
+class _Gate(torch.nn.Module):
+    """x * sigmoid(x): autograd keeps x and the sigmoid (a tensor of the layer's own)."""
+
+    def forward(self, x: Any) -> tuple[Any]:
+        return (x * torch.sigmoid(x),)
+
+
+@pytest.mark.parametrize("declaration", [None, ("out",)])
+def test_a_failing_declaration_is_told_the_whole_measured_one(plugged: Any, declaration: Any) -> None:
+    """A plugin author's type that declares nothing, or the wrong port, learns every figure at once:
+    the message was "declares no saved_for_backward" or "autograd keeps ports [['in']]", and each
+    run of the test then failed on the next field (its own bytes, the forward's, the backward's)."""
+    plugged("Gate", build=lambda ctx: _Gate(), count_params=lambda ctx: 0, saved_for_backward=declaration)
+    with pytest.raises(AssertionError) as failed:
+        _check_declaration("Gate", {}, [(3, 5)])
+    message = str(failed.value)
+    assert "measured on this example: SavedTensors(ports=('in',), values=15, backward_values=15) (bytes a sample " \
+           "at float32: kept 60, forward 0, backward 60;" in message, message
+    plugged("GateDeclared", build=lambda ctx: _Gate(), count_params=lambda ctx: 0, saved_for_backward=lambda p, ins, outs: SavedTensors(
+        ports=("in",), values=prod(ins[0]), backward_values=prod(ins[0])))
+    _check_declaration("GateDeclared", {}, [(3, 5)])  # (what the message said to write passes)
 
 
 def test_values_scale_with_the_element_size() -> None:

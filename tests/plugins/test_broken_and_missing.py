@@ -121,6 +121,8 @@ def test_an_infer_that_raises_fails_only_its_node_naming_the_plugin(broken_env: 
     messages = {d["node"]: d["message"] for d in report["diagnostics"] if d["severity"] == "error"}
     assert "the plugin revstudio-boom (entry point 'boom') failed to infer shapes" in messages["b"]
     assert "ZeroDivisionError" in messages["b2"]
+    # the line of the plugin that raised, as a build that raises or an import that fails says it
+    assert "(ZeroDivisionError: division by zero in the plugin, in boom_plugin, line 6)" in messages["b"], messages
     assert report["nodes"]["x"]["outputs"] == {"out": [4]}
     # reported once on stderr, though two nodes hit it
     assert result.stderr.count("node type 'Boom': infer raised ZeroDivisionError") == 1, result.stderr

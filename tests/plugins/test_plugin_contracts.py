@@ -22,7 +22,7 @@ from plugin_site import add_distribution, env_with
 LABEL = "revstudio-sloppy (entry point 'sloppy')"
 
 SLOPPY = textwrap.dedent('''
-    from revstudio.core.params import Int
+    from revstudio.core.params import Float, Int
     from revstudio.core.spec import NodeSpec, SavedTensors
 
 
@@ -60,6 +60,7 @@ SLOPPY = textwrap.dedent('''
         spec("OneShapeExample", examples=(({}, (3, 4)),)),
         spec("NoCategory", category=None),
         spec("BadDefault", params={"k": Int(default=0, min=1, max=5, help="k")}),
+        spec("NoDefault", params={"k": Int(min=2, max=5, help="k"), "s": Float(default=0.5, help="s")}),
         spec("WrongPorts", infer=lambda ctx: {"output": ctx.input("in")}),
         spec("NotADict", infer=lambda ctx: ctx.input("in")),
         spec("OneArgPorts", inputs=lambda params: ("in",)),
@@ -241,6 +242,10 @@ def test_declarations_revstudio_cannot_use_are_skipped_and_named(runs: dict) -> 
     assert "node type 'NoCategory' skipped: its category must be text" in problems
     assert ("node type 'BadDefault' skipped: the default of its parameter 'k', 0, is not allowed "
             "(0 is too small; use an integer >= 1 and <= 5)") in problems
+    # an author who gave no default learns where the 0 came from and what to write
+    assert ("node type 'NoDefault' skipped: the default of its parameter 'k', 0, is not allowed (0 is too small; "
+            "use an integer >= 2 and <= 5); change the default or the limits in the plugin (an Int given no "
+            "default has 0: write 'k': Int(default=2, ...))") in problems, problems
     assert runs["plugins"]["code"] == 1 and "Traceback" not in runs["plugins"]["err"]
 
 

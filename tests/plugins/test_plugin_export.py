@@ -61,3 +61,52 @@ def test_an_inlined_layer_that_imports_its_plugin_names_the_plugin_as_a_need(tmp
     first = source.splitlines()[0]
     assert first == (f'"""halve: exported from revstudio {__version__}; needs only PyTorch and the plugin '
                      'revstudio-halve (import halve).'), first
+
+
+BARE = textwrap.dedent('''
+    from torch import nn
+
+    from revstudio.core.spec import NodeSpec
+
+
+    class Bare(nn.Module):
+        def forward(self, x):
+            return x * 2    # a tensor where the contract asks for a tuple: (x * 2,)
+
+
+    class Halves(nn.Module):
+        def forward(self, x):
+            return (x[..., ::2],)    # half the length infer declares
+
+
+    def _spec(type_id, module):
+        return NodeSpec(type_id=type_id, category="Tests", help="breaks the forward contract", params={},
+                        inputs=("in",), outputs=("out",), infer=lambda ctx: {"out": ctx.input("in")},
+                        count_params=lambda ctx: 0, build=lambda ctx: module())
+
+
+    SPECS = [_spec("Bare", Bare), _spec("Halves", Halves)]
+''')
+
+
+def test_a_plugin_layer_that_breaks_its_forward_contract_is_refused_not_exported(tmp_path: Path) -> None:
+    """The exported file unpacked a bare tensor along its batch axis (the first sample came out, of
+    any batch) and flattened the half-length output into the wrong size, silently; gradcheck, train
+    and the ONNX export refuse the layer naming the plugin, and now the Python export does too."""
+    site = add_distribution(tmp_path / "site", "revstudio-bare", "0.1", {"bare": "bare:SPECS"},
+                            {"bare.py": BARE})
+    for type_id, words in (("Bare", "returned a Tensor, but revstudio needs a tuple of 1 tensor(s)"),
+                           ("Halves", "returned 4x3 (after the batch axis) for output 'out', but the type's "
+                                      "infer says 4x6")):
+        project = tmp_path / f"{type_id}.revs"
+        project.write_text(json.dumps({
+            "format": "revstudio", "version": 1, "name": type_id.lower(),
+            "nodes": [{"id": "x", "type": "Input", "params": {"shape": [4, 6]}}, {"id": "b", "type": type_id},
+                      {"id": "f", "type": "Flatten"}, {"id": "y", "type": "Output"}],
+            "edges": [["x.out", "b.in"], ["b.out", "f.in"], ["f.out", "y.in"]]}))
+        out = tmp_path / f"{type_id}.py"
+        result = revstudio(env_with(site), "export", str(project), "-o", str(out))
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert f"node b ({type_id}): the forward of {type_id} {words}" in result.stderr, result.stderr
+        assert "a bug in the plugin revstudio-bare (entry point 'bare')" in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and not out.exists()

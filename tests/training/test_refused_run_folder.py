@@ -73,3 +73,23 @@ def test_a_run_named_by_revstudio_never_shares_its_folder(tmp_path, capsys, monk
     assert started["run_dir"] == f"{taken}-2" and not list(taken.iterdir())
     assert cli.main(["train", project, "--data", "nosuch.npz", *FLAGS]) == 2  # refused: its claimed folder goes
     assert sorted(p.name for p in taken.parent.iterdir()) == [taken.name, f"{taken.name}-2"]
+
+
+def test_a_network_without_weights_is_refused_naming_what_to_do(tmp_path, capsys) -> None:
+    """A graph of weightless layers (a plugin's new layer tried alone) has nothing to train: it was
+    an internal error (torch's optimizer: 'empty parameter list') after the run folder was made."""
+    from revstudio.core.graph import Graph
+
+    graph = Graph(name="weightless")
+    graph.add_node("Input", "x", {"shape": [4, 4, 4]})
+    graph.add_node("Flatten", "flat")
+    graph.add_node("Output", "o")
+    graph.connect("x.out", "flat.in")
+    graph.connect("flat.out", "o.in")
+    path = tmp_path / "weightless.revs"
+    save(graph, path)
+    assert cli.main(["train", str(path), *FLAGS]) == 1
+    err = capsys.readouterr().err
+    assert "internal error" not in err
+    assert "no weights to train" in err and "revstudio gradcheck" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["weightless.revs"]

@@ -36,6 +36,8 @@ from revstudio.qt.plots.ref_labels import place_ref_labels
 from revstudio.qt.plots.rows import GRAD_PREFIX, INV_PREFIX, RunData
 from revstudio.qt.report_facts import human_bytes
 from revstudio.qt.settings import Settings
+from revstudio.qt.training.words import in_app_words
+from revstudio.training.inverse_words import inverse_words
 
 REFRESH_MS = 50  # 20 Hz (STYLE point 11)
 # Plots redrawn per tick until this is spent, counting the paint each one will cause (its last
@@ -412,6 +414,12 @@ class PlotsPanel(QWidget):
                 value = series.last() or 0.0
                 if value > level or math.isnan(value):
                     region = name.split("/", 1)[1]
+                    layer = run.inverse_off.get(region) if name.startswith(INV_PREFIX) else None
+                    if layer is not None:  # (which layer: a plugin's wrong inverse is no precision loss)
+                        words = in_app_words(inverse_words(layer))
+                        texts.append(f"Region {region} at step {int(series.last('step') or 0)}: "
+                                     f"{words[0].upper()}{words[1:]}.")
+                        continue
                     what = ("its reversible gradients disagree with standard autograd" if name.startswith(GRAD_PREFIX)
                             else "rebuilding its inputs from its outputs is off")
                     by = f"by {value:.2g}" if not math.isnan(value) else "by NaN or Inf (the check's point is missing)"

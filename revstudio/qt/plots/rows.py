@@ -142,6 +142,8 @@ class RunData:
         self.metrics: dict[str, Any] = {}     # final metrics (finished row) or the latest seen
         self.checkpoint: str | None = None
         self.events: list[dict[str, Any]] = []  # nan / oom / diverged / checkpoint rows, for the log
+        # region -> the layer whose inverse misses most, of its latest gradient check (inverse_off)
+        self.inverse_off: dict[str, dict[str, Any]] = {}
         self.noise: list[str] = []
         self.rows = 0
         self.peak_max: float | None = None  # the largest measured peak so far (the memory plot's number)
@@ -204,6 +206,11 @@ class RunData:
                     continue
                 name = str(region.get("region", "?"))
                 bad = region.get("nonfinite") or ()
+                layers = region.get("inverse_off")
+                if isinstance(layers, list) and layers and isinstance(layers[0], dict):
+                    self.inverse_off[name] = layers[0]
+                else:
+                    self.inverse_off.pop(name, None)
                 for key, prefix in (("grad_rel_error", GRAD_PREFIX), ("inversion_error", INV_PREFIX)):
                     value = _num(region.get(key))
                     # null is NaN or Inf where the row says so (a gap in the curve and a warning), else

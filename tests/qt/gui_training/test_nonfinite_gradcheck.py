@@ -43,3 +43,28 @@ def test_an_unmeasured_inversion_error_is_no_point_and_no_warning(qtbot) -> None
     assert len(run.series[INV_PREFIX + "r0"]) == 1
     panel.set_runs([run])
     assert panel.warning.text() == ""
+
+
+def test_a_plugin_layer_whose_inverse_misses_is_named_not_called_a_precision_loss(qtbot) -> None:
+    """A gradient check row names the layers whose inverse misses (``inverse_off``): a plugin's is
+    its bug, so the plots name the node and the plugin instead of advising a smaller learning rate."""
+    from revstudio.core.plugins import Provider
+    from revstudio.core.spec import NodeSpec, registry
+
+    spec = NodeSpec(type_id="PanelTwice", category="Test", help="", params={}, inputs=("in",), outputs=("out",),
+                    infer=lambda ctx: {"out": ctx.input("in")})
+    registry.register(spec, Provider("twice", "twice.nodes:SPECS", "revstudio-twice", "0.1"))
+    try:
+        panel = PlotsPanel()
+        qtbot.addWidget(panel)
+        run = _run({"region": "r0", "grad_rel_error": 1e-8, "inversion_error": 0.2,
+                    "inverse_off": [{"node": "t", "type": "PanelTwice", "error": 0.2}]})
+        panel.show()
+        panel.set_runs([run])
+        text = panel.warning.text()
+        assert "Region r0 at step 20: The inverse of node t (PanelTwice) does not undo its forward" in text, text
+        assert "a bug in the plugin revstudio-twice (entry point 'twice')" in text, text
+        assert "mode checkpoint or standard" in text and "losing precision" not in text, text
+    finally:
+        registry._specs.pop("PanelTwice", None)
+        registry._providers.pop("PanelTwice", None)
