@@ -112,6 +112,14 @@ class SavedTensors:
     ``grad * x`` before it is summed: one output's worth; zero where it frees as much as it makes;
     negative, exactly as measured, where it frees kept tensors before it makes the last of its
     inputs' gradients: a product of three, ``(a * b) * c``, frees ``a * b``). ``tests/nodes/test_saved_for_backward.py`` measures both.
+
+    ``rerun_values`` is, for an invertible layer, what ``values`` becomes where a reversible
+    region reruns its forward on the input its ``inverse`` rebuilt: an einsum that keeps a
+    channels-first copy of its input keeps none when its inverse rebuilt the input in that very
+    order (a view of the rebuilt buffer); None: the same as ``values``. ``inverse_dense``: whether
+    its ``inverse`` hands back its inputs as dense buffers (contiguous or channels-last) from a
+    batch of two on; False where they are views in another axis order (an einsum's product, as
+    ``einsum("oc,bohw->bchw", w, y)``): the region's updates before it then make new buffers.
     """
 
     ports: tuple[str, ...] = ()
@@ -128,6 +136,8 @@ class SavedTensors:
     forward_flags: int = 0
     backward_values: int = 0
     backward_flags: int = 0
+    rerun_values: int | None = None
+    inverse_dense: bool = True
 
     def problem(self) -> str | None:
         """What makes this declaration unusable (a count that is not a whole number, >= 0 but for
@@ -144,11 +154,23 @@ class SavedTensors:
                 return f"{name}={value!r}: each count must be a whole number of elements per sample"
             if value < 0 and name not in FREEING_COUNTS:
                 return f"{name}={value!r}: this count must be 0 or more (only backward_* may be negative)"
+        rerun = self.rerun_values
+        if rerun is not None and (isinstance(rerun, bool) or not isinstance(rerun, (int, float))
+                                  or not math.isfinite(rerun) or rerun != int(rerun) or rerun < 0):
+            return f"rerun_values={rerun!r}: it must be None or a whole number of elements per sample, 0 or more"
+        if not isinstance(self.inverse_dense, bool):
+            return f"inverse_dense={self.inverse_dense!r}: it must be True or False"
         return None
 
     def extra_bytes(self, batch: int, element_bytes: int) -> int:
         """Bytes of the layer's own kept tensors for ``batch`` samples."""
         return batch * (self.values * element_bytes + self.flags + 8 * self.indices)
+
+    def rerun_bytes(self, batch: int, element_bytes: int) -> int:
+        """Bytes of its own kept tensors where a reversible region reruns it on what its inverse
+        rebuilt (``rerun_values``, else ``values``), with its flags and indices."""
+        values = self.values if self.rerun_values is None else self.rerun_values
+        return batch * (int(values) * element_bytes + self.flags + 8 * self.indices)
 
     def forward_bytes(self, batch: int, element_bytes: int) -> int:
         """Bytes the forward holds for a moment beside the outputs, for ``batch`` samples."""

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..core.graph import PortRef
 from ..core.spec import NodeSpec, registry
+from . import peak_invconv
 from .estimate_walk import _prod
 from .save_rules import coupling_split
 from .stream_updates import update_temporaries
@@ -411,7 +412,7 @@ def unowned_rebuild(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], 
     11.2 % under. ``end``: ``steps`` are such a body's, the last copy's, which that follows."""
     found = _typed(b, steps)
     if not end:
-        if not found or found[-1][1] != "InvConv1x1" or b.w.batch < 2 \
+        if not found or not peak_invconv.rebuilds_view(b, found[-1][0]) or b.w.batch < 2 \
                 or len(b.w.views[found[-1][0]].inputs.get("in") or ()) < 2:
             return []
         found = found[:-1]

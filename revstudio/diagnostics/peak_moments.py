@@ -77,7 +77,7 @@ def region_moments(b: Any, region: Any, out_set: AbstractSet[Value], copies: int
         if own_steps is not None:  # a coupling node's: F's and G's, an AffineCoupling's
             moments += own_steps
             continue
-        recompute = b.recompute_bytes(body, ins | out_set)
+        recompute = b.recompute_bytes(body, ins | out_set, sid)  # (rerun on what its inverse rebuilt)
         # a wired coupling's F walked layer by layer; another step's graph and the gradients of
         # its backward, two outputs' worth (ActNorm's and InvConv1x1's: their output's and
         # their backward's own work, ``FLOW_WORK``)

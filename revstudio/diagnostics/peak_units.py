@@ -249,16 +249,19 @@ class UnitBuilder:
                         out.add(b)
         return out
 
-    def recompute_bytes(self, nodes: Iterable[str], exclude: set[Value]) -> int:
+    def recompute_bytes(self, nodes: Iterable[str], exclude: set[Value], inverted: str | None = None) -> int:
         """What rebuilding ``nodes`` keeps for their backward, beyond the values in ``exclude``
-        (a region's or segment's own reads: its streams, not fused apart)."""
+        (a region's or segment's own reads: its streams, not fused apart). ``inverted``: the
+        reversible step rerun on the input its inverse rebuilt, which keeps what its type declares
+        for that (``SavedTensors.rerun_values``)."""
         vals: set[Value] = set()
         extra = 0
         for n in nodes:
             saves = self.w.saves.get(n)
             if saves is not None:
                 vals |= self.w.saved_values(n, fuse=False)
-                extra += int(saves.extra_bytes)
+                rerun = saves.rerun_extra_bytes if n == inverted else None
+                extra += int(saves.extra_bytes if rerun is None else rerun)
         return sum(self.w.nbytes(v) for v in vals - exclude) + extra
 
     def region(self, region: Any) -> Unit:

@@ -50,6 +50,11 @@ class Saves:
     # of ``extra_bytes``, a copy of its input its forward makes and keeps (a Linear flattening a
     # view in another axis order: ``axis_order``), there from its forward's end on
     copied_bytes: int = 0
+    # ``extra_bytes`` where a reversible region reruns it on what its inverse rebuilt, as its type
+    # declares it (``SavedTensors.rerun_values``); None: the same
+    rerun_extra_bytes: int | None = None
+    # whether its inverse hands back dense buffers (``SavedTensors.inverse_dense``)
+    inverse_dense: bool = True
 
 
 @dataclass(slots=True)
@@ -461,7 +466,10 @@ def _declared(v: NodeView) -> Saves:
                  extra_bytes=int(saved.extra_bytes(v.batch, v.element_bytes)),
                  forward_work_bytes=int(saved.forward_bytes(v.batch, v.element_bytes)),
                  work_bytes=int(saved.backward_bytes(v.batch, v.element_bytes)),
-                 freed_unread=tuple(saved.freed_unread))
+                 freed_unread=tuple(saved.freed_unread),
+                 rerun_extra_bytes=None if saved.rerun_values is None
+                 else int(saved.rerun_bytes(v.batch, v.element_bytes)),
+                 inverse_dense=bool(saved.inverse_dense))
 
 
 def rule_for(type_id: str) -> Rule:

@@ -41,15 +41,19 @@ def _heap_before_frozen() -> Any:
     gc.unfreeze()
 
 
-def _observed(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], batch: int
-              ) -> tuple[set[frozenset[str]], int]:
+def _observed(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], batch: int,
+              rerun: bool = False) -> tuple[set[frozenset[str]], int]:
     """(for each saved tensor of the caller's or the result, the ports it is; bytes of the saved
-    tensors the layer made itself)."""
+    tensors the layer made itself). ``rerun``: run forward, as a reversible region's backward
+    reruns an invertible layer, on the inputs its ``inverse`` rebuilt from its outputs."""
     built = NodeKit(make_groups()).build(type_id, params, shapes)
     module = built.module
     module.train()
     weights = {t.untyped_storage().data_ptr() for t in [*module.parameters(), *module.buffers()]}
     xs = [torch.randn(batch, *s, requires_grad=True) * 1.0 for s in shapes]  # made by an op
+    if rerun:
+        with torch.no_grad():
+            xs = [x.detach().requires_grad_(True) for x in module.inverse(*module(*xs))]
     saved: list[Any] = []
 
     def pack(t: Any) -> Any:
@@ -71,6 +75,16 @@ def _observed(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]
         else:
             own[ptr] = t.untyped_storage().nbytes()
     return seen, sum(own.values())
+
+
+def _inverse_dense(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]]) -> bool:
+    """Whether an invertible layer's inverse hands back its inputs, at a batch of three, as dense
+    buffers (contiguous, or channels-last): a reversible region updates only those in place."""
+    module = NodeKit(make_groups()).build(type_id, params, shapes).module
+    with torch.no_grad():
+        xs = module.inverse(*module(*[torch.randn(3, *s) for s in shapes]))
+    return all(x.is_contiguous() or (x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last))
+               for x in xs)
 
 
 def _unread(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], batch: int, port: str) -> int:
@@ -168,6 +182,12 @@ def _measured(type_id: str, raw: dict[str, Any], shapes: list[tuple[int, ...]]) 
     for prefix, n in figures.items():
         if n:  # (4-byte values at float32; what is not a whole number of them is 1-byte flags)
             fields.append(f"{prefix}values={n // 4}" if n % 4 == 0 else f"{prefix}flags={n}")
+    if registry.get(type_id).invertible:  # what its rerun on its inverse's result keeps, where that differs
+        rerun = _observed(type_id, raw, shapes, 3, True)[1] - _observed(type_id, raw, shapes, 2, True)[1]
+        if rerun != own3 - own2:
+            fields.append(f"rerun_values={rerun // 4}")
+        if not _inverse_dense(type_id, raw, shapes):
+            fields.append("inverse_dense=False")
     said = ", ".join(f"{k.rstrip('_') or 'kept'} {v}" for k, v in figures.items())
     return (f"measured on this example: SavedTensors({', '.join(fields)}) (bytes a sample at float32: {said}; "
             "values are the layer's dtype, flags 1 byte, indices 8: split them by what its tensors are, "
@@ -192,6 +212,16 @@ def _check_declaration(type_id: str, raw: dict[str, Any], shapes: list[tuple[int
     assert own == declared.extra_bytes(1, 4), \
         f"{type_id}: autograd keeps {own} bytes a sample of the layer's own tensors (float32), {declared}; " \
         f"{_measured(type_id, raw, shapes)}"
+    if spec.invertible:  # a reversible region reruns it on what its inverse rebuilt
+        rerun = _observed(type_id, raw, shapes, 3, True)[1] - _observed(type_id, raw, shapes, 2, True)[1]
+        assert rerun == declared.rerun_bytes(1, 4), \
+            f"{type_id}: rerun on the input its inverse rebuilt, autograd keeps {rerun} bytes a sample of the " \
+            f"layer's own tensors (float32), {declared}; {_measured(type_id, raw, shapes)}"
+        dense = _inverse_dense(type_id, raw, shapes)
+        assert dense == declared.inverse_dense, \
+            f"{type_id}: its inverse hands back its inputs " \
+            f"{'as dense buffers' if dense else 'as views in another axis order'}, {declared}; " \
+            f"{_measured(type_id, raw, shapes)}"
     out_shape = dict(zip(spec.output_ports(ctx.params), out_shapes))
     for port in declared.freed_unread:  # dropped unread, its backward and what that keeps go too
         gone = _unread(type_id, raw, shapes, 3, port) - _unread(type_id, raw, shapes, 2, port)
