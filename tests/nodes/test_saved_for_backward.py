@@ -282,7 +282,8 @@ def test_a_declared_type_is_counted_exactly(plugged: Any) -> None:
     assert apply_rule(_view("ReadsInput", {"in": (2,)}, {"out": (2,)})).inputs == ("in",)
 
 
-@pytest.mark.parametrize("declaration", [("gate",), lambda p, ins, outs: 1 / 0, lambda p, ins, outs: 7])
+@pytest.mark.parametrize("declaration", [("gate",), lambda p, ins, outs: 1 / 0, lambda p, ins, outs: 7,
+                                         SavedTensors(rerun_values=-2), SavedTensors(inverse_dense="no")])
 def test_a_broken_declaration_counts_as_none(plugged: Any, declaration: Any) -> None:
     """A port the node does not have, a function that raises or returns nonsense: the live
     figures go on, the node marked approximate, as if it declared nothing."""
@@ -318,6 +319,38 @@ def test_a_failing_declaration_is_told_the_whole_measured_one(plugged: Any, decl
     plugged("GateDeclared", build=lambda ctx: _Gate(), count_params=lambda ctx: 0, saved_for_backward=lambda p, ins, outs: SavedTensors(
         ports=("in",), values=prod(ins[0]), backward_values=prod(ins[0])))
     _check_declaration("GateDeclared", {}, [(3, 5)])  # (what the message said to write passes)
+
+
+class _Mix(torch.nn.Module):
+    """An orthogonal channel mix by an einsum, its own inverse (a plugin probe's Householder 1x1)."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.linalg.qr(torch.randn(channels, channels))[0])
+
+    def forward(self, x: Any) -> tuple[Any]:
+        return (torch.einsum("oc,bchw->bohw", self.w, x),)
+
+    def inverse(self, y: Any) -> tuple[Any]:
+        return (torch.einsum("oc,bohw->bchw", self.w, y),)
+
+
+def test_an_invertible_type_is_told_what_its_rerun_on_its_inverse_keeps(plugged: Any) -> None:
+    """Rerun on what its inverse rebuilt (a reversible region's backward), the einsum keeps no
+    copy of its input, and the inverse hands back a view in another axis order: declared as its
+    forward alone measures (all a declaration could say before), the message says both."""
+    def declared(full: bool) -> Any:
+        return lambda p, ins, outs: SavedTensors(values=prod(ins[0]), **(
+            {"rerun_values": 0, "inverse_dense": False} if full else {}))
+
+    fields = {"build": lambda ctx: _Mix(ctx.in_shapes[0][0]), "count_params": lambda ctx: ctx.input("in")[0] ** 2,
+              "invertible": True}
+    plugged("MixOld", saved_for_backward=declared(False), **fields)
+    with pytest.raises(AssertionError) as failed:
+        _check_declaration("MixOld", {}, [(4, 3, 3)])
+    assert "SavedTensors(ports=(), values=36, rerun_values=0, inverse_dense=False)" in str(failed.value), failed.value
+    plugged("MixNew", saved_for_backward=declared(True), **fields)
+    _check_declaration("MixNew", {}, [(4, 3, 3)])  # (what the message said to write passes)
 
 
 def test_values_scale_with_the_element_size() -> None:
