@@ -79,12 +79,16 @@ def _observed(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]
 
 def _inverse_dense(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]]) -> bool:
     """Whether an invertible layer's inverse hands back its inputs, at a batch of three, as dense
-    buffers (contiguous, or channels-last): a reversible region updates only those in place."""
+    buffers (contiguous, or channels-last) where it makes them anew: a reversible region updates
+    only those in place. (A part of what it was given, a Concat's slice, is the region's own
+    stream: its layout steps are priced apart.)"""
     module = NodeKit(make_groups()).build(type_id, params, shapes).module
     with torch.no_grad():
-        xs = module.inverse(*module(*[torch.randn(3, *s) for s in shapes]))
-    return all(x.is_contiguous() or (x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last))
-               for x in xs)
+        ys = module(*[torch.randn(3, *s) for s in shapes])
+        given = {y.untyped_storage().data_ptr() for y in ys}
+        xs = module.inverse(*ys)
+    return all(x.untyped_storage().data_ptr() in given or x.is_contiguous()
+               or (x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last)) for x in xs)
 
 
 def _unread(type_id: str, params: dict[str, Any], shapes: list[tuple[int, ...]], batch: int, port: str) -> int:
