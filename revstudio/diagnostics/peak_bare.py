@@ -13,8 +13,8 @@ from typing import Any
 
 from ..core.graph import PortRef
 from ..core.spec import NodeSpec, registry
-from . import peak_invconv
 from .estimate_walk import _prod
+from .peak_unowned import plugin_rebuilt, unowned_rebuild
 from .save_rules import coupling_split
 from .stream_updates import update_temporaries
 
@@ -397,47 +397,6 @@ def dead_before_additive(b: Any, steps: Sequence[str], bare: AbstractSet[str]) -
             if kind == "AffineCoupling" and sid in bare and prev in _ADDITIVE}
 
 
-def unowned_rebuild(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], end: bool = False) -> list[str]:
-    """The steps of a region (forward order) whose output backward rebuilds into memory the
-    runtime does not own: an InvConv1x1 ends the region and follows them (a coupling node, or a
-    wired block's couplings). The region hands out the einsum's product, a channels-first view
-    from a batch of two on (not dense: ``flows._mix_channels_dense``), and the layer's inverse
-    of that view is one again; the coupling before it then rebuilds each half anew (as
-    ``peak_forward.forward_updates`` prices forward). Conv, InvConv1x1, AdditiveCoupling,
-    InvConv1x1 was 7.8 % under in reversible mode at batch 8, 19 % on the image (ActNorm first);
-    with a wired block 13.7 %. An ActNorm or InvConv1x1 between them hands that layout on (its
-    inverse is elementwise, or the einsum's product of a view again), and a Group or Repeat whose
-    body ends with couplings rebuilds its last copy's anew: random skip network 86 (a Repeat of
-    couplings, ActNorm, InvConv1x1) under a 1 MiB budget at batch 8, whose rest peaks there, was
-    11.2 % under. ``end``: ``steps`` are such a body's, the last copy's, which that follows."""
-    found = _typed(b, steps)
-    if not end:
-        if not found or not peak_invconv.rebuilds_view(b, found[-1][0]) or b.w.batch < 2 \
-                or len(b.w.views[found[-1][0]].inputs.get("in") or ()) < 2:
-            return []
-        found = found[:-1]
-    out: list[str] = []
-    for sid, kind in reversed(found):
-        if kind == "Concat" and not out:  # (a wired block's end)
-            continue
-        if kind in _LAYOUT_KEPT and not out:
-            continue
-        if sid in couplings:
-            out.insert(0, sid)
-            continue
-        if kind == "AdditiveCoupling" and not out:
-            out.append(sid)
-        elif kind in ("Group", "Repeat") and not out and b.spliced(sid) is not None:
-            out.append(sid)  # (its body's last couplings: ``analyse``'s ``end``)
-        break
-    return out
-
-
-# flow layers whose inverse of a view that is not dense is not dense either: ActNorm's is
-# elementwise (torch keeps its input's strides), InvConv1x1's the einsum's product of a view
-_LAYOUT_KEPT = frozenset({"ActNorm", "InvConv1x1"})
-
-
 @dataclass(frozen=True, slots=True)
 class Facts:
     """What the analysis of a region knows of one coupling step, for its moments
@@ -451,6 +410,9 @@ class Facts:
     flow_next: bool = False    # a flow layer with weights directly follows it (:func:`uncorrected`)
     x1_bare: bool = False      # at one sample its x1 comes back bare (:func:`bare_x1_viewed`)
     anew: bool = False         # backward rebuilds its output where the runtime does not own it (:func:`unowned_rebuild`)
+    # ...before a plugin's layer whose inverse hands back a view, whose pair has no correction
+    # (``peak_unowned.plugin_rebuilt``)
+    anew_bare: bool = False
 
 
 @dataclass(slots=True)
@@ -493,6 +455,7 @@ def analyse(b: Any, steps: Sequence[str], couplings: Mapping[str, Any], after: A
     x1_anew = x1_summed_anew(nexts)
     flows = uncorrected(b, nexts)
     anew = unowned_rebuild(b, steps, couplings, end) if after == NOTHING_AFTER or end else []
+    plugin = plugin_rebuilt(b, steps, couplings) if anew and not end else set()
     facts = {sid: Facts(sid in bare, parts.get(sid, 0), sid in split_lo, sid in dead_on, sid in x1_anew,
-                        sid in flows, sid in x1_bare, sid in anew) for sid in nexts}
+                        sid in flows, sid in x1_bare, sid in anew, sid in plugin) for sid in nexts}
     return Analysis(following, wired, flow_joined(b, steps, couplings, after[0]), facts, anew)

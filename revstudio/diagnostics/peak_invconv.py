@@ -12,14 +12,6 @@ from typing import Any
 from .estimate_walk import _prod
 
 
-def rebuilds_view(b: Any, sid: str) -> bool:
-    """Whether step ``sid``'s output, and what its inverse rebuilds, is a view in another axis
-    order from a batch of two on (``peak_bare.unowned_rebuild``): an InvConv1x1's einsum
-    product, or a plugin's invertible layer declaring ``SavedTensors(inverse_dense=False)``."""
-    saves = b.w.saves.get(sid)
-    return b.w.views[sid].type == "InvConv1x1" or (saves is not None and not saves.inverse_dense)
-
-
 def rerun_backward(view: Any, elem: int, rebuilt_dense: bool = True) -> int:
     """What an InvConv1x1 a reversible region reruns holds in its backward beyond its price:
     :func:`lu_backward` in LU form, else :func:`plain_backward`."""

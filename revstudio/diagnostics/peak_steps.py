@@ -123,6 +123,8 @@ def _halves(b: Any, sid: str, view: Any, largest: int, copies: int, facts: Facts
     viewed = halves_viewed(b, b.w.batch, view.inputs.get("in") or ())
     anew = halves_anew(b, [b.w.batch * e * b.elem for e, _ in updates], [update_temporaries(
         b.w.batch, e, b.elem, b.stream_bytes, f, b.device) for e, f in updates]) if facts.anew else [0, 0]
+    if facts.anew_bare:  # (the correction of the region's outputs is not there: ``peak_unowned.plugin_rebuilt``)
+        anew = [more - b.kept_wide for more in anew]
     for name, body, (elements, fresh), more in zip(names, bodies, updates, anew):
         report = b.w.bodies.reports.get(name)
         own = sum(int(i.parameters) for i in report.nodes.values()) * b.elem if report is not None else 0

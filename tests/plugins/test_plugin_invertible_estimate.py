@@ -6,8 +6,10 @@ over in reversible mode: the region's backward reruns the layer on the input its
 already in the channels-first order the einsum multiplies, so the copy the forward keeps
 (``values``) is no copy there (``SavedTensors.rerun_values``). With a squeeze-excite coupling
 before it, 25 % under: the inverse hands back a view in another axis order, so the coupling's
-updates made new buffers beside the streams (``SavedTensors.inverse_dense``). Both are declared
-here as the catalog test (tests/nodes/test_saved_for_backward.py) measures them.
+updates made new buffers beside the streams (``SavedTensors.inverse_dense``); with another
+coupling after it too, 6.8 % under (the walk priced that only where the layer ends the region).
+Both fields are declared here as the catalog test (tests/nodes/test_saved_for_backward.py)
+measures them.
 """
 from __future__ import annotations
 
@@ -90,8 +92,8 @@ def plugged() -> Any:
         registry._specs.pop(spec.type_id, None)
 
 
-def _probe(coupling: bool) -> Graph:
-    """conv -> [an additive coupling of squeeze-excites] -> Householder -> pool -> linear."""
+def _probe(couplings: int) -> Graph:
+    """conv -> [an additive coupling of squeeze-excites] -> Householder -> [another] -> pool -> linear."""
     b = Builder("probe")
     b.node("Input", "x", shape=[3, 8, 8])
     b.node("Conv", "conv", out_channels=16, kernel_size=3, padding="same")
@@ -99,9 +101,9 @@ def _probe(coupling: bool) -> Graph:
     b.node("Pool", "pool", kind="global_avg")
     b.node("Linear", "fc", out_features=10)
     b.node("Output", "y")
-    if coupling:
-        b.node("AdditiveCoupling", "block", f="se", g="se")
-    b.chain("x.out", "conv", *(["block"] if coupling else []), "hh", "pool", "fc", "y")
+    for name in ("block", "block2")[:couplings]:
+        b.node("AdditiveCoupling", name, f="se", g="se")
+    b.chain("x.out", "conv", *["block"][:couplings], "hh", *["block2"][:couplings - 1], "pool", "fc", "y")
     graph = b.done()
 
     def se(body: Builder, src: str) -> str:
@@ -112,9 +114,9 @@ def _probe(coupling: bool) -> Graph:
     return graph
 
 
-@pytest.mark.parametrize("coupling", [False, True], ids=["alone", "after-a-coupling"])
+@pytest.mark.parametrize("couplings", [0, 1, 2], ids=["alone", "after-a-coupling", "between-couplings"])
 def test_a_plugins_invertible_layer_is_estimated_as_measured_in_reversible_mode(plugged: Any,
-                                                                                coupling: bool) -> None:
+                                                                                couplings: int) -> None:
     from revstudio.compiler import compile as compile_graph
     from revstudio.diagnostics.check import full_check
     from revstudio.diagnostics.estimate import estimate_peak
@@ -122,7 +124,7 @@ def test_a_plugins_invertible_layer_is_estimated_as_measured_in_reversible_mode(
     from revstudio.diagnostics.memory import measure_step
 
     torch.set_num_threads(1)
-    graph = _probe(coupling)
+    graph = _probe(couplings)
     report = full_check(graph, batch=BATCH)
     assert report.valid and report.regions, report
     torch.manual_seed(0)
@@ -130,5 +132,6 @@ def test_a_plugins_invertible_layer_is_estimated_as_measured_in_reversible_mode(
     inputs = random_inputs(graph, BATCH, torch.float32, requires_grad=False)
     measured = measure_step(model, inputs, timing_runs=0)["peak_bytes"]
     estimated = estimate_peak(graph, report, batch=BATCH, mode="reversible")
-    # before: 19.5 % over alone (the rerun's copy counted), 20 % under after the coupling
+    # before: 19.3 % over alone (the rerun's copy counted), 20.2 % under after the coupling, 6.8 %
+    # under between two
     assert abs(estimated / measured - 1) < 0.005, (estimated, measured)
