@@ -3,8 +3,8 @@
 A plugin (written here into a temporary folder and installed the way pip would, a dist-info
 folder on ``PYTHONPATH``) declares a Householder 1x1 (an orthogonal channel mix by an einsum,
 with a weight and its own inverse) and a squeeze-excite layer, each as the catalog test
-(tests/nodes/test_saved_for_backward.py) measures it. Two projects, conv -> [an additive coupling
-whose F and G are squeeze-excites] -> Householder -> global pool -> linear, run through a child
+(tests/nodes/test_saved_for_backward.py) measures it. Three projects, conv -> [an additive coupling
+whose F and G are squeeze-excites] -> Householder -> [another] -> global pool -> linear, run through a child
 ``revstudio memory --json`` (live-tensor accounting on the CPU). ``--old-declaration`` declares
 the Householder without ``rerun_values`` and ``inverse_dense`` (all a plugin could say before),
 for the before column.
@@ -122,8 +122,8 @@ def _site(folder: Path) -> Path:
     return folder
 
 
-def _project(path: Path, coupling: bool) -> Path:
-    """conv -> [coupling of squeeze-excites] -> Householder -> pool -> linear, saved as a .revs."""
+def _project(path: Path, couplings: int) -> Path:
+    """conv -> [coupling of squeeze-excites] -> Householder -> [another] -> pool -> linear, saved as a .revs."""
     nodes = [
         {"id": "x", "type": "Input", "params": {"shape": [3, 16, 16]}},
         {"id": "conv", "type": "Conv", "params": {"out_channels": 16, "kernel_size": 3, "padding": "same"}},
@@ -132,9 +132,9 @@ def _project(path: Path, coupling: bool) -> Path:
         {"id": "fc", "type": "Linear", "params": {"out_features": 10}},
         {"id": "y", "type": "Output", "params": {"name": "y"}},
     ]
-    chain = ["x", "conv", *(["block"] if coupling else []), "hh", "pool", "fc", "y"]
-    if coupling:
-        nodes.append({"id": "block", "type": "AdditiveCoupling", "params": {"f": "se", "g": "se"}})
+    chain = ["x", "conv", *["block"][:couplings], "hh", *["block2"][:couplings - 1], "pool", "fc", "y"]
+    for name in ("block", "block2")[:couplings]:
+        nodes.append({"id": name, "type": "AdditiveCoupling", "params": {"f": "se", "g": "se"}})
     se = {"nodes": [{"id": "in", "type": "GroupInput", "params": {"port": "in"}},
                     {"id": "se", "type": "SqueezeExcite", "params": {}},
                     {"id": "out", "type": "GroupOutput", "params": {"port": "out"}}],
@@ -143,8 +143,8 @@ def _project(path: Path, coupling: bool) -> Path:
     data = {"format": "revstudio", "version": 1, "name": path.stem,
             "nodes": [dict(n, pos=[240 * i, 0]) for i, n in enumerate(nodes)],
             "edges": [[f"{a}.out", f"{b}.in"] for a, b in zip(chain, chain[1:])],
-            "groups": {"se": se} if coupling else {},
-            "plugins": {"Householder1x1": plugin, **({"SqueezeExcite": plugin} if coupling else {})}}
+            "groups": {"se": se} if couplings else {},
+            "plugins": {"Householder1x1": plugin, **({"SqueezeExcite": plugin} if couplings else {})}}
     path.write_text(json.dumps(data, indent=1))
     return path
 
@@ -171,8 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         site = _site(Path(tmp) / "site")
-        projects = {"householder": _project(Path(tmp) / "householder.revs", False),
-                    "coupling+householder": _project(Path(tmp) / "coupling_householder.revs", True)}
+        projects = {"householder": _project(Path(tmp) / "householder.revs", 0),
+                    "coupling+householder": _project(Path(tmp) / "coupling_householder.revs", 1),
+                    "between couplings": _project(Path(tmp) / "between_couplings.revs", 2)}
         print(f"declaration: {'old (values only)' if args.old_declaration else 'with rerun_values, inverse_dense'}")
         print(f"{'project':<21} {'batch':>5}  {'mode':<10} {'measured':>10} {'estimate':>10} {'error':>8}")
         worst = 0.0
