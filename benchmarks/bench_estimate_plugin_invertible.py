@@ -23,6 +23,8 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+from plugin_dist import add_distribution
+
 ROOT = Path(__file__).resolve().parent.parent
 
 NODES = textwrap.dedent('''
@@ -108,19 +110,6 @@ runpy.run_module("revstudio", run_name="__main__")
 """
 
 
-def _site(folder: Path) -> Path:
-    """The probe plugin's modules and dist-info (what pip writes for its entry point)."""
-    info = folder / "probe_plugin-0.1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: probe-plugin\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text("[revstudio.nodes]\nprobe = probe_plugin.nodes:SPECS\n")
-    (info / "top_level.txt").write_text("probe_plugin\n")
-    (folder / "probe_plugin").mkdir()
-    (folder / "probe_plugin" / "__init__.py").write_text("")
-    (folder / "probe_plugin" / "nodes.py").write_text(NODES)
-    (folder / "probe_plugin" / "layers.py").write_text(LAYERS)
-    return folder
-
 
 def _project(path: Path, couplings: int) -> Path:
     """conv -> [coupling of squeeze-excites] -> Householder -> [another] -> pool -> linear, saved as a .revs."""
@@ -170,7 +159,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="declare the Householder without rerun_values and inverse_dense (the before column)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        site = _site(Path(tmp) / "site")
+        site = add_distribution(Path(tmp) / "site", "probe-plugin", "probe", "probe_plugin.nodes:SPECS",
+                                {"probe_plugin/__init__.py": "", "probe_plugin/nodes.py": NODES,
+                                 "probe_plugin/layers.py": LAYERS})
         projects = {"householder": _project(Path(tmp) / "householder.revs", 0),
                     "coupling+householder": _project(Path(tmp) / "coupling_householder.revs", 1),
                     "between couplings": _project(Path(tmp) / "between_couplings.revs", 2)}

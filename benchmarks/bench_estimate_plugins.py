@@ -21,6 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from plugin_dist import add_distribution
+
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = ROOT / "examples" / "plugin"
 PROJECT = PLUGIN / "haar_flow.revs"
@@ -34,15 +36,6 @@ sys.argv = ["revstudio", *sys.argv[1:]]
 runpy.run_module("revstudio", run_name="__main__")
 """
 
-
-def _site(folder: Path) -> Path:
-    """The example plugin's dist-info (what pip writes for its entry point)."""
-    info = folder / "revstudio_haar-0.1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: revstudio-haar\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text("[revstudio.nodes]\nhaar = revstudio_haar.nodes:SPECS\n")
-    (info / "top_level.txt").write_text("revstudio_haar\n")
-    return folder
 
 
 def measure(batch: int, undeclared: bool, site: Path) -> dict[str, tuple[int, int]]:
@@ -66,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="take the plugin's saved_for_backward declarations out (the before column)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        site = _site(Path(tmp))
+        site = add_distribution(Path(tmp), "revstudio-haar", "haar", "revstudio_haar.nodes:SPECS")
         print(f"{PROJECT.relative_to(ROOT)}, {'undeclared' if args.undeclared else 'declared'}")
         print(f"{'batch':>5}  {'mode':<10} {'measured':>10} {'estimate':>10} {'error':>8}")
         worst = 0.0
