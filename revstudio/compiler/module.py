@@ -252,7 +252,7 @@ class CompiledModel(Executor):
                 "node between the Inputs and the Outputs must be in one reversible region, see "
                 "'revstudio check' for the regions and why the other nodes are not in one")
         outputs = outputs_given(self._plan, outputs, named)
-        check_outputs(self._plan, self._root.device, outputs)
+        check_outputs(self._plan, self._root.device, self._root.dtype if self._typed else None, outputs)
         xs = self._invert(outputs)
         return xs[0] if len(xs) == 1 else xs
 
