@@ -36,8 +36,8 @@ from .boundary import (
 )
 from .builder import Builder
 from .executor import Executor
-from .first_batch import warn_unseen
 from .executor import GroupModule as GroupModule  # (where a model pickled before the split finds it)
+from .first_batch import warn_unseen
 from .module_repr import regions_text
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 from .pricing import Prices
