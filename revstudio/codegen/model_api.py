@@ -175,7 +175,7 @@ def count_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
 
 def output_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
     """The first line of the model's ``inverse``: each argument checked against its Output node
-    (its shape where known) and the weights' device."""
+    (its shape where known) and the weights' number type and device."""
     from revstudio.compiler.boundary import output_shapes
 
     shapes = output_shapes(plan)
@@ -184,7 +184,7 @@ def output_check(writer: Any, plan: Any, args: list[str]) -> list[str]:
     ops = sorted(plan.outputs, key=lambda o: o.index)
     spec = ", ".join(f"{ascii(op.node)}: {_shape(shapes[op.node])}" for op in ops)
     given = ", ".join(f"{ascii(op.node)}: {arg}" for op, arg in zip(ops, args))
-    return [f"        {check}({{{spec}}}, {{{given}}}, {weights}(self)[1])"]
+    return [f"        {check}({{{spec}}}, {{{given}}}, *{weights}(self)[::-1])"]
 
 
 def _shape(shape: Any) -> str:

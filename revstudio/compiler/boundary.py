@@ -49,11 +49,11 @@ def check_inputs(plan: Plan, device: torch.device, dtype: torch.dtype | None, in
     check_batch(specs, {op.node: inputs[op.index] for op in expected}, dtype, device)
 
 
-def check_outputs(plan: Plan, device: torch.device, outputs: Sequence[Any]) -> None:
+def check_outputs(plan: Plan, device: torch.device, dtype: torch.dtype | None, outputs: Sequence[Any]) -> None:
     """``model.inverse``'s boundary (:func:`runtime_boundary.check_returned`), with the shape
-    each Output node gets where the plan knows it."""
+    each Output node gets where the plan knows it and the weights' number type (None: any)."""
     ops = sorted(plan.outputs, key=lambda o: o.index)
-    check_returned(output_shapes(plan), {op.node: outputs[op.index] for op in ops}, device)
+    check_returned(output_shapes(plan), {op.node: outputs[op.index] for op in ops}, device, dtype)
 
 
 def outputs_given(plan: Plan, outputs: Sequence[Any], named: Mapping[str, Any]) -> tuple[Any, ...]:

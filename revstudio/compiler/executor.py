@@ -18,7 +18,7 @@ from revstudio.core.spec import BuildContext, registry
 from . import assembly as asm
 from . import runtime as rt
 from .builder import Builder
-from .held import hold_region
+from .held import hold_inplace, hold_region
 from .module_repr import short_repr
 from .plan import CompileError, NodeOp, Plan, RegionOp
 from .plugin_layers import build_failure_where, check_plugin_layer, plugin_of
@@ -45,6 +45,7 @@ class Executor(nn.Module):
             if isinstance(op, NodeOp):
                 module = getattr(self, op.module)
                 self._program.append(NodeCall(module, op, asm.copies_inputs(module, op.inputs, shared)))
+                hold_inplace(self, op.module, op.type, module)  # (copies_inputs read its inplace)
             elif isinstance(op, RegionOp):
                 given = asm.caller_values(plan) if plan is root.plan else ()
                 data = asm.region_data(op, plan.groups, given)

@@ -12,7 +12,7 @@ and the exporter know, and nothing runs on the forward path.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from torch import nn
@@ -33,14 +33,26 @@ def node_words(owner: nn.Module, attribute: str, type_id: str) -> str:
 
 class HeldModules(dict):  # type: ignore[type-arg]
     """A held module's ``_modules``: the children the region runs (``held``: name -> what it is,
-    "F", "copy 0") cannot be replaced or deleted; a Repeat's list of copies takes no new one."""
+    "F", "copy 0") cannot be replaced or deleted; a Repeat's list of copies takes no new one; and
+    the plain attributes the program read once when it was built (``fixed``: a coupling's ``split``,
+    a Split's ``sizes``) cannot be set or deleted: ``nn.Module.__setattr__`` asks ``name in _modules``
+    of every value that is neither a Parameter nor a Module, which is where it is refused."""
 
-    def __init__(self, items: Mapping[str, Any], held: Mapping[str, str], node: str, closed: bool) -> None:
+    def __init__(self, items: Mapping[str, Any], held: Mapping[str, str], node: str, closed: bool,
+                 fixed: Mapping[str, str] | None = None) -> None:
         super().__init__(items)
-        self.held, self.node, self.closed = dict(held), node, closed
+        self.held, self.node, self.closed, self.fixed = dict(held), node, closed, dict(fixed or {})
 
     def __reduce__(self) -> Any:  # deepcopy and pickle rebuild it whole (no refused item by item)
-        return (HeldModules, (dict(self), self.held, self.node, self.closed))
+        return (HeldModules, (dict(self), self.held, self.node, self.closed, self.fixed))
+
+    def __contains__(self, name: object) -> bool:
+        if name in self.fixed:
+            raise AttributeError(
+                f"cannot set {name!r} of {self.node}: the model read it once when it was built: {self.fixed[name]}. "
+                "Change the node's parameter in the graph and compile again "
+                "(rs.compile; model.state_dict() loads by node id into the new model)")
+        return dict.__contains__(self, name)
 
     def _refuse(self, name: str, verb: str) -> None:
         what = self.held.get(name, f"copy {name}" if self.closed else name)
@@ -107,13 +119,16 @@ def is_held(module: object) -> bool:
     return isinstance(getattr(module, "__dict__", {}).get("_forward_hooks"), HeldHooks)
 
 
-def hold(module: nn.Module, node: str, what: str | None, children: Mapping[str, str], closed: bool = False) -> None:
-    """Make ``module`` (``what`` of ``node``; None: a list of copies, which no hook fires on anyway)
-    warn of new hooks and, for ``children`` (name -> what it is), replacement. A body's own regions
-    have held what they take apart before the enclosing region holds it again (idempotent)."""
+def hold(module: nn.Module, node: str, what: str | None, children: Mapping[str, str], closed: bool = False,
+         fixed: Mapping[str, str] | None = None) -> None:
+    """Make ``module`` (``what`` of ``node``; None: no hook is warned of) warn of new hooks and refuse,
+    for ``children`` (name -> what it is), replacement, and setting the attributes ``fixed`` (name -> why). A body's
+    own regions have held what they take apart before the enclosing region holds it again (idempotent)."""
     modules = module.__dict__["_modules"]
     if not isinstance(modules, HeldModules):
-        module.__dict__["_modules"] = HeldModules(modules, children, node, closed)
+        module.__dict__["_modules"] = HeldModules(modules, children, node, closed, fixed)
+    elif fixed:
+        modules.fixed.update(fixed)
     for name in HOOKS:
         hooks = module.__dict__.get(name)
         if what is not None and hooks is not None and not isinstance(hooks, HeldHooks):
@@ -124,6 +139,10 @@ def hold_region(owner: nn.Module, data: Mapping[str, Any]) -> None:
     """Hold the modules of a region's data (``assembly.region_data``) that it takes apart, in its group
     bodies too, as ``assembly._add_steps`` finds them over ``owner``."""
     for step in data["steps"]:
+        if step["kind"] == "node" and step["type"] in ("Split", "Concat") and hasattr(
+                getattr(owner, step["module"]), "sizes"):  # (sliced by them, as assembly._add_steps does)
+            hold(getattr(owner, step["module"]), node_words(owner, step["module"], step["type"]), None, {},
+                 fixed=_read_once(getattr(owner, step["module"]), ("sizes", "dim")))
         if step["kind"] != "node" or step["type"] not in ("AdditiveCoupling", "AffineCoupling", "Group", "Repeat"):
             continue
         module = getattr(owner, step["module"])
@@ -141,9 +160,26 @@ def hold_region(owner: nn.Module, data: Mapping[str, Any]) -> None:
             blocks = [module.body]
             hold(module.body, node, "the body", {})
         elif kind == "AdditiveCoupling" and hasattr(module, "f"):
-            hold(module, node, "the module", {"f": "F", "g": "G"})
+            hold(module, node, "the module", {"f": "F", "g": "G"}, fixed=_read_once(module, ("split",)))
         elif kind == "AffineCoupling" and hasattr(module, "net"):
             # (the region calls its net through it, but trains the parameters the net had when built)
-            hold(module, node, "the module", {"net": "the net"})
+            hold(module, node, "the module", {"net": "the net"}, fixed=_read_once(module, ("split",)))
         for block in blocks:
             hold_region(block, step["body"])
+
+
+def _read_once(module: nn.Module, names: Iterable[str]) -> dict[str, str]:
+    """Those of ``names`` that ``module`` has as plain attributes (what a region read when built), each
+    with why it matters."""
+    return {n: ("its reversible region slices the streams by the value it had then, so a new one would be "
+            "ignored") for n in names if n in module.__dict__}
+
+
+def hold_inplace(owner: nn.Module, attribute: str, type_id: str, module: nn.Module) -> None:
+    """A layer forward calls (outside a region) whose ``inplace`` decided, when the model was built,
+    whether forward copies its input for it: setting ``inplace`` later is refused (an in-place layer
+    that was not copied for would overwrite a value another layer still reads)."""
+    if isinstance(module.__dict__.get("inplace"), bool):
+        hold(module, node_words(owner, attribute, type_id), None, {},
+             fixed={"inplace": "forward decided from it whether to copy the layer's input, so an in-place "
+                            "layer now could overwrite a value another layer still reads"})

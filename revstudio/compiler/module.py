@@ -37,6 +37,7 @@ from .boundary import (
 from .builder import Builder
 from .executor import Executor
 from .executor import GroupModule as GroupModule  # (where a model pickled before the split finds it)
+from .first_batch import warn_unseen
 from .module_repr import regions_text
 from .plan import CompileError, NodeOp, Plan, RegionOp, lower
 from .pricing import Prices
@@ -252,7 +253,9 @@ class CompiledModel(Executor):
                 "node between the Inputs and the Outputs must be in one reversible region, see "
                 "'revstudio check' for the regions and why the other nodes are not in one")
         outputs = outputs_given(self._plan, outputs, named)
-        check_outputs(self._plan, self._root.device, outputs)
+        check_outputs(self._plan, self._root.device, self._root.dtype if self._typed else None, outputs)
+        if not self._init_checked:  # (ActNorm layers that never saw a batch: the identity, warned of)
+            warn_unseen(self)
         xs = self._invert(outputs)
         return xs[0] if len(xs) == 1 else xs
 

@@ -165,11 +165,13 @@ def refuse_checkpoint(state_dict: Any) -> None:
 
 
 def check_returned(specs: Mapping[str, Sequence[int] | None], outputs: Mapping[str, Any],
-                   device: torch.device | None) -> None:
+                   device: torch.device | None, dtype: torch.dtype | None = None) -> None:
     """``model.inverse``'s boundary: each Output node's tensor (``outputs``: node id -> what was
-    passed) of floating-point values on the weights' device, of the rank and channels the node
-    gets where known (``specs``: node id -> shape without the batch axis, or None). (An integer
-    batch came back as NaNs; a list failed inside a layer.)"""
+    passed) of floating-point values of the weights' number type (``dtype``; None: not checked;
+    any under autocast, as forward takes them) on the weights' device, of the rank and channels
+    the node gets where known (``specs``: node id -> shape without the batch axis, or None). (An
+    integer batch came back as NaNs; a list failed inside a layer; a float64 z on a float32 model
+    came back as float64 samples computed half in each type.)"""
     for node, y in outputs.items():
         shape = specs[node]
         want = "(batch, " + ", ".join(map(str, shape)) + ")" if shape is not None else "(batch, ...)"
@@ -185,6 +187,10 @@ def check_returned(specs: Mapping[str, Sequence[int] | None], outputs: Mapping[s
         if not y.is_floating_point():
             raise TypeError(f"inverse: output {node!r} expects floating-point values, got {y.dtype}; "
                             "convert with z.float()")
+        if dtype is not None and y.dtype != dtype and not torch.is_autocast_enabled(y.device.type):
+            raise TypeError(f"inverse: output {node!r} holds {y.dtype} values but the model's weights are {dtype}; "
+                            f"convert it with z.to({dtype}), the model with model.to({y.dtype}), or run under "
+                            "torch.autocast")
         if device is not None and (y.device.type != device.type or (
                 device.index is not None and y.device.type != "cpu" and y.device.index != device.index)):
             raise ValueError(f"inverse: output {node!r} is on the {y.device} device but the model's weights "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +62,7 @@ def draw(source: Source, *, count: int, temperature: float = 1.0, seed: int = 0,
     from revstudio.cli import CliError
     from revstudio.clicmd._runargs import compile_error, load_checked
     from revstudio.compiler import compile as compile_graph
+    from revstudio.compiler.first_batch import UninitializedActNorm, pending_words
     from revstudio.diagnostics.estimate import input_dtype
 
     from . import checkpoint as ckpt
@@ -109,7 +111,13 @@ def draw(source: Source, *, count: int, temperature: float = 1.0, seed: int = 0,
     names = input_nodes(graph)
     parts: dict[str, list[Any]] = {name: [] for name in names}
     step = batch_size or cfg.batch_size
-    with torch.no_grad():
+    unseen = pending_words(model)
+    if unseen is not None:  # (said once here, as a note, not as the model's own warning)
+        notes.append(f"the ActNorm layer(s) {unseen} of these weights never saw a batch (saved before training's "
+                     "first step?), so they act as the identity and the samples are not a trained flow's: sample "
+                     "a checkpoint written after training began")
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UninitializedActNorm)
         for start in range(0, count, step):
             xs = model.inverse(z[start:start + step].to(where))
             for name, x in zip(names, xs if isinstance(xs, tuple) else (xs,)):

@@ -135,6 +135,8 @@ BAD_OUTPUTS = {
     "other channels": lambda z: z[:, :2],
     "a list": lambda z: [z],
     "a numpy array": lambda z: z.numpy(),
+    "float64": lambda z: z.double(),
+    "float16": lambda z: z.half(),
 }
 
 
@@ -156,6 +158,24 @@ def test_inverse_refuses_what_the_compiled_inverse_refuses(bad: str) -> None:
     except Exception as exc:
         got = (type(exc), str(exc))
     assert got == expected and "inverse: output" in got[1]
+    if bad.startswith("float"):  # (a float64 z came back as float64 samples computed half in each type)
+        assert got[0] is TypeError and f"holds torch.{bad} values" in got[1] and "z.to(torch.float32)" in got[1]
+
+
+def test_a_double_exported_flow_inverts_its_own_type_and_autocast_takes_others() -> None:
+    """The type check follows .double() as forward's does, and steps aside under autocast."""
+    _, exported, _ = _pair(generate.glow_repeat(1))
+    x = torch.randn(2, 3, 8, 8)
+    with torch.no_grad():
+        z = exported(x)
+        exported.double()
+        assert exported.inverse(z.double()).dtype == torch.float64
+        with pytest.raises(TypeError, match="weights are torch.float64"):
+            exported.inverse(z)
+        exported.float()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            back = exported.inverse(z.to(torch.bfloat16))
+    assert bool(torch.isfinite(back.float()).all())
 
 
 def test_the_models_inverse_takes_arguments_named_after_its_outputs() -> None:

@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 import torch
-from compiler_graphs import coupling_repeat, glow, nested_repeat
+from compiler_graphs import coupling_repeat, glow, nested_repeat, wired_revnet
 from torch import nn
 
 import revstudio.compiler as C
@@ -159,3 +159,68 @@ def test_what_a_training_loop_does_to_a_held_model_still_works(mode: str) -> Non
     y = model(x)
     y.sum().backward()
     assert all(p.grad is not None for p in model.parameters())
+
+
+def _shared_activation():
+    """Conv -> relu, the Conv's output also read by the Merge after it (forward copies for an in-place relu)."""
+    from revstudio.core.graph import Graph
+
+    g = Graph("shared")
+    g.add_node("Input", "x", {"shape": [4, 4, 4]})
+    g.add_node("Conv", "c", {"out_channels": 4, "kernel_size": 3, "padding": "same"})
+    g.add_node("Activation", "a", {"fn": "relu"})
+    g.add_node("Merge", "m", {"mode": "add"})
+    g.add_node("Output", "y")
+    for a, b in (("x.out", "c.in"), ("c.out", "a.in"), ("c.out", "m.in0"), ("a.out", "m.in1"), ("m.out", "y.in")):
+        g.connect(a, b)
+    return g
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_setting_what_the_program_read_at_build_is_refused_naming_the_node(mode: str) -> None:
+    """``coupling.split = 4`` (and a Split's ``sizes``, an in-place flag) were taken and ignored: the region
+    sliced its streams by the split it was built with, forward had decided whether to copy for the layer."""
+    flow = _model(mode, glow())
+    aff = flow.aff
+    with pytest.raises(AttributeError, match=r"cannot set 'split' of node 'aff' \(AffineCoupling\) in the model: "
+                                             r"the model read it once when it was built: its reversible region "
+                                             r"slices the streams by the value it had then.*compile again"):
+        aff.split = 1
+    with pytest.raises(AttributeError, match=r"cannot set 'split' of node 'aff'"):
+        del aff.split
+    revnet = _model(mode)
+    with pytest.raises(AttributeError, match=r"cannot set 'split' of node 'ac' \(AdditiveCoupling\) in group "
+                                             r"'block'"):
+        revnet.rep.blocks[1].ac.split = 1
+    wired = _model(mode, wired_revnet(1))
+    for name, value in (("sizes", [1, 3]), ("dim", 1)):
+        with pytest.raises(AttributeError, match=rf"cannot set '{name}' of node 'b0s' \(Split\) in the model"):
+            setattr(wired.b0s, name, value)
+    with pytest.raises(AttributeError, match=r"cannot set 'sizes' of node 'b0c' \(Concat\)"):
+        wired.b0c.sizes = [3, 1]
+    plain = _model(mode, _shared_activation())
+    with pytest.raises(AttributeError, match=r"cannot set 'inplace' of node 'a' \(Activation\) in the model: .*"
+                                             r"could overwrite a value another layer still reads"):
+        plain.a.inplace = True
+    assert plain.a.inplace is False and aff.split == 4
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_what_is_read_at_every_call_can_still_be_set(mode: str) -> None:
+    """A coupling's ``clamp`` is read by each call, so a new value takes effect, as is an attribute of one's
+    own; the refusals survive deepcopy and pickling, and the copies run as the model does."""
+    model = _model(mode, glow())
+    x = torch.randn(2, 2, 4, 4)
+    model(x)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.1)
+        before = model(x)
+        model.aff.clamp = 0.25
+        assert not torch.equal(model(x), before)
+    model.aff.note = "mine"
+    for twin in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        with pytest.raises(AttributeError, match="cannot set 'split' of node 'aff'"):
+            twin.aff.split = 1
+        with torch.no_grad():
+            assert torch.equal(twin(x), model(x))

@@ -100,3 +100,21 @@ def test_the_api_refuses_a_run_that_is_not_there_and_a_count_below_one(flow_run:
         rs.sample(str(tmp_path / "gone"))
     with pytest.raises(ValueError, match="count 0: give a whole number of samples, 1 or more"):
         rs.sample(str(flow_run), 0)
+
+
+def test_weights_whose_actnorm_never_saw_a_batch_are_sampled_with_a_note(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A state_dict saved before any batch: its ActNorm is the identity, and the samples looked like any
+    others with nothing said."""
+    graph = realnvp().graph
+    save(graph, tmp_path / "moons.revs")
+    torch.save(rs.compile(graph, device="cpu").state_dict(), tmp_path / "fresh.pt")
+    with pytest.warns(UserWarning, match=r"ActNorm layer\(s\) 'an' of these weights never saw a batch") as seen:
+        x = rs.sample(str(tmp_path / "fresh.pt"), 3, project=str(tmp_path / "moons.revs"))
+    assert x.shape == (3, 2) and len([w for w in seen if "never saw a batch" in str(w.message)]) == 1
+    out = tmp_path / "s.npz"
+    assert main(["sample", str(tmp_path / "fresh.pt"), "--project", str(tmp_path / "moons.revs"), "-o", str(out),
+                 "-n", "2"]) == 0
+    said = capsys.readouterr()
+    assert "'an' of these weights never saw a batch" in said.out + said.err
+    assert "sample a checkpoint written after training began" in said.out + said.err
