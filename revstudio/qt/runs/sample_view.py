@@ -89,9 +89,10 @@ class SampleGrid(QWidget):
         p.fillRect(self.rect(), QColor(c.window))
         p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
         zoom = self.zoom()
+        left = max(0, (self.width() - self._size(zoom).width()) // 2)  # (centred in a wider window)
         for k, image in enumerate(self.images):
             row, col = divmod(k, self.columns)
-            rect = QRect(self.GAP + col * (image.width() * zoom + self.GAP),
+            rect = QRect(left + self.GAP + col * (image.width() * zoom + self.GAP),
                          self.GAP + row * (image.height() * zoom + self.GAP), image.width() * zoom,
                          image.height() * zoom)
             p.drawImage(rect, image)
