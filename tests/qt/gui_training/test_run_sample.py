@@ -171,3 +171,34 @@ def test_how_samples_are_shown_follows_their_shape():
     assert to_bytes(dequantised)[0, :, :, 0].tolist() == [[0, 128], [255, 0]]  # [0, 1] kept as it is
     wide = np.array([[[[-4.0, 0.0], [4.0, 2.0]]]])
     assert to_bytes(wide)[0, :, :, 0].tolist() == [[0, 128], [255, 191]]  # stretched lowest to highest
+
+
+def test_the_sample_dialog_is_walked_by_tab_named_and_keeps_sane_settings(qtbot, tmp_path):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QAbstractButton, QLabel
+
+    from revstudio.qt.settings import Settings
+
+    settings = Settings()
+    settings._s.setValue("runs/sample_temperature", "nan")  # (a settings file edited by hand)
+    settings._s.setValue("runs/sample_count", "many")
+    dialog = sample_run.SampleDialog(tmp_path / "runs" / "flow-20261208-101500", settings)
+    qtbot.addWidget(dialog)
+    assert (dialog.count.value(), dialog.temperature.value(), dialog.seed.value()) == (16, 1.0, 0)
+    ok = dialog.buttons.button(dialog.buttons.StandardButton.Ok)
+    cancel = dialog.buttons.button(dialog.buttons.StandardButton.Cancel)
+    walk, widget = [], dialog.count
+    while widget not in walk:
+        walk.append(widget)
+        widget = widget.nextInFocusChain()
+        while widget.focusPolicy() & Qt.FocusPolicy.TabFocus != Qt.FocusPolicy.TabFocus or \
+                widget.focusProxy() is not None:
+            widget = widget.nextInFocusChain()
+    assert walk == [dialog.count, dialog.temperature, dialog.seed, dialog.output, dialog.browse, ok, cancel]
+    fields = (dialog.count, dialog.temperature, dialog.seed, dialog.output, dialog.browse)
+    assert all(w.accessibleName() for w in fields) and dialog.accessibleName()
+    buddies = {label.text(): label.buddy() for label in dialog.findChildren(QLabel) if label.buddy() is not None}
+    assert buddies == {"&Samples:": dialog.count, "&Temperature:": dialog.temperature, "S&eed:": dialog.seed,
+                       "&Output file:": dialog.output}  # (Alt+S, Alt+T, Alt+E, Alt+O)
+    assert isinstance(dialog.browse, QAbstractButton) and dialog.browse.text() == "&Browse…"
+    assert ok.text() == "Sample"
