@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -58,13 +59,37 @@ def trained_task(run_dir: Path, lines: int = 8) -> str | None:
 
 
 def sample_refusal(run_dir: Path) -> str | None:
-    """Why the run cannot be sampled (the Sample… button's tooltip while it is off), or None where it can:
-    a run that trained another task than a flow is refused in the command's words."""
+    """Why the run cannot be sampled (the Sample… button's tooltip while it is off), or None where the
+    command may try: a run that trained another task than a flow on a graph with no log-determinant is
+    refused in the command's own words; one whose graph has a flow layer is left to the command to judge."""
     task = trained_task(run_dir)
-    if task is not None and task != "flow":
-        return (f"{run_dir.name}/project.revs: cannot sample: it trained task {task!r}, not 'flow'; {FLOW_ONLY} "
-                "(a graph with AffineCoupling, ActNorm or InvConv1x1 whose Output holds as many values as the "
-                "input)")
+    if task is None or task == "flow":
+        return None
+    snapshot = run_dir / "project.revs"
+    try:
+        stamp = snapshot.stat().st_mtime_ns
+    except OSError:
+        return None  # (the command says what is missing)
+    return _no_logdet(str(snapshot), stamp)
+
+
+@lru_cache(maxsize=64)
+def _no_logdet(snapshot: str, _stamp: int) -> str | None:
+    """The command's refusal of a graph with no log-determinant (``train --task flow``'s words), or None;
+    read once a version of the snapshot (``_stamp``: its mtime), not on each selection."""
+    from revstudio.core.project import ProjectError, load
+    from revstudio.training.task import DataError, has_logdet, infer_task
+
+    try:
+        graph = load(snapshot)
+    except (ProjectError, OSError, ValueError):
+        return None
+    if has_logdet(graph) is not None:
+        return None  # (whether its Output fits a flow takes the shapes: the command checks them)
+    try:
+        infer_task(graph, None, "flow")  # (what refuses it, in the words sampling.draw gives it)
+    except DataError as exc:
+        return f"{snapshot}: cannot sample: {exc}; {FLOW_ONLY}"
     return None
 
 

@@ -129,7 +129,7 @@ def test_a_flow_of_pictures_is_shown_as_a_grid(qtbot, make_window, tmp_path, mon
 
 
 def test_a_run_that_is_no_flow_cannot_be_sampled_and_says_why(qtbot, train_window, tmp_path, monkeypatch,
-                                                             dialogs):
+                                                             dialogs, capsys):
     window = train_window({"steps": 3, "batch_size": 8, "val_every": 0})
     run_dir = trained_run(window, tmp_path, "coupling-20261207-101500")
     panel = window.training.runs_panel
@@ -138,13 +138,27 @@ def test_a_run_that_is_no_flow_cannot_be_sampled_and_says_why(qtbot, train_windo
     button = panel.buttons["sample"]
     assert panel.buttons["evaluate"].isEnabled() and not button.isEnabled()
     tip = button.toolTip()
-    assert tip.startswith(f"{run_dir.name}/project.revs: cannot sample: it trained task 'classification', not "
-                          "'flow'; sampling runs a flow's inverse on Gaussian noise"), tip
+    from revstudio import cli
+
+    assert cli.main(["sample", str(run_dir), "-o", str(tmp_path / "never.npz")]) == 2
+    assert tip == capsys.readouterr().err.strip().removeprefix("revstudio: ")  # the command's own words
+    assert tip == f"{run_dir / 'project.revs'}: cannot sample: task 'flow' needs a log-determinant: the graph " \
+        "has no AffineCoupling, ActNorm or InvConv1x1; sampling runs a flow's inverse on Gaussian noise"
     seen = answer_dialog(monkeypatch, tmp_path / "never.npz", 4, 1.0, 0)
     assert sample_run.sample_run_with_dialog(window, run_dir) is None
     assert seen == [] and dialogs.errors == [("Cannot sample", tip)]  # refused before anything is asked
     assert tip in window.bottom.log.toPlainText()
     assert not (tmp_path / "never.npz").exists()
+
+
+def test_a_flow_graph_trained_for_another_task_is_left_to_the_command(qtbot, make_window, tmp_path, dialogs):
+    # (revstudio sample draws from it: its graph is a flow whatever task its run was trained for)
+    window, run_dir = flow_window(make_window, moons_flow(tmp_path), "moons-20261208-101500", "--task", "regression")
+    assert sample_run.trained_task(run_dir) == "regression"
+    panel = window.training.runs_panel
+    panel.reload()
+    panel.select_paths([run_dir])
+    assert panel.buttons["sample"].isEnabled() and panel.buttons["sample"].toolTip() == sample_run.SAMPLE_TIP
 
 
 def test_the_commands_refusal_goes_to_a_message_box_and_the_log_and_nothing_is_written(
