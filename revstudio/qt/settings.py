@@ -157,3 +157,20 @@ class Settings:
 
     def set_plot_log_y(self, plot: str, on: bool) -> None:
         self._s.setValue(f"plots/log_y/{plot}", "true" if on else "false")
+
+    # ---- runs tab: Sample… ------------------------------------------------
+    def run_sample(self) -> tuple[int, float, int, str]:
+        """Sample…'s last count, temperature, seed and output folder ("" where none was chosen yet)."""
+        try:
+            temperature = float(str(self._s.value("runs/sample_temperature", 1.0)))
+        except (TypeError, ValueError):
+            temperature = 1.0
+        temperature = temperature if 0.01 <= temperature <= 10.0 else 1.0  # (NaN too: the default)
+        return (self._whole_number("runs/sample_count", 16, 1, 100_000), temperature,
+                self._whole_number("runs/sample_seed", 0, 0, 2 ** 31 - 1), str(self._s.value("runs/sample_folder", "")))
+
+    def set_run_sample(self, count: int, temperature: float, seed: int, folder: str) -> None:
+        self._s.setValue("runs/sample_count", int(count))
+        self._s.setValue("runs/sample_temperature", f"{float(temperature):g}")
+        self._s.setValue("runs/sample_seed", int(seed))
+        self._s.setValue("runs/sample_folder", folder)

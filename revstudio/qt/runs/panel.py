@@ -35,6 +35,7 @@ from revstudio.qt.runs.run_dirs import RunEntry, belongs_to, list_run_dirs, read
 from revstudio.qt.runs.run_filter_box import RunFilterBox, hide_rows
 from revstudio.qt.runs.run_progress import RunProgress
 from revstudio.qt.runs.run_table import COLUMNS, LABEL, PATH_ROLE, SORT_ROLE, STATUS, make_item, sort_key
+from revstudio.qt.runs.sample_run import SAMPLE_TIP, sample_refusal
 from revstudio.qt.settings import Settings
 from revstudio.qt.training.words import early_resume_words, in_app_words
 from revstudio.training.run_status import RESUMABLE, early_stopped
@@ -54,7 +55,7 @@ class RunsPanel(QWidget):
     """The table of runs, the live progress and the actions on the selection."""
 
     selectionChanged = Signal(list)      # [Path] of the selected runs
-    actionRequested = Signal(str, list)  # action name, [Path]: open / compare / resume / gradcheck / evaluate / export / delete
+    actionRequested = Signal(str, list)  # action name, [Path]: open / compare / resume / gradcheck / evaluate / sample / export / delete
     labelChanged = Signal(object)        # Path of a run whose label was edited here
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -109,6 +110,7 @@ class RunsPanel(QWidget):
                                                 "checkpoint"),
                 ("evaluate", "Evaluate…", "Score this finished or stopped run's checkpoint on the samples it held "
                                           "out: loss, accuracy per class, confusion matrix (revstudio evaluate)"),
+                ("sample", "Sample…", SAMPLE_TIP),
                 ("export", "Export with Weights…", "Write this run's network as PyTorch code (OUT.py) and its "
                                                    "trained weights beside it (OUT.pt), as revstudio export RUN does"),
                 ("delete", "Delete…", "Delete the selected run folders (asks first)")):
@@ -391,6 +393,9 @@ class RunsPanel(QWidget):
         self.buttons["gradcheck"].setEnabled(entry is not None and entry.snapshot.exists())
         self.buttons["evaluate"].setEnabled(entry is not None and entry.status in ("finished", "stopped")
                                             and entry.snapshot.exists() and entry.checkpoint.exists())
+        refusal = sample_refusal(entry.path) if entry is not None else None  # (a run that is no flow: why not)
+        self.buttons["sample"].setEnabled(self.buttons["evaluate"].isEnabled() and refusal is None)
+        self.buttons["sample"].setToolTip(refusal or SAMPLE_TIP)
         self.buttons["export"].setEnabled(entry is not None and entry.snapshot.exists() and entry.checkpoint.exists())
         self.buttons["delete"].setEnabled(bool(paths))
 

@@ -1,5 +1,5 @@
 """The Runs tab's actions on run folders: open a run's snapshot, compare its settings, resume, check its
-gradients, evaluate it, export it with its weights, delete. :class:`RunActionsMixin` is mixed into ``ui.TrainingUI``, which owns the parts it uses.
+gradients, evaluate it, sample a flow, export it with its weights, delete. :class:`RunActionsMixin` is mixed into ``ui.TrainingUI``, which owns the parts it uses.
 """
 from __future__ import annotations
 
@@ -50,6 +50,10 @@ class RunActionsMixin:
             return self.gradcheck_run(paths[0])
         if name == "evaluate":
             return self.evaluate_run(paths[0])
+        if name == "sample":
+            from revstudio.qt.runs.sample_run import sample_run_with_dialog
+
+            return sample_run_with_dialog(self.window, paths[0])
         if name == "export":
             from revstudio.qt.runs.export_run import export_run_with_dialog
 
