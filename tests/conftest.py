@@ -2,7 +2,10 @@
 sleep, set before anything can import torch."""
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # torch's OpenMP threads spin on a core between parallel regions by default. A test that trains on 2
@@ -11,6 +14,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # of CPU spinning and 0.3 s sleeping, on 2 cores that the other test process needs. The policy changes
 # how an idle thread waits, never what a thread computes; the children the tests start inherit it.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# revstudio's data folder (core.app_data: runs of unsaved projects, the editor's recovery copies) is a
+# fresh one for each test process and the children it starts, never the user's: a recovery copy that a
+# crashed app left in ~/.local/share/revstudio made every test that opens a window ask "restore?" in a
+# real modal box that nobody answers (the suite hung in tests/qt/test_small_screen.py), and a test's
+# window wrote its own copies there. A test about the folder itself sets XDG_DATA_HOME or HOME again.
+_TEST_DATA_HOME = tempfile.mkdtemp(prefix="revstudio-test-data-")
+os.environ["XDG_DATA_HOME"] = _TEST_DATA_HOME
+atexit.register(shutil.rmtree, _TEST_DATA_HOME, True)
 
 
 import logging  # noqa: E402
