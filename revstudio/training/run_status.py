@@ -69,10 +69,10 @@ def early_stopped(run_dir: str) -> dict[str, Any] | None:
     return None
 
 
-def started_from(run_dir: str, lines: int = 8) -> str | None:
-    """The ``init_from`` of the run's first ``started`` row (the weights ``train --init`` or Run > Train
-    From Weights… gave it), read from the first lines of ``metrics.jsonl`` only; None for a run started
-    fresh, not started yet, or whose rows cannot be read."""
+def started_field(run_dir: str | os.PathLike[str], key: str, lines: int = 8) -> str | None:
+    """The text ``key`` of the run's first ``started`` row (``init_from``: the weights ``train --init`` or
+    Run > Train From Weights… gave it; ``task``: flow, classification, regression), read from the first
+    lines of ``metrics.jsonl`` only; None where no row says (not started, unreadable, not text)."""
     try:
         with open(os.path.join(run_dir, "metrics.jsonl"), encoding="utf-8") as handle:
             for _, line in zip(range(lines), handle, strict=False):
@@ -81,11 +81,16 @@ def started_from(run_dir: str, lines: int = 8) -> str | None:
                 except ValueError:
                     return None
                 if isinstance(row, dict) and row.get("event") == "started":
-                    init = row.get("init_from")
-                    return init if isinstance(init, str) else None
+                    value = row.get(key)
+                    return value if isinstance(value, str) else None
     except (OSError, UnicodeDecodeError):
         pass
     return None
+
+
+def started_from(run_dir: str, lines: int = 8) -> str | None:
+    """The weights a run started from (its ``started`` row's ``init_from``); None for a run started fresh."""
+    return started_field(run_dir, "init_from", lines)
 
 
 def decide(run_dir: str, status: Any) -> Verdict:

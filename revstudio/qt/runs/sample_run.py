@@ -9,7 +9,6 @@ that does not exist) goes to the Log and a message box in the command's words.
 """
 from __future__ import annotations
 
-import json
 import logging
 from functools import lru_cache
 from pathlib import Path
@@ -32,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from revstudio.qt.settings import Settings
 from revstudio.qt.training.child_query import ChildQuery
+from revstudio.training.run_status import started_field
 
 log = logging.getLogger("revstudio.qt")
 NPZ_FILES = "NumPy archives (*.npz)"
@@ -41,21 +41,9 @@ FLOW_ONLY = "sampling runs a flow's inverse on Gaussian noise"
 
 
 def trained_task(run_dir: Path, lines: int = 8) -> str | None:
-    """The task the run trained (its ``started`` row's ``task``: flow, classification, regression), read
-    from the first lines of ``metrics.jsonl``; None where no row says (not started, unreadable)."""
-    try:
-        with open(run_dir / "metrics.jsonl", encoding="utf-8") as handle:
-            for _, line in zip(range(lines), handle, strict=False):
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    return None
-                if isinstance(row, dict) and row.get("event") == "started":
-                    task = row.get("task")
-                    return task if isinstance(task, str) else None
-    except (OSError, UnicodeDecodeError):
-        pass
-    return None
+    """The task the run trained (its ``started`` row's ``task``: flow, classification, regression); None
+    where no row says (not started, unreadable)."""
+    return started_field(run_dir, "task", lines)
 
 
 def sample_refusal(run_dir: Path) -> str | None:
