@@ -9,15 +9,13 @@ fit, a path that cannot be written) is shown in the command's words.
 """
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from revstudio.qt.training.child_query import ChildQuery
+from revstudio.qt.runs.run_command import RunCommand
 
-log = logging.getLogger("revstudio.qt")
 PYTHON_FILES, ONNX_FILES = "Python files (*.py)", "ONNX files (*.onnx)"
 
 
@@ -65,38 +63,21 @@ def answer_words(run_dir: Path, answer: dict[str, Any], name: str | None = None,
     return False, f"Cannot export {name}: {why}" + "".join(f"\n  {p}" for p in problems)
 
 
-class RunExport:
+class RunExport(RunCommand):
     """One export of a run: its child, and what it said (``ok``, ``words``) once it answered."""
 
     def __init__(self, window: Any, run_dir: Path, output: str, name: str | None = None,
                  done: Any = None) -> None:
-        self.window = window
-        self.run_dir = Path(run_dir).absolute()
         self.output = str(Path(output).absolute())
-        self.name = name or self.run_dir.name  # (File > Export ONNX… exports a snapshot: the project's name)
+        self.name = name or Path(run_dir).absolute().name  # (File > Export ONNX… exports a snapshot: the project's name)
         self.done = done  # called once answered (File > Export ONNX… removes its snapshot)
-        self.ok: bool | None = None
-        self.words = ""
-        self.query = ChildQuery("revstudio", ["export", str(self.run_dir), "-o", self.output, "--json"],
-                                parent=window)
-        self.query.answered.connect(self._answered)
-        self.query.job = self  # type: ignore[attr-defined]  # (kept alive with its child, which the window owns)
+        super().__init__(window, run_dir, "export", ["-o", self.output])
 
     def start(self) -> RunExport:
         weights = "" if self.name != self.run_dir.name else " with its weights"
         self._say(f"Exporting {self.name}{weights} to {Path(self.output).name}…")
         self.query.start()
         return self
-
-    @property
-    def running(self) -> bool:
-        return self.ok is None
-
-    def _say(self, text: str, error: bool = False, logged: str | None = None) -> None:
-        (log.error if error else log.info)("%s", logged or text)
-        show = getattr(self.window, "show_message", None)
-        if show is not None:
-            show(text.splitlines()[0])
 
     def _answered(self, answer: dict[str, Any]) -> None:
         if self.done is not None:

@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from revstudio.qt.runs.run_command import RunCommand
 from revstudio.qt.settings import Settings
-from revstudio.qt.training.child_query import ChildQuery
 from revstudio.training.run_status import started_field
 
 log = logging.getLogger("revstudio.qt")
@@ -172,34 +172,18 @@ def answer_words(run_dir: Path, answer: dict[str, Any], whole_paths: bool = Fals
     return False, f"Cannot sample {run_dir.name}: {answer.get('error') or 'the sample command failed'}"
 
 
-class RunSample:
+class RunSample(RunCommand):
     """One ``revstudio sample`` of a run: its child, and what it said (``ok``, ``words``) once it answered;
     ``view``: the window that shows the samples, once written."""
 
     def __init__(self, window: Any, run_dir: Path, arguments: list[str]) -> None:
-        self.window = window
-        self.run_dir = Path(run_dir).absolute()
-        self.ok: bool | None = None
-        self.words = ""
         self.view: Any = None
-        self.query = ChildQuery("revstudio", ["sample", str(self.run_dir), *arguments, "--json"], parent=window)
-        self.query.answered.connect(self._answered)
-        self.query.job = self  # type: ignore[attr-defined]  # (kept alive with its child, which the window owns)
+        super().__init__(window, run_dir, "sample", arguments)
 
     def start(self) -> RunSample:
         self._say(f"Sampling {self.run_dir.name}…")
         self.query.start()
         return self
-
-    @property
-    def running(self) -> bool:
-        return self.ok is None
-
-    def _say(self, text: str, error: bool = False, logged: str | None = None) -> None:
-        (log.error if error else log.info)("%s", logged or text)
-        show = getattr(self.window, "show_message", None)
-        if show is not None:
-            show(text.splitlines()[0])
 
     def _answered(self, answer: dict[str, Any]) -> None:
         self.ok, self.words = answer_words(self.run_dir, answer)
