@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from revstudio.core.project_format import SNAPSHOT
 from revstudio.qt.runs.run_command import RunCommand
 from revstudio.qt.settings import Settings
 from revstudio.training.run_status import started_field
@@ -53,7 +54,7 @@ def sample_refusal(run_dir: Path) -> str | None:
     task = trained_task(run_dir)
     if task is None or task == "flow":
         return None
-    snapshot = run_dir / "project.revs"
+    snapshot = run_dir / SNAPSHOT
     try:
         stamp = snapshot.stat().st_mtime_ns
     except OSError:
