@@ -11,6 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from flow_kit import moons_realnvp  # noqa: E402
+
 import revstudio as rs  # noqa: E402
 from revstudio.cli import main  # noqa: E402
 from revstudio.core.generate import Builder  # noqa: E402
@@ -20,24 +22,10 @@ QUICK = ["--steps", "3", "--device", "cpu", "--val-every", "0", "--gradcheck-eve
          "--json"]
 
 
-def realnvp() -> Builder:
-    """A RealNVP on 2-D points (two moons, as the synthetic data of a 2-D flow are)."""
-    b = Builder("moons")
-    b.node("Input", "x", shape=[2])
-    net = Builder("net")
-    net.node("GroupInput", "in")
-    net.chain("in", net.node("Linear", "l1", out_features=8), net.node("Activation", "a", fn="tanh"),
-              net.node("Linear", "l2", out_features=2), net.node("GroupOutput", "out"))
-    b.graph.groups["net"] = net.graph
-    b.chain("x", b.node("ActNorm", "an"), b.node("AffineCoupling", "c0", net="net"),
-            b.node("Permute", "p", kind="reverse"), b.node("AffineCoupling", "c1", net="net"), b.node("Output", "z"))
-    return b
-
-
 @pytest.fixture(scope="module")
 def flow_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("sample")
-    save(realnvp().graph, folder / "moons.revs")
+    save(moons_realnvp().graph, folder / "moons.revs")
     assert main(["train", str(folder / "moons.revs"), "--out", str(folder / "run"), *QUICK]) == 0
     return folder / "run"
 
@@ -106,7 +94,7 @@ def test_weights_whose_actnorm_never_saw_a_batch_are_sampled_with_a_note(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A state_dict saved before any batch: its ActNorm is the identity, and the samples looked like any
     others with nothing said."""
-    graph = realnvp().graph
+    graph = moons_realnvp().graph
     save(graph, tmp_path / "moons.revs")
     torch.save(rs.compile(graph, device="cpu").state_dict(), tmp_path / "fresh.pt")
     with pytest.warns(UserWarning, match=r"ActNorm layer\(s\) 'an' of these weights never saw a batch") as seen:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from flow_kit import moons_realnvp
 
 from revstudio.qt.runs import sample_run
 from revstudio.qt.runs.sample_view import SampleGrid, SamplesView, sample_kind, to_bytes
@@ -22,21 +23,11 @@ QUICK = ["--device", "cpu", "--val-every", "0", "--gradcheck-every", "0", "--mem
 
 def moons_flow(tmp_path: Path) -> Path:
     """A RealNVP on 2-D points, saved as ``project/moons.revs``."""
-    from revstudio.core.generate import Builder
     from revstudio.core.project import save
 
-    b = Builder("moons")
-    b.node("Input", "x", shape=[2])
-    net = Builder("net")
-    net.node("GroupInput", "in")
-    net.chain("in", net.node("Linear", "l1", out_features=8), net.node("Activation", "a", fn="tanh"),
-              net.node("Linear", "l2", out_features=2), net.node("GroupOutput", "out"))
-    b.graph.groups["net"] = net.graph
-    b.chain("x", b.node("ActNorm", "an"), b.node("AffineCoupling", "c0", net="net"),
-            b.node("Permute", "p", kind="reverse"), b.node("AffineCoupling", "c1", net="net"), b.node("Output", "z"))
     path = tmp_path / "project" / "moons.revs"
     path.parent.mkdir(exist_ok=True)
-    save(b.graph, str(path))
+    save(moons_realnvp().graph, str(path))
     return path
 
 
