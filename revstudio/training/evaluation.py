@@ -136,28 +136,21 @@ def evaluate_source(source: Source, *, data: str | None = None, batch_size: int 
                     save: bool = True) -> dict[str, Any]:
     """Score ``source``'s weights (see the module docstring); the result dict, written to the run folder
     unless ``save`` is False or there is none."""
-    from revstudio.cli import CliError
-    from revstudio.clicmd._runargs import compile_error, load_checked
+    from revstudio.clicmd._runargs import compile_error
     from revstudio.core.data_paths import absolute_spec
 
-    from .config import ConfigError, TrainConfig
+    from .config import ConfigError
     from .data import DataError, load_data
     from .parts import TrainError
     from .task import infer_task
 
     weights, saved = _weights(source)
+    graph, report, cfg = project_of(source)
     try:
-        if source.graph is None:
-            graph, report = load_checked(source.project)
-        else:
-            graph, report = load_checked(source.project, graph=source.graph)
-        cfg = TrainConfig.from_section(graph.training)
         overrides = {k: v for k, v in (("batch_size", batch_size), ("device", device), ("mode", mode)) if v}
         cfg = cfg.replace(**overrides) if overrides else cfg
         moved = _device_missing(cfg.device) if device is None else None
         cfg = cfg.replace(device="auto") if moved else cfg
-    except CliError as exc:
-        raise EvalError(str(exc), exc.code) from None
     except ConfigError as exc:
         raise EvalError(f"{source.project}: {exc}") from None
     base = str(((saved or {}).get("data") or {}).get("base_dir") or os.path.dirname(os.path.abspath(
@@ -243,32 +236,60 @@ def _from_here(data: str, base: str) -> None:
                         f"where there is no {path}; the run's project folder has {there} (train reads a relative "
                         f"--data from there): give --data {shlex.quote(given)}")
 
+def project_of(source: Source) -> tuple[Any, Any, Any]:
+    """``source``'s project checked and its training settings: (graph, report, TrainConfig); EvalError
+    naming the file where it cannot be read, fails its check or holds settings no run can use."""
+    from revstudio.cli import CliError
+    from revstudio.clicmd._runargs import load_checked
+
+    from .config import ConfigError, TrainConfig
+
+    try:
+        graph, report = load_checked(source.project, graph=source.graph)
+        return graph, report, TrainConfig.from_section(graph.training)
+    except CliError as exc:
+        raise EvalError(str(exc), exc.code) from None
+    except ConfigError as exc:
+        raise EvalError(f"{source.project}: {exc}") from None
+
+
+def with_weights(graph: Any, report: Any, source: Source, weights: dict[str, Any], verb: str, *, mode: str,
+                 device: Any, memory_budget: Any = None, note: str = "") -> Any:
+    """The compiled network of ``graph`` in eval mode with ``source``'s weights loaded, in the inputs' number
+    type; weights that do not fit are refused saying to ``verb`` them with the project they came from."""
+    import torch
+
+    from revstudio.compiler import compile as compile_graph
+    from revstudio.diagnostics.estimate import input_dtype
+
+    from . import checkpoint as ckpt
+    from .init_words import OWN_WEIGHTS
+
+    dtype = torch.float64 if input_dtype(graph) == "float64" else torch.float32
+    model = compile_graph(graph, mode=mode, device=device, dtype=dtype, report=report, memory_budget=memory_budget)
+    ckpt.start_from(weights, model, source.weights, lambda src, why: (
+        f"{src}: the weights do not fit the network of {source.project} ({why}){note}; {verb} them with the "
+        f"project they were trained from (--project FILE); {OWN_WEIGHTS}"))
+    model.eval()
+    return model
+
+
 
 def _score(graph: Any, report: Any, cfg: Any, bundle: Any, split: Any, weights: dict[str, Any], source: Source,
            saved: dict[str, Any] | None, worst: int) -> dict[str, Any]:
     import torch
 
-    from revstudio.compiler import compile as compile_graph
-    from revstudio.diagnostics.estimate import input_dtype
     from revstudio.diagnostics.gradcheck import input_nodes, output_nodes
 
-    from . import checkpoint as ckpt
     from .eval_metrics import Tally
-    from .init_words import OWN_WEIGHTS
     from .parts import Loss, dequantize, noise_seed, precision_context, resolve_device
 
     device = resolve_device(cfg.device)
     if cfg.precision == "fp16" and device.type != "cuda":
         cfg = cfg.replace(precision="fp32")  # (fp16 runs on CUDA only: a CPU scores the weights in fp32)
     autocast, _ = precision_context(cfg, device)
-    dtype = torch.float64 if input_dtype(graph) == "float64" else torch.float32
-    model = compile_graph(graph, mode=cfg.mode, device=device, dtype=dtype, report=report,
-                          memory_budget=cfg.memory_budget)
-    note = _newer_note(saved)
-    ckpt.start_from(weights, model, source.weights, lambda src, why: (
-        f"{src}: the weights do not fit the network of {source.project} ({why}){note}; evaluate them with the "
-        f"project they were trained from (--project FILE); {OWN_WEIGHTS}"))
-    model.eval()
+    model = with_weights(graph, report, source, weights, "evaluate", mode=cfg.mode, device=device,
+                         memory_budget=cfg.memory_budget, note=_newer_note(saved))
     order = [nid for nid, _ in input_nodes(graph)]
     outputs = output_nodes(graph)
     out_index = outputs.index(bundle.task.output_id) if bundle.task.output_id in outputs else 0

@@ -59,28 +59,17 @@ def draw(source: Source, *, count: int, temperature: float = 1.0, seed: int = 0,
     """``count`` samples of ``source``'s flow (see the module docstring); EvalError where it is no flow."""
     import torch
 
-    from revstudio.cli import CliError
-    from revstudio.clicmd._runargs import compile_error, load_checked
-    from revstudio.compiler import compile as compile_graph
+    from revstudio.clicmd._runargs import compile_error
     from revstudio.compiler.first_batch import UninitializedActNorm, pending_words
     from revstudio.diagnostics.estimate import input_dtype
 
-    from . import checkpoint as ckpt
-    from .config import ConfigError, TrainConfig
-    from .evaluation import _device_missing, _weights
-    from .init_words import OWN_WEIGHTS
-    from .parts import resolve_device
+    from .evaluation import _device_missing, _weights, project_of, with_weights
+    from .parts import TrainError, resolve_device
     from .task import DataError, infer_task, input_nodes
 
     check_settings(count, temperature, seed)
     weights, _saved = _weights(source)
-    try:
-        graph, report = load_checked(source.project, graph=source.graph)
-        cfg = TrainConfig.from_section(graph.training)
-    except CliError as exc:
-        raise EvalError(str(exc), exc.code) from None
-    except ConfigError as exc:
-        raise EvalError(f"{source.project}: {exc}") from None
+    graph, report, cfg = project_of(source)
     try:
         task = infer_task(graph, report, "flow")
     except DataError as exc:
@@ -94,17 +83,15 @@ def draw(source: Source, *, count: int, temperature: float = 1.0, seed: int = 0,
         wanted = "auto"
     try:
         where = resolve_device(wanted)
-        dtype = torch.float64 if input_dtype(graph) == "float64" else torch.float32
-        model = compile_graph(graph, mode="standard", device=where, dtype=dtype, report=report)
+        model = with_weights(graph, report, source, weights, "sample", mode="standard", device=where)
+    except (EvalError, TrainError):  # (weights that do not fit: start_from's words)
+        raise
     except Exception as exc:
         err = compile_error(exc)
         if err is None:
             raise
         raise EvalError(str(err), err.code) from None
-    ckpt.start_from(weights, model, source.weights, lambda src, why: (
-        f"{src}: the weights do not fit the network of {source.project} ({why}); sample them with the project "
-        f"they were trained from (--project FILE); {OWN_WEIGHTS}"))
-    model.eval()
+    dtype = torch.float64 if input_dtype(graph) == "float64" else torch.float32
     z_shape = tuple(int(s) for s in task.output_shape)
     generator = torch.Generator().manual_seed(seed)
     z = torch.randn((count, *z_shape), generator=generator, dtype=dtype) * temperature
